@@ -1,0 +1,11 @@
+// The hybridsim command-line tool: one function per subcommand, each in its own file. They parse
+// options with Boost.Program_options and call the library; errors propagate as exceptions to main.
+#pragma once
+
+namespace hybridsim::cli {
+
+// Each takes the arguments after the subcommand name (argv[0] is the subcommand) and returns the
+// process exit code.
+int run_command(int argc, const char* const* argv);
+
+}  // namespace hybridsim::cli

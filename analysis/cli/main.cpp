@@ -1,0 +1,73 @@
+// hybridsim — entry point: picks the subcommand, catches errors once, prints them, exits non-zero.
+#include <boost/program_options/errors.hpp>
+#include <cstring>
+#include <exception>
+#include <iostream>
+#include <string_view>
+
+#include "analysis/cli/commands.h"
+#include "sim/error.h"
+
+namespace {
+
+struct Subcommand {
+  std::string_view name;
+  std::string_view summary;
+  int (*function)(int, const char* const*);
+};
+
+constexpr Subcommand kSubcommands[] = {
+    {"run", "simulate a scenario (no file: a built-in demo) and print a summary",
+     hybridsim::cli::run_command},
+};
+
+void print_help(std::ostream& out) {
+  out << "hybridsim " HYBRIDSIM_VERSION
+         " — discrete-event simulator of multi-GPU deep-learning training clusters\n\n"
+         "usage: hybridsim <command> [options]    (hybridsim <command> --help for its options)\n\n"
+         "commands:\n";
+  for (const auto& s : kSubcommands) {
+    out << "  " << s.name;
+    for (std::size_t i = s.name.size(); i < 12; ++i) out << ' ';
+    out << s.summary << "\n";
+  }
+  out << "\noptions:\n  --help       this text\n  --version    print the version\n";
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (argc < 2) {
+    print_help(std::cerr);
+    return 2;
+  }
+  const std::string_view first = argv[1];
+  if (first == "--help" || first == "-h" || first == "help") {
+    print_help(std::cout);
+    return 0;
+  }
+  if (first == "--version" || first == "-V") {
+    std::cout << "hybridsim " HYBRIDSIM_VERSION "\n";
+    return 0;
+  }
+  for (const auto& s : kSubcommands) {
+    if (first != s.name) continue;
+    try {
+      return s.function(argc - 1, argv + 1);
+    } catch (const boost::program_options::error& e) {
+      std::cerr << "hybridsim " << s.name << ": " << e.what() << "\n(see hybridsim " << s.name
+                << " --help)\n";
+      return 2;
+    } catch (const hybridsim::InputError& e) {
+      std::cerr << "hybridsim " << s.name << ": error: " << e.what() << "\n";
+      return 1;
+    } catch (const std::exception& e) {
+      std::cerr << "hybridsim " << s.name << ": internal error: " << e.what() << "\n";
+      return 3;
+    }
+  }
+  std::cerr << "hybridsim: unknown command \"" << first << "\"; commands are:";
+  for (const auto& s : kSubcommands) std::cerr << " " << s.name;
+  std::cerr << "\n(see hybridsim --help)\n";
+  return 2;
+}

@@ -1,0 +1,27 @@
+// Exact decimal numbers for the unit parsers: "12.5", "1e3", "0.25" become mantissa × 10^exponent with
+// an integer mantissa, so that "12.5 GiB/s" converts to bytes per second without floating point.
+#pragma once
+#include <optional>
+#include <string_view>
+
+namespace hybridsim::sim::detail {
+
+struct Decimal {
+  __int128 mantissa = 0;  // non-negative
+  int exponent = 0;       // value = mantissa * 10^exponent
+};
+
+// Splits "12.5 GB/s" into the number (12.5) and the rest ("GB/s", spaces trimmed). Returns nullopt
+// when the text does not start with a non-negative decimal number.
+struct NumberAndUnit {
+  Decimal number;
+  std::string_view unit;
+};
+std::optional<NumberAndUnit> split_number(std::string_view text);
+
+// Rounds number × numerator / denominator to the nearest integer; nullopt on overflow of int64.
+// Sets `exact` to whether no rounding happened.
+std::optional<long long> scale(const Decimal& number, __int128 numerator, __int128 denominator,
+                               bool* exact);
+
+}  // namespace hybridsim::sim::detail

@@ -1,0 +1,96 @@
+// sim::Network — moves messages along routes of directed links. Each directed link is a FIFO server
+// (a LinkServer): a message occupies it for bytes / bandwidth; its head reaches the next hop one link
+// latency after it started (cut-through), and it can never finish a hop before its tail arrived from
+// the previous one. Two directions of a cable are two links and never interfere. See sim/README.md
+// for the exact timing rule.
+//   sim::Network net(queue, links);
+//   net.send(route, Bytes::kib(512), receiver, /*tag=*/42);  // receiver.on_event(42) on delivery
+#pragma once
+#include <cstdint>
+#include <vector>
+
+#include "sim/event_queue.h"
+#include "sim/link.h"
+
+namespace hybridsim::sim {
+
+enum class Switching : std::uint8_t { CutThrough, StoreAndForward };
+
+// What one link did, for metrics and link-utilization reports.
+struct LinkCounters {
+  Bytes bytes;                      // payload carried
+  Time busy;                        // sum of occupied intervals
+  std::uint64_t messages = 0;
+  std::uint32_t max_queue_depth = 0;  // most messages ever waiting behind the one in service
+};
+
+// One message crossing one link: for traces (analysis/ implements this; sim/ only calls it).
+struct HopRecord {
+  LinkId link;
+  Time start;      // head started on the link
+  Time finish;     // tail left the link
+  Bytes bytes;
+  std::uint64_t tag;  // the sender's tag, so observers can group messages
+};
+class NetworkObserver {
+ public:
+  virtual void on_hop(const HopRecord& hop) = 0;
+
+ protected:
+  ~NetworkObserver() = default;
+};
+
+class Network final : public EventHandler {
+ public:
+  Network(EventQueue& queue, const LinkTable& links, Switching switching = Switching::CutThrough);
+  Network(const Network&) = delete;
+  Network& operator=(const Network&) = delete;
+
+  // Sends one message of `bytes` along `route` (the span must stay valid until delivery). When its
+  // tail reaches the end, `receiver.on_event(tag)` runs. An empty route delivers at once.
+  void send(Route route, Bytes bytes, EventHandler& receiver, std::uint64_t tag);
+
+  const LinkCounters& counters(LinkId link) const { return servers_[link].counters; }
+  const LinkTable& links() const { return links_; }
+  EventQueue& queue() { return queue_; }
+  std::uint64_t hops_processed() const { return hops_; }
+  void set_observer(NetworkObserver* observer) { observer_ = observer; }
+
+  void on_event(std::uint64_t message) override;
+
+ private:
+  struct LinkServer {
+    Bandwidth bandwidth;
+    Time latency;
+    Time busy_until;
+    // One-entry cache: most messages on a link have the same size.
+    std::int64_t cached_bytes = -1;
+    Time cached_service;
+    // Start times of messages that have been given the link, oldest first (for queue depth).
+    std::vector<Time> starts;
+    std::size_t starts_head = 0;
+    LinkCounters counters;
+  };
+  struct Message {
+    const LinkId* route;
+    std::uint32_t hops;
+    std::uint32_t next_hop;
+    std::int64_t bytes;
+    Time tail_ready;  // when the tail has arrived at the next hop's input
+    EventHandler* receiver;
+    std::uint64_t tag;
+  };
+  Time service_time(LinkServer& server, std::int64_t bytes);
+  void note_queue(LinkServer& server, Time arrival, Time start);
+
+  EventQueue& queue_;
+  const LinkTable& links_;
+  Switching switching_;
+  std::vector<LinkServer> servers_;
+  std::vector<Message> messages_;
+  std::vector<std::uint32_t> free_messages_;
+  std::uint64_t hops_ = 0;
+  NetworkObserver* observer_ = nullptr;
+};
+
+}  // namespace hybridsim::sim
