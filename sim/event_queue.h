@@ -1,15 +1,17 @@
 // sim::EventQueue — the simulation clock and its pending events, processed in a documented total
-// order: by time, then by the order they were scheduled (a 64-bit sequence number).
+// order: by time, then by the order they were scheduled.
 //   struct Ping : sim::EventHandler { void on_event(std::uint64_t tag) override { ... } } ping;
 //   sim::EventQueue q;  q.schedule_after(Time::us(2), ping, /*tag=*/7);  q.run();
 //
 // Why this shape: handlers are objects that already exist (a link, a stream, a collective) and are
 // called through one virtual function with a 64-bit tag that says which of their things happened
-// (a message index, a rank). Nothing is allocated per event: a 4-ary heap of small plain entries in a
-// vector, and a slab of slots (recycled through a free list) that holds the handler, the tag and a
-// generation count. Cancelling marks the slot, so it is O(1) and safe to repeat; the entry is dropped
-// when it reaches the top. No std::function anywhere.
+// (a message index, a rank). Nothing is allocated per event and there is no std::function: pending
+// events are 32-byte entries in a radix heap (vectors that keep their capacity), and a slab of
+// generation counts (recycled through a free list) makes EventIds safe. Cancelling bumps the
+// generation, so it is O(1) and safe to repeat; the entry is dropped when it comes up.
 #pragma once
+#include <array>
+#include <cstddef>
 #include <cstdint>
 #include <vector>
 
@@ -61,34 +63,51 @@ class EventQueue {
   std::size_t pending() const { return live_; }
   // Time of the next live event, or Time::max() when empty.
   Time next_time();
-  // Pre-sizes the heap and slot table (optional; they grow as needed).
+  // Pre-sizes the slot table and the most used buckets (optional; they grow as needed).
   void reserve(std::size_t events);
 
  private:
   struct Entry {
-    std::int64_t time;
-    std::uint64_t seq;
+    std::uint64_t time;  // picoseconds; never negative (the clock starts at zero, never goes back)
+    EventHandler* handler;
+    std::uint64_t tag;
     std::uint32_t slot;
+    std::uint32_t generation;  // the slot's generation when scheduled; differs once cancelled
   };
-  struct Slot {
-    EventHandler* handler = nullptr;
-    std::uint64_t tag = 0;
-    std::uint32_t generation = 1;
-    bool cancelled = false;
+  // Entries scheduled earlier than base_ (possible only after next_time() or run_until() looked
+  // ahead): a small binary heap ordered by (time, sequence).
+  struct EarlyEntry {
+    std::uint64_t time;
+    std::uint64_t seq;
+    Entry entry;
   };
-  static bool earlier(const Entry& a, const Entry& b) {
-    return a.time < b.time || (a.time == b.time && a.seq < b.seq);
-  }
-  void push(const Entry& e);
-  Entry pop_top();
-  void drop_cancelled_top();
-  void release(std::uint32_t slot);
+  // Radix-heap buckets, by the highest 4-bit digit in which an entry's time differs from base_ and
+  // the entry's value of that digit; ascending bucket index means ascending time. Bucket 0 holds the
+  // entries at exactly base_, oldest first, consumed from front_.
+  static constexpr int kDigitBits = 4;
+  static constexpr int kDigits = 1 << kDigitBits;
+  static constexpr int kLevels = (63 + kDigitBits - 1) / kDigitBits;  // times have 63 bits
+  static constexpr int kBuckets = kLevels * kDigits;
+  static constexpr int kWords = (kBuckets + 63) / 64;
 
-  std::vector<Entry> heap_;
-  std::vector<Slot> slots_;
+  static int bucket_of(std::uint64_t time, std::uint64_t base);
+  bool next_live();  // drops cancelled entries; true when an event is pending
+  std::uint64_t next_entry_time() const;  // after next_live() returned true
+  void fire_next();
+  bool refill();
+  bool is_cancelled(const Entry& e) const { return generations_[e.slot] != e.generation; }
+  void free_slot(std::uint32_t slot) { free_slots_.push_back(slot); }
+
+  std::array<std::vector<Entry>, kBuckets> buckets_;
+  std::size_t front_ = 0;           // next entry of bucket 0
+  std::uint64_t base_ = 0;          // every entry in buckets_ has time >= base_
+  std::array<std::uint64_t, kWords> occupied_{};  // bit b set when buckets_[b] (b > 0) is non-empty
+  std::vector<EarlyEntry> early_;   // heap; its entries all come before those in buckets_
+  std::uint64_t early_seq_ = 0;
+  std::vector<std::uint32_t> generations_;  // per slot; bumped when its event fires or is cancelled
   std::vector<std::uint32_t> free_slots_;
+  std::size_t cancelled_ = 0;  // cancelled entries not yet dropped (0: skip the generation check)
   Time now_ = Time::zero();
-  std::uint64_t next_seq_ = 0;
   std::uint64_t processed_ = 0;
   std::size_t live_ = 0;
   bool stop_requested_ = false;

@@ -11,8 +11,13 @@ Network::Network(EventQueue& queue, const LinkTable& links, Switching switching)
 }
 
 void Network::send(Route route, Bytes bytes, EventHandler& receiver, std::uint64_t tag) {
+  send_at(queue_.now(), route, bytes, receiver, tag);
+}
+
+void Network::send_at(Time at, Route route, Bytes bytes, EventHandler& receiver,
+                      std::uint64_t tag) {
   if (route.empty()) {
-    queue_.schedule_at(queue_.now(), receiver, tag);
+    queue_.schedule_at(at, receiver, tag);
     return;
   }
   std::uint32_t index;
@@ -24,8 +29,12 @@ void Network::send(Route route, Bytes bytes, EventHandler& receiver, std::uint64
     messages_.emplace_back();
   }
   messages_[index] = Message{route.data(), static_cast<std::uint32_t>(route.size()), 0,
-                             bytes.count(), queue_.now(), &receiver, tag};
-  on_event(index);  // the head is at the first link now
+                             bytes.count(), at, &receiver, tag};
+  if (at == queue_.now()) {
+    on_event(index);  // the head is at the first link now
+  } else {
+    queue_.schedule_at(at, *this, index);
+  }
 }
 
 Time Network::service_time(LinkServer& server, std::int64_t bytes) {
@@ -70,18 +79,20 @@ void Network::on_event(std::uint64_t index) {
   server.counters.busy += finish - start;
   ++server.counters.messages;
   ++hops_;
-  if (observer_ != nullptr) observer_->on_hop(HopRecord{link, start, finish, Bytes::of(m.bytes), m.tag});
+  const HopRecord hop{link, start, finish, Bytes::of(m.bytes), m.tag};
 
   const Time tail_arrives = finish + server.latency;
   if (++m.next_hop == m.hops) {
     queue_.schedule_at(tail_arrives, *m.receiver, m.tag);
     free_messages_.push_back(static_cast<std::uint32_t>(index));
-    return;
+  } else {
+    m.tail_ready = tail_arrives;
+    const Time head_arrives =
+        switching_ == Switching::CutThrough ? start + server.latency : tail_arrives;
+    queue_.schedule_at(head_arrives, *this, index);
   }
-  m.tail_ready = tail_arrives;
-  const Time head_arrives =
-      switching_ == Switching::CutThrough ? start + server.latency : tail_arrives;
-  queue_.schedule_at(head_arrives, *this, index);
+  // Last, when `m` is no longer used: an observer may send messages, which can move messages_.
+  if (observer_ != nullptr) observer_->on_hop(hop);
 }
 
 }  // namespace hybridsim::sim

@@ -49,6 +49,9 @@ class Network final : public EventHandler {
   // Sends one message of `bytes` along `route` (the span must stay valid until delivery). When its
   // tail reaches the end, `receiver.on_event(tag)` runs. An empty route delivers at once.
   void send(Route route, Bytes bytes, EventHandler& receiver, std::uint64_t tag);
+  // The same, but the head enters the first link at `at` (>= now): saves the sender an event when
+  // it knows the message will be ready later (e.g. after a reduction).
+  void send_at(Time at, Route route, Bytes bytes, EventHandler& receiver, std::uint64_t tag);
 
   const LinkCounters& counters(LinkId link) const { return servers_[link].counters; }
   const LinkTable& links() const { return links_; }

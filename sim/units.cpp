@@ -12,8 +12,10 @@ Time transfer_time(Bytes bytes, Bandwidth bw) {
   if (bw.bytes_per_second() <= 0) throw InternalError("transfer over a link with zero bandwidth");
   const std::int64_t n = bytes.count();
   if (n >= 0 && n < 9'000'000) {  // fast path: n * 10^12 fits in 64 bits
+    // Quotient plus one if there is a remainder (adding den - 1 first could overflow for huge den).
+    const std::int64_t num = n * 1'000'000'000'000;
     const std::int64_t den = bw.bytes_per_second();
-    return Time::ps((n * 1'000'000'000'000 + den - 1) / den);
+    return Time::ps(num / den + (num % den != 0 ? 1 : 0));
   }
   const __int128 num = static_cast<__int128>(bytes.count()) * 1'000'000'000'000;
   const __int128 den = bw.bytes_per_second();

@@ -7,5 +7,7 @@ namespace hybridsim::cli {
 // Each takes the arguments after the subcommand name (argv[0] is the subcommand) and returns the
 // process exit code.
 int run_command(int argc, const char* const* argv);
+int topology_command(int argc, const char* const* argv);
+int collective_command(int argc, const char* const* argv);
 
 }  // namespace hybridsim::cli

@@ -19,6 +19,9 @@ struct Subcommand {
 constexpr Subcommand kSubcommands[] = {
     {"run", "simulate a scenario (no file: a built-in demo) and print a summary",
      hybridsim::cli::run_command},
+    {"topology", "describe a platform: devices, links, routes", hybridsim::cli::topology_command},
+    {"collective", "nccl-tests for the simulator: a collective's time, algbw and busbw by size",
+     hybridsim::cli::collective_command},
 };
 
 void print_help(std::ostream& out) {

@@ -1,0 +1,95 @@
+// `hybridsim collective`: nccl-tests for the simulator — one collective over a set of GPUs of a
+// preset or custom topology, at sizes from --min-bytes to --max-bytes, as a table (size, count, time,
+// algbw, busbw), CSV or JSON.
+#include <boost/program_options.hpp>
+#include <filesystem>
+#include <iostream>
+#include <string>
+
+#include "analysis/cli/commands.h"
+#include "analysis/collective_report.h"
+#include "analysis/collective_sweep.h"
+#include "sim/error.h"
+#include "topology/preset_factory.h"
+#include "topology/yaml_loader.h"
+
+namespace po = boost::program_options;
+
+namespace hybridsim::cli {
+
+int collective_command(int argc, const char* const* argv) {
+  po::options_description options(
+      "hybridsim collective --topology PRESET-or-FILE --op OP [options]\n\n"
+      "Simulates one collective at a range of sizes and prints nccl-tests columns:\n"
+      "algbw = size / time, busbw = algbw x 2(n-1)/n (all-reduce), x (n-1)/n (reduce-scatter,\n"
+      "all-gather), x 1 (broadcast). GB/s are 10^9 bytes per second.\n\noptions");
+  std::string topology_arg, gpus_arg, op_arg = "allreduce", algorithm_arg = "ring", format = "table";
+  std::string message_size = "512 KiB", min_bytes = "8 B", max_bytes = "256 MiB";
+  std::string reduction = "225 GB/s";
+  int nodes = 1;
+  int channels = 0;
+  double step_factor = 2.0;
+  options.add_options()("help,h", "show this help")(
+      "topology,t", po::value(&topology_arg)->required(),
+      "a preset (dgx1-v100, dgx2, nvswitch, pcie-server, ideal-ring, fully-connected) or a topology YAML file")(
+      "nodes,n", po::value(&nodes)->default_value(1), "machines (a cluster joined by InfiniBand)")(
+      "gpus,g", po::value(&gpus_arg), "a count (the first N GPUs) or a list like 0,1,4-7; default: all")(
+      "op,o", po::value(&op_arg)->default_value("allreduce"),
+      "allreduce | reducescatter | allgather | broadcast")(
+      "algorithm,a", po::value(&algorithm_arg)->default_value("ring"), "ring | hierarchical (all-reduce)")(
+      "channels,c", po::value(&channels)->default_value(0), "rings in parallel; 0 = enough to saturate the fastest links")(
+      "message-size", po::value(&message_size)->default_value("512 KiB"), "largest message a chunk travels as")(
+      "reduction-bandwidth", po::value(&reduction)->default_value("225 GB/s"),
+      "rate of the element-wise add at a receiving rank; 0 B/s turns it off")(
+      "min-bytes,b", po::value(&min_bytes)->default_value("8 B"), "smallest size")(
+      "max-bytes,e", po::value(&max_bytes)->default_value("256 MiB"), "largest size")(
+      "step-factor,f", po::value(&step_factor)->default_value(2.0), "size multiplier between rows")(
+      "pcie-only", "keep rings off NVLink/NVSwitch")(
+      "format", po::value(&format)->default_value("table"), "table | csv | json");
+  po::variables_map vm;
+  po::store(po::command_line_parser(argc, argv).options(options).run(), vm);
+  if (vm.count("help")) {
+    std::cout << options << "\n";
+    return 0;
+  }
+  po::notify(vm);
+  if (format != "table" && format != "csv" && format != "json")
+    throw InputError("--format must be table, csv or json (got \"" + format + "\")");
+
+  const bool is_file = topology_arg.ends_with(".yaml") || topology_arg.ends_with(".yml") ||
+                       std::filesystem::exists(topology_arg);
+  topology::PresetOptions preset;
+  preset.nodes = nodes;
+  const topology::Topology topo = is_file ? topology::load_topology_yaml(topology_arg)
+                                          : topology::make_preset(topology_arg, preset);
+  const int gpu_count = static_cast<int>(topo.gpus().size());
+  analysis::CollectiveSweepOptions o;
+  o.op = sim::parse_collective_op(op_arg);
+  o.gpus = gpus_arg.empty() ? analysis::parse_gpu_list(std::to_string(gpu_count), gpu_count)
+                            : analysis::parse_gpu_list(gpus_arg, gpu_count);
+  o.comm.algorithm = workloads::parse_algorithm(algorithm_arg);
+  if (channels < 0) throw InputError("--channels must be 0 (automatic) or positive");
+  if (channels > 0) o.comm.channels = channels;
+  o.comm.pcie_only = vm.count("pcie-only") > 0;
+  o.collective.message_size = sim::parse_bytes(message_size);
+  if (o.collective.message_size.count() <= 0) throw InputError("--message-size must be positive");
+  o.collective.reduction_bandwidth = sim::parse_bandwidth(reduction);
+  o.min_bytes = sim::parse_bytes(min_bytes);
+  o.max_bytes = sim::parse_bytes(max_bytes);
+  o.step_factor = step_factor;
+  const auto rows = analysis::run_collective_sweep(topo, o);
+
+  workloads::CommPlanner planner(topo, o.comm);
+  const std::size_t used_channels = planner.ring_channels(o.gpus).size();
+  const std::string title = std::string(sim::collective_op_name(o.op)) + " over " +
+                            std::to_string(o.gpus.size()) + " GPUs of " + topo.name() + ", " +
+                            std::string(workloads::algorithm_name(o.comm.algorithm)) + ", " +
+                            std::to_string(used_channels) + " channels, " +
+                            sim::format_bytes(o.collective.message_size) + " messages";
+  if (format == "csv") std::cout << analysis::collective_csv(rows);
+  else if (format == "json") std::cout << analysis::collective_json(rows, title);
+  else std::cout << analysis::collective_table(rows, title);
+  return 0;
+}
+
+}  // namespace hybridsim::cli

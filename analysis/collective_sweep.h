@@ -1,0 +1,48 @@
+// nccl-tests for the simulator: one collective over a set of GPUs at a range of sizes, reporting
+// what users know from nccl-tests — size, count (float elements), time, algbw and busbw (GB/s of
+// 10^9 bytes; busbw = algbw × 2(n−1)/n for all-reduce, × (n−1)/n for reduce-scatter and all-gather,
+// × 1 for broadcast), so the table can be held next to a real run.
+//   auto rows = run_collective_sweep(topology, {.op = CollectiveOp::AllReduce, .gpus = {0,...,7}});
+#pragma once
+#include <array>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "sim/collective.h"
+#include "topology/topology.h"
+#include "workloads/comm_plan.h"
+
+namespace hybridsim::analysis {
+
+struct CollectiveSweepOptions {
+  sim::CollectiveOp op = sim::CollectiveOp::AllReduce;
+  std::vector<int> gpus;  // global GPU ranks, in communicator order
+  workloads::CommOptions comm;
+  sim::CollectiveConfig collective;
+  sim::Bytes min_bytes = sim::Bytes::of(8);
+  sim::Bytes max_bytes = sim::Bytes::mib(256);
+  double step_factor = 2.0;  // sizes min, min·f, min·f², ... up to max (rounded to whole floats)
+};
+
+struct CollectiveSweepRow {
+  sim::Bytes size;
+  std::int64_t count = 0;  // float elements
+  sim::Time time;          // the last rank's finish, all ranks starting together
+  double algbw_gb_per_s = 0;
+  double busbw_gb_per_s = 0;
+  std::uint64_t messages = 0;
+  std::array<sim::Bytes, sim::kLinkKindCount> bytes_by_link_kind{};
+};
+
+// Simulates one collective of each size; throws InputError on bad options.
+std::vector<CollectiveSweepRow> run_collective_sweep(const topology::Topology& topology,
+                                                     const CollectiveSweepOptions& options);
+// One collective of one size (the building block; also used by tests).
+CollectiveSweepRow run_one_collective(const topology::Topology& topology,
+                                      const CollectiveSweepOptions& options, sim::Bytes size);
+
+// Parses "8" (the first 8 GPUs) or a list with ranges "0,1,4-7"; throws InputError.
+std::vector<int> parse_gpu_list(const std::string& text, int gpu_count);
+
+}  // namespace hybridsim::analysis

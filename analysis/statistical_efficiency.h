@@ -1,0 +1,99 @@
+// Statistical efficiency: how many epochs training needs to reach its quality target as a function of
+// the GLOBAL batch size B (samples per optimizer step, summed over all data-parallel workers).
+// Either a table of measured (B, epochs) points interpolated in log-log space, or the parametric form
+// epochs(B) = E_min·(1 + B/B_noise) of McCandlish et al. 2018; values outside the supported range
+// are still returned but flagged as extrapolated.
+//   auto gnmt = StatisticalEfficiency::parametric(3.15, 9'057, {2'048, 16'384});
+//   EpochsEstimate e = gnmt.epochs(8'192);   // e.epochs ≈ 6.0, e.extrapolated == false
+#pragma once
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace hybridsim::analysis {
+
+// Epochs to reach the target at one global batch, and whether the batch lies outside the range the
+// curve was measured or fitted on (then the value is an extrapolation, not evidence).
+struct EpochsEstimate {
+  double epochs = 0;
+  bool extrapolated = false;
+};
+
+// One measured point: at this global batch (samples), training needed this many epochs.
+struct BatchEpochs {
+  std::int64_t global_batch = 0;
+  double epochs = 0;
+};
+
+// Inclusive range of global batch sizes (samples) a curve is supported on.
+struct BatchRange {
+  std::int64_t min = 0;
+  std::int64_t max = 0;
+  bool contains(std::int64_t b) const { return b >= min && b <= max; }
+};
+
+class StatisticalEfficiency {
+ public:
+  enum class Kind { table, parametric };
+
+  // At least two points with strictly increasing batches > 0 and epochs > 0 (else InputError). The
+  // supported range is [first batch, last batch]; outside it the end segment's log-log slope is
+  // extended and the estimate is flagged.
+  static StatisticalEfficiency table(std::vector<BatchEpochs> points);
+  // epochs(B) = e_min·(1 + B/b_noise); e_min > 0, b_noise > 0, 1 <= supported.min <= supported.max.
+  static StatisticalEfficiency parametric(double e_min, double b_noise, BatchRange supported);
+
+  // Epochs to the target at global batch B > 0 (InputError otherwise). Table points are reproduced
+  // exactly; between points, log(epochs) is linear in log(B).
+  EpochsEstimate epochs(std::int64_t global_batch) const;
+
+  Kind kind() const { return kind_; }
+  BatchRange supported() const { return supported_; }
+  const std::vector<BatchEpochs>& points() const { return points_; }  // empty when parametric
+  double e_min() const { return e_min_; }                             // 0 when a table
+  double b_noise() const { return b_noise_; }                         // 0 when a table
+
+ private:
+  StatisticalEfficiency() = default;
+  EpochsEstimate table_epochs(std::int64_t global_batch) const;
+
+  Kind kind_ = Kind::parametric;
+  std::vector<BatchEpochs> points_;
+  double e_min_ = 0;
+  double b_noise_ = 0;
+  BatchRange supported_;
+};
+
+// A built-in curve for one network with its provenance. `variant` is "default", "optimistic",
+// "pessimistic" or a network-specific extra ("measured", "lars_v06"); the three common names exist
+// for every network so that a study can show the sensitivity of time to train to the curve.
+struct EfficiencyCurve {
+  std::string network;  // "gnmt", "inception_v3", "biglstm"
+  std::string variant;
+  std::string source;        // where the numbers come from, one or two sentences
+  bool is_estimate = false;  // true where no measurement backs the curve (BigLSTM)
+  StatisticalEfficiency efficiency;
+};
+
+// The training set of a network, counted in the samples its global batch is counted in.
+struct TrainingDataset {
+  std::string network;
+  std::string name;          // "ImageNet-1k"
+  std::string sample;        // what one sample is: "image", "sentence pair", "sequence of 20 words"
+  std::int64_t samples = 0;  // samples per epoch
+  std::string source;
+};
+
+// Every built-in curve, in a fixed order (network, then default/optimistic/pessimistic/extras).
+std::vector<EfficiencyCurve> builtin_efficiency_curves();
+std::optional<EfficiencyCurve> find_efficiency_curve(std::string_view network, std::string_view variant);
+// As find_efficiency_curve, but throws InputError listing the known networks and variants.
+EfficiencyCurve efficiency_curve_by_name(std::string_view network, std::string_view variant);
+
+std::vector<TrainingDataset> builtin_training_datasets();
+std::optional<TrainingDataset> find_training_dataset(std::string_view network);
+TrainingDataset training_dataset_by_name(std::string_view network);
+
+}  // namespace hybridsim::analysis

@@ -1,0 +1,183 @@
+// A scenario: one validated scenario file (cluster, workload, parallelism, communication, training,
+// outputs, sweep) as plain typed fields — units as sim types, std::nullopt where the file says
+// "auto". Every key is declared once in scenarios/schema_table.cpp; the reference is
+// scenarios/README.md. Errors are InputError "file:line:col: field.path: what; expected ...".
+//   Scenario s = load_scenario("scenarios/examples/dgx1-gnmt-dp8.yaml", {{"cluster.nodes=2"}});
+//   s.parallelism.dp == 8;  s.communication.message_size == sim::Bytes::kib(512)
+#pragma once
+#include <cstdint>
+#include <filesystem>
+#include <map>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "sim/network.h"
+#include "sim/time.h"
+#include "sim/units.h"
+#include "topology/cluster.h"
+#include "workloads/comm_plan.h"
+
+namespace hybridsim::scenarios {
+
+// Overrides of one link kind's preset values; nullopt keeps the preset's.
+struct LinkOverride {
+  std::optional<sim::Bandwidth> bandwidth;  // per physical link, per direction
+  std::optional<sim::Time> latency;
+  bool operator==(const LinkOverride&) const = default;
+};
+
+struct LinkOverrides {
+  LinkOverride nvlink, nvswitch, pcie, cpu, infiniband, generic;
+  bool operator==(const LinkOverrides&) const = default;
+};
+
+struct ClusterSettings {
+  std::string preset;               // a topology::preset_names() entry; empty when `topology` is set
+  std::filesystem::path topology;   // custom topology file as written (relative to base_dir)
+  int nodes = 1;
+  std::optional<int> gpus_per_node;  // nullopt: the preset's
+  topology::presets::Fabric fabric = topology::presets::Fabric::FatTree;
+  double oversubscription = 1.0;
+  int leaf_radix = 16;
+  std::optional<int> spines;
+  LinkOverrides links;
+  bool operator==(const ClusterSettings&) const = default;
+};
+
+struct WorkloadSettings {
+  std::string network;             // built-in profile name; empty when `profile` is set
+  std::filesystem::path profile;   // profile file as written (relative to base_dir)
+  std::optional<std::int64_t> batch_per_worker;  // nullopt: the profile's batch
+  double compute_speed = 1.0;      // kernel durations are divided by this
+  bool operator==(const WorkloadSettings&) const = default;
+};
+
+struct PlacementRuleSetting {
+  std::string match;  // glob against op names and layers
+  int gpu = 0;
+  bool operator==(const PlacementRuleSetting&) const = default;
+};
+
+struct PlacementSettings {
+  enum class Kind : unsigned char { Auto, Layers, Branches, Rules };
+  Kind kind = Kind::Auto;
+  std::vector<PlacementRuleSetting> rules;  // Kind::Rules only
+  bool operator==(const PlacementSettings&) const = default;
+};
+
+struct ParallelismSettings {
+  int dp = 1;
+  int mp = 1;
+  PlacementSettings placement;
+  std::optional<std::vector<std::vector<int>>> mapping;  // [worker][mp rank] → global GPU rank
+  bool operator==(const ParallelismSettings&) const = default;
+};
+
+struct CommunicationSettings {
+  workloads::AllReduceAlgorithm algorithm = workloads::AllReduceAlgorithm::Ring;
+  std::optional<int> channels;  // nullopt: auto
+  sim::Bytes message_size = sim::Bytes::kib(512);
+  sim::Bytes bucket_size = sim::Bytes::of(25'000'000);
+  sim::Bandwidth reduction_bandwidth = sim::Bandwidth::gb_per_second(225);  // zero: "off"
+  sim::Switching switching = sim::Switching::CutThrough;
+  double compute_slowdown_during_communication = 1.0;
+  bool pcie_only = false;
+  bool operator==(const CommunicationSettings&) const = default;
+};
+
+// Statistical efficiency, kept as plain names and numbers (analysis/ builds the curve).
+struct EfficiencySettings {
+  enum class Kind : unsigned char { Named, Parametric, Table };
+  Kind kind = Kind::Named;
+  std::string variant = "default";                       // Named
+  double e_min = 0, b_noise = 0;                         // Parametric
+  std::vector<std::pair<std::int64_t, double>> table;    // Table: (global batch, epochs)
+  std::optional<std::int64_t> min_batch, max_batch;      // supported range, when given
+  bool operator==(const EfficiencySettings&) const = default;
+};
+
+struct TrainingSettings {
+  std::optional<std::string> network;  // nullopt: the workload's network
+  EfficiencySettings efficiency;
+  std::optional<std::int64_t> dataset_samples;  // nullopt: the built-in dataset's
+  bool operator==(const TrainingSettings&) const = default;
+};
+
+enum class OutputFormat : unsigned char { Table, Json, Csv };
+std::string_view output_format_name(OutputFormat f);  // "table", "json", "csv"
+
+struct TraceSettings {
+  enum class Detail : unsigned char { Kernels, Messages };
+  std::filesystem::path file = "trace.json";  // relative to OutputSettings::directory
+  Detail detail = Detail::Kernels;
+  std::optional<std::vector<int>> gpus;                   // nullopt: all; else sorted, unique
+  std::optional<std::pair<sim::Time, sim::Time>> window;  // [start, end); nullopt: all
+  bool gzip = false;
+  bool operator==(const TraceSettings&) const = default;
+};
+
+struct OutputSettings {
+  std::filesystem::path directory;  // "auto" becomes out/<scenario file stem>
+  std::vector<OutputFormat> formats = {OutputFormat::Table};  // unique, in the order written
+  std::optional<TraceSettings> trace;
+  bool operator==(const OutputSettings&) const = default;
+};
+
+struct SweepParameter {
+  std::string path;                 // a schema path, as for --set
+  std::vector<std::string> values;  // each a YAML value in flow style ("25 GB/s", "{dp: 4, mp: 2}")
+  bool operator==(const SweepParameter&) const = default;
+};
+
+struct SweepSettings {
+  enum class Mode : unsigned char { Product, Zip };
+  Mode mode = Mode::Product;
+  std::vector<SweepParameter> parameters;  // empty: no sweep
+  bool operator==(const SweepSettings&) const = default;
+};
+
+// Where fields were written, and the overrides applied: for messages, not part of the value
+// (operator== ignores it, so a scenario equals its round trip through YAML).
+struct Provenance {
+  std::map<std::string, std::string> where;  // field path → "file:line:col" or "--set ..."
+  std::vector<std::string> overrides;        // "path=value", in the order applied
+  bool operator==(const Provenance&) const { return true; }
+};
+
+struct Scenario {
+  std::string name;
+  std::string description;
+  ClusterSettings cluster;
+  WorkloadSettings workload;
+  ParallelismSettings parallelism;
+  CommunicationSettings communication;
+  TrainingSettings training;
+  OutputSettings outputs;
+  SweepSettings sweep;
+  std::string source;                // the file (or the name given to parse_scenario)
+  std::filesystem::path base_dir;    // relative input paths start here
+  Provenance provenance;
+  bool operator==(const Scenario&) const = default;
+};
+
+// Reads and validates a scenario file; `overrides` are "path=value" texts (as `--set`) applied
+// before validation, the value parsed as YAML ("cluster.nodes=4", "parallelism={dp: 4, mp: 2}",
+// "cluster.nodes=" removes the key, restoring its default). base_dir is the file's directory.
+Scenario load_scenario(const std::string& path, std::span<const std::string> overrides = {});
+Scenario parse_scenario(std::string_view yaml, const std::string& source_name,
+                        std::span<const std::string> overrides = {},
+                        std::filesystem::path base_dir = ".");
+
+// Where a field was written ("file:line:col", "--set text"); for a field left at its default, the
+// location of its closest written parent section, else "source".
+std::string location_of(const Scenario& scenario, std::string_view path);
+
+// The canonical YAML of a scenario: every field, in schema order, explicit units.
+// parse_scenario(scenario_to_yaml(s), s.source, {}, s.base_dir) == s.
+std::string scenario_to_yaml(const Scenario& scenario);
+
+}  // namespace hybridsim::scenarios

@@ -1,0 +1,44 @@
+#include "sim/collective.h"
+
+#include <algorithm>
+#include <cctype>
+#include <string>
+
+#include "sim/error.h"
+
+namespace hybridsim::sim {
+
+std::string_view collective_op_name(CollectiveOp op) {
+  switch (op) {
+    case CollectiveOp::AllReduce: return "all-reduce";
+    case CollectiveOp::ReduceScatter: return "reduce-scatter";
+    case CollectiveOp::AllGather: return "all-gather";
+    case CollectiveOp::Broadcast: return "broadcast";
+  }
+  return "?";
+}
+
+CollectiveOp parse_collective_op(std::string_view text) {
+  std::string key;
+  for (char c : text)
+    if (c != '-' && c != '_') key += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  if (key == "allreduce") return CollectiveOp::AllReduce;
+  if (key == "reducescatter") return CollectiveOp::ReduceScatter;
+  if (key == "allgather") return CollectiveOp::AllGather;
+  if (key == "broadcast") return CollectiveOp::Broadcast;
+  throw InputError("unknown collective \"" + std::string(text) +
+                   "\": expected allreduce, reducescatter, allgather or broadcast");
+}
+
+double bus_factor(CollectiveOp op, int n) {
+  if (n <= 1) return 0.0;
+  switch (op) {
+    case CollectiveOp::AllReduce: return 2.0 * (n - 1) / n;
+    case CollectiveOp::ReduceScatter:
+    case CollectiveOp::AllGather: return static_cast<double>(n - 1) / n;
+    case CollectiveOp::Broadcast: return 1.0;
+  }
+  return 1.0;
+}
+
+}  // namespace hybridsim::sim

@@ -1,0 +1,65 @@
+// Shared vocabulary of the collectives: which operation, how it is cut into messages, what the
+// receiving rank pays to reduce, and the per-rank ring plan a higher layer (topology/) computes.
+//   sim::CollectiveConfig cfg{.message_size = Bytes::kib(512)};
+//   sim::RingChannel ch{.order = {0, 3, 2, 1}, .routes = {...}};  // routes[p]: order[p] → order[p+1]
+#pragma once
+#include <array>
+#include <cstdint>
+#include <string_view>
+#include <vector>
+
+#include "sim/event_queue.h"
+#include "sim/link.h"
+#include "sim/time.h"
+#include "sim/units.h"
+
+namespace hybridsim::sim {
+
+enum class CollectiveOp : std::uint8_t { AllReduce, ReduceScatter, AllGather, Broadcast };
+std::string_view collective_op_name(CollectiveOp op);  // "all-reduce", ...
+// "allreduce"/"all-reduce", "reducescatter", "allgather", "broadcast"; throws InputError otherwise.
+CollectiveOp parse_collective_op(std::string_view text);
+
+struct CollectiveConfig {
+  // Each rank's chunk travels as messages of at most this size (NCCL moves about 512 KiB a step).
+  Bytes message_size = Bytes::kib(512);
+  // The element-wise add at a receiving rank takes bytes / reduction_bandwidth; zero turns it off.
+  // Default: V100 HBM2 900 GB/s × 0.25 efficiency (the add reads two buffers and writes one, so
+  // three bytes of memory traffic per byte reduced, at ~75% of peak).
+  Bandwidth reduction_bandwidth = Bandwidth::gb_per_second(225);
+};
+
+// One ring (channel): an order of the communicator's ranks (0..N-1) and, for each position p, the
+// route of links from order[p] to order[(p+1) % N]. For a broadcast the order starts at the root and
+// the last route is unused.
+struct RingChannel {
+  std::vector<std::uint32_t> order;
+  std::vector<std::vector<LinkId>> routes;
+};
+
+// What every collective implementation offers to the layers above (GPU streams start ranks as
+// their streams reach the collective and are told when each rank is done).
+class Collective : public EventHandler {
+ public:
+  virtual ~Collective() = default;
+  // When rank r is done, `handler.on_event(tag_base + r)` is scheduled at its finish time.
+  virtual void notify_rank_done(EventHandler& handler, std::uint64_t tag_base) = 0;
+  // Rank r joins now (its stream reached the collective). Each rank must start exactly once.
+  virtual void start(std::uint32_t rank) = 0;
+  virtual std::uint32_t ranks() const = 0;
+  virtual bool is_done() const = 0;
+  virtual Time rank_finish_time(std::uint32_t rank) const = 0;
+  virtual Time finish_time() const = 0;
+  virtual std::uint64_t messages_sent() const = 0;
+  // Payload bytes × links crossed, by link kind (a 2-hop route counts its bytes twice).
+  virtual std::array<Bytes, kLinkKindCount> bytes_by_link_kind() const = 0;
+  void start_all() {
+    for (std::uint32_t r = 0; r < ranks(); ++r) start(r);
+  }
+};
+
+// Bytes each rank moves in one collective of `size` over n ranks (nccl-tests' bus-bandwidth factor):
+// algbw = size / time; busbw = algbw × bus_factor(op, n).
+double bus_factor(CollectiveOp op, int n);
+
+}  // namespace hybridsim::sim

@@ -1,0 +1,198 @@
+#include "sim/ring_collective.h"
+
+#include <algorithm>
+#include <string>
+
+#include "sim/error.h"
+
+namespace hybridsim::sim {
+
+RingCollective::RingCollective(Network& network, CollectiveOp op, std::uint32_t ranks,
+                               std::vector<RingChannel> channels, Bytes size,
+                               CollectiveConfig config)
+    : network_(network), queue_(network.queue()), op_(op), n_(ranks), size_(size),
+      config_(config), rank_(ranks) {
+  if (n_ == 0) throw InternalError("collective over zero ranks");
+  if (channels.empty()) throw InternalError("collective with no channels");
+  if (config_.message_size.count() <= 0) throw InternalError("message size must be positive");
+  const bool broadcast = op_ == CollectiveOp::Broadcast;
+  steps_ = n_ - 1;
+  if (op_ == CollectiveOp::AllReduce) steps_ = 2 * (n_ - 1);
+  reduce_steps_ = (op_ == CollectiveOp::AllReduce || op_ == CollectiveOp::ReduceScatter) ? n_ - 1 : 0;
+
+  const auto c_count = static_cast<std::int64_t>(channels.size());
+  const std::int64_t m = config_.message_size.count();
+  std::int64_t max_messages = 1;
+  for (std::int64_t c = 0; c < c_count; ++c) {
+    ChannelState ch;
+    ch.plan = std::move(channels[static_cast<std::size_t>(c)]);
+    if (ch.plan.order.size() != n_ || ch.plan.routes.size() != n_)
+      throw InternalError("ring channel " + std::to_string(c) + " does not cover " +
+                          std::to_string(n_) + " ranks");
+    ch.position_of_rank.assign(n_, n_);
+    for (std::uint32_t p = 0; p < n_; ++p) {
+      const std::uint32_t r = ch.plan.order[p];
+      if (r >= n_ || ch.position_of_rank[r] != n_)
+        throw InternalError("ring channel " + std::to_string(c) + " is not a permutation");
+      ch.position_of_rank[r] = p;
+    }
+    // Channel c carries S/C bytes (the first S mod C channels one more); each of its N chunks
+    // S_c/N (the first S_c mod N chunks one more).
+    const std::int64_t channel_bytes = size.count() / c_count + (c < size.count() % c_count ? 1 : 0);
+    if (broadcast) {
+      ch.chunk_bytes = {channel_bytes};
+    } else {
+      ch.chunk_bytes.resize(n_);
+      for (std::uint32_t k = 0; k < n_; ++k)
+        ch.chunk_bytes[k] = channel_bytes / n_ + (k < channel_bytes % n_ ? 1 : 0);
+    }
+    max_messages = std::max(max_messages, (ch.chunk_bytes[0] + m - 1) / m);
+    ch.edge_bytes.assign(n_, 0);
+    channels_.push_back(std::move(ch));
+  }
+  messages_per_chunk_ = static_cast<std::uint32_t>(max_messages);
+  if (static_cast<std::uint64_t>(steps_ + 1) * messages_per_chunk_ >= (1ULL << 32) ||
+      static_cast<std::uint64_t>(c_count) * n_ >= (1ULL << 32))
+    throw InternalError("collective too large to index its messages");
+
+  // What each rank must receive and send, summed over channels.
+  for (const auto& ch : channels_) {
+    for (std::uint32_t p = 0; p < n_; ++p) {
+      RankState& rs = rank_[ch.plan.order[p]];
+      if (broadcast) {
+        if (p > 0) rs.receives_left += messages_per_chunk_;
+        if (p + 1 < n_) rs.sends_left += messages_per_chunk_;
+      } else {
+        rs.receives_left += static_cast<std::int64_t>(steps_) * messages_per_chunk_;
+        rs.sends_left += static_cast<std::int64_t>(steps_) * messages_per_chunk_;
+      }
+    }
+  }
+}
+
+void RingCollective::notify_rank_done(EventHandler& handler, std::uint64_t tag_base) {
+  done_handler_ = &handler;
+  done_tag_base_ = tag_base;
+}
+
+std::uint64_t RingCollective::encode(std::uint32_t c, std::uint32_t to, std::uint32_t step,
+                                     std::uint32_t j) const {
+  const std::uint64_t low = static_cast<std::uint64_t>(c) * n_ + to;
+  const std::uint64_t high = static_cast<std::uint64_t>(step) * messages_per_chunk_ + j;
+  return (high << 32) | low;
+}
+
+std::int64_t RingCollective::message_bytes(const ChannelState& ch, std::uint32_t chunk,
+                                           std::uint32_t j) const {
+  const std::int64_t m = config_.message_size.count();
+  const std::int64_t left = ch.chunk_bytes[chunk] - static_cast<std::int64_t>(j) * m;
+  return std::clamp<std::int64_t>(left, 0, m);
+}
+
+void RingCollective::send(std::uint32_t c, std::uint32_t from, std::uint32_t step, std::uint32_t j,
+                          Time at) {
+  ChannelState& ch = channels_[c];
+  // In ring ops position p sends chunk (p − step) mod N at `step`; a broadcast sends its one chunk.
+  const std::uint32_t chunk =
+      op_ == CollectiveOp::Broadcast ? 0 : (from + n_ - (step % n_)) % n_;
+  const std::int64_t bytes = message_bytes(ch, chunk, j);
+  const std::uint32_t to = from + 1 == n_ ? 0 : from + 1;
+  ch.edge_bytes[from] += bytes;
+  ++messages_sent_;
+  network_.send_at(at, ch.plan.routes[from], Bytes::of(bytes), *this, encode(c, to, step, j));
+}
+
+void RingCollective::send_first_step(std::uint32_t rank) {
+  const Time now = queue_.now();
+  for (std::uint32_t c = 0; c < channels_.size(); ++c) {
+    const std::uint32_t p = channels_[c].position_of_rank[rank];
+    if (op_ == CollectiveOp::Broadcast && p != 0) continue;
+    for (std::uint32_t j = 0; j < messages_per_chunk_; ++j) send(c, p, 0, j, now);
+  }
+}
+
+void RingCollective::start(std::uint32_t rank) {
+  RankState& rs = rank_[rank];
+  if (rs.started) throw InternalError("rank " + std::to_string(rank) + " started twice");
+  rs.started = true;
+  rs.start = queue_.now();
+  rs.finish = rs.start;
+  if (n_ > 1 && steps_ > 0) send_first_step(rank);
+  // Data that arrived before this rank joined is handled now, in arrival order.
+  std::vector<std::uint64_t> early;
+  early.swap(rs.early_arrivals);
+  for (const std::uint64_t tag : early) handle_arrival(tag);
+  check_done(rank);
+}
+
+void RingCollective::on_event(std::uint64_t tag) {
+  const auto low = static_cast<std::uint32_t>(tag & 0xffffffffu);
+  const std::uint32_t c = low / n_;
+  const std::uint32_t to = low % n_;
+  const std::uint32_t from = to == 0 ? n_ - 1 : to - 1;
+  // The sender's message has been delivered.
+  const std::uint32_t sender = channels_[c].plan.order[from];
+  --rank_[sender].sends_left;
+  const std::uint32_t receiver = channels_[c].plan.order[to];
+  --rank_[receiver].receives_left;
+  if (!rank_[receiver].started) {
+    rank_[receiver].early_arrivals.push_back(tag);
+  } else {
+    handle_arrival(tag);
+  }
+  check_done(sender);
+  if (receiver != sender) check_done(receiver);
+}
+
+void RingCollective::handle_arrival(std::uint64_t tag) {
+  const auto low = static_cast<std::uint32_t>(tag & 0xffffffffu);
+  const auto high = static_cast<std::uint32_t>(tag >> 32);
+  const std::uint32_t c = low / n_;
+  const std::uint32_t to = low % n_;
+  const std::uint32_t step = high / messages_per_chunk_;
+  const std::uint32_t j = high % messages_per_chunk_;
+  const ChannelState& ch = channels_[c];
+  Time ready = queue_.now();
+  if (step < reduce_steps_ && config_.reduction_bandwidth.bytes_per_second() > 0) {
+    const std::uint32_t from = to == 0 ? n_ - 1 : to - 1;
+    const std::uint32_t chunk = (from + n_ - (step % n_)) % n_;
+    ready += transfer_time(Bytes::of(message_bytes(ch, chunk, j)), config_.reduction_bandwidth);
+  }
+  RankState& rs = rank_[ch.plan.order[to]];
+  if (ready > rs.finish) rs.finish = ready;
+  const bool forward = op_ == CollectiveOp::Broadcast ? to + 1 < n_ : step + 1 < steps_;
+  if (forward) send(c, to, op_ == CollectiveOp::Broadcast ? to : step + 1, j, ready);
+}
+
+void RingCollective::check_done(std::uint32_t rank) {
+  RankState& rs = rank_[rank];
+  if (rs.done || !rs.started || rs.receives_left > 0 || rs.sends_left > 0) return;
+  rs.done = true;
+  rs.finish = max(rs.finish, queue_.now());
+  ++ranks_done_;
+  if (done_handler_ != nullptr) queue_.schedule_at(rs.finish, *done_handler_, done_tag_base_ + rank);
+}
+
+Time RingCollective::start_time() const {
+  Time t = Time::max();
+  for (const auto& r : rank_) t = min(t, r.start);
+  return t;
+}
+
+Time RingCollective::finish_time() const {
+  Time t = Time::zero();
+  for (const auto& r : rank_) t = max(t, r.finish);
+  return t;
+}
+
+std::array<Bytes, kLinkKindCount> RingCollective::bytes_by_link_kind() const {
+  std::array<Bytes, kLinkKindCount> out{};
+  const LinkTable& links = network_.links();
+  for (const auto& ch : channels_)
+    for (std::uint32_t p = 0; p < n_; ++p)
+      for (const LinkId l : ch.plan.routes[p])
+        out[static_cast<std::size_t>(links[l].kind)] += Bytes::of(ch.edge_bytes[p]);
+  return out;
+}
+
+}  // namespace hybridsim::sim

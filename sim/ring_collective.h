@@ -1,0 +1,87 @@
+// sim::RingCollective — one NCCL-style ring collective (all-reduce, reduce-scatter, all-gather,
+// broadcast) at message granularity over sim::Network, as a state machine stepping on arrivals.
+// All-reduce of S bytes over N ranks and C channels: each channel carries S/C bytes; reduce-scatter
+// then all-gather take 2(N−1) steps in which every rank sends one chunk of S/(N·C) bytes to its ring
+// successor, as messages of at most `message_size`. Message j of step s+1 leaves a rank as soon as
+// message j of step s has arrived there (and, in the reduce-scatter half, been reduced), so steps
+// pipeline. Ranks join when their stream reaches the collective (`start(rank)`); a rank is done when
+// it has received everything and everything it sent has been delivered.
+//   sim::RingCollective ar(net, CollectiveOp::AllReduce, 8, channels, Bytes::mib(64), config);
+//   ar.start_all();  queue.run();  ar.finish_time();
+#pragma once
+#include <array>
+#include <cstdint>
+#include <vector>
+
+#include "sim/collective.h"
+#include "sim/network.h"
+
+namespace hybridsim::sim {
+
+class RingCollective final : public Collective {
+ public:
+  // `ranks` = N; every channel's order is a permutation of 0..N-1 (for broadcast, starting at
+  // `root`). Throws InternalError on an inconsistent plan.
+  RingCollective(Network& network, CollectiveOp op, std::uint32_t ranks,
+                 std::vector<RingChannel> channels, Bytes size, CollectiveConfig config);
+  RingCollective(const RingCollective&) = delete;
+  RingCollective& operator=(const RingCollective&) = delete;
+
+  void notify_rank_done(EventHandler& handler, std::uint64_t tag_base) override;
+  void start(std::uint32_t rank) override;
+
+  std::uint32_t ranks() const override { return n_; }
+  CollectiveOp op() const { return op_; }
+  Bytes size() const { return size_; }
+  bool is_done() const override { return ranks_done_ == n_; }
+  bool is_rank_done(std::uint32_t rank) const { return rank_[rank].done; }
+  Time rank_start_time(std::uint32_t rank) const { return rank_[rank].start; }
+  Time rank_finish_time(std::uint32_t rank) const override { return rank_[rank].finish; }
+  Time start_time() const;            // earliest start
+  Time finish_time() const override;  // latest finish
+  std::uint64_t messages_sent() const override { return messages_sent_; }
+  std::array<Bytes, kLinkKindCount> bytes_by_link_kind() const override;
+
+  void on_event(std::uint64_t tag) override;
+
+ private:
+  struct RankState {
+    bool started = false;
+    bool done = false;
+    std::int64_t receives_left = 0;
+    std::int64_t sends_left = 0;
+    Time start;
+    Time finish;
+    std::vector<std::uint64_t> early_arrivals;  // arrived before the rank started (rare)
+  };
+  struct ChannelState {
+    RingChannel plan;
+    std::vector<std::uint32_t> position_of_rank;
+    std::vector<std::int64_t> chunk_bytes;   // by chunk index (ring ops) or [0] = whole (broadcast)
+    std::vector<std::int64_t> edge_bytes;    // bytes sent from position p
+  };
+  std::int64_t message_bytes(const ChannelState& ch, std::uint32_t chunk, std::uint32_t j) const;
+  void send(std::uint32_t c, std::uint32_t from, std::uint32_t step, std::uint32_t j, Time at);
+  void send_first_step(std::uint32_t rank);
+  void handle_arrival(std::uint64_t tag);
+  void check_done(std::uint32_t rank);
+  std::uint64_t encode(std::uint32_t c, std::uint32_t to, std::uint32_t step, std::uint32_t j) const;
+
+  Network& network_;
+  EventQueue& queue_;
+  CollectiveOp op_;
+  std::uint32_t n_;
+  Bytes size_;
+  CollectiveConfig config_;
+  std::uint32_t steps_ = 0;         // ring steps (or chain hops for broadcast)
+  std::uint32_t reduce_steps_ = 0;  // arrivals of steps < this are reduced before forwarding
+  std::uint32_t messages_per_chunk_ = 1;
+  std::vector<ChannelState> channels_;
+  std::vector<RankState> rank_;
+  std::uint32_t ranks_done_ = 0;
+  std::uint64_t messages_sent_ = 0;
+  EventHandler* done_handler_ = nullptr;
+  std::uint64_t done_tag_base_ = 0;
+};
+
+}  // namespace hybridsim::sim

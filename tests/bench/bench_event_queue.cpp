@@ -1,0 +1,111 @@
+// The classic "hold" benchmark of an event queue: N events are pending; each processed event schedules
+// one new event a random delay ahead, so the queue stays at N. Reports events processed per second.
+//   ./bench_event_queue --benchmark_repetitions=3
+// The random delays are generated once, before timing, so the RNG is not measured.
+#include <benchmark/benchmark.h>
+
+#include <cstdint>
+#include <random>
+#include <vector>
+
+#include "sim/event_queue.h"
+
+namespace {
+
+using hybridsim::sim::EventHandler;
+using hybridsim::sim::EventQueue;
+using hybridsim::sim::Time;
+
+// 2^16 delays drawn from an exponential distribution with a mean of 1 us (in integer ps), reused
+// cyclically: the classic hold model's increment distribution.
+std::vector<std::int64_t> make_delays() {
+  std::mt19937_64 rng(20240611);
+  std::exponential_distribution<double> exp(1.0 / 1'000'000.0);
+  std::vector<std::int64_t> delays(1 << 16);
+  for (auto& d : delays) d = static_cast<std::int64_t>(exp(rng));
+  return delays;
+}
+
+// Each event reschedules itself one pre-drawn delay ahead.
+class Holder final : public EventHandler {
+ public:
+  Holder(EventQueue& queue, const std::vector<std::int64_t>& delays)
+      : queue_(queue), delays_(delays), mask_(delays.size() - 1) {}
+  void on_event(std::uint64_t tag) override {
+    queue_.schedule_after(Time::ps(delays_[next_++ & mask_]), *this, tag);
+  }
+  Time next_delay() { return Time::ps(delays_[next_++ & mask_]); }
+
+ private:
+  EventQueue& queue_;
+  const std::vector<std::int64_t>& delays_;
+  std::size_t mask_;
+  std::size_t next_ = 0;
+};
+
+void BM_Hold(benchmark::State& state) {
+  const auto n = static_cast<std::size_t>(state.range(0));
+  const std::vector<std::int64_t> delays = make_delays();
+  EventQueue queue;
+  queue.reserve(n);
+  Holder holder(queue, delays);
+  for (std::size_t i = 0; i < n; ++i) queue.schedule_after(holder.next_delay(), holder, i);
+  // Warm up: let the heap reach its steady-state shape before timing.
+  for (std::size_t i = 0; i < 2 * n; ++i) queue.step();
+  for (auto _ : state) {
+    benchmark::DoNotOptimize(queue.step());
+  }
+  if (queue.pending() != n) state.SkipWithError("the hold model lost events");
+  state.counters["events_per_second"] =
+      benchmark::Counter(static_cast<double>(state.iterations()), benchmark::Counter::kIsRate);
+  state.counters["pending"] = static_cast<double>(n);
+}
+BENCHMARK(BM_Hold)->Arg(1'000)->Arg(100'000)->Arg(1'000'000);
+
+// The same with one event in four cancelled and replaced (a timer being reset): exercises the
+// cancelled-entry path that collectives with timeouts would take.
+class CancellingHolder final : public EventHandler {
+ public:
+  CancellingHolder(EventQueue& queue, const std::vector<std::int64_t>& delays, std::size_t n)
+      : queue_(queue), delays_(delays), mask_(delays.size() - 1), ids_(n) {}
+  void start() {
+    for (std::size_t i = 0; i < ids_.size(); ++i)
+      ids_[i] = queue_.schedule_after(next_delay(), *this, i);
+  }
+  void on_event(std::uint64_t tag) override {
+    ids_[tag] = queue_.schedule_after(next_delay(), *this, tag);
+    if ((++count_ & 3) == 0) {  // reset another event's timer
+      const std::size_t victim = (tag * 0x9E3779B97F4A7C15ULL >> 7) % ids_.size();
+      if (queue_.cancel(ids_[victim])) ids_[victim] = queue_.schedule_after(next_delay(), *this, victim);
+    }
+  }
+
+ private:
+  Time next_delay() { return Time::ps(delays_[next_++ & mask_]); }
+  EventQueue& queue_;
+  const std::vector<std::int64_t>& delays_;
+  std::size_t mask_;
+  std::size_t next_ = 0;
+  std::uint64_t count_ = 0;
+  std::vector<hybridsim::sim::EventId> ids_;
+};
+
+void BM_HoldWithCancel(benchmark::State& state) {
+  const auto n = static_cast<std::size_t>(state.range(0));
+  const std::vector<std::int64_t> delays = make_delays();
+  EventQueue queue;
+  queue.reserve(n);
+  CancellingHolder holder(queue, delays, n);
+  holder.start();
+  for (std::size_t i = 0; i < 2 * n; ++i) queue.step();
+  for (auto _ : state) {
+    benchmark::DoNotOptimize(queue.step());
+  }
+  state.counters["events_per_second"] =
+      benchmark::Counter(static_cast<double>(state.iterations()), benchmark::Counter::kIsRate);
+}
+BENCHMARK(BM_HoldWithCancel)->Arg(100'000);
+
+}  // namespace
+
+BENCHMARK_MAIN();

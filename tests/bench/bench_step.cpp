@@ -1,0 +1,40 @@
+// One training step of GNMT with dp × mp = 512 × 2 on 128 DGX-1 nodes (1024 GPUs, EDR fat tree).
+// Target: under 10 s wall and under 2 GB peak memory (`/usr/bin/time -v` for the peak).
+// Smaller cases (8 GPUs; 64 GPUs) show how the cost grows.
+#include <benchmark/benchmark.h>
+
+#include "analysis/step_runner.h"
+#include "topology/preset_factory.h"
+#include "workloads/profile_gen.h"
+
+using namespace hybridsim;
+
+namespace {
+
+void BM_GnmtStep(benchmark::State& state) {
+  const int nodes = static_cast<int>(state.range(0));
+  const int mp = static_cast<int>(state.range(1));
+  const workloads::Profile profile = workloads::builtin_profile("gnmt");
+  const topology::Topology t = topology::make_preset("dgx1-v100", {.nodes = nodes});
+  const int dp = nodes * 8 / mp;
+  analysis::StepResult r;
+  for (auto _ : state) {
+    analysis::StepSetup s;
+    s.profile = &profile;
+    s.topology = &t;
+    s.placement = workloads::partition_layers(profile, mp);
+    s.mapping = workloads::default_mapping(t, dp, mp);
+    r = analysis::simulate_step(s);
+  }
+  state.counters["gpus"] = dp * mp;
+  state.counters["step_ms"] = r.step_time.to_ms();
+  state.counters["events"] = static_cast<double>(r.events);
+  state.counters["messages"] = static_cast<double>(r.messages);
+  state.counters["events_per_second"] = benchmark::Counter(
+      static_cast<double>(r.events) * static_cast<double>(state.iterations()), benchmark::Counter::kIsRate);
+}
+BENCHMARK(BM_GnmtStep)->Args({1, 2})->Args({8, 2})->Args({128, 2})->Unit(benchmark::kSecond)->Iterations(1);
+
+}  // namespace
+
+BENCHMARK_MAIN();

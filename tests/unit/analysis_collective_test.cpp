@@ -1,0 +1,104 @@
+// Collectives on real topologies through the planner (ring search + routes), as `hybridsim
+// collective` runs them.
+#include <doctest/doctest.h>
+
+#include <cstdio>
+#include <string>
+
+#include "analysis/collective_report.h"
+#include "analysis/collective_sweep.h"
+#include "sim/error.h"
+#include "topology/preset_factory.h"
+
+using namespace hybridsim;
+
+namespace {
+
+analysis::CollectiveSweepOptions all_gpus(const topology::Topology& t) {
+  analysis::CollectiveSweepOptions o;
+  for (int g = 0; g < static_cast<int>(t.gpus().size()); ++g) o.gpus.push_back(g);
+  return o;
+}
+
+}  // namespace
+
+TEST_CASE("DGX-1 8-GPU all-reduce is NVLink-bound; a PCIe-only ring is much slower") {
+  const auto t = topology::make_preset("dgx1-v100");
+  auto o = all_gpus(t);
+  const auto nvlink = analysis::run_one_collective(t, o, sim::Bytes::mib(256));
+  // Six channels over NVLink (25 GB/s a link): busbw approaches 6 × 25 = 150 GB/s and everything
+  // travels on NVLink.
+  CHECK(nvlink.busbw_gb_per_s > 140);
+  CHECK(nvlink.busbw_gb_per_s <= 150);
+  const auto& kinds = nvlink.bytes_by_link_kind;
+  CHECK(kinds[static_cast<int>(sim::LinkKind::NVLink)].count() > 0);
+  CHECK(kinds[static_cast<int>(sim::LinkKind::PCIe)].count() == 0);
+  o.comm.pcie_only = true;
+  const auto pcie = analysis::run_one_collective(t, o, sim::Bytes::mib(256));
+  CHECK(pcie.bytes_by_link_kind[static_cast<int>(sim::LinkKind::PCIe)].count() > 0);
+  // PCIe Gen3 (12 GB/s achievable) shared by GPU pairs behind each switch: at least 10× slower.
+  CHECK(pcie.time.to_seconds() > 10 * nvlink.time.to_seconds());
+}
+
+TEST_CASE("2-node all-reduce crosses InfiniBand; hierarchical beats the flat ring there") {
+  const auto t = topology::make_preset("dgx1-v100", {.nodes = 2});
+  auto o = all_gpus(t);
+  const auto ring = analysis::run_one_collective(t, o, sim::Bytes::mib(64));
+  CHECK(ring.bytes_by_link_kind[static_cast<int>(sim::LinkKind::InfiniBand)].count() > 0);
+  o.comm.algorithm = workloads::AllReduceAlgorithm::Hierarchical;
+  const auto hier = analysis::run_one_collective(t, o, sim::Bytes::mib(64));
+  // The hierarchical algorithm moves only 1/8 of the data over the network per GPU.
+  CHECK(hier.time < ring.time);
+  CHECK(hier.bytes_by_link_kind[static_cast<int>(sim::LinkKind::InfiniBand)] <
+        ring.bytes_by_link_kind[static_cast<int>(sim::LinkKind::InfiniBand)]);
+}
+
+TEST_CASE("sweep sizes, bus factors and report formats") {
+  const auto t = topology::make_preset("ideal-ring", {});
+  auto o = all_gpus(t);
+  o.min_bytes = sim::Bytes::of(1024);
+  o.max_bytes = sim::Bytes::mib(1);
+  o.step_factor = 4;
+  const auto rows = analysis::run_collective_sweep(t, o);
+  REQUIRE(rows.size() == 6);  // 1 KiB, 4 KiB, ..., 1 MiB
+  CHECK(rows.back().size == sim::Bytes::mib(1));
+  for (const auto& r : rows) {
+    CHECK(r.count == r.size.count() / 4);
+    CHECK(r.busbw_gb_per_s == doctest::Approx(r.algbw_gb_per_s * 2 * 7 / 8));
+  }
+  const std::string table = analysis::collective_table(rows, "x");
+  CHECK(table.find("algbw") != std::string::npos);
+  CHECK(analysis::collective_csv(rows).starts_with("size_bytes,count,time_us,algbw_gb_per_s"));
+  o.op = sim::CollectiveOp::Broadcast;
+  const auto b = analysis::run_one_collective(t, o, sim::Bytes::mib(1));
+  CHECK(b.busbw_gb_per_s == doctest::Approx(b.algbw_gb_per_s));
+}
+
+TEST_CASE("GPU lists") {
+  CHECK(analysis::parse_gpu_list("4", 8) == std::vector<int>{0, 1, 2, 3});
+  CHECK(analysis::parse_gpu_list("0,1,4-6", 8) == std::vector<int>{0, 1, 4, 5, 6});
+  CHECK_THROWS_AS(analysis::parse_gpu_list("9", 8), InputError);
+  CHECK_THROWS_AS(analysis::parse_gpu_list("1,1", 8), InputError);
+  CHECK_THROWS_AS(analysis::parse_gpu_list("3-1", 8), InputError);
+  CHECK_THROWS_AS(analysis::parse_gpu_list("a", 8), InputError);
+}
+
+TEST_CASE("hybridsim collective prints nccl-tests columns") {
+  const std::string cmd = std::string(HYBRIDSIM_CLI) +
+                          " collective -t dgx1-v100 -b 1MiB -e 4MiB -f 4 --format csv 2>&1";
+  FILE* pipe = popen(cmd.c_str(), "r");
+  REQUIRE(pipe != nullptr);
+  std::string out;
+  char buf[4096];
+  while (std::fgets(buf, sizeof buf, pipe)) out += buf;
+  CHECK(pclose(pipe) == 0);
+  CHECK(out.starts_with("size_bytes,count,time_us,algbw_gb_per_s,busbw_gb_per_s"));
+  CHECK(out.find("\n1048576,262144,") != std::string::npos);
+  CHECK(out.find("\n4194304,1048576,") != std::string::npos);
+  const std::string bad = std::string(HYBRIDSIM_CLI) + " collective -t dgx1-v100 --op allsum 2>&1";
+  FILE* p2 = popen(bad.c_str(), "r");
+  std::string err;
+  while (std::fgets(buf, sizeof buf, p2)) err += buf;
+  CHECK(pclose(p2) != 0);
+  CHECK(err.find("unknown collective \"allsum\"") != std::string::npos);
+}

@@ -1,0 +1,232 @@
+// The profile format (workloads/profile_io.h): a small hand-written profile parsed, summed and
+// round-tripped, and every malformed variant rejected with file:line:col and the field at fault.
+#include <doctest/doctest.h>
+
+#include <string>
+
+#include "sim/error.h"
+#include "workloads/profile_io.h"
+
+using namespace hybridsim;
+using namespace hybridsim::workloads;
+
+namespace {
+
+// Line numbers matter below: "format" is line 1.
+const std::string kTiny = R"(format: hybridsim-profile/1
+metadata:
+  network: tiny
+  gpu: test-gpu
+  precision: fp32
+  batch_per_gpu: 2
+  sequence_length: 2
+  throughput_unit: tokens
+  units_per_step: 4
+optimizer: {name: sgd, time_per_gib: 1 ms}
+ops:
+  - name: emb
+    activation: 1 KiB
+    forward: [{name: gather, duration: 10 us}]
+    backward: [{name: scatter, duration: 20 us}]
+    gradient: {bytes: 1 GiB, exchange: sparse-allgather, sparse_bytes_per_worker: 256 MiB}
+  - name: rnn.t0
+    layer: rnn
+    step: 0
+    inputs: [emb]
+    forward: [{name: gemm, duration: 100 us}, {name: pointwise, duration: 5 us}]
+    backward: [{name: gemm_grad, duration: 200 us}]
+    gradient: {bytes: 512 MiB, exchange: dense-allreduce}
+  - name: rnn.t1
+    layer: rnn
+    step: 1
+    inputs: [emb, rnn.t0]
+    forward: [{name: gemm, duration: 100 us}]
+    backward: []
+)";
+
+std::string replaced(std::string text, const std::string& from, const std::string& to) {
+  const auto at = text.find(from);
+  REQUIRE(at != std::string::npos);
+  return text.replace(at, from.size(), to);
+}
+
+// The message of the InputError that parsing `text` throws ("" if none).
+std::string error_of(const std::string& text) {
+  try {
+    parse_profile(text, "tiny.yaml");
+  } catch (const InputError& e) {
+    return e.what();
+  }
+  return "";
+}
+
+bool contains(const std::string& text, const std::string& part) {
+  return text.find(part) != std::string::npos;
+}
+
+}  // namespace
+
+TEST_CASE("profile format: a hand-written profile parses into the expected values") {
+  const Profile p = parse_profile(kTiny, "tiny.yaml");
+  CHECK(p.meta.network == "tiny");
+  CHECK(p.meta.batch_per_gpu == 2);
+  CHECK(p.meta.sequence_length == 2);
+  CHECK(p.meta.target_length == 0);  // absent → 0
+  CHECK(p.meta.units_per_step == 4);
+  CHECK(p.optimizer.time_per_gib == sim::Time::ms(1));
+  REQUIRE(p.ops.size() == 3);
+  CHECK(p.ops[0].layer == "emb");  // defaults to the name
+  CHECK_FALSE(p.ops[0].step.has_value());
+  CHECK(p.ops[0].activation_bytes == sim::Bytes::kib(1));
+  CHECK(p.ops[0].exchange == GradientExchange::SparseAllGather);
+  CHECK(p.ops[0].sparse_bytes_per_worker == sim::Bytes::mib(256));
+  CHECK(p.ops[1].layer == "rnn");
+  CHECK(p.ops[1].step == 0);
+  CHECK(p.ops[2].inputs == std::vector<std::uint32_t>{0, 1});
+  CHECK(p.ops[2].backward.empty());
+  CHECK_FALSE(p.ops[2].has_gradient());
+  CHECK(p.op_by_name("rnn.t1") == 2);
+  CHECK_FALSE(p.find_op("rnn.t2").has_value());
+  CHECK_THROWS_AS(p.op_by_name("rnn.t2"), InputError);
+}
+
+TEST_CASE("profile format: step time sums kernels and the optimizer over the bytes each op updates") {
+  const Profile p = parse_profile(kTiny, "tiny.yaml");
+  // Forward 10 + (100 + 5) + 100 = 215 us; backward 20 + 200 = 220 us.
+  CHECK(p.forward_time() == sim::Time::us(215));
+  CHECK(p.backward_time() == sim::Time::us(220));
+  // One worker: the sparse table updates only its own 256 MiB of rows (0.25 ms at 1 ms/GiB), the
+  // dense op all 512 MiB (0.5 ms).
+  CHECK(p.optimizer_time(1) == sim::Time::us(750));
+  CHECK(p.step_time_1gpu() == sim::Time::us(1185));
+  CHECK(p.throughput_1gpu() == doctest::Approx(4 / 1185e-6));
+  // Four workers gather 4 × 256 MiB = the whole 1 GiB table (1 ms); eight cannot touch more.
+  CHECK(p.optimizer_time(4) == sim::Time::us(1500));
+  CHECK(p.optimizer_time(8) == sim::Time::us(1500));
+  CHECK(p.parameter_bytes() == sim::Bytes::gib(1) + sim::Bytes::mib(512));
+  // Rounding is up: 1 byte at 1 ms/GiB is 10^9 / 2^30 = 0.93 ps → 1 ps.
+  CHECK(p.optimizer.update_time(sim::Bytes::of(1)) == sim::Time::ps(1));
+}
+
+TEST_CASE("profile format: save → load is the identity, and saving is deterministic") {
+  Profile p = parse_profile(kTiny, "tiny.yaml");
+  // Text that needs quoting survives too.
+  p.meta.notes = "a \"quoted\" note: with colon, # hash\nand a second line";
+  p.ops[0].name = "emb: shared";
+  p.ops[1].layer = "[rnn]";
+  const std::string text = profile_to_yaml(p);
+  const Profile q = parse_profile(text, "saved.yaml");
+  CHECK(q == p);
+  CHECK(profile_to_yaml(q) == text);
+  CHECK(contains(text, "format: hybridsim-profile/1\n"));
+  CHECK(contains(text, "    gradient: {bytes: 536870912 B, exchange: dense-allreduce}\n"));
+}
+
+TEST_CASE("profile format: errors name file:line:col, the field and what was expected") {
+  SUBCASE("unknown input op") {
+    const auto e = error_of(replaced(kTiny, "inputs: [emb, rnn.t0]", "inputs: [emb, rnn.t9]"));
+    CHECK(contains(e, "tiny.yaml:27:19: op \"rnn.t1\": unknown input op \"rnn.t9\""));
+  }
+  SUBCASE("missing duration") {
+    const auto e = error_of(replaced(kTiny, "{name: pointwise, duration: 5 us}", "{name: pointwise}"));
+    CHECK(contains(e, "tiny.yaml:21:47: op \"rnn.t0\" forward[1]: missing field 'duration'"));
+  }
+  SUBCASE("bad unit") {
+    const auto e =
+        error_of(replaced(kTiny, "[{name: gemm, duration: 100 us}]", "[{name: gemm, duration: 100 uss}]"));
+    CHECK(contains(e, "tiny.yaml:28:38: op \"rnn.t1\" forward[0]: field 'duration': bad time unit"));
+  }
+  SUBCASE("bad size") {
+    const auto e = error_of(replaced(kTiny, "activation: 1 KiB", "activation: 1 KiBB"));
+    CHECK(contains(e, "tiny.yaml:13:17: op \"emb\": field 'activation'"));
+  }
+  SUBCASE("unknown key") {
+    const auto e = error_of(replaced(kTiny, "    layer: rnn\n    step: 1", "    layr: rnn\n    step: 1"));
+    CHECK(contains(e, "tiny.yaml:25:5: op \"rnn.t1\": unknown key 'layr'"));
+  }
+  SUBCASE("forward reference") {
+    std::string text = replaced(kTiny, "inputs: [emb, rnn.t0]", "inputs: [emb]");
+    text = replaced(text, "inputs: [emb]\n    forward: [{name: gemm, duration: 100 us}, ",
+                    "inputs: [emb, rnn.t1]\n    forward: [{name: gemm, duration: 100 us}, ");
+    const auto e = error_of(text);
+    CHECK(contains(e, "tiny.yaml:20:19: op \"rnn.t0\": forward reference: input \"rnn.t1\" is defined "
+                      "later (at tiny.yaml:24:5)"));
+  }
+  SUBCASE("cycle") {
+    const std::string tail = "\n    forward: [{name: gemm, duration: 100 us}, ";
+    const auto e = error_of(replaced(kTiny, "inputs: [emb]" + tail, "inputs: [emb, rnn.t1]" + tail));
+    CHECK(contains(e, "tiny.yaml:20:19: op \"rnn.t0\": cycle: input \"rnn.t1\""));
+  }
+  SUBCASE("an op that is its own input") {
+    const auto e = error_of(replaced(kTiny, "inputs: [emb, rnn.t0]", "inputs: [emb, rnn.t1]"));
+    CHECK(contains(e, "tiny.yaml:27:19: op \"rnn.t1\": cycle: the op lists itself as an input"));
+  }
+  SUBCASE("duplicate op name") {
+    const auto e = error_of(replaced(kTiny, "- name: rnn.t1", "- name: rnn.t0"));
+    CHECK(contains(e, "tiny.yaml:24:11: ops[2]: duplicate op name \"rnn.t0\" (first defined at "
+                      "tiny.yaml:17:5)"));
+  }
+  SUBCASE("unsupported format version") {
+    const auto e = error_of(replaced(kTiny, "hybridsim-profile/1", "hybridsim-profile/2"));
+    CHECK(contains(e, "tiny.yaml:1:9: profile: unsupported format \"hybridsim-profile/2\""));
+  }
+  SUBCASE("missing metadata field") {
+    const auto e = error_of(replaced(kTiny, "  units_per_step: 4\n", ""));
+    CHECK(contains(e, "tiny.yaml:3:3: metadata: missing field 'units_per_step'"));
+  }
+  SUBCASE("batch must be a positive whole number") {
+    const auto e = error_of(replaced(kTiny, "batch_per_gpu: 2", "batch_per_gpu: 2.5"));
+    CHECK(contains(e, "tiny.yaml:6:18: metadata: field 'batch_per_gpu': expected a whole number from 1"));
+  }
+  SUBCASE("unknown exchange") {
+    const auto e = error_of(replaced(kTiny, "exchange: dense-allreduce", "exchange: allreduce"));
+    CHECK(contains(e, "tiny.yaml:23:42: op \"rnn.t0\" gradient: field 'exchange': expected "
+                      "dense-allreduce or sparse-allgather"));
+  }
+  SUBCASE("sparse bytes on a dense gradient") {
+    const auto e = error_of(replaced(kTiny, "exchange: dense-allreduce}",
+                                     "exchange: dense-allreduce, sparse_bytes_per_worker: 1 MiB}"));
+    CHECK(contains(e, "tiny.yaml:23:"));
+    CHECK(contains(e, "belongs only to sparse-allgather"));
+  }
+  SUBCASE("sparse gradient without its per-worker bytes") {
+    const auto e = error_of(replaced(kTiny, ", sparse_bytes_per_worker: 256 MiB}", "}"));
+    CHECK(contains(e, "tiny.yaml:16:15: op \"emb\" gradient: missing field 'sparse_bytes_per_worker'"));
+  }
+  SUBCASE("negative step") {
+    const auto e = error_of(replaced(kTiny, "step: 1", "step: -1"));
+    CHECK(contains(e, "tiny.yaml:26:11: op \"rnn.t1\": field 'step'"));
+  }
+  SUBCASE("not YAML") {
+    const auto e = error_of(replaced(kTiny, "inputs: [emb]", "inputs: [emb"));
+    CHECK(contains(e, "tiny.yaml:"));
+    CHECK(contains(e, "invalid YAML"));
+  }
+  SUBCASE("kernels must be a list") {
+    const auto e = error_of(replaced(kTiny, "backward: []", "backward: none"));
+    CHECK(contains(e, "tiny.yaml:29:15: op \"rnn.t1\": field 'backward': expected a list of kernels"));
+  }
+}
+
+TEST_CASE("profile format: a missing file is an InputError naming it") {
+  try {
+    load_profile("/nonexistent/dir/profile.yaml");
+    FAIL("expected an InputError");
+  } catch (const InputError& e) {
+    CHECK(contains(e.what(), "/nonexistent/dir/profile.yaml"));
+  }
+}
+
+TEST_CASE("profile format: validate_profile checks profiles built in code") {
+  Profile p = parse_profile(kTiny, "tiny.yaml");
+  CHECK_NOTHROW(validate_profile(p));
+  Profile bad = p;
+  bad.ops[1].inputs = {2};  // a later op
+  CHECK_THROWS_AS(validate_profile(bad), InputError);
+  bad = p;
+  bad.ops[1].exchange = GradientExchange::None;  // bytes without an exchange
+  CHECK_THROWS_AS(validate_profile(bad), InputError);
+  bad = p;
+  bad.ops[2].name = "emb";
+  CHECK_THROWS_AS(validate_profile(bad), InputError);
+}

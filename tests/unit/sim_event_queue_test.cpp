@@ -1,0 +1,342 @@
+// Tests of sim::EventQueue: the documented total order (time, then scheduling order), safe O(1)
+// cancellation, run/run_until/step/stop, determinism under a random storm, and a million events.
+#include <doctest/doctest.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <map>
+#include <numeric>
+#include <random>
+#include <set>
+#include <utility>
+#include <vector>
+
+#include "sim/error.h"
+#include "sim/event_queue.h"
+
+using hybridsim::InternalError;
+using hybridsim::sim::EventHandler;
+using hybridsim::sim::EventId;
+using hybridsim::sim::EventQueue;
+using hybridsim::sim::Time;
+
+namespace {
+
+// Records (time in ps, tag) of every event it receives.
+struct Recorder final : EventHandler {
+  explicit Recorder(EventQueue& q) : queue(q) {}
+  void on_event(std::uint64_t tag) override { log.emplace_back(queue.now().ps(), tag); }
+  std::vector<std::uint64_t> tags() const {
+    std::vector<std::uint64_t> out;
+    for (const auto& e : log) out.push_back(e.second);
+    return out;
+  }
+  EventQueue& queue;
+  std::vector<std::pair<std::int64_t, std::uint64_t>> log;
+};
+
+using Tags = std::vector<std::uint64_t>;
+
+}  // namespace
+
+TEST_CASE("EventQueue processes events in time order") {
+  EventQueue q;
+  Recorder r(q);
+  q.schedule_at(Time::ns(30), r, 30);
+  q.schedule_at(Time::ns(10), r, 10);
+  q.schedule_after(Time::ns(20), r, 20);
+  CHECK(q.pending() == 3);
+  CHECK(q.next_time() == Time::ns(10));
+  q.run();
+  CHECK(r.tags() == Tags{10, 20, 30});
+  CHECK(r.log.front().first == 10'000);
+  CHECK(q.now() == Time::ns(30));  // the clock stops at the last event
+  CHECK(q.events_processed() == 3);
+  CHECK(q.pending() == 0);
+  CHECK(q.next_time() == Time::max());
+  CHECK_FALSE(q.step());
+}
+
+TEST_CASE("EventQueue breaks ties by scheduling order") {
+  EventQueue q;
+  Recorder r(q);
+  // Five events at 5 ns scheduled 0..4, interleaved with events at other times.
+  for (std::uint64_t i = 0; i < 5; ++i) {
+    q.schedule_at(Time::ns(5), r, i);
+    q.schedule_at(Time::ns(i % 2 == 0 ? 1 : 9), r, 100 + i);
+  }
+  q.run();
+  CHECK(r.tags() == Tags{100, 102, 104, 0, 1, 2, 3, 4, 101, 103});
+}
+
+TEST_CASE("EventQueue: events scheduled for now by a handler run after those already pending") {
+  EventQueue q;
+  Recorder r(q);
+  struct Spawner final : EventHandler {
+    EventQueue& q;
+    Recorder& r;
+    Spawner(EventQueue& queue, Recorder& rec) : q(queue), r(rec) {}
+    void on_event(std::uint64_t) override {
+      q.schedule_after(Time::zero(), r, 99);  // same time, scheduled last
+    }
+  } spawner(q, r);
+  q.schedule_at(Time::ns(1), spawner);
+  q.schedule_at(Time::ns(1), r, 1);
+  q.schedule_at(Time::ns(1), r, 2);
+  q.schedule_at(Time::ns(2), r, 3);
+  q.run();
+  CHECK(r.tags() == Tags{1, 2, 99, 3});
+  CHECK(r.log[2].first == 1'000);
+}
+
+TEST_CASE("EventQueue cancellation is safe to repeat and after firing") {
+  EventQueue q;
+  Recorder r(q);
+  const EventId a = q.schedule_at(Time::ns(1), r, 1);
+  const EventId b = q.schedule_at(Time::ns(2), r, 2);
+  const EventId c = q.schedule_at(Time::ns(3), r, 3);
+  CHECK(q.is_pending(b));
+  CHECK(q.cancel(b));
+  CHECK_FALSE(q.is_pending(b));
+  CHECK_FALSE(q.cancel(b));  // twice: no effect
+  CHECK(q.pending() == 2);
+  CHECK(q.step());  // fires a
+  CHECK_FALSE(q.is_pending(a));
+  CHECK_FALSE(q.cancel(a));  // after firing: no effect
+  CHECK(q.is_pending(c));
+  q.run();
+  CHECK(r.tags() == Tags{1, 3});
+  CHECK(q.events_processed() == 2);
+  CHECK_FALSE(q.cancel(EventId{}));  // a default handle names nothing
+  CHECK_FALSE(q.is_pending(EventId{}));
+  CHECK_FALSE(q.cancel(EventId{12345, 1}));  // a slot that never existed
+}
+
+TEST_CASE("EventQueue: cancelling the only event leaves nothing to run") {
+  EventQueue q;
+  Recorder r(q);
+  const EventId id = q.schedule_at(Time::us(1), r, 1);
+  CHECK(q.cancel(id));
+  CHECK(q.pending() == 0);
+  CHECK(q.next_time() == Time::max());
+  CHECK_FALSE(q.step());
+  q.run();
+  CHECK(r.log.empty());
+  CHECK(q.events_processed() == 0);
+  CHECK(q.now() == Time::zero());  // the cancelled event does not move the clock
+}
+
+TEST_CASE("EventQueue: a stale handle does not cancel the event that reused its slot") {
+  EventQueue q;
+  Recorder r(q);
+  const EventId old_id = q.schedule_at(Time::ns(1), r, 1);
+  q.run();
+  const EventId new_id = q.schedule_at(Time::ns(2), r, 2);  // may reuse old_id's slot
+  CHECK_FALSE(q.cancel(old_id));
+  CHECK(q.is_pending(new_id));
+  // The same after a cancellation: the cancelled event's slot is reused by a later event.
+  CHECK(q.cancel(new_id));
+  q.run();
+  const EventId third = q.schedule_at(Time::ns(3), r, 3);
+  CHECK_FALSE(q.cancel(new_id));
+  CHECK(q.is_pending(third));
+  q.run();
+  CHECK(r.tags() == Tags{1, 3});
+}
+
+TEST_CASE("EventQueue::run_until runs events at exactly `until` and leaves the clock there") {
+  EventQueue q;
+  Recorder r(q);
+  q.schedule_at(Time::ns(10), r, 10);
+  q.schedule_at(Time::ns(20), r, 20);
+  q.schedule_at(Time::ns(30), r, 30);
+  q.run_until(Time::ns(20));
+  CHECK(r.tags() == Tags{10, 20});
+  CHECK(q.now() == Time::ns(20));
+  CHECK(q.pending() == 1);
+  q.run_until(Time::ns(25));  // nothing due: only the clock moves
+  CHECK(r.tags() == Tags{10, 20});
+  CHECK(q.now() == Time::ns(25));
+  CHECK_THROWS_AS(q.schedule_at(Time::ns(24), r, 24), InternalError);  // in the past now
+  CHECK_THROWS_AS(q.run_until(Time::ns(24)), InternalError);
+  q.run_until(Time::ns(30));
+  CHECK(r.tags() == Tags{10, 20, 30});
+  // On an empty queue run_until(Time::max()) returns, with the clock at Time::max().
+  q.run_until(Time::max());
+  CHECK(q.now() == Time::max());
+}
+
+TEST_CASE("EventQueue: events scheduled after looking ahead still come out in order") {
+  // next_time() and run_until() look at the next event (here at 100 ns); events then scheduled
+  // before it, with ties among them, must still run first and in scheduling order.
+  EventQueue q;
+  Recorder r(q);
+  q.schedule_at(Time::ns(100), r, 100);
+  q.schedule_at(Time::ns(100), r, 101);
+  CHECK(q.next_time() == Time::ns(100));
+  q.schedule_at(Time::ns(60), r, 60);
+  q.run_until(Time::ns(40));
+  CHECK(r.log.empty());
+  q.schedule_at(Time::ns(60), r, 61);
+  q.schedule_at(Time::ns(50), r, 50);
+  q.schedule_at(Time::ns(100), r, 102);
+  const EventId cancelled = q.schedule_at(Time::ns(55), r, 55);
+  CHECK(q.cancel(cancelled));
+  CHECK(q.next_time() == Time::ns(50));
+  q.run();
+  CHECK(r.tags() == Tags{50, 60, 61, 100, 101, 102});
+}
+
+TEST_CASE("EventQueue rejects events in the past") {
+  EventQueue q;
+  Recorder r(q);
+  q.schedule_at(Time::ns(100), r);
+  q.run();
+  CHECK_THROWS_AS(q.schedule_at(Time::ns(99), r), InternalError);
+  CHECK_THROWS_AS(q.schedule_after(Time::ps(-1), r), InternalError);
+  CHECK_NOTHROW(q.schedule_after(Time::zero(), r));  // now itself is fine
+  CHECK(q.pending() == 1);
+}
+
+TEST_CASE("EventQueue::stop returns from run after the current event") {
+  EventQueue q;
+  struct Stopper final : EventHandler {
+    EventQueue& q;
+    int seen = 0;
+    explicit Stopper(EventQueue& queue) : q(queue) {}
+    void on_event(std::uint64_t tag) override {
+      ++seen;
+      if (tag == 2) q.stop();
+    }
+  } s(q);
+  for (std::uint64_t i = 1; i <= 4; ++i) q.schedule_at(Time::ns(static_cast<std::int64_t>(i)), s, i);
+  q.run();
+  CHECK(s.seen == 2);
+  CHECK(q.now() == Time::ns(2));
+  CHECK(q.pending() == 2);
+  q.run_until(Time::ns(10));  // a new run starts afresh
+  CHECK(s.seen == 4);
+  CHECK(q.now() == Time::ns(10));
+  // stop() inside run_until leaves the clock at the stopping event.
+  q.schedule_at(Time::ns(11), s, 2);
+  q.schedule_at(Time::ns(12), s, 5);
+  q.run_until(Time::ns(20));
+  CHECK(q.now() == Time::ns(11));
+  CHECK(q.pending() == 1);
+}
+
+TEST_CASE("EventQueue handles times near Time::max()") {
+  EventQueue q;
+  Recorder r(q);
+  q.schedule_at(Time::max(), r, 3);
+  q.schedule_at(Time::max() - Time::ps(1), r, 2);
+  q.schedule_at(Time::ps(1), r, 1);
+  q.schedule_at(Time::max(), r, 4);
+  q.run();
+  CHECK(r.tags() == Tags{1, 2, 3, 4});
+  CHECK(q.now() == Time::max());
+}
+
+namespace {
+
+// A random storm: each event schedules 0-3 new events (a third of them at the current time), and
+// sometimes cancels a pending one. It checks every firing against a plain reference (a sorted set of
+// (time, scheduling number)) and hashes the trace.
+class Storm final : public EventHandler {
+ public:
+  Storm(EventQueue& q, std::uint64_t seed) : q_(q), rng_(seed) {}
+  void start(int events) {
+    for (int i = 0; i < events; ++i) schedule(Time::ps(static_cast<std::int64_t>(rng_() % 1000)));
+  }
+  void on_event(std::uint64_t tag) override {
+    const auto due = ids_.find(tag);
+    if (due == ids_.end() || reference_.empty() ||
+        *reference_.begin() != std::make_pair(q_.now().ps(), tag))
+      ++order_errors_;
+    reference_.erase({q_.now().ps(), tag});
+    ids_.erase(tag);
+    hash_ = (hash_ ^ static_cast<std::uint64_t>(q_.now().ps())) * 0x100000001B3ULL;
+    hash_ = (hash_ ^ tag) * 0x100000001B3ULL;
+    ++fired_;
+    if (fired_ > limit_) return;
+    const int children = static_cast<int>(rng_() % 4);  // 1.5 on average: the storm grows
+    for (int c = 0; c < children; ++c) {
+      const std::uint64_t kind = rng_() % 3;
+      const Time delay = kind == 0 ? Time::zero() : Time::ps(static_cast<std::int64_t>(rng_() % (kind == 1 ? 50 : 100'000)));
+      schedule(q_.now() + delay);
+    }
+    if (rng_() % 5 == 0 && !ids_.empty()) {  // cancel the pending event with the next larger number
+      auto victim = ids_.lower_bound(rng_() % next_tag_);
+      if (victim == ids_.end()) victim = ids_.begin();
+      CHECK(q_.cancel(victim->second.first));
+      reference_.erase({victim->second.second, victim->first});
+      ids_.erase(victim);
+    }
+  }
+  std::uint64_t hash() const { return hash_; }
+  std::uint64_t fired() const { return fired_; }
+  int order_errors() const { return order_errors_; }
+  bool reference_empty() const { return reference_.empty(); }
+
+ private:
+  void schedule(Time at) {
+    const std::uint64_t tag = next_tag_++;
+    ids_[tag] = {q_.schedule_at(at, *this, tag), at.ps()};
+    reference_.insert({at.ps(), tag});
+  }
+  EventQueue& q_;
+  std::mt19937_64 rng_;
+  std::map<std::uint64_t, std::pair<EventId, std::int64_t>> ids_;  // tag -> (id, time)
+  std::set<std::pair<std::int64_t, std::uint64_t>> reference_;     // (time, scheduling number)
+  std::uint64_t next_tag_ = 0;
+  std::uint64_t hash_ = 0xcbf29ce484222325ULL;
+  std::uint64_t fired_ = 0;
+  std::uint64_t limit_ = 200'000;
+  int order_errors_ = 0;
+};
+
+}  // namespace
+
+TEST_CASE("EventQueue is deterministic and follows the documented order under a random storm") {
+  std::uint64_t hashes[2] = {};
+  std::uint64_t fired[2] = {};
+  for (int run = 0; run < 2; ++run) {
+    EventQueue q;
+    Storm storm(q, 2024);
+    storm.start(1'000);
+    q.run();
+    CHECK(storm.order_errors() == 0);
+    CHECK(storm.reference_empty());
+    CHECK(q.pending() == 0);
+    hashes[run] = storm.hash();
+    fired[run] = storm.fired();
+  }
+  CHECK(fired[0] > 200'000);
+  CHECK(hashes[0] == hashes[1]);
+  CHECK(fired[0] == fired[1]);
+}
+
+TEST_CASE("EventQueue processes a million events with the right count and order") {
+  // Random times in [0, 100,000) ps give about ten events per distinct time: the order must be by
+  // time, then by index (the scheduling order) — a stable sort of the indices by time.
+  constexpr std::size_t kEvents = 1'000'000;
+  std::mt19937_64 rng(42);
+  std::vector<std::int64_t> times(kEvents);
+  for (auto& t : times) t = static_cast<std::int64_t>(rng() % 100'000);
+  std::vector<std::uint64_t> expected(kEvents);
+  std::iota(expected.begin(), expected.end(), 0);
+  std::stable_sort(expected.begin(), expected.end(),
+                   [&](std::uint64_t a, std::uint64_t b) { return times[a] < times[b]; });
+
+  EventQueue q;
+  q.reserve(kEvents);
+  Recorder r(q);
+  r.log.reserve(kEvents);
+  for (std::size_t i = 0; i < kEvents; ++i) q.schedule_at(Time::ps(times[i]), r, i);
+  CHECK(q.pending() == kEvents);
+  q.run();
+  CHECK(q.events_processed() == kEvents);
+  CHECK(r.log.size() == kEvents);
+  CHECK(r.tags() == expected);
+  CHECK(q.now() == Time::ps(times[expected.back()]));
+}

@@ -1,0 +1,48 @@
+// The rings found by the topology, run by sim::RingCollective: a DGX-1 all-reduce over NVLink
+// rings vs. the same all-reduce forced onto PCIe.
+#include <doctest/doctest.h>
+
+#include "sim/ring_collective.h"
+#include "topology/presets.h"
+#include "topology/ring_channels.h"
+
+using namespace hybridsim;
+
+namespace {
+
+double all_reduce_seconds(const topology::Topology& t, const topology::RingOptions& options,
+                          sim::Bytes size) {
+  const auto plan = topology::find_rings(t, t.gpus(), options);
+  sim::EventQueue queue;
+  sim::Network network(queue, t.links());
+  sim::RingCollective ar(network, sim::CollectiveOp::AllReduce,
+                         static_cast<std::uint32_t>(t.gpus().size()),
+                         topology::to_ring_channels(plan, t.gpus()), size,
+                         {.message_size = sim::Bytes::kib(512), .reduction_bandwidth = {}});
+  ar.start_all();
+  queue.run();
+  return ar.finish_time().to_seconds();
+}
+
+}  // namespace
+
+TEST_CASE("ring all-reduce on a DGX-1: NVLink rings are much faster than rings forced onto PCIe") {
+  const auto t = topology::presets::dgx1_v100();
+  const sim::Bytes size = sim::Bytes::mib(192);
+  const double nvlink = all_reduce_seconds(t, {}, size);
+  const double pcie = all_reduce_seconds(t, {.pcie_only = true}, size);
+  // Ring all-reduce moves 2·(n−1)/n·S through each channel's slowest link (hardware.md):
+  // NVLink: 6 channels of S/6 at 25 GB/s each → 2·7/8·S / 150 GB/s ≈ 2.35 ms for 192 MiB.
+  // PCIe:   1 channel at 12 GB/s → 2·7/8·S / 12 GB/s ≈ 29.4 ms (GPU3→GPU4 also crosses QPI).
+  const double s = static_cast<double>(size.count());
+  MESSAGE("DGX-1 all-reduce of 192 MiB: NVLink rings ", nvlink * 1e3, " ms, PCIe ring ", pcie * 1e3,
+          " ms");
+  CHECK(nvlink == doctest::Approx(2.0 * 7 / 8 * s / 150e9).epsilon(0.05));
+  CHECK(pcie == doctest::Approx(2.0 * 7 / 8 * s / 12e9).epsilon(0.05));
+  CHECK(pcie / nvlink > 10);
+  const auto plan = topology::find_rings(t, t.gpus());
+  const auto channels = topology::to_ring_channels(plan, t.gpus());
+  REQUIRE(channels.size() == 6);
+  CHECK(channels[0].order.front() == 0);
+  CHECK(channels[0].routes.size() == 8);
+}

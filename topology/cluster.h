@@ -1,0 +1,44 @@
+// A cluster: N identical machines (a node preset) joined by an InfiniBand fabric, either a
+// two-level fat tree (leaves and spines) or rail-optimized (NIC k of every machine on rail k's
+// leaves). Bandwidths in B/s per direction; oversubscription = leaf downlink / leaf uplink
+// bandwidth.
+//   Topology t = presets::cluster({.node = presets::Dgx1V100Params{}, .nodes = 16,
+//                                  .fabric = presets::Fabric::FatTree, .oversubscription = 2.0});
+//   t.device_by_name("n3.GPU5");   // devices are prefixed by machine; leaves "leaf0", spines
+//   "spine0"
+#pragma once
+#include <cstdint>
+#include <optional>
+#include <string_view>
+
+#include "topology/presets.h"
+
+namespace hybridsim::topology::presets {
+
+enum class Fabric : std::uint8_t {
+  FatTree,        // NICs fill leaves in order (machine-major), every leaf linked to every spine
+  RailOptimized,  // NIC k of every machine goes to a leaf of rail k; spines join the rails
+};
+std::string_view fabric_name(Fabric fabric);  // "fat-tree", "rail-optimized"
+// Accepts fat-tree (fat_tree, fattree) and rail-optimized (rail_optimized, rail); InputError
+// otherwise.
+Fabric parse_fabric(std::string_view text);
+
+struct ClusterParams {
+  NodeParams node = Dgx1V100Params{};
+  int nodes = 2;
+  Fabric fabric = Fabric::FatTree;
+  // Leaf downlink bandwidth / leaf uplink bandwidth; 1.0 is non-blocking. Must be >= 1.
+  double oversubscription = 1.0;
+  sim::Bandwidth ib_bandwidth = sim::Bandwidth::bytes_per_second(12'500'000'000);  // EDR 100 Gb/s
+  sim::Time ib_latency = sim::Time::ns(500);  // per NIC↔leaf or leaf↔spine hop
+  int leaf_radix = 16;                        // NIC ports (downlinks) per leaf switch
+  // Spine switches; none: round(leaf_radix / oversubscription), at least 1. Unused with one leaf.
+  std::optional<int> spines = {};
+};
+
+// Each leaf's uplink capacity is leaf_radix × ib_bandwidth / oversubscription, split evenly over
+// its links to the spines (one link per spine, `count` = cables when that is a whole number).
+Topology cluster(const ClusterParams& params);
+
+}  // namespace hybridsim::topology::presets

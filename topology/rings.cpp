@@ -1,0 +1,251 @@
+// Ring search: per machine, a base pattern (edge-disjoint Hamiltonian cycles of the direct GPU
+// links found by search, or a nearest-neighbour order over routes), then one segment per channel
+// per machine, joined machine by machine. See topology/README.md ("Ring search").
+#include "topology/rings.h"
+
+#include <algorithm>
+#include <map>
+#include <string>
+#include <tuple>
+#include <unordered_set>
+
+#include "sim/error.h"
+#include "topology/cycle_search.h"
+#include "topology/topology_impl.h"
+
+namespace hybridsim::topology {
+namespace {
+
+using detail::Cycle;
+
+struct Group {
+  int node = -1;
+  std::vector<DeviceId> gpus;
+  std::vector<int> nic_of;  // local NIC index of each GPU's nearest NIC, -1 for none
+  int nics = 0;
+  std::vector<Cycle> cycles;    // direct mode: undirected Hamiltonian cycles (local indices)
+  std::vector<int> star_order;  // star mode: a cyclic order (local indices)
+  int base_channels = 1;
+};
+
+bool is_direct_kind(sim::LinkKind kind) {
+  return kind == sim::LinkKind::NVLink || kind == sim::LinkKind::Generic;
+}
+
+std::vector<Group> group_by_node(const Topology& t, std::span<const DeviceId> gpus) {
+  std::vector<Group> groups;
+  std::unordered_set<DeviceId> seen;
+  for (const DeviceId g : gpus) {
+    const DeviceInfo& info = t.device(g);
+    if (info.kind != DeviceKind::Gpu)
+      throw InputError("find_rings: device \"" + info.name + "\" is a " +
+                       std::string(device_kind_name(info.kind)) + ", not a GPU");
+    if (!seen.insert(g).second)
+      throw InputError("find_rings: GPU \"" + info.name + "\" is listed twice");
+    const int node = info.node.value_or(-1);
+    auto it =
+        std::find_if(groups.begin(), groups.end(), [&](const Group& x) { return x.node == node; });
+    if (it == groups.end()) {
+      groups.push_back({});
+      groups.back().node = node;
+      it = groups.end() - 1;
+    }
+    it->gpus.push_back(g);
+  }
+  return groups;
+}
+
+void find_nics(const Topology& t, Group& g) {
+  std::vector<DeviceId> nics;
+  std::vector<std::optional<DeviceId>> of;
+  for (const DeviceId gpu : g.gpus) {
+    of.push_back(t.nic_for_gpu(gpu));
+    if (of.back() && std::find(nics.begin(), nics.end(), *of.back()) == nics.end())
+      nics.push_back(*of.back());
+  }
+  std::sort(nics.begin(), nics.end());
+  g.nics = static_cast<int>(nics.size());
+  for (const auto& nic : of)
+    g.nic_of.push_back(
+        nic ? static_cast<int>(std::find(nics.begin(), nics.end(), *nic) - nics.begin()) : -1);
+}
+
+// Parallel direct links usable by a ring between each pair of the group's GPUs (both directions).
+std::vector<int> direct_caps(const Topology& t, const Group& g) {
+  const int n = static_cast<int>(g.gpus.size());
+  std::vector<int> cap(static_cast<std::size_t>(n) * n, 0);
+  for (int i = 0; i < n; ++i)
+    for (int j = 0; j < n; ++j) {
+      if (i == j) continue;
+      const auto there = t.link_between(g.gpus[i], g.gpus[j]);
+      const auto back = t.link_between(g.gpus[j], g.gpus[i]);
+      if (!there || !back || !is_direct_kind(t.links()[*there].kind)) continue;
+      cap[i * n + j] = std::min(t.link_ends(*there).count, t.link_ends(*back).count);
+    }
+  return cap;
+}
+
+Cycle directed(const Cycle& c, bool reverse) {
+  if (!reverse) return c;
+  Cycle r{c.front()};
+  r.insert(r.end(), c.rbegin(), c.rend() - 1);
+  return r;
+}
+
+// Direct mode across machines: channel c runs base cycle (c / 2) mod m, reversed when c is odd, cut
+// at one step u→v so that it enters at v and leaves at u; the cut prefers a step whose two GPUs
+// share a NIC, the least used NIC first. Returns the segments and the NIC use counts.
+std::vector<std::vector<int>> cut_cycles(const std::vector<Cycle>& cycles,
+                                         const std::vector<int>& nic_of, int nics, int channels,
+                                         std::vector<int>* usage_out) {
+  std::vector<int> usage(static_cast<std::size_t>(std::max(nics, 1)), 0);
+  std::vector<std::vector<int>> segments;
+  const int m = static_cast<int>(cycles.size());
+  for (int c = 0; c < channels; ++c) {
+    const Cycle d = directed(cycles[static_cast<std::size_t>((c / 2) % m)], c % 2 == 1);
+    const int n = static_cast<int>(d.size());
+    std::tuple<int, int, int> best{3, 0, 0};
+    for (int i = 0; i < n; ++i) {
+      const int u = nic_of[d[i]], v = nic_of[d[(i + 1) % n]];
+      std::tuple<int, int, int> key{2, 0, i};
+      if (u >= 0 && u == v)
+        key = {0, usage[u], i};
+      else if (u >= 0)
+        key = {1, usage[u], i};
+      best = std::min(best, key);
+    }
+    const int cut = std::get<2>(best);
+    if (nic_of[d[cut]] >= 0) ++usage[nic_of[d[cut]]];
+    std::vector<int> seg;
+    for (int k = 1; k <= n; ++k) seg.push_back(d[(cut + k) % n]);
+    segments.push_back(std::move(seg));
+  }
+  if (usage_out) *usage_out = usage;
+  return segments;
+}
+
+// Star mode across machines: channel c leaves through NIC c mod nics: rotate the cyclic order so
+// that it ends at a GPU of that NIC, preferably one whose successor (the entry) shares it.
+std::vector<int> rotate_for_nic(const std::vector<int>& order, const std::vector<int>& nic_of,
+                                int k) {
+  const int n = static_cast<int>(order.size());
+  std::pair<int, int> best{3, 0};
+  for (int i = 0; i < n; ++i) {
+    const int u = nic_of[order[i]], v = nic_of[order[(i + 1) % n]];
+    best = std::min(best, {u == k && v == k ? 0 : u == k ? 1 : 2, i});
+  }
+  std::vector<int> seg;
+  for (int j = 1; j <= n; ++j) seg.push_back(order[(best.second + j) % n]);
+  return seg;
+}
+
+void plan_star(const Topology& t, Group& g, RouteOptions ropts) {
+  const int n = static_cast<int>(g.gpus.size());
+  std::vector<std::vector<std::int64_t>> cost;
+  for (const DeviceId gpu : g.gpus) cost.push_back(t.impl().costs_within_node(gpu, ropts));
+  std::vector<char> used(static_cast<std::size_t>(n), 0);
+  g.star_order = {0};
+  used[0] = 1;
+  while (static_cast<int>(g.star_order.size()) < n) {
+    const int cur = g.star_order.back();
+    int next = -1;
+    for (int j = 0; j < n; ++j)
+      if (!used[j] && (next < 0 || cost[cur][g.gpus[j].value] < cost[cur][g.gpus[next].value]))
+        next = j;
+    used[next] = 1;
+    g.star_order.push_back(next);
+  }
+  g.base_channels = 0;
+  for (int i = 0; n > 1 && i < n; ++i) {
+    const sim::Route r = t.route(g.gpus[g.star_order[i]], g.gpus[g.star_order[(i + 1) % n]], ropts);
+    const int count = t.link_ends(r.front()).count;
+    g.base_channels = g.base_channels == 0 ? count : std::min(g.base_channels, count);
+  }
+  g.base_channels = std::max(g.base_channels, 1);
+}
+
+}  // namespace
+
+RingPlan find_rings(const Topology& t, std::span<const DeviceId> gpus, const RingOptions& options) {
+  if (gpus.empty()) throw InputError("find_rings: no GPUs given");
+  if (options.channels && *options.channels < 1)
+    throw InputError("find_rings: channels must be >= 1, got " + std::to_string(*options.channels));
+  const RouteOptions ropts{.avoid_nvlink = options.pcie_only, .gpu_relay = false};
+  std::vector<Group> groups = group_by_node(t, gpus);
+  const bool multi = groups.size() > 1;
+  const int max_cycles = std::max(1, options.max_channels / 2);
+  // Machines with the same direct-link pattern (and NIC layout) share one search.
+  std::map<std::vector<int>, std::vector<Cycle>> memo;
+  for (Group& g : groups) {
+    if (multi) find_nics(t, g);
+    const int n = static_cast<int>(g.gpus.size());
+    if (!options.pcie_only && n >= 3) {
+      const std::vector<int> cap = direct_caps(t, g);
+      std::vector<int> key = cap;
+      key.push_back(-1);
+      key.insert(key.end(), g.nic_of.begin(), g.nic_of.end());
+      auto it = memo.find(key);
+      if (it == memo.end()) {
+        detail::CycleSetScore score;
+        int perfect = 0;
+        if (multi && g.nics > 1) {
+          // Prefer cycle sets whose cuts spread the channels evenly over the NICs.
+          score = [&g](const std::vector<Cycle>& cycles) {
+            std::vector<int> usage;
+            const int channels = std::max(2 * static_cast<int>(cycles.size()), g.nics);
+            cut_cycles(cycles, g.nic_of, g.nics, channels, &usage);
+            return -(*std::max_element(usage.begin(), usage.end()) -
+                     *std::min_element(usage.begin(), usage.end()));
+          };
+          perfect = 0;
+        }
+        it = memo.emplace(key, detail::find_cycle_decomposition(
+                                   n, cap, max_cycles, options.search_budget, score, perfect))
+                 .first;
+      }
+      g.cycles = it->second;
+      g.base_channels = 2 * static_cast<int>(g.cycles.size());
+    }
+    if (g.cycles.empty()) plan_star(t, g, ropts);
+  }
+
+  int saturating = groups.front().base_channels;
+  for (const Group& g : groups) saturating = std::min(saturating, g.base_channels);
+  if (multi)
+    for (const Group& g : groups) saturating = std::max(saturating, g.nics);
+  saturating = std::clamp(saturating, 1, std::max(1, options.max_channels));
+  const int channels = options.channels.value_or(saturating);
+
+  RingPlan plan;
+  plan.saturating_channels = saturating;
+  plan.route_options = ropts;
+  plan.rings.assign(static_cast<std::size_t>(channels), {});
+  for (const Group& g : groups) {
+    std::vector<std::vector<int>> segments;
+    if (!g.cycles.empty() && multi) {
+      segments = cut_cycles(g.cycles, g.nic_of, g.nics, channels, nullptr);
+    } else {
+      for (int c = 0; c < channels; ++c) {
+        if (!g.cycles.empty())
+          segments.push_back(
+              directed(g.cycles[static_cast<std::size_t>((c / 2) % g.cycles.size())], c % 2 == 1));
+        else if (multi && g.nics > 0)
+          segments.push_back(rotate_for_nic(g.star_order, g.nic_of, c % g.nics));
+        else
+          segments.push_back(g.star_order);
+      }
+    }
+    for (int c = 0; c < channels; ++c)
+      for (const int local : segments[static_cast<std::size_t>(c)])
+        plan.rings[static_cast<std::size_t>(c)].push_back(g.gpus[static_cast<std::size_t>(local)]);
+  }
+  for (const auto& ring : plan.rings) {
+    std::vector<sim::Route> routes;
+    for (std::size_t i = 0; i < ring.size(); ++i)
+      routes.push_back(t.route(ring[i], ring[(i + 1) % ring.size()], ropts));
+    plan.routes.push_back(std::move(routes));
+  }
+  return plan;
+}
+
+}  // namespace hybridsim::topology

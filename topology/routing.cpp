@@ -1,0 +1,140 @@
+// Shortest routes on the sealed graph: Boost.Graph Dijkstra on an integer cost, over the devices a
+// route may use, then a walk back from the destination that spreads equal-cost choices by a hash.
+#include <boost/graph/dijkstra_shortest_paths.hpp>
+#include <boost/graph/filtered_graph.hpp>
+#include <boost/property_map/property_map.hpp>
+
+#include "sim/error.h"
+#include "topology/topology_impl.h"
+
+namespace hybridsim::topology {
+namespace detail {
+
+std::int64_t link_cost(const sim::LinkSpec& spec) {
+  constexpr sim::Bytes kRouteCostBytes = sim::Bytes::mib(1);
+  return spec.latency.ps() + sim::transfer_time(kRouteCostBytes, spec.bandwidth).ps();
+}
+
+namespace {
+
+// Which devices a route may visit: those of the machines at its two ends and the fabric switches,
+// never a third machine.
+struct NodeFilter {
+  const Graph* graph = nullptr;
+  int src_node = -1;
+  int dst_node = -1;
+  bool operator()(Vertex v) const {
+    const int node = (*graph)[v].node;
+    return node < 0 || node == src_node || node == dst_node;
+  }
+};
+
+// Which links a route may take: no NVLink/NVSwitch when avoiding them, and no link out of a GPU
+// other than the source unless relaying through GPUs is allowed (a GPU may end a route, not pass
+// one on).
+struct LinkFilter {
+  const Graph* graph = nullptr;
+  Vertex src = 0;
+  bool avoid_nvlink = false;
+  bool gpu_relay = false;
+  bool operator()(Edge e) const {
+    const auto kind = (*graph)[e].kind;
+    if (avoid_nvlink && (kind == sim::LinkKind::NVLink || kind == sim::LinkKind::NVSwitch))
+      return false;
+    const Vertex u = boost::source(e, *graph);
+    return gpu_relay || u == src || (*graph)[u].kind != DeviceKind::Gpu;
+  }
+};
+
+using FilteredGraph = boost::filtered_graph<Graph, LinkFilter, NodeFilter>;
+
+// Dijkstra from src over the filtered graph into `dist` (kInfiniteCost where unreachable).
+void run_dijkstra(const Graph& g, Vertex src, const LinkFilter& lf, const NodeFilter& nf,
+                  std::vector<std::int64_t>& dist) {
+  FilteredGraph fg(g, lf, nf);
+  dist.assign(boost::num_vertices(g), kInfiniteCost);
+  boost::dijkstra_shortest_paths(fg, src,
+                                 boost::weight_map(boost::get(&EdgeProps::cost, g))
+                                     .distance_map(boost::make_iterator_property_map(
+                                         dist.begin(), boost::get(boost::vertex_index, g))));
+}
+
+// splitmix64 of the three values: a fixed, platform-independent choice among equal-cost links.
+std::uint64_t mix(std::uint64_t a, std::uint64_t b, std::uint64_t c) {
+  std::uint64_t x = a * 0x9E3779B97F4A7C15ULL ^ (b << 21) ^ (b >> 43) ^ (c * 0xBF58476D1CE4E5B9ULL);
+  x ^= x >> 30;
+  x *= 0xBF58476D1CE4E5B9ULL;
+  x ^= x >> 27;
+  x *= 0x94D049BB133111EBULL;
+  x ^= x >> 31;
+  return x;
+}
+
+}  // namespace
+}  // namespace detail
+
+void Topology::Impl::costs_locked(DeviceId from, int dst_node, RouteOptions options,
+                                  std::vector<std::int64_t>& out) const {
+  using namespace detail;
+  const Vertex src = from.value;
+  run_dijkstra(graph, src, LinkFilter{&graph, src, options.avoid_nvlink, options.gpu_relay},
+               NodeFilter{&graph, graph[src].node, dst_node}, out);
+}
+
+std::vector<std::int64_t> Topology::Impl::costs_within_node(DeviceId from,
+                                                            RouteOptions options) const {
+  std::vector<std::int64_t> out;
+  std::lock_guard lock(mutex);
+  costs_locked(from, graph[from.value].node, options, out);
+  return out;
+}
+
+sim::Route Topology::Impl::route_locked(DeviceId from, DeviceId to, RouteOptions options) const {
+  using namespace detail;
+  if (from == to) return {};
+  const std::uint64_t key = (std::uint64_t{options.avoid_nvlink} << 63) |
+                            (std::uint64_t{options.gpu_relay} << 62) |
+                            (std::uint64_t{from.value} << 31) | to.value;
+  if (const auto it = routes.find(key); it != routes.end()) return it->second;
+
+  const Vertex src = from.value, dst = to.value;
+  const LinkFilter lf{&graph, src, options.avoid_nvlink, options.gpu_relay};
+  const NodeFilter nf{&graph, graph[src].node, graph[dst].node};
+  run_dijkstra(graph, src, lf, nf, dist);
+  if (dist[dst] == kInfiniteCost) {
+    std::string why = "no route from " + devices[src].name + " to " + devices[dst].name;
+    if (options.avoid_nvlink) why += " avoiding NVLink/NVSwitch";
+    if (!options.gpu_relay) why += " without relaying through other GPUs";
+    throw InputError(why + " in topology \"" + name + "\"");
+  }
+  // Walk back from the destination along tight edges (dist[u] + cost == dist[v]). Costs are
+  // positive, so this terminates; where several links are tight, pick one by hash(from, to, v).
+  std::vector<sim::LinkId> path;
+  std::vector<Edge> tight;
+  for (Vertex v = dst; v != src;) {
+    tight.clear();
+    for (const Edge e : boost::make_iterator_range(boost::in_edges(v, graph))) {
+      const Vertex u = boost::source(e, graph);
+      if (!nf(u) || !lf(e) || dist[u] == kInfiniteCost) continue;
+      if (dist[u] + graph[e].cost == dist[v]) tight.push_back(e);
+    }
+    if (tight.empty()) throw InternalError("route walk found no tight edge");
+    const Edge chosen = tight.size() == 1 ? tight.front() : tight[mix(src, dst, v) % tight.size()];
+    path.push_back(graph[chosen].link);
+    v = boost::source(chosen, graph);
+  }
+  // Store the route reversed into a stable block (spans into it stay valid for the lifetime).
+  if (block_used + path.size() > block_size) {
+    block_size = std::max<std::size_t>(4096, path.size());
+    route_blocks.push_back(std::make_unique<sim::LinkId[]>(block_size));
+    block_used = 0;
+  }
+  sim::LinkId* out = route_blocks.back().get() + block_used;
+  std::copy(path.rbegin(), path.rend(), out);
+  block_used += path.size();
+  const sim::Route route(out, path.size());
+  routes.emplace(key, route);
+  return route;
+}
+
+}  // namespace hybridsim::topology

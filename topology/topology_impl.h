@@ -1,0 +1,80 @@
+// Internal to topology/: the Boost.Graph behind a Topology, its lookup tables and route caches.
+// Not part of the public API (public headers only forward-declare Topology::Impl); included by the
+// .cpp files of topology/ that route or search the graph.
+#pragma once
+#include <boost/graph/adjacency_list.hpp>
+#include <cstdint>
+#include <limits>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "topology/topology.h"
+
+namespace hybridsim::topology {
+namespace detail {
+
+struct VertexProps {
+  DeviceKind kind = DeviceKind::Gpu;
+  int node = -1;  // -1: no machine (fabric switches)
+};
+struct EdgeProps {
+  sim::LinkId link = 0;
+  sim::LinkKind kind = sim::LinkKind::Generic;
+  std::int64_t cost = 0;  // routing cost in ps: latency + time to carry kRouteCostBytes
+};
+// Directed, with in-edges (routes are traced back from their destination), vertex index ==
+// DeviceId.
+using Graph =
+    boost::adjacency_list<boost::vecS, boost::vecS, boost::bidirectionalS, VertexProps, EdgeProps>;
+using Vertex = boost::graph_traits<Graph>::vertex_descriptor;
+using Edge = boost::graph_traits<Graph>::edge_descriptor;
+
+inline constexpr std::int64_t kInfiniteCost = std::numeric_limits<std::int64_t>::max();
+
+// The routing cost of one link: its store-and-forward time for a 1 MiB reference message, so that
+// both fewer hops and faster links are preferred. Always positive.
+std::int64_t link_cost(const sim::LinkSpec& spec);
+
+}  // namespace detail
+
+struct Topology::Impl {
+  std::string name;
+  detail::Graph graph;
+  std::vector<DeviceInfo> devices;
+  std::unordered_map<std::string, DeviceId> by_name;
+  std::vector<DeviceId> gpus;
+  int node_count = 0;
+  sim::LinkTable links;
+  std::vector<LinkEnds> ends;
+  std::vector<std::uint32_t> out_offsets;  // CSR of out_links by device
+  std::vector<sim::LinkId> out_flat;
+  std::unordered_map<std::uint64_t, sim::LinkId> link_index;  // from << 32 | to
+
+  // Caches, guarded by mutex.
+  mutable std::mutex mutex;
+  mutable std::unordered_map<std::uint64_t, sim::Route> routes;
+  mutable std::vector<std::unique_ptr<sim::LinkId[]>> route_blocks;
+  mutable std::size_t block_used = 0;
+  mutable std::size_t block_size = 0;
+  mutable std::vector<std::int64_t> dist;  // scratch for Dijkstra
+  mutable std::vector<std::int8_t> nic_known;
+  mutable std::vector<std::optional<DeviceId>> nic_of;
+
+  static std::uint64_t pair_key(DeviceId a, DeviceId b) {
+    return (std::uint64_t{a.value} << 32) | b.value;
+  }
+  // Route computation; the caller holds `mutex`.
+  sim::Route route_locked(DeviceId from, DeviceId to, RouteOptions options) const;
+  // Dijkstra from `from` over the devices a route towards machine `dst_node` (-1: none) may use;
+  // fills `out` (indexed by DeviceId) with costs, kInfiniteCost where unreachable. Caller holds
+  // mutex.
+  void costs_locked(DeviceId from, int dst_node, RouteOptions options,
+                    std::vector<std::int64_t>& out) const;
+  // Locking wrapper: costs from `from` to every device of its own machine (and the fabric).
+  std::vector<std::int64_t> costs_within_node(DeviceId from, RouteOptions options) const;
+};
+
+}  // namespace hybridsim::topology
