@@ -53,14 +53,24 @@ GpuStepMetrics mean_of(const std::vector<GpuStepMetrics>& gpus) {
 
 }  // namespace
 
-StepResult simulate_step(const StepSetup& setup, StepObservers observers,
-                         workloads::StepProgram* program_out) {
+workloads::StepProgram build_program(const StepSetup& setup) {
   if (setup.profile == nullptr || setup.topology == nullptr)
-    throw InternalError("simulate_step needs a profile and a topology");
+    throw InternalError("a step setup needs a profile and a topology");
+  return workloads::build_step_program(*setup.profile, setup.placement, setup.mapping,
+                                       static_cast<int>(setup.topology->gpus().size()), setup.step);
+}
+
+StepResult simulate_step(const StepSetup& setup, StepObservers observers) {
+  const workloads::StepProgram program = build_program(setup);
+  return simulate_program(setup, program, observers);
+}
+
+StepResult simulate_program(const StepSetup& setup, const workloads::StepProgram& program,
+                            StepObservers observers) {
+  if (setup.profile == nullptr || setup.topology == nullptr)
+    throw InternalError("a step setup needs a profile and a topology");
   const workloads::Profile& profile = *setup.profile;
   const topology::Topology& topology = *setup.topology;
-  workloads::StepProgram program = workloads::build_step_program(
-      profile, setup.placement, setup.mapping, static_cast<int>(topology.gpus().size()), setup.step);
 
   sim::EventQueue queue;
   sim::Network network(queue, topology.links(), setup.switching);
@@ -119,7 +129,6 @@ StepResult simulate_step(const StepSetup& setup, StepObservers observers,
   }
   r.events = queue.events_processed();
   r.collectives = collectives.size();
-  if (program_out) *program_out = std::move(program);
   return r;
 }
 

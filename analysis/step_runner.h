@@ -57,8 +57,13 @@ struct StepResult {
   std::size_t collectives = 0;
 };
 
-// The program is built and run; `program_out` (optional) receives it for traces and reports.
-StepResult simulate_step(const StepSetup& setup, StepObservers observers = {},
-                         workloads::StepProgram* program_out = nullptr);
+// Builds the per-GPU programs of the setup (what simulate_program runs; observers such as a trace
+// writer need it before the run).
+workloads::StepProgram build_program(const StepSetup& setup);
+// Runs a program built by build_program(setup).
+StepResult simulate_program(const StepSetup& setup, const workloads::StepProgram& program,
+                            StepObservers observers = {});
+// Both in one.
+StepResult simulate_step(const StepSetup& setup, StepObservers observers = {});
 
 }  // namespace hybridsim::analysis

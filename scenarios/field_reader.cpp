@@ -19,6 +19,13 @@ std::string child_path(std::string_view parent, std::string_view key) {
   return parent.empty() ? std::string(key) : std::string(parent) + "." + std::string(key);
 }
 
+// What was wrong with a unit string: the text, and the parser's reason unless it is only "bad".
+std::string unit_problem(const std::string& text, const InputError& e) {
+  const std::string reason = e.what();
+  if (reason.starts_with("bad ")) return "got \"" + text + "\"";
+  return "got \"" + text + "\" (" + reason + ")";
+}
+
 bool within(double v, const FieldSpec& spec) {
   if (spec.min_exclusive ? !(v > spec.min) : !(v >= spec.min)) return false;
   return spec.max == 0 || v <= spec.max;
@@ -196,7 +203,7 @@ std::optional<sim::Bytes> FieldReader::size_opt(const TreeNode* map, std::string
   try {
     v = sim::parse_bytes(text);
   } catch (const InputError& e) {
-    fail_at(n->where, path, e.what(), expected_text(spec));
+    fail_at(n->where, path, unit_problem(text, e), expected_text(spec));
   }
   if (!within(static_cast<double>(v.count()), spec)) fail_at(n->where, path, "got \"" + text + "\"", expected_text(spec));
   return v;
@@ -211,7 +218,7 @@ std::optional<sim::Bandwidth> FieldReader::rate_opt(const TreeNode* map, std::st
   try {
     v = sim::parse_bandwidth(text);
   } catch (const InputError& e) {
-    fail_at(n->where, path, e.what(), expected_text(spec));
+    fail_at(n->where, path, unit_problem(text, e), expected_text(spec));
   }
   if (!within(static_cast<double>(v.bytes_per_second()), spec))
     fail_at(n->where, path, "got \"" + text + "\"", expected_text(spec));
@@ -227,7 +234,7 @@ std::optional<sim::Time> FieldReader::duration_opt(const TreeNode* map, std::str
   try {
     v = sim::parse_time(text);
   } catch (const InputError& e) {
-    fail_at(n->where, path, e.what(), expected_text(spec));
+    fail_at(n->where, path, unit_problem(text, e), expected_text(spec));
   } catch (const std::overflow_error&) {
     fail_at(n->where, path, "got \"" + text + "\", too large", expected_text(spec));
   }

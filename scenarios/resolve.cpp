@@ -52,7 +52,11 @@ topology::presets::NodeParams node_params(const ClusterSettings& c) {
   if (c.preset == "dgx2" || c.preset == "nvswitch") {
     pr::NvswitchNodeParams p;
     if (c.gpus_per_node) p.gpus = *c.gpus_per_node;
-    if (l.nvswitch.bandwidth) p.per_gpu_bandwidth = *l.nvswitch.bandwidth * p.nvlinks_per_gpu;
+    if (l.nvswitch.bandwidth) {
+      if (l.nvswitch.bandwidth->bytes_per_second() > std::numeric_limits<std::int64_t>::max() / p.nvlinks_per_gpu)
+        throw InputError("nvswitch bandwidth " + sim::format_bandwidth(*l.nvswitch.bandwidth) + " is too large");
+      p.per_gpu_bandwidth = *l.nvswitch.bandwidth * p.nvlinks_per_gpu;
+    }
     if (l.nvswitch.latency) p.nvswitch_latency = *l.nvswitch.latency;
     apply_pcie_cpu(p, l);
     return p;
@@ -154,6 +158,9 @@ workloads::MpPlacement build_placement(const Scenario& s, const workloads::Profi
     case PlacementSettings::Kind::Layers:
       return located(s, "parallelism.placement",
                      [&] { return workloads::partition(profile, mp, workloads::Partitioner::Layers); });
+    case PlacementSettings::Kind::Stacks:
+      return located(s, "parallelism.placement",
+                     [&] { return workloads::partition(profile, mp, workloads::Partitioner::Stacks); });
     case PlacementSettings::Kind::Branches:
       return located(s, "parallelism.placement",
                      [&] { return workloads::partition(profile, mp, workloads::Partitioner::Branches); });

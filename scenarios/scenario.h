@@ -63,7 +63,7 @@ struct PlacementRuleSetting {
 };
 
 struct PlacementSettings {
-  enum class Kind : unsigned char { Auto, Layers, Branches, Rules };
+  enum class Kind : unsigned char { Auto, Layers, Stacks, Branches, Rules };
   Kind kind = Kind::Auto;
   std::vector<PlacementRuleSetting> rules;  // Kind::Rules only
   bool operator==(const PlacementSettings&) const = default;

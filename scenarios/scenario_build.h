@@ -39,7 +39,7 @@ std::string read_text_file(const std::string& path, std::string_view what);
 Scenario build_scenario(const TreeNode& root, const std::string& source,
                         const std::filesystem::path& base_dir);
 
-// Section readers (scenario_build.cpp, scenario_build_more.cpp).
+// Section readers (scenario_build_setup.cpp, scenario_build_run.cpp).
 void read_cluster(FieldReader& r, const TreeNode& root, ClusterSettings& out);
 void read_workload(FieldReader& r, const TreeNode& root, WorkloadSettings& out);
 void read_parallelism(FieldReader& r, const TreeNode& root, ParallelismSettings& out);

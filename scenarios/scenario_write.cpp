@@ -92,6 +92,7 @@ void write_parallelism(Writer& w, const ParallelismSettings& p) {
   switch (p.placement.kind) {
     case PlacementSettings::Kind::Auto: w.text("parallelism.placement", "auto"); break;
     case PlacementSettings::Kind::Layers: w.text("parallelism.placement", "layers"); break;
+    case PlacementSettings::Kind::Stacks: w.text("parallelism.placement", "stacks"); break;
     case PlacementSettings::Kind::Branches: w.text("parallelism.placement", "branches"); break;
     case PlacementSettings::Kind::Rules: {
       std::vector<TreeNode> rules;

@@ -218,7 +218,9 @@ std::string schema_reference_markdown() {
 std::string schema_reference_text() {
   std::string out;
   for (const auto& f : scenario_schema()) {
-    out += std::string(f.path) + "  (" + short_type(f) + "; default: " + default_column(f) + ")\n";
+    std::string d = default_column(f);
+    d.erase(std::remove(d.begin(), d.end(), '`'), d.end());
+    out += std::string(f.path) + "  (" + short_type(f) + (f.required ? "; required" : d == "—" ? "" : "; default: " + d) + ")\n";
     out += wrap(f.help, "    ", 100);
   }
   return out;

@@ -117,11 +117,12 @@ constexpr FieldSpec kSchema[] = {
     {.path = "parallelism.mp", .kind = K::Integer, .default_text = "1", .min = 1, .max = 4096,
      .help = "GPUs per worker (model parallelism)."},
     {.path = "parallelism.placement", .kind = K::List, .default_text = "auto",
-     .words = "auto|layers|branches",
-     .type_doc = "auto, layers, branches or a list of rules",
+     .words = "auto|layers|stacks|branches",
+     .type_doc = "auto, layers, stacks, branches or a list of rules",
      .help = "Which of a worker's mp GPUs runs each op. auto: the network's default partitioner "
-             "(branches for inception-v3, layers otherwise); layers: contiguous layers with "
-             "balanced compute; branches: parallel branches spread over the GPUs; a list: rules "
+             "(branches for inception-v3, stacks for gnmt, layers otherwise); layers: contiguous "
+             "layers with balanced compute; stacks: each stack of layers (enc.*, dec.*) split by "
+             "depth; branches: parallel branches spread over the GPUs; a list: rules "
              "tried in order, first match wins, every op must match one."},
     {.path = "parallelism.placement[]", .kind = K::Section, .help = "One placement rule."},
     {.path = "parallelism.placement[].match", .kind = K::Text, .required = true,

@@ -78,7 +78,10 @@ YAML::Node to_yaml_node(const TreeNode& node, bool flow, int flow_depth, int dep
     case TreeNode::Kind::Sequence: {
       YAML::Node seq(YAML::NodeType::Sequence);
       for (const auto& item : node.items) seq.push_back(to_yaml_node(item, flow, flow_depth, depth + 1));
-      seq.SetStyle(YAML::EmitterStyle::Flow);
+      // A shallow list of mappings is a block list (one item per line); other lists are flow.
+      const bool of_maps = !node.items.empty() && std::all_of(node.items.begin(), node.items.end(),
+                                                              [](const TreeNode& i) { return i.is_map(); });
+      seq.SetStyle(!flow && of_maps && depth < flow_depth ? YAML::EmitterStyle::Block : YAML::EmitterStyle::Flow);
       return seq;
     }
     case TreeNode::Kind::Map: {

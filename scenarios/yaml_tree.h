@@ -46,8 +46,9 @@ TreeNode parse_yaml_tree(std::string_view text, const std::string& source);
 // The same, but every node's `where` is `where` (for text given on the command line).
 TreeNode parse_yaml_tree_at(std::string_view text, const std::string& where);
 
-// YAML text of a tree: `flow` gives one line ("{dp: 4, mp: 2}", "25 GB/s"); otherwise block style
-// with mappings of depth >= `flow_depth` and all sequences written in flow style.
+// YAML text of a tree: `flow` gives one line ("{dp: 4, mp: 2}", "25 GB/s"); otherwise block style,
+// except that mappings of depth >= `flow_depth` and lists (other than shallower lists of mappings)
+// are written in flow style.
 std::string tree_to_yaml(const TreeNode& node, bool flow, int flow_depth = 2);
 
 }  // namespace hybridsim::scenarios

@@ -15,6 +15,8 @@
 
 namespace hybridsim::sim {
 
+class RingObserver;  // sim/ring_collective.h
+
 enum class CollectiveOp : std::uint8_t { AllReduce, ReduceScatter, AllGather, Broadcast };
 std::string_view collective_op_name(CollectiveOp op);  // "all-reduce", ...
 // "allreduce"/"all-reduce", "reducescatter", "allgather", "broadcast"; throws InputError otherwise.
@@ -27,6 +29,9 @@ struct CollectiveConfig {
   // Default: V100 HBM2 900 GB/s × 0.25 efficiency (the add reads two buffers and writes one, so
   // three bytes of memory traffic per byte reduced, at ~75% of peak).
   Bandwidth reduction_bandwidth = Bandwidth::gb_per_second(225);
+  // Not a model parameter: when set, every ring built with this config reports each message it
+  // takes in (sim/ring_collective.h), e.g. to a trace writer. Null (the default) costs one branch.
+  RingObserver* observer = nullptr;
 };
 
 // One ring (channel): an order of the communicator's ranks (0..N-1) and, for each position p, the

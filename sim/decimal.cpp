@@ -29,8 +29,9 @@ std::optional<NumberAndUnit> split_number(std::string_view text) {
       if (d.mantissa < kMantissaLimit) {
         d.mantissa = d.mantissa * 10 + (c - '0');
         if (seen_point) --d.exponent;
-      } else if (!seen_point) {
-        ++d.exponent;  // digits beyond the limit are dropped; their place value is kept
+      } else {
+        if (c != '0') d.truncated = true;  // digits beyond the limit are dropped...
+        if (!seen_point) ++d.exponent;     // ...but their place value is kept
       }
     } else if (c == '.' && !seen_point) {
       seen_point = true;
@@ -77,13 +78,13 @@ std::optional<long long> scale(const Decimal& number, __int128 numerator, __int1
   for (int e = number.exponent; e < 0; ++e) {
     if (!mul(den, 10)) {
       // Vanishingly small: rounds to zero.
-      if (exact) *exact = num == 0;
+      if (exact) *exact = num == 0 && !number.truncated;
       return 0;
     }
   }
   const __int128 q = num / den;
   const __int128 r = num % den;
-  if (exact) *exact = r == 0;
+  if (exact) *exact = r == 0 && !number.truncated;
   const __int128 rounded = q + (2 * r >= den ? 1 : 0);
   if (rounded > std::numeric_limits<long long>::max()) return std::nullopt;
   return static_cast<long long>(rounded);

@@ -9,6 +9,7 @@ namespace hybridsim::sim::detail {
 struct Decimal {
   __int128 mantissa = 0;  // non-negative
   int exponent = 0;       // value = mantissa * 10^exponent
+  bool truncated = false;  // non-zero digits beyond ~30 significant ones were dropped
 };
 
 // Splits "12.5 GB/s" into the number (12.5) and the rest ("GB/s", spaces trimmed). Returns nullopt
@@ -20,7 +21,7 @@ struct NumberAndUnit {
 std::optional<NumberAndUnit> split_number(std::string_view text);
 
 // Rounds number × numerator / denominator to the nearest integer; nullopt on overflow of int64.
-// Sets `exact` to whether no rounding happened.
+// Sets `exact` to whether no rounding happened (false when the text had digits beyond the mantissa).
 std::optional<long long> scale(const Decimal& number, __int128 numerator, __int128 denominator,
                                bool* exact);
 

@@ -6,13 +6,15 @@
 // Why this shape: handlers are objects that already exist (a link, a stream, a collective) and are
 // called through one virtual function with a 64-bit tag that says which of their things happened
 // (a message index, a rank). Nothing is allocated per event and there is no std::function: pending
-// events are 32-byte entries in a radix heap (vectors that keep their capacity), and a slab of
-// generation counts (recycled through a free list) makes EventIds safe. Cancelling bumps the
-// generation, so it is O(1) and safe to repeat; the entry is dropped when it comes up.
+// events are 32-byte entries in a radix heap (the clock never goes back, so a monotone queue
+// suffices) whose buckets are lists of fixed-size chunks recycled through a free list; a table of
+// generation counts makes EventIds safe. Cancelling bumps the generation, so it is O(1) and safe to
+// repeat; the entry is dropped when it comes up. See event_queue.cpp for how the order is kept.
 #pragma once
 #include <array>
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <vector>
 
 #include "sim/time.h"
@@ -63,7 +65,7 @@ class EventQueue {
   std::size_t pending() const { return live_; }
   // Time of the next live event, or Time::max() when empty.
   Time next_time();
-  // Pre-sizes the slot table and the most used buckets (optional; they grow as needed).
+  // Pre-sizes the slot table and the chunk pool for this many pending events (optional).
   void reserve(std::size_t events);
 
  private:
@@ -72,37 +74,83 @@ class EventQueue {
     EventHandler* handler;
     std::uint64_t tag;
     std::uint32_t slot;
-    std::uint32_t generation;  // the slot's generation when scheduled; differs once cancelled
+    std::uint32_t generation;  // the slot's generation when scheduled; stale once cancelled
   };
-  // Entries scheduled earlier than base_ (possible only after next_time() or run_until() looked
-  // ahead): a small binary heap ordered by (time, sequence).
+  static constexpr std::uint32_t kChunkEntries = 32;
+  struct alignas(64) Chunk {
+    std::array<Entry, kChunkEntries> entries;
+    Chunk* next;
+  };
+  // A bucket is a list of chunks, appended to at the tail. An empty bucket has no chunk, and a full
+  // tail_size so that the next append takes a chunk from the pool.
+  struct Bucket {
+    Chunk* head = nullptr;
+    Chunk* tail = nullptr;
+    std::uint32_t tail_size = kChunkEntries;
+    std::uint64_t min_time = ~std::uint64_t{0};
+  };
+  // Entries scheduled before base_, which happens only after next_time() or run_until() looked
+  // ahead: a binary heap by (time, sequence) whose entries all come before those in the buckets.
   struct EarlyEntry {
     std::uint64_t time;
     std::uint64_t seq;
     Entry entry;
   };
-  // Radix-heap buckets, by the highest 4-bit digit in which an entry's time differs from base_ and
-  // the entry's value of that digit; ascending bucket index means ascending time. Bucket 0 holds the
-  // entries at exactly base_, oldest first, consumed from front_.
-  static constexpr int kDigitBits = 4;
-  static constexpr int kDigits = 1 << kDigitBits;
-  static constexpr int kLevels = (63 + kDigitBits - 1) / kDigitBits;  // times have 63 bits
-  static constexpr int kBuckets = kLevels * kDigits;
-  static constexpr int kWords = (kBuckets + 63) / 64;
+  // Bucket (level L, digit d) holds the entries whose time first differs from base_ in 4-bit digit
+  // L, where their digit is d; bucket 0 holds the entries at exactly base_, in scheduling order,
+  // consumed from front_. Ascending bucket index means ascending time.
+  static constexpr unsigned kDigitBits = 4;
+  static constexpr unsigned kDigits = 1u << kDigitBits;
+  static constexpr unsigned kLevels = (63 + kDigitBits - 1) / kDigitBits;  // times have 63 bits
+  static constexpr unsigned kBuckets = kLevels * kDigits;
+  static constexpr unsigned kWords = (kBuckets + 63) / 64;
 
-  static int bucket_of(std::uint64_t time, std::uint64_t base);
-  bool next_live();  // drops cancelled entries; true when an event is pending
-  std::uint64_t next_entry_time() const;  // after next_live() returned true
-  void fire_next();
+  static unsigned bucket_of(std::uint64_t time, std::uint64_t base) {
+    const std::uint64_t x = time ^ base;
+    if (x == 0) return 0;
+    const unsigned level = (63u - static_cast<unsigned>(__builtin_clzll(x))) / kDigitBits;
+    const auto digit = static_cast<unsigned>(time >> (level * kDigitBits)) & (kDigits - 1);
+    return level * kDigits + digit;  // never 0: at level 0 the digit is above base_'s
+  }
+  void append(Bucket& bucket, const Entry& e) {
+    if (bucket.tail_size == kChunkEntries) [[unlikely]] add_chunk(bucket);
+    bucket.tail->entries[bucket.tail_size++] = e;
+    if (e.time < bucket.min_time) bucket.min_time = e.time;
+  }
+  void add_chunk(Bucket& bucket) {
+    if (free_chunks_ == nullptr) [[unlikely]] grow_pool(0);
+    Chunk* c = free_chunks_;
+    free_chunks_ = c->next;
+    c->next = nullptr;
+    if (bucket.tail != nullptr) {
+      bucket.tail->next = c;
+    } else {  // the bucket was empty
+      bucket.head = c;
+      const auto b = static_cast<std::size_t>(&bucket - buckets_.data());
+      occupied_[b / 64] |= std::uint64_t{1} << (b % 64);
+    }
+    bucket.tail = c;
+    bucket.tail_size = 0;
+  }
+  void grow_pool(std::size_t chunks);
+  void release_chunks(Bucket& bucket);
+  bool front_empty() const {
+    const Bucket& b = buckets_[0];
+    return b.head == nullptr || (b.head == b.tail && front_ == b.tail_size);
+  }
   bool refill();
+  bool next_live();                   // drops cancelled entries; true when an event is pending
+  const Entry& next_entry() const;    // valid after next_live() returned true
+  void fire_next();
   bool is_cancelled(const Entry& e) const { return generations_[e.slot] != e.generation; }
-  void free_slot(std::uint32_t slot) { free_slots_.push_back(slot); }
 
-  std::array<std::vector<Entry>, kBuckets> buckets_;
-  std::size_t front_ = 0;           // next entry of bucket 0
-  std::uint64_t base_ = 0;          // every entry in buckets_ has time >= base_
-  std::array<std::uint64_t, kWords> occupied_{};  // bit b set when buckets_[b] (b > 0) is non-empty
-  std::vector<EarlyEntry> early_;   // heap; its entries all come before those in buckets_
+  std::array<Bucket, kBuckets> buckets_{};
+  std::array<std::uint64_t, kWords> occupied_{};  // bit b: buckets_[b] has a chunk
+  std::uint32_t front_ = 0;                       // next entry in bucket 0's head chunk
+  std::uint64_t base_ = 0;                        // every entry in the buckets is at or after it
+  Chunk* free_chunks_ = nullptr;
+  std::vector<std::unique_ptr<Chunk[]>> chunk_blocks_;  // owns every chunk
+  std::vector<EarlyEntry> early_;
   std::uint64_t early_seq_ = 0;
   std::vector<std::uint32_t> generations_;  // per slot; bumped when its event fires or is cancelled
   std::vector<std::uint32_t> free_slots_;

@@ -160,6 +160,8 @@ void RingCollective::handle_arrival(std::uint64_t tag) {
   }
   RankState& rs = rank_[ch.plan.order[to]];
   if (ready > rs.finish) rs.finish = ready;
+  if (config_.observer != nullptr)
+    config_.observer->on_ring_arrival({this, ch.plan.order[to], step, c, queue_.now()});
   const bool forward = op_ == CollectiveOp::Broadcast ? to + 1 < n_ : step + 1 < steps_;
   if (forward) send(c, to, op_ == CollectiveOp::Broadcast ? to : step + 1, j, ready);
 }

@@ -18,6 +18,26 @@
 
 namespace hybridsim::sim {
 
+class RingCollective;
+
+// One message of a ring collective taken in by its receiving rank (for traces: analysis/ implements
+// the observer; set it in CollectiveConfig::observer). `time` is when the rank handles it: its
+// arrival, or the rank's start if it arrived before the rank joined. Broadcasts report too.
+struct RingArrival {
+  const RingCollective* ring;
+  std::uint32_t rank;     // the receiving rank, in the ring's rank space
+  std::uint32_t step;     // 0-based ring step (for a broadcast: the hop along the chain)
+  std::uint32_t channel;
+  Time time;
+};
+class RingObserver {
+ public:
+  virtual void on_ring_arrival(const RingArrival& arrival) = 0;
+
+ protected:
+  ~RingObserver() = default;
+};
+
 class RingCollective final : public Collective {
  public:
   // `ranks` = N; every channel's order is a permutation of 0..N-1 (for broadcast, starting at
@@ -40,6 +60,16 @@ class RingCollective final : public Collective {
   Time start_time() const;            // earliest start
   Time finish_time() const override;  // latest finish
   std::uint64_t messages_sent() const override { return messages_sent_; }
+  // The plan, for observers: steps per rank (2(N−1) for all-reduce, N−1 for the other ring ops),
+  // messages a rank receives in one step of a ring op (channels × messages per chunk), and the
+  // route leaving `rank` in `channel` (to its successor).
+  std::uint32_t steps() const { return steps_; }
+  std::uint32_t channel_count() const { return static_cast<std::uint32_t>(channels_.size()); }
+  std::uint32_t messages_per_step() const { return channel_count() * messages_per_chunk_; }
+  Route route_from(std::uint32_t rank, std::uint32_t channel = 0) const {
+    const ChannelState& ch = channels_[channel];
+    return ch.plan.routes[ch.position_of_rank[rank]];
+  }
   std::array<Bytes, kLinkKindCount> bytes_by_link_kind() const override;
 
   void on_event(std::uint64_t tag) override;

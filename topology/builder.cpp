@@ -125,6 +125,10 @@ Topology TopologyBuilder::build() && {
     impl->out_flat.insert(impl->out_flat.end(), o.begin(), o.end());
     impl->out_offsets.push_back(static_cast<std::uint32_t>(impl->out_flat.size()));
   }
+  impl->nics_by_node.resize(static_cast<std::size_t>(impl->node_count));
+  for (std::uint32_t i = 0; i < devices_.size(); ++i)
+    if (devices_[i].kind == DeviceKind::Nic && devices_[i].node)
+      impl->nics_by_node[static_cast<std::size_t>(*devices_[i].node)].push_back(DeviceId{i});
   impl->nic_known.assign(devices_.size(), 0);
   impl->nic_of.assign(devices_.size(), std::nullopt);
   devices_.clear();

@@ -187,17 +187,18 @@ RingPlan find_rings(const Topology& t, std::span<const DeviceId> gpus, const Rin
       auto it = memo.find(key);
       if (it == memo.end()) {
         detail::CycleSetScore score;
-        int perfect = 0;
+        const int perfect = 0;  // the NICs are used as evenly as the channel count allows
         if (multi && g.nics > 1) {
-          // Prefer cycle sets whose cuts spread the channels evenly over the NICs.
+          // Prefer cycle sets whose cuts spread the channels evenly over the NICs: score 0 when
+          // the most and least used NIC differ by at most 1 (exactly 0 if channels divide evenly).
           score = [&g](const std::vector<Cycle>& cycles) {
             std::vector<int> usage;
             const int channels = std::max(2 * static_cast<int>(cycles.size()), g.nics);
             cut_cycles(cycles, g.nic_of, g.nics, channels, &usage);
-            return -(*std::max_element(usage.begin(), usage.end()) -
-                     *std::min_element(usage.begin(), usage.end()));
+            const int spread = *std::max_element(usage.begin(), usage.end()) -
+                               *std::min_element(usage.begin(), usage.end());
+            return -(spread - (channels % g.nics != 0 ? 1 : 0));
           };
-          perfect = 0;
         }
         it = memo.emplace(key, detail::find_cycle_decomposition(
                                    n, cap, max_cycles, options.search_budget, score, perfect))

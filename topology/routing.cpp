@@ -3,6 +3,7 @@
 #include <boost/graph/dijkstra_shortest_paths.hpp>
 #include <boost/graph/filtered_graph.hpp>
 #include <boost/property_map/property_map.hpp>
+#include <optional>
 
 #include "sim/error.h"
 #include "topology/topology_impl.h"
@@ -17,15 +18,16 @@ std::int64_t link_cost(const sim::LinkSpec& spec) {
 
 namespace {
 
-// Which devices a route may visit: those of the machines at its two ends and the fabric switches,
-// never a third machine.
+// Which devices a route may visit: those of the machines at its two ends and (unless `fabric` is
+// off) the fabric switches, never a third machine.
 struct NodeFilter {
   const Graph* graph = nullptr;
   int src_node = -1;
   int dst_node = -1;
+  bool fabric = true;
   bool operator()(Vertex v) const {
     const int node = (*graph)[v].node;
-    return node < 0 || node == src_node || node == dst_node;
+    return node < 0 ? fabric : node == src_node || node == dst_node;
   }
 };
 
@@ -48,15 +50,32 @@ struct LinkFilter {
 
 using FilteredGraph = boost::filtered_graph<Graph, LinkFilter, NodeFilter>;
 
-// Dijkstra from src over the filtered graph into `dist` (kInfiniteCost where unreachable).
+// Ends a Dijkstra run once `target` is settled (its cost and all cheaper ones are final).
+struct Reached {};
+struct StopAt : boost::default_dijkstra_visitor {
+  std::optional<Vertex> target;
+  template <class G>
+  void examine_vertex(Vertex u, const G&) const {
+    if (u == target) throw Reached{};
+  }
+};
+
+// Dijkstra from src over the filtered graph into `dist` (kInfiniteCost where unreachable). With a
+// target, stops when the target is settled: costs are final for every settled device.
 void run_dijkstra(const Graph& g, Vertex src, const LinkFilter& lf, const NodeFilter& nf,
-                  std::vector<std::int64_t>& dist) {
+                  std::optional<Vertex> target, std::vector<std::int64_t>& dist) {
   FilteredGraph fg(g, lf, nf);
   dist.assign(boost::num_vertices(g), kInfiniteCost);
-  boost::dijkstra_shortest_paths(fg, src,
-                                 boost::weight_map(boost::get(&EdgeProps::cost, g))
-                                     .distance_map(boost::make_iterator_property_map(
-                                         dist.begin(), boost::get(boost::vertex_index, g))));
+  StopAt stop;
+  stop.target = target;
+  try {
+    boost::dijkstra_shortest_paths(fg, src,
+                                   boost::weight_map(boost::get(&EdgeProps::cost, g))
+                                       .distance_map(boost::make_iterator_property_map(
+                                           dist.begin(), boost::get(boost::vertex_index, g)))
+                                       .visitor(stop));
+  } catch (const Reached&) {
+  }
 }
 
 // splitmix64 of the three values: a fixed, platform-independent choice among equal-cost links.
@@ -73,19 +92,20 @@ std::uint64_t mix(std::uint64_t a, std::uint64_t b, std::uint64_t c) {
 }  // namespace
 }  // namespace detail
 
-void Topology::Impl::costs_locked(DeviceId from, int dst_node, RouteOptions options,
-                                  std::vector<std::int64_t>& out) const {
+void Topology::Impl::costs_within_node_locked(DeviceId from, RouteOptions options,
+                                              std::vector<std::int64_t>& out) const {
   using namespace detail;
   const Vertex src = from.value;
+  const int node = graph[src].node;
   run_dijkstra(graph, src, LinkFilter{&graph, src, options.avoid_nvlink, options.gpu_relay},
-               NodeFilter{&graph, graph[src].node, dst_node}, out);
+               NodeFilter{&graph, node, node, /*fabric=*/false}, std::nullopt, out);
 }
 
 std::vector<std::int64_t> Topology::Impl::costs_within_node(DeviceId from,
                                                             RouteOptions options) const {
   std::vector<std::int64_t> out;
   std::lock_guard lock(mutex);
-  costs_locked(from, graph[from.value].node, options, out);
+  costs_within_node_locked(from, options, out);
   return out;
 }
 
@@ -99,8 +119,8 @@ sim::Route Topology::Impl::route_locked(DeviceId from, DeviceId to, RouteOptions
 
   const Vertex src = from.value, dst = to.value;
   const LinkFilter lf{&graph, src, options.avoid_nvlink, options.gpu_relay};
-  const NodeFilter nf{&graph, graph[src].node, graph[dst].node};
-  run_dijkstra(graph, src, lf, nf, dist);
+  const NodeFilter nf{&graph, graph[src].node, graph[dst].node, /*fabric=*/true};
+  run_dijkstra(graph, src, lf, nf, dst, dist);
   if (dist[dst] == kInfiniteCost) {
     std::string why = "no route from " + devices[src].name + " to " + devices[dst].name;
     if (options.avoid_nvlink) why += " avoiding NVLink/NVSwitch";
@@ -109,6 +129,8 @@ sim::Route Topology::Impl::route_locked(DeviceId from, DeviceId to, RouteOptions
   }
   // Walk back from the destination along tight edges (dist[u] + cost == dist[v]). Costs are
   // positive, so this terminates; where several links are tight, pick one by hash(from, to, v).
+  // Dijkstra stopped at the destination: a device not yet settled then costs at least dist[dst],
+  // so an edge out of it cannot be tight here.
   std::vector<sim::LinkId> path;
   std::vector<Edge> tight;
   for (Vertex v = dst; v != src;) {

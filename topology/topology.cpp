@@ -99,15 +99,13 @@ std::optional<DeviceId> Topology::nic_for_gpu(DeviceId gpu) const {
   std::lock_guard lock(impl_->mutex);
   if (impl_->nic_known[gpu.value]) return impl_->nic_of[gpu.value];
   std::optional<DeviceId> best;
-  if (info.node) {
-    impl_->costs_locked(gpu, *info.node, {}, impl_->dist);
+  if (info.node && !impl_->nics_by_node[static_cast<std::size_t>(*info.node)].empty()) {
+    impl_->costs_within_node_locked(gpu, {}, impl_->dist);
     std::int64_t best_cost = detail::kInfiniteCost;
-    for (std::uint32_t i = 0; i < impl_->devices.size(); ++i) {
-      const auto& d = impl_->devices[i];
-      if (d.kind != DeviceKind::Nic || d.node != info.node) continue;
-      if (impl_->dist[i] < best_cost) {
-        best_cost = impl_->dist[i];
-        best = DeviceId{i};
+    for (const DeviceId nic : impl_->nics_by_node[static_cast<std::size_t>(*info.node)]) {
+      if (impl_->dist[nic.value] < best_cost) {
+        best_cost = impl_->dist[nic.value];
+        best = nic;
       }
     }
   }

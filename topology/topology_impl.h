@@ -52,6 +52,7 @@ struct Topology::Impl {
   std::vector<std::uint32_t> out_offsets;  // CSR of out_links by device
   std::vector<sim::LinkId> out_flat;
   std::unordered_map<std::uint64_t, sim::LinkId> link_index;  // from << 32 | to
+  std::vector<std::vector<DeviceId>> nics_by_node;            // [node] → its NICs, by id
 
   // Caches, guarded by mutex.
   mutable std::mutex mutex;
@@ -68,12 +69,11 @@ struct Topology::Impl {
   }
   // Route computation; the caller holds `mutex`.
   sim::Route route_locked(DeviceId from, DeviceId to, RouteOptions options) const;
-  // Dijkstra from `from` over the devices a route towards machine `dst_node` (-1: none) may use;
-  // fills `out` (indexed by DeviceId) with costs, kInfiniteCost where unreachable. Caller holds
-  // mutex.
-  void costs_locked(DeviceId from, int dst_node, RouteOptions options,
-                    std::vector<std::int64_t>& out) const;
-  // Locking wrapper: costs from `from` to every device of its own machine (and the fabric).
+  // Dijkstra from `from` over its own machine (no fabric); fills `out` (indexed by DeviceId) with
+  // route costs, kInfiniteCost where unreachable. Caller holds mutex.
+  void costs_within_node_locked(DeviceId from, RouteOptions options,
+                                std::vector<std::int64_t>& out) const;
+  // Locking wrapper of costs_within_node_locked.
   std::vector<std::int64_t> costs_within_node(DeviceId from, RouteOptions options) const;
 };
 

@@ -4,6 +4,7 @@
 #include <string>
 
 #include "sim/error.h"
+#include "topology/ring_channels.h"
 
 namespace hybridsim::workloads {
 
@@ -44,16 +45,7 @@ const std::vector<sim::RingChannel>& CommPlanner::ring_channels(const std::vecto
     ro.pcie_only = options_.pcie_only;
     ro.channels = options_.channels;
     const topology::RingPlan plan = topology::find_rings(topology_, devices, ro);
-    for (std::size_t c = 0; c < plan.rings.size(); ++c) {
-      sim::RingChannel ch;
-      for (std::size_t i = 0; i < plan.rings[c].size(); ++i) {
-        const topology::DeviceId d = plan.rings[c][i];
-        const auto pos = std::find(devices.begin(), devices.end(), d) - devices.begin();
-        ch.order.push_back(static_cast<std::uint32_t>(pos));
-        ch.routes.emplace_back(plan.routes[c][i].begin(), plan.routes[c][i].end());
-      }
-      channels.push_back(std::move(ch));
-    }
+    channels = topology::to_ring_channels(plan, devices);
   }
   return cache_.emplace(members, std::move(channels)).first->second;
 }

@@ -59,13 +59,20 @@ sim::Bytes MpPlacement::cut_bytes(const Profile& profile) const {
 }
 
 std::string_view partitioner_name(Partitioner p) {
-  return p == Partitioner::Layers ? "layers" : "branches";
+  switch (p) {
+    case Partitioner::Layers: return "layers";
+    case Partitioner::Stacks: return "stacks";
+    case Partitioner::Branches: return "branches";
+  }
+  return "?";
 }
 
 Partitioner parse_partitioner(std::string_view text) {
   if (text == "layers") return Partitioner::Layers;
+  if (text == "stacks") return Partitioner::Stacks;
   if (text == "branches") return Partitioner::Branches;
-  throw InputError("unknown partitioner \"" + std::string(text) + "\": expected layers or branches");
+  throw InputError("unknown partitioner \"" + std::string(text) +
+                   "\": expected layers, stacks or branches");
 }
 
 bool glob_match(std::string_view pattern, std::string_view text) {
@@ -113,35 +120,44 @@ MpPlacement place_by_rules(const Profile& profile, int mp, std::span<const Place
   return out;
 }
 
-MpPlacement partition_layers(const Profile& profile, int mp) {
-  check_mp(profile, mp);
-  // Layers in order of first appearance, with their compute.
-  std::vector<std::string> layers;
-  std::unordered_map<std::string, std::size_t> index;
+namespace {
+
+// Layers in order of first appearance, with their compute, and each op's layer.
+struct LayerTable {
+  std::vector<std::string> names;
   std::vector<std::int64_t> weight;
-  std::vector<std::size_t> layer_of_op(profile.ops.size());
+  std::vector<std::size_t> layer_of_op;
+};
+
+LayerTable layer_table(const Profile& profile) {
+  LayerTable t;
+  std::unordered_map<std::string, std::size_t> index;
+  t.layer_of_op.resize(profile.ops.size());
   for (std::size_t i = 0; i < profile.ops.size(); ++i) {
     const std::string& key = profile.ops[i].layer.empty() ? profile.ops[i].name : profile.ops[i].layer;
-    auto [it, added] = index.emplace(key, layers.size());
+    auto [it, added] = index.emplace(key, t.names.size());
     if (added) {
-      layers.push_back(key);
-      weight.push_back(0);
+      t.names.push_back(key);
+      t.weight.push_back(0);
     }
-    layer_of_op[i] = it->second;
-    weight[it->second] += op_weight(profile.ops[i]);
+    t.layer_of_op[i] = it->second;
+    t.weight[it->second] += op_weight(profile.ops[i]);
   }
-  const std::size_t n = layers.size();
-  const auto parts = static_cast<std::size_t>(mp);
-  // Linear partition: best[k][i] = smallest possible largest group when the first i layers form
-  // k groups. Exact dynamic programme, O(mp · n²); ties keep earlier cuts.
+  return t;
+}
+
+// Cuts `weight` into `parts` contiguous groups minimizing the largest group's sum (an exact dynamic
+// programme, O(parts · n²); ties keep earlier cuts). Returns each element's group.
+std::vector<std::uint32_t> linear_partition(const std::vector<std::int64_t>& weight, std::size_t parts) {
+  const std::size_t n = weight.size();
   std::vector<std::int64_t> prefix(n + 1, 0);
   for (std::size_t i = 0; i < n; ++i) prefix[i + 1] = prefix[i] + weight[i];
   const std::int64_t inf = std::numeric_limits<std::int64_t>::max();
   std::vector<std::vector<std::int64_t>> best(parts + 1, std::vector<std::int64_t>(n + 1, inf));
   std::vector<std::vector<std::size_t>> cut(parts + 1, std::vector<std::size_t>(n + 1, 0));
   best[0][0] = 0;
-  for (std::size_t k = 1; k <= parts; ++k) {
-    for (std::size_t i = 0; i <= n; ++i) {
+  for (std::size_t k = 1; k <= parts; ++k)
+    for (std::size_t i = 0; i <= n; ++i)
       for (std::size_t j = 0; j <= i; ++j) {
         if (best[k - 1][j] == inf) continue;
         const std::int64_t v = std::max(best[k - 1][j], prefix[i] - prefix[j]);
@@ -150,18 +166,71 @@ MpPlacement partition_layers(const Profile& profile, int mp) {
           cut[k][i] = j;
         }
       }
-    }
-  }
-  std::vector<std::uint32_t> gpu_of_layer(n, 0);
+  std::vector<std::uint32_t> group(n, 0);
   std::size_t end = n;
   for (std::size_t k = parts; k >= 1; --k) {
     const std::size_t begin = cut[k][end];
-    for (std::size_t l = begin; l < end; ++l) gpu_of_layer[l] = static_cast<std::uint32_t>(k - 1);
+    for (std::size_t l = begin; l < end; ++l) group[l] = static_cast<std::uint32_t>(k - 1);
     end = begin;
   }
+  return group;
+}
+
+}  // namespace
+
+MpPlacement partition_layers(const Profile& profile, int mp) {
+  check_mp(profile, mp);
+  const LayerTable t = layer_table(profile);
+  const auto gpu_of_layer = linear_partition(t.weight, static_cast<std::size_t>(mp));
   MpPlacement out{mp, std::vector<std::uint32_t>(profile.ops.size(), 0),
                   "layers partitioner: contiguous layers balanced by compute"};
-  for (std::size_t i = 0; i < profile.ops.size(); ++i) out.gpu_of_op[i] = gpu_of_layer[layer_of_op[i]];
+  for (std::size_t i = 0; i < profile.ops.size(); ++i) out.gpu_of_op[i] = gpu_of_layer[t.layer_of_op[i]];
+  return out;
+}
+
+MpPlacement partition_stacks(const Profile& profile, int mp) {
+  check_mp(profile, mp);
+  const LayerTable t = layer_table(profile);
+  const std::size_t n_layers = t.names.size();
+  // A stack is the layers sharing the name part before the first '.' ("enc" of "enc.L2").
+  std::vector<std::string> stack_of_layer(n_layers);
+  std::map<std::string, std::vector<std::size_t>> stacks;
+  std::vector<std::string> stack_order;
+  for (std::size_t l = 0; l < n_layers; ++l) {
+    const std::string& name = t.names[l];
+    stack_of_layer[l] = name.substr(0, name.find('.'));
+    auto [it, added] = stacks.try_emplace(stack_of_layer[l]);
+    if (added) stack_order.push_back(stack_of_layer[l]);
+    it->second.push_back(l);
+  }
+  const std::uint32_t unset = std::numeric_limits<std::uint32_t>::max();
+  std::vector<std::uint32_t> gpu_of_layer(n_layers, unset);
+  for (const std::string& key : stack_order) {
+    const auto& layers = stacks[key];
+    if (layers.size() < 2) continue;
+    std::vector<std::int64_t> w;
+    for (const std::size_t l : layers) w.push_back(t.weight[l]);
+    const auto group = linear_partition(w, std::min(layers.size(), static_cast<std::size_t>(mp)));
+    for (std::size_t i = 0; i < layers.size(); ++i) gpu_of_layer[layers[i]] = group[i];
+  }
+  MpPlacement out{mp, std::vector<std::uint32_t>(profile.ops.size(), 0),
+                  "stacks partitioner: each stack of layers (enc.*, dec.*) split by depth over the GPUs"};
+  // Layers outside a stack (embeddings, attention, classifiers) go, as a whole, to the GPU that
+  // holds most of their input bytes, decided in order of first appearance; inputs from layers not
+  // yet decided do not count. A layer without placed inputs goes to GPU 0.
+  for (std::size_t l = 0; l < n_layers; ++l) {
+    if (gpu_of_layer[l] != unset) continue;
+    std::vector<std::int64_t> bytes(static_cast<std::size_t>(mp), 0);
+    for (std::size_t i = 0; i < profile.ops.size(); ++i) {
+      if (t.layer_of_op[i] != l) continue;
+      for (const std::uint32_t in : profile.ops[i].inputs) {
+        const std::uint32_t g = gpu_of_layer[t.layer_of_op[in]];
+        if (t.layer_of_op[in] != l && g != unset) bytes[g] += profile.ops[in].activation_bytes.count() + 1;
+      }
+    }
+    gpu_of_layer[l] = static_cast<std::uint32_t>(std::max_element(bytes.begin(), bytes.end()) - bytes.begin());
+  }
+  for (std::size_t i = 0; i < profile.ops.size(); ++i) out.gpu_of_op[i] = gpu_of_layer[t.layer_of_op[i]];
   return out;
 }
 
@@ -240,12 +309,18 @@ MpPlacement partition_branches(const Profile& profile, int mp) {
 }
 
 MpPlacement partition(const Profile& profile, int mp, Partitioner partitioner) {
-  return partitioner == Partitioner::Layers ? partition_layers(profile, mp)
-                                            : partition_branches(profile, mp);
+  switch (partitioner) {
+    case Partitioner::Layers: return partition_layers(profile, mp);
+    case Partitioner::Stacks: return partition_stacks(profile, mp);
+    case Partitioner::Branches: return partition_branches(profile, mp);
+  }
+  return partition_layers(profile, mp);
 }
 
 Partitioner default_partitioner(const Profile& profile) {
-  return profile.meta.network == "inception-v3" ? Partitioner::Branches : Partitioner::Layers;
+  if (profile.meta.network == "inception-v3") return Partitioner::Branches;
+  if (profile.meta.network == "gnmt") return Partitioner::Stacks;
+  return Partitioner::Layers;
 }
 
 }  // namespace hybridsim::workloads

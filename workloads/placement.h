@@ -1,7 +1,8 @@
 // Model-parallel placement: which of a data-parallel worker's `mp` GPUs runs each op of a profile.
-// Three ways to get one: explicit rules (op-name or layer glob patterns → GPU index, first match
-// wins), a depth partitioner (contiguous layers, balanced compute: splits LSTM stacks by layer), and
-// a branch partitioner (parallel branches of a block spread over GPUs: Inception's towers).
+// Ways to get one: explicit rules (op-name or layer glob patterns → GPU index, first match wins),
+// a depth partitioner (contiguous layers, balanced compute: splits LSTM stacks by layer), a stack
+// partitioner (each encoder/decoder stack split by depth) and a branch partitioner (parallel
+// branches of a block spread over GPUs: Inception's towers).
 //   MpPlacement p = partition_layers(profile, 2);   p.gpu_of_op[profile.op_by_name("enc.L2.t3")] == 1
 #pragma once
 #include <cstdint>
@@ -33,8 +34,8 @@ struct PlacementRule {
   std::string where;    // where the rule was written (file:line:col), for error messages
 };
 
-enum class Partitioner : std::uint8_t { Layers, Branches };
-std::string_view partitioner_name(Partitioner p);  // "layers", "branches"
+enum class Partitioner : std::uint8_t { Layers, Stacks, Branches };
+std::string_view partitioner_name(Partitioner p);  // "layers", "stacks", "branches"
 Partitioner parse_partitioner(std::string_view text);  // throws InputError listing the choices
 
 // Everything on GPU 0 (mp = 1, or a deliberately unbalanced what-if).
@@ -45,13 +46,19 @@ MpPlacement place_by_rules(const Profile& profile, int mp, std::span<const Place
 // Layers (in order of first appearance) cut into mp contiguous groups minimizing the largest
 // group's compute; all time steps of a recurrent layer stay together.
 MpPlacement partition_layers(const Profile& profile, int mp);
+// Each stack of layers (layers named <stack>.<...>, e.g. GNMT's enc.L0..enc.L3 and dec.L0..dec.L3)
+// cut by depth over the GPUs, balanced by compute, as the GNMT paper places one layer per GPU, so
+// that encoder and decoder each pipeline as a wavefront; layers outside stacks (embedding,
+// attention, classifier) go to the GPU holding most of their inputs.
+MpPlacement partition_stacks(const Profile& profile, int mp);
 // Inside each layer, chains of ops between a fork and a join (parallel branches) are spread over the
 // GPUs, longest first onto the least-loaded GPU; forks, joins and layers without branches stay on the
 // GPU that holds most of their inputs.
 MpPlacement partition_branches(const Profile& profile, int mp);
 MpPlacement partition(const Profile& profile, int mp, Partitioner partitioner);
 // The documented default for a network: branches for Inception-V3 (its towers run in parallel),
-// layers for the recurrent networks (wavefront pipelining across the stack), layers otherwise.
+// stacks for GNMT (encoder and decoder each split by depth, as in the GNMT paper), layers for
+// BigLSTM and anything else (wavefront pipelining across the stack).
 Partitioner default_partitioner(const Profile& profile);
 
 // True when `text` matches the glob `pattern` (POSIX fnmatch without flags).

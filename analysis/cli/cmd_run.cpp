@@ -1,80 +1,124 @@
-// `hybridsim run [SCENARIO]`: simulate a scenario and print its summary. Without a scenario it runs
-// the built-in demo: eight GPUs on an idealized 25 GB/s ring each stream 64 MiB to their neighbour
-// in 512 KiB messages, and a second flow shares one link, so the summary shows contention.
+// `hybridsim run SCENARIO [--set path=value ...]`: loads and resolves a scenario, simulates one
+// training step, projects time to train, prints a summary (table or JSON) and writes the scenario's
+// outputs (summary files, an optional Perfetto trace) into its output directory.
 #include <boost/program_options.hpp>
+#include <filesystem>
 #include <iostream>
 #include <string>
 #include <vector>
 
+#include "analysis/atomic_file.h"
 #include "analysis/cli/commands.h"
+#include "analysis/scenario_run.h"
+#include "analysis/step_report.h"
+#include "scenarios/resolve.h"
+#include "scenarios/scenario.h"
 #include "sim/error.h"
-#include "sim/network.h"
 
 namespace po = boost::program_options;
 
 namespace hybridsim::cli {
-namespace {
-
-struct Counter final : sim::EventHandler {
-  sim::EventQueue* queue = nullptr;
-  std::int64_t delivered = 0;
-  sim::Time last;
-  void on_event(std::uint64_t) override {
-    ++delivered;
-    last = queue->now();
-  }
-};
-
-int run_demo() {
-  constexpr int kGpus = 8;
-  const sim::Bytes message = sim::Bytes::kib(512);
-  const sim::Bytes total = sim::Bytes::mib(64);
-  sim::LinkTable links;
-  for (int g = 0; g < kGpus; ++g)
-    links.add({sim::LinkKind::Generic, sim::parse_bandwidth("25 GB/s"), sim::parse_time("1 us"),
-               "GPU" + std::to_string(g) + "→GPU" + std::to_string((g + 1) % kGpus)});
-  sim::EventQueue queue;
-  sim::Network network(queue, links);
-  Counter done;
-  done.queue = &queue;
-  std::vector<std::vector<sim::LinkId>> routes;
-  for (int g = 0; g < kGpus; ++g) routes.push_back({static_cast<sim::LinkId>(g)});
-  routes.push_back({0, 1});  // GPU0 → GPU2 through GPU1 shares link 0→1 and 1→2
-  for (auto& route : routes)
-    for (std::int64_t sent = 0; sent < total.count(); sent += message.count())
-      network.send(route, message, done, 0);
-  queue.run();
-  std::cout << "demo: " << kGpus << " GPUs on a 25 GB/s ring, 64 MiB to each neighbour in 512 KiB "
-            << "messages, plus GPU0→GPU2 sharing two links\n"
-            << "  messages delivered   " << done.delivered << "\n"
-            << "  finished at          " << sim::human_time(done.last) << "\n"
-            << "  events processed     " << queue.events_processed() << "\n";
-  for (sim::LinkId l = 0; l < 3; ++l) {
-    const auto& c = network.counters(l);
-    std::cout << "  link " << links[l].name << ": " << sim::human_bytes(c.bytes) << " in "
-              << sim::human_time(c.busy) << " busy, max queue " << c.max_queue_depth << "\n";
-  }
-  return 0;
-}
-
-}  // namespace
 
 int run_command(int argc, const char* const* argv) {
-  po::options_description options("hybridsim run [SCENARIO] [options]");
+  po::options_description options(
+      "hybridsim run SCENARIO [options]\n\n"
+      "Simulates one training step of the scenario and projects time to train. Scenario files are\n"
+      "documented in scenarios/README.md; examples are in scenarios/examples/.\n\noptions");
+  std::vector<std::string> sets;
+  std::string out_dir, format = "table", trace, trace_detail = "kernels", trace_gpus, trace_window;
   options.add_options()("help,h", "show this help")(
-      "scenario", po::value<std::string>(), "scenario file (YAML); none runs the built-in demo");
+      "scenario", po::value<std::string>(), "scenario file (YAML)")(
+      "set,s", po::value(&sets)->composing(), "override a field: --set cluster.nodes=4 (repeatable)")(
+      "out,o", po::value(&out_dir), "output directory (overrides outputs.directory)")(
+      "format,f", po::value(&format)->default_value("table"), "what to print: table | json")(
+      "trace,t", po::value(&trace), "write a Chrome/Perfetto trace of the step to this file")(
+      "trace-detail", po::value(&trace_detail)->default_value("kernels"), "kernels | steps | messages")(
+      "trace-gpus", po::value(&trace_gpus), "only these GPUs in the trace, e.g. 0-3,8")(
+      "trace-window", po::value(&trace_window), "only this time span, e.g. \"2 ms:5 ms\"")(
+      "trace-gzip", "gzip the trace");
   po::positional_options_description positional;
   positional.add("scenario", 1);
   po::variables_map vm;
   po::store(po::command_line_parser(argc, argv).options(options).positional(positional).run(), vm);
-  po::notify(vm);
   if (vm.count("help")) {
     std::cout << options << "\n";
     return 0;
   }
-  if (vm.count("scenario"))
-    throw InputError("scenario files are not supported yet: run without a file for the demo");
-  return run_demo();
+  po::notify(vm);
+  if (!vm.count("scenario"))
+    throw InputError("give a scenario file, e.g. hybridsim run scenarios/examples/dgx1-gnmt-dp8.yaml");
+  if (format != "table" && format != "json")
+    throw InputError("--format must be table or json (got \"" + format + "\")");
+
+  const scenarios::Scenario scenario = scenarios::load_scenario(vm["scenario"].as<std::string>(), sets);
+  const scenarios::ResolvedScenario resolved = scenarios::resolve(scenario);
+  const std::filesystem::path dir = out_dir.empty() ? scenario.outputs.directory : std::filesystem::path(out_dir);
+
+  analysis::ScenarioRunOptions run_options;
+  if (trace.empty() && !vm["trace-detail"].defaulted())
+    throw InputError("--trace-detail needs --trace FILE");
+  if (!trace.empty()) {
+    run_options.trace = trace;
+    run_options.trace_options.detail = analysis::parse_trace_detail(trace_detail);
+    if (!trace_gpus.empty()) run_options.trace_options.gpus = analysis::parse_gpu_list(std::string_view(trace_gpus));
+    if (!trace_window.empty()) run_options.trace_options.window = analysis::parse_trace_window(trace_window);
+    run_options.trace_options.gzip = vm.count("trace-gzip") > 0;
+  } else if (scenario.outputs.trace) {
+    const auto& t = *scenario.outputs.trace;
+    run_options.trace = dir / t.file;
+    run_options.trace_options.detail = t.detail == scenarios::TraceSettings::Detail::Messages
+                                           ? analysis::TraceDetail::Messages
+                                           : analysis::TraceDetail::Kernels;
+    run_options.trace_options.gpus = t.gpus;
+    if (t.window) run_options.trace_options.window = analysis::TraceWindow{t.window->first, t.window->second};
+    run_options.trace_options.gzip = t.gzip;
+  }
+  if (run_options.trace && run_options.trace->has_parent_path())
+    std::filesystem::create_directories(run_options.trace->parent_path());
+
+  const analysis::ScenarioRun run = analysis::run_scenario(resolved, run_options);
+  std::vector<std::pair<std::string, std::string>> context = {{"scenario", scenario.name.empty() ? scenario.source : scenario.name}};
+  const std::string table = analysis::step_summary_table(run.step, context);
+  std::string extra;
+  for (const auto& [k, v] : analysis::run_metrics(run)) {
+    std::string key = "  " + k;
+    key.append(key.size() < 34 ? 34 - key.size() : 0, ' ');
+    extra += key + v + "\n";
+  }
+  auto full_context = run.context;
+  for (const auto& kv : analysis::run_metrics(run)) full_context.push_back(kv);
+  const std::string json = analysis::step_summary_json(run.step, full_context);
+
+  // Files the scenario asks for, each written whole or not at all.
+  bool wrote = false;
+  for (const auto f : scenario.outputs.formats) {
+    if (f == scenarios::OutputFormat::Table && out_dir.empty()) continue;  // the terminal is enough
+    std::filesystem::create_directories(dir);
+    const std::string name = f == scenarios::OutputFormat::Json ? "summary.json"
+                             : f == scenarios::OutputFormat::Csv ? "summary.csv" : "summary.txt";
+    analysis::AtomicFile file(dir / name);
+    if (f == scenarios::OutputFormat::Json) file.write(json);
+    else if (f == scenarios::OutputFormat::Table) file.write(table + extra);
+    else {
+      std::string csv = "key,value\n";
+      auto quote = [](std::string text) {
+        for (std::size_t i = text.find('"'); i != std::string::npos; i = text.find('"', i + 2))
+          text.insert(i, 1, '"');
+        return "\"" + text + "\"";
+      };
+      for (const auto& [k, v] : full_context) csv += quote(k) + "," + quote(v) + "\n";
+      file.write(csv);
+    }
+    file.commit();
+    wrote = true;
+  }
+  if (format == "json") {
+    std::cout << json;
+  } else {
+    std::cout << table << extra;
+    if (wrote) std::cout << "  outputs in " << dir.string() << "\n";
+  }
+  return 0;
 }
 
 }  // namespace hybridsim::cli

@@ -9,5 +9,8 @@ namespace hybridsim::cli {
 int run_command(int argc, const char* const* argv);
 int topology_command(int argc, const char* const* argv);
 int collective_command(int argc, const char* const* argv);
+int sweep_command(int argc, const char* const* argv);
+int merge_command(int argc, const char* const* argv);
+int import_command(int argc, const char* const* argv);
 
 }  // namespace hybridsim::cli

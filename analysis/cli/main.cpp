@@ -17,11 +17,15 @@ struct Subcommand {
 };
 
 constexpr Subcommand kSubcommands[] = {
-    {"run", "simulate a scenario (no file: a built-in demo) and print a summary",
+    {"run", "simulate one training step of a scenario and project its time to train",
      hybridsim::cli::run_command},
     {"topology", "describe a platform: devices, links, routes", hybridsim::cli::topology_command},
     {"collective", "nccl-tests for the simulator: a collective's time, algbw and busbw by size",
      hybridsim::cli::collective_command},
+    {"sweep", "run a scenario's sweep: block in parallel, to CSV, JSON and a plot",
+     hybridsim::cli::sweep_command},
+    {"merge", "join the results of sharded sweeps", hybridsim::cli::merge_command},
+    {"import", "turn a PyTorch profiler (Kineto) trace or a PipeDream graph into a profile", hybridsim::cli::import_command},
 };
 
 void print_help(std::ostream& out) {

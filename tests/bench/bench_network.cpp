@@ -1,11 +1,12 @@
 // Pushes one million messages across 3-hop routes under contention and reports message-hops per
-// second: 4 senders, each with its own uplink, all sharing one core link, and pairs of them sharing a
-// downlink (sender s -> downlink s/2). Each sender keeps a window of messages in flight and sends the
+// second: S senders (4 or 64), each with its own uplink, all sharing one core link, and pairs of them
+// sharing a downlink (sender s -> downlink s/2). Each sender keeps 8 messages in flight and sends the
 // next one when one is delivered (closed loop), so the links stay saturated.
 //   ./bench_network --benchmark_repetitions=3
 #include <benchmark/benchmark.h>
 
 #include <array>
+#include <cstddef>
 #include <cstdint>
 #include <vector>
 
@@ -17,23 +18,22 @@ namespace {
 
 namespace sim = hybridsim::sim;
 
-constexpr int kSenders = 4;
 constexpr std::uint64_t kMessages = 1'000'000;
 
 struct Fabric {
   sim::LinkTable links;
-  std::array<std::array<sim::LinkId, 3>, kSenders> routes{};
+  std::vector<std::array<sim::LinkId, 3>> routes;
 
-  Fabric() {
-    std::array<sim::LinkId, kSenders> up{};
-    std::array<sim::LinkId, kSenders / 2> down{};
+  explicit Fabric(int senders) : routes(static_cast<std::size_t>(senders)) {
+    std::vector<sim::LinkId> up(routes.size());
+    std::vector<sim::LinkId> down(routes.size() / 2);
     for (auto& l : up)
       l = links.add({sim::LinkKind::NVLink, sim::Bandwidth::gb_per_second(50), sim::Time::ns(700), "up"});
     const sim::LinkId core = links.add(
         {sim::LinkKind::InfiniBand, sim::Bandwidth::gb_per_second(100), sim::Time::ns(500), "core"});
     for (auto& l : down)
       l = links.add({sim::LinkKind::NVLink, sim::Bandwidth::gb_per_second(25), sim::Time::ns(700), "down"});
-    for (int s = 0; s < kSenders; ++s) routes[s] = {up[s], core, down[s / 2]};
+    for (std::size_t s = 0; s < routes.size(); ++s) routes[s] = {up[s], core, down[s / 2]};
   }
 };
 
@@ -45,7 +45,7 @@ class Driver final : public sim::EventHandler {
   void start(std::uint64_t messages, int window) {
     remaining_ = messages;
     for (int w = 0; w < window; ++w)
-      for (std::uint64_t s = 0; s < kSenders; ++s) on_event(s);
+      for (std::uint64_t s = 0; s < fabric_.routes.size(); ++s) on_event(s);
   }
   void on_event(std::uint64_t sender) override {
     if (remaining_ == 0) return;
@@ -61,7 +61,7 @@ class Driver final : public sim::EventHandler {
 };
 
 void BM_ThreeHopContention(benchmark::State& state) {
-  const Fabric fabric;
+  const Fabric fabric(static_cast<int>(state.range(1)));
   sim::EventQueue queue;
   const auto switching =
       state.range(0) == 0 ? sim::Switching::CutThrough : sim::Switching::StoreAndForward;
@@ -79,7 +79,13 @@ void BM_ThreeHopContention(benchmark::State& state) {
       benchmark::Counter(static_cast<double>(hops), benchmark::Counter::kIsRate);
   state.SetLabel(switching == sim::Switching::CutThrough ? "cut-through" : "store-and-forward");
 }
-BENCHMARK(BM_ThreeHopContention)->Arg(0)->Arg(1)->Unit(benchmark::kMillisecond);
+// Args: {0 = cut-through / 1 = store-and-forward, senders}.
+BENCHMARK(BM_ThreeHopContention)
+    ->ArgNames({"saf", "senders"})
+    ->Args({0, 4})
+    ->Args({1, 4})
+    ->Args({0, 64})
+    ->Unit(benchmark::kMillisecond);
 
 }  // namespace
 

@@ -22,7 +22,7 @@ void BM_GnmtStep(benchmark::State& state) {
     analysis::StepSetup s;
     s.profile = &profile;
     s.topology = &t;
-    s.placement = workloads::partition_layers(profile, mp);
+    s.placement = workloads::partition(profile, mp, workloads::default_partitioner(profile));
     s.mapping = workloads::default_mapping(t, dp, mp);
     r = analysis::simulate_step(s);
   }

@@ -71,6 +71,7 @@ TEST_CASE("parse_bytes: decimal and binary prefixes, bits and bytes") {
   CHECK(parse_bytes("8 b") == Bytes::of(1));
   CHECK(parse_bytes("100 Gb") == Bytes::of(12'500'000'000));
   CHECK(parse_bytes("8 Kib") == Bytes::of(1'024));
+  CHECK(parse_bytes("1.000000000000000000000000000000000000 B") == Bytes::of(1));  // zeros only
 }
 
 TEST_CASE("parse_bytes rejects bad text, quoting it and listing the accepted forms") {
@@ -83,7 +84,8 @@ TEST_CASE("parse_bytes rejects bad text, quoting it and listing the accepted for
     CHECK(message.find("GB") != std::string::npos);
   }
   // Sizes must be whole bytes: 1.5 B, and 1 bit = 1/8 B, are not.
-  for (const char* fractional : {"1.5 B", "1 b", "0.0001 kB"}) {
+  // The last: a fractional digit beyond the ~30 digits kept exactly must still count.
+  for (const char* fractional : {"1.5 B", "1 b", "0.0001 kB", "1.0000000000000000000000000000000001 B"}) {
     CAPTURE(fractional);
     const std::string message = error_of(parse_bytes, fractional);
     CHECK(message.find("\"" + std::string(fractional) + "\"") != std::string::npos);

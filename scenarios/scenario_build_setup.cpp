@@ -136,6 +136,7 @@ void read_parallelism(FieldReader& r, const TreeNode& root, ParallelismSettings&
   const std::string word = r.word(placement, placement_path);
   if (word == "auto") out.placement.kind = PlacementSettings::Kind::Auto;
   else if (word == "layers") out.placement.kind = PlacementSettings::Kind::Layers;
+  else if (word == "stacks") out.placement.kind = PlacementSettings::Kind::Stacks;
   else if (word == "branches") out.placement.kind = PlacementSettings::Kind::Branches;
   else if (!placement.is_sequence()) fail_not_word(placement, placement_path);
   else {

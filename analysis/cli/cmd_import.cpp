@@ -1,0 +1,195 @@
+// `hybridsim import`: turns measured profiles into hybridsim profiles — `import kineto TRACE.json`
+// (a PyTorch profiler trace; also replays the result on one simulated GPU as a check) and
+// `import pipedream GRAPH.txt` (PipeDream's profiler graph, optionally corrected). The profile goes
+// to --out (written atomically) or to stdout; the report to stdout, or stderr when the profile is there.
+#include <boost/program_options.hpp>
+#include <cmath>
+#include <iostream>
+#include <sstream>
+#include <string>
+
+#include "analysis/atomic_file.h"
+#include "analysis/cli/commands.h"
+#include "analysis/step_runner.h"
+#include "sim/error.h"
+#include "topology/presets.h"
+#include "workloads/import_kineto.h"
+#include "workloads/import_pipedream.h"
+#include "workloads/profile_io.h"
+
+namespace po = boost::program_options;
+
+namespace hybridsim::cli {
+
+namespace {
+
+constexpr const char* kUsage =
+    "usage: hybridsim import kineto TRACE.json [--steps K] [--keep-gaps] [--out PROFILE] [options]\n"
+    "       hybridsim import pipedream GRAPH.txt [--batch N] [--correct] [--out PROFILE] [options]\n"
+    "(hybridsim import kineto --help, hybridsim import pipedream --help for the options)\n";
+
+struct Common {
+  std::string input, out, network, unit = "samples";
+  std::int64_t batch = 1, units_per_step = 0;
+};
+
+void add_common(po::options_description& d, Common& c) {
+  d.add_options()("help,h", "show this help")(
+      "out,o", po::value(&c.out), "write the profile here (atomically); default: stdout")(
+      "network", po::value(&c.network), "the profile's network name; default: from the file name")(
+      "batch,b", po::value(&c.batch)->default_value(1), "samples per GPU per step the input was measured with")(
+      "unit", po::value(&c.unit)->default_value("samples"), "what throughput counts (images, tokens, ...)")(
+      "units-per-step", po::value(&c.units_per_step)->default_value(0), "throughput units per step; 0: the batch");
+}
+
+// The visible options plus the positional input file (required, not listed in --help).
+po::variables_map parse(int argc, const char* const* argv, const po::options_description& d, Common& c) {
+  po::options_description hidden;
+  hidden.add_options()("input", po::value(&c.input), "the file to import");
+  po::options_description all;
+  all.add(d).add(hidden);
+  po::positional_options_description positional;
+  positional.add("input", 1);
+  po::variables_map vm;
+  po::store(po::command_line_parser(argc, argv).options(all).positional(positional).run(), vm);
+  if (!vm.count("help") && !vm.count("input"))
+    throw InputError(std::string("no file to import given (hybridsim ") + "import " + argv[0] + " FILE ...)");
+  return vm;
+}
+
+// Writes the profile to --out (and the report to stdout) or to stdout (and the report to stderr).
+void emit(const workloads::Profile& profile, const std::string& report, const std::string& out) {
+  const std::string yaml = workloads::profile_to_yaml(profile);
+  if (out.empty()) {
+    std::cout << yaml;
+    std::cerr << report;
+    return;
+  }
+  analysis::AtomicFile file(out);
+  file.write(yaml);
+  file.commit();
+  std::cout << report << "profile written to " << out << "\n";
+}
+
+std::string percent(double x) {
+  std::ostringstream s;
+  s.setf(std::ios::fixed);
+  s.precision(2);
+  s << x << "%";
+  return s.str();
+}
+
+int import_kineto_command(int argc, const char* const* argv) {
+  Common c;
+  workloads::KinetoImportOptions o;
+  int device = -1;
+  po::options_description d(
+      "hybridsim import kineto TRACE.json [options]\n\n"
+      "Imports a PyTorch profiler (Kineto) Chrome trace: whole iterations (ProfilerStep#N) of one\n"
+      "GPU become a profile (ops, kernels, gradients from NCCL all-reduces or AccumulateGrad shapes,\n"
+      "the optimizer's time), which is then replayed on one simulated GPU against the measured\n"
+      "iteration span. The file is streamed, never loaded whole.\n\noptions");
+  add_common(d, c);
+  d.add_options()("steps,k", po::value(&o.steps)->default_value(0),
+                  "how many iterations to average, the last complete ones; 0: all")(
+      "keep-gaps", "keep CPU launch gaps (GPU idle) as part of the following kernel's duration, so "
+                   "that one-GPU replay reproduces the measured span exactly")(
+      "device", po::value(&device)->default_value(-1), "which GPU's activities; default: the lowest id");
+  auto vm = parse(argc, argv, d, c);
+  if (vm.count("help")) {
+    std::cout << d << "\n";
+    return 0;
+  }
+  po::notify(vm);
+  o.keep_gaps = vm.count("keep-gaps") > 0;
+  if (device >= 0) o.device = device;
+  o.network = c.network;
+  o.batch = c.batch;
+  o.throughput_unit = c.unit;
+  o.units_per_step = c.units_per_step;
+  const workloads::KinetoImport imported = workloads::import_kineto(c.input, o);
+
+  // The replay check: the profile on one simulated GPU against the trace's own iteration span.
+  const topology::Topology one = topology::presets::fully_connected({.gpus = 1});
+  analysis::StepSetup setup;
+  setup.profile = &imported.profile;
+  setup.topology = &one;
+  setup.placement = workloads::place_all_on_first(imported.profile, 1);
+  setup.mapping = workloads::default_mapping(one, 1, 1);
+  const analysis::StepResult replay = analysis::simulate_step(setup);
+  const sim::Time span = imported.report.average.span;
+  const double off = span > sim::Time::zero()
+                         ? 100.0 * (replay.step_time - span).to_seconds() / span.to_seconds()
+                         : 0.0;
+  std::string report = workloads::describe_kineto_import(imported);
+  report += "replay on one simulated GPU: " + sim::format_time(replay.step_time) + " against the measured " +
+            sim::format_time(span) + " (" + percent(off) + (o.keep_gaps ? ", gaps kept" : ", gaps dropped") +
+            (std::abs(off) <= 5.0 ? "; within 5%" : "; MORE than 5% off") + ")\n";
+  if (imported.report.world_size.value_or(1) > 1)
+    report += "(a multi-GPU trace: the span also holds exposed communication, which replay on one "
+              "GPU leaves out; replay it with dp = " +
+              std::to_string(*imported.report.world_size) + " instead)\n";
+  emit(imported.profile, report, c.out);
+  return 0;
+}
+
+int import_pipedream_command(int argc, const char* const* argv) {
+  Common c;
+  workloads::PipeDreamOptions o;
+  workloads::PipeDreamCorrection correction;
+  std::string sync = "0.25 ms", floor = "10 us", optimizer_time = "0 s";
+  po::options_description d(
+      "hybridsim import pipedream GRAPH.txt [options]\n\n"
+      "Imports a PipeDream profiler graph (nodeN -- module -- forward_compute_time=..., ...; edges\n"
+      "as tab-indented nodeA -- nodeB lines). --correct removes PipeDream's measurement artefacts:\n"
+      "a per-module synchronization in forward times, backward time leaking between neighbours.\n\noptions");
+  add_common(d, c);
+  d.add_options()("correct", "subtract --sync-overhead from forward times and spread backward time "
+                             "over runs of neighbours in proportion to forward time")(
+      "sync-overhead", po::value(&sync)->default_value("0.25 ms"), "per-module forward overhead removed by --correct")(
+      "min-forward", po::value(&floor)->default_value("10 us"), "floor of a corrected forward time")(
+      "no-redistribute", "with --correct: leave backward times as recorded")(
+      "gpu", po::value(&o.gpu)->default_value("unknown"), "the GPU the graph was profiled on")(
+      "precision", po::value(&o.precision)->default_value("fp32"), "fp32, fp16, ...")(
+      "optimizer", po::value(&o.optimizer.name)->default_value("none"), "the optimizer's name")(
+      "optimizer-time-per-gib", po::value(&optimizer_time)->default_value("0 s"),
+      "optimizer time per GiB of parameters (PipeDream does not measure it)");
+  auto vm = parse(argc, argv, d, c);
+  if (vm.count("help")) {
+    std::cout << d << "\n";
+    return 0;
+  }
+  po::notify(vm);
+  o.network = c.network;
+  o.batch = c.batch;
+  o.throughput_unit = c.unit;
+  o.units_per_step = c.units_per_step;
+  o.optimizer.time_per_gib = sim::parse_time(optimizer_time);
+  if (vm.count("correct")) {
+    correction.sync_overhead = sim::parse_time(sync);
+    correction.min_forward = sim::parse_time(floor);
+    correction.redistribute_backward = vm.count("no-redistribute") == 0;
+    o.correction = correction;
+  }
+  const auto imported = workloads::import_pipedream(workloads::load_pipedream_graph(c.input), o);
+  emit(imported.profile, workloads::describe_pipedream_import(imported), c.out);
+  return 0;
+}
+
+}  // namespace
+
+int import_command(int argc, const char* const* argv) {
+  const std::string what = argc > 1 ? argv[1] : "";
+  if (what == "kineto") return import_kineto_command(argc - 1, argv + 1);
+  if (what == "pipedream") return import_pipedream_command(argc - 1, argv + 1);
+  if (what == "--help" || what == "-h") {
+    std::cout << kUsage;
+    return 0;
+  }
+  std::cerr << (what.empty() ? std::string("hybridsim import: which format?\n")
+                             : "hybridsim import: unknown format \"" + what + "\"\n")
+            << kUsage;
+  return 2;
+}
+
+}  // namespace hybridsim::cli

@@ -1,0 +1,96 @@
+// `hybridsim sweep SCENARIO` runs every point of the scenario's sweep: block in parallel, writing
+// results as they complete; `hybridsim merge` joins the folders of `--shard K/N` runs.
+#include <boost/program_options.hpp>
+#include <iostream>
+#include <string>
+#include <vector>
+
+#include "analysis/cli/commands.h"
+#include "analysis/sweep_runner.h"
+#include "sim/error.h"
+
+namespace po = boost::program_options;
+
+namespace hybridsim::cli {
+
+int sweep_command(int argc, const char* const* argv) {
+  po::options_description options(
+      "hybridsim sweep SCENARIO [options]\n\n"
+      "Runs every point of the scenario's sweep: block (cartesian product or zip of the listed\n"
+      "values), N at a time. Each finished point is appended to points.partial.csv; at the end\n"
+      "results.csv (one row per point, in point order), summary.json and, for one- or two-parameter\n"
+      "sweeps, a plot are written to the output directory.\n\noptions");
+  std::vector<std::string> sets;
+  std::string out, shard = "1/1", metric = "step_time_ms";
+  int jobs = 0;
+  options.add_options()("help,h", "show this help")("scenario", po::value<std::string>(), "scenario file")(
+      "set,s", po::value(&sets)->composing(), "override a field of every point (repeatable)")(
+      "out,o", po::value(&out), "output directory (default: the scenario's outputs.directory)")(
+      "jobs,j", po::value(&jobs)->default_value(0), "points run at once; 0 = all cores")(
+      "resume", "skip points already finished in the output directory")(
+      "shard", po::value(&shard)->default_value("1/1"),
+      "run only the K-th of N disjoint slices (K/N), e.g. for Slurm job arrays; join with `merge`")(
+      "plot-metric", po::value(&metric)->default_value("step_time_ms"),
+      "results.csv column to plot (step_time_ms, samples_per_second, exposed_comm_share, "
+      "time_to_train_hours, ...)")("quiet,q", "no progress line");
+  po::positional_options_description positional;
+  positional.add("scenario", 1);
+  po::variables_map vm;
+  po::store(po::command_line_parser(argc, argv).options(options).positional(positional).run(), vm);
+  if (vm.count("help")) {
+    std::cout << options << "\n";
+    return 0;
+  }
+  po::notify(vm);
+  if (!vm.count("scenario")) throw InputError("give a scenario file with a sweep: block");
+  analysis::SweepOptions o;
+  o.overrides = sets;
+  if (!out.empty()) o.out = out;
+  o.jobs = jobs;
+  o.resume = vm.count("resume") > 0;
+  o.progress = vm.count("quiet") == 0;
+  o.plot_metric = metric;
+  const auto slash = shard.find('/');
+  try {
+    if (slash == std::string::npos) throw std::invalid_argument("no slash");
+    o.shard = {std::stoi(shard.substr(0, slash)), std::stoi(shard.substr(slash + 1))};
+  } catch (const std::exception&) {
+    throw InputError("--shard must look like K/N, e.g. 2/8 (got \"" + shard + "\")");
+  }
+  const auto r = analysis::run_sweep(vm["scenario"].as<std::string>(), o);
+  std::cout << "sweep: " << r.points_run << " points run";
+  if (r.points_in_shard != r.points_total)
+    std::cout << " (shard " << o.shard.first << "/" << o.shard.second << ": " << r.points_in_shard << " of "
+              << r.points_total << ")";
+  std::cout << "\n  results   " << (r.directory / "results.csv").string() << "\n  summary   "
+            << (r.directory / "summary.json").string() << "\n";
+  if (r.plot) std::cout << "  plot      " << r.plot->string() << "\n";
+  else if (!r.plot_note.empty()) std::cout << "  " << r.plot_note << "\n";
+  return 0;
+}
+
+int merge_command(int argc, const char* const* argv) {
+  po::options_description options(
+      "hybridsim merge SHARD_DIR... --out DIR\n\nJoins the results of `hybridsim sweep --shard K/N` "
+      "runs into one results.csv (identical to a single run's) and summary.json.\n\noptions");
+  std::vector<std::string> dirs;
+  std::string out;
+  options.add_options()("help,h", "show this help")("dirs", po::value(&dirs), "shard output folders")(
+      "out,o", po::value(&out)->required(), "where the merged results go");
+  po::positional_options_description positional;
+  positional.add("dirs", -1);
+  po::variables_map vm;
+  po::store(po::command_line_parser(argc, argv).options(options).positional(positional).run(), vm);
+  if (vm.count("help")) {
+    std::cout << options << "\n";
+    return 0;
+  }
+  po::notify(vm);
+  std::vector<std::filesystem::path> paths(dirs.begin(), dirs.end());
+  const auto r = analysis::merge_sweep_outputs(paths, out);
+  std::cout << "merge: " << r.points_total << " points from " << dirs.size() << " shards into "
+            << (r.directory / "results.csv").string() << "\n";
+  return 0;
+}
+
+}  // namespace hybridsim::cli

@@ -1,0 +1,113 @@
+#include "analysis/step_report.h"
+
+#include <cstdio>
+
+#include "analysis/json_text.h"
+#include "sim/link.h"
+
+namespace hybridsim::analysis {
+
+namespace {
+
+std::string fixed(double v, int decimals) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.*f", decimals, v);
+  return buf;
+}
+
+std::string share(sim::Time part, sim::Time whole) {
+  return whole.ps() > 0 ? fixed(100.0 * static_cast<double>(part.ps()) / static_cast<double>(whole.ps()), 1) + "%" : "-";
+}
+
+std::string line(const std::string& key, const std::string& value) {
+  std::string k = "  " + key;
+  std::size_t columns = 0;
+  for (const unsigned char c : k) columns += (c & 0xC0) != 0x80;
+  if (columns < 34) k.append(34 - columns, ' ');
+  return k + value + "\n";
+}
+
+std::string breakdown(const GpuStepMetrics& m, sim::Time step) {
+  return "compute " + sim::human_time(m.compute) + " (" + share(m.compute, step) + "), exposed comm " +
+         sim::human_time(m.exposed_communication) + " (" + share(m.exposed_communication, step) +
+         "), idle " + sim::human_time(m.idle) + " (" + share(m.idle, step) + ")";
+}
+
+void metrics_json(std::string& out, const GpuStepMetrics& m) {
+  out += "{\"gpu\": " + std::to_string(m.gpu) + ", \"finish_us\": " + fixed(m.finish.to_us(), 3) +
+         ", \"compute_us\": " + fixed(m.compute.to_us(), 3) + ", \"communication_us\": " +
+         fixed(m.communication.to_us(), 3) + ", \"exposed_communication_us\": " +
+         fixed(m.exposed_communication.to_us(), 3) + ", \"idle_us\": " + fixed(m.idle.to_us(), 3) +
+         ", \"kernels\": " + std::to_string(m.kernels) + "}";
+}
+
+}  // namespace
+
+std::string step_summary_table(const StepResult& r,
+                               const std::vector<std::pair<std::string, std::string>>& context) {
+  std::string out;
+  for (const auto& [k, v] : context) out += line(k, v);
+  out += line("strategy", "dp " + std::to_string(r.dp) + " × mp " + std::to_string(r.mp) + " = " +
+                              std::to_string(r.gpus) + " GPUs, global batch " +
+                              std::to_string(r.global_batch));
+  out += line("step time", sim::human_time(r.step_time));
+  out += line("throughput", fixed(r.samples_per_second, 1) + " samples/s" +
+                                (r.unit.empty() || r.unit == "samples"
+                                     ? ""
+                                     : ", " + fixed(r.units_per_second, 0) + " " + r.unit + "/s"));
+  out += line("per GPU (mean)", breakdown(r.mean, r.step_time));
+  out += line("critical GPU " + std::to_string(r.critical.gpu), breakdown(r.critical, r.step_time));
+  std::string bytes;
+  for (int k = 0; k < sim::kLinkKindCount; ++k) {
+    const sim::Bytes b = r.bytes_by_link_kind[static_cast<std::size_t>(k)];
+    if (b.count() == 0) continue;
+    bytes += (bytes.empty() ? "" : ", ") + std::string(sim::link_kind_name(static_cast<sim::LinkKind>(k))) +
+             " " + sim::human_bytes(b);
+  }
+  out += line("bytes moved (× links crossed)", bytes.empty() ? "none" : bytes);
+  out += line("simulated", std::to_string(r.collectives) + " collectives and transfers, " +
+                               std::to_string(r.messages) + " messages, " + std::to_string(r.events) +
+                               " events");
+  return out;
+}
+
+std::string step_summary_json(const StepResult& r,
+                              const std::vector<std::pair<std::string, std::string>>& context) {
+  std::string out = "{\n  \"context\": {";
+  for (std::size_t i = 0; i < context.size(); ++i) {
+    out += i ? ", " : "";
+    append_json_string(out, context[i].first);
+    out += ": ";
+    append_json_string(out, context[i].second);
+  }
+  out += "},\n  \"dp\": " + std::to_string(r.dp) + ", \"mp\": " + std::to_string(r.mp) +
+         ", \"gpus\": " + std::to_string(r.gpus) + ", \"global_batch\": " + std::to_string(r.global_batch) +
+         ",\n  \"step_time_us\": " + fixed(r.step_time.to_us(), 3) + ", \"samples_per_second\": " +
+         fixed(r.samples_per_second, 3) + ", \"units_per_second\": " + fixed(r.units_per_second, 3) +
+         ", \"unit\": ";
+  append_json_string(out, r.unit);
+  out += ",\n  \"mean\": ";
+  metrics_json(out, r.mean);
+  out += ",\n  \"critical\": ";
+  metrics_json(out, r.critical);
+  out += ",\n  \"bytes_by_link_kind\": {";
+  bool first = true;
+  for (int k = 0; k < sim::kLinkKindCount; ++k) {
+    const sim::Bytes b = r.bytes_by_link_kind[static_cast<std::size_t>(k)];
+    if (b.count() == 0) continue;
+    out += first ? "" : ", ";
+    first = false;
+    append_json_string(out, sim::link_kind_name(static_cast<sim::LinkKind>(k)));
+    out += ": " + std::to_string(b.count());
+  }
+  out += "},\n  \"events\": " + std::to_string(r.events) + ", \"messages\": " + std::to_string(r.messages) +
+         ", \"collectives\": " + std::to_string(r.collectives) + ",\n  \"per_gpu\": [";
+  for (std::size_t i = 0; i < r.per_gpu.size(); ++i) {
+    out += i ? ",\n    " : "\n    ";
+    metrics_json(out, r.per_gpu[i]);
+  }
+  out += "\n  ]\n}\n";
+  return out;
+}
+
+}  // namespace hybridsim::analysis

@@ -1,0 +1,25 @@
+// The `hybridsim study SCENARIO` command as one library call: load the study file, run it (progress
+// on stderr), write the report folder and print the headline table. The CLI only parses options.
+//   StudyCommandOptions o{.scenario = "scenarios/study/quick.yaml"};
+//   return run_study_command(o, std::cout, &std::cerr);
+#pragma once
+#include <filesystem>
+#include <iosfwd>
+#include <optional>
+#include <string>
+
+namespace hybridsim::analysis {
+
+struct StudyCommandOptions {
+  std::filesystem::path scenario;               // the study file (hybridsim-study/1)
+  std::optional<std::filesystem::path> output{};  // overrides the file's `output`
+  std::optional<int> threads{};                   // overrides the file's `threads`
+  bool plots = true;                            // false: no gnuplot pictures
+  bool ib_sensitivity = true;                   // false: skip the faster-InfiniBand re-simulation
+  std::string command_line;                     // quoted in the report ("hybridsim study ...")
+};
+
+// Returns the exit code (0); errors are thrown (InputError for bad input).
+int run_study_command(const StudyCommandOptions& options, std::ostream& out, std::ostream* progress);
+
+}  // namespace hybridsim::analysis

@@ -1,0 +1,331 @@
+#include "analysis/sweep_runner.h"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <cstdio>
+#include <fstream>
+#include <iostream>
+#include <map>
+#include <mutex>
+#include <set>
+#include <sstream>
+#include <thread>
+
+#include "analysis/atomic_file.h"
+#include "analysis/json_text.h"
+#include "analysis/plot_gnuplot.h"
+#include "analysis/scenario_run.h"
+#include "scenarios/resolve.h"
+#include "scenarios/sweep.h"
+#include "sim/error.h"
+
+namespace hybridsim::analysis {
+
+namespace {
+
+std::string fixed(double v, int decimals) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.*f", decimals, v);
+  return buf;
+}
+
+std::string csv_field(const std::string& text) {
+  if (text.find_first_of(",\"\n") == std::string::npos) return text;
+  std::string out = "\"";
+  for (const char c : text) out += c == '"' ? std::string("\"\"") : std::string(1, c);
+  return out + "\"";
+}
+
+// Splits one CSV line (fields may be quoted, with "" for a quote).
+std::vector<std::string> csv_split(const std::string& line) {
+  std::vector<std::string> out(1);
+  bool quoted = false;
+  for (std::size_t i = 0; i < line.size(); ++i) {
+    const char c = line[i];
+    if (quoted) {
+      if (c == '"' && i + 1 < line.size() && line[i + 1] == '"') {
+        out.back() += '"';
+        ++i;
+      } else if (c == '"') {
+        quoted = false;
+      } else {
+        out.back() += c;
+      }
+    } else if (c == '"') {
+      quoted = true;
+    } else if (c == ',') {
+      out.emplace_back();
+    } else {
+      out.back() += c;
+    }
+  }
+  return out;
+}
+
+const char* kMetricColumns =
+    "gpus,dp,mp,global_batch,step_time_ms,samples_per_second,units_per_second,unit,compute_ms,"
+    "exposed_comm_ms,idle_ms,exposed_comm_share,epochs,time_to_train_hours,extrapolated,"
+    "nvlink_bytes,pcie_bytes,infiniband_bytes";
+
+std::string header(const std::vector<std::string>& paths) {
+  std::string h = "index,label";
+  for (const auto& p : paths) h += "," + csv_field(p);
+  return h + "," + kMetricColumns;
+}
+
+std::string row(const scenarios::SweepPoint& point, const ScenarioRun& run) {
+  const StepResult& r = run.step;
+  std::string s = std::to_string(point.index) + "," + csv_field(point.label);
+  for (const auto& [path, value] : point.assignments) s += "," + csv_field(value);
+  const double step = r.step_time.to_ms();
+  s += "," + std::to_string(r.gpus) + "," + std::to_string(r.dp) + "," + std::to_string(r.mp) + "," +
+       std::to_string(r.global_batch) + "," + fixed(step, 6) + "," + fixed(r.samples_per_second, 3) +
+       "," + fixed(r.units_per_second, 3) + "," + csv_field(r.unit) + "," + fixed(r.mean.compute.to_ms(), 6) +
+       "," + fixed(r.mean.exposed_communication.to_ms(), 6) + "," + fixed(r.mean.idle.to_ms(), 6) + "," +
+       fixed(step > 0 ? r.mean.exposed_communication.to_ms() / step : 0, 6) + ",";
+  if (run.time_to_train) {
+    s += fixed(run.time_to_train->epochs, 4) + "," + fixed(run.time_to_train->seconds / 3600.0, 6) + "," +
+         (run.time_to_train->extrapolated ? "yes" : "no");
+  } else {
+    s += ",,";
+  }
+  auto bytes = [&](sim::LinkKind k) {
+    return std::to_string(r.bytes_by_link_kind[static_cast<std::size_t>(k)].count());
+  };
+  s += "," + bytes(sim::LinkKind::NVLink) + "," + bytes(sim::LinkKind::PCIe) + "," + bytes(sim::LinkKind::InfiniBand);
+  return s;
+}
+
+// Rows of a CSV file keyed by point index (header checked against `expected` when given).
+std::map<std::size_t, std::string> read_rows(const std::filesystem::path& file, const std::string* expected,
+                                             std::string* header_out = nullptr) {
+  std::map<std::size_t, std::string> rows;
+  std::ifstream in(file);
+  if (!in) return rows;
+  std::string line;
+  if (!std::getline(in, line)) return rows;
+  if (expected && line != *expected)
+    throw InputError(file.string() + ": its columns differ from this sweep's (was the scenario changed?)");
+  if (header_out) *header_out = line;
+  while (std::getline(in, line)) {
+    if (line.empty()) continue;
+    const auto fields = csv_split(line);
+    try {
+      rows[std::stoul(fields[0])] = line;
+    } catch (const std::exception&) {
+      throw InputError(file.string() + ": a row without a point index: \"" + line + "\"");
+    }
+  }
+  return rows;
+}
+
+std::string summary_json(const std::string& scenario, const std::string& head,
+                         const std::map<std::size_t, std::string>& rows) {
+  const auto columns = csv_split(head);
+  const auto step_col = std::find(columns.begin(), columns.end(), "step_time_ms") - columns.begin();
+  std::string out = "{\n  \"scenario\": ";
+  append_json_string(out, scenario);
+  out += ",\n  \"points\": " + std::to_string(rows.size()) + ",\n  \"columns\": [";
+  for (std::size_t i = 0; i < columns.size(); ++i) {
+    out += i ? ", " : "";
+    append_json_string(out, columns[i]);
+  }
+  out += "]";
+  double best = -1;
+  std::string best_label;
+  for (const auto& [index, line] : rows) {
+    const auto f = csv_split(line);
+    if (static_cast<std::size_t>(step_col) >= f.size()) continue;
+    const double v = std::stod(f[static_cast<std::size_t>(step_col)]);
+    if (best < 0 || v < best) {
+      best = v;
+      best_label = f[1];
+    }
+  }
+  out += ",\n  \"fastest_step\": {\"label\": ";
+  append_json_string(out, best_label);
+  out += ", \"step_time_ms\": " + fixed(best, 6) + "}\n}\n";
+  return out;
+}
+
+void write_results(const std::filesystem::path& dir, const std::string& scenario, const std::string& head,
+                   const std::map<std::size_t, std::string>& rows, SweepOutcome& outcome) {
+  std::string csv = head + "\n";
+  for (const auto& [index, line] : rows) csv += line + "\n";
+  AtomicFile results(dir / "results.csv");
+  results.write(csv);
+  results.commit();
+  AtomicFile summary(dir / "summary.json");
+  summary.write(summary_json(scenario, head, rows));
+  summary.commit();
+  outcome.csv = csv;
+}
+
+// One- or two-parameter sweeps: the metric against the last parameter, one line per value of the
+// first. Values are drawn in sweep order (categories), since they may carry units.
+void plot(const std::filesystem::path& dir, const std::vector<std::string>& paths, const std::string& head,
+          const std::map<std::size_t, std::string>& rows, const std::string& metric, SweepOutcome& outcome) {
+  if (paths.empty() || paths.size() > 2) {
+    outcome.plot_note = "plots are drawn for one- and two-parameter sweeps";
+    return;
+  }
+  const GnuplotStatus g = find_gnuplot();
+  if (!g.available) {
+    outcome.plot_note = "no plot: " + g.why_not + " (the CSV is complete)";
+    return;
+  }
+  const auto columns = csv_split(head);
+  const auto mcol = static_cast<std::size_t>(std::find(columns.begin(), columns.end(), metric) - columns.begin());
+  if (mcol >= columns.size()) {
+    outcome.plot_note = "no plot: unknown metric column \"" + metric + "\"";
+    return;
+  }
+  std::map<std::string, std::vector<std::pair<std::string, std::string>>> series;  // first value → (x, y)
+  std::vector<std::string> series_order, x_order;
+  for (const auto& [index, line] : rows) {
+    const auto f = csv_split(line);
+    const std::string key = paths.size() == 2 ? f[2] : metric;
+    const std::string x = f[paths.size() == 2 ? 3 : 2];
+    if (!series.count(key)) series_order.push_back(key);
+    if (std::find(x_order.begin(), x_order.end(), x) == x_order.end()) x_order.push_back(x);
+    series[key].push_back({x, f[mcol]});
+  }
+  std::string body = "set title " + gnuplot_quote(metric + " against " + paths.back()) +
+                     " noenhanced\nset xlabel " + gnuplot_quote(paths.back()) + " noenhanced\nset ylabel " +
+                     gnuplot_quote(metric) + " noenhanced\nset grid\nset key outside noenhanced\nset xtics (";
+  for (std::size_t i = 0; i < x_order.size(); ++i)
+    body += (i ? ", " : "") + gnuplot_quote(x_order[i]) + " " + std::to_string(i);
+  body += ")\n";
+  std::string plots;
+  for (std::size_t s = 0; s < series_order.size(); ++s) {
+    body += "$d" + std::to_string(s) + " << EOD\n";
+    for (const auto& [x, y] : series[series_order[s]])
+      body += std::to_string(std::find(x_order.begin(), x_order.end(), x) - x_order.begin()) + " " + y + "\n";
+    body += "EOD\n";
+    plots += (s ? ", " : "plot ") + std::string("$d") + std::to_string(s) + " using 1:2 with linespoints title " +
+             gnuplot_quote(paths.size() == 2 ? paths.front() + " = " + series_order[s] : metric);
+  }
+  body += plots + "\n";
+  const std::filesystem::path target = dir / (metric + ".png");
+  const PlotOutcome o = render_plot(g, {.body = body, .target = target});
+  if (o.ok) outcome.plot = target;
+  else outcome.plot_note = "no plot: gnuplot failed: " + o.error;
+}
+
+}  // namespace
+
+SweepOutcome run_sweep(const std::string& scenario_path, const SweepOptions& options) {
+  const scenarios::Scenario base = scenarios::load_scenario(scenario_path, options.overrides);
+  const auto points = scenarios::expand_sweep(base);
+  if (points.empty()) throw InputError(scenario_path + ": the scenario has no sweep: block (or it is empty)");
+  const auto [k, n] = options.shard;
+  if (n < 1 || k < 1 || k > n)
+    throw InputError("--shard K/N needs 1 <= K <= N (got " + std::to_string(k) + "/" + std::to_string(n) + ")");
+  SweepOutcome outcome;
+  outcome.directory = options.out.value_or(base.outputs.directory);
+  outcome.points_total = points.size();
+  std::filesystem::create_directories(outcome.directory);
+  std::vector<std::string> paths;
+  for (const auto& [path, value] : points.front().assignments) paths.push_back(path);
+  const std::string head = header(paths);
+
+  std::vector<const scenarios::SweepPoint*> todo;
+  for (const auto& p : points)
+    if (static_cast<int>(p.index % static_cast<std::size_t>(n)) == k - 1) todo.push_back(&p);
+  outcome.points_in_shard = todo.size();
+  const std::filesystem::path partial_path = outcome.directory / "points.partial.csv";
+  std::map<std::size_t, std::string> rows;
+  if (options.resume) {
+    rows = read_rows(outcome.directory / "results.csv", &head);
+    for (auto& [i, line] : read_rows(partial_path, &head)) rows[i] = line;
+    std::erase_if(todo, [&](const scenarios::SweepPoint* p) { return rows.count(p->index) > 0; });
+  }
+  {
+    // Start the partial file afresh with what is known, then append as points finish.
+    std::ofstream partial(partial_path, std::ios::trunc);
+    partial << head << "\n";
+    for (const auto& [i, line] : rows) partial << line << "\n";
+  }
+  std::ofstream partial(partial_path, std::ios::app);
+  std::mutex mutex;
+  std::atomic<std::size_t> next{0};
+  std::size_t done = 0;
+  std::string error;
+  const auto started = std::chrono::steady_clock::now();
+  const bool tty = options.progress && isatty(2);
+  auto worker = [&] {
+    for (;;) {
+      const std::size_t i = next++;
+      if (i >= todo.size()) return;
+      {
+        std::lock_guard<std::mutex> lock(mutex);
+        if (!error.empty()) return;
+      }
+      std::string line;
+      try {
+        const scenarios::Scenario s = scenarios::load_sweep_point(scenario_path, *todo[i], options.overrides);
+        const scenarios::ResolvedScenario resolved = scenarios::resolve(s);
+        line = row(*todo[i], run_scenario(resolved, {}));
+      } catch (const std::exception& e) {
+        std::lock_guard<std::mutex> lock(mutex);
+        if (error.empty()) error = "sweep point " + std::to_string(todo[i]->index) + " (" + todo[i]->label + "): " + e.what();
+        return;
+      }
+      std::lock_guard<std::mutex> lock(mutex);
+      rows[todo[i]->index] = line;
+      partial << line << "\n" << std::flush;
+      ++done;
+      if (options.progress) {
+        const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+        const double rate = secs > 0 ? static_cast<double>(done) / secs : 0;
+        const double left = rate > 0 ? static_cast<double>(todo.size() - done) / rate : 0;
+        const std::string msg = "sweep: " + std::to_string(done) + "/" + std::to_string(todo.size()) +
+                                " points, " + fixed(rate, 2) + " points/s, ~" + fixed(left, 0) + " s left";
+        if (tty) std::cerr << "\r" << msg << "   " << std::flush;
+        else if (done == todo.size() || done % std::max<std::size_t>(1, todo.size() / 10) == 0) std::cerr << msg << "\n";
+      }
+    }
+  };
+  int jobs = options.jobs > 0 ? options.jobs : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  jobs = std::min<int>(jobs, static_cast<int>(std::max<std::size_t>(1, todo.size())));
+  std::vector<std::thread> threads;
+  for (int j = 0; j < jobs; ++j) threads.emplace_back(worker);
+  for (auto& t : threads) t.join();
+  if (tty) std::cerr << "\n";
+  partial.close();
+  if (!error.empty())
+    throw InputError(error + "\n(finished points are kept in " + partial_path.string() + "; rerun with --resume)");
+  outcome.points_run = done;
+  write_results(outcome.directory, base.source, head, rows, outcome);
+  std::filesystem::remove(partial_path);
+  plot(outcome.directory, paths, head, rows, options.plot_metric, outcome);
+  return outcome;
+}
+
+SweepOutcome merge_sweep_outputs(const std::vector<std::filesystem::path>& shard_dirs,
+                                 const std::filesystem::path& out) {
+  if (shard_dirs.empty()) throw InputError("merge needs at least one shard folder");
+  std::string head;
+  std::map<std::size_t, std::string> rows;
+  for (const auto& dir : shard_dirs) {
+    const std::filesystem::path file = dir / "results.csv";
+    if (!std::filesystem::exists(file)) throw InputError(file.string() + ": no such file (did that shard finish?)");
+    std::string this_head;
+    const auto part = read_rows(file, head.empty() ? nullptr : &head, &this_head);
+    if (head.empty()) head = this_head;
+    for (const auto& [i, line] : part)
+      if (!rows.emplace(i, line).second)
+        throw InputError("point " + std::to_string(i) + " appears in two shards (" + file.string() + ")");
+  }
+  std::filesystem::create_directories(out);
+  SweepOutcome outcome;
+  outcome.directory = out;
+  outcome.points_total = rows.size();
+  write_results(out, "merged from " + std::to_string(shard_dirs.size()) + " shards", head, rows, outcome);
+  return outcome;
+}
+
+}  // namespace hybridsim::analysis

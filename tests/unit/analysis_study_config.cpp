@@ -1,0 +1,141 @@
+// The study file reader: the shipped study files parse, every field lands in the config, and bad
+// input names file:line:col, the field and what was expected.
+#include <doctest/doctest.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include "analysis/study_config.h"
+#include "sim/error.h"
+#include "workloads/profile_gen.h"
+#include "workloads/profile_io.h"
+
+using namespace hybridsim;
+using analysis::parse_study_config;
+
+namespace {
+
+std::string error_of(const std::string& yaml) {
+  try {
+    parse_study_config(yaml, "s.yaml");
+  } catch (const InputError& e) {
+    return e.what();
+  }
+  return "no error";
+}
+
+const std::string kHead = "format: hybridsim-study/1\n";
+
+}  // namespace
+
+TEST_CASE("study config: the shipped study files parse") {
+  const std::filesystem::path dir = std::filesystem::path(HYBRIDSIM_SOURCE_DIR) / "scenarios" / "study";
+  const auto full = analysis::load_study_config(dir / "hybrid-vs-dp.yaml");
+  REQUIRE(full.networks.size() == 3);
+  CHECK(full.networks[0].name == "inception-v3");
+  CHECK(full.networks[0].partitioner == workloads::Partitioner::Branches);  // its towers in parallel
+  CHECK(full.networks[1].curve.network == "gnmt");
+  CHECK(full.networks[2].dataset.samples == 40'000'000);
+  CHECK(full.gpus == std::vector<int>{8, 16, 32, 64, 128, 256, 512, 1024});
+  CHECK(full.mp == std::vector<int>{2, 4});
+  CHECK(full.cluster.ib_bandwidth == sim::Bandwidth::bytes_per_second(12'500'000'000));  // EDR
+  CHECK(full.ib_factors == std::vector<double>{2.0});
+  CHECK(full.networks[0].sensitivity_curves.size() == 2);
+  CHECK(full.output == "out/study/hybrid-vs-dp");
+  const auto quick = analysis::load_study_config(dir / "quick.yaml");
+  CHECK(quick.gpus.back() == 256);
+  CHECK(quick.ib_factors.empty());
+  const auto ci = analysis::load_study_config(dir / "ci.yaml");
+  CHECK(ci.gpus == std::vector<int>{8, 16, 32});
+}
+
+TEST_CASE("study config: every field, custom curves and a profile file") {
+  const auto dir = std::filesystem::temp_directory_path() / "hybridsim-study-config-test";
+  std::filesystem::create_directories(dir);
+  {
+    workloads::Profile p = workloads::builtin_profile("biglstm");
+    p.meta.network = "my-lstm";
+    std::ofstream out(dir / "my.yaml");
+    workloads::save_profile(p, out);
+  }
+  const std::string yaml = kHead +
+                           "title: t\n"
+                           "networks:\n"
+                           "  - gnmt\n"
+                           "  - {name: inception-v3, variant: pessimistic, partitioner: layers, sensitivity: []}\n"
+                           "  - profile: my.yaml\n"
+                           "    efficiency: biglstm\n"
+                           "    curve: {table: [[1024, 25], [4096, 40]]}\n"
+                           "    dataset_samples: 1000\n"
+                           "gpus: [16, 64]\n"
+                           "mp: [2]\n"
+                           "cluster: {preset: dgx1-v100, ib_bandwidth: 200 Gb/s, fabric: rail-optimized, "
+                           "oversubscription: 2}\n"
+                           "communication: {algorithm: hierarchical, bucket_size: 6.25 MB, message_size: 1 MiB}\n"
+                           "sensitivity: {variants: [optimistic], ib_factors: [2, 4]}\n"
+                           "output: out/x\n"
+                           "threads: 3\n";
+  std::ofstream(dir / "s.yaml") << yaml;
+  const auto c = analysis::load_study_config(dir / "s.yaml");
+  CHECK(c.title == "t");
+  REQUIRE(c.networks.size() == 3);
+  CHECK(c.networks[0].sensitivity_curves.size() == 1);  // the study-level [optimistic]
+  CHECK(c.networks[1].curve.variant == "pessimistic");
+  CHECK(c.networks[1].partitioner == workloads::Partitioner::Layers);
+  CHECK(c.networks[1].sensitivity_curves.empty());
+  CHECK(c.networks[2].name == "my-lstm");
+  CHECK(c.networks[2].curve.variant == "custom");
+  CHECK(c.networks[2].curve.efficiency.epochs(4096).epochs == 40);
+  CHECK(c.networks[2].sensitivity_curves.empty());  // a custom curve has no built-in siblings
+  CHECK(c.networks[2].dataset.samples == 1000);
+  CHECK(c.cluster.ib_bandwidth == sim::Bandwidth::bytes_per_second(25'000'000'000));
+  CHECK(c.cluster.fabric == topology::presets::Fabric::RailOptimized);
+  CHECK(c.cluster.oversubscription == 2.0);
+  CHECK(c.algorithm == workloads::AllReduceAlgorithm::Hierarchical);
+  CHECK(c.bucket_size == sim::Bytes::of(6'250'000));
+  CHECK(c.message_size == sim::Bytes::mib(1));
+  CHECK(c.ib_factors == std::vector<double>{2.0, 4.0});
+  CHECK(c.output == "out/x");
+  CHECK(c.threads == 3);
+  std::filesystem::remove_all(dir);
+}
+
+TEST_CASE("study config: errors name the place, the field and what was expected") {
+  // Line 2, column 1: the misspelt key.
+  CHECK(error_of(kHead + "gpu: [8]\nnetworks: [gnmt]\ngpus: [8]\n") ==
+        "s.yaml:2:1: study: unknown key \"gpu\"; expected one of format, title, networks, gpus, mp, "
+        "cluster, communication, sensitivity, output, threads");
+  CHECK(error_of("networks: [gnmt]\ngpus: [8]\n").find("s.yaml:1:1: study: missing key \"format\"") == 0);
+  CHECK(error_of("format: hybridsim-study/2\nnetworks: [gnmt]\ngpus: [8]\n") ==
+        "s.yaml:1:9: format: got \"hybridsim-study/2\"; expected hybridsim-study/1");
+  // gpus must increase: the 8 after 16 is at line 3, column 12.
+  CHECK(error_of(kHead + "networks: [gnmt]\ngpus: [16, 8]\n") ==
+        "s.yaml:3:12: gpus: got 8 after 16; expected values in increasing order without repeats");
+  CHECK(error_of(kHead + "networks: [gnmt]\ngpus: [1]\n").find("s.yaml:3:8: gpus: got \"1\"") == 0);
+  CHECK(error_of(kHead + "networks: [gnmt]\ngpus: [8]\nmp: [2, x]\n").find("s.yaml:4:9: mp: got \"x\"") == 0);
+  const std::string unknown = error_of(kHead + "networks: [gnmt, resnet]\ngpus: [8]\n");
+  CHECK(unknown.find("s.yaml:2:18: networks[1]: ") == 0);
+  CHECK(unknown.find("resnet") != std::string::npos);
+  CHECK(error_of(kHead + "networks: [gnmt, gnmt]\ngpus: [8]\n").find("networks[1]: \"gnmt\" appears twice") !=
+        std::string::npos);
+  const std::string bw = error_of(kHead + "networks: [gnmt]\ngpus: [8]\ncluster: {ib_bandwidth: fast}\n");
+  CHECK(bw.find("s.yaml:4:25: cluster.ib_bandwidth: ") == 0);
+  CHECK(bw.find("expected InfiniBand bandwidth per link and direction") != std::string::npos);
+  CHECK(error_of(kHead + "networks: [gnmt]\ngpus: [8]\ncluster: {preset: ideal-ring}\n").find(
+            "s.yaml:4:19: cluster.preset: ") == 0);
+  const std::string variant = error_of(kHead + "networks: [{name: gnmt, variant: wild}]\ngpus: [8]\n");
+  CHECK(variant.find("s.yaml:2:34: networks[0].variant: ") == 0);
+  CHECK(variant.find("gnmt/measured") != std::string::npos);  // the known curves are listed
+  CHECK(error_of(kHead + "networks: [{name: gnmt, profile: x.yaml}]\ngpus: [8]\n")
+            .find("networks[0]: both name and profile given; expected exactly one of") != std::string::npos);
+  CHECK(error_of(kHead + "networks: [{name: gnmt, curve: {e_min: 3}}]\ngpus: [8]\n")
+            .find("networks[0].curve: missing key \"b_noise\"") != std::string::npos);
+  CHECK(error_of(kHead + "networks: [{name: gnmt, curve: {table: [[2, 1], [1, 2]]}}]\ngpus: [8]\n")
+            .find("networks[0].curve.table: ") != std::string::npos);
+  CHECK(error_of(kHead + "networks: [gnmt]\ngpus: [8]\ncommunication: {algorithm: tree}\n")
+            .find("s.yaml:4:28: communication.algorithm: ") == 0);
+  CHECK(error_of(kHead + "networks: [gnmt]\ngpus: [8]\nsensitivity: {ib_factors: [0]}\n")
+            .find("sensitivity.ib_factors: got \"0\"; expected a list of InfiniBand bandwidth factors > 0") !=
+        std::string::npos);
+  CHECK(error_of(kHead + "networks: [gnmt\n").find("s.yaml:") == 0);  // YAML syntax, located
+}

@@ -1,0 +1,233 @@
+// Scenario files: defaults from the schema, a full round trip through YAML, and --set overrides.
+#include <doctest/doctest.h>
+
+#include <string>
+#include <vector>
+
+#include "scenarios/scenario.h"
+#include "sim/error.h"
+
+using namespace hybridsim;
+using namespace hybridsim::scenarios;
+
+namespace {
+
+constexpr const char* kMinimal = "cluster: {preset: dgx1-v100}\nworkload: {network: gnmt}\n";
+
+// Every field away from its default, so the round trip exercises every reader and writer.
+constexpr const char* kFull = R"(name: "everything: set"
+description: a scenario with every field away from its default
+cluster:
+  preset: dgx2
+  nodes: 3
+  gpus_per_node: 4
+  fabric: rail-optimized
+  oversubscription: 2.5
+  leaf_radix: 8
+  spines: 3
+  links:
+    nvswitch: {bandwidth: 50 GB/s, latency: 400 ns}
+    pcie: {bandwidth: 15.75 GB/s, latency: 600 ns}
+    cpu: {bandwidth: 20 GB/s}
+    infiniband: {bandwidth: 200 Gb/s, latency: 1 us}
+workload:
+  network: biglstm
+  batch_per_worker: 64
+  compute_speed: 1.5
+parallelism:
+  dp: 4
+  mp: 2
+  placement:
+    - {match: "lstm*", gpu: 1}
+    - {match: "*", gpu: 0}
+  mapping: [[0, 1], [2, 3], [4, 5], [6, 7]]
+communication:
+  algorithm: hierarchical
+  channels: 4
+  message_size: 256 KiB
+  bucket_size: 50 MB
+  reduction_bandwidth: off
+  switching: store-and-forward
+  compute_slowdown_during_communication: 1.25
+  pcie_only: true
+training:
+  network: biglstm
+  efficiency: {table: [[1024, 25], [4096, 30.5]], max_batch: 8192}
+  dataset_samples: 40000000
+outputs:
+  directory: results/full
+  formats: [csv, json]
+  trace: {file: t.json.gz, detail: messages, gpus: "0-3,6", window: "1 ms:2.5 ms", gzip: true}
+sweep:
+  mode: zip
+  parameters:
+    - {path: communication.message_size, values: [128 KiB, 1 MiB]}
+    - {path: parallelism, values: [{dp: 8, mp: 1}, {dp: 2, mp: 4, placement: layers}]}
+)";
+
+std::string error_of(const std::string& text, std::vector<std::string> overrides = {}) {
+  try {
+    parse_scenario(text, "s.yaml", overrides);
+  } catch (const InputError& e) {
+    return e.what();
+  }
+  return "";
+}
+
+}  // namespace
+
+TEST_CASE("scenario: absent fields take the schema's defaults, which match the structs' initializers") {
+  const Scenario s = parse_scenario(kMinimal, "dir/minimal.yaml");
+  CHECK(s.name == "minimal");  // the file name without .yaml
+  CHECK(s.cluster.preset == "dgx1-v100");
+  CHECK(s.cluster.nodes == 1);
+  CHECK_FALSE(s.cluster.gpus_per_node);
+  CHECK(s.cluster.fabric == topology::presets::Fabric::FatTree);
+  CHECK(s.cluster.oversubscription == 1.0);
+  CHECK(s.cluster.leaf_radix == 16);
+  CHECK_FALSE(s.cluster.spines);
+  CHECK(s.cluster.links == LinkOverrides{});
+  CHECK(s.workload.network == "gnmt");
+  CHECK_FALSE(s.workload.batch_per_worker);
+  CHECK(s.workload.compute_speed == 1.0);
+  CHECK(s.parallelism == ParallelismSettings{});
+  // The schema's default texts ("512 KiB", "25 MB", "225 GB/s") give exactly the struct defaults.
+  CHECK(s.communication == CommunicationSettings{});
+  CHECK(s.communication.message_size == sim::Bytes::of(524'288));
+  CHECK(s.communication.bucket_size == sim::Bytes::of(25'000'000));
+  CHECK(s.communication.reduction_bandwidth == sim::Bandwidth::gb_per_second(225));
+  CHECK(s.training == TrainingSettings{});
+  CHECK(s.training.efficiency.variant == "default");
+  CHECK(s.outputs.directory == "out/minimal");
+  CHECK(s.outputs.formats == std::vector<OutputFormat>{OutputFormat::Table});
+  CHECK_FALSE(s.outputs.trace);
+  CHECK(s.sweep.parameters.empty());
+  CHECK(s.base_dir == ".");
+  // A trace block with no fields turns tracing on with its defaults.
+  const Scenario t = parse_scenario(std::string(kMinimal) + "outputs: {trace: {}}\n", "t.yaml");
+  REQUIRE(t.outputs.trace);
+  CHECK(*t.outputs.trace == TraceSettings{});
+  CHECK(t.outputs.trace->file == "trace.json");
+}
+
+TEST_CASE("scenario: every field is read with its unit") {
+  const Scenario s = parse_scenario(kFull, "full.yaml");
+  CHECK(s.name == "everything: set");
+  CHECK(s.cluster.preset == "dgx2");
+  CHECK(s.cluster.nodes == 3);
+  CHECK(s.cluster.gpus_per_node == 4);
+  CHECK(s.cluster.fabric == topology::presets::Fabric::RailOptimized);
+  CHECK(s.cluster.oversubscription == 2.5);
+  CHECK(s.cluster.spines == 3);
+  CHECK(s.cluster.links.nvswitch.bandwidth == sim::Bandwidth::gb_per_second(50));
+  CHECK(s.cluster.links.nvswitch.latency == sim::Time::ns(400));
+  CHECK(s.cluster.links.pcie.bandwidth == sim::Bandwidth::bytes_per_second(15'750'000'000));
+  CHECK_FALSE(s.cluster.links.cpu.latency);
+  CHECK(s.cluster.links.infiniband.bandwidth == sim::Bandwidth::bytes_per_second(25'000'000'000));  // 200 Gb/s
+  CHECK(s.workload.batch_per_worker == 64);
+  CHECK(s.workload.compute_speed == 1.5);
+  CHECK(s.parallelism.placement.kind == PlacementSettings::Kind::Rules);
+  CHECK(s.parallelism.placement.rules == std::vector<PlacementRuleSetting>{{"lstm*", 1}, {"*", 0}});
+  CHECK(s.parallelism.mapping == std::vector<std::vector<int>>{{0, 1}, {2, 3}, {4, 5}, {6, 7}});
+  CHECK(s.communication.algorithm == workloads::AllReduceAlgorithm::Hierarchical);
+  CHECK(s.communication.channels == 4);
+  CHECK(s.communication.message_size == sim::Bytes::kib(256));
+  CHECK(s.communication.reduction_bandwidth == sim::Bandwidth());  // off
+  CHECK(s.communication.switching == sim::Switching::StoreAndForward);
+  CHECK(s.communication.pcie_only);
+  CHECK(s.training.efficiency.kind == EfficiencySettings::Kind::Table);
+  CHECK(s.training.efficiency.table == std::vector<std::pair<std::int64_t, double>>{{1024, 25.0}, {4096, 30.5}});
+  CHECK(s.training.efficiency.max_batch == 8192);
+  CHECK(s.training.dataset_samples == 40'000'000);
+  CHECK(s.outputs.formats == std::vector<OutputFormat>{OutputFormat::Csv, OutputFormat::Json});
+  REQUIRE(s.outputs.trace);
+  CHECK(s.outputs.trace->gpus == std::vector<int>{0, 1, 2, 3, 6});
+  CHECK(s.outputs.trace->window == std::pair{sim::Time::ms(1), sim::Time::us(2500)});
+  CHECK(s.outputs.trace->detail == TraceSettings::Detail::Messages);
+  CHECK(s.sweep.mode == SweepSettings::Mode::Zip);
+  REQUIRE(s.sweep.parameters.size() == 2);
+  CHECK(s.sweep.parameters[1].values == std::vector<std::string>{"{dp: 8, mp: 1}", "{dp: 2, mp: 4, placement: layers}"});
+  // Locations are 1-based file:line:col of the value: line 5 is "  nodes: 3" (the 3 in column 10);
+  // line 25 is '    - {match: "*", gpu: 0}' (the 0 in column 25).
+  CHECK(location_of(s, "cluster.nodes") == "full.yaml:5:10");
+  CHECK(location_of(s, "parallelism.placement[1].gpu") == "full.yaml:25:25");
+  CHECK(location_of(s, "communication.message_size") == "full.yaml:30:17");
+  // A field left at its default is located at its section: "    cpu: {bandwidth: 20 GB/s}" (line 14).
+  CHECK(location_of(s, "cluster.links.cpu.latency") == "full.yaml:14:10");
+}
+
+TEST_CASE("scenario: round trip — a scenario written as YAML and read back is equal") {
+  const Scenario full = parse_scenario(kFull, "full.yaml");
+  const std::string yaml = scenario_to_yaml(full);
+  const Scenario again = parse_scenario(yaml, "full.yaml");
+  CHECK(again == full);
+  CHECK(scenario_to_yaml(again) == yaml);  // the canonical text is a fixed point
+
+  const Scenario minimal = parse_scenario(kMinimal, "minimal.yaml");
+  CHECK(parse_scenario(scenario_to_yaml(minimal), "minimal.yaml") == minimal);
+
+  // Parametric efficiency and a named one survive too.
+  const Scenario p = parse_scenario(std::string(kMinimal) + "training: {efficiency: {e_min: 3.15, b_noise: 9057}}\n", "p.yaml");
+  CHECK(p.training.efficiency.kind == EfficiencySettings::Kind::Parametric);
+  CHECK(p.training.efficiency.e_min == 3.15);
+  CHECK(parse_scenario(scenario_to_yaml(p), "p.yaml") == p);
+  // The canonical form of the minimal scenario, spelled out: every default explicit.
+  CHECK(scenario_to_yaml(minimal) ==
+        "name: minimal\n"
+        "cluster:\n  preset: dgx1-v100\n  nodes: 1\n  gpus_per_node: auto\n  fabric: fat-tree\n"
+        "  oversubscription: 1\n  leaf_radix: 16\n  spines: auto\n"
+        "workload:\n  network: gnmt\n  batch_per_worker: auto\n  compute_speed: 1\n"
+        "parallelism:\n  dp: 1\n  mp: 1\n  placement: auto\n  mapping: auto\n"
+        "communication:\n  algorithm: ring\n  channels: auto\n  message_size: 512 KiB\n  bucket_size: 25 MB\n"
+        "  reduction_bandwidth: 225 GB/s\n  switching: cut-through\n"
+        "  compute_slowdown_during_communication: 1\n  pcie_only: false\n"
+        "training:\n  network: auto\n  efficiency: default\n  dataset_samples: auto\n"
+        "outputs:\n  directory: out/minimal\n  formats: [table]\n");
+}
+
+TEST_CASE("scenario: --set overrides scalars, units and whole mappings before validation") {
+  const std::string base = std::string(kMinimal) + "parallelism: {dp: 8, placement: layers}\n";
+  // A scalar, located at the override rather than the file.
+  const Scenario a = parse_scenario(base, "s.yaml", std::vector<std::string>{"cluster.nodes=4"});
+  CHECK(a.cluster.nodes == 4);
+  CHECK(location_of(a, "cluster.nodes") == "--set cluster.nodes=4");
+  CHECK(a.provenance.overrides == std::vector<std::string>{"cluster.nodes=4"});
+  // A value with a unit and a space (the shell passes communication.message_size=256 KiB).
+  const Scenario b = parse_scenario(base, "s.yaml", std::vector<std::string>{"communication.message_size=256 KiB"});
+  CHECK(b.communication.message_size == sim::Bytes::kib(256));
+  // A mapping replaces the whole section: placement returns to its default.
+  const Scenario c = parse_scenario(base, "s.yaml", std::vector<std::string>{"parallelism={dp: 4, mp: 2}"});
+  CHECK(c.parallelism.dp == 4);
+  CHECK(c.parallelism.mp == 2);
+  CHECK(c.parallelism.placement.kind == PlacementSettings::Kind::Auto);
+  // Later overrides win; an empty value removes the key (back to its default).
+  const Scenario d = parse_scenario(base, "s.yaml", std::vector<std::string>{"parallelism.dp=2", "parallelism.dp="});
+  CHECK(d.parallelism.dp == 1);
+  // A field under a scalar turns it into a mapping: a named curve becomes a parametric one.
+  const Scenario e = parse_scenario(
+      base, "s.yaml", std::vector<std::string>{"training.efficiency.e_min=3", "training.efficiency.b_noise=9000"});
+  CHECK(e.training.efficiency.kind == EfficiencySettings::Kind::Parametric);
+  CHECK(e.training.efficiency.b_noise == 9000.0);
+  // A section absent from the file is created.
+  const Scenario f = parse_scenario(kMinimal, "s.yaml", std::vector<std::string>{"outputs.trace.detail=messages"});
+  REQUIRE(f.outputs.trace);
+  CHECK(f.outputs.trace->detail == TraceSettings::Detail::Messages);
+}
+
+TEST_CASE("scenario: --set errors name the override, with a suggestion for a near-miss path") {
+  CHECK(error_of(kMinimal, {"cluster.node=4"}) ==
+        "--set cluster.node=4: unknown field 'cluster.node' (did you mean 'cluster.nodes'?)");
+  CHECK(error_of(kMinimal, {"comunication.message_size=1 MB"}) ==
+        "--set comunication.message_size=1 MB: unknown field 'comunication.message_size' (did you mean "
+        "'communication.message_size'?)");
+  CHECK(error_of(kMinimal, {"frobnicate=1"}) == "--set frobnicate=1: unknown field 'frobnicate'");
+  CHECK(error_of(kMinimal, {"cluster.nodes"}).starts_with("--set cluster.nodes: expected path=value"));
+  CHECK(error_of(kMinimal, {"cluster.nodes=four"}) ==
+        "--set cluster.nodes=four: cluster.nodes: got \"four\"; expected a whole number from 1 to 4096");
+  CHECK(error_of(kMinimal, {"parallelism={dp: 4, mp: 0}"}) ==
+        "--set parallelism={dp: 4, mp: 0}: parallelism.mp: got \"0\"; expected a whole number from 1 to 4096");
+  CHECK(error_of(kMinimal, {"parallelism={dp: 4"}).starts_with("--set parallelism={dp: 4: invalid YAML: "));
+  // List items cannot be set one by one; the whole list can.
+  CHECK(error_of(kMinimal, {"parallelism.placement[0].gpu=1"}).starts_with(
+      "--set parallelism.placement[0].gpu=1: unknown field 'parallelism.placement[0].gpu'"));
+}

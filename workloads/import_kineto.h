@@ -1,0 +1,88 @@
+// Imports a PyTorch profiler (Kineto) trace as a hybridsim profile: one or more whole training
+// iterations (ProfilerStep#N) of one GPU, their ops in execution order with the kernels they launched
+// (forward, and backward through the fwdbwd flows), dependencies from stream order, gradient sizes
+// from the recorded NCCL all-reduces (or AccumulateGrad shapes), the optimizer's measured time, and
+// what was measured (iteration span, CPU launch gaps, stream overlap). Durations in sim::Time (ps).
+//   KinetoImport r = import_kineto("trace.json", {.steps = 2, .batch = 64});
+//   save_profile(r.profile, out);   r.report.average.span;   describe_kineto_import(r);
+#pragma once
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "sim/time.h"
+#include "sim/units.h"
+#include "workloads/import_kineto_trace.h"
+#include "workloads/profile.h"
+
+namespace hybridsim::workloads {
+
+struct KinetoImportOptions {
+  int steps = 0;                  // how many iterations to average, the last ones; 0: all complete
+  // Keep CPU launch gaps (GPU idle while nothing runs) as part of the duration of the activity that
+  // follows each gap, so that replay on one GPU reproduces the measured span exactly.
+  bool keep_gaps = false;
+  std::optional<int> device{};    // which GPU's activities; default: the lowest device id seen
+  std::string network{};          // default: the file name without directories and extensions
+  std::int64_t batch = 1;         // samples per GPU per iteration (a trace does not record it)
+  std::string throughput_unit = "samples";
+  std::int64_t units_per_step = 0;  // 0: batch
+};
+
+// What one iteration measured on the imported device. The span is what replay must reproduce:
+//   span = busy + launch_gaps + exposed_communication
+struct KinetoIterationStats {
+  std::string name;                    // "ProfilerStep#7", or "whole trace"
+  sim::Time cpu_duration;              // the ProfilerStep annotation's CPU duration
+  sim::Time span;                      // first GPU activity's start to the last one's end
+  sim::Time busy;                      // union of the compute activities (kernels, copies, memsets)
+  sim::Time launch_gaps;               // nothing running on the GPU
+  std::int64_t gap_count = 0;
+  sim::Time largest_gap;
+  sim::Time stream_overlap;            // compute activities running at once on several streams
+  sim::Time exposed_communication;     // only NCCL kernels running
+  sim::Time communication;             // sum of NCCL kernel durations
+  sim::Time forward, backward, optimizer;  // the profile's phases (clipped; gaps when kept)
+  std::int64_t activities = 0;         // GPU activities launched in the iteration
+};
+
+// One recorded NCCL all-reduce, as a data-parallel gradient bucket.
+struct KinetoGradientBucket {
+  std::uint32_t op = 0;                // profile op whose backward ran last before its launch
+  sim::Bytes bytes;                    // In msg nelems × dtype size
+  std::string dtype;
+  int group_size = 0;
+  sim::Time duration;                  // the NCCL kernel's measured time
+};
+
+struct KinetoImportReport {
+  std::string source;
+  int device = 0;
+  std::string gpu;
+  std::optional<int> rank, world_size;
+  std::vector<KinetoIterationStats> iterations;  // the averaged ones, in trace order
+  KinetoIterationStats average;                  // their mean
+  std::vector<KinetoGradientBucket> buckets;     // of the last averaged iteration
+  std::string gradient_source;   // "nccl all-reduce", "AccumulateGrad shapes" or "none"
+  sim::Bytes accumulate_grad_bytes;              // parameters seen through AccumulateGrad
+  std::int64_t events_read = 0, events_kept = 0, bytes_read = 0;
+  std::vector<std::string> skipped;  // what was left out, and why
+  std::vector<std::string> notes;    // choices made
+};
+
+struct KinetoImport {
+  Profile profile;
+  KinetoImportReport report;
+};
+
+// Reads and imports a trace file (streaming). Throws InputError naming the file when it is not a
+// Kineto trace, is truncated, has no GPU activity on the device, or no usable iteration.
+KinetoImport import_kineto(const std::string& path, const KinetoImportOptions& options);
+// The same from a trace already read.
+KinetoImport import_kineto(const KinetoTrace& trace, const KinetoImportOptions& options);
+
+// The report as text for people: iterations, measured vs profile times, gaps, buckets, skips.
+std::string describe_kineto_import(const KinetoImport& import);
+
+}  // namespace hybridsim::workloads

@@ -1,0 +1,116 @@
+// The raw material of a PyTorch profiler (Kineto) Chrome trace, read in one streaming pass: GPU
+// activities (kernels, memcpys, memsets), CPU ops, annotations and runtime launches, fwdbwd flows,
+// NCCL collective arguments, device properties and distributed info. Times are picoseconds
+// relative to the trace's first timestamp (exact: the JSON's µs decimals are parsed as decimals).
+//   KinetoTrace t = read_kineto_trace("trace.json");   // sax_parse over an ifstream, never whole
+//   t.gpu.size();  t.names[t.gpu[0].name];  t.world_size;
+#pragma once
+#include <cstdint>
+#include <iosfwd>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "sim/time.h"
+
+namespace hybridsim::workloads {
+
+// Arguments PyTorch records for a collective, on the NCCL kernel and/or on its `record_param_comms`
+// CPU op: "Collective name", "In msg nelems", "Out msg nelems", "Group size", "dtype",
+// "Process Group Name", "Process Group Ranks".
+struct KinetoCollective {
+  std::string name;                // "allreduce", "broadcast", "allgather", ...
+  std::int64_t in_elements = -1;   // -1: not recorded
+  std::int64_t out_elements = -1;
+  int group_size = 0;              // 0: not recorded
+  std::string dtype;               // "Float", "Half", "BFloat16"
+  std::string group_name;          // "0"
+  std::string group_ranks;         // "[0, 1]"
+};
+
+enum class KinetoGpuKind : std::uint8_t { Kernel, Memcpy, Memset };
+
+// A GPU activity (`cat` "kernel", "gpu_memcpy", "gpu_memset").
+struct KinetoGpuActivity {
+  KinetoGpuKind kind = KinetoGpuKind::Kernel;
+  std::uint32_t name = 0;           // index into KinetoTrace::names
+  int device = 0;                   // args "device", else pid
+  std::int64_t stream = 0;          // args "stream", else tid
+  sim::Time start;
+  sim::Time duration;
+  std::int64_t correlation = -1;    // args "correlation": the launching runtime call's
+  std::int64_t external_id = -1;    // args "External id": the launching CPU op's
+  int collective = -1;              // index into KinetoTrace::collectives, or -1
+};
+
+enum class KinetoCpuKind : std::uint8_t {
+  Op,          // `cat` "cpu_op" (ATen ops, autograd nodes, record_param_comms)
+  Annotation,  // `cat` "user_annotation" and ProfilerStep#N / Optimizer.* ranges
+  Runtime,     // `cat` "cuda_runtime" / "cuda_driver": launches, linked to GPU work by correlation
+};
+
+// An event on a CPU thread.
+struct KinetoCpuEvent {
+  KinetoCpuKind kind = KinetoCpuKind::Op;
+  std::uint32_t name = 0;           // index into KinetoTrace::names
+  std::uint32_t thread = 0;         // (pid, tid) interned: index into KinetoTrace::threads
+  sim::Time start;
+  sim::Time duration;
+  std::int64_t correlation = -1;    // runtime calls
+  std::int64_t external_id = -1;
+  int collective = -1;              // index into KinetoTrace::collectives, or -1
+  // "Input Dims" / "Input type" of the first input, kept for torch::autograd::AccumulateGrad only:
+  // its element count (-1: not recorded) and the element size in bytes (0: unknown type).
+  std::int64_t input_elements = -1;
+  int input_element_bytes = 0;
+};
+
+// One end of a `fwdbwd` flow: "s" at the forward op that created an autograd node, "f" at the
+// backward op that ran it. Flows bind to the CPU op enclosing (thread, ts).
+struct KinetoFlowPoint {
+  std::int64_t id = 0;
+  std::uint32_t thread = 0;
+  sim::Time time;
+  bool is_start = true;
+};
+
+struct KinetoDevice {
+  int id = 0;
+  std::string name;                 // "NVIDIA A100-SXM4-80GB"
+  std::int64_t total_memory = 0;    // totalGlobalMem, bytes
+};
+
+struct KinetoTrace {
+  std::string source;               // the path read
+  std::vector<std::string> names;   // interned event names
+  std::vector<std::string> threads; // "pid/tid" of each interned thread
+  std::vector<KinetoGpuActivity> gpu;
+  std::vector<KinetoCpuEvent> cpu;
+  std::vector<KinetoFlowPoint> fwdbwd;
+  std::vector<KinetoCollective> collectives;
+  std::vector<KinetoDevice> devices;  // "deviceProperties"
+  std::optional<int> rank;            // "distributedInfo"
+  std::optional<int> world_size;
+  std::string backend;                // "nccl"
+  std::int64_t events_read = 0;       // entries of traceEvents
+  std::int64_t events_kept = 0;       // of which kept (the rest: python functions, metadata, ...)
+  std::int64_t events_malformed = 0;  // complete ("X") events of a kept kind without ts or dur
+  std::int64_t bytes_read = 0;
+
+  const std::string& name_of(std::uint32_t index) const { return names.at(index); }
+  const KinetoDevice* find_device(int id) const;
+};
+
+// Reads a Kineto trace file in one streaming pass (nlohmann::json::sax_parse over an ifstream),
+// keeping only the events above. Throws InputError naming the file when it cannot be opened, is not
+// JSON, is not a Kineto trace (no top-level object with a traceEvents array) or is truncated.
+KinetoTrace read_kineto_trace(const std::string& path);
+// The same over any stream; `source_name` prefixes error messages.
+KinetoTrace parse_kineto_trace(std::istream& in, const std::string& source_name);
+
+// Bytes per element of a dtype as Kineto spells it ("Float", "float", "c10::Half", "BFloat16",
+// "long int", ...); nullopt when unknown.
+std::optional<int> kineto_dtype_bytes(std::string_view dtype);
+
+}  // namespace hybridsim::workloads

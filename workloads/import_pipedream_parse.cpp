@@ -1,0 +1,188 @@
+// The reader of PipeDream's graph files: node lines and tab-indented edge lines, with file:line:col
+// errors quoting the offending text.
+#include <algorithm>
+#include <cctype>
+#include <fstream>
+#include <map>
+#include <set>
+#include <sstream>
+
+#include "sim/error.h"
+#include "workloads/import_pipedream.h"
+
+namespace hybridsim::workloads {
+
+namespace {
+
+constexpr std::string_view kSeparator = " -- ";
+
+struct Line {
+  const std::string& source;
+  int number;
+  std::string_view text;  // without the line break
+
+  [[noreturn]] void fail(std::string_view at, const std::string& what) const {
+    const auto col = at.data() >= text.data() && at.data() <= text.data() + text.size()
+                         ? at.data() - text.data() + 1
+                         : 1;
+    throw InputError(source + ":" + std::to_string(number) + ":" + std::to_string(col) + ": " + what +
+                     ", got \"" + std::string(at.empty() ? text : at) + "\"");
+  }
+};
+
+std::string_view trim(std::string_view s) {
+  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.front()))) s.remove_prefix(1);
+  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.back()))) s.remove_suffix(1);
+  return s;
+}
+
+// "node12" → 12.
+int node_id(const Line& line, std::string_view token) {
+  const std::string_view t = trim(token);
+  if (!t.starts_with("node") || t.size() == 4 || t.size() > 13 ||
+      !std::all_of(t.begin() + 4, t.end(), [](char c) { return std::isdigit(static_cast<unsigned char>(c)); }))
+    line.fail(t, "expected a node name like node12");
+  return std::stoi(std::string(t.substr(4)));
+}
+
+sim::Time milliseconds(const Line& line, std::string_view value) {
+  if (value.starts_with('-')) line.fail(value, "a time must not be negative");
+  sim::Time t;
+  try {
+    t = sim::parse_time(std::string(value) + " ms");
+  } catch (const InputError&) {
+    line.fail(value, "expected milliseconds (a decimal number)");
+  }
+  return t;
+}
+
+sim::Bytes byte_count(const Line& line, std::string_view value) {
+  if (value.starts_with('-')) line.fail(value, "a size must not be negative");
+  sim::Bytes b;
+  try {
+    b = sim::parse_bytes(std::string(value) + " B");
+  } catch (const InputError&) {
+    line.fail(value, "expected a whole number of bytes");
+  }
+  return b;
+}
+
+// activation_size: "602112.000" or "[6291456.0; 131072.0; 131072.0]" (summed).
+sim::Bytes activation_bytes(const Line& line, std::string_view value) {
+  if (!value.starts_with('[')) return byte_count(line, value);
+  if (!value.ends_with(']')) line.fail(value, "expected a list [a; b; ...] closed by ]");
+  sim::Bytes total;
+  std::string_view rest = value.substr(1, value.size() - 2);
+  while (true) {
+    const auto semi = rest.find(';');
+    total += byte_count(line, trim(rest.substr(0, semi)));
+    if (semi == std::string_view::npos) break;
+    rest = rest.substr(semi + 1);
+  }
+  return total;
+}
+
+PipeDreamNode parse_node(const Line& line) {
+  const std::string_view text = line.text;
+  const auto first = text.find(kSeparator);
+  const auto last = text.rfind(kSeparator);
+  if (first == std::string_view::npos || last == first)
+    line.fail(text, "expected a node line 'nodeN -- <module> -- forward_compute_time=<ms>, "
+                    "backward_compute_time=<ms>, activation_size=<bytes>, parameter_size=<bytes>'");
+  PipeDreamNode node;
+  node.line = line.number;
+  node.id = node_id(line, text.substr(0, first));
+  node.module = std::string(trim(text.substr(first + kSeparator.size(), last - first - kSeparator.size())));
+  if (node.module.empty()) line.fail(text.substr(first), "expected a module description");
+  static constexpr std::string_view kKeys[] = {"forward_compute_time", "backward_compute_time",
+                                               "activation_size", "parameter_size"};
+  std::set<std::string_view> seen;
+  std::string_view rest = text.substr(last + kSeparator.size());
+  while (!rest.empty()) {
+    const auto comma = rest.find(',');
+    const std::string_view item = trim(rest.substr(0, comma));
+    rest = comma == std::string_view::npos ? std::string_view{} : rest.substr(comma + 1);
+    const auto eq = item.find('=');
+    if (eq == std::string_view::npos) line.fail(item, "expected key=value");
+    const std::string_view key = trim(item.substr(0, eq));
+    const std::string_view value = trim(item.substr(eq + 1));
+    if (std::find(std::begin(kKeys), std::end(kKeys), key) == std::end(kKeys))
+      line.fail(key, "unknown key (expected forward_compute_time, backward_compute_time, "
+                     "activation_size, parameter_size)");
+    if (!seen.insert(key).second) line.fail(key, "repeated key");
+    if (key == "forward_compute_time") node.forward = milliseconds(line, value);
+    else if (key == "backward_compute_time") node.backward = milliseconds(line, value);
+    else if (key == "activation_size") node.activation = activation_bytes(line, value);
+    else node.parameters = byte_count(line, value);
+  }
+  for (const auto key : kKeys) {
+    if (!seen.contains(key)) line.fail(text.substr(last + kSeparator.size()), "missing " + std::string(key));
+  }
+  return node;
+}
+
+}  // namespace
+
+std::string PipeDreamNode::module_type() const {
+  return std::string(trim(std::string_view(module).substr(0, module.find('('))));
+}
+
+bool PipeDreamNode::is_input() const { return module_type().starts_with("Input"); }
+
+PipeDreamGraph parse_pipedream_graph(std::string_view text, const std::string& source_name) {
+  PipeDreamGraph g;
+  g.source = source_name;
+  std::map<int, int> line_of;  // node id → line
+  struct PendingEdge {
+    int from, to, line;
+    std::string text;
+  };
+  std::vector<PendingEdge> pending;
+  int number = 0;
+  while (!text.empty()) {
+    ++number;
+    const auto end = text.find('\n');
+    std::string_view raw = text.substr(0, end);
+    text = end == std::string_view::npos ? std::string_view{} : text.substr(end + 1);
+    if (raw.ends_with('\r')) raw.remove_suffix(1);
+    const Line line{g.source, number, raw};
+    if (trim(raw).empty()) continue;
+    if (raw.front() == '\t' || raw.front() == ' ') {
+      const std::string_view body = trim(raw);
+      const auto sep = body.find(kSeparator);
+      if (sep == std::string_view::npos || body.find(kSeparator, sep + 1) != std::string_view::npos)
+        line.fail(body, "expected an edge line '<tab>nodeA -- nodeB'");
+      const int from = node_id(line, body.substr(0, sep));
+      const int to = node_id(line, body.substr(sep + kSeparator.size()));
+      if (from == to) line.fail(body, "an edge from a node to itself");
+      pending.push_back({from, to, number, std::string(body)});
+      continue;
+    }
+    PipeDreamNode node = parse_node(line);
+    if (const auto [it, inserted] = line_of.try_emplace(node.id, number); !inserted)
+      line.fail(raw.substr(0, raw.find(kSeparator)),
+                "node" + std::to_string(node.id) + " is already defined on line " + std::to_string(it->second));
+    g.nodes.push_back(std::move(node));
+  }
+  if (g.nodes.empty()) throw InputError(source_name + ": no node lines (not a PipeDream graph file?)");
+  std::set<std::pair<int, int>> seen;
+  for (const auto& e : pending) {
+    for (const int id : {e.from, e.to}) {
+      if (!line_of.contains(id))
+        throw InputError(source_name + ":" + std::to_string(e.line) + ":2: node" + std::to_string(id) +
+                         " is not defined in the file, got \"" + e.text + "\"");
+    }
+    if (seen.insert({e.from, e.to}).second) g.edges.emplace_back(e.from, e.to);
+  }
+  return g;
+}
+
+PipeDreamGraph load_pipedream_graph(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw InputError(path + ": cannot open the PipeDream graph file");
+  std::ostringstream text;
+  text << in.rdbuf();
+  return parse_pipedream_graph(text.str(), path);
+}
+
+}  // namespace hybridsim::workloads
