@@ -30,6 +30,22 @@ bool better(const PlanCandidate& a, const PlanCandidate& b, PlanObjective o) {
   return a.samples_per_second > b.samples_per_second;
 }
 
+// Time to train (lower is better) or seconds per sample, so that ratios read the same way.
+double score(const PlanCandidate& c, PlanObjective o) {
+  if (o == PlanObjective::TimeToTrain && c.ttt) return c.ttt->seconds;
+  return 1.0 / c.samples_per_second;
+}
+
+std::string differences(const StepKey& a, const StepKey& b) {
+  std::string s;
+  auto add = [&](const char* what) { s += (s.empty() ? "" : ", ") + std::string(what); };
+  if (a.mp != b.mp) add("dp x mp");
+  if (a.mp == b.mp && a.mp > 1 && a.partitioner != b.partitioner) add("placement");
+  if (a.bucket_bytes != b.bucket_bytes) add("bucket size");
+  if (a.algorithm != b.algorithm) add("algorithm");
+  return s.empty() ? "nothing searched" : s;
+}
+
 std::string breakdown(const PlanCandidate& c) {
   const auto& m = c.step.critical;
   std::string s = "step " + ms(c.step.step_time) + " ms (critical GPU: " + ms(m.compute) + " compute, " +
@@ -49,7 +65,8 @@ std::string versus(const PlanCandidate& a, const PlanCandidate& b, PlanObjective
     const double epoch_b = static_cast<double>(b.ttt->steps_per_epoch) * b.step.step_time.to_seconds();
     return "vs " + label(b.step.key) + " (" + format_duration(b.ttt->seconds) + "): that one needs x" +
            format_fixed(epochs, 2) + " the epochs and x" + format_fixed(epoch_b / epoch_a, 2) +
-           " the time per epoch, so this is " + format_percent(b.ttt->seconds / a.ttt->seconds - 1) + " faster";
+           " the time per epoch, so this one trains " + format_percent(b.ttt->seconds / a.ttt->seconds - 1) +
+           " faster";
   }
   return "vs " + label(b.step.key) + ": x" + format_fixed(a.samples_per_second / b.samples_per_second, 3) +
          " its throughput (exposed communication " + ms(a.step.critical.exposed_communication) + " vs " +
@@ -177,12 +194,21 @@ PlanResult plan(const PlanRequest& request, StepCache* cache) {
   for (std::size_t i = 0; i < result.ranked.size() && i < 5; ++i) {
     PlanCandidate& c = result.ranked[i];
     c.why = breakdown(c);
-    const bool dp = c.step.key.mp == 1;
-    const PlanCandidate* other = best_of([&](const PlanCandidate& o) { return (o.step.key.mp == 1) != dp; });
-    if (other && better(c, *other, request.objective))
-      c.why += "; " + versus(c, *other, request.objective) + " (best " + (dp ? "hybrid" : "DP alone") + ")";
-    if (i + 1 < result.ranked.size() && &result.ranked[i + 1] != other)
-      c.why += "; " + versus(c, result.ranked[i + 1], request.objective);
+    if (i == 0) {
+      const bool dp = c.step.key.mp == 1;
+      const PlanCandidate* other = best_of([&](const PlanCandidate& o) { return (o.step.key.mp == 1) != dp; });
+      if (other)
+        c.why += "; best " + std::string(dp ? "hybrid" : "DP alone") + ": " + versus(c, *other, request.objective);
+    }
+    if (i + 1 < result.ranked.size()) {
+      const PlanCandidate& next = result.ranked[i + 1];
+      const double ratio = score(next, request.objective) / score(c, request.objective);
+      if (std::abs(ratio - 1) < 0.005)
+        c.why += "; ties with #" + std::to_string(i + 2) + " (within 0.5%; it differs in " +
+                 differences(c.step.key, next.step.key) + ")";
+      else
+        c.why += "; next: " + versus(c, next, request.objective);
+    }
   }
   return result;
 }
@@ -213,7 +239,8 @@ void print_plan(const PlanResult& r, std::ostream& out, int top) {
                   std::string(workloads::algorithm_name(k.algorithm)).c_str(), format_count(c.step.global_batch).c_str(),
                   ms(c.step.step_time).c_str(), split.c_str(),
                   c.ttt ? (format_fixed(c.ttt->epochs, 2) + (c.ttt->extrapolated ? "*" : "")).c_str() : "-",
-                  c.ttt ? format_duration(c.ttt->seconds).c_str() : "-", format_fixed(c.samples_per_second, 0).c_str());
+                  c.ttt ? format_duration(c.ttt->seconds).c_str() : "-",
+                  format_count(std::llround(c.samples_per_second)).c_str());
     out << line;
   }
   out << "\n";

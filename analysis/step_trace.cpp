@@ -288,6 +288,7 @@ StepTraceObserver::RingState& StepTraceObserver::ring_state(const sim::RingColle
     state.gpu_of_rank[r] = *rank;
     ++state.ranks_left;
   }
+  if (state.ranks_left == 0) state = RingState{};  // nothing of it is traced: an empty entry
   return rings_.emplace(&ring, std::move(state)).first->second;
 }
 
@@ -295,6 +296,7 @@ void StepTraceObserver::on_ring_arrival(const sim::RingArrival& a) {
   const sim::RingCollective& ring = *a.ring;
   if (ring.op() == sim::CollectiveOp::Broadcast) return;  // model-parallel transfers: no steps
   RingState& state = ring_state(ring);
+  if (state.ranks_left == 0) return;  // all its traced ranks are done (or it has none)
   const int gpu = state.gpu_of_rank[a.rank];
   if (gpu < 0) return;
   RankSteps& r = state.ranks[a.rank];
@@ -316,7 +318,8 @@ void StepTraceObserver::on_ring_arrival(const sim::RingArrival& a) {
     ++r.next_step;
     completed = true;
   }
-  if (completed && r.next_step == ring.steps() && --state.ranks_left == 0) rings_.erase(&ring);
+  // The ring's entry stays (so late messages to untraced ranks find it) but its per-rank state goes.
+  if (completed && r.next_step == ring.steps() && --state.ranks_left == 0) state = RingState{};
 }
 
 void StepTraceObserver::write_ring_step(const sim::RingCollective& ring, int gpu, std::uint32_t step,

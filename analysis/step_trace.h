@@ -87,7 +87,7 @@ class StepTraceObserver final : public sim::StreamObserver,
   struct RingState {
     std::vector<int> gpu_of_rank;  // global GPU rank of each ring rank (-1: filtered out)
     std::vector<RankSteps> ranks;
-    std::uint32_t ranks_left = 0;  // kept ranks that have steps left
+    std::uint32_t ranks_left = 0;  // traced ranks with steps left; 0: nothing more to trace
   };
 
   bool keeps(std::uint32_t gpu) const { return gpu < keep_gpu_.size() && keep_gpu_[gpu] != 0; }
@@ -126,7 +126,8 @@ class StepTraceObserver final : public sim::StreamObserver,
 // Runs the step (build_program + simulate_program) with a StepTraceObserver attached and writes the
 // trace to `path` atomically: if the run throws, neither `path` nor a temporary file is left. The
 // trace's otherData holds scenario, profile, topology, strategy, algorithm, detail, step_time,
-// utilization_bin and options.other_data (which overrides). Throws InputError for bad options.
+// utilization_bin and options.other_data (which overrides). At detail steps or messages the tracer
+// replaces setup.collective.observer for the run. Throws InputError for bad options.
 StepResult simulate_step_with_trace(const StepSetup& setup, const std::filesystem::path& path,
                                     const StepTraceOptions& options,
                                     StepTraceSummary* summary = nullptr);

@@ -146,6 +146,15 @@ class Reader {
       fail(n, field, e.what(), expected);
     }
   }
+  // Runs `f` and rethrows its InputError located at `at` (any node: a map, a list) with the field.
+  template <typename F>
+  auto located(const YAML::Node& at, const std::string& field, std::string_view expected, F f) const {
+    try {
+      return f();
+    } catch (const InputError& e) {
+      fail(at, field, e.what(), expected);
+    }
+  }
   const YAML::Node& list(const YAML::Node& n, const std::string& field, std::string_view expected) const {
     if (!n.IsSequence() || n.size() == 0) fail(n, field, got(n), expected);
     return n;
@@ -255,24 +264,24 @@ StudyNetwork parse_network(const Reader& r, const YAML::Node& n, const std::stri
   EfficiencyCurve curve =
       custom_curve ? EfficiencyCurve{eff, "custom", "Given in " + r.where(n["curve"]) + ".", false,
                                      parse_curve(r, n["curve"], field + ".curve")}
-                   : r.unit(variant_at, field + ".variant", expect("variant"),
-                            [&](const std::string&) { return efficiency_curve_by_name(eff, variant); });
+                   : r.located(variant_at, field + ".variant", expect("variant"),
+                               [&] { return efficiency_curve_by_name(eff, variant); });
   // A custom curve has no built-in siblings: only variants listed on the network itself.
   std::vector<std::string> variants = custom_curve ? std::vector<std::string>{} : sensitivity;
   if (n["sensitivity"]) variants = r.words(n["sensitivity"], field + ".sensitivity", expect("sensitivity"));
   const YAML::Node vat = n["sensitivity"] ? n["sensitivity"] : n;
   std::vector<EfficiencyCurve> sensitivity_curves;
   for (const auto& v : variants)
-    sensitivity_curves.push_back(r.unit(vat, field + ".sensitivity", expect("sensitivity"),
-                                            [&](const std::string&) { return efficiency_curve_by_name(eff, v); }));
+    sensitivity_curves.push_back(r.located(vat, field + ".sensitivity", expect("sensitivity"),
+                                           [&] { return efficiency_curve_by_name(eff, v); }));
   TrainingDataset dataset;
   if (n["dataset_samples"]) {
     const auto samples = r.integer(n["dataset_samples"], field + ".dataset_samples", 1, expect("dataset_samples"));
     dataset = {eff, "custom", "sample", samples, "Given in " + r.where(n["dataset_samples"]) + "."};
   } else {
     const YAML::Node at = n["efficiency"] ? n["efficiency"] : n;
-    dataset = r.unit(at, field + ".efficiency", "a network with a built-in dataset, or dataset_samples",
-                         [&](const std::string&) { return training_dataset_by_name(eff); });
+    dataset = r.located(at, field + ".efficiency", "a network with a built-in dataset, or dataset_samples",
+                        [&] { return training_dataset_by_name(eff); });
   }
   return StudyNetwork{.name = name,
                       .profile = std::move(profile),
@@ -331,8 +340,8 @@ StudyConfig parse_study_config(std::string_view yaml, const std::string& source_
     auto expect = [](std::string_view k) { return Reader::expects(kClusterKeys, k); };
     if (cl["preset"]) {
       c.cluster.preset = r.text(cl["preset"], "cluster.preset", expect("preset"));
-      r.unit(cl["preset"], "cluster.preset", expect("preset"),
-             [&](const std::string&) { return build_cluster(c.cluster, 1, c.cluster.ib_bandwidth).gpus().size(); });
+      r.located(cl["preset"], "cluster.preset", expect("preset"),
+                [&] { return build_cluster(c.cluster, 1, c.cluster.ib_bandwidth).gpus().size(); });
     }
     if (cl["ib_bandwidth"])
       c.cluster.ib_bandwidth = r.unit(cl["ib_bandwidth"], "cluster.ib_bandwidth", expect("ib_bandwidth"),

@@ -11,6 +11,8 @@ int topology_command(int argc, const char* const* argv);
 int collective_command(int argc, const char* const* argv);
 int sweep_command(int argc, const char* const* argv);
 int merge_command(int argc, const char* const* argv);
+int study_command(int argc, const char* const* argv);
+int plan_command(int argc, const char* const* argv);
 int import_command(int argc, const char* const* argv);
 
 }  // namespace hybridsim::cli

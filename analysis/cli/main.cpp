@@ -25,6 +25,10 @@ constexpr Subcommand kSubcommands[] = {
     {"sweep", "run a scenario's sweep: block in parallel, to CSV, JSON and a plot",
      hybridsim::cli::sweep_command},
     {"merge", "join the results of sharded sweeps", hybridsim::cli::merge_command},
+    {"study", "hybrid vs DP end to end: time to train at scale, with a report folder",
+     hybridsim::cli::study_command},
+    {"plan", "the best dp × mp, placement, buckets and algorithm for a model and GPU count",
+     hybridsim::cli::plan_command},
     {"import", "turn a PyTorch profiler (Kineto) trace or a PipeDream graph into a profile", hybridsim::cli::import_command},
 };
 

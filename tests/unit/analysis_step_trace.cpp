@@ -8,6 +8,7 @@
 #include "analysis/step_trace.h"
 #include "analysis_step_trace_check.h"
 #include "sim/error.h"
+#include "topology/preset_factory.h"
 #include "topology/presets.h"
 
 using namespace hybridsim;
@@ -311,4 +312,40 @@ TEST_CASE("step trace: an interrupted run or bad options leave no trace and no t
                                                      {.utilization_bin = Time::zero()}),
                   InputError);
   CHECK(dir.entries() == std::vector<std::string>{"t.json"});
+}
+
+TEST_CASE("step trace: the phases of a hierarchical all-reduce nest in one slice") {
+  // dp 16 on two DGX-1: each bucket is reduce-scattered inside a machine (ring of 8: 7 steps),
+  // all-reduced between the machines (ring of 2: 1 reduce-scatter and 1 all-gather step), then
+  // all-gathered inside the machine again (7 steps): 16 steps inside each bucket's slice.
+  const workloads::Profile profile = chain(2);
+  const topology::Topology topo = topology::make_preset("dgx1-v100", {.nodes = 2});
+  analysis::StepSetup setup;
+  setup.profile = &profile;
+  setup.topology = &topo;
+  setup.placement = workloads::place_all_on_first(profile, 1);
+  setup.mapping = workloads::default_mapping(topo, 16, 1);
+  setup.step.bucket_size = Bytes::gib(1);
+  setup.comm.algorithm = workloads::AllReduceAlgorithm::Hierarchical;
+  TempDir dir;
+  analysis::StepTraceSummary summary;
+  analysis::simulate_step_with_trace(setup, dir.path / "h.json", {.detail = analysis::TraceDetail::Steps}, &summary);
+  const Trace t = check_trace(slurp(dir.path / "h.json"));
+  std::vector<std::string> expected;
+  for (int i = 1; i <= 7; ++i) expected.push_back("reduce-scatter step " + std::to_string(i) + "/7");
+  expected.push_back("reduce-scatter step 1/1");
+  expected.push_back("all-gather step 1/1");
+  for (int i = 1; i <= 7; ++i) expected.push_back("all-gather step " + std::to_string(i) + "/7");
+  for (const int g : {0, 5, 8, 15}) {
+    CAPTURE(g);
+    const auto& comm = t.on(g + 1, 2);
+    REQUIRE(!comm.empty());
+    CHECK(comm[0].name == "all-reduce bucket 0 · 8.39 MB · 16 GPUs · hierarchical");
+    std::vector<std::string> steps;
+    for (std::size_t i = 1; i < comm.size(); ++i) {
+      CHECK(comm[i].parent == comm[0].name);
+      steps.push_back(comm[i].name);
+    }
+    CHECK(steps == expected);
+  }
 }

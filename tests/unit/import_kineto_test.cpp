@@ -32,11 +32,17 @@ std::string read_file(const std::string& path) {
   return s.str();
 }
 
-std::string write_temp(const std::string& name, const std::string& text) {
-  const auto path = std::filesystem::temp_directory_path() / ("hybridsim_import_" + name);
-  std::ofstream(path, std::ios::binary) << text;
-  return path.string();
-}
+// A file in the temporary directory, removed when the test is done with it.
+struct TempFile {
+  std::string path;
+  TempFile(const std::string& name, const std::string& text)
+      : path((std::filesystem::temp_directory_path() / ("hybridsim_import_" + name)).string()) {
+    std::ofstream(path, std::ios::binary) << text;
+  }
+  TempFile(const TempFile&) = delete;
+  TempFile& operator=(const TempFile&) = delete;
+  ~TempFile() { std::filesystem::remove(path); }
+};
 
 // ns with three decimals of µs: Time of "640.345 us".
 Time us(double v) { return Time::ps(static_cast<std::int64_t>(v * 1e6 + (v >= 0 ? 0.5 : -0.5))); }
@@ -65,6 +71,8 @@ std::string error_of(const std::string& path) {
   }
   return "(no error)";
 }
+
+std::string error_of(const TempFile& file) { return error_of(file.path); }
 
 }  // namespace
 
@@ -235,7 +243,8 @@ TEST_CASE("kineto: timestamps are exact decimals; traces without annotations are
      "ts": 1700000000123.456, "dur": 10.001, "args": {"device": 0, "stream": 7}},
     {"ph": "X", "cat": "kernel", "name": "k2", "pid": 0, "tid": 7,
      "ts": 1700000000133.458, "dur": 0.999, "args": {"device": 0, "stream": 7}}]})json";
-  const auto r = import_kineto(write_temp("exact.json", trace), {});
+  const TempFile file("exact.json", trace);
+  const auto r = import_kineto(file.path, {});
   CHECK(r.report.average.span == Time::ns(11001));
   CHECK(r.report.average.launch_gaps == Time::ns(1));
   REQUIRE(r.profile.ops.size() == 2);
@@ -248,27 +257,27 @@ TEST_CASE("kineto: timestamps are exact decimals; traces without annotations are
 
 TEST_CASE("kineto: files that are not traces, or are cut short, fail with a clear message") {
   CHECK(error_of(data("no_such.json")).find("cannot open") != std::string::npos);
-  CHECK(error_of(write_temp("text.json", "hello world")).find("not a JSON document") != std::string::npos);
-  CHECK(error_of(write_temp("empty.json", "")).find("not a JSON document") != std::string::npos);
-  CHECK(error_of(write_temp("array.json", R"([{"ph": "X"}])")).find("top level is a JSON array") !=
+  CHECK(error_of(TempFile("text.json", "hello world")).find("not a JSON document") != std::string::npos);
+  CHECK(error_of(TempFile("empty.json", "")).find("not a JSON document") != std::string::npos);
+  CHECK(error_of(TempFile("array.json", R"([{"ph": "X"}])")).find("top level is a JSON array") !=
         std::string::npos);
-  CHECK(error_of(write_temp("scalar.json", "42")).find("single JSON value") != std::string::npos);
-  CHECK(error_of(write_temp("noevents.json", R"({"schemaVersion": 1})")).find("no top-level \"traceEvents\"") !=
+  CHECK(error_of(TempFile("scalar.json", "42")).find("single JSON value") != std::string::npos);
+  CHECK(error_of(TempFile("noevents.json", R"({"schemaVersion": 1})")).find("no top-level \"traceEvents\"") !=
         std::string::npos);
-  CHECK(error_of(write_temp("nogpu.json", R"({"traceEvents": [{"ph": "X", "cat": "cpu_op", "name": "a",
+  CHECK(error_of(TempFile("nogpu.json", R"({"traceEvents": [{"ph": "X", "cat": "cpu_op", "name": "a",
         "pid": 1, "tid": 1, "ts": 1, "dur": 2}]})")).find("no GPU activity") != std::string::npos);
-  CHECK(error_of(write_temp("bad.json", R"({"traceEvents": [{"ph": "X",, }]})")).find("malformed JSON") !=
+  CHECK(error_of(TempFile("bad.json", R"({"traceEvents": [{"ph": "X",, }]})")).find("malformed JSON") !=
         std::string::npos);
   // Cut anywhere: in the header, inside an event, inside a string, just before the final brace.
   const std::string full = read_file(data("single_gpu.json"));
   for (const std::size_t cut : {std::size_t{1}, std::size_t{200}, full.size() / 2, full.size() / 2 + 7,
                                 full.size() - 3}) {
     CAPTURE(cut);
-    const std::string e = error_of(write_temp("cut.json", full.substr(0, cut)));
+    const std::string e = error_of(TempFile("cut.json", full.substr(0, cut)));
     CHECK(e.find("truncated") != std::string::npos);
     CHECK(e.find("hybridsim_import_cut.json") != std::string::npos);
   }
-  CHECK(error_of(write_temp("cut.json", full.substr(0, full.size() / 2))).find("inside traceEvents") !=
+  CHECK(error_of(TempFile("cut.json", full.substr(0, full.size() / 2))).find("inside traceEvents") !=
         std::string::npos);
 }
 
@@ -288,6 +297,7 @@ TEST_CASE("hybridsim import kineto writes a loadable profile and reports the rep
   CHECK(text.find("CPU launch gaps") != std::string::npos);
   const auto expected = import_kineto(data("single_gpu.json"), {.steps = 1, .keep_gaps = true, .batch = 64});
   CHECK(workloads::load_profile(out.string()) == expected.profile);
+  std::filesystem::remove(out);
 
   const std::string bad = std::string(HYBRIDSIM_CLI) + " import kineto " + data("make_traces.py") + " 2>&1";
   FILE* p2 = popen(bad.c_str(), "r");
@@ -304,7 +314,8 @@ TEST_CASE("kineto: without fwdbwd flows each backward op is an op of its own, in
   std::string text, line;
   while (std::getline(in, line))
     if (line.find("\"cat\": \"fwdbwd\"") == std::string::npos) text += line + "\n";
-  const auto r = import_kineto(write_temp("noflows.json", text), {.steps = 1});
+  const TempFile file("noflows.json", text);
+  const auto r = import_kineto(file.path, {.steps = 1});
   const workloads::Profile& p = r.profile;
   // 6 forward ops, then the 4 backward ops that launched kernels, latest first: replay runs
   // backward in reverse op order, so MseLossBackward0 still runs first.

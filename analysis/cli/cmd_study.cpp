@@ -1,0 +1,77 @@
+// `hybridsim study STUDY.yaml`: the hybrid-vs-DP study (time to train at scale) and its report
+// folder; `hybridsim plan`: the best dp × mp, placement, bucket size and algorithm for a model.
+#include <boost/program_options.hpp>
+#include <iostream>
+#include <string>
+
+#include "analysis/cli/commands.h"
+#include "analysis/planner.h"
+#include "analysis/study_command.h"
+#include "sim/error.h"
+
+namespace po = boost::program_options;
+
+namespace hybridsim::cli {
+
+int study_command(int argc, const char* const* argv) {
+  po::options_description options(
+      "hybridsim study STUDY.yaml [options]\n\n"
+      "Simulates DP alone and hybrid DP x MP for each network and GPU count of the study file,\n"
+      "projects time to train, prints the headline table and writes a report folder (Markdown,\n"
+      "CSVs, plots). Shipped: scenarios/study/quick.yaml, scenarios/study/hybrid-vs-dp.yaml.\n\noptions");
+  std::string out;
+  int threads = 0;
+  options.add_options()("help,h", "show this help")("study", po::value<std::string>(), "study file")(
+      "out,o", po::value(&out), "report folder (overrides the file's output)")(
+      "threads,j", po::value(&threads)->default_value(0), "simulations at once; 0 = the file's or all cores")(
+      "no-plots", "skip the gnuplot pictures")("no-ib-sensitivity", "skip the faster-InfiniBand re-simulation")(
+      "quiet,q", "no progress lines");
+  po::positional_options_description positional;
+  positional.add("study", 1);
+  po::variables_map vm;
+  po::store(po::command_line_parser(argc, argv).options(options).positional(positional).run(), vm);
+  if (vm.count("help")) {
+    std::cout << options << "\n";
+    return 0;
+  }
+  po::notify(vm);
+  if (!vm.count("study")) throw InputError("give a study file, e.g. hybridsim study scenarios/study/quick.yaml");
+  analysis::StudyCommandOptions o;
+  o.scenario = vm["study"].as<std::string>();
+  if (!out.empty()) o.output = out;
+  if (threads > 0) o.threads = threads;
+  o.plots = vm.count("no-plots") == 0;
+  o.ib_sensitivity = vm.count("no-ib-sensitivity") == 0;
+  o.command_line = "hybridsim study " + o.scenario.string();
+  return analysis::run_study_command(o, std::cout, vm.count("quiet") ? nullptr : &std::cerr);
+}
+
+int plan_command(int argc, const char* const* argv) {
+  po::options_description options(
+      "hybridsim plan --model NAME-or-PROFILE --gpus N [options]\n\n"
+      "Searches dp x mp, the MP placement, bucket size and collective algorithm, and prints the best\n"
+      "configurations with their projected time to train and why they win.\n\noptions");
+  analysis::PlanCommandOptions o;
+  std::string ib;
+  int top = 5;
+  options.add_options()("help,h", "show this help")(
+      "model,m", po::value(&o.model)->required(), "inception-v3 | gnmt | biglstm, or a profile file")(
+      "gpus,g", po::value(&o.gpus)->default_value(8), "GPUs to use")(
+      "cluster,c", po::value(&o.cluster)->default_value("dgx1-v100"), "machine preset (nodes follow from --gpus)")(
+      "objective", po::value(&o.objective)->default_value("time-to-train"), "time-to-train | throughput")(
+      "variant", po::value(&o.variant)->default_value("default"), "statistical-efficiency curve variant")(
+      "ib-bandwidth", po::value(&ib), "InfiniBand bandwidth, e.g. \"200 Gb/s\"")(
+      "threads,j", po::value(&o.threads)->default_value(0), "simulations at once; 0 = all cores")(
+      "top", po::value(&top)->default_value(5), "configurations to print")("quiet,q", "no progress lines");
+  po::variables_map vm;
+  po::store(po::command_line_parser(argc, argv).options(options).run(), vm);
+  if (vm.count("help")) {
+    std::cout << options << "\n";
+    return 0;
+  }
+  po::notify(vm);
+  if (!ib.empty()) o.ib_bandwidth = ib;
+  return analysis::run_plan_command(o, std::cout, vm.count("quiet") ? nullptr : &std::cerr, top);
+}
+
+}  // namespace hybridsim::cli
