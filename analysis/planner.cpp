@@ -194,13 +194,14 @@ PlanResult plan(const PlanRequest& request, StepCache* cache) {
   for (std::size_t i = 0; i < result.ranked.size() && i < 5; ++i) {
     PlanCandidate& c = result.ranked[i];
     c.why = breakdown(c);
+    const PlanCandidate* other = nullptr;
     if (i == 0) {
       const bool dp = c.step.key.mp == 1;
-      const PlanCandidate* other = best_of([&](const PlanCandidate& o) { return (o.step.key.mp == 1) != dp; });
+      other = best_of([&](const PlanCandidate& o) { return (o.step.key.mp == 1) != dp; });
       if (other)
         c.why += "; best " + std::string(dp ? "hybrid" : "DP alone") + ": " + versus(c, *other, request.objective);
     }
-    if (i + 1 < result.ranked.size()) {
+    if (i + 1 < result.ranked.size() && &result.ranked[i + 1] != other) {
       const PlanCandidate& next = result.ranked[i + 1];
       const double ratio = score(next, request.objective) / score(c, request.objective);
       if (std::abs(ratio - 1) < 0.005)

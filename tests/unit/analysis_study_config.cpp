@@ -2,6 +2,8 @@
 // input names file:line:col, the field and what was expected.
 #include <doctest/doctest.h>
 
+#include <unistd.h>
+
 #include <filesystem>
 #include <fstream>
 
@@ -43,14 +45,14 @@ TEST_CASE("study config: the shipped study files parse") {
   CHECK(full.networks[0].sensitivity_curves.size() == 2);
   CHECK(full.output == "out/study/hybrid-vs-dp");
   const auto quick = analysis::load_study_config(dir / "quick.yaml");
-  CHECK(quick.gpus.back() == 256);
+  CHECK(quick.gpus.back() == 512);
   CHECK(quick.ib_factors.empty());
   const auto ci = analysis::load_study_config(dir / "ci.yaml");
   CHECK(ci.gpus == std::vector<int>{8, 16, 32});
 }
 
 TEST_CASE("study config: every field, custom curves and a profile file") {
-  const auto dir = std::filesystem::temp_directory_path() / "hybridsim-study-config-test";
+  const auto dir = std::filesystem::temp_directory_path() / ("hybridsim-study-config-test-" + std::to_string(getpid()));
   std::filesystem::create_directories(dir);
   {
     workloads::Profile p = workloads::builtin_profile("biglstm");

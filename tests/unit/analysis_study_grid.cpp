@@ -3,6 +3,8 @@
 // folder it writes and the gnuplot driver. About a second in a Release build.
 #include <doctest/doctest.h>
 
+#include <unistd.h>
+
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -108,7 +110,7 @@ TEST_CASE("study on the CI grid: conclusions, step reuse and the report folder")
 
   // The report: tables and CSVs always; pictures only where gnuplot works. A gnuplot that does not
   // exist is reported in the summary, and everything else is still written.
-  const auto dir = std::filesystem::temp_directory_path() / "hybridsim-study-grid-test";
+  const auto dir = std::filesystem::temp_directory_path() / ("hybridsim-study-grid-test-" + std::to_string(getpid()));
   std::filesystem::remove_all(dir);
   const auto files = analysis::write_study_report(r, dir, {.plots = true, .gnuplot = "hybridsim-no-such-gnuplot", .command = ""});
   CHECK_FALSE(files.plots_drawn);
@@ -146,7 +148,7 @@ TEST_CASE("gnuplot driver: renders into a temporary file and renames it, or says
 
   const auto gnuplot = analysis::find_gnuplot();
   if (!gnuplot.available) return;  // nothing more to check on a machine without gnuplot
-  const auto dir = std::filesystem::temp_directory_path() / "hybridsim-gnuplot-test";
+  const auto dir = std::filesystem::temp_directory_path() / ("hybridsim-gnuplot-test-" + std::to_string(getpid()));
   std::filesystem::remove_all(dir);
   std::filesystem::create_directories(dir);
   const auto ok = analysis::render_plot(gnuplot, {.body = "$d << EOD\n1 1\n2 4\nEOD\nplot $d using 1:2 with lines",
