@@ -12,7 +12,7 @@ namespace hybridsim::sim {
 // queue, which a radix heap serves with O(1) work per schedule and, per event, a few moves of a
 // 32-byte entry from one bucket to a lower one — sequential memory traffic, no comparisons of keys.
 //  - Every entry in the buckets is at or after base_. Bucket (L, d) holds the entries whose time
-//    first differs from base_ in 4-bit digit L, where their digit is d (> base_'s digit there);
+//    first differs from base_ in 6-bit digit L, where their digit is d (> base_'s digit there);
 //    bucket 0 those at exactly base_. A schedule appends to one bucket.
 //  - When bucket 0 runs out, the lowest non-empty bucket is emptied: base_ becomes its smallest time
 //    (tracked per bucket) and each of its entries moves to a lower bucket, those at the new base_

@@ -96,10 +96,10 @@ class EventQueue {
     std::uint64_t seq;
     Entry entry;
   };
-  // Bucket (level L, digit d) holds the entries whose time first differs from base_ in 4-bit digit
+  // Bucket (level L, digit d) holds the entries whose time first differs from base_ in 6-bit digit
   // L, where their digit is d; bucket 0 holds the entries at exactly base_, in scheduling order,
   // consumed from front_. Ascending bucket index means ascending time.
-  static constexpr unsigned kDigitBits = 4;
+  static constexpr unsigned kDigitBits = 6;
   static constexpr unsigned kDigits = 1u << kDigitBits;
   static constexpr unsigned kLevels = (63 + kDigitBits - 1) / kDigitBits;  // times have 63 bits
   static constexpr unsigned kBuckets = kLevels * kDigits;
