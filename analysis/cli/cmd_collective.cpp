@@ -7,6 +7,7 @@
 #include <string>
 
 #include "analysis/cli/commands.h"
+#include "analysis/cli/parse_options.h"
 #include "analysis/collective_report.h"
 #include "analysis/collective_sweep.h"
 #include "sim/error.h"
@@ -47,12 +48,7 @@ int collective_command(int argc, const char* const* argv) {
       "pcie-only", "keep rings off NVLink/NVSwitch")(
       "format", po::value(&format)->default_value("table"), "table | csv | json");
   po::variables_map vm;
-  po::store(po::command_line_parser(argc, argv).options(options).run(), vm);
-  if (vm.count("help")) {
-    std::cout << options << "\n";
-    return 0;
-  }
-  po::notify(vm);
+  if (!parse_options(argc, argv, options, {}, vm)) return 0;
   if (format != "table" && format != "csv" && format != "json")
     throw InputError("--format must be table, csv or json (got \"" + format + "\")");
 

@@ -9,6 +9,7 @@
 
 #include "analysis/atomic_file.h"
 #include "analysis/cli/commands.h"
+#include "analysis/cli/parse_options.h"
 #include "analysis/scenario_run.h"
 #include "analysis/step_report.h"
 #include "scenarios/resolve.h"
@@ -39,12 +40,7 @@ int run_command(int argc, const char* const* argv) {
   po::positional_options_description positional;
   positional.add("scenario", 1);
   po::variables_map vm;
-  po::store(po::command_line_parser(argc, argv).options(options).positional(positional).run(), vm);
-  if (vm.count("help")) {
-    std::cout << options << "\n";
-    return 0;
-  }
-  po::notify(vm);
+  if (!parse_options(argc, argv, options, positional, vm)) return 0;
   if (!vm.count("scenario"))
     throw InputError("give a scenario file, e.g. hybridsim run scenarios/examples/dgx1-gnmt-dp8.yaml");
   if (format != "table" && format != "json")

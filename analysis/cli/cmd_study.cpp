@@ -5,6 +5,7 @@
 #include <string>
 
 #include "analysis/cli/commands.h"
+#include "analysis/cli/parse_options.h"
 #include "analysis/planner.h"
 #include "analysis/study_command.h"
 #include "sim/error.h"
@@ -29,12 +30,7 @@ int study_command(int argc, const char* const* argv) {
   po::positional_options_description positional;
   positional.add("study", 1);
   po::variables_map vm;
-  po::store(po::command_line_parser(argc, argv).options(options).positional(positional).run(), vm);
-  if (vm.count("help")) {
-    std::cout << options << "\n";
-    return 0;
-  }
-  po::notify(vm);
+  if (!parse_options(argc, argv, options, positional, vm)) return 0;
   if (!vm.count("study")) throw InputError("give a study file, e.g. hybridsim study scenarios/study/quick.yaml");
   analysis::StudyCommandOptions o;
   o.scenario = vm["study"].as<std::string>();
@@ -64,12 +60,7 @@ int plan_command(int argc, const char* const* argv) {
       "threads,j", po::value(&o.threads)->default_value(0), "simulations at once; 0 = all cores")(
       "top", po::value(&top)->default_value(5), "configurations to print")("quiet,q", "no progress lines");
   po::variables_map vm;
-  po::store(po::command_line_parser(argc, argv).options(options).run(), vm);
-  if (vm.count("help")) {
-    std::cout << options << "\n";
-    return 0;
-  }
-  po::notify(vm);
+  if (!parse_options(argc, argv, options, {}, vm)) return 0;
   if (!ib.empty()) o.ib_bandwidth = ib;
   return analysis::run_plan_command(o, std::cout, vm.count("quiet") ? nullptr : &std::cerr, top);
 }

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "analysis/cli/commands.h"
+#include "analysis/cli/parse_options.h"
 #include "analysis/sweep_runner.h"
 #include "sim/error.h"
 
@@ -36,12 +37,7 @@ int sweep_command(int argc, const char* const* argv) {
   po::positional_options_description positional;
   positional.add("scenario", 1);
   po::variables_map vm;
-  po::store(po::command_line_parser(argc, argv).options(options).positional(positional).run(), vm);
-  if (vm.count("help")) {
-    std::cout << options << "\n";
-    return 0;
-  }
-  po::notify(vm);
+  if (!parse_options(argc, argv, options, positional, vm)) return 0;
   if (!vm.count("scenario")) throw InputError("give a scenario file with a sweep: block");
   analysis::SweepOptions o;
   o.overrides = sets;
@@ -80,12 +76,7 @@ int merge_command(int argc, const char* const* argv) {
   po::positional_options_description positional;
   positional.add("dirs", -1);
   po::variables_map vm;
-  po::store(po::command_line_parser(argc, argv).options(options).positional(positional).run(), vm);
-  if (vm.count("help")) {
-    std::cout << options << "\n";
-    return 0;
-  }
-  po::notify(vm);
+  if (!parse_options(argc, argv, options, positional, vm)) return 0;
   std::vector<std::filesystem::path> paths(dirs.begin(), dirs.end());
   const auto r = analysis::merge_sweep_outputs(paths, out);
   std::cout << "merge: " << r.points_total << " points from " << dirs.size() << " shards into "
