@@ -121,7 +121,10 @@ void RingCollective::start(std::uint32_t rank) {
   // Data that arrived before this rank joined is handled now, in arrival order.
   std::vector<std::uint64_t> early;
   early.swap(rs.early_arrivals);
-  for (const std::uint64_t tag : early) handle_arrival(tag);
+  for (const std::uint64_t tag : early) {
+    const auto low = static_cast<std::uint32_t>(tag & 0xffffffffu);
+    handle_arrival(low / n_, low % n_, static_cast<std::uint32_t>(tag >> 32));
+  }
   check_done(rank);
 }
 
@@ -138,17 +141,13 @@ void RingCollective::on_event(std::uint64_t tag) {
   if (!rank_[receiver].started) {
     rank_[receiver].early_arrivals.push_back(tag);
   } else {
-    handle_arrival(tag);
+    handle_arrival(c, to, static_cast<std::uint32_t>(tag >> 32));
   }
   check_done(sender);
   if (receiver != sender) check_done(receiver);
 }
 
-void RingCollective::handle_arrival(std::uint64_t tag) {
-  const auto low = static_cast<std::uint32_t>(tag & 0xffffffffu);
-  const auto high = static_cast<std::uint32_t>(tag >> 32);
-  const std::uint32_t c = low / n_;
-  const std::uint32_t to = low % n_;
+void RingCollective::handle_arrival(std::uint32_t c, std::uint32_t to, std::uint32_t high) {
   const std::uint32_t step = high / messages_per_chunk_;
   const std::uint32_t j = high % messages_per_chunk_;
   const ChannelState& ch = channels_[c];

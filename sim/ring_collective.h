@@ -93,7 +93,8 @@ class RingCollective final : public Collective {
   std::int64_t message_bytes(const ChannelState& ch, std::uint32_t chunk, std::uint32_t j) const;
   void send(std::uint32_t c, std::uint32_t from, std::uint32_t step, std::uint32_t j, Time at);
   void send_first_step(std::uint32_t rank);
-  void handle_arrival(std::uint64_t tag);
+  // Message (step, j) = high / messages_per_chunk_, high % ... of channel c reached position `to`.
+  void handle_arrival(std::uint32_t c, std::uint32_t to, std::uint32_t high);
   void check_done(std::uint32_t rank);
   std::uint64_t encode(std::uint32_t c, std::uint32_t to, std::uint32_t step, std::uint32_t j) const;
 

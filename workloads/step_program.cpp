@@ -89,8 +89,12 @@ StepProgram build_step_program(const Profile& profile, const MpPlacement& placem
       pairs.push_back(Pair{u, static_cast<int>(gpu_of[u]), to, v});
     }
   }
-  std::vector<std::vector<std::size_t>> bpos(static_cast<std::size_t>(mp));
-  for (int k = 0; k < mp; ++k) bpos[static_cast<std::size_t>(k)] = positions(order.backward[static_cast<std::size_t>(k)], n);
+  // Each op's position in its GPU's forward and backward order (the same for every worker).
+  std::vector<std::vector<std::size_t>> fwd_pos(static_cast<std::size_t>(mp)), bpos(static_cast<std::size_t>(mp));
+  for (int k = 0; k < mp; ++k) {
+    fwd_pos[static_cast<std::size_t>(k)] = positions(order.forward[static_cast<std::size_t>(k)], n);
+    bpos[static_cast<std::size_t>(k)] = positions(order.backward[static_cast<std::size_t>(k)], n);
+  }
   for (std::uint32_t v = 0; v < n; ++v)
     for (const std::uint32_t u : profile.ops[v].inputs) {
       if (gpu_of[u] == gpu_of[v]) continue;
@@ -240,7 +244,7 @@ StepProgram build_step_program(const Profile& profile, const MpPlacement& placem
       // in the sender's forward order, then gradients in its backward order.
       for (int peer = 0; peer < mp; ++peer) {
         if (peer == k) continue;
-        const auto fpos = positions(order.forward[ku], n);
+        const auto& fpos = fwd_pos[ku];
         const auto& own_bpos = bpos[ku];
         std::vector<std::pair<std::size_t, std::size_t>> acts, grads;  // (position, pair)
         for (std::size_t p = 0; p < pairs.size(); ++p) {
@@ -265,7 +269,7 @@ StepProgram build_step_program(const Profile& profile, const MpPlacement& placem
       }
       for (int peer = 0; peer < mp; ++peer) {
         if (peer == k) continue;
-        const auto fpos = positions(order.forward[static_cast<std::size_t>(peer)], n);
+        const auto& fpos = fwd_pos[static_cast<std::size_t>(peer)];
         const auto& peer_bpos = bpos[static_cast<std::size_t>(peer)];
         std::vector<std::pair<std::size_t, std::size_t>> acts, grads;
         for (std::size_t p = 0; p < pairs.size(); ++p) {
