@@ -155,7 +155,7 @@ class Reader {
       fail(at, field, e.what(), expected);
     }
   }
-  const YAML::Node& list(const YAML::Node& n, const std::string& field, std::string_view expected) const {
+  YAML::Node list(const YAML::Node& n, const std::string& field, std::string_view expected) const {
     if (!n.IsSequence() || n.size() == 0) fail(n, field, got(n), expected);
     return n;
   }
@@ -189,7 +189,7 @@ StatisticalEfficiency parse_curve(const Reader& r, const YAML::Node& n, const st
     if (n["e_min"] || n["b_noise"] || n["supported"])
       r.fail(n, field, "both table and e_min/b_noise given", "either a table or e_min, b_noise, supported");
     const std::string f = field + ".table";
-    const auto& t = r.list(n["table"], f, Reader::expects(kCurveKeys, "table"));
+    const YAML::Node t = r.list(n["table"], f, Reader::expects(kCurveKeys, "table"));
     std::vector<BatchEpochs> points;
     for (const auto& p : t) {
       if (!p.IsSequence() || p.size() != 2) r.fail(p, f, Reader::got(p), "a pair [global batch, epochs]");
