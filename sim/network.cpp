@@ -20,6 +20,8 @@ void Network::send_at(Time at, Route route, Bytes bytes, EventHandler& receiver,
     queue_.schedule_at(at, receiver, tag);
     return;
   }
+  // Checked before a slot is taken, so a rejected send leaves nothing behind.
+  if (at < queue_.now()) queue_.schedule_at(at, receiver, tag);  // throws: in the past
   std::uint32_t index;
   if (!free_messages_.empty()) {
     index = free_messages_.back();

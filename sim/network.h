@@ -57,6 +57,8 @@ class Network final : public EventHandler {
   const LinkTable& links() const { return links_; }
   EventQueue& queue() { return queue_; }
   std::uint64_t hops_processed() const { return hops_; }
+  // Messages sent that have not yet entered their last link (then their slots are reused).
+  std::size_t messages_in_flight() const { return messages_.size() - free_messages_.size(); }
   void set_observer(NetworkObserver* observer) { observer_ = observer; }
 
   void on_event(std::uint64_t message) override;

@@ -9,6 +9,7 @@
 namespace hybridsim::sim {
 
 void Time::throw_overflow() { throw std::overflow_error("simulated time overflows 64-bit picoseconds"); }
+void Time::throw_division_by_zero() { throw std::domain_error("a simulated time divided by zero"); }
 
 Time Time::from_seconds(double seconds) {
   const double ps = std::round(seconds * 1e12);

@@ -32,9 +32,13 @@ class Time {
 
   // Arithmetic throws std::overflow_error rather than wrapping.
   constexpr Time operator+(Time o) const { return Time(checked_add(ps_, o.ps_)); }
-  constexpr Time operator-(Time o) const { return Time(checked_add(ps_, -o.ps_)); }
+  constexpr Time operator-(Time o) const { return Time(checked_sub(ps_, o.ps_)); }
   constexpr Time operator*(std::int64_t k) const { return Time(checked_mul(ps_, k)); }
-  constexpr Time operator/(std::int64_t k) const { return Time(ps_ / k); }
+  constexpr Time operator/(std::int64_t k) const {
+    if (k == 0) throw_division_by_zero();
+    if (k == -1) return Time(checked_sub(0, ps_));  // INT64_MIN / -1 overflows
+    return Time(ps_ / k);
+  }
   constexpr Time& operator+=(Time o) { return *this = *this + o; }
   constexpr Time& operator-=(Time o) { return *this = *this - o; }
   constexpr auto operator<=>(const Time&) const = default;
@@ -46,12 +50,18 @@ class Time {
     if (__builtin_add_overflow(a, b, &r)) throw_overflow();
     return r;
   }
+  static constexpr std::int64_t checked_sub(std::int64_t a, std::int64_t b) {
+    std::int64_t r = 0;
+    if (__builtin_sub_overflow(a, b, &r)) throw_overflow();
+    return r;
+  }
   static constexpr std::int64_t checked_mul(std::int64_t a, std::int64_t b) {
     std::int64_t r = 0;
     if (__builtin_mul_overflow(a, b, &r)) throw_overflow();
     return r;
   }
   [[noreturn]] static void throw_overflow();
+  [[noreturn]] static void throw_division_by_zero();
 
   std::int64_t ps_ = 0;
 };

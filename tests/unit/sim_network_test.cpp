@@ -9,10 +9,12 @@
 #include <cstdint>
 #include <vector>
 
+#include "sim/error.h"
 #include "sim/event_queue.h"
 #include "sim/link.h"
 #include "sim/network.h"
 
+using hybridsim::InternalError;
 using hybridsim::sim::Bandwidth;
 using hybridsim::sim::Bytes;
 using hybridsim::sim::EventHandler;
@@ -293,4 +295,22 @@ TEST_CASE("Network::send_at enters the first link at the given time") {
   q.run();
   CHECK(rx.time_of(1) == Time::ns(1'700));
   CHECK(rx.time_of(2) == Time::zero());
+}
+
+TEST_CASE("Network::send_at into the past is an error that leaves no message behind") {
+  // Two hops: a message holds its slot until it enters its last link.
+  LinkTable links;
+  const std::vector<LinkId> route = {add_link(links, 1, 100), add_link(links, 1, 100)};
+  EventQueue q;
+  Network net(q, links);
+  Receiver rx(q);
+  net.send_at(Time::us(1), route, kMessage, rx, 1);
+  q.run();
+  CHECK(net.messages_in_flight() == 0);
+  CHECK_THROWS_AS(net.send_at(Time::zero(), route, kMessage, rx, 2), InternalError);
+  CHECK(net.messages_in_flight() == 0);
+  net.send(route, kMessage, rx, 3);
+  CHECK(net.messages_in_flight() == 1);
+  q.run();
+  CHECK(net.messages_in_flight() == 0);
 }

@@ -87,6 +87,17 @@ TEST_CASE("Time overflow throws instead of wrapping") {
   CHECK(t == Time::max());  // unchanged by the failed addition
 }
 
+TEST_CASE("Time subtraction and division at the edges of the range throw, not wrap") {
+  const Time lowest = Time::ps(INT64_MIN);
+  // x - INT64_MIN used to negate INT64_MIN first (undefined behaviour); it is x + 2^63.
+  CHECK_THROWS_AS(Time::zero() - lowest, std::overflow_error);
+  CHECK((Time::ps(-1) - lowest).ps() == INT64_MAX);
+  CHECK_THROWS_AS(lowest / -1, std::overflow_error);
+  CHECK((Time::max() / -1).ps() == -INT64_MAX);
+  CHECK_THROWS_AS(Time::us(1) / 0, std::domain_error);
+  CHECK(Time::us(1) / 4 == Time::ps(250'000));
+}
+
 TEST_CASE("parse_time accepts every documented form") {
   CHECK(parse_time("2 us") == Time::us(2));
   CHECK(parse_time("500ns") == Time::ns(500));
