@@ -10,10 +10,13 @@
 
 #include "analysis/atomic_file.h"
 #include "sim/error.h"
+#include "tests/unit/test_files.h"
 
 using namespace hybridsim;
 using analysis::AtomicFile;
 namespace fs = std::filesystem;
+
+using hybridsim::testing::read_whole_file;
 
 namespace {
 
@@ -36,13 +39,6 @@ struct TempDir {
     return out;
   }
 };
-
-std::string slurp(const fs::path& p) {
-  std::ifstream in(p, std::ios::binary);
-  std::ostringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
 
 std::string gunzip(const fs::path& p) {
   gzFile f = gzopen(p.c_str(), "rb");
@@ -76,7 +72,7 @@ TEST_CASE("analysis: AtomicFile writes a temporary file and renames it on commit
     CHECK(f.bytes_written() == 100'006);
   }
   CHECK(dir.names() == std::vector<std::string>{"out.json"});
-  CHECK(slurp(target) == "hello " + std::string(100'000, 'x'));
+  CHECK(read_whole_file(target) == "hello " + std::string(100'000, 'x'));
 }
 
 TEST_CASE("analysis: an abandoned AtomicFile leaves nothing and the target untouched") {
@@ -88,7 +84,7 @@ TEST_CASE("analysis: an abandoned AtomicFile leaves nothing and the target untou
     f.write(std::string(200'000, 'y'));  // partly flushed to the temporary file already
   }                                      // no commit: as if an exception had unwound the run
   CHECK(dir.names() == std::vector<std::string>{"result.csv"});
-  CHECK(slurp(target) == "previous run\n");
+  CHECK(read_whole_file(target) == "previous run\n");
   {
     AtomicFile f(target, AtomicFile::Compression::gzip);
     f.write("abc");

@@ -15,6 +15,7 @@
 #include "analysis/chrome_trace_writer.h"
 #include "analysis/trace_track_allocator.h"
 #include "sim/error.h"
+#include "tests/unit/test_files.h"
 
 using namespace hybridsim;
 using analysis::ChromeTraceOptions;
@@ -25,6 +26,8 @@ using analysis::TrackAllocator;
 using nlohmann::json;
 using sim::Time;
 namespace fs = std::filesystem;
+
+using hybridsim::testing::read_whole_file;
 
 namespace {
 
@@ -43,13 +46,6 @@ struct TempDir {
     return static_cast<std::size_t>(std::distance(fs::directory_iterator(path), fs::directory_iterator()));
   }
 };
-
-std::string slurp(const fs::path& p) {
-  std::ifstream in(p, std::ios::binary);
-  std::ostringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
 
 std::string gunzip(const fs::path& p) {
   gzFile f = gzopen(p.c_str(), "rb");
@@ -127,7 +123,7 @@ TEST_CASE("analysis: a Chrome trace parses and every event has its phase's field
   ChromeTraceWriter w(file);
   write_sample(w);
   w.finish();
-  const std::string text = slurp(file);
+  const std::string text = read_whole_file(file);
   CHECK(w.bytes_written() == static_cast<std::int64_t>(text.size()));
   CHECK(w.events_written() == 13);  // 6 metadata + 3 slices + 2 counter samples + 2 flow ends
   const json doc = json::parse(text);
@@ -160,7 +156,7 @@ TEST_CASE("analysis: slice times round to the nearest ns without creating overla
   w.complete(1, 2, "b", "k", Time::ps(600), Time::ps(1'400));
   w.complete(1, 2, "c", "k", Time::ps(1'400), Time::ps(2'000));
   w.finish();
-  const std::string text = slurp(file);
+  const std::string text = read_whole_file(file);
   CHECK(text.find(R"("name":"a","cat":"k","ph":"X","ts":1.235,"dur":0.765)") != std::string::npos);
   CHECK(text.find(R"("name":"b","cat":"k","ph":"X","ts":0.001,"dur":0.000)") != std::string::npos);
   CHECK(text.find(R"("name":"c","cat":"k","ph":"X","ts":0.001,"dur":0.001)") != std::string::npos);
@@ -175,7 +171,7 @@ TEST_CASE("analysis: names are escaped and UTF-8 passes through") {
   w.complete(1, 1, weird, "c\"at", Time::ns(1), Time::ns(2), {{"k\"ey", weird}});
   w.other_data("k\\", weird);
   w.finish();
-  const json doc = json::parse(slurp(file));
+  const json doc = json::parse(read_whole_file(file));
   CHECK(doc["traceEvents"][0]["args"]["name"] == weird);
   CHECK(doc["traceEvents"][1]["name"] == weird);
   CHECK(doc["traceEvents"][1]["cat"] == "c\"at");
@@ -220,7 +216,7 @@ TEST_CASE("analysis: overlapping slices on one track go to lanes that never over
   CHECK(lanes.lane_count(link) == static_cast<std::size_t>(max_depth));
   CHECK(max_depth > 2);
 
-  const json doc = json::parse(slurp(file));
+  const json doc = json::parse(read_whole_file(file));
   std::map<std::int64_t, std::vector<std::pair<std::int64_t, std::int64_t>>> by_tid;
   std::map<std::int64_t, std::string> names;
   for (const auto& e : doc["traceEvents"]) {
@@ -253,7 +249,7 @@ TEST_CASE("analysis: flows have one start and one finish per id") {
   }
   w.finish();
   std::map<std::uint64_t, std::pair<int, int>> seen;  // id → (starts, finishes)
-  const json doc = json::parse(slurp(file));
+  const json doc = json::parse(read_whole_file(file));
   for (const auto& e : doc["traceEvents"]) {
     check_event_fields(e);
     if (e["ph"] == "s") ++seen[e["id"].get<std::uint64_t>()].first;
@@ -272,7 +268,7 @@ TEST_CASE("analysis: a gzip trace decompresses to the same JSON") {
     for (int i = 0; i < 2'000; ++i) w->complete(3, 1, "k", "kernel", Time::ns(i * 10), Time::ns(i * 10 + 7));
     w->finish();
   }
-  const std::string text = slurp(dir.path / "a.json");
+  const std::string text = read_whole_file(dir.path / "a.json");
   CHECK(gunzip(dir.path / "a.json.gz") == text);
   CHECK(gz.bytes_written() == static_cast<std::int64_t>(fs::file_size(dir.path / "a.json.gz")));
   CHECK(gz.bytes_written() < plain.bytes_written() / 5);
@@ -321,7 +317,7 @@ TEST_CASE("analysis: the time window drops, clips and carries counters into the 
   std::map<std::string, std::pair<std::int64_t, std::int64_t>> slices;
   std::vector<std::tuple<std::string, std::int64_t, std::int64_t>> counters;  // name, ns, value
   int flow_ends = 0;
-  const json doc = json::parse(slurp(win));
+  const json doc = json::parse(read_whole_file(win));
   for (const auto& e : doc["traceEvents"]) {
     check_event_fields(e);
     if (e["ph"] == "X") slices[e["name"].get<std::string>()] = {ns(e["ts"]), ns(e["dur"])};
@@ -351,7 +347,7 @@ TEST_CASE("analysis: the process filter keeps only the chosen pids") {
     w->finish();
   }
   CHECK(some.bytes_written() < full.bytes_written());
-  const json doc = json::parse(slurp(dir.path / "gpu1.json"));
+  const json doc = json::parse(read_whole_file(dir.path / "gpu1.json"));
   // GPU1 (pid 2) has its process_name, thread_name and one slice; the flow from GPU0 is dropped too.
   CHECK(doc["traceEvents"].size() == 3);
   for (const auto& e : doc["traceEvents"]) CHECK(e["pid"] == 2);
@@ -367,6 +363,6 @@ TEST_CASE("analysis: the same events give the same bytes") {
     write_sample(b);
     a.finish();
     b.finish();
-    CHECK(slurp(dir.path / "1") == slurp(dir.path / "2"));
+    CHECK(read_whole_file(dir.path / "1") == read_whole_file(dir.path / "2"));
   }
 }

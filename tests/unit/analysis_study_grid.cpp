@@ -12,9 +12,12 @@
 #include "analysis/plot_gnuplot.h"
 #include "analysis/study.h"
 #include "analysis/study_report.h"
+#include "tests/unit/test_files.h"
 
 using namespace hybridsim;
 using analysis::StudyRow;
+
+using hybridsim::testing::read_whole_file;
 
 namespace {
 
@@ -30,13 +33,6 @@ const analysis::StudyVariant& variant(const analysis::NetworkStudy& ns, const st
     if (v.label == label) return v;
   FAIL("no variant " << label);
   return ns.variants.front();
-}
-
-std::string slurp(const std::filesystem::path& p) {
-  std::ifstream in(p);
-  std::stringstream s;
-  s << in.rdbuf();
-  return s.str();
 }
 
 }  // namespace
@@ -116,22 +112,22 @@ TEST_CASE("study on the CI grid: conclusions, step reuse and the report folder")
   CHECK_FALSE(files.plots_drawn);
   REQUIRE(files.plot_problems.size() == 1);
   CHECK(files.plot_problems[0].find("gnuplot is not available") == 0);
-  const std::string md = slurp(dir / "README.md");
+  const std::string md = read_whole_file(dir / "README.md");
   CHECK(md.find("## Headline") != std::string::npos);
   CHECK(md.find("gnuplot is not available") != std::string::npos);
   CHECK(md.find("| biglstm |") != std::string::npos);
   CHECK(md.find("## Assumptions") != std::string::npos);
-  CHECK(slurp(dir / "headline.csv").find("network,variant,ib_factor,best_dp_gpus") == 0);
-  CHECK(slurp(dir / "time_to_train.csv").find("\ngnmt,default,gnmt/default,1.000,dp,32,32,1,4096,") !=
+  CHECK(read_whole_file(dir / "headline.csv").find("network,variant,ib_factor,best_dp_gpus") == 0);
+  CHECK(read_whole_file(dir / "time_to_train.csv").find("\ngnmt,default,gnmt/default,1.000,dp,32,32,1,4096,") !=
         std::string::npos);
   CHECK(std::filesystem::exists(dir / "steps.csv"));
   CHECK(std::filesystem::exists(dir / "epochs.csv"));
   CHECK(std::filesystem::exists(dir / "dp_vs_hybrid.png.gp"));  // scripts are kept for re-rendering
   CHECK_FALSE(std::filesystem::exists(dir / "dp_vs_hybrid.png"));
   // The same result gives the same bytes.
-  const std::string first = slurp(dir / "time_to_train.csv");
+  const std::string first = read_whole_file(dir / "time_to_train.csv");
   analysis::write_study_report(r, dir, {.plots = false, .gnuplot = "gnuplot", .command = ""});
-  CHECK(slurp(dir / "time_to_train.csv") == first);
+  CHECK(read_whole_file(dir / "time_to_train.csv") == first);
 
   std::ostringstream table;
   analysis::print_headline_table(r, table);
@@ -154,8 +150,8 @@ TEST_CASE("gnuplot driver: renders into a temporary file and renames it, or says
   const auto ok = analysis::render_plot(gnuplot, {.body = "$d << EOD\n1 1\n2 4\nEOD\nplot $d using 1:2 with lines",
                                                    .target = dir / "square.png", .width = 300, .height = 200});
   CHECK(ok.ok);
-  CHECK(slurp(dir / "square.png").substr(1, 3) == "PNG");
-  CHECK(slurp(dir / "square.png.gp").find("set output 'square.png'") != std::string::npos);
+  CHECK(read_whole_file(dir / "square.png").substr(1, 3) == "PNG");
+  CHECK(read_whole_file(dir / "square.png.gp").find("set output 'square.png'") != std::string::npos);
   // A broken script: no picture, gnuplot's complaint in the outcome, no temporary files left.
   const auto bad = analysis::render_plot(gnuplot, {.body = "plot x with nosuchstyle", .target = dir / "bad.png"});
   CHECK_FALSE(bad.ok);

@@ -12,6 +12,7 @@
 #include "topology/presets.h"
 #include "workloads/import_kineto.h"
 #include "workloads/profile_io.h"
+#include "tests/unit/test_files.h"
 
 using namespace hybridsim;
 using sim::Bytes;
@@ -19,17 +20,12 @@ using sim::Time;
 using workloads::import_kineto;
 using workloads::KinetoImportOptions;
 
+using hybridsim::testing::read_whole_file;
+
 namespace {
 
 std::string data(const std::string& name) {
   return std::string(HYBRIDSIM_SOURCE_DIR) + "/tests/data/kineto/" + name;
-}
-
-std::string read_file(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::ostringstream s;
-  s << in.rdbuf();
-  return s.str();
 }
 
 // A file in the temporary directory, removed when the test is done with it.
@@ -269,7 +265,7 @@ TEST_CASE("kineto: files that are not traces, or are cut short, fail with a clea
   CHECK(error_of(TempFile("bad.json", R"({"traceEvents": [{"ph": "X",, }]})")).find("malformed JSON") !=
         std::string::npos);
   // Cut anywhere: in the header, inside an event, inside a string, just before the final brace.
-  const std::string full = read_file(data("single_gpu.json"));
+  const std::string full = read_whole_file(data("single_gpu.json"));
   for (const std::size_t cut : {std::size_t{1}, std::size_t{200}, full.size() / 2, full.size() / 2 + 7,
                                 full.size() - 3}) {
     CAPTURE(cut);
@@ -310,7 +306,7 @@ TEST_CASE("hybridsim import kineto writes a loadable profile and reports the rep
 
 TEST_CASE("kineto: without fwdbwd flows each backward op is an op of its own, in measured order") {
   // The same trace without its fwdbwd flows (older PyTorch versions record none).
-  std::istringstream in(read_file(data("single_gpu.json")));
+  std::istringstream in(read_whole_file(data("single_gpu.json")));
   std::string text, line;
   while (std::getline(in, line))
     if (line.find("\"cat\": \"fwdbwd\"") == std::string::npos) text += line + "\n";

@@ -15,21 +15,17 @@
 #include "sim/error.h"
 #include "workloads/profile_gen.h"
 #include "workloads/profile_io.h"
+#include "tests/unit/test_files.h"
 
 using namespace hybridsim;
 using namespace hybridsim::workloads;
+
+using hybridsim::testing::read_whole_file;
 
 namespace {
 
 std::string committed_path(const std::string& name) {
   return std::string(HYBRIDSIM_SOURCE_DIR) + "/" + builtin_profile_path(name);
-}
-
-std::string read_file(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::ostringstream text;
-  text << in.rdbuf();
-  return text.str();
 }
 
 // Parameters per layer field, from gradient bytes (FP32: 4 bytes each).
@@ -56,7 +52,7 @@ TEST_CASE("profile builtin: committed files equal the generator's output byte fo
     const Profile generated = generate_builtin_profile(name);
     const std::string text = profile_to_yaml(generated);
     if (regenerate) std::ofstream(committed_path(name), std::ios::binary) << text;
-    CHECK(read_file(committed_path(name)) == text);
+    CHECK(read_whole_file(committed_path(name)) == text);
     CHECK(load_profile(committed_path(name)) == generated);
     CHECK(builtin_profile(name) == generated);
   }

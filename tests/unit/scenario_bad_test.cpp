@@ -16,20 +16,16 @@
 #include "scenarios/resolve.h"
 #include "scenarios/sweep.h"
 #include "sim/error.h"
+#include "tests/unit/test_files.h"
 
 using namespace hybridsim;
 using namespace hybridsim::scenarios;
 
+using hybridsim::testing::read_whole_file;
+
 namespace {
 
 const std::filesystem::path kBadDir = std::filesystem::path(HYBRIDSIM_SOURCE_DIR) / "tests/scenarios/bad";
-
-std::string read(const std::filesystem::path& p) {
-  std::ifstream in(p, std::ios::binary);
-  std::ostringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
 
 struct Expectation {
   bool prefix = false;  // the message must start with `message` (it contains a machine's path)
@@ -39,7 +35,7 @@ struct Expectation {
 // expected.txt: "NN-what.yaml | exact | message" or "NN-what.yaml | prefix | message"; # comments.
 std::map<std::string, Expectation> read_expectations() {
   std::map<std::string, Expectation> out;
-  std::istringstream lines(read(kBadDir / "expected.txt"));
+  std::istringstream lines(read_whole_file(kBadDir / "expected.txt"));
   std::string line;
   while (std::getline(lines, line)) {
     if (line.empty() || line[0] == '#') continue;
@@ -89,7 +85,7 @@ TEST_CASE("bad scenarios: each file of the catalogue gives its recorded error") 
   for (const auto& name : files) {
     CAPTURE(name);
     const auto it = expected.find(name);
-    const std::string got = outcome(read(kBadDir / name), name, kBadDir);
+    const std::string got = outcome(read_whole_file(kBadDir / name), name, kBadDir);
     if (it == expected.end()) {
       FAIL_CHECK("no expectation recorded; got: " << got);
       continue;
@@ -108,7 +104,7 @@ TEST_CASE("bad scenarios: truncations and mutations of the examples give InputEr
   std::mt19937 rng(20240229);  // fixed seed: the same inputs on every run
   const std::string specials = "{}[]:,-#&*!|>'\"%@` \n\t0x9.";
   for (const auto& path : examples) {
-    const std::string text = read(path);
+    const std::string text = read_whole_file(path);
     // Every truncation.
     for (std::size_t n = 0; n < text.size(); ++n)
       check_only_input_errors(text.substr(0, n), path.filename().string() + " cut at " + std::to_string(n));
@@ -125,7 +121,7 @@ TEST_CASE("bad scenarios: truncations and mutations of the examples give InputEr
     }
   }
   // Odd --set texts: each is an InputError or a valid override, never anything else.
-  const std::string base = read(examples.front());
+  const std::string base = read_whole_file(examples.front());
   for (const std::string o : {"=", "==", "=4", ".=1", "cluster..nodes=2", "cluster.=1", "cluster.nodes==4",
                               "cluster.nodes=[", "cluster=~", "cluster.links.nvlink={bandwidth: [1]}",
                               "parallelism.mapping=[[[0]]]", "sweep.parameters=[{path: x}]", "name={a: b}",
