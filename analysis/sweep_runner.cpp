@@ -6,6 +6,7 @@
 #include <atomic>
 #include <chrono>
 #include <cstdio>
+#include <exception>
 #include <fstream>
 #include <iostream>
 #include <map>
@@ -18,6 +19,7 @@
 #include "analysis/json_text.h"
 #include "analysis/plot_gnuplot.h"
 #include "analysis/scenario_run.h"
+#include "analysis/sweep_team.h"
 #include "scenarios/resolve.h"
 #include "scenarios/sweep.h"
 #include "sim/error.h"
@@ -224,10 +226,11 @@ SweepOutcome run_sweep(const std::string& scenario_path, const SweepOptions& opt
   const auto [k, n] = options.shard;
   if (n < 1 || k < 1 || k > n)
     throw InputError("--shard K/N needs 1 <= K <= N (got " + std::to_string(k) + "/" + std::to_string(n) + ")");
+  SweepTeam* const team = options.team;
+  const bool leader = !team || team->rank() == 0;
   SweepOutcome outcome;
   outcome.directory = options.out.value_or(base.outputs.directory);
   outcome.points_total = points.size();
-  std::filesystem::create_directories(outcome.directory);
   std::vector<std::string> paths;
   for (const auto& [path, value] : points.front().assignments) paths.push_back(path);
   const std::string head = header(paths);
@@ -238,62 +241,122 @@ SweepOutcome run_sweep(const std::string& scenario_path, const SweepOptions& opt
   outcome.points_in_shard = todo.size();
   const std::filesystem::path partial_path = outcome.directory / "points.partial.csv";
   std::map<std::size_t, std::string> rows;
-  if (options.resume) {
+  if (options.resume && leader) {
     rows = read_rows(outcome.directory / "results.csv", &head);
     for (auto& [i, line] : read_rows(partial_path, &head)) rows[i] = line;
-    std::erase_if(todo, [&](const scenarios::SweepPoint* p) { return rows.count(p->index) > 0; });
   }
-  {
+  std::set<std::size_t> finished;
+  for (const auto& [i, line] : rows) finished.insert(i);
+  if (team) {
+    const auto shared = team->share_finished({finished.begin(), finished.end()});
+    finished = {shared.begin(), shared.end()};
+  }
+  std::erase_if(todo, [&](const scenarios::SweepPoint* p) { return finished.count(p->index) > 0; });
+
+  std::ofstream partial;
+  if (leader) {
     // Start the partial file afresh with what is known, then append as points finish.
-    std::ofstream partial(partial_path, std::ios::trunc);
-    partial << head << "\n";
-    for (const auto& [i, line] : rows) partial << line << "\n";
+    std::filesystem::create_directories(outcome.directory);
+    {
+      std::ofstream fresh(partial_path, std::ios::trunc);
+      fresh << head << "\n";
+      for (const auto& [i, line] : rows) fresh << line << "\n";
+    }
+    partial.open(partial_path, std::ios::app);
   }
-  std::ofstream partial(partial_path, std::ios::app);
   std::mutex mutex;
   std::atomic<std::size_t> next{0};
   std::size_t done = 0;
   std::string error;
+  outcome.points_by_rank.assign(team ? static_cast<std::size_t>(team->size()) : 1, 0);
   const auto started = std::chrono::steady_clock::now();
-  const bool tty = options.progress && isatty(2);
-  auto worker = [&] {
-    for (;;) {
-      const std::size_t i = next++;
-      if (i >= todo.size()) return;
-      {
-        std::lock_guard<std::mutex> lock(mutex);
-        if (!error.empty()) return;
-      }
-      std::string line;
-      try {
-        const scenarios::Scenario s = scenarios::load_sweep_point(scenario_path, *todo[i], options.overrides);
-        const scenarios::ResolvedScenario resolved = scenarios::resolve(s);
-        line = row(*todo[i], run_scenario(resolved, {}));
-      } catch (const std::exception& e) {
-        std::lock_guard<std::mutex> lock(mutex);
-        if (error.empty()) error = "sweep point " + std::to_string(todo[i]->index) + " (" + todo[i]->label + "): " + e.what();
-        return;
-      }
+  const bool tty = options.progress && leader && isatty(2);
+
+  // A position in `todo` not yet handed out, or nullopt when all are (or a point failed).
+  auto take = [&]() -> std::optional<std::size_t> {
+    {
       std::lock_guard<std::mutex> lock(mutex);
-      rows[todo[i]->index] = line;
-      partial << line << "\n" << std::flush;
-      ++done;
-      if (options.progress) {
-        const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
-        const double rate = secs > 0 ? static_cast<double>(done) / secs : 0;
-        const double left = rate > 0 ? static_cast<double>(todo.size() - done) / rate : 0;
-        const std::string msg = "sweep: " + std::to_string(done) + "/" + std::to_string(todo.size()) +
-                                " points, " + fixed(rate, 2) + " points/s, ~" + fixed(left, 0) + " s left";
-        if (tty) std::cerr << "\r" << msg << "   " << std::flush;
-        else if (done == todo.size() || done % std::max<std::size_t>(1, todo.size() / 10) == 0) std::cerr << msg << "\n";
-      }
+      if (!error.empty()) return std::nullopt;
+    }
+    const std::size_t i = next++;
+    return i < todo.size() ? std::optional<std::size_t>(i) : std::nullopt;
+  };
+  auto run_point = [&](std::size_t i) -> SweepTeam::Finished {
+    try {
+      const scenarios::Scenario s = scenarios::load_sweep_point(scenario_path, *todo[i], options.overrides);
+      const scenarios::ResolvedScenario resolved = scenarios::resolve(s);
+      return {i, false, row(*todo[i], run_scenario(resolved, {}))};
+    } catch (const std::exception& e) {
+      return {i, true, "sweep point " + std::to_string(todo[i]->index) + " (" + todo[i]->label + "): " + e.what()};
     }
   };
+  // The leader keeps a finished point: in the rows, in the partial file at once, in the progress.
+  auto record = [&](int rank, const SweepTeam::Finished& f) {
+    std::lock_guard<std::mutex> lock(mutex);
+    if (f.position >= todo.size()) {
+      if (error.empty()) error = "rank " + std::to_string(rank) + " reported an unknown point";
+      return;
+    }
+    if (f.failed) {
+      if (error.empty()) error = f.text;
+      return;
+    }
+    rows[todo[f.position]->index] = f.text;
+    partial << f.text << "\n" << std::flush;
+    ++done;
+    ++outcome.points_by_rank[static_cast<std::size_t>(rank)];
+    if (!options.progress) return;
+    const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+    const double rate = secs > 0 ? static_cast<double>(done) / secs : 0;
+    const double left = rate > 0 ? static_cast<double>(todo.size() - done) / rate : 0;
+    const std::string msg = "sweep: " + std::to_string(done) + "/" + std::to_string(todo.size()) + " points, " +
+                            fixed(rate, 2) + " points/s, ~" + fixed(left, 0) + " s left";
+    if (tty) std::cerr << "\r" << msg << "   " << std::flush;
+    else if (done == todo.size() || done % std::max<std::size_t>(1, todo.size() / 10) == 0) std::cerr << msg << "\n";
+  };
+  auto leader_worker = [&] {
+    while (const auto i = take()) record(0, run_point(*i));
+  };
+  // Another rank's worker: each request to the leader carries the previous result.
+  std::size_t follower_done = 0;
+  auto follower_worker = [&] {
+    std::optional<SweepTeam::Finished> previous;
+    for (;;) {
+      std::optional<std::size_t> i;
+      {
+        std::lock_guard<std::mutex> lock(mutex);
+        if (previous && !previous->failed) ++follower_done;
+        i = team->next(previous);
+      }
+      if (!i) return;
+      previous = run_point(*i);
+    }
+  };
+
   int jobs = options.jobs > 0 ? options.jobs : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   jobs = std::min<int>(jobs, static_cast<int>(std::max<std::size_t>(1, todo.size())));
   std::vector<std::thread> threads;
-  for (int j = 0; j < jobs; ++j) threads.emplace_back(worker);
+  for (int j = 0; j < jobs; ++j) {
+    if (leader) threads.emplace_back(leader_worker);
+    else threads.emplace_back(follower_worker);
+  }
+  std::exception_ptr serve_failure;
+  if (team && leader) {
+    try {
+      team->serve(take, record);
+    } catch (...) {
+      serve_failure = std::current_exception();
+      std::lock_guard<std::mutex> lock(mutex);
+      if (error.empty()) error = "the MPI exchange failed";  // stops this rank's workers
+    }
+  }
   for (auto& t : threads) t.join();
+  if (serve_failure) std::rethrow_exception(serve_failure);
+  if (!leader) {
+    team->done();
+    outcome.points_run = follower_done;
+    return outcome;  // the leader writes the results
+  }
   if (tty) std::cerr << "\n";
   partial.close();
   if (!error.empty())

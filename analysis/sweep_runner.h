@@ -3,7 +3,8 @@
 // interrupted sweep can `resume`), and at the end the rows are written in point order to
 // `results.csv` with a `summary.json` (deterministic: the same sweep gives the same bytes, whatever
 // the thread count or shard split), plus a plot for one- and two-parameter sweeps. `shard = {K, N}`
-// runs only points with index % N == K − 1; `merge_sweep_outputs` joins shard folders.
+// runs only points with index % N == K − 1; `merge_sweep_outputs` joins shard folders. With a
+// `team` (analysis/sweep_team.h) the processes of an MPI job share the points and rank 0 writes.
 //   SweepOutcome o = run_sweep("scenarios/examples/dgx1-nvlink-sweep.yaml", {.jobs = 2});
 #pragma once
 #include <filesystem>
@@ -15,6 +16,8 @@
 
 namespace hybridsim::analysis {
 
+class SweepTeam;
+
 struct SweepOptions {
   std::vector<std::string> overrides;       // --set texts applied to every point
   std::optional<std::filesystem::path> out;  // default: the scenario's outputs.directory
@@ -23,13 +26,15 @@ struct SweepOptions {
   std::pair<int, int> shard = {1, 1};        // K of N
   bool progress = true;                      // a progress line on stderr while running
   std::string plot_metric = "step_time_ms";  // column drawn against the swept parameter(s)
+  SweepTeam* team = nullptr;                 // share the points with other processes (MPI)
 };
 
 struct SweepOutcome {
   std::filesystem::path directory;
   std::size_t points_total = 0;    // in the whole sweep
   std::size_t points_in_shard = 0;
-  std::size_t points_run = 0;      // this time (resume skips the rest)
+  std::size_t points_run = 0;      // this time (resume skips the rest), by all ranks of a team
+  std::vector<std::size_t> points_by_rank;  // the leader's count of points each rank ran
   std::string csv;                 // results.csv contents
   std::optional<std::filesystem::path> plot;
   std::string plot_note;           // why there is no plot, when there is none

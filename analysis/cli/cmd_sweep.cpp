@@ -1,7 +1,9 @@
 // `hybridsim sweep SCENARIO` runs every point of the scenario's sweep: block in parallel, writing
 // results as they complete; `hybridsim merge` joins the folders of `--shard K/N` runs.
 #include <boost/program_options.hpp>
+#include <cstdlib>
 #include <iostream>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -9,10 +11,44 @@
 #include "analysis/cli/parse_options.h"
 #include "analysis/sweep_runner.h"
 #include "sim/error.h"
+#ifdef HYBRIDSIM_WITH_MPI
+#include "analysis/mpi/mpi_sweep_team.h"
+#endif
 
 namespace po = boost::program_options;
 
 namespace hybridsim::cli {
+
+namespace {
+
+// Whether an MPI launcher (mpirun/mpiexec of Open MPI or MPICH, srun with PMI) started more than
+// one copy of this process.
+bool launched_as_mpi_job() {
+  for (const char* variable : {"OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "PMIX_SIZE"}) {
+    const char* value = std::getenv(variable);
+    if (value && std::atoi(value) > 1) return true;
+  }
+  return false;
+}
+
+void print_outcome(const analysis::SweepOutcome& r, const analysis::SweepOptions& o) {
+  std::cout << "sweep: " << r.points_run << " points run";
+  if (r.points_in_shard != r.points_total)
+    std::cout << " (shard " << o.shard.first << "/" << o.shard.second << ": " << r.points_in_shard << " of "
+              << r.points_total << ")";
+  if (r.points_by_rank.size() > 1) {
+    std::cout << " by " << r.points_by_rank.size() << " MPI ranks (";
+    for (std::size_t i = 0; i < r.points_by_rank.size(); ++i)
+      std::cout << (i ? ", " : "") << "rank " << i << ": " << r.points_by_rank[i];
+    std::cout << ")";
+  }
+  std::cout << "\n  results   " << (r.directory / "results.csv").string() << "\n  summary   "
+            << (r.directory / "summary.json").string() << "\n";
+  if (r.plot) std::cout << "  plot      " << r.plot->string() << "\n";
+  else if (!r.plot_note.empty()) std::cout << "  " << r.plot_note << "\n";
+}
+
+}  // namespace
 
 int sweep_command(int argc, const char* const* argv) {
   po::options_description options(
@@ -20,14 +56,15 @@ int sweep_command(int argc, const char* const* argv) {
       "Runs every point of the scenario's sweep: block (cartesian product or zip of the listed\n"
       "values), N at a time. Each finished point is appended to points.partial.csv; at the end\n"
       "results.csv (one row per point, in point order), summary.json and, for one- or two-parameter\n"
-      "sweeps, a plot are written to the output directory.\n\noptions");
+      "sweeps, a plot are written to the output directory. Under `mpirun -n R` (a build with\n"
+      "-DHYBRIDSIM_MPI=ON) the R ranks share the points and rank 0 writes the results.\n\noptions");
   std::vector<std::string> sets;
   std::string out, shard = "1/1", metric = "step_time_ms";
   int jobs = 0;
   options.add_options()("help,h", "show this help")("scenario", po::value<std::string>(), "scenario file")(
       "set,s", po::value(&sets)->composing(), "override a field of every point (repeatable)")(
       "out,o", po::value(&out), "output directory (default: the scenario's outputs.directory)")(
-      "jobs,j", po::value(&jobs)->default_value(0), "points run at once; 0 = all cores")(
+      "jobs,j", po::value(&jobs)->default_value(0), "points run at once (per MPI rank); 0 = all cores")(
       "resume", "skip points already finished in the output directory")(
       "shard", po::value(&shard)->default_value("1/1"),
       "run only the K-th of N disjoint slices (K/N), e.g. for Slurm job arrays; join with `merge`")(
@@ -53,16 +90,29 @@ int sweep_command(int argc, const char* const* argv) {
   } catch (const std::exception&) {
     throw InputError("--shard must look like K/N, e.g. 2/8 (got \"" + shard + "\")");
   }
-  const auto r = analysis::run_sweep(vm["scenario"].as<std::string>(), o);
-  std::cout << "sweep: " << r.points_run << " points run";
-  if (r.points_in_shard != r.points_total)
-    std::cout << " (shard " << o.shard.first << "/" << o.shard.second << ": " << r.points_in_shard << " of "
-              << r.points_total << ")";
-  std::cout << "\n  results   " << (r.directory / "results.csv").string() << "\n  summary   "
-            << (r.directory / "summary.json").string() << "\n";
-  if (r.plot) std::cout << "  plot      " << r.plot->string() << "\n";
-  else if (!r.plot_note.empty()) std::cout << "  " << r.plot_note << "\n";
+  const std::string scenario = vm["scenario"].as<std::string>();
+  if (!launched_as_mpi_job()) {
+    print_outcome(analysis::run_sweep(scenario, o), o);
+    return 0;
+  }
+#ifdef HYBRIDSIM_WITH_MPI
+  analysis::MpiSweepTeam team;
+  o.team = &team;
+  o.progress = o.progress && team.rank() == 0;
+  try {
+    const auto r = analysis::run_sweep(scenario, o);
+    if (team.rank() == 0) print_outcome(r, o);
+  } catch (const std::exception& e) {
+    // One failed rank would leave the others waiting for it: report, then end the whole job.
+    std::cerr << "hybridsim sweep (MPI rank " << team.rank() << "): error: " << e.what() << "\n";
+    team.abort(1);
+  }
   return 0;
+#else
+  throw InputError(
+      "started by an MPI launcher, but this hybridsim was built without MPI: every rank would run "
+      "the whole sweep into the same files. Rebuild with cmake -DHYBRIDSIM_MPI=ON, or use --shard K/N");
+#endif
 }
 
 int merge_command(int argc, const char* const* argv) {

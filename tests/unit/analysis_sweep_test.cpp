@@ -8,26 +8,17 @@
 
 #include "analysis/sweep_runner.h"
 #include "sim/error.h"
+#include "tests/unit/test_files.h"
 
 using namespace hybridsim;
 namespace fs = std::filesystem;
 
+using hybridsim::testing::read_whole_file;
+using hybridsim::testing::fresh_temp_dir;
+
 namespace {
 
 const std::string kScenario = std::string(HYBRIDSIM_SOURCE_DIR) + "/scenarios/examples/dgx1-nvlink-sweep.yaml";
-
-std::string slurp(const fs::path& p) {
-  std::ifstream in(p);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
-
-fs::path fresh_dir(const std::string& name) {
-  const fs::path d = fs::temp_directory_path() / ("hybridsim-sweep-test-" + name);
-  fs::remove_all(d);
-  return d;
-}
 
 analysis::SweepOptions options(const fs::path& out, int jobs) {
   analysis::SweepOptions o;
@@ -40,10 +31,10 @@ analysis::SweepOptions options(const fs::path& out, int jobs) {
 }  // namespace
 
 TEST_CASE("a sweep writes one row per point in point order, the same bytes for any thread count") {
-  const auto a = analysis::run_sweep(kScenario, options(fresh_dir("a"), 2));
+  const auto a = analysis::run_sweep(kScenario, options(fresh_temp_dir("sweep-test-a"), 2));
   CHECK(a.points_total == 6);
   CHECK(a.points_run == 6);
-  const std::string csv = slurp(a.directory / "results.csv");
+  const std::string csv = read_whole_file(a.directory / "results.csv");
   CHECK(csv == a.csv);
   // Header, then rows 0..5: the last parameter (parallelism) varies fastest.
   std::istringstream lines(csv);
@@ -57,29 +48,29 @@ TEST_CASE("a sweep writes one row per point in point order, the same bytes for a
   CHECK(csv.find("\n1,\"nvlink.bandwidth=25 GB/s, parallelism={dp: 4, mp: 2}\",25 GB/s") != std::string::npos);
   CHECK_FALSE(fs::exists(a.directory / "points.partial.csv"));
   CHECK(fs::exists(a.directory / "summary.json"));
-  const auto b = analysis::run_sweep(kScenario, options(fresh_dir("b"), 1));
-  CHECK(slurp(b.directory / "results.csv") == csv);
-  CHECK(slurp(b.directory / "summary.json") == slurp(a.directory / "summary.json"));
+  const auto b = analysis::run_sweep(kScenario, options(fresh_temp_dir("sweep-test-b"), 1));
+  CHECK(read_whole_file(b.directory / "results.csv") == csv);
+  CHECK(read_whole_file(b.directory / "summary.json") == read_whole_file(a.directory / "summary.json"));
 }
 
 TEST_CASE("shards merged give the same CSV as one run") {
-  const auto whole = analysis::run_sweep(kScenario, options(fresh_dir("whole"), 2));
-  auto o1 = options(fresh_dir("s1"), 1);
+  const auto whole = analysis::run_sweep(kScenario, options(fresh_temp_dir("sweep-test-whole"), 2));
+  auto o1 = options(fresh_temp_dir("sweep-test-s1"), 1);
   o1.shard = {1, 2};
-  auto o2 = options(fresh_dir("s2"), 1);
+  auto o2 = options(fresh_temp_dir("sweep-test-s2"), 1);
   o2.shard = {2, 2};
   const auto s1 = analysis::run_sweep(kScenario, o1);
   const auto s2 = analysis::run_sweep(kScenario, o2);
   CHECK(s1.points_in_shard == 3);
   CHECK(s2.points_in_shard == 3);
-  const auto merged = analysis::merge_sweep_outputs({s1.directory, s2.directory}, fresh_dir("merged"));
-  CHECK(slurp(merged.directory / "results.csv") == whole.csv);
+  const auto merged = analysis::merge_sweep_outputs({s1.directory, s2.directory}, fresh_temp_dir("sweep-test-merged"));
+  CHECK(read_whole_file(merged.directory / "results.csv") == whole.csv);
   // The same shard twice is a mistake.
-  CHECK_THROWS_AS(analysis::merge_sweep_outputs({s1.directory, s1.directory}, fresh_dir("bad")), InputError);
+  CHECK_THROWS_AS(analysis::merge_sweep_outputs({s1.directory, s1.directory}, fresh_temp_dir("sweep-test-bad")), InputError);
 }
 
 TEST_CASE("resume skips finished points") {
-  const fs::path dir = fresh_dir("resume");
+  const fs::path dir = fresh_temp_dir("sweep-test-resume");
   auto first = options(dir, 1);
   first.shard = {1, 2};  // finishes points 0, 2, 4
   analysis::run_sweep(kScenario, first);
@@ -87,15 +78,15 @@ TEST_CASE("resume skips finished points") {
   rest.resume = true;
   const auto r = analysis::run_sweep(kScenario, rest);
   CHECK(r.points_run == 3);
-  const auto whole = analysis::run_sweep(kScenario, options(fresh_dir("resume-whole"), 2));
+  const auto whole = analysis::run_sweep(kScenario, options(fresh_temp_dir("sweep-test-resume-whole"), 2));
   CHECK(r.csv == whole.csv);
 }
 
 TEST_CASE("bad sweep options are clear errors") {
-  auto o = options(fresh_dir("badshard"), 1);
+  auto o = options(fresh_temp_dir("sweep-test-badshard"), 1);
   o.shard = {3, 2};
   CHECK_THROWS_WITH_AS(analysis::run_sweep(kScenario, o), doctest::Contains("--shard K/N"), InputError);
   const std::string no_sweep = std::string(HYBRIDSIM_SOURCE_DIR) + "/scenarios/examples/dgx1-gnmt-dp8.yaml";
-  CHECK_THROWS_WITH_AS(analysis::run_sweep(no_sweep, options(fresh_dir("nosweep"), 1)),
+  CHECK_THROWS_WITH_AS(analysis::run_sweep(no_sweep, options(fresh_temp_dir("sweep-test-nosweep"), 1)),
                        doctest::Contains("has no sweep"), InputError);
 }

@@ -1,0 +1,45 @@
+#!/usr/bin/env bash
+# The MPI sweep mode: `mpirun -n 2 hybridsim sweep` gives byte-identical results to one process,
+# both ranks run points, and a failing sweep ends every rank with an error and no results.
+# Usage: mpi_sweep_test.sh HYBRIDSIM SOURCE_DIR WORK_DIR
+set -euo pipefail
+hybridsim=$1 source_dir=$2 work=$3
+scenario=$source_dir/scenarios/examples/dgx1-nvlink-sweep.yaml
+rm -rf "$work" && mkdir -p "$work"
+# CI runs as root; a container has no peers for CMA single-copy; two ranks on any core count.
+export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+export OMPI_MCA_btl_vader_single_copy_mechanism=none OMPI_MCA_rmaps_base_oversubscribe=1
+fail() { echo "FAIL: $*" >&2; exit 1; }
+
+"$hybridsim" sweep "$scenario" --out "$work/one" --jobs 1 --quiet > "$work/one.txt"
+mpirun -n 2 "$hybridsim" sweep "$scenario" --out "$work/mpi" --jobs 1 --quiet > "$work/mpi.txt"
+cat "$work/mpi.txt"
+cmp "$work/one/results.csv" "$work/mpi/results.csv" || fail "MPI results.csv differs from one process's"
+grep -q "6 points run by 2 MPI ranks" "$work/mpi.txt" || fail "expected 6 points from 2 ranks"
+grep -Eq "rank 0: [1-9][0-9]*, rank 1: [1-9]" "$work/mpi.txt" || fail "a rank ran no point"
+[ ! -e "$work/mpi/points.partial.csv" ] || fail "the partial file was left behind"
+
+# A point that cannot run (16 GPUs of an 8-GPU DGX-1), on whichever rank takes it: every rank
+# stops, the exit status says so, the error names the point, and no results.csv is written.
+cat > "$work/bad.yaml" <<YAML
+cluster: {preset: dgx1-v100}
+workload: {network: gnmt}
+parallelism: {dp: 8}
+sweep:
+  parameters:
+    - {path: parallelism.dp, values: [8, 16, 4, 2]}
+YAML
+if mpirun -n 2 "$hybridsim" sweep "$work/bad.yaml" --out "$work/bad" --jobs 1 --quiet > "$work/bad.txt" 2>&1; then
+  fail "a failing MPI sweep exited 0"
+fi
+grep -q "error: sweep point 1" "$work/bad.txt" || fail "no error naming point 1: $(cat "$work/bad.txt")"
+[ ! -e "$work/bad/results.csv" ] || fail "a failing sweep wrote results.csv"
+
+# An input error found by every rank before the sweep starts ends the job the same way.
+if mpirun -n 2 "$hybridsim" sweep "$scenario" --set workload.network=nope --out "$work/bad2" --quiet \
+     > "$work/bad2.txt" 2>&1; then
+  fail "an MPI sweep of a bad scenario exited 0"
+fi
+grep -q "error:" "$work/bad2.txt" || fail "no error message: $(cat "$work/bad2.txt")"
+[ ! -e "$work/bad2/results.csv" ] || fail "a bad scenario wrote results.csv"
+echo "mpi sweep: ok"
