@@ -16,9 +16,9 @@
 namespace hybridsim::scenarios {
 
 // Sets `path` (a declared, non-list field path) in `root` to `value` parsed as YAML; an empty value
-// removes the key. Nodes it adds are located at "--set <text>". Throws InputError naming the text
-// (with a "did you mean" for an unknown path).
-void apply_override(TreeNode& root, const std::string& text);
+// removes the key. Nodes it adds are located at "<origin> <text>" ("--set", or "sweep value" for a
+// sweep point's assignment). Throws InputError naming them (with a "did you mean" for a near miss).
+void apply_override(TreeNode& root, const std::string& text, std::string_view origin = "--set");
 // The same for a path and a value tree that carries its own locations (sweep values).
 void set_path(TreeNode& root, std::string_view path, const TreeNode& value, const std::string& where);
 // "" when `path` names a declared field that --set and sweeps may set (not a list item); else what

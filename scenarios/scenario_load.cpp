@@ -80,8 +80,8 @@ void set_path(TreeNode& root, std::string_view path, const TreeNode& value, cons
   }
 }
 
-void apply_override(TreeNode& root, const std::string& text) {
-  const std::string where = "--set " + text;
+void apply_override(TreeNode& root, const std::string& text, std::string_view origin) {
+  const std::string where = std::string(origin) + " " + text;
   const auto eq = text.find('=');
   if (eq == std::string::npos)
     throw InputError(where + ": expected path=value, e.g. --set cluster.nodes=4 or --set "
@@ -115,7 +115,7 @@ Scenario parse_scenario_with(std::string_view yaml, const std::string& source,
   if (point_overrides != nullptr) {
     root.erase("sweep");
     for (const auto& o : *point_overrides) {
-      apply_override(root, o);
+      apply_override(root, o, "sweep value");
       applied.push_back(o);
     }
   }

@@ -101,7 +101,8 @@ TEST_CASE("sweep: a point is the scenario with the point's assignments, without 
   CHECK(p.sweep.parameters.empty());
   CHECK(p.provenance.overrides ==
         std::vector<std::string>{"cluster.nodes=2", "cluster.links.nvlink.bandwidth=50 GB/s", "parallelism={dp: 4, mp: 2}"});
-  CHECK(location_of(p, "parallelism.mp") == "--set parallelism={dp: 4, mp: 2}");
+  CHECK(location_of(p, "parallelism.mp") == "sweep value parallelism={dp: 4, mp: 2}");
+  CHECK(location_of(p, "cluster.nodes") == "--set cluster.nodes=2");
   // Every point loads and differs from the others.
   for (const auto& point : points) CHECK_NOTHROW(parse_sweep_point(text, "s.yaml", point));
 
