@@ -2,18 +2,13 @@
 
 #include <cstdio>
 
+#include "analysis/format_fixed.h"
 #include "analysis/json_text.h"
 #include "sim/link.h"
 
 namespace hybridsim::analysis {
 
 namespace {
-
-std::string fixed(double v, int decimals) {
-  char buf[64];
-  std::snprintf(buf, sizeof buf, "%.*f", decimals, v);
-  return buf;
-}
 
 std::string pad(const std::string& s, std::size_t width) {
   return s.size() >= width ? s : std::string(width - s.size(), ' ') + s;
@@ -29,13 +24,13 @@ std::string collective_table(const std::vector<CollectiveSweepRow>& rows, const 
          pad("(GB/s)", 9) + pad("(GB/s)", 9) + pad("", 11) + "\n";
   for (const auto& r : rows) {
     out += " " + pad(std::to_string(r.size.count()), 13) + pad(std::to_string(r.count), 13) +
-           pad("float", 7) + pad(fixed(r.time.to_us(), 2), 12) + pad(fixed(r.algbw_gb_per_s, 2), 9) +
-           pad(fixed(r.busbw_gb_per_s, 2), 9) + pad(std::to_string(r.messages), 11) + "\n";
+           pad("float", 7) + pad(format_fixed(r.time.to_us(), 2), 12) + pad(format_fixed(r.algbw_gb_per_s, 2), 9) +
+           pad(format_fixed(r.busbw_gb_per_s, 2), 9) + pad(std::to_string(r.messages), 11) + "\n";
   }
   if (!rows.empty()) {
     double sum = 0;
     for (const auto& r : rows) sum += r.busbw_gb_per_s;
-    out += "# Avg bus bandwidth    : " + fixed(sum / static_cast<double>(rows.size()), 3) + "\n";
+    out += "# Avg bus bandwidth    : " + format_fixed(sum / static_cast<double>(rows.size()), 3) + "\n";
   }
   return out;
 }
@@ -47,8 +42,8 @@ std::string collective_csv(const std::vector<CollectiveSweepRow>& rows) {
   out += "\n";
   for (const auto& r : rows) {
     out += std::to_string(r.size.count()) + "," + std::to_string(r.count) + "," +
-           fixed(r.time.to_us(), 6) + "," + fixed(r.algbw_gb_per_s, 6) + "," +
-           fixed(r.busbw_gb_per_s, 6) + "," + std::to_string(r.messages);
+           format_fixed(r.time.to_us(), 6) + "," + format_fixed(r.algbw_gb_per_s, 6) + "," +
+           format_fixed(r.busbw_gb_per_s, 6) + "," + std::to_string(r.messages);
     for (const auto& b : r.bytes_by_link_kind) out += "," + std::to_string(b.count());
     out += "\n";
   }
@@ -63,9 +58,9 @@ std::string collective_json(const std::vector<CollectiveSweepRow>& rows, const s
     const auto& r = rows[i];
     out += i ? ",\n  " : "\n  ";
     out += "{\"size_bytes\": " + std::to_string(r.size.count()) + ", \"count\": " +
-           std::to_string(r.count) + ", \"time_us\": " + fixed(r.time.to_us(), 6) +
-           ", \"algbw_gb_per_s\": " + fixed(r.algbw_gb_per_s, 6) + ", \"busbw_gb_per_s\": " +
-           fixed(r.busbw_gb_per_s, 6) + ", \"messages\": " + std::to_string(r.messages) +
+           std::to_string(r.count) + ", \"time_us\": " + format_fixed(r.time.to_us(), 6) +
+           ", \"algbw_gb_per_s\": " + format_fixed(r.algbw_gb_per_s, 6) + ", \"busbw_gb_per_s\": " +
+           format_fixed(r.busbw_gb_per_s, 6) + ", \"messages\": " + std::to_string(r.messages) +
            ", \"bytes_by_link_kind\": {";
     bool first = true;
     for (int k = 0; k < sim::kLinkKindCount; ++k) {

@@ -2,6 +2,7 @@
 
 #include <cstdio>
 
+#include "analysis/format_fixed.h"
 #include "analysis/json_text.h"
 #include "sim/link.h"
 
@@ -9,14 +10,8 @@ namespace hybridsim::analysis {
 
 namespace {
 
-std::string fixed(double v, int decimals) {
-  char buf[64];
-  std::snprintf(buf, sizeof buf, "%.*f", decimals, v);
-  return buf;
-}
-
 std::string share(sim::Time part, sim::Time whole) {
-  return whole.ps() > 0 ? fixed(100.0 * static_cast<double>(part.ps()) / static_cast<double>(whole.ps()), 1) + "%" : "-";
+  return whole.ps() > 0 ? format_fixed(100.0 * static_cast<double>(part.ps()) / static_cast<double>(whole.ps()), 1) + "%" : "-";
 }
 
 std::string line(const std::string& key, const std::string& value) {
@@ -34,10 +29,10 @@ std::string breakdown(const GpuStepMetrics& m, sim::Time step) {
 }
 
 void metrics_json(std::string& out, const GpuStepMetrics& m) {
-  out += "{\"gpu\": " + std::to_string(m.gpu) + ", \"finish_us\": " + fixed(m.finish.to_us(), 3) +
-         ", \"compute_us\": " + fixed(m.compute.to_us(), 3) + ", \"communication_us\": " +
-         fixed(m.communication.to_us(), 3) + ", \"exposed_communication_us\": " +
-         fixed(m.exposed_communication.to_us(), 3) + ", \"idle_us\": " + fixed(m.idle.to_us(), 3) +
+  out += "{\"gpu\": " + std::to_string(m.gpu) + ", \"finish_us\": " + format_fixed(m.finish.to_us(), 3) +
+         ", \"compute_us\": " + format_fixed(m.compute.to_us(), 3) + ", \"communication_us\": " +
+         format_fixed(m.communication.to_us(), 3) + ", \"exposed_communication_us\": " +
+         format_fixed(m.exposed_communication.to_us(), 3) + ", \"idle_us\": " + format_fixed(m.idle.to_us(), 3) +
          ", \"kernels\": " + std::to_string(m.kernels) + "}";
 }
 
@@ -51,10 +46,10 @@ std::string step_summary_table(const StepResult& r,
                               std::to_string(r.gpus) + " GPUs, global batch " +
                               std::to_string(r.global_batch));
   out += line("step time", sim::human_time(r.step_time));
-  out += line("throughput", fixed(r.samples_per_second, 1) + " samples/s" +
+  out += line("throughput", format_fixed(r.samples_per_second, 1) + " samples/s" +
                                 (r.unit.empty() || r.unit == "samples"
                                      ? ""
-                                     : ", " + fixed(r.units_per_second, 0) + " " + r.unit + "/s"));
+                                     : ", " + format_fixed(r.units_per_second, 0) + " " + r.unit + "/s"));
   out += line("per GPU (mean)", breakdown(r.mean, r.step_time));
   out += line("critical GPU " + std::to_string(r.critical.gpu), breakdown(r.critical, r.step_time));
   std::string bytes;
@@ -82,8 +77,8 @@ std::string step_summary_json(const StepResult& r,
   }
   out += "},\n  \"dp\": " + std::to_string(r.dp) + ", \"mp\": " + std::to_string(r.mp) +
          ", \"gpus\": " + std::to_string(r.gpus) + ", \"global_batch\": " + std::to_string(r.global_batch) +
-         ",\n  \"step_time_us\": " + fixed(r.step_time.to_us(), 3) + ", \"samples_per_second\": " +
-         fixed(r.samples_per_second, 3) + ", \"units_per_second\": " + fixed(r.units_per_second, 3) +
+         ",\n  \"step_time_us\": " + format_fixed(r.step_time.to_us(), 3) + ", \"samples_per_second\": " +
+         format_fixed(r.samples_per_second, 3) + ", \"units_per_second\": " + format_fixed(r.units_per_second, 3) +
          ", \"unit\": ";
   append_json_string(out, r.unit);
   out += ",\n  \"mean\": ";

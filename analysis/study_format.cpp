@@ -16,12 +16,6 @@ std::optional<double> published_gain(std::string_view network) {
   return std::nullopt;
 }
 
-std::string format_fixed(double value, int decimals) {
-  char buf[64];
-  std::snprintf(buf, sizeof buf, "%.*f", decimals, value);
-  return buf;
-}
-
 std::string format_duration(double seconds) {
   if (!std::isfinite(seconds)) return "n/a";
   if (seconds >= 2 * 86'400) return format_fixed(seconds / 86'400, 1) + " d";

@@ -13,6 +13,7 @@
 #include <string_view>
 #include <vector>
 
+#include "analysis/format_fixed.h"  // format_fixed, used with the helpers below
 #include "analysis/study.h"
 
 namespace hybridsim::analysis {
@@ -55,6 +56,5 @@ std::optional<double> published_gain(std::string_view network);
 std::string format_duration(double seconds);
 std::string format_percent(double fraction);
 std::string format_count(std::int64_t n);
-std::string format_fixed(double value, int decimals);
 
 }  // namespace hybridsim::analysis

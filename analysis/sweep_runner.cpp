@@ -16,6 +16,7 @@
 #include <thread>
 
 #include "analysis/atomic_file.h"
+#include "analysis/format_fixed.h"
 #include "analysis/json_text.h"
 #include "analysis/plot_gnuplot.h"
 #include "analysis/scenario_run.h"
@@ -27,12 +28,6 @@
 namespace hybridsim::analysis {
 
 namespace {
-
-std::string fixed(double v, int decimals) {
-  char buf[64];
-  std::snprintf(buf, sizeof buf, "%.*f", decimals, v);
-  return buf;
-}
 
 std::string csv_field(const std::string& text) {
   if (text.find_first_of(",\"\n") == std::string::npos) return text;
@@ -84,12 +79,12 @@ std::string row(const scenarios::SweepPoint& point, const ScenarioRun& run) {
   for (const auto& [path, value] : point.assignments) s += "," + csv_field(value);
   const double step = r.step_time.to_ms();
   s += "," + std::to_string(r.gpus) + "," + std::to_string(r.dp) + "," + std::to_string(r.mp) + "," +
-       std::to_string(r.global_batch) + "," + fixed(step, 6) + "," + fixed(r.samples_per_second, 3) +
-       "," + fixed(r.units_per_second, 3) + "," + csv_field(r.unit) + "," + fixed(r.mean.compute.to_ms(), 6) +
-       "," + fixed(r.mean.exposed_communication.to_ms(), 6) + "," + fixed(r.mean.idle.to_ms(), 6) + "," +
-       fixed(step > 0 ? r.mean.exposed_communication.to_ms() / step : 0, 6) + ",";
+       std::to_string(r.global_batch) + "," + format_fixed(step, 6) + "," + format_fixed(r.samples_per_second, 3) +
+       "," + format_fixed(r.units_per_second, 3) + "," + csv_field(r.unit) + "," + format_fixed(r.mean.compute.to_ms(), 6) +
+       "," + format_fixed(r.mean.exposed_communication.to_ms(), 6) + "," + format_fixed(r.mean.idle.to_ms(), 6) + "," +
+       format_fixed(step > 0 ? r.mean.exposed_communication.to_ms() / step : 0, 6) + ",";
   if (run.time_to_train) {
-    s += fixed(run.time_to_train->epochs, 4) + "," + fixed(run.time_to_train->seconds / 3600.0, 6) + "," +
+    s += format_fixed(run.time_to_train->epochs, 4) + "," + format_fixed(run.time_to_train->seconds / 3600.0, 6) + "," +
          (run.time_to_train->extrapolated ? "yes" : "no");
   } else {
     s += ",,";
@@ -149,7 +144,7 @@ std::string summary_json(const std::string& scenario, const std::string& head,
   }
   out += ",\n  \"fastest_step\": {\"label\": ";
   append_json_string(out, best_label);
-  out += ", \"step_time_ms\": " + fixed(best, 6) + "}\n}\n";
+  out += ", \"step_time_ms\": " + format_fixed(best, 6) + "}\n}\n";
   return out;
 }
 
@@ -310,7 +305,7 @@ SweepOutcome run_sweep(const std::string& scenario_path, const SweepOptions& opt
     const double rate = secs > 0 ? static_cast<double>(done) / secs : 0;
     const double left = rate > 0 ? static_cast<double>(todo.size() - done) / rate : 0;
     const std::string msg = "sweep: " + std::to_string(done) + "/" + std::to_string(todo.size()) + " points, " +
-                            fixed(rate, 2) + " points/s, ~" + fixed(left, 0) + " s left";
+                            format_fixed(rate, 2) + " points/s, ~" + format_fixed(left, 0) + " s left";
     if (tty) std::cerr << "\r" << msg << "   " << std::flush;
     else if (done == todo.size() || done % std::max<std::size_t>(1, todo.size() / 10) == 0) std::cerr << msg << "\n";
   };

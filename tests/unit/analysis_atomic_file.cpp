@@ -1,6 +1,5 @@
 // AtomicFile: a file appears whole on commit() or not at all; gzip output decompresses exactly.
 #include <doctest/doctest.h>
-#include <zlib.h>
 
 #include <algorithm>
 #include <filesystem>
@@ -17,40 +16,10 @@ using analysis::AtomicFile;
 namespace fs = std::filesystem;
 
 using hybridsim::testing::read_whole_file;
+using TempDir = hybridsim::testing::ScratchDir;
+using hybridsim::testing::read_gzip_file;
 
 namespace {
-
-// A fresh directory under the system temp directory, removed with everything in it.
-struct TempDir {
-  fs::path path;
-  TempDir() {
-    std::random_device rd;
-    path = fs::temp_directory_path() / ("hybridsim-atomic-" + std::to_string(rd()) + std::to_string(rd()));
-    fs::create_directories(path);
-  }
-  ~TempDir() {
-    std::error_code ec;
-    fs::remove_all(path, ec);
-  }
-  std::vector<std::string> names() const {
-    std::vector<std::string> out;
-    for (const auto& e : fs::directory_iterator(path)) out.push_back(e.path().filename().string());
-    std::sort(out.begin(), out.end());
-    return out;
-  }
-};
-
-std::string gunzip(const fs::path& p) {
-  gzFile f = gzopen(p.c_str(), "rb");
-  REQUIRE(f != nullptr);
-  std::string out;
-  char buf[4096];
-  int n = 0;
-  while ((n = gzread(f, buf, sizeof buf)) > 0) out.append(buf, static_cast<std::size_t>(n));
-  CHECK(n == 0);  // end of stream, not an error
-  gzclose(f);
-  return out;
-}
 
 }  // namespace
 
@@ -71,7 +40,7 @@ TEST_CASE("analysis: AtomicFile writes a temporary file and renames it on commit
     // 6 + 100,000 bytes.
     CHECK(f.bytes_written() == 100'006);
   }
-  CHECK(dir.names() == std::vector<std::string>{"out.json"});
+  CHECK(dir.entries() == std::vector<std::string>{"out.json"});
   CHECK(read_whole_file(target) == "hello " + std::string(100'000, 'x'));
 }
 
@@ -83,13 +52,13 @@ TEST_CASE("analysis: an abandoned AtomicFile leaves nothing and the target untou
     AtomicFile f(target);
     f.write(std::string(200'000, 'y'));  // partly flushed to the temporary file already
   }                                      // no commit: as if an exception had unwound the run
-  CHECK(dir.names() == std::vector<std::string>{"result.csv"});
+  CHECK(dir.entries() == std::vector<std::string>{"result.csv"});
   CHECK(read_whole_file(target) == "previous run\n");
   {
     AtomicFile f(target, AtomicFile::Compression::gzip);
     f.write("abc");
   }
-  CHECK(dir.names() == std::vector<std::string>{"result.csv"});
+  CHECK(dir.entries() == std::vector<std::string>{"result.csv"});
 }
 
 TEST_CASE("analysis: AtomicFile with gzip decompresses to exactly what was written") {
@@ -103,8 +72,8 @@ TEST_CASE("analysis: AtomicFile with gzip decompresses to exactly what was writt
   CHECK(f.bytes_in() == static_cast<std::int64_t>(text.size()));
   CHECK(f.bytes_written() == static_cast<std::int64_t>(fs::file_size(target)));
   CHECK(f.bytes_written() < f.bytes_in() / 4);  // repetitive text compresses well
-  CHECK(gunzip(target) == text);
-  CHECK(dir.names() == std::vector<std::string>{"t.json.gz"});
+  CHECK(read_gzip_file(target) == text);
+  CHECK(dir.entries() == std::vector<std::string>{"t.json.gz"});
 }
 
 TEST_CASE("analysis: AtomicFile reports unusable paths and misuse") {

@@ -1,7 +1,6 @@
 // ChromeTraceWriter and TrackAllocator: the written file is parsed back with nlohmann-json and checked
 // against the Trace Event Format (fields per phase, µs timestamps, flows, lanes, filters, gzip).
 #include <doctest/doctest.h>
-#include <zlib.h>
 
 #include <algorithm>
 #include <cmath>
@@ -28,35 +27,10 @@ using sim::Time;
 namespace fs = std::filesystem;
 
 using hybridsim::testing::read_whole_file;
+using TempDir = hybridsim::testing::ScratchDir;
+using hybridsim::testing::read_gzip_file;
 
 namespace {
-
-struct TempDir {
-  fs::path path;
-  TempDir() {
-    std::random_device rd;
-    path = fs::temp_directory_path() / ("hybridsim-trace-" + std::to_string(rd()) + std::to_string(rd()));
-    fs::create_directories(path);
-  }
-  ~TempDir() {
-    std::error_code ec;
-    fs::remove_all(path, ec);
-  }
-  std::size_t entries() const {
-    return static_cast<std::size_t>(std::distance(fs::directory_iterator(path), fs::directory_iterator()));
-  }
-};
-
-std::string gunzip(const fs::path& p) {
-  gzFile f = gzopen(p.c_str(), "rb");
-  REQUIRE(f != nullptr);
-  std::string out;
-  char buf[4096];
-  int n = 0;
-  while ((n = gzread(f, buf, sizeof buf)) > 0) out.append(buf, static_cast<std::size_t>(n));
-  gzclose(f);
-  return out;
-}
 
 // Timestamps are µs with 3 decimals: back to integer nanoseconds.
 std::int64_t ns(const json& v) { return std::llround(v.get<double>() * 1000.0); }
@@ -269,7 +243,7 @@ TEST_CASE("analysis: a gzip trace decompresses to the same JSON") {
     w->finish();
   }
   const std::string text = read_whole_file(dir.path / "a.json");
-  CHECK(gunzip(dir.path / "a.json.gz") == text);
+  CHECK(read_gzip_file(dir.path / "a.json.gz") == text);
   CHECK(gz.bytes_written() == static_cast<std::int64_t>(fs::file_size(dir.path / "a.json.gz")));
   CHECK(gz.bytes_written() < plain.bytes_written() / 5);
 }
@@ -280,11 +254,11 @@ TEST_CASE("analysis: an unfinished trace leaves no file; a bad window no file ei
     ChromeTraceWriter w(dir.path / "x.json");
     for (int i = 0; i < 10'000; ++i) w.complete(1, 1, "k", "c", Time::ns(i), Time::ns(i + 1));
   }  // destroyed without finish(), as when an exception unwinds a run
-  CHECK(dir.entries() == 0);
+  CHECK(dir.entries().empty());
   CHECK_THROWS_AS(
       ChromeTraceWriter(dir.path / "y.json", {.window = analysis::TraceWindow{Time::us(2), Time::us(2)}}),
       InputError);
-  CHECK(dir.entries() == 0);
+  CHECK(dir.entries().empty());
   ChromeTraceWriter w(dir.path / "z.json");
   CHECK_THROWS_AS(w.complete(1, 1, "k", "c", Time::ns(2), Time::ns(1)), InternalError);
   CHECK_THROWS_AS(w.counter(1, "c", Time::ns(1), {{"s", "text"}}), InternalError);

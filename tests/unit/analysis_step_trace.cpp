@@ -75,7 +75,7 @@ Written write(const Toy& toy, const fs::path& path, const analysis::StepTraceOpt
   w.result = analysis::simulate_step_with_trace(toy.setup, path, options, &w.summary);
   CHECK(w.summary.path == path);
   CHECK(w.summary.bytes == static_cast<std::int64_t>(fs::file_size(path)));
-  w.trace = check_trace(options.gzip ? gunzip(path) : slurp(path));
+  w.trace = check_trace(options.gzip ? read_gzip_file(path) : read_whole_file(path));
   CHECK(w.summary.events == w.trace.events);
   return w;
 }
@@ -303,7 +303,7 @@ TEST_CASE("step trace: an interrupted run or bad options leave no trace and no t
   std::ofstream(dir.path / "t.json") << "old";
   CHECK_THROWS(analysis::simulate_step_with_trace(toy.setup, dir.path / "t.json", {}));
   CHECK(dir.entries() == std::vector<std::string>{"t.json"});
-  CHECK(slurp(dir.path / "t.json") == "old");
+  CHECK(read_whole_file(dir.path / "t.json") == "old");
 
   toy.setup.collective.observer = nullptr;
   CHECK_THROWS_AS(analysis::simulate_step_with_trace(toy.setup, dir.path / "u.json", {.gpus = std::vector<int>{7}}),
@@ -330,7 +330,7 @@ TEST_CASE("step trace: the phases of a hierarchical all-reduce nest in one slice
   TempDir dir;
   analysis::StepTraceSummary summary;
   analysis::simulate_step_with_trace(setup, dir.path / "h.json", {.detail = analysis::TraceDetail::Steps}, &summary);
-  const Trace t = check_trace(slurp(dir.path / "h.json"));
+  const Trace t = check_trace(read_whole_file(dir.path / "h.json"));
   std::vector<std::string> expected;
   for (int i = 1; i <= 7; ++i) expected.push_back("reduce-scatter step " + std::to_string(i) + "/7");
   expected.push_back("reduce-scatter step 1/1");

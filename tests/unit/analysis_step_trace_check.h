@@ -4,7 +4,6 @@
 // then hands back what the tests look at. Times are converted to integer nanoseconds.
 #pragma once
 #include <doctest/doctest.h>
-#include <zlib.h>
 
 #include <algorithm>
 #include <cmath>
@@ -19,48 +18,17 @@
 #include <utility>
 #include <vector>
 
+#include "tests/unit/test_files.h"
+
 namespace step_trace_test {
+
+using TempDir = hybridsim::testing::ScratchDir;
+using hybridsim::testing::read_gzip_file;
+using hybridsim::testing::read_whole_file;
 
 namespace fs = std::filesystem;
 using nlohmann::json;
 using Thread = std::pair<std::int64_t, std::int64_t>;  // (pid, tid)
-
-struct TempDir {
-  fs::path path;
-  TempDir() {
-    std::random_device rd;
-    path = fs::temp_directory_path() / ("hybridsim-steptrace-" + std::to_string(rd()) + std::to_string(rd()));
-    fs::create_directories(path);
-  }
-  ~TempDir() {
-    std::error_code ec;
-    fs::remove_all(path, ec);
-  }
-  std::vector<std::string> entries() const {
-    std::vector<std::string> out;
-    for (const auto& e : fs::directory_iterator(path)) out.push_back(e.path().filename().string());
-    std::sort(out.begin(), out.end());
-    return out;
-  }
-};
-
-inline std::string slurp(const fs::path& p) {
-  std::ifstream in(p, std::ios::binary);
-  std::ostringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
-
-inline std::string gunzip(const fs::path& p) {
-  gzFile f = gzopen(p.c_str(), "rb");
-  REQUIRE(f != nullptr);
-  std::string out;
-  char buf[4096];
-  int n = 0;
-  while ((n = gzread(f, buf, sizeof buf)) > 0) out.append(buf, static_cast<std::size_t>(n));
-  gzclose(f);
-  return out;
-}
 
 inline std::int64_t to_ns(const json& us) { return std::llround(us.get<double>() * 1000.0); }
 

@@ -42,7 +42,7 @@ TEST_CASE("the committed example trace is what the code writes") {
   TempDir dir;
   analysis::StepTraceSummary summary;
   const auto result = analysis::simulate_step_with_trace(ex.setup, dir.path / "example.json", ex.options, &summary);
-  const std::string text = slurp(dir.path / "example.json");
+  const std::string text = read_whole_file(dir.path / "example.json");
   MESSAGE("example trace: " << summary.bytes << " bytes, " << summary.events << " events, step "
                             << sim::format_time(result.step_time));
   CHECK(summary.bytes < 2'000'000);
@@ -59,6 +59,6 @@ TEST_CASE("the committed example trace is what the code writes") {
   const std::string committed = std::string(HYBRIDSIM_SOURCE_DIR) + "/scenarios/examples/trace-2node-hybrid.json";
   if (std::getenv("HYBRIDSIM_REGENERATE_TRACE_EXAMPLE") != nullptr)
     std::ofstream(committed, std::ios::binary) << text;
-  const bool same = slurp(committed) == text;  // not CHECK(a == b): doctest would print both files
+  const bool same = read_whole_file(committed) == text;  // not CHECK(a == b): doctest would print both files
   CHECK_MESSAGE(same, "regenerate with HYBRIDSIM_REGENERATE_TRACE_EXAMPLE=1 (see the top of this file)");
 }

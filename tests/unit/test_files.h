@@ -1,9 +1,16 @@
-// File helpers shared by the tests: read a whole file, get an empty scratch folder.
+// File helpers shared by the tests: read a whole (or gzipped) file, get an empty scratch folder.
 #pragma once
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
+#include <random>
+#include <stdexcept>
 #include <sstream>
 #include <string>
+#include <system_error>
+#include <vector>
+
+#include <zlib.h>
 
 namespace hybridsim::testing {
 
@@ -15,6 +22,19 @@ inline std::string read_whole_file(const std::filesystem::path& path) {
   return text.str();
 }
 
+// A gzip file's uncompressed bytes; throws if it cannot be opened or is corrupt or truncated.
+inline std::string read_gzip_file(const std::filesystem::path& path) {
+  gzFile f = gzopen(path.c_str(), "rb");
+  if (f == nullptr) throw std::runtime_error("cannot open " + path.string());
+  std::string out;
+  char buf[4096];
+  int n = 0;
+  while ((n = gzread(f, buf, sizeof buf)) > 0) out.append(buf, static_cast<std::size_t>(n));
+  gzclose(f);
+  if (n < 0) throw std::runtime_error("corrupt or truncated gzip file " + path.string());
+  return out;
+}
+
 // <temp>/hybridsim-test-<name>, removed if it was there (not created). Each test case runs in its
 // own process under CTest, so names only need to differ between test cases.
 inline std::filesystem::path fresh_temp_dir(const std::string& name) {
@@ -22,5 +42,30 @@ inline std::filesystem::path fresh_temp_dir(const std::string& name) {
   std::filesystem::remove_all(dir);
   return dir;
 }
+
+// A new, empty folder under the system temp directory (a random name, so test processes running at
+// once never share one), removed with everything in it when the object goes.
+struct ScratchDir {
+  std::filesystem::path path;
+  ScratchDir() {
+    std::random_device rd;
+    path = std::filesystem::temp_directory_path() /
+           ("hybridsim-scratch-" + std::to_string(rd()) + std::to_string(rd()));
+    std::filesystem::create_directories(path);
+  }
+  ~ScratchDir() {
+    std::error_code ec;
+    std::filesystem::remove_all(path, ec);
+  }
+  ScratchDir(const ScratchDir&) = delete;
+  ScratchDir& operator=(const ScratchDir&) = delete;
+  // The names of what is in it, sorted.
+  std::vector<std::string> entries() const {
+    std::vector<std::string> out;
+    for (const auto& e : std::filesystem::directory_iterator(path)) out.push_back(e.path().filename().string());
+    std::sort(out.begin(), out.end());
+    return out;
+  }
+};
 
 }  // namespace hybridsim::testing
