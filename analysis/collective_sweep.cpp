@@ -11,8 +11,26 @@
 
 namespace hybridsim::analysis {
 
+namespace {
+
+// The hierarchical algorithm is an all-reduce (reduce-scatter in each machine, all-reduce across
+// machines, all-gather in each machine); the planner runs every other op as a plain ring, so asking
+// for it there would silently do something else.
+void check_algorithm(const CollectiveSweepOptions& options) {
+  if (options.comm.algorithm != workloads::AllReduceAlgorithm::Ring &&
+      options.op != sim::CollectiveOp::AllReduce)
+    throw InputError("--algorithm " +
+                     std::string(workloads::algorithm_name(options.comm.algorithm)) +
+                     " applies only to all-reduce (--op allreduce), not to " +
+                     std::string(sim::collective_op_name(options.op)) +
+                     "; broadcast, all-gather and reduce-scatter run as rings (--algorithm ring)");
+}
+
+}  // namespace
+
 CollectiveSweepRow run_one_collective(const topology::Topology& topology,
                                       const CollectiveSweepOptions& options, sim::Bytes size) {
+  check_algorithm(options);
   workloads::CommPlanner planner(topology, options.comm);
   workloads::CollectiveSpec spec;
   spec.op = options.op;
@@ -47,6 +65,7 @@ CollectiveSweepRow run_one_collective(const topology::Topology& topology,
 std::vector<CollectiveSweepRow> run_collective_sweep(const topology::Topology& topology,
                                                      const CollectiveSweepOptions& options) {
   if (options.gpus.size() < 2) throw InputError("a collective needs at least 2 GPUs");
+  check_algorithm(options);
   if (options.min_bytes.count() <= 0 || options.max_bytes < options.min_bytes)
     throw InputError("sizes must satisfy 0 < min-bytes <= max-bytes");
   if (!(options.step_factor > 1.0)) throw InputError("step-factor must be greater than 1");

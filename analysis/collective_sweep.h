@@ -35,10 +35,12 @@ struct CollectiveSweepRow {
   std::array<sim::Bytes, sim::kLinkKindCount> bytes_by_link_kind{};
 };
 
-// Simulates one collective of each size; throws InputError on bad options.
+// Simulates one collective of each size; throws InputError on bad options (among them
+// AllReduceAlgorithm::Hierarchical with any op but all-reduce).
 std::vector<CollectiveSweepRow> run_collective_sweep(const topology::Topology& topology,
                                                      const CollectiveSweepOptions& options);
-// One collective of one size (the building block; also used by tests).
+// One collective of one size (the building block; also used by tests); throws InputError for
+// the hierarchical algorithm with any op but all-reduce.
 CollectiveSweepRow run_one_collective(const topology::Topology& topology,
                                       const CollectiveSweepOptions& options, sim::Bytes size);
 

@@ -37,7 +37,7 @@ int collective_command(int argc, const char* const* argv) {
       "gpus,g", po::value(&gpus_arg), "a count (the first N GPUs) or a list like 0,1,4-7; default: all")(
       "op,o", po::value(&op_arg)->default_value("allreduce"),
       "allreduce | reducescatter | allgather | broadcast")(
-      "algorithm,a", po::value(&algorithm_arg)->default_value("ring"), "ring | hierarchical (all-reduce)")(
+      "algorithm,a", po::value(&algorithm_arg)->default_value("ring"), "ring | hierarchical (all-reduce only)")(
       "channels,c", po::value(&channels)->default_value(0), "rings in parallel; 0 = enough to saturate the fastest links")(
       "message-size", po::value(&message_size)->default_value("512 KiB"), "largest message a chunk travels as")(
       "reduction-bandwidth", po::value(&reduction)->default_value("225 GB/s"),

@@ -53,6 +53,22 @@ TEST_CASE("2-node all-reduce crosses InfiniBand; hierarchical beats the flat rin
         ring.bytes_by_link_kind[static_cast<int>(sim::LinkKind::InfiniBand)]);
 }
 
+TEST_CASE("the hierarchical algorithm is refused for every op but all-reduce") {
+  const auto t = topology::make_preset("dgx1-v100", {.nodes = 2});
+  auto o = all_gpus(t);
+  o.comm.algorithm = workloads::AllReduceAlgorithm::Hierarchical;
+  o.min_bytes = o.max_bytes = sim::Bytes::mib(1);
+  for (const auto op : {sim::CollectiveOp::Broadcast, sim::CollectiveOp::AllGather,
+                        sim::CollectiveOp::ReduceScatter}) {
+    CAPTURE(sim::collective_op_name(op));
+    o.op = op;
+    CHECK_THROWS_AS(analysis::run_collective_sweep(t, o), InputError);
+    CHECK_THROWS_AS(analysis::run_one_collective(t, o, sim::Bytes::mib(1)), InputError);
+  }
+  o.op = sim::CollectiveOp::AllReduce;
+  CHECK(analysis::run_collective_sweep(t, o).size() == 1);
+}
+
 TEST_CASE("sweep sizes, bus factors and report formats") {
   const auto t = topology::make_preset("ideal-ring", {});
   auto o = all_gpus(t);
@@ -64,14 +80,15 @@ TEST_CASE("sweep sizes, bus factors and report formats") {
   CHECK(rows.back().size == sim::Bytes::mib(1));
   for (const auto& r : rows) {
     CHECK(r.count == r.size.count() / 4);
-    CHECK(r.busbw_gb_per_s == doctest::Approx(r.algbw_gb_per_s * 2 * 7 / 8));
+    // Relative (scale 0): at 1 KiB busbw is a fraction of a GB/s.
+    CHECK(r.busbw_gb_per_s == doctest::Approx(r.algbw_gb_per_s * 2 * 7 / 8).scale(0));
   }
   const std::string table = analysis::collective_table(rows, "x");
   CHECK(table.find("algbw") != std::string::npos);
   CHECK(analysis::collective_csv(rows).starts_with("size_bytes,count,time_us,algbw_gb_per_s"));
   o.op = sim::CollectiveOp::Broadcast;
   const auto b = analysis::run_one_collective(t, o, sim::Bytes::mib(1));
-  CHECK(b.busbw_gb_per_s == doctest::Approx(b.algbw_gb_per_s));
+  CHECK(b.busbw_gb_per_s == doctest::Approx(b.algbw_gb_per_s).scale(0));
 }
 
 TEST_CASE("GPU lists") {
@@ -101,4 +118,32 @@ TEST_CASE("hybridsim collective prints nccl-tests columns") {
   while (std::fgets(buf, sizeof buf, p2)) err += buf;
   CHECK(pclose(p2) != 0);
   CHECK(err.find("unknown collective \"allsum\"") != std::string::npos);
+}
+
+TEST_CASE(
+    "hybridsim collective --algorithm hierarchical is an error for ops other than all-reduce") {
+  auto run = [](const std::string& args, std::string& out) {
+    const std::string cmd = std::string(HYBRIDSIM_CLI) + " collective " + args + " 2>&1";
+    FILE* pipe = popen(cmd.c_str(), "r");
+    REQUIRE(pipe != nullptr);
+    out.clear();
+    char buf[4096];
+    while (std::fgets(buf, sizeof buf, pipe)) out += buf;
+    return pclose(pipe);
+  };
+  std::string out;
+  for (const char* op : {"broadcast", "allgather", "reducescatter"}) {
+    CAPTURE(op);
+    CHECK(run("-t dgx1-v100 --nodes 2 -a hierarchical --op " + std::string(op) + " -b 1MiB -e 1MiB",
+              out) != 0);
+    CAPTURE(out);
+    CHECK(out.find("--algorithm hierarchical applies only to all-reduce") != std::string::npos);
+    CHECK(out.find("broadcast, all-gather and reduce-scatter") != std::string::npos);
+    CHECK(out.find("hierarchical,") == std::string::npos);  // no table titled "hierarchical"
+  }
+  // The ring is still fine for them, and hierarchical for all-reduce.
+  CHECK(run("-t dgx1-v100 --nodes 2 --algorithm ring --op broadcast -b 1MiB -e 1MiB", out) == 0);
+  CHECK(run("-t dgx1-v100 --nodes 2 --algorithm hierarchical -b 1MiB -e 1MiB", out) == 0);
+  CHECK(out.find("all-reduce over 16 GPUs") != std::string::npos);
+  CHECK(out.find("hierarchical") != std::string::npos);
 }

@@ -62,7 +62,8 @@ TEST_CASE("Time arithmetic and comparison") {
 TEST_CASE("Time conversions to floating point are for reports") {
   // 1.5 ms = 1.5e9 ps: 1.5e-3 s, 1500 us, 1.5 ms.
   const Time t = Time::us(1500);
-  CHECK(t.to_seconds() == doctest::Approx(1.5e-3));
+  // scale(0): relative tolerance; with the default scale of 1 it would allow ±1.2e-5 s.
+  CHECK(t.to_seconds() == doctest::Approx(1.5e-3).scale(0));
   CHECK(t.to_us() == doctest::Approx(1500.0));
   CHECK(t.to_ms() == doctest::Approx(1.5));
   // from_seconds rounds to the nearest picosecond: 2.5e-6 s = 2,500,000 ps; 1.4e-12 s -> 1 ps.

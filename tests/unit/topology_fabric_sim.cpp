@@ -61,8 +61,21 @@ TEST_CASE(
   const double t1 = all_to_all(1.0, s).to_seconds();
   const double t2 = all_to_all(2.0, s).to_seconds();
   const double t4 = all_to_all(4.0, s).to_seconds();
-  const double nic_bound = 3.0 * static_cast<double>(s.count()) / 12.5e9;
-  CHECK(t1 == doctest::Approx(nic_bound).epsilon(0.02));
-  CHECK(t2 / t1 == doctest::Approx(4.0 / 3.0).epsilon(0.02));
-  CHECK(t4 / t1 == doctest::Approx(8.0 / 3.0).epsilon(0.02));
+  const double bytes = static_cast<double>(s.count());
+  const double nic_bound = 3.0 * bytes / 12.5e9;
+  const double uplink_bound_2 = 4.0 * bytes / 12.5e9;
+  const double uplink_bound_4 = 4.0 * bytes / 6.25e9;
+  // Each bound is a lower bound; filling and draining the multi-hop routes at the start and end
+  // add 1.1%, 0.5% and 0.2% (measured).
+  // All checks are relative (scale 0: doctest's default scale of 1 would make epsilon an absolute
+  // tolerance, 20 ms here, and loosen the ratio checks to 3.5% and 2.8%).
+  CHECK(t1 > nic_bound);
+  CHECK(t2 > uplink_bound_2);
+  CHECK(t4 > uplink_bound_4);
+  CHECK(t1 == doctest::Approx(nic_bound).scale(0).epsilon(0.02));
+  CHECK(t2 == doctest::Approx(uplink_bound_2).scale(0).epsilon(0.01));
+  CHECK(t4 == doctest::Approx(uplink_bound_4).scale(0).epsilon(0.01));
+  // So the slowdowns come out 0.6% and 0.9% under 4/3 and 8/3 (t1 carries the most overhead).
+  CHECK(t2 / t1 == doctest::Approx(4.0 / 3.0).scale(0).epsilon(0.02));
+  CHECK(t4 / t1 == doctest::Approx(8.0 / 3.0).scale(0).epsilon(0.02));
 }

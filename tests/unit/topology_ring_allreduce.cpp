@@ -37,8 +37,15 @@ TEST_CASE("ring all-reduce on a DGX-1: NVLink rings are much faster than rings f
   const double s = static_cast<double>(size.count());
   MESSAGE("DGX-1 all-reduce of 192 MiB: NVLink rings ", nvlink * 1e3, " ms, PCIe ring ", pcie * 1e3,
           " ms");
-  CHECK(nvlink == doctest::Approx(2.0 * 7 / 8 * s / 150e9).epsilon(0.05));
-  CHECK(pcie == doctest::Approx(2.0 * 7 / 8 * s / 12e9).epsilon(0.05));
+  // These bandwidth terms are lower bounds; the simulation adds only link latencies and pipeline
+  // fill, 0.7 µs (0.03%) and 2.5 µs (0.01%) here. Relative checks (scale 0): with doctest's default
+  // scale of 1 an epsilon is an absolute tolerance in seconds.
+  const double nvlink_bound = 2.0 * 7 / 8 * s / 150e9;
+  const double pcie_bound = 2.0 * 7 / 8 * s / 12e9;
+  CHECK(nvlink > nvlink_bound);
+  CHECK(pcie > pcie_bound);
+  CHECK(nvlink == doctest::Approx(nvlink_bound).scale(0).epsilon(1e-3));
+  CHECK(pcie == doctest::Approx(pcie_bound).scale(0).epsilon(1e-3));
   CHECK(pcie / nvlink > 10);
   const auto plan = topology::find_rings(t, t.gpus());
   const auto channels = topology::to_ring_channels(plan, t.gpus());
