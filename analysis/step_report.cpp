@@ -28,6 +28,21 @@ std::string breakdown(const GpuStepMetrics& m, sim::Time step) {
          "), idle " + sim::human_time(m.idle) + " (" + share(m.idle, step) + ")";
 }
 
+std::string path_breakdown(const CriticalPath& p, sim::Time step) {
+  std::string out = "compute " + sim::human_time(p.compute) + " (" + share(p.compute, step) + ")";
+  if (p.gradient_communication > sim::Time::zero())
+    out += ", gradient comm " + sim::human_time(p.gradient_communication) + " (" +
+           share(p.gradient_communication, step) + ")";
+  if (p.model_parallel_transfers > sim::Time::zero())
+    out += ", MP transfers " + sim::human_time(p.model_parallel_transfers) + " (" +
+           share(p.model_parallel_transfers, step) + ")";
+  if (p.launch_gaps > sim::Time::zero())
+    out += ", launch gaps " + sim::human_time(p.launch_gaps) + " (" + share(p.launch_gaps, step) + ")";
+  out += "; on " + std::to_string(p.gpus_visited) + (p.gpus_visited == 1 ? " GPU" : " GPUs");
+  if (p.gpu_changes > 0) out += ", " + std::to_string(p.gpu_changes) + " hops between them";
+  return out;
+}
+
 void metrics_json(std::string& out, const GpuStepMetrics& m) {
   out += "{\"gpu\": " + std::to_string(m.gpu) + ", \"finish_us\": " + format_fixed(m.finish.to_us(), 3) +
          ", \"compute_us\": " + format_fixed(m.compute.to_us(), 3) + ", \"communication_us\": " +
@@ -52,6 +67,7 @@ std::string step_summary_table(const StepResult& r,
                                      : ", " + format_fixed(r.units_per_second, 0) + " " + r.unit + "/s"));
   out += line("per GPU (mean)", breakdown(r.mean, r.step_time));
   out += line("critical GPU " + std::to_string(r.critical.gpu), breakdown(r.critical, r.step_time));
+  out += line("critical path", path_breakdown(r.critical_path, r.step_time));
   std::string bytes;
   for (int k = 0; k < sim::kLinkKindCount; ++k) {
     const sim::Bytes b = r.bytes_by_link_kind[static_cast<std::size_t>(k)];
@@ -85,6 +101,13 @@ std::string step_summary_json(const StepResult& r,
   metrics_json(out, r.mean);
   out += ",\n  \"critical\": ";
   metrics_json(out, r.critical);
+  const CriticalPath& p = r.critical_path;
+  out += ",\n  \"critical_path\": {\"compute_us\": " + format_fixed(p.compute.to_us(), 3) +
+         ", \"gradient_communication_us\": " + format_fixed(p.gradient_communication.to_us(), 3) +
+         ", \"model_parallel_transfers_us\": " + format_fixed(p.model_parallel_transfers.to_us(), 3) +
+         ", \"launch_gaps_us\": " + format_fixed(p.launch_gaps.to_us(), 3) +
+         ", \"gpus_visited\": " + std::to_string(p.gpus_visited) +
+         ", \"gpu_changes\": " + std::to_string(p.gpu_changes) + "}";
   out += ",\n  \"bytes_by_link_kind\": {";
   bool first = true;
   for (int k = 0; k < sim::kLinkKindCount; ++k) {

@@ -112,6 +112,65 @@ TEST_CASE("smaller buckets hide the all-reduce behind backward, up to a point") 
   CHECK(per_op.to_seconds() < 0.5 * one_bucket.to_seconds());
 }
 
+TEST_CASE("buckets too small pay more in per-collective latency than they hide") {
+  // 64 ops of 50 us backward and 256 KiB of gradients each, 4 GPUs, 10 GB/s links of 20 us latency.
+  // A ring all-reduce of S bytes takes about 2·3·α + 1.5·S/B: 16 MiB in one bucket ≈ 2.6 ms, all
+  // after backward; 2 MiB buckets ≈ 0.43 ms each, one per 400 us of backward, so only about the last
+  // one shows; 256 KiB buckets ≈ 0.16 ms each, one per 50 us of backward: the collectives fall
+  // behind and about 64 × 0.16 − 3.2 ≈ 7 ms is exposed, more than one big bucket.
+  workloads::Profile p = base_profile();
+  for (int i = 0; i < 64; ++i)
+    p.ops.push_back(make("op" + std::to_string(i),
+                         i == 0 ? std::vector<std::uint32_t>{} : std::vector<std::uint32_t>{std::uint32_t(i - 1)},
+                         Time::us(25), Time::us(50), Bytes::kib(256)));
+  workloads::validate_profile(p);
+  const auto t = topology::presets::fully_connected(
+      {.gpus = 4, .bandwidth = sim::Bandwidth::gb_per_second(10), .latency = Time::us(20)});
+  auto exposed = [&](Bytes bucket) {
+    return run(p, t, 4, 1, workloads::place_all_on_first(p, 1), bucket).mean.exposed_communication;
+  };
+  const Time one_bucket = exposed(Bytes::mib(16));
+  const Time medium = exposed(Bytes::mib(2));
+  const Time tiny = exposed(Bytes::kib(256));
+  CAPTURE(one_bucket);
+  CAPTURE(medium);
+  CAPTURE(tiny);
+  CHECK(medium < one_bucket / 2);
+  CHECK(tiny > medium * 4);
+  CHECK(tiny > one_bucket);
+}
+
+TEST_CASE("critical path: its parts add up to the step, and MP puts transfers and a second GPU on it") {
+  const auto p = chain(6);
+  const auto t = topology::presets::fully_connected({.gpus = 4, .bandwidth = sim::Bandwidth::gb_per_second(10)});
+  auto total = [](const analysis::CriticalPath& c) {
+    return c.compute + c.gradient_communication + c.model_parallel_transfers + c.launch_gaps;
+  };
+  // One GPU: all compute, on that GPU.
+  const auto one = run(p, t, 1, 1, workloads::place_all_on_first(p, 1));
+  CHECK(one.critical_path.compute == one.step_time);
+  CHECK(one.critical_path.gpus_visited == 1);
+  CHECK(one.critical_path.gpu_changes == 0);
+  // DP with one bucket: the whole all-reduce is on the path (nothing overlaps it).
+  const auto dp = run(p, t, 4, 1, workloads::place_all_on_first(p, 1), Bytes::gib(1));
+  CHECK(total(dp.critical_path) == dp.step_time);
+  CHECK(dp.critical_path.gradient_communication >= dp.critical.exposed_communication);
+  CHECK(dp.critical_path.model_parallel_transfers == Time::zero());
+  // MP of a chain on 2 GPUs: the path runs through both GPUs and the transfers between them, and
+  // the critical GPU's own idle time turns out to be the other GPU's compute.
+  const auto mp = run(p, t, 1, 2, workloads::partition_layers(p, 2));
+  CHECK(total(mp.critical_path) == mp.step_time);
+  CHECK(mp.critical_path.gpus_visited == 2);
+  CHECK(mp.critical_path.gpu_changes >= 2);  // forward to GPU 1, backward back to GPU 0
+  CHECK(mp.critical_path.model_parallel_transfers > Time::zero());
+  CHECK(mp.critical_path.compute > mp.critical.compute);
+  // Hybrid: all three kinds of time.
+  const auto hybrid = run(p, t, 2, 2, workloads::partition_layers(p, 2), Bytes::gib(1));
+  CHECK(total(hybrid.critical_path) == hybrid.step_time);
+  CHECK(hybrid.critical_path.gradient_communication > Time::zero());
+  CHECK(hybrid.critical_path.model_parallel_transfers > Time::zero());
+}
+
 TEST_CASE("MP of a pure chain on 2 GPUs is no faster than 1 GPU") {
   const auto p = chain(6);
   const auto t = topology::presets::fully_connected({.gpus = 2});
