@@ -8,6 +8,45 @@
 
 namespace hybridsim::analysis {
 
+namespace {
+
+TraceDetail trace_detail(scenarios::TraceSettings::Detail detail) {
+  switch (detail) {
+    case scenarios::TraceSettings::Detail::Kernels: return TraceDetail::Kernels;
+    case scenarios::TraceSettings::Detail::Steps: return TraceDetail::Steps;
+    case scenarios::TraceSettings::Detail::Messages: return TraceDetail::Messages;
+  }
+  throw InternalError("trace_detail: unknown scenario trace detail");
+}
+
+}  // namespace
+
+ScenarioRunOptions scenario_trace_options(const scenarios::Scenario& scenario,
+                                          const std::filesystem::path& directory) {
+  ScenarioRunOptions options;
+  if (!scenario.outputs.trace) return options;
+  const scenarios::TraceSettings& t = *scenario.outputs.trace;
+  options.trace = directory / t.file;
+  options.trace_options.detail = trace_detail(t.detail);
+  options.trace_options.gpus = t.gpus;
+  if (t.window) options.trace_options.window = TraceWindow{t.window->first, t.window->second};
+  options.trace_options.gzip = t.gzip;
+  return options;
+}
+
+std::filesystem::path sweep_point_trace_file(const std::filesystem::path& file, std::size_t index) {
+  std::string name = file.filename().string();
+  std::string gz;
+  if (name.size() > 3 && name.ends_with(".gz")) {
+    gz = ".gz";
+    name.resize(name.size() - gz.size());
+  }
+  // Before the last extension; a name without one (or a dot-file such as ".json") gets it at the end.
+  const auto dot = name.rfind('.');
+  name.insert(dot == std::string::npos || dot == 0 ? name.size() : dot, "-" + std::to_string(index));
+  return file.parent_path() / (name + gz);
+}
+
 StepSetup step_setup(const scenarios::ResolvedScenario& r) {
   StepSetup s;
   s.profile = &r.profile;

@@ -30,6 +30,16 @@ struct ScenarioRun {
   std::int64_t trace_bytes = 0;
 };
 
+// What a scenario's outputs.trace block asks for, as run options: the trace at `directory` /
+// outputs.trace.file with the block's detail, GPUs, window and gzip; no trace when the block is
+// absent. `hybridsim run` and `hybridsim sweep` both start from this, so they read the block alike.
+ScenarioRunOptions scenario_trace_options(const scenarios::Scenario& scenario,
+                                          const std::filesystem::path& directory);
+// Sweep point `index`'s trace: `file` with "-<index>" before its extension (a trailing .gz kept
+// after it), so the points of a sweep, and of all its shards, never share a name:
+// out/trace.json → out/trace-3.json, t.json.gz → t-3.json.gz, trace → trace-3.
+std::filesystem::path sweep_point_trace_file(const std::filesystem::path& file, std::size_t index);
+
 StepSetup step_setup(const scenarios::ResolvedScenario& resolved);
 ScenarioRun run_scenario(const scenarios::ResolvedScenario& resolved, const ScenarioRunOptions& options);
 

@@ -7,12 +7,14 @@
 #include <chrono>
 #include <cstdio>
 #include <exception>
+#include <filesystem>
 #include <fstream>
 #include <iostream>
 #include <map>
 #include <mutex>
 #include <set>
 #include <sstream>
+#include <system_error>
 #include <thread>
 
 #include "analysis/atomic_file.h"
@@ -94,6 +96,22 @@ std::string row(const scenarios::SweepPoint& point, const ScenarioRun& run) {
   };
   s += "," + bytes(sim::LinkKind::NVLink) + "," + bytes(sim::LinkKind::PCIe) + "," + bytes(sim::LinkKind::InfiniBand);
   return s;
+}
+
+// The point's outputs.trace, if it asks for one: written by whichever thread or MPI rank runs the
+// point, straight into the sweep's output directory (atomically, like every output), named by the
+// point's index so no two points or shards collide. Recorded in the trace: which point it is.
+ScenarioRunOptions point_trace_options(const scenarios::Scenario& point_scenario, const scenarios::SweepPoint& point,
+                                       const std::filesystem::path& directory) {
+  ScenarioRunOptions options = scenario_trace_options(point_scenario, directory);
+  if (!options.trace) return options;
+  options.trace = sweep_point_trace_file(*options.trace, point.index);
+  options.trace_options.other_data = {{"sweep_point", std::to_string(point.index)}, {"sweep_label", point.label}};
+  // Threads may race to create it (harmless); a folder that cannot be made is reported by the
+  // trace writer, naming the file.
+  std::error_code ignored;
+  if (options.trace->has_parent_path()) std::filesystem::create_directories(options.trace->parent_path(), ignored);
+  return options;
 }
 
 // Rows of a CSV file keyed by point index (header checked against `expected` when given).
@@ -280,7 +298,8 @@ SweepOutcome run_sweep(const std::string& scenario_path, const SweepOptions& opt
     try {
       const scenarios::Scenario s = scenarios::load_sweep_point(scenario_path, *todo[i], options.overrides);
       const scenarios::ResolvedScenario resolved = scenarios::resolve(s);
-      return {i, false, row(*todo[i], run_scenario(resolved, {}))};
+      const ScenarioRunOptions run_options = point_trace_options(s, *todo[i], outcome.directory);
+      return {i, false, row(*todo[i], run_scenario(resolved, run_options))};
     } catch (const std::exception& e) {
       return {i, true, "sweep point " + std::to_string(todo[i]->index) + " (" + todo[i]->label + "): " + e.what()};
     }

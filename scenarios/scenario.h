@@ -111,7 +111,7 @@ enum class OutputFormat : unsigned char { Table, Json, Csv };
 std::string_view output_format_name(OutputFormat f);  // "table", "json", "csv"
 
 struct TraceSettings {
-  enum class Detail : unsigned char { Kernels, Messages };
+  enum class Detail : unsigned char { Kernels, Steps, Messages };  // each adds to the one before
   std::filesystem::path file = "trace.json";  // relative to OutputSettings::directory
   Detail detail = Detail::Kernels;
   std::optional<std::vector<int>> gpus;                   // nullopt: all; else sorted, unique

@@ -138,8 +138,10 @@ void read_trace(FieldReader& r, const TreeNode* outputs, OutputSettings& out) {
   if (t == nullptr) return;
   TraceSettings trace;
   trace.file = *r.text_opt(t, "outputs.trace.file");
-  trace.detail = r.choice(t, "outputs.trace.detail") == "messages" ? TraceSettings::Detail::Messages
-                                                                   : TraceSettings::Detail::Kernels;
+  const std::string detail = r.choice(t, "outputs.trace.detail");
+  trace.detail = detail == "messages" ? TraceSettings::Detail::Messages
+                 : detail == "steps"  ? TraceSettings::Detail::Steps
+                                      : TraceSettings::Detail::Kernels;
   if (const auto gpus = r.text_opt(t, "outputs.trace.gpus")) {
     trace.gpus = parse_gpu_list(*gpus);
     if (!trace.gpus)

@@ -156,7 +156,9 @@ void write_outputs(Writer& w, const OutputSettings& o) {
   if (!o.trace) return;
   const TraceSettings& t = *o.trace;
   w.text("outputs.trace.file", t.file.string());
-  w.text("outputs.trace.detail", t.detail == TraceSettings::Detail::Messages ? "messages" : "kernels");
+  w.text("outputs.trace.detail", t.detail == TraceSettings::Detail::Messages ? "messages"
+                                  : t.detail == TraceSettings::Detail::Steps  ? "steps"
+                                                                              : "kernels");
   w.text("outputs.trace.gpus", t.gpus ? gpu_ranges(*t.gpus) : "all");
   w.text("outputs.trace.window",
          t.window ? sim::format_time(t.window->first) + ":" + sim::format_time(t.window->second) : "all");

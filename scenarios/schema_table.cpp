@@ -204,13 +204,16 @@ constexpr FieldSpec kSchema[] = {
     {.path = "outputs.formats[]", .kind = K::Choice, .choices = "table|json|csv",
      .help = "table: printed and saved as text; json and csv: saved."},
     {.path = "outputs.trace", .kind = K::Section,
-     .help = "A Chrome/Perfetto trace of the step; absent: no trace."},
+     .help = "A Chrome/Perfetto trace of the step (of every point, in a sweep); absent: no "
+             "trace."},
     {.path = "outputs.trace.file", .kind = K::Path, .default_text = "trace.json",
-     .help = "Relative to outputs.directory."},
+     .help = "Relative to outputs.directory (or --out). A sweep writes one trace per point, the "
+             "point's index before the extension: trace-0.json, trace-1.json, ..."},
     {.path = "outputs.trace.detail", .kind = K::Choice, .default_text = "kernels",
-     .choices = "kernels|messages",
-     .help = "kernels: kernels and collectives per GPU stream; messages: also every message on "
-             "every link (large)."},
+     .choices = "kernels|steps|messages",
+     .help = "kernels: kernels, collectives and transfers per GPU stream, link utilization; steps: "
+             "also each ring step inside its collective; messages: also every message on every "
+             "link (large)."},
     {.path = "outputs.trace.gpus", .kind = K::Text, .default_text = "all", .words = "all",
      .type_doc = "all or GPU ranks such as \"0-7\" or \"0,2,4-7\"",
      .help = "Which GPUs' tracks to keep."},

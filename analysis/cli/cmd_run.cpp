@@ -50,24 +50,18 @@ int run_command(int argc, const char* const* argv) {
   const scenarios::ResolvedScenario resolved = scenarios::resolve(scenario);
   const std::filesystem::path dir = out_dir.empty() ? scenario.outputs.directory : std::filesystem::path(out_dir);
 
-  analysis::ScenarioRunOptions run_options;
   if (trace.empty() && !vm["trace-detail"].defaulted())
     throw InputError("--trace-detail needs --trace FILE");
-  if (!trace.empty()) {
+  // --trace FILE replaces the scenario's outputs.trace block as a whole (none of its fields carry over).
+  analysis::ScenarioRunOptions run_options;
+  if (trace.empty()) {
+    run_options = analysis::scenario_trace_options(scenario, dir);
+  } else {
     run_options.trace = trace;
     run_options.trace_options.detail = analysis::parse_trace_detail(trace_detail);
     if (!trace_gpus.empty()) run_options.trace_options.gpus = analysis::parse_gpu_list(std::string_view(trace_gpus));
     if (!trace_window.empty()) run_options.trace_options.window = analysis::parse_trace_window(trace_window);
     run_options.trace_options.gzip = vm.count("trace-gzip") > 0;
-  } else if (scenario.outputs.trace) {
-    const auto& t = *scenario.outputs.trace;
-    run_options.trace = dir / t.file;
-    run_options.trace_options.detail = t.detail == scenarios::TraceSettings::Detail::Messages
-                                           ? analysis::TraceDetail::Messages
-                                           : analysis::TraceDetail::Kernels;
-    run_options.trace_options.gpus = t.gpus;
-    if (t.window) run_options.trace_options.window = analysis::TraceWindow{t.window->first, t.window->second};
-    run_options.trace_options.gzip = t.gzip;
   }
   if (run_options.trace && run_options.trace->has_parent_path())
     std::filesystem::create_directories(run_options.trace->parent_path());

@@ -1,0 +1,141 @@
+// A scenario's `outputs: {trace: ...}` block, end to end: parsed (detail steps included), mapped to
+// trace options by the one function `hybridsim run` and `hybridsim sweep` share, and written by the
+// CLI — one trace for a run, one per point for a sweep, named from the point's index, without
+// changing the sweep's results.csv. The traces are parsed back with nlohmann-json.
+#include <doctest/doctest.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <iterator>
+#include <string>
+#include <vector>
+
+#include "analysis/scenario_run.h"
+#include "analysis_step_trace_check.h"
+#include "scenarios/scenario.h"
+#include "sim/error.h"
+
+using namespace hybridsim;
+namespace fs = std::filesystem;
+
+using step_trace_test::check_trace;
+using hybridsim::testing::read_whole_file;
+using hybridsim::testing::ScratchDir;
+
+namespace {
+
+const std::string kSource = HYBRIDSIM_SOURCE_DIR;
+
+// Runs the CLI with `args`, its output into `log`; true when it exits with 0.
+bool run_cli(const std::string& args, const fs::path& log) {
+  const std::string cmd = std::string(HYBRIDSIM_CLI) + " " + args + " > " + log.string() + " 2>&1";
+  const int status = std::system(cmd.c_str());
+  INFO("command: " << cmd << "\noutput:\n" << read_whole_file(log));
+  CHECK(status == 0);
+  return status == 0;
+}
+
+// Whether a trace at detail steps shows ring steps nested in a collective.
+bool has_ring_steps(const step_trace_test::Trace& t) {
+  for (const auto& [thread, slices] : t.slices)
+    for (const auto& s : slices)
+      if (s.name.starts_with("reduce-scatter step ") && s.depth == 1) return true;
+  return false;
+}
+
+}  // namespace
+
+TEST_CASE("outputs.trace.detail takes steps, and the shared mapping turns the block into trace options") {
+  const std::string yaml =
+      "cluster: {preset: dgx1-v100}\nworkload: {network: gnmt}\n"
+      "outputs: {trace: {file: t/step.json.gz, detail: steps, gpus: \"0-2,5\", window: \"1 ms:2 ms\", "
+      "gzip: true}}\n";
+  const scenarios::Scenario s = scenarios::parse_scenario(yaml, "s.yaml");
+  REQUIRE(s.outputs.trace);
+  CHECK(s.outputs.trace->detail == scenarios::TraceSettings::Detail::Steps);
+  // The canonical writer keeps it.
+  const std::string canonical = scenarios::scenario_to_yaml(s);
+  CHECK(canonical.find("detail: steps") != std::string::npos);
+  CHECK(scenarios::parse_scenario(canonical, s.source, {}, s.base_dir) == s);
+
+  const analysis::ScenarioRunOptions o = analysis::scenario_trace_options(s, "out/x");
+  REQUIRE(o.trace);
+  CHECK(*o.trace == fs::path("out/x/t/step.json.gz"));
+  CHECK(o.trace_options.detail == analysis::TraceDetail::Steps);
+  CHECK(o.trace_options.gpus == std::vector<int>{0, 1, 2, 5});
+  REQUIRE(o.trace_options.window);
+  CHECK(o.trace_options.window->start == sim::Time::ms(1));
+  CHECK(o.trace_options.window->end == sim::Time::ms(2));
+  CHECK(o.trace_options.gzip);
+
+  for (const auto& [name, detail] : {std::pair{"kernels", analysis::TraceDetail::Kernels},
+                                     std::pair{"messages", analysis::TraceDetail::Messages}}) {
+    const auto t = scenarios::parse_scenario("cluster: {preset: dgx1-v100}\nworkload: {network: gnmt}\n", "s.yaml",
+                                             std::vector<std::string>{std::string("outputs.trace.detail=") + name});
+    CHECK(analysis::scenario_trace_options(t, "d").trace_options.detail == detail);
+  }
+  const auto none = scenarios::parse_scenario("cluster: {preset: dgx1-v100}\nworkload: {network: gnmt}\n", "s.yaml");
+  CHECK_FALSE(analysis::scenario_trace_options(none, "d").trace);
+  CHECK_THROWS_WITH_AS(scenarios::parse_scenario("cluster: {preset: dgx1-v100}\nworkload: {network: gnmt}\n"
+                                                 "outputs: {trace: {detail: step}}\n",
+                                                 "s.yaml"),
+                       doctest::Contains("expected one of: kernels, steps, messages"), InputError);
+}
+
+TEST_CASE("a sweep point's trace file has the point's index before the extension") {
+  CHECK(analysis::sweep_point_trace_file("out/trace.json", 3) == fs::path("out/trace-3.json"));
+  CHECK(analysis::sweep_point_trace_file("t.json.gz", 12) == fs::path("t-12.json.gz"));
+  CHECK(analysis::sweep_point_trace_file("a/b.c/trace", 0) == fs::path("a/b.c/trace-0"));
+  CHECK(analysis::sweep_point_trace_file("my.step.json", 1) == fs::path("my.step-1.json"));
+  CHECK(analysis::sweep_point_trace_file(".json", 2) == fs::path(".json-2"));
+}
+
+TEST_CASE("hybridsim run writes the scenario's outputs.trace at detail steps") {
+  const ScratchDir dir;
+  REQUIRE(run_cli("run " + kSource + "/scenarios/examples/dgx1-gnmt-dp8.yaml --out " + dir.path.string() +
+                      " --format json --set 'outputs.trace={file: traces/step.json, detail: steps, gpus: \"0-1\"}'",
+                  dir.path / "log.txt"));
+  const fs::path file = dir.path / "traces" / "step.json";
+  REQUIRE(fs::exists(file));
+  const auto t = check_trace(read_whole_file(file));
+  CHECK(t.doc["otherData"]["detail"] == "steps");
+  CHECK(t.doc["otherData"]["gpu_filter"] == "0-1");
+  CHECK(t.pid_named("node 0 · GPU 0") > 0);
+  CHECK(t.pid_named("node 0 · GPU 2") < 0);  // filtered out
+  CHECK(has_ring_steps(t));
+  // Written atomically: nothing but the trace in its folder.
+  CHECK(fs::directory_iterator(dir.path / "traces")->path().filename() == "step.json");
+  CHECK(std::distance(fs::directory_iterator(dir.path / "traces"), fs::directory_iterator()) == 1);
+}
+
+TEST_CASE("hybridsim sweep writes one trace per point, named by index, and the same results.csv") {
+  const ScratchDir dir;
+  // Two points of the shipped sweep (zipped), an 8-GPU data-parallel one and a dp 4 × mp 2 one.
+  const std::string sweep = "sweep " + kSource + "/scenarios/examples/dgx1-nvlink-sweep.yaml --jobs 2 --quiet --set sweep.mode=zip"
+                            " --set 'sweep.parameters=[{path: cluster.links.nvlink.bandwidth, values: [25 GB/s, 50 GB/s]},"
+                            " {path: parallelism, values: [{dp: 8, mp: 1}, {dp: 4, mp: 2}]}]'";
+  REQUIRE(run_cli(sweep + " --out " + (dir.path / "plain").string(), dir.path / "plain.log"));
+  REQUIRE(run_cli(sweep + " --out " + (dir.path / "traced").string() +
+                      " --set 'outputs.trace={detail: steps, gpus: \"0-3\"}'",
+                  dir.path / "traced.log"));
+  const std::string plain_csv = read_whole_file(dir.path / "plain" / "results.csv");
+  CHECK_FALSE(plain_csv.empty());
+  CHECK(read_whole_file(dir.path / "traced" / "results.csv") == plain_csv);
+
+  std::vector<std::string> traces;
+  for (const auto& e : fs::directory_iterator(dir.path / "traced"))
+    if (e.path().filename().string().starts_with("trace")) traces.push_back(e.path().filename().string());
+  std::sort(traces.begin(), traces.end());
+  CHECK(traces == std::vector<std::string>{"trace-0.json", "trace-1.json"});
+  for (int i = 0; i < 2; ++i) {
+    const auto t = check_trace(read_whole_file(dir.path / "traced" / ("trace-" + std::to_string(i) + ".json")));
+    const auto& other = t.doc["otherData"];
+    CHECK(other["detail"] == "steps");
+    CHECK(other["sweep_point"] == std::to_string(i));
+    CHECK(other["strategy"] == (i == 0 ? "dp 8 × mp 1 (8 GPUs)" : "dp 4 × mp 2 (8 GPUs)"));
+    CHECK(other["sweep_label"].get<std::string>().starts_with(i == 0 ? "nvlink.bandwidth=25 GB/s"
+                                                                    : "nvlink.bandwidth=50 GB/s"));
+    CHECK(has_ring_steps(t));
+  }
+  CHECK_FALSE(fs::exists(dir.path / "plain" / "trace-0.json"));
+}
