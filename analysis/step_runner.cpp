@@ -6,27 +6,32 @@
 #include "sim/error.h"
 #include "sim/ring_collective.h"
 #include "sim/stream_executor.h"
+#include "topology/presets.h"
 
 namespace hybridsim::analysis {
 
 namespace {
 
-// Forwards stream reports to the metrics collector and an optional second observer.
+// Forwards stream reports to the step's own collectors and an optional caller's observer.
 class FanOut final : public sim::StreamObserver {
  public:
-  FanOut(sim::StreamObserver& first, sim::StreamObserver* second) : first_(first), second_(second) {}
+  FanOut(sim::StreamObserver& metrics, sim::StreamObserver& path, sim::StreamObserver* extra)
+      : metrics_(metrics), path_(path), extra_(extra) {}
   void on_kernel(std::uint32_t g, std::uint32_t s, std::uint32_t t, sim::Time a, sim::Time b) override {
-    first_.on_kernel(g, s, t, a, b);
-    if (second_) second_->on_kernel(g, s, t, a, b);
+    metrics_.on_kernel(g, s, t, a, b);
+    path_.on_kernel(g, s, t, a, b);
+    if (extra_) extra_->on_kernel(g, s, t, a, b);
   }
   void on_collective(std::uint32_t g, std::uint32_t s, std::uint32_t t, sim::Time a, sim::Time b) override {
-    first_.on_collective(g, s, t, a, b);
-    if (second_) second_->on_collective(g, s, t, a, b);
+    metrics_.on_collective(g, s, t, a, b);
+    path_.on_collective(g, s, t, a, b);
+    if (extra_) extra_->on_collective(g, s, t, a, b);
   }
 
  private:
-  sim::StreamObserver& first_;
-  sim::StreamObserver* second_;
+  sim::StreamObserver& metrics_;
+  sim::StreamObserver& path_;
+  sim::StreamObserver* extra_;
 };
 
 GpuStepMetrics mean_of(const std::vector<GpuStepMetrics>& gpus) {
@@ -65,6 +70,16 @@ StepResult simulate_step(const StepSetup& setup, StepObservers observers) {
   return simulate_program(setup, program, observers);
 }
 
+StepResult simulate_on_one_gpu(const workloads::Profile& profile) {
+  const topology::Topology one = topology::presets::fully_connected({.gpus = 1});
+  StepSetup setup;
+  setup.profile = &profile;
+  setup.topology = &one;
+  setup.placement = workloads::place_all_on_first(profile, 1);
+  setup.mapping = workloads::default_mapping(one, 1, 1);
+  return simulate_step(setup);
+}
+
 StepResult simulate_program(const StepSetup& setup, const workloads::StepProgram& program,
                             StepObservers observers) {
   if (setup.profile == nullptr || setup.topology == nullptr)
@@ -94,7 +109,8 @@ StepResult simulate_program(const StepSetup& setup, const workloads::StepProgram
   }
 
   StepMetricsCollector metrics(program);
-  FanOut fan_out(metrics, observers.stream);
+  CriticalPathCollector path(program);
+  FanOut fan_out(metrics, path, observers.stream);
   sim::StreamExecutor executor(queue, program.gpus, pointers, program.event_count, setup.executor);
   executor.set_observer(&fan_out);
   executor.start();
@@ -122,6 +138,7 @@ StepResult simulate_program(const StepSetup& setup, const workloads::StepProgram
       r.critical = g;
       break;
     }
+  r.critical_path = path.finish(r.step_time);
   for (const auto& c : collectives) {
     const auto b = c->bytes_by_link_kind();
     for (std::size_t k = 0; k < b.size(); ++k) r.bytes_by_link_kind[k] += b[k];

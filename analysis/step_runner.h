@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "analysis/critical_path.h"
 #include "analysis/step_metrics.h"
 #include "sim/network.h"
 #include "topology/topology.h"
@@ -50,6 +51,7 @@ struct StepResult {
   // Means over the GPUs used, and the GPU that finished last (the step's critical GPU).
   GpuStepMetrics mean;
   GpuStepMetrics critical;
+  CriticalPath critical_path;  // its parts add up to step_time
   std::vector<GpuStepMetrics> per_gpu;
   std::array<sim::Bytes, sim::kLinkKindCount> bytes_by_link_kind{};  // payload × links crossed
   std::uint64_t events = 0;
@@ -65,5 +67,7 @@ StepResult simulate_program(const StepSetup& setup, const workloads::StepProgram
                             StepObservers observers = {});
 // Both in one.
 StepResult simulate_step(const StepSetup& setup, StepObservers observers = {});
+// The whole profile on one GPU, alone (the replay check of imported profiles).
+StepResult simulate_on_one_gpu(const workloads::Profile& profile);
 
 }  // namespace hybridsim::analysis

@@ -203,6 +203,9 @@ ResolvedScenario resolve(const Scenario& s) {
   const CommunicationSettings& c = s.communication;
   workloads::StepOptions step;
   step.bucket_size = c.bucket_size;
+  // A profile's recorded all-reduce buckets (imported traces) replay as recorded unless the
+  // scenario (or --set, or a sweep) writes communication.bucket_size.
+  step.recorded_buckets = !s.provenance.where.contains("communication.bucket_size");
   step.compute_scale = 1.0 / s.workload.compute_speed;
   return ResolvedScenario{
       .scenario = s,

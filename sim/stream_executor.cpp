@@ -9,8 +9,10 @@ namespace hybridsim::sim {
 
 namespace {
 // Tags: a kernel finishing on stream s is tag s; a collective rank finishing has the top bit set,
-// the collective index in bits 24..62 and the rank in bits 0..23.
+// the collective index in bits 24..62 and the rank in bits 0..23; a kernel's launch delay ending on
+// stream s is bit 62 | s (without the top bit).
 constexpr std::uint64_t kCollectiveBit = 1ULL << 63;
+constexpr std::uint64_t kDelayBit = 1ULL << 62;
 constexpr std::uint64_t kRankBits = 24;
 constexpr std::uint64_t kRankMask = (1ULL << kRankBits) - 1;
 }  // namespace
@@ -33,7 +35,7 @@ StreamExecutor::StreamExecutor(EventQueue& queue, const std::vector<GpuProgram>&
           throw InternalError("GPU " + std::to_string(g) + " stream " + sp.name +
                               " names a collective rank that does not exist");
       }
-      streams_.push_back(StreamState{&sp, g, s, 0, Time::zero(), false});
+      streams_.push_back(StreamState{&sp, g, s, 0, Time::zero(), false, false});
     }
   }
   collective_stream_.resize(collectives_.size());
@@ -55,6 +57,12 @@ void StreamExecutor::advance(std::uint32_t s) {
     const Task& t = tasks[st.next];
     switch (t.kind) {
       case TaskKind::Kernel: {
+        if (t.launch_delay > Time::zero() && !st.delay_done) {
+          st.delay_done = true;
+          queue_.schedule_after(t.launch_delay, *this, kDelayBit | s);
+          return;
+        }
+        st.delay_done = false;
         double scale = compute_scale_[st.gpu];
         if (active_collectives_[st.gpu] > 0) scale *= options_.compute_slowdown_during_communication;
         Time d = t.duration;
@@ -107,6 +115,9 @@ void StreamExecutor::on_event(std::uint64_t tag) {
     if (observer_ != nullptr)
       observer_->on_collective(streams_[s].gpu, streams_[s].local, streams_[s].next,
                                streams_[s].task_start, queue_.now());
+  } else if (tag & kDelayBit) {
+    advance(static_cast<std::uint32_t>(tag & ~kDelayBit));  // the kernel itself starts now
+    return;
   } else {
     s = static_cast<std::uint32_t>(tag);
     if (observer_ != nullptr)

@@ -1,6 +1,7 @@
 // sim::StreamExecutor — runs every GPU's streams (sim/gpu_program.h) on the event queue: kernels
-// take their (scaled) duration, events are recorded and waited on like CUDA events, and collective
-// tasks start their rank in a sim::Collective and block the stream until that rank is done.
+// take their (scaled) duration, after their launch delay if any (idle time: observers see only the
+// kernel), events are recorded and waited on like CUDA events, and collective tasks start their
+// rank in a sim::Collective and block the stream until that rank is done.
 //   StreamExecutor exec(queue, programs, collectives, /*events=*/n, {});
 //   exec.start();  queue.run();  exec.finish_time();
 #pragma once
@@ -60,6 +61,7 @@ class StreamExecutor final : public EventHandler {
     std::uint32_t local;  // index within its GPU
     std::uint32_t next = 0;
     Time task_start;
+    bool delay_done = false;  // the current kernel's launch delay has passed
     bool done = false;
   };
   struct EventState {

@@ -247,7 +247,7 @@ KinetoImport import_kineto(const KinetoTrace& t, const KinetoImportOptions& o) {
   p.meta.source = "Kineto trace " + std::filesystem::path(src).filename().string() + ": " + r.average.name + ", " + where;
   p.meta.notes = std::string("imported by hybridsim import kineto; durations are each GPU activity's share "
                              "of the device's busy time (overlap between streams clipped); CPU launch gaps ") +
-                 (o.keep_gaps ? "kept as part of the following activity's duration" : "dropped") +
+                 (o.keep_gaps ? "kept as idle time before the following activity (idle_before)" : "dropped") +
                  "; gradients from " + r.gradient_source + "; activation sizes are not in traces (0)";
   for (std::size_t i = 0; i < ref.ops.size(); ++i) {
     const DraftOp& d = ref.ops[i];
@@ -258,9 +258,12 @@ KinetoImport import_kineto(const KinetoTrace& t, const KinetoImportOptions& o) {
     auto averaged = [&](std::vector<kineto_detail::DraftKernel> DraftOp::*list) {
       std::vector<Kernel> out;
       for (std::size_t k = 0; k < (ref.ops[i].*list).size(); ++k) {
-        sim::Time total;
-        for (const IterationDraft* it : used) total += (it->ops[i].*list)[k].duration;
-        out.push_back({(ref.ops[i].*list)[k].name, mean(total, n)});
+        sim::Time total, idle;
+        for (const IterationDraft* it : used) {
+          total += (it->ops[i].*list)[k].duration;
+          idle += (it->ops[i].*list)[k].idle_before;
+        }
+        out.push_back({(ref.ops[i].*list)[k].name, mean(total, n), mean(idle, n)});
       }
       return out;
     };
@@ -270,19 +273,28 @@ KinetoImport import_kineto(const KinetoTrace& t, const KinetoImportOptions& o) {
     if (op.gradient_bytes.count() > 0) op.exchange = GradientExchange::DenseAllReduce;
     p.ops.push_back(std::move(op));
   }
+  // The recorded all-reduces as the ops' buckets (each op's nccl_bytes is the sum of its own), so
+  // that replay issues exactly them unless a bucket size is chosen (StepOptions::recorded_buckets).
+  if (use_nccl)
+    for (const auto& b : ref.buckets) p.ops[b.op].buckets.push_back(b.bytes);
 
   // The optimizer: its measured time spread over the parameter bytes (ceil per op, so replay adds
   // at most 1 ps per op with a gradient).
-  sim::Time optimizer;
-  for (const IterationDraft* d : used) optimizer += d->optimizer;
+  sim::Time optimizer, optimizer_idle;
+  for (const IterationDraft* d : used) {
+    optimizer += d->optimizer;
+    optimizer_idle += d->optimizer_idle;
+  }
   optimizer = mean(optimizer, n);
+  optimizer_idle = mean(optimizer_idle, n);
   p.optimizer.name = ref.optimizer_name.empty() ? "measured" : ref.optimizer_name;
   const sim::Bytes parameters = p.parameter_bytes();
   if (parameters.count() > 0) {
     const __int128 per_gib = static_cast<__int128>(optimizer.ps()) * kGiB / parameters.count();
     p.optimizer.time_per_gib = sim::Time::ps(static_cast<std::int64_t>(per_gib));
-  } else if (optimizer > sim::Time::zero()) {
-    p.ops.front().backward.push_back({"optimizer", optimizer});
+    p.optimizer.idle_before = optimizer_idle;
+  } else if (optimizer > sim::Time::zero() || optimizer_idle > sim::Time::zero()) {
+    p.ops.front().backward.push_back({"optimizer", optimizer, optimizer_idle});
     r.notes.push_back("no gradient sizes recorded (no NCCL all-reduce, no AccumulateGrad shapes): the "
                       "optimizer's " + sim::format_time(optimizer) + " are kept as a backward kernel of " +
                       p.ops.front().name + ", whose backward runs last");

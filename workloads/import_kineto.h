@@ -20,8 +20,9 @@ namespace hybridsim::workloads {
 
 struct KinetoImportOptions {
   int steps = 0;                  // how many iterations to average, the last ones; 0: all complete
-  // Keep CPU launch gaps (GPU idle while nothing runs) as part of the duration of the activity that
-  // follows each gap, so that replay on one GPU reproduces the measured span exactly.
+  // Keep CPU launch gaps (GPU idle while nothing runs) as idle time before the activity that follows
+  // each gap (Kernel::idle_before; OptimizerCost::idle_before for the optimizer phase), so that
+  // replay on one GPU reproduces the measured span exactly, with the gaps as idle time.
   bool keep_gaps = false;
   std::optional<int> device{};    // which GPU's activities; default: the lowest device id seen
   std::string network{};          // default: the file name without directories and extensions
@@ -43,17 +44,19 @@ struct KinetoIterationStats {
   sim::Time stream_overlap;            // compute activities running at once on several streams
   sim::Time exposed_communication;     // only NCCL kernels running
   sim::Time communication;             // sum of NCCL kernel durations
-  sim::Time forward, backward, optimizer;  // the profile's phases (clipped; gaps when kept)
+  sim::Time forward, backward, optimizer;  // the profile's phases (clipped; never the gaps)
   std::int64_t activities = 0;         // GPU activities launched in the iteration
 };
 
-// One recorded NCCL all-reduce, as a data-parallel gradient bucket.
+// One recorded NCCL all-reduce over the whole world, as a data-parallel gradient bucket.
 struct KinetoGradientBucket {
   std::uint32_t op = 0;                // profile op whose backward ran last before its launch
   sim::Bytes bytes;                    // In msg nelems × dtype size
   std::string dtype;
   int group_size = 0;
   sim::Time duration;                  // the NCCL kernel's measured time
+  std::string group_name{};            // "Process Group Name" ("0"); empty when not recorded
+  std::string group_ranks{};           // "Process Group Ranks" ("[0, 1]"); empty when not recorded
 };
 
 struct KinetoImportReport {
@@ -63,7 +66,7 @@ struct KinetoImportReport {
   std::optional<int> rank, world_size;
   std::vector<KinetoIterationStats> iterations;  // the averaged ones, in trace order
   KinetoIterationStats average;                  // their mean
-  std::vector<KinetoGradientBucket> buckets;     // of the last averaged iteration
+  std::vector<KinetoGradientBucket> buckets;     // of the last averaged iteration (Op::buckets)
   std::string gradient_source;   // "nccl all-reduce", "AccumulateGrad shapes" or "none"
   sim::Bytes accumulate_grad_bytes;              // parameters seen through AccumulateGrad
   std::int64_t events_read = 0, events_kept = 0, bytes_read = 0;

@@ -64,6 +64,7 @@ struct DraftKernel {
   std::string name;
   sim::Time duration;
   std::int64_t stream = 0;
+  sim::Time idle_before{};  // the launch gap before it, when gaps are kept
 };
 
 struct DraftOp {
@@ -77,6 +78,7 @@ struct DraftOp {
 struct IterationDraft {
   std::vector<DraftOp> ops;
   sim::Time optimizer;       // optimizer-phase GPU time
+  sim::Time optimizer_idle;  // launch gaps before optimizer-phase activities, when gaps are kept
   std::vector<KinetoGradientBucket> buckets;
   KinetoIterationStats stats;
   std::string optimizer_name;  // "SGD" from "Optimizer.step#SGD.step"; empty when none

@@ -1,7 +1,8 @@
 // One iteration of a Kineto trace made into draft ops: GPU activities launched in the window are
 // attributed to the outermost CPU op that launched them (forward), to the forward op of the backward
 // op that launched them (fwdbwd), or to the optimizer (launched after backward began, outside it);
-// overlapping streams are clipped to the device's busy time, idle time is measured as launch gaps.
+// overlapping streams are clipped to the device's busy time, idle time is measured as launch gaps
+// (and kept, on request, as idle time before the activity after each gap).
 #include <algorithm>
 #include <unordered_map>
 
@@ -146,8 +147,9 @@ IterationDraft extract_iteration(const KinetoTrace& t, const KinetoIndex& index,
     d.stats.stream_overlap += a.duration - exclusive;
     d.stats.busy += exclusive;
     covered = max(covered, end);
-    const sim::Time duration = exclusive + (keep_gaps ? gap : sim::Time::zero());
-    DraftKernel k{short_kernel_name(t.name_of(a.name)), duration, a.stream};
+    const sim::Time duration = exclusive;
+    const sim::Time idle = keep_gaps ? max(gap, sim::Time::zero()) : sim::Time::zero();
+    DraftKernel k{short_kernel_name(t.name_of(a.name)), duration, a.stream, idle};
 
     const auto top = index.owner_of(a);
     const auto pos = top ? bwd_pos.find(*top) : bwd_pos.end();
@@ -156,6 +158,7 @@ IterationDraft extract_iteration(const KinetoTrace& t, const KinetoIndex& index,
       d.stats.backward += duration;
     } else if ((top ? t.cpu[*top].start : it.anchor) >= backward_begin) {
       d.optimizer += duration;
+      d.optimizer_idle += idle;
       d.stats.optimizer += duration;
     } else {
       const std::size_t s = top ? forward_slot(*top)
@@ -193,6 +196,16 @@ IterationDraft extract_iteration(const KinetoTrace& t, const KinetoIndex& index,
                   " kernels: not gradient all-reduces"];
       continue;
     }
+    // A data-parallel gradient bucket is all-reduced over every rank; one over a subgroup (tensor
+    // or pipeline parallelism, a hybrid layout) is something else.
+    const int ranks = c->group_ranks.empty() ? c->group_size : count_group_ranks(c->group_ranks);
+    if (t.world_size && ranks > 0 && ranks < *t.world_size) {
+      const std::string group = describe_group(c->group_name, c->group_ranks);
+      ++d.skipped["NCCL all-reduces over " + (group.empty() ? std::string("a process group") : group) +
+                  " (" + std::to_string(ranks) + " of " + std::to_string(*t.world_size) +
+                  " ranks): not the whole world, so not data-parallel gradient buckets"];
+      continue;
+    }
     const auto element = kineto_dtype_bytes(c->dtype);
     if (c->in_elements < 0 || !element) {
       ++d.skipped["NCCL all-reduces without \"In msg nelems\" or a known dtype"];
@@ -205,7 +218,8 @@ IterationDraft extract_iteration(const KinetoTrace& t, const KinetoIndex& index,
     }
     const sim::Bytes bytes = sim::Bytes::of(c->in_elements * *element);
     slots[s].op.nccl_bytes += bytes;
-    d.buckets.push_back({static_cast<std::uint32_t>(s), bytes, c->dtype, c->group_size, a.duration});
+    d.buckets.push_back({static_cast<std::uint32_t>(s), bytes, c->dtype, c->group_size, a.duration,
+                         c->group_name, c->group_ranks});
     d.dtype = c->dtype;
   }
   for (const std::uint32_t j : content.cpu) {

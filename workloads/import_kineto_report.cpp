@@ -3,6 +3,7 @@
 #include <sstream>
 
 #include "workloads/import_kineto.h"
+#include "workloads/import_kineto_values.h"
 
 namespace hybridsim::workloads {
 
@@ -54,10 +55,12 @@ std::string describe_kineto_import(const KinetoImport& import) {
     row(out, "NCCL kernels", sim::format_time(m.communication));
     row(out, "exposed communication", sim::format_time(m.exposed_communication) + percent(m.exposed_communication, m.span));
   }
-  out << "profile (" << p.ops.size() << " ops, replay on one GPU = forward + backward + optimizer):\n";
+  out << "profile (" << p.ops.size() << " ops, replay on one GPU = forward + backward + optimizer"
+      << (p.idle_time() > sim::Time::zero() ? " + kept gaps" : "") << "):\n";
   row(out, "forward", sim::format_time(p.forward_time()));
   row(out, "backward", sim::format_time(p.backward_time()));
   row(out, "optimizer", sim::format_time(p.optimizer_time(1)) + " (" + p.optimizer.name + ")");
+  if (p.idle_time() > sim::Time::zero()) row(out, "kept launch gaps (idle)", sim::format_time(p.idle_time()));
   row(out, "one-GPU step", sim::format_time(p.step_time_1gpu()) + percent(p.step_time_1gpu(), m.span));
   out << "gradients (" << r.gradient_source << "): " << sim::human_bytes(p.parameter_bytes());
   if (r.accumulate_grad_bytes.count() > 0 && r.gradient_source != "AccumulateGrad shapes")
@@ -65,9 +68,10 @@ std::string describe_kineto_import(const KinetoImport& import) {
   out << "\n";
   for (std::size_t i = 0; i < r.buckets.size(); ++i) {
     const auto& b = r.buckets[i];
+    const std::string group = kineto_detail::describe_group(b.group_name, b.group_ranks);
     out << "  all-reduce " << i << ": " << b.bytes.count() << " B " << b.dtype << " over " << b.group_size
-        << " ranks, " << sim::format_time(b.duration) << ", after the backward of "
-        << (b.op < p.ops.size() ? p.ops[b.op].name : std::string("?")) << "\n";
+        << " ranks" << (group.empty() ? "" : " (" + group + ")") << ", " << sim::format_time(b.duration)
+        << ", after the backward of " << (b.op < p.ops.size() ? p.ops[b.op].name : std::string("?")) << "\n";
   }
   if (!r.skipped.empty()) {
     out << "skipped:\n";

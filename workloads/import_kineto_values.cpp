@@ -48,6 +48,22 @@ std::optional<std::int64_t> trailing_integer(std::string_view text) {
   return v;
 }
 
+int count_group_ranks(std::string_view ranks) {
+  int count = 0;
+  bool in_number = false;
+  for (const char c : ranks) {
+    const bool digit = std::isdigit(static_cast<unsigned char>(c)) != 0;
+    if (digit && !in_number) ++count;
+    in_number = digit;
+  }
+  return count;
+}
+
+std::string describe_group(const std::string& name, const std::string& ranks) {
+  if (name.empty()) return ranks;
+  return "process group " + name + (ranks.empty() ? "" : " " + ranks);
+}
+
 }  // namespace kineto_detail
 
 std::optional<int> kineto_dtype_bytes(std::string_view dtype) {

@@ -92,7 +92,24 @@ sim::Time Profile::optimizer_time(std::int64_t workers) const {
   return total;
 }
 
-sim::Time Profile::step_time_1gpu() const { return forward_time() + backward_time() + optimizer_time(1); }
+sim::Time Profile::step_time_1gpu() const {
+  return forward_time() + backward_time() + optimizer_time(1) + idle_time();
+}
+
+sim::Time Profile::idle_time() const {
+  sim::Time total = optimizer.idle_before;
+  for (const auto& op : ops) {
+    for (const auto& k : op.forward) total += k.idle_before;
+    for (const auto& k : op.backward) total += k.idle_before;
+  }
+  return total;
+}
+
+bool Profile::has_recorded_buckets() const {
+  for (const auto& op : ops)
+    if (!op.buckets.empty()) return true;
+  return false;
+}
 
 double Profile::throughput_1gpu() const {
   const double seconds = step_time_1gpu().to_seconds();
@@ -110,6 +127,7 @@ void validate_profile(const Profile& profile) {
   if (profile.meta.units_per_step <= 0) invalid(profile, "units_per_step must be positive");
   if (profile.ops.empty()) invalid(profile, "has no ops");
   std::set<std::string_view> names;
+  const bool recorded_buckets = profile.has_recorded_buckets();
   for (std::size_t i = 0; i < profile.ops.size(); ++i) {
     const Op& op = profile.ops[i];
     const std::string where = "op \"" + op.name + "\": ";
@@ -133,9 +151,25 @@ void validate_profile(const Profile& profile) {
       for (const auto& k : *kernels) {
         if (k.name.empty()) invalid(profile, where + "a kernel has an empty name");
         if (k.duration < sim::Time::zero()) invalid(profile, where + "negative kernel duration");
+        if (k.idle_before < sim::Time::zero()) invalid(profile, where + "negative idle_before");
       }
     }
+    if (!op.buckets.empty()) {
+      if (op.exchange != GradientExchange::DenseAllReduce)
+        invalid(profile, where + "recorded buckets belong only to dense-allreduce gradients");
+      sim::Bytes sum;
+      for (const auto b : op.buckets) {
+        if (b.count() <= 0) invalid(profile, where + "a recorded bucket is not positive");
+        sum += b;
+      }
+      if (sum != op.gradient_bytes)
+        invalid(profile, where + "recorded buckets sum to " + std::to_string(sum.count()) +
+                             " B, not the gradient's " + std::to_string(op.gradient_bytes.count()) + " B");
+    } else if (op.exchange == GradientExchange::DenseAllReduce && recorded_buckets) {
+      invalid(profile, where + "no recorded buckets, while other dense gradients have them (all or none)");
+    }
   }
+  if (profile.optimizer.idle_before < sim::Time::zero()) invalid(profile, "optimizer: negative idle_before");
 }
 
 }  // namespace hybridsim::workloads

@@ -21,6 +21,9 @@ namespace hybridsim::workloads {
 struct Kernel {
   std::string name;  // "conv", "gemm_recurrent", "lstm_pointwise" (not unique)
   sim::Time duration;
+  // Idle time before the kernel starts: a CPU launch gap measured in a trace and kept (hybridsim
+  // import kineto --keep-gaps). Replay waits this long, as idle time, not compute; zero: none.
+  sim::Time idle_before{};
   bool operator==(const Kernel&) const = default;
 };
 
@@ -49,6 +52,10 @@ struct Op {
   sim::Bytes gradient_bytes;      // parameter gradient, ready when this op's backward finishes
   GradientExchange exchange = GradientExchange::None;
   sim::Bytes sparse_bytes_per_worker;  // only for SparseAllGather: what one worker sends
+  // Only for DenseAllReduce, in profiles imported from traces: the recorded all-reduce buckets
+  // launched after this op's backward, in order, summing to gradient_bytes. Empty: not recorded.
+  // A profile has them on every dense op or on none (Profile::has_recorded_buckets).
+  std::vector<sim::Bytes> buckets{};
   std::vector<std::uint32_t> inputs;   // indices of earlier ops whose outputs this op reads
 
   sim::Time forward_time() const;
@@ -82,6 +89,7 @@ struct ProfileMetadata {
 struct OptimizerCost {
   std::string name;         // "sgd-momentum", "adam", "adagrad"
   sim::Time time_per_gib;   // to update 2^30 bytes of parameters (reads and writes included)
+  sim::Time idle_before{};  // kept CPU launch gaps of the optimizer phase (as Kernel::idle_before)
 
   // ceil(bytes × time_per_gib / 2^30), exact.
   sim::Time update_time(sim::Bytes parameter_bytes) const;
@@ -100,19 +108,24 @@ struct Profile {
   sim::Time backward_time() const;  // sum of all backward kernels
   // The optimizer over every op's update_bytes(workers) (each op rounded up separately).
   sim::Time optimizer_time(std::int64_t workers = 1) const;
-  // One GPU runs the whole step serially: forward + backward + optimizer.
+  // One GPU runs the whole step serially: forward + backward + optimizer + idle_time().
   sim::Time step_time_1gpu() const;
   // meta.units_per_step / step_time_1gpu(), in throughput units per second (a report value).
   double throughput_1gpu() const;
   // Sum of gradient_bytes over all ops (all parameters, in the profile's precision).
   sim::Bytes parameter_bytes() const;
+  // Kept launch gaps: every kernel's idle_before plus the optimizer's (zero unless imported so).
+  sim::Time idle_time() const;
+  // True when dense gradients carry their recorded all-reduce buckets (Op::buckets).
+  bool has_recorded_buckets() const;
 
   bool operator==(const Profile&) const = default;
 };
 
 // Checks the invariants the loader guarantees (unique non-empty names, inputs pointing to earlier
-// ops, gradient fields consistent with the exchange, positive batch and units); throws InputError
-// naming the profile's network and the op. For profiles built in code.
+// ops, gradient fields consistent with the exchange, recorded buckets on every dense op or none and
+// summing to its bytes, no negative times, positive batch and units); throws InputError naming the
+// profile's network and the op. For profiles built in code.
 void validate_profile(const Profile& profile);
 
 }  // namespace hybridsim::workloads

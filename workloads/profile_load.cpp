@@ -7,6 +7,7 @@
 #include <fstream>
 #include <initializer_list>
 #include <map>
+#include <optional>
 #include <set>
 #include <sstream>
 
@@ -110,6 +111,20 @@ class Reader {
     }
   }
 
+  // An optional time that is not negative; zero when absent.
+  sim::Time optional_time(const YAML::Node& map, const char* key, const std::string& context) const {
+    const YAML::Node value = map[key];
+    if (!value.IsDefined() || value.IsNull()) return sim::Time::zero();
+    sim::Time t;
+    try {
+      t = sim::parse_time(scalar(value, context, key));
+    } catch (const InputError& e) {
+      fail(value, context, std::string("field '") + key + "': " + e.what());
+    }
+    if (t < sim::Time::zero()) fail(value, context, std::string("field '") + key + "' must not be negative");
+    return t;
+  }
+
   sim::Bytes bytes_value(const YAML::Node& value, const char* key, const std::string& context) const {
     try {
       return sim::parse_bytes(scalar(value, context, key));
@@ -148,8 +163,9 @@ ProfileMetadata read_metadata(const Reader& r, const YAML::Node& node) {
 OptimizerCost read_optimizer(const Reader& r, const YAML::Node& node) {
   const std::string ctx = "optimizer";
   r.expect_map(node, ctx);
-  r.check_keys(node, ctx, {"name", "time_per_gib"});
-  return OptimizerCost{r.string_field(node, "name", ctx), r.time_field(node, "time_per_gib", ctx)};
+  r.check_keys(node, ctx, {"name", "time_per_gib", "idle_before"});
+  return OptimizerCost{r.string_field(node, "name", ctx), r.time_field(node, "time_per_gib", ctx),
+                       r.optional_time(node, "idle_before", ctx)};
 }
 
 std::vector<Kernel> read_kernels(const Reader& r, const YAML::Node& op, const char* key,
@@ -163,8 +179,9 @@ std::vector<Kernel> read_kernels(const Reader& r, const YAML::Node& op, const ch
     const YAML::Node k = list[i];
     const std::string ctx = op_ctx + " " + key + "[" + std::to_string(i) + "]";
     r.expect_map(k, ctx);
-    r.check_keys(k, ctx, {"name", "duration"});
-    kernels.push_back(Kernel{r.string_field(k, "name", ctx), r.time_field(k, "duration", ctx)});
+    r.check_keys(k, ctx, {"name", "duration", "idle_before"});
+    kernels.push_back(Kernel{r.string_field(k, "name", ctx), r.time_field(k, "duration", ctx),
+                             r.optional_time(k, "idle_before", ctx)});
   }
   return kernels;
 }
@@ -172,7 +189,7 @@ std::vector<Kernel> read_kernels(const Reader& r, const YAML::Node& op, const ch
 void read_gradient(const Reader& r, const YAML::Node& node, const std::string& op_ctx, Op& op) {
   const std::string ctx = op_ctx + " gradient";
   r.expect_map(node, ctx);
-  r.check_keys(node, ctx, {"bytes", "exchange", "sparse_bytes_per_worker"});
+  r.check_keys(node, ctx, {"bytes", "exchange", "sparse_bytes_per_worker", "buckets"});
   op.gradient_bytes = r.bytes_field(node, "bytes", ctx);
   if (op.gradient_bytes.count() <= 0) r.fail(node["bytes"], ctx, "field 'bytes' must be positive");
   const YAML::Node ex = r.required(node, "exchange", ctx, "dense-allreduce or sparse-allgather");
@@ -191,6 +208,22 @@ void read_gradient(const Reader& r, const YAML::Node& node, const std::string& o
   } else if (sparse.IsDefined()) {
     r.fail(sparse, ctx, "field 'sparse_bytes_per_worker' belongs only to sparse-allgather");
   }
+  const YAML::Node buckets = node["buckets"];
+  if (!buckets.IsDefined() || buckets.IsNull()) return;
+  if (op.exchange != GradientExchange::DenseAllReduce)
+    r.fail(buckets, ctx, "field 'buckets' belongs only to dense-allreduce");
+  if (!buckets.IsSequence() || buckets.size() == 0)
+    r.fail(buckets, ctx, "field 'buckets': expected a non-empty list of sizes");
+  sim::Bytes sum;
+  for (const auto& b : buckets) {
+    const sim::Bytes size = r.bytes_value(b, "buckets", ctx);
+    if (size.count() <= 0) r.fail(b, ctx, "field 'buckets': every bucket must be positive");
+    op.buckets.push_back(size);
+    sum += size;
+  }
+  if (sum != op.gradient_bytes)
+    r.fail(buckets, ctx, "field 'buckets': the buckets sum to " + std::to_string(sum.count()) +
+                             " B, expected the gradient's " + std::to_string(op.gradient_bytes.count()) + " B");
 }
 
 struct OpHeader {
@@ -239,6 +272,7 @@ std::vector<Op> read_ops(const Reader& r, const YAML::Node& list) {
   }
   // Pass 2: everything else.
   std::vector<Op> ops;
+  std::optional<std::size_t> with_buckets, without_buckets;  // dense ops with/without recorded ones
   for (std::size_t i = 0; i < headers.size(); ++i) {
     const YAML::Node& node = headers[i].node;
     const std::string ctx = "op \"" + headers[i].name + "\"";
@@ -256,6 +290,17 @@ std::vector<Op> read_ops(const Reader& r, const YAML::Node& list) {
     op.forward = read_kernels(r, node, "forward", ctx);
     op.backward = read_kernels(r, node, "backward", ctx);
     if (node["gradient"].IsDefined()) read_gradient(r, node["gradient"], ctx, op);
+    if (op.exchange == GradientExchange::DenseAllReduce) {
+      auto& first = op.buckets.empty() ? without_buckets : with_buckets;
+      if (!first) first = i;
+      if (with_buckets && without_buckets) {
+        const std::string other = op.buckets.empty()
+                                      ? "this op has none, op \"" + headers[*with_buckets].name + "\" has them"
+                                      : "this op has them, op \"" + headers[*without_buckets].name + "\" has none";
+        r.fail(node["gradient"], ctx,
+               "recorded 'buckets' must be given for every dense-allreduce gradient or for none; " + other);
+      }
+    }
     std::set<std::size_t> used;
     for (std::size_t k = 0; k < headers[i].inputs.size(); ++k) {
       const std::string& in = headers[i].inputs[k];

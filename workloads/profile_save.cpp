@@ -40,7 +40,10 @@ void write_kernels(std::ostream& out, const char* key, const std::vector<Kernel>
   out << "    " << key << ": [";
   for (std::size_t i = 0; i < kernels.size(); ++i) {
     out << (i ? ", " : "") << "{name: " << scalar(kernels[i].name)
-        << ", duration: " << sim::format_time(kernels[i].duration) << "}";
+        << ", duration: " << sim::format_time(kernels[i].duration);
+    if (kernels[i].idle_before != sim::Time::zero())
+      out << ", idle_before: " << sim::format_time(kernels[i].idle_before);
+    out << "}";
   }
   out << "]\n";
 }
@@ -67,6 +70,11 @@ void write_op(std::ostream& out, const Profile& p, const Op& op) {
     if (op.exchange == GradientExchange::SparseAllGather) {
       out << ", sparse_bytes_per_worker: " << bytes(op.sparse_bytes_per_worker);
     }
+    if (!op.buckets.empty()) {
+      out << ", buckets: [";
+      for (std::size_t i = 0; i < op.buckets.size(); ++i) out << (i ? ", " : "") << bytes(op.buckets[i]);
+      out << "]";
+    }
     out << "}\n";
   }
 }
@@ -89,7 +97,10 @@ void save_profile(const Profile& p, std::ostream& out) {
   if (!m.source.empty()) out << "  source: " << scalar(m.source) << "\n";
   if (!m.notes.empty()) out << "  notes: " << scalar(m.notes) << "\n";
   out << "optimizer: {name: " << scalar(p.optimizer.name)
-      << ", time_per_gib: " << sim::format_time(p.optimizer.time_per_gib) << "}\n";
+      << ", time_per_gib: " << sim::format_time(p.optimizer.time_per_gib);
+  if (p.optimizer.idle_before != sim::Time::zero())
+    out << ", idle_before: " << sim::format_time(p.optimizer.idle_before);
+  out << "}\n";
   out << "ops:\n";
   for (const Op& op : p.ops) write_op(out, p, op);
 }

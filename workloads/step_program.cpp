@@ -110,6 +110,7 @@ StepProgram build_step_program(const Profile& profile, const MpPlacement& placem
   std::vector<std::vector<DpCollective>> dp_colls(static_cast<std::size_t>(mp));
   std::vector<std::vector<std::size_t>> dp_after(n);  // op → indices into dp_colls[gpu_of[op]]
   if (dp > 1) {
+    const bool recorded = options.recorded_buckets && profile.has_recorded_buckets();
     for (int k = 0; k < mp; ++k) {
       auto& colls = dp_colls[static_cast<std::size_t>(k)];
       sim::Bytes pending;
@@ -123,7 +124,12 @@ StepProgram build_step_program(const Profile& profile, const MpPlacement& placem
       };
       for (const std::uint32_t v : order.backward[static_cast<std::size_t>(k)]) {
         const Op& op = profile.ops[v];
-        if (op.exchange == GradientExchange::DenseAllReduce) {
+        if (op.exchange == GradientExchange::DenseAllReduce && recorded && !op.buckets.empty()) {
+          for (const sim::Bytes bucket : op.buckets) {  // exactly as recorded, after this op's backward
+            dp_after[v].push_back(colls.size());
+            colls.push_back({CollectiveRole::GradientAllReduce, bucket, v, buckets++});
+          }
+        } else if (op.exchange == GradientExchange::DenseAllReduce) {
           pending += op.gradient_bytes;
           last = v;
           if (pending >= options.bucket_size) close_bucket();
@@ -213,22 +219,27 @@ StepProgram build_step_program(const Profile& profile, const MpPlacement& placem
           if (!waited[p]) compute.tasks.push_back(Task::wait(act_recv[p]));
           waited[p] = true;
         }
-        for (std::uint32_t i = 0; i < profile.ops[v].forward.size(); ++i)
-          compute.tasks.push_back(Task::kernel(profile.ops[v].forward[i].duration, label_base[v] + i));
+        for (std::uint32_t i = 0; i < profile.ops[v].forward.size(); ++i) {
+          const Kernel& kernel = profile.ops[v].forward[i];
+          compute.tasks.push_back(Task::kernel(kernel.duration, label_base[v] + i, kernel.idle_before));
+        }
         if (!pairs_of_op[v].empty()) compute.tasks.push_back(Task::record(fwd_done[v]));
       }
       for (const std::uint32_t v : order.backward[ku]) {
         for (const std::size_t p : pairs_of_op[v]) compute.tasks.push_back(Task::wait(grad_recv[p]));
         const auto nf = static_cast<std::uint32_t>(profile.ops[v].forward.size());
-        for (std::uint32_t i = 0; i < profile.ops[v].backward.size(); ++i)
-          compute.tasks.push_back(
-              Task::kernel(profile.ops[v].backward[i].duration, label_base[v] + nf + i));
+        for (std::uint32_t i = 0; i < profile.ops[v].backward.size(); ++i) {
+          const Kernel& kernel = profile.ops[v].backward[i];
+          compute.tasks.push_back(Task::kernel(kernel.duration, label_base[v] + nf + i, kernel.idle_before));
+        }
         for (const std::size_t p : gradient_pairs_after[v]) compute.tasks.push_back(Task::record(grad_ready[p]));
         for (const std::size_t i : dp_after[v]) compute.tasks.push_back(Task::record(dp_ready[ku][i]));
       }
       if (!dp_colls[ku].empty()) compute.tasks.push_back(Task::wait(comm_done[ku]));
       const sim::Time update = update_time[ku];
-      if (update > sim::Time::zero()) compute.tasks.push_back(Task::kernel(update, optimizer_label));
+      const sim::Time optimizer_idle = profile.optimizer.idle_before;  // kept launch gaps
+      if (update > sim::Time::zero() || optimizer_idle > sim::Time::zero())
+        compute.tasks.push_back(Task::kernel(update, optimizer_label, optimizer_idle));
       prog.streams.push_back(std::move(compute));
 
       if (!dp_colls[ku].empty()) {

@@ -1,7 +1,8 @@
 // One training step of a dp × mp strategy as per-GPU programs (sim/gpu_program.h): every GPU of
 // every worker gets a compute stream (its ops' forward kernels in dataflow order, then backward, then
 // the optimizer), a communication stream (the data-parallel gradient collectives, bucket by bucket,
-// each launched as soon as backward has produced its gradients) and one send and one receive stream
+// each launched as soon as backward has produced its gradients; or the profile's recorded buckets)
+// and one send and one receive stream
 // per model-parallel peer (activations forward, activation gradients backward). Collectives are
 // described here (who, what, how large); their ring plans come from workloads/comm_plan.h.
 //   StepProgram s = build_step_program(profile, placement, mapping, {.bucket_size = Bytes::mib(25)});
@@ -48,6 +49,10 @@ struct CollectiveSpec {
 
 struct StepOptions {
   sim::Bytes bucket_size = sim::Bytes::of(25'000'000);  // PyTorch DDP's default bucket_cap_mb = 25
+  // When the profile records its all-reduce buckets (Op::buckets, from an imported trace), issue
+  // exactly those instead of packing dense gradients into bucket_size. Scenarios set this when
+  // communication.bucket_size is not written; code that chooses a bucket size leaves it false.
+  bool recorded_buckets = false;
   // For ordering ops only (workloads/op_order.h); zero ignores transfer time.
   sim::Bandwidth mp_transfer_estimate = sim::Bandwidth::gb_per_second(25);
   // Kernel durations are multiplied by this on every GPU (0.5 = a GPU twice as fast).

@@ -1,7 +1,8 @@
 // `hybridsim import`: turns measured profiles into hybridsim profiles — `import kineto TRACE.json`
-// (a PyTorch profiler trace; also replays the result on one simulated GPU as a check) and
-// `import pipedream GRAPH.txt` (PipeDream's profiler graph, optionally corrected). The profile goes
-// to --out (written atomically) or to stdout; the report to stdout, or stderr when the profile is there.
+// (a PyTorch profiler trace) and `import pipedream GRAPH.txt` (PipeDream's profiler graph, optionally
+// corrected) — and replays the result on one simulated GPU as a check against what was measured
+// (the trace's iteration span, the graph's summed times). The profile goes to --out (written
+// atomically) or to stdout; the report to stdout, or stderr when the profile is there.
 #include <boost/program_options.hpp>
 #include <cmath>
 #include <iostream>
@@ -12,7 +13,6 @@
 #include "analysis/cli/commands.h"
 #include "analysis/step_runner.h"
 #include "sim/error.h"
-#include "topology/presets.h"
 #include "workloads/import_kineto.h"
 #include "workloads/import_pipedream.h"
 #include "workloads/profile_io.h"
@@ -79,6 +79,11 @@ std::string percent(double x) {
   return s.str();
 }
 
+// (replay − measured) / measured, in percent.
+double off_by(sim::Time replay, sim::Time measured) {
+  return measured > sim::Time::zero() ? 100.0 * (replay - measured).to_seconds() / measured.to_seconds() : 0.0;
+}
+
 int import_kineto_command(int argc, const char* const* argv) {
   Common c;
   workloads::KinetoImportOptions o;
@@ -92,7 +97,7 @@ int import_kineto_command(int argc, const char* const* argv) {
   add_common(d, c);
   d.add_options()("steps,k", po::value(&o.steps)->default_value(0),
                   "how many iterations to average, the last complete ones; 0: all")(
-      "keep-gaps", "keep CPU launch gaps (GPU idle) as part of the following kernel's duration, so "
+      "keep-gaps", "keep CPU launch gaps (GPU idle) as idle time before the following kernel, so "
                    "that one-GPU replay reproduces the measured span exactly")(
       "device", po::value(&device)->default_value(-1), "which GPU's activities; default: the lowest id");
   auto vm = parse(argc, argv, d, c);
@@ -110,20 +115,14 @@ int import_kineto_command(int argc, const char* const* argv) {
   const workloads::KinetoImport imported = workloads::import_kineto(c.input, o);
 
   // The replay check: the profile on one simulated GPU against the trace's own iteration span.
-  const topology::Topology one = topology::presets::fully_connected({.gpus = 1});
-  analysis::StepSetup setup;
-  setup.profile = &imported.profile;
-  setup.topology = &one;
-  setup.placement = workloads::place_all_on_first(imported.profile, 1);
-  setup.mapping = workloads::default_mapping(one, 1, 1);
-  const analysis::StepResult replay = analysis::simulate_step(setup);
+  const analysis::StepResult replay = analysis::simulate_on_one_gpu(imported.profile);
   const sim::Time span = imported.report.average.span;
-  const double off = span > sim::Time::zero()
-                         ? 100.0 * (replay.step_time - span).to_seconds() / span.to_seconds()
-                         : 0.0;
+  const double off = off_by(replay.step_time, span);
   std::string report = workloads::describe_kineto_import(imported);
-  report += "replay on one simulated GPU: " + sim::format_time(replay.step_time) + " against the measured " +
-            sim::format_time(span) + " (" + percent(off) + (o.keep_gaps ? ", gaps kept" : ", gaps dropped") +
+  report += "replay on one simulated GPU: " + sim::format_time(replay.step_time) + " (compute " +
+            sim::format_time(replay.mean.compute) + ", idle " + sim::format_time(replay.mean.idle) +
+            ") against the measured " + sim::format_time(span) + " (" + percent(off) +
+            (o.keep_gaps ? ", gaps kept as idle" : ", gaps dropped") +
             (std::abs(off) <= 5.0 ? "; within 5%" : "; MORE than 5% off") + ")\n";
   if (imported.report.world_size.value_or(1) > 1)
     report += "(a multi-GPU trace: the span also holds exposed communication, which replay on one "
@@ -142,7 +141,8 @@ int import_pipedream_command(int argc, const char* const* argv) {
       "hybridsim import pipedream GRAPH.txt [options]\n\n"
       "Imports a PipeDream profiler graph (nodeN -- module -- forward_compute_time=..., ...; edges\n"
       "as tab-indented nodeA -- nodeB lines). --correct removes PipeDream's measurement artefacts:\n"
-      "a per-module synchronization in forward times, backward time leaking between neighbours.\n\noptions");
+      "a per-module synchronization in forward times, backward time leaking between neighbours.\n"
+      "The profile is then replayed on one simulated GPU against the graph's summed times.\n\noptions");
   add_common(d, c);
   d.add_options()("correct", "subtract --sync-overhead from forward times and spread backward time "
                              "over runs of neighbours in proportion to forward time")(
@@ -172,7 +172,22 @@ int import_pipedream_command(int argc, const char* const* argv) {
     o.correction = correction;
   }
   const auto imported = workloads::import_pipedream(workloads::load_pipedream_graph(c.input), o);
-  emit(imported.profile, workloads::describe_pipedream_import(imported), c.out);
+
+  // The replay check: the profile on one simulated GPU against the graph's summed times (forward
+  // and backward of every node but the inputs, as recorded, plus the optimizer if one was given).
+  const analysis::StepResult replay = analysis::simulate_on_one_gpu(imported.profile);
+  const workloads::PipeDreamImportReport& r = imported.report;
+  const sim::Time optimizer = imported.profile.optimizer_time(1);
+  const sim::Time summed = r.forward_recorded + r.backward_recorded + optimizer;
+  const double off = off_by(replay.step_time, summed);
+  std::string report = workloads::describe_pipedream_import(imported);
+  report += "replay on one simulated GPU: " + sim::format_time(replay.step_time) +
+            " against the graph's summed times " + sim::format_time(summed) + " (forward " +
+            sim::format_time(r.forward_recorded) + " + backward " + sim::format_time(r.backward_recorded) +
+            (optimizer > sim::Time::zero() ? " + optimizer " + sim::format_time(optimizer) : "") + "; " +
+            percent(off) +
+            (o.correction ? ", from --correct" : replay.step_time == summed ? ", exact" : "") + ")\n";
+  emit(imported.profile, report, c.out);
   return 0;
 }
 

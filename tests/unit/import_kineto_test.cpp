@@ -1,6 +1,7 @@
 // The Kineto importer on small traces in the real format (tests/data/kineto, written by
 // make_traces.py there): a single-GPU run of two iterations on two streams, a 2-rank DDP iteration
-// with NCCL all-reduces, and broken files. Every time below is read off make_traces.py.
+// with NCCL all-reduces, and broken files. Every time below is read off make_traces.py. Also: kept
+// launch gaps replay as idle time, recorded all-reduces replay as the buckets, in a scenario too.
 #include <doctest/doctest.h>
 
 #include <filesystem>
@@ -8,6 +9,7 @@
 #include <sstream>
 
 #include "analysis/step_runner.h"
+#include "scenarios/resolve.h"
 #include "sim/error.h"
 #include "topology/presets.h"
 #include "workloads/import_kineto.h"
@@ -43,14 +45,16 @@ struct TempFile {
 // ns with three decimals of µs: Time of "640.345 us".
 Time us(double v) { return Time::ps(static_cast<std::int64_t>(v * 1e6 + (v >= 0 ? 0.5 : -0.5))); }
 
-Time replay_one_gpu(const workloads::Profile& p) {
-  const auto t = topology::presets::fully_connected({.gpus = 1});
-  analysis::StepSetup s;
-  s.profile = &p;
-  s.topology = &t;
-  s.placement = workloads::place_all_on_first(p, 1);
-  s.mapping = workloads::default_mapping(t, 1, 1);
-  return analysis::simulate_step(s).step_time;
+analysis::StepResult replay_step(const workloads::Profile& p) { return analysis::simulate_on_one_gpu(p); }
+
+Time replay_one_gpu(const workloads::Profile& p) { return replay_step(p).step_time; }
+
+// `text` with the n-th (0-based) occurrence of `from` replaced by `to`.
+std::string replace_nth(std::string text, const std::string& from, const std::string& to, int n) {
+  std::size_t at = text.find(from);
+  for (int i = 0; i < n && at != std::string::npos; ++i) at = text.find(from, at + 1);
+  REQUIRE(at != std::string::npos);
+  return text.replace(at, from.size(), to);
 }
 
 bool mentions(const std::vector<std::string>& lines, const std::string& text) {
@@ -78,7 +82,7 @@ TEST_CASE("kineto: one iteration of one GPU becomes ops with their kernels") {
   // The last complete iteration, ProfilerStep#2 (ProfilerStep#3 launched nothing).
   REQUIRE(r.report.iterations.size() == 1);
   CHECK(r.report.iterations[0].name == "ProfilerStep#2");
-  CHECK(r.report.events_read == 208);
+  CHECK(r.report.events_read == 216);
   // Six outermost forward CPU ops launched GPU work, in launch order; aten::t and the zero_grad
   // annotation launched none, record_function ranges are not ops.
   REQUIRE(p.ops.size() == 6);
@@ -89,9 +93,11 @@ TEST_CASE("kineto: one iteration of one GPU becomes ops with their kernels") {
   CHECK(p.ops[0].forward == std::vector<workloads::Kernel>{{"Memcpy HtoD", Time::us(20)}});
   CHECK(p.ops[1].forward == std::vector<workloads::Kernel>{{"ampere_sgemm_128x64_tn", Time::us(100)}});
   CHECK(p.ops[2].forward[0].name == "at::native::vectorized_elementwise_kernel");
+  // The loss: two kernels and the memset it launched inside ProfilerStep#2 (253.5 → 254 us).
   CHECK(p.ops[4].forward == std::vector<workloads::Kernel>{
                                 {"at::native::vectorized_elementwise_kernel", Time::us(10)},
-                                {"at::native::reduce_kernel", us(6.5)}});
+                                {"at::native::reduce_kernel", us(6.5)},
+                                {"Memset", us(0.5)}});
   // Backward through the fwdbwd flows. AddmmBackward0 of linear#1 ran its weight gradient on
   // stream 20 from 400 to 480 us while the data gradient ran on stream 7 until 434 us: the 34 us of
   // overlap are clipped, 46 us remain.
@@ -129,42 +135,66 @@ TEST_CASE("kineto: measured span, gaps and overlap; replay within 5%, exact with
   const auto& m = r.report.average;
   // ProfilerStep#2: the copy starts at 2015 us, the last optimizer kernel ends at 2639 + 16.345.
   CHECK(m.span == us(640.345));
-  // Idle GPU: 35→37 (before the first GEMM), 253.5→254, 256→259, 500→504, 604→609 us.
-  CHECK(m.launch_gaps == us(14.5));
-  CHECK(m.gap_count == 5);
+  // Idle GPU: 35→37 (before the first GEMM), 256→259, 500→504, 604→609 us (the memset fills
+  // 253.5→254).
+  CHECK(m.launch_gaps == Time::us(14));
+  CHECK(m.gap_count == 4);
   CHECK(m.largest_gap == Time::us(5));
   CHECK(m.stream_overlap == Time::us(34));
-  CHECK(m.busy == us(625.845));
+  CHECK(m.busy == us(626.345));
   CHECK(m.busy + m.launch_gaps == m.span);
-  // Phases: forward 20+100+20+80+10+6.5+2, backward 15+160+46+20+100, optimizer 30+16.345.
-  CHECK(m.forward == us(238.5));
+  // Phases: forward 20+100+20+80+10+6.5+0.5+2, backward 15+160+46+20+100, optimizer 30+16.345.
+  CHECK(m.forward == Time::us(239));
   CHECK(m.backward == Time::us(341));
   CHECK(m.optimizer == us(46.345));
   CHECK(m.cpu_duration == Time::ms(1));
   const workloads::Profile& p = r.profile;
-  CHECK(p.forward_time() == us(238.5));
+  CHECK(p.forward_time() == Time::us(239));
   CHECK(p.backward_time() == Time::us(341));
+  CHECK(p.idle_time() == Time::zero());
   // The optimizer's 46.345 us are spread over the 2,624,512 parameter bytes; rounding up per op
   // adds at most 1 ps for each of the two ops with gradients.
   CHECK(p.optimizer_time(1) >= us(46.345));
   CHECK(p.optimizer_time(1) <= us(46.345) + Time::ps(2));
 
-  // Replay on one simulated GPU: the busy time, 14.5 us (2.26%) short of the span.
+  // Replay on one simulated GPU: the busy time, 14 us (2.19%) short of the span.
   const Time dropped = replay_one_gpu(p);
-  CHECK(dropped >= us(625.845));
-  CHECK(dropped <= us(625.845) + Time::ps(2));
+  CHECK(dropped >= us(626.345));
+  CHECK(dropped <= us(626.345) + Time::ps(2));
   const double off = (m.span - dropped).to_seconds() / m.span.to_seconds();
   CHECK(off > 0.02);
   CHECK(off < 0.05);
 
-  // --keep-gaps: each gap joins the kernel after it, replay gives the span itself.
+  // --keep-gaps: each gap is kept as idle time before the activity after it; the kernels keep
+  // their measured durations, and replay gives the span itself.
   const auto kept = import_kineto(data("single_gpu.json"), {.steps = 1, .keep_gaps = true});
-  CHECK(kept.profile.ops[1].forward[0].duration == Time::us(102));  // the 2 us gap before the GEMM
-  CHECK(kept.profile.forward_time() == Time::us(241));
-  CHECK(kept.profile.backward_time() == Time::us(348));
-  const Time exact = replay_one_gpu(kept.profile);
-  CHECK(exact >= us(640.345));
-  CHECK(exact <= us(640.345) + Time::ps(2));
+  const workloads::Profile& k = kept.profile;
+  // The 2 us gap before the first GEMM; 3 us before the loss gradient; 4 us before linear#0's
+  // weight gradient; 5 us before the optimizer.
+  CHECK(k.ops[1].forward[0] == workloads::Kernel{"ampere_sgemm_128x64_tn", Time::us(100), Time::us(2)});
+  CHECK(k.ops[4].backward[0].idle_before == Time::us(3));
+  CHECK(k.ops[1].backward[0].idle_before == Time::us(4));
+  CHECK(k.optimizer.idle_before == Time::us(5));
+  CHECK(k.forward_time() == Time::us(239));
+  CHECK(k.backward_time() == Time::us(341));
+  CHECK(k.idle_time() == Time::us(14));
+  CHECK(k.step_time_1gpu() == k.forward_time() + k.backward_time() + k.optimizer_time(1) + Time::us(14));
+  const analysis::StepResult exact = replay_step(k);
+  CHECK(exact.step_time >= us(640.345));
+  CHECK(exact.step_time <= us(640.345) + Time::ps(2));
+  CHECK(exact.step_time == k.step_time_1gpu());
+  // The breakdown: compute is the kernels alone, the kept gaps are idle.
+  CHECK(exact.mean.compute == k.forward_time() + k.backward_time() + k.optimizer_time(1));
+  CHECK(exact.mean.idle == Time::us(14));
+  CHECK(exact.critical_path.launch_gaps == Time::us(14));
+  CHECK(exact.critical_path.compute == exact.mean.compute);
+  CHECK(exact.mean.exposed_communication == Time::zero());
+  CHECK(exact.mean.kernels == replay_step(p).mean.kernels);
+  // Gaps kept or not, the kernels are the same; the gaps round-trip through the YAML form.
+  CHECK(k.ops[1].forward[0].duration == p.ops[1].forward[0].duration);
+  CHECK(workloads::parse_profile(workloads::profile_to_yaml(k), "<memory>") == k);
+  CHECK(workloads::profile_to_yaml(k).find("idle_before: 2 us") != std::string::npos);
+  CHECK(workloads::profile_to_yaml(p).find("idle_before") == std::string::npos);
 }
 
 TEST_CASE("kineto: --steps averages whole iterations with the same ops") {
@@ -208,6 +238,16 @@ TEST_CASE("kineto: a 2-rank DDP iteration gives gradient buckets from its NCCL a
     CHECK(p.ops[3].gradient_bytes == Bytes::of(525312));
     CHECK(p.ops[1].gradient_bytes == Bytes::of(2099200));
     CHECK(r.report.accumulate_grad_bytes == p.parameter_bytes());  // the shapes agree
+    // The recorded all-reduces are the ops' buckets, and the report names their process group.
+    CHECK(p.has_recorded_buckets());
+    CHECK(p.ops[3].buckets == std::vector<Bytes>{Bytes::of(525312)});
+    CHECK(p.ops[1].buckets == std::vector<Bytes>{Bytes::of(2099200)});
+    CHECK(r.report.buckets[0].group_name == "0");
+    CHECK(r.report.buckets[0].group_ranks == "[0, 1]");
+    CHECK(workloads::describe_kineto_import(r).find(
+              "all-reduce 0: 525312 B Float over 2 ranks (process group 0 [0, 1]), 50 us, after the "
+              "backward of aten::linear#1") != std::string::npos);
+    CHECK(workloads::parse_profile(workloads::profile_to_yaml(p), "<memory>") == p);
     // DDP's buffer broadcast in forward is not a gradient.
     CHECK(mentions(r.report.skipped, "1 × NCCL broadcast kernels: not gradient all-reduces"));
     // The optimizer waited for bucket 1 (606 → 706 us): 100 us of exposed communication, plus the
@@ -227,9 +267,91 @@ TEST_CASE("kineto: a 2-rank DDP iteration gives gradient buckets from its NCCL a
   s.topology = &t;
   s.placement = workloads::place_all_on_first(r.profile, 1);
   s.mapping = workloads::default_mapping(t, 2, 1);
+  // As recorded: one collective per recorded all-reduce, of its size, in its order.
+  s.step.recorded_buckets = true;
+  const auto program = analysis::build_program(s);
+  REQUIRE(program.collectives.size() == r.report.buckets.size());
+  for (std::size_t i = 0; i < r.report.buckets.size(); ++i) {
+    CAPTURE(i);
+    CHECK(program.collectives[i].role == workloads::CollectiveRole::GradientAllReduce);
+    CHECK(program.collectives[i].size == r.report.buckets[i].bytes);
+    CHECK(program.collectives[i].op_index == r.report.buckets[i].op);
+    CHECK(program.collectives[i].bucket == static_cast<int>(i));
+  }
   const auto step = analysis::simulate_step(s);
-  CHECK(step.collectives >= 1);
+  CHECK(step.collectives == 2);
   CHECK(step.step_time > r.profile.step_time_1gpu());
+  // With a bucket size chosen instead, the gradients are packed: 2.6 MB fit one 25 MB bucket.
+  s.step.recorded_buckets = false;
+  const auto packed = analysis::build_program(s);
+  REQUIRE(packed.collectives.size() == 1);
+  CHECK(packed.collectives[0].size == Bytes::of(525312 + 2099200));
+}
+
+TEST_CASE("kineto: an all-reduce over a subgroup is not a gradient bucket, and is reported") {
+  // Rank 1's trace with its second all-reduce (524,800 floats) moved to a process group of its own:
+  // the third record_param_comms (after the broadcast and bucket 0) gets group "1", ranks [1].
+  std::string text = read_whole_file(data("ddp_rank1.json"));
+  text = replace_nth(text, "\"Group size\": 2", "\"Group size\": 1", 2);
+  text = replace_nth(text, "\"Process Group Name\": \"0\"", "\"Process Group Name\": \"1\"", 2);
+  text = replace_nth(text, "\"Process Group Ranks\": \"[0, 1]\"", "\"Process Group Ranks\": \"[1]\"", 2);
+  const TempFile file("subgroup.json", text);
+  const auto r = import_kineto(file.path, {});
+  CHECK(r.report.gradient_source == "nccl all-reduce");
+  REQUIRE(r.report.buckets.size() == 1);
+  CHECK(r.report.buckets[0].bytes == Bytes::of(525312));
+  CHECK(r.profile.ops[3].gradient_bytes == Bytes::of(525312));
+  CHECK_FALSE(r.profile.ops[1].has_gradient());
+  CHECK(mentions(r.report.skipped, "1 × NCCL all-reduces over process group 1 [1] (1 of 2 ranks): not the "
+                                   "whole world, so not data-parallel gradient buckets"));
+  CHECK(workloads::describe_kineto_import(r).find("process group 1 [1] (1 of 2 ranks)") != std::string::npos);
+}
+
+TEST_CASE("kineto: a scenario replays the recorded buckets unless it sets communication.bucket_size") {
+  const auto r = import_kineto(data("ddp_rank0.json"), {});
+  const TempFile profile("ddp_profile.yaml", workloads::profile_to_yaml(r.profile));
+  const std::filesystem::path dir = std::filesystem::path(profile.path).parent_path();
+  const std::string yaml = "cluster: {preset: ideal-ring, gpus_per_node: 2}\n"
+                           "workload: {profile: " + std::filesystem::path(profile.path).filename().string() +
+                           "}\nparallelism: {dp: 2}\n";
+  auto collectives = [&](std::vector<std::string> overrides) {
+    const auto resolved = scenarios::resolve(scenarios::parse_scenario(yaml, "s.yaml", overrides, dir));
+    analysis::StepSetup s;
+    s.profile = &resolved.profile;
+    s.topology = &resolved.topology;
+    s.placement = resolved.placement;
+    s.mapping = resolved.mapping;
+    s.step = resolved.step;
+    std::vector<Bytes> sizes;
+    for (const auto& c : analysis::build_program(s).collectives) sizes.push_back(c.size);
+    return sizes;
+  };
+  // Not written: as recorded. Written (even at its default, 25 MB): packed by that size.
+  CHECK(collectives({}) == std::vector<Bytes>{Bytes::of(525312), Bytes::of(2099200)});
+  CHECK(collectives({"communication.bucket_size=25 MB"}) == std::vector<Bytes>{Bytes::of(2624512)});
+}
+
+TEST_CASE("profile format: recorded buckets must cover every dense gradient and sum to its bytes") {
+  const auto r = import_kineto(data("ddp_rank0.json"), {});
+  const std::string yaml = workloads::profile_to_yaml(r.profile);
+  CHECK(yaml.find("gradient: {bytes: 525312 B, exchange: dense-allreduce, buckets: [525312 B]}") !=
+        std::string::npos);
+  auto error = [](const std::string& text) {
+    try {
+      workloads::parse_profile(text, "p.yaml");
+    } catch (const InputError& e) {
+      return std::string(e.what());
+    }
+    return std::string("(no error)");
+  };
+  CHECK(error(replace_nth(yaml, "buckets: [525312 B]", "buckets: [525311 B]", 0))
+            .find("the buckets sum to 525311 B, expected the gradient's 525312 B") != std::string::npos);
+  CHECK(error(replace_nth(yaml, ", buckets: [525312 B]", "", 0)).find("for every dense-allreduce gradient or for none") !=
+        std::string::npos);
+  // Without any, a profile reads as before (the default packing).
+  std::string none = replace_nth(yaml, ", buckets: [525312 B]", "", 0);
+  none = replace_nth(none, ", buckets: [2099200 B]", "", 0);
+  CHECK_FALSE(workloads::parse_profile(none, "p.yaml").has_recorded_buckets());
 }
 
 TEST_CASE("kineto: timestamps are exact decimals; traces without annotations are one iteration") {

@@ -171,4 +171,20 @@ TEST_CASE("hybridsim import pipedream prints the profile and the correction") {
   while (std::fgets(buf, sizeof buf, p2)) report += buf;
   CHECK(pclose(p2) == 0);
   CHECK(report.find("1.495 ms of forward synchronization removed") != std::string::npos);
+  // The replay check against the graph's summed times: the correction's difference, ...
+  CHECK(report.find("replay on one simulated GPU: " + sim::format_time(expected.profile.step_time_1gpu()) +
+                    " against the graph's summed times ") != std::string::npos);
+  CHECK(report.find("from --correct)") != std::string::npos);
+  // ... and without it, the same time exactly.
+  const std::string plain_cmd = std::string(HYBRIDSIM_CLI) + " import pipedream " + tiny_path() +
+                                " --batch 32 2>&1 >/dev/null";
+  FILE* p3 = popen(plain_cmd.c_str(), "r");
+  std::string plain;
+  while (std::fgets(buf, sizeof buf, p3)) plain += buf;
+  CHECK(pclose(p3) == 0);
+  const auto recorded = import_pipedream(workloads::load_pipedream_graph(tiny_path()), {.batch = 32});
+  const std::string summed = sim::format_time(recorded.report.forward_recorded + recorded.report.backward_recorded);
+  CHECK_MESSAGE(plain.find("replay on one simulated GPU: " + summed + " against the graph's summed times " +
+                           summed + " (forward ") != std::string::npos, plain);
+  CHECK(plain.find("; 0.00%, exact)") != std::string::npos);
 }

@@ -102,6 +102,8 @@ def iteration(t, step, T, last_optimizer_us, ddp=None):
     t.x("cpu_op", "aten::mse_loss", MAIN, T + 90, 20, **{"Sequence number": 6})
     t.launch(MAIN, T + 95, T + 237, 10, ELEMENTWISE.format("at::native::sub_kernel", "float"))
     t.launch(MAIN, T + 100, T + 247, 6.5, "void at::native::reduce_kernel<512, 1>(at::native::ReduceOp)")
+    if not ddp:  # a memset inside the iteration (zeroing the loss's accumulator), in the 0.5 us gap
+        t.launch(MAIN, T + 103, T + 253.5, 0.5, "Memset (Device)", cat="gpu_memset")
     t.x("cpu_op", "aten::ones_like", MAIN, T + 115, 5)
     t.launch(MAIN, T + 116, T + 254, 2, ELEMENTWISE.format("at::native::FillFunctor<float>", "float"))
     # backward on the autograd thread
