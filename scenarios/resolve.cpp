@@ -207,6 +207,17 @@ ResolvedScenario resolve(const Scenario& s) {
   // scenario (or --set, or a sweep) writes communication.bucket_size.
   step.recorded_buckets = !s.provenance.where.contains("communication.bucket_size");
   step.compute_scale = 1.0 / s.workload.compute_speed;
+  const auto gpus = static_cast<int>(topology.gpus().size());
+  for (std::size_t i = 0; i < s.workload.gpu_speeds.size(); ++i) {
+    const GpuSpeedSetting& g = s.workload.gpu_speeds[i];
+    const std::string path = "workload.gpu_speeds[" + std::to_string(i) + "].gpu";
+    if (g.gpu >= gpus)
+      throw InputError(location_of(s, path) + ": " + path + ": GPU " + std::to_string(g.gpu) +
+                       " is outside the cluster's GPUs 0.." + std::to_string(gpus - 1) +
+                       "; expected a global GPU rank below " + std::to_string(gpus));
+    step.gpu_compute_scale.resize(static_cast<std::size_t>(gpus), 1.0);
+    step.gpu_compute_scale[static_cast<std::size_t>(g.gpu)] = 1.0 / g.speed;
+  }
   return ResolvedScenario{
       .scenario = s,
       .topology = std::move(topology),

@@ -48,11 +48,18 @@ struct ClusterSettings {
   bool operator==(const ClusterSettings&) const = default;
 };
 
+struct GpuSpeedSetting {
+  int gpu = 0;         // global GPU rank
+  double speed = 1.0;  // on top of compute_speed
+  bool operator==(const GpuSpeedSetting&) const = default;
+};
+
 struct WorkloadSettings {
   std::string network;             // built-in profile name; empty when `profile` is set
   std::filesystem::path profile;   // profile file as written (relative to base_dir)
   std::optional<std::int64_t> batch_per_worker;  // nullopt: the profile's batch
   double compute_speed = 1.0;      // kernel durations are divided by this
+  std::vector<GpuSpeedSetting> gpu_speeds;  // and on these GPUs also by their speed
   bool operator==(const WorkloadSettings&) const = default;
 };
 

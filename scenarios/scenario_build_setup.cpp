@@ -124,6 +124,20 @@ void read_workload(FieldReader& r, const TreeNode& root, WorkloadSettings& out) 
   out.profile = profile.value_or("");
   out.batch_per_worker = r.integer_opt(w, "workload.batch_per_worker");
   out.compute_speed = r.number(w, "workload.compute_speed");
+  const std::string sp = "workload.gpu_speeds";
+  const TreeNode& speeds = r.to_list(*r.value(w, sp), sp, 0);
+  out.gpu_speeds.clear();
+  for (std::size_t i = 0; i < speeds.items.size(); ++i) {
+    const TreeNode& item = speeds.items[i];
+    const std::string ip = sp + "[" + std::to_string(i) + "]";
+    r.check_section(item, ip);
+    GpuSpeedSetting g{static_cast<int>(r.integer(&item, ip + ".gpu")), r.number(&item, ip + ".speed")};
+    for (const GpuSpeedSetting& earlier : out.gpu_speeds)
+      if (earlier.gpu == g.gpu)
+        fail_at(item.find("gpu")->where, ip + ".gpu", "GPU " + std::to_string(g.gpu) + " is listed twice",
+                "each GPU once");
+    out.gpu_speeds.push_back(g);
+  }
 }
 
 void read_parallelism(FieldReader& r, const TreeNode& root, ParallelismSettings& out) {

@@ -188,6 +188,10 @@ std::string scenario_to_yaml(const Scenario& s) {
   else w.text("workload.network", s.workload.network);
   w.integer_or_auto("workload.batch_per_worker", s.workload.batch_per_worker);
   w.text("workload.compute_speed", number(s.workload.compute_speed));
+  std::vector<TreeNode> speeds;
+  for (const auto& g : s.workload.gpu_speeds)
+    speeds.push_back(map_of({{"gpu", scalar(std::to_string(g.gpu))}, {"speed", scalar(number(g.speed))}}));
+  w.set("workload.gpu_speeds", sequence(std::move(speeds)));
   write_parallelism(w, s.parallelism);
   write_communication(w, s.communication);
   write_training(w, s.training);

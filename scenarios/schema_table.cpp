@@ -110,6 +110,15 @@ constexpr FieldSpec kSchema[] = {
     {.path = "workload.compute_speed", .kind = K::Number, .default_text = "1", .min = 0, .max = 1000,
      .min_exclusive = true,
      .help = "GPU speed relative to the profiled one: 2 halves every kernel's duration."},
+    {.path = "workload.gpu_speeds", .kind = K::List, .default_text = "[]",
+     .type_doc = "a list of {gpu, speed}",
+     .help = "Per-GPU speed on top of compute_speed, for a straggler or mixed GPUs: "
+             "[{gpu: 3, speed: 0.8}] runs GPU 3's kernels at 80% of the others' speed."},
+    {.path = "workload.gpu_speeds[]", .kind = K::Section, .help = "One GPU's speed."},
+    {.path = "workload.gpu_speeds[].gpu", .kind = K::Integer, .required = true, .min = 0,
+     .max = kMaxCount * 64, .help = "Global GPU rank (as in the topology: node × GPUs per node + local)."},
+    {.path = "workload.gpu_speeds[].speed", .kind = K::Number, .required = true, .min = 0, .max = 1000,
+     .min_exclusive = true, .help = "Relative speed: 0.5 doubles this GPU's kernel durations."},
 
     {.path = "parallelism", .kind = K::Section, .help = "How the work is split over GPUs."},
     {.path = "parallelism.dp", .kind = K::Integer, .default_text = "1", .min = 1, .max = kMaxCount,

@@ -209,7 +209,9 @@ StepProgram build_step_program(const Profile& profile, const MpPlacement& placem
       sim::GpuProgram& prog = out.gpus[static_cast<std::size_t>(gpu(k))];
       out.worker_of_gpu[static_cast<std::size_t>(gpu(k))] = w;
       out.mp_rank_of_gpu[static_cast<std::size_t>(gpu(k))] = k;
-      prog.compute_scale = options.compute_scale;
+      const auto g = static_cast<std::size_t>(gpu(k));
+      prog.compute_scale = options.compute_scale *
+                           (g < options.gpu_compute_scale.size() ? options.gpu_compute_scale[g] : 1.0);
       sim::StreamProgram compute{"compute", {}};
       std::vector<bool> waited(pairs.size(), false);
       for (const std::uint32_t v : order.forward[ku]) {

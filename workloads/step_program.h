@@ -55,8 +55,10 @@ struct StepOptions {
   bool recorded_buckets = false;
   // For ordering ops only (workloads/op_order.h); zero ignores transfer time.
   sim::Bandwidth mp_transfer_estimate = sim::Bandwidth::gb_per_second(25);
-  // Kernel durations are multiplied by this on every GPU (0.5 = a GPU twice as fast).
+  // Kernel durations are multiplied by this on every GPU (0.5 = a GPU twice as fast), and on GPU g
+  // also by gpu_compute_scale[g] when g is inside that list (stragglers, mixed GPU generations).
   double compute_scale = 1.0;
+  std::vector<double> gpu_compute_scale;
 };
 
 struct StepProgram {

@@ -245,3 +245,24 @@ TEST_CASE("hybrid groups hold the right GPUs on a DGX-1") {
   CHECK_THROWS_WITH_AS(workloads::default_mapping(t, 8, 2),
                        doctest::Contains("dp × mp = 8 × 2 = 16 GPUs"), hybridsim::InputError);
 }
+
+TEST_CASE("a straggler GPU at half speed sets the pace of every data-parallel worker") {
+  const auto p = chain(4);
+  const auto t = topology::presets::fully_connected({.gpus = 4, .bandwidth = sim::Bandwidth::gb_per_second(10)});
+  analysis::StepSetup s;
+  s.profile = &p;
+  s.topology = &t;
+  s.placement = workloads::place_all_on_first(p, 1);
+  s.mapping = workloads::default_mapping(t, 4, 1);
+  s.step.bucket_size = Bytes::gib(1);  // one all-reduce after backward: nothing overlaps it
+  const auto even = analysis::simulate_step(s);
+  s.step.gpu_compute_scale = {1.0, 1.0, 2.0, 1.0};  // GPU 2 takes twice as long per kernel
+  const auto slow = analysis::simulate_step(s);
+  // The all-reduce waits for GPU 2's backward: 12 ms more of forward and backward on it, then the
+  // same all-reduce; the optimizer on GPU 2 also takes twice as long.
+  CHECK(slow.step_time == even.step_time + Time::ms(12) + p.optimizer_time(4));
+  CHECK(slow.critical.gpu == 2);
+  // GPU 0 sits in the all-reduce, waiting for GPU 2: exposed communication, not compute.
+  CHECK(slow.per_gpu[0].exposed_communication >= Time::ms(12));
+  CHECK(slow.per_gpu[2].compute == even.per_gpu[2].compute * 2);
+}

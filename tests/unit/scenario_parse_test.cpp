@@ -176,7 +176,7 @@ TEST_CASE("scenario: round trip — a scenario written as YAML and read back is 
         "name: minimal\n"
         "cluster:\n  preset: dgx1-v100\n  nodes: 1\n  gpus_per_node: auto\n  fabric: fat-tree\n"
         "  oversubscription: 1\n  leaf_radix: 16\n  spines: auto\n"
-        "workload:\n  network: gnmt\n  batch_per_worker: auto\n  compute_speed: 1\n"
+        "workload:\n  network: gnmt\n  batch_per_worker: auto\n  compute_speed: 1\n  gpu_speeds: []\n"
         "parallelism:\n  dp: 1\n  mp: 1\n  placement: auto\n  mapping: auto\n"
         "communication:\n  algorithm: ring\n  channels: auto\n  message_size: 512 KiB\n  bucket_size: 25 MB\n"
         "  reduction_bandwidth: 225 GB/s\n  switching: cut-through\n"
@@ -230,4 +230,14 @@ TEST_CASE("scenario: --set errors name the override, with a suggestion for a nea
   // List items cannot be set one by one; the whole list can.
   CHECK(error_of(kMinimal, {"parallelism.placement[0].gpu=1"}).starts_with(
       "--set parallelism.placement[0].gpu=1: unknown field 'parallelism.placement[0].gpu'"));
+}
+
+TEST_CASE("workload.gpu_speeds: per-GPU speeds parse, round-trip and refuse a GPU listed twice") {
+  const Scenario s = parse_scenario(std::string(kMinimal) +
+                                        "\n", "s.yaml", std::vector<std::string>{"workload.gpu_speeds=[{gpu: 3, speed: 0.5}, {gpu: 0, speed: 2}]"});
+  REQUIRE(s.workload.gpu_speeds.size() == 2);
+  CHECK(s.workload.gpu_speeds[0] == GpuSpeedSetting{3, 0.5});
+  CHECK(s.workload.gpu_speeds[1] == GpuSpeedSetting{0, 2.0});
+  CHECK(parse_scenario(scenario_to_yaml(s), "s.yaml") == s);
+  CHECK(parse_scenario(kMinimal, "s.yaml").workload.gpu_speeds.empty());
 }
