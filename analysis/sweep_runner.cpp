@@ -252,6 +252,8 @@ SweepOutcome run_sweep(const std::string& scenario_path, const SweepOptions& opt
   for (const auto& p : points)
     if (static_cast<int>(p.index % static_cast<std::size_t>(n)) == k - 1) todo.push_back(&p);
   outcome.points_in_shard = todo.size();
+  if (const auto first = scenario_trace_options(base, outcome.directory).trace)
+    outcome.traces = sweep_point_trace_file(*first, points.front().index);
   const std::filesystem::path partial_path = outcome.directory / "points.partial.csv";
   std::map<std::size_t, std::string> rows;
   if (options.resume && leader) {

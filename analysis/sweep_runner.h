@@ -38,6 +38,7 @@ struct SweepOutcome {
   std::string csv;                 // results.csv contents
   std::optional<std::filesystem::path> plot;
   std::string plot_note;           // why there is no plot, when there is none
+  std::optional<std::filesystem::path> traces;  // when points write traces: the first point's file
 };
 
 SweepOutcome run_sweep(const std::string& scenario_path, const SweepOptions& options);

@@ -55,7 +55,10 @@ std::vector<std::pair<std::string, std::string>> key_settings(const ResolvedScen
   out.emplace_back("communication",
                    std::string(workloads::algorithm_name(c.algorithm)) + ", channels " +
                        (c.channels ? std::to_string(*c.channels) : "auto") + ", messages " +
-                       sim::format_bytes(c.message_size) + ", buckets " + sim::format_bytes(c.bucket_size) +
+                       sim::format_bytes(c.message_size) + ", buckets " +
+                       (r.step.recorded_buckets && r.profile.has_recorded_buckets()
+                            ? std::string("as recorded in the profile")
+                            : sim::format_bytes(c.bucket_size)) +
                        ", reduction " +
                        (c.reduction_bandwidth.bytes_per_second() == 0 ? "off" : sim::format_bandwidth(c.reduction_bandwidth)) +
                        ", " + (c.switching == sim::Switching::StoreAndForward ? "store-and-forward" : "cut-through") +

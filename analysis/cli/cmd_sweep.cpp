@@ -44,6 +44,7 @@ void print_outcome(const analysis::SweepOutcome& r, const analysis::SweepOptions
   }
   std::cout << "\n  results   " << (r.directory / "results.csv").string() << "\n  summary   "
             << (r.directory / "summary.json").string() << "\n";
+  if (r.traces) std::cout << "  traces    " << r.traces->string() << ", ... (one per point, the point's index in the name)\n";
   if (r.plot) std::cout << "  plot      " << r.plot->string() << "\n";
   else if (!r.plot_note.empty()) std::cout << "  " << r.plot_note << "\n";
 }

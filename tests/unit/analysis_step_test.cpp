@@ -5,6 +5,7 @@
 #include "analysis/step_runner.h"
 #include "sim/error.h"
 #include "sim/ring_collective.h"
+#include "topology/preset_factory.h"
 #include "topology/presets.h"
 #include "workloads/profile.h"
 
@@ -244,6 +245,17 @@ TEST_CASE("hybrid groups hold the right GPUs on a DGX-1") {
   CHECK(m4.gpu_rank == std::vector<std::vector<int>>{{0, 1, 2, 3}, {4, 5, 6, 7}});
   CHECK_THROWS_WITH_AS(workloads::default_mapping(t, 8, 2),
                        doctest::Contains("dp × mp = 8 × 2 = 16 GPUs"), hybridsim::InputError);
+}
+
+TEST_CASE("hybrid groups on two DGX-1: workers stay inside a machine, DP groups span both") {
+  const auto t = topology::make_preset("dgx1-v100", {.nodes = 2});
+  const auto m = workloads::default_mapping(t, 8, 2);
+  // Node 1's GPUs are 8..15, paired the same way as node 0's.
+  CHECK(m.gpu_rank == std::vector<std::vector<int>>{{0, 3}, {1, 2}, {4, 7}, {5, 6},
+                                                    {8, 11}, {9, 10}, {12, 15}, {13, 14}});
+  for (const auto& worker : m.gpu_rank) CHECK(worker[0] / 8 == worker[1] / 8);
+  CHECK(m.dp_group(0) == std::vector<int>{0, 1, 4, 5, 8, 9, 12, 13});
+  CHECK(m.dp_group(1) == std::vector<int>{3, 2, 7, 6, 11, 10, 15, 14});
 }
 
 TEST_CASE("a straggler GPU at half speed sets the pace of every data-parallel worker") {
