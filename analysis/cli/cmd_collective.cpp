@@ -28,12 +28,16 @@ int collective_command(int argc, const char* const* argv) {
   std::string message_size = "512 KiB", min_bytes = "8 B", max_bytes = "256 MiB";
   std::string reduction = "225 GB/s";
   int nodes = 1;
+  int gpus_per_node = 0;
   int channels = 0;
   double step_factor = 2.0;
   options.add_options()("help,h", "show this help")(
       "topology,t", po::value(&topology_arg)->required(),
       "a preset (dgx1-v100, dgx2, nvswitch, pcie-server, ideal-ring, fully-connected) or a topology YAML file")(
       "nodes,n", po::value(&nodes)->default_value(1), "machines (a cluster joined by InfiniBand)")(
+      "gpus-per-node", po::value(&gpus_per_node)->default_value(0),
+      "GPUs per machine for presets that allow it (ideal-ring, fully-connected, nvswitch, dgx2, "
+      "pcie-server); 0 = the preset's")(
       "gpus,g", po::value(&gpus_arg), "a count (the first N GPUs) or a list like 0,1,4-7; default: all")(
       "op,o", po::value(&op_arg)->default_value("allreduce"),
       "allreduce | reducescatter | allgather | broadcast")(
@@ -56,6 +60,9 @@ int collective_command(int argc, const char* const* argv) {
                        std::filesystem::exists(topology_arg);
   topology::PresetOptions preset;
   preset.nodes = nodes;
+  if (gpus_per_node != 0) preset.gpus = gpus_per_node;
+  if (is_file && (nodes != 1 || gpus_per_node != 0))
+    throw InputError("--nodes and --gpus-per-node apply to presets, not to topology files");
   const topology::Topology topo = is_file ? topology::load_topology_yaml(topology_arg)
                                           : topology::make_preset(topology_arg, preset);
   const int gpu_count = static_cast<int>(topo.gpus().size());

@@ -165,6 +165,8 @@ int topology_command(int argc, const char* const* argv) {
       "topology", po::value<std::string>(),
       ("a preset (" + presets + ") or a topology YAML file").c_str())(
       "nodes", po::value<int>()->default_value(1), "machines; > 1 builds a cluster of the preset")(
+      "gpus-per-node", po::value<int>()->default_value(0),
+      "GPUs per machine for presets that allow it (not dgx1-v100); 0 = the preset's")(
       "fabric", po::value<std::string>()->default_value("fat-tree"),
       "cluster fabric: fat-tree or rail-optimized")("oversubscription",
                                                     po::value<double>()->default_value(1.0),
@@ -187,12 +189,14 @@ int topology_command(int argc, const char* const* argv) {
   const int nodes = vm["nodes"].as<int>();
   std::optional<Topology> topo;
   if (looks_like_file(what)) {
-    if (nodes != 1) throw InputError("--nodes applies to presets, not to topology files");
+    if (nodes != 1 || vm["gpus-per-node"].as<int>() != 0)
+      throw InputError("--nodes and --gpus-per-node apply to presets, not to topology files");
     topo.emplace(topology::load_topology_yaml(what));
   } else {
     topo.emplace(topology::make_preset(
         what, {.nodes = nodes,
-               .gpus = {},
+               .gpus = vm["gpus-per-node"].as<int>() != 0 ? std::optional<int>(vm["gpus-per-node"].as<int>())
+                                                         : std::nullopt,
                .fabric = topology::presets::parse_fabric(vm["fabric"].as<std::string>()),
                .oversubscription = vm["oversubscription"].as<double>()}));
   }

@@ -147,3 +147,21 @@ TEST_CASE(
   CHECK(out.find("all-reduce over 16 GPUs") != std::string::npos);
   CHECK(out.find("hierarchical") != std::string::npos);
 }
+
+TEST_CASE("hybridsim collective --gpus-per-node sizes the ring presets") {
+  auto run = [](const std::string& args, std::string& out) {
+    const std::string cmd = std::string(HYBRIDSIM_CLI) + " collective " + args + " 2>&1";
+    FILE* pipe = popen(cmd.c_str(), "r");
+    REQUIRE(pipe != nullptr);
+    out.clear();
+    char buf[4096];
+    while (std::fgets(buf, sizeof buf, pipe)) out += buf;
+    return pclose(pipe);
+  };
+  std::string out;
+  CHECK(run("-t ideal-ring --gpus-per-node 64 -b 1MiB -e 1MiB", out) == 0);
+  CAPTURE(out);
+  CHECK(out.find("all-reduce over 64 GPUs") != std::string::npos);
+  // A DGX-1 has its 8 GPUs and no other count.
+  CHECK(run("-t dgx1-v100 --gpus-per-node 4 -b 1MiB -e 1MiB", out) != 0);
+}
