@@ -120,21 +120,27 @@ TEST_CASE("hybridsim collective prints nccl-tests columns") {
   CHECK(err.find("unknown collective \"allsum\"") != std::string::npos);
 }
 
+namespace {
+
+// Runs `hybridsim collective ARGS`, its output (stdout and stderr) into `out`; the exit status.
+int run_collective_cli(const std::string& args, std::string& out) {
+  const std::string cmd = std::string(HYBRIDSIM_CLI) + " collective " + args + " 2>&1";
+  FILE* pipe = popen(cmd.c_str(), "r");
+  REQUIRE(pipe != nullptr);
+  out.clear();
+  char buf[4096];
+  while (std::fgets(buf, sizeof buf, pipe)) out += buf;
+  return pclose(pipe);
+}
+
+}  // namespace
+
 TEST_CASE(
     "hybridsim collective --algorithm hierarchical is an error for ops other than all-reduce") {
-  auto run = [](const std::string& args, std::string& out) {
-    const std::string cmd = std::string(HYBRIDSIM_CLI) + " collective " + args + " 2>&1";
-    FILE* pipe = popen(cmd.c_str(), "r");
-    REQUIRE(pipe != nullptr);
-    out.clear();
-    char buf[4096];
-    while (std::fgets(buf, sizeof buf, pipe)) out += buf;
-    return pclose(pipe);
-  };
   std::string out;
   for (const char* op : {"broadcast", "allgather", "reducescatter"}) {
     CAPTURE(op);
-    CHECK(run("-t dgx1-v100 --nodes 2 -a hierarchical --op " + std::string(op) + " -b 1MiB -e 1MiB",
+    CHECK(run_collective_cli("-t dgx1-v100 --nodes 2 -a hierarchical --op " + std::string(op) + " -b 1MiB -e 1MiB",
               out) != 0);
     CAPTURE(out);
     CHECK(out.find("--algorithm hierarchical applies only to all-reduce") != std::string::npos);
@@ -142,26 +148,17 @@ TEST_CASE(
     CHECK(out.find("hierarchical,") == std::string::npos);  // no table titled "hierarchical"
   }
   // The ring is still fine for them, and hierarchical for all-reduce.
-  CHECK(run("-t dgx1-v100 --nodes 2 --algorithm ring --op broadcast -b 1MiB -e 1MiB", out) == 0);
-  CHECK(run("-t dgx1-v100 --nodes 2 --algorithm hierarchical -b 1MiB -e 1MiB", out) == 0);
+  CHECK(run_collective_cli("-t dgx1-v100 --nodes 2 --algorithm ring --op broadcast -b 1MiB -e 1MiB", out) == 0);
+  CHECK(run_collective_cli("-t dgx1-v100 --nodes 2 --algorithm hierarchical -b 1MiB -e 1MiB", out) == 0);
   CHECK(out.find("all-reduce over 16 GPUs") != std::string::npos);
   CHECK(out.find("hierarchical") != std::string::npos);
 }
 
 TEST_CASE("hybridsim collective --gpus-per-node sizes the ring presets") {
-  auto run = [](const std::string& args, std::string& out) {
-    const std::string cmd = std::string(HYBRIDSIM_CLI) + " collective " + args + " 2>&1";
-    FILE* pipe = popen(cmd.c_str(), "r");
-    REQUIRE(pipe != nullptr);
-    out.clear();
-    char buf[4096];
-    while (std::fgets(buf, sizeof buf, pipe)) out += buf;
-    return pclose(pipe);
-  };
   std::string out;
-  CHECK(run("-t ideal-ring --gpus-per-node 64 -b 1MiB -e 1MiB", out) == 0);
+  CHECK(run_collective_cli("-t ideal-ring --gpus-per-node 64 -b 1MiB -e 1MiB", out) == 0);
   CAPTURE(out);
   CHECK(out.find("all-reduce over 64 GPUs") != std::string::npos);
   // A DGX-1 has its 8 GPUs and no other count.
-  CHECK(run("-t dgx1-v100 --gpus-per-node 4 -b 1MiB -e 1MiB", out) != 0);
+  CHECK(run_collective_cli("-t dgx1-v100 --gpus-per-node 4 -b 1MiB -e 1MiB", out) != 0);
 }
