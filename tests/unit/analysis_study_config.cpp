@@ -42,7 +42,11 @@ TEST_CASE("study config: the shipped study files parse") {
   CHECK(full.mp == std::vector<int>{2, 4});
   CHECK(full.cluster.ib_bandwidth == sim::Bandwidth::bytes_per_second(12'500'000'000));  // EDR
   CHECK(full.ib_factors == std::vector<double>{2.0});
-  CHECK(full.networks[0].sensitivity_curves.size() == 2);
+  // Inception-V3 and GNMT add a curve of another shape to optimistic/pessimistic; BigLSTM has two.
+  CHECK(full.networks[0].sensitivity_curves.size() == 3);
+  CHECK(full.networks[0].sensitivity_curves[2].variant == "lars_v06");
+  CHECK(full.networks[1].sensitivity_curves[2].variant == "measured");
+  CHECK(full.networks[2].sensitivity_curves.size() == 2);
   CHECK(full.output == "out/study/hybrid-vs-dp");
   const auto quick = analysis::load_study_config(dir / "quick.yaml");
   CHECK(quick.gpus.back() == 512);
