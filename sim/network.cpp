@@ -1,5 +1,7 @@
 #include "sim/network.h"
 
+#include "sim/error.h"
+
 namespace hybridsim::sim {
 
 Network::Network(EventQueue& queue, const LinkTable& links, Switching switching)
@@ -21,7 +23,8 @@ void Network::send_at(Time at, Route route, Bytes bytes, EventHandler& receiver,
     return;
   }
   // Checked before a slot is taken, so a rejected send leaves nothing behind.
-  if (at < queue_.now()) queue_.schedule_at(at, receiver, tag);  // throws: in the past
+  if (at < queue_.now())
+    throw InternalError("message sent into the past: at " + format_time(at) + ", now " + format_time(queue_.now()));
   std::uint32_t index;
   if (!free_messages_.empty()) {
     index = free_messages_.back();
