@@ -6,21 +6,19 @@
 
 #include <algorithm>
 #include <fstream>
+#include <span>
 #include <sstream>
 
 #include "sim/error.h"
 #include "topology/preset_factory.h"
+#include "topology/yaml_keys.h"
 #include "workloads/profile_gen.h"
 #include "workloads/profile_io.h"
 
 namespace hybridsim::analysis {
 namespace {
 
-struct Key {
-  std::string_view name;
-  bool required;
-  std::string_view expects;
-};
+using Key = topology::YamlKey;
 constexpr Key kTopKeys[] = {
     {"format", true, "hybridsim-study/1"},
     {"title", false, "a title for the report"},
@@ -69,11 +67,7 @@ class Reader {
  public:
   explicit Reader(std::string source) : source_(std::move(source)) {}
 
-  std::string where(const YAML::Node& n) const {
-    const YAML::Mark m = n.Mark();
-    if (m.is_null() || m.line < 0) return source_;
-    return source_ + ":" + std::to_string(m.line + 1) + ":" + std::to_string(m.column + 1);
-  }
+  std::string where(const YAML::Node& n) const { return topology::yaml_where(source_, n); }
   [[noreturn]] void fail(const YAML::Node& at, const std::string& field, const std::string& what,
                          std::string_view expected) const {
     throw InputError(where(at) + ": " + field + ": " + what + "; expected " + std::string(expected));
@@ -87,12 +81,11 @@ class Reader {
 
   template <std::size_t N>
   void check_keys(const YAML::Node& map, const std::string& field, const Key (&keys)[N]) const {
-    std::string all;
-    for (const auto& k : keys) all += (all.empty() ? "" : ", ") + std::string(k.name);
+    const std::string all = topology::yaml_key_names(keys);
     if (!map.IsMap()) fail(map, field, got(map), "a map with keys " + all);
     for (const auto& kv : map) {
       const std::string name = kv.first.as<std::string>();
-      if (std::none_of(std::begin(keys), std::end(keys), [&](const Key& k) { return k.name == name; }))
+      if (!topology::find_yaml_key(keys, name))
         fail(kv.first, field, "unknown key \"" + name + "\"", "one of " + all);
     }
     for (const auto& k : keys)
@@ -100,11 +93,9 @@ class Reader {
         fail(map, field, "missing key \"" + std::string(k.name) + "\"", k.expects);
   }
 
-  template <std::size_t N>
-  static std::string_view expects(const Key (&keys)[N], std::string_view name) {
-    for (const auto& k : keys)
-      if (k.name == name) return k.expects;
-    return "";
+  static std::string_view expects(std::span<const Key> keys, std::string_view name) {
+    const Key* k = topology::find_yaml_key(keys, name);
+    return k ? k->expects : "";
   }
 
   std::string text(const YAML::Node& n, const std::string& field, std::string_view expected) const {

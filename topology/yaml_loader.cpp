@@ -9,16 +9,12 @@
 
 #include "sim/error.h"
 #include "topology/builder.h"
+#include "topology/yaml_keys.h"
 
 namespace hybridsim::topology {
 namespace {
 
-// Each YAML key declared once: name, whether required, and what it expects (used in errors).
-struct Key {
-  std::string_view name;
-  bool required;
-  std::string_view expects;
-};
+using Key = YamlKey;
 constexpr Key kTopKeys[] = {
     {"name", false, "a topology name"},
     {"nodes", true, "a list of devices: {name, kind, node}"},
@@ -45,11 +41,7 @@ class Reader {
  public:
   explicit Reader(std::string_view source) : source_(source) {}
 
-  std::string where(const YAML::Node& n) const {
-    const YAML::Mark m = n.Mark();
-    if (m.is_null()) return source_;
-    return source_ + ":" + std::to_string(m.line + 1) + ":" + std::to_string(m.column + 1);
-  }
+  std::string where(const YAML::Node& n) const { return yaml_where(source_, n); }
   [[noreturn]] void fail(const YAML::Node& at, const std::string& field,
                          const std::string& message) const {
     throw InputError(where(at) + ": " + field + ": " + message);
@@ -58,13 +50,11 @@ class Reader {
   // Checks that `map` is a map with only known keys and all required ones.
   template <std::size_t N>
   void check_keys(const YAML::Node& map, const std::string& field, const Key (&keys)[N]) const {
-    if (!map.IsMap()) fail(map, field, "expected a map with keys " + key_list(keys));
+    if (!map.IsMap()) fail(map, field, "expected a map with keys " + yaml_key_names(keys));
     for (const auto& entry : map) {
       const std::string key = entry.first.as<std::string>();
-      bool known = false;
-      for (const auto& k : keys) known = known || k.name == key;
-      if (!known)
-        fail(entry.first, field, "unknown key \"" + key + "\"; expected one of " + key_list(keys));
+      if (!find_yaml_key(keys, key))
+        fail(entry.first, field, "unknown key \"" + key + "\"; expected one of " + yaml_key_names(keys));
     }
     for (const auto& k : keys)
       if (k.required && !map[std::string(k.name)])
@@ -91,18 +81,11 @@ class Reader {
   }
 
  private:
-  template <std::size_t N>
-  static std::string key_list(const Key (&keys)[N]) {
-    std::string out;
-    for (const auto& k : keys) out += (out.empty() ? "" : ", ") + std::string(k.name);
-    return out;
-  }
   std::string source_;
 };
 
 const Key& key(std::string_view name, std::span<const Key> keys) {
-  for (const auto& k : keys)
-    if (k.name == name) return k;
+  if (const Key* k = find_yaml_key(keys, name)) return *k;
   throw InternalError("undeclared YAML key");
 }
 
