@@ -7,6 +7,7 @@
 #include "analysis/planner.h"
 #include "analysis/study.h"
 #include "sim/error.h"
+#include "tests/unit/toy_profile.h"
 
 using namespace hybridsim;
 using sim::Bytes;
@@ -18,23 +19,9 @@ namespace {
 // 16 MiB of gradients each) and a join. All ops share one layer, so the layers and stacks
 // partitioners cannot split it (they leave a GPU empty) and only the branches partitioner can.
 workloads::Profile two_branches() {
-  workloads::Profile p;
-  p.meta.network = "toy-branches";
-  p.meta.batch_per_gpu = 32;
-  p.meta.units_per_step = 32;
-  p.meta.throughput_unit = "samples";
-  p.optimizer = {"sgd", Time::ms(1)};
+  workloads::Profile p = testing::toy_profile("toy-branches");
   auto op = [&](const std::string& name, std::vector<std::uint32_t> inputs, Time f, Time b, Bytes grad) {
-    workloads::Op o;
-    o.name = name;
-    o.layer = "blk";
-    o.inputs = std::move(inputs);
-    o.forward = {{"f", f}};
-    o.backward = {{"b", b}};
-    o.activation_bytes = Bytes::kib(64);
-    o.gradient_bytes = grad;
-    o.exchange = grad.count() > 0 ? workloads::GradientExchange::DenseAllReduce : workloads::GradientExchange::None;
-    p.ops.push_back(o);
+    p.ops.push_back(testing::toy_op(name, std::move(inputs), f, b, grad, Bytes::kib(64), "blk"));
     return static_cast<std::uint32_t>(p.ops.size() - 1);
   };
   const auto in = op("in", {}, Time::us(10), Time::us(10), Bytes::of(0));

@@ -7,44 +7,22 @@
 #include "sim/ring_collective.h"
 #include "topology/preset_factory.h"
 #include "topology/presets.h"
+#include "tests/unit/toy_profile.h"
 #include "workloads/profile.h"
 
 using namespace hybridsim;
 using sim::Bytes;
 using sim::Time;
+using testing::toy_op;
+using testing::toy_profile;
 
 namespace {
 
-workloads::Op make(const std::string& name, std::vector<std::uint32_t> inputs, Time fwd, Time bwd,
-                   Bytes grad, Bytes act = Bytes::mib(1), const std::string& layer = "") {
-  workloads::Op op;
-  op.name = name;
-  op.layer = layer.empty() ? name : layer;
-  op.inputs = std::move(inputs);
-  op.forward = {{"f", fwd}};
-  op.backward = {{"b", bwd}};
-  op.activation_bytes = act;
-  op.gradient_bytes = grad;
-  op.exchange = grad.count() > 0 ? workloads::GradientExchange::DenseAllReduce
-                                 : workloads::GradientExchange::None;
-  return op;
-}
-
-workloads::Profile base_profile() {
-  workloads::Profile p;
-  p.meta.network = "toy";
-  p.meta.batch_per_gpu = 32;
-  p.meta.units_per_step = 32;
-  p.meta.throughput_unit = "samples";
-  p.optimizer = {"sgd", Time::ms(1)};  // 1 ms per GiB of parameters
-  return p;
-}
-
 // A chain of `n` ops, each 1 ms forward, 2 ms backward, 4 MiB of gradients.
 workloads::Profile chain(int n) {
-  workloads::Profile p = base_profile();
+  workloads::Profile p = toy_profile();
   for (int i = 0; i < n; ++i)
-    p.ops.push_back(make("op" + std::to_string(i),
+    p.ops.push_back(toy_op("op" + std::to_string(i),
                          i == 0 ? std::vector<std::uint32_t>{} : std::vector<std::uint32_t>{std::uint32_t(i - 1)},
                          Time::ms(1), Time::ms(2), Bytes::mib(4)));
   workloads::validate_profile(p);
@@ -119,9 +97,9 @@ TEST_CASE("buckets too small pay more in per-collective latency than they hide")
   // after backward; 2 MiB buckets ≈ 0.43 ms each, one per 400 us of backward, so only about the last
   // one shows; 256 KiB buckets ≈ 0.16 ms each, one per 50 us of backward: the collectives fall
   // behind and about 64 × 0.16 − 3.2 ≈ 7 ms is exposed, more than one big bucket.
-  workloads::Profile p = base_profile();
+  workloads::Profile p = toy_profile();
   for (int i = 0; i < 64; ++i)
-    p.ops.push_back(make("op" + std::to_string(i),
+    p.ops.push_back(toy_op("op" + std::to_string(i),
                          i == 0 ? std::vector<std::uint32_t>{} : std::vector<std::uint32_t>{std::uint32_t(i - 1)},
                          Time::us(25), Time::us(50), Bytes::kib(256)));
   workloads::validate_profile(p);
@@ -182,17 +160,17 @@ TEST_CASE("MP of a pure chain on 2 GPUs is no faster than 1 GPU") {
 }
 
 TEST_CASE("MP of two independent branches approaches 2x") {
-  workloads::Profile p = base_profile();
-  p.ops.push_back(make("in", {}, Time::us(10), Time::us(10), Bytes::of(0), Bytes::kib(64), "blk"));
+  workloads::Profile p = toy_profile();
+  p.ops.push_back(toy_op("in", {}, Time::us(10), Time::us(10), Bytes::of(0), Bytes::kib(64), "blk"));
   for (int b = 0; b < 2; ++b) {
     std::uint32_t prev = 0;
     for (int i = 0; i < 5; ++i) {
-      p.ops.push_back(make("br" + std::to_string(b) + "." + std::to_string(i), {prev}, Time::ms(1),
+      p.ops.push_back(toy_op("br" + std::to_string(b) + "." + std::to_string(i), {prev}, Time::ms(1),
                            Time::ms(2), Bytes::mib(1), Bytes::kib(64), "blk"));
       prev = static_cast<std::uint32_t>(p.ops.size() - 1);
     }
   }
-  p.ops.push_back(make("join", {5, 10}, Time::us(10), Time::us(10), Bytes::of(0), Bytes::kib(64), "blk"));
+  p.ops.push_back(toy_op("join", {5, 10}, Time::us(10), Time::us(10), Bytes::of(0), Bytes::kib(64), "blk"));
   workloads::validate_profile(p);
   const auto t = topology::presets::fully_connected({.gpus = 2});
   const auto one = run(p, t, 1, 1, workloads::place_all_on_first(p, 1));
@@ -209,13 +187,13 @@ TEST_CASE("a 2-layer unrolled LSTM split by layer approaches the wavefront bound
   // 2 ms backward. One GPU: 2T cells serially. Two GPUs, one layer each: the wavefront needs
   // (T + 1) cell times forward and (T + 1) backward.
   const int steps = 20;
-  workloads::Profile p = base_profile();
+  workloads::Profile p = toy_profile();
   for (int l = 0; l < 2; ++l)
     for (int s = 0; s < steps; ++s) {
       std::vector<std::uint32_t> in;
       if (s > 0) in.push_back(static_cast<std::uint32_t>(l * steps + s - 1));
       if (l > 0) in.push_back(static_cast<std::uint32_t>(s));
-      auto op = make("L" + std::to_string(l) + ".t" + std::to_string(s), in, Time::ms(1), Time::ms(2),
+      auto op = toy_op("L" + std::to_string(l) + ".t" + std::to_string(s), in, Time::ms(1), Time::ms(2),
                      s == 0 ? Bytes::mib(4) : Bytes::of(0), Bytes::kib(512), "L" + std::to_string(l));
       op.step = s;
       p.ops.push_back(op);

@@ -5,6 +5,7 @@
 
 #include "analysis/study.h"
 #include "sim/error.h"
+#include "tests/unit/toy_profile.h"
 
 using namespace hybridsim;
 using analysis::StudyRow;
@@ -18,21 +19,9 @@ namespace {
 // layers partitioner: one layer per GPU) need no transfer: 3 ms. No parameters: no gradient
 // exchange and no optimizer, so a DP step takes 6 ms at any N.
 workloads::Profile two_ops() {
-  workloads::Profile p;
-  p.meta.network = "toy";
-  p.meta.batch_per_gpu = 32;
-  p.meta.units_per_step = 32;
-  p.meta.throughput_unit = "samples";
-  p.optimizer = {"sgd", Time::ms(1)};
-  for (const char* name : {"a", "b"}) {
-    workloads::Op op;
-    op.name = name;
-    op.layer = name;
-    op.forward = {{"f", Time::ms(1)}};
-    op.backward = {{"b", Time::ms(2)}};
-    op.activation_bytes = Bytes::mib(1);
-    p.ops.push_back(op);
-  }
+  workloads::Profile p = testing::toy_profile();
+  for (const char* name : {"a", "b"})
+    p.ops.push_back(testing::toy_op(name, {}, Time::ms(1), Time::ms(2), Bytes::of(0)));
   workloads::validate_profile(p);
   return p;
 }
