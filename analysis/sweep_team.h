@@ -1,7 +1,7 @@
 // Lets several processes share one sweep; analysis/mpi/mpi_sweep_team.h does it over MPI.
 // Every process expands the same points and agrees on the same list of points still to run (the
 // "positions"); the leader (rank 0) hands out positions one at a time to whichever process asks
-// (points differ a hundredfold in cost, so a static split would leave ranks idle) and alone writes
+// (points differ hundreds of times in cost, so a static split would leave ranks idle) and alone writes
 // the results. run_sweep() calls a team from one thread of a process at a time.
 #pragma once
 #include <cstddef>
