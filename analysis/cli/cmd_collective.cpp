@@ -8,8 +8,8 @@
 
 #include "analysis/cli/commands.h"
 #include "analysis/cli/parse_options.h"
-#include "analysis/collective_report.h"
-#include "analysis/collective_sweep.h"
+#include "analysis/collective/collective_report.h"
+#include "analysis/collective/collective_sweep.h"
 #include "sim/error.h"
 #include "topology/preset_factory.h"
 #include "topology/yaml_loader.h"

@@ -9,9 +9,9 @@
 #include <sstream>
 #include <string>
 
-#include "analysis/atomic_file.h"
+#include "analysis/output/atomic_file.h"
 #include "analysis/cli/commands.h"
-#include "analysis/step_runner.h"
+#include "analysis/step/step_runner.h"
 #include "sim/error.h"
 #include "workloads/import_kineto.h"
 #include "workloads/import_pipedream.h"

@@ -7,13 +7,13 @@
 #include <string>
 #include <vector>
 
-#include "analysis/atomic_file.h"
+#include "analysis/output/atomic_file.h"
 #include "analysis/cli/commands.h"
 #include "analysis/cli/parse_options.h"
-#include "analysis/scenario_run.h"
-#include "analysis/step_report.h"
-#include "scenarios/resolve.h"
-#include "scenarios/scenario.h"
+#include "analysis/run/scenario_run.h"
+#include "analysis/step/step_report.h"
+#include "scenarios/loader/resolve.h"
+#include "scenarios/loader/scenario.h"
 #include "sim/error.h"
 
 namespace po = boost::program_options;

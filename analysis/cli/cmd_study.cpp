@@ -6,8 +6,8 @@
 
 #include "analysis/cli/commands.h"
 #include "analysis/cli/parse_options.h"
-#include "analysis/planner.h"
-#include "analysis/study_command.h"
+#include "analysis/plan/planner.h"
+#include "analysis/study/study_command.h"
 #include "sim/error.h"
 
 namespace po = boost::program_options;

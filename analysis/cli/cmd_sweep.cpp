@@ -9,10 +9,10 @@
 
 #include "analysis/cli/commands.h"
 #include "analysis/cli/parse_options.h"
-#include "analysis/sweep_runner.h"
+#include "analysis/sweep/sweep_runner.h"
 #include "sim/error.h"
 #ifdef HYBRIDSIM_WITH_MPI
-#include "analysis/mpi/mpi_sweep_team.h"
+#include "analysis/sweep/mpi/mpi_sweep_team.h"
 #endif
 
 namespace po = boost::program_options;

@@ -3,7 +3,7 @@
 // Smaller cases (8 GPUs; 64 GPUs) show how the cost grows.
 #include <benchmark/benchmark.h>
 
-#include "analysis/step_runner.h"
+#include "analysis/step/step_runner.h"
 #include "topology/preset_factory.h"
 #include "workloads/profile_gen.h"
 

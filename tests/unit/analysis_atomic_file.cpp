@@ -7,7 +7,7 @@
 #include <random>
 #include <sstream>
 
-#include "analysis/atomic_file.h"
+#include "analysis/output/atomic_file.h"
 #include "sim/error.h"
 #include "tests/unit/test_files.h"
 

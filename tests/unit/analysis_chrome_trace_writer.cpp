@@ -11,8 +11,8 @@
 #include <random>
 #include <sstream>
 
-#include "analysis/chrome_trace_writer.h"
-#include "analysis/trace_track_allocator.h"
+#include "analysis/trace/chrome_trace_writer.h"
+#include "analysis/trace/trace_track_allocator.h"
 #include "sim/error.h"
 #include "tests/unit/test_files.h"
 

@@ -5,8 +5,8 @@
 #include <cstdio>
 #include <string>
 
-#include "analysis/collective_report.h"
-#include "analysis/collective_sweep.h"
+#include "analysis/collective/collective_report.h"
+#include "analysis/collective/collective_sweep.h"
 #include "sim/error.h"
 #include "topology/preset_factory.h"
 

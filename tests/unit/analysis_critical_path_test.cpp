@@ -2,7 +2,7 @@
 // past a record that came before its wait, and through the last rank to join a collective.
 #include <doctest/doctest.h>
 
-#include "analysis/critical_path.h"
+#include "analysis/step/critical_path.h"
 #include "sim/ring_collective.h"
 #include "sim/stream_executor.h"
 

@@ -5,7 +5,7 @@
 #include <limits>
 #include <nlohmann/json.hpp>
 
-#include "analysis/json_text.h"
+#include "analysis/output/json_text.h"
 
 using namespace hybridsim;
 using analysis::append_json_string;

@@ -4,8 +4,8 @@
 
 #include <sstream>
 
-#include "analysis/planner.h"
-#include "analysis/study.h"
+#include "analysis/plan/planner.h"
+#include "analysis/study/study.h"
 #include "sim/error.h"
 #include "tests/unit/toy_profile.h"
 

@@ -5,7 +5,7 @@
 #include <cmath>
 #include <set>
 
-#include "analysis/statistical_efficiency.h"
+#include "analysis/training/statistical_efficiency.h"
 #include "sim/error.h"
 
 using namespace hybridsim;

@@ -2,7 +2,7 @@
 // be derived by hand.
 #include <doctest/doctest.h>
 
-#include "analysis/step_runner.h"
+#include "analysis/step/step_runner.h"
 #include "sim/error.h"
 #include "sim/ring_collective.h"
 #include "topology/preset_factory.h"

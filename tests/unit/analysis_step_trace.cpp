@@ -5,7 +5,7 @@
 
 #include <set>
 
-#include "analysis/step_trace.h"
+#include "analysis/trace/step_trace.h"
 #include "analysis_step_trace_check.h"
 #include "sim/error.h"
 #include "topology/preset_factory.h"

@@ -6,7 +6,7 @@
 
 #include <cstdlib>
 
-#include "analysis/step_trace.h"
+#include "analysis/trace/step_trace.h"
 #include "analysis_step_trace_check.h"
 #include "topology/preset_factory.h"
 #include "workloads/profile_gen.h"

@@ -4,8 +4,8 @@
 
 #include <map>
 
-#include "analysis/busy_fraction_bins.h"
-#include "analysis/step_trace_options.h"
+#include "analysis/trace/busy_fraction_bins.h"
+#include "analysis/trace/step_trace_options.h"
 #include "sim/error.h"
 #include "sim/ring_collective.h"
 

@@ -7,7 +7,7 @@
 #include <filesystem>
 #include <fstream>
 
-#include "analysis/study_config.h"
+#include "analysis/study/study_config.h"
 #include "sim/error.h"
 #include "workloads/profile_gen.h"
 #include "workloads/profile_io.h"

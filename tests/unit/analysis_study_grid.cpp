@@ -9,9 +9,9 @@
 #include <fstream>
 #include <sstream>
 
-#include "analysis/plot_gnuplot.h"
-#include "analysis/study.h"
-#include "analysis/study_report.h"
+#include "analysis/output/plot_gnuplot.h"
+#include "analysis/study/study.h"
+#include "analysis/study/study_report.h"
 #include "tests/unit/test_files.h"
 
 using namespace hybridsim;

@@ -3,7 +3,7 @@
 // the largest N, crossover).
 #include <doctest/doctest.h>
 
-#include "analysis/study.h"
+#include "analysis/study/study.h"
 #include "sim/error.h"
 #include "tests/unit/toy_profile.h"
 

@@ -1,4 +1,4 @@
-// Sweeps shared by a team of processes (analysis/sweep_team.h), with the processes played by
+// Sweeps shared by a team of processes (analysis/sweep/sweep_team.h), with the processes played by
 // threads joined through an in-memory exchange: the same protocol as the MPI team, testable (and
 // sanitizer-checked) without MPI. tests/mpi/mpi_sweep_test.sh runs the real thing under mpirun.
 #include <doctest/doctest.h>
@@ -13,8 +13,8 @@
 #include <sstream>
 #include <thread>
 
-#include "analysis/sweep_runner.h"
-#include "analysis/sweep_team.h"
+#include "analysis/sweep/sweep_runner.h"
+#include "analysis/sweep/sweep_team.h"
 #include "sim/error.h"
 #include "tests/unit/test_files.h"
 

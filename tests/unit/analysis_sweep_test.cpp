@@ -6,7 +6,7 @@
 #include <fstream>
 #include <sstream>
 
-#include "analysis/sweep_runner.h"
+#include "analysis/sweep/sweep_runner.h"
 #include "sim/error.h"
 #include "tests/unit/test_files.h"
 

@@ -1,7 +1,7 @@
 // Time to train = epochs(B) × ceil(dataset / B) × step time, checked on hand-computed toy cases.
 #include <doctest/doctest.h>
 
-#include "analysis/time_to_train.h"
+#include "analysis/training/time_to_train.h"
 #include "sim/error.h"
 
 using namespace hybridsim;

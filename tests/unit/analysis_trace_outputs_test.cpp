@@ -10,9 +10,9 @@
 #include <string>
 #include <vector>
 
-#include "analysis/scenario_run.h"
+#include "analysis/run/scenario_run.h"
 #include "analysis_step_trace_check.h"
-#include "scenarios/scenario.h"
+#include "scenarios/loader/scenario.h"
 #include "sim/error.h"
 
 using namespace hybridsim;

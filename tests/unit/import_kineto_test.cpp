@@ -8,8 +8,8 @@
 #include <fstream>
 #include <sstream>
 
-#include "analysis/step_runner.h"
-#include "scenarios/resolve.h"
+#include "analysis/step/step_runner.h"
+#include "scenarios/loader/resolve.h"
 #include "sim/error.h"
 #include "topology/presets.h"
 #include "workloads/import_kineto.h"

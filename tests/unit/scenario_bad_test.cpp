@@ -13,8 +13,8 @@
 #include <string>
 #include <vector>
 
-#include "scenarios/resolve.h"
-#include "scenarios/sweep.h"
+#include "scenarios/loader/resolve.h"
+#include "scenarios/loader/sweep.h"
 #include "sim/error.h"
 #include "tests/unit/test_files.h"
 

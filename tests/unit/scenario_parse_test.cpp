@@ -4,7 +4,7 @@
 #include <string>
 #include <vector>
 
-#include "scenarios/scenario.h"
+#include "scenarios/loader/scenario.h"
 #include "sim/error.h"
 
 using namespace hybridsim;

@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "scenarios/resolve.h"
+#include "scenarios/loader/resolve.h"
 #include "sim/error.h"
 #include "workloads/profile_gen.h"
 #include "workloads/profile_io.h"

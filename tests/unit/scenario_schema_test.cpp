@@ -9,10 +9,10 @@
 #include <sstream>
 #include <string>
 
-#include "scenarios/field_reader.h"
-#include "scenarios/resolve.h"
-#include "scenarios/schema.h"
-#include "scenarios/sweep.h"
+#include "scenarios/loader/field_reader.h"
+#include "scenarios/loader/resolve.h"
+#include "scenarios/loader/schema.h"
+#include "scenarios/loader/sweep.h"
 #include "sim/error.h"
 
 using namespace hybridsim;

@@ -6,9 +6,9 @@
 #include <filesystem>
 #include <vector>
 
-#include "analysis/scenario_run.h"
-#include "scenarios/resolve.h"
-#include "scenarios/sweep.h"
+#include "analysis/run/scenario_run.h"
+#include "scenarios/loader/resolve.h"
+#include "scenarios/loader/sweep.h"
 
 using namespace hybridsim;
 namespace fs = std::filesystem;

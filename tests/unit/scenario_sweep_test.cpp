@@ -4,7 +4,7 @@
 #include <string>
 #include <vector>
 
-#include "scenarios/sweep.h"
+#include "scenarios/loader/sweep.h"
 #include "sim/error.h"
 
 using namespace hybridsim;

@@ -1,0 +1,79 @@
+#include "analysis/collective/collective_report.h"
+
+#include <cstdio>
+
+#include "analysis/output/format_fixed.h"
+#include "analysis/output/json_text.h"
+#include "sim/link.h"
+
+namespace hybridsim::analysis {
+
+namespace {
+
+std::string pad(const std::string& s, std::size_t width) {
+  return s.size() >= width ? s : std::string(width - s.size(), ' ') + s;
+}
+
+}  // namespace
+
+std::string collective_table(const std::vector<CollectiveSweepRow>& rows, const std::string& title) {
+  std::string out = "# hybridsim collective: " + title + "\n#\n";
+  out += "#" + pad("size", 13) + pad("count", 13) + pad("type", 7) + pad("time", 12) +
+         pad("algbw", 9) + pad("busbw", 9) + pad("messages", 11) + "\n";
+  out += "#" + pad("(B)", 13) + pad("(elements)", 13) + pad("", 7) + pad("(us)", 12) +
+         pad("(GB/s)", 9) + pad("(GB/s)", 9) + pad("", 11) + "\n";
+  for (const auto& r : rows) {
+    out += " " + pad(std::to_string(r.size.count()), 13) + pad(std::to_string(r.count), 13) +
+           pad("float", 7) + pad(format_fixed(r.time.to_us(), 2), 12) + pad(format_fixed(r.algbw_gb_per_s, 2), 9) +
+           pad(format_fixed(r.busbw_gb_per_s, 2), 9) + pad(std::to_string(r.messages), 11) + "\n";
+  }
+  if (!rows.empty()) {
+    double sum = 0;
+    for (const auto& r : rows) sum += r.busbw_gb_per_s;
+    out += "# Avg bus bandwidth    : " + format_fixed(sum / static_cast<double>(rows.size()), 3) + "\n";
+  }
+  return out;
+}
+
+std::string collective_csv(const std::vector<CollectiveSweepRow>& rows) {
+  std::string out = "size_bytes,count,time_us,algbw_gb_per_s,busbw_gb_per_s,messages";
+  for (int k = 0; k < sim::kLinkKindCount; ++k)
+    out += ",bytes_" + std::string(sim::link_kind_name(static_cast<sim::LinkKind>(k)));
+  out += "\n";
+  for (const auto& r : rows) {
+    out += std::to_string(r.size.count()) + "," + std::to_string(r.count) + "," +
+           format_fixed(r.time.to_us(), 6) + "," + format_fixed(r.algbw_gb_per_s, 6) + "," +
+           format_fixed(r.busbw_gb_per_s, 6) + "," + std::to_string(r.messages);
+    for (const auto& b : r.bytes_by_link_kind) out += "," + std::to_string(b.count());
+    out += "\n";
+  }
+  return out;
+}
+
+std::string collective_json(const std::vector<CollectiveSweepRow>& rows, const std::string& title) {
+  std::string out = "{\"title\": ";
+  append_json_string(out, title);
+  out += ", \"rows\": [";
+  for (std::size_t i = 0; i < rows.size(); ++i) {
+    const auto& r = rows[i];
+    out += i ? ",\n  " : "\n  ";
+    out += "{\"size_bytes\": " + std::to_string(r.size.count()) + ", \"count\": " +
+           std::to_string(r.count) + ", \"time_us\": " + format_fixed(r.time.to_us(), 6) +
+           ", \"algbw_gb_per_s\": " + format_fixed(r.algbw_gb_per_s, 6) + ", \"busbw_gb_per_s\": " +
+           format_fixed(r.busbw_gb_per_s, 6) + ", \"messages\": " + std::to_string(r.messages) +
+           ", \"bytes_by_link_kind\": {";
+    bool first = true;
+    for (int k = 0; k < sim::kLinkKindCount; ++k) {
+      if (r.bytes_by_link_kind[static_cast<std::size_t>(k)].count() == 0) continue;
+      out += first ? "" : ", ";
+      first = false;
+      append_json_string(out, sim::link_kind_name(static_cast<sim::LinkKind>(k)));
+      out += ": " + std::to_string(r.bytes_by_link_kind[static_cast<std::size_t>(k)].count());
+    }
+    out += "}}";
+  }
+  out += "\n]}\n";
+  return out;
+}
+
+}  // namespace hybridsim::analysis

@@ -1,0 +1,120 @@
+#include "analysis/collective/collective_sweep.h"
+
+#include <cmath>
+#include <memory>
+#include <set>
+#include <string>
+
+#include "sim/collective_chain.h"
+#include "sim/error.h"
+#include "sim/ring_collective.h"
+
+namespace hybridsim::analysis {
+
+namespace {
+
+// The hierarchical algorithm is an all-reduce (reduce-scatter in each machine, all-reduce across
+// machines, all-gather in each machine); the planner runs every other op as a plain ring, so asking
+// for it there would silently do something else.
+void check_algorithm(const CollectiveSweepOptions& options) {
+  if (options.comm.algorithm != workloads::AllReduceAlgorithm::Ring &&
+      options.op != sim::CollectiveOp::AllReduce)
+    throw InputError("--algorithm " +
+                     std::string(workloads::algorithm_name(options.comm.algorithm)) +
+                     " applies only to all-reduce (--op allreduce), not to " +
+                     std::string(sim::collective_op_name(options.op)) +
+                     "; broadcast, all-gather and reduce-scatter run as rings (--algorithm ring)");
+}
+
+}  // namespace
+
+CollectiveSweepRow run_one_collective(const topology::Topology& topology,
+                                      const CollectiveSweepOptions& options, sim::Bytes size) {
+  check_algorithm(options);
+  workloads::CommPlanner planner(topology, options.comm);
+  workloads::CollectiveSpec spec;
+  spec.op = options.op;
+  spec.size = size;
+  spec.members = options.gpus;
+  workloads::CollectivePlan plan = planner.plan(spec);
+  sim::EventQueue queue;
+  sim::Network network(queue, topology.links());
+  const auto n = static_cast<std::uint32_t>(options.gpus.size());
+  std::unique_ptr<sim::Collective> coll;
+  if (plan.size() == 1 && plan[0].size() == 1) {
+    coll = std::make_unique<sim::RingCollective>(network, options.op, n, std::move(plan[0][0].channels),
+                                                 size, options.collective);
+  } else {
+    coll = std::make_unique<sim::CollectiveChain>(network, n, std::move(plan), options.collective);
+  }
+  coll->start_all();
+  queue.run();
+  if (!coll->is_done()) throw InternalError("collective did not finish");
+  CollectiveSweepRow row;
+  row.size = size;
+  row.count = size.count() / 4;
+  row.time = coll->finish_time();
+  const double seconds = row.time.to_seconds();
+  row.algbw_gb_per_s = seconds > 0 ? static_cast<double>(size.count()) / seconds * 1e-9 : 0;
+  row.busbw_gb_per_s = row.algbw_gb_per_s * sim::bus_factor(options.op, static_cast<int>(n));
+  row.messages = coll->messages_sent();
+  row.bytes_by_link_kind = coll->bytes_by_link_kind();
+  return row;
+}
+
+std::vector<CollectiveSweepRow> run_collective_sweep(const topology::Topology& topology,
+                                                     const CollectiveSweepOptions& options) {
+  if (options.gpus.size() < 2) throw InputError("a collective needs at least 2 GPUs");
+  check_algorithm(options);
+  if (options.min_bytes.count() <= 0 || options.max_bytes < options.min_bytes)
+    throw InputError("sizes must satisfy 0 < min-bytes <= max-bytes");
+  if (!(options.step_factor > 1.0)) throw InputError("step-factor must be greater than 1");
+  std::vector<CollectiveSweepRow> rows;
+  double size = static_cast<double>(options.min_bytes.count());
+  while (size <= static_cast<double>(options.max_bytes.count()) * (1 + 1e-12)) {
+    std::int64_t bytes = static_cast<std::int64_t>(std::llround(size));
+    bytes = std::max<std::int64_t>(4, bytes / 4 * 4);  // whole floats, as nccl-tests
+    rows.push_back(run_one_collective(topology, options, sim::Bytes::of(bytes)));
+    size *= options.step_factor;
+  }
+  return rows;
+}
+
+std::vector<int> parse_gpu_list(const std::string& text, int gpu_count) {
+  auto fail = [&](const std::string& why) {
+    throw InputError("bad GPU list \"" + text + "\": " + why +
+                     " (expected a count like 8, or ranks like 0,1,4-7)");
+  };
+  auto number = [&](const std::string& s) {
+    if (s.empty() || s.find_first_not_of("0123456789") != std::string::npos) fail("\"" + s + "\" is not a number");
+    return std::stoi(s);
+  };
+  std::vector<int> out;
+  if (text.find_first_of(",-") == std::string::npos) {
+    const int n = number(text);
+    if (n < 1 || n > gpu_count)
+      fail("the topology has " + std::to_string(gpu_count) + " GPUs");
+    for (int i = 0; i < n; ++i) out.push_back(i);
+    return out;
+  }
+  std::set<int> seen;
+  std::size_t start = 0;
+  while (start <= text.size()) {
+    const std::size_t comma = text.find(',', start);
+    const std::string item = text.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
+    const std::size_t dash = item.find('-');
+    const int lo = number(item.substr(0, dash));
+    const int hi = dash == std::string::npos ? lo : number(item.substr(dash + 1));
+    if (hi < lo) fail("range " + item + " is backwards");
+    for (int g = lo; g <= hi; ++g) {
+      if (g >= gpu_count) fail("GPU " + std::to_string(g) + " does not exist (" + std::to_string(gpu_count) + " GPUs)");
+      if (!seen.insert(g).second) fail("GPU " + std::to_string(g) + " is listed twice");
+      out.push_back(g);
+    }
+    if (comma == std::string::npos) break;
+    start = comma + 1;
+  }
+  return out;
+}
+
+}  // namespace hybridsim::analysis

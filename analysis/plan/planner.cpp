@@ -1,0 +1,291 @@
+#include "analysis/plan/planner.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <filesystem>
+#include <ostream>
+
+#include "analysis/study/study_config.h"
+#include "analysis/study/study_report.h"
+#include "sim/error.h"
+#include "workloads/profile_gen.h"
+#include "workloads/profile_io.h"
+
+namespace hybridsim::analysis {
+namespace {
+
+std::string ms(sim::Time t) { return format_fixed(t.to_ms(), 1); }
+
+std::string label(const StepKey& k) {
+  std::string s = std::to_string(k.dp()) + " x " + std::to_string(k.mp);
+  if (k.mp > 1) s += " " + std::string(workloads::partitioner_name(k.partitioner));
+  s += ", " + sim::human_bytes(sim::Bytes::of(k.bucket_bytes)) + " buckets, " +
+       std::string(workloads::algorithm_name(k.algorithm));
+  return s;
+}
+
+bool better(const PlanCandidate& a, const PlanCandidate& b, PlanObjective o) {
+  if (o == PlanObjective::TimeToTrain && a.ttt && b.ttt) return a.ttt->seconds < b.ttt->seconds;
+  return a.samples_per_second > b.samples_per_second;
+}
+
+// Time to train (lower is better) or seconds per sample, so that ratios read the same way.
+double score(const PlanCandidate& c, PlanObjective o) {
+  if (o == PlanObjective::TimeToTrain && c.ttt) return c.ttt->seconds;
+  return 1.0 / c.samples_per_second;
+}
+
+std::string differences(const StepKey& a, const StepKey& b) {
+  std::string s;
+  auto add = [&](const char* what) { s += (s.empty() ? "" : ", ") + std::string(what); };
+  if (a.mp != b.mp) add("dp x mp");
+  if (a.mp == b.mp && a.mp > 1 && a.partitioner != b.partitioner) add("placement");
+  if (a.bucket_bytes != b.bucket_bytes) add("bucket size");
+  if (a.algorithm != b.algorithm) add("algorithm");
+  return s.empty() ? "nothing searched" : s;
+}
+
+std::string breakdown(const PlanCandidate& c) {
+  const auto& m = c.step.critical;
+  std::string s = "step " + ms(c.step.step_time) + " ms (critical GPU: " + ms(m.compute) + " compute, " +
+                  ms(m.exposed_communication) + " exposed communication, " + ms(m.idle) + " idle)";
+  s += ", global batch " + format_count(c.step.global_batch);
+  if (c.ttt)
+    s += ", " + format_fixed(c.ttt->epochs, 2) + (c.ttt->extrapolated ? "* " : " ") + "epochs of " +
+         format_count(c.ttt->steps_per_epoch) + " steps";
+  return s;
+}
+
+// Why `a` ranks above `b`: for time to train, the exact split into epochs and epoch time.
+std::string versus(const PlanCandidate& a, const PlanCandidate& b, PlanObjective o) {
+  if (o == PlanObjective::TimeToTrain && a.ttt && b.ttt) {
+    const double epochs = b.ttt->epochs / a.ttt->epochs;
+    const double epoch_a = static_cast<double>(a.ttt->steps_per_epoch) * a.step.step_time.to_seconds();
+    const double epoch_b = static_cast<double>(b.ttt->steps_per_epoch) * b.step.step_time.to_seconds();
+    return "vs " + label(b.step.key) + " (" + format_duration(b.ttt->seconds) + "): that one needs x" +
+           format_fixed(epochs, 2) + " the epochs and x" + format_fixed(epoch_b / epoch_a, 2) +
+           " the time per epoch, so this one trains " + format_percent(b.ttt->seconds / a.ttt->seconds - 1) +
+           " faster";
+  }
+  return "vs " + label(b.step.key) + ": x" + format_fixed(a.samples_per_second / b.samples_per_second, 3) +
+         " its throughput (exposed communication " + ms(a.step.critical.exposed_communication) + " vs " +
+         ms(b.step.critical.exposed_communication) + " ms, idle " + ms(a.step.critical.idle) + " vs " +
+         ms(b.step.critical.idle) + " ms)";
+}
+
+}  // namespace
+
+std::string_view objective_name(PlanObjective o) {
+  return o == PlanObjective::TimeToTrain ? "time-to-train" : "throughput";
+}
+
+PlanObjective parse_objective(std::string_view text) {
+  if (text == "time-to-train" || text == "time_to_train" || text == "ttt") return PlanObjective::TimeToTrain;
+  if (text == "throughput") return PlanObjective::Throughput;
+  throw InputError("unknown objective \"" + std::string(text) + "\": expected time-to-train or throughput");
+}
+
+std::vector<int> plan_mp_values(const PlanRequest& r) {
+  std::vector<int> out;
+  if (!r.search.mp.empty()) {
+    for (const int m : r.search.mp)
+      if (m >= 1 && r.gpus % m == 0) out.push_back(m);
+    return out;
+  }
+  const int limit = std::min({8, gpus_per_machine(r.cluster), static_cast<int>(r.profile.ops.size())});
+  for (int m = 1; m <= limit; ++m)
+    if (r.gpus % m == 0) out.push_back(m);
+  return out;
+}
+
+PlanResult plan(const PlanRequest& request, StepCache* cache) {
+  if (request.gpus < 1) throw InputError("plan: expected at least 1 GPU, got " + std::to_string(request.gpus));
+  if (request.objective == PlanObjective::TimeToTrain && (!request.curve || !request.dataset))
+    throw InputError("plan: the time-to-train objective needs a statistical-efficiency curve and a dataset for " +
+                     request.model + "; use the throughput objective");
+  StepCache own;
+  StepCache& steps = cache ? *cache : own;
+  PlanResult result;
+  result.model = request.model;
+  result.gpus = request.gpus;
+  result.cluster = request.cluster;
+  result.objective = request.objective;
+  result.curve = request.curve;
+  result.dataset = request.dataset;
+  result.mp_searched = plan_mp_values(request);
+
+  const std::string name = request.profile.meta.network;
+  std::vector<StepKey> keys;
+  for (const int mp : result.mp_searched) {
+    std::vector<std::pair<workloads::Partitioner, std::vector<std::uint32_t>>> accepted;
+    const auto partitioners = mp == 1 ? std::vector<workloads::Partitioner>{workloads::Partitioner::Layers}
+                                      : request.search.partitioners;
+    for (const auto p : partitioners) {
+      const std::string what = "mp = " + std::to_string(mp) + " " + std::string(workloads::partitioner_name(p));
+      workloads::MpPlacement placement;
+      try {
+        placement = mp == 1 ? workloads::place_all_on_first(request.profile, 1)
+                            : workloads::partition(request.profile, mp, p);
+      } catch (const InputError& e) {
+        result.skipped.push_back(what + ": " + e.what());
+        continue;
+      }
+      if (!uses_every_gpu(placement)) {
+        result.skipped.push_back(what + ": leaves a GPU of the worker without ops");
+        continue;
+      }
+      const auto same = std::find_if(accepted.begin(), accepted.end(),
+                                     [&](const auto& a) { return a.second == placement.gpu_of_op; });
+      if (same != accepted.end()) {
+        result.skipped.push_back(what + ": the same placement as " +
+                                 std::string(workloads::partitioner_name(same->first)));
+        continue;
+      }
+      accepted.emplace_back(p, placement.gpu_of_op);
+      const bool single_worker = request.gpus == mp;  // no gradient exchange: buckets do not matter
+      for (const auto bucket : request.search.bucket_sizes)
+        for (const auto algorithm : request.search.algorithms) {
+          StepKey k;
+          k.network = name;
+          k.gpus = request.gpus;
+          k.mp = mp;
+          k.partitioner = p;
+          k.ib_bytes_per_second = request.cluster.ib_bandwidth.bytes_per_second();
+          k.bucket_bytes = single_worker ? StepKey{}.bucket_bytes : bucket.count();
+          k.algorithm = single_worker ? workloads::AllReduceAlgorithm::Ring : algorithm;
+          k.message_bytes = request.message_size.count();
+          if (std::find(keys.begin(), keys.end(), k) == keys.end()) keys.push_back(k);
+        }
+    }
+  }
+  StepRunContext context{.profiles = {{name, &request.profile}}, .cluster = request.cluster};
+  StepRunOptions run;
+  run.threads = request.threads;
+  run.keep_going = true;
+  if (request.progress) run.on_progress = progress_printer(*request.progress, "plan");
+  const std::size_t before = steps.simulated();
+  steps.simulate(keys, context, run);
+  result.simulated = steps.simulated() - before;
+
+  for (const auto& k : keys) {
+    if (const auto f = steps.failures().find(k); f != steps.failures().end()) {
+      result.skipped.push_back(describe(k) + ": " + f->second);
+      continue;
+    }
+    PlanCandidate c;
+    c.step = steps.at(k);
+    c.samples_per_second = static_cast<double>(c.step.global_batch) / c.step.step_time.to_seconds();
+    if (request.curve && request.dataset)
+      c.ttt = time_to_train(c.step.step_time, c.step.global_batch, request.dataset->samples,
+                            request.curve->efficiency);
+    result.ranked.push_back(std::move(c));
+  }
+  std::stable_sort(result.ranked.begin(), result.ranked.end(),
+                   [&](const PlanCandidate& a, const PlanCandidate& b) { return better(a, b, request.objective); });
+
+  // Why the best few win: their breakdown, and the comparison with the best candidate of another
+  // kind (best DP alone for a hybrid winner, best hybrid for a DP winner) and with the next one.
+  const auto best_of = [&](auto pred) -> const PlanCandidate* {
+    for (const auto& c : result.ranked)
+      if (pred(c)) return &c;
+    return nullptr;
+  };
+  for (std::size_t i = 0; i < result.ranked.size() && i < 5; ++i) {
+    PlanCandidate& c = result.ranked[i];
+    c.why = breakdown(c);
+    const PlanCandidate* other = nullptr;
+    if (i == 0) {
+      const bool dp = c.step.key.mp == 1;
+      other = best_of([&](const PlanCandidate& o) { return (o.step.key.mp == 1) != dp; });
+      if (other)
+        c.why += "; best " + std::string(dp ? "hybrid" : "DP alone") + ": " + versus(c, *other, request.objective);
+    }
+    if (i + 1 < result.ranked.size() && &result.ranked[i + 1] != other) {
+      const PlanCandidate& next = result.ranked[i + 1];
+      const double ratio = score(next, request.objective) / score(c, request.objective);
+      if (std::abs(ratio - 1) < 0.005)
+        c.why += "; ties with #" + std::to_string(i + 2) + " (within 0.5%; it differs in " +
+                 differences(c.step.key, next.step.key) + ")";
+      else
+        c.why += "; next: " + versus(c, next, request.objective);
+    }
+  }
+  return result;
+}
+
+void print_plan(const PlanResult& r, std::ostream& out, int top) {
+  out << "plan: " << r.model << " on " << r.gpus << " GPUs of " << r.cluster.preset << " machines (InfiniBand "
+      << sim::format_bandwidth(r.cluster.ib_bandwidth) << "), objective " << objective_name(r.objective);
+  if (r.curve) out << ", curve " << r.curve->network << "/" << r.curve->variant;
+  if (r.dataset) out << ", " << r.dataset->name << " (" << format_count(r.dataset->samples) << " samples)";
+  out << "\n" << r.ranked.size() << " configurations ranked (mp in";
+  for (const int m : r.mp_searched) out << " " << m;
+  out << "; " << r.simulated << " steps simulated); " << r.skipped.size() << " left out\n\n";
+  char line[512];
+  std::snprintf(line, sizeof line, "%-4s %-9s %-9s %-9s %-13s %9s %9s %21s %8s %14s %12s\n", "rank", "dp x mp",
+                "placement", "bucket", "algorithm", "batch", "step ms", "compute/exposed/idle", "epochs",
+                "time to train", "samples/s");
+  out << line;
+  const std::size_t n = std::min<std::size_t>(r.ranked.size(), static_cast<std::size_t>(std::max(top, 0)));
+  for (std::size_t i = 0; i < n; ++i) {
+    const PlanCandidate& c = r.ranked[i];
+    const StepKey& k = c.step.key;
+    const std::string split = ms(c.step.critical.compute) + "/" + ms(c.step.critical.exposed_communication) + "/" +
+                              ms(c.step.critical.idle);
+    std::snprintf(line, sizeof line, "%-4zu %-9s %-9s %-9s %-13s %9s %9s %21s %8s %14s %12s\n", i + 1,
+                  (std::to_string(k.dp()) + " x " + std::to_string(k.mp)).c_str(),
+                  k.mp > 1 ? std::string(workloads::partitioner_name(k.partitioner)).c_str() : "-",
+                  sim::human_bytes(sim::Bytes::of(k.bucket_bytes)).c_str(),
+                  std::string(workloads::algorithm_name(k.algorithm)).c_str(), format_count(c.step.global_batch).c_str(),
+                  ms(c.step.step_time).c_str(), split.c_str(),
+                  c.ttt ? (format_fixed(c.ttt->epochs, 2) + (c.ttt->extrapolated ? "*" : "")).c_str() : "-",
+                  c.ttt ? format_duration(c.ttt->seconds).c_str() : "-",
+                  format_count(std::llround(c.samples_per_second)).c_str());
+    out << line;
+  }
+  out << "\n";
+  for (std::size_t i = 0; i < n && i < 5; ++i) out << "#" << i + 1 << " " << r.ranked[i].why << "\n";
+  if (std::any_of(r.ranked.begin(), r.ranked.end(), [](const PlanCandidate& c) { return c.ttt && c.ttt->extrapolated; }))
+    out << "* epochs extrapolated outside the curve's supported batch range\n";
+  for (const auto& s : r.skipped) out << "left out: " << s << "\n";
+}
+
+PlanRequest make_plan_request(const PlanCommandOptions& o) {
+  PlanRequest r;
+  const auto names = workloads::builtin_profile_names();
+  if (std::find(names.begin(), names.end(), o.model) != names.end()) {
+    r.profile = workloads::builtin_profile(o.model);
+  } else if (std::filesystem::is_regular_file(o.model)) {
+    r.profile = workloads::load_profile(o.model);
+  } else {
+    throw InputError("unknown model \"" + o.model +
+                     "\": expected a built-in profile (inception-v3, gnmt, biglstm) or a profile file");
+  }
+  r.model = r.profile.meta.network;
+  const std::string eff = efficiency_network_name(r.model);
+  if (find_training_dataset(eff)) {
+    r.curve = efficiency_curve_by_name(eff, o.variant);
+    r.dataset = training_dataset_by_name(eff);
+  }
+  if (o.gpus < 1) throw InputError("--gpus: expected at least 1, got " + std::to_string(o.gpus));
+  r.gpus = o.gpus;
+  r.cluster.preset = o.cluster;
+  build_cluster(r.cluster, 1, r.cluster.ib_bandwidth);  // checks the preset
+  if (o.ib_bandwidth) r.cluster.ib_bandwidth = sim::parse_bandwidth(*o.ib_bandwidth);
+  r.objective = parse_objective(o.objective);
+  if (r.objective == PlanObjective::TimeToTrain && !r.curve)
+    throw InputError("no built-in statistical-efficiency curve for network \"" + r.model +
+                     "\": use --objective throughput");
+  r.threads = o.threads;
+  return r;
+}
+
+int run_plan_command(const PlanCommandOptions& options, std::ostream& out, std::ostream* progress, int top) {
+  PlanRequest request = make_plan_request(options);
+  request.progress = progress;
+  print_plan(plan(request), out, top);
+  return 0;
+}
+
+}  // namespace hybridsim::analysis

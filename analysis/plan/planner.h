@@ -1,0 +1,97 @@
+// The strategy planner: for one model on N GPUs of a cluster, searches dp × mp (mp among the
+// divisors of N up to 8, the machine size and the op count), the MP placement (each partitioner,
+// identical placements once), the gradient bucket size and the all-reduce algorithm; simulates one
+// step of each candidate and ranks them by projected time to train (epochs(B) × ceil(dataset / B) ×
+// step) or by throughput, explaining why the best win (compute, exposed communication, epochs).
+//   PlanResult r = plan(make_plan_request({.model = "gnmt", .gpus = 64}));
+//   print_plan(r, std::cout);   // r.ranked[0] is the best configuration
+#pragma once
+#include <iosfwd>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "analysis/training/statistical_efficiency.h"
+#include "analysis/study/study_steps.h"
+#include "analysis/training/time_to_train.h"
+#include "workloads/comm_plan.h"
+#include "workloads/placement.h"
+#include "workloads/profile.h"
+
+namespace hybridsim::analysis {
+
+enum class PlanObjective : std::uint8_t { TimeToTrain, Throughput };
+std::string_view objective_name(PlanObjective o);      // "time-to-train", "throughput"
+PlanObjective parse_objective(std::string_view text);  // InputError listing the choices
+
+// What is searched; empty `mp` means every divisor of N up to min(8, GPUs per machine, op count).
+struct PlanSearch {
+  std::vector<int> mp{};
+  std::vector<workloads::Partitioner> partitioners{workloads::Partitioner::Layers, workloads::Partitioner::Stacks,
+                                                   workloads::Partitioner::Branches};
+  std::vector<sim::Bytes> bucket_sizes{sim::Bytes::of(6'250'000), sim::Bytes::of(25'000'000),
+                                       sim::Bytes::of(100'000'000)};
+  std::vector<workloads::AllReduceAlgorithm> algorithms{workloads::AllReduceAlgorithm::Ring,
+                                                        workloads::AllReduceAlgorithm::Hierarchical};
+};
+
+struct PlanRequest {
+  std::string model;  // the name shown (the profile's network)
+  workloads::Profile profile{};
+  std::optional<EfficiencyCurve> curve{};      // required for the time-to-train objective
+  std::optional<TrainingDataset> dataset{};    // likewise
+  int gpus = 8;
+  ClusterSpec cluster{};
+  PlanObjective objective = PlanObjective::TimeToTrain;
+  PlanSearch search{};
+  sim::Bytes message_size = sim::Bytes::kib(512);
+  int threads = 0;                   // 0: one per hardware thread
+  std::ostream* progress = nullptr;  // one line per simulated step
+};
+
+struct PlanCandidate {
+  StepPoint step{};                 // its key holds dp × mp, placement, bucket, algorithm
+  std::optional<TimeToTrain> ttt{};  // with a curve and dataset
+  double samples_per_second = 0;
+  std::string why;                 // filled for the best few by plan()
+};
+
+struct PlanResult {
+  std::string model{};
+  int gpus = 0;
+  ClusterSpec cluster{};
+  PlanObjective objective = PlanObjective::TimeToTrain;
+  std::optional<EfficiencyCurve> curve{};
+  std::optional<TrainingDataset> dataset{};
+  std::vector<PlanCandidate> ranked{};  // best first; ties keep the search order
+  std::vector<std::string> skipped;   // candidates left out (duplicate or idle-GPU placements, failures)
+  std::vector<int> mp_searched{};
+  std::size_t simulated = 0;          // steps simulated for this plan (cache hits excluded)
+};
+
+// The mp values searched for `request` (its own list, or the divisors rule above).
+std::vector<int> plan_mp_values(const PlanRequest& request);
+// Runs the search; `cache` (optional) shares simulated steps with a study or another plan.
+PlanResult plan(const PlanRequest& request, StepCache* cache = nullptr);
+// The best `top` configurations as a table with their projected time to train and why they win.
+void print_plan(const PlanResult& result, std::ostream& out, int top = 5);
+
+// What the CLI parses: `hybridsim plan --model gnmt --gpus 64 --cluster dgx1-v100 --objective ...`.
+struct PlanCommandOptions {
+  std::string model{};                    // a built-in profile name or a profile file
+  int gpus = 8;
+  std::string cluster = "dgx1-v100";    // a machine preset
+  std::string objective = "time-to-train";
+  std::string variant = "default";      // the efficiency curve variant
+  std::optional<std::string> ib_bandwidth{};  // e.g. "200 Gb/s"
+  int threads = 0;
+};
+// Resolves names into a request (built-in curve and dataset of the profile's network when they
+// exist). Throws InputError for an unknown model or preset, and for time-to-train without a curve.
+PlanRequest make_plan_request(const PlanCommandOptions& options);
+// The whole `hybridsim plan` command: resolve, search (progress lines on `progress` unless null),
+// print the best `top` configurations on `out`. Returns the exit code (0).
+int run_plan_command(const PlanCommandOptions& options, std::ostream& out, std::ostream* progress, int top = 5);
+
+}  // namespace hybridsim::analysis

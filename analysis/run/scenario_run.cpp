@@ -1,0 +1,133 @@
+#include "analysis/run/scenario_run.h"
+
+#include <algorithm>
+#include <cstdio>
+
+#include "analysis/trace/step_trace.h"
+#include "sim/error.h"
+
+namespace hybridsim::analysis {
+
+namespace {
+
+TraceDetail trace_detail(scenarios::TraceSettings::Detail detail) {
+  switch (detail) {
+    case scenarios::TraceSettings::Detail::Kernels: return TraceDetail::Kernels;
+    case scenarios::TraceSettings::Detail::Steps: return TraceDetail::Steps;
+    case scenarios::TraceSettings::Detail::Messages: return TraceDetail::Messages;
+  }
+  throw InternalError("trace_detail: unknown scenario trace detail");
+}
+
+}  // namespace
+
+ScenarioRunOptions scenario_trace_options(const scenarios::Scenario& scenario,
+                                          const std::filesystem::path& directory) {
+  ScenarioRunOptions options;
+  if (!scenario.outputs.trace) return options;
+  const scenarios::TraceSettings& t = *scenario.outputs.trace;
+  options.trace = directory / t.file;
+  options.trace_options.detail = trace_detail(t.detail);
+  options.trace_options.gpus = t.gpus;
+  if (t.window) options.trace_options.window = TraceWindow{t.window->first, t.window->second};
+  options.trace_options.gzip = t.gzip;
+  return options;
+}
+
+std::filesystem::path sweep_point_trace_file(const std::filesystem::path& file, std::size_t index) {
+  std::string name = file.filename().string();
+  std::string gz;
+  if (name.size() > 3 && name.ends_with(".gz")) {
+    gz = ".gz";
+    name.resize(name.size() - gz.size());
+  }
+  // Before the last extension; a name without one (or a dot-file such as ".json") gets it at the end.
+  const auto dot = name.rfind('.');
+  name.insert(dot == std::string::npos || dot == 0 ? name.size() : dot, "-" + std::to_string(index));
+  return file.parent_path() / (name + gz);
+}
+
+StepSetup step_setup(const scenarios::ResolvedScenario& r) {
+  StepSetup s;
+  s.profile = &r.profile;
+  s.topology = &r.topology;
+  s.placement = r.placement;
+  s.mapping = r.mapping;
+  s.step = r.step;
+  s.comm = r.comm;
+  s.collective = r.collective;
+  s.switching = r.switching;
+  s.executor = r.executor;
+  return s;
+}
+
+std::optional<TrainingModel> training_model(const scenarios::Scenario& scenario,
+                                            const std::string& network) {
+  // Profiles say "inception-v3"; the curves and datasets are keyed "inception_v3".
+  std::string key = scenario.training.network.value_or(network);
+  std::replace(key.begin(), key.end(), '-', '_');
+  const auto dataset = find_training_dataset(key);
+  const auto& e = scenario.training.efficiency;
+  TrainingModel m{StatisticalEfficiency::parametric(1, 1, {1, 1}), 0, ""};
+  if (e.kind == scenarios::EfficiencySettings::Kind::Named) {
+    const auto curve = find_efficiency_curve(key, e.variant);
+    if (!curve) return std::nullopt;
+    m.efficiency = curve->efficiency;
+    m.label = key + "/" + e.variant + (curve->is_estimate ? " (estimate)" : "");
+  } else if (e.kind == scenarios::EfficiencySettings::Kind::Parametric) {
+    const BatchRange range{e.min_batch.value_or(1), e.max_batch.value_or(1'000'000'000)};
+    m.efficiency = StatisticalEfficiency::parametric(e.e_min, e.b_noise, range);
+    m.label = "parametric E_min " + std::to_string(e.e_min) + ", B_noise " + std::to_string(e.b_noise);
+  } else {
+    std::vector<BatchEpochs> points;
+    for (const auto& [b, epochs] : e.table) points.push_back({b, epochs});
+    m.efficiency = StatisticalEfficiency::table(std::move(points));
+    m.label = "table of " + std::to_string(e.table.size()) + " points";
+  }
+  if (scenario.training.dataset_samples) m.dataset_samples = *scenario.training.dataset_samples;
+  else if (dataset) m.dataset_samples = dataset->samples;
+  else return std::nullopt;
+  return m;
+}
+
+ScenarioRun run_scenario(const scenarios::ResolvedScenario& resolved, const ScenarioRunOptions& options) {
+  ScenarioRun run;
+  run.context = scenarios::key_settings(resolved);
+  const StepSetup setup = step_setup(resolved);
+  if (options.trace) {
+    StepTraceOptions t = options.trace_options;
+    for (const auto& kv : run.context) t.other_data.push_back(kv);
+    StepTraceSummary summary;
+    run.step = simulate_step_with_trace(setup, *options.trace, t, &summary);
+    run.trace_path = summary.path;
+    run.trace_bytes = summary.bytes;
+  } else {
+    run.step = simulate_step(setup);
+  }
+  if (const auto model = training_model(resolved.scenario, resolved.profile.meta.network)) {
+    run.time_to_train = time_to_train(run.step.step_time, run.step.global_batch,
+                                      model->dataset_samples, model->efficiency);
+    run.efficiency = model->label;
+  }
+  return run;
+}
+
+std::vector<std::pair<std::string, std::string>> run_metrics(const ScenarioRun& run) {
+  std::vector<std::pair<std::string, std::string>> out;
+  if (run.time_to_train) {
+    const auto& t = *run.time_to_train;
+    char buf[160];
+    std::snprintf(buf, sizeof buf, "%.2f h (%.2f epochs × %lld steps of %s)%s", t.seconds / 3600.0,
+                  t.epochs, static_cast<long long>(t.steps_per_epoch),
+                  sim::human_time(t.step_time).c_str(), t.extrapolated ? ", extrapolated" : "");
+    out.emplace_back("time to train", buf);
+    out.emplace_back("statistical efficiency", run.efficiency);
+  }
+  if (run.trace_path) {
+    out.emplace_back("trace", run.trace_path->string() + " (" + sim::human_bytes(sim::Bytes::of(run.trace_bytes)) +
+                                  "; open in ui.perfetto.dev)");
+  }
+  return out;
+}
+
+}  // namespace hybridsim::analysis

@@ -1,0 +1,59 @@
+// Runs one resolved scenario (scenarios/loader/resolve.h): the step simulation, optionally with a trace,
+// and the time-to-train projection from the scenario's statistical-efficiency settings.
+//   ScenarioRun r = run_scenario(scenarios::resolve(scenarios::load_scenario(path)), {});
+//   r.step.step_time;  r.time_to_train->seconds;
+#pragma once
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "analysis/step/step_runner.h"
+#include "analysis/trace/step_trace_options.h"
+#include "analysis/training/time_to_train.h"
+#include "scenarios/loader/resolve.h"
+
+namespace hybridsim::analysis {
+
+struct ScenarioRunOptions {
+  std::optional<std::filesystem::path> trace;  // write a trace here
+  StepTraceOptions trace_options;
+};
+
+struct ScenarioRun {
+  StepResult step;
+  std::optional<TimeToTrain> time_to_train;  // none when the network has no efficiency curve
+  std::string efficiency;                    // which curve: "gnmt/default (MLPerf fit)"
+  std::vector<std::pair<std::string, std::string>> context;  // key settings, for reports
+  std::optional<std::filesystem::path> trace_path;
+  std::int64_t trace_bytes = 0;
+};
+
+// What a scenario's outputs.trace block asks for, as run options: the trace at `directory` /
+// outputs.trace.file with the block's detail, GPUs, window and gzip; no trace when the block is
+// absent. `hybridsim run` and `hybridsim sweep` both start from this, so they read the block alike.
+ScenarioRunOptions scenario_trace_options(const scenarios::Scenario& scenario,
+                                          const std::filesystem::path& directory);
+// Sweep point `index`'s trace: `file` with "-<index>" before its extension (a trailing .gz kept
+// after it), so the points of a sweep, and of all its shards, never share a name:
+// out/trace.json → out/trace-3.json, t.json.gz → t-3.json.gz, trace → trace-3.
+std::filesystem::path sweep_point_trace_file(const std::filesystem::path& file, std::size_t index);
+
+StepSetup step_setup(const scenarios::ResolvedScenario& resolved);
+ScenarioRun run_scenario(const scenarios::ResolvedScenario& resolved, const ScenarioRunOptions& options);
+
+// The efficiency curve and dataset size a scenario asks for (built-in by network and variant, or
+// its own parametric/table curve). Returns none when no curve is known for the network.
+struct TrainingModel {
+  StatisticalEfficiency efficiency;
+  std::int64_t dataset_samples = 0;
+  std::string label;
+};
+std::optional<TrainingModel> training_model(const scenarios::Scenario& scenario,
+                                            const std::string& network);
+
+// Key/value lines of a run for reports: step time, throughput, breakdown, time to train.
+std::vector<std::pair<std::string, std::string>> run_metrics(const ScenarioRun& run);
+
+}  // namespace hybridsim::analysis

@@ -1,0 +1,131 @@
+#include "analysis/step/step_report.h"
+
+#include <cstdio>
+
+#include "analysis/output/format_fixed.h"
+#include "analysis/output/json_text.h"
+#include "sim/link.h"
+
+namespace hybridsim::analysis {
+
+namespace {
+
+std::string share(sim::Time part, sim::Time whole) {
+  return whole.ps() > 0 ? format_fixed(100.0 * static_cast<double>(part.ps()) / static_cast<double>(whole.ps()), 1) + "%" : "-";
+}
+
+std::string line(const std::string& key, const std::string& value) {
+  std::string k = "  " + key;
+  std::size_t columns = 0;
+  for (const unsigned char c : k) columns += (c & 0xC0) != 0x80;
+  if (columns < 34) k.append(34 - columns, ' ');
+  return k + value + "\n";
+}
+
+std::string breakdown(const GpuStepMetrics& m, sim::Time step) {
+  return "compute " + sim::human_time(m.compute) + " (" + share(m.compute, step) + "), exposed comm " +
+         sim::human_time(m.exposed_communication) + " (" + share(m.exposed_communication, step) +
+         "), idle " + sim::human_time(m.idle) + " (" + share(m.idle, step) + ")";
+}
+
+std::string path_breakdown(const CriticalPath& p, sim::Time step) {
+  std::string out = "compute " + sim::human_time(p.compute) + " (" + share(p.compute, step) + ")";
+  if (p.gradient_communication > sim::Time::zero())
+    out += ", gradient comm " + sim::human_time(p.gradient_communication) + " (" +
+           share(p.gradient_communication, step) + ")";
+  if (p.model_parallel_transfers > sim::Time::zero())
+    out += ", MP transfers " + sim::human_time(p.model_parallel_transfers) + " (" +
+           share(p.model_parallel_transfers, step) + ")";
+  if (p.launch_gaps > sim::Time::zero())
+    out += ", launch gaps " + sim::human_time(p.launch_gaps) + " (" + share(p.launch_gaps, step) + ")";
+  out += "; on " + std::to_string(p.gpus_visited) + (p.gpus_visited == 1 ? " GPU" : " GPUs");
+  if (p.gpu_changes > 0) out += ", " + std::to_string(p.gpu_changes) + " hops between them";
+  return out;
+}
+
+void metrics_json(std::string& out, const GpuStepMetrics& m) {
+  out += "{\"gpu\": " + std::to_string(m.gpu) + ", \"finish_us\": " + format_fixed(m.finish.to_us(), 3) +
+         ", \"compute_us\": " + format_fixed(m.compute.to_us(), 3) + ", \"communication_us\": " +
+         format_fixed(m.communication.to_us(), 3) + ", \"exposed_communication_us\": " +
+         format_fixed(m.exposed_communication.to_us(), 3) + ", \"idle_us\": " + format_fixed(m.idle.to_us(), 3) +
+         ", \"kernels\": " + std::to_string(m.kernels) + "}";
+}
+
+}  // namespace
+
+std::string step_summary_table(const StepResult& r,
+                               const std::vector<std::pair<std::string, std::string>>& context) {
+  std::string out;
+  for (const auto& [k, v] : context) out += line(k, v);
+  out += line("strategy", "dp " + std::to_string(r.dp) + " × mp " + std::to_string(r.mp) + " = " +
+                              std::to_string(r.gpus) + " GPUs, global batch " +
+                              std::to_string(r.global_batch));
+  out += line("step time", sim::human_time(r.step_time));
+  out += line("throughput", format_fixed(r.samples_per_second, 1) + " samples/s" +
+                                (r.unit.empty() || r.unit == "samples"
+                                     ? ""
+                                     : ", " + format_fixed(r.units_per_second, 0) + " " + r.unit + "/s"));
+  out += line("per GPU (mean)", breakdown(r.mean, r.step_time));
+  out += line("critical GPU " + std::to_string(r.critical.gpu), breakdown(r.critical, r.step_time));
+  out += line("critical path", path_breakdown(r.critical_path, r.step_time));
+  std::string bytes;
+  for (int k = 0; k < sim::kLinkKindCount; ++k) {
+    const sim::Bytes b = r.bytes_by_link_kind[static_cast<std::size_t>(k)];
+    if (b.count() == 0) continue;
+    bytes += (bytes.empty() ? "" : ", ") + std::string(sim::link_kind_name(static_cast<sim::LinkKind>(k))) +
+             " " + sim::human_bytes(b);
+  }
+  out += line("bytes moved (× links crossed)", bytes.empty() ? "none" : bytes);
+  out += line("simulated", std::to_string(r.collectives) + " collectives and transfers, " +
+                               std::to_string(r.messages) + " messages, " + std::to_string(r.events) +
+                               " events");
+  return out;
+}
+
+std::string step_summary_json(const StepResult& r,
+                              const std::vector<std::pair<std::string, std::string>>& context) {
+  std::string out = "{\n  \"context\": {";
+  for (std::size_t i = 0; i < context.size(); ++i) {
+    out += i ? ", " : "";
+    append_json_string(out, context[i].first);
+    out += ": ";
+    append_json_string(out, context[i].second);
+  }
+  out += "},\n  \"dp\": " + std::to_string(r.dp) + ", \"mp\": " + std::to_string(r.mp) +
+         ", \"gpus\": " + std::to_string(r.gpus) + ", \"global_batch\": " + std::to_string(r.global_batch) +
+         ",\n  \"step_time_us\": " + format_fixed(r.step_time.to_us(), 3) + ", \"samples_per_second\": " +
+         format_fixed(r.samples_per_second, 3) + ", \"units_per_second\": " + format_fixed(r.units_per_second, 3) +
+         ", \"unit\": ";
+  append_json_string(out, r.unit);
+  out += ",\n  \"mean\": ";
+  metrics_json(out, r.mean);
+  out += ",\n  \"critical\": ";
+  metrics_json(out, r.critical);
+  const CriticalPath& p = r.critical_path;
+  out += ",\n  \"critical_path\": {\"compute_us\": " + format_fixed(p.compute.to_us(), 3) +
+         ", \"gradient_communication_us\": " + format_fixed(p.gradient_communication.to_us(), 3) +
+         ", \"model_parallel_transfers_us\": " + format_fixed(p.model_parallel_transfers.to_us(), 3) +
+         ", \"launch_gaps_us\": " + format_fixed(p.launch_gaps.to_us(), 3) +
+         ", \"gpus_visited\": " + std::to_string(p.gpus_visited) +
+         ", \"gpu_changes\": " + std::to_string(p.gpu_changes) + "}";
+  out += ",\n  \"bytes_by_link_kind\": {";
+  bool first = true;
+  for (int k = 0; k < sim::kLinkKindCount; ++k) {
+    const sim::Bytes b = r.bytes_by_link_kind[static_cast<std::size_t>(k)];
+    if (b.count() == 0) continue;
+    out += first ? "" : ", ";
+    first = false;
+    append_json_string(out, sim::link_kind_name(static_cast<sim::LinkKind>(k)));
+    out += ": " + std::to_string(b.count());
+  }
+  out += "},\n  \"events\": " + std::to_string(r.events) + ", \"messages\": " + std::to_string(r.messages) +
+         ", \"collectives\": " + std::to_string(r.collectives) + ",\n  \"per_gpu\": [";
+  for (std::size_t i = 0; i < r.per_gpu.size(); ++i) {
+    out += i ? ",\n    " : "\n    ";
+    metrics_json(out, r.per_gpu[i]);
+  }
+  out += "\n  ]\n}\n";
+  return out;
+}
+
+}  // namespace hybridsim::analysis

@@ -1,0 +1,19 @@
+// Text forms of one simulated step (analysis/step/step_runner.h): a readable summary for the terminal and
+// a JSON document for scripts. Both are deterministic (no wall-clock numbers inside).
+//   std::cout << step_summary_table(result, "GNMT, dp 8 × mp 1 on dgx1-v100");
+#pragma once
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "analysis/step/step_runner.h"
+
+namespace hybridsim::analysis {
+
+// `context` lines (key, value) are printed first: scenario, cluster, strategy...
+std::string step_summary_table(const StepResult& r,
+                               const std::vector<std::pair<std::string, std::string>>& context);
+std::string step_summary_json(const StepResult& r,
+                              const std::vector<std::pair<std::string, std::string>>& context);
+
+}  // namespace hybridsim::analysis

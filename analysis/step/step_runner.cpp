@@ -1,0 +1,152 @@
+#include "analysis/step/step_runner.h"
+
+#include <memory>
+
+#include "sim/collective_chain.h"
+#include "sim/error.h"
+#include "sim/ring_collective.h"
+#include "sim/stream_executor.h"
+#include "topology/presets.h"
+
+namespace hybridsim::analysis {
+
+namespace {
+
+// Forwards stream reports to the step's own collectors and an optional caller's observer.
+class FanOut final : public sim::StreamObserver {
+ public:
+  FanOut(sim::StreamObserver& metrics, sim::StreamObserver& path, sim::StreamObserver* extra)
+      : metrics_(metrics), path_(path), extra_(extra) {}
+  void on_kernel(std::uint32_t g, std::uint32_t s, std::uint32_t t, sim::Time a, sim::Time b) override {
+    metrics_.on_kernel(g, s, t, a, b);
+    path_.on_kernel(g, s, t, a, b);
+    if (extra_) extra_->on_kernel(g, s, t, a, b);
+  }
+  void on_collective(std::uint32_t g, std::uint32_t s, std::uint32_t t, sim::Time a, sim::Time b) override {
+    metrics_.on_collective(g, s, t, a, b);
+    path_.on_collective(g, s, t, a, b);
+    if (extra_) extra_->on_collective(g, s, t, a, b);
+  }
+
+ private:
+  sim::StreamObserver& metrics_;
+  sim::StreamObserver& path_;
+  sim::StreamObserver* extra_;
+};
+
+GpuStepMetrics mean_of(const std::vector<GpuStepMetrics>& gpus) {
+  GpuStepMetrics m;
+  if (gpus.empty()) return m;
+  std::int64_t c = 0, comm = 0, exposed = 0, idle = 0, finish = 0, kernels = 0;
+  for (const auto& g : gpus) {
+    c += g.compute.ps();
+    comm += g.communication.ps();
+    exposed += g.exposed_communication.ps();
+    idle += g.idle.ps();
+    finish += g.finish.ps();
+    kernels += g.kernels;
+  }
+  const auto n = static_cast<std::int64_t>(gpus.size());
+  m.compute = sim::Time::ps(c / n);
+  m.communication = sim::Time::ps(comm / n);
+  m.exposed_communication = sim::Time::ps(exposed / n);
+  m.idle = sim::Time::ps(idle / n);
+  m.finish = sim::Time::ps(finish / n);
+  m.kernels = kernels / n;
+  return m;
+}
+
+}  // namespace
+
+workloads::StepProgram build_program(const StepSetup& setup) {
+  if (setup.profile == nullptr || setup.topology == nullptr)
+    throw InternalError("a step setup needs a profile and a topology");
+  return workloads::build_step_program(*setup.profile, setup.placement, setup.mapping,
+                                       static_cast<int>(setup.topology->gpus().size()), setup.step);
+}
+
+StepResult simulate_step(const StepSetup& setup, StepObservers observers) {
+  const workloads::StepProgram program = build_program(setup);
+  return simulate_program(setup, program, observers);
+}
+
+StepResult simulate_on_one_gpu(const workloads::Profile& profile) {
+  const topology::Topology one = topology::presets::fully_connected({.gpus = 1});
+  StepSetup setup;
+  setup.profile = &profile;
+  setup.topology = &one;
+  setup.placement = workloads::place_all_on_first(profile, 1);
+  setup.mapping = workloads::default_mapping(one, 1, 1);
+  return simulate_step(setup);
+}
+
+StepResult simulate_program(const StepSetup& setup, const workloads::StepProgram& program,
+                            StepObservers observers) {
+  if (setup.profile == nullptr || setup.topology == nullptr)
+    throw InternalError("a step setup needs a profile and a topology");
+  const workloads::Profile& profile = *setup.profile;
+  const topology::Topology& topology = *setup.topology;
+
+  sim::EventQueue queue;
+  sim::Network network(queue, topology.links(), setup.switching);
+  network.set_observer(observers.network);
+  workloads::CommPlanner planner(topology, setup.comm);
+  std::vector<std::unique_ptr<sim::Collective>> collectives;
+  std::vector<sim::Collective*> pointers;
+  collectives.reserve(program.collectives.size());
+  for (const workloads::CollectiveSpec& spec : program.collectives) {
+    workloads::CollectivePlan plan = planner.plan(spec);
+    const auto ranks = static_cast<std::uint32_t>(spec.members.size());
+    if (plan.size() == 1 && plan[0].size() == 1) {
+      collectives.push_back(std::make_unique<sim::RingCollective>(
+          network, plan[0][0].op, ranks, std::move(plan[0][0].channels), plan[0][0].size,
+          setup.collective));
+    } else {
+      collectives.push_back(
+          std::make_unique<sim::CollectiveChain>(network, ranks, std::move(plan), setup.collective));
+    }
+    pointers.push_back(collectives.back().get());
+  }
+
+  StepMetricsCollector metrics(program);
+  CriticalPathCollector path(program);
+  FanOut fan_out(metrics, path, observers.stream);
+  sim::StreamExecutor executor(queue, program.gpus, pointers, program.event_count, setup.executor);
+  executor.set_observer(&fan_out);
+  executor.start();
+  queue.run();
+  if (!executor.is_done())
+    throw InternalError("the step deadlocked:\n" + executor.describe_stuck());
+
+  StepResult r;
+  r.dp = program.dp;
+  r.mp = program.mp;
+  r.gpus = program.dp * program.mp;
+  r.global_batch = program.global_batch;
+  r.step_time = executor.finish_time();
+  const double seconds = r.step_time.to_seconds();
+  r.samples_per_second = seconds > 0 ? static_cast<double>(r.global_batch) / seconds : 0;
+  r.units_per_second =
+      seconds > 0 ? static_cast<double>(profile.meta.units_per_step) * program.dp / seconds : 0;
+  r.unit = profile.meta.throughput_unit;
+  std::vector<sim::Time> finish(program.gpus.size());
+  for (std::uint32_t g = 0; g < program.gpus.size(); ++g) finish[g] = executor.gpu_finish_time(g);
+  r.per_gpu = metrics.finish(r.step_time, finish);
+  r.mean = mean_of(r.per_gpu);
+  for (const auto& g : r.per_gpu)
+    if (g.finish == r.step_time) {
+      r.critical = g;
+      break;
+    }
+  r.critical_path = path.finish(r.step_time);
+  for (const auto& c : collectives) {
+    const auto b = c->bytes_by_link_kind();
+    for (std::size_t k = 0; k < b.size(); ++k) r.bytes_by_link_kind[k] += b[k];
+    r.messages += c->messages_sent();
+  }
+  r.events = queue.events_processed();
+  r.collectives = collectives.size();
+  return r;
+}
+
+}  // namespace hybridsim::analysis

@@ -1,0 +1,73 @@
+// Simulates one training step of a dp × mp strategy end to end: builds the per-GPU programs
+// (workloads/step_program.h), plans every collective on the topology (workloads/comm_plan.h), runs
+// them on sim/'s network and streams, and measures the result (analysis/step/step_metrics.h).
+//   StepResult r = simulate_step({.profile = p, .topology = t, .placement = pl, .mapping = m});
+//   r.step_time; r.units_per_second; r.critical.exposed_communication;
+#pragma once
+#include <array>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "analysis/step/critical_path.h"
+#include "analysis/step/step_metrics.h"
+#include "sim/network.h"
+#include "topology/topology.h"
+#include "workloads/comm_plan.h"
+#include "workloads/mapping.h"
+#include "workloads/placement.h"
+#include "workloads/profile.h"
+#include "workloads/step_program.h"
+
+namespace hybridsim::analysis {
+
+struct StepSetup {
+  const workloads::Profile* profile = nullptr;
+  const topology::Topology* topology = nullptr;
+  workloads::MpPlacement placement;
+  workloads::WorkerMapping mapping;
+  workloads::StepOptions step;
+  workloads::CommOptions comm;
+  sim::CollectiveConfig collective;
+  sim::Switching switching = sim::Switching::CutThrough;
+  sim::StreamExecutorOptions executor;
+};
+
+// Optional observers of the run, e.g. a trace writer (the step's own metrics are always collected).
+struct StepObservers {
+  sim::StreamObserver* stream = nullptr;
+  sim::NetworkObserver* network = nullptr;
+};
+
+struct StepResult {
+  int dp = 1;
+  int mp = 1;
+  int gpus = 1;
+  std::int64_t global_batch = 0;
+  sim::Time step_time;
+  double samples_per_second = 0;
+  double units_per_second = 0;  // the profile's throughput unit (images, tokens, words)
+  std::string unit;
+  // Means over the GPUs used, and the GPU that finished last (the step's critical GPU).
+  GpuStepMetrics mean;
+  GpuStepMetrics critical;
+  CriticalPath critical_path;  // its parts add up to step_time
+  std::vector<GpuStepMetrics> per_gpu;
+  std::array<sim::Bytes, sim::kLinkKindCount> bytes_by_link_kind{};  // payload × links crossed
+  std::uint64_t events = 0;
+  std::uint64_t messages = 0;
+  std::size_t collectives = 0;
+};
+
+// Builds the per-GPU programs of the setup (what simulate_program runs; observers such as a trace
+// writer need it before the run).
+workloads::StepProgram build_program(const StepSetup& setup);
+// Runs a program built by build_program(setup).
+StepResult simulate_program(const StepSetup& setup, const workloads::StepProgram& program,
+                            StepObservers observers = {});
+// Both in one.
+StepResult simulate_step(const StepSetup& setup, StepObservers observers = {});
+// The whole profile on one GPU, alone (the replay check of imported profiles).
+StepResult simulate_on_one_gpu(const workloads::Profile& profile);
+
+}  // namespace hybridsim::analysis

@@ -1,0 +1,197 @@
+#include "analysis/study/study.h"
+
+#include <algorithm>
+#include <chrono>
+#include <map>
+#include <ostream>
+
+#include "sim/error.h"
+
+namespace hybridsim::analysis {
+namespace {
+
+// Everything a network's keys share; the variant's IB factor is applied per key.
+struct KeyMaker {
+  const StudyConfig& config;
+  int per_machine = 8;
+
+  StepKey operator()(const StudyNetwork& net, int gpus, int mp, double ib_factor) const {
+    StepKey k;
+    k.network = net.name;
+    k.gpus = gpus;
+    k.mp = mp;
+    // DP has no placement to choose: one key whatever the network's partitioner.
+    k.partitioner = mp == 1 ? workloads::Partitioner::Layers : net.partitioner;
+    // A single machine has no InfiniBand: every IB factor shares its steps.
+    const double factor = gpus <= per_machine ? 1.0 : ib_factor;
+    k.ib_bytes_per_second =
+        static_cast<std::int64_t>(static_cast<double>(config.cluster.ib_bandwidth.bytes_per_second()) * factor);
+    k.bucket_bytes = config.bucket_size.count();
+    k.algorithm = config.algorithm;
+    k.message_bytes = config.message_size.count();
+    return k;
+  }
+};
+
+bool fits(int gpus, int mp) { return gpus >= mp && gpus % mp == 0; }
+
+std::string ib_label(double factor) {
+  std::string s = std::to_string(factor);
+  s.erase(s.find_last_not_of('0') + 1);
+  if (!s.empty() && s.back() == '.') s.pop_back();
+  return "IB x" + s;
+}
+
+}  // namespace
+
+StudyRow project_row(const StepPoint& step, const EfficiencyCurve& curve, std::int64_t dataset_samples,
+                     const StudyRow* base) {
+  StudyRow row;
+  row.gpus = step.key.gpus;
+  row.dp = step.key.dp();
+  row.mp = step.key.mp;
+  row.step = step;
+  row.ttt = time_to_train(step.step_time, step.global_batch, dataset_samples, curve.efficiency);
+  const double samples_per_second = static_cast<double>(step.global_batch) / step.step_time.to_seconds();
+  if (base == nullptr) {
+    row.step_speedup = 1;
+    row.e2e_speedup = 1;
+  } else {
+    const double base_rate = static_cast<double>(base->step.global_batch) / base->step.step_time.to_seconds();
+    row.step_speedup = samples_per_second / base_rate;
+    row.e2e_speedup = base->ttt.seconds / row.ttt.seconds;
+  }
+  return row;
+}
+
+StudyHeadline compute_headline(const StudyVariant& variant) {
+  StudyHeadline h;
+  const auto& rows = variant.rows;
+  if (rows.empty()) return h;
+  auto better = [&](int candidate, int current) {
+    return current < 0 || rows[static_cast<std::size_t>(candidate)].ttt.seconds <
+                              rows[static_cast<std::size_t>(current)].ttt.seconds;
+  };
+  int max_gpus = 0;
+  for (const auto& r : rows) max_gpus = std::max(max_gpus, r.gpus);
+  std::map<int, int> dp_at, hybrid_at;  // N → row index of DP / of the best hybrid
+  for (int i = 0; i < static_cast<int>(rows.size()); ++i) {
+    const StudyRow& r = rows[static_cast<std::size_t>(i)];
+    h.extrapolated = h.extrapolated || r.ttt.extrapolated;
+    if (r.is_dp()) {
+      if (better(i, h.best_dp)) h.best_dp = i;
+      dp_at[r.gpus] = i;
+    } else {
+      if (better(i, h.best_hybrid)) h.best_hybrid = i;
+      auto [it, added] = hybrid_at.try_emplace(r.gpus, i);
+      if (!added && better(i, it->second)) it->second = i;
+    }
+  }
+  auto seconds = [&](int i) { return rows[static_cast<std::size_t>(i)].ttt.seconds; };
+  if (dp_at.contains(max_gpus)) h.dp_at_max = dp_at[max_gpus];
+  if (hybrid_at.contains(max_gpus)) h.hybrid_at_max = hybrid_at[max_gpus];
+  if (h.best_dp >= 0 && h.best_hybrid >= 0) h.gain_best = seconds(h.best_dp) / seconds(h.best_hybrid) - 1;
+  if (h.dp_at_max >= 0 && h.hybrid_at_max >= 0)
+    h.gain_at_max = seconds(h.dp_at_max) / seconds(h.hybrid_at_max) - 1;
+  // Walk down from the largest N while hybrid stays ahead.
+  for (auto it = dp_at.rbegin(); it != dp_at.rend(); ++it) {
+    const auto hy = hybrid_at.find(it->first);
+    if (hy == hybrid_at.end() || !(seconds(hy->second) < seconds(it->second))) break;
+    h.crossover = it->first;
+  }
+  return h;
+}
+
+StudyResult run_study(const StudyConfig& config, const StudyRunOptions& options) {
+  StepCache cache;
+  return run_study(config, options, cache);
+}
+
+StudyResult run_study(const StudyConfig& config, const StudyRunOptions& options, StepCache& cache) {
+  const auto start = std::chrono::steady_clock::now();
+  if (config.networks.empty()) throw InputError(config.source + ": the study has no networks");
+  if (config.gpus.empty()) throw InputError(config.source + ": the study has no GPU counts");
+  StudyResult result;
+  result.config = config;
+  const KeyMaker key{result.config, gpus_per_machine(config.cluster)};
+
+  std::vector<double> ib_factors{1.0};
+  if (options.ib_sensitivity)
+    for (const double f : config.ib_factors) ib_factors.push_back(f);
+
+  // Which mp values each network allows, and every key the variants need.
+  std::vector<StepKey> keys;
+  StepRunContext context{.profiles = {}, .cluster = config.cluster};
+  for (std::size_t n = 0; n < result.config.networks.size(); ++n) {
+    const StudyNetwork& net = result.config.networks[n];
+    context.profiles[net.name] = &net.profile;
+    NetworkStudy ns;
+    ns.network = n;
+    for (const int mp : config.mp) {
+      StepKey probe = key(net, mp, mp, 1.0);
+      bool ok = false;
+      try {
+        ok = uses_every_gpu(placement_for(net.profile, probe));
+      } catch (const InputError& e) {
+        ns.notes.push_back("mp = " + std::to_string(mp) + " left out: " + e.what());
+        continue;
+      }
+      if (ok)
+        ns.mp.push_back(mp);
+      else
+        ns.notes.push_back("mp = " + std::to_string(mp) + " left out: the " +
+                           std::string(workloads::partitioner_name(net.partitioner)) +
+                           " partitioner leaves a GPU of the worker without ops");
+    }
+    for (const double f : ib_factors) {
+      keys.push_back(key(net, 1, 1, f));
+      for (const int mp : ns.mp) keys.push_back(key(net, mp, mp, f));
+      for (const int gpus : config.gpus) {
+        keys.push_back(key(net, gpus, 1, f));
+        for (const int mp : ns.mp)
+          if (fits(gpus, mp)) keys.push_back(key(net, gpus, mp, f));
+      }
+    }
+    result.networks.push_back(std::move(ns));
+  }
+
+  StepRunOptions run;
+  run.threads = options.threads.value_or(config.threads);
+  if (options.progress != nullptr) run.on_progress = progress_printer(*options.progress, "study");
+  const std::size_t before = cache.simulated();
+  cache.simulate(keys, context, run);
+  result.steps_simulated = cache.simulated() - before;
+
+  for (NetworkStudy& ns : result.networks) {
+    const StudyNetwork& net = result.config.networks[ns.network];
+    struct Plan {
+      std::string label;
+      const EfficiencyCurve* curve;
+      double ib_factor;
+    };
+    std::vector<Plan> plans{{net.curve.variant, &net.curve, 1.0}};
+    for (const auto& c : net.sensitivity_curves) plans.push_back({c.variant, &c, 1.0});
+    for (std::size_t i = 1; i < ib_factors.size(); ++i)
+      plans.push_back({ib_label(ib_factors[i]), &net.curve, ib_factors[i]});
+    for (const Plan& p : plans) {
+      StudyVariant v(p.label, *p.curve, p.ib_factor);
+      const auto samples = net.dataset.samples;
+      v.baseline = project_row(cache.at(key(net, 1, 1, p.ib_factor)), v.curve, samples, nullptr);
+      for (const int mp : ns.mp)
+        v.mp_alone.push_back(project_row(cache.at(key(net, mp, mp, p.ib_factor)), v.curve, samples, &v.baseline));
+      for (const int gpus : config.gpus) {
+        v.rows.push_back(project_row(cache.at(key(net, gpus, 1, p.ib_factor)), v.curve, samples, &v.baseline));
+        for (const int mp : ns.mp)
+          if (fits(gpus, mp))
+            v.rows.push_back(
+                project_row(cache.at(key(net, gpus, mp, p.ib_factor)), v.curve, samples, &v.baseline));
+      }
+      v.headline = compute_headline(v);
+      ns.variants.push_back(std::move(v));
+    }
+  }
+  result.wall_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  return result;
+}
+
+}  // namespace hybridsim::analysis

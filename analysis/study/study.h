@@ -1,0 +1,103 @@
+// The hybrid-vs-DP study: for each network and GPU count N, data parallelism alone (dp = N) against
+// hybrid workers of mp GPUs (dp = N / mp), each simulated for one step and projected to time to
+// train = epochs(B) × ceil(dataset / B) × step time with B = dp × the per-worker batch. Hybrid keeps
+// the per-worker batch, so at the same N its global batch is mp times smaller: fewer epochs, slower
+// steps per sample. Sensitivity variants (other efficiency curves, faster InfiniBand) reuse the
+// simulated steps. Times are seconds (doubles) in results; step times stay sim::Time.
+//   StudyResult r = run_study(load_study_config("scenarios/study/quick.yaml"), {.progress = &std::cerr});
+//   r.networks[1].variants[0].headline.gain_best   // GNMT: best DP time / best hybrid time − 1
+#pragma once
+#include <cstdint>
+#include <iosfwd>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "analysis/study/study_config.h"
+#include "analysis/study/study_steps.h"
+#include "analysis/training/time_to_train.h"
+
+namespace hybridsim::analysis {
+
+// One configuration of one network under one variant.
+struct StudyRow {
+  int gpus = 1;
+  int dp = 1;
+  int mp = 1;
+  StepPoint step{};
+  TimeToTrain ttt{};
+  double step_speedup = 0;  // samples per second / the 1-GPU baseline's (throughput ratio)
+  double e2e_speedup = 0;   // the 1-GPU baseline's time to train / this one
+  bool is_dp() const { return mp == 1; }
+};
+
+// The answer under one variant. Definitions (also printed in the report):
+//   best DP      = min over N in the grid of DP's time to train;
+//   best hybrid  = min over N in the grid and mp >= 2 of hybrid's time to train;
+//   gain_best    = best DP / best hybrid − 1   (the headline: > 0 means hybrid trains faster than
+//                  the best DP can with at most the largest N GPUs);
+//   gain_at_max  = DP(N max) / best hybrid(N max) − 1 (both on the largest GPU count);
+//   crossover    = the smallest N from which the best hybrid at N beats DP at N at every larger N
+//                  of the grid (none when hybrid is behind at N max).
+// Rows are indices into StudyVariant::rows (-1: none, e.g. no hybrid fits the grid).
+struct StudyHeadline {
+  int best_dp = -1;
+  int best_hybrid = -1;
+  int dp_at_max = -1;
+  int hybrid_at_max = -1;  // the best hybrid at N max
+  double gain_best = 0;
+  double gain_at_max = 0;
+  std::optional<int> crossover{};
+  bool extrapolated = false;  // any row's epochs lie outside the curve's supported range
+};
+
+struct StudyVariant {
+  StudyVariant(std::string label_, EfficiencyCurve curve_, double ib_factor_)
+      : label(std::move(label_)), curve(std::move(curve_)), ib_factor(ib_factor_) {}
+
+  std::string label{};  // "default", "optimistic", "pessimistic", "IB x2"
+  EfficiencyCurve curve;
+  double ib_factor = 1.0;
+  StudyRow baseline{};                 // 1 GPU
+  std::vector<StudyRow> mp_alone{};    // dp = 1, one per mp of the study the model allows
+  std::vector<StudyRow> rows{};        // the grid: by N, then DP before hybrid by mp
+  StudyHeadline headline{};
+  const StudyRow& row(int index) const { return rows.at(static_cast<std::size_t>(index)); }
+};
+
+struct NetworkStudy {
+  std::size_t network = 0;                // index into StudyResult::config.networks
+  std::vector<int> mp;                    // the mp values the model allows (every GPU gets ops)
+  std::vector<std::string> notes{};         // configurations left out and why
+  std::vector<StudyVariant> variants{};     // [0] the headline curve; then the sensitivity runs
+  const StudyVariant& main() const { return variants.front(); }
+};
+
+struct StudyResult {
+  StudyConfig config{};
+  std::vector<NetworkStudy> networks{};
+  std::size_t steps_simulated = 0;
+  double wall_seconds = 0;  // not written into the report (it would break reproducible output)
+  const StudyNetwork& network(const NetworkStudy& n) const { return config.networks.at(n.network); }
+};
+
+struct StudyRunOptions {
+  std::ostream* progress = nullptr;  // one line per simulated step (stderr in the CLI)
+  std::optional<int> threads{};        // overrides config.threads
+  bool ib_sensitivity = true;        // false: skip the faster-InfiniBand runs (they re-simulate)
+};
+
+// Projects one simulated step under a curve: the row's time to train and speedups against the
+// 1-GPU baseline `base` (pass nullptr to project the baseline itself).
+StudyRow project_row(const StepPoint& step, const EfficiencyCurve& curve, std::int64_t dataset_samples,
+                     const StudyRow* base);
+// Fills the headline of a variant from its rows (see StudyHeadline for the definitions).
+StudyHeadline compute_headline(const StudyVariant& variant);
+
+// Runs the study: simulates every step once (in parallel), projects every variant.
+StudyResult run_study(const StudyConfig& config, const StudyRunOptions& options = {});
+// The same with a caller's cache (e.g. shared with the planner).
+StudyResult run_study(const StudyConfig& config, const StudyRunOptions& options, StepCache& cache);
+
+}  // namespace hybridsim::analysis

@@ -1,0 +1,33 @@
+#include "analysis/study/study_command.h"
+
+#include <ostream>
+
+#include "analysis/study/study.h"
+#include "analysis/study/study_config.h"
+#include "analysis/study/study_report.h"
+
+namespace hybridsim::analysis {
+
+int run_study_command(const StudyCommandOptions& options, std::ostream& out, std::ostream* progress) {
+  StudyConfig config = load_study_config(options.scenario);
+  if (options.output) config.output = *options.output;
+  StudyRunOptions run;
+  run.progress = progress;
+  run.threads = options.threads;
+  run.ib_sensitivity = options.ib_sensitivity;
+  const StudyResult result = run_study(config, run);
+  StudyReportOptions report;
+  report.plots = options.plots;
+  report.command = options.command_line;
+  const StudyReportFiles files = write_study_report(result, config.output, report);
+  print_headline_table(result, out);
+  out << "report: " << files.summary.string() << " (" << files.files.size() << " files";
+  if (!files.plots_drawn) out << "; no pictures";
+  out << ")\n";
+  for (const auto& p : files.plot_problems) out << "note: " << p << "\n";
+  if (progress)
+    *progress << "study: " << result.steps_simulated << " steps simulated in " << result.wall_seconds << " s\n";
+  return 0;
+}
+
+}  // namespace hybridsim::analysis

@@ -1,0 +1,63 @@
+// The hybrid-vs-DP study's input: which networks (built-in profiles or profile files, each with its
+// statistical-efficiency curve and dataset), which GPU counts and mp values, the cluster, the
+// communication settings, the sensitivity runs and where the report goes. Read from YAML (format
+// hybridsim-study/1, every key listed in analysis/README.md) with file:line:col on every error.
+//   StudyConfig c = load_study_config("scenarios/study/hybrid-vs-dp.yaml");
+//   c.networks[0].profile.meta.network == "inception-v3";  c.gpus == {8, 16, ..., 1024}
+#pragma once
+#include <filesystem>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "analysis/training/statistical_efficiency.h"
+#include "analysis/study/study_steps.h"
+#include "workloads/comm_plan.h"
+#include "workloads/placement.h"
+#include "workloads/profile.h"
+
+namespace hybridsim::analysis {
+
+// The value of the top-level `format` key of a study file.
+inline constexpr std::string_view kStudyFormat = "hybridsim-study/1";
+
+struct StudyNetwork {
+  std::string name;            // as reports show it: the profile's network ("inception-v3")
+  workloads::Profile profile{};  // its batch_per_gpu is the batch of one data-parallel worker
+  std::string profile_source{};  // "built-in" or the profile file's path
+  workloads::Partitioner partitioner = workloads::Partitioner::Layers;  // the MP placement
+  EfficiencyCurve curve;                          // the headline curve
+  std::vector<EfficiencyCurve> sensitivity_curves{};  // e.g. optimistic and pessimistic
+  TrainingDataset dataset{};
+};
+
+struct StudyConfig {
+  std::string title = "Hybrid parallelism vs data parallelism, end to end";
+  std::string source = "<memory>";  // the study file, for the report
+  std::vector<StudyNetwork> networks{};
+  std::vector<int> gpus;  // ascending, distinct, >= 2: the scaling grid (1 GPU is always added)
+  std::vector<int> mp{};    // ascending, distinct, >= 2: the hybrid worker sizes
+  ClusterSpec cluster{};
+  workloads::AllReduceAlgorithm algorithm = workloads::AllReduceAlgorithm::Ring;
+  sim::Bytes bucket_size = sim::Bytes::of(25'000'000);
+  sim::Bytes message_size = sim::Bytes::kib(512);
+  std::vector<double> ib_factors{};  // sensitivity: the cluster again with IB bandwidth × factor
+  std::filesystem::path output = "out/study";  // report folder
+  int threads = 0;                             // 0: one per hardware thread
+};
+
+// A network by built-in name ("inception-v3", "gnmt", "biglstm") with its built-in curves
+// ("default" plus `sensitivity` variants), dataset and default partitioner. InputError if unknown.
+StudyNetwork builtin_study_network(std::string_view name,
+                                   const std::vector<std::string>& sensitivity = {"optimistic", "pessimistic"});
+// The efficiency-curve and dataset name of a profile's network: "inception-v3" → "inception_v3".
+std::string efficiency_network_name(std::string_view profile_network);
+
+// Parses a study; `source_name` prefixes error locations, relative profile paths are resolved
+// against `base_dir`. Throws InputError "file:line:col: field: what; expected ...".
+StudyConfig parse_study_config(std::string_view yaml, const std::string& source_name,
+                               const std::filesystem::path& base_dir = ".");
+// Reads and parses a study file (profile paths relative to the file's folder).
+StudyConfig load_study_config(const std::filesystem::path& path);
+
+}  // namespace hybridsim::analysis

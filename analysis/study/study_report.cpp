@@ -1,0 +1,267 @@
+// The study's Markdown summary, the terminal headline table and the report folder.
+#include "analysis/study/study_report.h"
+
+#include <algorithm>
+#include <ostream>
+#include <sstream>
+
+#include "analysis/output/atomic_file.h"
+#include "analysis/study/study_report_detail.h"
+#include "sim/error.h"
+
+namespace hybridsim::analysis {
+namespace {
+
+using study_detail::strategy;
+
+std::string ms(sim::Time t) { return format_fixed(t.to_ms(), 1); }
+
+std::string row_cell(const StudyRow& r) {
+  return std::to_string(r.gpus) + " GPUs, " + (r.is_dp() ? "DP" : "dp " + std::to_string(r.dp) + " x mp " +
+                                                                       std::to_string(r.mp)) +
+         ": " + format_duration(r.ttt.seconds);
+}
+
+std::string crossover_cell(const StudyHeadline& h) {
+  return h.crossover ? std::to_string(*h.crossover) + " GPUs" : "not in the grid";
+}
+
+std::string epochs_cell(const TimeToTrain& t) {
+  return format_fixed(t.epochs, 1) + (t.extrapolated ? "*" : "");
+}
+
+void headline_section(const StudyResult& result, std::ostream& md) {
+  const int max_gpus = result.config.gpus.back();
+  md << "## Headline\n\n"
+     << "| network | best DP | best hybrid | hybrid gain over best DP | gain at N = " << max_gpus
+     << " | hybrid overtakes DP from | published (Pal et al. 2019) |\n|---|---|---|---|---|---|---|\n";
+  for (const auto& ns : result.networks) {
+    const StudyVariant& v = ns.main();
+    const StudyHeadline& h = v.headline;
+    const auto pub = published_gain(result.network(ns).name);
+    md << "| " << result.network(ns).name << " | " << (h.best_dp >= 0 ? row_cell(v.row(h.best_dp)) : "-")
+       << " | " << (h.best_hybrid >= 0 ? row_cell(v.row(h.best_hybrid)) : "-") << " | **"
+       << format_percent(h.gain_best) << "** | " << format_percent(h.gain_at_max) << " | "
+       << crossover_cell(h) << " | " << (pub ? "at least " + format_percent(*pub) : std::string("-"))
+       << " |\n";
+  }
+  md << "\n**Definitions.** Time to train = epochs(B) x ceil(dataset / B) x step time, with B = dp x the "
+        "per-worker batch of the profile (a hybrid worker of mp GPUs processes that same batch, so at the "
+        "same GPU count hybrid's global batch is mp times smaller). *Best DP* is DP's shortest time to "
+        "train over every N of the grid, *best hybrid* the shortest over every N and mp >= 2. "
+        "**Hybrid gain over best DP = best-DP time / best-hybrid time - 1** (positive: hybrid trains "
+        "faster than DP alone can on at most "
+     << max_gpus
+     << " GPUs). *Gain at N* compares DP and the best hybrid on the same largest GPU count. "
+        "*Hybrid overtakes DP from* is the smallest N from which the best hybrid beats DP at that N "
+        "and at every larger N of the grid. Epochs marked * lie outside the curve's supported batch "
+        "range (an extrapolation).\n\n";
+}
+
+void sensitivity_section(const StudyResult& result, std::ostream& md) {
+  std::vector<std::string> labels;
+  for (const auto& ns : result.networks)
+    for (const auto& v : ns.variants)
+      if (std::find(labels.begin(), labels.end(), v.label) == labels.end()) labels.push_back(v.label);
+  if (labels.size() < 2) return;
+  md << "## Sensitivity of the headline\n\nHybrid gain over best DP (best DP N / best hybrid N x mp) "
+        "under each statistical-efficiency variant and with faster InfiniBand (the headline curve, "
+        "steps simulated again on the faster fabric). A variant that only scales every epoch count by "
+        "a constant (another E_min, the same B_noise) cannot move a ratio of times to train, so it "
+        "leaves the gain unchanged; variants with another B_noise, and the faster fabric, can.\n\n"
+        "| network |";
+  for (const auto& l : labels) md << " " << l << " |";
+  md << "\n|---|";
+  for (std::size_t i = 0; i < labels.size(); ++i) md << "---|";
+  md << "\n";
+  for (const auto& ns : result.networks) {
+    md << "| " << result.network(ns).name << " |";
+    for (const auto& l : labels) {
+      const auto it = std::find_if(ns.variants.begin(), ns.variants.end(),
+                                   [&](const StudyVariant& v) { return v.label == l; });
+      if (it == ns.variants.end() || it->headline.best_dp < 0 || it->headline.best_hybrid < 0) {
+        md << " - |";
+        continue;
+      }
+      const StudyRow& d = it->row(it->headline.best_dp);
+      const StudyRow& h = it->row(it->headline.best_hybrid);
+      md << " " << format_percent(it->headline.gain_best) << " (" << d.gpus << " / " << h.gpus << " x " << h.mp
+         << ") |";
+    }
+    md << "\n";
+  }
+  md << "\n";
+}
+
+void network_section(const StudyResult& result, const NetworkStudy& ns, std::ostream& md) {
+  const StudyNetwork& net = result.network(ns);
+  const StudyVariant& v = ns.main();
+  md << "## " << net.name << "\n\n"
+     << "Per-worker batch " << format_count(net.profile.meta.batch_per_gpu) << " samples (a sample: "
+     << net.dataset.sample << "); 1-GPU step " << ms(v.baseline.step.step_time) << " ms; MP placement: "
+     << workloads::partitioner_name(net.partitioner) << " partitioner; curve " << v.curve.network << "/"
+     << v.curve.variant << "; dataset " << net.dataset.name << " (" << format_count(net.dataset.samples)
+     << " samples per epoch); 1-GPU time to train " << format_duration(v.baseline.ttt.seconds) << ".\n\n"
+     << "### Why\n\n" << study_detail::why_text(ns) << "\n";
+  for (const auto& note : ns.notes) md << "Note: " << note << "\n\n";
+  md << "### Every configuration (headline curve)\n\n"
+     << "| N | dp x mp | global batch | step ms | compute / exposed comm / idle ms (critical GPU) | "
+        "per-step speedup | epochs | steps per epoch | time to train | end-to-end speedup |\n"
+     << "|---|---|---|---|---|---|---|---|---|---|\n";
+  auto line = [&](const StudyRow& r, const std::string& label) {
+    md << "| " << label << " | " << r.dp << " x " << r.mp << " | " << format_count(r.ttt.global_batch) << " | "
+       << ms(r.step.step_time) << " | " << ms(r.step.critical.compute) << " / "
+       << ms(r.step.critical.exposed_communication) << " / " << ms(r.step.critical.idle) << " | x"
+       << format_fixed(r.step_speedup, 2) << " | " << epochs_cell(r.ttt) << " | "
+       << format_count(r.ttt.steps_per_epoch) << " | " << format_duration(r.ttt.seconds) << " | x"
+       << format_fixed(r.e2e_speedup, 2) << " |\n";
+  };
+  line(v.baseline, "1 (baseline)");
+  for (const auto& m : v.mp_alone) line(m, std::to_string(m.gpus) + " (MP alone)");
+  for (const auto& r : v.rows) line(r, std::to_string(r.gpus) + (r.is_dp() ? " DP" : " hybrid"));
+  md << "\n";
+}
+
+void assumptions_section(const StudyResult& result, std::ostream& md) {
+  const StudyConfig& c = result.config;
+  md << "## Assumptions\n\n"
+     << "- **Cluster**: " << c.cluster.preset << " machines (" << gpus_per_machine(c.cluster)
+     << " GPUs each); a GPU count that fits one machine runs on one machine without InfiniBand, larger "
+        "ones on ceil(N / "
+     << gpus_per_machine(c.cluster) << ") machines joined by InfiniBand at "
+     << sim::format_bandwidth(c.cluster.ib_bandwidth) << " per link and direction (EDR = 100 Gb/s), "
+     << topology::presets::fabric_name(c.cluster.fabric) << " fabric, oversubscription "
+     << format_fixed(c.cluster.oversubscription, 2)
+     << ", 500 ns per InfiniBand hop, 16 NIC ports per leaf (topology/cluster.h defaults).\n"
+     << "- **Mapping**: a worker's mp GPUs sit together on the fastest links of one machine (an NVLink "
+        "pair for mp = 2, an NVLink quad for mp = 4); the data-parallel groups span the machines "
+        "(workloads/mapping.h default_mapping).\n"
+     << "- **Communication**: gradients all-reduced with the " << workloads::algorithm_name(c.algorithm)
+     << " algorithm in buckets of " << sim::human_bytes(c.bucket_size)
+     << ", each launched as soon as backward has produced it (overlapping the rest of backward); "
+        "sparse embedding gradients all-gathered where the profile says so; collective messages of "
+     << sim::format_bytes(c.message_size)
+     << "; reductions at 225 GB/s; compute is not slowed by concurrent communication. Model-parallel "
+        "activations and their gradients are sent point to point between a worker's GPUs.\n"
+     << "- **Step**: one simulated training step per configuration (forward, backward, gradient "
+        "exchange, optimizer), repeated identically for every step of training; no input pipeline, "
+        "checkpointing or evaluation time.\n";
+  for (const auto& ns : result.networks) {
+    const StudyNetwork& net = result.network(ns);
+    md << "- **" << net.name << "**: profile " << net.profile_source << " (" << net.profile.meta.gpu << " "
+       << net.profile.meta.precision << ", " << format_count(net.profile.meta.batch_per_gpu)
+       << " samples per worker, " << net.profile.ops.size() << " ops, "
+       << sim::human_bytes(net.profile.parameter_bytes()) << " of parameters; " << net.profile.meta.source
+       << "). Curve " << ns.main().curve.network << "/" << ns.main().curve.variant << ": " << ns.main().curve.source
+       << (ns.main().curve.is_estimate ? " (an ESTIMATE)" : "") << " Dataset: " << net.dataset.source << "\n";
+    for (const auto& s : net.sensitivity_curves)
+      md << "  - sensitivity curve " << s.network << "/" << s.variant << ": " << s.source << "\n";
+  }
+  md << "\n";
+}
+
+}  // namespace
+
+std::string study_markdown(const StudyResult& result, const std::vector<std::string>& plots,
+                           const std::vector<std::string>& problems, const std::string& command) {
+  std::ostringstream md;
+  md << "# " << result.config.title << "\n\n"
+     << "Computed by hybridsim from simulated training steps and statistical-efficiency curves; study "
+        "file `"
+     << result.config.source << "`" << (command.empty() ? "" : ", run as `" + command + "`") << ". GPU counts "
+     << "N: ";
+  for (std::size_t i = 0; i < result.config.gpus.size(); ++i) md << (i ? ", " : "") << result.config.gpus[i];
+  md << "; hybrid workers of mp = ";
+  for (std::size_t i = 0; i < result.config.mp.size(); ++i) md << (i ? ", " : "") << result.config.mp[i];
+  md << " GPUs; " << result.steps_simulated << " training steps simulated.\n\n";
+  headline_section(result, md);
+  sensitivity_section(result, md);
+  md << "## Figures\n\n";
+  for (const auto& p : plots) md << "![" << p << "](" << p << ")\n\n";
+  if (plots.empty()) md << "No pictures were drawn.\n\n";
+  for (const auto& p : problems) md << "- " << p << "\n";
+  if (!problems.empty()) md << "\nThe CSV files hold every number the pictures would show.\n\n";
+  for (const auto& ns : result.networks) network_section(result, ns, md);
+  assumptions_section(result, md);
+  md << "## Files\n\n- `steps.csv`: every simulated step (critical GPU breakdown)\n"
+        "- `time_to_train.csv`: every configuration under every variant\n"
+        "- `headline.csv`: best DP, best hybrid, gains and crossover per network and variant\n"
+        "- `epochs.csv`: the efficiency curves sampled at powers of two\n"
+        "- `*.png` with their gnuplot scripts `*.png.gp` (data inline)\n";
+  return md.str();
+}
+
+void print_headline_table(const StudyResult& result, std::ostream& out) {
+  const int max_gpus = result.config.gpus.back();
+  out << "hybrid vs data parallelism, end to end (time to train = epochs(B) x steps per epoch x step time)\n";
+  char line[512];
+  std::snprintf(line, sizeof line, "%-14s %-24s %-30s %12s %10s %11s %s\n", "network", "best DP",
+                "best hybrid (dp x mp)", "gain vs best", ("at N=" + std::to_string(max_gpus)).c_str(),
+                "overtakes", "sensitivity range");
+  out << line;
+  for (const auto& ns : result.networks) {
+    const StudyVariant& v = ns.main();
+    const StudyHeadline& h = v.headline;
+    double lo = h.gain_best, hi = h.gain_best;
+    for (const auto& s : ns.variants) {
+      lo = std::min(lo, s.headline.gain_best);
+      hi = std::max(hi, s.headline.gain_best);
+    }
+    const std::string dp = h.best_dp >= 0 ? std::to_string(v.row(h.best_dp).gpus) + " GPUs " +
+                                                format_duration(v.row(h.best_dp).ttt.seconds)
+                                          : "-";
+    const std::string hy = h.best_hybrid >= 0 ? std::to_string(v.row(h.best_hybrid).dp) + " x " +
+                                                    std::to_string(v.row(h.best_hybrid).mp) + " " +
+                                                    format_duration(v.row(h.best_hybrid).ttt.seconds)
+                                              : "-";
+    const std::string cross = h.crossover ? "N=" + std::to_string(*h.crossover) : "never";
+    const std::string range = format_percent(lo) + " .. " + format_percent(hi);
+    std::snprintf(line, sizeof line, "%-14s %-24s %-30s %12s %10s %11s %s\n", result.network(ns).name.c_str(),
+                  dp.c_str(), hy.c_str(), format_percent(h.gain_best).c_str(), format_percent(h.gain_at_max).c_str(),
+                  cross.c_str(), range.c_str());
+    out << line;
+  }
+  out << "gain vs best = best-DP time / best-hybrid time - 1 over every N <= " << max_gpus
+      << "; sensitivity range over the efficiency variants and faster InfiniBand.\n";
+}
+
+StudyReportFiles write_study_report(const StudyResult& result, const std::filesystem::path& dir,
+                                    const StudyReportOptions& options) {
+  StudyReportFiles files;
+  files.dir = dir;
+  std::error_code ec;
+  std::filesystem::create_directories(dir, ec);
+  if (ec) throw InputError("cannot create the report folder " + dir.string() + ": " + ec.message());
+  auto write = [&](const std::string& name, const std::string& content) {
+    AtomicFile f(dir / name);
+    f.write(content);
+    f.commit();
+    files.files.push_back(dir / name);
+  };
+  std::vector<std::string> drawn;
+  if (options.plots) {
+    const GnuplotStatus gnuplot = find_gnuplot(options.gnuplot);
+    if (!gnuplot.available) files.plot_problems.push_back("gnuplot is not available (" + gnuplot.why_not +
+                                                          "): no pictures; install gnuplot (Debian: gnuplot-nox)");
+    for (const auto& request : study_detail::plot_requests(result, dir)) {
+      const PlotOutcome o = render_plot(gnuplot, request);
+      files.files.push_back(request.target.string() + ".gp");
+      if (o.ok) {
+        drawn.push_back(request.target.filename().string());
+        files.files.push_back(request.target);
+      } else if (gnuplot.available) {
+        files.plot_problems.push_back(request.target.filename().string() + " failed: " + o.error);
+      }
+    }
+  } else {
+    files.plot_problems.push_back("pictures were not requested");
+  }
+  files.plots_drawn = !drawn.empty();
+  for (const auto& [name, content] : study_detail::csv_files(result)) write(name, content);
+  files.summary = dir / "README.md";
+  write("README.md", study_markdown(result, drawn, files.plot_problems, options.command));
+  std::rotate(files.files.begin(), files.files.end() - 1, files.files.end());  // summary first
+  return files;
+}
+
+}  // namespace hybridsim::analysis

@@ -1,0 +1,27 @@
+// Internal to the study's report (study_report.cpp, study_csv.cpp, study_plots.cpp, study_why.cpp):
+// the CSV files, the plot scripts and the explanatory text made from a StudyResult.
+#pragma once
+#include <filesystem>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "analysis/output/plot_gnuplot.h"
+#include "analysis/study/study.h"
+
+namespace hybridsim::analysis::study_detail {
+
+// (file name, content) of every CSV of the report.
+std::vector<std::pair<std::string, std::string>> csv_files(const StudyResult& result);
+
+// The pictures of the report, targets inside `dir`: epochs.png, dp_speedup.png, dp_vs_hybrid.png,
+// headline.png.
+std::vector<PlotRequest> plot_requests(const StudyResult& result, const std::filesystem::path& dir);
+
+// "DP" or "512 x 2" (dp × mp).
+std::string strategy(const StudyRow& row);
+// Markdown bullet points: why the best hybrid wins or loses against the best DP, from the simulated
+// breakdowns (statistical vs hardware efficiency), and how DP scales.
+std::string why_text(const NetworkStudy& study);
+
+}  // namespace hybridsim::analysis::study_detail

@@ -1,0 +1,50 @@
+// Runs a scenario's sweep: every point (scenarios/loader/sweep.h) is loaded, resolved and simulated, in
+// parallel threads; each finished point is appended at once to `points.partial.csv` (so an
+// interrupted sweep can `resume`), and at the end the rows are written in point order to
+// `results.csv` with a `summary.json` (deterministic: the same sweep gives the same bytes, whatever
+// the thread count or shard split), plus a plot for one- and two-parameter sweeps. `shard = {K, N}`
+// runs only points with index % N == K − 1; `merge_sweep_outputs` joins shard folders. With a
+// `team` (analysis/sweep/sweep_team.h) the processes of an MPI job share the points and rank 0 writes.
+//   SweepOutcome o = run_sweep("scenarios/examples/dgx1-nvlink-sweep.yaml", {.jobs = 2});
+#pragma once
+#include <filesystem>
+#include <functional>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace hybridsim::analysis {
+
+class SweepTeam;
+
+struct SweepOptions {
+  std::vector<std::string> overrides;       // --set texts applied to every point
+  std::optional<std::filesystem::path> out;  // default: the scenario's outputs.directory
+  int jobs = 0;                              // 0: all cores
+  bool resume = false;                       // skip points already in points.partial.csv
+  std::pair<int, int> shard = {1, 1};        // K of N
+  bool progress = true;                      // a progress line on stderr while running
+  std::string plot_metric = "step_time_ms";  // column drawn against the swept parameter(s)
+  SweepTeam* team = nullptr;                 // share the points with other processes (MPI)
+};
+
+struct SweepOutcome {
+  std::filesystem::path directory;
+  std::size_t points_total = 0;    // in the whole sweep
+  std::size_t points_in_shard = 0;
+  std::size_t points_run = 0;      // this time (resume skips the rest), by all ranks of a team
+  std::vector<std::size_t> points_by_rank;  // the leader's count of points each rank ran
+  std::string csv;                 // results.csv contents
+  std::optional<std::filesystem::path> plot;
+  std::string plot_note;           // why there is no plot, when there is none
+  std::optional<std::filesystem::path> traces;  // when points write traces: the first point's file
+};
+
+SweepOutcome run_sweep(const std::string& scenario_path, const SweepOptions& options);
+// Joins the results.csv of shard folders into `out` (results.csv + summary.json), rows in point
+// order; throws InputError on mismatched headers or a point present twice.
+SweepOutcome merge_sweep_outputs(const std::vector<std::filesystem::path>& shard_dirs,
+                                 const std::filesystem::path& out);
+
+}  // namespace hybridsim::analysis

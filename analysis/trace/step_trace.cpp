@@ -1,0 +1,347 @@
+// StepTraceObserver: every observation is written as it comes (the writer streams it to the file);
+// the observer keeps only what must wait for a partner: the first end of a model-parallel transfer
+// (until its other end is reported, for the flow arrow), each ring rank's step progress while the
+// ring runs, and one utilization bin per link.
+#include "analysis/trace/step_trace.h"
+
+#include <algorithm>
+#include <string>
+
+#include "sim/error.h"
+
+namespace hybridsim::analysis {
+
+namespace {
+
+using workloads::CollectiveRole;
+using workloads::Phase;
+
+bool is_p2p(CollectiveRole role) {
+  return role == CollectiveRole::Activation || role == CollectiveRole::ActivationGradient;
+}
+
+std::string gpu_process_name(const topology::Topology& topology, int rank) {
+  const topology::DeviceInfo& d = topology.device(topology.gpus()[static_cast<std::size_t>(rank)]);
+  return "node " + std::to_string(d.node.value_or(0)) + " · GPU " +
+         std::to_string(d.local_gpu.value_or(rank));
+}
+
+// A point strictly inside [start, end] (1 ns in from the chosen end when the slice is long enough),
+// so that a flow end binds to that slice and not to a neighbour touching it.
+sim::Time inside(sim::Time start, sim::Time end, bool near_start) {
+  if (end - start >= sim::Time::ns(2)) return near_start ? start + sim::Time::ns(1) : end - sim::Time::ns(1);
+  return start + (end - start) / 2;
+}
+
+const topology::Topology& topology_of(const StepSetup& setup) {
+  if (setup.profile == nullptr || setup.topology == nullptr)
+    throw InternalError("StepTraceObserver: the setup needs a profile and a topology");
+  return *setup.topology;
+}
+
+}  // namespace
+
+ChromeTraceOptions StepTraceObserver::writer_options(const StepTraceOptions& options,
+                                                     const topology::Topology& topology) {
+  if (options.utilization_bin <= sim::Time::zero())
+    throw InputError("trace utilization bin " + sim::format_time(options.utilization_bin) +
+                     ": expected a positive time");
+  ChromeTraceOptions out;
+  out.gzip = options.gzip;
+  out.window = options.window;
+  if (options.gpus) {
+    const auto count = static_cast<int>(topology.gpus().size());
+    std::set<TracePid> pids{network_pid(topology)};
+    for (const int g : *options.gpus) {
+      if (g < 0 || g >= count)
+        throw InputError("trace GPU filter: GPU " + std::to_string(g) + " does not exist (the topology " +
+                         topology.name() + " has GPUs 0-" + std::to_string(count - 1) + ")");
+      pids.insert(gpu_pid(g));
+    }
+    out.pids = std::move(pids);
+  }
+  return out;
+}
+
+StepTraceObserver::StepTraceObserver(ChromeTraceWriter& writer, const StepSetup& setup,
+                                     const workloads::StepProgram& program,
+                                     const StepTraceOptions& options)
+    : writer_(writer), topology_(topology_of(setup)), profile_(*setup.profile), program_(program),
+      options_(options), algorithm_(workloads::algorithm_name(setup.comm.algorithm)),
+      network_pid_(network_pid(topology_)), link_lanes_(writer) {
+  const ChromeTraceOptions checked = writer_options(options_, topology_);  // validates the filter
+  const std::size_t gpu_count = topology_.gpus().size();
+  if (program_.gpus.size() != gpu_count)
+    throw InternalError("StepTraceObserver: the program is not for this topology");
+  keep_gpu_.assign(gpu_count, 0);
+  for (std::size_t g = 0; g < gpu_count; ++g)
+    keep_gpu_[g] = program_.worker_of_gpu[g] >= 0 &&
+                   (!checked.pids || checked.pids->contains(gpu_pid(static_cast<int>(g))));
+
+  comm_tid_.assign(gpu_count, 0);
+  for (std::size_t g = 0; g < gpu_count; ++g) {
+    const auto& streams = program_.gpus[g].streams;
+    for (std::size_t s = 0; s < streams.size() && comm_tid_[g] == 0; ++s)
+      for (const sim::Task& t : streams[s].tasks)
+        if (t.kind == sim::TaskKind::Collective && !is_p2p(program_.collectives[t.id].role)) {
+          comm_tid_[g] = static_cast<TraceTid>(s) + 1;
+          break;
+        }
+  }
+
+  label_names_.reserve(program_.labels.size());
+  for (const workloads::KernelLabel& l : program_.labels) {
+    if (l.phase == Phase::Optimizer) {
+      label_names_.push_back("optimizer · " + profile_.optimizer.name);
+      continue;
+    }
+    const workloads::Op& op = profile_.ops[l.op];
+    const auto& kernels = l.phase == Phase::Forward ? op.forward : op.backward;
+    label_names_.push_back(op.name + " · " + kernels[l.kernel].name +
+                           (l.phase == Phase::Backward ? " (bwd)" : ""));
+  }
+  optimizer_bytes_.assign(static_cast<std::size_t>(program_.mp), sim::Bytes());
+  for (std::size_t v = 0; v < profile_.ops.size() && v < setup.placement.gpu_of_op.size(); ++v) {
+    const auto k = static_cast<std::size_t>(setup.placement.gpu_of_op[v]);
+    if (profile_.ops[v].has_gradient() && k < optimizer_bytes_.size())
+      optimizer_bytes_[k] += profile_.ops[v].update_bytes(program_.dp);
+  }
+  collective_names_.resize(program_.collectives.size());
+
+  // Links: all of them, or those with an end in a machine that holds a kept GPU.
+  const sim::LinkTable& links = topology_.links();
+  keep_link_.assign(links.size(), 1);
+  if (options_.gpus) {
+    std::vector<char> node_kept(static_cast<std::size_t>(std::max(topology_.node_count(), 1)), 0);
+    for (std::size_t g = 0; g < gpu_count; ++g)
+      if (keep_gpu_[g]) node_kept[static_cast<std::size_t>(topology_.device(topology_.gpus()[g]).node.value_or(0))] = 1;
+    auto in_kept_node = [&](topology::DeviceId d) {
+      const auto node = topology_.device(d).node;
+      return node && static_cast<std::size_t>(*node) < node_kept.size() && node_kept[static_cast<std::size_t>(*node)];
+    };
+    for (sim::LinkId l = 0; l < links.size(); ++l) {
+      const topology::LinkEnds& e = topology_.link_ends(l);
+      keep_link_[l] = in_kept_node(e.from) || in_kept_node(e.to);
+    }
+  }
+  link_bins_.assign(links.size(), BusyFractionBins(options_.utilization_bin));
+  write_metadata();
+}
+
+void StepTraceObserver::write_metadata() {
+  for (std::size_t g = 0; g < keep_gpu_.size(); ++g) {
+    if (!keep_gpu_[g]) continue;
+    const int rank = static_cast<int>(g);
+    writer_.process_name(gpu_pid(rank), gpu_process_name(topology_, rank));
+    writer_.process_sort_index(gpu_pid(rank), rank);
+    const auto& streams = program_.gpus[g].streams;
+    for (std::size_t s = 0; s < streams.size(); ++s) {
+      writer_.thread_name(gpu_pid(rank), static_cast<TraceTid>(s) + 1, streams[s].name);
+      writer_.thread_sort_index(gpu_pid(rank), static_cast<TraceTid>(s) + 1, static_cast<std::int64_t>(s));
+    }
+  }
+  writer_.process_name(network_pid_, "network");
+  writer_.process_sort_index(network_pid_, static_cast<std::int64_t>(keep_gpu_.size()));
+  if (options_.detail == TraceDetail::Messages) {
+    // Tracks in link order, so the link threads sort by link id; a thread appears with its first message.
+    link_track_.assign(keep_link_.size(), 0);
+    for (sim::LinkId l = 0; l < keep_link_.size(); ++l)
+      if (keep_link_[l]) link_track_[l] = link_lanes_.track(network_pid_, topology_.links()[l].name);
+  }
+}
+
+bool StepTraceObserver::outside_window(sim::Time start, sim::Time end) const {
+  if (!options_.window) return false;
+  const TraceWindow& w = *options_.window;
+  if (start == end) return !(w.start <= start && start < w.end);
+  return !(start < w.end && end > w.start);
+}
+
+void StepTraceObserver::on_kernel(std::uint32_t gpu, std::uint32_t stream, std::uint32_t task,
+                                  sim::Time start, sim::Time end) {
+  if (!keeps(gpu) || outside_window(start, end)) return;
+  const sim::Task& t = program_.gpus[gpu].streams[stream].tasks[task];
+  const workloads::KernelLabel& label = program_.labels[t.id];
+  const TracePid pid = gpu_pid(static_cast<int>(gpu));
+  const TraceTid tid = static_cast<TraceTid>(stream) + 1;
+  const std::string& name = label_names_[t.id];
+  if (label.phase == Phase::Optimizer) {
+    const auto k = static_cast<std::size_t>(program_.mp_rank_of_gpu[gpu]);
+    writer_.complete(pid, tid, name, "optimizer", start, end,
+                     {{"phase", "optimizer"}, {"optimizer", profile_.optimizer.name},
+                      {"parameter_bytes", optimizer_bytes_[k].count()}});
+    return;
+  }
+  const workloads::Op& op = profile_.ops[label.op];
+  const bool forward = label.phase == Phase::Forward;
+  const workloads::Kernel& kernel = (forward ? op.forward : op.backward)[label.kernel];
+  const std::string_view phase = workloads::phase_name(label.phase);
+  const TraceArg args[] = {{"op", op.name},
+                           {"layer", op.layer},
+                           {"phase", phase},
+                           {"kernel", kernel.name},
+                           {"activation_bytes", op.activation_bytes.count()},
+                           {"gradient_bytes", op.gradient_bytes.count()},
+                           {"step", op.step.value_or(0)}};
+  writer_.complete(pid, tid, name, phase, start, end,
+                   std::span<const TraceArg>(args, op.step ? 7 : 6));
+}
+
+const std::string& StepTraceObserver::collective_name(std::uint32_t c) {
+  std::string& name = collective_names_[c];
+  if (!name.empty()) return name;
+  const workloads::CollectiveSpec& spec = program_.collectives[c];
+  name = std::string(sim::collective_op_name(spec.op));
+  if (spec.role == CollectiveRole::GradientAllReduce)
+    name += " bucket " + std::to_string(spec.bucket);
+  else
+    name += " " + profile_.ops[spec.op_index].name;
+  name += " · " + sim::human_bytes(spec.size) + " · " + std::to_string(spec.members.size()) + " GPUs · " +
+          algorithm_;
+  return name;
+}
+
+void StepTraceObserver::on_collective(std::uint32_t gpu, std::uint32_t stream, std::uint32_t task,
+                                      sim::Time start, sim::Time end) {
+  if (!keeps(gpu)) return;
+  const sim::Task& t = program_.gpus[gpu].streams[stream].tasks[task];
+  const workloads::CollectiveSpec& spec = program_.collectives[t.id];
+  if (is_p2p(spec.role)) {
+    write_p2p(gpu, stream, t.id, t.rank, start, end);
+    return;
+  }
+  if (outside_window(start, end)) return;
+  const TraceArg args[] = {{"op", sim::collective_op_name(spec.op)},
+                           {"bytes", spec.size.count()},
+                           {"gpus", spec.members.size()},
+                           {"rank", t.rank},
+                           {"algorithm", algorithm_},
+                           {"last_op", profile_.ops[spec.op_index].name},
+                           {"bucket", spec.bucket}};
+  const bool bucket = spec.role == CollectiveRole::GradientAllReduce;
+  writer_.complete(gpu_pid(static_cast<int>(gpu)), static_cast<TraceTid>(stream) + 1, collective_name(t.id),
+                   "collective", start, end, std::span<const TraceArg>(args, bucket ? 7 : 6));
+}
+
+void StepTraceObserver::write_p2p(std::uint32_t gpu, std::uint32_t stream, std::uint32_t c,
+                                  std::uint32_t rank, sim::Time start, sim::Time end) {
+  const workloads::CollectiveSpec& spec = program_.collectives[c];
+  if (spec.members.size() != 2) throw InternalError("a model-parallel transfer has two members");
+  const bool sending = rank == 0;
+  const int peer = spec.members[sending ? 1 : 0];
+  const bool gradient = spec.role == CollectiveRole::ActivationGradient;
+  const workloads::Op& op = profile_.ops[spec.op_index];
+  const std::string_view category = gradient ? "activation-gradient" : "activation";
+  const TraceTid tid = static_cast<TraceTid>(stream) + 1;
+  if (!outside_window(start, end)) {
+    scratch_.assign(gradient ? "activation gradient " : "activation ");
+    scratch_ += op.name;
+    scratch_ += sending ? " → GPU " : " ← GPU ";
+    scratch_ += std::to_string(peer);
+    writer_.complete(gpu_pid(static_cast<int>(gpu)), tid, scratch_, category, start, end,
+                     {{"op", op.name}, {"layer", op.layer}, {"bytes", spec.size.count()},
+                      {"peer_gpu", peer}, {"direction", sending ? "send" : "receive"}});
+  }
+  // The flow arrow, once both ends are known (only if both GPUs are in the trace).
+  if (!keeps(static_cast<std::uint32_t>(peer))) return;
+  const P2pEnd here{gpu, tid, start, end, rank};
+  const auto [it, inserted] = p2p_pending_.try_emplace(c, here);
+  if (inserted) return;
+  const P2pEnd other = it->second;
+  p2p_pending_.erase(it);
+  const P2pEnd& from = sending ? here : other;
+  const P2pEnd& to = sending ? other : here;
+  scratch_.assign(gradient ? "activation gradient " : "activation ");
+  scratch_ += op.name;
+  writer_.flow(scratch_, category,
+               {gpu_pid(static_cast<int>(from.gpu)), from.tid, inside(from.start, from.end, true)},
+               {gpu_pid(static_cast<int>(to.gpu)), to.tid, inside(to.start, to.end, false)});
+}
+
+void StepTraceObserver::write_counter_samples(sim::LinkId link) {
+  const std::string& name = topology_.links()[link].name;
+  for (const auto& s : samples_) writer_.counter(network_pid_, name, s.ts, {{"utilization", s.fraction}});
+  samples_.clear();
+}
+
+void StepTraceObserver::on_hop(const sim::HopRecord& hop) {
+  if (!keep_link_[hop.link]) return;
+  link_bins_[hop.link].add(hop.start, hop.finish, samples_);
+  if (!samples_.empty()) write_counter_samples(hop.link);
+  if (options_.detail != TraceDetail::Messages || outside_window(hop.start, hop.finish)) return;
+  const TraceTid tid = link_lanes_.lane(link_track_[hop.link], hop.start, hop.finish);
+  writer_.complete(network_pid_, tid, "message", "message", hop.start, hop.finish,
+                   {{"bytes", hop.bytes.count()}, {"tag", hop.tag}});
+}
+
+StepTraceObserver::RingState& StepTraceObserver::ring_state(const sim::RingCollective& ring) {
+  const auto found = rings_.find(&ring);
+  if (found != rings_.end()) return found->second;
+  RingState state;
+  state.gpu_of_rank.assign(ring.ranks(), -1);
+  state.ranks.resize(ring.ranks());
+  for (std::uint32_t r = 0; r < ring.ranks(); ++r) {
+    const sim::Route route = ring.route_from(r);
+    if (route.empty()) continue;
+    const auto rank = topology_.device(topology_.link_ends(route.front()).from).gpu_rank;
+    if (!rank || !keeps(static_cast<std::uint32_t>(*rank))) continue;
+    state.gpu_of_rank[r] = *rank;
+    ++state.ranks_left;
+  }
+  if (state.ranks_left == 0) state = RingState{};  // nothing of it is traced: an empty entry
+  return rings_.emplace(&ring, std::move(state)).first->second;
+}
+
+void StepTraceObserver::on_ring_arrival(const sim::RingArrival& a) {
+  const sim::RingCollective& ring = *a.ring;
+  if (ring.op() == sim::CollectiveOp::Broadcast) return;  // model-parallel transfers: no steps
+  RingState& state = ring_state(ring);
+  if (state.ranks_left == 0) return;  // all its traced ranks are done (or it has none)
+  const int gpu = state.gpu_of_rank[a.rank];
+  if (gpu < 0) return;
+  RankSteps& r = state.ranks[a.rank];
+  if (!r.started) {
+    r.started = true;
+    r.step_start = ring.rank_start_time(a.rank);
+  }
+  if (a.step < r.next_step) throw InternalError("ring arrival for a step already complete");
+  const std::size_t i = a.step - r.next_step;
+  if (i >= r.arrivals.size()) r.arrivals.resize(i + 1, 0);
+  ++r.arrivals[i];
+  // Step k ends when the rank has taken in all its messages and step k − 1 has ended.
+  bool completed = false;
+  while (!r.arrivals.empty() && r.arrivals.front() == ring.messages_per_step()) {
+    const sim::Time end = sim::max(r.step_start, a.time);
+    write_ring_step(ring, gpu, r.next_step, r.step_start, end);
+    r.step_start = end;
+    r.arrivals.erase(r.arrivals.begin());
+    ++r.next_step;
+    completed = true;
+  }
+  // The ring's entry stays (so late messages to untraced ranks find it) but its per-rank state goes.
+  if (completed && r.next_step == ring.steps() && --state.ranks_left == 0) state = RingState{};
+}
+
+void StepTraceObserver::write_ring_step(const sim::RingCollective& ring, int gpu, std::uint32_t step,
+                                        sim::Time start, sim::Time end) {
+  const TraceTid tid = comm_tid_[static_cast<std::size_t>(gpu)];
+  if (end <= start || tid == 0 || outside_window(start, end)) return;
+  const std::uint32_t half = ring.ranks() - 1;  // steps of one reduce-scatter or all-gather
+  const bool reducing = ring.op() == sim::CollectiveOp::ReduceScatter ||
+                        (ring.op() == sim::CollectiveOp::AllReduce && step < half);
+  scratch_.assign(reducing ? "reduce-scatter step " : "all-gather step ");
+  scratch_ += std::to_string(step % half + 1) + "/" + std::to_string(half);
+  writer_.complete(gpu_pid(gpu), tid, scratch_, "ring-step", start, end,
+                   {{"ring", sim::collective_op_name(ring.op())}, {"ring_ranks", ring.ranks()},
+                    {"channels", ring.channel_count()}, {"step", step}});
+}
+
+void StepTraceObserver::finish() {
+  for (sim::LinkId l = 0; l < link_bins_.size(); ++l) {
+    if (!link_bins_[l].is_used()) continue;
+    link_bins_[l].finish(samples_);
+    write_counter_samples(l);
+  }
+}
+
+}  // namespace hybridsim::analysis

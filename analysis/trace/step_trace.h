@@ -1,0 +1,135 @@
+// The timeline of one simulated training step as a Chrome / Perfetto trace (Trace Event Format):
+// one process per GPU ("node 1 · GPU 5", a thread per stream: kernels, collectives, transfers with
+// flow arrows from send to receive, ring steps nested in collectives), one "network" process with a
+// utilization counter per link and, at the highest detail, every message on every link. Times are
+// sim::Time, written as µs with ns decimals. What each track means: analysis/README.md.
+//   StepTraceSummary s;
+//   StepResult r = simulate_step_with_trace(setup, "step.json", {.detail = TraceDetail::Steps}, &s);
+//   // s.bytes: the file's size; a throwing run leaves neither step.json nor a temporary file
+#pragma once
+#include <cstdint>
+#include <filesystem>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "analysis/trace/busy_fraction_bins.h"
+#include "analysis/trace/chrome_trace_writer.h"
+#include "analysis/step/step_runner.h"
+#include "analysis/trace/step_trace_options.h"
+#include "analysis/trace/trace_track_allocator.h"
+#include "sim/network.h"
+#include "sim/ring_collective.h"
+#include "sim/stream_executor.h"
+
+namespace hybridsim::analysis {
+
+struct StepTraceSummary {
+  std::filesystem::path path;
+  std::int64_t bytes = 0;   // size of the file (compressed if gzip)
+  std::int64_t events = 0;  // events written
+};
+
+// Observes one run and writes it to a ChromeTraceWriter the caller owns (so a sweep can write one
+// trace per point, and add otherData). Reuse: one observer per run.
+class StepTraceObserver final : public sim::StreamObserver,
+                                public sim::NetworkObserver,
+                                public sim::RingObserver {
+ public:
+  // GPU rank r is process r + 1; the network is process gpu_count + 1 (sorted after the GPUs).
+  static TracePid gpu_pid(int rank) { return rank + 1; }
+  static TracePid network_pid(const topology::Topology& topology) {
+    return static_cast<TracePid>(topology.gpus().size()) + 1;
+  }
+  // The writer options for `options` on `topology` (gzip, window, and the pids the GPU filter
+  // keeps). Throws InputError if the filter names a GPU the topology does not have.
+  static ChromeTraceOptions writer_options(const StepTraceOptions& options,
+                                           const topology::Topology& topology);
+
+  // Writes the process and thread metadata at once. `writer`, `program` and the setup's profile and
+  // topology must outlive the observer; `program` is what simulate_program will run.
+  StepTraceObserver(ChromeTraceWriter& writer, const StepSetup& setup,
+                    const workloads::StepProgram& program, const StepTraceOptions& options);
+  StepTraceObserver(const StepTraceObserver&) = delete;
+  StepTraceObserver& operator=(const StepTraceObserver&) = delete;
+
+  // For simulate_program(setup, program, observer.observers()).
+  StepObservers observers() { return {this, this}; }
+  // For StepSetup::collective.observer: this observer at detail steps or messages, else null (so
+  // the rings pay nothing for traces that do not show their steps).
+  sim::RingObserver* ring_observer() { return options_.detail >= TraceDetail::Steps ? this : nullptr; }
+
+  void on_kernel(std::uint32_t gpu, std::uint32_t stream, std::uint32_t task, sim::Time start,
+                 sim::Time end) override;
+  void on_collective(std::uint32_t gpu, std::uint32_t stream, std::uint32_t task, sim::Time start,
+                     sim::Time end) override;
+  void on_hop(const sim::HopRecord& hop) override;
+  void on_ring_arrival(const sim::RingArrival& arrival) override;
+
+  // Writes what is still pending (each link counter's last bin). Once, after the run and before
+  // writer.finish().
+  void finish();
+
+ private:
+  struct P2pEnd {  // one side of a model-parallel transfer, until the other side is reported
+    std::uint32_t gpu;
+    TraceTid tid;
+    sim::Time start;
+    sim::Time end;
+    std::uint32_t rank;
+  };
+  struct RankSteps {  // a ring rank's progress through its steps
+    std::uint32_t next_step = 0;
+    std::vector<std::uint32_t> arrivals;  // [i]: messages of step next_step + i taken in so far
+    sim::Time step_start;
+    bool started = false;
+  };
+  struct RingState {
+    std::vector<int> gpu_of_rank;  // global GPU rank of each ring rank (-1: filtered out)
+    std::vector<RankSteps> ranks;
+    std::uint32_t ranks_left = 0;  // traced ranks with steps left; 0: nothing more to trace
+  };
+
+  bool keeps(std::uint32_t gpu) const { return gpu < keep_gpu_.size() && keep_gpu_[gpu] != 0; }
+  bool outside_window(sim::Time start, sim::Time end) const;
+  void write_metadata();
+  void write_p2p(std::uint32_t gpu, std::uint32_t stream, std::uint32_t collective, std::uint32_t rank,
+                 sim::Time start, sim::Time end);
+  const std::string& collective_name(std::uint32_t collective);
+  RingState& ring_state(const sim::RingCollective& ring);
+  void write_ring_step(const sim::RingCollective& ring, int gpu, std::uint32_t step, sim::Time start,
+                       sim::Time end);
+  void write_counter_samples(sim::LinkId link);
+
+  ChromeTraceWriter& writer_;
+  const topology::Topology& topology_;
+  const workloads::Profile& profile_;
+  const workloads::StepProgram& program_;
+  StepTraceOptions options_;
+  std::string algorithm_;
+  TracePid network_pid_;
+  std::vector<char> keep_gpu_;     // by global rank
+  std::vector<TraceTid> comm_tid_;  // by global rank: the stream of its gradient collectives (0: none)
+  std::vector<std::string> label_names_;       // by kernel label
+  std::vector<sim::Bytes> optimizer_bytes_;    // by MP rank: parameters its optimizer updates
+  std::vector<std::string> collective_names_;  // by collective index, filled when first needed
+  std::unordered_map<std::uint32_t, P2pEnd> p2p_pending_;  // by collective index
+  std::vector<char> keep_link_;
+  std::vector<BusyFractionBins> link_bins_;
+  std::vector<BusyFractionBins::Sample> samples_;  // reused
+  TrackAllocator link_lanes_;
+  std::vector<TrackAllocator::TrackId> link_track_;  // detail messages only
+  std::unordered_map<const sim::RingCollective*, RingState> rings_;
+  std::string scratch_;  // reused for names built per event
+};
+
+// Runs the step (build_program + simulate_program) with a StepTraceObserver attached and writes the
+// trace to `path` atomically: if the run throws, neither `path` nor a temporary file is left. The
+// trace's otherData holds scenario, profile, topology, strategy, algorithm, detail, step_time,
+// utilization_bin and options.other_data (which overrides). At detail steps or messages the tracer
+// replaces setup.collective.observer for the run. Throws InputError for bad options.
+StepResult simulate_step_with_trace(const StepSetup& setup, const std::filesystem::path& path,
+                                    const StepTraceOptions& options,
+                                    StepTraceSummary* summary = nullptr);
+
+}  // namespace hybridsim::analysis

@@ -1,0 +1,70 @@
+// simulate_step_with_trace: one run with a StepTraceObserver attached, written atomically. The
+// writer lives on this stack frame, so an exception from the run destroys it before finish() and
+// its temporary file with it.
+#include <string>
+
+#include "analysis/trace/step_trace.h"
+#include "sim/error.h"
+
+namespace hybridsim::analysis {
+
+namespace {
+
+// "0-3,8" for {0, 1, 2, 3, 8}: the inverse of parse_gpu_list.
+std::string format_gpu_list(const std::vector<int>& gpus) {
+  std::string out;
+  for (std::size_t i = 0; i < gpus.size();) {
+    std::size_t j = i;
+    while (j + 1 < gpus.size() && gpus[j + 1] == gpus[j] + 1) ++j;
+    if (!out.empty()) out += ',';
+    out += std::to_string(gpus[i]);
+    if (j > i) out += "-" + std::to_string(gpus[j]);
+    i = j + 1;
+  }
+  return out;
+}
+
+}  // namespace
+
+StepResult simulate_step_with_trace(const StepSetup& setup, const std::filesystem::path& path,
+                                    const StepTraceOptions& options, StepTraceSummary* summary) {
+  if (setup.profile == nullptr || setup.topology == nullptr)
+    throw InternalError("simulate_step_with_trace: the setup needs a profile and a topology");
+  const topology::Topology& topology = *setup.topology;
+  // Options are checked before the file is created, so bad ones leave nothing behind.
+  ChromeTraceOptions writer_options = StepTraceObserver::writer_options(options, topology);
+  const workloads::StepProgram program = build_program(setup);
+
+  ChromeTraceWriter writer(path, std::move(writer_options));
+  StepTraceObserver tracer(writer, setup, program, options);
+  StepSetup traced = setup;
+  if (sim::RingObserver* ring = tracer.ring_observer()) traced.collective.observer = ring;
+  const StepResult result = simulate_program(traced, program, tracer.observers());
+  tracer.finish();
+
+  const workloads::Profile& profile = *setup.profile;
+  writer.other_data("scenario", profile.meta.network + " dp " + std::to_string(result.dp) + " × mp " +
+                                    std::to_string(result.mp) + " on " + topology.name());
+  writer.other_data("profile", profile.meta.network);
+  writer.other_data("topology", topology.name());
+  writer.other_data("strategy", "dp " + std::to_string(result.dp) + " × mp " + std::to_string(result.mp) +
+                                    " (" + std::to_string(result.gpus) + " GPUs)");
+  if (!setup.mapping.description.empty()) writer.other_data("mapping", setup.mapping.description);
+  writer.other_data("algorithm", workloads::algorithm_name(setup.comm.algorithm));
+  writer.other_data("step_time", sim::format_time(result.step_time));
+  writer.other_data("detail", trace_detail_name(options.detail));
+  writer.other_data("utilization_bin", sim::format_time(options.utilization_bin));
+  if (options.gpus) writer.other_data("gpu_filter", format_gpu_list(*options.gpus));
+  if (options.window)
+    writer.other_data("window", sim::format_time(options.window->start) + ":" +
+                                    (options.window->end == sim::Time::max()
+                                         ? std::string()
+                                         : sim::format_time(options.window->end)));
+  writer.other_data("generator", "hybridsim");
+  for (const auto& [key, value] : options.other_data) writer.other_data(key, value);
+  writer.finish();
+  if (summary != nullptr) *summary = {writer.path(), writer.bytes_written(), writer.events_written()};
+  return result;
+}
+
+}  // namespace hybridsim::analysis

@@ -1,0 +1,278 @@
+#include "scenarios/loader/field_reader.h"
+
+#include <algorithm>
+#include <charconv>
+#include <cmath>
+
+#include "sim/error.h"
+
+namespace hybridsim::scenarios {
+namespace {
+
+std::string join_names(const std::vector<const FieldSpec*>& specs) {
+  std::string out;
+  for (const auto* s : specs) out += (out.empty() ? "" : ", ") + std::string(leaf_name(s->path));
+  return out;
+}
+
+std::string child_path(std::string_view parent, std::string_view key) {
+  return parent.empty() ? std::string(key) : std::string(parent) + "." + std::string(key);
+}
+
+// What was wrong with a unit string: the text, and the parser's reason unless it is only "bad".
+std::string unit_problem(const std::string& text, const InputError& e) {
+  const std::string reason = e.what();
+  if (reason.starts_with("bad ")) return "got \"" + text + "\"";
+  return "got \"" + text + "\" (" + reason + ")";
+}
+
+bool within(double v, const FieldSpec& spec) {
+  if (spec.min_exclusive ? !(v > spec.min) : !(v >= spec.min)) return false;
+  return spec.max == 0 || v <= spec.max;
+}
+
+}  // namespace
+
+void fail_at(const std::string& where, std::string_view path, const std::string& what,
+             const std::string& expected) {
+  std::string message = where + ": ";
+  if (!path.empty()) message += std::string(path) + ": ";
+  message += what;
+  if (!expected.empty()) message += "; expected " + expected;
+  throw InputError(message);
+}
+
+std::string describe_node(const TreeNode& node) {
+  switch (node.kind) {
+    case TreeNode::Kind::Null: return "nothing";
+    case TreeNode::Kind::Scalar: return "\"" + node.scalar + "\"";
+    case TreeNode::Kind::Sequence: return "a list";
+    case TreeNode::Kind::Map: return "a mapping";
+  }
+  return {};
+}
+
+void FieldReader::check_section(const TreeNode& node, std::string_view path) {
+  const auto children = children_of(spec_path_of(path));
+  if (!node.is_map()) {
+    const std::string expected =
+        path.empty() ? "a mapping with fields " + join_names(children) : expected_text(field(path));
+    fail_at(node.where, path, "got " + describe_node(node), expected);
+  }
+  note(path, node);
+  for (const auto& e : node.entries) {
+    const auto known = std::find_if(children.begin(), children.end(),
+                                    [&](const FieldSpec* c) { return leaf_name(c->path) == e.key; });
+    if (known != children.end()) continue;
+    std::vector<std::string> names;
+    for (const auto* c : children) names.emplace_back(leaf_name(c->path));
+    const auto guess = closest_match(e.key, names);
+    fail_at(e.key_where, child_path(path, e.key),
+            "unknown field" + (guess ? " (did you mean '" + *guess + "'?)" : std::string()),
+            "one of: " + join_names(children));
+  }
+  for (const auto* c : children) {
+    if (!c->required) continue;
+    const TreeNode* v = node.find(leaf_name(c->path));
+    if (v == nullptr || v->is_null())
+      fail_at(v != nullptr ? v->where : node.where, child_path(path, leaf_name(c->path)),
+              "missing required field", expected_text(*c));
+  }
+}
+
+const TreeNode* FieldReader::section(const TreeNode* parent, std::string_view path) {
+  const FieldSpec& spec = field(path);
+  const TreeNode* node = parent != nullptr ? parent->find(leaf_name(path)) : nullptr;
+  if (node == nullptr || node->is_null()) {
+    if (spec.required)
+      fail_at(parent != nullptr ? parent->where : source_ + ":1:1", path, "missing required field",
+              expected_text(spec));
+    return nullptr;
+  }
+  check_section(*node, path);
+  return node;
+}
+
+const TreeNode* FieldReader::written(const TreeNode* map, std::string_view path) {
+  if (map == nullptr) return nullptr;
+  const TreeNode* node = map->find(leaf_name(path));
+  if (node == nullptr || node->is_null()) return nullptr;
+  note(path, *node);
+  return node;
+}
+
+const TreeNode* FieldReader::value(const TreeNode* map, std::string_view path) {
+  if (const TreeNode* w = written(map, path)) return w;
+  const FieldSpec& spec = field(path);
+  if (spec.default_text.empty()) return nullptr;
+  defaults_.push_back(parse_yaml_tree_at(spec.default_text, map != nullptr ? map->where : source_));
+  return &defaults_.back();
+}
+
+std::string FieldReader::word(const TreeNode& node, std::string_view path) const {
+  if (!node.is_scalar()) return {};
+  for (const auto& w : words_of(field(path)))
+    if (node.scalar == w) return w;
+  return {};
+}
+
+std::string FieldReader::scalar(const TreeNode& node, std::string_view path) const {
+  if (!node.is_scalar()) fail_at(node.where, path, "got " + describe_node(node), expected_text(field(path)));
+  return node.scalar;
+}
+
+std::int64_t FieldReader::to_integer(const TreeNode& node, std::string_view path) const {
+  const std::string text = scalar(node, path);
+  const FieldSpec& spec = field(path);
+  std::int64_t v = 0;
+  const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
+  if (text.empty() || ec != std::errc() || end != text.data() + text.size() ||
+      !within(static_cast<double>(v), spec))
+    fail_at(node.where, path, "got \"" + text + "\"", expected_text(spec));
+  return v;
+}
+
+double FieldReader::to_number(const TreeNode& node, std::string_view path) const {
+  const std::string text = scalar(node, path);
+  const FieldSpec& spec = field(path);
+  double v = 0;
+  const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
+  if (text.empty() || ec != std::errc() || end != text.data() + text.size() || !std::isfinite(v) ||
+      !within(v, spec))
+    fail_at(node.where, path, "got \"" + text + "\"", expected_text(spec));
+  return v;
+}
+
+std::string FieldReader::to_choice(const TreeNode& node, std::string_view path) const {
+  const std::string text = scalar(node, path);
+  const auto choices = choices_of(field(path));
+  if (std::find(choices.begin(), choices.end(), text) != choices.end()) return text;
+  const auto guess = closest_match(text, choices);
+  fail_at(node.where, path,
+          "unknown value \"" + text + "\"" + (guess ? " (did you mean '" + *guess + "'?)" : std::string()),
+          expected_text(field(path)));
+}
+
+const TreeNode& FieldReader::to_list(const TreeNode& node, std::string_view path, std::size_t min_items) const {
+  if (!node.is_sequence()) fail_at(node.where, path, "got " + describe_node(node), expected_text(field(path)));
+  if (node.items.size() < min_items)
+    fail_at(node.where, path,
+            "got " + std::to_string(node.items.size()) + " item" + (node.items.size() == 1 ? "" : "s"),
+            "at least " + std::to_string(min_items) + ": " + expected_text(field(path)));
+  return node;
+}
+
+const TreeNode* FieldReader::scalar_value(const TreeNode* map, std::string_view path) {
+  const TreeNode* node = value(map, path);
+  if (node == nullptr || !word(*node, path).empty()) return nullptr;
+  return node;
+}
+
+std::optional<std::int64_t> FieldReader::integer_opt(const TreeNode* map, std::string_view path) {
+  const TreeNode* n = scalar_value(map, path);
+  if (n == nullptr) return std::nullopt;
+  return to_integer(*n, path);
+}
+
+std::optional<double> FieldReader::number_opt(const TreeNode* map, std::string_view path) {
+  const TreeNode* n = scalar_value(map, path);
+  if (n == nullptr) return std::nullopt;
+  return to_number(*n, path);
+}
+
+std::optional<std::string> FieldReader::text_opt(const TreeNode* map, std::string_view path) {
+  const TreeNode* n = scalar_value(map, path);
+  if (n == nullptr) return std::nullopt;
+  const std::string text = scalar(*n, path);
+  if (text.empty()) fail_at(n->where, path, "got an empty text", expected_text(field(path)));
+  return text;
+}
+
+std::optional<std::string> FieldReader::choice_opt(const TreeNode* map, std::string_view path) {
+  const TreeNode* n = scalar_value(map, path);
+  if (n == nullptr) return std::nullopt;
+  return to_choice(*n, path);
+}
+
+std::optional<sim::Bytes> FieldReader::size_opt(const TreeNode* map, std::string_view path) {
+  const TreeNode* n = scalar_value(map, path);
+  if (n == nullptr) return std::nullopt;
+  const FieldSpec& spec = field(path);
+  const std::string text = scalar(*n, path);
+  sim::Bytes v;
+  try {
+    v = sim::parse_bytes(text);
+  } catch (const InputError& e) {
+    fail_at(n->where, path, unit_problem(text, e), expected_text(spec));
+  }
+  if (!within(static_cast<double>(v.count()), spec)) fail_at(n->where, path, "got \"" + text + "\"", expected_text(spec));
+  return v;
+}
+
+std::optional<sim::Bandwidth> FieldReader::rate_opt(const TreeNode* map, std::string_view path) {
+  const TreeNode* n = scalar_value(map, path);
+  if (n == nullptr) return std::nullopt;
+  const FieldSpec& spec = field(path);
+  const std::string text = scalar(*n, path);
+  sim::Bandwidth v;
+  try {
+    v = sim::parse_bandwidth(text);
+  } catch (const InputError& e) {
+    fail_at(n->where, path, unit_problem(text, e), expected_text(spec));
+  }
+  if (!within(static_cast<double>(v.bytes_per_second()), spec))
+    fail_at(n->where, path, "got \"" + text + "\"", expected_text(spec));
+  return v;
+}
+
+std::optional<sim::Time> FieldReader::duration_opt(const TreeNode* map, std::string_view path) {
+  const TreeNode* n = scalar_value(map, path);
+  if (n == nullptr) return std::nullopt;
+  const FieldSpec& spec = field(path);
+  const std::string text = scalar(*n, path);
+  sim::Time v;
+  try {
+    v = sim::parse_time(text);
+  } catch (const InputError& e) {
+    fail_at(n->where, path, unit_problem(text, e), expected_text(spec));
+  } catch (const std::overflow_error&) {
+    fail_at(n->where, path, "got \"" + text + "\", too large", expected_text(spec));
+  }
+  if (v < sim::Time::zero()) fail_at(n->where, path, "got \"" + text + "\"", expected_text(spec));
+  return v;
+}
+
+std::int64_t FieldReader::integer(const TreeNode* map, std::string_view path) {
+  const auto v = integer_opt(map, path);
+  if (!v) throw InternalError("scenario field " + std::string(path) + " has no value");
+  return *v;
+}
+
+double FieldReader::number(const TreeNode* map, std::string_view path) {
+  const auto v = number_opt(map, path);
+  if (!v) throw InternalError("scenario field " + std::string(path) + " has no value");
+  return *v;
+}
+
+bool FieldReader::boolean(const TreeNode* map, std::string_view path) {
+  const TreeNode* n = value(map, path);
+  if (n == nullptr) throw InternalError("scenario field " + std::string(path) + " has no value");
+  const std::string text = scalar(*n, path);
+  if (text == "true" || text == "True" || text == "TRUE") return true;
+  if (text == "false" || text == "False" || text == "FALSE") return false;
+  fail_at(n->where, path, "got \"" + text + "\"", expected_text(field(path)));
+}
+
+std::string FieldReader::choice(const TreeNode* map, std::string_view path) {
+  const auto v = choice_opt(map, path);
+  if (!v) throw InternalError("scenario field " + std::string(path) + " has no value");
+  return *v;
+}
+
+sim::Bytes FieldReader::size(const TreeNode* map, std::string_view path) {
+  const auto v = size_opt(map, path);
+  if (!v) throw InternalError("scenario field " + std::string(path) + " has no value");
+  return *v;
+}
+
+}  // namespace hybridsim::scenarios

@@ -1,0 +1,235 @@
+#include "scenarios/loader/resolve.h"
+
+#include <algorithm>
+#include <limits>
+
+#include "sim/error.h"
+#include "topology/builder.h"
+#include "topology/cluster.h"
+#include "topology/presets.h"
+#include "topology/yaml_loader.h"
+#include "workloads/profile_gen.h"
+#include "workloads/profile_io.h"
+
+namespace hybridsim::scenarios {
+namespace {
+
+// Runs `step`; an InputError from it is rethrown prefixed with the scenario location of `path`.
+template <class F>
+auto located(const Scenario& s, std::string_view path, F&& step) -> decltype(step()) {
+  try {
+    return step();
+  } catch (const InputError& e) {
+    throw InputError(location_of(s, path) + ": " + std::string(path) + ": " + e.what());
+  }
+}
+
+std::filesystem::path input_path(const Scenario& s, const std::filesystem::path& p) {
+  return p.is_absolute() ? p : s.base_dir / p;
+}
+
+template <class Params>
+void apply_pcie_cpu(Params& p, const LinkOverrides& links) {
+  if (links.pcie.bandwidth) p.pcie_bandwidth = *links.pcie.bandwidth;
+  if (links.pcie.latency) p.pcie_latency = *links.pcie.latency;
+  if (links.cpu.bandwidth) p.cpu_link_bandwidth = *links.cpu.bandwidth;
+  if (links.cpu.latency) p.cpu_link_latency = *links.cpu.latency;
+}
+
+topology::presets::NodeParams node_params(const ClusterSettings& c) {
+  namespace pr = topology::presets;
+  const LinkOverrides& l = c.links;
+  if (c.preset == "dgx1-v100") {
+    pr::Dgx1V100Params p;
+    if (l.nvlink.bandwidth) p.nvlink_bandwidth = *l.nvlink.bandwidth;
+    if (l.nvlink.latency) p.nvlink_latency = *l.nvlink.latency;
+    if (l.pcie.bandwidth) p.pcie_bandwidth = *l.pcie.bandwidth;
+    if (l.pcie.latency) p.pcie_latency = *l.pcie.latency;
+    if (l.cpu.bandwidth) p.qpi_bandwidth = *l.cpu.bandwidth;
+    if (l.cpu.latency) p.qpi_latency = *l.cpu.latency;
+    return p;
+  }
+  if (c.preset == "dgx2" || c.preset == "nvswitch") {
+    pr::NvswitchNodeParams p;
+    if (c.gpus_per_node) p.gpus = *c.gpus_per_node;
+    if (l.nvswitch.bandwidth) {
+      if (l.nvswitch.bandwidth->bytes_per_second() > std::numeric_limits<std::int64_t>::max() / p.nvlinks_per_gpu)
+        throw InputError("nvswitch bandwidth " + sim::format_bandwidth(*l.nvswitch.bandwidth) + " is too large");
+      p.per_gpu_bandwidth = *l.nvswitch.bandwidth * p.nvlinks_per_gpu;
+    }
+    if (l.nvswitch.latency) p.nvswitch_latency = *l.nvswitch.latency;
+    apply_pcie_cpu(p, l);
+    return p;
+  }
+  if (c.preset == "pcie-server") {
+    pr::PcieServerParams p;
+    if (c.gpus_per_node) p.gpus = *c.gpus_per_node;
+    apply_pcie_cpu(p, l);
+    return p;
+  }
+  throw InputError("unknown machine preset \"" + c.preset + "\"");
+}
+
+topology::Topology build_preset(const ClusterSettings& c) {
+  namespace pr = topology::presets;
+  if (c.preset == "ideal-ring" || c.preset == "fully-connected") {
+    const int gpus = c.gpus_per_node.value_or(8);
+    const sim::Bandwidth bw = c.links.generic.bandwidth.value_or(sim::Bandwidth::gb_per_second(25));
+    const sim::Time latency = c.links.generic.latency.value_or(sim::Time::us(1));
+    if (c.preset == "ideal-ring") return pr::ideal_ring({.gpus = gpus, .bandwidth = bw, .latency = latency});
+    return pr::fully_connected({.gpus = gpus, .bandwidth = bw, .latency = latency});
+  }
+  const pr::NodeParams node = node_params(c);
+  if (c.nodes == 1) {
+    topology::TopologyBuilder b{c.preset};
+    pr::add_node(b, node, 0, "");
+    return std::move(b).build();
+  }
+  pr::ClusterParams params{.node = node, .nodes = c.nodes, .fabric = c.fabric,
+                           .oversubscription = c.oversubscription};
+  if (c.links.infiniband.bandwidth) params.ib_bandwidth = *c.links.infiniband.bandwidth;
+  if (c.links.infiniband.latency) params.ib_latency = *c.links.infiniband.latency;
+  params.leaf_radix = c.leaf_radix;
+  params.spines = c.spines;
+  return pr::cluster(params);
+}
+
+sim::Time scale_time(sim::Time t, std::int64_t num, std::int64_t den) {
+  const __int128 v = (static_cast<__int128>(t.ps()) * num + den / 2) / den;
+  if (v > std::numeric_limits<std::int64_t>::max())
+    throw InputError("a kernel of " + sim::format_time(t) + " scaled by " + std::to_string(num) + "/" +
+                     std::to_string(den) + " overflows");
+  return sim::Time::ps(static_cast<std::int64_t>(v));
+}
+
+}  // namespace
+
+workloads::Profile scale_profile_batch(const workloads::Profile& profile, std::int64_t batch) {
+  const std::int64_t old = profile.meta.batch_per_gpu;
+  if (batch < 1) throw InputError("batch per worker must be at least 1, got " + std::to_string(batch));
+  if (old < 1) throw InputError("profile " + profile.meta.network + " has no batch to scale from");
+  if (batch == old) return profile;
+  workloads::Profile p = profile;
+  for (auto& op : p.ops) {
+    for (auto& k : op.forward) k.duration = scale_time(k.duration, batch, old);
+    for (auto& k : op.backward) k.duration = scale_time(k.duration, batch, old);
+    const __int128 bytes = (static_cast<__int128>(op.activation_bytes.count()) * batch + old / 2) / old;
+    if (bytes > std::numeric_limits<std::int64_t>::max())
+      throw InputError("op " + op.name + ": activation size overflows at batch " + std::to_string(batch));
+    op.activation_bytes = sim::Bytes::of(static_cast<std::int64_t>(bytes));
+  }
+  const __int128 units = (static_cast<__int128>(p.meta.units_per_step) * batch + old / 2) / old;
+  p.meta.units_per_step = std::max<std::int64_t>(1, static_cast<std::int64_t>(
+                                                        std::min<__int128>(units, std::numeric_limits<std::int64_t>::max())));
+  p.meta.batch_per_gpu = batch;
+  p.meta.notes += (p.meta.notes.empty() ? "" : " ") + std::string("Scaled by hybridsim from batch ") +
+                  std::to_string(old) + " to " + std::to_string(batch) +
+                  " (kernel times and activations linear in the batch).";
+  return p;
+}
+
+topology::Topology build_topology(const Scenario& s) {
+  const ClusterSettings& c = s.cluster;
+  if (!c.topology.empty())
+    return located(s, "cluster.topology",
+                   [&] { return topology::load_topology_yaml(input_path(s, c.topology).string()); });
+  return located(s, "cluster", [&] { return build_preset(c); });
+}
+
+workloads::Profile load_workload_profile(const Scenario& s) {
+  const WorkloadSettings& w = s.workload;
+  workloads::Profile p = w.profile.empty()
+      ? located(s, "workload.network", [&] { return workloads::builtin_profile(w.network); })
+      : located(s, "workload.profile", [&] { return workloads::load_profile(input_path(s, w.profile).string()); });
+  if (w.batch_per_worker)
+    p = located(s, "workload.batch_per_worker", [&] { return scale_profile_batch(p, *w.batch_per_worker); });
+  return p;
+}
+
+workloads::MpPlacement build_placement(const Scenario& s, const workloads::Profile& profile) {
+  const int mp = s.parallelism.mp;
+  const PlacementSettings& pl = s.parallelism.placement;
+  switch (pl.kind) {
+    case PlacementSettings::Kind::Auto:
+      return located(s, "parallelism.placement", [&] {
+        return mp == 1 ? workloads::place_all_on_first(profile, 1)
+                       : workloads::partition(profile, mp, workloads::default_partitioner(profile));
+      });
+    case PlacementSettings::Kind::Layers:
+      return located(s, "parallelism.placement",
+                     [&] { return workloads::partition(profile, mp, workloads::Partitioner::Layers); });
+    case PlacementSettings::Kind::Stacks:
+      return located(s, "parallelism.placement",
+                     [&] { return workloads::partition(profile, mp, workloads::Partitioner::Stacks); });
+    case PlacementSettings::Kind::Branches:
+      return located(s, "parallelism.placement",
+                     [&] { return workloads::partition(profile, mp, workloads::Partitioner::Branches); });
+    case PlacementSettings::Kind::Rules: break;
+  }
+  std::vector<workloads::PlacementRule> rules;
+  for (std::size_t i = 0; i < pl.rules.size(); ++i) {
+    const std::string path = "parallelism.placement[" + std::to_string(i) + "]";
+    rules.push_back({pl.rules[i].match, pl.rules[i].gpu, location_of(s, path) + ": " + path + ": "});
+  }
+  try {
+    return workloads::place_by_rules(profile, mp, rules);
+  } catch (const InputError& e) {
+    const std::string message = e.what();
+    for (const auto& r : rules)
+      if (message.starts_with(r.where)) throw;  // already located at its rule
+    throw InputError(location_of(s, "parallelism.placement") + ": parallelism.placement: " + message);
+  }
+}
+
+workloads::WorkerMapping build_mapping(const Scenario& s, const topology::Topology& topology) {
+  const int dp = s.parallelism.dp, mp = s.parallelism.mp;
+  const auto gpus = static_cast<long long>(topology.gpus().size());
+  if (static_cast<long long>(dp) * mp > gpus)
+    throw InputError(location_of(s, "parallelism.dp") + ": parallelism: dp × mp = " + std::to_string(dp) + " × " +
+                     std::to_string(mp) + " = " + std::to_string(static_cast<long long>(dp) * mp) +
+                     " GPUs, but the cluster " + topology.name() + " has " + std::to_string(gpus) +
+                     "; expected dp × mp <= " + std::to_string(gpus));
+  if (s.parallelism.mapping)
+    return located(s, "parallelism.mapping",
+                   [&] { return workloads::custom_mapping(topology, dp, mp, *s.parallelism.mapping); });
+  return located(s, "parallelism", [&] { return workloads::default_mapping(topology, dp, mp); });
+}
+
+ResolvedScenario resolve(const Scenario& s) {
+  topology::Topology topology = build_topology(s);
+  workloads::Profile profile = load_workload_profile(s);
+  workloads::WorkerMapping mapping = build_mapping(s, topology);
+  workloads::MpPlacement placement = build_placement(s, profile);
+  const CommunicationSettings& c = s.communication;
+  workloads::StepOptions step;
+  step.bucket_size = c.bucket_size;
+  // A profile's recorded all-reduce buckets (imported traces) replay as recorded unless the
+  // scenario (or --set, or a sweep) writes communication.bucket_size.
+  step.recorded_buckets = !s.provenance.where.contains("communication.bucket_size");
+  step.compute_scale = 1.0 / s.workload.compute_speed;
+  const auto gpus = static_cast<int>(topology.gpus().size());
+  for (std::size_t i = 0; i < s.workload.gpu_speeds.size(); ++i) {
+    const GpuSpeedSetting& g = s.workload.gpu_speeds[i];
+    const std::string path = "workload.gpu_speeds[" + std::to_string(i) + "].gpu";
+    if (g.gpu >= gpus)
+      throw InputError(location_of(s, path) + ": " + path + ": GPU " + std::to_string(g.gpu) +
+                       " is outside the cluster's GPUs 0.." + std::to_string(gpus - 1) +
+                       "; expected a global GPU rank below " + std::to_string(gpus));
+    step.gpu_compute_scale.resize(static_cast<std::size_t>(gpus), 1.0);
+    step.gpu_compute_scale[static_cast<std::size_t>(g.gpu)] = 1.0 / g.speed;
+  }
+  return ResolvedScenario{
+      .scenario = s,
+      .topology = std::move(topology),
+      .profile = std::move(profile),
+      .placement = std::move(placement),
+      .mapping = std::move(mapping),
+      .step = step,
+      .comm = {.algorithm = c.algorithm, .channels = c.channels, .pcie_only = c.pcie_only},
+      .collective = {.message_size = c.message_size, .reduction_bandwidth = c.reduction_bandwidth},
+      .switching = c.switching,
+      .executor = {.compute_slowdown_during_communication = c.compute_slowdown_during_communication},
+  };
+}
+
+}  // namespace hybridsim::scenarios

@@ -1,0 +1,61 @@
+// Resolution: a validated Scenario becomes the objects a run needs — the built topology (preset with
+// link overrides, a cluster of them, or a custom file), the profile (built-in or loaded, scaled to
+// batch_per_worker), the placement and worker mapping, and the step, communication, collective,
+// switching and executor options (everything analysis::StepSetup takes). Errors name the scenario
+// location of the offending field: "s.yaml:7:7: parallelism.dp: dp × mp = 16 GPUs, but ...".
+//   ResolvedScenario r = resolve(load_scenario("scenarios/examples/dgx1-gnmt-dp8.yaml"));
+//   r.topology.gpus().size() == 8;  r.mapping.dp == 8;  describe(r) → a short summary
+#pragma once
+#include <cstdint>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "scenarios/loader/scenario.h"
+#include "sim/collective.h"
+#include "sim/network.h"
+#include "sim/stream_executor.h"
+#include "topology/topology.h"
+#include "workloads/comm_plan.h"
+#include "workloads/mapping.h"
+#include "workloads/placement.h"
+#include "workloads/profile.h"
+#include "workloads/step_program.h"
+
+namespace hybridsim::scenarios {
+
+struct ResolvedScenario {
+  Scenario scenario;
+  topology::Topology topology;
+  workloads::Profile profile;  // already scaled to the batch per worker
+  workloads::MpPlacement placement;
+  workloads::WorkerMapping mapping;
+  workloads::StepOptions step;         // bucket_size; compute_scale = 1 / compute_speed
+  workloads::CommOptions comm;         // algorithm, channels, pcie_only
+  sim::CollectiveConfig collective;    // message_size, reduction_bandwidth
+  sim::Switching switching = sim::Switching::CutThrough;
+  sim::StreamExecutorOptions executor; // compute_slowdown_during_communication
+};
+
+// Each step on its own (resolve() calls them in this order).
+topology::Topology build_topology(const Scenario& scenario);
+workloads::Profile load_workload_profile(const Scenario& scenario);  // scaled to batch_per_worker
+workloads::MpPlacement build_placement(const Scenario& scenario, const workloads::Profile& profile);
+workloads::WorkerMapping build_mapping(const Scenario& scenario, const topology::Topology& topology);
+
+// The profile at another per-GPU batch: every kernel duration and activation size × batch / the
+// profile's batch (rounded to the nearest ps and byte), units_per_step likewise (at least 1);
+// gradient sizes, sparse-gradient sizes and the optimizer are kept. A linear model: kernels near
+// their launch floor do not really shrink. Throws InputError when a time would overflow.
+workloads::Profile scale_profile_batch(const workloads::Profile& profile, std::int64_t batch);
+
+ResolvedScenario resolve(const Scenario& scenario);
+
+// The key settings of a resolved scenario as (key, value) pairs, for run summaries and a trace's
+// otherData: scenario, source, cluster, link overrides, workload, parallelism, placement, mapping,
+// communication, executor, overrides.
+std::vector<std::pair<std::string, std::string>> key_settings(const ResolvedScenario& resolved);
+// The same as aligned "key: value" lines.
+std::string describe(const ResolvedScenario& resolved);
+
+}  // namespace hybridsim::scenarios

@@ -1,0 +1,266 @@
+// Reading the communication, training, outputs and sweep sections of a scenario tree, and the
+// top-level build that calls every section reader in order.
+#include <algorithm>
+#include <charconv>
+#include <cmath>
+#include <set>
+
+#include "scenarios/loader/scenario_build.h"
+#include "sim/error.h"
+
+namespace hybridsim::scenarios {
+namespace {
+
+std::string trim(std::string_view s) {
+  const auto b = s.find_first_not_of(" \t");
+  if (b == std::string_view::npos) return {};
+  const auto e = s.find_last_not_of(" \t");
+  return std::string(s.substr(b, e - b + 1));
+}
+
+template <class T>
+std::optional<T> parse_whole(std::string_view text) {
+  T v{};
+  const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
+  if (text.empty() || ec != std::errc() || end != text.data() + text.size()) return std::nullopt;
+  return v;
+}
+
+bool is_name(std::string_view s) {
+  return !s.empty() && std::all_of(s.begin(), s.end(), [](char c) {
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' || c == '-';
+  });
+}
+
+// "0-7", "0,2,4-7" → sorted unique ranks; nullopt when malformed.
+std::optional<std::vector<int>> parse_gpu_list(std::string_view text) {
+  std::set<int> ranks;
+  std::size_t pos = 0;
+  while (pos <= text.size()) {
+    const auto comma = text.find(',', pos);
+    const std::string item = trim(text.substr(pos, comma == std::string_view::npos ? comma : comma - pos));
+    const auto dash = item.find('-');
+    const auto a = parse_whole<int>(trim(item.substr(0, dash)));
+    const auto b = dash == std::string::npos ? a : parse_whole<int>(trim(item.substr(dash + 1)));
+    if (!a || !b || *a < 0 || *b < *a || *b > (1 << 20)) return std::nullopt;
+    for (int g = *a; g <= *b; ++g) ranks.insert(g);
+    if (comma == std::string_view::npos) break;
+    pos = comma + 1;
+  }
+  return std::vector<int>(ranks.begin(), ranks.end());
+}
+
+std::optional<std::pair<sim::Time, sim::Time>> parse_window(std::string_view text) {
+  const auto colon = text.find(':');
+  if (colon == std::string_view::npos || text.find(':', colon + 1) != std::string_view::npos) return std::nullopt;
+  try {
+    const sim::Time start = sim::parse_time(trim(text.substr(0, colon)));
+    const sim::Time end = sim::parse_time(trim(text.substr(colon + 1)));
+    if (start < sim::Time::zero() || !(start < end)) return std::nullopt;
+    return std::pair{start, end};
+  } catch (const InputError&) {
+    return std::nullopt;
+  } catch (const std::overflow_error&) {
+    return std::nullopt;
+  }
+}
+
+std::string stem_or(const std::string& source, std::string fallback) {
+  const std::string stem = std::filesystem::path(source).stem().string();
+  const bool ok = !stem.empty() && std::all_of(stem.begin(), stem.end(), [](char c) {
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' ||
+           c == '-' || c == '.';
+  });
+  return ok ? stem : fallback;
+}
+
+void read_efficiency_table(FieldReader& r, const TreeNode& table, EfficiencySettings& out) {
+  const std::string path = "training.efficiency.table";
+  r.to_list(table, path, 2);
+  for (std::size_t i = 0; i < table.items.size(); ++i) {
+    const TreeNode& item = table.items[i];
+    const std::string ip = path + "[" + std::to_string(i) + "]";
+    const std::string expected = "[global batch, epochs]: a whole batch >= 1 and epochs > 0";
+    if (!item.is_sequence() || item.items.size() != 2 || !item.items[0].is_scalar() || !item.items[1].is_scalar())
+      fail_at(item.where, ip, "got " + describe_node(item), expected);
+    const auto batch = parse_whole<std::int64_t>(item.items[0].scalar);
+    const auto epochs = parse_whole<double>(item.items[1].scalar);
+    if (!batch || *batch < 1) fail_at(item.items[0].where, ip, "got batch \"" + item.items[0].scalar + "\"", expected);
+    if (!epochs || !std::isfinite(*epochs) || *epochs <= 0)
+      fail_at(item.items[1].where, ip, "got epochs \"" + item.items[1].scalar + "\"", expected);
+    if (!out.table.empty() && *batch <= out.table.back().first)
+      fail_at(item.items[0].where, ip,
+              "batch " + std::to_string(*batch) + " does not follow " + std::to_string(out.table.back().first),
+              "strictly increasing batches");
+    out.table.emplace_back(*batch, *epochs);
+  }
+}
+
+void read_efficiency(FieldReader& r, const TreeNode* training, EfficiencySettings& out) {
+  const std::string path = "training.efficiency";
+  const TreeNode& e = *r.value(training, path);
+  if (e.is_scalar()) {
+    if (!is_name(e.scalar)) fail_at(e.where, path, "got " + describe_node(e), expected_text(field(path)));
+    out.kind = EfficiencySettings::Kind::Named;
+    out.variant = e.scalar;
+    return;
+  }
+  if (!e.is_map()) fail_at(e.where, path, "got " + describe_node(e), expected_text(field(path)));
+  r.check_section(e, path);
+  out.variant.clear();
+  const auto e_min = r.number_opt(&e, path + ".e_min");
+  const auto b_noise = r.number_opt(&e, path + ".b_noise");
+  if (const TreeNode* table = r.written(&e, path + ".table")) {
+    for (const auto key : {"e_min", "b_noise"})
+      if (const TreeNode* n = r.written(&e, path + "." + key))
+        fail_at(n->where, path + "." + key, "cannot be combined with table", "either table or e_min and b_noise");
+    out.kind = EfficiencySettings::Kind::Table;
+    read_efficiency_table(r, *table, out);
+  } else {
+    for (const auto key : {"e_min", "b_noise"})
+      if (r.written(&e, path + "." + key) == nullptr)
+        fail_at(e.where, path + "." + key, "missing required field (the parametric form needs e_min and b_noise)",
+                expected_text(field(path + "." + key)) + ", or give table instead");
+    out.kind = EfficiencySettings::Kind::Parametric;
+    out.e_min = *e_min;
+    out.b_noise = *b_noise;
+  }
+  out.min_batch = r.integer_opt(&e, path + ".min_batch");
+  out.max_batch = r.integer_opt(&e, path + ".max_batch");
+  if (out.min_batch && out.max_batch && *out.min_batch > *out.max_batch)
+    fail_at(e.find("max_batch")->where, path + ".max_batch",
+            "max_batch " + std::to_string(*out.max_batch) + " is below min_batch " + std::to_string(*out.min_batch),
+            "max_batch >= min_batch");
+}
+
+void read_trace(FieldReader& r, const TreeNode* outputs, OutputSettings& out) {
+  const TreeNode* t = r.section(outputs, "outputs.trace");
+  if (t == nullptr) return;
+  TraceSettings trace;
+  trace.file = *r.text_opt(t, "outputs.trace.file");
+  const std::string detail = r.choice(t, "outputs.trace.detail");
+  trace.detail = detail == "messages" ? TraceSettings::Detail::Messages
+                 : detail == "steps"  ? TraceSettings::Detail::Steps
+                                      : TraceSettings::Detail::Kernels;
+  if (const auto gpus = r.text_opt(t, "outputs.trace.gpus")) {
+    trace.gpus = parse_gpu_list(*gpus);
+    if (!trace.gpus)
+      fail_at(t->find("gpus")->where, "outputs.trace.gpus", "got \"" + *gpus + "\"",
+              expected_text(field("outputs.trace.gpus")));
+  }
+  if (const auto window = r.text_opt(t, "outputs.trace.window")) {
+    trace.window = parse_window(*window);
+    if (!trace.window)
+      fail_at(t->find("window")->where, "outputs.trace.window", "got \"" + *window + "\"",
+              expected_text(field("outputs.trace.window")) + " with 0 <= START < END");
+  }
+  trace.gzip = r.boolean(t, "outputs.trace.gzip");
+  out.trace = std::move(trace);
+}
+
+}  // namespace
+
+void read_communication(FieldReader& r, const TreeNode& root, CommunicationSettings& out) {
+  const TreeNode* c = r.section(&root, "communication");
+  out.algorithm = workloads::parse_algorithm(r.choice(c, "communication.algorithm"));
+  if (const auto ch = r.integer_opt(c, "communication.channels")) out.channels = static_cast<int>(*ch);
+  out.message_size = r.size(c, "communication.message_size");
+  out.bucket_size = r.size(c, "communication.bucket_size");
+  out.reduction_bandwidth = r.rate_opt(c, "communication.reduction_bandwidth").value_or(sim::Bandwidth());
+  out.switching = r.choice(c, "communication.switching") == "store-and-forward" ? sim::Switching::StoreAndForward
+                                                                                : sim::Switching::CutThrough;
+  out.compute_slowdown_during_communication = r.number(c, "communication.compute_slowdown_during_communication");
+  out.pcie_only = r.boolean(c, "communication.pcie_only");
+}
+
+void read_training(FieldReader& r, const TreeNode& root, TrainingSettings& out) {
+  const TreeNode* t = r.section(&root, "training");
+  out.network = r.text_opt(t, "training.network");
+  read_efficiency(r, t, out.efficiency);
+  out.dataset_samples = r.integer_opt(t, "training.dataset_samples");
+}
+
+void read_outputs(FieldReader& r, const TreeNode& root, const std::string& source, OutputSettings& out) {
+  const TreeNode* o = r.section(&root, "outputs");
+  out.directory = r.text_opt(o, "outputs.directory").value_or("out/" + stem_or(source, "scenario"));
+  const std::string fp = "outputs.formats";
+  const TreeNode& formats = r.to_list(*r.value(o, fp), fp, 1);
+  out.formats.clear();
+  for (std::size_t i = 0; i < formats.items.size(); ++i) {
+    const std::string ip = fp + "[" + std::to_string(i) + "]";
+    const std::string name = r.to_choice(formats.items[i], ip);
+    const OutputFormat f = name == "json" ? OutputFormat::Json : name == "csv" ? OutputFormat::Csv : OutputFormat::Table;
+    if (std::find(out.formats.begin(), out.formats.end(), f) != out.formats.end())
+      fail_at(formats.items[i].where, ip, "format " + name + " is listed twice", "each format once");
+    out.formats.push_back(f);
+  }
+  read_trace(r, o, out);
+}
+
+void read_sweep(FieldReader& r, const TreeNode& root, SweepSettings& out) {
+  const TreeNode* s = r.section(&root, "sweep");
+  if (s == nullptr) return;
+  out.mode = r.choice(s, "sweep.mode") == "zip" ? SweepSettings::Mode::Zip : SweepSettings::Mode::Product;
+  const TreeNode& params = r.to_list(*r.written(s, "sweep.parameters"), "sweep.parameters", 1);
+  double points = 1;
+  for (std::size_t i = 0; i < params.items.size(); ++i) {
+    const TreeNode& item = params.items[i];
+    const std::string ip = "sweep.parameters[" + std::to_string(i) + "]";
+    r.check_section(item, ip);
+    SweepParameter p;
+    p.path = *r.text_opt(&item, ip + ".path");
+    const std::string& path_where = item.find("path")->where;
+    if (const std::string problem = settable_path_problem(p.path); !problem.empty())
+      fail_at(path_where, ip + ".path", problem, "a field path as for --set, e.g. cluster.nodes");
+    if (p.path == "sweep" || p.path.starts_with("sweep."))
+      fail_at(path_where, ip + ".path", "a sweep cannot vary its own settings", "a field outside sweep");
+    for (std::size_t j = 0; j < out.parameters.size(); ++j) {
+      const std::string& q = out.parameters[j].path;
+      if (p.path == q || p.path.starts_with(q + ".") || q.starts_with(p.path + "."))
+        fail_at(path_where, ip + ".path",
+                "'" + p.path + "' overlaps sweep.parameters[" + std::to_string(j) + "].path '" + q + "'",
+                "each field varied by one parameter only");
+    }
+    const std::string vp = ip + ".values";
+    const TreeNode& values = r.to_list(*r.written(&item, vp), vp, 1);
+    for (const auto& v : values.items) p.values.push_back(tree_to_yaml(v, true));
+    if (out.mode == SweepSettings::Mode::Zip && !out.parameters.empty() &&
+        p.values.size() != out.parameters[0].values.size())
+      fail_at(values.where, vp,
+              "zip mode needs equal lengths, but this parameter has " + std::to_string(p.values.size()) +
+                  " values and sweep.parameters[0] has " + std::to_string(out.parameters[0].values.size()),
+              "the same number of values for every parameter (or mode: product)");
+    points *= static_cast<double>(p.values.size());
+    if (out.mode == SweepSettings::Mode::Product && points > 1e6)
+      fail_at(values.where, vp, "the product has more than 1,000,000 points", "a smaller sweep");
+    out.parameters.push_back(std::move(p));
+  }
+}
+
+Scenario build_scenario(const TreeNode& root_in, const std::string& source, const std::filesystem::path& base_dir) {
+  Scenario s;
+  s.source = source;
+  s.base_dir = base_dir;
+  FieldReader r(s.provenance, source);
+  TreeNode empty;
+  const TreeNode* root = &root_in;
+  if (root_in.is_null()) {  // an empty file: report missing sections at its start
+    empty.kind = TreeNode::Kind::Map;
+    empty.where = root_in.where;
+    root = &empty;
+  }
+  r.check_section(*root, "");
+  const std::string stem = std::filesystem::path(source).stem().string();
+  s.name = r.text_opt(root, "name").value_or(stem.empty() ? "scenario" : stem);
+  s.description = r.text_opt(root, "description").value_or("");
+  read_cluster(r, *root, s.cluster);
+  read_workload(r, *root, s.workload);
+  read_parallelism(r, *root, s.parallelism);
+  read_communication(r, *root, s.communication);
+  read_training(r, *root, s.training);
+  read_outputs(r, *root, source, s.outputs);
+  read_sweep(r, *root, s.sweep);
+  return s;
+}
+
+}  // namespace hybridsim::scenarios

@@ -1,0 +1,159 @@
+// Loading a scenario: read the file, parse it into a located tree, apply `--set` overrides (and a
+// sweep point's assignments), build the Scenario, and check every sweep value against the rest.
+#include <fstream>
+#include <sstream>
+
+#include "scenarios/loader/scenario_build.h"
+#include "sim/error.h"
+
+namespace hybridsim::scenarios {
+namespace {
+
+std::vector<std::string> settable_paths() {
+  std::vector<std::string> out;
+  for (const auto& f : scenario_schema())
+    if (f.path.find('[') == std::string_view::npos) out.emplace_back(f.path);
+  return out;
+}
+
+std::string trim(std::string_view s) {
+  const auto b = s.find_first_not_of(" \t");
+  if (b == std::string_view::npos) return {};
+  const auto e = s.find_last_not_of(" \t");
+  return std::string(s.substr(b, e - b + 1));
+}
+
+void check_sweep_values(const TreeNode& root, const Scenario& s) {
+  const TreeNode* params = root.find("sweep")->find("parameters");
+  for (std::size_t i = 0; i < s.sweep.parameters.size(); ++i) {
+    const SweepParameter& param = s.sweep.parameters[i];
+    const TreeNode& values = *params->items[i].find("values");
+    for (std::size_t j = 0; j < values.items.size(); ++j) {
+      const TreeNode& v = values.items[j];
+      TreeNode point = root;
+      point.erase("sweep");
+      set_path(point, param.path, v, v.where);
+      try {
+        build_scenario(point, s.source, s.base_dir);
+      } catch (const InputError& e) {
+        const std::string message = e.what();
+        if (message.starts_with(v.where + ":")) throw;
+        fail_at(v.where, "sweep.parameters[" + std::to_string(i) + "].values[" + std::to_string(j) + "]",
+                "with " + param.path + " = " + param.values[j] + " the scenario is invalid: " + message);
+      }
+    }
+  }
+}
+
+}  // namespace
+
+std::string settable_path_problem(std::string_view path) {
+  const auto paths = settable_paths();
+  for (const auto& p : paths)
+    if (p == path) return {};
+  const auto guess = closest_match(path, paths);
+  return "unknown field '" + std::string(path) + "'" + (guess ? " (did you mean '" + *guess + "'?)" : std::string());
+}
+
+void set_path(TreeNode& root, std::string_view path, const TreeNode& value, const std::string& where) {
+  if (root.is_null()) {
+    root.kind = TreeNode::Kind::Map;
+    root.where = where;
+  }
+  TreeNode* node = &root;
+  while (true) {
+    const auto dot = path.find('.');
+    const std::string_view key = path.substr(0, dot);
+    if (dot == std::string_view::npos) {
+      if (value.is_null()) node->erase(key);
+      else node->get_or_add(key, where) = value;
+      return;
+    }
+    TreeNode& next = node->get_or_add(key, where);
+    if (!next.is_map()) {  // a scalar (e.g. a curve name) or null becomes a mapping
+      next = TreeNode{};
+      next.kind = TreeNode::Kind::Map;
+      next.where = where;
+    }
+    node = &next;
+    path.remove_prefix(dot + 1);
+  }
+}
+
+void apply_override(TreeNode& root, const std::string& text, std::string_view origin) {
+  const std::string where = std::string(origin) + " " + text;
+  const auto eq = text.find('=');
+  if (eq == std::string::npos)
+    throw InputError(where + ": expected path=value, e.g. --set cluster.nodes=4 or --set "
+                             "communication.message_size=\"256 KiB\"");
+  const std::string path = trim(std::string_view(text).substr(0, eq));
+  if (const std::string problem = settable_path_problem(path); !problem.empty())
+    throw InputError(where + ": " + problem);
+  if (!root.is_map() && !root.is_null()) return;  // the file itself is wrong; reported when built
+  set_path(root, path, parse_yaml_tree_at(std::string_view(text).substr(eq + 1), where), where);
+}
+
+std::string read_text_file(const std::string& path, std::string_view what) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw InputError(path + ": cannot open " + std::string(what));
+  std::ostringstream text;
+  text << in.rdbuf();
+  if (in.bad()) throw InputError(path + ": cannot read " + std::string(what));
+  return text.str();
+}
+
+Scenario parse_scenario_with(std::string_view yaml, const std::string& source,
+                             std::span<const std::string> overrides,
+                             const std::vector<std::string>* point_overrides,
+                             const std::filesystem::path& base_dir) {
+  TreeNode root = parse_yaml_tree(yaml, source);
+  std::vector<std::string> applied;
+  for (const auto& o : overrides) {
+    apply_override(root, o);
+    applied.push_back(o);
+  }
+  if (point_overrides != nullptr) {
+    root.erase("sweep");
+    for (const auto& o : *point_overrides) {
+      apply_override(root, o, "sweep value");
+      applied.push_back(o);
+    }
+  }
+  Scenario s = build_scenario(root, source, base_dir);
+  if (!s.sweep.parameters.empty()) check_sweep_values(root, s);
+  s.provenance.overrides = std::move(applied);
+  return s;
+}
+
+Scenario parse_scenario(std::string_view yaml, const std::string& source_name,
+                        std::span<const std::string> overrides, std::filesystem::path base_dir) {
+  return parse_scenario_with(yaml, source_name, overrides, nullptr, base_dir);
+}
+
+Scenario load_scenario(const std::string& path, std::span<const std::string> overrides) {
+  const std::string text = read_text_file(path, "scenario file");
+  std::filesystem::path base = std::filesystem::path(path).parent_path();
+  if (base.empty()) base = ".";
+  return parse_scenario_with(text, path, overrides, nullptr, base);
+}
+
+std::string location_of(const Scenario& scenario, std::string_view path) {
+  std::string p(path);
+  while (!p.empty()) {
+    if (const auto it = scenario.provenance.where.find(p); it != scenario.provenance.where.end()) return it->second;
+    const auto cut = p.find_last_of(".[");
+    p = cut == std::string::npos ? "" : p.substr(0, cut);
+  }
+  return scenario.source;
+}
+
+std::string_view output_format_name(OutputFormat f) {
+  switch (f) {
+    case OutputFormat::Table: return "table";
+    case OutputFormat::Json: return "json";
+    case OutputFormat::Csv: return "csv";
+  }
+  return "table";
+}
+
+}  // namespace hybridsim::scenarios

@@ -1,0 +1,258 @@
+// The one declaration of every scenario key. Order matters: it is the order of the field reference,
+// of "expected one of" lists and of scenario_to_yaml's output. Parents come before their children.
+#include <string>
+#include <vector>
+
+#include "scenarios/loader/schema.h"
+#include "topology/preset_factory.h"
+#include "workloads/profile_gen.h"
+
+namespace hybridsim::scenarios {
+namespace {
+
+std::vector<std::string> preset_choices() {
+  std::vector<std::string> out;
+  for (const auto name : topology::preset_names()) out.emplace_back(name);
+  return out;
+}
+
+std::vector<std::string> network_choices() { return workloads::builtin_profile_names(); }
+
+using K = FieldKind;
+constexpr double kMaxCount = 1 << 20;
+
+constexpr FieldSpec kSchema[] = {
+    {.path = "name", .kind = K::Text, .default_doc = "the file name without .yaml",
+     .help = "A title for reports and traces."},
+    {.path = "description", .kind = K::Text, .help = "Free text, copied into reports."},
+
+    {.path = "cluster", .kind = K::Section, .required = true,
+     .help = "The machines: a preset (optionally several of them joined by InfiniBand) or a custom "
+             "topology file."},
+    {.path = "cluster.preset", .kind = K::Choice, .dynamic_choices = preset_choices,
+     .help = "A built-in machine. Give either `preset` or `topology`."},
+    {.path = "cluster.topology", .kind = K::Path,
+     .help = "A custom topology YAML file (format: topology/README.md), relative to the scenario "
+             "file. Cannot be combined with nodes, gpus_per_node, fabric or links."},
+    {.path = "cluster.nodes", .kind = K::Integer, .default_text = "1", .min = 1, .max = 4096,
+     .help = "Machines; more than one joins them by an InfiniBand fabric (ideal-ring and "
+             "fully-connected are single machines)."},
+    {.path = "cluster.gpus_per_node", .kind = K::Integer, .default_text = "auto", .words = "auto",
+     .min = 1, .max = 4096,
+     .help = "GPUs per machine where the preset allows it (dgx1-v100 has exactly 8); auto: the "
+             "preset's (dgx2 16, pcie-server 8, ideal-ring 8, fully-connected 8)."},
+    {.path = "cluster.fabric", .kind = K::Choice, .default_text = "fat-tree",
+     .choices = "fat-tree|rail-optimized",
+     .help = "The InfiniBand fabric between machines: a two-level fat tree, or rails (NIC k of "
+             "every machine on rail k)."},
+    {.path = "cluster.oversubscription", .kind = K::Number, .default_text = "1", .min = 1,
+     .help = "Leaf downlink / uplink bandwidth of the fabric; 1 is non-blocking."},
+    {.path = "cluster.leaf_radix", .kind = K::Integer, .default_text = "16", .min = 1, .max = 4096,
+     .help = "NIC ports per leaf switch."},
+    {.path = "cluster.spines", .kind = K::Integer, .default_text = "auto", .words = "auto",
+     .min = 1, .max = 4096,
+     .help = "Spine switches; auto: leaf_radix / oversubscription, rounded, at least 1."},
+    {.path = "cluster.links", .kind = K::Section,
+     .help = "Per link kind, overrides of the preset's bandwidth (per physical link, per "
+             "direction) and latency. A kind the preset does not have is an error; infiniband "
+             "applies only when nodes > 1."},
+    {.path = "cluster.links.nvlink", .kind = K::Section,
+     .help = "NVLink between GPUs (dgx1-v100: 25 GB/s, 700 ns per link)."},
+    {.path = "cluster.links.nvlink.bandwidth", .kind = K::Rate, .default_doc = "the preset's",
+     .min = 0, .min_exclusive = true, .help = "Per NVLink, per direction."},
+    {.path = "cluster.links.nvlink.latency", .kind = K::Duration, .default_doc = "the preset's",
+     .help = "Per hop."},
+    {.path = "cluster.links.nvswitch", .kind = K::Section,
+     .help = "A GPU's NVLinks into an NVSwitch fabric (dgx2: 6 links of 25 GB/s per GPU, 350 ns)."},
+    {.path = "cluster.links.nvswitch.bandwidth", .kind = K::Rate, .default_doc = "the preset's",
+     .min = 0, .min_exclusive = true,
+     .help = "Per NVLink into the switch, per direction (a GPU has 6)."},
+    {.path = "cluster.links.nvswitch.latency", .kind = K::Duration, .default_doc = "the preset's",
+     .help = "Per GPU-switch hop."},
+    {.path = "cluster.links.pcie", .kind = K::Section,
+     .help = "PCIe links: GPU and NIC to PCIe switch, switch to CPU (12 GB/s, 500 ns)."},
+    {.path = "cluster.links.pcie.bandwidth", .kind = K::Rate, .default_doc = "the preset's",
+     .min = 0, .min_exclusive = true, .help = "Per x16 link, per direction."},
+    {.path = "cluster.links.pcie.latency", .kind = K::Duration, .default_doc = "the preset's",
+     .help = "Per hop."},
+    {.path = "cluster.links.cpu", .kind = K::Section,
+     .help = "Links between CPU sockets: QPI (dgx1-v100, pcie-server: 2 × 19.2 GB/s) or UPI "
+             "(dgx2: 3 × 20.8 GB/s)."},
+    {.path = "cluster.links.cpu.bandwidth", .kind = K::Rate, .default_doc = "the preset's",
+     .min = 0, .min_exclusive = true, .help = "Per QPI/UPI link, per direction."},
+    {.path = "cluster.links.cpu.latency", .kind = K::Duration, .default_doc = "the preset's",
+     .help = "Per hop."},
+    {.path = "cluster.links.infiniband", .kind = K::Section,
+     .help = "The fabric between machines (EDR: 100 Gb/s, 500 ns)."},
+    {.path = "cluster.links.infiniband.bandwidth", .kind = K::Rate, .default_doc = "100 Gb/s",
+     .min = 0, .min_exclusive = true, .help = "Per NIC port and per switch cable, per direction."},
+    {.path = "cluster.links.infiniband.latency", .kind = K::Duration, .default_doc = "500 ns",
+     .help = "Per NIC-leaf or leaf-spine hop."},
+    {.path = "cluster.links.generic", .kind = K::Section,
+     .help = "The idealized links of ideal-ring and fully-connected (25 GB/s, 1 us)."},
+    {.path = "cluster.links.generic.bandwidth", .kind = K::Rate, .default_doc = "the preset's",
+     .min = 0, .min_exclusive = true, .help = "Per link, per direction."},
+    {.path = "cluster.links.generic.latency", .kind = K::Duration, .default_doc = "the preset's",
+     .help = "Per hop."},
+
+    {.path = "workload", .kind = K::Section, .required = true,
+     .help = "What is trained: a built-in network or a profile file."},
+    {.path = "workload.network", .kind = K::Choice, .dynamic_choices = network_choices,
+     .help = "A built-in V100 FP32 profile (workloads/README.md). Give either `network` or "
+             "`profile`."},
+    {.path = "workload.profile", .kind = K::Path,
+     .help = "A profile file (format hybridsim-profile/1), relative to the scenario file."},
+    {.path = "workload.batch_per_worker", .kind = K::Integer, .default_text = "auto", .words = "auto",
+     .min = 1, .max = 1e9,
+     .help = "Samples per data-parallel worker per step; auto: the profile's batch. Kernel times and "
+             "activation sizes scale linearly with it (launch floors ignored); gradient sizes and "
+             "the optimizer do not change."},
+    {.path = "workload.compute_speed", .kind = K::Number, .default_text = "1", .min = 0, .max = 1000,
+     .min_exclusive = true,
+     .help = "GPU speed relative to the profiled one: 2 halves every kernel's duration."},
+    {.path = "workload.gpu_speeds", .kind = K::List, .default_text = "[]",
+     .type_doc = "a list of {gpu, speed}",
+     .help = "Per-GPU speed on top of compute_speed, for a straggler or mixed GPUs: "
+             "[{gpu: 3, speed: 0.8}] runs GPU 3's kernels at 80% of the others' speed."},
+    {.path = "workload.gpu_speeds[]", .kind = K::Section, .help = "One GPU's speed."},
+    {.path = "workload.gpu_speeds[].gpu", .kind = K::Integer, .required = true, .min = 0,
+     .max = kMaxCount * 64, .help = "Global GPU rank (as in the topology: node × GPUs per node + local)."},
+    {.path = "workload.gpu_speeds[].speed", .kind = K::Number, .required = true, .min = 0, .max = 1000,
+     .min_exclusive = true, .help = "Relative speed: 0.5 doubles this GPU's kernel durations."},
+
+    {.path = "parallelism", .kind = K::Section, .help = "How the work is split over GPUs."},
+    {.path = "parallelism.dp", .kind = K::Integer, .default_text = "1", .min = 1, .max = kMaxCount,
+     .help = "Data-parallel workers. dp × mp must not exceed the cluster's GPUs."},
+    {.path = "parallelism.mp", .kind = K::Integer, .default_text = "1", .min = 1, .max = 4096,
+     .help = "GPUs per worker (model parallelism)."},
+    {.path = "parallelism.placement", .kind = K::List, .default_text = "auto",
+     .words = "auto|layers|stacks|branches",
+     .type_doc = "auto, layers, stacks, branches or a list of rules",
+     .help = "Which of a worker's mp GPUs runs each op. auto: the network's default partitioner "
+             "(branches for inception-v3, stacks for gnmt, layers otherwise); layers: contiguous "
+             "layers with balanced compute; stacks: each stack of layers (enc.*, dec.*) split by "
+             "depth; branches: parallel branches spread over the GPUs; a list: rules "
+             "tried in order, first match wins, every op must match one."},
+    {.path = "parallelism.placement[]", .kind = K::Section, .help = "One placement rule."},
+    {.path = "parallelism.placement[].match", .kind = K::Text, .required = true,
+     .help = "A glob (*, ?, [...]) matched against op names and layer names (\"enc.L*\", \"*\")."},
+    {.path = "parallelism.placement[].gpu", .kind = K::Integer, .required = true, .min = 0,
+     .max = 4095, .help = "The worker-local GPU, 0 to mp - 1."},
+    {.path = "parallelism.mapping", .kind = K::List, .default_text = "auto", .words = "auto",
+     .type_doc = "auto or a list of dp lists of mp GPU ranks",
+     .help = "Which physical GPUs each worker uses: [[0, 3], [1, 2], ...] gives worker w's model-"
+             "parallel rank k the global GPU rank in row w, column k (machine-major numbering). "
+             "auto: a worker's GPUs on the fastest links of one machine."},
+    {.path = "parallelism.mapping[]", .kind = K::List, .type_doc = "a list of mp GPU ranks",
+     .help = "One worker's GPUs."},
+    {.path = "parallelism.mapping[][]", .kind = K::Integer, .min = 0, .max = kMaxCount,
+     .help = "A global GPU rank."},
+
+    {.path = "communication", .kind = K::Section,
+     .help = "Gradient collectives and the network model."},
+    {.path = "communication.algorithm", .kind = K::Choice, .default_text = "ring",
+     .choices = "ring|hierarchical",
+     .help = "All-reduce algorithm: rings over all members, or reduce-scatter inside machines, "
+             "all-reduce across them, all-gather inside."},
+    {.path = "communication.channels", .kind = K::Integer, .default_text = "auto", .words = "auto",
+     .min = 1, .max = 64, .help = "Rings per collective; auto: as many as saturate the links."},
+    {.path = "communication.message_size", .kind = K::Size, .default_text = "512 KiB", .min = 0,
+     .min_exclusive = true, .help = "A ring step's chunk travels in messages of at most this size."},
+    {.path = "communication.bucket_size", .kind = K::Size, .default_text = "25 MB", .min = 0,
+     .min_exclusive = true,
+     .help = "Gradients are all-reduced in buckets of about this size (PyTorch DDP's 25 MB)."},
+    {.path = "communication.reduction_bandwidth", .kind = K::Rate, .default_text = "225 GB/s",
+     .words = "off", .min = 0, .min_exclusive = true,
+     .help = "A receiving rank reduces bytes at this rate (V100: 900 GB/s HBM2 / 4); off: free."},
+    {.path = "communication.switching", .kind = K::Choice, .default_text = "cut-through",
+     .choices = "cut-through|store-and-forward",
+     .help = "cut-through: a message's head moves on after one link latency; store-and-forward: "
+             "each hop waits for the whole message."},
+    {.path = "communication.compute_slowdown_during_communication", .kind = K::Number,
+     .default_text = "1", .min = 1, .max = 100,
+     .help = "Kernels starting while a collective runs on their GPU take this much longer (shared "
+             "SMs and memory); 1 is off."},
+    {.path = "communication.pcie_only", .kind = K::Boolean, .default_text = "false",
+     .help = "Keep collectives and model-parallel transfers off NVLink (PCIe and the network only)."},
+
+    {.path = "training", .kind = K::Section,
+     .help = "Statistical efficiency, for time-to-train projections."},
+    {.path = "training.network", .kind = K::Text, .default_text = "auto", .words = "auto",
+     .help = "Whose built-in efficiency curve and dataset to use (gnmt, inception_v3, biglstm); "
+             "auto: the workload's network."},
+    {.path = "training.efficiency", .kind = K::NameOrSection, .default_text = "default",
+     .type_doc = "a curve variant name or a mapping",
+     .help = "Epochs to the quality target as a function of the global batch: a built-in variant "
+             "(default, optimistic, pessimistic, or a network's extra such as measured or "
+             "lars_v06), or {e_min, b_noise} (McCandlish et al.: epochs = e_min × (1 + B / "
+             "b_noise)), or {table: [[B, epochs], ...]}."},
+    {.path = "training.efficiency.e_min", .kind = K::Number, .min = 0, .min_exclusive = true,
+     .help = "Parametric form: epochs at a small batch."},
+    {.path = "training.efficiency.b_noise", .kind = K::Number, .min = 0, .min_exclusive = true,
+     .help = "Parametric form: the gradient noise scale, in samples."},
+    {.path = "training.efficiency.table", .kind = K::List,
+     .type_doc = "a list of [global batch, epochs]",
+     .help = "Measured points, batches strictly increasing (at least two); interpolated in log-log."},
+    {.path = "training.efficiency.table[]", .kind = K::Any, .type_doc = "[global batch, epochs]",
+     .help = "One measured point: a whole batch >= 1 and epochs > 0."},
+    {.path = "training.efficiency.min_batch", .kind = K::Integer, .default_doc = "table: its first batch",
+     .min = 1, .max = 1e15,
+     .help = "The smallest global batch the curve is supported on (outside: flagged as "
+             "extrapolated)."},
+    {.path = "training.efficiency.max_batch", .kind = K::Integer, .default_doc = "table: its last batch",
+     .min = 1, .max = 1e15, .help = "The largest supported global batch."},
+    {.path = "training.dataset_samples", .kind = K::Integer, .default_text = "auto", .words = "auto",
+     .min = 1, .max = 1e15,
+     .help = "Samples per epoch; auto: the built-in dataset of training.network."},
+
+    {.path = "outputs", .kind = K::Section, .help = "What a run writes."},
+    {.path = "outputs.directory", .kind = K::Path, .default_text = "auto", .words = "auto",
+     .help = "Where files go, relative to the current directory; auto: out/<scenario file name>."},
+    {.path = "outputs.formats", .kind = K::List, .default_text = "[table]",
+     .type_doc = "a list of table, json, csv", .help = "Result formats."},
+    {.path = "outputs.formats[]", .kind = K::Choice, .choices = "table|json|csv",
+     .help = "table: printed and saved as text; json and csv: saved."},
+    {.path = "outputs.trace", .kind = K::Section,
+     .help = "A Chrome/Perfetto trace of the step (of every point, in a sweep); absent: no "
+             "trace."},
+    {.path = "outputs.trace.file", .kind = K::Path, .default_text = "trace.json",
+     .help = "Relative to outputs.directory (or --out). A sweep writes one trace per point, the "
+             "point's index before the extension: trace-0.json, trace-1.json, ..."},
+    {.path = "outputs.trace.detail", .kind = K::Choice, .default_text = "kernels",
+     .choices = "kernels|steps|messages",
+     .help = "kernels: kernels, collectives and transfers per GPU stream, link utilization; steps: "
+             "also each ring step inside its collective; messages: also every message on every "
+             "link (large)."},
+    {.path = "outputs.trace.gpus", .kind = K::Text, .default_text = "all", .words = "all",
+     .type_doc = "all or GPU ranks such as \"0-7\" or \"0,2,4-7\"",
+     .help = "Which GPUs' tracks to keep."},
+    {.path = "outputs.trace.window", .kind = K::Text, .default_text = "all", .words = "all",
+     .type_doc = "all or \"START:END\" times such as \"0 ms:50 ms\"",
+     .help = "Keep only events in [START, END); slices crossing it are clipped."},
+    {.path = "outputs.trace.gzip", .kind = K::Boolean, .default_text = "false",
+     .help = "Compress the trace (add .gz to the file name yourself)."},
+
+    {.path = "sweep", .kind = K::Section,
+     .help = "Run the scenario at several values of some fields; each point is the scenario with "
+             "the point's values set as by --set."},
+    {.path = "sweep.mode", .kind = K::Choice, .default_text = "product", .choices = "product|zip",
+     .help = "product: every combination, the last parameter varying fastest; zip: the i-th values "
+             "of all parameters together (equal lengths)."},
+    {.path = "sweep.parameters", .kind = K::List, .required = true,
+     .type_doc = "a list of {path, values}", .help = "The fields to vary, at least one."},
+    {.path = "sweep.parameters[]", .kind = K::Section, .help = "One varied field."},
+    {.path = "sweep.parameters[].path", .kind = K::Text, .required = true,
+     .help = "A field path as for --set (cluster.links.nvlink.bandwidth, parallelism); not in "
+             "sweep, not overlapping another parameter's path."},
+    {.path = "sweep.parameters[].values", .kind = K::List, .required = true,
+     .type_doc = "a list of values",
+     .help = "Values in order; each is any YAML value valid at that path (a mapping too)."},
+    {.path = "sweep.parameters[].values[]", .kind = K::Any, .type_doc = "a value for that path",
+     .help = "One value."},
+};
+
+}  // namespace
+
+std::span<const FieldSpec> scenario_schema() { return kSchema; }
+
+}  // namespace hybridsim::scenarios
