@@ -2,35 +2,50 @@
 
 #include <algorithm>
 #include <cctype>
+#include <string>
 
 #include "sim/error.h"
 
 namespace hybridsim::sim {
 
-std::string_view link_kind_name(LinkKind kind) {
-  switch (kind) {
-    case LinkKind::NVLink: return "NVLink";
-    case LinkKind::NVSwitch: return "NVSwitch";
-    case LinkKind::PCIe: return "PCIe";
-    case LinkKind::CpuInterconnect: return "CPU";
-    case LinkKind::InfiniBand: return "InfiniBand";
-    case LinkKind::Ethernet: return "Ethernet";
-    case LinkKind::Generic: return "Generic";
-  }
-  return "?";
-}
+namespace {
 
-LinkKind parse_link_kind(std::string_view text) {
+// The one table of link-kind names: display name, scenario key, link-name prefix, and the extra
+// spellings parse_link_kind accepts.
+struct KindNames {
+  LinkKind kind;
+  std::string_view name, key, label, also1, also2;
+};
+constexpr KindNames kNames[kLinkKindCount] = {
+    {LinkKind::NVLink, "NVLink", "nvlink", "NVLink", {}, {}},
+    {LinkKind::NVSwitch, "NVSwitch", "nvswitch", "NVSwitch", {}, {}},
+    {LinkKind::PCIe, "PCIe", "pcie", "PCIe", {}, {}},
+    {LinkKind::CpuInterconnect, "CPU", "cpu", "CPU", "qpi", "upi"},
+    {LinkKind::InfiniBand, "InfiniBand", "infiniband", "IB", "ib", {}},
+    {LinkKind::Ethernet, "Ethernet", "ethernet", "Ethernet", {}, {}},
+    {LinkKind::Generic, "Generic", "generic", "Link", {}, {}},
+};
+
+const KindNames& names_of(LinkKind kind) { return kNames[static_cast<std::size_t>(kind)]; }
+
+}  // namespace
+
+std::string_view link_kind_name(LinkKind kind) { return names_of(kind).name; }
+std::string_view link_kind_key(LinkKind kind) { return names_of(kind).key; }
+std::string_view link_kind_label(LinkKind kind) { return names_of(kind).label; }
+
+std::optional<LinkKind> find_link_kind(std::string_view text) {
   std::string lower(text);
   std::transform(lower.begin(), lower.end(), lower.begin(),
                  [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
-  if (lower == "nvlink") return LinkKind::NVLink;
-  if (lower == "nvswitch") return LinkKind::NVSwitch;
-  if (lower == "pcie") return LinkKind::PCIe;
-  if (lower == "cpu" || lower == "qpi" || lower == "upi") return LinkKind::CpuInterconnect;
-  if (lower == "infiniband" || lower == "ib") return LinkKind::InfiniBand;
-  if (lower == "ethernet") return LinkKind::Ethernet;
-  if (lower == "generic") return LinkKind::Generic;
+  for (const KindNames& n : kNames)
+    if (lower == n.key || (!n.also1.empty() && lower == n.also1) || (!n.also2.empty() && lower == n.also2))
+      return n.kind;
+  return std::nullopt;
+}
+
+LinkKind parse_link_kind(std::string_view text) {
+  if (const auto kind = find_link_kind(text)) return *kind;
   throw InputError("unknown link kind \"" + std::string(text) +
                    "\": expected one of nvlink, nvswitch, pcie, cpu (qpi, upi), infiniband (ib), "
                    "ethernet, generic");

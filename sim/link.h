@@ -4,6 +4,7 @@
 //                                                 Time::ns(700), "NVLink GPU0→GPU3"});
 #pragma once
 #include <cstdint>
+#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
@@ -25,8 +26,13 @@ enum class LinkKind : std::uint8_t {
 };
 inline constexpr int kLinkKindCount = 7;
 
-std::string_view link_kind_name(LinkKind kind);  // "NVLink", "PCIe", ...
-// Accepts the names above case-insensitively plus "ib", "qpi", "upi"; throws InputError otherwise.
+// Names of a kind, all from one table: for reports ("NVLink", "InfiniBand"), as the key of scenario
+// fields and CSV columns ("nvlink", "infiniband"), and as the prefix of link names ("NVLink", "IB").
+std::string_view link_kind_name(LinkKind kind);
+std::string_view link_kind_key(LinkKind kind);
+std::string_view link_kind_label(LinkKind kind);
+// Accepts the keys case-insensitively plus "ib", "qpi", "upi"; nullopt, or InputError, otherwise.
+std::optional<LinkKind> find_link_kind(std::string_view text);
 LinkKind parse_link_kind(std::string_view text);
 
 using LinkId = std::uint32_t;

@@ -1,6 +1,7 @@
 #include "topology/builder.h"
 
 #include <algorithm>
+#include <limits>
 #include <map>
 #include <utility>
 
@@ -8,19 +9,6 @@
 #include "topology/topology_impl.h"
 
 namespace hybridsim::topology {
-
-std::string_view link_label(sim::LinkKind kind) {
-  switch (kind) {
-    case sim::LinkKind::NVLink: return "NVLink";
-    case sim::LinkKind::NVSwitch: return "NVSwitch";
-    case sim::LinkKind::PCIe: return "PCIe";
-    case sim::LinkKind::CpuInterconnect: return "CPU";
-    case sim::LinkKind::InfiniBand: return "IB";
-    case sim::LinkKind::Ethernet: return "Ethernet";
-    case sim::LinkKind::Generic: return "Link";
-  }
-  return "Link";
-}
 
 DeviceId TopologyBuilder::add_device(DeviceSpec spec) {
   if (spec.name.empty()) throw InputError("a device needs a non-empty name");
@@ -57,13 +45,16 @@ void TopologyBuilder::connect(DeviceId from, DeviceId to, const LinkParams& para
   if (params.count < 1)
     throw InputError(where + ": count must be >= 1, got " + std::to_string(params.count));
   if (params.latency < sim::Time::zero()) throw InputError(where + ": latency must be >= 0");
+  if (params.bandwidth.bytes_per_second() > std::numeric_limits<std::int64_t>::max() / params.count)
+    throw InputError(where + ": bandwidth × count (" + sim::format_bandwidth(params.bandwidth) + " × " +
+                     std::to_string(params.count) + ") does not fit in 64-bit bytes per second");
   add_one_way(from, to, params);
   if (params.duplex) add_one_way(to, from, params);
 }
 
 void TopologyBuilder::add_one_way(DeviceId from, DeviceId to, const LinkParams& params) {
   const std::uint64_t key = (std::uint64_t{from.value} << 32) | to.value;
-  const std::string label(params.label.empty() ? link_label(params.kind) : params.label);
+  const std::string label(params.label.empty() ? sim::link_kind_label(params.kind) : params.label);
   const std::string name = label + " " + devices_[from.value].name + "→" + devices_[to.value].name;
   if (link_index_.count(key))
     throw InputError(name + " is declared twice: give one link a count instead");

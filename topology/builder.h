@@ -34,11 +34,8 @@ struct LinkParams {
   int count = 1;                  // physical links (NVLinks, cables) bundled into this one
   sim::Time latency = {};
   bool duplex = true;      // also add the reverse direction
-  std::string label = {};  // name prefix, e.g. "QPI"; empty: "NVLink", "PCIe", "IB", ...
+  std::string label = {};  // name prefix, e.g. "QPI"; empty: sim::link_kind_label ("NVLink", "IB", ...)
 };
-
-// The short prefix of link names: NVLink, NVSwitch, PCIe, CPU, IB, Ethernet, Link.
-std::string_view link_label(sim::LinkKind kind);
 
 class TopologyBuilder {
  public:

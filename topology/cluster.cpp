@@ -26,6 +26,12 @@ Fabric parse_fabric(std::string_view text) {
 
 namespace {
 
+std::string_view machine_name(const ClusterParams& p) {
+  if (!p.machine_name.empty()) return p.machine_name;
+  constexpr std::string_view kByType[] = {"dgx1-v100", "nvswitch", "pcie-server"};
+  return kByType[p.node.index()];
+}
+
 void validate(const ClusterParams& p) {
   if (p.nodes < 1 || p.nodes > 100'000)
     throw InputError("cluster: nodes must be in [1, 100000], got " + std::to_string(p.nodes));
@@ -47,7 +53,7 @@ void validate(const ClusterParams& p) {
 
 Topology cluster(const ClusterParams& p) {
   validate(p);
-  TopologyBuilder b(std::to_string(p.nodes) + " × " + std::string(node_preset_name(p.node)) + " (" +
+  TopologyBuilder b(std::to_string(p.nodes) + " × " + std::string(machine_name(p)) + " (" +
                     std::string(fabric_name(p.fabric)) + ")");
   std::vector<NodePorts> machines;
   for (int n = 0; n < p.nodes; ++n) {

@@ -9,6 +9,7 @@
 #pragma once
 #include <cstdint>
 #include <optional>
+#include <string>
 #include <string_view>
 
 #include "topology/presets.h"
@@ -24,15 +25,23 @@ std::string_view fabric_name(Fabric fabric);  // "fat-tree", "rail-optimized"
 // otherwise.
 Fabric parse_fabric(std::string_view text);
 
+// Defaults of the fabric, used wherever a cluster is described (ClusterParams, ClusterSpec).
+inline constexpr auto kEdrBandwidth = sim::Bandwidth::bytes_per_second(12'500'000'000);  // 100 Gb/s
+inline constexpr auto kDefaultIbLatency = sim::Time::ns(500);  // per NIC↔leaf or leaf↔spine hop
+inline constexpr int kDefaultLeafRadix = 16;                    // NIC ports per leaf switch
+
 struct ClusterParams {
   NodeParams node = Dgx1V100Params{};
+  // The machine's name in the cluster's ("4 × dgx1-v100 (fat-tree)"); empty: its parameter type's
+  // ("dgx1-v100", "nvswitch", "pcie-server").
+  std::string machine_name = {};
   int nodes = 2;
   Fabric fabric = Fabric::FatTree;
   // Leaf downlink bandwidth / leaf uplink bandwidth; 1.0 is non-blocking. Must be >= 1.
   double oversubscription = 1.0;
-  sim::Bandwidth ib_bandwidth = sim::Bandwidth::bytes_per_second(12'500'000'000);  // EDR 100 Gb/s
-  sim::Time ib_latency = sim::Time::ns(500);  // per NIC↔leaf or leaf↔spine hop
-  int leaf_radix = 16;                        // NIC ports (downlinks) per leaf switch
+  sim::Bandwidth ib_bandwidth = kEdrBandwidth;  // per NIC port and cable, per direction
+  sim::Time ib_latency = kDefaultIbLatency;
+  int leaf_radix = kDefaultLeafRadix;
   // Spine switches; none: round(leaf_radix / oversubscription), at least 1. Unused with one leaf.
   std::optional<int> spines = {};
 };

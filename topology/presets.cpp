@@ -139,12 +139,8 @@ NodePorts add_nvswitch_node(TopologyBuilder& b, const NvswitchNodeParams& p, int
                             std::string_view prefix) {
   constexpr std::string_view kName = "nvswitch_node";
   require_range(p.gpus, 1, 4096, kName, "gpus");
-  require_positive(p.per_gpu_bandwidth, kName, "per_gpu_bandwidth");
+  require_positive(p.nvlink_bandwidth, kName, "nvlink_bandwidth");
   require_range(p.nvlinks_per_gpu, 1, 64, kName, "nvlinks_per_gpu");
-  if (p.per_gpu_bandwidth.bytes_per_second() % p.nvlinks_per_gpu != 0)
-    throw InputError(
-        std::string(kName) + ": per_gpu_bandwidth (" + sim::format_bandwidth(p.per_gpu_bandwidth) +
-        ") must split evenly over nvlinks_per_gpu (" + std::to_string(p.nvlinks_per_gpu) + ")");
   require_range(p.gpus_per_pcie_switch, 1, 64, kName, "gpus_per_pcie_switch");
   require_positive(p.pcie_bandwidth, kName, "pcie_bandwidth");
   require_range(p.cpus, 1, 8, kName, "cpus");
@@ -157,12 +153,10 @@ NodePorts add_nvswitch_node(TopologyBuilder& b, const NvswitchNodeParams& p, int
 
   NodePorts ports{add_gpus(b, p.gpus, node, prefix), {}};
   const DeviceId sw = add(b, std::string(prefix) + "NVSwitch", DeviceKind::NvSwitch, node);
-  const auto per_link =
-      sim::Bandwidth::bytes_per_second(p.per_gpu_bandwidth.bytes_per_second() / p.nvlinks_per_gpu);
   for (const DeviceId g : ports.gpus)
     b.connect(g, sw,
               {.kind = sim::LinkKind::NVSwitch,
-               .bandwidth = per_link,
+               .bandwidth = p.nvlink_bandwidth,
                .count = p.nvlinks_per_gpu,
                .latency = p.nvswitch_latency,
                .duplex = true,
@@ -221,14 +215,6 @@ NodePorts add_node(TopologyBuilder& b, const NodeParams& p, int node, std::strin
           return add_pcie_server(b, params, node, prefix);
       },
       p);
-}
-
-std::string_view node_preset_name(const NodeParams& params) {
-  switch (params.index()) {
-    case 0: return "dgx1-v100";
-    case 1: return "nvswitch";
-    default: return "pcie";
-  }
 }
 
 Topology dgx1_v100(const Dgx1V100Params& params) {

@@ -32,8 +32,8 @@ struct Dgx1V100Params {
 // 16 V100 with 6 NVLinks each into the switch fabric, PCIe switches with 2 GPUs + 1 NIC, 2 CPUs).
 struct NvswitchNodeParams {
   int gpus = 16;
-  sim::Bandwidth per_gpu_bandwidth = sim::Bandwidth::gb_per_second(150);  // per direction
-  int nvlinks_per_gpu = 6;  // per_gpu_bandwidth must be a multiple of this (B/s)
+  sim::Bandwidth nvlink_bandwidth = sim::Bandwidth::gb_per_second(25);  // per NVLink, per direction
+  int nvlinks_per_gpu = 6;  // a GPU's NVLinks into the switch fabric: 6 × 25 = 150 GB/s per GPU
   sim::Time nvswitch_latency = sim::Time::ns(350);  // per GPU↔switch hop
   int gpus_per_pcie_switch = 2;
   sim::Bandwidth pcie_bandwidth = sim::Bandwidth::gb_per_second(12);
@@ -79,7 +79,6 @@ Topology fully_connected(const FullyConnectedParams& params = {});
 
 // The machines a cluster can be made of.
 using NodeParams = std::variant<Dgx1V100Params, NvswitchNodeParams, PcieServerParams>;
-std::string_view node_preset_name(const NodeParams& params);  // "dgx1-v100", "nvswitch", "pcie"
 
 // Building blocks: add one machine to a builder as node `node`, its device names prefixed (e.g.
 // "n3."). Throw InputError naming the invalid field.

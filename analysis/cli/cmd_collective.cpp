@@ -10,9 +10,9 @@
 #include "analysis/cli/parse_options.h"
 #include "analysis/collective/collective_report.h"
 #include "analysis/collective/collective_sweep.h"
+#include "analysis/platform/platform.h"
 #include "sim/error.h"
-#include "topology/preset_factory.h"
-#include "topology/yaml_loader.h"
+#include "topology/preset_registry.h"
 
 namespace po = boost::program_options;
 
@@ -33,7 +33,7 @@ int collective_command(int argc, const char* const* argv) {
   double step_factor = 2.0;
   options.add_options()("help,h", "show this help")(
       "topology,t", po::value(&topology_arg)->required(),
-      "a preset (dgx1-v100, dgx2, nvswitch, pcie-server, ideal-ring, fully-connected) or a topology YAML file")(
+      ("a preset (" + topology::preset_name_list() + ") or a topology YAML file").c_str())(
       "nodes,n", po::value(&nodes)->default_value(1), "machines (a cluster joined by InfiniBand)")(
       "gpus-per-node", po::value(&gpus_per_node)->default_value(0),
       "GPUs per machine for presets that allow it (ideal-ring, fully-connected, nvswitch, dgx2, "
@@ -56,15 +56,10 @@ int collective_command(int argc, const char* const* argv) {
   if (format != "table" && format != "csv" && format != "json")
     throw InputError("--format must be table, csv or json (got \"" + format + "\")");
 
-  const bool is_file = topology_arg.ends_with(".yaml") || topology_arg.ends_with(".yml") ||
-                       std::filesystem::exists(topology_arg);
-  topology::PresetOptions preset;
-  preset.nodes = nodes;
-  if (gpus_per_node != 0) preset.gpus = gpus_per_node;
-  if (is_file && (nodes != 1 || gpus_per_node != 0))
-    throw InputError("--nodes and --gpus-per-node apply to presets, not to topology files");
-  const topology::Topology topo = is_file ? topology::load_topology_yaml(topology_arg)
-                                          : topology::make_preset(topology_arg, preset);
+  topology::ClusterSpec spec;
+  spec.nodes = nodes;
+  if (gpus_per_node != 0) spec.gpus_per_node = gpus_per_node;
+  const topology::Topology topo = analysis::load_platform(topology_arg, spec);
   const int gpu_count = static_cast<int>(topo.gpus().size());
   analysis::CollectiveSweepOptions o;
   o.op = sim::parse_collective_op(op_arg);

@@ -151,7 +151,7 @@ PlanResult plan(const PlanRequest& request, StepCache* cache) {
           k.gpus = request.gpus;
           k.mp = mp;
           k.partitioner = p;
-          k.ib_bytes_per_second = request.cluster.ib_bandwidth.bytes_per_second();
+          k.ib_bytes_per_second = topology::ib_bandwidth_of(request.cluster).bytes_per_second();
           k.bucket_bytes = single_worker ? StepKey{}.bucket_bytes : bucket.count();
           k.algorithm = single_worker ? workloads::AllReduceAlgorithm::Ring : algorithm;
           k.message_bytes = request.message_size.count();
@@ -216,7 +216,7 @@ PlanResult plan(const PlanRequest& request, StepCache* cache) {
 
 void print_plan(const PlanResult& r, std::ostream& out, int top) {
   out << "plan: " << r.model << " on " << r.gpus << " GPUs of " << r.cluster.preset << " machines (InfiniBand "
-      << sim::format_bandwidth(r.cluster.ib_bandwidth) << "), objective " << objective_name(r.objective);
+      << sim::format_bandwidth(topology::ib_bandwidth_of(r.cluster)) << "), objective " << objective_name(r.objective);
   if (r.curve) out << ", curve " << r.curve->network << "/" << r.curve->variant;
   if (r.dataset) out << ", " << r.dataset->name << " (" << format_count(r.dataset->samples) << " samples)";
   out << "\n" << r.ranked.size() << " configurations ranked (mp in";
@@ -271,8 +271,8 @@ PlanRequest make_plan_request(const PlanCommandOptions& o) {
   if (o.gpus < 1) throw InputError("--gpus: expected at least 1, got " + std::to_string(o.gpus));
   r.gpus = o.gpus;
   r.cluster.preset = o.cluster;
-  build_cluster(r.cluster, 1, r.cluster.ib_bandwidth);  // checks the preset
-  if (o.ib_bandwidth) r.cluster.ib_bandwidth = sim::parse_bandwidth(*o.ib_bandwidth);
+  build_cluster(r.cluster, 1, topology::ib_bandwidth_of(r.cluster));  // checks the preset
+  if (o.ib_bandwidth) r.cluster.links[sim::LinkKind::InfiniBand].bandwidth = sim::parse_bandwidth(*o.ib_bandwidth);
   r.objective = parse_objective(o.objective);
   if (r.objective == PlanObjective::TimeToTrain && !r.curve)
     throw InputError("no built-in statistical-efficiency curve for network \"" + r.model +

@@ -25,7 +25,7 @@ struct KeyMaker {
     // A single machine has no InfiniBand: every IB factor shares its steps.
     const double factor = gpus <= per_machine ? 1.0 : ib_factor;
     k.ib_bytes_per_second =
-        static_cast<std::int64_t>(static_cast<double>(config.cluster.ib_bandwidth.bytes_per_second()) * factor);
+        static_cast<std::int64_t>(static_cast<double>(topology::ib_bandwidth_of(config.cluster).bytes_per_second()) * factor);
     k.bucket_bytes = config.bucket_size.count();
     k.algorithm = config.algorithm;
     k.message_bytes = config.message_size.count();

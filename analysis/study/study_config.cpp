@@ -10,7 +10,7 @@
 #include <sstream>
 
 #include "sim/error.h"
-#include "topology/preset_factory.h"
+#include "topology/preset_registry.h"
 #include "topology/yaml_keys.h"
 #include "workloads/profile_gen.h"
 #include "workloads/profile_io.h"
@@ -332,12 +332,13 @@ StudyConfig parse_study_config(std::string_view yaml, const std::string& source_
     if (cl["preset"]) {
       c.cluster.preset = r.text(cl["preset"], "cluster.preset", expect("preset"));
       r.located(cl["preset"], "cluster.preset", expect("preset"),
-                [&] { return build_cluster(c.cluster, 1, c.cluster.ib_bandwidth).gpus().size(); });
+                [&] { return build_cluster(c.cluster, 1, topology::ib_bandwidth_of(c.cluster)).gpus().size(); });
     }
+    auto& ib = c.cluster.links[sim::LinkKind::InfiniBand].bandwidth;
     if (cl["ib_bandwidth"])
-      c.cluster.ib_bandwidth = r.unit(cl["ib_bandwidth"], "cluster.ib_bandwidth", expect("ib_bandwidth"),
-                                      [](const std::string& s) { return sim::parse_bandwidth(s); });
-    if (c.cluster.ib_bandwidth.bytes_per_second() <= 0)
+      ib = r.unit(cl["ib_bandwidth"], "cluster.ib_bandwidth", expect("ib_bandwidth"),
+                  [](const std::string& s) { return sim::parse_bandwidth(s); });
+    if (ib && ib->bytes_per_second() <= 0)
       r.fail(cl["ib_bandwidth"], "cluster.ib_bandwidth", "got zero", expect("ib_bandwidth"));
     if (cl["fabric"])
       c.cluster.fabric = r.unit(cl["fabric"], "cluster.fabric", expect("fabric"),

@@ -15,20 +15,10 @@
 #include "analysis/step/step_runner.h"
 #include "sim/error.h"
 #include "topology/builder.h"
-#include "topology/preset_factory.h"
 #include "workloads/mapping.h"
 
 namespace hybridsim::analysis {
 namespace {
-
-topology::presets::NodeParams node_params(const std::string& preset) {
-  if (preset == "dgx1-v100") return topology::presets::Dgx1V100Params{};
-  if (preset == "dgx2" || preset == "nvswitch") return topology::presets::NvswitchNodeParams{};
-  if (preset == "pcie-server") return topology::presets::PcieServerParams{};
-  throw InputError("cluster preset \"" + preset +
-                   "\": expected a machine preset that can form a cluster: dgx1-v100, dgx2, "
-                   "nvswitch or pcie-server");
-}
 
 // Rough simulation cost, to start the heaviest keys first: ring all-reduce messages grow with the
 // square of the data-parallel group, kernels with the GPU count.
@@ -39,21 +29,15 @@ double cost_estimate(const StepKey& k) {
 
 }  // namespace
 
-int gpus_per_machine(const ClusterSpec& cluster) {
-  return static_cast<int>(topology::make_preset(cluster.preset, {.nodes = 1}).gpus().size());
-}
-
 topology::Topology build_cluster(const ClusterSpec& cluster, int gpus, sim::Bandwidth ib_bandwidth) {
-  if (gpus < 1) throw InputError("a cluster needs at least 1 GPU, got " + std::to_string(gpus));
-  const auto node = node_params(cluster.preset);
-  const int per_machine = gpus_per_machine(cluster);
-  if (gpus <= per_machine) return topology::make_preset(cluster.preset, {.nodes = 1});
-  const int machines = (gpus + per_machine - 1) / per_machine;
-  return topology::presets::cluster({.node = node,
-                                     .nodes = machines,
-                                     .fabric = cluster.fabric,
-                                     .oversubscription = cluster.oversubscription,
-                                     .ib_bandwidth = ib_bandwidth});
+  const topology::PresetInfo* preset = topology::find_preset(cluster.preset);
+  if (preset == nullptr || !preset->forms_clusters)
+    throw InputError("cluster preset \"" + cluster.preset +
+                     "\": expected a machine preset that can form a cluster: " +
+                     topology::cluster_preset_name_list());
+  ClusterSpec spec = topology::cluster_for_gpus(cluster, gpus);
+  spec.links[sim::LinkKind::InfiniBand].bandwidth = ib_bandwidth;
+  return topology::build_cluster(spec);
 }
 
 std::string describe(const StepKey& key) {
@@ -127,7 +111,7 @@ void StepCache::simulate(const std::vector<StepKey>& keys, const StepRunContext&
                    [](const StepKey& a, const StepKey& b) { return cost_estimate(a) > cost_estimate(b); });
 
   // One topology per (machines, IB bandwidth), built up front and shared by the threads.
-  const int per_machine = gpus_per_machine(context.cluster);
+  const int per_machine = topology::gpus_per_machine(context.cluster);
   std::map<std::pair<int, std::int64_t>, std::unique_ptr<topology::Topology>> topologies;
   auto topology_key = [&](const StepKey& k) {
     return std::make_pair((k.gpus + per_machine - 1) / per_machine, k.ib_bytes_per_second);

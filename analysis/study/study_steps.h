@@ -16,7 +16,9 @@
 #include "analysis/step/step_metrics.h"
 #include "sim/time.h"
 #include "sim/units.h"
-#include "topology/cluster.h"
+#include "sim/collective.h"
+#include "topology/preset_registry.h"
+#include "workloads/step_program.h"
 #include "topology/topology.h"
 #include "workloads/comm_plan.h"
 #include "workloads/placement.h"
@@ -24,19 +26,11 @@
 
 namespace hybridsim::analysis {
 
-// The machines of a study: a node preset ("dgx1-v100", "dgx2", "nvswitch", "pcie-server") repeated
-// as often as the GPU count needs, joined by an InfiniBand fabric when there is more than one.
-struct ClusterSpec {
-  std::string preset = "dgx1-v100";
-  sim::Bandwidth ib_bandwidth = sim::Bandwidth::bytes_per_second(12'500'000'000);  // EDR 100 Gb/s
-  topology::presets::Fabric fabric = topology::presets::Fabric::FatTree;
-  double oversubscription = 1.0;
-};
-
-// GPUs in one machine of the preset (8 for dgx1-v100); InputError for an unknown preset.
-int gpus_per_machine(const ClusterSpec& cluster);
-// The smallest cluster of the preset holding `gpus` GPUs: one machine (no InfiniBand) when they
-// fit in one, else ceil(gpus / per machine) machines on the fabric at `ib_bandwidth`.
+// The machines of a study or plan: a topology::ClusterSpec whose preset forms clusters (nodes follow
+// from each configuration's GPU count, the InfiniBand bandwidth from its StepKey).
+using topology::ClusterSpec;
+// The smallest cluster of the spec's machines holding `gpus` GPUs, its InfiniBand at `ib_bandwidth`
+// (unused when they fit in one machine); InputError for a preset that cannot form clusters.
 topology::Topology build_cluster(const ClusterSpec& cluster, int gpus, sim::Bandwidth ib_bandwidth);
 
 // One simulated configuration. `gpus` = dp × mp; the worker's placement is `partitioner` at mp.
@@ -45,10 +39,10 @@ struct StepKey {
   int gpus = 1;
   int mp = 1;
   workloads::Partitioner partitioner = workloads::Partitioner::Layers;
-  std::int64_t ib_bytes_per_second = 12'500'000'000;
-  std::int64_t bucket_bytes = 25'000'000;
+  std::int64_t ib_bytes_per_second = topology::presets::kEdrBandwidth.bytes_per_second();
+  std::int64_t bucket_bytes = workloads::StepOptions{}.bucket_size.count();
   workloads::AllReduceAlgorithm algorithm = workloads::AllReduceAlgorithm::Ring;
-  std::int64_t message_bytes = 512 * 1024;
+  std::int64_t message_bytes = sim::CollectiveConfig{}.message_size.count();
 
   int dp() const { return gpus / mp; }
   auto operator<=>(const StepKey&) const = default;

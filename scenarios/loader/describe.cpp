@@ -14,15 +14,14 @@ std::string number(double v) {
 }
 
 std::string link_overrides(const LinkOverrides& l) {
-  const std::pair<const char*, const LinkOverride*> kinds[] = {
-      {"nvlink", &l.nvlink}, {"nvswitch", &l.nvswitch},     {"pcie", &l.pcie},
-      {"cpu", &l.cpu},       {"infiniband", &l.infiniband}, {"generic", &l.generic}};
   std::string out;
-  for (const auto& [kind, o] : kinds) {
-    if (!o->bandwidth && !o->latency) continue;
-    out += (out.empty() ? "" : "; ") + std::string(kind);
-    if (o->bandwidth) out += " " + sim::format_bandwidth(*o->bandwidth);
-    if (o->latency) out += " " + sim::format_time(*o->latency);
+  for (int k = 0; k < sim::kLinkKindCount; ++k) {
+    const auto kind = static_cast<sim::LinkKind>(k);
+    const LinkOverride& o = l[kind];
+    if (o.empty()) continue;
+    out += (out.empty() ? "" : "; ") + std::string(sim::link_kind_key(kind));
+    if (o.bandwidth) out += " " + sim::format_bandwidth(*o.bandwidth);
+    if (o.latency) out += " " + sim::format_time(*o.latency);
   }
   return out;
 }

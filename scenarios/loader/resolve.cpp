@@ -4,9 +4,7 @@
 #include <limits>
 
 #include "sim/error.h"
-#include "topology/builder.h"
-#include "topology/cluster.h"
-#include "topology/presets.h"
+#include "topology/preset_registry.h"
 #include "topology/yaml_loader.h"
 #include "workloads/profile_gen.h"
 #include "workloads/profile_io.h"
@@ -26,72 +24,6 @@ auto located(const Scenario& s, std::string_view path, F&& step) -> decltype(ste
 
 std::filesystem::path input_path(const Scenario& s, const std::filesystem::path& p) {
   return p.is_absolute() ? p : s.base_dir / p;
-}
-
-template <class Params>
-void apply_pcie_cpu(Params& p, const LinkOverrides& links) {
-  if (links.pcie.bandwidth) p.pcie_bandwidth = *links.pcie.bandwidth;
-  if (links.pcie.latency) p.pcie_latency = *links.pcie.latency;
-  if (links.cpu.bandwidth) p.cpu_link_bandwidth = *links.cpu.bandwidth;
-  if (links.cpu.latency) p.cpu_link_latency = *links.cpu.latency;
-}
-
-topology::presets::NodeParams node_params(const ClusterSettings& c) {
-  namespace pr = topology::presets;
-  const LinkOverrides& l = c.links;
-  if (c.preset == "dgx1-v100") {
-    pr::Dgx1V100Params p;
-    if (l.nvlink.bandwidth) p.nvlink_bandwidth = *l.nvlink.bandwidth;
-    if (l.nvlink.latency) p.nvlink_latency = *l.nvlink.latency;
-    if (l.pcie.bandwidth) p.pcie_bandwidth = *l.pcie.bandwidth;
-    if (l.pcie.latency) p.pcie_latency = *l.pcie.latency;
-    if (l.cpu.bandwidth) p.qpi_bandwidth = *l.cpu.bandwidth;
-    if (l.cpu.latency) p.qpi_latency = *l.cpu.latency;
-    return p;
-  }
-  if (c.preset == "dgx2" || c.preset == "nvswitch") {
-    pr::NvswitchNodeParams p;
-    if (c.gpus_per_node) p.gpus = *c.gpus_per_node;
-    if (l.nvswitch.bandwidth) {
-      if (l.nvswitch.bandwidth->bytes_per_second() > std::numeric_limits<std::int64_t>::max() / p.nvlinks_per_gpu)
-        throw InputError("nvswitch bandwidth " + sim::format_bandwidth(*l.nvswitch.bandwidth) + " is too large");
-      p.per_gpu_bandwidth = *l.nvswitch.bandwidth * p.nvlinks_per_gpu;
-    }
-    if (l.nvswitch.latency) p.nvswitch_latency = *l.nvswitch.latency;
-    apply_pcie_cpu(p, l);
-    return p;
-  }
-  if (c.preset == "pcie-server") {
-    pr::PcieServerParams p;
-    if (c.gpus_per_node) p.gpus = *c.gpus_per_node;
-    apply_pcie_cpu(p, l);
-    return p;
-  }
-  throw InputError("unknown machine preset \"" + c.preset + "\"");
-}
-
-topology::Topology build_preset(const ClusterSettings& c) {
-  namespace pr = topology::presets;
-  if (c.preset == "ideal-ring" || c.preset == "fully-connected") {
-    const int gpus = c.gpus_per_node.value_or(8);
-    const sim::Bandwidth bw = c.links.generic.bandwidth.value_or(sim::Bandwidth::gb_per_second(25));
-    const sim::Time latency = c.links.generic.latency.value_or(sim::Time::us(1));
-    if (c.preset == "ideal-ring") return pr::ideal_ring({.gpus = gpus, .bandwidth = bw, .latency = latency});
-    return pr::fully_connected({.gpus = gpus, .bandwidth = bw, .latency = latency});
-  }
-  const pr::NodeParams node = node_params(c);
-  if (c.nodes == 1) {
-    topology::TopologyBuilder b{c.preset};
-    pr::add_node(b, node, 0, "");
-    return std::move(b).build();
-  }
-  pr::ClusterParams params{.node = node, .nodes = c.nodes, .fabric = c.fabric,
-                           .oversubscription = c.oversubscription};
-  if (c.links.infiniband.bandwidth) params.ib_bandwidth = *c.links.infiniband.bandwidth;
-  if (c.links.infiniband.latency) params.ib_latency = *c.links.infiniband.latency;
-  params.leaf_radix = c.leaf_radix;
-  params.spines = c.spines;
-  return pr::cluster(params);
 }
 
 sim::Time scale_time(sim::Time t, std::int64_t num, std::int64_t den) {
@@ -133,7 +65,7 @@ topology::Topology build_topology(const Scenario& s) {
   if (!c.topology.empty())
     return located(s, "cluster.topology",
                    [&] { return topology::load_topology_yaml(input_path(s, c.topology).string()); });
-  return located(s, "cluster", [&] { return build_preset(c); });
+  return located(s, "cluster", [&] { return topology::build_cluster(c); });
 }
 
 workloads::Profile load_workload_profile(const Scenario& s) {

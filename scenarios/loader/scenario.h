@@ -18,33 +18,19 @@
 #include "sim/network.h"
 #include "sim/time.h"
 #include "sim/units.h"
-#include "topology/cluster.h"
+#include "topology/cluster_spec.h"
 #include "workloads/comm_plan.h"
 
 namespace hybridsim::scenarios {
 
-// Overrides of one link kind's preset values; nullopt keeps the preset's.
-struct LinkOverride {
-  std::optional<sim::Bandwidth> bandwidth;  // per physical link, per direction
-  std::optional<sim::Time> latency;
-  bool operator==(const LinkOverride&) const = default;
-};
+using topology::LinkOverride;
+using topology::LinkOverrides;
 
-struct LinkOverrides {
-  LinkOverride nvlink, nvswitch, pcie, cpu, infiniband, generic;
-  bool operator==(const LinkOverrides&) const = default;
-};
-
-struct ClusterSettings {
-  std::string preset;               // a topology::preset_names() entry; empty when `topology` is set
-  std::filesystem::path topology;   // custom topology file as written (relative to base_dir)
-  int nodes = 1;
-  std::optional<int> gpus_per_node;  // nullopt: the preset's
-  topology::presets::Fabric fabric = topology::presets::Fabric::FatTree;
-  double oversubscription = 1.0;
-  int leaf_radix = 16;
-  std::optional<int> spines;
-  LinkOverrides links;
+// A preset cluster (topology::ClusterSpec: preset, nodes, fabric, link overrides), or a custom
+// topology file, in which case `preset` is empty and the other fields keep their defaults.
+struct ClusterSettings : topology::ClusterSpec {
+  ClusterSettings() { preset.clear(); }
+  std::filesystem::path topology;  // custom topology file as written (relative to base_dir)
   bool operator==(const ClusterSettings&) const = default;
 };
 

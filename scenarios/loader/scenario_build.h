@@ -48,7 +48,4 @@ void read_training(FieldReader& r, const TreeNode& root, TrainingSettings& out);
 void read_outputs(FieldReader& r, const TreeNode& root, const std::string& source, OutputSettings& out);
 void read_sweep(FieldReader& r, const TreeNode& root, SweepSettings& out);
 
-// The link kinds a preset has ("nvlink", "pcie", ...), in schema order.
-std::vector<std::string> preset_link_kinds(std::string_view preset);
-
 }  // namespace hybridsim::scenarios

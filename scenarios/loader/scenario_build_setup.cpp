@@ -5,26 +5,10 @@
 
 #include "scenarios/loader/scenario_build.h"
 #include "sim/error.h"
+#include "topology/preset_registry.h"
 
 namespace hybridsim::scenarios {
 namespace {
-
-constexpr std::string_view kLinkKinds[] = {"nvlink", "nvswitch", "pcie", "cpu", "infiniband", "generic"};
-
-LinkOverride& link_override(LinkOverrides& links, std::string_view kind) {
-  if (kind == "nvlink") return links.nvlink;
-  if (kind == "nvswitch") return links.nvswitch;
-  if (kind == "pcie") return links.pcie;
-  if (kind == "cpu") return links.cpu;
-  if (kind == "infiniband") return links.infiniband;
-  return links.generic;
-}
-
-std::string join(const std::vector<std::string>& items) {
-  std::string out;
-  for (const auto& s : items) out += (out.empty() ? "" : ", ") + s;
-  return out;
-}
 
 const std::string& key_where(const TreeNode& map, std::string_view key) {
   for (const auto& e : map.entries)
@@ -43,32 +27,34 @@ const std::string& key_where(const TreeNode& map, std::string_view key) {
   fail_at(node.where, path, what, expected_text(spec));
 }
 
+// The overrides of the kinds the schema declares (cluster.links.<key>); whether the preset has
+// that kind is checked with the other preset limits in read_cluster.
 void read_links(FieldReader& r, const TreeNode* cluster, ClusterSettings& out) {
   const TreeNode* links = r.section(cluster, "cluster.links");
   if (links == nullptr) return;
-  for (const auto kind : kLinkKinds) {
-    const std::string path = "cluster.links." + std::string(kind);
-    const TreeNode* k = r.section(links, path);
-    if (k == nullptr) continue;
-    const auto kinds = preset_link_kinds(out.preset);
-    if (std::find(kinds.begin(), kinds.end(), kind) == kinds.end())
-      fail_at(key_where(*links, kind), path, "preset " + out.preset + " has no " + std::string(kind) + " links",
-              "overrides of its link kinds: " + join(kinds));
-    LinkOverride& o = link_override(out.links, kind);
-    o.bandwidth = r.rate_opt(k, path + ".bandwidth");
-    o.latency = r.duration_opt(k, path + ".latency");
+  for (int k = 0; k < sim::kLinkKindCount; ++k) {
+    const auto kind = static_cast<sim::LinkKind>(k);
+    const std::string path = "cluster.links." + std::string(sim::link_kind_key(kind));
+    if (find_field(path) == nullptr) continue;  // not a kind users override (ethernet)
+    const TreeNode* node = r.section(links, path);
+    if (node == nullptr) continue;
+    out.links[kind].bandwidth = r.rate_opt(node, path + ".bandwidth");
+    out.links[kind].latency = r.duration_opt(node, path + ".latency");
   }
 }
 
-}  // namespace
-
-std::vector<std::string> preset_link_kinds(std::string_view preset) {
-  if (preset == "dgx1-v100") return {"nvlink", "pcie", "cpu", "infiniband"};
-  if (preset == "dgx2" || preset == "nvswitch") return {"nvswitch", "pcie", "cpu", "infiniband"};
-  if (preset == "pcie-server") return {"pcie", "cpu", "infiniband"};
-  if (preset == "ideal-ring" || preset == "fully-connected") return {"generic"};
-  return {};
+// Where the field a preset check names was written: cluster.<field> ("nodes", "links.nvswitch");
+// for a link kind, its key under cluster.links.
+const std::string& problem_where(const TreeNode& cluster, const std::string& field) {
+  if (field.starts_with("links.")) {
+    const TreeNode* links = cluster.find("links");
+    return key_where(*links, field.substr(6));
+  }
+  if (const TreeNode* n = cluster.find(field); n != nullptr && field != "links") return n->where;
+  return cluster.where;
 }
+
+}  // namespace
 
 void read_cluster(FieldReader& r, const TreeNode& root, ClusterSettings& out) {
   const TreeNode* c = r.section(&root, "cluster");
@@ -96,18 +82,9 @@ void read_cluster(FieldReader& r, const TreeNode& root, ClusterSettings& out) {
                 "the topology file to describe the whole cluster (or a preset instead)");
     return;
   }
-  const TreeNode* gpus = c->find("gpus_per_node");
-  if (out.preset == "dgx1-v100" && out.gpus_per_node && *out.gpus_per_node != 8)
-    fail_at(gpus->where, "cluster.gpus_per_node", "preset dgx1-v100 has exactly 8 GPUs, got " +
-            std::to_string(*out.gpus_per_node), "auto or 8");
-  if (out.preset == "ideal-ring" && out.gpus_per_node && *out.gpus_per_node < 2)
-    fail_at(gpus->where, "cluster.gpus_per_node", "an ideal ring needs at least 2 GPUs, got " +
-            std::to_string(*out.gpus_per_node), "auto or a whole number from 2 to 4096");
-  if ((out.preset == "ideal-ring" || out.preset == "fully-connected") && out.nodes > 1)
-    fail_at(c->find("nodes")->where, "cluster.nodes",
-            "preset " + out.preset + " is a single validation machine, got " + std::to_string(out.nodes) + " nodes",
-            "1");
   read_links(r, c, out);
+  if (const auto problem = topology::find_cluster_spec_problem(out))
+    fail_at(problem_where(*c, problem->field), "cluster." + problem->field, problem->what, problem->expected);
 }
 
 void read_workload(FieldReader& r, const TreeNode& root, WorkloadSettings& out) {

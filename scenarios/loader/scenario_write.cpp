@@ -76,13 +76,12 @@ void write_cluster(Writer& w, const ClusterSettings& c) {
   w.text("cluster.oversubscription", number(c.oversubscription));
   w.integer("cluster.leaf_radix", c.leaf_radix);
   w.integer_or_auto("cluster.spines", c.spines);
-  const std::pair<const char*, const LinkOverride*> kinds[] = {
-      {"nvlink", &c.links.nvlink}, {"nvswitch", &c.links.nvswitch},     {"pcie", &c.links.pcie},
-      {"cpu", &c.links.cpu},       {"infiniband", &c.links.infiniband}, {"generic", &c.links.generic}};
-  for (const auto& [kind, o] : kinds) {
-    const std::string path = std::string("cluster.links.") + kind;
-    if (o->bandwidth) w.text(path + ".bandwidth", sim::format_bandwidth(*o->bandwidth));
-    if (o->latency) w.text(path + ".latency", sim::format_time(*o->latency));
+  for (int k = 0; k < sim::kLinkKindCount; ++k) {
+    const auto kind = static_cast<sim::LinkKind>(k);
+    const LinkOverride& o = c.links[kind];
+    const std::string path = "cluster.links." + std::string(sim::link_kind_key(kind));
+    if (o.bandwidth) w.text(path + ".bandwidth", sim::format_bandwidth(*o.bandwidth));
+    if (o.latency) w.text(path + ".latency", sim::format_time(*o.latency));
   }
 }
 

@@ -4,7 +4,7 @@
 #include <vector>
 
 #include "scenarios/loader/schema.h"
-#include "topology/preset_factory.h"
+#include "topology/preset_registry.h"
 #include "workloads/profile_gen.h"
 
 namespace hybridsim::scenarios {
@@ -38,8 +38,9 @@ constexpr FieldSpec kSchema[] = {
      .help = "Machines; more than one joins them by an InfiniBand fabric (ideal-ring and "
              "fully-connected are single machines)."},
     {.path = "cluster.gpus_per_node", .kind = K::Integer, .default_text = "auto", .words = "auto",
-     .min = 1, .max = 4096,
-     .help = "GPUs per machine where the preset allows it (dgx1-v100 has exactly 8); auto: the "
+     .min = 1, .max = 65536,
+     .help = "GPUs per machine where the preset allows it (dgx1-v100 has exactly 8; dgx2 and "
+             "pcie-server 1 to 4096, ideal-ring 2 to 65536, fully-connected 1 to 512); auto: the "
              "preset's (dgx2 16, pcie-server 8, ideal-ring 8, fully-connected 8)."},
     {.path = "cluster.fabric", .kind = K::Choice, .default_text = "fat-tree",
      .choices = "fat-tree|rail-optimized",

@@ -4,7 +4,7 @@
 #include <benchmark/benchmark.h>
 
 #include "analysis/step/step_runner.h"
-#include "topology/preset_factory.h"
+#include "topology/preset_registry.h"
 #include "workloads/profile_gen.h"
 
 using namespace hybridsim;
@@ -15,7 +15,7 @@ void BM_GnmtStep(benchmark::State& state) {
   const int nodes = static_cast<int>(state.range(0));
   const int mp = static_cast<int>(state.range(1));
   const workloads::Profile profile = workloads::builtin_profile("gnmt");
-  const topology::Topology t = topology::make_preset("dgx1-v100", {.nodes = nodes});
+  const topology::Topology t = topology::build_cluster({.preset = "dgx1-v100", .nodes = nodes});
   const int dp = nodes * 8 / mp;
   analysis::StepResult r;
   for (auto _ : state) {

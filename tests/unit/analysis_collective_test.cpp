@@ -8,7 +8,7 @@
 #include "analysis/collective/collective_report.h"
 #include "analysis/collective/collective_sweep.h"
 #include "sim/error.h"
-#include "topology/preset_factory.h"
+#include "topology/preset_registry.h"
 
 using namespace hybridsim;
 
@@ -23,7 +23,7 @@ analysis::CollectiveSweepOptions all_gpus(const topology::Topology& t) {
 }  // namespace
 
 TEST_CASE("DGX-1 8-GPU all-reduce is NVLink-bound; a PCIe-only ring is much slower") {
-  const auto t = topology::make_preset("dgx1-v100");
+  const auto t = topology::build_cluster({.preset = "dgx1-v100"});
   auto o = all_gpus(t);
   const auto nvlink = analysis::run_one_collective(t, o, sim::Bytes::mib(256));
   // Six channels over NVLink (25 GB/s a link): busbw approaches 6 × 25 = 150 GB/s and everything
@@ -41,7 +41,7 @@ TEST_CASE("DGX-1 8-GPU all-reduce is NVLink-bound; a PCIe-only ring is much slow
 }
 
 TEST_CASE("2-node all-reduce crosses InfiniBand; hierarchical beats the flat ring there") {
-  const auto t = topology::make_preset("dgx1-v100", {.nodes = 2});
+  const auto t = topology::build_cluster({.preset = "dgx1-v100", .nodes = 2});
   auto o = all_gpus(t);
   const auto ring = analysis::run_one_collective(t, o, sim::Bytes::mib(64));
   CHECK(ring.bytes_by_link_kind[static_cast<int>(sim::LinkKind::InfiniBand)].count() > 0);
@@ -54,7 +54,7 @@ TEST_CASE("2-node all-reduce crosses InfiniBand; hierarchical beats the flat rin
 }
 
 TEST_CASE("the hierarchical algorithm is refused for every op but all-reduce") {
-  const auto t = topology::make_preset("dgx1-v100", {.nodes = 2});
+  const auto t = topology::build_cluster({.preset = "dgx1-v100", .nodes = 2});
   auto o = all_gpus(t);
   o.comm.algorithm = workloads::AllReduceAlgorithm::Hierarchical;
   o.min_bytes = o.max_bytes = sim::Bytes::mib(1);
@@ -70,7 +70,7 @@ TEST_CASE("the hierarchical algorithm is refused for every op but all-reduce") {
 }
 
 TEST_CASE("sweep sizes, bus factors and report formats") {
-  const auto t = topology::make_preset("ideal-ring", {});
+  const auto t = topology::build_cluster({.preset = "ideal-ring"});
   auto o = all_gpus(t);
   o.min_bytes = sim::Bytes::of(1024);
   o.max_bytes = sim::Bytes::mib(1);

@@ -139,5 +139,5 @@ TEST_CASE("planner: requests from names, and their errors") {
                        doctest::Contains("expected time-to-train or throughput"), InputError);
   CHECK_THROWS_AS(analysis::make_plan_request({.model = "gnmt", .variant = "wild"}), InputError);
   const auto ib = analysis::make_plan_request({.model = "biglstm", .gpus = 16, .ib_bandwidth = "200 Gb/s"});
-  CHECK(ib.cluster.ib_bandwidth == sim::Bandwidth::bytes_per_second(25'000'000'000));
+  CHECK(topology::ib_bandwidth_of(ib.cluster) == sim::Bandwidth::bytes_per_second(25'000'000'000));
 }

@@ -5,7 +5,7 @@
 #include "analysis/step/step_runner.h"
 #include "sim/error.h"
 #include "sim/ring_collective.h"
-#include "topology/preset_factory.h"
+#include "topology/preset_registry.h"
 #include "topology/presets.h"
 #include "tests/unit/toy_profile.h"
 #include "workloads/profile.h"
@@ -226,7 +226,7 @@ TEST_CASE("hybrid groups hold the right GPUs on a DGX-1") {
 }
 
 TEST_CASE("hybrid groups on two DGX-1: workers stay inside a machine, DP groups span both") {
-  const auto t = topology::make_preset("dgx1-v100", {.nodes = 2});
+  const auto t = topology::build_cluster({.preset = "dgx1-v100", .nodes = 2});
   const auto m = workloads::default_mapping(t, 8, 2);
   // Node 1's GPUs are 8..15, paired the same way as node 0's.
   CHECK(m.gpu_rank == std::vector<std::vector<int>>{{0, 3}, {1, 2}, {4, 7}, {5, 6},

@@ -8,7 +8,7 @@
 #include "analysis/trace/step_trace.h"
 #include "analysis_step_trace_check.h"
 #include "sim/error.h"
-#include "topology/preset_factory.h"
+#include "topology/preset_registry.h"
 #include "topology/presets.h"
 
 using namespace hybridsim;
@@ -319,7 +319,7 @@ TEST_CASE("step trace: the phases of a hierarchical all-reduce nest in one slice
   // all-reduced between the machines (ring of 2: 1 reduce-scatter and 1 all-gather step), then
   // all-gathered inside the machine again (7 steps): 16 steps inside each bucket's slice.
   const workloads::Profile profile = chain(2);
-  const topology::Topology topo = topology::make_preset("dgx1-v100", {.nodes = 2});
+  const topology::Topology topo = topology::build_cluster({.preset = "dgx1-v100", .nodes = 2});
   analysis::StepSetup setup;
   setup.profile = &profile;
   setup.topology = &topo;

@@ -8,7 +8,7 @@
 
 #include "analysis/trace/step_trace.h"
 #include "analysis_step_trace_check.h"
-#include "topology/preset_factory.h"
+#include "topology/preset_registry.h"
 #include "workloads/profile_gen.h"
 
 using namespace hybridsim;
@@ -20,7 +20,7 @@ namespace {
 // trace keeps one worker per machine (GPUs 0 and 3, 8 and 11) at detail steps, so it stays small.
 struct Example {
   workloads::Profile profile = workloads::builtin_profile("inception-v3");
-  topology::Topology topology = topology::make_preset("dgx1-v100", {.nodes = 2});
+  topology::Topology topology = topology::build_cluster({.preset = "dgx1-v100", .nodes = 2});
   analysis::StepSetup setup;
   analysis::StepTraceOptions options;
   Example() {

@@ -40,7 +40,7 @@ TEST_CASE("study config: the shipped study files parse") {
   CHECK(full.networks[2].dataset.samples == 40'000'000);
   CHECK(full.gpus == std::vector<int>{8, 16, 32, 64, 128, 256, 512, 1024});
   CHECK(full.mp == std::vector<int>{2, 4});
-  CHECK(full.cluster.ib_bandwidth == sim::Bandwidth::bytes_per_second(12'500'000'000));  // EDR
+  CHECK(topology::ib_bandwidth_of(full.cluster) == sim::Bandwidth::bytes_per_second(12'500'000'000));  // EDR
   CHECK(full.ib_factors == std::vector<double>{2.0});
   // Inception-V3 and GNMT add a curve of another shape to optimistic/pessimistic; BigLSTM has two.
   CHECK(full.networks[0].sensitivity_curves.size() == 3);
@@ -94,7 +94,7 @@ TEST_CASE("study config: every field, custom curves and a profile file") {
   CHECK(c.networks[2].curve.efficiency.epochs(4096).epochs == 40);
   CHECK(c.networks[2].sensitivity_curves.empty());  // a custom curve has no built-in siblings
   CHECK(c.networks[2].dataset.samples == 1000);
-  CHECK(c.cluster.ib_bandwidth == sim::Bandwidth::bytes_per_second(25'000'000'000));
+  CHECK(topology::ib_bandwidth_of(c.cluster) == sim::Bandwidth::bytes_per_second(25'000'000'000));
   CHECK(c.cluster.fabric == topology::presets::Fabric::RailOptimized);
   CHECK(c.cluster.oversubscription == 2.0);
   CHECK(c.algorithm == workloads::AllReduceAlgorithm::Hierarchical);

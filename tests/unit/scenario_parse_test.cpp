@@ -119,11 +119,11 @@ TEST_CASE("scenario: every field is read with its unit") {
   CHECK(s.cluster.fabric == topology::presets::Fabric::RailOptimized);
   CHECK(s.cluster.oversubscription == 2.5);
   CHECK(s.cluster.spines == 3);
-  CHECK(s.cluster.links.nvswitch.bandwidth == sim::Bandwidth::gb_per_second(50));
-  CHECK(s.cluster.links.nvswitch.latency == sim::Time::ns(400));
-  CHECK(s.cluster.links.pcie.bandwidth == sim::Bandwidth::bytes_per_second(15'750'000'000));
-  CHECK_FALSE(s.cluster.links.cpu.latency);
-  CHECK(s.cluster.links.infiniband.bandwidth == sim::Bandwidth::bytes_per_second(25'000'000'000));  // 200 Gb/s
+  CHECK(s.cluster.links[sim::LinkKind::NVSwitch].bandwidth == sim::Bandwidth::gb_per_second(50));
+  CHECK(s.cluster.links[sim::LinkKind::NVSwitch].latency == sim::Time::ns(400));
+  CHECK(s.cluster.links[sim::LinkKind::PCIe].bandwidth == sim::Bandwidth::bytes_per_second(15'750'000'000));
+  CHECK_FALSE(s.cluster.links[sim::LinkKind::CpuInterconnect].latency);
+  CHECK(s.cluster.links[sim::LinkKind::InfiniBand].bandwidth == sim::Bandwidth::bytes_per_second(25'000'000'000));  // 200 Gb/s
   CHECK(s.workload.batch_per_worker == 64);
   CHECK(s.workload.compute_speed == 1.5);
   CHECK(s.parallelism.placement.kind == PlacementSettings::Kind::Rules);

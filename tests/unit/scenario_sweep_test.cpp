@@ -94,7 +94,7 @@ TEST_CASE("sweep: a point is the scenario with the point's assignments, without 
   const Scenario s = parse_scenario(text, "s.yaml");
   const auto points = expand_sweep(s);
   const Scenario p = parse_sweep_point(text, "s.yaml", points[3], std::vector<std::string>{"cluster.nodes=2"});
-  CHECK(p.cluster.links.nvlink.bandwidth == sim::Bandwidth::gb_per_second(50));
+  CHECK(p.cluster.links[sim::LinkKind::NVLink].bandwidth == sim::Bandwidth::gb_per_second(50));
   CHECK(p.parallelism.dp == 4);
   CHECK(p.parallelism.mp == 2);
   CHECK(p.cluster.nodes == 2);  // the user's own --set still applies

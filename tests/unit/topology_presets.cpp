@@ -2,11 +2,13 @@
 // PCIe machines' shapes, the validation topologies, the name factory, and invalid parameters.
 #include <doctest/doctest.h>
 
+#include <set>
+
 #include <string>
 #include <vector>
 
 #include "sim/error.h"
-#include "topology/preset_factory.h"
+#include "topology/preset_registry.h"
 
 using namespace hybridsim;
 using topology::DeviceKind;
@@ -104,9 +106,8 @@ TEST_CASE("presets: invalid parameters are rejected with the preset and field na
                        doctest::Contains("nvlink_latency"), InputError);
   CHECK_THROWS_WITH_AS(presets::nvswitch_node({.gpus = 0}),
                        doctest::Contains("nvswitch_node: gpus must be in [1"), InputError);
-  CHECK_THROWS_WITH_AS(
-      presets::nvswitch_node({.per_gpu_bandwidth = sim::Bandwidth::bytes_per_second(100)}),
-      doctest::Contains("split evenly"), InputError);
+  CHECK_THROWS_WITH_AS(presets::nvswitch_node({.nvlink_bandwidth = sim::Bandwidth{}}),
+                       doctest::Contains("nvswitch_node: nvlink_bandwidth must be a positive"), InputError);
   CHECK_THROWS_WITH_AS(presets::pcie_server({.gpus = 0}), doctest::Contains("pcie_server: gpus"),
                        InputError);
   CHECK_THROWS_WITH_AS(presets::pcie_server({.gpus_per_pcie_switch = 0}),
@@ -121,19 +122,76 @@ TEST_CASE("presets: invalid parameters are rejected with the preset and field na
                        doctest::Contains("fully_connected: bandwidth"), InputError);
 }
 
-TEST_CASE("make_preset: names, clusters, and errors listing the valid names") {
-  CHECK(topology::preset_names().size() == 6);
-  CHECK(topology::make_preset("dgx1-v100").gpus().size() == 8);
-  CHECK(topology::make_preset("dgx2").gpus().size() == 16);
-  CHECK(topology::make_preset("pcie-server", {.gpus = 4}).gpus().size() == 4);
-  CHECK(topology::make_preset("ideal-ring", {.gpus = 3}).links().size() == 6);
-  const auto c = topology::make_preset("dgx1-v100", {.nodes = 3});
+TEST_CASE("preset registry: names, clusters, and errors listing the valid names") {
+  // Five presets; dgx2 also answers to nvswitch, so six accepted names, aliases after their preset.
+  CHECK(topology::presets_list().size() == 5);
+  CHECK(topology::preset_name_list() == "dgx1-v100, dgx2, nvswitch, pcie-server, ideal-ring, fully-connected");
+  CHECK(topology::cluster_preset_name_list() == "dgx1-v100, dgx2, nvswitch or pcie-server");
+  CHECK(&topology::preset_by_name("nvswitch") == &topology::preset_by_name("dgx2"));
+  CHECK(topology::build_cluster({.preset = "dgx1-v100"}).gpus().size() == 8);
+  CHECK(topology::build_cluster({.preset = "dgx2"}).gpus().size() == 16);
+  CHECK(topology::build_cluster({.preset = "nvswitch"}).name() == "dgx2");
+  CHECK(topology::build_cluster({.preset = "pcie-server", .gpus_per_node = 4}).gpus().size() == 4);
+  // An ideal ring of 3 GPUs: 3 duplex links = 6 directed links.
+  CHECK(topology::build_cluster({.preset = "ideal-ring", .gpus_per_node = 3}).links().size() == 6);
+  const auto c = topology::build_cluster({.preset = "dgx1-v100", .nodes = 3});
   CHECK(c.gpus().size() == 24);
   CHECK(c.device(c.gpu(23)).name == "n2.GPU7");
-  CHECK_THROWS_WITH_AS(topology::make_preset("dgx3"),
+  CHECK(c.name() == "3 × dgx1-v100 (fat-tree)");
+  CHECK_THROWS_WITH_AS(topology::build_cluster({.preset = "dgx3"}),
                        doctest::Contains("expected one of dgx1-v100, dgx2"), InputError);
-  CHECK_THROWS_WITH_AS(topology::make_preset("dgx1-v100", {.gpus = 4}),
-                       doctest::Contains("exactly 8 GPUs"), InputError);
-  CHECK_THROWS_AS(topology::make_preset("ideal-ring", {.nodes = 2}), InputError);
-  CHECK_THROWS_AS(topology::make_preset("dgx2", {.nodes = 0}), InputError);
+  CHECK_THROWS_WITH_AS(topology::build_cluster({.preset = "dgx1-v100", .gpus_per_node = 4}),
+                       "gpus_per_node: preset dgx1-v100 has exactly 8 GPUs, got 4; expected auto or 8",
+                       InputError);
+  CHECK_THROWS_WITH_AS(topology::build_cluster({.preset = "ideal-ring", .nodes = 2}),
+                       "nodes: preset ideal-ring is a single validation machine, got 2 nodes; expected 1",
+                       InputError);
+  CHECK_THROWS_WITH_AS(topology::build_cluster({.preset = "fully-connected", .gpus_per_node = 600}),
+                       doctest::Contains("fully-connected takes 1 to 512 GPUs per machine, got 600"),
+                       InputError);
+  CHECK_THROWS_AS(topology::build_cluster({.preset = "dgx2", .nodes = 0}), InputError);
+  topology::ClusterSpec nvswitch_on_dgx1{.preset = "dgx1-v100"};
+  nvswitch_on_dgx1.links[sim::LinkKind::NVSwitch].bandwidth = sim::Bandwidth::gb_per_second(50);
+  CHECK_THROWS_WITH_AS(topology::build_cluster(nvswitch_on_dgx1),
+                       "links.nvswitch: preset dgx1-v100 has no nvswitch links; expected overrides of "
+                       "its link kinds: nvlink, pcie, cpu, infiniband",
+                       InputError);
+}
+
+TEST_CASE("preset registry: each preset's declared link kinds are the kinds it builds") {
+  for (const topology::PresetInfo& p : topology::presets_list()) {
+    CAPTURE(p.name);
+    const auto t = topology::build_cluster({.preset = std::string(p.name), .nodes = p.forms_clusters ? 2 : 1});
+    std::set<sim::LinkKind> built;
+    for (const auto& l : t.links().all()) built.insert(l.kind);
+    const std::set<sim::LinkKind> declared(p.link_kinds.begin(), p.link_kinds.end());
+    CHECK(built == declared);
+    CHECK(static_cast<int>(topology::build_cluster({.preset = std::string(p.name)}).gpus().size()) ==
+          p.gpus.default_count);
+  }
+}
+
+TEST_CASE("preset registry: link overrides reach the links, per physical link") {
+  // dgx2: each GPU has 6 NVLinks into the switch; 50 GB/s per link gives one GPU→switch link of
+  // 6 × 50 = 300 GB/s, and its latency is the override's.
+  topology::ClusterSpec spec{.preset = "dgx2", .gpus_per_node = 4};
+  spec.links[sim::LinkKind::NVSwitch] = {.bandwidth = sim::Bandwidth::gb_per_second(50), .latency = sim::Time::ns(100)};
+  const auto t = topology::build_cluster(spec);
+  const auto up = t.out_links(t.gpu(0));
+  bool seen = false;
+  for (const sim::LinkId l : up)
+    if (t.links()[l].kind == sim::LinkKind::NVSwitch) {
+      CHECK(t.links()[l].bandwidth == sim::Bandwidth::gb_per_second(300));
+      CHECK(t.links()[l].latency == sim::Time::ns(100));
+      CHECK(t.link_ends(l).count == 6);
+      seen = true;
+    }
+  CHECK(seen);
+  // InfiniBand on a 2-node DGX-1 cluster: every IB link at the override.
+  topology::ClusterSpec ib{.preset = "dgx1-v100", .nodes = 2};
+  ib.links[sim::LinkKind::InfiniBand].bandwidth = sim::parse_bandwidth("200 Gb/s");
+  CHECK(topology::ib_bandwidth_of(ib) == sim::Bandwidth::bytes_per_second(25'000'000'000));
+  const auto two = topology::build_cluster(ib);
+  for (const auto& l : two.links().all())
+    if (l.kind == sim::LinkKind::InfiniBand) CHECK(l.bandwidth.bytes_per_second() % 25'000'000'000 == 0);
 }

@@ -1,0 +1,23 @@
+// The platform a command names: a preset from the registry (as a cluster of `nodes` machines) or
+// a topology YAML file. The `topology` and `collective` commands take it as their first argument.
+//   Topology t = load_platform("dgx1-v100", {.nodes = 4});
+//   Topology f = load_platform("my-box.yaml", {});
+#pragma once
+#include <string>
+#include <string_view>
+
+#include "topology/cluster_spec.h"
+#include "topology/topology.h"
+
+namespace hybridsim::analysis {
+
+// True when the argument names a file rather than a preset: it ends in .yaml or .yml, contains a
+// '/', or an existing file has that name.
+bool names_topology_file(std::string_view argument);
+
+// Builds the preset `argument` with the spec's nodes, GPUs per machine, fabric and overrides (its
+// `preset` field is ignored), or loads the file; for a file, a spec other than the default is an
+// InputError ("--nodes and --gpus-per-node apply to presets, not to topology files").
+topology::Topology load_platform(const std::string& argument, topology::ClusterSpec spec);
+
+}  // namespace hybridsim::analysis

@@ -1,0 +1,79 @@
+// The registry of machine presets: every built-in machine once, with its name, a one-line
+// description, the GPU it carries, the link kinds a user may override, its GPU-count limits and
+// how to build it. Scenarios, the study, the planner and the CLI look presets up here and build
+// clusters with build_cluster(); adding a machine means adding one entry in preset_registry.cpp.
+//   const PresetInfo& p = preset_by_name("dgx1-v100");   // p.gpus.fixed() == true, 8 GPUs
+//   Topology t = build_cluster({.preset = "dgx1-v100", .nodes = 4});
+#pragma once
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+
+#include "sim/link.h"
+#include "topology/cluster_spec.h"
+#include "topology/presets.h"
+#include "topology/topology.h"
+
+namespace hybridsim::topology {
+
+struct GpuCountLimits {
+  int default_count = 8;
+  int min = 1;
+  int max = 4096;
+  bool fixed() const { return min == max; }
+};
+
+struct PresetInfo {
+  std::string_view name;         // "dgx2"
+  std::string_view alias;        // another accepted name ("nvswitch"), or empty
+  std::string_view description;  // one line, for listings and --help
+  std::string_view gpu;          // the GPU model the machine carries ("V100-SXM2-16GB")
+  std::span<const sim::LinkKind> link_kinds;  // the kinds cluster.links may override
+  GpuCountLimits gpus;                        // GPUs per machine
+  bool forms_clusters = true;  // false: a single validation machine (nodes must be 1)
+  sim::Bandwidth ib_bandwidth = presets::kEdrBandwidth;  // per NIC port, when nodes > 1
+  // Machine presets: the parameters of one machine with the spec's GPU count and link overrides
+  // applied. Validation topologies build themselves whole instead.
+  presets::NodeParams (*machine)(const ClusterSpec& spec) = nullptr;
+  Topology (*single)(const ClusterSpec& spec) = nullptr;
+  bool has_link_kind(sim::LinkKind kind) const;
+};
+
+// Every preset, in the order they are documented.
+std::span<const PresetInfo> presets_list();
+// The names alone, in the same order ("dgx1-v100", "dgx2", ...), and as one "a, b or c" text.
+std::span<const std::string_view> preset_names();
+std::string preset_name_list();
+// The names of the presets that form clusters, "dgx1-v100, dgx2, nvswitch or pcie-server".
+std::string cluster_preset_name_list();
+// Finds a preset by name or alias.
+const PresetInfo* find_preset(std::string_view name);
+// Throws InputError "unknown topology preset "x": expected one of ..." for an unknown name.
+const PresetInfo& preset_by_name(std::string_view name);
+
+// What is wrong with a spec, for callers that locate the field themselves (the scenario loader):
+// the field's path below the cluster ("gpus_per_node", "links.nvswitch"), what is wrong, and what
+// was expected.
+struct ClusterSpecProblem {
+  std::string field;
+  std::string what;
+  std::string expected;
+};
+// Throws InputError for an unknown preset; nullopt when the spec is valid.
+std::optional<ClusterSpecProblem> find_cluster_spec_problem(const ClusterSpec& spec);
+// Checks the spec against its preset (name, nodes for validation machines, GPU count, link kinds
+// it has) and throws InputError naming the field ("preset dgx1-v100 has exactly 8 GPUs ...").
+void check_cluster_spec(const ClusterSpec& spec);
+// Builds the cluster: one machine when nodes == 1, else `nodes` machines on the fabric.
+Topology build_cluster(const ClusterSpec& spec);
+
+// The InfiniBand bandwidth per NIC port of the spec: its override, else the preset's.
+sim::Bandwidth ib_bandwidth_of(const ClusterSpec& spec);
+// GPUs in one machine of the spec (its gpus_per_node, else the preset's).
+int gpus_per_machine(const ClusterSpec& spec);
+// The smallest cluster of the spec's machines holding `gpus` GPUs: the spec with `nodes` set to
+// ceil(gpus / gpus_per_machine).
+ClusterSpec cluster_for_gpus(ClusterSpec spec, int gpus);
+
+}  // namespace hybridsim::topology
