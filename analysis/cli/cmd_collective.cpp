@@ -25,8 +25,9 @@ int collective_command(int argc, const char* const* argv) {
       "algbw = size / time, busbw = algbw x 2(n-1)/n (all-reduce), x (n-1)/n (reduce-scatter,\n"
       "all-gather), x 1 (broadcast). GB/s are 10^9 bytes per second.\n\noptions");
   std::string topology_arg, gpus_arg, op_arg = "allreduce", algorithm_arg = "ring", format = "table";
-  std::string message_size = "512 KiB", min_bytes = "8 B", max_bytes = "256 MiB";
-  std::string reduction = "225 GB/s";
+  std::string message_size = sim::format_bytes(sim::CollectiveConfig{}.message_size);
+  std::string min_bytes = "8 B", max_bytes = "256 MiB";
+  std::string reduction = sim::format_bandwidth(sim::CollectiveConfig{}.reduction_bandwidth);
   int nodes = 1;
   int gpus_per_node = 0;
   int channels = 0;
@@ -43,8 +44,8 @@ int collective_command(int argc, const char* const* argv) {
       "allreduce | reducescatter | allgather | broadcast")(
       "algorithm,a", po::value(&algorithm_arg)->default_value("ring"), "ring | hierarchical (all-reduce only)")(
       "channels,c", po::value(&channels)->default_value(0), "rings in parallel; 0 = enough to saturate the fastest links")(
-      "message-size", po::value(&message_size)->default_value("512 KiB"), "largest message a chunk travels as")(
-      "reduction-bandwidth", po::value(&reduction)->default_value("225 GB/s"),
+      "message-size", po::value(&message_size)->default_value(message_size), "largest message a chunk travels as")(
+      "reduction-bandwidth", po::value(&reduction)->default_value(reduction),
       "rate of the element-wise add at a receiving rank; 0 B/s turns it off")(
       "min-bytes,b", po::value(&min_bytes)->default_value("8 B"), "smallest size")(
       "max-bytes,e", po::value(&max_bytes)->default_value("256 MiB"), "largest size")(

@@ -15,9 +15,11 @@
 #include "analysis/training/statistical_efficiency.h"
 #include "analysis/study/study_steps.h"
 #include "analysis/training/time_to_train.h"
+#include "sim/collective.h"
 #include "workloads/comm_plan.h"
 #include "workloads/placement.h"
 #include "workloads/profile.h"
+#include "workloads/step_program.h"
 
 namespace hybridsim::analysis {
 
@@ -45,7 +47,7 @@ struct PlanRequest {
   ClusterSpec cluster{};
   PlanObjective objective = PlanObjective::TimeToTrain;
   PlanSearch search{};
-  sim::Bytes message_size = sim::Bytes::kib(512);
+  sim::Bytes message_size = sim::CollectiveConfig{}.message_size;
   int threads = 0;                   // 0: one per hardware thread
   std::ostream* progress = nullptr;  // one line per simulated step
 };

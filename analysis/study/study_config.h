@@ -12,9 +12,11 @@
 
 #include "analysis/training/statistical_efficiency.h"
 #include "analysis/study/study_steps.h"
+#include "sim/collective.h"
 #include "workloads/comm_plan.h"
 #include "workloads/placement.h"
 #include "workloads/profile.h"
+#include "workloads/step_program.h"
 
 namespace hybridsim::analysis {
 
@@ -39,8 +41,8 @@ struct StudyConfig {
   std::vector<int> mp{};    // ascending, distinct, >= 2: the hybrid worker sizes
   ClusterSpec cluster{};
   workloads::AllReduceAlgorithm algorithm = workloads::AllReduceAlgorithm::Ring;
-  sim::Bytes bucket_size = sim::Bytes::of(25'000'000);
-  sim::Bytes message_size = sim::Bytes::kib(512);
+  sim::Bytes bucket_size = workloads::StepOptions{}.bucket_size;
+  sim::Bytes message_size = sim::CollectiveConfig{}.message_size;
   std::vector<double> ib_factors{};  // sensitivity: the cluster again with IB bandwidth × factor
   std::filesystem::path output = "out/study";  // report folder
   int threads = 0;                             // 0: one per hardware thread

@@ -132,7 +132,8 @@ void assumptions_section(const StudyResult& result, std::ostream& md) {
      << sim::format_bandwidth(topology::ib_bandwidth_of(c.cluster)) << " per link and direction (EDR = 100 Gb/s), "
      << topology::presets::fabric_name(c.cluster.fabric) << " fabric, oversubscription "
      << format_fixed(c.cluster.oversubscription, 2)
-     << ", 500 ns per InfiniBand hop, 16 NIC ports per leaf (topology/cluster.h defaults).\n"
+     << ", " << sim::format_time(topology::presets::kDefaultIbLatency) << " per InfiniBand hop, "
+     << topology::presets::kDefaultLeafRadix << " NIC ports per leaf (topology/cluster.h defaults).\n"
      << "- **Mapping**: a worker's mp GPUs sit together on the fastest links of one machine (an NVLink "
         "pair for mp = 2, an NVLink quad for mp = 4); the data-parallel groups span the machines "
         "(workloads/mapping.h default_mapping).\n"
@@ -141,7 +142,8 @@ void assumptions_section(const StudyResult& result, std::ostream& md) {
      << ", each launched as soon as backward has produced it (overlapping the rest of backward); "
         "sparse embedding gradients all-gathered where the profile says so; collective messages of "
      << sim::format_bytes(c.message_size)
-     << "; reductions at 225 GB/s; compute is not slowed by concurrent communication. Model-parallel "
+     << "; reductions at " << sim::format_bandwidth(sim::CollectiveConfig{}.reduction_bandwidth)
+     << "; compute is not slowed by concurrent communication. Model-parallel "
         "activations and their gradients are sent point to point between a worker's GPUs.\n"
      << "- **Step**: one simulated training step per configuration (forward, backward, gradient "
         "exchange, optimizer), repeated identically for every step of training; no input pipeline, "

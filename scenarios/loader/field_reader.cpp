@@ -104,8 +104,9 @@ const TreeNode* FieldReader::written(const TreeNode* map, std::string_view path)
 const TreeNode* FieldReader::value(const TreeNode* map, std::string_view path) {
   if (const TreeNode* w = written(map, path)) return w;
   const FieldSpec& spec = field(path);
-  if (spec.default_text.empty()) return nullptr;
-  defaults_.push_back(parse_yaml_tree_at(spec.default_text, map != nullptr ? map->where : source_));
+  const std::string text = default_text_of(spec);
+  if (text.empty()) return nullptr;
+  defaults_.push_back(parse_yaml_tree_at(text, map != nullptr ? map->where : source_));
   return &defaults_.back();
 }
 

@@ -19,7 +19,9 @@
 #include "sim/time.h"
 #include "sim/units.h"
 #include "topology/cluster_spec.h"
+#include "sim/collective.h"
 #include "workloads/comm_plan.h"
+#include "workloads/step_program.h"
 
 namespace hybridsim::scenarios {
 
@@ -73,9 +75,9 @@ struct ParallelismSettings {
 struct CommunicationSettings {
   workloads::AllReduceAlgorithm algorithm = workloads::AllReduceAlgorithm::Ring;
   std::optional<int> channels;  // nullopt: auto
-  sim::Bytes message_size = sim::Bytes::kib(512);
-  sim::Bytes bucket_size = sim::Bytes::of(25'000'000);
-  sim::Bandwidth reduction_bandwidth = sim::Bandwidth::gb_per_second(225);  // zero: "off"
+  sim::Bytes message_size = sim::CollectiveConfig{}.message_size;
+  sim::Bytes bucket_size = workloads::StepOptions{}.bucket_size;
+  sim::Bandwidth reduction_bandwidth = sim::CollectiveConfig{}.reduction_bandwidth;  // zero: "off"
   sim::Switching switching = sim::Switching::CutThrough;
   double compute_slowdown_during_communication = 1.0;
   bool pcie_only = false;

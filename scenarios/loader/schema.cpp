@@ -7,6 +7,10 @@
 #include "sim/error.h"
 
 namespace hybridsim::scenarios {
+
+std::string default_text_of(const FieldSpec& spec) {
+  return spec.default_fn != nullptr ? spec.default_fn() : std::string(spec.default_text);
+}
 namespace {
 
 std::vector<std::string> split_bars(std::string_view text) {
@@ -96,7 +100,7 @@ std::string short_type(const FieldSpec& s) {
 std::string default_column(const FieldSpec& s) {
   if (s.required) return "required";
   if (!s.default_doc.empty()) return std::string(s.default_doc);
-  if (!s.default_text.empty()) return "`" + std::string(s.default_text) + "`";
+  if (const std::string d = default_text_of(s); !d.empty()) return "`" + d + "`";
   return "—";
 }
 

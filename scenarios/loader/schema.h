@@ -2,7 +2,7 @@
 // bounds, default and help — in one table (schema_table.cpp). Validation, defaults, `--set` path
 // checks, "did you mean" suggestions and the field reference (scenarios/README.md, --help-schema)
 // are all derived from it.
-//   const FieldSpec* f = find_field("communication.message_size");   // f->default_text == "512 KiB"
+//   const FieldSpec* f = find_field("communication.message_size");   // default_text_of(*f) == "512 KiB"
 //   std::cout << schema_reference_text();
 #pragma once
 #include <optional>
@@ -36,7 +36,10 @@ struct FieldSpec {
   // YAML text of the value used when the field is absent (read exactly as if written); empty: no
   // default (the field is optional and its absence means what `default_doc` or the help says).
   std::string_view default_text = {};
-  std::string_view default_doc = {};  // shown instead of default_text, e.g. "the preset's"
+  // Instead of default_text: the default as a lower layer declares it (sim::CollectiveConfig's
+  // message size, say), so that it is written down once.
+  std::string (*default_fn)() = nullptr;
+  std::string_view default_doc = {};  // shown instead of the default, e.g. "the preset's"
   // Keywords accepted instead of a value of `kind` ("auto", "off"), separated by '|'.
   std::string_view words = {};
   std::string_view choices = {};  // Choice: the valid values, separated by '|'
@@ -47,6 +50,9 @@ struct FieldSpec {
   std::string_view type_doc = {}; // overrides the generated type description (Any, List)
   std::string_view help = {};
 };
+
+// The YAML text of a field's default (default_fn's, else default_text; empty: none).
+std::string default_text_of(const FieldSpec& spec);
 
 // Every declared field, parents before children, in documentation order.
 std::span<const FieldSpec> scenario_schema();

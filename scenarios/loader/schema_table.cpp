@@ -4,7 +4,9 @@
 #include <vector>
 
 #include "scenarios/loader/schema.h"
+#include "sim/collective.h"
 #include "topology/preset_registry.h"
+#include "workloads/step_program.h"
 #include "workloads/profile_gen.h"
 
 namespace hybridsim::scenarios {
@@ -48,7 +50,8 @@ constexpr FieldSpec kSchema[] = {
              "every machine on rail k)."},
     {.path = "cluster.oversubscription", .kind = K::Number, .default_text = "1", .min = 1,
      .help = "Leaf downlink / uplink bandwidth of the fabric; 1 is non-blocking."},
-    {.path = "cluster.leaf_radix", .kind = K::Integer, .default_text = "16", .min = 1, .max = 4096,
+    {.path = "cluster.leaf_radix", .kind = K::Integer,
+     .default_fn = [] { return std::to_string(topology::presets::kDefaultLeafRadix); }, .min = 1, .max = 4096,
      .help = "NIC ports per leaf switch."},
     {.path = "cluster.spines", .kind = K::Integer, .default_text = "auto", .words = "auto",
      .min = 1, .max = 4096,
@@ -84,10 +87,10 @@ constexpr FieldSpec kSchema[] = {
     {.path = "cluster.links.cpu.latency", .kind = K::Duration, .default_doc = "the preset's",
      .help = "Per hop."},
     {.path = "cluster.links.infiniband", .kind = K::Section,
-     .help = "The fabric between machines (EDR: 100 Gb/s, 500 ns)."},
-    {.path = "cluster.links.infiniband.bandwidth", .kind = K::Rate, .default_doc = "100 Gb/s",
+     .help = "The fabric between machines (the V100 machines' EDR: 100 Gb/s, 500 ns)."},
+    {.path = "cluster.links.infiniband.bandwidth", .kind = K::Rate, .default_doc = "the preset's",
      .min = 0, .min_exclusive = true, .help = "Per NIC port and per switch cable, per direction."},
-    {.path = "cluster.links.infiniband.latency", .kind = K::Duration, .default_doc = "500 ns",
+    {.path = "cluster.links.infiniband.latency", .kind = K::Duration, .default_doc = "the preset's",
      .help = "Per NIC-leaf or leaf-spine hop."},
     {.path = "cluster.links.generic", .kind = K::Section,
      .help = "The idealized links of ideal-ring and fully-connected (25 GB/s, 1 us)."},
@@ -157,12 +160,15 @@ constexpr FieldSpec kSchema[] = {
              "all-reduce across them, all-gather inside."},
     {.path = "communication.channels", .kind = K::Integer, .default_text = "auto", .words = "auto",
      .min = 1, .max = 64, .help = "Rings per collective; auto: as many as saturate the links."},
-    {.path = "communication.message_size", .kind = K::Size, .default_text = "512 KiB", .min = 0,
+    {.path = "communication.message_size", .kind = K::Size,
+     .default_fn = [] { return sim::format_bytes(sim::CollectiveConfig{}.message_size); }, .min = 0,
      .min_exclusive = true, .help = "A ring step's chunk travels in messages of at most this size."},
-    {.path = "communication.bucket_size", .kind = K::Size, .default_text = "25 MB", .min = 0,
+    {.path = "communication.bucket_size", .kind = K::Size,
+     .default_fn = [] { return sim::format_bytes(workloads::StepOptions{}.bucket_size); }, .min = 0,
      .min_exclusive = true,
      .help = "Gradients are all-reduced in buckets of about this size (PyTorch DDP's 25 MB)."},
-    {.path = "communication.reduction_bandwidth", .kind = K::Rate, .default_text = "225 GB/s",
+    {.path = "communication.reduction_bandwidth", .kind = K::Rate,
+     .default_fn = [] { return sim::format_bandwidth(sim::CollectiveConfig{}.reduction_bandwidth); },
      .words = "off", .min = 0, .min_exclusive = true,
      .help = "A receiving rank reduces bytes at this rate (V100: 900 GB/s HBM2 / 4); off: free."},
     {.path = "communication.switching", .kind = K::Choice, .default_text = "cut-through",

@@ -31,7 +31,7 @@ TEST_CASE("schema: every field is declared once, after its parent, with help") {
     else if (const auto dot = p.rfind('.'); dot != std::string::npos) parent = p.substr(0, dot);
     if (!parent.empty()) CHECK(seen.count(parent) == 1);
     if (f.kind == FieldKind::Choice) CHECK_FALSE(choices_of(f).empty());
-    CHECK_FALSE((f.required && !f.default_text.empty()));  // a required field has no default
+    CHECK_FALSE((f.required && !default_text_of(f).empty()));  // a required field has no default
   }
   CHECK(find_field("parallelism.placement[7].gpu") == find_field("parallelism.placement[].gpu"));
   CHECK(find_field("cluster.nodez") == nullptr);
@@ -45,7 +45,7 @@ TEST_CASE("schema: every declared default is a valid value of its field") {
   TreeNode empty;
   empty.kind = TreeNode::Kind::Map;
   for (const auto& f : scenario_schema()) {
-    if (f.default_text.empty()) continue;
+    if (default_text_of(f).empty()) continue;
     CAPTURE(f.path);
     const std::string path(f.path);
     const TreeNode* v = r.value(&empty, path);
