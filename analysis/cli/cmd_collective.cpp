@@ -12,6 +12,7 @@
 #include "analysis/collective/collective_sweep.h"
 #include "analysis/platform/platform.h"
 #include "sim/error.h"
+#include "topology/gpu_list.h"
 #include "topology/preset_registry.h"
 
 namespace po = boost::program_options;
@@ -39,7 +40,7 @@ int collective_command(int argc, const char* const* argv) {
       "gpus-per-node", po::value(&gpus_per_node)->default_value(0),
       "GPUs per machine for presets that allow it (ideal-ring, fully-connected, nvswitch, dgx2, "
       "pcie-server); 0 = the preset's")(
-      "gpus,g", po::value(&gpus_arg), "a count (the first N GPUs) or a list like 0,1,4-7; default: all")(
+      "gpus,g", po::value(&gpus_arg), "GPU ranks and ranges, e.g. 0-3 (the first four) or 0,1,4-7; default: all")(
       "op,o", po::value(&op_arg)->default_value("allreduce"),
       "allreduce | reducescatter | allgather | broadcast")(
       "algorithm,a", po::value(&algorithm_arg)->default_value("ring"), "ring | hierarchical (all-reduce only)")(
@@ -64,8 +65,9 @@ int collective_command(int argc, const char* const* argv) {
   const int gpu_count = static_cast<int>(topo.gpus().size());
   analysis::CollectiveSweepOptions o;
   o.op = sim::parse_collective_op(op_arg);
-  o.gpus = gpus_arg.empty() ? analysis::parse_gpu_list(std::to_string(gpu_count), gpu_count)
-                            : analysis::parse_gpu_list(gpus_arg, gpu_count);
+  o.gpus = gpus_arg.empty() ? topology::parse_gpu_list("0-" + std::to_string(gpu_count - 1))
+                            : topology::parse_gpu_list(gpus_arg);
+  topology::check_gpus_exist(o.gpus, gpu_count);
   o.comm.algorithm = workloads::parse_algorithm(algorithm_arg);
   if (channels < 0) throw InputError("--channels must be 0 (automatic) or positive");
   if (channels > 0) o.comm.channels = channels;

@@ -15,6 +15,8 @@
 #include "scenarios/loader/resolve.h"
 #include "scenarios/loader/scenario.h"
 #include "sim/error.h"
+#include "sim/time_window.h"
+#include "topology/gpu_list.h"
 
 namespace po = boost::program_options;
 
@@ -59,8 +61,8 @@ int run_command(int argc, const char* const* argv) {
   } else {
     run_options.trace = trace;
     run_options.trace_options.detail = analysis::parse_trace_detail(trace_detail);
-    if (!trace_gpus.empty()) run_options.trace_options.gpus = analysis::parse_gpu_list(std::string_view(trace_gpus));
-    if (!trace_window.empty()) run_options.trace_options.window = analysis::parse_trace_window(trace_window);
+    if (!trace_gpus.empty()) run_options.trace_options.gpus = topology::parse_gpu_list(trace_gpus);
+    if (!trace_window.empty()) run_options.trace_options.window = sim::parse_time_window(trace_window);
     run_options.trace_options.gzip = vm.count("trace-gzip") > 0;
   }
   if (run_options.trace && run_options.trace->has_parent_path())

@@ -80,41 +80,4 @@ std::vector<CollectiveSweepRow> run_collective_sweep(const topology::Topology& t
   return rows;
 }
 
-std::vector<int> parse_gpu_list(const std::string& text, int gpu_count) {
-  auto fail = [&](const std::string& why) {
-    throw InputError("bad GPU list \"" + text + "\": " + why +
-                     " (expected a count like 8, or ranks like 0,1,4-7)");
-  };
-  auto number = [&](const std::string& s) {
-    if (s.empty() || s.find_first_not_of("0123456789") != std::string::npos) fail("\"" + s + "\" is not a number");
-    return std::stoi(s);
-  };
-  std::vector<int> out;
-  if (text.find_first_of(",-") == std::string::npos) {
-    const int n = number(text);
-    if (n < 1 || n > gpu_count)
-      fail("the topology has " + std::to_string(gpu_count) + " GPUs");
-    for (int i = 0; i < n; ++i) out.push_back(i);
-    return out;
-  }
-  std::set<int> seen;
-  std::size_t start = 0;
-  while (start <= text.size()) {
-    const std::size_t comma = text.find(',', start);
-    const std::string item = text.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
-    const std::size_t dash = item.find('-');
-    const int lo = number(item.substr(0, dash));
-    const int hi = dash == std::string::npos ? lo : number(item.substr(dash + 1));
-    if (hi < lo) fail("range " + item + " is backwards");
-    for (int g = lo; g <= hi; ++g) {
-      if (g >= gpu_count) fail("GPU " + std::to_string(g) + " does not exist (" + std::to_string(gpu_count) + " GPUs)");
-      if (!seen.insert(g).second) fail("GPU " + std::to_string(g) + " is listed twice");
-      out.push_back(g);
-    }
-    if (comma == std::string::npos) break;
-    start = comma + 1;
-  }
-  return out;
-}
-
 }  // namespace hybridsim::analysis

@@ -44,7 +44,4 @@ std::vector<CollectiveSweepRow> run_collective_sweep(const topology::Topology& t
 CollectiveSweepRow run_one_collective(const topology::Topology& topology,
                                       const CollectiveSweepOptions& options, sim::Bytes size);
 
-// Parses "8" (the first 8 GPUs) or a list with ranges "0,1,4-7"; throws InputError.
-std::vector<int> parse_gpu_list(const std::string& text, int gpu_count);
-
 }  // namespace hybridsim::analysis

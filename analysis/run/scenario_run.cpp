@@ -8,18 +8,6 @@
 
 namespace hybridsim::analysis {
 
-namespace {
-
-TraceDetail trace_detail(scenarios::TraceSettings::Detail detail) {
-  switch (detail) {
-    case scenarios::TraceSettings::Detail::Kernels: return TraceDetail::Kernels;
-    case scenarios::TraceSettings::Detail::Steps: return TraceDetail::Steps;
-    case scenarios::TraceSettings::Detail::Messages: return TraceDetail::Messages;
-  }
-  throw InternalError("trace_detail: unknown scenario trace detail");
-}
-
-}  // namespace
 
 ScenarioRunOptions scenario_trace_options(const scenarios::Scenario& scenario,
                                           const std::filesystem::path& directory) {
@@ -27,9 +15,9 @@ ScenarioRunOptions scenario_trace_options(const scenarios::Scenario& scenario,
   if (!scenario.outputs.trace) return options;
   const scenarios::TraceSettings& t = *scenario.outputs.trace;
   options.trace = directory / t.file;
-  options.trace_options.detail = trace_detail(t.detail);
+  options.trace_options.detail = t.detail;
   options.trace_options.gpus = t.gpus;
-  if (t.window) options.trace_options.window = TraceWindow{t.window->first, t.window->second};
+  options.trace_options.window = t.window;
   options.trace_options.gzip = t.gzip;
   return options;
 }
@@ -49,15 +37,9 @@ std::filesystem::path sweep_point_trace_file(const std::filesystem::path& file, 
 
 StepSetup step_setup(const scenarios::ResolvedScenario& r) {
   StepSetup s;
+  static_cast<workloads::StepConfig&>(s) = r;
   s.profile = &r.profile;
   s.topology = &r.topology;
-  s.placement = r.placement;
-  s.mapping = r.mapping;
-  s.step = r.step;
-  s.comm = r.comm;
-  s.collective = r.collective;
-  s.switching = r.switching;
-  s.executor = r.executor;
   return s;
 }
 

@@ -1,7 +1,8 @@
 // Simulates one training step of a dp × mp strategy end to end: builds the per-GPU programs
 // (workloads/step_program.h), plans every collective on the topology (workloads/comm_plan.h), runs
 // them on sim/'s network and streams, and measures the result (analysis/step/step_metrics.h).
-//   StepResult r = simulate_step({.profile = p, .topology = t, .placement = pl, .mapping = m});
+//   StepSetup s;  s.profile = &p;  s.topology = &t;  s.placement = pl;  s.mapping = m;
+//   StepResult r = simulate_step(s);
 //   r.step_time; r.units_per_second; r.critical.exposed_communication;
 #pragma once
 #include <array>
@@ -17,20 +18,15 @@
 #include "workloads/mapping.h"
 #include "workloads/placement.h"
 #include "workloads/profile.h"
+#include "workloads/step_config.h"
 #include "workloads/step_program.h"
 
 namespace hybridsim::analysis {
 
-struct StepSetup {
+// A step's configuration and what it runs on (neither owned).
+struct StepSetup : workloads::StepConfig {
   const workloads::Profile* profile = nullptr;
   const topology::Topology* topology = nullptr;
-  workloads::MpPlacement placement;
-  workloads::WorkerMapping mapping;
-  workloads::StepOptions step;
-  workloads::CommOptions comm;
-  sim::CollectiveConfig collective;
-  sim::Switching switching = sim::Switching::CutThrough;
-  sim::StreamExecutorOptions executor;
 };
 
 // Optional observers of the run, e.g. a trace writer (the step's own metrics are always collected).

@@ -23,6 +23,7 @@
 
 #include "analysis/output/atomic_file.h"
 #include "sim/time.h"
+#include "sim/time_window.h"
 
 namespace hybridsim::analysis {
 
@@ -69,10 +70,7 @@ class TraceArgs {
 // long kernel still shows as busy); a zero-length slice, counter sample or flow end is kept iff
 // start <= t < end; a flow is kept only if both its ends are. A counter's last value before the
 // window is repeated at `start`, so the track starts at the right level.
-struct TraceWindow {
-  sim::Time start;
-  sim::Time end;
-};
+using TraceWindow = sim::TimeWindow;  // [start, end)
 
 struct ChromeTraceOptions {
   bool gzip = false;                                      // compress the file with gzip (zlib)

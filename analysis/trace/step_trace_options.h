@@ -1,8 +1,8 @@
 // What a step trace holds and how large it gets: the detail level, a GPU filter, a time window,
-// gzip, the utilization bin of the link counters, and the parsers for their command-line forms.
-// Times are sim::Time (picoseconds); GPUs are global ranks.
-//   StepTraceOptions o{.detail = parse_trace_detail("steps"), .gpus = parse_gpu_list("0-3,8")};
-//   o.window = parse_trace_window("2 ms:5 ms");   // [2 ms, 5 ms)
+// gzip and the utilization bin of the link counters. Times are sim::Time (picoseconds); GPUs are
+// global ranks.
+//   StepTraceOptions o{.detail = parse_trace_detail("steps"), .gpus = topology::parse_gpu_list("0-3,8")};
+//   o.window = sim::parse_time_window("2 ms:5 ms");   // [2 ms, 5 ms)
 #pragma once
 #include <cstdint>
 #include <optional>
@@ -12,27 +12,17 @@
 #include <vector>
 
 #include "analysis/trace/chrome_trace_writer.h"
+#include "scenarios/loader/trace_settings.h"
 #include "sim/time.h"
 
 namespace hybridsim::analysis {
 
-// Each level adds to the one before (sizes for Inception-V3 dp 8 × mp 2 on 2 DGX-1 in README.md).
-enum class TraceDetail : std::uint8_t {
-  Kernels,   // kernels, collectives and transfers per GPU stream; flows; link utilization counters
-  Steps,     // + each ring step of every collective, nested inside its slice
-  Messages,  // + every message on every link (one thread per directed link that carried traffic)
-};
-std::string_view trace_detail_name(TraceDetail detail);  // "kernels", "steps", "messages"
-// Accepts the names above (case-insensitively); throws InputError listing them otherwise.
-TraceDetail parse_trace_detail(std::string_view text);
-
-// "START:END" with times as sim::parse_time reads them ("2 ms:5 ms", "1.5ms:2ms"); either side may
-// be empty (":5 ms" starts at 0, "2 ms:" runs to the end). Throws InputError quoting the text and
-// the accepted form, also when START is not before END.
-TraceWindow parse_trace_window(std::string_view text);
-// A list of GPU ranks and inclusive ranges, comma separated: "0-3,8,12-15" → {0,1,2,3,8,12,…,15},
-// sorted, without duplicates. Throws InputError quoting the text and the accepted form.
-std::vector<int> parse_gpu_list(std::string_view text);
+// The detail levels and their names are the scenario's (scenarios/loader/trace_settings.h); GPU
+// lists and time windows have one grammar each (topology/gpu_list.h, sim/time_window.h).
+using scenarios::find_trace_detail;
+using scenarios::parse_trace_detail;
+using scenarios::TraceDetail;
+using scenarios::trace_detail_name;
 
 struct StepTraceOptions {
   TraceDetail detail = TraceDetail::Kernels;

@@ -150,10 +150,7 @@ ResolvedScenario resolve(const Scenario& s) {
     step.gpu_compute_scale.resize(static_cast<std::size_t>(gpus), 1.0);
     step.gpu_compute_scale[static_cast<std::size_t>(g.gpu)] = 1.0 / g.speed;
   }
-  return ResolvedScenario{
-      .scenario = s,
-      .topology = std::move(topology),
-      .profile = std::move(profile),
+  workloads::StepConfig config{
       .placement = std::move(placement),
       .mapping = std::move(mapping),
       .step = step,
@@ -162,6 +159,7 @@ ResolvedScenario resolve(const Scenario& s) {
       .switching = c.switching,
       .executor = {.compute_slowdown_during_communication = c.compute_slowdown_during_communication},
   };
+  return ResolvedScenario{std::move(config), s, std::move(topology), std::move(profile)};
 }
 
 }  // namespace hybridsim::scenarios

@@ -20,21 +20,17 @@
 #include "workloads/mapping.h"
 #include "workloads/placement.h"
 #include "workloads/profile.h"
+#include "workloads/step_config.h"
 #include "workloads/step_program.h"
 
 namespace hybridsim::scenarios {
 
-struct ResolvedScenario {
+// The step's configuration (placement, mapping, options; compute_scale = 1 / compute_speed) with
+// the scenario it came from and the topology and profile it runs on.
+struct ResolvedScenario : workloads::StepConfig {
   Scenario scenario;
   topology::Topology topology;
   workloads::Profile profile;  // already scaled to the batch per worker
-  workloads::MpPlacement placement;
-  workloads::WorkerMapping mapping;
-  workloads::StepOptions step;         // bucket_size; compute_scale = 1 / compute_speed
-  workloads::CommOptions comm;         // algorithm, channels, pcie_only
-  sim::CollectiveConfig collective;    // message_size, reduction_bandwidth
-  sim::Switching switching = sim::Switching::CutThrough;
-  sim::StreamExecutorOptions executor; // compute_slowdown_during_communication
 };
 
 // Each step on its own (resolve() calls them in this order).

@@ -18,6 +18,7 @@
 #include "sim/network.h"
 #include "sim/time.h"
 #include "sim/units.h"
+#include "scenarios/loader/trace_settings.h"
 #include "topology/cluster_spec.h"
 #include "sim/collective.h"
 #include "workloads/comm_plan.h"
@@ -104,16 +105,6 @@ struct TrainingSettings {
 
 enum class OutputFormat : unsigned char { Table, Json, Csv };
 std::string_view output_format_name(OutputFormat f);  // "table", "json", "csv"
-
-struct TraceSettings {
-  enum class Detail : unsigned char { Kernels, Steps, Messages };  // each adds to the one before
-  std::filesystem::path file = "trace.json";  // relative to OutputSettings::directory
-  Detail detail = Detail::Kernels;
-  std::optional<std::vector<int>> gpus;                   // nullopt: all; else sorted, unique
-  std::optional<std::pair<sim::Time, sim::Time>> window;  // [start, end); nullopt: all
-  bool gzip = false;
-  bool operator==(const TraceSettings&) const = default;
-};
 
 struct OutputSettings {
   std::filesystem::path directory;  // "auto" becomes out/<scenario file stem>

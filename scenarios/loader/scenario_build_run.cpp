@@ -7,62 +7,17 @@
 
 #include "scenarios/loader/scenario_build.h"
 #include "sim/error.h"
+#include "sim/text.h"
+#include "sim/time_window.h"
+#include "topology/gpu_list.h"
 
 namespace hybridsim::scenarios {
 namespace {
-
-std::string trim(std::string_view s) {
-  const auto b = s.find_first_not_of(" \t");
-  if (b == std::string_view::npos) return {};
-  const auto e = s.find_last_not_of(" \t");
-  return std::string(s.substr(b, e - b + 1));
-}
-
-template <class T>
-std::optional<T> parse_whole(std::string_view text) {
-  T v{};
-  const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
-  if (text.empty() || ec != std::errc() || end != text.data() + text.size()) return std::nullopt;
-  return v;
-}
 
 bool is_name(std::string_view s) {
   return !s.empty() && std::all_of(s.begin(), s.end(), [](char c) {
     return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' || c == '-';
   });
-}
-
-// "0-7", "0,2,4-7" → sorted unique ranks; nullopt when malformed.
-std::optional<std::vector<int>> parse_gpu_list(std::string_view text) {
-  std::set<int> ranks;
-  std::size_t pos = 0;
-  while (pos <= text.size()) {
-    const auto comma = text.find(',', pos);
-    const std::string item = trim(text.substr(pos, comma == std::string_view::npos ? comma : comma - pos));
-    const auto dash = item.find('-');
-    const auto a = parse_whole<int>(trim(item.substr(0, dash)));
-    const auto b = dash == std::string::npos ? a : parse_whole<int>(trim(item.substr(dash + 1)));
-    if (!a || !b || *a < 0 || *b < *a || *b > (1 << 20)) return std::nullopt;
-    for (int g = *a; g <= *b; ++g) ranks.insert(g);
-    if (comma == std::string_view::npos) break;
-    pos = comma + 1;
-  }
-  return std::vector<int>(ranks.begin(), ranks.end());
-}
-
-std::optional<std::pair<sim::Time, sim::Time>> parse_window(std::string_view text) {
-  const auto colon = text.find(':');
-  if (colon == std::string_view::npos || text.find(':', colon + 1) != std::string_view::npos) return std::nullopt;
-  try {
-    const sim::Time start = sim::parse_time(trim(text.substr(0, colon)));
-    const sim::Time end = sim::parse_time(trim(text.substr(colon + 1)));
-    if (start < sim::Time::zero() || !(start < end)) return std::nullopt;
-    return std::pair{start, end};
-  } catch (const InputError&) {
-    return std::nullopt;
-  } catch (const std::overflow_error&) {
-    return std::nullopt;
-  }
 }
 
 std::string stem_or(const std::string& source, std::string fallback) {
@@ -83,8 +38,8 @@ void read_efficiency_table(FieldReader& r, const TreeNode& table, EfficiencySett
     const std::string expected = "[global batch, epochs]: a whole batch >= 1 and epochs > 0";
     if (!item.is_sequence() || item.items.size() != 2 || !item.items[0].is_scalar() || !item.items[1].is_scalar())
       fail_at(item.where, ip, "got " + describe_node(item), expected);
-    const auto batch = parse_whole<std::int64_t>(item.items[0].scalar);
-    const auto epochs = parse_whole<double>(item.items[1].scalar);
+    const auto batch = sim::parse_whole<std::int64_t>(item.items[0].scalar);
+    const auto epochs = sim::parse_whole<double>(item.items[1].scalar);
     if (!batch || *batch < 1) fail_at(item.items[0].where, ip, "got batch \"" + item.items[0].scalar + "\"", expected);
     if (!epochs || !std::isfinite(*epochs) || *epochs <= 0)
       fail_at(item.items[1].where, ip, "got epochs \"" + item.items[1].scalar + "\"", expected);
@@ -139,17 +94,15 @@ void read_trace(FieldReader& r, const TreeNode* outputs, OutputSettings& out) {
   TraceSettings trace;
   trace.file = *r.text_opt(t, "outputs.trace.file");
   const std::string detail = r.choice(t, "outputs.trace.detail");
-  trace.detail = detail == "messages" ? TraceSettings::Detail::Messages
-                 : detail == "steps"  ? TraceSettings::Detail::Steps
-                                      : TraceSettings::Detail::Kernels;
+  trace.detail = parse_trace_detail(detail);  // the schema checked the choice
   if (const auto gpus = r.text_opt(t, "outputs.trace.gpus")) {
-    trace.gpus = parse_gpu_list(*gpus);
+    trace.gpus = topology::try_parse_gpu_list(*gpus);
     if (!trace.gpus)
       fail_at(t->find("gpus")->where, "outputs.trace.gpus", "got \"" + *gpus + "\"",
               expected_text(field("outputs.trace.gpus")));
   }
   if (const auto window = r.text_opt(t, "outputs.trace.window")) {
-    trace.window = parse_window(*window);
+    trace.window = sim::try_parse_time_window(*window);
     if (!trace.window)
       fail_at(t->find("window")->where, "outputs.trace.window", "got \"" + *window + "\"",
               expected_text(field("outputs.trace.window")) + " with 0 <= START < END");

@@ -4,6 +4,8 @@
 
 #include "scenarios/loader/scenario_build.h"
 #include "sim/error.h"
+#include "sim/time_window.h"
+#include "topology/gpu_list.h"
 
 namespace hybridsim::scenarios {
 namespace {
@@ -35,16 +37,6 @@ std::string number(double v) {
   return std::string(buf, r.ptr);
 }
 
-std::string gpu_ranges(const std::vector<int>& gpus) {
-  std::string out;
-  for (std::size_t i = 0; i < gpus.size();) {
-    std::size_t j = i;
-    while (j + 1 < gpus.size() && gpus[j + 1] == gpus[j] + 1) ++j;
-    out += (out.empty() ? "" : ",") + std::to_string(gpus[i]) + (j > i ? "-" + std::to_string(gpus[j]) : "");
-    i = j + 1;
-  }
-  return out;
-}
 
 class Writer {
  public:
@@ -155,12 +147,9 @@ void write_outputs(Writer& w, const OutputSettings& o) {
   if (!o.trace) return;
   const TraceSettings& t = *o.trace;
   w.text("outputs.trace.file", t.file.string());
-  w.text("outputs.trace.detail", t.detail == TraceSettings::Detail::Messages ? "messages"
-                                  : t.detail == TraceSettings::Detail::Steps  ? "steps"
-                                                                              : "kernels");
-  w.text("outputs.trace.gpus", t.gpus ? gpu_ranges(*t.gpus) : "all");
-  w.text("outputs.trace.window",
-         t.window ? sim::format_time(t.window->first) + ":" + sim::format_time(t.window->second) : "all");
+  w.text("outputs.trace.detail", std::string(trace_detail_name(t.detail)));
+  w.text("outputs.trace.gpus", t.gpus ? topology::format_gpu_list(*t.gpus) : "all");
+  w.text("outputs.trace.window", t.window ? sim::format_time_window(*t.window) : "all");
   w.text("outputs.trace.gzip", t.gzip ? "true" : "false");
 }
 

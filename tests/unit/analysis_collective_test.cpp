@@ -91,15 +91,6 @@ TEST_CASE("sweep sizes, bus factors and report formats") {
   CHECK(b.busbw_gb_per_s == doctest::Approx(b.algbw_gb_per_s).scale(0));
 }
 
-TEST_CASE("GPU lists") {
-  CHECK(analysis::parse_gpu_list("4", 8) == std::vector<int>{0, 1, 2, 3});
-  CHECK(analysis::parse_gpu_list("0,1,4-6", 8) == std::vector<int>{0, 1, 4, 5, 6});
-  CHECK_THROWS_AS(analysis::parse_gpu_list("9", 8), InputError);
-  CHECK_THROWS_AS(analysis::parse_gpu_list("1,1", 8), InputError);
-  CHECK_THROWS_AS(analysis::parse_gpu_list("3-1", 8), InputError);
-  CHECK_THROWS_AS(analysis::parse_gpu_list("a", 8), InputError);
-}
-
 TEST_CASE("hybridsim collective prints nccl-tests columns") {
   const std::string cmd = std::string(HYBRIDSIM_CLI) +
                           " collective -t dgx1-v100 -b 1MiB -e 4MiB -f 4 --format csv 2>&1";

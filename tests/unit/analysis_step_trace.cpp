@@ -5,6 +5,8 @@
 
 #include <set>
 
+#include "sim/time_window.h"
+#include "topology/gpu_list.h"
 #include "analysis/trace/step_trace.h"
 #include "analysis_step_trace_check.h"
 #include "sim/error.h"
@@ -263,7 +265,7 @@ TEST_CASE("step trace: detail, GPU filter, window and gzip control the size") {
   }
   SUBCASE("window: slices clipped to [1 ms, 3 ms), counters inside it") {
     analysis::StepTraceOptions o{.detail = TraceDetail::Messages};
-    o.window = analysis::parse_trace_window("1 ms:3 ms");
+    o.window = sim::parse_time_window("1 ms:3 ms");
     const Written win = write(toy, dir.path / "w.json", o);
     CHECK(win.summary.bytes < messages.summary.bytes);
     for (const auto& [thread, list] : win.trace.slices)

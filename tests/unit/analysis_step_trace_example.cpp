@@ -6,6 +6,8 @@
 
 #include <cstdlib>
 
+#include "sim/time_window.h"
+#include "topology/gpu_list.h"
 #include "analysis/trace/step_trace.h"
 #include "analysis_step_trace_check.h"
 #include "topology/preset_registry.h"
@@ -29,7 +31,7 @@ struct Example {
     setup.mapping = workloads::default_mapping(topology, 8, 2);
     setup.placement = workloads::partition(profile, 2, workloads::default_partitioner(profile));
     options.detail = analysis::TraceDetail::Steps;
-    options.gpus = analysis::parse_gpu_list("0,3,8,11");
+    options.gpus = topology::parse_gpu_list("0,3,8,11");
     options.other_data = {{"scenario", "Inception-V3, dp 8 × mp 2 on 2 DGX-1 V100 "
                                        "(tests/unit/analysis_step_trace_example.cpp)"}};
   }

@@ -16,42 +16,10 @@ using sim::Time;
 TEST_CASE("trace detail names parse both ways") {
   using analysis::TraceDetail;
   for (const TraceDetail d : {TraceDetail::Kernels, TraceDetail::Steps, TraceDetail::Messages})
-    CHECK(analysis::parse_trace_detail(analysis::trace_detail_name(d)) == d);
-  CHECK(analysis::parse_trace_detail(" Steps ") == TraceDetail::Steps);
-  CHECK_THROWS_WITH_AS(analysis::parse_trace_detail("all"),
+    CHECK(scenarios::parse_trace_detail(analysis::trace_detail_name(d)) == d);
+  CHECK(scenarios::parse_trace_detail(" Steps ") == TraceDetail::Steps);
+  CHECK_THROWS_WITH_AS(scenarios::parse_trace_detail("all"),
                        "trace detail \"all\": expected kernels, steps or messages", InputError);
-}
-
-TEST_CASE("trace windows are START:END with either side optional") {
-  const auto w = analysis::parse_trace_window("2 ms:5 ms");
-  CHECK(w.start == Time::ms(2));
-  CHECK(w.end == Time::ms(5));
-  CHECK(analysis::parse_trace_window("1.5us:2us").start == Time::ns(1500));
-  CHECK(analysis::parse_trace_window(":5 ms").start == Time::zero());
-  CHECK(analysis::parse_trace_window("2 ms:").end == Time::max());
-  const std::string form = "expected START:END with times such as \"2 ms:5 ms\"";
-  for (const char* bad : {"5 ms", "5 ms:2 ms", "2 ms:2 ms", "1:2", "a:b", "1 ms:2 ms:3 ms", "-1 ms:2 ms"}) {
-    CAPTURE(bad);
-    try {
-      analysis::parse_trace_window(bad);
-      FAIL("accepted");
-    } catch (const InputError& e) {
-      const std::string what = e.what();
-      CHECK(what.find("trace window \"" + std::string(bad) + "\"") == 0);
-      CHECK(what.find(form) != std::string::npos);
-    }
-  }
-}
-
-TEST_CASE("GPU lists take ranks and inclusive ranges") {
-  CHECK(analysis::parse_gpu_list("0-3,8,12-13") == std::vector<int>{0, 1, 2, 3, 8, 12, 13});
-  CHECK(analysis::parse_gpu_list(" 5 , 2,2 ") == std::vector<int>{2, 5});  // sorted, unique
-  CHECK(analysis::parse_gpu_list("7") == std::vector<int>{7});
-  for (const char* bad : {"", "3-1", "a", "1,,2", "1-", "-1", "1.5", "0-99999999"}) {
-    CAPTURE(bad);
-    CHECK_THROWS_WITH_AS(analysis::parse_gpu_list(bad),
-                         doctest::Contains("expected GPU ranks and inclusive ranges"), InputError);
-  }
 }
 
 TEST_CASE("busy fraction bins: one sample per bin, written only when it changes") {

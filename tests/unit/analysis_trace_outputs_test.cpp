@@ -52,7 +52,7 @@ TEST_CASE("outputs.trace.detail takes steps, and the shared mapping turns the bl
       "gzip: true}}\n";
   const scenarios::Scenario s = scenarios::parse_scenario(yaml, "s.yaml");
   REQUIRE(s.outputs.trace);
-  CHECK(s.outputs.trace->detail == scenarios::TraceSettings::Detail::Steps);
+  CHECK(s.outputs.trace->detail == scenarios::TraceDetail::Steps);
   // The canonical writer keeps it.
   const std::string canonical = scenarios::scenario_to_yaml(s);
   CHECK(canonical.find("detail: steps") != std::string::npos);

@@ -142,8 +142,8 @@ TEST_CASE("scenario: every field is read with its unit") {
   CHECK(s.outputs.formats == std::vector<OutputFormat>{OutputFormat::Csv, OutputFormat::Json});
   REQUIRE(s.outputs.trace);
   CHECK(s.outputs.trace->gpus == std::vector<int>{0, 1, 2, 3, 6});
-  CHECK(s.outputs.trace->window == std::pair{sim::Time::ms(1), sim::Time::us(2500)});
-  CHECK(s.outputs.trace->detail == TraceSettings::Detail::Messages);
+  CHECK(s.outputs.trace->window == sim::TimeWindow{sim::Time::ms(1), sim::Time::us(2500)});
+  CHECK(s.outputs.trace->detail == TraceDetail::Messages);
   CHECK(s.sweep.mode == SweepSettings::Mode::Zip);
   REQUIRE(s.sweep.parameters.size() == 2);
   CHECK(s.sweep.parameters[1].values == std::vector<std::string>{"{dp: 8, mp: 1}", "{dp: 2, mp: 4, placement: layers}"});
@@ -211,7 +211,7 @@ TEST_CASE("scenario: --set overrides scalars, units and whole mappings before va
   // A section absent from the file is created.
   const Scenario f = parse_scenario(kMinimal, "s.yaml", std::vector<std::string>{"outputs.trace.detail=messages"});
   REQUIRE(f.outputs.trace);
-  CHECK(f.outputs.trace->detail == TraceSettings::Detail::Messages);
+  CHECK(f.outputs.trace->detail == TraceDetail::Messages);
 }
 
 TEST_CASE("scenario: --set errors name the override, with a suggestion for a near-miss path") {

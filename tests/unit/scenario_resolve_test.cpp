@@ -165,7 +165,7 @@ TEST_CASE("resolve: placement rules, the explicit mapping and batch scaling") {
   CHECK(gpu_of("classifier") == 1);
   CHECK(r.mapping.gpu_rank == std::vector<std::vector<int>>{{0, 3}, {1, 2}, {4, 7}, {5, 6}});
   REQUIRE(r.scenario.outputs.trace);
-  CHECK(r.scenario.outputs.trace->window == std::pair{sim::Time::zero(), sim::Time::ms(50)});
+  CHECK(r.scenario.outputs.trace->window == sim::TimeWindow{sim::Time::zero(), sim::Time::ms(50)});
 
   // batch_per_worker 64 halves GNMT's 128: a 113.504 us GEMM becomes 56.752 us, tokens per step
   // 6,144 become 3,072; gradients keep their size. compute_speed 2 halves kernels again, in the step.

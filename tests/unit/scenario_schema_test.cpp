@@ -124,7 +124,7 @@ TEST_CASE("schema: the example scenario in scenarios/README.md is valid and swee
   const Scenario s = parse_scenario(readme.substr(a + 8, b - a - 8), "README.md");
   CHECK(s.parallelism.dp == 8);
   CHECK(s.cluster.links[sim::LinkKind::NVLink].latency == sim::Time::ns(700));
-  CHECK(s.outputs.trace->window == std::pair{sim::Time::zero(), sim::Time::ms(50)});
+  CHECK(s.outputs.trace->window == sim::TimeWindow{sim::Time::zero(), sim::Time::ms(50)});
   CHECK(expand_sweep(s).size() == 6);
   CHECK(resolve(s).topology.gpus().size() == 8);
 }

@@ -1,0 +1,36 @@
+// What a step trace holds, as a scenario's outputs.trace block (and `hybridsim run --trace-*`)
+// says it: the file, the detail level, a GPU filter and a time window. analysis/trace/ writes the
+// trace from these settings.
+//   parse_trace_detail("steps") == TraceDetail::Steps
+#pragma once
+#include <cstdint>
+#include <filesystem>
+#include <optional>
+#include <string_view>
+#include <vector>
+
+#include "sim/time_window.h"
+
+namespace hybridsim::scenarios {
+
+// Each level adds to the one before (sizes for Inception-V3 dp 8 × mp 2 on 2 DGX-1 in analysis/README.md).
+enum class TraceDetail : std::uint8_t {
+  Kernels,   // kernels, collectives and transfers per GPU stream; flows; link utilization counters
+  Steps,     // + each ring step of every collective, nested inside its slice
+  Messages,  // + every message on every link (one thread per directed link that carried traffic)
+};
+std::string_view trace_detail_name(TraceDetail detail);  // "kernels", "steps", "messages"
+// Accepts the names above case-insensitively; nullopt, or InputError listing them, otherwise.
+std::optional<TraceDetail> find_trace_detail(std::string_view text);
+TraceDetail parse_trace_detail(std::string_view text);
+
+struct TraceSettings {
+  std::filesystem::path file = "trace.json";  // relative to OutputSettings::directory
+  TraceDetail detail = TraceDetail::Kernels;
+  std::optional<std::vector<int>> gpus;   // nullopt: all; else sorted, unique global ranks
+  std::optional<sim::TimeWindow> window;  // [start, end); nullopt: all
+  bool gzip = false;
+  bool operator==(const TraceSettings&) const = default;
+};
+
+}  // namespace hybridsim::scenarios

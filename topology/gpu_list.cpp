@@ -1,0 +1,54 @@
+#include "topology/gpu_list.h"
+
+#include <algorithm>
+#include <string>
+
+#include "sim/error.h"
+#include "sim/text.h"
+
+namespace hybridsim::topology {
+
+std::optional<std::vector<int>> try_parse_gpu_list(std::string_view text) {
+  if (sim::trim(text).empty()) return std::nullopt;
+  std::vector<int> out;
+  std::string_view rest = text;
+  while (true) {
+    const auto comma = rest.find(',');
+    const std::string_view item = rest.substr(0, comma);
+    const auto dash = item.find('-');
+    const auto first = sim::parse_whole<int>(sim::trim(item.substr(0, dash)));
+    const auto last = dash == std::string_view::npos ? first : sim::parse_whole<int>(sim::trim(item.substr(dash + 1)));
+    if (!first || !last || *first < 0 || *last < *first || *last > kMaxListedGpu) return std::nullopt;
+    for (int g = *first; g <= *last; ++g) out.push_back(g);
+    if (comma == std::string_view::npos) break;
+    rest.remove_prefix(comma + 1);
+  }
+  std::sort(out.begin(), out.end());
+  out.erase(std::unique(out.begin(), out.end()), out.end());
+  return out;
+}
+
+std::vector<int> parse_gpu_list(std::string_view text) {
+  if (auto gpus = try_parse_gpu_list(text)) return std::move(*gpus);
+  throw InputError("GPU list \"" + std::string(text) + "\": expected " + std::string(kGpuListForm));
+}
+
+std::string format_gpu_list(const std::vector<int>& gpus) {
+  std::string out;
+  for (std::size_t i = 0; i < gpus.size();) {
+    std::size_t j = i;
+    while (j + 1 < gpus.size() && gpus[j + 1] == gpus[j] + 1) ++j;
+    out += (out.empty() ? "" : ",") + std::to_string(gpus[i]) + (j > i ? "-" + std::to_string(gpus[j]) : "");
+    i = j + 1;
+  }
+  return out;
+}
+
+void check_gpus_exist(const std::vector<int>& gpus, int gpu_count) {
+  for (const int g : gpus)
+    if (g >= gpu_count)
+      throw InputError("GPU " + std::to_string(g) + " does not exist: the topology has " +
+                       std::to_string(gpu_count) + " GPUs (0-" + std::to_string(gpu_count - 1) + ")");
+}
+
+}  // namespace hybridsim::topology

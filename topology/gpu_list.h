@@ -1,0 +1,28 @@
+// The one grammar of GPU lists: global GPU ranks and inclusive ranges separated by commas,
+// "0-3,8,12-15" → {0, 1, 2, 3, 8, 12, 13, 14, 15}, sorted and without duplicates; a bare number is
+// that one GPU. Trace filters, the scenario's outputs.trace.gpus and `collective --gpus` use it.
+//   parse_gpu_list("0-3,8") == std::vector<int>{0, 1, 2, 3, 8}
+#pragma once
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace hybridsim::topology {
+
+// What a GPU list must look like, for error messages.
+inline constexpr std::string_view kGpuListForm =
+    "GPU ranks and inclusive ranges separated by commas, such as \"0-3,8,12-15\"";
+// The largest rank a list may name (a typo, not a cluster, beyond it).
+inline constexpr int kMaxListedGpu = 1 << 20;
+
+// nullopt when the text is not of that form (empty, a backwards range, a rank above kMaxListedGpu).
+std::optional<std::vector<int>> try_parse_gpu_list(std::string_view text);
+// Throws InputError "GPU list "x": expected ..." instead.
+std::vector<int> parse_gpu_list(std::string_view text);
+// The shortest text of that grammar for a sorted list: {0, 1, 2, 3, 8} → "0-3,8".
+std::string format_gpu_list(const std::vector<int>& gpus);
+// Throws InputError when a listed GPU is not one of the topology's `gpu_count` GPUs.
+void check_gpus_exist(const std::vector<int>& gpus, int gpu_count);
+
+}  // namespace hybridsim::topology
