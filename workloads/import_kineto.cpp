@@ -9,6 +9,7 @@
 #include "sim/error.h"
 #include "workloads/import_kineto_detail.h"
 #include "workloads/import_kineto_values.h"
+#include "sim/text.h"
 
 namespace hybridsim::workloads {
 
@@ -30,7 +31,7 @@ std::string network_name(const std::string& path) {
 
 std::string precision_of(const std::string& dtype) {
   const auto bytes = kineto_dtype_bytes(dtype);
-  if (kineto_detail::lower(dtype).find("bfloat16") != std::string::npos) return "bf16";
+  if (sim::lowercase(dtype).find("bfloat16") != std::string::npos) return "bf16";
   if (bytes == 4) return "fp32";
   if (bytes == 2) return "fp16";
   if (bytes == 8) return "fp64";

@@ -8,6 +8,7 @@
 
 #include "workloads/import_kineto_detail.h"
 #include "workloads/import_kineto_values.h"
+#include "sim/text.h"
 
 namespace hybridsim::workloads::kineto_detail {
 
@@ -190,7 +191,7 @@ IterationDraft extract_iteration(const KinetoTrace& t, const KinetoIndex& index,
       ++d.skipped["NCCL kernels without collective arguments (no message size recorded)"];
       continue;
     }
-    const std::string kind = lower(c->name);
+    const std::string kind = sim::lowercase(c->name);
     if (kind != "allreduce" && kind != "all_reduce") {
       ++d.skipped["NCCL " + (c->name.empty() ? std::string("collective") : c->name) +
                   " kernels: not gradient all-reduces"];

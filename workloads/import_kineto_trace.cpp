@@ -11,6 +11,7 @@
 
 #include "sim/error.h"
 #include "workloads/import_kineto_values.h"
+#include "sim/text.h"
 
 namespace hybridsim::workloads {
 
@@ -18,7 +19,6 @@ namespace {
 
 using Json = nlohmann::json;
 using kineto_detail::kPsPerUs;
-using kineto_detail::lower;
 using kineto_detail::micros_to_ps;
 using kineto_detail::trailing_integer;
 using kineto_detail::Wide;
@@ -286,7 +286,7 @@ class TraceSax {
   void finish_event() {
     ++t_.events_read;
     PendingEvent& p = pending_;
-    const std::string cat = lower(p.cat);
+    const std::string cat = sim::lowercase(p.cat);
     const bool complete = p.ph == "X";
     if ((p.ph == "s" || p.ph == "f") && cat == "fwdbwd") {
       if (!p.ts) return;

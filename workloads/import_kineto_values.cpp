@@ -5,16 +5,12 @@
 #include <cmath>
 
 #include "workloads/import_kineto_trace.h"
+#include "sim/text.h"
 
 namespace hybridsim::workloads {
 
 namespace kineto_detail {
 
-std::string lower(std::string_view text) {
-  std::string out(text);
-  for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return out;
-}
 
 Wide micros_to_ps(const std::string& token, double value) {
   std::size_t i = 0;
@@ -67,7 +63,7 @@ std::string describe_group(const std::string& name, const std::string& ranks) {
 }  // namespace kineto_detail
 
 std::optional<int> kineto_dtype_bytes(std::string_view dtype) {
-  std::string d = kineto_detail::lower(dtype);
+  std::string d = sim::lowercase(dtype);
   if (d.starts_with("c10::")) d = d.substr(5);
   if (d.starts_with("torch.")) d = d.substr(6);
   if (d == "float" || d == "float32") return 4;

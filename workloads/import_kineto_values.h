@@ -18,7 +18,6 @@ inline constexpr Wide kPsPerUs = 1'000'000;
 Wide micros_to_ps(const std::string& token, double value);
 // The number at the end of an id ("stream 7", "7"); nullopt when there is none.
 std::optional<std::int64_t> trailing_integer(std::string_view text);
-std::string lower(std::string_view text);
 // How many ranks a "Process Group Ranks" list names ("[0, 1]" → 2); 0 when empty or not recorded.
 int count_group_ranks(std::string_view ranks);
 // "process group 0 [0, 1]", "process group 0", "[0, 1]", or "" when neither is recorded.

@@ -9,6 +9,7 @@
 
 #include "sim/error.h"
 #include "workloads/import_pipedream.h"
+#include "sim/text.h"
 
 namespace hybridsim::workloads {
 
@@ -30,15 +31,9 @@ struct Line {
   }
 };
 
-std::string_view trim(std::string_view s) {
-  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.front()))) s.remove_prefix(1);
-  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.back()))) s.remove_suffix(1);
-  return s;
-}
-
 // "node12" → 12.
 int node_id(const Line& line, std::string_view token) {
-  const std::string_view t = trim(token);
+  const std::string_view t = sim::trim(token);
   if (!t.starts_with("node") || t.size() == 4 || t.size() > 13 ||
       !std::all_of(t.begin() + 4, t.end(), [](char c) { return std::isdigit(static_cast<unsigned char>(c)); }))
     line.fail(t, "expected a node name like node12");
@@ -75,7 +70,7 @@ sim::Bytes activation_bytes(const Line& line, std::string_view value) {
   std::string_view rest = value.substr(1, value.size() - 2);
   while (true) {
     const auto semi = rest.find(';');
-    total += byte_count(line, trim(rest.substr(0, semi)));
+    total += byte_count(line, sim::trim(rest.substr(0, semi)));
     if (semi == std::string_view::npos) break;
     rest = rest.substr(semi + 1);
   }
@@ -92,7 +87,7 @@ PipeDreamNode parse_node(const Line& line) {
   PipeDreamNode node;
   node.line = line.number;
   node.id = node_id(line, text.substr(0, first));
-  node.module = std::string(trim(text.substr(first + kSeparator.size(), last - first - kSeparator.size())));
+  node.module = std::string(sim::trim(text.substr(first + kSeparator.size(), last - first - kSeparator.size())));
   if (node.module.empty()) line.fail(text.substr(first), "expected a module description");
   static constexpr std::string_view kKeys[] = {"forward_compute_time", "backward_compute_time",
                                                "activation_size", "parameter_size"};
@@ -100,12 +95,12 @@ PipeDreamNode parse_node(const Line& line) {
   std::string_view rest = text.substr(last + kSeparator.size());
   while (!rest.empty()) {
     const auto comma = rest.find(',');
-    const std::string_view item = trim(rest.substr(0, comma));
+    const std::string_view item = sim::trim(rest.substr(0, comma));
     rest = comma == std::string_view::npos ? std::string_view{} : rest.substr(comma + 1);
     const auto eq = item.find('=');
     if (eq == std::string_view::npos) line.fail(item, "expected key=value");
-    const std::string_view key = trim(item.substr(0, eq));
-    const std::string_view value = trim(item.substr(eq + 1));
+    const std::string_view key = sim::trim(item.substr(0, eq));
+    const std::string_view value = sim::trim(item.substr(eq + 1));
     if (std::find(std::begin(kKeys), std::end(kKeys), key) == std::end(kKeys))
       line.fail(key, "unknown key (expected forward_compute_time, backward_compute_time, "
                      "activation_size, parameter_size)");
@@ -124,7 +119,7 @@ PipeDreamNode parse_node(const Line& line) {
 }  // namespace
 
 std::string PipeDreamNode::module_type() const {
-  return std::string(trim(std::string_view(module).substr(0, module.find('('))));
+  return std::string(sim::trim(std::string_view(module).substr(0, module.find('('))));
 }
 
 bool PipeDreamNode::is_input() const { return module_type().starts_with("Input"); }
@@ -146,9 +141,9 @@ PipeDreamGraph parse_pipedream_graph(std::string_view text, const std::string& s
     text = end == std::string_view::npos ? std::string_view{} : text.substr(end + 1);
     if (raw.ends_with('\r')) raw.remove_suffix(1);
     const Line line{g.source, number, raw};
-    if (trim(raw).empty()) continue;
+    if (sim::trim(raw).empty()) continue;
     if (raw.front() == '\t' || raw.front() == ' ') {
-      const std::string_view body = trim(raw);
+      const std::string_view body = sim::trim(raw);
       const auto sep = body.find(kSeparator);
       if (sep == std::string_view::npos || body.find(kSeparator, sep + 1) != std::string_view::npos)
         line.fail(body, "expected an edge line '<tab>nodeA -- nodeB'");

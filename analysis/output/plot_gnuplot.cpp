@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "analysis/output/atomic_file.h"
+#include "sim/text.h"
 
 extern char** environ;
 
@@ -23,13 +24,6 @@ struct Captured {
   int exit_code = -1;  // -1: could not start or was killed
   std::string output;  // stdout and stderr together
 };
-
-std::string trim(std::string s) {
-  while (!s.empty() && (s.back() == '\n' || s.back() == ' ' || s.back() == '\r')) s.pop_back();
-  std::size_t i = 0;
-  while (i < s.size() && (s[i] == '\n' || s[i] == ' ')) ++i;
-  return s.substr(i);
-}
 
 // Runs `program args...` with stdin from /dev/null, collecting its output in a temporary file of
 // `scratch_dir`.
@@ -65,7 +59,7 @@ Captured run_captured(const std::string& program, const std::vector<std::string>
     std::ifstream in(pattern);
     std::stringstream text;
     text << in.rdbuf();
-    c.output = trim(text.str());
+    c.output = sim::trim(text.str());
   }
   close(fd);
   unlink(pattern.c_str());

@@ -5,6 +5,7 @@
 
 #include "scenarios/loader/scenario_build.h"
 #include "sim/error.h"
+#include "sim/text.h"
 
 namespace hybridsim::scenarios {
 namespace {
@@ -14,13 +15,6 @@ std::vector<std::string> settable_paths() {
   for (const auto& f : scenario_schema())
     if (f.path.find('[') == std::string_view::npos) out.emplace_back(f.path);
   return out;
-}
-
-std::string trim(std::string_view s) {
-  const auto b = s.find_first_not_of(" \t");
-  if (b == std::string_view::npos) return {};
-  const auto e = s.find_last_not_of(" \t");
-  return std::string(s.substr(b, e - b + 1));
 }
 
 void check_sweep_values(const TreeNode& root, const Scenario& s) {
@@ -86,7 +80,7 @@ void apply_override(TreeNode& root, const std::string& text, std::string_view or
   if (eq == std::string::npos)
     throw InputError(where + ": expected path=value, e.g. --set cluster.nodes=4 or --set "
                              "communication.message_size=\"256 KiB\"");
-  const std::string path = trim(std::string_view(text).substr(0, eq));
+  const std::string path(sim::trim(std::string_view(text).substr(0, eq)));
   if (const std::string problem = settable_path_problem(path); !problem.empty())
     throw InputError(where + ": " + problem);
   if (!root.is_map() && !root.is_null()) return;  // the file itself is wrong; reported when built
