@@ -1,5 +1,7 @@
 #include "workloads/profile_gen.h"
 
+#include <algorithm>
+
 #include "sim/error.h"
 #include "workloads/profile_gen_detail.h"
 
@@ -59,6 +61,12 @@ GpuCostModel v100_fp32() {
   m.memory_bandwidth = sim::Bandwidth::gb_per_second(600);
   m.launch_floor = sim::Time::us(5);
   return m;
+}
+
+std::string canonical_network_name(std::string_view name) {
+  std::string s(name);
+  std::replace(s.begin(), s.end(), '_', '-');
+  return s;
 }
 
 std::vector<std::string> builtin_profile_names() {

@@ -69,6 +69,9 @@ std::string builtin_profile_path(std::string_view name);
 // The built-in profile with its default configuration on v100_fp32(). Throws InputError listing the
 // names for an unknown one.
 Profile generate_builtin_profile(std::string_view name);
+// The one spelling of a network's name, as profiles, curves and datasets use it: '_' becomes '-'
+// ("inception_v3" → "inception-v3"), so either spelling finds the same network.
+std::string canonical_network_name(std::string_view name);
 // The same profile as generate_builtin_profile (generated in memory, so it needs no files at run
 // time); the committed YAML files are byte-identical copies, checked by tests/unit/profile_builtin.cpp.
 Profile builtin_profile(std::string_view name);

@@ -263,7 +263,7 @@ PlanRequest make_plan_request(const PlanCommandOptions& o) {
                      "\": expected a built-in profile (inception-v3, gnmt, biglstm) or a profile file");
   }
   r.model = r.profile.meta.network;
-  const std::string eff = efficiency_network_name(r.model);
+  const std::string eff = workloads::canonical_network_name(r.model);
   if (find_training_dataset(eff)) {
     r.curve = efficiency_curve_by_name(eff, o.variant);
     r.dataset = training_dataset_by_name(eff);

@@ -5,6 +5,7 @@
 
 #include "analysis/trace/step_trace.h"
 #include "sim/error.h"
+#include "workloads/profile_gen.h"
 
 namespace hybridsim::analysis {
 
@@ -45,9 +46,7 @@ StepSetup step_setup(const scenarios::ResolvedScenario& r) {
 
 std::optional<TrainingModel> training_model(const scenarios::Scenario& scenario,
                                             const std::string& network) {
-  // Profiles say "inception-v3"; the curves and datasets are keyed "inception_v3".
-  std::string key = scenario.training.network.value_or(network);
-  std::replace(key.begin(), key.end(), '-', '_');
+  const std::string key = workloads::canonical_network_name(scenario.training.network.value_or(network));
   const auto dataset = find_training_dataset(key);
   const auto& e = scenario.training.efficiency;
   TrainingModel m{StatisticalEfficiency::parametric(1, 1, {1, 1}), 0, ""};

@@ -34,7 +34,7 @@ constexpr Key kTopKeys[] = {
 constexpr Key kNetworkKeys[] = {
     {"name", false, "a built-in profile: inception-v3, gnmt or biglstm"},
     {"profile", false, "a profile file (hybridsim-profile/1), relative to the study file"},
-    {"efficiency", false, "the network whose built-in curves and dataset to use: inception_v3, gnmt, biglstm"},
+    {"efficiency", false, "the network whose built-in curves and dataset to use: inception-v3, gnmt, biglstm"},
     {"variant", false, "a built-in curve variant: default, optimistic, pessimistic, measured, lars_v06"},
     {"curve", false, "{e_min, b_noise, supported: [min, max]} or {table: [[batch, epochs], ...]}"},
     {"dataset_samples", false, "samples per epoch, an integer > 0"},
@@ -244,8 +244,8 @@ StudyNetwork parse_network(const Reader& r, const YAML::Node& n, const std::stri
   if (n["partitioner"])
     partitioner = r.unit(n["partitioner"], field + ".partitioner", expect("partitioner"),
                              [](const std::string& s) { return workloads::parse_partitioner(s); });
-  const std::string eff = n["efficiency"] ? r.text(n["efficiency"], field + ".efficiency", expect("efficiency"))
-                                          : efficiency_network_name(name);
+  const std::string eff = workloads::canonical_network_name(
+      n["efficiency"] ? r.text(n["efficiency"], field + ".efficiency", expect("efficiency")) : name);
   const bool custom_curve = static_cast<bool>(n["curve"]);
   if (custom_curve && n["variant"])
     r.fail(n["variant"], field + ".variant", "given with curve", "either variant or curve");
@@ -285,15 +285,9 @@ StudyNetwork parse_network(const Reader& r, const YAML::Node& n, const std::stri
 
 }  // namespace
 
-std::string efficiency_network_name(std::string_view profile_network) {
-  std::string s(profile_network);
-  std::replace(s.begin(), s.end(), '-', '_');
-  return s;
-}
-
 StudyNetwork builtin_study_network(std::string_view name, const std::vector<std::string>& sensitivity) {
   workloads::Profile profile = workloads::builtin_profile(name);
-  const std::string eff = efficiency_network_name(profile.meta.network);
+  const std::string eff = workloads::canonical_network_name(profile.meta.network);
   std::vector<EfficiencyCurve> sensitivity_curves;
   for (const auto& v : sensitivity) sensitivity_curves.push_back(efficiency_curve_by_name(eff, v));
   const workloads::Partitioner partitioner = workloads::default_partitioner(profile);

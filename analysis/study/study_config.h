@@ -52,8 +52,6 @@ struct StudyConfig {
 // ("default" plus `sensitivity` variants), dataset and default partitioner. InputError if unknown.
 StudyNetwork builtin_study_network(std::string_view name,
                                    const std::vector<std::string>& sensitivity = {"optimistic", "pessimistic"});
-// The efficiency-curve and dataset name of a profile's network: "inception-v3" → "inception_v3".
-std::string efficiency_network_name(std::string_view profile_network);
 
 // Parses a study; `source_name` prefixes error locations, relative profile paths are resolved
 // against `base_dir`. Throws InputError "file:line:col: field: what; expected ...".

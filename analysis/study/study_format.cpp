@@ -4,13 +4,14 @@
 #include <ostream>
 
 #include "analysis/study/study_report.h"
+#include "workloads/profile_gen.h"
 
 namespace hybridsim::analysis {
 
 std::optional<double> published_gain(std::string_view network) {
   // Pal et al., "Optimizing Multi-GPU Parallelization Strategies for Deep Learning Training",
   // IEEE Micro 39(5), 2019: hybrid at least 26.5%, 8% and 22% faster than the best DP alone.
-  if (network == "inception-v3" || network == "inception_v3") return 0.265;
+  if (workloads::canonical_network_name(network) == "inception-v3") return 0.265;
   if (network == "gnmt") return 0.08;
   if (network == "biglstm") return 0.22;
   return std::nullopt;

@@ -7,6 +7,7 @@
 #include <cmath>
 
 #include "sim/error.h"
+#include "workloads/profile_gen.h"
 
 namespace hybridsim::analysis {
 
@@ -130,21 +131,21 @@ void add_inception_v3(std::vector<EfficiencyCurve>& out) {
   const std::string fit =
       "MLPerf Training v0.7 ResNet-50 LARS (75.9% top-1), fit over 18 systems: "
       "E_min = 35.1, B_noise = 44,259 images, rms log error 0.049";
-  out.push_back({"inception_v3", "default", proxy + fit + ".", false,
+  out.push_back({"inception-v3", "default", proxy + fit + ".", false,
                  StatisticalEfficiency::parametric(kEmin, kBnoise, fitted)});
-  out.push_back({"inception_v3", "optimistic", proxy + fit + "; epochs scaled by exp(-2 x 0.049).", false,
+  out.push_back({"inception-v3", "optimistic", proxy + fit + "; epochs scaled by exp(-2 x 0.049).", false,
                  StatisticalEfficiency::parametric(kEmin * band(kRmsLogError, -1), kBnoise, fitted)});
   // Plain SGD (no LARS): B_noise ≈ 14,400 from ResNet-50's measured gradient noise scale late in
   // training (Pollux/AdaptDL traces). E_min = 36.3 puts epochs(1,664) at 40.5, the middle of the
   // MLPerf v0.7 SGD results (40–41 epochs for 832–3,328); supported up to 8,192, where Goyal et al.
   // 2017 still matched small-batch accuracy with plain SGD.
-  out.push_back({"inception_v3", "pessimistic",
+  out.push_back({"inception-v3", "pessimistic",
                  proxy + "Plain SGD: B_noise = 14,400 images from ResNet-50's gradient noise scale "
                          "(Pollux/AdaptDL); E_min = 36.3 so that 1,664 gives 40.5 epochs (MLPerf v0.7 "
                          "SGD: 40-41 epochs for 832-3,328); supported to 8,192 (Goyal et al. 2017).",
                  false, StatisticalEfficiency::parametric(36.3, 14'400, {832, 8'192})});
   // MLPerf v0.6 LARS fit: E_min = 58.8, B_noise = 133,352; v0.6 points span 1,664–86,016.
-  out.push_back({"inception_v3", "lars_v06",
+  out.push_back({"inception-v3", "lars_v06",
                  proxy + "MLPerf Training v0.6 ResNet-50 LARS fit: E_min = 58.8, B_noise = 133,352 "
                          "images (points 1,664-86,016).",
                  false, StatisticalEfficiency::parametric(58.8, 133'352, {1'664, 86'016})});
@@ -199,8 +200,9 @@ std::vector<EfficiencyCurve> builtin_efficiency_curves() {
 }
 
 std::optional<EfficiencyCurve> find_efficiency_curve(std::string_view network, std::string_view variant) {
+  const std::string name = workloads::canonical_network_name(network);
   for (auto& c : builtin_efficiency_curves())
-    if (c.network == network && c.variant == variant) return std::move(c);
+    if (c.network == name && c.variant == variant) return std::move(c);
   return std::nullopt;
 }
 
@@ -215,7 +217,7 @@ EfficiencyCurve efficiency_curve_by_name(std::string_view network, std::string_v
 
 std::vector<TrainingDataset> builtin_training_datasets() {
   return {
-      {"inception_v3", "ImageNet-1k", "image", 1'281'167, "ILSVRC-2012 training set: 1,281,167 images."},
+      {"inception-v3", "ImageNet-1k", "image", 1'281'167, "ILSVRC-2012 training set: 1,281,167 images."},
       {"gnmt", "WMT16 En-De", "sentence pair", 3'964'928,
        "MLPerf's filtered WMT16 En-De: 3,964,928 sentence pairs per epoch (about 4.5M raw)."},
       // LM1B has about 0.8 billion training words; BigLSTM trains on sequences of 20 words (its
@@ -226,15 +228,16 @@ std::vector<TrainingDataset> builtin_training_datasets() {
 }
 
 std::optional<TrainingDataset> find_training_dataset(std::string_view network) {
+  const std::string name = workloads::canonical_network_name(network);
   for (auto& d : builtin_training_datasets())
-    if (d.network == network) return std::move(d);
+    if (d.network == name) return std::move(d);
   return std::nullopt;
 }
 
 TrainingDataset training_dataset_by_name(std::string_view network) {
   if (auto d = find_training_dataset(network)) return std::move(*d);
   throw InputError("no built-in training dataset for network \"" + std::string(network) +
-                   "\"; expected one of: inception_v3, gnmt, biglstm");
+                   "\"; expected one of: inception-v3, gnmt, biglstm");
 }
 
 }  // namespace hybridsim::analysis

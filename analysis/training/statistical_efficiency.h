@@ -70,7 +70,7 @@ class StatisticalEfficiency {
 // "pessimistic" or a network-specific extra ("measured", "lars_v06"); the three common names exist
 // for every network so that a study can show the sensitivity of time to train to the curve.
 struct EfficiencyCurve {
-  std::string network;  // "gnmt", "inception_v3", "biglstm"
+  std::string network;  // "gnmt", "inception-v3", "biglstm" (workloads::canonical_network_name)
   std::string variant;
   std::string source;        // where the numbers come from, one or two sentences
   bool is_estimate = false;  // true where no measurement backs the curve (BigLSTM)

@@ -185,7 +185,7 @@ constexpr FieldSpec kSchema[] = {
     {.path = "training", .kind = K::Section,
      .help = "Statistical efficiency, for time-to-train projections."},
     {.path = "training.network", .kind = K::Text, .default_text = "auto", .words = "auto",
-     .help = "Whose built-in efficiency curve and dataset to use (gnmt, inception_v3, biglstm); "
+     .help = "Whose built-in efficiency curve and dataset to use (gnmt, inception-v3, biglstm; inception_v3 is read as inception-v3); "
              "auto: the workload's network."},
     {.path = "training.efficiency", .kind = K::NameOrSection, .default_text = "default",
      .type_doc = "a curve variant name or a mapping",

@@ -79,7 +79,7 @@ TEST_CASE("analysis: every network has default, optimistic and pessimistic curve
     CHECK_FALSE(c.source.empty());
     CHECK(seen.insert(c.network + "/" + c.variant).second);  // no duplicates
   }
-  for (const char* n : {"gnmt", "inception_v3", "biglstm"}) {
+  for (const char* n : {"gnmt", "inception-v3", "biglstm"}) {
     for (const char* v : {"default", "optimistic", "pessimistic"}) {
       INFO(n << "/" << v);
       CHECK(analysis::find_efficiency_curve(n, v).has_value());
