@@ -4,18 +4,14 @@
 // (the trace's iteration span, the graph's summed times). The profile goes to --out (written
 // atomically) or to stdout; the report to stdout, or stderr when the profile is there.
 #include <boost/program_options.hpp>
-#include <cmath>
 #include <iostream>
-#include <sstream>
 #include <string>
 
-#include "analysis/output/atomic_file.h"
 #include "analysis/cli/commands.h"
-#include "analysis/step/step_runner.h"
+#include "analysis/import/import_replay.h"
 #include "sim/error.h"
 #include "workloads/import_kineto.h"
 #include "workloads/import_pipedream.h"
-#include "workloads/profile_io.h"
 
 namespace po = boost::program_options;
 
@@ -57,33 +53,6 @@ po::variables_map parse(int argc, const char* const* argv, const po::options_des
   return vm;
 }
 
-// Writes the profile to --out (and the report to stdout) or to stdout (and the report to stderr).
-void emit(const workloads::Profile& profile, const std::string& report, const std::string& out) {
-  const std::string yaml = workloads::profile_to_yaml(profile);
-  if (out.empty()) {
-    std::cout << yaml;
-    std::cerr << report;
-    return;
-  }
-  analysis::AtomicFile file(out);
-  file.write(yaml);
-  file.commit();
-  std::cout << report << "profile written to " << out << "\n";
-}
-
-std::string percent(double x) {
-  std::ostringstream s;
-  s.setf(std::ios::fixed);
-  s.precision(2);
-  s << x << "%";
-  return s.str();
-}
-
-// (replay − measured) / measured, in percent.
-double off_by(sim::Time replay, sim::Time measured) {
-  return measured > sim::Time::zero() ? 100.0 * (replay - measured).to_seconds() / measured.to_seconds() : 0.0;
-}
-
 int import_kineto_command(int argc, const char* const* argv) {
   Common c;
   workloads::KinetoImportOptions o;
@@ -114,21 +83,7 @@ int import_kineto_command(int argc, const char* const* argv) {
   o.units_per_step = c.units_per_step;
   const workloads::KinetoImport imported = workloads::import_kineto(c.input, o);
 
-  // The replay check: the profile on one simulated GPU against the trace's own iteration span.
-  const analysis::StepResult replay = analysis::simulate_on_one_gpu(imported.profile);
-  const sim::Time span = imported.report.average.span;
-  const double off = off_by(replay.step_time, span);
-  std::string report = workloads::describe_kineto_import(imported);
-  report += "replay on one simulated GPU: " + sim::format_time(replay.step_time) + " (compute " +
-            sim::format_time(replay.mean.compute) + ", idle " + sim::format_time(replay.mean.idle) +
-            ") against the measured " + sim::format_time(span) + " (" + percent(off) +
-            (o.keep_gaps ? ", gaps kept as idle" : ", gaps dropped") +
-            (std::abs(off) <= 5.0 ? "; within 5%" : "; MORE than 5% off") + ")\n";
-  if (imported.report.world_size.value_or(1) > 1)
-    report += "(a multi-GPU trace: the span also holds exposed communication, which replay on one "
-              "GPU leaves out; replay it with dp = " +
-              std::to_string(*imported.report.world_size) + " instead)\n";
-  emit(imported.profile, report, c.out);
+  analysis::emit_imported_profile(imported.profile, analysis::kineto_replay_report(imported, o.keep_gaps), c.out);
   return 0;
 }
 
@@ -173,21 +128,8 @@ int import_pipedream_command(int argc, const char* const* argv) {
   }
   const auto imported = workloads::import_pipedream(workloads::load_pipedream_graph(c.input), o);
 
-  // The replay check: the profile on one simulated GPU against the graph's summed times (forward
-  // and backward of every node but the inputs, as recorded, plus the optimizer if one was given).
-  const analysis::StepResult replay = analysis::simulate_on_one_gpu(imported.profile);
-  const workloads::PipeDreamImportReport& r = imported.report;
-  const sim::Time optimizer = imported.profile.optimizer_time(1);
-  const sim::Time summed = r.forward_recorded + r.backward_recorded + optimizer;
-  const double off = off_by(replay.step_time, summed);
-  std::string report = workloads::describe_pipedream_import(imported);
-  report += "replay on one simulated GPU: " + sim::format_time(replay.step_time) +
-            " against the graph's summed times " + sim::format_time(summed) + " (forward " +
-            sim::format_time(r.forward_recorded) + " + backward " + sim::format_time(r.backward_recorded) +
-            (optimizer > sim::Time::zero() ? " + optimizer " + sim::format_time(optimizer) : "") + "; " +
-            percent(off) +
-            (o.correction ? ", from --correct" : replay.step_time == summed ? ", exact" : "") + ")\n";
-  emit(imported.profile, report, c.out);
+  analysis::emit_imported_profile(imported.profile,
+                                  analysis::pipedream_replay_report(imported, o.correction.has_value()), c.out);
   return 0;
 }
 

@@ -1,17 +1,16 @@
-// `hybridsim run SCENARIO [--set path=value ...]`: loads and resolves a scenario, simulates one
-// training step, projects time to train, prints a summary (table or JSON) and writes the scenario's
-// outputs (summary files, an optional Perfetto trace) into its output directory.
+// `hybridsim run SCENARIO [--set path=value ...]`: loads and resolves a scenario, runs it
+// (analysis::run_scenario), prints its summary (table or JSON) and writes the scenario's outputs
+// (analysis::write_run_outputs; the trace is written by the run).
 #include <boost/program_options.hpp>
 #include <filesystem>
 #include <iostream>
 #include <string>
 #include <vector>
 
-#include "analysis/output/atomic_file.h"
 #include "analysis/cli/commands.h"
 #include "analysis/cli/parse_options.h"
 #include "analysis/run/scenario_run.h"
-#include "analysis/step/step_report.h"
+#include "analysis/run/run_outputs.h"
 #include "scenarios/loader/resolve.h"
 #include "scenarios/loader/scenario.h"
 #include "sim/error.h"
@@ -69,45 +68,13 @@ int run_command(int argc, const char* const* argv) {
     std::filesystem::create_directories(run_options.trace->parent_path());
 
   const analysis::ScenarioRun run = analysis::run_scenario(resolved, run_options);
-  std::vector<std::pair<std::string, std::string>> context = {{"scenario", scenario.name.empty() ? scenario.source : scenario.name}};
-  const std::string table = analysis::step_summary_table(run.step, context);
-  std::string extra;
-  for (const auto& [k, v] : analysis::run_metrics(run)) {
-    std::string key = "  " + k;
-    key.append(key.size() < 34 ? 34 - key.size() : 0, ' ');
-    extra += key + v + "\n";
-  }
-  auto full_context = run.context;
-  for (const auto& kv : analysis::run_metrics(run)) full_context.push_back(kv);
-  const std::string json = analysis::step_summary_json(run.step, full_context);
-
-  // Files the scenario asks for, each written whole or not at all.
-  bool wrote = false;
-  for (const auto f : scenario.outputs.formats) {
-    if (f == scenarios::OutputFormat::Table && out_dir.empty()) continue;  // the terminal is enough
-    std::filesystem::create_directories(dir);
-    const std::string name = f == scenarios::OutputFormat::Json ? "summary.json"
-                             : f == scenarios::OutputFormat::Csv ? "summary.csv" : "summary.txt";
-    analysis::AtomicFile file(dir / name);
-    if (f == scenarios::OutputFormat::Json) file.write(json);
-    else if (f == scenarios::OutputFormat::Table) file.write(table + extra);
-    else {
-      std::string csv = "key,value\n";
-      auto quote = [](std::string text) {
-        for (std::size_t i = text.find('"'); i != std::string::npos; i = text.find('"', i + 2))
-          text.insert(i, 1, '"');
-        return "\"" + text + "\"";
-      };
-      for (const auto& [k, v] : full_context) csv += quote(k) + "," + quote(v) + "\n";
-      file.write(csv);
-    }
-    file.commit();
-    wrote = true;
-  }
+  const analysis::RunSummary summary = analysis::run_summary(run, scenario);
+  // Files the scenario asks for; summary.txt only with --out (otherwise the terminal is enough).
+  const bool wrote = analysis::write_run_outputs(summary, scenario.outputs.formats, dir, {.table = !out_dir.empty()});
   if (format == "json") {
-    std::cout << json;
+    std::cout << summary.json;
   } else {
-    std::cout << table << extra;
+    std::cout << summary.table;
     if (wrote) std::cout << "  outputs in " << dir.string() << "\n";
   }
   return 0;

@@ -4,6 +4,7 @@
 
 #include "analysis/output/format_fixed.h"
 #include "analysis/output/json_text.h"
+#include "analysis/output/text_table.h"
 #include "sim/link.h"
 
 namespace hybridsim::analysis {
@@ -15,11 +16,7 @@ std::string share(sim::Time part, sim::Time whole) {
 }
 
 std::string line(const std::string& key, const std::string& value) {
-  std::string k = "  " + key;
-  std::size_t columns = 0;
-  for (const unsigned char c : k) columns += (c & 0xC0) != 0x80;
-  if (columns < 34) k.append(34 - columns, ' ');
-  return k + value + "\n";
+  return pad_columns("  " + key, kSummaryKeyColumns) + value + "\n";
 }
 
 std::string breakdown(const GpuStepMetrics& m, sim::Time step) {

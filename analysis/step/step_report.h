@@ -2,6 +2,7 @@
 // a JSON document for scripts. Both are deterministic (no wall-clock numbers inside).
 //   std::cout << step_summary_table(result, "GNMT, dp 8 × mp 1 on dgx1-v100");
 #pragma once
+#include <cstddef>
 #include <string>
 #include <utility>
 #include <vector>
@@ -9,6 +10,9 @@
 #include "analysis/step/step_runner.h"
 
 namespace hybridsim::analysis {
+
+// Where the values of the table's "  key  value" lines start (display columns).
+inline constexpr std::size_t kSummaryKeyColumns = 34;
 
 // `context` lines (key, value) are printed first: scenario, cluster, strategy...
 std::string step_summary_table(const StepResult& r,

@@ -6,6 +6,7 @@
 #include <sstream>
 
 #include "analysis/study/study_report.h"
+#include "analysis/output/csv.h"
 #include "analysis/study/study_report_detail.h"
 
 namespace hybridsim::analysis::study_detail {
@@ -13,13 +14,6 @@ namespace {
 
 std::string num(double v, int decimals = 6) { return format_fixed(v, decimals); }
 std::string ms(sim::Time t) { return num(t.to_ms(), 6); }
-
-std::string quoted(const std::string& s) {
-  if (s.find_first_of(",\"\n") == std::string::npos) return s;
-  std::string out = "\"";
-  for (const char c : s) out += c == '"' ? std::string("\"\"") : std::string(1, c);
-  return out + "\"";
-}
 
 std::string steps_csv(const StudyResult& result) {
   std::ostringstream o;
@@ -35,7 +29,7 @@ std::string steps_csv(const StudyResult& result) {
       for (const StudyRow* r : rows) {
         const StepPoint& p = r->step;
         if (!seen.insert(p.key).second) continue;
-        o << quoted(p.key.network) << "," << p.key.gpus << "," << p.key.dp() << "," << p.key.mp << ","
+        o << csv_field(p.key.network) << "," << p.key.gpus << "," << p.key.dp() << "," << p.key.mp << ","
           << (p.key.mp > 1 ? workloads::partitioner_name(p.key.partitioner) : "none") << ","
           << num(static_cast<double>(p.key.ib_bytes_per_second) * 1e-9, 3) << "," << p.key.bucket_bytes << ","
           << workloads::algorithm_name(p.key.algorithm) << "," << p.key.message_bytes << "," << p.global_batch
@@ -55,7 +49,7 @@ std::string ttt_csv(const StudyResult& result) {
   for (const auto& ns : result.networks)
     for (const auto& v : ns.variants) {
       auto line = [&](const StudyRow& r, const char* kind) {
-        o << quoted(result.network(ns).name) << "," << quoted(v.label) << "," << quoted(v.curve.network + "/" + v.curve.variant)
+        o << csv_field(result.network(ns).name) << "," << csv_field(v.label) << "," << csv_field(v.curve.network + "/" + v.curve.variant)
           << "," << num(v.ib_factor, 3) << "," << kind << "," << r.gpus << "," << r.dp << "," << r.mp << ","
           << r.ttt.global_batch << "," << ms(r.step.step_time) << "," << num(r.ttt.epochs) << ","
           << (r.ttt.extrapolated ? "true" : "false") << "," << r.ttt.steps_per_epoch << ","
@@ -77,7 +71,7 @@ std::string headline_csv(const StudyResult& result) {
     for (const auto& v : ns.variants) {
       const StudyHeadline& h = v.headline;
       const auto pub = published_gain(result.network(ns).name);
-      o << quoted(result.network(ns).name) << "," << quoted(v.label) << "," << num(v.ib_factor, 3) << ",";
+      o << csv_field(result.network(ns).name) << "," << csv_field(v.label) << "," << num(v.ib_factor, 3) << ",";
       if (h.best_dp >= 0)
         o << v.row(h.best_dp).gpus << "," << num(v.row(h.best_dp).ttt.seconds, 3) << ",";
       else
@@ -107,7 +101,7 @@ std::string epochs_csv(const StudyResult& result) {
     for (const EfficiencyCurve* c : curves)
       for (std::int64_t b = lo; b <= hi; b *= 2) {
         const EpochsEstimate e = c->efficiency.epochs(b);
-        o << quoted(net.name) << "," << quoted(c->network + "/" + c->variant) << "," << b << "," << num(e.epochs)
+        o << csv_field(net.name) << "," << csv_field(c->network + "/" + c->variant) << "," << b << "," << num(e.epochs)
           << "," << (e.extrapolated ? "true" : "false") << "\n";
       }
   }

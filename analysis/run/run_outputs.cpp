@@ -1,0 +1,48 @@
+#include "analysis/run/run_outputs.h"
+
+#include "analysis/output/atomic_file.h"
+#include "analysis/output/csv.h"
+#include "analysis/output/text_table.h"
+#include "analysis/step/step_report.h"
+
+namespace hybridsim::analysis {
+
+RunSummary run_summary(const ScenarioRun& run, const scenarios::Scenario& scenario) {
+  RunSummary s;
+  const std::vector<std::pair<std::string, std::string>> context = {
+      {"scenario", scenario.name.empty() ? scenario.source : scenario.name}};
+  s.table = step_summary_table(run.step, context);
+  const auto metrics = run_metrics(run);
+  for (const auto& [k, v] : metrics) s.table += pad_columns("  " + k, kSummaryKeyColumns) + v + "\n";
+  s.settings = run.context;
+  for (const auto& kv : metrics) s.settings.push_back(kv);
+  s.json = step_summary_json(run.step, s.settings);
+  return s;
+}
+
+bool write_run_outputs(const RunSummary& summary, std::span<const scenarios::OutputFormat> formats,
+                       const std::filesystem::path& dir, const RunOutputOptions& options) {
+  using scenarios::OutputFormat;
+  bool wrote = false;
+  for (const OutputFormat f : formats) {
+    if (f == OutputFormat::Table && !options.table) continue;
+    std::filesystem::create_directories(dir);
+    AtomicFile file(dir / (f == OutputFormat::Json  ? "summary.json"
+                           : f == OutputFormat::Csv ? "summary.csv"
+                                                    : "summary.txt"));
+    if (f == OutputFormat::Json) {
+      file.write(summary.json);
+    } else if (f == OutputFormat::Table) {
+      file.write(summary.table);
+    } else {
+      std::string csv = "key,value\n";
+      for (const auto& [k, v] : summary.settings) csv += csv_field(k) + "," + csv_field(v) + "\n";
+      file.write(csv);
+    }
+    file.commit();
+    wrote = true;
+  }
+  return wrote;
+}
+
+}  // namespace hybridsim::analysis

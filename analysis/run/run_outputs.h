@@ -1,0 +1,34 @@
+// What `hybridsim run` prints and writes for one scenario run: the summary as a table (the step's
+// breakdown, then the run's metrics: time to train, the trace) and as JSON, and the summary files
+// the scenario's outputs.formats ask for (summary.txt, summary.json, summary.csv), each written
+// whole or not at all.
+//   RunSummary s = run_summary(run, scenario);   std::cout << s.table;
+//   write_run_outputs(s, scenario.outputs.formats, "out/gnmt", {.table = true});
+#pragma once
+#include <filesystem>
+#include <span>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "analysis/run/scenario_run.h"
+#include "scenarios/loader/scenario.h"
+
+namespace hybridsim::analysis {
+
+struct RunSummary {
+  std::string table;  // aligned "key  value" lines
+  std::string json;   // the step and every setting and metric
+  std::vector<std::pair<std::string, std::string>> settings;  // what summary.csv holds
+};
+
+RunSummary run_summary(const ScenarioRun& run, const scenarios::Scenario& scenario);
+
+struct RunOutputOptions {
+  bool table = true;  // also write summary.txt (the CLI leaves it out when it only prints)
+};
+// Writes one file per format into `dir` (created when needed); returns whether it wrote any.
+bool write_run_outputs(const RunSummary& summary, std::span<const scenarios::OutputFormat> formats,
+                       const std::filesystem::path& dir, const RunOutputOptions& options = {});
+
+}  // namespace hybridsim::analysis

@@ -1,0 +1,116 @@
+#include "analysis/sweep/sweep_table.h"
+
+#include <algorithm>
+#include <exception>
+#include <fstream>
+
+#include "analysis/output/atomic_file.h"
+#include "analysis/output/csv.h"
+#include "analysis/output/format_fixed.h"
+#include "analysis/output/json_text.h"
+#include "sim/error.h"
+#include "sim/link.h"
+
+namespace hybridsim::analysis {
+namespace {
+
+constexpr const char* kMetricColumns =
+    "gpus,dp,mp,global_batch,step_time_ms,samples_per_second,units_per_second,unit,compute_ms,"
+    "exposed_comm_ms,idle_ms,exposed_comm_share,epochs,time_to_train_hours,extrapolated";
+
+}  // namespace
+
+std::string sweep_header(const std::vector<std::string>& paths) {
+  std::string h = "index,label";
+  for (const auto& p : paths) h += "," + csv_field(p);
+  h += ",";
+  h += kMetricColumns;
+  // Bytes carried (payload × links crossed) by every link kind, named by its scenario key.
+  for (int k = 0; k < sim::kLinkKindCount; ++k)
+    h += "," + std::string(sim::link_kind_key(static_cast<sim::LinkKind>(k))) + "_bytes";
+  return h;
+}
+
+std::string sweep_row(const scenarios::SweepPoint& point, const ScenarioRun& run) {
+  const StepResult& r = run.step;
+  std::string s = std::to_string(point.index) + "," + csv_field(point.label);
+  for (const auto& [path, value] : point.assignments) s += "," + csv_field(value);
+  const double step = r.step_time.to_ms();
+  s += "," + std::to_string(r.gpus) + "," + std::to_string(r.dp) + "," + std::to_string(r.mp) + "," +
+       std::to_string(r.global_batch) + "," + format_fixed(step, 6) + "," + format_fixed(r.samples_per_second, 3) +
+       "," + format_fixed(r.units_per_second, 3) + "," + csv_field(r.unit) + "," + format_fixed(r.mean.compute.to_ms(), 6) +
+       "," + format_fixed(r.mean.exposed_communication.to_ms(), 6) + "," + format_fixed(r.mean.idle.to_ms(), 6) + "," +
+       format_fixed(step > 0 ? r.mean.exposed_communication.to_ms() / step : 0, 6) + ",";
+  if (run.time_to_train) {
+    s += format_fixed(run.time_to_train->epochs, 4) + "," + format_fixed(run.time_to_train->seconds / 3600.0, 6) + "," +
+         (run.time_to_train->extrapolated ? "yes" : "no");
+  } else {
+    s += ",,";
+  }
+  for (const sim::Bytes b : r.bytes_by_link_kind) s += "," + std::to_string(b.count());
+  return s;
+}
+
+SweepRows read_sweep_rows(const std::filesystem::path& file, const std::string* expected, std::string* header_out) {
+  SweepRows rows;
+  std::ifstream in(file);
+  if (!in) return rows;
+  std::string line;
+  if (!std::getline(in, line)) return rows;
+  if (expected && line != *expected)
+    throw InputError(file.string() + ": its columns differ from this sweep's (was the scenario changed?)");
+  if (header_out) *header_out = line;
+  while (std::getline(in, line)) {
+    if (line.empty()) continue;
+    const auto fields = csv_split(line);
+    try {
+      rows[std::stoul(fields[0])] = line;
+    } catch (const std::exception&) {
+      throw InputError(file.string() + ": a row without a point index: \"" + line + "\"");
+    }
+  }
+  return rows;
+}
+
+std::string sweep_summary_json(const std::string& scenario, const std::string& head, const SweepRows& rows) {
+  const auto columns = csv_split(head);
+  const auto step_col = std::find(columns.begin(), columns.end(), "step_time_ms") - columns.begin();
+  std::string out = "{\n  \"scenario\": ";
+  append_json_string(out, scenario);
+  out += ",\n  \"points\": " + std::to_string(rows.size()) + ",\n  \"columns\": [";
+  for (std::size_t i = 0; i < columns.size(); ++i) {
+    out += i ? ", " : "";
+    append_json_string(out, columns[i]);
+  }
+  out += "]";
+  double best = -1;
+  std::string best_label;
+  for (const auto& [index, line] : rows) {
+    const auto f = csv_split(line);
+    if (static_cast<std::size_t>(step_col) >= f.size()) continue;
+    const double v = std::stod(f[static_cast<std::size_t>(step_col)]);
+    if (best < 0 || v < best) {
+      best = v;
+      best_label = f[1];
+    }
+  }
+  out += ",\n  \"fastest_step\": {\"label\": ";
+  append_json_string(out, best_label);
+  out += ", \"step_time_ms\": " + format_fixed(best, 6) + "}\n}\n";
+  return out;
+}
+
+std::string write_sweep_results(const std::filesystem::path& dir, const std::string& scenario,
+                                const std::string& head, const SweepRows& rows) {
+  std::string csv = head + "\n";
+  for (const auto& [index, line] : rows) csv += line + "\n";
+  AtomicFile results(dir / "results.csv");
+  results.write(csv);
+  results.commit();
+  AtomicFile summary(dir / "summary.json");
+  summary.write(sweep_summary_json(scenario, head, rows));
+  summary.commit();
+  return csv;
+}
+
+}  // namespace hybridsim::analysis

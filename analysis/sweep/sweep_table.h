@@ -1,0 +1,35 @@
+// The table a sweep writes: its CSV header (the swept paths, then the metrics of a run: step time,
+// throughput, breakdown, time to train, and the bytes each link kind carried), one row per point,
+// reading such files back (points.partial.csv, results.csv, shards), and the final results.csv +
+// summary.json. Rows are keyed by point index, so the files come out in point order.
+//   std::string head = sweep_header({"cluster.links.nvlink.bandwidth"});
+//   rows[point.index] = sweep_row(point, run);  write_sweep_results(dir, "s.yaml", head, rows);
+#pragma once
+#include <cstddef>
+#include <filesystem>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "analysis/run/scenario_run.h"
+#include "scenarios/loader/sweep.h"
+
+namespace hybridsim::analysis {
+
+using SweepRows = std::map<std::size_t, std::string>;  // point index → its CSV line
+
+std::string sweep_header(const std::vector<std::string>& paths);
+std::string sweep_row(const scenarios::SweepPoint& point, const ScenarioRun& run);
+
+// The rows of a sweep CSV file; none when the file is absent or empty. With `expected`, a header
+// that differs is an InputError; `header_out` receives the header.
+SweepRows read_sweep_rows(const std::filesystem::path& file, const std::string* expected,
+                          std::string* header_out = nullptr);
+
+// summary.json: the scenario, the point count, the columns and the fastest point.
+std::string sweep_summary_json(const std::string& scenario, const std::string& head, const SweepRows& rows);
+// Writes results.csv and summary.json into `dir` (each atomically); returns the CSV text.
+std::string write_sweep_results(const std::filesystem::path& dir, const std::string& scenario,
+                                const std::string& head, const SweepRows& rows);
+
+}  // namespace hybridsim::analysis
