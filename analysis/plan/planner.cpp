@@ -99,25 +99,17 @@ std::vector<int> plan_mp_values(const PlanRequest& r) {
   return out;
 }
 
-PlanResult plan(const PlanRequest& request, StepCache* cache) {
-  if (request.gpus < 1) throw InputError("plan: expected at least 1 GPU, got " + std::to_string(request.gpus));
-  if (request.objective == PlanObjective::TimeToTrain && (!request.curve || !request.dataset))
-    throw InputError("plan: the time-to-train objective needs a statistical-efficiency curve and a dataset for " +
-                     request.model + "; use the throughput objective");
-  StepCache own;
-  StepCache& steps = cache ? *cache : own;
-  PlanResult result;
-  result.model = request.model;
-  result.gpus = request.gpus;
-  result.cluster = request.cluster;
-  result.objective = request.objective;
-  result.curve = request.curve;
-  result.dataset = request.dataset;
-  result.mp_searched = plan_mp_values(request);
+namespace {
 
+// The configurations to simulate: for each mp, each partitioner whose placement is valid, uses
+// every GPU of the worker and differs from the ones before it, with each bucket size and
+// algorithm (one of each when there is a single worker: no gradient exchange). What is left out,
+// and why, goes to `skipped`.
+std::vector<StepKey> candidate_keys(const PlanRequest& request, const std::vector<int>& mp_values,
+                                    std::vector<std::string>& skipped) {
   const std::string name = request.profile.meta.network;
   std::vector<StepKey> keys;
-  for (const int mp : result.mp_searched) {
+  for (const int mp : mp_values) {
     std::vector<std::pair<workloads::Partitioner, std::vector<std::uint32_t>>> accepted;
     const auto partitioners = mp == 1 ? std::vector<workloads::Partitioner>{workloads::Partitioner::Layers}
                                       : request.search.partitioners;
@@ -128,22 +120,21 @@ PlanResult plan(const PlanRequest& request, StepCache* cache) {
         placement = mp == 1 ? workloads::place_all_on_first(request.profile, 1)
                             : workloads::partition(request.profile, mp, p);
       } catch (const InputError& e) {
-        result.skipped.push_back(what + ": " + e.what());
+        skipped.push_back(what + ": " + e.what());
         continue;
       }
       if (!uses_every_gpu(placement)) {
-        result.skipped.push_back(what + ": leaves a GPU of the worker without ops");
+        skipped.push_back(what + ": leaves a GPU of the worker without ops");
         continue;
       }
       const auto same = std::find_if(accepted.begin(), accepted.end(),
                                      [&](const auto& a) { return a.second == placement.gpu_of_op; });
       if (same != accepted.end()) {
-        result.skipped.push_back(what + ": the same placement as " +
-                                 std::string(workloads::partitioner_name(same->first)));
+        skipped.push_back(what + ": the same placement as " + std::string(workloads::partitioner_name(same->first)));
         continue;
       }
       accepted.emplace_back(p, placement.gpu_of_op);
-      const bool single_worker = request.gpus == mp;  // no gradient exchange: buckets do not matter
+      const bool single_worker = request.gpus == mp;
       for (const auto bucket : request.search.bucket_sizes)
         for (const auto algorithm : request.search.algorithms) {
           StepKey k;
@@ -159,18 +150,16 @@ PlanResult plan(const PlanRequest& request, StepCache* cache) {
         }
     }
   }
-  StepRunContext context{.profiles = {{name, &request.profile}}, .cluster = request.cluster};
-  StepRunOptions run;
-  run.threads = request.threads;
-  run.keep_going = true;
-  if (request.progress) run.on_progress = progress_printer(*request.progress, "plan");
-  const std::size_t before = steps.simulated();
-  steps.simulate(keys, context, run);
-  result.simulated = steps.simulated() - before;
+  return keys;
+}
 
+// The simulated keys as candidates (failures skipped, with why), best first by the objective.
+std::vector<PlanCandidate> rank_candidates(const PlanRequest& request, const std::vector<StepKey>& keys,
+                                           const StepCache& steps, std::vector<std::string>& skipped) {
+  std::vector<PlanCandidate> ranked;
   for (const auto& k : keys) {
     if (const auto f = steps.failures().find(k); f != steps.failures().end()) {
-      result.skipped.push_back(describe(k) + ": " + f->second);
+      skipped.push_back(describe(k) + ": " + f->second);
       continue;
     }
     PlanCandidate c;
@@ -179,38 +168,71 @@ PlanResult plan(const PlanRequest& request, StepCache* cache) {
     if (request.curve && request.dataset)
       c.ttt = time_to_train(c.step.step_time, c.step.global_batch, request.dataset->samples,
                             request.curve->efficiency);
-    result.ranked.push_back(std::move(c));
+    ranked.push_back(std::move(c));
   }
-  std::stable_sort(result.ranked.begin(), result.ranked.end(),
+  std::stable_sort(ranked.begin(), ranked.end(),
                    [&](const PlanCandidate& a, const PlanCandidate& b) { return better(a, b, request.objective); });
+  return ranked;
+}
 
-  // Why the best few win: their breakdown, and the comparison with the best candidate of another
-  // kind (best DP alone for a hybrid winner, best hybrid for a DP winner) and with the next one.
+// Why the best few win: their breakdown, and the comparison with the best candidate of another
+// kind (best DP alone for a hybrid winner, best hybrid for a DP winner) and with the next one.
+void explain_winners(std::vector<PlanCandidate>& ranked, PlanObjective objective) {
   const auto best_of = [&](auto pred) -> const PlanCandidate* {
-    for (const auto& c : result.ranked)
+    for (const auto& c : ranked)
       if (pred(c)) return &c;
     return nullptr;
   };
-  for (std::size_t i = 0; i < result.ranked.size() && i < 5; ++i) {
-    PlanCandidate& c = result.ranked[i];
+  for (std::size_t i = 0; i < ranked.size() && i < 5; ++i) {
+    PlanCandidate& c = ranked[i];
     c.why = breakdown(c);
     const PlanCandidate* other = nullptr;
     if (i == 0) {
       const bool dp = c.step.key.mp == 1;
       other = best_of([&](const PlanCandidate& o) { return (o.step.key.mp == 1) != dp; });
-      if (other)
-        c.why += "; best " + std::string(dp ? "hybrid" : "DP alone") + ": " + versus(c, *other, request.objective);
+      if (other) c.why += "; best " + std::string(dp ? "hybrid" : "DP alone") + ": " + versus(c, *other, objective);
     }
-    if (i + 1 < result.ranked.size() && &result.ranked[i + 1] != other) {
-      const PlanCandidate& next = result.ranked[i + 1];
-      const double ratio = score(next, request.objective) / score(c, request.objective);
+    if (i + 1 < ranked.size() && &ranked[i + 1] != other) {
+      const PlanCandidate& next = ranked[i + 1];
+      const double ratio = score(next, objective) / score(c, objective);
       if (std::abs(ratio - 1) < 0.005)
         c.why += "; ties with #" + std::to_string(i + 2) + " (within 0.5%; it differs in " +
                  differences(c.step.key, next.step.key) + ")";
       else
-        c.why += "; next: " + versus(c, next, request.objective);
+        c.why += "; next: " + versus(c, next, objective);
     }
   }
+}
+
+}  // namespace
+
+PlanResult plan(const PlanRequest& request, StepCache* cache) {
+  if (request.gpus < 1) throw InputError("plan: expected at least 1 GPU, got " + std::to_string(request.gpus));
+  if (request.objective == PlanObjective::TimeToTrain && (!request.curve || !request.dataset))
+    throw InputError("plan: the time-to-train objective needs a statistical-efficiency curve and a dataset for " +
+                     request.model + "; use the throughput objective");
+  StepCache own;
+  StepCache& steps = cache ? *cache : own;
+  PlanResult result;
+  result.model = request.model;
+  result.gpus = request.gpus;
+  result.cluster = request.cluster;
+  result.objective = request.objective;
+  result.curve = request.curve;
+  result.dataset = request.dataset;
+  result.mp_searched = plan_mp_values(request);
+  const std::vector<StepKey> keys = candidate_keys(request, result.mp_searched, result.skipped);
+
+  StepRunContext context{.profiles = {{request.profile.meta.network, &request.profile}}, .cluster = request.cluster};
+  StepRunOptions run;
+  run.threads = request.threads;
+  run.keep_going = true;
+  if (request.progress) run.on_progress = progress_printer(*request.progress, "plan");
+  const std::size_t before = steps.simulated();
+  steps.simulate(keys, context, run);
+  result.simulated = steps.simulated() - before;
+  result.ranked = rank_candidates(request, keys, steps, result.skipped);
+  explain_winners(result.ranked, request.objective);
   return result;
 }
 
