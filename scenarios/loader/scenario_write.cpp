@@ -1,5 +1,5 @@
 // The canonical YAML of a scenario: every field in schema order with explicit units, so that
-// parsing it again gives an equal Scenario (tests/unit/scenario_roundtrip_test.cpp).
+// parsing it again gives an equal Scenario (tests/unit/scenario_parse_test.cpp, "round trip").
 #include <charconv>
 
 #include "scenarios/loader/scenario_build.h"
