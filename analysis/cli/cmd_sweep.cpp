@@ -11,6 +11,7 @@
 #include "analysis/cli/parse_options.h"
 #include "analysis/sweep/sweep_runner.h"
 #include "sim/error.h"
+#include "sim/text.h"
 #ifdef HYBRIDSIM_WITH_MPI
 #include "analysis/sweep/mpi/mpi_sweep_team.h"
 #endif
@@ -42,6 +43,7 @@ void print_outcome(const analysis::SweepOutcome& r, const analysis::SweepOptions
       std::cout << (i ? ", " : "") << "rank " << i << ": " << r.points_by_rank[i];
     std::cout << ")";
   }
+  for (const auto& note : r.notes) std::cout << "\n  note: " << note;
   std::cout << "\n  results   " << (r.directory / "results.csv").string() << "\n  summary   "
             << (r.directory / "summary.json").string() << "\n";
   if (r.traces) std::cout << "  traces    " << r.traces->string() << ", ... (one per point, the point's index in the name)\n";
@@ -85,12 +87,10 @@ int sweep_command(int argc, const char* const* argv) {
   o.progress = vm.count("quiet") == 0;
   o.plot_metric = metric;
   const auto slash = shard.find('/');
-  try {
-    if (slash == std::string::npos) throw std::invalid_argument("no slash");
-    o.shard = {std::stoi(shard.substr(0, slash)), std::stoi(shard.substr(slash + 1))};
-  } catch (const std::exception&) {
-    throw InputError("--shard must look like K/N, e.g. 2/8 (got \"" + shard + "\")");
-  }
+  const auto k = sim::parse_whole<int>(shard.substr(0, slash));
+  const auto n = slash == std::string::npos ? std::nullopt : sim::parse_whole<int>(shard.substr(slash + 1));
+  if (!k || !n) throw InputError("--shard must look like K/N with whole numbers, e.g. 2/8 (got \"" + shard + "\")");
+  o.shard = {*k, *n};
   const std::string scenario = vm["scenario"].as<std::string>();
   if (!launched_as_mpi_job()) {
     print_outcome(analysis::run_sweep(scenario, o), o);
@@ -123,15 +123,17 @@ int merge_command(int argc, const char* const* argv) {
   std::vector<std::string> dirs;
   std::string out;
   options.add_options()("help,h", "show this help")("dirs", po::value(&dirs), "shard output folders")(
-      "out,o", po::value(&out)->required(), "where the merged results go");
+      "out,o", po::value(&out)->required(), "where the merged results go")(
+      "allow-incomplete", "merge even when some of the sweep's points are in no shard (they are listed)");
   po::positional_options_description positional;
   positional.add("dirs", -1);
   po::variables_map vm;
   if (!parse_options(argc, argv, options, positional, vm)) return 0;
   std::vector<std::filesystem::path> paths(dirs.begin(), dirs.end());
-  const auto r = analysis::merge_sweep_outputs(paths, out);
+  const auto r = analysis::merge_sweep_outputs(paths, out, {.allow_incomplete = vm.count("allow-incomplete") > 0});
   std::cout << "merge: " << r.points_total << " points from " << dirs.size() << " shards into "
             << (r.directory / "results.csv").string() << "\n";
+  for (const auto& note : r.notes) std::cout << "  note: " << note << "\n";
   return 0;
 }
 

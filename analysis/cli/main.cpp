@@ -2,6 +2,8 @@
 #include <boost/program_options/errors.hpp>
 #include <cstring>
 #include <exception>
+#include <filesystem>
+#include <new>
 #include <iostream>
 #include <string_view>
 
@@ -71,6 +73,16 @@ int main(int argc, char** argv) {
       return 2;
     } catch (const hybridsim::InputError& e) {
       std::cerr << "hybridsim " << s.name << ": error: " << e.what() << "\n";
+      return 1;
+    } catch (const std::filesystem::filesystem_error& e) {
+      // A file or folder the user named cannot be made, read or written: say which and why.
+      std::cerr << "hybridsim " << s.name << ": error: " << e.path1().string()
+                << (e.path2().empty() ? std::string() : " → " + e.path2().string()) << ": "
+                << e.code().message() << "\n";
+      return 1;
+    } catch (const std::bad_alloc&) {
+      std::cerr << "hybridsim " << s.name << ": error: out of memory: the input asks for more than this "
+                << "machine has (see README.md, Limits)\n";
       return 1;
     } catch (const std::exception& e) {
       std::cerr << "hybridsim " << s.name << ": internal error: " << e.what() << "\n";

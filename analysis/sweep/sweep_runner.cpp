@@ -16,6 +16,8 @@
 
 #include "analysis/output/format_fixed.h"
 #include "analysis/run/scenario_run.h"
+#include "analysis/sweep/sweep_integrity.h"
+#include "analysis/sweep/sweep_plan.h"
 #include "analysis/sweep/sweep_plot.h"
 #include "analysis/sweep/sweep_table.h"
 #include "analysis/sweep/sweep_team.h"
@@ -41,40 +43,6 @@ ScenarioRunOptions point_trace_options(const scenarios::Scenario& point_scenario
   std::error_code ignored;
   if (options.trace->has_parent_path()) std::filesystem::create_directories(options.trace->parent_path(), ignored);
   return options;
-}
-
-// What a sweep will do before it starts: its points, the ones of this shard still to run, and the
-// rows already finished (a resumed sweep).
-struct SweepPlan {
-  scenarios::Scenario base = {};
-  std::filesystem::path directory = {};  // where the results go
-  std::vector<scenarios::SweepPoint> points = {};
-  std::vector<std::string> paths = {};  // the swept fields, in order
-  std::string head = {};                // the CSV header
-  std::vector<const scenarios::SweepPoint*> todo = {};
-  SweepRows rows = {};  // finished before this run (leader only)
-};
-
-SweepPlan plan_sweep(const std::string& scenario_path, const SweepOptions& options, bool leader) {
-  SweepPlan plan;
-  plan.base = scenarios::load_scenario(scenario_path, options.overrides);
-  plan.directory = options.out.value_or(plan.base.outputs.directory);
-  const std::filesystem::path& directory = plan.directory;
-  plan.points = scenarios::expand_sweep(plan.base);
-  if (plan.points.empty())
-    throw InputError(scenario_path + ": the scenario has no sweep: block (or it is empty)");
-  const auto [k, n] = options.shard;
-  if (n < 1 || k < 1 || k > n)
-    throw InputError("--shard K/N needs 1 <= K <= N (got " + std::to_string(k) + "/" + std::to_string(n) + ")");
-  for (const auto& [path, value] : plan.points.front().assignments) plan.paths.push_back(path);
-  plan.head = sweep_header(plan.paths);
-  for (const auto& p : plan.points)
-    if (static_cast<int>(p.index % static_cast<std::size_t>(n)) == k - 1) plan.todo.push_back(&p);
-  if (options.resume && leader) {
-    plan.rows = read_sweep_rows(directory / "results.csv", &plan.head);
-    for (auto& [i, line] : read_sweep_rows(directory / "points.partial.csv", &plan.head)) plan.rows[i] = line;
-  }
-  return plan;
 }
 
 // A progress line on stderr: rewritten in place on a terminal, every tenth of the points otherwise.
@@ -153,7 +121,7 @@ class PointRunner {
   SweepTeam::Finished run_point(std::size_t i) const {
     const scenarios::SweepPoint& point = *plan_.todo[i];
     try {
-      const scenarios::Scenario s = scenarios::load_sweep_point(path_, point, options_.overrides);
+      const scenarios::Scenario s = plan_.point_scenario(point, options_);
       const scenarios::ResolvedScenario resolved = scenarios::resolve(s);
       return {i, false, sweep_row(point, run_scenario(resolved, point_trace_options(s, point, directory_)))};
     } catch (const std::exception& e) {
@@ -174,6 +142,7 @@ class PointRunner {
     }
     plan_.rows[plan_.todo[f.position]->index] = f.text;
     partial_ << f.text << "\n" << std::flush;
+    if (!partial_ && error_.empty()) error_ = "cannot write points.partial.csv (is the disk full?)";
     ++done_;
     ++by_rank_[static_cast<std::size_t>(rank)];
     progress_.point_done(done_);
@@ -210,13 +179,16 @@ class PointRunner {
   std::string error_;
 };
 
-// The leader starts the partial file afresh with what is known, then appends as points finish.
-std::ofstream open_partial(const std::filesystem::path& path, const std::string& head, const SweepRows& rows) {
+// The leader starts the partial file afresh with what is known (its first line says which sweep it
+// belongs to), then appends as points finish.
+std::ofstream open_partial(const std::filesystem::path& path, const SweepPlan& plan) {
   std::filesystem::create_directories(path.parent_path().empty() ? "." : path.parent_path());
   {
     std::ofstream fresh(path, std::ios::trunc);
-    fresh << head << "\n";
-    for (const auto& [i, line] : rows) fresh << line << "\n";
+    fresh << partial_preamble(plan.identity.fingerprint, plan.points.size()) << "\n" << plan.head << "\n";
+    for (const auto& [i, line] : plan.rows) fresh << line << "\n";
+    fresh.flush();
+    if (!fresh) throw InputError("cannot write " + path.string() + " (is the disk full, or the folder read-only?)");
   }
   return std::ofstream(path, std::ios::app);
 }
@@ -244,7 +216,8 @@ SweepOutcome run_sweep(const std::string& scenario_path, const SweepOptions& opt
 
   const std::filesystem::path partial_path = outcome.directory / "points.partial.csv";
   std::ofstream partial;
-  if (leader) partial = open_partial(partial_path, plan.head, plan.rows);
+  if (leader) partial = open_partial(partial_path, plan);
+  outcome.notes = plan.notes;
   int jobs = options.jobs > 0 ? options.jobs : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   jobs = std::min<int>(jobs, static_cast<int>(std::max<std::size_t>(1, plan.todo.size())));
   PointRunner runner(scenario_path, options, plan, outcome.directory, partial);
@@ -257,34 +230,50 @@ SweepOutcome run_sweep(const std::string& scenario_path, const SweepOptions& opt
   if (!runner.error().empty())
     throw InputError(runner.error() + "\n(finished points are kept in " + partial_path.string() +
                      "; rerun with --resume)");
-  outcome.csv = write_sweep_results(outcome.directory, plan.base.source, plan.head, plan.rows);
+  outcome.csv = write_sweep_results(outcome.directory, plan.base.source, plan.identity, plan.head, plan.rows);
   std::filesystem::remove(partial_path);
-  SweepPlot picture = plot_sweep(outcome.directory, plan.paths, plan.head, plan.rows, options.plot_metric);
-  outcome.plot = picture.file;
-  outcome.plot_note = picture.note;
+  if (plan.rows.empty()) {
+    outcome.plot_note = "no plot: this shard has no points";
+  } else {
+    SweepPlot picture = plot_sweep(outcome.directory, plan.paths, plan.head, plan.rows, options.plot_metric);
+    outcome.plot = picture.file;
+    outcome.plot_note = picture.note;
+  }
   return outcome;
 }
 
 SweepOutcome merge_sweep_outputs(const std::vector<std::filesystem::path>& shard_dirs,
-                                 const std::filesystem::path& out) {
+                                 const std::filesystem::path& out, const MergeOptions& options) {
   if (shard_dirs.empty()) throw InputError("merge needs at least one shard folder");
-  std::string head;
+  std::vector<ShardResults> shards;
+  for (const auto& dir : shard_dirs) shards.push_back(read_shard_results(dir));
+  const ShardResults& first = shards.front();
   SweepRows rows;
-  for (const auto& dir : shard_dirs) {
-    const std::filesystem::path file = dir / "results.csv";
-    if (!std::filesystem::exists(file)) throw InputError(file.string() + ": no such file (did that shard finish?)");
-    std::string this_head;
-    const auto part = read_sweep_rows(file, head.empty() ? nullptr : &head, &this_head);
-    if (head.empty()) head = this_head;
-    for (const auto& [i, line] : part)
+  for (const ShardResults& s : shards) {
+    if (s.fingerprint != first.fingerprint || s.sweep_points != first.sweep_points)
+      throw InputError(s.directory.string() + " holds another sweep than " + first.directory.string() +
+                       " (fingerprint " + s.fingerprint + " against " + first.fingerprint +
+                       "): only shards of one sweep, with the same --set overrides, can be merged");
+    if (s.header != first.header)
+      throw InputError(s.directory.string() + ": its columns differ from " + first.directory.string() + "'s");
+    for (const auto& [i, line] : s.rows)
       if (!rows.emplace(i, line).second)
-        throw InputError("point " + std::to_string(i) + " appears in two shards (" + file.string() + ")");
+        throw InputError("point " + std::to_string(i) + " appears in two shards (" + s.directory.string() + ")");
   }
+  const std::string missing = missing_points(rows, first.sweep_points);
+  if (!missing.empty() && !options.allow_incomplete)
+    throw InputError("merge: " + missing + " of the sweep's " + std::to_string(first.sweep_points) +
+                     " points are in none of the shards (a shard not given, not run, or not finished); "
+                     "--allow-incomplete merges what is there");
   std::filesystem::create_directories(out);
   SweepOutcome outcome;
   outcome.directory = out;
   outcome.points_total = rows.size();
-  outcome.csv = write_sweep_results(out, "merged from " + std::to_string(shard_dirs.size()) + " shards", head, rows);
+  if (!missing.empty()) outcome.notes.push_back("incomplete: " + missing + " points missing");
+  const SweepIdentity identity{.fingerprint = first.fingerprint, .sweep_points = first.sweep_points,
+                               .shard = missing.empty() ? "1/1" : "incomplete"};
+  outcome.csv = write_sweep_results(out, "merged from " + std::to_string(shard_dirs.size()) + " shards", identity,
+                                    first.header, rows);
   return outcome;
 }
 

@@ -39,12 +39,21 @@ struct SweepOutcome {
   std::optional<std::filesystem::path> plot;
   std::string plot_note;           // why there is no plot, when there is none
   std::optional<std::filesystem::path> traces;  // when points write traces: the first point's file
+  std::vector<std::string> notes;  // what --resume dropped or merge found missing, for the user
 };
 
+struct MergeOptions {
+  bool allow_incomplete = false;  // merge even when some points are in no shard (said in the notes)
+};
+
+// Reads the scenario once and builds every point from that text; checks the options and every
+// point of the shard before running any; with `resume`, keeps only rows of this very sweep
+// (analysis/sweep/sweep_integrity.h).
 SweepOutcome run_sweep(const std::string& scenario_path, const SweepOptions& options);
 // Joins the results.csv of shard folders into `out` (results.csv + summary.json), rows in point
-// order; throws InputError on mismatched headers or a point present twice.
+// order; throws InputError on shards of different sweeps (fingerprints), mismatched headers, a
+// damaged row, a point present twice, and (unless allow_incomplete) points in no shard.
 SweepOutcome merge_sweep_outputs(const std::vector<std::filesystem::path>& shard_dirs,
-                                 const std::filesystem::path& out);
+                                 const std::filesystem::path& out, const MergeOptions& options = {});
 
 }  // namespace hybridsim::analysis

@@ -72,12 +72,18 @@ SweepRows read_sweep_rows(const std::filesystem::path& file, const std::string* 
   return rows;
 }
 
-std::string sweep_summary_json(const std::string& scenario, const std::string& head, const SweepRows& rows) {
+std::string sweep_summary_json(const std::string& scenario, const SweepIdentity& identity, const std::string& head,
+                               const SweepRows& rows) {
   const auto columns = csv_split(head);
   const auto step_col = std::find(columns.begin(), columns.end(), "step_time_ms") - columns.begin();
   std::string out = "{\n  \"scenario\": ";
   append_json_string(out, scenario);
-  out += ",\n  \"points\": " + std::to_string(rows.size()) + ",\n  \"columns\": [";
+  out += ",\n  \"points\": " + std::to_string(rows.size()) + ",\n  \"sweep_points\": " +
+         std::to_string(identity.sweep_points) + ",\n  \"shard\": ";
+  append_json_string(out, identity.shard);
+  out += ",\n  \"fingerprint\": ";
+  append_json_string(out, identity.fingerprint);
+  out += ",\n  \"columns\": [";
   for (std::size_t i = 0; i < columns.size(); ++i) {
     out += i ? ", " : "";
     append_json_string(out, columns[i]);
@@ -94,6 +100,7 @@ std::string sweep_summary_json(const std::string& scenario, const std::string& h
       best_label = f[1];
     }
   }
+  if (best < 0) return out + "\n}\n";  // no rows: no fastest point
   out += ",\n  \"fastest_step\": {\"label\": ";
   append_json_string(out, best_label);
   out += ", \"step_time_ms\": " + format_fixed(best, 6) + "}\n}\n";
@@ -101,14 +108,14 @@ std::string sweep_summary_json(const std::string& scenario, const std::string& h
 }
 
 std::string write_sweep_results(const std::filesystem::path& dir, const std::string& scenario,
-                                const std::string& head, const SweepRows& rows) {
+                                const SweepIdentity& identity, const std::string& head, const SweepRows& rows) {
   std::string csv = head + "\n";
   for (const auto& [index, line] : rows) csv += line + "\n";
   AtomicFile results(dir / "results.csv");
   results.write(csv);
   results.commit();
   AtomicFile summary(dir / "summary.json");
-  summary.write(sweep_summary_json(scenario, head, rows));
+  summary.write(sweep_summary_json(scenario, identity, head, rows));
   summary.commit();
   return csv;
 }

@@ -26,10 +26,20 @@ std::string sweep_row(const scenarios::SweepPoint& point, const ScenarioRun& run
 SweepRows read_sweep_rows(const std::filesystem::path& file, const std::string* expected,
                           std::string* header_out = nullptr);
 
-// summary.json: the scenario, the point count, the columns and the fastest point.
-std::string sweep_summary_json(const std::string& scenario, const std::string& head, const SweepRows& rows);
+// Which sweep the rows come from (analysis/sweep/sweep_integrity.h): its fingerprint, how many
+// points the whole sweep has, and which shard of it these rows are ("1/1": all of it).
+struct SweepIdentity {
+  std::string fingerprint;
+  std::size_t sweep_points = 0;
+  std::string shard = "1/1";
+};
+
+// summary.json: the scenario, the point count, the sweep's identity, the columns and the fastest
+// point (none for an empty shard).
+std::string sweep_summary_json(const std::string& scenario, const SweepIdentity& identity, const std::string& head,
+                               const SweepRows& rows);
 // Writes results.csv and summary.json into `dir` (each atomically); returns the CSV text.
 std::string write_sweep_results(const std::filesystem::path& dir, const std::string& scenario,
-                                const std::string& head, const SweepRows& rows);
+                                const SweepIdentity& identity, const std::string& head, const SweepRows& rows);
 
 }  // namespace hybridsim::analysis

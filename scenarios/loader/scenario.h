@@ -154,6 +154,15 @@ struct Scenario {
 // before validation, the value parsed as YAML ("cluster.nodes=4", "parallelism={dp: 4, mp: 2}",
 // "cluster.nodes=" removes the key, restoring its default). base_dir is the file's directory.
 Scenario load_scenario(const std::string& path, std::span<const std::string> overrides = {});
+// A scenario file's text as read once, with what parsing it needs: a sweep reads its file once and
+// builds every point from this text (parse_scenario, parse_sweep_point), so editing the file while
+// the sweep runs cannot mix two versions in one result.
+struct ScenarioSource {
+  std::string text;
+  std::string path;
+  std::filesystem::path base_dir;  // the file's directory
+};
+ScenarioSource read_scenario_source(const std::string& path);
 Scenario parse_scenario(std::string_view yaml, const std::string& source_name,
                         std::span<const std::string> overrides = {},
                         std::filesystem::path base_dir = ".");

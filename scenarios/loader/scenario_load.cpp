@@ -124,11 +124,15 @@ Scenario parse_scenario(std::string_view yaml, const std::string& source_name,
   return parse_scenario_with(yaml, source_name, overrides, nullptr, base_dir);
 }
 
-Scenario load_scenario(const std::string& path, std::span<const std::string> overrides) {
-  const std::string text = read_text_file(path, "scenario file");
+ScenarioSource read_scenario_source(const std::string& path) {
   std::filesystem::path base = std::filesystem::path(path).parent_path();
   if (base.empty()) base = ".";
-  return parse_scenario_with(text, path, overrides, nullptr, base);
+  return {read_text_file(path, "scenario file"), path, base};
+}
+
+Scenario load_scenario(const std::string& path, std::span<const std::string> overrides) {
+  const ScenarioSource source = read_scenario_source(path);
+  return parse_scenario_with(source.text, path, overrides, nullptr, source.base_dir);
 }
 
 std::string location_of(const Scenario& scenario, std::string_view path) {

@@ -89,11 +89,8 @@ Scenario parse_sweep_point(std::string_view yaml, const std::string& source_name
 }
 
 Scenario load_sweep_point(const std::string& path, const SweepPoint& point, std::span<const std::string> overrides) {
-  const std::string text = read_text_file(path, "scenario file");
-  std::filesystem::path base = std::filesystem::path(path).parent_path();
-  if (base.empty()) base = ".";
-  const std::vector<std::string> assignments = point.overrides();
-  return parse_scenario_with(text, path, overrides, &assignments, base);
+  const ScenarioSource source = read_scenario_source(path);
+  return parse_sweep_point(source.text, path, point, overrides, source.base_dir);
 }
 
 }  // namespace hybridsim::scenarios

@@ -14,7 +14,9 @@
 #include <thread>
 
 #include "analysis/sweep/sweep_runner.h"
+#include "analysis/sweep/sweep_integrity.h"
 #include "analysis/sweep/sweep_team.h"
+#include "scenarios/loader/sweep.h"
 #include "sim/error.h"
 #include "tests/unit/test_files.h"
 
@@ -164,7 +166,10 @@ TEST_CASE("sweep team: a resumed sweep skips the leader's finished points on eve
   const fs::path dir = fresh_temp_dir("team-test-team-resume");
   fs::create_directories(dir);
   std::istringstream lines(alone.csv);
-  std::string line, partial;
+  const auto points = scenarios::expand_sweep(scenarios::load_scenario(kScenario));
+  std::string line;
+  std::string partial = analysis::partial_preamble(analysis::sweep_fingerprint(read_whole_file(kScenario), {}, points),
+                                                   points.size()) + "\n";
   for (int i = 0; i < 3 && std::getline(lines, line); ++i) partial += line + "\n";
   std::ofstream(dir / "points.partial.csv") << partial;
   const auto team = run_as_team(kScenario, dir, 2, 2, /*resume=*/true);

@@ -10,6 +10,7 @@
 #include <system_error>
 #include <vector>
 
+#include <unistd.h>
 #include <zlib.h>
 
 namespace hybridsim::testing {
@@ -35,10 +36,11 @@ inline std::string read_gzip_file(const std::filesystem::path& path) {
   return out;
 }
 
-// <temp>/hybridsim-test-<name>, removed if it was there (not created). Each test case runs in its
-// own process under CTest, so names only need to differ between test cases.
+// <temp>/hybridsim-test-<name>-<pid>, removed if it was there (not created). Each test case runs in
+// its own process under CTest; the process id keeps two test runs at once (two build folders, two
+// checkouts) out of each other's folders.
 inline std::filesystem::path fresh_temp_dir(const std::string& name) {
-  const auto dir = std::filesystem::temp_directory_path() / ("hybridsim-test-" + name);
+  const auto dir = std::filesystem::temp_directory_path() / ("hybridsim-test-" + name + "-" + std::to_string(getpid()));
   std::filesystem::remove_all(dir);
   return dir;
 }

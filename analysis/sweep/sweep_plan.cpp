@@ -1,0 +1,74 @@
+#include "analysis/sweep/sweep_plan.h"
+
+#include <algorithm>
+
+#include "analysis/output/csv.h"
+#include "analysis/sweep/sweep_integrity.h"
+#include "scenarios/loader/resolve.h"
+#include "sim/error.h"
+
+namespace hybridsim::analysis {
+namespace {
+
+void check_options(const SweepOptions& options, const std::string& head) {
+  const auto [k, n] = options.shard;
+  if (n < 1 || k < 1 || k > n)
+    throw InputError("--shard K/N needs 1 <= K <= N (got " + std::to_string(k) + "/" + std::to_string(n) + ")");
+  if (options.jobs < 0) throw InputError("--jobs must be 0 (all cores) or positive, got " + std::to_string(options.jobs));
+  const auto columns = csv_split(head);
+  if (std::find(columns.begin(), columns.end(), options.plot_metric) == columns.end()) {
+    std::string list;
+    for (std::size_t i = columns.size(); i-- > 0;)
+      if (columns[i] == "gpus") {
+        for (std::size_t j = i; j < columns.size(); ++j)
+          if (columns[j] != "unit" && columns[j] != "extrapolated") list += (list.empty() ? "" : ", ") + columns[j];
+        break;
+      }
+    throw InputError("--plot-metric \"" + options.plot_metric + "\" is not a results.csv column; expected one of " + list);
+  }
+}
+
+}  // namespace
+
+scenarios::Scenario SweepPlan::point_scenario(const scenarios::SweepPoint& point, const SweepOptions& options) const {
+  return scenarios::parse_sweep_point(source.text, source.path, point, options.overrides, source.base_dir);
+}
+
+SweepPlan plan_sweep(const std::string& scenario_path, const SweepOptions& options, bool leader) {
+  SweepPlan plan;
+  plan.source = scenarios::read_scenario_source(scenario_path);
+  plan.base = scenarios::parse_scenario(plan.source.text, scenario_path, options.overrides, plan.source.base_dir);
+  plan.directory = options.out.value_or(plan.base.outputs.directory);
+  plan.points = scenarios::expand_sweep(plan.base);
+  if (plan.points.empty())
+    throw InputError(scenario_path + ": the scenario has no sweep: block (or it is empty)");
+  for (const auto& [path, value] : plan.points.front().assignments) plan.paths.push_back(path);
+  plan.head = sweep_header(plan.paths);
+  check_options(options, plan.head);
+  const auto [k, n] = options.shard;
+  plan.identity = {.fingerprint = sweep_fingerprint(plan.source.text, options.overrides, plan.points),
+                   .sweep_points = plan.points.size(),
+                   .shard = std::to_string(k) + "/" + std::to_string(n)};
+  for (const auto& p : plan.points)
+    if (static_cast<int>(p.index % static_cast<std::size_t>(n)) == k - 1) plan.todo.push_back(&p);
+  if (options.resume && leader) {
+    const SweepRowCheck check{.fingerprint = plan.identity.fingerprint, .points = plan.points,
+                              .header = plan.head, .shard = options.shard};
+    plan.rows = read_finished_rows(plan.directory, check);
+    for (auto& [i, line] : read_partial_rows(plan.directory / "points.partial.csv", check, plan.notes))
+      plan.rows[i] = line;
+  }
+  // Every point still to run is built and resolved now: a bad one stops the sweep before any runs.
+  for (const scenarios::SweepPoint* p : plan.todo) {
+    if (plan.rows.contains(p->index)) continue;
+    try {
+      (void)scenarios::resolve(plan.point_scenario(*p, options));
+    } catch (const InputError& e) {
+      throw InputError("sweep point " + std::to_string(p->index) + " (" + p->label + "): " + e.what() +
+                       "\n(no point was run)");
+    }
+  }
+  return plan;
+}
+
+}  // namespace hybridsim::analysis

@@ -1,0 +1,37 @@
+// What a sweep will do before any point runs: the scenario read once (every point is built from
+// that text), its points, its fingerprint, the points of this shard still to run, and the rows
+// already finished (a resumed sweep, after the checks of sweep_integrity.h). Every point of the
+// shard is built and resolved here first, so a bad point stops the sweep before the first one runs.
+// Internal to analysis/sweep/ (sweep_runner.cpp).
+#pragma once
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "analysis/sweep/sweep_runner.h"
+#include "analysis/sweep/sweep_table.h"
+#include "scenarios/loader/scenario.h"
+#include "scenarios/loader/sweep.h"
+
+namespace hybridsim::analysis {
+
+struct SweepPlan {
+  scenarios::ScenarioSource source = {};
+  scenarios::Scenario base = {};
+  std::filesystem::path directory = {};  // where the results go
+  std::vector<scenarios::SweepPoint> points = {};
+  SweepIdentity identity = {};
+  std::vector<std::string> paths = {};  // the swept fields, in order
+  std::string head = {};                // the CSV header
+  std::vector<const scenarios::SweepPoint*> todo = {};
+  SweepRows rows = {};                  // finished before this run (leader only)
+  std::vector<std::string> notes = {};  // what resuming dropped, and why
+
+  // The scenario at one point, from the text read once.
+  scenarios::Scenario point_scenario(const scenarios::SweepPoint& point, const SweepOptions& options) const;
+};
+
+// Reads, expands and checks; `leader` reads what a resumed sweep already has.
+SweepPlan plan_sweep(const std::string& scenario_path, const SweepOptions& options, bool leader);
+
+}  // namespace hybridsim::analysis
