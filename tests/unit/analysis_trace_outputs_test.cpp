@@ -100,8 +100,8 @@ TEST_CASE("hybridsim run writes the scenario's outputs.trace at detail steps") {
   const auto t = check_trace(read_whole_file(file));
   CHECK(t.doc["otherData"]["detail"] == "steps");
   CHECK(t.doc["otherData"]["gpu_filter"] == "0-1");
-  CHECK(t.pid_named("node 0 · GPU 0") > 0);
-  CHECK(t.pid_named("node 0 · GPU 2") < 0);  // filtered out
+  CHECK(t.pid_named("GPU 0 · node 0") > 0);
+  CHECK(t.pid_named("GPU 2 · node 0") < 0);  // filtered out
   CHECK(has_ring_steps(t));
   // Written atomically: nothing but the trace in its folder.
   CHECK(fs::directory_iterator(dir.path / "traces")->path().filename() == "step.json");
