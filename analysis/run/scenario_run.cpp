@@ -26,11 +26,12 @@ ScenarioRunOptions scenario_trace_options(const scenarios::Scenario& scenario,
   ScenarioRunOptions options;
   if (!scenario.outputs.trace) return options;
   const scenarios::TraceSettings& t = *scenario.outputs.trace;
-  options.trace = directory / t.file;
+  const TraceFile file = trace_file(directory / t.file, t.gzip);  // trace.json + gzip → trace.json.gz
+  options.trace = file.path;
   options.trace_options.detail = trace_detail(t.detail);
   options.trace_options.gpus = t.gpus;
   if (t.window) options.trace_options.window = TraceWindow{t.window->first, t.window->second};
-  options.trace_options.gzip = t.gzip;
+  options.trace_options.gzip = file.gzip;
   return options;
 }
 

@@ -38,6 +38,14 @@ std::optional<int> parse_rank(std::string_view text) {
 
 }  // namespace
 
+TraceFile trace_file(const std::filesystem::path& path, bool gzip) {
+  const bool named_gz = path.filename().string().ends_with(".gz");
+  if (!gzip || named_gz) return {path, gzip || named_gz};
+  std::filesystem::path out = path;
+  out += ".gz";
+  return {out, true};
+}
+
 std::string_view trace_detail_name(TraceDetail detail) {
   switch (detail) {
     case TraceDetail::Kernels: return "kernels";
