@@ -102,6 +102,7 @@ ScenarioRun run_scenario(const scenarios::ResolvedScenario& resolved, const Scen
     run.step = simulate_step_with_trace(setup, *options.trace, t, &summary);
     run.trace_path = summary.path;
     run.trace_bytes = summary.bytes;
+    run.trace_events = summary.events;
   } else {
     run.step = simulate_step(setup);
   }
@@ -126,7 +127,8 @@ std::vector<std::pair<std::string, std::string>> run_metrics(const ScenarioRun& 
   }
   if (run.trace_path) {
     out.emplace_back("trace", run.trace_path->string() + " (" + sim::human_bytes(sim::Bytes::of(run.trace_bytes)) +
-                                  "; open in ui.perfetto.dev)");
+                                  ", " + std::to_string(run.trace_events) +
+                                  " events; open in ui.perfetto.dev or speedscope)");
   }
   return out;
 }

@@ -28,6 +28,7 @@ struct ScenarioRun {
   std::vector<std::pair<std::string, std::string>> context;  // key settings, for reports
   std::optional<std::filesystem::path> trace_path;
   std::int64_t trace_bytes = 0;
+  std::int64_t trace_events = 0;
 };
 
 // What a scenario's outputs.trace block asks for, as run options: the trace at `directory` /
