@@ -122,31 +122,26 @@ void ChromeTraceWriter::process_sort_index(TracePid pid, std::int64_t index) {
   metadata("process_sort_index", pid, nullptr, {"sort_index", index});
 }
 
-void ChromeTraceWriter::thread_name(TracePid pid, TraceTid tid, std::string_view name) {
-  if (!keeps_pid(pid)) {
-    ++events_dropped_;
-    return;
-  }
+ChromeTraceWriter::ThreadState* ChromeTraceWriter::pending_thread(TracePid pid, TraceTid tid) {
+  if (!keeps_pid(pid)) return nullptr;
   ThreadState& t = threads_[{pid, tid}];
-  if (t.announced) {
-    metadata("thread_name", pid, &tid, {"name", name});
-    return;
+  return t.announced ? nullptr : &t;
+}
+
+void ChromeTraceWriter::thread_name(TracePid pid, TraceTid tid, std::string_view name) {
+  if (ThreadState* t = pending_thread(pid, tid)) {
+    t->name.assign(name);
+    t->has_name = true;
+  } else {
+    metadata("thread_name", pid, &tid, {"name", name});  // the thread has events, or its pid is dropped
   }
-  t.name.assign(name);
-  t.has_name = true;
 }
 
 void ChromeTraceWriter::thread_sort_index(TracePid pid, TraceTid tid, std::int64_t index) {
-  if (!keeps_pid(pid)) {
-    ++events_dropped_;
-    return;
-  }
-  ThreadState& t = threads_[{pid, tid}];
-  if (t.announced) {
+  if (ThreadState* t = pending_thread(pid, tid))
+    t->sort_index = index;
+  else
     metadata("thread_sort_index", pid, &tid, {"sort_index", index});
-    return;
-  }
-  t.sort_index = index;
 }
 
 ChromeTraceWriter::ThreadState& ChromeTraceWriter::used_thread(TracePid pid, TraceTid tid) {

@@ -152,6 +152,8 @@ class ChromeTraceWriter {
   bool keeps_pid(TracePid pid) const;
   bool in_window(sim::Time t) const;
   ThreadState& used_thread(TracePid pid, TraceTid tid);  // writes its metadata if not yet done
+  // A kept thread whose metadata waits for its first event; null if it has events or is filtered.
+  ThreadState* pending_thread(TracePid pid, TraceTid tid);
   void begin_event(std::string_view name, std::optional<std::string_view> category, char phase);
   void append_ids(TracePid pid, const TraceTid* tid);
   void end_event();
