@@ -37,7 +37,7 @@ int run_command(int argc, const char* const* argv) {
       "trace-detail", po::value(&trace_detail)->default_value("kernels"), "kernels | steps | messages")(
       "trace-gpus", po::value(&trace_gpus), "only these GPUs in the trace, e.g. 0-3,8")(
       "trace-window", po::value(&trace_window), "only this time span, e.g. \"2 ms:5 ms\"")(
-      "trace-gzip", "gzip the trace");
+      "trace-gzip", "gzip the trace (.gz is added to a --trace name that lacks it)");
   po::positional_options_description positional;
   positional.add("scenario", 1);
   po::variables_map vm;

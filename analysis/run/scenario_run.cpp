@@ -9,17 +9,17 @@
 
 namespace hybridsim::analysis {
 
-
 ScenarioRunOptions scenario_trace_options(const scenarios::Scenario& scenario,
                                           const std::filesystem::path& directory) {
   ScenarioRunOptions options;
   if (!scenario.outputs.trace) return options;
   const scenarios::TraceSettings& t = *scenario.outputs.trace;
-  options.trace = directory / t.file;
+  const TraceFile file = trace_file(directory / t.file, t.gzip);  // trace.json + gzip → trace.json.gz
+  options.trace = file.path;
   options.trace_options.detail = t.detail;
   options.trace_options.gpus = t.gpus;
   options.trace_options.window = t.window;
-  options.trace_options.gzip = t.gzip;
+  options.trace_options.gzip = file.gzip;
   return options;
 }
 
@@ -82,6 +82,7 @@ ScenarioRun run_scenario(const scenarios::ResolvedScenario& resolved, const Scen
     run.step = simulate_step_with_trace(setup, *options.trace, t, &summary);
     run.trace_path = summary.path;
     run.trace_bytes = summary.bytes;
+    run.trace_events = summary.events;
   } else {
     run.step = simulate_step(setup);
   }
@@ -106,7 +107,8 @@ std::vector<std::pair<std::string, std::string>> run_metrics(const ScenarioRun& 
   }
   if (run.trace_path) {
     out.emplace_back("trace", run.trace_path->string() + " (" + sim::human_bytes(sim::Bytes::of(run.trace_bytes)) +
-                                  "; open in ui.perfetto.dev)");
+                                  ", " + std::to_string(run.trace_events) +
+                                  " events; open in ui.perfetto.dev or speedscope)");
   }
   return out;
 }

@@ -28,10 +28,12 @@ struct ScenarioRun {
   std::vector<std::pair<std::string, std::string>> context;  // key settings, for reports
   std::optional<std::filesystem::path> trace_path;
   std::int64_t trace_bytes = 0;
+  std::int64_t trace_events = 0;
 };
 
 // What a scenario's outputs.trace block asks for, as run options: the trace at `directory` /
-// outputs.trace.file with the block's detail, GPUs, window and gzip; no trace when the block is
+// outputs.trace.file with the block's detail, GPUs, window and gzip (the name and gzip made to agree
+// by trace_file: gzip: true turns trace.json into trace.json.gz); no trace when the block is
 // absent. `hybridsim run` and `hybridsim sweep` both start from this, so they read the block alike.
 ScenarioRunOptions scenario_trace_options(const scenarios::Scenario& scenario,
                                           const std::filesystem::path& directory);

@@ -1,7 +1,11 @@
 // ChromeTraceWriter: each event is formatted into one reused string and handed to the AtomicFile,
-// which buffers (and gzips) it; nothing but the counters' pre-window values is kept in memory.
-// Field order is fixed (name, cat, ph, ts, dur, pid, tid, id, bp, args) so the text is deterministic.
+// which buffers (and gzips) it; in memory stay only each thread's open slices (their end events,
+// written once a later slice starts at or after their end), thread names not yet written and the
+// counters' pre-window values. Field order is fixed (name, cat, ph, ts, pid, tid, s, id, bp, args)
+// so the text is deterministic.
 #include "analysis/trace/chrome_trace_writer.h"
+
+#include <limits>
 
 #include "analysis/output/json_text.h"
 #include "sim/error.h"
@@ -118,12 +122,37 @@ void ChromeTraceWriter::process_sort_index(TracePid pid, std::int64_t index) {
   metadata("process_sort_index", pid, nullptr, {"sort_index", index});
 }
 
+ChromeTraceWriter::ThreadState* ChromeTraceWriter::pending_thread(TracePid pid, TraceTid tid) {
+  if (!keeps_pid(pid)) return nullptr;
+  ThreadState& t = threads_[{pid, tid}];
+  return t.announced ? nullptr : &t;
+}
+
 void ChromeTraceWriter::thread_name(TracePid pid, TraceTid tid, std::string_view name) {
-  metadata("thread_name", pid, &tid, {"name", name});
+  if (ThreadState* t = pending_thread(pid, tid)) {
+    t->name.assign(name);
+    t->has_name = true;
+  } else {
+    metadata("thread_name", pid, &tid, {"name", name});  // the thread has events, or its pid is dropped
+  }
 }
 
 void ChromeTraceWriter::thread_sort_index(TracePid pid, TraceTid tid, std::int64_t index) {
-  metadata("thread_sort_index", pid, &tid, {"sort_index", index});
+  if (ThreadState* t = pending_thread(pid, tid))
+    t->sort_index = index;
+  else
+    metadata("thread_sort_index", pid, &tid, {"sort_index", index});
+}
+
+ChromeTraceWriter::ThreadState& ChromeTraceWriter::used_thread(TracePid pid, TraceTid tid) {
+  ThreadState& t = threads_[{pid, tid}];
+  if (t.announced) return t;
+  t.announced = true;
+  if (t.has_name) metadata("thread_name", pid, &tid, {"name", t.name});
+  if (t.sort_index) metadata("thread_sort_index", pid, &tid, {"sort_index", *t.sort_index});
+  t.name.clear();
+  t.name.shrink_to_fit();
+  return t;
 }
 
 void ChromeTraceWriter::other_data(std::string_view key, std::string_view value) {
@@ -134,6 +163,19 @@ void ChromeTraceWriter::other_data(std::string_view key, std::string_view value)
     }
   }
   other_data_.emplace_back(key, value);
+}
+
+void ChromeTraceWriter::close_slices(TraceSliceStack& slices, std::int64_t until_ns) {
+  while (!slices.empty() && slices.top().end_ns <= until_ns) {
+    const TraceSliceStack::Open& o = slices.top();
+    event_.assign(events_written_ == 0 ? "\n" : ",\n");
+    event_ += o.end_head;
+    append_trace_us(event_, o.end_ns);
+    event_ += o.end_tail;
+    file_.write(event_);
+    ++events_written_;
+    slices.pop();
+  }
 }
 
 void ChromeTraceWriter::complete(TracePid pid, TraceTid tid, std::string_view name, std::string_view category,
@@ -153,14 +195,61 @@ void ChromeTraceWriter::complete(TracePid pid, TraceTid tid, std::string_view na
     return;
   }
   const std::int64_t ts_ns = round_to_ns(start);
-  begin_event(name, category, 'X');
+  const std::int64_t end_ns = round_to_ns(end);
+  TraceSliceStack& slices = used_thread(pid, tid).slices;
+  auto where = [&] {
+    return "slice \"" + std::string(name) + "\" [" + std::to_string(ts_ns) + " ns, " + std::to_string(end_ns) +
+           " ns) on pid " + std::to_string(pid) + " tid " + std::to_string(tid);
+  };
+  if (ts_ns < slices.last_start_ns)
+    throw InternalError("ChromeTraceWriter: " + where() + " starts before the slice written before it (" +
+                        std::to_string(slices.last_start_ns) + " ns): a thread's slices come in start order");
+  slices.last_start_ns = ts_ns;
+  close_slices(slices, ts_ns);
+  if (!slices.empty() && end_ns > slices.top().end_ns)
+    throw InternalError("ChromeTraceWriter: " + where() + " overlaps an open slice ending at " +
+                        std::to_string(slices.top().end_ns) + " ns without nesting in it");
+  args_.clear();
+  append_args(args_, args, false);
+  if (end_ns == ts_ns) {  // nothing to nest: an instant, which no viewer can mis-nest
+    begin_event(name, category, 'i');
+    event_ += ",\"ts\":";
+    append_trace_us(event_, ts_ns);
+    append_ids(pid, &tid);
+    event_ += ",\"s\":\"t\"";
+    event_ += args_;
+    end_event();
+    return;
+  }
+  key_.assign(name);
+  key_ += '\x1f';
+  key_ += args_;
+  const int repeat = slices.repeat_for(key_, ts_ns);
+  if (repeat > 1) {
+    if (args_.empty()) args_ = ",\"args\":{}";
+    args_.insert(args_.size() - 1, args_.size() > 10 ? ",\"repeat\":" : "\"repeat\":");
+    args_.insert(args_.size() - 1, std::to_string(repeat));
+  }
+  begin_event(name, category, 'B');
   event_ += ",\"ts\":";
   append_trace_us(event_, ts_ns);
-  event_ += ",\"dur\":";
-  append_trace_us(event_, round_to_ns(end) - ts_ns);
   append_ids(pid, &tid);
-  append_args(event_, args, false);
+  event_ += args_;
   end_event();
+
+  TraceSliceStack::Open& open = slices.push(end_ns);
+  open.key.assign(key_);
+  open.repeat = repeat;
+  open.end_head.assign("{\"name\":");
+  append_json_string(open.end_head, name);
+  open.end_head += ",\"ph\":\"E\",\"ts\":";
+  open.end_tail.clear();
+  open.end_tail += ",\"pid\":";
+  append_json_int(open.end_tail, pid);
+  open.end_tail += ",\"tid\":";
+  append_json_int(open.end_tail, tid);
+  open.end_tail += args_;
+  open.end_tail += '}';
 }
 
 void ChromeTraceWriter::write_counter(TracePid pid, std::string_view name, sim::Time ts,
@@ -206,6 +295,7 @@ void ChromeTraceWriter::counter(TracePid pid, std::string_view name, sim::Time t
 
 void ChromeTraceWriter::flow_end(char phase, std::string_view name, std::string_view category,
                                  std::uint64_t id, const FlowEnd& end) {
+  used_thread(end.pid, end.tid);
   begin_event(name, category, phase);
   event_ += ",\"ts\":";
   append_trace_us(event_, end.ts);
@@ -230,6 +320,7 @@ std::uint64_t ChromeTraceWriter::flow(std::string_view name, std::string_view ca
 
 void ChromeTraceWriter::finish() {
   if (finished_) throw InternalError("ChromeTraceWriter: finish() called twice");
+  for (auto& [thread, state] : threads_) close_slices(state.slices, std::numeric_limits<std::int64_t>::max());
   // Counter tracks whose last change came before the window and none inside it: constant over it.
   if (options_.window)
     for (const auto& [key, args] : pending_counters_)

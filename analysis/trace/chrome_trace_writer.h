@@ -1,7 +1,10 @@
-// A streaming writer of the Chrome Trace Event Format (JSON object form), which ui.perfetto.dev and
-// chrome://tracing open. Events go to the file as they come (memory does not grow with the trace);
-// the file appears atomically on finish(). It knows nothing of GPUs: callers map their things to
-// processes (pid) and threads (tid). Times are sim::Time, written as µs with 3 decimals (nearest ns).
+// A streaming writer of the Chrome Trace Event Format (JSON object form), which ui.perfetto.dev,
+// chrome://tracing and speedscope open. Events go to the file as they come (memory grows with the
+// number of threads and their nesting depth, never with the trace); the file appears atomically on
+// finish(). It knows nothing of GPUs: callers map their things to processes (pid) and threads (tid).
+// Times are sim::Time, written as µs with 3 decimals (nearest ns). A slice is a begin and an end
+// event (ph B / E), so an end and the next start are the same text, which every viewer reads as the
+// same number; the rules that make slices nest alike in every viewer: analysis/README.md.
 //   ChromeTraceWriter w("run.json");
 //   w.process_name(1, "GPU0");  w.thread_name(1, 1, "compute");
 //   w.complete(1, 1, "conv1", "kernel", Time::us(0), Time::us(42), {{"flops", 1'000'000}});
@@ -22,6 +25,7 @@
 #include <vector>
 
 #include "analysis/output/atomic_file.h"
+#include "analysis/trace/trace_slice_stack.h"
 #include "sim/time.h"
 #include "sim/time_window.h"
 
@@ -91,7 +95,9 @@ class ChromeTraceWriter {
   // reversed or the file cannot be created.
   explicit ChromeTraceWriter(std::filesystem::path path, ChromeTraceOptions options = {});
 
-  // Metadata events (ph "M"): names and display order of processes and threads.
+  // Metadata events (ph "M"): names and display order of processes and threads. A thread's name
+  // and sort index are written just before its first event (slice or flow end) that passes the
+  // filters, so a thread the filters leave empty is not named; a process is named at once.
   void process_name(TracePid pid, std::string_view name);
   void process_sort_index(TracePid pid, std::int64_t index);
   void thread_name(TracePid pid, TraceTid tid, std::string_view name);
@@ -100,10 +106,17 @@ class ChromeTraceWriter {
   // setting a key again replaces its value).
   void other_data(std::string_view key, std::string_view value);
 
-  // A slice [start, end) on one thread (ph "X"). Slices on one thread must not overlap unless
-  // properly nested; TrackAllocator spreads overlapping ones over lanes. end < start is an
-  // InternalError. ts and dur are rounded to ns as round(start) and round(end) - round(start), so
-  // rounding never makes touching slices overlap.
+  // A slice [start, end) on one thread. Per thread, slices must come in the order of their starts,
+  // an enclosing slice before the slices it holds (so at equal starts the longer first), and two
+  // slices must be disjoint or nested; the writer checks both on the times as written (rounded to
+  // ns, clipped to the window) and throws InternalError otherwise, so what it writes always nests.
+  // TrackAllocator spreads overlapping slices over lanes. end < start is an InternalError too.
+  // Written as a begin event (ph "B": name, cat, ts = round(start), args) at once and an end event
+  // (ph "E": name, ts = round(end) and the same args, since speedscope pairs them by name and args)
+  // once a later slice on the thread starts at or after its end, or at finish(). A slice whose
+  // rounded length is 0 is a thread-scoped instant (ph "i", "s":"t") instead. A slice that starts
+  // exactly where one with the same name and args ended on its thread gets the arg "repeat": 2 (3,
+  // … along such a run): speedscope would otherwise open it before closing the other.
   void complete(TracePid pid, TraceTid tid, std::string_view name, std::string_view category, sim::Time start,
                 sim::Time end, TraceArgs args = {});
   // A counter sample (ph "C"): each numeric arg is one series of the counter track `name` of `pid`,
@@ -114,8 +127,9 @@ class ChromeTraceWriter {
   // drop the flow, so ids do not depend on the filters).
   std::uint64_t flow(std::string_view name, std::string_view category, FlowEnd from, FlowEnd to);
 
-  // Writes the closing brackets, displayTimeUnit and otherData, and renames the file into place.
-  // Without finish() (an exception, an early return) the destructor leaves no file behind.
+  // Writes the end events still open (by pid, then tid), the closing brackets, displayTimeUnit and
+  // otherData, and renames the file into place. Without finish() (an exception, an early return)
+  // the destructor leaves no file behind.
   void finish();
 
   // Bytes in the file so far (compressed if gzip); after finish() the size of the file.
@@ -125,12 +139,24 @@ class ChromeTraceWriter {
   const std::filesystem::path& path() const { return file_.target(); }
 
  private:
+  struct ThreadState {
+    std::string name;  // its thread_name, until written
+    std::optional<std::int64_t> sort_index;
+    bool has_name = false;
+    bool announced = false;  // its metadata is in the file
+    TraceSliceStack slices;
+  };
+
   bool keeps_pid(TracePid pid) const;
   bool in_window(sim::Time t) const;
+  ThreadState& used_thread(TracePid pid, TraceTid tid);  // writes its metadata if not yet done
+  // A kept thread whose metadata waits for its first event; null if it has events or is filtered.
+  ThreadState* pending_thread(TracePid pid, TraceTid tid);
   void begin_event(std::string_view name, std::optional<std::string_view> category, char phase);
   void append_ids(TracePid pid, const TraceTid* tid);
   void end_event();
   void metadata(std::string_view name, TracePid pid, const TraceTid* tid, const TraceArg& arg);
+  void close_slices(TraceSliceStack& slices, std::int64_t until_ns);
   void write_counter(TracePid pid, std::string_view name, sim::Time ts, std::string_view args_json);
   void flow_end(char phase, std::string_view name, std::string_view category, std::uint64_t id,
                 const FlowEnd& end);
@@ -138,7 +164,9 @@ class ChromeTraceWriter {
   AtomicFile file_;
   ChromeTraceOptions options_;
   std::string event_;  // the event being formatted, reused
-  std::string args_;   // a counter's "args" object, reused
+  std::string args_;   // a slice's or counter's "args" object, reused
+  std::string key_;    // a slice's name and args, reused
+  std::map<std::pair<TracePid, TraceTid>, ThreadState> threads_;
   std::vector<std::pair<std::string, std::string>> other_data_;
   // Last sample before the window of each counter track, not yet repeated at the window's start.
   std::map<std::pair<TracePid, std::string>, std::string> pending_counters_;

@@ -1,7 +1,9 @@
 // StepTraceObserver: every observation is written as it comes (the writer streams it to the file);
 // the observer keeps only what must wait for a partner: the first end of a model-parallel transfer
-// (until its other end is reported, for the flow arrow), each ring rank's step progress while the
-// ring runs, and one utilization bin per link.
+// (until its other end is reported, for the receive's wait and the flow arrow; step_trace_p2p.cpp),
+// each ring rank's step progress while the ring runs and the steps it completed until its
+// collective's slice is written (a thread's slices go to the writer enclosing ones first), and one
+// utilization bin per link.
 #include "analysis/trace/step_trace.h"
 
 #include <algorithm>
@@ -20,17 +22,11 @@ bool is_p2p(CollectiveRole role) {
   return role == CollectiveRole::Activation || role == CollectiveRole::ActivationGradient;
 }
 
+// Global ranks everywhere (as in the thread names send→GPU9 and the GPU filter), the machine after:
+// "GPU 11 · node 1".
 std::string gpu_process_name(const topology::Topology& topology, int rank) {
   const topology::DeviceInfo& d = topology.device(topology.gpus()[static_cast<std::size_t>(rank)]);
-  return "node " + std::to_string(d.node.value_or(0)) + " · GPU " +
-         std::to_string(d.local_gpu.value_or(rank));
-}
-
-// A point strictly inside [start, end] (1 ns in from the chosen end when the slice is long enough),
-// so that a flow end binds to that slice and not to a neighbour touching it.
-sim::Time inside(sim::Time start, sim::Time end, bool near_start) {
-  if (end - start >= sim::Time::ns(2)) return near_start ? start + sim::Time::ns(1) : end - sim::Time::ns(1);
-  return start + (end - start) / 2;
+  return "GPU " + std::to_string(rank) + " · node " + std::to_string(d.node.value_or(0));
 }
 
 const topology::Topology& topology_of(const StepSetup& setup) {
@@ -107,6 +103,7 @@ StepTraceObserver::StepTraceObserver(ChromeTraceWriter& writer, const StepSetup&
       optimizer_bytes_[k] += profile_.ops[v].update_bytes(program_.dp);
   }
   collective_names_.resize(program_.collectives.size());
+  held_steps_.resize(gpu_count);
 
   // Links: all of them, or those with an end in a machine that holds a kept GPU.
   const sim::LinkTable& links = topology_.links();
@@ -203,59 +200,27 @@ const std::string& StepTraceObserver::collective_name(std::uint32_t c) {
 
 void StepTraceObserver::on_collective(std::uint32_t gpu, std::uint32_t stream, std::uint32_t task,
                                       sim::Time start, sim::Time end) {
-  if (!keeps(gpu)) return;
   const sim::Task& t = program_.gpus[gpu].streams[stream].tasks[task];
   const workloads::CollectiveSpec& spec = program_.collectives[t.id];
-  if (is_p2p(spec.role)) {
+  if (is_p2p(spec.role)) {  // also for a filtered GPU, whose start its kept peer's slices need
     write_p2p(gpu, stream, t.id, t.rank, start, end);
     return;
   }
-  if (outside_window(start, end)) return;
-  const TraceArg args[] = {{"op", sim::collective_op_name(spec.op)},
-                           {"bytes", spec.size.count()},
-                           {"gpus", spec.members.size()},
-                           {"rank", t.rank},
-                           {"algorithm", algorithm_},
-                           {"last_op", profile_.ops[spec.op_index].name},
-                           {"bucket", spec.bucket}};
-  const bool bucket = spec.role == CollectiveRole::GradientAllReduce;
-  writer_.complete(gpu_pid(static_cast<int>(gpu)), static_cast<TraceTid>(stream) + 1, collective_name(t.id),
-                   "collective", start, end, std::span<const TraceArg>(args, bucket ? 7 : 6));
-}
-
-void StepTraceObserver::write_p2p(std::uint32_t gpu, std::uint32_t stream, std::uint32_t c,
-                                  std::uint32_t rank, sim::Time start, sim::Time end) {
-  const workloads::CollectiveSpec& spec = program_.collectives[c];
-  if (spec.members.size() != 2) throw InternalError("a model-parallel transfer has two members");
-  const bool sending = rank == 0;
-  const int peer = spec.members[sending ? 1 : 0];
-  const bool gradient = spec.role == CollectiveRole::ActivationGradient;
-  const workloads::Op& op = profile_.ops[spec.op_index];
-  const std::string_view category = gradient ? "activation-gradient" : "activation";
+  if (!keeps(gpu)) return;
   const TraceTid tid = static_cast<TraceTid>(stream) + 1;
   if (!outside_window(start, end)) {
-    scratch_.assign(gradient ? "activation gradient " : "activation ");
-    scratch_ += op.name;
-    scratch_ += sending ? " → GPU " : " ← GPU ";
-    scratch_ += std::to_string(peer);
-    writer_.complete(gpu_pid(static_cast<int>(gpu)), tid, scratch_, category, start, end,
-                     {{"op", op.name}, {"layer", op.layer}, {"bytes", spec.size.count()},
-                      {"peer_gpu", peer}, {"direction", sending ? "send" : "receive"}});
+    const TraceArg args[] = {{"op", sim::collective_op_name(spec.op)},
+                             {"bytes", spec.size.count()},
+                             {"gpus", spec.members.size()},
+                             {"rank", t.rank},
+                             {"algorithm", algorithm_},
+                             {"last_op", profile_.ops[spec.op_index].name},
+                             {"bucket", spec.bucket}};
+    const bool bucket = spec.role == CollectiveRole::GradientAllReduce;
+    writer_.complete(gpu_pid(static_cast<int>(gpu)), tid, collective_name(t.id), "collective", start, end,
+                     std::span<const TraceArg>(args, bucket ? 7 : 6));
   }
-  // The flow arrow, once both ends are known (only if both GPUs are in the trace).
-  if (!keeps(static_cast<std::uint32_t>(peer))) return;
-  const P2pEnd here{gpu, tid, start, end, rank};
-  const auto [it, inserted] = p2p_pending_.try_emplace(c, here);
-  if (inserted) return;
-  const P2pEnd other = it->second;
-  p2p_pending_.erase(it);
-  const P2pEnd& from = sending ? here : other;
-  const P2pEnd& to = sending ? other : here;
-  scratch_.assign(gradient ? "activation gradient " : "activation ");
-  scratch_ += op.name;
-  writer_.flow(scratch_, category,
-               {gpu_pid(static_cast<int>(from.gpu)), from.tid, inside(from.start, from.end, true)},
-               {gpu_pid(static_cast<int>(to.gpu)), to.tid, inside(to.start, to.end, false)});
+  if (tid == comm_tid_[gpu]) write_held_steps(gpu, start, end);
 }
 
 void StepTraceObserver::write_counter_samples(sim::LinkId link) {
@@ -312,7 +277,7 @@ void StepTraceObserver::on_ring_arrival(const sim::RingArrival& a) {
   bool completed = false;
   while (!r.arrivals.empty() && r.arrivals.front() == ring.messages_per_step()) {
     const sim::Time end = sim::max(r.step_start, a.time);
-    write_ring_step(ring, gpu, r.next_step, r.step_start, end);
+    hold_ring_step(ring, gpu, r.next_step, r.step_start, end);
     r.step_start = end;
     r.arrivals.erase(r.arrivals.begin());
     ++r.next_step;
@@ -322,18 +287,32 @@ void StepTraceObserver::on_ring_arrival(const sim::RingArrival& a) {
   if (completed && r.next_step == ring.steps() && --state.ranks_left == 0) state = RingState{};
 }
 
-void StepTraceObserver::write_ring_step(const sim::RingCollective& ring, int gpu, std::uint32_t step,
-                                        sim::Time start, sim::Time end) {
-  const TraceTid tid = comm_tid_[static_cast<std::size_t>(gpu)];
-  if (end <= start || tid == 0 || outside_window(start, end)) return;
-  const std::uint32_t half = ring.ranks() - 1;  // steps of one reduce-scatter or all-gather
-  const bool reducing = ring.op() == sim::CollectiveOp::ReduceScatter ||
-                        (ring.op() == sim::CollectiveOp::AllReduce && step < half);
-  scratch_.assign(reducing ? "reduce-scatter step " : "all-gather step ");
-  scratch_ += std::to_string(step % half + 1) + "/" + std::to_string(half);
-  writer_.complete(gpu_pid(gpu), tid, scratch_, "ring-step", start, end,
-                   {{"ring", sim::collective_op_name(ring.op())}, {"ring_ranks", ring.ranks()},
-                    {"channels", ring.channel_count()}, {"step", step}});
+void StepTraceObserver::hold_ring_step(const sim::RingCollective& ring, int gpu, std::uint32_t step,
+                                       sim::Time start, sim::Time end) {
+  const auto g = static_cast<std::size_t>(gpu);
+  if (end <= start || comm_tid_[g] == 0 || outside_window(start, end)) return;
+  held_steps_[g].push_back({&ring, step, start, end});
+}
+
+void StepTraceObserver::write_held_steps(std::uint32_t gpu, sim::Time start, sim::Time end) {
+  std::vector<PendingStep>& held = held_steps_[gpu];
+  std::size_t kept = 0;
+  for (const PendingStep& p : held) {
+    if (p.start < start || p.end > end) {  // not this collective's: keep it
+      held[kept++] = p;
+      continue;
+    }
+    const sim::RingCollective& ring = *p.ring;
+    const std::uint32_t half = ring.ranks() - 1;  // steps of one reduce-scatter or all-gather
+    const bool reducing = ring.op() == sim::CollectiveOp::ReduceScatter ||
+                          (ring.op() == sim::CollectiveOp::AllReduce && p.step < half);
+    scratch_.assign(reducing ? "reduce-scatter step " : "all-gather step ");
+    scratch_ += std::to_string(p.step % half + 1) + "/" + std::to_string(half);
+    writer_.complete(gpu_pid(static_cast<int>(gpu)), comm_tid_[gpu], scratch_, "ring-step", p.start, p.end,
+                     {{"ring", sim::collective_op_name(ring.op())}, {"ring_ranks", ring.ranks()},
+                      {"channels", ring.channel_count()}, {"step", p.step}});
+  }
+  held.resize(kept);
 }
 
 void StepTraceObserver::finish() {

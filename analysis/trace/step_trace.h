@@ -1,5 +1,5 @@
 // The timeline of one simulated training step as a Chrome / Perfetto trace (Trace Event Format):
-// one process per GPU ("node 1 · GPU 5", a thread per stream: kernels, collectives, transfers with
+// one process per GPU ("GPU 13 · node 1", a thread per stream: kernels, collectives, transfers with
 // flow arrows from send to receive, ring steps nested in collectives), one "network" process with a
 // utilization counter per link and, at the highest detail, every message on every link. Times are
 // sim::Time, written as µs with ns decimals. What each track means: analysis/README.md.
@@ -9,6 +9,7 @@
 #pragma once
 #include <cstdint>
 #include <filesystem>
+#include <optional>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -76,7 +77,12 @@ class StepTraceObserver final : public sim::StreamObserver,
     TraceTid tid;
     sim::Time start;
     sim::Time end;
-    std::uint32_t rank;
+  };
+  struct PendingStep {  // a ring step, held until its collective's slice is written (parents first)
+    const sim::RingCollective* ring;
+    std::uint32_t step;
+    sim::Time start;
+    sim::Time end;
   };
   struct RankSteps {  // a ring rank's progress through its steps
     std::uint32_t next_step = 0;
@@ -95,10 +101,16 @@ class StepTraceObserver final : public sim::StreamObserver,
   void write_metadata();
   void write_p2p(std::uint32_t gpu, std::uint32_t stream, std::uint32_t collective, std::uint32_t rank,
                  sim::Time start, sim::Time end);
+  // The receiving side: a wait slice until the data started moving (the send's start, if known),
+  // then the transfer slice. Returns where the transfer slice starts.
+  sim::Time write_receive(std::uint32_t collective, const P2pEnd& receive, std::optional<sim::Time> send_start);
+  void append_p2p_name(std::uint32_t collective, bool sending, int peer);
   const std::string& collective_name(std::uint32_t collective);
   RingState& ring_state(const sim::RingCollective& ring);
-  void write_ring_step(const sim::RingCollective& ring, int gpu, std::uint32_t step, sim::Time start,
-                       sim::Time end);
+  void hold_ring_step(const sim::RingCollective& ring, int gpu, std::uint32_t step, sim::Time start,
+                      sim::Time end);
+  // Writes the held ring steps of `gpu` that lie in [start, end], the slice of their collective.
+  void write_held_steps(std::uint32_t gpu, sim::Time start, sim::Time end);
   void write_counter_samples(sim::LinkId link);
 
   ChromeTraceWriter& writer_;
@@ -120,6 +132,7 @@ class StepTraceObserver final : public sim::StreamObserver,
   TrackAllocator link_lanes_;
   std::vector<TrackAllocator::TrackId> link_track_;  // detail messages only
   std::unordered_map<const sim::RingCollective*, RingState> rings_;
+  std::vector<std::vector<PendingStep>> held_steps_;  // by global rank: at most one collective's steps
   std::string scratch_;  // reused for names built per event
 };
 

@@ -5,6 +5,7 @@
 //   o.window = sim::parse_time_window("2 ms:5 ms");   // [2 ms, 5 ms)
 #pragma once
 #include <cstdint>
+#include <filesystem>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -24,13 +25,22 @@ using scenarios::parse_trace_detail;
 using scenarios::TraceDetail;
 using scenarios::trace_detail_name;
 
+// Where a trace goes and whether it is compressed, made to agree with each other: a name ending in
+// ".gz" is gzipped; gzip asked for with any other name gets ".gz" appended (x.json → x.json.gz), so
+// the name always says what the bytes are (chrome://tracing refuses gzip under a .json name).
+struct TraceFile {
+  std::filesystem::path path;
+  bool gzip = false;
+};
+TraceFile trace_file(const std::filesystem::path& path, bool gzip);
+
 struct StepTraceOptions {
   TraceDetail detail = TraceDetail::Kernels;
   // Only these GPUs (global ranks) get a process; the network process keeps only the links with an
   // end inside a machine that holds one of them. None: every GPU the strategy uses.
   std::optional<std::vector<int>> gpus = std::nullopt;
   std::optional<TraceWindow> window = std::nullopt;  // none: the whole step
-  bool gzip = false;
+  bool gzip = false;  // see trace_file: the written file's name ends in .gz exactly when it is gzipped
   // Link utilization counters: one sample per bin (the busy fraction of the bin, 0 to 1), written
   // only when it changes.
   sim::Time utilization_bin = sim::Time::us(100);

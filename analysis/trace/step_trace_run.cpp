@@ -32,11 +32,14 @@ StepResult simulate_step_with_trace(const StepSetup& setup, const std::filesyste
     throw InternalError("simulate_step_with_trace: the setup needs a profile and a topology");
   const topology::Topology& topology = *setup.topology;
   // Options are checked before the file is created, so bad ones leave nothing behind.
-  ChromeTraceOptions writer_options = StepTraceObserver::writer_options(options, topology);
+  const TraceFile file = trace_file(path, options.gzip);
+  StepTraceOptions checked = options;
+  checked.gzip = file.gzip;
+  ChromeTraceOptions writer_options = StepTraceObserver::writer_options(checked, topology);
   const workloads::StepProgram program = build_program(setup);
 
-  ChromeTraceWriter writer(path, std::move(writer_options));
-  StepTraceObserver tracer(writer, setup, program, options);
+  ChromeTraceWriter writer(file.path, std::move(writer_options));
+  StepTraceObserver tracer(writer, setup, program, checked);
   StepSetup traced = setup;
   if (sim::RingObserver* ring = tracer.ring_observer()) traced.collective.observer = ring;
   const StepResult result = simulate_program(traced, program, tracer.observers());

@@ -237,7 +237,8 @@ constexpr FieldSpec kSchema[] = {
      .type_doc = "all or \"START:END\" times such as \"0 ms:50 ms\"",
      .help = "Keep only events in [START, END); slices crossing it are clipped."},
     {.path = "outputs.trace.gzip", .kind = K::Boolean, .default_text = "false",
-     .help = "Compress the trace (add .gz to the file name yourself)."},
+     .help = "Compress the trace; .gz is added to a file name that lacks it (a name ending in .gz "
+             "is compressed anyway)."},
 
     {.path = "sweep", .kind = K::Section,
      .help = "Run the scenario at several values of some fields; each point is the scenario with "

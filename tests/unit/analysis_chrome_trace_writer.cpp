@@ -1,5 +1,6 @@
 // ChromeTraceWriter and TrackAllocator: the written file is parsed back with nlohmann-json and checked
-// against the Trace Event Format (fields per phase, µs timestamps, flows, lanes, filters, gzip).
+// against the Trace Event Format (fields per phase, µs timestamps, flows, lanes, filters, gzip) and
+// against the rules that make every viewer nest slices alike (check_trace, which replays speedscope).
 #include <doctest/doctest.h>
 
 #include <algorithm>
@@ -13,6 +14,7 @@
 
 #include "analysis/trace/chrome_trace_writer.h"
 #include "analysis/trace/trace_track_allocator.h"
+#include "analysis_step_trace_check.h"
 #include "sim/error.h"
 #include "tests/unit/test_files.h"
 
@@ -42,11 +44,11 @@ void check_event_fields(const json& e) {
   REQUIRE(e.contains("name"));
   REQUIRE(e.contains("pid"));
   const std::string ph = e["ph"];
-  if (ph == "X") {
+  if (ph == "B" || ph == "E" || ph == "i") {
     CHECK(e.contains("ts"));
-    CHECK(e.contains("dur"));
     CHECK(e.contains("tid"));
-    CHECK(e["dur"].get<double>() >= 0);
+    if (ph != "E") CHECK(e.contains("cat"));
+    if (ph == "i") CHECK(e["s"] == "t");
   } else if (ph == "C") {
     CHECK(e.contains("ts"));
     REQUIRE(e.contains("args"));
@@ -85,7 +87,7 @@ void write_sample(ChromeTraceWriter& w) {
   w.complete(2, 1, "conv1", "kernel", Time::ns(9'500), Time::ns(12'000), {{"ratio", 0.25}, {"last", true}});
   w.counter(1, "link GB/s", Time::ns(0), {{"up", 0.0}, {"down", 0}});
   w.counter(1, "link GB/s", Time::ns(4'000), {{"up", 12.5}, {"down", 3}});
-  const auto id = w.flow("send grads", "nvlink", {1, 1, Time::ns(8'999)}, {2, 1, Time::ns(9'500)});
+  const auto id = w.flow("send grads", "nvlink", {1, 1, Time::ns(8'999)}, {2, 1, Time::ns(9'501)});
   CHECK(id == 1);
 }
 
@@ -99,41 +101,54 @@ TEST_CASE("analysis: a Chrome trace parses and every event has its phase's field
   w.finish();
   const std::string text = read_whole_file(file);
   CHECK(w.bytes_written() == static_cast<std::int64_t>(text.size()));
-  CHECK(w.events_written() == 13);  // 6 metadata + 3 slices + 2 counter samples + 2 flow ends
+  CHECK(w.events_written() == 16);  // 6 metadata + 3 slices of 2 events + 2 counter samples + 2 flow ends
   const json doc = json::parse(text);
   CHECK(doc["displayTimeUnit"] == "ns");
   CHECK(doc["otherData"]["scenario"] == "dgx1 \"8 GPUs\"");
   CHECK(doc["otherData"]["version"] == "0.1.0");
   const auto& events = doc["traceEvents"];
-  REQUIRE(events.size() == 13);
+  REQUIRE(events.size() == 16);
   for (const auto& e : events) check_event_fields(e);
-  // conv1 on GPU0: 1,000 ns → "ts":1.000, 4,000 ns long → "dur":4.000, with its args.
-  CHECK(text.find(R"({"name":"conv1","cat":"kernel","ph":"X","ts":1.000,"dur":4.000,"pid":1,"tid":1,)"
+  // conv1 on GPU0: begins at 1,000 ns → "ts":1.000 with its args, ends at 5,000 ns → "ts":5.000
+  // with the same name and args; conv2 begins at that same text.
+  CHECK(text.find(R"({"name":"conv1","cat":"kernel","ph":"B","ts":1.000,"pid":1,"tid":1,)"
                   R"("args":{"flops":123456789,"note":"fwd"}})") != std::string::npos);
+  CHECK(text.find(R"({"name":"conv1","ph":"E","ts":5.000,"pid":1,"tid":1,"args":{"flops":123456789,"note":"fwd"}})") !=
+        std::string::npos);
+  CHECK(text.find(R"({"name":"conv2","cat":"kernel","ph":"B","ts":5.000,"pid":1,"tid":1})") != std::string::npos);
   CHECK(text.find(R"("args":{"ratio":0.25,"last":true})") != std::string::npos);
   CHECK(text.find(R"({"name":"link GB/s","ph":"C","ts":4.000,"pid":1,"args":{"up":12.5,"down":3}})") !=
         std::string::npos);
   CHECK(text.find(
-            R"({"name":"send grads","cat":"nvlink","ph":"f","ts":9.500,"pid":2,"tid":1,"id":1,"bp":"e"})") !=
+            R"({"name":"send grads","cat":"nvlink","ph":"f","ts":9.501,"pid":2,"tid":1,"id":1,"bp":"e"})") !=
         std::string::npos);
+  const step_trace_test::Trace t = step_trace_test::check_trace(text);
+  CHECK(t.slice_count() == 3);
+  CHECK(t.flows == 1);
 }
 
 TEST_CASE("analysis: slice times round to the nearest ns without creating overlaps") {
   TempDir dir;
   const fs::path file = dir.path / "r.json";
   ChromeTraceWriter w(file);
-  // [1,234,567 ps, 2,000,000 ps): ts = round(1,234.567 ns) = 1,235 ns, dur = 2,000 − 1,235 = 765 ns.
+  w.thread_name(1, 1, "a");
+  w.thread_name(1, 2, "b");
+  w.process_name(1, "p");
+  // [1,234,567 ps, 2,000,000 ps): begins at round(1,234.567 ns) = 1,235 ns, ends at 2,000 ns.
   w.complete(1, 1, "a", "k", Time::ps(1'234'567), Time::ps(2'000'000));
-  // [600, 1,400) and [1,400, 2,000) ps: rounded separately, ts 1 ns + dur round(800 ps) = 1 ns would
-  // end at 2 ns, after the next slice's start at 1 ns; ends rounded as points keep them apart:
-  // first [1, 1) ns, second [1, 2) ns.
+  // [600, 1,400) and [1,400, 2,000) ps: ends rounded as points, [1, 1) ns and [1, 2) ns; the first
+  // has no length left, so it is an instant, which no viewer can nest wrongly.
   w.complete(1, 2, "b", "k", Time::ps(600), Time::ps(1'400));
   w.complete(1, 2, "c", "k", Time::ps(1'400), Time::ps(2'000));
   w.finish();
   const std::string text = read_whole_file(file);
-  CHECK(text.find(R"("name":"a","cat":"k","ph":"X","ts":1.235,"dur":0.765)") != std::string::npos);
-  CHECK(text.find(R"("name":"b","cat":"k","ph":"X","ts":0.001,"dur":0.000)") != std::string::npos);
-  CHECK(text.find(R"("name":"c","cat":"k","ph":"X","ts":0.001,"dur":0.001)") != std::string::npos);
+  CHECK(text.find(R"({"name":"a","cat":"k","ph":"B","ts":1.235,"pid":1,"tid":1})") != std::string::npos);
+  CHECK(text.find(R"({"name":"a","ph":"E","ts":2.000,"pid":1,"tid":1})") != std::string::npos);
+  CHECK(text.find(R"({"name":"b","cat":"k","ph":"i","ts":0.001,"pid":1,"tid":2,"s":"t"})") != std::string::npos);
+  CHECK(text.find(R"({"name":"c","cat":"k","ph":"B","ts":0.001,"pid":1,"tid":2})") != std::string::npos);
+  const step_trace_test::Trace t = step_trace_test::check_trace(text);
+  CHECK(t.instants.at({1, 2}).size() == 1);
+  CHECK(t.on(1, 2).size() == 1);
 }
 
 TEST_CASE("analysis: names are escaped and UTF-8 passes through") {
@@ -157,6 +172,7 @@ TEST_CASE("analysis: overlapping slices on one track go to lanes that never over
   TempDir dir;
   const fs::path file = dir.path / "lanes.json";
   ChromeTraceWriter w(file);
+  w.process_name(7, "network");
   TrackAllocator lanes(w);
   const auto link = lanes.track(7, "NVLink 0→1");
   const auto other = lanes.track(7, "NVLink 1→0");
@@ -175,7 +191,9 @@ TEST_CASE("analysis: overlapping slices on one track go to lanes that never over
   }
   // Touching slices [0, 10) and [10, 20) share the first lane of the other track.
   const auto first = lanes.lane(other, Time::ns(0), Time::ns(10));
+  w.complete(7, first, "msg", "nvlink", Time::ns(0), Time::ns(10));
   CHECK(lanes.lane(other, Time::ns(10), Time::ns(20)) == first);
+  w.complete(7, first, "msg", "nvlink", Time::ns(10), Time::ns(20));
   w.finish();
   // First fit over slices sorted by start uses exactly as many lanes as the most slices in flight
   // at once (interval-graph colouring), computed here by a sweep.
@@ -190,20 +208,14 @@ TEST_CASE("analysis: overlapping slices on one track go to lanes that never over
   CHECK(lanes.lane_count(link) == static_cast<std::size_t>(max_depth));
   CHECK(max_depth > 2);
 
-  const json doc = json::parse(read_whole_file(file));
-  std::map<std::int64_t, std::vector<std::pair<std::int64_t, std::int64_t>>> by_tid;
+  const std::string text = read_whole_file(file);
+  const json parsed = json::parse(text);
+  for (const auto& e : parsed["traceEvents"]) check_event_fields(e);
+  const step_trace_test::Trace trace = step_trace_test::check_trace(text);
   std::map<std::int64_t, std::string> names;
-  for (const auto& e : doc["traceEvents"]) {
-    check_event_fields(e);
-    if (e["ph"] == "X")
-      by_tid[e["tid"].get<std::int64_t>()].emplace_back(ns(e["ts"]), ns(e["ts"]) + ns(e["dur"]));
-    if (e["name"] == "thread_name")
-      names[e["tid"].get<std::int64_t>()] = e["args"]["name"].get<std::string>();
-  }
-  for (auto& [tid, v] : by_tid) {
-    std::sort(v.begin(), v.end());
-    for (std::size_t i = 1; i < v.size(); ++i) CHECK(v[i - 1].second <= v[i].first);
-  }
+  for (const auto& [thread, name] : trace.thread_names) names[thread.second] = name;
+  for (const auto& [thread, list] : trace.slices)
+    for (const auto& s : list) CHECK(s.depth == 0);  // a lane never nests or overlaps
   // Lanes are named "name", "name #2", …; the other track got its own thread id after them.
   CHECK(names[1] == "NVLink 0→1");
   CHECK(names[2] == "NVLink 0→1 #2");
@@ -215,6 +227,10 @@ TEST_CASE("analysis: flows have one start and one finish per id") {
   TempDir dir;
   const fs::path file = dir.path / "flows.json";
   ChromeTraceWriter w(file);
+  for (const int pid : {1, 2}) {
+    w.process_name(pid, "GPU" + std::to_string(pid));
+    w.thread_name(pid, 1, "stream");
+  }
   for (int i = 0; i < 50; ++i) {
     w.complete(1, 1, "send", "k", Time::ns(10 * i), Time::ns(10 * i + 5));
     w.complete(2, 1, "recv", "k", Time::ns(10 * i + 6), Time::ns(10 * i + 9));
@@ -223,6 +239,7 @@ TEST_CASE("analysis: flows have one start and one finish per id") {
   }
   w.finish();
   std::map<std::uint64_t, std::pair<int, int>> seen;  // id → (starts, finishes)
+  CHECK(step_trace_test::check_trace(read_whole_file(file)).flows == 50);
   const json doc = json::parse(read_whole_file(file));
   for (const auto& e : doc["traceEvents"]) {
     check_event_fields(e);
@@ -239,11 +256,14 @@ TEST_CASE("analysis: a gzip trace decompresses to the same JSON") {
   ChromeTraceWriter gz(dir.path / "a.json.gz", {.gzip = true});
   for (auto* w : {&plain, &gz}) {
     write_sample(*w);
+    w->process_name(3, "GPU2");
+    w->thread_name(3, 1, "compute");
     for (int i = 0; i < 2'000; ++i) w->complete(3, 1, "k", "kernel", Time::ns(i * 10), Time::ns(i * 10 + 7));
     w->finish();
   }
   const std::string text = read_whole_file(dir.path / "a.json");
   CHECK(read_gzip_file(dir.path / "a.json.gz") == text);
+  CHECK(step_trace_test::check_trace(text).slice_count() == 3 + 2'000);
   CHECK(gz.bytes_written() == static_cast<std::int64_t>(fs::file_size(dir.path / "a.json.gz")));
   CHECK(gz.bytes_written() < plain.bytes_written() / 5);
 }
@@ -273,28 +293,37 @@ TEST_CASE("analysis: the time window drops, clips and carries counters into the 
   ChromeTraceWriter full(all);
   ChromeTraceWriter w(win, {.window = analysis::TraceWindow{Time::ns(1'000), Time::ns(2'000)}});
   for (auto* t : {&full, &w}) {
-    t->thread_name(1, 1, "compute");                                        // metadata: always kept
+    t->process_name(1, "GPU0");                                             // metadata: always kept
+    t->thread_name(1, 1, "compute");
+    t->thread_name(1, 2, "copy");
+    t->thread_name(1, 3, "idle");                                           // no event in the window
     t->complete(1, 1, "before", "k", Time::ns(100), Time::ns(1'000));       // ends at the start: dropped
-    t->complete(1, 1, "crossing", "k", Time::ns(900), Time::ns(1'100));     // clipped to [1,000, 1,100)
-    t->complete(1, 1, "inside", "k", Time::ns(1'200), Time::ns(1'300));     // kept as is
-    t->complete(1, 1, "spanning", "k", Time::ns(500), Time::ns(5'000));     // clipped to [1,000, 2,000)
     t->complete(1, 1, "after", "k", Time::ns(2'000), Time::ns(2'100));      // starts at the end: dropped
+    t->complete(1, 2, "spanning", "k", Time::ns(500), Time::ns(5'000));     // clipped to [1,000, 2,000)
+    t->complete(1, 2, "crossing", "k", Time::ns(900), Time::ns(1'100));     // clipped to [1,000, 1,100)
+    t->complete(1, 2, "inside", "k", Time::ns(1'200), Time::ns(1'300));     // kept as is
+    t->complete(1, 3, "early", "k", Time::ns(0), Time::ns(10));             // dropped: "idle" stays unnamed
     t->counter(1, "queue", Time::ns(200), {{"depth", 3}});                  // last value before: at 1,000
     t->counter(1, "queue", Time::ns(1'500), {{"depth", 4}});                // kept
     t->counter(1, "idle", Time::ns(300), {{"v", 1}});                       // only pre-window: at 1,000
-    t->flow("f", "net", {1, 1, Time::ns(1'250)}, {1, 1, Time::ns(1'290)});  // kept
-    t->flow("g", "net", {1, 1, Time::ns(950)}, {1, 1, Time::ns(1'050)});    // one end outside: dropped
+    t->flow("f", "net", {1, 2, Time::ns(1'250)}, {1, 2, Time::ns(1'290)});  // kept
+    t->flow("g", "net", {1, 2, Time::ns(950)}, {1, 2, Time::ns(1'050)});    // one end outside: dropped
     t->finish();
   }
   CHECK(w.bytes_written() < full.bytes_written());
-  CHECK(w.events_dropped() == 2 + 2 + 2);  // two slices, two pre-window samples, one flow
+  CHECK(w.events_dropped() == 3 + 2 + 2);  // three slices, two pre-window samples, one flow
   std::map<std::string, std::pair<std::int64_t, std::int64_t>> slices;
   std::vector<std::tuple<std::string, std::int64_t, std::int64_t>> counters;  // name, ns, value
   int flow_ends = 0;
-  const json doc = json::parse(read_whole_file(win));
+  const std::string text = read_whole_file(win);
+  const step_trace_test::Trace t = step_trace_test::check_trace(text);  // "idle" is not named
+  CHECK(t.thread_names.size() == 1);
+  CHECK(step_trace_test::check_trace(read_whole_file(all)).thread_names.size() == 3);
+  for (const auto& [thread, list] : t.slices)
+    for (const auto& s : list) slices[s.name] = {s.ts, s.dur};
+  const json doc = json::parse(text);
   for (const auto& e : doc["traceEvents"]) {
     check_event_fields(e);
-    if (e["ph"] == "X") slices[e["name"].get<std::string>()] = {ns(e["ts"]), ns(e["dur"])};
     if (e["ph"] == "C")
       counters.emplace_back(e["name"].get<std::string>(), ns(e["ts"]),
                             e["args"].begin()->get<std::int64_t>());
@@ -322,8 +351,9 @@ TEST_CASE("analysis: the process filter keeps only the chosen pids") {
   }
   CHECK(some.bytes_written() < full.bytes_written());
   const json doc = json::parse(read_whole_file(dir.path / "gpu1.json"));
-  // GPU1 (pid 2) has its process_name, thread_name and one slice; the flow from GPU0 is dropped too.
-  CHECK(doc["traceEvents"].size() == 3);
+  // GPU1 (pid 2) has its process_name, thread_name and one slice (its begin and end events); the
+  // flow from GPU0 is dropped too.
+  CHECK(doc["traceEvents"].size() == 4);
   for (const auto& e : doc["traceEvents"]) CHECK(e["pid"] == 2);
   CHECK(doc["otherData"]["version"] == "0.1.0");
 }

@@ -94,7 +94,7 @@ TEST_CASE("step trace: a process per GPU, a thread per stream, kernels add up to
 
   // GPU r is pid r + 1, named for where it sits and sorted by rank; the network comes last.
   for (int g = 0; g < 4; ++g) {
-    CHECK(t.process_names.at(g + 1) == "node 0 · GPU " + std::to_string(g));
+    CHECK(t.process_names.at(g + 1) == "GPU " + std::to_string(g) + " · node 0");
     CHECK(t.process_sort.at(g + 1) == g);
   }
   CHECK(t.process_names.at(5) == "network");
@@ -137,12 +137,34 @@ TEST_CASE("step trace: a process per GPU, a thread per stream, kernels add up to
   }
 
   // Model parallelism: op1's activation goes GPU 0 → 1 (and 2 → 3), its gradient comes back:
-  // 2 transfers per worker, each a send slice, a receive slice and a flow arrow between them.
+  // 2 transfers per worker, each a send slice, a wait and a transfer slice on the receiver, and a
+  // flow arrow from the send to the transfer.
+  // The send starts when GPU 0 has run op0 and op1 forward (2 × 1 ms) and takes 1 MiB / 25 GB/s =
+  // 41.943 µs plus the link's 1 µs latency: 42.943 µs. GPU 1's receive stream waits from 0 to 2 ms.
   CHECK(t.on(1, 3).size() == 1);
-  CHECK(t.on(1, 3)[0].name == "activation op1 → GPU 1");
-  CHECK(t.on(2, 4)[0].name == "activation op1 ← GPU 0");
+  const Slice& send = t.on(1, 3)[0];
+  CHECK(send.name == "activation op1 → GPU 1");
+  CHECK(send.ts == 2'000'000);
+  CHECK(send.dur == 42'943);
+  REQUIRE(t.on(2, 4).size() == 2);
+  const Slice& wait = t.on(2, 4)[0];
+  const Slice& transfer = t.on(2, 4)[1];
+  CHECK(wait.name == "waiting for activation op1 ← GPU 0");
+  CHECK(wait.cat == "wait");
+  CHECK(wait.ts == 0);
+  CHECK(wait.end() == 2'000'000);
+  CHECK(transfer.name == "activation op1 ← GPU 0");
+  CHECK(transfer.ts == send.ts);  // the data moves from the send's start
+  CHECK(transfer.end() == send.end());
+  // GPU 1 then runs op2 and op3 forward (2 ms) and backward (4 ms): the gradient leaves at
+  // 2.042943 + 6 = 8.042943 ms, which GPU 0's receive stream waits for from the start.
   CHECK(t.on(2, 3)[0].name == "activation gradient op1 → GPU 0");
-  CHECK(t.on(1, 4)[0].name == "activation gradient op1 ← GPU 1");
+  CHECK(t.on(2, 3)[0].ts == 8'042'943);
+  REQUIRE(t.on(1, 4).size() == 2);
+  CHECK(t.on(1, 4)[0].name == "waiting for activation gradient op1 ← GPU 1");
+  CHECK(t.on(1, 4)[0].dur == 8'042'943);
+  CHECK(t.on(1, 4)[1].name == "activation gradient op1 ← GPU 1");
+  CHECK(t.on(1, 4)[1].dur == 42'943);
   CHECK(t.flows == 4);
 
   // Utilization counters of the links that carried traffic: fractions, back to 0 at the end.
@@ -256,7 +278,7 @@ TEST_CASE("step trace: detail, GPU filter, window and gzip control the size") {
 
   SUBCASE("GPU filter: only GPU 0 and the network; no flow has both ends left") {
     const Written one = write(toy, dir.path / "g.json", {.detail = TraceDetail::Messages, .gpus = std::vector<int>{0}});
-    CHECK(one.trace.process_names == std::map<std::int64_t, std::string>{{1, "node 0 · GPU 0"}, {5, "network"}});
+    CHECK(one.trace.process_names == std::map<std::int64_t, std::string>{{1, "GPU 0 · node 0"}, {5, "network"}});
     CHECK(one.trace.flows == 0);
     CHECK(one.summary.bytes < messages.summary.bytes);
     CHECK(one.trace.doc["otherData"]["gpu_filter"] == "0");

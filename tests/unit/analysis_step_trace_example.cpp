@@ -53,8 +53,8 @@ TEST_CASE("the committed example trace is what the code writes") {
   // Workers 0 and 4 (default_mapping pairs GPUs 0 and 3, 8 and 11 over doubled NVLinks) and the
   // network; activations flow within each worker; the all-reduces span both machines (8 GPUs).
   CHECK(t.process_names.size() == 5);
-  CHECK(t.process_names.at(1) == "node 0 · GPU 0");
-  CHECK(t.process_names.at(12) == "node 1 · GPU 3");
+  CHECK(t.process_names.at(1) == "GPU 0 · node 0");
+  CHECK(t.process_names.at(12) == "GPU 11 · node 1");  // global ranks, the machine after
   CHECK(t.flows > 0);
   CHECK(t.on(1, 2).front().name.find(" · 8 GPUs · ring") != std::string::npos);
 

@@ -82,6 +82,37 @@ TEST_CASE("outputs.trace.detail takes steps, and the shared mapping turns the bl
                        doctest::Contains("expected one of: kernels, steps, messages"), InputError);
 }
 
+TEST_CASE("a trace's name and gzip agree: .gz is added when gzip is asked for, and a .gz name is gzipped") {
+  using analysis::trace_file;
+  CHECK(trace_file("out/x.json", true).path == fs::path("out/x.json.gz"));
+  CHECK(trace_file("out/x.json", true).gzip);
+  CHECK(trace_file("x.json.gz", true).path == fs::path("x.json.gz"));
+  CHECK(trace_file("x.json.gz", false).gzip);  // the name says gzip
+  CHECK(trace_file("x.json", false).path == fs::path("x.json"));
+  CHECK_FALSE(trace_file("x.json", false).gzip);
+  CHECK(trace_file("dir.gz/x.json", true).path == fs::path("dir.gz/x.json.gz"));  // the file's name only
+  // The scenario block goes through it too, so a sweep's point traces are trace-<i>.json.gz.
+  const auto s = scenarios::parse_scenario("cluster: {preset: dgx1-v100}\nworkload: {network: gnmt}\n"
+                                           "outputs: {trace: {gzip: true}}\n",
+                                           "s.yaml");
+  const analysis::ScenarioRunOptions o = analysis::scenario_trace_options(s, "out");
+  CHECK(*o.trace == fs::path("out/trace.json.gz"));
+  CHECK(o.trace_options.gzip);
+  CHECK(analysis::sweep_point_trace_file(*o.trace, 2) == fs::path("out/trace-2.json.gz"));
+}
+
+TEST_CASE("hybridsim run --trace x.json --trace-gzip writes x.json.gz and says so") {
+  const ScratchDir dir;
+  REQUIRE(run_cli("run " + kSource + "/scenarios/examples/dgx1-gnmt-dp8.yaml --out " + dir.path.string() +
+                      " --trace " + (dir.path / "x.json").string() + " --trace-gzip --trace-gpus 0",
+                  dir.path / "log.txt"));
+  CHECK_FALSE(fs::exists(dir.path / "x.json"));
+  REQUIRE(fs::exists(dir.path / "x.json.gz"));
+  CHECK(read_whole_file(dir.path / "log.txt").find((dir.path / "x.json.gz").string()) != std::string::npos);
+  const auto t = check_trace(hybridsim::testing::read_gzip_file(dir.path / "x.json.gz"));
+  CHECK(t.pid_named("GPU 0 · node 0") == 1);
+}
+
 TEST_CASE("a sweep point's trace file has the point's index before the extension") {
   CHECK(analysis::sweep_point_trace_file("out/trace.json", 3) == fs::path("out/trace-3.json"));
   CHECK(analysis::sweep_point_trace_file("t.json.gz", 12) == fs::path("t-12.json.gz"));
@@ -100,8 +131,8 @@ TEST_CASE("hybridsim run writes the scenario's outputs.trace at detail steps") {
   const auto t = check_trace(read_whole_file(file));
   CHECK(t.doc["otherData"]["detail"] == "steps");
   CHECK(t.doc["otherData"]["gpu_filter"] == "0-1");
-  CHECK(t.pid_named("node 0 · GPU 0") > 0);
-  CHECK(t.pid_named("node 0 · GPU 2") < 0);  // filtered out
+  CHECK(t.pid_named("GPU 0 · node 0") > 0);
+  CHECK(t.pid_named("GPU 2 · node 0") < 0);  // filtered out
   CHECK(has_ring_steps(t));
   // Written atomically: nothing but the trace in its folder.
   CHECK(fs::directory_iterator(dir.path / "traces")->path().filename() == "step.json");
