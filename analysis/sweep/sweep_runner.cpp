@@ -75,9 +75,9 @@ class SweepProgress {
 // to points.partial.csv at once); the other processes run what they are handed.
 class PointRunner {
  public:
-  PointRunner(const std::string& scenario_path, const SweepOptions& options, SweepPlan& plan,
-              const std::filesystem::path& directory, std::ofstream& partial)
-      : path_(scenario_path), options_(options), plan_(plan), directory_(directory), partial_(partial),
+  PointRunner(const SweepOptions& options, SweepPlan& plan, const std::filesystem::path& directory,
+              std::ofstream& partial)
+      : options_(options), plan_(plan), directory_(directory), partial_(partial),
         progress_(options.progress && leader(), plan.todo.size()) {}
 
   bool leader() const { return !options_.team || options_.team->rank() == 0; }
@@ -166,7 +166,6 @@ class PointRunner {
     }
   }
 
-  const std::string& path_;
   const SweepOptions& options_;
   SweepPlan& plan_;
   const std::filesystem::path& directory_;
@@ -220,7 +219,7 @@ SweepOutcome run_sweep(const std::string& scenario_path, const SweepOptions& opt
   outcome.notes = plan.notes;
   int jobs = options.jobs > 0 ? options.jobs : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   jobs = std::min<int>(jobs, static_cast<int>(std::max<std::size_t>(1, plan.todo.size())));
-  PointRunner runner(scenario_path, options, plan, outcome.directory, partial);
+  PointRunner runner(options, plan, outcome.directory, partial);
   runner.run(jobs, outcome);
   if (!leader) {
     team->done();
