@@ -69,6 +69,7 @@ struct DraftKernel {
   sim::Time duration;
   std::int64_t stream = 0;
   sim::Time idle_before{};  // the launch gap before it, when gaps are kept
+  bool operator==(const DraftKernel&) const = default;
 };
 
 struct DraftOp {
