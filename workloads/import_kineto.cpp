@@ -1,5 +1,5 @@
-// The Kineto importer's driver: its steps (import_kineto_steps.h) in order — the device, the
-// iteration windows and what each launched, the iterations extracted (import_kineto_iteration.cpp)
+// The Kineto importer's driver: its steps (import_kineto_steps.h) in order — the device and its
+// time order, the iteration windows and what each launched, the iterations extracted (import_kineto_iteration.cpp)
 // and those alike averaged, the gradient source, and the Profile.
 #include "workloads/import_kineto.h"
 
@@ -33,15 +33,17 @@ KinetoImport import_kineto(const KinetoTrace& t, const KinetoImportOptions& o) {
   r.events_kept = t.events_kept;
   r.bytes_read = t.bytes_read;
   if (t.events_malformed > 0) r.skipped.push_back(counted("events without ts or dur", t.events_malformed));
+  if (t.flows_without_id > 0) r.skipped.push_back(counted("fwdbwd flow ends without an id", t.flows_without_id));
   r.device = device.device;
   r.gpu = device.gpu;
   append(r.skipped, device.skipped);
   append(r.notes, device.notes);
+  const KinetoIndex index(t);
+  append(r.notes, check_time_order(t, index, r.device));
 
   const IterationWindows windows = find_iteration_windows(t);
   if (windows.whole_trace)
     r.notes.push_back("no ProfilerStep# annotations: the whole trace is taken as one iteration");
-  const KinetoIndex index(t);
   const WindowAssignment assignment = assign_to_windows(t, index, windows.windows, r.device);
   if (assignment.outside > 0)
     r.skipped.push_back(counted("GPU activities launched outside the ProfilerStep iterations", assignment.outside));

@@ -27,6 +27,7 @@ struct TopLevelOp {
 struct Launch {
   std::uint32_t thread = 0;
   sim::Time time;
+  std::uint32_t event = 0;  // the runtime call, index into trace.cpu
 };
 
 class KinetoIndex {

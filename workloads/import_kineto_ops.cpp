@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <unordered_map>
 
+#include "sim/error.h"
 #include "sim/text.h"
 #include "workloads/import_kineto_detail.h"
 #include "workloads/import_kineto_values.h"
@@ -27,9 +28,23 @@ std::string not_a_bucket(const KinetoTrace& t, const KinetoCollective* c) {
            std::to_string(ranks) + " of " + std::to_string(*t.world_size) +
            " ranks): not the whole world, so not data-parallel gradient buckets";
   }
+  if (t.world_size && ranks > *t.world_size)
+    return "NCCL all-reduces over " + std::to_string(ranks) + " ranks in a world of " + std::to_string(*t.world_size) +
+           " (distributedInfo): the trace contradicts itself";
   if (c->in_elements < 0 || !kineto_dtype_bytes(c->dtype))
     return "NCCL all-reduces without \"In msg nelems\" or a known dtype";
+  if (c->in_elements == 0) return "NCCL all-reduces of 0 elements (nothing exchanged)";
   return "";
+}
+
+// Adds one tensor's bytes to an iteration's total, which must stay below 2^62 B (each tensor is at
+// most kMaxTensorBytes, checked when read; only millions of them could pass it).
+void add_to_total(sim::Bytes& total, sim::Bytes bytes, const KinetoTrace& t, const std::string& event,
+                  const IterationDraft& d) {
+  if (bytes.count() > (std::int64_t{1} << 62) - total.count())
+    throw InputError(t.source + ": " + event + ": with it the gradients of " + d.stats.name +
+                     " add up to more than 2^62 B; expected the gradients of one iteration of one GPU");
+  total += bytes;
 }
 
 }  // namespace
@@ -49,6 +64,7 @@ std::size_t anchor_slot(const BackwardOps& backward, const DraftSlots& slots, si
 void attach_nccl_gradients(const KinetoTrace& t, const KinetoIndex& index,
                            const std::vector<WindowActivity>& activities, const BackwardOps& backward,
                            DraftSlots& slots, IterationDraft& d) {
+  sim::Bytes total;
   for (const WindowActivity& it : activities) {
     if (!it.nccl) continue;
     const auto& a = t.gpu[it.gpu];
@@ -63,6 +79,7 @@ void attach_nccl_gradients(const KinetoTrace& t, const KinetoIndex& index,
       continue;
     }
     const sim::Bytes bytes = sim::Bytes::of(c->in_elements * *kineto_dtype_bytes(c->dtype));
+    add_to_total(total, bytes, t, t.describe(a), d);
     slots[s].op.nccl_bytes += bytes;
     d.buckets.push_back({static_cast<std::uint32_t>(s), bytes, c->dtype, c->group_size, a.duration,
                          c->group_name, c->group_ranks});
@@ -72,6 +89,7 @@ void attach_nccl_gradients(const KinetoTrace& t, const KinetoIndex& index,
 
 void attach_accumulate_gradients(const KinetoTrace& t, const WindowContent& content,
                                  const BackwardOps& backward, DraftSlots& slots, IterationDraft& d) {
+  sim::Bytes total;
   for (const std::uint32_t j : content.cpu) {
     const KinetoCpuEvent& e = t.cpu[j];
     if (e.input_elements < 0) continue;
@@ -81,7 +99,9 @@ void attach_accumulate_gradients(const KinetoTrace& t, const WindowContent& cont
     }
     const std::size_t s = anchor_slot(backward, slots, e.start);
     if (s == kNoSlot) continue;
-    slots[s].op.accumulate_bytes += sim::Bytes::of(e.input_elements * e.input_element_bytes);
+    const sim::Bytes bytes = sim::Bytes::of(e.input_elements * e.input_element_bytes);
+    add_to_total(total, bytes, t, t.describe(e), d);
+    slots[s].op.accumulate_bytes += bytes;
     if (d.dtype.empty()) d.dtype = e.input_element_bytes == 4 ? "Float" : e.input_element_bytes == 2 ? "Half" : "";
   }
 }

@@ -2,6 +2,7 @@
 // from the reference iteration with the averaged durations, the buckets and the optimizer.
 #include <filesystem>
 
+#include "sim/error.h"
 #include "sim/text.h"
 #include "workloads/import_kineto_steps.h"
 
@@ -75,10 +76,10 @@ std::vector<Kernel> averaged_kernels(const std::vector<const IterationDraft*>& u
   const std::vector<DraftKernel>& ref = used.back()->ops[op].*list;
   std::vector<Kernel> out;
   for (std::size_t k = 0; k < ref.size(); ++k) {
-    sim::Time total, idle;
+    Wide total = 0, idle = 0;
     for (const IterationDraft* it : used) {
-      total += (it->ops[op].*list)[k].duration;
-      idle += (it->ops[op].*list)[k].idle_before;
+      total += (it->ops[op].*list)[k].duration.ps();
+      idle += (it->ops[op].*list)[k].idle_before.ps();
     }
     out.push_back({ref[k].name, mean_time(total, n), mean_time(idle, n)});
   }
@@ -87,18 +88,23 @@ std::vector<Kernel> averaged_kernels(const std::vector<const IterationDraft*>& u
 
 void set_optimizer(Profile& p, const ProfileInputs& in, std::vector<std::string>& notes) {
   const auto n = static_cast<std::int64_t>(in.used.size());
-  sim::Time optimizer, optimizer_idle;
+  Wide optimizer_total = 0, idle_total = 0;
   for (const IterationDraft* d : in.used) {
-    optimizer += d->optimizer;
-    optimizer_idle += d->optimizer_idle;
+    optimizer_total += d->optimizer.ps();
+    idle_total += d->optimizer_idle.ps();
   }
-  optimizer = mean_time(optimizer, n);
-  optimizer_idle = mean_time(optimizer_idle, n);
+  const sim::Time optimizer = mean_time(optimizer_total, n);
+  const sim::Time optimizer_idle = mean_time(idle_total, n);
   p.optimizer.name = in.ref.optimizer_name.empty() ? "measured" : in.ref.optimizer_name;
   // Spread over the parameter bytes (ceil per op, so replay adds at most 1 ps per op with a gradient).
   const sim::Bytes parameters = p.parameter_bytes();
   if (parameters.count() > 0) {
-    const __int128 per_gib = static_cast<__int128>(optimizer.ps()) * kGiB / parameters.count();
+    const Wide per_gib = static_cast<Wide>(optimizer.ps()) * kGiB / parameters.count();
+    if (per_gib > INT64_MAX)
+      throw InputError(in.report.source + ": " + in.report.average.name + ": the optimizer's " +
+                       sim::format_time(optimizer) + " over " + sim::human_bytes(parameters) +
+                       " of parameters is more than 2^63 ps per GiB; expected an optimizer time a profile can "
+                       "hold per GiB of parameters (is the gradients' size right?)");
     p.optimizer.time_per_gib = sim::Time::ps(static_cast<std::int64_t>(per_gib));
     p.optimizer.idle_before = optimizer_idle;
   } else if (optimizer > sim::Time::zero() || optimizer_idle > sim::Time::zero()) {

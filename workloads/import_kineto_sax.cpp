@@ -2,23 +2,44 @@
 // each event, its args, "Input Dims", deviceProperties, distributedInfo) that collects, per trace
 // event, only the fields the importer uses, and hands each finished event to the TraceBuilder.
 #include <algorithm>
+#include <climits>
 
+#include "sim/error.h"
 #include "workloads/import_kineto_reader.h"
+#include "workloads/import_limits.h"
 
 namespace hybridsim::workloads::kineto_detail {
 
+CountingBuffer::int_type CountingBuffer::underflow() {
+  before_ += egptr() - eback();
+  const std::streamsize n = source_->sgetn(buffer_.data(), static_cast<std::streamsize>(buffer_.size()));
+  setg(buffer_.data(), buffer_.data(), buffer_.data() + std::max<std::streamsize>(n, 0));
+  return n > 0 ? traits_type::to_int_type(buffer_[0]) : traits_type::eof();
+}
+
 bool TraceSax::number_unsigned(Json::number_unsigned_t v) {
-  const auto clipped = static_cast<std::int64_t>(std::min<Json::number_unsigned_t>(v, INT64_MAX));
-  return on_scalar(Scalar{Scalar::Type::Integer, clipped, 0, nullptr});
+  if (v <= static_cast<Json::number_unsigned_t>(INT64_MAX))
+    return on_scalar(Scalar{Scalar::Type::Integer, static_cast<std::int64_t>(v), 0, nullptr});
+  return on_scalar(Scalar{Scalar::Type::Unsigned, 0, v, nullptr});
 }
 
 bool TraceSax::start_object(std::size_t) {
   if (stack_.empty()) return push(Ctx::Root);
   switch (stack_.back()) {
-    case Ctx::Events: pending_.reset(); return push(Ctx::Event);
+    case Ctx::Events:
+      pending_.reset();
+      pending_.at = {t_.events_read, input_.position() - 1};  // the '{' just read
+      return push(Ctx::Event);
     case Ctx::Event: return push(key_ == "args" ? Ctx::Args : Ctx::Skip);
-    case Ctx::Devices: device_ = KinetoDevice{}; return push(Ctx::Device);
-    case Ctx::Root: return push(key_ == "distributedInfo" ? Ctx::Dist : Ctx::Skip);
+    case Ctx::Devices:
+      device_ = KinetoDevice{};
+      device_bytes_.push_back(input_.position() - 1);
+      device_ids_.emplace_back();
+      return push(Ctx::Device);
+    case Ctx::Root:
+      if (key_ != "distributedInfo") return push(Ctx::Skip);
+      dist_byte_ = input_.position() - 1;
+      return push(Ctx::Dist);
     default: return push(Ctx::Skip);
   }
 }
@@ -126,13 +147,19 @@ bool TraceSax::on_scalar(const Scalar& v) {
       break;
     }
     case Ctx::Device:
-      if (key_ == "id") device_.id = static_cast<int>(v.as_integer().value_or(0));
-      else if (key_ == "name") device_.name = v.as_text();
-      else if (key_ == "totalGlobalMem") device_.total_memory = v.as_integer().value_or(0);
+      if (key_ == "id") {
+        const auto id = v.as_integer();
+        device_.id = id && *id >= 0 && *id <= INT_MAX ? static_cast<int>(*id) : -1;
+        device_ids_.back() = v.as_text();
+      } else if (key_ == "name") {
+        device_.name = v.as_text();
+      } else if (key_ == "totalGlobalMem") {
+        device_.total_memory = v.as_integer().value_or(0);
+      }
       break;
     case Ctx::Dist:
-      if (key_ == "rank") t_.rank = static_cast<int>(v.as_integer().value_or(0));
-      else if (key_ == "world_size") t_.world_size = static_cast<int>(v.as_integer().value_or(0));
+      if (key_ == "rank") rank_ = v.as_text();
+      else if (key_ == "world_size") world_size_ = v.as_text();
       else if (key_ == "backend") t_.backend = v.as_text();
       break;
     default: break;
@@ -147,9 +174,20 @@ void TraceSax::on_event_field(const Scalar& v) {
   else if (key_ == "name") p.name = v.as_text();
   else if (key_ == "pid") p.pid = v.as_text();
   else if (key_ == "tid") p.tid = v.as_text();
-  else if (key_ == "ts") p.ts = v.as_ps();
-  else if (key_ == "dur") p.dur = v.as_ps();
-  else if (key_ == "id") p.id = v.as_integer().value_or(0);
+  else if (key_ == "ts") p.ts = v.as_ps(), p.ts_text = v.as_text();
+  else if (key_ == "dur") p.dur = v.as_ps(), p.dur_text = v.as_text();
+  else if (key_ == "id") p.id = v.as_integer();
+}
+
+std::optional<std::int64_t> TraceSax::count_arg(const Scalar& v) {
+  if (v.type == Scalar::Type::Other) return std::nullopt;  // null: not recorded
+  const auto n = v.as_integer();
+  if (n && *n >= 0) return n;
+  if (pending_.bad_number.empty()) {
+    pending_.bad_number = "args \"" + key_ + "\" is " + (v.type == Scalar::Type::String ? "\"" + v.as_text() + "\"" : v.as_text());
+    pending_.bad_number_expected = "a count: a whole number of 0 or more";
+  }
+  return std::nullopt;
 }
 
 void TraceSax::on_arg(const Scalar& v) {
@@ -160,9 +198,9 @@ void TraceSax::on_arg(const Scalar& v) {
   else if (key_ == "device") p.device = v.as_integer();
   else if (key_ == "stream") p.stream = v.as_integer();
   else if (key_ == "Collective name") c.name = v.as_text(), p.has_collective = true;
-  else if (key_ == "In msg nelems") c.in_elements = v.as_integer().value_or(-1), p.has_collective = true;
-  else if (key_ == "Out msg nelems") c.out_elements = v.as_integer().value_or(-1), p.has_collective = true;
-  else if (key_ == "Group size") c.group_size = static_cast<int>(v.as_integer().value_or(0));
+  else if (key_ == "In msg nelems") c.in_elements = count_arg(v).value_or(-1), p.has_collective = true;
+  else if (key_ == "Out msg nelems") c.out_elements = count_arg(v).value_or(-1), p.has_collective = true;
+  else if (key_ == "Group size") c.group_size = static_cast<int>(std::min<std::int64_t>(count_arg(v).value_or(0), INT_MAX));
   else if (key_ == "dtype") c.dtype = v.as_text();
   else if (key_ == "Process Group Name") c.group_name = v.as_text();
   else if (key_ == "Process Group Ranks") c.group_ranks = v.as_text();
@@ -171,9 +209,40 @@ void TraceSax::on_arg(const Scalar& v) {
 void TraceSax::on_dims_value(const Scalar& v) {
   DimsState& d = pending_.dims;
   if (d.outer_index != 0) return;
-  const auto n = v.as_integer();
-  if (n && *n >= 0 && d.elements <= INT64_MAX / std::max<std::int64_t>(*n, 1)) d.elements *= *n;
-  else d.valid = false;
+  const auto n = v.type == Scalar::Type::String ? std::nullopt : v.as_integer();
+  if (!n || *n < 0) {
+    if (d.problem.empty()) d.problem = v.type == Scalar::Type::String ? "\"" + v.as_text() + "\"" : v.as_text().empty() ? "null" : v.as_text();
+    return;
+  }
+  // Saturated just above the limit: no tensor reaches it, and a later 0 still makes an empty one.
+  d.elements = static_cast<std::int64_t>(std::min<Wide>(static_cast<Wide>(d.elements) * *n, kMaxTensorBytes + 1));
+}
+
+void TraceSax::fail_header(const std::string& where, const std::string& what, const std::string& expected) const {
+  throw InputError(source_ + ": " + where + ": " + what + "; expected " + expected);
+}
+
+void TraceSax::finish_header() {
+  for (std::size_t i = 0; i < t_.devices.size(); ++i) {
+    if (t_.devices[i].id < 0 && !device_ids_[i].empty())
+      fail_header("deviceProperties[" + std::to_string(i) + "] at byte " + std::to_string(device_bytes_[i]),
+                  "\"id\" is " + device_ids_[i], "a GPU's index, a whole number of 0 or more");
+  }
+  const std::string dist = "distributedInfo at byte " + std::to_string(dist_byte_);
+  if (!world_size_.empty()) {
+    const auto w = whole_number(world_size_);
+    if (!w || *w < 1 || *w > INT_MAX) fail_header(dist, "\"world_size\" is " + world_size_, "a number of ranks, 1 or more");
+    t_.world_size = static_cast<int>(*w);
+  }
+  if (!rank_.empty()) {
+    const auto r = whole_number(rank_);
+    const std::int64_t last = t_.world_size ? *t_.world_size - 1 : INT_MAX;
+    if (!r || *r < 0 || *r > last)
+      fail_header(dist, "\"rank\" is " + rank_,
+                  t_.world_size ? "0 to " + std::to_string(last) + " (\"world_size\" is " + world_size_ + ")"
+                                : std::string("a rank, a whole number of 0 or more"));
+    t_.rank = static_cast<int>(*r);
+  }
 }
 
 }  // namespace hybridsim::workloads::kineto_detail

@@ -5,6 +5,7 @@
 
 #include "sim/error.h"
 #include "workloads/import_kineto_steps.h"
+#include "workloads/import_kineto_values.h"
 
 namespace hybridsim::workloads::kineto_detail {
 
@@ -90,19 +91,21 @@ KinetoIterationStats mean_stats(const std::vector<KinetoIterationStats>& all) {
   const auto n = static_cast<std::int64_t>(all.size());
   m.name = all.size() == 1 ? all.front().name
                            : all.front().name + ".." + all.back().name + " (mean of " + std::to_string(n) + ")";
-  for (const auto& s : all) {
-    m.cpu_duration += s.cpu_duration; m.span += s.span; m.busy += s.busy;
-    m.launch_gaps += s.launch_gaps; m.gap_count += s.gap_count;
-    m.largest_gap = max(m.largest_gap, s.largest_gap);
-    m.stream_overlap += s.stream_overlap; m.exposed_communication += s.exposed_communication;
-    m.communication += s.communication; m.forward += s.forward; m.backward += s.backward;
-    m.optimizer += s.optimizer; m.activities += s.activities;
-  }
-  for (sim::Time* t : {&m.cpu_duration, &m.span, &m.busy, &m.launch_gaps, &m.stream_overlap,
-                       &m.exposed_communication, &m.communication, &m.forward, &m.backward, &m.optimizer})
-    *t = mean_time(*t, n);
-  m.gap_count = (m.gap_count + n / 2) / n;
-  m.activities = (m.activities + n / 2) / n;
+  // Summed wide: each value fits sim::Time, n of them need not.
+  auto mean_of = [&](auto field) {
+    Wide total = 0;
+    for (const auto& s : all) total += field(s);
+    return mean_time(total, n).ps();
+  };
+  for (sim::Time KinetoIterationStats::*t :
+       {&KinetoIterationStats::cpu_duration, &KinetoIterationStats::span, &KinetoIterationStats::busy,
+        &KinetoIterationStats::launch_gaps, &KinetoIterationStats::stream_overlap,
+        &KinetoIterationStats::exposed_communication, &KinetoIterationStats::communication,
+        &KinetoIterationStats::forward, &KinetoIterationStats::backward, &KinetoIterationStats::optimizer})
+    m.*t = sim::Time::ps(mean_of([&](const KinetoIterationStats& s) { return static_cast<Wide>((s.*t).ps()); }));
+  for (const auto& s : all) m.largest_gap = max(m.largest_gap, s.largest_gap);
+  m.gap_count = mean_of([](const KinetoIterationStats& s) { return static_cast<Wide>(s.gap_count); });
+  m.activities = mean_of([](const KinetoIterationStats& s) { return static_cast<Wide>(s.activities); });
   return m;
 }
 

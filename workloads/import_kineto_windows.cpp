@@ -5,6 +5,8 @@
 
 #include "sim/error.h"
 #include "workloads/import_kineto_steps.h"
+#include "workloads/import_kineto_values.h"
+#include "workloads/import_limits.h"
 
 namespace hybridsim::workloads::kineto_detail {
 
@@ -12,7 +14,7 @@ std::string counted(const std::string& what, std::int64_t count) {
   return std::to_string(count) + " × " + what;
 }
 
-sim::Time mean_time(sim::Time total, std::int64_t n) { return sim::Time::ps((total.ps() + n / 2) / n); }
+sim::Time mean_time(Wide total, std::int64_t n) { return sim::Time::ps(static_cast<std::int64_t>((total + n / 2) / n)); }
 
 void check_options(const KinetoImportOptions& o) {
   if (o.steps < 0) throw InputError("--steps must be 0 (all) or positive");
@@ -39,6 +41,41 @@ DeviceChoice choose_device(const KinetoTrace& t, std::optional<int> wanted) {
   c.gpu = dev && !dev->name.empty() ? dev->name : "unknown";
   if (!dev) c.notes.push_back("no deviceProperties entry for the device: gpu recorded as unknown");
   return c;
+}
+
+std::vector<std::string> check_time_order(const KinetoTrace& t, const KinetoIndex& index, int device) {
+  Wide busy = 0;
+  std::int64_t launched = 0, early = 0;
+  std::optional<std::uint32_t> first_early;
+  sim::Time largest_lead;
+  for (std::uint32_t i = 0; i < t.gpu.size(); ++i) {
+    const KinetoGpuActivity& a = t.gpu[i];
+    if (a.device != device) continue;
+    busy += a.duration.ps();
+    if (busy > kMaxImportedTime.ps())
+      throw InputError(t.source + ": " + t.describe(a) + ": with it the GPU activities of device " +
+                       std::to_string(device) + " add up to " + format_days(busy) + "; expected at most " +
+                       kMaxImportedTimeText + " of GPU time");
+    const auto launch = index.launch_of(a);
+    if (!launch) continue;
+    ++launched;
+    if (a.start >= launch->time) continue;
+    ++early;
+    largest_lead = max(largest_lead, launch->time - a.start);
+    if (!first_early) first_early = i;
+  }
+  if (early == 0) return {};
+  const std::string share = std::to_string(early) + " of the " + std::to_string(launched) +
+                            " launched GPU activities of device " + std::to_string(device);
+  if (2 * early >= launched) {
+    const KinetoGpuActivity& a = t.gpu[*first_early];
+    const auto launch = index.launch_of(a);
+    throw InputError(t.source + ": " + t.describe(a) + " starts " + sim::format_time(launch->time - a.start) +
+                     " before its launch, " + t.describe(t.cpu[launch->event]) + "; " + share +
+                     " start before their launch; expected GPU work to start after it (is the trace's time reversed?)");
+  }
+  return {share + " start before their launch (by at most " + sim::format_time(largest_lead) +
+          ": the CPU and GPU clocks slightly apart); they are attributed by their launch as usual"};
 }
 
 IterationWindows find_iteration_windows(const KinetoTrace& t) {

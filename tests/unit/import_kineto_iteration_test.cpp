@@ -294,6 +294,11 @@ TEST_CASE("kineto iteration: attach_nccl_gradients keeps whole-world all-reduces
           t.world_size = 2;
         }) == "NCCL all-reduces over process group 3 [1] (1 of 2 ranks): not the whole world, so not data-parallel "
               "gradient buckets");
+  CHECK(skipped_as([](auto& c, auto&) { c.in_elements = 0; }) == "NCCL all-reduces of 0 elements (nothing exchanged)");
+  CHECK(skipped_as([](auto& c, auto& t) {
+          c.group_ranks = "[0, 1, 2]";
+          t.world_size = 2;
+        }) == "NCCL all-reduces over 3 ranks in a world of 2 (distributedInfo): the trace contradicts itself");
   CHECK(skipped_as([](auto&, auto& t) { t.gpu[5].collective = -1; }) ==  // the NCCL kernel, 6th launched
         "NCCL kernels without collective arguments (no message size recorded)");
 }

@@ -214,8 +214,11 @@ TEST_CASE("kineto steps: mean_stats rounds each mean to the nearest ps, halves u
   CHECK(m.largest_gap == Time::ps(9));
   CHECK(m.activities == 11);
   CHECK(mean_stats({a}).name == "ProfilerStep#1");
-  CHECK(mean_time(Time::ps(7), 3) == Time::ps(2));  // 2.33 → 2
-  CHECK(mean_time(Time::ps(8), 3) == Time::ps(3));  // 2.67 → 3
+  CHECK(mean_time(7, 3) == Time::ps(2));  // 2.33 → 2
+  CHECK(mean_time(8, 3) == Time::ps(3));  // 2.67 → 3
+  // Three spans of 2^62 ps: their sum passes int64, their mean does not.
+  const Wide big = Wide{1} << 62;
+  CHECK(mean_time(3 * big, 3) == Time::ps(std::int64_t{1} << 62));
   CHECK(counted("things", 4) == "4 × things");
 }
 
