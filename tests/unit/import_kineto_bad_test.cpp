@@ -10,6 +10,7 @@
 #include <sstream>
 
 #include "sim/error.h"
+#include "tests/unit/import_kineto_files.h"
 #include "tests/unit/import_kineto_maker.h"
 #include "tests/unit/test_files.h"
 #include "workloads/import_kineto.h"
@@ -22,9 +23,7 @@ using workloads::KinetoCpuKind;
 
 namespace {
 
-std::string data(const std::string& name) {
-  return std::string(HYBRIDSIM_SOURCE_DIR) + "/tests/data/kineto/" + name;
-}
+std::string data(const std::string& name) { return hybridsim::testing::kineto_data(name); }
 
 template <typename F>
 std::string error_of(F&& f) {

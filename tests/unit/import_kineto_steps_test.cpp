@@ -67,6 +67,49 @@ TEST_CASE("kineto steps: choose_device takes the lowest device with GPU work, or
             .starts_with("made.json: no GPU activity (kernels, memcpys, memsets) in the trace"));
 }
 
+TEST_CASE("kineto steps: check_time_order tells clock skew from time running backwards") {
+  // Four launches on device 0; the third kernel starts 1 us before its launch (at 20, run at 19).
+  TraceMaker m;
+  m.launch(0, 0, 5, 2, "a");
+  m.launch(0, 10, 12, 2, "b");
+  m.launch(0, 20, 19, 2, "c");
+  m.launch(0, 30, 31, 2, "d");
+  m.gpu("no launch", 40, 1);   // not counted: nothing to compare with
+  m.launch(0, 50, 40, 1, "other", 7, 1);  // another device's
+  const KinetoIndex index(m.trace);
+  // 1 of 4: a note, with the largest lead.
+  CHECK(check_time_order(m.trace, index, 0) ==
+        std::vector<std::string>{"1 of the 4 launched GPU activities of device 0 start before their launch (by at most "
+                                 "1 us: the CPU and GPU clocks slightly apart); they are attributed by their launch as "
+                                 "usual"});
+  // 2 of 4 (half): time runs backwards; the first of them in the trace is named.
+  m.trace.gpu[1].start = us(9);
+  CHECK(error_of([&] { check_time_order(m.trace, KinetoIndex(m.trace), 0); }) ==
+        "made.json: traceEvents[-1] at byte -1, kernel \"b\" (\"ts\": 9) starts 1 us before its launch, "
+        "traceEvents[-1] at byte -1, cuda_runtime \"cudaLaunchKernel\" (\"ts\": 10); 2 of the 4 launched GPU "
+        "activities of device 0 start before their launch; expected GPU work to start after it (is the trace's time "
+        "reversed?)");
+  // Device 1's one activity started before its launch: alone, it is reversed.
+  CHECK(error_of([&] { check_time_order(m.trace, KinetoIndex(m.trace), 1); }).find("1 of the 1 launched") !=
+        std::string::npos);
+  // In order: nothing to say.
+  TraceMaker ok;
+  ok.launch(0, 0, 5, 2, "a");
+  CHECK(check_time_order(ok.trace, KinetoIndex(ok.trace), 0).empty());
+  // The device's GPU time: 2^61 ps twice is 2^62, the most; a third ps more is too much (53.4 days).
+  TraceMaker busy;
+  busy.gpu("x", 0, 1, 7);
+  busy.gpu("y", 0, 1, 8);
+  busy.trace.gpu[0].duration = Time::ps(std::int64_t{1} << 61);
+  busy.trace.gpu[1].duration = Time::ps(std::int64_t{1} << 61);
+  CHECK(check_time_order(busy.trace, KinetoIndex(busy.trace), 0).empty());
+  busy.gpu("z", 0, 0, 9);
+  busy.trace.gpu[2].duration = Time::ps(1);
+  CHECK(error_of([&] { check_time_order(busy.trace, KinetoIndex(busy.trace), 0); }) ==
+        "made.json: traceEvents[-1] at byte -1, kernel \"z\" (\"ts\": 0): with it the GPU activities of device 0 add "
+        "up to 53.4 days; expected at most 2^62 ps (53.4 days) of GPU time");
+}
+
 TEST_CASE("kineto steps: find_iteration_windows and window_at") {
   TraceMaker m;
   m.annotation("ProfilerStep#2", 100, 50);
