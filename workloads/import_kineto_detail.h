@@ -1,6 +1,7 @@
 // Internals of the Kineto importer shared by its source files (not a public API): an index over a
 // read trace (CPU op nesting per thread, launches by correlation, fwdbwd links) and the extraction
-// of one iteration into draft ops, before averaging and conversion to a Profile.
+// of one iteration into draft ops (in named steps, each tested on its own), before averaging and
+// conversion to a Profile.
 //   KinetoIndex index(trace);   IterationDraft d = extract_iteration(trace, index, window, content, false);
 #pragma once
 #include <cstdint>
@@ -14,6 +15,9 @@
 
 namespace hybridsim::workloads::kineto_detail {
 
+inline constexpr std::string_view kProfilerStep = "ProfilerStep#";
+inline constexpr std::string_view kOptimizerStep = "Optimizer.step#";
+
 // The outermost CPU op of a nest on one thread.
 struct TopLevelOp {
   sim::Time start, end;
@@ -23,6 +27,7 @@ struct TopLevelOp {
 struct Launch {
   std::uint32_t thread = 0;
   sim::Time time;
+  std::uint32_t event = 0;  // the runtime call, index into trace.cpu
 };
 
 class KinetoIndex {
@@ -65,6 +70,7 @@ struct DraftKernel {
   sim::Time duration;
   std::int64_t stream = 0;
   sim::Time idle_before{};  // the launch gap before it, when gaps are kept
+  bool operator==(const DraftKernel&) const = default;
 };
 
 struct DraftOp {
@@ -94,12 +100,112 @@ struct WindowContent {
   std::vector<std::uint32_t> cpu;
 };
 
-// The window's GPU activities made into draft ops.
+// The window's GPU activities made into draft ops, in the steps below.
 IterationDraft extract_iteration(const KinetoTrace& trace, const KinetoIndex& index,
                                  const IterationWindow& window, const WindowContent& content,
                                  bool keep_gaps);
 
 // "void at::native::vectorized_elementwise_kernel<4, ...>(...)" → "at::native::vectorized_elementwise_kernel".
 std::string short_kernel_name(const std::string& name);
+
+// ---- The steps of extract_iteration, in order ----
+
+inline constexpr std::size_t kNoSlot = static_cast<std::size_t>(-1);
+
+// A GPU activity of the window, with what attributing it needs.
+struct WindowActivity {
+  std::uint32_t gpu = 0;  // index into trace.gpu
+  sim::Time anchor;       // launch time, else GPU start
+  bool nccl = false;
+};
+
+// 1. The window's activities in GPU order (start, then the shorter first, then trace order), each
+// with its launch time; counts those without a launch record in d.notes and sets d.stats.activities.
+std::vector<WindowActivity> order_activities(const KinetoTrace& trace, const KinetoIndex& index,
+                                             const WindowContent& content, IterationDraft& d);
+
+// A draft op under construction: one per forward outermost op (or own backward op).
+struct Slot {
+  std::string base;           // the op's name without its occurrence number
+  sim::Time order;            // the CPU op's start
+  bool own_backward = false;  // a backward op without a forward op (no fwdbwd flows at all)
+  DraftOp op;
+  std::vector<std::int64_t> streams;  // of its forward kernels
+  bool has_kernels() const { return !op.forward.empty() || !op.backward.empty(); }
+};
+
+// The slots of one window, created on first use, keyed by the CPU event (or any other key).
+class DraftSlots {
+ public:
+  std::size_t slot_for(std::uint64_t key, std::string base, sim::Time order, bool own_backward);
+  // The slot of the forward outermost op `event` (trace.cpu), named after it.
+  std::size_t forward_slot(const KinetoTrace& trace, std::uint32_t event);
+  // The slot of a GPU activity no CPU op launched: "(no cpu op)", one per activity.
+  std::size_t orphan_slot(std::uint32_t gpu, sim::Time start);
+  Slot& operator[](std::size_t s) { return slots_[s]; }
+  const Slot& operator[](std::size_t s) const { return slots_[s]; }
+  std::size_t size() const { return slots_.size(); }
+
+ private:
+  std::vector<Slot> slots_;
+  std::unordered_map<std::uint64_t, std::size_t> slot_of_;
+};
+
+// The backward outermost ops of a window and the slot each one's kernels go to.
+struct BackwardOps {
+  std::vector<TopLevelOp> ops;                              // by start
+  std::vector<std::size_t> owner;                           // slot of each op, or kNoSlot
+  std::unordered_map<std::uint32_t, std::size_t> position;  // CPU event → index into ops
+  sim::Time begin = sim::Time::max();                       // the first one's start
+};
+
+// 2. The window's backward ops, linked through fwdbwd to their forward op's slot; unlinked ones
+// (AccumulateGrad, hooks, GraphRoot) go with the linked op before them (the first ones with the
+// first linked op). Without any link each backward op is a slot of its own ("own backward").
+BackwardOps find_backward_ops(const KinetoTrace& trace, const KinetoIndex& index,
+                              const IterationWindow& window, DraftSlots& slots);
+
+// Sorted, merged [start, end) intervals.
+using Intervals = std::vector<std::pair<sim::Time, sim::Time>>;
+
+// Length of [from, to) covered by the merged, sorted intervals.
+sim::Time covered_by(const Intervals& merged, sim::Time from, sim::Time to);
+
+// 3. The span of all the activities (sets d.stats.span) and the merged intervals in which NCCL
+// kernels run (adds their durations to d.stats.communication).
+Intervals measure_span_and_nccl(const KinetoTrace& trace, const std::vector<WindowActivity>& activities,
+                                IterationDraft& d);
+
+// 4. Each compute activity clipped to the device's busy time (what no earlier activity covers),
+// gaps measured (not counting NCCL-only time) and kept before it when asked, and attributed: to
+// the backward op that launched it, to the optimizer (launched after backward began, outside it),
+// else to the forward op that launched it. Fills d.stats (busy, gaps, overlap, phases,
+// exposed_communication) and d.optimizer, d.optimizer_idle.
+void attribute_kernels(const KinetoTrace& trace, const KinetoIndex& index,
+                       const std::vector<WindowActivity>& activities, const Intervals& nccl,
+                       const BackwardOps& backward, bool keep_gaps, DraftSlots& slots, IterationDraft& d);
+
+// The slot of the last backward op starting at or before `when` whose slot has kernels; kNoSlot
+// when none: gradients land on the op whose backward ran last before them.
+std::size_t anchor_slot(const BackwardOps& backward, const DraftSlots& slots, sim::Time when);
+
+// 5. The NCCL all-reduces over the whole world as gradient buckets (d.buckets, with slot indices
+// until finish_ops), on their anchor slot; other collectives and unusable ones counted in d.skipped.
+void attach_nccl_gradients(const KinetoTrace& trace, const KinetoIndex& index,
+                           const std::vector<WindowActivity>& activities, const BackwardOps& backward,
+                           DraftSlots& slots, IterationDraft& d);
+
+// 6. The AccumulateGrad shapes of the window as parameter bytes on their anchor slot.
+void attach_accumulate_gradients(const KinetoTrace& trace, const WindowContent& content,
+                                 const BackwardOps& backward, DraftSlots& slots, IterationDraft& d);
+
+// 7. The optimizer's name from the window's last Optimizer.step#<name>.step annotation; "" if none.
+std::string optimizer_name(const KinetoTrace& trace, const WindowContent& content);
+
+// 8. The slots with kernels or gradients as d.ops: forward ops by start, then own backward ops
+// latest first (replay runs backward in reverse op order, so their measured order is kept), named
+// "<base>#<occurrence>", each reading the last op before it on each stream its forward kernels use
+// (else the op before it); bucket op indices made final.
+void finish_ops(DraftSlots& slots, IterationDraft& d);
 
 }  // namespace hybridsim::workloads::kineto_detail

@@ -103,7 +103,7 @@ std::optional<Launch> KinetoIndex::launch_of(const KinetoGpuActivity& a) const {
   const auto it = runtime_by_correlation_.find(a.correlation);
   if (it == runtime_by_correlation_.end()) return std::nullopt;
   const KinetoCpuEvent& r = t_.cpu[it->second];
-  return Launch{r.thread, r.start};
+  return Launch{r.thread, r.start, it->second};
 }
 
 std::optional<std::uint32_t> KinetoIndex::owner_of(const KinetoGpuActivity& a) const {

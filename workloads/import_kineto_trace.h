@@ -1,9 +1,10 @@
 // The raw material of a PyTorch profiler (Kineto) Chrome trace, read in one streaming pass: GPU
 // activities (kernels, memcpys, memsets), CPU ops, annotations and runtime launches, fwdbwd flows,
 // NCCL collective arguments, device properties and distributed info. Times are picoseconds
-// relative to the trace's first timestamp (exact: the JSON's µs decimals are parsed as decimals).
+// relative to the trace's first timestamp (exact: the JSON's µs decimals are parsed as decimals);
+// each kept event remembers where it is in the file, for messages.
 //   KinetoTrace t = read_kineto_trace("trace.json");   // sax_parse over an ifstream, never whole
-//   t.gpu.size();  t.names[t.gpu[0].name];  t.world_size;
+//   t.gpu.size();  t.names[t.gpu[0].name];  t.world_size;  t.describe(t.gpu[0]);
 #pragma once
 #include <cstdint>
 #include <iosfwd>
@@ -15,6 +16,13 @@
 #include "sim/time.h"
 
 namespace hybridsim::workloads {
+
+// Where an event is in the trace file: its index in traceEvents (0-based) and the byte offset of
+// its opening brace.
+struct KinetoEventPlace {
+  std::int64_t index = -1;
+  std::int64_t byte = -1;
+};
 
 // Arguments PyTorch records for a collective, on the NCCL kernel and/or on its `record_param_comms`
 // CPU op: "Collective name", "In msg nelems", "Out msg nelems", "Group size", "dtype",
@@ -42,6 +50,7 @@ struct KinetoGpuActivity {
   std::int64_t correlation = -1;    // args "correlation": the launching runtime call's
   std::int64_t external_id = -1;    // args "External id": the launching CPU op's
   int collective = -1;              // index into KinetoTrace::collectives, or -1
+  KinetoEventPlace at;
 };
 
 enum class KinetoCpuKind : std::uint8_t {
@@ -64,6 +73,7 @@ struct KinetoCpuEvent {
   // its element count (-1: not recorded) and the element size in bytes (0: unknown type).
   std::int64_t input_elements = -1;
   int input_element_bytes = 0;
+  KinetoEventPlace at;
 };
 
 // One end of a `fwdbwd` flow: "s" at the forward op that created an autograd node, "f" at the
@@ -96,15 +106,30 @@ struct KinetoTrace {
   std::int64_t events_read = 0;       // entries of traceEvents
   std::int64_t events_kept = 0;       // of which kept (the rest: python functions, metadata, ...)
   std::int64_t events_malformed = 0;  // complete ("X") events of a kept kind without ts or dur
+  std::int64_t flows_without_id = 0;  // fwdbwd flow ends without an "id" (not kept: unpairable)
   std::int64_t bytes_read = 0;
+  // The first kept event's ts, which times are relative to: origin_us µs + origin_sub_ps ps.
+  std::int64_t origin_us = 0;
+  std::int64_t origin_sub_ps = 0;   // 0 .. 999'999
 
   const std::string& name_of(std::uint32_t index) const { return names.at(index); }
   const KinetoDevice* find_device(int id) const;
+  // A time as the trace writes it (µs, absolute): "1700000000123.456".
+  std::string ts_text(sim::Time t) const;
+  // For messages: "traceEvents[12] at byte 2345, kernel \"gemm\" (\"ts\": 1030)".
+  std::string describe(const KinetoGpuActivity& a) const;
+  std::string describe(const KinetoCpuEvent& e) const;
 };
+
+// "traceEvents[12] at byte 2345".
+std::string describe_place(const KinetoEventPlace& at);
 
 // Reads a Kineto trace file in one streaming pass (nlohmann::json::sax_parse over an ifstream),
 // keeping only the events above. Throws InputError naming the file when it cannot be opened, is not
-// JSON, is not a Kineto trace (no top-level object with a traceEvents array) or is truncated.
+// JSON, is not a Kineto trace (no top-level object with a traceEvents array) or is truncated, and
+// naming the file and the event (index, byte offset, name and ts) when a kept event's numbers are
+// not a measurement: a negative duration, a time beyond 2^62 ps of the first timestamp, a negative
+// or fractional count, a tensor of more than 1 TiB, a device id that is not one (import_limits.h).
 KinetoTrace read_kineto_trace(const std::string& path);
 // The same over any stream; `source_name` prefixes error messages.
 KinetoTrace parse_kineto_trace(std::istream& in, const std::string& source_name);

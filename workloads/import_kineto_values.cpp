@@ -1,54 +1,107 @@
-// Decoding Kineto's values: exact microseconds, trailing ids, dtype sizes.
+// Decoding Kineto's values: exact microseconds, whole numbers, trailing ids, dtype sizes; and times
+// written back for messages.
 #include "workloads/import_kineto_values.h"
 
 #include <cctype>
-#include <cmath>
+#include <cstdio>
 
-#include "workloads/import_kineto_trace.h"
 #include "sim/text.h"
+#include "workloads/import_kineto_trace.h"
 
-namespace hybridsim::workloads {
+namespace hybridsim::workloads::kineto_detail {
 
-namespace kineto_detail {
+namespace {
 
+bool is_digit(char c) { return std::isdigit(static_cast<unsigned char>(c)) != 0; }
 
-Wide micros_to_ps(const std::string& token, double value) {
+// A JSON number as sign × digits × 10^exponent, the digits without leading zeros ("" for zero).
+struct Decimal {
+  bool negative = false;
+  std::string digits;
+  long exponent = 0;
+};
+
+std::optional<Decimal> decompose(std::string_view s) {
+  Decimal d;
   std::size_t i = 0;
-  const bool negative = !token.empty() && token[0] == '-';
-  if (negative || (!token.empty() && token[0] == '+')) ++i;
-  Wide whole = 0;
-  for (; i < token.size() && std::isdigit(static_cast<unsigned char>(token[i])); ++i)
-    whole = whole * 10 + (token[i] - '0');
-  Wide frac = 0;
-  int digits = 0;
-  if (i < token.size() && token[i] == '.') {
-    for (++i; i < token.size() && std::isdigit(static_cast<unsigned char>(token[i])); ++i) {
-      if (digits < 6) {
-        frac = frac * 10 + (token[i] - '0');
-        ++digits;
-      }
-    }
+  if (i < s.size() && (s[i] == '-' || s[i] == '+')) d.negative = s[i++] == '-';
+  const std::size_t int_begin = i;
+  for (; i < s.size() && is_digit(s[i]); ++i) d.digits += s[i];
+  if (i == int_begin) return std::nullopt;
+  if (i < s.size() && s[i] == '.') {
+    const std::size_t frac_begin = ++i;
+    for (; i < s.size() && is_digit(s[i]); ++i) d.digits += s[i];
+    if (i == frac_begin) return std::nullopt;
+    d.exponent -= static_cast<long>(i - frac_begin);
   }
-  if (i != token.size()) return static_cast<Wide>(std::llround(value * 1e6));
-  for (; digits < 6; ++digits) frac *= 10;
-  const Wide ps = whole * kPsPerUs + frac;
-  return negative ? -ps : ps;
+  if (i < s.size() && (s[i] == 'e' || s[i] == 'E')) {
+    ++i;
+    bool exp_negative = false;
+    if (i < s.size() && (s[i] == '-' || s[i] == '+')) exp_negative = s[i++] == '-';
+    const std::size_t exp_begin = i;
+    long e = 0;
+    for (; i < s.size() && is_digit(s[i]); ++i) e = std::min<long>(e * 10 + (s[i] - '0'), 1'000'000);
+    if (i == exp_begin) return std::nullopt;
+    d.exponent += exp_negative ? -e : e;
+  }
+  if (i != s.size()) return std::nullopt;
+  const auto first = d.digits.find_first_not_of('0');
+  d.digits.erase(0, first == std::string::npos ? d.digits.size() : first);
+  return d;
+}
+
+// The decimal's value cut towards zero to a whole number, when its magnitude is below `limit`
+// (at most 10^30); `exact` says whether nothing was cut.
+std::optional<Wide> whole_value(const Decimal& d, Wide limit, bool* exact = nullptr) {
+  if (exact) *exact = true;
+  const long n = static_cast<long>(d.digits.size());
+  if (n == 0) return Wide{0};
+  if (n + d.exponent > 31) return std::nullopt;  // at least 10^31
+  const long keep = n + std::min<long>(d.exponent, 0);
+  Wide v = 0;
+  for (long k = 0; k < keep; ++k) v = v * 10 + (d.digits[static_cast<std::size_t>(k)] - '0');
+  for (long k = 0; k < d.exponent; ++k) v *= 10;
+  if (exact && keep < n && d.digits.find_first_not_of('0', static_cast<std::size_t>(std::max<long>(keep, 0))) != std::string::npos)
+    *exact = false;
+  if (v >= limit) return std::nullopt;
+  return d.negative ? -v : v;
+}
+
+}  // namespace
+
+std::optional<Wide> micros_to_ps(std::string_view token) {
+  auto d = decompose(token);
+  if (!d) return std::nullopt;
+  d->exponent += 6;  // µs → ps
+  return whole_value(*d, kMaxDecodedPs);
+}
+
+std::optional<std::int64_t> whole_number(std::string_view token) {
+  const auto d = decompose(token);
+  if (!d) return std::nullopt;
+  bool exact = true;
+  const auto v = whole_value(*d, static_cast<Wide>(INT64_MAX) + 1, &exact);
+  if (!v || !exact || *v < INT64_MIN) return std::nullopt;
+  return static_cast<std::int64_t>(*v);
 }
 
 std::optional<std::int64_t> trailing_integer(std::string_view text) {
   std::size_t begin = text.size();
-  while (begin > 0 && std::isdigit(static_cast<unsigned char>(text[begin - 1]))) --begin;
+  while (begin > 0 && is_digit(text[begin - 1])) --begin;
   if (begin == text.size()) return std::nullopt;
-  std::int64_t v = 0;
-  for (std::size_t i = begin; i < text.size() && i < begin + 18; ++i) v = v * 10 + (text[i] - '0');
-  return v;
+  Wide v = 0;
+  for (std::size_t i = begin; i < text.size(); ++i) {
+    v = v * 10 + (text[i] - '0');
+    if (v > INT64_MAX) return std::nullopt;
+  }
+  return static_cast<std::int64_t>(v);
 }
 
 int count_group_ranks(std::string_view ranks) {
   int count = 0;
   bool in_number = false;
   for (const char c : ranks) {
-    const bool digit = std::isdigit(static_cast<unsigned char>(c)) != 0;
+    const bool digit = is_digit(c);
     if (digit && !in_number) ++count;
     in_number = digit;
   }
@@ -60,7 +113,36 @@ std::string describe_group(const std::string& name, const std::string& ranks) {
   return "process group " + name + (ranks.empty() ? "" : " " + ranks);
 }
 
-}  // namespace kineto_detail
+std::string format_micros(Wide ps) {
+  const bool negative = ps < 0;
+  const Wide magnitude = negative ? -ps : ps;
+  Wide whole = magnitude / kPsPerUs;
+  std::string digits;
+  do {
+    digits.insert(digits.begin(), static_cast<char>('0' + static_cast<int>(whole % 10)));
+    whole /= 10;
+  } while (whole > 0);
+  std::string out = (negative ? "-" : "") + digits;
+  if (const auto frac = static_cast<long>(magnitude % kPsPerUs); frac != 0) {
+    char buf[8];
+    std::snprintf(buf, sizeof buf, "%06ld", frac);
+    std::string f = buf;
+    f.erase(f.find_last_not_of('0') + 1);
+    out += "." + f;
+  }
+  return out;
+}
+
+std::string format_days(Wide ps) {
+  const double days = static_cast<double>(ps) / 86'400e12;
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.1f days", days);
+  return buf;
+}
+
+}  // namespace hybridsim::workloads::kineto_detail
+
+namespace hybridsim::workloads {
 
 std::optional<int> kineto_dtype_bytes(std::string_view dtype) {
   std::string d = sim::lowercase(dtype);

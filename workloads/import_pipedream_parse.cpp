@@ -1,15 +1,18 @@
 // The reader of PipeDream's graph files: node lines and tab-indented edge lines, with file:line:col
-// errors quoting the offending text.
+// errors quoting the offending text; times and sizes that are no measurement (beyond 64 bits, a
+// tensor over 1 TiB, sums beyond import_limits.h's limits) are errors too.
 #include <algorithm>
 #include <cctype>
 #include <fstream>
 #include <map>
 #include <set>
 #include <sstream>
+#include <tuple>
 
 #include "sim/error.h"
-#include "workloads/import_pipedream.h"
 #include "sim/text.h"
+#include "workloads/import_limits.h"
+#include "workloads/import_pipedream.h"
 
 namespace hybridsim::workloads {
 
@@ -40,12 +43,26 @@ int node_id(const Line& line, std::string_view token) {
   return std::stoi(std::string(t.substr(4)));
 }
 
+// "12", "0.250": digits with optional decimals (what PipeDream writes), whole when `whole_only`
+// (decimals all zeros).
+bool is_plain_decimal(std::string_view v, bool whole_only) {
+  const auto dot = v.find('.');
+  const std::string_view whole = v.substr(0, dot), frac = dot == v.npos ? std::string_view{} : v.substr(dot + 1);
+  auto digits = [](std::string_view d) {
+    return std::all_of(d.begin(), d.end(), [](char c) { return std::isdigit(static_cast<unsigned char>(c)); });
+  };
+  if (whole.empty() || !digits(whole) || (dot != v.npos && (frac.empty() || !digits(frac)))) return false;
+  return !whole_only || frac.find_first_not_of('0') == std::string_view::npos;
+}
+
 sim::Time milliseconds(const Line& line, std::string_view value) {
   if (value.starts_with('-')) line.fail(value, "a time must not be negative");
   sim::Time t;
   try {
     t = sim::parse_time(std::string(value) + " ms");
   } catch (const InputError&) {
+    if (is_plain_decimal(value, false))
+      line.fail(value, std::string("a time of more than 2^63 ps; expected at most ") + kMaxImportedTimeText);
     line.fail(value, "expected milliseconds (a decimal number)");
   }
   return t;
@@ -54,11 +71,16 @@ sim::Time milliseconds(const Line& line, std::string_view value) {
 sim::Bytes byte_count(const Line& line, std::string_view value) {
   if (value.starts_with('-')) line.fail(value, "a size must not be negative");
   sim::Bytes b;
+  bool parsed = true;
   try {
     b = sim::parse_bytes(std::string(value) + " B");
   } catch (const InputError&) {
-    line.fail(value, "expected a whole number of bytes");
+    if (!is_plain_decimal(value, true)) line.fail(value, "expected a whole number of bytes");
+    parsed = false;  // a whole number too large for 64 bits
   }
+  if (!parsed || b.count() > kMaxTensorBytes)
+    line.fail(value, std::string("a tensor of more than ") + kMaxTensorBytesText + "; expected at most " +
+                         kMaxTensorBytesText + " (no GPU holds more)");
   return b;
 }
 
@@ -70,14 +92,42 @@ sim::Bytes activation_bytes(const Line& line, std::string_view value) {
   std::string_view rest = value.substr(1, value.size() - 2);
   while (true) {
     const auto semi = rest.find(';');
-    total += byte_count(line, sim::trim(rest.substr(0, semi)));
+    const std::string_view item = sim::trim(rest.substr(0, semi));
+    if (item.empty()) line.fail(value, "an empty item in the list; expected byte counts separated by ;");
+    total += byte_count(line, item);
+    if (total.count() > kMaxTensorBytes)
+      line.fail(value, std::string("outputs of more than ") + kMaxTensorBytesText + " in all; expected at most " +
+                           kMaxTensorBytesText + " (no GPU holds more)");
     if (semi == std::string_view::npos) break;
     rest = rest.substr(semi + 1);
   }
   return total;
 }
 
-PipeDreamNode parse_node(const Line& line) {
+// What the nodes read so far add up to: each must stay within import_limits.h's limits, so that
+// the importer's and the replay's sums cannot overflow.
+struct GraphTotals {
+  sim::Time time;  // forward + backward of every node
+  sim::Bytes parameters, activations;
+};
+
+void add_to_totals(const Line& line, const PipeDreamNode& node, std::string_view values, GraphTotals& totals) {
+  for (const sim::Time t : {node.forward, node.backward}) {  // each below 2^63 ps: compared, never summed past it
+    if (t > kMaxImportedTime - totals.time)
+      line.fail(values, std::string("with this node the forward and backward times add up to more than ") +
+                            kMaxImportedTimeText + "; expected a graph of at most that much time");
+    totals.time += t;
+  }
+  for (const auto& [sum, add, what] : {std::tuple{&totals.parameters, node.parameters, "parameters"},
+                                        std::tuple{&totals.activations, node.activation, "activations"}}) {
+    if (add.count() > kMaxTensorBytes - sum->count())
+      line.fail(values, std::string("with this node the ") + what + " add up to more than " + kMaxTensorBytesText +
+                            "; expected at most " + kMaxTensorBytesText + " (the graph was profiled on one GPU)");
+    *sum += add;
+  }
+}
+
+PipeDreamNode parse_node(const Line& line, GraphTotals& totals) {
   const std::string_view text = line.text;
   const auto first = text.find(kSeparator);
   const auto last = text.rfind(kSeparator);
@@ -113,6 +163,7 @@ PipeDreamNode parse_node(const Line& line) {
   for (const auto key : kKeys) {
     if (!seen.contains(key)) line.fail(text.substr(last + kSeparator.size()), "missing " + std::string(key));
   }
+  add_to_totals(line, node, text.substr(last + kSeparator.size()), totals);
   return node;
 }
 
@@ -133,6 +184,7 @@ PipeDreamGraph parse_pipedream_graph(std::string_view text, const std::string& s
     std::string text;
   };
   std::vector<PendingEdge> pending;
+  GraphTotals totals;
   int number = 0;
   while (!text.empty()) {
     ++number;
@@ -153,7 +205,7 @@ PipeDreamGraph parse_pipedream_graph(std::string_view text, const std::string& s
       pending.push_back({from, to, number, std::string(body)});
       continue;
     }
-    PipeDreamNode node = parse_node(line);
+    PipeDreamNode node = parse_node(line, totals);
     if (const auto [it, inserted] = line_of.try_emplace(node.id, number); !inserted)
       line.fail(raw.substr(0, raw.find(kSeparator)),
                 "node" + std::to_string(node.id) + " is already defined on line " + std::to_string(it->second));

@@ -1,7 +1,8 @@
 // The Kineto importer on small traces in the real format (tests/data/kineto, written by
 // make_traces.py there): a single-GPU run of two iterations on two streams, a 2-rank DDP iteration
 // with NCCL all-reduces, and broken files. Every time below is read off make_traces.py. Also: kept
-// launch gaps replay as idle time, recorded all-reduces replay as the buckets, in a scenario too.
+// launch gaps replay as idle time. (Recorded all-reduces replayed as the buckets, in a scenario too:
+// import_kineto_replay_test.cpp.)
 #include <doctest/doctest.h>
 
 #include <filesystem>
@@ -9,11 +10,11 @@
 #include <sstream>
 
 #include "analysis/step/step_runner.h"
-#include "scenarios/loader/resolve.h"
 #include "sim/error.h"
 #include "topology/presets.h"
 #include "workloads/import_kineto.h"
 #include "workloads/profile_io.h"
+#include "tests/unit/import_kineto_files.h"
 #include "tests/unit/test_files.h"
 
 using namespace hybridsim;
@@ -23,24 +24,12 @@ using workloads::import_kineto;
 using workloads::KinetoImportOptions;
 
 using hybridsim::testing::read_whole_file;
+using hybridsim::testing::replace_nth;
+using hybridsim::testing::TempFile;
 
 namespace {
 
-std::string data(const std::string& name) {
-  return std::string(HYBRIDSIM_SOURCE_DIR) + "/tests/data/kineto/" + name;
-}
-
-// A file in the temporary directory, removed when the test is done with it.
-struct TempFile {
-  std::string path;
-  TempFile(const std::string& name, const std::string& text)
-      : path((std::filesystem::temp_directory_path() / ("hybridsim_import_" + name)).string()) {
-    std::ofstream(path, std::ios::binary) << text;
-  }
-  TempFile(const TempFile&) = delete;
-  TempFile& operator=(const TempFile&) = delete;
-  ~TempFile() { std::filesystem::remove(path); }
-};
+std::string data(const std::string& name) { return hybridsim::testing::kineto_data(name); }
 
 // ns with three decimals of µs: Time of "640.345 us".
 Time us(double v) { return Time::ps(static_cast<std::int64_t>(v * 1e6 + (v >= 0 ? 0.5 : -0.5))); }
@@ -48,14 +37,6 @@ Time us(double v) { return Time::ps(static_cast<std::int64_t>(v * 1e6 + (v >= 0 
 analysis::StepResult replay_step(const workloads::Profile& p) { return analysis::simulate_on_one_gpu(p); }
 
 Time replay_one_gpu(const workloads::Profile& p) { return replay_step(p).step_time; }
-
-// `text` with the n-th (0-based) occurrence of `from` replaced by `to`.
-std::string replace_nth(std::string text, const std::string& from, const std::string& to, int n) {
-  std::size_t at = text.find(from);
-  for (int i = 0; i < n && at != std::string::npos; ++i) at = text.find(from, at + 1);
-  REQUIRE(at != std::string::npos);
-  return text.replace(at, from.size(), to);
-}
 
 bool mentions(const std::vector<std::string>& lines, const std::string& text) {
   for (const auto& l : lines)
@@ -305,53 +286,6 @@ TEST_CASE("kineto: an all-reduce over a subgroup is not a gradient bucket, and i
   CHECK(mentions(r.report.skipped, "1 × NCCL all-reduces over process group 1 [1] (1 of 2 ranks): not the "
                                    "whole world, so not data-parallel gradient buckets"));
   CHECK(workloads::describe_kineto_import(r).find("process group 1 [1] (1 of 2 ranks)") != std::string::npos);
-}
-
-TEST_CASE("kineto: a scenario replays the recorded buckets unless it sets communication.bucket_size") {
-  const auto r = import_kineto(data("ddp_rank0.json"), {});
-  const TempFile profile("ddp_profile.yaml", workloads::profile_to_yaml(r.profile));
-  const std::filesystem::path dir = std::filesystem::path(profile.path).parent_path();
-  const std::string yaml = "cluster: {preset: ideal-ring, gpus_per_node: 2}\n"
-                           "workload: {profile: " + std::filesystem::path(profile.path).filename().string() +
-                           "}\nparallelism: {dp: 2}\n";
-  auto collectives = [&](std::vector<std::string> overrides) {
-    const auto resolved = scenarios::resolve(scenarios::parse_scenario(yaml, "s.yaml", overrides, dir));
-    analysis::StepSetup s;
-    s.profile = &resolved.profile;
-    s.topology = &resolved.topology;
-    s.placement = resolved.placement;
-    s.mapping = resolved.mapping;
-    s.step = resolved.step;
-    std::vector<Bytes> sizes;
-    for (const auto& c : analysis::build_program(s).collectives) sizes.push_back(c.size);
-    return sizes;
-  };
-  // Not written: as recorded. Written (even at its default, 25 MB): packed by that size.
-  CHECK(collectives({}) == std::vector<Bytes>{Bytes::of(525312), Bytes::of(2099200)});
-  CHECK(collectives({"communication.bucket_size=25 MB"}) == std::vector<Bytes>{Bytes::of(2624512)});
-}
-
-TEST_CASE("profile format: recorded buckets must cover every dense gradient and sum to its bytes") {
-  const auto r = import_kineto(data("ddp_rank0.json"), {});
-  const std::string yaml = workloads::profile_to_yaml(r.profile);
-  CHECK(yaml.find("gradient: {bytes: 525312 B, exchange: dense-allreduce, buckets: [525312 B]}") !=
-        std::string::npos);
-  auto error = [](const std::string& text) {
-    try {
-      workloads::parse_profile(text, "p.yaml");
-    } catch (const InputError& e) {
-      return std::string(e.what());
-    }
-    return std::string("(no error)");
-  };
-  CHECK(error(replace_nth(yaml, "buckets: [525312 B]", "buckets: [525311 B]", 0))
-            .find("the buckets sum to 525311 B, expected the gradient's 525312 B") != std::string::npos);
-  CHECK(error(replace_nth(yaml, ", buckets: [525312 B]", "", 0)).find("for every dense-allreduce gradient or for none") !=
-        std::string::npos);
-  // Without any, a profile reads as before (the default packing).
-  std::string none = replace_nth(yaml, ", buckets: [525312 B]", "", 0);
-  none = replace_nth(none, ", buckets: [2099200 B]", "", 0);
-  CHECK_FALSE(workloads::parse_profile(none, "p.yaml").has_recorded_buckets());
 }
 
 TEST_CASE("kineto: timestamps are exact decimals; traces without annotations are one iteration") {

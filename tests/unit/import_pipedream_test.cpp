@@ -152,6 +152,44 @@ TEST_CASE("pipedream: bad lines name file:line:col") {
   CHECK_THROWS_AS(workloads::load_pipedream_graph("/nonexistent/graph.txt"), InputError);
 }
 
+TEST_CASE("pipedream: numbers that are no measurement name file:line:col") {
+  auto line = [](const std::string& fwd, const std::string& act, const std::string& params) {
+    return "node3 -- ReLU -- forward_compute_time=" + fwd + ", backward_compute_time=1, activation_size=" + act +
+           ", parameter_size=" + params + "\n";
+  };
+  // 10^17 ms = 10^26 ps: more than sim::Time holds (column 39: the value after "forward_compute_time=").
+  CHECK(error_of(line("99999999999999999", "1", "0")) ==
+        "g.txt:1:39: a time of more than 2^63 ps; expected at most 2^62 ps (53.4 days), got \"99999999999999999\"");
+  // 9223372036 ms = 9.2·10^18 ps fits one time but passes 2^62 ps = 4.6·10^18 for the graph.
+  CHECK(error_of(line("9223372036", "1", "0")) ==
+        "g.txt:1:18: with this node the forward and backward times add up to more than 2^62 ps (53.4 days); expected "
+        "a graph of at most that much time, got \"forward_compute_time=9223372036, backward_compute_time=1, "
+        "activation_size=1, parameter_size=0\"");
+  // Before: a sum that wrapped to "-2 B", or "transfer time overflows". The activation is at column
+  // 17 ("node3 -- ReLU -- ") + 21 + 3 ("forward_compute_time=1, ") + 25 + 16 + 1 = 83, the parameters at
+  // 83 + 3 + 15 = 101.
+  CHECK(error_of(line("1", "9223372036854775807", "0")) ==
+        "g.txt:1:83: a tensor of more than 1 TiB; expected at most 1 TiB (no GPU holds more), got "
+        "\"9223372036854775807\"");
+  CHECK(error_of(line("1", "[1099511627776; 1]", "0")) ==
+        "g.txt:1:83: outputs of more than 1 TiB in all; expected at most 1 TiB (no GPU holds more), got "
+        "\"[1099511627776; 1]\"");
+  CHECK(error_of(line("1", "[8; ; 8]", "0")) ==
+        "g.txt:1:83: an empty item in the list; expected byte counts separated by ;, got \"[8; ; 8]\"");
+  CHECK(error_of(line("1", "1", "99999999999999999999")) ==
+        "g.txt:1:101: a tensor of more than 1 TiB; expected at most 1 TiB (no GPU holds more), got "
+        "\"99999999999999999999\"");
+  // 1 TiB of parameters is the most a graph profiled on one GPU can have: node4's byte is one too many.
+  const std::string two = line("1", "1", "1099511627776") +
+                          "node4 -- ReLU -- forward_compute_time=1, backward_compute_time=1, activation_size=1, "
+                          "parameter_size=1\n\tnode3 -- node4\n";
+  CHECK(error_of(two) ==
+        "g.txt:2:18: with this node the parameters add up to more than 1 TiB; expected at most 1 TiB (the graph was "
+        "profiled on one GPU), got \"forward_compute_time=1, backward_compute_time=1, activation_size=1, "
+        "parameter_size=1\"");
+  CHECK(error_of(line("1", "1", "1099511627776")) == "(no error)");
+}
+
 TEST_CASE("hybridsim import pipedream prints the profile and the correction") {
   const std::string cmd = std::string(HYBRIDSIM_CLI) + " import pipedream " + tiny_path() +
                           " --batch 32 --correct 2>/dev/null";

@@ -5,7 +5,9 @@ They follow what torch.profiler (PyTorch 2.x, Kineto) exports: a top-level objec
 deviceProperties, distributedInfo (DDP only), baseTimeNanoseconds and traceEvents, where ts and dur
 are microseconds with nanosecond decimals. The model is Linear(1024→512) → ReLU → Linear(512→256) →
 MSE loss, trained with SGD; every time below is chosen by hand so that the tests can derive their
-expected values (see the comments there). Run from this folder: python3 make_traces.py
+expected values (see the comments there). Also three bad traces the importer must reject with a
+located error: a kernel of "dur": -100, one of "dur": 9.3e12 (107 days), and an iteration with its
+time reversed. Run from this folder: python3 make_traces.py
 """
 import json
 
@@ -193,6 +195,28 @@ def dump(value):
     return json.dumps(value)
 
 
+def one_kernel(dur):
+    """One iteration of one CPU op that launches two kernels, the first of duration `dur` (a RawNumber)."""
+    t = Trace()
+    t.x("user_annotation", "ProfilerStep#1", MAIN, 1000, 100)
+    t.x("cpu_op", "aten::relu", MAIN, 1010, 10)
+    t.launch(MAIN, 1012, 1020, 5, ELEMENTWISE.format("at::native::launch_clamp_scalar", "float"))
+    t.events[-3]["dur"] = dur  # the kernel (followed by its two ac2g flow ends)
+    t.launch(MAIN, 1014, 1030, 5, "void at::native::reduce_kernel<512, 1>(at::native::ReduceOp)")
+    return t
+
+
+def time_reversed():
+    """ProfilerStep#1 of single_gpu.json played backwards: every event's [ts, ts + dur] mirrored
+    around 2500 µs, so that GPU work starts before the launches that started it."""
+    t = Trace()
+    iteration(t, 1, 1000, 12.345)
+    for e in t.events:
+        end = float(e["ts"]) + float(e.get("dur", 0))
+        e["ts"] = us(2500 * 2 - end)
+    return t
+
+
 def main():
     t = Trace()
     t.x("cpu_op", "aten::zeros", MAIN, 900, 5)  # before profiling's first step: left out
@@ -208,6 +232,10 @@ def main():
         iteration(t, 5, 1000, 12.345, ddp=where)
         write("ddp_rank%d.json" % rank, t, {"backend": "nccl", "rank": rank, "world_size": 2,
                                             "pg_count": 1, "nccl_version": "2.18.1"})
+
+    write("negative_dur.json", one_kernel(RawNumber("-100")))
+    write("huge_dur.json", one_kernel(RawNumber("9.3e12")))
+    write("time_reversed.json", time_reversed())
 
 
 if __name__ == "__main__":
