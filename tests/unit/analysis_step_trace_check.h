@@ -271,7 +271,9 @@ inline Trace check_trace(const std::string& text) {
       FAIL("unexpected phase " << ph);
     }
   }
-  for (auto& [thread, te] : threads) {
+  for (auto& entry : threads) {  // not a structured binding: clang 14 cannot capture one in CAPTURE
+    const auto& thread = entry.first;
+    auto& te = entry.second;
     CAPTURE(thread.first);
     CAPTURE(thread.second);
     CHECK_MESSAGE(te.open.empty(), "slices left open at the end of the file");
@@ -292,10 +294,12 @@ inline Trace check_trace(const std::string& text) {
   for (const std::int64_t pid : pids_used) CHECK_MESSAGE(t.process_names.count(pid) == 1, "pid " << pid << " unnamed");
   for (const Thread& th : threads_used)
     CHECK_MESSAGE(t.thread_names.count(th) == 1, "pid " << th.first << " tid " << th.second << " unnamed");
-  for (const auto& [th, name] : t.thread_names)
-    CHECK_MESSAGE(threads_used.count(th) == 1, "thread \"" << name << "\" is named but has no events");
+  for (const auto& named : t.thread_names)
+    CHECK_MESSAGE(threads_used.count(named.first) == 1, "thread \"" << named.second << "\" is named but has no events");
   // Flows: one start and one finish per id, each inside a slice of its own thread.
-  for (const auto& [id, ends] : flow_ends) {
+  for (const auto& flow : flow_ends) {
+    const std::uint64_t id = flow.first;
+    const auto& ends = flow.second;
     REQUIRE(ends.size() == 2);
     CHECK(ends[0]["ph"] == "s");
     CHECK(ends[1]["ph"] == "f");

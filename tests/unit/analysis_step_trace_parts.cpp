@@ -57,7 +57,7 @@ TEST_CASE("busy fraction bins: one sample per bin, written only when it changes"
     CHECK(out.empty());
     CHECK_FALSE(b.is_used());
   }
-  CHECK_THROWS_AS(BusyFractionBins(Time::zero()), InternalError);
+  CHECK_THROWS_AS(BusyFractionBins{Time::zero()}, InternalError);
 }
 
 namespace {
