@@ -10,6 +10,7 @@
 
 #include "sim/event_queue.h"
 #include "sim/link.h"
+#include "sim/protocol.h"
 #include "sim/time.h"
 #include "sim/units.h"
 
@@ -29,6 +30,9 @@ struct CollectiveConfig {
   // Default: V100 HBM2 900 GB/s × 0.25 efficiency (the add reads two buffers and writes one, so
   // three bytes of memory traffic per byte reduced, at ~75% of peak).
   Bandwidth reduction_bandwidth = Bandwidth::gb_per_second(225);
+  // The protocol's link rates, latencies and per-channel cap (sim/protocol.h); the default is the
+  // ideal α-β model: line rates and only the links' own latencies.
+  ProtocolTiming timing = {};
   // Not a model parameter: when set, every ring built with this config reports each message it
   // takes in (sim/ring_collective.h), e.g. to a trace writer. Null (the default) costs one branch.
   RingObserver* observer = nullptr;

@@ -48,9 +48,13 @@ RingCollective::RingCollective(Network& network, CollectiveOp op, std::uint32_t 
     }
     max_messages = std::max(max_messages, (ch.chunk_bytes[0] + m - 1) / m);
     ch.edge_bytes.assign(n_, 0);
+    for (std::uint32_t p = 0; p < n_; ++p)
+      ch.step_delay.push_back(config_.timing.step_delay(ch.plan.routes[p], network.links()));
+    if (config_.timing.channel_cap.bytes_per_second() > 0) ch.paced_until.assign(n_, Time::zero());
     channels_.push_back(std::move(ch));
   }
   messages_per_chunk_ = static_cast<std::uint32_t>(max_messages);
+  rate_class_ = network.rate_class(config_.timing.link_rate_scale);
   if (static_cast<std::uint64_t>(steps_ + 1) * messages_per_chunk_ >= (1ULL << 32) ||
       static_cast<std::uint64_t>(c_count) * n_ >= (1ULL << 32))
     throw InternalError("collective too large to index its messages");
@@ -99,11 +103,18 @@ void RingCollective::send(std::uint32_t c, std::uint32_t from, std::uint32_t ste
   const std::uint32_t to = from + 1 == n_ ? 0 : from + 1;
   ch.edge_bytes[from] += bytes;
   ++messages_sent_;
-  network_.send_at(at, ch.plan.routes[from], Bytes::of(bytes), *this, encode(c, to, step, j));
+  at += ch.step_delay[from];
+  if (!ch.paced_until.empty()) {
+    // The channel's sender moves at most channel_cap bytes per second.
+    at = max(at, ch.paced_until[from]);
+    ch.paced_until[from] = at + transfer_time(Bytes::of(bytes), config_.timing.channel_cap);
+  }
+  network_.send_at(at, ch.plan.routes[from], Bytes::of(bytes), *this, encode(c, to, step, j),
+                   rate_class_);
 }
 
 void RingCollective::send_first_step(std::uint32_t rank) {
-  const Time now = queue_.now();
+  const Time now = queue_.now() + config_.timing.base_latency;
   for (std::uint32_t c = 0; c < channels_.size(); ++c) {
     const std::uint32_t p = channels_[c].position_of_rank[rank];
     if (op_ == CollectiveOp::Broadcast && p != 0) continue;
@@ -151,13 +162,15 @@ void RingCollective::handle_arrival(std::uint32_t c, std::uint32_t to, std::uint
   const std::uint32_t step = high / messages_per_chunk_;
   const std::uint32_t j = high % messages_per_chunk_;
   const ChannelState& ch = channels_[c];
-  Time ready = queue_.now();
+  RankState& rs = rank_[ch.plan.order[to]];
+  // Nothing leaves a rank before its protocol's base latency has passed since it joined, so steps
+  // leave in order even when data arrived before the rank joined.
+  Time ready = max(queue_.now(), rs.start + config_.timing.base_latency);
   if (step < reduce_steps_ && config_.reduction_bandwidth.bytes_per_second() > 0) {
     const std::uint32_t from = to == 0 ? n_ - 1 : to - 1;
     const std::uint32_t chunk = (from + n_ - (step % n_)) % n_;
     ready += transfer_time(Bytes::of(message_bytes(ch, chunk, j)), config_.reduction_bandwidth);
   }
-  RankState& rs = rank_[ch.plan.order[to]];
   if (ready > rs.finish) rs.finish = ready;
   if (config_.observer != nullptr)
     config_.observer->on_ring_arrival({this, ch.plan.order[to], step, c, queue_.now()});

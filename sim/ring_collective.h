@@ -89,6 +89,8 @@ class RingCollective final : public Collective {
     std::vector<std::uint32_t> position_of_rank;
     std::vector<std::int64_t> chunk_bytes;   // by chunk index (ring ops) or [0] = whole (broadcast)
     std::vector<std::int64_t> edge_bytes;    // bytes sent from position p
+    std::vector<Time> step_delay;            // the protocol's wait before sending from position p
+    std::vector<Time> paced_until;           // per position: the channel cap's next free time
   };
   std::int64_t message_bytes(const ChannelState& ch, std::uint32_t chunk, std::uint32_t j) const;
   void send(std::uint32_t c, std::uint32_t from, std::uint32_t step, std::uint32_t j, Time at);
@@ -111,6 +113,7 @@ class RingCollective final : public Collective {
   std::vector<RankState> rank_;
   std::uint32_t ranks_done_ = 0;
   std::uint64_t messages_sent_ = 0;
+  std::uint8_t rate_class_ = 0;
   EventHandler* done_handler_ = nullptr;
   std::uint64_t done_tag_base_ = 0;
 };

@@ -54,7 +54,7 @@ TEST_CASE("the committed example trace is what the code writes") {
   CHECK(t.process_names.at(1) == "node 0 · GPU 0");
   CHECK(t.process_names.at(12) == "node 1 · GPU 3");
   CHECK(t.flows > 0);
-  CHECK(t.on(1, 2).front().name.find(" · 8 GPUs · ring") != std::string::npos);
+  CHECK(t.on(1, 2).front().name.find(" · 8 GPUs · auto") != std::string::npos);
 
   const std::string committed = std::string(HYBRIDSIM_SOURCE_DIR) + "/scenarios/examples/trace-2node-hybrid.json";
   if (std::getenv("HYBRIDSIM_REGENERATE_TRACE_EXAMPLE") != nullptr)
