@@ -20,10 +20,8 @@ int first_tree_parent(int n, int rank) {
 
 int binary_tree_parent(int n, int rank, bool second) {
   if (!second) return first_tree_parent(n, rank);
-  if (n % 2 == 1) {
-    const int p = first_tree_parent(n, n - 1 - rank);
-    return p < 0 ? -1 : n - 1 - p;
-  }
+  // The first tree's inner machines are the even ones; shifted by one they are odd, so only
+  // machine 0 (with odd n) can be inner in both.
   const int p = first_tree_parent(n, (rank + n - 1) % n);
   return p < 0 ? -1 : (p + 1) % n;
 }

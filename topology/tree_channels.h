@@ -15,8 +15,9 @@
 namespace hybridsim::topology {
 
 // The parent of machine `rank` (0..n-1) in the first binary tree (machine 0 is its root, with one
-// child), or -1; `second` gives the other tree: the first mirrored (n odd) or shifted by one (n
-// even), so that its inner machines are the first tree's leaves. Depth ⌈log2 n⌉.
+// child; the inner machines are the even ones), or -1; `second` gives the other tree: the first
+// shifted by one, so that its inner machines are the first tree's leaves (with odd n, machine 0 is
+// inner in both). Depth about log2 n.
 int binary_tree_parent(int n, int rank, bool second = false);
 
 // Throws InputError when a ring holds a GPU that is not in `communicator`.

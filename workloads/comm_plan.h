@@ -36,8 +36,8 @@ std::string protocol_option_name(std::optional<sim::Protocol> p);         // "au
 
 struct CommOptions {
   AllReduceAlgorithm algorithm = AllReduceAlgorithm::Auto;
-  std::optional<sim::Protocol> protocol;  // none: NCCL's choice per call
-  std::optional<int> channels;  // none: NCCL's channel count (topology::RingPlan::saturating_channels)
+  std::optional<sim::Protocol> protocol = {};  // none: NCCL's choice per call
+  std::optional<int> channels = {};  // none: NCCL's channel count (topology::RingPlan::saturating_channels)
   bool pcie_only = false;       // force rings (and point-to-point routes) off NVLink
 };
 
