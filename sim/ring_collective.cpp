@@ -53,6 +53,16 @@ RingCollective::RingCollective(Network& network, CollectiveOp op, std::uint32_t 
     if (config_.timing.channel_cap.bytes_per_second() > 0) ch.paced_until.assign(n_, Time::zero());
     channels_.push_back(std::move(ch));
   }
+  // A broadcast under a protocol pipelines along its chain of N−1 hops in at least N−1 messages
+  // (equal parts), as NCCL's slices do; with fewer the chain would forward whole chunks hop by hop.
+  // The ideal model keeps message_size pieces (the closed forms of sim/README.md).
+  piece_ = m;
+  if (broadcast && !config_.timing.is_ideal() && max_messages < static_cast<std::int64_t>(n_) - 1) {
+    max_messages = static_cast<std::int64_t>(n_) - 1;
+    std::int64_t largest = 0;
+    for (const auto& ch : channels_) largest = std::max(largest, ch.chunk_bytes[0]);
+    piece_ = std::max<std::int64_t>(1, (largest + max_messages - 1) / max_messages);
+  }
   messages_per_chunk_ = static_cast<std::uint32_t>(max_messages);
   rate_class_ = network.rate_class(config_.timing.link_rate_scale);
   if (static_cast<std::uint64_t>(steps_ + 1) * messages_per_chunk_ >= (1ULL << 32) ||
@@ -88,9 +98,8 @@ std::uint64_t RingCollective::encode(std::uint32_t c, std::uint32_t to, std::uin
 
 std::int64_t RingCollective::message_bytes(const ChannelState& ch, std::uint32_t chunk,
                                            std::uint32_t j) const {
-  const std::int64_t m = config_.message_size.count();
-  const std::int64_t left = ch.chunk_bytes[chunk] - static_cast<std::int64_t>(j) * m;
-  return std::clamp<std::int64_t>(left, 0, m);
+  const std::int64_t left = ch.chunk_bytes[chunk] - static_cast<std::int64_t>(j) * piece_;
+  return std::clamp<std::int64_t>(left, 0, piece_);
 }
 
 void RingCollective::send(std::uint32_t c, std::uint32_t from, std::uint32_t step, std::uint32_t j,

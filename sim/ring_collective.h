@@ -4,7 +4,8 @@
 // then all-gather take 2(N−1) steps in which every rank sends one chunk of S/(N·C) bytes to its ring
 // successor, as messages of at most `message_size`. Message j of step s+1 leaves a rank as soon as
 // message j of step s has arrived there (and, in the reduce-scatter half, been reduced), so steps
-// pipeline. Ranks join when their stream reaches the collective (`start(rank)`); a rank is done when
+// pipeline (a broadcast under an NCCL protocol in at least N−1 messages). Ranks join when their
+// stream reaches the collective (`start(rank)`); a rank is done when
 // it has received everything and everything it sent has been delivered.
 //   sim::RingCollective ar(net, CollectiveOp::AllReduce, 8, channels, Bytes::mib(64), config);
 //   ar.start_all();  queue.run();  ar.finish_time();
@@ -109,6 +110,7 @@ class RingCollective final : public Collective {
   std::uint32_t steps_ = 0;         // ring steps (or chain hops for broadcast)
   std::uint32_t reduce_steps_ = 0;  // arrivals of steps < this are reduced before forwarding
   std::uint32_t messages_per_chunk_ = 1;
+  std::int64_t piece_ = 0;  // the size of each message but a chunk's last (message_size, or less)
   std::vector<ChannelState> channels_;
   std::vector<RankState> rank_;
   std::uint32_t ranks_done_ = 0;

@@ -159,3 +159,14 @@ TEST_CASE("a rank that joins late sends nothing before its base latency, in step
   CHECK(coll.is_done());
   CHECK(coll.finish_time() == Time::us(11) + Time::ns(4 * 1100));
 }
+
+TEST_CASE("a broadcast under a protocol pipelines in at least N−1 messages") {
+  Ring ring(4);
+  CollectiveConfig config;
+  // Ideal: 3000 B is one message (300 ns a hop): m·τ + (N−2)·(τ + α) + α = 0.3 + 2 × 1.3 + 1 µs.
+  CHECK(ring.run(CollectiveOp::Broadcast, Bytes::of(3000), config) == Time::ns(3900));
+  // Under a protocol (here without extra latency or rate change) the 3 hops get 3 messages of
+  // 1000 B (100 ns): 3 × 0.1 + 2 × 1.1 + 1 µs = 3.5 µs.
+  config.timing.protocol = Protocol::Simple;
+  CHECK(ring.run(CollectiveOp::Broadcast, Bytes::of(3000), config) == Time::ns(3500));
+}
