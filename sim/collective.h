@@ -67,6 +67,22 @@ class Collective : public EventHandler {
   }
 };
 
+// Where one rank of a message-level collective stands (the ring and the tree keep one per rank).
+struct RankProgress {
+  bool started = false;
+  bool done = false;
+  std::int64_t receives_left = 0;
+  std::int64_t sends_left = 0;
+  Time start;
+  Time finish;
+  std::vector<std::uint64_t> early_arrivals;  // arrived before the rank started (rare)
+};
+// Marks `rank` done once it has started, received everything and had everything it sent
+// delivered; then schedules `handler` (if any) with `tag` at its finish. Returns whether it did.
+bool finish_if_complete(RankProgress& rank, EventQueue& queue, EventHandler* handler,
+                        std::uint64_t tag);
+Time latest_finish(const std::vector<RankProgress>& ranks);
+
 // Bytes each rank moves in one collective of `size` over n ranks (nccl-tests' bus-bandwidth factor):
 // algbw = size / time; busbw = algbw × bus_factor(op, n).
 double bus_factor(CollectiveOp op, int n);

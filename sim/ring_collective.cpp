@@ -72,7 +72,7 @@ RingCollective::RingCollective(Network& network, CollectiveOp op, std::uint32_t 
   // What each rank must receive and send, summed over channels.
   for (const auto& ch : channels_) {
     for (std::uint32_t p = 0; p < n_; ++p) {
-      RankState& rs = rank_[ch.plan.order[p]];
+      RankProgress& rs = rank_[ch.plan.order[p]];
       if (broadcast) {
         if (p > 0) rs.receives_left += messages_per_chunk_;
         if (p + 1 < n_) rs.sends_left += messages_per_chunk_;
@@ -132,7 +132,7 @@ void RingCollective::send_first_step(std::uint32_t rank) {
 }
 
 void RingCollective::start(std::uint32_t rank) {
-  RankState& rs = rank_[rank];
+  RankProgress& rs = rank_[rank];
   if (rs.started) throw InternalError("rank " + std::to_string(rank) + " started twice");
   rs.started = true;
   rs.start = queue_.now();
@@ -171,7 +171,7 @@ void RingCollective::handle_arrival(std::uint32_t c, std::uint32_t to, std::uint
   const std::uint32_t step = high / messages_per_chunk_;
   const std::uint32_t j = high % messages_per_chunk_;
   const ChannelState& ch = channels_[c];
-  RankState& rs = rank_[ch.plan.order[to]];
+  RankProgress& rs = rank_[ch.plan.order[to]];
   // Nothing leaves a rank before its protocol's base latency has passed since it joined, so steps
   // leave in order even when data arrived before the rank joined.
   Time ready = max(queue_.now(), rs.start + config_.timing.base_latency);
@@ -188,12 +188,7 @@ void RingCollective::handle_arrival(std::uint32_t c, std::uint32_t to, std::uint
 }
 
 void RingCollective::check_done(std::uint32_t rank) {
-  RankState& rs = rank_[rank];
-  if (rs.done || !rs.started || rs.receives_left > 0 || rs.sends_left > 0) return;
-  rs.done = true;
-  rs.finish = max(rs.finish, queue_.now());
-  ++ranks_done_;
-  if (done_handler_ != nullptr) queue_.schedule_at(rs.finish, *done_handler_, done_tag_base_ + rank);
+  if (finish_if_complete(rank_[rank], queue_, done_handler_, done_tag_base_ + rank)) ++ranks_done_;
 }
 
 Time RingCollective::start_time() const {
@@ -202,11 +197,7 @@ Time RingCollective::start_time() const {
   return t;
 }
 
-Time RingCollective::finish_time() const {
-  Time t = Time::zero();
-  for (const auto& r : rank_) t = max(t, r.finish);
-  return t;
-}
+Time RingCollective::finish_time() const { return latest_finish(rank_); }
 
 std::array<Bytes, kLinkKindCount> RingCollective::bytes_by_link_kind() const {
   std::array<Bytes, kLinkKindCount> out{};

@@ -76,15 +76,6 @@ class RingCollective final : public Collective {
   void on_event(std::uint64_t tag) override;
 
  private:
-  struct RankState {
-    bool started = false;
-    bool done = false;
-    std::int64_t receives_left = 0;
-    std::int64_t sends_left = 0;
-    Time start;
-    Time finish;
-    std::vector<std::uint64_t> early_arrivals;  // arrived before the rank started (rare)
-  };
   struct ChannelState {
     RingChannel plan;
     std::vector<std::uint32_t> position_of_rank;
@@ -112,7 +103,7 @@ class RingCollective final : public Collective {
   std::uint32_t messages_per_chunk_ = 1;
   std::int64_t piece_ = 0;  // the size of each message but a chunk's last (message_size, or less)
   std::vector<ChannelState> channels_;
-  std::vector<RankState> rank_;
+  std::vector<RankProgress> rank_;
   std::uint32_t ranks_done_ = 0;
   std::uint64_t messages_sent_ = 0;
   std::uint8_t rate_class_ = 0;

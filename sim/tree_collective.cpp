@@ -141,7 +141,7 @@ void TreeCollective::send_down(std::uint32_t c, std::uint32_t r, std::uint32_t j
 }
 
 void TreeCollective::start(std::uint32_t rank) {
-  RankState& rs = rank_[rank];
+  RankProgress& rs = rank_[rank];
   if (rs.started) throw InternalError("rank " + std::to_string(rank) + " started twice");
   rs.started = true;
   rs.start = queue_.now();
@@ -184,7 +184,7 @@ void TreeCollective::handle(std::uint64_t tag) {
   if ((low & 1) == kDown) {
     // Message j of the result reached r: it is done with it and passes it on (not before its base
     // latency has passed since it joined, as in the ring).
-    RankState& rs = rank_[r];
+    RankProgress& rs = rank_[r];
     if (now > rs.finish) rs.finish = now;
     send_down(c, r, static_cast<std::uint32_t>(tag >> 32), max(now, rs.start + config_.timing.base_latency));
     return;
@@ -202,25 +202,16 @@ void TreeCollective::handle(std::uint64_t tag) {
   Time ready = max(now, rank_[p].start + config_.timing.base_latency);
   if (config_.reduction_bandwidth.bytes_per_second() > 0)
     ready += transfer_time(Bytes::of(message_bytes(ch, j)), config_.reduction_bandwidth);
-  RankState& ps = rank_[p];
+  RankProgress& ps = rank_[p];
   if (ready > ps.finish) ps.finish = ready;
   if (ch.plan.parent[p] >= 0) send_up(c, p, j, ready);
   else send_down(c, p, j, ready);  // the root holds the full sum of message j
 }
 
 void TreeCollective::check_done(std::uint32_t rank) {
-  RankState& rs = rank_[rank];
-  if (rs.done || !rs.started || rs.receives_left > 0 || rs.sends_left > 0) return;
-  rs.done = true;
-  rs.finish = max(rs.finish, queue_.now());
-  ++ranks_done_;
-  if (done_handler_ != nullptr) queue_.schedule_at(rs.finish, *done_handler_, done_tag_base_ + rank);
+  if (finish_if_complete(rank_[rank], queue_, done_handler_, done_tag_base_ + rank)) ++ranks_done_;
 }
 
-Time TreeCollective::finish_time() const {
-  Time t = Time::zero();
-  for (const auto& r : rank_) t = max(t, r.finish);
-  return t;
-}
+Time TreeCollective::finish_time() const { return latest_finish(rank_); }
 
 }  // namespace hybridsim::sim

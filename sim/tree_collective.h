@@ -47,15 +47,6 @@ class TreeCollective final : public Collective {
   void on_event(std::uint64_t tag) override;
 
  private:
-  struct RankState {
-    bool started = false;
-    bool done = false;
-    std::int64_t receives_left = 0;
-    std::int64_t sends_left = 0;
-    Time start;
-    Time finish;
-    std::vector<std::uint64_t> early_arrivals;
-  };
   struct Node {  // one rank in one channel
     std::uint32_t first_child = 0;  // into ChannelState::child_received
     std::uint32_t child_count = 0;
@@ -86,7 +77,7 @@ class TreeCollective final : public Collective {
   std::uint32_t messages_ = 1;  // per channel
   std::uint8_t rate_class_ = 0;
   std::vector<ChannelState> channels_;
-  std::vector<RankState> rank_;
+  std::vector<RankProgress> rank_;
   std::uint32_t ranks_done_ = 0;
   std::uint64_t messages_sent_ = 0;
   std::array<Bytes, kLinkKindCount> bytes_by_kind_{};

@@ -12,6 +12,14 @@ using namespace hybridsim::sim;
 
 namespace {
 
+void report(benchmark::State& state, std::uint64_t messages, double simulated_seconds) {
+  state.counters["messages"] = static_cast<double>(messages);
+  state.counters["simulated_ms"] = simulated_seconds * 1e3;
+  state.counters["messages_per_second"] = benchmark::Counter(
+      static_cast<double>(messages) * static_cast<double>(state.iterations()),
+      benchmark::Counter::kIsRate);
+}
+
 void BM_RingAllReduce(benchmark::State& state) {
   const auto n = static_cast<std::uint32_t>(state.range(0));
   const Bytes size = Bytes::gib(1);
@@ -36,11 +44,7 @@ void BM_RingAllReduce(benchmark::State& state) {
     messages = coll.messages_sent();
     simulated_seconds = coll.finish_time().to_seconds();
   }
-  state.counters["messages"] = static_cast<double>(messages);
-  state.counters["simulated_ms"] = simulated_seconds * 1e3;
-  state.counters["messages_per_second"] = benchmark::Counter(
-      static_cast<double>(messages) * static_cast<double>(state.iterations()),
-      benchmark::Counter::kIsRate);
+  report(state, messages, simulated_seconds);
 }
 BENCHMARK(BM_RingAllReduce)->Arg(8)->Arg(1024)->Unit(benchmark::kMillisecond)->Iterations(1);
 
@@ -72,11 +76,7 @@ void BM_TreeAllReduce(benchmark::State& state) {
     messages = coll.messages_sent();
     simulated_seconds = coll.finish_time().to_seconds();
   }
-  state.counters["messages"] = static_cast<double>(messages);
-  state.counters["simulated_ms"] = simulated_seconds * 1e3;
-  state.counters["messages_per_second"] = benchmark::Counter(
-      static_cast<double>(messages) * static_cast<double>(state.iterations()),
-      benchmark::Counter::kIsRate);
+  report(state, messages, simulated_seconds);
 }
 BENCHMARK(BM_TreeAllReduce)->Arg(8)->Arg(1024)->Unit(benchmark::kMillisecond)->Iterations(1);
 
