@@ -109,9 +109,15 @@ const std::vector<sim::RingChannel>& CommPlanner::ring_channels(const std::vecto
 }
 
 sim::NcclMachine CommPlanner::nccl_machine(const std::vector<int>& members, sim::CollectiveOp op) {
-  std::vector<topology::DeviceId> devices;
-  for (const int r : members) devices.push_back(topology_.gpu(r));
-  return describe_for_nccl(topology_, devices, entry(members).channels, op, options_.pcie_only);
+  Entry& e = entry(members);
+  if (!e.machine) {
+    std::vector<topology::DeviceId> devices;
+    for (const int r : members) devices.push_back(topology_.gpu(r));
+    e.machine = describe_for_nccl(topology_, devices, e.channels, op, options_.pcie_only);
+  }
+  sim::NcclMachine m = *e.machine;
+  m.op = op;  // the only part that depends on the call
+  return m;
 }
 
 std::vector<sim::CollectiveChain::Part> CommPlanner::ring_phase(

@@ -83,6 +83,7 @@ class CommPlanner {
     topology::RingPlan rings;
     std::vector<sim::RingChannel> channels;
     std::vector<sim::TreeChannel> trees;  // built on first use
+    std::optional<sim::NcclMachine> machine;  // describe_for_nccl's answer, on first use
   };
   Entry& entry(const std::vector<int>& members);
   std::vector<sim::CollectiveChain::Part> ring_phase(const std::vector<std::vector<int>>& groups,
