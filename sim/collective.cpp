@@ -30,6 +30,21 @@ CollectiveOp parse_collective_op(std::string_view text) {
                    "\": expected allreduce, reducescatter, allgather or broadcast");
 }
 
+bool finish_if_complete(RankProgress& rank, EventQueue& queue, EventHandler* handler,
+                        std::uint64_t tag) {
+  if (rank.done || !rank.started || rank.receives_left > 0 || rank.sends_left > 0) return false;
+  rank.done = true;
+  rank.finish = max(rank.finish, queue.now());
+  if (handler != nullptr) queue.schedule_at(rank.finish, *handler, tag);
+  return true;
+}
+
+Time latest_finish(const std::vector<RankProgress>& ranks) {
+  Time t = Time::zero();
+  for (const auto& r : ranks) t = max(t, r.finish);
+  return t;
+}
+
 double bus_factor(CollectiveOp op, int n) {
   if (n <= 1) return 0.0;
   switch (op) {

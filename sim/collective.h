@@ -10,6 +10,7 @@
 
 #include "sim/event_queue.h"
 #include "sim/link.h"
+#include "sim/protocol.h"
 #include "sim/time.h"
 #include "sim/units.h"
 
@@ -29,6 +30,9 @@ struct CollectiveConfig {
   // Default: V100 HBM2 900 GB/s × 0.25 efficiency (the add reads two buffers and writes one, so
   // three bytes of memory traffic per byte reduced, at ~75% of peak).
   Bandwidth reduction_bandwidth = Bandwidth::gb_per_second(225);
+  // The protocol's link rates, latencies and per-channel cap (sim/protocol.h); the default is the
+  // ideal α-β model: line rates and only the links' own latencies.
+  ProtocolTiming timing = {};
   // Not a model parameter: when set, every ring built with this config reports each message it
   // takes in (sim/ring_collective.h), e.g. to a trace writer. Null (the default) costs one branch.
   RingObserver* observer = nullptr;
@@ -62,6 +66,22 @@ class Collective : public EventHandler {
     for (std::uint32_t r = 0; r < ranks(); ++r) start(r);
   }
 };
+
+// Where one rank of a message-level collective stands (the ring and the tree keep one per rank).
+struct RankProgress {
+  bool started = false;
+  bool done = false;
+  std::int64_t receives_left = 0;
+  std::int64_t sends_left = 0;
+  Time start;
+  Time finish;
+  std::vector<std::uint64_t> early_arrivals;  // arrived before the rank started (rare)
+};
+// Marks `rank` done once it has started, received everything and had everything it sent
+// delivered; then schedules `handler` (if any) with `tag` at its finish. Returns whether it did.
+bool finish_if_complete(RankProgress& rank, EventQueue& queue, EventHandler* handler,
+                        std::uint64_t tag);
+Time latest_finish(const std::vector<RankProgress>& ranks);
 
 // Bytes each rank moves in one collective of `size` over n ranks (nccl-tests' bus-bandwidth factor):
 // algbw = size / time; busbw = algbw × bus_factor(op, n).

@@ -23,8 +23,11 @@ CollectiveChain::CollectiveChain(Network& network, std::uint32_t ranks,
           throw InternalError("rank " + std::to_string(r) + " is in two parts of one phase");
         slot = Slot{p, i};
       }
+      CollectiveConfig part_config = config;
+      if (part.timing) part_config.timing = *part.timing;
       parts_.push_back(std::make_unique<RingCollective>(network, part.op, size,
-                                                        std::move(part.channels), part.size, config));
+                                                        std::move(part.channels), part.size,
+                                                        part_config));
       parts_.back()->notify_rank_done(*this, static_cast<std::uint64_t>(p) << 32);
       members_.push_back(std::move(part.members));
       phase_of_part_.push_back(ph);

@@ -6,6 +6,7 @@
 //   CollectiveChain chain(net, 16, std::move(phases), config);  chain.start_all();
 #pragma once
 #include <memory>
+#include <optional>
 #include <vector>
 
 #include "sim/ring_collective.h"
@@ -21,6 +22,8 @@ class CollectiveChain final : public Collective {
     CollectiveOp op = CollectiveOp::AllReduce;
     std::vector<RingChannel> channels;
     Bytes size;
+    // The part's protocol timing, in place of the chain config's (sim/protocol.h).
+    std::optional<ProtocolTiming> timing = {};
   };
 
   CollectiveChain(Network& network, std::uint32_t ranks, std::vector<std::vector<Part>> phases,

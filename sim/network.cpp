@@ -1,5 +1,9 @@
 #include "sim/network.h"
 
+#include <algorithm>
+#include <cmath>
+#include <string>
+
 #include "sim/error.h"
 
 namespace hybridsim::sim {
@@ -16,13 +20,34 @@ void Network::send(Route route, Bytes bytes, EventHandler& receiver, std::uint64
   send_at(queue_.now(), route, bytes, receiver, tag);
 }
 
+std::uint8_t Network::rate_class(const std::array<double, kLinkKindCount>& scale) {
+  bool ones = true;
+  for (const double s : scale) {
+    if (!(s > 0) || !std::isfinite(s)) throw InternalError("a rate scale must be positive");
+    ones = ones && s == 1.0;
+  }
+  if (ones) return 0;
+  for (std::size_t c = 0; c < class_scales_.size(); ++c)
+    if (class_scales_[c] == scale) return static_cast<std::uint8_t>(c + 1);
+  if (class_scales_.size() >= 254) throw InternalError("too many rate classes");
+  class_scales_.push_back(scale);
+  for (LinkId id = 0; id < links_.size(); ++id) {
+    const double bps = static_cast<double>(links_[id].bandwidth.bytes_per_second()) *
+                       scale[static_cast<std::size_t>(links_[id].kind)];
+    class_bandwidth_.push_back(
+        Bandwidth::bytes_per_second(std::max<std::int64_t>(1, std::llround(bps))));
+  }
+  return static_cast<std::uint8_t>(class_scales_.size());
+}
+
 void Network::send_at(Time at, Route route, Bytes bytes, EventHandler& receiver,
-                      std::uint64_t tag) {
+                      std::uint64_t tag, std::uint8_t rate_class) {
   if (route.empty()) {
     queue_.schedule_at(at, receiver, tag);
     return;
   }
   // Checked before a slot is taken, so a rejected send leaves nothing behind.
+  if (rate_class > class_scales_.size()) throw InternalError("unknown rate class");
   if (at < queue_.now())
     throw InternalError("message sent into the past: at " + format_time(at) + ", now " + format_time(queue_.now()));
   std::uint32_t index;
@@ -34,7 +59,7 @@ void Network::send_at(Time at, Route route, Bytes bytes, EventHandler& receiver,
     messages_.emplace_back();
   }
   messages_[index] = Message{route.data(), static_cast<std::uint32_t>(route.size()), 0,
-                             bytes.count(), at, &receiver, tag};
+                             bytes.count(), rate_class, at, &receiver, tag};
   if (at == queue_.now()) {
     on_event(index);  // the head is at the first link now
   } else {
@@ -42,10 +67,15 @@ void Network::send_at(Time at, Route route, Bytes bytes, EventHandler& receiver,
   }
 }
 
-Time Network::service_time(LinkServer& server, std::int64_t bytes) {
-  if (bytes != server.cached_bytes) {
+Time Network::service_time(LinkId link, LinkServer& server, std::int64_t bytes,
+                           std::uint8_t rate_class) {
+  if (bytes != server.cached_bytes || rate_class != server.cached_class) {
     server.cached_bytes = bytes;
-    server.cached_service = transfer_time(Bytes::of(bytes), server.bandwidth);
+    server.cached_class = rate_class;
+    const Bandwidth bw = rate_class == 0
+                             ? server.bandwidth
+                             : class_bandwidth_[(rate_class - 1u) * links_.size() + link];
+    server.cached_service = transfer_time(Bytes::of(bytes), bw);
   }
   return server.cached_service;
 }
@@ -75,7 +105,7 @@ void Network::on_event(std::uint64_t index) {
   LinkServer& server = servers_[link];
   const Time arrival = queue_.now();
   const Time start = max(arrival, server.busy_until);
-  Time finish = start + service_time(server, m.bytes);
+  Time finish = start + service_time(link, server, m.bytes, m.rate_class);
   // Cut-through: the tail cannot leave this link before it has arrived from the previous one.
   if (finish < m.tail_ready) finish = m.tail_ready;
   if (start > arrival) note_queue(server, arrival, start);

@@ -6,6 +6,7 @@
 //   sim::Network net(queue, links);
 //   net.send(route, Bytes::kib(512), receiver, /*tag=*/42);  // receiver.on_event(42) on delivery
 #pragma once
+#include <array>
 #include <cstdint>
 #include <vector>
 
@@ -50,8 +51,13 @@ class Network final : public EventHandler {
   // tail reaches the end, `receiver.on_event(tag)` runs. An empty route delivers at once.
   void send(Route route, Bytes bytes, EventHandler& receiver, std::uint64_t tag);
   // The same, but the head enters the first link at `at` (>= now): saves the sender an event when
-  // it knows the message will be ready later (e.g. after a reduction).
-  void send_at(Time at, Route route, Bytes bytes, EventHandler& receiver, std::uint64_t tag);
+  // it knows the message will be ready later (e.g. after a reduction). A message of rate class c
+  // occupies each link for bytes / (its bandwidth × the class's scale for that link's kind).
+  void send_at(Time at, Route route, Bytes bytes, EventHandler& receiver, std::uint64_t tag,
+               std::uint8_t rate_class = 0);
+  // The rate class of messages whose payload moves at `scale[kind]` × each link's bandwidth (e.g. a
+  // collective protocol's payload efficiency); equal scales share one class, all ones is class 0.
+  std::uint8_t rate_class(const std::array<double, kLinkKindCount>& scale);
 
   const LinkCounters& counters(LinkId link) const { return servers_[link].counters; }
   const LinkTable& links() const { return links_; }
@@ -68,8 +74,9 @@ class Network final : public EventHandler {
     Bandwidth bandwidth;
     Time latency;
     Time busy_until;
-    // One-entry cache: most messages on a link have the same size.
+    // One-entry cache: most messages on a link have the same size and class.
     std::int64_t cached_bytes = -1;
+    std::uint8_t cached_class = 0;
     Time cached_service;
     // Start times of messages that have been given the link, oldest first (for queue depth).
     std::vector<Time> starts;
@@ -81,17 +88,21 @@ class Network final : public EventHandler {
     std::uint32_t hops;
     std::uint32_t next_hop;
     std::int64_t bytes;
+    std::uint8_t rate_class;
     Time tail_ready;  // when the tail has arrived at the next hop's input
     EventHandler* receiver;
     std::uint64_t tag;
   };
-  Time service_time(LinkServer& server, std::int64_t bytes);
+  Time service_time(LinkId link, LinkServer& server, std::int64_t bytes, std::uint8_t rate_class);
   void note_queue(LinkServer& server, Time arrival, Time start);
 
   EventQueue& queue_;
   const LinkTable& links_;
   Switching switching_;
   std::vector<LinkServer> servers_;
+  // Rate classes beyond 0: their scales, and each link's bandwidth in them ([class-1][link]).
+  std::vector<std::array<double, kLinkKindCount>> class_scales_;
+  std::vector<Bandwidth> class_bandwidth_;
   std::vector<Message> messages_;
   std::vector<std::uint32_t> free_messages_;
   std::uint64_t hops_ = 0;

@@ -48,9 +48,23 @@ RingCollective::RingCollective(Network& network, CollectiveOp op, std::uint32_t 
     }
     max_messages = std::max(max_messages, (ch.chunk_bytes[0] + m - 1) / m);
     ch.edge_bytes.assign(n_, 0);
+    for (std::uint32_t p = 0; p < n_; ++p)
+      ch.step_delay.push_back(config_.timing.step_delay(ch.plan.routes[p], network.links()));
+    if (config_.timing.channel_cap.bytes_per_second() > 0) ch.paced_until.assign(n_, Time::zero());
     channels_.push_back(std::move(ch));
   }
+  // A broadcast under a protocol pipelines along its chain of N−1 hops in at least N−1 messages
+  // (equal parts), as NCCL's slices do; with fewer the chain would forward whole chunks hop by hop.
+  // The ideal model keeps message_size pieces (the closed forms of sim/README.md).
+  piece_ = m;
+  if (broadcast && !config_.timing.is_ideal() && max_messages < static_cast<std::int64_t>(n_) - 1) {
+    max_messages = static_cast<std::int64_t>(n_) - 1;
+    std::int64_t largest = 0;
+    for (const auto& ch : channels_) largest = std::max(largest, ch.chunk_bytes[0]);
+    piece_ = std::max<std::int64_t>(1, (largest + max_messages - 1) / max_messages);
+  }
   messages_per_chunk_ = static_cast<std::uint32_t>(max_messages);
+  rate_class_ = network.rate_class(config_.timing.link_rate_scale);
   if (static_cast<std::uint64_t>(steps_ + 1) * messages_per_chunk_ >= (1ULL << 32) ||
       static_cast<std::uint64_t>(c_count) * n_ >= (1ULL << 32))
     throw InternalError("collective too large to index its messages");
@@ -58,7 +72,7 @@ RingCollective::RingCollective(Network& network, CollectiveOp op, std::uint32_t 
   // What each rank must receive and send, summed over channels.
   for (const auto& ch : channels_) {
     for (std::uint32_t p = 0; p < n_; ++p) {
-      RankState& rs = rank_[ch.plan.order[p]];
+      RankProgress& rs = rank_[ch.plan.order[p]];
       if (broadcast) {
         if (p > 0) rs.receives_left += messages_per_chunk_;
         if (p + 1 < n_) rs.sends_left += messages_per_chunk_;
@@ -84,9 +98,8 @@ std::uint64_t RingCollective::encode(std::uint32_t c, std::uint32_t to, std::uin
 
 std::int64_t RingCollective::message_bytes(const ChannelState& ch, std::uint32_t chunk,
                                            std::uint32_t j) const {
-  const std::int64_t m = config_.message_size.count();
-  const std::int64_t left = ch.chunk_bytes[chunk] - static_cast<std::int64_t>(j) * m;
-  return std::clamp<std::int64_t>(left, 0, m);
+  const std::int64_t left = ch.chunk_bytes[chunk] - static_cast<std::int64_t>(j) * piece_;
+  return std::clamp<std::int64_t>(left, 0, piece_);
 }
 
 void RingCollective::send(std::uint32_t c, std::uint32_t from, std::uint32_t step, std::uint32_t j,
@@ -99,11 +112,18 @@ void RingCollective::send(std::uint32_t c, std::uint32_t from, std::uint32_t ste
   const std::uint32_t to = from + 1 == n_ ? 0 : from + 1;
   ch.edge_bytes[from] += bytes;
   ++messages_sent_;
-  network_.send_at(at, ch.plan.routes[from], Bytes::of(bytes), *this, encode(c, to, step, j));
+  at += ch.step_delay[from];
+  if (!ch.paced_until.empty()) {
+    // The channel's sender moves at most channel_cap bytes per second.
+    at = max(at, ch.paced_until[from]);
+    ch.paced_until[from] = at + transfer_time(Bytes::of(bytes), config_.timing.channel_cap);
+  }
+  network_.send_at(at, ch.plan.routes[from], Bytes::of(bytes), *this, encode(c, to, step, j),
+                   rate_class_);
 }
 
 void RingCollective::send_first_step(std::uint32_t rank) {
-  const Time now = queue_.now();
+  const Time now = queue_.now() + config_.timing.base_latency;
   for (std::uint32_t c = 0; c < channels_.size(); ++c) {
     const std::uint32_t p = channels_[c].position_of_rank[rank];
     if (op_ == CollectiveOp::Broadcast && p != 0) continue;
@@ -112,7 +132,7 @@ void RingCollective::send_first_step(std::uint32_t rank) {
 }
 
 void RingCollective::start(std::uint32_t rank) {
-  RankState& rs = rank_[rank];
+  RankProgress& rs = rank_[rank];
   if (rs.started) throw InternalError("rank " + std::to_string(rank) + " started twice");
   rs.started = true;
   rs.start = queue_.now();
@@ -151,13 +171,15 @@ void RingCollective::handle_arrival(std::uint32_t c, std::uint32_t to, std::uint
   const std::uint32_t step = high / messages_per_chunk_;
   const std::uint32_t j = high % messages_per_chunk_;
   const ChannelState& ch = channels_[c];
-  Time ready = queue_.now();
+  RankProgress& rs = rank_[ch.plan.order[to]];
+  // Nothing leaves a rank before its protocol's base latency has passed since it joined, so steps
+  // leave in order even when data arrived before the rank joined.
+  Time ready = max(queue_.now(), rs.start + config_.timing.base_latency);
   if (step < reduce_steps_ && config_.reduction_bandwidth.bytes_per_second() > 0) {
     const std::uint32_t from = to == 0 ? n_ - 1 : to - 1;
     const std::uint32_t chunk = (from + n_ - (step % n_)) % n_;
     ready += transfer_time(Bytes::of(message_bytes(ch, chunk, j)), config_.reduction_bandwidth);
   }
-  RankState& rs = rank_[ch.plan.order[to]];
   if (ready > rs.finish) rs.finish = ready;
   if (config_.observer != nullptr)
     config_.observer->on_ring_arrival({this, ch.plan.order[to], step, c, queue_.now()});
@@ -166,12 +188,7 @@ void RingCollective::handle_arrival(std::uint32_t c, std::uint32_t to, std::uint
 }
 
 void RingCollective::check_done(std::uint32_t rank) {
-  RankState& rs = rank_[rank];
-  if (rs.done || !rs.started || rs.receives_left > 0 || rs.sends_left > 0) return;
-  rs.done = true;
-  rs.finish = max(rs.finish, queue_.now());
-  ++ranks_done_;
-  if (done_handler_ != nullptr) queue_.schedule_at(rs.finish, *done_handler_, done_tag_base_ + rank);
+  if (finish_if_complete(rank_[rank], queue_, done_handler_, done_tag_base_ + rank)) ++ranks_done_;
 }
 
 Time RingCollective::start_time() const {
@@ -180,11 +197,7 @@ Time RingCollective::start_time() const {
   return t;
 }
 
-Time RingCollective::finish_time() const {
-  Time t = Time::zero();
-  for (const auto& r : rank_) t = max(t, r.finish);
-  return t;
-}
+Time RingCollective::finish_time() const { return latest_finish(rank_); }
 
 std::array<Bytes, kLinkKindCount> RingCollective::bytes_by_link_kind() const {
   std::array<Bytes, kLinkKindCount> out{};

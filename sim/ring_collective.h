@@ -4,7 +4,8 @@
 // then all-gather take 2(N−1) steps in which every rank sends one chunk of S/(N·C) bytes to its ring
 // successor, as messages of at most `message_size`. Message j of step s+1 leaves a rank as soon as
 // message j of step s has arrived there (and, in the reduce-scatter half, been reduced), so steps
-// pipeline. Ranks join when their stream reaches the collective (`start(rank)`); a rank is done when
+// pipeline (a broadcast under an NCCL protocol in at least N−1 messages). Ranks join when their
+// stream reaches the collective (`start(rank)`); a rank is done when
 // it has received everything and everything it sent has been delivered.
 //   sim::RingCollective ar(net, CollectiveOp::AllReduce, 8, channels, Bytes::mib(64), config);
 //   ar.start_all();  queue.run();  ar.finish_time();
@@ -75,20 +76,13 @@ class RingCollective final : public Collective {
   void on_event(std::uint64_t tag) override;
 
  private:
-  struct RankState {
-    bool started = false;
-    bool done = false;
-    std::int64_t receives_left = 0;
-    std::int64_t sends_left = 0;
-    Time start;
-    Time finish;
-    std::vector<std::uint64_t> early_arrivals;  // arrived before the rank started (rare)
-  };
   struct ChannelState {
     RingChannel plan;
     std::vector<std::uint32_t> position_of_rank;
     std::vector<std::int64_t> chunk_bytes;   // by chunk index (ring ops) or [0] = whole (broadcast)
     std::vector<std::int64_t> edge_bytes;    // bytes sent from position p
+    std::vector<Time> step_delay;            // the protocol's wait before sending from position p
+    std::vector<Time> paced_until;           // per position: the channel cap's next free time
   };
   std::int64_t message_bytes(const ChannelState& ch, std::uint32_t chunk, std::uint32_t j) const;
   void send(std::uint32_t c, std::uint32_t from, std::uint32_t step, std::uint32_t j, Time at);
@@ -107,10 +101,12 @@ class RingCollective final : public Collective {
   std::uint32_t steps_ = 0;         // ring steps (or chain hops for broadcast)
   std::uint32_t reduce_steps_ = 0;  // arrivals of steps < this are reduced before forwarding
   std::uint32_t messages_per_chunk_ = 1;
+  std::int64_t piece_ = 0;  // the size of each message but a chunk's last (message_size, or less)
   std::vector<ChannelState> channels_;
-  std::vector<RankState> rank_;
+  std::vector<RankProgress> rank_;
   std::uint32_t ranks_done_ = 0;
   std::uint64_t messages_sent_ = 0;
+  std::uint8_t rate_class_ = 0;
   EventHandler* done_handler_ = nullptr;
   std::uint64_t done_tag_base_ = 0;
 };

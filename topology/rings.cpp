@@ -94,12 +94,14 @@ Cycle directed(const Cycle& c, bool reverse) {
 
 // Direct mode across machines: channel c runs base cycle (c / 2) mod m, reversed when c is odd, cut
 // at one step u→v so that it enters at v and leaves at u; the cut prefers a step whose two GPUs
-// share a NIC, the least used NIC first. Returns the segments and the NIC use counts.
+// share a NIC, the least used NIC first. Returns the segments; `usage_out` gets the NIC use counts
+// and `mixed_out` the cuts whose two GPUs do not share a NIC.
 std::vector<std::vector<int>> cut_cycles(const std::vector<Cycle>& cycles,
                                          const std::vector<int>& nic_of, int nics, int channels,
-                                         std::vector<int>* usage_out) {
+                                         std::vector<int>* usage_out, int* mixed_out = nullptr) {
   std::vector<int> usage(static_cast<std::size_t>(std::max(nics, 1)), 0);
   std::vector<std::vector<int>> segments;
+  int mixed = 0;
   const int m = static_cast<int>(cycles.size());
   for (int c = 0; c < channels; ++c) {
     const Cycle d = directed(cycles[static_cast<std::size_t>((c / 2) % m)], c % 2 == 1);
@@ -115,12 +117,14 @@ std::vector<std::vector<int>> cut_cycles(const std::vector<Cycle>& cycles,
       best = std::min(best, key);
     }
     const int cut = std::get<2>(best);
+    if (std::get<0>(best) != 0) ++mixed;
     if (nic_of[d[cut]] >= 0) ++usage[nic_of[d[cut]]];
     std::vector<int> seg;
     for (int k = 1; k <= n; ++k) seg.push_back(d[(cut + k) % n]);
     segments.push_back(std::move(seg));
   }
   if (usage_out) *usage_out = usage;
+  if (mixed_out) *mixed_out = mixed;
   return segments;
 }
 
@@ -174,10 +178,17 @@ RingPlan find_rings(const Topology& t, std::span<const DeviceId> gpus, const Rin
   std::vector<Group> groups = group_by_node(t, gpus);
   const bool multi = groups.size() > 1;
   const int max_cycles = std::max(1, options.max_channels / 2);
+  // Across machines NCCL gives every NIC the same share: one channel per NIC of a machine (each
+  // channel enters and leaves the machine through one NIC), unless asked for another count.
+  int nics = 0;
+  for (Group& g : groups) {
+    if (multi) find_nics(t, g);
+    nics = std::max(nics, g.nics);
+  }
+  const int multi_channels = options.channels.value_or(std::max(nics, 1));
   // Machines with the same direct-link pattern (and NIC layout) share one search.
   std::map<std::vector<int>, std::vector<Cycle>> memo;
   for (Group& g : groups) {
-    if (multi) find_nics(t, g);
     const int n = static_cast<int>(g.gpus.size());
     if (!options.pcie_only && n >= 3) {
       const std::vector<int> cap = direct_caps(t, g);
@@ -187,17 +198,18 @@ RingPlan find_rings(const Topology& t, std::span<const DeviceId> gpus, const Rin
       auto it = memo.find(key);
       if (it == memo.end()) {
         detail::CycleSetScore score;
-        const int perfect = 0;  // the NICs are used as evenly as the channel count allows
+        const int perfect = 0;  // every cut at two GPUs of one NIC, NICs used evenly
         if (multi && g.nics > 1) {
-          // Prefer cycle sets whose cuts spread the channels evenly over the NICs: score 0 when
-          // the most and least used NIC differ by at most 1 (exactly 0 if channels divide evenly).
-          score = [&g](const std::vector<Cycle>& cycles) {
+          // Prefer cycle sets whose cuts spread the channels evenly over the NICs (the most and
+          // least used NIC differ by at most 1, exactly 0 if the channels divide evenly) and whose
+          // every channel enters and leaves through the NIC of its cut.
+          score = [&g, multi_channels](const std::vector<Cycle>& cycles) {
             std::vector<int> usage;
-            const int channels = std::max(2 * static_cast<int>(cycles.size()), g.nics);
-            cut_cycles(cycles, g.nic_of, g.nics, channels, &usage);
+            int mixed = 0;
+            cut_cycles(cycles, g.nic_of, g.nics, multi_channels, &usage, &mixed);
             const int spread = *std::max_element(usage.begin(), usage.end()) -
                                *std::min_element(usage.begin(), usage.end());
-            return -(spread - (channels % g.nics != 0 ? 1 : 0));
+            return -(std::max(0, spread - (multi_channels % g.nics != 0 ? 1 : 0)) + 2 * mixed);
           };
         }
         it = memo.emplace(key, detail::find_cycle_decomposition(
@@ -212,8 +224,7 @@ RingPlan find_rings(const Topology& t, std::span<const DeviceId> gpus, const Rin
 
   int saturating = groups.front().base_channels;
   for (const Group& g : groups) saturating = std::min(saturating, g.base_channels);
-  if (multi)
-    for (const Group& g : groups) saturating = std::max(saturating, g.nics);
+  if (multi && nics > 0) saturating = nics;
   saturating = std::clamp(saturating, 1, std::max(1, options.max_channels));
   const int channels = options.channels.value_or(saturating);
 

@@ -2,7 +2,7 @@
 // channel, and the route of every ring step, so sim/ collectives need nothing else. On NVLink
 // machines the rings are edge-disjoint Hamiltonian cycles of the NVLink graph (each cycle and its
 // reverse are two channels); across machines each ring enters and leaves every machine at GPUs
-// next to one NIC, spreading the channels over the NICs. Bandwidth is per channel, B/s.
+// next to one NIC, one channel per NIC. Bandwidth is per channel, B/s.
 //   RingPlan plan = find_rings(topo, topo.gpus());   // DGX-1: 6 channels, NVLink only
 //   plan.rings[c][i] sends to plan.rings[c][(i + 1) % n] along plan.routes[c][i].
 #pragma once
@@ -28,9 +28,9 @@ struct RingPlan {
   std::vector<std::vector<DeviceId>> rings;
   // routes[c][i]: from rings[c][i] to rings[c][(i + 1) % n] (valid as long as the Topology).
   std::vector<std::vector<sim::Route>> routes;
-  // The channel count that saturates the fastest links: on one machine, 2 × (edge-disjoint NVLink
-  // cycles) with NVLink, else the physical link count of each GPU's first hop (NVSwitch ports, 1
-  // for PCIe); across machines, at least the NICs per machine.
+  // The channel count NCCL would use: on one machine, 2 × (edge-disjoint NVLink cycles) with
+  // NVLink, else the physical link count of each GPU's first hop (NVSwitch ports, 1 for PCIe);
+  // across machines, one channel per NIC of a machine (NCCL spreads channels evenly over the NICs).
   int saturating_channels = 0;
   RouteOptions route_options = {};  // what the routes were computed with
 };

@@ -25,7 +25,8 @@ int collective_command(int argc, const char* const* argv) {
       "Simulates one collective at a range of sizes and prints nccl-tests columns:\n"
       "algbw = size / time, busbw = algbw x 2(n-1)/n (all-reduce), x (n-1)/n (reduce-scatter,\n"
       "all-gather), x 1 (broadcast). GB/s are 10^9 bytes per second.\n\noptions");
-  std::string topology_arg, gpus_arg, op_arg = "allreduce", algorithm_arg = "ring", format = "table";
+  std::string topology_arg, gpus_arg, op_arg = "allreduce", algorithm_arg = "auto", format = "table";
+  std::string protocol_arg = "auto";
   std::string message_size = sim::format_bytes(sim::CollectiveConfig{}.message_size);
   std::string min_bytes = "8 B", max_bytes = "256 MiB";
   std::string reduction = sim::format_bandwidth(sim::CollectiveConfig{}.reduction_bandwidth);
@@ -43,8 +44,12 @@ int collective_command(int argc, const char* const* argv) {
       "gpus,g", po::value(&gpus_arg), "GPU ranks and ranges, e.g. 0-3 (the first four) or 0,1,4-7; default: all")(
       "op,o", po::value(&op_arg)->default_value("allreduce"),
       "allreduce | reducescatter | allgather | broadcast")(
-      "algorithm,a", po::value(&algorithm_arg)->default_value("ring"), "ring | hierarchical (all-reduce only)")(
-      "channels,c", po::value(&channels)->default_value(0), "rings in parallel; 0 = enough to saturate the fastest links")(
+      "algorithm,a", po::value(&algorithm_arg)->default_value("auto"),
+      "auto (NCCL's choice per size) | ring | tree | hierarchical (tree, hierarchical: all-reduce only)")(
+      "protocol,p", po::value(&protocol_arg)->default_value("auto"),
+      "auto (NCCL's choice per size) | ll | ll128 | simple | ideal (links at line rate, only their "
+      "latencies: the alpha-beta ring)")(
+      "channels,c", po::value(&channels)->default_value(0), "rings in parallel; 0 = as NCCL would (one per NIC across machines)")(
       "message-size", po::value(&message_size)->default_value(message_size), "largest message a chunk travels as")(
       "reduction-bandwidth", po::value(&reduction)->default_value(reduction),
       "rate of the element-wise add at a receiving rank; 0 B/s turns it off")(
@@ -69,6 +74,7 @@ int collective_command(int argc, const char* const* argv) {
                             : topology::parse_gpu_list(gpus_arg);
   topology::check_gpus_exist(o.gpus, gpu_count);
   o.comm.algorithm = workloads::parse_algorithm(algorithm_arg);
+  o.comm.protocol = workloads::parse_protocol_option(protocol_arg);
   if (channels < 0) throw InputError("--channels must be 0 (automatic) or positive");
   if (channels > 0) o.comm.channels = channels;
   o.comm.pcie_only = vm.count("pcie-only") > 0;
@@ -84,7 +90,8 @@ int collective_command(int argc, const char* const* argv) {
   const std::size_t used_channels = planner.ring_channels(o.gpus).size();
   const std::string title = std::string(sim::collective_op_name(o.op)) + " over " +
                             std::to_string(o.gpus.size()) + " GPUs of " + topo.name() + ", " +
-                            std::string(workloads::algorithm_name(o.comm.algorithm)) + ", " +
+                            std::string(workloads::algorithm_name(o.comm.algorithm)) + "/" +
+                            workloads::protocol_option_name(o.comm.protocol) + ", " +
                             std::to_string(used_channels) + " channels, " +
                             sim::format_bytes(o.collective.message_size) + " messages";
   if (format == "csv") std::cout << analysis::collective_csv(rows);

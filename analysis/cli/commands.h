@@ -14,5 +14,6 @@ int merge_command(int argc, const char* const* argv);
 int study_command(int argc, const char* const* argv);
 int plan_command(int argc, const char* const* argv);
 int import_command(int argc, const char* const* argv);
+int validate_command(int argc, const char* const* argv);
 
 }  // namespace hybridsim::cli

@@ -14,36 +14,57 @@ std::string pad(const std::string& s, std::size_t width) {
   return s.size() >= width ? s : std::string(width - s.size(), ' ') + s;
 }
 
+std::string algorithm(const CollectiveSweepRow& r) { return std::string(workloads::algorithm_name(r.algorithm)); }
+std::string protocol(const CollectiveSweepRow& r) { return std::string(sim::protocol_name(r.protocol)); }
+// NCCL's model of the row's algorithm × protocol as nccl-tests would report it: busbw of its time.
+double model_busbw(const CollectiveSweepRow& r, double bus_factor) {
+  if (!r.nccl || r.nccl->time_us <= 0) return 0;
+  return static_cast<double>(r.size.count()) / (r.nccl->time_us * 1e3) * bus_factor;
+}
+double row_bus_factor(const CollectiveSweepRow& r) {
+  return r.algbw_gb_per_s > 0 ? r.busbw_gb_per_s / r.algbw_gb_per_s : 0;
+}
+
 }  // namespace
 
 std::string collective_table(const std::vector<CollectiveSweepRow>& rows, const std::string& title) {
   std::string out = "# hybridsim collective: " + title + "\n#\n";
   out += "#" + pad("size", 13) + pad("count", 13) + pad("type", 7) + pad("time", 12) +
-         pad("algbw", 9) + pad("busbw", 9) + pad("messages", 11) + "\n";
+         pad("algbw", 9) + pad("busbw", 9) + pad("messages", 11) + pad("algo", 14) +
+         pad("proto", 7) + pad("ch", 4) + pad("nccl", 9) + "\n";
   out += "#" + pad("(B)", 13) + pad("(elements)", 13) + pad("", 7) + pad("(us)", 12) +
-         pad("(GB/s)", 9) + pad("(GB/s)", 9) + pad("", 11) + "\n";
+         pad("(GB/s)", 9) + pad("(GB/s)", 9) + pad("", 11) + pad("", 14) + pad("", 7) + pad("", 4) +
+         pad("(GB/s)", 9) + "\n";
   for (const auto& r : rows) {
     out += " " + pad(std::to_string(r.size.count()), 13) + pad(std::to_string(r.count), 13) +
            pad("float", 7) + pad(format_fixed(r.time.to_us(), 2), 12) + pad(format_fixed(r.algbw_gb_per_s, 2), 9) +
-           pad(format_fixed(r.busbw_gb_per_s, 2), 9) + pad(std::to_string(r.messages), 11) + "\n";
+           pad(format_fixed(r.busbw_gb_per_s, 2), 9) + pad(std::to_string(r.messages), 11) +
+           pad(algorithm(r), 14) + pad(protocol(r), 7) + pad(std::to_string(r.channels), 4) +
+           pad(r.nccl ? format_fixed(model_busbw(r, row_bus_factor(r)), 2) : "-", 9) + "\n";
   }
   if (!rows.empty()) {
     double sum = 0;
     for (const auto& r : rows) sum += r.busbw_gb_per_s;
     out += "# Avg bus bandwidth    : " + format_fixed(sum / static_cast<double>(rows.size()), 3) + "\n";
+    out += "# nccl: NCCL's own model (sim/nccl_model.h) of the algorithm and protocol used, as busbw\n";
   }
   return out;
 }
 
 std::string collective_csv(const std::vector<CollectiveSweepRow>& rows) {
-  std::string out = "size_bytes,count,time_us,algbw_gb_per_s,busbw_gb_per_s,messages";
+  std::string out =
+      "size_bytes,count,time_us,algbw_gb_per_s,busbw_gb_per_s,messages,algorithm,protocol,channels,"
+      "nccl_time_us,nccl_busbw_gb_per_s";
   for (int k = 0; k < sim::kLinkKindCount; ++k)
     out += ",bytes_" + std::string(sim::link_kind_name(static_cast<sim::LinkKind>(k)));
   out += "\n";
   for (const auto& r : rows) {
     out += std::to_string(r.size.count()) + "," + std::to_string(r.count) + "," +
            format_fixed(r.time.to_us(), 6) + "," + format_fixed(r.algbw_gb_per_s, 6) + "," +
-           format_fixed(r.busbw_gb_per_s, 6) + "," + std::to_string(r.messages);
+           format_fixed(r.busbw_gb_per_s, 6) + "," + std::to_string(r.messages) + "," + algorithm(r) +
+           "," + protocol(r) + "," + std::to_string(r.channels) + "," +
+           (r.nccl ? format_fixed(r.nccl->time_us, 6) : "") + "," +
+           (r.nccl ? format_fixed(model_busbw(r, row_bus_factor(r)), 6) : "");
     for (const auto& b : r.bytes_by_link_kind) out += "," + std::to_string(b.count());
     out += "\n";
   }
@@ -61,6 +82,10 @@ std::string collective_json(const std::vector<CollectiveSweepRow>& rows, const s
            std::to_string(r.count) + ", \"time_us\": " + format_fixed(r.time.to_us(), 6) +
            ", \"algbw_gb_per_s\": " + format_fixed(r.algbw_gb_per_s, 6) + ", \"busbw_gb_per_s\": " +
            format_fixed(r.busbw_gb_per_s, 6) + ", \"messages\": " + std::to_string(r.messages) +
+           ", \"algorithm\": \"" + algorithm(r) + "\", \"protocol\": \"" + protocol(r) +
+           "\", \"channels\": " + std::to_string(r.channels) + ", \"nccl_time_us\": " +
+           (r.nccl ? format_fixed(r.nccl->time_us, 6) : "null") + ", \"nccl_busbw_gb_per_s\": " +
+           (r.nccl ? format_fixed(model_busbw(r, row_bus_factor(r)), 6) : "null") +
            ", \"bytes_by_link_kind\": {";
     bool first = true;
     for (int k = 0; k < sim::kLinkKindCount; ++k) {

@@ -13,17 +13,16 @@ namespace hybridsim::analysis {
 
 namespace {
 
-// The hierarchical algorithm is an all-reduce (reduce-scatter in each machine, all-reduce across
-// machines, all-gather in each machine); the planner runs every other op as a plain ring, so asking
-// for it there would silently do something else.
+// The tree and hierarchical algorithms are all-reduces; the planner runs every other op as a
+// ring, so asking for them there would silently do something else.
 void check_algorithm(const CollectiveSweepOptions& options) {
-  if (options.comm.algorithm != workloads::AllReduceAlgorithm::Ring &&
+  const auto a = options.comm.algorithm;
+  if ((a == workloads::AllReduceAlgorithm::Tree || a == workloads::AllReduceAlgorithm::Hierarchical) &&
       options.op != sim::CollectiveOp::AllReduce)
-    throw InputError("--algorithm " +
-                     std::string(workloads::algorithm_name(options.comm.algorithm)) +
+    throw InputError("--algorithm " + std::string(workloads::algorithm_name(a)) +
                      " applies only to all-reduce (--op allreduce), not to " +
                      std::string(sim::collective_op_name(options.op)) +
-                     "; broadcast, all-gather and reduce-scatter run as rings (--algorithm ring)");
+                     "; broadcast, all-gather and reduce-scatter run as rings (--algorithm ring or auto)");
 }
 
 }  // namespace
@@ -37,20 +36,19 @@ CollectiveSweepRow run_one_collective(const topology::Topology& topology,
   spec.size = size;
   spec.members = options.gpus;
   workloads::CollectivePlan plan = planner.plan(spec);
+  CollectiveSweepRow row;
+  row.algorithm = plan.algorithm;
+  row.protocol = plan.protocol;
+  row.channels = plan.channels;
+  row.nccl = plan.nccl;
   sim::EventQueue queue;
   sim::Network network(queue, topology.links());
   const auto n = static_cast<std::uint32_t>(options.gpus.size());
-  std::unique_ptr<sim::Collective> coll;
-  if (plan.size() == 1 && plan[0].size() == 1) {
-    coll = std::make_unique<sim::RingCollective>(network, options.op, n, std::move(plan[0][0].channels),
-                                                 size, options.collective);
-  } else {
-    coll = std::make_unique<sim::CollectiveChain>(network, n, std::move(plan), options.collective);
-  }
+  std::unique_ptr<sim::Collective> coll =
+      workloads::make_collective(network, std::move(plan), options.collective);
   coll->start_all();
   queue.run();
   if (!coll->is_done()) throw InternalError("collective did not finish");
-  CollectiveSweepRow row;
   row.size = size;
   row.count = size.count() / 4;
   row.time = coll->finish_time();

@@ -6,6 +6,7 @@
 #pragma once
 #include <array>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -33,14 +34,22 @@ struct CollectiveSweepRow {
   double busbw_gb_per_s = 0;
   std::uint64_t messages = 0;
   std::array<sim::Bytes, sim::kLinkKindCount> bytes_by_link_kind{};
+  // What ran (NCCL's choice under --algorithm/--protocol auto): ring, tree or hierarchical; LL,
+  // LL128, Simple or ideal; and its channels.
+  workloads::AllReduceAlgorithm algorithm = workloads::AllReduceAlgorithm::Ring;
+  sim::Protocol protocol = sim::Protocol::Ideal;
+  int channels = 0;
+  // NCCL's own model of that algorithm × protocol (sim/nccl_model.h): time and busbw; none for
+  // the ideal protocol.
+  std::optional<sim::NcclEstimate> nccl;
 };
 
 // Simulates one collective of each size; throws InputError on bad options (among them
-// AllReduceAlgorithm::Hierarchical with any op but all-reduce).
+// AllReduceAlgorithm::Tree or Hierarchical with any op but all-reduce).
 std::vector<CollectiveSweepRow> run_collective_sweep(const topology::Topology& topology,
                                                      const CollectiveSweepOptions& options);
 // One collective of one size (the building block; also used by tests); throws InputError for
-// the hierarchical algorithm with any op but all-reduce.
+// the tree or hierarchical algorithm with any op but all-reduce.
 CollectiveSweepRow run_one_collective(const topology::Topology& topology,
                                       const CollectiveSweepOptions& options, sim::Bytes size);
 

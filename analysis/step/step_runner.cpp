@@ -95,16 +95,7 @@ StepResult simulate_program(const StepSetup& setup, const workloads::StepProgram
   std::vector<sim::Collective*> pointers;
   collectives.reserve(program.collectives.size());
   for (const workloads::CollectiveSpec& spec : program.collectives) {
-    workloads::CollectivePlan plan = planner.plan(spec);
-    const auto ranks = static_cast<std::uint32_t>(spec.members.size());
-    if (plan.size() == 1 && plan[0].size() == 1) {
-      collectives.push_back(std::make_unique<sim::RingCollective>(
-          network, plan[0][0].op, ranks, std::move(plan[0][0].channels), plan[0][0].size,
-          setup.collective));
-    } else {
-      collectives.push_back(
-          std::make_unique<sim::CollectiveChain>(network, ranks, std::move(plan), setup.collective));
-    }
+    collectives.push_back(workloads::make_collective(network, planner.plan(spec), setup.collective));
     pointers.push_back(collectives.back().get());
   }
 

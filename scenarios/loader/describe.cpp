@@ -52,7 +52,8 @@ std::vector<std::pair<std::string, std::string>> key_settings(const ResolvedScen
   out.emplace_back("mapping", r.mapping.description);
   const CommunicationSettings& c = s.communication;
   out.emplace_back("communication",
-                   std::string(workloads::algorithm_name(c.algorithm)) + ", channels " +
+                   std::string(workloads::algorithm_name(c.algorithm)) + "/" +
+                       workloads::protocol_option_name(c.protocol) + ", channels " +
                        (c.channels ? std::to_string(*c.channels) : "auto") + ", messages " +
                        sim::format_bytes(c.message_size) + ", buckets " +
                        (r.step.recorded_buckets && r.profile.has_recorded_buckets()

@@ -74,7 +74,8 @@ struct ParallelismSettings {
 };
 
 struct CommunicationSettings {
-  workloads::AllReduceAlgorithm algorithm = workloads::AllReduceAlgorithm::Ring;
+  workloads::AllReduceAlgorithm algorithm = workloads::AllReduceAlgorithm::Auto;
+  std::optional<sim::Protocol> protocol;  // nullopt: auto (NCCL's choice per call)
   std::optional<int> channels;  // nullopt: auto
   sim::Bytes message_size = sim::CollectiveConfig{}.message_size;
   sim::Bytes bucket_size = workloads::StepOptions{}.bucket_size;

@@ -116,6 +116,7 @@ void read_trace(FieldReader& r, const TreeNode* outputs, OutputSettings& out) {
 void read_communication(FieldReader& r, const TreeNode& root, CommunicationSettings& out) {
   const TreeNode* c = r.section(&root, "communication");
   out.algorithm = workloads::parse_algorithm(r.choice(c, "communication.algorithm"));
+  out.protocol = workloads::parse_protocol_option(r.choice(c, "communication.protocol"));
   if (const auto ch = r.integer_opt(c, "communication.channels")) out.channels = static_cast<int>(*ch);
   out.message_size = r.size(c, "communication.message_size");
   out.bucket_size = r.size(c, "communication.bucket_size");

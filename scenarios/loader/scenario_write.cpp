@@ -107,6 +107,7 @@ void write_parallelism(Writer& w, const ParallelismSettings& p) {
 
 void write_communication(Writer& w, const CommunicationSettings& c) {
   w.text("communication.algorithm", std::string(workloads::algorithm_name(c.algorithm)));
+  w.text("communication.protocol", workloads::protocol_option_name(c.protocol));
   w.integer_or_auto("communication.channels", c.channels);
   w.text("communication.message_size", sim::format_bytes(c.message_size));
   w.text("communication.bucket_size", sim::format_bytes(c.bucket_size));

@@ -154,12 +154,22 @@ constexpr FieldSpec kSchema[] = {
 
     {.path = "communication", .kind = K::Section,
      .help = "Gradient collectives and the network model."},
-    {.path = "communication.algorithm", .kind = K::Choice, .default_text = "ring",
-     .choices = "ring|hierarchical",
-     .help = "All-reduce algorithm: rings over all members, or reduce-scatter inside machines, "
-             "all-reduce across them, all-gather inside."},
+    {.path = "communication.algorithm", .kind = K::Choice, .default_text = "auto",
+     .choices = "auto|ring|tree|hierarchical",
+     .help = "All-reduce algorithm: auto, NCCL's choice of ring or tree per call by its own cost "
+             "model (sim/README.md); ring: rings over all members; tree: NCCL's double binary "
+             "tree; hierarchical: reduce-scatter inside machines, all-reduce across them, "
+             "all-gather inside. Other collectives run as rings."},
+    {.path = "communication.protocol", .kind = K::Choice, .default_text = "auto",
+     .choices = "auto|ll|ll128|simple|ideal",
+     .help = "NCCL protocol of the gradient collectives: auto, NCCL's choice per call; ll, ll128, "
+             "simple: fixed (their bandwidth factors and latencies from NCCL's model); ideal: "
+             "links at line rate with only their own latencies (the alpha-beta model). "
+             "Model-parallel copies always move at line rate."},
     {.path = "communication.channels", .kind = K::Integer, .default_text = "auto", .words = "auto",
-     .min = 1, .max = 64, .help = "Rings per collective; auto: as many as saturate the links."},
+     .min = 1, .max = 64,
+     .help = "Rings per collective; auto: as NCCL would (DGX-1: 6 on one machine, one per NIC "
+             "across machines)."},
     {.path = "communication.message_size", .kind = K::Size,
      .default_fn = [] { return sim::format_bytes(sim::CollectiveConfig{}.message_size); }, .min = 0,
      .min_exclusive = true, .help = "A ring step's chunk travels in messages of at most this size."},

@@ -65,16 +65,15 @@ TEST_CASE("DP on 2 GPUs: compute plus the exposed all-reduce, as the collective 
   spec.op = sim::CollectiveOp::AllReduce;
   spec.size = Bytes::mib(16);
   spec.members = {0, 1};
-  auto plan = planner.plan(spec);
   sim::EventQueue q;
   sim::Network net(q, t.links());
-  sim::RingCollective ar(net, sim::CollectiveOp::AllReduce, 2, plan[0][0].channels, spec.size, {});
-  ar.start_all();
+  const auto ar = workloads::make_collective(net, planner.plan(spec), {});
+  ar->start_all();
   q.run();
   const Time compute = Time::ms(12);
   const Time optimizer = p.optimizer_time(2);
-  CHECK(r.step_time == compute + ar.finish_time() + optimizer);
-  CHECK(r.critical.exposed_communication == ar.finish_time());
+  CHECK(r.step_time == compute + ar->finish_time() + optimizer);
+  CHECK(r.critical.exposed_communication == ar->finish_time());
 }
 
 TEST_CASE("smaller buckets hide the all-reduce behind backward, up to a point") {
@@ -245,6 +244,7 @@ TEST_CASE("a straggler GPU at half speed sets the pace of every data-parallel wo
   s.placement = workloads::place_all_on_first(p, 1);
   s.mapping = workloads::default_mapping(t, 4, 1);
   s.step.bucket_size = Bytes::gib(1);  // one all-reduce after backward: nothing overlaps it
+  s.comm.algorithm = workloads::AllReduceAlgorithm::Ring;  // every rank waits for every other
   const auto even = analysis::simulate_step(s);
   s.step.gpu_compute_scale = {1.0, 1.0, 2.0, 1.0};  // GPU 2 takes twice as long per kernel
   const auto slow = analysis::simulate_step(s);

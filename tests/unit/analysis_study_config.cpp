@@ -138,7 +138,7 @@ TEST_CASE("study config: errors name the place, the field and what was expected"
             .find("networks[0].curve: missing key \"b_noise\"") != std::string::npos);
   CHECK(error_of(kHead + "networks: [{name: gnmt, curve: {table: [[2, 1], [1, 2]]}}]\ngpus: [8]\n")
             .find("networks[0].curve.table: ") != std::string::npos);
-  CHECK(error_of(kHead + "networks: [gnmt]\ngpus: [8]\ncommunication: {algorithm: tree}\n")
+  CHECK(error_of(kHead + "networks: [gnmt]\ngpus: [8]\ncommunication: {algorithm: star}\n")
             .find("s.yaml:4:28: communication.algorithm: ") == 0);
   CHECK(error_of(kHead + "networks: [gnmt]\ngpus: [8]\nsensitivity: {ib_factors: [0]}\n")
             .find("sensitivity.ib_factors: got \"0\"; expected a list of InfiniBand bandwidth factors > 0") !=

@@ -178,7 +178,7 @@ TEST_CASE("scenario: round trip — a scenario written as YAML and read back is 
         "  oversubscription: 1\n  leaf_radix: 16\n  spines: auto\n"
         "workload:\n  network: gnmt\n  batch_per_worker: auto\n  compute_speed: 1\n  gpu_speeds: []\n"
         "parallelism:\n  dp: 1\n  mp: 1\n  placement: auto\n  mapping: auto\n"
-        "communication:\n  algorithm: ring\n  channels: auto\n  message_size: 512 KiB\n  bucket_size: 25 MB\n"
+        "communication:\n  algorithm: auto\n  protocol: auto\n  channels: auto\n  message_size: 512 KiB\n  bucket_size: 25 MB\n"
         "  reduction_bandwidth: 225 GB/s\n  switching: cut-through\n"
         "  compute_slowdown_during_communication: 1\n  pcie_only: false\n"
         "training:\n  network: auto\n  efficiency: default\n  dataset_samples: auto\n"

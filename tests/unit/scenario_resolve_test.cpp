@@ -79,7 +79,7 @@ TEST_CASE("resolve: GNMT data parallel over the 8 GPUs of one DGX-1") {
   CHECK(text.starts_with("scenario:      GNMT on one DGX-1, data parallel over 8 GPUs\n"));
   CHECK(text.find("\ncluster:       dgx1-v100, 8 GPUs\n") != std::string::npos);
   CHECK(text.find("\nparallelism:   dp 8 × mp 1 = 8 GPUs, global batch 1024\n") != std::string::npos);
-  CHECK(text.find("\ncommunication: ring, channels auto, messages 512 KiB, buckets 25 MB, reduction 225 GB/s, "
+  CHECK(text.find("\ncommunication: ring/auto, channels auto, messages 512 KiB, buckets 25 MB, reduction 225 GB/s, "
                   "cut-through\n") != std::string::npos);
 }
 

@@ -118,12 +118,18 @@ TEST_CASE("find_rings: a subset of a DGX-1, NVSwitch, PCIe and validation topolo
   CHECK(single.routes[0][0].empty());
 }
 
-TEST_CASE("find_rings: across two DGX-1s, NVLink inside each machine, NICs spread over channels") {
-  const auto t = presets::cluster({.node = presets::Dgx1V100Params{}, .nodes = 2});
+namespace {
+
+// Checks the rings of a DGX-1 cluster as NCCL builds them: one channel per NIC; every channel
+// enters and leaves each machine at GPUs next to one NIC (one PCIe switch hop), NVLink inside; and
+// every NIC carries exactly one channel out of its machine and one into it.
+void check_nic_balance(int nodes) {
+  const auto t = presets::cluster({.node = presets::Dgx1V100Params{}, .nodes = nodes});
   const auto plan = topology::find_rings(t, t.gpus());
-  CHECK(plan.saturating_channels == 6);
+  CHECK(plan.saturating_channels == 4);  // 4 EDR NICs per DGX-1
+  REQUIRE(plan.rings.size() == 4);
   check_hamiltonian(plan, t.gpus());
-  std::map<DeviceId, int> nic_use;
+  std::map<DeviceId, int> out_use, in_use;
   for (std::size_t c = 0; c < plan.rings.size(); ++c) {
     const auto& ring = plan.rings[c];
     int crossings = 0;
@@ -142,13 +148,23 @@ TEST_CASE("find_rings: across two DGX-1s, NVLink inside each machine, NICs sprea
       CHECK(route.size() == 6);  // GPU→PLX→NIC→leaf→NIC→PLX→GPU
       CHECK(t.link_ends(route[1]).to == out_nic);
       CHECK(t.link_ends(route[4]).to == t.link_ends(route[5]).from);
-      ++nic_use[out_nic];
+      ++out_use[out_nic];
+      ++in_use[in_nic];
     }
-    CHECK(crossings == 2);  // machine 0 → 1 and back
+    CHECK(crossings == nodes);  // machine 0 → 1 → ... → 0
   }
-  // 6 channels × 2 crossings over 2 × 4 NICs: every NIC is used, none more than twice.
-  CHECK(nic_use.size() == 8);
-  for (const auto& [nic, uses] : nic_use) CHECK(uses <= 2);
+  // 4 channels × `nodes` crossings over nodes × 4 NICs: each NIC once out, once in.
+  CHECK(out_use.size() == static_cast<std::size_t>(4 * nodes));
+  CHECK(in_use.size() == static_cast<std::size_t>(4 * nodes));
+  for (const auto& [nic, uses] : out_use) CHECK(uses == 1);
+  for (const auto& [nic, uses] : in_use) CHECK(uses == 1);
+}
+
+}  // namespace
+
+TEST_CASE("find_rings: across 2 and 4 DGX-1s, one channel per NIC, NVLink inside each machine") {
+  check_nic_balance(2);
+  check_nic_balance(4);
 }
 
 TEST_CASE("find_rings: invalid input") {

@@ -31,7 +31,7 @@ TEST_CASE("scale: 1024-GPU DGX-1 cluster, build + rings + all their routes, with
   MESSAGE(kNodes, " × DGX-1: build, find_rings and ", plan.rings.size() * t.gpus().size(),
           " ring routes in ", seconds, " s of CPU (", t.cached_route_count(), " routes cached)");
   CHECK(t.gpus().size() == 8 * kNodes);
-  CHECK(plan.rings.size() == 6);
+  CHECK(plan.rings.size() == 4);  // one channel per NIC of a machine
   for (const auto& ring : plan.rings) CHECK(ring.size() == t.gpus().size());
   // Asking again is a cache lookup: the same spans, and no new routes.
   const std::size_t cached = t.cached_route_count();

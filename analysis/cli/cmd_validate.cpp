@@ -1,0 +1,40 @@
+// `hybridsim validate [--cases DIR] [--format table|csv]`: simulates every reference case of the
+// folder's YAML files (scenarios/validate/ by default), prints simulated vs published and the
+// error, and exits 1 when a case is outside its tolerance.
+#include <boost/program_options.hpp>
+#include <iostream>
+#include <string>
+
+#include "analysis/cli/commands.h"
+#include "analysis/cli/parse_options.h"
+#include "analysis/validate/validate_run.h"
+#include "sim/error.h"
+
+namespace po = boost::program_options;
+
+namespace hybridsim::cli {
+
+int validate_command(int argc, const char* const* argv) {
+  po::options_description options(
+      "hybridsim validate [options]\n\n"
+      "Simulates the reference cases (calibrations on one GPU, NCCL's own cost model, measured\n"
+      "figures) of every .yaml file in a folder and compares each with its published figure; exits\n"
+      "1 when a case is outside its tolerance. Case format: scenarios/README.md.\n\noptions");
+  std::string dir = "scenarios/validate", format = "table";
+  options.add_options()("help,h", "show this help")(
+      "cases,c", po::value(&dir)->default_value("scenarios/validate"), "folder of case files")(
+      "format,f", po::value(&format)->default_value("table"), "table | csv");
+  po::variables_map vm;
+  if (!parse_options(argc, argv, options, {}, vm)) return 0;
+  if (format != "table" && format != "csv")
+    throw InputError("--format must be table or csv (got \"" + format + "\")");
+  const auto results = analysis::run_validate_cases(analysis::load_validate_cases(dir));
+  std::cout << (format == "csv" ? analysis::validate_csv(results) : analysis::validate_table(results));
+  if (!analysis::all_within(results)) {
+    std::cerr << "hybridsim validate: some cases are outside their tolerance\n";
+    return 1;
+  }
+  return 0;
+}
+
+}  // namespace hybridsim::cli

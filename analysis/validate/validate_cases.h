@@ -1,0 +1,54 @@
+// The reference cases `hybridsim validate` checks: every *.yaml file of a folder (scenarios/validate/
+// by default) holds a list `cases:`, each naming what to simulate (a scenario with optional --set
+// overrides, or one collective), the metric, the published figure, where it comes from, a
+// tolerance, and whether it is a calibration (fitted on one GPU), NCCL's own model, or a
+// prediction (not fitted). Format: scenarios/README.md ("Validation cases").
+//   auto cases = load_validate_cases("scenarios/validate");   // files in name order
+#pragma once
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "sim/collective.h"
+#include "sim/units.h"
+
+namespace hybridsim::analysis {
+
+enum class CaseKind : std::uint8_t { Calibration, Model, Prediction };
+std::string_view case_kind_name(CaseKind k);  // "calibration", "model", "prediction"
+
+// step_time: ms of one training step; throughput: the profile's units per second (images/s,
+// tokens/s); busbw: GB/s of nccl-tests' bus bandwidth; time: µs of one collective.
+enum class CaseMetric : std::uint8_t { StepTime, Throughput, BusBandwidth, Time };
+std::string_view case_metric_name(CaseMetric m);  // "step_time", "throughput", "busbw", "time"
+
+struct CollectiveCase {
+  std::string topology = "dgx1-v100";  // a preset name
+  int nodes = 1;
+  std::string gpus;  // "" = all, else as --gpus ("8", "0,3")
+  sim::CollectiveOp op = sim::CollectiveOp::AllReduce;
+  sim::Bytes size;
+  std::string algorithm = "auto";
+  std::string protocol = "auto";
+};
+
+struct ValidateCase {
+  std::string name;
+  std::string where;  // file:line:col of the case
+  CaseKind kind = CaseKind::Prediction;
+  std::optional<std::filesystem::path> scenario;  // resolved against the case file's folder
+  std::vector<std::string> sets;                  // "path=value", for a scenario
+  std::optional<CollectiveCase> collective;
+  CaseMetric metric = CaseMetric::Throughput;
+  double published = 0;
+  std::string unit;    // for display: "images/s", "GB/s", ...
+  std::string source;  // where the published figure comes from
+  double tolerance = 0.1;  // relative: |simulated − published| / published
+};
+
+// Reads every *.yaml file of `directory` (sorted by name). Throws InputError naming
+// file:line:col, the field and what was expected; or when the folder holds no case.
+std::vector<ValidateCase> load_validate_cases(const std::filesystem::path& directory);
+
+}  // namespace hybridsim::analysis

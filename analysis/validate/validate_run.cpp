@@ -1,0 +1,132 @@
+#include "analysis/validate/validate_run.h"
+
+#include <cmath>
+#include <map>
+
+#include "analysis/collective/collective_sweep.h"
+#include "analysis/output/format_fixed.h"
+#include "analysis/output/text_table.h"
+#include "analysis/run/scenario_run.h"
+#include "scenarios/loader/resolve.h"
+#include "scenarios/loader/scenario.h"
+#include "sim/error.h"
+#include "analysis/platform/platform.h"
+#include "topology/gpu_list.h"
+
+namespace hybridsim::analysis {
+namespace {
+
+// The case's GPUs: its list, or every GPU of the platform.
+std::vector<int> case_gpus(const CollectiveCase& c, const topology::Topology& t) {
+  const int gpu_count = static_cast<int>(t.gpus().size());
+  const std::vector<int> gpus = topology::parse_gpu_list(c.gpus.empty() ? "0-" + std::to_string(gpu_count - 1) : c.gpus);
+  topology::check_gpus_exist(gpus, gpu_count);
+  return gpus;
+}
+
+double run_collective_case(const CollectiveCase& c, std::string& what) {
+  const topology::Topology t = load_platform(c.topology, {.preset = c.topology, .nodes = c.nodes});
+  CollectiveSweepOptions o;
+  o.op = c.op;
+  o.gpus = case_gpus(c, t);
+  o.comm.algorithm = workloads::parse_algorithm(c.algorithm);
+  o.comm.protocol = workloads::parse_protocol_option(c.protocol);
+  const CollectiveSweepRow row = run_one_collective(t, o, c.size);
+  what = std::string(workloads::algorithm_name(row.algorithm)) + "/" +
+         std::string(sim::protocol_name(row.protocol)) + ", " + std::to_string(row.channels) + " ch";
+  return row.busbw_gb_per_s;
+}
+
+
+}  // namespace
+
+ValidateResult run_validate_case(const ValidateCase& reference) {
+  ValidateResult r;
+  r.reference = reference;
+  try {
+    if (reference.collective) {
+      const double busbw = run_collective_case(*reference.collective, r.what);
+      if (reference.metric == CaseMetric::BusBandwidth) {
+        r.simulated = busbw;
+      } else {
+        // time = size / algbw, algbw = busbw / bus factor; in µs.
+        const CollectiveCase& c = *reference.collective;
+        const topology::Topology t = load_platform(c.topology, {.preset = c.topology, .nodes = c.nodes});
+        const int n = static_cast<int>(case_gpus(c, t).size());
+        const double algbw = busbw / sim::bus_factor(c.op, n);
+        r.simulated = static_cast<double>(c.size.count()) / (algbw * 1e3);
+      }
+    } else {
+      const scenarios::Scenario s = scenarios::load_scenario(reference.scenario->string(), reference.sets);
+      const ScenarioRun run = run_scenario(scenarios::resolve(s), {});
+      r.simulated = reference.metric == CaseMetric::StepTime ? run.step.step_time.to_ms()
+                                                             : run.step.units_per_second;
+      r.what = "dp " + std::to_string(run.step.dp) + " × mp " + std::to_string(run.step.mp);
+    }
+  } catch (const InputError& e) {
+    throw InputError(reference.where + ": case \"" + reference.name + "\": " + e.what());
+  }
+  r.error = (r.simulated - reference.published) / reference.published;
+  r.within = std::abs(r.error) <= reference.tolerance + 1e-12;
+  return r;
+}
+
+std::vector<ValidateResult> run_validate_cases(const std::vector<ValidateCase>& cases) {
+  std::vector<ValidateResult> out;
+  for (const auto& c : cases) out.push_back(run_validate_case(c));
+  return out;
+}
+
+bool all_within(const std::vector<ValidateResult>& results) {
+  for (const auto& r : results)
+    if (!r.within) return false;
+  return true;
+}
+
+std::string validate_table(const std::vector<ValidateResult>& results) {
+  std::string out = "# hybridsim validate: simulated vs published\n#\n";
+  out += "# " + pad_columns("case", 46) + pad_columns("kind", 12) + pad_columns("metric", 11) +
+         pad_columns("published", 12) + pad_columns("simulated", 12) + pad_columns("error", 9) +
+         pad_columns("tolerance", 10) + pad_columns("", 5) + "ran\n";
+  std::map<CaseKind, std::pair<int, int>> by_kind;  // within, all
+  for (const auto& r : results) {
+    const ValidateCase& c = r.reference;
+    const std::string metric = std::string(case_metric_name(c.metric));
+    out += "  " + pad_columns(c.name, 46) + pad_columns(std::string(case_kind_name(c.kind)), 12) +
+           pad_columns(metric, 11) + pad_columns(format_fixed(c.published, 3), 12) +
+           pad_columns(format_fixed(r.simulated, 3), 12) +
+           pad_columns((r.error >= 0 ? "+" : "") + format_fixed(r.error * 100, 1) + "%", 9) +
+           pad_columns(format_fixed(c.tolerance * 100, 0) + "%", 10) + pad_columns(r.within ? "ok" : "FAIL", 5) +
+           r.what + "\n";
+    auto& [within, all] = by_kind[c.kind];
+    within += r.within ? 1 : 0;
+    ++all;
+  }
+  out += "#\n";
+  for (const auto& [kind, counts] : by_kind)
+    out += "# " + std::string(case_kind_name(kind)) + ": " + std::to_string(counts.first) + " of " +
+           std::to_string(counts.second) + " within tolerance\n";
+  out += "# sources:\n";
+  for (const auto& r : results) out += "#   " + r.reference.name + ": " + r.reference.source + "\n";
+  return out;
+}
+
+std::string validate_csv(const std::vector<ValidateResult>& results) {
+  std::string out = "case,kind,metric,unit,published,simulated,error,tolerance,within,ran\n";
+  auto quoted = [](const std::string& s) {
+    std::string q = "\"";
+    for (char ch : s) q += ch == '"' ? std::string("\"\"") : std::string(1, ch);
+    return q + "\"";
+  };
+  for (const auto& r : results) {
+    const ValidateCase& c = r.reference;
+    out += quoted(c.name) + "," + std::string(case_kind_name(c.kind)) + "," +
+           std::string(case_metric_name(c.metric)) + "," + quoted(c.unit) + "," +
+           format_fixed(c.published, 6) + "," + format_fixed(r.simulated, 6) + "," +
+           format_fixed(r.error, 6) + "," + format_fixed(c.tolerance, 6) + "," +
+           (r.within ? "true" : "false") + "," + quoted(r.what) + "\n";
+  }
+  return out;
+}
+
+}  // namespace hybridsim::analysis

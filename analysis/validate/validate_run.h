@@ -1,0 +1,29 @@
+// Runs the reference cases of `hybridsim validate` (analysis/validate/validate_cases.h): simulates
+// each, compares with the published figure and says whether it is inside its tolerance.
+//   auto results = run_validate_cases(load_validate_cases("scenarios/validate"));
+//   std::cout << validate_table(results);   // all_within(results) decides the exit code
+#pragma once
+#include <string>
+#include <vector>
+
+#include "analysis/validate/validate_cases.h"
+
+namespace hybridsim::analysis {
+
+struct ValidateResult {
+  ValidateCase reference;
+  double simulated = 0;  // in the metric's unit (ms, units/s, GB/s, µs)
+  double error = 0;      // (simulated − published) / published
+  bool within = false;   // |error| <= tolerance
+  std::string what;      // what ran, e.g. "ring/Simple, 4 channels" for a collective
+};
+
+ValidateResult run_validate_case(const ValidateCase& reference);
+std::vector<ValidateResult> run_validate_cases(const std::vector<ValidateCase>& cases);
+bool all_within(const std::vector<ValidateResult>& results);
+
+// A table (one row per case, then a count of cases within tolerance, by kind) and CSV.
+std::string validate_table(const std::vector<ValidateResult>& results);
+std::string validate_csv(const std::vector<ValidateResult>& results);
+
+}  // namespace hybridsim::analysis

@@ -1,0 +1,217 @@
+#include "sim/tree_collective.h"
+
+#include <algorithm>
+#include <string>
+
+#include "sim/error.h"
+
+namespace hybridsim::sim {
+namespace {
+
+// Arrival tags: low 32 bits ((channel · N + rank) << 1) | direction, high 32 bits the message.
+// Up: `rank` sent to its parent; down: `rank` received from its parent.
+constexpr std::uint64_t kUp = 0, kDown = 1;
+
+void check_tree(const TreeChannel& t, std::uint32_t n, std::size_t c) {
+  auto fail = [&](const std::string& why) {
+    throw InternalError("tree channel " + std::to_string(c) + ": " + why);
+  };
+  if (t.parent.size() != n || t.up.size() != n || t.children.size() != n || t.down.size() != n)
+    fail("does not cover " + std::to_string(n) + " ranks");
+  int roots = 0;
+  std::vector<int> listed(n, 0);
+  for (std::uint32_t r = 0; r < n; ++r) {
+    if (t.parent[r] < 0) ++roots;
+    else if (static_cast<std::uint32_t>(t.parent[r]) >= n) fail("bad parent");
+    if (t.down[r].size() != t.children[r].size()) fail("a child without a route");
+    for (const std::uint32_t k : t.children[r]) {
+      if (k >= n || t.parent[k] != static_cast<std::int32_t>(r)) fail("child and parent disagree");
+      ++listed[k];
+    }
+  }
+  for (std::uint32_t r = 0; r < n; ++r)
+    if (listed[r] != (t.parent[r] < 0 ? 0 : 1)) fail("rank " + std::to_string(r) + " is listed wrongly");
+  if (roots != 1) fail("needs exactly one root");
+  // Every rank reaches the root (no cycles).
+  for (std::uint32_t r = 0; r < n; ++r) {
+    std::int64_t x = r;
+    for (std::uint32_t hops = 0; x >= 0; ++hops) {
+      if (hops > n) fail("has a cycle");
+      x = t.parent[static_cast<std::size_t>(x)];
+    }
+  }
+}
+
+}  // namespace
+
+TreeCollective::TreeCollective(Network& network, std::uint32_t ranks,
+                               std::vector<TreeChannel> channels, Bytes size,
+                               CollectiveConfig config)
+    : network_(network), queue_(network.queue()), n_(ranks), config_(config), rank_(ranks) {
+  if (n_ == 0) throw InternalError("collective over zero ranks");
+  if (channels.empty()) throw InternalError("collective with no channels");
+  if (config_.message_size.count() <= 0) throw InternalError("message size must be positive");
+  if (static_cast<std::uint64_t>(channels.size()) * n_ >= (1ULL << 31))
+    throw InternalError("collective too large to index its messages");
+  const auto c_count = static_cast<std::int64_t>(channels.size());
+  const std::int64_t m = config_.message_size.count();
+  std::int64_t max_messages = 1;
+  const LinkTable& links = network.links();
+  for (std::int64_t c = 0; c < c_count; ++c) {
+    ChannelState ch;
+    ch.plan = std::move(channels[static_cast<std::size_t>(c)]);
+    check_tree(ch.plan, n_, static_cast<std::size_t>(c));
+    // Channel c carries S/C bytes (the first S mod C channels one more).
+    ch.bytes = size.count() / c_count + (c < size.count() % c_count ? 1 : 0);
+    max_messages = std::max(max_messages, (ch.bytes + m - 1) / m);
+    // The height: the longest way from a rank to the root.
+    std::int64_t height = 0;
+    for (std::uint32_t r = 0; r < n_; ++r) {
+      std::int64_t hops = 0;
+      for (std::int32_t x = ch.plan.parent[r]; x >= 0; x = ch.plan.parent[static_cast<std::size_t>(x)]) ++hops;
+      height = std::max(height, hops);
+    }
+    max_messages = std::max(max_messages, 2 * height);
+    ch.nodes.resize(n_);
+    ch.down_delay.resize(n_);
+    for (std::uint32_t r = 0; r < n_; ++r) {
+      Node& node = ch.nodes[r];
+      node.first_child = static_cast<std::uint32_t>(ch.child_received.size());
+      node.child_count = static_cast<std::uint32_t>(ch.plan.children[r].size());
+      ch.child_received.resize(ch.child_received.size() + node.child_count, 0);
+      for (std::uint32_t k = 0; k < node.child_count; ++k) {
+        ch.nodes[ch.plan.children[r][k]].slot_in_parent = k;
+        ch.down_delay[r].push_back(config_.timing.step_delay(ch.plan.down[r][k], links));
+      }
+      if (ch.plan.parent[r] >= 0) node.up_delay = config_.timing.step_delay(ch.plan.up[r], links);
+    }
+    channels_.push_back(std::move(ch));
+  }
+  messages_ = static_cast<std::uint32_t>(max_messages);
+  rate_class_ = network.rate_class(config_.timing.link_rate_scale);
+  for (const ChannelState& ch : channels_)
+    for (std::uint32_t r = 0; r < n_; ++r) {
+      const std::int64_t kids = ch.nodes[r].child_count;
+      const std::int64_t up = ch.plan.parent[r] >= 0 ? 1 : 0;
+      rank_[r].receives_left += (kids + up) * messages_;
+      rank_[r].sends_left += (kids + up) * messages_;
+    }
+}
+
+void TreeCollective::notify_rank_done(EventHandler& handler, std::uint64_t tag_base) {
+  done_handler_ = &handler;
+  done_tag_base_ = tag_base;
+}
+
+std::int64_t TreeCollective::message_bytes(const ChannelState& ch, std::uint32_t j) const {
+  // Equal parts (the first bytes mod m one larger).
+  return ch.bytes / messages_ + (j < ch.bytes % messages_ ? 1 : 0);
+}
+
+void TreeCollective::send(std::uint32_t c, std::uint32_t from, Route route, Time delay,
+                          std::uint64_t low, std::uint32_t j, Time at) {
+  ChannelState& ch = channels_[c];
+  const std::int64_t bytes = message_bytes(ch, j);
+  at += delay;
+  if (config_.timing.channel_cap.bytes_per_second() > 0) {
+    Node& node = ch.nodes[from];
+    at = max(at, node.paced_until);
+    node.paced_until = at + transfer_time(Bytes::of(bytes), config_.timing.channel_cap);
+  }
+  for (const LinkId l : route)
+    bytes_by_kind_[static_cast<std::size_t>(network_.links()[l].kind)] += Bytes::of(bytes);
+  ++messages_sent_;
+  network_.send_at(at, route, Bytes::of(bytes), *this, (static_cast<std::uint64_t>(j) << 32) | low,
+                   rate_class_);
+}
+
+void TreeCollective::send_up(std::uint32_t c, std::uint32_t r, std::uint32_t j, Time at) {
+  const ChannelState& ch = channels_[c];
+  send(c, r, ch.plan.up[r], ch.nodes[r].up_delay, ((static_cast<std::uint64_t>(c) * n_ + r) << 1) | kUp,
+       j, at);
+}
+
+void TreeCollective::send_down(std::uint32_t c, std::uint32_t r, std::uint32_t j, Time at) {
+  const ChannelState& ch = channels_[c];
+  for (std::size_t k = 0; k < ch.plan.children[r].size(); ++k) {
+    const std::uint32_t child = ch.plan.children[r][k];
+    send(c, r, ch.plan.down[r][k], ch.down_delay[r][k],
+         ((static_cast<std::uint64_t>(c) * n_ + child) << 1) | kDown, j, at);
+  }
+}
+
+void TreeCollective::start(std::uint32_t rank) {
+  RankProgress& rs = rank_[rank];
+  if (rs.started) throw InternalError("rank " + std::to_string(rank) + " started twice");
+  rs.started = true;
+  rs.start = queue_.now();
+  rs.finish = rs.start;
+  const Time at = queue_.now() + config_.timing.base_latency;
+  for (std::uint32_t c = 0; c < channels_.size(); ++c) {
+    const ChannelState& ch = channels_[c];
+    // A leaf has nothing to wait for: all its messages go up at once.
+    if (ch.nodes[rank].child_count == 0 && ch.plan.parent[rank] >= 0)
+      for (std::uint32_t j = 0; j < messages_; ++j) send_up(c, rank, j, at);
+  }
+  std::vector<std::uint64_t> early;
+  early.swap(rs.early_arrivals);
+  for (const std::uint64_t tag : early) handle(tag);
+  check_done(rank);
+}
+
+void TreeCollective::on_event(std::uint64_t tag) {
+  const auto low = static_cast<std::uint32_t>(tag & 0xffffffffu);
+  const std::uint32_t c = (low >> 1) / n_;
+  const std::uint32_t r = (low >> 1) % n_;
+  const auto parent = static_cast<std::uint32_t>(channels_[c].plan.parent[r]);
+  const bool up = (low & 1) == kUp;
+  const std::uint32_t sender = up ? r : parent;
+  const std::uint32_t receiver = up ? parent : r;
+  --rank_[sender].sends_left;
+  --rank_[receiver].receives_left;
+  if (!rank_[receiver].started) rank_[receiver].early_arrivals.push_back(tag);
+  else handle(tag);
+  check_done(sender);
+  check_done(receiver);
+}
+
+void TreeCollective::handle(std::uint64_t tag) {
+  const auto low = static_cast<std::uint32_t>(tag & 0xffffffffu);
+  const std::uint32_t c = (low >> 1) / n_;
+  const std::uint32_t r = (low >> 1) % n_;
+  ChannelState& ch = channels_[c];
+  const Time now = queue_.now();
+  if ((low & 1) == kDown) {
+    // Message j of the result reached r: it is done with it and passes it on (not before its base
+    // latency has passed since it joined, as in the ring).
+    RankProgress& rs = rank_[r];
+    if (now > rs.finish) rs.finish = now;
+    send_down(c, r, static_cast<std::uint32_t>(tag >> 32), max(now, rs.start + config_.timing.base_latency));
+    return;
+  }
+  // r's message arrived at its parent p: complete there once every child has delivered it.
+  const auto p = static_cast<std::uint32_t>(ch.plan.parent[r]);
+  Node& node = ch.nodes[p];
+  ++ch.child_received[node.first_child + ch.nodes[r].slot_in_parent];
+  std::uint32_t least = messages_;
+  for (std::uint32_t k = 0; k < node.child_count; ++k)
+    least = std::min(least, ch.child_received[node.first_child + k]);
+  if (least <= node.reduced) return;
+  // Children deliver in order, so one arrival completes at most one message: number `reduced`.
+  const std::uint32_t j = node.reduced++;
+  Time ready = max(now, rank_[p].start + config_.timing.base_latency);
+  if (config_.reduction_bandwidth.bytes_per_second() > 0)
+    ready += transfer_time(Bytes::of(message_bytes(ch, j)), config_.reduction_bandwidth);
+  RankProgress& ps = rank_[p];
+  if (ready > ps.finish) ps.finish = ready;
+  if (ch.plan.parent[p] >= 0) send_up(c, p, j, ready);
+  else send_down(c, p, j, ready);  // the root holds the full sum of message j
+}
+
+void TreeCollective::check_done(std::uint32_t rank) {
+  if (finish_if_complete(rank_[rank], queue_, done_handler_, done_tag_base_ + rank)) ++ranks_done_;
+}
+
+Time TreeCollective::finish_time() const { return latest_finish(rank_); }
+
+}  // namespace hybridsim::sim

@@ -1,0 +1,149 @@
+// sim::TreeCollective on small hand-made trees of Generic links (10 GB/s, 1 µs: 1000 B take 100 ns
+// on a link and arrive 1 µs after they left it), every time derived by hand; and the double binary
+// tree that topology/ builds over the machines of a cluster.
+#include <doctest/doctest.h>
+
+#include <cmath>
+#include <set>
+#include <vector>
+
+#include "sim/error.h"
+#include "sim/tree_collective.h"
+#include "topology/cluster.h"
+#include "topology/tree_channels.h"
+
+using namespace hybridsim;
+using namespace hybridsim::sim;
+
+namespace {
+
+// Ranks 0..n-1 with a directed link for each parent → child and child → parent pair.
+struct Tree {
+  LinkTable links;
+  TreeChannel channel;
+  explicit Tree(const std::vector<std::int32_t>& parent) {
+    const auto n = parent.size();
+    channel.parent = parent;
+    channel.up.resize(n);
+    channel.children.resize(n);
+    channel.down.resize(n);
+    for (std::uint32_t r = 0; r < n; ++r) {
+      if (parent[r] < 0) continue;
+      const auto p = static_cast<std::uint32_t>(parent[r]);
+      channel.up[r] = {links.add({LinkKind::Generic, Bandwidth::gb_per_second(10), Time::us(1), "up"})};
+      channel.children[p].push_back(r);
+      channel.down[p].push_back({links.add({LinkKind::Generic, Bandwidth::gb_per_second(10), Time::us(1), "down"})});
+    }
+  }
+  Time run(Bytes size, CollectiveConfig config, std::uint64_t* messages = nullptr) {
+    EventQueue queue;
+    Network network(queue, links);
+    TreeCollective coll(network, static_cast<std::uint32_t>(channel.parent.size()), {channel}, size, config);
+    coll.start_all();
+    queue.run();
+    CHECK(coll.is_done());
+    if (messages) *messages = coll.messages_sent();
+    return coll.finish_time();
+  }
+};
+
+}  // namespace
+
+TEST_CASE("tree all-reduce: a root with two leaves, message by message") {
+  Tree tree({-1, 0, 0});
+  CollectiveConfig config;
+  config.reduction_bandwidth = Bandwidth::bytes_per_second(0);
+  // Height 1: at least 2 × 1 messages, so 2000 B go as 2 messages of 1000 B. Each leaf sends both
+  // at once on its own link: they arrive at 1.1 and 1.2 µs. Message 0 is complete at the root at
+  // 1.1 µs and goes down (both children, own links) to arrive at 2.2 µs; message 1 at 1.2 µs,
+  // arriving at 2.3 µs.
+  std::uint64_t messages = 0;
+  CHECK(tree.run(Bytes::of(2000), config, &messages) == Time::ns(2300));
+  CHECK(messages == 8);  // 2 edges × 2 messages × up and down
+}
+
+TEST_CASE("tree all-reduce: a chain 2 → 1 → 0 pipelines its messages, reductions included") {
+  Tree tree({-1, 0, 1});
+  CollectiveConfig config;
+  config.reduction_bandwidth = Bandwidth::bytes_per_second(0);
+  // Height 2: 4 messages of 1000 B for 4000 B. Message k: leaves rank 2 at 0.1·k µs (link 2→1
+  // busy), reaches 1 at 1.1 + 0.1k, reaches the root at 2.2 + 0.1k, comes back to 1 at 3.3 + 0.1k
+  // and to 2 at 4.4 + 0.1k: the last (k = 3) at 4.7 µs.
+  CHECK(tree.run(Bytes::of(4000), config) == Time::ns(4700));
+  // Reducing at 10 GB/s adds 100 ns at each rank with children (1 and the root) before it sends on:
+  // 4.7 + 0.2 = 4.9 µs.
+  config.reduction_bandwidth = Bandwidth::gb_per_second(10);
+  CHECK(tree.run(Bytes::of(4000), config) == Time::ns(4900));
+  // Bigger than message_size: 40 MB in 512 KiB messages is ceil(40e6 / 524288) = 77 equal parts,
+  // the first 40 of 519,481 B (τ0 = 51.9481 µs), the rest of 519,480 B. Each of the 4 links in turn
+  // carries all 77 back to back, a later link τ0 + 1 µs behind the one before (sizes never grow),
+  // so T = Σ τ (= 40 MB / 10 GB/s = 4 ms) + 3 × (τ0 + 1 µs) + 1 µs.
+  config.reduction_bandwidth = Bandwidth::bytes_per_second(0);
+  CHECK(tree.run(Bytes::of(40'000'000), config) == Time::ms(4) + Time::ps(51'948'100) * 3 + Time::us(4));
+}
+
+TEST_CASE("tree all-reduce refuses what is not a tree") {
+  Tree tree({-1, 0, 0});
+  EventQueue queue;
+  Network network(queue, tree.links);
+  TreeChannel two_roots = tree.channel;
+  two_roots.parent[2] = -1;
+  two_roots.children[0].pop_back();
+  two_roots.down[0].pop_back();
+  two_roots.up[2].clear();
+  CHECK_THROWS_AS(TreeCollective(network, 3, {two_roots}, Bytes::of(100), {}), InternalError);
+  CHECK_THROWS_AS(TreeCollective(network, 4, {tree.channel}, Bytes::of(100), {}), InternalError);
+}
+
+TEST_CASE("double binary tree over machines: two trees, each machine inner in at most one") {
+  // 4 machines. First tree: 0 is the root with one child 2; 2's children are 1 and 3. The second is
+  // the first shifted by one: 1 ← 3 ← {2, 0}.
+  CHECK(std::vector<int>{topology::binary_tree_parent(4, 0), topology::binary_tree_parent(4, 1),
+                         topology::binary_tree_parent(4, 2), topology::binary_tree_parent(4, 3)} ==
+        std::vector<int>{-1, 2, 0, 2});
+  CHECK(std::vector<int>{topology::binary_tree_parent(4, 0, true), topology::binary_tree_parent(4, 1, true),
+                         topology::binary_tree_parent(4, 2, true), topology::binary_tree_parent(4, 3, true)} ==
+        std::vector<int>{3, -1, 3, 1});
+  for (const int n : {2, 3, 5, 8, 13, 64}) {
+    int depth = 0;
+    std::set<int> inner[2];
+    for (const bool second : {false, true})
+      for (int r = 0; r < n; ++r) {
+        int d = 0;
+        for (int x = r; topology::binary_tree_parent(n, x, second) >= 0; x = topology::binary_tree_parent(n, x, second)) ++d;
+        depth = std::max(depth, d);
+        if (topology::binary_tree_parent(n, r, second) >= 0) inner[second].insert(topology::binary_tree_parent(n, r, second));
+      }
+    int both = 0;
+    for (const int r : inner[0]) both += inner[1].count(r) ? 1 : 0;
+    CHECK(both <= 1);  // with odd n machine 0 is inner in both
+    CHECK(depth <= static_cast<int>(std::ceil(std::log2(n))) + 1);
+  }
+}
+
+TEST_CASE("tree channels on 4 DGX-1s: chains over NVLink inside, heads joined through their NIC") {
+  const auto t = topology::presets::cluster({.node = topology::presets::Dgx1V100Params{}, .nodes = 4});
+  const auto rings = topology::find_rings(t, t.gpus());
+  const auto trees = topology::to_tree_channels(t, rings, t.gpus());
+  REQUIRE(trees.size() == 2 * rings.rings.size());  // two trees per channel
+  for (const auto& tree : trees) {
+    int roots = 0, network_edges = 0;
+    for (std::size_t r = 0; r < tree.parent.size(); ++r) {
+      if (tree.parent[r] < 0) {
+        ++roots;
+        continue;
+      }
+      const bool same_node = t.device(t.gpu(static_cast<int>(r))).node ==
+                             t.device(t.gpu(tree.parent[r])).node;
+      if (same_node) {
+        CHECK(tree.up[r].size() == 1);  // one NVLink
+        CHECK(t.links()[tree.up[r][0]].kind == sim::LinkKind::NVLink);
+      } else {
+        ++network_edges;
+        CHECK(tree.up[r].size() == 6);  // GPU→PLX→NIC→leaf→NIC→PLX→GPU
+      }
+    }
+    CHECK(roots == 1);
+    CHECK(network_edges == 3);  // 4 machines: 3 edges between their heads
+  }
+}
