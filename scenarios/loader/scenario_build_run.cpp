@@ -176,7 +176,7 @@ void read_sweep(FieldReader& r, const TreeNode& root, SweepSettings& out) {
     }
     const std::string vp = ip + ".values";
     const TreeNode& values = r.to_list(*r.written(&item, vp), vp, 1);
-    for (const auto& v : values.items) p.values.push_back(tree_to_yaml(v, true));
+    for (const auto& v : values.items) p.values.push_back(yaml::tree_to_yaml(v, true));
     if (out.mode == SweepSettings::Mode::Zip && !out.parameters.empty() &&
         p.values.size() != out.parameters[0].values.size())
       fail_at(values.where, vp,

@@ -4,6 +4,7 @@
 
 #include "scenarios/loader/scenario_build.h"
 #include "sim/error.h"
+#include "topology/yaml/input_file.h"
 
 namespace hybridsim::scenarios {
 namespace {
@@ -89,7 +90,12 @@ Scenario parse_sweep_point(std::string_view yaml, const std::string& source_name
 }
 
 Scenario load_sweep_point(const std::string& path, const SweepPoint& point, std::span<const std::string> overrides) {
-  const std::string text = read_text_file(path, "scenario file");
+  // A pipe (`sweep <(cat s.yaml)`) was drained when the sweep read it first: say so rather than
+  // reading nothing.
+  if (std::error_code ec; std::filesystem::is_fifo(path, ec))
+    throw InputError("cannot open scenario file \"" + path + "\": a pipe can be read only once, and a sweep " +
+                     "reads its scenario again for every point; save it to a file first");
+  const std::string text = yaml::read_input_file(path, "scenario file");
   std::filesystem::path base = std::filesystem::path(path).parent_path();
   if (base.empty()) base = ".";
   const std::vector<std::string> assignments = point.overrides();
