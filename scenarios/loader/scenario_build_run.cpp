@@ -195,14 +195,7 @@ Scenario build_scenario(const TreeNode& root_in, const std::string& source, cons
   s.source = source;
   s.base_dir = base_dir;
   FieldReader r(s.provenance, source);
-  TreeNode empty;
-  const TreeNode* root = &root_in;
-  if (root_in.is_null()) {  // an empty file: report missing sections at its start
-    empty.kind = TreeNode::Kind::Map;
-    empty.where = root_in.where;
-    root = &empty;
-  }
-  r.check_section(*root, "");
+  const TreeNode* root = &r.document(root_in);
   const std::string stem = std::filesystem::path(source).stem().string();
   s.name = r.text_opt(root, "name").value_or(stem.empty() ? "scenario" : stem);
   s.description = r.text_opt(root, "description").value_or("");

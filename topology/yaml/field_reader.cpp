@@ -27,6 +27,16 @@ std::string unit_problem(const std::string& text, const InputError& e) {
   return "got \"" + text + "\" (" + reason + ")";
 }
 
+// Gives every node of a tree the location `where`.
+void relocate(TreeNode& node, const std::string& where) {
+  node.where = where;
+  for (auto& item : node.items) relocate(item, where);
+  for (auto& e : node.entries) {
+    e.key_where = where;
+    relocate(e.value, where);
+  }
+}
+
 bool within(double v, const FieldSpec& spec) {
   if (spec.min_exclusive ? !(v > spec.min) : !(v >= spec.min)) return false;
   return spec.max == 0 || v <= spec.max;
@@ -79,6 +89,18 @@ void FieldReader::check_section(const TreeNode& node, std::string_view path) {
   }
 }
 
+const TreeNode& FieldReader::document(const TreeNode& root) {
+  const TreeNode* doc = &root;
+  if (root.is_null()) {
+    TreeNode empty;
+    empty.kind = TreeNode::Kind::Map;
+    empty.where = root.where;
+    doc = &defaults_.emplace_back(std::move(empty));
+  }
+  check_section(*doc, "");
+  return *doc;
+}
+
 const TreeNode* FieldReader::section(const TreeNode* parent, std::string_view path) {
   const FieldSpec& spec = field(path);
   const TreeNode* node = parent != nullptr ? parent->find(leaf_name(path)) : nullptr;
@@ -102,10 +124,17 @@ const TreeNode* FieldReader::written(const TreeNode* map, std::string_view path)
 
 const TreeNode* FieldReader::value(const TreeNode* map, std::string_view path) {
   if (const TreeNode* w = written(map, path)) return w;
-  const std::string text = default_text_of(field(path));
-  if (text.empty()) return nullptr;
-  defaults_.push_back(parse_yaml_tree_at(text, map != nullptr ? map->where : source_));
-  return &defaults_.back();
+  const FieldSpec& spec = field(path);
+  auto parsed = parsed_defaults_.find(&spec);
+  if (parsed == parsed_defaults_.end()) {  // parsed once per field: profiles ask for thousands
+    const std::string text = default_text_of(spec);
+    parsed = parsed_defaults_.emplace(&spec, text.empty() ? std::nullopt : std::optional(parse_yaml_tree_at(text, {})))
+                 .first;
+  }
+  if (!parsed->second) return nullptr;
+  TreeNode& copy = defaults_.emplace_back(*parsed->second);
+  relocate(copy, map != nullptr ? map->where : source_);
+  return &copy;
 }
 
 const TreeNode& FieldReader::required(const TreeNode& map, std::string_view path) {

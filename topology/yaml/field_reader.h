@@ -42,6 +42,9 @@ class FieldReader {
   const FieldSpec& field(std::string_view path) const { return schema_.field(path); }
   std::string expected(std::string_view path) const { return schema_.expected_text(field(path)); }
 
+  // The top-level mapping of a document, checked against the top-level fields; an empty document
+  // reads as an empty mapping located at its start, so that its missing required fields are named.
+  const TreeNode& document(const TreeNode& root);
   // The mapping at `path` inside `parent` (nullptr: the parent is absent), checked against its
   // declared children; nullptr when absent or null. A missing required section is an error.
   const TreeNode* section(const TreeNode* parent, std::string_view path);
@@ -103,7 +106,8 @@ class FieldReader {
   const Schema& schema_;
   WhereRecord* record_;
   std::string source_;
-  std::deque<TreeNode> defaults_;  // parsed defaults (stable addresses)
+  std::map<const FieldSpec*, std::optional<TreeNode>> parsed_defaults_;  // nullopt: no default
+  std::deque<TreeNode> defaults_;  // defaults handed out, located at their map (stable addresses)
 };
 
 }  // namespace hybridsim::yaml
