@@ -96,13 +96,12 @@ StatisticalEfficiency read_curve(FieldReader& r, const TreeNode& n, const std::s
   return StatisticalEfficiency::parametric(e_min, b_noise, range);
 }
 
-workloads::Profile builtin_named(const FieldReader& r, const TreeNode& node, const std::string& path) {
-  const std::string name = r.to_text(node, path);
-  try {
-    return workloads::builtin_profile(name);
-  } catch (const InputError&) {
-    r.fail_unknown(node, path, workloads::builtin_profile_names());
-  }
+// The name of a built-in profile; "did you mean" for any other.
+std::string builtin_name(const FieldReader& r, const TreeNode& node, const std::string& path) {
+  std::string name = r.to_text(node, path);
+  const auto names = workloads::builtin_profile_names();
+  if (std::find(names.begin(), names.end(), name) == names.end()) r.fail_unknown(node, path, names);
+  return name;
 }
 
 // The network's curve: `curve` (custom) or the built-in `variant`.
@@ -120,8 +119,8 @@ EfficiencyCurve read_network_curve(FieldReader& r, const TreeNode& n, const std:
 StudyNetwork read_network(FieldReader& r, const TreeNode& n, const std::string& path,
                           const std::vector<std::string>& sensitivity, const std::filesystem::path& base_dir) {
   if (n.is_scalar()) {
-    builtin_named(r, n, path);  // an unknown name: "did you mean"
-    return located(n, path, [&] { return builtin_study_network(n.scalar, sensitivity); });
+    const std::string builtin = builtin_name(r, n, path);
+    return located(n, path, [&] { return builtin_study_network(builtin, sensitivity); });
   }
   r.check_section(n, path);
   const TreeNode* name = r.written(&n, path + ".name");
@@ -132,7 +131,7 @@ StudyNetwork read_network(FieldReader& r, const TreeNode& n, const std::string& 
   workloads::Profile profile;
   std::string profile_source = "built-in (workloads/profile_gen.h)";
   if (name != nullptr) {
-    profile = builtin_named(r, *name, path + ".name");
+    profile = workloads::builtin_profile(builtin_name(r, *name, path + ".name"));
   } else {
     profile_source = (base_dir / r.to_text(*file, path + ".profile")).string();
     profile = located(*file, path + ".profile", [&] { return workloads::load_profile(profile_source); });
