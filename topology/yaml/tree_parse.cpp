@@ -33,10 +33,11 @@ struct RawNode {
   std::vector<std::uint32_t> children;  // Sequence: items; Map: key, value, key, value, ...
 };
 
-std::string too_many_nodes(const std::string& where) {
-  return where + ": invalid YAML: more than " + std::to_string(kMaxTreeNodes) +
-         " nodes once aliases are expanded (the limit for any input file); expected a smaller "
-         "document or fewer aliases";
+// `expanded`: the budget ran out while copying aliases (rather than while reading the text).
+std::string too_many_nodes(const std::string& where, bool expanded) {
+  return where + ": invalid YAML: more than " + std::to_string(kMaxTreeNodes) + " nodes" +
+         (expanded ? " once aliases are expanded" : "") + " (the limit for any input file); expected a smaller document" +
+         (expanded ? " or fewer aliases" : "");
 }
 
 std::string too_deep(const std::string& where) {
@@ -75,7 +76,7 @@ class GraphBuilder final : public YAML::EventHandler {
 
  private:
   std::uint32_t add(RawNode::Kind kind, const YAML::Mark& mark, YAML::anchor_t anchor) {
-    if (nodes_.size() >= kMaxTreeNodes) throw InputError(too_many_nodes(locate_(mark)));
+    if (nodes_.size() >= kMaxTreeNodes) throw InputError(too_many_nodes(locate_(mark), false));
     if (open_.size() > std::size_t{kMaxTreeDepth}) throw InputError(too_deep(locate_(mark)));
     const auto index = static_cast<std::uint32_t>(nodes_.size());
     nodes_.push_back({.kind = kind, .mark = mark, .target = 0, .scalar = {}, .children = {}});
@@ -177,7 +178,7 @@ class TreeCopier {
   // Past the budget, the error points at the outermost alias being expanded (or at the node).
   void count(const RawNode& raw) {
     if (++made_ > kMaxTreeNodes)
-      throw InputError(too_many_nodes(locate_(expanding_ != nullptr ? expanding_->mark : raw.mark)));
+      throw InputError(too_many_nodes(locate_(expanding_ != nullptr ? expanding_->mark : raw.mark), true));
   }
 
   const std::vector<RawNode>& nodes_;
