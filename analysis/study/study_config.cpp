@@ -5,8 +5,8 @@
 #include <algorithm>
 #include <cmath>
 
+#include "scenarios/loader/efficiency_points.h"
 #include "sim/error.h"
-#include "sim/text.h"
 #include "topology/preset_registry.h"
 #include "topology/yaml/field_reader.h"
 #include "topology/yaml/input_file.h"
@@ -56,21 +56,8 @@ std::vector<std::string> texts(const FieldReader& r, const TreeNode& list, const
 
 StatisticalEfficiency read_table(const FieldReader& r, const TreeNode& table, const std::string& path) {
   std::vector<BatchEpochs> points;
-  for (std::size_t i = 0; i < r.to_list(table, path, 1).items.size(); ++i) {
-    const TreeNode& p = table.items[i];
-    const std::string ip = item_path(path, i);
-    const std::string expected = "[global batch, epochs]: a whole batch >= 1 and epochs > 0";
-    if (!p.is_sequence() || p.items.size() != 2 || !p.items[0].is_scalar() || !p.items[1].is_scalar())
-      fail_at(p.where, ip, "got " + describe_node(p), expected);
-    const auto batch = sim::parse_whole<std::int64_t>(p.items[0].scalar);
-    const auto epochs = sim::parse_whole<double>(p.items[1].scalar);
-    if (!batch || *batch < 1) fail_at(p.items[0].where, ip, "got batch \"" + p.items[0].scalar + "\"", expected);
-    if (!epochs || !std::isfinite(*epochs) || *epochs <= 0)
-      fail_at(p.items[1].where, ip, "got epochs \"" + p.items[1].scalar + "\"", expected);
-    points.push_back({*batch, *epochs});
-  }
-  return located(table, path, [&] { return StatisticalEfficiency::table(std::move(points)); },
-                 "strictly increasing batches");
+  for (const auto& [batch, epochs] : scenarios::read_efficiency_points(r, table, path)) points.push_back({batch, epochs});
+  return StatisticalEfficiency::table(std::move(points));
 }
 
 StatisticalEfficiency read_curve(FieldReader& r, const TreeNode& n, const std::string& path) {
@@ -171,7 +158,7 @@ StudyNetwork read_network(FieldReader& r, const TreeNode& n, const std::string& 
 
 void read_cluster(FieldReader& r, const TreeNode& root, ClusterSpec& c) {
   const TreeNode* cl = r.section(&root, "cluster");
-  c.preset = r.choice(cl, "cluster.preset");
+  c.preset = r.text(cl, "cluster.preset");
   c.links[sim::LinkKind::InfiniBand].bandwidth = r.rate_opt(cl, "cluster.ib_bandwidth");
   c.fabric = topology::presets::parse_fabric(r.choice(cl, "cluster.fabric"));
   c.oversubscription = r.number(cl, "cluster.oversubscription");

@@ -2,7 +2,6 @@
 // field reference is generated from this table). Order matters: it is the order of the reference
 // and of "expected one of" lists. Parents come before their children.
 #include <string>
-#include <vector>
 
 #include "analysis/study/study_config.h"
 #include "sim/collective.h"
@@ -11,12 +10,6 @@
 
 namespace hybridsim::analysis {
 namespace {
-
-std::vector<std::string> preset_choices() {
-  std::vector<std::string> out;
-  for (const auto name : topology::preset_names()) out.emplace_back(name);
-  return out;
-}
 
 using K = yaml::FieldKind;
 
@@ -77,9 +70,9 @@ constexpr yaml::FieldSpec kFields[] = {
      .help = "The hybrid worker sizes, increasing without repeats."},
     {.path = "mp[]", .kind = K::Integer, .min = 2, .max = 1e6, .help = "GPUs per hybrid worker."},
     {.path = "cluster", .kind = K::Section, .help = "The machines and the fabric between them."},
-    {.path = "cluster.preset", .kind = K::Choice,
-     .default_fn = [] { return topology::ClusterSpec{}.preset; }, .dynamic_choices = preset_choices,
-     .help = "A machine preset that can form a cluster (topology/README.md)."},
+    {.path = "cluster.preset", .kind = K::Text, .default_fn = [] { return topology::ClusterSpec{}.preset; },
+     .type_doc = "a machine preset that can form a cluster",
+     .help = "The machines N GPUs run on, as few of them as hold N GPUs (presets: topology/README.md)."},
     {.path = "cluster.ib_bandwidth", .kind = K::Rate, .default_doc = "the preset's (EDR)", .min = 0,
      .min_exclusive = true, .help = "InfiniBand bandwidth per link and direction."},
     {.path = "cluster.fabric", .kind = K::Choice, .default_text = "fat-tree", .choices = "fat-tree|rail-optimized",

@@ -142,8 +142,17 @@ TEST_CASE("study config: errors name the place, the field and what was expected"
         "s.yaml:2:32: networks[0].curve.b_noise: missing required field (the parametric form needs e_min, b_noise "
         "and supported); expected a number > 0, or give table instead");
   CHECK(error_of(kHead + "networks: [{name: gnmt, curve: {table: [[2, 1], [1, 2]]}}]\ngpus: [8]\n") ==
-        "s.yaml:2:40: networks[0].curve.table: statistical-efficiency table point 2: global batches must increase "
-        "strictly, but 1 follows 2; expected strictly increasing batches");
+        "s.yaml:2:50: networks[0].curve.table[1]: batch 1 does not follow 2; expected strictly increasing batches");
+  // A table reads as a scenario's training.efficiency.table does (scenarios/loader/efficiency_points.h).
+  CHECK(error_of(kHead + "networks: [{name: gnmt, curve: {table: [[1024, 25]]}}]\ngpus: [8]\n") ==
+        "s.yaml:2:40: networks[0].curve.table: got 1 item; expected at least 2: a list of [global batch, epochs]");
+  CHECK(error_of(kHead + "networks: [{name: gnmt, curve: {table: [[1024, 25], [2048]]}}]\ngpus: [8]\n") ==
+        "s.yaml:2:53: networks[0].curve.table[1]: got a list; expected [global batch, epochs]: a whole batch >= 1 and "
+        "epochs > 0");
+  CHECK(error_of(kHead + "networks: [{name: gnmt, curve: {e_min: 3, b_noise: 2, supported: [1, 2], table: []}}]\n"
+                 "gpus: [8]\n") ==
+        "s.yaml:2:40: networks[0].curve.e_min: cannot be combined with table; expected either table or e_min, "
+        "b_noise, supported");
   CHECK(error_of(kHead + "networks: [gnmt]\ngpus: [8]\ncommunication: {algorithm: tree}\n") ==
         "s.yaml:4:28: communication.algorithm: unknown value \"tree\"; expected one of: ring, hierarchical");
   CHECK(error_of(kHead + "networks: [gnmt]\ngpus: [8]\nsensitivity: {ib_factors: [0]}\n") ==

@@ -44,6 +44,22 @@ bool within(double v, const FieldSpec& spec) {
 
 }  // namespace
 
+template <class Parse, class Magnitude>
+auto FieldReader::parse_unit(const TreeNode& node, std::string_view path, Parse parse, Magnitude magnitude) const {
+  const FieldSpec& spec = field(path);
+  const std::string text = scalar(node, path);
+  decltype(parse(text)) v;
+  try {
+    v = parse(text);
+  } catch (const InputError& e) {
+    fail_at(node.where, path, unit_problem(text, e), schema_.expected_text(spec));
+  } catch (const std::overflow_error&) {
+    fail_at(node.where, path, "got \"" + text + "\", too large", schema_.expected_text(spec));
+  }
+  if (!within(magnitude(v), spec)) fail_at(node.where, path, "got \"" + text + "\"", schema_.expected_text(spec));
+  return v;
+}
+
 void fail_at(const std::string& where, std::string_view path, const std::string& what,
              const std::string& expected) {
   std::string message = where + ": ";
@@ -197,46 +213,16 @@ std::string FieldReader::to_choice(const TreeNode& node, std::string_view path) 
 }
 
 sim::Bytes FieldReader::to_size(const TreeNode& node, std::string_view path) const {
-  const FieldSpec& spec = field(path);
-  const std::string text = scalar(node, path);
-  sim::Bytes v;
-  try {
-    v = sim::parse_bytes(text);
-  } catch (const InputError& e) {
-    fail_at(node.where, path, unit_problem(text, e), schema_.expected_text(spec));
-  }
-  if (!within(static_cast<double>(v.count()), spec))
-    fail_at(node.where, path, "got \"" + text + "\"", schema_.expected_text(spec));
-  return v;
+  return parse_unit(node, path, sim::parse_bytes, [](sim::Bytes b) { return static_cast<double>(b.count()); });
 }
 
 sim::Bandwidth FieldReader::to_rate(const TreeNode& node, std::string_view path) const {
-  const FieldSpec& spec = field(path);
-  const std::string text = scalar(node, path);
-  sim::Bandwidth v;
-  try {
-    v = sim::parse_bandwidth(text);
-  } catch (const InputError& e) {
-    fail_at(node.where, path, unit_problem(text, e), schema_.expected_text(spec));
-  }
-  if (!within(static_cast<double>(v.bytes_per_second()), spec))
-    fail_at(node.where, path, "got \"" + text + "\"", schema_.expected_text(spec));
-  return v;
+  return parse_unit(node, path, sim::parse_bandwidth,
+                    [](sim::Bandwidth b) { return static_cast<double>(b.bytes_per_second()); });
 }
 
 sim::Time FieldReader::to_duration(const TreeNode& node, std::string_view path) const {
-  const FieldSpec& spec = field(path);
-  const std::string text = scalar(node, path);
-  sim::Time v;
-  try {
-    v = sim::parse_time(text);
-  } catch (const InputError& e) {
-    fail_at(node.where, path, unit_problem(text, e), schema_.expected_text(spec));
-  } catch (const std::overflow_error&) {
-    fail_at(node.where, path, "got \"" + text + "\", too large", schema_.expected_text(spec));
-  }
-  if (v < sim::Time::zero()) fail_at(node.where, path, "got \"" + text + "\"", schema_.expected_text(spec));
-  return v;
+  return parse_unit(node, path, sim::parse_time, [](sim::Time t) { return static_cast<double>(t.ps()); });
 }
 
 const TreeNode& FieldReader::to_list(const TreeNode& node, std::string_view path, std::size_t min_items) const {

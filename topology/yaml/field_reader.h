@@ -100,6 +100,10 @@ class FieldReader {
   const std::string& source() const { return source_; }
 
  private:
+  // A unit string read with `parse` ("25 GB/s" → sim::Bandwidth), its bounds checked on
+  // `magnitude(value)` (bytes, bytes per second, picoseconds).
+  template <class Parse, class Magnitude>
+  auto parse_unit(const TreeNode& node, std::string_view path, Parse parse, Magnitude magnitude) const;
   const TreeNode* scalar_value(const TreeNode* map, std::string_view path);
   [[noreturn]] void no_value(std::string_view path) const;
 
