@@ -190,7 +190,6 @@ StudyNetwork builtin_study_network(std::string_view name, const std::vector<std:
                       .dataset = training_dataset_by_name(eff)};
 }
 
-
 StudyConfig parse_study_config(std::string_view yaml, const std::string& source_name,
                                const std::filesystem::path& base_dir) {
   const TreeNode tree = yaml::parse_yaml_tree(yaml, source_name);

@@ -1,6 +1,10 @@
 // Sweeps: product and zip expansion, their order and labels, loading a point, and sweep errors.
 #include <doctest/doctest.h>
 
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <filesystem>
 #include <string>
 #include <vector>
 
@@ -153,4 +157,20 @@ sweep:
         "s.yaml:4:29: sweep.parameters[0].path: a sweep cannot vary its own settings; expected a field outside sweep");
   CHECK(error_of(std::string(kBase) + "sweep: {parameters: []}\n") ==
         "s.yaml:4:21: sweep.parameters: got 0 items; expected at least 1: a list of {path, values}");
+}
+
+TEST_CASE("sweep: a point of a scenario given as a pipe says that a pipe cannot be read again") {
+  // `hybridsim sweep <(cat s.yaml)`: the sweep read the pipe for its points already; reading it
+  // again for a point would give nothing ("missing required field") or wait for a writer.
+  const auto dir = std::filesystem::temp_directory_path() / ("hybridsim-sweep-fifo-" + std::to_string(getpid()));
+  std::filesystem::create_directories(dir);
+  const std::string fifo = (dir / "s.yaml").string();
+  REQUIRE(mkfifo(fifo.c_str(), 0600) == 0);
+  SweepPoint point;
+  point.assignments = {{"cluster.nodes", "2"}};
+  CHECK_THROWS_WITH_AS(load_sweep_point(fifo, point),
+                       ("cannot open scenario file \"" + fifo + "\": a pipe can be read only once, and a sweep reads "
+                        "its scenario again for every point; save it to a file first").c_str(),
+                       InputError);
+  std::filesystem::remove_all(dir);
 }
