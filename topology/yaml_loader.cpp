@@ -94,11 +94,10 @@ void read_links(FieldReader& r, const TreeNode& links, TopologyBuilder& builder)
 }  // namespace
 
 Topology parse_topology_yaml(std::string_view text, std::string_view source) {
-  const TreeNode root = yaml::parse_yaml_tree(text, std::string(source));
+  const TreeNode tree = yaml::parse_yaml_tree(text, std::string(source));
   FieldReader r(topology_schema(), nullptr, std::string(source));
-  if (!root.is_null()) r.check_section(root, "");
-  const TreeNode* nodes = r.written(&root, "nodes");
-  if (nodes == nullptr) fail_at(root.where, "nodes", "missing required field", r.expected("nodes"));
+  const TreeNode& root = r.document(tree);
+  const TreeNode* nodes = root.find("nodes");  // required: present after the check
   TopologyBuilder builder(r.text(&root, "name"));
   std::unordered_map<std::string, std::string> declared;
   read_devices(r, r.to_list(*nodes, "nodes", 0), builder, declared);
