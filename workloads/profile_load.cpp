@@ -1,234 +1,97 @@
-// The YAML reader of profiles: every error names file:line:col (1-based), the field and what was
-// expected. Ops are read in two passes: names first (so an input naming a later op is reported as a
-// forward reference or a cycle rather than as unknown), then everything else.
-#include <yaml-cpp/yaml.h>
-
-#include <charconv>
-#include <fstream>
-#include <initializer_list>
+// The YAML reader of profiles: the located tree checked against profile_schema(). Ops are read in
+// two passes: names first (so that an input naming a later op is reported as a forward reference or
+// a cycle rather than as unknown), then everything else.
 #include <map>
 #include <optional>
 #include <set>
-#include <sstream>
 
 #include "sim/error.h"
+#include "topology/yaml/field_reader.h"
+#include "topology/yaml/input_file.h"
 #include "workloads/profile_io.h"
 
 namespace hybridsim::workloads {
-
 namespace {
 
-class Reader {
- public:
-  explicit Reader(std::string source) : source_(std::move(source)) {}
+using yaml::fail_at;
+using yaml::FieldReader;
+using yaml::TreeNode;
 
-  std::string where(const YAML::Mark& mark) const {
-    if (mark.is_null()) return source_;
-    return source_ + ":" + std::to_string(mark.line + 1) + ":" + std::to_string(mark.column + 1);
-  }
+std::string item_path(const std::string& list, std::size_t i) { return list + "[" + std::to_string(i) + "]"; }
 
-  [[noreturn]] void fail(const YAML::Node& at, const std::string& context, const std::string& what) const {
-    throw InputError(where(at.Mark()) + ": " + context + ": " + what);
-  }
-
-  void expect_map(const YAML::Node& node, const std::string& context) const {
-    if (!node.IsMap()) fail(node, context, "expected a mapping of fields (key: value)");
-  }
-
-  // Rejects keys outside `allowed` and repeated keys, at the key's own location.
-  void check_keys(const YAML::Node& map, const std::string& context,
-                  std::initializer_list<std::string_view> allowed) const {
-    std::set<std::string> seen;
-    for (const auto& kv : map) {
-      const std::string key = kv.first.Scalar();
-      if (!seen.insert(key).second) fail(kv.first, context, "repeated key '" + key + "'");
-      bool known = false;
-      std::string list;
-      for (auto a : allowed) {
-        known = known || a == key;
-        list += (list.empty() ? "" : ", ") + std::string(a);
-      }
-      if (!known) fail(kv.first, context, "unknown key '" + key + "' (expected one of: " + list + ")");
-    }
-  }
-
-  YAML::Node required(const YAML::Node& map, const char* key, const std::string& context,
-                      const std::string& expected) const {
-    YAML::Node value = map[key];
-    if (!value.IsDefined() || value.IsNull()) {
-      fail(map, context, std::string("missing field '") + key + "' (" + expected + ")");
-    }
-    return value;
-  }
-
-  std::string scalar(const YAML::Node& node, const std::string& context, const char* key) const {
-    if (!node.IsScalar()) fail(node, context, std::string("field '") + key + "': expected a single value");
-    return node.Scalar();
-  }
-
-  std::string string_field(const YAML::Node& map, const char* key, const std::string& context) const {
-    const std::string s = scalar(required(map, key, context, "a text"), context, key);
-    if (s.empty()) fail(map[key], context, std::string("field '") + key + "' must not be empty");
-    return s;
-  }
-
-  std::string optional_string(const YAML::Node& map, const char* key, const std::string& context) const {
-    const YAML::Node value = map[key];
-    if (!value.IsDefined() || value.IsNull()) return {};
-    return scalar(value, context, key);
-  }
-
-  std::int64_t integer(const YAML::Node& node, const char* key, const std::string& context,
-                       std::int64_t min, std::int64_t max = std::int64_t{1} << 40) const {
-    const std::string text = scalar(node, context, key);
-    std::int64_t v = 0;
-    const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
-    if (ec != std::errc() || end != text.data() + text.size() || v < min || v > max) {
-      fail(node, context, std::string("field '") + key + "': expected a whole number from " +
-                              std::to_string(min) + " to " + std::to_string(max) + ", got \"" +
-                              text + "\"");
-    }
-    return v;
-  }
-
-  std::int64_t int_field(const YAML::Node& map, const char* key, const std::string& context,
-                         std::int64_t min) const {
-    return integer(required(map, key, context, "a whole number"), key, context, min);
-  }
-
-  std::int64_t optional_int(const YAML::Node& map, const char* key, const std::string& context) const {
-    const YAML::Node value = map[key];
-    if (!value.IsDefined() || value.IsNull()) return 0;
-    return integer(value, key, context, 0);
-  }
-
-  sim::Time time_field(const YAML::Node& map, const char* key, const std::string& context) const {
-    const YAML::Node value = required(map, key, context, "a time such as \"12.5 us\"");
-    try {
-      return sim::parse_time(scalar(value, context, key));
-    } catch (const InputError& e) {
-      fail(value, context, std::string("field '") + key + "': " + e.what());
-    }
-  }
-
-  // An optional time that is not negative; zero when absent.
-  sim::Time optional_time(const YAML::Node& map, const char* key, const std::string& context) const {
-    const YAML::Node value = map[key];
-    if (!value.IsDefined() || value.IsNull()) return sim::Time::zero();
-    sim::Time t;
-    try {
-      t = sim::parse_time(scalar(value, context, key));
-    } catch (const InputError& e) {
-      fail(value, context, std::string("field '") + key + "': " + e.what());
-    }
-    if (t < sim::Time::zero()) fail(value, context, std::string("field '") + key + "' must not be negative");
-    return t;
-  }
-
-  sim::Bytes bytes_value(const YAML::Node& value, const char* key, const std::string& context) const {
-    try {
-      return sim::parse_bytes(scalar(value, context, key));
-    } catch (const InputError& e) {
-      fail(value, context, std::string("field '") + key + "': " + e.what());
-    }
-  }
-
-  sim::Bytes bytes_field(const YAML::Node& map, const char* key, const std::string& context) const {
-    return bytes_value(required(map, key, context, "a size such as \"4 MiB\""), key, context);
-  }
-
- private:
-  std::string source_;
-};
-
-ProfileMetadata read_metadata(const Reader& r, const YAML::Node& node) {
-  const std::string ctx = "metadata";
-  r.expect_map(node, ctx);
-  r.check_keys(node, ctx, {"network", "gpu", "precision", "batch_per_gpu", "sequence_length",
-                           "target_length", "throughput_unit", "units_per_step", "source", "notes"});
-  ProfileMetadata m;
-  m.network = r.string_field(node, "network", ctx);
-  m.gpu = r.string_field(node, "gpu", ctx);
-  m.precision = r.string_field(node, "precision", ctx);
-  m.batch_per_gpu = r.int_field(node, "batch_per_gpu", ctx, 1);
-  m.sequence_length = r.optional_int(node, "sequence_length", ctx);
-  m.target_length = r.optional_int(node, "target_length", ctx);
-  m.throughput_unit = r.string_field(node, "throughput_unit", ctx);
-  m.units_per_step = r.int_field(node, "units_per_step", ctx, 1);
-  m.source = r.optional_string(node, "source", ctx);
-  m.notes = r.optional_string(node, "notes", ctx);
-  return m;
+ProfileMetadata read_metadata(FieldReader& r, const TreeNode& root) {
+  const TreeNode* m = r.section(&root, "metadata");
+  ProfileMetadata meta;
+  meta.network = r.text(m, "metadata.network");
+  meta.gpu = r.text(m, "metadata.gpu");
+  meta.precision = r.text(m, "metadata.precision");
+  meta.batch_per_gpu = r.integer(m, "metadata.batch_per_gpu");
+  meta.sequence_length = r.integer(m, "metadata.sequence_length");
+  meta.target_length = r.integer(m, "metadata.target_length");
+  meta.throughput_unit = r.text(m, "metadata.throughput_unit");
+  meta.units_per_step = r.integer(m, "metadata.units_per_step");
+  // Free text, empty allowed.
+  if (const TreeNode* s = r.written(m, "metadata.source")) meta.source = r.scalar(*s, "metadata.source");
+  if (const TreeNode* n = r.written(m, "metadata.notes")) meta.notes = r.scalar(*n, "metadata.notes");
+  return meta;
 }
 
-OptimizerCost read_optimizer(const Reader& r, const YAML::Node& node) {
-  const std::string ctx = "optimizer";
-  r.expect_map(node, ctx);
-  r.check_keys(node, ctx, {"name", "time_per_gib", "idle_before"});
-  return OptimizerCost{r.string_field(node, "name", ctx), r.time_field(node, "time_per_gib", ctx),
-                       r.optional_time(node, "idle_before", ctx)};
+OptimizerCost read_optimizer(FieldReader& r, const TreeNode& root) {
+  const TreeNode* o = r.section(&root, "optimizer");
+  return OptimizerCost{r.text(o, "optimizer.name"), r.duration(o, "optimizer.time_per_gib"),
+                       r.duration(o, "optimizer.idle_before")};
 }
 
-std::vector<Kernel> read_kernels(const Reader& r, const YAML::Node& op, const char* key,
-                                 const std::string& op_ctx) {
-  const YAML::Node list = r.required(op, key, op_ctx, "a list of kernels, [] for none");
-  if (!list.IsSequence()) {
-    r.fail(list, op_ctx, std::string("field '") + key + "': expected a list of kernels");
-  }
+std::vector<Kernel> read_kernels(FieldReader& r, const TreeNode& op, const std::string& path) {
+  const TreeNode& list = r.to_list(r.required(op, path), path, 0);
   std::vector<Kernel> kernels;
-  for (std::size_t i = 0; i < list.size(); ++i) {
-    const YAML::Node k = list[i];
-    const std::string ctx = op_ctx + " " + key + "[" + std::to_string(i) + "]";
-    r.expect_map(k, ctx);
-    r.check_keys(k, ctx, {"name", "duration", "idle_before"});
-    kernels.push_back(Kernel{r.string_field(k, "name", ctx), r.time_field(k, "duration", ctx),
-                             r.optional_time(k, "idle_before", ctx)});
+  kernels.reserve(list.items.size());
+  for (std::size_t i = 0; i < list.items.size(); ++i) {
+    const TreeNode& k = list.items[i];
+    const std::string kp = item_path(path, i);
+    r.check_section(k, kp);
+    kernels.push_back(Kernel{r.text(&k, kp + ".name"), r.duration(&k, kp + ".duration"),
+                             r.duration(&k, kp + ".idle_before")});
   }
   return kernels;
 }
 
-void read_gradient(const Reader& r, const YAML::Node& node, const std::string& op_ctx, Op& op) {
-  const std::string ctx = op_ctx + " gradient";
-  r.expect_map(node, ctx);
-  r.check_keys(node, ctx, {"bytes", "exchange", "sparse_bytes_per_worker", "buckets"});
-  op.gradient_bytes = r.bytes_field(node, "bytes", ctx);
-  if (op.gradient_bytes.count() <= 0) r.fail(node["bytes"], ctx, "field 'bytes' must be positive");
-  const YAML::Node ex = r.required(node, "exchange", ctx, "dense-allreduce or sparse-allgather");
-  const auto exchange = find_gradient_exchange(r.scalar(ex, ctx, "exchange"));
-  if (!exchange || *exchange == GradientExchange::None) {
-    r.fail(ex, ctx, "field 'exchange': expected dense-allreduce or sparse-allgather, got \"" +
-                        ex.Scalar() + "\"");
-  }
-  op.exchange = *exchange;
-  const YAML::Node sparse = node["sparse_bytes_per_worker"];
-  if (op.exchange == GradientExchange::SparseAllGather) {
-    op.sparse_bytes_per_worker = r.bytes_field(node, "sparse_bytes_per_worker", ctx);
-    if (op.sparse_bytes_per_worker.count() <= 0) {
-      r.fail(sparse, ctx, "field 'sparse_bytes_per_worker' must be positive");
-    }
-  } else if (sparse.IsDefined()) {
-    r.fail(sparse, ctx, "field 'sparse_bytes_per_worker' belongs only to sparse-allgather");
-  }
-  const YAML::Node buckets = node["buckets"];
-  if (!buckets.IsDefined() || buckets.IsNull()) return;
-  if (op.exchange != GradientExchange::DenseAllReduce)
-    r.fail(buckets, ctx, "field 'buckets' belongs only to dense-allreduce");
-  if (!buckets.IsSequence() || buckets.size() == 0)
-    r.fail(buckets, ctx, "field 'buckets': expected a non-empty list of sizes");
+void read_buckets(FieldReader& r, const TreeNode& buckets, const std::string& path, Op& op) {
   sim::Bytes sum;
-  for (const auto& b : buckets) {
-    const sim::Bytes size = r.bytes_value(b, "buckets", ctx);
-    if (size.count() <= 0) r.fail(b, ctx, "field 'buckets': every bucket must be positive");
+  for (std::size_t i = 0; i < r.to_list(buckets, path, 1).items.size(); ++i) {
+    const sim::Bytes size = r.to_size(buckets.items[i], item_path(path, i));
     op.buckets.push_back(size);
     sum += size;
   }
   if (sum != op.gradient_bytes)
-    r.fail(buckets, ctx, "field 'buckets': the buckets sum to " + std::to_string(sum.count()) +
-                             " B, expected the gradient's " + std::to_string(op.gradient_bytes.count()) + " B");
+    fail_at(buckets.where, path, "the buckets sum to " + std::to_string(sum.count()) + " B",
+            "the gradient's " + std::to_string(op.gradient_bytes.count()) + " B");
+}
+
+void read_gradient(FieldReader& r, const TreeNode& g, const std::string& path, Op& op) {
+  op.gradient_bytes = r.size(&g, path + ".bytes");
+  op.exchange = *find_gradient_exchange(r.choice(&g, path + ".exchange"));
+  const std::string sparse_path = path + ".sparse_bytes_per_worker";
+  const TreeNode* sparse = r.written(&g, sparse_path);
+  if (op.exchange == GradientExchange::SparseAllGather) {
+    if (sparse == nullptr)
+      fail_at(g.where, sparse_path, "missing required field (sparse-allgather needs it)", r.expected(sparse_path));
+    op.sparse_bytes_per_worker = r.to_size(*sparse, sparse_path);
+  } else if (sparse != nullptr) {
+    fail_at(sparse->where, sparse_path, "belongs only to sparse-allgather", "exchange: sparse-allgather, or no "
+            "sparse_bytes_per_worker");
+  }
+  if (const TreeNode* buckets = r.written(&g, path + ".buckets")) {
+    if (op.exchange != GradientExchange::DenseAllReduce)
+      fail_at(buckets->where, path + ".buckets", "belongs only to dense-allreduce", "exchange: dense-allreduce, "
+              "or no buckets");
+    read_buckets(r, *buckets, path + ".buckets", op);
+  }
 }
 
 struct OpHeader {
   std::string name;
-  YAML::Node node;
+  const TreeNode* node;
   std::vector<std::string> inputs;
 };
 
@@ -249,47 +112,77 @@ bool reaches(const std::vector<OpHeader>& ops, const std::map<std::string, std::
   return false;
 }
 
-std::vector<Op> read_ops(const Reader& r, const YAML::Node& list) {
-  if (!list.IsSequence() || list.size() == 0) r.fail(list, "ops", "expected a non-empty list of ops");
-  // Pass 1: names, input names, duplicates.
+// Pass 1: every op's declared keys, name (unique) and input names.
+std::vector<OpHeader> read_headers(FieldReader& r, const TreeNode& list, std::map<std::string, std::size_t>& index) {
   std::vector<OpHeader> headers;
-  std::map<std::string, std::size_t> index;
-  for (std::size_t i = 0; i < list.size(); ++i) {
-    const YAML::Node node = list[i];
-    const std::string ctx = "ops[" + std::to_string(i) + "]";
-    r.expect_map(node, ctx);
-    OpHeader h{r.string_field(node, "name", ctx), node, {}};
-    if (auto [it, fresh] = index.emplace(h.name, i); !fresh) {
-      r.fail(node["name"], ctx, "duplicate op name \"" + h.name + "\" (first defined at " +
-                                    r.where(headers[it->second].node.Mark()) + ")");
-    }
-    if (const YAML::Node inputs = node["inputs"]; inputs.IsDefined() && !inputs.IsNull()) {
-      const std::string op_ctx = "op \"" + h.name + "\"";
-      if (!inputs.IsSequence()) r.fail(inputs, op_ctx, "field 'inputs': expected a list of op names");
-      for (const auto& in : inputs) h.inputs.push_back(r.scalar(in, op_ctx, "inputs"));
-    }
+  headers.reserve(list.items.size());
+  for (std::size_t i = 0; i < list.items.size(); ++i) {
+    const TreeNode& node = list.items[i];
+    const std::string path = item_path("ops", i);
+    r.check_section(node, path);
+    OpHeader h{r.text(&node, path + ".name"), &node, {}};
+    if (auto [it, fresh] = index.emplace(h.name, i); !fresh)
+      fail_at(node.find("name")->where, path + ".name", "duplicate op name \"" + h.name + "\" (first defined at " +
+              headers[it->second].node->where + ")", "a name no other op has");
+    const std::string inputs = path + ".inputs";
+    const TreeNode& in = r.to_list(*r.value(&node, inputs), inputs, 0);
+    for (std::size_t k = 0; k < in.items.size(); ++k) h.inputs.push_back(r.to_text(in.items[k], item_path(inputs, k)));
     headers.push_back(std::move(h));
   }
+  return headers;
+}
+
+// The indices of op i's inputs: earlier ops, each once.
+std::vector<std::uint32_t> resolve_inputs(const std::vector<OpHeader>& headers,
+                                          const std::map<std::string, std::size_t>& index, std::size_t i) {
+  const std::string inputs = item_path("ops", i) + ".inputs";
+  std::vector<std::uint32_t> out;
+  std::set<std::size_t> used;
+  for (std::size_t k = 0; k < headers[i].inputs.size(); ++k) {
+    const std::string& in = headers[i].inputs[k];
+    const std::string& at = headers[i].node->find("inputs")->items[k].where;
+    const auto it = index.find(in);
+    if (it == index.end()) {
+      std::vector<std::string> earlier;
+      for (std::size_t j = 0; j < i; ++j) earlier.push_back(headers[j].name);
+      fail_at(at, item_path(inputs, k), "unknown input op \"" + in + "\"" + yaml::did_you_mean(in, earlier),
+              "the name of an earlier op");
+    }
+    const std::size_t j = it->second;
+    if (j == i) fail_at(at, item_path(inputs, k), "cycle: the op lists itself as an input");
+    if (j > i) {
+      if (reaches(headers, index, j, i))
+        fail_at(at, item_path(inputs, k), "cycle: input \"" + in + "\" (at " + headers[j].node->where +
+                ") depends on this op");
+      fail_at(at, item_path(inputs, k), "forward reference: input \"" + in + "\" is defined later (at " +
+              headers[j].node->where + "); list ops so that inputs come first");
+    }
+    if (!used.insert(j).second) fail_at(at, item_path(inputs, k), "input \"" + in + "\" is listed twice");
+    out.push_back(static_cast<std::uint32_t>(j));
+  }
+  return out;
+}
+
+std::vector<Op> read_ops(FieldReader& r, const TreeNode& root) {
+  const TreeNode& list = r.to_list(*root.find("ops"), "ops", 1);
+  std::map<std::string, std::size_t> index;
+  const std::vector<OpHeader> headers = read_headers(r, list, index);
   // Pass 2: everything else.
   std::vector<Op> ops;
+  ops.reserve(headers.size());
   std::optional<std::size_t> with_buckets, without_buckets;  // dense ops with/without recorded ones
   for (std::size_t i = 0; i < headers.size(); ++i) {
-    const YAML::Node& node = headers[i].node;
-    const std::string ctx = "op \"" + headers[i].name + "\"";
-    r.check_keys(node, ctx, {"name", "layer", "step", "inputs", "activation", "forward", "backward",
-                             "gradient"});
+    const TreeNode& node = *headers[i].node;
+    const std::string path = item_path("ops", i);
     Op op;
     op.name = headers[i].name;
-    op.layer = node["layer"].IsDefined() ? r.string_field(node, "layer", ctx) : op.name;
-    if (node["step"].IsDefined()) {
-      op.step = static_cast<int>(r.integer(node["step"], "step", ctx, 0, 1'000'000'000));
-    }
-    if (node["activation"].IsDefined()) {
-      op.activation_bytes = r.bytes_value(node["activation"], "activation", ctx);
-    }
-    op.forward = read_kernels(r, node, "forward", ctx);
-    op.backward = read_kernels(r, node, "backward", ctx);
-    if (node["gradient"].IsDefined()) read_gradient(r, node["gradient"], ctx, op);
+    op.layer = r.text_opt(&node, path + ".layer").value_or(op.name);
+    if (const auto step = r.integer_opt(&node, path + ".step")) op.step = static_cast<int>(*step);
+    op.activation_bytes = r.size(&node, path + ".activation");
+    op.forward = read_kernels(r, node, path + ".forward");
+    op.backward = read_kernels(r, node, path + ".backward");
+    const TreeNode* gradient = r.section(&node, path + ".gradient");
+    if (gradient != nullptr) read_gradient(r, *gradient, path + ".gradient", op);
     if (op.exchange == GradientExchange::DenseAllReduce) {
       auto& first = op.buckets.empty() ? without_buckets : with_buckets;
       if (!first) first = i;
@@ -297,29 +190,11 @@ std::vector<Op> read_ops(const Reader& r, const YAML::Node& list) {
         const std::string other = op.buckets.empty()
                                       ? "this op has none, op \"" + headers[*with_buckets].name + "\" has them"
                                       : "this op has them, op \"" + headers[*without_buckets].name + "\" has none";
-        r.fail(node["gradient"], ctx,
-               "recorded 'buckets' must be given for every dense-allreduce gradient or for none; " + other);
+        fail_at(gradient->where, path + ".gradient",
+                "recorded 'buckets' must be given for every dense-allreduce gradient or for none; " + other);
       }
     }
-    std::set<std::size_t> used;
-    for (std::size_t k = 0; k < headers[i].inputs.size(); ++k) {
-      const std::string& in = headers[i].inputs[k];
-      const YAML::Node at = node["inputs"][k];
-      const auto it = index.find(in);
-      if (it == index.end()) r.fail(at, ctx, "unknown input op \"" + in + "\"");
-      const std::size_t j = it->second;
-      if (j == i) r.fail(at, ctx, "cycle: the op lists itself as an input");
-      if (j > i) {
-        if (reaches(headers, index, j, i)) {
-          r.fail(at, ctx, "cycle: input \"" + in + "\" (at " + r.where(headers[j].node.Mark()) +
-                              ") depends on this op");
-        }
-        r.fail(at, ctx, "forward reference: input \"" + in + "\" is defined later (at " +
-                            r.where(headers[j].node.Mark()) + "); list ops so that inputs come first");
-      }
-      if (!used.insert(j).second) r.fail(at, ctx, "input \"" + in + "\" is listed twice");
-      op.inputs.push_back(static_cast<std::uint32_t>(j));
-    }
+    op.inputs = resolve_inputs(headers, index, i);
     ops.push_back(std::move(op));
   }
   return ops;
@@ -328,40 +203,21 @@ std::vector<Op> read_ops(const Reader& r, const YAML::Node& list) {
 }  // namespace
 
 Profile parse_profile(std::string_view yaml, const std::string& source_name) {
-  const Reader r(source_name);
-  YAML::Node root;
-  try {
-    root = YAML::Load(std::string(yaml));
-  } catch (const YAML::Exception& e) {
-    throw InputError(r.where(e.mark) + ": invalid YAML: " + e.msg);
-  }
-  if (!root.IsDefined() || root.IsNull()) throw InputError(source_name + ": empty profile");
-  const std::string ctx = "profile";
-  r.expect_map(root, ctx);
-  r.check_keys(root, ctx, {"format", "metadata", "optimizer", "ops"});
-  const YAML::Node format = r.required(root, "format", ctx, std::string(kProfileFormat));
-  if (r.scalar(format, ctx, "format") != kProfileFormat) {
-    r.fail(format, ctx, "unsupported format \"" + format.Scalar() + "\" (this version reads " +
-                            std::string(kProfileFormat) + ")");
-  }
+  const TreeNode tree = yaml::parse_yaml_tree(yaml, source_name);
+  FieldReader r(profile_schema(), nullptr, source_name);
+  const TreeNode& root = r.document(tree);
+  const TreeNode& format = *root.find("format");
+  if (r.to_text(format, "format") != kProfileFormat)
+    fail_at(format.where, "format", "got " + yaml::describe_node(format), r.expected("format"));
   Profile p;
-  try {
-    p.meta = read_metadata(r, r.required(root, "metadata", ctx, "a mapping"));
-    p.optimizer = read_optimizer(r, r.required(root, "optimizer", ctx, "a mapping"));
-    p.ops = read_ops(r, r.required(root, "ops", ctx, "a list of ops"));
-  } catch (const YAML::Exception& e) {
-    throw InputError(r.where(e.mark) + ": " + e.msg);
-  }
+  p.meta = read_metadata(r, root);
+  p.optimizer = read_optimizer(r, root);
+  p.ops = read_ops(r, root);
   return p;
 }
 
 Profile load_profile(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw InputError("cannot open profile file \"" + path + "\"");
-  std::ostringstream text;
-  text << in.rdbuf();
-  if (in.bad()) throw InputError("cannot read profile file \"" + path + "\"");
-  return parse_profile(text.str(), path);
+  return parse_profile(yaml::read_input_file(path, "profile file"), path);
 }
 
 }  // namespace hybridsim::workloads

@@ -1,7 +1,8 @@
 // The hybrid-vs-DP study's input: which networks (built-in profiles or profile files, each with its
 // statistical-efficiency curve and dataset), which GPU counts and mp values, the cluster, the
 // communication settings, the sensitivity runs and where the report goes. Read from YAML (format
-// hybridsim-study/1, every key listed in analysis/README.md) with file:line:col on every error.
+// hybridsim-study/1, every key declared in study_schema() and listed in analysis/README.md) with the
+// located reader every YAML file shares (topology/yaml/): "file:line:col: field: what; expected ...".
 //   StudyConfig c = load_study_config("scenarios/study/hybrid-vs-dp.yaml");
 //   c.networks[0].profile.meta.network == "inception-v3";  c.gpus == {8, 16, ..., 1024}
 #pragma once
@@ -13,6 +14,7 @@
 #include "analysis/training/statistical_efficiency.h"
 #include "analysis/study/study_steps.h"
 #include "sim/collective.h"
+#include "topology/yaml/schema.h"
 #include "workloads/comm_plan.h"
 #include "workloads/placement.h"
 #include "workloads/profile.h"
@@ -22,6 +24,9 @@ namespace hybridsim::analysis {
 
 // The value of the top-level `format` key of a study file.
 inline constexpr std::string_view kStudyFormat = "hybridsim-study/1";
+// The defaults of `title` and `output`.
+inline constexpr std::string_view kDefaultStudyTitle = "Hybrid parallelism vs data parallelism, end to end";
+inline constexpr std::string_view kDefaultStudyOutput = "out/study";
 
 struct StudyNetwork {
   std::string name;            // as reports show it: the profile's network ("inception-v3")
@@ -34,7 +39,7 @@ struct StudyNetwork {
 };
 
 struct StudyConfig {
-  std::string title = "Hybrid parallelism vs data parallelism, end to end";
+  std::string title = std::string(kDefaultStudyTitle);
   std::string source = "<memory>";  // the study file, for the report
   std::vector<StudyNetwork> networks{};
   std::vector<int> gpus;  // ascending, distinct, >= 2: the scaling grid (1 GPU is always added)
@@ -44,7 +49,7 @@ struct StudyConfig {
   sim::Bytes bucket_size = workloads::StepOptions{}.bucket_size;
   sim::Bytes message_size = sim::CollectiveConfig{}.message_size;
   std::vector<double> ib_factors{};  // sensitivity: the cluster again with IB bandwidth × factor
-  std::filesystem::path output = "out/study";  // report folder
+  std::filesystem::path output = kDefaultStudyOutput;  // report folder
   int threads = 0;                             // 0: one per hardware thread
 };
 
@@ -59,5 +64,8 @@ StudyConfig parse_study_config(std::string_view yaml, const std::string& source_
                                const std::filesystem::path& base_dir = ".");
 // Reads and parses a study file (profile paths relative to the file's folder).
 StudyConfig load_study_config(const std::filesystem::path& path);
+
+// Every key of a study file: the table behind the reader and analysis/README.md's reference.
+const yaml::Schema& study_schema();
 
 }  // namespace hybridsim::analysis

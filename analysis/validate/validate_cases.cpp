@@ -1,131 +1,124 @@
+// The reader of validation case files: the shared located YAML reader (topology/yaml/) with the
+// schema table below, so a case file follows the rules of every other input (repeated keys,
+// unknown fields with "did you mean", file:line:col on every error).
 #include "analysis/validate/validate_cases.h"
 
 #include <algorithm>
-#include <charconv>
-#include <fstream>
-#include <sstream>
 
-#include "scenarios/loader/yaml_tree.h"
 #include "sim/error.h"
+#include "sim/text.h"
+#include "topology/yaml/field_reader.h"
+#include "topology/yaml/input_file.h"
+#include "topology/yaml/tree.h"
 
 namespace hybridsim::analysis {
 namespace {
 
-using scenarios::TreeNode;
+using yaml::fail_at;
+using yaml::FieldReader;
+using yaml::TreeNode;
+using K = yaml::FieldKind;
 
-[[noreturn]] void fail(const TreeNode& at, const std::string& field, const std::string& what) {
-  throw InputError(at.where + ": " + field + ": " + what);
+constexpr yaml::FieldSpec kFields[] = {
+    {.path = "cases", .kind = K::List, .required = true, .type_doc = "a list of cases",
+     .help = "The reference cases of this file."},
+    {.path = "cases[]", .kind = K::Section, .help = "One case: what to simulate and the figure to meet."},
+    {.path = "cases[].name", .kind = K::Text, .required = true, .help = "What the case checks, for the table."},
+    {.path = "cases[].kind", .kind = K::Choice, .required = true, .choices = "calibration|model|prediction",
+     .help = "calibration: a one-GPU figure the profiles were fitted to; model: NCCL's own cost model; "
+             "prediction: a measurement nothing was fitted to."},
+    {.path = "cases[].scenario", .kind = K::Path,
+     .help = "A scenario file, relative to the case file. Give either scenario or collective."},
+    {.path = "cases[].set", .kind = K::List, .default_text = "[]", .type_doc = "a list of \"path=value\" texts",
+     .help = "--set overrides of the scenario."},
+    {.path = "cases[].set[]", .kind = K::Text, .help = "One override."},
+    {.path = "cases[].collective", .kind = K::Section, .help = "One collective, as `hybridsim collective` runs it."},
+    {.path = "cases[].collective.topology", .kind = K::Text, .default_text = "dgx1-v100",
+     .help = "A preset (or a topology file)."},
+    {.path = "cases[].collective.nodes", .kind = K::Integer, .default_text = "1", .min = 1, .max = 4096,
+     .help = "Machines."},
+    {.path = "cases[].collective.gpus", .kind = K::Text, .default_doc = "all",
+     .help = "GPU ranks and ranges, e.g. \"0,3\" or \"0-3\"."},
+    {.path = "cases[].collective.op", .kind = K::Choice, .default_text = "allreduce",
+     .choices = "allreduce|reducescatter|allgather|broadcast", .help = "The collective."},
+    {.path = "cases[].collective.size", .kind = K::Size, .required = true, .min = 4,
+     .help = "One rank's buffer, as nccl-tests counts it."},
+    {.path = "cases[].collective.algorithm", .kind = K::Choice, .default_text = "auto",
+     .choices = "auto|ring|tree|hierarchical", .help = "As `collective --algorithm`."},
+    {.path = "cases[].collective.protocol", .kind = K::Choice, .default_text = "auto",
+     .choices = "auto|ll|ll128|simple|ideal", .help = "As `collective --protocol`."},
+    {.path = "cases[].metric", .kind = K::Choice, .required = true, .choices = "step_time|throughput|busbw|time",
+     .help = "step_time (ms) or throughput (the profile's units per second) of a scenario; busbw (GB/s) or "
+             "time (us) of a collective."},
+    {.path = "cases[].published", .kind = K::Number, .required = true, .min = 0, .min_exclusive = true,
+     .help = "The published figure, in the metric's unit."},
+    {.path = "cases[].unit", .kind = K::Text, .help = "The figure's unit, for the table (\"GB/s\")."},
+    {.path = "cases[].source", .kind = K::Text, .required = true, .help = "Where the figure comes from."},
+    {.path = "cases[].tolerance", .kind = K::Text, .required = true, .type_doc = "a percentage such as 10%",
+     .help = "The largest |simulated − published| / published the case accepts."},
+};
+
+constexpr yaml::Schema kSchema{"validation case", kFields};
+
+double read_tolerance(const FieldReader& r, const TreeNode& node, const std::string& path) {
+  std::string text = r.to_text(node, path);
+  const bool percent = text.ends_with('%');
+  if (percent) text.pop_back();
+  const auto x = percent ? sim::parse_whole<int>(sim::trim(text)) : std::nullopt;
+  if (!x || *x < 0 || *x > 1000) fail_at(node.where, path, "got \"" + node.scalar + "\"", "a percentage such as 10%");
+  return *x / 100.0;
 }
 
-const TreeNode& need(const TreeNode& map, std::string_view key, const std::string& field) {
-  const TreeNode* v = map.find(key);
-  if (v == nullptr) fail(map, field, "missing key \"" + std::string(key) + "\"");
-  return *v;
-}
-
-std::string text(const TreeNode& v, const std::string& field) {
-  if (!v.is_scalar()) fail(v, field, "expected a text");
-  return v.scalar;
-}
-
-double number(const TreeNode& v, const std::string& field, bool percent) {
-  std::string s = text(v, field);
-  const bool has_percent = !s.empty() && s.back() == '%';
-  if (has_percent) s.pop_back();
-  double x = 0;
-  const auto [end, err] = std::from_chars(s.data(), s.data() + s.size(), x);
-  if (err != std::errc() || end != s.data() + s.size() || !(x >= 0) || (has_percent && !percent))
-    fail(v, field, "got \"" + v.scalar + "\"; expected " +
-                       (percent ? "a percentage such as 5%" : "a number >= 0"));
-  if (percent && !has_percent) fail(v, field, "got \"" + v.scalar + "\"; expected a percentage such as 5%");
-  return percent ? x / 100 : x;
-}
-
-template <class E>
-E choice(const TreeNode& v, const std::string& field, std::initializer_list<std::pair<const char*, E>> options) {
-  const std::string s = text(v, field);
-  std::string list;
-  for (const auto& [name, value] : options) {
-    if (s == name) return value;
-    list += (list.empty() ? "" : ", ") + std::string(name);
-  }
-  fail(v, field, "unknown value \"" + s + "\"; expected one of: " + list);
-}
-
-void check_keys(const TreeNode& map, const std::string& field, std::initializer_list<const char*> keys) {
-  if (!map.is_map()) fail(map, field, "expected a mapping");
-  for (const auto& e : map.entries)
-    if (std::none_of(keys.begin(), keys.end(), [&](const char* k) { return e.key == k; })) {
-      std::string list;
-      for (const char* k : keys) list += (list.empty() ? "" : ", ") + std::string(k);
-      throw InputError(e.key_where + ": " + field + ": unknown key \"" + e.key + "\"; expected one of: " + list);
-    }
-}
-
-CollectiveCase read_collective(const TreeNode& v, const std::string& field) {
-  check_keys(v, field, {"topology", "nodes", "gpus", "op", "size", "algorithm", "protocol"});
+CollectiveCase read_collective(FieldReader& r, const TreeNode& v, const std::string& path) {
   CollectiveCase c;
-  if (const TreeNode* t = v.find("topology")) c.topology = text(*t, field + ".topology");
-  if (const TreeNode* n = v.find("nodes")) {
-    const double x = number(*n, field + ".nodes", false);
-    if (x < 1 || x != static_cast<int>(x)) fail(*n, field + ".nodes", "expected a whole number >= 1");
-    c.nodes = static_cast<int>(x);
-  }
-  if (const TreeNode* g = v.find("gpus")) c.gpus = text(*g, field + ".gpus");
-  if (const TreeNode* o = v.find("op")) {
-    try {
-      c.op = sim::parse_collective_op(text(*o, field + ".op"));
-    } catch (const InputError& e) {
-      fail(*o, field + ".op", e.what());
-    }
-  }
-  const TreeNode& size = need(v, "size", field);
-  try {
-    c.size = sim::parse_bytes(text(size, field + ".size"));
-  } catch (const InputError& e) {
-    fail(size, field + ".size", e.what());
-  }
-  if (const TreeNode* a = v.find("algorithm")) c.algorithm = text(*a, field + ".algorithm");
-  if (const TreeNode* p = v.find("protocol")) c.protocol = text(*p, field + ".protocol");
+  c.topology = r.text(&v, path + ".topology");
+  c.nodes = static_cast<int>(r.integer(&v, path + ".nodes"));
+  c.gpus = r.text_opt(&v, path + ".gpus").value_or("");
+  c.op = sim::parse_collective_op(r.choice(&v, path + ".op"));
+  c.size = r.size(&v, path + ".size");
+  c.algorithm = r.choice(&v, path + ".algorithm");
+  c.protocol = r.choice(&v, path + ".protocol");
   return c;
 }
 
-ValidateCase read_case(const TreeNode& v, const std::string& field, const std::filesystem::path& folder) {
-  check_keys(v, field, {"name", "kind", "scenario", "set", "collective", "metric", "published", "unit",
-                        "source", "tolerance"});
+ValidateCase read_case(FieldReader& r, const TreeNode& v, const std::string& path, const std::filesystem::path& folder) {
+  r.check_section(v, path);
   ValidateCase c;
   c.where = v.where;
-  c.name = text(need(v, "name", field), field + ".name");
-  c.kind = choice<CaseKind>(need(v, "kind", field), field + ".kind",
-                            {{"calibration", CaseKind::Calibration}, {"model", CaseKind::Model},
-                             {"prediction", CaseKind::Prediction}});
-  const TreeNode* scenario = v.find("scenario");
-  const TreeNode* collective = v.find("collective");
-  if ((scenario == nullptr) == (collective == nullptr))
-    fail(v, field, "give exactly one of scenario or collective");
-  if (scenario) c.scenario = folder / text(*scenario, field + ".scenario");
-  if (const TreeNode* sets = v.find("set")) {
-    if (!scenario) fail(*sets, field + ".set", "applies only to a scenario");
-    if (!sets->is_sequence()) fail(*sets, field + ".set", "expected a list of \"path=value\" texts");
-    for (const TreeNode& s : sets->items) c.sets.push_back(text(s, field + ".set[]"));
-  }
-  if (collective) c.collective = read_collective(*collective, field + ".collective");
-  c.metric = choice<CaseMetric>(need(v, "metric", field), field + ".metric",
-                                {{"step_time", CaseMetric::StepTime}, {"throughput", CaseMetric::Throughput},
-                                 {"busbw", CaseMetric::BusBandwidth}, {"time", CaseMetric::Time}});
+  c.name = r.text(&v, path + ".name");
+  const std::string kind = r.choice(&v, path + ".kind");
+  c.kind = kind == "calibration" ? CaseKind::Calibration : kind == "model" ? CaseKind::Model : CaseKind::Prediction;
+  const auto scenario = r.text_opt(&v, path + ".scenario");
+  const TreeNode* collective = r.section(&v, path + ".collective");
+  if (scenario.has_value() == (collective != nullptr))
+    fail_at(v.where, path, scenario ? "both scenario and collective given" : "neither scenario nor collective given",
+            "exactly one of scenario or collective");
+  if (scenario) c.scenario = folder / *scenario;
+  const TreeNode& sets = r.to_list(*r.value(&v, path + ".set"), path + ".set", 0);
+  if (!sets.items.empty() && !scenario)
+    fail_at(sets.where, path + ".set", "given for a collective", "--set overrides only with a scenario");
+  for (std::size_t i = 0; i < sets.items.size(); ++i)
+    c.sets.push_back(r.to_text(sets.items[i], path + ".set[" + std::to_string(i) + "]"));
+  if (collective) c.collective = read_collective(r, *collective, path + ".collective");
+  const std::string metric = r.choice(&v, path + ".metric");
+  c.metric = metric == "step_time" ? CaseMetric::StepTime
+             : metric == "throughput" ? CaseMetric::Throughput
+             : metric == "busbw" ? CaseMetric::BusBandwidth
+                                 : CaseMetric::Time;
   const bool collective_metric = c.metric == CaseMetric::BusBandwidth || c.metric == CaseMetric::Time;
   if (collective_metric != (collective != nullptr))
-    fail(need(v, "metric", field), field + ".metric",
-         collective ? "a collective is measured by busbw or time" : "a scenario is measured by step_time or throughput");
-  c.published = number(need(v, "published", field), field + ".published", false);
-  if (!(c.published > 0)) fail(need(v, "published", field), field + ".published", "expected a number > 0");
-  if (const TreeNode* u = v.find("unit")) c.unit = text(*u, field + ".unit");
-  c.source = text(need(v, "source", field), field + ".source");
-  c.tolerance = number(need(v, "tolerance", field), field + ".tolerance", true);
+    fail_at(v.find("metric")->where, path + ".metric", "got \"" + metric + "\"",
+            collective ? "busbw or time for a collective" : "step_time or throughput for a scenario");
+  c.published = r.number(&v, path + ".published");
+  c.unit = r.text_opt(&v, path + ".unit").value_or("");
+  c.source = r.text(&v, path + ".source");
+  c.tolerance = read_tolerance(r, *v.find("tolerance"), path + ".tolerance");
   return c;
 }
 
 }  // namespace
+
+const yaml::Schema& validate_case_schema() { return kSchema; }
 
 std::string_view case_kind_name(CaseKind k) {
   switch (k) {
@@ -146,6 +139,18 @@ std::string_view case_metric_name(CaseMetric m) {
   return "?";
 }
 
+std::vector<ValidateCase> parse_validate_cases(std::string_view text, const std::string& source,
+                                               const std::filesystem::path& folder) {
+  const TreeNode root = yaml::parse_yaml_tree(text, source);
+  FieldReader r(kSchema, nullptr, source);
+  const TreeNode& doc = r.document(root);
+  const TreeNode& list = r.to_list(r.required(doc, "cases"), "cases", 1);
+  std::vector<ValidateCase> cases;
+  for (std::size_t i = 0; i < list.items.size(); ++i)
+    cases.push_back(read_case(r, list.items[i], "cases[" + std::to_string(i) + "]", folder));
+  return cases;
+}
+
 std::vector<ValidateCase> load_validate_cases(const std::filesystem::path& directory) {
   if (!std::filesystem::is_directory(directory))
     throw InputError("validate: no folder " + directory.string() + " (give one with --cases)");
@@ -154,18 +159,10 @@ std::vector<ValidateCase> load_validate_cases(const std::filesystem::path& direc
     if (e.is_regular_file() && e.path().extension() == ".yaml") files.push_back(e.path());
   std::sort(files.begin(), files.end());
   std::vector<ValidateCase> cases;
-  for (const auto& file : files) {
-    std::ifstream in(file, std::ios::binary);
-    std::ostringstream buffer;
-    buffer << in.rdbuf();
-    if (!in) throw InputError(file.string() + ": cannot read the file");
-    const TreeNode root = scenarios::parse_yaml_tree(buffer.str(), file.string());
-    check_keys(root, "(top level)", {"cases"});
-    const TreeNode& list = need(root, "cases", "(top level)");
-    if (!list.is_sequence()) fail(list, "cases", "expected a list of cases");
-    for (std::size_t i = 0; i < list.items.size(); ++i)
-      cases.push_back(read_case(list.items[i], "cases[" + std::to_string(i) + "]", file.parent_path()));
-  }
+  for (const auto& file : files)
+    for (auto& c : parse_validate_cases(yaml::read_input_file(file.string(), "validation case file"), file.string(),
+                                        file.parent_path()))
+      cases.push_back(std::move(c));
   if (cases.empty()) throw InputError("validate: no cases in " + directory.string());
   return cases;
 }

@@ -12,6 +12,7 @@
 
 #include "sim/collective.h"
 #include "sim/units.h"
+#include "topology/yaml/schema.h"
 
 namespace hybridsim::analysis {
 
@@ -26,7 +27,7 @@ std::string_view case_metric_name(CaseMetric m);  // "step_time", "throughput", 
 struct CollectiveCase {
   std::string topology = "dgx1-v100";  // a preset name
   int nodes = 1;
-  std::string gpus;  // "" = all, else as --gpus ("8", "0,3")
+  std::string gpus;  // "" = all, else a GPU list as --gpus ("0,3", "0-3")
   sim::CollectiveOp op = sim::CollectiveOp::AllReduce;
   sim::Bytes size;
   std::string algorithm = "auto";
@@ -47,6 +48,11 @@ struct ValidateCase {
   double tolerance = 0.1;  // relative: |simulated − published| / published
 };
 
+// The schema of a case file (its field reference is in scenarios/README.md, "Validation cases").
+const yaml::Schema& validate_case_schema();
+// One case file's text; scenario paths are taken relative to `folder`.
+std::vector<ValidateCase> parse_validate_cases(std::string_view text, const std::string& source,
+                                               const std::filesystem::path& folder);
 // Reads every *.yaml file of `directory` (sorted by name). Throws InputError naming
 // file:line:col, the field and what was expected; or when the folder holds no case.
 std::vector<ValidateCase> load_validate_cases(const std::filesystem::path& directory);

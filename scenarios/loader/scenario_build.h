@@ -1,6 +1,6 @@
 // Internal steps of scenario loading (scenarios/loader/scenario.h is the public side): applying one `--set`
 // override to the located tree, and turning a validated tree into a Scenario section by section.
-//   TreeNode t = parse_yaml_tree(text, "s.yaml");  apply_override(t, "cluster.nodes=4");
+//   TreeNode t = yaml::parse_yaml_tree(text, "s.yaml");  apply_override(t, "cluster.nodes=4");
 //   Scenario s = build_scenario(t, "s.yaml", ".");
 #pragma once
 #include <filesystem>
@@ -11,7 +11,6 @@
 
 #include "scenarios/loader/field_reader.h"
 #include "scenarios/loader/scenario.h"
-#include "scenarios/loader/yaml_tree.h"
 
 namespace hybridsim::scenarios {
 
@@ -31,8 +30,6 @@ Scenario parse_scenario_with(std::string_view yaml, const std::string& source,
                              std::span<const std::string> overrides,
                              const std::vector<std::string>* point_overrides,
                              const std::filesystem::path& base_dir);
-// The text of a file; InputError naming it when it cannot be read.
-std::string read_text_file(const std::string& path, std::string_view what);
 
 // Reads every section of a tree (the top-level mapping) into a Scenario. Does not check sweep
 // values against the rest of the scenario (scenario_load.cpp does, with the whole tree at hand).

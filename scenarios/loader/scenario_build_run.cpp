@@ -5,6 +5,7 @@
 #include <cmath>
 #include <set>
 
+#include "scenarios/loader/efficiency_points.h"
 #include "scenarios/loader/scenario_build.h"
 #include "sim/error.h"
 #include "sim/text.h"
@@ -29,28 +30,6 @@ std::string stem_or(const std::string& source, std::string fallback) {
   return ok ? stem : fallback;
 }
 
-void read_efficiency_table(FieldReader& r, const TreeNode& table, EfficiencySettings& out) {
-  const std::string path = "training.efficiency.table";
-  r.to_list(table, path, 2);
-  for (std::size_t i = 0; i < table.items.size(); ++i) {
-    const TreeNode& item = table.items[i];
-    const std::string ip = path + "[" + std::to_string(i) + "]";
-    const std::string expected = "[global batch, epochs]: a whole batch >= 1 and epochs > 0";
-    if (!item.is_sequence() || item.items.size() != 2 || !item.items[0].is_scalar() || !item.items[1].is_scalar())
-      fail_at(item.where, ip, "got " + describe_node(item), expected);
-    const auto batch = sim::parse_whole<std::int64_t>(item.items[0].scalar);
-    const auto epochs = sim::parse_whole<double>(item.items[1].scalar);
-    if (!batch || *batch < 1) fail_at(item.items[0].where, ip, "got batch \"" + item.items[0].scalar + "\"", expected);
-    if (!epochs || !std::isfinite(*epochs) || *epochs <= 0)
-      fail_at(item.items[1].where, ip, "got epochs \"" + item.items[1].scalar + "\"", expected);
-    if (!out.table.empty() && *batch <= out.table.back().first)
-      fail_at(item.items[0].where, ip,
-              "batch " + std::to_string(*batch) + " does not follow " + std::to_string(out.table.back().first),
-              "strictly increasing batches");
-    out.table.emplace_back(*batch, *epochs);
-  }
-}
-
 void read_efficiency(FieldReader& r, const TreeNode* training, EfficiencySettings& out) {
   const std::string path = "training.efficiency";
   const TreeNode& e = *r.value(training, path);
@@ -70,7 +49,7 @@ void read_efficiency(FieldReader& r, const TreeNode* training, EfficiencySetting
       if (const TreeNode* n = r.written(&e, path + "." + key))
         fail_at(n->where, path + "." + key, "cannot be combined with table", "either table or e_min and b_noise");
     out.kind = EfficiencySettings::Kind::Table;
-    read_efficiency_table(r, *table, out);
+    out.table = read_efficiency_points(r, *table, path + ".table");
   } else {
     for (const auto key : {"e_min", "b_noise"})
       if (r.written(&e, path + "." + key) == nullptr)
@@ -177,7 +156,7 @@ void read_sweep(FieldReader& r, const TreeNode& root, SweepSettings& out) {
     }
     const std::string vp = ip + ".values";
     const TreeNode& values = r.to_list(*r.written(&item, vp), vp, 1);
-    for (const auto& v : values.items) p.values.push_back(tree_to_yaml(v, true));
+    for (const auto& v : values.items) p.values.push_back(yaml::tree_to_yaml(v, true));
     if (out.mode == SweepSettings::Mode::Zip && !out.parameters.empty() &&
         p.values.size() != out.parameters[0].values.size())
       fail_at(values.where, vp,
@@ -196,14 +175,7 @@ Scenario build_scenario(const TreeNode& root_in, const std::string& source, cons
   s.source = source;
   s.base_dir = base_dir;
   FieldReader r(s.provenance, source);
-  TreeNode empty;
-  const TreeNode* root = &root_in;
-  if (root_in.is_null()) {  // an empty file: report missing sections at its start
-    empty.kind = TreeNode::Kind::Map;
-    empty.where = root_in.where;
-    root = &empty;
-  }
-  r.check_section(*root, "");
+  const TreeNode* root = &r.document(root_in);
   const std::string stem = std::filesystem::path(source).stem().string();
   s.name = r.text_opt(root, "name").value_or(stem.empty() ? "scenario" : stem);
   s.description = r.text_opt(root, "description").value_or("");

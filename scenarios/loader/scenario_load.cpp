@@ -1,11 +1,9 @@
 // Loading a scenario: read the file, parse it into a located tree, apply `--set` overrides (and a
 // sweep point's assignments), build the Scenario, and check every sweep value against the rest.
-#include <fstream>
-#include <sstream>
-
 #include "scenarios/loader/scenario_build.h"
 #include "sim/error.h"
 #include "sim/text.h"
+#include "topology/yaml/input_file.h"
 
 namespace hybridsim::scenarios {
 namespace {
@@ -84,23 +82,14 @@ void apply_override(TreeNode& root, const std::string& text, std::string_view or
   if (const std::string problem = settable_path_problem(path); !problem.empty())
     throw InputError(where + ": " + problem);
   if (!root.is_map() && !root.is_null()) return;  // the file itself is wrong; reported when built
-  set_path(root, path, parse_yaml_tree_at(std::string_view(text).substr(eq + 1), where), where);
-}
-
-std::string read_text_file(const std::string& path, std::string_view what) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw InputError(path + ": cannot open " + std::string(what));
-  std::ostringstream text;
-  text << in.rdbuf();
-  if (in.bad()) throw InputError(path + ": cannot read " + std::string(what));
-  return text.str();
+  set_path(root, path, yaml::parse_yaml_tree_at(std::string_view(text).substr(eq + 1), where), where);
 }
 
 Scenario parse_scenario_with(std::string_view yaml, const std::string& source,
                              std::span<const std::string> overrides,
                              const std::vector<std::string>* point_overrides,
                              const std::filesystem::path& base_dir) {
-  TreeNode root = parse_yaml_tree(yaml, source);
+  TreeNode root = yaml::parse_yaml_tree(yaml, source);
   std::vector<std::string> applied;
   for (const auto& o : overrides) {
     apply_override(root, o);
@@ -127,7 +116,7 @@ Scenario parse_scenario(std::string_view yaml, const std::string& source_name,
 ScenarioSource read_scenario_source(const std::string& path) {
   std::filesystem::path base = std::filesystem::path(path).parent_path();
   if (base.empty()) base = ".";
-  return {read_text_file(path, "scenario file"), path, base};
+  return {yaml::read_input_file(path, "scenario file"), path, base};
 }
 
 Scenario load_scenario(const std::string& path, std::span<const std::string> overrides) {

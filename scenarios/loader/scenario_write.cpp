@@ -160,7 +160,7 @@ void write_sweep(Writer& w, const SweepSettings& s) {
   std::vector<TreeNode> params;
   for (const auto& p : s.parameters) {
     std::vector<TreeNode> values;
-    for (const auto& v : p.values) values.push_back(parse_yaml_tree_at(v, {}));
+    for (const auto& v : p.values) values.push_back(yaml::parse_yaml_tree_at(v, {}));
     params.push_back(map_of({{"path", scalar(p.path)}, {"values", sequence(std::move(values))}}));
   }
   w.set("sweep.parameters", sequence(std::move(params)));
@@ -186,7 +186,7 @@ std::string scenario_to_yaml(const Scenario& s) {
   write_training(w, s.training);
   write_outputs(w, s.outputs);
   write_sweep(w, s.sweep);
-  return tree_to_yaml(w.take(), false, 3) + "\n";
+  return yaml::tree_to_yaml(w.take(), false, 3) + "\n";
 }
 
 }  // namespace hybridsim::scenarios

@@ -269,8 +269,10 @@ constexpr FieldSpec kSchema[] = {
      .help = "One value."},
 };
 
+constexpr yaml::Schema kScenarioSchema{"scenario", kSchema};
+
 }  // namespace
 
-std::span<const FieldSpec> scenario_schema() { return kSchema; }
+const yaml::Schema& scenario_schema() { return kScenarioSchema; }
 
 }  // namespace hybridsim::scenarios

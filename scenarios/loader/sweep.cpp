@@ -4,6 +4,7 @@
 
 #include "scenarios/loader/scenario_build.h"
 #include "sim/error.h"
+#include "topology/yaml/input_file.h"
 
 namespace hybridsim::scenarios {
 namespace {

@@ -8,6 +8,9 @@
 #include <fstream>
 #include <sstream>
 #include <string>
+#include <thread>
+
+#include <sys/stat.h>
 
 #include "analysis/sweep/sweep_integrity.h"
 #include "analysis/sweep/sweep_runner.h"
@@ -185,4 +188,18 @@ TEST_CASE("a sweep checks its options and every point before the first one runs"
   CHECK(empty.plot_note == "no plot: this shard has no points");
   CHECK_FALSE(empty.plot);
   CHECK(fs::exists(dir.path / "empty" / "summary.json"));
+}
+
+TEST_CASE("a sweep reads its scenario once: a pipe (sweep <(cat s.yaml)) works") {
+  ScratchDir dir;
+  const fs::path fifo = dir.path / "s.yaml";
+  REQUIRE(mkfifo(fifo.c_str(), 0600) == 0);
+  const std::string text =
+      "cluster: {preset: dgx1-v100}\nworkload: {network: gnmt}\nparallelism: {dp: 8}\n"
+      "sweep:\n  parameters:\n    - {path: parallelism.dp, values: [8, 4]}\n";
+  std::thread writer([&] { std::ofstream(fifo) << text; });  // opens once the sweep opens it
+  const auto r = analysis::run_sweep(fifo.string(), quiet(dir.path / "out"));
+  writer.join();
+  CHECK(r.points_run == 2);
+  CHECK(r.csv.find("\n1,parallelism.dp=4,4,") != std::string::npos);
 }

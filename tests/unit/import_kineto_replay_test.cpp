@@ -62,7 +62,7 @@ TEST_CASE("profile format: recorded buckets must cover every dense gradient and 
     return std::string("(no error)");
   };
   CHECK(error(replace_nth(yaml, "buckets: [525312 B]", "buckets: [525311 B]", 0))
-            .find("the buckets sum to 525311 B, expected the gradient's 525312 B") != std::string::npos);
+            .find("the buckets sum to 525311 B; expected the gradient's 525312 B") != std::string::npos);
   CHECK(error(replace_nth(yaml, ", buckets: [525312 B]", "", 0)).find("for every dense-allreduce gradient or for none") !=
         std::string::npos);
   // Without any, a profile reads as before (the default packing).

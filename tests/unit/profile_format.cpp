@@ -4,6 +4,7 @@
 
 #include <string>
 
+#include "schema_checks.h"
 #include "sim/error.h"
 #include "workloads/profile_io.h"
 
@@ -125,96 +126,142 @@ TEST_CASE("profile format: save → load is the identity, and saving is determin
 TEST_CASE("profile format: errors name file:line:col, the field and what was expected") {
   SUBCASE("unknown input op") {
     const auto e = error_of(replaced(kTiny, "inputs: [emb, rnn.t0]", "inputs: [emb, rnn.t9]"));
-    CHECK(contains(e, "tiny.yaml:27:19: op \"rnn.t1\": unknown input op \"rnn.t9\""));
+    CHECK(e == "tiny.yaml:27:19: ops[2].inputs[1]: unknown input op \"rnn.t9\" (did you mean 'rnn.t0'?); expected "
+              "the name of an earlier op");
   }
   SUBCASE("missing duration") {
     const auto e = error_of(replaced(kTiny, "{name: pointwise, duration: 5 us}", "{name: pointwise}"));
-    CHECK(contains(e, "tiny.yaml:21:47: op \"rnn.t0\" forward[1]: missing field 'duration'"));
+    CHECK(e == "tiny.yaml:21:47: ops[1].forward[1].duration: missing required field; expected a time such as "
+              "\"700 ns\", >= 0");
   }
   SUBCASE("bad unit") {
     const auto e =
         error_of(replaced(kTiny, "[{name: gemm, duration: 100 us}]", "[{name: gemm, duration: 100 uss}]"));
-    CHECK(contains(e, "tiny.yaml:28:38: op \"rnn.t1\" forward[0]: field 'duration': bad time unit"));
+    CHECK(e == "tiny.yaml:28:38: ops[2].forward[0].duration: got \"100 uss\"; expected a time such as \"700 ns\", >= 0");
   }
   SUBCASE("bad size") {
     const auto e = error_of(replaced(kTiny, "activation: 1 KiB", "activation: 1 KiBB"));
-    CHECK(contains(e, "tiny.yaml:13:17: op \"emb\": field 'activation'"));
+    CHECK(e == "tiny.yaml:13:17: ops[0].activation: got \"1 KiBB\"; expected a size such as \"512 KiB\" or \"25 MB\"");
   }
   SUBCASE("unknown key") {
     const auto e = error_of(replaced(kTiny, "    layer: rnn\n    step: 1", "    layr: rnn\n    step: 1"));
-    CHECK(contains(e, "tiny.yaml:25:5: op \"rnn.t1\": unknown key 'layr'"));
+    CHECK(e == "tiny.yaml:25:5: ops[2].layr: unknown field (did you mean 'layer'?); expected one of: name, layer, "
+              "step, inputs, activation, forward, backward, gradient");
   }
   SUBCASE("forward reference") {
     std::string text = replaced(kTiny, "inputs: [emb, rnn.t0]", "inputs: [emb]");
     text = replaced(text, "inputs: [emb]\n    forward: [{name: gemm, duration: 100 us}, ",
                     "inputs: [emb, rnn.t1]\n    forward: [{name: gemm, duration: 100 us}, ");
     const auto e = error_of(text);
-    CHECK(contains(e, "tiny.yaml:20:19: op \"rnn.t0\": forward reference: input \"rnn.t1\" is defined "
-                      "later (at tiny.yaml:24:5)"));
+    CHECK(e == "tiny.yaml:20:19: ops[1].inputs[1]: forward reference: input \"rnn.t1\" is defined later (at "
+              "tiny.yaml:24:5); list ops so that inputs come first");
   }
   SUBCASE("cycle") {
     const std::string tail = "\n    forward: [{name: gemm, duration: 100 us}, ";
     const auto e = error_of(replaced(kTiny, "inputs: [emb]" + tail, "inputs: [emb, rnn.t1]" + tail));
-    CHECK(contains(e, "tiny.yaml:20:19: op \"rnn.t0\": cycle: input \"rnn.t1\""));
+    CHECK(e == "tiny.yaml:20:19: ops[1].inputs[1]: cycle: input \"rnn.t1\" (at tiny.yaml:24:5) depends on this op");
   }
   SUBCASE("an op that is its own input") {
     const auto e = error_of(replaced(kTiny, "inputs: [emb, rnn.t0]", "inputs: [emb, rnn.t1]"));
-    CHECK(contains(e, "tiny.yaml:27:19: op \"rnn.t1\": cycle: the op lists itself as an input"));
+    CHECK(e == "tiny.yaml:27:19: ops[2].inputs[1]: cycle: the op lists itself as an input");
   }
   SUBCASE("duplicate op name") {
     const auto e = error_of(replaced(kTiny, "- name: rnn.t1", "- name: rnn.t0"));
-    CHECK(contains(e, "tiny.yaml:24:11: ops[2]: duplicate op name \"rnn.t0\" (first defined at "
-                      "tiny.yaml:17:5)"));
+    CHECK(e == "tiny.yaml:24:11: ops[2].name: duplicate op name \"rnn.t0\" (first defined at tiny.yaml:17:5); "
+              "expected a name no other op has");
   }
   SUBCASE("unsupported format version") {
     const auto e = error_of(replaced(kTiny, "hybridsim-profile/1", "hybridsim-profile/2"));
-    CHECK(contains(e, "tiny.yaml:1:9: profile: unsupported format \"hybridsim-profile/2\""));
+    CHECK(e == "tiny.yaml:1:9: format: got \"hybridsim-profile/2\"; expected hybridsim-profile/1 (the only version "
+              "this code reads)");
   }
   SUBCASE("missing metadata field") {
     const auto e = error_of(replaced(kTiny, "  units_per_step: 4\n", ""));
-    CHECK(contains(e, "tiny.yaml:3:3: metadata: missing field 'units_per_step'"));
+    CHECK(e == "tiny.yaml:3:3: metadata.units_per_step: missing required field; expected a whole number from 1 to "
+              "1099511627776");
   }
   SUBCASE("batch must be a positive whole number") {
     const auto e = error_of(replaced(kTiny, "batch_per_gpu: 2", "batch_per_gpu: 2.5"));
-    CHECK(contains(e, "tiny.yaml:6:18: metadata: field 'batch_per_gpu': expected a whole number from 1"));
+    CHECK(e == "tiny.yaml:6:18: metadata.batch_per_gpu: got \"2.5\"; expected a whole number from 1 to 1099511627776");
   }
   SUBCASE("unknown exchange") {
     const auto e = error_of(replaced(kTiny, "exchange: dense-allreduce", "exchange: allreduce"));
-    CHECK(contains(e, "tiny.yaml:23:42: op \"rnn.t0\" gradient: field 'exchange': expected "
-                      "dense-allreduce or sparse-allgather"));
+    CHECK(e == "tiny.yaml:23:42: ops[1].gradient.exchange: unknown value \"allreduce\"; expected one of: "
+              "dense-allreduce, sparse-allgather");
   }
   SUBCASE("sparse bytes on a dense gradient") {
     const auto e = error_of(replaced(kTiny, "exchange: dense-allreduce}",
                                      "exchange: dense-allreduce, sparse_bytes_per_worker: 1 MiB}"));
-    CHECK(contains(e, "tiny.yaml:23:"));
-    CHECK(contains(e, "belongs only to sparse-allgather"));
+    CHECK(e == "tiny.yaml:23:84: ops[1].gradient.sparse_bytes_per_worker: belongs only to sparse-allgather; "
+              "expected exchange: sparse-allgather, or no sparse_bytes_per_worker");
   }
   SUBCASE("sparse gradient without its per-worker bytes") {
     const auto e = error_of(replaced(kTiny, ", sparse_bytes_per_worker: 256 MiB}", "}"));
-    CHECK(contains(e, "tiny.yaml:16:15: op \"emb\" gradient: missing field 'sparse_bytes_per_worker'"));
+    CHECK(e == "tiny.yaml:16:15: ops[0].gradient.sparse_bytes_per_worker: missing required field (sparse-allgather "
+              "needs it); expected a size such as \"512 KiB\" or \"25 MB\", > 0");
   }
   SUBCASE("negative step") {
     const auto e = error_of(replaced(kTiny, "step: 1", "step: -1"));
-    CHECK(contains(e, "tiny.yaml:26:11: op \"rnn.t1\": field 'step'"));
+    CHECK(e == "tiny.yaml:26:11: ops[2].step: got \"-1\"; expected a whole number from 0 to 1000000000");
   }
   SUBCASE("not YAML") {
     const auto e = error_of(replaced(kTiny, "inputs: [emb]", "inputs: [emb"));
-    CHECK(contains(e, "tiny.yaml:"));
-    CHECK(contains(e, "invalid YAML"));
+    CHECK(e == "tiny.yaml:21:12: invalid YAML: end of sequence flow not found");
   }
   SUBCASE("kernels must be a list") {
     const auto e = error_of(replaced(kTiny, "backward: []", "backward: none"));
-    CHECK(contains(e, "tiny.yaml:29:15: op \"rnn.t1\": field 'backward': expected a list of kernels"));
+    CHECK(e == "tiny.yaml:29:15: ops[2].backward: got \"none\"; expected a list of kernels {name, duration, "
+              "idle_before}, [] for none");
+  }
+  // The rules every YAML input shares (topology/yaml/tree.h), with the same messages.
+  SUBCASE("repeated key") {
+    const auto e = error_of(replaced(kTiny, "  gpu: test-gpu\n", "  gpu: test-gpu\n  gpu: other\n"));
+    CHECK(e == "tiny.yaml:5:3: invalid YAML: repeated key 'gpu'");
+  }
+  SUBCASE("a key that is a list") {
+    const auto e = error_of(replaced(kTiny, "optimizer:", "[a, b]: 1\noptimizer:"));
+    CHECK(e == "tiny.yaml:10:1: invalid YAML: a key must be plain text, not a list or mapping");
+  }
+  SUBCASE("unknown key of a kernel") {
+    const auto e = error_of(replaced(kTiny, "{name: gather, duration: 10 us}", "{name: gather, duraton: 10 us}"));
+    CHECK(e == "tiny.yaml:14:30: ops[0].forward[0].duraton: unknown field (did you mean 'duration'?); expected one "
+               "of: name, duration, idle_before");
+  }
+  SUBCASE("two documents") {
+    CHECK(error_of(kTiny + "---\n" + kTiny) ==
+          "tiny.yaml:31:1: invalid YAML: expected one document, found 2 (remove the extra '---')");
+  }
+  SUBCASE("an empty file") {
+    CHECK(error_of("") == "tiny.yaml:1:1: format: missing required field; expected hybridsim-profile/1 (the only "
+                          "version this code reads)");
   }
 }
 
-TEST_CASE("profile format: a missing file is an InputError naming it") {
-  try {
-    load_profile("/nonexistent/dir/profile.yaml");
-    FAIL("expected an InputError");
-  } catch (const InputError& e) {
-    CHECK(contains(e.what(), "/nonexistent/dir/profile.yaml"));
-  }
+TEST_CASE("profile format: a file that is missing, not a file or an alias bomb is an InputError naming it") {
+  const auto error_loading = [](const std::string& path) {
+    try {
+      load_profile(path);
+    } catch (const InputError& e) {
+      return std::string(e.what());
+    }
+    return std::string("no error");
+  };
+  CHECK(error_loading("/nonexistent/dir/profile.yaml") ==
+        "cannot open profile file \"/nonexistent/dir/profile.yaml\": No such file or directory");
+  CHECK(error_loading("/dev/zero") == "cannot open profile file \"/dev/zero\": not a regular file (a character device)");
+  const std::string dir = std::string(HYBRIDSIM_SOURCE_DIR) + "/workloads/profiles";
+  CHECK(error_loading(dir) == "cannot open profile file \"" + dir + "\": is a directory");
+  // Nine levels of ten aliases (10^9 copies of one scalar): stopped at the node budget, at the
+  // outermost alias being expanded when it runs out (line 9, the second *e).
+  const std::string bomb = std::string(HYBRIDSIM_SOURCE_DIR) + "/tests/data/bad/alias-bomb-profile.yaml";
+  CHECK(error_loading(bomb) == bomb + ":9:14: invalid YAML: more than 250000 nodes once aliases are expanded (the "
+                                      "limit for any input file); expected a smaller document or fewer aliases");
+}
+
+TEST_CASE("profile format: the schema table is well formed and workloads/README.md holds its reference") {
+  test::check_well_formed(profile_schema());
+  test::check_defaults(profile_schema());
+  test::check_reference_block("workloads/README.md", profile_schema().reference_markdown());
 }
 
 TEST_CASE("profile format: validate_profile checks profiles built in code") {

@@ -1,6 +1,8 @@
 // Sweeps: product and zip expansion, their order and labels, loading a point, and sweep errors.
 #include <doctest/doctest.h>
 
+
+#include <filesystem>
 #include <string>
 #include <vector>
 

@@ -1,4 +1,4 @@
-#include "scenarios/loader/schema.h"
+#include "topology/yaml/schema.h"
 
 #include <algorithm>
 #include <charconv>
@@ -6,7 +6,7 @@
 
 #include "sim/error.h"
 
-namespace hybridsim::scenarios {
+namespace hybridsim::yaml {
 
 std::string default_text_of(const FieldSpec& spec) {
   return spec.default_fn != nullptr ? spec.default_fn() : std::string(spec.default_text);
@@ -42,31 +42,6 @@ std::string bounds_text(const FieldSpec& s) {
   if (s.min_exclusive) return "> " + number_text(s.min) + (s.max != 0 ? " and <= " + number_text(s.max) : "");
   if (s.max != 0) return "from " + number_text(s.min) + " to " + number_text(s.max);
   return ">= " + number_text(s.min);
-}
-
-std::string value_text(const FieldSpec& s) {
-  switch (s.kind) {
-    case FieldKind::Section: {
-      std::vector<std::string> names;
-      for (const auto* c : children_of(s.path)) names.emplace_back(leaf_name(c->path));
-      return "a mapping with fields " + join(names, ", ");
-    }
-    case FieldKind::Integer: return "a whole number " + bounds_text(s);
-    case FieldKind::Number: return "a number " + bounds_text(s);
-    case FieldKind::Boolean: return "true or false";
-    case FieldKind::Choice: return "one of: " + join(choices_of(s), ", ");
-    case FieldKind::Size:
-      return std::string("a size such as \"512 KiB\" or \"25 MB\"") + (s.min_exclusive ? ", > 0" : "");
-    case FieldKind::Rate:
-      return std::string("a bandwidth such as \"25 GB/s\" or \"100 Gb/s\"") + (s.min_exclusive ? ", > 0" : "");
-    case FieldKind::Duration: return "a time such as \"700 ns\", >= 0";
-    case FieldKind::Path: return "a file path";
-    case FieldKind::Text: return "a single value (text)";
-    case FieldKind::List: return "a list";
-    case FieldKind::NameOrSection: return "a name or a mapping";
-    case FieldKind::Any: return "a value";
-  }
-  return {};
 }
 
 // The short type column of the reference: "integer 1–4096", "bandwidth > 0".
@@ -150,27 +125,33 @@ std::string_view leaf_name(std::string_view path) {
   return dot == std::string_view::npos ? path : path.substr(dot + 1);
 }
 
-const FieldSpec* find_field(std::string_view path) {
+const FieldSpec* Schema::find(std::string_view path) const {
   const std::string spec = spec_path_of(path);
-  for (const auto& f : scenario_schema())
+  for (const auto& f : fields_)
     if (f.path == spec) return &f;
   return nullptr;
 }
 
-const FieldSpec& field(std::string_view path) {
-  if (const FieldSpec* f = find_field(path)) return *f;
-  throw InternalError("scenario field '" + std::string(path) + "' is not declared in the schema");
+const FieldSpec& Schema::field(std::string_view path) const {
+  if (const FieldSpec* f = find(path)) return *f;
+  throw InternalError(std::string(name_) + " field '" + std::string(path) + "' is not declared in the schema");
 }
 
-std::vector<const FieldSpec*> children_of(std::string_view path) {
+std::vector<const FieldSpec*> Schema::children_of(std::string_view path) const {
   const std::string prefix = path.empty() ? "" : std::string(path) + ".";
   std::vector<const FieldSpec*> out;
-  for (const auto& f : scenario_schema()) {
+  for (const auto& f : fields_) {
     if (f.path.size() <= prefix.size() || f.path.substr(0, prefix.size()) != prefix) continue;
     const std::string_view rest = f.path.substr(prefix.size());
     if (rest.find_first_of(".[") == std::string_view::npos) out.push_back(&f);
   }
   return out;
+}
+
+std::string Schema::expected_section_text(std::string_view path) const {
+  std::vector<std::string> names;
+  for (const auto* c : children_of(spec_path_of(path))) names.emplace_back(leaf_name(c->path));
+  return "a mapping with fields " + join(names, ", ");
 }
 
 std::vector<std::string> choices_of(const FieldSpec& spec) {
@@ -180,7 +161,28 @@ std::vector<std::string> choices_of(const FieldSpec& spec) {
 
 std::vector<std::string> words_of(const FieldSpec& spec) { return split_bars(spec.words); }
 
-std::string expected_text(const FieldSpec& spec) {
+std::string Schema::value_text(const FieldSpec& s) const {
+  switch (s.kind) {
+    case FieldKind::Section: return expected_section_text(s.path);
+    case FieldKind::Integer: return "a whole number " + bounds_text(s);
+    case FieldKind::Number: return "a number " + bounds_text(s);
+    case FieldKind::Boolean: return "true or false";
+    case FieldKind::Choice: return "one of: " + join(choices_of(s), ", ");
+    case FieldKind::Size:
+      return std::string("a size such as \"512 KiB\" or \"25 MB\"") + (s.min_exclusive ? ", > 0" : "");
+    case FieldKind::Rate:
+      return std::string("a bandwidth such as \"25 GB/s\" or \"100 Gb/s\"") + (s.min_exclusive ? ", > 0" : "");
+    case FieldKind::Duration: return "a time such as \"700 ns\", >= 0";
+    case FieldKind::Path: return "a file path";
+    case FieldKind::Text: return "a single value (text)";
+    case FieldKind::List: return "a list";
+    case FieldKind::NameOrSection: return "a name or a mapping";
+    case FieldKind::Any: return "a value";
+  }
+  return {};
+}
+
+std::string Schema::expected_text(const FieldSpec& spec) const {
   if (!spec.type_doc.empty()) return std::string(spec.type_doc);  // complete, keywords included
   const auto words = words_of(spec);
   return words.empty() ? value_text(spec) : join(words, ", ") + " or " + value_text(spec);
@@ -211,17 +213,22 @@ std::optional<std::string> closest_match(std::string_view text, std::span<const 
   return best;
 }
 
-std::string schema_reference_markdown() {
+std::string did_you_mean(std::string_view text, std::span<const std::string> candidates) {
+  const auto guess = closest_match(text, candidates);
+  return guess ? " (did you mean '" + *guess + "'?)" : std::string();
+}
+
+std::string Schema::reference_markdown() const {
   std::string out = "| field | type | default | meaning |\n|---|---|---|---|\n";
-  for (const auto& f : scenario_schema())
+  for (const auto& f : fields_)
     out += "| `" + std::string(f.path) + "` | " + escape_cell(short_type(f)) + " | " +
            escape_cell(default_column(f)) + " | " + escape_cell(std::string(f.help)) + " |\n";
   return out;
 }
 
-std::string schema_reference_text() {
+std::string Schema::reference_text() const {
   std::string out;
-  for (const auto& f : scenario_schema()) {
+  for (const auto& f : fields_) {
     std::string d = default_column(f);
     d.erase(std::remove(d.begin(), d.end(), '`'), d.end());
     out += std::string(f.path) + "  (" + short_type(f) + (f.required ? "; required" : d == "—" ? "" : "; default: " + d) + ")\n";
@@ -230,4 +237,4 @@ std::string schema_reference_text() {
   return out;
 }
 
-}  // namespace hybridsim::scenarios
+}  // namespace hybridsim::yaml

@@ -1,12 +1,13 @@
-#include "scenarios/loader/field_reader.h"
+#include "topology/yaml/field_reader.h"
 
 #include <algorithm>
 #include <charconv>
 #include <cmath>
+#include <stdexcept>
 
 #include "sim/error.h"
 
-namespace hybridsim::scenarios {
+namespace hybridsim::yaml {
 namespace {
 
 std::string join_names(const std::vector<const FieldSpec*>& specs) {
@@ -26,12 +27,38 @@ std::string unit_problem(const std::string& text, const InputError& e) {
   return "got \"" + text + "\" (" + reason + ")";
 }
 
+// Gives every node of a tree the location `where`.
+void relocate(TreeNode& node, const std::string& where) {
+  node.where = where;
+  for (auto& item : node.items) relocate(item, where);
+  for (auto& e : node.entries) {
+    e.key_where = where;
+    relocate(e.value, where);
+  }
+}
+
 bool within(double v, const FieldSpec& spec) {
   if (spec.min_exclusive ? !(v > spec.min) : !(v >= spec.min)) return false;
   return spec.max == 0 || v <= spec.max;
 }
 
 }  // namespace
+
+template <class Parse, class Magnitude>
+auto FieldReader::parse_unit(const TreeNode& node, std::string_view path, Parse parse, Magnitude magnitude) const {
+  const FieldSpec& spec = field(path);
+  const std::string text = scalar(node, path);
+  decltype(parse(text)) v;
+  try {
+    v = parse(text);
+  } catch (const InputError& e) {
+    fail_at(node.where, path, unit_problem(text, e), schema_.expected_text(spec));
+  } catch (const std::overflow_error&) {
+    fail_at(node.where, path, "got \"" + text + "\", too large", schema_.expected_text(spec));
+  }
+  if (!within(magnitude(v), spec)) fail_at(node.where, path, "got \"" + text + "\"", schema_.expected_text(spec));
+  return v;
+}
 
 void fail_at(const std::string& where, std::string_view path, const std::string& what,
              const std::string& expected) {
@@ -53,10 +80,10 @@ std::string describe_node(const TreeNode& node) {
 }
 
 void FieldReader::check_section(const TreeNode& node, std::string_view path) {
-  const auto children = children_of(spec_path_of(path));
+  const auto children = schema_.children_of(spec_path_of(path));
   if (!node.is_map()) {
     const std::string expected =
-        path.empty() ? "a mapping with fields " + join_names(children) : expected_text(field(path));
+        path.empty() ? "a mapping with fields " + join_names(children) : schema_.expected_text(field(path));
     fail_at(node.where, path, "got " + describe_node(node), expected);
   }
   note(path, node);
@@ -66,9 +93,7 @@ void FieldReader::check_section(const TreeNode& node, std::string_view path) {
     if (known != children.end()) continue;
     std::vector<std::string> names;
     for (const auto* c : children) names.emplace_back(leaf_name(c->path));
-    const auto guess = closest_match(e.key, names);
-    fail_at(e.key_where, child_path(path, e.key),
-            "unknown field" + (guess ? " (did you mean '" + *guess + "'?)" : std::string()),
+    fail_at(e.key_where, child_path(path, e.key), "unknown field" + did_you_mean(e.key, names),
             "one of: " + join_names(children));
   }
   for (const auto* c : children) {
@@ -76,8 +101,20 @@ void FieldReader::check_section(const TreeNode& node, std::string_view path) {
     const TreeNode* v = node.find(leaf_name(c->path));
     if (v == nullptr || v->is_null())
       fail_at(v != nullptr ? v->where : node.where, child_path(path, leaf_name(c->path)),
-              "missing required field", expected_text(*c));
+              "missing required field", schema_.expected_text(*c));
   }
+}
+
+const TreeNode& FieldReader::document(const TreeNode& root) {
+  const TreeNode* doc = &root;
+  if (root.is_null()) {
+    TreeNode empty;
+    empty.kind = TreeNode::Kind::Map;
+    empty.where = root.where;
+    doc = &defaults_.emplace_back(std::move(empty));
+  }
+  check_section(*doc, "");
+  return *doc;
 }
 
 const TreeNode* FieldReader::section(const TreeNode* parent, std::string_view path) {
@@ -86,7 +123,7 @@ const TreeNode* FieldReader::section(const TreeNode* parent, std::string_view pa
   if (node == nullptr || node->is_null()) {
     if (spec.required)
       fail_at(parent != nullptr ? parent->where : source_ + ":1:1", path, "missing required field",
-              expected_text(spec));
+              schema_.expected_text(spec));
     return nullptr;
   }
   check_section(*node, path);
@@ -104,10 +141,22 @@ const TreeNode* FieldReader::written(const TreeNode* map, std::string_view path)
 const TreeNode* FieldReader::value(const TreeNode* map, std::string_view path) {
   if (const TreeNode* w = written(map, path)) return w;
   const FieldSpec& spec = field(path);
-  const std::string text = default_text_of(spec);
-  if (text.empty()) return nullptr;
-  defaults_.push_back(parse_yaml_tree_at(text, map != nullptr ? map->where : source_));
-  return &defaults_.back();
+  auto parsed = parsed_defaults_.find(&spec);
+  if (parsed == parsed_defaults_.end()) {  // parsed once per field: profiles ask for thousands
+    const std::string text = default_text_of(spec);
+    parsed = parsed_defaults_.emplace(&spec, text.empty() ? std::nullopt : std::optional(parse_yaml_tree_at(text, {})))
+                 .first;
+  }
+  if (!parsed->second) return nullptr;
+  TreeNode& copy = defaults_.emplace_back(*parsed->second);
+  relocate(copy, map != nullptr ? map->where : source_);
+  return &copy;
+}
+
+const TreeNode& FieldReader::required(const TreeNode& map, std::string_view path) {
+  if (const TreeNode* w = written(&map, path)) return *w;
+  const TreeNode* v = map.find(leaf_name(path));
+  fail_at(v != nullptr ? v->where : map.where, path, "missing required field", expected(path));
 }
 
 std::string FieldReader::word(const TreeNode& node, std::string_view path) const {
@@ -118,8 +167,14 @@ std::string FieldReader::word(const TreeNode& node, std::string_view path) const
 }
 
 std::string FieldReader::scalar(const TreeNode& node, std::string_view path) const {
-  if (!node.is_scalar()) fail_at(node.where, path, "got " + describe_node(node), expected_text(field(path)));
+  if (!node.is_scalar()) fail_at(node.where, path, "got " + describe_node(node), expected(path));
   return node.scalar;
+}
+
+std::string FieldReader::to_text(const TreeNode& node, std::string_view path) const {
+  std::string text = scalar(node, path);
+  if (text.empty()) fail_at(node.where, path, "got an empty text", expected(path));
+  return text;
 }
 
 std::int64_t FieldReader::to_integer(const TreeNode& node, std::string_view path) const {
@@ -129,7 +184,7 @@ std::int64_t FieldReader::to_integer(const TreeNode& node, std::string_view path
   const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
   if (text.empty() || ec != std::errc() || end != text.data() + text.size() ||
       !within(static_cast<double>(v), spec))
-    fail_at(node.where, path, "got \"" + text + "\"", expected_text(spec));
+    fail_at(node.where, path, "got \"" + text + "\"", schema_.expected_text(spec));
   return v;
 }
 
@@ -140,26 +195,42 @@ double FieldReader::to_number(const TreeNode& node, std::string_view path) const
   const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
   if (text.empty() || ec != std::errc() || end != text.data() + text.size() || !std::isfinite(v) ||
       !within(v, spec))
-    fail_at(node.where, path, "got \"" + text + "\"", expected_text(spec));
+    fail_at(node.where, path, "got \"" + text + "\"", schema_.expected_text(spec));
   return v;
+}
+
+void FieldReader::fail_unknown(const TreeNode& node, std::string_view path,
+                               std::span<const std::string> names) const {
+  fail_at(node.where, path, "unknown value \"" + node.scalar + "\"" + did_you_mean(node.scalar, names),
+          expected(path));
 }
 
 std::string FieldReader::to_choice(const TreeNode& node, std::string_view path) const {
   const std::string text = scalar(node, path);
   const auto choices = choices_of(field(path));
   if (std::find(choices.begin(), choices.end(), text) != choices.end()) return text;
-  const auto guess = closest_match(text, choices);
-  fail_at(node.where, path,
-          "unknown value \"" + text + "\"" + (guess ? " (did you mean '" + *guess + "'?)" : std::string()),
-          expected_text(field(path)));
+  fail_unknown(node, path, choices);
+}
+
+sim::Bytes FieldReader::to_size(const TreeNode& node, std::string_view path) const {
+  return parse_unit(node, path, sim::parse_bytes, [](sim::Bytes b) { return static_cast<double>(b.count()); });
+}
+
+sim::Bandwidth FieldReader::to_rate(const TreeNode& node, std::string_view path) const {
+  return parse_unit(node, path, sim::parse_bandwidth,
+                    [](sim::Bandwidth b) { return static_cast<double>(b.bytes_per_second()); });
+}
+
+sim::Time FieldReader::to_duration(const TreeNode& node, std::string_view path) const {
+  return parse_unit(node, path, sim::parse_time, [](sim::Time t) { return static_cast<double>(t.ps()); });
 }
 
 const TreeNode& FieldReader::to_list(const TreeNode& node, std::string_view path, std::size_t min_items) const {
-  if (!node.is_sequence()) fail_at(node.where, path, "got " + describe_node(node), expected_text(field(path)));
+  if (!node.is_sequence()) fail_at(node.where, path, "got " + describe_node(node), expected(path));
   if (node.items.size() < min_items)
     fail_at(node.where, path,
             "got " + std::to_string(node.items.size()) + " item" + (node.items.size() == 1 ? "" : "s"),
-            "at least " + std::to_string(min_items) + ": " + expected_text(field(path)));
+            "at least " + std::to_string(min_items) + ": " + expected(path));
   return node;
 }
 
@@ -167,6 +238,10 @@ const TreeNode* FieldReader::scalar_value(const TreeNode* map, std::string_view 
   const TreeNode* node = value(map, path);
   if (node == nullptr || !word(*node, path).empty()) return nullptr;
   return node;
+}
+
+void FieldReader::no_value(std::string_view path) const {
+  throw InternalError(std::string(schema_.name()) + " field " + std::string(path) + " has no value");
 }
 
 std::optional<std::int64_t> FieldReader::integer_opt(const TreeNode* map, std::string_view path) {
@@ -184,9 +259,7 @@ std::optional<double> FieldReader::number_opt(const TreeNode* map, std::string_v
 std::optional<std::string> FieldReader::text_opt(const TreeNode* map, std::string_view path) {
   const TreeNode* n = scalar_value(map, path);
   if (n == nullptr) return std::nullopt;
-  const std::string text = scalar(*n, path);
-  if (text.empty()) fail_at(n->where, path, "got an empty text", expected_text(field(path)));
-  return text;
+  return to_text(*n, path);
 }
 
 std::optional<std::string> FieldReader::choice_opt(const TreeNode* map, std::string_view path) {
@@ -198,82 +271,70 @@ std::optional<std::string> FieldReader::choice_opt(const TreeNode* map, std::str
 std::optional<sim::Bytes> FieldReader::size_opt(const TreeNode* map, std::string_view path) {
   const TreeNode* n = scalar_value(map, path);
   if (n == nullptr) return std::nullopt;
-  const FieldSpec& spec = field(path);
-  const std::string text = scalar(*n, path);
-  sim::Bytes v;
-  try {
-    v = sim::parse_bytes(text);
-  } catch (const InputError& e) {
-    fail_at(n->where, path, unit_problem(text, e), expected_text(spec));
-  }
-  if (!within(static_cast<double>(v.count()), spec)) fail_at(n->where, path, "got \"" + text + "\"", expected_text(spec));
-  return v;
+  return to_size(*n, path);
 }
 
 std::optional<sim::Bandwidth> FieldReader::rate_opt(const TreeNode* map, std::string_view path) {
   const TreeNode* n = scalar_value(map, path);
   if (n == nullptr) return std::nullopt;
-  const FieldSpec& spec = field(path);
-  const std::string text = scalar(*n, path);
-  sim::Bandwidth v;
-  try {
-    v = sim::parse_bandwidth(text);
-  } catch (const InputError& e) {
-    fail_at(n->where, path, unit_problem(text, e), expected_text(spec));
-  }
-  if (!within(static_cast<double>(v.bytes_per_second()), spec))
-    fail_at(n->where, path, "got \"" + text + "\"", expected_text(spec));
-  return v;
+  return to_rate(*n, path);
 }
 
 std::optional<sim::Time> FieldReader::duration_opt(const TreeNode* map, std::string_view path) {
   const TreeNode* n = scalar_value(map, path);
   if (n == nullptr) return std::nullopt;
-  const FieldSpec& spec = field(path);
-  const std::string text = scalar(*n, path);
-  sim::Time v;
-  try {
-    v = sim::parse_time(text);
-  } catch (const InputError& e) {
-    fail_at(n->where, path, unit_problem(text, e), expected_text(spec));
-  } catch (const std::overflow_error&) {
-    fail_at(n->where, path, "got \"" + text + "\", too large", expected_text(spec));
-  }
-  if (v < sim::Time::zero()) fail_at(n->where, path, "got \"" + text + "\"", expected_text(spec));
-  return v;
+  return to_duration(*n, path);
 }
 
 std::int64_t FieldReader::integer(const TreeNode* map, std::string_view path) {
   const auto v = integer_opt(map, path);
-  if (!v) throw InternalError("scenario field " + std::string(path) + " has no value");
+  if (!v) no_value(path);
   return *v;
 }
 
 double FieldReader::number(const TreeNode* map, std::string_view path) {
   const auto v = number_opt(map, path);
-  if (!v) throw InternalError("scenario field " + std::string(path) + " has no value");
+  if (!v) no_value(path);
   return *v;
 }
 
 bool FieldReader::boolean(const TreeNode* map, std::string_view path) {
   const TreeNode* n = value(map, path);
-  if (n == nullptr) throw InternalError("scenario field " + std::string(path) + " has no value");
+  if (n == nullptr) no_value(path);
   const std::string text = scalar(*n, path);
   if (text == "true" || text == "True" || text == "TRUE") return true;
   if (text == "false" || text == "False" || text == "FALSE") return false;
-  fail_at(n->where, path, "got \"" + text + "\"", expected_text(field(path)));
+  fail_at(n->where, path, "got \"" + text + "\"", expected(path));
+}
+
+std::string FieldReader::text(const TreeNode* map, std::string_view path) {
+  auto v = text_opt(map, path);
+  if (!v) no_value(path);
+  return std::move(*v);
 }
 
 std::string FieldReader::choice(const TreeNode* map, std::string_view path) {
-  const auto v = choice_opt(map, path);
-  if (!v) throw InternalError("scenario field " + std::string(path) + " has no value");
-  return *v;
+  auto v = choice_opt(map, path);
+  if (!v) no_value(path);
+  return std::move(*v);
 }
 
 sim::Bytes FieldReader::size(const TreeNode* map, std::string_view path) {
   const auto v = size_opt(map, path);
-  if (!v) throw InternalError("scenario field " + std::string(path) + " has no value");
+  if (!v) no_value(path);
   return *v;
 }
 
-}  // namespace hybridsim::scenarios
+sim::Bandwidth FieldReader::rate(const TreeNode* map, std::string_view path) {
+  const auto v = rate_opt(map, path);
+  if (!v) no_value(path);
+  return *v;
+}
+
+sim::Time FieldReader::duration(const TreeNode* map, std::string_view path) {
+  const auto v = duration_opt(map, path);
+  if (!v) no_value(path);
+  return *v;
+}
+
+}  // namespace hybridsim::yaml

@@ -1,0 +1,113 @@
+// The one declaration of every key of a study file (format hybridsim-study/1; analysis/README.md's
+// field reference is generated from this table). Order matters: it is the order of the reference
+// and of "expected one of" lists. Parents come before their children.
+#include <string>
+
+#include "analysis/study/study_config.h"
+#include "sim/collective.h"
+#include "topology/preset_registry.h"
+#include "workloads/step_program.h"
+
+namespace hybridsim::analysis {
+namespace {
+
+using K = yaml::FieldKind;
+
+constexpr yaml::FieldSpec kFields[] = {
+    {.path = "format", .kind = K::Text, .required = true, .type_doc = "hybridsim-study/1",
+     .help = "The format and its version; the only one this code reads."},
+    {.path = "title", .kind = K::Text, .default_fn = [] { return "\"" + std::string(kDefaultStudyTitle) + "\""; },
+     .help = "The report's title."},
+    {.path = "networks", .kind = K::List, .required = true,
+     .type_doc = "a list of built-in network names or network mappings",
+     .help = "The networks compared, each at most once."},
+    {.path = "networks[]", .kind = K::NameOrSection,
+     .type_doc = "a built-in network (inception-v3, gnmt, biglstm) or a mapping",
+     .help = "A built-in network with its default curve, dataset and placement, or a mapping that "
+             "chooses them."},
+    {.path = "networks[].name", .kind = K::Text,
+     .help = "A built-in V100 FP32 profile: inception-v3, gnmt or biglstm. Give either `name` or "
+             "`profile`."},
+    {.path = "networks[].profile", .kind = K::Path,
+     .help = "A profile file (format hybridsim-profile/1), relative to the study file."},
+    {.path = "networks[].efficiency", .kind = K::Text, .default_doc = "the profile's network",
+     .help = "The network whose built-in curves and dataset apply: inception-v3, gnmt or biglstm."},
+    {.path = "networks[].variant", .kind = K::Text, .default_text = "default",
+     .help = "The headline curve, a built-in variant (default, optimistic, pessimistic, or a "
+             "network's extra such as measured or lars_v06). Not with `curve`."},
+    {.path = "networks[].curve", .kind = K::Section,
+     .help = "A custom curve instead of `variant`: {e_min, b_noise, supported: [min, max]} or "
+             "{table: [[batch, epochs], ...]}."},
+    {.path = "networks[].curve.e_min", .kind = K::Number, .min = 0, .min_exclusive = true,
+     .help = "Parametric form: epochs at a small batch."},
+    {.path = "networks[].curve.b_noise", .kind = K::Number, .min = 0, .min_exclusive = true,
+     .help = "Parametric form: the gradient noise scale (critical batch), in samples."},
+    {.path = "networks[].curve.supported", .kind = K::List, .type_doc = "[min, max] global batches",
+     .help = "Parametric form: the global batches the curve is supported on."},
+    {.path = "networks[].curve.supported[]", .kind = K::Integer, .min = 1, .max = 1e15,
+     .help = "A global batch."},
+    {.path = "networks[].curve.table", .kind = K::List, .type_doc = "a list of [global batch, epochs]",
+     .help = "Measured points, batches strictly increasing; interpolated in log-log."},
+    {.path = "networks[].curve.table[]", .kind = K::Any, .type_doc = "[global batch, epochs]",
+     .help = "One measured point: a whole batch >= 1 and epochs > 0."},
+    {.path = "networks[].dataset_samples", .kind = K::Integer,
+     .default_doc = "the built-in dataset of `efficiency`", .min = 1, .max = 1e15,
+     .help = "Samples per epoch."},
+    {.path = "networks[].partitioner", .kind = K::Choice, .default_doc = "the network's default",
+     .choices = "layers|stacks|branches",
+     .help = "How a hybrid worker's ops are spread over its mp GPUs (workloads::default_partitioner: "
+             "branches for inception-v3, stacks for gnmt, layers otherwise)."},
+    {.path = "networks[].sensitivity", .kind = K::List, .default_doc = "sensitivity.variants",
+     .type_doc = "a list of built-in curve variants",
+     .help = "This network's own sensitivity curves; a custom curve has none unless listed here."},
+    {.path = "networks[].sensitivity[]", .kind = K::Text, .help = "A built-in curve variant."},
+    {.path = "gpus", .kind = K::List, .required = true,
+     .type_doc = "a list of GPU counts >= 2, e.g. [8, 16, 32]",
+     .help = "The scaling grid, increasing without repeats (1 GPU is always added)."},
+    {.path = "gpus[]", .kind = K::Integer, .min = 2, .max = 1e6, .help = "A GPU count."},
+    {.path = "mp", .kind = K::List, .default_text = "[2, 4]",
+     .type_doc = "a list of model-parallel worker sizes >= 2",
+     .help = "The hybrid worker sizes, increasing without repeats."},
+    {.path = "mp[]", .kind = K::Integer, .min = 2, .max = 1e6, .help = "GPUs per hybrid worker."},
+    {.path = "cluster", .kind = K::Section, .help = "The machines and the fabric between them."},
+    {.path = "cluster.preset", .kind = K::Text, .default_fn = [] { return topology::ClusterSpec{}.preset; },
+     .type_doc = "a machine preset that can form a cluster",
+     .help = "The machines N GPUs run on, as few of them as hold N GPUs (presets: topology/README.md)."},
+    {.path = "cluster.ib_bandwidth", .kind = K::Rate, .default_doc = "the preset's (EDR)", .min = 0,
+     .min_exclusive = true, .help = "InfiniBand bandwidth per link and direction."},
+    {.path = "cluster.fabric", .kind = K::Choice, .default_text = "fat-tree", .choices = "fat-tree|rail-optimized",
+     .help = "A two-level fat tree, or rails (NIC k of every machine on rail k)."},
+    {.path = "cluster.oversubscription", .kind = K::Number, .default_text = "1", .min = 1,
+     .help = "Leaf downlink / uplink bandwidth of the fabric; 1 is non-blocking."},
+    {.path = "communication", .kind = K::Section, .help = "Gradient collectives."},
+    {.path = "communication.algorithm", .kind = K::Choice, .default_text = "ring", .choices = "auto|ring|tree|hierarchical",
+     .help = "All-reduce algorithm (as a scenario's communication.algorithm)."},
+    {.path = "communication.bucket_size", .kind = K::Size,
+     .default_fn = [] { return sim::format_bytes(workloads::StepOptions{}.bucket_size); }, .min = 0,
+     .min_exclusive = true, .help = "Gradients are all-reduced in buckets of about this size."},
+    {.path = "communication.message_size", .kind = K::Size,
+     .default_fn = [] { return sim::format_bytes(sim::CollectiveConfig{}.message_size); }, .min = 0,
+     .min_exclusive = true, .help = "A ring step's chunk travels in messages of at most this size."},
+    {.path = "sensitivity", .kind = K::Section, .help = "What the results are re-projected or re-simulated with."},
+    {.path = "sensitivity.variants", .kind = K::List, .default_text = "[optimistic, pessimistic]",
+     .type_doc = "a list of built-in curve variants",
+     .help = "The other built-in efficiency curves every built-in network is projected with."},
+    {.path = "sensitivity.variants[]", .kind = K::Text, .help = "A built-in curve variant."},
+    {.path = "sensitivity.ib_factors", .kind = K::List, .default_text = "[]",
+     .type_doc = "a list of InfiniBand bandwidth factors > 0",
+     .help = "The cluster again with InfiniBand bandwidth × factor (steps simulated again)."},
+    {.path = "sensitivity.ib_factors[]", .kind = K::Number, .min = 0, .max = 1000, .min_exclusive = true,
+     .help = "A factor: 2 doubles the bandwidth."},
+    {.path = "output", .kind = K::Path, .default_fn = [] { return std::string(kDefaultStudyOutput); },
+     .help = "The report folder, relative to the working directory."},
+    {.path = "threads", .kind = K::Integer, .default_text = "0", .min = 0, .max = 4096,
+     .help = "Simulations at once; 0: one per hardware thread."},
+};
+
+constexpr yaml::Schema kSchema{"study", kFields};
+
+}  // namespace
+
+const yaml::Schema& study_schema() { return kSchema; }
+
+}  // namespace hybridsim::analysis

@@ -1,0 +1,21 @@
+// The measured points of a statistical-efficiency curve as YAML writes them, `[[global batch,
+// epochs], ...]`: the one reader of that list, for a scenario's training.efficiency.table and a
+// study's networks[].curve.table.
+//   auto points = read_efficiency_points(r, table, "training.efficiency.table");  // {{1024, 25}, ...}
+#pragma once
+#include <cstdint>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "topology/yaml/field_reader.h"
+
+namespace hybridsim::scenarios {
+
+// At least two points, batches whole, >= 1 and strictly increasing, epochs > 0; `path` is the
+// list's declared path in the reader's schema. Errors are located at the offending item.
+std::vector<std::pair<std::int64_t, double>> read_efficiency_points(const yaml::FieldReader& r,
+                                                                    const yaml::TreeNode& table,
+                                                                    const std::string& path);
+
+}  // namespace hybridsim::scenarios
