@@ -12,28 +12,6 @@ namespace hybridsim::analysis {
 
 namespace {
 
-// Forwards stream reports to the step's own collectors and an optional caller's observer.
-class FanOut final : public sim::StreamObserver {
- public:
-  FanOut(sim::StreamObserver& metrics, sim::StreamObserver& path, sim::StreamObserver* extra)
-      : metrics_(metrics), path_(path), extra_(extra) {}
-  void on_kernel(std::uint32_t g, std::uint32_t s, std::uint32_t t, sim::Time a, sim::Time b) override {
-    metrics_.on_kernel(g, s, t, a, b);
-    path_.on_kernel(g, s, t, a, b);
-    if (extra_) extra_->on_kernel(g, s, t, a, b);
-  }
-  void on_collective(std::uint32_t g, std::uint32_t s, std::uint32_t t, sim::Time a, sim::Time b) override {
-    metrics_.on_collective(g, s, t, a, b);
-    path_.on_collective(g, s, t, a, b);
-    if (extra_) extra_->on_collective(g, s, t, a, b);
-  }
-
- private:
-  sim::StreamObserver& metrics_;
-  sim::StreamObserver& path_;
-  sim::StreamObserver* extra_;
-};
-
 GpuStepMetrics mean_of(const std::vector<GpuStepMetrics>& gpus) {
   GpuStepMetrics m;
   if (gpus.empty()) return m;
@@ -108,11 +86,8 @@ StepResult simulate_program(const StepSetup& setup, const workloads::StepProgram
     pointers.push_back(collectives.back().get());
   }
 
-  StepMetricsCollector metrics(program);
-  CriticalPathCollector path(program);
-  FanOut fan_out(metrics, path, observers.stream);
   sim::StreamExecutor executor(queue, program.gpus, pointers, program.event_count, setup.executor);
-  executor.set_observer(&fan_out);
+  executor.set_observer(observers.stream);
   executor.start();
   queue.run();
   if (!executor.is_done())
@@ -131,14 +106,14 @@ StepResult simulate_program(const StepSetup& setup, const workloads::StepProgram
   r.unit = profile.meta.throughput_unit;
   std::vector<sim::Time> finish(program.gpus.size());
   for (std::uint32_t g = 0; g < program.gpus.size(); ++g) finish[g] = executor.gpu_finish_time(g);
-  r.per_gpu = metrics.finish(r.step_time, finish);
+  r.per_gpu = step_metrics(program, executor.record(), r.step_time, finish);
   r.mean = mean_of(r.per_gpu);
   for (const auto& g : r.per_gpu)
     if (g.finish == r.step_time) {
       r.critical = g;
       break;
     }
-  r.critical_path = path.finish(r.step_time);
+  r.critical_path = critical_path(program, executor.record(), r.step_time);
   for (const auto& c : collectives) {
     const auto b = c->bytes_by_link_kind();
     for (std::size_t k = 0; k < b.size(); ++k) r.bytes_by_link_kind[k] += b[k];

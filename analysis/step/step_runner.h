@@ -12,6 +12,7 @@
 #include "analysis/step/critical_path.h"
 #include "analysis/step/step_metrics.h"
 #include "sim/network.h"
+#include "sim/stream_executor.h"
 #include "topology/topology.h"
 #include "workloads/comm_plan.h"
 #include "workloads/mapping.h"

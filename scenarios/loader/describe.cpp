@@ -63,9 +63,6 @@ std::vector<std::pair<std::string, std::string>> key_settings(const ResolvedScen
                        (c.reduction_bandwidth.bytes_per_second() == 0 ? "off" : sim::format_bandwidth(c.reduction_bandwidth)) +
                        ", " + (c.switching == sim::Switching::StoreAndForward ? "store-and-forward" : "cut-through") +
                        (c.pcie_only ? ", PCIe only" : ""));
-  if (c.compute_slowdown_during_communication != 1.0)
-    out.emplace_back("compute slowdown", "×" + number(c.compute_slowdown_during_communication) +
-                                             " while communicating");
   if (!s.provenance.overrides.empty()) {
     std::string o;
     for (const auto& text : s.provenance.overrides) o += (o.empty() ? "" : "; ") + text;

@@ -228,7 +228,7 @@ ResolvedScenario resolve(const Scenario& s) {
       .comm = {.algorithm = c.algorithm, .channels = c.channels, .pcie_only = c.pcie_only},
       .collective = {.message_size = c.message_size, .reduction_bandwidth = c.reduction_bandwidth},
       .switching = c.switching,
-      .executor = {.compute_slowdown_during_communication = c.compute_slowdown_during_communication},
+      .executor = {.contention = c.compute_contention},
   };
 }
 

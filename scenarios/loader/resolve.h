@@ -34,7 +34,7 @@ struct ResolvedScenario {
   workloads::CommOptions comm;         // algorithm, channels, pcie_only
   sim::CollectiveConfig collective;    // message_size, reduction_bandwidth
   sim::Switching switching = sim::Switching::CutThrough;
-  sim::StreamExecutorOptions executor; // compute_slowdown_during_communication
+  sim::StreamExecutorOptions executor; // compute_contention
 };
 
 // Each step on its own (resolve() calls them in this order).

@@ -91,7 +91,7 @@ struct CommunicationSettings {
   sim::Bytes bucket_size = sim::Bytes::of(25'000'000);
   sim::Bandwidth reduction_bandwidth = sim::Bandwidth::gb_per_second(225);  // zero: "off"
   sim::Switching switching = sim::Switching::CutThrough;
-  double compute_slowdown_during_communication = 1.0;
+  bool compute_contention = true;  // collectives take SMs and memory bandwidth from kernels
   bool pcie_only = false;
   bool operator==(const CommunicationSettings&) const = default;
 };

@@ -169,7 +169,7 @@ void read_communication(FieldReader& r, const TreeNode& root, CommunicationSetti
   out.reduction_bandwidth = r.rate_opt(c, "communication.reduction_bandwidth").value_or(sim::Bandwidth());
   out.switching = r.choice(c, "communication.switching") == "store-and-forward" ? sim::Switching::StoreAndForward
                                                                                 : sim::Switching::CutThrough;
-  out.compute_slowdown_during_communication = r.number(c, "communication.compute_slowdown_during_communication");
+  out.compute_contention = r.choice(c, "communication.compute_contention") == "on";
   out.pcie_only = r.boolean(c, "communication.pcie_only");
 }
 

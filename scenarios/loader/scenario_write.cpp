@@ -123,7 +123,7 @@ void write_communication(Writer& w, const CommunicationSettings& c) {
                                                   ? "off" : sim::format_bandwidth(c.reduction_bandwidth));
   w.text("communication.switching",
          c.switching == sim::Switching::StoreAndForward ? "store-and-forward" : "cut-through");
-  w.text("communication.compute_slowdown_during_communication", number(c.compute_slowdown_during_communication));
+  w.text("communication.compute_contention", c.compute_contention ? "on" : "off");
   w.text("communication.pcie_only", c.pcie_only ? "true" : "false");
 }
 

@@ -168,10 +168,11 @@ constexpr FieldSpec kSchema[] = {
      .choices = "cut-through|store-and-forward",
      .help = "cut-through: a message's head moves on after one link latency; store-and-forward: "
              "each hop waits for the whole message."},
-    {.path = "communication.compute_slowdown_during_communication", .kind = K::Number,
-     .default_text = "1", .min = 1, .max = 100,
-     .help = "Kernels starting while a collective runs on their GPU take this much longer (shared "
-             "SMs and memory); 1 is off."},
+    {.path = "communication.compute_contention", .kind = K::Choice, .default_text = "on",
+     .choices = "on|off",
+     .help = "on: while a collective runs on a GPU, its kernels hold one SM per channel (compute-bound "
+             "kernels get the rest) and its memory traffic shares HBM with memory-bound kernels "
+             "(sim/README.md); off: kernels never slow down beside communication."},
     {.path = "communication.pcie_only", .kind = K::Boolean, .default_text = "false",
      .help = "Keep collectives and model-parallel transfers off NVLink (PCIe and the network only)."},
 

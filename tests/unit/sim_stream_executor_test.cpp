@@ -95,37 +95,6 @@ TEST_CASE("a collective task blocks its stream until the rank is done") {
   CHECK(step >= Time::us(300) + alone - Time::us(100));
 }
 
-TEST_CASE("kernels beside a running collective are slowed when asked") {
-  LinkTable links;
-  links.add({LinkKind::NVLink, Bandwidth::gb_per_second(1), Time::ns(500), "0→1"});
-  links.add({LinkKind::NVLink, Bandwidth::gb_per_second(1), Time::ns(500), "1→0"});
-  const RingChannel ring{{0, 1}, {{0}, {1}}};
-  EventQueue q;
-  Network net(q, links);
-  // 16 MiB at 1 GB/s keeps the all-reduce busy for ~16 ms, well past the 100 us kernel.
-  RingCollective ar(net, CollectiveOp::AllReduce, 2, {ring}, Bytes::mib(16), {});
-  GpuProgram g0, g1;
-  for (GpuProgram* g : {&g0, &g1})
-    g->streams = {{"communication", {Task::collective(0, g == &g0 ? 0 : 1)}},
-                  {"compute", {Task::kernel(Time::us(100), 0)}}};
-  EventQueue& queue = q;
-  StreamExecutorOptions options;
-  options.compute_slowdown_during_communication = 1.5;
-  const std::vector<GpuProgram> programs = {g0, g1};
-  StreamExecutor exec(queue, programs, {&ar}, 0, options);
-  struct Kernels final : StreamObserver {
-    Time last_kernel;
-    void on_kernel(std::uint32_t, std::uint32_t, std::uint32_t, Time s, Time e) override {
-      last_kernel = e - s;
-    }
-    void on_collective(std::uint32_t, std::uint32_t, std::uint32_t, Time, Time) override {}
-  } kernels;
-  exec.set_observer(&kernels);
-  exec.start();
-  queue.run();
-  CHECK(kernels.last_kernel == Time::us(150));
-}
-
 TEST_CASE("a wait that is never satisfied is reported as stuck") {
   GpuProgram gpu;
   gpu.streams = {{"compute", {Task::wait(0), Task::kernel(Time::us(1), 0)}}};
