@@ -179,9 +179,16 @@ std::vector<Kernel> read_kernels(const Reader& r, const YAML::Node& op, const ch
     const YAML::Node k = list[i];
     const std::string ctx = op_ctx + " " + key + "[" + std::to_string(i) + "]";
     r.expect_map(k, ctx);
-    r.check_keys(k, ctx, {"name", "duration", "idle_before"});
-    kernels.push_back(Kernel{r.string_field(k, "name", ctx), r.time_field(k, "duration", ctx),
-                             r.optional_time(k, "idle_before", ctx)});
+    r.check_keys(k, ctx, {"name", "duration", "idle_before", "bound"});
+    Kernel kernel{r.string_field(k, "name", ctx), r.time_field(k, "duration", ctx),
+                  r.optional_time(k, "idle_before", ctx)};
+    if (const YAML::Node b = k["bound"]) {
+      const std::string bound = r.scalar(b, ctx, "bound");
+      if (bound != "compute" && bound != "memory")
+        r.fail(b, ctx, "field 'bound': expected compute or memory, got \"" + bound + "\"");
+      kernel.bound = bound == "memory" ? sim::KernelBound::Memory : sim::KernelBound::Compute;
+    }
+    kernels.push_back(std::move(kernel));
   }
   return kernels;
 }

@@ -1,6 +1,7 @@
 #include "workloads/step_program.h"
 
 #include "sim/error.h"
+#include "workloads/gpu_spec.h"
 #include "workloads/step_program_parts.h"
 
 namespace hybridsim::workloads {
@@ -10,9 +11,13 @@ std::string_view phase_name(Phase phase) {
     case Phase::Forward: return "forward";
     case Phase::Backward: return "backward";
     case Phase::Optimizer: return "optimizer";
+    case Phase::GradientCopyIn: return "gradient-copy-in";
+    case Phase::GradientCopyOut: return "gradient-copy-out";
   }
   return "?";
 }
+
+bool is_gradient_copy(Phase phase) { return phase == Phase::GradientCopyIn || phase == Phase::GradientCopyOut; }
 
 namespace {
 
@@ -80,6 +85,7 @@ StepProgram build_step_program(const Profile& profile, const MpPlacement& placem
   out.labels = layout.labels.labels;
   const std::vector<std::vector<std::uint32_t>> gradient_index = add_gradient_collectives(layout, mapping, out);
 
+  const std::optional<GpuSpec> gpu = find_gpu_spec(profile.meta.gpu);
   std::uint32_t next_event = 0;
   std::vector<std::uint32_t> activation, gradient;
   for (int w = 0; w < mapping.dp; ++w) {
@@ -93,6 +99,7 @@ StepProgram build_step_program(const Profile& profile, const MpPlacement& placem
       out.mp_rank_of_gpu[g] = k;
       prog.compute_scale = options.compute_scale *
                            (g < options.gpu_compute_scale.size() ? options.gpu_compute_scale[g] : 1.0);
+      if (gpu) prog.resources = gpu->resources;
       prog.streams.push_back(compute_stream(profile, layout, events, k));
       if (auto comm = communication_stream(layout, events, k, static_cast<std::uint32_t>(w),
                                            gradient_index[static_cast<std::size_t>(k)]))

@@ -95,6 +95,28 @@ std::vector<sim::Time> optimizer_times(const Profile& profile, const MpPlacement
   return out;
 }
 
+std::vector<std::vector<GradientCopy>> gradient_copies(
+    const std::vector<std::vector<GradientCollective>>& gradients, const std::vector<std::uint32_t>& first_collective,
+    int dp, const GpuSpec& gpu, KernelLabels& labels) {
+  const sim::Bandwidth bw = gpu.resources.memory_kernel_bandwidth;
+  // Read once and written once: 2 bytes of memory traffic per byte copied.
+  auto copy_time = [&](std::int64_t bytes) { return max(gpu.launch_floor, sim::transfer_time(sim::Bytes::of(2 * bytes), bw)); };
+  std::vector<std::vector<GradientCopy>> out(gradients.size());
+  for (std::size_t k = 0; k < gradients.size(); ++k)
+    for (std::size_t i = 0; i < gradients[k].size(); ++i) {
+      const GradientCollective& c = gradients[k][i];
+      const std::int64_t in = c.size.count();
+      const std::int64_t back = c.role == CollectiveRole::GradientAllGather ? in * dp : in;
+      const auto global = static_cast<std::uint32_t>(first_collective[k] + i);
+      GradientCopy copy{copy_time(in), copy_time(back), static_cast<std::uint32_t>(labels.labels.size()),
+                        static_cast<std::uint32_t>(labels.labels.size() + 1)};
+      labels.labels.push_back({c.trigger, Phase::GradientCopyIn, global});
+      labels.labels.push_back({c.trigger, Phase::GradientCopyOut, global});
+      out[k].push_back(copy);
+    }
+  return out;
+}
+
 StepLayout lay_out_step(const Profile& profile, const MpPlacement& placement, int dp, const StepOptions& options) {
   const std::size_t n = profile.ops.size();
   if (placement.gpu_of_op.size() != n) throw InternalError("placement does not match the profile's ops");
@@ -118,6 +140,16 @@ StepLayout lay_out_step(const Profile& profile, const MpPlacement& placement, in
         out.gradients_after[ku][out.gradients[ku][i].trigger].push_back(i);
     }
   out.optimizer = optimizer_times(profile, placement, dp);
+  const std::optional<GpuSpec> gpu = find_gpu_spec(profile.meta.gpu);
+  if (dp > 1 && options.gradient_copies && gpu && !profile.has_recorded_buckets()) {
+    std::vector<std::uint32_t> first;
+    std::uint32_t next = 0;
+    for (const auto& g : out.gradients) {
+      first.push_back(next);
+      next += static_cast<std::uint32_t>(g.size());
+    }
+    out.copies = gradient_copies(out.gradients, first, dp, *gpu, out.labels);
+  }
   return out;
 }
 

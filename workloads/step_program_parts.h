@@ -13,6 +13,7 @@
 #include <utility>
 #include <vector>
 
+#include "workloads/gpu_spec.h"
 #include "workloads/step_program.h"
 
 namespace hybridsim::workloads::step_parts {
@@ -63,6 +64,21 @@ std::vector<GradientCollective> gradient_collectives(const Profile& profile,
 // gradients, each op rounded as Profile::optimizer_time does.
 std::vector<sim::Time> optimizer_times(const Profile& profile, const MpPlacement& placement, int dp);
 
+// The copies around one gradient collective (StepOptions::gradient_copies): into the flat buffer
+// after its gradients are ready, out of it after every collective is done; with their labels.
+struct GradientCopy {
+  sim::Time in, out;
+  std::uint32_t in_label = 0, out_label = 0;
+  bool operator==(const GradientCopy&) const = default;
+};
+// Per MP rank, per gradient collective; `first_collective[k]` is the global index of rank k's first
+// (they are numbered rank by rank). Copy in: 2 × the bytes one worker contributes; copy out: 2 × the
+// bytes it gets back (a bucket; all workers' rows of a gather), each at `gpu`'s memory-kernel
+// bandwidth and at least its shortest kernel. Labels are appended to `labels`.
+std::vector<std::vector<GradientCopy>> gradient_copies(
+    const std::vector<std::vector<GradientCollective>>& gradients, const std::vector<std::uint32_t>& first_collective,
+    int dp, const GpuSpec& gpu, KernelLabels& labels);
+
 // Everything about the step that is the same for every worker.
 struct StepLayout {
   int dp = 1;
@@ -75,6 +91,7 @@ struct StepLayout {
   std::vector<std::vector<GradientCollective>> gradients;   // [mp rank], empty for dp = 1
   std::vector<std::vector<std::vector<std::size_t>>> gradients_after;  // [mp rank][op] → indices
   std::vector<sim::Time> optimizer;                         // [mp rank]
+  std::vector<std::vector<GradientCopy>> copies;            // [mp rank][gradient collective]; empty: none
 };
 StepLayout lay_out_step(const Profile& profile, const MpPlacement& placement, int dp,
                         const StepOptions& options);
@@ -93,8 +110,9 @@ WorkerEvents allocate_worker_events(const StepLayout& layout, std::uint32_t& nex
 
 // MP rank k's compute stream: forward kernels in its forward order (waiting for activations from
 // other GPUs, recording when an output another GPU needs is done), backward in its backward order
-// (waiting for gradients from consumers elsewhere, recording gradients ready to send back and
-// gradient collectives ready to launch), then — after every gradient collective — the optimizer.
+// (waiting for gradients from consumers elsewhere, recording gradients ready to send back and —
+// after copying their gradients in — gradient collectives ready to launch), then, after every
+// gradient collective, the copies out and the optimizer.
 sim::StreamProgram compute_stream(const Profile& profile, const StepLayout& layout, const WorkerEvents& events,
                                   int k);
 // MP rank k's gradient collectives in order, each after its gradients are ready (`collective[i]`

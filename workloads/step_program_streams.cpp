@@ -35,6 +35,11 @@ WorkerEvents allocate_worker_events(const StepLayout& layout, std::uint32_t& nex
 
 namespace {
 
+// A gradient copy: memory-bound, its work independent of the batch.
+Task copy_kernel(sim::Time duration, std::uint32_t label) {
+  return Task::kernel(duration, label, sim::Time::zero(), sim::KernelBound::Memory).fixed_work();
+}
+
 // Forward: each op's kernels after the activations it reads from other GPUs (each waited once).
 void add_forward(const Profile& profile, const StepLayout& layout, const WorkerEvents& events, int k,
                  sim::StreamProgram& compute) {
@@ -50,7 +55,7 @@ void add_forward(const Profile& profile, const StepLayout& layout, const WorkerE
     const std::uint32_t first = layout.labels.first_of_op[v];
     for (std::uint32_t i = 0; i < profile.ops[v].forward.size(); ++i) {
       const Kernel& kernel = profile.ops[v].forward[i];
-      compute.tasks.push_back(Task::kernel(kernel.duration, first + i, kernel.idle_before));
+      compute.tasks.push_back(Task::kernel(kernel.duration, first + i, kernel.idle_before, kernel.bound));
     }
     if (!layout.edges.of_op[v].empty()) compute.tasks.push_back(Task::record(events.forward_done[v]));
   }
@@ -66,10 +71,13 @@ void add_backward(const Profile& profile, const StepLayout& layout, const Worker
     const std::uint32_t first = layout.labels.first_of_op[v] + static_cast<std::uint32_t>(profile.ops[v].forward.size());
     for (std::uint32_t i = 0; i < profile.ops[v].backward.size(); ++i) {
       const Kernel& kernel = profile.ops[v].backward[i];
-      compute.tasks.push_back(Task::kernel(kernel.duration, first + i, kernel.idle_before));
+      compute.tasks.push_back(Task::kernel(kernel.duration, first + i, kernel.idle_before, kernel.bound));
     }
     for (const std::size_t p : layout.edges.gradient_after[v]) compute.tasks.push_back(Task::record(events.gradient_ready[p]));
-    for (const std::size_t i : layout.gradients_after[ku][v]) compute.tasks.push_back(Task::record(events.gradients_ready[ku][i]));
+    for (const std::size_t i : layout.gradients_after[ku][v]) {
+      if (!layout.copies.empty()) compute.tasks.push_back(copy_kernel(layout.copies[ku][i].in, layout.copies[ku][i].in_label));
+      compute.tasks.push_back(Task::record(events.gradients_ready[ku][i]));
+    }
   }
 }
 
@@ -82,10 +90,13 @@ sim::StreamProgram compute_stream(const Profile& profile, const StepLayout& layo
   add_forward(profile, layout, events, k, compute);
   add_backward(profile, layout, events, k, compute);
   if (!layout.gradients[ku].empty()) compute.tasks.push_back(Task::wait(events.gradients_done[ku]));
+  if (!layout.copies.empty())
+    for (const GradientCopy& c : layout.copies[ku]) compute.tasks.push_back(copy_kernel(c.out, c.out_label));
   const sim::Time update = layout.optimizer[ku];
   const sim::Time optimizer_idle = profile.optimizer.idle_before;  // kept launch gaps
   if (update > sim::Time::zero() || optimizer_idle > sim::Time::zero())
-    compute.tasks.push_back(Task::kernel(update, layout.labels.optimizer, optimizer_idle));
+    compute.tasks.push_back(  // memory-bound (a few passes over the parameters), not per sample
+        Task::kernel(update, layout.labels.optimizer, optimizer_idle, sim::KernelBound::Memory).fixed_work());
   return compute;
 }
 

@@ -62,7 +62,7 @@ CriticalPath critical_path(const workloads::StepProgram& program, const sim::Exe
   // Backward: from the last task, through whatever released each task, to the step's start.
   const std::vector<std::vector<TaskRef>> ranks = collective_ranks(program);
   std::set<std::uint32_t> gpus{record.gpu_of(s)};
-  std::int64_t compute = 0, gradients = 0, transfers = 0, gaps = 0;
+  std::int64_t compute = 0, slowed = 0, copies = 0, gradients = 0, transfers = 0, gaps = 0;
   auto move_to = [&](TaskRef to) {
     if (record.gpu_of(to.stream) != record.gpu_of(s)) ++path.gpu_changes;
     s = to.stream;
@@ -73,10 +73,15 @@ CriticalPath critical_path(const workloads::StepProgram& program, const sim::Exe
     const auto task = static_cast<std::uint32_t>(i);
     const sim::Task& t = streams[s]->tasks[task];
     switch (t.kind) {
-      case sim::TaskKind::Kernel:
-        compute += (record.ended(s, task) - record.reached(s, task)).ps() - t.launch_delay.ps();
+      case sim::TaskKind::Kernel: {
+        const std::int64_t ran = (record.ended(s, task) - record.reached(s, task)).ps() - t.launch_delay.ps();
+        const std::int64_t extra = record.slowed(s, task).ps();
+        compute += ran;
+        slowed += extra;
+        if (program.is_gradient_copy(t)) copies += ran - extra;
         gaps += t.launch_delay.ps();
         break;
+      }
       case sim::TaskKind::Record:
         break;
       case sim::TaskKind::Wait:
@@ -100,6 +105,8 @@ CriticalPath critical_path(const workloads::StepProgram& program, const sim::Exe
     }
   }
   path.compute = sim::Time::ps(compute);
+  path.compute_slowed = sim::Time::ps(slowed);
+  path.gradient_copies = sim::Time::ps(copies);
   path.gradient_communication = sim::Time::ps(gradients);
   path.model_parallel_transfers = sim::Time::ps(transfers);
   path.launch_gaps = sim::Time::ps(gaps);

@@ -48,13 +48,19 @@ std::vector<GpuStepMetrics> step_metrics(const workloads::StepProgram& program,
     if (program.worker_of_gpu[g] < 0) continue;
     compute.clear();
     comm.clear();
+    std::int64_t slowed_ps = 0, copies_ps = 0;
     for (std::uint32_t k = 0; k < streams.size(); ++k) {
       const std::uint32_t s = first + k;
       for (std::uint32_t i = 0; i < streams[k].tasks.size(); ++i) {
         const sim::Task& t = streams[k].tasks[i];
         if (!record.has_run(s, i)) continue;
-        if (t.kind == sim::TaskKind::Kernel)
+        if (t.kind == sim::TaskKind::Kernel) {
           compute.push_back({(record.reached(s, i) + t.launch_delay).ps(), record.ended(s, i).ps()});
+          const sim::Time slowed = record.slowed(s, i);
+          slowed_ps += slowed.ps();
+          if (program.is_gradient_copy(t))
+            copies_ps += (record.ended(s, i) - record.reached(s, i) - t.launch_delay - slowed).ps();
+        }
         else if (t.kind == sim::TaskKind::Collective && !is_receive(program, t))
           comm.push_back({record.reached(s, i).ps(), record.ended(s, i).ps()});
       }
@@ -68,6 +74,8 @@ std::vector<GpuStepMetrics> step_metrics(const workloads::StepProgram& program,
     both.insert(both.end(), comm.begin(), comm.end());
     const std::int64_t busy = merge(both);
     m.compute = sim::Time::ps(busy_compute);
+    m.compute_slowed = sim::Time::ps(slowed_ps);
+    m.gradient_copies = sim::Time::ps(copies_ps);
     m.communication = sim::Time::ps(merge(comm));
     m.exposed_communication = sim::Time::ps(busy - busy_compute);
     m.idle = sim::Time::ps(step_time.ps() - busy);

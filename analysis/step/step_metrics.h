@@ -1,7 +1,9 @@
 // What a simulated training step did, per GPU: compute (the union of its kernel intervals),
 // communication (the union of its data-parallel collectives and the model-parallel transfers it
 // sends), exposed communication (communication while no kernel runs) and idle time (neither), from
-// what the stream executor recorded (sim/execution_record.h). All times in picoseconds (sim::Time).
+// what the stream executor recorded (sim/execution_record.h). Two parts of compute are named: the
+// time kernels ran longer than alone because collectives shared the GPU (SMs, memory bandwidth), and
+// the data-parallel gradient copies as they would run alone. All times in picoseconds (sim::Time).
 //   std::vector<GpuStepMetrics> m = step_metrics(program, executor.record(), step, finish);
 #pragma once
 #include <cstdint>
@@ -15,7 +17,9 @@ namespace hybridsim::analysis {
 struct GpuStepMetrics {
   int gpu = -1;  // global GPU rank
   sim::Time finish;  // when its last stream finished
-  sim::Time compute;
+  sim::Time compute;          // all kernels, including the two parts below
+  sim::Time compute_slowed;   // of compute: kernels' time beyond alone, from communication beside them
+  sim::Time gradient_copies;  // of compute: copies into and out of gradient buffers, as alone
   sim::Time communication;
   sim::Time exposed_communication;
   sim::Time idle;  // step time − (compute ∪ communication)

@@ -7,6 +7,7 @@
 #include "sim/ring_collective.h"
 #include "sim/stream_executor.h"
 #include "topology/presets.h"
+#include "workloads/collective_load.h"
 
 namespace hybridsim::analysis {
 
@@ -15,9 +16,11 @@ namespace {
 GpuStepMetrics mean_of(const std::vector<GpuStepMetrics>& gpus) {
   GpuStepMetrics m;
   if (gpus.empty()) return m;
-  std::int64_t c = 0, comm = 0, exposed = 0, idle = 0, finish = 0, kernels = 0;
+  std::int64_t c = 0, slowed = 0, copies = 0, comm = 0, exposed = 0, idle = 0, finish = 0, kernels = 0;
   for (const auto& g : gpus) {
     c += g.compute.ps();
+    slowed += g.compute_slowed.ps();
+    copies += g.gradient_copies.ps();
     comm += g.communication.ps();
     exposed += g.exposed_communication.ps();
     idle += g.idle.ps();
@@ -26,6 +29,8 @@ GpuStepMetrics mean_of(const std::vector<GpuStepMetrics>& gpus) {
   }
   const auto n = static_cast<std::int64_t>(gpus.size());
   m.compute = sim::Time::ps(c / n);
+  m.compute_slowed = sim::Time::ps(slowed / n);
+  m.gradient_copies = sim::Time::ps(copies / n);
   m.communication = sim::Time::ps(comm / n);
   m.exposed_communication = sim::Time::ps(exposed / n);
   m.idle = sim::Time::ps(idle / n);
@@ -71,9 +76,11 @@ StepResult simulate_program(const StepSetup& setup, const workloads::StepProgram
   workloads::CommPlanner planner(topology, setup.comm);
   std::vector<std::unique_ptr<sim::Collective>> collectives;
   std::vector<sim::Collective*> pointers;
+  std::vector<sim::CollectiveLoad> loads;
   collectives.reserve(program.collectives.size());
   for (const workloads::CollectiveSpec& spec : program.collectives) {
     workloads::CollectivePlan plan = planner.plan(spec);
+    if (setup.executor.contention) loads.push_back(workloads::collective_load(spec, plan, topology.links()));
     const auto ranks = static_cast<std::uint32_t>(spec.members.size());
     if (plan.size() == 1 && plan[0].size() == 1) {
       collectives.push_back(std::make_unique<sim::RingCollective>(
@@ -86,7 +93,8 @@ StepResult simulate_program(const StepSetup& setup, const workloads::StepProgram
     pointers.push_back(collectives.back().get());
   }
 
-  sim::StreamExecutor executor(queue, program.gpus, pointers, program.event_count, setup.executor);
+  sim::StreamExecutor executor(queue, program.gpus, pointers, program.event_count, setup.executor,
+                               std::move(loads));
   executor.set_observer(observers.stream);
   executor.start();
   queue.run();

@@ -3,6 +3,7 @@
 
 #include "scenarios/loader/resolve.h"
 #include "topology/cluster.h"
+#include "workloads/gpu_spec.h"
 
 namespace hybridsim::scenarios {
 namespace {
@@ -63,6 +64,13 @@ std::vector<std::pair<std::string, std::string>> key_settings(const ResolvedScen
                        (c.reduction_bandwidth.bytes_per_second() == 0 ? "off" : sim::format_bandwidth(c.reduction_bandwidth)) +
                        ", " + (c.switching == sim::Switching::StoreAndForward ? "store-and-forward" : "cut-through") +
                        (c.pcie_only ? ", PCIe only" : ""));
+  if (const auto gpu = workloads::find_gpu_spec(meta.gpu))
+    out.emplace_back("GPU sharing", gpu->name + ": " + std::to_string(gpu->resources.sms) + " SMs, " +
+                                        sim::format_bandwidth(gpu->resources.memory_bandwidth) + "; contention " +
+                                        (c.compute_contention ? "on" : "off") + ", gradient copies " +
+                                        (c.gradient_copies ? "on" : "off"));
+  else
+    out.emplace_back("GPU sharing", "GPU \"" + meta.gpu + "\" unknown: no contention, no gradient copies");
   if (!s.provenance.overrides.empty()) {
     std::string o;
     for (const auto& text : s.provenance.overrides) o += (o.empty() ? "" : "; ") + text;

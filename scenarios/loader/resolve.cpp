@@ -207,6 +207,7 @@ ResolvedScenario resolve(const Scenario& s) {
   // scenario (or --set, or a sweep) writes communication.bucket_size.
   step.recorded_buckets = !s.provenance.where.contains("communication.bucket_size");
   step.compute_scale = 1.0 / s.workload.compute_speed;
+  step.gradient_copies = c.gradient_copies;
   const auto gpus = static_cast<int>(topology.gpus().size());
   for (std::size_t i = 0; i < s.workload.gpu_speeds.size(); ++i) {
     const GpuSpeedSetting& g = s.workload.gpu_speeds[i];

@@ -92,6 +92,7 @@ struct CommunicationSettings {
   sim::Bandwidth reduction_bandwidth = sim::Bandwidth::gb_per_second(225);  // zero: "off"
   sim::Switching switching = sim::Switching::CutThrough;
   bool compute_contention = true;  // collectives take SMs and memory bandwidth from kernels
+  bool gradient_copies = true;     // DP gradients copied into and out of flat buffers
   bool pcie_only = false;
   bool operator==(const CommunicationSettings&) const = default;
 };

@@ -170,6 +170,7 @@ void read_communication(FieldReader& r, const TreeNode& root, CommunicationSetti
   out.switching = r.choice(c, "communication.switching") == "store-and-forward" ? sim::Switching::StoreAndForward
                                                                                 : sim::Switching::CutThrough;
   out.compute_contention = r.choice(c, "communication.compute_contention") == "on";
+  out.gradient_copies = r.choice(c, "communication.gradient_copies") == "on";
   out.pcie_only = r.boolean(c, "communication.pcie_only");
 }
 

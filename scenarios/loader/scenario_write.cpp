@@ -124,6 +124,7 @@ void write_communication(Writer& w, const CommunicationSettings& c) {
   w.text("communication.switching",
          c.switching == sim::Switching::StoreAndForward ? "store-and-forward" : "cut-through");
   w.text("communication.compute_contention", c.compute_contention ? "on" : "off");
+  w.text("communication.gradient_copies", c.gradient_copies ? "on" : "off");
   w.text("communication.pcie_only", c.pcie_only ? "true" : "false");
 }
 

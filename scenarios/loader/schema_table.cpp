@@ -173,6 +173,12 @@ constexpr FieldSpec kSchema[] = {
      .help = "on: while a collective runs on a GPU, its kernels hold one SM per channel (compute-bound "
              "kernels get the rest) and its memory traffic shares HBM with memory-bound kernels "
              "(sim/README.md); off: kernels never slow down beside communication."},
+    {.path = "communication.gradient_copies", .kind = K::Choice, .default_text = "on",
+     .choices = "on|off",
+     .help = "on: each data-parallel gradient bucket (or sparse gather) is copied into a flat buffer "
+             "before its collective and back after it, as PyTorch DDP and Horovod do: 2 passes over "
+             "its bytes each way at the GPU's memory-bound kernel bandwidth (workloads/README.md); "
+             "off: gradients are the buckets (DDP's gradient_as_bucket_view)."},
     {.path = "communication.pcie_only", .kind = K::Boolean, .default_text = "false",
      .help = "Keep collectives and model-parallel transfers off NVLink (PCIe and the network only)."},
 

@@ -230,3 +230,18 @@ TEST_CASE("profile format: validate_profile checks profiles built in code") {
   bad.ops[2].name = "emb";
   CHECK_THROWS_AS(validate_profile(bad), InputError);
 }
+
+TEST_CASE("profile format: a kernel's bound is compute unless it says memory, and round-trips") {
+  const std::string text = replaced(kTiny, "{name: pointwise, duration: 5 us}", "{name: pointwise, duration: 5 us, bound: memory}");
+  const Profile p = parse_profile(text, "tiny.yaml");
+  CHECK(p.ops[1].forward[0].bound == sim::KernelBound::Compute);
+  CHECK(p.ops[1].forward[1].bound == sim::KernelBound::Memory);
+  // Written only when it is memory, so older files and compute kernels read and write as before.
+  const std::string saved = profile_to_yaml(p);
+  CHECK(contains(saved, "{name: pointwise, duration: 5 us, bound: memory}"));
+  CHECK(contains(saved, "{name: gemm, duration: 100 us}, "));
+  CHECK(parse_profile(saved, "again.yaml") == p);
+  const auto e = error_of(replaced(kTiny, "{name: pointwise, duration: 5 us}", "{name: pointwise, duration: 5 us, bound: io}"));
+  CHECK(contains(e, "tiny.yaml:21:"));
+  CHECK(contains(e, "field 'bound': expected compute or memory, got \"io\""));
+}

@@ -49,6 +49,7 @@ communication:
   reduction_bandwidth: off
   switching: store-and-forward
   compute_contention: off
+  gradient_copies: off
   pcie_only: true
 training:
   network: biglstm
@@ -180,7 +181,7 @@ TEST_CASE("scenario: round trip — a scenario written as YAML and read back is 
         "parallelism:\n  dp: 1\n  mp: 1\n  placement: auto\n  mapping: auto\n"
         "communication:\n  algorithm: ring\n  channels: auto\n  message_size: 512 KiB\n  bucket_size: 25 MB\n"
         "  reduction_bandwidth: 225 GB/s\n  switching: cut-through\n"
-        "  compute_contention: on\n  pcie_only: false\n"
+        "  compute_contention: on\n  gradient_copies: on\n  pcie_only: false\n"
         "training:\n  network: auto\n  efficiency: default\n  dataset_samples: auto\n"
         "outputs:\n  directory: out/minimal\n  formats: [table]\n");
 }
