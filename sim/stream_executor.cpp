@@ -66,6 +66,8 @@ StreamExecutor::StreamExecutor(EventQueue& queue, const std::vector<GpuProgram>&
     }
   }
   collective_stream_.resize(collectives_.size());
+  ranks_joined_.assign(collectives_.size(), 0);
+  rank_running_.resize(collectives_.size());
   for (std::size_t c = 0; c < collectives_.size(); ++c) {
     if (collectives_[c]->ranks() > kRankMask) throw InternalError("collective has too many ranks");
     collective_stream_[c].assign(collectives_[c]->ranks(), 0);
@@ -107,13 +109,15 @@ void StreamExecutor::start_kernel(std::uint32_t s, const Task& t) {
   st.finish_event = queue_.schedule_after(Time::ps(time_for(st.remaining, st.rate.num, st.rate.den)), *this, s);
 }
 
-void StreamExecutor::change_load(std::uint32_t g, std::uint32_t c, int sign) {
-  if (loads_.empty() || !options_.contention) return;
-  const CollectiveLoad& load = loads_[c];
-  if (load.sms == 0 && load.memory_traffic.bytes_per_second() == 0) return;
+void StreamExecutor::change_load(std::uint32_t g, std::uint32_t sms, std::int64_t traffic, int sign) {
   GpuState& gpu = gpus_[g];
-  gpu.held_sms = static_cast<std::uint32_t>(static_cast<std::int64_t>(gpu.held_sms) + sign * static_cast<std::int64_t>(load.sms));
-  gpu.traffic += sign * load.memory_traffic.bytes_per_second();
+  gpu.held_sms = static_cast<std::uint32_t>(static_cast<std::int64_t>(gpu.held_sms) + sign * static_cast<std::int64_t>(sms));
+  gpu.traffic += sign * traffic;
+  rerate(g);
+}
+
+void StreamExecutor::rerate(std::uint32_t g) {
+  const GpuState& gpu = gpus_[g];
   const GpuResources& res = programs_[g].resources;
   if (res.sms == 0) return;
   const Time now = queue_.now();
@@ -130,6 +134,30 @@ void StreamExecutor::change_load(std::uint32_t g, std::uint32_t c, int sign) {
     queue_.cancel(st.finish_event);
     st.finish_event = queue_.schedule_after(Time::ps(time_for(st.remaining, rate.num, rate.den)), *this, s);
   }
+}
+
+// SMs from a rank's start to its end; memory traffic on every running rank's GPU from the moment
+// the last rank joins.
+void StreamExecutor::rank_started(std::uint32_t c, std::uint32_t rank) {
+  if (loads_.empty() || !options_.contention) return;
+  const CollectiveLoad& load = loads_[c];
+  if (load.sms == 0 && load.memory_traffic.bytes_per_second() == 0) return;
+  auto& running = rank_running_[c];
+  if (running.empty()) running.assign(collectives_[c]->ranks(), false);
+  running[rank] = true;
+  change_load(streams_[collective_stream_[c][rank]].gpu, load.sms, 0, +1);
+  if (++ranks_joined_[c] < collectives_[c]->ranks()) return;
+  for (std::uint32_t r = 0; r < running.size(); ++r)
+    if (running[r]) change_load(streams_[collective_stream_[c][r]].gpu, 0, load.memory_traffic.bytes_per_second(), +1);
+}
+
+void StreamExecutor::rank_ended(std::uint32_t c, std::uint32_t rank) {
+  if (loads_.empty() || !options_.contention || rank_running_[c].empty() || !rank_running_[c][rank]) return;
+  rank_running_[c][rank] = false;
+  const CollectiveLoad& load = loads_[c];
+  const bool flowing = ranks_joined_[c] == collectives_[c]->ranks();
+  change_load(streams_[collective_stream_[c][rank]].gpu, load.sms,
+              flowing ? load.memory_traffic.bytes_per_second() : 0, -1);
 }
 
 void StreamExecutor::advance(std::uint32_t s) {
@@ -178,7 +206,7 @@ void StreamExecutor::advance(std::uint32_t s) {
       case TaskKind::Collective:
         st.task_start = queue_.now();
         collective_stream_[t.id][t.rank] = s;
-        change_load(st.gpu, t.id, +1);
+        rank_started(t.id, t.rank);
         collectives_[t.id]->start(t.rank);
         return;
     }
@@ -196,7 +224,7 @@ void StreamExecutor::on_event(std::uint64_t tag) {
     const std::uint64_t c = (tag & ~kCollectiveBit) >> kRankBits;
     s = collective_stream_[c][tag & kRankMask];
     StreamState& st = streams_[s];
-    change_load(st.gpu, static_cast<std::uint32_t>(c), -1);
+    rank_ended(static_cast<std::uint32_t>(c), static_cast<std::uint32_t>(tag & kRankMask));
     record_.set_ended(s, st.next, queue_.now());
     if (observer_ != nullptr) observer_->on_collective(st.gpu, st.local, st.next, st.task_start, queue_.now());
   } else if (tag & kDelayBit) {

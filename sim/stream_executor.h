@@ -5,8 +5,10 @@
 // kept in an ExecutionRecord (sim/execution_record.h).
 //
 // Communication slows the kernels beside it (contention, on by default): while a collective runs on
-// a GPU it holds `CollectiveLoad::sms` of the GPU's SMs (NCCL: one CTA, i.e. one SM, per channel)
-// and moves `CollectiveLoad::memory_traffic` through its memory. A compute-bound kernel then runs
+// a GPU it holds `CollectiveLoad::sms` of the GPU's SMs (NCCL: one CTA, i.e. one SM, per channel,
+// from the moment its rank joins, waiting for the others included), and once every rank has joined
+// (data flows) it moves `CollectiveLoad::memory_traffic` through the memory of each GPU whose rank
+// is still running. A compute-bound kernel then runs
 // at (SMs − held) / SMs of its rate (at least one SM is left to it); a memory-bound kernel, which
 // alone reaches K = memory_kernel_bandwidth, shares the peak P = memory_bandwidth with the
 // collective's traffic T in proportion to demand: min(1, P / (K + T)) of its rate. Rates change
@@ -110,8 +112,12 @@ class StreamExecutor final : public EventHandler {
   void advance(std::uint32_t stream);
   void start_kernel(std::uint32_t stream, const Task& task);
   Rate rate_of(const GpuState& gpu, const GpuResources& resources, KernelBound bound) const;
-  // A collective rank started (+1) or ended (−1) on `gpu`: running kernels change rate.
-  void change_load(std::uint32_t gpu, std::uint32_t collective, int sign);
+  // A collective's SMs (or its memory traffic) came to (+1) or left (−1) `gpu`.
+  void change_load(std::uint32_t gpu, std::uint32_t sms, std::int64_t traffic, int sign);
+  // Running kernels on `gpu` take the GPU's current rates.
+  void rerate(std::uint32_t gpu);
+  void rank_started(std::uint32_t collective, std::uint32_t rank);
+  void rank_ended(std::uint32_t collective, std::uint32_t rank);
 
   EventQueue& queue_;
   std::vector<StreamState> streams_;
@@ -120,6 +126,8 @@ class StreamExecutor final : public EventHandler {
   std::vector<Collective*> collectives_;
   std::vector<CollectiveLoad> loads_;
   std::vector<std::vector<std::uint32_t>> collective_stream_;  // [collective][rank] → stream
+  std::vector<std::uint32_t> ranks_joined_;                    // [collective]
+  std::vector<std::vector<bool>> rank_running_;                // [collective][rank], with loads only
   std::vector<EventState> events_;
   std::vector<Time> gpu_finish_;
   std::size_t streams_done_ = 0;

@@ -68,6 +68,10 @@ void add_transfers(const Profile& profile, const StepLayout& layout, const std::
 
 }  // namespace
 
+double gpu_compute_scale(const StepOptions& options, std::size_t gpu) {
+  return options.compute_scale * (gpu < options.gpu_compute_scale.size() ? options.gpu_compute_scale[gpu] : 1.0);
+}
+
 StepProgram build_step_program(const Profile& profile, const MpPlacement& placement,
                                const WorkerMapping& mapping, int gpu_count,
                                const StepOptions& options) {
@@ -97,8 +101,7 @@ StepProgram build_step_program(const Profile& profile, const MpPlacement& placem
       sim::GpuProgram& prog = out.gpus[g];
       out.worker_of_gpu[g] = w;
       out.mp_rank_of_gpu[g] = k;
-      prog.compute_scale = options.compute_scale *
-                           (g < options.gpu_compute_scale.size() ? options.gpu_compute_scale[g] : 1.0);
+      prog.compute_scale = gpu_compute_scale(options, g);
       if (gpu) prog.resources = gpu->resources;
       prog.streams.push_back(compute_stream(profile, layout, events, k));
       if (auto comm = communication_stream(layout, events, k, static_cast<std::uint32_t>(w),

@@ -89,6 +89,9 @@ struct StepProgram {
   }
 };
 
+// GPU g's kernel-duration factor: options.compute_scale × options.gpu_compute_scale[g] (if listed).
+double gpu_compute_scale(const StepOptions& options, std::size_t gpu);
+
 // `gpu_count` is the cluster's GPU count (programs are indexed by global GPU rank).
 StepProgram build_step_program(const Profile& profile, const MpPlacement& placement,
                                const WorkerMapping& mapping, int gpu_count,

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstdio>
 
+#include "analysis/step/step_series.h"
 #include "analysis/trace/step_trace.h"
 #include "sim/error.h"
 
@@ -58,6 +59,7 @@ StepSetup step_setup(const scenarios::ResolvedScenario& r) {
   s.collective = r.collective;
   s.switching = r.switching;
   s.executor = r.executor;
+  s.variability = r.variability;
   return s;
 }
 
@@ -98,11 +100,13 @@ ScenarioRun run_scenario(const scenarios::ResolvedScenario& resolved, const Scen
     StepTraceOptions t = options.trace_options;
     for (const auto& kv : run.context) t.other_data.push_back(kv);
     StepTraceSummary summary;
-    run.step = simulate_step_with_trace(setup, *options.trace, t, &summary);
+    // The trace shows the first step; the others are simulated without one.
+    StepResult first = simulate_step_with_trace(setup, *options.trace, t, &summary);
+    run.step = simulate_steps(setup, std::move(first));
     run.trace_path = summary.path;
     run.trace_bytes = summary.bytes;
   } else {
-    run.step = simulate_step(setup);
+    run.step = simulate_steps(setup);
   }
   if (const auto model = training_model(resolved.scenario, resolved.profile.meta.network)) {
     run.time_to_train = time_to_train(run.step.step_time, run.step.global_batch,

@@ -74,7 +74,12 @@ std::string step_summary_table(const StepResult& r,
   out += line("strategy", "dp " + std::to_string(r.dp) + " × mp " + std::to_string(r.mp) + " = " +
                               std::to_string(r.gpus) + " GPUs, global batch " +
                               std::to_string(r.global_batch));
-  out += line("step time", sim::human_time(r.step_time));
+  out += line("step time", sim::human_time(r.step_time) +
+                               (r.spread.steps > 1 ? " (mean of " + std::to_string(r.spread.steps) + " steps; p95 " +
+                                                         sim::human_time(r.spread.p95) + ", min " +
+                                                         sim::human_time(r.spread.min) + ", max " +
+                                                         sim::human_time(r.spread.max) + ")"
+                                                   : ""));
   out += line("throughput", format_fixed(r.samples_per_second, 1) + " samples/s" +
                                 (r.unit.empty() || r.unit == "samples"
                                      ? ""
@@ -91,8 +96,8 @@ std::string step_summary_table(const StepResult& r,
   }
   out += line("bytes moved (× links crossed)", bytes.empty() ? "none" : bytes);
   out += line("simulated", std::to_string(r.collectives) + " collectives and transfers, " +
-                               std::to_string(r.messages) + " messages, " + std::to_string(r.events) +
-                               " events");
+                               std::to_string(r.messages) + " messages, " + std::to_string(r.events) + " events" +
+                               (r.spread.steps > 1 ? " over " + std::to_string(r.spread.steps) + " steps" : ""));
   return out;
 }
 
@@ -107,7 +112,10 @@ std::string step_summary_json(const StepResult& r,
   }
   out += "},\n  \"dp\": " + std::to_string(r.dp) + ", \"mp\": " + std::to_string(r.mp) +
          ", \"gpus\": " + std::to_string(r.gpus) + ", \"global_batch\": " + std::to_string(r.global_batch) +
-         ",\n  \"step_time_us\": " + format_fixed(r.step_time.to_us(), 3) + ", \"samples_per_second\": " +
+         ",\n  \"step_time_us\": " + format_fixed(r.step_time.to_us(), 3) + ", \"steps\": " +
+         std::to_string(r.spread.steps) + ", \"p95_step_time_us\": " + format_fixed(r.spread.p95.to_us(), 3) +
+         ", \"min_step_time_us\": " + format_fixed(r.spread.min.to_us(), 3) +
+         ", \"max_step_time_us\": " + format_fixed(r.spread.max.to_us(), 3) + ", \"samples_per_second\": " +
          format_fixed(r.samples_per_second, 3) + ", \"units_per_second\": " + format_fixed(r.units_per_second, 3) +
          ", \"unit\": ";
   append_json_string(out, r.unit);

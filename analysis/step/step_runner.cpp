@@ -44,8 +44,28 @@ GpuStepMetrics mean_of(const std::vector<GpuStepMetrics>& gpus) {
 workloads::StepProgram build_program(const StepSetup& setup) {
   if (setup.profile == nullptr || setup.topology == nullptr)
     throw InternalError("a step setup needs a profile and a topology");
-  return workloads::build_step_program(*setup.profile, setup.placement, setup.mapping,
-                                       static_cast<int>(setup.topology->gpus().size()), setup.step);
+  workloads::StepProgram program = workloads::build_step_program(
+      *setup.profile, setup.placement, setup.mapping, static_cast<int>(setup.topology->gpus().size()), setup.step);
+  apply_step_variability(setup, program);
+  return program;
+}
+
+void apply_step_variability(const StepSetup& setup, workloads::StepProgram& program) {
+  const workloads::Variability& v = setup.variability;
+  if (!v.varies()) return;
+  const workloads::Profile& profile = *setup.profile;
+  if (v.lengths != workloads::LengthDistribution::Fixed && profile.meta.target_length <= 0)
+    throw InputError("sentence lengths " + std::string(workloads::length_distribution_name(v.lengths)) +
+                     " need an encoder-decoder profile (metadata target_length > 0); " + profile.meta.network +
+                     " has none");
+  const workloads::LengthModel lengths =
+      v.lengths == workloads::LengthDistribution::Fixed ? workloads::LengthModel{} : workloads::wmt16_en_de_lengths();
+  const workloads::StepScales s =
+      workloads::step_scales(v, lengths, program.worker_of_gpu, profile.meta.batch_per_gpu, setup.step_index);
+  for (std::size_t g = 0; g < program.gpus.size(); ++g) {
+    program.gpus[g].compute_scale = workloads::gpu_compute_scale(setup.step, g) * s.compute[g];
+    program.gpus[g].sample_scale = s.sample[g];
+  }
 }
 
 StepResult simulate_step(const StepSetup& setup, StepObservers observers) {
@@ -107,6 +127,7 @@ StepResult simulate_program(const StepSetup& setup, const workloads::StepProgram
   r.gpus = program.dp * program.mp;
   r.global_batch = program.global_batch;
   r.step_time = executor.finish_time();
+  r.spread = {1, r.step_time, r.step_time, r.step_time, r.step_time};
   const double seconds = r.step_time.to_seconds();
   r.samples_per_second = seconds > 0 ? static_cast<double>(r.global_batch) / seconds : 0;
   r.units_per_second =

@@ -19,6 +19,7 @@
 #include "workloads/placement.h"
 #include "workloads/profile.h"
 #include "workloads/step_program.h"
+#include "workloads/variability.h"
 
 namespace hybridsim::analysis {
 
@@ -32,6 +33,10 @@ struct StepSetup {
   sim::CollectiveConfig collective;
   sim::Switching switching = sim::Switching::CutThrough;
   sim::StreamExecutorOptions executor;
+  // What differs from step to step (workloads/variability.h), and which step this setup simulates:
+  // its noise and sentence lengths are those drawn for step `step_index`.
+  workloads::Variability variability;
+  int step_index = 0;
 };
 
 // Optional observers of the run, e.g. a trace writer (the step's own metrics are always collected).
@@ -55,14 +60,24 @@ struct StepResult {
   CriticalPath critical_path;  // its parts add up to step_time
   std::vector<GpuStepMetrics> per_gpu;
   std::array<sim::Bytes, sim::kLinkKindCount> bytes_by_link_kind{};  // payload × links crossed
+  // Over several steps (analysis/step/step_series.h): how many, and their mean (= step_time), p95
+  // (nearest rank), shortest and longest; one step: all four are its time.
+  struct Spread {
+    int steps = 1;
+    sim::Time mean, p95, min, max;
+  } spread;
   std::uint64_t events = 0;
   std::uint64_t messages = 0;
   std::size_t collectives = 0;
 };
 
 // Builds the per-GPU programs of the setup (what simulate_program runs; observers such as a trace
-// writer need it before the run).
+// writer need it before the run), with the variability of step setup.step_index applied.
 workloads::StepProgram build_program(const StepSetup& setup);
+// Sets every GPU's compute scale (its speed × the step's noise) and sample scale (its worker's
+// padded length) for step setup.step_index. Throws InputError for sentence lengths on a profile
+// that is not an encoder-decoder (metadata target_length 0).
+void apply_step_variability(const StepSetup& setup, workloads::StepProgram& program);
 // Runs a program built by build_program(setup).
 StepResult simulate_program(const StepSetup& setup, const workloads::StepProgram& program,
                             StepObservers observers = {});

@@ -71,6 +71,16 @@ std::vector<std::pair<std::string, std::string>> key_settings(const ResolvedScen
                                         (c.gradient_copies ? "on" : "off"));
   else
     out.emplace_back("GPU sharing", "GPU \"" + meta.gpu + "\" unknown: no contention, no gradient copies");
+  const workloads::Variability& v = s.variability;
+  if (v.steps > 1 || v.varies()) {
+    std::string text = std::to_string(v.steps) + (v.steps == 1 ? " step" : " steps") + ", seed " + std::to_string(v.seed) +
+                       ", kernel jitter " + (v.kernel_jitter > 0 ? number(v.kernel_jitter) : std::string("off")) +
+                       ", sequence lengths " + std::string(workloads::length_distribution_name(v.lengths));
+    if (v.lengths != workloads::LengthDistribution::Fixed)
+      text += " " + std::string(workloads::batching_name(v.batching)) +
+              (v.batching == workloads::Batching::Bucketed ? " (" + std::to_string(v.length_buckets) + " bins)" : "");
+    out.emplace_back("variability", text);
+  }
   if (!s.provenance.overrides.empty()) {
     std::string o;
     for (const auto& text : s.provenance.overrides) o += (o.empty() ? "" : "; ") + text;

@@ -208,6 +208,10 @@ ResolvedScenario resolve(const Scenario& s) {
   step.recorded_buckets = !s.provenance.where.contains("communication.bucket_size");
   step.compute_scale = 1.0 / s.workload.compute_speed;
   step.gradient_copies = c.gradient_copies;
+  if (s.variability.lengths != workloads::LengthDistribution::Fixed && profile.meta.target_length <= 0)
+    throw InputError(location_of(s, "variability.sequence_lengths") +
+                     ": variability.sequence_lengths: the profile " + profile.meta.network +
+                     " is not an encoder-decoder (no target_length); expected fixed");
   const auto gpus = static_cast<int>(topology.gpus().size());
   for (std::size_t i = 0; i < s.workload.gpu_speeds.size(); ++i) {
     const GpuSpeedSetting& g = s.workload.gpu_speeds[i];
@@ -230,6 +234,7 @@ ResolvedScenario resolve(const Scenario& s) {
       .collective = {.message_size = c.message_size, .reduction_bandwidth = c.reduction_bandwidth},
       .switching = c.switching,
       .executor = {.contention = c.compute_contention},
+      .variability = s.variability,
   };
 }
 

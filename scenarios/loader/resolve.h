@@ -35,6 +35,7 @@ struct ResolvedScenario {
   sim::CollectiveConfig collective;    // message_size, reduction_bandwidth
   sim::Switching switching = sim::Switching::CutThrough;
   sim::StreamExecutorOptions executor; // compute_contention
+  workloads::Variability variability;  // steps, seed, kernel jitter, sequence lengths
 };
 
 // Each step on its own (resolve() calls them in this order).

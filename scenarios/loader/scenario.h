@@ -20,6 +20,7 @@
 #include "sim/units.h"
 #include "topology/cluster.h"
 #include "workloads/comm_plan.h"
+#include "workloads/variability.h"
 
 namespace hybridsim::scenarios {
 
@@ -164,6 +165,7 @@ struct Scenario {
   ParallelismSettings parallelism;
   CommunicationSettings communication;
   TrainingSettings training;
+  workloads::Variability variability;
   OutputSettings outputs;
   SweepSettings sweep;
   std::string source;                // the file (or the name given to parse_scenario)

@@ -149,6 +149,15 @@ void write_training(Writer& w, const TrainingSettings& t) {
   w.integer_or_auto("training.dataset_samples", t.dataset_samples);
 }
 
+void write_variability(Writer& w, const workloads::Variability& v) {
+  w.integer("variability.steps", v.steps);
+  w.integer("variability.seed", static_cast<std::int64_t>(v.seed));
+  w.text("variability.kernel_jitter", number(v.kernel_jitter));
+  w.text("variability.sequence_lengths", std::string(workloads::length_distribution_name(v.lengths)));
+  w.text("variability.batching", std::string(workloads::batching_name(v.batching)));
+  w.integer("variability.length_buckets", v.length_buckets);
+}
+
 void write_outputs(Writer& w, const OutputSettings& o) {
   w.text("outputs.directory", o.directory.string());
   std::vector<TreeNode> formats;
@@ -196,6 +205,7 @@ std::string scenario_to_yaml(const Scenario& s) {
   write_parallelism(w, s.parallelism);
   write_communication(w, s.communication);
   write_training(w, s.training);
+  write_variability(w, s.variability);
   write_outputs(w, s.outputs);
   write_sweep(w, s.sweep);
   return tree_to_yaml(w.take(), false, 3) + "\n";

@@ -212,6 +212,30 @@ constexpr FieldSpec kSchema[] = {
      .min = 1, .max = 1e15,
      .help = "Samples per epoch; auto: the built-in dataset of training.network."},
 
+    {.path = "variability", .kind = K::Section,
+     .help = "What makes the workers of a synchronous step differ (workloads/README.md, "
+             "\"Variability\"): several steps are simulated, each with its own draws, and the run "
+             "reports their mean and p95 step time."},
+    {.path = "variability.steps", .kind = K::Integer, .default_text = "1", .min = 1, .max = 10000,
+     .help = "Steps to simulate; the step time reported is their mean (throughput and time to "
+             "train follow it), with p95, min and max."},
+    {.path = "variability.seed", .kind = K::Integer, .default_text = "1", .min = 0, .max = 9e15,
+     .help = "Seeds every draw; the same seed gives the same bytes."},
+    {.path = "variability.kernel_jitter", .kind = K::Number, .default_text = "0", .min = 0, .max = 1,
+     .help = "Coefficient of variation of a log-normal factor of mean 1, drawn per GPU per step "
+             "and applied to all its kernels (0.05: a 5% noisy cluster); 0 is off."},
+    {.path = "variability.sequence_lengths", .kind = K::Choice, .default_text = "fixed",
+     .choices = "fixed|wmt16-en-de",
+     .help = "fixed: the profile's lengths; wmt16-en-de: each worker's batch is padded to its "
+             "longest pair, lengths drawn from WMT16 En-De (47.9 tokens per pair on average, at "
+             "most 50 per side); for encoder-decoder profiles (gnmt)."},
+    {.path = "variability.batching", .kind = K::Choice, .default_text = "bucketed",
+     .choices = "bucketed|random",
+     .help = "How batches are formed from the lengths: bucketed, as NVIDIA's GNMT sampler (pairs "
+             "binned by length; all workers of a step draw from one bin), or random."},
+    {.path = "variability.length_buckets", .kind = K::Integer, .default_text = "5", .min = 1, .max = 50,
+     .help = "Bins of the bucketed sampler (NVIDIA's default 5: widths of 10 tokens)."},
+
     {.path = "outputs", .kind = K::Section, .help = "What a run writes."},
     {.path = "outputs.directory", .kind = K::Path, .default_text = "auto", .words = "auto",
      .help = "Where files go, relative to the current directory; auto: out/<scenario file name>."},

@@ -261,3 +261,25 @@ TEST_CASE("execution record: reach, end, and which record released a wait") {
   CHECK(r.ended(2, 1) == Time::us(1));
   CHECK(exec.finish_time() == Time::us(113));
 }
+
+TEST_CASE("contention: a rank waiting for the others holds its SMs but moves no memory yet") {
+  // A 2-rank FixedCollective (each rank done 100 us after it joins) with 8 SMs and 450 GB/s. GPU 0
+  // joins at once and runs a 70 us memory-bound kernel beside it; GPU 1 joins at 50 us. Until 50 us
+  // nothing flows: the kernel runs alone (50 us of work); then it shares HBM at 6/7 of its rate:
+  // the remaining 20 us take 20 × 7/6 = 23.333... us → ends at 73,333,334 ps (rounded up).
+  EventQueue q;
+  FixedCollective coll(q, 2, Time::us(100));
+  GpuProgram g0, g1;
+  g0.resources = g1.resources = v100();
+  g0.streams = {{"compute", {Task::kernel(Time::us(70), 0, Time::zero(), KernelBound::Memory)}},
+                {"communication", {Task::collective(0, 0)}}};
+  g1.streams = {{"compute", {Task::kernel(Time::us(50), 1), Task::record(0)}},
+                {"communication", {Task::wait(0), Task::collective(0, 1)}}};
+  const std::vector<GpuProgram> programs = {g0, g1};
+  StreamExecutor exec(q, programs, {&coll}, 1, {}, {{8, Bandwidth::gb_per_second(450)}});
+  exec.start();
+  q.run();
+  CHECK(exec.record().ended(0, 0) == Time::ps(73'333'334));
+  // GPU 1's kernel ran before its rank joined: alone.
+  CHECK(exec.record().ended(2, 0) == Time::us(50));
+}
