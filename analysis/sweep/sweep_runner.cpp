@@ -67,7 +67,7 @@ std::vector<std::string> csv_split(const std::string& line) {
 const char* kMetricColumns =
     "gpus,dp,mp,global_batch,step_time_ms,samples_per_second,units_per_second,unit,compute_ms,"
     "exposed_comm_ms,idle_ms,exposed_comm_share,epochs,time_to_train_hours,extrapolated,"
-    "nvlink_bytes,pcie_bytes,infiniband_bytes";
+    "nvlink_bytes,pcie_bytes,infiniband_bytes,steps,p95_step_time_ms";
 
 std::string header(const std::vector<std::string>& paths) {
   std::string h = "index,label";
@@ -95,6 +95,7 @@ std::string row(const scenarios::SweepPoint& point, const ScenarioRun& run) {
     return std::to_string(r.bytes_by_link_kind[static_cast<std::size_t>(k)].count());
   };
   s += "," + bytes(sim::LinkKind::NVLink) + "," + bytes(sim::LinkKind::PCIe) + "," + bytes(sim::LinkKind::InfiniBand);
+  s += "," + std::to_string(r.spread.steps) + "," + format_fixed(r.spread.p95.to_ms(), 6);  // variability.steps
   return s;
 }
 
