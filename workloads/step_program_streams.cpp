@@ -137,54 +137,52 @@ EdgesBetween edges_between(const StepLayout& layout, int a, int b) {
   return out;
 }
 
+// MP rank k's streams to (sending) or from (receiving) each peer: the activations going one way
+// and the gradients coming back, each transfer a collective of two ranks (0 sends, 1 receives); a
+// sender waits until the data is ready, a receiver records that it arrived.
+std::vector<sim::StreamProgram> transfer_streams(const StepLayout& layout, const WorkerEvents& events, int k,
+                                                 bool sending, std::span<const std::uint32_t> activation,
+                                                 std::span<const std::uint32_t> gradient,
+                                                 std::span<const int> gpu_of_rank) {
+  std::vector<sim::StreamProgram> out;
+  const std::uint32_t rank = sending ? 0 : 1;
+  for (int peer = 0; peer < layout.mp; ++peer) {
+    if (peer == k) continue;
+    const int from = sending ? k : peer, to = sending ? peer : k;
+    const auto acts = edges_between(layout, from, to).by_forward;  // activations from → to
+    const auto grads = edges_between(layout, to, from).by_backward;  // their gradients, back from → to
+    if (acts.empty() && grads.empty()) continue;
+    const std::string gpu = std::to_string(gpu_of_rank[static_cast<std::size_t>(peer)]);
+    sim::StreamProgram stream{(sending ? "send→GPU" : "recv←GPU") + gpu, {}};
+    for (const auto& [pos, p] : acts) {
+      if (sending) stream.tasks.push_back(Task::wait(events.forward_done[layout.edges.edges[p].op]));
+      stream.tasks.push_back(Task::collective(activation[p], rank));
+      if (!sending) stream.tasks.push_back(Task::record(events.activation_received[p]));
+    }
+    for (const auto& [pos, p] : grads) {
+      if (sending) stream.tasks.push_back(Task::wait(events.gradient_ready[p]));
+      stream.tasks.push_back(Task::collective(gradient[p], rank));
+      if (!sending) stream.tasks.push_back(Task::record(events.gradient_received[p]));
+    }
+    out.push_back(std::move(stream));
+  }
+  return out;
+}
+
 }  // namespace
 
 std::vector<sim::StreamProgram> send_streams(const StepLayout& layout, const WorkerEvents& events, int k,
                                              std::span<const std::uint32_t> activation,
                                              std::span<const std::uint32_t> gradient,
                                              std::span<const int> gpu_of_rank) {
-  std::vector<sim::StreamProgram> out;
-  for (int peer = 0; peer < layout.mp; ++peer) {
-    if (peer == k) continue;
-    const auto acts = edges_between(layout, k, peer).by_forward;    // activations k → peer
-    const auto grads = edges_between(layout, peer, k).by_backward;  // gradients back k → peer
-    if (acts.empty() && grads.empty()) continue;
-    sim::StreamProgram send{"send→GPU" + std::to_string(gpu_of_rank[static_cast<std::size_t>(peer)]), {}};
-    for (const auto& [pos, p] : acts) {
-      send.tasks.push_back(Task::wait(events.forward_done[layout.edges.edges[p].op]));
-      send.tasks.push_back(Task::collective(activation[p], 0));
-    }
-    for (const auto& [pos, p] : grads) {
-      send.tasks.push_back(Task::wait(events.gradient_ready[p]));
-      send.tasks.push_back(Task::collective(gradient[p], 0));
-    }
-    out.push_back(std::move(send));
-  }
-  return out;
+  return transfer_streams(layout, events, k, true, activation, gradient, gpu_of_rank);
 }
 
 std::vector<sim::StreamProgram> receive_streams(const StepLayout& layout, const WorkerEvents& events, int k,
                                                 std::span<const std::uint32_t> activation,
                                                 std::span<const std::uint32_t> gradient,
                                                 std::span<const int> gpu_of_rank) {
-  std::vector<sim::StreamProgram> out;
-  for (int peer = 0; peer < layout.mp; ++peer) {
-    if (peer == k) continue;
-    const auto acts = edges_between(layout, peer, k).by_forward;    // activations peer → k
-    const auto grads = edges_between(layout, k, peer).by_backward;  // gradients back peer → k
-    if (acts.empty() && grads.empty()) continue;
-    sim::StreamProgram recv{"recv←GPU" + std::to_string(gpu_of_rank[static_cast<std::size_t>(peer)]), {}};
-    for (const auto& [pos, p] : acts) {
-      recv.tasks.push_back(Task::collective(activation[p], 1));
-      recv.tasks.push_back(Task::record(events.activation_received[p]));
-    }
-    for (const auto& [pos, p] : grads) {
-      recv.tasks.push_back(Task::collective(gradient[p], 1));
-      recv.tasks.push_back(Task::record(events.gradient_received[p]));
-    }
-    out.push_back(std::move(recv));
-  }
-  return out;
+  return transfer_streams(layout, events, k, false, activation, gradient, gpu_of_rank);
 }
 
 }  // namespace hybridsim::workloads::step_parts

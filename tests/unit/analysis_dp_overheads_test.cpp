@@ -12,19 +12,13 @@
 using namespace hybridsim;
 using sim::Bytes;
 using sim::Time;
-using testing::toy_op;
 using testing::toy_profile;
 
 namespace {
 
 workloads::Profile v100_chain(int n) {
-  workloads::Profile p = toy_profile();
+  workloads::Profile p = testing::toy_chain(n);
   p.meta.gpu = "V100-SXM2-16GB";
-  for (int i = 0; i < n; ++i)
-    p.ops.push_back(toy_op("op" + std::to_string(i),
-                           i == 0 ? std::vector<std::uint32_t>{} : std::vector<std::uint32_t>{std::uint32_t(i - 1)},
-                           Time::ms(1), Time::ms(2), Bytes::mib(4)));
-  workloads::validate_profile(p);
   return p;
 }
 

@@ -13,19 +13,12 @@
 using namespace hybridsim;
 using sim::Bytes;
 using sim::Time;
-using testing::toy_op;
 using testing::toy_profile;
 
 namespace {
 
-// a → b, 1 ms forward and 2 ms backward each; gradients of `grad` each (none: no all-reduce).
-workloads::Profile two_ops(Bytes grad) {
-  workloads::Profile p = toy_profile();
-  p.ops.push_back(toy_op("a", {}, Time::ms(1), Time::ms(2), grad));
-  p.ops.push_back(toy_op("b", {0}, Time::ms(1), Time::ms(2), grad));
-  workloads::validate_profile(p);
-  return p;
-}
+// op0 → op1, 1 ms forward and 2 ms backward each; gradients of `grad` each (none: no all-reduce).
+workloads::Profile two_ops(Bytes grad) { return testing::toy_chain(2, grad); }
 
 analysis::StepSetup setup_of(const workloads::Profile& p, const topology::Topology& t, int dp) {
   analysis::StepSetup s;

@@ -10,19 +10,11 @@ using namespace hybridsim;
 using namespace hybridsim::workloads;
 using sim::Bytes;
 using sim::Time;
-using testing::toy_op;
 using testing::toy_profile;
 
 namespace {
 
-Profile chain3() {
-  Profile p = toy_profile();
-  p.ops.push_back(toy_op("a", {}, Time::ms(1), Time::ms(2), Bytes::mib(4)));
-  p.ops.push_back(toy_op("b", {0}, Time::ms(1), Time::ms(2), Bytes::mib(4)));
-  p.ops.push_back(toy_op("c", {1}, Time::ms(1), Time::ms(2), Bytes::mib(4)));
-  validate_profile(p);
-  return p;
-}
+Profile chain3() { return testing::toy_chain(3); }
 
 }  // namespace
 

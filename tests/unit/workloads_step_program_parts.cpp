@@ -18,14 +18,7 @@ using testing::toy_profile;
 namespace {
 
 // a → b → c, 1 ms forward and 2 ms backward each, 4 MiB of gradients each.
-Profile chain3() {
-  Profile p = toy_profile();
-  p.ops.push_back(toy_op("a", {}, Time::ms(1), Time::ms(2), Bytes::mib(4)));
-  p.ops.push_back(toy_op("b", {0}, Time::ms(1), Time::ms(2), Bytes::mib(4)));
-  p.ops.push_back(toy_op("c", {1}, Time::ms(1), Time::ms(2), Bytes::mib(4)));
-  validate_profile(p);
-  return p;
-}
+Profile chain3() { return testing::toy_chain(3); }
 
 MpPlacement placed(int mp, std::vector<std::uint32_t> gpu_of_op) { return MpPlacement{mp, std::move(gpu_of_op), "test"}; }
 
