@@ -33,7 +33,7 @@ Time scaled(Time d, double f) { return Time::ps(std::llround(static_cast<double>
 
 }  // namespace
 
-TEST_CASE("step series: mean, p95 by nearest rank, min and max; parts averaged still add up") {
+TEST_CASE("step series: mean, p95 by nearest rank, min and max, and averaged parts that still add up") {
   // Steps of 1, 2, ..., 20 ms, each all compute but 1 ms of exposed communication on its one GPU.
   std::vector<analysis::StepResult> steps;
   for (int i = 1; i <= 20; ++i) {

@@ -53,7 +53,7 @@ TEST_CASE("events work across GPUs") {
   CHECK(run({g0, g1}, 1) == Time::us(110));
 }
 
-TEST_CASE("compute scale models a faster GPU; slowdown applies only beside communication") {
+TEST_CASE("compute scale models a faster GPU") {
   GpuProgram gpu;
   gpu.compute_scale = 0.5;
   gpu.streams = {{"compute", {Task::kernel(Time::us(100), 0)}}};

@@ -78,7 +78,7 @@ TEST_CASE("variability: kernel jitter is seeded, per GPU, and log-normal of mean
   CHECK(std::abs(sd / mean - 0.05) < 0.0015);
 }
 
-TEST_CASE("variability: bucketed batches keep a step's workers in one bin; random ones pad to the longest of all") {
+TEST_CASE("variability: bucketed batches keep a step's workers in one bin, random ones pad to the longest of all") {
   const LengthModel m = wmt16_en_de_lengths();
   const double reference = m.expected_padded(128, Batching::Bucketed, 5);
   std::vector<int> workers(64);
