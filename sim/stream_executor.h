@@ -1,14 +1,29 @@
 // sim::StreamExecutor — runs every GPU's streams (sim/gpu_program.h) on the event queue: kernels
 // take their (scaled) duration, after their launch delay if any (idle time: observers see only the
 // kernel), events are recorded and waited on like CUDA events, and collective tasks start their
-// rank in a sim::Collective and block the stream until that rank is done.
-//   StreamExecutor exec(queue, programs, collectives, /*events=*/n, {});
-//   exec.start();  queue.run();  exec.finish_time();
+// rank in a sim::Collective and block the stream until that rank is done. Everything it does is
+// kept in an ExecutionRecord (sim/execution_record.h).
+//
+// Communication slows the kernels beside it (contention, on by default): while a collective runs on
+// a GPU it holds `CollectiveLoad::sms` of the GPU's SMs (NCCL: one CTA, i.e. one SM, per channel,
+// from the moment its rank joins, waiting for the others included), and once every rank has joined
+// (data flows) it moves `CollectiveLoad::memory_traffic` through the memory of each GPU whose rank
+// is still running. A compute-bound kernel then runs
+// at (SMs − held) / SMs of its rate (at least one SM is left to it); a memory-bound kernel, which
+// alone reaches K = memory_kernel_bandwidth, shares the peak P = memory_bandwidth with the
+// collective's traffic T in proportion to demand: min(1, P / (K + T)) of its rate. Rates change
+// whenever a collective starts or ends on the GPU; a running kernel then progresses piecewise:
+// work done so far = floor(elapsed × rate) ps of its alone duration, the rest at the new rate,
+// its end = ceil(remaining / rate), in exact integer arithmetic. Without contention (no loads,
+// option off, or zero SMs in the GPU's resources) every kernel takes exactly its scaled duration.
+//   StreamExecutor exec(queue, programs, collectives, /*events=*/n, {}, loads);
+//   exec.start();  queue.run();  exec.finish_time();  exec.record();
 #pragma once
 #include <cstdint>
 #include <vector>
 
 #include "sim/collective.h"
+#include "sim/execution_record.h"
 #include "sim/gpu_program.h"
 
 namespace hybridsim::sim {
@@ -26,18 +41,25 @@ class StreamObserver {
 };
 
 struct StreamExecutorOptions {
-  // Kernels that start while a collective runs on the same GPU take this much longer (they share
-  // SMs and memory bandwidth). 1.0 = off (the default).
-  double compute_slowdown_during_communication = 1.0;
+  // Whether running collectives slow the kernels of their GPUs (see above); off for what-ifs.
+  bool contention = true;
+  bool operator==(const StreamExecutorOptions&) const = default;
+};
+
+// What one running collective takes from each GPU it runs on.
+struct CollectiveLoad {
+  std::uint32_t sms = 0;      // SMs its kernels hold (NCCL: one per channel)
+  Bandwidth memory_traffic;   // bytes per second it reads and writes in the GPU's memory
+  bool operator==(const CollectiveLoad&) const = default;
 };
 
 class StreamExecutor final : public EventHandler {
  public:
-  // `collectives[i]` serves tasks with Task::collective(i, rank). The programs and the collectives
-  // must outlive the executor (it keeps pointers to them).
+  // `collectives[i]` serves tasks with Task::collective(i, rank); `loads[i]` (if given) is what it
+  // takes from its GPUs. The programs and the collectives must outlive the executor.
   StreamExecutor(EventQueue& queue, const std::vector<GpuProgram>& programs,
                  std::vector<Collective*> collectives, std::uint32_t event_count,
-                 StreamExecutorOptions options);
+                 StreamExecutorOptions options, std::vector<CollectiveLoad> loads = {});
   StreamExecutor(const StreamExecutor&) = delete;
   StreamExecutor& operator=(const StreamExecutor&) = delete;
 
@@ -51,10 +73,16 @@ class StreamExecutor final : public EventHandler {
   Time finish_time() const;
   // Describes streams that are stuck (waiting forever) after the queue ran dry; empty if none.
   std::string describe_stuck() const;
+  const ExecutionRecord& record() const { return record_; }
 
   void on_event(std::uint64_t tag) override;
 
  private:
+  // A kernel's rate as a fraction num/den of its rate alone (num <= den).
+  struct Rate {
+    std::int64_t num = 1;
+    std::int64_t den = 1;
+  };
   struct StreamState {
     const StreamProgram* program;
     std::uint32_t gpu;
@@ -62,26 +90,50 @@ class StreamExecutor final : public EventHandler {
     std::uint32_t next = 0;
     Time task_start;
     bool delay_done = false;  // the current kernel's launch delay has passed
+    bool running = false;     // a kernel is running (after its delay)
     bool done = false;
+    // The running kernel: work left in ps at its alone rate, as of `progress_at`, at `rate`.
+    std::int64_t remaining = 0;
+    std::int64_t alone = 0;
+    Time progress_at;
+    Rate rate;
+    EventId finish_event;
+  };
+  struct GpuState {
+    std::uint32_t first_stream = 0;
+    std::uint32_t streams = 0;
+    std::uint32_t held_sms = 0;   // by running collectives
+    std::int64_t traffic = 0;     // B/s of running collectives
   };
   struct EventState {
     bool recorded = false;
     std::vector<std::uint32_t> waiters;  // streams blocked on it
   };
   void advance(std::uint32_t stream);
-  void finish_task(std::uint32_t stream);
+  void start_kernel(std::uint32_t stream, const Task& task);
+  Rate rate_of(const GpuState& gpu, const GpuResources& resources, KernelBound bound) const;
+  // A collective's SMs (or its memory traffic) came to (+1) or left (−1) `gpu`.
+  void change_load(std::uint32_t gpu, std::uint32_t sms, std::int64_t traffic, int sign);
+  // Running kernels on `gpu` take the GPU's current rates.
+  void rerate(std::uint32_t gpu);
+  void rank_started(std::uint32_t collective, std::uint32_t rank);
+  void rank_ended(std::uint32_t collective, std::uint32_t rank);
 
   EventQueue& queue_;
   std::vector<StreamState> streams_;
-  std::vector<double> compute_scale_;
+  std::vector<GpuState> gpus_;
+  const std::vector<GpuProgram>& programs_;
   std::vector<Collective*> collectives_;
+  std::vector<CollectiveLoad> loads_;
   std::vector<std::vector<std::uint32_t>> collective_stream_;  // [collective][rank] → stream
+  std::vector<std::uint32_t> ranks_joined_;                    // [collective]
+  std::vector<std::vector<bool>> rank_running_;                // [collective][rank], with loads only
   std::vector<EventState> events_;
-  std::vector<std::uint32_t> active_collectives_;  // per GPU
   std::vector<Time> gpu_finish_;
   std::size_t streams_done_ = 0;
   StreamExecutorOptions options_;
   StreamObserver* observer_ = nullptr;
+  ExecutionRecord record_;
 };
 
 }  // namespace hybridsim::sim

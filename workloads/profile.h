@@ -12,6 +12,7 @@
 #include <string_view>
 #include <vector>
 
+#include "sim/gpu_program.h"
 #include "sim/time.h"
 #include "sim/units.h"
 
@@ -24,6 +25,9 @@ struct Kernel {
   // Idle time before the kernel starts: a CPU launch gap measured in a trace and kept (hybridsim
   // import kineto --keep-gaps). Replay waits this long, as idle time, not compute; zero: none.
   sim::Time idle_before{};
+  // What limits it: SMs (GEMMs, convolutions: the default) or memory bandwidth (element-wise,
+  // normalization, pooling). Decides how communication on its GPU slows it (sim/stream_executor.h).
+  sim::KernelBound bound = sim::KernelBound::Compute;
   bool operator==(const Kernel&) const = default;
 };
 

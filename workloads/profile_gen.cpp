@@ -46,7 +46,8 @@ Kernel GpuCostModel::gemm(std::string name, std::int64_t flop) const {
 }
 
 Kernel GpuCostModel::memory(std::string name, std::int64_t bytes) const {
-  return Kernel{std::move(name), priced(bytes, memory_bandwidth.bytes_per_second(), launch_floor)};
+  return Kernel{std::move(name), priced(bytes, memory_bandwidth.bytes_per_second(), launch_floor), {},
+                sim::KernelBound::Memory};
 }
 
 sim::Time GpuCostModel::optimizer_time_per_gib(std::int64_t passes) const {

@@ -50,8 +50,9 @@ std::vector<Kernel> read_kernels(FieldReader& r, const TreeNode& op, const std::
     const TreeNode& k = list.items[i];
     const std::string kp = item_path(path, i);
     r.check_section(k, kp);
-    kernels.push_back(Kernel{r.text(&k, kp + ".name"), r.duration(&k, kp + ".duration"),
-                             r.duration(&k, kp + ".idle_before")});
+    Kernel kernel{r.text(&k, kp + ".name"), r.duration(&k, kp + ".duration"), r.duration(&k, kp + ".idle_before")};
+    kernel.bound = r.choice(&k, kp + ".bound") == "memory" ? sim::KernelBound::Memory : sim::KernelBound::Compute;
+    kernels.push_back(std::move(kernel));
   }
   return kernels;
 }

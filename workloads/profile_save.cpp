@@ -43,6 +43,7 @@ void write_kernels(std::ostream& out, const char* key, const std::vector<Kernel>
         << ", duration: " << sim::format_time(kernels[i].duration);
     if (kernels[i].idle_before != sim::Time::zero())
       out << ", idle_before: " << sim::format_time(kernels[i].idle_before);
+    if (kernels[i].bound == sim::KernelBound::Memory) out << ", bound: memory";
     out << "}";
   }
   out << "]\n";

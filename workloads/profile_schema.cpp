@@ -53,7 +53,7 @@ constexpr yaml::FieldSpec kFields[] = {
     {.path = "ops[].activation", .kind = K::Size, .default_text = "0 B",
      .help = "The op's output for the whole per-GPU batch: what a consumer on another GPU receives."},
     {.path = "ops[].forward", .kind = K::List, .required = true,
-     .type_doc = "a list of kernels {name, duration, idle_before}, [] for none",
+     .type_doc = "a list of kernels {name, duration, idle_before, bound}, [] for none",
      .help = "The kernels of the forward pass, in the order they run."},
     {.path = "ops[].forward[]", .kind = K::Section, .help = "One kernel."},
     {.path = "ops[].forward[].name", .kind = K::Text, .required = true, .help = "Descriptive; need not be unique."},
@@ -62,8 +62,11 @@ constexpr yaml::FieldSpec kFields[] = {
     {.path = "ops[].forward[].idle_before", .kind = K::Duration, .default_text = "0 s",
      .help = "Idle time before the kernel starts: a CPU launch gap kept from a trace (hybridsim "
              "import kineto --keep-gaps), waited as idle time; compute_speed does not scale it."},
+    {.path = "ops[].forward[].bound", .kind = K::Choice, .default_text = "compute", .choices = "compute|memory",
+     .help = "What limits the kernel: compute (SMs) or memory (HBM bandwidth); a collective on the same "
+             "GPU slows it by the SMs or the HBM bandwidth it takes (communication.compute_contention)."},
     {.path = "ops[].backward", .kind = K::List, .required = true,
-     .type_doc = "a list of kernels {name, duration, idle_before}, [] for none",
+     .type_doc = "a list of kernels {name, duration, idle_before, bound}, [] for none",
      .help = "The kernels of the backward (data and weight gradients) pass, in the order they run."},
     {.path = "ops[].backward[]", .kind = K::Section, .help = "One kernel."},
     {.path = "ops[].backward[].name", .kind = K::Text, .required = true, .help = "Descriptive; need not be unique."},
@@ -72,6 +75,9 @@ constexpr yaml::FieldSpec kFields[] = {
     {.path = "ops[].backward[].idle_before", .kind = K::Duration, .default_text = "0 s",
      .help = "Idle time before the kernel starts: a CPU launch gap kept from a trace (hybridsim "
              "import kineto --keep-gaps), waited as idle time; compute_speed does not scale it."},
+    {.path = "ops[].backward[].bound", .kind = K::Choice, .default_text = "compute", .choices = "compute|memory",
+     .help = "What limits the kernel: compute (SMs) or memory (HBM bandwidth); a collective on the same "
+             "GPU slows it by the SMs or the HBM bandwidth it takes (communication.compute_contention)."},
     {.path = "ops[].gradient", .kind = K::Section, .default_doc = "none: no parameters",
      .help = "The op's parameter gradient, ready when its backward kernels finish."},
     {.path = "ops[].gradient.bytes", .kind = K::Size, .required = true, .min = 0, .min_exclusive = true,

@@ -13,6 +13,7 @@
 #include "workloads/mapping.h"
 #include "workloads/placement.h"
 #include "workloads/step_program.h"
+#include "workloads/variability.h"
 
 namespace hybridsim::workloads {
 
@@ -23,7 +24,8 @@ struct StepConfig {
   CommOptions comm = {};              // algorithm, channels, pcie_only
   sim::CollectiveConfig collective = {};  // message size, reduction rate
   sim::Switching switching = sim::Switching::CutThrough;
-  sim::StreamExecutorOptions executor = {};
+  sim::StreamExecutorOptions executor = {};  // compute contention
+  Variability variability = {};              // steps, seed, kernel jitter, sequence lengths
 };
 
 }  // namespace hybridsim::workloads

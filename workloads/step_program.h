@@ -20,14 +20,19 @@
 
 namespace hybridsim::workloads {
 
-enum class Phase : std::uint8_t { Forward, Backward, Optimizer };
-std::string_view phase_name(Phase phase);  // "forward", "backward", "optimizer"
+// GradientCopyIn / GradientCopyOut: what data parallelism adds on each GPU around a gradient
+// collective — the copy of its gradients into one flat buffer before it (with the 1/dp scaling
+// fused, as PyTorch DDP's reducer and Horovod's fusion buffer do) and back out after it.
+enum class Phase : std::uint8_t { Forward, Backward, Optimizer, GradientCopyIn, GradientCopyOut };
+// "forward", "backward", "optimizer", "gradient-copy-in", "gradient-copy-out"
+std::string_view phase_name(Phase phase);
+bool is_gradient_copy(Phase phase);
 
 // What a kernel task is, for metrics and traces (Task::kernel's label indexes StepProgram::labels).
 struct KernelLabel {
-  std::uint32_t op = 0;  // index into the profile's ops; unused for the optimizer
+  std::uint32_t op = 0;  // index into the profile's ops (copies: the collective's last op); unused for the optimizer
   Phase phase = Phase::Forward;
-  std::uint32_t kernel = 0;  // index into the op's forward or backward kernels
+  std::uint32_t kernel = 0;  // index into the op's forward or backward kernels; copies: into StepProgram::collectives
 };
 
 enum class CollectiveRole : std::uint8_t {
@@ -59,6 +64,12 @@ struct StepOptions {
   // also by gpu_compute_scale[g] when g is inside that list (stragglers, mixed GPU generations).
   double compute_scale = 1.0;
   std::vector<double> gpu_compute_scale;
+  // Copy each data-parallel gradient collective's gradients into a flat buffer before it and back
+  // after it (Phase::GradientCopyIn/Out): 2 passes over the bytes each way (read + write) at the
+  // GPU's memory-kernel bandwidth, at least its shortest kernel (workloads/gpu_spec.h). Not for GPUs
+  // without a spec, nor for profiles with recorded buckets (an imported data-parallel trace already
+  // holds its copies). False: gradients are the buckets (DDP's gradient_as_bucket_view).
+  bool gradient_copies = true;
 };
 
 struct StepProgram {
@@ -71,7 +82,15 @@ struct StepProgram {
   int dp = 1;
   int mp = 1;
   std::int64_t global_batch = 0;  // samples per step over all workers
+
+  // Whether a kernel task is one of the data-parallel gradient copies (false for unlabelled ones).
+  bool is_gradient_copy(const sim::Task& t) const {
+    return t.kind == sim::TaskKind::Kernel && t.id < labels.size() && workloads::is_gradient_copy(labels[t.id].phase);
+  }
 };
+
+// GPU g's kernel-duration factor: options.compute_scale × options.gpu_compute_scale[g] (if listed).
+double gpu_compute_scale(const StepOptions& options, std::size_t gpu);
 
 // `gpu_count` is the cluster's GPU count (programs are indexed by global GPU rank).
 StepProgram build_step_program(const Profile& profile, const MpPlacement& placement,

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstdio>
 
+#include "analysis/step/step_series.h"
 #include "analysis/trace/step_trace.h"
 #include "sim/error.h"
 #include "workloads/profile_gen.h"
@@ -79,12 +80,14 @@ ScenarioRun run_scenario(const scenarios::ResolvedScenario& resolved, const Scen
     StepTraceOptions t = options.trace_options;
     for (const auto& kv : run.context) t.other_data.push_back(kv);
     StepTraceSummary summary;
-    run.step = simulate_step_with_trace(setup, *options.trace, t, &summary);
+    // The trace shows the first step; the others are simulated without one.
+    StepResult first = simulate_step_with_trace(setup, *options.trace, t, &summary);
+    run.step = simulate_steps(setup, std::move(first));
     run.trace_path = summary.path;
     run.trace_bytes = summary.bytes;
     run.trace_events = summary.events;
   } else {
-    run.step = simulate_step(setup);
+    run.step = simulate_steps(setup);
   }
   if (const auto model = training_model(resolved.scenario, resolved.profile.meta.network)) {
     run.time_to_train = time_to_train(run.step.step_time, run.step.global_batch,

@@ -25,45 +25,59 @@ std::int64_t merge(std::vector<Interval>& v) {
   return total;
 }
 
+// A receive is the sender's transfer seen from the other end: while it waits, the receiving GPU
+// is idle (or computing), not communicating.
+bool is_receive(const workloads::StepProgram& program, const sim::Task& t) {
+  const workloads::CollectiveRole role = program.collectives[t.id].role;
+  return (role == workloads::CollectiveRole::Activation || role == workloads::CollectiveRole::ActivationGradient) &&
+         t.rank == 1;
+}
+
 }  // namespace
 
-StepMetricsCollector::StepMetricsCollector(const workloads::StepProgram& program)
-    : program_(program), compute_(program.gpus.size()), comm_(program.gpus.size()) {}
-
-void StepMetricsCollector::on_kernel(std::uint32_t gpu, std::uint32_t, std::uint32_t,
-                                     sim::Time start, sim::Time end) {
-  compute_[gpu].push_back({start.ps(), end.ps()});
-}
-
-void StepMetricsCollector::on_collective(std::uint32_t gpu, std::uint32_t stream, std::uint32_t task,
-                                         sim::Time start, sim::Time end) {
-  const sim::Task& t = program_.gpus[gpu].streams[stream].tasks[task];
-  const workloads::CollectiveSpec& spec = program_.collectives[t.id];
-  // A receive is the sender's transfer seen from the other end: while it waits, the receiving GPU
-  // is idle (or computing), not communicating.
-  const bool receive = (spec.role == workloads::CollectiveRole::Activation ||
-                        spec.role == workloads::CollectiveRole::ActivationGradient) &&
-                       t.rank == 1;
-  if (!receive) comm_[gpu].push_back({start.ps(), end.ps()});
-}
-
-std::vector<GpuStepMetrics> StepMetricsCollector::finish(sim::Time step_time,
-                                                         const std::vector<sim::Time>& gpu_finish) {
+std::vector<GpuStepMetrics> step_metrics(const workloads::StepProgram& program,
+                                         const sim::ExecutionRecord& record, sim::Time step_time,
+                                         const std::vector<sim::Time>& gpu_finish) {
   std::vector<GpuStepMetrics> out;
-  for (std::size_t g = 0; g < program_.gpus.size(); ++g) {
-    if (program_.worker_of_gpu[g] < 0) continue;
+  std::vector<Interval> compute, comm, both;
+  std::uint32_t stream = 0;
+  for (std::size_t g = 0; g < program.gpus.size(); ++g) {
+    const auto& streams = program.gpus[g].streams;
+    const std::uint32_t first = stream;
+    stream += static_cast<std::uint32_t>(streams.size());
+    if (program.worker_of_gpu[g] < 0) continue;
+    compute.clear();
+    comm.clear();
+    std::int64_t slowed_ps = 0, copies_ps = 0;
+    for (std::uint32_t k = 0; k < streams.size(); ++k) {
+      const std::uint32_t s = first + k;
+      for (std::uint32_t i = 0; i < streams[k].tasks.size(); ++i) {
+        const sim::Task& t = streams[k].tasks[i];
+        if (!record.has_run(s, i)) continue;
+        if (t.kind == sim::TaskKind::Kernel) {
+          compute.push_back({(record.reached(s, i) + t.launch_delay).ps(), record.ended(s, i).ps()});
+          const sim::Time slowed = record.slowed(s, i);
+          slowed_ps += slowed.ps();
+          if (program.is_gradient_copy(t))
+            copies_ps += (record.ended(s, i) - record.reached(s, i) - t.launch_delay - slowed).ps();
+        }
+        else if (t.kind == sim::TaskKind::Collective && !is_receive(program, t))
+          comm.push_back({record.reached(s, i).ps(), record.ended(s, i).ps()});
+      }
+    }
     GpuStepMetrics m;
     m.gpu = static_cast<int>(g);
     m.finish = gpu_finish[g];
-    m.kernels = static_cast<std::int64_t>(compute_[g].size());
-    const std::int64_t compute = merge(compute_[g]);
-    std::vector<Interval> both = compute_[g];
-    both.insert(both.end(), comm_[g].begin(), comm_[g].end());
+    m.kernels = static_cast<std::int64_t>(compute.size());
+    const std::int64_t busy_compute = merge(compute);
+    both = compute;
+    both.insert(both.end(), comm.begin(), comm.end());
     const std::int64_t busy = merge(both);
-    const std::int64_t comm = merge(comm_[g]);
-    m.compute = sim::Time::ps(compute);
-    m.communication = sim::Time::ps(comm);
-    m.exposed_communication = sim::Time::ps(busy - compute);
+    m.compute = sim::Time::ps(busy_compute);
+    m.compute_slowed = sim::Time::ps(slowed_ps);
+    m.gradient_copies = sim::Time::ps(copies_ps);
+    m.communication = sim::Time::ps(merge(comm));
+    m.exposed_communication = sim::Time::ps(busy - busy_compute);
     m.idle = sim::Time::ps(step_time.ps() - busy);
     out.push_back(m);
   }

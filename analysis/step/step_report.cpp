@@ -19,14 +19,26 @@ std::string line(const std::string& key, const std::string& value) {
   return pad_columns("  " + key, kSummaryKeyColumns) + value + "\n";
 }
 
+// "compute 289 ms (99.5%)", or with its named parts: "compute 289 ms (99.5%: kernels 284 ms, gradient
+// copies 4.30 ms, slowed by communication 450 us)"; the parts add up to the compute time.
+std::string compute_part(sim::Time compute, sim::Time copies, sim::Time slowed, sim::Time step) {
+  std::string out = "compute " + sim::human_time(compute) + " (" + share(compute, step);
+  if (copies > sim::Time::zero() || slowed > sim::Time::zero()) {
+    out += ": kernels " + sim::human_time(compute - copies - slowed);
+    if (copies > sim::Time::zero()) out += ", gradient copies " + sim::human_time(copies);
+    if (slowed > sim::Time::zero()) out += ", slowed by communication " + sim::human_time(slowed);
+  }
+  return out + ")";
+}
+
 std::string breakdown(const GpuStepMetrics& m, sim::Time step) {
-  return "compute " + sim::human_time(m.compute) + " (" + share(m.compute, step) + "), exposed comm " +
+  return compute_part(m.compute, m.gradient_copies, m.compute_slowed, step) + ", exposed comm " +
          sim::human_time(m.exposed_communication) + " (" + share(m.exposed_communication, step) +
          "), idle " + sim::human_time(m.idle) + " (" + share(m.idle, step) + ")";
 }
 
 std::string path_breakdown(const CriticalPath& p, sim::Time step) {
-  std::string out = "compute " + sim::human_time(p.compute) + " (" + share(p.compute, step) + ")";
+  std::string out = compute_part(p.compute, p.gradient_copies, p.compute_slowed, step);
   if (p.gradient_communication > sim::Time::zero())
     out += ", gradient comm " + sim::human_time(p.gradient_communication) + " (" +
            share(p.gradient_communication, step) + ")";
@@ -42,7 +54,9 @@ std::string path_breakdown(const CriticalPath& p, sim::Time step) {
 
 void metrics_json(std::string& out, const GpuStepMetrics& m) {
   out += "{\"gpu\": " + std::to_string(m.gpu) + ", \"finish_us\": " + format_fixed(m.finish.to_us(), 3) +
-         ", \"compute_us\": " + format_fixed(m.compute.to_us(), 3) + ", \"communication_us\": " +
+         ", \"compute_us\": " + format_fixed(m.compute.to_us(), 3) +
+         ", \"gradient_copies_us\": " + format_fixed(m.gradient_copies.to_us(), 3) +
+         ", \"compute_slowed_us\": " + format_fixed(m.compute_slowed.to_us(), 3) + ", \"communication_us\": " +
          format_fixed(m.communication.to_us(), 3) + ", \"exposed_communication_us\": " +
          format_fixed(m.exposed_communication.to_us(), 3) + ", \"idle_us\": " + format_fixed(m.idle.to_us(), 3) +
          ", \"kernels\": " + std::to_string(m.kernels) + "}";
@@ -57,7 +71,12 @@ std::string step_summary_table(const StepResult& r,
   out += line("strategy", "dp " + std::to_string(r.dp) + " × mp " + std::to_string(r.mp) + " = " +
                               std::to_string(r.gpus) + " GPUs, global batch " +
                               std::to_string(r.global_batch));
-  out += line("step time", sim::human_time(r.step_time));
+  out += line("step time", sim::human_time(r.step_time) +
+                               (r.spread.steps > 1 ? " (mean of " + std::to_string(r.spread.steps) + " steps; p95 " +
+                                                         sim::human_time(r.spread.p95) + ", min " +
+                                                         sim::human_time(r.spread.min) + ", max " +
+                                                         sim::human_time(r.spread.max) + ")"
+                                                   : ""));
   out += line("throughput", format_fixed(r.samples_per_second, 1) + " samples/s" +
                                 (r.unit.empty() || r.unit == "samples"
                                      ? ""
@@ -74,8 +93,8 @@ std::string step_summary_table(const StepResult& r,
   }
   out += line("bytes moved (× links crossed)", bytes.empty() ? "none" : bytes);
   out += line("simulated", std::to_string(r.collectives) + " collectives and transfers, " +
-                               std::to_string(r.messages) + " messages, " + std::to_string(r.events) +
-                               " events");
+                               std::to_string(r.messages) + " messages, " + std::to_string(r.events) + " events" +
+                               (r.spread.steps > 1 ? " over " + std::to_string(r.spread.steps) + " steps" : ""));
   return out;
 }
 
@@ -90,7 +109,10 @@ std::string step_summary_json(const StepResult& r,
   }
   out += "},\n  \"dp\": " + std::to_string(r.dp) + ", \"mp\": " + std::to_string(r.mp) +
          ", \"gpus\": " + std::to_string(r.gpus) + ", \"global_batch\": " + std::to_string(r.global_batch) +
-         ",\n  \"step_time_us\": " + format_fixed(r.step_time.to_us(), 3) + ", \"samples_per_second\": " +
+         ",\n  \"step_time_us\": " + format_fixed(r.step_time.to_us(), 3) + ", \"steps\": " +
+         std::to_string(r.spread.steps) + ", \"p95_step_time_us\": " + format_fixed(r.spread.p95.to_us(), 3) +
+         ", \"min_step_time_us\": " + format_fixed(r.spread.min.to_us(), 3) +
+         ", \"max_step_time_us\": " + format_fixed(r.spread.max.to_us(), 3) + ", \"samples_per_second\": " +
          format_fixed(r.samples_per_second, 3) + ", \"units_per_second\": " + format_fixed(r.units_per_second, 3) +
          ", \"unit\": ";
   append_json_string(out, r.unit);
@@ -100,6 +122,8 @@ std::string step_summary_json(const StepResult& r,
   metrics_json(out, r.critical);
   const CriticalPath& p = r.critical_path;
   out += ",\n  \"critical_path\": {\"compute_us\": " + format_fixed(p.compute.to_us(), 3) +
+         ", \"gradient_copies_us\": " + format_fixed(p.gradient_copies.to_us(), 3) +
+         ", \"compute_slowed_us\": " + format_fixed(p.compute_slowed.to_us(), 3) +
          ", \"gradient_communication_us\": " + format_fixed(p.gradient_communication.to_us(), 3) +
          ", \"model_parallel_transfers_us\": " + format_fixed(p.model_parallel_transfers.to_us(), 3) +
          ", \"launch_gaps_us\": " + format_fixed(p.launch_gaps.to_us(), 3) +

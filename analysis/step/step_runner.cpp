@@ -7,39 +7,20 @@
 #include "sim/ring_collective.h"
 #include "sim/stream_executor.h"
 #include "topology/presets.h"
+#include "workloads/collective_load.h"
 
 namespace hybridsim::analysis {
 
 namespace {
 
-// Forwards stream reports to the step's own collectors and an optional caller's observer.
-class FanOut final : public sim::StreamObserver {
- public:
-  FanOut(sim::StreamObserver& metrics, sim::StreamObserver& path, sim::StreamObserver* extra)
-      : metrics_(metrics), path_(path), extra_(extra) {}
-  void on_kernel(std::uint32_t g, std::uint32_t s, std::uint32_t t, sim::Time a, sim::Time b) override {
-    metrics_.on_kernel(g, s, t, a, b);
-    path_.on_kernel(g, s, t, a, b);
-    if (extra_) extra_->on_kernel(g, s, t, a, b);
-  }
-  void on_collective(std::uint32_t g, std::uint32_t s, std::uint32_t t, sim::Time a, sim::Time b) override {
-    metrics_.on_collective(g, s, t, a, b);
-    path_.on_collective(g, s, t, a, b);
-    if (extra_) extra_->on_collective(g, s, t, a, b);
-  }
-
- private:
-  sim::StreamObserver& metrics_;
-  sim::StreamObserver& path_;
-  sim::StreamObserver* extra_;
-};
-
 GpuStepMetrics mean_of(const std::vector<GpuStepMetrics>& gpus) {
   GpuStepMetrics m;
   if (gpus.empty()) return m;
-  std::int64_t c = 0, comm = 0, exposed = 0, idle = 0, finish = 0, kernels = 0;
+  std::int64_t c = 0, slowed = 0, copies = 0, comm = 0, exposed = 0, idle = 0, finish = 0, kernels = 0;
   for (const auto& g : gpus) {
     c += g.compute.ps();
+    slowed += g.compute_slowed.ps();
+    copies += g.gradient_copies.ps();
     comm += g.communication.ps();
     exposed += g.exposed_communication.ps();
     idle += g.idle.ps();
@@ -48,6 +29,8 @@ GpuStepMetrics mean_of(const std::vector<GpuStepMetrics>& gpus) {
   }
   const auto n = static_cast<std::int64_t>(gpus.size());
   m.compute = sim::Time::ps(c / n);
+  m.compute_slowed = sim::Time::ps(slowed / n);
+  m.gradient_copies = sim::Time::ps(copies / n);
   m.communication = sim::Time::ps(comm / n);
   m.exposed_communication = sim::Time::ps(exposed / n);
   m.idle = sim::Time::ps(idle / n);
@@ -61,8 +44,28 @@ GpuStepMetrics mean_of(const std::vector<GpuStepMetrics>& gpus) {
 workloads::StepProgram build_program(const StepSetup& setup) {
   if (setup.profile == nullptr || setup.topology == nullptr)
     throw InternalError("a step setup needs a profile and a topology");
-  return workloads::build_step_program(*setup.profile, setup.placement, setup.mapping,
-                                       static_cast<int>(setup.topology->gpus().size()), setup.step);
+  workloads::StepProgram program = workloads::build_step_program(
+      *setup.profile, setup.placement, setup.mapping, static_cast<int>(setup.topology->gpus().size()), setup.step);
+  apply_step_variability(setup, program);
+  return program;
+}
+
+void apply_step_variability(const StepSetup& setup, workloads::StepProgram& program) {
+  const workloads::Variability& v = setup.variability;
+  if (!v.varies()) return;
+  const workloads::Profile& profile = *setup.profile;
+  if (v.lengths != workloads::LengthDistribution::Fixed && profile.meta.target_length <= 0)
+    throw InputError("sentence lengths " + std::string(workloads::length_distribution_name(v.lengths)) +
+                     " need an encoder-decoder profile (metadata target_length > 0); " + profile.meta.network +
+                     " has none");
+  const workloads::LengthModel lengths =
+      v.lengths == workloads::LengthDistribution::Fixed ? workloads::LengthModel{} : workloads::wmt16_en_de_lengths();
+  const workloads::StepScales s =
+      workloads::step_scales(v, lengths, program.worker_of_gpu, profile.meta.batch_per_gpu, setup.step_index);
+  for (std::size_t g = 0; g < program.gpus.size(); ++g) {
+    program.gpus[g].compute_scale = workloads::gpu_compute_scale(setup.step, g) * s.compute[g];
+    program.gpus[g].sample_scale = s.sample[g];
+  }
 }
 
 StepResult simulate_step(const StepSetup& setup, StepObservers observers) {
@@ -93,17 +96,18 @@ StepResult simulate_program(const StepSetup& setup, const workloads::StepProgram
   workloads::CommPlanner planner(topology, setup.comm);
   std::vector<std::unique_ptr<sim::Collective>> collectives;
   std::vector<sim::Collective*> pointers;
+  std::vector<sim::CollectiveLoad> loads;
   collectives.reserve(program.collectives.size());
   for (const workloads::CollectiveSpec& spec : program.collectives) {
-    collectives.push_back(workloads::make_collective(network, planner.plan(spec), setup.collective));
+    workloads::CollectivePlan plan = planner.plan(spec);
+    if (setup.executor.contention) loads.push_back(workloads::collective_load(spec, plan, topology.links()));
+    collectives.push_back(workloads::make_collective(network, std::move(plan), setup.collective));
     pointers.push_back(collectives.back().get());
   }
 
-  StepMetricsCollector metrics(program);
-  CriticalPathCollector path(program);
-  FanOut fan_out(metrics, path, observers.stream);
-  sim::StreamExecutor executor(queue, program.gpus, pointers, program.event_count, setup.executor);
-  executor.set_observer(&fan_out);
+  sim::StreamExecutor executor(queue, program.gpus, pointers, program.event_count, setup.executor,
+                               std::move(loads));
+  executor.set_observer(observers.stream);
   executor.start();
   queue.run();
   if (!executor.is_done())
@@ -115,6 +119,7 @@ StepResult simulate_program(const StepSetup& setup, const workloads::StepProgram
   r.gpus = program.dp * program.mp;
   r.global_batch = program.global_batch;
   r.step_time = executor.finish_time();
+  r.spread = {1, r.step_time, r.step_time, r.step_time, r.step_time};
   const double seconds = r.step_time.to_seconds();
   r.samples_per_second = seconds > 0 ? static_cast<double>(r.global_batch) / seconds : 0;
   r.units_per_second =
@@ -122,14 +127,14 @@ StepResult simulate_program(const StepSetup& setup, const workloads::StepProgram
   r.unit = profile.meta.throughput_unit;
   std::vector<sim::Time> finish(program.gpus.size());
   for (std::uint32_t g = 0; g < program.gpus.size(); ++g) finish[g] = executor.gpu_finish_time(g);
-  r.per_gpu = metrics.finish(r.step_time, finish);
+  r.per_gpu = step_metrics(program, executor.record(), r.step_time, finish);
   r.mean = mean_of(r.per_gpu);
   for (const auto& g : r.per_gpu)
     if (g.finish == r.step_time) {
       r.critical = g;
       break;
     }
-  r.critical_path = path.finish(r.step_time);
+  r.critical_path = critical_path(program, executor.record(), r.step_time);
   for (const auto& c : collectives) {
     const auto b = c->bytes_by_link_kind();
     for (std::size_t k = 0; k < b.size(); ++k) r.bytes_by_link_kind[k] += b[k];

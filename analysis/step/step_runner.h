@@ -13,6 +13,7 @@
 #include "analysis/step/critical_path.h"
 #include "analysis/step/step_metrics.h"
 #include "sim/network.h"
+#include "sim/stream_executor.h"
 #include "topology/topology.h"
 #include "workloads/comm_plan.h"
 #include "workloads/mapping.h"
@@ -20,6 +21,7 @@
 #include "workloads/profile.h"
 #include "workloads/step_config.h"
 #include "workloads/step_program.h"
+#include "workloads/variability.h"
 
 namespace hybridsim::analysis {
 
@@ -27,6 +29,9 @@ namespace hybridsim::analysis {
 struct StepSetup : workloads::StepConfig {
   const workloads::Profile* profile = nullptr;
   const topology::Topology* topology = nullptr;
+  // Which step of the run this setup simulates: its noise and sentence lengths
+  // (StepConfig::variability) are those drawn for step `step_index`.
+  int step_index = 0;
 };
 
 // Optional observers of the run, e.g. a trace writer (the step's own metrics are always collected).
@@ -50,14 +55,24 @@ struct StepResult {
   CriticalPath critical_path;  // its parts add up to step_time
   std::vector<GpuStepMetrics> per_gpu;
   std::array<sim::Bytes, sim::kLinkKindCount> bytes_by_link_kind{};  // payload × links crossed
+  // Over several steps (analysis/step/step_series.h): how many, and their mean (= step_time), p95
+  // (nearest rank), shortest and longest; one step: all four are its time.
+  struct Spread {
+    int steps = 1;
+    sim::Time mean, p95, min, max;
+  } spread;
   std::uint64_t events = 0;
   std::uint64_t messages = 0;
   std::size_t collectives = 0;
 };
 
 // Builds the per-GPU programs of the setup (what simulate_program runs; observers such as a trace
-// writer need it before the run).
+// writer need it before the run), with the variability of step setup.step_index applied.
 workloads::StepProgram build_program(const StepSetup& setup);
+// Sets every GPU's compute scale (its speed × the step's noise) and sample scale (its worker's
+// padded length) for step setup.step_index. Throws InputError for sentence lengths on a profile
+// that is not an encoder-decoder (metadata target_length 0).
+void apply_step_variability(const StepSetup& setup, workloads::StepProgram& program);
 // Runs a program built by build_program(setup).
 StepResult simulate_program(const StepSetup& setup, const workloads::StepProgram& program,
                             StepObservers observers = {});

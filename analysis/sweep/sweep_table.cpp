@@ -28,7 +28,8 @@ std::string sweep_header(const std::vector<std::string>& paths) {
   // Bytes carried (payload × links crossed) by every link kind, named by its scenario key.
   for (int k = 0; k < sim::kLinkKindCount; ++k)
     h += "," + std::string(sim::link_kind_key(static_cast<sim::LinkKind>(k))) + "_bytes";
-  return h;
+  // Steps simulated (variability.steps) and their 95th-percentile step time.
+  return h + ",steps,p95_step_time_ms";
 }
 
 std::string sweep_row(const scenarios::SweepPoint& point, const ScenarioRun& run) {
@@ -48,6 +49,7 @@ std::string sweep_row(const scenarios::SweepPoint& point, const ScenarioRun& run
     s += ",,";
   }
   for (const sim::Bytes b : r.bytes_by_link_kind) s += "," + std::to_string(b.count());
+  s += "," + std::to_string(r.spread.steps) + "," + format_fixed(r.spread.p95.to_ms(), 6);
   return s;
 }
 

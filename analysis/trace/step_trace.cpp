@@ -91,6 +91,13 @@ StepTraceObserver::StepTraceObserver(ChromeTraceWriter& writer, const StepSetup&
       label_names_.push_back("optimizer · " + profile_.optimizer.name);
       continue;
     }
+    if (workloads::is_gradient_copy(l.phase)) {  // "bucket 3 · copy in", "all-gather softmax · copy out"
+      const workloads::CollectiveSpec& c = program_.collectives[l.kernel];
+      label_names_.push_back((c.role == CollectiveRole::GradientAllReduce ? "bucket " + std::to_string(c.bucket)
+                                                                          : "all-gather " + profile_.ops[c.op_index].name) +
+                             (l.phase == Phase::GradientCopyIn ? " · copy in" : " · copy out"));
+      continue;
+    }
     const workloads::Op& op = profile_.ops[l.op];
     const auto& kernels = l.phase == Phase::Forward ? op.forward : op.backward;
     label_names_.push_back(op.name + " · " + kernels[l.kernel].name +
@@ -167,6 +174,16 @@ void StepTraceObserver::on_kernel(std::uint32_t gpu, std::uint32_t stream, std::
     writer_.complete(pid, tid, name, "optimizer", start, end,
                      {{"phase", "optimizer"}, {"optimizer", profile_.optimizer.name},
                       {"parameter_bytes", optimizer_bytes_[k].count()}});
+    return;
+  }
+  if (workloads::is_gradient_copy(label.phase)) {
+    const std::string_view phase = workloads::phase_name(label.phase);
+    const workloads::CollectiveSpec& c = program_.collectives[label.kernel];
+    const std::int64_t bytes = label.phase == Phase::GradientCopyOut ? c.size.count()
+                               : c.role == CollectiveRole::GradientAllGather
+                                   ? c.size.count() / static_cast<std::int64_t>(c.members.size())
+                                   : c.size.count();
+    writer_.complete(pid, tid, name, phase, start, end, {{"phase", phase}, {"bytes", bytes}});
     return;
   }
   const workloads::Op& op = profile_.ops[label.op];

@@ -3,6 +3,7 @@
 
 #include "scenarios/loader/resolve.h"
 #include "topology/cluster.h"
+#include "workloads/gpu_spec.h"
 
 namespace hybridsim::scenarios {
 namespace {
@@ -63,9 +64,23 @@ std::vector<std::pair<std::string, std::string>> key_settings(const ResolvedScen
                        (c.reduction_bandwidth.bytes_per_second() == 0 ? "off" : sim::format_bandwidth(c.reduction_bandwidth)) +
                        ", " + (c.switching == sim::Switching::StoreAndForward ? "store-and-forward" : "cut-through") +
                        (c.pcie_only ? ", PCIe only" : ""));
-  if (c.compute_slowdown_during_communication != 1.0)
-    out.emplace_back("compute slowdown", "×" + number(c.compute_slowdown_during_communication) +
-                                             " while communicating");
+  if (const auto gpu = workloads::find_gpu_spec(meta.gpu))
+    out.emplace_back("GPU sharing", gpu->name + ": " + std::to_string(gpu->resources.sms) + " SMs, " +
+                                        sim::format_bandwidth(gpu->resources.memory_bandwidth) + "; contention " +
+                                        (c.compute_contention ? "on" : "off") + ", gradient copies " +
+                                        (c.gradient_copies ? "on" : "off"));
+  else
+    out.emplace_back("GPU sharing", "GPU \"" + meta.gpu + "\" unknown: no contention, no gradient copies");
+  const workloads::Variability& v = s.variability;
+  if (v.steps > 1 || v.varies()) {
+    std::string text = std::to_string(v.steps) + (v.steps == 1 ? " step" : " steps") + ", seed " + std::to_string(v.seed) +
+                       ", kernel jitter " + (v.kernel_jitter > 0 ? number(v.kernel_jitter) : std::string("off")) +
+                       ", sequence lengths " + std::string(workloads::length_distribution_name(v.lengths));
+    if (v.lengths != workloads::LengthDistribution::Fixed)
+      text += " " + std::string(workloads::batching_name(v.batching)) +
+              (v.batching == workloads::Batching::Bucketed ? " (" + std::to_string(v.length_buckets) + " bins)" : "");
+    out.emplace_back("variability", text);
+  }
   if (!s.provenance.overrides.empty()) {
     std::string o;
     for (const auto& text : s.provenance.overrides) o += (o.empty() ? "" : "; ") + text;

@@ -139,6 +139,11 @@ ResolvedScenario resolve(const Scenario& s) {
   // scenario (or --set, or a sweep) writes communication.bucket_size.
   step.recorded_buckets = !s.provenance.where.contains("communication.bucket_size");
   step.compute_scale = 1.0 / s.workload.compute_speed;
+  step.gradient_copies = c.gradient_copies;
+  if (s.variability.lengths != workloads::LengthDistribution::Fixed && profile.meta.target_length <= 0)
+    throw InputError(location_of(s, "variability.sequence_lengths") +
+                     ": variability.sequence_lengths: the profile " + profile.meta.network +
+                     " is not an encoder-decoder (no target_length); expected fixed");
   const auto gpus = static_cast<int>(topology.gpus().size());
   for (std::size_t i = 0; i < s.workload.gpu_speeds.size(); ++i) {
     const GpuSpeedSetting& g = s.workload.gpu_speeds[i];
@@ -158,7 +163,8 @@ ResolvedScenario resolve(const Scenario& s) {
                .pcie_only = c.pcie_only},
       .collective = {.message_size = c.message_size, .reduction_bandwidth = c.reduction_bandwidth},
       .switching = c.switching,
-      .executor = {.compute_slowdown_during_communication = c.compute_slowdown_during_communication},
+      .executor = {.contention = c.compute_contention},
+      .variability = s.variability,
   };
   return ResolvedScenario{std::move(config), s, std::move(topology), std::move(profile)};
 }

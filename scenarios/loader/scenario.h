@@ -23,6 +23,7 @@
 #include "sim/collective.h"
 #include "workloads/comm_plan.h"
 #include "workloads/step_program.h"
+#include "workloads/variability.h"
 
 namespace hybridsim::scenarios {
 
@@ -81,7 +82,8 @@ struct CommunicationSettings {
   sim::Bytes bucket_size = workloads::StepOptions{}.bucket_size;
   sim::Bandwidth reduction_bandwidth = sim::CollectiveConfig{}.reduction_bandwidth;  // zero: "off"
   sim::Switching switching = sim::Switching::CutThrough;
-  double compute_slowdown_during_communication = 1.0;
+  bool compute_contention = true;  // collectives take SMs and memory bandwidth from kernels
+  bool gradient_copies = true;     // DP gradients copied into and out of flat buffers
   bool pcie_only = false;
   bool operator==(const CommunicationSettings&) const = default;
 };
@@ -143,6 +145,7 @@ struct Scenario {
   ParallelismSettings parallelism;
   CommunicationSettings communication;
   TrainingSettings training;
+  workloads::Variability variability;
   OutputSettings outputs;
   SweepSettings sweep;
   std::string source;                // the file (or the name given to parse_scenario)

@@ -102,7 +102,8 @@ void read_communication(FieldReader& r, const TreeNode& root, CommunicationSetti
   out.reduction_bandwidth = r.rate_opt(c, "communication.reduction_bandwidth").value_or(sim::Bandwidth());
   out.switching = r.choice(c, "communication.switching") == "store-and-forward" ? sim::Switching::StoreAndForward
                                                                                 : sim::Switching::CutThrough;
-  out.compute_slowdown_during_communication = r.number(c, "communication.compute_slowdown_during_communication");
+  out.compute_contention = r.choice(c, "communication.compute_contention") == "on";
+  out.gradient_copies = r.choice(c, "communication.gradient_copies") == "on";
   out.pcie_only = r.boolean(c, "communication.pcie_only");
 }
 
@@ -111,6 +112,18 @@ void read_training(FieldReader& r, const TreeNode& root, TrainingSettings& out) 
   out.network = r.text_opt(t, "training.network");
   read_efficiency(r, t, out.efficiency);
   out.dataset_samples = r.integer_opt(t, "training.dataset_samples");
+}
+
+void read_variability(FieldReader& r, const TreeNode& root, workloads::Variability& out) {
+  const TreeNode* v = r.section(&root, "variability");
+  out.steps = static_cast<int>(r.integer(v, "variability.steps"));
+  out.seed = static_cast<std::uint64_t>(r.integer(v, "variability.seed"));
+  out.kernel_jitter = r.number(v, "variability.kernel_jitter");
+  out.lengths = r.choice(v, "variability.sequence_lengths") == "wmt16-en-de" ? workloads::LengthDistribution::Wmt16EnDe
+                                                                             : workloads::LengthDistribution::Fixed;
+  out.batching = r.choice(v, "variability.batching") == "random" ? workloads::Batching::Random
+                                                                 : workloads::Batching::Bucketed;
+  out.length_buckets = static_cast<int>(r.integer(v, "variability.length_buckets"));
 }
 
 void read_outputs(FieldReader& r, const TreeNode& root, const std::string& source, OutputSettings& out) {
@@ -184,6 +197,7 @@ Scenario build_scenario(const TreeNode& root_in, const std::string& source, cons
   read_parallelism(r, *root, s.parallelism);
   read_communication(r, *root, s.communication);
   read_training(r, *root, s.training);
+  read_variability(r, *root, s.variability);
   read_outputs(r, *root, source, s.outputs);
   read_sweep(r, *root, s.sweep);
   return s;

@@ -115,7 +115,8 @@ void write_communication(Writer& w, const CommunicationSettings& c) {
                                                   ? "off" : sim::format_bandwidth(c.reduction_bandwidth));
   w.text("communication.switching",
          c.switching == sim::Switching::StoreAndForward ? "store-and-forward" : "cut-through");
-  w.text("communication.compute_slowdown_during_communication", number(c.compute_slowdown_during_communication));
+  w.text("communication.compute_contention", c.compute_contention ? "on" : "off");
+  w.text("communication.gradient_copies", c.gradient_copies ? "on" : "off");
   w.text("communication.pcie_only", c.pcie_only ? "true" : "false");
 }
 
@@ -138,6 +139,15 @@ void write_training(Writer& w, const TrainingSettings& t) {
     if (e.max_batch) w.integer("training.efficiency.max_batch", *e.max_batch);
   }
   w.integer_or_auto("training.dataset_samples", t.dataset_samples);
+}
+
+void write_variability(Writer& w, const workloads::Variability& v) {
+  w.integer("variability.steps", v.steps);
+  w.integer("variability.seed", static_cast<std::int64_t>(v.seed));
+  w.text("variability.kernel_jitter", number(v.kernel_jitter));
+  w.text("variability.sequence_lengths", std::string(workloads::length_distribution_name(v.lengths)));
+  w.text("variability.batching", std::string(workloads::batching_name(v.batching)));
+  w.integer("variability.length_buckets", v.length_buckets);
 }
 
 void write_outputs(Writer& w, const OutputSettings& o) {
@@ -184,6 +194,7 @@ std::string scenario_to_yaml(const Scenario& s) {
   write_parallelism(w, s.parallelism);
   write_communication(w, s.communication);
   write_training(w, s.training);
+  write_variability(w, s.variability);
   write_outputs(w, s.outputs);
   write_sweep(w, s.sweep);
   return yaml::tree_to_yaml(w.take(), false, 3) + "\n";

@@ -185,10 +185,17 @@ constexpr FieldSpec kSchema[] = {
      .choices = "cut-through|store-and-forward",
      .help = "cut-through: a message's head moves on after one link latency; store-and-forward: "
              "each hop waits for the whole message."},
-    {.path = "communication.compute_slowdown_during_communication", .kind = K::Number,
-     .default_text = "1", .min = 1, .max = 100,
-     .help = "Kernels starting while a collective runs on their GPU take this much longer (shared "
-             "SMs and memory); 1 is off."},
+    {.path = "communication.compute_contention", .kind = K::Choice, .default_text = "on",
+     .choices = "on|off",
+     .help = "on: while a collective runs on a GPU, its kernels hold one SM per channel (compute-bound "
+             "kernels get the rest) and its memory traffic shares HBM with memory-bound kernels "
+             "(sim/README.md); off: kernels never slow down beside communication."},
+    {.path = "communication.gradient_copies", .kind = K::Choice, .default_text = "on",
+     .choices = "on|off",
+     .help = "on: each data-parallel gradient bucket (or sparse gather) is copied into a flat buffer "
+             "before its collective and back after it, as PyTorch DDP and Horovod do: 2 passes over "
+             "its bytes each way at the GPU's memory-bound kernel bandwidth (workloads/README.md); "
+             "off: gradients are the buckets (DDP's gradient_as_bucket_view)."},
     {.path = "communication.pcie_only", .kind = K::Boolean, .default_text = "false",
      .help = "Keep collectives and model-parallel transfers off NVLink (PCIe and the network only)."},
 
@@ -221,6 +228,30 @@ constexpr FieldSpec kSchema[] = {
     {.path = "training.dataset_samples", .kind = K::Integer, .default_text = "auto", .words = "auto",
      .min = 1, .max = 1e15,
      .help = "Samples per epoch; auto: the built-in dataset of training.network."},
+
+    {.path = "variability", .kind = K::Section,
+     .help = "What makes the workers of a synchronous step differ (workloads/README.md, "
+             "\"Variability\"): several steps are simulated, each with its own draws, and the run "
+             "reports their mean and p95 step time."},
+    {.path = "variability.steps", .kind = K::Integer, .default_text = "1", .min = 1, .max = 10000,
+     .help = "Steps to simulate; the step time reported is their mean (throughput and time to "
+             "train follow it), with p95, min and max."},
+    {.path = "variability.seed", .kind = K::Integer, .default_text = "1", .min = 0, .max = 9e15,
+     .help = "Seeds every draw; the same seed gives the same bytes."},
+    {.path = "variability.kernel_jitter", .kind = K::Number, .default_text = "0", .min = 0, .max = 1,
+     .help = "Coefficient of variation of a log-normal factor of mean 1, drawn per GPU per step "
+             "and applied to all its kernels (0.05: a 5% noisy cluster); 0 is off."},
+    {.path = "variability.sequence_lengths", .kind = K::Choice, .default_text = "fixed",
+     .choices = "fixed|wmt16-en-de",
+     .help = "fixed: the profile's lengths; wmt16-en-de: each worker's batch is padded to its "
+             "longest pair, lengths drawn from WMT16 En-De (47.9 tokens per pair on average, at "
+             "most 50 per side); for encoder-decoder profiles (gnmt)."},
+    {.path = "variability.batching", .kind = K::Choice, .default_text = "bucketed",
+     .choices = "bucketed|random",
+     .help = "How batches are formed from the lengths: bucketed, as NVIDIA's GNMT sampler (pairs "
+             "binned by length; all workers of a step draw from one bin), or random."},
+    {.path = "variability.length_buckets", .kind = K::Integer, .default_text = "5", .min = 1, .max = 50,
+     .help = "Bins of the bucketed sampler (NVIDIA's default 5: widths of 10 tokens)."},
 
     {.path = "outputs", .kind = K::Section, .help = "What a run writes."},
     {.path = "outputs.directory", .kind = K::Path, .default_text = "auto", .words = "auto",

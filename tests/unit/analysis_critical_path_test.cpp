@@ -17,13 +17,11 @@ analysis::CriticalPath walk(const workloads::StepProgram& program, std::vector<s
   sim::EventQueue local;
   sim::EventQueue& queue = external ? *external : local;
   sim::StreamExecutor exec(queue, program.gpus, std::move(collectives), program.event_count, {});
-  analysis::CriticalPathCollector collector(program);
-  exec.set_observer(&collector);
   exec.start();
   queue.run();
   REQUIRE(exec.is_done());
   if (step) *step = exec.finish_time();
-  return collector.finish(exec.finish_time());
+  return analysis::critical_path(program, exec.record(), exec.finish_time());
 }
 
 }  // namespace

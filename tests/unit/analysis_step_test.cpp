@@ -13,21 +13,11 @@
 using namespace hybridsim;
 using sim::Bytes;
 using sim::Time;
+using testing::toy_chain;
 using testing::toy_op;
 using testing::toy_profile;
 
 namespace {
-
-// A chain of `n` ops, each 1 ms forward, 2 ms backward, 4 MiB of gradients.
-workloads::Profile chain(int n) {
-  workloads::Profile p = toy_profile();
-  for (int i = 0; i < n; ++i)
-    p.ops.push_back(toy_op("op" + std::to_string(i),
-                         i == 0 ? std::vector<std::uint32_t>{} : std::vector<std::uint32_t>{std::uint32_t(i - 1)},
-                         Time::ms(1), Time::ms(2), Bytes::mib(4)));
-  workloads::validate_profile(p);
-  return p;
-}
 
 analysis::StepResult run(const workloads::Profile& p, const topology::Topology& t, int dp, int mp,
                          workloads::MpPlacement placement, Bytes bucket = Bytes::mib(25)) {
@@ -43,7 +33,7 @@ analysis::StepResult run(const workloads::Profile& p, const topology::Topology& 
 }  // namespace
 
 TEST_CASE("one GPU: the step is exactly the sum of its kernels") {
-  const auto p = chain(5);
+  const auto p = toy_chain(5);
   const auto t = topology::presets::fully_connected({.gpus = 1});
   const auto r = run(p, t, 1, 1, workloads::place_all_on_first(p, 1));
   // 5 × (1 + 2) ms of kernels plus the optimizer over 20 MiB at 1 ms/GiB (4 MiB per op, rounded
@@ -55,7 +45,7 @@ TEST_CASE("one GPU: the step is exactly the sum of its kernels") {
 }
 
 TEST_CASE("DP on 2 GPUs: compute plus the exposed all-reduce, as the collective engine alone") {
-  const auto p = chain(4);
+  const auto p = toy_chain(4);
   const auto t = topology::presets::fully_connected({.gpus = 2, .bandwidth = sim::Bandwidth::gb_per_second(10)});
   // One bucket for all 16 MiB: the all-reduce starts after the whole backward, fully exposed.
   const auto r = run(p, t, 2, 1, workloads::place_all_on_first(p, 1), Bytes::gib(1));
@@ -77,7 +67,7 @@ TEST_CASE("DP on 2 GPUs: compute plus the exposed all-reduce, as the collective 
 }
 
 TEST_CASE("smaller buckets hide the all-reduce behind backward, up to a point") {
-  const auto p = chain(8);
+  const auto p = toy_chain(8);
   const auto t = topology::presets::fully_connected({.gpus = 4, .bandwidth = sim::Bandwidth::gb_per_second(5)});
   auto exposed = [&](Bytes bucket) {
     return run(p, t, 4, 1, workloads::place_all_on_first(p, 1), bucket).mean.exposed_communication;
@@ -119,7 +109,7 @@ TEST_CASE("buckets too small pay more in per-collective latency than they hide")
 }
 
 TEST_CASE("critical path: its parts add up to the step, and MP puts transfers and a second GPU on it") {
-  const auto p = chain(6);
+  const auto p = toy_chain(6);
   const auto t = topology::presets::fully_connected({.gpus = 4, .bandwidth = sim::Bandwidth::gb_per_second(10)});
   auto total = [](const analysis::CriticalPath& c) {
     return c.compute + c.gradient_communication + c.model_parallel_transfers + c.launch_gaps;
@@ -150,7 +140,7 @@ TEST_CASE("critical path: its parts add up to the step, and MP puts transfers an
 }
 
 TEST_CASE("MP of a pure chain on 2 GPUs is no faster than 1 GPU") {
-  const auto p = chain(6);
+  const auto p = toy_chain(6);
   const auto t = topology::presets::fully_connected({.gpus = 2});
   const auto one = run(p, t, 1, 1, workloads::place_all_on_first(p, 1));
   const auto two = run(p, t, 1, 2, workloads::partition_layers(p, 2));
@@ -236,7 +226,7 @@ TEST_CASE("hybrid groups on two DGX-1: workers stay inside a machine, DP groups 
 }
 
 TEST_CASE("a straggler GPU at half speed sets the pace of every data-parallel worker") {
-  const auto p = chain(4);
+  const auto p = toy_chain(4);
   const auto t = topology::presets::fully_connected({.gpus = 4, .bandwidth = sim::Bandwidth::gb_per_second(10)});
   analysis::StepSetup s;
   s.profile = &p;

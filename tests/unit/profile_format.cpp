@@ -211,7 +211,7 @@ TEST_CASE("profile format: errors name file:line:col, the field and what was exp
   SUBCASE("kernels must be a list") {
     const auto e = error_of(replaced(kTiny, "backward: []", "backward: none"));
     CHECK(e == "tiny.yaml:29:15: ops[2].backward: got \"none\"; expected a list of kernels {name, duration, "
-              "idle_before}, [] for none");
+              "idle_before, bound}, [] for none");
   }
   // The rules every YAML input shares (topology/yaml/tree.h), with the same messages.
   SUBCASE("repeated key") {
@@ -225,7 +225,7 @@ TEST_CASE("profile format: errors name file:line:col, the field and what was exp
   SUBCASE("unknown key of a kernel") {
     const auto e = error_of(replaced(kTiny, "{name: gather, duration: 10 us}", "{name: gather, duraton: 10 us}"));
     CHECK(e == "tiny.yaml:14:30: ops[0].forward[0].duraton: unknown field (did you mean 'duration'?); expected one "
-               "of: name, duration, idle_before");
+               "of: name, duration, idle_before, bound");
   }
   SUBCASE("two documents") {
     CHECK(error_of(kTiny + "---\n" + kTiny) ==
@@ -276,4 +276,20 @@ TEST_CASE("profile format: validate_profile checks profiles built in code") {
   bad = p;
   bad.ops[2].name = "emb";
   CHECK_THROWS_AS(validate_profile(bad), InputError);
+}
+
+TEST_CASE("profile format: a kernel's bound is compute unless it says memory, and round-trips") {
+  const std::string text = replaced(kTiny, "{name: pointwise, duration: 5 us}", "{name: pointwise, duration: 5 us, bound: memory}");
+  const Profile p = parse_profile(text, "tiny.yaml");
+  CHECK(p.ops[1].forward[0].bound == sim::KernelBound::Compute);
+  CHECK(p.ops[1].forward[1].bound == sim::KernelBound::Memory);
+  // Written only when it is memory, so older files and compute kernels read and write as before.
+  const std::string saved = profile_to_yaml(p);
+  CHECK(contains(saved, "{name: pointwise, duration: 5 us, bound: memory}"));
+  CHECK(contains(saved, "{name: gemm, duration: 100 us}, "));
+  CHECK(parse_profile(saved, "again.yaml") == p);
+  const auto e = error_of(replaced(kTiny, "{name: pointwise, duration: 5 us}", "{name: pointwise, duration: 5 us, bound: io}"));
+  CHECK(contains(e, "tiny.yaml:21:"));
+  CHECK(contains(e, ".bound: unknown value \"io\""));
+  CHECK(contains(e, "expected one of: compute, memory"));
 }

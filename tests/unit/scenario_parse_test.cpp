@@ -48,12 +48,14 @@ communication:
   bucket_size: 50 MB
   reduction_bandwidth: off
   switching: store-and-forward
-  compute_slowdown_during_communication: 1.25
+  compute_contention: off
+  gradient_copies: off
   pcie_only: true
 training:
   network: biglstm
   efficiency: {table: [[1024, 25], [4096, 30.5]], max_batch: 8192}
   dataset_samples: 40000000
+variability: {steps: 4, seed: 7, kernel_jitter: 0.05, sequence_lengths: wmt16-en-de, batching: random, length_buckets: 3}
 outputs:
   directory: results/full
   formats: [csv, json]
@@ -139,6 +141,10 @@ TEST_CASE("scenario: every field is read with its unit") {
   CHECK(s.training.efficiency.table == std::vector<std::pair<std::int64_t, double>>{{1024, 25.0}, {4096, 30.5}});
   CHECK(s.training.efficiency.max_batch == 8192);
   CHECK(s.training.dataset_samples == 40'000'000);
+  CHECK(s.variability == workloads::Variability{4, 7, 0.05, workloads::LengthDistribution::Wmt16EnDe,
+                                                workloads::Batching::Random, 3});
+  CHECK(s.communication.compute_contention == false);
+  CHECK(s.communication.gradient_copies == false);
   CHECK(s.outputs.formats == std::vector<OutputFormat>{OutputFormat::Csv, OutputFormat::Json});
   REQUIRE(s.outputs.trace);
   CHECK(s.outputs.trace->gpus == std::vector<int>{0, 1, 2, 3, 6});
@@ -180,8 +186,10 @@ TEST_CASE("scenario: round trip — a scenario written as YAML and read back is 
         "parallelism:\n  dp: 1\n  mp: 1\n  placement: auto\n  mapping: auto\n"
         "communication:\n  algorithm: auto\n  protocol: auto\n  channels: auto\n  message_size: 512 KiB\n  bucket_size: 25 MB\n"
         "  reduction_bandwidth: 225 GB/s\n  switching: cut-through\n"
-        "  compute_slowdown_during_communication: 1\n  pcie_only: false\n"
+        "  compute_contention: on\n  gradient_copies: on\n  pcie_only: false\n"
         "training:\n  network: auto\n  efficiency: default\n  dataset_samples: auto\n"
+        "variability:\n  steps: 1\n  seed: 1\n  kernel_jitter: 0\n  sequence_lengths: fixed\n  batching: bucketed\n"
+        "  length_buckets: 5\n"
         "outputs:\n  directory: out/minimal\n  formats: [table]\n");
 }
 

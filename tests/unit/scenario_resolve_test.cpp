@@ -72,7 +72,7 @@ TEST_CASE("resolve: GNMT data parallel over the 8 GPUs of one DGX-1") {
   CHECK(r.collective.message_size == sim::Bytes::kib(512));
   CHECK(r.collective.reduction_bandwidth == sim::Bandwidth::gb_per_second(225));
   CHECK(r.switching == sim::Switching::CutThrough);
-  CHECK(r.executor.compute_slowdown_during_communication == 1.0);
+  CHECK(r.executor.contention);
   // GPU0–GPU3 are joined by two NVLinks of 25 GB/s: 50 GB/s per direction (topology presets).
   CHECK(link(r.topology, "GPU0", "GPU3").bandwidth == sim::Bandwidth::gb_per_second(50));
   const std::string text = describe(r);

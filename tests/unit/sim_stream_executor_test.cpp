@@ -53,7 +53,7 @@ TEST_CASE("events work across GPUs") {
   CHECK(run({g0, g1}, 1) == Time::us(110));
 }
 
-TEST_CASE("compute scale models a faster GPU; slowdown applies only beside communication") {
+TEST_CASE("compute scale models a faster GPU") {
   GpuProgram gpu;
   gpu.compute_scale = 0.5;
   gpu.streams = {{"compute", {Task::kernel(Time::us(100), 0)}}};
@@ -95,37 +95,6 @@ TEST_CASE("a collective task blocks its stream until the rank is done") {
   CHECK(step >= Time::us(300) + alone - Time::us(100));
 }
 
-TEST_CASE("kernels beside a running collective are slowed when asked") {
-  LinkTable links;
-  links.add({LinkKind::NVLink, Bandwidth::gb_per_second(1), Time::ns(500), "0→1"});
-  links.add({LinkKind::NVLink, Bandwidth::gb_per_second(1), Time::ns(500), "1→0"});
-  const RingChannel ring{{0, 1}, {{0}, {1}}};
-  EventQueue q;
-  Network net(q, links);
-  // 16 MiB at 1 GB/s keeps the all-reduce busy for ~16 ms, well past the 100 us kernel.
-  RingCollective ar(net, CollectiveOp::AllReduce, 2, {ring}, Bytes::mib(16), {});
-  GpuProgram g0, g1;
-  for (GpuProgram* g : {&g0, &g1})
-    g->streams = {{"communication", {Task::collective(0, g == &g0 ? 0 : 1)}},
-                  {"compute", {Task::kernel(Time::us(100), 0)}}};
-  EventQueue& queue = q;
-  StreamExecutorOptions options;
-  options.compute_slowdown_during_communication = 1.5;
-  const std::vector<GpuProgram> programs = {g0, g1};
-  StreamExecutor exec(queue, programs, {&ar}, 0, options);
-  struct Kernels final : StreamObserver {
-    Time last_kernel;
-    void on_kernel(std::uint32_t, std::uint32_t, std::uint32_t, Time s, Time e) override {
-      last_kernel = e - s;
-    }
-    void on_collective(std::uint32_t, std::uint32_t, std::uint32_t, Time, Time) override {}
-  } kernels;
-  exec.set_observer(&kernels);
-  exec.start();
-  queue.run();
-  CHECK(kernels.last_kernel == Time::us(150));
-}
-
 TEST_CASE("a wait that is never satisfied is reported as stuck") {
   GpuProgram gpu;
   gpu.streams = {{"compute", {Task::wait(0), Task::kernel(Time::us(1), 0)}}};
@@ -136,4 +105,181 @@ TEST_CASE("a wait that is never satisfied is reported as stuck") {
   q.run();
   CHECK_FALSE(exec.is_done());
   CHECK(exec.describe_stuck().find("waiting for event 0") != std::string::npos);
+}
+
+// ---- What the executor records, and how communication slows the kernels beside it ----
+
+namespace {
+
+// A collective whose every rank is done a fixed time after it joins: the rates below depend only
+// on when it runs, so the expected times are simple arithmetic.
+class FixedCollective final : public Collective {
+ public:
+  FixedCollective(EventQueue& q, std::uint32_t ranks, Time duration) : q_(q), n_(ranks), d_(duration), finish_(ranks) {}
+  void notify_rank_done(EventHandler& h, std::uint64_t tag_base) override {
+    handler_ = &h;
+    base_ = tag_base;
+  }
+  void start(std::uint32_t rank) override {
+    finish_[rank] = q_.now() + d_;
+    q_.schedule_at(finish_[rank], *handler_, base_ + rank);
+  }
+  std::uint32_t ranks() const override { return n_; }
+  bool is_done() const override { return true; }
+  Time rank_finish_time(std::uint32_t r) const override { return finish_[r]; }
+  Time finish_time() const override { return finish_[0]; }
+  std::uint64_t messages_sent() const override { return 0; }
+  std::array<Bytes, kLinkKindCount> bytes_by_link_kind() const override { return {}; }
+  void on_event(std::uint64_t) override {}
+
+ private:
+  EventQueue& q_;
+  std::uint32_t n_;
+  Time d_;
+  std::vector<Time> finish_;
+  EventHandler* handler_ = nullptr;
+  std::uint64_t base_ = 0;
+};
+
+// A V100 as sim/ sees it: 80 SMs, 900 GB/s of HBM, 600 GB/s reached by a memory-bound kernel.
+GpuResources v100() { return {80, Bandwidth::gb_per_second(900), Bandwidth::gb_per_second(600)}; }
+
+struct Run {
+  Time step;
+  std::vector<Time> slowed;  // of the "compute" stream's tasks
+  std::vector<Time> ended;
+};
+
+// GPU 0 runs `compute` on its first stream; a "side" stream runs `side_kernel` then records e0; the
+// communication stream waits for e0 and joins a FixedCollective of `collective_time` and `load`.
+Run contend(std::vector<Task> compute, Time side_kernel, Time collective_time, CollectiveLoad load,
+            StreamExecutorOptions options = {}, GpuResources resources = v100()) {
+  EventQueue q;
+  FixedCollective coll(q, 1, collective_time);
+  GpuProgram g;
+  g.resources = resources;
+  g.streams = {{"compute", std::move(compute)},
+               {"side", {Task::kernel(side_kernel, 9), Task::record(0)}},
+               {"communication", {Task::wait(0), Task::collective(0, 0)}}};
+  const std::vector<GpuProgram> programs = {g};
+  StreamExecutor exec(q, programs, {&coll}, 1, options, {load});
+  exec.start();
+  q.run();
+  REQUIRE(exec.is_done());
+  Run r{exec.finish_time(), {}, {}};
+  for (std::uint32_t i = 0; i < programs[0].streams[0].tasks.size(); ++i) {
+    r.slowed.push_back(exec.record().slowed(0, i));
+    r.ended.push_back(exec.record().ended(0, i));
+  }
+  return r;
+}
+
+}  // namespace
+
+TEST_CASE("contention: a compute-bound kernel loses the collective's SMs while it runs, piecewise") {
+  // 100 us alone. The collective holds 16 of 80 SMs from 20 us to 60 us: 20 us of work at full
+  // rate, 40 us × 64/80 = 32 us of work, the remaining 48 us at full rate again: ends at 108 us,
+  // 8 us slowed.
+  const Run r = contend({Task::kernel(Time::us(100), 0)}, Time::us(20), Time::us(40), {16, Bandwidth()});
+  CHECK(r.ended[0] == Time::us(108));
+  CHECK(r.slowed[0] == Time::us(8));
+  // A memory-bound kernel does not care about SMs (and this collective moves no memory).
+  const Run m = contend({Task::kernel(Time::us(100), 0, Time::zero(), KernelBound::Memory)}, Time::us(20),
+                        Time::us(40), {16, Bandwidth()});
+  CHECK(m.ended[0] == Time::us(100));
+  CHECK(m.slowed[0] == Time::zero());
+}
+
+TEST_CASE("contention: a memory-bound kernel shares HBM with the collective's traffic in proportion to demand") {
+  // The collective starts at once (side kernel of 0) and outlasts the kernel. Kernel alone 600 GB/s,
+  // collective 450 GB/s, peak 900: the kernel gets 900 / (600 + 450) = 6/7 of its rate, so 70 us take
+  // 70 × 7/6 = 81.666... us, rounded up to the picosecond: 81,666,667 ps.
+  const Run r = contend({Task::kernel(Time::us(70), 0, Time::zero(), KernelBound::Memory)}, Time::zero(),
+                        Time::ms(1), {4, Bandwidth::gb_per_second(450)});
+  CHECK(r.ended[0] == Time::ps(81'666'667));
+  CHECK(r.slowed[0] == Time::ps(11'666'667));
+  // 300 GB/s of traffic leaves the kernel its 600 of 900: no slowdown.
+  const Run fits = contend({Task::kernel(Time::us(70), 0, Time::zero(), KernelBound::Memory)}, Time::zero(),
+                           Time::ms(1), {4, Bandwidth::gb_per_second(300)});
+  CHECK(fits.ended[0] == Time::us(70));
+}
+
+TEST_CASE("contention: off, or on a GPU without resources, kernels take their time alone") {
+  const CollectiveLoad heavy{40, Bandwidth::gb_per_second(900)};
+  CHECK(contend({Task::kernel(Time::us(100), 0)}, Time::zero(), Time::ms(1), heavy, {.contention = false}).ended[0] ==
+        Time::us(100));
+  CHECK(contend({Task::kernel(Time::us(100), 0)}, Time::zero(), Time::ms(1), heavy, {}, GpuResources{}).ended[0] ==
+        Time::us(100));
+  // On: 40 of 80 SMs held, half the rate: 200 us.
+  CHECK(contend({Task::kernel(Time::us(100), 0)}, Time::zero(), Time::ms(1), heavy).ended[0] == Time::us(200));
+}
+
+TEST_CASE("contention: a kernel keeps one SM even when collectives hold them all, and rates apply per kernel") {
+  // 80 SMs held from 0 to 50 us: the first kernel (1 us alone) keeps 1 of 80 SMs and does
+  // 50 / 80 = 0.625 us of work by then; the remaining 0.375 us at full rate end it at 50.375 us.
+  // The second kernel starts after the collective ended: alone, 10 us.
+  const Run r = contend({Task::kernel(Time::us(1), 0), Task::kernel(Time::us(10), 1)}, Time::zero(), Time::us(50),
+                        {80, Bandwidth()});
+  CHECK(r.ended[0] == Time::ns(50'375));
+  CHECK(r.slowed[0] == Time::ns(49'375));
+  CHECK(r.ended[1] == Time::ns(60'375));
+  CHECK(r.slowed[1] == Time::zero());
+}
+
+TEST_CASE("a per-sample kernel scales with the GPU's sample scale, a fixed-work one does not") {
+  GpuProgram gpu;
+  gpu.sample_scale = 2.0;
+  gpu.compute_scale = 0.5;
+  // 10 us × 0.5 × 2 = 10 us, then 10 us × 0.5 = 5 us.
+  gpu.streams = {{"compute", {Task::kernel(Time::us(10), 0), Task::kernel(Time::us(10), 1).fixed_work()}}};
+  CHECK(run({gpu}, 0) == Time::us(15));
+}
+
+TEST_CASE("execution record: reach, end, and which record released a wait") {
+  // GPU0: 100 us kernel, record e0. GPU1: 5 us kernel, wait e0 (reached at 5 us, released by GPU0's
+  // record at 100 us), 10 us kernel with a 3 us launch delay (reached at 100 us, runs 103-113 us).
+  // GPU1's second stream waits for e1, recorded by GPU0 at 0 us before it got there: not released.
+  GpuProgram g0, g1;
+  g0.streams = {{"compute", {Task::record(1), Task::kernel(Time::us(100), 0), Task::record(0)}}};
+  g1.streams = {{"compute", {Task::kernel(Time::us(5), 1), Task::wait(0), Task::kernel(Time::us(10), 2, Time::us(3))}},
+                {"side", {Task::kernel(Time::us(1), 3), Task::wait(1)}}};
+  EventQueue q;
+  const std::vector<GpuProgram> programs = {g0, g1};
+  StreamExecutor exec(q, programs, {}, 2, {});
+  exec.start();
+  q.run();
+  const ExecutionRecord& r = exec.record();
+  REQUIRE(r.stream_count() == 3);
+  CHECK(r.gpu_of(2) == 1);
+  CHECK(r.reached(1, 1) == Time::us(5));
+  CHECK(r.ended(1, 1) == Time::us(100));
+  CHECK(r.released_by(1, 1) == ExecutionRecord::TaskRef{0, 2});
+  CHECK(r.reached(1, 2) == Time::us(100));
+  CHECK(r.ended(1, 2) == Time::us(113));
+  CHECK(r.slowed(1, 2) == Time::zero());
+  CHECK_FALSE(r.released_by(2, 1));
+  CHECK(r.ended(2, 1) == Time::us(1));
+  CHECK(exec.finish_time() == Time::us(113));
+}
+
+TEST_CASE("contention: a rank waiting for the others holds its SMs but moves no memory yet") {
+  // A 2-rank FixedCollective (each rank done 100 us after it joins) with 8 SMs and 450 GB/s. GPU 0
+  // joins at once and runs a 70 us memory-bound kernel beside it; GPU 1 joins at 50 us. Until 50 us
+  // nothing flows: the kernel runs alone (50 us of work); then it shares HBM at 6/7 of its rate:
+  // the remaining 20 us take 20 × 7/6 = 23.333... us → ends at 73,333,334 ps (rounded up).
+  EventQueue q;
+  FixedCollective coll(q, 2, Time::us(100));
+  GpuProgram g0, g1;
+  g0.resources = g1.resources = v100();
+  g0.streams = {{"compute", {Task::kernel(Time::us(70), 0, Time::zero(), KernelBound::Memory)}},
+                {"communication", {Task::collective(0, 0)}}};
+  g1.streams = {{"compute", {Task::kernel(Time::us(50), 1), Task::record(0)}},
+                {"communication", {Task::wait(0), Task::collective(0, 1)}}};
+  const std::vector<GpuProgram> programs = {g0, g1};
+  StreamExecutor exec(q, programs, {&coll}, 1, {}, {{8, Bandwidth::gb_per_second(450)}});
+  exec.start();
+  q.run();
+  CHECK(exec.record().ended(0, 0) == Time::ps(73'333'334));
+  // GPU 1's kernel ran before its rank joined: alone.
+  CHECK(exec.record().ended(2, 0) == Time::us(50));
 }

@@ -37,4 +37,15 @@ inline workloads::Op toy_op(const std::string& name, std::vector<std::uint32_t> 
   return op;
 }
 
+// A chain op0 → op1 → … of n such ops, 1 ms forward, 2 ms backward and `grad` of gradients each.
+inline workloads::Profile toy_chain(int n, sim::Bytes grad = sim::Bytes::mib(4)) {
+  workloads::Profile p = toy_profile();
+  for (int i = 0; i < n; ++i)
+    p.ops.push_back(toy_op("op" + std::to_string(i),
+                           i == 0 ? std::vector<std::uint32_t>{} : std::vector<std::uint32_t>{std::uint32_t(i - 1)},
+                           sim::Time::ms(1), sim::Time::ms(2), grad));
+  workloads::validate_profile(p);
+  return p;
+}
+
 }  // namespace hybridsim::testing

@@ -1,0 +1,121 @@
+#include "analysis/step/step_series.h"
+
+#include <algorithm>
+#include <map>
+
+#include "sim/error.h"
+
+namespace hybridsim::analysis {
+
+namespace {
+
+sim::Time mean_of(const std::vector<sim::Time>& v) {
+  std::int64_t s = 0;
+  for (const sim::Time t : v) s += t.ps();
+  return sim::Time::ps(s / static_cast<std::int64_t>(v.size()));
+}
+
+// The same GPU (or the mean, or the critical GPU) over the steps; idle takes the rest of `step`.
+GpuStepMetrics mean_metrics(const std::vector<const GpuStepMetrics*>& m, sim::Time step) {
+  GpuStepMetrics out = *m.front();
+  auto mean = [&](sim::Time GpuStepMetrics::*field) {
+    std::int64_t s = 0;
+    for (const GpuStepMetrics* x : m) s += (x->*field).ps();
+    return sim::Time::ps(s / static_cast<std::int64_t>(m.size()));
+  };
+  out.finish = mean(&GpuStepMetrics::finish);
+  out.compute = mean(&GpuStepMetrics::compute);
+  out.compute_slowed = mean(&GpuStepMetrics::compute_slowed);
+  out.gradient_copies = mean(&GpuStepMetrics::gradient_copies);
+  out.communication = mean(&GpuStepMetrics::communication);
+  out.exposed_communication = mean(&GpuStepMetrics::exposed_communication);
+  out.idle = step - out.compute - out.exposed_communication;
+  return out;
+}
+
+CriticalPath mean_path(const std::vector<StepResult>& steps, sim::Time step) {
+  auto mean = [&](sim::Time CriticalPath::*field) {
+    std::int64_t s = 0;
+    for (const StepResult& r : steps) s += (r.critical_path.*field).ps();
+    return sim::Time::ps(s / static_cast<std::int64_t>(steps.size()));
+  };
+  CriticalPath p = steps.front().critical_path;
+  p.compute_slowed = mean(&CriticalPath::compute_slowed);
+  p.gradient_copies = mean(&CriticalPath::gradient_copies);
+  p.gradient_communication = mean(&CriticalPath::gradient_communication);
+  p.model_parallel_transfers = mean(&CriticalPath::model_parallel_transfers);
+  p.launch_gaps = mean(&CriticalPath::launch_gaps);
+  p.compute = step - p.gradient_communication - p.model_parallel_transfers - p.launch_gaps;
+  for (const StepResult& r : steps) {
+    p.gpus_visited = std::max(p.gpus_visited, r.critical_path.gpus_visited);
+    p.gpu_changes = std::max(p.gpu_changes, r.critical_path.gpu_changes);
+  }
+  return p;
+}
+
+}  // namespace
+
+StepResult combine_steps(const std::vector<StepResult>& steps, const workloads::Profile& profile) {
+  if (steps.empty()) throw InternalError("combine_steps: no steps");
+  if (steps.size() == 1) return steps.front();
+  std::vector<sim::Time> times;
+  for (const StepResult& r : steps) times.push_back(r.step_time);
+  StepResult out = steps.front();
+  out.step_time = mean_of(times);
+  std::sort(times.begin(), times.end());
+  // p95 by nearest rank: the ceil(0.95 n)-th smallest.
+  const std::size_t rank = (95 * times.size() + 99) / 100;
+  out.spread = {static_cast<int>(steps.size()), out.step_time, times[rank - 1], times.front(), times.back()};
+  const double seconds = out.step_time.to_seconds();
+  out.samples_per_second = seconds > 0 ? static_cast<double>(out.global_batch) / seconds : 0;
+  out.units_per_second = seconds > 0 ? static_cast<double>(profile.meta.units_per_step) * out.dp / seconds : 0;
+
+  std::vector<const GpuStepMetrics*> of;
+  for (std::size_t g = 0; g < out.per_gpu.size(); ++g) {
+    of.clear();
+    for (const StepResult& r : steps) of.push_back(&r.per_gpu[g]);
+    out.per_gpu[g] = mean_metrics(of, out.step_time);
+  }
+  of.clear();
+  for (const StepResult& r : steps) of.push_back(&r.mean);
+  out.mean = mean_metrics(of, out.step_time);
+  out.mean.gpu = -1;
+  // The critical GPU's metrics averaged over the steps, labelled with the GPU critical most often.
+  std::map<int, int> critical_count;
+  of.clear();
+  for (const StepResult& r : steps) {
+    of.push_back(&r.critical);
+    ++critical_count[r.critical.gpu];
+  }
+  out.critical = mean_metrics(of, out.step_time);
+  out.critical.gpu = std::max_element(critical_count.begin(), critical_count.end(),
+                                      [](const auto& a, const auto& b) { return a.second < b.second; })->first;
+  out.critical_path = mean_path(steps, out.step_time);
+  out.events = out.messages = 0;
+  for (std::size_t k = 0; k < out.bytes_by_link_kind.size(); ++k) {
+    std::int64_t b = 0;
+    for (const StepResult& r : steps) b += r.bytes_by_link_kind[k].count();
+    out.bytes_by_link_kind[k] = sim::Bytes::of(b / static_cast<std::int64_t>(steps.size()));
+  }
+  for (const StepResult& r : steps) {
+    out.events += r.events;
+    out.messages += r.messages;
+  }
+  return out;
+}
+
+StepResult simulate_steps(const StepSetup& setup, std::optional<StepResult> first) {
+  const int n = std::max(1, setup.variability.steps);
+  std::vector<StepResult> steps;
+  if (first) steps.push_back(std::move(*first));
+  StepSetup one = setup;
+  workloads::StepProgram program = build_program(setup);
+  for (int i = static_cast<int>(steps.size()); i < n; ++i) {
+    one.step_index = i;
+    apply_step_variability(one, program);
+    steps.push_back(simulate_program(one, program));
+  }
+  return combine_steps(steps, *setup.profile);
+}
+
+}  // namespace hybridsim::analysis

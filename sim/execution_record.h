@@ -1,0 +1,69 @@
+// sim::ExecutionRecord — what sim::StreamExecutor did with every task of every stream, and why:
+// when the stream reached the task, when the task ended, which record released a wait, and how much
+// longer a kernel ran than it would have alone (communication on its GPU took SMs or memory
+// bandwidth). The executor fills it as it runs, so later analysis (the critical path, per-GPU
+// metrics) reads the executor's own decisions instead of replaying its rules.
+//   const ExecutionRecord& r = executor.record();
+//   r.ended(s, i) - r.reached(s, i);  r.released_by(s, i);  r.slowed(s, i)
+// Streams are numbered GPU by GPU, in the order of each GpuProgram's streams.
+#pragma once
+#include <cstdint>
+#include <optional>
+#include <vector>
+
+#include "sim/time.h"
+
+namespace hybridsim::sim {
+
+class ExecutionRecord {
+ public:
+  struct TaskRef {
+    std::uint32_t stream = 0;
+    std::uint32_t task = 0;
+    bool operator==(const TaskRef&) const = default;
+  };
+
+  // One entry per task of each stream; `gpu_of_stream[s]` is the GPU stream s belongs to.
+  ExecutionRecord(const std::vector<std::uint32_t>& tasks_per_stream,
+                  std::vector<std::uint32_t> gpu_of_stream);
+
+  std::uint32_t stream_count() const { return static_cast<std::uint32_t>(gpu_of_stream_.size()); }
+  std::uint32_t gpu_of(std::uint32_t stream) const { return gpu_of_stream_[stream]; }
+  std::uint32_t task_count(std::uint32_t stream) const { return offset_[stream + 1] - offset_[stream]; }
+
+  // Whether the task ran (every task of a finished step did).
+  bool has_run(std::uint32_t stream, std::uint32_t task) const { return at(stream, task).ended >= 0; }
+  // When its stream reached it: a kernel's launch delay starts then; a wait starts waiting then.
+  Time reached(std::uint32_t stream, std::uint32_t task) const { return Time::ps(at(stream, task).reached); }
+  // When it ended: a kernel's or collective rank's end; a record's or wait's passing.
+  Time ended(std::uint32_t stream, std::uint32_t task) const { return Time::ps(at(stream, task).ended); }
+  // A wait: the record that released it, when that record came after the stream reached the wait
+  // (a wait whose event was already recorded, or recorded at the very time the stream got there,
+  // was released by nothing but its own stream). Nothing for other tasks.
+  std::optional<TaskRef> released_by(std::uint32_t stream, std::uint32_t task) const;
+  // A kernel: how much longer it ran than alone on its GPU (zero without contention).
+  Time slowed(std::uint32_t stream, std::uint32_t task) const;
+
+  // For the executor.
+  void set_reached(std::uint32_t stream, std::uint32_t task, Time t) { at(stream, task).reached = t.ps(); }
+  void set_ended(std::uint32_t stream, std::uint32_t task, Time t) { at(stream, task).ended = t.ps(); }
+  void set_released_by(std::uint32_t stream, std::uint32_t task, TaskRef by);
+  void set_slowed(std::uint32_t stream, std::uint32_t task, Time extra) { at(stream, task).aux = extra.ps(); }
+
+ private:
+  // 24 bytes a task. `aux`: a wait's releasing record as (stream + 1) << 32 | task (0: none), or a
+  // kernel's slowed time in ps; the task's kind (known from its program) says which.
+  struct Entry {
+    std::int64_t reached = -1;
+    std::int64_t ended = -1;
+    std::int64_t aux = 0;
+  };
+  Entry& at(std::uint32_t s, std::uint32_t t) { return entries_[offset_[s] + t]; }
+  const Entry& at(std::uint32_t s, std::uint32_t t) const { return entries_[offset_[s] + t]; }
+
+  std::vector<std::uint32_t> offset_;  // per stream, then the total
+  std::vector<std::uint32_t> gpu_of_stream_;
+  std::vector<Entry> entries_;
+};
+
+}  // namespace hybridsim::sim

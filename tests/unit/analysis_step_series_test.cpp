@@ -1,0 +1,114 @@
+// Several steps with their own draws (analysis/step/step_series.h): the spread (mean, p95 by
+// nearest rank, min, max), breakdowns averaged so that they still add up, and synchronous steps
+// waiting for their slowest GPU — all derived by hand from the factors workloads/variability.h draws.
+#include <doctest/doctest.h>
+
+#include <cmath>
+
+#include "analysis/step/step_series.h"
+#include "sim/error.h"
+#include "tests/unit/toy_profile.h"
+#include "topology/presets.h"
+
+using namespace hybridsim;
+using sim::Bytes;
+using sim::Time;
+using testing::toy_profile;
+
+namespace {
+
+// op0 → op1, 1 ms forward and 2 ms backward each; gradients of `grad` each (none: no all-reduce).
+workloads::Profile two_ops(Bytes grad) { return testing::toy_chain(2, grad); }
+
+analysis::StepSetup setup_of(const workloads::Profile& p, const topology::Topology& t, int dp) {
+  analysis::StepSetup s;
+  s.profile = &p;
+  s.topology = &t;
+  s.placement = workloads::place_all_on_first(p, 1);
+  s.mapping = workloads::default_mapping(t, dp, 1);
+  return s;
+}
+
+Time scaled(Time d, double f) { return Time::ps(std::llround(static_cast<double>(d.ps()) * f)); }
+
+}  // namespace
+
+TEST_CASE("step series: mean, p95 by nearest rank, min and max, and averaged parts that still add up") {
+  // Steps of 1, 2, ..., 20 ms, each all compute but 1 ms of exposed communication on its one GPU.
+  std::vector<analysis::StepResult> steps;
+  for (int i = 1; i <= 20; ++i) {
+    analysis::StepResult r;
+    r.dp = 1;
+    r.global_batch = 32;
+    r.step_time = Time::ms(i);
+    analysis::GpuStepMetrics m;
+    m.gpu = 0;
+    m.compute = Time::ms(i) - Time::ms(1);
+    m.exposed_communication = Time::ms(1);
+    r.per_gpu = {m};
+    r.mean = r.critical = m;
+    r.critical_path.compute = m.compute;
+    r.critical_path.gradient_communication = Time::ms(1);
+    r.events = 10;
+    steps.push_back(r);
+  }
+  const analysis::StepResult c = analysis::combine_steps(steps, two_ops(Bytes()));
+  // Mean 10.5 ms; the 95th percentile is the ceil(0.95 · 20) = 19th smallest: 19 ms.
+  CHECK(c.step_time == Time::us(10'500));
+  CHECK(c.spread.steps == 20);
+  CHECK(c.spread.p95 == Time::ms(19));
+  CHECK(c.spread.min == Time::ms(1));
+  CHECK(c.spread.max == Time::ms(20));
+  CHECK(c.per_gpu[0].compute == Time::us(9'500));
+  CHECK(c.per_gpu[0].compute + c.per_gpu[0].exposed_communication + c.per_gpu[0].idle == c.step_time);
+  CHECK(c.critical_path.compute + c.critical_path.gradient_communication == c.step_time);
+  CHECK(c.events == 200);  // totals over the steps
+  CHECK(c.samples_per_second == doctest::Approx(32 / 0.0105));
+}
+
+TEST_CASE("step series: with kernel noise, each step lasts as long as its slowest GPU") {
+  // No gradients, so nothing synchronizes the two GPUs within a step: step i = the longer of the
+  // two GPUs' 6 ms of kernels, each kernel scaled by its GPU's factor for step i.
+  const auto p = two_ops(Bytes());
+  const auto t = topology::presets::fully_connected({.gpus = 2});
+  analysis::StepSetup s = setup_of(p, t, 2);
+  s.variability = {.steps = 5, .seed = 11, .kernel_jitter = 0.05};
+  const analysis::StepResult r = analysis::simulate_steps(s);
+  std::int64_t total = 0;
+  Time longest;
+  for (int i = 0; i < 5; ++i) {
+    const workloads::StepScales f = workloads::step_scales(s.variability, {}, {0, 1}, 32, i);
+    Time step;
+    for (std::size_t g = 0; g < 2; ++g)
+      step = max(step, (scaled(Time::ms(1), f.compute[g]) + scaled(Time::ms(2), f.compute[g])) * 2);
+    total += step.ps();
+    longest = max(longest, step);
+  }
+  CHECK(r.step_time == Time::ps(total / 5));
+  CHECK(r.spread.max == longest);
+  CHECK(r.spread.p95 == longest);  // the 5th of 5
+  // The same seed gives the same steps; another seed others.
+  CHECK(analysis::simulate_steps(s).step_time == r.step_time);
+  s.variability.seed = 12;
+  CHECK(analysis::simulate_steps(s).step_time != r.step_time);
+}
+
+TEST_CASE("step series: sentence lengths scale per-sample kernels by the padded length, not the optimizer") {
+  // An encoder-decoder toy (target_length > 0) with 4 MiB of gradients per op on one GPU: step i =
+  // its 6 ms of kernels × the worker's length factor + the optimizer (2 × 3,906,250 ps), unscaled.
+  workloads::Profile p = two_ops(Bytes::mib(4));
+  p.meta.target_length = 1;
+  const auto t = topology::presets::fully_connected({.gpus = 1});
+  analysis::StepSetup s = setup_of(p, t, 1);
+  s.variability = {.steps = 4, .seed = 3, .lengths = workloads::LengthDistribution::Wmt16EnDe};
+  const workloads::LengthModel lengths = workloads::wmt16_en_de_lengths();
+  std::int64_t total = 0;
+  for (int i = 0; i < 4; ++i) {
+    const double f = workloads::step_scales(s.variability, lengths, {0}, 32, i).sample[0];
+    total += ((scaled(Time::ms(1), f) + scaled(Time::ms(2), f)) * 2 + Time::ps(7'812'500)).ps();
+  }
+  CHECK(analysis::simulate_steps(s).step_time == Time::ps(total / 4));
+  // A profile that is not an encoder-decoder has no sentence pairs to vary.
+  p.meta.target_length = 0;
+  CHECK_THROWS_WITH_AS(analysis::simulate_steps(s), doctest::Contains("encoder-decoder"), InputError);
+}
