@@ -32,6 +32,7 @@ struct GpuFacts {
   std::int64_t tf32_flop_per_second = 0;         // TF32 Tensor Cores; 0: none (V100)
   std::int64_t fp16_tensor_flop_per_second = 0;  // FP16/BF16 Tensor Cores
   sim::Bandwidth memory_bandwidth;               // HBM peak
+  std::int64_t memory_gib = 0;                   // HBM capacity, "80 GB" read as GiB (memory model)
 };
 
 // Every GPU model, in the order they are listed (v100, a100, a100-40gb, h100, h200).
@@ -50,10 +51,14 @@ struct GpuSpec {
   std::string name;              // "V100", "A100 80GB", ...
   sim::GpuResources resources;   // SMs, peak memory bandwidth, memory-bound kernels' bandwidth
   sim::Time launch_floor;        // the shortest kernel, launch included
+  // Memory capacity as the data sheet states it, read as binary units: a "16 GB" V100 has 16 GiB
+  // (2^30 B) of HBM2 (workloads/README.md, "Memory per GPU").
+  sim::Bytes memory{};
   bool operator==(const GpuSpec&) const = default;
 };
 
-// By the model in a profile's GPU name (find_gpu_facts). nullopt for anything else: such a GPU's
+// By the model in a profile's GPU name (find_gpu_facts; a V100 name with "32GB" is the 32 GB
+// part, "V100 32GB"). nullopt for anything else: such a GPU's
 // kernels are never slowed by communication and data-parallel copies are not priced.
 std::optional<GpuSpec> find_gpu_spec(std::string_view gpu);
 
