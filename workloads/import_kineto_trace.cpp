@@ -6,6 +6,7 @@
 #include <fstream>
 
 #include "sim/error.h"
+#include "topology/yaml/input_file.h"
 #include "workloads/import_kineto_reader.h"
 
 namespace hybridsim::workloads {
@@ -63,6 +64,7 @@ KinetoTrace parse_kineto_trace(std::istream& in, const std::string& source_name)
 }
 
 KinetoTrace read_kineto_trace(const std::string& path) {
+  yaml::check_streamed_input_file(path, "Kineto trace");
   std::ifstream in(path, std::ios::binary);
   if (!in) throw InputError(path + ": cannot open the trace file");
   return parse_kineto_trace(in, path);

@@ -10,6 +10,7 @@
 #include <tuple>
 
 #include "sim/error.h"
+#include "topology/yaml/input_file.h"
 #include "sim/text.h"
 #include "workloads/import_limits.h"
 #include "workloads/import_pipedream.h"
@@ -225,11 +226,7 @@ PipeDreamGraph parse_pipedream_graph(std::string_view text, const std::string& s
 }
 
 PipeDreamGraph load_pipedream_graph(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw InputError(path + ": cannot open the PipeDream graph file");
-  std::ostringstream text;
-  text << in.rdbuf();
-  return parse_pipedream_graph(text.str(), path);
+  return parse_pipedream_graph(yaml::read_input_file(path, "PipeDream graph file"), path);
 }
 
 }  // namespace hybridsim::workloads

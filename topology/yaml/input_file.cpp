@@ -74,4 +74,11 @@ std::string read_input_file(const std::string& path, std::string_view what) {
   return text;
 }
 
+void check_streamed_input_file(const std::string& path, std::string_view what) {
+  const std::string name = "cannot open " + std::string(what) + " \"" + path + "\": ";
+  struct stat st {};
+  if (::stat(path.c_str(), &st) != 0) throw InputError(name + std::strerror(errno));
+  if (!S_ISREG(st.st_mode) && !S_ISFIFO(st.st_mode)) throw InputError(name + kind_of(st.st_mode));
+}
+
 }  // namespace hybridsim::yaml

@@ -19,4 +19,9 @@ inline constexpr std::uintmax_t kMaxInputFileBytes = std::uintmax_t{16} << 20;
 // kMaxInputFileBytes bytes is an InputError naming `what` ("scenario file") and the path.
 std::string read_input_file(const std::string& path, std::string_view what);
 
+// For a reader that streams a file too large to hold (a Kineto trace of hundreds of MB): the same
+// refusals as read_input_file but no size limit, so a device or a directory fails at once instead
+// of reading forever or failing mid-parse.
+void check_streamed_input_file(const std::string& path, std::string_view what);
+
 }  // namespace hybridsim::yaml
