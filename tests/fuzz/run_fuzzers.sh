@@ -38,6 +38,15 @@ printf 'sweep={parameters: [{path: parallelism.dp, values: [1, 2]}]}' > "$work/c
   printf 'nodes:\n  - {name: GPU0, kind: gpu}\n  - {name: GPU1, kind: gpu}\nlinks:\n  - {a: GPU0, b: GPU1, kind: nvlink, bandwidth: 25 GB/s}\n' \
     > "$work/corpus/fuzz_topology/seed-0"
 
+# Inputs that once found a problem (tests/fuzz/regressions/<target>/): always in the corpus, so each
+# run checks them first.
+for dir in "$source"/tests/fuzz/regressions/fuzz_*; do
+  [ -d "$dir" ] || continue
+  name=$(basename "$dir")
+  mkdir -p "$work/corpus/$name"
+  for f in "$dir"/*; do cp "$f" "$work/corpus/$name/regression-$(basename "$f")"; done
+done
+
 failed=0
 for target in "$build"/tests/fuzz/fuzz_*; do
   [ -x "$target" ] || continue

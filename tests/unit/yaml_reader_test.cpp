@@ -59,6 +59,21 @@ TEST_CASE("yaml tree: every node is located, and an alias's copy is located wher
   CHECK(parse_yaml_tree_at("{dp: 4}", "--set p={dp: 4}").find("dp")->where == "--set p={dp: 4}");
 }
 
+TEST_CASE("yaml tree: a ',' outside [ ] or { } is refused where it is (yaml-cpp 0.7 looped on it)") {
+  // Each of these made yaml-cpp start an empty document at the same unread ',' forever: found by
+  // the libFuzzer targets (tests/fuzz) in a scenario, a study, a topology and a --set value.
+  const std::string what = "invalid YAML: ',' outside a [ ] or { } list; expected a value, or quotes around "
+                           "text that starts with ','";
+  CHECK(parse_error(",") == "t.yaml:1:1: " + what);
+  CHECK(parse_error("# a comment\n, for the three networks\n") == "t.yaml:2:1: " + what);
+  CHECK(parse_error("&x ,") == "t.yaml:1:4: " + what);
+  CHECK(parse_error("{a: 1}\n, b") == "t.yaml:2:1: " + what);
+  CHECK(parse_error("...\n,") == "t.yaml:2:1: " + what);
+  // A ',' inside text is text, as ever.
+  CHECK(parse_yaml_tree("a: x, y\n", "t.yaml").find("a")->scalar == "x, y");
+  CHECK(parse_yaml_tree("a: ',b'\n", "t.yaml").find("a")->scalar == ",b");
+}
+
 TEST_CASE("yaml tree: one document, keys written once and as plain text, at most 64 levels") {
   CHECK(parse_error("a: 1\nb: 2\na: 3\n") == "t.yaml:3:1: invalid YAML: repeated key 'a'");
   CHECK(parse_error("? [a, b]\n: 1\n") == "t.yaml:1:3: invalid YAML: a key must be plain text, not a list or mapping");

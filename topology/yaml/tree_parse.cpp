@@ -200,17 +200,28 @@ TreeNode parse_with(std::string_view text, const Locate& locate) {
   TextBuffer buffer(text);
   std::istream in(&buffer);
   GraphBuilder graph(locate);
-  DocumentCounter rest;
+  YAML::Mark second_document = YAML::Mark::null_mark();
   int documents = 0;
   try {
     YAML::Parser parser(in);
     if (parser.HandleNextDocument(graph)) ++documents;
-    while (documents > 0 && parser.HandleNextDocument(rest)) ++documents;
+    while (documents > 0) {
+      DocumentCounter rest;
+      if (!parser.HandleNextDocument(rest)) break;
+      // yaml-cpp 0.7 reads a ',' outside [ ] or { } as an empty document and leaves it unread, so
+      // the next document starts at the same ',' again, forever (found by tests/fuzz). No document
+      // starts with ',': refuse it where it is.
+      const auto at = static_cast<std::size_t>(rest.first_mark.pos);
+      if (!rest.first_mark.is_null() && at < text.size() && text[at] == ',')
+        throw InputError(locate(rest.first_mark) + ": invalid YAML: ',' outside a [ ] or { } list; expected a "
+                         "value, or quotes around text that starts with ','");
+      if (++documents == 2) second_document = rest.first_mark;
+    }
   } catch (const YAML::Exception& e) {
     throw InputError(locate(e.mark) + ": invalid YAML: " + e.msg);
   }
   if (documents > 1)
-    throw InputError(locate(rest.first_mark) + ": invalid YAML: expected one document, found " +
+    throw InputError(locate(second_document) + ": invalid YAML: expected one document, found " +
                      std::to_string(documents) + " (remove the extra '---')");
   if (graph.empty()) {
     TreeNode empty;
