@@ -69,6 +69,11 @@ TEST_CASE("yaml tree: a ',' outside [ ] or { } is refused where it is (yaml-cpp 
   CHECK(parse_error("&x ,") == "t.yaml:1:4: " + what);
   CHECK(parse_error("{a: 1}\n, b") == "t.yaml:2:1: " + what);
   CHECK(parse_error("...\n,") == "t.yaml:2:1: " + what);
+  // Control characters (a NUL made the same loop) are refused first, where they are; tabs are text.
+  CHECK(parse_error(std::string("a: 1\nb: x\0,\0", 13)) ==
+        "t.yaml:2:5: invalid YAML: control character U+0000 (a binary file?); expected text");
+  CHECK(parse_error("a: \x7f") == "t.yaml:1:4: invalid YAML: control character U+007F (a binary file?); expected text");
+  CHECK(parse_yaml_tree("a: \"x\ty\"\r\n", "t.yaml").find("a")->scalar == "x\ty");
   // A ',' inside text is text, as ever.
   CHECK(parse_yaml_tree("a: x, y\n", "t.yaml").find("a")->scalar == "x, y");
   CHECK(parse_yaml_tree("a: ',b'\n", "t.yaml").find("a")->scalar == ",b");

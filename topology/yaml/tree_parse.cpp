@@ -11,6 +11,7 @@
 #include <yaml-cpp/yaml.h>
 
 #include <cstdint>
+#include <cstdio>
 #include <functional>
 #include <istream>
 #include <streambuf>
@@ -196,11 +197,36 @@ class TextBuffer final : public std::streambuf {
   }
 };
 
+// YAML text holds no C0 control characters but tab, line feed and carriage return, nor DEL (YAML
+// 1.2, 5.1). yaml-cpp does not check, and a NUL can leave its scanner without progress: refuse them
+// first, where they are.
+void check_characters(std::string_view text, const Locate& locate) {
+  YAML::Mark at;
+  for (std::size_t i = 0; i < text.size(); ++i) {
+    const auto c = static_cast<unsigned char>(text[i]);
+    if ((c < 0x20 && c != '\t' && c != '\n' && c != '\r') || c == 0x7F) {
+      char code[8];
+      std::snprintf(code, sizeof code, "U+%04X", c);
+      throw InputError(locate(at) + ": invalid YAML: control character " + code +
+                       " (a binary file?); expected text");
+    }
+    ++at.pos;
+    if (c == '\n') {
+      ++at.line;
+      at.column = 0;
+    } else {
+      ++at.column;
+    }
+  }
+}
+
 TreeNode parse_with(std::string_view text, const Locate& locate) {
   TextBuffer buffer(text);
   std::istream in(&buffer);
+  check_characters(text, locate);
   GraphBuilder graph(locate);
   YAML::Mark second_document = YAML::Mark::null_mark();
+  YAML::Mark previous = YAML::Mark::null_mark();
   int documents = 0;
   try {
     YAML::Parser parser(in);
@@ -215,6 +241,10 @@ TreeNode parse_with(std::string_view text, const Locate& locate) {
       if (!rest.first_mark.is_null() && at < text.size() && text[at] == ',')
         throw InputError(locate(rest.first_mark) + ": invalid YAML: ',' outside a [ ] or { } list; expected a "
                          "value, or quotes around text that starts with ','");
+      // Any other document that starts where the previous one did read nothing: the same loop.
+      if (!rest.first_mark.is_null() && rest.first_mark.pos == previous.pos)
+        throw InputError(locate(rest.first_mark) + ": invalid YAML: unexpected text; expected a value");
+      previous = rest.first_mark;
       if (++documents == 2) second_document = rest.first_mark;
     }
   } catch (const YAML::Exception& e) {
