@@ -139,7 +139,8 @@ StepMemory model_step_memory(const Profile& profile, const MpPlacement& placemen
 // The same with the op order a step program uses (order_ops at config.step.mp_transfer_estimate).
 StepMemory model_step_memory(const Profile& profile, const StepConfig& config);
 
-// "15.2 GiB" with two decimals below 10 GiB ("6.62 GiB"), for memory figures everywhere.
+// "15.2 GiB", with two decimals below 10 GiB ("6.62 GiB") and none for whole GiB ("16 GiB"), for
+// memory figures everywhere.
 std::string format_gib(sim::Bytes b);
 // The parts of a breakdown that are not zero, as "weights 6.62, optimizer 6.62, ..." in GiB.
 std::string describe_parts(const MemoryBreakdown& b);

@@ -230,5 +230,6 @@ TEST_CASE("memory: the breakdown reads in GiB") {
   b[MemoryPart::Framework] = Bytes::gib(1);
   CHECK(describe_parts(b) == "weights 6.62, activations <0.01, framework 1.00");
   CHECK(format_gib(b.total()) == "7.62 GiB");
-  CHECK(format_gib(Bytes::gib(16)) == "16.0 GiB");
+  CHECK(format_gib(Bytes::gib(16)) == "16 GiB");
+  CHECK(format_gib(Bytes::of(17'714'187'248)) == "16.5 GiB");
 }
