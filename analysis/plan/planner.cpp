@@ -166,7 +166,7 @@ std::vector<StepKey> candidate_keys(const PlanRequest& request, const std::vecto
 // those that do not fit in request.memory go to `unfit` and, unless shown, no further.
 std::vector<PlanCandidate> rank_candidates(const PlanRequest& request, const std::vector<StepKey>& keys,
                                            const StepCache& steps, std::vector<std::string>& skipped,
-                                           std::vector<std::string>& unfit) {
+                                           std::vector<PlanResult::Unfit>& unfit) {
   std::vector<PlanCandidate> ranked;
   for (const auto& k : keys) {
     if (const auto f = steps.failures().find(k); f != steps.failures().end()) {
@@ -181,7 +181,7 @@ std::vector<PlanCandidate> rank_candidates(const PlanRequest& request, const std
                             request.curve->efficiency);
     c.does_not_fit = does_not_fit_text(c.step.memory_peaks, {}, request.memory);
     if (!c.does_not_fit.empty()) {
-      unfit.push_back(label(k) + ": " + c.does_not_fit);
+      unfit.push_back({k, c.does_not_fit});
       if (!request.show_unfit) continue;
     }
     ranked.push_back(std::move(c));
@@ -254,6 +254,21 @@ PlanResult plan(const PlanRequest& request, StepCache* cache) {
   result.show_unfit = request.show_unfit;
   result.ranked = rank_candidates(request, keys, steps, result.skipped, result.unfit);
   explain_winners(result.ranked, request.objective);
+  // A winner with no rival of the other kind because none of those fits says so.
+  if (!result.ranked.empty() && result.ranked[0].does_not_fit.empty()) {
+    PlanCandidate& best = result.ranked[0];
+    const bool dp = best.step.key.mp == 1;
+    const auto other_kind = [&](const StepKey& k) { return (k.mp == 1) != dp; };
+    const bool rival = std::any_of(result.ranked.begin(), result.ranked.end(), [&](const PlanCandidate& c) {
+      return c.does_not_fit.empty() && other_kind(c.step.key);
+    });
+    const auto unfit = std::count_if(result.unfit.begin(), result.unfit.end(),
+                                     [&](const PlanResult::Unfit& u) { return other_kind(u.key); });
+    if (!rival && unfit > 0)
+      best.why += "; " + std::string(dp ? "no hybrid" : "DP alone does not") + " fit in " +
+                  workloads::format_gib(request.memory->bytes) + " (" + std::to_string(unfit) +
+                  " left out)";
+  }
   return result;
 }
 
@@ -301,7 +316,7 @@ void print_plan(const PlanResult& r, std::ostream& out, int top) {
   if (std::any_of(r.ranked.begin(), r.ranked.end(), [](const PlanCandidate& c) { return c.ttt && c.ttt->extrapolated; }))
     out << "* epochs extrapolated outside the curve's supported batch range\n";
   for (const auto& s : r.skipped) out << "left out: " << s << "\n";
-  for (const auto& s : r.unfit) out << (r.show_unfit ? "does not fit: " : "left out: ") << s << "\n";
+  for (const auto& u : r.unfit) out << (r.show_unfit ? "does not fit: " : "left out: ") << label(u.key) << ": " << u.why << "\n";
 }
 
 PlanRequest make_plan_request(const PlanCommandOptions& o) {

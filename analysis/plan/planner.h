@@ -78,7 +78,11 @@ struct PlanResult {
   std::vector<PlanCandidate> ranked{};  // best first; ties keep the search order
   std::vector<std::string> skipped;   // candidates left out (duplicate or idle-GPU placements, failures)
   std::optional<workloads::GpuCapacity> memory{};
-  std::vector<std::string> unfit;     // candidates that do not fit (left out unless show_unfit)
+  struct Unfit {
+    StepKey key{};
+    std::string why;  // "does not fit: GPU 0 needs ..."
+  };
+  std::vector<Unfit> unfit;           // candidates that do not fit (left out unless show_unfit)
   bool show_unfit = false;
   std::vector<int> mp_searched{};
   std::size_t simulated = 0;          // steps simulated for this plan (cache hits excluded)

@@ -48,9 +48,10 @@ TEST_CASE("plan: a configuration that does not fit in the GPU's memory is never 
   CHECK(fit16.ranked[0].does_not_fit.empty());
   CHECK(largest_peak(fit16.ranked[0].step) <= Bytes::gib(16));
   REQUIRE(fit16.unfit.size() == 1);
-  CHECK(fit16.unfit[0].find("8 x 1") == 0);
-  CHECK(fit16.unfit[0].find("does not fit: GPU 0 needs 16.3 GiB of 16 GiB: weights 6.62, gradients 0.61, "
-                            "optimizer 6.62") != std::string::npos);
+  CHECK(fit16.unfit[0].key.mp == 1);
+  CHECK(fit16.unfit[0].why.find("does not fit: GPU 0 needs 16.3 GiB of 16 GiB: weights 6.62, gradients 0.61, "
+                                "optimizer 6.62") == 0);
+  CHECK(fit16.ranked[0].why.find("; DP alone does not fit in 16 GiB (1 left out)") != std::string::npos);
   std::ostringstream printed;
   analysis::print_plan(fit16, printed);
   CHECK(printed.str().find("GPU memory 16 GiB (V100-SXM2-16GB of dgx1-v100)") != std::string::npos);
