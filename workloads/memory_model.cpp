@@ -253,6 +253,10 @@ int largest_rank(const std::vector<MemoryBreakdown>& peaks) {
   return best;
 }
 
+sim::Bytes largest_peak(const std::vector<MemoryBreakdown>& peaks) {
+  return peaks.empty() ? sim::Bytes() : peaks[static_cast<std::size_t>(largest_rank(peaks))].total();
+}
+
 bool fits_in(const std::vector<MemoryBreakdown>& peaks, sim::Bytes capacity) {
   return std::all_of(peaks.begin(), peaks.end(), [&](const MemoryBreakdown& b) { return b.total() <= capacity; });
 }

@@ -118,6 +118,8 @@ struct StepMemory {
 
 // The rank with the largest peak total (the first of equals); 0 for none.
 int largest_rank(const std::vector<MemoryBreakdown>& peaks);
+// The largest rank's peak total; 0 B for none.
+sim::Bytes largest_peak(const std::vector<MemoryBreakdown>& peaks);
 // True when every rank's peak is at most `capacity`.
 bool fits_in(const std::vector<MemoryBreakdown>& peaks, sim::Bytes capacity);
 

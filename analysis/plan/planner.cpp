@@ -22,7 +22,7 @@ std::string ms(sim::Time t) { return format_fixed(t.to_ms(), 1); }
 std::string peak_gib(const PlanCandidate& c) {
   const auto& peaks = c.step.memory_peaks;
   if (peaks.empty()) return "-";
-  std::string s = workloads::format_gib(peaks[static_cast<std::size_t>(workloads::largest_rank(peaks))].total());
+  std::string s = workloads::format_gib(workloads::largest_peak(peaks));
   return s.substr(0, s.size() - 4);
 }
 

@@ -14,13 +14,6 @@ namespace {
 
 std::string num(double v, int decimals = 6) { return format_fixed(v, decimals); }
 std::string ms(sim::Time t) { return num(t.to_ms(), 6); }
-// The largest GPU's peak memory of a step (workloads/memory_model.h), in bytes.
-std::int64_t peak_bytes(const StepPoint& p) {
-  return p.memory_peaks.empty() ? 0
-                                : p.memory_peaks[static_cast<std::size_t>(workloads::largest_rank(p.memory_peaks))]
-                                      .total()
-                                      .count();
-}
 
 std::string steps_csv(const StudyResult& result) {
   std::ostringstream o;
@@ -61,7 +54,7 @@ std::string ttt_csv(const StudyResult& result) {
           << r.ttt.global_batch << "," << ms(r.step.step_time) << "," << num(r.ttt.epochs) << ","
           << (r.ttt.extrapolated ? "true" : "false") << "," << r.ttt.steps_per_epoch << ","
           << num(r.ttt.total_steps, 3) << "," << num(r.ttt.seconds, 3) << "," << num(r.step_speedup) << ","
-          << num(r.e2e_speedup) << "," << peak_bytes(r.step) << "," << (r.does_not_fit.empty() ? "true" : "false")
+          << num(r.e2e_speedup) << "," << workloads::largest_peak(r.step.memory_peaks).count() << "," << (r.does_not_fit.empty() ? "true" : "false")
           << "\n";
       };
       line(v.baseline, "baseline");

@@ -52,7 +52,7 @@ std::string sweep_row(const scenarios::SweepPoint& point, const ScenarioRun& run
   for (const sim::Bytes b : r.bytes_by_link_kind) s += "," + std::to_string(b.count());
   s += "," + std::to_string(r.spread.steps) + "," + format_fixed(r.spread.p95.to_ms(), 6);
   const std::vector<workloads::MemoryBreakdown> peaks = run.memory.peaks();
-  s += "," + std::to_string(peaks.empty() ? 0 : peaks[static_cast<std::size_t>(workloads::largest_rank(peaks))].total().count());
+  s += "," + std::to_string(workloads::largest_peak(peaks).count());
   s += "," + (run.gpu_capacity ? std::to_string(run.gpu_capacity->bytes.count()) : std::string());
   s += std::string(",") + (!run.gpu_capacity ? "" : fits_in_memory(run) ? "yes" : "no");
   return s;

@@ -28,7 +28,7 @@ analysis::PlanRequest biglstm_request() {
 }
 
 sim::Bytes largest_peak(const analysis::StepPoint& p) {
-  return p.memory_peaks[static_cast<std::size_t>(workloads::largest_rank(p.memory_peaks))].total();
+  return workloads::largest_peak(p.memory_peaks);
 }
 
 }  // namespace

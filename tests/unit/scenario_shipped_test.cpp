@@ -42,7 +42,7 @@ std::string figures(const std::string& what, const analysis::ScenarioRun& run) {
   // The largest GPU's peak memory (workloads/memory_model.h) and whether every GPU fits.
   const auto peaks = run.memory.peaks();
   if (!peaks.empty())
-    line += ", peak memory " + std::to_string(peaks[static_cast<std::size_t>(workloads::largest_rank(peaks))].total().count()) +
+    line += ", peak memory " + std::to_string(workloads::largest_peak(peaks).count()) +
             " B" + (!run.gpu_capacity ? "" : analysis::fits_in_memory(run) ? " (fits)" : " (does not fit)");
   return line + "\n";
 }

@@ -221,6 +221,8 @@ TEST_CASE("memory: capacities come from the GPU table, read as GiB") {
   CHECK(fits_in({a}, Bytes::gib(16)));
   CHECK_FALSE(fits_in({a, b}, Bytes::gib(16)));
   CHECK(largest_rank({a, b}) == 1);
+  CHECK(largest_peak({a, b}) == Bytes::gib(17));
+  CHECK(largest_peak({}) == Bytes());
 }
 
 TEST_CASE("memory: the breakdown reads in GiB") {
