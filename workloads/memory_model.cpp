@@ -253,6 +253,10 @@ int largest_rank(const std::vector<MemoryBreakdown>& peaks) {
   return best;
 }
 
+sim::Bytes largest_peak(const std::vector<MemoryBreakdown>& peaks) {
+  return peaks.empty() ? sim::Bytes() : peaks[static_cast<std::size_t>(largest_rank(peaks))].total();
+}
+
 bool fits_in(const std::vector<MemoryBreakdown>& peaks, sim::Bytes capacity) {
   return std::all_of(peaks.begin(), peaks.end(), [&](const MemoryBreakdown& b) { return b.total() <= capacity; });
 }
@@ -292,7 +296,9 @@ StepMemory model_step_memory(const Profile& profile, const StepConfig& config) {
 }
 
 std::string format_gib(sim::Bytes b) {
-  const double gib = static_cast<double>(b.count()) / static_cast<double>(std::int64_t{1} << 30);
+  constexpr std::int64_t kGib = std::int64_t{1} << 30;
+  if (b.count() > 0 && b.count() % kGib == 0) return std::to_string(b.count() / kGib) + " GiB";  // "16 GiB"
+  const double gib = static_cast<double>(b.count()) / static_cast<double>(kGib);
   char buf[48];
   std::snprintf(buf, sizeof buf, gib >= 9.995 ? "%.1f GiB" : "%.2f GiB", gib);
   return buf;
@@ -302,8 +308,11 @@ std::string describe_parts(const MemoryBreakdown& b) {
   std::string out;
   for (std::size_t p = 0; p < kMemoryPartCount; ++p) {
     if (b.bytes[p].count() == 0) continue;
-    std::string gib = format_gib(b.bytes[p]);
-    gib.resize(gib.size() - 4);  // without " GiB"
+    // Always with decimals ("framework 1.00"), unlike format_gib's whole "16 GiB".
+    const double value = static_cast<double>(b.bytes[p].count()) / static_cast<double>(std::int64_t{1} << 30);
+    char buf[48];
+    std::snprintf(buf, sizeof buf, value >= 9.995 ? "%.1f" : "%.2f", value);
+    std::string gib = buf;
     if (gib == "0.00") gib = "<0.01";
     out += (out.empty() ? "" : ", ") + std::string(memory_part_name(static_cast<MemoryPart>(p))) + " " + gib;
   }

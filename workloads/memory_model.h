@@ -118,6 +118,8 @@ struct StepMemory {
 
 // The rank with the largest peak total (the first of equals); 0 for none.
 int largest_rank(const std::vector<MemoryBreakdown>& peaks);
+// The largest rank's peak total; 0 B for none.
+sim::Bytes largest_peak(const std::vector<MemoryBreakdown>& peaks);
 // True when every rank's peak is at most `capacity`.
 bool fits_in(const std::vector<MemoryBreakdown>& peaks, sim::Bytes capacity);
 
@@ -139,7 +141,8 @@ StepMemory model_step_memory(const Profile& profile, const MpPlacement& placemen
 // The same with the op order a step program uses (order_ops at config.step.mp_transfer_estimate).
 StepMemory model_step_memory(const Profile& profile, const StepConfig& config);
 
-// "15.2 GiB" with two decimals below 10 GiB ("6.62 GiB"), for memory figures everywhere.
+// "15.2 GiB", with two decimals below 10 GiB ("6.62 GiB") and none for whole GiB ("16 GiB"), for
+// memory figures everywhere.
 std::string format_gib(sim::Bytes b);
 // The parts of a breakdown that are not zero, as "weights 6.62, optimizer 6.62, ..." in GiB.
 std::string describe_parts(const MemoryBreakdown& b);

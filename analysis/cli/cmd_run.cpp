@@ -27,10 +27,11 @@ int run_command(int argc, const char* const* argv) {
       "Simulates one training step of the scenario and projects time to train. Scenario files are\n"
       "documented in scenarios/README.md; examples are in scenarios/examples/.\n\noptions");
   std::vector<std::string> sets;
-  std::string out_dir, format = "table", trace, trace_detail = "kernels", trace_gpus, trace_window;
+  std::string memory, out_dir, format = "table", trace, trace_detail = "kernels", trace_gpus, trace_window;
   options.add_options()("help,h", "show this help")(
       "scenario", po::value<std::string>(), "scenario file (YAML)")(
       "set,s", po::value(&sets)->composing(), "override a field: --set cluster.nodes=4 (repeatable)")(
+      "memory", po::value(&memory), "each GPU's memory, a what-if: --memory \"32 GiB\" (= --set cluster.gpu_memory=...)")(
       "out,o", po::value(&out_dir), "output directory (overrides outputs.directory)")(
       "format,f", po::value(&format)->default_value("table"), "what to print: table | json")(
       "trace,t", po::value(&trace), "write a Chrome/Perfetto trace of the step to this file")(
@@ -47,6 +48,7 @@ int run_command(int argc, const char* const* argv) {
   if (format != "table" && format != "json")
     throw InputError("--format must be table or json (got \"" + format + "\")");
 
+  if (!memory.empty()) sets.push_back("cluster.gpu_memory=" + memory);
   const scenarios::Scenario scenario = scenarios::load_scenario(vm["scenario"].as<std::string>(), sets);
   const scenarios::ResolvedScenario resolved = scenarios::resolve(scenario);
   const std::filesystem::path dir = out_dir.empty() ? scenario.outputs.directory : std::filesystem::path(out_dir);

@@ -20,11 +20,12 @@ int study_command(int argc, const char* const* argv) {
       "Simulates DP alone and hybrid DP x MP for each network and GPU count of the study file,\n"
       "projects time to train, prints the headline table and writes a report folder (Markdown,\n"
       "CSVs, plots). Shipped: scenarios/study/quick.yaml, scenarios/study/hybrid-vs-dp.yaml.\n\noptions");
-  std::string out;
+  std::string out, memory;
   int threads = 0;
   options.add_options()("help,h", "show this help")("study", po::value<std::string>(), "study file")(
       "out,o", po::value(&out), "report folder (overrides the file's output)")(
       "threads,j", po::value(&threads)->default_value(0), "simulations at once; 0 = the file's or all cores")(
+      "memory", po::value(&memory), "each GPU's memory, a what-if, e.g. \"32 GiB\" (default: the preset's GPU)")(
       "no-plots", "skip the gnuplot pictures")("no-ib-sensitivity", "skip the faster-InfiniBand re-simulation")(
       "quiet,q", "no progress lines");
   po::positional_options_description positional;
@@ -37,6 +38,7 @@ int study_command(int argc, const char* const* argv) {
   if (!out.empty()) o.output = out;
   if (threads > 0) o.threads = threads;
   o.plots = vm.count("no-plots") == 0;
+  if (!memory.empty()) o.memory = memory;
   o.ib_sensitivity = vm.count("no-ib-sensitivity") == 0;
   o.command_line = "hybridsim study " + o.scenario.string();
   return analysis::run_study_command(o, std::cout, vm.count("quiet") ? nullptr : &std::cerr);
@@ -48,7 +50,7 @@ int plan_command(int argc, const char* const* argv) {
       "Searches dp x mp, the MP placement, bucket size and collective algorithm, and prints the best\n"
       "configurations with their projected time to train and why they win.\n\noptions");
   analysis::PlanCommandOptions o;
-  std::string ib;
+  std::string ib, memory;
   int top = 5;
   options.add_options()("help,h", "show this help")(
       "model,m", po::value(&o.model)->required(), "inception-v3 | gnmt | biglstm, or a profile file")(
@@ -57,11 +59,15 @@ int plan_command(int argc, const char* const* argv) {
       "objective", po::value(&o.objective)->default_value("time-to-train"), "time-to-train | throughput")(
       "variant", po::value(&o.variant)->default_value("default"), "statistical-efficiency curve variant")(
       "ib-bandwidth", po::value(&ib), "InfiniBand bandwidth, e.g. \"200 Gb/s\"")(
+      "memory", po::value(&memory), "each GPU's memory, a what-if, e.g. \"32 GiB\" (default: the preset's GPU)")(
+      "show-unfit", "also rank configurations that do not fit in memory (last, marked !)")(
       "threads,j", po::value(&o.threads)->default_value(0), "simulations at once; 0 = all cores")(
       "top", po::value(&top)->default_value(5), "configurations to print")("quiet,q", "no progress lines");
   po::variables_map vm;
   if (!parse_options(argc, argv, options, {}, vm)) return 0;
   if (!ib.empty()) o.ib_bandwidth = ib;
+  if (!memory.empty()) o.memory = memory;
+  o.show_unfit = vm.count("show-unfit") != 0;
   return analysis::run_plan_command(o, std::cout, vm.count("quiet") ? nullptr : &std::cerr, top);
 }
 

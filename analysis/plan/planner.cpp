@@ -6,6 +6,7 @@
 #include <filesystem>
 #include <ostream>
 
+#include "analysis/step/memory_report.h"
 #include "analysis/study/study_config.h"
 #include "analysis/study/study_report.h"
 #include "sim/error.h"
@@ -16,6 +17,14 @@ namespace hybridsim::analysis {
 namespace {
 
 std::string ms(sim::Time t) { return format_fixed(t.to_ms(), 1); }
+
+// The largest GPU's peak memory of a candidate, in GiB ("4.96"), "-" when not modelled.
+std::string peak_gib(const PlanCandidate& c) {
+  const auto& peaks = c.step.memory_peaks;
+  if (peaks.empty()) return "-";
+  std::string s = workloads::format_gib(workloads::largest_peak(peaks));
+  return s.substr(0, s.size() - 4);
+}
 
 std::string label(const StepKey& k) {
   std::string s = std::to_string(k.dp()) + " x " + std::to_string(k.mp);
@@ -153,9 +162,11 @@ std::vector<StepKey> candidate_keys(const PlanRequest& request, const std::vecto
   return keys;
 }
 
-// The simulated keys as candidates (failures skipped, with why), best first by the objective.
+// The simulated keys as candidates (failures skipped, with why), best first by the objective;
+// those that do not fit in request.memory go to `unfit` and, unless shown, no further.
 std::vector<PlanCandidate> rank_candidates(const PlanRequest& request, const std::vector<StepKey>& keys,
-                                           const StepCache& steps, std::vector<std::string>& skipped) {
+                                           const StepCache& steps, std::vector<std::string>& skipped,
+                                           std::vector<PlanResult::Unfit>& unfit) {
   std::vector<PlanCandidate> ranked;
   for (const auto& k : keys) {
     if (const auto f = steps.failures().find(k); f != steps.failures().end()) {
@@ -168,10 +179,18 @@ std::vector<PlanCandidate> rank_candidates(const PlanRequest& request, const std
     if (request.curve && request.dataset)
       c.ttt = time_to_train(c.step.step_time, c.step.global_batch, request.dataset->samples,
                             request.curve->efficiency);
+    c.does_not_fit = does_not_fit_text(c.step.memory_peaks, {}, request.memory);
+    if (!c.does_not_fit.empty()) {
+      unfit.push_back({k, c.does_not_fit});
+      if (!request.show_unfit) continue;
+    }
     ranked.push_back(std::move(c));
   }
-  std::stable_sort(ranked.begin(), ranked.end(),
-                   [&](const PlanCandidate& a, const PlanCandidate& b) { return better(a, b, request.objective); });
+  // Those that fit first (the planner never recommends one that does not), each part by objective.
+  std::stable_sort(ranked.begin(), ranked.end(), [&](const PlanCandidate& a, const PlanCandidate& b) {
+    if (a.does_not_fit.empty() != b.does_not_fit.empty()) return a.does_not_fit.empty();
+    return better(a, b, request.objective);
+  });
   return ranked;
 }
 
@@ -189,7 +208,7 @@ void explain_winners(std::vector<PlanCandidate>& ranked, PlanObjective objective
     const PlanCandidate* other = nullptr;
     if (i == 0) {
       const bool dp = c.step.key.mp == 1;
-      other = best_of([&](const PlanCandidate& o) { return (o.step.key.mp == 1) != dp; });
+      other = best_of([&](const PlanCandidate& o) { return (o.step.key.mp == 1) != dp && o.does_not_fit.empty(); });
       if (other) c.why += "; best " + std::string(dp ? "hybrid" : "DP alone") + ": " + versus(c, *other, objective);
     }
     if (i + 1 < ranked.size() && &ranked[i + 1] != other) {
@@ -231,8 +250,25 @@ PlanResult plan(const PlanRequest& request, StepCache* cache) {
   const std::size_t before = steps.simulated();
   steps.simulate(keys, context, run);
   result.simulated = steps.simulated() - before;
-  result.ranked = rank_candidates(request, keys, steps, result.skipped);
+  result.memory = request.memory;
+  result.show_unfit = request.show_unfit;
+  result.ranked = rank_candidates(request, keys, steps, result.skipped, result.unfit);
   explain_winners(result.ranked, request.objective);
+  // A winner with no rival of the other kind because none of those fits says so.
+  if (!result.ranked.empty() && result.ranked[0].does_not_fit.empty()) {
+    PlanCandidate& best = result.ranked[0];
+    const bool dp = best.step.key.mp == 1;
+    const auto other_kind = [&](const StepKey& k) { return (k.mp == 1) != dp; };
+    const bool rival = std::any_of(result.ranked.begin(), result.ranked.end(), [&](const PlanCandidate& c) {
+      return c.does_not_fit.empty() && other_kind(c.step.key);
+    });
+    const auto unfit = std::count_if(result.unfit.begin(), result.unfit.end(),
+                                     [&](const PlanResult::Unfit& u) { return other_kind(u.key); });
+    if (!rival && unfit > 0)
+      best.why += "; " + std::string(dp ? "no hybrid" : "DP alone does not") + " fit in " +
+                  workloads::format_gib(request.memory->bytes) + " (" + std::to_string(unfit) +
+                  " left out)";
+  }
   return result;
 }
 
@@ -241,13 +277,19 @@ void print_plan(const PlanResult& r, std::ostream& out, int top) {
       << sim::format_bandwidth(topology::ib_bandwidth_of(r.cluster)) << "), objective " << objective_name(r.objective);
   if (r.curve) out << ", curve " << r.curve->network << "/" << r.curve->variant;
   if (r.dataset) out << ", " << r.dataset->name << " (" << format_count(r.dataset->samples) << " samples)";
+  out << "\nGPU memory " << (r.memory ? workloads::format_gib(r.memory->bytes) + " (" + r.memory->source + ")"
+                                      : std::string("unknown: every configuration counted as fitting"));
   out << "\n" << r.ranked.size() << " configurations ranked (mp in";
   for (const int m : r.mp_searched) out << " " << m;
-  out << "; " << r.simulated << " steps simulated); " << r.skipped.size() << " left out\n\n";
+  out << "; " << r.simulated << " steps simulated); " << r.skipped.size() << " left out";
+  if (!r.unfit.empty())
+    out << "; " << r.unfit.size() << (r.show_unfit ? " do not fit in memory (ranked last, marked !)"
+                                                    : " do not fit in memory (left out; --show-unfit ranks them)");
+  out << "\n\n";
   char line[512];
-  std::snprintf(line, sizeof line, "%-4s %-9s %-9s %-9s %-13s %9s %9s %21s %8s %14s %12s\n", "rank", "dp x mp",
+  std::snprintf(line, sizeof line, "%-4s %-9s %-9s %-9s %-13s %9s %9s %21s %8s %14s %12s %9s\n", "rank", "dp x mp",
                 "placement", "bucket", "algorithm", "batch", "step ms", "compute/exposed/idle", "epochs",
-                "time to train", "samples/s");
+                "time to train", "samples/s", "peak GiB");
   out << line;
   const std::size_t n = std::min<std::size_t>(r.ranked.size(), static_cast<std::size_t>(std::max(top, 0)));
   for (std::size_t i = 0; i < n; ++i) {
@@ -255,7 +297,7 @@ void print_plan(const PlanResult& r, std::ostream& out, int top) {
     const StepKey& k = c.step.key;
     const std::string split = ms(c.step.critical.compute) + "/" + ms(c.step.critical.exposed_communication) + "/" +
                               ms(c.step.critical.idle);
-    std::snprintf(line, sizeof line, "%-4zu %-9s %-9s %-9s %-13s %9s %9s %21s %8s %14s %12s\n", i + 1,
+    std::snprintf(line, sizeof line, "%-4zu %-9s %-9s %-9s %-13s %9s %9s %21s %8s %14s %12s %9s\n", i + 1,
                   (std::to_string(k.dp()) + " x " + std::to_string(k.mp)).c_str(),
                   k.mp > 1 ? std::string(workloads::partitioner_name(k.partitioner)).c_str() : "-",
                   sim::human_bytes(sim::Bytes::of(k.bucket_bytes)).c_str(),
@@ -263,14 +305,18 @@ void print_plan(const PlanResult& r, std::ostream& out, int top) {
                   ms(c.step.step_time).c_str(), split.c_str(),
                   c.ttt ? (format_fixed(c.ttt->epochs, 2) + (c.ttt->extrapolated ? "*" : "")).c_str() : "-",
                   c.ttt ? format_duration(c.ttt->seconds).c_str() : "-",
-                  format_count(std::llround(c.samples_per_second)).c_str());
+                  format_count(std::llround(c.samples_per_second)).c_str(),
+                  (peak_gib(c) + (c.does_not_fit.empty() ? "" : "!")).c_str());
     out << line;
   }
   out << "\n";
-  for (std::size_t i = 0; i < n && i < 5; ++i) out << "#" << i + 1 << " " << r.ranked[i].why << "\n";
+  for (std::size_t i = 0; i < n && i < 5; ++i)
+    out << "#" << i + 1 << " " << (r.ranked[i].does_not_fit.empty() ? "" : "(" + r.ranked[i].does_not_fit + ") ")
+        << r.ranked[i].why << "\n";
   if (std::any_of(r.ranked.begin(), r.ranked.end(), [](const PlanCandidate& c) { return c.ttt && c.ttt->extrapolated; }))
     out << "* epochs extrapolated outside the curve's supported batch range\n";
   for (const auto& s : r.skipped) out << "left out: " << s << "\n";
+  for (const auto& u : r.unfit) out << (r.show_unfit ? "does not fit: " : "left out: ") << label(u.key) << ": " << u.why << "\n";
 }
 
 PlanRequest make_plan_request(const PlanCommandOptions& o) {
@@ -295,6 +341,11 @@ PlanRequest make_plan_request(const PlanCommandOptions& o) {
   r.cluster.preset = o.cluster;
   build_cluster(r.cluster, 1, topology::ib_bandwidth_of(r.cluster));  // checks the preset
   if (o.ib_bandwidth) r.cluster.links[sim::LinkKind::InfiniBand].bandwidth = sim::parse_bandwidth(*o.ib_bandwidth);
+  r.memory = o.memory ? std::optional<workloads::GpuCapacity>(
+                            workloads::GpuCapacity{sim::parse_bytes(*o.memory), "--memory " + *o.memory})
+                      : workloads::preset_gpu_capacity(o.cluster);
+  if (r.memory && r.memory->bytes.count() <= 0) throw InputError("--memory: expected more than 0 B");
+  r.show_unfit = o.show_unfit;
   r.objective = parse_objective(o.objective);
   if (r.objective == PlanObjective::TimeToTrain && !r.curve)
     throw InputError("no built-in statistical-efficiency curve for network \"" + r.model +

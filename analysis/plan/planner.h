@@ -3,6 +3,9 @@
 // identical placements once), the gradient bucket size and the all-reduce algorithm; simulates one
 // step of each candidate and ranks them by projected time to train (epochs(B) × ceil(dataset / B) ×
 // step) or by throughput, explaining why the best win (compute, exposed communication, epochs).
+// Each candidate's per-GPU peak memory (workloads/memory_model.h) is checked against the GPU's
+// capacity (the preset's GPU, or a what-if): one that does not fit is left out, or with show_unfit
+// ranked after every one that fits and marked, so the planner never recommends it.
 //   PlanResult r = plan(make_plan_request({.model = "gnmt", .gpus = 64}));
 //   print_plan(r, std::cout);   // r.ranked[0] is the best configuration
 #pragma once
@@ -17,6 +20,7 @@
 #include "analysis/training/time_to_train.h"
 #include "sim/collective.h"
 #include "workloads/comm_plan.h"
+#include "workloads/memory_model.h"
 #include "workloads/placement.h"
 #include "workloads/profile.h"
 #include "workloads/step_program.h"
@@ -50,6 +54,10 @@ struct PlanRequest {
   sim::Bytes message_size = sim::CollectiveConfig{}.message_size;
   int threads = 0;                   // 0: one per hardware thread
   std::ostream* progress = nullptr;  // one line per simulated step
+  // Each GPU's memory (none: unknown, nothing is left out) and whether configurations that do not
+  // fit are shown (ranked last, marked) rather than left out.
+  std::optional<workloads::GpuCapacity> memory{};
+  bool show_unfit = false;
 };
 
 struct PlanCandidate {
@@ -57,6 +65,7 @@ struct PlanCandidate {
   std::optional<TimeToTrain> ttt{};  // with a curve and dataset
   double samples_per_second = 0;
   std::string why;                 // filled for the best few by plan()
+  std::string does_not_fit;        // "does not fit: GPU 0 needs ..."; empty when it fits
 };
 
 struct PlanResult {
@@ -68,6 +77,13 @@ struct PlanResult {
   std::optional<TrainingDataset> dataset{};
   std::vector<PlanCandidate> ranked{};  // best first; ties keep the search order
   std::vector<std::string> skipped;   // candidates left out (duplicate or idle-GPU placements, failures)
+  std::optional<workloads::GpuCapacity> memory{};
+  struct Unfit {
+    StepKey key{};
+    std::string why;  // "does not fit: GPU 0 needs ..."
+  };
+  std::vector<Unfit> unfit;           // candidates that do not fit (left out unless show_unfit)
+  bool show_unfit = false;
   std::vector<int> mp_searched{};
   std::size_t simulated = 0;          // steps simulated for this plan (cache hits excluded)
 };
@@ -87,6 +103,8 @@ struct PlanCommandOptions {
   std::string objective = "time-to-train";
   std::string variant = "default";      // the efficiency curve variant
   std::optional<std::string> ib_bandwidth{};  // e.g. "200 Gb/s"
+  std::optional<std::string> memory{};        // each GPU's memory, e.g. "32 GiB" (else the preset's)
+  bool show_unfit = false;
   int threads = 0;
 };
 // Resolves names into a request (built-in curve and dataset of the profile's network when they

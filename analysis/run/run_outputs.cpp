@@ -3,6 +3,7 @@
 #include "analysis/output/atomic_file.h"
 #include "analysis/output/csv.h"
 #include "analysis/output/text_table.h"
+#include "analysis/step/memory_report.h"
 #include "analysis/step/step_report.h"
 
 namespace hybridsim::analysis {
@@ -16,7 +17,8 @@ RunSummary run_summary(const ScenarioRun& run, const scenarios::Scenario& scenar
   for (const auto& [k, v] : metrics) s.table += pad_columns("  " + k, kSummaryKeyColumns) + v + "\n";
   s.settings = run.context;
   for (const auto& kv : metrics) s.settings.push_back(kv);
-  s.json = step_summary_json(run.step, s.settings);
+  s.json = step_summary_json(run.step, s.settings,
+                             {{"memory", memory_json(run.memory, run.mapping, run.gpu_capacity, run.step.critical.gpu)}});
   return s;
 }
 

@@ -4,6 +4,7 @@
 #include <cstdio>
 #include <stdexcept>
 
+#include "analysis/step/memory_report.h"
 #include "analysis/step/step_series.h"
 #include "analysis/trace/step_trace.h"
 #include "sim/error.h"
@@ -122,6 +123,9 @@ ScenarioRun run_scenario_unchecked(const scenarios::ResolvedScenario& resolved, 
   } else {
     run.step = simulate_steps(setup);
   }
+  run.memory = workloads::model_step_memory(resolved.profile, resolved);
+  run.gpu_capacity = resolved.gpu_capacity;
+  run.mapping = resolved.mapping;
   if (const auto model = training_model(resolved.scenario, resolved.profile.meta.network)) {
     run.time_to_train = time_to_train(run.step.step_time, run.step.global_batch,
                                       model->dataset_samples, model->efficiency);
@@ -130,8 +134,15 @@ ScenarioRun run_scenario_unchecked(const scenarios::ResolvedScenario& resolved, 
   return run;
 }
 
+bool fits_in_memory(const ScenarioRun& run) { return does_not_fit(run).empty(); }
+
+std::string does_not_fit(const ScenarioRun& run) {
+  return does_not_fit_text(run.memory.peaks(), run.mapping, run.gpu_capacity);
+}
+
 std::vector<std::pair<std::string, std::string>> run_metrics(const ScenarioRun& run) {
-  std::vector<std::pair<std::string, std::string>> out;
+  std::vector<std::pair<std::string, std::string>> out =
+      memory_lines(run.memory, run.mapping, run.gpu_capacity, run.step.critical.gpu);
   if (run.time_to_train) {
     const auto& t = *run.time_to_train;
     char buf[160];

@@ -12,6 +12,7 @@
 #include "analysis/step/step_runner.h"
 #include "analysis/trace/step_trace_options.h"
 #include "analysis/training/time_to_train.h"
+#include "workloads/memory_model.h"
 #include "scenarios/loader/resolve.h"
 
 namespace hybridsim::analysis {
@@ -23,6 +24,11 @@ struct ScenarioRunOptions {
 
 struct ScenarioRun {
   StepResult step;
+  // Each GPU's memory over the step (workloads/memory_model.h), the capacity it is checked against
+  // (resolve's gpu_capacity) and the mapping that says which GPUs hold which MP rank.
+  workloads::StepMemory memory;
+  std::optional<workloads::GpuCapacity> gpu_capacity;
+  workloads::WorkerMapping mapping;
   std::optional<TimeToTrain> time_to_train;  // none when the network has no efficiency curve
   std::string efficiency;                    // which curve: "gnmt/default (MLPerf fit)"
   std::vector<std::pair<std::string, std::string>> context;  // key settings, for reports
@@ -59,7 +65,13 @@ struct TrainingModel {
 std::optional<TrainingModel> training_model(const scenarios::Scenario& scenario,
                                             const std::string& network);
 
-// Key/value lines of a run for reports: step time, throughput, breakdown, time to train.
+// True unless the capacity is known and some GPU's peak exceeds it. A run that does not fit is
+// still simulated (its time is a what-if: more memory, recomputation); its summary says so.
+bool fits_in_memory(const ScenarioRun& run);
+// "does not fit: GPU 0 needs ..." for a run that does not fit, else empty.
+std::string does_not_fit(const ScenarioRun& run);
+
+// Key/value lines of a run for reports: peak memory, time to train, the trace.
 std::vector<std::pair<std::string, std::string>> run_metrics(const ScenarioRun& run);
 
 }  // namespace hybridsim::analysis

@@ -77,15 +77,20 @@ std::vector<std::pair<std::string, std::string>> memory_lines(const workloads::S
   const int critical_rank = mp_rank_of_gpu(mapping, critical_gpu);
   const Largest l = largest_of(peaks, mapping);
   const bool same = peaks[static_cast<std::size_t>(critical_rank)].total() == l.bytes;
-  out.emplace_back("peak memory, GPU " + std::to_string(critical_gpu) + (same ? " (critical, largest)" : " (critical)"),
-                   memory_peak_text(peaks[static_cast<std::size_t>(critical_rank)], capacity));
+  out.emplace_back("peak memory", "GPU " + std::to_string(critical_gpu) + (same ? " (critical, largest): " : " (critical): ") +
+                                      memory_peak_text(peaks[static_cast<std::size_t>(critical_rank)], capacity));
   if (!same)
-    out.emplace_back("peak memory, GPU " + std::to_string(l.gpu) + " (largest)",
-                     memory_peak_text(peaks[static_cast<std::size_t>(l.rank)], capacity));
-  const std::string verdict = does_not_fit_text(peaks, mapping, capacity);
-  out.emplace_back("memory", !verdict.empty() ? verdict
-                             : capacity       ? "fits (" + capacity->source + ", " + format_gib(capacity->bytes) + ")"
-                                              : "capacity unknown (set cluster.gpu_memory)");
+    out.emplace_back("peak memory", "GPU " + std::to_string(l.gpu) + " (largest): " +
+                                        memory_peak_text(peaks[static_cast<std::size_t>(l.rank)], capacity));
+  std::string verdict;
+  if (!capacity)
+    verdict = "capacity unknown (set cluster.gpu_memory)";
+  else if (workloads::fits_in(peaks, capacity->bytes))
+    verdict = "fits: every GPU within " + format_gib(capacity->bytes) + " (" + capacity->source + ")";
+  else
+    verdict = "does not fit: GPU " + std::to_string(l.gpu) + " needs " + format_gib(l.bytes) + " of " +
+              format_gib(capacity->bytes) + " (" + capacity->source + "); simulated anyway";
+  out.emplace_back("memory", verdict);
   if (!memory.rule.optimizer_known)
     out.emplace_back("memory note", "optimizer state unknown for this optimizer: counted as none");
   return out;

@@ -99,7 +99,8 @@ std::string step_summary_table(const StepResult& r,
 }
 
 std::string step_summary_json(const StepResult& r,
-                              const std::vector<std::pair<std::string, std::string>>& context) {
+                              const std::vector<std::pair<std::string, std::string>>& context,
+                              const std::vector<std::pair<std::string, std::string>>& members) {
   std::string out = "{\n  \"context\": {";
   for (std::size_t i = 0; i < context.size(); ++i) {
     out += i ? ", " : "";
@@ -145,7 +146,13 @@ std::string step_summary_json(const StepResult& r,
     out += i ? ",\n    " : "\n    ";
     metrics_json(out, r.per_gpu[i]);
   }
-  out += "\n  ]\n}\n";
+  out += "\n  ]";
+  for (const auto& m : members) {
+    out += ",\n  ";
+    append_json_string(out, m.first);
+    out += ": " + m.second;
+  }
+  out += "\n}\n";
   return out;
 }
 

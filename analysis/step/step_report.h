@@ -17,7 +17,9 @@ inline constexpr std::size_t kSummaryKeyColumns = 34;
 // `context` lines (key, value) are printed first: scenario, cluster, strategy...
 std::string step_summary_table(const StepResult& r,
                                const std::vector<std::pair<std::string, std::string>>& context);
+// `members`: more members of the object, each a key and its JSON text (the run's "memory").
 std::string step_summary_json(const StepResult& r,
-                              const std::vector<std::pair<std::string, std::string>>& context);
+                              const std::vector<std::pair<std::string, std::string>>& context,
+                              const std::vector<std::pair<std::string, std::string>>& members = {});
 
 }  // namespace hybridsim::analysis

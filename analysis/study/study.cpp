@@ -5,6 +5,7 @@
 #include <map>
 #include <ostream>
 
+#include "analysis/step/memory_report.h"
 #include "sim/error.h"
 
 namespace hybridsim::analysis {
@@ -77,6 +78,7 @@ StudyHeadline compute_headline(const StudyVariant& variant) {
   std::map<int, int> dp_at, hybrid_at;  // N → row index of DP / of the best hybrid
   for (int i = 0; i < static_cast<int>(rows.size()); ++i) {
     const StudyRow& r = rows[static_cast<std::size_t>(i)];
+    if (!r.does_not_fit.empty()) continue;  // never best, never compared
     h.extrapolated = h.extrapolated || r.ttt.extrapolated;
     if (r.is_dp()) {
       if (better(i, h.best_dp)) h.best_dp = i;
@@ -113,6 +115,7 @@ StudyResult run_study(const StudyConfig& config, const StudyRunOptions& options,
   if (config.gpus.empty()) throw InputError(config.source + ": the study has no GPU counts");
   StudyResult result;
   result.config = config;
+  result.memory = options.memory ? options.memory : workloads::preset_gpu_capacity(config.cluster.preset);
   const KeyMaker key{result.config, gpus_per_machine(config.cluster)};
 
   std::vector<double> ib_factors{1.0};
@@ -186,6 +189,12 @@ StudyResult run_study(const StudyConfig& config, const StudyRunOptions& options,
             v.rows.push_back(
                 project_row(cache.at(key(net, gpus, mp, p.ib_factor)), v.curve, samples, &v.baseline));
       }
+      for (StudyRow& r : v.rows) r.does_not_fit = does_not_fit_text(r.step.memory_peaks, {}, result.memory);
+      if (ns.variants.empty())  // the headline curve: say once which rows memory leaves out
+        for (const StudyRow& r : v.rows)
+          if (!r.does_not_fit.empty())
+            ns.notes.push_back("N = " + std::to_string(r.gpus) + ", " + std::to_string(r.dp) + " x " +
+                               std::to_string(r.mp) + " left out of best: " + r.does_not_fit);
       v.headline = compute_headline(v);
       ns.variants.push_back(std::move(v));
     }

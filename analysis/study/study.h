@@ -29,6 +29,9 @@ struct StudyRow {
   TimeToTrain ttt{};
   double step_speedup = 0;  // samples per second / the 1-GPU baseline's (throughput ratio)
   double e2e_speedup = 0;   // the 1-GPU baseline's time to train / this one
+  // "does not fit: GPU 0 needs ..." against StudyResult::memory; empty when it fits (or the
+  // capacity is unknown). Such a row is never "best" (compute_headline skips it).
+  std::string does_not_fit{};
   bool is_dp() const { return mp == 1; }
 };
 
@@ -40,6 +43,7 @@ struct StudyRow {
 //   gain_at_max  = DP(N max) / best hybrid(N max) − 1 (both on the largest GPU count);
 //   crossover    = the smallest N from which the best hybrid at N beats DP at N at every larger N
 //                  of the grid (none when hybrid is behind at N max).
+// Rows that do not fit in the GPU's memory (StudyRow::does_not_fit) take part in none of these.
 // Rows are indices into StudyVariant::rows (-1: none, e.g. no hybrid fits the grid).
 struct StudyHeadline {
   int best_dp = -1;
@@ -77,6 +81,7 @@ struct NetworkStudy {
 struct StudyResult {
   StudyConfig config{};
   std::vector<NetworkStudy> networks{};
+  std::optional<workloads::GpuCapacity> memory{};  // each GPU's memory the rows are checked against
   std::size_t steps_simulated = 0;
   double wall_seconds = 0;  // not written into the report (it would break reproducible output)
   const StudyNetwork& network(const NetworkStudy& n) const { return config.networks.at(n.network); }
@@ -86,6 +91,8 @@ struct StudyRunOptions {
   std::ostream* progress = nullptr;  // one line per simulated step (stderr in the CLI)
   std::optional<int> threads{};        // overrides config.threads
   bool ib_sensitivity = true;        // false: skip the faster-InfiniBand runs (they re-simulate)
+  // Each GPU's memory, a what-if (none: the cluster preset's GPU, workloads/gpu_spec.h).
+  std::optional<workloads::GpuCapacity> memory{};
 };
 
 // Projects one simulated step under a curve: the row's time to train and speedups against the

@@ -5,6 +5,8 @@
 #include "analysis/study/study.h"
 #include "analysis/study/study_config.h"
 #include "analysis/study/study_report.h"
+#include "sim/error.h"
+#include "sim/units.h"
 
 namespace hybridsim::analysis {
 
@@ -15,6 +17,10 @@ int run_study_command(const StudyCommandOptions& options, std::ostream& out, std
   run.progress = progress;
   run.threads = options.threads;
   run.ib_sensitivity = options.ib_sensitivity;
+  if (options.memory) {
+    run.memory = workloads::GpuCapacity{sim::parse_bytes(*options.memory), "--memory " + *options.memory};
+    if (run.memory->bytes.count() <= 0) throw InputError("--memory: expected more than 0 B");
+  }
   const StudyResult result = run_study(config, run);
   StudyReportOptions report;
   report.plots = options.plots;

@@ -16,6 +16,7 @@ struct StudyCommandOptions {
   std::optional<int> threads{};                   // overrides the file's `threads`
   bool plots = true;                            // false: no gnuplot pictures
   bool ib_sensitivity = true;                   // false: skip the faster-InfiniBand re-simulation
+  std::optional<std::string> memory{};            // each GPU's memory, e.g. "32 GiB" (a what-if)
   std::string command_line;                     // quoted in the report ("hybridsim study ...")
 };
 

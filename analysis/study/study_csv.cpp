@@ -45,7 +45,7 @@ std::string steps_csv(const StudyResult& result) {
 std::string ttt_csv(const StudyResult& result) {
   std::ostringstream o;
   o << "network,variant,curve,ib_factor,kind,gpus,dp,mp,global_batch,step_ms,epochs,extrapolated,"
-       "steps_per_epoch,total_steps,time_to_train_s,step_speedup,e2e_speedup\n";
+       "steps_per_epoch,total_steps,time_to_train_s,step_speedup,e2e_speedup,peak_memory_bytes,fits_memory\n";
   for (const auto& ns : result.networks)
     for (const auto& v : ns.variants) {
       auto line = [&](const StudyRow& r, const char* kind) {
@@ -54,7 +54,8 @@ std::string ttt_csv(const StudyResult& result) {
           << r.ttt.global_batch << "," << ms(r.step.step_time) << "," << num(r.ttt.epochs) << ","
           << (r.ttt.extrapolated ? "true" : "false") << "," << r.ttt.steps_per_epoch << ","
           << num(r.ttt.total_steps, 3) << "," << num(r.ttt.seconds, 3) << "," << num(r.step_speedup) << ","
-          << num(r.e2e_speedup) << "\n";
+          << num(r.e2e_speedup) << "," << workloads::largest_peak(r.step.memory_peaks).count() << "," << (r.does_not_fit.empty() ? "true" : "false")
+          << "\n";
       };
       line(v.baseline, "baseline");
       for (const auto& r : v.mp_alone) line(r, "mp-alone");

@@ -39,11 +39,14 @@ void headline_section(const StudyResult& result, std::ostream& md) {
     const StudyVariant& v = ns.main();
     const StudyHeadline& h = v.headline;
     const auto pub = published_gain(result.network(ns).name);
-    md << "| " << result.network(ns).name << " | " << (h.best_dp >= 0 ? row_cell(v.row(h.best_dp)) : "-")
-       << " | " << (h.best_hybrid >= 0 ? row_cell(v.row(h.best_hybrid)) : "-") << " | **"
-       << format_percent(h.gain_best) << "** | " << format_percent(h.gain_at_max) << " | "
-       << crossover_cell(h) << " | " << (pub ? "at least " + format_percent(*pub) : std::string("-"))
-       << " |\n";
+    // No best DP or hybrid (none fits in the GPU's memory, see the network's notes): no gain.
+    const bool both = h.best_dp >= 0 && h.best_hybrid >= 0;
+    md << "| " << result.network(ns).name << " | " << (h.best_dp >= 0 ? row_cell(v.row(h.best_dp)) : "none fits")
+       << " | " << (h.best_hybrid >= 0 ? row_cell(v.row(h.best_hybrid)) : "none fits") << " | "
+       << (both ? "**" + format_percent(h.gain_best) + "**" : std::string("-")) << " | "
+       << (h.dp_at_max >= 0 && h.hybrid_at_max >= 0 ? format_percent(h.gain_at_max) : std::string("-")) << " | "
+       << (both ? crossover_cell(h) : std::string("-")) << " | "
+       << (pub ? "at least " + format_percent(*pub) : std::string("-")) << " |\n";
   }
   md << "\n**Definitions.** Time to train = epochs(B) x ceil(dataset / B) x step time, with B = dp x the "
         "per-worker batch of the profile (a hybrid worker of mp GPUs processes that same batch, so at the "
@@ -55,7 +58,10 @@ void headline_section(const StudyResult& result, std::ostream& md) {
      << " GPUs). *Gain at N* compares DP and the best hybrid on the same largest GPU count. "
         "*Hybrid overtakes DP from* is the smallest N from which the best hybrid beats DP at that N "
         "and at every larger N of the grid. Epochs marked * lie outside the curve's supported batch "
-        "range (an extrapolation).\n\n";
+        "range (an extrapolation). A configuration whose peak memory on some GPU exceeds the GPU's ("
+     << (result.memory ? workloads::format_gib(result.memory->bytes) + ", " + result.memory->source
+                       : std::string("unknown here"))
+     << "; workloads/README.md, \"Memory per GPU\") is never best: each network's notes list them.\n\n";
 }
 
 void sensitivity_section(const StudyResult& result, std::ostream& md) {
@@ -218,13 +224,26 @@ void print_headline_table(const StudyResult& result, std::ostream& out) {
                                               : "-";
     const std::string cross = h.crossover ? "N=" + std::to_string(*h.crossover) : "never";
     const std::string range = format_percent(lo) + " .. " + format_percent(hi);
+    // Without a best DP or hybrid (none fits in memory) there is no gain to state.
+    const bool both = h.best_dp >= 0 && h.best_hybrid >= 0;
+    const bool both_at_max = h.dp_at_max >= 0 && h.hybrid_at_max >= 0;
     std::snprintf(line, sizeof line, "%-14s %-24s %-30s %12s %10s %11s %s\n", result.network(ns).name.c_str(),
-                  dp.c_str(), hy.c_str(), format_percent(h.gain_best).c_str(), format_percent(h.gain_at_max).c_str(),
-                  cross.c_str(), range.c_str());
+                  h.best_dp >= 0 ? dp.c_str() : "none fits", h.best_hybrid >= 0 ? hy.c_str() : "none fits",
+                  both ? format_percent(h.gain_best).c_str() : "-",
+                  both_at_max ? format_percent(h.gain_at_max).c_str() : "-", both ? cross.c_str() : "-",
+                  both ? range.c_str() : "-");
     out << line;
   }
   out << "gain vs best = best-DP time / best-hybrid time - 1 over every N <= " << max_gpus
       << "; sensitivity range over the efficiency variants and faster InfiniBand.\n";
+  for (const auto& ns : result.networks) {
+    const auto& rows = ns.main().rows;
+    const auto unfit = std::count_if(rows.begin(), rows.end(), [](const StudyRow& r) { return !r.does_not_fit.empty(); });
+    if (unfit > 0 && result.memory)
+      out << result.network(ns).name << ": " << unfit << " of " << rows.size() << " configurations do not fit in "
+          << workloads::format_gib(result.memory->bytes) << " (" << result.memory->source
+          << ") and are left out of best (the report's notes list them)\n";
+  }
 }
 
 StudyReportFiles write_study_report(const StudyResult& result, const std::filesystem::path& dir,

@@ -93,6 +93,7 @@ StepPoint simulate_key(const StepKey& key, const StepRunContext& context, const 
   p.critical = r.critical;
   p.mean = r.mean;
   p.mp_cut_bytes = setup.placement.cut_bytes(profile);
+  p.memory_peaks = workloads::model_step_memory(profile, setup).peaks();
   p.events = r.events;
   p.wall_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   return p;

@@ -21,6 +21,7 @@
 #include "workloads/step_program.h"
 #include "topology/topology.h"
 #include "workloads/comm_plan.h"
+#include "workloads/memory_model.h"
 #include "workloads/placement.h"
 #include "workloads/profile.h"
 
@@ -60,6 +61,9 @@ struct StepPoint {
   GpuStepMetrics critical{};  // the GPU that finished last
   GpuStepMetrics mean{};      // means over the GPUs used
   sim::Bytes mp_cut_bytes{};  // activation bytes crossing GPUs per worker, forward
+  // Each MP rank's peak memory (workloads/memory_model.h), checked against a GPU's capacity by
+  // plans and studies (analysis/step/memory_report.h).
+  std::vector<workloads::MemoryBreakdown> memory_peaks{};
   std::uint64_t events = 0;
   double wall_seconds = 0;  // how long the simulation took (not part of any result)
 };

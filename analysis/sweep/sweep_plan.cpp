@@ -21,7 +21,7 @@ void check_options(const SweepOptions& options, const std::string& head) {
     for (std::size_t i = columns.size(); i-- > 0;)
       if (columns[i] == "gpus") {
         for (std::size_t j = i; j < columns.size(); ++j)
-          if (columns[j] != "unit" && columns[j] != "extrapolated") list += (list.empty() ? "" : ", ") + columns[j];
+          if (columns[j] != "unit" && columns[j] != "extrapolated" && columns[j] != "fits_memory") list += (list.empty() ? "" : ", ") + columns[j];
         break;
       }
     throw InputError("--plot-metric \"" + options.plot_metric + "\" is not a results.csv column; expected one of " + list);

@@ -28,8 +28,9 @@ std::string sweep_header(const std::vector<std::string>& paths) {
   // Bytes carried (payload × links crossed) by every link kind, named by its scenario key.
   for (int k = 0; k < sim::kLinkKindCount; ++k)
     h += "," + std::string(sim::link_kind_key(static_cast<sim::LinkKind>(k))) + "_bytes";
-  // Steps simulated (variability.steps) and their 95th-percentile step time.
-  return h + ",steps,p95_step_time_ms";
+  // Steps simulated (variability.steps) and their 95th-percentile step time; the largest GPU's
+  // peak memory, the capacity it is checked against (empty: unknown) and whether every GPU fits.
+  return h + ",steps,p95_step_time_ms,peak_memory_bytes,memory_capacity_bytes,fits_memory";
 }
 
 std::string sweep_row(const scenarios::SweepPoint& point, const ScenarioRun& run) {
@@ -50,6 +51,10 @@ std::string sweep_row(const scenarios::SweepPoint& point, const ScenarioRun& run
   }
   for (const sim::Bytes b : r.bytes_by_link_kind) s += "," + std::to_string(b.count());
   s += "," + std::to_string(r.spread.steps) + "," + format_fixed(r.spread.p95.to_ms(), 6);
+  const std::vector<workloads::MemoryBreakdown> peaks = run.memory.peaks();
+  s += "," + std::to_string(workloads::largest_peak(peaks).count());
+  s += "," + (run.gpu_capacity ? std::to_string(run.gpu_capacity->bytes.count()) : std::string());
+  s += std::string(",") + (!run.gpu_capacity ? "" : fits_in_memory(run) ? "yes" : "no");
   return s;
 }
 

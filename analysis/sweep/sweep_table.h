@@ -1,5 +1,6 @@
 // The table a sweep writes: its CSV header (the swept paths, then the metrics of a run: step time,
-// throughput, breakdown, time to train, and the bytes each link kind carried), one row per point,
+// throughput, breakdown, time to train, the bytes each link kind carried, peak memory and whether
+// it fits), one row per point,
 // reading such files back (points.partial.csv, results.csv, shards), and the final results.csv +
 // summary.json. Rows are keyed by point index, so the files come out in point order.
 //   std::string head = sweep_header({"cluster.links.nvlink.bandwidth"});

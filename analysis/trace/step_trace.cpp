@@ -129,7 +129,9 @@ StepTraceObserver::StepTraceObserver(ChromeTraceWriter& writer, const StepSetup&
     }
   }
   link_bins_.assign(links.size(), BusyFractionBins(options_.utilization_bin));
+  init_memory_levels(setup);
   write_metadata();
+  write_memory_start();
 }
 
 void StepTraceObserver::write_metadata() {
@@ -163,9 +165,11 @@ bool StepTraceObserver::outside_window(sim::Time start, sim::Time end) const {
 
 void StepTraceObserver::on_kernel(std::uint32_t gpu, std::uint32_t stream, std::uint32_t task,
                                   sim::Time start, sim::Time end) {
-  if (!keeps(gpu) || outside_window(start, end)) return;
+  if (!keeps(gpu)) return;
   const sim::Task& t = program_.gpus[gpu].streams[stream].tasks[task];
   const workloads::KernelLabel& label = program_.labels[t.id];
+  write_memory_sample(gpu, label, start, end);  // before the window test: the writer windows counters
+  if (outside_window(start, end)) return;
   const TracePid pid = gpu_pid(static_cast<int>(gpu));
   const TraceTid tid = static_cast<TraceTid>(stream) + 1;
   const std::string& name = label_names_[t.id];

@@ -1,6 +1,7 @@
 // The timeline of one simulated training step as a Chrome / Perfetto trace (Trace Event Format):
 // one process per GPU ("GPU 13 · node 1", a thread per stream: kernels, collectives, transfers with
-// flow arrows from send to receive, ring steps nested in collectives), one "network" process with a
+// flow arrows from send to receive, ring steps nested in collectives; a "memory" counter of what the
+// GPU holds over the step, in GiB), one "network" process with a
 // utilization counter per link and, at the highest detail, every message on every link. Times are
 // sim::Time, written as µs with ns decimals. What each track means: analysis/README.md.
 //   StepTraceSummary s;
@@ -112,6 +113,19 @@ class StepTraceObserver final : public sim::StreamObserver,
   // Writes the held ring steps of `gpu` that lie in [start, end], the slice of their collective.
   void write_held_steps(std::uint32_t gpu, sim::Time start, sim::Time end);
   void write_counter_samples(sim::LinkId link);
+  // The "memory" counter of each GPU (step_trace_memory.cpp): what its MP rank holds while each op's
+  // forward and backward runs and at the optimizer, from the memory model (workloads/memory_model.h),
+  // sampled at the start of the op's first kernel; back to what stays between steps after the
+  // optimizer.
+  struct MemoryLevels {
+    std::vector<double> forward;   // [op] → GiB (0 for ops on other ranks)
+    std::vector<double> backward;  // [op] → GiB
+    double optimizer = 0;
+    double after_step = 0;
+  };
+  void init_memory_levels(const StepSetup& setup);
+  void write_memory_start();
+  void write_memory_sample(std::uint32_t gpu, const workloads::KernelLabel& label, sim::Time start, sim::Time end);
 
   ChromeTraceWriter& writer_;
   const topology::Topology& topology_;
@@ -124,6 +138,7 @@ class StepTraceObserver final : public sim::StreamObserver,
   std::vector<TraceTid> comm_tid_;  // by global rank: the stream of its gradient collectives (0: none)
   std::vector<std::string> label_names_;       // by kernel label
   std::vector<sim::Bytes> optimizer_bytes_;    // by MP rank: parameters its optimizer updates
+  std::vector<MemoryLevels> memory_levels_;    // by MP rank
   std::vector<std::string> collective_names_;  // by collective index, filled when first needed
   std::unordered_map<std::uint32_t, P2pEnd> p2p_pending_;  // by collective index
   std::vector<char> keep_link_;

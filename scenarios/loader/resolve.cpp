@@ -140,6 +140,12 @@ workloads::WorkerMapping build_mapping(const Scenario& s, const topology::Topolo
   return located(s, "parallelism", [&] { return workloads::default_mapping(topology, dp, mp); });
 }
 
+std::optional<workloads::GpuCapacity> gpu_memory_capacity(const Scenario& s, const workloads::Profile& profile) {
+  if (s.cluster.gpu_memory) return workloads::GpuCapacity{*s.cluster.gpu_memory, "cluster.gpu_memory"};
+  if (!s.cluster.preset.empty()) return workloads::preset_gpu_capacity(s.cluster.preset);
+  return workloads::gpu_capacity(profile.meta.gpu, "the profile");
+}
+
 ResolvedScenario resolve(const Scenario& s) {
   topology::Topology topology = build_topology(s);
   workloads::Profile profile = load_workload_profile(s);
@@ -179,7 +185,8 @@ ResolvedScenario resolve(const Scenario& s) {
       .executor = {.contention = c.compute_contention},
       .variability = s.variability,
   };
-  return ResolvedScenario{std::move(config), s, std::move(topology), std::move(profile)};
+  std::optional<workloads::GpuCapacity> capacity = gpu_memory_capacity(s, profile);
+  return ResolvedScenario{std::move(config), s, std::move(topology), std::move(profile), std::move(capacity)};
 }
 
 }  // namespace hybridsim::scenarios

@@ -7,6 +7,7 @@
 //   r.topology.gpus().size() == 8;  r.mapping.dp == 8;  describe(r) → a short summary
 #pragma once
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -18,6 +19,7 @@
 #include "topology/topology.h"
 #include "workloads/comm_plan.h"
 #include "workloads/mapping.h"
+#include "workloads/memory_model.h"
 #include "workloads/placement.h"
 #include "workloads/profile.h"
 #include "workloads/step_config.h"
@@ -31,6 +33,7 @@ struct ResolvedScenario : workloads::StepConfig {
   Scenario scenario;
   topology::Topology topology;
   workloads::Profile profile;  // already scaled to the batch per worker
+  std::optional<workloads::GpuCapacity> gpu_capacity;  // gpu_memory_capacity(scenario, profile)
 };
 
 // Each step on its own (resolve() calls them in this order).
@@ -38,6 +41,10 @@ topology::Topology build_topology(const Scenario& scenario);
 workloads::Profile load_workload_profile(const Scenario& scenario);  // scaled to batch_per_worker
 workloads::MpPlacement build_placement(const Scenario& scenario, const workloads::Profile& profile);
 workloads::WorkerMapping build_mapping(const Scenario& scenario, const topology::Topology& topology);
+// Each GPU's memory: cluster.gpu_memory when written, else the preset's GPU (topology/
+// preset_registry.h through workloads/gpu_spec.h), else, for a topology file, the profile's GPU;
+// none when none of them is known.
+std::optional<workloads::GpuCapacity> gpu_memory_capacity(const Scenario& scenario, const workloads::Profile& profile);
 
 // The profile at another per-GPU batch: every kernel duration and activation size × batch / the
 // profile's batch (rounded to the nearest ps and byte), units_per_step likewise (at least 1);

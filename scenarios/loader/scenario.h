@@ -35,6 +35,7 @@ using topology::LinkOverrides;
 struct ClusterSettings : topology::ClusterSpec {
   ClusterSettings() { preset.clear(); }
   std::filesystem::path topology;  // custom topology file as written (relative to base_dir)
+  std::optional<sim::Bytes> gpu_memory;  // nullopt (auto): the GPU's own, workloads/gpu_spec.h
   bool operator==(const ClusterSettings&) const = default;
 };
 

@@ -74,6 +74,7 @@ void read_cluster(FieldReader& r, const TreeNode& root, ClusterSettings& out) {
   out.oversubscription = r.number(c, "cluster.oversubscription");
   out.leaf_radix = static_cast<int>(r.integer(c, "cluster.leaf_radix"));
   if (const auto s = r.integer_opt(c, "cluster.spines")) out.spines = static_cast<int>(*s);
+  out.gpu_memory = r.size_opt(c, "cluster.gpu_memory");
 
   if (topology) {
     for (const auto key : {"nodes", "gpus_per_node", "fabric", "oversubscription", "leaf_radix", "spines", "links"})

@@ -57,8 +57,10 @@ class Writer {
 };
 
 void write_cluster(Writer& w, const ClusterSettings& c) {
+  const std::string memory = c.gpu_memory ? sim::format_bytes(*c.gpu_memory) : "auto";
   if (!c.topology.empty()) {
     w.text("cluster.topology", c.topology.string());
+    w.text("cluster.gpu_memory", memory);
     return;
   }
   w.text("cluster.preset", c.preset);
@@ -68,6 +70,7 @@ void write_cluster(Writer& w, const ClusterSettings& c) {
   w.text("cluster.oversubscription", number(c.oversubscription));
   w.integer("cluster.leaf_radix", c.leaf_radix);
   w.integer_or_auto("cluster.spines", c.spines);
+  w.text("cluster.gpu_memory", memory);
   for (int k = 0; k < sim::kLinkKindCount; ++k) {
     const auto kind = static_cast<sim::LinkKind>(k);
     const LinkOverride& o = c.links[kind];

@@ -62,6 +62,12 @@ constexpr FieldSpec kSchema[] = {
     {.path = "cluster.spines", .kind = K::Integer, .default_text = "auto", .words = "auto",
      .min = 1, .max = 4096,
      .help = "Spine switches; auto: leaf_radix / oversubscription, rounded, at least 1."},
+    {.path = "cluster.gpu_memory", .kind = K::Size, .default_text = "auto", .words = "auto", .min = 0,
+     .min_exclusive = true,
+     .help = "Memory of each GPU, for the per-GPU memory check (workloads/README.md, \"Memory per "
+             "GPU\"): a what-if such as 32 GiB; auto: the preset's GPU (dgx1-v100 16 GiB, dgx2 32 GiB), "
+             "or the profile's GPU with a topology file. Write GiB: a data sheet's \"16 GB\" is 16 GiB, "
+             "while 16 GB here is 16 × 10^9 B."},
     {.path = "cluster.links", .kind = K::Section,
      .help = "Per link kind, overrides of the preset's bandwidth (per physical link, per "
              "direction) and latency. A kind the preset does not have is an error; infiniband "

@@ -3,6 +3,7 @@
 // from send to receive, link messages and utilization counters, size control, interrupted runs.
 #include <doctest/doctest.h>
 
+#include <cmath>
 #include <set>
 
 #include "sim/time_window.h"
@@ -167,9 +168,31 @@ TEST_CASE("step trace: a process per GPU, a thread per stream, kernels add up to
   CHECK(t.on(1, 4)[1].dur == 42'943);
   CHECK(t.flows == 4);
 
+  // Each GPU's memory counter, from the memory model (workloads/memory_model.h). GPU 0 (MP rank 0,
+  // op0 and op1, dp 2) holds for the whole step: weights 8 MiB, dense gradients 8 MiB, SGD's momentum
+  // 2 Mi parameters × 4 B = 8 MiB, DDP's bucket copy 8 MiB, NCCL's buffers 6 channels × 4
+  // connections (auto) × 9,633,792 B = 231,211,008 B and the 1 GiB framework allowance:
+  // P = 32 MiB + 1 GiB + 231,211,008 B = 1,338,507,264 B. Above P, in MiB: op0's forward 1 (its
+  // output), op1's forward 2 (both outputs), op1's backward 4 (both outputs and both output
+  // gradients: op1's own, since its consumer is on GPU 1, and op0's, produced here), op0's backward
+  // 2 (its output and gradient), the optimizer 0, and P again after it; P also at the start.
+  {
+    const auto& memory = t.counters.at({1, "memory"});
+    std::vector<std::int64_t> above;
+    for (const auto& s : memory) above.push_back(std::llround(s.value * 1'073'741'824.0) - 1'338'507'264);
+    const std::int64_t mib = 1'048'576;
+    CHECK(above == std::vector<std::int64_t>{0, 1 * mib, 2 * mib, 4 * mib, 2 * mib, 0, 0});
+    CHECK(memory[0].ts == 0);
+    CHECK(memory[2].ts == 1'000'000);          // op1's forward starts at 1 ms
+    CHECK(memory[3].ts == t.on(1, 1)[2].ts);   // op1's backward
+    CHECK(memory.back().ts == t.on(1, 1).back().end());  // after the optimizer
+    for (int g = 1; g <= 4; ++g) CHECK(t.counters.count({g, "memory"}) == 1);
+  }
+
   // Utilization counters of the links that carried traffic: fractions, back to 0 at the end.
   int counters = 0;
   for (const auto& [key, samples] : t.counters) {
+    if (key.second == "memory") continue;
     CHECK(key.first == 5);
     ++counters;
     for (const auto& s : samples) {

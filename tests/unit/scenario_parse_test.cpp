@@ -181,7 +181,7 @@ TEST_CASE("scenario: round trip — a scenario written as YAML and read back is 
   CHECK(scenario_to_yaml(minimal) ==
         "name: minimal\n"
         "cluster:\n  preset: dgx1-v100\n  nodes: 1\n  gpus_per_node: auto\n  fabric: fat-tree\n"
-        "  oversubscription: 1\n  leaf_radix: 16\n  spines: auto\n"
+        "  oversubscription: 1\n  leaf_radix: 16\n  spines: auto\n  gpu_memory: auto\n"
         "workload:\n  network: gnmt\n  batch_per_worker: auto\n  compute_speed: 1\n  gpu_speeds: []\n"
         "parallelism:\n  dp: 1\n  mp: 1\n  placement: auto\n  mapping: auto\n"
         "communication:\n  algorithm: auto\n  protocol: auto\n  channels: auto\n  message_size: 512 KiB\n  bucket_size: 25 MB\n"

@@ -27,7 +27,7 @@ namespace fs = std::filesystem;
 namespace {
 
 // One line of figures: the exact step time, throughput, the mean GPU's exposed communication and
-// idle time, time to train, and the bytes each link kind carried.
+// idle time, time to train, the bytes each link kind carried and the peak memory.
 std::string figures(const std::string& what, const analysis::ScenarioRun& run) {
   const analysis::StepResult& r = run.step;
   std::string line = what + ": step " + sim::format_time(r.step_time) + ", " +
@@ -39,6 +39,11 @@ std::string figures(const std::string& what, const analysis::ScenarioRun& run) {
   for (int k = 0; k < sim::kLinkKindCount; ++k)
     if (const auto b = r.bytes_by_link_kind[static_cast<std::size_t>(k)]; b.count() > 0)
       line += ", " + std::string(sim::link_kind_key(static_cast<sim::LinkKind>(k))) + " " + std::to_string(b.count()) + " B";
+  // The largest GPU's peak memory (workloads/memory_model.h) and whether every GPU fits.
+  const auto peaks = run.memory.peaks();
+  if (!peaks.empty())
+    line += ", peak memory " + std::to_string(workloads::largest_peak(peaks).count()) +
+            " B" + (!run.gpu_capacity ? "" : analysis::fits_in_memory(run) ? " (fits)" : " (does not fit)");
   return line + "\n";
 }
 

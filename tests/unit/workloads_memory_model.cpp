@@ -221,6 +221,8 @@ TEST_CASE("memory: capacities come from the GPU table, read as GiB") {
   CHECK(fits_in({a}, Bytes::gib(16)));
   CHECK_FALSE(fits_in({a, b}, Bytes::gib(16)));
   CHECK(largest_rank({a, b}) == 1);
+  CHECK(largest_peak({a, b}) == Bytes::gib(17));
+  CHECK(largest_peak({}) == Bytes());
 }
 
 TEST_CASE("memory: the breakdown reads in GiB") {
@@ -230,5 +232,6 @@ TEST_CASE("memory: the breakdown reads in GiB") {
   b[MemoryPart::Framework] = Bytes::gib(1);
   CHECK(describe_parts(b) == "weights 6.62, activations <0.01, framework 1.00");
   CHECK(format_gib(b.total()) == "7.62 GiB");
-  CHECK(format_gib(Bytes::gib(16)) == "16.0 GiB");
+  CHECK(format_gib(Bytes::gib(16)) == "16 GiB");
+  CHECK(format_gib(Bytes::of(17'714'187'248)) == "16.5 GiB");
 }
