@@ -4,6 +4,12 @@
 
 namespace hybridsim::workloads {
 
+std::vector<std::string> gpu_choice_names() {
+  std::vector<std::string> out{"auto"};
+  for (const GpuFacts& g : gpu_facts()) out.emplace_back(g.key);
+  return out;
+}
+
 std::string auto_gpu_key(std::string_view cluster_gpu) {
   const GpuFacts* g = find_gpu_facts(cluster_gpu);
   return std::string(g != nullptr ? g->key : gpu_facts().front().key);

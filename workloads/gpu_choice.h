@@ -7,6 +7,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "workloads/cost_model.h"
 #include "workloads/profile.h"
@@ -20,6 +21,8 @@ struct GpuChoice {
   bool operator==(const GpuChoice&) const = default;
 };
 
+// What `workload.gpu` accepts: "auto", then every key of the GPU facts table.
+std::vector<std::string> gpu_choice_names();
 // "auto": the GPU the cluster carries (a preset's `gpu`, e.g. "H100-SXM5-80GB") when the facts table
 // knows it, else the calibrated V100 (custom topologies, unknown models).
 std::string auto_gpu_key(std::string_view cluster_gpu);

@@ -6,6 +6,7 @@
 #include "scenarios/loader/schema.h"
 #include "sim/collective.h"
 #include "topology/preset_registry.h"
+#include "workloads/gpu_choice.h"
 #include "workloads/step_program.h"
 #include "workloads/profile_gen.h"
 
@@ -19,12 +20,6 @@ std::vector<std::string> preset_choices() {
 }
 
 std::vector<std::string> network_choices() { return workloads::builtin_profile_names(); }
-
-std::vector<std::string> gpu_choices() {
-  std::vector<std::string> out{"auto"};
-  for (const auto& g : workloads::gpu_facts()) out.emplace_back(g.key);
-  return out;
-}
 
 using K = FieldKind;
 constexpr double kMaxCount = 1 << 20;
@@ -126,7 +121,7 @@ constexpr FieldSpec kSchema[] = {
      .help = "fp32, or amp: FP16 compute on Tensor Cores with FP32 master weights (FP16 activations "
              "and gradients: half the bytes exchanged). Calibrated on one V100 for GNMT; Inception-V3, "
              "BigLSTM and the other GPUs are estimates. A profile file must have this precision."},
-    {.path = "workload.gpu", .kind = K::Choice, .default_text = "auto", .dynamic_choices = gpu_choices,
+    {.path = "workload.gpu", .kind = K::Choice, .default_text = "auto", .dynamic_choices = workloads::gpu_choice_names,
      .help = "The GPU whose cost model prices a built-in network: v100 (calibrated), a100, a100-40gb, "
              "h100, h200 (derived from the V100 by peak ratios: estimates); auto: the GPU of "
              "cluster.preset (dgx-a100: a100, dgx-h100: h100, hgx-h200: h200, the others: v100), "

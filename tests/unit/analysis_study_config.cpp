@@ -111,7 +111,7 @@ TEST_CASE("study config: errors name the place, the field and what was expected"
   // Line 2, column 1: the misspelt key.
   CHECK(error_of(kHead + "gpu: [8]\nnetworks: [gnmt]\ngpus: [8]\n") ==
         "s.yaml:2:1: gpu: unknown field (did you mean 'gpus'?); expected one of: format, title, networks, gpus, mp, "
-        "cluster, communication, sensitivity, output, threads");
+        "cluster, workload, communication, sensitivity, output, threads");
   CHECK(error_of("networks: [gnmt]\ngpus: [8]\n") == "s.yaml:1:1: format: missing required field; expected hybridsim-study/1");
   CHECK(error_of("format: hybridsim-study/2\nnetworks: [gnmt]\ngpus: [8]\n") ==
         "s.yaml:1:9: format: got \"hybridsim-study/2\"; expected hybridsim-study/1");
