@@ -27,6 +27,8 @@ Fabric parse_fabric(std::string_view text);
 
 // Defaults of the fabric, used wherever a cluster is described (ClusterParams, ClusterSpec).
 inline constexpr auto kEdrBandwidth = sim::Bandwidth::bytes_per_second(12'500'000'000);  // 100 Gb/s
+inline constexpr auto kHdrBandwidth = sim::Bandwidth::bytes_per_second(25'000'000'000);  // 200 Gb/s
+inline constexpr auto kNdrBandwidth = sim::Bandwidth::bytes_per_second(50'000'000'000);  // 400 Gb/s
 inline constexpr auto kDefaultIbLatency = sim::Time::ns(500);  // per NIC↔leaf or leaf↔spine hop
 inline constexpr int kDefaultLeafRadix = 16;                    // NIC ports per leaf switch
 

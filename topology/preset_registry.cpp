@@ -35,13 +35,17 @@ presets::NodeParams dgx1_v100(const ClusterSpec& s) {
   return p;
 }
 
-presets::NodeParams nvswitch_node(const ClusterSpec& s) {
-  presets::NvswitchNodeParams p;
+// An NVSwitch machine: `p` with the spec's GPU count and link overrides applied.
+presets::NodeParams nvswitch_machine(const ClusterSpec& s, presets::NvswitchNodeParams p) {
   if (s.gpus_per_node) p.gpus = *s.gpus_per_node;
   apply(s.links[LinkKind::NVSwitch], p.nvlink_bandwidth, p.nvswitch_latency);
   apply_pcie_cpu(s, p);
   return p;
 }
+
+presets::NodeParams nvswitch_node(const ClusterSpec& s) { return nvswitch_machine(s, {}); }
+presets::NodeParams dgx_a100(const ClusterSpec& s) { return nvswitch_machine(s, presets::dgx_a100_params()); }
+presets::NodeParams dgx_h100(const ClusterSpec& s) { return nvswitch_machine(s, presets::dgx_h100_params()); }
 
 presets::NodeParams pcie_server(const ClusterSpec& s) {
   presets::PcieServerParams p;
@@ -88,6 +92,33 @@ const PresetInfo kPresets[] = {
      .link_kinds = kNvswitchLinks,
      .gpus = {.default_count = 16, .min = 1, .max = 4096},
      .machine = nvswitch_node},
+    {.name = "dgx-a100",
+     .alias = {},
+     .description = "NVIDIA DGX A100: 8 A100-SXM4-80GB on NVSwitch at 12 NVLink3 per GPU (300 GB/s "
+                    "per direction), PCIe Gen4 switches, 2 CPUs, 8 HDR InfiniBand NICs (one per GPU)",
+     .gpu = "A100-SXM4-80GB",
+     .link_kinds = kNvswitchLinks,
+     .gpus = {.default_count = 8, .min = 8, .max = 8},
+     .ib_bandwidth = presets::kHdrBandwidth,
+     .machine = dgx_a100},
+    {.name = "dgx-h100",
+     .alias = {},
+     .description = "NVIDIA DGX H100: 8 H100-SXM5-80GB on NVSwitch at 18 NVLink4 per GPU (450 GB/s "
+                    "per direction), PCIe Gen5 switches, 2 CPUs, 8 NDR InfiniBand NICs (one per GPU)",
+     .gpu = "H100-SXM5-80GB",
+     .link_kinds = kNvswitchLinks,
+     .gpus = {.default_count = 8, .min = 8, .max = 8},
+     .ib_bandwidth = presets::kNdrBandwidth,
+     .machine = dgx_h100},
+    {.name = "hgx-h200",
+     .alias = {},
+     .description = "NVIDIA HGX H200: 8 H200-SXM-141GB on the DGX H100's NVSwitch fabric (18 NVLink4 "
+                    "per GPU), PCIe Gen5 switches, 2 CPUs, 8 NDR InfiniBand NICs (one per GPU)",
+     .gpu = "H200-SXM-141GB",
+     .link_kinds = kNvswitchLinks,
+     .gpus = {.default_count = 8, .min = 8, .max = 8},
+     .ib_bandwidth = presets::kNdrBandwidth,
+     .machine = dgx_h100},
     {.name = "pcie-server",
      .alias = {},
      .description = "a server without NVLink: GPUs (8 by default) in pairs behind PCIe Gen3 "

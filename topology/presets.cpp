@@ -217,6 +217,25 @@ NodePorts add_node(TopologyBuilder& b, const NodeParams& p, int node, std::strin
       p);
 }
 
+NvswitchNodeParams dgx_a100_params() {
+  NvswitchNodeParams p;
+  p.gpus = 8;
+  p.nvlinks_per_gpu = 12;                                  // NVLink3: 12 × 25 = 300 GB/s
+  p.pcie_bandwidth = sim::Bandwidth::gb_per_second(24);   // Gen4 x16: twice Gen3's 12
+  // One 200 Gb/s HDR NIC per GPU, on the GPU's own PCIe switch, so that each GPU's nearest NIC is
+  // its own (with two GPUs and two NICs on a switch both GPUs would pick the lower NIC).
+  p.gpus_per_pcie_switch = 1;
+  p.nics = 8;
+  return p;
+}
+
+NvswitchNodeParams dgx_h100_params() {
+  NvswitchNodeParams p = dgx_a100_params();
+  p.nvlinks_per_gpu = 18;                                  // NVLink4: 18 × 25 = 450 GB/s
+  p.pcie_bandwidth = sim::Bandwidth::gb_per_second(48);   // Gen5 x16: twice Gen4
+  return p;                                                // 8 NICs, 400 Gb/s NDR each
+}
+
 Topology dgx1_v100(const Dgx1V100Params& params) {
   TopologyBuilder b("dgx1-v100");
   add_dgx1_v100(b, params, 0, "");

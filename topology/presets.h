@@ -45,6 +45,15 @@ struct NvswitchNodeParams {
   int nics = 8;
 };
 
+// The NVSwitch machines of the A100 and H100 generations as NvswitchNodeParams (hardware.md, "Newer
+// GPUs and machines"; topology/README.md): 8 GPUs, NVLink at 25 GB/s per link per direction into the
+// switch fabric, one NIC per GPU (each GPU and its NIC on a PCIe switch), PCIe at the Gen3 preset's
+// achievable 12 GB/s × 2 per generation (Gen4 24 GB/s, Gen5 48 GB/s).
+// DGX A100: 12 NVLink3 links per GPU (300 GB/s per direction), PCIe Gen4.
+NvswitchNodeParams dgx_a100_params();
+// DGX H100 (and HGX H200, the same fabric): 18 NVLink4 links per GPU (450 GB/s), PCIe Gen5.
+NvswitchNodeParams dgx_h100_params();
+
 // A server without NVLink: GPUs behind PCIe switches under the CPUs, NICs on the switches.
 struct PcieServerParams {
   int gpus = 8;

@@ -10,8 +10,11 @@ namespace hybridsim::analysis {
 
 RunSummary run_summary(const ScenarioRun& run, const scenarios::Scenario& scenario) {
   RunSummary s;
-  const std::vector<std::pair<std::string, std::string>> context = {
+  std::vector<std::pair<std::string, std::string>> context = {
       {"scenario", scenario.name.empty() ? scenario.source : scenario.name}};
+  // The GPU and precision when they are not the V100 FP32 every older scenario runs on.
+  for (const auto& kv : run.context)
+    if (kv.first == "GPU, precision") context.push_back(kv);
   s.table = step_summary_table(run.step, context);
   const auto metrics = run_metrics(run);
   for (const auto& [k, v] : metrics) s.table += pad_columns("  " + k, kSummaryKeyColumns) + v + "\n";

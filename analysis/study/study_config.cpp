@@ -10,6 +10,8 @@
 #include "topology/preset_registry.h"
 #include "topology/yaml/field_reader.h"
 #include "topology/yaml/input_file.h"
+#include "workloads/gpu_choice.h"
+#include "workloads/gpu_spec.h"
 #include "workloads/profile_gen.h"
 #include "workloads/profile_io.h"
 
@@ -103,11 +105,35 @@ EfficiencyCurve read_network_curve(FieldReader& r, const TreeNode& n, const std:
   return located(variant != nullptr ? *variant : n, path + ".variant", [&] { return efficiency_curve_by_name(eff, name); });
 }
 
+// What a study's workload section asks of every network: the cost model of built-in ones, and
+// where each key was written (nullptr: not given), to locate a profile file's disagreement.
+struct StudyWorkload {
+  workloads::BuiltinProfileOptions options;
+  workloads::GpuChoice choice;
+  const TreeNode* gpu = nullptr;
+  const TreeNode* precision = nullptr;
+};
+
+// A profile file must have the GPU and precision the workload section names.
+void check_profile_file(const workloads::Profile& profile, const StudyWorkload& w) {
+  if (w.choice.gpu)
+    if (const auto problem = workloads::gpu_mismatch(profile, *w.choice.gpu)) {
+      const auto cut = problem->find("; expected ");
+      fail_at(w.gpu->where, "workload.gpu", problem->substr(0, cut), problem->substr(cut + 11));
+    }
+  if (w.choice.precision)
+    if (const auto problem = workloads::precision_mismatch(profile, *w.choice.precision)) {
+      const auto cut = problem->find("; expected ");
+      fail_at(w.precision->where, "workload.precision", problem->substr(0, cut), problem->substr(cut + 11));
+    }
+}
+
 StudyNetwork read_network(FieldReader& r, const TreeNode& n, const std::string& path,
-                          const std::vector<std::string>& sensitivity, const std::filesystem::path& base_dir) {
+                          const std::vector<std::string>& sensitivity, const std::filesystem::path& base_dir,
+                          const StudyWorkload& w) {
   if (n.is_scalar()) {
     const std::string builtin = builtin_name(r, n, path);
-    return located(n, path, [&] { return builtin_study_network(builtin, sensitivity); });
+    return located(n, path, [&] { return builtin_study_network(builtin, sensitivity, w.options); });
   }
   r.check_section(n, path);
   const TreeNode* name = r.written(&n, path + ".name");
@@ -118,10 +144,11 @@ StudyNetwork read_network(FieldReader& r, const TreeNode& n, const std::string& 
   workloads::Profile profile;
   std::string profile_source = "built-in (workloads/profile_gen.h)";
   if (name != nullptr) {
-    profile = workloads::builtin_profile(builtin_name(r, *name, path + ".name"));
+    profile = workloads::builtin_profile(builtin_name(r, *name, path + ".name"), w.options);
   } else {
     profile_source = (base_dir / r.to_text(*file, path + ".profile")).string();
     profile = located(*file, path + ".profile", [&] { return workloads::load_profile(profile_source); });
+    check_profile_file(profile, w);
   }
   const auto partitioner = r.choice_opt(&n, path + ".partitioner");
   const TreeNode* efficiency = r.written(&n, path + ".efficiency");
@@ -166,6 +193,20 @@ void read_cluster(FieldReader& r, const TreeNode& root, ClusterSpec& c) {
     located(*preset, "cluster.preset", [&] { return build_cluster(c, 1, topology::ib_bandwidth_of(c)).gpus().size(); });
 }
 
+StudyWorkload read_workload(FieldReader& r, const TreeNode& root, StudyConfig& c) {
+  const TreeNode* ws = r.section(&root, "workload");
+  StudyWorkload w;
+  if (const auto precision = r.choice_opt(ws, "workload.precision"))
+    c.gpu_choice.precision = workloads::precision_by_name(*precision);
+  const std::string gpu = r.choice(ws, "workload.gpu");
+  if (gpu != "auto") c.gpu_choice.gpu = gpu;
+  w.choice = c.gpu_choice;
+  w.gpu = r.written(ws, "workload.gpu");
+  w.precision = r.written(ws, "workload.precision");
+  w.options = workloads::builtin_options(c.gpu_choice, topology::preset_by_name(c.cluster.preset).gpu);
+  return w;
+}
+
 void read_communication(FieldReader& r, const TreeNode& root, StudyConfig& c) {
   const TreeNode* cm = r.section(&root, "communication");
   c.algorithm = workloads::parse_algorithm(r.choice(cm, "communication.algorithm"));
@@ -175,8 +216,9 @@ void read_communication(FieldReader& r, const TreeNode& root, StudyConfig& c) {
 
 }  // namespace
 
-StudyNetwork builtin_study_network(std::string_view name, const std::vector<std::string>& sensitivity) {
-  workloads::Profile profile = workloads::builtin_profile(name);
+StudyNetwork builtin_study_network(std::string_view name, const std::vector<std::string>& sensitivity,
+                                   const workloads::BuiltinProfileOptions& options) {
+  workloads::Profile profile = workloads::builtin_profile(name, options);
   const std::string eff = workloads::canonical_network_name(profile.meta.network);
   std::vector<EfficiencyCurve> sensitivity_curves;
   for (const auto& v : sensitivity) sensitivity_curves.push_back(efficiency_curve_by_name(eff, v));
@@ -205,6 +247,7 @@ StudyConfig parse_study_config(std::string_view yaml, const std::string& source_
   c.mp = ascending_ints(r, *r.value(&root, "mp"), "mp");
   read_cluster(r, root, c.cluster);
   read_communication(r, root, c);
+  const StudyWorkload workload = read_workload(r, root, c);
   const TreeNode* s = r.section(&root, "sensitivity");
   const std::vector<std::string> variants = texts(r, *r.value(s, "sensitivity.variants"), "sensitivity.variants");
   const TreeNode& factors = r.to_list(*r.value(s, "sensitivity.ib_factors"), "sensitivity.ib_factors", 0);
@@ -212,7 +255,7 @@ StudyConfig parse_study_config(std::string_view yaml, const std::string& source_
     c.ib_factors.push_back(r.to_number(factors.items[i], item_path("sensitivity.ib_factors", i)));
   const TreeNode& nets = r.to_list(*root.find("networks"), "networks", 1);
   for (std::size_t i = 0; i < nets.items.size(); ++i) {
-    c.networks.push_back(read_network(r, nets.items[i], item_path("networks", i), variants, base_dir));
+    c.networks.push_back(read_network(r, nets.items[i], item_path("networks", i), variants, base_dir, workload));
     for (std::size_t j = 0; j < i; ++j)
       if (c.networks[j].name == c.networks[i].name)
         fail_at(nets.items[i].where, item_path("networks", i), "\"" + c.networks[i].name + "\" appears twice",

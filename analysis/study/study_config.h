@@ -16,6 +16,7 @@
 #include "sim/collective.h"
 #include "topology/yaml/schema.h"
 #include "workloads/comm_plan.h"
+#include "workloads/gpu_choice.h"
 #include "workloads/placement.h"
 #include "workloads/profile.h"
 #include "workloads/step_program.h"
@@ -45,6 +46,9 @@ struct StudyConfig {
   std::vector<int> gpus;  // ascending, distinct, >= 2: the scaling grid (1 GPU is always added)
   std::vector<int> mp{};    // ascending, distinct, >= 2: the hybrid worker sizes
   ClusterSpec cluster{};
+  // workload.precision and workload.gpu: the cost model of the built-in networks (nullopt: fp32 and
+  // the cluster preset's GPU); a profile file must agree with what is given.
+  workloads::GpuChoice gpu_choice{};
   workloads::AllReduceAlgorithm algorithm = workloads::AllReduceAlgorithm::Ring;
   sim::Bytes bucket_size = workloads::StepOptions{}.bucket_size;
   sim::Bytes message_size = sim::CollectiveConfig{}.message_size;
@@ -56,7 +60,8 @@ struct StudyConfig {
 // A network by built-in name ("inception-v3", "gnmt", "biglstm") with its built-in curves
 // ("default" plus `sensitivity` variants), dataset and default partitioner. InputError if unknown.
 StudyNetwork builtin_study_network(std::string_view name,
-                                   const std::vector<std::string>& sensitivity = {"optimistic", "pessimistic"});
+                                   const std::vector<std::string>& sensitivity = {"optimistic", "pessimistic"},
+                                   const workloads::BuiltinProfileOptions& options = {});
 
 // Parses a study; `source_name` prefixes error locations, relative profile paths are resolved
 // against `base_dir`. Throws InputError "file:line:col: field: what; expected ...".

@@ -135,7 +135,8 @@ void assumptions_section(const StudyResult& result, std::ostream& md) {
      << " GPUs each); a GPU count that fits one machine runs on one machine without InfiniBand, larger "
         "ones on ceil(N / "
      << gpus_per_machine(c.cluster) << ") machines joined by InfiniBand at "
-     << sim::format_bandwidth(topology::ib_bandwidth_of(c.cluster)) << " per link and direction (EDR = 100 Gb/s), "
+     << sim::format_bandwidth(topology::ib_bandwidth_of(c.cluster)) << " per link and direction"
+     << (topology::ib_bandwidth_of(c.cluster) == topology::presets::kEdrBandwidth ? " (EDR = 100 Gb/s), " : ", ")
      << topology::presets::fabric_name(c.cluster.fabric) << " fabric, oversubscription "
      << format_fixed(c.cluster.oversubscription, 2)
      << ", " << sim::format_time(topology::presets::kDefaultIbLatency) << " per InfiniBand hop, "

@@ -26,8 +26,8 @@ constexpr yaml::FieldSpec kFields[] = {
      .help = "A built-in network with its default curve, dataset and placement, or a mapping that "
              "chooses them."},
     {.path = "networks[].name", .kind = K::Text,
-     .help = "A built-in V100 FP32 profile: inception-v3, gnmt or biglstm. Give either `name` or "
-             "`profile`."},
+     .help = "A built-in network, priced by workload.gpu and workload.precision: inception-v3, gnmt "
+             "or biglstm. Give either `name` or `profile`."},
     {.path = "networks[].profile", .kind = K::Path,
      .help = "A profile file (format hybridsim-profile/1), relative to the study file."},
     {.path = "networks[].efficiency", .kind = K::Text, .default_doc = "the profile's network",
@@ -79,6 +79,15 @@ constexpr yaml::FieldSpec kFields[] = {
      .help = "A two-level fat tree, or rails (NIC k of every machine on rail k)."},
     {.path = "cluster.oversubscription", .kind = K::Number, .default_text = "1", .min = 1,
      .help = "Leaf downlink / uplink bandwidth of the fabric; 1 is non-blocking."},
+    {.path = "workload", .kind = K::Section,
+     .help = "The cost model of the built-in networks (scenarios/README.md, workload.precision and "
+             "workload.gpu)."},
+    {.path = "workload.precision", .kind = K::Choice, .default_doc = "fp32 (a profile file: its own)",
+     .choices = "fp32|amp",
+     .help = "fp32, or amp (FP16 Tensor Cores, FP32 master weights). A profile file must have it."},
+    {.path = "workload.gpu", .kind = K::Choice, .default_text = "auto", .dynamic_choices = workloads::gpu_choice_names,
+     .help = "The GPU whose cost model prices the built-in networks; auto: the GPU of cluster.preset. "
+             "A profile file must be for it."},
     {.path = "communication", .kind = K::Section, .help = "Gradient collectives."},
     {.path = "communication.algorithm", .kind = K::Choice, .default_text = "ring", .choices = "auto|ring|tree|hierarchical",
      .help = "All-reduce algorithm (as a scenario's communication.algorithm)."},

@@ -3,6 +3,7 @@
 
 #include "scenarios/loader/resolve.h"
 #include "topology/cluster.h"
+#include "workloads/gpu_choice.h"
 #include "workloads/gpu_spec.h"
 
 namespace hybridsim::scenarios {
@@ -29,6 +30,13 @@ std::string link_overrides(const LinkOverrides& l) {
 
 }  // namespace
 
+std::optional<std::pair<std::string, std::string>> kernel_times_setting(const ResolvedScenario& r) {
+  const WorkloadSettings& w = r.scenario.workload;
+  const bool other_gpu = w.profile.empty() && r.profile.meta.gpu != workloads::gpu_facts().front().model;
+  if (!w.gpu_choice.gpu && !w.gpu_choice.precision && !other_gpu) return std::nullopt;
+  return std::pair<std::string, std::string>{"GPU, precision", workloads::kernel_times_note(r.profile)};
+}
+
 std::vector<std::pair<std::string, std::string>> key_settings(const ResolvedScenario& r) {
   const Scenario& s = r.scenario;
   std::vector<std::pair<std::string, std::string>> out;
@@ -46,6 +54,7 @@ std::vector<std::pair<std::string, std::string>> key_settings(const ResolvedScen
                                    std::to_string(meta.batch_per_gpu) + " per worker" +
                                    (s.workload.compute_speed != 1.0 ? ", compute speed ×" + number(s.workload.compute_speed)
                                                                     : std::string()));
+  if (auto note = kernel_times_setting(r)) out.push_back(std::move(*note));
   out.emplace_back("parallelism", "dp " + std::to_string(r.mapping.dp) + " × mp " + std::to_string(r.mapping.mp) +
                                       " = " + std::to_string(r.mapping.gpu_count()) + " GPUs, global batch " +
                                       std::to_string(meta.batch_per_gpu * r.mapping.dp));

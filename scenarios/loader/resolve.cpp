@@ -6,6 +6,7 @@
 #include "sim/error.h"
 #include "topology/preset_registry.h"
 #include "topology/yaml_loader.h"
+#include "workloads/gpu_choice.h"
 #include "workloads/profile_gen.h"
 #include "workloads/profile_io.h"
 
@@ -70,9 +71,23 @@ topology::Topology build_topology(const Scenario& s) {
 
 workloads::Profile load_workload_profile(const Scenario& s) {
   const WorkloadSettings& w = s.workload;
-  workloads::Profile p = w.profile.empty()
-      ? located(s, "workload.network", [&] { return workloads::builtin_profile(w.network); })
-      : located(s, "workload.profile", [&] { return workloads::load_profile(input_path(s, w.profile).string()); });
+  const workloads::GpuChoice& choice = w.gpu_choice;
+  workloads::Profile p;
+  if (w.profile.empty()) {
+    // gpu auto: the preset's GPU (a custom topology file names none).
+    const std::string cluster_gpu =
+        s.cluster.topology.empty() ? std::string(topology::preset_by_name(s.cluster.preset).gpu) : std::string();
+    p = located(s, "workload.network",
+                [&] { return workloads::builtin_profile(w.network, workloads::builtin_options(choice, cluster_gpu)); });
+  } else {
+    p = located(s, "workload.profile", [&] { return workloads::load_profile(input_path(s, w.profile).string()); });
+    if (choice.gpu)
+      if (const auto problem = workloads::gpu_mismatch(p, *choice.gpu))
+        throw InputError(location_of(s, "workload.gpu") + ": workload.gpu: " + *problem);
+    if (choice.precision)
+      if (const auto problem = workloads::precision_mismatch(p, *choice.precision))
+        throw InputError(location_of(s, "workload.precision") + ": workload.precision: " + *problem);
+  }
   if (w.batch_per_worker)
     p = located(s, "workload.batch_per_worker", [&] { return scale_profile_batch(p, *w.batch_per_worker); });
   return p;

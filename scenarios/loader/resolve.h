@@ -58,6 +58,11 @@ ResolvedScenario resolve(const Scenario& scenario);
 // otherData: scenario, source, cluster, link overrides, workload, parallelism, placement, mapping,
 // communication, executor, overrides.
 std::vector<std::pair<std::string, std::string>> key_settings(const ResolvedScenario& resolved);
+// What the run prices its kernels with ("GPU, precision": "H100 (H100-SXM5-80GB), amp: kernel times
+// are an ESTIMATE ..."), when the scenario sets workload.gpu or workload.precision or its built-in
+// network runs on another GPU than the V100 (a newer preset); nullopt otherwise, so the summaries of
+// V100 scenarios that name neither stay as they were.
+std::optional<std::pair<std::string, std::string>> kernel_times_setting(const ResolvedScenario& resolved);
 // The same as aligned "key: value" lines.
 std::string describe(const ResolvedScenario& resolved);
 

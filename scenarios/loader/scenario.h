@@ -22,6 +22,7 @@
 #include "topology/cluster_spec.h"
 #include "sim/collective.h"
 #include "workloads/comm_plan.h"
+#include "workloads/gpu_choice.h"
 #include "workloads/step_program.h"
 #include "workloads/variability.h"
 
@@ -49,6 +50,9 @@ struct WorkloadSettings {
   std::string network;             // built-in profile name; empty when `profile` is set
   std::filesystem::path profile;   // profile file as written (relative to base_dir)
   std::optional<std::int64_t> batch_per_worker;  // nullopt: the profile's batch
+  // The GPU and precision a built-in network is priced for (nullopt: auto, the cluster's GPU; fp32);
+  // a profile file must agree with what is given.
+  workloads::GpuChoice gpu_choice = {};
   double compute_speed = 1.0;      // kernel durations are divided by this
   std::vector<GpuSpeedSetting> gpu_speeds;  // and on these GPUs also by their speed
   bool operator==(const WorkloadSettings&) const = default;

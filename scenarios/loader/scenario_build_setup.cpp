@@ -100,6 +100,12 @@ void read_workload(FieldReader& r, const TreeNode& root, WorkloadSettings& out) 
             "network: " + expected_text(field("workload.network")) + "; or profile: a profile file");
   out.network = network.value_or("");
   out.profile = profile.value_or("");
+  if (const auto precision = r.choice_opt(w, "workload.precision"))
+    out.gpu_choice.precision = workloads::precision_by_name(*precision);
+  else
+    out.gpu_choice.precision.reset();
+  const std::string gpu = r.choice(w, "workload.gpu");
+  out.gpu_choice.gpu = gpu == "auto" ? std::nullopt : std::optional<std::string>(gpu);
   out.batch_per_worker = r.integer_opt(w, "workload.batch_per_worker");
   out.compute_speed = r.number(w, "workload.compute_speed");
   const std::string sp = "workload.gpu_speeds";

@@ -188,6 +188,9 @@ std::string scenario_to_yaml(const Scenario& s) {
   write_cluster(w, s.cluster);
   if (!s.workload.profile.empty()) w.text("workload.profile", s.workload.profile.string());
   else w.text("workload.network", s.workload.network);
+  if (s.workload.gpu_choice.precision)
+    w.text("workload.precision", std::string(workloads::precision_name(*s.workload.gpu_choice.precision)));
+  if (s.workload.gpu_choice.gpu) w.text("workload.gpu", *s.workload.gpu_choice.gpu);
   w.integer_or_auto("workload.batch_per_worker", s.workload.batch_per_worker);
   w.text("workload.compute_speed", number(s.workload.compute_speed));
   std::vector<TreeNode> speeds;

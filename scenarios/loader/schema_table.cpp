@@ -6,6 +6,7 @@
 #include "scenarios/loader/schema.h"
 #include "sim/collective.h"
 #include "topology/preset_registry.h"
+#include "workloads/gpu_choice.h"
 #include "workloads/step_program.h"
 #include "workloads/profile_gen.h"
 
@@ -47,8 +48,8 @@ constexpr FieldSpec kSchema[] = {
              "fully-connected are single machines)."},
     {.path = "cluster.gpus_per_node", .kind = K::Integer, .default_text = "auto", .words = "auto",
      .min = 1, .max = 65536,
-     .help = "GPUs per machine where the preset allows it (dgx1-v100 has exactly 8; dgx2 and "
-             "pcie-server 1 to 4096, ideal-ring 2 to 65536, fully-connected 1 to 512); auto: the "
+     .help = "GPUs per machine where the preset allows it (dgx1-v100, dgx-a100, dgx-h100 and hgx-h200 "
+             "have exactly 8; dgx2 and pcie-server 1 to 4096, ideal-ring 2 to 65536, fully-connected 1 to 512); auto: the "
              "preset's (dgx2 16, pcie-server 8, ideal-ring 8, fully-connected 8)."},
     {.path = "cluster.fabric", .kind = K::Choice, .default_text = "fat-tree",
      .choices = "fat-tree|rail-optimized",
@@ -79,27 +80,30 @@ constexpr FieldSpec kSchema[] = {
     {.path = "cluster.links.nvlink.latency", .kind = K::Duration, .default_doc = "the preset's", .max = kMaxLinkLatencyPs,
      .help = "Per hop."},
     {.path = "cluster.links.nvswitch", .kind = K::Section,
-     .help = "A GPU's NVLinks into an NVSwitch fabric (dgx2: 6 links of 25 GB/s per GPU, 350 ns)."},
+     .help = "A GPU's NVLinks into an NVSwitch fabric (25 GB/s each, 350 ns; dgx2: 6 links per GPU, "
+             "dgx-a100: 12, dgx-h100 and hgx-h200: 18)."},
     {.path = "cluster.links.nvswitch.bandwidth", .kind = K::Rate, .default_doc = "the preset's",
      .min = 0, .min_exclusive = true,
-     .help = "Per NVLink into the switch, per direction (a GPU has 6)."},
+     .help = "Per NVLink into the switch, per direction (a GPU has 6, 12 or 18)."},
     {.path = "cluster.links.nvswitch.latency", .kind = K::Duration, .default_doc = "the preset's", .max = kMaxLinkLatencyPs,
      .help = "Per GPU-switch hop."},
     {.path = "cluster.links.pcie", .kind = K::Section,
-     .help = "PCIe links: GPU and NIC to PCIe switch, switch to CPU (12 GB/s, 500 ns)."},
+     .help = "PCIe links: GPU and NIC to PCIe switch, switch to CPU (Gen3 12 GB/s; dgx-a100 Gen4 "
+             "24 GB/s; dgx-h100, hgx-h200 Gen5 48 GB/s; 500 ns)."},
     {.path = "cluster.links.pcie.bandwidth", .kind = K::Rate, .default_doc = "the preset's",
      .min = 0, .min_exclusive = true, .help = "Per x16 link, per direction."},
     {.path = "cluster.links.pcie.latency", .kind = K::Duration, .default_doc = "the preset's", .max = kMaxLinkLatencyPs,
      .help = "Per hop."},
     {.path = "cluster.links.cpu", .kind = K::Section,
      .help = "Links between CPU sockets: QPI (dgx1-v100, pcie-server: 2 × 19.2 GB/s) or UPI "
-             "(dgx2: 3 × 20.8 GB/s)."},
+             "(dgx2, dgx-a100, dgx-h100, hgx-h200: 3 × 20.8 GB/s)."},
     {.path = "cluster.links.cpu.bandwidth", .kind = K::Rate, .default_doc = "the preset's",
      .min = 0, .min_exclusive = true, .help = "Per QPI/UPI link, per direction."},
     {.path = "cluster.links.cpu.latency", .kind = K::Duration, .default_doc = "the preset's", .max = kMaxLinkLatencyPs,
      .help = "Per hop."},
     {.path = "cluster.links.infiniband", .kind = K::Section,
-     .help = "The fabric between machines (the V100 machines' EDR: 100 Gb/s, 500 ns)."},
+     .help = "The fabric between machines, 500 ns a hop (the V100 machines: EDR 100 Gb/s; dgx-a100: HDR "
+             "200 Gb/s; dgx-h100, hgx-h200: NDR 400 Gb/s)."},
     {.path = "cluster.links.infiniband.bandwidth", .kind = K::Rate, .default_doc = "the preset's",
      .min = 0, .min_exclusive = true, .help = "Per NIC port and per switch cable, per direction."},
     {.path = "cluster.links.infiniband.latency", .kind = K::Duration, .default_doc = "the preset's", .max = kMaxLinkLatencyPs,
@@ -114,10 +118,20 @@ constexpr FieldSpec kSchema[] = {
     {.path = "workload", .kind = K::Section, .required = true,
      .help = "What is trained: a built-in network or a profile file."},
     {.path = "workload.network", .kind = K::Choice, .dynamic_choices = network_choices,
-     .help = "A built-in V100 FP32 profile (workloads/README.md). Give either `network` or "
-             "`profile`."},
+     .help = "A built-in network, priced by the cost model of `gpu` and `precision` "
+             "(workloads/README.md). Give either `network` or `profile`."},
     {.path = "workload.profile", .kind = K::Path,
      .help = "A profile file (format hybridsim-profile/1), relative to the scenario file."},
+    {.path = "workload.precision", .kind = K::Choice, .default_doc = "fp32 (a profile file: its own)",
+     .choices = "fp32|amp",
+     .help = "fp32, or amp: FP16 compute on Tensor Cores with FP32 master weights (FP16 activations "
+             "and gradients: half the bytes exchanged). Calibrated on one V100 for GNMT; Inception-V3, "
+             "BigLSTM and the other GPUs are estimates. A profile file must have this precision."},
+    {.path = "workload.gpu", .kind = K::Choice, .default_text = "auto", .dynamic_choices = workloads::gpu_choice_names,
+     .help = "The GPU whose cost model prices a built-in network: v100 (calibrated), a100, a100-40gb, "
+             "h100, h200 (derived from the V100 by peak ratios: estimates); auto: the GPU of "
+             "cluster.preset (dgx-a100: a100, dgx-h100: h100, hgx-h200: h200, the others: v100), "
+             "v100 for a custom topology. A profile file must be for this GPU."},
     {.path = "workload.batch_per_worker", .kind = K::Integer, .default_text = "auto", .words = "auto",
      .min = 1, .max = 1e9,
      .help = "Samples per data-parallel worker per step; auto: the profile's batch. Kernel times and "

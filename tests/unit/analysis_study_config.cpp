@@ -111,7 +111,7 @@ TEST_CASE("study config: errors name the place, the field and what was expected"
   // Line 2, column 1: the misspelt key.
   CHECK(error_of(kHead + "gpu: [8]\nnetworks: [gnmt]\ngpus: [8]\n") ==
         "s.yaml:2:1: gpu: unknown field (did you mean 'gpus'?); expected one of: format, title, networks, gpus, mp, "
-        "cluster, communication, sensitivity, output, threads");
+        "cluster, workload, communication, sensitivity, output, threads");
   CHECK(error_of("networks: [gnmt]\ngpus: [8]\n") == "s.yaml:1:1: format: missing required field; expected hybridsim-study/1");
   CHECK(error_of("format: hybridsim-study/2\nnetworks: [gnmt]\ngpus: [8]\n") ==
         "s.yaml:1:9: format: got \"hybridsim-study/2\"; expected hybridsim-study/1");
@@ -131,7 +131,7 @@ TEST_CASE("study config: errors name the place, the field and what was expected"
         "s.yaml:4:25: cluster.ib_bandwidth: got \"fast\"; expected a bandwidth such as \"25 GB/s\" or \"100 Gb/s\", > 0");
   CHECK(error_of(kHead + "networks: [gnmt]\ngpus: [8]\ncluster: {preset: ideal-ring}\n") ==
         "s.yaml:4:19: cluster.preset: cluster preset \"ideal-ring\": expected a machine preset that can form a "
-        "cluster: dgx1-v100, dgx2, nvswitch or pcie-server");
+        "cluster: dgx1-v100, dgx2, nvswitch, dgx-a100, dgx-h100, hgx-h200 or pcie-server");
   const std::string variant = error_of(kHead + "networks: [{name: gnmt, variant: wild}]\ngpus: [8]\n");
   CHECK(variant.find("s.yaml:2:34: networks[0].variant: unknown statistical-efficiency curve \"gnmt/wild\"") == 0);
   CHECK(variant.find("gnmt/measured") != std::string::npos);  // the known curves are listed

@@ -123,10 +123,12 @@ TEST_CASE("presets: invalid parameters are rejected with the preset and field na
 }
 
 TEST_CASE("preset registry: names, clusters, and errors listing the valid names") {
-  // Five presets; dgx2 also answers to nvswitch, so six accepted names, aliases after their preset.
-  CHECK(topology::presets_list().size() == 5);
-  CHECK(topology::preset_name_list() == "dgx1-v100, dgx2, nvswitch, pcie-server, ideal-ring, fully-connected");
-  CHECK(topology::cluster_preset_name_list() == "dgx1-v100, dgx2, nvswitch or pcie-server");
+  // Eight presets; dgx2 also answers to nvswitch, so nine accepted names, aliases after their preset.
+  CHECK(topology::presets_list().size() == 8);
+  CHECK(topology::preset_name_list() ==
+        "dgx1-v100, dgx2, nvswitch, dgx-a100, dgx-h100, hgx-h200, pcie-server, ideal-ring, fully-connected");
+  CHECK(topology::cluster_preset_name_list() ==
+        "dgx1-v100, dgx2, nvswitch, dgx-a100, dgx-h100, hgx-h200 or pcie-server");
   CHECK(&topology::preset_by_name("nvswitch") == &topology::preset_by_name("dgx2"));
   CHECK(topology::build_cluster({.preset = "dgx1-v100"}).gpus().size() == 8);
   CHECK(topology::build_cluster({.preset = "dgx2"}).gpus().size() == 16);
