@@ -176,9 +176,9 @@ const PresetInfo& preset_by_name(std::string_view name) {
 
 std::optional<ClusterSpecProblem> find_cluster_spec_problem(const ClusterSpec& spec) {
   const PresetInfo& p = preset_by_name(spec.preset);
-  if (spec.nodes < 1)
-    return ClusterSpecProblem{"nodes", "must be at least 1, got " + std::to_string(spec.nodes),
-                              "a whole number of machines, 1 or more"};
+  if (spec.nodes < 1 || spec.nodes > kMaxNodes)
+    return ClusterSpecProblem{"nodes", "got " + std::to_string(spec.nodes) + " machines",
+                              "a whole number from 1 to " + std::to_string(kMaxNodes)};
   if (!p.forms_clusters && spec.nodes != 1)
     return ClusterSpecProblem{"nodes",
                               "preset " + std::string(p.name) + " is a single validation machine, got " +

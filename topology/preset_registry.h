@@ -17,6 +17,10 @@
 
 namespace hybridsim::topology {
 
+// The most machines a cluster may have (2,048 DGX-1 are the 16,384 GPUs of the study's largest
+// point; twice that leaves room).
+inline constexpr int kMaxNodes = 4096;
+
 struct GpuCountLimits {
   int default_count = 8;
   int min = 1;

@@ -34,9 +34,16 @@ DeviceKind read_device_kind(const FieldReader& r, const TreeNode& node, const st
   }
 }
 
+// What the connectivity check needs of each device, in the order of nodes[].
+struct DeclaredDevice {
+  std::string name;
+  bool gpu = false;
+  std::string where;
+};
+
 // Reads nodes[]; `declared` maps each device name to where it was written.
 void read_devices(FieldReader& r, const TreeNode& nodes, TopologyBuilder& builder,
-                  std::unordered_map<std::string, std::string>& declared) {
+                  std::unordered_map<std::string, std::string>& declared, std::vector<DeclaredDevice>& order) {
   for (std::size_t i = 0; i < nodes.items.size(); ++i) {
     const TreeNode& d = nodes.items[i];
     const std::string path = "nodes[" + std::to_string(i) + "]";
@@ -56,10 +63,13 @@ void read_devices(FieldReader& r, const TreeNode& nodes, TopologyBuilder& builde
       fail_at(d.where, path, e.what());
     }
     declared.emplace(name, name_node.where);
+    order.push_back({name, spec.kind == DeviceKind::Gpu, d.where});
   }
 }
 
-void read_links(FieldReader& r, const TreeNode& links, TopologyBuilder& builder) {
+// Reads links[]; `ends` gets each link's two device indices.
+void read_links(FieldReader& r, const TreeNode& links, TopologyBuilder& builder,
+                std::vector<std::pair<std::uint32_t, std::uint32_t>>& ends_out) {
   for (std::size_t i = 0; i < links.items.size(); ++i) {
     const TreeNode& l = links.items[i];
     const std::string path = "links[" + std::to_string(i) + "]";
@@ -83,12 +93,37 @@ void read_links(FieldReader& r, const TreeNode& links, TopologyBuilder& builder)
     p.count = static_cast<int>(r.integer(&l, path + ".count"));
     p.duplex = r.boolean(&l, path + ".duplex");
     if (const auto label = r.text_opt(&l, path + ".label")) p.label = *label;
+    ends_out.emplace_back(ends[0].value, ends[1].value);
     try {
       builder.connect(ends[0], ends[1], p);
     } catch (const InputError& e) {
       fail_at(l.where, path, e.what());  // a self-loop or a link declared twice
     }
   }
+}
+
+// Every GPU must be joined to the first one by some chain of links; a GPU that is not is named
+// where it is declared, before any run asks for a route to it (it would otherwise fail mid-run, far
+// from its cause). Chains through other GPUs count here: a ring of GPUs with direct links only is a
+// legitimate machine (ideal-ring is one); whether a route may relay through a GPU is the router's
+// rule, checked when the route is asked for.
+void check_gpus_connected(const std::vector<DeclaredDevice>& devices,
+                          const std::vector<std::pair<std::uint32_t, std::uint32_t>>& links) {
+  std::vector<std::uint32_t> parent(devices.size());
+  for (std::uint32_t i = 0; i < parent.size(); ++i) parent[i] = i;
+  auto root = [&](std::uint32_t v) {
+    while (parent[v] != v) v = parent[v] = parent[parent[v]];
+    return v;
+  };
+  for (const auto& [a, b] : links) parent[root(a)] = root(b);
+  std::uint32_t first = 0;
+  while (first < devices.size() && !devices[first].gpu) ++first;
+  for (std::uint32_t g = first + 1; g < devices.size(); ++g)
+    if (devices[g].gpu && root(g) != root(first))
+      fail_at(devices[g].where, "nodes[" + std::to_string(g) + "]",
+              "GPU \"" + devices[g].name + "\" is not connected to GPU \"" + devices[first].name +
+                  "\" by any chain of links",
+              "every GPU connected to the others");
 }
 
 }  // namespace
@@ -100,8 +135,11 @@ Topology parse_topology_yaml(std::string_view text, std::string_view source) {
   const TreeNode* nodes = root.find("nodes");  // required: present after the check
   TopologyBuilder builder(r.text(&root, "name"));
   std::unordered_map<std::string, std::string> declared;
-  read_devices(r, r.to_list(*nodes, "nodes", 0), builder, declared);
-  read_links(r, r.to_list(*r.value(&root, "links"), "links", 0), builder);
+  std::vector<DeclaredDevice> devices;
+  std::vector<std::pair<std::uint32_t, std::uint32_t>> link_ends;
+  read_devices(r, r.to_list(*nodes, "nodes", 0), builder, declared, devices);
+  read_links(r, r.to_list(*r.value(&root, "links"), "links", 0), builder, link_ends);
+  check_gpus_connected(devices, link_ends);
   try {
     return std::move(builder).build();
   } catch (const InputError& e) {

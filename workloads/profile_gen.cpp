@@ -9,22 +9,11 @@ namespace hybridsim::workloads {
 
 namespace {
 
-constexpr __int128 kNsPerSecond = 1'000'000'000;
-
-// ceil(work × 10^9 / rate) nanoseconds, not below the floor.
-sim::Time priced(std::int64_t work, std::int64_t rate, sim::Time floor) {
-  if (work < 0 || rate <= 0) throw InternalError("cost model: negative work or non-positive rate");
-  const __int128 ns = (static_cast<__int128>(work) * kNsPerSecond + rate - 1) / rate;
-  return max(sim::Time::ns(static_cast<std::int64_t>(ns)), floor);
-}
-
 struct Builtin {
   const char* name;
-  const char* file;
+  const char* file;  // the committed file's name without ".yaml" (and "_amp" under AMP)
 };
-constexpr Builtin kBuiltins[] = {{"inception-v3", "inception_v3.yaml"},
-                                 {"gnmt", "gnmt.yaml"},
-                                 {"biglstm", "biglstm.yaml"}};
+constexpr Builtin kBuiltins[] = {{"inception-v3", "inception_v3"}, {"gnmt", "gnmt"}, {"biglstm", "biglstm"}};
 
 const Builtin& builtin_by_name(std::string_view name) {
   for (const auto& b : kBuiltins) {
@@ -36,33 +25,6 @@ const Builtin& builtin_by_name(std::string_view name) {
 }
 
 }  // namespace
-
-Kernel GpuCostModel::conv(std::string name, std::int64_t flop) const {
-  return Kernel{std::move(name), priced(flop, conv_flop_per_second, launch_floor)};
-}
-
-Kernel GpuCostModel::gemm(std::string name, std::int64_t flop) const {
-  return Kernel{std::move(name), priced(flop, gemm_flop_per_second, launch_floor)};
-}
-
-Kernel GpuCostModel::memory(std::string name, std::int64_t bytes) const {
-  return Kernel{std::move(name), priced(bytes, memory_bandwidth.bytes_per_second(), launch_floor), {},
-                sim::KernelBound::Memory};
-}
-
-sim::Time GpuCostModel::optimizer_time_per_gib(std::int64_t passes) const {
-  return priced(passes << 30, memory_bandwidth.bytes_per_second(), sim::Time::zero());
-}
-
-GpuCostModel v100_fp32() {
-  GpuCostModel m;
-  m.gpu = "V100-SXM2-16GB";
-  m.conv_flop_per_second = 12'300'000'000'000;
-  m.gemm_flop_per_second = 9'460'000'000'000;
-  m.memory_bandwidth = sim::Bandwidth::gb_per_second(600);
-  m.launch_floor = sim::Time::us(5);
-  return m;
-}
 
 std::string canonical_network_name(std::string_view name) {
   std::string s(name);
@@ -76,18 +38,22 @@ std::vector<std::string> builtin_profile_names() {
   return names;
 }
 
-std::string builtin_profile_path(std::string_view name) {
-  return std::string("workloads/profiles/v100/") + builtin_by_name(name).file;
+std::string builtin_profile_path(std::string_view name, Precision precision) {
+  return std::string("workloads/profiles/v100/") + builtin_by_name(name).file +
+         (precision == Precision::Amp ? "_amp" : "") + ".yaml";
 }
 
-Profile generate_builtin_profile(std::string_view name) {
+Profile generate_builtin_profile(std::string_view name, const BuiltinProfileOptions& options) {
   const std::string_view canonical = builtin_by_name(name).name;
-  if (canonical == "inception-v3") return generate_inception_v3(InceptionConfig{}, v100_fp32());
-  if (canonical == "gnmt") return generate_gnmt(GnmtConfig{}, v100_fp32());
-  return generate_biglstm(BigLstmConfig{}, v100_fp32());
+  const GpuCostModel cost = cost_model(gpu_facts_by_key(options.gpu), options.precision);
+  if (canonical == "inception-v3") return generate_inception_v3(InceptionConfig{}, cost);
+  if (canonical == "gnmt") return generate_gnmt(GnmtConfig{}, cost);
+  return generate_biglstm(BigLstmConfig{}, cost);
 }
 
-Profile builtin_profile(std::string_view name) { return generate_builtin_profile(name); }
+Profile builtin_profile(std::string_view name, const BuiltinProfileOptions& options) {
+  return generate_builtin_profile(name, options);
+}
 
 namespace detail {
 
@@ -102,15 +68,32 @@ Op make_op(std::string name, std::string layer, std::vector<std::uint32_t> input
   return op;
 }
 
-void set_dense_gradient(Op& op, std::int64_t parameters) {
-  op.gradient_bytes = sim::Bytes::of(parameters * kFp32Bytes);
+void set_dense_gradient(Op& op, std::int64_t parameters, std::int64_t value_bytes) {
+  op.gradient_bytes = sim::Bytes::of(parameters * value_bytes);
   op.exchange = GradientExchange::DenseAllReduce;
 }
 
-void set_sparse_gradient(Op& op, std::int64_t parameters, std::int64_t rows, std::int64_t row_bytes) {
-  op.gradient_bytes = sim::Bytes::of(parameters * kFp32Bytes);
+void set_sparse_gradient(Op& op, std::int64_t parameters, std::int64_t value_bytes, std::int64_t rows,
+                         std::int64_t row_bytes) {
+  op.gradient_bytes = sim::Bytes::of(parameters * value_bytes);
   op.exchange = GradientExchange::SparseAllGather;
   op.sparse_bytes_per_worker = sim::Bytes::of(rows * (row_bytes + kIndexBytes));
+}
+
+std::string priced_by(const GpuCostModel& cost, bool calibrated_here, const std::string& calibration) {
+  const std::string model = "priced by the " + cost.label + " cost model";
+  return calibrated_here ? model + ", calibrated to " + calibration : model + "; ESTIMATE: " + cost.derivation;
+}
+
+std::string precision_notes(const GpuCostModel& cost) {
+  if (cost.precision == Precision::Amp)
+    return "AMP: GEMMs and convolutions on FP16 Tensor Cores; activations, memory-bound traffic and "
+           "gradients in FP16 (2 bytes a value); the optimizer updates FP32 master weights at the FP32 "
+           "cost per parameter";
+  if (cost.tensor_cores)
+    return "FP32 storage with GEMMs and convolutions on TF32 Tensor Cores (the frameworks' default "
+           "for FP32 training on this GPU)";
+  return {};
 }
 
 std::uint32_t add_op(Profile& profile, Op op) {

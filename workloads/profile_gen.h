@@ -1,8 +1,8 @@
 // The generator of the built-in training-step profiles: the layer shapes of Inception-V3, GNMT v2 and
-// BigLSTM are encoded here (computed from the architecture definitions) and priced with a V100 FP32
-// cost model — FLOPs at an achieved rate for GEMMs and convolutions, bytes at an achieved bandwidth
-// for memory-bound kernels, a per-kernel floor — calibrated on single-GPU throughputs (see README).
+// BigLSTM are encoded here (computed from the architecture definitions) and priced with a GPU cost
+// model (cost_model.h: calibrated on one V100 in FP32 and AMP, derived for A100, H100 and H200).
 //   Profile p = generate_builtin_profile("gnmt");      // the same bytes as profiles/v100/gnmt.yaml
+//   Profile a = builtin_profile("gnmt", {.gpu = "h100", .precision = Precision::Amp});
 //   Profile g8 = generate_gnmt({.layers = 8, .source_length = 25, .target_length = 25}, v100_fp32());
 #pragma once
 #include <cstdint>
@@ -12,28 +12,10 @@
 
 #include "sim/time.h"
 #include "sim/units.h"
+#include "workloads/cost_model.h"
 #include "workloads/profile.h"
 
 namespace hybridsim::workloads {
-
-// Prices kernels on one GPU. Every duration is max(launch_floor, work / rate), rounded up to a
-// whole nanosecond, in exact integer arithmetic (so generated files are identical on every machine).
-struct GpuCostModel {
-  std::string gpu;                          // "V100-SXM2-16GB"
-  std::int64_t conv_flop_per_second = 0;    // effective rate of cuDNN convolutions
-  std::int64_t gemm_flop_per_second = 0;    // GEMMs: LSTM gates, projections, classifiers
-  sim::Bandwidth memory_bandwidth;          // achieved by memory-bound kernels (BN, ReLU, pooling)
-  sim::Time launch_floor;                   // the shortest kernel
-
-  Kernel conv(std::string name, std::int64_t flop) const;
-  Kernel gemm(std::string name, std::int64_t flop) const;
-  Kernel memory(std::string name, std::int64_t bytes) const;  // bytes read + written
-  // The optimizer's time per GiB of parameters when it moves `passes` × the parameter bytes.
-  sim::Time optimizer_time_per_gib(std::int64_t passes) const;
-};
-
-// The calibrated V100 FP32 model (values and their derivation in workloads/README.md).
-GpuCostModel v100_fp32();
 
 struct InceptionConfig {
   std::int64_t batch = 64;  // images per GPU (TensorFlow benchmark default)
@@ -61,19 +43,28 @@ Profile generate_inception_v3(const InceptionConfig& config, const GpuCostModel&
 Profile generate_gnmt(const GnmtConfig& config, const GpuCostModel& cost);
 Profile generate_biglstm(const BigLstmConfig& config, const GpuCostModel& cost);
 
+// Which cost model prices a built-in profile: a GPU of the facts table (gpu_spec.h) by key and a
+// precision. The default is the calibrated V100 FP32 model.
+struct BuiltinProfileOptions {
+  std::string gpu = "v100";
+  Precision precision = Precision::Fp32;
+};
+
 // "inception-v3", "gnmt", "biglstm".
 std::vector<std::string> builtin_profile_names();
-// Where the committed copy lives, relative to the repository root:
-// "workloads/profiles/v100/inception_v3.yaml" etc. Throws InputError for an unknown name.
-std::string builtin_profile_path(std::string_view name);
-// The built-in profile with its default configuration on v100_fp32(). Throws InputError listing the
-// names for an unknown one.
-Profile generate_builtin_profile(std::string_view name);
+// Where the committed copy of a V100 profile lives, relative to the repository root:
+// "workloads/profiles/v100/inception_v3.yaml", ".../gnmt_amp.yaml" etc. Throws InputError for an
+// unknown name.
+std::string builtin_profile_path(std::string_view name, Precision precision = Precision::Fp32);
+// The built-in profile with its default configuration on the options' cost model. Throws InputError
+// listing the names for an unknown network, or the GPUs for an unknown GPU.
+Profile generate_builtin_profile(std::string_view name, const BuiltinProfileOptions& options = {});
 // The one spelling of a network's name, as profiles, curves and datasets use it: '_' becomes '-'
 // ("inception_v3" → "inception-v3"), so either spelling finds the same network.
 std::string canonical_network_name(std::string_view name);
 // The same profile as generate_builtin_profile (generated in memory, so it needs no files at run
-// time); the committed YAML files are byte-identical copies, checked by tests/unit/profile_builtin.cpp.
-Profile builtin_profile(std::string_view name);
+// time); the committed V100 YAML files are byte-identical copies, checked by
+// tests/unit/profile_builtin.cpp.
+Profile builtin_profile(std::string_view name, const BuiltinProfileOptions& options = {});
 
 }  // namespace hybridsim::workloads

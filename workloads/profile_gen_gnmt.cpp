@@ -16,8 +16,6 @@ namespace hybridsim::workloads {
 
 namespace {
 
-using detail::kFp32Bytes;
-
 // The kernels of one LSTM time step (cuDNN-style: input GEMM, recurrent GEMM, fused pointwise).
 struct LstmStep {
   std::int64_t batch, input, hidden;
@@ -26,8 +24,8 @@ struct LstmStep {
 
   void price(const GpuCostModel& cost, Op& op) const {
     const std::int64_t gates = 4 * hidden;
-    const std::int64_t x_bytes = batch * input * kFp32Bytes;
-    const std::int64_t h_bytes = batch * hidden * kFp32Bytes;
+    const std::int64_t x_bytes = batch * input * cost.value_bytes();
+    const std::int64_t h_bytes = batch * hidden * cost.value_bytes();
     // Pointwise: read both GEMM outputs (2×4H) and c, write h and c, keep the 4 gates: 15·H floats.
     const std::int64_t pointwise = 15 * h_bytes;
     if (dropout) op.forward.push_back(cost.memory("dropout", 3 * x_bytes));
@@ -64,9 +62,9 @@ class GnmtBuilder {
       std::vector<std::uint32_t> inputs = below[static_cast<std::size_t>(t)];
       if (previous) inputs.push_back(*previous);
       Op op = detail::make_op(step_name(layer, t), layer, std::move(inputs),
-                              c_.batch * c_.hidden * kFp32Bytes, t);
+                              c_.batch * c_.hidden * cost_.value_bytes(), t);
       shape.price(cost_, op);
-      if (k == 0) detail::set_dense_gradient(op, shape.parameters());
+      if (k == 0) detail::set_dense_gradient(op, shape.parameters(), cost_.value_bytes());
       previous = ids[static_cast<std::size_t>(t)] = detail::add_op(p_, std::move(op));
     }
     return ids;
@@ -101,13 +99,14 @@ Profile generate_gnmt(const GnmtConfig& c, const GpuCostModel& cost) {
   const std::int64_t B = c.batch, H = c.hidden, V = c.vocabulary;
   const int Ts = c.source_length, Tt = c.target_length;
   const std::int64_t tokens = B * (Ts + Tt);
+  const std::int64_t e = cost.value_bytes();
 
   // The shared source/target embedding: gather all rows; the dense gradient (PyTorch default) zeroes
   // the table and scatter-adds the rows.
-  Op emb = detail::make_op("embedding", "embedding", {}, tokens * H * kFp32Bytes);
-  emb.forward = {cost.memory("embedding_gather", 2 * tokens * H * kFp32Bytes)};
-  emb.backward = {cost.memory("embedding_grad", V * H * kFp32Bytes + 3 * tokens * H * kFp32Bytes)};
-  detail::set_dense_gradient(emb, V * H);
+  Op emb = detail::make_op("embedding", "embedding", {}, tokens * H * e);
+  emb.forward = {cost.memory("embedding_gather", 2 * tokens * H * e)};
+  emb.backward = {cost.memory("embedding_grad", V * H * e + 3 * tokens * H * e)};
+  detail::set_dense_gradient(emb, V * H, e);
   const std::uint32_t embedding = detail::add_op(p, std::move(emb));
   const std::vector<std::uint32_t> src_emb(static_cast<std::size_t>(Ts), embedding);
   const std::vector<std::uint32_t> tgt_emb(static_cast<std::size_t>(Tt), embedding);
@@ -122,12 +121,12 @@ Profile generate_gnmt(const GnmtConfig& c, const GpuCostModel& cost) {
 
   // Attention memory: keys = linear_k(encoder outputs); the op's output carries the keys and the
   // encoder outputs (the values), which every decoder step reads.
-  const std::int64_t memory = B * Ts * H * kFp32Bytes;
+  const std::int64_t memory = B * Ts * H * e;
   Op keys = detail::make_op("attention.keys", "attention", enc, 2 * memory);
   const std::int64_t keys_flop = 2 * B * Ts * H * H;
   keys.forward = {cost.gemm("gemm_keys", keys_flop)};
   keys.backward = {cost.gemm("gemm_dgrad", keys_flop), cost.gemm("gemm_wgrad", keys_flop)};
-  detail::set_dense_gradient(keys, H * H);
+  detail::set_dense_gradient(keys, H * H, e);
   const std::uint32_t keys_id = detail::add_op(p, std::move(keys));
 
   // Decoder L0: the attention RNN over the target embedding.
@@ -139,16 +138,16 @@ Profile generate_gnmt(const GnmtConfig& c, const GpuCostModel& cost) {
   const std::int64_t query_flop = 2 * B * H * H;
   for (int t = 0; t < Tt; ++t) {
     Op op = detail::make_op(step_name("attention", t), "attention",
-                            {dec0[static_cast<std::size_t>(t)], keys_id}, B * H * kFp32Bytes, t);
+                            {dec0[static_cast<std::size_t>(t)], keys_id}, B * H * e, t);
     op.forward = {cost.gemm("gemm_query", query_flop), cost.memory("score_add", 2 * memory),
                   cost.memory("score_tanh", 2 * memory), cost.memory("score_dot", memory),
-                  cost.memory("softmax", 3 * B * Ts * kFp32Bytes), cost.memory("context", memory)};
+                  cost.memory("softmax", 3 * B * Ts * e), cost.memory("context", memory)};
     op.backward = {cost.memory("context_grad", 3 * memory),
-                   cost.memory("softmax_grad", 3 * B * Ts * kFp32Bytes),
+                   cost.memory("softmax_grad", 3 * B * Ts * e),
                    cost.memory("score_dot_grad", 3 * memory), cost.memory("score_tanh_grad", 3 * memory),
                    cost.memory("score_add_grad", 3 * memory), cost.gemm("gemm_query_dgrad", query_flop),
                    cost.gemm("gemm_query_wgrad", query_flop)};
-    if (t == 0) detail::set_dense_gradient(op, H * H + 2 * H + 1);
+    if (t == 0) detail::set_dense_gradient(op, H * H + 2 * H + 1, e);
     context[static_cast<std::size_t>(t)] = detail::add_op(p, std::move(op));
   }
 
@@ -160,13 +159,13 @@ Profile generate_gnmt(const GnmtConfig& c, const GpuCostModel& cost) {
   }
 
   // Classifier over all target positions with its (label-smoothed) softmax cross-entropy.
-  const std::int64_t logits = B * Tt * V * kFp32Bytes;
+  const std::int64_t logits = B * Tt * V * e;
   const std::int64_t logits_flop = 2 * B * Tt * H * V;
   Op cls = detail::make_op("classifier", "classifier", dec, logits);
   cls.forward = {cost.gemm("gemm_logits", logits_flop), cost.memory("softmax_xent", 4 * logits)};
   cls.backward = {cost.memory("softmax_xent_grad", 2 * logits), cost.gemm("gemm_dgrad", logits_flop),
                   cost.gemm("gemm_wgrad", logits_flop)};
-  detail::set_dense_gradient(cls, H * V + V);
+  detail::set_dense_gradient(cls, H * V + V, e);
   detail::add_op(p, std::move(cls));
 
   // PyTorch Adam (unfused, about 12 passes over the parameter bytes) and gradient-norm clipping
@@ -175,22 +174,27 @@ Profile generate_gnmt(const GnmtConfig& c, const GpuCostModel& cost) {
   ProfileMetadata& m = p.meta;
   m.network = c.layers == 4 ? "gnmt" : "gnmt-" + std::to_string(c.layers);
   m.gpu = cost.gpu;
-  m.precision = "fp32";
+  m.precision = std::string(precision_name(cost.precision));
   m.batch_per_gpu = B;
   m.sequence_length = Ts;
   m.target_length = Tt;
   m.throughput_unit = "tokens";
   m.units_per_step = tokens;
+  // GNMT calibrates the V100's GEMM rates in both precisions; other GPUs are estimates.
+  const bool amp = cost.precision == Precision::Amp;
   m.source =
       "generated by hybridsim (workloads/profile_gen_gnmt.cpp): GNMT v2 shapes (NVIDIA "
-      "DeepLearningExamples PyTorch: hidden 1024, vocabulary 32,320, shared embedding) priced by the "
-      "V100 FP32 cost model, calibrated to 21,424 tokens/s (source + target) at 128 sentences per GPU "
-      "(DeepLearningExamples GNMT README, FP32, container 19.05)";
+      "DeepLearningExamples PyTorch: hidden 1024, vocabulary 32,320, shared embedding) " +
+      detail::priced_by(cost, cost.calibrated,
+                        std::string(amp ? "68,312" : "21,424") +
+                            " tokens/s (source + target) at 128 sentences per GPU (DeepLearningExamples GNMT "
+                            "README, " + (amp ? "mixed precision" : "FP32") + ", container 19.05)");
   m.notes =
       "recurrent layers unrolled per step (op <layer>.t<t>, layer field <layer>, step t); a layer's "
       "gradient sits on the op run last in backward (step 0; step T-1 for enc.L0.bw); attention.keys "
       "carries keys and encoder outputs; 24 source + 24 target tokens ~ 47.9 tokens per pair in "
       "NVIDIA's MLPerf logs";
+  if (const std::string n = detail::precision_notes(cost); !n.empty()) m.notes += "; " + n;
   validate_profile(p);
   return p;
 }

@@ -1,6 +1,7 @@
 #include "analysis/collective/collective_sweep.h"
 
 #include <cmath>
+#include <cstdio>
 #include <memory>
 #include <set>
 #include <string>
@@ -12,6 +13,12 @@
 namespace hybridsim::analysis {
 
 namespace {
+
+std::string format_number(double v) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.10g", v);
+  return buf;
+}
 
 // The tree and hierarchical algorithms are all-reduces; the planner runs every other op as a
 // ring, so asking for them there would silently do something else.
@@ -66,15 +73,30 @@ std::vector<CollectiveSweepRow> run_collective_sweep(const topology::Topology& t
   check_algorithm(options);
   if (options.min_bytes.count() <= 0 || options.max_bytes < options.min_bytes)
     throw InputError("sizes must satisfy 0 < min-bytes <= max-bytes");
+  if (options.max_bytes > kMaxCollectiveBytes)
+    throw InputError("--max-bytes " + sim::format_bytes(options.max_bytes) + " is beyond " +
+                     sim::format_bytes(kMaxCollectiveBytes) + " per rank, more than any GPU holds; expected at most " +
+                     sim::format_bytes(kMaxCollectiveBytes));
   if (!(options.step_factor > 1.0)) throw InputError("step-factor must be greater than 1");
-  std::vector<CollectiveSweepRow> rows;
+  if (options.comm.channels && (*options.comm.channels < 1 || *options.comm.channels > kMaxChannels))
+    throw InputError("--channels " + std::to_string(*options.comm.channels) + ": expected 0 (as NCCL would) or 1 to " +
+                     std::to_string(kMaxChannels));
+  // The sizes, counted before any runs: a step factor barely above 1 asks for millions of rows.
+  std::vector<sim::Bytes> sizes;
   double size = static_cast<double>(options.min_bytes.count());
   while (size <= static_cast<double>(options.max_bytes.count()) * (1 + 1e-12)) {
+    if (sizes.size() == kMaxCollectiveRows)
+      throw InputError("--step-factor " + format_number(options.step_factor) + " from " +
+                       sim::format_bytes(options.min_bytes) + " to " + sim::format_bytes(options.max_bytes) +
+                       " gives more than " + std::to_string(kMaxCollectiveRows) +
+                       " sizes; expected a larger factor or a narrower range");
     std::int64_t bytes = static_cast<std::int64_t>(std::llround(size));
     bytes = std::max<std::int64_t>(4, bytes / 4 * 4);  // whole floats, as nccl-tests
-    rows.push_back(run_one_collective(topology, options, sim::Bytes::of(bytes)));
+    sizes.push_back(sim::Bytes::of(bytes));
     size *= options.step_factor;
   }
+  std::vector<CollectiveSweepRow> rows;
+  for (const sim::Bytes s : sizes) rows.push_back(run_one_collective(topology, options, s));
   return rows;
 }
 

@@ -46,6 +46,12 @@ struct CollectiveSweepRow {
 
 // Simulates one collective of each size; throws InputError on bad options (among them
 // AllReduceAlgorithm::Tree or Hierarchical with any op but all-reduce).
+// The limits of a sweep, checked before anything runs: a rank's buffer of at most 1 TiB (no GPU holds
+// more; H200: 141 GB), at most 1,000 sizes, at most 64 channels (as scenarios).
+inline constexpr sim::Bytes kMaxCollectiveBytes = sim::Bytes::gib(1024);
+inline constexpr std::size_t kMaxCollectiveRows = 1000;
+inline constexpr int kMaxChannels = 64;
+
 std::vector<CollectiveSweepRow> run_collective_sweep(const topology::Topology& topology,
                                                      const CollectiveSweepOptions& options);
 // One collective of one size (the building block; also used by tests); throws InputError for

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <stdexcept>
 
 #include "analysis/step/step_series.h"
 #include "analysis/trace/step_trace.h"
@@ -72,7 +73,39 @@ std::optional<TrainingModel> training_model(const scenarios::Scenario& scenario,
   return m;
 }
 
+namespace {
+
+// A step whose simulated time passes what sim::Time holds (2^63 ps, 106 days) is the input's doing:
+// an InputError naming the fields that lengthen the step, where they were written.
+[[noreturn]] void step_too_long(const scenarios::Scenario& s, const std::string& what) {
+  static constexpr std::string_view kFields[] = {"workload.batch_per_worker", "workload.compute_speed",
+                                                 "workload.gpu_speeds", "workload.profile",
+                                                 "cluster.links", "cluster.topology",
+                                                 "communication.message_size", "communication.bucket_size",
+                                                 "variability"};
+  std::string written;
+  for (const auto field : kFields)
+    for (const auto& [path, where] : s.provenance.where)
+      if (path == field || (path.starts_with(field) && path[field.size()] == '.')) {
+        written += (written.empty() ? "" : ", ") + path + " (" + where + ")";
+        break;
+      }
+  throw InputError(s.source + ": the step's simulated time passes what 64-bit picoseconds hold (106 days; " + what +
+                   ")" + (written.empty() ? std::string("; the profile's kernels are too long")
+                                          : "; what lengthens it, as written: " + written));
+}
+
+}  // namespace
+
 ScenarioRun run_scenario(const scenarios::ResolvedScenario& resolved, const ScenarioRunOptions& options) {
+  try {
+    return run_scenario_unchecked(resolved, options);
+  } catch (const std::overflow_error& e) {
+    step_too_long(resolved.scenario, e.what());
+  }
+}
+
+ScenarioRun run_scenario_unchecked(const scenarios::ResolvedScenario& resolved, const ScenarioRunOptions& options) {
   ScenarioRun run;
   run.context = scenarios::key_settings(resolved);
   const StepSetup setup = step_setup(resolved);

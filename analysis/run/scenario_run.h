@@ -43,7 +43,11 @@ ScenarioRunOptions scenario_trace_options(const scenarios::Scenario& scenario,
 std::filesystem::path sweep_point_trace_file(const std::filesystem::path& file, std::size_t index);
 
 StepSetup step_setup(const scenarios::ResolvedScenario& resolved);
+// A simulated time past 64-bit picoseconds is an InputError naming the fields, as written, that
+// lengthen the step.
 ScenarioRun run_scenario(const scenarios::ResolvedScenario& resolved, const ScenarioRunOptions& options);
+// The same, letting std::overflow_error through.
+ScenarioRun run_scenario_unchecked(const scenarios::ResolvedScenario& resolved, const ScenarioRunOptions& options);
 
 // The efficiency curve and dataset size a scenario asks for (built-in by network and variant, or
 // its own parametric/table curve). Returns none when no curve is known for the network.

@@ -116,14 +116,27 @@ workloads::MpPlacement build_placement(const Scenario& s, const workloads::Profi
 workloads::WorkerMapping build_mapping(const Scenario& s, const topology::Topology& topology) {
   const int dp = s.parallelism.dp, mp = s.parallelism.mp;
   const auto gpus = static_cast<long long>(topology.gpus().size());
+  // Located at mp when mp alone is too large, else at dp.
+  const char* culprit = mp > gpus ? "parallelism.mp" : "parallelism.dp";
   if (static_cast<long long>(dp) * mp > gpus)
-    throw InputError(location_of(s, "parallelism.dp") + ": parallelism: dp × mp = " + std::to_string(dp) + " × " +
+    throw InputError(location_of(s, culprit) + ": parallelism: dp × mp = " + std::to_string(dp) + " × " +
                      std::to_string(mp) + " = " + std::to_string(static_cast<long long>(dp) * mp) +
                      " GPUs, but the cluster " + topology.name() + " has " + std::to_string(gpus) +
                      "; expected dp × mp <= " + std::to_string(gpus));
-  if (s.parallelism.mapping)
+  if (s.parallelism.mapping) {
+    // A GPU outside the cluster is reported at the element that names it.
+    const auto& rows = *s.parallelism.mapping;
+    for (std::size_t w = 0; w < rows.size(); ++w)
+      for (std::size_t k = 0; k < rows[w].size(); ++k)
+        if (rows[w][k] >= gpus) {
+          const std::string path = "parallelism.mapping[" + std::to_string(w) + "][" + std::to_string(k) + "]";
+          throw InputError(location_of(s, path) + ": " + path + ": GPU " + std::to_string(rows[w][k]) +
+                           " is outside the cluster " + topology.name() + "; expected a GPU rank from 0 to " +
+                           std::to_string(gpus - 1));
+        }
     return located(s, "parallelism.mapping",
                    [&] { return workloads::custom_mapping(topology, dp, mp, *s.parallelism.mapping); });
+  }
   return located(s, "parallelism", [&] { return workloads::default_mapping(topology, dp, mp); });
 }
 

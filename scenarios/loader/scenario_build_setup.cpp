@@ -171,6 +171,7 @@ void read_parallelism(FieldReader& r, const TreeNode& root, ParallelismSettings&
     for (std::size_t k = 0; k < row.items.size(); ++k) {
       const std::string cp = rp + "[" + std::to_string(k) + "]";
       const std::int64_t g = r.to_integer(row.items[k], cp);
+      r.note(cp, row.items[k]);  // so that a GPU outside the cluster is reported here (resolve)
       if (!seen.insert(g).second)
         fail_at(row.items[k].where, cp, "GPU " + std::to_string(g) + " is used twice", "distinct GPU ranks");
       ranks.push_back(static_cast<int>(g));

@@ -22,6 +22,12 @@ std::vector<std::string> network_choices() { return workloads::builtin_profile_n
 
 using K = FieldKind;
 constexpr double kMaxCount = 1 << 20;
+// A link's latency, at most 1 s: far beyond any real link, and far inside 64-bit picoseconds even
+// summed over a step's hops.
+constexpr double kMaxLinkLatencyPs = 1e12;
+// GPU speeds from a thousandth to a thousand times the profiled GPU's: kernel times stay inside
+// 64-bit picoseconds.
+constexpr double kMinSpeed = 0.001;
 
 constexpr FieldSpec kSchema[] = {
     {.path = "name", .kind = K::Text, .default_doc = "the file name without .yaml",
@@ -64,39 +70,39 @@ constexpr FieldSpec kSchema[] = {
      .help = "NVLink between GPUs (dgx1-v100: 25 GB/s, 700 ns per link)."},
     {.path = "cluster.links.nvlink.bandwidth", .kind = K::Rate, .default_doc = "the preset's",
      .min = 0, .min_exclusive = true, .help = "Per NVLink, per direction."},
-    {.path = "cluster.links.nvlink.latency", .kind = K::Duration, .default_doc = "the preset's",
+    {.path = "cluster.links.nvlink.latency", .kind = K::Duration, .default_doc = "the preset's", .max = kMaxLinkLatencyPs,
      .help = "Per hop."},
     {.path = "cluster.links.nvswitch", .kind = K::Section,
      .help = "A GPU's NVLinks into an NVSwitch fabric (dgx2: 6 links of 25 GB/s per GPU, 350 ns)."},
     {.path = "cluster.links.nvswitch.bandwidth", .kind = K::Rate, .default_doc = "the preset's",
      .min = 0, .min_exclusive = true,
      .help = "Per NVLink into the switch, per direction (a GPU has 6)."},
-    {.path = "cluster.links.nvswitch.latency", .kind = K::Duration, .default_doc = "the preset's",
+    {.path = "cluster.links.nvswitch.latency", .kind = K::Duration, .default_doc = "the preset's", .max = kMaxLinkLatencyPs,
      .help = "Per GPU-switch hop."},
     {.path = "cluster.links.pcie", .kind = K::Section,
      .help = "PCIe links: GPU and NIC to PCIe switch, switch to CPU (12 GB/s, 500 ns)."},
     {.path = "cluster.links.pcie.bandwidth", .kind = K::Rate, .default_doc = "the preset's",
      .min = 0, .min_exclusive = true, .help = "Per x16 link, per direction."},
-    {.path = "cluster.links.pcie.latency", .kind = K::Duration, .default_doc = "the preset's",
+    {.path = "cluster.links.pcie.latency", .kind = K::Duration, .default_doc = "the preset's", .max = kMaxLinkLatencyPs,
      .help = "Per hop."},
     {.path = "cluster.links.cpu", .kind = K::Section,
      .help = "Links between CPU sockets: QPI (dgx1-v100, pcie-server: 2 × 19.2 GB/s) or UPI "
              "(dgx2: 3 × 20.8 GB/s)."},
     {.path = "cluster.links.cpu.bandwidth", .kind = K::Rate, .default_doc = "the preset's",
      .min = 0, .min_exclusive = true, .help = "Per QPI/UPI link, per direction."},
-    {.path = "cluster.links.cpu.latency", .kind = K::Duration, .default_doc = "the preset's",
+    {.path = "cluster.links.cpu.latency", .kind = K::Duration, .default_doc = "the preset's", .max = kMaxLinkLatencyPs,
      .help = "Per hop."},
     {.path = "cluster.links.infiniband", .kind = K::Section,
      .help = "The fabric between machines (the V100 machines' EDR: 100 Gb/s, 500 ns)."},
     {.path = "cluster.links.infiniband.bandwidth", .kind = K::Rate, .default_doc = "the preset's",
      .min = 0, .min_exclusive = true, .help = "Per NIC port and per switch cable, per direction."},
-    {.path = "cluster.links.infiniband.latency", .kind = K::Duration, .default_doc = "the preset's",
+    {.path = "cluster.links.infiniband.latency", .kind = K::Duration, .default_doc = "the preset's", .max = kMaxLinkLatencyPs,
      .help = "Per NIC-leaf or leaf-spine hop."},
     {.path = "cluster.links.generic", .kind = K::Section,
      .help = "The idealized links of ideal-ring and fully-connected (25 GB/s, 1 us)."},
     {.path = "cluster.links.generic.bandwidth", .kind = K::Rate, .default_doc = "the preset's",
      .min = 0, .min_exclusive = true, .help = "Per link, per direction."},
-    {.path = "cluster.links.generic.latency", .kind = K::Duration, .default_doc = "the preset's",
+    {.path = "cluster.links.generic.latency", .kind = K::Duration, .default_doc = "the preset's", .max = kMaxLinkLatencyPs,
      .help = "Per hop."},
 
     {.path = "workload", .kind = K::Section, .required = true,
@@ -111,8 +117,7 @@ constexpr FieldSpec kSchema[] = {
      .help = "Samples per data-parallel worker per step; auto: the profile's batch. Kernel times and "
              "activation sizes scale linearly with it (launch floors ignored); gradient sizes and "
              "the optimizer do not change."},
-    {.path = "workload.compute_speed", .kind = K::Number, .default_text = "1", .min = 0, .max = 1000,
-     .min_exclusive = true,
+    {.path = "workload.compute_speed", .kind = K::Number, .default_text = "1", .min = kMinSpeed, .max = 1000,
      .help = "GPU speed relative to the profiled one: 2 halves every kernel's duration."},
     {.path = "workload.gpu_speeds", .kind = K::List, .default_text = "[]",
      .type_doc = "a list of {gpu, speed}",
@@ -121,8 +126,8 @@ constexpr FieldSpec kSchema[] = {
     {.path = "workload.gpu_speeds[]", .kind = K::Section, .help = "One GPU's speed."},
     {.path = "workload.gpu_speeds[].gpu", .kind = K::Integer, .required = true, .min = 0,
      .max = kMaxCount * 64, .help = "Global GPU rank (as in the topology: node × GPUs per node + local)."},
-    {.path = "workload.gpu_speeds[].speed", .kind = K::Number, .required = true, .min = 0, .max = 1000,
-     .min_exclusive = true, .help = "Relative speed: 0.5 doubles this GPU's kernel durations."},
+    {.path = "workload.gpu_speeds[].speed", .kind = K::Number, .required = true, .min = kMinSpeed, .max = 1000,
+     .help = "Relative speed: 0.5 doubles this GPU's kernel durations."},
 
     {.path = "parallelism", .kind = K::Section, .help = "How the work is split over GPUs."},
     {.path = "parallelism.dp", .kind = K::Integer, .default_text = "1", .min = 1, .max = kMaxCount,

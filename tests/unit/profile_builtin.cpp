@@ -24,8 +24,8 @@ using hybridsim::testing::read_whole_file;
 
 namespace {
 
-std::string committed_path(const std::string& name) {
-  return std::string(HYBRIDSIM_SOURCE_DIR) + "/" + builtin_profile_path(name);
+std::string committed_path(const std::string& name, Precision precision = Precision::Fp32) {
+  return std::string(HYBRIDSIM_SOURCE_DIR) + "/" + builtin_profile_path(name, precision);
 }
 
 // Parameters per layer field, from gradient bytes (FP32: 4 bytes each).
@@ -47,16 +47,20 @@ std::string step_op(const std::string& layer, int t) { return layer + ".t" + std
 
 TEST_CASE("profile builtin: committed files equal the generator's output byte for byte") {
   const bool regenerate = std::getenv("HYBRIDSIM_REGENERATE_PROFILES") != nullptr;
-  for (const auto& name : builtin_profile_names()) {
-    CAPTURE(name);
-    const Profile generated = generate_builtin_profile(name);
-    const std::string text = profile_to_yaml(generated);
-    if (regenerate) std::ofstream(committed_path(name), std::ios::binary) << text;
-    CHECK(read_whole_file(committed_path(name)) == text);
-    CHECK(load_profile(committed_path(name)) == generated);
-    CHECK(builtin_profile(name) == generated);
-  }
+  for (const auto& name : builtin_profile_names())
+    for (const Precision precision : {Precision::Fp32, Precision::Amp}) {
+      CAPTURE(name);
+      CAPTURE(precision_name(precision));
+      const Profile generated = generate_builtin_profile(name, {.gpu = "v100", .precision = precision});
+      const std::string text = profile_to_yaml(generated);
+      const std::string path = committed_path(name, precision);
+      if (regenerate) std::ofstream(path, std::ios::binary) << text;
+      CHECK(read_whole_file(path) == text);
+      CHECK(load_profile(path) == generated);
+      CHECK(builtin_profile(name, {.gpu = "v100", .precision = precision}) == generated);
+    }
   CHECK(builtin_profile_path("gnmt") == "workloads/profiles/v100/gnmt.yaml");
+  CHECK(builtin_profile_path("inception-v3", Precision::Amp) == "workloads/profiles/v100/inception_v3_amp.yaml");
   CHECK_THROWS_AS(generate_builtin_profile("resnet-50"), InputError);
 }
 

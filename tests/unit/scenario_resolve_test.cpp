@@ -196,7 +196,7 @@ TEST_CASE("resolve: errors are prefixed with the scenario location of the field"
         "catch-all rule such as \"*\": 0");
   CHECK(resolve_error("cluster: {preset: dgx1-v100}\nworkload: {network: gnmt}\n"
                       "parallelism: {dp: 2, mapping: [[0], [9]]}\n") ==
-        "s.yaml:3:31: parallelism.mapping: mapping worker 1 names GPU 9, outside 0..7");
+        "s.yaml:3:38: parallelism.mapping[1][0]: GPU 9 is outside the cluster dgx1-v100; expected a GPU rank from 0 to 7");
   const std::string missing = resolve_error("cluster: {preset: dgx1-v100}\nworkload: {profile: missing.yaml}\n");
   CHECK_MESSAGE(missing.starts_with("s.yaml:2:21: workload.profile: "), missing);
 }

@@ -165,7 +165,7 @@ TEST_CASE("yaml error: bad values are located and say what was expected") {
   CHECK(error_of(head + "  - {a: a, b: b, kind: pcie, bandwidth: fast}\n") ==
         "box.yaml:5:41: links[0].bandwidth: got \"fast\"; expected a bandwidth such as \"25 GB/s\" or \"100 Gb/s\", > 0");
   CHECK(error_of(head + "  - {a: a, b: b, kind: pcie, bandwidth: 1 GB/s, latency: soon}\n") ==
-        "box.yaml:5:58: links[0].latency: got \"soon\"; expected a time such as \"700 ns\", >= 0");
+        "box.yaml:5:58: links[0].latency: got \"soon\"; expected a time such as \"700 ns\", from 0 s to 1 s");
   CHECK(error_of(head + "  - {a: a, b: b, kind: pcie, bandwidth: 1 GB/s, count: 0}\n") ==
         "box.yaml:5:56: links[0].count: got \"0\"; expected a whole number from 1 to 65536");
   CHECK(error_of(head + "  - {a: a, b: b, kind: pcie, bandwidth: 1 GB/s, duplex: maybe}\n") ==
@@ -180,4 +180,23 @@ TEST_CASE("yaml error: bad values are located and say what was expected") {
   CHECK(error_of("") == "box.yaml:1:1: nodes: missing required field; expected a list of devices {name, kind, node}");
   CHECK(error_of("links: []\n") ==
         "box.yaml:1:1: nodes: missing required field; expected a list of devices {name, kind, node}");
+}
+
+TEST_CASE("yaml error: a GPU joined to no other is named where it is declared") {
+  // GPU2 hangs off its own switch: no chain of links joins it to GPU0, so no run could route a
+  // byte to it. GPU1 reaches GPU0 through PLX0.
+  CHECK(error_of("nodes:\n  - {name: GPU0, kind: gpu}\n  - {name: GPU1, kind: gpu}\n"
+                 "  - {name: PLX0, kind: plx}\n  - {name: PLX1, kind: plx}\n  - {name: GPU2, kind: gpu}\n"
+                 "links:\n  - {a: GPU0, b: PLX0, kind: pcie, bandwidth: 12 GB/s}\n"
+                 "  - {a: GPU1, b: PLX0, kind: pcie, bandwidth: 12 GB/s}\n"
+                 "  - {a: GPU2, b: PLX1, kind: pcie, bandwidth: 12 GB/s}\n") ==
+        "box.yaml:6:5: nodes[4]: GPU \"GPU2\" is not connected to GPU \"GPU0\" by any chain of links; expected "
+        "every GPU connected to the others");
+  // A chain of GPUs with direct links only (a ring machine, as ideal-ring) is accepted.
+  CHECK(error_of("nodes:\n  - {name: GPU0, kind: gpu}\n  - {name: GPU1, kind: gpu}\n  - {name: GPU2, kind: gpu}\n"
+                 "links:\n  - {a: GPU0, b: GPU1, kind: nvlink, bandwidth: 25 GB/s}\n"
+                 "  - {a: GPU1, b: GPU2, kind: nvlink, bandwidth: 25 GB/s}\n") == "");
+  // Two GPUs and no links at all.
+  CHECK(error_of("nodes:\n  - {name: a, kind: gpu}\n  - {name: b, kind: gpu}\n")
+            .starts_with("box.yaml:3:5: nodes[1]: GPU \"b\" is not connected"));
 }

@@ -1,5 +1,7 @@
 #include "topology/yaml/schema.h"
 
+#include "sim/time.h"
+
 #include <algorithm>
 #include <charconv>
 #include <cmath>
@@ -61,7 +63,10 @@ std::string short_type(const FieldSpec& s) {
     case FieldKind::Choice: t = join(choices_of(s), ", "); break;
     case FieldKind::Size: t = std::string("size") + (s.min_exclusive ? " > 0" : ""); break;
     case FieldKind::Rate: t = std::string("bandwidth") + (s.min_exclusive ? " > 0" : ""); break;
-    case FieldKind::Duration: t = "time ≥ 0"; break;
+    case FieldKind::Duration:
+      t = "time ≥ " + sim::format_time(sim::Time::ps(static_cast<std::int64_t>(s.min))) +
+          (s.max != 0 ? ", ≤ " + sim::format_time(sim::Time::ps(static_cast<std::int64_t>(s.max))) : "");
+      break;
     case FieldKind::Path: t = "path"; break;
     case FieldKind::Text: t = "text"; break;
     case FieldKind::List: t = "list"; break;
@@ -172,7 +177,11 @@ std::string Schema::value_text(const FieldSpec& s) const {
       return std::string("a size such as \"512 KiB\" or \"25 MB\"") + (s.min_exclusive ? ", > 0" : "");
     case FieldKind::Rate:
       return std::string("a bandwidth such as \"25 GB/s\" or \"100 Gb/s\"") + (s.min_exclusive ? ", > 0" : "");
-    case FieldKind::Duration: return "a time such as \"700 ns\", >= 0";
+    case FieldKind::Duration:
+      if (s.max != 0)
+        return "a time such as \"700 ns\", from " + sim::format_time(sim::Time::ps(static_cast<std::int64_t>(s.min))) +
+               " to " + sim::format_time(sim::Time::ps(static_cast<std::int64_t>(s.max)));
+      return "a time such as \"700 ns\", >= 0";
     case FieldKind::Path: return "a file path";
     case FieldKind::Text: return "a single value (text)";
     case FieldKind::List: return "a list";

@@ -1,0 +1,122 @@
+#include "analysis/step/memory_report.h"
+
+#include "analysis/output/json_text.h"
+
+namespace hybridsim::analysis {
+namespace {
+
+using workloads::format_gib;
+using workloads::MemoryBreakdown;
+
+// "the largest" GPU's peak and its rank.
+struct Largest {
+  int rank = 0;
+  int gpu = 0;
+  sim::Bytes bytes;
+};
+Largest largest_of(const std::vector<MemoryBreakdown>& peaks, const workloads::WorkerMapping& mapping) {
+  Largest l;
+  l.rank = workloads::largest_rank(peaks);
+  l.gpu = gpu_of_mp_rank(mapping, l.rank);
+  if (!peaks.empty()) l.bytes = peaks[static_cast<std::size_t>(l.rank)].total();
+  return l;
+}
+
+void rank_json(std::string& out, const MemoryBreakdown& b, int gpu, int rank) {
+  out += "{\"gpu\": " + std::to_string(gpu) + ", \"mp_rank\": " + std::to_string(rank) +
+         ", \"peak_bytes\": " + std::to_string(b.total().count());
+  for (std::size_t p = 0; p < workloads::kMemoryPartCount; ++p) {
+    out += ", ";
+    append_json_string(out, std::string(workloads::memory_part_key(static_cast<workloads::MemoryPart>(p))) + "_bytes");
+    out += ": " + std::to_string(b.bytes[p].count());
+  }
+  out += "}";
+}
+
+}  // namespace
+
+int gpu_of_mp_rank(const workloads::WorkerMapping& mapping, int k) {
+  if (mapping.gpu_rank.empty() || k < 0 || k >= static_cast<int>(mapping.gpu_rank.front().size())) return k;
+  return mapping.gpu_rank.front()[static_cast<std::size_t>(k)];
+}
+
+int mp_rank_of_gpu(const workloads::WorkerMapping& mapping, int gpu) {
+  for (const auto& worker : mapping.gpu_rank)
+    for (std::size_t k = 0; k < worker.size(); ++k)
+      if (worker[k] == gpu) return static_cast<int>(k);
+  return 0;
+}
+
+std::string memory_peak_text(const MemoryBreakdown& peak, const std::optional<workloads::GpuCapacity>& capacity) {
+  std::string out = format_gib(peak.total());
+  if (!capacity) {
+    out += " (capacity unknown)";
+  } else {
+    out += " of " + format_gib(capacity->bytes);
+    out += peak.total() <= capacity->bytes ? " (headroom " + format_gib(capacity->bytes - peak.total()) + ")"
+                                           : " (" + format_gib(peak.total() - capacity->bytes) + " too much)";
+  }
+  return out + ": " + workloads::describe_parts(peak);
+}
+
+std::string does_not_fit_text(const std::vector<MemoryBreakdown>& peaks, const workloads::WorkerMapping& mapping,
+                              const std::optional<workloads::GpuCapacity>& capacity) {
+  if (!capacity || workloads::fits_in(peaks, capacity->bytes)) return "";
+  const Largest l = largest_of(peaks, mapping);
+  return "does not fit: GPU " + std::to_string(l.gpu) + " needs " + format_gib(l.bytes) + " of " +
+         format_gib(capacity->bytes) + ": " + workloads::describe_parts(peaks[static_cast<std::size_t>(l.rank)]);
+}
+
+std::vector<std::pair<std::string, std::string>> memory_lines(const workloads::StepMemory& memory,
+                                                              const workloads::WorkerMapping& mapping,
+                                                              const std::optional<workloads::GpuCapacity>& capacity,
+                                                              int critical_gpu) {
+  std::vector<std::pair<std::string, std::string>> out;
+  const std::vector<MemoryBreakdown> peaks = memory.peaks();
+  if (peaks.empty()) return out;
+  const int critical_rank = mp_rank_of_gpu(mapping, critical_gpu);
+  const Largest l = largest_of(peaks, mapping);
+  const bool same = peaks[static_cast<std::size_t>(critical_rank)].total() == l.bytes;
+  out.emplace_back("peak memory, GPU " + std::to_string(critical_gpu) + (same ? " (critical, largest)" : " (critical)"),
+                   memory_peak_text(peaks[static_cast<std::size_t>(critical_rank)], capacity));
+  if (!same)
+    out.emplace_back("peak memory, GPU " + std::to_string(l.gpu) + " (largest)",
+                     memory_peak_text(peaks[static_cast<std::size_t>(l.rank)], capacity));
+  const std::string verdict = does_not_fit_text(peaks, mapping, capacity);
+  out.emplace_back("memory", !verdict.empty() ? verdict
+                             : capacity       ? "fits (" + capacity->source + ", " + format_gib(capacity->bytes) + ")"
+                                              : "capacity unknown (set cluster.gpu_memory)");
+  if (!memory.rule.optimizer_known)
+    out.emplace_back("memory note", "optimizer state unknown for this optimizer: counted as none");
+  return out;
+}
+
+std::string memory_json(const workloads::StepMemory& memory, const workloads::WorkerMapping& mapping,
+                        const std::optional<workloads::GpuCapacity>& capacity, int critical_gpu) {
+  const std::vector<MemoryBreakdown> peaks = memory.peaks();
+  std::string out = "{\"capacity_bytes\": ";
+  out += capacity ? std::to_string(capacity->bytes.count()) : "null";
+  out += ", \"capacity_source\": ";
+  if (capacity) append_json_string(out, capacity->source);
+  else out += "null";
+  out += ", \"fits\": ";
+  out += !capacity ? "null" : workloads::fits_in(peaks, capacity->bytes) ? "true" : "false";
+  out += ", \"mixed_precision\": ";
+  out += memory.rule.mixed_precision ? "true" : "false";
+  out += ", \"optimizer_states_per_parameter\": " + std::to_string(memory.rule.optimizer_states);
+  if (peaks.empty()) return out + "}";
+  const int critical_rank = mp_rank_of_gpu(mapping, critical_gpu);
+  const Largest l = largest_of(peaks, mapping);
+  out += ",\n    \"critical\": ";
+  rank_json(out, peaks[static_cast<std::size_t>(critical_rank)], critical_gpu, critical_rank);
+  out += ",\n    \"largest\": ";
+  rank_json(out, peaks[static_cast<std::size_t>(l.rank)], l.gpu, l.rank);
+  out += ",\n    \"per_mp_rank\": [";
+  for (std::size_t k = 0; k < peaks.size(); ++k) {
+    out += k ? ",\n      " : "\n      ";
+    rank_json(out, peaks[k], gpu_of_mp_rank(mapping, static_cast<int>(k)), static_cast<int>(k));
+  }
+  return out + "\n    ]}";
+}
+
+}  // namespace hybridsim::analysis

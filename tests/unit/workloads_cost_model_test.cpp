@@ -1,0 +1,195 @@
+// The cost models behind the built-in profiles: the AMP calibration on one V100, what AMP changes
+// (FP16 values, Tensor-Core rates, the optimizer's FP32 master weights), the rule that derives the
+// A100, H100 and H200 models from the V100 calibration, and the one table of GPU facts.
+#include <doctest/doctest.h>
+
+#include <cstdint>
+#include <cstdlib>
+#include <string>
+
+#include "sim/error.h"
+#include "workloads/cost_model.h"
+#include "workloads/gpu_spec.h"
+#include "workloads/profile_gen.h"
+#include "workloads/profile_io.h"
+
+using namespace hybridsim;
+using namespace hybridsim::workloads;
+
+namespace {
+
+Profile v100(const std::string& name, Precision precision) {
+  return builtin_profile(name, {.gpu = "v100", .precision = precision});
+}
+
+std::int64_t ns(sim::Time t) { return t.ps() / 1000; }
+
+}  // namespace
+
+TEST_CASE("cost model: GNMT AMP on one V100 reproduces 68,312 tokens/s") {
+  // calibration.md: GNMT v2 mixed precision, 128 sentences, 68,312 tokens/s (NVIDIA
+  // DeepLearningExamples, container 19.05) → a step of 6,144 / 68,312 = 89.94 ms. The Tensor-Core
+  // rate that gives it, to three digits, is 38.5 TFLOP/s (30.8% of the 125 TFLOP/s peak): 68,353
+  // tokens/s, +0.06%; 38.4 would give 68,232 (−0.12%).
+  const GpuCostModel amp = cost_model(gpu_facts_by_key("v100"), Precision::Amp);
+  CHECK(amp.gemm_flop_per_second == 38'500'000'000'000);
+  CHECK(amp.conv_flop_per_second == 38'500'000'000'000);
+  CHECK(amp.calibrated);
+  const Profile gnmt = v100("gnmt", Precision::Amp);
+  CHECK(gnmt.meta.precision == "amp");
+  CHECK(gnmt.meta.gpu == "V100-SXM2-16GB");
+  CHECK(gnmt.throughput_1gpu() == doctest::Approx(68312).epsilon(0.001));
+  CHECK(gnmt.meta.source.find("calibrated to 68,312 tokens/s") != std::string::npos);
+  // The FP32 calibration is untouched: 21,424 tokens/s.
+  CHECK(v100("gnmt", Precision::Fp32).throughput_1gpu() == doctest::Approx(21424).epsilon(0.001));
+}
+
+TEST_CASE("cost model: Inception-V3 and BigLSTM AMP are estimates from the same Tensor-Core rate") {
+  // Not calibrated (calibration.md has no AMP figure for them): their convolutions and GEMMs run at
+  // GNMT AMP's 38.5 TFLOP/s, their memory-bound kernels move half the bytes. The documented
+  // estimates (workloads/README.md): 696.6 images/s (×2.69 FP32's 258.9) and 34,479 words/s
+  // (×3.69 FP32's 9,336).
+  const Profile inception = v100("inception-v3", Precision::Amp);
+  CHECK(inception.throughput_1gpu() == doctest::Approx(696.6).epsilon(0.001));
+  CHECK(inception.meta.source.find("ESTIMATE") != std::string::npos);
+  const Profile biglstm = v100("biglstm", Precision::Amp);
+  CHECK(biglstm.throughput_1gpu() == doctest::Approx(34479).epsilon(0.001));
+  CHECK(biglstm.meta.source.find("ESTIMATE") != std::string::npos);
+  // Inception's first conv, 2,455,252,992 FLOP at 38.5 TFLOP/s = 63,772.8 ns → 63,773 ns.
+  CHECK(inception.ops[0].forward[0].duration == sim::Time::ns(63'773));
+}
+
+TEST_CASE("cost model: AMP halves values, memory traffic and gradients but not the optimizer's work") {
+  const Profile fp32 = v100("gnmt", Precision::Fp32);
+  const Profile amp = v100("gnmt", Precision::Amp);
+  REQUIRE(fp32.ops.size() == amp.ops.size());
+  const sim::Time floor = kernel_launch_floor();
+  for (std::size_t i = 0; i < fp32.ops.size(); ++i) {
+    const Op& a = amp.ops[i];
+    const Op& f = fp32.ops[i];
+    CAPTURE(f.name);
+    // FP16 activations and gradients: 2 bytes a value instead of 4.
+    CHECK(2 * a.activation_bytes.count() == f.activation_bytes.count());
+    CHECK(2 * a.gradient_bytes.count() == f.gradient_bytes.count());
+    REQUIRE(a.forward.size() == f.forward.size());
+    for (std::size_t k = 0; k < f.forward.size(); ++k) {
+      if (f.forward[k].bound != sim::KernelBound::Memory) continue;
+      // Half the bytes: ceil(b / 2 / bw) against ceil(b / bw), to the nanosecond, unless the 5 us
+      // floor holds the AMP kernel up.
+      if (a.forward[k].duration > floor) CHECK(std::llabs(2 * ns(a.forward[k].duration) - ns(f.forward[k].duration)) <= 1);
+    }
+    // The optimizer updates FP32 master weights: the same time per op as in FP32 (to a ns).
+    if (f.gradient_bytes.count() > 0)
+      CHECK(std::llabs(ns(amp.optimizer.update_time(a.update_bytes(1))) -
+                       ns(fp32.optimizer.update_time(f.update_bytes(1)))) <= 1);
+  }
+  // Adam + clipping, 16 passes of 4 bytes per parameter at 600 GB/s: per GiB of FP16 gradients
+  // (2^29 parameters) 16 · 4 · 2^29 / 600e9 s = 57,266,230.6 ns → up; FP32: 28,633,115.3 → up.
+  CHECK(amp.optimizer.time_per_gib == sim::Time::ns(57'266'231));
+  CHECK(fp32.optimizer.time_per_gib == sim::Time::ns(28'633'116));
+  // A GEMM at the Tensor-Core rate: GNMT's input GEMM of enc.L2, 2·128·1024·4096 = 1,073,741,824
+  // FLOP at 38.5 TFLOP/s = 27,889.4 ns → 27,890 ns (FP32: 113,503.4 → 113,504 ns at 9.46).
+  const Op& step = amp.ops[amp.op_by_name("enc.L2.t3")];
+  CHECK(step.forward[1].name == "gemm_input");
+  CHECK(step.forward[1].duration == sim::Time::ns(27'890));
+  CHECK(fp32.ops[fp32.op_by_name("enc.L2.t3")].forward[1].duration == sim::Time::ns(113'504));
+}
+
+TEST_CASE("cost model: BigLSTM's sparse rows are FP16 values with an int64 index") {
+  // Embedding: 2,560 looked-up rows of 1,024 values, 2 bytes each under AMP, + 8 bytes of index:
+  // 2,560 × 2,056 = 5,263,360 B (FP32: 2,560 × 4,104 = 10,506,240 B).
+  const Profile amp = v100("biglstm", Precision::Amp);
+  const Op& emb = amp.ops[amp.op_by_name("embedding")];
+  CHECK(emb.sparse_bytes_per_worker.count() == 5'263'360);
+  CHECK(v100("biglstm", Precision::Fp32).ops[0].sparse_bytes_per_worker.count() == 10'506'240);
+  // Softmax: 8,192 + 2,560 rows of W (1,024 values) and b (1 value), each with an index:
+  // 10,752 × (2,048 + 8 + 2 + 8) = 22,213,632 B.
+  CHECK(amp.ops[amp.op_by_name("softmax")].sparse_bytes_per_worker.count() == 22'213'632);
+}
+
+TEST_CASE("cost model: A100, H100 and H200 scale the V100 calibration by their peaks") {
+  // rate = the GPU's peak for the kernel's math × the fraction of the V100's peak the calibration
+  // reached: Tensor Cores 38.5 / 125 = 0.308 (TF32 for fp32 on A100/H100/H200, FP16 for amp);
+  // memory-bound kernels 600 / 900 = 2/3 of HBM. hardware.md's dense peaks:
+  //   A100 TF32 156 × 0.308 = 48.048, FP16 312 × 0.308 = 96.096 TFLOP/s; HBM2e 2,039 × 2/3 = 1,359.33 GB/s
+  //   H100 TF32 494.7 × 0.308 = 152.3676, FP16 989.4 × 0.308 = 304.7352 TFLOP/s; 3,350 × 2/3 = 2,233.33 GB/s
+  //   H200: the H100's rates, 4,800 × 2/3 = 3,200 GB/s.
+  struct Expected {
+    const char* key;
+    std::int64_t tf32, fp16, memory;
+  };
+  for (const Expected& e : {Expected{"a100", 48'048'000'000'000, 96'096'000'000'000, 1'359'333'333'333},
+                            Expected{"a100-40gb", 48'048'000'000'000, 96'096'000'000'000, 1'036'666'666'666},
+                            Expected{"h100", 152'367'600'000'000, 304'735'200'000'000, 2'233'333'333'333},
+                            Expected{"h200", 152'367'600'000'000, 304'735'200'000'000, 3'200'000'000'000}}) {
+    CAPTURE(e.key);
+    const GpuCostModel fp32 = cost_model(gpu_facts_by_key(e.key), Precision::Fp32);
+    const GpuCostModel amp = cost_model(gpu_facts_by_key(e.key), Precision::Amp);
+    CHECK(fp32.gemm_flop_per_second == e.tf32);
+    CHECK(fp32.conv_flop_per_second == e.tf32);
+    CHECK(amp.gemm_flop_per_second == e.fp16);
+    CHECK(fp32.memory_bandwidth.bytes_per_second() == e.memory);
+    CHECK(amp.memory_bandwidth.bytes_per_second() == e.memory);
+    CHECK(fp32.launch_floor == sim::Time::us(5));
+    CHECK_FALSE(fp32.calibrated);
+    CHECK(fp32.tensor_cores);
+  }
+  // The V100 keeps its calibrated FP32 rates on CUDA cores: 15.7 × 9.46 / 15.7, 15.7 × 12.3 / 15.7.
+  const GpuCostModel v = v100_fp32();
+  CHECK(v.gemm_flop_per_second == 9'460'000'000'000);
+  CHECK(v.conv_flop_per_second == 12'300'000'000'000);
+  CHECK_FALSE(v.tensor_cores);
+  // A GEMM of 304,735,200,000,000 FLOP takes one second on an H100 under AMP.
+  CHECK(cost_model(gpu_facts_by_key("h100"), Precision::Amp).gemm("g", 304'735'200'000'000).duration ==
+        sim::Time::s(1));
+}
+
+TEST_CASE("cost model: every built-in network on every GPU and precision loads, calibrated or an estimate") {
+  for (const GpuFacts& gpu : gpu_facts())
+    for (const Precision precision : {Precision::Fp32, Precision::Amp})
+      for (const auto& name : builtin_profile_names()) {
+        CAPTURE(gpu.key);
+        CAPTURE(precision_name(precision));
+        CAPTURE(name);
+        const Profile p = builtin_profile(name, {.gpu = std::string(gpu.key), .precision = precision});
+        CHECK(p.meta.gpu == gpu.model);
+        CHECK(p.meta.precision == precision_name(precision));
+        CHECK(parse_profile(profile_to_yaml(p), "p.yaml") == p);
+        // Calibrated: GNMT on the V100 in both precisions, Inception-V3 on the V100 in FP32. Every
+        // other combination says it is an estimate, and how its rates were derived.
+        const bool calibrated = gpu.key == "v100" && (name == "gnmt" || (name == "inception-v3" && precision == Precision::Fp32));
+        CHECK((p.meta.source.find("ESTIMATE") == std::string::npos) == calibrated);
+        if (gpu.key != "v100") CHECK(p.meta.source.find("x the V100's") != std::string::npos);
+        // A GPU's profile is faster than the V100's at the same precision.
+        if (gpu.key != "v100")
+          CHECK(p.step_time_1gpu() < v100(name, precision).step_time_1gpu());
+      }
+  CHECK_THROWS_AS(builtin_profile("gnmt", {.gpu = "mi300"}), InputError);
+  CHECK(precision_by_name("amp") == Precision::Amp);
+  CHECK_THROWS_WITH_AS(precision_by_name("fp16"), "unknown precision \"fp16\": expected fp32 or amp", InputError);
+}
+
+TEST_CASE("gpu facts: one table, found by key or by the name a profile records") {
+  CHECK(gpu_key_list() == "v100, a100, a100-40gb, h100 or h200");
+  CHECK(find_gpu_facts("V100-SXM2-16GB")->key == "v100");
+  CHECK(find_gpu_facts("V100-SXM3-32GB")->key == "v100");
+  CHECK(find_gpu_facts("A100-SXM4-80GB")->key == "a100");
+  CHECK(find_gpu_facts("NVIDIA A100-SXM4-40GB")->key == "a100-40gb");
+  CHECK(find_gpu_facts("NVIDIA H100 80GB HBM3")->key == "h100");
+  CHECK(find_gpu_facts("H200-SXM-141GB")->key == "h200");
+  CHECK(find_gpu_facts("MI250X") == nullptr);
+  CHECK_THROWS_WITH_AS(gpu_facts_by_key("b200"), "unknown GPU \"b200\": expected v100, a100, a100-40gb, h100 or h200",
+                       InputError);
+  // What contention and gradient copies see: SMs, HBM, memory-bound kernels at 2/3 of it, 5 us.
+  const GpuSpec v = *find_gpu_spec("V100-SXM2-16GB");
+  CHECK(v.name == "V100");
+  CHECK(v.resources == sim::GpuResources{80, sim::Bandwidth::gb_per_second(900), sim::Bandwidth::gb_per_second(600)});
+  CHECK(v.launch_floor == sim::Time::us(5));
+  const GpuSpec a = *find_gpu_spec("A100-SXM4-80GB");
+  CHECK(a.name == "A100 80GB");
+  CHECK(a.resources.sms == 108);
+  CHECK(a.resources.memory_kernel_bandwidth.bytes_per_second() == 1'359'333'333'333);
+  CHECK(find_gpu_spec("A100-SXM4-40GB")->name == "A100");
+  CHECK(find_gpu_spec("H200-SXM-141GB")->resources.memory_bandwidth == sim::Bandwidth::gb_per_second(4800));
+  CHECK_FALSE(find_gpu_spec("MI250X"));
+}
