@@ -30,6 +30,8 @@ void BM_GnmtStep(benchmark::State& state) {
   state.counters["step_ms"] = r.step_time.to_ms();
   state.counters["events"] = static_cast<double>(r.events);
   state.counters["messages"] = static_cast<double>(r.messages);
+  state.counters["folded"] = static_cast<double>(r.simulation.folded);
+  state.counters["collectives"] = static_cast<double>(r.collectives);
   state.counters["events_per_second"] = benchmark::Counter(
       static_cast<double>(r.events) * static_cast<double>(state.iterations()), benchmark::Counter::kIsRate);
 }
