@@ -12,7 +12,6 @@
 
 using namespace hybridsim;
 using sim::Bytes;
-using sim::Time;
 
 namespace {
 
