@@ -30,6 +30,22 @@ CollectiveOp parse_collective_op(std::string_view text) {
                    "\": expected allreduce, reducescatter, allgather or broadcast");
 }
 
+std::string_view fast_path_name(FastPath mode) {
+  switch (mode) {
+    case FastPath::Auto: return "auto";
+    case FastPath::Bounded: return "bounded";
+    case FastPath::Off: return "off";
+  }
+  return "?";
+}
+
+FastPath parse_fast_path(std::string_view text) {
+  if (text == "auto") return FastPath::Auto;
+  if (text == "bounded") return FastPath::Bounded;
+  if (text == "off") return FastPath::Off;
+  throw InputError("unknown fast path \"" + std::string(text) + "\": expected auto, bounded or off");
+}
+
 bool finish_if_complete(RankProgress& rank, EventQueue& queue, EventHandler* handler,
                         std::uint64_t tag) {
   if (rank.done || !rank.started || rank.receives_left > 0 || rank.sends_left > 0) return false;

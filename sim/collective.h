@@ -23,6 +23,13 @@ std::string_view collective_op_name(CollectiveOp op);  // "all-reduce", ...
 // "allreduce"/"all-reduce", "reducescatter", "allgather", "broadcast"; throws InputError otherwise.
 CollectiveOp parse_collective_op(std::string_view text);
 
+// Whether a ring collective may be folded (sim/README.md, "Folding"): auto folds where that is
+// exact; bounded also where chunks of unequal size keep it within 0.1% of the collective's time
+// (it then reports the upper bound); off simulates every rank message by message.
+enum class FastPath : std::uint8_t { Auto, Bounded, Off };
+std::string_view fast_path_name(FastPath mode);  // "auto", "bounded", "off"
+FastPath parse_fast_path(std::string_view text);  // throws InputError otherwise
+
 struct CollectiveConfig {
   // Each rank's chunk travels as messages of at most this size (NCCL moves about 512 KiB a step).
   Bytes message_size = Bytes::kib(512);
@@ -36,6 +43,19 @@ struct CollectiveConfig {
   // Not a model parameter: when set, every ring built with this config reports each message it
   // takes in (sim/ring_collective.h), e.g. to a trace writer. Null (the default) costs one branch.
   RingObserver* observer = nullptr;
+  FastPath fast_path = FastPath::Auto;
+};
+
+// How a collective was simulated (sim/README.md, "Folding"). A folded ring simulated `simulated`
+// ring positions per channel (the most of any channel) instead of `ranks`; otherwise `reason` says
+// why every rank was simulated. `private_events`: events it simulated on its own queue.
+struct SimulationPath {
+  bool folded = false;
+  std::uint32_t simulated = 0;
+  std::uint32_t ranks = 0;
+  std::string_view reason = "message by message";
+  Time bound;  // bounded folds: the upper bound's largest lead over the lower bound
+  std::uint64_t private_events = 0;
 };
 
 // One ring (channel): an order of the communicator's ranks (0..N-1) and, for each position p, the
@@ -62,6 +82,7 @@ class Collective : public EventHandler {
   virtual std::uint64_t messages_sent() const = 0;
   // Payload bytes × links crossed, by link kind (a 2-hop route counts its bytes twice).
   virtual std::array<Bytes, kLinkKindCount> bytes_by_link_kind() const = 0;
+  virtual SimulationPath simulation_path() const { return {}; }
   void start_all() {
     for (std::uint32_t r = 0; r < ranks(); ++r) start(r);
   }

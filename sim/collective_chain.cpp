@@ -1,5 +1,7 @@
 #include "sim/collective_chain.h"
 
+#include <algorithm>
+
 #include <string>
 
 #include "sim/error.h"
@@ -83,6 +85,22 @@ std::array<Bytes, kLinkKindCount> CollectiveChain::bytes_by_link_kind() const {
     const auto b = p->bytes_by_link_kind();
     for (std::size_t k = 0; k < out.size(); ++k) out[k] += b[k];
   }
+  return out;
+}
+
+SimulationPath CollectiveChain::simulation_path() const {
+  SimulationPath out;
+  out.ranks = n_;
+  std::string_view reason;
+  for (const auto& p : parts_) {
+    const SimulationPath part = p->simulation_path();
+    out.folded = out.folded || part.folded;
+    out.simulated = std::max(out.simulated, part.simulated);
+    out.bound = max(out.bound, part.bound);
+    out.private_events += part.private_events;
+    if (!part.folded && reason.empty()) reason = part.reason;
+  }
+  out.reason = out.folded ? std::string_view() : reason;
   return out;
 }
 

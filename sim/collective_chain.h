@@ -37,6 +37,8 @@ class CollectiveChain final : public Collective {
   Time finish_time() const override;
   std::uint64_t messages_sent() const override;
   std::array<Bytes, kLinkKindCount> bytes_by_link_kind() const override;
+  // Folded when one of its rings was; the first unfolded ring's reason otherwise.
+  SimulationPath simulation_path() const override;
   void on_event(std::uint64_t tag) override;
 
  private:

@@ -67,6 +67,15 @@ void Network::send_at(Time at, Route route, Bytes bytes, EventHandler& receiver,
   }
 }
 
+void Network::add_use(LinkId link, const LinkCounters& use, Time busy_until) {
+  LinkServer& server = servers_[link];
+  server.counters.bytes += use.bytes;
+  server.counters.busy += use.busy;
+  server.counters.messages += use.messages;
+  server.counters.max_queue_depth = std::max(server.counters.max_queue_depth, use.max_queue_depth);
+  server.busy_until = max(server.busy_until, busy_until);
+}
+
 Time Network::service_time(LinkId link, LinkServer& server, std::int64_t bytes,
                            std::uint8_t rate_class) {
   if (bytes != server.cached_bytes || rate_class != server.cached_class) {
@@ -105,6 +114,7 @@ void Network::on_event(std::uint64_t index) {
   LinkServer& server = servers_[link];
   const Time arrival = queue_.now();
   const Time start = max(arrival, server.busy_until);
+  if (server.owner != nullptr && server.owner != m.receiver) interfered_ = true;
   Time finish = start + service_time(link, server, m.bytes, m.rate_class);
   // Cut-through: the tail cannot leave this link before it has arrived from the previous one.
   if (finish < m.tail_ready) finish = m.tail_ready;

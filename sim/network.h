@@ -66,6 +66,21 @@ class Network final : public EventHandler {
   // Messages sent that have not yet entered their last link (then their slots are reused).
   std::size_t messages_in_flight() const { return messages_.size() - free_messages_.size(); }
   void set_observer(NetworkObserver* observer) { observer_ = observer; }
+  NetworkObserver* observer() const { return observer_; }
+  Switching switching() const { return switching_; }
+
+  // Claims, for folding (sim/README.md, "Folding"). A folded collective claims the links of all
+  // its routes while it runs; a message of any other receiver that crosses a claimed link marks the
+  // network interfered: the fold assumed nothing else used them, so the caller must simulate again
+  // with folding off. A link is idle once nothing occupies it any more.
+  const EventHandler* owner(LinkId link) const { return servers_[link].owner; }
+  void set_owner(LinkId link, const EventHandler* owner) { servers_[link].owner = owner; }
+  bool is_idle(LinkId link) const { return servers_[link].busy_until <= queue_.now(); }
+  Time busy_until(LinkId link) const { return servers_[link].busy_until; }
+  bool interfered() const { return interfered_; }
+  // What a fold computed elsewhere for this link: its counters are added (the deepest queue kept)
+  // and it stays busy until at least `busy_until`.
+  void add_use(LinkId link, const LinkCounters& use, Time busy_until);
 
   void on_event(std::uint64_t message) override;
 
@@ -82,6 +97,7 @@ class Network final : public EventHandler {
     std::vector<Time> starts;
     std::size_t starts_head = 0;
     LinkCounters counters;
+    const EventHandler* owner = nullptr;  // the folded collective that claimed it
   };
   struct Message {
     const LinkId* route;
@@ -107,6 +123,7 @@ class Network final : public EventHandler {
   std::vector<std::uint32_t> free_messages_;
   std::uint64_t hops_ = 0;
   NetworkObserver* observer_ = nullptr;
+  bool interfered_ = false;
 };
 
 }  // namespace hybridsim::sim

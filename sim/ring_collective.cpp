@@ -9,16 +9,22 @@ namespace hybridsim::sim {
 
 RingCollective::RingCollective(Network& network, CollectiveOp op, std::uint32_t ranks,
                                std::vector<RingChannel> channels, Bytes size,
-                               CollectiveConfig config)
-    : network_(network), queue_(network.queue()), op_(op), n_(ranks), size_(size),
-      config_(config), rank_(ranks) {
+                               CollectiveConfig config, RingFoldModel model)
+    : network_(network), queue_(network.queue()), op_(op), n_(ranks),
+      ring_ranks_(model.ring_ranks != 0 ? model.ring_ranks : ranks), size_(size), config_(config),
+      rank_(ranks) {
   if (n_ == 0) throw InternalError("collective over zero ranks");
   if (channels.empty()) throw InternalError("collective with no channels");
   if (config_.message_size.count() <= 0) throw InternalError("message size must be positive");
   const bool broadcast = op_ == CollectiveOp::Broadcast;
-  steps_ = n_ - 1;
-  if (op_ == CollectiveOp::AllReduce) steps_ = 2 * (n_ - 1);
-  reduce_steps_ = (op_ == CollectiveOp::AllReduce || op_ == CollectiveOp::ReduceScatter) ? n_ - 1 : 0;
+  if (model.ring_ranks != 0 && (broadcast || model.chunk_bytes.size() != n_ || ring_ranks_ % n_ != 0))
+    throw InternalError("a fold model needs a ring op, a chunk per position and a period of the ring");
+  steps_ = ring_ranks_ - 1;
+  if (op_ == CollectiveOp::AllReduce) steps_ = 2 * (ring_ranks_ - 1);
+  reduce_steps_ =
+      (op_ == CollectiveOp::AllReduce || op_ == CollectiveOp::ReduceScatter) ? ring_ranks_ - 1 : 0;
+  path_.ranks = ring_ranks_;
+  path_.simulated = n_;
 
   const auto c_count = static_cast<std::int64_t>(channels.size());
   const std::int64_t m = config_.message_size.count();
@@ -41,6 +47,8 @@ RingCollective::RingCollective(Network& network, CollectiveOp op, std::uint32_t 
     const std::int64_t channel_bytes = size.count() / c_count + (c < size.count() % c_count ? 1 : 0);
     if (broadcast) {
       ch.chunk_bytes = {channel_bytes};
+    } else if (model.ring_ranks != 0) {
+      ch.chunk_bytes = model.chunk_bytes;
     } else {
       ch.chunk_bytes.resize(n_);
       for (std::uint32_t k = 0; k < n_; ++k)
@@ -63,6 +71,7 @@ RingCollective::RingCollective(Network& network, CollectiveOp op, std::uint32_t 
     for (const auto& ch : channels_) largest = std::max(largest, ch.chunk_bytes[0]);
     piece_ = std::max<std::int64_t>(1, (largest + max_messages - 1) / max_messages);
   }
+  if (model.ring_ranks != 0) max_messages = model.messages_per_chunk;
   messages_per_chunk_ = static_cast<std::uint32_t>(max_messages);
   rate_class_ = network.rate_class(config_.timing.link_rate_scale);
   if (static_cast<std::uint64_t>(steps_ + 1) * messages_per_chunk_ >= (1ULL << 32) ||
@@ -137,7 +146,20 @@ void RingCollective::start(std::uint32_t rank) {
   rs.started = true;
   rs.start = queue_.now();
   rs.finish = rs.start;
-  if (n_ > 1 && steps_ > 0) send_first_step(rank);
+  if (!decided_) {
+    decided_ = true;
+    const char* refusal = fold_refusal();
+    if (refusal == nullptr) {
+      mode_ = Mode::Deferred;
+    } else {
+      path_.reason = refusal;
+    }
+  }
+  if (mode_ == Mode::Deferred) {  // nothing can arrive before every rank has sent
+    if (++joined_ == n_) run_folded();
+    return;
+  }
+  if (ring_ranks_ > 1 && steps_ > 0) send_first_step(rank);
   // Data that arrived before this rank joined is handled now, in arrival order.
   std::vector<std::uint64_t> early;
   early.swap(rs.early_arrivals);
@@ -150,6 +172,10 @@ void RingCollective::start(std::uint32_t rank) {
 
 void RingCollective::on_event(std::uint64_t tag) {
   const auto low = static_cast<std::uint32_t>(tag & 0xffffffffu);
+  if ((tag >> 32) == 0xffffffffu) {  // a folded rank's finish (no message index reaches this)
+    finish_folded_rank(low);
+    return;
+  }
   const std::uint32_t c = low / n_;
   const std::uint32_t to = low % n_;
   const std::uint32_t from = to == 0 ? n_ - 1 : to - 1;

@@ -39,12 +39,22 @@ class RingObserver {
   ~RingObserver() = default;
 };
 
+// The representatives of a folded ring (sim/README.md, "Folding"): a ring of `ranks` positions
+// standing for the first positions of a ring of `ring_ranks`, whose steps it takes, with these
+// chunk sizes (one per position) and this many messages per chunk. Default: an ordinary ring.
+struct RingFoldModel {
+  std::uint32_t ring_ranks = 0;
+  std::uint32_t messages_per_chunk = 0;
+  std::vector<std::int64_t> chunk_bytes;
+};
+
 class RingCollective final : public Collective {
  public:
   // `ranks` = N; every channel's order is a permutation of 0..N-1 (for broadcast, starting at
   // `root`). Throws InternalError on an inconsistent plan.
   RingCollective(Network& network, CollectiveOp op, std::uint32_t ranks,
-                 std::vector<RingChannel> channels, Bytes size, CollectiveConfig config);
+                 std::vector<RingChannel> channels, Bytes size, CollectiveConfig config,
+                 RingFoldModel model = {});
   RingCollective(const RingCollective&) = delete;
   RingCollective& operator=(const RingCollective&) = delete;
 
@@ -72,6 +82,7 @@ class RingCollective final : public Collective {
     return ch.plan.routes[ch.position_of_rank[rank]];
   }
   std::array<Bytes, kLinkKindCount> bytes_by_link_kind() const override;
+  SimulationPath simulation_path() const override { return path_; }
 
   void on_event(std::uint64_t tag) override;
 
@@ -92,10 +103,23 @@ class RingCollective final : public Collective {
   void check_done(std::uint32_t rank);
   std::uint64_t encode(std::uint32_t c, std::uint32_t to, std::uint32_t step, std::uint32_t j) const;
 
+  // Folding (ring_fold.cpp). Until every rank has joined nothing is sent (Deferred); then each
+  // channel's representatives are simulated on their own queue and the results applied (Folded).
+  enum class Mode : std::uint8_t { Full, Deferred, Folded };
+  struct ModelRun;
+  const char* fold_refusal();  // why this collective is simulated in full, or null (links claimed)
+  void release_links(std::uint32_t rank);  // of the routes leaving `rank`; every rank's if n_
+  std::uint32_t period_of(std::uint32_t c) const;
+  ModelRun run_model(std::uint32_t c, std::uint32_t period, std::vector<std::int64_t> chunks) const;
+  void run_folded();
+  void apply_model(std::uint32_t c, std::uint32_t period, const ModelRun& run, std::vector<Time>& finish);
+  void finish_folded_rank(std::uint32_t rank);
+
   Network& network_;
   EventQueue& queue_;
   CollectiveOp op_;
   std::uint32_t n_;
+  std::uint32_t ring_ranks_;  // the ring's ranks: n_, or more for a fold's representatives
   Bytes size_;
   CollectiveConfig config_;
   std::uint32_t steps_ = 0;         // ring steps (or chain hops for broadcast)
@@ -109,6 +133,10 @@ class RingCollective final : public Collective {
   std::uint8_t rate_class_ = 0;
   EventHandler* done_handler_ = nullptr;
   std::uint64_t done_tag_base_ = 0;
+  Mode mode_ = Mode::Full;
+  bool decided_ = false;
+  std::uint32_t joined_ = 0;
+  SimulationPath path_;
 };
 
 }  // namespace hybridsim::sim

@@ -42,6 +42,13 @@ class TreeCollective final : public Collective {
   Time finish_time() const override;
   std::uint64_t messages_sent() const override { return messages_sent_; }
   std::array<Bytes, kLinkKindCount> bytes_by_link_kind() const override { return bytes_by_kind_; }
+  // Never folded: a tree already costs O(ranks × chunks) messages.
+  SimulationPath simulation_path() const override {
+    SimulationPath path;
+    path.ranks = n_;
+    path.reason = "a tree (already ranks x chunks messages)";
+    return path;
+  }
   std::uint32_t channel_count() const { return static_cast<std::uint32_t>(channels_.size()); }
   std::uint32_t messages_per_channel() const { return messages_; }
   void on_event(std::uint64_t tag) override;

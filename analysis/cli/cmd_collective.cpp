@@ -26,7 +26,7 @@ int collective_command(int argc, const char* const* argv) {
       "algbw = size / time, busbw = algbw x 2(n-1)/n (all-reduce), x (n-1)/n (reduce-scatter,\n"
       "all-gather), x 1 (broadcast). GB/s are 10^9 bytes per second.\n\noptions");
   std::string topology_arg, gpus_arg, op_arg = "allreduce", algorithm_arg = "auto", format = "table";
-  std::string protocol_arg = "auto";
+  std::string protocol_arg = "auto", fast_path = "auto";
   std::string message_size = sim::format_bytes(sim::CollectiveConfig{}.message_size);
   std::string min_bytes = "8 B", max_bytes = "256 MiB";
   std::string reduction = sim::format_bandwidth(sim::CollectiveConfig{}.reduction_bandwidth);
@@ -57,6 +57,9 @@ int collective_command(int argc, const char* const* argv) {
       "max-bytes,e", po::value(&max_bytes)->default_value("256 MiB"), "largest size")(
       "step-factor,f", po::value(&step_factor)->default_value(2.0), "size multiplier between rows")(
       "pcie-only", "keep rings off NVLink/NVSwitch")(
+      "fast-path", po::value(&fast_path)->default_value("auto"),
+      "auto: fold a ring onto representative ranks where that is exact | bounded: also within 0.1% "
+      "when chunks differ in size | off: every rank message by message (sim/README.md, Folding)")(
       "format", po::value(&format)->default_value("table"), "table | csv | json");
   po::variables_map vm;
   if (!parse_options(argc, argv, options, {}, vm)) return 0;
@@ -81,6 +84,7 @@ int collective_command(int argc, const char* const* argv) {
   o.collective.message_size = sim::parse_bytes(message_size);
   if (o.collective.message_size.count() <= 0) throw InputError("--message-size must be positive");
   o.collective.reduction_bandwidth = sim::parse_bandwidth(reduction);
+  o.collective.fast_path = sim::parse_fast_path(fast_path);
   o.min_bytes = sim::parse_bytes(min_bytes);
   o.max_bytes = sim::parse_bytes(max_bytes);
   o.step_factor = step_factor;

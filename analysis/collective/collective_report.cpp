@@ -1,5 +1,6 @@
 #include "analysis/collective/collective_report.h"
 
+#include <algorithm>
 #include <cstdio>
 
 #include "analysis/output/format_fixed.h"
@@ -25,6 +26,33 @@ double row_bus_factor(const CollectiveSweepRow& r) {
   return r.algbw_gb_per_s > 0 ? r.busbw_gb_per_s / r.algbw_gb_per_s : 0;
 }
 
+// How the sizes were simulated (sim/README.md, "Folding"): folded, or in full and why.
+std::string simulation_note(const std::vector<CollectiveSweepRow>& rows) {
+  std::size_t folded = 0, reruns = 0;
+  std::uint32_t simulated = 0, ranks = 0;
+  std::string_view reason;
+  sim::Time bound;
+  for (const auto& r : rows) {
+    if (r.rerun) ++reruns;
+    if (r.path.folded) {
+      ++folded;
+      simulated = std::max(simulated, r.path.simulated);
+      ranks = std::max(ranks, r.path.ranks);
+      bound = max(bound, r.path.bound);
+    } else if (reason.empty()) {
+      reason = r.path.reason;
+    }
+  }
+  if (folded == 0 && reruns == 0) return "# simulation: every rank message by message (" + std::string(reason) + ")\n";
+  std::string out = "# simulation: " + std::to_string(folded) + " of " + std::to_string(rows.size()) +
+                    " sizes folded onto representative ranks";
+  if (folded > 0)
+    out += " (at most " + std::to_string(simulated) + " of " + std::to_string(ranks) + " ring positions simulated" +
+           (bound > sim::Time::zero() ? ", bounded within " + sim::human_time(bound) : "") + ")";
+  if (folded < rows.size()) out += "; the others in full: " + std::string(reruns > 0 ? "a ring crossed a folded ring's links" : reason);
+  return out + "\n";
+}
+
 }  // namespace
 
 std::string collective_table(const std::vector<CollectiveSweepRow>& rows, const std::string& title) {
@@ -47,6 +75,7 @@ std::string collective_table(const std::vector<CollectiveSweepRow>& rows, const 
     for (const auto& r : rows) sum += r.busbw_gb_per_s;
     out += "# Avg bus bandwidth    : " + format_fixed(sum / static_cast<double>(rows.size()), 3) + "\n";
     out += "# nccl: NCCL's own model (sim/nccl_model.h) of the algorithm and protocol used, as busbw\n";
+    out += simulation_note(rows);
   }
   return out;
 }

@@ -34,6 +34,9 @@ void check_algorithm(const CollectiveSweepOptions& options) {
 
 }  // namespace
 
+void fill_row(CollectiveSweepRow& row, const sim::Collective& coll, sim::Bytes size,
+              const CollectiveSweepOptions& options);
+
 CollectiveSweepRow run_one_collective(const topology::Topology& topology,
                                       const CollectiveSweepOptions& options, sim::Bytes size) {
   check_algorithm(options);
@@ -48,23 +51,37 @@ CollectiveSweepRow run_one_collective(const topology::Topology& topology,
   row.protocol = plan.protocol;
   row.channels = plan.channels;
   row.nccl = plan.nccl;
-  sim::EventQueue queue;
-  sim::Network network(queue, topology.links());
+  sim::CollectiveConfig config = options.collective;
+  for (;;) {
+    sim::EventQueue queue;
+    sim::Network network(queue, topology.links());
+    std::unique_ptr<sim::Collective> coll = workloads::make_collective(network, plan, config);
+    coll->start_all();
+    queue.run();
+    if (!coll->is_done()) throw InternalError("collective did not finish");
+    if (network.interfered() && config.fast_path != sim::FastPath::Off) {
+      // Rings of a hierarchical chain crossed each other's links while one was folded.
+      config.fast_path = sim::FastPath::Off;
+      row.rerun = true;
+      continue;
+    }
+    fill_row(row, *coll, size, options);
+    return row;
+  }
+}
+
+void fill_row(CollectiveSweepRow& row, const sim::Collective& coll, sim::Bytes size,
+              const CollectiveSweepOptions& options) {
   const auto n = static_cast<std::uint32_t>(options.gpus.size());
-  std::unique_ptr<sim::Collective> coll =
-      workloads::make_collective(network, std::move(plan), options.collective);
-  coll->start_all();
-  queue.run();
-  if (!coll->is_done()) throw InternalError("collective did not finish");
   row.size = size;
   row.count = size.count() / 4;
-  row.time = coll->finish_time();
+  row.time = coll.finish_time();
   const double seconds = row.time.to_seconds();
   row.algbw_gb_per_s = seconds > 0 ? static_cast<double>(size.count()) / seconds * 1e-9 : 0;
   row.busbw_gb_per_s = row.algbw_gb_per_s * sim::bus_factor(options.op, static_cast<int>(n));
-  row.messages = coll->messages_sent();
-  row.bytes_by_link_kind = coll->bytes_by_link_kind();
-  return row;
+  row.messages = coll.messages_sent();
+  row.bytes_by_link_kind = coll.bytes_by_link_kind();
+  row.path = coll.simulation_path();
 }
 
 std::vector<CollectiveSweepRow> run_collective_sweep(const topology::Topology& topology,

@@ -42,6 +42,10 @@ struct CollectiveSweepRow {
   // NCCL's own model of that algorithm × protocol (sim/nccl_model.h): time and busbw; none for
   // the ideal protocol.
   std::optional<sim::NcclEstimate> nccl;
+  // How it was simulated (sim/README.md, "Folding"); rerun: another ring crossed a folded one's
+  // links, so it was simulated again in full.
+  sim::SimulationPath path;
+  bool rerun = false;
 };
 
 // Simulates one collective of each size; throws InputError on bad options (among them

@@ -62,6 +62,19 @@ void metrics_json(std::string& out, const GpuStepMetrics& m) {
          ", \"kernels\": " + std::to_string(m.kernels) + "}";
 }
 
+// Said only when a ring was folded or the step had to run again in full (sim/README.md,
+// "Folding"); a step simulated message by message throughout says nothing more.
+std::string simulation_path_text(const StepResult& r) {
+  const StepResult::Simulation& s = r.simulation;
+  if (s.rerun) return "full: another transfer crossed a folded ring's links, so the step ran again in full";
+  if (s.folded == 0) return "";
+  std::string out = "folded " + std::to_string(s.folded) + " of " + std::to_string(r.collectives) +
+                    " collectives onto representative ranks";
+  if (s.bound > sim::Time::zero()) out += " (bounded, within " + sim::human_time(s.bound) + ")";
+  if (!s.full_reason.empty()) out += "; others in full: " + s.full_reason;
+  return out;
+}
+
 }  // namespace
 
 std::string step_summary_table(const StepResult& r,
@@ -95,6 +108,7 @@ std::string step_summary_table(const StepResult& r,
   out += line("simulated", std::to_string(r.collectives) + " collectives and transfers, " +
                                std::to_string(r.messages) + " messages, " + std::to_string(r.events) + " events" +
                                (r.spread.steps > 1 ? " over " + std::to_string(r.spread.steps) + " steps" : ""));
+  if (const std::string path = simulation_path_text(r); !path.empty()) out += line("collective simulation", path);
   return out;
 }
 

@@ -83,8 +83,31 @@ StepResult simulate_on_one_gpu(const workloads::Profile& profile) {
   return simulate_step(setup);
 }
 
+namespace {
+
+StepResult simulate_once(const StepSetup& setup, const workloads::StepProgram& program,
+                         StepObservers observers, bool& interfered);
+
+}  // namespace
+
 StepResult simulate_program(const StepSetup& setup, const workloads::StepProgram& program,
                             StepObservers observers) {
+  bool interfered = false;
+  StepResult r = simulate_once(setup, program, observers, interfered);
+  if (!interfered) return r;
+  // A folded ring assumed nothing else crossed its links; something did, so the fold's timeline
+  // is not the step's: simulate it again with every collective in full.
+  StepSetup full = setup;
+  full.collective.fast_path = sim::FastPath::Off;
+  r = simulate_once(full, program, observers, interfered);
+  r.simulation.rerun = true;
+  return r;
+}
+
+namespace {
+
+StepResult simulate_once(const StepSetup& setup, const workloads::StepProgram& program,
+                         StepObservers observers, bool& interfered) {
   if (setup.profile == nullptr || setup.topology == nullptr)
     throw InternalError("a step setup needs a profile and a topology");
   const workloads::Profile& profile = *setup.profile;
@@ -141,8 +164,21 @@ StepResult simulate_program(const StepSetup& setup, const workloads::StepProgram
     r.messages += c->messages_sent();
   }
   r.events = queue.events_processed();
+  for (const auto& c : collectives) {
+    const sim::SimulationPath path = c->simulation_path();
+    r.events += path.private_events;
+    if (path.folded) {
+      ++r.simulation.folded;
+      r.simulation.bound = max(r.simulation.bound, path.bound);
+    } else if (r.simulation.full_reason.empty()) {
+      r.simulation.full_reason = std::string(path.reason);
+    }
+  }
   r.collectives = collectives.size();
+  interfered = network.interfered();
   return r;
 }
+
+}  // namespace
 
 }  // namespace hybridsim::analysis

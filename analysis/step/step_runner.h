@@ -61,9 +61,18 @@ struct StepResult {
     int steps = 1;
     sim::Time mean, p95, min, max;
   } spread;
-  std::uint64_t events = 0;
+  std::uint64_t events = 0;  // its own queue's and those of folded rings' models
   std::uint64_t messages = 0;
   std::size_t collectives = 0;
+  // How its collectives were simulated (sim/README.md, "Folding"): how many were folded onto
+  // representatives, the largest bound of a bounded fold, the first unfolded one's reason, and
+  // whether another transfer crossed a folded ring's links so the step was simulated again in full.
+  struct Simulation {
+    std::size_t folded = 0;
+    sim::Time bound;
+    std::string full_reason;
+    bool rerun = false;
+  } simulation;
 };
 
 // Builds the per-GPU programs of the setup (what simulate_program runs; observers such as a trace

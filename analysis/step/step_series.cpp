@@ -97,9 +97,14 @@ StepResult combine_steps(const std::vector<StepResult>& steps, const workloads::
     for (const StepResult& r : steps) b += r.bytes_by_link_kind[k].count();
     out.bytes_by_link_kind[k] = sim::Bytes::of(b / static_cast<std::int64_t>(steps.size()));
   }
+  out.simulation = {};
   for (const StepResult& r : steps) {
     out.events += r.events;
     out.messages += r.messages;
+    out.simulation.folded += r.simulation.folded;
+    out.simulation.bound = max(out.simulation.bound, r.simulation.bound);
+    out.simulation.rerun = out.simulation.rerun || r.simulation.rerun;
+    if (out.simulation.full_reason.empty()) out.simulation.full_reason = r.simulation.full_reason;
   }
   return out;
 }

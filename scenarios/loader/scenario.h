@@ -90,6 +90,7 @@ struct CommunicationSettings {
   bool compute_contention = true;  // collectives take SMs and memory bandwidth from kernels
   bool gradient_copies = true;     // DP gradients copied into and out of flat buffers
   bool pcie_only = false;
+  sim::FastPath fast_path = sim::FastPath::Auto;  // fold rings where exact (sim/README.md, Folding)
   bool operator==(const CommunicationSettings&) const = default;
 };
 

@@ -105,6 +105,7 @@ void read_communication(FieldReader& r, const TreeNode& root, CommunicationSetti
   out.compute_contention = r.choice(c, "communication.compute_contention") == "on";
   out.gradient_copies = r.choice(c, "communication.gradient_copies") == "on";
   out.pcie_only = r.boolean(c, "communication.pcie_only");
+  out.fast_path = sim::parse_fast_path(r.choice(c, "communication.fast_path"));
 }
 
 void read_training(FieldReader& r, const TreeNode& root, TrainingSettings& out) {

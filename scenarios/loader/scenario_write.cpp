@@ -121,6 +121,8 @@ void write_communication(Writer& w, const CommunicationSettings& c) {
   w.text("communication.compute_contention", c.compute_contention ? "on" : "off");
   w.text("communication.gradient_copies", c.gradient_copies ? "on" : "off");
   w.text("communication.pcie_only", c.pcie_only ? "true" : "false");
+  if (c.fast_path != sim::FastPath::Auto)
+    w.text("communication.fast_path", std::string(sim::fast_path_name(c.fast_path)));
 }
 
 void write_training(Writer& w, const TrainingSettings& t) {

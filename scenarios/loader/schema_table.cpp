@@ -210,6 +210,13 @@ constexpr FieldSpec kSchema[] = {
      .choices = "cut-through|store-and-forward",
      .help = "cut-through: a message's head moves on after one link latency; store-and-forward: "
              "each hop waits for the whole message."},
+    {.path = "communication.fast_path", .kind = K::Choice, .default_text = "auto",
+     .choices = "auto|bounded|off",
+     .help = "auto: a ring whose ranks repeat a pattern (same links, same join time) and whose links "
+             "nothing else crosses is simulated on representative ranks only, exactly (sim/README.md, "
+             "Folding), else in full, and the run says which; bounded: also when chunks of unequal "
+             "size keep it within 0.1% of the collective's time (reports the upper bound); off: every "
+             "rank message by message."},
     {.path = "communication.compute_contention", .kind = K::Choice, .default_text = "on",
      .choices = "on|off",
      .help = "on: while a collective runs on a GPU, its kernels hold one SM per channel (compute-bound "

@@ -1,0 +1,80 @@
+// Folded rings inside whole training steps (sim/README.md, "Folding"): on generated clusters (DGX-1
+// machines on a fat tree or a rail-optimised fabric, with oversubscription), DP and hybrid, ring,
+// tree and hierarchical all-reduces, a step with the fast path on must take exactly the time of
+// the same step simulated rank by rank, and move the same bytes over each kind of link.
+#include <doctest/doctest.h>
+
+#include <string>
+
+#include "analysis/step/step_runner.h"
+#include "topology/preset_registry.h"
+#include "tests/unit/toy_profile.h"
+
+using namespace hybridsim;
+using sim::Bytes;
+
+namespace {
+
+struct Case {
+  int nodes;
+  topology::presets::Fabric fabric;
+  double oversubscription;
+  int dp;
+  int mp;
+  workloads::AllReduceAlgorithm algorithm;
+};
+
+std::string describe(const Case& c) {
+  return std::to_string(c.nodes) + " DGX-1 " + std::string(topology::presets::fabric_name(c.fabric)) + " over " +
+         std::to_string(c.oversubscription) + ", dp " + std::to_string(c.dp) + " x mp " + std::to_string(c.mp) +
+         ", " + std::string(workloads::algorithm_name(c.algorithm));
+}
+
+analysis::StepResult run(const Case& c, const topology::Topology& t, const workloads::Profile& p,
+                         sim::FastPath mode) {
+  analysis::StepSetup s;
+  s.profile = &p;
+  s.topology = &t;
+  s.placement = c.mp == 1 ? workloads::place_all_on_first(p, 1) : workloads::partition_layers(p, c.mp);
+  s.mapping = workloads::default_mapping(t, c.dp, c.mp);
+  s.step.bucket_size = Bytes::mib(8);
+  s.comm.algorithm = c.algorithm;
+  s.collective.fast_path = mode;
+  return analysis::simulate_step(s);
+}
+
+}  // namespace
+
+TEST_CASE("fold: steps on generated clusters take exactly the time of the full simulation") {
+  // Six ops of 1 ms forward, 2 ms backward and 4 MiB of gradients: 8 MiB buckets, sizes that
+  // ranks × channels divide (so the rings may fold exactly).
+  const workloads::Profile p = testing::toy_chain(6, Bytes::mib(4));
+  using A = workloads::AllReduceAlgorithm;
+  using F = topology::presets::Fabric;
+  const Case cases[] = {
+      {4, F::FatTree, 1.0, 32, 1, A::Ring},
+      {16, F::FatTree, 2.0, 128, 1, A::Ring},
+      {16, F::RailOptimized, 4.0, 128, 1, A::Ring},
+      {8, F::FatTree, 1.0, 64, 1, A::Tree},
+      {8, F::RailOptimized, 2.0, 64, 1, A::Hierarchical},
+      {8, F::FatTree, 2.0, 32, 2, A::Ring},
+      {32, F::FatTree, 1.0, 256, 1, A::Auto},
+  };
+  std::size_t folded = 0;
+  for (const Case& c : cases) {
+    CAPTURE(describe(c));
+    const topology::Topology t = topology::build_cluster(
+        {.preset = "dgx1-v100", .nodes = c.nodes, .fabric = c.fabric, .oversubscription = c.oversubscription});
+    const analysis::StepResult fast = run(c, t, p, sim::FastPath::Auto);
+    const analysis::StepResult full = run(c, t, p, sim::FastPath::Off);
+    CAPTURE(fast.simulation.full_reason);
+    CHECK(fast.step_time == full.step_time);
+    CHECK(fast.bytes_by_link_kind == full.bytes_by_link_kind);
+    CHECK(fast.messages == full.messages);
+    CHECK(fast.mean.exposed_communication == full.mean.exposed_communication);
+    CHECK(full.simulation.folded == 0);
+    folded += fast.simulation.folded;
+  }
+  // The exactness above is only worth something if rings did fold.
+  CHECK(folded > 0);
+}

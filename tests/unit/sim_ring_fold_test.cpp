@@ -1,0 +1,200 @@
+// Folding a ring collective onto representative ranks (sim/ring_fold.cpp): the folded run must give
+// every rank the finish time, every link the counters and the collective the byte breakdown of the
+// same ring simulated rank by rank (fast path off), and refuse where that would not hold.
+#include <doctest/doctest.h>
+
+#include <cstdint>
+#include <vector>
+
+#include "sim/network.h"
+#include "sim/ring_collective.h"
+
+using namespace hybridsim::sim;
+
+namespace {
+
+// A ring of n ranks whose edge p is its own link: kind and bandwidth repeat with period `period`
+// (edges p ≡ 0 mod period are InfiniBand at 12.5 GB/s, the others NVLink at 25 GB/s), 500 ns each.
+struct RingFabric {
+  LinkTable links;
+  std::vector<RingChannel> channels;
+};
+
+RingFabric make_ring(std::uint32_t n, std::uint32_t period, std::uint32_t channel_count = 1) {
+  RingFabric f;
+  for (std::uint32_t c = 0; c < channel_count; ++c) {
+    RingChannel ch;
+    for (std::uint32_t p = 0; p < n; ++p) {
+      // Channel 1 runs the ring the other way round (as NCCL's second ring often does).
+      ch.order.push_back(c % 2 == 0 ? p : (n - p) % n);
+      const bool network = p % period == 0 && period > 1;
+      const LinkId l = f.links.add({network ? LinkKind::InfiniBand : LinkKind::NVLink,
+                                    network ? Bandwidth::gb_per_second(12.5) : Bandwidth::gb_per_second(25),
+                                    Time::ns(500), "edge"});
+      ch.routes.push_back({l});
+    }
+    f.channels.push_back(std::move(ch));
+  }
+  return f;
+}
+
+struct Outcome {
+  std::vector<Time> finish;
+  std::vector<LinkCounters> links;
+  std::array<Bytes, kLinkKindCount> bytes{};
+  std::uint64_t messages = 0;
+  SimulationPath path;
+  bool interfered = false;
+};
+
+// Runs the ring with every rank joining at start[r] (all at 0 when empty).
+Outcome run(const RingFabric& f, std::uint32_t n, Bytes size, FastPath mode, CollectiveOp op = CollectiveOp::AllReduce,
+            std::vector<Time> start = {}) {
+  EventQueue q;
+  Network net(q, f.links);
+  CollectiveConfig cfg{.message_size = Bytes::kib(64), .fast_path = mode};
+  RingCollective ring(net, op, n, f.channels, size, cfg);
+  struct Starter final : EventHandler {
+    RingCollective* ring = nullptr;
+    void on_event(std::uint64_t r) override { ring->start(static_cast<std::uint32_t>(r)); }
+  } starter;
+  starter.ring = &ring;
+  if (start.empty()) start.assign(n, Time::zero());
+  for (std::uint32_t r = 0; r < n; ++r) q.schedule_at(start[r], starter, r);
+  q.run();
+  REQUIRE(ring.is_done());
+  Outcome o;
+  for (std::uint32_t r = 0; r < n; ++r) o.finish.push_back(ring.rank_finish_time(r));
+  for (LinkId l = 0; l < f.links.size(); ++l) o.links.push_back(net.counters(l));
+  o.bytes = ring.bytes_by_link_kind();
+  o.messages = ring.messages_sent();
+  o.path = ring.simulation_path();
+  o.interfered = net.interfered();
+  return o;
+}
+
+void check_same(const Outcome& folded, const Outcome& full) {
+  REQUIRE(folded.finish.size() == full.finish.size());
+  for (std::size_t r = 0; r < full.finish.size(); ++r) {
+    CAPTURE(r);
+    CHECK(folded.finish[r] == full.finish[r]);
+  }
+  for (std::size_t l = 0; l < full.links.size(); ++l) {
+    CAPTURE(l);
+    CHECK(folded.links[l].bytes == full.links[l].bytes);
+    CHECK(folded.links[l].busy == full.links[l].busy);
+    CHECK(folded.links[l].messages == full.links[l].messages);
+    CHECK(folded.links[l].max_queue_depth == full.links[l].max_queue_depth);
+  }
+  for (int k = 0; k < kLinkKindCount; ++k) CHECK(folded.bytes[static_cast<std::size_t>(k)] == full.bytes[static_cast<std::size_t>(k)]);
+  CHECK(folded.messages == full.messages);
+}
+
+}  // namespace
+
+TEST_CASE("fold: a uniform ring simulates one position and matches the full ring exactly") {
+  // 64 ranks, 64 MiB: 1 MiB chunks of 16 messages of 64 KiB; every edge alike (NVLink 25 GB/s).
+  const auto f = make_ring(64, 1);
+  const Outcome folded = run(f, 64, Bytes::mib(64), FastPath::Auto);
+  const Outcome full = run(f, 64, Bytes::mib(64), FastPath::Off);
+  CHECK(folded.path.folded);
+  CHECK(folded.path.simulated == 1);
+  CHECK(folded.path.ranks == 64);
+  CHECK_FALSE(full.path.folded);
+  CHECK(full.path.reason == "fast path off");
+  check_same(folded, full);
+  // Each link carries 2(N−1) chunks of 1 MiB: 126 MiB, in 126 × 16 messages.
+  CHECK(full.links[0].bytes == Bytes::mib(126));
+  CHECK(full.messages == 64ULL * 126 * 16);
+  // Link 0 is busy at least 126 × 16 messages × τ (τ = 65536 B / 25 GB/s = 2.62144 us).
+  CHECK(full.links[0].busy >= Time::ps(126LL * 16 * 2'621'440));
+}
+
+TEST_CASE("fold: machines of 8 (one network edge in eight) and two channels fold with period 8") {
+  const auto f = make_ring(64, 8, 2);
+  const Outcome folded = run(f, 64, Bytes::mib(32), FastPath::Auto);
+  const Outcome full = run(f, 64, Bytes::mib(32), FastPath::Off);
+  CHECK(folded.path.folded);
+  CHECK(folded.path.simulated == 8);
+  check_same(folded, full);
+  for (const auto op : {CollectiveOp::ReduceScatter, CollectiveOp::AllGather}) {
+    CAPTURE(static_cast<int>(op));
+    check_same(run(f, 64, Bytes::mib(32), FastPath::Auto, op), run(f, 64, Bytes::mib(32), FastPath::Off, op));
+  }
+}
+
+TEST_CASE("fold: join times that repeat with the pattern fold; others are simulated in full, still exactly") {
+  const auto f = make_ring(32, 4);
+  std::vector<Time> periodic, irregular;
+  for (std::uint32_t r = 0; r < 32; ++r) {
+    periodic.push_back(Time::us(r % 4));  // rank r joins r mod 4 us late: repeats every 4 ranks
+    irregular.push_back(Time::ns(r * 37));
+  }
+  const Outcome a = run(f, 32, Bytes::mib(8), FastPath::Auto, CollectiveOp::AllReduce, periodic);
+  CHECK(a.path.folded);
+  CHECK(a.path.simulated == 4);
+  check_same(a, run(f, 32, Bytes::mib(8), FastPath::Off, CollectiveOp::AllReduce, periodic));
+  const Outcome b = run(f, 32, Bytes::mib(8), FastPath::Auto, CollectiveOp::AllReduce, irregular);
+  CHECK_FALSE(b.path.folded);
+  CHECK(b.path.reason == "no repeating pattern of ring edges and join times");
+  check_same(b, run(f, 32, Bytes::mib(8), FastPath::Off, CollectiveOp::AllReduce, irregular));
+}
+
+TEST_CASE("fold: chunks of unequal size are exact in auto (in full) and bounded within 0.1% in bounded") {
+  // 8 MiB + 40 B over 32 ranks: 8 of the 32 chunks are one byte larger.
+  const auto f = make_ring(32, 1);
+  const Bytes size = Bytes::of(8 * 1024 * 1024 + 40);
+  const Outcome full = run(f, 32, size, FastPath::Off);
+  const Outcome a = run(f, 32, size, FastPath::Auto);
+  CHECK_FALSE(a.path.folded);
+  CHECK(a.path.reason == "chunks of unequal size change its timing");
+  check_same(a, full);
+  const Outcome b = run(f, 32, size, FastPath::Bounded);
+  CHECK(b.path.folded);
+  CHECK(b.path.bound > Time::zero());
+  // The bounded fold reports the upper bound: never early, at most its bound late, and the bound
+  // within 0.1% of the collective; bytes and messages stay exact.
+  for (std::size_t r = 0; r < full.finish.size(); ++r) {
+    CHECK(b.finish[r] >= full.finish[r]);
+    CHECK(b.finish[r] - full.finish[r] <= b.path.bound);
+  }
+  CHECK(b.path.bound.ps() * 1000 <= full.finish[0].ps());
+  CHECK(b.bytes == full.bytes);
+  CHECK(b.messages == full.messages);
+}
+
+TEST_CASE("fold: two ring edges on one link, a broadcast and a single rank are simulated in full") {
+  RingFabric f = make_ring(8, 1);
+  f.channels[0].routes[3] = f.channels[0].routes[2];  // edges 2 and 3 share link 2
+  const Outcome shared = run(f, 8, Bytes::mib(1), FastPath::Auto);
+  CHECK_FALSE(shared.path.folded);
+  CHECK(shared.path.reason == "two ring edges share a link");
+  check_same(shared, run(f, 8, Bytes::mib(1), FastPath::Off));
+  const auto g = make_ring(8, 1);
+  const Outcome b = run(g, 8, Bytes::mib(1), FastPath::Auto, CollectiveOp::Broadcast);
+  CHECK(b.path.reason == "a broadcast (its root breaks the symmetry)");
+}
+
+TEST_CASE("fold: another message crossing a folded ring's link marks the network interfered") {
+  const auto f = make_ring(16, 1);
+  EventQueue q;
+  Network net(q, f.links);
+  RingCollective ring(net, CollectiveOp::AllReduce, 16, f.channels, Bytes::mib(16), {.message_size = Bytes::kib(64)});
+  struct Sink final : EventHandler {
+    void on_event(std::uint64_t) override {}
+  } sink;
+  ring.start_all();
+  CHECK(ring.simulation_path().folded);
+  CHECK_FALSE(net.interfered());
+  // 1 us later, while the ring (about 2 × 15 × 16 × 2.6 us) still runs, a copy crosses edge 5.
+  const std::vector<LinkId> route = {f.channels[0].routes[5][0]};
+  q.run_until(Time::us(1));
+  net.send(route, Bytes::kib(4), sink, 0);
+  q.run();
+  CHECK(net.interfered());
+  // After the ring is done its links are free again: a second copy interferes with nothing.
+  Network net2(q, f.links);
+  net2.send(route, Bytes::kib(4), sink, 0);
+  q.run();
+  CHECK_FALSE(net2.interfered());
+}
