@@ -65,7 +65,7 @@ StudyRow project_row(const StepPoint& step, const EfficiencyCurve& curve, std::i
   return row;
 }
 
-StudyHeadline compute_headline(const StudyVariant& variant) {
+StudyHeadline compute_headline(const StudyVariant& variant, bool respect_memory) {
   StudyHeadline h;
   const auto& rows = variant.rows;
   if (rows.empty()) return h;
@@ -78,7 +78,7 @@ StudyHeadline compute_headline(const StudyVariant& variant) {
   std::map<int, int> dp_at, hybrid_at;  // N → row index of DP / of the best hybrid
   for (int i = 0; i < static_cast<int>(rows.size()); ++i) {
     const StudyRow& r = rows[static_cast<std::size_t>(i)];
-    if (!r.does_not_fit.empty()) continue;  // never best, never compared
+    if (respect_memory && !r.does_not_fit.empty()) continue;  // never best, never compared
     h.extrapolated = h.extrapolated || r.ttt.extrapolated;
     if (r.is_dp()) {
       if (better(i, h.best_dp)) h.best_dp = i;

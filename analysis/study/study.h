@@ -100,7 +100,9 @@ struct StudyRunOptions {
 StudyRow project_row(const StepPoint& step, const EfficiencyCurve& curve, std::int64_t dataset_samples,
                      const StudyRow* base);
 // Fills the headline of a variant from its rows (see StudyHeadline for the definitions).
-StudyHeadline compute_headline(const StudyVariant& variant);
+// With `respect_memory` false, rows that do not fit count as if they did: the answer a GPU with room
+// enough would give, which the study prints beside a headline that memory emptied.
+StudyHeadline compute_headline(const StudyVariant& variant, bool respect_memory = true);
 
 // Runs the study: simulates every step once (in parallel), projects every variant.
 StudyResult run_study(const StudyConfig& config, const StudyRunOptions& options = {});

@@ -30,6 +30,21 @@ std::string epochs_cell(const TimeToTrain& t) {
   return format_fixed(t.epochs, 1) + (t.extrapolated ? "*" : "");
 }
 
+// Where memory leaves no best DP or no best hybrid, the answer were memory no limit (so a reader sees
+// what the verdict rests on, and how far it is from the one without memory): empty otherwise.
+std::string unlimited_memory_line(const StudyResult& result, const NetworkStudy& ns) {
+  const StudyVariant& v = ns.main();
+  if (v.headline.best_dp >= 0 && v.headline.best_hybrid >= 0) return {};
+  const StudyHeadline h = compute_headline(v, /*respect_memory=*/false);
+  if (h.best_dp < 0 || h.best_hybrid < 0) return {};
+  const StudyRow& dp = v.row(h.best_dp);
+  const StudyRow& hy = v.row(h.best_hybrid);
+  return result.network(ns).name + ": were memory no limit, best DP " + std::to_string(dp.gpus) + " GPUs " +
+         format_duration(dp.ttt.seconds) + ", best hybrid " + std::to_string(hy.dp) + " x " + std::to_string(hy.mp) +
+         " " + format_duration(hy.ttt.seconds) + ": hybrid gain " + format_percent(h.gain_best) +
+         " (--memory \"32 GiB\" checks it on GPUs of that size)";
+}
+
 void headline_section(const StudyResult& result, std::ostream& md) {
   const int max_gpus = result.config.gpus.back();
   md << "## Headline\n\n"
@@ -48,6 +63,8 @@ void headline_section(const StudyResult& result, std::ostream& md) {
        << (both ? crossover_cell(h) : std::string("-")) << " | "
        << (pub ? "at least " + format_percent(*pub) : std::string("-")) << " |\n";
   }
+  for (const auto& ns : result.networks)
+    if (const std::string line = unlimited_memory_line(result, ns); !line.empty()) md << "\n" << line << ".\n";
   md << "\n**Definitions.** Time to train = epochs(B) x ceil(dataset / B) x step time, with B = dp x the "
         "per-worker batch of the profile (a hybrid worker of mp GPUs processes that same batch, so at the "
         "same GPU count hybrid's global batch is mp times smaller). *Best DP* is DP's shortest time to "
@@ -244,6 +261,7 @@ void print_headline_table(const StudyResult& result, std::ostream& out) {
       out << result.network(ns).name << ": " << unfit << " of " << rows.size() << " configurations do not fit in "
           << workloads::format_gib(result.memory->bytes) << " (" << result.memory->source
           << ") and are left out of best (the report's notes list them)\n";
+    if (const std::string line = unlimited_memory_line(result, ns); !line.empty()) out << line << "\n";
   }
 }
 

@@ -131,4 +131,12 @@ TEST_CASE("study: rows that do not fit are marked and left out of best, and the 
       cache);
   CHECK(r32.steps_simulated == 0);
   CHECK(r32.networks[2].main().headline.best_dp >= 0);
+  // Memory set aside, the 16 GiB study's headline is the 32 GiB one (the same steps, nothing left
+  // out), and the table prints it beside the emptied one.
+  const analysis::StudyHeadline unlimited = analysis::compute_headline(biglstm, /*respect_memory=*/false);
+  CHECK(unlimited.best_dp == r32.networks[2].main().headline.best_dp);
+  CHECK(unlimited.best_hybrid == r32.networks[2].main().headline.best_hybrid);
+  CHECK(unlimited.gain_best == r32.networks[2].main().headline.gain_best);
+  CHECK(table.str().find("biglstm: were memory no limit, best DP " +
+                         std::to_string(biglstm.row(unlimited.best_dp).gpus) + " GPUs") != std::string::npos);
 }
