@@ -29,7 +29,7 @@ RingFabric make_ring(std::uint32_t n, std::uint32_t period, std::uint32_t channe
       ch.order.push_back(c % 2 == 0 ? p : (n - p) % n);
       const bool network = p % period == 0 && period > 1;
       const LinkId l = f.links.add({network ? LinkKind::InfiniBand : LinkKind::NVLink,
-                                    network ? Bandwidth::gb_per_second(12.5) : Bandwidth::gb_per_second(25),
+                                    network ? Bandwidth::bytes_per_second(12'500'000'000) : Bandwidth::gb_per_second(25),
                                     Time::ns(500), "edge"});
       ch.routes.push_back({l});
     }
