@@ -72,9 +72,21 @@ class Network final : public EventHandler {
   // Claims, for folding (sim/README.md, "Folding"). A folded collective claims the links of all
   // its routes while it runs; a message of any other receiver that crosses a claimed link marks the
   // network interfered: the fold assumed nothing else used them, so the caller must simulate again
-  // with folding off. A link is idle once nothing occupies it any more.
+  // with folding off. A link is idle once nothing occupies it any more. A link one folded collective
+  // holds can be promised to one more (the next bucket on the same ring): `release` hands it over.
   const EventHandler* owner(LinkId link) const { return servers_[link].owner; }
   void set_owner(LinkId link, const EventHandler* owner) { servers_[link].owner = owner; }
+  const EventHandler* next_owner(LinkId link) const { return servers_[link].next_owner; }
+  void set_next_owner(LinkId link, const EventHandler* next) { servers_[link].next_owner = next; }
+  // If `owner` holds the link, it passes to the one it was promised to (or to nobody).
+  void release(LinkId link, const EventHandler* owner) {
+    LinkServer& s = servers_[link];
+    if (s.owner != owner) return;
+    s.owner = s.next_owner;
+    s.next_owner = nullptr;
+  }
+  // A fold found that its assumptions failed (e.g. a promised link was not free in time).
+  void mark_interfered() { interfered_ = true; }
   bool is_idle(LinkId link) const { return servers_[link].busy_until <= queue_.now(); }
   Time busy_until(LinkId link) const { return servers_[link].busy_until; }
   bool interfered() const { return interfered_; }
@@ -97,7 +109,8 @@ class Network final : public EventHandler {
     std::vector<Time> starts;
     std::size_t starts_head = 0;
     LinkCounters counters;
-    const EventHandler* owner = nullptr;  // the folded collective that claimed it
+    const EventHandler* owner = nullptr;       // the folded collective that claimed it
+    const EventHandler* next_owner = nullptr;  // the one it passes to when the owner releases it
   };
   struct Message {
     const LinkId* route;

@@ -156,7 +156,7 @@ void RingCollective::start(std::uint32_t rank) {
     }
   }
   if (mode_ == Mode::Deferred) {  // nothing can arrive before every rank has sent
-    if (++joined_ == n_) run_folded();
+    join_deferred(rank);
     return;
   }
   if (ring_ranks_ > 1 && steps_ > 0) send_first_step(rank);

@@ -109,6 +109,7 @@ class RingCollective final : public Collective {
   struct ModelRun;
   const char* fold_refusal();  // why this collective is simulated in full, or null (links claimed)
   void release_links(std::uint32_t rank);  // of the routes leaving `rank`; every rank's if n_
+  void join_deferred(std::uint32_t rank);
   std::uint32_t period_of(std::uint32_t c) const;
   ModelRun run_model(std::uint32_t c, std::uint32_t period, std::vector<std::int64_t> chunks) const;
   void run_folded();

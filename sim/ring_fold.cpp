@@ -42,17 +42,22 @@ const char* RingCollective::fold_refusal() {
   if (n_ < 2 || steps_ == 0) return "a single rank";
   if (ring_ranks_ != n_) return "a fold's own model";
   if (config_.observer != nullptr || network_.observer() != nullptr) return "a trace records every message";
-  // Claim every link of every route: each must be idle, unclaimed and used by one ring edge only.
+  // Claim every link of every route: each must be used by one ring edge only, and idle and
+  // unclaimed, or held by one folded collective (the previous bucket on this ring, still finishing
+  // elsewhere) and promised to no other: it is handed over when that holder's rank there finishes,
+  // and each rank checks as it joins that its links are ours and idle (start_deferred).
   const char* refusal = nullptr;
   for (const auto& ch : channels_) {
     for (const auto& route : ch.plan.routes) {
       for (const LinkId l : route) {
         const EventHandler* owner = network_.owner(l);
-        if (owner == this) refusal = "two ring edges share a link";
-        else if (owner != nullptr) refusal = "another folded collective holds its links";
-        else if (!network_.is_idle(l)) refusal = "its links are still busy";
+        if (owner == this || network_.next_owner(l) == this) refusal = "two ring edges share a link";
+        else if (owner == nullptr && !network_.is_idle(l)) refusal = "its links are still busy";
+        else if (owner != nullptr && network_.next_owner(l) != nullptr)
+          refusal = "two other folded collectives hold its links";
         if (refusal != nullptr) break;
-        network_.set_owner(l, this);
+        if (owner == nullptr) network_.set_owner(l, this);
+        else network_.set_next_owner(l, this);
       }
       if (refusal != nullptr) break;
     }
@@ -67,9 +72,21 @@ void RingCollective::release_links(std::uint32_t rank) {
     const std::uint32_t first = rank == n_ ? 0 : ch.position_of_rank[rank];
     const std::uint32_t last = rank == n_ ? n_ : first + 1;
     for (std::uint32_t p = first; p < last; ++p)
-      for (const LinkId l : ch.plan.routes[p])
-        if (network_.owner(l) == this) network_.set_owner(l, nullptr);
+      for (const LinkId l : ch.plan.routes[p]) {
+        if (network_.next_owner(l) == this) network_.set_next_owner(l, nullptr);
+        network_.release(l, this);
+      }
   }
+}
+
+void RingCollective::join_deferred(std::uint32_t rank) {
+  // The fold assumes each rank's outgoing links are free when it joins: claimed by this collective
+  // (a promised one handed over by now) and idle. If not, the previous holder still runs there, its
+  // traffic would meet ours, and the step must be simulated again in full.
+  for (const auto& ch : channels_)
+    for (const LinkId l : ch.plan.routes[ch.position_of_rank[rank]])
+      if (network_.owner(l) != this || !network_.is_idle(l)) network_.mark_interfered();
+  if (++joined_ == n_) run_folded();
 }
 
 std::uint32_t RingCollective::period_of(std::uint32_t c) const {

@@ -3,6 +3,7 @@
 #include <boost/graph/dijkstra_shortest_paths.hpp>
 #include <boost/graph/filtered_graph.hpp>
 #include <boost/property_map/property_map.hpp>
+#include <algorithm>
 #include <optional>
 
 #include "sim/error.h"
@@ -128,12 +129,22 @@ sim::Route Topology::Impl::route_locked(DeviceId from, DeviceId to, RouteOptions
     throw InputError(why + " in topology \"" + name + "\"");
   }
   // Walk back from the destination along tight edges (dist[u] + cost == dist[v]). Costs are
-  // positive, so this terminates; where several links are tight, pick one by hash(from, to, v).
-  // Dijkstra stopped at the destination: a device not yet settled then costs at least dist[dst],
-  // so an edge out of it cannot be tight here.
+  // positive, so this terminates. Where several links are tight: once the walk has passed the
+  // destination's NIC (the fabric and the source machine of a route across machines), the one at
+  // the destination NIC's global index mod count, as InfiniBand switches forward by destination
+  // (D-mod-k: a ring's shift permutation then never puts two edges on one link); elsewhere one by
+  // hash(from, to, v). Dijkstra stopped at the destination: a device not yet settled then costs at
+  // least dist[dst], so an edge out of it cannot be tight here.
   std::vector<sim::LinkId> path;
   std::vector<Edge> tight;
+  std::int64_t dest_nic = -1;
   for (Vertex v = dst; v != src;) {
+    if (dest_nic < 0 && graph[v].kind == DeviceKind::Nic) {
+      const auto node = static_cast<std::size_t>(graph[v].node);
+      const auto& nics = nics_by_node[node];
+      const auto local = std::find(nics.begin(), nics.end(), DeviceId{static_cast<std::uint32_t>(v)}) - nics.begin();
+      dest_nic = static_cast<std::int64_t>(node * nics.size()) + local;
+    }
     tight.clear();
     for (const Edge e : boost::make_iterator_range(boost::in_edges(v, graph))) {
       const Vertex u = boost::source(e, graph);
@@ -141,7 +152,9 @@ sim::Route Topology::Impl::route_locked(DeviceId from, DeviceId to, RouteOptions
       if (dist[u] + graph[e].cost == dist[v]) tight.push_back(e);
     }
     if (tight.empty()) throw InternalError("route walk found no tight edge");
-    const Edge chosen = tight.size() == 1 ? tight.front() : tight[mix(src, dst, v) % tight.size()];
+    const Edge chosen = tight.size() == 1 ? tight.front()
+                        : dest_nic >= 0 ? tight[static_cast<std::size_t>(dest_nic) % tight.size()]
+                                        : tight[mix(src, dst, v) % tight.size()];
     path.push_back(graph[chosen].link);
     v = boost::source(chosen, graph);
   }

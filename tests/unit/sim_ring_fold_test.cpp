@@ -3,6 +3,7 @@
 // same ring simulated rank by rank (fast path off), and refuse where that would not hold.
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <vector>
 
@@ -197,4 +198,70 @@ TEST_CASE("fold: another message crossing a folded ring's link marks the network
   net2.send(route, Bytes::kib(4), sink, 0);
   q.run();
   CHECK_FALSE(net2.interfered());
+}
+
+namespace {
+
+// Two all-reduces on one ring, as two gradient buckets on one NCCL stream: rank r joins the second
+// when it is done with the first. The ranks of the first join at (r mod 4) us, so they finish at
+// different times and the second's first ranks join while the first still holds links elsewhere.
+struct Buckets {
+  std::vector<Time> finish_a, finish_b;
+  std::vector<LinkCounters> links;
+  SimulationPath path_a, path_b;
+  bool interfered = false;
+};
+
+Buckets run_buckets(const RingFabric& f, std::uint32_t n, FastPath mode) {
+  EventQueue q;
+  Network net(q, f.links);
+  CollectiveConfig cfg{.message_size = Bytes::kib(64), .fast_path = mode};
+  RingCollective a(net, CollectiveOp::AllReduce, n, f.channels, Bytes::mib(4), cfg);
+  RingCollective b(net, CollectiveOp::AllReduce, n, f.channels, Bytes::mib(4), cfg);
+  struct Starter final : EventHandler {
+    Collective* next = nullptr;
+    void on_event(std::uint64_t r) override { next->start(static_cast<std::uint32_t>(r)); }
+  } start_a, start_b;
+  start_a.next = &a;
+  start_b.next = &b;
+  a.notify_rank_done(start_b, 0);
+  for (std::uint32_t r = 0; r < n; ++r) q.schedule_at(Time::us(r % 4), start_a, r);
+  q.run();
+  REQUIRE(a.is_done());
+  REQUIRE(b.is_done());
+  Buckets out;
+  for (std::uint32_t r = 0; r < n; ++r) {
+    out.finish_a.push_back(a.rank_finish_time(r));
+    out.finish_b.push_back(b.rank_finish_time(r));
+  }
+  for (LinkId l = 0; l < f.links.size(); ++l) out.links.push_back(net.counters(l));
+  out.path_a = a.simulation_path();
+  out.path_b = b.simulation_path();
+  out.interfered = net.interfered();
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("fold: the next bucket on the same ring is promised its links and folds, exactly") {
+  const auto f = make_ring(16, 4, 2);
+  const Buckets full = run_buckets(f, 16, FastPath::Off);
+  const Buckets folded = run_buckets(f, 16, FastPath::Auto);
+  CHECK(folded.path_a.folded);
+  CHECK(folded.path_b.folded);  // its first ranks joined while the first bucket held other links
+  CHECK_FALSE(folded.interfered);
+  // The first bucket's ranks finish at different times: the hand-over was needed.
+  CHECK(*std::min_element(full.finish_a.begin(), full.finish_a.end()) <
+        *std::max_element(full.finish_a.begin(), full.finish_a.end()));
+  for (std::uint32_t r = 0; r < 16; ++r) {
+    CAPTURE(r);
+    CHECK(folded.finish_a[r] == full.finish_a[r]);
+    CHECK(folded.finish_b[r] == full.finish_b[r]);
+  }
+  for (std::size_t l = 0; l < full.links.size(); ++l) {
+    CAPTURE(l);
+    CHECK(folded.links[l].bytes == full.links[l].bytes);
+    CHECK(folded.links[l].busy == full.links[l].busy);
+    CHECK(folded.links[l].messages == full.links[l].messages);
+  }
 }
