@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <deque>
 #include <string>
 
 #include "sim/error.h"
@@ -14,6 +15,8 @@ namespace {
 // stream s is bit 62 | s (without the top bit).
 constexpr std::uint64_t kCollectiveBit = 1ULL << 63;
 constexpr std::uint64_t kDelayBit = 1ULL << 62;
+// A folded step's member joining a collective on stream s: bit 61 | s (see start_members).
+constexpr std::uint64_t kMemberJoinBit = 1ULL << 61;
 constexpr std::uint64_t kRankBits = 24;
 constexpr std::uint64_t kRankMask = (1ULL << kRankBits) - 1;
 
@@ -54,7 +57,8 @@ StreamExecutor::StreamExecutor(EventQueue& queue, const std::vector<GpuProgram>&
           throw InternalError("GPU " + std::to_string(g) + " stream " + sp.name + " uses event " +
                               std::to_string(t.id) + " of " + std::to_string(event_count));
         if (t.kind == TaskKind::Collective &&
-            (t.id >= collectives_.size() || t.rank >= collectives_[t.id]->ranks()))
+            (t.id >= collectives_.size() ||
+             (collectives_[t.id] != nullptr && t.rank >= collectives_[t.id]->ranks())))
           throw InternalError("GPU " + std::to_string(g) + " stream " + sp.name +
                               " names a collective rank that does not exist");
       }
@@ -69,6 +73,7 @@ StreamExecutor::StreamExecutor(EventQueue& queue, const std::vector<GpuProgram>&
   ranks_joined_.assign(collectives_.size(), 0);
   rank_running_.resize(collectives_.size());
   for (std::size_t c = 0; c < collectives_.size(); ++c) {
+    if (collectives_[c] == nullptr) continue;  // a folded step's shadow (set_fold)
     if (collectives_[c]->ranks() > kRankMask) throw InternalError("collective has too many ranks");
     collective_stream_[c].assign(collectives_[c]->ranks(), 0);
     collectives_[c]->notify_rank_done(*this, kCollectiveBit | (static_cast<std::uint64_t>(c) << kRankBits));
@@ -76,7 +81,109 @@ StreamExecutor::StreamExecutor(EventQueue& queue, const std::vector<GpuProgram>&
 }
 
 void StreamExecutor::start() {
-  for (std::uint32_t s = 0; s < streams_.size(); ++s) advance(s);
+  for (std::uint32_t s = 0; s < streams_.size(); ++s)
+    if (!streams_[s].done) advance(s);  // a folded step's members are marked done already
+}
+
+void StreamExecutor::set_fold(StepFold fold) {
+  if (fold.representative.size() != programs_.size() || fold.shadow.size() != collectives_.size())
+    throw InternalError("a step fold needs a representative per GPU and a shadow flag per collective");
+  fold_ = std::move(fold);
+  members_.assign(programs_.size(), {});
+  check_.assign(streams_.size(), {});
+  for (std::uint32_t g = 0; g < programs_.size(); ++g) {
+    const std::uint32_t rep = fold_.representative[g];
+    if (rep == g) continue;
+    if (fold_.representative[rep] != rep || gpus_[rep].streams != gpus_[g].streams)
+      throw InternalError("a step fold's member must repeat a representative of the same shape");
+    members_[rep].push_back(g);
+    for (std::uint32_t s = gpus_[g].first_stream; s < gpus_[g].first_stream + gpus_[g].streams; ++s) {
+      streams_[s].done = true;
+      ++streams_done_;
+    }
+  }
+  for (std::size_t c = 0; c < collectives_.size(); ++c)
+    if (collectives_[c] == nullptr && fold_.shadow[c] == 0)
+      throw InternalError("only a folded step's shadow collectives may be missing");
+}
+
+void StreamExecutor::start_members(std::uint32_t s, std::uint32_t task) {
+  const StreamState& rep = streams_[s];
+  for (const std::uint32_t g : members_[rep.gpu]) {
+    const std::uint32_t ms = gpus_[g].first_stream + rep.local;
+    const Task& t = streams_[ms].program->tasks[task];
+    if (t.kind != TaskKind::Collective) throw InternalError("a step fold's member has another shape");
+    if (fold_.shadow[t.id] != 0) continue;
+    // Through the queue, at this same time: the member's finish of its last collective, due now
+    // too, was scheduled earlier and so comes first, as it would on the member's own stream.
+    check_[ms].joining = task;
+    queue_.schedule_at(queue_.now(), *this, kMemberJoinBit | ms);
+  }
+}
+
+void StreamExecutor::join_member(std::uint32_t ms) {
+  const Task& t = streams_[ms].program->tasks[check_[ms].joining];
+  collective_stream_[t.id][t.rank] = ms;
+  rank_started(t.id, t.rank);
+  collectives_[t.id]->start(t.rank);
+}
+
+namespace {
+std::uint64_t mix(std::uint64_t h, std::uint64_t v) {
+  h ^= v + 0x9E3779B97F4A7C15ULL + (h << 6) + (h >> 2);
+  return h;
+}
+}  // namespace
+
+// A member stream's k-th collective finish is compared with its representative's k-th (either
+// may come first, even at the same time). Only the first mismatch is kept: after it, the
+// member's later joins (its representative's) are not its own, so what it sees is not telling.
+void StreamExecutor::arrive(MemberCheck& m, bool from_representative, Time at) {
+  if (m.ahead.empty() || m.representative_ahead == from_representative) {
+    m.representative_ahead = from_representative;
+    m.ahead.push_back(at);
+    return;
+  }
+  const Time other = m.ahead.front();
+  m.ahead.pop_front();
+  const Time late = from_representative ? other - at : at - other;  // member − representative
+  if (late != Time::zero()) {
+    fold_broken_ = true;
+    if (m.signature == 0) m.signature = mix(mix(1, m.compared), static_cast<std::uint64_t>(late.ps()));
+  }
+  ++m.compared;
+}
+
+void StreamExecutor::representative_done(std::uint32_t s, Time at) {
+  const StreamState& rep = streams_[s];
+  for (const std::uint32_t g : members_[rep.gpu]) {
+    const std::uint32_t ms = gpus_[g].first_stream + rep.local;
+    if (fold_.shadow[streams_[ms].program->tasks[rep.next].id] != 0) continue;
+    arrive(check_[ms], true, at);
+  }
+}
+
+void StreamExecutor::member_done(std::uint32_t ms, Time at) { arrive(check_[ms], false, at); }
+
+bool StreamExecutor::fold_held() const {
+  if (fold_broken_) return false;
+  for (const MemberCheck& m : check_)
+    if (!m.ahead.empty()) return false;  // one side never finished a collective the other did
+  return true;
+}
+
+std::vector<std::uint64_t> StreamExecutor::fold_signature() const {
+  std::vector<std::uint64_t> out(programs_.size(), 0);
+  if (!folded()) return out;
+  for (std::uint32_t s = 0; s < streams_.size(); ++s) {
+    const std::uint32_t g = streams_[s].gpu;
+    if (fold_.representative[g] == g) continue;
+    // Zero for a member that saw what its representative did.
+    const MemberCheck& m = check_[s];
+    if (m.signature != 0) out[g] = mix(out[g], m.signature);
+    else if (!m.ahead.empty()) out[g] = mix(out[g], mix(mix(2, m.compared), m.representative_ahead ? 1 : 0));
+  }
+  return out;
 }
 
 StreamExecutor::Rate StreamExecutor::rate_of(const GpuState& gpu, const GpuResources& res,
@@ -208,6 +315,7 @@ void StreamExecutor::advance(std::uint32_t s) {
         collective_stream_[t.id][t.rank] = s;
         rank_started(t.id, t.rank);
         collectives_[t.id]->start(t.rank);
+        if (folded()) start_members(s, st.next);
         return;
     }
   }
@@ -225,8 +333,18 @@ void StreamExecutor::on_event(std::uint64_t tag) {
     s = collective_stream_[c][tag & kRankMask];
     StreamState& st = streams_[s];
     rank_ended(static_cast<std::uint32_t>(c), static_cast<std::uint32_t>(tag & kRankMask));
+    if (folded()) {
+      if (fold_.representative[st.gpu] != st.gpu) {  // a member: it only checks its finish
+        member_done(s, queue_.now());
+        return;
+      }
+      representative_done(s, queue_.now());
+    }
     record_.set_ended(s, st.next, queue_.now());
     if (observer_ != nullptr) observer_->on_collective(st.gpu, st.local, st.next, st.task_start, queue_.now());
+  } else if (tag & kMemberJoinBit) {
+    join_member(static_cast<std::uint32_t>(tag & ~kMemberJoinBit));
+    return;
   } else if (tag & kDelayBit) {
     advance(static_cast<std::uint32_t>(tag & ~kDelayBit));  // the kernel itself starts now
     return;

@@ -20,6 +20,7 @@
 //   exec.start();  queue.run();  exec.finish_time();  exec.record();
 #pragma once
 #include <cstdint>
+#include <deque>
 #include <vector>
 
 #include "sim/collective.h"
@@ -53,6 +54,19 @@ struct CollectiveLoad {
   bool operator==(const CollectiveLoad&) const = default;
 };
 
+// Folding the step (sim/README.md, "Folding the step"): GPUs that run alike are simulated once.
+// A member GPU's streams are not run; when its representative's stream reaches a collective task,
+// the member's task at the same place starts too (its rank in a collective that representatives
+// share, e.g. the data-parallel all-reduce), unless that collective is a shadow (none of its
+// ranks is on a representative: it is taken to repeat the collective its representatives run at
+// the same place, and is never started; its collectives[] entry may be null). The fold holds only
+// if every member rank finishes when its representative's rank does; fold_held() says whether it
+// did, and fold_signature() tells members apart by what they saw, to refine the classes.
+struct StepFold {
+  std::vector<std::uint32_t> representative;  // per GPU: the GPU it repeats (itself for representatives)
+  std::vector<std::uint8_t> shadow;           // per collective: 1 when never started
+};
+
 class StreamExecutor final : public EventHandler {
  public:
   // `collectives[i]` serves tasks with Task::collective(i, rank); `loads[i]` (if given) is what it
@@ -63,13 +77,24 @@ class StreamExecutor final : public EventHandler {
   StreamExecutor(const StreamExecutor&) = delete;
   StreamExecutor& operator=(const StreamExecutor&) = delete;
 
+  // Before start(): fold the step (see StepFold). The programs of a member and its representative
+  // must have the same shape (same tasks in the same places); analysis/ checks that.
+  void set_fold(StepFold fold);
+  bool folded() const { return !fold_.representative.empty(); }
+  bool fold_held() const;
+  // Per GPU: 0 for representatives; for members a hash of their collective finish times relative
+  // to their representative's (members alike in what they saw have equal signatures).
+  std::vector<std::uint64_t> fold_signature() const;
+
   void set_observer(StreamObserver* observer) { observer_ = observer; }
   // Starts every stream at the current time.
   void start();
 
   bool is_done() const { return streams_done_ == streams_.size(); }
   // When the last stream of a GPU finished (its step time).
-  Time gpu_finish_time(std::uint32_t gpu) const { return gpu_finish_[gpu]; }
+  Time gpu_finish_time(std::uint32_t gpu) const {
+    return gpu_finish_[folded() ? fold_.representative[gpu] : gpu];
+  }
   Time finish_time() const;
   // Describes streams that are stuck (waiting forever) after the queue ran dry; empty if none.
   std::string describe_stuck() const;
@@ -118,6 +143,13 @@ class StreamExecutor final : public EventHandler {
   void rerate(std::uint32_t gpu);
   void rank_started(std::uint32_t collective, std::uint32_t rank);
   void rank_ended(std::uint32_t collective, std::uint32_t rank);
+  // Folding: the members of representative stream s start their task `task` too.
+  void start_members(std::uint32_t s, std::uint32_t task);
+  void member_done(std::uint32_t stream, Time at);
+  void representative_done(std::uint32_t stream, Time at);
+  struct MemberCheck;
+  void arrive(MemberCheck& m, bool from_representative, Time at);
+  void join_member(std::uint32_t stream);
 
   EventQueue& queue_;
   std::vector<StreamState> streams_;
@@ -134,6 +166,19 @@ class StreamExecutor final : public EventHandler {
   StreamExecutorOptions options_;
   StreamObserver* observer_ = nullptr;
   ExecutionRecord record_;
+  // Folding: members per representative GPU; per member stream, its collective finishes against
+  // its representative's; whether every comparison so far agreed.
+  struct MemberCheck {
+    std::deque<Time> ahead;  // finishes of the side that is ahead, not yet compared
+    bool representative_ahead = true;
+    std::uint32_t compared = 0;
+    std::uint64_t signature = 0;  // of its first mismatch (0: none)
+    std::uint32_t joining = 0;    // the task it joins next
+  };
+  StepFold fold_;
+  std::vector<std::vector<std::uint32_t>> members_;
+  std::vector<MemberCheck> check_;  // per stream
+  bool fold_broken_ = false;
 };
 
 }  // namespace hybridsim::sim

@@ -39,11 +39,15 @@ std::vector<const sim::StreamProgram*> streams_of(const workloads::StepProgram& 
 }  // namespace
 
 CriticalPath critical_path(const workloads::StepProgram& program, const sim::ExecutionRecord& record,
-                           sim::Time step_time) {
+                           sim::Time step_time, const std::vector<std::uint32_t>& representative) {
   const std::vector<const sim::StreamProgram*> streams = streams_of(program);
   if (streams.size() != record.stream_count()) throw InternalError("critical path: the record is of another program");
+  const auto member = [&](std::uint32_t stream) {
+    const std::uint32_t g = record.gpu_of(stream);
+    return !representative.empty() && representative[g] != g;
+  };
   for (std::uint32_t k = 0; k < streams.size(); ++k)
-    for (std::uint32_t i = 0; i < streams[k]->tasks.size(); ++i)
+    for (std::uint32_t i = 0; i < streams[k]->tasks.size() && !member(k); ++i)
       if (!record.has_run(k, i)) throw InternalError("critical path: a task of the step never ran");
 
   // The stream that finished last (the first such, for a deterministic path).
@@ -52,7 +56,7 @@ CriticalPath critical_path(const workloads::StepProgram& program, const sim::Exe
   bool found = false;
   for (std::uint32_t k = 0; k < streams.size() && !found; ++k) {
     const auto n = static_cast<std::uint32_t>(streams[k]->tasks.size());
-    if (n > 0 && record.ended(k, n - 1) == step_time) {
+    if (n > 0 && !member(k) && record.ended(k, n - 1) == step_time) {
       s = k;
       found = true;
     }
@@ -90,8 +94,9 @@ CriticalPath critical_path(const workloads::StepProgram& program, const sim::Exe
       case sim::TaskKind::Collective: {
         // The rank that joined last (this one on a tie) held everyone up until then.
         TaskRef last{s, task};
+        // (A folded step's members joined with their representatives: only those are looked at.)
         for (const TaskRef& r : ranks[t.id])
-          if (record.reached(r.stream, r.task) > record.reached(last.stream, last.task)) last = r;
+          if (!member(r.stream) && record.reached(r.stream, r.task) > record.reached(last.stream, last.task)) last = r;
         const std::int64_t span = (record.ended(s, task) - record.reached(last.stream, last.task)).ps();
         const auto role = program.collectives[t.id].role;
         if (role == workloads::CollectiveRole::GradientAllReduce ||

@@ -8,6 +8,7 @@
 // exactly: how much of the step is compute that nothing could overlap, and how much is
 // communication on the way.
 //   CriticalPath p = critical_path(program, executor.record(), executor.finish_time());
+// A folded step (analysis/step/step_fold.h) passes each GPU's representative: members never ran.
 #pragma once
 #include <cstdint>
 
@@ -30,6 +31,6 @@ struct CriticalPath {
 // The path of a step that ended at `step_time`; every task of `program` must have run (the record
 // is the executor's for this program).
 CriticalPath critical_path(const workloads::StepProgram& program, const sim::ExecutionRecord& record,
-                           sim::Time step_time);
+                           sim::Time step_time, const std::vector<std::uint32_t>& representative = {});
 
 }  // namespace hybridsim::analysis

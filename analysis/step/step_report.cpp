@@ -67,9 +67,15 @@ void metrics_json(std::string& out, const GpuStepMetrics& m) {
 std::string simulation_path_text(const StepResult& r) {
   const StepResult::Simulation& s = r.simulation;
   if (s.rerun) return "full: another transfer crossed a folded ring's links, so the step ran again in full";
-  if (s.folded == 0) return "";
-  std::string out = "folded " + std::to_string(s.folded) + " of " + std::to_string(r.collectives) +
-                    " collectives onto representative ranks";
+  std::string out;
+  if (s.gpus_simulated > 0)
+    out = std::to_string(s.gpus_simulated) + " of " + std::to_string(r.gpus) +
+          " GPUs simulated (the others repeat them); ";
+  else if (!s.step_fold_reason.empty())
+    out = "every GPU simulated (" + s.step_fold_reason + "); ";
+  if (s.folded == 0) return out.empty() ? out : out.substr(0, out.size() - 2);
+  out += "folded " + std::to_string(s.folded) + " of " + std::to_string(r.collectives) +
+         " collectives onto representative ranks";
   if (s.bound > sim::Time::zero()) out += " (bounded, within " + sim::human_time(s.bound) + ")";
   if (!s.full_reason.empty()) out += "; others in full: " + s.full_reason;
   return out;

@@ -1,5 +1,7 @@
 #include "analysis/step/step_runner.h"
 
+#include "analysis/step/step_fold.h"
+
 #include <memory>
 
 #include "sim/collective_chain.h"
@@ -85,21 +87,54 @@ StepResult simulate_on_one_gpu(const workloads::Profile& profile) {
 
 namespace {
 
+// How one attempt went: whether a folded ring was interfered with, and, for a folded step,
+// whether its members saw what their representatives did (and their signatures if not).
+struct Attempt {
+  bool interfered = false;
+  bool fold_broken = false;
+  std::vector<std::uint64_t> signature;
+};
+
 StepResult simulate_once(const StepSetup& setup, const workloads::StepProgram& program,
-                         StepObservers observers, bool& interfered);
+                         StepObservers observers, const StepFoldPlan& fold, Attempt& attempt);
+
+// Up to this many folded attempts, each with its classes split by what the last one saw.
+constexpr int kFoldAttempts = 4;
 
 }  // namespace
 
 StepResult simulate_program(const StepSetup& setup, const workloads::StepProgram& program,
                             StepObservers observers) {
-  bool interfered = false;
-  StepResult r = simulate_once(setup, program, observers, interfered);
-  if (!interfered) return r;
+  const bool may_fold = setup.collective.fast_path != sim::FastPath::Off && observers.stream == nullptr &&
+                        observers.network == nullptr;
+  std::vector<std::uint64_t> refine;
+  std::string step_fold_reason;
+  for (int i = 0; may_fold && i < kFoldAttempts; ++i) {
+    const StepFoldPlan fold = plan_step_fold(program, *setup.topology, refine);
+    if (fold.empty()) break;
+    Attempt attempt;
+    StepResult r = simulate_once(setup, program, observers, fold, attempt);
+    if (!attempt.interfered && !attempt.fold_broken) return r;
+    // A folded ring's assumption failed: everything in full below. (When members saw other
+    // timelines they also joined their next bucket at the wrong times, which can look the same.)
+    if (!attempt.fold_broken) break;
+    // Split the classes by what their members saw, keeping the splits made before.
+    if (refine.empty()) refine.assign(attempt.signature.size(), 0);
+    for (std::size_t g = 0; g < refine.size(); ++g)
+      if (attempt.signature[g] != 0) refine[g] = refine[g] * 0x9E3779B97F4A7C15ULL + attempt.signature[g];
+    step_fold_reason = "GPUs alike in program and machine saw different collective timelines";
+  }
+  Attempt attempt;
+  StepResult r = simulate_once(setup, program, observers, {}, attempt);
+  if (!attempt.interfered) {
+    r.simulation.step_fold_reason = step_fold_reason;
+    return r;
+  }
   // A folded ring assumed nothing else crossed its links; something did, so the fold's timeline
   // is not the step's: simulate it again with every collective in full.
   StepSetup full = setup;
   full.collective.fast_path = sim::FastPath::Off;
-  r = simulate_once(full, program, observers, interfered);
+  r = simulate_once(full, program, observers, {}, attempt);
   r.simulation.rerun = true;
   return r;
 }
@@ -107,7 +142,7 @@ StepResult simulate_program(const StepSetup& setup, const workloads::StepProgram
 namespace {
 
 StepResult simulate_once(const StepSetup& setup, const workloads::StepProgram& program,
-                         StepObservers observers, bool& interfered) {
+                         StepObservers observers, const StepFoldPlan& fold, Attempt& attempt) {
   if (setup.profile == nullptr || setup.topology == nullptr)
     throw InternalError("a step setup needs a profile and a topology");
   const workloads::Profile& profile = *setup.profile;
@@ -121,7 +156,14 @@ StepResult simulate_once(const StepSetup& setup, const workloads::StepProgram& p
   std::vector<sim::Collective*> pointers;
   std::vector<sim::CollectiveLoad> loads;
   collectives.reserve(program.collectives.size());
-  for (const workloads::CollectiveSpec& spec : program.collectives) {
+  for (std::size_t c = 0; c < program.collectives.size(); ++c) {
+    const workloads::CollectiveSpec& spec = program.collectives[c];
+    if (!fold.empty() && fold.fold.shadow[c] != 0) {  // never started: no plan, no state
+      if (setup.executor.contention) loads.emplace_back();
+      collectives.emplace_back();
+      pointers.push_back(nullptr);
+      continue;
+    }
     workloads::CollectivePlan plan = planner.plan(spec);
     if (setup.executor.contention) loads.push_back(workloads::collective_load(spec, plan, topology.links()));
     collectives.push_back(workloads::make_collective(network, std::move(plan), setup.collective));
@@ -131,6 +173,7 @@ StepResult simulate_once(const StepSetup& setup, const workloads::StepProgram& p
   sim::StreamExecutor executor(queue, program.gpus, pointers, program.event_count, setup.executor,
                                std::move(loads));
   executor.set_observer(observers.stream);
+  if (!fold.empty()) executor.set_fold(fold.fold);
   executor.start();
   queue.run();
   if (!executor.is_done())
@@ -151,20 +194,29 @@ StepResult simulate_once(const StepSetup& setup, const workloads::StepProgram& p
   std::vector<sim::Time> finish(program.gpus.size());
   for (std::uint32_t g = 0; g < program.gpus.size(); ++g) finish[g] = executor.gpu_finish_time(g);
   r.per_gpu = step_metrics(program, executor.record(), r.step_time, finish);
+  if (!fold.empty())  // a member's timeline is its representative's
+    for (std::uint32_t g = 0; g < r.per_gpu.size(); ++g) {
+      const std::uint32_t rep = fold.fold.representative[g];
+      if (rep == g) continue;
+      r.per_gpu[g] = r.per_gpu[rep];
+      r.per_gpu[g].gpu = static_cast<int>(g);
+    }
   r.mean = mean_of(r.per_gpu);
   for (const auto& g : r.per_gpu)
     if (g.finish == r.step_time) {
       r.critical = g;
       break;
     }
-  r.critical_path = critical_path(program, executor.record(), r.step_time);
-  for (const auto& c : collectives) {
-    const auto b = c->bytes_by_link_kind();
+  r.critical_path = critical_path(program, executor.record(), r.step_time, fold.fold.representative);
+  for (std::size_t i = 0; i < collectives.size(); ++i) {
+    const sim::Collective& c = *collectives[fold.empty() ? i : fold.shadow_of[i]];
+    const auto b = c.bytes_by_link_kind();
     for (std::size_t k = 0; k < b.size(); ++k) r.bytes_by_link_kind[k] += b[k];
-    r.messages += c->messages_sent();
+    r.messages += c.messages_sent();
   }
   r.events = queue.events_processed();
   for (const auto& c : collectives) {
+    if (c == nullptr) continue;  // a shadow: its representative is counted
     const sim::SimulationPath path = c->simulation_path();
     r.events += path.private_events;
     if (path.folded) {
@@ -175,7 +227,24 @@ StepResult simulate_once(const StepSetup& setup, const workloads::StepProgram& p
     }
   }
   r.collectives = collectives.size();
-  interfered = network.interfered();
+  attempt.interfered = network.interfered();
+  if (!fold.empty()) {
+    r.simulation.gpus_simulated = fold.representatives;
+    attempt.fold_broken = !executor.fold_held();
+    // A collective shared by representatives and members must have folded: in full, its messages
+    // in the members' machines would miss the shadows' traffic there.
+    for (std::size_t i = 0; i < collectives.size() && !attempt.fold_broken; ++i) {
+      if (collectives[i] == nullptr || collectives[i]->simulation_path().folded) continue;
+      bool rep = false, member = false;
+      for (const int m : program.collectives[i].members) {
+        const bool is_rep = fold.fold.representative[static_cast<std::size_t>(m)] == static_cast<std::uint32_t>(m);
+        rep = rep || is_rep;
+        member = member || !is_rep;
+      }
+      attempt.fold_broken = rep && member;
+    }
+    if (attempt.fold_broken) attempt.signature = executor.fold_signature();
+  }
   return r;
 }
 

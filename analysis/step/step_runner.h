@@ -72,6 +72,8 @@ struct StepResult {
     sim::Time bound;
     std::string full_reason;
     bool rerun = false;
+    std::uint32_t gpus_simulated = 0;  // folded step: its representative GPUs (0: every GPU)
+    std::string step_fold_reason;      // why a fold of the step was given up, if it was
   } simulation;
 };
 

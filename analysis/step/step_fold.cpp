@@ -1,0 +1,165 @@
+#include "analysis/step/step_fold.h"
+
+#include <string>
+#include <unordered_map>
+
+namespace hybridsim::analysis {
+
+namespace {
+
+std::uint64_t mix(std::uint64_t h, std::uint64_t v) {
+  h ^= v + 0x9E3779B97F4A7C15ULL + (h << 6) + (h >> 2);
+  return h;
+}
+std::uint64_t mix_text(std::uint64_t h, const std::string& s) {
+  for (const char c : s) h = mix(h, static_cast<unsigned char>(c));
+  return h;
+}
+// A device's name inside its machine ("n3.GPU5" → "GPU5").
+std::string local_name(const topology::DeviceInfo& d) {
+  const auto dot = d.name.find('.');
+  return d.node.has_value() && dot != std::string::npos ? d.name.substr(dot + 1) : d.name;
+}
+
+// Per machine: a hash of the links inside it (kinds, speeds, latencies, local ends), so that
+// machines wired alike hash alike.
+std::vector<std::uint64_t> machine_signatures(const topology::Topology& t) {
+  std::vector<std::uint64_t> sig(static_cast<std::size_t>(std::max(0, t.node_count())), 0);
+  const sim::LinkTable& links = t.links();
+  for (sim::LinkId l = 0; l < links.size(); ++l) {
+    const topology::LinkEnds& e = t.link_ends(l);
+    const topology::DeviceInfo& a = t.device(e.from);
+    const topology::DeviceInfo& b = t.device(e.to);
+    if (!a.node.has_value() || !b.node.has_value() || *a.node != *b.node) continue;
+    std::uint64_t h = mix(static_cast<std::uint64_t>(links[l].kind), static_cast<std::uint64_t>(links[l].bandwidth.bytes_per_second()));
+    h = mix(mix(h, static_cast<std::uint64_t>(links[l].latency.ps())), static_cast<std::uint64_t>(e.count));
+    h = mix_text(mix_text(h, local_name(a)), local_name(b));
+    auto& s = sig[static_cast<std::size_t>(*a.node)];
+    s += h * 0x2545F4914F6CDD1DULL + 1;  // order-independent: links are listed in build order
+  }
+  return sig;
+}
+
+struct TaskPlace {
+  std::uint32_t gpu = 0, stream = 0, task = 0;
+};
+
+}  // namespace
+
+StepFoldPlan plan_step_fold(const workloads::StepProgram& program, const topology::Topology& topology,
+                            const std::vector<std::uint64_t>& refine) {
+  StepFoldPlan out;
+  const auto gpus = static_cast<std::uint32_t>(program.gpus.size());
+  const auto gpu_ids = topology.gpus();
+  if (gpus < 2 || gpu_ids.size() != gpus || topology.node_count() < 2) return out;
+  std::vector<int> node(gpus), local(gpus);
+  for (std::uint32_t g = 0; g < gpus; ++g) {
+    const topology::DeviceInfo& d = topology.device(gpu_ids[g]);
+    node[g] = d.node.value_or(-1);
+    local[g] = d.local_gpu.value_or(-1);
+    if (node[g] < 0) return out;
+  }
+  // Where each event is recorded, so a wait can be described by its recorder's place.
+  std::vector<TaskPlace> recorder(program.event_count);
+  for (std::uint32_t g = 0; g < gpus; ++g)
+    for (std::uint32_t s = 0; s < program.gpus[g].streams.size(); ++s) {
+      const auto& tasks = program.gpus[g].streams[s].tasks;
+      for (std::uint32_t i = 0; i < tasks.size(); ++i)
+        if (tasks[i].kind == sim::TaskKind::Record) recorder[tasks[i].id] = {g, s, i};
+    }
+  const std::vector<std::uint64_t> machine = machine_signatures(topology);
+  const auto one_machine = [&](const workloads::CollectiveSpec& c) {
+    for (const int m : c.members)
+      if (node[static_cast<std::size_t>(m)] != node[static_cast<std::size_t>(c.members.front())]) return false;
+    return true;
+  };
+  // Class key: machine wiring, index in the machine, program shape, refinement.
+  std::vector<std::uint64_t> key(gpus);
+  for (std::uint32_t g = 0; g < gpus; ++g) {
+    const sim::GpuProgram& p = program.gpus[g];
+    std::uint64_t h = mix(machine[static_cast<std::size_t>(node[g])], static_cast<std::uint64_t>(local[g]));
+    h = mix(h, refine.empty() ? 0 : refine[g]);
+    h = mix(mix(h, static_cast<std::uint64_t>(p.compute_scale * 1e9)), static_cast<std::uint64_t>(p.sample_scale * 1e9));
+    for (const sim::StreamProgram& sp : p.streams) {
+      h = mix(mix_text(h, sp.name), sp.tasks.size());
+      for (const sim::Task& t : sp.tasks) {
+        h = mix(h, static_cast<std::uint64_t>(t.kind) | (static_cast<std::uint64_t>(t.bound) << 8) |
+                       (static_cast<std::uint64_t>(t.per_sample) << 16));
+        switch (t.kind) {
+          case sim::TaskKind::Kernel:
+            h = mix(mix(mix(h, static_cast<std::uint64_t>(t.duration.ps())), static_cast<std::uint64_t>(t.launch_delay.ps())), t.id);
+            break;
+          case sim::TaskKind::Wait: {
+            const TaskPlace& r = recorder[t.id];
+            h = mix(mix(mix(h, r.gpu == g ? 0 : 1 + static_cast<std::uint64_t>(local[r.gpu])), r.stream), r.task);
+            break;
+          }
+          case sim::TaskKind::Record:
+            break;
+          case sim::TaskKind::Collective: {
+            const workloads::CollectiveSpec& c = program.collectives[t.id];
+            h = mix(mix(mix(h, static_cast<std::uint64_t>(c.op)), static_cast<std::uint64_t>(c.size.count())), c.members.size());
+            h = mix(mix(h, static_cast<std::uint64_t>(c.role)), one_machine(c) ? 1 : 0);
+            break;
+          }
+        }
+      }
+    }
+    key[g] = h;
+  }
+  std::unordered_map<std::uint64_t, std::uint32_t> first;
+  std::vector<std::uint32_t> rep(gpus);
+  for (std::uint32_t g = 0; g < gpus; ++g) rep[g] = first.try_emplace(key[g], g).first->second;
+  std::vector<std::uint8_t> is_rep(gpus, 0);
+  std::uint32_t reps = 0;
+  for (std::uint32_t g = 0; g < gpus; ++g)
+    if (rep[g] == g) {
+      is_rep[g] = 1;
+      ++reps;
+    }
+  if (reps == gpus) return out;
+  // A representative must not wait on an event only a member records (members do not run).
+  for (std::uint32_t g = 0; g < gpus; ++g) {
+    if (is_rep[g] == 0) continue;
+    for (const sim::StreamProgram& sp : program.gpus[g].streams)
+      for (const sim::Task& t : sp.tasks)
+        if (t.kind == sim::TaskKind::Wait && is_rep[recorder[t.id].gpu] == 0) return out;
+  }
+  // Shadows: collectives with no representative rank, each inside one machine, repeating the one
+  // at the same place in the representative's program.
+  const auto n = program.collectives.size();
+  std::vector<std::uint8_t> shadow(n, 0);
+  out.shadow_of.resize(n);
+  for (std::size_t c = 0; c < n; ++c) {
+    out.shadow_of[c] = static_cast<std::uint32_t>(c);
+    bool any_rep = false;
+    for (const int m : program.collectives[c].members) any_rep = any_rep || is_rep[static_cast<std::size_t>(m)] != 0;
+    if (!any_rep) {
+      if (!one_machine(program.collectives[c])) return out;
+      shadow[c] = 1;
+    }
+  }
+  for (std::uint32_t g = 0; g < gpus; ++g) {
+    if (is_rep[g] != 0) continue;
+    const auto& mine = program.gpus[g].streams;
+    const auto& theirs = program.gpus[rep[g]].streams;
+    for (std::size_t s = 0; s < mine.size(); ++s)
+      for (std::size_t i = 0; i < mine[s].tasks.size(); ++i) {
+        const sim::Task& t = mine[s].tasks[i];
+        if (t.kind != sim::TaskKind::Collective) continue;
+        const sim::Task& r = theirs[s].tasks[i];
+        if (shadow[t.id] != 0) {
+          if (shadow[r.id] != 0) return out;  // its representative's must run
+          out.shadow_of[t.id] = r.id;
+        } else if (t.id != r.id) {
+          return out;  // a member in a collective that is not its representative's
+        }
+      }
+  }
+  out.fold.representative = std::move(rep);
+  out.fold.shadow = std::move(shadow);
+  out.representatives = reps;
+  return out;
+}
+
+}  // namespace hybridsim::analysis

@@ -1,0 +1,30 @@
+// Folding a training step onto representative GPUs (sim/README.md, "Folding the step"): in a
+// data-parallel or hybrid step on machines that are alike, GPU g of every machine runs the same
+// program and, where the collectives fold, sees the same timeline. plan_step_fold picks one
+// representative per class of GPUs — same machine wiring, same index in the machine, same program
+// shape, and (when refining) the same signature of what they saw — and marks as shadows the
+// collectives no representative takes part in, which it may only do for collectives inside one
+// machine (they repeat the one their representatives run at the same place).
+//   sim::StepFold f = plan_step_fold(program, topology, {});  // empty: nothing to fold
+#pragma once
+#include <cstdint>
+#include <vector>
+
+#include "sim/stream_executor.h"
+#include "topology/topology.h"
+#include "workloads/step_program.h"
+
+namespace hybridsim::analysis {
+
+struct StepFoldPlan {
+  sim::StepFold fold;                      // empty representative list: the step is not folded
+  std::vector<std::uint32_t> shadow_of;    // per collective: the one it repeats (itself if none)
+  std::uint32_t representatives = 0;       // GPUs simulated
+  bool empty() const { return fold.representative.empty(); }
+};
+
+// `refine[g]` (may be empty) splits classes further: GPUs with different values never share one.
+StepFoldPlan plan_step_fold(const workloads::StepProgram& program, const topology::Topology& topology,
+                            const std::vector<std::uint64_t>& refine);
+
+}  // namespace hybridsim::analysis
