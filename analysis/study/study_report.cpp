@@ -245,7 +245,7 @@ std::string study_markdown(const StudyResult& result, const std::vector<std::str
   assumptions_section(result, md);
   md << "## Files\n\n- `steps.csv`: every simulated step (critical GPU breakdown)\n"
         "- `time_to_train.csv`: every configuration under every variant\n"
-        "- `headline.csv`: best DP, best hybrid, gains and crossover per network and variant\n"
+        "- `headline.csv`: best DP, best hybrid, gains, crossover and break-even per network and variant\n"
         "- `epochs.csv`: the efficiency curves sampled at powers of two\n"
         "- `*.png` with their gnuplot scripts `*.png.gp` (data inline)\n";
   return md.str();
