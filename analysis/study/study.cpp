@@ -196,6 +196,7 @@ StudyResult run_study(const StudyConfig& config, const StudyRunOptions& options,
             ns.notes.push_back("N = " + std::to_string(r.gpus) + ", " + std::to_string(r.dp) + " x " +
                                std::to_string(r.mp) + " left out of best: " + r.does_not_fit);
       v.headline = compute_headline(v);
+      v.break_even = compute_break_even(v);
       ns.variants.push_back(std::move(v));
     }
   }

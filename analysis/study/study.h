@@ -56,6 +56,35 @@ struct StudyHeadline {
   bool extrapolated = false;  // any row's epochs lie outside the curve's supported range
 };
 
+// Where data parallelism stops paying, and how far the headline is from flipping
+// (study_break_even.cpp; the derivation is in analysis/README.md, "Break-even"). Row indices as in
+// StudyHeadline; rows that do not fit in memory take part in none of it (unless asked otherwise).
+enum class DpPeak {
+  None,        // no DP row fits
+  Peaked,      // a larger DP N of the grid (that fits) trains no faster than the best DP
+  GridEdge,    // the best DP is at the grid's largest N: still improving there
+  MemoryEdge,  // the best DP is the largest DP N that fits; larger ones do not fit in memory
+};
+struct StudyBreakEven {
+  DpPeak dp_peak = DpPeak::None;
+  int best_dp = -1;           // where DP's end-to-end speedup stops growing (the headline's best DP)
+  int dp_past_peak = -1;      // Peaked: the next larger DP N that fits (no faster than best_dp)
+  int hybrid_upto_peak = -1;  // the best hybrid on at most best_dp's GPU count
+  double gain_at_peak = 0;    // best DP time / hybrid_upto_peak's − 1
+  int best_hybrid = -1;       // the headline's best hybrid (over the whole grid)
+  // (a) Every hybrid step time × step_factor ties the best hybrid with the best DP:
+  //     step_factor = best DP time / best hybrid time (< 1: hybrid's steps must get faster by
+  //     1 / step_factor; > 1: they could be that much slower and hybrid would still win).
+  double step_factor = 0;
+  // (b) The epochs to converge at the best DP's global batch (every row of that batch, DP or hybrid)
+  //     × epochs_factor flips the answer: hybrid behind → it wins above the factor; hybrid ahead →
+  //     DP wins at or below it. None: no factor flips it (another DP point, or a hybrid at that
+  //     batch, decides), or there is no best DP or no hybrid.
+  std::optional<double> epochs_factor{};
+  std::int64_t epochs_batch = 0;  // the best DP's global batch
+  double epochs_now = 0;          // the curve's epochs there
+};
+
 struct StudyVariant {
   StudyVariant(std::string label_, EfficiencyCurve curve_, double ib_factor_)
       : label(std::move(label_)), curve(std::move(curve_)), ib_factor(ib_factor_) {}
@@ -67,6 +96,7 @@ struct StudyVariant {
   std::vector<StudyRow> mp_alone{};    // dp = 1, one per mp of the study the model allows
   std::vector<StudyRow> rows{};        // the grid: by N, then DP before hybrid by mp
   StudyHeadline headline{};
+  StudyBreakEven break_even{};
   const StudyRow& row(int index) const { return rows.at(static_cast<std::size_t>(index)); }
 };
 
@@ -103,6 +133,10 @@ StudyRow project_row(const StepPoint& step, const EfficiencyCurve& curve, std::i
 // With `respect_memory` false, rows that do not fit count as if they did: the answer a GPU with room
 // enough would give, which the study prints beside a headline that memory emptied.
 StudyHeadline compute_headline(const StudyVariant& variant, bool respect_memory = true);
+
+// Fills the break-even figures of a variant from its rows (see StudyBreakEven; `respect_memory` as
+// for compute_headline).
+StudyBreakEven compute_break_even(const StudyVariant& variant, bool respect_memory = true);
 
 // Runs the study: simulates every step once (in parallel), projects every variant.
 StudyResult run_study(const StudyConfig& config, const StudyRunOptions& options = {});

@@ -64,10 +64,43 @@ std::string ttt_csv(const StudyResult& result) {
   return o.str();
 }
 
+const char* peak_name(DpPeak p) {
+  switch (p) {
+    case DpPeak::Peaked: return "peaked";
+    case DpPeak::GridEdge: return "grid_edge";
+    case DpPeak::MemoryEdge: return "memory_edge";
+    case DpPeak::None: break;
+  }
+  return "none";
+}
+
+// The break-even columns of headline.csv (StudyBreakEven; empty where a figure does not exist).
+std::string break_even_fields(const StudyVariant& v) {
+  const StudyBreakEven& be = v.break_even;
+  std::ostringstream o;
+  o << peak_name(be.dp_peak) << "," << (be.dp_past_peak >= 0 ? std::to_string(v.row(be.dp_past_peak).gpus) : "")
+    << ",";
+  if (be.hybrid_upto_peak >= 0) {
+    const StudyRow& r = v.row(be.hybrid_upto_peak);
+    o << r.gpus << "," << r.dp << "," << r.mp << "," << num(be.gain_at_peak) << ",";
+  } else {
+    o << ",,,,";
+  }
+  o << (be.best_hybrid >= 0 && be.best_dp >= 0 ? num(be.step_factor) : "") << ",";
+  if (be.best_dp >= 0)
+    o << be.epochs_batch << "," << num(be.epochs_now) << ",";
+  else
+    o << ",,";
+  o << (be.epochs_factor ? num(*be.epochs_factor) : "");
+  return o.str();
+}
+
 std::string headline_csv(const StudyResult& result) {
   std::ostringstream o;
   o << "network,variant,ib_factor,best_dp_gpus,best_dp_s,best_hybrid_gpus,best_hybrid_dp,best_hybrid_mp,"
-       "best_hybrid_s,gain_best,gain_at_max,max_gpus,crossover_gpus,extrapolated,published_gain\n";
+       "best_hybrid_s,gain_best,gain_at_max,max_gpus,crossover_gpus,extrapolated,published_gain,"
+       "dp_peak,dp_past_peak_gpus,hybrid_upto_peak_gpus,hybrid_upto_peak_dp,hybrid_upto_peak_mp,gain_at_peak,"
+       "break_even_step_factor,break_even_epochs_batch,epochs_at_batch,break_even_epochs_factor\n";
   for (const auto& ns : result.networks)
     for (const auto& v : ns.variants) {
       const StudyHeadline& h = v.headline;
@@ -85,7 +118,7 @@ std::string headline_csv(const StudyResult& result) {
       }
       o << num(h.gain_best) << "," << num(h.gain_at_max) << "," << result.config.gpus.back() << ","
         << (h.crossover ? std::to_string(*h.crossover) : "") << "," << (h.extrapolated ? "true" : "false") << ","
-        << (pub ? num(*pub, 3) : "") << "\n";
+        << (pub ? num(*pub, 3) : "") << "," << break_even_fields(v) << "\n";
     }
   return o.str();
 }

@@ -81,6 +81,39 @@ void headline_section(const StudyResult& result, std::ostream& md) {
      << "; workloads/README.md, \"Memory per GPU\") is never best: each network's notes list them.\n\n";
 }
 
+void break_even_section(const StudyResult& result, std::ostream& md) {
+  md << "## Where DP stops paying, and how far the answer is from flipping\n\n"
+     << "| network | DP alone | hybrid at DP's best | break-even: hybrid's step time | "
+        "break-even: DP's epochs at its best batch |\n|---|---|---|---|---|\n";
+  std::vector<std::string> unlimited_lines;
+  for (const auto& ns : result.networks) {
+    const StudyVariant& v = ns.main();
+    const auto t = study_detail::break_even_text(result, v, v.break_even);
+    auto cell = [](const std::string& s) { return s.empty() ? std::string("-") : s; };
+    md << "| " << result.network(ns).name << " | " << t.peak << " | " << cell(t.gain) << " | " << cell(t.step)
+       << " | " << cell(t.epochs) << " |\n";
+    if (!study_detail::memory_shapes_break_even(v.break_even)) continue;
+    const StudyBreakEven unlimited = compute_break_even(v, /*respect_memory=*/false);
+    if (unlimited.best_dp < 0) continue;
+    const auto u = study_detail::break_even_text(result, v, unlimited);
+    std::string line = result.network(ns).name + ", were memory no limit: " + u.peak;
+    if (!u.gain.empty()) line += "; " + u.gain;
+    if (!u.step.empty()) line += "; break-even: " + u.step + "; or " + u.epochs;
+    unlimited_lines.push_back(line + ".");
+  }
+  for (const auto& line : unlimited_lines) md << "\n" << line << "\n";
+  md << "\n**Definitions** (derivation: analysis/README.md, \"Break-even\"). *DP's end-to-end speedup stops "
+        "growing* at the best DP's GPU count when a larger DP count of the grid trains no faster; *still "
+        "improving at the grid's edge* when the best DP is at the largest N. *Hybrid's gain there* = "
+        "best-DP time / time of the best hybrid on at most that many GPUs - 1. Time to train is a product "
+        "(step time x steps per epoch x epochs), so: **(a)** with every hybrid step time multiplied by "
+        "s, the best hybrid ties the best DP at s = best-DP time / best-hybrid time (below it hybrid "
+        "wins); **(b)** with the epochs at the best DP's global batch B multiplied by f (every "
+        "configuration of that batch), the answer flips at the f given (in the usual case the best "
+        "hybrid's time over the best DP's, 1 / s), unless DP on another GPU count, or a hybrid of batch B, "
+        "decides first. Configurations that do not fit in memory take part in none of it.\n\n";
+}
+
 void sensitivity_section(const StudyResult& result, std::ostream& md) {
   std::vector<std::string> labels;
   for (const auto& ns : result.networks)
@@ -201,6 +234,7 @@ std::string study_markdown(const StudyResult& result, const std::vector<std::str
   for (std::size_t i = 0; i < result.config.mp.size(); ++i) md << (i ? ", " : "") << result.config.mp[i];
   md << " GPUs; " << result.steps_simulated << " training steps simulated.\n\n";
   headline_section(result, md);
+  break_even_section(result, md);
   sensitivity_section(result, md);
   md << "## Figures\n\n";
   for (const auto& p : plots) md << "![" << p << "](" << p << ")\n\n";
@@ -211,7 +245,7 @@ std::string study_markdown(const StudyResult& result, const std::vector<std::str
   assumptions_section(result, md);
   md << "## Files\n\n- `steps.csv`: every simulated step (critical GPU breakdown)\n"
         "- `time_to_train.csv`: every configuration under every variant\n"
-        "- `headline.csv`: best DP, best hybrid, gains and crossover per network and variant\n"
+        "- `headline.csv`: best DP, best hybrid, gains, crossover and break-even per network and variant\n"
         "- `epochs.csv`: the efficiency curves sampled at powers of two\n"
         "- `*.png` with their gnuplot scripts `*.png.gp` (data inline)\n";
   return md.str();
@@ -262,6 +296,23 @@ void print_headline_table(const StudyResult& result, std::ostream& out) {
           << workloads::format_gib(result.memory->bytes) << " (" << result.memory->source
           << ") and are left out of best (the report's notes list them)\n";
     if (const std::string line = unlimited_memory_line(result, ns); !line.empty()) out << line << "\n";
+  }
+  out << "where DP stops paying, and how far the answer is from flipping (headline curve; analysis/README.md, "
+         "\"Break-even\"):\n";
+  for (const auto& ns : result.networks) {
+    const StudyVariant& v = ns.main();
+    auto print = [&](const std::string& lead, const StudyBreakEven& be) {
+      const auto t = study_detail::break_even_text(result, v, be);
+      out << lead << t.peak;
+      if (!t.gain.empty()) out << "; " << t.gain;
+      out << "\n";
+      if (!t.step.empty()) out << "  break-even: " << t.step << ";\n  or " << t.epochs << "\n";
+    };
+    print(result.network(ns).name + ": ", v.break_even);
+    if (study_detail::memory_shapes_break_even(v.break_even)) {
+      const StudyBreakEven unlimited = compute_break_even(v, /*respect_memory=*/false);
+      if (unlimited.best_dp >= 0) print("  were memory no limit: ", unlimited);
+    }
   }
 }
 

@@ -24,4 +24,16 @@ std::string strategy(const StudyRow& row);
 // breakdowns (statistical vs hardware efficiency), and how DP scales.
 std::string why_text(const NetworkStudy& study);
 
+// The break-even figures of one variant in words (study_break_even_text.cpp), each a phrase without
+// a final period: where DP's end-to-end speedup stops growing, hybrid's gain there, and the two
+// break-even conditions (hybrid's step time, DP's epochs at its best batch). Empty where a figure
+// does not exist (no best DP, no hybrid).
+struct BreakEvenText {
+  std::string peak, gain, step, epochs;
+};
+BreakEvenText break_even_text(const StudyResult& result, const StudyVariant& variant, const StudyBreakEven& be);
+// True where memory shapes the break-even figures (no best DP or hybrid fits, or DP's scaling ends
+// at the largest DP that fits), so the report adds the figures memory aside.
+bool memory_shapes_break_even(const StudyBreakEven& be);
+
 }  // namespace hybridsim::analysis::study_detail

@@ -139,4 +139,12 @@ TEST_CASE("study: rows that do not fit are marked and left out of best, and the 
   CHECK(unlimited.gain_best == r32.networks[2].main().headline.gain_best);
   CHECK(table.str().find("biglstm: were memory no limit, best DP " +
                          std::to_string(biglstm.row(unlimited.best_dp).gpus) + " GPUs") != std::string::npos);
+  // The break-even lines mirror it: no DP fits, so none of its figures exist under memory; memory
+  // aside they are those of the 32 GiB study.
+  CHECK(biglstm.break_even.dp_peak == analysis::DpPeak::None);
+  CHECK(table.str().find("biglstm: no DP configuration fits in 16 GiB\n  were memory no limit: DP's end-to-end "
+                         "speedup is still improving at 32 GPUs, the grid's edge") != std::string::npos);
+  const analysis::StudyBreakEven be_unlimited = analysis::compute_break_even(biglstm, /*respect_memory=*/false);
+  CHECK(be_unlimited.step_factor == r32.networks[2].main().break_even.step_factor);
+  CHECK(be_unlimited.epochs_factor == r32.networks[2].main().break_even.epochs_factor);
 }

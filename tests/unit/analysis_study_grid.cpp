@@ -102,6 +102,23 @@ TEST_CASE("study on the CI grid: conclusions, step reuse and the report folder")
   CHECK(biglstm.headline.gain_at_max > 0);
   CHECK(biglstm.row(biglstm.headline.best_hybrid).mp == 2);
   CHECK(biglstm.headline.crossover == 32);
+  // Break-even: DP's best is at 32 GPUs, the grid's edge, for all three (its end-to-end speedup
+  // still grows there), so hybrid's gain there is the headline's. Time to train is a product, so
+  // every hybrid step × (best DP / best hybrid) = × (1 + gain) ties; and where no hybrid has the
+  // best DP's batch and DP on 16 GPUs is slower than the best hybrid (Inception-V3 and GNMT here),
+  // the epochs at that batch flip the answer at the inverse factor.
+  for (const auto& ns : r.networks) {
+    const auto& v = ns.main();
+    CAPTURE(r.network(ns).name);
+    CHECK(v.break_even.dp_peak == analysis::DpPeak::GridEdge);
+    CHECK(v.break_even.gain_at_peak == doctest::Approx(v.headline.gain_best));
+    CHECK(v.break_even.step_factor == doctest::Approx(1 + v.headline.gain_best));
+    CHECK(v.break_even.epochs_batch == 32 * r.network(ns).profile.meta.batch_per_gpu);
+  }
+  REQUIRE(inception.break_even.epochs_factor.has_value());
+  CHECK(*inception.break_even.epochs_factor == doctest::Approx(1 / inception.break_even.step_factor));
+  REQUIRE(gnmt.break_even.epochs_factor.has_value());
+  CHECK(*gnmt.break_even.epochs_factor == doctest::Approx(1 / gnmt.break_even.step_factor));
   // The pessimistic curve (epochs grow faster with the batch) favours hybrid's smaller batch, the
   // optimistic one DP's.
   const auto& ns = r.networks[2];
@@ -137,6 +154,11 @@ TEST_CASE("study on the CI grid: conclusions, step reuse and the report folder")
   analysis::print_headline_table(r, table);
   CHECK(table.str().find("biglstm") != std::string::npos);
   CHECK(table.str().find("N=32") != std::string::npos);  // BigLSTM's crossover
+  CHECK(table.str().find("inception-v3: DP's end-to-end speedup is still improving at 32 GPUs, the grid's edge") !=
+        std::string::npos);
+  CHECK(md.find("## Where DP stops paying, and how far the answer is from flipping") != std::string::npos);
+  CHECK(read_whole_file(dir / "headline.csv").find(",break_even_step_factor,break_even_epochs_batch,") !=
+        std::string::npos);
   std::filesystem::remove_all(dir);
 }
 
