@@ -1,5 +1,6 @@
 #include "sim/budget.h"
 
+#include <cmath>
 #include <cstdio>
 #include <limits>
 #include <utility>
@@ -18,17 +19,11 @@ std::int64_t add_saturating(std::int64_t a, std::int64_t b) {
   return a > std::numeric_limits<std::int64_t>::max() - b ? std::numeric_limits<std::int64_t>::max() : a + b;
 }
 
-std::string scientific(std::uint64_t v) {
-  char buf[32];
-  if (v < 1'000'000) std::snprintf(buf, sizeof buf, "%llu", static_cast<unsigned long long>(v));
-  else std::snprintf(buf, sizeof buf, "%.2g", static_cast<double>(v));
-  return buf;
-}
-
 // "about 7 minutes", "about 3 hours", "about 2 days" at kEventsPerSecond.
 std::string duration_text(std::uint64_t events) {
   const double seconds = static_cast<double>(events) / kEventsPerSecond;
   char buf[48];
+  if (seconds < 1) return "under a second";
   if (seconds < 120) std::snprintf(buf, sizeof buf, "about %.0f s", seconds);
   else if (seconds < 2 * 3600.0) std::snprintf(buf, sizeof buf, "about %.0f minutes", seconds / 60);
   else if (seconds < 2 * 86400.0) std::snprintf(buf, sizeof buf, "about %.0f hours", seconds / 3600);
@@ -38,14 +33,28 @@ std::string duration_text(std::uint64_t events) {
 
 std::string message_for(BudgetExceeded::Kind kind, std::uint64_t estimate, std::uint64_t limit) {
   if (kind == BudgetExceeded::Kind::Events)
-    return "the simulation would process about " + scientific(estimate) + " events, over the limit of " +
-           scientific(limit) + " (simulation.max_events; 0 = no limit)";
+    return "the simulation would process about " + BudgetExceeded::count_text(estimate) + " events, over the limit of " +
+           BudgetExceeded::count_text(limit) + " (simulation.max_events; 0 = no limit)";
   return "the simulation would hold about " + human_bytes(Bytes::of(static_cast<std::int64_t>(estimate))) +
          " of state, over the limit of " + human_bytes(Bytes::of(static_cast<std::int64_t>(limit))) +
          " (simulation.max_memory; 0 = no limit)";
 }
 
 }  // namespace
+
+std::string BudgetExceeded::count_text(std::uint64_t v) {
+  if (v < 1'000'000) return std::to_string(v);
+  int exponent = 0;
+  double mantissa = static_cast<double>(v);
+  while (mantissa >= 9.95) {
+    mantissa /= 10;
+    ++exponent;
+  }
+  char buf[32];
+  if (std::fabs(mantissa - std::round(mantissa)) < 0.05) std::snprintf(buf, sizeof buf, "%.0fe%d", mantissa, exponent);
+  else std::snprintf(buf, sizeof buf, "%.1fe%d", mantissa, exponent);
+  return buf;
+}
 
 SimulationCost& SimulationCost::operator+=(const SimulationCost& o) {
   events = add_saturating(events, o.events);
@@ -68,11 +77,11 @@ BudgetExceeded::BudgetExceeded(Kind k, std::uint64_t e, std::uint64_t l, std::ui
 std::string BudgetExceeded::estimate_text(std::string_view what) const {
   std::string out(what);
   if (kind == Kind::Events) {
-    out += " would simulate about " + scientific(estimate) + " events (" + duration_text(estimate) + " at " +
-           scientific(static_cast<std::uint64_t>(kEventsPerSecond)) + " events/s)";
+    out += " would simulate about " + BudgetExceeded::count_text(estimate) + " events (" + duration_text(estimate) + " at " +
+           BudgetExceeded::count_text(static_cast<std::uint64_t>(kEventsPerSecond)) + " events/s)";
   } else {
     out += " would hold about " + human_bytes(Bytes::of(static_cast<std::int64_t>(estimate))) +
-           " of simulation state (" + scientific(in_flight) + " messages in flight at once)";
+           " of simulation state (" + BudgetExceeded::count_text(in_flight) + " messages in flight at once)";
   }
   if (!cause.empty()) out += ", once " + cause;
   return out;

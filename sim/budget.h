@@ -64,6 +64,8 @@ class BudgetExceeded : public InputError {
   // "the step would simulate about 3.1e9 events (about 10 minutes at 5 M events/s)" and the
   // like, without the limit; `what` names the simulation ("the step", "the collective").
   std::string estimate_text(std::string_view what) const;
+  // A count as people read it: whole below a million, else "3.1e9", "2e9".
+  static std::string count_text(std::uint64_t v);
 };
 
 class SimulationBudget {
