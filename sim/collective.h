@@ -8,6 +8,7 @@
 #include <string_view>
 #include <vector>
 
+#include "sim/budget.h"
 #include "sim/event_queue.h"
 #include "sim/link.h"
 #include "sim/protocol.h"
@@ -44,6 +45,10 @@ struct CollectiveConfig {
   // takes in (sim/ring_collective.h), e.g. to a trace writer. Null (the default) costs one branch.
   RingObserver* observer = nullptr;
   FastPath fast_path = FastPath::Auto;
+  // Not a model parameter either: when set, a collective about to be simulated message by message
+  // charges its full_cost() to it as it starts, before its first message (sim/budget.h); it throws
+  // BudgetExceeded past a cap. Null (the default): no check.
+  SimulationBudget* budget = nullptr;
 };
 
 // How a collective was simulated (sim/README.md, "Folding"). A folded ring simulated `simulated`
@@ -83,6 +88,10 @@ class Collective : public EventHandler {
   // Payload bytes × links crossed, by link kind (a 2-hop route counts its bytes twice).
   virtual std::array<Bytes, kLinkKindCount> bytes_by_link_kind() const = 0;
   virtual SimulationPath simulation_path() const { return {}; }
+  // What simulating it in full, message by message, costs (sim/budget.h), and whether it may be
+  // simulated otherwise (folded) so that cost is only known when it starts.
+  virtual SimulationCost full_cost() const { return {}; }
+  virtual bool may_fold() const { return false; }
   void start_all() {
     for (std::uint32_t r = 0; r < ranks(); ++r) start(r);
   }

@@ -39,6 +39,9 @@ class CollectiveChain final : public Collective {
   std::array<Bytes, kLinkKindCount> bytes_by_link_kind() const override;
   // Folded when one of its rings was; the first unfolded ring's reason otherwise.
   SimulationPath simulation_path() const override;
+  // Its rings' (sim/collective_cost.cpp); each ring charges the budget itself as it starts.
+  SimulationCost full_cost() const override;
+  bool may_fold() const override;
   void on_event(std::uint64_t tag) override;
 
  private:

@@ -153,6 +153,7 @@ void RingCollective::start(std::uint32_t rank) {
       mode_ = Mode::Deferred;
     } else {
       path_.reason = refusal;
+      charge_budget();
     }
   }
   if (mode_ == Mode::Deferred) {  // nothing can arrive before every rank has sent

@@ -83,6 +83,8 @@ class RingCollective final : public Collective {
   }
   std::array<Bytes, kLinkKindCount> bytes_by_link_kind() const override;
   SimulationPath simulation_path() const override { return path_; }
+  SimulationCost full_cost() const override;  // sim/collective_cost.cpp
+  bool may_fold() const override;
 
   void on_event(std::uint64_t tag) override;
 
@@ -101,6 +103,8 @@ class RingCollective final : public Collective {
   // Message (step, j) = high / messages_per_chunk_, high % ... of channel c reached position `to`.
   void handle_arrival(std::uint32_t c, std::uint32_t to, std::uint32_t high);
   void check_done(std::uint32_t rank);
+  // Starting in full: charges full_cost() to config_.budget, if any (throws past its caps).
+  void charge_budget() const;
   std::uint64_t encode(std::uint32_t c, std::uint32_t to, std::uint32_t step, std::uint32_t j) const;
 
   // Folding (ring_fold.cpp). Until every rank has joined nothing is sent (Deferred); then each

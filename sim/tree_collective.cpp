@@ -141,6 +141,10 @@ void TreeCollective::send_down(std::uint32_t c, std::uint32_t r, std::uint32_t j
 }
 
 void TreeCollective::start(std::uint32_t rank) {
+  if (!charged_) {  // before the first message (sim/budget.h)
+    charged_ = true;
+    charge_budget();
+  }
   RankProgress& rs = rank_[rank];
   if (rs.started) throw InternalError("rank " + std::to_string(rank) + " started twice");
   rs.started = true;

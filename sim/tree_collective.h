@@ -49,6 +49,7 @@ class TreeCollective final : public Collective {
     path.reason = "a tree (already ranks x chunks messages)";
     return path;
   }
+  SimulationCost full_cost() const override;  // sim/collective_cost.cpp
   std::uint32_t channel_count() const { return static_cast<std::uint32_t>(channels_.size()); }
   std::uint32_t messages_per_channel() const { return messages_; }
   void on_event(std::uint64_t tag) override;
@@ -76,6 +77,8 @@ class TreeCollective final : public Collective {
   void send_down(std::uint32_t c, std::uint32_t r, std::uint32_t j, Time at);
   void handle(std::uint64_t tag);
   void check_done(std::uint32_t rank);
+  // At the first rank's start: charges full_cost() to config_.budget, if any.
+  void charge_budget() const;
 
   Network& network_;
   EventQueue& queue_;
@@ -90,6 +93,7 @@ class TreeCollective final : public Collective {
   std::array<Bytes, kLinkKindCount> bytes_by_kind_{};
   EventHandler* done_handler_ = nullptr;
   std::uint64_t done_tag_base_ = 0;
+  bool charged_ = false;
 };
 
 }  // namespace hybridsim::sim

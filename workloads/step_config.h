@@ -6,6 +6,7 @@
 //   StepConfig c{.placement = partition(profile, 2, Partitioner::Stacks),
 //                .mapping = default_mapping(topology, 4, 2)};
 #pragma once
+#include "sim/budget.h"
 #include "sim/collective.h"
 #include "sim/network.h"
 #include "sim/stream_executor.h"
@@ -26,6 +27,7 @@ struct StepConfig {
   sim::Switching switching = sim::Switching::CutThrough;
   sim::StreamExecutorOptions executor = {};  // compute contention
   Variability variability = {};              // steps, seed, kernel jitter, sequence lengths
+  sim::SimulationLimits limits = {};         // caps on one step's events and memory (sim/budget.h)
 };
 
 }  // namespace hybridsim::workloads

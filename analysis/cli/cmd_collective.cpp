@@ -12,6 +12,7 @@
 #include "analysis/collective/collective_sweep.h"
 #include "analysis/platform/platform.h"
 #include "sim/error.h"
+#include "sim/text.h"
 #include "topology/gpu_list.h"
 #include "topology/preset_registry.h"
 
@@ -27,6 +28,8 @@ int collective_command(int argc, const char* const* argv) {
       "all-gather), x 1 (broadcast). GB/s are 10^9 bytes per second.\n\noptions");
   std::string topology_arg, gpus_arg, op_arg = "allreduce", algorithm_arg = "auto", format = "table";
   std::string protocol_arg = "auto", fast_path = "auto";
+  std::string max_events = std::to_string(sim::kDefaultMaxEvents);
+  std::string max_sim_memory = sim::format_bytes(sim::Bytes::of(sim::kDefaultMaxMemory));
   std::string message_size = sim::format_bytes(sim::CollectiveConfig{}.message_size);
   std::string min_bytes = "8 B", max_bytes = "256 MiB";
   std::string reduction = sim::format_bandwidth(sim::CollectiveConfig{}.reduction_bandwidth);
@@ -60,6 +63,10 @@ int collective_command(int argc, const char* const* argv) {
       "fast-path", po::value(&fast_path)->default_value("auto"),
       "auto: fold a ring onto representative ranks where that is exact | bounded: also within 0.1% "
       "when chunks differ in size | off: every rank message by message (sim/README.md, Folding)")(
+      "max-events", po::value(&max_events)->default_value(max_events),
+      "cap on the events one size may simulate (about 7 minutes at the default); 0 or unlimited = none")(
+      "max-sim-memory", po::value(&max_sim_memory)->default_value(max_sim_memory),
+      "cap on one size's simulation state; 0 B or unlimited = none")(
       "format", po::value(&format)->default_value("table"), "table | csv | json");
   po::variables_map vm;
   if (!parse_options(argc, argv, options, {}, vm)) return 0;
@@ -85,6 +92,15 @@ int collective_command(int argc, const char* const* argv) {
   if (o.collective.message_size.count() <= 0) throw InputError("--message-size must be positive");
   o.collective.reduction_bandwidth = sim::parse_bandwidth(reduction);
   o.collective.fast_path = sim::parse_fast_path(fast_path);
+  if (max_events == "unlimited") {
+    o.limits.max_events = 0;
+  } else if (const auto events = sim::parse_whole<std::uint64_t>(max_events)) {
+    o.limits.max_events = *events;
+  } else {
+    throw InputError("--max-events \"" + max_events + "\": expected a whole number of events (0 or unlimited: no limit)");
+  }
+  o.limits.max_memory =
+      max_sim_memory == "unlimited" || max_sim_memory == "0" ? 0 : sim::parse_bytes(max_sim_memory).count();
   o.min_bytes = sim::parse_bytes(min_bytes);
   o.max_bytes = sim::parse_bytes(max_bytes);
   o.step_factor = step_factor;

@@ -27,11 +27,15 @@ int run_command(int argc, const char* const* argv) {
       "Simulates one training step of the scenario and projects time to train. Scenario files are\n"
       "documented in scenarios/README.md; examples are in scenarios/examples/.\n\noptions");
   std::vector<std::string> sets;
-  std::string memory, out_dir, format = "table", trace, trace_detail = "kernels", trace_gpus, trace_window;
+  std::string memory, max_events, max_sim_memory, out_dir, format = "table", trace, trace_detail = "kernels", trace_gpus, trace_window;
   options.add_options()("help,h", "show this help")(
       "scenario", po::value<std::string>(), "scenario file (YAML)")(
       "set,s", po::value(&sets)->composing(), "override a field: --set cluster.nodes=4 (repeatable)")(
       "memory", po::value(&memory), "each GPU's memory, a what-if: --memory \"32 GiB\" (= --set cluster.gpu_memory=...)")(
+      "max-events", po::value(&max_events),
+      "cap on the events a step may simulate, 0 or unlimited = none (= --set simulation.max_events=...)")(
+      "max-sim-memory", po::value(&max_sim_memory),
+      "cap on the simulation's state, e.g. \"16 GiB\", 0 B or unlimited = none (= --set simulation.max_memory=...)")(
       "out,o", po::value(&out_dir), "output directory (overrides outputs.directory)")(
       "format,f", po::value(&format)->default_value("table"), "what to print: table | json")(
       "trace,t", po::value(&trace), "write a Chrome/Perfetto trace of the step to this file")(
@@ -49,6 +53,8 @@ int run_command(int argc, const char* const* argv) {
     throw InputError("--format must be table or json (got \"" + format + "\")");
 
   if (!memory.empty()) sets.push_back("cluster.gpu_memory=" + memory);
+  if (!max_events.empty()) sets.push_back("simulation.max_events=" + max_events);
+  if (!max_sim_memory.empty()) sets.push_back("simulation.max_memory=" + max_sim_memory);
   const scenarios::Scenario scenario = scenarios::load_scenario(vm["scenario"].as<std::string>(), sets);
   const scenarios::ResolvedScenario resolved = scenarios::resolve(scenario);
   const std::filesystem::path dir = out_dir.empty() ? scenario.outputs.directory : std::filesystem::path(out_dir);

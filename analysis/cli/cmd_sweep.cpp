@@ -62,10 +62,14 @@ int sweep_command(int argc, const char* const* argv) {
       "sweeps, a plot are written to the output directory. Under `mpirun -n R` (a build with\n"
       "-DHYBRIDSIM_MPI=ON) the R ranks share the points and rank 0 writes the results.\n\noptions");
   std::vector<std::string> sets;
-  std::string out, shard = "1/1", metric = "step_time_ms";
+  std::string out, shard = "1/1", metric = "step_time_ms", max_events, max_sim_memory;
   int jobs = 0;
   options.add_options()("help,h", "show this help")("scenario", po::value<std::string>(), "scenario file")(
       "set,s", po::value(&sets)->composing(), "override a field of every point (repeatable)")(
+      "max-events", po::value(&max_events),
+      "cap on the events each point's step may simulate, 0 or unlimited = none (= --set simulation.max_events=...)")(
+      "max-sim-memory", po::value(&max_sim_memory),
+      "cap on each point's simulation state, 0 B or unlimited = none (= --set simulation.max_memory=...)")(
       "out,o", po::value(&out), "output directory (default: the scenario's outputs.directory)")(
       "jobs,j", po::value(&jobs)->default_value(0), "points run at once (per MPI rank); 0 = all cores")(
       "resume", "skip points already finished in the output directory")(
@@ -80,6 +84,8 @@ int sweep_command(int argc, const char* const* argv) {
   if (!parse_options(argc, argv, options, positional, vm)) return 0;
   if (!vm.count("scenario")) throw InputError("give a scenario file with a sweep: block");
   analysis::SweepOptions o;
+  if (!max_events.empty()) sets.push_back("simulation.max_events=" + max_events);
+  if (!max_sim_memory.empty()) sets.push_back("simulation.max_memory=" + max_sim_memory);
   o.overrides = sets;
   if (!out.empty()) o.out = out;
   o.jobs = jobs;

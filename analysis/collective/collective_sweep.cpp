@@ -6,6 +6,7 @@
 #include <set>
 #include <string>
 
+#include "analysis/step/budget_error.h"
 #include "sim/collective_chain.h"
 #include "sim/error.h"
 #include "sim/ring_collective.h"
@@ -32,20 +33,64 @@ void check_algorithm(const CollectiveSweepOptions& options) {
                      "; broadcast, all-gather and reduce-scatter run as rings (--algorithm ring or auto)");
 }
 
-}  // namespace
+// Records the collective's state in `budget` and checks what is sure to be simulated in full
+// (all of it, unless it may fold: then it is checked as it starts).
+void check_up_front(sim::SimulationBudget& budget, const sim::Collective& coll) {
+  sim::SimulationCost cost = coll.full_cost();
+  budget.record(0, cost.state_bytes);
+  cost.state_bytes = 0;
+  if (!coll.may_fold()) budget.check(cost);
+}
 
-void fill_row(CollectiveSweepRow& row, const sim::Collective& coll, sim::Bytes size,
-              const CollectiveSweepOptions& options);
+std::string collective_name(const CollectiveSweepOptions& options, sim::Bytes size) {
+  return "the " + std::string(sim::collective_op_name(options.op)) + " of " + sim::format_bytes(size) + " over " +
+         std::to_string(options.gpus.size()) + " GPUs";
+}
 
-CollectiveSweepRow run_one_collective(const topology::Topology& topology,
-                                      const CollectiveSweepOptions& options, sim::Bytes size) {
-  check_algorithm(options);
-  workloads::CommPlanner planner(topology, options.comm);
+[[noreturn]] void over_budget(const sim::BudgetExceeded& e, const CollectiveSweepOptions& options, sim::Bytes size,
+                              bool fast_path_off) {
+  throw InputError(budget_error_text(e, collective_name(options, size), kCollectiveBudgetKnobs, fast_path_off));
+}
+
+workloads::CollectiveSpec spec_of(const CollectiveSweepOptions& options, sim::Bytes size) {
   workloads::CollectiveSpec spec;
   spec.op = options.op;
   spec.size = size;
   spec.members = options.gpus;
-  workloads::CollectivePlan plan = planner.plan(spec);
+  return spec;
+}
+
+void check_budget_with(workloads::CommPlanner& planner, const topology::Topology& topology,
+                       const CollectiveSweepOptions& options, sim::Bytes size) {
+  const workloads::CollectiveSpec spec = spec_of(options, size);
+  sim::EventQueue queue;
+  sim::Network network(queue, topology.links());
+  const std::unique_ptr<sim::Collective> coll =
+      workloads::make_collective(network, planner.plan(spec), options.collective);
+  sim::SimulationBudget budget(options.limits);
+  try {
+    check_up_front(budget, *coll);
+  } catch (const sim::BudgetExceeded& e) {
+    over_budget(e, options, size, options.collective.fast_path == sim::FastPath::Off);
+  }
+}
+
+}  // namespace
+
+void check_collective_budget(const topology::Topology& topology, const CollectiveSweepOptions& options,
+                             sim::Bytes size) {
+  workloads::CommPlanner planner(topology, options.comm);
+  check_budget_with(planner, topology, options, size);
+}
+
+void fill_row(CollectiveSweepRow& row, const sim::Collective& coll, sim::Bytes size,
+              const CollectiveSweepOptions& options);
+
+namespace {
+
+CollectiveSweepRow run_one_with(workloads::CommPlanner& planner, const topology::Topology& topology,
+                                const CollectiveSweepOptions& options, sim::Bytes size) {
+  workloads::CollectivePlan plan = planner.plan(spec_of(options, size));
   CollectiveSweepRow row;
   row.algorithm = plan.algorithm;
   row.protocol = plan.protocol;
@@ -55,9 +100,16 @@ CollectiveSweepRow run_one_collective(const topology::Topology& topology,
   for (;;) {
     sim::EventQueue queue;
     sim::Network network(queue, topology.links());
+    sim::SimulationBudget budget(options.limits);
+    config.budget = &budget;
     std::unique_ptr<sim::Collective> coll = workloads::make_collective(network, plan, config);
-    coll->start_all();
-    queue.run();
+    try {
+      check_up_front(budget, *coll);
+      coll->start_all();
+      queue.run();
+    } catch (const sim::BudgetExceeded& e) {
+      over_budget(e, options, size, options.collective.fast_path == sim::FastPath::Off);
+    }
     if (!coll->is_done()) throw InternalError("collective did not finish");
     if (network.interfered() && config.fast_path != sim::FastPath::Off) {
       // Rings of a hierarchical chain crossed each other's links while one was folded.
@@ -68,6 +120,15 @@ CollectiveSweepRow run_one_collective(const topology::Topology& topology,
     fill_row(row, *coll, size, options);
     return row;
   }
+}
+
+}  // namespace
+
+CollectiveSweepRow run_one_collective(const topology::Topology& topology,
+                                      const CollectiveSweepOptions& options, sim::Bytes size) {
+  check_algorithm(options);
+  workloads::CommPlanner planner(topology, options.comm);
+  return run_one_with(planner, topology, options, size);
 }
 
 void fill_row(CollectiveSweepRow& row, const sim::Collective& coll, sim::Bytes size,
@@ -112,8 +173,12 @@ std::vector<CollectiveSweepRow> run_collective_sweep(const topology::Topology& t
     sizes.push_back(sim::Bytes::of(bytes));
     size *= options.step_factor;
   }
+  // Every size's cost before the first runs: none fails after others took minutes.
+  // One planner for all: it keeps the rings and trees it found for these GPUs.
+  workloads::CommPlanner planner(topology, options.comm);
+  for (const sim::Bytes s : sizes) check_budget_with(planner, topology, options, s);
   std::vector<CollectiveSweepRow> rows;
-  for (const sim::Bytes s : sizes) rows.push_back(run_one_collective(topology, options, s));
+  for (const sim::Bytes s : sizes) rows.push_back(run_one_with(planner, topology, options, s));
   return rows;
 }
 

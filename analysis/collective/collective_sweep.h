@@ -24,6 +24,9 @@ struct CollectiveSweepOptions {
   sim::Bytes min_bytes = sim::Bytes::of(8);
   sim::Bytes max_bytes = sim::Bytes::mib(256);
   double step_factor = 2.0;  // sizes min, min·f, min·f², ... up to max (rounded to whole floats)
+  // Caps on each size's simulation (sim/budget.h): checked for every size before the first runs,
+  // and again as a ring that might have folded starts in full.
+  sim::SimulationLimits limits = {};
 };
 
 struct CollectiveSweepRow {
@@ -58,6 +61,10 @@ inline constexpr int kMaxChannels = 64;
 
 std::vector<CollectiveSweepRow> run_collective_sweep(const topology::Topology& topology,
                                                      const CollectiveSweepOptions& options);
+// Plans and builds the collective of `size` without running it and checks what is sure to be
+// simulated in full against options.limits; throws InputError naming the estimate and the limit.
+void check_collective_budget(const topology::Topology& topology, const CollectiveSweepOptions& options,
+                             sim::Bytes size);
 // One collective of one size (the building block; also used by tests); throws InputError for
 // the tree or hierarchical algorithm with any op but all-reduce.
 CollectiveSweepRow run_one_collective(const topology::Topology& topology,

@@ -4,6 +4,7 @@
 #include <cstdio>
 #include <stdexcept>
 
+#include "analysis/step/budget_error.h"
 #include "analysis/step/memory_report.h"
 #include "analysis/step/step_series.h"
 #include "analysis/trace/step_trace.h"
@@ -103,6 +104,10 @@ ScenarioRun run_scenario(const scenarios::ResolvedScenario& resolved, const Scen
     return run_scenario_unchecked(resolved, options);
   } catch (const std::overflow_error& e) {
     step_too_long(resolved.scenario, e.what());
+  } catch (const sim::BudgetExceeded& e) {
+    throw InputError(resolved.scenario.source + ": " +
+                     budget_error_text(e, "the step", kScenarioBudgetKnobs,
+                                       resolved.collective.fast_path == sim::FastPath::Off));
   }
 }
 

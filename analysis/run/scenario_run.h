@@ -50,7 +50,8 @@ std::filesystem::path sweep_point_trace_file(const std::filesystem::path& file, 
 
 StepSetup step_setup(const scenarios::ResolvedScenario& resolved);
 // A simulated time past 64-bit picoseconds is an InputError naming the fields, as written, that
-// lengthen the step.
+// lengthen the step. A step over its simulation budget (StepConfig::limits, the scenario's
+// simulation block) is an InputError saying the estimate, the limit and how to raise it.
 ScenarioRun run_scenario(const scenarios::ResolvedScenario& resolved, const ScenarioRunOptions& options);
 // The same, letting std::overflow_error through.
 ScenarioRun run_scenario_unchecked(const scenarios::ResolvedScenario& resolved, const ScenarioRunOptions& options);

@@ -1,7 +1,8 @@
 #include "analysis/step/step_runner.h"
 
-#include "analysis/step/step_fold.h"
+#include <algorithm>
 
+#include "analysis/step/step_fold.h"
 #include <memory>
 
 #include "sim/collective_chain.h"
@@ -41,7 +42,33 @@ GpuStepMetrics mean_of(const std::vector<GpuStepMetrics>& gpus) {
   return m;
 }
 
+// Events a task of a GPU stream takes in the executor, at most: its start and its end.
+constexpr std::uint64_t kEventsPerTask = 2;
+
 }  // namespace
+
+void check_step_budget(sim::SimulationBudget& budget, const workloads::StepProgram& program,
+                       const std::vector<std::unique_ptr<sim::Collective>>& collectives) {
+  std::uint64_t tasks = 0;
+  for (const sim::GpuProgram& gpu : program.gpus)
+    for (const sim::StreamProgram& stream : gpu.streams) tasks += stream.tasks.size();
+  // What is simulated in full whatever happens: every collective that cannot fold. Those that may
+  // fold are checked when they start, if they start in full (sim/budget.h). Collectives on a stream
+  // run one after another: the largest one's messages in flight stand for the step's.
+  sim::SimulationCost sure;
+  std::int64_t state = 0;
+  for (const auto& c : collectives) {
+    if (c == nullptr) continue;  // a folded step's shadow is never simulated
+    const sim::SimulationCost cost = c->full_cost();
+    state += cost.state_bytes;
+    if (c->may_fold()) continue;
+    sure.events += cost.events;
+    sure.messages += cost.messages;
+    sure.in_flight = std::max(sure.in_flight, cost.in_flight);
+  }
+  budget.record(kEventsPerTask * tasks, state);
+  budget.check(sure);
+}
 
 workloads::StepProgram build_program(const StepSetup& setup) {
   if (setup.profile == nullptr || setup.topology == nullptr)
@@ -152,6 +179,9 @@ StepResult simulate_once(const StepSetup& setup, const workloads::StepProgram& p
   sim::Network network(queue, topology.links(), setup.switching);
   network.set_observer(observers.network);
   workloads::CommPlanner planner(topology, setup.comm);
+  sim::SimulationBudget budget(setup.limits);
+  sim::CollectiveConfig collective_config = setup.collective;
+  collective_config.budget = &budget;
   std::vector<std::unique_ptr<sim::Collective>> collectives;
   std::vector<sim::Collective*> pointers;
   std::vector<sim::CollectiveLoad> loads;
@@ -166,9 +196,10 @@ StepResult simulate_once(const StepSetup& setup, const workloads::StepProgram& p
     }
     workloads::CollectivePlan plan = planner.plan(spec);
     if (setup.executor.contention) loads.push_back(workloads::collective_load(spec, plan, topology.links()));
-    collectives.push_back(workloads::make_collective(network, std::move(plan), setup.collective));
+    collectives.push_back(workloads::make_collective(network, std::move(plan), collective_config));
     pointers.push_back(collectives.back().get());
   }
+  check_step_budget(budget, program, collectives);
 
   sim::StreamExecutor executor(queue, program.gpus, pointers, program.event_count, setup.executor,
                                std::move(loads));

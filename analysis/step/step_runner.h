@@ -7,6 +7,7 @@
 #pragma once
 #include <array>
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -87,6 +88,11 @@ void apply_step_variability(const StepSetup& setup, workloads::StepProgram& prog
 // Runs a program built by build_program(setup).
 StepResult simulate_program(const StepSetup& setup, const workloads::StepProgram& program,
                             StepObservers observers = {});
+// Before the event loop starts: records the program's tasks and the collectives' state in `budget`
+// and checks it with the full cost of every collective that cannot fold (sim/budget.h); throws
+// sim::BudgetExceeded past setup.limits. The others are checked as they start in full.
+void check_step_budget(sim::SimulationBudget& budget, const workloads::StepProgram& program,
+                       const std::vector<std::unique_ptr<sim::Collective>>& collectives);
 // Both in one.
 StepResult simulate_step(const StepSetup& setup, StepObservers observers = {});
 // The whole profile on one GPU, alone (the replay check of imported profiles).

@@ -201,6 +201,7 @@ ResolvedScenario resolve(const Scenario& s) {
       .switching = c.switching,
       .executor = {.contention = c.compute_contention},
       .variability = s.variability,
+      .limits = s.simulation,
   };
   std::optional<workloads::GpuCapacity> capacity = gpu_memory_capacity(s, profile);
   return ResolvedScenario{std::move(config), s, std::move(topology), std::move(profile), std::move(capacity)};

@@ -15,6 +15,7 @@
 #include <utility>
 #include <vector>
 
+#include "sim/budget.h"
 #include "sim/network.h"
 #include "sim/time.h"
 #include "sim/units.h"
@@ -152,6 +153,7 @@ struct Scenario {
   CommunicationSettings communication;
   TrainingSettings training;
   workloads::Variability variability;
+  sim::SimulationLimits simulation;  // caps on one step's events and memory (sim/budget.h)
   OutputSettings outputs;
   SweepSettings sweep;
   std::string source;                // the file (or the name given to parse_scenario)

@@ -43,6 +43,7 @@ void read_parallelism(FieldReader& r, const TreeNode& root, ParallelismSettings&
 void read_communication(FieldReader& r, const TreeNode& root, CommunicationSettings& out);
 void read_training(FieldReader& r, const TreeNode& root, TrainingSettings& out);
 void read_variability(FieldReader& r, const TreeNode& root, workloads::Variability& out);
+void read_simulation(FieldReader& r, const TreeNode& root, sim::SimulationLimits& out);
 void read_outputs(FieldReader& r, const TreeNode& root, const std::string& source, OutputSettings& out);
 void read_sweep(FieldReader& r, const TreeNode& root, SweepSettings& out);
 

@@ -127,6 +127,12 @@ void read_variability(FieldReader& r, const TreeNode& root, workloads::Variabili
   out.length_buckets = static_cast<int>(r.integer(v, "variability.length_buckets"));
 }
 
+void read_simulation(FieldReader& r, const TreeNode& root, sim::SimulationLimits& out) {
+  const TreeNode* s = r.section(&root, "simulation");
+  out.max_events = static_cast<std::uint64_t>(r.integer_opt(s, "simulation.max_events").value_or(0));  // unlimited: 0
+  out.max_memory = r.size_opt(s, "simulation.max_memory").value_or(sim::Bytes()).count();
+}
+
 void read_outputs(FieldReader& r, const TreeNode& root, const std::string& source, OutputSettings& out) {
   const TreeNode* o = r.section(&root, "outputs");
   out.directory = r.text_opt(o, "outputs.directory").value_or("out/" + stem_or(source, "scenario"));
@@ -199,6 +205,7 @@ Scenario build_scenario(const TreeNode& root_in, const std::string& source, cons
   read_communication(r, *root, s.communication);
   read_training(r, *root, s.training);
   read_variability(r, *root, s.variability);
+  read_simulation(r, *root, s.simulation);
   read_outputs(r, *root, source, s.outputs);
   read_sweep(r, *root, s.sweep);
   return s;

@@ -155,6 +155,14 @@ void write_variability(Writer& w, const workloads::Variability& v) {
   w.integer("variability.length_buckets", v.length_buckets);
 }
 
+// Written only when not the defaults, so that scenarios written before the caps read back alike.
+void write_simulation(Writer& w, const sim::SimulationLimits& l) {
+  const sim::SimulationLimits defaults;
+  if (l.max_events != defaults.max_events) w.integer("simulation.max_events", static_cast<std::int64_t>(l.max_events));
+  if (l.max_memory != defaults.max_memory)
+    w.text("simulation.max_memory", sim::format_bytes(sim::Bytes::of(l.max_memory)));
+}
+
 void write_outputs(Writer& w, const OutputSettings& o) {
   w.text("outputs.directory", o.directory.string());
   std::vector<TreeNode> formats;
@@ -203,6 +211,7 @@ std::string scenario_to_yaml(const Scenario& s) {
   write_communication(w, s.communication);
   write_training(w, s.training);
   write_variability(w, s.variability);
+  write_simulation(w, s.simulation);
   write_outputs(w, s.outputs);
   write_sweep(w, s.sweep);
   return yaml::tree_to_yaml(w.take(), false, 3) + "\n";

@@ -4,6 +4,7 @@
 #include <vector>
 
 #include "scenarios/loader/schema.h"
+#include "sim/budget.h"
 #include "sim/collective.h"
 #include "topology/preset_registry.h"
 #include "workloads/gpu_choice.h"
@@ -284,6 +285,23 @@ constexpr FieldSpec kSchema[] = {
              "binned by length; all workers of a step draw from one bin), or random."},
     {.path = "variability.length_buckets", .kind = K::Integer, .default_text = "5", .min = 1, .max = 50,
      .help = "Bins of the bucketed sampler (NVIDIA's default 5: widths of 10 tokens)."},
+
+    {.path = "simulation", .kind = K::Section,
+     .help = "Caps on what simulating one step may take, checked before the work (README.md, \"Limits\"): "
+             "the events it would process and the memory its state would hold, estimated before the "
+             "step starts and again as a collective starts in full."},
+    {.path = "simulation.max_events", .kind = K::Integer,
+     .default_fn = [] { return std::to_string(sim::kDefaultMaxEvents); }, .words = "unlimited", .min = 0,
+     .max = 1e18,
+     .help = "Events one step may simulate (the default, 2000000000, is about 7 minutes at the 5 "
+             "million events a second measured on this machine); 0 or unlimited: no cap. Also "
+             "--max-events. communication.fast_path: auto keeps most rings far below it."},
+    {.path = "simulation.max_memory", .kind = K::Size,
+     .default_fn = [] { return sim::format_bytes(sim::Bytes::of(sim::kDefaultMaxMemory)); }, .words = "unlimited",
+     .min = 0,
+     .help = "Memory one step's simulation state may hold: per-rank and per-route state of its "
+             "collectives and their messages in flight at once; 0 B or unlimited: no cap. Also "
+             "--max-sim-memory."},
 
     {.path = "outputs", .kind = K::Section, .help = "What a run writes."},
     {.path = "outputs.directory", .kind = K::Path, .default_text = "auto", .words = "auto",

@@ -1,0 +1,35 @@
+// The words of a sim::BudgetExceeded for the one who asked (sim/budget.h): the estimate, the
+// limit as that command or file sets it, and the ways past it.
+//   catch (const sim::BudgetExceeded& e) {
+//     throw InputError("s.yaml: " + budget_error_text(e, "the step", kScenarioBudgetKnobs, fast_path_off));
+//   }
+#pragma once
+#include <string>
+#include <string_view>
+
+#include "sim/budget.h"
+
+namespace hybridsim::analysis {
+
+// How a command sets each cap ("simulation.max_events", "--max-events N or simulation.max_events")
+// and how to turn its fast path back on.
+struct BudgetKnobs {
+  std::string_view events_limit;  // named with the limit: "simulation.max_events"
+  std::string_view events_raise;  // "--max-events N or simulation.max_events"
+  std::string_view memory_limit;
+  std::string_view memory_raise;
+  std::string_view fast_path_on;  // "set communication.fast_path: auto"
+};
+inline constexpr BudgetKnobs kScenarioBudgetKnobs{
+    "simulation.max_events", "--max-events N or simulation.max_events", "simulation.max_memory",
+    "--max-sim-memory SIZE or simulation.max_memory", "set communication.fast_path: auto"};
+inline constexpr BudgetKnobs kCollectiveBudgetKnobs{"--max-events", "--max-events N", "--max-sim-memory",
+                                                    "--max-sim-memory SIZE", "use --fast-path auto"};
+
+// "the step would simulate about 3.1e9 events (about 10 minutes at 5e6 events/s), over the limit
+// simulation.max_events = 2e9; raise it (--max-events N or simulation.max_events, 0 = no limit) or
+// set communication.fast_path: auto". The fast path is offered when it is off (and would help).
+std::string budget_error_text(const sim::BudgetExceeded& e, std::string_view what, const BudgetKnobs& knobs,
+                              bool fast_path_off);
+
+}  // namespace hybridsim::analysis

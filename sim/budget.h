@@ -1,0 +1,92 @@
+// sim::SimulationBudget — caps on the work and the memory of one simulation (a training step, one
+// collective), checked before the work is done: what is sure to be simulated is estimated before
+// the event loop starts, and a collective that will be simulated message by message is estimated
+// again when it starts, before its first message (a ring whose fold falls back to full simulation
+// is caught there). Past a cap it throws BudgetExceeded, an InputError the layer above words with
+// its own way past the cap (a scenario key, a command-line option).
+//   SimulationBudget budget({.max_events = 2'000'000'000});
+//   budget.record(kernel_events, state_bytes);   // the work and state known up front
+//   budget.check(full_cost_of_what_cannot_fold);  // throws when over
+//   config.budget = &budget;                      // collectives charge themselves at their start
+#pragma once
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+#include "sim/error.h"
+
+namespace hybridsim::sim {
+
+// 2×10^9 events: about 7 minutes at the 5 million events a second measured on a 1,024-GPU step of
+// GNMT with every ring in full (sim/README.md, "Budgets"); no shipped scenario or study comes near.
+inline constexpr std::uint64_t kDefaultMaxEvents = 2'000'000'000;
+// 4 GiB of simulation state: the process stays under a few GB.
+inline constexpr std::int64_t kDefaultMaxMemory = std::int64_t{4} << 30;
+// Bytes a message in flight holds: its Network slot (56 B) and free-list index (4 B), the event
+// queue entry of its next hop (24 B) and that slot's generation (4 B), doubled for vectors grown
+// by doubling; rounded up.
+inline constexpr std::int64_t kBytesPerMessageInFlight = 192;
+// What the simulator processes a second on this machine, for the errors' "about N minutes".
+inline constexpr double kEventsPerSecond = 5e6;
+
+struct SimulationLimits {
+  std::uint64_t max_events = kDefaultMaxEvents;  // 0: no limit
+  std::int64_t max_memory = kDefaultMaxMemory;   // bytes of simulation state; 0: no limit
+  bool operator==(const SimulationLimits&) const = default;
+};
+
+// What simulating something message by message costs: events (a message of h hops takes about h + 1:
+// one per link it enters and its delivery), its messages, the state it holds while it lives
+// (per rank, per route) and the most messages it can have in flight at once.
+struct SimulationCost {
+  std::uint64_t events = 0;
+  std::uint64_t messages = 0;
+  std::int64_t state_bytes = 0;
+  std::uint64_t in_flight = 0;
+  SimulationCost& operator+=(const SimulationCost& o);
+  // state_bytes + in_flight × kBytesPerMessageInFlight (saturating).
+  std::int64_t memory() const;
+};
+
+class BudgetExceeded : public InputError {
+ public:
+  enum class Kind : std::uint8_t { Events, Memory };
+  // `estimate`: the events (or bytes) the simulation would reach; `cause`: what is being simulated
+  // in full when it was found mid-run ("a ring all-reduce of 1 GiB over 4096 ranks, ..."), empty
+  // when found up front.
+  BudgetExceeded(Kind kind, std::uint64_t estimate, std::uint64_t limit, std::uint64_t in_flight,
+                 std::string cause);
+  Kind kind;
+  std::uint64_t estimate;
+  std::uint64_t limit;
+  std::uint64_t in_flight;  // Memory: messages in flight at once, in the estimate
+  std::string cause;
+  // "the step would simulate about 3.1e9 events (about 10 minutes at 5 M events/s)" and the
+  // like, without the limit; `what` names the simulation ("the step", "the collective").
+  std::string estimate_text(std::string_view what) const;
+  // A count as people read it: whole below a million, else "3.1e9", "2e9".
+  static std::string count_text(std::uint64_t v);
+};
+
+class SimulationBudget {
+ public:
+  explicit SimulationBudget(SimulationLimits limits = {}) : limits_(limits) {}
+  const SimulationLimits& limits() const { return limits_; }
+  // Work and state that are sure: counted from now on, not checked.
+  void record(std::uint64_t events, std::int64_t state_bytes);
+  // Throws BudgetExceeded if what is recorded plus `extra` passes a cap (extra's state and messages
+  // in flight join the recorded state for the memory cap).
+  void check(const SimulationCost& extra, std::string_view cause = {}) const;
+  // A collective about to be simulated in full, before its first message: its events and messages
+  // in flight checked, then its events recorded (its state_bytes are left out: a collective's state
+  // is recorded up front with the others').
+  void charge(const SimulationCost& cost, std::string_view cause);
+  std::uint64_t events() const { return events_; }
+
+ private:
+  SimulationLimits limits_;
+  std::uint64_t events_ = 0;
+  std::int64_t state_bytes_ = 0;
+};
+
+}  // namespace hybridsim::sim

@@ -1,0 +1,194 @@
+// The simulation budget (sim/budget.h): each collective's cost in full, derived by hand from its
+// plan, the caps, and the check a collective makes as it starts in full, before its first message.
+#include <doctest/doctest.h>
+
+#include <string>
+#include <vector>
+
+#include "sim/ring_collective.h"
+#include "sim/tree_collective.h"
+
+using namespace hybridsim;
+using namespace hybridsim::sim;
+
+namespace {
+
+// N ranks on a one-way ring, link g from rank g to g + 1: one hop per edge.
+// `slow_last`: the last link at 5 GB/s, so that no pattern of edges repeats (the ring cannot fold).
+struct OneWayRing {
+  LinkTable links;
+  std::uint32_t n;
+  explicit OneWayRing(std::uint32_t ranks, bool slow_last = false) : n(ranks) {
+    for (std::uint32_t g = 0; g < n; ++g)
+      links.add({LinkKind::Generic, Bandwidth::gb_per_second(slow_last && g + 1 == n ? 5 : 10), Time::us(1), "l"});
+  }
+  RingChannel channel() const {
+    RingChannel ch;
+    for (std::uint32_t p = 0; p < n; ++p) {
+      ch.order.push_back(p);
+      ch.routes.push_back({p});
+    }
+    return ch;
+  }
+};
+
+CollectiveConfig full_config() {
+  CollectiveConfig c;
+  c.fast_path = FastPath::Off;
+  return c;
+}
+
+}  // namespace
+
+TEST_CASE("budget: a ring's full cost is ranks x steps x messages per chunk, each message hops + 1 events") {
+  OneWayRing ring(4);
+  EventQueue queue;
+  Network network(queue, ring.links);
+  // All-reduce of 4 MiB on one channel, 512 KiB messages: chunks of 4 MiB / 4 = 1 MiB = 2 messages;
+  // 2(N-1) = 6 steps, so each of the 4 edges carries 12 messages: 48, each of 1 hop = 2 events: 96.
+  // In flight at most: each rank's first chunk, 4 × 2 = 8.
+  RingCollective ar(network, CollectiveOp::AllReduce, 4, {ring.channel()}, Bytes::mib(4), full_config());
+  const SimulationCost cost = ar.full_cost();
+  CHECK(cost.messages == 48);
+  CHECK(cost.events == 96);
+  CHECK(cost.in_flight == 8);
+  CHECK_FALSE(ar.may_fold());
+  ar.start_all();
+  queue.run();
+  CHECK(ar.messages_sent() == cost.messages);
+  // A message sent at once takes its first link without an event: one event, its delivery. Those
+  // forwarded after a reduction (steps 1 to 3 of reduce-scatter, sent when the add of the step
+  // before is done: 3 steps × 4 edges × 2 = 24) wait for an event first: 24 × 2 + 24 = 72 events,
+  // under the estimate.
+  CHECK(queue.events_processed() == 72);
+
+  // Broadcast of 1 MiB: one chunk of 2 messages along the chain 0 → 1 → 2 → 3, the last position
+  // sending nothing: 3 edges × 2 = 6 messages, 12 events, 6 in flight.
+  RingCollective bc(network, CollectiveOp::Broadcast, 4, {ring.channel()}, Bytes::mib(1), full_config());
+  CHECK(bc.full_cost().messages == 6);
+  CHECK(bc.full_cost().events == 12);
+  CHECK(bc.full_cost().in_flight == 6);
+}
+
+TEST_CASE("budget: a tree's full cost is every edge's messages up and down") {
+  // Root 0 with children 1 and 2, each edge one link each way.
+  LinkTable links;
+  TreeChannel t;
+  t.parent = {-1, 0, 0};
+  t.up = {{}, {links.add({LinkKind::Generic, Bandwidth::gb_per_second(10), Time::us(1), "up1"})},
+          {links.add({LinkKind::Generic, Bandwidth::gb_per_second(10), Time::us(1), "up2"})}};
+  t.children = {{1, 2}, {}, {}};
+  t.down = {{{links.add({LinkKind::Generic, Bandwidth::gb_per_second(10), Time::us(1), "d1"})},
+             {links.add({LinkKind::Generic, Bandwidth::gb_per_second(10), Time::us(1), "d2"})}},
+            {},
+            {}};
+  EventQueue queue;
+  Network network(queue, links);
+  // 1 MiB in 512 KiB messages: m = max(2, 2 × height 1) = 2 per edge and direction; 2 edges × 2
+  // directions × 2 = 8 messages of 1 hop, 16 events; the two leaves send all theirs at once: 4.
+  TreeCollective tree(network, 3, {t}, Bytes::mib(1), CollectiveConfig{});
+  CHECK(tree.full_cost().messages == 8);
+  CHECK(tree.full_cost().events == 16);
+  CHECK(tree.full_cost().in_flight == 4);
+  CHECK_FALSE(tree.may_fold());
+  tree.start_all();
+  queue.run();
+  CHECK(tree.messages_sent() == 8);
+}
+
+TEST_CASE("budget: caps on events and memory, 0 for none") {
+  SimulationBudget events({.max_events = 100, .max_memory = 0});
+  events.record(10, 1'000'000'000);
+  CHECK_NOTHROW(events.check({.events = 90}));  // 10 + 90 = 100, at the cap
+  try {
+    events.check({.events = 91});
+    FAIL("101 events passed a cap of 100");
+  } catch (const BudgetExceeded& e) {
+    CHECK(e.kind == BudgetExceeded::Kind::Events);
+    CHECK(e.estimate == 101);
+    CHECK(e.limit == 100);
+  }
+  // 500 B of state + 2 messages in flight × 192 B = 884 B fits 1000 B; 3 in flight, 1076 B, does not.
+  SimulationBudget memory({.max_events = 0, .max_memory = 1000});
+  memory.record(1'000'000'000'000, 500);
+  CHECK_NOTHROW(memory.check({.in_flight = 2}));
+  CHECK_THROWS_AS(memory.check({.in_flight = 3}), BudgetExceeded);
+  SimulationBudget none({.max_events = 0, .max_memory = 0});
+  none.record(~std::uint64_t{0}, std::int64_t{1} << 62);
+  CHECK_NOTHROW(none.check({.events = 1'000'000, .in_flight = 1'000'000}));
+  // A charge is checked, then counted: 60 + 60 passes 100.
+  SimulationBudget charged({.max_events = 100});
+  charged.charge({.events = 60}, "a");
+  CHECK(charged.events() == 60);
+  CHECK_THROWS_AS(charged.charge({.events = 60}, "b"), BudgetExceeded);
+}
+
+TEST_CASE("budget: counts as people read them") {
+  CHECK(BudgetExceeded::count_text(999'999) == "999999");
+  CHECK(BudgetExceeded::count_text(2'000'000'000) == "2e9");
+  CHECK(BudgetExceeded::count_text(3'140'000'000) == "3.1e9");
+  // 2.3e10 events at 5e6 a second: 4600 s, about 77 minutes.
+  const BudgetExceeded e(BudgetExceeded::Kind::Events, 23'000'000'000, 2'000'000'000, 0, "");
+  CHECK(e.estimate_text("the step") == "the step would simulate about 2.3e10 events (about 77 minutes at 5e6 events/s)");
+}
+
+TEST_CASE("budget: a ring starting in full is checked before its first message") {
+  OneWayRing ring(4);
+  EventQueue queue;
+  Network network(queue, ring.links);
+  SimulationBudget budget({.max_events = 95});
+  CollectiveConfig config = full_config();
+  config.budget = &budget;
+  // 96 events (first test case) over a cap of 95: the first rank to start throws, nothing is sent.
+  RingCollective ar(network, CollectiveOp::AllReduce, 4, {ring.channel()}, Bytes::mib(4), config);
+  try {
+    ar.start(0);
+    FAIL("the ring started over its budget");
+  } catch (const BudgetExceeded& e) {
+    CHECK(e.estimate == 96);
+    CHECK(e.cause == "a ring all-reduce of 4 MiB over 4 ranks starts in full (4 of them message by message)");
+  }
+  CHECK(ar.messages_sent() == 0);
+  CHECK(network.messages_in_flight() == 0);
+}
+
+TEST_CASE("budget: a fold is cheap; one that falls back to the full ring is caught as it does") {
+  OneWayRing ring(4);
+  {
+    // Equal chunks fold onto one representative (every edge alike, all ranks join at once): its
+    // model is one position of 6 steps × 2 messages = 12 messages, 24 events: under a cap of 30.
+    EventQueue queue;
+    Network network(queue, ring.links);
+    SimulationBudget budget({.max_events = 30});
+    CollectiveConfig config;
+    config.budget = &budget;
+    RingCollective ar(network, CollectiveOp::AllReduce, 4, {ring.channel()}, Bytes::mib(4), config);
+    CHECK(ar.may_fold());
+    ar.start_all();
+    queue.run();
+    CHECK(ar.simulation_path().folded);
+    CHECK(budget.events() == 24);
+  }
+  {
+    // One link slower than the others: no pattern repeats, so the fold's model is the whole ring,
+    // 4 positions × 12 messages × 2 events = 96 (as in full), over a cap of 50: refused as the
+    // model's first rank starts, before anything is sent.
+    OneWayRing uneven(4, true);
+    EventQueue queue;
+    Network network(queue, uneven.links);
+    SimulationBudget budget({.max_events = 50});
+    CollectiveConfig config;
+    config.budget = &budget;
+    RingCollective ar(network, CollectiveOp::AllReduce, 4, {uneven.channel()}, Bytes::mib(4), config);
+    CHECK(ar.may_fold());
+    try {
+      ar.start_all();
+      FAIL("the fold's fallback ran over its budget");
+    } catch (const BudgetExceeded& e) {
+      CHECK(e.estimate == 96);
+      CHECK(e.cause == "a ring all-reduce of 4 MiB over 4 ranks starts in full (4 of them message by message)");
+    }
+    CHECK(budget.events() == 0);
+    CHECK(network.messages_in_flight() == 0);
+  }
+}
