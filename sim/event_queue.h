@@ -112,7 +112,7 @@ class EventQueue {
   static constexpr unsigned kWords = (kBuckets + 63) / 64;
   static_assert(kWords <= 64, "one summary word indexes the occupancy words");
   // A block with at most this many events is sorted by insertion, a larger one by counting sort.
-  static constexpr std::uint32_t kInsertionSortMax = 24;
+  static constexpr std::uint32_t kInsertionSortMax = 8;
 
   static unsigned bucket_of(std::uint64_t block, std::uint64_t base_block) {
     const std::uint64_t x = block ^ base_block;  // never 0: the front holds base_block

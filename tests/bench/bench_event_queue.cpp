@@ -1,6 +1,7 @@
 // The classic "hold" benchmark of an event queue: N events are pending; each processed event schedules
 // one new event a random delay ahead, so the queue stays at N. Reports events processed per second.
-//   ./bench_event_queue --benchmark_repetitions=3
+//   ./bench_event_queue --benchmark_repetitions=5 --benchmark_filter='Hold'
+// BM_HoldOtherDelays* run it under uniform, bimodal and many-equal-times delays.
 // The random delays are generated once, before timing, so the RNG is not measured.
 #include <benchmark/benchmark.h>
 
@@ -24,6 +25,22 @@ std::vector<std::int64_t> make_delays() {
   std::exponential_distribution<double> exp(1.0 / 1'000'000.0);
   std::vector<std::int64_t> delays(1 << 16);
   for (auto& d : delays) d = static_cast<std::int64_t>(exp(rng));
+  return delays;
+}
+
+// Other increment distributions, to show the queue does not depend on the exponential one:
+// 0: uniform in [0, 2 us); 1: bimodal, 90% uniform in [0, 10 ns) and 10% uniform in [10, 20 us);
+// 2: many equal times, whole microseconds from 1 to 4 (so about 2.5 x 10^4 events share each time
+// at N = 10^5).
+std::vector<std::int64_t> make_delays(int kind) {
+  std::mt19937_64 rng(20240612 + static_cast<std::uint64_t>(kind));
+  std::vector<std::int64_t> delays(1 << 16);
+  for (auto& d : delays) {
+    const auto r = static_cast<std::int64_t>(rng() >> 1);
+    if (kind == 0) d = r % 2'000'000;
+    else if (kind == 1) d = r % 10 == 0 ? 10'000'000 + r / 10 % 10'000'000 : r / 10 % 10'000;
+    else d = (1 + r % 4) * 1'000'000;
+  }
   return delays;
 }
 
@@ -177,6 +194,41 @@ void BM_HoldWithCancel(benchmark::State& state) {
       benchmark::Counter(static_cast<double>(state.iterations()), benchmark::Counter::kIsRate);
 }
 BENCHMARK(BM_HoldWithCancel)->Arg(100'000);
+
+// The hold model at N = 10^5 under the other delay distributions (the second argument, see
+// make_delays(int)), for the event queue and for the plain std::priority_queue.
+void BM_HoldOtherDelays(benchmark::State& state) {
+  const auto n = static_cast<std::size_t>(state.range(0));
+  const std::vector<std::int64_t> delays = make_delays(static_cast<int>(state.range(1)));
+  EventQueue queue;
+  queue.reserve(n);
+  Holder holder(queue, delays);
+  for (std::size_t i = 0; i < n; ++i) queue.schedule_after(holder.next_delay(), holder, i);
+  for (std::size_t i = 0; i < 2 * n; ++i) queue.step();
+  for (auto _ : state) {
+    benchmark::DoNotOptimize(queue.step());
+  }
+  if (queue.pending() != n) state.SkipWithError("the hold model lost events");
+  state.counters["events_per_second"] =
+      benchmark::Counter(static_cast<double>(state.iterations()), benchmark::Counter::kIsRate);
+}
+BENCHMARK(BM_HoldOtherDelays)->Args({100'000, 0})->Args({100'000, 1})->Args({100'000, 2});
+
+void BM_HoldOtherDelaysStdPriorityQueue(benchmark::State& state) {
+  const auto n = static_cast<std::size_t>(state.range(0));
+  const std::vector<std::int64_t> delays = make_delays(static_cast<int>(state.range(1)));
+  PlainQueue queue;
+  PlainHolder holder(queue, delays);
+  for (std::size_t i = 0; i < n; ++i) queue.schedule_after(holder.next_delay(), holder);
+  for (std::size_t i = 0; i < 2 * n; ++i) queue.step();
+  for (auto _ : state) {
+    benchmark::DoNotOptimize(queue.step());
+  }
+  if (queue.pending() != n) state.SkipWithError("the hold model lost events");
+  state.counters["events_per_second"] =
+      benchmark::Counter(static_cast<double>(state.iterations()), benchmark::Counter::kIsRate);
+}
+BENCHMARK(BM_HoldOtherDelaysStdPriorityQueue)->Args({100'000, 0})->Args({100'000, 1})->Args({100'000, 2});
 
 }  // namespace
 
