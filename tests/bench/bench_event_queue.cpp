@@ -61,9 +61,9 @@ class Holder final : public EventHandler {
   std::size_t next_ = 0;
 };
 
-void BM_Hold(benchmark::State& state) {
+// The hold model with range(0) events pending and the given delays, on the event queue.
+void hold(benchmark::State& state, const std::vector<std::int64_t>& delays) {
   const auto n = static_cast<std::size_t>(state.range(0));
-  const std::vector<std::int64_t> delays = make_delays();
   EventQueue queue;
   queue.reserve(n);
   Holder holder(queue, delays);
@@ -78,6 +78,7 @@ void BM_Hold(benchmark::State& state) {
       benchmark::Counter(static_cast<double>(state.iterations()), benchmark::Counter::kIsRate);
   state.counters["pending"] = static_cast<double>(n);
 }
+void BM_Hold(benchmark::State& state) { hold(state, make_delays()); }
 BENCHMARK(BM_Hold)->Arg(1'000)->Arg(100'000)->Arg(1'000'000);
 
 // The baseline the event core is measured against, in the same run: a plain std::priority_queue of
@@ -134,9 +135,9 @@ class PlainHolder final : public PlainHandler {
   std::size_t next_ = 0;
 };
 
-void BM_HoldStdPriorityQueue(benchmark::State& state) {
+// The same hold model on the plain std::priority_queue.
+void plain_hold(benchmark::State& state, const std::vector<std::int64_t>& delays) {
   const auto n = static_cast<std::size_t>(state.range(0));
-  const std::vector<std::int64_t> delays = make_delays();
   PlainQueue queue;
   PlainHolder holder(queue, delays);
   for (std::size_t i = 0; i < n; ++i) queue.schedule_after(holder.next_delay(), holder);
@@ -149,6 +150,7 @@ void BM_HoldStdPriorityQueue(benchmark::State& state) {
       benchmark::Counter(static_cast<double>(state.iterations()), benchmark::Counter::kIsRate);
   state.counters["pending"] = static_cast<double>(n);
 }
+void BM_HoldStdPriorityQueue(benchmark::State& state) { plain_hold(state, make_delays()); }
 BENCHMARK(BM_HoldStdPriorityQueue)->Arg(1'000)->Arg(100'000)->Arg(1'000'000);
 
 // The same with one event in four cancelled and replaced (a timer being reset): exercises the
@@ -198,35 +200,11 @@ BENCHMARK(BM_HoldWithCancel)->Arg(100'000);
 // The hold model at N = 10^5 under the other delay distributions (the second argument, see
 // make_delays(int)), for the event queue and for the plain std::priority_queue.
 void BM_HoldOtherDelays(benchmark::State& state) {
-  const auto n = static_cast<std::size_t>(state.range(0));
-  const std::vector<std::int64_t> delays = make_delays(static_cast<int>(state.range(1)));
-  EventQueue queue;
-  queue.reserve(n);
-  Holder holder(queue, delays);
-  for (std::size_t i = 0; i < n; ++i) queue.schedule_after(holder.next_delay(), holder, i);
-  for (std::size_t i = 0; i < 2 * n; ++i) queue.step();
-  for (auto _ : state) {
-    benchmark::DoNotOptimize(queue.step());
-  }
-  if (queue.pending() != n) state.SkipWithError("the hold model lost events");
-  state.counters["events_per_second"] =
-      benchmark::Counter(static_cast<double>(state.iterations()), benchmark::Counter::kIsRate);
+  hold(state, make_delays(static_cast<int>(state.range(1))));
 }
 BENCHMARK(BM_HoldOtherDelays)->Args({100'000, 0})->Args({100'000, 1})->Args({100'000, 2});
-
 void BM_HoldOtherDelaysStdPriorityQueue(benchmark::State& state) {
-  const auto n = static_cast<std::size_t>(state.range(0));
-  const std::vector<std::int64_t> delays = make_delays(static_cast<int>(state.range(1)));
-  PlainQueue queue;
-  PlainHolder holder(queue, delays);
-  for (std::size_t i = 0; i < n; ++i) queue.schedule_after(holder.next_delay(), holder);
-  for (std::size_t i = 0; i < 2 * n; ++i) queue.step();
-  for (auto _ : state) {
-    benchmark::DoNotOptimize(queue.step());
-  }
-  if (queue.pending() != n) state.SkipWithError("the hold model lost events");
-  state.counters["events_per_second"] =
-      benchmark::Counter(static_cast<double>(state.iterations()), benchmark::Counter::kIsRate);
+  plain_hold(state, make_delays(static_cast<int>(state.range(1))));
 }
 BENCHMARK(BM_HoldOtherDelaysStdPriorityQueue)->Args({100'000, 0})->Args({100'000, 1})->Args({100'000, 2});
 
