@@ -125,7 +125,7 @@ EventQueue::Bucket EventQueue::take_lowest_bucket() {
   if (occupied_[w] == 0) summary_ &= summary_ - 1;
   const Bucket taken = buckets_[b];
   buckets_[b] = Bucket{};
-  if (b >= kDigits) {  // above level 0: spread it, the new base block's entries into bucket 0
+  if (b >= kDigits && taken.count > 1) {  // spread it; the new base block's entries to bucket 0
     base_block_ = taken.min_time >> kBlockBits;
     for (const Chunk* c = taken.head; c != nullptr; c = c->next) {
       const std::uint32_t n = c == taken.tail ? taken.tail_size : kChunkEntries;
@@ -143,7 +143,7 @@ EventQueue::Bucket EventQueue::take_lowest_bucket() {
     buckets_[0] = Bucket{};
     return staged;
   }
-  base_block_ = taken.min_time >> kBlockBits;
+  base_block_ = taken.min_time >> kBlockBits;  // one block (level 0), or a single entry
   return taken;
 }
 
