@@ -18,7 +18,9 @@ namespace hybridsim::sim {
 //    block of its earliest entry (tracked per bucket). A level-0 bucket is one block: it becomes the
 //    front. A higher one is first spread over lower buckets (those of the new base block into a
 //    staging list), which stay valid, as do the buckets above it: the new base agrees with the old on
-//    their digits. An event at 1 us moves once or twice before it reaches the front.
+//    their digits. An event at 1 us moves once or twice before it reaches the front. A level-1
+//    bucket of a handful of entries, or a bucket of one, becomes the front as it is (base_block_ its
+//    last block, or the entry's), which keeps the buckets above valid for the same reason.
 //  - The front is sorted by time with a stable sort (insertion for a few entries, counting sort on
 //    the 8 low bits otherwise), so equal times keep the order the bucket lists them in.
 //  - An event scheduled into the front's block at or after the front's latest entry is appended to
@@ -125,6 +127,12 @@ EventQueue::Bucket EventQueue::take_lowest_bucket() {
   if (occupied_[w] == 0) summary_ &= summary_ - 1;
   const Bucket taken = buckets_[b];
   buckets_[b] = Bucket{};
+  if (b / kDigits == 1 && taken.count <= kInsertionSortMax) {
+    // A few events within 256 blocks (64 ns): the front takes them all, up to the bucket's last
+    // block, rather than spreading them one per block. The buckets above stay valid.
+    base_block_ = (taken.min_time >> kBlockBits) | (kDigits - 1);
+    return taken;
+  }
   if (b >= kDigits && taken.count > 1) {  // spread it; the new base block's entries to bucket 0
     base_block_ = taken.min_time >> kBlockBits;
     for (const Chunk* c = taken.head; c != nullptr; c = c->next) {
