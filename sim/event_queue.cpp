@@ -8,22 +8,28 @@
 
 namespace hybridsim::sim {
 
-// How the order is kept. The clock never goes back, so the pending events form a *monotone* priority
-// queue, which a radix heap serves with O(1) work per schedule and, per event, a few moves of a
-// 32-byte entry from one bucket to a lower one — sequential memory traffic, no comparisons of keys.
-//  - Every entry in the buckets is at or after base_. Bucket (L, d) holds the entries whose time
-//    first differs from base_ in 6-bit digit L, where their digit is d (> base_'s digit there);
-//    bucket 0 those at exactly base_. A schedule appends to one bucket.
-//  - When bucket 0 runs out, the lowest non-empty bucket is emptied: base_ becomes its smallest time
-//    (tracked per bucket) and each of its entries moves to a lower bucket, those at the new base_
-//    into bucket 0. The buckets below it were empty; those above stay valid, because the new base_
-//    agrees with the old one on their digits.
+// How the order is kept. Time is cut into 256-ps blocks. The events of the current block
+// (base_block_) are in the front, a sorted array; every later event is in a radix heap over block
+// numbers. The clock never goes back, so the pending events form a *monotone* priority queue.
+//  - Radix heap: bucket (L, d) holds the entries whose block first differs from base_block_ in 8-bit
+//    digit L, where their digit is d (> base_block_'s digit there). A schedule appends to one bucket:
+//    O(1), no comparison of keys.
+//  - When the front runs out, the lowest non-empty bucket is taken out and base_block_ becomes the
+//    block of its earliest entry (tracked per bucket). A level-0 bucket is one block: it becomes the
+//    front. A higher one is first spread over lower buckets (those of the new base block into a
+//    staging list), which stay valid, as do the buckets above it: the new base agrees with the old on
+//    their digits. An event at 1 us moves once or twice before it reaches the front. A level-1
+//    bucket of a handful of entries, or a bucket of one, becomes the front as it is (base_block_ its
+//    last block, or the entry's), which keeps the buckets above valid for the same reason.
+//  - The front is sorted by time with a stable sort (insertion for a few entries, counting sort on
+//    the 8 low bits otherwise), so equal times keep the order the bucket lists them in.
+//  - An event scheduled into the front's block at or after the front's latest entry is appended to
+//    it; an earlier one (a short delay, or after a look-ahead moved base_block_ past now()) goes to
+//    late_, a binary heap by (time, sequence). Every late entry was scheduled after every front entry
+//    of equal time (the front's latest time only grows while it lives), so the front wins ties.
 // Ties: entries of equal time always share a bucket, are appended in scheduling order, and are moved
-// in order into buckets that were empty, so bucket 0 lists them in scheduling order. Hence events come
-// out by time, then scheduling order — without storing a sequence number.
-// Looking ahead (next_time(), or run_until() stopping before the next event) moves base_ past now();
-// an event then scheduled before base_ goes to early_, a binary heap by (time, sequence), whose
-// entries all come before any in the buckets (base_ does not move while it holds any).
+// in order into buckets that were empty, so each bucket lists them in scheduling order. Hence events
+// come out by time, then scheduling order, without storing a sequence number for most of them.
 
 namespace {
 
@@ -78,11 +84,15 @@ EventId EventQueue::schedule_at(Time at, EventHandler& handler, std::uint64_t ta
   const std::uint32_t generation = generations_[slot];
   const auto time = static_cast<std::uint64_t>(at.ps());
   const Entry e{time, &handler, tag, slot, generation};
-  if (time >= base_) [[likely]] {
-    append(buckets_[bucket_of(time, base_)], e);
+  const std::uint64_t block = time >> kBlockBits;
+  if (block > base_block_) [[likely]] {
+    append(bucket_of(block, base_block_), e);
+  } else if (time >= front_last_) {
+    push_front(e);
+    front_last_ = time;
   } else {
-    early_.push_back(EarlyEntry{time, early_seq_++, e});
-    std::push_heap(early_.begin(), early_.end(), Later{});
+    late_.push_back(LateEntry{time, late_seq_++, e});
+    std::push_heap(late_.begin(), late_.end(), Later{});
   }
   ++live_;
   return EventId{slot, generation};
@@ -110,72 +120,119 @@ void EventQueue::reserve(std::size_t events) {
   if (spare < events) grow_pool((events - spare) / kChunkEntries + kBuckets);
 }
 
-bool EventQueue::refill() {
-  release_chunks(buckets_[0]);
-  front_ = 0;
-  occupied_[0] &= ~std::uint64_t{1};
-  unsigned i = 0;
-  for (unsigned w = 0; w < kWords && i == 0; ++w) {
-    if (occupied_[w] != 0) {
-      i = w * 64 + static_cast<unsigned>(__builtin_ctzll(occupied_[w]));
-      occupied_[w] &= occupied_[w] - 1;
+EventQueue::Bucket EventQueue::take_lowest_bucket() {
+  const auto w = static_cast<unsigned>(__builtin_ctzll(summary_));
+  const auto b = w * 64 + static_cast<unsigned>(__builtin_ctzll(occupied_[w]));
+  occupied_[w] &= occupied_[w] - 1;
+  if (occupied_[w] == 0) summary_ &= summary_ - 1;
+  const Bucket taken = buckets_[b];
+  buckets_[b] = Bucket{};
+  if (b / kDigits == 1 && taken.count <= kInsertionSortMax) {
+    // A few events within 256 blocks (64 ns): the front takes them all, up to the bucket's last
+    // block, rather than spreading them one per block. The buckets above stay valid.
+    base_block_ = (taken.min_time >> kBlockBits) | (kDigits - 1);
+    return taken;
+  }
+  if (b >= kDigits && taken.count > 1) {  // spread it; the new base block's entries to bucket 0
+    base_block_ = taken.min_time >> kBlockBits;
+    for (const Chunk* c = taken.head; c != nullptr; c = c->next) {
+      const std::uint32_t n = c == taken.tail ? taken.tail_size : kChunkEntries;
+      for (std::uint32_t k = 0; k < n; ++k) {
+        const Entry& e = c->entries[k];
+        const std::uint64_t block = e.time >> kBlockBits;
+        append(block == base_block_ ? 0 : bucket_of(block, base_block_), e);  // always below b
+      }
+    }
+    Bucket spent = taken;
+    release_chunks(spent);
+    occupied_[0] &= ~std::uint64_t{1};
+    if (occupied_[0] == 0) summary_ &= ~std::uint64_t{1};
+    const Bucket staged = buckets_[0];
+    buckets_[0] = Bucket{};
+    return staged;
+  }
+  base_block_ = taken.min_time >> kBlockBits;  // one block (level 0), or a single entry
+  return taken;
+}
+
+void EventQueue::sort_into_front(const Bucket& block) {
+  if (front_.size() < block.count) front_.resize(std::max<std::size_t>(block.count, 2 * front_.size()));
+  Entry* out = front_.data();
+  if (block.count <= kInsertionSortMax) {  // stable: an entry moves only past later times
+    std::size_t n = 0;
+    for (const Chunk* c = block.head; c != nullptr; c = c->next) {
+      const std::uint32_t m = c == block.tail ? block.tail_size : kChunkEntries;
+      for (std::uint32_t k = 0; k < m; ++k, ++n) {
+        const Entry& e = c->entries[k];
+        std::size_t j = n;
+        for (; j > 0 && out[j - 1].time > e.time; --j) out[j] = out[j - 1];
+        out[j] = e;
+      }
+    }
+  } else {  // counting sort on the time within the block: stable, linear
+    std::array<std::uint32_t, kBlockMask + 2> start{};
+    for (const Chunk* c = block.head; c != nullptr; c = c->next) {
+      const std::uint32_t m = c == block.tail ? block.tail_size : kChunkEntries;
+      for (std::uint32_t k = 0; k < m; ++k) ++start[(c->entries[k].time & kBlockMask) + 1];
+    }
+    for (std::size_t i = 1; i < start.size(); ++i) start[i] += start[i - 1];
+    for (const Chunk* c = block.head; c != nullptr; c = c->next) {
+      const std::uint32_t m = c == block.tail ? block.tail_size : kChunkEntries;
+      for (std::uint32_t k = 0; k < m; ++k) {
+        const Entry& e = c->entries[k];
+        out[start[e.time & kBlockMask]++] = e;
+      }
     }
   }
-  if (i == 0) return false;
-  Bucket source = buckets_[i];
-  buckets_[i] = Bucket{};
-  base_ = source.min_time;
-  for (const Chunk* c = source.head; c != nullptr; c = c->next) {
-    const std::uint32_t n = c == source.tail ? source.tail_size : kChunkEntries;
-    for (std::uint32_t k = 0; k < n; ++k) {
-      const Entry& e = c->entries[k];
-      append(buckets_[bucket_of(e.time, base_)], e);  // always a bucket below i
-    }
-  }
-  release_chunks(source);
+  front_pos_ = 0;
+  front_end_ = block.count;
+  front_last_ = out[block.count - 1].time;
+}
+
+bool EventQueue::refill() {  // the front and late_ are used up
+  if (summary_ == 0) return false;
+  Bucket block = take_lowest_bucket();
+  sort_into_front(block);
+  release_chunks(block);
   return true;
 }
 
 bool EventQueue::next_live() {
   for (;;) {
-    if (!early_.empty()) {
-      const Entry& e = early_.front().entry;
-      if (cancelled_ == 0 || !is_cancelled(e)) return true;
-      --cancelled_;
-      free_slots_.push_back(e.slot);
-      std::pop_heap(early_.begin(), early_.end(), Later{});
-      early_.pop_back();
-      continue;
+    const bool front_has = front_pos_ < front_end_;
+    if (late_.empty()) [[likely]] {
+      if (!front_has && !refill()) return false;
+      next_is_late_ = false;
+    } else {
+      next_is_late_ = !front_has || late_.front().time < front_[front_pos_].time;
     }
-    if (front_empty() && !refill()) return false;
-    Bucket& front = buckets_[0];
-    if (front_ == kChunkEntries) {  // the head chunk is used up and another follows
-      Chunk* done = front.head;
-      front.head = done->next;
-      done->next = free_chunks_;
-      free_chunks_ = done;
-      front_ = 0;
-    }
-    const Entry& e = front.head->entries[front_];
+    const Entry& e = next_entry();
     if (cancelled_ == 0 || !is_cancelled(e)) return true;
     --cancelled_;  // a cancelled event came up: drop it and free its slot
     free_slots_.push_back(e.slot);
-    ++front_;
+    if (next_is_late_) {
+      std::pop_heap(late_.begin(), late_.end(), Later{});
+      late_.pop_back();
+    } else {
+      ++front_pos_;
+    }
   }
 }
 
 const EventQueue::Entry& EventQueue::next_entry() const {
-  return early_.empty() ? buckets_[0].head->entries[front_] : early_.front().entry;
+  return next_is_late_ ? late_.front().entry : front_[front_pos_];
 }
 
 void EventQueue::fire_next() {
-  Entry e;  // a copy: the handler may schedule into the same bucket
-  if (early_.empty()) {
-    e = buckets_[0].head->entries[front_++];
+  Entry e;  // a copy: the handler may schedule into the front and move it
+  if (!next_is_late_) [[likely]] {
+    e = front_[front_pos_++];
+    constexpr std::size_t kAhead = 6;  // the slots of the coming events are scattered
+    if (front_pos_ + kAhead < front_end_) __builtin_prefetch(&generations_[front_[front_pos_ + kAhead].slot], 1);
   } else {
-    e = early_.front().entry;
-    std::pop_heap(early_.begin(), early_.end(), Later{});
-    early_.pop_back();
+    e = late_.front().entry;
+    std::pop_heap(late_.begin(), late_.end(), Later{});
+    late_.pop_back();
   }
   generations_[e.slot] = next_generation(e.generation);  // its EventId is no longer pending
   free_slots_.push_back(e.slot);  // before the call, so the handler may reuse the slot

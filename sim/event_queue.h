@@ -6,11 +6,13 @@
 // Why this shape: handlers are objects that already exist (a link, a stream, a collective) and are
 // called through one virtual function with a 64-bit tag that says which of their things happened
 // (a message index, a rank). Nothing is allocated per event and there is no std::function: pending
-// events are 32-byte entries in a radix heap (the clock never goes back, so a monotone queue
-// suffices) whose buckets are lists of fixed-size chunks recycled through a free list; a table of
-// generation counts makes EventIds safe. Cancelling bumps the generation, so it is O(1) and safe to
-// repeat; the entry is dropped when it comes up. See event_queue.cpp for how the order is kept.
+// events are 32-byte entries. The next 256-ps block of time is a sorted array (the front); later
+// events wait in a radix heap over 256-ps blocks with 8-bit digits (the clock never goes back, so a
+// monotone queue suffices) whose buckets are lists of fixed-size chunks recycled through a free list.
+// A table of generation counts makes EventIds safe. Cancelling bumps the generation, so it is O(1)
+// and safe to repeat; the entry is dropped when it comes up. See event_queue.cpp for the order.
 #pragma once
+#include <algorithm>
 #include <array>
 #include <cstddef>
 #include <cstdint>
@@ -87,37 +89,45 @@ class EventQueue {
     Chunk* head = nullptr;
     Chunk* tail = nullptr;
     std::uint32_t tail_size = kChunkEntries;
+    std::uint32_t count = 0;
     std::uint64_t min_time = ~std::uint64_t{0};
   };
-  // Entries scheduled before base_, which happens only after next_time() or run_until() looked
-  // ahead: a binary heap by (time, sequence) whose entries all come before those in the buckets.
-  struct EarlyEntry {
+  // An event scheduled into the front's block before its latest entry: a binary heap by (time,
+  // sequence) whose entries come after the front's entries of equal time.
+  struct LateEntry {
     std::uint64_t time;
     std::uint64_t seq;
     Entry entry;
   };
-  // Bucket (level L, digit d) holds the entries whose time first differs from base_ in 6-bit digit
-  // L, where their digit is d; bucket 0 holds the entries at exactly base_, in scheduling order,
-  // consumed from front_. Ascending bucket index means ascending time.
-  static constexpr unsigned kDigitBits = 6;
+  // Time is cut into blocks of 2^kBlockBits ps. The front holds every pending event of block
+  // base_block_ (and any earlier one, scheduled after a look-ahead); the radix heap holds the later
+  // blocks: bucket (L, d) those whose block number first differs from base_block_ in 8-bit digit L,
+  // where their digit is d (> base_block_'s digit there). Ascending bucket index means ascending time.
+  static constexpr unsigned kBlockBits = 8;
+  static constexpr std::uint64_t kBlockMask = (std::uint64_t{1} << kBlockBits) - 1;
+  static constexpr unsigned kDigitBits = 8;
   static constexpr unsigned kDigits = 1u << kDigitBits;
-  static constexpr unsigned kLevels = (63 + kDigitBits - 1) / kDigitBits;  // times have 63 bits
+  static constexpr unsigned kLevels = (63 - kBlockBits + kDigitBits - 1) / kDigitBits;
   static constexpr unsigned kBuckets = kLevels * kDigits;
   static constexpr unsigned kWords = (kBuckets + 63) / 64;
+  static_assert(kWords <= 64, "one summary word indexes the occupancy words");
+  // A block with at most this many events is sorted by insertion, a larger one by counting sort.
+  static constexpr std::uint32_t kInsertionSortMax = 8;
 
-  static unsigned bucket_of(std::uint64_t time, std::uint64_t base) {
-    const std::uint64_t x = time ^ base;
-    if (x == 0) return 0;
+  static unsigned bucket_of(std::uint64_t block, std::uint64_t base_block) {
+    const std::uint64_t x = block ^ base_block;  // never 0: the front holds base_block
     const unsigned level = (63u - static_cast<unsigned>(__builtin_clzll(x))) / kDigitBits;
-    const auto digit = static_cast<unsigned>(time >> (level * kDigitBits)) & (kDigits - 1);
-    return level * kDigits + digit;  // never 0: at level 0 the digit is above base_'s
+    const auto digit = static_cast<unsigned>(block >> (level * kDigitBits)) & (kDigits - 1);
+    return level * kDigits + digit;  // never 0: at level 0 the digit is above base_block's
   }
-  void append(Bucket& bucket, const Entry& e) {
-    if (bucket.tail_size == kChunkEntries) [[unlikely]] add_chunk(bucket);
+  void append(unsigned b, const Entry& e) {
+    Bucket& bucket = buckets_[b];
+    if (bucket.tail_size == kChunkEntries) [[unlikely]] add_chunk(bucket, b);
     bucket.tail->entries[bucket.tail_size++] = e;
+    ++bucket.count;
     if (e.time < bucket.min_time) bucket.min_time = e.time;
   }
-  void add_chunk(Bucket& bucket) {
+  void add_chunk(Bucket& bucket, unsigned b) {
     if (free_chunks_ == nullptr) [[unlikely]] grow_pool(0);
     Chunk* c = free_chunks_;
     free_chunks_ = c->next;
@@ -126,32 +136,39 @@ class EventQueue {
       bucket.tail->next = c;
     } else {  // the bucket was empty
       bucket.head = c;
-      const auto b = static_cast<std::size_t>(&bucket - buckets_.data());
       occupied_[b / 64] |= std::uint64_t{1} << (b % 64);
+      summary_ |= std::uint64_t{1} << (b / 64);
     }
     bucket.tail = c;
     bucket.tail_size = 0;
   }
+  void push_front(const Entry& e) {
+    if (front_end_ == front_.size()) [[unlikely]] front_.resize(std::max<std::size_t>(64, 2 * front_.size()));
+    front_[front_end_++] = e;
+  }
   void grow_pool(std::size_t chunks);
   void release_chunks(Bucket& bucket);
-  bool front_empty() const {
-    const Bucket& b = buckets_[0];
-    return b.head == nullptr || (b.head == b.tail && front_ == b.tail_size);
-  }
+  Bucket take_lowest_bucket();
+  void sort_into_front(const Bucket& block);
   bool refill();
   bool next_live();                   // drops cancelled entries; true when an event is pending
   const Entry& next_entry() const;    // valid after next_live() returned true
   void fire_next();
   bool is_cancelled(const Entry& e) const { return generations_[e.slot] != e.generation; }
 
+  std::vector<Entry> front_;      // [front_pos_, front_end_): block base_block_'s events, sorted
+  std::size_t front_pos_ = 0;
+  std::size_t front_end_ = 0;
+  std::uint64_t front_last_ = 0;  // time of the front's latest entry; earlier ones go to late_
+  std::vector<LateEntry> late_;
+  std::uint64_t late_seq_ = 0;
+  bool next_is_late_ = false;     // set by next_live(): the next event is late_'s top
+  std::uint64_t base_block_ = 0;
   std::array<Bucket, kBuckets> buckets_{};
   std::array<std::uint64_t, kWords> occupied_{};  // bit b: buckets_[b] has a chunk
-  std::uint32_t front_ = 0;                       // next entry in bucket 0's head chunk
-  std::uint64_t base_ = 0;                        // every entry in the buckets is at or after it
+  std::uint64_t summary_ = 0;                     // bit w: occupied_[w] != 0
   Chunk* free_chunks_ = nullptr;
   std::vector<std::unique_ptr<Chunk[]>> chunk_blocks_;  // owns every chunk
-  std::vector<EarlyEntry> early_;
-  std::uint64_t early_seq_ = 0;
   std::vector<std::uint32_t> generations_;  // per slot; bumped when its event fires or is cancelled
   std::vector<std::uint32_t> free_slots_;
   std::size_t cancelled_ = 0;  // cancelled entries not yet dropped (0: skip the generation check)

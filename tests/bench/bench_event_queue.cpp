@@ -1,6 +1,7 @@
 // The classic "hold" benchmark of an event queue: N events are pending; each processed event schedules
 // one new event a random delay ahead, so the queue stays at N. Reports events processed per second.
-//   ./bench_event_queue --benchmark_repetitions=3
+//   ./bench_event_queue --benchmark_repetitions=5 --benchmark_filter='Hold'
+// BM_HoldOtherDelays* run it under uniform, bimodal and many-equal-times delays.
 // The random delays are generated once, before timing, so the RNG is not measured.
 #include <benchmark/benchmark.h>
 
@@ -27,6 +28,22 @@ std::vector<std::int64_t> make_delays() {
   return delays;
 }
 
+// Other increment distributions, to show the queue does not depend on the exponential one:
+// 0: uniform in [0, 2 us); 1: bimodal, 90% uniform in [0, 10 ns) and 10% uniform in [10, 20 us);
+// 2: many equal times, whole microseconds from 1 to 4 (so about 2.5 x 10^4 events share each time
+// at N = 10^5).
+std::vector<std::int64_t> make_delays(int kind) {
+  std::mt19937_64 rng(20240612 + static_cast<std::uint64_t>(kind));
+  std::vector<std::int64_t> delays(1 << 16);
+  for (auto& d : delays) {
+    const auto r = static_cast<std::int64_t>(rng() >> 1);
+    if (kind == 0) d = r % 2'000'000;
+    else if (kind == 1) d = r % 10 == 0 ? 10'000'000 + r / 10 % 10'000'000 : r / 10 % 10'000;
+    else d = (1 + r % 4) * 1'000'000;
+  }
+  return delays;
+}
+
 // Each event reschedules itself one pre-drawn delay ahead.
 class Holder final : public EventHandler {
  public:
@@ -44,9 +61,9 @@ class Holder final : public EventHandler {
   std::size_t next_ = 0;
 };
 
-void BM_Hold(benchmark::State& state) {
+// The hold model with range(0) events pending and the given delays, on the event queue.
+void hold(benchmark::State& state, const std::vector<std::int64_t>& delays) {
   const auto n = static_cast<std::size_t>(state.range(0));
-  const std::vector<std::int64_t> delays = make_delays();
   EventQueue queue;
   queue.reserve(n);
   Holder holder(queue, delays);
@@ -61,6 +78,7 @@ void BM_Hold(benchmark::State& state) {
       benchmark::Counter(static_cast<double>(state.iterations()), benchmark::Counter::kIsRate);
   state.counters["pending"] = static_cast<double>(n);
 }
+void BM_Hold(benchmark::State& state) { hold(state, make_delays()); }
 BENCHMARK(BM_Hold)->Arg(1'000)->Arg(100'000)->Arg(1'000'000);
 
 // The baseline the event core is measured against, in the same run: a plain std::priority_queue of
@@ -117,9 +135,9 @@ class PlainHolder final : public PlainHandler {
   std::size_t next_ = 0;
 };
 
-void BM_HoldStdPriorityQueue(benchmark::State& state) {
+// The same hold model on the plain std::priority_queue.
+void plain_hold(benchmark::State& state, const std::vector<std::int64_t>& delays) {
   const auto n = static_cast<std::size_t>(state.range(0));
-  const std::vector<std::int64_t> delays = make_delays();
   PlainQueue queue;
   PlainHolder holder(queue, delays);
   for (std::size_t i = 0; i < n; ++i) queue.schedule_after(holder.next_delay(), holder);
@@ -132,6 +150,7 @@ void BM_HoldStdPriorityQueue(benchmark::State& state) {
       benchmark::Counter(static_cast<double>(state.iterations()), benchmark::Counter::kIsRate);
   state.counters["pending"] = static_cast<double>(n);
 }
+void BM_HoldStdPriorityQueue(benchmark::State& state) { plain_hold(state, make_delays()); }
 BENCHMARK(BM_HoldStdPriorityQueue)->Arg(1'000)->Arg(100'000)->Arg(1'000'000);
 
 // The same with one event in four cancelled and replaced (a timer being reset): exercises the
@@ -177,6 +196,17 @@ void BM_HoldWithCancel(benchmark::State& state) {
       benchmark::Counter(static_cast<double>(state.iterations()), benchmark::Counter::kIsRate);
 }
 BENCHMARK(BM_HoldWithCancel)->Arg(100'000);
+
+// The hold model at N = 10^5 under the other delay distributions (the second argument, see
+// make_delays(int)), for the event queue and for the plain std::priority_queue.
+void BM_HoldOtherDelays(benchmark::State& state) {
+  hold(state, make_delays(static_cast<int>(state.range(1))));
+}
+BENCHMARK(BM_HoldOtherDelays)->Args({100'000, 0})->Args({100'000, 1})->Args({100'000, 2});
+void BM_HoldOtherDelaysStdPriorityQueue(benchmark::State& state) {
+  plain_hold(state, make_delays(static_cast<int>(state.range(1))));
+}
+BENCHMARK(BM_HoldOtherDelaysStdPriorityQueue)->Args({100'000, 0})->Args({100'000, 1})->Args({100'000, 2});
 
 }  // namespace
 

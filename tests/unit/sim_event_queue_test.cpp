@@ -245,10 +245,11 @@ namespace {
 class Storm final : public EventHandler {
  public:
   // `spread`: children come 0, up to 50 ps or up to `spread` ps after their parent.
-  Storm(EventQueue& q, std::uint64_t seed, std::uint64_t spread = 100'000)
-      : q_(q), rng_(seed), spread_(spread) {}
+  // `origin`: the first events come within 1 ns after it.
+  Storm(EventQueue& q, std::uint64_t seed, std::uint64_t spread = 100'000, Time origin = Time::zero())
+      : q_(q), rng_(seed), spread_(spread), origin_(origin) {}
   void start(int events) {
-    for (int i = 0; i < events; ++i) schedule(Time::ps(static_cast<std::int64_t>(rng_() % 1000)));
+    for (int i = 0; i < events; ++i) schedule(origin_ + Time::ps(static_cast<std::int64_t>(rng_() % 1000)));
   }
   void on_event(std::uint64_t tag) override {
     const auto due = ids_.find(tag);
@@ -292,6 +293,7 @@ class Storm final : public EventHandler {
   EventQueue& q_;
   std::mt19937_64 rng_;
   std::uint64_t spread_;
+  Time origin_;
   std::map<std::uint64_t, std::pair<EventId, std::int64_t>> ids_;  // tag -> (id, time)
   std::set<std::pair<std::int64_t, std::uint64_t>> reference_;     // (time, scheduling number)
   std::uint64_t next_tag_ = 0;
@@ -331,6 +333,26 @@ TEST_CASE("EventQueue follows the documented order in a dense storm with many ti
   CHECK(storm.order_errors() == 0);
   CHECK(storm.reference_empty());
   CHECK(storm.fired() > 200'000);
+}
+
+TEST_CASE("EventQueue follows the documented order in storms of other spreads and near 2^62 ps") {
+  // Spreads around the queue's 256-ps block (children land in the block being run, and in the next
+  // ones), and up to 2^45 ps (children spread over every digit level of the radix heap), starting
+  // at 2^62 ps so that times use the high bits.
+  const Time far = Time::ps(std::int64_t{1} << 62);
+  const std::uint64_t spreads[] = {256, 300, std::uint64_t{1} << 45};
+  const Time origins[] = {Time::zero(), far, far};
+  for (int i = 0; i < 3; ++i) {
+    CAPTURE(i);
+    EventQueue q;
+    Storm storm(q, 11 + static_cast<std::uint64_t>(i), spreads[i], origins[i]);
+    storm.start(2'000);
+    q.run();
+    CHECK(storm.order_errors() == 0);
+    CHECK(storm.reference_empty());
+    CHECK(storm.fired() > 200'000);
+    CHECK(q.now() > origins[i]);
+  }
 }
 
 TEST_CASE("EventQueue follows the documented order when driven in run_until slices") {
@@ -406,4 +428,129 @@ TEST_CASE("EventQueue processes a million events with the right count and order"
   CHECK(r.log.size() == kEvents);
   CHECK(r.tags() == expected);
   CHECK(q.now() == Time::ps(times[expected.back()]));
+}
+
+TEST_CASE("EventQueue: short delays into the time block being run keep the order") {
+  // 10, 20 and 30 ps share one of the queue's 256-ps blocks. At 10 ps the handler schedules 20 ps
+  // (after the pending 20), 15 ps twice (before it: 15 then 16), 30 ps (after the pending 30) and
+  // 40 ps. Expected by time, then scheduling order: 10, 15, 16, 20, 21, 30, 31, 40.
+  EventQueue q;
+  Recorder r(q);
+  struct Spawner final : EventHandler {
+    EventQueue& q;
+    Recorder& r;
+    Spawner(EventQueue& queue, Recorder& rec) : q(queue), r(rec) {}
+    void on_event(std::uint64_t tag) override {
+      r.on_event(tag);
+      q.schedule_at(Time::ps(20), r, 21);
+      q.schedule_at(Time::ps(15), r, 15);
+      q.schedule_at(Time::ps(15), r, 16);
+      q.schedule_at(Time::ps(30), r, 31);
+      q.schedule_at(Time::ps(40), r, 40);
+    }
+  } spawner(q, r);
+  q.schedule_at(Time::ps(30), r, 30);
+  q.schedule_at(Time::ps(10), spawner, 10);
+  q.schedule_at(Time::ps(20), r, 20);
+  q.run();
+  CHECK(r.tags() == Tags{10, 15, 16, 20, 21, 30, 31, 40});
+}
+
+TEST_CASE("EventQueue sorts a crowded time block stably") {
+  // 200 events in the block [1 us, 1 us + 256 ps), at 1 us + (37 i mod 100) ps for event i: two
+  // events per time, which must come out by time, then by i (a stable sort of i by time).
+  EventQueue q;
+  Recorder r(q);
+  const auto at = [](std::uint64_t i) { return 1'000'000 + static_cast<std::int64_t>(37 * i % 100); };
+  for (std::uint64_t i = 0; i < 200; ++i) q.schedule_at(Time::ps(at(i)), r, i);
+  std::vector<std::uint64_t> expected(200);
+  std::iota(expected.begin(), expected.end(), 0);
+  std::stable_sort(expected.begin(), expected.end(),
+                   [&](std::uint64_t a, std::uint64_t b) { return at(a) < at(b); });
+  CHECK(expected[0] == 0);    // 37 * 0 mod 100 = 0
+  CHECK(expected[1] == 100);  // 37 * 100 mod 100 = 0, scheduled later
+  q.run();
+  CHECK(r.tags() == expected);
+}
+
+TEST_CASE("EventQueue orders times that differ in every bit, near 2^62 ps") {
+  // Times 2^62 + 2^k for k = 61 down to 0, scheduled in that (descending) order, each twice, and
+  // 2^62 itself last: expected 2^62 first, then k = 0, 1, ..., 61, each pair in scheduling order.
+  EventQueue q;
+  Recorder r(q);
+  const std::int64_t base = std::int64_t{1} << 62;
+  for (int k = 61; k >= 0; --k) {
+    q.schedule_at(Time::ps(base + (std::int64_t{1} << k)), r, static_cast<std::uint64_t>(2 * k));
+    q.schedule_at(Time::ps(base + (std::int64_t{1} << k)), r, static_cast<std::uint64_t>(2 * k + 1));
+  }
+  q.schedule_at(Time::ps(base), r, 1000);
+  q.run();
+  Tags expected{1000};
+  for (std::uint64_t k = 0; k < 62; ++k) {
+    expected.push_back(2 * k);
+    expected.push_back(2 * k + 1);
+  }
+  CHECK(r.tags() == expected);
+  CHECK(q.now() == Time::ps(base + (std::int64_t{1} << 61)));
+}
+
+TEST_CASE("EventQueue::run_until stops inside a time block; events then scheduled at now come next") {
+  // 100 and 101 ps share a block. run_until(100 ps) runs the first; two events then scheduled at
+  // 100 ps (now) come before the one at 101 ps, in scheduling order. A look-ahead from an empty
+  // front (run_until(150 ps) sees 300 ps) does not stop 200 ps, scheduled afterwards, coming first.
+  EventQueue q;
+  Recorder r(q);
+  q.schedule_at(Time::ps(100), r, 100);
+  q.schedule_at(Time::ps(101), r, 101);
+  q.schedule_at(Time::ps(300), r, 300);
+  q.run_until(Time::ps(100));
+  CHECK(r.tags() == Tags{100});
+  q.schedule_at(Time::ps(100), r, 1000);
+  q.schedule_at(Time::ps(100), r, 1001);
+  q.run_until(Time::ps(150));
+  CHECK(r.tags() == Tags{100, 1000, 1001, 101});
+  CHECK(q.now() == Time::ps(150));
+  q.schedule_at(Time::ps(200), r, 200);
+  q.schedule_at(Time::ps(300), r, 301);
+  q.run();
+  CHECK(r.tags() == Tags{100, 1000, 1001, 101, 200, 300, 301});
+}
+
+TEST_CASE("EventQueue: an event cancelled and rescheduled at the same time goes after the others") {
+  // Four events at 500 ps; after the first has run (the block is being run), the second is
+  // cancelled and rescheduled at 500 ps: it now comes after the third and fourth, as a new event.
+  EventQueue q;
+  Recorder r(q);
+  q.schedule_at(Time::ps(500), r, 1);
+  const EventId second = q.schedule_at(Time::ps(500), r, 2);
+  q.schedule_at(Time::ps(500), r, 3);
+  q.schedule_at(Time::ps(500), r, 4);
+  CHECK(q.step());
+  CHECK(q.cancel(second));
+  CHECK_FALSE(q.is_pending(second));
+  const EventId again = q.schedule_at(Time::ps(500), r, 22);
+  CHECK(q.is_pending(again));
+  CHECK(q.pending() == 3);
+  q.run();
+  CHECK(r.tags() == Tags{1, 3, 4, 22});
+}
+
+TEST_CASE("EventQueue keeps working after it ran empty") {
+  // After the queue ran dry at 200 ps, events at 200, 250 ps (the same block) and 300 ps (the next)
+  // and, once those ran, at 10 ns: all run, in time order.
+  EventQueue q;
+  Recorder r(q);
+  q.schedule_at(Time::ps(10), r, 10);
+  q.schedule_at(Time::ps(200), r, 200);
+  q.run();
+  q.schedule_at(Time::ps(300), r, 300);
+  q.schedule_at(Time::ps(250), r, 250);
+  q.schedule_at(Time::ps(200), r, 201);
+  q.run();
+  CHECK(r.tags() == Tags{10, 200, 201, 250, 300});
+  CHECK(q.next_time() == Time::max());
+  q.schedule_at(Time::ns(10), r, 10'000);
+  q.run();
+  CHECK(r.tags() == Tags{10, 200, 201, 250, 300, 10'000});
+  CHECK(q.pending() == 0);
 }
