@@ -72,9 +72,18 @@ class Network final : public EventHandler {
   // Claims, for folding (sim/README.md, "Folding"). A folded collective claims the links of all
   // its routes while it runs; a message of any other receiver that crosses a claimed link marks the
   // network interfered: the fold assumed nothing else used them, so the caller must simulate again
-  // with folding off. A link is idle once nothing occupies it any more.
+  // with folding off. A link is idle once nothing occupies it any more. A claim holds until it is
+  // released (set_owner(link, nullptr)) or, once a fold knows when its traffic on the link ends,
+  // until then (end_claim_at): a message arriving at or after that time no longer interferes.
   const EventHandler* owner(LinkId link) const { return servers_[link].owner; }
-  void set_owner(LinkId link, const EventHandler* owner) { servers_[link].owner = owner; }
+  void set_owner(LinkId link, const EventHandler* owner) {
+    servers_[link].owner = owner;
+    servers_[link].claim_end = Time::max();
+  }
+  void end_claim_at(LinkId link, Time end) { servers_[link].claim_end = end; }
+  Time claim_end(LinkId link) const { return servers_[link].claim_end; }
+  // For a fold that finds, after the fact, that its result may not be the full simulation's.
+  void mark_interfered() { interfered_ = true; }
   bool is_idle(LinkId link) const { return servers_[link].busy_until <= queue_.now(); }
   Time busy_until(LinkId link) const { return servers_[link].busy_until; }
   bool interfered() const { return interfered_; }
@@ -98,6 +107,7 @@ class Network final : public EventHandler {
     std::size_t starts_head = 0;
     LinkCounters counters;
     const EventHandler* owner = nullptr;  // the folded collective that claimed it
+    Time claim_end = Time::max();         // the claim's end (see end_claim_at)
   };
   struct Message {
     const LinkId* route;

@@ -49,7 +49,8 @@ const char* RingCollective::fold_refusal() {
       for (const LinkId l : route) {
         const EventHandler* owner = network_.owner(l);
         if (owner == this) refusal = "two ring edges share a link";
-        else if (owner != nullptr) refusal = "another folded collective holds its links";
+        else if (owner != nullptr && network_.claim_end(l) > queue_.now())
+          refusal = "another folded collective holds its links";
         else if (!network_.is_idle(l)) refusal = "its links are still busy";
         if (refusal != nullptr) break;
         network_.set_owner(l, this);

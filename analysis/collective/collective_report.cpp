@@ -30,7 +30,7 @@ double row_bus_factor(const CollectiveSweepRow& r) {
 std::string simulation_note(const std::vector<CollectiveSweepRow>& rows) {
   std::size_t folded = 0, reruns = 0;
   std::uint32_t simulated = 0, ranks = 0;
-  std::string_view reason;
+  std::string_view reason, unit = "ring positions";
   sim::Time bound;
   for (const auto& r : rows) {
     if (r.rerun) ++reruns;
@@ -39,6 +39,7 @@ std::string simulation_note(const std::vector<CollectiveSweepRow>& rows) {
       simulated = std::max(simulated, r.path.simulated);
       ranks = std::max(ranks, r.path.ranks);
       bound = max(bound, r.path.bound);
+      unit = r.path.unit;
     } else if (reason.empty()) {
       reason = r.path.reason;
     }
@@ -47,7 +48,7 @@ std::string simulation_note(const std::vector<CollectiveSweepRow>& rows) {
   std::string out = "# simulation: " + std::to_string(folded) + " of " + std::to_string(rows.size()) +
                     " sizes folded onto representative ranks";
   if (folded > 0)
-    out += " (at most " + std::to_string(simulated) + " of " + std::to_string(ranks) + " ring positions simulated" +
+    out += " (at most " + std::to_string(simulated) + " of " + std::to_string(ranks) + " " + std::string(unit) + " simulated" +
            (bound > sim::Time::zero() ? ", bounded within " + sim::human_time(bound) : "") + ")";
   if (folded < rows.size()) out += "; the others in full: " + std::string(reruns > 0 ? "a ring crossed a folded ring's links" : reason);
   return out + "\n";

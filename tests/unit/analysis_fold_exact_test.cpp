@@ -59,6 +59,10 @@ TEST_CASE("fold: steps on generated clusters take exactly the time of the full s
       {8, F::RailOptimized, 2.0, 64, 1, A::Hierarchical},
       {8, F::FatTree, 2.0, 32, 2, A::Ring},
       {32, F::FatTree, 1.0, 256, 1, A::Auto},
+      {16, F::RailOptimized, 2.0, 128, 1, A::Tree},
+      {16, F::FatTree, 4.0, 64, 2, A::Tree},
+      {32, F::FatTree, 1.0, 256, 1, A::Tree},
+      {8, F::FatTree, 2.0, 32, 2, A::Auto},
   };
   std::size_t folded = 0;
   for (const Case& c : cases) {
