@@ -10,8 +10,11 @@
 #include "sim/network.h"
 #include "sim/tree_collective.h"
 #include "topology/tree_channels.h"
+#include "tests/unit/fold_outcome.h"
 
 using namespace hybridsim::sim;
+using hybridsim::testing::check_same;
+using hybridsim::testing::FoldOutcome;
 
 namespace {
 
@@ -58,15 +61,6 @@ TreeFabric make_trees(std::uint32_t n, std::uint32_t groups, std::uint32_t perio
   return f;
 }
 
-struct Outcome {
-  std::vector<Time> finish;
-  std::vector<LinkCounters> links;
-  std::array<Bytes, kLinkKindCount> bytes{};
-  std::uint64_t messages = 0;
-  SimulationPath path;
-  bool interfered = false;
-};
-
 struct Starter final : EventHandler {
   TreeCollective* tree = nullptr;
   void on_event(std::uint64_t r) override { tree->start(static_cast<std::uint32_t>(r)); }
@@ -74,7 +68,7 @@ struct Starter final : EventHandler {
 
 // Runs the trees with every rank joining at start[r] (all at 0 when empty); `extra`, if set, is a
 // route another message of 1 MiB takes at 3 us.
-Outcome run(const TreeFabric& f, std::uint32_t n, Bytes size, FastPath mode, std::vector<Time> start = {},
+FoldOutcome run(const TreeFabric& f, std::uint32_t n, Bytes size, FastPath mode, std::vector<Time> start = {},
             std::vector<LinkId> extra = {}) {
   EventQueue q;
   Network net(q, f.links);
@@ -91,31 +85,7 @@ Outcome run(const TreeFabric& f, std::uint32_t n, Bytes size, FastPath mode, std
   if (!extra.empty()) net.send_at(Time::us(3), extra, Bytes::mib(1), sink, 0);
   q.run();
   REQUIRE(tree.is_done());
-  Outcome o;
-  for (std::uint32_t r = 0; r < n; ++r) o.finish.push_back(tree.rank_finish_time(r));
-  for (LinkId l = 0; l < f.links.size(); ++l) o.links.push_back(net.counters(l));
-  o.bytes = tree.bytes_by_link_kind();
-  o.messages = tree.messages_sent();
-  o.path = tree.simulation_path();
-  o.interfered = net.interfered();
-  return o;
-}
-
-void check_same(const Outcome& folded, const Outcome& full) {
-  REQUIRE(folded.finish.size() == full.finish.size());
-  for (std::size_t r = 0; r < full.finish.size(); ++r) {
-    CAPTURE(r);
-    CHECK(folded.finish[r] == full.finish[r]);
-  }
-  for (std::size_t l = 0; l < full.links.size(); ++l) {
-    CAPTURE(l);
-    CHECK(folded.links[l].bytes == full.links[l].bytes);
-    CHECK(folded.links[l].busy == full.links[l].busy);
-    CHECK(folded.links[l].messages == full.links[l].messages);
-    CHECK(folded.links[l].max_queue_depth == full.links[l].max_queue_depth);
-  }
-  for (int k = 0; k < kLinkKindCount; ++k) CHECK(folded.bytes[static_cast<std::size_t>(k)] == full.bytes[static_cast<std::size_t>(k)]);
-  CHECK(folded.messages == full.messages);
+  return hybridsim::testing::outcome_of(tree, net);
 }
 
 }  // namespace
@@ -125,8 +95,8 @@ TEST_CASE("tree fold: four alike channels of two trees simulate one and match th
   // = 10 is fewer). Each channel's two trees share its links, so the groups are the 4 channels, all
   // alike: 2 of the 8 tree channels are simulated.
   const auto f = make_trees(32, 4);
-  const Outcome folded = run(f, 32, Bytes::mib(8), FastPath::Auto);
-  const Outcome full = run(f, 32, Bytes::mib(8), FastPath::Off);
+  const FoldOutcome folded = run(f, 32, Bytes::mib(8), FastPath::Auto);
+  const FoldOutcome full = run(f, 32, Bytes::mib(8), FastPath::Off);
   CHECK(folded.path.folded);
   CHECK(folded.path.simulated == 2);
   CHECK(folded.path.ranks == 8);
@@ -143,15 +113,15 @@ TEST_CASE("tree fold: four alike channels of two trees simulate one and match th
 TEST_CASE("tree fold: channels that differ are simulated once per kind; bytes that differ by one still fold apart") {
   // Channels alternate 12.5 and 25 GB/s (period 2): two kinds, 2 × 2 = 4 of 8 tree channels.
   const auto f = make_trees(16, 4, 2);
-  const Outcome folded = run(f, 16, Bytes::mib(4), FastPath::Auto);
-  const Outcome full = run(f, 16, Bytes::mib(4), FastPath::Off);
+  const FoldOutcome folded = run(f, 16, Bytes::mib(4), FastPath::Auto);
+  const FoldOutcome full = run(f, 16, Bytes::mib(4), FastPath::Off);
   CHECK(folded.path.folded);
   CHECK(folded.path.simulated == 4);
   check_same(folded, full);
   // 4 MiB + 3 bytes over 8 trees: trees 0-2 carry one byte more, so channel 0 (trees 0, 1: +1, +1)
   // and channel 2 (+0, +0) differ, as do channel 1 (+1, +0) and 3 (+0, +0): nothing to fold.
-  const Outcome odd = run(f, 16, Bytes::of(4 * 1024 * 1024 + 3), FastPath::Auto);
-  const Outcome odd_full = run(f, 16, Bytes::of(4 * 1024 * 1024 + 3), FastPath::Off);
+  const FoldOutcome odd = run(f, 16, Bytes::of(4 * 1024 * 1024 + 3), FastPath::Auto);
+  const FoldOutcome odd_full = run(f, 16, Bytes::of(4 * 1024 * 1024 + 3), FastPath::Off);
   CHECK_FALSE(odd.path.folded);
   CHECK(odd.path.reason == "a tree whose channel groups differ");
   check_same(odd, odd_full);
@@ -162,8 +132,8 @@ TEST_CASE("tree fold: groups on other ranks fold only where their leaves send in
   // g's leaves send in an order shifted by g too: the messages meet the shared links in another
   // order and the groups cannot stand for each other; every group is simulated, exactly.
   const auto f = make_trees(16, 2, 1, true);
-  const Outcome folded = run(f, 16, Bytes::mib(2), FastPath::Auto);
-  const Outcome full = run(f, 16, Bytes::mib(2), FastPath::Off);
+  const FoldOutcome folded = run(f, 16, Bytes::mib(2), FastPath::Auto);
+  const FoldOutcome full = run(f, 16, Bytes::mib(2), FastPath::Off);
   CHECK_FALSE(folded.path.folded);
   CHECK(folded.path.reason == "its channel groups' leaves send in different orders");
   check_same(folded, full);
@@ -173,14 +143,14 @@ TEST_CASE("tree fold: ranks joining at different times run the trees in full, ex
   const auto f = make_trees(16, 2);
   std::vector<Time> start(16, Time::zero());
   start[5] = Time::us(1);  // before the first message is due (2 us): decided at 2 us − 1 ps
-  const Outcome early = run(f, 16, Bytes::mib(2), FastPath::Auto, start);
-  const Outcome early_full = run(f, 16, Bytes::mib(2), FastPath::Off, start);
+  const FoldOutcome early = run(f, 16, Bytes::mib(2), FastPath::Auto, start);
+  const FoldOutcome early_full = run(f, 16, Bytes::mib(2), FastPath::Off, start);
   CHECK_FALSE(early.path.folded);
   CHECK(early.path.reason == "ranks joined at different times");
   check_same(early, early_full);
   start[5] = Time::us(40);  // long after: the decision event finds rank 5 missing
-  const Outcome late = run(f, 16, Bytes::mib(2), FastPath::Auto, start);
-  const Outcome late_full = run(f, 16, Bytes::mib(2), FastPath::Off, start);
+  const FoldOutcome late = run(f, 16, Bytes::mib(2), FastPath::Auto, start);
+  const FoldOutcome late_full = run(f, 16, Bytes::mib(2), FastPath::Off, start);
   CHECK_FALSE(late.path.folded);
   CHECK(late.path.reason == "ranks joined at different times");
   check_same(late, late_full);
@@ -194,9 +164,9 @@ TEST_CASE("tree fold: shared links across channels, traces and other traffic are
   // A message crossing channel 0's link out of rank 3 at 3 us, while the folded trees run there:
   // the network is marked interfered (the caller runs again in full).
   const auto f = make_trees(16, 2);
-  const Outcome crossed = run(f, 16, Bytes::mib(2), FastPath::Auto, {}, {f.out[0][3]});
+  const FoldOutcome crossed = run(f, 16, Bytes::mib(2), FastPath::Auto, {}, {f.out[0][3]});
   CHECK(crossed.path.folded);
   CHECK(crossed.interfered);
-  const Outcome crossed_full = run(f, 16, Bytes::mib(2), FastPath::Off, {}, {f.out[0][3]});
+  const FoldOutcome crossed_full = run(f, 16, Bytes::mib(2), FastPath::Off, {}, {f.out[0][3]});
   CHECK_FALSE(crossed_full.interfered);
 }
