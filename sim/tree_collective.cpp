@@ -154,13 +154,9 @@ void TreeCollective::start(std::uint32_t rank) {
   rs.finish = rs.start;
   if (!decided_) {
     decided_ = true;
-    if (const char* refusal = fold_refusal(); refusal != nullptr) {
-      path_.reason = refusal;
-    } else {  // decide just before the first message would be due (base latency > 0)
-      mode_ = Mode::Deferred;
-      queue_.schedule_at(queue_.now() + config_.timing.base_latency - Time::ps(1), *this,
-                         std::uint64_t{0xfffffffeu} << 32);
-    }
+    // Folding defers every send until it is decided, just before the first message is due.
+    if (const char* refusal = fold_refusal(); refusal != nullptr) path_.reason = refusal;
+    else mode_ = Mode::Deferred;
   }
   if (mode_ == Mode::Deferred) {
     if (join_order_.empty() || rs.start == rank_[join_order_.front()].start) {

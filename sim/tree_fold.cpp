@@ -34,6 +34,17 @@ class ModelStarter final : public EventHandler {
 
 bool is_leaf(const TreeChannel& t, std::uint32_t r) { return t.children[r].empty() && t.parent[r] >= 0; }
 
+// How long after a rank joins its first message can enter a link: the protocol's base latency and
+// the least delay of a leaf's send (only leaves send before they have received).
+template <class Channels>
+Time first_message_lead(const Channels& channels, std::uint32_t n, Time base_latency) {
+  Time least = Time::max();
+  for (const auto& ch : channels)
+    for (std::uint32_t r = 0; r < n; ++r)
+      if (is_leaf(ch.plan, r)) least = min(least, ch.nodes[r].up_delay);
+  return least == Time::max() ? base_latency : base_latency + least;
+}
+
 }  // namespace
 
 // Group b in terms of group a: position[i][r] is the rank at a's channel i rank r's place in b's
@@ -61,9 +72,10 @@ const char* TreeCollective::fold_refusal() {
   if (config_.fast_path == FastPath::Off) return "fast path off";
   if (network_.observer() != nullptr) return "a trace records every message";
   if (n_ < 2) return "a single rank";
-  // The fold is decided just before the first message is due; without a protocol latency that
+  // The fold is decided just before the first message is due; with no delay before it, that
   // is when the first rank joins.
-  if (config_.timing.base_latency <= Time::zero()) return "a tree without protocol latency";
+  const Time lead = first_message_lead(channels_, n_, config_.timing.base_latency);
+  if (lead <= Time::zero()) return "a tree without protocol latency";
   groups_ = channel_groups();
   if (groups_.size() < 2) return "a tree whose channels all share links";
   bool alike = false;
@@ -71,12 +83,14 @@ const char* TreeCollective::fold_refusal() {
   for (std::size_t g = 1; g < groups_.size() && !alike; ++g)
     for (std::size_t h = 0; h < g && !alike; ++h) alike = correspond(groups_[h], groups_[g], map);
   if (!alike) return "a tree whose channel groups differ";
-  return claim_links() ? nullptr : "its links are still busy or held by another folded collective";
+  if (!claim_links()) return "its links are still busy or held by another folded collective";
+  queue_.schedule_at(queue_.now() + lead - Time::ps(1), *this, std::uint64_t{0xfffffffeu} << 32);
+  return nullptr;
 }
 
 bool TreeCollective::claim_links() {
   // Each link must be free of anything else by the time the first message can reach it.
-  const Time first_send = queue_.now() + config_.timing.base_latency;
+  const Time first_send = queue_.now() + first_message_lead(channels_, n_, config_.timing.base_latency);
   auto claim = [&](const std::vector<LinkId>& route) {
     for (const LinkId l : route) {
       const EventHandler* owner = network_.owner(l);
@@ -286,7 +300,8 @@ void TreeCollective::go_full() {
   path_.reason = "ranks joined at different times";
   // The claims end once the first messages are under way: what crosses the links before then
   // could have met them, so it still marks the network interfered.
-  const Time first_send = rank_[join_order_.front()].start + config_.timing.base_latency;
+  const Time first_send =
+      rank_[join_order_.front()].start + first_message_lead(channels_, n_, config_.timing.base_latency);
   for (const ChannelState& ch : channels_)
     for (std::uint32_t r = 0; r < n_; ++r) {
       for (const LinkId l : ch.plan.up[r])
