@@ -124,6 +124,10 @@ void TreeCollective::release_links(std::uint32_t rank) {
     for (std::uint32_t r = first; r < last; ++r) {
       release(ch.plan.up[r]);
       for (const auto& route : ch.plan.down[r]) release(route);
+      if (rank == n_) continue;  // every route is some rank's way out
+      for (const std::uint32_t child : ch.plan.children[r]) release(ch.plan.up[child]);
+      if (const std::int32_t p = ch.plan.parent[r]; p >= 0)
+        release(ch.plan.down[static_cast<std::size_t>(p)][ch.nodes[r].slot_in_parent]);
     }
   }
 }
