@@ -52,12 +52,14 @@ struct CollectiveConfig {
 };
 
 // How a collective was simulated (sim/README.md, "Folding"). A folded ring simulated `simulated`
-// ring positions per channel (the most of any channel) instead of `ranks`; otherwise `reason` says
-// why every rank was simulated. `private_events`: events it simulated on its own queue.
+// ring positions per channel (the most of any channel) instead of `ranks`, a folded tree
+// `simulated` of its `ranks` tree channels (`unit` says which); otherwise `reason` says why every
+// rank was simulated. `private_events`: events it simulated on its own queue.
 struct SimulationPath {
   bool folded = false;
   std::uint32_t simulated = 0;
   std::uint32_t ranks = 0;
+  std::string_view unit = "ring positions";
   std::string_view reason = "message by message";
   Time bound;  // bounded folds: the upper bound's largest lead over the lower bound
   std::uint64_t private_events = 0;

@@ -114,7 +114,7 @@ void Network::on_event(std::uint64_t index) {
   LinkServer& server = servers_[link];
   const Time arrival = queue_.now();
   const Time start = max(arrival, server.busy_until);
-  if (server.owner != nullptr && server.owner != m.receiver) interfered_ = true;
+  if (server.owner != nullptr && server.owner != m.receiver && arrival < server.claim_end) interfered_ = true;
   Time finish = start + service_time(link, server, m.bytes, m.rate_class);
   // Cut-through: the tail cannot leave this link before it has arrived from the previous one.
   if (finish < m.tail_ready) finish = m.tail_ready;

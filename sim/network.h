@@ -72,20 +72,27 @@ class Network final : public EventHandler {
   // Claims, for folding (sim/README.md, "Folding"). A folded collective claims the links of all
   // its routes while it runs; a message of any other receiver that crosses a claimed link marks the
   // network interfered: the fold assumed nothing else used them, so the caller must simulate again
-  // with folding off. A link is idle once nothing occupies it any more. A link one folded collective
-  // holds can be promised to one more (the next bucket on the same ring): `release` hands it over.
+  // with folding off. A link is idle once nothing occupies it any more. A claim holds until it is
+  // released or, once a fold knows when its traffic on the link ends, until then (end_claim_at): a
+  // message arriving at or after that time no longer interferes. A link one folded collective holds
+  // can be promised to one more (the next bucket on the same ring): releasing hands it over.
   const EventHandler* owner(LinkId link) const { return servers_[link].owner; }
-  void set_owner(LinkId link, const EventHandler* owner) { servers_[link].owner = owner; }
+  // Claims the link for `owner`; nullptr releases it (to the one it was promised to, if any).
+  void set_owner(LinkId link, const EventHandler* owner) {
+    LinkServer& s = servers_[link];
+    s.owner = owner != nullptr ? owner : s.next_owner;
+    if (owner == nullptr) s.next_owner = nullptr;
+    s.claim_end = Time::max();
+  }
   const EventHandler* next_owner(LinkId link) const { return servers_[link].next_owner; }
   void set_next_owner(LinkId link, const EventHandler* next) { servers_[link].next_owner = next; }
   // If `owner` holds the link, it passes to the one it was promised to (or to nobody).
   void release(LinkId link, const EventHandler* owner) {
-    LinkServer& s = servers_[link];
-    if (s.owner != owner) return;
-    s.owner = s.next_owner;
-    s.next_owner = nullptr;
+    if (servers_[link].owner == owner) set_owner(link, nullptr);
   }
-  // A fold found that its assumptions failed (e.g. a promised link was not free in time).
+  void end_claim_at(LinkId link, Time end) { servers_[link].claim_end = end; }
+  Time claim_end(LinkId link) const { return servers_[link].claim_end; }
+  // For a fold that finds, after the fact, that its result may not be the full simulation's.
   void mark_interfered() { interfered_ = true; }
   bool is_idle(LinkId link) const { return servers_[link].busy_until <= queue_.now(); }
   Time busy_until(LinkId link) const { return servers_[link].busy_until; }
@@ -111,6 +118,7 @@ class Network final : public EventHandler {
     LinkCounters counters;
     const EventHandler* owner = nullptr;       // the folded collective that claimed it
     const EventHandler* next_owner = nullptr;  // the one it passes to when the owner releases it
+    Time claim_end = Time::max();              // the claim's end (see end_claim_at)
   };
   struct Message {
     const LinkId* route;

@@ -51,6 +51,10 @@ const char* RingCollective::fold_refusal() {
     for (const auto& route : ch.plan.routes) {
       for (const LinkId l : route) {
         const EventHandler* owner = network_.owner(l);
+        if (owner != nullptr && owner != this && network_.claim_end(l) <= queue_.now()) {
+          network_.set_owner(l, nullptr);  // an expired claim (a folded tree's) is no claim
+          owner = network_.owner(l);       // (or it passed to the one it was promised to)
+        }
         if (owner == this || network_.next_owner(l) == this) refusal = "two ring edges share a link";
         else if (owner == nullptr && !network_.is_idle(l)) refusal = "its links are still busy";
         else if (owner != nullptr && network_.next_owner(l) != nullptr)
@@ -84,8 +88,11 @@ void RingCollective::join_deferred(std::uint32_t rank) {
   // (a promised one handed over by now) and idle. If not, the previous holder still runs there, its
   // traffic would meet ours, and the step must be simulated again in full.
   for (const auto& ch : channels_)
-    for (const LinkId l : ch.plan.routes[ch.position_of_rank[rank]])
+    for (const LinkId l : ch.plan.routes[ch.position_of_rank[rank]]) {
+      if (network_.owner(l) != this && network_.next_owner(l) == this && network_.claim_end(l) <= queue_.now())
+        network_.set_owner(l, nullptr);  // the holder's claim has ended by time: hand it over
       if (network_.owner(l) != this || !network_.is_idle(l)) network_.mark_interfered();
+    }
   if (++joined_ == n_) run_folded();
 }
 

@@ -46,8 +46,12 @@ void check_tree(const TreeChannel& t, std::uint32_t n, std::size_t c) {
 
 TreeCollective::TreeCollective(Network& network, std::uint32_t ranks,
                                std::vector<TreeChannel> channels, Bytes size,
-                               CollectiveConfig config)
+                               CollectiveConfig config, TreeFoldModel model)
     : network_(network), queue_(network.queue()), n_(ranks), config_(config), rank_(ranks) {
+  path_.unit = "tree channels";
+  path_.ranks = static_cast<std::uint32_t>(channels.size());
+  if (model.messages > 0 && model.channel_bytes.size() != channels.size())
+    throw InternalError("a tree fold model needs the bytes of each of its channels");
   if (n_ == 0) throw InternalError("collective over zero ranks");
   if (channels.empty()) throw InternalError("collective with no channels");
   if (config_.message_size.count() <= 0) throw InternalError("message size must be positive");
@@ -62,7 +66,8 @@ TreeCollective::TreeCollective(Network& network, std::uint32_t ranks,
     ch.plan = std::move(channels[static_cast<std::size_t>(c)]);
     check_tree(ch.plan, n_, static_cast<std::size_t>(c));
     // Channel c carries S/C bytes (the first S mod C channels one more).
-    ch.bytes = size.count() / c_count + (c < size.count() % c_count ? 1 : 0);
+    ch.bytes = model.messages > 0 ? model.channel_bytes[static_cast<std::size_t>(c)]
+                                  : size.count() / c_count + (c < size.count() % c_count ? 1 : 0);
     max_messages = std::max(max_messages, (ch.bytes + m - 1) / m);
     // The height: the longest way from a rank to the root.
     std::int64_t height = 0;
@@ -87,7 +92,8 @@ TreeCollective::TreeCollective(Network& network, std::uint32_t ranks,
     }
     channels_.push_back(std::move(ch));
   }
-  messages_ = static_cast<std::uint32_t>(max_messages);
+  messages_ = model.messages > 0 ? model.messages : static_cast<std::uint32_t>(max_messages);
+  if (messages_ >= 0xfffffffeu) throw InternalError("too many messages per tree channel");
   rate_class_ = network.rate_class(config_.timing.link_rate_scale);
   for (const ChannelState& ch : channels_)
     for (std::uint32_t r = 0; r < n_; ++r) {
@@ -150,27 +156,53 @@ void TreeCollective::start(std::uint32_t rank) {
   rs.started = true;
   rs.start = queue_.now();
   rs.finish = rs.start;
-  const Time at = queue_.now() + config_.timing.base_latency;
-  for (std::uint32_t c = 0; c < channels_.size(); ++c) {
-    const ChannelState& ch = channels_[c];
-    // A leaf has nothing to wait for: all its messages go up at once.
-    if (ch.nodes[rank].child_count == 0 && ch.plan.parent[rank] >= 0)
-      for (std::uint32_t j = 0; j < messages_; ++j) send_up(c, rank, j, at);
+  if (!decided_) {
+    decided_ = true;
+    // Folding defers every send until it is decided, just before the first message is due.
+    if (const char* refusal = fold_refusal(); refusal != nullptr) path_.reason = refusal;
+    else mode_ = Mode::Deferred;
   }
+  if (mode_ == Mode::Deferred) {
+    if (join_order_.empty() || rs.start == rank_[join_order_.front()].start) {
+      join_order_.push_back(rank);
+      if (join_order_.size() == n_) run_folded();
+      return;
+    }
+    go_full();
+  }
+  send_leaves(rank, queue_.now() + config_.timing.base_latency);
   std::vector<std::uint64_t> early;
   early.swap(rs.early_arrivals);
   for (const std::uint64_t tag : early) handle(tag);
   check_done(rank);
 }
 
+void TreeCollective::send_leaves(std::uint32_t rank, Time at) {
+  for (std::uint32_t c = 0; c < channels_.size(); ++c) {
+    const ChannelState& ch = channels_[c];
+    // A leaf has nothing to wait for: all its messages go up at once.
+    if (ch.nodes[rank].child_count == 0 && ch.plan.parent[rank] >= 0)
+      for (std::uint32_t j = 0; j < messages_; ++j) send_up(c, rank, j, at);
+  }
+}
+
 void TreeCollective::on_event(std::uint64_t tag) {
   const auto low = static_cast<std::uint32_t>(tag & 0xffffffffu);
+  if ((tag >> 32) >= 0xfffffffeu) {  // the fold's decision, or a folded rank's finish
+    if ((tag >> 32) == 0xfffffffeu) decide_deferred();
+    else finish_folded_rank(low);
+    return;
+  }
   const std::uint32_t c = (low >> 1) / n_;
   const std::uint32_t r = (low >> 1) % n_;
-  const auto parent = static_cast<std::uint32_t>(channels_[c].plan.parent[r]);
+  ChannelState& ch = channels_[c];
+  const auto parent = static_cast<std::uint32_t>(ch.plan.parent[r]);
   const bool up = (low & 1) == kUp;
   const std::uint32_t sender = up ? r : parent;
   const std::uint32_t receiver = up ? parent : r;
+  // The latest either end has done anything (a reduction may end later than now).
+  ch.nodes[sender].done = max(ch.nodes[sender].done, queue_.now());
+  ch.nodes[receiver].done = max(ch.nodes[receiver].done, queue_.now());
   --rank_[sender].sends_left;
   --rank_[receiver].receives_left;
   if (!rank_[receiver].started) rank_[receiver].early_arrivals.push_back(tag);
@@ -190,6 +222,7 @@ void TreeCollective::handle(std::uint64_t tag) {
     // latency has passed since it joined, as in the ring).
     RankProgress& rs = rank_[r];
     if (now > rs.finish) rs.finish = now;
+    ch.nodes[r].done = max(ch.nodes[r].done, now);
     send_down(c, r, static_cast<std::uint32_t>(tag >> 32), max(now, rs.start + config_.timing.base_latency));
     return;
   }
@@ -208,6 +241,7 @@ void TreeCollective::handle(std::uint64_t tag) {
     ready += transfer_time(Bytes::of(message_bytes(ch, j)), config_.reduction_bandwidth);
   RankProgress& ps = rank_[p];
   if (ready > ps.finish) ps.finish = ready;
+  node.done = max(node.done, ready);
   if (ch.plan.parent[p] >= 0) send_up(c, p, j, ready);
   else send_down(c, p, j, ready);  // the root holds the full sum of message j
 }

@@ -26,11 +26,19 @@ struct TreeChannel {
   std::vector<std::vector<std::vector<LinkId>>> down;  // down[r][k]: r → children[r][k]
 };
 
+// The representatives of a folded tree (sim/README.md, "Folding"): some of a tree collective's
+// channels, simulated with the messages per channel and the bytes per channel of the whole.
+// Default (messages 0): an ordinary tree collective.
+struct TreeFoldModel {
+  std::uint32_t messages = 0;
+  std::vector<std::int64_t> channel_bytes;  // one per channel
+};
+
 class TreeCollective final : public Collective {
  public:
   // Throws InternalError when a channel is not a tree over `ranks` ranks.
   TreeCollective(Network& network, std::uint32_t ranks, std::vector<TreeChannel> channels,
-                 Bytes size, CollectiveConfig config);
+                 Bytes size, CollectiveConfig config, TreeFoldModel model = {});
   TreeCollective(const TreeCollective&) = delete;
   TreeCollective& operator=(const TreeCollective&) = delete;
 
@@ -42,16 +50,12 @@ class TreeCollective final : public Collective {
   Time finish_time() const override;
   std::uint64_t messages_sent() const override { return messages_sent_; }
   std::array<Bytes, kLinkKindCount> bytes_by_link_kind() const override { return bytes_by_kind_; }
-  // Never folded: a tree already costs O(ranks × chunks) messages.
-  SimulationPath simulation_path() const override {
-    SimulationPath path;
-    path.ranks = n_;
-    path.reason = "a tree (already ranks x chunks messages)";
-    return path;
-  }
+  SimulationPath simulation_path() const override { return path_; }
   SimulationCost full_cost() const override;  // sim/collective_cost.cpp
   std::uint32_t channel_count() const { return static_cast<std::uint32_t>(channels_.size()); }
   std::uint32_t messages_per_channel() const { return messages_; }
+  // When channel c's position `rank` last did anything (received, had a message delivered, reduced).
+  Time node_done(std::uint32_t c, std::uint32_t rank) const { return channels_[c].nodes[rank].done; }
   void on_event(std::uint64_t tag) override;
 
  private:
@@ -62,6 +66,7 @@ class TreeCollective final : public Collective {
     std::uint32_t reduced = 0;  // messages complete here (all children's arrived and reduced)
     Time up_delay;
     Time paced_until;
+    Time done;
   };
   struct ChannelState {
     TreeChannel plan;
@@ -79,6 +84,29 @@ class TreeCollective final : public Collective {
   void check_done(std::uint32_t rank);
   // At the first rank's start: charges full_cost() to config_.budget, if any.
   void charge_budget() const;
+  void send_leaves(std::uint32_t rank, Time at);
+
+  // Folding (tree_fold.cpp). Channels that share links form a group; groups alike position by
+  // position (routes, delays, bytes, and the order their leaves send in) are simulated once, on a
+  // queue and links of their own, once every rank has joined at one time (Folded). Until then
+  // nothing is sent (Deferred); ranks joining at different times switch the tree to Full before
+  // the first message is due.
+  enum class Mode : std::uint8_t { Full, Deferred, Folded };
+  struct Correspondence;  // one group's positions and links in terms of another's
+  struct ModelRun;
+  const char* fold_refusal();
+  bool claim_links();
+  void release_links(std::uint32_t rank);  // of the routes into and out of `rank`; every rank's if n_
+  std::vector<std::vector<std::uint32_t>> channel_groups() const;
+  bool correspond(const std::vector<std::uint32_t>& a, const std::vector<std::uint32_t>& b,
+                  Correspondence& map) const;
+  bool leaves_send_alike(const std::vector<std::uint32_t>& a, const std::vector<std::uint32_t>& b,
+                         const Correspondence& map) const;
+  ModelRun run_model(const std::vector<std::uint32_t>& group) const;
+  void decide_deferred();  // the decision event: fold if every rank joined at once, else go full
+  void go_full();
+  void run_folded();
+  void finish_folded_rank(std::uint32_t rank);
 
   Network& network_;
   EventQueue& queue_;
@@ -94,6 +122,11 @@ class TreeCollective final : public Collective {
   EventHandler* done_handler_ = nullptr;
   std::uint64_t done_tag_base_ = 0;
   bool charged_ = false;
+  Mode mode_ = Mode::Full;
+  bool decided_ = false;
+  std::vector<std::uint32_t> join_order_;
+  std::vector<std::vector<std::uint32_t>> groups_;  // channel groups, found when folding is tried
+  SimulationPath path_;
 };
 
 }  // namespace hybridsim::sim

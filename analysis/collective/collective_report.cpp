@@ -29,15 +29,17 @@ double row_bus_factor(const CollectiveSweepRow& r) {
 // How the sizes were simulated (sim/README.md, "Folding"): folded, or in full and why.
 std::string simulation_note(const std::vector<CollectiveSweepRow>& rows) {
   std::size_t folded = 0, reruns = 0;
-  std::uint32_t simulated = 0, ranks = 0;
+  // Rings fold onto ring positions, trees onto tree channels: the most of each, [0] rings, [1] trees.
+  std::uint32_t simulated[2] = {0, 0}, ranks[2] = {0, 0};
   std::string_view reason;
   sim::Time bound;
   for (const auto& r : rows) {
     if (r.rerun) ++reruns;
     if (r.path.folded) {
       ++folded;
-      simulated = std::max(simulated, r.path.simulated);
-      ranks = std::max(ranks, r.path.ranks);
+      const int k = r.path.unit == "tree channels" ? 1 : 0;
+      simulated[k] = std::max(simulated[k], r.path.simulated);
+      ranks[k] = std::max(ranks[k], r.path.ranks);
       bound = max(bound, r.path.bound);
     } else if (reason.empty()) {
       reason = r.path.reason;
@@ -46,9 +48,13 @@ std::string simulation_note(const std::vector<CollectiveSweepRow>& rows) {
   if (folded == 0 && reruns == 0) return "# simulation: every rank message by message (" + std::string(reason) + ")\n";
   std::string out = "# simulation: " + std::to_string(folded) + " of " + std::to_string(rows.size()) +
                     " sizes folded onto representative ranks";
+  std::string most;
+  for (int k = 0; k < 2; ++k)
+    if (ranks[k] > 0)
+      most += std::string(most.empty() ? "" : "; ") + "at most " + std::to_string(simulated[k]) + " of " +
+              std::to_string(ranks[k]) + (k == 0 ? " ring positions" : " tree channels") + " simulated";
   if (folded > 0)
-    out += " (at most " + std::to_string(simulated) + " of " + std::to_string(ranks) + " ring positions simulated" +
-           (bound > sim::Time::zero() ? ", bounded within " + sim::human_time(bound) : "") + ")";
+    out += " (" + most + (bound > sim::Time::zero() ? ", bounded within " + sim::human_time(bound) : "") + ")";
   if (folded < rows.size()) out += "; the others in full: " + std::string(reruns > 0 ? "a ring crossed a folded ring's links" : reason);
   return out + "\n";
 }

@@ -1,9 +1,12 @@
 // One training step of GNMT with dp × mp = 512 × 2 on 128 DGX-1 nodes (1024 GPUs, EDR fat tree).
 // Target: under 10 s wall and under 2 GB peak memory (`/usr/bin/time -v` for the peak).
 // Smaller cases (8 GPUs; 64 GPUs) show how the cost grows; DP 128 × 1 and 1024 × 1 (NCCL's auto
-// choice: mostly double binary trees at these sizes, which are not folded) too. `folded`: rings
-// folded onto representative ranks (sim/README.md, "Folding").
+// choice: mostly double binary trees at these sizes) too, and the 16,384-GPU steps of issue 14
+// (2,048 nodes, DP 16,384 × 1 and 8,192 × 2; run one at a time with --benchmark_filter, so that
+// `peak_rss_mb`, the process's peak resident memory so far, is that case's). `folded`: collectives
+// folded onto representative ranks or tree channels (sim/README.md, "Folding").
 #include <benchmark/benchmark.h>
+#include <sys/resource.h>
 
 #include "analysis/step/step_runner.h"
 #include "topology/preset_registry.h"
@@ -34,6 +37,9 @@ void BM_GnmtStep(benchmark::State& state) {
   state.counters["messages"] = static_cast<double>(r.messages);
   state.counters["folded"] = static_cast<double>(r.simulation.folded);
   state.counters["collectives"] = static_cast<double>(r.collectives);
+  rusage usage{};
+  getrusage(RUSAGE_SELF, &usage);
+  state.counters["peak_rss_mb"] = static_cast<double>(usage.ru_maxrss) / 1024.0;  // ru_maxrss: KiB
   state.counters["events_per_second"] = benchmark::Counter(
       static_cast<double>(r.events) * static_cast<double>(state.iterations()), benchmark::Counter::kIsRate);
 }
@@ -43,6 +49,8 @@ BENCHMARK(BM_GnmtStep)
     ->Args({128, 2})
     ->Args({16, 1})
     ->Args({128, 1})
+    ->Args({2048, 1})
+    ->Args({2048, 2})
     ->Unit(benchmark::kSecond)
     ->Iterations(1);
 

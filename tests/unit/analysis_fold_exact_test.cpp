@@ -6,6 +6,7 @@
 
 #include <string>
 
+#include "analysis/collective/collective_sweep.h"
 #include "analysis/step/step_runner.h"
 #include "topology/preset_registry.h"
 #include "tests/unit/toy_profile.h"
@@ -59,6 +60,10 @@ TEST_CASE("fold: steps on generated clusters take exactly the time of the full s
       {8, F::RailOptimized, 2.0, 64, 1, A::Hierarchical},
       {8, F::FatTree, 2.0, 32, 2, A::Ring},
       {32, F::FatTree, 1.0, 256, 1, A::Auto},
+      {16, F::RailOptimized, 2.0, 128, 1, A::Tree},
+      {16, F::FatTree, 4.0, 64, 2, A::Tree},
+      {32, F::FatTree, 1.0, 256, 1, A::Tree},
+      {8, F::FatTree, 2.0, 32, 2, A::Auto},
   };
   std::size_t folded = 0;
   for (const Case& c : cases) {
@@ -77,4 +82,29 @@ TEST_CASE("fold: steps on generated clusters take exactly the time of the full s
   }
   // The exactness above is only worth something if rings did fold.
   CHECK(folded > 0);
+}
+
+TEST_CASE("fold: tree all-reduces over 4 DGX-1 take exactly the time of the full simulation, half simulated") {
+  // 32 V100 on one EDR leaf: NCCL's 4 rings give 8 trees. Rings 0 and 1 run one chain each way
+  // round (their trees share NVLinks), as do rings 2 and 3: two groups of 4 tree channels that
+  // correspond position by position (sim/README.md, "Trees"), so 4 of the 8 are simulated. Sizes
+  // under LL, LL128 and Simple (whose base latency is 0 but whose sends wait a hop latency).
+  const topology::Topology t = topology::build_cluster({.preset = "dgx1-v100", .nodes = 4});
+  analysis::CollectiveSweepOptions o;
+  for (int g = 0; g < 32; ++g) o.gpus.push_back(g);
+  o.comm.algorithm = workloads::AllReduceAlgorithm::Tree;
+  for (const Bytes size : {Bytes::kib(64), Bytes::mib(4), Bytes::mib(256)}) {
+    CAPTURE(size.count());
+    o.collective.fast_path = sim::FastPath::Auto;
+    const analysis::CollectiveSweepRow fast = analysis::run_one_collective(t, o, size);
+    o.collective.fast_path = sim::FastPath::Off;
+    const analysis::CollectiveSweepRow full = analysis::run_one_collective(t, o, size);
+    CHECK(fast.path.folded);
+    CHECK(fast.path.simulated == 4);
+    CHECK(fast.path.ranks == 8);
+    CHECK_FALSE(fast.rerun);
+    CHECK(fast.time == full.time);
+    CHECK(fast.messages == full.messages);
+    CHECK(fast.bytes_by_link_kind == full.bytes_by_link_kind);
+  }
 }

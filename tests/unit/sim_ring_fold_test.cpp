@@ -9,8 +9,11 @@
 
 #include "sim/network.h"
 #include "sim/ring_collective.h"
+#include "tests/unit/fold_outcome.h"
 
 using namespace hybridsim::sim;
+using hybridsim::testing::check_same;
+using hybridsim::testing::FoldOutcome;
 
 namespace {
 
@@ -39,17 +42,8 @@ RingFabric make_ring(std::uint32_t n, std::uint32_t period, std::uint32_t channe
   return f;
 }
 
-struct Outcome {
-  std::vector<Time> finish;
-  std::vector<LinkCounters> links;
-  std::array<Bytes, kLinkKindCount> bytes{};
-  std::uint64_t messages = 0;
-  SimulationPath path;
-  bool interfered = false;
-};
-
 // Runs the ring with every rank joining at start[r] (all at 0 when empty).
-Outcome run(const RingFabric& f, std::uint32_t n, Bytes size, FastPath mode, CollectiveOp op = CollectiveOp::AllReduce,
+FoldOutcome run(const RingFabric& f, std::uint32_t n, Bytes size, FastPath mode, CollectiveOp op = CollectiveOp::AllReduce,
             std::vector<Time> start = {}) {
   EventQueue q;
   Network net(q, f.links);
@@ -64,31 +58,7 @@ Outcome run(const RingFabric& f, std::uint32_t n, Bytes size, FastPath mode, Col
   for (std::uint32_t r = 0; r < n; ++r) q.schedule_at(start[r], starter, r);
   q.run();
   REQUIRE(ring.is_done());
-  Outcome o;
-  for (std::uint32_t r = 0; r < n; ++r) o.finish.push_back(ring.rank_finish_time(r));
-  for (LinkId l = 0; l < f.links.size(); ++l) o.links.push_back(net.counters(l));
-  o.bytes = ring.bytes_by_link_kind();
-  o.messages = ring.messages_sent();
-  o.path = ring.simulation_path();
-  o.interfered = net.interfered();
-  return o;
-}
-
-void check_same(const Outcome& folded, const Outcome& full) {
-  REQUIRE(folded.finish.size() == full.finish.size());
-  for (std::size_t r = 0; r < full.finish.size(); ++r) {
-    CAPTURE(r);
-    CHECK(folded.finish[r] == full.finish[r]);
-  }
-  for (std::size_t l = 0; l < full.links.size(); ++l) {
-    CAPTURE(l);
-    CHECK(folded.links[l].bytes == full.links[l].bytes);
-    CHECK(folded.links[l].busy == full.links[l].busy);
-    CHECK(folded.links[l].messages == full.links[l].messages);
-    CHECK(folded.links[l].max_queue_depth == full.links[l].max_queue_depth);
-  }
-  for (int k = 0; k < kLinkKindCount; ++k) CHECK(folded.bytes[static_cast<std::size_t>(k)] == full.bytes[static_cast<std::size_t>(k)]);
-  CHECK(folded.messages == full.messages);
+  return hybridsim::testing::outcome_of(ring, net);
 }
 
 }  // namespace
@@ -96,8 +66,8 @@ void check_same(const Outcome& folded, const Outcome& full) {
 TEST_CASE("fold: a uniform ring simulates one position and matches the full ring exactly") {
   // 64 ranks, 64 MiB: 1 MiB chunks of 16 messages of 64 KiB; every edge alike (NVLink 25 GB/s).
   const auto f = make_ring(64, 1);
-  const Outcome folded = run(f, 64, Bytes::mib(64), FastPath::Auto);
-  const Outcome full = run(f, 64, Bytes::mib(64), FastPath::Off);
+  const FoldOutcome folded = run(f, 64, Bytes::mib(64), FastPath::Auto);
+  const FoldOutcome full = run(f, 64, Bytes::mib(64), FastPath::Off);
   CHECK(folded.path.folded);
   CHECK(folded.path.simulated == 1);
   CHECK(folded.path.ranks == 64);
@@ -113,8 +83,8 @@ TEST_CASE("fold: a uniform ring simulates one position and matches the full ring
 
 TEST_CASE("fold: machines of 8 (one network edge in eight) and two channels fold with period 8") {
   const auto f = make_ring(64, 8, 2);
-  const Outcome folded = run(f, 64, Bytes::mib(32), FastPath::Auto);
-  const Outcome full = run(f, 64, Bytes::mib(32), FastPath::Off);
+  const FoldOutcome folded = run(f, 64, Bytes::mib(32), FastPath::Auto);
+  const FoldOutcome full = run(f, 64, Bytes::mib(32), FastPath::Off);
   CHECK(folded.path.folded);
   CHECK(folded.path.simulated == 8);
   check_same(folded, full);
@@ -131,11 +101,11 @@ TEST_CASE("fold: join times that repeat with the pattern fold; others are simula
     periodic.push_back(Time::us(r % 4));  // rank r joins r mod 4 us late: repeats every 4 ranks
     irregular.push_back(Time::ns(r * 37));
   }
-  const Outcome a = run(f, 32, Bytes::mib(8), FastPath::Auto, CollectiveOp::AllReduce, periodic);
+  const FoldOutcome a = run(f, 32, Bytes::mib(8), FastPath::Auto, CollectiveOp::AllReduce, periodic);
   CHECK(a.path.folded);
   CHECK(a.path.simulated == 4);
   check_same(a, run(f, 32, Bytes::mib(8), FastPath::Off, CollectiveOp::AllReduce, periodic));
-  const Outcome b = run(f, 32, Bytes::mib(8), FastPath::Auto, CollectiveOp::AllReduce, irregular);
+  const FoldOutcome b = run(f, 32, Bytes::mib(8), FastPath::Auto, CollectiveOp::AllReduce, irregular);
   CHECK_FALSE(b.path.folded);
   CHECK(b.path.reason == "no repeating pattern of ring edges and join times");
   check_same(b, run(f, 32, Bytes::mib(8), FastPath::Off, CollectiveOp::AllReduce, irregular));
@@ -145,12 +115,12 @@ TEST_CASE("fold: chunks of unequal size are exact in auto (in full) and bounded 
   // 8 MiB + 40 B over 32 ranks: 8 of the 32 chunks are one byte larger.
   const auto f = make_ring(32, 1);
   const Bytes size = Bytes::of(8 * 1024 * 1024 + 40);
-  const Outcome full = run(f, 32, size, FastPath::Off);
-  const Outcome a = run(f, 32, size, FastPath::Auto);
+  const FoldOutcome full = run(f, 32, size, FastPath::Off);
+  const FoldOutcome a = run(f, 32, size, FastPath::Auto);
   CHECK_FALSE(a.path.folded);
   CHECK(a.path.reason == "chunks of unequal size change its timing");
   check_same(a, full);
-  const Outcome b = run(f, 32, size, FastPath::Bounded);
+  const FoldOutcome b = run(f, 32, size, FastPath::Bounded);
   CHECK(b.path.folded);
   CHECK(b.path.bound > Time::zero());
   // The bounded fold reports the upper bound: never early, at most its bound late, and the bound
@@ -167,12 +137,12 @@ TEST_CASE("fold: chunks of unequal size are exact in auto (in full) and bounded 
 TEST_CASE("fold: two ring edges on one link, a broadcast and a single rank are simulated in full") {
   RingFabric f = make_ring(8, 1);
   f.channels[0].routes[3] = f.channels[0].routes[2];  // edges 2 and 3 share link 2
-  const Outcome shared = run(f, 8, Bytes::mib(1), FastPath::Auto);
+  const FoldOutcome shared = run(f, 8, Bytes::mib(1), FastPath::Auto);
   CHECK_FALSE(shared.path.folded);
   CHECK(shared.path.reason == "two ring edges share a link");
   check_same(shared, run(f, 8, Bytes::mib(1), FastPath::Off));
   const auto g = make_ring(8, 1);
-  const Outcome b = run(g, 8, Bytes::mib(1), FastPath::Auto, CollectiveOp::Broadcast);
+  const FoldOutcome b = run(g, 8, Bytes::mib(1), FastPath::Auto, CollectiveOp::Broadcast);
   CHECK(b.path.reason == "a broadcast (its root breaks the symmetry)");
 }
 
