@@ -119,6 +119,8 @@ namespace {
 struct Attempt {
   bool interfered = false;
   bool fold_broken = false;
+  bool unsuitable = false;  // the fold was not tried: a shared collective is not a ring
+
   std::vector<std::uint64_t> signature;
 };
 
@@ -141,6 +143,7 @@ StepResult simulate_program(const StepSetup& setup, const workloads::StepProgram
     if (fold.empty()) break;
     Attempt attempt;
     StepResult r = simulate_once(setup, program, observers, fold, attempt);
+    if (attempt.unsuitable) break;
     if (!attempt.interfered && !attempt.fold_broken) return r;
     // A folded ring's assumption failed: everything in full below. (When members saw other
     // timelines they also joined their next bucket at the wrong times, which can look the same.)
@@ -167,6 +170,17 @@ StepResult simulate_program(const StepSetup& setup, const workloads::StepProgram
 }
 
 namespace {
+
+// Whether a collective has ranks on representatives and on members of a folded step.
+bool spans_members(const StepFoldPlan& fold, const workloads::CollectiveSpec& spec) {
+  bool rep = false, member = false;
+  for (const int m : spec.members) {
+    const bool is_rep = fold.fold.representative[static_cast<std::size_t>(m)] == static_cast<std::uint32_t>(m);
+    rep = rep || is_rep;
+    member = member || !is_rep;
+  }
+  return rep && member;
+}
 
 StepResult simulate_once(const StepSetup& setup, const workloads::StepProgram& program,
                          StepObservers observers, const StepFoldPlan& fold, Attempt& attempt) {
@@ -195,6 +209,13 @@ StepResult simulate_once(const StepSetup& setup, const workloads::StepProgram& p
       continue;
     }
     workloads::CollectivePlan plan = planner.plan(spec);
+    // Only rings fold in a step (a tree folds only when all its ranks join at once, which a
+    // step's buckets rarely do): a collective of representatives and members that is not a ring
+    // would run in full and break the step's fold, so it is not tried.
+    if (!fold.empty() && plan.algorithm != workloads::AllReduceAlgorithm::Ring && spans_members(fold, spec)) {
+      attempt.unsuitable = true;
+      return {};
+    }
     if (setup.executor.contention) loads.push_back(workloads::collective_load(spec, plan, topology.links()));
     collectives.push_back(workloads::make_collective(network, std::move(plan), collective_config));
     pointers.push_back(collectives.back().get());
@@ -266,13 +287,7 @@ StepResult simulate_once(const StepSetup& setup, const workloads::StepProgram& p
     // in the members' machines would miss the shadows' traffic there.
     for (std::size_t i = 0; i < collectives.size() && !attempt.fold_broken; ++i) {
       if (collectives[i] == nullptr || collectives[i]->simulation_path().folded) continue;
-      bool rep = false, member = false;
-      for (const int m : program.collectives[i].members) {
-        const bool is_rep = fold.fold.representative[static_cast<std::size_t>(m)] == static_cast<std::uint32_t>(m);
-        rep = rep || is_rep;
-        member = member || !is_rep;
-      }
-      attempt.fold_broken = rep && member;
+      attempt.fold_broken = spans_members(fold, program.collectives[i]);
     }
     if (attempt.fold_broken) attempt.signature = executor.fold_signature();
   }
