@@ -81,7 +81,7 @@ StepFoldPlan plan_step_fold(const workloads::StepProgram& program, const topolog
     h = mix(h, refine.empty() ? 0 : refine[g]);
     h = mix(mix(h, static_cast<std::uint64_t>(p.compute_scale * 1e9)), static_cast<std::uint64_t>(p.sample_scale * 1e9));
     for (const sim::StreamProgram& sp : p.streams) {
-      h = mix(mix_text(h, sp.name), sp.tasks.size());
+      h = mix(h, sp.tasks.size());  // not its name: "send→GPU11" names the partner
       for (const sim::Task& t : sp.tasks) {
         h = mix(h, static_cast<std::uint64_t>(t.kind) | (static_cast<std::uint64_t>(t.bound) << 8) |
                        (static_cast<std::uint64_t>(t.per_sample) << 16));

@@ -119,7 +119,8 @@ namespace {
 struct Attempt {
   bool interfered = false;
   bool fold_broken = false;
-  bool unsuitable = false;  // the fold was not tried: a shared collective is not a ring
+  bool unsuitable = false;  // splitting the classes cannot help (why says why)
+  std::string why;
 
   std::vector<std::uint64_t> signature;
 };
@@ -143,7 +144,10 @@ StepResult simulate_program(const StepSetup& setup, const workloads::StepProgram
     if (fold.empty()) break;
     Attempt attempt;
     StepResult r = simulate_once(setup, program, observers, fold, attempt);
-    if (attempt.unsuitable) break;
+    if (attempt.unsuitable) {
+      step_fold_reason = attempt.why;
+      break;
+    }
     if (!attempt.interfered && !attempt.fold_broken) return r;
     // A folded ring's assumption failed: everything in full below. (When members saw other
     // timelines they also joined their next bucket at the wrong times, which can look the same.)
@@ -214,6 +218,7 @@ StepResult simulate_once(const StepSetup& setup, const workloads::StepProgram& p
     // would run in full and break the step's fold, so it is not tried.
     if (!fold.empty() && plan.algorithm != workloads::AllReduceAlgorithm::Ring && spans_members(fold, spec)) {
       attempt.unsuitable = true;
+      attempt.why = "a collective they share is not a ring";
       return {};
     }
     if (setup.executor.contention) loads.push_back(workloads::collective_load(spec, plan, topology.links()));
@@ -282,13 +287,17 @@ StepResult simulate_once(const StepSetup& setup, const workloads::StepProgram& p
   attempt.interfered = network.interfered();
   if (!fold.empty()) {
     r.simulation.gpus_simulated = fold.representatives;
-    attempt.fold_broken = !executor.fold_held();
     // A collective shared by representatives and members must have folded: in full, its messages
     // in the members' machines would miss the shadows' traffic there.
     for (std::size_t i = 0; i < collectives.size() && !attempt.fold_broken; ++i) {
       if (collectives[i] == nullptr || collectives[i]->simulation_path().folded) continue;
       attempt.fold_broken = spans_members(fold, program.collectives[i]);
+      if (attempt.fold_broken) {  // the same ring would run in full again
+        attempt.unsuitable = true;
+        attempt.why = "a ring they share ran in full: " + std::string(collectives[i]->simulation_path().reason);
+      }
     }
+    if (!attempt.fold_broken) attempt.fold_broken = !executor.fold_held();
     if (attempt.fold_broken) attempt.signature = executor.fold_signature();
   }
   return r;

@@ -108,3 +108,38 @@ TEST_CASE("fold: tree all-reduces over 4 DGX-1 take exactly the time of the full
     CHECK(fast.bytes_by_link_kind == full.bytes_by_link_kind);
   }
 }
+
+TEST_CASE("fold: a step folded onto its representative GPUs gives every GPU the full simulation's figures") {
+  // The toy chain of the case above (8 MiB buckets that ranks × channels divide, so the rings
+  // fold exactly): DP over 16 DGX-1 machines, and hybrid dp 32 × mp 2 over 8, whose model-parallel
+  // transfers inside each machine are shadows of machine 0's. Machines are alike, so one machine's
+  // 8 GPUs stand for all: every GPU's finish, compute and exposed communication, and the critical
+  // path, must be those of the step simulated GPU by GPU and rank by rank.
+  const workloads::Profile p = testing::toy_chain(6, Bytes::mib(4));
+  using A = workloads::AllReduceAlgorithm;
+  using F = topology::presets::Fabric;
+  const Case cases[] = {{16, F::FatTree, 1.0, 128, 1, A::Ring}, {8, F::FatTree, 1.0, 32, 2, A::Ring}};
+  for (const Case& c : cases) {
+    CAPTURE(describe(c));
+    const topology::Topology t = topology::build_cluster({.preset = "dgx1-v100", .nodes = c.nodes, .fabric = c.fabric});
+    const analysis::StepResult fast = run(c, t, p, sim::FastPath::Auto);
+    const analysis::StepResult full = run(c, t, p, sim::FastPath::Off);
+    CHECK(fast.simulation.gpus_simulated == 8);
+    CHECK(full.simulation.gpus_simulated == 0);
+    CHECK(fast.step_time == full.step_time);
+    CHECK(fast.messages == full.messages);
+    CHECK(fast.bytes_by_link_kind == full.bytes_by_link_kind);
+    CHECK(fast.events < full.events);
+    REQUIRE(fast.per_gpu.size() == full.per_gpu.size());
+    for (std::size_t g = 0; g < full.per_gpu.size(); ++g) {
+      CAPTURE(g);
+      CHECK(fast.per_gpu[g].gpu == full.per_gpu[g].gpu);
+      CHECK(fast.per_gpu[g].finish == full.per_gpu[g].finish);
+      CHECK(fast.per_gpu[g].compute == full.per_gpu[g].compute);
+      CHECK(fast.per_gpu[g].exposed_communication == full.per_gpu[g].exposed_communication);
+      CHECK(fast.per_gpu[g].idle == full.per_gpu[g].idle);
+    }
+    CHECK(fast.critical_path.compute == full.critical_path.compute);
+    CHECK(fast.critical_path.gradient_communication == full.critical_path.gradient_communication);
+  }
+}
