@@ -105,6 +105,8 @@ StepResult combine_steps(const std::vector<StepResult>& steps, const workloads::
     out.simulation.bound = max(out.simulation.bound, r.simulation.bound);
     out.simulation.rerun = out.simulation.rerun || r.simulation.rerun;
     if (out.simulation.full_reason.empty()) out.simulation.full_reason = r.simulation.full_reason;
+    out.simulation.gpus_simulated = std::max(out.simulation.gpus_simulated, r.simulation.gpus_simulated);
+    if (out.simulation.step_fold_reason.empty()) out.simulation.step_fold_reason = r.simulation.step_fold_reason;
   }
   return out;
 }
