@@ -1,5 +1,6 @@
 #include "analysis/step/step_fold.h"
 
+#include <bit>
 #include <string>
 #include <unordered_map>
 
@@ -79,7 +80,8 @@ StepFoldPlan plan_step_fold(const workloads::StepProgram& program, const topolog
     const sim::GpuProgram& p = program.gpus[g];
     std::uint64_t h = mix(machine[static_cast<std::size_t>(node[g])], static_cast<std::uint64_t>(local[g]));
     h = mix(h, refine.empty() ? 0 : refine[g]);
-    h = mix(mix(h, static_cast<std::uint64_t>(p.compute_scale * 1e9)), static_cast<std::uint64_t>(p.sample_scale * 1e9));
+    // The scales' exact bits: GPUs whose speeds differ at all (stragglers) are never alike.
+    h = mix(mix(h, std::bit_cast<std::uint64_t>(p.compute_scale)), std::bit_cast<std::uint64_t>(p.sample_scale));
     for (const sim::StreamProgram& sp : p.streams) {
       h = mix(h, sp.tasks.size());  // not its name: "send→GPU11" names the partner
       for (const sim::Task& t : sp.tasks) {
