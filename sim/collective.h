@@ -54,7 +54,8 @@ struct CollectiveConfig {
 // How a collective was simulated (sim/README.md, "Folding"). A folded ring simulated `simulated`
 // ring positions per channel (the most of any channel) instead of `ranks`, a folded tree
 // `simulated` of its `ranks` tree channels (`unit` says which); otherwise `reason` says why every
-// rank was simulated. `private_events`: events it simulated on its own queue.
+// rank was simulated. `private_events`: events it simulated on its own queue; `jumped_steps`: ring
+// steps of its private models not simulated one by one because they repeat exactly.
 struct SimulationPath {
   bool folded = false;
   std::uint32_t simulated = 0;
@@ -63,6 +64,7 @@ struct SimulationPath {
   std::string_view reason = "message by message";
   Time bound;  // bounded folds: the upper bound's largest lead over the lower bound
   std::uint64_t private_events = 0;
+  std::uint64_t jumped_steps = 0;  // ring steps its models jumped over, periodic (sim/ring_jump.cpp)
 };
 
 // One ring (channel): an order of the communicator's ranks (0..N-1) and, for each position p, the

@@ -98,6 +98,7 @@ SimulationPath CollectiveChain::simulation_path() const {
     out.simulated = std::max(out.simulated, part.simulated);
     out.bound = max(out.bound, part.bound);
     out.private_events += part.private_events;
+    out.jumped_steps += part.jumped_steps;
     if (!part.folded && reason.empty()) reason = part.reason;
   }
   out.reason = out.folded ? std::string_view() : reason;

@@ -76,6 +76,42 @@ void Network::add_use(LinkId link, const LinkCounters& use, Time busy_until) {
   server.busy_until = max(server.busy_until, busy_until);
 }
 
+void Network::append_link_state(std::vector<std::int64_t>& words) const {
+  const Time now = queue_.now();
+  for (const LinkServer& s : servers_) {
+    // A link free by now is as free as one free long ago: every later arrival is at now or after.
+    words.push_back(max(s.busy_until, now).ps() - now.ps());
+    // Starts at or before now are dropped by the next arrival (note_queue); later ones still count.
+    std::int64_t later = 0;
+    for (std::size_t i = s.starts_head; i < s.starts.size(); ++i)
+      if (s.starts[i] > now) {
+        words.push_back(s.starts[i].ps() - now.ps());
+        ++later;
+      }
+    words.push_back(-1 - later);  // a separator no relative time can be
+  }
+}
+
+void Network::shift_message(std::uint64_t index, Time dt, std::uint64_t tag) {
+  Message& m = messages_[index];
+  m.tail_ready = m.tail_ready + dt;
+  m.tag = tag;
+}
+
+void Network::shift_links(Time dt, const std::vector<LinkCounters>& extra, std::uint64_t extra_hops) {
+  const Time now = queue_.now();
+  for (std::size_t l = 0; l < servers_.size(); ++l) {
+    LinkServer& s = servers_[l];
+    if (s.busy_until > now) s.busy_until = s.busy_until + dt;
+    for (std::size_t i = s.starts_head; i < s.starts.size(); ++i)
+      if (s.starts[i] > now) s.starts[i] = s.starts[i] + dt;  // the list stays sorted
+    s.counters.bytes += extra[l].bytes;
+    s.counters.busy += extra[l].busy;
+    s.counters.messages += extra[l].messages;
+  }
+  hops_ += extra_hops;
+}
+
 Time Network::service_time(LinkId link, LinkServer& server, std::int64_t bytes,
                            std::uint8_t rate_class) {
   if (bytes != server.cached_bytes || rate_class != server.cached_class) {

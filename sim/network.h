@@ -101,6 +101,28 @@ class Network final : public EventHandler {
   // and it stays busy until at least `busy_until`.
   void add_use(LinkId link, const LinkCounters& use, Time busy_until);
 
+  // For a model alone on its own queue (sim/ring_jump.cpp, "periodic jump"): a message in flight
+  // (the event tagged `index` moves it on), what of the links' state matters for the future, seen
+  // from now (relative times, comparable between two moments), and shifting that state by `dt`.
+  struct InFlight {
+    const LinkId* route;
+    std::uint32_t next_hop;
+    std::int64_t bytes;
+    std::uint8_t rate_class;
+    Time tail_ready;
+    const EventHandler* receiver;
+    std::uint64_t tag;
+  };
+  InFlight in_flight(std::uint64_t index) const {
+    const Message& m = messages_[index];
+    return {m.route, m.next_hop, m.bytes, m.rate_class, m.tail_ready, m.receiver, m.tag};
+  }
+  void append_link_state(std::vector<std::int64_t>& words) const;
+  // Moves message `index` `dt` later (its tail) and gives it `tag`; links busy past now stay busy
+  // `dt` longer; each link's counters grow by `extra[link]` and the hop count by `extra_hops`.
+  void shift_message(std::uint64_t index, Time dt, std::uint64_t tag);
+  void shift_links(Time dt, const std::vector<LinkCounters>& extra, std::uint64_t extra_hops);
+
   void on_event(std::uint64_t message) override;
 
  private:

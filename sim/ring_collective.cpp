@@ -1,4 +1,5 @@
 #include "sim/ring_collective.h"
+#include "sim/ring_jump.h"
 
 #include <algorithm>
 #include <string>
@@ -91,6 +92,7 @@ RingCollective::RingCollective(Network& network, CollectiveOp op, std::uint32_t 
       }
     }
   }
+  if (model.alone) enable_jump();
 }
 
 void RingCollective::notify_rank_done(EventHandler& handler, std::uint64_t tag_base) {
@@ -177,6 +179,7 @@ void RingCollective::on_event(std::uint64_t tag) {
     finish_folded_rank(low);
     return;
   }
+  if (jump_ && low == 0 && (tag >> 32) % messages_per_chunk_ == 0 && jump_if_periodic(tag)) return;
   const std::uint32_t c = low / n_;
   const std::uint32_t to = low % n_;
   const std::uint32_t from = to == 0 ? n_ - 1 : to - 1;

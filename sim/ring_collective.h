@@ -12,6 +12,7 @@
 #pragma once
 #include <array>
 #include <cstdint>
+#include <memory>
 #include <vector>
 
 #include "sim/collective.h"
@@ -42,10 +43,13 @@ class RingObserver {
 // The representatives of a folded ring (sim/README.md, "Folding"): a ring of `ranks` positions
 // standing for the first positions of a ring of `ring_ranks`, whose steps it takes, with these
 // chunk sizes (one per position) and this many messages per chunk. Default: an ordinary ring.
+// `alone`: the model runs alone on a queue and network of its own, so it may jump over periodic
+// stretches of its steps (sim/ring_jump.cpp).
 struct RingFoldModel {
   std::uint32_t ring_ranks = 0;
   std::uint32_t messages_per_chunk = 0;
   std::vector<std::int64_t> chunk_bytes;
+  bool alone = false;
 };
 
 class RingCollective final : public Collective {
@@ -57,6 +61,7 @@ class RingCollective final : public Collective {
                  RingFoldModel model = {});
   RingCollective(const RingCollective&) = delete;
   RingCollective& operator=(const RingCollective&) = delete;
+  ~RingCollective() override;
 
   void notify_rank_done(EventHandler& handler, std::uint64_t tag_base) override;
   void start(std::uint32_t rank) override;
@@ -85,6 +90,8 @@ class RingCollective final : public Collective {
   SimulationPath simulation_path() const override { return path_; }
   SimulationCost full_cost() const override;  // sim/collective_cost.cpp
   bool may_fold() const override;
+  // Ring steps a model alone on its queue skipped by jumping over periods (sim/ring_jump.cpp).
+  std::uint64_t jumped_steps() const;
 
   void on_event(std::uint64_t tag) override;
 
@@ -119,6 +126,12 @@ class RingCollective final : public Collective {
   void run_folded();
   void apply_model(std::uint32_t c, std::uint32_t period, const ModelRun& run, std::vector<Time>& finish);
   void finish_folded_rank(std::uint32_t rank);
+  // The periodic jump (ring_jump.cpp): on for a model alone whose chunks are of one size; tried at
+  // each arrival of a step's first message at position 0 (channel 0); true if it jumped (the event
+  // was scheduled again, later).
+  struct PeriodJump;
+  void enable_jump();
+  bool jump_if_periodic(std::uint64_t tag);
 
   Network& network_;
   EventQueue& queue_;
@@ -142,6 +155,7 @@ class RingCollective final : public Collective {
   bool decided_ = false;
   std::uint32_t joined_ = 0;
   SimulationPath path_;
+  std::unique_ptr<PeriodJump> jump_;
 };
 
 }  // namespace hybridsim::sim

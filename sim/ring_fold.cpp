@@ -34,6 +34,7 @@ struct RingCollective::ModelRun {
   std::vector<LinkCounters> use;           // per model link
   std::vector<Time> busy_until;            // per model link
   std::uint64_t events = 0;
+  std::uint64_t jumped_steps = 0;
 };
 
 const char* RingCollective::fold_refusal() {
@@ -142,7 +143,7 @@ RingCollective::ModelRun RingCollective::run_model(std::uint32_t c, std::uint32_
   std::vector<RingChannel> plans;
   plans.push_back(std::move(plan));
   RingCollective model(network, op_, period, std::move(plans), size_, config,
-                       RingFoldModel{n_, messages_per_chunk_, std::move(chunks)});
+                       RingFoldModel{n_, messages_per_chunk_, std::move(chunks), true});
   ModelStarter starter(model);
   for (std::uint32_t p = 0; p < period; ++p) queue.schedule_at(rank_[ch.plan.order[p]].start, starter, p);
   queue.run();
@@ -153,6 +154,7 @@ RingCollective::ModelRun RingCollective::run_model(std::uint32_t c, std::uint32_
     out.busy_until.push_back(network.busy_until(l));
   }
   out.events = queue.events_processed() - period;  // the starters stand for the real ranks' joins
+  out.jumped_steps = model.jumped_steps();
   return out;
 }
 
@@ -183,6 +185,7 @@ void RingCollective::run_folded() {
         } else {
           path_.bound = max(path_.bound, lead);
           run.events += lower.events;
+          run.jumped_steps += lower.jumped_steps;
         }
       }
     } else {
@@ -192,6 +195,7 @@ void RingCollective::run_folded() {
     apply_model(c, period, run, finish);
     path_.simulated = std::max(path_.simulated, period);
     path_.private_events += run.events;
+    path_.jumped_steps += run.jumped_steps;
   }
   path_.folded = path_.simulated < n_;
   path_.reason = path_.folded ? std::string_view() : reason;

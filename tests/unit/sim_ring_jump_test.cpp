@@ -1,0 +1,151 @@
+// The periodic jump of a folded ring's model (sim/ring_jump.cpp): once the model's state repeats,
+// shifted in time and steps, it jumps whole periods. The result must be the ring simulated rank by
+// rank (fast path off), exactly: every rank's finish, every link's bytes, busy time, messages and
+// deepest queue. Each case checks the jump happened, so the comparison is about it.
+#include <doctest/doctest.h>
+
+#include <cstdint>
+#include <vector>
+
+#include "sim/network.h"
+#include "sim/ring_collective.h"
+#include "tests/unit/fold_outcome.h"
+
+using namespace hybridsim::sim;
+using hybridsim::testing::check_same;
+using hybridsim::testing::FoldOutcome;
+
+namespace {
+
+// A ring of n ranks in machines of `per_machine`: inside a machine an edge is one NVLink
+// (25 GB/s, 500 ns); the edge leaving a machine goes PCIe (16 GB/s, 1 us) then InfiniBand
+// (12.5 GB/s, 2 us), every edge on links of its own. So a ring position's route has one or two hops
+// and its kind repeats with period `per_machine`.
+struct Fabric {
+  LinkTable links;
+  std::vector<RingChannel> channels;
+};
+
+Fabric make_fabric(std::uint32_t n, std::uint32_t per_machine) {
+  Fabric f;
+  RingChannel ch;
+  for (std::uint32_t p = 0; p < n; ++p) {
+    ch.order.push_back(p);
+    if ((p + 1) % per_machine != 0) {
+      ch.routes.push_back({f.links.add({LinkKind::NVLink, Bandwidth::gb_per_second(25), Time::ns(500), "nvlink"})});
+    } else {
+      const LinkId pcie = f.links.add({LinkKind::PCIe, Bandwidth::gb_per_second(16), Time::us(1), "pcie"});
+      const LinkId ib = f.links.add({LinkKind::InfiniBand, Bandwidth::bytes_per_second(12'500'000'000), Time::us(2), "ib"});
+      ch.routes.push_back({pcie, ib});
+    }
+  }
+  f.channels.push_back(std::move(ch));
+  return f;
+}
+
+struct Case {
+  CollectiveOp op = CollectiveOp::AllReduce;
+  Bytes size = Bytes::mib(4);
+  Bytes message = Bytes::kib(64);
+  ProtocolTiming timing = {};
+  Bandwidth reduction = Bandwidth::gb_per_second(225);
+  std::vector<Time> start;  // per rank; empty: all at 0
+};
+
+FoldOutcome run(const Fabric& f, std::uint32_t n, const Case& k, FastPath mode) {
+  EventQueue q;
+  Network net(q, f.links);
+  CollectiveConfig cfg;
+  cfg.message_size = k.message;
+  cfg.reduction_bandwidth = k.reduction;
+  cfg.timing = k.timing;
+  cfg.fast_path = mode;
+  RingCollective ring(net, k.op, n, f.channels, k.size, cfg);
+  struct Starter final : EventHandler {
+    RingCollective* ring = nullptr;
+    void on_event(std::uint64_t r) override { ring->start(static_cast<std::uint32_t>(r)); }
+  } starter;
+  starter.ring = &ring;
+  for (std::uint32_t r = 0; r < n; ++r) q.schedule_at(k.start.empty() ? Time::zero() : k.start[r], starter, r);
+  q.run();
+  REQUIRE(ring.is_done());
+  return hybridsim::testing::outcome_of(ring, net);
+}
+
+// The jumped fold against the full ring; returns the steps jumped.
+std::uint64_t check_jump(std::uint32_t n, std::uint32_t per_machine, const Case& k) {
+  const Fabric f = make_fabric(n, per_machine);
+  const FoldOutcome folded = run(f, n, k, FastPath::Auto);
+  const FoldOutcome full = run(f, n, k, FastPath::Off);
+  REQUIRE(folded.path.folded);
+  CHECK(folded.path.simulated == per_machine);
+  check_same(folded, full);
+  return folded.path.jumped_steps;
+}
+
+ProtocolTiming nccl_like() {
+  // LL128-like: payload at 92% of NVLink's and 85% of the others' line rate, a base latency,
+  // whole per-hop latencies above the links' own, and a per-channel cap.
+  ProtocolTiming t;
+  t.protocol = Protocol::LL128;
+  t.link_rate_scale = {0.92, 0.85, 0.85, 0.85, 0.85, 0.85, 0.85};
+  t.base_latency = Time::us(7);
+  t.hop_latency = {Time::ns(1800), Time::ns(3000), Time::us(6)};
+  t.channel_cap = Bandwidth::gb_per_second(20);
+  return t;
+}
+
+}  // namespace
+
+TEST_CASE("jump: a uniform ring of one message per chunk jumps its periods, exactly") {
+  // 256 ranks, 8 MiB: chunks of 32 KiB, one message each; 510 steps, of which the model
+  // simulates the first few of each phase and jumps the rest.
+  Case k;
+  k.size = Bytes::mib(8);
+  const std::uint64_t jumped = check_jump(256, 1, k);
+  CHECK(jumped > 400);
+  CHECK(jumped < 510);
+}
+
+TEST_CASE("jump: machines of 8 with two-hop edges between them, many messages per chunk") {
+  // 128 ranks in 16 machines; 128 MiB gives 1 MiB chunks, 16 messages of 64 KiB each.
+  Case k;
+  k.size = Bytes::mib(128);
+  CHECK(check_jump(128, 8, k) > 0);
+}
+
+TEST_CASE("jump: under an NCCL-like protocol (rate scales, latencies, channel cap)") {
+  Case k;
+  k.size = Bytes::mib(16);
+  k.timing = nccl_like();
+  CHECK(check_jump(128, 4, k) > 0);
+}
+
+TEST_CASE("jump: reduce-scatter and all-gather, and no reduction cost") {
+  for (const CollectiveOp op : {CollectiveOp::ReduceScatter, CollectiveOp::AllGather}) {
+    CAPTURE(static_cast<int>(op));
+    Case k;
+    k.op = op;
+    k.size = Bytes::mib(8);
+    k.reduction = Bandwidth::bytes_per_second(0);
+    CHECK(check_jump(128, 4, k) > 0);
+  }
+}
+
+TEST_CASE("jump: ranks of a machine that join at different times") {
+  // Within each machine of 4 the ranks join 0, 3, 1 and 7 us late, alike in every machine.
+  const std::uint32_t n = 128;
+  Case k;
+  k.size = Bytes::mib(8);
+  const Time offset[4] = {Time::zero(), Time::us(3), Time::us(1), Time::us(7)};
+  for (std::uint32_t r = 0; r < n; ++r) k.start.push_back(offset[r % 4]);
+  CHECK(check_jump(n, 4, k) > 0);
+}
+
+TEST_CASE("jump: chunks that are not a whole number of messages") {
+  // 100 MiB over 64 ranks: chunks of 1.5625 MiB, 6 messages of 256 KiB and one of 144 KiB.
+  Case k;
+  k.size = Bytes::mib(100);
+  k.message = Bytes::kib(256);
+  CHECK(check_jump(64, 2, k) > 0);
+}
