@@ -30,6 +30,8 @@ def memory(mb):
 
 
 def millions(n):
+    if n >= 1e9:
+        return f"{n / 1e9:.2f} G"
     return f"{n / 1e6:.1f} M" if n >= 1e5 else f"{n / 1e3:.0f} k"
 
 
