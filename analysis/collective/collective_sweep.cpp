@@ -118,6 +118,7 @@ CollectiveSweepRow run_one_with(workloads::CommPlanner& planner, const topology:
       continue;
     }
     fill_row(row, *coll, size, options);
+    row.events = queue.events_processed() + coll->simulation_path().private_events;
     return row;
   }
 }

@@ -36,6 +36,7 @@ struct CollectiveSweepRow {
   double algbw_gb_per_s = 0;
   double busbw_gb_per_s = 0;
   std::uint64_t messages = 0;
+  std::uint64_t events = 0;  // its queue's and those of a folded ring's own model (private_events)
   std::array<sim::Bytes, sim::kLinkKindCount> bytes_by_link_kind{};
   // What ran (NCCL's choice under --algorithm/--protocol auto): ring, tree or hierarchical; LL,
   // LL128, Simple or ideal; and its channels.

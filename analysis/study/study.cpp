@@ -30,6 +30,7 @@ struct KeyMaker {
     k.bucket_bytes = config.bucket_size.count();
     k.algorithm = config.algorithm;
     k.message_bytes = config.message_size.count();
+    k.fast_path = config.fast_path;
     return k;
   }
 };

@@ -212,6 +212,7 @@ void read_communication(FieldReader& r, const TreeNode& root, StudyConfig& c) {
   c.algorithm = workloads::parse_algorithm(r.choice(cm, "communication.algorithm"));
   c.bucket_size = r.size(cm, "communication.bucket_size");
   c.message_size = r.size(cm, "communication.message_size");
+  c.fast_path = sim::parse_fast_path(r.choice(cm, "communication.fast_path"));
 }
 
 }  // namespace

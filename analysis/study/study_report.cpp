@@ -199,6 +199,10 @@ void assumptions_section(const StudyResult& result, std::ostream& md) {
      << ", each launched as soon as backward has produced it (overlapping the rest of backward); "
         "sparse embedding gradients all-gathered where the profile says so; collective messages of "
      << sim::format_bytes(c.message_size)
+     << (c.fast_path == sim::CollectiveConfig{}.fast_path
+             ? std::string()
+             : " (collectives simulated with communication.fast_path " +
+                   std::string(sim::fast_path_name(c.fast_path)) + ", sim/README.md \"Folding\")")
      << "; reductions at " << sim::format_bandwidth(sim::CollectiveConfig{}.reduction_bandwidth)
      << "; compute is not slowed by concurrent communication. Model-parallel "
         "activations and their gradients are sent point to point between a worker's GPUs.\n"

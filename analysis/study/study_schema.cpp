@@ -97,6 +97,12 @@ constexpr yaml::FieldSpec kFields[] = {
     {.path = "communication.message_size", .kind = K::Size,
      .default_fn = [] { return sim::format_bytes(sim::CollectiveConfig{}.message_size); }, .min = 0,
      .min_exclusive = true, .help = "A ring step's chunk travels in messages of at most this size."},
+    {.path = "communication.fast_path", .kind = K::Choice,
+     .default_fn = [] { return std::string(sim::fast_path_name(sim::CollectiveConfig{}.fast_path)); },
+     .choices = "auto|bounded|off",
+     .help = "How collectives are simulated, as a scenario's communication.fast_path: auto folds a ring "
+             "onto representative ranks where that is exact, bounded also within 0.1% when chunks "
+             "differ in size, off simulates every rank message by message (sim/README.md, Folding)."},
     {.path = "sensitivity", .kind = K::Section, .help = "What the results are re-projected or re-simulated with."},
     {.path = "sensitivity.variants", .kind = K::List, .default_text = "[optimistic, pessimistic]",
      .type_doc = "a list of built-in curve variants",

@@ -52,6 +52,7 @@ std::string describe(const StepKey& key) {
   if (key.algorithm != defaults.algorithm) s += " " + std::string(workloads::algorithm_name(key.algorithm));
   if (key.message_bytes != defaults.message_bytes)
     s += " message=" + sim::format_bytes(sim::Bytes::of(key.message_bytes));
+  if (key.fast_path != defaults.fast_path) s += " fast_path=" + std::string(sim::fast_path_name(key.fast_path));
   return s;
 }
 
@@ -83,6 +84,7 @@ StepPoint simulate_key(const StepKey& key, const StepRunContext& context, const 
   setup.step.bucket_size = sim::Bytes::of(key.bucket_bytes);
   setup.comm.algorithm = key.algorithm;
   setup.collective.message_size = sim::Bytes::of(key.message_bytes);
+  setup.collective.fast_path = key.fast_path;
   const StepResult r = simulate_step(setup);
   StepPoint p;
   p.key = key;

@@ -1,5 +1,5 @@
 // Simulated training steps for the hybrid-vs-DP study and the planner: one key per configuration
-// (network, GPUs, mp, placement, InfiniBand bandwidth, bucket, algorithm, message size), a cache of
+// (network, GPUs, mp, placement, InfiniBand bandwidth, bucket, algorithm, message size, fast path), a cache of
 // their results so that sensitivity runs never re-simulate a step, and a runner that simulates the
 // missing ones in parallel threads (results land by key, so their order is deterministic).
 //   StepCache cache;  StepRunContext ctx{.profiles = {{"gnmt", &gnmt}}, .cluster = {}};
@@ -44,11 +44,14 @@ struct StepKey {
   std::int64_t bucket_bytes = workloads::StepOptions{}.bucket_size.count();
   workloads::AllReduceAlgorithm algorithm = workloads::AllReduceAlgorithm::Ring;
   std::int64_t message_bytes = sim::CollectiveConfig{}.message_size.count();
+  // How its collectives are simulated (sim/README.md, "Folding"): a scenario's communication.fast_path.
+  sim::FastPath fast_path = sim::CollectiveConfig{}.fast_path;
 
   int dp() const { return gpus / mp; }
   auto operator<=>(const StepKey&) const = default;
 };
-// "gnmt N=64 dp=32 mp=2 layers" (plus ib/bucket/algorithm where they differ from the defaults).
+// "gnmt N=64 dp=32 mp=2 layers" (plus ib/bucket/algorithm/message/fast path where they differ from
+// the defaults).
 std::string describe(const StepKey& key);
 
 // What the study and planner keep of a simulated step (analysis/step/step_runner.h has the rest).

@@ -49,6 +49,7 @@ TEST_CASE("study config: the shipped study files parse") {
   CHECK(full.networks[1].sensitivity_curves[2].variant == "measured");
   CHECK(full.networks[2].sensitivity_curves.size() == 2);
   CHECK(full.output == "out/study/hybrid-vs-dp");
+  CHECK(full.fast_path == sim::FastPath::Auto);  // communication.fast_path not written: a scenario's default
   const auto quick = analysis::load_study_config(dir / "quick.yaml");
   CHECK(quick.gpus.back() == 512);
   CHECK(quick.ib_factors.empty());
@@ -78,7 +79,8 @@ TEST_CASE("study config: every field, custom curves and a profile file") {
                            "mp: [2]\n"
                            "cluster: {preset: dgx1-v100, ib_bandwidth: 200 Gb/s, fabric: rail-optimized, "
                            "oversubscription: 2}\n"
-                           "communication: {algorithm: hierarchical, bucket_size: 6.25 MB, message_size: 1 MiB}\n"
+                           "communication: {algorithm: hierarchical, bucket_size: 6.25 MB, message_size: 1 MiB, "
+                           "fast_path: bounded}\n"
                            "sensitivity: {variants: [optimistic], ib_factors: [2, 4]}\n"
                            "output: out/x\n"
                            "threads: 3\n";
@@ -101,6 +103,7 @@ TEST_CASE("study config: every field, custom curves and a profile file") {
   CHECK(c.algorithm == workloads::AllReduceAlgorithm::Hierarchical);
   CHECK(c.bucket_size == sim::Bytes::of(6'250'000));
   CHECK(c.message_size == sim::Bytes::mib(1));
+  CHECK(c.fast_path == sim::FastPath::Bounded);
   CHECK(c.ib_factors == std::vector<double>{2.0, 4.0});
   CHECK(c.output == "out/x");
   CHECK(c.threads == 3);
@@ -155,6 +158,8 @@ TEST_CASE("study config: errors name the place, the field and what was expected"
         "b_noise, supported");
   CHECK(error_of(kHead + "networks: [gnmt]\ngpus: [8]\ncommunication: {algorithm: star}\n") ==
         "s.yaml:4:28: communication.algorithm: unknown value \"star\"; expected one of: auto, ring, tree, hierarchical");
+  CHECK(error_of(kHead + "networks: [gnmt]\ngpus: [8]\ncommunication: {fast_path: fast}\n") ==
+        "s.yaml:4:28: communication.fast_path: unknown value \"fast\"; expected one of: auto, bounded, off");
   CHECK(error_of(kHead + "networks: [gnmt]\ngpus: [8]\nsensitivity: {ib_factors: [0]}\n") ==
         "s.yaml:4:28: sensitivity.ib_factors[0]: got \"0\"; expected a number > 0 and <= 1000");
   CHECK(error_of(kHead + "networks: [gnmt\n") == "s.yaml:3:1: invalid YAML: end of sequence flow not found");

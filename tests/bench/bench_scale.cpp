@@ -1,0 +1,201 @@
+// Cost growth against GPU count (issue 14): wall time, peak heap, events and messages of
+//  - BM_DpStep: one GNMT data-parallel step on N / 8 DGX-1 machines (EDR InfiniBand fat tree), as
+//    `hybridsim run scenarios/examples/dgx1-gnmt-dp8.yaml --set cluster.nodes=N/8
+//    --set parallelism.dp=N --set communication.fast_path=bounded` runs it (load, resolve, run);
+//  - BM_DgxRingAllReduce: one 1 GiB ring all-reduce over the same N GPUs, as `hybridsim collective
+//    -t dgx1-v100 -n N/8 -b 1GiB -e 1GiB -a ring` runs it (the cluster built, then the sweep of one
+//    size, its budget check included).
+// The idealized ring of issue 14 (50 GB/s, 500 ns, 256 KiB messages) is bench_collective's
+// BM_RingAllReduce.
+//
+// N = 128, 256, ..., 16,384. Without --benchmark_filter (or BENCHMARK_FILTER) only N <= 2,048 run
+// (kDefaultFilter, a few seconds); `--benchmark_filter=.` runs them all, `--benchmark_filter=/gpus:16384`
+// the largest. `peak_heap_mb`: the most bytes held through operator new at once during the case, above
+// what was held as it started (counted by the replacement operators below, per allocation's usable
+// size; memory malloc'ed directly by C libraries is not seen). README's "Cost growth" table comes from
+// `--benchmark_format=json` through tests/bench/scale_table.py.
+#include <benchmark/benchmark.h>
+#include <malloc.h>
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <cstdint>
+#include <cstdlib>
+#include <new>
+#include <string>
+#include <vector>
+
+#include "analysis/collective/collective_sweep.h"
+#include "analysis/platform/platform.h"
+#include "analysis/run/scenario_run.h"
+#include "scenarios/loader/resolve.h"
+#include "scenarios/loader/scenario.h"
+
+using namespace hybridsim;
+
+namespace {
+
+// The heap count. Global by necessity: operator new and delete are global functions.
+std::atomic<std::int64_t> g_live_bytes{0};
+std::atomic<std::int64_t> g_peak_bytes{0};
+
+void note_allocated(void* p) {
+  if (p == nullptr) return;
+  const auto n = static_cast<std::int64_t>(malloc_usable_size(p));
+  const std::int64_t live = g_live_bytes.fetch_add(n, std::memory_order_relaxed) + n;
+  std::int64_t peak = g_peak_bytes.load(std::memory_order_relaxed);
+  while (live > peak && !g_peak_bytes.compare_exchange_weak(peak, live, std::memory_order_relaxed)) {
+  }
+}
+
+void free_noted(void* p) noexcept {
+  if (p == nullptr) return;
+  g_live_bytes.fetch_sub(static_cast<std::int64_t>(malloc_usable_size(p)), std::memory_order_relaxed);
+  std::free(p);
+}
+
+void* allocate(std::size_t n, std::size_t alignment) noexcept {
+  void* p = nullptr;
+  if (alignment <= alignof(std::max_align_t)) p = std::malloc(n == 0 ? 1 : n);
+  else if (posix_memalign(&p, std::max(alignment, sizeof(void*)), n == 0 ? 1 : n) != 0) p = nullptr;
+  note_allocated(p);
+  return p;
+}
+
+void* allocate_or_throw(std::size_t n, std::size_t alignment) {
+  void* p = allocate(n, alignment);
+  if (p == nullptr) throw std::bad_alloc();
+  return p;
+}
+
+// Peak heap of one case: the peak restarts at what is live as the case begins.
+class HeapPeak {
+ public:
+  HeapPeak() : base_(g_live_bytes.load()) { g_peak_bytes.store(base_); }
+  double megabytes() const { return static_cast<double>(g_peak_bytes.load() - base_) / 1e6; }
+
+ private:
+  std::int64_t base_;
+};
+
+using Clock = std::chrono::steady_clock;
+double seconds_since(Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); }
+
+std::string count(std::int64_t n) { return std::to_string(n); }
+
+void BM_DpStep(benchmark::State& state) {
+  const std::int64_t gpus = state.range(0);
+  const std::vector<std::string> sets = {"cluster.nodes=" + count(gpus / 8), "parallelism.dp=" + count(gpus),
+                                         "communication.fast_path=bounded"};
+  const HeapPeak heap;
+  analysis::StepResult r;
+  double setup_s = 0, simulate_s = 0;
+  for (auto _ : state) {
+    const Clock::time_point start = Clock::now();
+    const scenarios::Scenario scenario =
+        scenarios::load_scenario(HYBRIDSIM_SOURCE_DIR "/scenarios/examples/dgx1-gnmt-dp8.yaml", sets);
+    const scenarios::ResolvedScenario resolved = scenarios::resolve(scenario);
+    setup_s = seconds_since(start);
+    const Clock::time_point run_start = Clock::now();
+    r = analysis::run_scenario(resolved, {}).step;
+    simulate_s = seconds_since(run_start);
+  }
+  state.counters["gpus"] = static_cast<double>(gpus);
+  state.counters["step_ms"] = r.step_time.to_ms();
+  state.counters["events"] = static_cast<double>(r.events);
+  state.counters["messages"] = static_cast<double>(r.messages);
+  state.counters["gpus_simulated"] = r.simulation.gpus_simulated == 0 ? static_cast<double>(gpus)
+                                                                      : r.simulation.gpus_simulated;
+  state.counters["folded"] = static_cast<double>(r.simulation.folded);
+  state.counters["collectives"] = static_cast<double>(r.collectives);
+  state.counters["setup_s"] = setup_s;
+  state.counters["simulate_s"] = simulate_s;
+  state.counters["peak_heap_mb"] = heap.megabytes();
+}
+
+void BM_DgxRingAllReduce(benchmark::State& state) {
+  const auto gpus = static_cast<int>(state.range(0));
+  const HeapPeak heap;
+  analysis::CollectiveSweepRow row;
+  double setup_s = 0, simulate_s = 0;
+  for (auto _ : state) {
+    const Clock::time_point start = Clock::now();
+    topology::ClusterSpec spec;
+    spec.nodes = gpus / 8;
+    const topology::Topology topo = analysis::load_platform("dgx1-v100", spec);
+    analysis::CollectiveSweepOptions o;  // the CLI's defaults, but for these:
+    o.comm.algorithm = workloads::AllReduceAlgorithm::Ring;
+    for (int g = 0; g < gpus; ++g) o.gpus.push_back(g);
+    o.min_bytes = o.max_bytes = sim::Bytes::gib(1);
+    setup_s = seconds_since(start);
+    const Clock::time_point run_start = Clock::now();
+    row = analysis::run_collective_sweep(topo, o).front();
+    simulate_s = seconds_since(run_start);
+  }
+  state.counters["gpus"] = gpus;
+  state.counters["allreduce_ms"] = row.time.to_ms();
+  state.counters["channels"] = row.channels;
+  state.counters["events"] = static_cast<double>(row.events);
+  state.counters["messages"] = static_cast<double>(row.messages);
+  state.counters["folded"] = row.path.folded ? 1 : 0;
+  state.counters["positions_simulated"] = row.path.folded ? row.path.simulated : gpus;
+  state.counters["setup_s"] = setup_s;
+  state.counters["simulate_s"] = simulate_s;
+  state.counters["peak_heap_mb"] = heap.megabytes();
+}
+
+void gpu_counts(benchmark::internal::Benchmark* b) {
+  b->ArgName("gpus");
+  for (int gpus = 128; gpus <= 16384; gpus *= 2) b->Arg(gpus);
+  b->Unit(benchmark::kSecond)->Iterations(1);
+}
+BENCHMARK(BM_DpStep)->Apply(gpu_counts);
+BENCHMARK(BM_DgxRingAllReduce)->Apply(gpu_counts);
+
+// What runs when no filter is given: the cases up to 2,048 GPUs.
+constexpr const char* kDefaultFilter = "--benchmark_filter=/gpus:(128|256|512|1024|2048)/";
+
+}  // namespace
+
+// Replaceable allocation functions ([new.delete]): every form, so that none escapes the count.
+void* operator new(std::size_t n) { return allocate_or_throw(n, 0); }
+void* operator new[](std::size_t n) { return allocate_or_throw(n, 0); }
+void* operator new(std::size_t n, std::align_val_t a) { return allocate_or_throw(n, static_cast<std::size_t>(a)); }
+void* operator new[](std::size_t n, std::align_val_t a) { return allocate_or_throw(n, static_cast<std::size_t>(a)); }
+void* operator new(std::size_t n, const std::nothrow_t&) noexcept { return allocate(n, 0); }
+void* operator new[](std::size_t n, const std::nothrow_t&) noexcept { return allocate(n, 0); }
+void* operator new(std::size_t n, std::align_val_t a, const std::nothrow_t&) noexcept {
+  return allocate(n, static_cast<std::size_t>(a));
+}
+void* operator new[](std::size_t n, std::align_val_t a, const std::nothrow_t&) noexcept {
+  return allocate(n, static_cast<std::size_t>(a));
+}
+void operator delete(void* p) noexcept { free_noted(p); }
+void operator delete[](void* p) noexcept { free_noted(p); }
+void operator delete(void* p, std::size_t) noexcept { free_noted(p); }
+void operator delete[](void* p, std::size_t) noexcept { free_noted(p); }
+void operator delete(void* p, std::align_val_t) noexcept { free_noted(p); }
+void operator delete[](void* p, std::align_val_t) noexcept { free_noted(p); }
+void operator delete(void* p, std::size_t, std::align_val_t) noexcept { free_noted(p); }
+void operator delete[](void* p, std::size_t, std::align_val_t) noexcept { free_noted(p); }
+void operator delete(void* p, const std::nothrow_t&) noexcept { free_noted(p); }
+void operator delete[](void* p, const std::nothrow_t&) noexcept { free_noted(p); }
+void operator delete(void* p, std::align_val_t, const std::nothrow_t&) noexcept { free_noted(p); }
+void operator delete[](void* p, std::align_val_t, const std::nothrow_t&) noexcept { free_noted(p); }
+
+int main(int argc, char** argv) {
+  std::vector<char*> args(argv, argv + argc);
+  const bool filtered = std::getenv("BENCHMARK_FILTER") != nullptr ||
+                        std::any_of(args.begin(), args.end(), [](const char* a) {
+                          return std::string(a).starts_with("--benchmark_filter");
+                        });
+  std::string default_filter = kDefaultFilter;
+  if (!filtered) args.push_back(default_filter.data());
+  int arg_count = static_cast<int>(args.size());
+  benchmark::Initialize(&arg_count, args.data());
+  if (benchmark::ReportUnrecognizedArguments(arg_count, args.data())) return 1;
+  benchmark::RunSpecifiedBenchmarks();
+  benchmark::Shutdown();
+  return 0;
+}
