@@ -145,8 +145,8 @@ std::vector<int> rotate_for_nic(const std::vector<int>& order, const std::vector
 
 void plan_star(const Topology& t, Group& g, RouteOptions ropts) {
   const int n = static_cast<int>(g.gpus.size());
-  std::vector<std::vector<std::int64_t>> cost;
-  for (const DeviceId gpu : g.gpus) cost.push_back(t.impl().costs_within_node(gpu, ropts));
+  std::vector<std::vector<std::int64_t>> cost;  // [i][j]: from the group's GPU i to its GPU j
+  for (const DeviceId gpu : g.gpus) cost.push_back(t.impl().costs_within_node(gpu, ropts, g.gpus));
   std::vector<char> used(static_cast<std::size_t>(n), 0);
   g.star_order = {0};
   used[0] = 1;
@@ -154,7 +154,7 @@ void plan_star(const Topology& t, Group& g, RouteOptions ropts) {
     const int cur = g.star_order.back();
     int next = -1;
     for (int j = 0; j < n; ++j)
-      if (!used[j] && (next < 0 || cost[cur][g.gpus[j].value] < cost[cur][g.gpus[next].value]))
+      if (!used[j] && (next < 0 || cost[cur][j] < cost[cur][next]))
         next = j;
     used[next] = 1;
     g.star_order.push_back(next);
