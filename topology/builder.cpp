@@ -122,6 +122,7 @@ Topology TopologyBuilder::build() && {
       impl->nics_by_node[static_cast<std::size_t>(*devices_[i].node)].push_back(DeviceId{i});
   impl->route_graph = detail::make_route_graph(impl->graph);
   impl->scratch.resize(devices_.size());
+  impl->routes_from.resize(devices_.size());
   impl->nic_known.assign(devices_.size(), 0);
   impl->nic_of.assign(devices_.size(), std::nullopt);
   devices_.clear();

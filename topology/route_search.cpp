@@ -50,11 +50,10 @@ std::optional<std::uint32_t> SearchScratch::pop() {
   return std::nullopt;
 }
 
-void search(const RouteGraph& g, const Region& region, const LinkRule& rule,
-            std::span<const Seed> seeds, std::optional<std::uint32_t> target,
-            SearchScratch& scratch) {
-  scratch.begin();
-  for (const Seed& s : seeds) scratch.lower(s.device, s.cost);
+namespace {
+
+void settle(const RouteGraph& g, const Region& region, const LinkRule& rule,
+            std::optional<std::uint32_t> target, SearchScratch& scratch) {
   while (const auto u = scratch.pop()) {
     if (u == target) return;
     const std::int64_t cu = scratch.cost(*u);
@@ -62,6 +61,22 @@ void search(const RouteGraph& g, const Region& region, const LinkRule& rule,
       if (g.in_region(arc.other, region) && g.allowed(*u, arc, rule))
         scratch.lower(arc.other, cu + arc.cost);
   }
+}
+
+}  // namespace
+
+void search(const RouteGraph& g, const Region& region, const LinkRule& rule,
+            std::span<const Seed> seeds, std::optional<std::uint32_t> target,
+            SearchScratch& scratch) {
+  scratch.begin();
+  for (const Seed& s : seeds) scratch.lower(s.device, s.cost);
+  settle(g, region, rule, target, scratch);
+}
+
+void resume(const RouteGraph& g, const Region& region, const LinkRule& rule,
+            std::span<const Seed> seeds, SearchScratch& scratch) {
+  for (const Seed& s : seeds) scratch.lower(s.device, s.cost);
+  settle(g, region, rule, std::nullopt, scratch);
 }
 
 const std::vector<std::int64_t>& FabricCosts::from(const RouteGraph& g, std::uint32_t from_index,
@@ -91,38 +106,21 @@ const std::vector<std::int64_t>& FabricCosts::from(const RouteGraph& g, std::uin
   return cache_.emplace(key, std::move(cost)).first->second;
 }
 
-std::int64_t SplitCosts::fabric_cost(std::uint32_t v) const {
-  const auto index = static_cast<std::size_t>(g_->fabric_index[v]);
-  std::int64_t best = kInfiniteCost;
-  for (const Entry& e : entries_) {
-    const std::int64_t c = (*e.from)[index];
-    if (c != kInfiniteCost) best = std::min(best, e.cost + c);
-  }
-  return best;
-}
-
-std::int64_t SplitCosts::cost(std::uint32_t v) const {
-  return g_->node[v] >= 0 ? scratch_->cost(v) : fabric_cost(v);
-}
-
 // Where routes leave the machines for the fabric, at their cheapest.
 void SplitCosts::collect_entries(const Region& region, const LinkRule& rule, FabricCosts& fabric) {
   entries_.clear();
   entry_devices_.clear();
   for (const int node : {region.node_a, region.node_b}) {
-    for (const std::uint32_t m : g_->machine[static_cast<std::size_t>(node)]) {
-      const std::int64_t cm = scratch_->cost(m);
-      if (cm == kInfiniteCost) continue;
-      for (const RouteGraph::Arc& arc : g_->out_arcs(m)) {
-        if (g_->node[arc.other] >= 0 || !g_->allowed(m, arc, rule)) continue;
-        const auto at = std::find(entry_devices_.begin(), entry_devices_.end(), arc.other);
-        if (at == entry_devices_.end()) {
-          entry_devices_.push_back(arc.other);
-          entries_.push_back({nullptr, cm + arc.cost});
-        } else {
-          Entry& e = entries_[static_cast<std::size_t>(at - entry_devices_.begin())];
-          e.cost = std::min(e.cost, cm + arc.cost);
-        }
+    for (const RouteGraph::Crossing& c : g_->exits[static_cast<std::size_t>(node)]) {
+      const std::int64_t cm = scratch_->cost(c.device);
+      if (cm == kInfiniteCost || !g_->allowed(c.device, c.arc, rule)) continue;
+      const auto at = std::find(entry_devices_.begin(), entry_devices_.end(), c.arc.other);
+      if (at == entry_devices_.end()) {
+        entry_devices_.push_back(c.arc.other);
+        entries_.push_back({nullptr, cm + c.arc.cost});
+      } else {
+        Entry& e = entries_[static_cast<std::size_t>(at - entry_devices_.begin())];
+        e.cost = std::min(e.cost, cm + c.arc.cost);
       }
     }
     if (region.node_b == region.node_a) break;
@@ -137,37 +135,33 @@ bool SplitCosts::solve(const RouteGraph& g, std::uint32_t src, int dst_node, con
   g_ = &g;
   scratch_ = &scratch;
   const Region machines{.node_a = g.node[src], .node_b = dst_node, .fabric = false};
-  seeds_.assign(1, Seed{src, 0});
-  search(g, machines, rule, seeds_, std::nullopt, scratch);
+  const Seed start{src, 0};
+  search(g, machines, rule, {&start, 1}, std::nullopt, scratch);
   collect_entries(machines, rule, fabric);
   if (entries_.empty()) return true;  // the fabric is out of reach: the machines are the region
 
   // Back from the fabric into the machines, where that is cheaper than the routes inside them.
+  seeds_.clear();
   for (const int node : {machines.node_a, machines.node_b}) {
-    for (const std::uint32_t m : g.machine[static_cast<std::size_t>(node)]) {
-      std::int64_t best = kInfiniteCost;
-      for (const RouteGraph::Arc& arc : g.in_arcs(m)) {
-        if (g.node[arc.other] >= 0 || !g.allowed(arc.other, arc, rule)) continue;
-        const std::int64_t cf = fabric_cost(arc.other);
-        if (cf != kInfiniteCost) best = std::min(best, cf + arc.cost);
-      }
-      if (best < scratch.cost(m)) seeds_.push_back({m, best});
+    for (const RouteGraph::Crossing& c : g.entrances[static_cast<std::size_t>(node)]) {
+      if (!g.allowed(c.arc.other, c.arc, rule)) continue;
+      const std::int64_t cf = fabric_cost(c.arc.other);
+      if (cf != kInfiniteCost && cf + c.arc.cost < scratch.cost(c.device))
+        seeds_.push_back({c.device, cf + c.arc.cost});
     }
     if (machines.node_b == machines.node_a) break;
   }
-  if (seeds_.size() == 1) return true;
-  search(g, machines, rule, seeds_, std::nullopt, scratch);
+  if (seeds_.empty()) return true;
+  resume(g, machines, rule, seeds_, scratch);
 
   // The fabric's costs came from the first search's entries; a device that got cheaper since must
   // not make any fabric device cheaper, or they are not final.
   for (const int node : {machines.node_a, machines.node_b}) {
-    for (const std::uint32_t m : g.machine[static_cast<std::size_t>(node)]) {
-      const std::int64_t cm = scratch.cost(m);
-      if (cm == kInfiniteCost) continue;
-      for (const RouteGraph::Arc& arc : g.out_arcs(m))
-        if (g.node[arc.other] < 0 && g.allowed(m, arc, rule) &&
-            cm + arc.cost < fabric_cost(arc.other))
-          return false;
+    for (const RouteGraph::Crossing& c : g.exits[static_cast<std::size_t>(node)]) {
+      const std::int64_t cm = scratch.cost(c.device);
+      if (cm != kInfiniteCost && g.allowed(c.device, c.arc, rule) &&
+          cm + c.arc.cost < fabric_cost(c.arc.other))
+        return false;
     }
     if (machines.node_b == machines.node_a) break;
   }

@@ -5,6 +5,7 @@
 //   search(graph, {.node_a = 0, .node_b = 0, .fabric = false}, {.src = gpu}, {{gpu, 0}}, {}, s);
 //   s.cost(other_gpu);   // kInfiniteCost where unreached
 #pragma once
+#include <algorithm>
 #include <cstdint>
 #include <limits>
 #include <optional>
@@ -50,6 +51,13 @@ struct RouteGraph {
   std::vector<std::uint32_t> out_begin, in_begin;  // CSR offsets, device_count() + 1 each
   std::vector<Arc> out, in;
   std::vector<std::vector<std::uint32_t>> machine;  // node → its devices, by id
+  // A link between a device of a machine (`device`) and a fabric device (`arc.other`).
+  struct Crossing {
+    std::uint32_t device = 0;
+    Arc arc;
+  };
+  std::vector<std::vector<Crossing>> exits;      // node → its links into the fabric
+  std::vector<std::vector<Crossing>> entrances;  // node → the fabric's links into it
   std::vector<std::int32_t> fabric_index;           // device → index among fabric devices, or -1
   std::vector<std::uint32_t> fabric;                // fabric index → device
   std::vector<std::uint32_t> fabric_begin;          // CSR of links between fabric devices,
@@ -103,6 +111,10 @@ struct Seed {
 void search(const RouteGraph& g, const Region& region, const LinkRule& rule,
             std::span<const Seed> seeds, std::optional<std::uint32_t> target,
             SearchScratch& scratch);
+// Continues a search that ran to its end (no target) with more seeds: afterwards every device
+// costs the least over the old and the new seeds. Only devices that get cheaper are visited again.
+void resume(const RouteGraph& g, const Region& region, const LinkRule& rule,
+            std::span<const Seed> seeds, SearchScratch& scratch);
 
 // Costs between fabric devices over the fabric alone, by source and link rule, computed once each
 // and kept (the fabric is small next to the machines: leaves and spines).
@@ -132,7 +144,9 @@ class SplitCosts {
   bool solve(const RouteGraph& g, std::uint32_t src, int dst_node, const LinkRule& rule,
              SearchScratch& scratch, FabricCosts& fabric);
   // The cost of a device of the region (valid after a successful solve()).
-  std::int64_t cost(std::uint32_t v) const;
+  std::int64_t cost(std::uint32_t v) const {
+    return g_->node[v] >= 0 ? scratch_->cost(v) : fabric_cost(v);
+  }
 
  private:
   struct Entry {
@@ -140,7 +154,15 @@ class SplitCosts {
     std::int64_t cost = 0;                            // the route's cost at the entry device
   };
   void collect_entries(const Region& region, const LinkRule& rule, FabricCosts& fabric);
-  std::int64_t fabric_cost(std::uint32_t v) const;
+  std::int64_t fabric_cost(std::uint32_t v) const {
+    const auto index = static_cast<std::size_t>(g_->fabric_index[v]);
+    std::int64_t best = kInfiniteCost;
+    for (const Entry& e : entries_) {
+      const std::int64_t c = (*e.from)[index];
+      if (c != kInfiniteCost) best = std::min(best, e.cost + c);
+    }
+    return best;
+  }
 
   const RouteGraph* g_ = nullptr;
   const SearchScratch* scratch_ = nullptr;

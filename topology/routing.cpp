@@ -44,6 +44,16 @@ RouteGraph make_route_graph(const Graph& graph) {
       g.fabric.push_back(v);
     }
   }
+  g.exits.resize(g.machine.size());
+  g.entrances.resize(g.machine.size());
+  for (std::uint32_t v = 0; v < n; ++v) {
+    if (g.node[v] < 0) continue;
+    const auto node = static_cast<std::size_t>(g.node[v]);
+    for (const RouteGraph::Arc& a : g.out_arcs(v))
+      if (g.node[a.other] < 0) g.exits[node].push_back({v, a});
+    for (const RouteGraph::Arc& a : g.in_arcs(v))
+      if (g.node[a.other] < 0) g.entrances[node].push_back({v, a});
+  }
   g.fabric_begin.push_back(0);
   for (const std::uint32_t v : g.fabric) {
     for (const RouteGraph::Arc& a : g.out_arcs(v))
@@ -96,10 +106,12 @@ std::vector<std::int64_t> Topology::Impl::costs_within_node(DeviceId from, Route
 sim::Route Topology::Impl::route_locked(DeviceId from, DeviceId to, RouteOptions options) const {
   using namespace detail;
   if (from == to) return {};
-  const std::uint64_t key = (std::uint64_t{options.avoid_nvlink} << 63) |
-                            (std::uint64_t{options.gpu_relay} << 62) |
-                            (std::uint64_t{from.value} << 31) | to.value;
-  if (const auto it = routes.find(key); it != routes.end()) return it->second;
+  const std::uint64_t key = (std::uint64_t{to.value} << 2) |
+                            (std::uint64_t{options.avoid_nvlink} << 1) | options.gpu_relay;
+  auto& cached = routes_from[from.value];
+  const auto at = std::lower_bound(cached.begin(), cached.end(), key,
+                                   [](const CachedRoute& c, std::uint64_t k) { return c.key < k; });
+  if (at != cached.end() && at->key == key) return at->route;
 
   const RouteGraph& g = route_graph;
   const std::uint32_t src = from.value, dst = to.value;
@@ -129,8 +141,9 @@ sim::Route Topology::Impl::route_locked(DeviceId from, DeviceId to, RouteOptions
   // hash(from, to, v). A search that stopped at the destination left every device it did not
   // settle at a cost of at least the destination's, so a link out of one cannot be tight here: the
   // walk sees exact costs only, and any exact search gives the same route.
-  std::vector<sim::LinkId> path;
-  std::vector<const RouteGraph::Arc*> tight;
+  std::vector<sim::LinkId>& path = walk_path;
+  std::vector<const RouteGraph::Arc*>& tight = walk_tight;
+  path.clear();
   std::int64_t dest_nic = -1;
   for (std::uint32_t v = dst; v != src;) {
     if (dest_nic < 0 && graph[v].kind == DeviceKind::Nic) {
@@ -165,7 +178,8 @@ sim::Route Topology::Impl::route_locked(DeviceId from, DeviceId to, RouteOptions
   std::copy(path.rbegin(), path.rend(), out);
   block_used += path.size();
   const sim::Route route(out, path.size());
-  routes.emplace(key, route);
+  cached.insert(at, CachedRoute{key, route});  // `at` is still valid: nothing was cached since
+  ++route_count;
   return route;
 }
 

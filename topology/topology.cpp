@@ -118,7 +118,7 @@ std::optional<DeviceId> Topology::nic_for_gpu(DeviceId gpu) const {
 
 std::size_t Topology::cached_route_count() const {
   std::lock_guard lock(impl_->mutex);
-  return impl_->routes.size();
+  return impl_->route_count;
 }
 
 }  // namespace hybridsim::topology

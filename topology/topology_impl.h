@@ -58,7 +58,14 @@ struct Topology::Impl {
 
   // Caches, guarded by mutex.
   mutable std::mutex mutex;
-  mutable std::unordered_map<std::uint64_t, sim::Route> routes;
+  // Computed routes by source device (set to the device count by build()), each list sorted by
+  // CachedRoute::key: a source asks for few destinations (its ring and tree neighbours).
+  struct CachedRoute {
+    std::uint64_t key = 0;  // destination << 2 | avoid_nvlink << 1 | gpu_relay
+    sim::Route route;
+  };
+  mutable std::vector<std::vector<CachedRoute>> routes_from;
+  mutable std::size_t route_count = 0;
   mutable std::vector<std::unique_ptr<sim::LinkId[]>> route_blocks;
   mutable std::size_t block_used = 0;
   mutable std::size_t block_size = 0;
@@ -66,6 +73,8 @@ struct Topology::Impl {
   mutable detail::SearchScratch scratch;    // sized by build()
   mutable detail::FabricCosts fabric_costs;
   mutable detail::SplitCosts split_costs;
+  mutable std::vector<sim::LinkId> walk_path;  // scratch of route_locked's walk
+  mutable std::vector<const detail::RouteGraph::Arc*> walk_tight;
   mutable std::vector<std::int8_t> nic_known;
   mutable std::vector<std::optional<DeviceId>> nic_of;
 
