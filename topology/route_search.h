@@ -42,12 +42,12 @@ struct LinkRule {
 struct RouteGraph {
   struct Arc {
     std::uint32_t other = 0;  // the far end (target of an out-link, source of an in-link)
-    std::int64_t cost = 0;
     sim::LinkId link = 0;
-    bool nvlink = false;  // NVLink or NVSwitch
+    std::int64_t cost = 0;
   };
   std::vector<int> node;  // -1: fabric
   std::vector<std::uint8_t> gpu;
+  std::vector<std::uint8_t> nvlink;  // by LinkId: an NVLink or NVSwitch link
   std::vector<std::uint32_t> out_begin, in_begin;  // CSR offsets, device_count() + 1 each
   std::vector<Arc> out, in;
   std::vector<std::vector<std::uint32_t>> machine;  // node → its devices, by id
@@ -76,7 +76,7 @@ struct RouteGraph {
   }
   // Whether a route under `rule` may take `arc` out of device `from`.
   bool allowed(std::uint32_t from, const Arc& arc, const LinkRule& rule) const {
-    if (rule.avoid_nvlink && arc.nvlink) return false;
+    if (rule.avoid_nvlink && nvlink[arc.link] != 0) return false;
     return rule.gpu_relay || from == rule.src || gpu[from] == 0;
   }
 };

@@ -18,10 +18,13 @@ RouteGraph make_route_graph(const Graph& graph) {
   RouteGraph g;
   const auto n = static_cast<std::uint32_t>(boost::num_vertices(graph));
   auto arc = [&graph](Edge e, Vertex other) {
-    const EdgeProps& p = graph[e];
-    return RouteGraph::Arc{static_cast<std::uint32_t>(other), p.cost, p.link,
-                           p.kind == sim::LinkKind::NVLink || p.kind == sim::LinkKind::NVSwitch};
+    return RouteGraph::Arc{static_cast<std::uint32_t>(other), graph[e].link, graph[e].cost};
   };
+  g.nvlink.assign(boost::num_edges(graph), 0);
+  for (const Edge e : boost::make_iterator_range(boost::edges(graph))) {
+    const auto kind = graph[e].kind;
+    g.nvlink[graph[e].link] = kind == sim::LinkKind::NVLink || kind == sim::LinkKind::NVSwitch;
+  }
   g.out_begin.push_back(0);
   g.in_begin.push_back(0);
   for (std::uint32_t v = 0; v < n; ++v) {
@@ -66,10 +69,7 @@ RouteGraph make_route_graph(const Graph& graph) {
   return g;
 }
 
-namespace {
-
-// splitmix64 of the three values: a fixed, platform-independent choice among equal-cost links.
-std::uint64_t mix(std::uint64_t a, std::uint64_t b, std::uint64_t c) {
+std::uint64_t tie_hash(std::uint64_t a, std::uint64_t b, std::uint64_t c) {
   std::uint64_t x = a * 0x9E3779B97F4A7C15ULL ^ (b << 21) ^ (b >> 43) ^ (c * 0xBF58476D1CE4E5B9ULL);
   x ^= x >> 30;
   x *= 0xBF58476D1CE4E5B9ULL;
@@ -79,7 +79,6 @@ std::uint64_t mix(std::uint64_t a, std::uint64_t b, std::uint64_t c) {
   return x;
 }
 
-}  // namespace
 }  // namespace detail
 
 void Topology::Impl::costs_within_node_locked(DeviceId from, RouteOptions options,
@@ -164,7 +163,7 @@ sim::Route Topology::Impl::route_locked(DeviceId from, DeviceId to, RouteOptions
     const RouteGraph::Arc* chosen =
         tight.size() == 1 ? tight.front()
         : dest_nic >= 0   ? tight[static_cast<std::size_t>(dest_nic) % tight.size()]
-                          : tight[mix(src, dst, v) % tight.size()];
+                          : tight[tie_hash(src, dst, v) % tight.size()];
     path.push_back(chosen->link);
     v = chosen->other;
   }

@@ -37,6 +37,10 @@ using Edge = boost::graph_traits<Graph>::edge_descriptor;
 // both fewer hops and faster links are preferred. Always positive.
 std::int64_t link_cost(const sim::LinkSpec& spec);
 
+// splitmix64 of the three values: a fixed, platform-independent choice among equal-cost links
+// (route walks inside a machine use tie_hash(from, to, device)).
+std::uint64_t tie_hash(std::uint64_t a, std::uint64_t b, std::uint64_t c);
+
 // The sealed graph flattened for route searches (route_search.h).
 RouteGraph make_route_graph(const Graph& graph);
 

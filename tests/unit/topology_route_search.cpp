@@ -51,18 +51,9 @@ struct LinkFilter {
   }
 };
 
-std::uint64_t mix(std::uint64_t a, std::uint64_t b, std::uint64_t c) {
-  std::uint64_t x = a * 0x9E3779B97F4A7C15ULL ^ (b << 21) ^ (b >> 43) ^ (c * 0xBF58476D1CE4E5B9ULL);
-  x ^= x >> 30;
-  x *= 0xBF58476D1CE4E5B9ULL;
-  x ^= x >> 27;
-  x *= 0x94D049BB133111EBULL;
-  x ^= x >> 31;
-  return x;
-}
-
 // The reference: full Dijkstra over the devices of the two machines and the fabric, then the walk
-// back from `to` along tight links (D-mod-k by the destination NIC once past it, else the hash).
+// back from `to` along tight links (D-mod-k by the destination NIC once past it, else the hash of
+// routing.cpp).
 // Nothing when `to` is unreachable.
 std::optional<std::vector<sim::LinkId>> plain_route(const topology::Topology& t, DeviceId from,
                                                     DeviceId to, RouteOptions options) {
@@ -100,7 +91,7 @@ std::optional<std::vector<sim::LinkId>> plain_route(const topology::Topology& t,
     const detail::Edge chosen = tight.size() == 1 ? tight.front()
                                 : dest_nic >= 0
                                     ? tight[static_cast<std::size_t>(dest_nic) % tight.size()]
-                                    : tight[mix(src, dst, v) % tight.size()];
+                                    : tight[detail::tie_hash(src, dst, v) % tight.size()];
     path.push_back(g[chosen].link);
     v = boost::source(chosen, g);
   }
