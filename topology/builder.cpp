@@ -120,6 +120,9 @@ Topology TopologyBuilder::build() && {
   for (std::uint32_t i = 0; i < devices_.size(); ++i)
     if (devices_[i].kind == DeviceKind::Nic && devices_[i].node)
       impl->nics_by_node[static_cast<std::size_t>(*devices_[i].node)].push_back(DeviceId{i});
+  impl->route_graph = detail::make_route_graph(impl->graph);
+  impl->scratch.resize(devices_.size());
+  impl->routes_from.resize(devices_.size());
   impl->nic_known.assign(devices_.size(), 0);
   impl->nic_of.assign(devices_.size(), std::nullopt);
   devices_.clear();

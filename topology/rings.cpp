@@ -7,6 +7,7 @@
 #include <map>
 #include <string>
 #include <tuple>
+#include <unordered_map>
 #include <unordered_set>
 
 #include "sim/error.h"
@@ -35,6 +36,7 @@ bool is_direct_kind(sim::LinkKind kind) {
 std::vector<Group> group_by_node(const Topology& t, std::span<const DeviceId> gpus) {
   std::vector<Group> groups;
   std::unordered_set<DeviceId> seen;
+  std::unordered_map<int, std::size_t> group_of;  // machine → its group, in order of appearance
   for (const DeviceId g : gpus) {
     const DeviceInfo& info = t.device(g);
     if (info.kind != DeviceKind::Gpu)
@@ -43,14 +45,12 @@ std::vector<Group> group_by_node(const Topology& t, std::span<const DeviceId> gp
     if (!seen.insert(g).second)
       throw InputError("find_rings: GPU \"" + info.name + "\" is listed twice");
     const int node = info.node.value_or(-1);
-    auto it =
-        std::find_if(groups.begin(), groups.end(), [&](const Group& x) { return x.node == node; });
-    if (it == groups.end()) {
+    const auto [it, fresh] = group_of.emplace(node, groups.size());
+    if (fresh) {
       groups.push_back({});
       groups.back().node = node;
-      it = groups.end() - 1;
     }
-    it->gpus.push_back(g);
+    groups[it->second].gpus.push_back(g);
   }
   return groups;
 }
@@ -70,17 +70,22 @@ void find_nics(const Topology& t, Group& g) {
         nic ? static_cast<int>(std::find(nics.begin(), nics.end(), *nic) - nics.begin()) : -1);
 }
 
-// Parallel direct links usable by a ring between each pair of the group's GPUs (both directions).
+// Parallel direct links usable by a ring between each pair of the group's GPUs (both directions):
+// for a direct link i→j with a link back j→i, the smaller of their counts.
 std::vector<int> direct_caps(const Topology& t, const Group& g) {
   const int n = static_cast<int>(g.gpus.size());
+  std::unordered_map<DeviceId, int> local;
+  for (int i = 0; i < n; ++i) local.emplace(g.gpus[i], i);
   std::vector<int> cap(static_cast<std::size_t>(n) * n, 0);
   for (int i = 0; i < n; ++i)
-    for (int j = 0; j < n; ++j) {
-      if (i == j) continue;
-      const auto there = t.link_between(g.gpus[i], g.gpus[j]);
-      const auto back = t.link_between(g.gpus[j], g.gpus[i]);
-      if (!there || !back || !is_direct_kind(t.links()[*there].kind)) continue;
-      cap[i * n + j] = std::min(t.link_ends(*there).count, t.link_ends(*back).count);
+    for (const sim::LinkId there : t.out_links(g.gpus[i])) {
+      const DeviceId to = t.link_ends(there).to;
+      const auto j = local.find(to);
+      if (j == local.end() || !is_direct_kind(t.links()[there].kind)) continue;
+      for (const sim::LinkId back : t.out_links(to))
+        if (t.link_ends(back).to == g.gpus[i])
+          cap[static_cast<std::size_t>(i * n + j->second)] =
+              std::min(t.link_ends(there).count, t.link_ends(back).count);
     }
   return cap;
 }
@@ -145,8 +150,8 @@ std::vector<int> rotate_for_nic(const std::vector<int>& order, const std::vector
 
 void plan_star(const Topology& t, Group& g, RouteOptions ropts) {
   const int n = static_cast<int>(g.gpus.size());
-  std::vector<std::vector<std::int64_t>> cost;
-  for (const DeviceId gpu : g.gpus) cost.push_back(t.impl().costs_within_node(gpu, ropts));
+  std::vector<std::vector<std::int64_t>> cost;  // [i][j]: from the group's GPU i to its GPU j
+  for (const DeviceId gpu : g.gpus) cost.push_back(t.impl().costs_within_node(gpu, ropts, g.gpus));
   std::vector<char> used(static_cast<std::size_t>(n), 0);
   g.star_order = {0};
   used[0] = 1;
@@ -154,7 +159,7 @@ void plan_star(const Topology& t, Group& g, RouteOptions ropts) {
     const int cur = g.star_order.back();
     int next = -1;
     for (int j = 0; j < n; ++j)
-      if (!used[j] && (next < 0 || cost[cur][g.gpus[j].value] < cost[cur][g.gpus[next].value]))
+      if (!used[j] && (next < 0 || cost[cur][j] < cost[cur][next]))
         next = j;
     used[next] = 1;
     g.star_order.push_back(next);

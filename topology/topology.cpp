@@ -100,12 +100,14 @@ std::optional<DeviceId> Topology::nic_for_gpu(DeviceId gpu) const {
   if (impl_->nic_known[gpu.value]) return impl_->nic_of[gpu.value];
   std::optional<DeviceId> best;
   if (info.node && !impl_->nics_by_node[static_cast<std::size_t>(*info.node)].empty()) {
-    impl_->costs_within_node_locked(gpu, {}, impl_->dist);
+    const auto& nics = impl_->nics_by_node[static_cast<std::size_t>(*info.node)];
+    std::vector<std::int64_t> cost;
+    impl_->costs_within_node_locked(gpu, {}, nics, cost);
     std::int64_t best_cost = detail::kInfiniteCost;
-    for (const DeviceId nic : impl_->nics_by_node[static_cast<std::size_t>(*info.node)]) {
-      if (impl_->dist[nic.value] < best_cost) {
-        best_cost = impl_->dist[nic.value];
-        best = nic;
+    for (std::size_t i = 0; i < nics.size(); ++i) {
+      if (cost[i] < best_cost) {
+        best_cost = cost[i];
+        best = nics[i];
       }
     }
   }
@@ -116,7 +118,7 @@ std::optional<DeviceId> Topology::nic_for_gpu(DeviceId gpu) const {
 
 std::size_t Topology::cached_route_count() const {
   std::lock_guard lock(impl_->mutex);
-  return impl_->routes.size();
+  return impl_->route_count;
 }
 
 }  // namespace hybridsim::topology

@@ -11,6 +11,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "topology/route_search.h"
 #include "topology/topology.h"
 
 namespace hybridsim::topology {
@@ -32,11 +33,16 @@ using Graph =
 using Vertex = boost::graph_traits<Graph>::vertex_descriptor;
 using Edge = boost::graph_traits<Graph>::edge_descriptor;
 
-inline constexpr std::int64_t kInfiniteCost = std::numeric_limits<std::int64_t>::max();
-
 // The routing cost of one link: its store-and-forward time for a 1 MiB reference message, so that
 // both fewer hops and faster links are preferred. Always positive.
 std::int64_t link_cost(const sim::LinkSpec& spec);
+
+// splitmix64 of the three values: a fixed, platform-independent choice among equal-cost links
+// (route walks inside a machine use tie_hash(from, to, device)).
+std::uint64_t tie_hash(std::uint64_t a, std::uint64_t b, std::uint64_t c);
+
+// The sealed graph flattened for route searches (route_search.h).
+RouteGraph make_route_graph(const Graph& graph);
 
 }  // namespace detail
 
@@ -56,11 +62,23 @@ struct Topology::Impl {
 
   // Caches, guarded by mutex.
   mutable std::mutex mutex;
-  mutable std::unordered_map<std::uint64_t, sim::Route> routes;
+  // Computed routes by source device (set to the device count by build()), each list sorted by
+  // CachedRoute::key: a source asks for few destinations (its ring and tree neighbours).
+  struct CachedRoute {
+    std::uint64_t key = 0;  // destination << 2 | avoid_nvlink << 1 | gpu_relay
+    sim::Route route;
+  };
+  mutable std::vector<std::vector<CachedRoute>> routes_from;
+  mutable std::size_t route_count = 0;
   mutable std::vector<std::unique_ptr<sim::LinkId[]>> route_blocks;
   mutable std::size_t block_used = 0;
   mutable std::size_t block_size = 0;
-  mutable std::vector<std::int64_t> dist;  // scratch for Dijkstra
+  detail::RouteGraph route_graph;           // set by build()
+  mutable detail::SearchScratch scratch;    // sized by build()
+  mutable detail::FabricCosts fabric_costs;
+  mutable detail::SplitCosts split_costs;
+  mutable std::vector<sim::LinkId> walk_path;  // scratch of route_locked's walk
+  mutable std::vector<const detail::RouteGraph::Arc*> walk_tight;
   mutable std::vector<std::int8_t> nic_known;
   mutable std::vector<std::optional<DeviceId>> nic_of;
 
@@ -69,12 +87,13 @@ struct Topology::Impl {
   }
   // Route computation; the caller holds `mutex`.
   sim::Route route_locked(DeviceId from, DeviceId to, RouteOptions options) const;
-  // Dijkstra from `from` over its own machine (no fabric); fills `out` (indexed by DeviceId) with
-  // route costs, kInfiniteCost where unreachable. Caller holds mutex.
-  void costs_within_node_locked(DeviceId from, RouteOptions options,
+  // Route costs from `from` over its own machine (no fabric) to each of `to`, in order;
+  // kInfiniteCost where unreachable. Caller holds mutex.
+  void costs_within_node_locked(DeviceId from, RouteOptions options, std::span<const DeviceId> to,
                                 std::vector<std::int64_t>& out) const;
   // Locking wrapper of costs_within_node_locked.
-  std::vector<std::int64_t> costs_within_node(DeviceId from, RouteOptions options) const;
+  std::vector<std::int64_t> costs_within_node(DeviceId from, RouteOptions options,
+                                              std::span<const DeviceId> to) const;
 };
 
 }  // namespace hybridsim::topology
