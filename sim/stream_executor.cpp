@@ -20,13 +20,17 @@ constexpr std::uint64_t kMemberJoinBit = 1ULL << 61;
 constexpr std::uint64_t kRankBits = 24;
 constexpr std::uint64_t kRankMask = (1ULL << kRankBits) - 1;
 
-ExecutionRecord make_record(const std::vector<GpuProgram>& programs) {
+// Entries for the tasks that run: a folded step's members (`representative[g] != g`) never run
+// theirs, so their streams get none (what is recorded stays proportional to what is simulated).
+ExecutionRecord make_record(const std::vector<GpuProgram>& programs, const std::vector<std::uint32_t>& representative) {
   std::vector<std::uint32_t> tasks, gpu;
-  for (std::uint32_t g = 0; g < programs.size(); ++g)
+  for (std::uint32_t g = 0; g < programs.size(); ++g) {
+    const bool member = !representative.empty() && representative[g] != g;
     for (const StreamProgram& sp : programs[g].streams) {
-      tasks.push_back(static_cast<std::uint32_t>(sp.tasks.size()));
+      tasks.push_back(member ? 0 : static_cast<std::uint32_t>(sp.tasks.size()));
       gpu.push_back(g);
     }
+  }
   return ExecutionRecord(tasks, std::move(gpu));
 }
 
@@ -44,7 +48,7 @@ StreamExecutor::StreamExecutor(EventQueue& queue, const std::vector<GpuProgram>&
                                StreamExecutorOptions options, std::vector<CollectiveLoad> loads)
     : queue_(queue), gpus_(programs.size()), programs_(programs), collectives_(std::move(collectives)),
       loads_(std::move(loads)), events_(event_count), gpu_finish_(programs.size()), options_(options),
-      record_(make_record(programs)) {
+      record_({}, {}) {
   if (!loads_.empty() && loads_.size() != collectives_.size())
     throw InternalError("stream executor: one load per collective expected");
   for (std::uint32_t g = 0; g < programs.size(); ++g) {
@@ -81,6 +85,7 @@ StreamExecutor::StreamExecutor(EventQueue& queue, const std::vector<GpuProgram>&
 }
 
 void StreamExecutor::start() {
+  record_ = make_record(programs_, fold_.representative);  // after set_fold: members record nothing
   for (std::uint32_t s = 0; s < streams_.size(); ++s)
     if (!streams_[s].done) advance(s);  // a folded step's members are marked done already
 }

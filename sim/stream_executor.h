@@ -98,6 +98,7 @@ class StreamExecutor final : public EventHandler {
   Time finish_time() const;
   // Describes streams that are stuck (waiting forever) after the queue ran dry; empty if none.
   std::string describe_stuck() const;
+  // From start() on; a folded step's member streams have no entries (they run no task).
   const ExecutionRecord& record() const { return record_; }
 
   void on_event(std::uint64_t tag) override;

@@ -13,22 +13,31 @@ constexpr std::int64_t kCopyPassesPerByte = 1;
 }  // namespace
 
 sim::Bandwidth part_receive_rate(const sim::CollectiveChain::Part& part, const sim::LinkTable& links) {
-  std::map<sim::LinkId, std::int64_t> crossings;  // channels of the part using each link
+  // Each channel's links, once each, channel after channel; then, sorted, how many channels use
+  // each link (a ring over n GPUs has n routes a channel: flat vectors, not a map).
+  std::vector<sim::LinkId> used;
+  std::vector<std::size_t> start;
   for (const sim::RingChannel& ch : part.channels) {
-    std::vector<sim::LinkId> used;
+    start.push_back(used.size());
     for (const auto& route : ch.routes) used.insert(used.end(), route.begin(), route.end());
-    std::sort(used.begin(), used.end());
-    used.erase(std::unique(used.begin(), used.end()), used.end());
-    for (const sim::LinkId l : used) ++crossings[l];
+    const auto first = used.begin() + static_cast<std::ptrdiff_t>(start.back());
+    std::sort(first, used.end());
+    used.erase(std::unique(first, used.end()), used.end());
   }
+  start.push_back(used.size());
+  std::vector<sim::LinkId> sorted = used;
+  std::sort(sorted.begin(), sorted.end());
+  const auto crossings = [&](sim::LinkId l) {  // channels of the part using link l
+    const auto [lo, hi] = std::equal_range(sorted.begin(), sorted.end(), l);
+    return static_cast<std::int64_t>(hi - lo);
+  };
   std::int64_t total = 0;
-  for (const sim::RingChannel& ch : part.channels) {
+  for (std::size_t c = 0; c + 1 < start.size(); ++c) {
     std::int64_t rate = -1;
-    for (const auto& route : ch.routes)
-      for (const sim::LinkId l : route) {
-        const std::int64_t share = links[l].bandwidth.bytes_per_second() / crossings[l];
-        rate = rate < 0 ? share : std::min(rate, share);
-      }
+    for (std::size_t i = start[c]; i < start[c + 1]; ++i) {
+      const std::int64_t share = links[used[i]].bandwidth.bytes_per_second() / crossings(used[i]);
+      rate = rate < 0 ? share : std::min(rate, share);
+    }
     if (rate > 0) total += rate;
   }
   return sim::Bandwidth::bytes_per_second(total);

@@ -66,6 +66,17 @@ void add_transfers(const Profile& profile, const StepLayout& layout, const std::
   }
 }
 
+// MP rank k's compute stream for a worker whose events start at `base`, from the one built for
+// the first worker (whose events start at 0): the same tasks, its events shifted. Exact, since
+// compute_stream uses only the worker's own events, which allocate_worker_events numbers alike
+// from the worker's base; and cheaper than building it again at 16,384 GPUs (no lookups, no growth).
+sim::StreamProgram shifted_compute_stream(const sim::StreamProgram& first, std::uint32_t base) {
+  sim::StreamProgram out = first;
+  for (sim::Task& t : out.tasks)
+    if (t.kind == sim::TaskKind::Record || t.kind == sim::TaskKind::Wait) t.id += base;
+  return out;
+}
+
 }  // namespace
 
 double gpu_compute_scale(const StepOptions& options, std::size_t gpu) {
@@ -92,8 +103,10 @@ StepProgram build_step_program(const Profile& profile, const MpPlacement& placem
   const std::optional<GpuSpec> gpu = find_gpu_spec(profile.meta.gpu);
   std::uint32_t next_event = 0;
   std::vector<std::uint32_t> activation, gradient;
+  std::vector<sim::StreamProgram> first_compute;  // [mp rank]: the first worker's
   for (int w = 0; w < mapping.dp; ++w) {
     const std::vector<int>& gpus = mapping.gpu_rank[static_cast<std::size_t>(w)];
+    const std::uint32_t base = next_event;
     const WorkerEvents events = allocate_worker_events(layout, next_event);
     add_transfers(profile, layout, gpus, out, activation, gradient);
     for (int k = 0; k < mapping.mp; ++k) {
@@ -103,7 +116,12 @@ StepProgram build_step_program(const Profile& profile, const MpPlacement& placem
       out.mp_rank_of_gpu[g] = k;
       prog.compute_scale = gpu_compute_scale(options, g);
       if (gpu) prog.resources = gpu->resources;
-      prog.streams.push_back(compute_stream(profile, layout, events, k));
+      if (w == 0) {
+        prog.streams.push_back(compute_stream(profile, layout, events, k));
+        first_compute.push_back(prog.streams.back());
+      } else {
+        prog.streams.push_back(shifted_compute_stream(first_compute[static_cast<std::size_t>(k)], base));
+      }
       if (auto comm = communication_stream(layout, events, k, static_cast<std::uint32_t>(w),
                                            gradient_index[static_cast<std::size_t>(k)]))
         prog.streams.push_back(std::move(*comm));

@@ -1,5 +1,6 @@
 #include "analysis/step/critical_path.h"
 
+#include <cstdint>
 #include <set>
 #include <vector>
 
@@ -11,17 +12,23 @@ namespace {
 
 using TaskRef = sim::ExecutionRecord::TaskRef;
 
-// Each collective's ranks, as (stream, task) in the record's numbering.
-std::vector<std::vector<TaskRef>> collective_ranks(const workloads::StepProgram& program) {
+// Marks a rank run by no stream that ran (a folded step's member).
+constexpr std::uint32_t kNotRun = UINT32_MAX;
+
+// Each collective's ranks, as (stream, task) in the record's numbering; a folded step's members
+// (`representative[g] != g`) ran nothing, so their ranks stay kNotRun and their tasks are not read.
+std::vector<std::vector<TaskRef>> collective_ranks(const workloads::StepProgram& program,
+                                                   const std::vector<std::uint32_t>& representative) {
   std::vector<std::vector<TaskRef>> ranks(program.collectives.size());
   std::uint32_t s = 0;
-  for (const sim::GpuProgram& gpu : program.gpus)
-    for (const sim::StreamProgram& sp : gpu.streams) {
-      for (std::uint32_t i = 0; i < sp.tasks.size(); ++i) {
+  for (std::uint32_t g = 0; g < program.gpus.size(); ++g)
+    for (const sim::StreamProgram& sp : program.gpus[g].streams) {
+      const bool member = !representative.empty() && representative[g] != g;
+      for (std::uint32_t i = 0; i < sp.tasks.size() && !member; ++i) {
         const sim::Task& t = sp.tasks[i];
         if (t.kind != sim::TaskKind::Collective) continue;
         auto& r = ranks.at(t.id);
-        if (r.size() <= t.rank) r.resize(t.rank + 1);
+        if (r.size() <= t.rank) r.resize(t.rank + 1, {kNotRun, 0});
         r[t.rank] = {s, i};
       }
       ++s;
@@ -64,7 +71,7 @@ CriticalPath critical_path(const workloads::StepProgram& program, const sim::Exe
   if (!found) return path;
 
   // Backward: from the last task, through whatever released each task, to the step's start.
-  const std::vector<std::vector<TaskRef>> ranks = collective_ranks(program);
+  const std::vector<std::vector<TaskRef>> ranks = collective_ranks(program, representative);
   std::set<std::uint32_t> gpus{record.gpu_of(s)};
   std::int64_t compute = 0, slowed = 0, copies = 0, gradients = 0, transfers = 0, gaps = 0;
   auto move_to = [&](TaskRef to) {
@@ -96,7 +103,9 @@ CriticalPath critical_path(const workloads::StepProgram& program, const sim::Exe
         TaskRef last{s, task};
         // (A folded step's members joined with their representatives: only those are looked at.)
         for (const TaskRef& r : ranks[t.id])
-          if (!member(r.stream) && record.reached(r.stream, r.task) > record.reached(last.stream, last.task)) last = r;
+          if (r.stream != kNotRun && !member(r.stream) &&
+              record.reached(r.stream, r.task) > record.reached(last.stream, last.task))
+            last = r;
         const std::int64_t span = (record.ended(s, task) - record.reached(last.stream, last.task)).ps();
         const auto role = program.collectives[t.id].role;
         if (role == workloads::CollectiveRole::GradientAllReduce ||

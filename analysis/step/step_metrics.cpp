@@ -37,8 +37,10 @@ bool is_receive(const workloads::StepProgram& program, const sim::Task& t) {
 
 std::vector<GpuStepMetrics> step_metrics(const workloads::StepProgram& program,
                                          const sim::ExecutionRecord& record, sim::Time step_time,
-                                         const std::vector<sim::Time>& gpu_finish) {
+                                         const std::vector<sim::Time>& gpu_finish,
+                                         const std::vector<std::uint32_t>& representative) {
   std::vector<GpuStepMetrics> out;
+  std::vector<std::size_t> index_of(representative.empty() ? 0 : program.gpus.size(), 0);  // GPU → out
   std::vector<Interval> compute, comm, both;
   std::uint32_t stream = 0;
   for (std::size_t g = 0; g < program.gpus.size(); ++g) {
@@ -46,6 +48,13 @@ std::vector<GpuStepMetrics> step_metrics(const workloads::StepProgram& program,
     const std::uint32_t first = stream;
     stream += static_cast<std::uint32_t>(streams.size());
     if (program.worker_of_gpu[g] < 0) continue;
+    if (!representative.empty()) {
+      index_of[g] = out.size();
+      if (representative[g] != g) {  // filled in below, once every representative is
+        out.push_back({});
+        continue;
+      }
+    }
     compute.clear();
     comm.clear();
     std::int64_t slowed_ps = 0, copies_ps = 0;
@@ -81,6 +90,12 @@ std::vector<GpuStepMetrics> step_metrics(const workloads::StepProgram& program,
     m.idle = sim::Time::ps(step_time.ps() - busy);
     out.push_back(m);
   }
+  for (std::size_t g = 0; g < representative.size(); ++g)
+    if (representative[g] != g && program.worker_of_gpu[g] >= 0) {
+      GpuStepMetrics& m = out[index_of[g]];
+      m = out[index_of[representative[g]]];
+      m.gpu = static_cast<int>(g);
+    }
   return out;
 }
 

@@ -27,9 +27,12 @@ struct GpuStepMetrics {
 };
 
 // Metrics of every GPU the strategy uses, in global rank order, for a step of `step_time`;
-// `gpu_finish[g]` is when GPU g's last stream finished.
+// `gpu_finish[g]` is when GPU g's last stream finished. A folded step (`representative` not
+// empty, sim::StepFold) recorded only its representatives: a member's figures are its
+// representative's.
 std::vector<GpuStepMetrics> step_metrics(const workloads::StepProgram& program,
                                          const sim::ExecutionRecord& record, sim::Time step_time,
-                                         const std::vector<sim::Time>& gpu_finish);
+                                         const std::vector<sim::Time>& gpu_finish,
+                                         const std::vector<std::uint32_t>& representative = {});
 
 }  // namespace hybridsim::analysis

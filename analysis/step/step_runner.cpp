@@ -250,14 +250,7 @@ StepResult simulate_once(const StepSetup& setup, const workloads::StepProgram& p
   r.unit = profile.meta.throughput_unit;
   std::vector<sim::Time> finish(program.gpus.size());
   for (std::uint32_t g = 0; g < program.gpus.size(); ++g) finish[g] = executor.gpu_finish_time(g);
-  r.per_gpu = step_metrics(program, executor.record(), r.step_time, finish);
-  if (!fold.empty())  // a member's timeline is its representative's
-    for (std::uint32_t g = 0; g < r.per_gpu.size(); ++g) {
-      const std::uint32_t rep = fold.fold.representative[g];
-      if (rep == g) continue;
-      r.per_gpu[g] = r.per_gpu[rep];
-      r.per_gpu[g].gpu = static_cast<int>(g);
-    }
+  r.per_gpu = step_metrics(program, executor.record(), r.step_time, finish, fold.fold.representative);
   r.mean = mean_of(r.per_gpu);
   for (const auto& g : r.per_gpu)
     if (g.finish == r.step_time) {

@@ -283,3 +283,35 @@ TEST_CASE("contention: a rank waiting for the others holds its SMs but moves no 
   // GPU 1's kernel ran before its rank joined: alone.
   CHECK(exec.record().ended(2, 0) == Time::us(50));
 }
+
+TEST_CASE("a folded step records only its representatives' tasks; a member finishes with its representative") {
+  // Two GPUs alike: a 10 us kernel, record its event; the communication stream waits for it and
+  // joins a 2-rank collective that lasts 5 us from each rank's join. Folded onto GPU 0, GPU 1's
+  // streams never run: its rank joins when GPU 0's does (10 us) and ends with it (15 us), so the
+  // fold holds, both GPUs finish at 15 us, and the record has entries for GPU 0's 2 + 2 tasks only.
+  EventQueue q;
+  FixedCollective coll(q, 2, Time::us(5));
+  std::vector<GpuProgram> programs(2);
+  for (std::uint32_t g = 0; g < 2; ++g)
+    programs[g].streams = {{"compute", {Task::kernel(Time::us(10), 0), Task::record(g)}},
+                           {"communication", {Task::wait(g), Task::collective(0, g)}}};
+  StreamExecutor exec(q, programs, {&coll}, 2, {});
+  exec.set_fold({{0, 0}, {0}});
+  exec.start();
+  q.run();
+  REQUIRE(exec.is_done());
+  CHECK(exec.fold_held());
+  CHECK(exec.finish_time() == Time::us(15));
+  CHECK(exec.gpu_finish_time(1) == Time::us(15));
+  CHECK(coll.rank_finish_time(1) == Time::us(15));
+  const ExecutionRecord& r = exec.record();
+  REQUIRE(r.stream_count() == 4);
+  CHECK(r.task_count(0) == 2);
+  CHECK(r.task_count(1) == 2);
+  CHECK(r.task_count(2) == 0);
+  CHECK(r.task_count(3) == 0);
+  CHECK(r.gpu_of(3) == 1);
+  CHECK(r.ended(0, 0) == Time::us(10));
+  CHECK(r.reached(1, 1) == Time::us(10));
+  CHECK(r.ended(1, 1) == Time::us(15));
+}

@@ -5,6 +5,7 @@
 #include "tests/unit/toy_profile.h"
 #include "topology/presets.h"
 #include "workloads/step_program.h"
+#include "workloads/step_program_parts.h"
 
 using namespace hybridsim;
 using namespace hybridsim::workloads;
@@ -72,4 +73,46 @@ TEST_CASE("step program: a sparse gradient is all-gathered with every worker's r
   CHECK(s.collectives[1].op == sim::CollectiveOp::AllReduce);
   CHECK(s.collectives[1].size == Bytes::mib(8));
   CHECK(s.collectives[1].bucket == 0);
+}
+
+TEST_CASE("step program: every worker's compute streams are the ones compute_stream builds for its events") {
+  // build_step_program builds the first worker's compute streams and copies them for the others
+  // with their events shifted; each must equal what compute_stream builds for that worker's own
+  // events. a on MP rank 0, b → c on rank 1, dp 3: 8 events a worker (workloads_step_program_parts.cpp),
+  // so worker w's are 8w … 8w + 7; rank 1 waits for the activation (8w + 1), records b's gradient
+  // going back (8w + 2) and its bucket ready (8w + 6), and waits for the bucket's done (8w + 7).
+  const Profile p = chain3();
+  const topology::Topology t = topology::presets::fully_connected({.gpus = 6});
+  const WorkerMapping m = custom_mapping(t, 3, 2, {{0, 1}, {2, 3}, {4, 5}});
+  const MpPlacement placement{2, {0, 1, 1}, "t"};
+  const StepProgram s = build_step_program(p, placement, m, 6, StepOptions{});
+  const step_parts::StepLayout layout = step_parts::lay_out_step(p, placement, 3, StepOptions{});
+  std::uint32_t next = 0;
+  for (std::size_t w = 0; w < 3; ++w) {
+    CAPTURE(w);
+    const step_parts::WorkerEvents e = step_parts::allocate_worker_events(layout, next);
+    for (int k = 0; k < 2; ++k) {
+      CAPTURE(k);
+      const sim::StreamProgram built = step_parts::compute_stream(p, layout, e, k);
+      const sim::StreamProgram& got = s.gpus[static_cast<std::size_t>(m.gpu_rank[w][static_cast<std::size_t>(k)])].streams[0];
+      CHECK(got.name == built.name);
+      REQUIRE(got.tasks.size() == built.tasks.size());
+      for (std::size_t i = 0; i < got.tasks.size(); ++i) {
+        CAPTURE(i);
+        CHECK(got.tasks[i].kind == built.tasks[i].kind);
+        CHECK(got.tasks[i].id == built.tasks[i].id);
+        CHECK(got.tasks[i].duration == built.tasks[i].duration);
+        CHECK(got.tasks[i].launch_delay == built.tasks[i].launch_delay);
+        CHECK(got.tasks[i].bound == built.tasks[i].bound);
+        CHECK(got.tasks[i].per_sample == built.tasks[i].per_sample);
+      }
+    }
+    const auto w32 = static_cast<std::uint32_t>(w);
+    const sim::StreamProgram& rank1 = s.gpus[static_cast<std::size_t>(m.gpu_rank[w][1])].streams[0];
+    REQUIRE(rank1.tasks.size() == 9);  // "w11 k2 k4 k5 k3 r12 r16 w17 k6" from 10 in the parts test
+    CHECK(rank1.tasks[0].id == 8 * w32 + 1);
+    CHECK(rank1.tasks[5].id == 8 * w32 + 2);
+    CHECK(rank1.tasks[6].id == 8 * w32 + 6);
+    CHECK(rank1.tasks[7].id == 8 * w32 + 7);
+  }
 }
