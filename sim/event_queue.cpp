@@ -120,6 +120,59 @@ void EventQueue::reserve(std::size_t events) {
   if (spare < events) grow_pool((events - spare) / kChunkEntries + kBuckets);
 }
 
+std::vector<PendingEvent> EventQueue::pending_events() const {
+  // Events of equal time are either all in one bucket, listed in scheduling order, or in the front
+  // and late_, the front's first (see the comment at the top). So: the front, then late_ by (time,
+  // sequence), then the buckets in list order, and a stable sort by time gives the fire order.
+  std::vector<PendingEvent> out;
+  out.reserve(live_);
+  const auto add = [&](const Entry& e) {
+    if (!is_cancelled(e))
+      out.push_back(PendingEvent{Time::ps(static_cast<std::int64_t>(e.time)), e.handler, e.tag});
+  };
+  for (std::size_t i = front_pos_; i < front_end_; ++i) add(front_[i]);
+  std::vector<LateEntry> late = late_;
+  std::sort(late.begin(), late.end(), [](const LateEntry& a, const LateEntry& b) { return Later{}(b, a); });
+  for (const LateEntry& l : late) add(l.entry);
+  for (const Bucket& bucket : buckets_) {
+    for (const Chunk* c = bucket.head; c != nullptr; c = c->next) {
+      const std::uint32_t n = c == bucket.tail ? bucket.tail_size : kChunkEntries;
+      for (std::uint32_t k = 0; k < n; ++k) add(c->entries[k]);
+    }
+  }
+  std::stable_sort(out.begin(), out.end(),
+                   [](const PendingEvent& a, const PendingEvent& b) { return a.time < b.time; });
+  return out;
+}
+
+std::vector<PendingEvent> EventQueue::take_pending_events() {
+  std::vector<PendingEvent> out = pending_events();
+  // Every entry, live or cancelled, gives its slot back; a live one's EventId stops being pending.
+  const auto drop = [&](const Entry& e) {
+    if (!is_cancelled(e)) generations_[e.slot] = next_generation(e.generation);
+    free_slots_.push_back(e.slot);
+  };
+  for (std::size_t i = front_pos_; i < front_end_; ++i) drop(front_[i]);
+  for (const LateEntry& l : late_) drop(l.entry);
+  for (unsigned b = 0; b < kBuckets; ++b) {
+    Bucket& bucket = buckets_[b];
+    for (const Chunk* c = bucket.head; c != nullptr; c = c->next) {
+      const std::uint32_t n = c == bucket.tail ? bucket.tail_size : kChunkEntries;
+      for (std::uint32_t k = 0; k < n; ++k) drop(c->entries[k]);
+    }
+    release_chunks(bucket);
+  }
+  occupied_.fill(0);
+  summary_ = 0;
+  front_pos_ = front_end_ = 0;
+  front_last_ = 0;  // the front is empty: the next event of its block may start it
+  late_.clear();
+  next_is_late_ = false;
+  cancelled_ = 0;
+  live_ = 0;
+  return out;
+}
+
 EventQueue::Bucket EventQueue::take_lowest_bucket() {
   const auto w = static_cast<unsigned>(__builtin_ctzll(summary_));
   const auto b = w * 64 + static_cast<unsigned>(__builtin_ctzll(occupied_[w]));

@@ -38,6 +38,13 @@ struct EventId {
   std::uint32_t generation = 0;  // 0 never names a live event
 };
 
+// A pending event as pending_events() lists it.
+struct PendingEvent {
+  Time time;
+  EventHandler* handler;
+  std::uint64_t tag;
+};
+
 class EventQueue {
  public:
   EventQueue() = default;
@@ -69,6 +76,14 @@ class EventQueue {
   Time next_time();
   // Pre-sizes the slot table and the chunk pool for this many pending events (optional).
   void reserve(std::size_t events);
+
+  // Every live pending event, in the order they would fire (time, then the order scheduled).
+  // Cancelled events are not listed. O(pending log pending); allocates the result.
+  std::vector<PendingEvent> pending_events() const;
+  // Removes every live pending event (now() stays; their EventIds are no longer pending) and returns
+  // them in fire order, so a caller can schedule them again, for example shifted in time: scheduling
+  // them in this order keeps their ties.
+  std::vector<PendingEvent> take_pending_events();
 
  private:
   struct Entry {
