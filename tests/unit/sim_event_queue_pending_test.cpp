@@ -1,0 +1,263 @@
+// Tests of sim::EventQueue::pending_events() and take_pending_events(): the pending events listed in
+// the order they would fire (time, then scheduling order), cancelled ones left out, and a queue
+// emptied by take_pending_events() that takes its events back, shifted in time, in the same order.
+#include <doctest/doctest.h>
+
+#include <cstdint>
+#include <map>
+#include <random>
+#include <set>
+#include <tuple>
+#include <utility>
+#include <vector>
+
+#include "sim/event_queue.h"
+
+using hybridsim::sim::EventHandler;
+using hybridsim::sim::EventId;
+using hybridsim::sim::EventQueue;
+using hybridsim::sim::PendingEvent;
+using hybridsim::sim::Time;
+
+namespace {
+
+struct Recorder final : EventHandler {
+  explicit Recorder(EventQueue& q) : queue(q) {}
+  void on_event(std::uint64_t tag) override { log.emplace_back(queue.now().ps(), tag); }
+  EventQueue& queue;
+  std::vector<std::pair<std::int64_t, std::uint64_t>> log;
+};
+
+using Listed = std::vector<std::pair<std::int64_t, std::uint64_t>>;  // (time in ps, tag)
+
+Listed listed(const std::vector<PendingEvent>& events, const EventHandler* handler) {
+  Listed out;
+  for (const PendingEvent& e : events) {
+    CHECK(e.handler == handler);
+    out.emplace_back(e.time.ps(), e.tag);
+  }
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("EventQueue::pending_events lists ties in scheduling order and leaves cancelled events out") {
+  // Scheduled in this order: 1 ns (tag 1), 300 ps (2), 1 ns (3), 300 ps (4), 5 us (5), 1 ns (6), and
+  // 300 ps (7), which is cancelled. By time, then scheduling order: 300 ps: 2, 4; 1 ns: 1, 3, 6; 5 us: 5.
+  EventQueue q;
+  Recorder r(q);
+  q.schedule_at(Time::ns(1), r, 1);
+  q.schedule_at(Time::ps(300), r, 2);
+  q.schedule_at(Time::ns(1), r, 3);
+  q.schedule_at(Time::ps(300), r, 4);
+  q.schedule_at(Time::us(5), r, 5);
+  q.schedule_at(Time::ns(1), r, 6);
+  CHECK(q.cancel(q.schedule_at(Time::ps(300), r, 7)));
+  const Listed expected{{300, 2}, {300, 4}, {1000, 1}, {1000, 3}, {1000, 6}, {5'000'000, 5}};
+  CHECK(listed(q.pending_events(), &r) == expected);
+  CHECK(q.pending() == 6);
+  // Listing changes nothing: the events then fire in the listed order.
+  q.run();
+  CHECK(r.log == expected);
+}
+
+TEST_CASE("EventQueue::pending_events inside a time block being run, with events at now") {
+  // Events at 10, 20, 20, 30 ps share one 256-ps block. After the first has run (now = 10 ps), events
+  // are scheduled at 10 ps (now, twice), 20 ps (after the pending one) and 15 ps. Expected: 10 ps:
+  // 100, 101; 15 ps: 150; 20 ps: 2, 3, 200; 30 ps: 4.
+  EventQueue q;
+  Recorder r(q);
+  q.schedule_at(Time::ps(10), r, 1);
+  q.schedule_at(Time::ps(20), r, 2);
+  q.schedule_at(Time::ps(20), r, 3);
+  q.schedule_at(Time::ps(30), r, 4);
+  CHECK(q.step());
+  q.schedule_at(Time::ps(10), r, 100);
+  q.schedule_at(Time::ps(20), r, 200);
+  q.schedule_at(Time::ps(10), r, 101);
+  q.schedule_at(Time::ps(15), r, 150);
+  const Listed expected{{10, 100}, {10, 101}, {15, 150}, {20, 2}, {20, 3}, {20, 200}, {30, 4}};
+  CHECK(listed(q.pending_events(), &r) == expected);
+  q.run();
+  Listed fired{{10, 1}};
+  fired.insert(fired.end(), expected.begin(), expected.end());
+  CHECK(r.log == fired);
+}
+
+TEST_CASE("EventQueue::take_pending_events empties the queue, which takes them back shifted") {
+  // At now = 100 ps: pending 100 ps (tags 1, 2), 2 ns (3, 4), 7 us (5); 6 (at 3 ns) is cancelled.
+  // Taken in that order; then nothing is pending, old handles are stale, and the clock stays. They
+  // are scheduled again 1 us later in the taken order, after an event at now (tag 9): 9 at 100 ps,
+  // then 1, 2 at 1.0001 us, 3, 4 at 1.002 us, 5 at 8 us.
+  EventQueue q;
+  Recorder r(q);
+  q.schedule_at(Time::ps(100), r, 0);
+  CHECK(q.step());
+  const EventId first = q.schedule_at(Time::ps(100), r, 1);
+  q.schedule_at(Time::ps(100), r, 2);
+  q.schedule_at(Time::ns(2), r, 3);
+  q.schedule_at(Time::ns(2), r, 4);
+  q.schedule_at(Time::us(7), r, 5);
+  CHECK(q.cancel(q.schedule_at(Time::ns(3), r, 6)));
+  const std::vector<PendingEvent> taken = q.take_pending_events();
+  CHECK(listed(taken, &r) == Listed{{100, 1}, {100, 2}, {2000, 3}, {2000, 4}, {7'000'000, 5}});
+  CHECK(q.pending() == 0);
+  CHECK(q.now() == Time::ps(100));
+  CHECK(q.next_time() == Time::max());
+  CHECK(q.pending_events().empty());
+  CHECK_FALSE(q.is_pending(first));
+  CHECK_FALSE(q.cancel(first));
+  CHECK_FALSE(q.step());
+  CHECK(q.events_processed() == 1);
+
+  q.schedule_at(Time::ps(100), r, 9);
+  for (const PendingEvent& e : taken) q.schedule_at(e.time + Time::us(1), *e.handler, e.tag);
+  CHECK(q.pending() == 6);
+  q.run();
+  CHECK(r.log == Listed{{100, 0},
+                        {100, 9},
+                        {1'000'100, 1},
+                        {1'000'100, 2},
+                        {1'002'000, 3},
+                        {1'002'000, 4},
+                        {8'000'000, 5}});
+}
+
+TEST_CASE("EventQueue::take_pending_events: events taken and scheduled again at now keep their ties") {
+  // Inside a block being run (now = 50 ps): 50 ps (tags 1, 2) and 60 ps (3). Taken and scheduled
+  // again unshifted, then 50 ps (4) and 60 ps (5) scheduled: 1, 2, 4 at 50 ps, then 3, 5.
+  EventQueue q;
+  Recorder r(q);
+  q.schedule_at(Time::ps(50), r, 0);
+  q.schedule_at(Time::ps(60), r, 3);
+  CHECK(q.step());
+  q.schedule_at(Time::ps(50), r, 1);
+  q.schedule_at(Time::ps(50), r, 2);
+  for (const PendingEvent& e : q.take_pending_events()) q.schedule_at(e.time, *e.handler, e.tag);
+  q.schedule_at(Time::ps(50), r, 4);
+  q.schedule_at(Time::ps(60), r, 5);
+  q.run();
+  CHECK(r.log == Listed{{50, 0}, {50, 1}, {50, 2}, {50, 4}, {60, 3}, {60, 5}});
+}
+
+namespace {
+
+// A random model checked against a reference: each event schedules children (at now, up to 300 ps
+// or up to `spread` ps later; about 400 events stay pending) and sometimes cancels a pending event. The
+// reference is the set of (time, scheduling number, tag); pending_events() must list it in order, and every
+// firing must be its first element. take_and_shift() takes every event and schedules it again `shift` later.
+class Model final : public EventHandler {
+ public:
+  Model(EventQueue& q, std::uint64_t seed, std::uint64_t spread) : q_(q), rng_(seed), spread_(spread) {}
+  void start(int events) {
+    for (int i = 0; i < events; ++i)
+      schedule(Time::ps(static_cast<std::int64_t>(rng_() % 1000)), next_tag_++);
+  }
+  void on_event(std::uint64_t tag) override {
+    const auto it = pending_.find(tag);
+    if (reference_.empty() || it == pending_.end() ||
+        *reference_.begin() != std::make_tuple(q_.now().ps(), it->second.seq, tag)) {
+      ++order_errors_;
+    } else {
+      reference_.erase(reference_.begin());
+      pending_.erase(it);
+    }
+    ++fired_;
+    if (stopped_) return;
+    // 1.5 children on average below 400 pending, 0.5 above (less the cancellations): about 400 stay.
+    const int children = static_cast<int>(rng_() % (pending_.size() < 400 ? 4 : 2));
+    for (int c = 0; c < children; ++c) {
+      const std::uint64_t kind = rng_() % 3;
+      const std::uint64_t range = kind == 1 ? 300 : spread_;
+      schedule(q_.now() + (kind == 0 ? Time::zero() : Time::ps(static_cast<std::int64_t>(rng_() % range))),
+               next_tag_++);
+    }
+    if (rng_() % 5 == 0 && !pending_.empty()) {
+      auto victim = pending_.lower_bound(rng_() % next_tag_);
+      if (victim == pending_.end()) victim = pending_.begin();
+      CHECK(q_.cancel(victim->second.id));
+      reference_.erase({victim->second.time, victim->second.seq, victim->first});
+      pending_.erase(victim);
+    }
+    if (rng_() % 500 == 0) check_listing();  // from inside a handler too
+  }
+  void check_listing() {
+    std::vector<std::tuple<std::int64_t, std::uint64_t>> expected, got;
+    for (const auto& e : reference_) expected.emplace_back(std::get<0>(e), std::get<2>(e));
+    for (const PendingEvent& e : q_.pending_events()) got.emplace_back(e.time.ps(), e.tag);
+    if (got != expected) ++listing_errors_;
+    ++listings_;
+  }
+  void take_and_shift(Time shift) {
+    const std::vector<PendingEvent> taken = q_.take_pending_events();
+    if (taken.size() != reference_.size() || q_.pending() != 0) ++listing_errors_;
+    reference_.clear();
+    pending_.clear();
+    for (const PendingEvent& e : taken) schedule(e.time + shift, e.tag);
+  }
+  std::uint64_t fired() const { return fired_; }
+  int order_errors() const { return order_errors_; }
+  int listing_errors() const { return listing_errors_; }
+  int listings() const { return listings_; }
+  bool done() const { return reference_.empty(); }
+  void stop_growing() { stopped_ = true; }
+
+ private:
+  struct Pending {
+    EventId id;
+    std::int64_t time;
+    std::uint64_t seq;
+  };
+  void schedule(Time at, std::uint64_t tag) {
+    const std::uint64_t seq = next_seq_++;
+    pending_[tag] = Pending{q_.schedule_at(at, *this, tag), at.ps(), seq};
+    reference_.insert({at.ps(), seq, tag});
+  }
+  EventQueue& q_;
+  std::mt19937_64 rng_;
+  std::uint64_t spread_;
+  std::map<std::uint64_t, Pending> pending_;                                    // by tag
+  std::set<std::tuple<std::int64_t, std::uint64_t, std::uint64_t>> reference_;  // (time, seq, tag)
+  std::uint64_t next_tag_ = 0;
+  std::uint64_t next_seq_ = 0;
+  std::uint64_t fired_ = 0;
+  bool stopped_ = false;
+  int order_errors_ = 0;
+  int listing_errors_ = 0;
+  int listings_ = 0;
+};
+
+}  // namespace
+
+TEST_CASE("EventQueue::pending_events and take_pending_events agree with a reference model") {
+  // Spreads of 256 ps (children in the block being run and the next), 5,000 ps and 2^40 ps (every
+  // level of the radix heap). Every few slices the listing is checked; sometimes everything is taken
+  // and scheduled again 0 to 999 ps later. The events then still fire in the reference's order.
+  const std::uint64_t spreads[] = {256, 5'000, std::uint64_t{1} << 40};
+  for (int i = 0; i < 3; ++i) {
+    CAPTURE(i);
+    EventQueue q;
+    Model model(q, 31 + static_cast<std::uint64_t>(i), spreads[i]);
+    model.start(300);
+    std::mt19937_64 rng(77 + static_cast<std::uint64_t>(i));
+    int slices = 0, takes = 0;
+    for (; slices < 2'000 && q.pending() > 0; ++slices) {
+      q.run_until(q.now() + Time::ps(static_cast<std::int64_t>(rng() % (spreads[i] / 20 + 50))));
+      if (rng() % 4 == 0) (void)q.next_time();  // a look-ahead before listing
+      if (rng() % 3 == 0) model.check_listing();
+      if (rng() % 50 == 0) {
+        model.take_and_shift(Time::ps(static_cast<std::int64_t>(rng() % 1000)));
+        ++takes;
+      }
+    }
+    CHECK(slices == 2'000);
+    CHECK(takes > 20);  // about 2,000 / 50
+    model.stop_growing();
+    q.run();
+    CHECK(model.order_errors() == 0);
+    CHECK(model.listing_errors() == 0);
+    CHECK(model.listings() > 800);  // about 2,000 / 3, and some from inside handlers
+    CHECK(model.done());
+    CHECK(model.fired() > 100'000);
+  }
+}
