@@ -23,6 +23,7 @@ std::uint64_t RingCollective::jumped_steps() const { return jump_ ? jump_->jumpe
 
 void RingCollective::enable_jump() {
   if (steps_ < kRingJumpMinSteps) return;  // too few steps to win back the comparisons
+  if (op_ == CollectiveOp::Broadcast) return;  // its forwarding rule is not the ring ops' boundaries
   for (const auto& ch : channels_)
     for (const std::int64_t b : ch.chunk_bytes)
       if (b != ch.chunk_bytes[0]) return;  // a step's bytes would depend on the step
@@ -85,6 +86,7 @@ bool RingCollective::jump_if_periodic(std::uint64_t tag) {
       return false;  // something else shares the queue: the model is not alone
     }
   }
+  snap.state.push_back(-1 - static_cast<std::int64_t>(snap.state.size()));  // events end here
   network_.append_link_state(snap.state);
   for (LinkId l = 0; l < network_.links().size(); ++l) snap.links.push_back(network_.counters(l));
   snap.hops = network_.hops_processed();
@@ -139,13 +141,18 @@ bool RingCollective::jump_if_periodic(std::uint64_t tag) {
     messages_sent_ = static_cast<std::uint64_t>(grown());
     jump.jumped_steps += ds;
     jump.history.clear();
+    jump.words = 0;
     return true;
   }
+  jump.words += snap.state.size();
   jump.history.push_front(std::move(snap));
   // A period can be as long as the model has positions (a pattern of unlike edges moves on one
-  // position a step).
-  if (jump.history.size() > std::clamp<std::size_t>(n_, kRingJumpHistory, 4 * kRingJumpHistory))
+  // position a step); a large model (one that found no pattern) keeps fewer, to bound memory.
+  while (jump.history.size() > std::clamp<std::size_t>(n_, kRingJumpHistory, 4 * kRingJumpHistory) ||
+         (jump.history.size() > 1 && jump.words > kRingJumpMaxWords)) {
+    jump.words -= jump.history.back().state.size();
     jump.history.pop_back();
+  }
   return false;
 }
 

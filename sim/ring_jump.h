@@ -14,6 +14,7 @@ namespace hybridsim::sim {
 // are not worth comparing.
 inline constexpr std::size_t kRingJumpHistory = 64;
 inline constexpr std::uint32_t kRingJumpMinSteps = 64;
+inline constexpr std::size_t kRingJumpMaxWords = std::size_t{1} << 23;  // 64 MiB of kept states
 
 struct RingCollective::PeriodJump {
   struct Snapshot {
@@ -27,6 +28,7 @@ struct RingCollective::PeriodJump {
     std::uint64_t hops = 0;
   };
   std::deque<Snapshot> history;
+  std::size_t words = 0;  // in the history's states
   std::uint64_t jumped_steps = 0;
 };
 

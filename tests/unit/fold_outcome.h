@@ -1,5 +1,6 @@
 // What a folded collective and the same collective simulated in full (fast path off) must share,
-// exactly: every rank's finish, every link's counters, the bytes by link kind and the messages.
+// exactly: every rank's finish, every link's counters and busy-until, the bytes by link kind and the
+// messages.
 // Used by the ring and tree fold tests (sim_ring_fold_test.cpp, sim_tree_fold_test.cpp).
 #pragma once
 #include <doctest/doctest.h>
@@ -16,6 +17,7 @@ namespace hybridsim::testing {
 struct FoldOutcome {
   std::vector<sim::Time> finish;
   std::vector<sim::LinkCounters> links;
+  std::vector<sim::Time> busy_until;  // each link's, which the next collective on it meets
   std::array<sim::Bytes, sim::kLinkKindCount> bytes{};
   std::uint64_t messages = 0;
   sim::SimulationPath path;
@@ -26,7 +28,10 @@ struct FoldOutcome {
 inline FoldOutcome outcome_of(const sim::Collective& c, const sim::Network& net) {
   FoldOutcome o;
   for (std::uint32_t r = 0; r < c.ranks(); ++r) o.finish.push_back(c.rank_finish_time(r));
-  for (sim::LinkId l = 0; l < net.links().size(); ++l) o.links.push_back(net.counters(l));
+  for (sim::LinkId l = 0; l < net.links().size(); ++l) {
+    o.links.push_back(net.counters(l));
+    o.busy_until.push_back(net.busy_until(l));
+  }
   o.bytes = c.bytes_by_link_kind();
   o.messages = c.messages_sent();
   o.path = c.simulation_path();
@@ -46,6 +51,7 @@ inline void check_same(const FoldOutcome& folded, const FoldOutcome& full) {
     CHECK(folded.links[l].busy == full.links[l].busy);
     CHECK(folded.links[l].messages == full.links[l].messages);
     CHECK(folded.links[l].max_queue_depth == full.links[l].max_queue_depth);
+    CHECK(folded.busy_until[l] == full.busy_until[l]);
   }
   for (int k = 0; k < sim::kLinkKindCount; ++k)
     CHECK(folded.bytes[static_cast<std::size_t>(k)] == full.bytes[static_cast<std::size_t>(k)]);

@@ -50,11 +50,12 @@ struct Case {
   ProtocolTiming timing = {};
   Bandwidth reduction = Bandwidth::gb_per_second(225);
   std::vector<Time> start;  // per rank; empty: all at 0
+  Switching switching = Switching::CutThrough;
 };
 
 FoldOutcome run(const Fabric& f, std::uint32_t n, const Case& k, FastPath mode) {
   EventQueue q;
-  Network net(q, f.links);
+  Network net(q, f.links, k.switching);
   CollectiveConfig cfg;
   cfg.message_size = k.message;
   cfg.reduction_bandwidth = k.reduction;
@@ -148,4 +149,19 @@ TEST_CASE("jump: chunks that are not a whole number of messages") {
   k.size = Bytes::mib(100);
   k.message = Bytes::kib(256);
   CHECK(check_jump(64, 2, k) > 0);
+}
+
+TEST_CASE("jump: store-and-forward switching over the two-hop edges") {
+  Case k;
+  k.size = Bytes::mib(32);
+  k.switching = Switching::StoreAndForward;
+  CHECK(check_jump(128, 8, k) > 0);
+}
+
+TEST_CASE("jump: the shortest ring that tries (33 ranks: 64 steps, the reduce-scatter ends at 32)") {
+  Case k;
+  k.size = Bytes::kib(33 * 64);  // chunks of 64 KiB: one message each
+  const std::uint64_t jumped = check_jump(33, 1, k);
+  CHECK(jumped > 0);
+  CHECK(jumped < 64);
 }
