@@ -41,7 +41,7 @@ std::uint8_t Network::rate_class(const std::array<double, kLinkKindCount>& scale
 }
 
 void Network::send_at(Time at, Route route, Bytes bytes, EventHandler& receiver,
-                      std::uint64_t tag, std::uint8_t rate_class) {
+                      std::uint64_t tag, std::uint8_t rate_class, const EventHandler* claimant) {
   if (route.empty()) {
     queue_.schedule_at(at, receiver, tag);
     return;
@@ -59,7 +59,8 @@ void Network::send_at(Time at, Route route, Bytes bytes, EventHandler& receiver,
     messages_.emplace_back();
   }
   messages_[index] = Message{route.data(), static_cast<std::uint32_t>(route.size()), 0,
-                             bytes.count(), rate_class, at, &receiver, tag};
+                             bytes.count(), rate_class, at, &receiver,
+                             claimant != nullptr ? claimant : &receiver, tag};
   if (at == queue_.now()) {
     on_event(index);  // the head is at the first link now
   } else {
@@ -150,7 +151,7 @@ void Network::on_event(std::uint64_t index) {
   LinkServer& server = servers_[link];
   const Time arrival = queue_.now();
   const Time start = max(arrival, server.busy_until);
-  if (server.owner != nullptr && server.owner != m.receiver && arrival < server.claim_end) interfered_ = true;
+  if (server.owner != nullptr && server.owner != m.claimant && arrival < server.claim_end) interfered_ = true;
   Time finish = start + service_time(link, server, m.bytes, m.rate_class);
   // Cut-through: the tail cannot leave this link before it has arrived from the previous one.
   if (finish < m.tail_ready) finish = m.tail_ready;

@@ -53,8 +53,10 @@ class Network final : public EventHandler {
   // The same, but the head enters the first link at `at` (>= now): saves the sender an event when
   // it knows the message will be ready later (e.g. after a reduction). A message of rate class c
   // occupies each link for bytes / (its bandwidth × the class's scale for that link's kind).
+  // `claimant`: whose claims the message may cross without interfering (the receiver if null; a
+  // ring embedded in a group that claims the links names the group, sim/ring_embed.h).
   void send_at(Time at, Route route, Bytes bytes, EventHandler& receiver, std::uint64_t tag,
-               std::uint8_t rate_class = 0);
+               std::uint8_t rate_class = 0, const EventHandler* claimant = nullptr);
   // The rate class of messages whose payload moves at `scale[kind]` × each link's bandwidth (e.g. a
   // collective protocol's payload efficiency); equal scales share one class, all ones is class 0.
   std::uint8_t rate_class(const std::array<double, kLinkKindCount>& scale);
@@ -150,6 +152,7 @@ class Network final : public EventHandler {
     std::uint8_t rate_class;
     Time tail_ready;  // when the tail has arrived at the next hop's input
     EventHandler* receiver;
+    const EventHandler* claimant;  // compared with the owner of each link it crosses
     std::uint64_t tag;
   };
   Time service_time(LinkId link, LinkServer& server, std::int64_t bytes, std::uint8_t rate_class);

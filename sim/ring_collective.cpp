@@ -13,7 +13,7 @@ RingCollective::RingCollective(Network& network, CollectiveOp op, std::uint32_t 
                                CollectiveConfig config, RingFoldModel model)
     : network_(network), queue_(network.queue()), op_(op), n_(ranks),
       ring_ranks_(model.ring_ranks != 0 ? model.ring_ranks : ranks), size_(size), config_(config),
-      rank_(ranks) {
+      rank_(ranks), claimant_(model.claimant) {
   if (n_ == 0) throw InternalError("collective over zero ranks");
   if (channels.empty()) throw InternalError("collective with no channels");
   if (config_.message_size.count() <= 0) throw InternalError("message size must be positive");
@@ -130,7 +130,7 @@ void RingCollective::send(std::uint32_t c, std::uint32_t from, std::uint32_t ste
     ch.paced_until[from] = at + transfer_time(Bytes::of(bytes), config_.timing.channel_cap);
   }
   network_.send_at(at, ch.plan.routes[from], Bytes::of(bytes), *this, encode(c, to, step, j),
-                   rate_class_);
+                   rate_class_, claimant_);
 }
 
 void RingCollective::send_first_step(std::uint32_t rank) {
@@ -158,6 +158,10 @@ void RingCollective::start(std::uint32_t rank) {
       charge_budget();
     }
   }
+  if (mode_ == Mode::Embedded) {
+    join_embedded(rank);
+    return;
+  }
   if (mode_ == Mode::Deferred) {  // nothing can arrive before every rank has sent
     join_deferred(rank);
     return;
@@ -177,6 +181,14 @@ void RingCollective::on_event(std::uint64_t tag) {
   const auto low = static_cast<std::uint32_t>(tag & 0xffffffffu);
   if ((tag >> 32) == 0xffffffffu) {  // a folded rank's finish (no message index reaches this)
     finish_folded_rank(low);
+    return;
+  }
+  if ((tag >> 32) == 0xfffffffeu) {  // an embedded model's position finished (nor this)
+    model_rank_done(low / n_, low % n_);
+    return;
+  }
+  if ((tag >> 32) == 0xfffffffdu) {  // the same for its ghost, at the smaller chunks' size
+    ghost_rank_done(low / n_, low % n_);
     return;
   }
   if (jump_ && low == 0 && (tag >> 32) % messages_per_chunk_ == 0 && jump_if_periodic(tag)) return;

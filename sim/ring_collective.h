@@ -50,6 +50,21 @@ struct RingFoldModel {
   std::uint32_t messages_per_chunk = 0;
   std::vector<std::int64_t> chunk_bytes;
   bool alone = false;
+  // Whose claims its messages may cross (the group of an embedded ring, sim/ring_embed.h).
+  const EventHandler* claimant = nullptr;
+};
+
+// A ring folded together with the other rings that share its links (sim/ring_embed.h): per channel,
+// the first `window` positions are simulated, live on the real queue and network, each route over
+// the links that stand for its links' classes; the group is told (on_event(0)) when the ring is
+// done. Chunks of unequal size are modelled at the larger size; then a second model at the smaller
+// size runs on `ghost` (a network of its own on the same queue, started with the first) to bound
+// the first's lead (embedded_bound()).
+struct RingEmbedding {
+  EventHandler* group = nullptr;
+  std::vector<std::uint32_t> window;                     // per channel
+  std::vector<std::vector<std::vector<LinkId>>> routes;  // per channel, per simulated position
+  Network* ghost = nullptr;
 };
 
 class RingCollective final : public Collective {
@@ -90,6 +105,22 @@ class RingCollective final : public Collective {
   SimulationPath simulation_path() const override { return path_; }
   SimulationCost full_cost() const override;  // sim/collective_cost.cpp
   bool may_fold() const override;
+  // For embedding (sim/ring_embed.cpp): whether it may be embedded (a ring op, fast path on, no
+  // observer, not itself a model), its channels' plans, a position's protocol delay, whether each
+  // channel's chunks are of one size; embed() before any rank starts.
+  bool may_embed() const;
+  const RingChannel& channel_plan(std::uint32_t c) const { return channels_[c].plan; }
+  Time step_delay(std::uint32_t c, std::uint32_t position) const { return channels_[c].step_delay[position]; }
+  bool uniform_chunks() const;
+  FastPath fast_path() const { return config_.fast_path; }
+  // Embedded: positions simulated in channel c (position p repeats p mod that); 0 if not embedded.
+  std::uint32_t embedded_window(std::uint32_t c) const {
+    return class_done_.empty() ? 0 : static_cast<std::uint32_t>(class_done_[c].size());
+  }
+  void embed(RingEmbedding embedding);
+  // Embedded with chunks of unequal size, once done: whether the larger size's finishes lead the
+  // smaller's by at most 0.1% of the collective's time (then path_.bound says by how much).
+  bool embedded_bound_holds();
   // Ring steps a model alone on its queue skipped by jumping over periods (sim/ring_jump.cpp).
   std::uint64_t jumped_steps() const;
 
@@ -116,7 +147,7 @@ class RingCollective final : public Collective {
 
   // Folding (ring_fold.cpp). Until every rank has joined nothing is sent (Deferred); then each
   // channel's representatives are simulated on their own queue and the results applied (Folded).
-  enum class Mode : std::uint8_t { Full, Deferred, Folded };
+  enum class Mode : std::uint8_t { Full, Deferred, Folded, Embedded };
   struct ModelRun;
   const char* fold_refusal();  // why this collective is simulated in full, or null (links claimed)
   void release_links(std::uint32_t rank);  // of the routes leaving `rank`; every rank's if n_
@@ -126,6 +157,13 @@ class RingCollective final : public Collective {
   void run_folded();
   void apply_model(std::uint32_t c, std::uint32_t period, const ModelRun& run, std::vector<Time>& finish);
   void finish_folded_rank(std::uint32_t rank);
+  // What each position sends over the whole collective (chunk (p − s) mod N at step s).
+  void fill_edge_bytes(ChannelState& ch) const;
+  // Embedded (ring_embed.cpp): a rank joins; model position q of channel c is done; a rank is done.
+  void join_embedded(std::uint32_t rank);
+  void model_rank_done(std::uint32_t c, std::uint32_t q);
+  void ghost_rank_done(std::uint32_t c, std::uint32_t q);
+  void finish_embedded_rank(std::uint32_t rank);
   // The periodic jump (ring_jump.cpp): on for a model alone whose chunks are of one size; tried at
   // each arrival of a step's first message at position 0 (channel 0); true if it jumped (the event
   // was scheduled again, later).
@@ -156,6 +194,14 @@ class RingCollective final : public Collective {
   std::uint32_t joined_ = 0;
   SimulationPath path_;
   std::unique_ptr<PeriodJump> jump_;
+  const EventHandler* claimant_ = nullptr;  // passed with every message (RingFoldModel::claimant)
+  // Embedded: per channel its model and which of its positions are done; per rank, channels done.
+  std::vector<std::unique_ptr<RingCollective>> models_;
+  std::vector<std::unique_ptr<RingCollective>> ghosts_;  // the smaller chunks' models, if any
+  std::vector<std::vector<std::uint8_t>> class_done_;
+  std::vector<std::vector<Time>> upper_finish_, lower_finish_;  // per channel and position simulated
+  std::vector<std::uint32_t> channels_done_;
+  EventHandler* group_ = nullptr;
 };
 
 }  // namespace hybridsim::sim

@@ -211,15 +211,8 @@ void RingCollective::run_folded() {
 void RingCollective::apply_model(std::uint32_t c, std::uint32_t period, const ModelRun& run,
                                  std::vector<Time>& finish) {
   ChannelState& ch = channels_[c];
-  // What each position sends, exactly: at step s position p sends chunk (p − s) mod N, every
-  // message of it; the model's chunks may have been rounded.
-  std::vector<std::int64_t> prefix(2 * static_cast<std::size_t>(n_) + 1, 0);
-  for (std::size_t k = 0; k < 2 * static_cast<std::size_t>(n_); ++k) prefix[k + 1] = prefix[k] + ch.chunk_bytes[k % n_];
-  const std::int64_t cycles = steps_ / n_;
-  const std::uint32_t rest = steps_ % n_;
+  fill_edge_bytes(ch);  // exactly: the model's chunks may have been rounded
   for (std::uint32_t p = 0; p < n_; ++p) {
-    // Chunks p, p−1, …, p−rest+1 (mod N) beyond the whole cycles: indices p+N−rest+1 … p+N.
-    ch.edge_bytes[p] = cycles * prefix[n_] + prefix[p + n_ + 1] - prefix[p + n_ + 1 - rest];
     const std::uint32_t q = p % period;
     const std::uint32_t r = ch.plan.order[p];
     finish[r] = max(finish[r], run.finish[q]);
@@ -231,6 +224,18 @@ void RingCollective::apply_model(std::uint32_t c, std::uint32_t period, const Mo
     }
   }
   messages_sent_ += static_cast<std::uint64_t>(n_) * steps_ * messages_per_chunk_;
+}
+
+void RingCollective::fill_edge_bytes(ChannelState& ch) const {
+  // At step s position p sends chunk (p − s) mod N, every message of it.
+  std::vector<std::int64_t> prefix(2 * static_cast<std::size_t>(n_) + 1, 0);
+  for (std::size_t k = 0; k < 2 * static_cast<std::size_t>(n_); ++k) prefix[k + 1] = prefix[k] + ch.chunk_bytes[k % n_];
+  const std::int64_t cycles = steps_ / n_;
+  const std::uint32_t rest = steps_ % n_;
+  for (std::uint32_t p = 0; p < n_; ++p) {
+    // Chunks p, p−1, …, p−rest+1 (mod N) beyond the whole cycles: indices p+N−rest+1 … p+N.
+    ch.edge_bytes[p] = cycles * prefix[n_] + prefix[p + n_ + 1] - prefix[p + n_ + 1 - rest];
+  }
 }
 
 void RingCollective::finish_folded_rank(std::uint32_t rank) {

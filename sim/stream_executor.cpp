@@ -1,4 +1,5 @@
 #include "sim/stream_executor.h"
+#include "sim/hash.h"
 
 #include <algorithm>
 #include <cmath>
@@ -134,10 +135,7 @@ void StreamExecutor::join_member(std::uint32_t ms) {
 }
 
 namespace {
-std::uint64_t mix(std::uint64_t h, std::uint64_t v) {
-  h ^= v + 0x9E3779B97F4A7C15ULL + (h << 6) + (h >> 2);
-  return h;
-}
+constexpr auto mix = hash_combine;
 }  // namespace
 
 // A member stream's k-th collective finish is compared with its representative's k-th (either

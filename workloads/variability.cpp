@@ -5,6 +5,7 @@
 #include <numbers>
 
 #include "sim/error.h"
+#include "sim/hash.h"
 
 namespace hybridsim::workloads {
 
@@ -13,12 +14,7 @@ namespace {
 // Counter-based random numbers: every draw is a hash of (seed, step, who, what), so a GPU's draws
 // do not depend on how many others there are or in which order they are drawn. splitmix64's
 // finalizer (Steele, Lea and Flood 2014), applied to a running combination of the inputs.
-std::uint64_t mix(std::uint64_t x) {
-  x += 0x9e3779b97f4a7c15ULL;
-  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
-  x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
-  return x ^ (x >> 31);
-}
+constexpr auto mix = sim::splitmix64;
 std::uint64_t draw(std::uint64_t seed, std::uint64_t step, std::uint64_t who, std::uint64_t what) {
   return mix(mix(mix(mix(seed) ^ step) ^ who) ^ what);
 }

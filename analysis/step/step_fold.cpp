@@ -1,5 +1,7 @@
 #include "analysis/step/step_fold.h"
 
+#include "sim/hash.h"
+
 #include <bit>
 #include <string>
 #include <unordered_map>
@@ -8,10 +10,7 @@ namespace hybridsim::analysis {
 
 namespace {
 
-std::uint64_t mix(std::uint64_t h, std::uint64_t v) {
-  h ^= v + 0x9E3779B97F4A7C15ULL + (h << 6) + (h >> 2);
-  return h;
-}
+constexpr auto mix = sim::hash_combine;
 std::uint64_t mix_text(std::uint64_t h, const std::string& s) {
   for (const char c : s) h = mix(h, static_cast<unsigned char>(c));
   return h;
@@ -74,12 +73,18 @@ StepFoldPlan plan_step_fold(const workloads::StepProgram& program, const topolog
       if (node[static_cast<std::size_t>(m)] != node[static_cast<std::size_t>(c.members.front())]) return false;
     return true;
   };
+  // A refinement splits whole machines: a GPU whose timeline differs splits off with the GPUs of its
+  // machine, whose model-parallel partners it waits on (a representative must not wait on a member).
+  std::vector<std::uint64_t> machine_refine(static_cast<std::size_t>(topology.node_count()), 0);
+  if (!refine.empty())
+    for (std::uint32_t g = 0; g < gpus; ++g)
+      machine_refine[static_cast<std::size_t>(node[g])] = mix(machine_refine[static_cast<std::size_t>(node[g])], refine[g]);
   // Class key: machine wiring, index in the machine, program shape, refinement.
   std::vector<std::uint64_t> key(gpus);
   for (std::uint32_t g = 0; g < gpus; ++g) {
     const sim::GpuProgram& p = program.gpus[g];
     std::uint64_t h = mix(machine[static_cast<std::size_t>(node[g])], static_cast<std::uint64_t>(local[g]));
-    h = mix(h, refine.empty() ? 0 : refine[g]);
+    h = mix(h, machine_refine[static_cast<std::size_t>(node[g])]);
     // The scales' exact bits: GPUs whose speeds differ at all (stragglers) are never alike.
     h = mix(mix(h, std::bit_cast<std::uint64_t>(p.compute_scale)), std::bit_cast<std::uint64_t>(p.sample_scale));
     for (const sim::StreamProgram& sp : p.streams) {

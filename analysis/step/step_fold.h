@@ -23,7 +23,8 @@ struct StepFoldPlan {
   bool empty() const { return fold.representative.empty(); }
 };
 
-// `refine[g]` (may be empty) splits classes further: GPUs with different values never share one.
+// `refine[g]` (may be empty) splits classes further: GPUs whose machines' values differ never share
+// one (a machine's value combines its GPUs').
 StepFoldPlan plan_step_fold(const workloads::StepProgram& program, const topology::Topology& topology,
                             const std::vector<std::uint64_t>& refine);
 

@@ -76,6 +76,8 @@ std::string simulation_path_text(const StepResult& r) {
   if (s.folded == 0) return out.empty() ? out : out.substr(0, out.size() - 2);
   out += "folded " + std::to_string(s.folded) + " of " + std::to_string(r.collectives) +
          " collectives onto representative ranks";
+  if (s.embedded > 0)
+    out += " (" + std::to_string(s.embedded) + " of them together with the rings that share their links)";
   if (s.bound > sim::Time::zero()) out += " (bounded, within " + sim::human_time(s.bound) + ")";
   if (!s.full_reason.empty()) out += "; others in full: " + s.full_reason;
   return out;

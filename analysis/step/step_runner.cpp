@@ -7,7 +7,9 @@
 
 #include "sim/collective_chain.h"
 #include "sim/error.h"
+#include "sim/hash.h"
 #include "sim/ring_collective.h"
+#include "sim/ring_embed.h"
 #include "sim/stream_executor.h"
 #include "topology/presets.h"
 #include "workloads/collective_load.h"
@@ -120,13 +122,27 @@ struct Attempt {
   bool interfered = false;
   bool fold_broken = false;
   bool unsuitable = false;  // splitting the classes cannot help (why says why)
+  bool embed_unbounded = false;  // an embedded ring's chunks of unequal size strayed from its bound
   std::string why;
 
   std::vector<std::uint64_t> signature;
 };
 
+// Whether rings that share links are folded together (sim/ring_embed.h).
+enum class Embed : std::uint8_t { Off, On };
+
 StepResult simulate_once(const StepSetup& setup, const workloads::StepProgram& program,
-                         StepObservers observers, const StepFoldPlan& fold, Attempt& attempt);
+                         StepObservers observers, const StepFoldPlan& fold, Attempt& attempt, Embed embed);
+
+// One attempt with rings that share links folded together; if one of them with chunks of unequal
+// size strays from its bound (more than 0.1% of its time), again without.
+StepResult simulate_attempt(const StepSetup& setup, const workloads::StepProgram& program,
+                            StepObservers observers, const StepFoldPlan& fold, Attempt& attempt) {
+  StepResult r = simulate_once(setup, program, observers, fold, attempt, Embed::On);
+  if (!attempt.embed_unbounded) return r;
+  attempt = {};
+  return simulate_once(setup, program, observers, fold, attempt, Embed::Off);
+}
 
 // Up to this many folded attempts, each with its classes split by what the last one saw.
 constexpr int kFoldAttempts = 4;
@@ -143,7 +159,7 @@ StepResult simulate_program(const StepSetup& setup, const workloads::StepProgram
     const StepFoldPlan fold = plan_step_fold(program, *setup.topology, refine);
     if (fold.empty()) break;
     Attempt attempt;
-    StepResult r = simulate_once(setup, program, observers, fold, attempt);
+    StepResult r = simulate_attempt(setup, program, observers, fold, attempt);
     if (attempt.unsuitable) {
       step_fold_reason = attempt.why;
       break;
@@ -159,7 +175,7 @@ StepResult simulate_program(const StepSetup& setup, const workloads::StepProgram
     step_fold_reason = "GPUs alike in program and machine saw different collective timelines";
   }
   Attempt attempt;
-  StepResult r = simulate_once(setup, program, observers, {}, attempt);
+  StepResult r = simulate_attempt(setup, program, observers, {}, attempt);
   if (!attempt.interfered) {
     r.simulation.step_fold_reason = step_fold_reason;
     return r;
@@ -168,7 +184,7 @@ StepResult simulate_program(const StepSetup& setup, const workloads::StepProgram
   // is not the step's: simulate it again with every collective in full.
   StepSetup full = setup;
   full.collective.fast_path = sim::FastPath::Off;
-  r = simulate_once(full, program, observers, {}, attempt);
+  r = simulate_once(full, program, observers, {}, attempt, Embed::Off);
   r.simulation.rerun = true;
   return r;
 }
@@ -186,8 +202,35 @@ bool spans_members(const StepFoldPlan& fold, const workloads::CollectiveSpec& sp
   return rep && member;
 }
 
+// An embedded ring's position p repeats position p mod its window: a member GPU sees what its
+// representative does only if they stand at positions that repeat each other in every embedded ring.
+// If not, the fold is broken before it runs, and each GPU's signature names its positions' classes.
+bool embedded_classes_agree(const workloads::StepProgram& program, const std::vector<sim::RingCollective*>& rings,
+                            const StepFoldPlan& fold, Attempt& attempt) {
+  std::vector<std::uint64_t> signature(program.gpus.size(), 0);
+  for (std::size_t i = 0; i < rings.size(); ++i) {
+    if (rings[i] == nullptr || rings[i]->embedded_window(0) == 0) continue;
+    const std::vector<int>& gpus = program.collectives[i].members;
+    for (std::uint32_t c = 0; c < rings[i]->channel_count(); ++c) {
+      const sim::RingChannel& plan = rings[i]->channel_plan(c);
+      const std::uint32_t w = rings[i]->embedded_window(c);
+      for (std::uint32_t p = 0; p < plan.order.size(); ++p) {
+        std::uint64_t& s = signature[static_cast<std::size_t>(gpus[plan.order[p]])];
+        s = sim::hash_combine(sim::hash_combine(s, c), p % w + 1);
+      }
+    }
+  }
+  for (std::size_t g = 0; g < signature.size(); ++g)
+    if (signature[g] != signature[fold.fold.representative[g]]) {
+      attempt.fold_broken = true;
+      attempt.signature = std::move(signature);
+      return false;
+    }
+  return true;
+}
+
 StepResult simulate_once(const StepSetup& setup, const workloads::StepProgram& program,
-                         StepObservers observers, const StepFoldPlan& fold, Attempt& attempt) {
+                         StepObservers observers, const StepFoldPlan& fold, Attempt& attempt, Embed embed) {
   if (setup.profile == nullptr || setup.topology == nullptr)
     throw InternalError("a step setup needs a profile and a topology");
   const workloads::Profile& profile = *setup.profile;
@@ -225,6 +268,13 @@ StepResult simulate_once(const StepSetup& setup, const workloads::StepProgram& p
     collectives.push_back(workloads::make_collective(network, std::move(plan), collective_config));
     pointers.push_back(collectives.back().get());
   }
+  sim::EmbedPlan embedded;  // before the collectives start; its groups outlive their run
+  std::vector<sim::RingCollective*> rings;
+  if (embed == Embed::On) {
+    for (const auto& c : collectives) rings.push_back(dynamic_cast<sim::RingCollective*>(c.get()));
+    embedded = sim::embed_coupled_rings(rings, network);
+    if (!fold.empty() && embedded.rings > 0 && !embedded_classes_agree(program, rings, fold, attempt)) return {};
+  }
   check_step_budget(budget, program, collectives);
 
   sim::StreamExecutor executor(queue, program.gpus, pointers, program.event_count, setup.executor,
@@ -235,6 +285,10 @@ StepResult simulate_once(const StepSetup& setup, const workloads::StepProgram& p
   queue.run();
   if (!executor.is_done())
     throw InternalError("the step deadlocked:\n" + executor.describe_stuck());
+  if (embedded.bounded)
+    for (sim::RingCollective* ring : rings)
+      if (ring != nullptr && ring->embedded_window(0) != 0)
+        attempt.embed_unbounded = attempt.embed_unbounded || !ring->embedded_bound_holds();
 
   StepResult r;
   r.dp = program.dp;
@@ -277,6 +331,7 @@ StepResult simulate_once(const StepSetup& setup, const workloads::StepProgram& p
     }
   }
   r.collectives = collectives.size();
+  r.simulation.embedded = embedded.rings;
   attempt.interfered = network.interfered();
   if (!fold.empty()) {
     r.simulation.gpus_simulated = fold.representatives;

@@ -70,6 +70,7 @@ struct StepResult {
   // whether another transfer crossed a folded ring's links so the step was simulated again in full.
   struct Simulation {
     std::size_t folded = 0;
+    std::size_t embedded = 0;  // of those, folded together with the rings that share their links
     sim::Time bound;
     std::string full_reason;
     bool rerun = false;

@@ -102,6 +102,7 @@ StepResult combine_steps(const std::vector<StepResult>& steps, const workloads::
     out.events += r.events;
     out.messages += r.messages;
     out.simulation.folded += r.simulation.folded;
+    out.simulation.embedded += r.simulation.embedded;
     out.simulation.bound = max(out.simulation.bound, r.simulation.bound);
     out.simulation.rerun = out.simulation.rerun || r.simulation.rerun;
     if (out.simulation.full_reason.empty()) out.simulation.full_reason = r.simulation.full_reason;

@@ -143,3 +143,43 @@ TEST_CASE("fold: a step folded onto its representative GPUs gives every GPU the 
     CHECK(fast.critical_path.gradient_communication == full.critical_path.gradient_communication);
   }
 }
+
+TEST_CASE("fold: data-parallel rings of model-parallel stages that share each machine's NIC fold together, exactly") {
+  // Hybrid mp 4 on DGX-1: each machine holds two workers of four stages; stage k's data-parallel
+  // ring takes GPU k of each worker, and two stages' rings leave the machine through one NIC, so
+  // no ring folds alone (sim/ring_embed.h). Embedded together, each stage ring's first window of
+  // positions is simulated: every GPU's figures must be those of the step simulated in full.
+  const workloads::Profile p = testing::toy_chain(8, Bytes::mib(4));
+  using A = workloads::AllReduceAlgorithm;
+  using F = topology::presets::Fabric;
+  const Case cases[] = {
+      {8, F::FatTree, 1.0, 16, 4, A::Ring},
+      {16, F::FatTree, 2.0, 32, 4, A::Ring},
+      {32, F::FatTree, 4.0, 64, 4, A::Ring},
+  };
+  for (const Case& c : cases) {
+    CAPTURE(describe(c));
+    const topology::Topology t = topology::build_cluster(
+        {.preset = "dgx1-v100", .nodes = c.nodes, .fabric = c.fabric, .oversubscription = c.oversubscription});
+    const analysis::StepResult fast = run(c, t, p, sim::FastPath::Auto);
+    const analysis::StepResult full = run(c, t, p, sim::FastPath::Off);
+    CAPTURE(fast.simulation.full_reason);
+    CAPTURE(fast.simulation.step_fold_reason);
+    CHECK_FALSE(fast.simulation.rerun);
+    CHECK(fast.simulation.embedded > 0);
+    CHECK(fast.simulation.embedded == fast.simulation.folded);
+    CHECK(fast.simulation.gpus_simulated > 0);
+    CHECK(fast.simulation.gpus_simulated < static_cast<std::uint32_t>(fast.gpus));
+    CHECK(fast.events < full.events);
+    CHECK(fast.step_time == full.step_time);
+    CHECK(fast.messages == full.messages);
+    CHECK(fast.bytes_by_link_kind == full.bytes_by_link_kind);
+    REQUIRE(fast.per_gpu.size() == full.per_gpu.size());
+    for (std::size_t g = 0; g < full.per_gpu.size(); ++g) {
+      CAPTURE(g);
+      CHECK(fast.per_gpu[g].finish == full.per_gpu[g].finish);
+      CHECK(fast.per_gpu[g].communication == full.per_gpu[g].communication);
+      CHECK(fast.per_gpu[g].exposed_communication == full.per_gpu[g].exposed_communication);
+    }
+  }
+}

@@ -1,0 +1,54 @@
+// Folding rings that share links, together (sim/README.md, "Embedding rings that share links").
+// A ring folds alone only if no other traffic crosses its links. In hybrid steps with mp 4 on
+// DGX-1 the data-parallel rings of two model-parallel stages leave each machine through one NIC, so
+// neither folds alone. embed_coupled_rings finds such rings (those of different routes sharing a
+// link) and, where the whole set is symmetric under a shift by one window of positions (the same
+// machine-to-machine step for every ring), folds them together: per ring and channel only the
+// positions of the first window are simulated, live on the real queue, and every link stands for
+// its class (the links the shift carries it to), so that rings sharing a link in the full network
+// share the link that stands for it. Each ring's last simulated position sends, over the route to
+// the next window, to its first (which repeats that window). The group claims every link of every
+// route; anything else crossing them marks the network interfered (the caller runs again in full).
+//   EmbedPlan plan = embed_coupled_rings(rings, network, /*upper=*/true);  // before queue.run()
+#pragma once
+#include <cstdint>
+#include <memory>
+#include <utility>
+#include <vector>
+
+#include "sim/network.h"
+#include "sim/ring_collective.h"
+
+namespace hybridsim::sim {
+
+// The claimant of a set of embedded rings' links. When its last ring is done it gives each link
+// the use of the link that stood for it (they saw the same traffic) and releases its claims.
+class EmbeddedRingGroup final : public EventHandler {
+ public:
+  EmbeddedRingGroup(Network& network, std::uint32_t rings, std::vector<LinkId> links,
+                    std::vector<std::pair<LinkId, LinkId>> copies)
+      : network_(network), rings_left_(rings), links_(std::move(links)), copies_(std::move(copies)) {}
+  void on_event(std::uint64_t tag) override;  // one of its rings is done
+  const std::vector<LinkId>& links() const { return links_; }
+
+ private:
+  Network& network_;
+  std::uint32_t rings_left_;
+  std::vector<LinkId> links_;                        // claimed
+  std::vector<std::pair<LinkId, LinkId>> copies_;    // (the link standing for it, link)
+};
+
+struct EmbedPlan {
+  std::vector<std::unique_ptr<EmbeddedRingGroup>> groups;
+  std::unique_ptr<Network> ghost;  // where the smaller chunks' models run, if any ring has them
+  std::uint32_t rings = 0;         // embedded
+  bool bounded = false;            // some embedded ring's chunks are of unequal size (fast path bounded)
+};
+
+// Embeds, before any rank starts, the rings of `rings` that share links with rings of other
+// routes and fold together exactly, or, with chunks of unequal size under FastPath::Bounded, at
+// the larger size (check RingCollective::embedded_bound_holds() once they are done). The plan must
+// outlive the rings' run.
+EmbedPlan embed_coupled_rings(const std::vector<RingCollective*>& rings, Network& network);
+
+}  // namespace hybridsim::sim
