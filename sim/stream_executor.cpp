@@ -92,7 +92,8 @@ void StreamExecutor::start() {
 }
 
 void StreamExecutor::set_fold(StepFold fold) {
-  if (fold.representative.size() != programs_.size() || fold.shadow.size() != collectives_.size())
+  if (fold.representative.size() != programs_.size() || fold.shadow.size() != collectives_.size() ||
+      (!fold.with_members.empty() && fold.with_members.size() != collectives_.size()))
     throw InternalError("a step fold needs a representative per GPU and a shadow flag per collective");
   fold_ = std::move(fold);
   members_.assign(programs_.size(), {});
@@ -115,6 +116,7 @@ void StreamExecutor::set_fold(StepFold fold) {
 
 void StreamExecutor::start_members(std::uint32_t s, std::uint32_t task) {
   const StreamState& rep = streams_[s];
+  if (!fold_.with_members.empty() && fold_.with_members[rep.program->tasks[task].id] == 0) return;
   for (const std::uint32_t g : members_[rep.gpu]) {
     const std::uint32_t ms = gpus_[g].first_stream + rep.local;
     const Task& t = streams_[ms].program->tasks[task];
@@ -159,6 +161,7 @@ void StreamExecutor::arrive(MemberCheck& m, bool from_representative, Time at) {
 
 void StreamExecutor::representative_done(std::uint32_t s, Time at) {
   const StreamState& rep = streams_[s];
+  if (!fold_.with_members.empty() && fold_.with_members[rep.program->tasks[rep.next].id] == 0) return;
   for (const std::uint32_t g : members_[rep.gpu]) {
     const std::uint32_t ms = gpus_[g].first_stream + rep.local;
     if (fold_.shadow[streams_[ms].program->tasks[rep.next].id] != 0) continue;

@@ -65,6 +65,9 @@ struct CollectiveLoad {
 struct StepFold {
   std::vector<std::uint32_t> representative;  // per GPU: the GPU it repeats (itself for representatives)
   std::vector<std::uint8_t> shadow;           // per collective: 1 when never started
+  // Per collective: 1 when a member GPU takes part (empty: any may). Where none does, no member's
+  // task at the same place can be anything but a shadow, so the members need not be looked at.
+  std::vector<std::uint8_t> with_members;
 };
 
 class StreamExecutor final : public EventHandler {

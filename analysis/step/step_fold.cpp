@@ -40,15 +40,10 @@ std::vector<std::uint64_t> machine_signatures(const topology::Topology& t) {
   return sig;
 }
 
-struct TaskPlace {
-  std::uint32_t gpu = 0, stream = 0, task = 0;
-};
-
 }  // namespace
 
-StepFoldPlan plan_step_fold(const workloads::StepProgram& program, const topology::Topology& topology,
-                            const std::vector<std::uint64_t>& refine) {
-  StepFoldPlan out;
+StepFoldBasis step_fold_basis(const workloads::StepProgram& program, const topology::Topology& topology) {
+  StepFoldBasis out;
   const auto gpus = static_cast<std::uint32_t>(program.gpus.size());
   const auto gpu_ids = topology.gpus();
   if (gpus < 2 || gpu_ids.size() != gpus || topology.node_count() < 2) return out;
@@ -60,7 +55,7 @@ StepFoldPlan plan_step_fold(const workloads::StepProgram& program, const topolog
     if (node[g] < 0) return out;
   }
   // Where each event is recorded, so a wait can be described by its recorder's place.
-  std::vector<TaskPlace> recorder(program.event_count);
+  std::vector<StepFoldBasis::Place> recorder(program.event_count);
   for (std::uint32_t g = 0; g < gpus; ++g)
     for (std::uint32_t s = 0; s < program.gpus[g].streams.size(); ++s) {
       const auto& tasks = program.gpus[g].streams[s].tasks;
@@ -73,18 +68,11 @@ StepFoldPlan plan_step_fold(const workloads::StepProgram& program, const topolog
       if (node[static_cast<std::size_t>(m)] != node[static_cast<std::size_t>(c.members.front())]) return false;
     return true;
   };
-  // A refinement splits whole machines: a GPU whose timeline differs splits off with the GPUs of its
-  // machine, whose model-parallel partners it waits on (a representative must not wait on a member).
-  std::vector<std::uint64_t> machine_refine(static_cast<std::size_t>(topology.node_count()), 0);
-  if (!refine.empty())
-    for (std::uint32_t g = 0; g < gpus; ++g)
-      machine_refine[static_cast<std::size_t>(node[g])] = mix(machine_refine[static_cast<std::size_t>(node[g])], refine[g]);
-  // Class key: machine wiring, index in the machine, program shape, refinement.
+  // Class key: machine wiring, index in the machine, program shape.
   std::vector<std::uint64_t> key(gpus);
   for (std::uint32_t g = 0; g < gpus; ++g) {
     const sim::GpuProgram& p = program.gpus[g];
     std::uint64_t h = mix(machine[static_cast<std::size_t>(node[g])], static_cast<std::uint64_t>(local[g]));
-    h = mix(h, machine_refine[static_cast<std::size_t>(node[g])]);
     // The scales' exact bits: GPUs whose speeds differ at all (stragglers) are never alike.
     h = mix(mix(h, std::bit_cast<std::uint64_t>(p.compute_scale)), std::bit_cast<std::uint64_t>(p.sample_scale));
     for (const sim::StreamProgram& sp : p.streams) {
@@ -97,7 +85,7 @@ StepFoldPlan plan_step_fold(const workloads::StepProgram& program, const topolog
             h = mix(mix(mix(h, static_cast<std::uint64_t>(t.duration.ps())), static_cast<std::uint64_t>(t.launch_delay.ps())), t.id);
             break;
           case sim::TaskKind::Wait: {
-            const TaskPlace& r = recorder[t.id];
+            const StepFoldBasis::Place& r = recorder[t.id];
             h = mix(mix(mix(h, r.gpu == g ? 0 : 1 + static_cast<std::uint64_t>(local[r.gpu])), r.stream), r.task);
             break;
           }
@@ -114,6 +102,38 @@ StepFoldPlan plan_step_fold(const workloads::StepProgram& program, const topolog
     }
     key[g] = h;
   }
+  out.node = std::move(node);
+  out.local = std::move(local);
+  out.key = std::move(key);
+  out.recorder = std::move(recorder);
+  return out;
+}
+
+StepFoldPlan plan_step_fold(const workloads::StepProgram& program, const topology::Topology& topology,
+                            const std::vector<std::uint64_t>& refine) {
+  return plan_step_fold(program, topology, step_fold_basis(program, topology), refine);
+}
+
+StepFoldPlan plan_step_fold(const workloads::StepProgram& program, const topology::Topology& topology,
+                            const StepFoldBasis& basis, const std::vector<std::uint64_t>& refine) {
+  StepFoldPlan out;
+  if (basis.key.empty()) return out;
+  const auto gpus = static_cast<std::uint32_t>(program.gpus.size());
+  const std::vector<int>& node = basis.node;
+  const auto& recorder = basis.recorder;
+  const auto one_machine = [&](const workloads::CollectiveSpec& c) {
+    for (const int m : c.members)
+      if (node[static_cast<std::size_t>(m)] != node[static_cast<std::size_t>(c.members.front())]) return false;
+    return true;
+  };
+  // A refinement splits whole machines: a GPU whose timeline differs splits off with the GPUs of its
+  // machine, whose model-parallel partners it waits on (a representative must not wait on a member).
+  std::vector<std::uint64_t> machine_refine(static_cast<std::size_t>(topology.node_count()), 0);
+  if (!refine.empty())
+    for (std::uint32_t g = 0; g < gpus; ++g)
+      machine_refine[static_cast<std::size_t>(node[g])] = mix(machine_refine[static_cast<std::size_t>(node[g])], refine[g]);
+  std::vector<std::uint64_t> key(basis.key);
+  for (std::uint32_t g = 0; g < gpus; ++g) key[g] = mix(key[g], machine_refine[static_cast<std::size_t>(node[g])]);
   std::unordered_map<std::uint64_t, std::uint32_t> first;
   std::vector<std::uint32_t> rep(gpus);
   for (std::uint32_t g = 0; g < gpus; ++g) rep[g] = first.try_emplace(key[g], g).first->second;
@@ -135,12 +155,16 @@ StepFoldPlan plan_step_fold(const workloads::StepProgram& program, const topolog
   // Shadows: collectives with no representative rank, each inside one machine, repeating the one
   // at the same place in the representative's program.
   const auto n = program.collectives.size();
-  std::vector<std::uint8_t> shadow(n, 0);
+  std::vector<std::uint8_t> shadow(n, 0), with_members(n, 0);
   out.shadow_of.resize(n);
   for (std::size_t c = 0; c < n; ++c) {
     out.shadow_of[c] = static_cast<std::uint32_t>(c);
-    bool any_rep = false;
-    for (const int m : program.collectives[c].members) any_rep = any_rep || is_rep[static_cast<std::size_t>(m)] != 0;
+    bool any_rep = false, any_member = false;
+    for (const int m : program.collectives[c].members) {
+      any_rep = any_rep || is_rep[static_cast<std::size_t>(m)] != 0;
+      any_member = any_member || is_rep[static_cast<std::size_t>(m)] == 0;
+    }
+    with_members[c] = any_rep && any_member ? 1 : 0;
     if (!any_rep) {
       if (!one_machine(program.collectives[c])) return out;
       shadow[c] = 1;
@@ -165,6 +189,7 @@ StepFoldPlan plan_step_fold(const workloads::StepProgram& program, const topolog
   }
   out.fold.representative = std::move(rep);
   out.fold.shadow = std::move(shadow);
+  out.fold.with_members = std::move(with_members);
   out.representatives = reps;
   return out;
 }

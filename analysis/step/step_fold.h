@@ -23,6 +23,21 @@ struct StepFoldPlan {
   bool empty() const { return fold.representative.empty(); }
 };
 
+// What plan_step_fold reads off the program and the machines, for several refinements at once:
+// per GPU its machine, its index there and the hash of its class key before refinement, and where
+// each event is recorded. Empty keys: the step cannot fold (one machine, or GPUs outside machines).
+struct StepFoldBasis {
+  struct Place {
+    std::uint32_t gpu = 0, stream = 0, task = 0;
+  };
+  std::vector<int> node, local;
+  std::vector<std::uint64_t> key;
+  std::vector<Place> recorder;
+};
+StepFoldBasis step_fold_basis(const workloads::StepProgram& program, const topology::Topology& topology);
+StepFoldPlan plan_step_fold(const workloads::StepProgram& program, const topology::Topology& topology,
+                            const StepFoldBasis& basis, const std::vector<std::uint64_t>& refine);
+
 // `refine[g]` (may be empty) splits classes further: GPUs whose machines' values differ never share
 // one (a machine's value combines its GPUs').
 StepFoldPlan plan_step_fold(const workloads::StepProgram& program, const topology::Topology& topology,

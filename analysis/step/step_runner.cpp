@@ -155,8 +155,9 @@ StepResult simulate_program(const StepSetup& setup, const workloads::StepProgram
                         observers.network == nullptr;
   std::vector<std::uint64_t> refine;
   std::string step_fold_reason;
+  const StepFoldBasis basis = may_fold ? step_fold_basis(program, *setup.topology) : StepFoldBasis{};
   for (int i = 0; may_fold && i < kFoldAttempts; ++i) {
-    const StepFoldPlan fold = plan_step_fold(program, *setup.topology, refine);
+    const StepFoldPlan fold = plan_step_fold(program, *setup.topology, basis, refine);
     if (fold.empty()) break;
     Attempt attempt;
     StepResult r = simulate_attempt(setup, program, observers, fold, attempt);

@@ -296,7 +296,7 @@ TEST_CASE("a folded step records only its representatives' tasks; a member finis
     programs[g].streams = {{"compute", {Task::kernel(Time::us(10), 0), Task::record(g)}},
                            {"communication", {Task::wait(g), Task::collective(0, g)}}};
   StreamExecutor exec(q, programs, {&coll}, 2, {});
-  exec.set_fold({{0, 0}, {0}});
+  exec.set_fold({{0, 0}, {0}, {}});
   exec.start();
   q.run();
   REQUIRE(exec.is_done());
