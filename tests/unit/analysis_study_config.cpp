@@ -39,7 +39,7 @@ TEST_CASE("study config: the shipped study files parse") {
   CHECK(full.networks[0].partitioner == workloads::Partitioner::Branches);  // its towers in parallel
   CHECK(full.networks[1].curve.network == "gnmt");
   CHECK(full.networks[2].dataset.samples == 40'000'000);
-  CHECK(full.gpus == std::vector<int>{8, 16, 32, 64, 128, 256, 512, 1024});
+  CHECK(full.gpus == std::vector<int>{8, 16, 32, 64, 128, 256, 512, 1024, 2048, 4096, 8192, 16384});
   CHECK(full.mp == std::vector<int>{2, 4});
   CHECK(topology::ib_bandwidth_of(full.cluster) == sim::Bandwidth::bytes_per_second(12'500'000'000));  // EDR
   CHECK(full.ib_factors == std::vector<double>{2.0});

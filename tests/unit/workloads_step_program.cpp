@@ -2,6 +2,8 @@
 // events are numbered, and the per-GPU speeds.
 #include <doctest/doctest.h>
 
+#include <algorithm>
+
 #include "tests/unit/toy_profile.h"
 #include "topology/presets.h"
 #include "workloads/step_program.h"
@@ -105,6 +107,39 @@ TEST_CASE("step program: every worker's compute streams are the ones compute_str
         CHECK(got.tasks[i].launch_delay == built.tasks[i].launch_delay);
         CHECK(got.tasks[i].bound == built.tasks[i].bound);
         CHECK(got.tasks[i].per_sample == built.tasks[i].per_sample);
+      }
+    }
+    // The send and receive streams too (also copied from the first worker's, events and transfers
+    // shifted): worker w's transfers follow the gradient collectives, an activation and its
+    // gradient per MP edge, in edge order.
+    const auto first_transfer = static_cast<std::uint32_t>(
+        std::find_if(s.collectives.begin(), s.collectives.end(),
+                     [](const CollectiveSpec& c) { return c.role == CollectiveRole::Activation; }) -
+        s.collectives.begin());
+    const auto edges = static_cast<std::uint32_t>(layout.edges.edges.size());
+    std::vector<std::uint32_t> activation, gradient;
+    for (std::uint32_t q = 0; q < edges; ++q) {
+      activation.push_back(first_transfer + static_cast<std::uint32_t>(w) * 2 * edges + 2 * q);
+      gradient.push_back(activation.back() + 1);
+    }
+    for (int k = 0; k < 2; ++k) {
+      CAPTURE(k);
+      std::vector<sim::StreamProgram> built =
+          step_parts::send_streams(layout, e, k, activation, gradient, m.gpu_rank[w]);
+      for (auto& r : step_parts::receive_streams(layout, e, k, activation, gradient, m.gpu_rank[w]))
+        built.push_back(std::move(r));
+      const auto& streams = s.gpus[static_cast<std::size_t>(m.gpu_rank[w][static_cast<std::size_t>(k)])].streams;
+      REQUIRE(streams.size() == built.size() + 2);  // compute, communication, then the transfers
+      for (std::size_t i = 0; i < built.size(); ++i) {
+        CAPTURE(i);
+        const sim::StreamProgram& got = streams[streams.size() - built.size() + i];
+        CHECK(got.name == built[i].name);
+        REQUIRE(got.tasks.size() == built[i].tasks.size());
+        for (std::size_t j = 0; j < got.tasks.size(); ++j) {
+          CHECK(got.tasks[j].kind == built[i].tasks[j].kind);
+          CHECK(got.tasks[j].id == built[i].tasks[j].id);
+          CHECK(got.tasks[j].rank == built[i].tasks[j].rank);
+        }
       }
     }
     const auto w32 = static_cast<std::uint32_t>(w);
