@@ -45,6 +45,10 @@ struct LinkSpec {
   Time latency;         // from the tail leaving this link to its arrival at the far end
   std::string name;     // "NVLink GPU0→GPU3"
 };
+// Whether two links time a message alike (kind, bandwidth, latency: what a fold compares).
+inline bool same_timing(const LinkSpec& a, const LinkSpec& b) {
+  return a.kind == b.kind && a.bandwidth == b.bandwidth && a.latency == b.latency;
+}
 
 class LinkTable {
  public:

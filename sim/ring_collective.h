@@ -67,6 +67,18 @@ struct RingEmbedding {
   Network* ghost = nullptr;
 };
 
+// The smallest divisor P of n such that alike(p, p mod P) for every position p (n if none smaller).
+template <typename Alike>
+std::uint32_t smallest_period(std::uint32_t n, Alike alike) {
+  for (std::uint32_t period = 1; period < n; ++period) {
+    if (n % period != 0) continue;
+    bool periodic = true;
+    for (std::uint32_t p = period; p < n && periodic; ++p) periodic = alike(p, p % period);
+    if (periodic) return period;
+  }
+  return n;
+}
+
 class RingCollective final : public Collective {
  public:
   // `ranks` = N; every channel's order is a permutation of 0..N-1 (for broadcast, starting at

@@ -49,10 +49,6 @@ struct Use {
   std::uint32_t hop;
 };
 
-bool alike(const LinkSpec& a, const LinkSpec& b) {
-  return a.kind == b.kind && a.bandwidth == b.bandwidth && a.latency == b.latency;
-}
-
 // The shortest shift of a channel's positions that keeps every route's links alike hop by hop.
 std::uint32_t route_period(const RingChannel& ch, const LinkTable& links) {
   const auto n = static_cast<std::uint32_t>(ch.routes.size());
@@ -61,16 +57,10 @@ std::uint32_t route_period(const RingChannel& ch, const LinkTable& links) {
     const auto& b = ch.routes[q];
     if (a.size() != b.size()) return false;
     for (std::size_t i = 0; i < a.size(); ++i)
-      if (!alike(links[a[i]], links[b[i]])) return false;
+      if (!same_timing(links[a[i]], links[b[i]])) return false;
     return true;
   };
-  for (std::uint32_t period = 1; period < n; ++period) {
-    if (n % period != 0) continue;
-    bool periodic = true;
-    for (std::uint32_t p = period; p < n && periodic; ++p) periodic = same(p, p % period);
-    if (periodic) return period;
-  }
-  return n;
+  return smallest_period(n, same);
 }
 
 // The link standing for each link a component's families use, under the shift by one window, or an
@@ -90,7 +80,7 @@ std::vector<LinkId> link_classes(const std::vector<Use>& uses, const std::vector
     const RingChannel& ch = families[u.family].rings.front()->channel_plan(u.channel);
     const auto n = static_cast<std::uint32_t>(ch.routes.size());
     const LinkId next = ch.routes[(u.position + window[u.family][u.channel]) % n][u.hop];
-    if (!alike(links[u.link], links[next])) return {};
+    if (!same_timing(links[u.link], links[next])) return {};
     if (count[u.link] == 1) {
       if (count[next] != 1) return {};
       rep[u.link] = ch.routes[u.position % window[u.family][u.channel]][u.hop];

@@ -106,20 +106,11 @@ std::uint32_t RingCollective::period_of(std::uint32_t c) const {
     const auto& a = ch.plan.routes[p];
     const auto& b = ch.plan.routes[q];
     if (a.size() != b.size()) return false;
-    for (std::size_t i = 0; i < a.size(); ++i) {
-      const LinkSpec& x = links[a[i]];
-      const LinkSpec& y = links[b[i]];
-      if (x.kind != y.kind || x.bandwidth != y.bandwidth || x.latency != y.latency) return false;
-    }
+    for (std::size_t i = 0; i < a.size(); ++i)
+      if (!same_timing(links[a[i]], links[b[i]])) return false;
     return true;
   };
-  for (std::uint32_t period = 1; period < n_; ++period) {
-    if (n_ % period != 0) continue;
-    bool periodic = true;
-    for (std::uint32_t p = period; p < n_ && periodic; ++p) periodic = alike(p, p % period);
-    if (periodic) return period;
-  }
-  return n_;
+  return smallest_period(n_, alike);
 }
 
 RingCollective::ModelRun RingCollective::run_model(std::uint32_t c, std::uint32_t period,

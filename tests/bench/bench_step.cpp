@@ -4,7 +4,8 @@
 // choice: mostly double binary trees at these sizes) too, and the 16,384-GPU steps of issue 14
 // (2,048 nodes, DP 16,384 × 1 and 8,192 × 2, ring all-reduces with `fast_path: bounded`; target
 // under 10 s and 2 GB each; run one at a time with --benchmark_filter, so that `peak_rss_mb`, the
-// process's peak resident memory so far, is that case's). `folded`: collectives
+// process's peak resident memory so far, is that case's), and hybrid 4,096 × 4, whose stages'
+// rings share each machine's NIC and fold together (sim/ring_embed.h). `folded`: collectives
 // folded onto representative ranks or tree channels (sim/README.md, "Folding").
 #include <benchmark/benchmark.h>
 #include <sys/resource.h>
@@ -56,6 +57,7 @@ BENCHMARK(BM_GnmtStep)
     ->Args({128, 1})
     ->Args({2048, 1})
     ->Args({2048, 2})
+    ->Args({2048, 4})
     ->Unit(benchmark::kSecond)
     ->Iterations(1);
 
