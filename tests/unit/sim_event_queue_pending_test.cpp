@@ -230,11 +230,12 @@ class Model final : public EventHandler {
 }  // namespace
 
 TEST_CASE("EventQueue::pending_events and take_pending_events agree with a reference model") {
-  // Spreads of 256 ps (children in the block being run and the next), 5,000 ps and 2^40 ps (every
+  // Spreads of 256 ps (children in the block being run and the next), 5,000 ps, 300,000 ps (64-ns
+  // spans of dozens of events, sorted as a whole and listed while partly run) and 2^40 ps (every
   // level of the radix heap). Every few slices the listing is checked; sometimes everything is taken
   // and scheduled again 0 to 999 ps later. The events then still fire in the reference's order.
-  const std::uint64_t spreads[] = {256, 5'000, std::uint64_t{1} << 40};
-  for (int i = 0; i < 3; ++i) {
+  const std::uint64_t spreads[] = {256, 5'000, 300'000, std::uint64_t{1} << 40};
+  for (int i = 0; i < 4; ++i) {
     CAPTURE(i);
     EventQueue q;
     Model model(q, 31 + static_cast<std::uint64_t>(i), spreads[i]);
