@@ -16,19 +16,25 @@ namespace hybridsim::sim {
 //    O(1), no comparison of keys.
 //  - When the front runs out, the lowest non-empty bucket is taken out and base_block_ becomes the
 //    block of its earliest entry (tracked per bucket). A level-0 bucket is one block: it becomes the
-//    front. A higher one is first spread over lower buckets (those of the new base block into a
-//    staging list), which stay valid, as do the buckets above it: the new base agrees with the old on
+//    front. A level-1 bucket (a 64-ns span) is staged: a stable radix sort on the low 16 bits of the
+//    time (two counting passes: the time within the block, then the level-0 digit) lays it out in
+//    staged_ in time order, each block's part contiguous and recorded as the staged part of its
+//    level-0 bucket, which comes before whatever is appended to that bucket later (scheduled later).
+//    A higher bucket is spread over lower buckets (those of the new base block into a staging list).
+//    The lower buckets stay valid, as do the buckets above: the new base agrees with the old on
 //    their digits. An event at 1 us moves once or twice before it reaches the front. A level-1
 //    bucket of a handful of entries, or a bucket of one, becomes the front as it is (base_block_ its
 //    last block, or the entry's), which keeps the buckets above valid for the same reason.
-//  - The front is sorted by time with a stable sort (insertion for a few entries, counting sort on
-//    the 8 low bits otherwise), so equal times keep the order the bucket lists them in.
+//  - The front is sorted by time with a stable sort: a staged part is already sorted and is merged
+//    with the few entries appended to its bucket since (sorted by insertion), ahead of them among
+//    equal times; otherwise insertion for a few entries, counting sort on the 8 low bits for more.
 //  - An event scheduled into the front's block at or after the front's latest entry is appended to
 //    it; an earlier one (a short delay, or after a look-ahead moved base_block_ past now()) goes to
 //    late_, a binary heap by (time, sequence). Every late entry was scheduled after every front entry
 //    of equal time (the front's latest time only grows while it lives), so the front wins ties.
 // Ties: entries of equal time always share a bucket, are appended in scheduling order, and are moved
-// in order into buckets that were empty, so each bucket lists them in scheduling order. Hence events
+// in order into buckets that were empty (or stably into a staged part, which only entries scheduled
+// later follow), so each bucket lists them in scheduling order. Hence events
 // come out by time, then scheduling order, without storing a sequence number for most of them.
 
 namespace {
@@ -76,11 +82,10 @@ EventId EventQueue::schedule_at(Time at, EventHandler& handler, std::uint64_t ta
       throw InternalError("more than 2^32 - 1 pending events");
     slot = static_cast<std::uint32_t>(slots_.size());
     slots_.emplace_back();
+    generations_.push_back(1);
   }
-  Slot& s = slots_[slot];
-  s.handler = &handler;
-  s.tag = tag;
-  const std::uint32_t generation = s.generation;
+  slots_[slot] = Slot{&handler, tag};
+  const std::uint32_t generation = generations_[slot];
   const auto time = static_cast<std::uint64_t>(at.ps());
   const Entry e{time, slot, generation};
   const std::uint64_t block = time >> kBlockBits;
@@ -98,13 +103,13 @@ EventId EventQueue::schedule_at(Time at, EventHandler& handler, std::uint64_t ta
 }
 
 bool EventQueue::is_pending(EventId id) const {
-  return id.generation != 0 && id.slot < slots_.size() && slots_[id.slot].generation == id.generation;
+  return id.generation != 0 && id.slot < slots_.size() && generations_[id.slot] == id.generation;
 }
 
 bool EventQueue::cancel(EventId id) {
   if (!is_pending(id)) return false;
   // The entry stays where it is until it comes up; its slot is freed then, not now.
-  slots_[id.slot].generation = next_generation(id.generation);
+  generations_[id.slot] = next_generation(id.generation);
   ++cancelled_;
   --live_;
   return true;
@@ -112,6 +117,7 @@ bool EventQueue::cancel(EventId id) {
 
 void EventQueue::reserve(std::size_t events) {
   slots_.reserve(events);
+  generations_.reserve(events);
   free_slots_.reserve(events);
   std::size_t spare = 0;
   for (const Chunk* c = free_chunks_; c != nullptr && spare < events; c = c->next) spare += kChunkEntries;
@@ -148,7 +154,7 @@ std::vector<PendingEvent> EventQueue::take_pending_events() {
   std::vector<PendingEvent> out = pending_events();
   // Every entry, live or cancelled, gives its slot back; a live one's EventId stops being pending.
   const auto drop = [&](const Entry& e) {
-    if (!is_cancelled(e)) slots_[e.slot].generation = next_generation(e.generation);
+    if (!is_cancelled(e)) generations_[e.slot] = next_generation(e.generation);
     free_slots_.push_back(e.slot);
   };
   for (std::size_t i = front_pos_; i < front_end_; ++i) drop(front_[i]);

@@ -6,11 +6,13 @@
 // Why this shape: handlers are objects that already exist (a link, a stream, a collective) and are
 // called through one virtual function with a 64-bit tag that says which of their things happened
 // (a message index, a rank). Nothing is allocated per event and there is no std::function: pending
-// events are 32-byte entries. The next 256-ps block of time is a sorted array (the front); later
-// events wait in a radix heap over 256-ps blocks with 8-bit digits (the clock never goes back, so a
-// monotone queue suffices) whose buckets are lists of fixed-size chunks recycled through a free list.
-// A table of generation counts makes EventIds safe. Cancelling bumps the generation, so it is O(1)
-// and safe to repeat; the entry is dropped when it comes up. See event_queue.cpp for the order.
+// events are 16-byte entries (time, slot, generation); the handler and tag wait in the slot. The next
+// 256-ps block of time is a sorted array (the front); later events wait in a radix heap over 256-ps
+// blocks with 8-bit digits (the clock never goes back, so a monotone queue suffices) whose buckets are
+// lists of fixed-size chunks recycled through a free list; a 64-ns span of it is radix-sorted as a
+// whole when it comes up. The slots' generation counts make EventIds safe. Cancelling bumps the
+// generation, so it is O(1) and safe to repeat; the entry is dropped when it comes up. See
+// event_queue.cpp for the order.
 #pragma once
 #include <algorithm>
 #include <array>
@@ -99,10 +101,9 @@ class EventQueue {
     std::uint32_t slot;
     std::uint32_t generation;  // the slot's generation when scheduled; stale once cancelled
   };
-  struct alignas(32) Slot {
+  struct Slot {  // what the slot's event calls; its generation is in generations_
     EventHandler* handler = nullptr;
     std::uint64_t tag = 0;
-    std::uint32_t generation = 1;  // bumped when its event fires or is cancelled
   };
   static constexpr std::uint32_t kChunkEntries = 63;
   struct alignas(64) Chunk {
@@ -186,29 +187,36 @@ class EventQueue {
   const Entry& next_entry() const;    // valid after next_live() returned true
   void fire_next();
   bool step_slow();
-  // True when the next event is the front's next entry and no entry may be cancelled.
-  bool front_ready() const { return front_pos_ < front_end_ && late_.empty() && cancelled_ == 0; }
+  // True when the next event is the front's next entry, and live.
+  bool front_ready() const {
+    return front_pos_ < front_end_ && late_.empty() &&
+           (cancelled_ == 0 || !is_cancelled(front_[front_pos_]));
+  }
   Entry pop_front() {
     const Entry e = front_[front_pos_++];  // a copy: the handler may schedule into the front
     // The slots of the coming events are scattered: fetch one of the staged events' kAhead on.
-    if (ahead_pos_ < ahead_end_) __builtin_prefetch(&slots_[staged_[ahead_pos_++].slot], 1);
+    if (ahead_pos_ < ahead_end_) prefetch_slot(staged_[ahead_pos_++].slot);
     return e;
   }
   static std::uint32_t next_generation(std::uint32_t g) {
     return g == ~std::uint32_t{0} ? 1 : g + 1;  // 0 never names an event
   }
   void fire(const Entry& e) {
-    Slot& slot = slots_[e.slot];
+    const Slot& slot = slots_[e.slot];
     EventHandler* const handler = slot.handler;  // copies: the handler may schedule and move slots_
     const std::uint64_t tag = slot.tag;
-    slot.generation = next_generation(e.generation);  // its EventId is no longer pending
+    generations_[e.slot] = next_generation(e.generation);  // its EventId is no longer pending
     free_slots_.push_back(e.slot);  // before the call, so the handler may reuse the slot
     --live_;
     now_ = Time::ps(static_cast<std::int64_t>(e.time));
     ++processed_;
     handler->on_event(tag);
   }
-  bool is_cancelled(const Entry& e) const { return slots_[e.slot].generation != e.generation; }
+  bool is_cancelled(const Entry& e) const { return generations_[e.slot] != e.generation; }
+  void prefetch_slot(std::uint32_t slot) const {
+    __builtin_prefetch(&slots_[slot]);
+    __builtin_prefetch(&generations_[slot], 1);
+  }
   PendingEvent pending_event(const Entry& e) const {
     return PendingEvent{Time::ps(static_cast<std::int64_t>(e.time)), slots_[e.slot].handler, slots_[e.slot].tag};
   }
@@ -234,6 +242,7 @@ class EventQueue {
   Chunk* free_chunks_ = nullptr;
   std::vector<std::unique_ptr<Chunk[]>> chunk_blocks_;  // owns every chunk
   std::vector<Slot> slots_;
+  std::vector<std::uint32_t> generations_;  // per slot; bumped when its event fires or is cancelled
   std::vector<std::uint32_t> free_slots_;
   std::size_t cancelled_ = 0;  // cancelled entries not yet dropped (0: skip the generation check)
   Time now_ = Time::zero();

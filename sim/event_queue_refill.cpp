@@ -7,6 +7,10 @@
 namespace hybridsim::sim {
 
 namespace {
+// A level-1 bucket with fewer events is spread over level-0 buckets one by one: the radix sort's two
+// 256-entry histograms would cost more than it saves.
+constexpr std::uint32_t kStageMin = 64;
+
 template <class F>
 void for_each_entry(const auto& bucket, std::uint32_t chunk_entries, F&& f) {
   for (const auto* c = bucket.head; c != nullptr; c = c->next) {
@@ -87,7 +91,7 @@ void EventQueue::stage_level0(const Bucket& bucket) {
   for (std::size_t i = 0; i < n; ++i) out[digit[(tmp[i].time >> kBlockBits) & (kDigits - 1)]++] = tmp[i];
   ahead_end_ = n;
   ahead_pos_ = std::min(n, kAhead);
-  for (std::size_t i = 0; i < ahead_pos_; ++i) __builtin_prefetch(&slots_[out[i].slot], 1);
+  for (std::size_t i = 0; i < ahead_pos_; ++i) prefetch_slot(out[i].slot);
 }
 
 void EventQueue::spread(const Bucket& bucket) {  // base_block_ is its earliest block
@@ -118,7 +122,7 @@ void EventQueue::refill_from_lowest_bucket() {
     }
     base_block_ = taken.min_time >> kBlockBits;
     digit = static_cast<unsigned>(base_block_ & (kDigits - 1));
-    if (b / kDigits == 1) {
+    if (b / kDigits == 1 && taken.count >= kStageMin) {
       stage_level0(taken);
       // stage_level0 marked the base block's own digit too: the front takes it now.
       occupied_[digit / 64] &= ~(std::uint64_t{1} << (digit % 64));
