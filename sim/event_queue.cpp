@@ -16,19 +16,25 @@ namespace hybridsim::sim {
 //    O(1), no comparison of keys.
 //  - When the front runs out, the lowest non-empty bucket is taken out and base_block_ becomes the
 //    block of its earliest entry (tracked per bucket). A level-0 bucket is one block: it becomes the
-//    front. A higher one is first spread over lower buckets (those of the new base block into a
-//    staging list), which stay valid, as do the buckets above it: the new base agrees with the old on
+//    front. A level-1 bucket (a 64-ns span) is staged: a stable radix sort on the low 16 bits of the
+//    time (two counting passes: the time within the block, then the level-0 digit) lays it out in
+//    staged_ in time order, each block's part contiguous and recorded as the staged part of its
+//    level-0 bucket, which comes before whatever is appended to that bucket later (scheduled later).
+//    A higher bucket is spread over lower buckets (those of the new base block into a staging list).
+//    The lower buckets stay valid, as do the buckets above: the new base agrees with the old on
 //    their digits. An event at 1 us moves once or twice before it reaches the front. A level-1
 //    bucket of a handful of entries, or a bucket of one, becomes the front as it is (base_block_ its
 //    last block, or the entry's), which keeps the buckets above valid for the same reason.
-//  - The front is sorted by time with a stable sort (insertion for a few entries, counting sort on
-//    the 8 low bits otherwise), so equal times keep the order the bucket lists them in.
+//  - The front is sorted by time with a stable sort: a staged part is already sorted and is merged
+//    with the few entries appended to its bucket since (sorted by insertion), ahead of them among
+//    equal times; otherwise insertion for a few entries, counting sort on the 8 low bits for more.
 //  - An event scheduled into the front's block at or after the front's latest entry is appended to
 //    it; an earlier one (a short delay, or after a look-ahead moved base_block_ past now()) goes to
 //    late_, a binary heap by (time, sequence). Every late entry was scheduled after every front entry
 //    of equal time (the front's latest time only grows while it lives), so the front wins ties.
 // Ties: entries of equal time always share a bucket, are appended in scheduling order, and are moved
-// in order into buckets that were empty, so each bucket lists them in scheduling order. Hence events
+// in order into buckets that were empty (or stably into a staged part, which only entries scheduled
+// later follow), so each bucket lists them in scheduling order. Hence events
 // come out by time, then scheduling order, without storing a sequence number for most of them.
 
 namespace {
@@ -39,10 +45,6 @@ struct Later {  // std::push_heap/pop_heap keep the largest on top; this puts th
     return a.time != b.time ? a.time > b.time : a.seq > b.seq;
   }
 };
-
-std::uint32_t next_generation(std::uint32_t g) {
-  return g == std::numeric_limits<std::uint32_t>::max() ? 1 : g + 1;  // 0 never names an event
-}
 
 [[noreturn]] void throw_past(Time at, Time now) {
   throw InternalError("event scheduled in the past: at " + format_time(at) + ", now " +
@@ -76,14 +78,16 @@ EventId EventQueue::schedule_at(Time at, EventHandler& handler, std::uint64_t ta
     slot = free_slots_.back();
     free_slots_.pop_back();
   } else {
-    if (generations_.size() >= std::numeric_limits<std::uint32_t>::max())
+    if (slots_.size() >= std::numeric_limits<std::uint32_t>::max())
       throw InternalError("more than 2^32 - 1 pending events");
-    slot = static_cast<std::uint32_t>(generations_.size());
+    slot = static_cast<std::uint32_t>(slots_.size());
+    slots_.emplace_back();
     generations_.push_back(1);
   }
+  slots_[slot] = Slot{&handler, tag};
   const std::uint32_t generation = generations_[slot];
   const auto time = static_cast<std::uint64_t>(at.ps());
-  const Entry e{time, &handler, tag, slot, generation};
+  const Entry e{time, slot, generation};
   const std::uint64_t block = time >> kBlockBits;
   if (block > base_block_) [[likely]] {
     append(bucket_of(block, base_block_), e);
@@ -99,8 +103,7 @@ EventId EventQueue::schedule_at(Time at, EventHandler& handler, std::uint64_t ta
 }
 
 bool EventQueue::is_pending(EventId id) const {
-  return id.generation != 0 && id.slot < generations_.size() &&
-         generations_[id.slot] == id.generation;
+  return id.generation != 0 && id.slot < slots_.size() && generations_[id.slot] == id.generation;
 }
 
 bool EventQueue::cancel(EventId id) {
@@ -113,6 +116,7 @@ bool EventQueue::cancel(EventId id) {
 }
 
 void EventQueue::reserve(std::size_t events) {
+  slots_.reserve(events);
   generations_.reserve(events);
   free_slots_.reserve(events);
   std::size_t spare = 0;
@@ -127,13 +131,14 @@ std::vector<PendingEvent> EventQueue::pending_events() const {
   std::vector<PendingEvent> out;
   out.reserve(live_);
   const auto add = [&](const Entry& e) {
-    if (!is_cancelled(e))
-      out.push_back(PendingEvent{Time::ps(static_cast<std::int64_t>(e.time)), e.handler, e.tag});
+    if (!is_cancelled(e)) out.push_back(pending_event(e));
   };
   for (std::size_t i = front_pos_; i < front_end_; ++i) add(front_[i]);
   std::vector<LateEntry> late = late_;
   std::sort(late.begin(), late.end(), [](const LateEntry& a, const LateEntry& b) { return Later{}(b, a); });
   for (const LateEntry& l : late) add(l.entry);
+  for (unsigned d = 0; d < kDigits; ++d)  // a level-0 bucket's staged part comes before its chunks
+    for (std::uint32_t i = stage_begin_[d]; i < stage_end_[d]; ++i) add(staged_[i]);
   for (const Bucket& bucket : buckets_) {
     for (const Chunk* c = bucket.head; c != nullptr; c = c->next) {
       const std::uint32_t n = c == bucket.tail ? bucket.tail_size : kChunkEntries;
@@ -154,6 +159,11 @@ std::vector<PendingEvent> EventQueue::take_pending_events() {
   };
   for (std::size_t i = front_pos_; i < front_end_; ++i) drop(front_[i]);
   for (const LateEntry& l : late_) drop(l.entry);
+  for (unsigned d = 0; d < kDigits; ++d) {
+    for (std::uint32_t i = stage_begin_[d]; i < stage_end_[d]; ++i) drop(staged_[i]);
+    stage_begin_[d] = stage_end_[d] = 0;
+  }
+  ahead_pos_ = ahead_end_ = 0;
   for (unsigned b = 0; b < kBuckets; ++b) {
     Bucket& bucket = buckets_[b];
     for (const Chunk* c = bucket.head; c != nullptr; c = c->next) {
@@ -173,80 +183,9 @@ std::vector<PendingEvent> EventQueue::take_pending_events() {
   return out;
 }
 
-EventQueue::Bucket EventQueue::take_lowest_bucket() {
-  const auto w = static_cast<unsigned>(__builtin_ctzll(summary_));
-  const auto b = w * 64 + static_cast<unsigned>(__builtin_ctzll(occupied_[w]));
-  occupied_[w] &= occupied_[w] - 1;
-  if (occupied_[w] == 0) summary_ &= summary_ - 1;
-  const Bucket taken = buckets_[b];
-  buckets_[b] = Bucket{};
-  if (b / kDigits == 1 && taken.count <= kInsertionSortMax) {
-    // A few events within 256 blocks (64 ns): the front takes them all, up to the bucket's last
-    // block, rather than spreading them one per block. The buckets above stay valid.
-    base_block_ = (taken.min_time >> kBlockBits) | (kDigits - 1);
-    return taken;
-  }
-  if (b >= kDigits && taken.count > 1) {  // spread it; the new base block's entries to bucket 0
-    base_block_ = taken.min_time >> kBlockBits;
-    for (const Chunk* c = taken.head; c != nullptr; c = c->next) {
-      const std::uint32_t n = c == taken.tail ? taken.tail_size : kChunkEntries;
-      for (std::uint32_t k = 0; k < n; ++k) {
-        const Entry& e = c->entries[k];
-        const std::uint64_t block = e.time >> kBlockBits;
-        append(block == base_block_ ? 0 : bucket_of(block, base_block_), e);  // always below b
-      }
-    }
-    Bucket spent = taken;
-    release_chunks(spent);
-    occupied_[0] &= ~std::uint64_t{1};
-    if (occupied_[0] == 0) summary_ &= ~std::uint64_t{1};
-    const Bucket staged = buckets_[0];
-    buckets_[0] = Bucket{};
-    return staged;
-  }
-  base_block_ = taken.min_time >> kBlockBits;  // one block (level 0), or a single entry
-  return taken;
-}
-
-void EventQueue::sort_into_front(const Bucket& block) {
-  if (front_.size() < block.count) front_.resize(std::max<std::size_t>(block.count, 2 * front_.size()));
-  Entry* out = front_.data();
-  if (block.count <= kInsertionSortMax) {  // stable: an entry moves only past later times
-    std::size_t n = 0;
-    for (const Chunk* c = block.head; c != nullptr; c = c->next) {
-      const std::uint32_t m = c == block.tail ? block.tail_size : kChunkEntries;
-      for (std::uint32_t k = 0; k < m; ++k, ++n) {
-        const Entry& e = c->entries[k];
-        std::size_t j = n;
-        for (; j > 0 && out[j - 1].time > e.time; --j) out[j] = out[j - 1];
-        out[j] = e;
-      }
-    }
-  } else {  // counting sort on the time within the block: stable, linear
-    std::array<std::uint32_t, kBlockMask + 2> start{};
-    for (const Chunk* c = block.head; c != nullptr; c = c->next) {
-      const std::uint32_t m = c == block.tail ? block.tail_size : kChunkEntries;
-      for (std::uint32_t k = 0; k < m; ++k) ++start[(c->entries[k].time & kBlockMask) + 1];
-    }
-    for (std::size_t i = 1; i < start.size(); ++i) start[i] += start[i - 1];
-    for (const Chunk* c = block.head; c != nullptr; c = c->next) {
-      const std::uint32_t m = c == block.tail ? block.tail_size : kChunkEntries;
-      for (std::uint32_t k = 0; k < m; ++k) {
-        const Entry& e = c->entries[k];
-        out[start[e.time & kBlockMask]++] = e;
-      }
-    }
-  }
-  front_pos_ = 0;
-  front_end_ = block.count;
-  front_last_ = out[block.count - 1].time;
-}
-
 bool EventQueue::refill() {  // the front and late_ are used up
   if (summary_ == 0) return false;
-  Bucket block = take_lowest_bucket();
-  sort_into_front(block);
-  release_chunks(block);
+  refill_from_lowest_bucket();
   return true;
 }
 
@@ -277,29 +216,21 @@ const EventQueue::Entry& EventQueue::next_entry() const {
 }
 
 void EventQueue::fire_next() {
-  Entry e;  // a copy: the handler may schedule into the front and move it
   if (!next_is_late_) [[likely]] {
-    e = front_[front_pos_++];
-    constexpr std::size_t kAhead = 6;  // the slots of the coming events are scattered
-    if (front_pos_ + kAhead < front_end_) __builtin_prefetch(&generations_[front_[front_pos_ + kAhead].slot], 1);
-  } else {
-    e = late_.front().entry;
-    std::pop_heap(late_.begin(), late_.end(), Later{});
-    late_.pop_back();
+    fire(pop_front());
+    return;
   }
-  generations_[e.slot] = next_generation(e.generation);  // its EventId is no longer pending
-  free_slots_.push_back(e.slot);  // before the call, so the handler may reuse the slot
-  --live_;
-  now_ = Time::ps(static_cast<std::int64_t>(e.time));
-  ++processed_;
-  e.handler->on_event(e.tag);
+  const Entry e = late_.front().entry;
+  std::pop_heap(late_.begin(), late_.end(), Later{});
+  late_.pop_back();
+  fire(e);
 }
 
 Time EventQueue::next_time() {
   return next_live() ? Time::ps(static_cast<std::int64_t>(next_entry().time)) : Time::max();
 }
 
-bool EventQueue::step() {
+bool EventQueue::step_slow() {
   if (!next_live()) return false;
   fire_next();
   return true;
@@ -307,7 +238,14 @@ bool EventQueue::step() {
 
 void EventQueue::run() {
   stop_requested_ = false;
-  while (!stop_requested_ && next_live()) fire_next();
+  while (!stop_requested_) {
+    if (front_ready()) [[likely]] {
+      fire(pop_front());
+    } else {
+      if (!next_live()) break;
+      fire_next();
+    }
+  }
 }
 
 void EventQueue::run_until(Time until) {

@@ -6,11 +6,13 @@
 // Why this shape: handlers are objects that already exist (a link, a stream, a collective) and are
 // called through one virtual function with a 64-bit tag that says which of their things happened
 // (a message index, a rank). Nothing is allocated per event and there is no std::function: pending
-// events are 32-byte entries. The next 256-ps block of time is a sorted array (the front); later
-// events wait in a radix heap over 256-ps blocks with 8-bit digits (the clock never goes back, so a
-// monotone queue suffices) whose buckets are lists of fixed-size chunks recycled through a free list.
-// A table of generation counts makes EventIds safe. Cancelling bumps the generation, so it is O(1)
-// and safe to repeat; the entry is dropped when it comes up. See event_queue.cpp for the order.
+// events are 16-byte entries (time, slot, generation); the handler and tag wait in the slot. The next
+// 256-ps block of time is a sorted array (the front); later events wait in a radix heap over 256-ps
+// blocks with 8-bit digits (the clock never goes back, so a monotone queue suffices) whose buckets are
+// lists of fixed-size chunks recycled through a free list; a 64-ns span of it is radix-sorted as a
+// whole when it comes up. The slots' generation counts make EventIds safe. Cancelling bumps the
+// generation, so it is O(1) and safe to repeat; the entry is dropped when it comes up. See
+// event_queue.cpp for the order.
 #pragma once
 #include <algorithm>
 #include <array>
@@ -65,7 +67,13 @@ class EventQueue {
   // Processes every event with time <= until, then sets now() to `until`.
   void run_until(Time until);
   // Processes the next live event, if any. Returns false when the queue is empty.
-  bool step();
+  bool step() {
+    if (front_ready()) [[likely]] {
+      fire(pop_front());
+      return true;
+    }
+    return step_slow();
+  }
   // Makes run()/run_until() return after the event being handled.
   void stop() { stop_requested_ = true; }
 
@@ -86,14 +94,18 @@ class EventQueue {
   std::vector<PendingEvent> take_pending_events();
 
  private:
+  // A pending event in the queue: 16 bytes, so that moving it between buckets is cheap. Its handler
+  // and tag wait in its slot, which no other event uses until this entry comes up.
   struct Entry {
     std::uint64_t time;  // picoseconds; never negative (the clock starts at zero, never goes back)
-    EventHandler* handler;
-    std::uint64_t tag;
     std::uint32_t slot;
     std::uint32_t generation;  // the slot's generation when scheduled; stale once cancelled
   };
-  static constexpr std::uint32_t kChunkEntries = 32;
+  struct Slot {  // what the slot's event calls; its generation is in generations_
+    EventHandler* handler = nullptr;
+    std::uint64_t tag = 0;
+  };
+  static constexpr std::uint32_t kChunkEntries = 63;
   struct alignas(64) Chunk {
     std::array<Entry, kChunkEntries> entries;
     Chunk* next;
@@ -118,6 +130,8 @@ class EventQueue {
   // base_block_ (and any earlier one, scheduled after a look-ahead); the radix heap holds the later
   // blocks: bucket (L, d) those whose block number first differs from base_block_ in 8-bit digit L,
   // where their digit is d (> base_block_'s digit there). Ascending bucket index means ascending time.
+  // A level-0 bucket d may also have a staged part, staged_[stage_begin_[d], stage_end_[d]), sorted
+  // by time, which comes before its chunks (see event_queue.cpp).
   static constexpr unsigned kBlockBits = 8;
   static constexpr std::uint64_t kBlockMask = (std::uint64_t{1} << kBlockBits) - 1;
   static constexpr unsigned kDigitBits = 8;
@@ -163,13 +177,49 @@ class EventQueue {
   }
   void grow_pool(std::size_t chunks);
   void release_chunks(Bucket& bucket);
-  Bucket take_lowest_bucket();
-  void sort_into_front(const Bucket& block);
+  void refill_from_lowest_bucket();
+  void stage_level0(const Bucket& bucket);
+  void spread(const Bucket& bucket);
+  std::size_t gather(const Bucket& bucket, std::size_t at);
+  void sort_into_front(std::size_t n, bool one_block);
   bool refill();
   bool next_live();                   // drops cancelled entries; true when an event is pending
   const Entry& next_entry() const;    // valid after next_live() returned true
   void fire_next();
+  bool step_slow();
+  // True when the next event is the front's next entry, and live.
+  bool front_ready() const {
+    return front_pos_ < front_end_ && late_.empty() &&
+           (cancelled_ == 0 || !is_cancelled(front_[front_pos_]));
+  }
+  Entry pop_front() {
+    const Entry e = front_[front_pos_++];  // a copy: the handler may schedule into the front
+    // The slots of the coming events are scattered: fetch one of the staged events' kAhead on.
+    if (ahead_pos_ < ahead_end_) prefetch_slot(staged_[ahead_pos_++].slot);
+    return e;
+  }
+  static std::uint32_t next_generation(std::uint32_t g) {
+    return g == ~std::uint32_t{0} ? 1 : g + 1;  // 0 never names an event
+  }
+  void fire(const Entry& e) {
+    const Slot& slot = slots_[e.slot];
+    EventHandler* const handler = slot.handler;  // copies: the handler may schedule and move slots_
+    const std::uint64_t tag = slot.tag;
+    generations_[e.slot] = next_generation(e.generation);  // its EventId is no longer pending
+    free_slots_.push_back(e.slot);  // before the call, so the handler may reuse the slot
+    --live_;
+    now_ = Time::ps(static_cast<std::int64_t>(e.time));
+    ++processed_;
+    handler->on_event(tag);
+  }
   bool is_cancelled(const Entry& e) const { return generations_[e.slot] != e.generation; }
+  void prefetch_slot(std::uint32_t slot) const {
+    __builtin_prefetch(&slots_[slot]);
+    __builtin_prefetch(&generations_[slot], 1);
+  }
+  PendingEvent pending_event(const Entry& e) const {
+    return PendingEvent{Time::ps(static_cast<std::int64_t>(e.time)), slots_[e.slot].handler, slots_[e.slot].tag};
+  }
 
   std::vector<Entry> front_;      // [front_pos_, front_end_): block base_block_'s events, sorted
   std::size_t front_pos_ = 0;
@@ -180,10 +230,18 @@ class EventQueue {
   bool next_is_late_ = false;     // set by next_live(): the next event is late_'s top
   std::uint64_t base_block_ = 0;
   std::array<Bucket, kBuckets> buckets_{};
+  std::vector<Entry> staged_;   // a spread level-1 bucket, sorted by time
+  std::vector<Entry> scratch_;  // the radix sort's first pass; a block's entries before sorting
+  std::array<std::uint32_t, kDigits> stage_begin_{};
+  std::array<std::uint32_t, kDigits> stage_end_{};
+  std::size_t ahead_pos_ = 0;  // [ahead_pos_, ahead_end_): staged events whose slots are not yet
+  std::size_t ahead_end_ = 0;  // prefetched; fire_next() prefetches one, kAhead ahead
+  static constexpr std::size_t kAhead = 4;
   std::array<std::uint64_t, kWords> occupied_{};  // bit b: buckets_[b] has a chunk
   std::uint64_t summary_ = 0;                     // bit w: occupied_[w] != 0
   Chunk* free_chunks_ = nullptr;
   std::vector<std::unique_ptr<Chunk[]>> chunk_blocks_;  // owns every chunk
+  std::vector<Slot> slots_;
   std::vector<std::uint32_t> generations_;  // per slot; bumped when its event fires or is cancelled
   std::vector<std::uint32_t> free_slots_;
   std::size_t cancelled_ = 0;  // cancelled entries not yet dropped (0: skip the generation check)

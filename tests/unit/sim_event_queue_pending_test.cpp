@@ -1,6 +1,7 @@
 // Tests of sim::EventQueue::pending_events() and take_pending_events(): the pending events listed in
 // the order they would fire (time, then scheduling order), cancelled ones left out, and a queue
-// emptied by take_pending_events() that takes its events back, shifted in time, in the same order.
+// emptied by take_pending_events() that takes its events back, shifted in time, in the same order;
+// and the same inside a staged 64-ns span (events scheduled into it later, cancelled, taken).
 #include <doctest/doctest.h>
 
 #include <cstdint>
@@ -230,11 +231,12 @@ class Model final : public EventHandler {
 }  // namespace
 
 TEST_CASE("EventQueue::pending_events and take_pending_events agree with a reference model") {
-  // Spreads of 256 ps (children in the block being run and the next), 5,000 ps and 2^40 ps (every
+  // Spreads of 256 ps (children in the block being run and the next), 5,000 ps, 300,000 ps (64-ns
+  // spans of dozens of events, sorted as a whole and listed while partly run) and 2^40 ps (every
   // level of the radix heap). Every few slices the listing is checked; sometimes everything is taken
   // and scheduled again 0 to 999 ps later. The events then still fire in the reference's order.
-  const std::uint64_t spreads[] = {256, 5'000, std::uint64_t{1} << 40};
-  for (int i = 0; i < 3; ++i) {
+  const std::uint64_t spreads[] = {256, 5'000, 300'000, std::uint64_t{1} << 40};
+  for (int i = 0; i < 4; ++i) {
     CAPTURE(i);
     EventQueue q;
     Model model(q, 31 + static_cast<std::uint64_t>(i), spreads[i]);
@@ -260,4 +262,86 @@ TEST_CASE("EventQueue::pending_events and take_pending_events agree with a refer
     CHECK(model.done());
     CHECK(model.fired() > 100'000);
   }
+}
+
+// Staged spans: a level-1 bucket of the radix heap (a 64-ns span, 256 blocks of 256 ps) with many
+// events is sorted as a whole when it comes up; events later scheduled into its blocks must still
+// come after the staged ones of equal time, be listed, taken and cancelled like any other.
+namespace {
+
+// Ten events whose blocks (time / 256 ps) are 257 to 468: all in [256, 511], one level-1 bucket
+// while the clock is at 0. The first step takes it: base block 257 (66,000 ps), sorted, and fires
+// tag 2, the first of the two at 66,000 ps. Tag 5 stays in the front; the rest stay staged.
+void schedule_span(EventQueue& q, Recorder& r) {
+  const std::pair<std::int64_t, std::uint64_t> events[] = {
+      {70'000, 1}, {66'000, 2}, {70'000, 3}, {100'000, 4}, {66'000, 5},
+      {80'000, 6}, {90'000, 7}, {70'000, 8}, {120'000, 9}, {66'100, 10}};
+  for (const auto& e : events) q.schedule_at(Time::ps(e.first), r, e.second);
+  REQUIRE(q.step());
+  REQUIRE(r.log == Listed{{66'000, 2}});
+}
+
+}  // namespace
+
+TEST_CASE("EventQueue: events scheduled into a staged span come after its events of equal time") {
+  EventQueue q;
+  Recorder r(q);
+  schedule_span(q, r);
+  // Now 66,000 ps. 70,000 and 69,999 ps are in block 273, staged; 66,000 ps is the front's block
+  // (appended after tag 5); 100,000 ps is block 390, staged.
+  q.schedule_at(Time::ps(70'000), r, 11);
+  q.schedule_at(Time::ps(66'000), r, 12);
+  q.schedule_at(Time::ps(100'000), r, 13);
+  q.schedule_at(Time::ps(69'999), r, 14);
+  // By time, then scheduling order (tags 1-10 before 11-14):
+  const Listed expected{{66'000, 5},  {66'000, 12}, {66'100, 10}, {69'999, 14}, {70'000, 1},
+                        {70'000, 3},  {70'000, 8},  {70'000, 11}, {80'000, 6},  {90'000, 7},
+                        {100'000, 4}, {100'000, 13}, {120'000, 9}};
+  CHECK(listed(q.pending_events(), &r) == expected);
+  CHECK(q.pending() == 13);
+  r.log.clear();
+  q.run();
+  CHECK(r.log == expected);
+}
+
+TEST_CASE("EventQueue: many events scheduled into one staged block keep their ties") {
+  EventQueue q;
+  Recorder r(q);
+  schedule_span(q, r);
+  // Block 273 (69,888-70,143 ps) is staged with tags 1, 3, 8 at 70,000 ps. Eleven more go into it
+  // (more than the 8 merged by insertion): tags 100-109 at 70,000 ps, then 110 at 69,900 ps.
+  for (std::uint64_t t = 100; t < 110; ++t) q.schedule_at(Time::ps(70'000), r, t);
+  q.schedule_at(Time::ps(69'900), r, 110);
+  r.log.clear();
+  q.run_until(Time::ps(70'000));
+  // 66,000: 5; 66,100: 10; 69,900: 110; 70,000: 1, 3, 8, then 100-109 in scheduling order.
+  Listed expected{{66'000, 5}, {66'100, 10}, {69'900, 110}, {70'000, 1}, {70'000, 3}, {70'000, 8}};
+  for (std::uint64_t t = 100; t < 110; ++t) expected.emplace_back(70'000, t);
+  CHECK(r.log == expected);
+  CHECK(q.pending() == 4);  // tags 6, 7, 4, 9
+}
+
+TEST_CASE("EventQueue: cancelling and taking events of a staged span") {
+  EventQueue q;
+  Recorder r(q);
+  schedule_span(q, r);
+  const auto late_id = q.schedule_at(Time::ps(80'000), r, 20);  // block 312, staged: after tag 6
+  q.schedule_at(Time::ps(90'000), r, 21);                      // block 351, staged: after tag 7
+  CHECK(q.cancel(late_id));
+  CHECK_FALSE(q.cancel(late_id));
+  // Taken in fire order: 66,000: 5; 66,100: 10; 70,000: 1, 3, 8; 80,000: 6; 90,000: 7, 21;
+  // 100,000: 4; 120,000: 9 (tag 20 cancelled, not listed).
+  const Listed expected{{66'000, 5}, {66'100, 10}, {70'000, 1}, {70'000, 3}, {70'000, 8},
+                        {80'000, 6}, {90'000, 7},  {90'000, 21}, {100'000, 4}, {120'000, 9}};
+  const std::vector<PendingEvent> taken = q.take_pending_events();
+  CHECK(listed(taken, &r) == expected);
+  CHECK(q.pending() == 0);
+  CHECK_FALSE(q.step());
+  // Scheduled again 1 us later, in the order taken, they fire in that order, 1,000,000 ps later.
+  for (const PendingEvent& e : taken) q.schedule_at(e.time + Time::us(1), *e.handler, e.tag);
+  r.log.clear();
+  q.run();
+  Listed shifted;
+  for (const auto& e : expected) shifted.emplace_back(e.first + 1'000'000, e.second);
+  CHECK(r.log == shifted);
 }

@@ -1,0 +1,178 @@
+// sim::EventQueue's refill: taking the lowest bucket of the radix heap into the front (see the
+// comment at the top of event_queue.cpp for the order this keeps).
+#include <algorithm>
+
+#include "sim/event_queue.h"
+
+namespace hybridsim::sim {
+
+namespace {
+// A level-1 bucket with fewer events is spread over level-0 buckets one by one: the radix sort's two
+// 256-entry histograms would cost more than it saves.
+constexpr std::uint32_t kStageMin = 64;
+
+template <class F>
+void for_each_entry(const auto& bucket, std::uint32_t chunk_entries, F&& f) {
+  for (const auto* c = bucket.head; c != nullptr; c = c->next) {
+    const std::uint32_t n = c == bucket.tail ? bucket.tail_size : chunk_entries;
+    for (std::uint32_t k = 0; k < n; ++k) f(c->entries[k]);
+  }
+}
+
+template <class V>
+void ensure_size(V& v, std::size_t n) {
+  if (v.size() < n) v.resize(std::max(n, 2 * v.size()));
+}
+}  // namespace
+
+std::size_t EventQueue::gather(const Bucket& bucket, std::size_t at) {
+  ensure_size(scratch_, at + bucket.count);
+  Entry* out = scratch_.data() + at;
+  for_each_entry(bucket, kChunkEntries, [&](const Entry& e) { *out++ = e; });
+  return at + bucket.count;
+}
+
+void EventQueue::sort_into_front(std::size_t n, bool one_block) {
+  ensure_size(front_, n);
+  const Entry* in = scratch_.data();
+  Entry* out = front_.data();
+  if (n <= kInsertionSortMax || !one_block) {  // stable: an entry moves only past later times
+    for (std::size_t i = 0; i < n; ++i) {
+      const Entry e = in[i];
+      std::size_t j = i;
+      for (; j > 0 && out[j - 1].time > e.time; --j) out[j] = out[j - 1];
+      out[j] = e;
+    }
+  } else {  // counting sort on the time within the block: stable, linear
+    std::array<std::uint32_t, kBlockMask + 2> start{};
+    for (std::size_t i = 0; i < n; ++i) ++start[(in[i].time & kBlockMask) + 1];
+    for (std::size_t i = 1; i < start.size(); ++i) start[i] += start[i - 1];
+    for (std::size_t i = 0; i < n; ++i) out[start[in[i].time & kBlockMask]++] = in[i];
+  }
+  front_pos_ = 0;
+  front_end_ = n;
+  front_last_ = out[n - 1].time;
+}
+
+
+void EventQueue::stage_level0(const Bucket& bucket) {
+  // Every entry shares base_block_'s digits above level 0. A stable radix sort on the low 16 bits of
+  // the time (the time within a block, then the level-0 digit) lays the bucket out in time order,
+  // each level-0 bucket's part contiguous.
+  static_assert(kBlockBits == kDigitBits, "one histogram size for both digits");
+  const std::size_t n = bucket.count;
+  ensure_size(staged_, n);
+  ensure_size(scratch_, n);
+  std::array<std::uint32_t, kDigits> low{};
+  std::array<std::uint32_t, kDigits> digit{};
+  for_each_entry(bucket, kChunkEntries, [&](const Entry& e) {
+    ++low[e.time & kBlockMask];
+    ++digit[(e.time >> kBlockBits) & (kDigits - 1)];
+  });
+  std::uint32_t sum_low = 0;
+  std::uint32_t sum_digit = 0;
+  for (unsigned d = 0; d < kDigits; ++d) {
+    const std::uint32_t l = low[d];
+    low[d] = sum_low;
+    sum_low += l;
+    const std::uint32_t c = digit[d];
+    digit[d] = sum_digit;
+    stage_begin_[d] = sum_digit;
+    sum_digit += c;
+    stage_end_[d] = sum_digit;
+    if (c != 0) {
+      occupied_[d / 64] |= std::uint64_t{1} << (d % 64);
+      summary_ |= std::uint64_t{1} << (d / 64);
+    }
+  }
+  Entry* const tmp = scratch_.data();
+  for_each_entry(bucket, kChunkEntries, [&](const Entry& e) { tmp[low[e.time & kBlockMask]++] = e; });
+  Entry* const out = staged_.data();
+  for (std::size_t i = 0; i < n; ++i) out[digit[(tmp[i].time >> kBlockBits) & (kDigits - 1)]++] = tmp[i];
+  ahead_end_ = n;
+  ahead_pos_ = std::min(n, kAhead);
+  for (std::size_t i = 0; i < ahead_pos_; ++i) prefetch_slot(out[i].slot);
+}
+
+void EventQueue::spread(const Bucket& bucket) {  // base_block_ is its earliest block
+  for_each_entry(bucket, kChunkEntries, [&](const Entry& e) {
+    const std::uint64_t block = e.time >> kBlockBits;
+    append(block == base_block_ ? 0 : bucket_of(block, base_block_), e);  // always below it
+  });
+}
+
+void EventQueue::refill_from_lowest_bucket() {
+  const auto w = static_cast<unsigned>(__builtin_ctzll(summary_));
+  const auto b = w * 64 + static_cast<unsigned>(__builtin_ctzll(occupied_[w]));
+  occupied_[w] &= occupied_[w] - 1;
+  if (occupied_[w] == 0) summary_ &= summary_ - 1;
+  Bucket taken = buckets_[b];
+  buckets_[b] = Bucket{};
+  unsigned digit = b;  // the level-0 bucket that becomes the front
+  if (b >= kDigits) {
+    if (taken.count == 1 || (b / kDigits == 1 && taken.count <= kInsertionSortMax)) {
+      // A bucket of one, or a few events within 256 blocks (64 ns): the front takes them all, up to
+      // the bucket's last block, rather than spreading them one per block. The buckets above stay
+      // valid: the new base block agrees with the old on their digits.
+      base_block_ = taken.min_time >> kBlockBits;
+      if (taken.count > 1) base_block_ |= kDigits - 1;
+      sort_into_front(gather(taken, 0), false);
+      release_chunks(taken);
+      return;
+    }
+    base_block_ = taken.min_time >> kBlockBits;
+    digit = static_cast<unsigned>(base_block_ & (kDigits - 1));
+    if (b / kDigits == 1 && taken.count >= kStageMin) {
+      stage_level0(taken);
+      // stage_level0 marked the base block's own digit too: the front takes it now.
+      occupied_[digit / 64] &= ~(std::uint64_t{1} << (digit % 64));
+      if (occupied_[digit / 64] == 0) summary_ &= ~(std::uint64_t{1} << (digit / 64));
+      release_chunks(taken);
+      taken = Bucket{};
+    } else {  // spread over the lower buckets; the base block's entries to bucket 0
+      spread(taken);
+      release_chunks(taken);
+      occupied_[0] &= ~std::uint64_t{1};
+      if (occupied_[0] == 0) summary_ &= ~std::uint64_t{1};
+      taken = buckets_[0];
+      buckets_[0] = Bucket{};
+    }
+  }
+  base_block_ = (base_block_ & ~std::uint64_t{kDigits - 1}) | digit;
+  // The block's staged part (sorted, scheduled before the rest), then what its chunks list.
+  const std::uint32_t begin = stage_begin_[digit];
+  const std::uint32_t end = stage_end_[digit];
+  stage_begin_[digit] = stage_end_[digit] = 0;
+  if (taken.count == 0) {
+    ensure_size(front_, end - begin);
+    std::copy(staged_.begin() + begin, staged_.begin() + end, front_.begin());
+    front_pos_ = 0;
+    front_end_ = end - begin;
+    front_last_ = front_[front_end_ - 1].time;
+    return;
+  }
+  const auto by_time = [](const Entry& a, const Entry& b) { return a.time < b.time; };
+  if (taken.count <= kInsertionSortMax) {  // a few scheduled since: sort them, merge after ties
+    std::array<Entry, kInsertionSortMax> later;
+    std::size_t n = 0;
+    for_each_entry(taken, kChunkEntries, [&](const Entry& e) {
+      std::size_t j = n++;
+      for (; j > 0 && later[j - 1].time > e.time; --j) later[j] = later[j - 1];
+      later[j] = e;
+    });
+    release_chunks(taken);
+    ensure_size(front_, end - begin + n);
+    std::merge(staged_.begin() + begin, staged_.begin() + end, later.begin(), later.begin() + n,
+               front_.begin(), by_time);  // std::merge puts the first range's first among equals
+    front_pos_ = 0;
+    front_end_ = end - begin + n;
+    front_last_ = front_[front_end_ - 1].time;
+    return;
+  }
+  ensure_size(scratch_, end - begin);
+  std::copy(staged_.begin() + begin, staged_.begin() + end, scratch_.begin());
+  sort_into_front(gather(taken, end - begin), true);
+  release_chunks(taken);
+}
+
+}  // namespace hybridsim::sim
