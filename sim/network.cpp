@@ -151,7 +151,15 @@ void Network::on_event(std::uint64_t index) {
   LinkServer& server = servers_[link];
   const Time arrival = queue_.now();
   const Time start = max(arrival, server.busy_until);
-  if (server.owner != nullptr && server.owner != m.claimant && arrival < server.claim_end) interfered_ = true;
+  if (server.owner != nullptr) {
+    if (server.owner != m.claimant) {
+      if (arrival < server.claim_end) interfered_ = true;
+    } else if (m.claimant != m.receiver) {  // an embedded model's message (sim/ring_embed.h)
+      if (arrival == server.last_arrival && m.route != server.last_route) interfered_ = true;
+      server.last_arrival = arrival;
+      server.last_route = m.route;
+    }
+  }
   Time finish = start + service_time(link, server, m.bytes, m.rate_class);
   // Cut-through: the tail cannot leave this link before it has arrived from the previous one.
   if (finish < m.tail_ready) finish = m.tail_ready;

@@ -94,6 +94,10 @@ class Network final : public EventHandler {
   }
   void end_claim_at(LinkId link, Time end) { servers_[link].claim_end = end; }
   Time claim_end(LinkId link) const { return servers_[link].claim_end; }
+  // A message of an embedded group's model (its claimant is the group, not its receiver) arriving
+  // at a claimed link at the same time as one of another route marks the network interfered too:
+  // the full simulation serves such ties in an order that need not repeat from window to window
+  // (sim/ring_embed.h), so the model's order may not be its.
   // For a fold that finds, after the fact, that its result may not be the full simulation's.
   void mark_interfered() { interfered_ = true; }
   bool is_idle(LinkId link) const { return servers_[link].busy_until <= queue_.now(); }
@@ -143,6 +147,9 @@ class Network final : public EventHandler {
     const EventHandler* owner = nullptr;       // the folded collective that claimed it
     const EventHandler* next_owner = nullptr;  // the one it passes to when the owner releases it
     Time claim_end = Time::max();              // the claim's end (see end_claim_at)
+    // On a link an embedded group claims: the last arrival's time and route, to see ties.
+    Time last_arrival = Time::max();
+    const LinkId* last_route = nullptr;
   };
   struct Message {
     const LinkId* route;
