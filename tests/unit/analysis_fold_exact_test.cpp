@@ -8,43 +8,18 @@
 
 #include "analysis/collective/collective_sweep.h"
 #include "analysis/step/step_runner.h"
-#include "topology/preset_registry.h"
+#include "tests/unit/fold_exact_case.h"
 #include "tests/unit/toy_profile.h"
+#include "topology/preset_registry.h"
 
 using namespace hybridsim;
 using sim::Bytes;
 
-namespace {
+using testing::check_same_step;
+using testing::describe;
+using Case = testing::FoldCase;
 
-struct Case {
-  int nodes;
-  topology::presets::Fabric fabric;
-  double oversubscription;
-  int dp;
-  int mp;
-  workloads::AllReduceAlgorithm algorithm;
-};
-
-std::string describe(const Case& c) {
-  return std::to_string(c.nodes) + " DGX-1 " + std::string(topology::presets::fabric_name(c.fabric)) + " over " +
-         std::to_string(c.oversubscription) + ", dp " + std::to_string(c.dp) + " x mp " + std::to_string(c.mp) +
-         ", " + std::string(workloads::algorithm_name(c.algorithm));
-}
-
-analysis::StepResult run(const Case& c, const topology::Topology& t, const workloads::Profile& p,
-                         sim::FastPath mode) {
-  analysis::StepSetup s;
-  s.profile = &p;
-  s.topology = &t;
-  s.placement = c.mp == 1 ? workloads::place_all_on_first(p, 1) : workloads::partition_layers(p, c.mp);
-  s.mapping = workloads::default_mapping(t, c.dp, c.mp);
-  s.step.bucket_size = Bytes::mib(8);
-  s.comm.algorithm = c.algorithm;
-  s.collective.fast_path = mode;
-  return analysis::simulate_step(s);
-}
-
-}  // namespace
+using testing::run_fold_case;
 
 TEST_CASE("fold: steps on generated clusters take exactly the time of the full simulation") {
   // Six ops of 1 ms forward, 2 ms backward and 4 MiB of gradients: 8 MiB buckets, sizes that
@@ -68,10 +43,9 @@ TEST_CASE("fold: steps on generated clusters take exactly the time of the full s
   std::size_t folded = 0;
   for (const Case& c : cases) {
     CAPTURE(describe(c));
-    const topology::Topology t = topology::build_cluster(
-        {.preset = "dgx1-v100", .nodes = c.nodes, .fabric = c.fabric, .oversubscription = c.oversubscription});
-    const analysis::StepResult fast = run(c, t, p, sim::FastPath::Auto);
-    const analysis::StepResult full = run(c, t, p, sim::FastPath::Off);
+    const topology::Topology t = testing::fold_case_cluster(c);
+    const analysis::StepResult fast = run_fold_case(c, t, p, sim::FastPath::Auto);
+    const analysis::StepResult full = run_fold_case(c, t, p, sim::FastPath::Off);
     CAPTURE(fast.simulation.full_reason);
     CHECK(fast.step_time == full.step_time);
     CHECK(fast.bytes_by_link_kind == full.bytes_by_link_kind);
@@ -122,8 +96,8 @@ TEST_CASE("fold: a step folded onto its representative GPUs gives every GPU the 
   for (const Case& c : cases) {
     CAPTURE(describe(c));
     const topology::Topology t = topology::build_cluster({.preset = "dgx1-v100", .nodes = c.nodes, .fabric = c.fabric});
-    const analysis::StepResult fast = run(c, t, p, sim::FastPath::Auto);
-    const analysis::StepResult full = run(c, t, p, sim::FastPath::Off);
+    const analysis::StepResult fast = run_fold_case(c, t, p, sim::FastPath::Auto);
+    const analysis::StepResult full = run_fold_case(c, t, p, sim::FastPath::Off);
     CHECK(fast.simulation.gpus_simulated == 8);
     CHECK(full.simulation.gpus_simulated == 0);
     CHECK(fast.step_time == full.step_time);
@@ -159,10 +133,9 @@ TEST_CASE("fold: data-parallel rings of model-parallel stages that share each ma
   };
   for (const Case& c : cases) {
     CAPTURE(describe(c));
-    const topology::Topology t = topology::build_cluster(
-        {.preset = "dgx1-v100", .nodes = c.nodes, .fabric = c.fabric, .oversubscription = c.oversubscription});
-    const analysis::StepResult fast = run(c, t, p, sim::FastPath::Auto);
-    const analysis::StepResult full = run(c, t, p, sim::FastPath::Off);
+    const topology::Topology t = testing::fold_case_cluster(c);
+    const analysis::StepResult fast = run_fold_case(c, t, p, sim::FastPath::Auto);
+    const analysis::StepResult full = run_fold_case(c, t, p, sim::FastPath::Off);
     CAPTURE(fast.simulation.full_reason);
     CAPTURE(fast.simulation.step_fold_reason);
     CHECK_FALSE(fast.simulation.rerun);
@@ -171,15 +144,6 @@ TEST_CASE("fold: data-parallel rings of model-parallel stages that share each ma
     CHECK(fast.simulation.gpus_simulated > 0);
     CHECK(fast.simulation.gpus_simulated < static_cast<std::uint32_t>(fast.gpus));
     CHECK(fast.events < full.events);
-    CHECK(fast.step_time == full.step_time);
-    CHECK(fast.messages == full.messages);
-    CHECK(fast.bytes_by_link_kind == full.bytes_by_link_kind);
-    REQUIRE(fast.per_gpu.size() == full.per_gpu.size());
-    for (std::size_t g = 0; g < full.per_gpu.size(); ++g) {
-      CAPTURE(g);
-      CHECK(fast.per_gpu[g].finish == full.per_gpu[g].finish);
-      CHECK(fast.per_gpu[g].communication == full.per_gpu[g].communication);
-      CHECK(fast.per_gpu[g].exposed_communication == full.per_gpu[g].exposed_communication);
-    }
+    check_same_step(fast, full);
   }
 }

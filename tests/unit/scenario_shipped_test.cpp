@@ -19,6 +19,7 @@
 #include "scenarios/loader/resolve.h"
 #include "scenarios/loader/sweep.h"
 #include "sim/link.h"
+#include "shipped_scenarios.h"
 #include "test_files.h"
 
 using namespace hybridsim;
@@ -51,42 +52,17 @@ std::string figures(const std::string& what, const analysis::ScenarioRun& run) {
 
 TEST_CASE("every shipped scenario runs, and its key figures are the pinned ones") {
   const fs::path source = HYBRIDSIM_SOURCE_DIR;
-  const fs::path root = source / "scenarios";
-  std::vector<fs::path> files;
-  for (const auto& entry : fs::recursive_directory_iterator(root)) {
-    const fs::path& p = entry.path();
-    if (p.extension() != ".yaml" || p.string().find("/study/") != std::string::npos ||
-        p.string().find("/validate/") != std::string::npos)
-      continue;
-    files.push_back(p);
-  }
-  std::sort(files.begin(), files.end());
-  REQUIRE(files.size() >= 8);
+  const auto runs = testing::shipped_scenario_runs(source);
+  REQUIRE(runs.size() >= 8);
   std::string pinned;
-  for (const fs::path& file : files) {
-    CAPTURE(file.string());
-    const std::string name = fs::relative(file, source).generic_string();
-    const scenarios::Scenario s = scenarios::load_scenario(file.string());
-    const auto points = scenarios::expand_sweep(s);
-    std::vector<std::pair<std::string, scenarios::Scenario>> runs;
-    if (points.empty()) {
-      runs.emplace_back(name, s);
-    } else {
-      runs.emplace_back(name + " point " + std::to_string(points.front().index),
-                        scenarios::load_sweep_point(file.string(), points.front()));
-      if (points.size() > 1)
-        runs.emplace_back(name + " point " + std::to_string(points.back().index),
-                          scenarios::load_sweep_point(file.string(), points.back()));
-    }
-    for (const auto& [what, one] : runs) {
-      const scenarios::ResolvedScenario resolved = scenarios::resolve(one);
-      const analysis::ScenarioRun run = analysis::run_scenario(resolved, {});
-      CHECK(run.step.step_time > sim::Time::zero());
-      CHECK(run.step.gpus == one.parallelism.dp * one.parallelism.mp);
-      // Every built-in network has a time-to-train projection.
-      if (!one.workload.network.empty()) CHECK(run.time_to_train.has_value());
-      pinned += figures(what, run);
-    }
+  for (const auto& [what, one] : runs) {
+    const scenarios::ResolvedScenario resolved = scenarios::resolve(one);
+    const analysis::ScenarioRun run = analysis::run_scenario(resolved, {});
+    CHECK(run.step.step_time > sim::Time::zero());
+    CHECK(run.step.gpus == one.parallelism.dp * one.parallelism.mp);
+    // Every built-in network has a time-to-train projection.
+    if (!one.workload.network.empty()) CHECK(run.time_to_train.has_value());
+    pinned += figures(what, run);
   }
   const fs::path golden = source / "tests/golden/shipped.txt";
   if (std::getenv("HYBRIDSIM_REGENERATE_GOLDEN") != nullptr) {

@@ -1,0 +1,57 @@
+// Issue 14: on every shipped scenario (sweeps: their first and last points, as the golden test
+// runs them), the fast path gives the step of the full simulation. Exactly under `auto`; within
+// 0.1% of the step under `bounded` (rings whose chunks differ by a byte; sim/README.md), with the
+// same bytes on every kind of link. Release builds only (tests/CMakeLists.txt): the full
+// simulation of the 2,048-GPU example alone takes about 9 s.
+#include <doctest/doctest.h>
+
+#include <algorithm>
+#include <filesystem>
+
+#include "analysis/run/scenario_run.h"
+#include "scenarios/loader/resolve.h"
+#include "tests/unit/shipped_scenarios.h"
+
+using namespace hybridsim;
+namespace fs = std::filesystem;
+
+namespace {
+
+analysis::ScenarioRun run_with(scenarios::Scenario s, sim::FastPath mode) {
+  s.communication.fast_path = mode;
+  return analysis::run_scenario(scenarios::resolve(s), {});
+}
+
+}  // namespace
+
+TEST_CASE("every shipped scenario: the fast path gives the full simulation's step") {
+  const fs::path source = HYBRIDSIM_SOURCE_DIR;
+  const auto runs = testing::shipped_scenario_runs(source);
+  REQUIRE(runs.size() >= 8);
+  int folded = 0;
+  for (const auto& run : runs) {
+    CAPTURE(run.first);
+    const sim::FastPath mode = run.second.communication.fast_path;
+    const analysis::StepResult fast = run_with(run.second, mode).step;
+    const analysis::StepResult full = run_with(run.second, sim::FastPath::Off).step;
+    CAPTURE(fast.simulation.full_reason);
+    folded += fast.simulation.folded > 0 ? 1 : 0;
+    CHECK(fast.bytes_by_link_kind == full.bytes_by_link_kind);
+    CHECK(fast.messages == full.messages);
+    if (mode == sim::FastPath::Bounded) {
+      // Within 0.1% of the full step, both ways.
+      const auto diff = std::max(fast.step_time, full.step_time) - std::min(fast.step_time, full.step_time);
+      CHECK(diff.ps() * 1000 <= full.step_time.ps());
+    } else {
+      CHECK(fast.step_time == full.step_time);
+      CHECK(fast.mean.exposed_communication == full.mean.exposed_communication);
+      REQUIRE(fast.per_gpu.size() == full.per_gpu.size());
+      for (std::size_t g = 0; g < full.per_gpu.size(); ++g) {
+        CAPTURE(g);
+        CHECK(fast.per_gpu[g].finish == full.per_gpu[g].finish);
+      }
+    }
+  }
+  // Only worth something if some shipped scenarios do fold.
+  CHECK(folded >= 3);
+}
