@@ -9,6 +9,7 @@
 
 #include "analysis/cli/commands.h"
 #include "analysis/cli/parse_options.h"
+#include "analysis/output/format_fixed.h"
 #include "analysis/run/scenario_run.h"
 #include "analysis/run/run_outputs.h"
 #include "scenarios/loader/resolve.h"
@@ -20,6 +21,20 @@
 namespace po = boost::program_options;
 
 namespace hybridsim::cli {
+
+namespace {
+
+// A long step's progress on stderr, so that stdout keeps only the summary.
+class ProgressLines final : public analysis::SimulationProgress {
+ protected:
+  void report(const analysis::SimulationProgressReport& r) override {
+    std::cerr << "  simulating " << r.what << ": " << analysis::format_fixed(r.simulated.to_seconds() * 1e3, 1) << " ms simulated, "
+              << analysis::format_fixed(static_cast<double>(r.events) / 1e6, 1) << " M events, "
+              << analysis::format_fixed(r.wall_seconds, 0) << " s" << std::endl;
+  }
+};
+
+}  // namespace
 
 int run_command(int argc, const char* const* argv) {
   po::options_description options(
@@ -42,7 +57,8 @@ int run_command(int argc, const char* const* argv) {
       "trace-detail", po::value(&trace_detail)->default_value("kernels"), "kernels | steps | messages")(
       "trace-gpus", po::value(&trace_gpus), "only these GPUs in the trace, e.g. 0-3,8")(
       "trace-window", po::value(&trace_window), "only this time span, e.g. \"2 ms:5 ms\"")(
-      "trace-gzip", "gzip the trace (.gz is added to a --trace name that lacks it)");
+      "trace-gzip", "gzip the trace (.gz is added to a --trace name that lacks it)")(
+      "quiet,q", "no progress lines (a long step prints one on stderr every few seconds)");
   po::positional_options_description positional;
   positional.add("scenario", 1);
   po::variables_map vm;
@@ -75,6 +91,8 @@ int run_command(int argc, const char* const* argv) {
   if (run_options.trace && run_options.trace->has_parent_path())
     std::filesystem::create_directories(run_options.trace->parent_path());
 
+  ProgressLines progress;
+  if (vm.count("quiet") == 0) run_options.progress = &progress;
   const analysis::ScenarioRun run = analysis::run_scenario(resolved, run_options);
   const analysis::RunSummary summary = analysis::run_summary(run, scenario);
   // Files the scenario asks for; summary.txt only with --out (otherwise the terminal is enough).

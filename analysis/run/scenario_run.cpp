@@ -121,12 +121,12 @@ ScenarioRun run_scenario_unchecked(const scenarios::ResolvedScenario& resolved, 
     StepTraceSummary summary;
     // The trace shows the first step; the others are simulated without one.
     StepResult first = simulate_step_with_trace(setup, *options.trace, t, &summary);
-    run.step = simulate_steps(setup, std::move(first));
+    run.step = simulate_steps(setup, std::move(first), options.progress);
     run.trace_path = summary.path;
     run.trace_bytes = summary.bytes;
     run.trace_events = summary.events;
   } else {
-    run.step = simulate_steps(setup);
+    run.step = simulate_steps(setup, std::nullopt, options.progress);
   }
   run.memory = workloads::model_step_memory(resolved.profile, resolved);
   run.gpu_capacity = resolved.gpu_capacity;

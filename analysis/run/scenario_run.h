@@ -20,6 +20,7 @@ namespace hybridsim::analysis {
 struct ScenarioRunOptions {
   std::optional<std::filesystem::path> trace;  // write a trace here
   StepTraceOptions trace_options;
+  SimulationProgress* progress = nullptr;  // progress lines of long steps (analysis/step/step_progress.h)
 };
 
 struct ScenarioRun {

@@ -1,6 +1,8 @@
 #include "analysis/step/step_runner.h"
 
 #include <algorithm>
+#include <string>
+#include <string_view>
 
 #include "analysis/step/step_fold.h"
 #include <memory>
@@ -132,16 +134,25 @@ struct Attempt {
 enum class Embed : std::uint8_t { Off, On };
 
 StepResult simulate_once(const StepSetup& setup, const workloads::StepProgram& program,
-                         StepObservers observers, const StepFoldPlan& fold, Attempt& attempt, Embed embed);
+                         StepObservers observers, const StepFoldPlan& fold, Attempt& attempt, Embed embed,
+                         std::string_view what);
 
 // One attempt with rings that share links folded together; if one of them with chunks of unequal
 // size strays from its bound (more than 0.1% of its time), again without.
 StepResult simulate_attempt(const StepSetup& setup, const workloads::StepProgram& program,
-                            StepObservers observers, const StepFoldPlan& fold, Attempt& attempt) {
-  StepResult r = simulate_once(setup, program, observers, fold, attempt, Embed::On);
+                            StepObservers observers, const StepFoldPlan& fold, Attempt& attempt,
+                            std::string_view what) {
+  StepResult r = simulate_once(setup, program, observers, fold, attempt, Embed::On, what);
   if (!attempt.embed_unbounded) return r;
   attempt = {};
-  return simulate_once(setup, program, observers, fold, attempt, Embed::Off);
+  return simulate_once(setup, program, observers, fold, attempt, Embed::Off, what);
+}
+
+// What a progress line says the step is doing.
+std::string attempt_label(const StepSetup& setup, std::string_view how) {
+  if (setup.variability.steps <= 1) return "the step, " + std::string(how);
+  return "step " + std::to_string(setup.step_index + 1) + " of " + std::to_string(setup.variability.steps) + ", " +
+         std::string(how);
 }
 
 // Up to this many folded attempts, each with its classes split by what the last one saw.
@@ -160,7 +171,8 @@ StepResult simulate_program(const StepSetup& setup, const workloads::StepProgram
     const StepFoldPlan fold = plan_step_fold(program, *setup.topology, basis, refine);
     if (fold.empty()) break;
     Attempt attempt;
-    StepResult r = simulate_attempt(setup, program, observers, fold, attempt);
+    StepResult r = simulate_attempt(setup, program, observers, fold, attempt,
+                                    attempt_label(setup, "folded onto representative GPUs"));
     if (attempt.unsuitable) {
       step_fold_reason = attempt.why;
       break;
@@ -176,7 +188,7 @@ StepResult simulate_program(const StepSetup& setup, const workloads::StepProgram
     step_fold_reason = "GPUs alike in program and machine saw different collective timelines";
   }
   Attempt attempt;
-  StepResult r = simulate_attempt(setup, program, observers, {}, attempt);
+  StepResult r = simulate_attempt(setup, program, observers, {}, attempt, attempt_label(setup, "every GPU simulated"));
   if (!attempt.interfered) {
     r.simulation.step_fold_reason = step_fold_reason;
     return r;
@@ -185,7 +197,8 @@ StepResult simulate_program(const StepSetup& setup, const workloads::StepProgram
   // is not the step's: simulate it again with every collective in full.
   StepSetup full = setup;
   full.collective.fast_path = sim::FastPath::Off;
-  r = simulate_once(full, program, observers, {}, attempt, Embed::Off);
+  r = simulate_once(full, program, observers, {}, attempt, Embed::Off,
+                    attempt_label(setup, "every GPU and collective simulated in full"));
   r.simulation.rerun = true;
   return r;
 }
@@ -231,7 +244,8 @@ bool embedded_classes_agree(const workloads::StepProgram& program, const std::ve
 }
 
 StepResult simulate_once(const StepSetup& setup, const workloads::StepProgram& program,
-                         StepObservers observers, const StepFoldPlan& fold, Attempt& attempt, Embed embed) {
+                         StepObservers observers, const StepFoldPlan& fold, Attempt& attempt, Embed embed,
+                         std::string_view what) {
   if (setup.profile == nullptr || setup.topology == nullptr)
     throw InternalError("a step setup needs a profile and a topology");
   const workloads::Profile& profile = *setup.profile;
@@ -283,7 +297,7 @@ StepResult simulate_once(const StepSetup& setup, const workloads::StepProgram& p
   executor.set_observer(observers.stream);
   if (!fold.empty()) executor.set_fold(fold.fold);
   executor.start();
-  queue.run();
+  run_with_progress(queue, observers.progress, what);
   if (!executor.is_done())
     throw InternalError("the step deadlocked:\n" + executor.describe_stuck());
   if (embedded.bounded)

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "analysis/step/critical_path.h"
+#include "analysis/step/step_progress.h"
 #include "analysis/step/step_metrics.h"
 #include "sim/network.h"
 #include "sim/stream_executor.h"
@@ -39,6 +40,7 @@ struct StepSetup : workloads::StepConfig {
 struct StepObservers {
   sim::StreamObserver* stream = nullptr;
   sim::NetworkObserver* network = nullptr;
+  SimulationProgress* progress = nullptr;  // lines for a person waiting (does not stop the step folding)
 };
 
 struct StepResult {

@@ -112,7 +112,7 @@ StepResult combine_steps(const std::vector<StepResult>& steps, const workloads::
   return out;
 }
 
-StepResult simulate_steps(const StepSetup& setup, std::optional<StepResult> first) {
+StepResult simulate_steps(const StepSetup& setup, std::optional<StepResult> first, SimulationProgress* progress) {
   const int n = std::max(1, setup.variability.steps);
   std::vector<StepResult> steps;
   if (first) steps.push_back(std::move(*first));
@@ -121,7 +121,7 @@ StepResult simulate_steps(const StepSetup& setup, std::optional<StepResult> firs
   for (int i = static_cast<int>(steps.size()); i < n; ++i) {
     one.step_index = i;
     apply_step_variability(one, program);
-    steps.push_back(simulate_program(one, program));
+    steps.push_back(simulate_program(one, program, {.progress = progress}));
   }
   return combine_steps(steps, *setup.profile);
 }

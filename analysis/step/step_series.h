@@ -15,7 +15,8 @@ namespace hybridsim::analysis {
 
 // Every step of setup.variability.steps (one when it is 1). `first`, when given, is step 0 already
 // simulated (e.g. with a trace: simulate_step with setup.step_index = 0); the others start at 1.
-StepResult simulate_steps(const StepSetup& setup, std::optional<StepResult> first = std::nullopt);
+StepResult simulate_steps(const StepSetup& setup, std::optional<StepResult> first = std::nullopt,
+                          SimulationProgress* progress = nullptr);
 
 // The steps of one setup combined: means (rounded down to the ps), the spread, the GPU most often
 // critical; per-GPU idle and the critical path's compute take what rounding leaves, so the parts

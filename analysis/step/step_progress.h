@@ -1,0 +1,49 @@
+// Progress of a long step simulation, for the person waiting on it: `hybridsim run` prints a line on
+// stderr a few seconds into a step and every few seconds after (simulated time reached, events,
+// wall time), so a 16,384-GPU step simulated in full says it is working. Wall-clock time decides
+// only when to tell; nothing simulated depends on it.
+//   struct Printer : SimulationProgress { void report(const SimulationProgressReport& r) override { ... } } p;
+//   simulate_steps(setup, std::nullopt, &p);
+#pragma once
+#include <chrono>
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+#include "sim/event_queue.h"
+#include "sim/time.h"
+
+namespace hybridsim::analysis {
+
+struct SimulationProgressReport {
+  std::string_view what;     // which step and how: "step 1, every GPU simulated"
+  sim::Time simulated;       // the simulated clock
+  std::uint64_t events = 0;  // events processed so far in this attempt
+  double wall_seconds = 0;   // since the progress object was made
+};
+
+class SimulationProgress {
+ public:
+  using Clock = std::chrono::steady_clock;
+  // Reports `first` after it is made, then every `every`.
+  explicit SimulationProgress(Clock::duration first = std::chrono::seconds(2),
+                              Clock::duration every = std::chrono::seconds(5))
+      : every_(every), next_(start_ + first) {}
+  virtual ~SimulationProgress() = default;
+  // Called every 2^18 events (kTickEvents): reports if one is due.
+  void tick(std::string_view what, sim::Time simulated, std::uint64_t events);
+  static constexpr std::uint32_t kTickEvents = 1u << 18;
+
+ protected:
+  virtual void report(const SimulationProgressReport& r) = 0;
+
+ private:
+  Clock::time_point start_ = Clock::now();
+  Clock::duration every_;
+  Clock::time_point next_;
+};
+
+// Runs the queue to its end, as EventQueue::run() does, ticking `progress` (none: just run()).
+void run_with_progress(sim::EventQueue& queue, SimulationProgress* progress, std::string_view what);
+
+}  // namespace hybridsim::analysis
