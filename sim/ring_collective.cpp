@@ -98,6 +98,12 @@ RingCollective::RingCollective(Network& network, CollectiveOp op, std::uint32_t 
 void RingCollective::notify_rank_done(EventHandler& handler, std::uint64_t tag_base) {
   done_handler_ = &handler;
   done_tag_base_ = tag_base;
+  done_at_once_ = false;
+}
+
+void RingCollective::notify_rank_done_at_once(EventHandler& handler, std::uint64_t tag_base) {
+  notify_rank_done(handler, tag_base);
+  done_at_once_ = true;
 }
 
 std::uint64_t RingCollective::encode(std::uint32_t c, std::uint32_t to, std::uint32_t step,
@@ -230,7 +236,10 @@ void RingCollective::handle_arrival(std::uint32_t c, std::uint32_t to, std::uint
 }
 
 void RingCollective::check_done(std::uint32_t rank) {
-  if (finish_if_complete(rank_[rank], queue_, done_handler_, done_tag_base_ + rank)) ++ranks_done_;
+  if (!finish_if_complete(rank_[rank], queue_, done_at_once_ ? nullptr : done_handler_, done_tag_base_ + rank))
+    return;
+  ++ranks_done_;
+  if (done_at_once_) done_handler_->on_event(done_tag_base_ + rank);
 }
 
 Time RingCollective::start_time() const {

@@ -91,6 +91,10 @@ class RingCollective final : public Collective {
   ~RingCollective() override;
 
   void notify_rank_done(EventHandler& handler, std::uint64_t tag_base) override;
+  // The same, but the handler is called within the event that completes a rank (its finish, which
+  // may lie later, read with rank_finish_time()), so that the one who is told schedules what
+  // follows the finish then, as a ring in full would: an embedded ring's models (ring_embed.cpp).
+  void notify_rank_done_at_once(EventHandler& handler, std::uint64_t tag_base);
   void start(std::uint32_t rank) override;
 
   std::uint32_t ranks() const override { return n_; }
@@ -175,7 +179,7 @@ class RingCollective final : public Collective {
   void join_embedded(std::uint32_t rank);
   void model_rank_done(std::uint32_t c, std::uint32_t q);
   void ghost_rank_done(std::uint32_t c, std::uint32_t q);
-  void finish_embedded_rank(std::uint32_t rank);
+  void finish_embedded_rank(std::uint32_t rank);  // at its channels' latest finish
   // The periodic jump (ring_jump.cpp): on for a model alone whose chunks are of one size; tried at
   // each arrival of a step's first message at position 0 (channel 0); true if it jumped (the event
   // was scheduled again, later).
@@ -201,6 +205,7 @@ class RingCollective final : public Collective {
   std::uint8_t rate_class_ = 0;
   EventHandler* done_handler_ = nullptr;
   std::uint64_t done_tag_base_ = 0;
+  bool done_at_once_ = false;  // notify_rank_done_at_once
   Mode mode_ = Mode::Full;
   bool decided_ = false;
   std::uint32_t joined_ = 0;

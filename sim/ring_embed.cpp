@@ -288,14 +288,14 @@ void RingCollective::embed(RingEmbedding e) {
       ghosts_.push_back(std::make_unique<RingCollective>(
           *e.ghost, op_, w, plans, size_, config,
           RingFoldModel{n_, messages_per_chunk_, std::vector<std::int64_t>(w, *small), false, nullptr}));
-      ghosts_.back()->notify_rank_done(*this, (std::uint64_t{0xfffffffdu} << 32) | tags);
+      ghosts_.back()->notify_rank_done_at_once(*this, (std::uint64_t{0xfffffffdu} << 32) | tags);
     } else {
       ghosts_.emplace_back();
     }
     models_.push_back(std::make_unique<RingCollective>(
         network_, op_, w, std::move(plans), size_, config,
         RingFoldModel{n_, messages_per_chunk_, std::vector<std::int64_t>(w, *large), false, e.group}));
-    models_.back()->notify_rank_done(*this, (std::uint64_t{0xfffffffeu} << 32) | tags);
+    models_.back()->notify_rank_done_at_once(*this, (std::uint64_t{0xfffffffeu} << 32) | tags);
     class_done_.emplace_back(w, 0);
     upper_finish_.emplace_back(w, Time::zero());
     lower_finish_.emplace_back(w, Time::zero());
@@ -319,6 +319,7 @@ void RingCollective::join_embedded(std::uint32_t rank) {
       if (ghosts_[c] != nullptr) ghosts_[c]->start(p);
     } else if (class_done_[c][p % w] != 0) {
       late = true;
+      rank_[rank].finish = max(rank_[rank].finish, upper_finish_[c][p % w]);
       ++channels_done_[rank];
     }
   }
@@ -338,7 +339,9 @@ void RingCollective::join_embedded(std::uint32_t rank) {
   }
 }
 
-void RingCollective::ghost_rank_done(std::uint32_t c, std::uint32_t q) { lower_finish_[c][q] = queue_.now(); }
+void RingCollective::ghost_rank_done(std::uint32_t c, std::uint32_t q) {
+  lower_finish_[c][q] = ghosts_[c]->rank_finish_time(q);
+}
 
 bool RingCollective::embedded_bound_holds() {
   // As a folded ring's (ring_fold.cpp): every time is a max of sums of service times, each growing
@@ -359,13 +362,18 @@ bool RingCollective::embedded_bound_holds() {
   return lead.ps() * 1000 <= span.ps();
 }
 
+// Called within the model's event that completes position q (notify_rank_done_at_once): each rank
+// at a position it stands for is told then, and its done scheduled at its finish, as in full.
 void RingCollective::model_rank_done(std::uint32_t c, std::uint32_t q) {
   class_done_[c][q] = 1;
-  upper_finish_[c][q] = queue_.now();
+  const Time finish = models_[c]->rank_finish_time(q);
+  upper_finish_[c][q] = finish;
   const auto w = static_cast<std::uint32_t>(class_done_[c].size());
   for (std::uint32_t p = q; p < n_; p += w) {
     const std::uint32_t r = channels_[c].plan.order[p];
-    if (rank_[r].started && ++channels_done_[r] == channels_.size()) finish_embedded_rank(r);
+    if (!rank_[r].started) continue;
+    rank_[r].finish = max(rank_[r].finish, finish);
+    if (++channels_done_[r] == channels_.size()) finish_embedded_rank(r);
   }
 }
 
@@ -374,7 +382,7 @@ void RingCollective::finish_embedded_rank(std::uint32_t rank) {
   rs.done = true;
   rs.receives_left = 0;
   rs.sends_left = 0;
-  rs.finish = max(rs.start, queue_.now());
+  rs.finish = max(rs.finish, queue_.now());
   if (done_handler_ != nullptr) queue_.schedule_at(rs.finish, *done_handler_, done_tag_base_ + rank);
   if (++ranks_done_ == n_) group_->on_event(0);
 }
