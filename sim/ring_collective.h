@@ -184,8 +184,15 @@ class RingCollective final : public Collective {
   // each arrival of a step's first message at position 0 (channel 0); true if it jumped (the event
   // was scheduled again, later).
   struct PeriodJump;
+  struct JumpSnapshot;
   void enable_jump();
   bool jump_if_periodic(std::uint64_t tag);
+  // The model's state as the event `tag` (message 0 of a step at position 0) is handled; false if
+  // it may not jump now (a rank not running, something else on its queue).
+  bool take_jump_snapshot(std::uint64_t tag, JumpSnapshot& snap) const;
+  // Jumps `periods` periods of d steps, `then` the state one period before `snap`.
+  void jump_periods(std::uint64_t tag, const JumpSnapshot& snap, const JumpSnapshot& then, std::uint64_t periods,
+                    std::uint32_t d);
 
   Network& network_;
   EventQueue& queue_;

@@ -31,10 +31,11 @@ void RingCollective::enable_jump() {
   jump_ = std::make_unique<PeriodJump>();
 }
 
-bool RingCollective::jump_if_periodic(std::uint64_t tag) {
-  PeriodJump& jump = *jump_;
+bool RingCollective::take_jump_snapshot(std::uint64_t tag, JumpSnapshot& snap) const {
   const std::uint32_t step = static_cast<std::uint32_t>(tag >> 32) / messages_per_chunk_;
-  PeriodJump::Snapshot snap;
+  snap.state.clear();
+  snap.links.clear();
+  snap.counts.clear();
   snap.now = queue_.now();
   snap.step = step;
   snap.lowest_step = step;
@@ -90,56 +91,71 @@ bool RingCollective::jump_if_periodic(std::uint64_t tag) {
   network_.append_link_state(snap.state);
   for (LinkId l = 0; l < network_.links().size(); ++l) snap.links.push_back(network_.counters(l));
   snap.hops = network_.hops_processed();
+  return true;
+}
 
+void RingCollective::jump_periods(std::uint64_t tag, const JumpSnapshot& snap, const JumpSnapshot& then,
+                                  std::uint64_t periods, std::uint32_t d) {
+  const Time period = snap.now - then.now;
+  const Time dt = Time::ps(static_cast<std::int64_t>(periods) * period.ps());
+  const std::uint32_t ds = static_cast<std::uint32_t>(periods * d);
+  const std::uint64_t dhigh = static_cast<std::uint64_t>(ds) * messages_per_chunk_ << 32;
+  // Every event again, k·T later and k·d steps on, the one being handled first (it fires before
+  // every pending one), the rest in their order, so ties keep their order.
+  std::vector<PendingEvent> pending = queue_.take_pending_events();
+  queue_.schedule_at(snap.now + dt, *this, tag + dhigh);
+  for (const PendingEvent& e : pending) {
+    if (e.handler == &network_)
+      network_.shift_message(e.tag, dt, network_.in_flight(e.tag).tag + dhigh);
+    queue_.schedule_at(e.time + dt, *e.handler, e.handler == &network_ ? e.tag : e.tag + dhigh);
+  }
+  std::vector<LinkCounters> extra(snap.links.size());
+  for (std::size_t l = 0; l < extra.size(); ++l) {
+    const auto k = static_cast<std::int64_t>(periods);
+    extra[l].bytes = Bytes::of(k * (snap.links[l].bytes - then.links[l].bytes).count());
+    extra[l].busy = Time::ps(k * (snap.links[l].busy - then.links[l].busy).ps());
+    extra[l].messages = periods * (snap.links[l].messages - then.links[l].messages);
+  }
+  network_.shift_links(dt, extra, periods * (snap.hops - then.hops));
+  // The counts, in the order they were taken.
+  std::size_t next_count = 0;
+  const auto grown = [&] {
+    const std::size_t i = next_count++;
+    return snap.counts[i] + static_cast<std::int64_t>(periods) * (snap.counts[i] - then.counts[i]);
+  };
+  for (RankProgress& rs : rank_) {
+    if (rs.finish > snap.now) rs.finish += dt;
+    rs.receives_left = grown();
+    rs.sends_left = grown();
+  }
+  for (auto& ch : channels_) {
+    for (Time& t : ch.paced_until)
+      if (t > snap.now) t += dt;
+    for (std::int64_t& b : ch.edge_bytes) b = grown();
+  }
+  messages_sent_ = static_cast<std::uint64_t>(grown());
+  jump_->jumped_steps += ds;
+}
+
+bool RingCollective::jump_if_periodic(std::uint64_t tag) {
+  PeriodJump& jump = *jump_;
+  // The buffers of the last snapshot dropped are reused: a long model takes thousands.
+  JumpSnapshot snap = std::move(jump.spare);
+  if (!take_jump_snapshot(tag, snap)) {
+    jump.spare = std::move(snap);
+    return false;
+  }
   // A period: an earlier snapshot with the same state. Steps of one phase repeat alike; the phases
   // change where arrivals stop being reduced (step R) and at the last step (not forwarded).
-  for (const PeriodJump::Snapshot& then : jump.history) {
+  for (const JumpSnapshot& then : jump.history) {
     if (then.state != snap.state || then.now >= snap.now) continue;
-    const std::uint32_t d = step - then.step;
+    const std::uint32_t d = snap.step - then.step;
     std::uint32_t boundary = steps_ - 1;
     if (reduce_steps_ > then.lowest_step && reduce_steps_ < boundary) boundary = reduce_steps_;
     if (boundary <= snap.highest_step) break;
     const std::uint64_t periods = (boundary - 1 - snap.highest_step) / d;
     if (periods == 0) break;
-    const Time period = snap.now - then.now;
-    const Time dt = Time::ps(static_cast<std::int64_t>(periods) * period.ps());
-    const std::uint32_t ds = static_cast<std::uint32_t>(periods * d);
-    const std::uint64_t dhigh = static_cast<std::uint64_t>(ds) * messages_per_chunk_ << 32;
-    // Every event again, k·T later and k·d steps on, the one being handled first (it fires before
-    // every pending one), the rest in their order, so ties keep their order.
-    std::vector<PendingEvent> pending = queue_.take_pending_events();
-    queue_.schedule_at(snap.now + dt, *this, tag + dhigh);
-    for (const PendingEvent& e : pending) {
-      if (e.handler == &network_)
-        network_.shift_message(e.tag, dt, network_.in_flight(e.tag).tag + dhigh);
-      queue_.schedule_at(e.time + dt, *e.handler, e.handler == &network_ ? e.tag : e.tag + dhigh);
-    }
-    std::vector<LinkCounters> extra(snap.links.size());
-    for (std::size_t l = 0; l < extra.size(); ++l) {
-      const auto k = static_cast<std::int64_t>(periods);
-      extra[l].bytes = Bytes::of(k * (snap.links[l].bytes - then.links[l].bytes).count());
-      extra[l].busy = Time::ps(k * (snap.links[l].busy - then.links[l].busy).ps());
-      extra[l].messages = periods * (snap.links[l].messages - then.links[l].messages);
-    }
-    network_.shift_links(dt, extra, periods * (snap.hops - then.hops));
-    // The counts, in the order they were taken.
-    std::size_t next_count = 0;
-    const auto grown = [&] {
-      const std::size_t i = next_count++;
-      return snap.counts[i] + static_cast<std::int64_t>(periods) * (snap.counts[i] - then.counts[i]);
-    };
-    for (RankProgress& rs : rank_) {
-      if (rs.finish > snap.now) rs.finish += dt;
-      rs.receives_left = grown();
-      rs.sends_left = grown();
-    }
-    for (auto& ch : channels_) {
-      for (Time& t : ch.paced_until)
-        if (t > snap.now) t += dt;
-      for (std::int64_t& b : ch.edge_bytes) b = grown();
-    }
-    messages_sent_ = static_cast<std::uint64_t>(grown());
-    jump.jumped_steps += ds;
+    jump_periods(tag, snap, then, periods, d);
     jump.history.clear();
     jump.words = 0;
     return true;
@@ -151,6 +167,7 @@ bool RingCollective::jump_if_periodic(std::uint64_t tag) {
   while (jump.history.size() > std::clamp<std::size_t>(n_, kRingJumpHistory, 4 * kRingJumpHistory) ||
          (jump.history.size() > 1 && jump.words > kRingJumpMaxWords)) {
     jump.words -= jump.history.back().state.size();
+    jump.spare = std::move(jump.history.back());
     jump.history.pop_back();
   }
   return false;

@@ -16,18 +16,21 @@ inline constexpr std::size_t kRingJumpHistory = 64;
 inline constexpr std::uint32_t kRingJumpMinSteps = 64;
 inline constexpr std::size_t kRingJumpMaxWords = std::size_t{1} << 23;  // 64 MiB of kept states
 
+struct RingCollective::JumpSnapshot {
+  Time now;
+  std::uint32_t step = 0;
+  std::uint32_t lowest_step = 0;   // of every pending event (and the one being handled)
+  std::uint32_t highest_step = 0;
+  std::vector<std::int64_t> state;  // relative: compared for equality
+  std::vector<LinkCounters> links;  // additive: their growth over a period is repeated
+  std::vector<std::int64_t> counts; // additive: receives and sends left, bytes per edge, sent
+  std::uint64_t hops = 0;
+};
+
 struct RingCollective::PeriodJump {
-  struct Snapshot {
-    Time now;
-    std::uint32_t step = 0;
-    std::uint32_t lowest_step = 0;   // of every pending event (and the one being handled)
-    std::uint32_t highest_step = 0;
-    std::vector<std::int64_t> state;  // relative: compared for equality
-    std::vector<LinkCounters> links;  // additive: their growth over a period is repeated
-    std::vector<std::int64_t> counts; // additive: receives and sends left, bytes per edge, sent
-    std::uint64_t hops = 0;
-  };
+  using Snapshot = JumpSnapshot;
   std::deque<Snapshot> history;
+  Snapshot spare;  // the last one dropped, whose buffers the next one reuses
   std::size_t words = 0;  // in the history's states
   std::uint64_t jumped_steps = 0;
 };
