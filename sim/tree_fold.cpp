@@ -41,7 +41,7 @@ Time first_message_lead(const Channels& channels, std::uint32_t n, Time base_lat
   Time least = Time::max();
   for (const auto& ch : channels)
     for (std::uint32_t r = 0; r < n; ++r)
-      if (is_leaf(ch.plan, r)) least = min(least, ch.nodes[r].up_delay);
+      if (is_leaf(ch.plan, r)) least = min(least, ch.nodes[r].up.delay);
   return least == Time::max() ? base_latency : base_latency + least;
 }
 
@@ -206,7 +206,8 @@ bool TreeCollective::correspond(const std::vector<std::uint32_t>& a, const std::
         const auto& ky = q.plan.children[y];
         if (kx.size() != ky.size()) return false;
         for (std::size_t k = 0; k < kx.size(); ++k) {
-          if (p.down_delay[x][k] != q.down_delay[y][k] || p.nodes[kx[k]].up_delay != q.nodes[ky[k]].up_delay)
+          if (p.slots[p.nodes[x].first_child + k].down.delay != q.slots[q.nodes[y].first_child + k].down.delay ||
+              p.nodes[kx[k]].up.delay != q.nodes[ky[k]].up.delay)
             return false;
           if (!same_route(p.plan.down[x][k], q.plan.down[y][k]) || !same_route(p.plan.up[kx[k]], q.plan.up[ky[k]]))
             return false;
