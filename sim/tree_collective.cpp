@@ -47,7 +47,16 @@ void check_tree(const TreeChannel& t, std::uint32_t n, std::size_t c) {
 TreeCollective::TreeCollective(Network& network, std::uint32_t ranks,
                                std::vector<TreeChannel> channels, Bytes size,
                                CollectiveConfig config, TreeFoldModel model)
-    : network_(network), queue_(network.queue()), n_(ranks), config_(config), rank_(ranks) {
+    : TreeCollective(network, ranks, std::make_shared<const std::vector<TreeChannel>>(std::move(channels)),
+                     size, config, std::move(model)) {}
+
+TreeCollective::TreeCollective(Network& network, std::uint32_t ranks,
+                               std::shared_ptr<const std::vector<TreeChannel>> plans, Bytes size,
+                               CollectiveConfig config, TreeFoldModel model)
+    : network_(network), queue_(network.queue()), n_(ranks), config_(config), plans_(std::move(plans)),
+      rank_(ranks) {
+  if (plans_ == nullptr) throw InternalError("a tree collective without channels");
+  const std::vector<TreeChannel>& channels = *plans_;
   path_.unit = "tree channels";
   path_.ranks = static_cast<std::uint32_t>(channels.size());
   if (model.messages > 0 && model.channel_bytes.size() != channels.size())
@@ -62,8 +71,8 @@ TreeCollective::TreeCollective(Network& network, std::uint32_t ranks,
   std::int64_t max_messages = 1;
   for (std::int64_t c = 0; c < c_count; ++c) {
     ChannelState ch;
-    ch.plan = std::move(channels[static_cast<std::size_t>(c)]);
-    check_tree(ch.plan, n_, static_cast<std::size_t>(c));
+    ch.plan = &channels[static_cast<std::size_t>(c)];
+    check_tree(*ch.plan, n_, static_cast<std::size_t>(c));
     // Channel c carries S/C bytes (the first S mod C channels one more).
     ch.bytes = model.messages > 0 ? model.channel_bytes[static_cast<std::size_t>(c)]
                                   : size.count() / c_count + (c < size.count() % c_count ? 1 : 0);
@@ -72,7 +81,7 @@ TreeCollective::TreeCollective(Network& network, std::uint32_t ranks,
     std::int64_t height = 0;
     for (std::uint32_t r = 0; r < n_; ++r) {
       std::int64_t hops = 0;
-      for (std::int32_t x = ch.plan.parent[r]; x >= 0; x = ch.plan.parent[static_cast<std::size_t>(x)]) ++hops;
+      for (std::int32_t x = ch.plan->parent[r]; x >= 0; x = ch.plan->parent[static_cast<std::size_t>(x)]) ++hops;
       height = std::max(height, hops);
     }
     max_messages = std::max(max_messages, 2 * height);
@@ -81,20 +90,20 @@ TreeCollective::TreeCollective(Network& network, std::uint32_t ranks,
   messages_ = model.messages > 0 ? model.messages : static_cast<std::uint32_t>(max_messages);
   if (messages_ >= 0xfffffffeu) throw InternalError("too many messages per tree channel");
   rate_class_ = network.rate_class(config_.timing.link_rate_scale);
-  // In place: the edges point into each channel's plan, which stays where it is from now on.
+  // The edges point into the plans, which plans_ keeps unchanged.
   for (ChannelState& ch : channels_) {
     ch.nodes.resize(n_);
     for (std::uint32_t r = 0; r < n_; ++r) {
       Node& node = ch.nodes[r];
-      node.parent = ch.plan.parent[r];
+      node.parent = ch.plan->parent[r];
       node.first_child = static_cast<std::uint32_t>(ch.slots.size());
-      node.child_count = static_cast<std::uint32_t>(ch.plan.children[r].size());
+      node.child_count = static_cast<std::uint32_t>(ch.plan->children[r].size());
       for (std::uint32_t k = 0; k < node.child_count; ++k) {
-        const std::uint32_t child = ch.plan.children[r][k];
+        const std::uint32_t child = ch.plan->children[r][k];
         ch.nodes[child].slot_in_parent = k;
-        ch.slots.push_back({edge(ch.plan.down[r][k]), child, 0});
+        ch.slots.push_back({edge(ch.plan->down[r][k]), child, 0});
       }
-      if (node.parent >= 0) node.up = edge(ch.plan.up[r]);
+      if (node.parent >= 0) node.up = edge(ch.plan->up[r]);
       const std::int64_t sends = (node.child_count + (node.parent >= 0 ? 1 : 0)) * std::int64_t{messages_};
       rank_[r].receives_left += sends;
       rank_[r].sends_left += sends;

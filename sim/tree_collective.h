@@ -10,6 +10,7 @@
 #pragma once
 #include <array>
 #include <cstdint>
+#include <memory>
 #include <vector>
 
 #include "sim/collective.h"
@@ -39,6 +40,11 @@ class TreeCollective final : public Collective {
   // Throws InternalError when a channel is not a tree over `ranks` ranks.
   TreeCollective(Network& network, std::uint32_t ranks, std::vector<TreeChannel> channels,
                  Bytes size, CollectiveConfig config, TreeFoldModel model = {});
+  // The same over channels it shares with others (the collectives of one member set in a step
+  // have the same trees: one copy of them, not one each).
+  TreeCollective(Network& network, std::uint32_t ranks,
+                 std::shared_ptr<const std::vector<TreeChannel>> channels, Bytes size,
+                 CollectiveConfig config, TreeFoldModel model = {});
   TreeCollective(const TreeCollective&) = delete;
   TreeCollective& operator=(const TreeCollective&) = delete;
 
@@ -84,7 +90,7 @@ class TreeCollective final : public Collective {
     std::uint32_t received = 0;  // messages arrived from it
   };
   struct ChannelState {
-    TreeChannel plan;
+    const TreeChannel* plan = nullptr;  // in plans_
     std::vector<Node> nodes;
     std::vector<ChildSlot> slots;  // a rank's children are nodes[r].first_child + k
     std::int64_t bytes = 0;
@@ -133,6 +139,7 @@ class TreeCollective final : public Collective {
   CollectiveConfig config_;
   std::uint32_t messages_ = 1;  // per channel
   std::uint8_t rate_class_ = 0;
+  std::shared_ptr<const std::vector<TreeChannel>> plans_;
   std::vector<ChannelState> channels_;
   std::vector<RankProgress> rank_;
   std::uint32_t ranks_done_ = 0;

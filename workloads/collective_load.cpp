@@ -83,7 +83,7 @@ sim::CollectiveLoad collective_load(const CollectiveSpec& spec, const Collective
       channels = std::max(channels, part.channels.size());
       rate = std::max(rate, part_receive_rate(part, links).bytes_per_second());
     }
-  if (!plan.trees.empty()) rate = std::max(rate, tree_receive_rate(plan.trees, links).bytes_per_second());
+  if (plan.trees != nullptr) rate = std::max(rate, tree_receive_rate(*plan.trees, links).bytes_per_second());
   // NCCL runs one CTA per channel: a tree's two trees share their channel's.
   if (plan.channels > 0) channels = static_cast<std::size_t>(plan.channels);
   sim::CollectiveLoad load;
