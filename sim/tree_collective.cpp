@@ -90,9 +90,14 @@ TreeCollective::TreeCollective(Network& network, std::uint32_t ranks,
   messages_ = model.messages > 0 ? model.messages : static_cast<std::uint32_t>(max_messages);
   if (messages_ >= 0xfffffffeu) throw InternalError("too many messages per tree channel");
   rate_class_ = network.rate_class(config_.timing.link_rate_scale);
-  // The edges point into the plans, which plans_ keeps unchanged.
   for (ChannelState& ch : channels_) {
     ch.nodes.resize(n_);
+    std::size_t links = 0;  // reserved, so that the edges' pointers into ch.links stay valid
+    for (std::uint32_t r = 0; r < n_; ++r) {
+      links += ch.plan->up[r].size();
+      for (const auto& route : ch.plan->down[r]) links += route.size();
+    }
+    ch.links.reserve(links);
     for (std::uint32_t r = 0; r < n_; ++r) {
       Node& node = ch.nodes[r];
       node.parent = ch.plan->parent[r];
@@ -101,9 +106,9 @@ TreeCollective::TreeCollective(Network& network, std::uint32_t ranks,
       for (std::uint32_t k = 0; k < node.child_count; ++k) {
         const std::uint32_t child = ch.plan->children[r][k];
         ch.nodes[child].slot_in_parent = k;
-        ch.slots.push_back({edge(ch.plan->down[r][k]), child, 0});
+        ch.slots.push_back({edge(ch, ch.plan->down[r][k]), child, 0});
       }
-      if (node.parent >= 0) node.up = edge(ch.plan->up[r]);
+      if (node.parent >= 0) node.up = edge(ch, ch.plan->up[r]);
       const std::int64_t sends = (node.child_count + (node.parent >= 0 ? 1 : 0)) * std::int64_t{messages_};
       rank_[r].receives_left += sends;
       rank_[r].sends_left += sends;
@@ -112,9 +117,11 @@ TreeCollective::TreeCollective(Network& network, std::uint32_t ranks,
   }
 }
 
-TreeCollective::Edge TreeCollective::edge(const std::vector<LinkId>& route) const {
+TreeCollective::Edge TreeCollective::edge(ChannelState& ch, const std::vector<LinkId>& route) const {
   if (route.size() > 0xff) throw InternalError("a tree route of more than 255 links");
-  Edge e{route.data(), config_.timing.step_delay(route, network_.links()),
+  const std::size_t first = ch.links.size();
+  ch.links.insert(ch.links.end(), route.begin(), route.end());
+  Edge e{ch.links.data() + first, config_.timing.step_delay(route, network_.links()),
          static_cast<std::uint8_t>(route.size()), {}};
   for (const LinkId l : route) ++e.kinds[static_cast<std::size_t>(network_.links()[l].kind)];
   return e;

@@ -69,7 +69,7 @@ class TreeCollective final : public Collective {
   // that a message touches few cache lines: its links, its delay, and how many of them are of
   // each kind (a message adds its bytes to bytes_by_kind_ once per link of that kind).
   struct Edge {
-    const LinkId* route = nullptr;  // into the channel's plan (up[r] or down[r][k])
+    const LinkId* route = nullptr;  // into ChannelState::links
     Time delay;
     std::uint8_t hops = 0;
     std::array<std::uint8_t, kLinkKindCount> kinds{};
@@ -93,6 +93,9 @@ class TreeCollective final : public Collective {
     const TreeChannel* plan = nullptr;  // in plans_
     std::vector<Node> nodes;
     std::vector<ChildSlot> slots;  // a rank's children are nodes[r].first_child + k
+    // Every route of the plan, rank by rank (its way up, then down to each child): packed, so
+    // that a message reads its next link from a line its neighbours' routes share.
+    std::vector<LinkId> links;
     std::int64_t bytes = 0;
     // Message j has base + 1 bytes if j < longer, else base; pacing and reducing it take
     // pace[0] / reduce[0] (base + 1 bytes) or pace[1] / reduce[1].
@@ -100,7 +103,7 @@ class TreeCollective final : public Collective {
     std::uint32_t longer = 0;
     std::array<Time, 2> pace{}, reduce{};
   };
-  Edge edge(const std::vector<LinkId>& route) const;
+  Edge edge(ChannelState& ch, const std::vector<LinkId>& route) const;
   void size_messages(ChannelState& ch) const;
   void send(ChannelState& ch, Node& from, const Edge& edge, std::uint64_t low, std::uint32_t j, Time at);
   void send_up(std::uint32_t c, std::uint32_t r, std::uint32_t j, Time at);
