@@ -1,7 +1,7 @@
 #include "workloads/collective_load.h"
 
 #include <algorithm>
-#include <map>
+#include <vector>
 
 namespace hybridsim::workloads {
 
@@ -47,7 +47,7 @@ namespace {
 // A tree channel's receive rate at one rank: the slowest link of the routes it uses, each shared
 // by the tree channels crossing it; summed over the channels.
 sim::Bandwidth tree_receive_rate(const std::vector<sim::TreeChannel>& trees, const sim::LinkTable& links) {
-  std::map<sim::LinkId, std::int64_t> crossings;
+  std::vector<std::int64_t> crossings(links.size(), 0);  // per link: tree channels using it
   auto each_link = [](const sim::TreeChannel& t, auto&& f) {
     for (const auto& route : t.up) for (const sim::LinkId l : route) f(l);
     for (const auto& routes : t.down)
