@@ -61,14 +61,14 @@ SimulationCost TreeCollective::full_cost() const {
   for (const ChannelState& ch : channels_) {
     for (std::uint32_t r = 0; r < n_; ++r) {
       // Each edge carries every message up, then back down.
-      if (ch.plan.parent[r] >= 0) {
-        cost.state_bytes += route_bytes(ch.plan.up[r]);
-        cost.events += std::uint64_t{messages_} * (ch.plan.up[r].size() + 1);
+      if (ch.plan->parent[r] >= 0) {
+        cost.state_bytes += route_bytes(ch.plan->up[r]);
+        cost.events += std::uint64_t{messages_} * (ch.plan->up[r].size() + 1);
         cost.messages += messages_;
         // A leaf sends all its messages at once.
         cost.in_flight += messages_;
       }
-      for (const auto& route : ch.plan.down[r]) {
+      for (const auto& route : ch.plan->down[r]) {
         cost.state_bytes += route_bytes(route);
         cost.events += std::uint64_t{messages_} * (route.size() + 1);
         cost.messages += messages_;

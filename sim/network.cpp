@@ -9,11 +9,9 @@
 namespace hybridsim::sim {
 
 Network::Network(EventQueue& queue, const LinkTable& links, Switching switching)
-    : queue_(queue), links_(links), switching_(switching), servers_(links.size()) {
-  for (LinkId id = 0; id < links.size(); ++id) {
-    servers_[id].bandwidth = links[id].bandwidth;
-    servers_[id].latency = links[id].latency;
-  }
+    : queue_(queue), links_(links), switching_(switching), servers_(links.size()),
+      owners_(links.size(), nullptr), claims_(links.size()), queues_(links.size()) {
+  for (LinkId id = 0; id < links.size(); ++id) servers_[id].latency = links[id].latency;
 }
 
 void Network::send(Route route, Bytes bytes, EventHandler& receiver, std::uint64_t tag) {
@@ -59,8 +57,8 @@ void Network::send_at(Time at, Route route, Bytes bytes, EventHandler& receiver,
     messages_.emplace_back();
   }
   messages_[index] = Message{route.data(), static_cast<std::uint32_t>(route.size()), 0,
-                             bytes.count(), rate_class, at, &receiver,
-                             claimant != nullptr ? claimant : &receiver, tag};
+                             bytes.count(), at, &receiver,
+                             claimant != nullptr ? claimant : &receiver, tag, route[0], rate_class};
   if (at == queue_.now()) {
     on_event(index);  // the head is at the first link now
   } else {
@@ -79,14 +77,15 @@ void Network::add_use(LinkId link, const LinkCounters& use, Time busy_until) {
 
 void Network::append_link_state(std::vector<std::int64_t>& words) const {
   const Time now = queue_.now();
-  for (const LinkServer& s : servers_) {
+  for (std::size_t l = 0; l < servers_.size(); ++l) {
     // A link free by now is as free as one free long ago: every later arrival is at now or after.
-    words.push_back(max(s.busy_until, now).ps() - now.ps());
+    words.push_back(max(servers_[l].busy_until, now).ps() - now.ps());
     // Starts at or before now are dropped by the next arrival (note_queue); later ones still count.
+    const LinkQueue& q = queues_[l];
     std::int64_t later = 0;
-    for (std::size_t i = s.starts_head; i < s.starts.size(); ++i)
-      if (s.starts[i] > now) {
-        words.push_back(s.starts[i].ps() - now.ps());
+    for (std::size_t i = q.head; i < q.starts.size(); ++i)
+      if (q.starts[i] > now) {
+        words.push_back(q.starts[i].ps() - now.ps());
         ++later;
       }
     words.push_back(-1 - later);  // a separator no relative time can be
@@ -104,8 +103,9 @@ void Network::shift_links(Time dt, const std::vector<LinkCounters>& extra, std::
   for (std::size_t l = 0; l < servers_.size(); ++l) {
     LinkServer& s = servers_[l];
     if (s.busy_until > now) s.busy_until = s.busy_until + dt;
-    for (std::size_t i = s.starts_head; i < s.starts.size(); ++i)
-      if (s.starts[i] > now) s.starts[i] = s.starts[i] + dt;  // the list stays sorted
+    LinkQueue& q = queues_[l];
+    for (std::size_t i = q.head; i < q.starts.size(); ++i)
+      if (q.starts[i] > now) q.starts[i] = q.starts[i] + dt;  // the list stays sorted
     s.counters.bytes += extra[l].bytes;
     s.counters.busy += extra[l].busy;
     s.counters.messages += extra[l].messages;
@@ -115,55 +115,55 @@ void Network::shift_links(Time dt, const std::vector<LinkCounters>& extra, std::
 
 Time Network::service_time(LinkId link, LinkServer& server, std::int64_t bytes,
                            std::uint8_t rate_class) {
-  if (bytes != server.cached_bytes || rate_class != server.cached_class) {
-    server.cached_bytes = bytes;
-    server.cached_class = rate_class;
+  const std::int64_t key = bytes * 256 + rate_class;
+  if (key != server.cached_key) {
+    server.cached_key = key;
     const Bandwidth bw = rate_class == 0
-                             ? server.bandwidth
+                             ? links_[link].bandwidth
                              : class_bandwidth_[(rate_class - 1u) * links_.size() + link];
     server.cached_service = transfer_time(Bytes::of(bytes), bw);
   }
   return server.cached_service;
 }
 
-void Network::note_queue(LinkServer& server, Time arrival, Time start) {
+void Network::note_queue(LinkServer& server, LinkQueue& queue, Time arrival, Time start) {
   // Drop messages that had started by the time this one arrived; the rest are waiting ahead of it.
-  auto& starts = server.starts;
-  while (server.starts_head < starts.size() && starts[server.starts_head] <= arrival)
-    ++server.starts_head;
-  if (server.starts_head == starts.size()) {
+  auto& starts = queue.starts;
+  while (queue.head < starts.size() && starts[queue.head] <= arrival) ++queue.head;
+  if (queue.head == starts.size()) {
     starts.clear();
-    server.starts_head = 0;
-  } else if (server.starts_head > 64 && server.starts_head * 2 > starts.size()) {
-    starts.erase(starts.begin(), starts.begin() + static_cast<std::ptrdiff_t>(server.starts_head));
-    server.starts_head = 0;
+    queue.head = 0;
+  } else if (queue.head > 64 && queue.head * 2 > starts.size()) {
+    starts.erase(starts.begin(), starts.begin() + static_cast<std::ptrdiff_t>(queue.head));
+    queue.head = 0;
   }
   if (start > arrival) {
     starts.push_back(start);
-    const auto waiting = static_cast<std::uint32_t>(starts.size() - server.starts_head);
+    const auto waiting = static_cast<std::uint32_t>(starts.size() - queue.head);
     if (waiting > server.counters.max_queue_depth) server.counters.max_queue_depth = waiting;
   }
 }
 
 void Network::on_event(std::uint64_t index) {
   Message& m = messages_[index];
-  const LinkId link = m.route[m.next_hop];
+  const LinkId link = m.next_link;
   LinkServer& server = servers_[link];
   const Time arrival = queue_.now();
   const Time start = max(arrival, server.busy_until);
-  if (server.owner != nullptr) {
-    if (server.owner != m.claimant) {
-      if (arrival < server.claim_end) interfered_ = true;
+  if (const EventHandler* owner = owners_[link]; owner != nullptr) {
+    LinkClaim& claim = claims_[link];
+    if (owner != m.claimant) {
+      if (arrival < claim.end) interfered_ = true;
     } else if (m.claimant != m.receiver) {  // an embedded model's message (sim/ring_embed.h)
-      if (arrival == server.last_arrival && m.route != server.last_route) interfered_ = true;
-      server.last_arrival = arrival;
-      server.last_route = m.route;
+      if (arrival == claim.last_arrival && m.route != claim.last_route) interfered_ = true;
+      claim.last_arrival = arrival;
+      claim.last_route = m.route;
     }
   }
   Time finish = start + service_time(link, server, m.bytes, m.rate_class);
   // Cut-through: the tail cannot leave this link before it has arrived from the previous one.
   if (finish < m.tail_ready) finish = m.tail_ready;
-  if (start > arrival) note_queue(server, arrival, start);
+  if (start > arrival) note_queue(server, queues_[link], arrival, start);
   server.busy_until = finish;
   server.counters.bytes += Bytes::of(m.bytes);
   server.counters.busy += finish - start;
@@ -177,6 +177,7 @@ void Network::on_event(std::uint64_t index) {
     free_messages_.push_back(static_cast<std::uint32_t>(index));
   } else {
     m.tail_ready = tail_arrives;
+    m.next_link = m.route[m.next_hop];
     const Time head_arrives =
         switching_ == Switching::CutThrough ? start + server.latency : tail_arrives;
     queue_.schedule_at(head_arrives, *this, index);

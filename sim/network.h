@@ -78,22 +78,22 @@ class Network final : public EventHandler {
   // released or, once a fold knows when its traffic on the link ends, until then (end_claim_at): a
   // message arriving at or after that time no longer interferes. A link one folded collective holds
   // can be promised to one more (the next bucket on the same ring): releasing hands it over.
-  const EventHandler* owner(LinkId link) const { return servers_[link].owner; }
+  const EventHandler* owner(LinkId link) const { return owners_[link]; }
   // Claims the link for `owner`; nullptr releases it (to the one it was promised to, if any).
   void set_owner(LinkId link, const EventHandler* owner) {
-    LinkServer& s = servers_[link];
-    s.owner = owner != nullptr ? owner : s.next_owner;
-    if (owner == nullptr) s.next_owner = nullptr;
-    s.claim_end = Time::max();
+    LinkClaim& c = claims_[link];
+    owners_[link] = owner != nullptr ? owner : c.next_owner;
+    if (owner == nullptr) c.next_owner = nullptr;
+    c.end = Time::max();
   }
-  const EventHandler* next_owner(LinkId link) const { return servers_[link].next_owner; }
-  void set_next_owner(LinkId link, const EventHandler* next) { servers_[link].next_owner = next; }
+  const EventHandler* next_owner(LinkId link) const { return claims_[link].next_owner; }
+  void set_next_owner(LinkId link, const EventHandler* next) { claims_[link].next_owner = next; }
   // If `owner` holds the link, it passes to the one it was promised to (or to nobody).
   void release(LinkId link, const EventHandler* owner) {
-    if (servers_[link].owner == owner) set_owner(link, nullptr);
+    if (owners_[link] == owner) set_owner(link, nullptr);
   }
-  void end_claim_at(LinkId link, Time end) { servers_[link].claim_end = end; }
-  Time claim_end(LinkId link) const { return servers_[link].claim_end; }
+  void end_claim_at(LinkId link, Time end) { claims_[link].end = end; }
+  Time claim_end(LinkId link) const { return claims_[link].end; }
   // A message of an embedded group's model (its claimant is the group, not its receiver) arriving
   // at a claimed link at the same time as one of another route marks the network interfered too:
   // the full simulation serves such ties in an order that need not repeat from window to window
@@ -132,21 +132,26 @@ class Network final : public EventHandler {
   void on_event(std::uint64_t message) override;
 
  private:
-  struct LinkServer {
-    Bandwidth bandwidth;
-    Time latency;
+  // A link's state, split by use so that a hop touches one line of it: what every hop reads and
+  // writes (one cache line a link), whose claim it is (read every hop, so dense), and what only
+  // queueing or a claim needs.
+  struct alignas(64) LinkServer {
     Time busy_until;
-    // One-entry cache: most messages on a link have the same size and class.
-    std::int64_t cached_bytes = -1;
-    std::uint8_t cached_class = 0;
+    Time latency;
+    // One-entry cache: most messages on a link have the same size and class. The key is
+    // bytes · 256 + class (−1: none yet; no message comes near 2^55 bytes).
+    std::int64_t cached_key = -1;
     Time cached_service;
+    LinkCounters counters;
+  };
+  struct LinkQueue {
     // Start times of messages that have been given the link, oldest first (for queue depth).
     std::vector<Time> starts;
-    std::size_t starts_head = 0;
-    LinkCounters counters;
-    const EventHandler* owner = nullptr;       // the folded collective that claimed it
+    std::size_t head = 0;
+  };
+  struct LinkClaim {
     const EventHandler* next_owner = nullptr;  // the one it passes to when the owner releases it
-    Time claim_end = Time::max();              // the claim's end (see end_claim_at)
+    Time end = Time::max();                    // the claim's end (see end_claim_at)
     // On a link an embedded group claims: the last arrival's time and route, to see ties.
     Time last_arrival = Time::max();
     const LinkId* last_route = nullptr;
@@ -156,19 +161,25 @@ class Network final : public EventHandler {
     std::uint32_t hops;
     std::uint32_t next_hop;
     std::int64_t bytes;
-    std::uint8_t rate_class;
     Time tail_ready;  // when the tail has arrived at the next hop's input
     EventHandler* receiver;
     const EventHandler* claimant;  // compared with the owner of each link it crosses
     std::uint64_t tag;
+    // route[next_hop], read when the previous hop was served: the next hop's link state can then
+    // be fetched without waiting for the route.
+    LinkId next_link;
+    std::uint8_t rate_class;
   };
   Time service_time(LinkId link, LinkServer& server, std::int64_t bytes, std::uint8_t rate_class);
-  void note_queue(LinkServer& server, Time arrival, Time start);
+  void note_queue(LinkServer& server, LinkQueue& queue, Time arrival, Time start);
 
   EventQueue& queue_;
   const LinkTable& links_;
   Switching switching_;
   std::vector<LinkServer> servers_;
+  std::vector<const EventHandler*> owners_;  // per link: the folded collective that claimed it
+  std::vector<LinkClaim> claims_;
+  std::vector<LinkQueue> queues_;
   // Rate classes beyond 0: their scales, and each link's bandwidth in them ([class-1][link]).
   std::vector<std::array<double, kLinkKindCount>> class_scales_;
   std::vector<Bandwidth> class_bandwidth_;

@@ -47,7 +47,16 @@ void check_tree(const TreeChannel& t, std::uint32_t n, std::size_t c) {
 TreeCollective::TreeCollective(Network& network, std::uint32_t ranks,
                                std::vector<TreeChannel> channels, Bytes size,
                                CollectiveConfig config, TreeFoldModel model)
-    : network_(network), queue_(network.queue()), n_(ranks), config_(config), rank_(ranks) {
+    : TreeCollective(network, ranks, std::make_shared<const std::vector<TreeChannel>>(std::move(channels)),
+                     size, config, std::move(model)) {}
+
+TreeCollective::TreeCollective(Network& network, std::uint32_t ranks,
+                               std::shared_ptr<const std::vector<TreeChannel>> plans, Bytes size,
+                               CollectiveConfig config, TreeFoldModel model)
+    : network_(network), queue_(network.queue()), n_(ranks), config_(config), plans_(std::move(plans)),
+      rank_(ranks) {
+  if (plans_ == nullptr) throw InternalError("a tree collective without channels");
+  const std::vector<TreeChannel>& channels = *plans_;
   path_.unit = "tree channels";
   path_.ranks = static_cast<std::uint32_t>(channels.size());
   if (model.messages > 0 && model.channel_bytes.size() != channels.size())
@@ -60,11 +69,10 @@ TreeCollective::TreeCollective(Network& network, std::uint32_t ranks,
   const auto c_count = static_cast<std::int64_t>(channels.size());
   const std::int64_t m = config_.message_size.count();
   std::int64_t max_messages = 1;
-  const LinkTable& links = network.links();
   for (std::int64_t c = 0; c < c_count; ++c) {
     ChannelState ch;
-    ch.plan = std::move(channels[static_cast<std::size_t>(c)]);
-    check_tree(ch.plan, n_, static_cast<std::size_t>(c));
+    ch.plan = &channels[static_cast<std::size_t>(c)];
+    check_tree(*ch.plan, n_, static_cast<std::size_t>(c));
     // Channel c carries S/C bytes (the first S mod C channels one more).
     ch.bytes = model.messages > 0 ? model.channel_bytes[static_cast<std::size_t>(c)]
                                   : size.count() / c_count + (c < size.count() % c_count ? 1 : 0);
@@ -73,35 +81,61 @@ TreeCollective::TreeCollective(Network& network, std::uint32_t ranks,
     std::int64_t height = 0;
     for (std::uint32_t r = 0; r < n_; ++r) {
       std::int64_t hops = 0;
-      for (std::int32_t x = ch.plan.parent[r]; x >= 0; x = ch.plan.parent[static_cast<std::size_t>(x)]) ++hops;
+      for (std::int32_t x = ch.plan->parent[r]; x >= 0; x = ch.plan->parent[static_cast<std::size_t>(x)]) ++hops;
       height = std::max(height, hops);
     }
     max_messages = std::max(max_messages, 2 * height);
-    ch.nodes.resize(n_);
-    ch.down_delay.resize(n_);
-    for (std::uint32_t r = 0; r < n_; ++r) {
-      Node& node = ch.nodes[r];
-      node.first_child = static_cast<std::uint32_t>(ch.child_received.size());
-      node.child_count = static_cast<std::uint32_t>(ch.plan.children[r].size());
-      ch.child_received.resize(ch.child_received.size() + node.child_count, 0);
-      for (std::uint32_t k = 0; k < node.child_count; ++k) {
-        ch.nodes[ch.plan.children[r][k]].slot_in_parent = k;
-        ch.down_delay[r].push_back(config_.timing.step_delay(ch.plan.down[r][k], links));
-      }
-      if (ch.plan.parent[r] >= 0) node.up_delay = config_.timing.step_delay(ch.plan.up[r], links);
-    }
     channels_.push_back(std::move(ch));
   }
   messages_ = model.messages > 0 ? model.messages : static_cast<std::uint32_t>(max_messages);
   if (messages_ >= 0xfffffffeu) throw InternalError("too many messages per tree channel");
   rate_class_ = network.rate_class(config_.timing.link_rate_scale);
-  for (const ChannelState& ch : channels_)
+  for (ChannelState& ch : channels_) {
+    ch.nodes.resize(n_);
+    std::size_t links = 0;  // reserved, so that the edges' pointers into ch.links stay valid
     for (std::uint32_t r = 0; r < n_; ++r) {
-      const std::int64_t kids = ch.nodes[r].child_count;
-      const std::int64_t up = ch.plan.parent[r] >= 0 ? 1 : 0;
-      rank_[r].receives_left += (kids + up) * messages_;
-      rank_[r].sends_left += (kids + up) * messages_;
+      links += ch.plan->up[r].size();
+      for (const auto& route : ch.plan->down[r]) links += route.size();
     }
+    ch.links.reserve(links);
+    for (std::uint32_t r = 0; r < n_; ++r) {
+      Node& node = ch.nodes[r];
+      node.parent = ch.plan->parent[r];
+      node.first_child = static_cast<std::uint32_t>(ch.slots.size());
+      node.child_count = static_cast<std::uint32_t>(ch.plan->children[r].size());
+      for (std::uint32_t k = 0; k < node.child_count; ++k) {
+        const std::uint32_t child = ch.plan->children[r][k];
+        ch.nodes[child].slot_in_parent = k;
+        ch.slots.push_back({edge(ch, ch.plan->down[r][k]), child, 0});
+      }
+      if (node.parent >= 0) node.up = edge(ch, ch.plan->up[r]);
+      const std::int64_t sends = (node.child_count + (node.parent >= 0 ? 1 : 0)) * std::int64_t{messages_};
+      rank_[r].receives_left += sends;
+      rank_[r].sends_left += sends;
+    }
+    size_messages(ch);
+  }
+}
+
+TreeCollective::Edge TreeCollective::edge(ChannelState& ch, const std::vector<LinkId>& route) const {
+  if (route.size() > 0xff) throw InternalError("a tree route of more than 255 links");
+  const std::size_t first = ch.links.size();
+  ch.links.insert(ch.links.end(), route.begin(), route.end());
+  Edge e{ch.links.data() + first, config_.timing.step_delay(route, network_.links()),
+         static_cast<std::uint8_t>(route.size()), {}};
+  for (const LinkId l : route) ++e.kinds[static_cast<std::size_t>(network_.links()[l].kind)];
+  return e;
+}
+
+void TreeCollective::size_messages(ChannelState& ch) const {
+  // Equal parts (the first bytes mod m one larger).
+  ch.base = ch.bytes / messages_;
+  ch.longer = static_cast<std::uint32_t>(ch.bytes % messages_);
+  for (std::size_t i = 0; i < 2; ++i) {
+    const Bytes b = Bytes::of(ch.base + (i == 0 ? 1 : 0));
+    if (config_.timing.channel_cap.bytes_per_second() > 0) ch.pace[i] = transfer_time(b, config_.timing.channel_cap);
+    if (config_.reduction_bandwidth.bytes_per_second() > 0) ch.reduce[i] = transfer_time(b, config_.reduction_bandwidth);
+  }
 }
 
 void TreeCollective::notify_rank_done(EventHandler& handler, std::uint64_t tag_base) {
@@ -109,40 +143,34 @@ void TreeCollective::notify_rank_done(EventHandler& handler, std::uint64_t tag_b
   done_tag_base_ = tag_base;
 }
 
-std::int64_t TreeCollective::message_bytes(const ChannelState& ch, std::uint32_t j) const {
-  // Equal parts (the first bytes mod m one larger).
-  return ch.bytes / messages_ + (j < ch.bytes % messages_ ? 1 : 0);
-}
-
-void TreeCollective::send(std::uint32_t c, std::uint32_t from, Route route, Time delay,
-                          std::uint64_t low, std::uint32_t j, Time at) {
-  ChannelState& ch = channels_[c];
-  const std::int64_t bytes = message_bytes(ch, j);
-  at += delay;
+void TreeCollective::send(ChannelState& ch, Node& from, const Edge& edge, std::uint64_t low,
+                          std::uint32_t j, Time at) {
+  const std::size_t shorter = j < ch.longer ? 0 : 1;
+  const std::int64_t bytes = ch.base + 1 - static_cast<std::int64_t>(shorter);
+  at += edge.delay;
   if (config_.timing.channel_cap.bytes_per_second() > 0) {
-    Node& node = ch.nodes[from];
-    at = max(at, node.paced_until);
-    node.paced_until = at + transfer_time(Bytes::of(bytes), config_.timing.channel_cap);
+    at = max(at, from.paced_until);
+    from.paced_until = at + ch.pace[shorter];
   }
-  for (const LinkId l : route)
-    bytes_by_kind_[static_cast<std::size_t>(network_.links()[l].kind)] += Bytes::of(bytes);
+  for (std::size_t k = 0; k < kLinkKindCount; ++k)
+    if (edge.kinds[k] != 0) bytes_by_kind_[k] += Bytes::of(bytes * edge.kinds[k]);
   ++messages_sent_;
-  network_.send_at(at, route, Bytes::of(bytes), *this, (static_cast<std::uint64_t>(j) << 32) | low,
-                   rate_class_);
+  network_.send_at(at, Route(edge.route, edge.hops), Bytes::of(bytes), *this,
+                   (static_cast<std::uint64_t>(j) << 32) | low, rate_class_);
 }
 
 void TreeCollective::send_up(std::uint32_t c, std::uint32_t r, std::uint32_t j, Time at) {
-  const ChannelState& ch = channels_[c];
-  send(c, r, ch.plan.up[r], ch.nodes[r].up_delay, ((static_cast<std::uint64_t>(c) * n_ + r) << 1) | kUp,
-       j, at);
+  ChannelState& ch = channels_[c];
+  Node& node = ch.nodes[r];
+  send(ch, node, node.up, ((static_cast<std::uint64_t>(c) * n_ + r) << 1) | kUp, j, at);
 }
 
 void TreeCollective::send_down(std::uint32_t c, std::uint32_t r, std::uint32_t j, Time at) {
-  const ChannelState& ch = channels_[c];
-  for (std::size_t k = 0; k < ch.plan.children[r].size(); ++k) {
-    const std::uint32_t child = ch.plan.children[r][k];
-    send(c, r, ch.plan.down[r][k], ch.down_delay[r][k],
-         ((static_cast<std::uint64_t>(c) * n_ + child) << 1) | kDown, j, at);
+  ChannelState& ch = channels_[c];
+  Node& node = ch.nodes[r];
+  for (std::uint32_t k = 0; k < node.child_count; ++k) {
+    const ChildSlot& slot = ch.slots[node.first_child + k];
+    send(ch, node, slot.down, ((static_cast<std::uint64_t>(c) * n_ + slot.child) << 1) | kDown, j, at);
   }
 }
 
@@ -181,7 +209,7 @@ void TreeCollective::send_leaves(std::uint32_t rank, Time at) {
   for (std::uint32_t c = 0; c < channels_.size(); ++c) {
     const ChannelState& ch = channels_[c];
     // A leaf has nothing to wait for: all its messages go up at once.
-    if (ch.nodes[rank].child_count == 0 && ch.plan.parent[rank] >= 0)
+    if (ch.nodes[rank].child_count == 0 && ch.nodes[rank].parent >= 0)
       for (std::uint32_t j = 0; j < messages_; ++j) send_up(c, rank, j, at);
   }
 }
@@ -196,7 +224,7 @@ void TreeCollective::on_event(std::uint64_t tag) {
   const std::uint32_t c = (low >> 1) / n_;
   const std::uint32_t r = (low >> 1) % n_;
   ChannelState& ch = channels_[c];
-  const auto parent = static_cast<std::uint32_t>(ch.plan.parent[r]);
+  const auto parent = static_cast<std::uint32_t>(ch.nodes[r].parent);
   const bool up = (low & 1) == kUp;
   const std::uint32_t sender = up ? r : parent;
   const std::uint32_t receiver = up ? parent : r;
@@ -227,22 +255,21 @@ void TreeCollective::handle(std::uint64_t tag) {
     return;
   }
   // r's message arrived at its parent p: complete there once every child has delivered it.
-  const auto p = static_cast<std::uint32_t>(ch.plan.parent[r]);
+  const auto p = static_cast<std::uint32_t>(ch.nodes[r].parent);
   Node& node = ch.nodes[p];
-  ++ch.child_received[node.first_child + ch.nodes[r].slot_in_parent];
+  ChildSlot* slots = ch.slots.data() + node.first_child;
+  ++slots[ch.nodes[r].slot_in_parent].received;
   std::uint32_t least = messages_;
-  for (std::uint32_t k = 0; k < node.child_count; ++k)
-    least = std::min(least, ch.child_received[node.first_child + k]);
+  for (std::uint32_t k = 0; k < node.child_count; ++k) least = std::min(least, slots[k].received);
   if (least <= node.reduced) return;
   // Children deliver in order, so one arrival completes at most one message: number `reduced`.
   const std::uint32_t j = node.reduced++;
   Time ready = max(now, rank_[p].start + config_.timing.base_latency);
-  if (config_.reduction_bandwidth.bytes_per_second() > 0)
-    ready += transfer_time(Bytes::of(message_bytes(ch, j)), config_.reduction_bandwidth);
+  ready += ch.reduce[j < ch.longer ? 0 : 1];  // zero without a reduction bandwidth
   RankProgress& ps = rank_[p];
   if (ready > ps.finish) ps.finish = ready;
   node.done = max(node.done, ready);
-  if (ch.plan.parent[p] >= 0) send_up(c, p, j, ready);
+  if (node.parent >= 0) send_up(c, p, j, ready);
   else send_down(c, p, j, ready);  // the root holds the full sum of message j
 }
 

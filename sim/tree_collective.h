@@ -10,6 +10,7 @@
 #pragma once
 #include <array>
 #include <cstdint>
+#include <memory>
 #include <vector>
 
 #include "sim/collective.h"
@@ -39,6 +40,11 @@ class TreeCollective final : public Collective {
   // Throws InternalError when a channel is not a tree over `ranks` ranks.
   TreeCollective(Network& network, std::uint32_t ranks, std::vector<TreeChannel> channels,
                  Bytes size, CollectiveConfig config, TreeFoldModel model = {});
+  // The same over channels it shares with others (the collectives of one member set in a step
+  // have the same trees: one copy of them, not one each).
+  TreeCollective(Network& network, std::uint32_t ranks,
+                 std::shared_ptr<const std::vector<TreeChannel>> channels, Bytes size,
+                 CollectiveConfig config, TreeFoldModel model = {});
   TreeCollective(const TreeCollective&) = delete;
   TreeCollective& operator=(const TreeCollective&) = delete;
 
@@ -59,25 +65,47 @@ class TreeCollective final : public Collective {
   void on_event(std::uint64_t tag) override;
 
  private:
+  // One route of a channel with what each message on it needs, kept beside the rank's state so
+  // that a message touches few cache lines: its links, its delay, and how many of them are of
+  // each kind (a message adds its bytes to bytes_by_kind_ once per link of that kind).
+  struct Edge {
+    const LinkId* route = nullptr;  // into ChannelState::links
+    Time delay;
+    std::uint8_t hops = 0;
+    std::array<std::uint8_t, kLinkKindCount> kinds{};
+  };
   struct Node {  // one rank in one channel
-    std::uint32_t first_child = 0;  // into ChannelState::child_received
+    Edge up;  // to its parent (none for the root)
+    Time paced_until;
+    Time done;
+    std::int32_t parent = -1;
+    std::uint32_t first_child = 0;  // into ChannelState::slots
     std::uint32_t child_count = 0;
     std::uint32_t slot_in_parent = 0;
     std::uint32_t reduced = 0;  // messages complete here (all children's arrived and reduced)
-    Time up_delay;
-    Time paced_until;
-    Time done;
+  };
+  struct ChildSlot {  // one child of a rank in one channel
+    Edge down;  // from the rank to the child
+    std::uint32_t child = 0;
+    std::uint32_t received = 0;  // messages arrived from it
   };
   struct ChannelState {
-    TreeChannel plan;
+    const TreeChannel* plan = nullptr;  // in plans_
     std::vector<Node> nodes;
-    std::vector<std::uint32_t> child_received;  // per child slot: messages arrived from it
-    std::vector<std::vector<Time>> down_delay;  // [rank][k]
+    std::vector<ChildSlot> slots;  // a rank's children are nodes[r].first_child + k
+    // Every route of the plan, rank by rank (its way up, then down to each child): packed, so
+    // that a message reads its next link from a line its neighbours' routes share.
+    std::vector<LinkId> links;
     std::int64_t bytes = 0;
+    // Message j has base + 1 bytes if j < longer, else base; pacing and reducing it take
+    // pace[0] / reduce[0] (base + 1 bytes) or pace[1] / reduce[1].
+    std::int64_t base = 0;
+    std::uint32_t longer = 0;
+    std::array<Time, 2> pace{}, reduce{};
   };
-  std::int64_t message_bytes(const ChannelState& ch, std::uint32_t j) const;
-  void send(std::uint32_t c, std::uint32_t from, Route route, Time delay, std::uint64_t low,
-            std::uint32_t j, Time at);
+  Edge edge(ChannelState& ch, const std::vector<LinkId>& route) const;
+  void size_messages(ChannelState& ch) const;
+  void send(ChannelState& ch, Node& from, const Edge& edge, std::uint64_t low, std::uint32_t j, Time at);
   void send_up(std::uint32_t c, std::uint32_t r, std::uint32_t j, Time at);
   void send_down(std::uint32_t c, std::uint32_t r, std::uint32_t j, Time at);
   void handle(std::uint64_t tag);
@@ -114,6 +142,7 @@ class TreeCollective final : public Collective {
   CollectiveConfig config_;
   std::uint32_t messages_ = 1;  // per channel
   std::uint8_t rate_class_ = 0;
+  std::shared_ptr<const std::vector<TreeChannel>> plans_;
   std::vector<ChannelState> channels_;
   std::vector<RankProgress> rank_;
   std::uint32_t ranks_done_ = 0;

@@ -41,7 +41,7 @@ Time first_message_lead(const Channels& channels, std::uint32_t n, Time base_lat
   Time least = Time::max();
   for (const auto& ch : channels)
     for (std::uint32_t r = 0; r < n; ++r)
-      if (is_leaf(ch.plan, r)) least = min(least, ch.nodes[r].up_delay);
+      if (is_leaf(*ch.plan, r)) least = min(least, ch.nodes[r].up.delay);
   return least == Time::max() ? base_latency : base_latency + least;
 }
 
@@ -103,8 +103,8 @@ bool TreeCollective::claim_links() {
   };
   for (const ChannelState& ch : channels_)
     for (std::uint32_t r = 0; r < n_; ++r) {
-      bool ok = claim(ch.plan.up[r]);
-      for (std::size_t k = 0; ok && k < ch.plan.down[r].size(); ++k) ok = claim(ch.plan.down[r][k]);
+      bool ok = claim(ch.plan->up[r]);
+      for (std::size_t k = 0; ok && k < ch.plan->down[r].size(); ++k) ok = claim(ch.plan->down[r][k]);
       if (!ok) {
         release_links(n_);
         return false;
@@ -122,12 +122,12 @@ void TreeCollective::release_links(std::uint32_t rank) {
     const std::uint32_t first = rank == n_ ? 0 : rank;
     const std::uint32_t last = rank == n_ ? n_ : rank + 1;
     for (std::uint32_t r = first; r < last; ++r) {
-      release(ch.plan.up[r]);
-      for (const auto& route : ch.plan.down[r]) release(route);
+      release(ch.plan->up[r]);
+      for (const auto& route : ch.plan->down[r]) release(route);
       if (rank == n_) continue;  // every route is some rank's way out
-      for (const std::uint32_t child : ch.plan.children[r]) release(ch.plan.up[child]);
-      if (const std::int32_t p = ch.plan.parent[r]; p >= 0)
-        release(ch.plan.down[static_cast<std::size_t>(p)][ch.nodes[r].slot_in_parent]);
+      for (const std::uint32_t child : ch.plan->children[r]) release(ch.plan->up[child]);
+      if (const std::int32_t p = ch.plan->parent[r]; p >= 0)
+        release(ch.plan->down[static_cast<std::size_t>(p)][ch.nodes[r].slot_in_parent]);
     }
   }
 }
@@ -150,8 +150,8 @@ std::vector<std::vector<std::uint32_t>> TreeCollective::channel_groups() const {
   };
   for (std::uint32_t c = 0; c < count; ++c)
     for (std::uint32_t r = 0; r < n_; ++r) {
-      visit(c, channels_[c].plan.up[r]);
-      for (const auto& route : channels_[c].plan.down[r]) visit(c, route);
+      visit(c, channels_[c].plan->up[r]);
+      for (const auto& route : channels_[c].plan->down[r]) visit(c, route);
     }
   std::vector<std::vector<std::uint32_t>> groups;
   std::vector<std::uint32_t> index(count, kNone);
@@ -194,21 +194,22 @@ bool TreeCollective::correspond(const std::vector<std::uint32_t>& a, const std::
       if (p.bytes != q.bytes) return false;
       std::vector<std::pair<std::uint32_t, std::uint32_t>> todo;
       for (std::uint32_t r = 0; r < n_ && todo.empty(); ++r)
-        if (p.plan.parent[r] < 0) todo.emplace_back(r, kNone);
+        if (p.plan->parent[r] < 0) todo.emplace_back(r, kNone);
       for (std::uint32_t r = 0; r < n_ && todo.back().second == kNone; ++r)
-        if (q.plan.parent[r] < 0) todo.back().second = r;
+        if (q.plan->parent[r] < 0) todo.back().second = r;
       map.position[i][todo.back().first] = todo.back().second;
       // Walk both trees from their roots, child slot by child slot.
       while (!todo.empty()) {
         const auto [x, y] = todo.back();
         todo.pop_back();
-        const auto& kx = p.plan.children[x];
-        const auto& ky = q.plan.children[y];
+        const auto& kx = p.plan->children[x];
+        const auto& ky = q.plan->children[y];
         if (kx.size() != ky.size()) return false;
         for (std::size_t k = 0; k < kx.size(); ++k) {
-          if (p.down_delay[x][k] != q.down_delay[y][k] || p.nodes[kx[k]].up_delay != q.nodes[ky[k]].up_delay)
+          if (p.slots[p.nodes[x].first_child + k].down.delay != q.slots[q.nodes[y].first_child + k].down.delay ||
+              p.nodes[kx[k]].up.delay != q.nodes[ky[k]].up.delay)
             return false;
-          if (!same_route(p.plan.down[x][k], q.plan.down[y][k]) || !same_route(p.plan.up[kx[k]], q.plan.up[ky[k]]))
+          if (!same_route(p.plan->down[x][k], q.plan->down[y][k]) || !same_route(p.plan->up[kx[k]], q.plan->up[ky[k]]))
             return false;
           map.position[i][kx[k]] = ky[k];
           todo.emplace_back(kx[k], ky[k]);
@@ -236,9 +237,9 @@ bool TreeCollective::leaves_send_alike(const std::vector<std::uint32_t>& a, cons
   std::vector<std::uint64_t> sa, sb;
   for (const std::uint32_t r : join_order_)
     for (std::size_t k = 0; k < a.size(); ++k) {
-      if (is_leaf(channels_[a[k]].plan, r)) sa.push_back((std::uint64_t{k} << 32) | map.position[k][r]);
+      if (is_leaf(*channels_[a[k]].plan, r)) sa.push_back((std::uint64_t{k} << 32) | map.position[k][r]);
       const std::size_t i = b_order[k];
-      if (is_leaf(channels_[b[i]].plan, r)) sb.push_back((std::uint64_t{i} << 32) | r);
+      if (is_leaf(*channels_[b[i]].plan, r)) sb.push_back((std::uint64_t{i} << 32) | r);
     }
   return sa == sb;
 }
@@ -261,7 +262,7 @@ TreeCollective::ModelRun TreeCollective::run_model(const std::vector<std::uint32
   std::vector<TreeChannel> plans;
   TreeFoldModel fold{messages_, {}};
   for (const std::uint32_t c : group) {
-    const TreeChannel& t = channels_[c].plan;
+    const TreeChannel& t = *channels_[c].plan;
     TreeChannel plan{t.parent, {}, t.children, {}};
     plan.up.resize(n_);
     plan.down.resize(n_);
@@ -308,9 +309,9 @@ void TreeCollective::go_full() {
       rank_[join_order_.front()].start + first_message_lead(channels_, n_, config_.timing.base_latency);
   for (const ChannelState& ch : channels_)
     for (std::uint32_t r = 0; r < n_; ++r) {
-      for (const LinkId l : ch.plan.up[r])
+      for (const LinkId l : ch.plan->up[r])
         if (network_.owner(l) == this) network_.end_claim_at(l, first_send + Time::ps(1));
-      for (const auto& route : ch.plan.down[r])
+      for (const auto& route : ch.plan->down[r])
         for (const LinkId l : route)
           if (network_.owner(l) == this) network_.end_claim_at(l, first_send + Time::ps(1));
     }

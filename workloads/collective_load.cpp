@@ -1,7 +1,7 @@
 #include "workloads/collective_load.h"
 
 #include <algorithm>
-#include <map>
+#include <vector>
 
 namespace hybridsim::workloads {
 
@@ -47,7 +47,7 @@ namespace {
 // A tree channel's receive rate at one rank: the slowest link of the routes it uses, each shared
 // by the tree channels crossing it; summed over the channels.
 sim::Bandwidth tree_receive_rate(const std::vector<sim::TreeChannel>& trees, const sim::LinkTable& links) {
-  std::map<sim::LinkId, std::int64_t> crossings;
+  std::vector<std::int64_t> crossings(links.size(), 0);  // per link: tree channels using it
   auto each_link = [](const sim::TreeChannel& t, auto&& f) {
     for (const auto& route : t.up) for (const sim::LinkId l : route) f(l);
     for (const auto& routes : t.down)
@@ -83,7 +83,7 @@ sim::CollectiveLoad collective_load(const CollectiveSpec& spec, const Collective
       channels = std::max(channels, part.channels.size());
       rate = std::max(rate, part_receive_rate(part, links).bytes_per_second());
     }
-  if (!plan.trees.empty()) rate = std::max(rate, tree_receive_rate(plan.trees, links).bytes_per_second());
+  if (plan.trees != nullptr) rate = std::max(rate, tree_receive_rate(*plan.trees, links).bytes_per_second());
   // NCCL runs one CTA per channel: a tree's two trees share their channel's.
   if (plan.channels > 0) channels = static_cast<std::size_t>(plan.channels);
   sim::CollectiveLoad load;

@@ -226,10 +226,11 @@ CollectivePlan CommPlanner::plan(const CollectiveSpec& spec) {
   part.op = spec.op;
   part.size = spec.size;
   if (run == sim::NcclAlgorithm::Tree) {
-    if (e.trees.empty()) {
+    if (e.trees == nullptr) {
       std::vector<topology::DeviceId> devices;
       for (const int r : spec.members) devices.push_back(topology_.gpu(r));
-      e.trees = topology::to_tree_channels(topology_, e.rings, devices);
+      e.trees = std::make_shared<const std::vector<sim::TreeChannel>>(
+          topology::to_tree_channels(topology_, e.rings, devices));
     }
     plan.algorithm = AllReduceAlgorithm::Tree;
     plan.trees = e.trees;

@@ -54,8 +54,9 @@ struct CollectivePlan {
   // them as two trees (two TreeChannels) that share the channel's links and NIC.
   int channels = 0;
   CollectivePhases phases;             // Ring, Hierarchical
-  std::vector<sim::TreeChannel> trees;  // Tree
-  sim::ProtocolTiming timing;           // Ring, Tree
+  // Tree: shared with the other plans over the same members (the planner's cache), never changed.
+  std::shared_ptr<const std::vector<sim::TreeChannel>> trees;
+  sim::ProtocolTiming timing;  // Ring, Tree
   // NCCL's model of the chosen algorithm × protocol for this call (none for Ideal and point to
   // point; for hierarchical, that of its inter-machine phase).
   std::optional<sim::NcclEstimate> nccl;
@@ -82,7 +83,7 @@ class CommPlanner {
   struct Entry {
     topology::RingPlan rings;
     std::vector<sim::RingChannel> channels;
-    std::vector<sim::TreeChannel> trees;  // built on first use
+    std::shared_ptr<const std::vector<sim::TreeChannel>> trees;  // built on first use
     std::optional<sim::NcclMachine> machine;  // describe_for_nccl's answer, on first use
   };
   Entry& entry(const std::vector<int>& members);

@@ -91,7 +91,8 @@ TEST_CASE("comm plan: NCCL's choice per call, fixed choices, point-to-point copi
   CHECK(tree.algorithm == AllReduceAlgorithm::Tree);
   CHECK(tree.protocol == sim::Protocol::LL);
   CHECK(tree.channels == 4);
-  CHECK(tree.trees.size() == 8);
+  REQUIRE(tree.trees != nullptr);
+  CHECK(tree.trees->size() == 8);
   // Fixed: the ideal protocol is the α-β ring, with no NCCL estimate.
   workloads::CommPlanner ideal(one, {.protocol = sim::Protocol::Ideal});
   const auto plain = ideal.plan(spec_of(sim::CollectiveOp::AllReduce, sim::Bytes::kib(1), first(8)));
