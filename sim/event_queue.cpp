@@ -72,8 +72,10 @@ void EventQueue::add_chunk(unsigned b) {
 }
 
 void EventQueue::grow_pool(std::size_t chunks) {
-  // A block of at least `chunks` chunks, and about half as many as exist already (at least 64).
-  const std::size_t n = std::max({chunks, std::size_t{64}, chunk_blocks_.size() * 32});
+  // A block of at least `chunks` chunks, and more the more blocks exist (at least 32 chunks, 64 KiB:
+  // a short-lived queue's first block stays under malloc's usual 128-KiB threshold for a fresh mmap,
+  // whose page faults would cost the many small queues of folded collectives more than they run).
+  const std::size_t n = std::max({chunks, std::size_t{32}, chunk_blocks_.size() * 16});
   chunk_blocks_.emplace_back(new Chunk[n]);
   Chunk* block = chunk_blocks_.back().get();
   for (std::size_t i = 0; i + 1 < n; ++i) block[i].next = &block[i + 1];
