@@ -20,6 +20,7 @@ namespace hybridsim::sim {
 //    time (two counting passes: the time within the block, then the level-0 digit) lays it out in
 //    staged_ in time order, each block's part contiguous and recorded as the staged part of its
 //    level-0 bucket, which comes before whatever is appended to that bucket later (scheduled later).
+//    A staged part with nothing appended after it becomes the front in place, without a copy.
 //    A higher bucket is spread over lower buckets (those of the new base block into a staging list).
 //    The lower buckets stay valid, as do the buckets above: the new base agrees with the old on
 //    their digits. An event at 1 us moves once or twice before it reaches the front. A level-1
@@ -46,16 +47,35 @@ struct Later {  // std::push_heap/pop_heap keep the largest on top; this puts th
   }
 };
 
-[[noreturn]] void throw_past(Time at, Time now) {
+}  // namespace
+
+void EventQueue::throw_past(Time at, Time now) {
   throw InternalError("event scheduled in the past: at " + format_time(at) + ", now " +
                       format_time(now));
 }
 
-}  // namespace
+void EventQueue::add_chunk(unsigned b) {
+  Bucket& bucket = buckets_[b];
+  if (free_chunks_ == nullptr) [[unlikely]] grow_pool(0);
+  Chunk* c = free_chunks_;
+  free_chunks_ = c->next;
+  c->next = nullptr;
+  if (bucket.tail != nullptr) {
+    bucket.tail->next = c;
+  } else {  // the bucket was empty
+    bucket.head = c;
+    occupied_[b / 64] |= std::uint64_t{1} << (b % 64);
+    summary_ |= std::uint64_t{1} << (b / 64);
+  }
+  bucket.tail = c;
+  bucket.tail_size = 0;
+}
 
 void EventQueue::grow_pool(std::size_t chunks) {
-  // A block of at least `chunks` chunks, and about half as many as exist already (at least 64).
-  const std::size_t n = std::max({chunks, std::size_t{64}, chunk_blocks_.size() * 32});
+  // A block of at least `chunks` chunks, and more the more blocks exist (at least 32 chunks, 64 KiB:
+  // a short-lived queue's first block stays under malloc's usual 128-KiB threshold for a fresh mmap,
+  // whose page faults would cost the many small queues of folded collectives more than they run).
+  const std::size_t n = std::max({chunks, std::size_t{32}, chunk_blocks_.size() * 16});
   chunk_blocks_.emplace_back(new Chunk[n]);
   Chunk* block = chunk_blocks_.back().get();
   for (std::size_t i = 0; i + 1 < n; ++i) block[i].next = &block[i + 1];
@@ -71,39 +91,49 @@ void EventQueue::release_chunks(Bucket& bucket) {
   bucket = Bucket{};
 }
 
-EventId EventQueue::schedule_at(Time at, EventHandler& handler, std::uint64_t tag) {
+std::uint32_t EventQueue::new_slot() {
+  if (generations_.size() >= std::numeric_limits<std::uint32_t>::max())
+    throw InternalError("more than 2^32 - 1 pending events");
+  generations_.push_back(1);
+  return static_cast<std::uint32_t>(generations_.size() - 1);
+}
+
+EventId EventQueue::schedule_slow(Time at, EventHandler& handler, std::uint64_t tag) {
   if (at < now_) [[unlikely]] throw_past(at, now_);
-  std::uint32_t slot;
-  if (!free_slots_.empty()) {
+  std::uint32_t slot = spare_slot_;
+  if (slot != kNoSlot) {
+    spare_slot_ = kNoSlot;
+  } else if (!free_slots_.empty()) {
     slot = free_slots_.back();
     free_slots_.pop_back();
   } else {
-    if (slots_.size() >= std::numeric_limits<std::uint32_t>::max())
-      throw InternalError("more than 2^32 - 1 pending events");
-    slot = static_cast<std::uint32_t>(slots_.size());
-    slots_.emplace_back();
-    generations_.push_back(1);
+    slot = new_slot();
   }
-  slots_[slot] = Slot{&handler, tag};
   const std::uint32_t generation = generations_[slot];
   const auto time = static_cast<std::uint64_t>(at.ps());
-  const Entry e{time, slot, generation};
+  const Entry e{time, &handler, tag, slot, generation};
   const std::uint64_t block = time >> kBlockBits;
-  if (block > base_block_) [[likely]] {
-    append(bucket_of(block, base_block_), e);
-  } else if (time >= front_last_) {
-    push_front(e);
-    front_last_ = time;
+  if (block > base_block_) {
+    append(bucket_of(block, base_block_), time) = e;
   } else {
-    late_.push_back(LateEntry{time, late_seq_++, e});
-    std::push_heap(late_.begin(), late_.end(), Later{});
+    schedule_into_front(e);
   }
   ++live_;
   return EventId{slot, generation};
 }
 
+void EventQueue::schedule_into_front(const Entry& e) {
+  if (e.time >= front_last_) {
+    push_front(e);
+    front_last_ = e.time;
+  } else {
+    late_.push_back(LateEntry{e.time, late_seq_++, e});
+    std::push_heap(late_.begin(), late_.end(), Later{});
+  }
+}
+
 bool EventQueue::is_pending(EventId id) const {
-  return id.generation != 0 && id.slot < slots_.size() && generations_[id.slot] == id.generation;
+  return id.generation != 0 && id.slot < generations_.size() && generations_[id.slot] == id.generation;
 }
 
 bool EventQueue::cancel(EventId id) {
@@ -116,7 +146,6 @@ bool EventQueue::cancel(EventId id) {
 }
 
 void EventQueue::reserve(std::size_t events) {
-  slots_.reserve(events);
   generations_.reserve(events);
   free_slots_.reserve(events);
   std::size_t spare = 0;
@@ -133,7 +162,7 @@ std::vector<PendingEvent> EventQueue::pending_events() const {
   const auto add = [&](const Entry& e) {
     if (!is_cancelled(e)) out.push_back(pending_event(e));
   };
-  for (std::size_t i = front_pos_; i < front_end_; ++i) add(front_[i]);
+  for (std::size_t i = front_pos_; i < front_end_; ++i) add(front_data_[i]);
   std::vector<LateEntry> late = late_;
   std::sort(late.begin(), late.end(), [](const LateEntry& a, const LateEntry& b) { return Later{}(b, a); });
   for (const LateEntry& l : late) add(l.entry);
@@ -157,7 +186,7 @@ std::vector<PendingEvent> EventQueue::take_pending_events() {
     if (!is_cancelled(e)) generations_[e.slot] = next_generation(e.generation);
     free_slots_.push_back(e.slot);
   };
-  for (std::size_t i = front_pos_; i < front_end_; ++i) drop(front_[i]);
+  for (std::size_t i = front_pos_; i < front_end_; ++i) drop(front_data_[i]);
   for (const LateEntry& l : late_) drop(l.entry);
   for (unsigned d = 0; d < kDigits; ++d) {
     for (std::uint32_t i = stage_begin_[d]; i < stage_end_[d]; ++i) drop(staged_[i]);
@@ -196,7 +225,7 @@ bool EventQueue::next_live() {
       if (!front_has && !refill()) return false;
       next_is_late_ = false;
     } else {
-      next_is_late_ = !front_has || late_.front().time < front_[front_pos_].time;
+      next_is_late_ = !front_has || late_.front().time < front_data_[front_pos_].time;
     }
     const Entry& e = next_entry();
     if (cancelled_ == 0 || !is_cancelled(e)) return true;
@@ -212,7 +241,7 @@ bool EventQueue::next_live() {
 }
 
 const EventQueue::Entry& EventQueue::next_entry() const {
-  return next_is_late_ ? late_.front().entry : front_[front_pos_];
+  return next_is_late_ ? late_.front().entry : front_data_[front_pos_];
 }
 
 void EventQueue::fire_next() {

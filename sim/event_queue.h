@@ -6,7 +6,8 @@
 // Why this shape: handlers are objects that already exist (a link, a stream, a collective) and are
 // called through one virtual function with a 64-bit tag that says which of their things happened
 // (a message index, a rank). Nothing is allocated per event and there is no std::function: pending
-// events are 16-byte entries (time, slot, generation); the handler and tag wait in the slot. The next
+// events are 32-byte entries (time, handler, tag, slot, generation) that carry what they call, so
+// firing one reads nothing scattered; a slot is only a generation count, for EventIds. The next
 // 256-ps block of time is a sorted array (the front); later events wait in a radix heap over 256-ps
 // blocks with 8-bit digits (the clock never goes back, so a monotone queue suffices) whose buckets are
 // lists of fixed-size chunks recycled through a free list; a 64-ns span of it is radix-sorted as a
@@ -54,7 +55,32 @@ class EventQueue {
   EventQueue& operator=(const EventQueue&) = delete;
 
   // Schedules handler.on_event(tag) at absolute time `at`. Throws InternalError if at < now().
-  EventId schedule_at(Time at, EventHandler& handler, std::uint64_t tag = 0);
+  // Inline, and its common case (the spare slot free, a time past the front's block, room in the
+  // bucket's tail chunk) calls nothing, so it needs no registers saved; the rest is schedule_slow().
+  EventId schedule_at(Time at, EventHandler& handler, std::uint64_t tag = 0) {
+    const auto time = static_cast<std::uint64_t>(at.ps());
+    const std::uint64_t block = time >> kBlockBits;
+    const std::uint32_t slot = spare_slot_;  // most often the slot of the event being handled
+    if (slot == kNoSlot || block <= base_block_ || at < now_) [[unlikely]]
+      return schedule_slow(at, handler, tag);
+    const unsigned b = bucket_of(block, base_block_);
+    Bucket& bucket = buckets_[b];
+    if (bucket.tail_size == kChunkEntries) [[unlikely]] return schedule_slow(at, handler, tag);
+    spare_slot_ = kNoSlot;
+    const std::uint32_t generation = generations_[slot];
+    ++bucket.count;
+    if (time < bucket.min_time) bucket.min_time = time;
+    // Field by field into the bucket: an Entry built first would be built on the stack and copied
+    // with wider loads than its stores, which stalls.
+    Entry& e = bucket.tail->entries[bucket.tail_size++];
+    e.time = time;
+    e.handler = &handler;
+    e.tag = tag;
+    e.slot = slot;
+    e.generation = generation;
+    ++live_;
+    return EventId{slot, generation};
+  }
   EventId schedule_after(Time delay, EventHandler& handler, std::uint64_t tag = 0) {
     return schedule_at(now_ + delay, handler, tag);
   }
@@ -94,17 +120,19 @@ class EventQueue {
   std::vector<PendingEvent> take_pending_events();
 
  private:
-  // A pending event in the queue: 16 bytes, so that moving it between buckets is cheap. Its handler
-  // and tag wait in its slot, which no other event uses until this entry comes up.
+  // A pending event in the queue: 32 bytes, two to a cache line. It carries its handler and tag, so
+  // that firing it reads nothing else (its slot's generation count is only written): with them kept
+  // in a table by slot instead (16-byte entries), the scattered load of the handler from that table
+  // was the profile's largest hot spot in the hold model at 10^5 pending. Its slot is not given to
+  // another event until this entry comes up.
   struct Entry {
     std::uint64_t time;  // picoseconds; never negative (the clock starts at zero, never goes back)
+    EventHandler* handler;
+    std::uint64_t tag;
     std::uint32_t slot;
     std::uint32_t generation;  // the slot's generation when scheduled; stale once cancelled
   };
-  struct Slot {  // what the slot's event calls; its generation is in generations_
-    EventHandler* handler = nullptr;
-    std::uint64_t tag = 0;
-  };
+  static_assert(sizeof(Entry) == 32);
   static constexpr std::uint32_t kChunkEntries = 63;
   struct alignas(64) Chunk {
     std::array<Entry, kChunkEntries> entries;
@@ -149,32 +177,24 @@ class EventQueue {
     const auto digit = static_cast<unsigned>(block >> (level * kDigitBits)) & (kDigits - 1);
     return level * kDigits + digit;  // never 0: at level 0 the digit is above base_block's
   }
-  void append(unsigned b, const Entry& e) {
+  // Appends an entry of this time to buckets_[b] and returns it, for the caller to fill in.
+  Entry& append(unsigned b, std::uint64_t time) {
     Bucket& bucket = buckets_[b];
-    if (bucket.tail_size == kChunkEntries) [[unlikely]] add_chunk(bucket, b);
-    bucket.tail->entries[bucket.tail_size++] = e;
+    if (bucket.tail_size == kChunkEntries) [[unlikely]] add_chunk(b);
     ++bucket.count;
-    if (e.time < bucket.min_time) bucket.min_time = e.time;
+    if (time < bucket.min_time) bucket.min_time = time;
+    return bucket.tail->entries[bucket.tail_size++];
   }
-  void add_chunk(Bucket& bucket, unsigned b) {
-    if (free_chunks_ == nullptr) [[unlikely]] grow_pool(0);
-    Chunk* c = free_chunks_;
-    free_chunks_ = c->next;
-    c->next = nullptr;
-    if (bucket.tail != nullptr) {
-      bucket.tail->next = c;
-    } else {  // the bucket was empty
-      bucket.head = c;
-      occupied_[b / 64] |= std::uint64_t{1} << (b % 64);
-      summary_ |= std::uint64_t{1} << (b / 64);
-    }
-    bucket.tail = c;
-    bucket.tail_size = 0;
-  }
+  void add_chunk(unsigned b);  // gives buckets_[b] an empty tail chunk
+  EventId schedule_slow(Time at, EventHandler& handler, std::uint64_t tag);  // any case
+  [[noreturn]] static void throw_past(Time at, Time now);
+  std::uint32_t new_slot();                 // a slot never used before; no other is free
+  void schedule_into_front(const Entry& e); // an entry of the front's block (or earlier)
   void push_front(const Entry& e) {
-    if (front_end_ == front_.size()) [[unlikely]] front_.resize(std::max<std::size_t>(64, 2 * front_.size()));
+    if (front_data_ != front_.data() || front_end_ == front_.size()) [[unlikely]] own_front();
     front_[front_end_++] = e;
   }
+  void own_front();  // makes the front its own array (not a staged part), with room for one more
   void grow_pool(std::size_t chunks);
   void release_chunks(Bucket& bucket);
   void refill_from_lowest_bucket();
@@ -190,38 +210,39 @@ class EventQueue {
   // True when the next event is the front's next entry, and live.
   bool front_ready() const {
     return front_pos_ < front_end_ && late_.empty() &&
-           (cancelled_ == 0 || !is_cancelled(front_[front_pos_]));
+           (cancelled_ == 0 || !is_cancelled(front_data_[front_pos_]));
   }
   Entry pop_front() {
-    const Entry e = front_[front_pos_++];  // a copy: the handler may schedule into the front
-    // The slots of the coming events are scattered: fetch one of the staged events' kAhead on.
-    if (ahead_pos_ < ahead_end_) prefetch_slot(staged_[ahead_pos_++].slot);
+    const Entry e = front_data_[front_pos_++];  // a copy: the handler may schedule into the front
+    // The coming events' generation counts are scattered: fetch one of the staged events' kAhead on.
+    if (ahead_pos_ < ahead_end_) prefetch_generation(staged_[ahead_pos_++].slot);
     return e;
   }
   static std::uint32_t next_generation(std::uint32_t g) {
     return g == ~std::uint32_t{0} ? 1 : g + 1;  // 0 never names an event
   }
   void fire(const Entry& e) {
-    const Slot& slot = slots_[e.slot];
-    EventHandler* const handler = slot.handler;  // copies: the handler may schedule and move slots_
-    const std::uint64_t tag = slot.tag;
     generations_[e.slot] = next_generation(e.generation);  // its EventId is no longer pending
-    free_slots_.push_back(e.slot);  // before the call, so the handler may reuse the slot
+    // Free before the call, so that the handler may reuse the slot: as the spare, which saves the
+    // free list a push and a pop when the handler schedules one event (the commonest case).
+    if (spare_slot_ != kNoSlot) [[unlikely]] free_slots_.push_back(spare_slot_);
+    spare_slot_ = e.slot;
     --live_;
     now_ = Time::ps(static_cast<std::int64_t>(e.time));
     ++processed_;
-    handler->on_event(tag);
+    e.handler->on_event(e.tag);
   }
   bool is_cancelled(const Entry& e) const { return generations_[e.slot] != e.generation; }
-  void prefetch_slot(std::uint32_t slot) const {
-    __builtin_prefetch(&slots_[slot]);
-    __builtin_prefetch(&generations_[slot], 1);
-  }
+  void prefetch_generation(std::uint32_t slot) const { __builtin_prefetch(&generations_[slot], 1); }
   PendingEvent pending_event(const Entry& e) const {
-    return PendingEvent{Time::ps(static_cast<std::int64_t>(e.time)), slots_[e.slot].handler, slots_[e.slot].tag};
+    return PendingEvent{Time::ps(static_cast<std::int64_t>(e.time)), e.handler, e.tag};
   }
 
-  std::vector<Entry> front_;      // [front_pos_, front_end_): block base_block_'s events, sorted
+  // [front_pos_, front_end_) of front_data_: block base_block_'s events, sorted. front_data_ is
+  // front_'s array, or a block's staged part in staged_ read in place (until something is scheduled
+  // into the front: then it is copied into front_).
+  const Entry* front_data_ = nullptr;
+  std::vector<Entry> front_;
   std::size_t front_pos_ = 0;
   std::size_t front_end_ = 0;
   std::uint64_t front_last_ = 0;  // time of the front's latest entry; earlier ones go to late_
@@ -234,20 +255,23 @@ class EventQueue {
   std::vector<Entry> scratch_;  // the radix sort's first pass; a block's entries before sorting
   std::array<std::uint32_t, kDigits> stage_begin_{};
   std::array<std::uint32_t, kDigits> stage_end_{};
-  std::size_t ahead_pos_ = 0;  // [ahead_pos_, ahead_end_): staged events whose slots are not yet
-  std::size_t ahead_end_ = 0;  // prefetched; fire_next() prefetches one, kAhead ahead
-  static constexpr std::size_t kAhead = 4;
+  std::size_t ahead_pos_ = 0;  // [ahead_pos_, ahead_end_): staged events whose generation counts
+  std::size_t ahead_end_ = 0;  // are not yet prefetched; pop_front() prefetches one, kAhead ahead
+  static constexpr std::size_t kAhead = 16;
   std::array<std::uint64_t, kWords> occupied_{};  // bit b: buckets_[b] has a chunk
   std::uint64_t summary_ = 0;                     // bit w: occupied_[w] != 0
   Chunk* free_chunks_ = nullptr;
   std::vector<std::unique_ptr<Chunk[]>> chunk_blocks_;  // owns every chunk
-  std::vector<Slot> slots_;
   std::vector<std::uint32_t> generations_;  // per slot; bumped when its event fires or is cancelled
   std::vector<std::uint32_t> free_slots_;
+  static constexpr std::uint32_t kNoSlot = ~std::uint32_t{0};  // never a slot (at most 2^32 - 2)
+  std::uint32_t spare_slot_ = kNoSlot;  // a free slot kept out of free_slots_, taken first
   std::size_t cancelled_ = 0;  // cancelled entries not yet dropped (0: skip the generation check)
+  // live_ and processed_ are not neighbours: fire() updates both, and as a pair the compiler updated
+  // them with one 16-byte load, which cannot be forwarded schedule_at()'s 8-byte store to live_.
+  std::size_t live_ = 0;
   Time now_ = Time::zero();
   std::uint64_t processed_ = 0;
-  std::size_t live_ = 0;
   bool stop_requested_ = false;
 };
 

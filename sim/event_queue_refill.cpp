@@ -11,9 +11,15 @@ namespace {
 // 256-entry histograms would cost more than it saves.
 constexpr std::uint32_t kStageMin = 64;
 
-template <class F>
+// With `fetch`, each chunk fetches the next while it is read: a bucket's chunks are scattered, and
+// out of cache by the time it comes up (the hardware prefetcher does not cross into the next one).
+template <bool fetch = false, class F>
 void for_each_entry(const auto& bucket, std::uint32_t chunk_entries, F&& f) {
   for (const auto* c = bucket.head; c != nullptr; c = c->next) {
+    if (const auto* next = c->next; fetch && next != nullptr) {
+      const char* p = reinterpret_cast<const char*>(next);
+      for (std::size_t off = 0; off < sizeof(*next); off += 64) __builtin_prefetch(p + off);
+    }
     const std::uint32_t n = c == bucket.tail ? bucket.tail_size : chunk_entries;
     for (std::uint32_t k = 0; k < n; ++k) f(c->entries[k]);
   }
@@ -49,9 +55,24 @@ void EventQueue::sort_into_front(std::size_t n, bool one_block) {
     for (std::size_t i = 1; i < start.size(); ++i) start[i] += start[i - 1];
     for (std::size_t i = 0; i < n; ++i) out[start[in[i].time & kBlockMask]++] = in[i];
   }
+  front_data_ = out;
   front_pos_ = 0;
   front_end_ = n;
   front_last_ = out[n - 1].time;
+}
+
+void EventQueue::own_front() {
+  const std::size_t n = front_end_ - front_pos_;
+  if (front_data_ != front_.data()) {  // a staged part: copy what is left of it
+    ensure_size(front_, n + 1);
+    std::copy(front_data_ + front_pos_, front_data_ + front_end_, front_.begin());
+  } else {  // front_ is full: drop what has fired, and grow it if that frees nothing
+    std::copy(front_.begin() + static_cast<std::ptrdiff_t>(front_pos_), front_.begin() + static_cast<std::ptrdiff_t>(front_end_), front_.begin());
+    ensure_size(front_, std::max<std::size_t>(64, n + 1));
+  }
+  front_data_ = front_.data();
+  front_pos_ = 0;
+  front_end_ = n;
 }
 
 
@@ -65,7 +86,7 @@ void EventQueue::stage_level0(const Bucket& bucket) {
   ensure_size(scratch_, n);
   std::array<std::uint32_t, kDigits> low{};
   std::array<std::uint32_t, kDigits> digit{};
-  for_each_entry(bucket, kChunkEntries, [&](const Entry& e) {
+  for_each_entry<true>(bucket, kChunkEntries, [&](const Entry& e) {
     ++low[e.time & kBlockMask];
     ++digit[(e.time >> kBlockBits) & (kDigits - 1)];
   });
@@ -91,13 +112,13 @@ void EventQueue::stage_level0(const Bucket& bucket) {
   for (std::size_t i = 0; i < n; ++i) out[digit[(tmp[i].time >> kBlockBits) & (kDigits - 1)]++] = tmp[i];
   ahead_end_ = n;
   ahead_pos_ = std::min(n, kAhead);
-  for (std::size_t i = 0; i < ahead_pos_; ++i) prefetch_slot(out[i].slot);
+  for (std::size_t i = 0; i < ahead_pos_; ++i) prefetch_generation(out[i].slot);
 }
 
 void EventQueue::spread(const Bucket& bucket) {  // base_block_ is its earliest block
-  for_each_entry(bucket, kChunkEntries, [&](const Entry& e) {
+  for_each_entry<true>(bucket, kChunkEntries, [&](const Entry& e) {
     const std::uint64_t block = e.time >> kBlockBits;
-    append(block == base_block_ ? 0 : bucket_of(block, base_block_), e);  // always below it
+    append(block == base_block_ ? 0 : bucket_of(block, base_block_), e.time) = e;  // always below it
   });
 }
 
@@ -143,12 +164,11 @@ void EventQueue::refill_from_lowest_bucket() {
   const std::uint32_t begin = stage_begin_[digit];
   const std::uint32_t end = stage_end_[digit];
   stage_begin_[digit] = stage_end_[digit] = 0;
-  if (taken.count == 0) {
-    ensure_size(front_, end - begin);
-    std::copy(staged_.begin() + begin, staged_.begin() + end, front_.begin());
+  if (taken.count == 0) {  // the front reads the staged part in place
+    front_data_ = staged_.data() + begin;
     front_pos_ = 0;
     front_end_ = end - begin;
-    front_last_ = front_[front_end_ - 1].time;
+    front_last_ = front_data_[front_end_ - 1].time;
     return;
   }
   const auto by_time = [](const Entry& a, const Entry& b) { return a.time < b.time; };
@@ -164,6 +184,7 @@ void EventQueue::refill_from_lowest_bucket() {
     ensure_size(front_, end - begin + n);
     std::merge(staged_.begin() + begin, staged_.begin() + end, later.begin(), later.begin() + n,
                front_.begin(), by_time);  // std::merge puts the first range's first among equals
+    front_data_ = front_.data();
     front_pos_ = 0;
     front_end_ = end - begin + n;
     front_last_ = front_[front_end_ - 1].time;
