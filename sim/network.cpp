@@ -115,8 +115,10 @@ void Network::shift_links(Time dt, const std::vector<LinkCounters>& extra, std::
 
 Time Network::service_time(LinkId link, LinkServer& server, std::int64_t bytes,
                            std::uint8_t rate_class) {
-  const std::int64_t key = bytes * 256 + rate_class;
-  if (key != server.cached_key) {
+  // The key fits while bytes < 2^55 (messages are at most a chunk); past that, no cache and no
+  // overflow.
+  const std::int64_t key = bytes < (std::int64_t{1} << 55) ? bytes * 256 + rate_class : -2;
+  if (key != server.cached_key || key == -2) {
     server.cached_key = key;
     const Bandwidth bw = rate_class == 0
                              ? links_[link].bandwidth

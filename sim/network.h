@@ -139,7 +139,7 @@ class Network final : public EventHandler {
     Time busy_until;
     Time latency;
     // One-entry cache: most messages on a link have the same size and class. The key is
-    // bytes · 256 + class (−1: none yet; no message comes near 2^55 bytes).
+    // bytes · 256 + class (−1: none yet; messages of 2^55 bytes or more are not cached).
     std::int64_t cached_key = -1;
     Time cached_service;
     LinkCounters counters;
