@@ -77,7 +77,11 @@ class Network final : public EventHandler {
   // with folding off. A link is idle once nothing occupies it any more. A claim holds until it is
   // released or, once a fold knows when its traffic on the link ends, until then (end_claim_at): a
   // message arriving at or after that time no longer interferes. A link one folded collective holds
-  // can be promised to one more (the next bucket on the same ring): releasing hands it over.
+  // can be promised to one more (the next bucket on the same ring): releasing hands it over. A
+  // message of an embedded group's model (its claimant is the group, not its receiver) arriving at
+  // a claimed link at the same time as one of another route marks the network interfered too: the
+  // full simulation serves such ties in an order that need not repeat from window to window
+  // (sim/ring_embed.h), so the model's order may not be its.
   const EventHandler* owner(LinkId link) const { return owners_[link]; }
   // Claims the link for `owner`; nullptr releases it (to the one it was promised to, if any).
   void set_owner(LinkId link, const EventHandler* owner) {
@@ -94,10 +98,6 @@ class Network final : public EventHandler {
   }
   void end_claim_at(LinkId link, Time end) { claims_[link].end = end; }
   Time claim_end(LinkId link) const { return claims_[link].end; }
-  // A message of an embedded group's model (its claimant is the group, not its receiver) arriving
-  // at a claimed link at the same time as one of another route marks the network interfered too:
-  // the full simulation serves such ties in an order that need not repeat from window to window
-  // (sim/ring_embed.h), so the model's order may not be its.
   // For a fold that finds, after the fact, that its result may not be the full simulation's.
   void mark_interfered() { interfered_ = true; }
   bool is_idle(LinkId link) const { return servers_[link].busy_until <= queue_.now(); }
