@@ -120,7 +120,7 @@ ScenarioRun run_scenario_unchecked(const scenarios::ResolvedScenario& resolved, 
     for (const auto& kv : run.context) t.other_data.push_back(kv);
     StepTraceSummary summary;
     // The trace shows the first step; the others are simulated without one.
-    StepResult first = simulate_step_with_trace(setup, *options.trace, t, &summary);
+    StepResult first = simulate_step_with_trace(setup, *options.trace, t, &summary, options.progress);
     run.step = simulate_steps(setup, std::move(first), options.progress);
     run.trace_path = summary.path;
     run.trace_bytes = summary.bytes;

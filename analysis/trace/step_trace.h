@@ -155,9 +155,11 @@ class StepTraceObserver final : public sim::StreamObserver,
 // trace to `path` atomically: if the run throws, neither `path` nor a temporary file is left. The
 // trace's otherData holds scenario, profile, topology, strategy, algorithm, detail, step_time,
 // utilization_bin and options.other_data (which overrides). At detail steps or messages the tracer
-// replaces setup.collective.observer for the run. Throws InputError for bad options.
+// replaces setup.collective.observer for the run. `progress`, if any, is told as for any step
+// (analysis/step/step_progress.h). Throws InputError for bad options.
 StepResult simulate_step_with_trace(const StepSetup& setup, const std::filesystem::path& path,
                                     const StepTraceOptions& options,
-                                    StepTraceSummary* summary = nullptr);
+                                    StepTraceSummary* summary = nullptr,
+                                    SimulationProgress* progress = nullptr);
 
 }  // namespace hybridsim::analysis

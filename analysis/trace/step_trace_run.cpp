@@ -27,7 +27,8 @@ std::string format_gpu_list(const std::vector<int>& gpus) {
 }  // namespace
 
 StepResult simulate_step_with_trace(const StepSetup& setup, const std::filesystem::path& path,
-                                    const StepTraceOptions& options, StepTraceSummary* summary) {
+                                    const StepTraceOptions& options, StepTraceSummary* summary,
+                                    SimulationProgress* progress) {
   if (setup.profile == nullptr || setup.topology == nullptr)
     throw InternalError("simulate_step_with_trace: the setup needs a profile and a topology");
   const topology::Topology& topology = *setup.topology;
@@ -42,7 +43,9 @@ StepResult simulate_step_with_trace(const StepSetup& setup, const std::filesyste
   StepTraceObserver tracer(writer, setup, program, checked);
   StepSetup traced = setup;
   if (sim::RingObserver* ring = tracer.ring_observer()) traced.collective.observer = ring;
-  const StepResult result = simulate_program(traced, program, tracer.observers());
+  StepObservers observers = tracer.observers();
+  observers.progress = progress;
+  const StepResult result = simulate_program(traced, program, observers);
   tracer.finish();
 
   const workloads::Profile& profile = *setup.profile;
