@@ -7,10 +7,10 @@
 #include <vector>
 
 #include "sim/error.h"
+#include "sim/yaml/field_reader.h"
+#include "sim/yaml/input_file.h"
+#include "sim/yaml/tree.h"
 #include "topology/builder.h"
-#include "topology/yaml/field_reader.h"
-#include "topology/yaml/input_file.h"
-#include "topology/yaml/tree.h"
 
 namespace hybridsim::topology {
 namespace {

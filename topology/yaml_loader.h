@@ -1,7 +1,7 @@
 // Custom topologies from YAML: `nodes:` lists devices (name, kind, optional machine index `node`),
 // `links:` lists cables (a, b, kind, bandwidth per link per direction, latency, count, duplex,
 // label). Every key is declared once in topology_schema() (yaml_schema.cpp) and read with the
-// located reader all YAML files share (topology/yaml/): every error reads
+// located reader all YAML files share (sim/yaml/): every error reads
 // "file:line:col: field.path: what; expected ...". Format: topology/README.md.
 //   Topology t = parse_topology_yaml("nodes: [{name: GPU0, kind: gpu}, {name: GPU1, kind: gpu}]\n"
 //                                    "links: [{a: GPU0, b: GPU1, kind: nvlink, bandwidth: 25 GB/s}]");
@@ -9,12 +9,12 @@
 #include <string>
 #include <string_view>
 
+#include "sim/yaml/schema.h"
 #include "topology/topology.h"
-#include "topology/yaml/schema.h"
 
 namespace hybridsim::topology {
 
-// Reads (topology/yaml/input_file.h) and parses a file; errors start with "path:line:col:".
+// Reads (sim/yaml/input_file.h) and parses a file; errors start with "path:line:col:".
 Topology load_topology_yaml(const std::string& path);
 // Parses YAML text; `source` names it in error messages (a file name, or "<string>").
 Topology parse_topology_yaml(std::string_view text, std::string_view source = "<string>");

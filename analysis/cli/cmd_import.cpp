@@ -10,8 +10,8 @@
 #include "analysis/cli/commands.h"
 #include "analysis/import/import_replay.h"
 #include "sim/error.h"
-#include "workloads/import_kineto.h"
-#include "workloads/import_pipedream.h"
+#include "workloads/import/import_kineto.h"
+#include "workloads/import/import_pipedream.h"
 
 namespace po = boost::program_options;
 

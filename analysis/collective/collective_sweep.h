@@ -12,7 +12,7 @@
 
 #include "sim/collective.h"
 #include "topology/topology.h"
-#include "workloads/comm_plan.h"
+#include "workloads/comm/comm_plan.h"
 
 namespace hybridsim::analysis {
 

@@ -6,7 +6,7 @@
 #include "analysis/output/atomic_file.h"
 #include "analysis/output/format_fixed.h"
 #include "analysis/step/step_runner.h"
-#include "workloads/profile_io.h"
+#include "workloads/profile/profile_io.h"
 
 namespace hybridsim::analysis {
 namespace {

@@ -7,9 +7,9 @@
 #pragma once
 #include <string>
 
-#include "workloads/import_kineto.h"
-#include "workloads/import_pipedream.h"
-#include "workloads/profile.h"
+#include "workloads/import/import_kineto.h"
+#include "workloads/import/import_pipedream.h"
+#include "workloads/profile/profile.h"
 
 namespace hybridsim::analysis {
 

@@ -10,8 +10,8 @@
 #include "analysis/study/study_config.h"
 #include "analysis/study/study_report.h"
 #include "sim/error.h"
-#include "workloads/profile_gen.h"
-#include "workloads/profile_io.h"
+#include "workloads/generators/profile_gen.h"
+#include "workloads/profile/profile_io.h"
 
 namespace hybridsim::analysis {
 namespace {

@@ -3,7 +3,7 @@
 // identical placements once), the gradient bucket size and the all-reduce algorithm; simulates one
 // step of each candidate and ranks them by projected time to train (epochs(B) × ceil(dataset / B) ×
 // step) or by throughput, explaining why the best win (compute, exposed communication, epochs).
-// Each candidate's per-GPU peak memory (workloads/memory_model.h) is checked against the GPU's
+// Each candidate's per-GPU peak memory (workloads/memory/memory_model.h) is checked against the GPU's
 // capacity (the preset's GPU, or a what-if): one that does not fit is left out, or with show_unfit
 // ranked after every one that fits and marked, so the planner never recommends it.
 //   PlanResult r = plan(make_plan_request({.model = "gnmt", .gpus = 64}));
@@ -15,15 +15,15 @@
 #include <string_view>
 #include <vector>
 
-#include "analysis/training/statistical_efficiency.h"
 #include "analysis/study/study_steps.h"
+#include "analysis/training/statistical_efficiency.h"
 #include "analysis/training/time_to_train.h"
 #include "sim/collective.h"
-#include "workloads/comm_plan.h"
-#include "workloads/memory_model.h"
-#include "workloads/placement.h"
-#include "workloads/profile.h"
-#include "workloads/step_program.h"
+#include "workloads/comm/comm_plan.h"
+#include "workloads/memory/memory_model.h"
+#include "workloads/profile/profile.h"
+#include "workloads/program/placement.h"
+#include "workloads/program/step_program.h"
 
 namespace hybridsim::analysis {
 

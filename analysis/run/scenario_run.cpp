@@ -9,7 +9,7 @@
 #include "analysis/step/step_series.h"
 #include "analysis/trace/step_trace.h"
 #include "sim/error.h"
-#include "workloads/profile_gen.h"
+#include "workloads/generators/profile_gen.h"
 
 namespace hybridsim::analysis {
 

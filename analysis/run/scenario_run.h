@@ -12,8 +12,8 @@
 #include "analysis/step/step_runner.h"
 #include "analysis/trace/step_trace_options.h"
 #include "analysis/training/time_to_train.h"
-#include "workloads/memory_model.h"
 #include "scenarios/loader/resolve.h"
+#include "workloads/memory/memory_model.h"
 
 namespace hybridsim::analysis {
 
@@ -25,7 +25,7 @@ struct ScenarioRunOptions {
 
 struct ScenarioRun {
   StepResult step;
-  // Each GPU's memory over the step (workloads/memory_model.h), the capacity it is checked against
+  // Each GPU's memory over the step (workloads/memory/memory_model.h), the capacity it is checked against
   // (resolve's gpu_capacity) and the mapping that says which GPUs hold which MP rank.
   workloads::StepMemory memory;
   std::optional<workloads::GpuCapacity> gpu_capacity;

@@ -13,7 +13,7 @@
 #include <cstdint>
 
 #include "sim/execution_record.h"
-#include "workloads/step_program.h"
+#include "workloads/program/step_program.h"
 
 namespace hybridsim::analysis {
 

@@ -1,4 +1,4 @@
-// Text and JSON forms of a step's per-GPU memory (workloads/memory_model.h) against the GPU's
+// Text and JSON forms of a step's per-GPU memory (workloads/memory/memory_model.h) against the GPU's
 // capacity: the peak of a GPU with its breakdown and headroom, the "does not fit" verdict that run,
 // sweep, study and plan print, and the JSON object of a run summary. Memory is in GiB (2^30 B).
 //   std::string why = does_not_fit_text(peaks, mapping, capacity);
@@ -8,8 +8,8 @@
 #include <string>
 #include <vector>
 
-#include "workloads/mapping.h"
-#include "workloads/memory_model.h"
+#include "workloads/memory/memory_model.h"
+#include "workloads/program/mapping.h"
 
 namespace hybridsim::analysis {
 

@@ -12,7 +12,7 @@
 
 #include "sim/stream_executor.h"
 #include "topology/topology.h"
-#include "workloads/step_program.h"
+#include "workloads/program/step_program.h"
 
 namespace hybridsim::analysis {
 

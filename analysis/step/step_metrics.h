@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "sim/execution_record.h"
-#include "workloads/step_program.h"
+#include "workloads/program/step_program.h"
 
 namespace hybridsim::analysis {
 

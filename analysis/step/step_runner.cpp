@@ -14,7 +14,7 @@
 #include "sim/ring_embed.h"
 #include "sim/stream_executor.h"
 #include "topology/presets.h"
-#include "workloads/collective_load.h"
+#include "workloads/comm/collective_load.h"
 
 namespace hybridsim::analysis {
 

@@ -1,6 +1,7 @@
 // Simulates one training step of a dp × mp strategy end to end: builds the per-GPU programs
-// (workloads/step_program.h), plans every collective on the topology (workloads/comm_plan.h), runs
-// them on sim/'s network and streams, and measures the result (analysis/step/step_metrics.h).
+// (workloads/program/step_program.h), plans every collective on the topology
+// (workloads/comm/comm_plan.h), runs them on sim/'s network and streams, and measures the result
+// (analysis/step/step_metrics.h).
 //   StepSetup s;  s.profile = &p;  s.topology = &t;  s.placement = pl;  s.mapping = m;
 //   StepResult r = simulate_step(s);
 //   r.step_time; r.units_per_second; r.critical.exposed_communication;
@@ -12,18 +13,18 @@
 #include <vector>
 
 #include "analysis/step/critical_path.h"
-#include "analysis/step/step_progress.h"
 #include "analysis/step/step_metrics.h"
+#include "analysis/step/step_progress.h"
 #include "sim/network.h"
 #include "sim/stream_executor.h"
 #include "topology/topology.h"
-#include "workloads/comm_plan.h"
-#include "workloads/mapping.h"
-#include "workloads/placement.h"
-#include "workloads/profile.h"
-#include "workloads/step_config.h"
-#include "workloads/step_program.h"
-#include "workloads/variability.h"
+#include "workloads/comm/comm_plan.h"
+#include "workloads/profile/profile.h"
+#include "workloads/program/mapping.h"
+#include "workloads/program/placement.h"
+#include "workloads/program/step_program.h"
+#include "workloads/program/variability.h"
+#include "workloads/step/step_config.h"
 
 namespace hybridsim::analysis {
 

@@ -1,5 +1,5 @@
 // Several training steps of one setup, each with its own draws of the variability model
-// (workloads/variability.h: per-GPU kernel noise, per-worker padded sentence lengths), and what
+// (workloads/program/variability.h: per-GPU kernel noise, per-worker padded sentence lengths), and what
 // synchronous data parallelism makes of them: each step waits for its slowest worker. The result is
 // one StepResult whose step time is the mean over the steps, with the spread (mean, p95, min, max)
 // and every breakdown averaged over the steps (its parts still add up to the mean step exactly).

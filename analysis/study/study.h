@@ -121,7 +121,7 @@ struct StudyRunOptions {
   std::ostream* progress = nullptr;  // one line per simulated step (stderr in the CLI)
   std::optional<int> threads{};        // overrides config.threads
   bool ib_sensitivity = true;        // false: skip the faster-InfiniBand runs (they re-simulate)
-  // Each GPU's memory, a what-if (none: the cluster preset's GPU, workloads/gpu_spec.h).
+  // Each GPU's memory, a what-if (none: the cluster preset's GPU, workloads/gpu/gpu_spec.h).
   std::optional<workloads::GpuCapacity> memory{};
 };
 

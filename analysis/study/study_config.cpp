@@ -7,13 +7,13 @@
 
 #include "scenarios/loader/efficiency_points.h"
 #include "sim/error.h"
+#include "sim/yaml/field_reader.h"
+#include "sim/yaml/input_file.h"
 #include "topology/preset_registry.h"
-#include "topology/yaml/field_reader.h"
-#include "topology/yaml/input_file.h"
-#include "workloads/gpu_choice.h"
-#include "workloads/gpu_spec.h"
-#include "workloads/profile_gen.h"
-#include "workloads/profile_io.h"
+#include "workloads/generators/gpu_choice.h"
+#include "workloads/generators/profile_gen.h"
+#include "workloads/gpu/gpu_spec.h"
+#include "workloads/profile/profile_io.h"
 
 namespace hybridsim::analysis {
 namespace {
@@ -142,7 +142,7 @@ StudyNetwork read_network(FieldReader& r, const TreeNode& n, const std::string& 
     fail_at(n.where, path, name != nullptr ? "both name and profile given" : "neither name nor profile given",
             "exactly one of name (a built-in profile) or profile (a file)");
   workloads::Profile profile;
-  std::string profile_source = "built-in (workloads/profile_gen.h)";
+  std::string profile_source = "built-in (workloads/generators/profile_gen.h)";
   if (name != nullptr) {
     profile = workloads::builtin_profile(builtin_name(r, *name, path + ".name"), w.options);
   } else {
@@ -226,7 +226,7 @@ StudyNetwork builtin_study_network(std::string_view name, const std::vector<std:
   const workloads::Partitioner partitioner = workloads::default_partitioner(profile);
   return StudyNetwork{.name = profile.meta.network,
                       .profile = std::move(profile),
-                      .profile_source = "built-in (workloads/profile_gen.h)",
+                      .profile_source = "built-in (workloads/generators/profile_gen.h)",
                       .partitioner = partitioner,
                       .curve = efficiency_curve_by_name(eff, "default"),
                       .sensitivity_curves = std::move(sensitivity_curves),

@@ -2,7 +2,7 @@
 // statistical-efficiency curve and dataset), which GPU counts and mp values, the cluster, the
 // communication settings, the sensitivity runs and where the report goes. Read from YAML (format
 // hybridsim-study/1, every key declared in study_schema() and listed in analysis/README.md) with the
-// located reader every YAML file shares (topology/yaml/): "file:line:col: field: what; expected ...".
+// located reader every YAML file shares (sim/yaml/): "file:line:col: field: what; expected ...".
 //   StudyConfig c = load_study_config("scenarios/study/hybrid-vs-dp.yaml");
 //   c.networks[0].profile.meta.network == "inception-v3";  c.gpus == {8, 16, ..., 1024}
 #pragma once
@@ -11,15 +11,15 @@
 #include <string_view>
 #include <vector>
 
-#include "analysis/training/statistical_efficiency.h"
 #include "analysis/study/study_steps.h"
+#include "analysis/training/statistical_efficiency.h"
 #include "sim/collective.h"
-#include "topology/yaml/schema.h"
-#include "workloads/comm_plan.h"
-#include "workloads/gpu_choice.h"
-#include "workloads/placement.h"
-#include "workloads/profile.h"
-#include "workloads/step_program.h"
+#include "sim/yaml/schema.h"
+#include "workloads/comm/comm_plan.h"
+#include "workloads/generators/gpu_choice.h"
+#include "workloads/profile/profile.h"
+#include "workloads/program/placement.h"
+#include "workloads/program/step_program.h"
 
 namespace hybridsim::analysis {
 

@@ -4,7 +4,7 @@
 #include <ostream>
 
 #include "analysis/study/study_report.h"
-#include "workloads/profile_gen.h"
+#include "workloads/generators/profile_gen.h"
 
 namespace hybridsim::analysis {
 

@@ -193,7 +193,7 @@ void assumptions_section(const StudyResult& result, std::ostream& md) {
      << topology::presets::kDefaultLeafRadix << " NIC ports per leaf (topology/cluster.h defaults).\n"
      << "- **Mapping**: a worker's mp GPUs sit together on the fastest links of one machine (an NVLink "
         "pair for mp = 2, an NVLink quad for mp = 4); the data-parallel groups span the machines "
-        "(workloads/mapping.h default_mapping).\n"
+        "(workloads/program/mapping.h default_mapping).\n"
      << "- **Communication**: gradients all-reduced with the " << workloads::algorithm_name(c.algorithm)
      << " algorithm in buckets of " << sim::human_bytes(c.bucket_size)
      << ", each launched as soon as backward has produced it (overlapping the rest of backward); "

@@ -6,7 +6,7 @@
 #include "analysis/study/study_config.h"
 #include "sim/collective.h"
 #include "topology/preset_registry.h"
-#include "workloads/step_program.h"
+#include "workloads/program/step_program.h"
 
 namespace hybridsim::analysis {
 namespace {

@@ -15,7 +15,7 @@
 #include "analysis/step/step_runner.h"
 #include "sim/error.h"
 #include "topology/builder.h"
-#include "workloads/mapping.h"
+#include "workloads/program/mapping.h"
 
 namespace hybridsim::analysis {
 namespace {

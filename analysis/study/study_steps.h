@@ -14,16 +14,16 @@
 #include <vector>
 
 #include "analysis/step/step_metrics.h"
+#include "sim/collective.h"
 #include "sim/time.h"
 #include "sim/units.h"
-#include "sim/collective.h"
 #include "topology/preset_registry.h"
-#include "workloads/step_program.h"
 #include "topology/topology.h"
-#include "workloads/comm_plan.h"
-#include "workloads/memory_model.h"
-#include "workloads/placement.h"
-#include "workloads/profile.h"
+#include "workloads/comm/comm_plan.h"
+#include "workloads/memory/memory_model.h"
+#include "workloads/profile/profile.h"
+#include "workloads/program/placement.h"
+#include "workloads/program/step_program.h"
 
 namespace hybridsim::analysis {
 
@@ -64,7 +64,7 @@ struct StepPoint {
   GpuStepMetrics critical{};  // the GPU that finished last
   GpuStepMetrics mean{};      // means over the GPUs used
   sim::Bytes mp_cut_bytes{};  // activation bytes crossing GPUs per worker, forward
-  // Each MP rank's peak memory (workloads/memory_model.h), checked against a GPU's capacity by
+  // Each MP rank's peak memory (workloads/memory/memory_model.h), checked against a GPU's capacity by
   // plans and studies (analysis/step/memory_report.h).
   std::vector<workloads::MemoryBreakdown> memory_peaks{};
   std::uint64_t events = 0;

@@ -15,9 +15,9 @@
 #include <unordered_map>
 #include <vector>
 
+#include "analysis/step/step_runner.h"
 #include "analysis/trace/busy_fraction_bins.h"
 #include "analysis/trace/chrome_trace_writer.h"
-#include "analysis/step/step_runner.h"
 #include "analysis/trace/step_trace_options.h"
 #include "analysis/trace/trace_track_allocator.h"
 #include "sim/network.h"
@@ -114,7 +114,7 @@ class StepTraceObserver final : public sim::StreamObserver,
   void write_held_steps(std::uint32_t gpu, sim::Time start, sim::Time end);
   void write_counter_samples(sim::LinkId link);
   // The "memory" counter of each GPU (step_trace_memory.cpp): what its MP rank holds while each op's
-  // forward and backward runs and at the optimizer, from the memory model (workloads/memory_model.h),
+  // forward and backward runs and at the optimizer, from the memory model (workloads/memory/memory_model.h),
   // sampled at the start of the op's first kernel; back to what stays between steps after the
   // optimizer.
   struct MemoryLevels {

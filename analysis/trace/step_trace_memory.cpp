@@ -1,12 +1,12 @@
 // The memory counter of each GPU in a step trace: the memory model's live bytes at each point of the
-// MP rank's compute stream (workloads/memory_model.h: an op's forward, its backward, the optimizer),
+// MP rank's compute stream (workloads/memory/memory_model.h: an op's forward, its backward, the optimizer),
 // written as a Chrome counter sample ("C", series "GiB") when the point's first kernel starts, and
 // what stays between steps at the start and once the optimizer ends. The model gives one level per point, so the
 // track is a staircase over the step, its highest step the run's "peak memory".
 #include <cstdint>
 
 #include "analysis/trace/step_trace.h"
-#include "workloads/memory_model.h"
+#include "workloads/memory/memory_model.h"
 
 namespace hybridsim::analysis {
 namespace {

@@ -7,7 +7,7 @@
 #include <cmath>
 
 #include "sim/error.h"
-#include "workloads/profile_gen.h"
+#include "workloads/generators/profile_gen.h"
 
 namespace hybridsim::analysis {
 

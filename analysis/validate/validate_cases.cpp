@@ -1,4 +1,4 @@
-// The reader of validation case files: the shared located YAML reader (topology/yaml/) with the
+// The reader of validation case files: the shared located YAML reader (sim/yaml/) with the
 // schema table below, so a case file follows the rules of every other input (repeated keys,
 // unknown fields with "did you mean", file:line:col on every error).
 #include "analysis/validate/validate_cases.h"
@@ -7,9 +7,9 @@
 
 #include "sim/error.h"
 #include "sim/text.h"
-#include "topology/yaml/field_reader.h"
-#include "topology/yaml/input_file.h"
-#include "topology/yaml/tree.h"
+#include "sim/yaml/field_reader.h"
+#include "sim/yaml/input_file.h"
+#include "sim/yaml/tree.h"
 
 namespace hybridsim::analysis {
 namespace {

@@ -12,7 +12,7 @@
 
 #include "sim/collective.h"
 #include "sim/units.h"
-#include "topology/yaml/schema.h"
+#include "sim/yaml/schema.h"
 
 namespace hybridsim::analysis {
 

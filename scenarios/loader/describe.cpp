@@ -3,8 +3,8 @@
 
 #include "scenarios/loader/resolve.h"
 #include "topology/cluster.h"
-#include "workloads/gpu_choice.h"
-#include "workloads/gpu_spec.h"
+#include "workloads/generators/gpu_choice.h"
+#include "workloads/gpu/gpu_spec.h"
 
 namespace hybridsim::scenarios {
 namespace {

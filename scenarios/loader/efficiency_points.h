@@ -8,7 +8,7 @@
 #include <utility>
 #include <vector>
 
-#include "topology/yaml/field_reader.h"
+#include "sim/yaml/field_reader.h"
 
 namespace hybridsim::scenarios {
 

@@ -1,4 +1,4 @@
-// The scenario's field reader: the reader every YAML file type shares (topology/yaml/field_reader.h)
+// The scenario's field reader: the reader every YAML file type shares (sim/yaml/field_reader.h)
 // over the scenario schema, recording where each value was written into the scenario's Provenance.
 // Internal to scenarios/ (used by the scenario builder).
 //   FieldReader r(provenance, "s.yaml");
@@ -9,8 +9,8 @@
 
 #include "scenarios/loader/scenario.h"
 #include "scenarios/loader/schema.h"
-#include "topology/yaml/field_reader.h"
-#include "topology/yaml/tree.h"
+#include "sim/yaml/field_reader.h"
+#include "sim/yaml/tree.h"
 
 namespace hybridsim::scenarios {
 

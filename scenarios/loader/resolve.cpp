@@ -6,9 +6,9 @@
 #include "sim/error.h"
 #include "topology/preset_registry.h"
 #include "topology/yaml_loader.h"
-#include "workloads/gpu_choice.h"
-#include "workloads/profile_gen.h"
-#include "workloads/profile_io.h"
+#include "workloads/generators/gpu_choice.h"
+#include "workloads/generators/profile_gen.h"
+#include "workloads/profile/profile_io.h"
 
 namespace hybridsim::scenarios {
 namespace {

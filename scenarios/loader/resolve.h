@@ -17,13 +17,13 @@
 #include "sim/network.h"
 #include "sim/stream_executor.h"
 #include "topology/topology.h"
-#include "workloads/comm_plan.h"
-#include "workloads/mapping.h"
-#include "workloads/memory_model.h"
-#include "workloads/placement.h"
-#include "workloads/profile.h"
-#include "workloads/step_config.h"
-#include "workloads/step_program.h"
+#include "workloads/comm/comm_plan.h"
+#include "workloads/memory/memory_model.h"
+#include "workloads/profile/profile.h"
+#include "workloads/program/mapping.h"
+#include "workloads/program/placement.h"
+#include "workloads/program/step_program.h"
+#include "workloads/step/step_config.h"
 
 namespace hybridsim::scenarios {
 
@@ -42,7 +42,7 @@ workloads::Profile load_workload_profile(const Scenario& scenario);  // scaled t
 workloads::MpPlacement build_placement(const Scenario& scenario, const workloads::Profile& profile);
 workloads::WorkerMapping build_mapping(const Scenario& scenario, const topology::Topology& topology);
 // Each GPU's memory: cluster.gpu_memory when written, else the preset's GPU (topology/
-// preset_registry.h through workloads/gpu_spec.h), else, for a topology file, the profile's GPU;
+// preset_registry.h through workloads/gpu/gpu_spec.h), else, for a topology file, the profile's GPU;
 // none when none of them is known.
 std::optional<workloads::GpuCapacity> gpu_memory_capacity(const Scenario& scenario, const workloads::Profile& profile);
 

@@ -15,17 +15,17 @@
 #include <utility>
 #include <vector>
 
+#include "scenarios/loader/trace_settings.h"
 #include "sim/budget.h"
+#include "sim/collective.h"
 #include "sim/network.h"
 #include "sim/time.h"
 #include "sim/units.h"
-#include "scenarios/loader/trace_settings.h"
 #include "topology/cluster_spec.h"
-#include "sim/collective.h"
-#include "workloads/comm_plan.h"
-#include "workloads/gpu_choice.h"
-#include "workloads/step_program.h"
-#include "workloads/variability.h"
+#include "workloads/comm/comm_plan.h"
+#include "workloads/generators/gpu_choice.h"
+#include "workloads/program/step_program.h"
+#include "workloads/program/variability.h"
 
 namespace hybridsim::scenarios {
 
@@ -37,7 +37,7 @@ using topology::LinkOverrides;
 struct ClusterSettings : topology::ClusterSpec {
   ClusterSettings() { preset.clear(); }
   std::filesystem::path topology;  // custom topology file as written (relative to base_dir)
-  std::optional<sim::Bytes> gpu_memory;  // nullopt (auto): the GPU's own, workloads/gpu_spec.h
+  std::optional<sim::Bytes> gpu_memory;  // nullopt (auto): the GPU's own, workloads/gpu/gpu_spec.h
   bool operator==(const ClusterSettings&) const = default;
 };
 

@@ -1,6 +1,6 @@
 // The scenario schema: every YAML key of a scenario file declared once — its path, type, unit,
 // bounds, default and help — in one table (schema_table.cpp), read with the mechanics every YAML
-// file type shares (topology/yaml/schema.h). Validation, defaults, `--set` path checks, "did you
+// file type shares (sim/yaml/schema.h). Validation, defaults, `--set` path checks, "did you
 // mean" suggestions and the field reference (scenarios/README.md, --help-schema) are all derived
 // from it. The functions below are the scenario's shorthands for the table's lookups.
 //   const FieldSpec* f = find_field("communication.message_size");   // default_text_of(*f) == "512 KiB"
@@ -10,7 +10,7 @@
 #include <string_view>
 #include <vector>
 
-#include "topology/yaml/schema.h"
+#include "sim/yaml/schema.h"
 
 namespace hybridsim::scenarios {
 

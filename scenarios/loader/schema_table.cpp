@@ -7,9 +7,9 @@
 #include "sim/budget.h"
 #include "sim/collective.h"
 #include "topology/preset_registry.h"
-#include "workloads/gpu_choice.h"
-#include "workloads/step_program.h"
-#include "workloads/profile_gen.h"
+#include "workloads/generators/gpu_choice.h"
+#include "workloads/generators/profile_gen.h"
+#include "workloads/program/step_program.h"
 
 namespace hybridsim::scenarios {
 namespace {

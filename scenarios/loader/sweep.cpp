@@ -4,7 +4,7 @@
 
 #include "scenarios/loader/scenario_build.h"
 #include "sim/error.h"
-#include "topology/yaml/input_file.h"
+#include "sim/yaml/input_file.h"
 
 namespace hybridsim::scenarios {
 namespace {

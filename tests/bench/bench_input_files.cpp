@@ -11,7 +11,7 @@
 #include "analysis/study/study_config.h"
 #include "scenarios/loader/scenario.h"
 #include "topology/yaml_loader.h"
-#include "workloads/profile_io.h"
+#include "workloads/profile/profile_io.h"
 
 using namespace hybridsim;
 

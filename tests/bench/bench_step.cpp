@@ -12,7 +12,7 @@
 
 #include "analysis/step/step_runner.h"
 #include "topology/preset_registry.h"
-#include "workloads/profile_gen.h"
+#include "workloads/generators/profile_gen.h"
 
 using namespace hybridsim;
 

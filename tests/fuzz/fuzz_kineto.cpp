@@ -3,8 +3,8 @@
 #include <string>
 
 #include "tests/fuzz/fuzz_target.h"
-#include "workloads/import_kineto.h"
-#include "workloads/import_kineto_trace.h"
+#include "workloads/import/import_kineto.h"
+#include "workloads/import/import_kineto_trace.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   using namespace hybridsim;

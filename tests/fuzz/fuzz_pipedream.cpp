@@ -1,6 +1,6 @@
 // Fuzz target: PipeDream profiler graphs, parsed and imported.
 #include "tests/fuzz/fuzz_target.h"
-#include "workloads/import_pipedream.h"
+#include "workloads/import/import_pipedream.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   using namespace hybridsim;

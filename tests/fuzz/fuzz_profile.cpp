@@ -1,6 +1,6 @@
 // Fuzz target: profile files (format hybridsim-profile/1).
 #include "tests/fuzz/fuzz_target.h"
-#include "workloads/profile_io.h"
+#include "workloads/profile/profile_io.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   using namespace hybridsim;

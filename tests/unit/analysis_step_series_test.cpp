@@ -1,6 +1,7 @@
 // Several steps with their own draws (analysis/step/step_series.h): the spread (mean, p95 by
 // nearest rank, min, max), breakdowns averaged so that they still add up, and synchronous steps
-// waiting for their slowest GPU — all derived by hand from the factors workloads/variability.h draws.
+// waiting for their slowest GPU — all derived by hand from the factors that
+// workloads/program/variability.h draws.
 #include <doctest/doctest.h>
 
 #include <cmath>

@@ -5,10 +5,10 @@
 #include "analysis/step/step_runner.h"
 #include "sim/error.h"
 #include "sim/ring_collective.h"
+#include "tests/unit/toy_profile.h"
 #include "topology/preset_registry.h"
 #include "topology/presets.h"
-#include "tests/unit/toy_profile.h"
-#include "workloads/profile.h"
+#include "workloads/profile/profile.h"
 
 using namespace hybridsim;
 using sim::Bytes;

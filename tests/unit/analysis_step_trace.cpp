@@ -6,11 +6,11 @@
 #include <cmath>
 #include <set>
 
-#include "sim/time_window.h"
-#include "topology/gpu_list.h"
 #include "analysis/trace/step_trace.h"
 #include "analysis_step_trace_check.h"
 #include "sim/error.h"
+#include "sim/time_window.h"
+#include "topology/gpu_list.h"
 #include "topology/preset_registry.h"
 #include "topology/presets.h"
 
@@ -168,7 +168,7 @@ TEST_CASE("step trace: a process per GPU, a thread per stream, kernels add up to
   CHECK(t.on(1, 4)[1].dur == 42'943);
   CHECK(t.flows == 4);
 
-  // Each GPU's memory counter, from the memory model (workloads/memory_model.h). GPU 0 (MP rank 0,
+  // Each GPU's memory counter, from the memory model (workloads/memory/memory_model.h). GPU 0 (MP rank 0,
   // op0 and op1, dp 2) holds for the whole step: weights 8 MiB, dense gradients 8 MiB, SGD's momentum
   // 2 Mi parameters × 4 B = 8 MiB, DDP's bucket copy 8 MiB, NCCL's buffers 6 channels × 4
   // connections (auto) × 9,633,792 B = 231,211,008 B and the 1 GiB framework allowance:

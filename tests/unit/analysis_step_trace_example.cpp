@@ -6,12 +6,12 @@
 
 #include <cstdlib>
 
-#include "sim/time_window.h"
-#include "topology/gpu_list.h"
 #include "analysis/trace/step_trace.h"
 #include "analysis_step_trace_check.h"
+#include "sim/time_window.h"
+#include "topology/gpu_list.h"
 #include "topology/preset_registry.h"
-#include "workloads/profile_gen.h"
+#include "workloads/generators/profile_gen.h"
 
 using namespace hybridsim;
 using namespace step_trace_test;

@@ -10,8 +10,8 @@
 #include "analysis/study/study_config.h"
 #include "schema_checks.h"
 #include "sim/error.h"
-#include "workloads/profile_gen.h"
-#include "workloads/profile_io.h"
+#include "workloads/generators/profile_gen.h"
+#include "workloads/profile/profile_io.h"
 
 using namespace hybridsim;
 using analysis::parse_study_config;

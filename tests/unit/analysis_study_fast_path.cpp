@@ -5,7 +5,7 @@
 #include <cstdlib>
 
 #include "analysis/study/study_steps.h"
-#include "workloads/profile_gen.h"
+#include "workloads/generators/profile_gen.h"
 
 using namespace hybridsim;
 

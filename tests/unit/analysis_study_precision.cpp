@@ -11,8 +11,8 @@
 #include "analysis/study/study_config.h"
 #include "sim/error.h"
 #include "topology/preset_registry.h"
-#include "workloads/profile_gen.h"
-#include "workloads/profile_io.h"
+#include "workloads/generators/profile_gen.h"
+#include "workloads/profile/profile_io.h"
 
 using namespace hybridsim;
 using workloads::Precision;

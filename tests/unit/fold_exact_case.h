@@ -8,8 +8,8 @@
 
 #include "analysis/step/step_runner.h"
 #include "topology/preset_registry.h"
-#include "workloads/mapping.h"
-#include "workloads/placement.h"
+#include "workloads/program/mapping.h"
+#include "workloads/program/placement.h"
 
 namespace hybridsim::testing {
 

@@ -13,7 +13,7 @@
 #include "tests/unit/import_kineto_files.h"
 #include "tests/unit/import_kineto_maker.h"
 #include "tests/unit/test_files.h"
-#include "workloads/import_kineto.h"
+#include "workloads/import/import_kineto.h"
 
 using namespace hybridsim;
 using hybridsim::testing::read_whole_file;

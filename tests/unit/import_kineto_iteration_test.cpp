@@ -1,4 +1,4 @@
-// The steps of extract_iteration (workloads/import_kineto_detail.h), each on a hand-made trace of
+// The steps of extract_iteration (workloads/import/import_kineto_detail.h), each on a hand-made trace of
 // one iteration (tests/unit/import_kineto_maker.h), so that every number below is read off it:
 //
 //   thread 0 (forward)          launch   GPU (stream)            thread 1 (backward)
@@ -14,7 +14,7 @@
 #include <optional>
 
 #include "tests/unit/import_kineto_maker.h"
-#include "workloads/import_kineto_detail.h"
+#include "workloads/import/import_kineto_detail.h"
 
 using namespace hybridsim;
 using namespace hybridsim::workloads::kineto_detail;

@@ -7,7 +7,7 @@
 #include <cstdint>
 #include <string>
 
-#include "workloads/import_kineto_trace.h"
+#include "workloads/import/import_kineto_trace.h"
 
 namespace hybridsim::testing {
 

@@ -1,4 +1,4 @@
-// The Kineto reader's steps (workloads/import_kineto_reader.h, import_kineto_values.h) on
+// The Kineto reader's steps (workloads/import/import_kineto_reader.h, import_kineto_values.h) on
 // hand-made values: exact decoding of µs, counts and ids; the event step (TraceBuilder) that keeps,
 // converts and checks each finished event; the byte-counting buffer behind the events' offsets.
 #include <doctest/doctest.h>
@@ -6,7 +6,7 @@
 #include <sstream>
 
 #include "sim/error.h"
-#include "workloads/import_kineto_reader.h"
+#include "workloads/import/import_kineto_reader.h"
 
 using namespace hybridsim;
 using namespace hybridsim::workloads::kineto_detail;

@@ -9,8 +9,8 @@
 #include "scenarios/loader/resolve.h"
 #include "sim/error.h"
 #include "tests/unit/import_kineto_files.h"
-#include "workloads/import_kineto.h"
-#include "workloads/profile_io.h"
+#include "workloads/import/import_kineto.h"
+#include "workloads/profile/profile_io.h"
 
 using namespace hybridsim;
 using hybridsim::testing::replace_nth;

@@ -11,11 +11,11 @@
 
 #include "analysis/step/step_runner.h"
 #include "sim/error.h"
-#include "topology/presets.h"
-#include "workloads/import_kineto.h"
-#include "workloads/profile_io.h"
 #include "tests/unit/import_kineto_files.h"
 #include "tests/unit/test_files.h"
+#include "topology/presets.h"
+#include "workloads/import/import_kineto.h"
+#include "workloads/profile/profile_io.h"
 
 using namespace hybridsim;
 using sim::Bytes;

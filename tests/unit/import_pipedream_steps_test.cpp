@@ -1,4 +1,4 @@
-// The steps of the PipeDream importer (workloads/import_pipedream_detail.h), each on a hand-made
+// The steps of the PipeDream importer (workloads/import/import_pipedream_detail.h), each on a hand-made
 // graph: a data-loading input node 1 feeding the chain 2 → 3 → 4, which forks into 5 and 6, which
 // join in 7 (listed out of order: the file's order is not the graph's).
 //
@@ -13,7 +13,7 @@
 #include <doctest/doctest.h>
 
 #include "sim/error.h"
-#include "workloads/import_pipedream_detail.h"
+#include "workloads/import/import_pipedream_detail.h"
 
 using namespace hybridsim;
 using namespace hybridsim::workloads::pipedream_detail;

@@ -5,8 +5,8 @@
 #include <cstdio>
 
 #include "sim/error.h"
-#include "workloads/import_pipedream.h"
-#include "workloads/profile_io.h"
+#include "workloads/import/import_pipedream.h"
+#include "workloads/profile/profile_io.h"
 
 using namespace hybridsim;
 using sim::Bytes;

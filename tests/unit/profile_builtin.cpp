@@ -13,9 +13,9 @@
 #include <string>
 
 #include "sim/error.h"
-#include "workloads/profile_gen.h"
-#include "workloads/profile_io.h"
 #include "tests/unit/test_files.h"
+#include "workloads/generators/profile_gen.h"
+#include "workloads/profile/profile_io.h"
 
 using namespace hybridsim;
 using namespace hybridsim::workloads;

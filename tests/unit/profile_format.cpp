@@ -1,4 +1,4 @@
-// The profile format (workloads/profile_io.h): a small hand-written profile parsed, summed and
+// The profile format (workloads/profile/profile_io.h): a small hand-written profile parsed, summed and
 // round-tripped, and every malformed variant rejected with file:line:col and the field at fault.
 #include <doctest/doctest.h>
 
@@ -6,7 +6,7 @@
 
 #include "schema_checks.h"
 #include "sim/error.h"
-#include "workloads/profile_io.h"
+#include "workloads/profile/profile_io.h"
 
 using namespace hybridsim;
 using namespace hybridsim::workloads;
@@ -213,7 +213,7 @@ TEST_CASE("profile format: errors name file:line:col, the field and what was exp
     CHECK(e == "tiny.yaml:29:15: ops[2].backward: got \"none\"; expected a list of kernels {name, duration, "
               "idle_before, bound}, [] for none");
   }
-  // The rules every YAML input shares (topology/yaml/tree.h), with the same messages.
+  // The rules every YAML input shares (sim/yaml/tree.h), with the same messages.
   SUBCASE("repeated key") {
     const auto e = error_of(replaced(kTiny, "  gpu: test-gpu\n", "  gpu: test-gpu\n  gpu: other\n"));
     CHECK(e == "tiny.yaml:5:3: invalid YAML: repeated key 'gpu'");

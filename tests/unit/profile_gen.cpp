@@ -7,7 +7,7 @@
 #include <string>
 
 #include "sim/error.h"
-#include "workloads/profile_gen.h"
+#include "workloads/generators/profile_gen.h"
 
 using namespace hybridsim;
 using namespace hybridsim::workloads;

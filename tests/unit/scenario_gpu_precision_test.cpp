@@ -8,9 +8,9 @@
 
 #include "scenarios/loader/resolve.h"
 #include "sim/error.h"
-#include "workloads/gpu_choice.h"
-#include "workloads/profile_gen.h"
-#include "workloads/profile_io.h"
+#include "workloads/generators/gpu_choice.h"
+#include "workloads/generators/profile_gen.h"
+#include "workloads/profile/profile_io.h"
 
 using namespace hybridsim;
 using namespace hybridsim::scenarios;

@@ -18,8 +18,8 @@
 #include "analysis/run/scenario_run.h"
 #include "scenarios/loader/resolve.h"
 #include "scenarios/loader/sweep.h"
-#include "sim/link.h"
 #include "shipped_scenarios.h"
+#include "sim/link.h"
 #include "test_files.h"
 
 using namespace hybridsim;
@@ -40,7 +40,7 @@ std::string figures(const std::string& what, const analysis::ScenarioRun& run) {
   for (int k = 0; k < sim::kLinkKindCount; ++k)
     if (const auto b = r.bytes_by_link_kind[static_cast<std::size_t>(k)]; b.count() > 0)
       line += ", " + std::string(sim::link_kind_key(static_cast<sim::LinkKind>(k))) + " " + std::to_string(b.count()) + " B";
-  // The largest GPU's peak memory (workloads/memory_model.h) and whether every GPU fits.
+  // The largest GPU's peak memory (workloads/memory/memory_model.h) and whether every GPU fits.
   const auto peaks = run.memory.peaks();
   if (!peaks.empty())
     line += ", peak memory " + std::to_string(workloads::largest_peak(peaks).count()) +

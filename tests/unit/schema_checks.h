@@ -1,4 +1,4 @@
-// Checks every file type's schema table must pass (topology/yaml/schema.h): paths declared once,
+// Checks every file type's schema table must pass (sim/yaml/schema.h): paths declared once,
 // parents first, help on every field, defaults that are valid values of their field; and the field
 // reference in the file type's README kept identical to the text generated from the table. After
 // changing a table, regenerate every README block:
@@ -13,8 +13,8 @@
 #include <sstream>
 #include <string>
 
-#include "topology/yaml/field_reader.h"
-#include "topology/yaml/schema.h"
+#include "sim/yaml/field_reader.h"
+#include "sim/yaml/schema.h"
 
 namespace hybridsim::test {
 

@@ -6,7 +6,7 @@
 #include <utility>
 #include <vector>
 
-#include "workloads/profile.h"
+#include "workloads/profile/profile.h"
 
 namespace hybridsim::testing {
 

@@ -1,10 +1,10 @@
-// What a collective takes from its GPUs while it runs (workloads/collective_load.h): SMs per
+// What a collective takes from its GPUs while it runs (workloads/comm/collective_load.h): SMs per
 // channel, memory traffic from the rate its channels receive at, shares of links crossed twice.
 #include <doctest/doctest.h>
 
 #include "tests/unit/toy_profile.h"
 #include "topology/presets.h"
-#include "workloads/collective_load.h"
+#include "workloads/comm/collective_load.h"
 
 using namespace hybridsim;
 using namespace hybridsim::workloads;

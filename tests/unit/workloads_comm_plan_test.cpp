@@ -5,7 +5,7 @@
 
 #include "sim/error.h"
 #include "topology/preset_registry.h"
-#include "workloads/comm_plan.h"
+#include "workloads/comm/comm_plan.h"
 
 using namespace hybridsim;
 using workloads::AllReduceAlgorithm;

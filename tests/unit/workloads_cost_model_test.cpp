@@ -8,10 +8,10 @@
 #include <string>
 
 #include "sim/error.h"
-#include "workloads/cost_model.h"
-#include "workloads/gpu_spec.h"
-#include "workloads/profile_gen.h"
-#include "workloads/profile_io.h"
+#include "workloads/generators/profile_gen.h"
+#include "workloads/gpu/cost_model.h"
+#include "workloads/gpu/gpu_spec.h"
+#include "workloads/profile/profile_io.h"
 
 using namespace hybridsim;
 using namespace hybridsim::workloads;

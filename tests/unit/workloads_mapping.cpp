@@ -5,7 +5,7 @@
 #include "sim/error.h"
 #include "topology/preset_registry.h"
 #include "topology/presets.h"
-#include "workloads/mapping.h"
+#include "workloads/program/mapping.h"
 
 using namespace hybridsim;
 using namespace hybridsim::workloads;

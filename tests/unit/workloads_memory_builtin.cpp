@@ -7,8 +7,8 @@
 
 #include <algorithm>
 
-#include "workloads/memory_model.h"
-#include "workloads/profile_gen.h"
+#include "workloads/generators/profile_gen.h"
+#include "workloads/memory/memory_model.h"
 
 using namespace hybridsim;
 using namespace hybridsim::workloads;

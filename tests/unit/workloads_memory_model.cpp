@@ -5,7 +5,7 @@
 #include <doctest/doctest.h>
 
 #include "tests/unit/toy_profile.h"
-#include "workloads/memory_model.h"
+#include "workloads/memory/memory_model.h"
 
 using namespace hybridsim;
 using namespace hybridsim::workloads;

@@ -3,7 +3,7 @@
 #include <doctest/doctest.h>
 
 #include "tests/unit/toy_profile.h"
-#include "workloads/op_order.h"
+#include "workloads/program/op_order.h"
 
 using namespace hybridsim;
 using namespace hybridsim::workloads;

@@ -4,7 +4,7 @@
 
 #include "sim/error.h"
 #include "tests/unit/toy_profile.h"
-#include "workloads/placement.h"
+#include "workloads/program/placement.h"
 
 using namespace hybridsim;
 using namespace hybridsim::workloads;

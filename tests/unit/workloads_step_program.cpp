@@ -6,8 +6,8 @@
 
 #include "tests/unit/toy_profile.h"
 #include "topology/presets.h"
-#include "workloads/step_program.h"
-#include "workloads/step_program_parts.h"
+#include "workloads/program/step_program.h"
+#include "workloads/program/step_program_parts.h"
 
 using namespace hybridsim;
 using namespace hybridsim::workloads;

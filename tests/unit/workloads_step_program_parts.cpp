@@ -1,9 +1,9 @@
-// The named steps of build_step_program (workloads/step_program_parts.h), each on a toy profile
+// The named steps of build_step_program (workloads/program/step_program_parts.h), each on a toy profile
 // whose labels, edges, buckets, events and streams are derived by hand in the comments.
 #include <doctest/doctest.h>
 
 #include "tests/unit/toy_profile.h"
-#include "workloads/step_program_parts.h"
+#include "workloads/program/step_program_parts.h"
 
 using namespace hybridsim;
 using namespace hybridsim::workloads;

@@ -1,11 +1,11 @@
-// The variability model (workloads/variability.h): the WMT16 length distribution, the sampler's
+// The variability model (workloads/program/variability.h): the WMT16 length distribution, the sampler's
 // bins, expected padded lengths derived by hand on a tiny distribution, and the per-step draws
 // (deterministic, per GPU independent of the others, with the documented moments).
 #include <doctest/doctest.h>
 
 #include <cmath>
 
-#include "workloads/variability.h"
+#include "workloads/program/variability.h"
 
 using namespace hybridsim::workloads;
 

@@ -1,4 +1,4 @@
-// The located YAML reader every input file shares (topology/yaml/): the tree's rules and budget, the
+// The located YAML reader every input file shares (sim/yaml/): the tree's rules and budget, the
 // schema mechanics on a small table of their own, the field reader, and reading input files.
 #include <doctest/doctest.h>
 
@@ -11,10 +11,10 @@
 #include <thread>
 
 #include "sim/error.h"
-#include "topology/yaml/field_reader.h"
-#include "topology/yaml/input_file.h"
-#include "topology/yaml/schema.h"
-#include "topology/yaml/tree.h"
+#include "sim/yaml/field_reader.h"
+#include "sim/yaml/input_file.h"
+#include "sim/yaml/schema.h"
+#include "sim/yaml/tree.h"
 
 using namespace hybridsim;
 using namespace hybridsim::yaml;

@@ -1,0 +1,245 @@
+#include "workloads/comm/comm_plan.h"
+
+#include <algorithm>
+#include <cctype>
+#include <string>
+
+#include "sim/error.h"
+#include "sim/ring_collective.h"
+#include "topology/ring_channels.h"
+#include "topology/tree_channels.h"
+#include "workloads/comm/comm_model.h"
+
+namespace hybridsim::workloads {
+
+std::string_view algorithm_name(AllReduceAlgorithm a) {
+  switch (a) {
+    case AllReduceAlgorithm::Auto: return "auto";
+    case AllReduceAlgorithm::Ring: return "ring";
+    case AllReduceAlgorithm::Tree: return "tree";
+    case AllReduceAlgorithm::Hierarchical: return "hierarchical";
+  }
+  return "?";
+}
+
+AllReduceAlgorithm parse_algorithm(std::string_view text) {
+  if (text == "auto") return AllReduceAlgorithm::Auto;
+  if (text == "ring") return AllReduceAlgorithm::Ring;
+  if (text == "tree") return AllReduceAlgorithm::Tree;
+  if (text == "hierarchical") return AllReduceAlgorithm::Hierarchical;
+  throw InputError("unknown all-reduce algorithm \"" + std::string(text) +
+                   "\": expected auto, ring, tree or hierarchical");
+}
+
+std::optional<sim::Protocol> parse_protocol_option(std::string_view text) {
+  if (text == "auto") return std::nullopt;
+  try {
+    return sim::parse_protocol(text);
+  } catch (const InputError&) {
+    throw InputError("unknown protocol \"" + std::string(text) +
+                     "\": expected auto, ll, ll128, simple or ideal");
+  }
+}
+
+std::string protocol_option_name(std::optional<sim::Protocol> p) {
+  if (!p) return "auto";
+  std::string s(sim::protocol_name(*p));
+  for (char& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return s;
+}
+
+std::unique_ptr<sim::Collective> make_collective(sim::Network& network, CollectivePlan plan,
+                                                 sim::CollectiveConfig config) {
+  if (plan.algorithm == AllReduceAlgorithm::Tree) {
+    config.timing = plan.timing;
+    return std::make_unique<sim::TreeCollective>(network, plan.ranks, std::move(plan.trees),
+                                                 plan.phases.empty() ? sim::Bytes() : plan.phases[0][0].size,
+                                                 config);
+  }
+  if (plan.phases.size() == 1 && plan.phases[0].size() == 1) {
+    sim::CollectiveChain::Part& part = plan.phases[0][0];
+    config.timing = part.timing.value_or(plan.timing);
+    return std::make_unique<sim::RingCollective>(network, part.op, plan.ranks,
+                                                 std::move(part.channels), part.size, config);
+  }
+  return std::make_unique<sim::CollectiveChain>(network, plan.ranks, std::move(plan.phases), config);
+}
+
+CommPlanner::CommPlanner(const topology::Topology& topology, CommOptions options)
+    : topology_(topology), options_(options) {}
+
+CommPlanner::Entry& CommPlanner::entry(const std::vector<int>& members) {
+  auto it = cache_.find(members);
+  if (it != cache_.end()) return it->second;
+  Entry e;
+  if (members.size() == 2) {
+    // Two ranks: a "ring" is a pair of routes. Point-to-point transfers and 2-GPU collectives use
+    // one channel per direction of the direct route.
+    const topology::DeviceId a = topology_.gpu(members[0]);
+    const topology::DeviceId b = topology_.gpu(members[1]);
+    topology::RouteOptions ro;
+    ro.avoid_nvlink = options_.pcie_only;
+    const sim::Route ab = topology_.route(a, b, ro);
+    const sim::Route ba = topology_.route(b, a, ro);
+    e.rings.rings.push_back({a, b});
+    e.rings.routes.push_back({ab, ba});
+    e.rings.route_options = ro;
+    const int count = options_.channels.value_or(1);
+    for (int c = 1; c < count; ++c) {
+      e.rings.rings.push_back(e.rings.rings[0]);
+      e.rings.routes.push_back(e.rings.routes[0]);
+    }
+    e.rings.saturating_channels = count;
+  } else {
+    std::vector<topology::DeviceId> devices;
+    for (const int r : members) devices.push_back(topology_.gpu(r));
+    topology::RingOptions ro;
+    ro.pcie_only = options_.pcie_only;
+    ro.channels = options_.channels;
+    e.rings = topology::find_rings(topology_, devices, ro);
+  }
+  std::vector<topology::DeviceId> devices;
+  for (const int r : members) devices.push_back(topology_.gpu(r));
+  e.channels = topology::to_ring_channels(e.rings, devices);
+  return cache_.emplace(members, std::move(e)).first->second;
+}
+
+const std::vector<sim::RingChannel>& CommPlanner::ring_channels(const std::vector<int>& members) {
+  return entry(members).channels;
+}
+
+sim::NcclMachine CommPlanner::nccl_machine(const std::vector<int>& members, sim::CollectiveOp op) {
+  Entry& e = entry(members);
+  if (!e.machine) {
+    std::vector<topology::DeviceId> devices;
+    for (const int r : members) devices.push_back(topology_.gpu(r));
+    e.machine = describe_for_nccl(topology_, devices, e.channels, op, options_.pcie_only);
+  }
+  sim::NcclMachine m = *e.machine;
+  m.op = op;  // the only part that depends on the call
+  return m;
+}
+
+std::vector<sim::CollectiveChain::Part> CommPlanner::ring_phase(
+    const std::vector<std::vector<int>>& groups, const std::vector<int>& members,
+    sim::CollectiveOp op, sim::Bytes size, sim::Protocol* chosen,
+    std::optional<sim::NcclEstimate>* nccl) {
+  // groups hold indices into members; each group becomes one ring collective, its protocol NCCL's
+  // choice for a ring of that group unless fixed.
+  std::vector<sim::CollectiveChain::Part> parts;
+  for (const auto& group : groups) {
+    std::vector<int> global;
+    for (const int i : group) global.push_back(members[static_cast<std::size_t>(i)]);
+    sim::CollectiveChain::Part part;
+    part.members.assign(group.begin(), group.end());
+    part.op = op;
+    part.size = size;
+    part.channels = ring_channels(global);
+    part.timing = sim::ProtocolTiming{};
+    if (options_.protocol != sim::Protocol::Ideal && global.size() > 1) {
+      const sim::NcclMachine m = nccl_machine(global, op);
+      const sim::NcclChoice c = sim::nccl_choose(m, size, sim::NcclAlgorithm::Ring, options_.protocol);
+      part.timing = sim::nccl_timing(m, sim::NcclAlgorithm::Ring, c.protocol, size);
+      if (chosen) *chosen = c.protocol;
+      if (nccl) *nccl = c.estimate;
+    }
+    parts.push_back(std::move(part));
+  }
+  return parts;
+}
+
+std::optional<CollectivePhases> CommPlanner::hierarchical(const CollectiveSpec& spec,
+                                                          sim::Protocol* chosen,
+                                                          std::optional<sim::NcclEstimate>* nccl) {
+  // Members grouped by machine, in rank order; every machine must hold the same number G of them.
+  const auto n = static_cast<int>(spec.members.size());
+  std::map<int, std::vector<int>> by_node;
+  for (int i = 0; i < n; ++i)
+    by_node[topology_.device(topology_.gpu(spec.members[static_cast<std::size_t>(i)])).node.value_or(0)]
+        .push_back(i);
+  const std::size_t g = by_node.begin()->second.size();
+  bool uniform = by_node.size() > 1 && g > 1;
+  for (const auto& [node, idx] : by_node) uniform = uniform && idx.size() == g;
+  if (!uniform) return std::nullopt;
+  std::vector<std::vector<int>> intra, inter(g);
+  for (const auto& [node, idx] : by_node) {
+    intra.push_back(idx);
+    for (std::size_t j = 0; j < g; ++j) inter[j].push_back(idx[j]);
+  }
+  // After the reduce-scatter each GPU holds 1/G of the reduced data: that slice is all-reduced
+  // across machines, then gathered back.
+  const sim::Bytes slice = sim::Bytes::of((spec.size.count() + static_cast<std::int64_t>(g) - 1) /
+                                          static_cast<std::int64_t>(g));
+  CollectivePhases phases;
+  phases.push_back(ring_phase(intra, spec.members, sim::CollectiveOp::ReduceScatter, spec.size, nullptr, nullptr));
+  phases.push_back(ring_phase(inter, spec.members, sim::CollectiveOp::AllReduce, slice, chosen, nccl));
+  phases.push_back(ring_phase(intra, spec.members, sim::CollectiveOp::AllGather, spec.size, nullptr, nullptr));
+  return phases;
+}
+
+CollectivePlan CommPlanner::plan(const CollectiveSpec& spec) {
+  const auto n = static_cast<int>(spec.members.size());
+  std::vector<int> all(static_cast<std::size_t>(n));
+  for (int i = 0; i < n; ++i) all[static_cast<std::size_t>(i)] = i;
+  CollectivePlan plan;
+  plan.ranks = static_cast<std::uint32_t>(n);
+  if (spec.op == sim::CollectiveOp::Broadcast && n == 2) {
+    // Point to point (a model-parallel copy): the sender streams to the receiver along the direct
+    // route at the links' line rate, as a peer-to-peer copy does; one stream of messages.
+    sim::CollectiveChain::Part part;
+    part.members = {0, 1};
+    part.op = spec.op;
+    part.size = spec.size;
+    part.channels = {ring_channels(spec.members).front()};
+    plan.channels = 1;
+    plan.phases = {{std::move(part)}};
+    return plan;
+  }
+  const bool all_reduce = spec.op == sim::CollectiveOp::AllReduce;
+  if (all_reduce && options_.algorithm == AllReduceAlgorithm::Hierarchical) {
+    if (auto phases = hierarchical(spec, &plan.protocol, &plan.nccl)) {
+      plan.algorithm = AllReduceAlgorithm::Hierarchical;
+      plan.channels = 0;
+      for (const auto& phase : *phases)
+        for (const auto& part : phase)
+          plan.channels = std::max(plan.channels, static_cast<int>(part.channels.size()));
+      plan.phases = std::move(*phases);
+      return plan;
+    }
+  }
+  Entry& e = entry(spec.members);
+  plan.channels = static_cast<int>(e.channels.size());
+  std::optional<sim::NcclAlgorithm> algorithm;
+  if (options_.algorithm == AllReduceAlgorithm::Tree && all_reduce) algorithm = sim::NcclAlgorithm::Tree;
+  if (options_.algorithm != AllReduceAlgorithm::Auto && !algorithm) algorithm = sim::NcclAlgorithm::Ring;
+  sim::NcclAlgorithm run = algorithm.value_or(sim::NcclAlgorithm::Ring);
+  if (options_.protocol != sim::Protocol::Ideal) {
+    const sim::NcclMachine m = nccl_machine(spec.members, spec.op);
+    const sim::NcclChoice c = sim::nccl_choose(m, spec.size, algorithm, options_.protocol);
+    run = c.algorithm;
+    plan.protocol = c.protocol;
+    plan.nccl = c.estimate;
+    plan.timing = sim::nccl_timing(m, c.algorithm, c.protocol, spec.size);
+  }
+  sim::CollectiveChain::Part part;
+  part.members.assign(all.begin(), all.end());
+  part.op = spec.op;
+  part.size = spec.size;
+  if (run == sim::NcclAlgorithm::Tree) {
+    if (e.trees == nullptr) {
+      std::vector<topology::DeviceId> devices;
+      for (const int r : spec.members) devices.push_back(topology_.gpu(r));
+      e.trees = std::make_shared<const std::vector<sim::TreeChannel>>(
+          topology::to_tree_channels(topology_, e.rings, devices));
+    }
+    plan.algorithm = AllReduceAlgorithm::Tree;
+    plan.trees = e.trees;
+  } else {
+    plan.algorithm = AllReduceAlgorithm::Ring;
+    part.channels = e.channels;
+  }
+  plan.phases = {{std::move(part)}};  // for a tree: only its size and members
+  return plan;
+}
+
+}  // namespace hybridsim::workloads

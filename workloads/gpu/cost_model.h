@@ -1,0 +1,78 @@
+// Kernel cost models of the built-in profiles: FLOPs at an achieved rate for GEMMs and convolutions,
+// bytes at an achieved bandwidth for memory-bound kernels, a per-kernel floor, in exact integer
+// arithmetic. Calibrated on ONE V100 (FP32: Inception-V3 and GNMT; AMP: GNMT), and derived for the
+// other GPUs of the facts table (gpu_spec.h) by one rule: rate = that GPU's peak for the kernel's
+// math × the fraction of the V100's peak the calibration reached (workloads/README.md).
+//   GpuCostModel m = cost_model(gpu_facts_by_key("h100"), Precision::Amp);  // an estimate
+//   Kernel k = m.gemm("gemm_input", 2 * 128 * 1024 * 4096);
+#pragma once
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "sim/time.h"
+#include "sim/units.h"
+#include "workloads/gpu/gpu_spec.h"
+#include "workloads/profile/profile.h"
+
+namespace hybridsim::workloads {
+
+// fp32: FP32 storage (on A100/H100/H200 the GEMMs and convolutions run on TF32 Tensor Cores, the
+// frameworks' default there); amp: FP16 compute on Tensor Cores, FP16 activations and gradients,
+// FP32 master weights (NVIDIA's GNMT and MLPerf runs).
+enum class Precision : std::uint8_t { Fp32, Amp };
+std::string_view precision_name(Precision precision);  // "fp32", "amp": a profile's metadata.precision
+std::optional<Precision> find_precision(std::string_view name);
+Precision precision_by_name(std::string_view name);  // InputError "expected fp32 or amp"
+
+// Prices kernels on one GPU. Every duration is max(launch_floor, work / rate), rounded up to a
+// whole nanosecond, in exact integer arithmetic (so generated files are identical on every machine).
+struct GpuCostModel {
+  std::string gpu;                          // metadata.gpu: "V100-SXM2-16GB"
+  std::string label;                        // "V100 FP32", "H100 AMP": what profiles' sources say
+  Precision precision = Precision::Fp32;
+  bool calibrated = true;                   // false: derived from the V100 calibration (an estimate)
+  bool tensor_cores = false;                // GEMMs and convolutions on Tensor Cores (FP16, or TF32)
+  std::string derivation;                   // how the rates were obtained, for profiles' sources
+  std::int64_t conv_flop_per_second = 0;    // effective rate of cuDNN convolutions
+  std::int64_t gemm_flop_per_second = 0;    // GEMMs: LSTM gates, projections, classifiers
+  sim::Bandwidth memory_bandwidth;          // achieved by memory-bound kernels (BN, ReLU, pooling)
+  sim::Time launch_floor;                   // the shortest kernel
+
+  // Bytes of one stored value: activations, memory-bound traffic, gradients (4 FP32, 2 FP16).
+  std::int64_t value_bytes() const { return precision == Precision::Amp ? 2 : 4; }
+  Kernel conv(std::string name, std::int64_t flop) const;
+  Kernel gemm(std::string name, std::int64_t flop) const;
+  Kernel memory(std::string name, std::int64_t bytes) const;  // bytes read + written
+  // The optimizer's time per GiB of gradient bytes when it moves `passes` × 4 bytes per parameter
+  // (FP32 weights and states). Under AMP the update still works on FP32 master weights: reading the
+  // FP16 gradient instead of an FP32 one saves 2 bytes per parameter and writing the FP16 copy of
+  // the weights costs 2, so a parameter costs what it costs in FP32, and since gradients are FP16
+  // a GiB of them is twice the parameters: twice the FP32 time per GiB.
+  sim::Time optimizer_time_per_gib(std::int64_t passes) const;
+};
+
+// The one-GPU calibration (V100-SXM2-16GB, ../shared/reference/calibration.md; values and their
+// derivation in workloads/README.md).
+struct V100Calibration {
+  std::int64_t gemm_fp32_flop_per_second;    // GNMT FP32: 21,424 tokens/s
+  std::int64_t conv_fp32_flop_per_second;    // Inception-V3 FP32: 259 images/s
+  std::int64_t tensor_flop_per_second;       // GNMT AMP: 68,312 tokens/s (GEMMs; convolutions too)
+  sim::Bandwidth memory_bandwidth;           // memory-bound kernels (PipeDream's BN+ReLU layers)
+  sim::Time launch_floor;                    // the shortest kernel
+};
+V100Calibration v100_calibration();
+
+// The cost model of a GPU of the facts table at a precision: the V100's calibrated models, and for
+// the other GPUs the rule above (TF32 peak for fp32 on GPUs that have it, FP16 Tensor peak for amp,
+// HBM peak for memory-bound kernels; the launch floor unchanged).
+GpuCostModel cost_model(const GpuFacts& gpu, Precision precision);
+// The calibrated V100 FP32 model.
+GpuCostModel v100_fp32();
+// What memory-bound kernels reach alone on `gpu`: its HBM peak × the V100's calibrated 600 / 900.
+sim::Bandwidth memory_kernel_bandwidth(const GpuFacts& gpu);
+// The shortest kernel, launch included, on every GPU (the V100's 5 us; nothing calibrates others).
+sim::Time kernel_launch_floor();
+
+}  // namespace hybridsim::workloads

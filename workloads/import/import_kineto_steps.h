@@ -1,0 +1,134 @@
+// The steps of the Kineto importer's driver (import_kineto), in order, each tested on its own (not a
+// public API): choose the device, check its time order, find the iteration windows, assign what was launched to them,
+// select and extract the iterations, keep those alike, choose the gradient source, assemble the
+// profile. Report lines come back in the order the report lists them.
+//   DeviceChoice dev = choose_device(trace, std::nullopt);
+//   IterationWindows w = find_iteration_windows(trace);
+//   WindowAssignment a = assign_to_windows(trace, index, w.windows, dev.device);
+#pragma once
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "workloads/import/import_kineto_detail.h"
+#include "workloads/import/import_kineto_types.h"
+#include "workloads/import/import_kineto_values.h"
+
+namespace hybridsim::workloads::kineto_detail {
+
+// "3 × what": a report line for something that happened `count` times.
+std::string counted(const std::string& what, std::int64_t count);
+// total / n rounded to the nearest ps (halves up); `total` is a sum of n times, wide so that it
+// cannot overflow.
+sim::Time mean_time(Wide total, std::int64_t n);
+
+// Throws InputError on options no import can satisfy (negative steps, batch below 1, ...).
+void check_options(const KinetoImportOptions& options);
+
+// 1. The device to import: `wanted`, else the lowest id with GPU activity.
+struct DeviceChoice {
+  int device = 0;
+  std::string gpu;                   // deviceProperties' name, or "unknown"
+  std::vector<std::string> skipped;  // the other devices' activities
+  std::vector<std::string> notes;
+};
+// Throws InputError naming the file when the trace has no GPU activity, or none on `wanted`.
+DeviceChoice choose_device(const KinetoTrace& trace, std::optional<int> wanted);
+
+// 2. The device's GPU work checked as a measurement in time order: its activities add up to at
+// most kMaxImportedTime (import_limits.h), and start after the runtime calls that launched them.
+// Throws InputError naming the file and the activity when the sum passes the limit, or when at
+// least half of the launched activities start before their launch (time runs backwards, or the CPU
+// and GPU clocks are far apart); fewer (clocks slightly apart) give a note, returned.
+std::vector<std::string> check_time_order(const KinetoTrace& trace, const KinetoIndex& index, int device);
+
+// 3. The iterations: ProfilerStep#N annotations by start, or the whole trace as one.
+struct IterationWindows {
+  std::vector<IterationWindow> windows;  // sorted by begin
+  bool whole_trace = false;              // no ProfilerStep# annotation
+};
+IterationWindows find_iteration_windows(const KinetoTrace& trace);
+
+// The window (index into the sorted, disjoint `windows`) that holds `when`; nullopt when none does.
+std::optional<std::size_t> window_at(const std::vector<IterationWindow>& windows, sim::Time when);
+
+// 4. What each window launched: the device's GPU activities by their launch time (else their
+// start), and the CPU events the extraction needs beyond the index (AccumulateGrad shapes,
+// Optimizer.step annotations) by their start.
+struct WindowAssignment {
+  std::vector<WindowContent> content;  // one per window
+  std::int64_t outside = 0;            // the device's GPU activities launched outside every window
+};
+WindowAssignment assign_to_windows(const KinetoTrace& trace, const KinetoIndex& index,
+                                   const std::vector<IterationWindow>& windows, int device);
+
+// 5. The last `steps` windows with compute (all when 0), extracted from the end backwards.
+struct IterationSelection {
+  std::vector<IterationDraft> drafts;  // in trace order
+  std::size_t with_work = 0;           // windows that launched anything on the device
+  std::vector<std::string> skipped;
+  std::vector<std::string> notes;
+};
+// Throws InputError naming the file and device when no window has compute.
+IterationSelection select_iterations(const KinetoTrace& trace, const KinetoIndex& index,
+                                     const std::vector<IterationWindow>& windows,
+                                     const WindowAssignment& assignment, int device, int steps,
+                                     bool keep_gaps);
+
+// Empty when the two iterations ran the same ops with the same kernels; else the first difference.
+std::string structure_difference(const IterationDraft& a, const IterationDraft& b);
+
+// 6. The drafts alike the last one (`drafts` non-empty), which are averaged; the others are named
+// in `skipped` with their difference.
+std::vector<const IterationDraft*> alike_iterations(const std::vector<IterationDraft>& drafts,
+                                                    std::vector<std::string>& skipped);
+
+// The mean of each statistic, rounded to the nearest ps (halves up); "A..B (mean of n)" as name.
+KinetoIterationStats mean_stats(const std::vector<KinetoIterationStats>& all);
+
+// What the averaged drafts skipped and noted, summed over them: "3 × what (over the averaged
+// iterations)" for skips, "3 × what" for notes.
+void merge_draft_reports(const std::vector<const IterationDraft*>& used, std::vector<std::string>& skipped,
+                         std::vector<std::string>& notes);
+
+// 7. Where gradient sizes come from: the recorded all-reduces, else the AccumulateGrad shapes.
+struct GradientSource {
+  bool nccl = false, accumulate = false;
+  sim::Bytes accumulate_bytes;  // parameters seen through AccumulateGrad in `ref`
+  std::string name;             // "nccl all-reduce", "AccumulateGrad shapes" or "none"
+  std::vector<std::string> notes;
+};
+GradientSource choose_gradient_source(const IterationDraft& ref, const std::vector<const IterationDraft*>& used);
+
+// 8. The profile: `ref`'s ops with kernel durations (and kept gaps) averaged over `used`, gradient
+// bytes from `gradients`, the recorded buckets, the metadata, and the optimizer's mean time spread
+// over the parameter bytes (or, without gradients, kept as a backward kernel of the first op; then
+// a line in `notes`). Validated. Throws InputError naming the file when the optimizer's time per
+// GiB of parameters does not fit sim::Time (a long optimizer over a few bytes).
+struct ProfileInputs {
+  const KinetoImportOptions& options;
+  const KinetoImportReport& report;  // source, device, gpu, rank, average, gradient_source
+  const IterationDraft& ref;
+  const std::vector<const IterationDraft*>& used;
+  const GradientSource& gradients;
+};
+Profile assemble_profile(const ProfileInputs& in, std::vector<std::string>& notes);
+
+// Parts of assemble_profile:
+// The metadata (network from the file name unless given, precision from the gradients' dtype).
+ProfileMetadata profile_metadata(const ProfileInputs& in);
+// One kernel list of op `op` averaged over `used` (which ends with the reference iteration, whose
+// kernel names are kept): durations and idle_before, each mean rounded.
+std::vector<Kernel> averaged_kernels(const std::vector<const IterationDraft*>& used, std::size_t op,
+                                     std::vector<DraftKernel> DraftOp::*list);
+// The optimizer's mean time and idle over `used`, as the profile's OptimizerCost (named after
+// `ref`'s optimizer) when `parameters` > 0.
+void set_optimizer(Profile& profile, const ProfileInputs& in, std::vector<std::string>& notes);
+
+// "net" from "/traces/net.json.gz"; "imported" when nothing is left.
+std::string network_name(const std::string& path);
+// "fp32", "fp16", "bf16", "fp64" or "unknown" from a Kineto dtype.
+std::string precision_of(const std::string& dtype);
+
+}  // namespace hybridsim::workloads::kineto_detail

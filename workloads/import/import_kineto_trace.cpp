@@ -1,0 +1,73 @@
+// The streaming reader of Kineto traces: nlohmann::json::sax_parse over the stream (through a
+// buffer that counts bytes, for the events' offsets) with the SAX handler of import_kineto_sax.cpp,
+// and the checks that the document was a Kineto trace.
+#include "workloads/import/import_kineto_trace.h"
+
+#include <fstream>
+
+#include "sim/error.h"
+#include "sim/yaml/input_file.h"
+#include "workloads/import/import_kineto_reader.h"
+
+namespace hybridsim::workloads {
+
+const KinetoDevice* KinetoTrace::find_device(int id) const {
+  for (const auto& d : devices)
+    if (d.id == id) return &d;
+  return nullptr;
+}
+
+std::string KinetoTrace::ts_text(sim::Time t) const {
+  using kineto_detail::Wide;
+  return kineto_detail::format_micros(static_cast<Wide>(origin_us) * kineto_detail::kPsPerUs + origin_sub_ps + t.ps());
+}
+
+std::string describe_place(const KinetoEventPlace& at) {
+  return "traceEvents[" + std::to_string(at.index) + "] at byte " + std::to_string(at.byte);
+}
+
+std::string KinetoTrace::describe(const KinetoGpuActivity& a) const {
+  static constexpr const char* kKinds[] = {"kernel", "gpu_memcpy", "gpu_memset"};
+  return describe_place(a.at) + ", " + kKinds[static_cast<int>(a.kind)] + " \"" + name_of(a.name) +
+         "\" (\"ts\": " + ts_text(a.start) + ")";
+}
+
+std::string KinetoTrace::describe(const KinetoCpuEvent& e) const {
+  static constexpr const char* kKinds[] = {"cpu_op", "user_annotation", "cuda_runtime"};
+  return describe_place(e.at) + ", " + kKinds[static_cast<int>(e.kind)] + " \"" + name_of(e.name) +
+         "\" (\"ts\": " + ts_text(e.start) + ")";
+}
+
+KinetoTrace parse_kineto_trace(std::istream& in, const std::string& source_name) {
+  KinetoTrace trace;
+  trace.source = source_name;
+  const auto begin = in.tellg();
+  std::int64_t size = 0;
+  if (begin >= 0 && in.seekg(0, std::ios::end)) {
+    size = static_cast<std::int64_t>(in.tellg() - begin);
+    in.seekg(begin);
+  }
+  in.clear();
+  kineto_detail::CountingBuffer buffer(in.rdbuf());
+  std::istream counted(&buffer);
+  kineto_detail::TraceSax sax(trace, source_name, size, buffer);
+  const bool ok = nlohmann::json::sax_parse(counted, &sax);
+  trace.bytes_read = buffer.position();
+  if (!ok) throw InputError(source_name + ": " + (sax.error().empty() ? "unreadable" : sax.error()));
+  if (!sax.saw_root() || !sax.saw_events())
+    throw InputError(source_name + ": not a Kineto trace: no top-level \"traceEvents\" array");
+  sax.finish_header();
+  if (trace.events_malformed > 0 && trace.gpu.empty())
+    throw InputError(source_name + ": " + std::to_string(trace.events_malformed) +
+                     " complete events lack \"ts\" or \"dur\" and no GPU activity is usable");
+  return trace;
+}
+
+KinetoTrace read_kineto_trace(const std::string& path) {
+  yaml::check_streamed_input_file(path, "Kineto trace");
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw InputError(path + ": cannot open the trace file");
+  return parse_kineto_trace(in, path);
+}
+
+}  // namespace hybridsim::workloads

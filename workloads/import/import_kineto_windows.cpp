@@ -1,0 +1,123 @@
+// The first steps of a Kineto import: the options, the device, the iteration windows
+// (ProfilerStep#N) and what each window launched.
+#include <algorithm>
+#include <map>
+
+#include "sim/error.h"
+#include "workloads/import/import_kineto_steps.h"
+#include "workloads/import/import_kineto_values.h"
+#include "workloads/import/import_limits.h"
+
+namespace hybridsim::workloads::kineto_detail {
+
+std::string counted(const std::string& what, std::int64_t count) {
+  return std::to_string(count) + " × " + what;
+}
+
+sim::Time mean_time(Wide total, std::int64_t n) { return sim::Time::ps(static_cast<std::int64_t>((total + n / 2) / n)); }
+
+void check_options(const KinetoImportOptions& o) {
+  if (o.steps < 0) throw InputError("--steps must be 0 (all) or positive");
+  if (o.batch < 1) throw InputError("--batch must be at least 1");
+  if (o.units_per_step < 0) throw InputError("--units-per-step must be positive");
+}
+
+DeviceChoice choose_device(const KinetoTrace& t, std::optional<int> wanted) {
+  if (t.gpu.empty())
+    throw InputError(t.source + ": no GPU activity (kernels, memcpys, memsets) in the trace; was the "
+                     "profiler run with ProfilerActivity.CUDA?");
+  std::map<int, std::int64_t> per_device;
+  for (const auto& a : t.gpu) ++per_device[a.device];
+  DeviceChoice c;
+  c.device = wanted.value_or(per_device.begin()->first);
+  if (!per_device.contains(c.device))
+    throw InputError(t.source + ": no GPU activity on device " + std::to_string(c.device));
+  for (const auto& [dev, n] : per_device) {
+    if (dev != c.device)
+      c.skipped.push_back(counted("GPU activities on device " + std::to_string(dev) +
+                                 " (this import reads device " + std::to_string(c.device) + ")", n));
+  }
+  const KinetoDevice* dev = t.find_device(c.device);
+  c.gpu = dev && !dev->name.empty() ? dev->name : "unknown";
+  if (!dev) c.notes.push_back("no deviceProperties entry for the device: gpu recorded as unknown");
+  return c;
+}
+
+std::vector<std::string> check_time_order(const KinetoTrace& t, const KinetoIndex& index, int device) {
+  Wide busy = 0;
+  std::int64_t launched = 0, early = 0;
+  std::optional<std::uint32_t> first_early;
+  sim::Time largest_lead;
+  for (std::uint32_t i = 0; i < t.gpu.size(); ++i) {
+    const KinetoGpuActivity& a = t.gpu[i];
+    if (a.device != device) continue;
+    busy += a.duration.ps();
+    if (busy > kMaxImportedTime.ps())
+      throw InputError(t.source + ": " + t.describe(a) + ": with it the GPU activities of device " +
+                       std::to_string(device) + " add up to " + format_days(busy) + "; expected at most " +
+                       kMaxImportedTimeText + " of GPU time");
+    const auto launch = index.launch_of(a);
+    if (!launch) continue;
+    ++launched;
+    if (a.start >= launch->time) continue;
+    ++early;
+    largest_lead = max(largest_lead, launch->time - a.start);
+    if (!first_early) first_early = i;
+  }
+  if (early == 0) return {};
+  const std::string share = std::to_string(early) + " of the " + std::to_string(launched) +
+                            " launched GPU activities of device " + std::to_string(device);
+  if (2 * early >= launched) {
+    const KinetoGpuActivity& a = t.gpu[*first_early];
+    const auto launch = index.launch_of(a);
+    throw InputError(t.source + ": " + t.describe(a) + " starts " + sim::format_time(launch->time - a.start) +
+                     " before its launch, " + t.describe(t.cpu[launch->event]) + "; " + share +
+                     " start before their launch; expected GPU work to start after it (is the trace's time reversed?)");
+  }
+  return {share + " start before their launch (by at most " + sim::format_time(largest_lead) +
+          ": the CPU and GPU clocks slightly apart); they are attributed by their launch as usual"};
+}
+
+IterationWindows find_iteration_windows(const KinetoTrace& t) {
+  IterationWindows w;
+  for (const auto& e : t.cpu) {
+    if (e.kind == KinetoCpuKind::Annotation && t.name_of(e.name).starts_with(kProfilerStep))
+      w.windows.push_back({t.name_of(e.name), e.start, e.start + e.duration, e.duration});
+  }
+  std::sort(w.windows.begin(), w.windows.end(),
+            [](const IterationWindow& a, const IterationWindow& b) { return a.begin < b.begin; });
+  if (w.windows.empty()) {
+    w.windows.push_back({"whole trace", sim::Time::ps(INT64_MIN), sim::Time::max(), sim::Time::zero()});
+    w.whole_trace = true;
+  }
+  return w;
+}
+
+std::optional<std::size_t> window_at(const std::vector<IterationWindow>& windows, sim::Time when) {
+  auto it = std::upper_bound(windows.begin(), windows.end(), when,
+                             [](sim::Time x, const IterationWindow& w) { return x < w.begin; });
+  if (it == windows.begin() || when >= std::prev(it)->end) return std::nullopt;
+  return static_cast<std::size_t>(std::prev(it) - windows.begin());
+}
+
+WindowAssignment assign_to_windows(const KinetoTrace& t, const KinetoIndex& index,
+                                   const std::vector<IterationWindow>& windows, int device) {
+  WindowAssignment a;
+  a.content.resize(windows.size());
+  for (std::uint32_t i = 0; i < t.gpu.size(); ++i) {
+    if (t.gpu[i].device != device) continue;
+    const auto launch = index.launch_of(t.gpu[i]);
+    if (const auto w = window_at(windows, launch ? launch->time : t.gpu[i].start)) a.content[*w].gpu.push_back(i);
+    else ++a.outside;
+  }
+  for (std::uint32_t j = 0; j < t.cpu.size(); ++j) {
+    const KinetoCpuEvent& e = t.cpu[j];
+    const bool wanted = e.input_elements >= 0 ||
+                        (e.kind == KinetoCpuKind::Annotation && t.name_of(e.name).starts_with(kOptimizerStep));
+    if (!wanted) continue;
+    if (const auto w = window_at(windows, e.start)) a.content[*w].cpu.push_back(j);
+  }
+  return a;
+}
+
+}  // namespace hybridsim::workloads::kineto_detail

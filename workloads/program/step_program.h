@@ -1,0 +1,22 @@
+// One training step of a dp × mp strategy as per-GPU programs (sim/gpu_program.h): every GPU of
+// every worker gets a compute stream (its ops' forward kernels in dataflow order, then backward, then
+// the optimizer), a communication stream (the data-parallel gradient collectives, bucket by bucket,
+// each launched as soon as backward has produced its gradients; or the profile's recorded buckets)
+// and one send and one receive stream
+// per model-parallel peer (activations forward, activation gradients backward). Collectives are
+// described here (who, what, how large); their ring plans come from workloads/comm/comm_plan.h.
+//   StepProgram s = build_step_program(profile, placement, mapping, {.bucket_size = Bytes::mib(25)});
+#pragma once
+#include "workloads/program/step_program_types.h"
+
+namespace hybridsim::workloads {
+
+// GPU g's kernel-duration factor: options.compute_scale × options.gpu_compute_scale[g] (if listed).
+double gpu_compute_scale(const StepOptions& options, std::size_t gpu);
+
+// `gpu_count` is the cluster's GPU count (programs are indexed by global GPU rank).
+StepProgram build_step_program(const Profile& profile, const MpPlacement& placement,
+                               const WorkerMapping& mapping, int gpu_count,
+                               const StepOptions& options);
+
+}  // namespace hybridsim::workloads

@@ -1,0 +1,86 @@
+// A step program's types: per-GPU programs, kernel labels, collective specs and options
+// (step_program.h builds one; its parts, step_program_parts.h, fill them in).
+#pragma once
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "sim/collective.h"
+#include "sim/gpu_program.h"
+#include "workloads/profile/profile.h"
+#include "workloads/program/mapping.h"
+#include "workloads/program/op_order.h"
+#include "workloads/program/placement.h"
+
+namespace hybridsim::workloads {
+
+// GradientCopyIn / GradientCopyOut: what data parallelism adds on each GPU around a gradient
+// collective — the copy of its gradients into one flat buffer before it (with the 1/dp scaling
+// fused, as PyTorch DDP's reducer and Horovod's fusion buffer do) and back out after it.
+enum class Phase : std::uint8_t { Forward, Backward, Optimizer, GradientCopyIn, GradientCopyOut };
+// "forward", "backward", "optimizer", "gradient-copy-in", "gradient-copy-out"
+std::string_view phase_name(Phase phase);
+bool is_gradient_copy(Phase phase);
+
+// What a kernel task is, for metrics and traces (Task::kernel's label indexes StepProgram::labels).
+struct KernelLabel {
+  std::uint32_t op = 0;  // index into the profile's ops (copies: the collective's last op); unused for the optimizer
+  Phase phase = Phase::Forward;
+  std::uint32_t kernel = 0;  // index into the op's forward or backward kernels; copies: into StepProgram::collectives
+};
+
+enum class CollectiveRole : std::uint8_t {
+  GradientAllReduce,  // a dense gradient bucket, all-reduced over a data-parallel group
+  GradientAllGather,  // a sparse gradient, all-gathered over a data-parallel group
+  Activation,         // model parallel: an op's output sent to a consumer's GPU (forward)
+  ActivationGradient, // model parallel: the gradient of that output sent back (backward)
+};
+
+struct CollectiveSpec {
+  CollectiveRole role = CollectiveRole::GradientAllReduce;
+  sim::CollectiveOp op = sim::CollectiveOp::AllReduce;
+  sim::Bytes size;
+  std::vector<int> members;  // global GPU ranks, in collective-rank order
+  std::uint32_t op_index = 0;  // the op whose data it moves (for buckets: the last op in it)
+  int bucket = -1;             // gradient buckets: index within the MP rank's buckets
+  int mp_rank = 0;             // which model-parallel rank's group (gradients) or sender's rank
+};
+
+struct StepOptions {
+  sim::Bytes bucket_size = sim::Bytes::of(25'000'000);  // PyTorch DDP's default bucket_cap_mb = 25
+  // When the profile records its all-reduce buckets (Op::buckets, from an imported trace), issue
+  // exactly those instead of packing dense gradients into bucket_size. Scenarios set this when
+  // communication.bucket_size is not written; code that chooses a bucket size leaves it false.
+  bool recorded_buckets = false;
+  // For ordering ops only (workloads/program/op_order.h); zero ignores transfer time.
+  sim::Bandwidth mp_transfer_estimate = sim::Bandwidth::gb_per_second(25);
+  // Kernel durations are multiplied by this on every GPU (0.5 = a GPU twice as fast), and on GPU g
+  // also by gpu_compute_scale[g] when g is inside that list (stragglers, mixed GPU generations).
+  double compute_scale = 1.0;
+  std::vector<double> gpu_compute_scale;
+  // Copy each data-parallel gradient collective's gradients into a flat buffer before it and back
+  // after it (Phase::GradientCopyIn/Out): 2 passes over the bytes each way (read + write) at the
+  // GPU's memory-kernel bandwidth, at least its shortest kernel (workloads/gpu/gpu_spec.h). Not for GPUs
+  // without a spec, nor for profiles with recorded buckets (an imported data-parallel trace already
+  // holds its copies). False: gradients are the buckets (DDP's gradient_as_bucket_view).
+  bool gradient_copies = true;
+};
+
+struct StepProgram {
+  std::vector<sim::GpuProgram> gpus;  // by global GPU rank; GPUs outside the strategy are empty
+  std::vector<CollectiveSpec> collectives;
+  std::uint32_t event_count = 0;
+  std::vector<KernelLabel> labels;
+  std::vector<int> worker_of_gpu;   // -1 for unused GPUs
+  std::vector<int> mp_rank_of_gpu;  // -1 for unused GPUs
+  int dp = 1;
+  int mp = 1;
+  std::int64_t global_batch = 0;  // samples per step over all workers
+
+  // Whether a kernel task is one of the data-parallel gradient copies (false for unlabelled ones).
+  bool is_gradient_copy(const sim::Task& t) const {
+    return t.kind == sim::TaskKind::Kernel && t.id < labels.size() && workloads::is_gradient_copy(labels[t.id].phase);
+  }
+};
+
+}  // namespace hybridsim::workloads

@@ -1,0 +1,33 @@
+// How one training step is set up, apart from the profile and the topology it runs on: the MP
+// placement of a worker's ops, the mapping of workers onto GPUs, and the options of the step
+// program, the collectives, the network and the stream executor. A scenario resolves into one
+// (scenarios::ResolvedScenario is one); run, sweep, study and planner simulate one
+// (analysis::StepSetup adds the profile and topology).
+//   StepConfig c{.placement = partition(profile, 2, Partitioner::Stacks),
+//                .mapping = default_mapping(topology, 4, 2)};
+#pragma once
+#include "sim/budget.h"
+#include "sim/collective.h"
+#include "sim/network.h"
+#include "sim/stream_executor.h"
+#include "workloads/comm/comm_plan.h"
+#include "workloads/program/mapping.h"
+#include "workloads/program/placement.h"
+#include "workloads/program/step_program.h"
+#include "workloads/program/variability.h"
+
+namespace hybridsim::workloads {
+
+struct StepConfig {
+  MpPlacement placement = {};
+  WorkerMapping mapping = {};
+  StepOptions step = {};              // bucket size, compute scales
+  CommOptions comm = {};              // algorithm, channels, pcie_only
+  sim::CollectiveConfig collective = {};  // message size, reduction rate
+  sim::Switching switching = sim::Switching::CutThrough;
+  sim::StreamExecutorOptions executor = {};  // compute contention
+  Variability variability = {};              // steps, seed, kernel jitter, sequence lengths
+  sim::SimulationLimits limits = {};         // caps on one step's events and memory (sim/budget.h)
+};
+
+}  // namespace hybridsim::workloads
