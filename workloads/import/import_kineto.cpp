@@ -1,9 +1,9 @@
-// The Kineto importer's driver: its steps (import_kineto_steps.h) in order — the device and its
+// The Kineto importer's driver: its steps (import_kineto_parts.h) in order — the device and its
 // time order, the iteration windows and what each launched, the iterations extracted (import_kineto_iteration.cpp)
 // and those alike averaged, the gradient source, and the Profile.
 #include "workloads/import/import_kineto.h"
 
-#include "workloads/import/import_kineto_steps.h"
+#include "workloads/import/import_kineto_parts.h"
 
 namespace hybridsim::workloads {
 

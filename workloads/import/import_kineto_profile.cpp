@@ -4,7 +4,7 @@
 
 #include "sim/error.h"
 #include "sim/text.h"
-#include "workloads/import/import_kineto_steps.h"
+#include "workloads/import/import_kineto_parts.h"
 
 namespace hybridsim::workloads::kineto_detail {
 

@@ -4,7 +4,7 @@
 #include <map>
 
 #include "sim/error.h"
-#include "workloads/import/import_kineto_steps.h"
+#include "workloads/import/import_kineto_parts.h"
 #include "workloads/import/import_kineto_values.h"
 
 namespace hybridsim::workloads::kineto_detail {
