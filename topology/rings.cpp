@@ -173,25 +173,12 @@ void plan_star(const Topology& t, Group& g, RouteOptions ropts) {
   g.base_channels = std::max(g.base_channels, 1);
 }
 
-}  // namespace
-
-RingPlan find_rings(const Topology& t, std::span<const DeviceId> gpus, const RingOptions& options) {
-  if (gpus.empty()) throw InputError("find_rings: no GPUs given");
-  if (options.channels && *options.channels < 1)
-    throw InputError("find_rings: channels must be >= 1, got " + std::to_string(*options.channels));
-  const RouteOptions ropts{.avoid_nvlink = options.pcie_only, .gpu_relay = false};
-  std::vector<Group> groups = group_by_node(t, gpus);
+// Each machine's cycles (or its star, without direct links): machines with the same direct-link
+// pattern and NIC layout share one search.
+void plan_groups(const Topology& t, std::vector<Group>& groups, const RingOptions& options,
+                 const RouteOptions& ropts, int multi_channels) {
   const bool multi = groups.size() > 1;
   const int max_cycles = std::max(1, options.max_channels / 2);
-  // Across machines NCCL gives every NIC the same share: one channel per NIC of a machine (each
-  // channel enters and leaves the machine through one NIC), unless asked for another count.
-  int nics = 0;
-  for (Group& g : groups) {
-    if (multi) find_nics(t, g);
-    nics = std::max(nics, g.nics);
-  }
-  const int multi_channels = options.channels.value_or(std::max(nics, 1));
-  // Machines with the same direct-link pattern (and NIC layout) share one search.
   std::map<std::vector<int>, std::vector<Cycle>> memo;
   for (Group& g : groups) {
     const int n = static_cast<int>(g.gpus.size());
@@ -226,6 +213,41 @@ RingPlan find_rings(const Topology& t, std::span<const DeviceId> gpus, const Rin
     }
     if (g.cycles.empty()) plan_star(t, g, ropts);
   }
+}
+
+// One machine's part of each channel's ring, as local GPU indices.
+std::vector<std::vector<int>> channel_segments(const Group& g, bool multi, int channels) {
+  if (!g.cycles.empty() && multi) return cut_cycles(g.cycles, g.nic_of, g.nics, channels, nullptr);
+  std::vector<std::vector<int>> segments;
+  for (int c = 0; c < channels; ++c) {
+    if (!g.cycles.empty())
+      segments.push_back(directed(g.cycles[static_cast<std::size_t>((c / 2) % g.cycles.size())], c % 2 == 1));
+    else if (multi && g.nics > 0)
+      segments.push_back(rotate_for_nic(g.star_order, g.nic_of, c % g.nics));
+    else
+      segments.push_back(g.star_order);
+  }
+  return segments;
+}
+
+}  // namespace
+
+RingPlan find_rings(const Topology& t, std::span<const DeviceId> gpus, const RingOptions& options) {
+  if (gpus.empty()) throw InputError("find_rings: no GPUs given");
+  if (options.channels && *options.channels < 1)
+    throw InputError("find_rings: channels must be >= 1, got " + std::to_string(*options.channels));
+  const RouteOptions ropts{.avoid_nvlink = options.pcie_only, .gpu_relay = false};
+  std::vector<Group> groups = group_by_node(t, gpus);
+  const bool multi = groups.size() > 1;
+  // Across machines NCCL gives every NIC the same share: one channel per NIC of a machine (each
+  // channel enters and leaves the machine through one NIC), unless asked for another count.
+  int nics = 0;
+  for (Group& g : groups) {
+    if (multi) find_nics(t, g);
+    nics = std::max(nics, g.nics);
+  }
+  const int multi_channels = options.channels.value_or(std::max(nics, 1));
+  plan_groups(t, groups, options, ropts, multi_channels);
 
   int saturating = groups.front().base_channels;
   for (const Group& g : groups) saturating = std::min(saturating, g.base_channels);
@@ -238,20 +260,7 @@ RingPlan find_rings(const Topology& t, std::span<const DeviceId> gpus, const Rin
   plan.route_options = ropts;
   plan.rings.assign(static_cast<std::size_t>(channels), {});
   for (const Group& g : groups) {
-    std::vector<std::vector<int>> segments;
-    if (!g.cycles.empty() && multi) {
-      segments = cut_cycles(g.cycles, g.nic_of, g.nics, channels, nullptr);
-    } else {
-      for (int c = 0; c < channels; ++c) {
-        if (!g.cycles.empty())
-          segments.push_back(
-              directed(g.cycles[static_cast<std::size_t>((c / 2) % g.cycles.size())], c % 2 == 1));
-        else if (multi && g.nics > 0)
-          segments.push_back(rotate_for_nic(g.star_order, g.nic_of, c % g.nics));
-        else
-          segments.push_back(g.star_order);
-      }
-    }
+    const std::vector<std::vector<int>> segments = channel_segments(g, multi, channels);
     for (int c = 0; c < channels; ++c)
       for (const int local : segments[static_cast<std::size_t>(c)])
         plan.rings[static_cast<std::size_t>(c)].push_back(g.gpus[static_cast<std::size_t>(local)]);

@@ -1,6 +1,7 @@
 #include "analysis/step/critical_path.h"
 
 #include <cstdint>
+#include <optional>
 #include <set>
 #include <vector>
 
@@ -43,32 +44,37 @@ std::vector<const sim::StreamProgram*> streams_of(const workloads::StepProgram& 
   return out;
 }
 
+// The stream that finished last (the first such, for a deterministic path), after checking that
+// every task of the streams simulated ran; none for an empty step.
+template <typename Member>
+std::optional<std::uint32_t> last_stream(const std::vector<const sim::StreamProgram*>& streams,
+                                         const sim::ExecutionRecord& record, sim::Time step_time,
+                                         const Member& member) {
+  if (streams.size() != record.stream_count()) throw InternalError("critical path: the record is of another program");
+  for (std::uint32_t k = 0; k < streams.size(); ++k)
+    for (std::uint32_t i = 0; i < streams[k]->tasks.size() && !member(k); ++i)
+      if (!record.has_run(k, i)) throw InternalError("critical path: a task of the step never ran");
+  for (std::uint32_t k = 0; k < streams.size(); ++k) {
+    const auto n = static_cast<std::uint32_t>(streams[k]->tasks.size());
+    if (n > 0 && !member(k) && record.ended(k, n - 1) == step_time) return k;
+  }
+  return std::nullopt;
+}
+
 }  // namespace
 
 CriticalPath critical_path(const workloads::StepProgram& program, const sim::ExecutionRecord& record,
                            sim::Time step_time, const std::vector<std::uint32_t>& representative) {
   const std::vector<const sim::StreamProgram*> streams = streams_of(program);
-  if (streams.size() != record.stream_count()) throw InternalError("critical path: the record is of another program");
+  // A folded step's members ran with their representatives: only those are looked at.
   const auto member = [&](std::uint32_t stream) {
     const std::uint32_t g = record.gpu_of(stream);
     return !representative.empty() && representative[g] != g;
   };
-  for (std::uint32_t k = 0; k < streams.size(); ++k)
-    for (std::uint32_t i = 0; i < streams[k]->tasks.size() && !member(k); ++i)
-      if (!record.has_run(k, i)) throw InternalError("critical path: a task of the step never ran");
-
-  // The stream that finished last (the first such, for a deterministic path).
   CriticalPath path;
-  std::uint32_t s = 0;
-  bool found = false;
-  for (std::uint32_t k = 0; k < streams.size() && !found; ++k) {
-    const auto n = static_cast<std::uint32_t>(streams[k]->tasks.size());
-    if (n > 0 && !member(k) && record.ended(k, n - 1) == step_time) {
-      s = k;
-      found = true;
-    }
-  }
-  if (!found) return path;
+  const std::optional<std::uint32_t> last = last_stream(streams, record, step_time, member);
+  if (!last) return path;
+  std::uint32_t s = *last;
 
   // Backward: from the last task, through whatever released each task, to the step's start.
   const std::vector<std::vector<TaskRef>> ranks = collective_ranks(program, representative);

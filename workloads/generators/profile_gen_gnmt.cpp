@@ -22,7 +22,7 @@ struct LstmStep {
   bool dropout;   // dropout on the step's input (covers the [x, context] concat too)
   bool residual;  // output = LSTM(x) + x
 
-  void price(const GpuCostModel& cost, Op& op) const {
+  void price(const KernelCostModel& cost, Op& op) const {
     const std::int64_t gates = 4 * hidden;
     const std::int64_t x_bytes = batch * input * cost.value_bytes();
     const std::int64_t h_bytes = batch * hidden * cost.value_bytes();
@@ -47,7 +47,7 @@ std::string step_name(const std::string& layer, int t) { return layer + ".t" + s
 
 class GnmtBuilder {
  public:
-  GnmtBuilder(Profile& p, const GpuCostModel& cost, const GnmtConfig& c) : p_(p), cost_(cost), c_(c) {}
+  GnmtBuilder(Profile& p, const KernelCostModel& cost, const GnmtConfig& c) : p_(p), cost_(cost), c_(c) {}
 
   // One unrolled LSTM layer; `below[t]` are the ops feeding step t. Steps are added in the order
   // they run (t = 0.. forward in time, or T−1..0 for the reverse direction); the gradient sits on
@@ -72,7 +72,7 @@ class GnmtBuilder {
 
  private:
   Profile& p_;
-  const GpuCostModel& cost_;
+  const KernelCostModel& cost_;
   const GnmtConfig& c_;
 };
 
@@ -88,7 +88,7 @@ std::vector<std::vector<std::uint32_t>> per_step(const std::vector<std::uint32_t
 }
 
 // What a generated GNMT profile records about itself: shapes, the calibration it rests on, notes.
-void describe_gnmt(ProfileMetadata& m, const GnmtConfig& c, const GpuCostModel& cost, std::int64_t tokens) {
+void describe_gnmt(ProfileMetadata& m, const GnmtConfig& c, const KernelCostModel& cost, std::int64_t tokens) {
   m.network = c.layers == 4 ? "gnmt" : "gnmt-" + std::to_string(c.layers);
   m.gpu = cost.gpu;
   m.precision = std::string(precision_name(cost.precision));
@@ -114,9 +114,37 @@ void describe_gnmt(ProfileMetadata& m, const GnmtConfig& c, const GpuCostModel& 
   if (const std::string n = detail::precision_notes(cost); !n.empty()) m.notes += "; " + n;
 }
 
+// Bahdanau attention (normalized), one op per decoder step of `queries`; not recurrent. Each reads
+// its query and the attention memory (keys and encoder outputs, op `keys`: B × Ts × H values). Its
+// parameters (linear_q, the normalized v and its scale, the bias) sit on step 0, the last one in
+// backward. Returns each step's context op.
+std::vector<std::uint32_t> add_attention_steps(Profile& p, const KernelCostModel& cost,
+                                               const std::vector<std::uint32_t>& queries, std::uint32_t keys,
+                                               std::int64_t B, std::int64_t H, int Ts, std::int64_t e) {
+  const std::int64_t memory = B * Ts * H * e;
+  const auto Tt = static_cast<int>(queries.size());
+  std::vector<std::uint32_t> context(static_cast<std::size_t>(Tt));
+  const std::int64_t query_flop = 2 * B * H * H;
+  for (int t = 0; t < Tt; ++t) {
+    Op op = detail::make_op(step_name("attention", t), "attention",
+                            {queries[static_cast<std::size_t>(t)], keys}, B * H * e, t);
+    op.forward = {cost.gemm("gemm_query", query_flop), cost.memory("score_add", 2 * memory),
+                  cost.memory("score_tanh", 2 * memory), cost.memory("score_dot", memory),
+                  cost.memory("softmax", 3 * B * Ts * e), cost.memory("context", memory)};
+    op.backward = {cost.memory("context_grad", 3 * memory),
+                   cost.memory("softmax_grad", 3 * B * Ts * e),
+                   cost.memory("score_dot_grad", 3 * memory), cost.memory("score_tanh_grad", 3 * memory),
+                   cost.memory("score_add_grad", 3 * memory), cost.gemm("gemm_query_dgrad", query_flop),
+                   cost.gemm("gemm_query_wgrad", query_flop)};
+    if (t == 0) detail::set_dense_gradient(op, H * H + 2 * H + 1, e);
+    context[static_cast<std::size_t>(t)] = detail::add_op(p, std::move(op));
+  }
+  return context;
+}
+
 }  // namespace
 
-Profile generate_gnmt(const GnmtConfig& c, const GpuCostModel& cost) {
+Profile generate_gnmt(const GnmtConfig& c, const KernelCostModel& cost) {
   if (c.layers < 2 || c.batch <= 0 || c.source_length <= 0 || c.target_length <= 0 || c.hidden <= 0 ||
       c.vocabulary <= 0) {
     throw InputError("gnmt: needs at least 2 layers and positive batch, lengths, hidden, vocabulary");
@@ -159,24 +187,8 @@ Profile generate_gnmt(const GnmtConfig& c, const GpuCostModel& cost) {
   // Decoder L0: the attention RNN over the target embedding.
   const auto dec0 = g.lstm_layer("dec.L0", Tt, false, per_step(tgt_emb), {B, H, H, false, false});
 
-  // Bahdanau attention (normalized), one op per decoder step; not recurrent. Its parameters
-  // (linear_q, the normalized v and its scale, the bias) sit on step 0, the last one in backward.
-  std::vector<std::uint32_t> context(static_cast<std::size_t>(Tt));
-  const std::int64_t query_flop = 2 * B * H * H;
-  for (int t = 0; t < Tt; ++t) {
-    Op op = detail::make_op(step_name("attention", t), "attention",
-                            {dec0[static_cast<std::size_t>(t)], keys_id}, B * H * e, t);
-    op.forward = {cost.gemm("gemm_query", query_flop), cost.memory("score_add", 2 * memory),
-                  cost.memory("score_tanh", 2 * memory), cost.memory("score_dot", memory),
-                  cost.memory("softmax", 3 * B * Ts * e), cost.memory("context", memory)};
-    op.backward = {cost.memory("context_grad", 3 * memory),
-                   cost.memory("softmax_grad", 3 * B * Ts * e),
-                   cost.memory("score_dot_grad", 3 * memory), cost.memory("score_tanh_grad", 3 * memory),
-                   cost.memory("score_add_grad", 3 * memory), cost.gemm("gemm_query_dgrad", query_flop),
-                   cost.gemm("gemm_query_wgrad", query_flop)};
-    if (t == 0) detail::set_dense_gradient(op, H * H + 2 * H + 1, e);
-    context[static_cast<std::size_t>(t)] = detail::add_op(p, std::move(op));
-  }
+  // Bahdanau attention, one op per decoder step.
+  const std::vector<std::uint32_t> context = add_attention_steps(p, cost, dec0, keys_id, B, H, Ts, e);
 
   // Decoder L1..: input [x, context]; residual from L2 on.
   auto dec = g.lstm_layer("dec.L1", Tt, false, per_step(dec0, context), {B, 2 * H, H, true, false});
