@@ -16,4 +16,11 @@ std::string lowercase(std::string_view text) {
   return out;
 }
 
+std::string choice_list(std::span<const std::string_view> items) {
+  std::string out;
+  for (std::size_t i = 0; i < items.size(); ++i)
+    out += (i == 0 ? "" : i + 1 == items.size() ? " or " : ", ") + std::string(items[i]);
+  return out;
+}
+
 }  // namespace hybridsim::sim

@@ -2,9 +2,11 @@
 // work on std::string_view and never allocate more than their result.
 //   trim("  2 ms ") == "2 ms";   lowercase("Fat-Tree") == "fat-tree";
 //   parse_whole<int>("42") == 42;  parse_whole<int>("4x") == std::nullopt
+//   choice_list({"a", "b", "c"}) == "a, b or c"
 #pragma once
 #include <charconv>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 
@@ -14,6 +16,8 @@ namespace hybridsim::sim {
 std::string_view trim(std::string_view text);
 // ASCII letters lowered; other bytes (UTF-8 too) as they are.
 std::string lowercase(std::string_view text);
+// The items as an error message lists choices: "a", "a or b", "a, b or c"; empty for none.
+std::string choice_list(std::span<const std::string_view> items);
 
 // The whole text as a number in T's range (digits, an optional leading '-'); nullopt otherwise,
 // including on overflow and on leading or trailing characters.

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "sim/error.h"
+#include "sim/text.h"
 #include "topology/builder.h"
 
 namespace hybridsim::topology {
@@ -187,10 +188,7 @@ std::string cluster_preset_name_list() {
     names.push_back(p.name);
     if (!p.alias.empty()) names.push_back(p.alias);
   }
-  std::string out;
-  for (std::size_t i = 0; i < names.size(); ++i)
-    out += (i == 0 ? "" : i + 1 == names.size() ? " or " : ", ") + std::string(names[i]);
-  return out;
+  return sim::choice_list(names);
 }
 
 const PresetInfo* find_preset(std::string_view name) {

@@ -341,8 +341,8 @@ PlanRequest make_plan_request(const PlanCommandOptions& o) {
   r.cluster.preset = o.cluster;
   build_cluster(r.cluster, 1, topology::ib_bandwidth_of(r.cluster));  // checks the preset
   if (o.ib_bandwidth) r.cluster.links[sim::LinkKind::InfiniBand].bandwidth = sim::parse_bandwidth(*o.ib_bandwidth);
-  r.memory = o.memory ? std::optional<workloads::GpuCapacity>(
-                            workloads::GpuCapacity{sim::parse_bytes(*o.memory), "--memory " + *o.memory})
+  r.memory = o.memory ? std::optional<workloads::MemoryCapacity>(
+                            workloads::MemoryCapacity{sim::parse_bytes(*o.memory), "--memory " + *o.memory})
                       : workloads::preset_gpu_capacity(o.cluster);
   if (r.memory && r.memory->bytes.count() <= 0) throw InputError("--memory: expected more than 0 B");
   r.show_unfit = o.show_unfit;

@@ -56,7 +56,7 @@ struct PlanRequest {
   std::ostream* progress = nullptr;  // one line per simulated step
   // Each GPU's memory (none: unknown, nothing is left out) and whether configurations that do not
   // fit are shown (ranked last, marked) rather than left out.
-  std::optional<workloads::GpuCapacity> memory{};
+  std::optional<workloads::MemoryCapacity> memory{};
   bool show_unfit = false;
 };
 
@@ -77,7 +77,7 @@ struct PlanResult {
   std::optional<TrainingDataset> dataset{};
   std::vector<PlanCandidate> ranked{};  // best first; ties keep the search order
   std::vector<std::string> skipped;   // candidates left out (duplicate or idle-GPU placements, failures)
-  std::optional<workloads::GpuCapacity> memory{};
+  std::optional<workloads::MemoryCapacity> memory{};
   struct Unfit {
     StepKey key{};
     std::string why;  // "does not fit: GPU 0 needs ..."

@@ -28,7 +28,7 @@ struct ScenarioRun {
   // Each GPU's memory over the step (workloads/memory/memory_model.h), the capacity it is checked against
   // (resolve's gpu_capacity) and the mapping that says which GPUs hold which MP rank.
   workloads::StepMemory memory;
-  std::optional<workloads::GpuCapacity> gpu_capacity;
+  std::optional<workloads::MemoryCapacity> gpu_capacity;
   workloads::WorkerMapping mapping;
   std::optional<TimeToTrain> time_to_train;  // none when the network has no efficiency curve
   std::string efficiency;                    // which curve: "gnmt/default (MLPerf fit)"

@@ -47,7 +47,7 @@ int mp_rank_of_gpu(const workloads::WorkerMapping& mapping, int gpu) {
   return 0;
 }
 
-std::string memory_peak_text(const MemoryBreakdown& peak, const std::optional<workloads::GpuCapacity>& capacity) {
+std::string memory_peak_text(const MemoryBreakdown& peak, const std::optional<workloads::MemoryCapacity>& capacity) {
   std::string out = format_gib(peak.total());
   if (!capacity) {
     out += " (capacity unknown)";
@@ -60,7 +60,7 @@ std::string memory_peak_text(const MemoryBreakdown& peak, const std::optional<wo
 }
 
 std::string does_not_fit_text(const std::vector<MemoryBreakdown>& peaks, const workloads::WorkerMapping& mapping,
-                              const std::optional<workloads::GpuCapacity>& capacity) {
+                              const std::optional<workloads::MemoryCapacity>& capacity) {
   if (!capacity || workloads::fits_in(peaks, capacity->bytes)) return "";
   const Largest l = largest_of(peaks, mapping);
   return "does not fit: GPU " + std::to_string(l.gpu) + " needs " + format_gib(l.bytes) + " of " +
@@ -69,7 +69,7 @@ std::string does_not_fit_text(const std::vector<MemoryBreakdown>& peaks, const w
 
 std::vector<std::pair<std::string, std::string>> memory_lines(const workloads::StepMemory& memory,
                                                               const workloads::WorkerMapping& mapping,
-                                                              const std::optional<workloads::GpuCapacity>& capacity,
+                                                              const std::optional<workloads::MemoryCapacity>& capacity,
                                                               int critical_gpu) {
   std::vector<std::pair<std::string, std::string>> out;
   const std::vector<MemoryBreakdown> peaks = memory.peaks();
@@ -97,7 +97,7 @@ std::vector<std::pair<std::string, std::string>> memory_lines(const workloads::S
 }
 
 std::string memory_json(const workloads::StepMemory& memory, const workloads::WorkerMapping& mapping,
-                        const std::optional<workloads::GpuCapacity>& capacity, int critical_gpu) {
+                        const std::optional<workloads::MemoryCapacity>& capacity, int critical_gpu) {
   const std::vector<MemoryBreakdown> peaks = memory.peaks();
   std::string out = "{\"capacity_bytes\": ";
   out += capacity ? std::to_string(capacity->bytes.count()) : "null";

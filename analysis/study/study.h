@@ -111,7 +111,7 @@ struct NetworkStudy {
 struct StudyResult {
   StudyConfig config{};
   std::vector<NetworkStudy> networks{};
-  std::optional<workloads::GpuCapacity> memory{};  // each GPU's memory the rows are checked against
+  std::optional<workloads::MemoryCapacity> memory{};  // each GPU's memory the rows are checked against
   std::size_t steps_simulated = 0;
   double wall_seconds = 0;  // not written into the report (it would break reproducible output)
   const StudyNetwork& network(const NetworkStudy& n) const { return config.networks.at(n.network); }
@@ -121,8 +121,8 @@ struct StudyRunOptions {
   std::ostream* progress = nullptr;  // one line per simulated step (stderr in the CLI)
   std::optional<int> threads{};        // overrides config.threads
   bool ib_sensitivity = true;        // false: skip the faster-InfiniBand runs (they re-simulate)
-  // Each GPU's memory, a what-if (none: the cluster preset's GPU, workloads/gpu/gpu_spec.h).
-  std::optional<workloads::GpuCapacity> memory{};
+  // Each GPU's memory, a what-if (none: the cluster preset's GPU, workloads/gpu/gpu.h).
+  std::optional<workloads::MemoryCapacity> memory{};
 };
 
 // Projects one simulated step under a curve: the row's time to train and speedups against the

@@ -18,7 +18,7 @@ int run_study_command(const StudyCommandOptions& options, std::ostream& out, std
   run.threads = options.threads;
   run.ib_sensitivity = options.ib_sensitivity;
   if (options.memory) {
-    run.memory = workloads::GpuCapacity{sim::parse_bytes(*options.memory), "--memory " + *options.memory};
+    run.memory = workloads::MemoryCapacity{sim::parse_bytes(*options.memory), "--memory " + *options.memory};
     if (run.memory->bytes.count() <= 0) throw InputError("--memory: expected more than 0 B");
   }
   const StudyResult result = run_study(config, run);

@@ -12,7 +12,7 @@
 #include "topology/preset_registry.h"
 #include "workloads/generators/gpu_choice.h"
 #include "workloads/generators/profile_gen.h"
-#include "workloads/gpu/gpu_spec.h"
+#include "workloads/gpu/gpu.h"
 #include "workloads/profile/profile_io.h"
 
 namespace hybridsim::analysis {

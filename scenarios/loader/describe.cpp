@@ -4,7 +4,7 @@
 #include "scenarios/loader/resolve.h"
 #include "topology/cluster.h"
 #include "workloads/generators/gpu_choice.h"
-#include "workloads/gpu/gpu_spec.h"
+#include "workloads/gpu/gpu.h"
 
 namespace hybridsim::scenarios {
 namespace {
@@ -32,7 +32,7 @@ std::string link_overrides(const LinkOverrides& l) {
 
 std::optional<std::pair<std::string, std::string>> kernel_times_setting(const ResolvedScenario& r) {
   const WorkloadSettings& w = r.scenario.workload;
-  const bool other_gpu = w.profile.empty() && r.profile.meta.gpu != workloads::gpu_facts().front().model;
+  const bool other_gpu = w.profile.empty() && r.profile.meta.gpu != workloads::gpu_table().front().model;
   if (!w.gpu_choice.gpu && !w.gpu_choice.precision && !other_gpu) return std::nullopt;
   return std::pair<std::string, std::string>{"GPU, precision", workloads::kernel_times_note(r.profile)};
 }
@@ -73,9 +73,9 @@ std::vector<std::pair<std::string, std::string>> key_settings(const ResolvedScen
                        (c.reduction_bandwidth.bytes_per_second() == 0 ? "off" : sim::format_bandwidth(c.reduction_bandwidth)) +
                        ", " + (c.switching == sim::Switching::StoreAndForward ? "store-and-forward" : "cut-through") +
                        (c.pcie_only ? ", PCIe only" : ""));
-  if (const auto gpu = workloads::find_gpu_spec(meta.gpu))
-    out.emplace_back("GPU sharing", gpu->name + ": " + std::to_string(gpu->resources.sms) + " SMs, " +
-                                        sim::format_bandwidth(gpu->resources.memory_bandwidth) + "; contention " +
+  if (const workloads::Gpu* gpu = workloads::find_gpu(meta.gpu))
+    out.emplace_back("GPU sharing", std::string(gpu->name) + ": " + std::to_string(gpu->sms) + " SMs, " +
+                                        sim::format_bandwidth(gpu->memory_bandwidth) + "; contention " +
                                         (c.compute_contention ? "on" : "off") + ", gradient copies " +
                                         (c.gradient_copies ? "on" : "off"));
   else

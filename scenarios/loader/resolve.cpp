@@ -155,8 +155,8 @@ workloads::WorkerMapping build_mapping(const Scenario& s, const topology::Topolo
   return located(s, "parallelism", [&] { return workloads::default_mapping(topology, dp, mp); });
 }
 
-std::optional<workloads::GpuCapacity> gpu_memory_capacity(const Scenario& s, const workloads::Profile& profile) {
-  if (s.cluster.gpu_memory) return workloads::GpuCapacity{*s.cluster.gpu_memory, "cluster.gpu_memory"};
+std::optional<workloads::MemoryCapacity> gpu_memory_capacity(const Scenario& s, const workloads::Profile& profile) {
+  if (s.cluster.gpu_memory) return workloads::MemoryCapacity{*s.cluster.gpu_memory, "cluster.gpu_memory"};
   if (!s.cluster.preset.empty()) return workloads::preset_gpu_capacity(s.cluster.preset);
   return workloads::gpu_capacity(profile.meta.gpu, "the profile");
 }
@@ -203,7 +203,7 @@ ResolvedScenario resolve(const Scenario& s) {
       .variability = s.variability,
       .limits = s.simulation,
   };
-  std::optional<workloads::GpuCapacity> capacity = gpu_memory_capacity(s, profile);
+  std::optional<workloads::MemoryCapacity> capacity = gpu_memory_capacity(s, profile);
   return ResolvedScenario{std::move(config), s, std::move(topology), std::move(profile), std::move(capacity)};
 }
 

@@ -33,7 +33,7 @@ struct ResolvedScenario : workloads::StepConfig {
   Scenario scenario;
   topology::Topology topology;
   workloads::Profile profile;  // already scaled to the batch per worker
-  std::optional<workloads::GpuCapacity> gpu_capacity;  // gpu_memory_capacity(scenario, profile)
+  std::optional<workloads::MemoryCapacity> gpu_capacity;  // gpu_memory_capacity(scenario, profile)
 };
 
 // Each step on its own (resolve() calls them in this order).
@@ -42,9 +42,9 @@ workloads::Profile load_workload_profile(const Scenario& scenario);  // scaled t
 workloads::MpPlacement build_placement(const Scenario& scenario, const workloads::Profile& profile);
 workloads::WorkerMapping build_mapping(const Scenario& scenario, const topology::Topology& topology);
 // Each GPU's memory: cluster.gpu_memory when written, else the preset's GPU (topology/
-// preset_registry.h through workloads/gpu/gpu_spec.h), else, for a topology file, the profile's GPU;
+// preset_registry.h through workloads/gpu/gpu.h), else, for a topology file, the profile's GPU;
 // none when none of them is known.
-std::optional<workloads::GpuCapacity> gpu_memory_capacity(const Scenario& scenario, const workloads::Profile& profile);
+std::optional<workloads::MemoryCapacity> gpu_memory_capacity(const Scenario& scenario, const workloads::Profile& profile);
 
 // The profile at another per-GPU batch: every kernel duration and activation size × batch / the
 // profile's batch (rounded to the nearest ps and byte), units_per_step likewise (at least 1);

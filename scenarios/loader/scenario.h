@@ -37,7 +37,7 @@ using topology::LinkOverrides;
 struct ClusterSettings : topology::ClusterSpec {
   ClusterSettings() { preset.clear(); }
   std::filesystem::path topology;  // custom topology file as written (relative to base_dir)
-  std::optional<sim::Bytes> gpu_memory;  // nullopt (auto): the GPU's own, workloads/gpu/gpu_spec.h
+  std::optional<sim::Bytes> gpu_memory;  // nullopt (auto): the GPU's own, workloads/gpu/gpu.h
   bool operator==(const ClusterSettings&) const = default;
 };
 

@@ -71,7 +71,7 @@ TEST_CASE("plan: a configuration that does not fit in the GPU's memory is never 
 
   // 32 GiB (the V100 32 GB part): both fit and DP's time to train wins.
   request.show_unfit = false;
-  request.memory = workloads::GpuCapacity{Bytes::gib(32), "--memory 32 GiB"};
+  request.memory = workloads::MemoryCapacity{Bytes::gib(32), "--memory 32 GiB"};
   const analysis::PlanResult fit32 = analysis::plan(request, &cache);
   REQUIRE(fit32.ranked.size() == 2);
   CHECK(fit32.unfit.empty());
@@ -127,7 +127,7 @@ TEST_CASE("study: rows that do not fit are marked and left out of best, and the 
 
   // 32 GiB: nothing is left out, and the study's steps are reused (memory needs no simulation).
   const analysis::StudyResult r32 = analysis::run_study(
-      config, {.threads = 2, .ib_sensitivity = false, .memory = workloads::GpuCapacity{Bytes::gib(32), "32 GiB"}},
+      config, {.threads = 2, .ib_sensitivity = false, .memory = workloads::MemoryCapacity{Bytes::gib(32), "32 GiB"}},
       cache);
   CHECK(r32.steps_simulated == 0);
   CHECK(r32.networks[2].main().headline.best_dp >= 0);

@@ -150,7 +150,7 @@ TEST_CASE("break-even: memory leaves DP's largest N out, or every DP") {
   CHECK(none.best_dp == -1);
   CHECK_FALSE(none.epochs_factor.has_value());
   analysis::StudyResult result;
-  result.memory = workloads::GpuCapacity{sim::Bytes::gib(16), "16 GiB"};
+  result.memory = workloads::MemoryCapacity{sim::Bytes::gib(16), "16 GiB"};
   const auto t = analysis::study_detail::break_even_text(result, v, none);
   CHECK(t.peak == "no DP configuration fits in 16 GiB");
   CHECK(t.step.empty());

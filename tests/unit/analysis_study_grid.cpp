@@ -44,7 +44,7 @@ TEST_CASE("study on the CI grid: conclusions, step reuse and the report folder")
   // conclusions of time alone; on the preset's 16 GiB V100s BigLSTM's DP does not fit
   // (tests/unit/analysis_memory_fit.cpp).
   const analysis::StudyResult r = analysis::run_study(
-      config, {.threads = 2, .memory = workloads::GpuCapacity{sim::Bytes::gib(32), "32 GiB"}});
+      config, {.threads = 2, .memory = workloads::MemoryCapacity{sim::Bytes::gib(32), "32 GiB"}});
   REQUIRE(r.networks.size() == 3);
   // Keys per network: 1 GPU, MP alone at 2 and 4, and DP, 2 and 4 at N = 8, 16, 32 (12); the 2x-IB
   // run re-simulates only the multi-machine ones (N = 16, 32: 6 more): 3 × 18 = 54.

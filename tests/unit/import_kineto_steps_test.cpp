@@ -1,11 +1,11 @@
-// The steps of the Kineto importer's driver (workloads/import/import_kineto_steps.h), each on hand-made
+// The steps of the Kineto importer's driver (workloads/import/import_kineto_parts.h), each on hand-made
 // traces and drafts (tests/unit/import_kineto_maker.h): the device, the iteration windows and what
 // each launched, the selection, the averaging, the gradient source and the profile.
 #include <doctest/doctest.h>
 
 #include "sim/error.h"
 #include "tests/unit/import_kineto_maker.h"
-#include "workloads/import/import_kineto_steps.h"
+#include "workloads/import/import_kineto_parts.h"
 
 using namespace hybridsim;
 using namespace hybridsim::workloads::kineto_detail;

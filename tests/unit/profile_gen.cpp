@@ -30,7 +30,7 @@ std::map<std::string, double> shares(const Profile& p, bool forward_only) {
 }  // namespace
 
 TEST_CASE("profile gen: kernels cost work / rate, rounded up to a nanosecond, never below the floor") {
-  const GpuCostModel v100 = v100_fp32();
+  const KernelCostModel v100 = v100_fp32();
   // 6 MB at 600 GB/s is exactly 10 us.
   CHECK(v100.memory("copy", 6'000'000).duration == sim::Time::us(10));
   // 6,000,001 bytes take 10.0000017 us → 10.001 us after rounding up.
@@ -89,7 +89,7 @@ TEST_CASE("profile gen: GNMT-8 forward shares stay close to PipeDream's gnmt_lar
 
 TEST_CASE("profile gen: configurations change what they should") {
   // Half the batch halves the GEMM work of every LSTM step (above the launch floor).
-  const GpuCostModel v100 = v100_fp32();
+  const KernelCostModel v100 = v100_fp32();
   const Profile full = generate_gnmt({}, v100);
   const Profile half = generate_gnmt({.batch = 64}, v100);
   const auto& a = full.ops[full.op_by_name("enc.L2.t0")].forward;

@@ -3,7 +3,9 @@
 // (sim/text.h) that every reader shares.
 #include <doctest/doctest.h>
 
+#include <span>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "scenarios/loader/trace_settings.h"
@@ -64,6 +66,11 @@ TEST_CASE("text helpers") {
   CHECK(sim::trim(" \t 2 ms \r\n") == "2 ms");
   CHECK(sim::trim("   ").empty());
   CHECK(sim::lowercase("Fat-Tree µs") == "fat-tree µs");
+  const std::string_view three[] = {"a", "b", "c"};
+  CHECK(sim::choice_list(three) == "a, b or c");
+  CHECK(sim::choice_list(std::span(three).first(2)) == "a or b");
+  CHECK(sim::choice_list(std::span(three).first(1)) == "a");
+  CHECK(sim::choice_list({}).empty());
   CHECK(sim::parse_whole<int>("42") == 42);
   CHECK(sim::parse_whole<int>("-3") == -3);
   CHECK_FALSE(sim::parse_whole<int>("4x"));

@@ -10,7 +10,7 @@
 #include "sim/error.h"
 #include "workloads/generators/profile_gen.h"
 #include "workloads/gpu/cost_model.h"
-#include "workloads/gpu/gpu_spec.h"
+#include "workloads/gpu/gpu.h"
 #include "workloads/profile/profile_io.h"
 
 using namespace hybridsim;
@@ -31,7 +31,7 @@ TEST_CASE("cost model: GNMT AMP on one V100 reproduces 68,312 tokens/s") {
   // DeepLearningExamples, container 19.05) → a step of 6,144 / 68,312 = 89.94 ms. The Tensor-Core
   // rate that gives it, to three digits, is 38.5 TFLOP/s (30.8% of the 125 TFLOP/s peak): 68,353
   // tokens/s, +0.06%; 38.4 would give 68,232 (−0.12%).
-  const GpuCostModel amp = cost_model(gpu_facts_by_key("v100"), Precision::Amp);
+  const KernelCostModel amp = cost_model(gpu_by_key("v100"), Precision::Amp);
   CHECK(amp.gemm_flop_per_second == 38'500'000'000'000);
   CHECK(amp.conv_flop_per_second == 38'500'000'000'000);
   CHECK(amp.calibrated);
@@ -123,8 +123,8 @@ TEST_CASE("cost model: A100, H100 and H200 scale the V100 calibration by their p
                             Expected{"h100", 152'367'600'000'000, 304'735'200'000'000, 2'233'333'333'333},
                             Expected{"h200", 152'367'600'000'000, 304'735'200'000'000, 3'200'000'000'000}}) {
     CAPTURE(e.key);
-    const GpuCostModel fp32 = cost_model(gpu_facts_by_key(e.key), Precision::Fp32);
-    const GpuCostModel amp = cost_model(gpu_facts_by_key(e.key), Precision::Amp);
+    const KernelCostModel fp32 = cost_model(gpu_by_key(e.key), Precision::Fp32);
+    const KernelCostModel amp = cost_model(gpu_by_key(e.key), Precision::Amp);
     CHECK(fp32.gemm_flop_per_second == e.tf32);
     CHECK(fp32.conv_flop_per_second == e.tf32);
     CHECK(amp.gemm_flop_per_second == e.fp16);
@@ -135,20 +135,21 @@ TEST_CASE("cost model: A100, H100 and H200 scale the V100 calibration by their p
     CHECK(fp32.tensor_cores);
   }
   // The V100 keeps its calibrated FP32 rates on CUDA cores: 15.7 × 9.46 / 15.7, 15.7 × 12.3 / 15.7.
-  const GpuCostModel v = v100_fp32();
+  const KernelCostModel v = v100_fp32();
   CHECK(v.gemm_flop_per_second == 9'460'000'000'000);
   CHECK(v.conv_flop_per_second == 12'300'000'000'000);
   CHECK_FALSE(v.tensor_cores);
   // A GEMM of 304,735,200,000,000 FLOP takes one second on an H100 under AMP.
-  CHECK(cost_model(gpu_facts_by_key("h100"), Precision::Amp).gemm("g", 304'735'200'000'000).duration ==
+  CHECK(cost_model(gpu_by_key("h100"), Precision::Amp).gemm("g", 304'735'200'000'000).duration ==
         sim::Time::s(1));
 }
 
 TEST_CASE("cost model: every built-in network on every GPU and precision loads, calibrated or an estimate") {
-  for (const GpuFacts& gpu : gpu_facts())
+  for (const Gpu& gpu : gpu_table())
     for (const Precision precision : {Precision::Fp32, Precision::Amp})
       for (const auto& name : builtin_profile_names()) {
         CAPTURE(gpu.key);
+        if (!gpu.choosable) continue;  // found by name only: it runs its chip's kernels
         CAPTURE(precision_name(precision));
         CAPTURE(name);
         const Profile p = builtin_profile(name, {.gpu = std::string(gpu.key), .precision = precision});
@@ -169,27 +170,37 @@ TEST_CASE("cost model: every built-in network on every GPU and precision loads, 
   CHECK_THROWS_WITH_AS(precision_by_name("fp16"), "unknown precision \"fp16\": expected fp32 or amp", InputError);
 }
 
-TEST_CASE("gpu facts: one table, found by key or by the name a profile records") {
+TEST_CASE("gpu: one table, found by key or by the name a profile records") {
   CHECK(gpu_key_list() == "v100, a100, a100-40gb, h100 or h200");
-  CHECK(find_gpu_facts("V100-SXM2-16GB")->key == "v100");
-  CHECK(find_gpu_facts("V100-SXM3-32GB")->key == "v100");
-  CHECK(find_gpu_facts("A100-SXM4-80GB")->key == "a100");
-  CHECK(find_gpu_facts("NVIDIA A100-SXM4-40GB")->key == "a100-40gb");
-  CHECK(find_gpu_facts("NVIDIA H100 80GB HBM3")->key == "h100");
-  CHECK(find_gpu_facts("H200-SXM-141GB")->key == "h200");
-  CHECK(find_gpu_facts("MI250X") == nullptr);
-  CHECK_THROWS_WITH_AS(gpu_facts_by_key("b200"), "unknown GPU \"b200\": expected v100, a100, a100-40gb, h100 or h200",
+  CHECK(find_gpu("V100-SXM2-16GB")->key == "v100");
+  CHECK(find_gpu("A100-SXM4-80GB")->key == "a100");
+  CHECK(find_gpu("NVIDIA A100-SXM4-40GB")->key == "a100-40gb");
+  CHECK(find_gpu("NVIDIA H100 80GB HBM3")->key == "h100");
+  CHECK(find_gpu("H200-SXM-141GB")->key == "h200");
+  CHECK(find_gpu("h100") == &gpu_by_key("h100"));  // a key is a name too
+  CHECK(find_gpu("MI250X") == nullptr);
+  CHECK_THROWS_WITH_AS(gpu_by_key("b200"), "unknown GPU \"b200\": expected v100, a100, a100-40gb, h100 or h200",
                        InputError);
-  // What contention and gradient copies see: SMs, HBM, memory-bound kernels at 2/3 of it, 5 us.
-  const GpuSpec v = *find_gpu_spec("V100-SXM2-16GB");
+  // The DGX-2's 32 GB V100 is a part of its own (its capacity), found by name only, with the V100's
+  // chip: its kernels are the 16 GB part's, and it is no value of workload.gpu.
+  const Gpu& v32 = *find_gpu("V100-SXM3-32GB");
+  CHECK(v32.key == "v100-32gb");
+  CHECK(v32.chip == "v100");
+  CHECK(v32.name == "V100 32GB");
+  CHECK(v32.memory() == sim::Bytes::gib(32));
+  CHECK_FALSE(v32.choosable);
+  CHECK(find_gpu("v100-32gb") == nullptr);
+  CHECK_THROWS_AS(gpu_by_key("v100-32gb"), InputError);
+  // What contention and gradient copies see: SMs, HBM, memory-bound kernels at 2/3 of it.
+  const Gpu& v = *find_gpu("V100-SXM2-16GB");
   CHECK(v.name == "V100");
-  CHECK(v.resources == sim::GpuResources{80, sim::Bandwidth::gb_per_second(900), sim::Bandwidth::gb_per_second(600)});
-  CHECK(v.launch_floor == sim::Time::us(5));
-  const GpuSpec a = *find_gpu_spec("A100-SXM4-80GB");
+  CHECK(v.memory() == sim::Bytes::gib(16));
+  CHECK(gpu_resources(v) == sim::GpuResources{80, sim::Bandwidth::gb_per_second(900), sim::Bandwidth::gb_per_second(600)});
+  CHECK(gpu_resources(v32) == gpu_resources(v));
+  const Gpu& a = *find_gpu("A100-SXM4-80GB");
   CHECK(a.name == "A100 80GB");
-  CHECK(a.resources.sms == 108);
-  CHECK(a.resources.memory_kernel_bandwidth.bytes_per_second() == 1'359'333'333'333);
-  CHECK(find_gpu_spec("A100-SXM4-40GB")->name == "A100");
-  CHECK(find_gpu_spec("H200-SXM-141GB")->resources.memory_bandwidth == sim::Bandwidth::gb_per_second(4800));
-  CHECK_FALSE(find_gpu_spec("MI250X"));
+  CHECK(gpu_resources(a).sms == 108);
+  CHECK(gpu_resources(a).memory_kernel_bandwidth.bytes_per_second() == 1'359'333'333'333);
+  CHECK(find_gpu("A100-SXM4-40GB")->name == "A100");
+  CHECK(gpu_resources(*find_gpu("H200-SXM-141GB")).memory_bandwidth == sim::Bandwidth::gb_per_second(4800));
 }

@@ -1,34 +1,35 @@
 #include "workloads/generators/gpu_choice.h"
 
-#include "workloads/gpu/gpu_spec.h"
+#include "workloads/gpu/gpu.h"
 
 namespace hybridsim::workloads {
 
 std::vector<std::string> gpu_choice_names() {
   std::vector<std::string> out{"auto"};
-  for (const GpuFacts& g : gpu_facts()) out.emplace_back(g.key);
+  for (const Gpu& g : gpu_table())
+    if (g.choosable) out.emplace_back(g.key);
   return out;
 }
 
 std::string auto_gpu_key(std::string_view cluster_gpu) {
-  const GpuFacts* g = find_gpu_facts(cluster_gpu);
-  return std::string(g != nullptr ? g->key : gpu_facts().front().key);
+  const Gpu* g = find_gpu(cluster_gpu);
+  return std::string(g != nullptr ? g->chip : gpu_table().front().key);
 }
 
 BuiltinProfileOptions builtin_options(const GpuChoice& choice, std::string_view cluster_gpu) {
   BuiltinProfileOptions o;
   o.gpu = choice.gpu.value_or(auto_gpu_key(cluster_gpu));
-  gpu_facts_by_key(o.gpu);  // an unknown key is an error here, naming the keys
+  gpu_by_key(o.gpu);  // an unknown key is an error here, naming the keys
   o.precision = choice.precision.value_or(Precision::Fp32);
   return o;
 }
 
 std::optional<std::string> gpu_mismatch(const Profile& profile, std::string_view gpu_key) {
-  const GpuFacts& wanted = gpu_facts_by_key(gpu_key);
-  const GpuFacts* has = find_gpu_facts(profile.meta.gpu);
-  if (has == &wanted) return std::nullopt;
+  const Gpu& wanted = gpu_by_key(gpu_key);
+  const Gpu* has = find_gpu(profile.meta.gpu);
+  if (has != nullptr && has->chip == wanted.chip) return std::nullopt;
   return "the profile's kernels are for the " + profile.meta.gpu + ", not the " + std::string(wanted.key) +
-         "; expected " + (has != nullptr ? std::string(has->key) + " (the profile's GPU) or auto" : std::string("auto")) +
+         "; expected " + (has != nullptr ? std::string(has->chip) + " (the profile's GPU) or auto" : std::string("auto")) +
          " (another GPU needs a built-in network, workload.network)";
 }
 
@@ -41,7 +42,7 @@ std::optional<std::string> precision_mismatch(const Profile& profile, Precision 
 
 std::string kernel_times_note(const Profile& profile) {
   const ProfileMetadata& m = profile.meta;
-  const GpuFacts* g = find_gpu_facts(m.gpu);
+  const Gpu* g = find_gpu(m.gpu);
   const std::string head = (g != nullptr ? std::string(g->name) + " (" + m.gpu + ")" : m.gpu) + ", " + m.precision;
   // The generator's source text says how each built-in was priced (profile_gen.cpp, priced_by).
   if (m.source.find("ESTIMATE") != std::string::npos)

@@ -45,7 +45,7 @@ std::string builtin_profile_path(std::string_view name, Precision precision) {
 
 Profile generate_builtin_profile(std::string_view name, const BuiltinProfileOptions& options) {
   const std::string_view canonical = builtin_by_name(name).name;
-  const GpuCostModel cost = cost_model(gpu_facts_by_key(options.gpu), options.precision);
+  const KernelCostModel cost = cost_model(gpu_by_key(options.gpu), options.precision);
   if (canonical == "inception-v3") return generate_inception_v3(InceptionConfig{}, cost);
   if (canonical == "gnmt") return generate_gnmt(GnmtConfig{}, cost);
   return generate_biglstm(BigLstmConfig{}, cost);
@@ -80,12 +80,12 @@ void set_sparse_gradient(Op& op, std::int64_t parameters, std::int64_t value_byt
   op.sparse_bytes_per_worker = sim::Bytes::of(rows * (row_bytes + kIndexBytes));
 }
 
-std::string priced_by(const GpuCostModel& cost, bool calibrated_here, const std::string& calibration) {
+std::string priced_by(const KernelCostModel& cost, bool calibrated_here, const std::string& calibration) {
   const std::string model = "priced by the " + cost.label + " cost model";
   return calibrated_here ? model + ", calibrated to " + calibration : model + "; ESTIMATE: " + cost.derivation;
 }
 
-std::string precision_notes(const GpuCostModel& cost) {
+std::string precision_notes(const KernelCostModel& cost) {
   if (cost.precision == Precision::Amp)
     return "AMP: GEMMs and convolutions on FP16 Tensor Cores; activations, memory-bound traffic and "
            "gradients in FP16 (2 bytes a value); the optimizer updates FP32 master weights at the FP32 "

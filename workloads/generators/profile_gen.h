@@ -39,11 +39,11 @@ struct BigLstmConfig {
   std::int64_t samples = 8192;     // sampled-softmax candidates per step
 };
 
-Profile generate_inception_v3(const InceptionConfig& config, const GpuCostModel& cost);
-Profile generate_gnmt(const GnmtConfig& config, const GpuCostModel& cost);
-Profile generate_biglstm(const BigLstmConfig& config, const GpuCostModel& cost);
+Profile generate_inception_v3(const InceptionConfig& config, const KernelCostModel& cost);
+Profile generate_gnmt(const GnmtConfig& config, const KernelCostModel& cost);
+Profile generate_biglstm(const BigLstmConfig& config, const KernelCostModel& cost);
 
-// Which cost model prices a built-in profile: a GPU of the facts table (gpu_spec.h) by key and a
+// Which cost model prices a built-in profile: a GPU of the facts table (gpu.h) by key and a
 // precision. The default is the calibrated V100 FP32 model.
 struct BuiltinProfileOptions {
   std::string gpu = "v100";

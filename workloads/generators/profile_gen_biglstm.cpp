@@ -15,7 +15,7 @@ namespace hybridsim::workloads {
 namespace {
 
 // One LSTMP time step: gates = [x, h_prev] · W (+ b), fused pointwise, projection h = m · W_proj.
-void price_lstmp_step(const GpuCostModel& cost, const BigLstmConfig& c, Op& op) {
+void price_lstmp_step(const KernelCostModel& cost, const BigLstmConfig& c, Op& op) {
   const std::int64_t B = c.batch, C = c.cells, P = c.projection;
   const std::int64_t in = P + P;  // input (embedding or layer below, both P wide) and h_prev
   const std::int64_t gates_flop = 2 * B * in * 4 * C;
@@ -34,7 +34,7 @@ void price_lstmp_step(const GpuCostModel& cost, const BigLstmConfig& c, Op& op) 
 
 }  // namespace
 
-Profile generate_biglstm(const BigLstmConfig& c, const GpuCostModel& cost) {
+Profile generate_biglstm(const BigLstmConfig& c, const KernelCostModel& cost) {
   if (c.batch <= 0 || c.steps <= 0 || c.layers <= 0 || c.cells <= 0 || c.projection <= 0 ||
       c.vocabulary <= 0 || c.samples <= 0) {
     throw InputError("biglstm: every size must be positive");

@@ -27,9 +27,9 @@ void set_sparse_gradient(Op& op, std::int64_t parameters, std::int64_t value_byt
 // "priced by the V100 FP32 cost model, calibrated to ..." where this network calibrates the cost
 // model (`calibration` names the figure), else "priced by the H100 AMP cost model; ESTIMATE: <how
 // its rates were derived>".
-std::string priced_by(const GpuCostModel& cost, bool calibrated_here, const std::string& calibration);
+std::string priced_by(const KernelCostModel& cost, bool calibrated_here, const std::string& calibration);
 // What the precision changes, for a profile's notes ("" for FP32 on CUDA cores).
-std::string precision_notes(const GpuCostModel& cost);
+std::string precision_notes(const KernelCostModel& cost);
 // Appends `op` (its inputs must be earlier ops) and returns its index.
 std::uint32_t add_op(Profile& profile, Op op);
 

@@ -20,7 +20,7 @@ struct Tensor {
 
 class InceptionBuilder {
  public:
-  InceptionBuilder(Profile& profile, const GpuCostModel& cost, std::int64_t batch)
+  InceptionBuilder(Profile& profile, const KernelCostModel& cost, std::int64_t batch)
       : p_(profile), cost_(cost), batch_(batch) {}
 
   std::int64_t bytes(const Tensor& t) const { return t.c * t.h * t.w * cost_.value_bytes() * batch_; }
@@ -112,7 +112,7 @@ class InceptionBuilder {
   }
 
   Profile& p_;
-  const GpuCostModel& cost_;
+  const KernelCostModel& cost_;
   std::int64_t batch_;
 };
 
@@ -193,7 +193,7 @@ void aux_head(InceptionBuilder& b, const Tensor& x, std::int64_t classes) {
 
 }  // namespace
 
-Profile generate_inception_v3(const InceptionConfig& config, const GpuCostModel& cost) {
+Profile generate_inception_v3(const InceptionConfig& config, const KernelCostModel& cost) {
   if (config.batch <= 0) throw InputError("inception-v3: batch must be positive");
   constexpr std::int64_t kClasses = 1000;
   Profile p;

@@ -46,20 +46,20 @@ Precision precision_by_name(std::string_view name) {
   throw InputError("unknown precision \"" + std::string(name) + "\": expected fp32 or amp");
 }
 
-Kernel GpuCostModel::conv(std::string name, std::int64_t flop) const {
+Kernel KernelCostModel::conv(std::string name, std::int64_t flop) const {
   return Kernel{std::move(name), priced(flop, conv_flop_per_second, launch_floor)};
 }
 
-Kernel GpuCostModel::gemm(std::string name, std::int64_t flop) const {
+Kernel KernelCostModel::gemm(std::string name, std::int64_t flop) const {
   return Kernel{std::move(name), priced(flop, gemm_flop_per_second, launch_floor)};
 }
 
-Kernel GpuCostModel::memory(std::string name, std::int64_t bytes) const {
+Kernel KernelCostModel::memory(std::string name, std::int64_t bytes) const {
   return Kernel{std::move(name), priced(bytes, memory_bandwidth.bytes_per_second(), launch_floor), {},
                 sim::KernelBound::Memory};
 }
 
-sim::Time GpuCostModel::optimizer_time_per_gib(std::int64_t passes) const {
+sim::Time KernelCostModel::optimizer_time_per_gib(std::int64_t passes) const {
   // passes × 4 bytes per parameter; a GiB of gradients holds 2^30 / value_bytes() parameters.
   return priced((passes << 30) * 4 / value_bytes(), memory_bandwidth.bytes_per_second(), sim::Time::zero());
 }
@@ -74,22 +74,22 @@ V100Calibration v100_calibration() {
                          .launch_floor = sim::Time::us(5)};
 }
 
-sim::Bandwidth memory_kernel_bandwidth(const GpuFacts& gpu) {
-  const GpuFacts& v100 = gpu_facts_by_key("v100");
+sim::Bandwidth memory_kernel_bandwidth(const Gpu& gpu) {
+  const Gpu& v100 = gpu_by_key("v100");
   return scaled_bandwidth(gpu.memory_bandwidth, v100_calibration().memory_bandwidth.bytes_per_second(),
                           v100.memory_bandwidth.bytes_per_second());
 }
 
 sim::Time kernel_launch_floor() { return v100_calibration().launch_floor; }
 
-GpuCostModel cost_model(const GpuFacts& gpu, Precision precision) {
+KernelCostModel cost_model(const Gpu& gpu, Precision precision) {
   const V100Calibration cal = v100_calibration();
-  const GpuFacts& v100 = gpu_facts_by_key("v100");
-  GpuCostModel m;
+  const Gpu& v100 = gpu_by_key("v100");
+  KernelCostModel m;
   m.gpu = std::string(gpu.model);
   m.label = std::string(gpu.name.substr(0, gpu.name.find(' '))) + " " + upper(precision_name(precision));
   m.precision = precision;
-  m.calibrated = gpu.key == v100.key;
+  m.calibrated = gpu.chip == v100.key;
   m.memory_bandwidth = memory_kernel_bandwidth(gpu);
   m.launch_floor = cal.launch_floor;
   const std::string memory = "memory-bound kernels at " + sim::format_bandwidth(m.memory_bandwidth) + " (" +
@@ -123,6 +123,6 @@ GpuCostModel cost_model(const GpuFacts& gpu, Precision precision) {
   return m;
 }
 
-GpuCostModel v100_fp32() { return cost_model(gpu_facts_by_key("v100"), Precision::Fp32); }
+KernelCostModel v100_fp32() { return cost_model(gpu_by_key("v100"), Precision::Fp32); }
 
 }  // namespace hybridsim::workloads

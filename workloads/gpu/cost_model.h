@@ -1,9 +1,9 @@
 // Kernel cost models of the built-in profiles: FLOPs at an achieved rate for GEMMs and convolutions,
 // bytes at an achieved bandwidth for memory-bound kernels, a per-kernel floor, in exact integer
 // arithmetic. Calibrated on ONE V100 (FP32: Inception-V3 and GNMT; AMP: GNMT), and derived for the
-// other GPUs of the facts table (gpu_spec.h) by one rule: rate = that GPU's peak for the kernel's
+// other GPUs of the facts table (gpu.h) by one rule: rate = that GPU's peak for the kernel's
 // math × the fraction of the V100's peak the calibration reached (workloads/README.md).
-//   GpuCostModel m = cost_model(gpu_facts_by_key("h100"), Precision::Amp);  // an estimate
+//   KernelCostModel m = cost_model(gpu_by_key("h100"), Precision::Amp);  // an estimate
 //   Kernel k = m.gemm("gemm_input", 2 * 128 * 1024 * 4096);
 #pragma once
 #include <cstdint>
@@ -13,7 +13,7 @@
 
 #include "sim/time.h"
 #include "sim/units.h"
-#include "workloads/gpu/gpu_spec.h"
+#include "workloads/gpu/gpu.h"
 #include "workloads/profile/profile.h"
 
 namespace hybridsim::workloads {
@@ -28,7 +28,7 @@ Precision precision_by_name(std::string_view name);  // InputError "expected fp3
 
 // Prices kernels on one GPU. Every duration is max(launch_floor, work / rate), rounded up to a
 // whole nanosecond, in exact integer arithmetic (so generated files are identical on every machine).
-struct GpuCostModel {
+struct KernelCostModel {
   std::string gpu;                          // metadata.gpu: "V100-SXM2-16GB"
   std::string label;                        // "V100 FP32", "H100 AMP": what profiles' sources say
   Precision precision = Precision::Fp32;
@@ -67,11 +67,11 @@ V100Calibration v100_calibration();
 // The cost model of a GPU of the facts table at a precision: the V100's calibrated models, and for
 // the other GPUs the rule above (TF32 peak for fp32 on GPUs that have it, FP16 Tensor peak for amp,
 // HBM peak for memory-bound kernels; the launch floor unchanged).
-GpuCostModel cost_model(const GpuFacts& gpu, Precision precision);
+KernelCostModel cost_model(const Gpu& gpu, Precision precision);
 // The calibrated V100 FP32 model.
-GpuCostModel v100_fp32();
+KernelCostModel v100_fp32();
 // What memory-bound kernels reach alone on `gpu`: its HBM peak × the V100's calibrated 600 / 900.
-sim::Bandwidth memory_kernel_bandwidth(const GpuFacts& gpu);
+sim::Bandwidth memory_kernel_bandwidth(const Gpu& gpu);
 // The shortest kernel, launch included, on every GPU (the V100's 5 us; nothing calibrates others).
 sim::Time kernel_launch_floor();
 

@@ -261,13 +261,13 @@ bool fits_in(const std::vector<MemoryBreakdown>& peaks, sim::Bytes capacity) {
   return std::all_of(peaks.begin(), peaks.end(), [&](const MemoryBreakdown& b) { return b.total() <= capacity; });
 }
 
-std::optional<GpuCapacity> gpu_capacity(std::string_view gpu, std::string_view where) {
-  const std::optional<GpuSpec> spec = find_gpu_spec(gpu);
-  if (!spec || spec->memory.count() <= 0) return std::nullopt;
-  return GpuCapacity{spec->memory, std::string(gpu) + (where.empty() ? "" : " of " + std::string(where))};
+std::optional<MemoryCapacity> gpu_capacity(std::string_view gpu, std::string_view where) {
+  const Gpu* spec = find_gpu(gpu);
+  if (spec == nullptr || spec->memory_gib <= 0) return std::nullopt;
+  return MemoryCapacity{spec->memory(), std::string(gpu) + (where.empty() ? "" : " of " + std::string(where))};
 }
 
-std::optional<GpuCapacity> preset_gpu_capacity(std::string_view preset) {
+std::optional<MemoryCapacity> preset_gpu_capacity(std::string_view preset) {
   const topology::PresetInfo* info = topology::find_preset(preset);
   if (info == nullptr) return std::nullopt;
   return gpu_capacity(info->gpu, info->name);

@@ -19,7 +19,7 @@
 
 #include "sim/units.h"
 #include "workloads/comm/comm_plan.h"
-#include "workloads/gpu/gpu_spec.h"
+#include "workloads/gpu/gpu.h"
 #include "workloads/profile/profile.h"
 #include "workloads/program/op_order.h"
 #include "workloads/program/placement.h"
@@ -124,16 +124,16 @@ sim::Bytes largest_peak(const std::vector<MemoryBreakdown>& peaks);
 bool fits_in(const std::vector<MemoryBreakdown>& peaks, sim::Bytes capacity);
 
 // A GPU's memory capacity and where it comes from ("V100-SXM2-16GB of dgx1-v100", "cluster.gpu_memory").
-struct GpuCapacity {
+struct MemoryCapacity {
   sim::Bytes bytes;
   std::string source;
-  bool operator==(const GpuCapacity&) const = default;
+  bool operator==(const MemoryCapacity&) const = default;
 };
-// The capacity of the GPU a name describes (find_gpu_spec), none for an unknown GPU.
-std::optional<GpuCapacity> gpu_capacity(std::string_view gpu, std::string_view where = {});
+// The capacity of the GPU a name describes (find_gpu), none for an unknown GPU.
+std::optional<MemoryCapacity> gpu_capacity(std::string_view gpu, std::string_view where = {});
 // The capacity of the GPU a machine preset carries (topology/preset_registry.h), none for an
 // unknown preset or GPU.
-std::optional<GpuCapacity> preset_gpu_capacity(std::string_view preset);
+std::optional<MemoryCapacity> preset_gpu_capacity(std::string_view preset);
 
 // The model (every rule in workloads/README.md, "Memory per GPU").
 StepMemory model_step_memory(const Profile& profile, const MpPlacement& placement, const OpOrder& order,

@@ -3,7 +3,7 @@
 #include <algorithm>
 
 #include "sim/error.h"
-#include "workloads/gpu/gpu_spec.h"
+#include "workloads/gpu/gpu.h"
 #include "workloads/program/step_program_parts.h"
 
 namespace hybridsim::workloads {
@@ -137,7 +137,7 @@ StepProgram build_step_program(const Profile& profile, const MpPlacement& placem
   out.labels = layout.labels.labels;
   const std::vector<std::vector<std::uint32_t>> gradient_index = add_gradient_collectives(layout, mapping, out);
 
-  const std::optional<GpuSpec> gpu = find_gpu_spec(profile.meta.gpu);
+  const Gpu* gpu = find_gpu(profile.meta.gpu);
   std::uint32_t next_event = 0;
   std::vector<std::uint32_t> activation, gradient;
   std::vector<sim::StreamProgram> first_compute;  // [mp rank]: the first worker's
@@ -156,7 +156,7 @@ StepProgram build_step_program(const Profile& profile, const MpPlacement& placem
       out.worker_of_gpu[g] = w;
       out.mp_rank_of_gpu[g] = k;
       prog.compute_scale = gpu_compute_scale(options, g);
-      if (gpu) prog.resources = gpu->resources;
+      if (gpu != nullptr) prog.resources = gpu_resources(*gpu);
       if (w == 0) {
         prog.streams.push_back(compute_stream(profile, layout, events, k));
         first_compute.push_back(prog.streams.back());

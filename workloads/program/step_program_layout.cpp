@@ -1,6 +1,7 @@
 // The worker-independent steps of build_step_program: labels, model-parallel edges, gradient
 // collectives and optimizer times (workloads/program/step_program_parts.h).
 #include "sim/error.h"
+#include "workloads/gpu/cost_model.h"
 #include "workloads/program/step_program_parts.h"
 
 namespace hybridsim::workloads::step_parts {
@@ -97,10 +98,10 @@ std::vector<sim::Time> optimizer_times(const Profile& profile, const MpPlacement
 
 std::vector<std::vector<GradientCopy>> gradient_copies(
     const std::vector<std::vector<GradientCollective>>& gradients, const std::vector<std::uint32_t>& first_collective,
-    int dp, const GpuSpec& gpu, KernelLabels& labels) {
-  const sim::Bandwidth bw = gpu.resources.memory_kernel_bandwidth;
+    int dp, const Gpu& gpu, KernelLabels& labels) {
+  const sim::Bandwidth bw = gpu_resources(gpu).memory_kernel_bandwidth;
   // Read once and written once: 2 bytes of memory traffic per byte copied.
-  auto copy_time = [&](std::int64_t bytes) { return max(gpu.launch_floor, sim::transfer_time(sim::Bytes::of(2 * bytes), bw)); };
+  auto copy_time = [&](std::int64_t bytes) { return max(kernel_launch_floor(), sim::transfer_time(sim::Bytes::of(2 * bytes), bw)); };
   std::vector<std::vector<GradientCopy>> out(gradients.size());
   for (std::size_t k = 0; k < gradients.size(); ++k)
     for (std::size_t i = 0; i < gradients[k].size(); ++i) {
@@ -140,7 +141,7 @@ StepLayout lay_out_step(const Profile& profile, const MpPlacement& placement, in
         out.gradients_after[ku][out.gradients[ku][i].trigger].push_back(i);
     }
   out.optimizer = optimizer_times(profile, placement, dp);
-  const std::optional<GpuSpec> gpu = find_gpu_spec(profile.meta.gpu);
+  const Gpu* gpu = find_gpu(profile.meta.gpu);
   if (dp > 1 && options.gradient_copies && gpu && !profile.has_recorded_buckets()) {
     std::vector<std::uint32_t> first;
     std::uint32_t next = 0;

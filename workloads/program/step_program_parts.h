@@ -13,7 +13,7 @@
 #include <utility>
 #include <vector>
 
-#include "workloads/gpu/gpu_spec.h"
+#include "workloads/gpu/gpu.h"
 #include "workloads/program/step_program_types.h"
 
 namespace hybridsim::workloads::step_parts {
@@ -77,7 +77,7 @@ struct GradientCopy {
 // bandwidth and at least its shortest kernel. Labels are appended to `labels`.
 std::vector<std::vector<GradientCopy>> gradient_copies(
     const std::vector<std::vector<GradientCollective>>& gradients, const std::vector<std::uint32_t>& first_collective,
-    int dp, const GpuSpec& gpu, KernelLabels& labels);
+    int dp, const Gpu& gpu, KernelLabels& labels);
 
 // Everything about the step that is the same for every worker.
 struct StepLayout {

@@ -60,7 +60,7 @@ struct StepOptions {
   std::vector<double> gpu_compute_scale;
   // Copy each data-parallel gradient collective's gradients into a flat buffer before it and back
   // after it (Phase::GradientCopyIn/Out): 2 passes over the bytes each way (read + write) at the
-  // GPU's memory-kernel bandwidth, at least its shortest kernel (workloads/gpu/gpu_spec.h). Not for GPUs
+  // GPU's memory-kernel bandwidth, at least its shortest kernel (workloads/gpu/gpu.h). Not for GPUs
   // without a spec, nor for profiles with recorded buckets (an imported data-parallel trace already
   // holds its copies). False: gradients are the buckets (DDP's gradient_as_bucket_view).
   bool gradient_copies = true;
