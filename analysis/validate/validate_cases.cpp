@@ -9,6 +9,7 @@
 #include "sim/text.h"
 #include "topology/yaml/field_reader.h"
 #include "topology/yaml/input_file.h"
+#include "topology/yaml/schema.h"
 #include "topology/yaml/tree.h"
 
 namespace hybridsim::analysis {
@@ -117,8 +118,6 @@ ValidateCase read_case(FieldReader& r, const TreeNode& v, const std::string& pat
 }
 
 }  // namespace
-
-const yaml::Schema& validate_case_schema() { return kSchema; }
 
 std::string_view case_kind_name(CaseKind k) {
   switch (k) {
