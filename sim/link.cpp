@@ -11,7 +11,7 @@ namespace hybridsim::sim {
 namespace {
 
 // The one table of link-kind names: display name, scenario key, link-name prefix, and the extra
-// spellings parse_link_kind accepts.
+// spellings find_link_kind accepts.
 struct KindNames {
   LinkKind kind;
   std::string_view name, key, label, also1, also2;
@@ -42,13 +42,6 @@ std::optional<LinkKind> find_link_kind(std::string_view text) {
     if (lower == n.key || (!n.also1.empty() && lower == n.also1) || (!n.also2.empty() && lower == n.also2))
       return n.kind;
   return std::nullopt;
-}
-
-LinkKind parse_link_kind(std::string_view text) {
-  if (const auto kind = find_link_kind(text)) return *kind;
-  throw InputError("unknown link kind \"" + std::string(text) +
-                   "\": expected one of nvlink, nvswitch, pcie, cpu (qpi, upi), infiniband (ib), "
-                   "ethernet, generic");
 }
 
 }  // namespace hybridsim::sim

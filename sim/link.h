@@ -31,9 +31,8 @@ inline constexpr int kLinkKindCount = 7;
 std::string_view link_kind_name(LinkKind kind);
 std::string_view link_kind_key(LinkKind kind);
 std::string_view link_kind_label(LinkKind kind);
-// Accepts the keys case-insensitively plus "ib", "qpi", "upi"; nullopt, or InputError, otherwise.
+// Accepts the keys case-insensitively plus "ib", "qpi", "upi"; nullopt otherwise.
 std::optional<LinkKind> find_link_kind(std::string_view text);
-LinkKind parse_link_kind(std::string_view text);
 
 using LinkId = std::uint32_t;
 // A route is the ordered list of directed links a message crosses.

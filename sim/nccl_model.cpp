@@ -71,10 +71,6 @@ bool plateau(const NcclMachine& m, NcclAlgorithm a, Protocol p, Bytes size) {
 
 }  // namespace
 
-std::string_view nccl_algorithm_name(NcclAlgorithm a) {
-  return a == NcclAlgorithm::Ring ? "ring" : "tree";
-}
-
 std::array<double, kLinkKindCount> nccl_payload_efficiency() {
   std::array<double, kLinkKindCount> e{};
   e[static_cast<std::size_t>(LinkKind::NVLink)] = 20.0 / 25.0;

@@ -17,7 +17,6 @@
 namespace hybridsim::sim {
 
 enum class NcclAlgorithm : std::uint8_t { Ring, Tree };
-std::string_view nccl_algorithm_name(NcclAlgorithm a);  // "ring", "tree"
 
 // NCCL's payload rate per link kind relative to the line rate of the links in topology/'s presets:
 // NVLink and NVSwitch 20/25 = 0.8 (SM70_NVLINK_BW against NVLink2's 25 GB/s), PCIe 12/12 = 1

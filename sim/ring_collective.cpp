@@ -242,12 +242,6 @@ void RingCollective::check_done(std::uint32_t rank) {
   if (done_at_once_) done_handler_->on_event(done_tag_base_ + rank);
 }
 
-Time RingCollective::start_time() const {
-  Time t = Time::max();
-  for (const auto& r : rank_) t = min(t, r.start);
-  return t;
-}
-
 Time RingCollective::finish_time() const { return latest_finish(rank_); }
 
 std::array<Bytes, kLinkKindCount> RingCollective::bytes_by_link_kind() const {

@@ -101,10 +101,8 @@ class RingCollective final : public Collective {
   CollectiveOp op() const { return op_; }
   Bytes size() const { return size_; }
   bool is_done() const override { return ranks_done_ == n_; }
-  bool is_rank_done(std::uint32_t rank) const { return rank_[rank].done; }
   Time rank_start_time(std::uint32_t rank) const { return rank_[rank].start; }
   Time rank_finish_time(std::uint32_t rank) const override { return rank_[rank].finish; }
-  Time start_time() const;            // earliest start
   Time finish_time() const override;  // latest finish
   std::uint64_t messages_sent() const override { return messages_sent_; }
   // The plan, for observers: steps per rank (2(N−1) for all-reduce, N−1 for the other ring ops),

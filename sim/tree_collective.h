@@ -59,7 +59,6 @@ class TreeCollective final : public Collective {
   SimulationPath simulation_path() const override { return path_; }
   SimulationCost full_cost() const override;  // sim/collective_cost.cpp
   std::uint32_t channel_count() const { return static_cast<std::uint32_t>(channels_.size()); }
-  std::uint32_t messages_per_channel() const { return messages_; }
   // When channel c's position `rank` last did anything (received, had a message delivered, reduced).
   Time node_done(std::uint32_t c, std::uint32_t rank) const { return channels_[c].nodes[rank].done; }
   void on_event(std::uint64_t tag) override;

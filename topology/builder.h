@@ -51,7 +51,6 @@ class TopologyBuilder {
   std::optional<DeviceId> find_device(std::string_view name) const;
   const DeviceSpec& device(DeviceId id) const { return devices_.at(id.value); }
   std::size_t device_count() const { return devices_.size(); }
-  std::size_t link_count() const { return links_.size(); }
 
   // Seals: assigns GPU local indices and global ranks, checks them, builds the graph and the link
   // table. Throws InputError on duplicate (node, local index) GPUs.

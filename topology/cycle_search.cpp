@@ -33,7 +33,6 @@ class Search {
     for (int u = 0; u < n_; ++u) d += residual_[v * n_ + u];
     return d;
   }
-  bool out_of_budget() const { return steps_ > budget_; }
   void reset_budget() { steps_ = 0; }
 
   // Finds `target` cycles (chosen in non-decreasing lexicographic order, so each set is seen once).

@@ -19,7 +19,7 @@ using yaml::fail_at;
 using yaml::FieldReader;
 using yaml::TreeNode;
 
-// The names parse_device_kind and sim::parse_link_kind accept, for "did you mean".
+// The names parse_device_kind and sim::find_link_kind accept, for "did you mean".
 const std::vector<std::string> kDeviceKinds = {"gpu", "cpu", "pcie-switch", "plx", "nvswitch",
                                                "nic", "switch", "network-switch"};
 const std::vector<std::string> kLinkKinds = {"nvlink", "nvswitch", "pcie", "cpu", "qpi", "upi",

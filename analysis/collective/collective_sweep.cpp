@@ -77,12 +77,6 @@ void check_budget_with(workloads::CommPlanner& planner, const topology::Topology
 
 }  // namespace
 
-void check_collective_budget(const topology::Topology& topology, const CollectiveSweepOptions& options,
-                             sim::Bytes size) {
-  workloads::CommPlanner planner(topology, options.comm);
-  check_budget_with(planner, topology, options, size);
-}
-
 void fill_row(CollectiveSweepRow& row, const sim::Collective& coll, sim::Bytes size,
               const CollectiveSweepOptions& options);
 

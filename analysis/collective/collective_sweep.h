@@ -62,10 +62,6 @@ inline constexpr int kMaxChannels = 64;
 
 std::vector<CollectiveSweepRow> run_collective_sweep(const topology::Topology& topology,
                                                      const CollectiveSweepOptions& options);
-// Plans and builds the collective of `size` without running it and checks what is sure to be
-// simulated in full against options.limits; throws InputError naming the estimate and the limit.
-void check_collective_budget(const topology::Topology& topology, const CollectiveSweepOptions& options,
-                             sim::Bytes size);
 // One collective of one size (the building block; also used by tests); throws InputError for
 // the tree or hierarchical algorithm with any op but all-reduce.
 CollectiveSweepRow run_one_collective(const topology::Topology& topology,

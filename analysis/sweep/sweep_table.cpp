@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <exception>
-#include <fstream>
 
 #include "analysis/output/atomic_file.h"
 #include "analysis/output/csv.h"
@@ -56,27 +55,6 @@ std::string sweep_row(const scenarios::SweepPoint& point, const ScenarioRun& run
   s += "," + (run.gpu_capacity ? std::to_string(run.gpu_capacity->bytes.count()) : std::string());
   s += std::string(",") + (!run.gpu_capacity ? "" : fits_in_memory(run) ? "yes" : "no");
   return s;
-}
-
-SweepRows read_sweep_rows(const std::filesystem::path& file, const std::string* expected, std::string* header_out) {
-  SweepRows rows;
-  std::ifstream in(file);
-  if (!in) return rows;
-  std::string line;
-  if (!std::getline(in, line)) return rows;
-  if (expected && line != *expected)
-    throw InputError(file.string() + ": its columns differ from this sweep's (was the scenario changed?)");
-  if (header_out) *header_out = line;
-  while (std::getline(in, line)) {
-    if (line.empty()) continue;
-    const auto fields = csv_split(line);
-    try {
-      rows[std::stoul(fields[0])] = line;
-    } catch (const std::exception&) {
-      throw InputError(file.string() + ": a row without a point index: \"" + line + "\"");
-    }
-  }
-  return rows;
 }
 
 std::string sweep_summary_json(const std::string& scenario, const SweepIdentity& identity, const std::string& head,

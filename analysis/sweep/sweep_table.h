@@ -22,11 +22,6 @@ using SweepRows = std::map<std::size_t, std::string>;  // point index → its CS
 std::string sweep_header(const std::vector<std::string>& paths);
 std::string sweep_row(const scenarios::SweepPoint& point, const ScenarioRun& run);
 
-// The rows of a sweep CSV file; none when the file is absent or empty. With `expected`, a header
-// that differs is an InputError; `header_out` receives the header.
-SweepRows read_sweep_rows(const std::filesystem::path& file, const std::string* expected,
-                          std::string* header_out = nullptr);
-
 // Which sweep the rows come from (analysis/sweep/sweep_integrity.h): its fingerprint, how many
 // points the whole sweep has, and which shard of it these rows are ("1/1": all of it).
 struct SweepIdentity {

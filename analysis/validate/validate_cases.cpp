@@ -9,6 +9,7 @@
 #include "sim/text.h"
 #include "sim/yaml/field_reader.h"
 #include "sim/yaml/input_file.h"
+#include "sim/yaml/schema.h"
 #include "sim/yaml/tree.h"
 
 namespace hybridsim::analysis {
@@ -117,8 +118,6 @@ ValidateCase read_case(FieldReader& r, const TreeNode& v, const std::string& pat
 }
 
 }  // namespace
-
-const yaml::Schema& validate_case_schema() { return kSchema; }
 
 std::string_view case_kind_name(CaseKind k) {
   switch (k) {

@@ -12,7 +12,6 @@
 
 #include "sim/collective.h"
 #include "sim/units.h"
-#include "sim/yaml/schema.h"
 
 namespace hybridsim::analysis {
 
@@ -48,8 +47,6 @@ struct ValidateCase {
   double tolerance = 0.1;  // relative: |simulated − published| / published
 };
 
-// The schema of a case file (its field reference is in scenarios/README.md, "Validation cases").
-const yaml::Schema& validate_case_schema();
 // One case file's text; scenario paths are taken relative to `folder`.
 std::vector<ValidateCase> parse_validate_cases(std::string_view text, const std::string& source,
                                                const std::filesystem::path& folder);

@@ -13,7 +13,7 @@
 // the largest. `peak_heap_mb`: the most bytes held through operator new at once during the case, above
 // what was held as it started (counted by the replacement operators below, per allocation's usable
 // size; memory malloc'ed directly by C libraries is not seen). README's "Cost growth" table comes from
-// `--benchmark_format=json` through tests/bench/scale_table.py.
+// `--benchmark_format=json` through `tests/bench/readme_tables.py scale`.
 #include <benchmark/benchmark.h>
 #include <malloc.h>
 

@@ -113,8 +113,8 @@ TEST_CASE("analysis: a Chrome trace parses and every event has its phase's field
   // with the same name and args; conv2 begins at that same text.
   CHECK(text.find(R"({"name":"conv1","cat":"kernel","ph":"B","ts":1.000,"pid":1,"tid":1,)"
                   R"("args":{"flops":123456789,"note":"fwd"}})") != std::string::npos);
-  CHECK(text.find(R"({"name":"conv1","ph":"E","ts":5.000,"pid":1,"tid":1,"args":{"flops":123456789,"note":"fwd"}})") !=
-        std::string::npos);
+  CHECK(text.find(R"({"name":"conv1","ph":"E","ts":5.000,"pid":1,"tid":1,)"
+                  R"("args":{"flops":123456789,"note":"fwd"}})") != std::string::npos);
   CHECK(text.find(R"({"name":"conv2","cat":"kernel","ph":"B","ts":5.000,"pid":1,"tid":1})") != std::string::npos);
   CHECK(text.find(R"("args":{"ratio":0.25,"last":true})") != std::string::npos);
   CHECK(text.find(R"({"name":"link GB/s","ph":"C","ts":4.000,"pid":1,"args":{"up":12.5,"down":3}})") !=

@@ -71,11 +71,6 @@ struct Trace {
       if (n == name) return pid;
     return -1;
   }
-  std::int64_t tid_named(std::int64_t pid, const std::string& name) const {
-    for (const auto& [t, n] : thread_names)
-      if (t.first == pid && n == name) return t.second;
-    return -1;
-  }
   const std::vector<Slice>& on(std::int64_t pid, std::int64_t tid) const {
     static const std::vector<Slice> none;
     const auto it = slices.find({pid, tid});

@@ -55,7 +55,8 @@ training:
   network: biglstm
   efficiency: {table: [[1024, 25], [4096, 30.5]], max_batch: 8192}
   dataset_samples: 40000000
-variability: {steps: 4, seed: 7, kernel_jitter: 0.05, sequence_lengths: wmt16-en-de, batching: random, length_buckets: 3}
+variability: {steps: 4, seed: 7, kernel_jitter: 0.05, sequence_lengths: wmt16-en-de, batching: random,
+              length_buckets: 3}
 outputs:
   directory: results/full
   formats: [csv, json]
