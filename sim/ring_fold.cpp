@@ -10,6 +10,7 @@
 #include <string>
 
 #include "sim/error.h"
+#include "sim/fast/link_claims.h"
 #include "sim/ring_collective.h"
 
 namespace hybridsim::sim {
@@ -47,22 +48,23 @@ const char* RingCollective::fold_refusal() {
   // unclaimed, or held by one folded collective (the previous bucket on this ring, still finishing
   // elsewhere) and promised to no other: it is handed over when that holder's rank there finishes,
   // and each rank checks as it joins that its links are ours and idle (start_deferred).
+  LinkClaims& claims = LinkClaims::of(network_);
   const char* refusal = nullptr;
   for (const auto& ch : channels_) {
     for (const auto& route : ch.plan.routes) {
       for (const LinkId l : route) {
-        const EventHandler* owner = network_.owner(l);
-        if (owner != nullptr && owner != this && network_.claim_end(l) <= queue_.now()) {
-          network_.set_owner(l, nullptr);  // an expired claim (a folded tree's) is no claim
-          owner = network_.owner(l);       // (or it passed to the one it was promised to)
+        const EventHandler* owner = claims.holder(l);
+        if (owner != nullptr && owner != this && claims.end(l) <= queue_.now()) {
+          claims.hand_over(l);       // an expired claim (a folded tree's) is no claim
+          owner = claims.holder(l);  // (or it passed to the one it was promised to)
         }
-        if (owner == this || network_.next_owner(l) == this) refusal = "two ring edges share a link";
+        if (owner == this || claims.promised(l) == this) refusal = "two ring edges share a link";
         else if (owner == nullptr && !network_.is_idle(l)) refusal = "its links are still busy";
-        else if (owner != nullptr && network_.next_owner(l) != nullptr)
+        else if (owner != nullptr && claims.promised(l) != nullptr)
           refusal = "two other folded collectives hold its links";
         if (refusal != nullptr) break;
-        if (owner == nullptr) network_.set_owner(l, this);
-        else network_.set_next_owner(l, this);
+        if (owner == nullptr) claims.claim(l, this);
+        else claims.promise(l, this);
       }
       if (refusal != nullptr) break;
     }
@@ -73,13 +75,14 @@ const char* RingCollective::fold_refusal() {
 }
 
 void RingCollective::release_links(std::uint32_t rank) {
+  LinkClaims& claims = LinkClaims::of(network_);
   for (const auto& ch : channels_) {
     const std::uint32_t first = rank == n_ ? 0 : ch.position_of_rank[rank];
     const std::uint32_t last = rank == n_ ? n_ : first + 1;
     for (std::uint32_t p = first; p < last; ++p)
       for (const LinkId l : ch.plan.routes[p]) {
-        if (network_.next_owner(l) == this) network_.set_next_owner(l, nullptr);
-        network_.release(l, this);
+        claims.withdraw(l, this);
+        claims.release(l, this);
       }
   }
 }
@@ -88,11 +91,12 @@ void RingCollective::join_deferred(std::uint32_t rank) {
   // The fold assumes each rank's outgoing links are free when it joins: claimed by this collective
   // (a promised one handed over by now) and idle. If not, the previous holder still runs there, its
   // traffic would meet ours, and the step must be simulated again in full.
+  LinkClaims& claims = LinkClaims::of(network_);
   for (const auto& ch : channels_)
     for (const LinkId l : ch.plan.routes[ch.position_of_rank[rank]]) {
-      if (network_.owner(l) != this && network_.next_owner(l) == this && network_.claim_end(l) <= queue_.now())
-        network_.set_owner(l, nullptr);  // the holder's claim has ended by time: hand it over
-      if (network_.owner(l) != this || !network_.is_idle(l)) network_.mark_interfered();
+      if (claims.holder(l) != this && claims.promised(l) == this && claims.end(l) <= queue_.now())
+        claims.hand_over(l);  // the holder's claim has ended by time: hand it over
+      if (claims.holder(l) != this || !network_.is_idle(l)) claims.mark_interfered();
     }
   if (++joined_ == n_) run_folded();
 }
