@@ -44,34 +44,34 @@ const char* RingCollective::fold_refusal() {
   if (n_ < 2 || steps_ == 0) return "a single rank";
   if (ring_ranks_ != n_) return "a fold's own model";
   if (config_.observer != nullptr || network_.observer() != nullptr) return "a trace records every message";
-  // Claim every link of every route: each must be used by one ring edge only, and idle and
-  // unclaimed, or held by one folded collective (the previous bucket on this ring, still finishing
-  // elsewhere) and promised to no other: it is handed over when that holder's rank there finishes,
-  // and each rank checks as it joins that its links are ours and idle (start_deferred).
+  // Every link of every route must be used by one ring edge only, and idle and unclaimed, or held
+  // by one folded collective (the previous bucket on this ring, still finishing elsewhere) and
+  // promised to no other: claim_links() then has it handed over when that holder's rank there
+  // finishes, and each rank checks as it joins that its links are ours and idle (join_deferred).
+  // A claim that ended by now (a folded tree's) is no claim: the ledger passes it on first.
   LinkClaims& claims = LinkClaims::of(network_);
-  const char* refusal = nullptr;
-  for (const auto& ch : channels_) {
-    for (const auto& route : ch.plan.routes) {
+  std::vector<std::uint8_t> seen(network_.links().size(), 0);
+  for (const auto& ch : channels_)
+    for (const auto& route : ch.plan.routes)
       for (const LinkId l : route) {
-        const EventHandler* owner = claims.holder(l);
-        if (owner != nullptr && owner != this && claims.end(l) <= queue_.now()) {
-          claims.hand_over(l);       // an expired claim (a folded tree's) is no claim
-          owner = claims.holder(l);  // (or it passed to the one it was promised to)
-        }
-        if (owner == this || claims.promised(l) == this) refusal = "two ring edges share a link";
-        else if (owner == nullptr && !network_.is_idle(l)) refusal = "its links are still busy";
-        else if (owner != nullptr && claims.promised(l) != nullptr)
-          refusal = "two other folded collectives hold its links";
-        if (refusal != nullptr) break;
-        if (owner == nullptr) claims.claim(l, this);
+        claims.settle(l, queue_.now());
+        const bool held = claims.holder(l) != nullptr;
+        if (seen[l] != 0) return "two ring edges share a link";
+        if (!held && !network_.is_idle(l)) return "its links are still busy";
+        if (held && claims.promised(l) != nullptr) return "two other folded collectives hold its links";
+        seen[l] = 1;
+      }
+  return nullptr;
+}
+
+void RingCollective::claim_links() {
+  LinkClaims& claims = LinkClaims::of(network_);
+  for (const auto& ch : channels_)
+    for (const auto& route : ch.plan.routes)
+      for (const LinkId l : route) {
+        if (claims.holder(l) == nullptr) claims.claim(l, this);
         else claims.promise(l, this);
       }
-      if (refusal != nullptr) break;
-    }
-    if (refusal != nullptr) break;
-  }
-  if (refusal != nullptr) release_links(n_);
-  return refusal;
 }
 
 void RingCollective::release_links(std::uint32_t rank) {

@@ -32,6 +32,10 @@ class LinkClaims final : public ArrivalWatcher {
   void claim(LinkId link, const EventHandler* holder);
   // The holder lets go: the link passes to the one it was promised to (or to nobody), unended.
   void hand_over(LinkId link);
+  // hand_over() if the claim has ended by `now`: an ended claim is no claim.
+  void settle(LinkId link, Time now) {
+    if (claims_[link].holder != nullptr && claims_[link].end <= now) hand_over(link);
+  }
   // hand_over() if `holder` holds the link.
   void release(LinkId link, const EventHandler* holder) {
     if (claims_[link].holder == holder) hand_over(link);
