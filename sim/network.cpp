@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <string>
+#include <utility>
 
 #include "sim/error.h"
 
@@ -10,7 +11,7 @@ namespace hybridsim::sim {
 
 Network::Network(EventQueue& queue, const LinkTable& links, Switching switching)
     : queue_(queue), links_(links), switching_(switching), servers_(links.size()),
-      owners_(links.size(), nullptr), claims_(links.size()), queues_(links.size()) {
+      watched_(links.size(), 0), queues_(links.size()) {
   for (LinkId id = 0; id < links.size(); ++id) servers_[id].latency = links[id].latency;
 }
 
@@ -39,7 +40,7 @@ std::uint8_t Network::rate_class(const std::array<double, kLinkKindCount>& scale
 }
 
 void Network::send_at(Time at, Route route, Bytes bytes, EventHandler& receiver,
-                      std::uint64_t tag, std::uint8_t rate_class, const EventHandler* claimant) {
+                      std::uint64_t tag, std::uint8_t rate_class, const EventHandler* party) {
   if (route.empty()) {
     queue_.schedule_at(at, receiver, tag);
     return;
@@ -58,12 +59,17 @@ void Network::send_at(Time at, Route route, Bytes bytes, EventHandler& receiver,
   }
   messages_[index] = Message{route.data(), static_cast<std::uint32_t>(route.size()), 0,
                              bytes.count(), at, &receiver,
-                             claimant != nullptr ? claimant : &receiver, tag, route[0], rate_class};
+                             party != nullptr ? party : &receiver, tag, route[0], rate_class};
   if (at == queue_.now()) {
     on_event(index);  // the head is at the first link now
   } else {
     queue_.schedule_at(at, *this, index);
   }
+}
+
+void Network::attach_watcher(std::unique_ptr<ArrivalWatcher> watcher) {
+  watcher_ = std::move(watcher);
+  std::fill(watched_.begin(), watched_.end(), std::uint8_t{0});
 }
 
 void Network::add_use(LinkId link, const LinkCounters& use, Time busy_until) {
@@ -152,16 +158,7 @@ void Network::on_event(std::uint64_t index) {
   LinkServer& server = servers_[link];
   const Time arrival = queue_.now();
   const Time start = max(arrival, server.busy_until);
-  if (const EventHandler* owner = owners_[link]; owner != nullptr) {
-    LinkClaim& claim = claims_[link];
-    if (owner != m.claimant) {
-      if (arrival < claim.end) interfered_ = true;
-    } else if (m.claimant != m.receiver) {  // an embedded model's message (sim/ring_embed.h)
-      if (arrival == claim.last_arrival && m.route != claim.last_route) interfered_ = true;
-      claim.last_arrival = arrival;
-      claim.last_route = m.route;
-    }
-  }
+  if (watched_[link] != 0) watcher_->on_arrival({link, arrival, m.party, m.receiver, m.route});
   Time finish = start + service_time(link, server, m.bytes, m.rate_class);
   // Cut-through: the tail cannot leave this link before it has arrived from the previous one.
   if (finish < m.tail_ready) finish = m.tail_ready;

@@ -1,13 +1,14 @@
 // sim::Network — moves messages along routes of directed links. Each directed link is a FIFO server
 // (a LinkServer): a message occupies it for bytes / bandwidth; its head reaches the next hop one link
 // latency after it started (cut-through), and it can never finish a hop before its tail arrived from
-// the previous one. Two directions of a cable are two links and never interfere. See sim/README.md
-// for the exact timing rule.
+// the previous one. Two directions of a cable are two links, independent of each other. See
+// sim/README.md for the exact timing rule.
 //   sim::Network net(queue, links);
 //   net.send(route, Bytes::kib(512), receiver, /*tag=*/42);  // receiver.on_event(42) on delivery
 #pragma once
 #include <array>
 #include <cstdint>
+#include <memory>
 #include <vector>
 
 #include "sim/event_queue.h"
@@ -41,6 +42,22 @@ class NetworkObserver {
   ~NetworkObserver() = default;
 };
 
+// A message's head reaching a watched link, before the link serves it (Network::watch).
+struct LinkArrival {
+  LinkId link;
+  Time time;
+  const EventHandler* party;     // whom the message travels for: send_at's `party`, or its receiver
+  const EventHandler* receiver;
+  const LinkId* route;           // its route (messages of one route share it)
+};
+// Sees the arrivals at the links the network is told to watch. The network owns it, so that it
+// lives as long as the messages it sees; the fast path's ledger of links is one (sim/fast/).
+class ArrivalWatcher {
+ public:
+  virtual ~ArrivalWatcher() = default;
+  virtual void on_arrival(const LinkArrival& arrival) = 0;
+};
+
 class Network final : public EventHandler {
  public:
   Network(EventQueue& queue, const LinkTable& links, Switching switching = Switching::CutThrough);
@@ -53,10 +70,10 @@ class Network final : public EventHandler {
   // The same, but the head enters the first link at `at` (>= now): saves the sender an event when
   // it knows the message will be ready later (e.g. after a reduction). A message of rate class c
   // occupies each link for bytes / (its bandwidth × the class's scale for that link's kind).
-  // `claimant`: whose claims the message may cross without interfering (the receiver if null; a
-  // ring embedded in a group that claims the links names the group, sim/ring_embed.h).
+  // `party`: whom the message travels for, as the arrival watcher sees it (the receiver if null; a
+  // model standing for several collectives names the one it stands for).
   void send_at(Time at, Route route, Bytes bytes, EventHandler& receiver, std::uint64_t tag,
-               std::uint8_t rate_class = 0, const EventHandler* claimant = nullptr);
+               std::uint8_t rate_class = 0, const EventHandler* party = nullptr);
   // The rate class of messages whose payload moves at `scale[kind]` × each link's bandwidth (e.g. a
   // collective protocol's payload efficiency); equal scales share one class, all ones is class 0.
   std::uint8_t rate_class(const std::array<double, kLinkKindCount>& scale);
@@ -71,45 +88,22 @@ class Network final : public EventHandler {
   NetworkObserver* observer() const { return observer_; }
   Switching switching() const { return switching_; }
 
-  // Claims, for folding (sim/README.md, "Folding"). A folded collective claims the links of all
-  // its routes while it runs; a message of any other receiver that crosses a claimed link marks the
-  // network interfered: the fold assumed nothing else used them, so the caller must simulate again
-  // with folding off. A link is idle once nothing occupies it any more. A claim holds until it is
-  // released or, once a fold knows when its traffic on the link ends, until then (end_claim_at): a
-  // message arriving at or after that time no longer interferes. A link one folded collective holds
-  // can be promised to one more (the next bucket on the same ring): releasing hands it over. A
-  // message of an embedded group's model (its claimant is the group, not its receiver) arriving at
-  // a claimed link at the same time as one of another route marks the network interfered too: the
-  // full simulation serves such ties in an order that need not repeat from window to window
-  // (sim/ring_embed.h), so the model's order may not be its.
-  const EventHandler* owner(LinkId link) const { return owners_[link]; }
-  // Claims the link for `owner`; nullptr releases it (to the one it was promised to, if any).
-  void set_owner(LinkId link, const EventHandler* owner) {
-    LinkClaim& c = claims_[link];
-    owners_[link] = owner != nullptr ? owner : c.next_owner;
-    if (owner == nullptr) c.next_owner = nullptr;
-    c.end = Time::max();
-  }
-  const EventHandler* next_owner(LinkId link) const { return claims_[link].next_owner; }
-  void set_next_owner(LinkId link, const EventHandler* next) { claims_[link].next_owner = next; }
-  // If `owner` holds the link, it passes to the one it was promised to (or to nobody).
-  void release(LinkId link, const EventHandler* owner) {
-    if (owners_[link] == owner) set_owner(link, nullptr);
-  }
-  void end_claim_at(LinkId link, Time end) { claims_[link].end = end; }
-  Time claim_end(LinkId link) const { return claims_[link].end; }
-  // For a fold that finds, after the fact, that its result may not be the full simulation's.
-  void mark_interfered() { interfered_ = true; }
+  // An optional watcher of arrivals at chosen links: while a link is watched, each message
+  // reaching it is shown to the watcher before the link serves it. A hop reads one byte for this;
+  // the call is made at watched links only. Attaching a watcher unwatches every link.
+  void attach_watcher(std::unique_ptr<ArrivalWatcher> watcher);
+  ArrivalWatcher* watcher() const { return watcher_.get(); }
+  void watch(LinkId link, bool on) { watched_[link] = on ? 1 : 0; }
   bool is_idle(LinkId link) const { return servers_[link].busy_until <= queue_.now(); }
   Time busy_until(LinkId link) const { return servers_[link].busy_until; }
-  bool interfered() const { return interfered_; }
-  // What a fold computed elsewhere for this link: its counters are added (the deepest queue kept)
-  // and it stays busy until at least `busy_until`.
+  // Use computed elsewhere for this link (by a model of it): its counters are added (the deepest
+  // queue kept) and the link stays busy until at least `busy_until`.
   void add_use(LinkId link, const LinkCounters& use, Time busy_until);
 
-  // For a model alone on its own queue (sim/ring_jump.cpp, "periodic jump"): a message in flight
-  // (the event tagged `index` moves it on), what of the links' state matters for the future, seen
-  // from now (relative times, comparable between two moments), and shifting that state by `dt`.
+  // State and time shifts, for a caller that runs a network alone on its own queue and compares
+  // its state at two moments (sim/fast/): a message in flight (the event tagged `index` moves it
+  // on); what of the links' state matters for the future, seen from now (relative times,
+  // comparable between two moments); and moving that state `dt` later.
   struct InFlight {
     const LinkId* route;
     std::uint32_t next_hop;
@@ -133,8 +127,8 @@ class Network final : public EventHandler {
 
  private:
   // A link's state, split by use so that a hop touches one line of it: what every hop reads and
-  // writes (one cache line a link), whose claim it is (read every hop, so dense), and what only
-  // queueing or a claim needs.
+  // writes (one cache line a link), whether it is watched (read every hop, so dense), and what only
+  // queueing needs.
   struct alignas(64) LinkServer {
     Time busy_until;
     Time latency;
@@ -149,13 +143,6 @@ class Network final : public EventHandler {
     std::vector<Time> starts;
     std::size_t head = 0;
   };
-  struct LinkClaim {
-    const EventHandler* next_owner = nullptr;  // the one it passes to when the owner releases it
-    Time end = Time::max();                    // the claim's end (see end_claim_at)
-    // On a link an embedded group claims: the last arrival's time and route, to see ties.
-    Time last_arrival = Time::max();
-    const LinkId* last_route = nullptr;
-  };
   struct Message {
     const LinkId* route;
     std::uint32_t hops;
@@ -163,7 +150,7 @@ class Network final : public EventHandler {
     std::int64_t bytes;
     Time tail_ready;  // when the tail has arrived at the next hop's input
     EventHandler* receiver;
-    const EventHandler* claimant;  // compared with the owner of each link it crosses
+    const EventHandler* party;  // shown to the watcher at watched links
     std::uint64_t tag;
     // route[next_hop], read when the previous hop was served: the next hop's link state can then
     // be fetched without waiting for the route.
@@ -177,8 +164,7 @@ class Network final : public EventHandler {
   const LinkTable& links_;
   Switching switching_;
   std::vector<LinkServer> servers_;
-  std::vector<const EventHandler*> owners_;  // per link: the folded collective that claimed it
-  std::vector<LinkClaim> claims_;
+  std::vector<std::uint8_t> watched_;  // per link: 1 while the watcher sees its arrivals
   std::vector<LinkQueue> queues_;
   // Rate classes beyond 0: their scales, and each link's bandwidth in them ([class-1][link]).
   std::vector<std::array<double, kLinkKindCount>> class_scales_;
@@ -187,7 +173,7 @@ class Network final : public EventHandler {
   std::vector<std::uint32_t> free_messages_;
   std::uint64_t hops_ = 0;
   NetworkObserver* observer_ = nullptr;
-  bool interfered_ = false;
+  std::unique_ptr<ArrivalWatcher> watcher_;
 };
 
 }  // namespace hybridsim::sim

@@ -13,7 +13,7 @@ RingCollective::RingCollective(Network& network, CollectiveOp op, std::uint32_t 
                                CollectiveConfig config, RingFoldModel model)
     : network_(network), queue_(network.queue()), op_(op), n_(ranks),
       ring_ranks_(model.ring_ranks != 0 ? model.ring_ranks : ranks), size_(size), config_(config),
-      rank_(ranks), claimant_(model.claimant) {
+      rank_(ranks), party_(model.party) {
   if (n_ == 0) throw InternalError("collective over zero ranks");
   if (channels.empty()) throw InternalError("collective with no channels");
   if (config_.message_size.count() <= 0) throw InternalError("message size must be positive");
@@ -136,7 +136,7 @@ void RingCollective::send(std::uint32_t c, std::uint32_t from, std::uint32_t ste
     ch.paced_until[from] = at + transfer_time(Bytes::of(bytes), config_.timing.channel_cap);
   }
   network_.send_at(at, ch.plan.routes[from], Bytes::of(bytes), *this, encode(c, to, step, j),
-                   rate_class_, claimant_);
+                   rate_class_, party_);
 }
 
 void RingCollective::send_first_step(std::uint32_t rank) {
@@ -158,6 +158,7 @@ void RingCollective::start(std::uint32_t rank) {
     decided_ = true;
     const char* refusal = fold_refusal();
     if (refusal == nullptr) {
+      claim_links();
       mode_ = Mode::Deferred;
     } else {
       path_.reason = refusal;

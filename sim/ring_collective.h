@@ -50,8 +50,8 @@ struct RingFoldModel {
   std::uint32_t messages_per_chunk = 0;
   std::vector<std::int64_t> chunk_bytes;
   bool alone = false;
-  // Whose claims its messages may cross (the group of an embedded ring, sim/ring_embed.h).
-  const EventHandler* claimant = nullptr;
+  // Whom its messages travel for (Network::send_at): the group of an embedded ring, sim/ring_embed.h.
+  const EventHandler* party = nullptr;
 };
 
 // A ring folded together with the other rings that share its links (sim/ring_embed.h): per channel,
@@ -163,7 +163,8 @@ class RingCollective final : public Collective {
   // channel's representatives are simulated on their own queue and the results applied (Folded).
   enum class Mode : std::uint8_t { Full, Deferred, Folded, Embedded };
   struct ModelRun;
-  const char* fold_refusal();  // why this collective is simulated in full, or null (links claimed)
+  const char* fold_refusal();  // why this collective is simulated in full, or null (claims nothing)
+  void claim_links();          // of every route, once fold_refusal() found none
   void release_links(std::uint32_t rank);  // of the routes leaving `rank`; every rank's if n_
   void join_deferred(std::uint32_t rank);
   std::uint32_t period_of(std::uint32_t c) const;
@@ -216,7 +217,7 @@ class RingCollective final : public Collective {
   std::uint32_t joined_ = 0;
   SimulationPath path_;
   std::unique_ptr<PeriodJump> jump_;
-  const EventHandler* claimant_ = nullptr;  // passed with every message (RingFoldModel::claimant)
+  const EventHandler* party_ = nullptr;  // passed with every message (RingFoldModel::party)
   // Embedded: per channel its model and which of its positions are done; per rank, channels done.
   std::vector<std::unique_ptr<RingCollective>> models_;
   std::vector<std::unique_ptr<RingCollective>> ghosts_;  // the smaller chunks' models, if any

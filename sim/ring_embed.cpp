@@ -9,6 +9,7 @@
 #include <unordered_map>
 
 #include "sim/error.h"
+#include "sim/fast/link_claims.h"
 #include "sim/hash.h"
 
 namespace hybridsim::sim {
@@ -125,11 +126,12 @@ std::uint32_t embed_in_windows(const std::vector<std::uint32_t>& members, std::v
   }
   const std::vector<LinkId> rep = link_classes(uses, families, window, links, windows);
   if (rep.empty()) return 0;
+  LinkClaims& claims = LinkClaims::of(network);
   std::vector<LinkId> claimed;
   std::vector<std::pair<LinkId, LinkId>> copies;
   for (const Use& u : uses) {
     if (!claimed.empty() && claimed.back() == u.link) continue;
-    if (network.owner(u.link) != nullptr) return 0;
+    if (claims.holder(u.link) != nullptr) return 0;
     claimed.push_back(u.link);
     if (rep[u.link] != u.link) copies.emplace_back(rep[u.link], u.link);
   }
@@ -138,7 +140,7 @@ std::uint32_t embed_in_windows(const std::vector<std::uint32_t>& members, std::v
   if (bounded && plan.ghost == nullptr)
     plan.ghost = std::make_unique<Network>(network.queue(), links, network.switching());
   auto group = std::make_unique<EmbeddedRingGroup>(network, rings, claimed, std::move(copies));
-  for (const LinkId l : claimed) network.set_owner(l, group.get());
+  for (const LinkId l : claimed) claims.claim(l, group.get());
   for (const std::uint32_t f : members) {
     const RingCollective& first = *families[f].rings.front();
     RingEmbedding e;
@@ -186,7 +188,8 @@ std::uint32_t embed_component(const std::vector<std::uint32_t>& members, std::ve
 void EmbeddedRingGroup::on_event(std::uint64_t) {
   if (rings_left_ == 0 || --rings_left_ > 0) return;
   for (const auto& [from, to] : copies_) network_.add_use(to, network_.counters(from), network_.busy_until(from));
-  for (const LinkId l : links_) network_.release(l, this);
+  LinkClaims& claims = LinkClaims::of(network_);
+  for (const LinkId l : links_) claims.release(l, this);
 }
 
 EmbedPlan embed_coupled_rings(const std::vector<RingCollective*>& rings, Network& network) {
@@ -324,7 +327,7 @@ void RingCollective::join_embedded(std::uint32_t rank) {
     }
   }
   // It repeats a position that finished before it joined: the symmetry did not hold.
-  if (late) network_.mark_interfered();
+  if (late) LinkClaims::of(network_).mark_interfered();
   if (channels_done_[rank] == channels_.size()) finish_embedded_rank(rank);
   if (++joined_ < n_) return;
   // Each position repeats the one a window before it only if it joined at the same time.
@@ -333,7 +336,7 @@ void RingCollective::join_embedded(std::uint32_t rank) {
     const auto w = static_cast<std::uint32_t>(class_done_[c].size());
     for (std::uint32_t p = w; p < n_; ++p)
       if (rank_[plan.order[p]].start != rank_[plan.order[p % w]].start) {
-        network_.mark_interfered();
+        LinkClaims::of(network_).mark_interfered();
         return;
       }
   }

@@ -10,6 +10,7 @@
 #include <string>
 
 #include "sim/error.h"
+#include "sim/fast/link_claims.h"
 #include "sim/ring_collective.h"
 
 namespace hybridsim::sim {
@@ -43,43 +44,45 @@ const char* RingCollective::fold_refusal() {
   if (n_ < 2 || steps_ == 0) return "a single rank";
   if (ring_ranks_ != n_) return "a fold's own model";
   if (config_.observer != nullptr || network_.observer() != nullptr) return "a trace records every message";
-  // Claim every link of every route: each must be used by one ring edge only, and idle and
-  // unclaimed, or held by one folded collective (the previous bucket on this ring, still finishing
-  // elsewhere) and promised to no other: it is handed over when that holder's rank there finishes,
-  // and each rank checks as it joins that its links are ours and idle (start_deferred).
-  const char* refusal = nullptr;
-  for (const auto& ch : channels_) {
-    for (const auto& route : ch.plan.routes) {
+  // Every link of every route must be used by one ring edge only, and idle and unclaimed, or held
+  // by one folded collective (the previous bucket on this ring, still finishing elsewhere) and
+  // promised to no other: claim_links() then has it handed over when that holder's rank there
+  // finishes, and each rank checks as it joins that its links are ours and idle (join_deferred).
+  // A claim that ended by now (a folded tree's) is no claim: the ledger passes it on first.
+  LinkClaims& claims = LinkClaims::of(network_);
+  std::vector<std::uint8_t> seen(network_.links().size(), 0);
+  for (const auto& ch : channels_)
+    for (const auto& route : ch.plan.routes)
       for (const LinkId l : route) {
-        const EventHandler* owner = network_.owner(l);
-        if (owner != nullptr && owner != this && network_.claim_end(l) <= queue_.now()) {
-          network_.set_owner(l, nullptr);  // an expired claim (a folded tree's) is no claim
-          owner = network_.owner(l);       // (or it passed to the one it was promised to)
-        }
-        if (owner == this || network_.next_owner(l) == this) refusal = "two ring edges share a link";
-        else if (owner == nullptr && !network_.is_idle(l)) refusal = "its links are still busy";
-        else if (owner != nullptr && network_.next_owner(l) != nullptr)
-          refusal = "two other folded collectives hold its links";
-        if (refusal != nullptr) break;
-        if (owner == nullptr) network_.set_owner(l, this);
-        else network_.set_next_owner(l, this);
+        claims.settle(l, queue_.now());
+        const bool held = claims.holder(l) != nullptr;
+        if (seen[l] != 0) return "two ring edges share a link";
+        if (!held && !network_.is_idle(l)) return "its links are still busy";
+        if (held && claims.promised(l) != nullptr) return "two other folded collectives hold its links";
+        seen[l] = 1;
       }
-      if (refusal != nullptr) break;
-    }
-    if (refusal != nullptr) break;
-  }
-  if (refusal != nullptr) release_links(n_);
-  return refusal;
+  return nullptr;
+}
+
+void RingCollective::claim_links() {
+  LinkClaims& claims = LinkClaims::of(network_);
+  for (const auto& ch : channels_)
+    for (const auto& route : ch.plan.routes)
+      for (const LinkId l : route) {
+        if (claims.holder(l) == nullptr) claims.claim(l, this);
+        else claims.promise(l, this);
+      }
 }
 
 void RingCollective::release_links(std::uint32_t rank) {
+  LinkClaims& claims = LinkClaims::of(network_);
   for (const auto& ch : channels_) {
     const std::uint32_t first = rank == n_ ? 0 : ch.position_of_rank[rank];
     const std::uint32_t last = rank == n_ ? n_ : first + 1;
     for (std::uint32_t p = first; p < last; ++p)
       for (const LinkId l : ch.plan.routes[p]) {
-        if (network_.next_owner(l) == this) network_.set_next_owner(l, nullptr);
-        network_.release(l, this);
+        claims.withdraw(l, this);
+        claims.release(l, this);
       }
   }
 }
@@ -88,11 +91,12 @@ void RingCollective::join_deferred(std::uint32_t rank) {
   // The fold assumes each rank's outgoing links are free when it joins: claimed by this collective
   // (a promised one handed over by now) and idle. If not, the previous holder still runs there, its
   // traffic would meet ours, and the step must be simulated again in full.
+  LinkClaims& claims = LinkClaims::of(network_);
   for (const auto& ch : channels_)
     for (const LinkId l : ch.plan.routes[ch.position_of_rank[rank]]) {
-      if (network_.owner(l) != this && network_.next_owner(l) == this && network_.claim_end(l) <= queue_.now())
-        network_.set_owner(l, nullptr);  // the holder's claim has ended by time: hand it over
-      if (network_.owner(l) != this || !network_.is_idle(l)) network_.mark_interfered();
+      if (claims.holder(l) != this && claims.promised(l) == this && claims.end(l) <= queue_.now())
+        claims.hand_over(l);  // the holder's claim has ended by time: hand it over
+      if (claims.holder(l) != this || !network_.is_idle(l)) claims.mark_interfered();
     }
   if (++joined_ == n_) run_folded();
 }

@@ -14,6 +14,7 @@
 #include <unordered_map>
 
 #include "sim/error.h"
+#include "sim/fast/link_claims.h"
 #include "sim/tree_collective.h"
 
 namespace hybridsim::sim {
@@ -91,13 +92,14 @@ const char* TreeCollective::fold_refusal() {
 bool TreeCollective::claim_links() {
   // Each link must be free of anything else by the time the first message can reach it.
   const Time first_send = queue_.now() + first_message_lead(channels_, n_, config_.timing.base_latency);
+  LinkClaims& claims = LinkClaims::of(network_);
   auto claim = [&](const std::vector<LinkId>& route) {
     for (const LinkId l : route) {
-      const EventHandler* owner = network_.owner(l);
+      const EventHandler* owner = claims.holder(l);
       if (owner == this) continue;
-      if (owner != nullptr && network_.claim_end(l) >= first_send) return false;
+      if (owner != nullptr && claims.end(l) >= first_send) return false;
       if (network_.busy_until(l) > first_send) return false;
-      network_.set_owner(l, this);
+      claims.claim(l, this);
     }
     return true;
   };
@@ -114,9 +116,9 @@ bool TreeCollective::claim_links() {
 }
 
 void TreeCollective::release_links(std::uint32_t rank) {
+  LinkClaims& claims = LinkClaims::of(network_);
   auto release = [&](const std::vector<LinkId>& route) {
-    for (const LinkId l : route)
-      if (network_.owner(l) == this) network_.set_owner(l, nullptr);
+    for (const LinkId l : route) claims.release(l, this);
   };
   for (const ChannelState& ch : channels_) {
     const std::uint32_t first = rank == n_ ? 0 : rank;
@@ -307,13 +309,14 @@ void TreeCollective::go_full() {
   // could have met them, so it still marks the network interfered.
   const Time first_send =
       rank_[join_order_.front()].start + first_message_lead(channels_, n_, config_.timing.base_latency);
+  LinkClaims& claims = LinkClaims::of(network_);
   for (const ChannelState& ch : channels_)
     for (std::uint32_t r = 0; r < n_; ++r) {
       for (const LinkId l : ch.plan->up[r])
-        if (network_.owner(l) == this) network_.end_claim_at(l, first_send + Time::ps(1));
+        if (claims.holder(l) == this) claims.end_at(l, first_send + Time::ps(1));
       for (const auto& route : ch.plan->down[r])
         for (const LinkId l : route)
-          if (network_.owner(l) == this) network_.end_claim_at(l, first_send + Time::ps(1));
+          if (claims.holder(l) == this) claims.end_at(l, first_send + Time::ps(1));
     }
   // The ranks that joined send as they would have when they joined (their messages are not due yet).
   for (const std::uint32_t r : join_order_) {
@@ -335,6 +338,7 @@ void TreeCollective::run_folded() {
     if (rep[g] == g) simulated += static_cast<std::uint32_t>(groups_[g].size());
   }
   std::vector<Time> finish(n_, Time::zero());
+  LinkClaims& claims = LinkClaims::of(network_);
   for (std::size_t h = 0; h < groups_.size(); ++h) {
     if (rep[h] != h) continue;
     const ModelRun run = run_model(groups_[h]);
@@ -350,7 +354,7 @@ void TreeCollective::run_folded() {
       for (std::size_t m = 0; m < run.real_link.size(); ++m) {
         const LinkId l = self ? run.real_link[m] : maps[g].link.at(run.real_link[m]);
         network_.add_use(l, run.use[m], run.busy_until[m]);
-        network_.end_claim_at(l, run.busy_until[m]);  // nothing of the tree crosses it after
+        claims.end_at(l, run.busy_until[m]);  // nothing of the tree crosses it after
       }
       messages_sent_ += run.messages;
       for (std::size_t k = 0; k < bytes_by_kind_.size(); ++k) bytes_by_kind_[k] += run.bytes[k];

@@ -9,6 +9,7 @@
 #include "analysis/step/budget_error.h"
 #include "sim/collective_chain.h"
 #include "sim/error.h"
+#include "sim/fast/link_claims.h"
 #include "sim/ring_collective.h"
 
 namespace hybridsim::analysis {
@@ -105,7 +106,7 @@ CollectiveSweepRow run_one_with(workloads::CommPlanner& planner, const topology:
       over_budget(e, options, size, options.collective.fast_path == sim::FastPath::Off);
     }
     if (!coll->is_done()) throw InternalError("collective did not finish");
-    if (network.interfered() && config.fast_path != sim::FastPath::Off) {
+    if (sim::interfered(network) && config.fast_path != sim::FastPath::Off) {
       // Rings of a hierarchical chain crossed each other's links while one was folded.
       config.fast_path = sim::FastPath::Off;
       row.rerun = true;

@@ -9,6 +9,7 @@
 
 #include "sim/collective_chain.h"
 #include "sim/error.h"
+#include "sim/fast/link_claims.h"
 #include "sim/hash.h"
 #include "sim/ring_collective.h"
 #include "sim/ring_embed.h"
@@ -347,7 +348,7 @@ StepResult simulate_once(const StepSetup& setup, const workloads::StepProgram& p
   }
   r.collectives = collectives.size();
   r.simulation.embedded = embedded.rings;
-  attempt.interfered = network.interfered();
+  attempt.interfered = sim::interfered(network);
   if (!fold.empty()) {
     r.simulation.gpus_simulated = fold.representatives;
     // A collective shared by representatives and members must have folded: in full, its messages

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "sim/collective.h"
+#include "sim/fast/link_claims.h"
 #include "sim/network.h"
 
 namespace hybridsim::testing {
@@ -35,7 +36,7 @@ inline FoldOutcome outcome_of(const sim::Collective& c, const sim::Network& net)
   o.bytes = c.bytes_by_link_kind();
   o.messages = c.messages_sent();
   o.path = c.simulation_path();
-  o.interfered = net.interfered();
+  o.interfered = sim::interfered(net);
   return o;
 }
 

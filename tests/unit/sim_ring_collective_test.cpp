@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "sim/fast/link_claims.h"
 #include "sim/ring_collective.h"
 
 using namespace hybridsim::sim;
@@ -293,7 +294,7 @@ TEST_CASE("two all-reduces sharing links each take longer than alone") {
     queue.run();
     CHECK(a.simulation_path().folded);
     CHECK(b.simulation_path().folded);
-    CHECK(network.interfered());
+    CHECK(interfered(network));
   }
   config.fast_path = FastPath::Off;
   const Bytes size = Bytes::mib(32);

@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "sim/fast/link_claims.h"
 #include "sim/network.h"
 #include "sim/ring_collective.h"
 #include "tests/unit/fold_outcome.h"
@@ -156,18 +157,18 @@ TEST_CASE("fold: another message crossing a folded ring's link marks the network
   } sink;
   ring.start_all();
   CHECK(ring.simulation_path().folded);
-  CHECK_FALSE(net.interfered());
+  CHECK_FALSE(interfered(net));
   // 1 us later, while the ring (about 2 × 15 × 16 × 2.6 us) still runs, a copy crosses edge 5.
   const std::vector<LinkId> route = {f.channels[0].routes[5][0]};
   q.run_until(Time::us(1));
   net.send(route, Bytes::kib(4), sink, 0);
   q.run();
-  CHECK(net.interfered());
+  CHECK(interfered(net));
   // After the ring is done its links are free again: a second copy interferes with nothing.
   Network net2(q, f.links);
   net2.send(route, Bytes::kib(4), sink, 0);
   q.run();
-  CHECK_FALSE(net2.interfered());
+  CHECK_FALSE(interfered(net2));
 }
 
 namespace {
@@ -207,7 +208,7 @@ Buckets run_buckets(const RingFabric& f, std::uint32_t n, FastPath mode) {
   for (LinkId l = 0; l < f.links.size(); ++l) out.links.push_back(net.counters(l));
   out.path_a = a.simulation_path();
   out.path_b = b.simulation_path();
-  out.interfered = net.interfered();
+  out.interfered = interfered(net);
   return out;
 }
 

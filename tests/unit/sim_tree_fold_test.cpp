@@ -9,57 +9,16 @@
 
 #include "sim/network.h"
 #include "sim/tree_collective.h"
-#include "topology/tree_channels.h"
 #include "tests/unit/fold_outcome.h"
+#include "tests/unit/tree_fabric.h"
 
 using namespace hybridsim::sim;
 using hybridsim::testing::check_same;
 using hybridsim::testing::FoldOutcome;
+using hybridsim::testing::make_trees;
+using hybridsim::testing::TreeFabric;
 
 namespace {
-
-// `groups` ring channels over n ranks, each run as NCCL's two binary trees (topology's
-// binary_tree_parent) that share the channel's links: every rank has its own link into and out of
-// a switch per channel, so the route a → b in channel g is out(a, g), in(b, g). Channel g's links
-// run at 12.5 GB/s × (1 + g mod `period`) with 500 ns latency; `relabel` numbers channel g's ranks
-// from r to (r + g) mod n, so the groups' trees sit on different ranks.
-struct TreeFabric {
-  LinkTable links;
-  std::vector<TreeChannel> trees;
-  std::vector<std::vector<LinkId>> out, in;  // [g][rank]
-};
-
-TreeFabric make_trees(std::uint32_t n, std::uint32_t groups, std::uint32_t period = 1, bool relabel = false) {
-  TreeFabric f;
-  for (std::uint32_t g = 0; g < groups; ++g) {
-    const Bandwidth bw = Bandwidth::bytes_per_second(12'500'000'000LL * (1 + g % period));
-    f.out.emplace_back();
-    f.in.emplace_back();
-    for (std::uint32_t r = 0; r < n; ++r) {
-      f.out[g].push_back(f.links.add({LinkKind::InfiniBand, bw, Time::ns(500), "out"}));
-      f.in[g].push_back(f.links.add({LinkKind::InfiniBand, bw, Time::ns(500), "in"}));
-    }
-    for (const bool second : {false, true}) {
-      TreeChannel t;
-      t.parent.assign(n, -1);
-      t.up.assign(n, {});
-      t.children.assign(n, {});
-      t.down.assign(n, {});
-      const auto rank = [&](int k) { return static_cast<std::uint32_t>(relabel ? (k + static_cast<int>(g)) % static_cast<int>(n) : k); };
-      for (int k = 0; k < static_cast<int>(n); ++k) {
-        const int p = hybridsim::topology::binary_tree_parent(static_cast<int>(n), k, second);
-        if (p < 0) continue;
-        const std::uint32_t child = rank(k), parent = rank(p);
-        t.parent[child] = static_cast<std::int32_t>(parent);
-        t.up[child] = {f.out[g][child], f.in[g][parent]};
-        t.children[parent].push_back(child);
-        t.down[parent].push_back({f.out[g][parent], f.in[g][child]});
-      }
-      f.trees.push_back(std::move(t));
-    }
-  }
-  return f;
-}
 
 struct Starter final : EventHandler {
   TreeCollective* tree = nullptr;

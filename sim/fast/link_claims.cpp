@@ -1,0 +1,55 @@
+#include "sim/fast/link_claims.h"
+
+#include <memory>
+
+#include "sim/error.h"
+
+namespace hybridsim::sim {
+
+LinkClaims::LinkClaims(Network& network) : network_(network), claims_(network.links().size()) {}
+
+LinkClaims& LinkClaims::of(Network& network) {
+  if (network.watcher() == nullptr) network.attach_watcher(std::make_unique<LinkClaims>(network));
+  auto* claims = dynamic_cast<LinkClaims*>(network.watcher());
+  if (claims == nullptr) throw InternalError("the network's arrival watcher is not its link claims");
+  return *claims;
+}
+
+const LinkClaims* LinkClaims::find(const Network& network) {
+  return dynamic_cast<const LinkClaims*>(network.watcher());
+}
+
+void LinkClaims::set_holder(LinkId link, const EventHandler* holder) {
+  claims_[link].holder = holder;
+  network_.watch(link, holder != nullptr);
+}
+
+void LinkClaims::claim(LinkId link, const EventHandler* holder) {
+  set_holder(link, holder);
+  claims_[link].end = Time::max();
+}
+
+void LinkClaims::hand_over(LinkId link) {
+  Claim& c = claims_[link];
+  set_holder(link, c.promised);
+  c.promised = nullptr;
+  c.end = Time::max();
+}
+
+void LinkClaims::on_arrival(const LinkArrival& arrival) {
+  Claim& c = claims_[arrival.link];
+  if (c.holder != arrival.party) {
+    if (arrival.time < c.end) interfered_ = true;
+  } else if (arrival.party != arrival.receiver) {
+    if (arrival.time == c.last_arrival && arrival.route != c.last_route) interfered_ = true;
+    c.last_arrival = arrival.time;
+    c.last_route = arrival.route;
+  }
+}
+
+bool interfered(const Network& network) {
+  const LinkClaims* claims = LinkClaims::find(network);
+  return claims != nullptr && claims->interfered();
+}
+
+}  // namespace hybridsim::sim

@@ -1,0 +1,83 @@
+// sim::LinkClaims — the ledger of the fast path's link claims (sim/README.md, "Folding"): who holds
+// each link of a Network while a shortcut (a folded ring or tree, a group of embedded rings) assumes
+// that nothing else crosses it, and whether anything did. One record per link: its holder, the one
+// it is promised to next (the next bucket on the same ring), when the claim ends, and the last
+// arrival of an embedded model's message there (to see ties). The ledger is the network's arrival
+// watcher: each message reaching a claimed link is checked, and one of another party before the
+// claim ends marks the network interfered (the caller then simulates again with the fast path off).
+//   LinkClaims& claims = LinkClaims::of(network);
+//   if (claims.holder(l) == nullptr) claims.claim(l, this);  ...  claims.release(l, this);
+//   if (interfered(network)) { /* simulate again with fast_path off */ }
+#pragma once
+#include <vector>
+
+#include "sim/network.h"
+
+namespace hybridsim::sim {
+
+class LinkClaims final : public ArrivalWatcher {
+ public:
+  explicit LinkClaims(Network& network);
+  // The network's ledger, attached as its arrival watcher on first use.
+  static LinkClaims& of(Network& network);
+  // The network's ledger, or null if nothing ever claimed a link of it.
+  static const LinkClaims* find(const Network& network);
+
+  const EventHandler* holder(LinkId link) const { return claims_[link].holder; }
+  const EventHandler* promised(LinkId link) const { return claims_[link].promised; }
+  // A message of another party arriving at or after this time no longer interferes (end_at).
+  Time end(LinkId link) const { return claims_[link].end; }
+
+  // `holder` holds the link until it is released (the claim has no end).
+  void claim(LinkId link, const EventHandler* holder);
+  // The holder lets go: the link passes to the one it was promised to (or to nobody), unended.
+  void hand_over(LinkId link);
+  // hand_over() if the claim has ended by `now`: an ended claim is no claim.
+  void settle(LinkId link, Time now) {
+    if (claims_[link].holder != nullptr && claims_[link].end <= now) hand_over(link);
+  }
+  // hand_over() if `holder` holds the link.
+  void release(LinkId link, const EventHandler* holder) {
+    if (claims_[link].holder == holder) hand_over(link);
+  }
+  // When the holder releases it, the link passes to `next` (one promise at a time).
+  void promise(LinkId link, const EventHandler* next) { claims_[link].promised = next; }
+  // The promise to `next`, if any, is withdrawn.
+  void withdraw(LinkId link, const EventHandler* next) {
+    if (claims_[link].promised == next) claims_[link].promised = nullptr;
+  }
+  // Once a shortcut knows when its traffic on the link ends: the claim ends then.
+  void end_at(LinkId link, Time end) { claims_[link].end = end; }
+
+  // For a shortcut that finds, after the fact, that its result may not be the full simulation's.
+  void mark_interfered() { interfered_ = true; }
+  bool interfered() const { return interfered_; }
+
+  // A message reached a claimed link. Of another party than the holder, before the claim's end:
+  // interfered. Of the holder's party but not for the holder itself (an embedded group's model,
+  // sim/ring_embed.h), arriving at the same time as one of another route: interfered too, as the
+  // full simulation serves such ties in an order that need not repeat from window to window, so
+  // the model's order may not be its.
+  void on_arrival(const LinkArrival& arrival) override;
+
+ private:
+  struct Claim {
+    const EventHandler* holder = nullptr;
+    const EventHandler* promised = nullptr;  // the one it passes to when the holder lets go
+    Time end = Time::max();
+    // On a link an embedded group claims: the last arrival's time and route, to see ties.
+    Time last_arrival = Time::max();
+    const LinkId* last_route = nullptr;
+  };
+  void set_holder(LinkId link, const EventHandler* holder);
+
+  Network& network_;  // whose links it watches while they are claimed
+  std::vector<Claim> claims_;
+  bool interfered_ = false;
+};
+
+// Whether anything crossed a link the fast path had claimed (false if nothing was ever claimed):
+// then the network's results are not the full simulation's.
+bool interfered(const Network& network);
+
+}  // namespace hybridsim::sim
