@@ -79,6 +79,10 @@ struct StepResult {
     bool rerun = false;
     std::uint32_t gpus_simulated = 0;  // folded step: its representative GPUs (0: every GPU)
     std::string step_fold_reason;      // why a fold of the step was given up, if it was
+    // The way the step was simulated (step_runner.cpp's strategies, cheapest first) and, for each
+    // one tried before it, "name: why it was refused" (a traced step: "... a trace records every GPU").
+    std::string strategy;
+    std::vector<std::string> refused;
   } simulation;
 };
 

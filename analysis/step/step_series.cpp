@@ -108,6 +108,10 @@ StepResult combine_steps(const std::vector<StepResult>& steps, const workloads::
     if (out.simulation.full_reason.empty()) out.simulation.full_reason = r.simulation.full_reason;
     out.simulation.gpus_simulated = std::max(out.simulation.gpus_simulated, r.simulation.gpus_simulated);
     if (out.simulation.step_fold_reason.empty()) out.simulation.step_fold_reason = r.simulation.step_fold_reason;
+    if (out.simulation.strategy.empty()) {  // the first step's
+      out.simulation.strategy = r.simulation.strategy;
+      out.simulation.refused = r.simulation.refused;
+    }
   }
   return out;
 }

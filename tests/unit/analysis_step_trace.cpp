@@ -396,3 +396,19 @@ TEST_CASE("step trace: the phases of a hierarchical all-reduce nest in one slice
     CHECK(steps == expected);
   }
 }
+
+TEST_CASE("step trace: a traced step names the strategy it took and why the cheaper one was refused") {
+  // dp 4 on a fully connected box: alike GPUs, so untraced the step may fold onto representatives;
+  // a trace records every GPU, so the traced step refuses that and says so, with the same time.
+  const Toy toy(4, 4, 1, Bytes::mib(8));
+  TempDir dir;
+  const analysis::StepResult untraced = analysis::simulate_step(toy.setup);
+  const Written traced = write(toy, dir.path / "s.json");
+  CHECK(traced.result.step_time == untraced.step_time);
+  CHECK(traced.result.simulation.strategy == "every GPU simulated");
+  REQUIRE_FALSE(traced.result.simulation.refused.empty());
+  CHECK(traced.result.simulation.refused.front() == "folded onto representative GPUs: a trace records every GPU");
+  CHECK_FALSE(untraced.simulation.strategy.empty());
+  if (untraced.simulation.strategy != traced.result.simulation.strategy)
+    CHECK(untraced.simulation.strategy == "folded onto representative GPUs");
+}

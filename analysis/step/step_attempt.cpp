@@ -1,0 +1,254 @@
+#include "analysis/step/step_attempt.h"
+
+#include <memory>
+#include <utility>
+
+#include "sim/error.h"
+#include "sim/fast/link_claims.h"
+#include "sim/hash.h"
+#include "sim/ring_collective.h"
+#include "sim/ring_embed.h"
+#include "sim/stream_executor.h"
+#include "workloads/comm/collective_load.h"
+
+namespace hybridsim::analysis {
+
+namespace {
+
+GpuStepMetrics mean_of(const std::vector<GpuStepMetrics>& gpus) {
+  GpuStepMetrics m;
+  if (gpus.empty()) return m;
+  std::int64_t c = 0, slowed = 0, copies = 0, comm = 0, exposed = 0, idle = 0, finish = 0, kernels = 0;
+  for (const auto& g : gpus) {
+    c += g.compute.ps();
+    slowed += g.compute_slowed.ps();
+    copies += g.gradient_copies.ps();
+    comm += g.communication.ps();
+    exposed += g.exposed_communication.ps();
+    idle += g.idle.ps();
+    finish += g.finish.ps();
+    kernels += g.kernels;
+  }
+  const auto n = static_cast<std::int64_t>(gpus.size());
+  m.compute = sim::Time::ps(c / n);
+  m.compute_slowed = sim::Time::ps(slowed / n);
+  m.gradient_copies = sim::Time::ps(copies / n);
+  m.communication = sim::Time::ps(comm / n);
+  m.exposed_communication = sim::Time::ps(exposed / n);
+  m.idle = sim::Time::ps(idle / n);
+  m.finish = sim::Time::ps(finish / n);
+  m.kernels = kernels / n;
+  return m;
+}
+
+// Whether a collective has ranks on representatives and on members of a folded step.
+bool spans_members(const StepFoldPlan& fold, const workloads::CollectiveSpec& spec) {
+  bool rep = false, member = false;
+  for (const int m : spec.members) {
+    const bool is_rep = fold.fold.representative[static_cast<std::size_t>(m)] == static_cast<std::uint32_t>(m);
+    rep = rep || is_rep;
+    member = member || !is_rep;
+  }
+  return rep && member;
+}
+
+// An embedded ring's position p repeats position p mod its window: a member GPU sees what its
+// representative does only if they stand at positions that repeat each other in every embedded ring.
+// If not, the fold is broken before it runs, and each GPU's signature names its positions' classes.
+bool embedded_classes_agree(const workloads::StepProgram& program, const std::vector<sim::RingCollective*>& rings,
+                            const StepFoldPlan& fold, Attempt& attempt) {
+  std::vector<std::uint64_t> signature(program.gpus.size(), 0);
+  for (std::size_t i = 0; i < rings.size(); ++i) {
+    if (rings[i] == nullptr || rings[i]->embedded_window(0) == 0) continue;
+    const std::vector<int>& gpus = program.collectives[i].members;
+    for (std::uint32_t c = 0; c < rings[i]->channel_count(); ++c) {
+      const sim::RingChannel& plan = rings[i]->channel_plan(c);
+      const std::uint32_t w = rings[i]->embedded_window(c);
+      for (std::uint32_t p = 0; p < plan.order.size(); ++p) {
+        std::uint64_t& s = signature[static_cast<std::size_t>(gpus[plan.order[p]])];
+        s = sim::hash_combine(sim::hash_combine(s, c), p % w + 1);
+      }
+    }
+  }
+  for (std::size_t g = 0; g < signature.size(); ++g)
+    if (signature[g] != signature[fold.fold.representative[g]]) {
+      attempt.fold_broken = true;
+      attempt.signature = std::move(signature);
+      return false;
+    }
+  return true;
+}
+
+// The collectives of one attempt; a folded step's shadows are null (never started: no plan, no
+// state).
+struct StepCollectives {
+  std::vector<std::unique_ptr<sim::Collective>> owned;
+  std::vector<sim::Collective*> pointers;
+  std::vector<sim::CollectiveLoad> loads;
+};
+
+// False if a collective of representatives and members is not a ring (attempt says so).
+bool make_collectives(const StepSetup& setup, const workloads::StepProgram& program, const StepFoldPlan& fold,
+                      sim::Network& network, const sim::CollectiveConfig& config, StepCollectives& out,
+                      Attempt& attempt) {
+  const topology::Topology& topology = *setup.topology;
+  workloads::CommPlanner planner(topology, setup.comm);
+  out.owned.reserve(program.collectives.size());
+  for (std::size_t c = 0; c < program.collectives.size(); ++c) {
+    const workloads::CollectiveSpec& spec = program.collectives[c];
+    if (!fold.empty() && fold.fold.shadow[c] != 0) {
+      if (setup.executor.contention) out.loads.emplace_back();
+      out.owned.emplace_back();
+      out.pointers.push_back(nullptr);
+      continue;
+    }
+    workloads::CollectivePlan plan = planner.plan(spec);
+    // Only rings fold in a step (a tree folds only when all its ranks join at once, which a
+    // step's buckets rarely do): a collective of representatives and members that is not a ring
+    // would run in full and break the step's fold, so it is not tried.
+    if (!fold.empty() && plan.algorithm != workloads::AllReduceAlgorithm::Ring && spans_members(fold, spec)) {
+      attempt.unsuitable = true;
+      attempt.why = "a collective they share is not a ring";
+      return false;
+    }
+    if (setup.executor.contention) out.loads.push_back(workloads::collective_load(spec, plan, topology.links()));
+    out.owned.push_back(workloads::make_collective(network, std::move(plan), config));
+    out.pointers.push_back(out.owned.back().get());
+  }
+  return true;
+}
+
+// The step's figures, read off the finished run.
+StepResult step_result(const StepSetup& setup, const workloads::StepProgram& program, const StepFoldPlan& fold,
+                       const sim::StreamExecutor& executor, const StepCollectives& collectives,
+                       std::uint64_t events) {
+  const workloads::Profile& profile = *setup.profile;
+  StepResult r;
+  r.dp = program.dp;
+  r.mp = program.mp;
+  r.gpus = program.dp * program.mp;
+  r.global_batch = program.global_batch;
+  r.step_time = executor.finish_time();
+  r.spread = {1, r.step_time, r.step_time, r.step_time, r.step_time};
+  const double seconds = r.step_time.to_seconds();
+  r.samples_per_second = seconds > 0 ? static_cast<double>(r.global_batch) / seconds : 0;
+  r.units_per_second =
+      seconds > 0 ? static_cast<double>(profile.meta.units_per_step) * program.dp / seconds : 0;
+  r.unit = profile.meta.throughput_unit;
+  std::vector<sim::Time> finish(program.gpus.size());
+  for (std::uint32_t g = 0; g < program.gpus.size(); ++g) finish[g] = executor.gpu_finish_time(g);
+  r.per_gpu = step_metrics(program, executor.record(), r.step_time, finish, fold.fold.representative);
+  r.mean = mean_of(r.per_gpu);
+  for (const auto& g : r.per_gpu)
+    if (g.finish == r.step_time) {
+      r.critical = g;
+      break;
+    }
+  r.critical_path = critical_path(program, executor.record(), r.step_time, fold.fold.representative);
+  const auto& owned = collectives.owned;
+  for (std::size_t i = 0; i < owned.size(); ++i) {
+    const sim::Collective& c = *owned[fold.empty() ? i : fold.shadow_of[i]];
+    const auto b = c.bytes_by_link_kind();
+    for (std::size_t k = 0; k < b.size(); ++k) r.bytes_by_link_kind[k] += b[k];
+    r.messages += c.messages_sent();
+  }
+  r.events = events;
+  for (const auto& c : owned) {
+    if (c == nullptr) continue;  // a shadow: its representative is counted
+    const sim::SimulationPath path = c->simulation_path();
+    r.events += path.private_events;
+    if (path.folded) {
+      ++r.simulation.folded;
+      r.simulation.bound = max(r.simulation.bound, path.bound);
+    } else if (r.simulation.full_reason.empty()) {
+      r.simulation.full_reason = std::string(path.reason);
+    }
+  }
+  r.collectives = owned.size();
+  return r;
+}
+
+// Whether a folded step held: a collective shared by representatives and members must have
+// folded (in full, its messages in the members' machines would miss the shadows' traffic there),
+// and every member must have seen what its representative did.
+void check_step_fold(const StepFoldPlan& fold, const workloads::StepProgram& program,
+                     const StepCollectives& collectives, const sim::StreamExecutor& executor, Attempt& attempt) {
+  const auto& owned = collectives.owned;
+  for (std::size_t i = 0; i < owned.size() && !attempt.fold_broken; ++i) {
+    if (owned[i] == nullptr || owned[i]->simulation_path().folded) continue;
+    attempt.fold_broken = spans_members(fold, program.collectives[i]);
+    if (attempt.fold_broken) {  // the same ring would run in full again
+      attempt.unsuitable = true;
+      attempt.why = "a ring they share ran in full: " + std::string(owned[i]->simulation_path().reason);
+    }
+  }
+  if (!attempt.fold_broken) attempt.fold_broken = !executor.fold_held();
+  if (attempt.fold_broken) attempt.signature = executor.fold_signature();
+}
+
+}  // namespace
+
+StepResult simulate_once(const StepSetup& setup, const workloads::StepProgram& program,
+                         StepObservers observers, const StepFoldPlan& fold, Attempt& attempt, Embed embed,
+                         std::string_view what) {
+  if (setup.profile == nullptr || setup.topology == nullptr)
+    throw InternalError("a step setup needs a profile and a topology");
+  sim::EventQueue queue;
+  sim::Network network(queue, setup.topology->links(), setup.switching);
+  network.set_observer(observers.network);
+  sim::SimulationBudget budget(setup.limits);
+  sim::CollectiveConfig collective_config = setup.collective;
+  collective_config.budget = &budget;
+  StepCollectives collectives;
+  if (!make_collectives(setup, program, fold, network, collective_config, collectives, attempt)) return {};
+  sim::EmbedPlan embedded;  // before the collectives start; its groups outlive their run
+  std::vector<sim::RingCollective*> rings;
+  if (embed == Embed::On) {
+    for (const auto& c : collectives.owned) rings.push_back(dynamic_cast<sim::RingCollective*>(c.get()));
+    embedded = sim::embed_coupled_rings(rings, network);
+    if (!fold.empty() && embedded.rings > 0 && !embedded_classes_agree(program, rings, fold, attempt)) return {};
+  }
+  check_step_budget(budget, program, collectives.owned);
+
+  sim::StreamExecutor executor(queue, program.gpus, collectives.pointers, program.event_count, setup.executor,
+                               std::move(collectives.loads));
+  executor.set_observer(observers.stream);
+  if (!fold.empty()) executor.set_fold(fold.fold);
+  executor.start();
+  run_with_progress(queue, observers.progress, what);
+  if (!executor.is_done())
+    throw InternalError("the step deadlocked:\n" + executor.describe_stuck());
+  if (embedded.bounded)
+    for (sim::RingCollective* ring : rings)
+      if (ring != nullptr && ring->embedded_window(0) != 0)
+        attempt.embed_unbounded = attempt.embed_unbounded || !ring->embedded_bound_holds();
+
+  StepResult r = step_result(setup, program, fold, executor, collectives, queue.events_processed());
+  r.simulation.embedded = embedded.rings;
+  attempt.interfered = sim::interfered(network);
+  if (!fold.empty()) {
+    r.simulation.gpus_simulated = fold.representatives;
+    check_step_fold(fold, program, collectives, executor, attempt);
+  }
+  return r;
+}
+
+// One attempt with rings that share links folded together; if one of them with chunks of unequal
+// size strays from its bound (more than 0.1% of its time), again without.
+StepResult simulate_attempt(const StepSetup& setup, const workloads::StepProgram& program,
+                            StepObservers observers, const StepFoldPlan& fold, Attempt& attempt,
+                            std::string_view what) {
+  StepResult r = simulate_once(setup, program, observers, fold, attempt, Embed::On, what);
+  if (!attempt.embed_unbounded) return r;
+  attempt = {};
+  return simulate_once(setup, program, observers, fold, attempt, Embed::Off, what);
+}
+
+// What a progress line says the step is doing.
+std::string attempt_label(const StepSetup& setup, std::string_view how) {
+  if (setup.variability.steps <= 1) return "the step, " + std::string(how);
+  return "step " + std::to_string(setup.step_index + 1) + " of " + std::to_string(setup.variability.steps) + ", " +
+         std::string(how);
+}
+
+}  // namespace hybridsim::analysis

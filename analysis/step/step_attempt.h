@@ -1,0 +1,48 @@
+// One try at simulating a step (private to analysis/step/): the step's collectives planned and
+// built on a network of their own, its GPU streams run, and its figures read off; with the GPUs
+// folded onto representatives or not, rings that share links embedded or not. What the try found
+// out about the fast path's assumptions is left in an Attempt, for the strategy ladder in
+// step_runner.cpp to decide whether the result holds.
+//   Attempt attempt;
+//   StepResult r = simulate_attempt(setup, program, observers, fold, attempt, "the step");
+#pragma once
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "analysis/step/step_fold.h"
+#include "analysis/step/step_runner.h"
+
+namespace hybridsim::analysis {
+
+// How one attempt went: whether a folded ring was interfered with, and, for a folded step,
+// whether its members saw what their representatives did (and their signatures if not).
+struct Attempt {
+  bool interfered = false;
+  bool fold_broken = false;
+  bool unsuitable = false;  // splitting the classes cannot help (why says why)
+  bool embed_unbounded = false;  // an embedded ring's chunks of unequal size strayed from its bound
+  std::string why;
+
+  std::vector<std::uint64_t> signature;
+};
+
+// Whether rings that share links are folded together (sim/ring_embed.h).
+enum class Embed : std::uint8_t { Off, On };
+
+// One try: `fold` empty simulates every GPU; `what` names it in progress lines.
+StepResult simulate_once(const StepSetup& setup, const workloads::StepProgram& program,
+                         StepObservers observers, const StepFoldPlan& fold, Attempt& attempt, Embed embed,
+                         std::string_view what);
+
+// One attempt with rings that share links folded together; if one of them with chunks of unequal
+// size strays from its bound (more than 0.1% of its time), again without.
+StepResult simulate_attempt(const StepSetup& setup, const workloads::StepProgram& program,
+                            StepObservers observers, const StepFoldPlan& fold, Attempt& attempt,
+                            std::string_view what);
+
+// What a progress line says the step is doing.
+std::string attempt_label(const StepSetup& setup, std::string_view how);
+
+}  // namespace hybridsim::analysis
