@@ -26,7 +26,7 @@ std::string peak_gib(const PlanCandidate& c) {
   return s.substr(0, s.size() - 4);
 }
 
-std::string label(const StepKey& k) {
+std::string label(const StepLabel& k) {
   std::string s = std::to_string(k.dp()) + " x " + std::to_string(k.mp);
   if (k.mp > 1) s += " " + std::string(workloads::partitioner_name(k.partitioner));
   s += ", " + sim::human_bytes(sim::Bytes::of(k.bucket_bytes)) + " buckets, " +
@@ -45,7 +45,7 @@ double score(const PlanCandidate& c, PlanObjective o) {
   return 1.0 / c.samples_per_second;
 }
 
-std::string differences(const StepKey& a, const StepKey& b) {
+std::string differences(const StepLabel& a, const StepLabel& b) {
   std::string s;
   auto add = [&](const char* what) { s += (s.empty() ? "" : ", ") + std::string(what); };
   if (a.mp != b.mp) add("dp x mp");
@@ -72,12 +72,12 @@ std::string versus(const PlanCandidate& a, const PlanCandidate& b, PlanObjective
     const double epochs = b.ttt->epochs / a.ttt->epochs;
     const double epoch_a = static_cast<double>(a.ttt->steps_per_epoch) * a.step.step_time.to_seconds();
     const double epoch_b = static_cast<double>(b.ttt->steps_per_epoch) * b.step.step_time.to_seconds();
-    return "vs " + label(b.step.key) + " (" + format_duration(b.ttt->seconds) + "): that one needs x" +
+    return "vs " + label(b.step.label) + " (" + format_duration(b.ttt->seconds) + "): that one needs x" +
            format_fixed(epochs, 2) + " the epochs and x" + format_fixed(epoch_b / epoch_a, 2) +
            " the time per epoch, so this one trains " + format_percent(b.ttt->seconds / a.ttt->seconds - 1) +
            " faster";
   }
-  return "vs " + label(b.step.key) + ": x" + format_fixed(a.samples_per_second / b.samples_per_second, 3) +
+  return "vs " + label(b.step.label) + ": x" + format_fixed(a.samples_per_second / b.samples_per_second, 3) +
          " its throughput (exposed communication " + ms(a.step.critical.exposed_communication) + " vs " +
          ms(b.step.critical.exposed_communication) + " ms, idle " + ms(a.step.critical.idle) + " vs " +
          ms(b.step.critical.idle) + " ms)";
@@ -110,78 +110,86 @@ std::vector<int> plan_mp_values(const PlanRequest& r) {
 
 namespace {
 
-// The configurations to simulate: for each mp, each partitioner whose placement is valid, uses
-// every GPU of the worker and differs from the ones before it, with each bucket size and
-// algorithm (one of each when there is a single worker: no gradient exchange). What is left out,
-// and why, goes to `skipped`.
-std::vector<StepKey> candidate_keys(const PlanRequest& request, const std::vector<int>& mp_values,
-                                    std::vector<std::string>& skipped) {
-  const std::string name = request.profile.meta.network;
-  std::vector<StepKey> keys;
-  for (const int mp : mp_values) {
-    std::vector<std::pair<workloads::Partitioner, std::vector<std::uint32_t>>> accepted;
-    const auto partitioners = mp == 1 ? std::vector<workloads::Partitioner>{workloads::Partitioner::Layers}
-                                      : request.search.partitioners;
-    for (const auto p : partitioners) {
-      const std::string what = "mp = " + std::to_string(mp) + " " + std::string(workloads::partitioner_name(p));
-      workloads::MpPlacement placement;
-      try {
-        placement = mp == 1 ? workloads::place_all_on_first(request.profile, 1)
-                            : workloads::partition(request.profile, mp, p);
-      } catch (const InputError& e) {
-        skipped.push_back(what + ": " + e.what());
-        continue;
-      }
-      if (!uses_every_gpu(placement)) {
-        skipped.push_back(what + ": leaves a GPU of the worker without ops");
-        continue;
-      }
-      const auto same = std::find_if(accepted.begin(), accepted.end(),
-                                     [&](const auto& a) { return a.second == placement.gpu_of_op; });
-      if (same != accepted.end()) {
-        skipped.push_back(what + ": the same placement as " + std::string(workloads::partitioner_name(same->first)));
-        continue;
-      }
-      accepted.emplace_back(p, placement.gpu_of_op);
-      const bool single_worker = request.gpus == mp;
-      for (const auto bucket : request.search.bucket_sizes)
-        for (const auto algorithm : request.search.algorithms) {
-          StepKey k;
-          k.network = name;
-          k.gpus = request.gpus;
-          k.mp = mp;
-          k.partitioner = p;
-          k.ib_bytes_per_second = topology::ib_bandwidth_of(request.cluster).bytes_per_second();
-          k.bucket_bytes = single_worker ? StepKey{}.bucket_bytes : bucket.count();
-          k.algorithm = single_worker ? workloads::AllReduceAlgorithm::Ring : algorithm;
-          k.message_bytes = request.message_size.count();
-          if (std::find(keys.begin(), keys.end(), k) == keys.end()) keys.push_back(k);
-        }
+// The placements searched at `mp`: each partitioner whose placement is valid, uses every GPU of the
+// worker and differs from the ones before it (only one at mp 1). What is left out, and why, goes
+// to `skipped`.
+std::vector<workloads::Partitioner> distinct_partitioners(const PlanRequest& request, int mp,
+                                                          std::vector<std::string>& skipped) {
+  std::vector<std::pair<workloads::Partitioner, std::vector<std::uint32_t>>> accepted;
+  const auto partitioners = mp == 1 ? std::vector<workloads::Partitioner>{workloads::Partitioner::Layers}
+                                    : request.search.partitioners;
+  for (const auto p : partitioners) {
+    const std::string what = "mp = " + std::to_string(mp) + " " + std::string(workloads::partitioner_name(p));
+    workloads::MpPlacement placement;
+    try {
+      placement = worker_placement(request.profile, mp, p);
+    } catch (const InputError& e) {
+      skipped.push_back(what + ": " + e.what());
+      continue;
     }
+    if (!uses_every_gpu(placement)) {
+      skipped.push_back(what + ": leaves a GPU of the worker without ops");
+      continue;
+    }
+    const auto same = std::find_if(accepted.begin(), accepted.end(),
+                                   [&](const auto& a) { return a.second == placement.gpu_of_op; });
+    if (same != accepted.end()) {
+      skipped.push_back(what + ": the same placement as " + std::string(workloads::partitioner_name(same->first)));
+      continue;
+    }
+    accepted.emplace_back(p, placement.gpu_of_op);
   }
-  return keys;
+  std::vector<workloads::Partitioner> out;
+  for (const auto& a : accepted) out.push_back(a.first);
+  return out;
 }
 
-// The simulated keys as candidates (failures skipped, with why), best first by the objective;
+// The configurations to simulate, as scenario overlays: each distinct placement with each bucket
+// size and algorithm (one of each when there is a single worker: no gradient exchange).
+std::vector<StepRequest> candidate_requests(const PlanRequest& request, const std::vector<int>& mp_values,
+                                            std::vector<std::string>& skipped) {
+  const std::string name = request.profile.meta.network;
+  const sim::Bandwidth ib = topology::ib_bandwidth_of(request.cluster);
+  std::vector<StepRequest> requests;
+  for (const int mp : mp_values) {
+    const bool single_worker = request.gpus == mp;
+    for (const auto p : distinct_partitioners(request, mp, skipped))
+      for (const auto bucket : request.search.bucket_sizes)
+        for (const auto algorithm : request.search.algorithms) {
+          StepRequest r{name, cluster_overlay(request.cluster, request.gpus, ib)};
+          for (auto& o : workload_overlay(name, request.profile_file, {}))
+            r.overlay.push_back(std::move(o));
+          const std::string placement = mp == 1 ? "auto" : std::string(workloads::partitioner_name(p));
+          for (auto& o : parallelism_overlay(request.gpus / mp, mp, placement)) r.overlay.push_back(std::move(o));
+          for (auto& o : communication_overlay(single_worker ? workloads::AllReduceAlgorithm::Ring : algorithm,
+                                               single_worker ? workloads::StepOptions{}.bucket_size : bucket,
+                                               request.message_size, sim::CollectiveConfig{}.fast_path))
+            r.overlay.push_back(std::move(o));
+          if (std::find(requests.begin(), requests.end(), r) == requests.end()) requests.push_back(std::move(r));
+        }
+  }
+  return requests;
+}
+
+// The simulated steps as candidates (failures skipped, with why), best first by the objective;
 // those that do not fit in request.memory go to `unfit` and, unless shown, no further.
-std::vector<PlanCandidate> rank_candidates(const PlanRequest& request, const std::vector<StepKey>& keys,
-                                           const StepCache& steps, std::vector<std::string>& skipped,
-                                           std::vector<PlanResult::Unfit>& unfit) {
+std::vector<PlanCandidate> rank_candidates(const PlanRequest& request, const std::vector<StepRef>& ids, const StepCache& steps,
+                                           std::vector<std::string>& skipped, std::vector<PlanResult::Unfit>& unfit) {
   std::vector<PlanCandidate> ranked;
-  for (const auto& k : keys) {
-    if (const auto f = steps.failures().find(k); f != steps.failures().end()) {
-      skipped.push_back(describe(k) + ": " + f->second);
+  for (std::size_t i = 0; i < ids.size(); ++i) {
+    if (const StepFailure* f = steps.failure(ids[i].id)) {
+      skipped.push_back((f->overlay.empty() ? describe(ids[i].label) : f->overlay) + ": " + f->why);
       continue;
     }
     PlanCandidate c;
-    c.step = steps.at(k);
+    c.step = steps.point(ids[i]);
     c.samples_per_second = static_cast<double>(c.step.global_batch) / c.step.step_time.to_seconds();
     if (request.curve && request.dataset)
       c.ttt = time_to_train(c.step.step_time, c.step.global_batch, request.dataset->samples,
                             request.curve->efficiency);
     c.does_not_fit = does_not_fit_text(c.step.memory_peaks, {}, request.memory);
     if (!c.does_not_fit.empty()) {
-      unfit.push_back({k, c.does_not_fit});
+      unfit.push_back({c.step.label, c.does_not_fit});
       if (!request.show_unfit) continue;
     }
     ranked.push_back(std::move(c));
@@ -207,8 +215,8 @@ void explain_winners(std::vector<PlanCandidate>& ranked, PlanObjective objective
     c.why = breakdown(c);
     const PlanCandidate* other = nullptr;
     if (i == 0) {
-      const bool dp = c.step.key.mp == 1;
-      other = best_of([&](const PlanCandidate& o) { return (o.step.key.mp == 1) != dp && o.does_not_fit.empty(); });
+      const bool dp = c.step.label.mp == 1;
+      other = best_of([&](const PlanCandidate& o) { return (o.step.label.mp == 1) != dp && o.does_not_fit.empty(); });
       if (other) c.why += "; best " + std::string(dp ? "hybrid" : "DP alone") + ": " + versus(c, *other, objective);
     }
     if (i + 1 < ranked.size() && &ranked[i + 1] != other) {
@@ -216,7 +224,7 @@ void explain_winners(std::vector<PlanCandidate>& ranked, PlanObjective objective
       const double ratio = score(next, objective) / score(c, objective);
       if (std::abs(ratio - 1) < 0.005)
         c.why += "; ties with #" + std::to_string(i + 2) + " (within 0.5%; it differs in " +
-                 differences(c.step.key, next.step.key) + ")";
+                 differences(c.step.label, next.step.label) + ")";
       else
         c.why += "; next: " + versus(c, next, objective);
     }
@@ -240,30 +248,30 @@ PlanResult plan(const PlanRequest& request, StepCache* cache) {
   result.curve = request.curve;
   result.dataset = request.dataset;
   result.mp_searched = plan_mp_values(request);
-  const std::vector<StepKey> keys = candidate_keys(request, result.mp_searched, result.skipped);
+  const std::vector<StepRequest> requests = candidate_requests(request, result.mp_searched, result.skipped);
 
-  StepRunContext context{.profiles = {{request.profile.meta.network, &request.profile}}, .cluster = request.cluster};
+  StepRunContext context{.profiles = {{request.profile.meta.network, &request.profile}}};
   StepRunOptions run;
   run.threads = request.threads;
   run.keep_going = true;
   if (request.progress) run.on_progress = progress_printer(*request.progress, "plan");
   const std::size_t before = steps.simulated();
-  steps.simulate(keys, context, run);
+  const std::vector<StepRef> ids = steps.simulate(requests, context, run);
   result.simulated = steps.simulated() - before;
   result.memory = request.memory;
   result.show_unfit = request.show_unfit;
-  result.ranked = rank_candidates(request, keys, steps, result.skipped, result.unfit);
+  result.ranked = rank_candidates(request, ids, steps, result.skipped, result.unfit);
   explain_winners(result.ranked, request.objective);
   // A winner with no rival of the other kind because none of those fits says so.
   if (!result.ranked.empty() && result.ranked[0].does_not_fit.empty()) {
     PlanCandidate& best = result.ranked[0];
-    const bool dp = best.step.key.mp == 1;
-    const auto other_kind = [&](const StepKey& k) { return (k.mp == 1) != dp; };
+    const bool dp = best.step.label.mp == 1;
+    const auto other_kind = [&](const StepLabel& k) { return (k.mp == 1) != dp; };
     const bool rival = std::any_of(result.ranked.begin(), result.ranked.end(), [&](const PlanCandidate& c) {
-      return c.does_not_fit.empty() && other_kind(c.step.key);
+      return c.does_not_fit.empty() && other_kind(c.step.label);
     });
     const auto unfit = std::count_if(result.unfit.begin(), result.unfit.end(),
-                                     [&](const PlanResult::Unfit& u) { return other_kind(u.key); });
+                                     [&](const PlanResult::Unfit& u) { return other_kind(u.label); });
     if (!rival && unfit > 0)
       best.why += "; " + std::string(dp ? "no hybrid" : "DP alone does not") + " fit in " +
                   workloads::format_gib(request.memory->bytes) + " (" + std::to_string(unfit) +
@@ -294,7 +302,7 @@ void print_plan(const PlanResult& r, std::ostream& out, int top) {
   const std::size_t n = std::min<std::size_t>(r.ranked.size(), static_cast<std::size_t>(std::max(top, 0)));
   for (std::size_t i = 0; i < n; ++i) {
     const PlanCandidate& c = r.ranked[i];
-    const StepKey& k = c.step.key;
+    const StepLabel& k = c.step.label;
     const std::string split = ms(c.step.critical.compute) + "/" + ms(c.step.critical.exposed_communication) + "/" +
                               ms(c.step.critical.idle);
     std::snprintf(line, sizeof line, "%-4zu %-9s %-9s %-9s %-13s %9s %9s %21s %8s %14s %12s %9s\n", i + 1,
@@ -316,7 +324,7 @@ void print_plan(const PlanResult& r, std::ostream& out, int top) {
   if (std::any_of(r.ranked.begin(), r.ranked.end(), [](const PlanCandidate& c) { return c.ttt && c.ttt->extrapolated; }))
     out << "* epochs extrapolated outside the curve's supported batch range\n";
   for (const auto& s : r.skipped) out << "left out: " << s << "\n";
-  for (const auto& u : r.unfit) out << (r.show_unfit ? "does not fit: " : "left out: ") << label(u.key) << ": " << u.why << "\n";
+  for (const auto& u : r.unfit) out << (r.show_unfit ? "does not fit: " : "left out: ") << label(u.label) << ": " << u.why << "\n";
 }
 
 PlanRequest make_plan_request(const PlanCommandOptions& o) {
@@ -326,6 +334,7 @@ PlanRequest make_plan_request(const PlanCommandOptions& o) {
     r.profile = workloads::builtin_profile(o.model);
   } else if (std::filesystem::is_regular_file(o.model)) {
     r.profile = workloads::load_profile(o.model);
+    r.profile_file = o.model;
   } else {
     throw InputError("unknown model \"" + o.model +
                      "\": expected a built-in profile (inception-v3, gnmt, biglstm) or a profile file");

@@ -45,6 +45,7 @@ struct PlanSearch {
 struct PlanRequest {
   std::string model;  // the name shown (the profile's network)
   workloads::Profile profile{};
+  std::string profile_file{};  // the file `profile` was read from; empty: a built-in network
   std::optional<EfficiencyCurve> curve{};      // required for the time-to-train objective
   std::optional<TrainingDataset> dataset{};    // likewise
   int gpus = 8;
@@ -61,7 +62,7 @@ struct PlanRequest {
 };
 
 struct PlanCandidate {
-  StepPoint step{};                 // its key holds dp × mp, placement, bucket, algorithm
+  StepPoint step{};                 // its label holds dp × mp, placement, bucket, algorithm
   std::optional<TimeToTrain> ttt{};  // with a curve and dataset
   double samples_per_second = 0;
   std::string why;                 // filled for the best few by plan()
@@ -79,7 +80,7 @@ struct PlanResult {
   std::vector<std::string> skipped;   // candidates left out (duplicate or idle-GPU placements, failures)
   std::optional<workloads::MemoryCapacity> memory{};
   struct Unfit {
-    StepKey key{};
+    StepLabel label{};
     std::string why;  // "does not fit: GPU 0 needs ..."
   };
   std::vector<Unfit> unfit;           // candidates that do not fit (left out unless show_unfit)

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <functional>
 #include <map>
 #include <ostream>
 
@@ -11,27 +12,27 @@
 namespace hybridsim::analysis {
 namespace {
 
-// Everything a network's keys share; the variant's IB factor is applied per key.
-struct KeyMaker {
+// The scenario of one configuration of a network, as overrides: the study's cluster at the
+// configuration's size, its workload and communication keys, and dp × mp with the placement.
+struct RequestMaker {
   const StudyConfig& config;
   int per_machine = 8;
 
-  StepKey operator()(const StudyNetwork& net, int gpus, int mp, double ib_factor) const {
-    StepKey k;
-    k.network = net.name;
-    k.gpus = gpus;
-    k.mp = mp;
-    // DP has no placement to choose: one key whatever the network's partitioner.
-    k.partitioner = mp == 1 ? workloads::Partitioner::Layers : net.partitioner;
+  StepRequest operator()(const StudyNetwork& net, int gpus, int mp, double ib_factor) const {
     // A single machine has no InfiniBand: every IB factor shares its steps.
     const double factor = gpus <= per_machine ? 1.0 : ib_factor;
-    k.ib_bytes_per_second =
-        static_cast<std::int64_t>(static_cast<double>(topology::ib_bandwidth_of(config.cluster).bytes_per_second()) * factor);
-    k.bucket_bytes = config.bucket_size.count();
-    k.algorithm = config.algorithm;
-    k.message_bytes = config.message_size.count();
-    k.fast_path = config.fast_path;
-    return k;
+    const auto ib = sim::Bandwidth::bytes_per_second(static_cast<std::int64_t>(
+        static_cast<double>(topology::ib_bandwidth_of(config.cluster).bytes_per_second()) * factor));
+    StepRequest r{net.name, cluster_overlay(config.cluster, gpus, ib)};
+    const bool builtin = net.profile_source.starts_with("built-in");
+    for (auto& o : workload_overlay(net.name, builtin ? "" : net.profile_source, config.gpu_choice))
+      r.overlay.push_back(std::move(o));
+    // DP has no placement to choose: one step whatever the network's partitioner.
+    const std::string placement = mp == 1 ? "auto" : std::string(workloads::partitioner_name(net.partitioner));
+    for (auto& o : parallelism_overlay(gpus / mp, mp, placement)) r.overlay.push_back(std::move(o));
+    for (auto& o : communication_overlay(config.algorithm, config.bucket_size, config.message_size, config.fast_path))
+      r.overlay.push_back(std::move(o));
+    return r;
   }
 };
 
@@ -49,9 +50,9 @@ std::string ib_label(double factor) {
 StudyRow project_row(const StepPoint& step, const EfficiencyCurve& curve, std::int64_t dataset_samples,
                      const StudyRow* base) {
   StudyRow row;
-  row.gpus = step.key.gpus;
-  row.dp = step.key.dp();
-  row.mp = step.key.mp;
+  row.gpus = step.label.gpus;
+  row.dp = step.label.dp();
+  row.mp = step.label.mp;
   row.step = step;
   row.ttt = time_to_train(step.step_time, step.global_batch, dataset_samples, curve.efficiency);
   const double samples_per_second = static_cast<double>(step.global_batch) / step.step_time.to_seconds();
@@ -110,6 +111,82 @@ StudyResult run_study(const StudyConfig& config, const StudyRunOptions& options)
   return run_study(config, options, cache);
 }
 
+namespace {
+
+// The mp values a network allows (every GPU of the worker gets ops), and notes on the others.
+NetworkStudy probe_network(const StudyConfig& config, std::size_t n) {
+  const StudyNetwork& net = config.networks[n];
+  NetworkStudy ns;
+  ns.network = n;
+  for (const int mp : config.mp) {
+    bool ok = false;
+    try {
+      ok = uses_every_gpu(worker_placement(net.profile, mp, net.partitioner));
+    } catch (const InputError& e) {
+      ns.notes.push_back("mp = " + std::to_string(mp) + " left out: " + e.what());
+      continue;
+    }
+    if (ok)
+      ns.mp.push_back(mp);
+    else
+      ns.notes.push_back("mp = " + std::to_string(mp) + " left out: the " +
+                         std::string(workloads::partitioner_name(net.partitioner)) +
+                         " partitioner leaves a GPU of the worker without ops");
+  }
+  return ns;
+}
+
+// Every step a network's variants need, in the order the old key list had them.
+void add_requests(const RequestMaker& request, const StudyConfig& config, const StudyNetwork& net,
+                  const NetworkStudy& ns, const std::vector<double>& ib_factors, std::vector<StepRequest>& out) {
+  for (const double f : ib_factors) {
+    out.push_back(request(net, 1, 1, f));
+    for (const int mp : ns.mp) out.push_back(request(net, mp, mp, f));
+    for (const int gpus : config.gpus) {
+      out.push_back(request(net, gpus, 1, f));
+      for (const int mp : ns.mp)
+        if (fits(gpus, mp)) out.push_back(request(net, gpus, mp, f));
+    }
+  }
+}
+
+// One variant of a network: its rows projected from the simulated steps, checked against memory.
+StudyVariant project_variant(const StudyResult& result, const NetworkStudy& ns, std::string label,
+                             const EfficiencyCurve& curve, double ib_factor,
+                             const std::function<StepPoint(int gpus, int mp, double ib_factor)>& step) {
+  const StudyNetwork& net = result.config.networks[ns.network];
+  StudyVariant v(std::move(label), curve, ib_factor);
+  const auto samples = net.dataset.samples;
+  v.baseline = project_row(step(1, 1, ib_factor), v.curve, samples, nullptr);
+  for (const int mp : ns.mp) v.mp_alone.push_back(project_row(step(mp, mp, ib_factor), v.curve, samples, &v.baseline));
+  for (const int gpus : result.config.gpus) {
+    v.rows.push_back(project_row(step(gpus, 1, ib_factor), v.curve, samples, &v.baseline));
+    for (const int mp : ns.mp)
+      if (fits(gpus, mp)) v.rows.push_back(project_row(step(gpus, mp, ib_factor), v.curve, samples, &v.baseline));
+  }
+  for (StudyRow& r : v.rows) r.does_not_fit = does_not_fit_text(r.step.memory_peaks, {}, result.memory);
+  v.headline = compute_headline(v);
+  v.break_even = compute_break_even(v);
+  return v;
+}
+
+// The headline curve, the sensitivity curves, then the faster-InfiniBand runs; the first variant
+// says once which rows memory leaves out.
+void project_network(const StudyResult& result, NetworkStudy& ns, const std::vector<double>& ib_factors,
+                     const std::function<StepPoint(int gpus, int mp, double ib_factor)>& step) {
+  const StudyNetwork& net = result.config.networks[ns.network];
+  ns.variants.push_back(project_variant(result, ns, net.curve.variant, net.curve, 1.0, step));
+  for (const StudyRow& r : ns.variants.front().rows)
+    if (!r.does_not_fit.empty())
+      ns.notes.push_back("N = " + std::to_string(r.gpus) + ", " + std::to_string(r.dp) + " x " +
+                         std::to_string(r.mp) + " left out of best: " + r.does_not_fit);
+  for (const auto& c : net.sensitivity_curves) ns.variants.push_back(project_variant(result, ns, c.variant, c, 1.0, step));
+  for (std::size_t i = 1; i < ib_factors.size(); ++i)
+    ns.variants.push_back(project_variant(result, ns, ib_label(ib_factors[i]), net.curve, ib_factors[i], step));
+}
+
+}  // namespace
+
 StudyResult run_study(const StudyConfig& config, const StudyRunOptions& options, StepCache& cache) {
   const auto start = std::chrono::steady_clock::now();
   if (config.networks.empty()) throw InputError(config.source + ": the study has no networks");
@@ -117,89 +194,35 @@ StudyResult run_study(const StudyConfig& config, const StudyRunOptions& options,
   StudyResult result;
   result.config = config;
   result.memory = options.memory ? options.memory : workloads::preset_gpu_capacity(config.cluster.preset);
-  const KeyMaker key{result.config, gpus_per_machine(config.cluster)};
+  const RequestMaker request{result.config, gpus_per_machine(config.cluster)};
 
   std::vector<double> ib_factors{1.0};
   if (options.ib_sensitivity)
     for (const double f : config.ib_factors) ib_factors.push_back(f);
 
-  // Which mp values each network allows, and every key the variants need.
-  std::vector<StepKey> keys;
-  StepRunContext context{.profiles = {}, .cluster = config.cluster};
+  std::vector<StepRequest> requests;
+  StepRunContext context;
   for (std::size_t n = 0; n < result.config.networks.size(); ++n) {
     const StudyNetwork& net = result.config.networks[n];
     context.profiles[net.name] = &net.profile;
-    NetworkStudy ns;
-    ns.network = n;
-    for (const int mp : config.mp) {
-      StepKey probe = key(net, mp, mp, 1.0);
-      bool ok = false;
-      try {
-        ok = uses_every_gpu(placement_for(net.profile, probe));
-      } catch (const InputError& e) {
-        ns.notes.push_back("mp = " + std::to_string(mp) + " left out: " + e.what());
-        continue;
-      }
-      if (ok)
-        ns.mp.push_back(mp);
-      else
-        ns.notes.push_back("mp = " + std::to_string(mp) + " left out: the " +
-                           std::string(workloads::partitioner_name(net.partitioner)) +
-                           " partitioner leaves a GPU of the worker without ops");
-    }
-    for (const double f : ib_factors) {
-      keys.push_back(key(net, 1, 1, f));
-      for (const int mp : ns.mp) keys.push_back(key(net, mp, mp, f));
-      for (const int gpus : config.gpus) {
-        keys.push_back(key(net, gpus, 1, f));
-        for (const int mp : ns.mp)
-          if (fits(gpus, mp)) keys.push_back(key(net, gpus, mp, f));
-      }
-    }
-    result.networks.push_back(std::move(ns));
+    result.networks.push_back(probe_network(result.config, n));
+    add_requests(request, result.config, net, result.networks.back(), ib_factors, requests);
   }
 
   StepRunOptions run;
   run.threads = options.threads.value_or(config.threads);
   if (options.progress != nullptr) run.on_progress = progress_printer(*options.progress, "study");
   const std::size_t before = cache.simulated();
-  cache.simulate(keys, context, run);
+  const std::vector<StepRef> ids = cache.simulate(requests, context, run);
   result.steps_simulated = cache.simulated() - before;
+  std::map<StepRequest, StepRef> id_of;
+  for (std::size_t i = 0; i < requests.size(); ++i) id_of.emplace(requests[i], ids[i]);
 
   for (NetworkStudy& ns : result.networks) {
     const StudyNetwork& net = result.config.networks[ns.network];
-    struct Plan {
-      std::string label;
-      const EfficiencyCurve* curve;
-      double ib_factor;
-    };
-    std::vector<Plan> plans{{net.curve.variant, &net.curve, 1.0}};
-    for (const auto& c : net.sensitivity_curves) plans.push_back({c.variant, &c, 1.0});
-    for (std::size_t i = 1; i < ib_factors.size(); ++i)
-      plans.push_back({ib_label(ib_factors[i]), &net.curve, ib_factors[i]});
-    for (const Plan& p : plans) {
-      StudyVariant v(p.label, *p.curve, p.ib_factor);
-      const auto samples = net.dataset.samples;
-      v.baseline = project_row(cache.at(key(net, 1, 1, p.ib_factor)), v.curve, samples, nullptr);
-      for (const int mp : ns.mp)
-        v.mp_alone.push_back(project_row(cache.at(key(net, mp, mp, p.ib_factor)), v.curve, samples, &v.baseline));
-      for (const int gpus : config.gpus) {
-        v.rows.push_back(project_row(cache.at(key(net, gpus, 1, p.ib_factor)), v.curve, samples, &v.baseline));
-        for (const int mp : ns.mp)
-          if (fits(gpus, mp))
-            v.rows.push_back(
-                project_row(cache.at(key(net, gpus, mp, p.ib_factor)), v.curve, samples, &v.baseline));
-      }
-      for (StudyRow& r : v.rows) r.does_not_fit = does_not_fit_text(r.step.memory_peaks, {}, result.memory);
-      if (ns.variants.empty())  // the headline curve: say once which rows memory leaves out
-        for (const StudyRow& r : v.rows)
-          if (!r.does_not_fit.empty())
-            ns.notes.push_back("N = " + std::to_string(r.gpus) + ", " + std::to_string(r.dp) + " x " +
-                               std::to_string(r.mp) + " left out of best: " + r.does_not_fit);
-      v.headline = compute_headline(v);
-      v.break_even = compute_break_even(v);
-      ns.variants.push_back(std::move(v));
-    }
+    project_network(result, ns, ib_factors, [&](int gpus, int mp, double f) {
+      return cache.point(id_of.at(request(net, gpus, mp, f)));
+    });
   }
   result.wall_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   return result;

@@ -49,7 +49,7 @@ struct StudyConfig {
   // workload.precision and workload.gpu: the cost model of the built-in networks (nullopt: fp32 and
   // the cluster preset's GPU); a profile file must agree with what is given.
   workloads::GpuChoice gpu_choice{};
-  workloads::AllReduceAlgorithm algorithm = workloads::AllReduceAlgorithm::Ring;
+  workloads::AllReduceAlgorithm algorithm = workloads::CommOptions{}.algorithm;  // as a scenario's: auto
   sim::Bytes bucket_size = workloads::StepOptions{}.bucket_size;
   sim::Bytes message_size = sim::CollectiveConfig{}.message_size;
   sim::FastPath fast_path = sim::CollectiveConfig{}.fast_path;  // communication.fast_path

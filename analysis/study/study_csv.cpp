@@ -20,7 +20,7 @@ std::string steps_csv(const StudyResult& result) {
   o << "network,gpus,dp,mp,partitioner,ib_gb_per_s,bucket_bytes,algorithm,message_bytes,global_batch,"
        "step_ms,samples_per_second,critical_compute_ms,critical_exposed_comm_ms,critical_idle_ms,"
        "mean_compute_ms,mean_exposed_comm_ms,mean_idle_ms,mp_cut_bytes,events\n";
-  std::set<StepKey> seen;
+  std::set<StepId> seen;
   for (const auto& ns : result.networks)
     for (const auto& v : ns.variants) {
       std::vector<const StudyRow*> rows{&v.baseline};
@@ -28,11 +28,11 @@ std::string steps_csv(const StudyResult& result) {
       for (const auto& r : v.rows) rows.push_back(&r);
       for (const StudyRow* r : rows) {
         const StepPoint& p = r->step;
-        if (!seen.insert(p.key).second) continue;
-        o << csv_field(p.key.network) << "," << p.key.gpus << "," << p.key.dp() << "," << p.key.mp << ","
-          << (p.key.mp > 1 ? workloads::partitioner_name(p.key.partitioner) : "none") << ","
-          << num(static_cast<double>(p.key.ib_bytes_per_second) * 1e-9, 3) << "," << p.key.bucket_bytes << ","
-          << workloads::algorithm_name(p.key.algorithm) << "," << p.key.message_bytes << "," << p.global_batch
+        if (!seen.insert(p.id).second) continue;
+        o << csv_field(p.label.network) << "," << p.label.gpus << "," << p.label.dp() << "," << p.label.mp << ","
+          << (p.label.mp > 1 ? workloads::partitioner_name(p.label.partitioner) : "none") << ","
+          << num(static_cast<double>(p.label.ib_bytes_per_second) * 1e-9, 3) << "," << p.label.bucket_bytes << ","
+          << workloads::algorithm_name(p.label.algorithm) << "," << p.label.message_bytes << "," << p.global_batch
           << "," << ms(p.step_time) << "," << num(static_cast<double>(p.global_batch) / p.step_time.to_seconds(), 3)
           << "," << ms(p.critical.compute) << "," << ms(p.critical.exposed_communication) << ","
           << ms(p.critical.idle) << "," << ms(p.mean.compute) << "," << ms(p.mean.exposed_communication) << ","

@@ -1,9 +1,11 @@
 // The one declaration of every key of a study file (format hybridsim-study/1; analysis/README.md's
-// field reference is generated from this table). Order matters: it is the order of the reference
-// and of "expected one of" lists. Parents come before their children.
+// field reference is generated from this table); the keys it shares with scenarios are those of
+// scenarios/loader/shared_keys.h, with a scenario's values, defaults and help. Order matters: it is
+// the order of the reference and of "expected one of" lists. Parents come before their children.
 #include <string>
 
 #include "analysis/study/study_config.h"
+#include "scenarios/loader/shared_keys.h"
 #include "sim/collective.h"
 #include "topology/preset_registry.h"
 #include "workloads/program/step_program.h"
@@ -12,6 +14,8 @@ namespace hybridsim::analysis {
 namespace {
 
 using K = yaml::FieldKind;
+// The cluster, workload and communication keys a study shares with scenarios, declared once.
+namespace shared = scenarios::shared_keys;
 
 constexpr yaml::FieldSpec kFields[] = {
     {.path = "format", .kind = K::Text, .required = true, .type_doc = "hybridsim-study/1",
@@ -75,34 +79,18 @@ constexpr yaml::FieldSpec kFields[] = {
      .help = "The machines N GPUs run on, as few of them as hold N GPUs (presets: topology/README.md)."},
     {.path = "cluster.ib_bandwidth", .kind = K::Rate, .default_doc = "the preset's (EDR)", .min = 0,
      .min_exclusive = true, .help = "InfiniBand bandwidth per link and direction."},
-    {.path = "cluster.fabric", .kind = K::Choice, .default_text = "fat-tree", .choices = "fat-tree|rail-optimized",
-     .help = "A two-level fat tree, or rails (NIC k of every machine on rail k)."},
-    {.path = "cluster.oversubscription", .kind = K::Number, .default_text = "1", .min = 1,
-     .help = "Leaf downlink / uplink bandwidth of the fabric; 1 is non-blocking."},
+    shared::kFabric,
+    shared::kOversubscription,
     {.path = "workload", .kind = K::Section,
      .help = "The cost model of the built-in networks (scenarios/README.md, workload.precision and "
              "workload.gpu)."},
-    {.path = "workload.precision", .kind = K::Choice, .default_doc = "fp32 (a profile file: its own)",
-     .choices = "fp32|amp",
-     .help = "fp32, or amp (FP16 Tensor Cores, FP32 master weights). A profile file must have it."},
-    {.path = "workload.gpu", .kind = K::Choice, .default_text = "auto", .dynamic_choices = workloads::gpu_choice_names,
-     .help = "The GPU whose cost model prices the built-in networks; auto: the GPU of cluster.preset. "
-             "A profile file must be for it."},
+    shared::kPrecision,
+    shared::kGpu,
     {.path = "communication", .kind = K::Section, .help = "Gradient collectives."},
-    {.path = "communication.algorithm", .kind = K::Choice, .default_text = "ring", .choices = "auto|ring|tree|hierarchical",
-     .help = "All-reduce algorithm (as a scenario's communication.algorithm)."},
-    {.path = "communication.bucket_size", .kind = K::Size,
-     .default_fn = [] { return sim::format_bytes(workloads::StepOptions{}.bucket_size); }, .min = 0,
-     .min_exclusive = true, .help = "Gradients are all-reduced in buckets of about this size."},
-    {.path = "communication.message_size", .kind = K::Size,
-     .default_fn = [] { return sim::format_bytes(sim::CollectiveConfig{}.message_size); }, .min = 0,
-     .min_exclusive = true, .help = "A ring step's chunk travels in messages of at most this size."},
-    {.path = "communication.fast_path", .kind = K::Choice,
-     .default_fn = [] { return std::string(sim::fast_path_name(sim::CollectiveConfig{}.fast_path)); },
-     .choices = "auto|bounded|off",
-     .help = "How collectives are simulated, as a scenario's communication.fast_path: auto folds a ring "
-             "onto representative ranks where that is exact, bounded also within 0.1% when chunks "
-             "differ in size, off simulates every rank message by message (sim/README.md, Folding)."},
+    shared::kAlgorithm,
+    shared::kBucketSize,
+    shared::kMessageSize,
+    shared::kFastPath,
     {.path = "sensitivity", .kind = K::Section, .help = "What the results are re-projected or re-simulated with."},
     {.path = "sensitivity.variants", .kind = K::List, .default_text = "[optimistic, pessimistic]",
      .type_doc = "a list of built-in curve variants",

@@ -2,10 +2,12 @@
 
 #include <algorithm>
 #include <atomic>
+#include <charconv>
 #include <chrono>
 #include <cstdio>
 #include <exception>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <ostream>
 #include <set>
@@ -13,18 +15,199 @@
 #include <utility>
 
 #include "analysis/step/step_runner.h"
+#include "scenarios/loader/resolve.h"
+#include "scenarios/loader/scenario.h"
 #include "sim/error.h"
 #include "topology/builder.h"
+#include "workloads/generators/profile_gen.h"
+#include "workloads/profile/profile_io.h"
 #include "workloads/program/mapping.h"
+#include "workloads/step/step_config.h"
 
 namespace hybridsim::analysis {
 namespace {
 
-// Rough simulation cost, to start the heaviest keys first: ring all-reduce messages grow with the
+// Where an overlay's unwritten fields are "located" in its error messages.
+constexpr const char* kOverlaySource = "step overlay";
+
+StepId fnv1a(std::string_view text) {
+  std::uint64_t h = 14695981039346656037ull;
+  for (const unsigned char c : text) {
+    h ^= c;
+    h *= 1099511628211ull;
+  }
+  return h;
+}
+
+std::string number(double v) {
+  char buf[32];
+  const auto r = std::to_chars(buf, buf + sizeof buf, v);
+  return std::string(buf, r.ptr);
+}
+
+// What identifies a built topology: its name and link table (each link's kind, bandwidth, latency
+// and name, which says the devices it joins). A single machine's is the same whatever InfiniBand
+// bandwidth its cluster section names: it has no InfiniBand.
+std::uint64_t topology_hash(const topology::Topology& t) {
+  std::string s = t.name() + ";gpus=" + std::to_string(t.gpus().size()) + ";";
+  for (const sim::LinkSpec& l : t.links().all())
+    s += std::to_string(static_cast<int>(l.kind)) + "," + std::to_string(l.bandwidth.bytes_per_second()) + "," +
+         std::to_string(l.latency.ps()) + "," + l.name + ";";
+  return fnv1a(s);
+}
+
+// What the topology is built from (scenarios::build_topology): the resolved cluster section.
+std::string cluster_fingerprint(const scenarios::ClusterSettings& c) {
+  std::string s = "preset=" + c.preset + ";topology=" + c.topology.string() + ";nodes=" + std::to_string(c.nodes) +
+                  ";gpus_per_node=" + (c.gpus_per_node ? std::to_string(*c.gpus_per_node) : "auto") +
+                  ";fabric=" + std::string(topology::presets::fabric_name(c.fabric)) +
+                  ";oversubscription=" + number(c.oversubscription) + ";leaf_radix=" + std::to_string(c.leaf_radix) +
+                  ";spines=" + (c.spines ? std::to_string(*c.spines) : "auto") + ";";
+  for (int k = 0; k < sim::kLinkKindCount; ++k) {
+    const auto& o = c.links[static_cast<sim::LinkKind>(k)];
+    s += "links." + std::string(sim::link_kind_key(static_cast<sim::LinkKind>(k))) + "=" +
+         (o.bandwidth ? std::to_string(o.bandwidth->bytes_per_second()) : "-") + "," +
+         (o.latency ? std::to_string(o.latency->ps()) : "-") + ";";
+  }
+  return s;
+}
+
+StepLabel label_of(const StepRequest& request, const scenarios::Scenario& s, const workloads::StepConfig& c) {
+  using Kind = scenarios::PlacementSettings::Kind;
+  StepLabel l;
+  l.network = request.network;
+  l.mp = s.parallelism.mp;
+  l.gpus = s.parallelism.dp * s.parallelism.mp;
+  const Kind kind = s.parallelism.placement.kind;
+  l.partitioner = kind == Kind::Stacks     ? workloads::Partitioner::Stacks
+                  : kind == Kind::Branches ? workloads::Partitioner::Branches
+                                           : workloads::Partitioner::Layers;
+  l.ib_bytes_per_second = topology::ib_bandwidth_of(s.cluster).bytes_per_second();
+  l.bucket_bytes = c.step.bucket_size.count();
+  l.algorithm = c.comm.algorithm;
+  l.message_bytes = c.collective.message_size.count();
+  l.fast_path = c.collective.fast_path;
+  return l;
+}
+
+// Rough simulation cost, to start the heaviest steps first: ring all-reduce messages grow with the
 // square of the data-parallel group, kernels with the GPU count.
-double cost_estimate(const StepKey& k) {
-  const double dp = k.dp();
-  return dp * dp * k.mp + 50.0 * k.gpus;
+double cost_estimate(const StepLabel& l) {
+  const double dp = l.dp();
+  return dp * dp * l.mp + 50.0 * l.gpus;
+}
+
+// A request resolved: what simulating it takes, and what identifies it.
+struct Resolved {
+  StepId id = 0;
+  std::string fingerprint;
+  StepLabel label;
+  workloads::StepConfig config;
+  const workloads::Profile* profile = nullptr;
+  const topology::Topology* topology = nullptr;
+};
+
+// Resolves requests the way `hybridsim run` resolves a scenario, building each topology once.
+class Resolver {
+ public:
+  explicit Resolver(const StepRunContext& context) : context_(context) {}
+
+  Resolved resolve(const StepRequest& request) {
+    const auto it = context_.profiles.find(request.network);
+    if (it == context_.profiles.end() || it->second == nullptr)
+      throw InternalError("no profile for step network \"" + request.network + "\"");
+    const workloads::Profile& profile = *it->second;
+    const scenarios::Scenario s = scenarios::parse_scenario("", kOverlaySource, request.overlay);
+    Built& built = topologies_[cluster_fingerprint(s.cluster)];
+    if (!built.topology) {
+      built.topology = std::make_unique<topology::Topology>(scenarios::build_topology(s));
+      built.hash = topology_hash(*built.topology);
+    }
+    const auto& topology = built.topology;
+    Resolved r;
+    r.config = scenarios::resolve_step_config(s, *topology, profile);
+    r.fingerprint = "profile=" + std::to_string(profile_hash(request.network, profile)) +
+                    ";topology=" + std::to_string(built.hash) + ";" + workloads::fingerprint(r.config);
+    r.id = fnv1a(r.fingerprint);
+    r.label = label_of(request, s, r.config);
+    r.profile = &profile;
+    r.topology = topology.get();
+    return r;
+  }
+
+ private:
+  std::uint64_t profile_hash(const std::string& network, const workloads::Profile& profile) {
+    auto [it, added] = profile_hashes_.try_emplace(network, 0);
+    if (added) it->second = fnv1a(workloads::profile_to_yaml(profile));
+    return it->second;
+  }
+
+  struct Built {
+    std::unique_ptr<topology::Topology> topology;
+    std::uint64_t hash = 0;
+  };
+  const StepRunContext& context_;
+  std::map<std::string, Built> topologies_;  // by cluster section: each built once
+  std::map<std::string, std::uint64_t> profile_hashes_;
+};
+
+StepPoint simulate_resolved(const Resolved& r) {
+  const auto start = std::chrono::steady_clock::now();
+  StepSetup setup;
+  static_cast<workloads::StepConfig&>(setup) = r.config;
+  setup.profile = r.profile;
+  setup.topology = r.topology;
+  const StepResult result = simulate_step(setup);
+  StepPoint p;
+  p.id = r.id;
+  p.label = r.label;
+  p.global_batch = result.global_batch;
+  p.step_time = result.step_time;
+  p.samples_per_second = result.samples_per_second;
+  p.units_per_second = result.units_per_second;
+  p.critical = result.critical;
+  p.mean = result.mean;
+  p.mp_cut_bytes = setup.placement.cut_bytes(*r.profile);
+  p.memory_peaks = workloads::model_step_memory(*r.profile, setup).peaks();
+  p.events = result.events;
+  p.wall_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  return p;
+}
+
+// Runs `work(i)` for i in [0, count) on `threads` threads; the first exception (other than an
+// InputError that `on_input_error` keeps) stops the others and is rethrown.
+template <class Work, class OnInputError>
+void run_parallel(std::size_t count, int threads_wanted, Work work, OnInputError on_input_error) {
+  std::atomic<std::size_t> next{0};
+  std::atomic<bool> failed{false};
+  std::mutex lock;
+  std::exception_ptr error;
+  auto loop = [&] {
+    while (!failed) {
+      const std::size_t i = next++;
+      if (i >= count) return;
+      try {
+        work(i, lock);
+      } catch (const InputError& e) {
+        std::lock_guard guard(lock);
+        if (on_input_error(i, e)) continue;
+        if (!error) error = std::current_exception();
+        failed = true;
+      } catch (...) {
+        std::lock_guard guard(lock);
+        if (!error) error = std::current_exception();
+        failed = true;
+      }
+    }
+  };
+  unsigned threads = threads_wanted > 0 ? static_cast<unsigned>(threads_wanted)
+                                        : std::max(1u, std::thread::hardware_concurrency());
+  threads = std::min<unsigned>(threads, static_cast<unsigned>(count));
+  std::vector<std::thread> pool;
+  for (unsigned t = 1; t < threads; ++t) pool.emplace_back(loop);
+  loop();
+  for (auto& t : pool) t.join();
+  if (error) std::rethrow_exception(error);
 }
 
 }  // namespace
@@ -40,8 +223,46 @@ topology::Topology build_cluster(const ClusterSpec& cluster, int gpus, sim::Band
   return topology::build_cluster(spec);
 }
 
-std::string describe(const StepKey& key) {
-  const StepKey defaults;
+std::vector<std::string> cluster_overlay(const ClusterSpec& cluster, int gpus, sim::Bandwidth ib_bandwidth) {
+  const ClusterSpec spec = topology::cluster_for_gpus(cluster, gpus);
+  return {"cluster.preset=" + spec.preset,
+          "cluster.nodes=" + std::to_string(spec.nodes),
+          "cluster.fabric=" + std::string(topology::presets::fabric_name(spec.fabric)),
+          "cluster.oversubscription=" + number(spec.oversubscription),
+          "cluster.links.infiniband.bandwidth=" + sim::format_bandwidth(ib_bandwidth)};
+}
+
+std::vector<std::string> workload_overlay(const std::string& network, const std::string& profile_file,
+                                          const workloads::GpuChoice& choice) {
+  const auto builtins = workloads::builtin_profile_names();
+  const bool builtin = profile_file.empty() && std::find(builtins.begin(), builtins.end(), network) != builtins.end();
+  // A profile made in memory has no file: its network's name stands in for one (the profile the
+  // step runs is always the context's).
+  const std::string& file = profile_file.empty() ? network : profile_file;
+  std::string quoted = "\"";  // a path is any text: quoted, so that YAML reads it as written
+  for (const char c : file) quoted += c == '"' || c == '\\' ? std::string("\\") + c : std::string(1, c);
+  quoted += '"';
+  std::vector<std::string> out{builtin ? "workload.network=" + network : "workload.profile=" + quoted};
+  if (choice.gpu) out.push_back("workload.gpu=" + *choice.gpu);
+  if (choice.precision) out.push_back("workload.precision=" + std::string(workloads::precision_name(*choice.precision)));
+  return out;
+}
+
+std::vector<std::string> parallelism_overlay(int dp, int mp, const std::string& placement) {
+  return {"parallelism.dp=" + std::to_string(dp), "parallelism.mp=" + std::to_string(mp),
+          "parallelism.placement=" + placement};
+}
+
+std::vector<std::string> communication_overlay(workloads::AllReduceAlgorithm algorithm, sim::Bytes bucket_size,
+                                               sim::Bytes message_size, sim::FastPath fast_path) {
+  return {"communication.algorithm=" + std::string(workloads::algorithm_name(algorithm)),
+          "communication.bucket_size=" + sim::format_bytes(bucket_size),
+          "communication.message_size=" + sim::format_bytes(message_size),
+          "communication.fast_path=" + std::string(sim::fast_path_name(fast_path))};
+}
+
+std::string describe(const StepLabel& key) {
+  const StepLabel defaults;
   std::string s = key.network + " N=" + std::to_string(key.gpus) + " dp=" + std::to_string(key.dp()) +
                   " mp=" + std::to_string(key.mp);
   if (key.mp > 1) s += " " + std::string(workloads::partitioner_name(key.partitioner));
@@ -56,11 +277,9 @@ std::string describe(const StepKey& key) {
   return s;
 }
 
-workloads::MpPlacement placement_for(const workloads::Profile& profile, const StepKey& key) {
-  if (key.mp < 1 || key.gpus < key.mp || key.gpus % key.mp != 0)
-    throw InputError(describe(key) + ": expected GPUs to be a positive multiple of mp");
-  if (key.mp == 1) return workloads::place_all_on_first(profile, 1);
-  return workloads::partition(profile, key.mp, key.partitioner);
+workloads::MpPlacement worker_placement(const workloads::Profile& profile, int mp, workloads::Partitioner partitioner) {
+  if (mp == 1) return workloads::place_all_on_first(profile, 1);
+  return workloads::partition(profile, mp, partitioner);
 }
 
 bool uses_every_gpu(const workloads::MpPlacement& placement) {
@@ -70,117 +289,78 @@ bool uses_every_gpu(const workloads::MpPlacement& placement) {
   return std::all_of(used.begin(), used.end(), [](bool u) { return u; });
 }
 
-StepPoint simulate_key(const StepKey& key, const StepRunContext& context, const topology::Topology& topology) {
-  const auto it = context.profiles.find(key.network);
-  if (it == context.profiles.end() || it->second == nullptr)
-    throw InternalError("no profile for study network \"" + key.network + "\"");
-  const workloads::Profile& profile = *it->second;
-  const auto start = std::chrono::steady_clock::now();
-  StepSetup setup;
-  setup.profile = &profile;
-  setup.topology = &topology;
-  setup.placement = placement_for(profile, key);
-  setup.mapping = workloads::default_mapping(topology, key.dp(), key.mp);
-  setup.step.bucket_size = sim::Bytes::of(key.bucket_bytes);
-  setup.comm.algorithm = key.algorithm;
-  setup.collective.message_size = sim::Bytes::of(key.message_bytes);
-  setup.collective.fast_path = key.fast_path;
-  const StepResult r = simulate_step(setup);
-  StepPoint p;
-  p.key = key;
-  p.global_batch = r.global_batch;
-  p.step_time = r.step_time;
-  p.samples_per_second = r.samples_per_second;
-  p.units_per_second = r.units_per_second;
-  p.critical = r.critical;
-  p.mean = r.mean;
-  p.mp_cut_bytes = setup.placement.cut_bytes(profile);
-  p.memory_peaks = workloads::model_step_memory(profile, setup).peaks();
-  p.events = r.events;
-  p.wall_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  return p;
-}
-
-void StepCache::simulate(const std::vector<StepKey>& keys, const StepRunContext& context,
-                         const StepRunOptions& options) {
-  std::vector<StepKey> todo;
-  {
-    std::set<StepKey> seen;
-    for (const auto& k : keys)
-      if (!points_.contains(k) && !failures_.contains(k) && seen.insert(k).second) todo.push_back(k);
+std::vector<StepRef> StepCache::simulate(const std::vector<StepRequest>& requests, const StepRunContext& context,
+                                         const StepRunOptions& options) {
+  Resolver resolver(context);
+  std::vector<StepRef> ids;
+  std::vector<Resolved> todo;
+  std::set<StepId> seen;
+  for (const auto& request : requests) {
+    Resolved r;
+    try {
+      r = resolver.resolve(request);
+    } catch (const InputError& e) {
+      if (!options.keep_going) throw;
+      // Nothing resolved to hash: the request's own text identifies its failure.
+      std::string what = request.network;
+      for (const auto& o : request.overlay) what += " " + o;
+      ids.push_back({fnv1a("unresolved;" + what), StepLabel{.network = request.network}});
+      failures_.emplace(ids.back().id, StepFailure{e.what(), what});
+      continue;
+    }
+    const auto [known, added] = fingerprints_.try_emplace(r.id, r.fingerprint);
+    if (!added && known->second != r.fingerprint)
+      throw InternalError("step cache: two steps share the hash " + std::to_string(r.id) + ": " + describe(r.label));
+    ids.push_back({r.id, r.label});
+    if (!points_.contains(r.id) && !failures_.contains(r.id) && seen.insert(r.id).second) todo.push_back(std::move(r));
   }
-  if (todo.empty()) return;
-  std::stable_sort(todo.begin(), todo.end(),
-                   [](const StepKey& a, const StepKey& b) { return cost_estimate(a) > cost_estimate(b); });
-
-  // One topology per (machines, IB bandwidth), built up front and shared by the threads.
-  const int per_machine = topology::gpus_per_machine(context.cluster);
-  std::map<std::pair<int, std::int64_t>, std::unique_ptr<topology::Topology>> topologies;
-  auto topology_key = [&](const StepKey& k) {
-    return std::make_pair((k.gpus + per_machine - 1) / per_machine, k.ib_bytes_per_second);
-  };
-  for (const auto& k : todo) {
-    auto& t = topologies[topology_key(k)];
-    if (!t)
-      t = std::make_unique<topology::Topology>(build_cluster(
-          context.cluster, k.gpus, sim::Bandwidth::bytes_per_second(k.ib_bytes_per_second)));
-  }
+  if (todo.empty()) return ids;
+  std::stable_sort(todo.begin(), todo.end(), [](const Resolved& a, const Resolved& b) {
+    return cost_estimate(a.label) > cost_estimate(b.label);
+  });
 
   std::vector<StepPoint> results(todo.size());
   std::vector<std::optional<std::string>> failed_why(todo.size());
-  std::atomic<std::size_t> next{0};
-  std::atomic<bool> failed{false};
-  std::mutex lock;
-  std::exception_ptr error;
   std::size_t done = 0;
-  auto work = [&] {
-    while (!failed) {
-      const std::size_t i = next++;
-      if (i >= todo.size()) return;
-      try {
-        results[i] = simulate_key(todo[i], context, *topologies.at(topology_key(todo[i])));
+  run_parallel(
+      todo.size(), options.threads,
+      [&](std::size_t i, std::mutex& lock) {
+        results[i] = simulate_resolved(todo[i]);
         std::lock_guard guard(lock);
         ++done;
         if (options.on_progress) options.on_progress({done, todo.size(), &results[i]});
-      } catch (const InputError& e) {
-        std::lock_guard guard(lock);
-        if (options.keep_going) {
-          failed_why[i] = e.what();
-          ++done;
-          continue;
-        }
-        if (!error) error = std::current_exception();
-        failed = true;
-      } catch (...) {
-        std::lock_guard guard(lock);
-        if (!error) error = std::current_exception();
-        failed = true;
-      }
-    }
-  };
-  unsigned threads = options.threads > 0 ? static_cast<unsigned>(options.threads)
-                                         : std::max(1u, std::thread::hardware_concurrency());
-  threads = std::min<unsigned>(threads, static_cast<unsigned>(todo.size()));
-  std::vector<std::thread> pool;
-  for (unsigned t = 1; t < threads; ++t) pool.emplace_back(work);
-  work();
-  for (auto& t : pool) t.join();
-  if (error) std::rethrow_exception(error);
+      },
+      [&](std::size_t i, const InputError& e) {
+        if (!options.keep_going) return false;
+        failed_why[i] = e.what();
+        ++done;
+        return true;
+      });
   for (std::size_t i = 0; i < todo.size(); ++i) {
     if (failed_why[i])
-      failures_.emplace(todo[i], *failed_why[i]);
+      failures_.emplace(todo[i].id, StepFailure{*failed_why[i]});
     else
-      points_.emplace(todo[i], std::move(results[i]));
+      points_.emplace(todo[i].id, std::move(results[i]));
   }
   simulated_ += todo.size();
+  return ids;
 }
 
-bool StepCache::contains(const StepKey& key) const { return points_.contains(key); }
-
-const StepPoint& StepCache::at(const StepKey& key) const {
-  const auto it = points_.find(key);
-  if (it == points_.end()) throw InternalError("step not simulated: " + describe(key));
+const StepPoint& StepCache::at(StepId id) const {
+  const auto it = points_.find(id);
+  if (it == points_.end()) throw InternalError("step not simulated: " + std::to_string(id));
   return it->second;
+}
+
+StepPoint StepCache::point(const StepRef& ref) const {
+  StepPoint p = at(ref.id);
+  p.label = ref.label;
+  return p;
+}
+
+const StepFailure* StepCache::failure(StepId id) const {
+  const auto it = failures_.find(id);
+  return it == failures_.end() ? nullptr : &it->second;
 }
 
 std::function<void(const StepProgress&)> progress_printer(std::ostream& out, std::string label) {
@@ -188,7 +368,7 @@ std::function<void(const StepProgress&)> progress_printer(std::ostream& out, std
     char seconds[32];
     std::snprintf(seconds, sizeof seconds, "%.2f s", p.point ? p.point->wall_seconds : 0.0);
     out << label << ": " << p.done << "/" << p.total << " steps  "
-        << (p.point ? describe(p.point->key) : std::string()) << "  (" << seconds << ")\n"
+        << (p.point ? describe(p.point->label) : std::string()) << "  (" << seconds << ")\n"
         << std::flush;
   };
 }

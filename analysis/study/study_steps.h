@@ -1,15 +1,18 @@
-// Simulated training steps for the hybrid-vs-DP study and the planner: one key per configuration
-// (network, GPUs, mp, placement, InfiniBand bandwidth, bucket, algorithm, message size, fast path), a cache of
-// their results so that sensitivity runs never re-simulate a step, and a runner that simulates the
-// missing ones in parallel threads (results land by key, so their order is deterministic).
-//   StepCache cache;  StepRunContext ctx{.profiles = {{"gnmt", &gnmt}}, .cluster = {}};
-//   cache.simulate({key_a, key_b}, ctx, {.threads = 2});  const StepPoint& a = cache.at(key_a);
+// Simulated training steps for the hybrid-vs-DP study and the planner. A step is asked for as a
+// scenario overlay (the `--set path=value` texts a sweep point is made of) and resolved by the path
+// `hybridsim run` takes (scenarios::resolve_step_config); the cache tells steps apart by a hash of
+// the resolved workloads::StepConfig with the identity of its profile and topology, so that a
+// study, a plan and a run that configure the same step share it. Missing steps are simulated in
+// parallel threads (results land by request, so their order is deterministic).
+//   StepCache cache;  StepRunContext ctx{.profiles = {{"gnmt", &gnmt}}};
+//   StepRequest a{"gnmt", {"cluster.preset=dgx1-v100", "workload.network=gnmt", "parallelism.dp=8"}};
+//   const std::vector<StepRef> refs = cache.simulate({a}, ctx, {.threads = 2});
+//   const StepPoint p = cache.point(refs[0]);   // describe(p.label) == "gnmt N=8 dp=8 mp=1"
 #pragma once
 #include <cstdint>
 #include <functional>
 #include <iosfwd>
 #include <map>
-#include <mutex>
 #include <string>
 #include <vector>
 
@@ -20,6 +23,7 @@
 #include "topology/preset_registry.h"
 #include "topology/topology.h"
 #include "workloads/comm/comm_plan.h"
+#include "workloads/generators/gpu_choice.h"
 #include "workloads/memory/memory_model.h"
 #include "workloads/profile/profile.h"
 #include "workloads/program/placement.h"
@@ -28,15 +32,37 @@
 namespace hybridsim::analysis {
 
 // The machines of a study or plan: a topology::ClusterSpec whose preset forms clusters (nodes follow
-// from each configuration's GPU count, the InfiniBand bandwidth from its StepKey).
+// from each configuration's GPU count).
 using topology::ClusterSpec;
 // The smallest cluster of the spec's machines holding `gpus` GPUs, its InfiniBand at `ib_bandwidth`
 // (unused when they fit in one machine); InputError for a preset that cannot form clusters.
 topology::Topology build_cluster(const ClusterSpec& cluster, int gpus, sim::Bandwidth ib_bandwidth);
+// The scenario keys of that cluster, as --set texts: cluster.preset, nodes, fabric,
+// oversubscription and links.infiniband.bandwidth.
+std::vector<std::string> cluster_overlay(const ClusterSpec& cluster, int gpus, sim::Bandwidth ib_bandwidth);
+// workload.network for a built-in network without a file, else workload.profile (`profile_file`,
+// or the network's name for a profile made in memory); then workload.gpu and workload.precision
+// where `choice` names them.
+std::vector<std::string> workload_overlay(const std::string& network, const std::string& profile_file,
+                                          const workloads::GpuChoice& choice);
+// parallelism.dp, parallelism.mp and parallelism.placement (auto, layers, stacks or branches).
+std::vector<std::string> parallelism_overlay(int dp, int mp, const std::string& placement);
+// communication.algorithm, bucket_size, message_size and fast_path.
+std::vector<std::string> communication_overlay(workloads::AllReduceAlgorithm algorithm, sim::Bytes bucket_size,
+                                               sim::Bytes message_size, sim::FastPath fast_path);
 
-// One simulated configuration. `gpus` = dp × mp; the worker's placement is `partitioner` at mp.
-struct StepKey {
-  std::string network{};  // key into StepRunContext::profiles
+// One step asked for: the loaded profile it runs (`network`, a key into StepRunContext::profiles)
+// and the scenario that configures it, as "path=value" overrides of an empty scenario file.
+struct StepRequest {
+  std::string network{};
+  std::vector<std::string> overlay{};
+  auto operator<=>(const StepRequest&) const = default;
+};
+
+// What reports say of a simulated step, read back from its resolved scenario (it does not identify
+// the step: StepId does). `gpus` = dp × mp; the worker's placement is `partitioner` at mp.
+struct StepLabel {
+  std::string network{};
   int gpus = 1;
   int mp = 1;
   workloads::Partitioner partitioner = workloads::Partitioner::Layers;
@@ -48,15 +74,21 @@ struct StepKey {
   sim::FastPath fast_path = sim::CollectiveConfig{}.fast_path;
 
   int dp() const { return gpus / mp; }
-  auto operator<=>(const StepKey&) const = default;
+  bool operator==(const StepLabel&) const = default;
 };
 // "gnmt N=64 dp=32 mp=2 layers" (plus ib/bucket/algorithm/message/fast path where they differ from
-// the defaults).
-std::string describe(const StepKey& key);
+// the defaults above: EDR, 25 MB, ring, 512 KiB, auto).
+std::string describe(const StepLabel& label);
+
+// A simulated step's identity: a 64-bit FNV-1a hash of its StepConfig's fingerprint
+// (workloads/step/step_config.h) with its profile's (its YAML) and its topology's (name and link
+// table).
+using StepId = std::uint64_t;
 
 // What the study and planner keep of a simulated step (analysis/step/step_runner.h has the rest).
 struct StepPoint {
-  StepKey key{};
+  StepId id = 0;
+  StepLabel label{};
   std::int64_t global_batch = 0;  // dp × the profile's batch per worker
   sim::Time step_time{};
   double samples_per_second = 0;
@@ -73,7 +105,6 @@ struct StepPoint {
 
 struct StepRunContext {
   std::map<std::string, const workloads::Profile*> profiles{};
-  ClusterSpec cluster{};  // preset, fabric and oversubscription; the key carries the IB bandwidth
 };
 
 // One line of progress: `done` of `total` steps finished, the last being `point`.
@@ -86,37 +117,54 @@ struct StepProgress {
 struct StepRunOptions {
   int threads = 0;  // 0: std::thread::hardware_concurrency()
   std::function<void(const StepProgress&)> on_progress;  // called under a lock, in finishing order
-  // true: a key whose simulation throws InputError is recorded in StepCache::failures() and the
-  // others go on; false: the first exception stops the run and is rethrown.
+  // true: a request that cannot be resolved or simulated (InputError) is recorded in
+  // StepCache::failure() and the others go on; false: the first exception stops the run and is
+  // rethrown.
   bool keep_going = false;
 };
 
-// The placement of a key's worker; InputError when the key is not a valid configuration.
-workloads::MpPlacement placement_for(const workloads::Profile& profile, const StepKey& key);
+// The placement of a worker of mp GPUs: all on one GPU at mp 1, else `partitioner`'s; InputError
+// when the profile cannot be split so.
+workloads::MpPlacement worker_placement(const workloads::Profile& profile, int mp, workloads::Partitioner partitioner);
 // True when every one of the mp GPUs holds at least one op under the partitioner (otherwise the
 // configuration wastes GPUs and is left out of studies and plans).
 bool uses_every_gpu(const workloads::MpPlacement& placement);
-// Simulates one key (the building block of StepCache::simulate).
-StepPoint simulate_key(const StepKey& key, const StepRunContext& context, const topology::Topology& topology);
+
+// Why a step could not be resolved or simulated; `overlay`: the request's network and overlay
+// when it did not resolve (it has no label then), else empty.
+struct StepFailure {
+  std::string why;
+  std::string overlay{};
+};
+
+// A request's answer from StepCache::simulate: the step it resolved to, and its own label (two
+// requests can resolve to one step, e.g. two partitioners that place every op alike).
+struct StepRef {
+  StepId id = 0;
+  StepLabel label{};
+};
 
 class StepCache {
  public:
-  // Simulates the keys not yet cached or failed (duplicates once), in parallel, heaviest first.
-  // Without keep_going, the first exception thrown by a simulation stops the remaining work and is
-  // rethrown here.
-  void simulate(const std::vector<StepKey>& keys, const StepRunContext& context,
-                const StepRunOptions& options = {});
-  bool contains(const StepKey& key) const;
-  const StepPoint& at(const StepKey& key) const;  // InternalError when missing
+  // Resolves every request, then simulates those whose step is not yet cached or failed
+  // (duplicates once), in parallel, heaviest first. Returns each request's step, in order. Without
+  // keep_going, the first exception stops the remaining work and is rethrown here.
+  std::vector<StepRef> simulate(const std::vector<StepRequest>& requests, const StepRunContext& context,
+                               const StepRunOptions& options = {});
+  bool contains(StepId id) const { return points_.contains(id); }
+  const StepPoint& at(StepId id) const;  // InternalError when missing
+  // at(ref.id) with the label of the request that asked for it.
+  StepPoint point(const StepRef& ref) const;
   std::size_t size() const { return points_.size(); }
-  // How many keys simulate() had to run (a cache hit counts nothing).
+  // How many steps simulate() had to run (a cache hit counts nothing).
   std::size_t simulated() const { return simulated_; }
-  // Keys that could not be simulated (with keep_going), and why.
-  const std::map<StepKey, std::string>& failures() const { return failures_; }
+  // Why a request could not be resolved or simulated (with keep_going); null when it was.
+  const StepFailure* failure(StepId id) const;
 
  private:
-  std::map<StepKey, StepPoint> points_;
-  std::map<StepKey, std::string> failures_;
+  std::map<StepId, StepPoint> points_;
+  std::map<StepId, StepFailure> failures_;
+  std::map<StepId, std::string> fingerprints_;  // to tell a hash collision from a cache hit
   std::size_t simulated_ = 0;
 };
 

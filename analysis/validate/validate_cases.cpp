@@ -5,6 +5,7 @@
 
 #include <algorithm>
 
+#include "scenarios/loader/shared_keys.h"
 #include "sim/error.h"
 #include "sim/text.h"
 #include "sim/yaml/field_reader.h"
@@ -44,8 +45,7 @@ constexpr yaml::FieldSpec kFields[] = {
      .choices = "allreduce|reducescatter|allgather|broadcast", .help = "The collective."},
     {.path = "cases[].collective.size", .kind = K::Size, .required = true, .min = 4,
      .help = "One rank's buffer, as nccl-tests counts it."},
-    {.path = "cases[].collective.algorithm", .kind = K::Choice, .default_text = "auto",
-     .choices = "auto|ring|tree|hierarchical", .help = "As `collective --algorithm`."},
+    scenarios::shared_keys::at(scenarios::shared_keys::kAlgorithm, "cases[].collective.algorithm"),
     {.path = "cases[].collective.protocol", .kind = K::Choice, .default_text = "auto",
      .choices = "auto|ll|ll128|simple|ideal", .help = "As `collective --protocol`."},
     {.path = "cases[].metric", .kind = K::Choice, .required = true, .choices = "step_time|throughput|busbw|time",

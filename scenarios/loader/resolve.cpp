@@ -161,9 +161,8 @@ std::optional<workloads::MemoryCapacity> gpu_memory_capacity(const Scenario& s, 
   return workloads::gpu_capacity(profile.meta.gpu, "the profile");
 }
 
-ResolvedScenario resolve(const Scenario& s) {
-  topology::Topology topology = build_topology(s);
-  workloads::Profile profile = load_workload_profile(s);
+workloads::StepConfig resolve_step_config(const Scenario& s, const topology::Topology& topology,
+                                          const workloads::Profile& profile) {
   workloads::WorkerMapping mapping = build_mapping(s, topology);
   workloads::MpPlacement placement = build_placement(s, profile);
   const CommunicationSettings& c = s.communication;
@@ -189,7 +188,7 @@ ResolvedScenario resolve(const Scenario& s) {
     step.gpu_compute_scale.resize(static_cast<std::size_t>(gpus), 1.0);
     step.gpu_compute_scale[static_cast<std::size_t>(g.gpu)] = 1.0 / g.speed;
   }
-  workloads::StepConfig config{
+  return workloads::StepConfig{
       .placement = std::move(placement),
       .mapping = std::move(mapping),
       .step = step,
@@ -203,6 +202,12 @@ ResolvedScenario resolve(const Scenario& s) {
       .variability = s.variability,
       .limits = s.simulation,
   };
+}
+
+ResolvedScenario resolve(const Scenario& s) {
+  topology::Topology topology = build_topology(s);
+  workloads::Profile profile = load_workload_profile(s);
+  workloads::StepConfig config = resolve_step_config(s, topology, profile);
   std::optional<workloads::MemoryCapacity> capacity = gpu_memory_capacity(s, profile);
   return ResolvedScenario{std::move(config), s, std::move(topology), std::move(profile), std::move(capacity)};
 }

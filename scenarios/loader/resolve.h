@@ -52,6 +52,12 @@ std::optional<workloads::MemoryCapacity> gpu_memory_capacity(const Scenario& sce
 // their launch floor do not really shrink. Throws InputError when a time would overflow.
 workloads::Profile scale_profile_batch(const workloads::Profile& profile, std::int64_t batch);
 
+// The step's configuration on a topology and profile already built: mapping, placement (in that
+// order, as errors are reported), then the step, communication, collective, switching, executor,
+// variability and limits options. The one way from scenario keys to a StepConfig: resolve() calls
+// it, and so do the study and planner (analysis/study/study_steps.h), with their own profile.
+workloads::StepConfig resolve_step_config(const Scenario& scenario, const topology::Topology& topology,
+                                          const workloads::Profile& profile);
 ResolvedScenario resolve(const Scenario& scenario);
 
 // The key settings of a resolved scenario as (key, value) pairs, for run summaries and a trace's

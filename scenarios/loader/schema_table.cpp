@@ -1,9 +1,11 @@
-// The one declaration of every scenario key. Order matters: it is the order of the field reference,
+// The one declaration of every scenario key (those studies and validation cases share too come from
+// shared_keys.h, declared there once). Order matters: it is the order of the field reference,
 // of "expected one of" lists and of scenario_to_yaml's output. Parents come before their children.
 #include <string>
 #include <vector>
 
 #include "scenarios/loader/schema.h"
+#include "scenarios/loader/shared_keys.h"
 #include "sim/budget.h"
 #include "sim/collective.h"
 #include "topology/preset_registry.h"
@@ -52,12 +54,8 @@ constexpr FieldSpec kSchema[] = {
      .help = "GPUs per machine where the preset allows it (dgx1-v100, dgx-a100, dgx-h100 and hgx-h200 "
              "have exactly 8; dgx2 and pcie-server 1 to 4096, ideal-ring 2 to 65536, fully-connected 1 to 512); auto: the "
              "preset's (dgx2 16, pcie-server 8, ideal-ring 8, fully-connected 8)."},
-    {.path = "cluster.fabric", .kind = K::Choice, .default_text = "fat-tree",
-     .choices = "fat-tree|rail-optimized",
-     .help = "The InfiniBand fabric between machines: a two-level fat tree, or rails (NIC k of "
-             "every machine on rail k)."},
-    {.path = "cluster.oversubscription", .kind = K::Number, .default_text = "1", .min = 1,
-     .help = "Leaf downlink / uplink bandwidth of the fabric; 1 is non-blocking."},
+    shared_keys::kFabric,
+    shared_keys::kOversubscription,
     {.path = "cluster.leaf_radix", .kind = K::Integer,
      .default_fn = [] { return std::to_string(topology::presets::kDefaultLeafRadix); }, .min = 1, .max = 4096,
      .help = "NIC ports per leaf switch."},
@@ -123,16 +121,8 @@ constexpr FieldSpec kSchema[] = {
              "(workloads/README.md). Give either `network` or `profile`."},
     {.path = "workload.profile", .kind = K::Path,
      .help = "A profile file (format hybridsim-profile/1), relative to the scenario file."},
-    {.path = "workload.precision", .kind = K::Choice, .default_doc = "fp32 (a profile file: its own)",
-     .choices = "fp32|amp",
-     .help = "fp32, or amp: FP16 compute on Tensor Cores with FP32 master weights (FP16 activations "
-             "and gradients: half the bytes exchanged). Calibrated on one V100 for GNMT; Inception-V3, "
-             "BigLSTM and the other GPUs are estimates. A profile file must have this precision."},
-    {.path = "workload.gpu", .kind = K::Choice, .default_text = "auto", .dynamic_choices = workloads::gpu_choice_names,
-     .help = "The GPU whose cost model prices a built-in network: v100 (calibrated), a100, a100-40gb, "
-             "h100, h200 (derived from the V100 by peak ratios: estimates); auto: the GPU of "
-             "cluster.preset (dgx-a100: a100, dgx-h100: h100, hgx-h200: h200, the others: v100), "
-             "v100 for a custom topology. A profile file must be for this GPU."},
+    shared_keys::kPrecision,
+    shared_keys::kGpu,
     {.path = "workload.batch_per_worker", .kind = K::Integer, .default_text = "auto", .words = "auto",
      .min = 1, .max = 1e9,
      .help = "Samples per data-parallel worker per step; auto: the profile's batch. Kernel times and "
@@ -180,12 +170,7 @@ constexpr FieldSpec kSchema[] = {
 
     {.path = "communication", .kind = K::Section,
      .help = "Gradient collectives and the network model."},
-    {.path = "communication.algorithm", .kind = K::Choice, .default_text = "auto",
-     .choices = "auto|ring|tree|hierarchical",
-     .help = "All-reduce algorithm: auto, NCCL's choice of ring or tree per call by its own cost "
-             "model (sim/README.md); ring: rings over all members; tree: NCCL's double binary "
-             "tree; hierarchical: reduce-scatter inside machines, all-reduce across them, "
-             "all-gather inside. Other collectives run as rings."},
+    shared_keys::kAlgorithm,
     {.path = "communication.protocol", .kind = K::Choice, .default_text = "auto",
      .choices = "auto|ll|ll128|simple|ideal",
      .help = "NCCL protocol of the gradient collectives: auto, NCCL's choice per call; ll, ll128, "
@@ -196,13 +181,8 @@ constexpr FieldSpec kSchema[] = {
      .min = 1, .max = 64,
      .help = "Rings per collective; auto: as NCCL would (DGX-1: 6 on one machine, one per NIC "
              "across machines)."},
-    {.path = "communication.message_size", .kind = K::Size,
-     .default_fn = [] { return sim::format_bytes(sim::CollectiveConfig{}.message_size); }, .min = 0,
-     .min_exclusive = true, .help = "A ring step's chunk travels in messages of at most this size."},
-    {.path = "communication.bucket_size", .kind = K::Size,
-     .default_fn = [] { return sim::format_bytes(workloads::StepOptions{}.bucket_size); }, .min = 0,
-     .min_exclusive = true,
-     .help = "Gradients are all-reduced in buckets of about this size (PyTorch DDP's 25 MB)."},
+    shared_keys::kMessageSize,
+    shared_keys::kBucketSize,
     {.path = "communication.reduction_bandwidth", .kind = K::Rate,
      .default_fn = [] { return sim::format_bandwidth(sim::CollectiveConfig{}.reduction_bandwidth); },
      .words = "off", .min = 0, .min_exclusive = true,
@@ -211,13 +191,7 @@ constexpr FieldSpec kSchema[] = {
      .choices = "cut-through|store-and-forward",
      .help = "cut-through: a message's head moves on after one link latency; store-and-forward: "
              "each hop waits for the whole message."},
-    {.path = "communication.fast_path", .kind = K::Choice, .default_text = "auto",
-     .choices = "auto|bounded|off",
-     .help = "auto: a ring whose ranks repeat a pattern (same links, same join time) and whose links "
-             "nothing else crosses is simulated on representative ranks only, exactly (sim/README.md, "
-             "Folding), else in full, and the run says which; bounded: also when chunks of unequal "
-             "size keep it within 0.1% of the collective's time (reports the upper bound); off: every "
-             "rank message by message."},
+    shared_keys::kFastPath,
     {.path = "communication.compute_contention", .kind = K::Choice, .default_text = "on",
      .choices = "on|off",
      .help = "on: while a collective runs on a GPU, its kernels hold one SM per channel (compute-bound "

@@ -44,11 +44,11 @@ TEST_CASE("plan: a configuration that does not fit in the GPU's memory is never 
   analysis::StepCache cache;
   const analysis::PlanResult fit16 = analysis::plan(request, &cache);
   REQUIRE(fit16.ranked.size() == 1);
-  CHECK(fit16.ranked[0].step.key.mp == 2);
+  CHECK(fit16.ranked[0].step.label.mp == 2);
   CHECK(fit16.ranked[0].does_not_fit.empty());
   CHECK(largest_peak(fit16.ranked[0].step) <= Bytes::gib(16));
   REQUIRE(fit16.unfit.size() == 1);
-  CHECK(fit16.unfit[0].key.mp == 1);
+  CHECK(fit16.unfit[0].label.mp == 1);
   CHECK(fit16.unfit[0].why.find("does not fit: GPU 0 needs 16.3 GiB of 16 GiB: weights 6.62, gradients 0.61, "
                                 "optimizer 6.62") == 0);
   CHECK(fit16.ranked[0].why.find("; DP alone does not fit in 16 GiB (1 left out)") != std::string::npos);
@@ -63,8 +63,8 @@ TEST_CASE("plan: a configuration that does not fit in the GPU's memory is never 
   request.show_unfit = true;
   const analysis::PlanResult shown = analysis::plan(request, &cache);
   REQUIRE(shown.ranked.size() == 2);
-  CHECK(shown.ranked[0].step.key.mp == 2);
-  CHECK(shown.ranked[1].step.key.mp == 1);
+  CHECK(shown.ranked[0].step.label.mp == 2);
+  CHECK(shown.ranked[1].step.label.mp == 1);
   CHECK(shown.ranked[1].does_not_fit.find("does not fit: GPU 0 needs 16.3 GiB") == 0);
   CHECK(shown.ranked[1].ttt->seconds < shown.ranked[0].ttt->seconds);  // DP alone would train faster
   CHECK(shown.simulated == 0);  // the cache already has both steps
@@ -75,7 +75,7 @@ TEST_CASE("plan: a configuration that does not fit in the GPU's memory is never 
   const analysis::PlanResult fit32 = analysis::plan(request, &cache);
   REQUIRE(fit32.ranked.size() == 2);
   CHECK(fit32.unfit.empty());
-  CHECK(fit32.ranked[0].step.key.mp == 1);
+  CHECK(fit32.ranked[0].step.label.mp == 1);
 
   // Through the command's options: --memory parses a size; no capacity at all leaves nothing out.
   const analysis::PlanRequest parsed =

@@ -1,5 +1,6 @@
-// A study's communication.fast_path reaches the steps it simulates: it is part of the step key (so
-// steps simulated under one path are never reused for another) and of the collectives' config.
+// A study's communication.fast_path reaches the steps it simulates: it is part of the resolved
+// StepConfig the cache hashes (so steps simulated under one path are never reused for another) and
+// of the collectives' config.
 #include <doctest/doctest.h>
 
 #include <cstdlib>
@@ -9,25 +10,38 @@
 
 using namespace hybridsim;
 
-TEST_CASE("study steps: the fast path is part of the key and reaches the simulation") {
-  const workloads::Profile gnmt = workloads::builtin_profile("gnmt");
-  const analysis::StepRunContext context{.profiles = {{"gnmt", &gnmt}}, .cluster = {}};
-  // GNMT data parallel on 32 GPUs: 4 DGX-1 machines under one leaf of the EDR fat tree.
-  const topology::Topology cluster =
-      analysis::build_cluster(context.cluster, 32, topology::presets::kEdrBandwidth);
-  analysis::StepKey key{.network = "gnmt", .gpus = 32};
-  CHECK(key.fast_path == sim::FastPath::Auto);  // the default, as a scenario's
-  analysis::StepKey off = key, bounded = key;
-  off.fast_path = sim::FastPath::Off;
-  bounded.fast_path = sim::FastPath::Bounded;
-  CHECK(off != key);
-  CHECK(bounded != key);
-  CHECK(analysis::describe(key) == "gnmt N=32 dp=32 mp=1");
-  CHECK(analysis::describe(bounded) == "gnmt N=32 dp=32 mp=1 fast_path=bounded");
+namespace {
 
-  const analysis::StepPoint full = analysis::simulate_key(off, context, cluster);
-  const analysis::StepPoint exact = analysis::simulate_key(key, context, cluster);
-  const analysis::StepPoint folded = analysis::simulate_key(bounded, context, cluster);
+// GNMT data parallel on 32 GPUs: 4 DGX-1 machines under one leaf of the EDR fat tree.
+analysis::StepRequest gnmt_dp32(sim::FastPath fast_path) {
+  analysis::StepRequest r{"gnmt", analysis::cluster_overlay({}, 32, topology::presets::kEdrBandwidth)};
+  for (auto o : analysis::workload_overlay("gnmt", "", {})) r.overlay.push_back(o);
+  for (auto o : analysis::parallelism_overlay(32, 1, "auto")) r.overlay.push_back(o);
+  for (auto o : analysis::communication_overlay(workloads::AllReduceAlgorithm::Ring, sim::Bytes::of(25'000'000),
+                                                sim::Bytes::kib(512), fast_path))
+    r.overlay.push_back(o);
+  return r;
+}
+
+}  // namespace
+
+TEST_CASE("study steps: the fast path is part of the step's identity and reaches the simulation") {
+  const workloads::Profile gnmt = workloads::builtin_profile("gnmt");
+  const analysis::StepRunContext context{.profiles = {{"gnmt", &gnmt}}};
+  analysis::StepCache cache;
+  const auto refs = cache.simulate({gnmt_dp32(sim::FastPath::Off), gnmt_dp32(sim::FastPath::Auto),
+                                    gnmt_dp32(sim::FastPath::Bounded)},
+                                   context, {.threads = 2, .on_progress = {}});
+  REQUIRE(refs.size() == 3);
+  CHECK(refs[0].id != refs[1].id);
+  CHECK(refs[1].id != refs[2].id);
+  CHECK(cache.simulated() == 3);
+  CHECK(analysis::describe(refs[1].label) == "gnmt N=32 dp=32 mp=1");
+  CHECK(analysis::describe(refs[2].label) == "gnmt N=32 dp=32 mp=1 fast_path=bounded");
+
+  const analysis::StepPoint full = cache.point(refs[0]);
+  const analysis::StepPoint exact = cache.point(refs[1]);
+  const analysis::StepPoint folded = cache.point(refs[2]);
   // auto folds exactly: the same step to the picosecond as every rank simulated.
   CHECK(exact.step_time == full.step_time);
   // bounded: within 0.1% of the collective's time, so of the step's too.

@@ -2,10 +2,14 @@
 // placement of a worker's ops, the mapping of workers onto GPUs, and the options of the step
 // program, the collectives, the network and the stream executor. A scenario resolves into one
 // (scenarios::ResolvedScenario is one); run, sweep, study and planner simulate one
-// (analysis::StepSetup adds the profile and topology).
+// (analysis::StepSetup adds the profile and topology). Its fingerprint names every model input it
+// holds, so that the study and planner's step cache tells two steps apart by what they simulate.
 //   StepConfig c{.placement = partition(profile, 2, Partitioner::Stacks),
 //                .mapping = default_mapping(topology, 4, 2)};
+//   fingerprint(c) == fingerprint(c2)   // the same step (on the same profile and topology)
 #pragma once
+#include <string>
+
 #include "sim/budget.h"
 #include "sim/collective.h"
 #include "sim/network.h"
@@ -29,5 +33,11 @@ struct StepConfig {
   Variability variability = {};              // steps, seed, kernel jitter, sequence lengths
   sim::SimulationLimits limits = {};         // caps on one step's events and memory (sim/budget.h)
 };
+
+// Every model input of `config` as one text ("placement.mp=2;placement.gpu_of_op=0,0,1;..."): equal
+// texts simulate the same step on the same profile and topology. Descriptions and observers (the
+// collective's trace observer and budget) are left out: they change no result. A field added to
+// StepConfig or one of its parts belongs here too (workloads/step/step_config.cpp).
+std::string fingerprint(const StepConfig& config);
 
 }  // namespace hybridsim::workloads
