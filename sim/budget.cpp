@@ -12,7 +12,8 @@ namespace hybridsim::sim {
 namespace {
 
 std::uint64_t add_saturating(std::uint64_t a, std::uint64_t b) {
-  return a > std::numeric_limits<std::uint64_t>::max() - b ? std::numeric_limits<std::uint64_t>::max() : a + b;
+  return a > std::numeric_limits<std::uint64_t>::max() - b ? std::numeric_limits<std::uint64_t>::max()
+                                                           : a + b;
 }
 
 std::int64_t add_saturating(std::int64_t a, std::int64_t b) {
@@ -33,8 +34,9 @@ std::string duration_text(std::uint64_t events) {
 
 std::string message_for(BudgetExceeded::Kind kind, std::uint64_t estimate, std::uint64_t limit) {
   if (kind == BudgetExceeded::Kind::Events)
-    return "the simulation would process about " + BudgetExceeded::count_text(estimate) + " events, over the limit of " +
-           BudgetExceeded::count_text(limit) + " (simulation.max_events; 0 = no limit)";
+    return "the simulation would process about " + BudgetExceeded::count_text(estimate) +
+           " events, over the limit of " + BudgetExceeded::count_text(limit) +
+           " (simulation.max_events; 0 = no limit)";
   return "the simulation would hold about " + human_bytes(Bytes::of(static_cast<std::int64_t>(estimate))) +
          " of state, over the limit of " + human_bytes(Bytes::of(static_cast<std::int64_t>(limit))) +
          " (simulation.max_memory; 0 = no limit)";
@@ -51,7 +53,8 @@ std::string BudgetExceeded::count_text(std::uint64_t v) {
     ++exponent;
   }
   char buf[32];
-  if (std::fabs(mantissa - std::round(mantissa)) < 0.05) std::snprintf(buf, sizeof buf, "%.0fe%d", mantissa, exponent);
+  if (std::fabs(mantissa - std::round(mantissa)) < 0.05)
+    std::snprintf(buf, sizeof buf, "%.0fe%d", mantissa, exponent);
   else std::snprintf(buf, sizeof buf, "%.1fe%d", mantissa, exponent);
   return buf;
 }
@@ -77,7 +80,8 @@ BudgetExceeded::BudgetExceeded(Kind k, std::uint64_t e, std::uint64_t l, std::ui
 std::string BudgetExceeded::estimate_text(std::string_view what) const {
   std::string out(what);
   if (kind == Kind::Events) {
-    out += " would simulate about " + BudgetExceeded::count_text(estimate) + " events (" + duration_text(estimate) + " at " +
+    out += " would simulate about " + BudgetExceeded::count_text(estimate) + " events (" +
+           duration_text(estimate) + " at " +
            BudgetExceeded::count_text(static_cast<std::uint64_t>(kEventsPerSecond)) + " events/s)";
   } else {
     out += " would hold about " + human_bytes(Bytes::of(static_cast<std::int64_t>(estimate))) +

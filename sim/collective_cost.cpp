@@ -26,7 +26,8 @@ std::int64_t route_bytes(const std::vector<LinkId>& route) {
 SimulationCost RingCollective::full_cost() const {
   SimulationCost cost;
   const bool broadcast = op_ == CollectiveOp::Broadcast;
-  const std::uint64_t per_edge = broadcast ? messages_per_chunk_ : std::uint64_t{steps_} * messages_per_chunk_;
+  const std::uint64_t per_edge =
+      broadcast ? messages_per_chunk_ : std::uint64_t{steps_} * messages_per_chunk_;
   for (const ChannelState& ch : channels_) {
     for (std::uint32_t p = 0; p < n_; ++p) {
       const auto& route = ch.plan.routes[p];
@@ -50,9 +51,9 @@ bool RingCollective::may_fold() const {
 
 void RingCollective::charge_budget() const {
   if (config_.budget == nullptr) return;
-  std::string what = "a ring " + std::string(collective_op_name(op_)) + " of " + format_bytes(size_) + " over " +
-                     std::to_string(ring_ranks_) + " ranks starts in full (" + std::to_string(n_) + " of them " +
-                     "message by message)";
+  std::string what = "a ring " + std::string(collective_op_name(op_)) + " of " + format_bytes(size_) +
+                     " over " + std::to_string(ring_ranks_) + " ranks starts in full (" + std::to_string(n_) +
+                     " of them " + "message by message)";
   config_.budget->charge(full_cost(), what);
 }
 

@@ -67,7 +67,8 @@ void EventQueue::own_front() {
     ensure_size(front_, n + 1);
     std::copy(front_data_ + front_pos_, front_data_ + front_end_, front_.begin());
   } else {  // front_ is full: drop what has fired, and grow it if that frees nothing
-    std::copy(front_.begin() + static_cast<std::ptrdiff_t>(front_pos_), front_.begin() + static_cast<std::ptrdiff_t>(front_end_), front_.begin());
+    std::copy(front_.begin() + static_cast<std::ptrdiff_t>(front_pos_),
+              front_.begin() + static_cast<std::ptrdiff_t>(front_end_), front_.begin());
     ensure_size(front_, std::max<std::size_t>(64, n + 1));
   }
   front_data_ = front_.data();

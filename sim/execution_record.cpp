@@ -24,7 +24,8 @@ std::optional<ExecutionRecord::TaskRef> ExecutionRecord::released_by(std::uint32
                                                                      std::uint32_t task) const {
   const auto aux = static_cast<std::uint64_t>(at(stream, task).aux);
   if (aux == 0) return std::nullopt;
-  return TaskRef{static_cast<std::uint32_t>((aux >> 32) - 1), static_cast<std::uint32_t>(aux & 0xffffffffULL)};
+  return TaskRef{static_cast<std::uint32_t>((aux >> 32) - 1),
+                 static_cast<std::uint32_t>(aux & 0xffffffffULL)};
 }
 
 Time ExecutionRecord::slowed(std::uint32_t stream, std::uint32_t task) const {
@@ -32,7 +33,8 @@ Time ExecutionRecord::slowed(std::uint32_t stream, std::uint32_t task) const {
 }
 
 void ExecutionRecord::set_released_by(std::uint32_t stream, std::uint32_t task, TaskRef by) {
-  at(stream, task).aux = static_cast<std::int64_t>((static_cast<std::uint64_t>(by.stream) + 1) << 32 | by.task);
+  at(stream, task).aux =
+      static_cast<std::int64_t>((static_cast<std::uint64_t>(by.stream) + 1) << 32 | by.task);
 }
 
 }  // namespace hybridsim::sim

@@ -37,8 +37,12 @@ struct Task {
                      KernelBound bound = KernelBound::Compute) {
     return {TaskKind::Kernel, bound, true, label, 0, duration, launch_delay};
   }
-  static Task record(std::uint32_t event) { return {TaskKind::Record, KernelBound::Compute, true, event, 0, Time::zero()}; }
-  static Task wait(std::uint32_t event) { return {TaskKind::Wait, KernelBound::Compute, true, event, 0, Time::zero()}; }
+  static Task record(std::uint32_t event) {
+    return {TaskKind::Record, KernelBound::Compute, true, event, 0, Time::zero()};
+  }
+  static Task wait(std::uint32_t event) {
+    return {TaskKind::Wait, KernelBound::Compute, true, event, 0, Time::zero()};
+  }
   static Task collective(std::uint32_t index, std::uint32_t rank) {
     return {TaskKind::Collective, KernelBound::Compute, true, index, rank, Time::zero()};
   }

@@ -119,7 +119,8 @@ NcclEstimate nccl_estimate(const NcclMachine& m, NcclAlgorithm a, Protocol p, By
                 std::log2(static_cast<double>(m.nodes)) * kHopLatency[net][alg][proto]);
   }
   e.latency_us = lat;
-  e.time_us = lat + (e.algo_gb_per_s > 0 ? static_cast<double>(size.count()) / (1000.0 * e.algo_gb_per_s) : 0);
+  e.time_us =
+      lat + (e.algo_gb_per_s > 0 ? static_cast<double>(size.count()) / (1000.0 * e.algo_gb_per_s) : 0);
   return e;
 }
 
@@ -140,7 +141,8 @@ NcclChoice nccl_choose(const NcclMachine& m, Bytes size, std::optional<NcclAlgor
   }
   if (!found) {
     // Nothing usable as asked (e.g. LL128 without NVLink): the ring with Simple always is.
-    best = {NcclAlgorithm::Ring, Protocol::Simple, nccl_estimate(m, NcclAlgorithm::Ring, Protocol::Simple, size)};
+    best = {NcclAlgorithm::Ring, Protocol::Simple,
+            nccl_estimate(m, NcclAlgorithm::Ring, Protocol::Simple, size)};
     if (algorithm == NcclAlgorithm::Tree && m.op == CollectiveOp::AllReduce)
       best = {NcclAlgorithm::Tree, Protocol::Simple,
               nccl_estimate(m, NcclAlgorithm::Tree, Protocol::Simple, size)};

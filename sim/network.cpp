@@ -48,7 +48,8 @@ void Network::send_at(Time at, Route route, Bytes bytes, EventHandler& receiver,
   // Checked before a slot is taken, so a rejected send leaves nothing behind.
   if (rate_class > class_scales_.size()) throw InternalError("unknown rate class");
   if (at < queue_.now())
-    throw InternalError("message sent into the past: at " + format_time(at) + ", now " + format_time(queue_.now()));
+    throw InternalError("message sent into the past: at " + format_time(at) + ", now " +
+                        format_time(queue_.now()));
   std::uint32_t index;
   if (!free_messages_.empty()) {
     index = free_messages_.back();

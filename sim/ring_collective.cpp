@@ -237,7 +237,8 @@ void RingCollective::handle_arrival(std::uint32_t c, std::uint32_t to, std::uint
 }
 
 void RingCollective::check_done(std::uint32_t rank) {
-  if (!finish_if_complete(rank_[rank], queue_, done_at_once_ ? nullptr : done_handler_, done_tag_base_ + rank))
+  if (!finish_if_complete(rank_[rank], queue_, done_at_once_ ? nullptr : done_handler_,
+                          done_tag_base_ + rank))
     return;
   ++ranks_done_;
   if (done_at_once_) done_handler_->on_event(done_tag_base_ + rank);

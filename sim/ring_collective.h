@@ -190,8 +190,8 @@ class RingCollective final : public Collective {
   // it may not jump now (a rank not running, something else on its queue).
   bool take_jump_snapshot(std::uint64_t tag, JumpSnapshot& snap) const;
   // Jumps `periods` periods of d steps, `then` the state one period before `snap`.
-  void jump_periods(std::uint64_t tag, const JumpSnapshot& snap, const JumpSnapshot& then, std::uint64_t periods,
-                    std::uint32_t d);
+  void jump_periods(std::uint64_t tag, const JumpSnapshot& snap, const JumpSnapshot& then,
+                    std::uint64_t periods, std::uint32_t d);
 
   Network& network_;
   EventQueue& queue_;

@@ -179,7 +179,8 @@ std::uint32_t embed_component(const std::vector<std::uint32_t>& members, std::ve
   // The links may repeat only every few windows (a fabric's switches): try fewer, larger windows.
   for (std::uint32_t k = windows; k >= 2; --k)
     if (windows % k == 0)
-      if (const std::uint32_t rings = embed_in_windows(members, families, uses, network, k, plan)) return rings;
+      if (const std::uint32_t rings = embed_in_windows(members, families, uses, network, k, plan))
+        return rings;
   return 0;
 }
 
@@ -187,7 +188,8 @@ std::uint32_t embed_component(const std::vector<std::uint32_t>& members, std::ve
 
 void EmbeddedRingGroup::on_event(std::uint64_t) {
   if (rings_left_ == 0 || --rings_left_ > 0) return;
-  for (const auto& [from, to] : copies_) network_.add_use(to, network_.counters(from), network_.busy_until(from));
+  for (const auto& [from, to] : copies_)
+    network_.add_use(to, network_.counters(from), network_.busy_until(from));
   LinkClaims& claims = LinkClaims::of(network_);
   for (const LinkId l : links_) claims.release(l, this);
 }

@@ -224,7 +224,8 @@ void RingCollective::apply_model(std::uint32_t c, std::uint32_t period, const Mo
 void RingCollective::fill_edge_bytes(ChannelState& ch) const {
   // At step s position p sends chunk (p − s) mod N, every message of it.
   std::vector<std::int64_t> prefix(2 * static_cast<std::size_t>(n_) + 1, 0);
-  for (std::size_t k = 0; k < 2 * static_cast<std::size_t>(n_); ++k) prefix[k + 1] = prefix[k] + ch.chunk_bytes[k % n_];
+  for (std::size_t k = 0; k < 2 * static_cast<std::size_t>(n_); ++k)
+    prefix[k + 1] = prefix[k] + ch.chunk_bytes[k % n_];
   const std::int64_t cycles = steps_ / n_;
   const std::uint32_t rest = steps_ % n_;
   for (std::uint32_t p = 0; p < n_; ++p) {

@@ -23,7 +23,8 @@ constexpr std::uint64_t kRankMask = (1ULL << kRankBits) - 1;
 
 // Entries for the tasks that run: a folded step's members (`representative[g] != g`) never run
 // theirs, so their streams get none (what is recorded stays proportional to what is simulated).
-ExecutionRecord make_record(const std::vector<GpuProgram>& programs, const std::vector<std::uint32_t>& representative) {
+ExecutionRecord make_record(const std::vector<GpuProgram>& programs,
+                            const std::vector<std::uint32_t>& representative) {
   std::vector<std::uint32_t> tasks, gpu;
   for (std::uint32_t g = 0; g < programs.size(); ++g) {
     const bool member = !representative.empty() && representative[g] != g;
@@ -219,12 +220,14 @@ void StreamExecutor::start_kernel(std::uint32_t s, const Task& t) {
   st.alone = st.remaining = d.ps();
   st.progress_at = queue_.now();
   st.rate = rate_of(gpus_[st.gpu], program.resources, t.bound);
-  st.finish_event = queue_.schedule_after(Time::ps(time_for(st.remaining, st.rate.num, st.rate.den)), *this, s);
+  st.finish_event =
+      queue_.schedule_after(Time::ps(time_for(st.remaining, st.rate.num, st.rate.den)), *this, s);
 }
 
 void StreamExecutor::change_load(std::uint32_t g, std::uint32_t sms, std::int64_t traffic, int sign) {
   GpuState& gpu = gpus_[g];
-  gpu.held_sms = static_cast<std::uint32_t>(static_cast<std::int64_t>(gpu.held_sms) + sign * static_cast<std::int64_t>(sms));
+  gpu.held_sms = static_cast<std::uint32_t>(static_cast<std::int64_t>(gpu.held_sms) +
+                                            sign * static_cast<std::int64_t>(sms));
   gpu.traffic += sign * traffic;
   rerate(g);
 }
@@ -261,7 +264,8 @@ void StreamExecutor::rank_started(std::uint32_t c, std::uint32_t rank) {
   change_load(streams_[collective_stream_[c][rank]].gpu, load.sms, 0, +1);
   if (++ranks_joined_[c] < collectives_[c]->ranks()) return;
   for (std::uint32_t r = 0; r < running.size(); ++r)
-    if (running[r]) change_load(streams_[collective_stream_[c][r]].gpu, 0, load.memory_traffic.bytes_per_second(), +1);
+    if (running[r])
+      change_load(streams_[collective_stream_[c][r]].gpu, 0, load.memory_traffic.bytes_per_second(), +1);
 }
 
 void StreamExecutor::rank_ended(std::uint32_t c, std::uint32_t rank) {
@@ -347,7 +351,8 @@ void StreamExecutor::on_event(std::uint64_t tag) {
       representative_done(s, queue_.now());
     }
     record_.set_ended(s, st.next, queue_.now());
-    if (observer_ != nullptr) observer_->on_collective(st.gpu, st.local, st.next, st.task_start, queue_.now());
+    if (observer_ != nullptr)
+      observer_->on_collective(st.gpu, st.local, st.next, st.task_start, queue_.now());
   } else if (tag & kMemberJoinBit) {
     join_member(static_cast<std::uint32_t>(tag & ~kMemberJoinBit));
     return;

@@ -26,7 +26,9 @@ struct TimeUnit {
 constexpr TimeUnit kTimeUnits[] = {
     {"s", 1'000'000'000'000}, {"ms", 1'000'000'000}, {"us", 1'000'000}, {"ns", 1'000}, {"ps", 1}};
 
-std::string accepted() { return "expected a non-negative number and a unit: ps, ns, us (or µs), ms, s — e.g. \"2 us\""; }
+std::string accepted() {
+  return "expected a non-negative number and a unit: ps, ns, us (or µs), ms, s — e.g. \"2 us\"";
+}
 
 }  // namespace
 

@@ -32,7 +32,8 @@ TimeWindow parse_time_window(std::string_view text) {
 }
 
 std::string format_time_window(const TimeWindow& window) {
-  return format_time(window.start) + ":" + (window.end == Time::max() ? std::string() : format_time(window.end));
+  return format_time(window.start) + ":" +
+         (window.end == Time::max() ? std::string() : format_time(window.end));
 }
 
 }  // namespace hybridsim::sim

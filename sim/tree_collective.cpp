@@ -81,7 +81,8 @@ TreeCollective::TreeCollective(Network& network, std::uint32_t ranks,
     std::int64_t height = 0;
     for (std::uint32_t r = 0; r < n_; ++r) {
       std::int64_t hops = 0;
-      for (std::int32_t x = ch.plan->parent[r]; x >= 0; x = ch.plan->parent[static_cast<std::size_t>(x)]) ++hops;
+      for (std::int32_t x = ch.plan->parent[r]; x >= 0; x = ch.plan->parent[static_cast<std::size_t>(x)])
+        ++hops;
       height = std::max(height, hops);
     }
     max_messages = std::max(max_messages, 2 * height);
@@ -133,8 +134,10 @@ void TreeCollective::size_messages(ChannelState& ch) const {
   ch.longer = static_cast<std::uint32_t>(ch.bytes % messages_);
   for (std::size_t i = 0; i < 2; ++i) {
     const Bytes b = Bytes::of(ch.base + (i == 0 ? 1 : 0));
-    if (config_.timing.channel_cap.bytes_per_second() > 0) ch.pace[i] = transfer_time(b, config_.timing.channel_cap);
-    if (config_.reduction_bandwidth.bytes_per_second() > 0) ch.reduce[i] = transfer_time(b, config_.reduction_bandwidth);
+    if (config_.timing.channel_cap.bytes_per_second() > 0)
+      ch.pace[i] = transfer_time(b, config_.timing.channel_cap);
+    if (config_.reduction_bandwidth.bytes_per_second() > 0)
+      ch.reduce[i] = transfer_time(b, config_.reduction_bandwidth);
   }
 }
 

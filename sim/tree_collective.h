@@ -2,10 +2,10 @@
 // sim::Network. Each channel is a spanning tree of the ranks and carries S/C bytes in m equal
 // messages, m = max(ceil((S/C) / message_size), 2 × the tree's height): a tree forwards data level
 // by level, and with fewer messages than its 2·height levels (up and down) its pipeline would never
-// fill, which NCCL avoids by cutting tree chunks smaller for small and medium sizes. Reduce: a rank sends message j to its parent once message j of every
-// child has arrived and been reduced (leaves send at once); the root then sends message j back
-// down, and every rank forwards it to its children as it arrives. Messages pipeline, so each tree
-// edge carries m messages up and m down: 2(N−1)·m per channel, O(N × chunks) in all.
+// fill, which NCCL avoids by cutting tree chunks smaller for small and medium sizes. Reduce: a rank sends
+// message j to its parent once message j of every child has arrived and been reduced (leaves send at once);
+// the root then sends message j back down, and every rank forwards it to its children as it arrives. Messages
+// pipeline, so each tree edge carries m messages up and m down: 2(N−1)·m per channel, O(N × chunks) in all.
 //   sim::TreeCollective ar(net, 8, trees, Bytes::mib(64), config);  ar.start_all();  queue.run();
 #pragma once
 #include <array>

@@ -208,10 +208,12 @@ bool TreeCollective::correspond(const std::vector<std::uint32_t>& a, const std::
         const auto& ky = q.plan->children[y];
         if (kx.size() != ky.size()) return false;
         for (std::size_t k = 0; k < kx.size(); ++k) {
-          if (p.slots[p.nodes[x].first_child + k].down.delay != q.slots[q.nodes[y].first_child + k].down.delay ||
+          if (p.slots[p.nodes[x].first_child + k].down.delay !=
+                  q.slots[q.nodes[y].first_child + k].down.delay ||
               p.nodes[kx[k]].up.delay != q.nodes[ky[k]].up.delay)
             return false;
-          if (!same_route(p.plan->down[x][k], q.plan->down[y][k]) || !same_route(p.plan->up[kx[k]], q.plan->up[ky[k]]))
+          if (!same_route(p.plan->down[x][k], q.plan->down[y][k]) ||
+              !same_route(p.plan->up[kx[k]], q.plan->up[ky[k]]))
             return false;
           map.position[i][kx[k]] = ky[k];
           todo.emplace_back(kx[k], ky[k]);
@@ -228,8 +230,8 @@ bool TreeCollective::correspond(const std::vector<std::uint32_t>& a, const std::
   return false;
 }
 
-bool TreeCollective::leaves_send_alike(const std::vector<std::uint32_t>& a, const std::vector<std::uint32_t>& b,
-                                       const Correspondence& map) const {
+bool TreeCollective::leaves_send_alike(const std::vector<std::uint32_t>& a,
+                                       const std::vector<std::uint32_t>& b, const Correspondence& map) const {
   // Every rank joined at one time; the order in which their leaves queued their messages is the
   // order in which those messages meet on shared links. In b's terms both must be the same.
   // A rank's start visits channels in index order: a's are sorted, b's may be matched in another.

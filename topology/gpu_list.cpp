@@ -17,7 +17,8 @@ std::optional<std::vector<int>> try_parse_gpu_list(std::string_view text) {
     const std::string_view item = rest.substr(0, comma);
     const auto dash = item.find('-');
     const auto first = sim::parse_whole<int>(sim::trim(item.substr(0, dash)));
-    const auto last = dash == std::string_view::npos ? first : sim::parse_whole<int>(sim::trim(item.substr(dash + 1)));
+    const auto last =
+        dash == std::string_view::npos ? first : sim::parse_whole<int>(sim::trim(item.substr(dash + 1)));
     if (!first || !last || *first < 0 || *last < *first || *last > kMaxListedGpu) return std::nullopt;
     for (int g = *first; g <= *last; ++g) out.push_back(g);
     if (comma == std::string_view::npos) break;

@@ -43,7 +43,8 @@ struct DeclaredDevice {
 
 // Reads nodes[]; `declared` maps each device name to where it was written.
 void read_devices(FieldReader& r, const TreeNode& nodes, TopologyBuilder& builder,
-                  std::unordered_map<std::string, std::string>& declared, std::vector<DeclaredDevice>& order) {
+                  std::unordered_map<std::string, std::string>& declared,
+                  std::vector<DeclaredDevice>& order) {
   for (std::size_t i = 0; i < nodes.items.size(); ++i) {
     const TreeNode& d = nodes.items[i];
     const std::string path = "nodes[" + std::to_string(i) + "]";

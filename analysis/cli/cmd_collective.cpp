@@ -50,7 +50,8 @@ po::options_description collective_options(CollectiveArgs& a) {
       "gpus-per-node", po::value(&a.gpus_per_node)->default_value(0),
       "GPUs per machine for presets that allow it (ideal-ring, fully-connected, nvswitch, dgx2, "
       "pcie-server); 0 = the preset's")(
-      "gpus,g", po::value(&a.gpus), "GPU ranks and ranges, e.g. 0-3 (the first four) or 0,1,4-7; default: all")(
+      "gpus,g", po::value(&a.gpus),
+      "GPU ranks and ranges, e.g. 0-3 (the first four) or 0,1,4-7; default: all")(
       "op,o", po::value(&a.op)->default_value("allreduce"),
       "allreduce | reducescatter | allgather | broadcast")(
       "algorithm,a", po::value(&a.algorithm)->default_value("auto"),

@@ -30,12 +30,14 @@ struct Common {
 };
 
 void add_common(po::options_description& d, Common& c) {
-  d.add_options()("help,h", "show this help")(
-      "out,o", po::value(&c.out), "write the profile here (atomically); default: stdout")(
+  d.add_options()("help,h", "show this help")("out,o", po::value(&c.out),
+                                              "write the profile here (atomically); default: stdout")(
       "network", po::value(&c.network), "the profile's network name; default: from the file name")(
-      "batch,b", po::value(&c.batch)->default_value(1), "samples per GPU per step the input was measured with")(
+      "batch,b", po::value(&c.batch)->default_value(1),
+      "samples per GPU per step the input was measured with")(
       "unit", po::value(&c.unit)->default_value("samples"), "what throughput counts (images, tokens, ...)")(
-      "units-per-step", po::value(&c.units_per_step)->default_value(0), "throughput units per step; 0: the batch");
+      "units-per-step", po::value(&c.units_per_step)->default_value(0),
+      "throughput units per step; 0: the batch");
 }
 
 // The visible options plus the positional input file (required, not listed in --help).
@@ -83,7 +85,8 @@ int import_kineto_command(int argc, const char* const* argv) {
   o.units_per_step = c.units_per_step;
   const workloads::KinetoImport imported = workloads::import_kineto(c.input, o);
 
-  analysis::emit_imported_profile(imported.profile, analysis::kineto_replay_report(imported, o.keep_gaps), c.out);
+  analysis::emit_imported_profile(imported.profile, analysis::kineto_replay_report(imported, o.keep_gaps),
+                                  c.out);
   return 0;
 }
 
@@ -99,9 +102,11 @@ int import_pipedream_command(int argc, const char* const* argv) {
       "a per-module synchronization in forward times, backward time leaking between neighbours.\n"
       "The profile is then replayed on one simulated GPU against the graph's summed times.\n\noptions");
   add_common(d, c);
-  d.add_options()("correct", "subtract --sync-overhead from forward times and spread backward time "
-                             "over runs of neighbours in proportion to forward time")(
-      "sync-overhead", po::value(&sync)->default_value("0.25 ms"), "per-module forward overhead removed by --correct")(
+  d.add_options()("correct",
+                  "subtract --sync-overhead from forward times and spread backward time "
+                  "over runs of neighbours in proportion to forward time")(
+      "sync-overhead", po::value(&sync)->default_value("0.25 ms"),
+      "per-module forward overhead removed by --correct")(
       "min-forward", po::value(&floor)->default_value("10 us"), "floor of a corrected forward time")(
       "no-redistribute", "with --correct: leave backward times as recorded")(
       "gpu", po::value(&o.gpu)->default_value("unknown"), "the GPU the graph was profiled on")(
@@ -128,8 +133,8 @@ int import_pipedream_command(int argc, const char* const* argv) {
   }
   const auto imported = workloads::import_pipedream(workloads::load_pipedream_graph(c.input), o);
 
-  analysis::emit_imported_profile(imported.profile,
-                                  analysis::pipedream_replay_report(imported, o.correction.has_value()), c.out);
+  analysis::emit_imported_profile(
+      imported.profile, analysis::pipedream_replay_report(imported, o.correction.has_value()), c.out);
   return 0;
 }
 

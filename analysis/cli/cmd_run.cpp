@@ -28,7 +28,8 @@ namespace {
 class ProgressLines final : public analysis::SimulationProgress {
  protected:
   void report(const analysis::SimulationProgressReport& r) override {
-    std::cerr << "  simulating " << r.what << ": " << analysis::format_fixed(r.simulated.to_seconds() * 1e3, 1) << " ms simulated, "
+    std::cerr << "  simulating " << r.what << ": "
+              << analysis::format_fixed(r.simulated.to_seconds() * 1e3, 1) << " ms simulated, "
               << analysis::format_fixed(static_cast<double>(r.events) / 1e6, 1) << " M events, "
               << analysis::format_fixed(r.wall_seconds, 0) << " s" << std::endl;
   }
@@ -42,16 +43,19 @@ int run_command(int argc, const char* const* argv) {
       "Simulates one training step of the scenario and projects time to train. Scenario files are\n"
       "documented in scenarios/README.md; examples are in scenarios/examples/.\n\noptions");
   std::vector<std::string> sets;
-  std::string memory, max_events, max_sim_memory, out_dir, format = "table", trace, trace_detail = "kernels", trace_gpus, trace_window;
-  options.add_options()("help,h", "show this help")(
-      "scenario", po::value<std::string>(), "scenario file (YAML)")(
+  std::string memory, max_events, max_sim_memory, out_dir, format = "table", trace, trace_detail = "kernels",
+                                                           trace_gpus, trace_window;
+  options.add_options()("help,h", "show this help")("scenario", po::value<std::string>(),
+                                                    "scenario file (YAML)")(
       "set,s", po::value(&sets)->composing(), "override a field: --set cluster.nodes=4 (repeatable)")(
-      "memory", po::value(&memory), "each GPU's memory, a what-if: --memory \"32 GiB\" (= --set cluster.gpu_memory=...)")(
+      "memory", po::value(&memory),
+      "each GPU's memory, a what-if: --memory \"32 GiB\" (= --set cluster.gpu_memory=...)")(
       "max-events", po::value(&max_events),
       "cap on the events a step may simulate, 0 or unlimited = none (= --set simulation.max_events=...)")(
       "max-sim-memory", po::value(&max_sim_memory),
-      "cap on the simulation's state, e.g. \"16 GiB\", 0 B or unlimited = none (= --set simulation.max_memory=...)")(
-      "out,o", po::value(&out_dir), "output directory (overrides outputs.directory)")(
+      "cap on the simulation's state, e.g. \"16 GiB\", 0 B or unlimited = none (= --set "
+      "simulation.max_memory=...)")("out,o", po::value(&out_dir),
+                                    "output directory (overrides outputs.directory)")(
       "format,f", po::value(&format)->default_value("table"), "what to print: table | json")(
       "trace,t", po::value(&trace), "write a Chrome/Perfetto trace of the step to this file")(
       "trace-detail", po::value(&trace_detail)->default_value("kernels"), "kernels | steps | messages")(
@@ -73,7 +77,8 @@ int run_command(int argc, const char* const* argv) {
   if (!max_sim_memory.empty()) sets.push_back("simulation.max_memory=" + max_sim_memory);
   const scenarios::Scenario scenario = scenarios::load_scenario(vm["scenario"].as<std::string>(), sets);
   const scenarios::ResolvedScenario resolved = scenarios::resolve(scenario);
-  const std::filesystem::path dir = out_dir.empty() ? scenario.outputs.directory : std::filesystem::path(out_dir);
+  const std::filesystem::path dir =
+      out_dir.empty() ? scenario.outputs.directory : std::filesystem::path(out_dir);
 
   if (trace.empty() && !vm["trace-detail"].defaulted())
     throw InputError("--trace-detail needs --trace FILE");
@@ -96,7 +101,8 @@ int run_command(int argc, const char* const* argv) {
   const analysis::ScenarioRun run = analysis::run_scenario(resolved, run_options);
   const analysis::RunSummary summary = analysis::run_summary(run, scenario);
   // Files the scenario asks for; summary.txt only with --out (otherwise the terminal is enough).
-  const bool wrote = analysis::write_run_outputs(summary, scenario.outputs.formats, dir, {.table = !out_dir.empty()});
+  const bool wrote =
+      analysis::write_run_outputs(summary, scenario.outputs.formats, dir, {.table = !out_dir.empty()});
   if (format == "json") {
     std::cout << summary.json;
   } else {

@@ -25,14 +25,16 @@ int study_command(int argc, const char* const* argv) {
   options.add_options()("help,h", "show this help")("study", po::value<std::string>(), "study file")(
       "out,o", po::value(&out), "report folder (overrides the file's output)")(
       "threads,j", po::value(&threads)->default_value(0), "simulations at once; 0 = the file's or all cores")(
-      "memory", po::value(&memory), "each GPU's memory, a what-if, e.g. \"32 GiB\" (default: the preset's GPU)")(
-      "no-plots", "skip the gnuplot pictures")("no-ib-sensitivity", "skip the faster-InfiniBand re-simulation")(
-      "quiet,q", "no progress lines");
+      "memory", po::value(&memory),
+      "each GPU's memory, a what-if, e.g. \"32 GiB\" (default: the preset's GPU)")(
+      "no-plots", "skip the gnuplot pictures")(
+      "no-ib-sensitivity", "skip the faster-InfiniBand re-simulation")("quiet,q", "no progress lines");
   po::positional_options_description positional;
   positional.add("study", 1);
   po::variables_map vm;
   if (!parse_options(argc, argv, options, positional, vm)) return 0;
-  if (!vm.count("study")) throw InputError("give a study file, e.g. hybridsim study scenarios/study/quick.yaml");
+  if (!vm.count("study"))
+    throw InputError("give a study file, e.g. hybridsim study scenarios/study/quick.yaml");
   analysis::StudyCommandOptions o;
   o.scenario = vm["study"].as<std::string>();
   if (!out.empty()) o.output = out;
@@ -52,14 +54,16 @@ int plan_command(int argc, const char* const* argv) {
   analysis::PlanCommandOptions o;
   std::string ib, memory;
   int top = 5;
-  options.add_options()("help,h", "show this help")(
-      "model,m", po::value(&o.model)->required(), "inception-v3 | gnmt | biglstm, or a profile file")(
+  options.add_options()("help,h", "show this help")("model,m", po::value(&o.model)->required(),
+                                                    "inception-v3 | gnmt | biglstm, or a profile file")(
       "gpus,g", po::value(&o.gpus)->default_value(8), "GPUs to use")(
-      "cluster,c", po::value(&o.cluster)->default_value("dgx1-v100"), "machine preset (nodes follow from --gpus)")(
+      "cluster,c", po::value(&o.cluster)->default_value("dgx1-v100"),
+      "machine preset (nodes follow from --gpus)")(
       "objective", po::value(&o.objective)->default_value("time-to-train"), "time-to-train | throughput")(
       "variant", po::value(&o.variant)->default_value("default"), "statistical-efficiency curve variant")(
       "ib-bandwidth", po::value(&ib), "InfiniBand bandwidth, e.g. \"200 Gb/s\"")(
-      "memory", po::value(&memory), "each GPU's memory, a what-if, e.g. \"32 GiB\" (default: the preset's GPU)")(
+      "memory", po::value(&memory),
+      "each GPU's memory, a what-if, e.g. \"32 GiB\" (default: the preset's GPU)")(
       "show-unfit", "also rank configurations that do not fit in memory (last, marked !)")(
       "threads,j", po::value(&o.threads)->default_value(0), "simulations at once; 0 = all cores")(
       "top", po::value(&top)->default_value(5), "configurations to print")("quiet,q", "no progress lines");

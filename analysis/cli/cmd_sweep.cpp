@@ -46,7 +46,9 @@ void print_outcome(const analysis::SweepOutcome& r, const analysis::SweepOptions
   for (const auto& note : r.notes) std::cout << "\n  note: " << note;
   std::cout << "\n  results   " << (r.directory / "results.csv").string() << "\n  summary   "
             << (r.directory / "summary.json").string() << "\n";
-  if (r.traces) std::cout << "  traces    " << r.traces->string() << ", ... (one per point, the point's index in the name)\n";
+  if (r.traces)
+    std::cout << "  traces    " << r.traces->string()
+              << ", ... (one per point, the point's index in the name)\n";
   if (r.plot) std::cout << "  plot      " << r.plot->string() << "\n";
   else if (!r.plot_note.empty()) std::cout << "  " << r.plot_note << "\n";
 }
@@ -67,7 +69,8 @@ int sweep_command(int argc, const char* const* argv) {
   options.add_options()("help,h", "show this help")("scenario", po::value<std::string>(), "scenario file")(
       "set,s", po::value(&sets)->composing(), "override a field of every point (repeatable)")(
       "max-events", po::value(&max_events),
-      "cap on the events each point's step may simulate, 0 or unlimited = none (= --set simulation.max_events=...)")(
+      "cap on the events each point's step may simulate, 0 or unlimited = none (= --set "
+      "simulation.max_events=...)")(
       "max-sim-memory", po::value(&max_sim_memory),
       "cap on each point's simulation state, 0 B or unlimited = none (= --set simulation.max_memory=...)")(
       "out,o", po::value(&out), "output directory (default: the scenario's outputs.directory)")(
@@ -95,7 +98,8 @@ int sweep_command(int argc, const char* const* argv) {
   const auto slash = shard.find('/');
   const auto k = sim::parse_whole<int>(shard.substr(0, slash));
   const auto n = slash == std::string::npos ? std::nullopt : sim::parse_whole<int>(shard.substr(slash + 1));
-  if (!k || !n) throw InputError("--shard must look like K/N with whole numbers, e.g. 2/8 (got \"" + shard + "\")");
+  if (!k || !n)
+    throw InputError("--shard must look like K/N with whole numbers, e.g. 2/8 (got \"" + shard + "\")");
   o.shard = {*k, *n};
   const std::string scenario = vm["scenario"].as<std::string>();
   if (!launched_as_mpi_job()) {
@@ -136,7 +140,8 @@ int merge_command(int argc, const char* const* argv) {
   po::variables_map vm;
   if (!parse_options(argc, argv, options, positional, vm)) return 0;
   std::vector<std::filesystem::path> paths(dirs.begin(), dirs.end());
-  const auto r = analysis::merge_sweep_outputs(paths, out, {.allow_incomplete = vm.count("allow-incomplete") > 0});
+  const auto r =
+      analysis::merge_sweep_outputs(paths, out, {.allow_incomplete = vm.count("allow-incomplete") > 0});
   std::cout << "merge: " << r.points_total << " points from " << dirs.size() << " shards into "
             << (r.directory / "results.csv").string() << "\n";
   for (const auto& note : r.notes) std::cout << "  note: " << note << "\n";

@@ -31,7 +31,8 @@ constexpr Subcommand kSubcommands[] = {
      hybridsim::cli::study_command},
     {"plan", "the best dp × mp, placement, buckets and algorithm for a model and GPU count",
      hybridsim::cli::plan_command},
-    {"import", "turn a PyTorch profiler (Kineto) trace or a PipeDream graph into a profile", hybridsim::cli::import_command},
+    {"import", "turn a PyTorch profiler (Kineto) trace or a PipeDream graph into a profile",
+     hybridsim::cli::import_command},
     {"validate", "simulated vs published: one-GPU calibrations, NCCL's model, measured figures",
      hybridsim::cli::validate_command},
 };

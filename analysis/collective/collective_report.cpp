@@ -15,7 +15,9 @@ std::string pad(const std::string& s, std::size_t width) {
   return s.size() >= width ? s : std::string(width - s.size(), ' ') + s;
 }
 
-std::string algorithm(const CollectiveSweepRow& r) { return std::string(workloads::algorithm_name(r.algorithm)); }
+std::string algorithm(const CollectiveSweepRow& r) {
+  return std::string(workloads::algorithm_name(r.algorithm));
+}
 std::string protocol(const CollectiveSweepRow& r) { return std::string(sim::protocol_name(r.protocol)); }
 // NCCL's model of the row's algorithm × protocol as nccl-tests would report it: busbw of its time.
 double model_busbw(const CollectiveSweepRow& r, double bus_factor) {
@@ -45,7 +47,8 @@ std::string simulation_note(const std::vector<CollectiveSweepRow>& rows) {
       reason = r.path.reason;
     }
   }
-  if (folded == 0 && reruns == 0) return "# simulation: every rank message by message (" + std::string(reason) + ")\n";
+  if (folded == 0 && reruns == 0)
+    return "# simulation: every rank message by message (" + std::string(reason) + ")\n";
   std::string out = "# simulation: " + std::to_string(folded) + " of " + std::to_string(rows.size()) +
                     " sizes folded onto representative ranks";
   std::string most;
@@ -54,8 +57,11 @@ std::string simulation_note(const std::vector<CollectiveSweepRow>& rows) {
       most += std::string(most.empty() ? "" : "; ") + "at most " + std::to_string(simulated[k]) + " of " +
               std::to_string(ranks[k]) + (k == 0 ? " ring positions" : " tree channels") + " simulated";
   if (folded > 0)
-    out += " (" + most + (bound > sim::Time::zero() ? ", bounded within " + sim::human_time(bound) : "") + ")";
-  if (folded < rows.size()) out += "; the others in full: " + std::string(reruns > 0 ? "a ring crossed a folded ring's links" : reason);
+    out +=
+        " (" + most + (bound > sim::Time::zero() ? ", bounded within " + sim::human_time(bound) : "") + ")";
+  if (folded < rows.size())
+    out +=
+        "; the others in full: " + std::string(reruns > 0 ? "a ring crossed a folded ring's links" : reason);
   return out + "\n";
 }
 
@@ -71,9 +77,10 @@ std::string collective_table(const std::vector<CollectiveSweepRow>& rows, const 
          pad("(GB/s)", 9) + "\n";
   for (const auto& r : rows) {
     out += " " + pad(std::to_string(r.size.count()), 13) + pad(std::to_string(r.count), 13) +
-           pad("float", 7) + pad(format_fixed(r.time.to_us(), 2), 12) + pad(format_fixed(r.algbw_gb_per_s, 2), 9) +
-           pad(format_fixed(r.busbw_gb_per_s, 2), 9) + pad(std::to_string(r.messages), 11) +
-           pad(algorithm(r), 14) + pad(protocol(r), 7) + pad(std::to_string(r.channels), 4) +
+           pad("float", 7) + pad(format_fixed(r.time.to_us(), 2), 12) +
+           pad(format_fixed(r.algbw_gb_per_s, 2), 9) + pad(format_fixed(r.busbw_gb_per_s, 2), 9) +
+           pad(std::to_string(r.messages), 11) + pad(algorithm(r), 14) + pad(protocol(r), 7) +
+           pad(std::to_string(r.channels), 4) +
            pad(r.nccl ? format_fixed(model_busbw(r, row_bus_factor(r)), 2) : "-", 9) + "\n";
   }
   if (!rows.empty()) {

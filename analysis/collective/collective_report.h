@@ -1,5 +1,5 @@
-// Text forms of a collective sweep (analysis/collective/collective_sweep.h): an nccl-tests-style table, CSV and
-// JSON. Deterministic: the same rows give the same bytes.
+// Text forms of a collective sweep (analysis/collective/collective_sweep.h): an nccl-tests-style table, CSV
+// and JSON. Deterministic: the same rows give the same bytes.
 //   std::cout << collective_table(rows, "all-reduce over 8 GPUs of dgx1-v100, ring, 6 channels");
 #pragma once
 #include <string>

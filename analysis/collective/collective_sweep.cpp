@@ -44,13 +44,14 @@ void check_up_front(sim::SimulationBudget& budget, const sim::Collective& coll) 
 }
 
 std::string collective_name(const CollectiveSweepOptions& options, sim::Bytes size) {
-  return "the " + std::string(sim::collective_op_name(options.op)) + " of " + sim::format_bytes(size) + " over " +
-         std::to_string(options.gpus.size()) + " GPUs";
+  return "the " + std::string(sim::collective_op_name(options.op)) + " of " + sim::format_bytes(size) +
+         " over " + std::to_string(options.gpus.size()) + " GPUs";
 }
 
-[[noreturn]] void over_budget(const sim::BudgetExceeded& e, const CollectiveSweepOptions& options, sim::Bytes size,
-                              bool fast_path_off) {
-  throw InputError(budget_error_text(e, collective_name(options, size), kCollectiveBudgetKnobs, fast_path_off));
+[[noreturn]] void over_budget(const sim::BudgetExceeded& e, const CollectiveSweepOptions& options,
+                              sim::Bytes size, bool fast_path_off) {
+  throw InputError(
+      budget_error_text(e, collective_name(options, size), kCollectiveBudgetKnobs, fast_path_off));
 }
 
 workloads::CollectiveSpec spec_of(const CollectiveSweepOptions& options, sim::Bytes size) {
@@ -149,12 +150,13 @@ std::vector<CollectiveSweepRow> run_collective_sweep(const topology::Topology& t
     throw InputError("sizes must satisfy 0 < min-bytes <= max-bytes");
   if (options.max_bytes > kMaxCollectiveBytes)
     throw InputError("--max-bytes " + sim::format_bytes(options.max_bytes) + " is beyond " +
-                     sim::format_bytes(kMaxCollectiveBytes) + " per rank, more than any GPU holds; expected at most " +
+                     sim::format_bytes(kMaxCollectiveBytes) +
+                     " per rank, more than any GPU holds; expected at most " +
                      sim::format_bytes(kMaxCollectiveBytes));
   if (!(options.step_factor > 1.0)) throw InputError("step-factor must be greater than 1");
   if (options.comm.channels && (*options.comm.channels < 1 || *options.comm.channels > kMaxChannels))
-    throw InputError("--channels " + std::to_string(*options.comm.channels) + ": expected 0 (as NCCL would) or 1 to " +
-                     std::to_string(kMaxChannels));
+    throw InputError("--channels " + std::to_string(*options.comm.channels) +
+                     ": expected 0 (as NCCL would) or 1 to " + std::to_string(kMaxChannels));
   // The sizes, counted before any runs: a step factor barely above 1 asks for millions of rows.
   std::vector<sim::Bytes> sizes;
   double size = static_cast<double>(options.min_bytes.count());

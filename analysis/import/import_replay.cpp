@@ -15,7 +15,8 @@ std::string percent(double x) { return format_fixed(x, 2) + "%"; }
 
 // (replay − measured) / measured, in percent.
 double off_by(sim::Time replay, sim::Time measured) {
-  return measured > sim::Time::zero() ? 100.0 * (replay - measured).to_seconds() / measured.to_seconds() : 0.0;
+  return measured > sim::Time::zero() ? 100.0 * (replay - measured).to_seconds() / measured.to_seconds()
+                                      : 0.0;
 }
 
 }  // namespace
@@ -50,11 +51,16 @@ std::string pipedream_replay_report(const workloads::PipeDreamImport& imported, 
             " against the graph's summed times " + sim::format_time(summed) + " (forward " +
             sim::format_time(r.forward_recorded) + " + backward " + sim::format_time(r.backward_recorded) +
             (optimizer > sim::Time::zero() ? " + optimizer " + sim::format_time(optimizer) : "") + "; " +
-            percent(off) + (corrected ? ", from --correct" : replay.step_time == summed ? ", exact" : "") + ")\n";
+            percent(off) +
+            (corrected                    ? ", from --correct"
+             : replay.step_time == summed ? ", exact"
+                                          : "") +
+            ")\n";
   return report;
 }
 
-void emit_imported_profile(const workloads::Profile& profile, const std::string& report, const std::string& out) {
+void emit_imported_profile(const workloads::Profile& profile, const std::string& report,
+                           const std::string& out) {
   const std::string yaml = workloads::profile_to_yaml(profile);
   if (out.empty()) {
     std::cout << yaml;

@@ -19,6 +19,7 @@ std::string pipedream_replay_report(const workloads::PipeDreamImport& imported, 
 
 // Writes the profile to `out` (atomically) and the report to stdout; with no `out`, the profile to
 // stdout and the report to stderr.
-void emit_imported_profile(const workloads::Profile& profile, const std::string& report, const std::string& out);
+void emit_imported_profile(const workloads::Profile& profile, const std::string& report,
+                           const std::string& out);
 
 }  // namespace hybridsim::analysis

@@ -68,7 +68,8 @@ Captured run_captured(const std::string& program, const std::vector<std::string>
 
 std::string terminal_for(const PlotRequest& r) {
   const std::string size = std::to_string(r.width) + "," + std::to_string(r.height);
-  if (r.target.extension() == ".svg") return "set terminal svg size " + size + " dynamic background rgb 'white'";
+  if (r.target.extension() == ".svg")
+    return "set terminal svg size " + size + " dynamic background rgb 'white'";
   return "set terminal pngcairo size " + size + " font 'sans,11'";
 }
 

@@ -134,7 +134,8 @@ std::vector<workloads::Partitioner> distinct_partitioners(const PlanRequest& req
     const auto same = std::find_if(accepted.begin(), accepted.end(),
                                    [&](const auto& a) { return a.second == placement.gpu_of_op; });
     if (same != accepted.end()) {
-      skipped.push_back(what + ": the same placement as " + std::string(workloads::partitioner_name(same->first)));
+      skipped.push_back(what + ": the same placement as " +
+                        std::string(workloads::partitioner_name(same->first)));
       continue;
     }
     accepted.emplace_back(p, placement.gpu_of_op);
@@ -160,12 +161,15 @@ std::vector<StepRequest> candidate_requests(const PlanRequest& request, const st
           for (auto& o : workload_overlay(name, request.profile_file, {}))
             r.overlay.push_back(std::move(o));
           const std::string placement = mp == 1 ? "auto" : std::string(workloads::partitioner_name(p));
-          for (auto& o : parallelism_overlay(request.gpus / mp, mp, placement)) r.overlay.push_back(std::move(o));
-          for (auto& o : communication_overlay(single_worker ? workloads::AllReduceAlgorithm::Ring : algorithm,
-                                               single_worker ? workloads::StepOptions{}.bucket_size : bucket,
-                                               request.message_size, sim::CollectiveConfig{}.fast_path))
+          for (auto& o : parallelism_overlay(request.gpus / mp, mp, placement))
             r.overlay.push_back(std::move(o));
-          if (std::find(requests.begin(), requests.end(), r) == requests.end()) requests.push_back(std::move(r));
+          for (auto& o :
+               communication_overlay(single_worker ? workloads::AllReduceAlgorithm::Ring : algorithm,
+                                     single_worker ? workloads::StepOptions{}.bucket_size : bucket,
+                                     request.message_size, sim::CollectiveConfig{}.fast_path))
+            r.overlay.push_back(std::move(o));
+          if (std::find(requests.begin(), requests.end(), r) == requests.end())
+            requests.push_back(std::move(r));
         }
   }
   return requests;
@@ -173,8 +177,9 @@ std::vector<StepRequest> candidate_requests(const PlanRequest& request, const st
 
 // The simulated steps as candidates (failures skipped, with why), best first by the objective;
 // those that do not fit in request.memory go to `unfit` and, unless shown, no further.
-std::vector<PlanCandidate> rank_candidates(const PlanRequest& request, const std::vector<StepRef>& ids, const StepCache& steps,
-                                           std::vector<std::string>& skipped, std::vector<PlanResult::Unfit>& unfit) {
+std::vector<PlanCandidate> rank_candidates(const PlanRequest& request, const std::vector<StepRef>& ids,
+                                           const StepCache& steps, std::vector<std::string>& skipped,
+                                           std::vector<PlanResult::Unfit>& unfit) {
   std::vector<PlanCandidate> ranked;
   for (std::size_t i = 0; i < ids.size(); ++i) {
     if (const StepFailure* f = steps.failure(ids[i].id)) {
@@ -216,8 +221,10 @@ void explain_winners(std::vector<PlanCandidate>& ranked, PlanObjective objective
     const PlanCandidate* other = nullptr;
     if (i == 0) {
       const bool dp = c.step.label.mp == 1;
-      other = best_of([&](const PlanCandidate& o) { return (o.step.label.mp == 1) != dp && o.does_not_fit.empty(); });
-      if (other) c.why += "; best " + std::string(dp ? "hybrid" : "DP alone") + ": " + versus(c, *other, objective);
+      other = best_of(
+          [&](const PlanCandidate& o) { return (o.step.label.mp == 1) != dp && o.does_not_fit.empty(); });
+      if (other)
+        c.why += "; best " + std::string(dp ? "hybrid" : "DP alone") + ": " + versus(c, *other, objective);
     }
     if (i + 1 < ranked.size() && &ranked[i + 1] != other) {
       const PlanCandidate& next = ranked[i + 1];
@@ -234,10 +241,12 @@ void explain_winners(std::vector<PlanCandidate>& ranked, PlanObjective objective
 }  // namespace
 
 PlanResult plan(const PlanRequest& request, StepCache* cache) {
-  if (request.gpus < 1) throw InputError("plan: expected at least 1 GPU, got " + std::to_string(request.gpus));
+  if (request.gpus < 1)
+    throw InputError("plan: expected at least 1 GPU, got " + std::to_string(request.gpus));
   if (request.objective == PlanObjective::TimeToTrain && (!request.curve || !request.dataset))
-    throw InputError("plan: the time-to-train objective needs a statistical-efficiency curve and a dataset for " +
-                     request.model + "; use the throughput objective");
+    throw InputError(
+        "plan: the time-to-train objective needs a statistical-efficiency curve and a dataset for " +
+        request.model + "; use the throughput objective");
   StepCache own;
   StepCache& steps = cache ? *cache : own;
   PlanResult result;
@@ -281,8 +290,9 @@ PlanResult plan(const PlanRequest& request, StepCache* cache) {
 }
 
 void print_plan(const PlanResult& r, std::ostream& out, int top) {
-  out << "plan: " << r.model << " on " << r.gpus << " GPUs of " << r.cluster.preset << " machines (InfiniBand "
-      << sim::format_bandwidth(topology::ib_bandwidth_of(r.cluster)) << "), objective " << objective_name(r.objective);
+  out << "plan: " << r.model << " on " << r.gpus << " GPUs of " << r.cluster.preset
+      << " machines (InfiniBand " << sim::format_bandwidth(topology::ib_bandwidth_of(r.cluster))
+      << "), objective " << objective_name(r.objective);
   if (r.curve) out << ", curve " << r.curve->network << "/" << r.curve->variant;
   if (r.dataset) out << ", " << r.dataset->name << " (" << format_count(r.dataset->samples) << " samples)";
   out << "\nGPU memory " << (r.memory ? workloads::format_gib(r.memory->bytes) + " (" + r.memory->source + ")"
@@ -291,26 +301,27 @@ void print_plan(const PlanResult& r, std::ostream& out, int top) {
   for (const int m : r.mp_searched) out << " " << m;
   out << "; " << r.simulated << " steps simulated); " << r.skipped.size() << " left out";
   if (!r.unfit.empty())
-    out << "; " << r.unfit.size() << (r.show_unfit ? " do not fit in memory (ranked last, marked !)"
-                                                    : " do not fit in memory (left out; --show-unfit ranks them)");
+    out << "; " << r.unfit.size()
+        << (r.show_unfit ? " do not fit in memory (ranked last, marked !)"
+                         : " do not fit in memory (left out; --show-unfit ranks them)");
   out << "\n\n";
   char line[512];
-  std::snprintf(line, sizeof line, "%-4s %-9s %-9s %-9s %-13s %9s %9s %21s %8s %14s %12s %9s\n", "rank", "dp x mp",
-                "placement", "bucket", "algorithm", "batch", "step ms", "compute/exposed/idle", "epochs",
-                "time to train", "samples/s", "peak GiB");
+  std::snprintf(line, sizeof line, "%-4s %-9s %-9s %-9s %-13s %9s %9s %21s %8s %14s %12s %9s\n", "rank",
+                "dp x mp", "placement", "bucket", "algorithm", "batch", "step ms", "compute/exposed/idle",
+                "epochs", "time to train", "samples/s", "peak GiB");
   out << line;
   const std::size_t n = std::min<std::size_t>(r.ranked.size(), static_cast<std::size_t>(std::max(top, 0)));
   for (std::size_t i = 0; i < n; ++i) {
     const PlanCandidate& c = r.ranked[i];
     const StepLabel& k = c.step.label;
-    const std::string split = ms(c.step.critical.compute) + "/" + ms(c.step.critical.exposed_communication) + "/" +
-                              ms(c.step.critical.idle);
+    const std::string split = ms(c.step.critical.compute) + "/" + ms(c.step.critical.exposed_communication) +
+                              "/" + ms(c.step.critical.idle);
     std::snprintf(line, sizeof line, "%-4zu %-9s %-9s %-9s %-13s %9s %9s %21s %8s %14s %12s %9s\n", i + 1,
                   (std::to_string(k.dp()) + " x " + std::to_string(k.mp)).c_str(),
                   k.mp > 1 ? std::string(workloads::partitioner_name(k.partitioner)).c_str() : "-",
                   sim::human_bytes(sim::Bytes::of(k.bucket_bytes)).c_str(),
-                  std::string(workloads::algorithm_name(k.algorithm)).c_str(), format_count(c.step.global_batch).c_str(),
-                  ms(c.step.step_time).c_str(), split.c_str(),
+                  std::string(workloads::algorithm_name(k.algorithm)).c_str(),
+                  format_count(c.step.global_batch).c_str(), ms(c.step.step_time).c_str(), split.c_str(),
                   c.ttt ? (format_fixed(c.ttt->epochs, 2) + (c.ttt->extrapolated ? "*" : "")).c_str() : "-",
                   c.ttt ? format_duration(c.ttt->seconds).c_str() : "-",
                   format_count(std::llround(c.samples_per_second)).c_str(),
@@ -319,12 +330,15 @@ void print_plan(const PlanResult& r, std::ostream& out, int top) {
   }
   out << "\n";
   for (std::size_t i = 0; i < n && i < 5; ++i)
-    out << "#" << i + 1 << " " << (r.ranked[i].does_not_fit.empty() ? "" : "(" + r.ranked[i].does_not_fit + ") ")
-        << r.ranked[i].why << "\n";
-  if (std::any_of(r.ranked.begin(), r.ranked.end(), [](const PlanCandidate& c) { return c.ttt && c.ttt->extrapolated; }))
+    out << "#" << i + 1 << " "
+        << (r.ranked[i].does_not_fit.empty() ? "" : "(" + r.ranked[i].does_not_fit + ") ") << r.ranked[i].why
+        << "\n";
+  if (std::any_of(r.ranked.begin(), r.ranked.end(),
+                  [](const PlanCandidate& c) { return c.ttt && c.ttt->extrapolated; }))
     out << "* epochs extrapolated outside the curve's supported batch range\n";
   for (const auto& s : r.skipped) out << "left out: " << s << "\n";
-  for (const auto& u : r.unfit) out << (r.show_unfit ? "does not fit: " : "left out: ") << label(u.label) << ": " << u.why << "\n";
+  for (const auto& u : r.unfit)
+    out << (r.show_unfit ? "does not fit: " : "left out: ") << label(u.label) << ": " << u.why << "\n";
 }
 
 PlanRequest make_plan_request(const PlanCommandOptions& o) {
@@ -349,7 +363,8 @@ PlanRequest make_plan_request(const PlanCommandOptions& o) {
   r.gpus = o.gpus;
   r.cluster.preset = o.cluster;
   build_cluster(r.cluster, 1, topology::ib_bandwidth_of(r.cluster));  // checks the preset
-  if (o.ib_bandwidth) r.cluster.links[sim::LinkKind::InfiniBand].bandwidth = sim::parse_bandwidth(*o.ib_bandwidth);
+  if (o.ib_bandwidth)
+    r.cluster.links[sim::LinkKind::InfiniBand].bandwidth = sim::parse_bandwidth(*o.ib_bandwidth);
   r.memory = o.memory ? std::optional<workloads::MemoryCapacity>(
                             workloads::MemoryCapacity{sim::parse_bytes(*o.memory), "--memory " + *o.memory})
                       : workloads::preset_gpu_capacity(o.cluster);

@@ -34,8 +34,8 @@ PlanObjective parse_objective(std::string_view text);  // InputError listing the
 // What is searched; empty `mp` means every divisor of N up to min(8, GPUs per machine, op count).
 struct PlanSearch {
   std::vector<int> mp{};
-  std::vector<workloads::Partitioner> partitioners{workloads::Partitioner::Layers, workloads::Partitioner::Stacks,
-                                                   workloads::Partitioner::Branches};
+  std::vector<workloads::Partitioner> partitioners{
+      workloads::Partitioner::Layers, workloads::Partitioner::Stacks, workloads::Partitioner::Branches};
   std::vector<sim::Bytes> bucket_sizes{sim::Bytes::of(6'250'000), sim::Bytes::of(25'000'000),
                                        sim::Bytes::of(100'000'000)};
   std::vector<workloads::AllReduceAlgorithm> algorithms{workloads::AllReduceAlgorithm::Ring,
@@ -113,6 +113,7 @@ struct PlanCommandOptions {
 PlanRequest make_plan_request(const PlanCommandOptions& options);
 // The whole `hybridsim plan` command: resolve, search (progress lines on `progress` unless null),
 // print the best `top` configurations on `out`. Returns the exit code (0).
-int run_plan_command(const PlanCommandOptions& options, std::ostream& out, std::ostream* progress, int top = 5);
+int run_plan_command(const PlanCommandOptions& options, std::ostream& out, std::ostream* progress,
+                     int top = 5);
 
 }  // namespace hybridsim::analysis

@@ -73,8 +73,8 @@ void print_gpu_bandwidth(const Topology& t, std::ostream& out) {
   };
   out << "per-GPU bandwidth out of each GPU, per direction";
   if (t.node_count() > 1) out << " (machine " << node.value_or(0) << " shown)";
-  out << "\n  " << pad_columns("GPU", 14) << pad_columns("NVLink", 14) << pad_columns("NVSwitch", 14) << pad_columns("PCIe", 14)
-      << "network (share of the machine's NICs)\n";
+  out << "\n  " << pad_columns("GPU", 14) << pad_columns("NVLink", 14) << pad_columns("NVSwitch", 14)
+      << pad_columns("PCIe", 14) << "network (share of the machine's NICs)\n";
   int shown = 0;
   for (const DeviceId g : gpus) {
     if (t.device(g).node != node) break;

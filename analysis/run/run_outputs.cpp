@@ -20,8 +20,9 @@ RunSummary run_summary(const ScenarioRun& run, const scenarios::Scenario& scenar
   for (const auto& [k, v] : metrics) s.table += pad_columns("  " + k, kSummaryKeyColumns) + v + "\n";
   s.settings = run.context;
   for (const auto& kv : metrics) s.settings.push_back(kv);
-  s.json = step_summary_json(run.step, s.settings,
-                             {{"memory", memory_json(run.memory, run.mapping, run.gpu_capacity, run.step.critical.gpu)}});
+  s.json = step_summary_json(
+      run.step, s.settings,
+      {{"memory", memory_json(run.memory, run.mapping, run.gpu_capacity, run.step.critical.gpu)}});
   return s;
 }
 

@@ -92,9 +92,10 @@ namespace {
         written += (written.empty() ? "" : ", ") + path + " (" + where + ")";
         break;
       }
-  throw InputError(s.source + ": the step's simulated time passes what 64-bit picoseconds hold (106 days; " + what +
-                   ")" + (written.empty() ? std::string("; the profile's kernels are too long")
-                                          : "; what lengthens it, as written: " + written));
+  throw InputError(s.source + ": the step's simulated time passes what 64-bit picoseconds hold (106 days; " +
+                   what + ")" +
+                   (written.empty() ? std::string("; the profile's kernels are too long")
+                                    : "; what lengthens it, as written: " + written));
 }
 
 }  // namespace
@@ -111,7 +112,8 @@ ScenarioRun run_scenario(const scenarios::ResolvedScenario& resolved, const Scen
   }
 }
 
-ScenarioRun run_scenario_unchecked(const scenarios::ResolvedScenario& resolved, const ScenarioRunOptions& options) {
+ScenarioRun run_scenario_unchecked(const scenarios::ResolvedScenario& resolved,
+                                   const ScenarioRunOptions& options) {
   ScenarioRun run;
   run.context = scenarios::key_settings(resolved);
   const StepSetup setup = step_setup(resolved);
@@ -158,9 +160,9 @@ std::vector<std::pair<std::string, std::string>> run_metrics(const ScenarioRun& 
     out.emplace_back("statistical efficiency", run.efficiency);
   }
   if (run.trace_path) {
-    out.emplace_back("trace", run.trace_path->string() + " (" + sim::human_bytes(sim::Bytes::of(run.trace_bytes)) +
-                                  ", " + std::to_string(run.trace_events) +
-                                  " events; open in ui.perfetto.dev or speedscope)");
+    out.emplace_back(
+        "trace", run.trace_path->string() + " (" + sim::human_bytes(sim::Bytes::of(run.trace_bytes)) + ", " +
+                     std::to_string(run.trace_events) + " events; open in ui.perfetto.dev or speedscope)");
   }
   return out;
 }

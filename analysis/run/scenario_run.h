@@ -55,7 +55,8 @@ StepSetup step_setup(const scenarios::ResolvedScenario& resolved);
 // simulation block) is an InputError saying the estimate, the limit and how to raise it.
 ScenarioRun run_scenario(const scenarios::ResolvedScenario& resolved, const ScenarioRunOptions& options);
 // The same, letting std::overflow_error through.
-ScenarioRun run_scenario_unchecked(const scenarios::ResolvedScenario& resolved, const ScenarioRunOptions& options);
+ScenarioRun run_scenario_unchecked(const scenarios::ResolvedScenario& resolved,
+                                   const ScenarioRunOptions& options);
 
 // The efficiency curve and dataset size a scenario asks for (built-in by network and variant, or
 // its own parametric/table curve). Returns none when no curve is known for the network.

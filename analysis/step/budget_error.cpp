@@ -8,8 +8,9 @@ std::string budget_error_text(const sim::BudgetExceeded& e, std::string_view wha
                               bool fast_path_off) {
   std::string out = e.estimate_text(what);
   if (e.kind == sim::BudgetExceeded::Kind::Events) {
-    out += ", over the limit " + std::string(knobs.events_limit) + " = " + sim::BudgetExceeded::count_text(e.limit) +
-           "; raise it (" + std::string(knobs.events_raise) + ", 0 = no limit)";
+    out += ", over the limit " + std::string(knobs.events_limit) + " = " +
+           sim::BudgetExceeded::count_text(e.limit) + "; raise it (" + std::string(knobs.events_raise) +
+           ", 0 = no limit)";
   } else {
     out += ", over the limit " + std::string(knobs.memory_limit) + " = " +
            sim::format_bytes(sim::Bytes::of(static_cast<std::int64_t>(e.limit))) + "; raise it (" +

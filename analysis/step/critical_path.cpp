@@ -50,7 +50,8 @@ template <typename Member>
 std::optional<std::uint32_t> last_stream(const std::vector<const sim::StreamProgram*>& streams,
                                          const sim::ExecutionRecord& record, sim::Time step_time,
                                          const Member& member) {
-  if (streams.size() != record.stream_count()) throw InternalError("critical path: the record is of another program");
+  if (streams.size() != record.stream_count())
+    throw InternalError("critical path: the record is of another program");
   for (std::uint32_t k = 0; k < streams.size(); ++k)
     for (std::uint32_t i = 0; i < streams[k]->tasks.size() && !member(k); ++i)
       if (!record.has_run(k, i)) throw InternalError("critical path: a task of the step never ran");

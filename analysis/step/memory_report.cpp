@@ -27,7 +27,8 @@ void rank_json(std::string& out, const MemoryBreakdown& b, int gpu, int rank) {
          ", \"peak_bytes\": " + std::to_string(b.total().count());
   for (std::size_t p = 0; p < workloads::kMemoryPartCount; ++p) {
     out += ", ";
-    append_json_string(out, std::string(workloads::memory_part_key(static_cast<workloads::MemoryPart>(p))) + "_bytes");
+    append_json_string(
+        out, std::string(workloads::memory_part_key(static_cast<workloads::MemoryPart>(p))) + "_bytes");
     out += ": " + std::to_string(b.bytes[p].count());
   }
   out += "}";
@@ -47,7 +48,8 @@ int mp_rank_of_gpu(const workloads::WorkerMapping& mapping, int gpu) {
   return 0;
 }
 
-std::string memory_peak_text(const MemoryBreakdown& peak, const std::optional<workloads::MemoryCapacity>& capacity) {
+std::string memory_peak_text(const MemoryBreakdown& peak,
+                             const std::optional<workloads::MemoryCapacity>& capacity) {
   std::string out = format_gib(peak.total());
   if (!capacity) {
     out += " (capacity unknown)";
@@ -59,26 +61,29 @@ std::string memory_peak_text(const MemoryBreakdown& peak, const std::optional<wo
   return out + ": " + workloads::describe_parts(peak);
 }
 
-std::string does_not_fit_text(const std::vector<MemoryBreakdown>& peaks, const workloads::WorkerMapping& mapping,
+std::string does_not_fit_text(const std::vector<MemoryBreakdown>& peaks,
+                              const workloads::WorkerMapping& mapping,
                               const std::optional<workloads::MemoryCapacity>& capacity) {
   if (!capacity || workloads::fits_in(peaks, capacity->bytes)) return "";
   const Largest l = largest_of(peaks, mapping);
   return "does not fit: GPU " + std::to_string(l.gpu) + " needs " + format_gib(l.bytes) + " of " +
-         format_gib(capacity->bytes) + ": " + workloads::describe_parts(peaks[static_cast<std::size_t>(l.rank)]);
+         format_gib(capacity->bytes) + ": " +
+         workloads::describe_parts(peaks[static_cast<std::size_t>(l.rank)]);
 }
 
-std::vector<std::pair<std::string, std::string>> memory_lines(const workloads::StepMemory& memory,
-                                                              const workloads::WorkerMapping& mapping,
-                                                              const std::optional<workloads::MemoryCapacity>& capacity,
-                                                              int critical_gpu) {
+std::vector<std::pair<std::string, std::string>> memory_lines(
+    const workloads::StepMemory& memory, const workloads::WorkerMapping& mapping,
+    const std::optional<workloads::MemoryCapacity>& capacity, int critical_gpu) {
   std::vector<std::pair<std::string, std::string>> out;
   const std::vector<MemoryBreakdown> peaks = memory.peaks();
   if (peaks.empty()) return out;
   const int critical_rank = mp_rank_of_gpu(mapping, critical_gpu);
   const Largest l = largest_of(peaks, mapping);
   const bool same = peaks[static_cast<std::size_t>(critical_rank)].total() == l.bytes;
-  out.emplace_back("peak memory", "GPU " + std::to_string(critical_gpu) + (same ? " (critical, largest): " : " (critical): ") +
-                                      memory_peak_text(peaks[static_cast<std::size_t>(critical_rank)], capacity));
+  out.emplace_back("peak memory",
+                   "GPU " + std::to_string(critical_gpu) +
+                       (same ? " (critical, largest): " : " (critical): ") +
+                       memory_peak_text(peaks[static_cast<std::size_t>(critical_rank)], capacity));
   if (!same)
     out.emplace_back("peak memory", "GPU " + std::to_string(l.gpu) + " (largest): " +
                                         memory_peak_text(peaks[static_cast<std::size_t>(l.rank)], capacity));

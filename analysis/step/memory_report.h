@@ -20,17 +20,18 @@ int mp_rank_of_gpu(const workloads::WorkerMapping& mapping, int gpu);
 
 // "15.2 GiB of 16 GiB (headroom 0.83 GiB): weights 6.62, optimizer 6.62, ..." (or "... of 16 GiB
 // (0.70 GiB too much): ..."; without a capacity "15.2 GiB (capacity unknown): ...").
-std::string memory_peak_text(const workloads::MemoryBreakdown& peak, const std::optional<workloads::MemoryCapacity>& capacity);
+std::string memory_peak_text(const workloads::MemoryBreakdown& peak,
+                             const std::optional<workloads::MemoryCapacity>& capacity);
 // "does not fit: GPU 3 needs 16.9 GiB of 16 GiB: weights 6.62, ..." for the first GPU of the largest
 // rank; empty when every rank fits or the capacity is unknown.
-std::string does_not_fit_text(const std::vector<workloads::MemoryBreakdown>& peaks, const workloads::WorkerMapping& mapping,
+std::string does_not_fit_text(const std::vector<workloads::MemoryBreakdown>& peaks,
+                              const workloads::WorkerMapping& mapping,
                               const std::optional<workloads::MemoryCapacity>& capacity);
 // The lines a run prints: the critical GPU's peak and, when another rank is larger, the largest;
 // then the verdict. (key, value) pairs as run_metrics gives them.
-std::vector<std::pair<std::string, std::string>> memory_lines(const workloads::StepMemory& memory,
-                                                              const workloads::WorkerMapping& mapping,
-                                                              const std::optional<workloads::MemoryCapacity>& capacity,
-                                                              int critical_gpu);
+std::vector<std::pair<std::string, std::string>> memory_lines(
+    const workloads::StepMemory& memory, const workloads::WorkerMapping& mapping,
+    const std::optional<workloads::MemoryCapacity>& capacity, int critical_gpu);
 // The run summary's "memory" member: {"capacity_bytes", "capacity_source", "fits", "critical":
 // {gpu, mp_rank, peak_bytes, parts...}, "largest": {...}, "per_mp_rank": [...], rule and options}.
 std::string memory_json(const workloads::StepMemory& memory, const workloads::WorkerMapping& mapping,

@@ -45,7 +45,8 @@ GpuStepMetrics mean_of(const std::vector<GpuStepMetrics>& gpus) {
 bool spans_members(const StepFoldPlan& fold, const workloads::CollectiveSpec& spec) {
   bool rep = false, member = false;
   for (const int m : spec.members) {
-    const bool is_rep = fold.fold.representative[static_cast<std::size_t>(m)] == static_cast<std::uint32_t>(m);
+    const bool is_rep =
+        fold.fold.representative[static_cast<std::size_t>(m)] == static_cast<std::uint32_t>(m);
     rep = rep || is_rep;
     member = member || !is_rep;
   }
@@ -55,8 +56,9 @@ bool spans_members(const StepFoldPlan& fold, const workloads::CollectiveSpec& sp
 // An embedded ring's position p repeats position p mod its window: a member GPU sees what its
 // representative does only if they stand at positions that repeat each other in every embedded ring.
 // If not, the fold is broken before it runs, and each GPU's signature names its positions' classes.
-bool embedded_classes_agree(const workloads::StepProgram& program, const std::vector<sim::RingCollective*>& rings,
-                            const StepFoldPlan& fold, Attempt& attempt) {
+bool embedded_classes_agree(const workloads::StepProgram& program,
+                            const std::vector<sim::RingCollective*>& rings, const StepFoldPlan& fold,
+                            Attempt& attempt) {
   std::vector<std::uint64_t> signature(program.gpus.size(), 0);
   for (std::size_t i = 0; i < rings.size(); ++i) {
     if (rings[i] == nullptr || rings[i]->embedded_window(0) == 0) continue;
@@ -111,7 +113,8 @@ bool make_collectives(const StepSetup& setup, const workloads::StepProgram& prog
       attempt.why = "a collective they share is not a ring";
       return false;
     }
-    if (setup.executor.contention) out.loads.push_back(workloads::collective_load(spec, plan, topology.links()));
+    if (setup.executor.contention)
+      out.loads.push_back(workloads::collective_load(spec, plan, topology.links()));
     out.owned.push_back(workloads::make_collective(network, std::move(plan), config));
     out.pointers.push_back(out.owned.back().get());
   }
@@ -119,9 +122,9 @@ bool make_collectives(const StepSetup& setup, const workloads::StepProgram& prog
 }
 
 // The step's figures, read off the finished run.
-StepResult step_result(const StepSetup& setup, const workloads::StepProgram& program, const StepFoldPlan& fold,
-                       const sim::StreamExecutor& executor, const StepCollectives& collectives,
-                       std::uint64_t events) {
+StepResult step_result(const StepSetup& setup, const workloads::StepProgram& program,
+                       const StepFoldPlan& fold, const sim::StreamExecutor& executor,
+                       const StepCollectives& collectives, std::uint64_t events) {
   const workloads::Profile& profile = *setup.profile;
   StepResult r;
   r.dp = program.dp;
@@ -172,7 +175,8 @@ StepResult step_result(const StepSetup& setup, const workloads::StepProgram& pro
 // folded (in full, its messages in the members' machines would miss the shadows' traffic there),
 // and every member must have seen what its representative did.
 void check_step_fold(const StepFoldPlan& fold, const workloads::StepProgram& program,
-                     const StepCollectives& collectives, const sim::StreamExecutor& executor, Attempt& attempt) {
+                     const StepCollectives& collectives, const sim::StreamExecutor& executor,
+                     Attempt& attempt) {
   const auto& owned = collectives.owned;
   for (std::size_t i = 0; i < owned.size() && !attempt.fold_broken; ++i) {
     if (owned[i] == nullptr || owned[i]->simulation_path().folded) continue;
@@ -206,7 +210,8 @@ StepResult simulate_once(const StepSetup& setup, const workloads::StepProgram& p
   if (embed == Embed::On) {
     for (const auto& c : collectives.owned) rings.push_back(dynamic_cast<sim::RingCollective*>(c.get()));
     embedded = sim::embed_coupled_rings(rings, network);
-    if (!fold.empty() && embedded.rings > 0 && !embedded_classes_agree(program, rings, fold, attempt)) return {};
+    if (!fold.empty() && embedded.rings > 0 && !embedded_classes_agree(program, rings, fold, attempt))
+      return {};
   }
   check_step_budget(budget, program, collectives.owned);
 
@@ -247,8 +252,8 @@ StepResult simulate_attempt(const StepSetup& setup, const workloads::StepProgram
 // What a progress line says the step is doing.
 std::string attempt_label(const StepSetup& setup, std::string_view how) {
   if (setup.variability.steps <= 1) return "the step, " + std::string(how);
-  return "step " + std::to_string(setup.step_index + 1) + " of " + std::to_string(setup.variability.steps) + ", " +
-         std::string(how);
+  return "step " + std::to_string(setup.step_index + 1) + " of " + std::to_string(setup.variability.steps) +
+         ", " + std::string(how);
 }
 
 }  // namespace hybridsim::analysis

@@ -31,7 +31,8 @@ std::vector<std::uint64_t> machine_signatures(const topology::Topology& t) {
     const topology::DeviceInfo& a = t.device(e.from);
     const topology::DeviceInfo& b = t.device(e.to);
     if (!a.node.has_value() || !b.node.has_value() || *a.node != *b.node) continue;
-    std::uint64_t h = mix(static_cast<std::uint64_t>(links[l].kind), static_cast<std::uint64_t>(links[l].bandwidth.bytes_per_second()));
+    std::uint64_t h = mix(static_cast<std::uint64_t>(links[l].kind),
+                          static_cast<std::uint64_t>(links[l].bandwidth.bytes_per_second()));
     h = mix(mix(h, static_cast<std::uint64_t>(links[l].latency.ps())), static_cast<std::uint64_t>(e.count));
     h = mix_text(mix_text(h, local_name(a)), local_name(b));
     auto& s = sig[static_cast<std::size_t>(*a.node)];
@@ -65,7 +66,8 @@ StepFoldBasis step_fold_basis(const workloads::StepProgram& program, const topol
   const std::vector<std::uint64_t> machine = machine_signatures(topology);
   const auto one_machine = [&](const workloads::CollectiveSpec& c) {
     for (const int m : c.members)
-      if (node[static_cast<std::size_t>(m)] != node[static_cast<std::size_t>(c.members.front())]) return false;
+      if (node[static_cast<std::size_t>(m)] != node[static_cast<std::size_t>(c.members.front())])
+        return false;
     return true;
   };
   // Class key: machine wiring, index in the machine, program shape.
@@ -74,7 +76,8 @@ StepFoldBasis step_fold_basis(const workloads::StepProgram& program, const topol
     const sim::GpuProgram& p = program.gpus[g];
     std::uint64_t h = mix(machine[static_cast<std::size_t>(node[g])], static_cast<std::uint64_t>(local[g]));
     // The scales' exact bits: GPUs whose speeds differ at all (stragglers) are never alike.
-    h = mix(mix(h, std::bit_cast<std::uint64_t>(p.compute_scale)), std::bit_cast<std::uint64_t>(p.sample_scale));
+    h = mix(mix(h, std::bit_cast<std::uint64_t>(p.compute_scale)),
+            std::bit_cast<std::uint64_t>(p.sample_scale));
     for (const sim::StreamProgram& sp : p.streams) {
       h = mix(h, sp.tasks.size());  // not its name: "send→GPU11" names the partner
       for (const sim::Task& t : sp.tasks) {
@@ -82,18 +85,22 @@ StepFoldBasis step_fold_basis(const workloads::StepProgram& program, const topol
                        (static_cast<std::uint64_t>(t.per_sample) << 16));
         switch (t.kind) {
           case sim::TaskKind::Kernel:
-            h = mix(mix(mix(h, static_cast<std::uint64_t>(t.duration.ps())), static_cast<std::uint64_t>(t.launch_delay.ps())), t.id);
+            h = mix(mix(mix(h, static_cast<std::uint64_t>(t.duration.ps())),
+                        static_cast<std::uint64_t>(t.launch_delay.ps())),
+                    t.id);
             break;
           case sim::TaskKind::Wait: {
             const StepFoldBasis::Place& r = recorder[t.id];
-            h = mix(mix(mix(h, r.gpu == g ? 0 : 1 + static_cast<std::uint64_t>(local[r.gpu])), r.stream), r.task);
+            h = mix(mix(mix(h, r.gpu == g ? 0 : 1 + static_cast<std::uint64_t>(local[r.gpu])), r.stream),
+                    r.task);
             break;
           }
           case sim::TaskKind::Record:
             break;
           case sim::TaskKind::Collective: {
             const workloads::CollectiveSpec& c = program.collectives[t.id];
-            h = mix(mix(mix(h, static_cast<std::uint64_t>(c.op)), static_cast<std::uint64_t>(c.size.count())), c.members.size());
+            h = mix(mix(mix(h, static_cast<std::uint64_t>(c.op)), static_cast<std::uint64_t>(c.size.count())),
+                    c.members.size());
             h = mix(mix(h, static_cast<std::uint64_t>(c.role)), one_machine(c) ? 1 : 0);
             break;
           }
@@ -123,7 +130,8 @@ StepFoldPlan plan_step_fold(const workloads::StepProgram& program, const topolog
   const auto& recorder = basis.recorder;
   const auto one_machine = [&](const workloads::CollectiveSpec& c) {
     for (const int m : c.members)
-      if (node[static_cast<std::size_t>(m)] != node[static_cast<std::size_t>(c.members.front())]) return false;
+      if (node[static_cast<std::size_t>(m)] != node[static_cast<std::size_t>(c.members.front())])
+        return false;
     return true;
   };
   // A refinement splits whole machines: a GPU whose timeline differs splits off with the GPUs of its
@@ -131,9 +139,11 @@ StepFoldPlan plan_step_fold(const workloads::StepProgram& program, const topolog
   std::vector<std::uint64_t> machine_refine(static_cast<std::size_t>(topology.node_count()), 0);
   if (!refine.empty())
     for (std::uint32_t g = 0; g < gpus; ++g)
-      machine_refine[static_cast<std::size_t>(node[g])] = mix(machine_refine[static_cast<std::size_t>(node[g])], refine[g]);
+      machine_refine[static_cast<std::size_t>(node[g])] =
+          mix(machine_refine[static_cast<std::size_t>(node[g])], refine[g]);
   std::vector<std::uint64_t> key(basis.key);
-  for (std::uint32_t g = 0; g < gpus; ++g) key[g] = mix(key[g], machine_refine[static_cast<std::size_t>(node[g])]);
+  for (std::uint32_t g = 0; g < gpus; ++g)
+    key[g] = mix(key[g], machine_refine[static_cast<std::size_t>(node[g])]);
   std::unordered_map<std::uint64_t, std::uint32_t> first;
   std::vector<std::uint32_t> rep(gpus);
   for (std::uint32_t g = 0; g < gpus; ++g) rep[g] = first.try_emplace(key[g], g).first->second;

@@ -29,7 +29,8 @@ std::int64_t merge(std::vector<Interval>& v) {
 // is idle (or computing), not communicating.
 bool is_receive(const workloads::StepProgram& program, const sim::Task& t) {
   const workloads::CollectiveRole role = program.collectives[t.id].role;
-  return (role == workloads::CollectiveRole::Activation || role == workloads::CollectiveRole::ActivationGradient) &&
+  return (role == workloads::CollectiveRole::Activation ||
+          role == workloads::CollectiveRole::ActivationGradient) &&
          t.rank == 1;
 }
 

@@ -18,7 +18,8 @@ void run_with_progress(sim::EventQueue& queue, SimulationProgress* progress, std
   const std::uint64_t first = queue.events_processed();
   std::uint32_t count = 0;
   while (queue.step())
-    if (++count % SimulationProgress::kTickEvents == 0) progress->tick(what, queue.now(), queue.events_processed() - first);
+    if (++count % SimulationProgress::kTickEvents == 0)
+      progress->tick(what, queue.now(), queue.events_processed() - first);
 }
 
 }  // namespace hybridsim::analysis

@@ -2,8 +2,8 @@
 // stderr a few seconds into a step and every few seconds after (simulated time reached, events,
 // wall time), so a 16,384-GPU step simulated in full says it is working. Wall-clock time decides
 // only when to tell; nothing simulated depends on it.
-//   struct Printer : SimulationProgress { void report(const SimulationProgressReport& r) override { ... } } p;
-//   simulate_steps(setup, std::nullopt, &p);
+//   struct Printer : SimulationProgress { void report(const SimulationProgressReport& r) override { ... } }
+//   p; simulate_steps(setup, std::nullopt, &p);
 #pragma once
 #include <chrono>
 #include <cstdint>

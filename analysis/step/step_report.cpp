@@ -12,7 +12,9 @@ namespace hybridsim::analysis {
 namespace {
 
 std::string share(sim::Time part, sim::Time whole) {
-  return whole.ps() > 0 ? format_fixed(100.0 * static_cast<double>(part.ps()) / static_cast<double>(whole.ps()), 1) + "%" : "-";
+  return whole.ps() > 0
+             ? format_fixed(100.0 * static_cast<double>(part.ps()) / static_cast<double>(whole.ps()), 1) + "%"
+             : "-";
 }
 
 std::string line(const std::string& key, const std::string& value) {
@@ -56,10 +58,11 @@ void metrics_json(std::string& out, const GpuStepMetrics& m) {
   out += "{\"gpu\": " + std::to_string(m.gpu) + ", \"finish_us\": " + format_fixed(m.finish.to_us(), 3) +
          ", \"compute_us\": " + format_fixed(m.compute.to_us(), 3) +
          ", \"gradient_copies_us\": " + format_fixed(m.gradient_copies.to_us(), 3) +
-         ", \"compute_slowed_us\": " + format_fixed(m.compute_slowed.to_us(), 3) + ", \"communication_us\": " +
-         format_fixed(m.communication.to_us(), 3) + ", \"exposed_communication_us\": " +
-         format_fixed(m.exposed_communication.to_us(), 3) + ", \"idle_us\": " + format_fixed(m.idle.to_us(), 3) +
-         ", \"kernels\": " + std::to_string(m.kernels) + "}";
+         ", \"compute_slowed_us\": " + format_fixed(m.compute_slowed.to_us(), 3) +
+         ", \"communication_us\": " + format_fixed(m.communication.to_us(), 3) +
+         ", \"exposed_communication_us\": " + format_fixed(m.exposed_communication.to_us(), 3) +
+         ", \"idle_us\": " + format_fixed(m.idle.to_us(), 3) + ", \"kernels\": " + std::to_string(m.kernels) +
+         "}";
 }
 
 // Said only when a ring was folded or the step had to run again in full (sim/README.md,
@@ -93,9 +96,9 @@ std::string step_summary_table(const StepResult& r,
                               std::to_string(r.gpus) + " GPUs, global batch " +
                               std::to_string(r.global_batch));
   out += line("step time", sim::human_time(r.step_time) +
-                               (r.spread.steps > 1 ? " (mean of " + std::to_string(r.spread.steps) + " steps; p95 " +
-                                                         sim::human_time(r.spread.p95) + ", min " +
-                                                         sim::human_time(r.spread.min) + ", max " +
+                               (r.spread.steps > 1 ? " (mean of " + std::to_string(r.spread.steps) +
+                                                         " steps; p95 " + sim::human_time(r.spread.p95) +
+                                                         ", min " + sim::human_time(r.spread.min) + ", max " +
                                                          sim::human_time(r.spread.max) + ")"
                                                    : ""));
   out += line("throughput", format_fixed(r.samples_per_second, 1) + " samples/s" +
@@ -113,10 +116,12 @@ std::string step_summary_table(const StepResult& r,
              " " + sim::human_bytes(b);
   }
   out += line("bytes moved (× links crossed)", bytes.empty() ? "none" : bytes);
-  out += line("simulated", std::to_string(r.collectives) + " collectives and transfers, " +
-                               std::to_string(r.messages) + " messages, " + std::to_string(r.events) + " events" +
-                               (r.spread.steps > 1 ? " over " + std::to_string(r.spread.steps) + " steps" : ""));
-  if (const std::string path = simulation_path_text(r); !path.empty()) out += line("collective simulation", path);
+  out += line("simulated",
+              std::to_string(r.collectives) + " collectives and transfers, " + std::to_string(r.messages) +
+                  " messages, " + std::to_string(r.events) + " events" +
+                  (r.spread.steps > 1 ? " over " + std::to_string(r.spread.steps) + " steps" : ""));
+  if (const std::string path = simulation_path_text(r); !path.empty())
+    out += line("collective simulation", path);
   return out;
 }
 
@@ -132,12 +137,13 @@ std::string step_summary_json(const StepResult& r,
   }
   out += "},\n  \"dp\": " + std::to_string(r.dp) + ", \"mp\": " + std::to_string(r.mp) +
          ", \"gpus\": " + std::to_string(r.gpus) + ", \"global_batch\": " + std::to_string(r.global_batch) +
-         ",\n  \"step_time_us\": " + format_fixed(r.step_time.to_us(), 3) + ", \"steps\": " +
-         std::to_string(r.spread.steps) + ", \"p95_step_time_us\": " + format_fixed(r.spread.p95.to_us(), 3) +
+         ",\n  \"step_time_us\": " + format_fixed(r.step_time.to_us(), 3) +
+         ", \"steps\": " + std::to_string(r.spread.steps) +
+         ", \"p95_step_time_us\": " + format_fixed(r.spread.p95.to_us(), 3) +
          ", \"min_step_time_us\": " + format_fixed(r.spread.min.to_us(), 3) +
-         ", \"max_step_time_us\": " + format_fixed(r.spread.max.to_us(), 3) + ", \"samples_per_second\": " +
-         format_fixed(r.samples_per_second, 3) + ", \"units_per_second\": " + format_fixed(r.units_per_second, 3) +
-         ", \"unit\": ";
+         ", \"max_step_time_us\": " + format_fixed(r.spread.max.to_us(), 3) +
+         ", \"samples_per_second\": " + format_fixed(r.samples_per_second, 3) +
+         ", \"units_per_second\": " + format_fixed(r.units_per_second, 3) + ", \"unit\": ";
   append_json_string(out, r.unit);
   out += ",\n  \"mean\": ";
   metrics_json(out, r.mean);

@@ -49,8 +49,9 @@ void check_step_budget(sim::SimulationBudget& budget, const workloads::StepProgr
 workloads::StepProgram build_program(const StepSetup& setup) {
   if (setup.profile == nullptr || setup.topology == nullptr)
     throw InternalError("a step setup needs a profile and a topology");
-  workloads::StepProgram program = workloads::build_step_program(
-      *setup.profile, setup.placement, setup.mapping, static_cast<int>(setup.topology->gpus().size()), setup.step);
+  workloads::StepProgram program =
+      workloads::build_step_program(*setup.profile, setup.placement, setup.mapping,
+                                    static_cast<int>(setup.topology->gpus().size()), setup.step);
   apply_step_variability(setup, program);
   return program;
 }
@@ -61,10 +62,11 @@ void apply_step_variability(const StepSetup& setup, workloads::StepProgram& prog
   const workloads::Profile& profile = *setup.profile;
   if (v.lengths != workloads::LengthDistribution::Fixed && profile.meta.target_length <= 0)
     throw InputError("sentence lengths " + std::string(workloads::length_distribution_name(v.lengths)) +
-                     " need an encoder-decoder profile (metadata target_length > 0); " + profile.meta.network +
-                     " has none");
-  const workloads::LengthModel lengths =
-      v.lengths == workloads::LengthDistribution::Fixed ? workloads::LengthModel{} : workloads::wmt16_en_de_lengths();
+                     " need an encoder-decoder profile (metadata target_length > 0); " +
+                     profile.meta.network + " has none");
+  const workloads::LengthModel lengths = v.lengths == workloads::LengthDistribution::Fixed
+                                             ? workloads::LengthModel{}
+                                             : workloads::wmt16_en_de_lengths();
   const workloads::StepScales s =
       workloads::step_scales(v, lengths, program.worker_of_gpu, profile.meta.batch_per_gpu, setup.step_index);
   for (std::size_t g = 0; g < program.gpus.size(); ++g) {
@@ -119,7 +121,8 @@ std::optional<StepResult> folded_gpus(const StepSetup& setup, const workloads::S
   const StepFoldBasis basis = step_fold_basis(program, *setup.topology);
   for (int i = 0; i < kFoldAttempts; ++i) {
     const StepFoldPlan fold = plan_step_fold(program, *setup.topology, basis, ladder.refine);
-    if (fold.empty()) return refuse(ladder, i == 0 ? "no GPUs alike in program and machine" : ladder.step_fold_reason);
+    if (fold.empty())
+      return refuse(ladder, i == 0 ? "no GPUs alike in program and machine" : ladder.step_fold_reason);
     Attempt attempt;
     StepResult r = simulate_attempt(setup, program, observers, fold, attempt,
                                     attempt_label(setup, "folded onto representative GPUs"));
@@ -144,7 +147,8 @@ std::optional<StepResult> folded_gpus(const StepSetup& setup, const workloads::S
 std::optional<StepResult> every_gpu(const StepSetup& setup, const workloads::StepProgram& program,
                                     StepObservers observers, Ladder& ladder) {
   Attempt attempt;
-  StepResult r = simulate_attempt(setup, program, observers, {}, attempt, attempt_label(setup, "every GPU simulated"));
+  StepResult r =
+      simulate_attempt(setup, program, observers, {}, attempt, attempt_label(setup, "every GPU simulated"));
   // A folded ring assumed nothing else crossed its links; something did, so the fold's timeline
   // is not the step's.
   if (attempt.interfered) return refuse(ladder, "another transfer crossed a folded ring's links");
@@ -153,7 +157,8 @@ std::optional<StepResult> every_gpu(const StepSetup& setup, const workloads::Ste
 }
 
 // Every GPU and collective simulated in full: always holds.
-std::optional<StepResult> every_collective_in_full(const StepSetup& setup, const workloads::StepProgram& program,
+std::optional<StepResult> every_collective_in_full(const StepSetup& setup,
+                                                   const workloads::StepProgram& program,
                                                    StepObservers observers, Ladder&) {
   StepSetup full = setup;
   full.collective.fast_path = sim::FastPath::Off;

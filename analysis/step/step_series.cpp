@@ -68,7 +68,8 @@ StepResult combine_steps(const std::vector<StepResult>& steps, const workloads::
   out.spread = {static_cast<int>(steps.size()), out.step_time, times[rank - 1], times.front(), times.back()};
   const double seconds = out.step_time.to_seconds();
   out.samples_per_second = seconds > 0 ? static_cast<double>(out.global_batch) / seconds : 0;
-  out.units_per_second = seconds > 0 ? static_cast<double>(profile.meta.units_per_step) * out.dp / seconds : 0;
+  out.units_per_second =
+      seconds > 0 ? static_cast<double>(profile.meta.units_per_step) * out.dp / seconds : 0;
 
   std::vector<const GpuStepMetrics*> of;
   for (std::size_t g = 0; g < out.per_gpu.size(); ++g) {
@@ -88,8 +89,10 @@ StepResult combine_steps(const std::vector<StepResult>& steps, const workloads::
     ++critical_count[r.critical.gpu];
   }
   out.critical = mean_metrics(of, out.step_time);
-  out.critical.gpu = std::max_element(critical_count.begin(), critical_count.end(),
-                                      [](const auto& a, const auto& b) { return a.second < b.second; })->first;
+  out.critical.gpu =
+      std::max_element(critical_count.begin(), critical_count.end(), [](const auto& a, const auto& b) {
+        return a.second < b.second;
+      })->first;
   out.critical_path = mean_path(steps, out.step_time);
   out.events = out.messages = 0;
   for (std::size_t k = 0; k < out.bytes_by_link_kind.size(); ++k) {
@@ -107,7 +110,8 @@ StepResult combine_steps(const std::vector<StepResult>& steps, const workloads::
     out.simulation.rerun = out.simulation.rerun || r.simulation.rerun;
     if (out.simulation.full_reason.empty()) out.simulation.full_reason = r.simulation.full_reason;
     out.simulation.gpus_simulated = std::max(out.simulation.gpus_simulated, r.simulation.gpus_simulated);
-    if (out.simulation.step_fold_reason.empty()) out.simulation.step_fold_reason = r.simulation.step_fold_reason;
+    if (out.simulation.step_fold_reason.empty())
+      out.simulation.step_fold_reason = r.simulation.step_fold_reason;
     if (out.simulation.strategy.empty()) {  // the first step's
       out.simulation.strategy = r.simulation.strategy;
       out.simulation.refused = r.simulation.refused;
@@ -116,7 +120,8 @@ StepResult combine_steps(const std::vector<StepResult>& steps, const workloads::
   return out;
 }
 
-StepResult simulate_steps(const StepSetup& setup, std::optional<StepResult> first, SimulationProgress* progress) {
+StepResult simulate_steps(const StepSetup& setup, std::optional<StepResult> first,
+                          SimulationProgress* progress) {
   const int n = std::max(1, setup.variability.steps);
   std::vector<StepResult> steps;
   if (first) steps.push_back(std::move(*first));

@@ -28,9 +28,11 @@ struct RequestMaker {
     for (auto& o : workload_overlay(net.name, builtin ? "" : net.profile_source, config.gpu_choice))
       r.overlay.push_back(std::move(o));
     // DP has no placement to choose: one step whatever the network's partitioner.
-    const std::string placement = mp == 1 ? "auto" : std::string(workloads::partitioner_name(net.partitioner));
+    const std::string placement =
+        mp == 1 ? "auto" : std::string(workloads::partitioner_name(net.partitioner));
     for (auto& o : parallelism_overlay(gpus / mp, mp, placement)) r.overlay.push_back(std::move(o));
-    for (auto& o : communication_overlay(config.algorithm, config.bucket_size, config.message_size, config.fast_path))
+    for (auto& o :
+         communication_overlay(config.algorithm, config.bucket_size, config.message_size, config.fast_path))
       r.overlay.push_back(std::move(o));
     return r;
   }
@@ -138,7 +140,8 @@ NetworkStudy probe_network(const StudyConfig& config, std::size_t n) {
 
 // Every step a network's variants need, in the order the old key list had them.
 void add_requests(const RequestMaker& request, const StudyConfig& config, const StudyNetwork& net,
-                  const NetworkStudy& ns, const std::vector<double>& ib_factors, std::vector<StepRequest>& out) {
+                  const NetworkStudy& ns, const std::vector<double>& ib_factors,
+                  std::vector<StepRequest>& out) {
   for (const double f : ib_factors) {
     out.push_back(request(net, 1, 1, f));
     for (const int mp : ns.mp) out.push_back(request(net, mp, mp, f));
@@ -158,11 +161,13 @@ StudyVariant project_variant(const StudyResult& result, const NetworkStudy& ns, 
   StudyVariant v(std::move(label), curve, ib_factor);
   const auto samples = net.dataset.samples;
   v.baseline = project_row(step(1, 1, ib_factor), v.curve, samples, nullptr);
-  for (const int mp : ns.mp) v.mp_alone.push_back(project_row(step(mp, mp, ib_factor), v.curve, samples, &v.baseline));
+  for (const int mp : ns.mp)
+    v.mp_alone.push_back(project_row(step(mp, mp, ib_factor), v.curve, samples, &v.baseline));
   for (const int gpus : result.config.gpus) {
     v.rows.push_back(project_row(step(gpus, 1, ib_factor), v.curve, samples, &v.baseline));
     for (const int mp : ns.mp)
-      if (fits(gpus, mp)) v.rows.push_back(project_row(step(gpus, mp, ib_factor), v.curve, samples, &v.baseline));
+      if (fits(gpus, mp))
+        v.rows.push_back(project_row(step(gpus, mp, ib_factor), v.curve, samples, &v.baseline));
   }
   for (StudyRow& r : v.rows) r.does_not_fit = does_not_fit_text(r.step.memory_peaks, {}, result.memory);
   v.headline = compute_headline(v);
@@ -180,9 +185,11 @@ void project_network(const StudyResult& result, NetworkStudy& ns, const std::vec
     if (!r.does_not_fit.empty())
       ns.notes.push_back("N = " + std::to_string(r.gpus) + ", " + std::to_string(r.dp) + " x " +
                          std::to_string(r.mp) + " left out of best: " + r.does_not_fit);
-  for (const auto& c : net.sensitivity_curves) ns.variants.push_back(project_variant(result, ns, c.variant, c, 1.0, step));
+  for (const auto& c : net.sensitivity_curves)
+    ns.variants.push_back(project_variant(result, ns, c.variant, c, 1.0, step));
   for (std::size_t i = 1; i < ib_factors.size(); ++i)
-    ns.variants.push_back(project_variant(result, ns, ib_label(ib_factors[i]), net.curve, ib_factors[i], step));
+    ns.variants.push_back(
+        project_variant(result, ns, ib_label(ib_factors[i]), net.curve, ib_factors[i], step));
 }
 
 }  // namespace

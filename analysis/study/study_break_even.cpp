@@ -69,7 +69,9 @@ StudyBreakEven compute_break_even(const StudyVariant& variant, bool respect_memo
     if (!r.is_dp() || !counts(r) || r.gpus <= dp.gpus) continue;
     if (be.dp_past_peak < 0 || r.gpus < variant.row(be.dp_past_peak).gpus) be.dp_past_peak = i;
   }
-  be.dp_peak = be.dp_past_peak >= 0 ? DpPeak::Peaked : dp.gpus == max_gpus ? DpPeak::GridEdge : DpPeak::MemoryEdge;
+  be.dp_peak = be.dp_past_peak >= 0  ? DpPeak::Peaked
+               : dp.gpus == max_gpus ? DpPeak::GridEdge
+                                     : DpPeak::MemoryEdge;
 
   // Hybrid's gain at the peak: the best hybrid on at most as many GPUs.
   for (int i = 0; i < static_cast<int>(rows.size()); ++i) {
@@ -78,7 +80,8 @@ StudyBreakEven compute_break_even(const StudyVariant& variant, bool respect_memo
     if (be.hybrid_upto_peak < 0 || r.ttt.seconds < variant.row(be.hybrid_upto_peak).ttt.seconds)
       be.hybrid_upto_peak = i;
   }
-  if (be.hybrid_upto_peak >= 0) be.gain_at_peak = dp.ttt.seconds / variant.row(be.hybrid_upto_peak).ttt.seconds - 1;
+  if (be.hybrid_upto_peak >= 0)
+    be.gain_at_peak = dp.ttt.seconds / variant.row(be.hybrid_upto_peak).ttt.seconds - 1;
 
   be.epochs_batch = dp.ttt.global_batch;
   be.epochs_now = dp.ttt.epochs;

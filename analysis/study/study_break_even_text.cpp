@@ -17,7 +17,8 @@ bool memory_shapes_break_even(const StudyBreakEven& be) {
   return be.best_dp < 0 || be.best_hybrid < 0 || be.dp_peak == DpPeak::MemoryEdge;
 }
 
-BreakEvenText break_even_text(const StudyResult& result, const StudyVariant& variant, const StudyBreakEven& be) {
+BreakEvenText break_even_text(const StudyResult& result, const StudyVariant& variant,
+                              const StudyBreakEven& be) {
   BreakEvenText t;
   if (be.best_dp < 0) {
     t.peak = "no DP configuration fits in " + memory_name(result);
@@ -27,8 +28,8 @@ BreakEvenText break_even_text(const StudyResult& result, const StudyVariant& var
   const std::string e2e = factor(dp.e2e_speedup) + " vs 1 GPU";
   switch (be.dp_peak) {
     case DpPeak::GridEdge:
-      t.peak = "DP's end-to-end speedup is still improving at " + std::to_string(dp.gpus) + " GPUs, the grid's edge (" +
-               e2e + ")";
+      t.peak = "DP's end-to-end speedup is still improving at " + std::to_string(dp.gpus) +
+               " GPUs, the grid's edge (" + e2e + ")";
       break;
     case DpPeak::MemoryEdge:
       t.peak = "DP's end-to-end speedup is still improving at " + std::to_string(dp.gpus) +
@@ -37,8 +38,8 @@ BreakEvenText break_even_text(const StudyResult& result, const StudyVariant& var
       break;
     case DpPeak::Peaked: {
       const StudyRow& past = variant.row(be.dp_past_peak);
-      t.peak = "DP's end-to-end speedup stops growing at " + std::to_string(dp.gpus) + " GPUs (" + e2e + "; " + std::to_string(past.gpus) +
-               " GPUs: " + factor(past.e2e_speedup) + ")";
+      t.peak = "DP's end-to-end speedup stops growing at " + std::to_string(dp.gpus) + " GPUs (" + e2e +
+               "; " + std::to_string(past.gpus) + " GPUs: " + factor(past.e2e_speedup) + ")";
       break;
     }
     case DpPeak::None:
@@ -47,8 +48,9 @@ BreakEvenText break_even_text(const StudyResult& result, const StudyVariant& var
   if (be.hybrid_upto_peak >= 0) {
     const StudyRow& hy = variant.row(be.hybrid_upto_peak);
     t.gain = "hybrid's gain there " + format_percent(be.gain_at_peak) + " (best hybrid on at most " +
-             std::to_string(dp.gpus) + " GPUs: " + strategy(hy) + " on " + std::to_string(hy.gpus) + " GPUs, " +
-             format_duration(hy.ttt.seconds) + " against DP's " + format_duration(dp.ttt.seconds) + ")";
+             std::to_string(dp.gpus) + " GPUs: " + strategy(hy) + " on " + std::to_string(hy.gpus) +
+             " GPUs, " + format_duration(hy.ttt.seconds) + " against DP's " +
+             format_duration(dp.ttt.seconds) + ")";
   } else {
     t.gain = "no hybrid on at most " + std::to_string(dp.gpus) + " GPUs";
   }
@@ -57,13 +59,16 @@ BreakEvenText break_even_text(const StudyResult& result, const StudyVariant& var
   const sim::Time step_at_tie = sim::Time::from_seconds(hy.step.step_time.to_seconds() * be.step_factor);
   const std::string steps = " (" + strategy(hy) + " on " + std::to_string(hy.gpus) + " GPUs: " +
                             ms(hy.step.step_time) + " -> " + ms(step_at_tie) + " ms a step)";
-  t.step = be.step_factor < 1 ? "hybrid wins with steps more than " + factor(1 / be.step_factor) + " faster" + steps
-                              : "hybrid wins until its steps are " + factor(be.step_factor) + " slower" + steps;
+  t.step = be.step_factor < 1
+               ? "hybrid wins with steps more than " + factor(1 / be.step_factor) + " faster" + steps
+               : "hybrid wins until its steps are " + factor(be.step_factor) + " slower" + steps;
   const std::string batch = "at B = " + format_count(be.epochs_batch);
   const bool ahead = be.step_factor > 1;
   if (!be.epochs_factor) {
-    t.epochs = ahead ? "hybrid wins however few epochs " + batch + " needs (a hybrid of that batch steps faster than DP)"
-                     : "no epochs count " + batch + " alone flips it (DP on other GPU counts beats hybrid too)";
+    t.epochs = ahead
+                   ? "hybrid wins however few epochs " + batch +
+                         " needs (a hybrid of that batch steps faster than DP)"
+                   : "no epochs count " + batch + " alone flips it (DP on other GPU counts beats hybrid too)";
   } else {
     const double f = *be.epochs_factor;
     const std::string values =

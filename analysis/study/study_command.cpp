@@ -32,7 +32,8 @@ int run_study_command(const StudyCommandOptions& options, std::ostream& out, std
   out << ")\n";
   for (const auto& p : files.plot_problems) out << "note: " << p << "\n";
   if (progress)
-    *progress << "study: " << result.steps_simulated << " steps simulated in " << result.wall_seconds << " s\n";
+    *progress << "study: " << result.steps_simulated << " steps simulated in " << result.wall_seconds
+              << " s\n";
   return 0;
 }
 

@@ -42,7 +42,8 @@ std::vector<int> ascending_ints(const FieldReader& r, const TreeNode& list, cons
     const TreeNode& item = list.items[i];
     const auto v = r.to_integer(item, item_path(path, i));
     if (!out.empty() && v <= out.back())
-      fail_at(item.where, item_path(path, i), "got " + std::to_string(v) + " after " + std::to_string(out.back()),
+      fail_at(item.where, item_path(path, i),
+              "got " + std::to_string(v) + " after " + std::to_string(out.back()),
               "values in increasing order without repeats");
     out.push_back(static_cast<int>(v));
   }
@@ -58,7 +59,8 @@ std::vector<std::string> texts(const FieldReader& r, const TreeNode& list, const
 
 StatisticalEfficiency read_table(const FieldReader& r, const TreeNode& table, const std::string& path) {
   std::vector<BatchEpochs> points;
-  for (const auto& [batch, epochs] : scenarios::read_efficiency_points(r, table, path)) points.push_back({batch, epochs});
+  for (const auto& [batch, epochs] : scenarios::read_efficiency_points(r, table, path))
+    points.push_back({batch, epochs});
   return StatisticalEfficiency::table(std::move(points));
 }
 
@@ -68,18 +70,21 @@ StatisticalEfficiency read_curve(FieldReader& r, const TreeNode& n, const std::s
   if (const TreeNode* table = r.written(&n, path + ".table")) {
     for (const char* key : parametric)
       if (const TreeNode* w = r.written(&n, path + "." + key))
-        fail_at(w->where, path + "." + key, "cannot be combined with table", "either table or e_min, b_noise, supported");
+        fail_at(w->where, path + "." + key, "cannot be combined with table",
+                "either table or e_min, b_noise, supported");
     return read_table(r, *table, path + ".table");
   }
   for (const char* key : parametric)
     if (r.written(&n, path + "." + key) == nullptr)
-      fail_at(n.where, path + "." + key, "missing required field (the parametric form needs e_min, b_noise and supported)",
+      fail_at(n.where, path + "." + key,
+              "missing required field (the parametric form needs e_min, b_noise and supported)",
               r.expected(path + "." + key) + ", or give table instead");
   const double e_min = r.number(&n, path + ".e_min");
   const double b_noise = r.number(&n, path + ".b_noise");
   const std::string sp = path + ".supported";
   const TreeNode& s = r.to_list(*r.written(&n, sp), sp, 2);
-  if (s.items.size() != 2) fail_at(s.where, sp, "got " + std::to_string(s.items.size()) + " items", r.expected(sp));
+  if (s.items.size() != 2)
+    fail_at(s.where, sp, "got " + std::to_string(s.items.size()) + " items", r.expected(sp));
   const BatchRange range{r.to_integer(s.items[0], sp + "[0]"), r.to_integer(s.items[1], sp + "[1]")};
   if (range.max < range.min) fail_at(s.where, sp, "max below min", "[min, max] with min <= max");
   return StatisticalEfficiency::parametric(e_min, b_noise, range);
@@ -94,15 +99,18 @@ std::string builtin_name(const FieldReader& r, const TreeNode& node, const std::
 }
 
 // The network's curve: `curve` (custom) or the built-in `variant`.
-EfficiencyCurve read_network_curve(FieldReader& r, const TreeNode& n, const std::string& path, const std::string& eff) {
+EfficiencyCurve read_network_curve(FieldReader& r, const TreeNode& n, const std::string& path,
+                                   const std::string& eff) {
   const TreeNode* curve = r.written(&n, path + ".curve");
   const TreeNode* variant = r.written(&n, path + ".variant");
   if (curve != nullptr && variant != nullptr)
     fail_at(variant->where, path + ".variant", "given with curve", "either variant or curve");
   if (curve != nullptr)
-    return EfficiencyCurve{eff, "custom", "Given in " + curve->where + ".", false, read_curve(r, *curve, path + ".curve")};
+    return EfficiencyCurve{eff, "custom", "Given in " + curve->where + ".", false,
+                           read_curve(r, *curve, path + ".curve")};
   const std::string name = r.text(&n, path + ".variant");
-  return located(variant != nullptr ? *variant : n, path + ".variant", [&] { return efficiency_curve_by_name(eff, name); });
+  return located(variant != nullptr ? *variant : n, path + ".variant",
+                 [&] { return efficiency_curve_by_name(eff, name); });
 }
 
 // What a study's workload section asks of every network: the cost model of built-in ones, and
@@ -166,7 +174,8 @@ StudyNetwork read_network(FieldReader& r, const TreeNode& n, const std::string& 
                                          [&] { return efficiency_curve_by_name(eff, variants[i]); }));
   TrainingDataset dataset;
   if (const auto samples = r.integer_opt(&n, path + ".dataset_samples"))
-    dataset = {eff, "custom", "sample", *samples, "Given in " + r.written(&n, path + ".dataset_samples")->where + "."};
+    dataset = {eff, "custom", "sample", *samples,
+               "Given in " + r.written(&n, path + ".dataset_samples")->where + "."};
   else
     dataset = located(efficiency != nullptr ? *efficiency : n, path + ".efficiency",
                       [&] { return training_dataset_by_name(eff); },
@@ -190,7 +199,8 @@ void read_cluster(FieldReader& r, const TreeNode& root, ClusterSpec& c) {
   c.fabric = topology::presets::parse_fabric(r.choice(cl, "cluster.fabric"));
   c.oversubscription = r.number(cl, "cluster.oversubscription");
   if (const TreeNode* preset = r.written(cl, "cluster.preset"))  // one whose machines the study can build
-    located(*preset, "cluster.preset", [&] { return build_cluster(c, 1, topology::ib_bandwidth_of(c)).gpus().size(); });
+    located(*preset, "cluster.preset",
+            [&] { return build_cluster(c, 1, topology::ib_bandwidth_of(c)).gpus().size(); });
 }
 
 StudyWorkload read_workload(FieldReader& r, const TreeNode& root, StudyConfig& c) {
@@ -250,13 +260,15 @@ StudyConfig parse_study_config(std::string_view yaml, const std::string& source_
   read_communication(r, root, c);
   const StudyWorkload workload = read_workload(r, root, c);
   const TreeNode* s = r.section(&root, "sensitivity");
-  const std::vector<std::string> variants = texts(r, *r.value(s, "sensitivity.variants"), "sensitivity.variants");
+  const std::vector<std::string> variants =
+      texts(r, *r.value(s, "sensitivity.variants"), "sensitivity.variants");
   const TreeNode& factors = r.to_list(*r.value(s, "sensitivity.ib_factors"), "sensitivity.ib_factors", 0);
   for (std::size_t i = 0; i < factors.items.size(); ++i)
     c.ib_factors.push_back(r.to_number(factors.items[i], item_path("sensitivity.ib_factors", i)));
   const TreeNode& nets = r.to_list(*root.find("networks"), "networks", 1);
   for (std::size_t i = 0; i < nets.items.size(); ++i) {
-    c.networks.push_back(read_network(r, nets.items[i], item_path("networks", i), variants, base_dir, workload));
+    c.networks.push_back(
+        read_network(r, nets.items[i], item_path("networks", i), variants, base_dir, workload));
     for (std::size_t j = 0; j < i; ++j)
       if (c.networks[j].name == c.networks[i].name)
         fail_at(nets.items[i].where, item_path("networks", i), "\"" + c.networks[i].name + "\" appears twice",
@@ -268,7 +280,8 @@ StudyConfig parse_study_config(std::string_view yaml, const std::string& source_
 }
 
 StudyConfig load_study_config(const std::filesystem::path& path) {
-  return parse_study_config(yaml::read_input_file(path.string(), "study file"), path.string(), path.parent_path());
+  return parse_study_config(yaml::read_input_file(path.string(), "study file"), path.string(),
+                            path.parent_path());
 }
 
 }  // namespace hybridsim::analysis

@@ -61,7 +61,8 @@ struct StudyConfig {
 // A network by built-in name ("inception-v3", "gnmt", "biglstm") with its built-in curves
 // ("default" plus `sensitivity` variants), dataset and default partitioner. InputError if unknown.
 StudyNetwork builtin_study_network(std::string_view name,
-                                   const std::vector<std::string>& sensitivity = {"optimistic", "pessimistic"},
+                                   const std::vector<std::string>& sensitivity = {"optimistic",
+                                                                                  "pessimistic"},
                                    const workloads::BuiltinProfileOptions& options = {});
 
 // Parses a study; `source_name` prefixes error locations, relative profile paths are resolved

@@ -29,14 +29,15 @@ std::string steps_csv(const StudyResult& result) {
       for (const StudyRow* r : rows) {
         const StepPoint& p = r->step;
         if (!seen.insert(p.id).second) continue;
-        o << csv_field(p.label.network) << "," << p.label.gpus << "," << p.label.dp() << "," << p.label.mp << ","
-          << (p.label.mp > 1 ? workloads::partitioner_name(p.label.partitioner) : "none") << ","
-          << num(static_cast<double>(p.label.ib_bytes_per_second) * 1e-9, 3) << "," << p.label.bucket_bytes << ","
-          << workloads::algorithm_name(p.label.algorithm) << "," << p.label.message_bytes << "," << p.global_batch
-          << "," << ms(p.step_time) << "," << num(static_cast<double>(p.global_batch) / p.step_time.to_seconds(), 3)
-          << "," << ms(p.critical.compute) << "," << ms(p.critical.exposed_communication) << ","
-          << ms(p.critical.idle) << "," << ms(p.mean.compute) << "," << ms(p.mean.exposed_communication) << ","
-          << ms(p.mean.idle) << "," << p.mp_cut_bytes.count() << "," << p.events << "\n";
+        o << csv_field(p.label.network) << "," << p.label.gpus << "," << p.label.dp() << "," << p.label.mp
+          << "," << (p.label.mp > 1 ? workloads::partitioner_name(p.label.partitioner) : "none") << ","
+          << num(static_cast<double>(p.label.ib_bytes_per_second) * 1e-9, 3) << "," << p.label.bucket_bytes
+          << "," << workloads::algorithm_name(p.label.algorithm) << "," << p.label.message_bytes << ","
+          << p.global_batch << "," << ms(p.step_time) << ","
+          << num(static_cast<double>(p.global_batch) / p.step_time.to_seconds(), 3) << ","
+          << ms(p.critical.compute) << "," << ms(p.critical.exposed_communication) << ","
+          << ms(p.critical.idle) << "," << ms(p.mean.compute) << "," << ms(p.mean.exposed_communication)
+          << "," << ms(p.mean.idle) << "," << p.mp_cut_bytes.count() << "," << p.events << "\n";
       }
     }
   return o.str();
@@ -49,13 +50,14 @@ std::string ttt_csv(const StudyResult& result) {
   for (const auto& ns : result.networks)
     for (const auto& v : ns.variants) {
       auto line = [&](const StudyRow& r, const char* kind) {
-        o << csv_field(result.network(ns).name) << "," << csv_field(v.label) << "," << csv_field(v.curve.network + "/" + v.curve.variant)
-          << "," << num(v.ib_factor, 3) << "," << kind << "," << r.gpus << "," << r.dp << "," << r.mp << ","
-          << r.ttt.global_batch << "," << ms(r.step.step_time) << "," << num(r.ttt.epochs) << ","
+        o << csv_field(result.network(ns).name) << "," << csv_field(v.label) << ","
+          << csv_field(v.curve.network + "/" + v.curve.variant) << "," << num(v.ib_factor, 3) << "," << kind
+          << "," << r.gpus << "," << r.dp << "," << r.mp << "," << r.ttt.global_batch << ","
+          << ms(r.step.step_time) << "," << num(r.ttt.epochs) << ","
           << (r.ttt.extrapolated ? "true" : "false") << "," << r.ttt.steps_per_epoch << ","
           << num(r.ttt.total_steps, 3) << "," << num(r.ttt.seconds, 3) << "," << num(r.step_speedup) << ","
-          << num(r.e2e_speedup) << "," << workloads::largest_peak(r.step.memory_peaks).count() << "," << (r.does_not_fit.empty() ? "true" : "false")
-          << "\n";
+          << num(r.e2e_speedup) << "," << workloads::largest_peak(r.step.memory_peaks).count() << ","
+          << (r.does_not_fit.empty() ? "true" : "false") << "\n";
       };
       line(v.baseline, "baseline");
       for (const auto& r : v.mp_alone) line(r, "mp-alone");
@@ -78,8 +80,8 @@ const char* peak_name(DpPeak p) {
 std::string break_even_fields(const StudyVariant& v) {
   const StudyBreakEven& be = v.break_even;
   std::ostringstream o;
-  o << peak_name(be.dp_peak) << "," << (be.dp_past_peak >= 0 ? std::to_string(v.row(be.dp_past_peak).gpus) : "")
-    << ",";
+  o << peak_name(be.dp_peak) << ","
+    << (be.dp_past_peak >= 0 ? std::to_string(v.row(be.dp_past_peak).gpus) : "") << ",";
   if (be.hybrid_upto_peak >= 0) {
     const StudyRow& r = v.row(be.hybrid_upto_peak);
     o << r.gpus << "," << r.dp << "," << r.mp << "," << num(be.gain_at_peak) << ",";
@@ -105,7 +107,8 @@ std::string headline_csv(const StudyResult& result) {
     for (const auto& v : ns.variants) {
       const StudyHeadline& h = v.headline;
       const auto pub = published_gain(result.network(ns).name);
-      o << csv_field(result.network(ns).name) << "," << csv_field(v.label) << "," << num(v.ib_factor, 3) << ",";
+      o << csv_field(result.network(ns).name) << "," << csv_field(v.label) << "," << num(v.ib_factor, 3)
+        << ",";
       if (h.best_dp >= 0)
         o << v.row(h.best_dp).gpus << "," << num(v.row(h.best_dp).ttt.seconds, 3) << ",";
       else
@@ -117,8 +120,8 @@ std::string headline_csv(const StudyResult& result) {
         o << ",,,,";
       }
       o << num(h.gain_best) << "," << num(h.gain_at_max) << "," << result.config.gpus.back() << ","
-        << (h.crossover ? std::to_string(*h.crossover) : "") << "," << (h.extrapolated ? "true" : "false") << ","
-        << (pub ? num(*pub, 3) : "") << "," << break_even_fields(v) << "\n";
+        << (h.crossover ? std::to_string(*h.crossover) : "") << "," << (h.extrapolated ? "true" : "false")
+        << "," << (pub ? num(*pub, 3) : "") << "," << break_even_fields(v) << "\n";
     }
   return o.str();
 }
@@ -135,8 +138,8 @@ std::string epochs_csv(const StudyResult& result) {
     for (const EfficiencyCurve* c : curves)
       for (std::int64_t b = lo; b <= hi; b *= 2) {
         const EpochsEstimate e = c->efficiency.epochs(b);
-        o << csv_field(net.name) << "," << csv_field(c->network + "/" + c->variant) << "," << b << "," << num(e.epochs)
-          << "," << (e.extrapolated ? "true" : "false") << "\n";
+        o << csv_field(net.name) << "," << csv_field(c->network + "/" + c->variant) << "," << b << ","
+          << num(e.epochs) << "," << (e.extrapolated ? "true" : "false") << "\n";
       }
   }
   return o.str();

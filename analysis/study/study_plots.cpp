@@ -15,11 +15,13 @@ std::string num(double v) { return std::isfinite(v) ? format_fixed(v, 6) : std::
 
 std::string header(const StudyResult& result, const std::string& title) {
   const std::size_t n = result.networks.size();
-  return "set datafile missing '?'\nset grid\nset key opaque\nset multiplot layout 1," + std::to_string(n) + " title " +
-         gnuplot_quote(title) + "\n";
+  return "set datafile missing '?'\nset grid\nset key opaque\nset multiplot layout 1," + std::to_string(n) +
+         " title " + gnuplot_quote(title) + "\n";
 }
 
-int width_for(const StudyResult& result) { return static_cast<int>(std::max<std::size_t>(1, result.networks.size())) * 520; }
+int width_for(const StudyResult& result) {
+  return static_cast<int>(std::max<std::size_t>(1, result.networks.size())) * 520;
+}
 
 PlotRequest epochs_plot(const StudyResult& result, const std::filesystem::path& dir) {
   std::ostringstream s;
@@ -36,7 +38,8 @@ PlotRequest epochs_plot(const StudyResult& result, const std::filesystem::path& 
     s << "$curve" << i << " << EOD\n";
     for (double b = lo; b <= hi * 1.0001; b *= std::pow(2.0, 0.25)) {
       s << num(b);
-      for (const auto* c : curves) s << " " << num(c->efficiency.epochs(static_cast<std::int64_t>(std::llround(b))).epochs);
+      for (const auto* c : curves)
+        s << " " << num(c->efficiency.epochs(static_cast<std::int64_t>(std::llround(b))).epochs);
       s << "\n";
     }
     s << "EOD\n$points" << i << " << EOD\n";
@@ -75,7 +78,8 @@ PlotRequest dp_speedup_plot(const StudyResult& result, const std::filesystem::pa
 PlotRequest dp_vs_hybrid_plot(const StudyResult& result, const std::filesystem::path& dir) {
   std::ostringstream s;
   s << header(result, "End-to-end speedup over 1 GPU: DP alone vs hybrid (dp x mp)")
-    << "set logscale x 2\nset logscale y 2\nset xlabel 'GPUs (N)'\nset ylabel 'time-to-train speedup vs 1 GPU'\n"
+    << "set logscale x 2\nset logscale y 2\nset xlabel 'GPUs (N)'\nset ylabel 'time-to-train speedup vs 1 "
+       "GPU'\n"
        "set key top left\n";
   for (std::size_t i = 0; i < result.networks.size(); ++i) {
     const NetworkStudy& ns = result.networks[i];
@@ -100,9 +104,11 @@ PlotRequest dp_vs_hybrid_plot(const StudyResult& result, const std::filesystem::
       const auto& grid = result.config.gpus;
       const bool at_right = std::find(grid.begin(), grid.end(), c) - grid.begin() >=
                             static_cast<std::ptrdiff_t>(grid.size() / 2);
-      s << "set arrow from " << c << ", graph 0 to " << c << ", graph 1 nohead dt 3 lw 2 lc rgb 'dark-green'\n"
+      s << "set arrow from " << c << ", graph 0 to " << c
+        << ", graph 1 nohead dt 3 lw 2 lc rgb 'dark-green'\n"
         << "set label " << gnuplot_quote("hybrid ahead from N = " + std::to_string(c)) << " at " << c
-        << ", graph 0.06 " << (at_right ? "right offset -0.5,0" : "left offset 0.5,0") << " tc rgb 'dark-green'\n";
+        << ", graph 0.06 " << (at_right ? "right offset -0.5,0" : "left offset 0.5,0")
+        << " tc rgb 'dark-green'\n";
     }
     s << "plot $e" << i << " using 1:2 with linespoints lw 2 pt 7 title 'DP'";
     for (std::size_t m = 0; m < ns.mp.size(); ++m)

@@ -40,9 +40,9 @@ std::string unlimited_memory_line(const StudyResult& result, const NetworkStudy&
   const StudyRow& dp = v.row(h.best_dp);
   const StudyRow& hy = v.row(h.best_hybrid);
   return result.network(ns).name + ": were memory no limit, best DP " + std::to_string(dp.gpus) + " GPUs " +
-         format_duration(dp.ttt.seconds) + ", best hybrid " + std::to_string(hy.dp) + " x " + std::to_string(hy.mp) +
-         " " + format_duration(hy.ttt.seconds) + ": hybrid gain " + format_percent(h.gain_best) +
-         " (--memory \"32 GiB\" checks it on GPUs of that size)";
+         format_duration(dp.ttt.seconds) + ", best hybrid " + std::to_string(hy.dp) + " x " +
+         std::to_string(hy.mp) + " " + format_duration(hy.ttt.seconds) + ": hybrid gain " +
+         format_percent(h.gain_best) + " (--memory \"32 GiB\" checks it on GPUs of that size)";
 }
 
 void headline_section(const StudyResult& result, std::ostream& md) {
@@ -56,15 +56,17 @@ void headline_section(const StudyResult& result, std::ostream& md) {
     const auto pub = published_gain(result.network(ns).name);
     // No best DP or hybrid (none fits in the GPU's memory, see the network's notes): no gain.
     const bool both = h.best_dp >= 0 && h.best_hybrid >= 0;
-    md << "| " << result.network(ns).name << " | " << (h.best_dp >= 0 ? row_cell(v.row(h.best_dp)) : "none fits")
-       << " | " << (h.best_hybrid >= 0 ? row_cell(v.row(h.best_hybrid)) : "none fits") << " | "
+    md << "| " << result.network(ns).name << " | "
+       << (h.best_dp >= 0 ? row_cell(v.row(h.best_dp)) : "none fits") << " | "
+       << (h.best_hybrid >= 0 ? row_cell(v.row(h.best_hybrid)) : "none fits") << " | "
        << (both ? "**" + format_percent(h.gain_best) + "**" : std::string("-")) << " | "
-       << (h.dp_at_max >= 0 && h.hybrid_at_max >= 0 ? format_percent(h.gain_at_max) : std::string("-")) << " | "
-       << (both ? crossover_cell(h) : std::string("-")) << " | "
+       << (h.dp_at_max >= 0 && h.hybrid_at_max >= 0 ? format_percent(h.gain_at_max) : std::string("-"))
+       << " | " << (both ? crossover_cell(h) : std::string("-")) << " | "
        << (pub ? "at least " + format_percent(*pub) : std::string("-")) << " |\n";
   }
   for (const auto& ns : result.networks)
-    if (const std::string line = unlimited_memory_line(result, ns); !line.empty()) md << "\n" << line << ".\n";
+    if (const std::string line = unlimited_memory_line(result, ns); !line.empty())
+      md << "\n" << line << ".\n";
   md << "\n**Definitions.** Time to train = epochs(B) x ceil(dataset / B) x step time, with B = dp x the "
         "per-worker batch of the profile (a hybrid worker of mp GPUs processes that same batch, so at the "
         "same GPU count hybrid's global batch is mp times smaller). *Best DP* is DP's shortest time to "
@@ -141,8 +143,8 @@ void sensitivity_section(const StudyResult& result, std::ostream& md) {
       }
       const StudyRow& d = it->row(it->headline.best_dp);
       const StudyRow& h = it->row(it->headline.best_hybrid);
-      md << " " << format_percent(it->headline.gain_best) << " (" << d.gpus << " / " << h.gpus << " x " << h.mp
-         << ") |";
+      md << " " << format_percent(it->headline.gain_best) << " (" << d.gpus << " / " << h.gpus << " x "
+         << h.mp << ") |";
     }
     md << "\n";
   }
@@ -165,8 +167,8 @@ void network_section(const StudyResult& result, const NetworkStudy& ns, std::ost
         "per-step speedup | epochs | steps per epoch | time to train | end-to-end speedup |\n"
      << "|---|---|---|---|---|---|---|---|---|---|\n";
   auto line = [&](const StudyRow& r, const std::string& label) {
-    md << "| " << label << " | " << r.dp << " x " << r.mp << " | " << format_count(r.ttt.global_batch) << " | "
-       << ms(r.step.step_time) << " | " << ms(r.step.critical.compute) << " / "
+    md << "| " << label << " | " << r.dp << " x " << r.mp << " | " << format_count(r.ttt.global_batch)
+       << " | " << ms(r.step.step_time) << " | " << ms(r.step.critical.compute) << " / "
        << ms(r.step.critical.exposed_communication) << " / " << ms(r.step.critical.idle) << " | x"
        << format_fixed(r.step_speedup, 2) << " | " << epochs_cell(r.ttt) << " | "
        << format_count(r.ttt.steps_per_epoch) << " | " << format_duration(r.ttt.seconds) << " | x"
@@ -186,10 +188,11 @@ void assumptions_section(const StudyResult& result, std::ostream& md) {
         "ones on ceil(N / "
      << gpus_per_machine(c.cluster) << ") machines joined by InfiniBand at "
      << sim::format_bandwidth(topology::ib_bandwidth_of(c.cluster)) << " per link and direction"
-     << (topology::ib_bandwidth_of(c.cluster) == topology::presets::kEdrBandwidth ? " (EDR = 100 Gb/s), " : ", ")
+     << (topology::ib_bandwidth_of(c.cluster) == topology::presets::kEdrBandwidth ? " (EDR = 100 Gb/s), "
+                                                                                  : ", ")
      << topology::presets::fabric_name(c.cluster.fabric) << " fabric, oversubscription "
-     << format_fixed(c.cluster.oversubscription, 2)
-     << ", " << sim::format_time(topology::presets::kDefaultIbLatency) << " per InfiniBand hop, "
+     << format_fixed(c.cluster.oversubscription, 2) << ", "
+     << sim::format_time(topology::presets::kDefaultIbLatency) << " per InfiniBand hop, "
      << topology::presets::kDefaultLeafRadix << " NIC ports per leaf (topology/cluster.h defaults).\n"
      << "- **Mapping**: a worker's mp GPUs sit together on the fastest links of one machine (an NVLink "
         "pair for mp = 2, an NVLink quad for mp = 4); the data-parallel groups span the machines "
@@ -215,8 +218,9 @@ void assumptions_section(const StudyResult& result, std::ostream& md) {
        << net.profile.meta.precision << ", " << format_count(net.profile.meta.batch_per_gpu)
        << " samples per worker, " << net.profile.ops.size() << " ops, "
        << sim::human_bytes(net.profile.parameter_bytes()) << " of parameters; " << net.profile.meta.source
-       << "). Curve " << ns.main().curve.network << "/" << ns.main().curve.variant << ": " << ns.main().curve.source
-       << (ns.main().curve.is_estimate ? " (an ESTIMATE)" : "") << " Dataset: " << net.dataset.source << "\n";
+       << "). Curve " << ns.main().curve.network << "/" << ns.main().curve.variant << ": "
+       << ns.main().curve.source << (ns.main().curve.is_estimate ? " (an ESTIMATE)" : "")
+       << " Dataset: " << net.dataset.source << "\n";
     for (const auto& s : net.sensitivity_curves)
       md << "  - sensitivity curve " << s.network << "/" << s.variant << ": " << s.source << "\n";
   }
@@ -231,7 +235,8 @@ std::string study_markdown(const StudyResult& result, const std::vector<std::str
   md << "# " << result.config.title << "\n\n"
      << "Computed by hybridsim from simulated training steps and statistical-efficiency curves; study "
         "file `"
-     << result.config.source << "`" << (command.empty() ? "" : ", run as `" + command + "`") << ". GPU counts "
+     << result.config.source << "`" << (command.empty() ? "" : ", run as `" + command + "`")
+     << ". GPU counts "
      << "N: ";
   for (std::size_t i = 0; i < result.config.gpus.size(); ++i) md << (i ? ", " : "") << result.config.gpus[i];
   md << "; hybrid workers of mp = ";
@@ -294,14 +299,16 @@ void print_headline_table(const StudyResult& result, std::ostream& out) {
       << "; sensitivity range over the efficiency variants and faster InfiniBand.\n";
   for (const auto& ns : result.networks) {
     const auto& rows = ns.main().rows;
-    const auto unfit = std::count_if(rows.begin(), rows.end(), [](const StudyRow& r) { return !r.does_not_fit.empty(); });
+    const auto unfit =
+        std::count_if(rows.begin(), rows.end(), [](const StudyRow& r) { return !r.does_not_fit.empty(); });
     if (unfit > 0 && result.memory)
-      out << result.network(ns).name << ": " << unfit << " of " << rows.size() << " configurations do not fit in "
-          << workloads::format_gib(result.memory->bytes) << " (" << result.memory->source
-          << ") and are left out of best (the report's notes list them)\n";
+      out << result.network(ns).name << ": " << unfit << " of " << rows.size()
+          << " configurations do not fit in " << workloads::format_gib(result.memory->bytes) << " ("
+          << result.memory->source << ") and are left out of best (the report's notes list them)\n";
     if (const std::string line = unlimited_memory_line(result, ns); !line.empty()) out << line << "\n";
   }
-  out << "where DP stops paying, and how far the answer is from flipping (headline curve; analysis/README.md, "
+  out << "where DP stops paying, and how far the answer is from flipping (headline curve; "
+         "analysis/README.md, "
          "\"Break-even\"):\n";
   for (const auto& ns : result.networks) {
     const StudyVariant& v = ns.main();
@@ -336,8 +343,9 @@ StudyReportFiles write_study_report(const StudyResult& result, const std::filesy
   std::vector<std::string> drawn;
   if (options.plots) {
     const GnuplotStatus gnuplot = find_gnuplot(options.gnuplot);
-    if (!gnuplot.available) files.plot_problems.push_back("gnuplot is not available (" + gnuplot.why_not +
-                                                          "): no pictures; install gnuplot (Debian: gnuplot-nox)");
+    if (!gnuplot.available)
+      files.plot_problems.push_back("gnuplot is not available (" + gnuplot.why_not +
+                                    "): no pictures; install gnuplot (Debian: gnuplot-nox)");
     for (const auto& request : study_detail::plot_requests(result, dir)) {
       const PlotOutcome o = render_plot(gnuplot, request);
       files.files.push_back(request.target.string() + ".gp");

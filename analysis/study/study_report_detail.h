@@ -31,7 +31,8 @@ std::string why_text(const NetworkStudy& study);
 struct BreakEvenText {
   std::string peak, gain, step, epochs;
 };
-BreakEvenText break_even_text(const StudyResult& result, const StudyVariant& variant, const StudyBreakEven& be);
+BreakEvenText break_even_text(const StudyResult& result, const StudyVariant& variant,
+                              const StudyBreakEven& be);
 // True where memory shapes the break-even figures (no best DP or hybrid fits, or DP's scaling ends
 // at the largest DP that fits), so the report adds the figures memory aside.
 bool memory_shapes_break_even(const StudyBreakEven& be);

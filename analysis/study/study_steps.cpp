@@ -51,18 +51,19 @@ std::string number(double v) {
 std::uint64_t topology_hash(const topology::Topology& t) {
   std::string s = t.name() + ";gpus=" + std::to_string(t.gpus().size()) + ";";
   for (const sim::LinkSpec& l : t.links().all())
-    s += std::to_string(static_cast<int>(l.kind)) + "," + std::to_string(l.bandwidth.bytes_per_second()) + "," +
-         std::to_string(l.latency.ps()) + "," + l.name + ";";
+    s += std::to_string(static_cast<int>(l.kind)) + "," + std::to_string(l.bandwidth.bytes_per_second()) +
+         "," + std::to_string(l.latency.ps()) + "," + l.name + ";";
   return fnv1a(s);
 }
 
 // What the topology is built from (scenarios::build_topology): the resolved cluster section.
 std::string cluster_fingerprint(const scenarios::ClusterSettings& c) {
-  std::string s = "preset=" + c.preset + ";topology=" + c.topology.string() + ";nodes=" + std::to_string(c.nodes) +
-                  ";gpus_per_node=" + (c.gpus_per_node ? std::to_string(*c.gpus_per_node) : "auto") +
-                  ";fabric=" + std::string(topology::presets::fabric_name(c.fabric)) +
-                  ";oversubscription=" + number(c.oversubscription) + ";leaf_radix=" + std::to_string(c.leaf_radix) +
-                  ";spines=" + (c.spines ? std::to_string(*c.spines) : "auto") + ";";
+  std::string s =
+      "preset=" + c.preset + ";topology=" + c.topology.string() + ";nodes=" + std::to_string(c.nodes) +
+      ";gpus_per_node=" + (c.gpus_per_node ? std::to_string(*c.gpus_per_node) : "auto") +
+      ";fabric=" + std::string(topology::presets::fabric_name(c.fabric)) +
+      ";oversubscription=" + number(c.oversubscription) + ";leaf_radix=" + std::to_string(c.leaf_radix) +
+      ";spines=" + (c.spines ? std::to_string(*c.spines) : "auto") + ";";
   for (int k = 0; k < sim::kLinkKindCount; ++k) {
     const auto& o = c.links[static_cast<sim::LinkKind>(k)];
     s += "links." + std::string(sim::link_kind_key(static_cast<sim::LinkKind>(k))) + "=" +
@@ -235,7 +236,8 @@ std::vector<std::string> cluster_overlay(const ClusterSpec& cluster, int gpus, s
 std::vector<std::string> workload_overlay(const std::string& network, const std::string& profile_file,
                                           const workloads::GpuChoice& choice) {
   const auto builtins = workloads::builtin_profile_names();
-  const bool builtin = profile_file.empty() && std::find(builtins.begin(), builtins.end(), network) != builtins.end();
+  const bool builtin =
+      profile_file.empty() && std::find(builtins.begin(), builtins.end(), network) != builtins.end();
   // A profile made in memory has no file: its network's name stands in for one (the profile the
   // step runs is always the context's).
   const std::string& file = profile_file.empty() ? network : profile_file;
@@ -244,7 +246,8 @@ std::vector<std::string> workload_overlay(const std::string& network, const std:
   quoted += '"';
   std::vector<std::string> out{builtin ? "workload.network=" + network : "workload.profile=" + quoted};
   if (choice.gpu) out.push_back("workload.gpu=" + *choice.gpu);
-  if (choice.precision) out.push_back("workload.precision=" + std::string(workloads::precision_name(*choice.precision)));
+  if (choice.precision)
+    out.push_back("workload.precision=" + std::string(workloads::precision_name(*choice.precision)));
   return out;
 }
 
@@ -253,8 +256,9 @@ std::vector<std::string> parallelism_overlay(int dp, int mp, const std::string& 
           "parallelism.placement=" + placement};
 }
 
-std::vector<std::string> communication_overlay(workloads::AllReduceAlgorithm algorithm, sim::Bytes bucket_size,
-                                               sim::Bytes message_size, sim::FastPath fast_path) {
+std::vector<std::string> communication_overlay(workloads::AllReduceAlgorithm algorithm,
+                                               sim::Bytes bucket_size, sim::Bytes message_size,
+                                               sim::FastPath fast_path) {
   return {"communication.algorithm=" + std::string(workloads::algorithm_name(algorithm)),
           "communication.bucket_size=" + sim::format_bytes(bucket_size),
           "communication.message_size=" + sim::format_bytes(message_size),
@@ -273,11 +277,13 @@ std::string describe(const StepLabel& key) {
   if (key.algorithm != defaults.algorithm) s += " " + std::string(workloads::algorithm_name(key.algorithm));
   if (key.message_bytes != defaults.message_bytes)
     s += " message=" + sim::format_bytes(sim::Bytes::of(key.message_bytes));
-  if (key.fast_path != defaults.fast_path) s += " fast_path=" + std::string(sim::fast_path_name(key.fast_path));
+  if (key.fast_path != defaults.fast_path)
+    s += " fast_path=" + std::string(sim::fast_path_name(key.fast_path));
   return s;
 }
 
-workloads::MpPlacement worker_placement(const workloads::Profile& profile, int mp, workloads::Partitioner partitioner) {
+workloads::MpPlacement worker_placement(const workloads::Profile& profile, int mp,
+                                        workloads::Partitioner partitioner) {
   if (mp == 1) return workloads::place_all_on_first(profile, 1);
   return workloads::partition(profile, mp, partitioner);
 }
@@ -289,8 +295,8 @@ bool uses_every_gpu(const workloads::MpPlacement& placement) {
   return std::all_of(used.begin(), used.end(), [](bool u) { return u; });
 }
 
-std::vector<StepRef> StepCache::simulate(const std::vector<StepRequest>& requests, const StepRunContext& context,
-                                         const StepRunOptions& options) {
+std::vector<StepRef> StepCache::simulate(const std::vector<StepRequest>& requests,
+                                         const StepRunContext& context, const StepRunOptions& options) {
   Resolver resolver(context);
   std::vector<StepRef> ids;
   std::vector<Resolved> todo;
@@ -310,9 +316,11 @@ std::vector<StepRef> StepCache::simulate(const std::vector<StepRequest>& request
     }
     const auto [known, added] = fingerprints_.try_emplace(r.id, r.fingerprint);
     if (!added && known->second != r.fingerprint)
-      throw InternalError("step cache: two steps share the hash " + std::to_string(r.id) + ": " + describe(r.label));
+      throw InternalError("step cache: two steps share the hash " + std::to_string(r.id) + ": " +
+                          describe(r.label));
     ids.push_back({r.id, r.label});
-    if (!points_.contains(r.id) && !failures_.contains(r.id) && seen.insert(r.id).second) todo.push_back(std::move(r));
+    if (!points_.contains(r.id) && !failures_.contains(r.id) && seen.insert(r.id).second)
+      todo.push_back(std::move(r));
   }
   if (todo.empty()) return ids;
   std::stable_sort(todo.begin(), todo.end(), [](const Resolved& a, const Resolved& b) {

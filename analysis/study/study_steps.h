@@ -48,8 +48,9 @@ std::vector<std::string> workload_overlay(const std::string& network, const std:
 // parallelism.dp, parallelism.mp and parallelism.placement (auto, layers, stacks or branches).
 std::vector<std::string> parallelism_overlay(int dp, int mp, const std::string& placement);
 // communication.algorithm, bucket_size, message_size and fast_path.
-std::vector<std::string> communication_overlay(workloads::AllReduceAlgorithm algorithm, sim::Bytes bucket_size,
-                                               sim::Bytes message_size, sim::FastPath fast_path);
+std::vector<std::string> communication_overlay(workloads::AllReduceAlgorithm algorithm,
+                                               sim::Bytes bucket_size, sim::Bytes message_size,
+                                               sim::FastPath fast_path);
 
 // One step asked for: the loaded profile it runs (`network`, a key into StepRunContext::profiles)
 // and the scenario that configures it, as "path=value" overrides of an empty scenario file.
@@ -125,7 +126,8 @@ struct StepRunOptions {
 
 // The placement of a worker of mp GPUs: all on one GPU at mp 1, else `partitioner`'s; InputError
 // when the profile cannot be split so.
-workloads::MpPlacement worker_placement(const workloads::Profile& profile, int mp, workloads::Partitioner partitioner);
+workloads::MpPlacement worker_placement(const workloads::Profile& profile, int mp,
+                                        workloads::Partitioner partitioner);
 // True when every one of the mp GPUs holds at least one op under the partitioner (otherwise the
 // configuration wastes GPUs and is left out of studies and plans).
 bool uses_every_gpu(const workloads::MpPlacement& placement);

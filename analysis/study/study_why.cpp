@@ -15,8 +15,8 @@ double epoch_seconds(const StudyRow& r) {
 }
 
 std::string describe_row(const StudyRow& r) {
-  std::string s = std::to_string(r.gpus) + " GPUs (" + (r.is_dp() ? "DP" : "dp " + std::to_string(r.dp) +
-                                                                               " x mp " + std::to_string(r.mp)) +
+  std::string s = std::to_string(r.gpus) + " GPUs (" +
+                  (r.is_dp() ? "DP" : "dp " + std::to_string(r.dp) + " x mp " + std::to_string(r.mp)) +
                   "): global batch " + format_count(r.ttt.global_batch) + ", step " + ms(r.step.step_time) +
                   " (critical GPU: " + ms(r.step.critical.compute) + " compute, " +
                   ms(r.step.critical.exposed_communication) + " exposed communication";
@@ -33,14 +33,15 @@ std::string compare(const StudyRow& dp, const StudyRow& hy) {
   const double epochs = dp.ttt.epochs / hy.ttt.epochs;
   const double epoch_time = epoch_seconds(dp) / epoch_seconds(hy);
   const double total = dp.ttt.seconds / hy.ttt.seconds;
-  std::string s = "DP needs x" + format_fixed(epochs, 2) + " the epochs of hybrid (statistical efficiency: its " +
-                  "global batch is x" + format_fixed(static_cast<double>(dp.ttt.global_batch) /
-                                                         static_cast<double>(hy.ttt.global_batch), 2) +
-                  " larger), and one DP epoch takes x" + format_fixed(epoch_time, 2) +
-                  " the time of a hybrid epoch (hardware efficiency); together DP / hybrid = x" +
-                  format_fixed(total, 3) + ", so hybrid is " +
-                  (total >= 1 ? format_fixed(100 * (total - 1), 1) + "% faster (time to train). "
-                              : format_fixed(100 * (1 - total), 1) + "% slower (time to train). ");
+  std::string s =
+      "DP needs x" + format_fixed(epochs, 2) + " the epochs of hybrid (statistical efficiency: its " +
+      "global batch is x" +
+      format_fixed(static_cast<double>(dp.ttt.global_batch) / static_cast<double>(hy.ttt.global_batch), 2) +
+      " larger), and one DP epoch takes x" + format_fixed(epoch_time, 2) +
+      " the time of a hybrid epoch (hardware efficiency); together DP / hybrid = x" + format_fixed(total, 3) +
+      ", so hybrid is " +
+      (total >= 1 ? format_fixed(100 * (total - 1), 1) + "% faster (time to train). "
+                  : format_fixed(100 * (1 - total), 1) + "% slower (time to train). ");
   const double le = std::abs(std::log(epochs));
   const double lt = std::abs(std::log(epoch_time));
   if (total >= 1)
@@ -68,7 +69,8 @@ std::string why_text(const NetworkStudy& study) {
   if (h.best_hybrid >= 0) out += "- Best hybrid: " + describe_row(v.row(h.best_hybrid)) + ".\n";
   if (h.best_dp >= 0 && h.best_hybrid >= 0)
     out += "- Best against best: " + compare(v.row(h.best_dp), v.row(h.best_hybrid)) + "\n";
-  if (h.dp_at_max >= 0 && h.hybrid_at_max >= 0 && (h.dp_at_max != h.best_dp || h.hybrid_at_max != h.best_hybrid))
+  if (h.dp_at_max >= 0 && h.hybrid_at_max >= 0 &&
+      (h.dp_at_max != h.best_dp || h.hybrid_at_max != h.best_hybrid))
     out += "- At N = " + std::to_string(v.row(h.dp_at_max).gpus) + ": " +
            compare(v.row(h.dp_at_max), v.row(h.hybrid_at_max)) + "\n";
   // DP alone: per-step scaling against end-to-end scaling over the grid.
@@ -83,13 +85,13 @@ std::string why_text(const NetworkStudy& study) {
     out += "- DP alone from " + std::to_string(first->gpus) + " to " + std::to_string(last->gpus) +
            " GPUs: per-step speedup vs 1 GPU x" + format_fixed(first->step_speedup, 1) + " -> x" +
            format_fixed(last->step_speedup, 1) + " (ideal x" + std::to_string(last->gpus) +
-           "), end to end x" + format_fixed(first->e2e_speedup, 1) + " -> x" + format_fixed(last->e2e_speedup, 1) +
-           ": epochs grow from " + format_fixed(first->ttt.epochs, 1) + " at B = " +
-           format_count(first->ttt.global_batch) + " to " + format_fixed(last->ttt.epochs, 1) + " at B = " +
-           format_count(last->ttt.global_batch) + ", and the step grows from " + ms(first->step.step_time) +
-           " to " + ms(last->step.step_time) + " (exposed communication " +
-           ms(first->step.critical.exposed_communication) + " -> " + ms(last->step.critical.exposed_communication) +
-           ").\n";
+           "), end to end x" + format_fixed(first->e2e_speedup, 1) + " -> x" +
+           format_fixed(last->e2e_speedup, 1) + ": epochs grow from " + format_fixed(first->ttt.epochs, 1) +
+           " at B = " + format_count(first->ttt.global_batch) + " to " + format_fixed(last->ttt.epochs, 1) +
+           " at B = " + format_count(last->ttt.global_batch) + ", and the step grows from " +
+           ms(first->step.step_time) + " to " + ms(last->step.step_time) + " (exposed communication " +
+           ms(first->step.critical.exposed_communication) + " -> " +
+           ms(last->step.critical.exposed_communication) + ").\n";
   }
   for (const auto& m : v.mp_alone)
     out += "- MP alone, " + std::to_string(m.mp) + " GPUs at the 1-GPU batch: step " + ms(m.step.step_time) +

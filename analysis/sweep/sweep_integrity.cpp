@@ -74,14 +74,15 @@ std::size_t check_row(const std::filesystem::path& file, std::size_t line_number
   for (std::size_t a = 0; same && a < point.assignments.size(); ++a)
     same = fields[2 + a] == point.assignments[a].second;
   if (!same)
-    fail(file, line_number, "the row of point " + fields[0] + " holds \"" + fields[1] + "\", not this sweep's \"" +
-                                point.label + "\"");
+    fail(file, line_number,
+         "the row of point " + fields[0] + " holds \"" + fields[1] + "\", not this sweep's \"" + point.label +
+             "\"");
   if (seen.contains(*index)) fail(file, line_number, "point " + fields[0] + " appears twice");
   return *index;
 }
 
-SweepRows check_rows(const std::filesystem::path& file, const std::vector<std::string>& lines, std::size_t first,
-                     const SweepRowCheck& check) {
+SweepRows check_rows(const std::filesystem::path& file, const std::vector<std::string>& lines,
+                     std::size_t first, const SweepRowCheck& check) {
   if (lines.size() <= first || lines[first] != check.header)
     fail(file, first + 1, "its columns differ from this sweep's (was the scenario changed?)");
   const std::size_t header_fields = csv_split(check.header).size();
@@ -102,7 +103,8 @@ SummaryFacts read_summary(const std::filesystem::path& file) {
   SummaryFacts facts;
   try {
     const auto json = nlohmann::json::parse(read_file(file));
-    if (json.contains("fingerprint") && json["fingerprint"].is_string()) facts.fingerprint = json["fingerprint"];
+    if (json.contains("fingerprint") && json["fingerprint"].is_string())
+      facts.fingerprint = json["fingerprint"];
     if (json.contains("sweep_points") && json["sweep_points"].is_number_unsigned())
       facts.sweep_points = json["sweep_points"].get<std::size_t>();
   } catch (const nlohmann::json::exception& e) {
@@ -143,12 +145,13 @@ SweepRows read_partial_rows(const std::filesystem::path& file, const SweepRowChe
   if (lines.empty()) return {};
   const std::string expected = partial_preamble(check.fingerprint, check.points.size());
   if (lines[0] != expected)
-    fail(file, 1,
-         lines[0].starts_with(kPreamble)
-             ? "written by another sweep (\"" + lines[0] + "\", this one is \"" + expected +
-                   "\"): the scenario, its --set overrides or its sweep values changed; resume needs the same "
-                   "sweep (use another --out, or remove the folder to start afresh)"
-             : "not a points.partial.csv of hybridsim (its first line should be \"" + expected + "\")");
+    fail(
+        file, 1,
+        lines[0].starts_with(kPreamble)
+            ? "written by another sweep (\"" + lines[0] + "\", this one is \"" + expected +
+                  "\"): the scenario, its --set overrides or its sweep values changed; resume needs the same "
+                  "sweep (use another --out, or remove the folder to start afresh)"
+            : "not a points.partial.csv of hybridsim (its first line should be \"" + expected + "\")");
   // Each row is written with its line break at once, so a text that does not end in one has a
   // last row cut short by an interruption: its point runs again.
   if (!text.ends_with('\n') && lines.size() > 2) {
@@ -183,7 +186,8 @@ ShardResults read_shard_results(const std::filesystem::path& dir) {
     if (!std::filesystem::exists(f)) throw InputError(f.string() + ": no such file (did that shard finish?)");
   const SummaryFacts facts = read_summary(summary);
   if (!facts.fingerprint || !facts.sweep_points)
-    throw InputError(summary.string() + ": no fingerprint or sweep size: not written by a sweep of this version");
+    throw InputError(summary.string() +
+                     ": no fingerprint or sweep size: not written by a sweep of this version");
   shard.fingerprint = *facts.fingerprint;
   shard.sweep_points = *facts.sweep_points;
   const std::vector<std::string> lines = lines_of(read_file(results));
@@ -200,7 +204,8 @@ ShardResults read_shard_results(const std::filesystem::path& dir) {
     if (!index || *index >= shard.sweep_points)
       fail(results, i + 1, "\"" + fields[0] + "\" is not the index of a point of this sweep (0 to " +
                                std::to_string(shard.sweep_points - 1) + ")");
-    if (!shard.rows.emplace(*index, lines[i]).second) fail(results, i + 1, "point " + fields[0] + " appears twice");
+    if (!shard.rows.emplace(*index, lines[i]).second)
+      fail(results, i + 1, "point " + fields[0] + " appears twice");
   }
   return shard;
 }
@@ -216,7 +221,8 @@ std::string missing_points(const SweepRows& rows, std::size_t total) {
     std::size_t j = i;
     while (j + 1 < total && !rows.contains(j + 1)) ++j;
     missing += j - i + 1;
-    if (listed < 20) out += (out.empty() ? "" : ", ") + std::to_string(i) + (j > i ? "-" + std::to_string(j) : "");
+    if (listed < 20)
+      out += (out.empty() ? "" : ", ") + std::to_string(i) + (j > i ? "-" + std::to_string(j) : "");
     listed += j > i ? 2 : 1;
     i = j + 1;
   }

@@ -13,31 +13,37 @@ namespace {
 void check_options(const SweepOptions& options, const std::string& head) {
   const auto [k, n] = options.shard;
   if (n < 1 || k < 1 || k > n)
-    throw InputError("--shard K/N needs 1 <= K <= N (got " + std::to_string(k) + "/" + std::to_string(n) + ")");
-  if (options.jobs < 0) throw InputError("--jobs must be 0 (all cores) or positive, got " + std::to_string(options.jobs));
+    throw InputError("--shard K/N needs 1 <= K <= N (got " + std::to_string(k) + "/" + std::to_string(n) +
+                     ")");
+  if (options.jobs < 0)
+    throw InputError("--jobs must be 0 (all cores) or positive, got " + std::to_string(options.jobs));
   const auto columns = csv_split(head);
   if (std::find(columns.begin(), columns.end(), options.plot_metric) == columns.end()) {
     std::string list;
     for (std::size_t i = columns.size(); i-- > 0;)
       if (columns[i] == "gpus") {
         for (std::size_t j = i; j < columns.size(); ++j)
-          if (columns[j] != "unit" && columns[j] != "extrapolated" && columns[j] != "fits_memory") list += (list.empty() ? "" : ", ") + columns[j];
+          if (columns[j] != "unit" && columns[j] != "extrapolated" && columns[j] != "fits_memory")
+            list += (list.empty() ? "" : ", ") + columns[j];
         break;
       }
-    throw InputError("--plot-metric \"" + options.plot_metric + "\" is not a results.csv column; expected one of " + list);
+    throw InputError("--plot-metric \"" + options.plot_metric +
+                     "\" is not a results.csv column; expected one of " + list);
   }
 }
 
 }  // namespace
 
-scenarios::Scenario SweepPlan::point_scenario(const scenarios::SweepPoint& point, const SweepOptions& options) const {
+scenarios::Scenario SweepPlan::point_scenario(const scenarios::SweepPoint& point,
+                                              const SweepOptions& options) const {
   return scenarios::parse_sweep_point(source.text, source.path, point, options.overrides, source.base_dir);
 }
 
 SweepPlan plan_sweep(const std::string& scenario_path, const SweepOptions& options, bool leader) {
   SweepPlan plan;
   plan.source = scenarios::read_scenario_source(scenario_path);
-  plan.base = scenarios::parse_scenario(plan.source.text, scenario_path, options.overrides, plan.source.base_dir);
+  plan.base =
+      scenarios::parse_scenario(plan.source.text, scenario_path, options.overrides, plan.source.base_dir);
   plan.directory = options.out.value_or(plan.base.outputs.directory);
   plan.points = scenarios::expand_sweep(plan.base);
   if (plan.points.empty())

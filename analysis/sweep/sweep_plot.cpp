@@ -23,7 +23,8 @@ SweepPlot plot_sweep(const std::filesystem::path& dir, const std::vector<std::st
     return outcome;
   }
   const auto columns = csv_split(head);
-  const auto mcol = static_cast<std::size_t>(std::find(columns.begin(), columns.end(), metric) - columns.begin());
+  const auto mcol =
+      static_cast<std::size_t>(std::find(columns.begin(), columns.end(), metric) - columns.begin());
   if (mcol >= columns.size()) {
     outcome.note = "no plot: unknown metric column \"" + metric + "\"";
     return outcome;
@@ -50,7 +51,8 @@ SweepPlot plot_sweep(const std::filesystem::path& dir, const std::vector<std::st
     for (const auto& [x, y] : series[series_order[s]])
       body += std::to_string(std::find(x_order.begin(), x_order.end(), x) - x_order.begin()) + " " + y + "\n";
     body += "EOD\n";
-    plots += (s ? ", " : "plot ") + std::string("$d") + std::to_string(s) + " using 1:2 with linespoints title " +
+    plots += (s ? ", " : "plot ") + std::string("$d") + std::to_string(s) +
+             " using 1:2 with linespoints title " +
              gnuplot_quote(paths.size() == 2 ? paths.front() + " = " + series_order[s] : metric);
   }
   body += plots + "\n";

@@ -32,16 +32,19 @@ namespace {
 // The point's outputs.trace, if it asks for one: written by whichever thread or MPI rank runs the
 // point, straight into the sweep's output directory (atomically, like every output), named by the
 // point's index so no two points or shards collide. Recorded in the trace: which point it is.
-ScenarioRunOptions point_trace_options(const scenarios::Scenario& point_scenario, const scenarios::SweepPoint& point,
+ScenarioRunOptions point_trace_options(const scenarios::Scenario& point_scenario,
+                                       const scenarios::SweepPoint& point,
                                        const std::filesystem::path& directory) {
   ScenarioRunOptions options = scenario_trace_options(point_scenario, directory);
   if (!options.trace) return options;
   options.trace = sweep_point_trace_file(*options.trace, point.index);
-  options.trace_options.other_data = {{"sweep_point", std::to_string(point.index)}, {"sweep_label", point.label}};
+  options.trace_options.other_data = {{"sweep_point", std::to_string(point.index)},
+                                      {"sweep_label", point.label}};
   // Threads may race to create it (harmless); a folder that cannot be made is reported by the
   // trace writer, naming the file.
   std::error_code ignored;
-  if (options.trace->has_parent_path()) std::filesystem::create_directories(options.trace->parent_path(), ignored);
+  if (options.trace->has_parent_path())
+    std::filesystem::create_directories(options.trace->parent_path(), ignored);
   return options;
 }
 
@@ -49,7 +52,10 @@ ScenarioRunOptions point_trace_options(const scenarios::Scenario& point_scenario
 class SweepProgress {
  public:
   SweepProgress(bool enabled, std::size_t total)
-      : enabled_(enabled), tty_(enabled && isatty(2)), total_(total), started_(std::chrono::steady_clock::now()) {}
+      : enabled_(enabled),
+        tty_(enabled && isatty(2)),
+        total_(total),
+        started_(std::chrono::steady_clock::now()) {}
   void point_done(std::size_t done) const {
     if (!enabled_) return;
     const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - started_).count();
@@ -187,7 +193,8 @@ std::ofstream open_partial(const std::filesystem::path& path, const SweepPlan& p
     fresh << partial_preamble(plan.identity.fingerprint, plan.points.size()) << "\n" << plan.head << "\n";
     for (const auto& [i, line] : plan.rows) fresh << line << "\n";
     fresh.flush();
-    if (!fresh) throw InputError("cannot write " + path.string() + " (is the disk full, or the folder read-only?)");
+    if (!fresh)
+      throw InputError("cannot write " + path.string() + " (is the disk full, or the folder read-only?)");
   }
   return std::ofstream(path, std::ios::app);
 }
@@ -217,7 +224,8 @@ SweepOutcome run_sweep(const std::string& scenario_path, const SweepOptions& opt
   std::ofstream partial;
   if (leader) partial = open_partial(partial_path, plan);
   outcome.notes = plan.notes;
-  int jobs = options.jobs > 0 ? options.jobs : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  int jobs =
+      options.jobs > 0 ? options.jobs : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   jobs = std::min<int>(jobs, static_cast<int>(std::max<std::size_t>(1, plan.todo.size())));
   PointRunner runner(options, plan, outcome.directory, partial);
   runner.run(jobs, outcome);
@@ -257,7 +265,8 @@ SweepOutcome merge_sweep_outputs(const std::vector<std::filesystem::path>& shard
       throw InputError(s.directory.string() + ": its columns differ from " + first.directory.string() + "'s");
     for (const auto& [i, line] : s.rows)
       if (!rows.emplace(i, line).second)
-        throw InputError("point " + std::to_string(i) + " appears in two shards (" + s.directory.string() + ")");
+        throw InputError("point " + std::to_string(i) + " appears in two shards (" + s.directory.string() +
+                         ")");
   }
   const std::string missing = missing_points(rows, first.sweep_points);
   if (!missing.empty() && !options.allow_incomplete)
@@ -271,8 +280,8 @@ SweepOutcome merge_sweep_outputs(const std::vector<std::filesystem::path>& shard
   if (!missing.empty()) outcome.notes.push_back("incomplete: " + missing + " points missing");
   const SweepIdentity identity{.fingerprint = first.fingerprint, .sweep_points = first.sweep_points,
                                .shard = missing.empty() ? "1/1" : "incomplete"};
-  outcome.csv = write_sweep_results(out, "merged from " + std::to_string(shard_dirs.size()) + " shards", identity,
-                                    first.header, rows);
+  outcome.csv = write_sweep_results(out, "merged from " + std::to_string(shard_dirs.size()) + " shards",
+                                    identity, first.header, rows);
   return outcome;
 }
 

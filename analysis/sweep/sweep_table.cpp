@@ -38,12 +38,14 @@ std::string sweep_row(const scenarios::SweepPoint& point, const ScenarioRun& run
   for (const auto& [path, value] : point.assignments) s += "," + csv_field(value);
   const double step = r.step_time.to_ms();
   s += "," + std::to_string(r.gpus) + "," + std::to_string(r.dp) + "," + std::to_string(r.mp) + "," +
-       std::to_string(r.global_batch) + "," + format_fixed(step, 6) + "," + format_fixed(r.samples_per_second, 3) +
-       "," + format_fixed(r.units_per_second, 3) + "," + csv_field(r.unit) + "," + format_fixed(r.mean.compute.to_ms(), 6) +
-       "," + format_fixed(r.mean.exposed_communication.to_ms(), 6) + "," + format_fixed(r.mean.idle.to_ms(), 6) + "," +
-       format_fixed(step > 0 ? r.mean.exposed_communication.to_ms() / step : 0, 6) + ",";
+       std::to_string(r.global_batch) + "," + format_fixed(step, 6) + "," +
+       format_fixed(r.samples_per_second, 3) + "," + format_fixed(r.units_per_second, 3) + "," +
+       csv_field(r.unit) + "," + format_fixed(r.mean.compute.to_ms(), 6) + "," +
+       format_fixed(r.mean.exposed_communication.to_ms(), 6) + "," + format_fixed(r.mean.idle.to_ms(), 6) +
+       "," + format_fixed(step > 0 ? r.mean.exposed_communication.to_ms() / step : 0, 6) + ",";
   if (run.time_to_train) {
-    s += format_fixed(run.time_to_train->epochs, 4) + "," + format_fixed(run.time_to_train->seconds / 3600.0, 6) + "," +
+    s += format_fixed(run.time_to_train->epochs, 4) + "," +
+         format_fixed(run.time_to_train->seconds / 3600.0, 6) + "," +
          (run.time_to_train->extrapolated ? "yes" : "no");
   } else {
     s += ",,";
@@ -57,8 +59,8 @@ std::string sweep_row(const scenarios::SweepPoint& point, const ScenarioRun& run
   return s;
 }
 
-std::string sweep_summary_json(const std::string& scenario, const SweepIdentity& identity, const std::string& head,
-                               const SweepRows& rows) {
+std::string sweep_summary_json(const std::string& scenario, const SweepIdentity& identity,
+                               const std::string& head, const SweepRows& rows) {
   const auto columns = csv_split(head);
   const auto step_col = std::find(columns.begin(), columns.end(), "step_time_ms") - columns.begin();
   std::string out = "{\n  \"scenario\": ";
@@ -93,7 +95,8 @@ std::string sweep_summary_json(const std::string& scenario, const SweepIdentity&
 }
 
 std::string write_sweep_results(const std::filesystem::path& dir, const std::string& scenario,
-                                const SweepIdentity& identity, const std::string& head, const SweepRows& rows) {
+                                const SweepIdentity& identity, const std::string& head,
+                                const SweepRows& rows) {
   std::string csv = head + "\n";
   for (const auto& [index, line] : rows) csv += line + "\n";
   AtomicFile results(dir / "results.csv");

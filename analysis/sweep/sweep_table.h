@@ -32,10 +32,11 @@ struct SweepIdentity {
 
 // summary.json: the scenario, the point count, the sweep's identity, the columns and the fastest
 // point (none for an empty shard).
-std::string sweep_summary_json(const std::string& scenario, const SweepIdentity& identity, const std::string& head,
-                               const SweepRows& rows);
+std::string sweep_summary_json(const std::string& scenario, const SweepIdentity& identity,
+                               const std::string& head, const SweepRows& rows);
 // Writes results.csv and summary.json into `dir` (each atomically); returns the CSV text.
 std::string write_sweep_results(const std::filesystem::path& dir, const std::string& scenario,
-                                const SweepIdentity& identity, const std::string& head, const SweepRows& rows);
+                                const SweepIdentity& identity, const std::string& head,
+                                const SweepRows& rows);
 
 }  // namespace hybridsim::analysis

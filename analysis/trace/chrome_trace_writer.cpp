@@ -198,8 +198,8 @@ void ChromeTraceWriter::complete(TracePid pid, TraceTid tid, std::string_view na
   const std::int64_t end_ns = round_to_ns(end);
   TraceSliceStack& slices = used_thread(pid, tid).slices;
   auto where = [&] {
-    return "slice \"" + std::string(name) + "\" [" + std::to_string(ts_ns) + " ns, " + std::to_string(end_ns) +
-           " ns) on pid " + std::to_string(pid) + " tid " + std::to_string(tid);
+    return "slice \"" + std::string(name) + "\" [" + std::to_string(ts_ns) + " ns, " +
+           std::to_string(end_ns) + " ns) on pid " + std::to_string(pid) + " tid " + std::to_string(tid);
   };
   if (ts_ns < slices.last_start_ns)
     throw InternalError("ChromeTraceWriter: " + where() + " starts before the slice written before it (" +

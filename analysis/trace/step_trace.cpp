@@ -93,8 +93,9 @@ StepTraceObserver::StepTraceObserver(ChromeTraceWriter& writer, const StepSetup&
     }
     if (workloads::is_gradient_copy(l.phase)) {  // "bucket 3 · copy in", "all-gather softmax · copy out"
       const workloads::CollectiveSpec& c = program_.collectives[l.kernel];
-      label_names_.push_back((c.role == CollectiveRole::GradientAllReduce ? "bucket " + std::to_string(c.bucket)
-                                                                          : "all-gather " + profile_.ops[c.op_index].name) +
+      label_names_.push_back((c.role == CollectiveRole::GradientAllReduce
+                                  ? "bucket " + std::to_string(c.bucket)
+                                  : "all-gather " + profile_.ops[c.op_index].name) +
                              (l.phase == Phase::GradientCopyIn ? " · copy in" : " · copy out"));
       continue;
     }
@@ -118,10 +119,12 @@ StepTraceObserver::StepTraceObserver(ChromeTraceWriter& writer, const StepSetup&
   if (options_.gpus) {
     std::vector<char> node_kept(static_cast<std::size_t>(std::max(topology_.node_count(), 1)), 0);
     for (std::size_t g = 0; g < gpu_count; ++g)
-      if (keep_gpu_[g]) node_kept[static_cast<std::size_t>(topology_.device(topology_.gpus()[g]).node.value_or(0))] = 1;
+      if (keep_gpu_[g])
+        node_kept[static_cast<std::size_t>(topology_.device(topology_.gpus()[g]).node.value_or(0))] = 1;
     auto in_kept_node = [&](topology::DeviceId d) {
       const auto node = topology_.device(d).node;
-      return node && static_cast<std::size_t>(*node) < node_kept.size() && node_kept[static_cast<std::size_t>(*node)];
+      return node && static_cast<std::size_t>(*node) < node_kept.size() &&
+             node_kept[static_cast<std::size_t>(*node)];
     };
     for (sim::LinkId l = 0; l < links.size(); ++l) {
       const topology::LinkEnds& e = topology_.link_ends(l);

@@ -104,7 +104,8 @@ class StepTraceObserver final : public sim::StreamObserver,
                  sim::Time start, sim::Time end);
   // The receiving side: a wait slice until the data started moving (the send's start, if known),
   // then the transfer slice. Returns where the transfer slice starts.
-  sim::Time write_receive(std::uint32_t collective, const P2pEnd& receive, std::optional<sim::Time> send_start);
+  sim::Time write_receive(std::uint32_t collective, const P2pEnd& receive,
+                          std::optional<sim::Time> send_start);
   void append_p2p_name(std::uint32_t collective, bool sending, int peer);
   const std::string& collective_name(std::uint32_t collective);
   RingState& ring_state(const sim::RingCollective& ring);
@@ -125,7 +126,8 @@ class StepTraceObserver final : public sim::StreamObserver,
   };
   void init_memory_levels(const StepSetup& setup);
   void write_memory_start();
-  void write_memory_sample(std::uint32_t gpu, const workloads::KernelLabel& label, sim::Time start, sim::Time end);
+  void write_memory_sample(std::uint32_t gpu, const workloads::KernelLabel& label, sim::Time start,
+                           sim::Time end);
 
   ChromeTraceWriter& writer_;
   const topology::Topology& topology_;

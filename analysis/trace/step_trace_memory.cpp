@@ -1,8 +1,8 @@
 // The memory counter of each GPU in a step trace: the memory model's live bytes at each point of the
 // MP rank's compute stream (workloads/memory/memory_model.h: an op's forward, its backward, the optimizer),
 // written as a Chrome counter sample ("C", series "GiB") when the point's first kernel starts, and
-// what stays between steps at the start and once the optimizer ends. The model gives one level per point, so the
-// track is a staircase over the step, its highest step the run's "peak memory".
+// what stays between steps at the start and once the optimizer ends. The model gives one level per point, so
+// the track is a staircase over the step, its highest step the run's "peak memory".
 #include <cstdint>
 
 #include "analysis/trace/step_trace.h"
@@ -13,7 +13,9 @@ namespace {
 
 using workloads::Phase;
 
-double gib(sim::Bytes b) { return static_cast<double>(b.count()) / static_cast<double>(std::int64_t{1} << 30); }
+double gib(sim::Bytes b) {
+  return static_cast<double>(b.count()) / static_cast<double>(std::int64_t{1} << 30);
+}
 
 }  // namespace
 

@@ -22,7 +22,8 @@ sim::Time inside(sim::Time start, sim::Time end, bool near_start) {
 
 void StepTraceObserver::append_p2p_name(std::uint32_t c, bool sending, int peer) {
   const workloads::CollectiveSpec& spec = program_.collectives[c];
-  scratch_ += spec.role == workloads::CollectiveRole::ActivationGradient ? "activation gradient " : "activation ";
+  scratch_ +=
+      spec.role == workloads::CollectiveRole::ActivationGradient ? "activation gradient " : "activation ";
   scratch_ += profile_.ops[spec.op_index].name;
   scratch_ += sending ? " → GPU " : " ← GPU ";
   scratch_ += std::to_string(peer);
@@ -90,7 +91,8 @@ void StepTraceObserver::write_p2p(std::uint32_t gpu, std::uint32_t stream, std::
   const sim::Time to_start = sending ? to.start : transfer;  // a receive reported first is whole
   scratch_.assign(gradient ? "activation gradient " : "activation ");
   scratch_ += op.name;
-  writer_.flow(scratch_, category, {gpu_pid(static_cast<int>(from.gpu)), from.tid, inside(from.start, from.end, true)},
+  writer_.flow(scratch_, category,
+               {gpu_pid(static_cast<int>(from.gpu)), from.tid, inside(from.start, from.end, true)},
                {gpu_pid(static_cast<int>(to.gpu)), to.tid, inside(to_start, to.end, false)});
 }
 

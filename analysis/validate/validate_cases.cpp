@@ -22,40 +22,82 @@ using yaml::TreeNode;
 using K = yaml::FieldKind;
 
 constexpr yaml::FieldSpec kFields[] = {
-    {.path = "cases", .kind = K::List, .required = true, .type_doc = "a list of cases",
+    {.path = "cases",
+     .kind = K::List,
+     .required = true,
+     .type_doc = "a list of cases",
      .help = "The reference cases of this file."},
     {.path = "cases[]", .kind = K::Section, .help = "One case: what to simulate and the figure to meet."},
-    {.path = "cases[].name", .kind = K::Text, .required = true, .help = "What the case checks, for the table."},
-    {.path = "cases[].kind", .kind = K::Choice, .required = true, .choices = "calibration|model|prediction",
+    {.path = "cases[].name",
+     .kind = K::Text,
+     .required = true,
+     .help = "What the case checks, for the table."},
+    {.path = "cases[].kind",
+     .kind = K::Choice,
+     .required = true,
+     .choices = "calibration|model|prediction",
      .help = "calibration: a one-GPU figure the profiles were fitted to; model: NCCL's own cost model; "
              "prediction: a measurement nothing was fitted to."},
-    {.path = "cases[].scenario", .kind = K::Path,
+    {.path = "cases[].scenario",
+     .kind = K::Path,
      .help = "A scenario file, relative to the case file. Give either scenario or collective."},
-    {.path = "cases[].set", .kind = K::List, .default_text = "[]", .type_doc = "a list of \"path=value\" texts",
+    {.path = "cases[].set",
+     .kind = K::List,
+     .default_text = "[]",
+     .type_doc = "a list of \"path=value\" texts",
      .help = "--set overrides of the scenario."},
     {.path = "cases[].set[]", .kind = K::Text, .help = "One override."},
-    {.path = "cases[].collective", .kind = K::Section, .help = "One collective, as `hybridsim collective` runs it."},
-    {.path = "cases[].collective.topology", .kind = K::Text, .default_text = "dgx1-v100",
+    {.path = "cases[].collective",
+     .kind = K::Section,
+     .help = "One collective, as `hybridsim collective` runs it."},
+    {.path = "cases[].collective.topology",
+     .kind = K::Text,
+     .default_text = "dgx1-v100",
      .help = "A preset (or a topology file)."},
-    {.path = "cases[].collective.nodes", .kind = K::Integer, .default_text = "1", .min = 1, .max = 4096,
+    {.path = "cases[].collective.nodes",
+     .kind = K::Integer,
+     .default_text = "1",
+     .min = 1,
+     .max = 4096,
      .help = "Machines."},
-    {.path = "cases[].collective.gpus", .kind = K::Text, .default_doc = "all",
+    {.path = "cases[].collective.gpus",
+     .kind = K::Text,
+     .default_doc = "all",
      .help = "GPU ranks and ranges, e.g. \"0,3\" or \"0-3\"."},
-    {.path = "cases[].collective.op", .kind = K::Choice, .default_text = "allreduce",
-     .choices = "allreduce|reducescatter|allgather|broadcast", .help = "The collective."},
-    {.path = "cases[].collective.size", .kind = K::Size, .required = true, .min = 4,
+    {.path = "cases[].collective.op",
+     .kind = K::Choice,
+     .default_text = "allreduce",
+     .choices = "allreduce|reducescatter|allgather|broadcast",
+     .help = "The collective."},
+    {.path = "cases[].collective.size",
+     .kind = K::Size,
+     .required = true,
+     .min = 4,
      .help = "One rank's buffer, as nccl-tests counts it."},
     scenarios::shared_keys::at(scenarios::shared_keys::kAlgorithm, "cases[].collective.algorithm"),
-    {.path = "cases[].collective.protocol", .kind = K::Choice, .default_text = "auto",
-     .choices = "auto|ll|ll128|simple|ideal", .help = "As `collective --protocol`."},
-    {.path = "cases[].metric", .kind = K::Choice, .required = true, .choices = "step_time|throughput|busbw|time",
+    {.path = "cases[].collective.protocol",
+     .kind = K::Choice,
+     .default_text = "auto",
+     .choices = "auto|ll|ll128|simple|ideal",
+     .help = "As `collective --protocol`."},
+    {.path = "cases[].metric",
+     .kind = K::Choice,
+     .required = true,
+     .choices = "step_time|throughput|busbw|time",
      .help = "step_time (ms) or throughput (the profile's units per second) of a scenario; busbw (GB/s) or "
              "time (us) of a collective."},
-    {.path = "cases[].published", .kind = K::Number, .required = true, .min = 0, .min_exclusive = true,
+    {.path = "cases[].published",
+     .kind = K::Number,
+     .required = true,
+     .min = 0,
+     .min_exclusive = true,
      .help = "The published figure, in the metric's unit."},
     {.path = "cases[].unit", .kind = K::Text, .help = "The figure's unit, for the table (\"GB/s\")."},
     {.path = "cases[].source", .kind = K::Text, .required = true, .help = "Where the figure comes from."},
-    {.path = "cases[].tolerance", .kind = K::Text, .required = true, .type_doc = "a percentage such as 10%",
+    {.path = "cases[].tolerance",
+     .kind = K::Text,
+     .required = true,
+     .type_doc = "a percentage such as 10%",
      .help = "The largest |simulated − published| / published the case accepts."},
 };
 
@@ -66,7 +108,8 @@ double read_tolerance(const FieldReader& r, const TreeNode& node, const std::str
   const bool percent = text.ends_with('%');
   if (percent) text.pop_back();
   const auto x = percent ? sim::parse_whole<int>(sim::trim(text)) : std::nullopt;
-  if (!x || *x < 0 || *x > 1000) fail_at(node.where, path, "got \"" + node.scalar + "\"", "a percentage such as 10%");
+  if (!x || *x < 0 || *x > 1000)
+    fail_at(node.where, path, "got \"" + node.scalar + "\"", "a percentage such as 10%");
   return *x / 100.0;
 }
 
@@ -82,17 +125,21 @@ CollectiveCase read_collective(FieldReader& r, const TreeNode& v, const std::str
   return c;
 }
 
-ValidateCase read_case(FieldReader& r, const TreeNode& v, const std::string& path, const std::filesystem::path& folder) {
+ValidateCase read_case(FieldReader& r, const TreeNode& v, const std::string& path,
+                       const std::filesystem::path& folder) {
   r.check_section(v, path);
   ValidateCase c;
   c.where = v.where;
   c.name = r.text(&v, path + ".name");
   const std::string kind = r.choice(&v, path + ".kind");
-  c.kind = kind == "calibration" ? CaseKind::Calibration : kind == "model" ? CaseKind::Model : CaseKind::Prediction;
+  c.kind = kind == "calibration" ? CaseKind::Calibration
+           : kind == "model"     ? CaseKind::Model
+                                 : CaseKind::Prediction;
   const auto scenario = r.text_opt(&v, path + ".scenario");
   const TreeNode* collective = r.section(&v, path + ".collective");
   if (scenario.has_value() == (collective != nullptr))
-    fail_at(v.where, path, scenario ? "both scenario and collective given" : "neither scenario nor collective given",
+    fail_at(v.where, path,
+            scenario ? "both scenario and collective given" : "neither scenario nor collective given",
             "exactly one of scenario or collective");
   if (scenario) c.scenario = folder / *scenario;
   const TreeNode& sets = r.to_list(*r.value(&v, path + ".set"), path + ".set", 0);
@@ -159,8 +206,8 @@ std::vector<ValidateCase> load_validate_cases(const std::filesystem::path& direc
   std::sort(files.begin(), files.end());
   std::vector<ValidateCase> cases;
   for (const auto& file : files)
-    for (auto& c : parse_validate_cases(yaml::read_input_file(file.string(), "validation case file"), file.string(),
-                                        file.parent_path()))
+    for (auto& c : parse_validate_cases(yaml::read_input_file(file.string(), "validation case file"),
+                                        file.string(), file.parent_path()))
       cases.push_back(std::move(c));
   if (cases.empty()) throw InputError("validate: no cases in " + directory.string());
   return cases;

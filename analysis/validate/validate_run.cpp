@@ -19,7 +19,8 @@ namespace {
 // The case's GPUs: its list, or every GPU of the platform.
 std::vector<int> case_gpus(const CollectiveCase& c, const topology::Topology& t) {
   const int gpu_count = static_cast<int>(t.gpus().size());
-  const std::vector<int> gpus = topology::parse_gpu_list(c.gpus.empty() ? "0-" + std::to_string(gpu_count - 1) : c.gpus);
+  const std::vector<int> gpus =
+      topology::parse_gpu_list(c.gpus.empty() ? "0-" + std::to_string(gpu_count - 1) : c.gpus);
   topology::check_gpus_exist(gpus, gpu_count);
   return gpus;
 }
@@ -96,8 +97,8 @@ std::string validate_table(const std::vector<ValidateResult>& results) {
            pad_columns(metric, 11) + pad_columns(format_fixed(c.published, 3), 12) +
            pad_columns(format_fixed(r.simulated, 3), 12) +
            pad_columns((r.error >= 0 ? "+" : "") + format_fixed(r.error * 100, 1) + "%", 9) +
-           pad_columns(format_fixed(c.tolerance * 100, 0) + "%", 10) + pad_columns(r.within ? "ok" : "FAIL", 5) +
-           r.what + "\n";
+           pad_columns(format_fixed(c.tolerance * 100, 0) + "%", 10) +
+           pad_columns(r.within ? "ok" : "FAIL", 5) + r.what + "\n";
     auto& [within, all] = by_kind[c.kind];
     within += r.within ? 1 : 0;
     ++all;

@@ -48,31 +48,36 @@ std::vector<std::pair<std::string, std::string>> key_settings(const ResolvedScen
                std::string(topology::presets::fabric_name(s.cluster.fabric)) + ", oversubscription " +
                number(s.cluster.oversubscription);
   out.emplace_back("cluster", cluster);
-  if (const std::string links = link_overrides(s.cluster.links); !links.empty()) out.emplace_back("links", links);
+  if (const std::string links = link_overrides(s.cluster.links); !links.empty())
+    out.emplace_back("links", links);
   const auto& meta = r.profile.meta;
   out.emplace_back("workload", meta.network + " (" + meta.gpu + ", " + meta.precision + "), batch " +
                                    std::to_string(meta.batch_per_gpu) + " per worker" +
-                                   (s.workload.compute_speed != 1.0 ? ", compute speed ×" + number(s.workload.compute_speed)
-                                                                    : std::string()));
+                                   (s.workload.compute_speed != 1.0
+                                        ? ", compute speed ×" + number(s.workload.compute_speed)
+                                        : std::string()));
   if (auto note = kernel_times_setting(r)) out.push_back(std::move(*note));
-  out.emplace_back("parallelism", "dp " + std::to_string(r.mapping.dp) + " × mp " + std::to_string(r.mapping.mp) +
-                                      " = " + std::to_string(r.mapping.gpu_count()) + " GPUs, global batch " +
+  out.emplace_back("parallelism", "dp " + std::to_string(r.mapping.dp) + " × mp " +
+                                      std::to_string(r.mapping.mp) + " = " +
+                                      std::to_string(r.mapping.gpu_count()) + " GPUs, global batch " +
                                       std::to_string(meta.batch_per_gpu * r.mapping.dp));
   out.emplace_back("placement", r.placement.description);
   out.emplace_back("mapping", r.mapping.description);
   const CommunicationSettings& c = s.communication;
-  out.emplace_back("communication",
-                   std::string(workloads::algorithm_name(c.algorithm)) + "/" +
-                       workloads::protocol_option_name(c.protocol) + ", channels " +
-                       (c.channels ? std::to_string(*c.channels) : "auto") + ", messages " +
-                       sim::format_bytes(c.message_size) + ", buckets " +
-                       (r.step.recorded_buckets && r.profile.has_recorded_buckets()
-                            ? std::string("as recorded in the profile")
-                            : sim::format_bytes(c.bucket_size)) +
-                       ", reduction " +
-                       (c.reduction_bandwidth.bytes_per_second() == 0 ? "off" : sim::format_bandwidth(c.reduction_bandwidth)) +
-                       ", " + (c.switching == sim::Switching::StoreAndForward ? "store-and-forward" : "cut-through") +
-                       (c.pcie_only ? ", PCIe only" : ""));
+  out.emplace_back(
+      "communication",
+      std::string(workloads::algorithm_name(c.algorithm)) + "/" +
+          workloads::protocol_option_name(c.protocol) + ", channels " +
+          (c.channels ? std::to_string(*c.channels) : "auto") + ", messages " +
+          sim::format_bytes(c.message_size) + ", buckets " +
+          (r.step.recorded_buckets && r.profile.has_recorded_buckets()
+               ? std::string("as recorded in the profile")
+               : sim::format_bytes(c.bucket_size)) +
+          ", reduction " +
+          (c.reduction_bandwidth.bytes_per_second() == 0 ? "off"
+                                                         : sim::format_bandwidth(c.reduction_bandwidth)) +
+          ", " + (c.switching == sim::Switching::StoreAndForward ? "store-and-forward" : "cut-through") +
+          (c.pcie_only ? ", PCIe only" : ""));
   if (const workloads::Gpu* gpu = workloads::find_gpu(meta.gpu))
     out.emplace_back("GPU sharing", std::string(gpu->name) + ": " + std::to_string(gpu->sms) + " SMs, " +
                                         sim::format_bandwidth(gpu->memory_bandwidth) + "; contention " +
@@ -82,12 +87,15 @@ std::vector<std::pair<std::string, std::string>> key_settings(const ResolvedScen
     out.emplace_back("GPU sharing", "GPU \"" + meta.gpu + "\" unknown: no contention, no gradient copies");
   const workloads::Variability& v = s.variability;
   if (v.steps > 1 || v.varies()) {
-    std::string text = std::to_string(v.steps) + (v.steps == 1 ? " step" : " steps") + ", seed " + std::to_string(v.seed) +
-                       ", kernel jitter " + (v.kernel_jitter > 0 ? number(v.kernel_jitter) : std::string("off")) +
+    std::string text = std::to_string(v.steps) + (v.steps == 1 ? " step" : " steps") + ", seed " +
+                       std::to_string(v.seed) + ", kernel jitter " +
+                       (v.kernel_jitter > 0 ? number(v.kernel_jitter) : std::string("off")) +
                        ", sequence lengths " + std::string(workloads::length_distribution_name(v.lengths));
     if (v.lengths != workloads::LengthDistribution::Fixed)
-      text += " " + std::string(workloads::batching_name(v.batching)) +
-              (v.batching == workloads::Batching::Bucketed ? " (" + std::to_string(v.length_buckets) + " bins)" : "");
+      text +=
+          " " + std::string(workloads::batching_name(v.batching)) +
+          (v.batching == workloads::Batching::Bucketed ? " (" + std::to_string(v.length_buckets) + " bins)"
+                                                       : "");
     out.emplace_back("variability", text);
   }
   if (!s.provenance.overrides.empty()) {

@@ -52,8 +52,8 @@ workloads::Profile scale_profile_batch(const workloads::Profile& profile, std::i
     op.activation_bytes = sim::Bytes::of(static_cast<std::int64_t>(bytes));
   }
   const __int128 units = (static_cast<__int128>(p.meta.units_per_step) * batch + old / 2) / old;
-  p.meta.units_per_step = std::max<std::int64_t>(1, static_cast<std::int64_t>(
-                                                        std::min<__int128>(units, std::numeric_limits<std::int64_t>::max())));
+  p.meta.units_per_step = std::max<std::int64_t>(
+      1, static_cast<std::int64_t>(std::min<__int128>(units, std::numeric_limits<std::int64_t>::max())));
   p.meta.batch_per_gpu = batch;
   p.meta.notes += (p.meta.notes.empty() ? "" : " ") + std::string("Scaled by hybridsim from batch ") +
                   std::to_string(old) + " to " + std::to_string(batch) +
@@ -75,12 +75,15 @@ workloads::Profile load_workload_profile(const Scenario& s) {
   workloads::Profile p;
   if (w.profile.empty()) {
     // gpu auto: the preset's GPU (a custom topology file names none).
-    const std::string cluster_gpu =
-        s.cluster.topology.empty() ? std::string(topology::preset_by_name(s.cluster.preset).gpu) : std::string();
-    p = located(s, "workload.network",
-                [&] { return workloads::builtin_profile(w.network, workloads::builtin_options(choice, cluster_gpu)); });
+    const std::string cluster_gpu = s.cluster.topology.empty()
+                                        ? std::string(topology::preset_by_name(s.cluster.preset).gpu)
+                                        : std::string();
+    p = located(s, "workload.network", [&] {
+      return workloads::builtin_profile(w.network, workloads::builtin_options(choice, cluster_gpu));
+    });
   } else {
-    p = located(s, "workload.profile", [&] { return workloads::load_profile(input_path(s, w.profile).string()); });
+    p = located(s, "workload.profile",
+                [&] { return workloads::load_profile(input_path(s, w.profile).string()); });
     if (choice.gpu)
       if (const auto problem = workloads::gpu_mismatch(p, *choice.gpu))
         throw InputError(location_of(s, "workload.gpu") + ": workload.gpu: " + *problem);
@@ -144,7 +147,8 @@ workloads::WorkerMapping build_mapping(const Scenario& s, const topology::Topolo
     for (std::size_t w = 0; w < rows.size(); ++w)
       for (std::size_t k = 0; k < rows[w].size(); ++k)
         if (rows[w][k] >= gpus) {
-          const std::string path = "parallelism.mapping[" + std::to_string(w) + "][" + std::to_string(k) + "]";
+          const std::string path =
+              "parallelism.mapping[" + std::to_string(w) + "][" + std::to_string(k) + "]";
           throw InputError(location_of(s, path) + ": " + path + ": GPU " + std::to_string(rows[w][k]) +
                            " is outside the cluster " + topology.name() + "; expected a GPU rank from 0 to " +
                            std::to_string(gpus - 1));
@@ -155,7 +159,8 @@ workloads::WorkerMapping build_mapping(const Scenario& s, const topology::Topolo
   return located(s, "parallelism", [&] { return workloads::default_mapping(topology, dp, mp); });
 }
 
-std::optional<workloads::MemoryCapacity> gpu_memory_capacity(const Scenario& s, const workloads::Profile& profile) {
+std::optional<workloads::MemoryCapacity> gpu_memory_capacity(const Scenario& s,
+                                                             const workloads::Profile& profile) {
   if (s.cluster.gpu_memory) return workloads::MemoryCapacity{*s.cluster.gpu_memory, "cluster.gpu_memory"};
   if (!s.cluster.preset.empty()) return workloads::preset_gpu_capacity(s.cluster.preset);
   return workloads::gpu_capacity(profile.meta.gpu, "the profile");

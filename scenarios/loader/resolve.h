@@ -44,7 +44,8 @@ workloads::WorkerMapping build_mapping(const Scenario& scenario, const topology:
 // Each GPU's memory: cluster.gpu_memory when written, else the preset's GPU (topology/
 // preset_registry.h through workloads/gpu/gpu.h), else, for a topology file, the profile's GPU;
 // none when none of them is known.
-std::optional<workloads::MemoryCapacity> gpu_memory_capacity(const Scenario& scenario, const workloads::Profile& profile);
+std::optional<workloads::MemoryCapacity> gpu_memory_capacity(const Scenario& scenario,
+                                                             const workloads::Profile& profile);
 
 // The profile at another per-GPU batch: every kernel duration and activation size × batch / the
 // profile's batch (rounded to the nearest ps and byte), units_per_step likewise (at least 1);

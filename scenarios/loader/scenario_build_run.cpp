@@ -47,13 +47,15 @@ void read_efficiency(FieldReader& r, const TreeNode* training, EfficiencySetting
   if (const TreeNode* table = r.written(&e, path + ".table")) {
     for (const auto key : {"e_min", "b_noise"})
       if (const TreeNode* n = r.written(&e, path + "." + key))
-        fail_at(n->where, path + "." + key, "cannot be combined with table", "either table or e_min and b_noise");
+        fail_at(n->where, path + "." + key, "cannot be combined with table",
+                "either table or e_min and b_noise");
     out.kind = EfficiencySettings::Kind::Table;
     out.table = read_efficiency_points(r, *table, path + ".table");
   } else {
     for (const auto key : {"e_min", "b_noise"})
       if (r.written(&e, path + "." + key) == nullptr)
-        fail_at(e.where, path + "." + key, "missing required field (the parametric form needs e_min and b_noise)",
+        fail_at(e.where, path + "." + key,
+                "missing required field (the parametric form needs e_min and b_noise)",
                 expected_text(field(path + "." + key)) + ", or give table instead");
     out.kind = EfficiencySettings::Kind::Parametric;
     out.e_min = *e_min;
@@ -63,7 +65,8 @@ void read_efficiency(FieldReader& r, const TreeNode* training, EfficiencySetting
   out.max_batch = r.integer_opt(&e, path + ".max_batch");
   if (out.min_batch && out.max_batch && *out.min_batch > *out.max_batch)
     fail_at(e.find("max_batch")->where, path + ".max_batch",
-            "max_batch " + std::to_string(*out.max_batch) + " is below min_batch " + std::to_string(*out.min_batch),
+            "max_batch " + std::to_string(*out.max_batch) + " is below min_batch " +
+                std::to_string(*out.min_batch),
             "max_batch >= min_batch");
 }
 
@@ -100,8 +103,9 @@ void read_communication(FieldReader& r, const TreeNode& root, CommunicationSetti
   out.message_size = r.size(c, "communication.message_size");
   out.bucket_size = r.size(c, "communication.bucket_size");
   out.reduction_bandwidth = r.rate_opt(c, "communication.reduction_bandwidth").value_or(sim::Bandwidth());
-  out.switching = r.choice(c, "communication.switching") == "store-and-forward" ? sim::Switching::StoreAndForward
-                                                                                : sim::Switching::CutThrough;
+  out.switching = r.choice(c, "communication.switching") == "store-and-forward"
+                      ? sim::Switching::StoreAndForward
+                      : sim::Switching::CutThrough;
   out.compute_contention = r.choice(c, "communication.compute_contention") == "on";
   out.gradient_copies = r.choice(c, "communication.gradient_copies") == "on";
   out.pcie_only = r.boolean(c, "communication.pcie_only");
@@ -120,8 +124,9 @@ void read_variability(FieldReader& r, const TreeNode& root, workloads::Variabili
   out.steps = static_cast<int>(r.integer(v, "variability.steps"));
   out.seed = static_cast<std::uint64_t>(r.integer(v, "variability.seed"));
   out.kernel_jitter = r.number(v, "variability.kernel_jitter");
-  out.lengths = r.choice(v, "variability.sequence_lengths") == "wmt16-en-de" ? workloads::LengthDistribution::Wmt16EnDe
-                                                                             : workloads::LengthDistribution::Fixed;
+  out.lengths = r.choice(v, "variability.sequence_lengths") == "wmt16-en-de"
+                    ? workloads::LengthDistribution::Wmt16EnDe
+                    : workloads::LengthDistribution::Fixed;
   out.batching = r.choice(v, "variability.batching") == "random" ? workloads::Batching::Random
                                                                  : workloads::Batching::Bucketed;
   out.length_buckets = static_cast<int>(r.integer(v, "variability.length_buckets"));
@@ -129,7 +134,8 @@ void read_variability(FieldReader& r, const TreeNode& root, workloads::Variabili
 
 void read_simulation(FieldReader& r, const TreeNode& root, sim::SimulationLimits& out) {
   const TreeNode* s = r.section(&root, "simulation");
-  out.max_events = static_cast<std::uint64_t>(r.integer_opt(s, "simulation.max_events").value_or(0));  // unlimited: 0
+  out.max_events =
+      static_cast<std::uint64_t>(r.integer_opt(s, "simulation.max_events").value_or(0));  // unlimited: 0
   out.max_memory = r.size_opt(s, "simulation.max_memory").value_or(sim::Bytes()).count();
 }
 
@@ -142,7 +148,9 @@ void read_outputs(FieldReader& r, const TreeNode& root, const std::string& sourc
   for (std::size_t i = 0; i < formats.items.size(); ++i) {
     const std::string ip = fp + "[" + std::to_string(i) + "]";
     const std::string name = r.to_choice(formats.items[i], ip);
-    const OutputFormat f = name == "json" ? OutputFormat::Json : name == "csv" ? OutputFormat::Csv : OutputFormat::Table;
+    const OutputFormat f = name == "json"  ? OutputFormat::Json
+                           : name == "csv" ? OutputFormat::Csv
+                                           : OutputFormat::Table;
     if (std::find(out.formats.begin(), out.formats.end(), f) != out.formats.end())
       fail_at(formats.items[i].where, ip, "format " + name + " is listed twice", "each format once");
     out.formats.push_back(f);
@@ -190,7 +198,8 @@ void read_sweep(FieldReader& r, const TreeNode& root, SweepSettings& out) {
   }
 }
 
-Scenario build_scenario(const TreeNode& root_in, const std::string& source, const std::filesystem::path& base_dir) {
+Scenario build_scenario(const TreeNode& root_in, const std::string& source,
+                        const std::filesystem::path& base_dir) {
   Scenario s;
   s.source = source;
   s.base_dir = base_dir;

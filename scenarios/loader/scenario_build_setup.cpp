@@ -77,7 +77,8 @@ void read_cluster(FieldReader& r, const TreeNode& root, ClusterSettings& out) {
   out.gpu_memory = r.size_opt(c, "cluster.gpu_memory");
 
   if (topology) {
-    for (const auto key : {"nodes", "gpus_per_node", "fabric", "oversubscription", "leaf_radix", "spines", "links"})
+    for (const auto key :
+         {"nodes", "gpus_per_node", "fabric", "oversubscription", "leaf_radix", "spines", "links"})
       if (const TreeNode* n = c->find(key); n != nullptr && !n->is_null())
         fail_at(key_where(*c, key), "cluster." + std::string(key), "cannot be combined with cluster.topology",
                 "the topology file to describe the whole cluster (or a preset instead)");
@@ -163,7 +164,8 @@ void read_parallelism(FieldReader& r, const TreeNode& root, ParallelismSettings&
   r.to_list(mapping, mapping_path, 1);
   if (static_cast<int>(mapping.items.size()) != out.dp)
     fail_at(mapping.where, mapping_path,
-            "lists " + std::to_string(mapping.items.size()) + " workers, but parallelism.dp = " + std::to_string(out.dp),
+            "lists " + std::to_string(mapping.items.size()) +
+                " workers, but parallelism.dp = " + std::to_string(out.dp),
             "dp lists of mp GPU ranks");
   std::vector<std::vector<int>> rows;
   std::set<std::int64_t> seen;
@@ -172,7 +174,8 @@ void read_parallelism(FieldReader& r, const TreeNode& root, ParallelismSettings&
     const TreeNode& row = r.to_list(mapping.items[w], rp, 1);
     if (static_cast<int>(row.items.size()) != out.mp)
       fail_at(row.where, rp,
-              "lists " + std::to_string(row.items.size()) + " GPUs, but parallelism.mp = " + std::to_string(out.mp),
+              "lists " + std::to_string(row.items.size()) +
+                  " GPUs, but parallelism.mp = " + std::to_string(out.mp),
               "mp GPU ranks per worker");
     std::vector<int> ranks;
     for (std::size_t k = 0; k < row.items.size(); ++k) {

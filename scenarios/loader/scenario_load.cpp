@@ -47,7 +47,8 @@ std::string settable_path_problem(std::string_view path) {
   for (const auto& p : paths)
     if (p == path) return {};
   const auto guess = closest_match(path, paths);
-  return "unknown field '" + std::string(path) + "'" + (guess ? " (did you mean '" + *guess + "'?)" : std::string());
+  return "unknown field '" + std::string(path) + "'" +
+         (guess ? " (did you mean '" + *guess + "'?)" : std::string());
 }
 
 void set_path(TreeNode& root, std::string_view path, const TreeNode& value, const std::string& where) {
@@ -144,7 +145,8 @@ Scenario load_scenario(const std::string& path, std::span<const std::string> ove
 std::string location_of(const Scenario& scenario, std::string_view path) {
   std::string p(path);
   while (!p.empty()) {
-    if (const auto it = scenario.provenance.where.find(p); it != scenario.provenance.where.end()) return it->second;
+    if (const auto it = scenario.provenance.where.find(p); it != scenario.provenance.where.end())
+      return it->second;
     const auto cut = p.find_last_of(".[");
     p = cut == std::string::npos ? "" : p.substr(0, cut);
   }

@@ -158,7 +158,8 @@ void write_variability(Writer& w, const workloads::Variability& v) {
 // Written only when not the defaults, so that scenarios written before the caps read back alike.
 void write_simulation(Writer& w, const sim::SimulationLimits& l) {
   const sim::SimulationLimits defaults;
-  if (l.max_events != defaults.max_events) w.integer("simulation.max_events", static_cast<std::int64_t>(l.max_events));
+  if (l.max_events != defaults.max_events)
+    w.integer("simulation.max_events", static_cast<std::int64_t>(l.max_events));
   if (l.max_memory != defaults.max_memory)
     w.text("simulation.max_memory", sim::format_bytes(sim::Bytes::of(l.max_memory)));
 }

@@ -32,11 +32,14 @@ inline constexpr yaml::FieldSpec kOversubscription{
     .help = "Leaf downlink / uplink bandwidth of the fabric; 1 is non-blocking."};
 
 inline constexpr yaml::FieldSpec kPrecision{
-    .path = "workload.precision", .kind = yaml::FieldKind::Choice, .default_doc = "fp32 (a profile file: its own)",
+    .path = "workload.precision",
+    .kind = yaml::FieldKind::Choice,
+    .default_doc = "fp32 (a profile file: its own)",
     .choices = "fp32|amp",
-    .help = "fp32, or amp: FP16 compute on Tensor Cores with FP32 master weights (FP16 activations "
-            "and gradients: half the bytes exchanged). Calibrated on one V100 for GNMT; Inception-V3, "
-            "BigLSTM and the other GPUs are estimates. A profile file must have this precision."};
+    .help =
+        "fp32, or amp: FP16 compute on Tensor Cores with FP32 master weights (FP16 activations "
+        "and gradients: half the bytes exchanged). Calibrated on one V100 for GNMT; Inception-V3, "
+        "BigLSTM and the other GPUs are estimates. A profile file must have this precision."};
 inline constexpr yaml::FieldSpec kGpu{
     .path = "workload.gpu", .kind = yaml::FieldKind::Choice, .default_text = "auto",
     .dynamic_choices = workloads::gpu_choice_names,

@@ -66,7 +66,8 @@ std::vector<SweepPoint> expand_sweep(const SweepSettings& sweep) {
         throw InputError("sweep (zip): parameter " + p.path + " has " + std::to_string(p.values.size()) +
                          " values but " + sweep.parameters[0].path + " has " + std::to_string(len) +
                          "; expected equal lengths");
-    for (std::size_t i = 0; i < len; ++i) points.push_back(make_point(sweep, names, std::vector<std::size_t>(n, i), i));
+    for (std::size_t i = 0; i < len; ++i)
+      points.push_back(make_point(sweep, names, std::vector<std::size_t>(n, i), i));
     return points;
   }
   // Product: an odometer whose last digit turns fastest.
@@ -89,7 +90,8 @@ Scenario parse_sweep_point(std::string_view yaml, const std::string& source_name
   return parse_scenario_with(yaml, source_name, overrides, &assignments, base_dir);
 }
 
-Scenario load_sweep_point(const std::string& path, const SweepPoint& point, std::span<const std::string> overrides) {
+Scenario load_sweep_point(const std::string& path, const SweepPoint& point,
+                          std::span<const std::string> overrides) {
   const ScenarioSource source = read_scenario_source(path);
   return parse_sweep_point(source.text, path, point, overrides, source.base_dir);
 }

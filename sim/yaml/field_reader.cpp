@@ -45,7 +45,8 @@ bool within(double v, const FieldSpec& spec) {
 }  // namespace
 
 template <class Parse, class Magnitude>
-auto FieldReader::parse_unit(const TreeNode& node, std::string_view path, Parse parse, Magnitude magnitude) const {
+auto FieldReader::parse_unit(const TreeNode& node, std::string_view path, Parse parse,
+                             Magnitude magnitude) const {
   const FieldSpec& spec = field(path);
   const std::string text = scalar(node, path);
   decltype(parse(text)) v;
@@ -56,7 +57,8 @@ auto FieldReader::parse_unit(const TreeNode& node, std::string_view path, Parse 
   } catch (const std::overflow_error&) {
     fail_at(node.where, path, "got \"" + text + "\", too large", schema_.expected_text(spec));
   }
-  if (!within(magnitude(v), spec)) fail_at(node.where, path, "got \"" + text + "\"", schema_.expected_text(spec));
+  if (!within(magnitude(v), spec))
+    fail_at(node.where, path, "got \"" + text + "\"", schema_.expected_text(spec));
   return v;
 }
 
@@ -144,7 +146,8 @@ const TreeNode* FieldReader::value(const TreeNode* map, std::string_view path) {
   auto parsed = parsed_defaults_.find(&spec);
   if (parsed == parsed_defaults_.end()) {  // parsed once per field: profiles ask for thousands
     const std::string text = default_text_of(spec);
-    parsed = parsed_defaults_.emplace(&spec, text.empty() ? std::nullopt : std::optional(parse_yaml_tree_at(text, {})))
+    parsed = parsed_defaults_
+                 .emplace(&spec, text.empty() ? std::nullopt : std::optional(parse_yaml_tree_at(text, {})))
                  .first;
   }
   if (!parsed->second) return nullptr;
@@ -213,7 +216,8 @@ std::string FieldReader::to_choice(const TreeNode& node, std::string_view path) 
 }
 
 sim::Bytes FieldReader::to_size(const TreeNode& node, std::string_view path) const {
-  return parse_unit(node, path, sim::parse_bytes, [](sim::Bytes b) { return static_cast<double>(b.count()); });
+  return parse_unit(node, path, sim::parse_bytes,
+                    [](sim::Bytes b) { return static_cast<double>(b.count()); });
 }
 
 sim::Bandwidth FieldReader::to_rate(const TreeNode& node, std::string_view path) const {
@@ -225,7 +229,8 @@ sim::Time FieldReader::to_duration(const TreeNode& node, std::string_view path) 
   return parse_unit(node, path, sim::parse_time, [](sim::Time t) { return static_cast<double>(t.ps()); });
 }
 
-const TreeNode& FieldReader::to_list(const TreeNode& node, std::string_view path, std::size_t min_items) const {
+const TreeNode& FieldReader::to_list(const TreeNode& node, std::string_view path,
+                                     std::size_t min_items) const {
   if (!node.is_sequence()) fail_at(node.where, path, "got " + describe_node(node), expected(path));
   if (node.items.size() < min_items)
     fail_at(node.where, path,

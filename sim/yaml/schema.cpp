@@ -53,7 +53,8 @@ std::string short_type(const FieldSpec& s) {
   switch (s.kind) {
     case FieldKind::Section: t = "mapping"; break;
     case FieldKind::Integer:
-      t = "integer " + (s.max != 0 ? number_text(s.min) + "–" + number_text(s.max) : "≥ " + number_text(s.min));
+      t = "integer " +
+          (s.max != 0 ? number_text(s.min) + "–" + number_text(s.max) : "≥ " + number_text(s.min));
       break;
     case FieldKind::Number:
       t = "number " + std::string(s.min_exclusive ? "> " : "≥ ") + number_text(s.min) +
@@ -139,7 +140,8 @@ const FieldSpec* Schema::find(std::string_view path) const {
 
 const FieldSpec& Schema::field(std::string_view path) const {
   if (const FieldSpec* f = find(path)) return *f;
-  throw InternalError(std::string(name_) + " field '" + std::string(path) + "' is not declared in the schema");
+  throw InternalError(std::string(name_) + " field '" + std::string(path) +
+                      "' is not declared in the schema");
 }
 
 std::vector<const FieldSpec*> Schema::children_of(std::string_view path) const {
@@ -176,11 +178,13 @@ std::string Schema::value_text(const FieldSpec& s) const {
     case FieldKind::Size:
       return std::string("a size such as \"512 KiB\" or \"25 MB\"") + (s.min_exclusive ? ", > 0" : "");
     case FieldKind::Rate:
-      return std::string("a bandwidth such as \"25 GB/s\" or \"100 Gb/s\"") + (s.min_exclusive ? ", > 0" : "");
+      return std::string("a bandwidth such as \"25 GB/s\" or \"100 Gb/s\"") +
+             (s.min_exclusive ? ", > 0" : "");
     case FieldKind::Duration:
       if (s.max != 0)
-        return "a time such as \"700 ns\", from " + sim::format_time(sim::Time::ps(static_cast<std::int64_t>(s.min))) +
-               " to " + sim::format_time(sim::Time::ps(static_cast<std::int64_t>(s.max)));
+        return "a time such as \"700 ns\", from " +
+               sim::format_time(sim::Time::ps(static_cast<std::int64_t>(s.min))) + " to " +
+               sim::format_time(sim::Time::ps(static_cast<std::int64_t>(s.max)));
       return "a time such as \"700 ns\", >= 0";
     case FieldKind::Path: return "a file path";
     case FieldKind::Text: return "a single value (text)";
@@ -240,7 +244,11 @@ std::string Schema::reference_text() const {
   for (const auto& f : fields_) {
     std::string d = default_column(f);
     d.erase(std::remove(d.begin(), d.end(), '`'), d.end());
-    out += std::string(f.path) + "  (" + short_type(f) + (f.required ? "; required" : d == "—" ? "" : "; default: " + d) + ")\n";
+    out += std::string(f.path) + "  (" + short_type(f) +
+           (f.required ? "; required"
+            : d == "—" ? ""
+                       : "; default: " + d) +
+           ")\n";
     out += wrap(f.help, "    ", 100);
   }
   return out;

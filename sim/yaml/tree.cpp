@@ -20,7 +20,8 @@ YAML::Node to_yaml_node(const TreeNode& node, bool flow, int flow_depth, int dep
       // A shallow list of mappings is a block list (one item per line); other lists are flow.
       const bool of_maps = !node.items.empty() && std::all_of(node.items.begin(), node.items.end(),
                                                               [](const TreeNode& i) { return i.is_map(); });
-      seq.SetStyle(!flow && of_maps && depth < flow_depth ? YAML::EmitterStyle::Block : YAML::EmitterStyle::Flow);
+      seq.SetStyle(!flow && of_maps && depth < flow_depth ? YAML::EmitterStyle::Block
+                                                          : YAML::EmitterStyle::Flow);
       return seq;
     }
     case TreeNode::Kind::Map: {
@@ -48,7 +49,8 @@ TreeNode* TreeNode::find(std::string_view key) {
 }
 
 bool TreeNode::erase(std::string_view key) {
-  const auto it = std::find_if(entries.begin(), entries.end(), [&](const TreeEntry& e) { return e.key == key; });
+  const auto it =
+      std::find_if(entries.begin(), entries.end(), [&](const TreeEntry& e) { return e.key == key; });
   if (it == entries.end()) return false;
   entries.erase(it);
   return true;

@@ -37,7 +37,8 @@ struct RawNode {
 // `expanded`: the budget ran out while copying aliases (rather than while reading the text).
 std::string too_many_nodes(const std::string& where, bool expanded) {
   return where + ": invalid YAML: more than " + std::to_string(kMaxTreeNodes) + " nodes" +
-         (expanded ? " once aliases are expanded" : "") + " (the limit for any input file); expected a smaller document" +
+         (expanded ? " once aliases are expanded" : "") +
+         " (the limit for any input file); expected a smaller document" +
          (expanded ? " or fewer aliases" : "");
 }
 
@@ -55,7 +56,9 @@ class GraphBuilder final : public YAML::EventHandler {
 
   void OnDocumentStart(const YAML::Mark&) override {}
   void OnDocumentEnd() override {}
-  void OnNull(const YAML::Mark& mark, YAML::anchor_t anchor) override { add(RawNode::Kind::Null, mark, anchor); }
+  void OnNull(const YAML::Mark& mark, YAML::anchor_t anchor) override {
+    add(RawNode::Kind::Null, mark, anchor);
+  }
   void OnAlias(const YAML::Mark& mark, YAML::anchor_t anchor) override {
     const std::uint32_t i = add(RawNode::Kind::Alias, mark, YAML::NullAnchor);
     nodes_[i].target = anchors_.at(anchor);  // the parser has checked that the anchor exists
@@ -104,12 +107,16 @@ class DocumentCounter final : public YAML::EventHandler {
   void OnDocumentEnd() override {}
   void OnNull(const YAML::Mark& m, YAML::anchor_t) override { note(m); }
   void OnAlias(const YAML::Mark& m, YAML::anchor_t) override { note(m); }
-  void OnScalar(const YAML::Mark& m, const std::string&, YAML::anchor_t, const std::string&) override { note(m); }
-  void OnSequenceStart(const YAML::Mark& m, const std::string&, YAML::anchor_t, YAML::EmitterStyle::value) override {
+  void OnScalar(const YAML::Mark& m, const std::string&, YAML::anchor_t, const std::string&) override {
+    note(m);
+  }
+  void OnSequenceStart(const YAML::Mark& m, const std::string&, YAML::anchor_t,
+                       YAML::EmitterStyle::value) override {
     note(m);
   }
   void OnSequenceEnd() override {}
-  void OnMapStart(const YAML::Mark& m, const std::string&, YAML::anchor_t, YAML::EmitterStyle::value) override {
+  void OnMapStart(const YAML::Mark& m, const std::string&, YAML::anchor_t,
+                  YAML::EmitterStyle::value) override {
     note(m);
   }
   void OnMapEnd() override {}
@@ -239,7 +246,8 @@ TreeNode parse_with(std::string_view text, const Locate& locate) {
       // starts with ',': refuse it where it is.
       const auto at = static_cast<std::size_t>(rest.first_mark.pos);
       if (!rest.first_mark.is_null() && at < text.size() && text[at] == ',')
-        throw InputError(locate(rest.first_mark) + ": invalid YAML: ',' outside a [ ] or { } list; expected a "
+        throw InputError(locate(rest.first_mark) +
+                         ": invalid YAML: ',' outside a [ ] or { } list; expected a "
                          "value, or quotes around text that starts with ','");
       // Any other document that starts where the previous one did read nothing: the same loop.
       if (!rest.first_mark.is_null() && rest.first_mark.pos == previous.pos)

@@ -72,7 +72,8 @@ void BM_TreeAllReduce(benchmark::State& state) {
     tree.parent[r] = static_cast<std::int32_t>(p);
     tree.up[r] = {links.add({LinkKind::Generic, Bandwidth::gb_per_second(50), Time::ns(500), "up"})};
     tree.children[p].push_back(r);
-    tree.down[p].push_back({links.add({LinkKind::Generic, Bandwidth::gb_per_second(50), Time::ns(500), "down"})});
+    tree.down[p].push_back(
+        {links.add({LinkKind::Generic, Bandwidth::gb_per_second(50), Time::ns(500), "down"})});
   }
   CollectiveConfig config;
   config.message_size = Bytes::kib(256);

@@ -161,8 +161,12 @@ constexpr const char* kDefaultFilter = "--benchmark_filter=/gpus:(128|256|512|10
 // Replaceable allocation functions ([new.delete]): every form, so that none escapes the count.
 void* operator new(std::size_t n) { return allocate_or_throw(n, 0); }
 void* operator new[](std::size_t n) { return allocate_or_throw(n, 0); }
-void* operator new(std::size_t n, std::align_val_t a) { return allocate_or_throw(n, static_cast<std::size_t>(a)); }
-void* operator new[](std::size_t n, std::align_val_t a) { return allocate_or_throw(n, static_cast<std::size_t>(a)); }
+void* operator new(std::size_t n, std::align_val_t a) {
+  return allocate_or_throw(n, static_cast<std::size_t>(a));
+}
+void* operator new[](std::size_t n, std::align_val_t a) {
+  return allocate_or_throw(n, static_cast<std::size_t>(a));
+}
 void* operator new(std::size_t n, const std::nothrow_t&) noexcept { return allocate(n, 0); }
 void* operator new[](std::size_t n, const std::nothrow_t&) noexcept { return allocate(n, 0); }
 void* operator new(std::size_t n, std::align_val_t a, const std::nothrow_t&) noexcept {

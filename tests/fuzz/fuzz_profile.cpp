@@ -4,5 +4,6 @@
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   using namespace hybridsim;
-  return fuzz::refused_or_parsed([&] { (void)workloads::parse_profile(fuzz::text(data, size), "fuzz.yaml"); });
+  return fuzz::refused_or_parsed(
+      [&] { (void)workloads::parse_profile(fuzz::text(data, size), "fuzz.yaml"); });
 }

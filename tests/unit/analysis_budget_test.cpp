@@ -33,9 +33,10 @@ TEST_CASE("budget: a step over its event cap is refused up front, and runs under
     FAIL("the step ran over its cap");
   } catch (const InputError& e) {
     const std::string what = e.what();
-    CHECK(what.ends_with("dgx1-gnmt-dp8.yaml: the step would simulate about 82112 events (under a second at 5e6 "
-                         "events/s), over the limit simulation.max_events = 82111; raise it (--max-events N or "
-                         "simulation.max_events, 0 = no limit) or set communication.fast_path: auto"));
+    CHECK(what.ends_with(
+        "dgx1-gnmt-dp8.yaml: the step would simulate about 82112 events (under a second at 5e6 "
+        "events/s), over the limit simulation.max_events = 82111; raise it (--max-events N or "
+        "simulation.max_events, 0 = no limit) or set communication.fast_path: auto"));
   }
   const analysis::ScenarioRun raised = run_with({off, "simulation.max_events=82112"});
   const analysis::ScenarioRun unlimited = run_with({off, "simulation.max_events=unlimited"});
@@ -54,8 +55,9 @@ TEST_CASE("budget: a step over its memory cap names the state and the messages i
     FAIL("the step ran over its memory cap");
   } catch (const InputError& e) {
     const std::string what = e.what();
-    CHECK(what.ends_with("the step would hold about 96.8 kB of simulation state (288 messages in flight at once), "
-                         "over the limit simulation.max_memory = 64 KiB; raise it (--max-sim-memory SIZE or "
-                         "simulation.max_memory, 0 = no limit) or set communication.fast_path: auto"));
+    CHECK(what.ends_with(
+        "the step would hold about 96.8 kB of simulation state (288 messages in flight at once), "
+        "over the limit simulation.max_memory = 64 KiB; raise it (--max-sim-memory SIZE or "
+        "simulation.max_memory, 0 = no limit) or set communication.fast_path: auto"));
   }
 }

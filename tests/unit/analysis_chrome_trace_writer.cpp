@@ -115,7 +115,8 @@ TEST_CASE("analysis: a Chrome trace parses and every event has its phase's field
                   R"("args":{"flops":123456789,"note":"fwd"}})") != std::string::npos);
   CHECK(text.find(R"({"name":"conv1","ph":"E","ts":5.000,"pid":1,"tid":1,)"
                   R"("args":{"flops":123456789,"note":"fwd"}})") != std::string::npos);
-  CHECK(text.find(R"({"name":"conv2","cat":"kernel","ph":"B","ts":5.000,"pid":1,"tid":1})") != std::string::npos);
+  CHECK(text.find(R"({"name":"conv2","cat":"kernel","ph":"B","ts":5.000,"pid":1,"tid":1})") !=
+        std::string::npos);
   CHECK(text.find(R"("args":{"ratio":0.25,"last":true})") != std::string::npos);
   CHECK(text.find(R"({"name":"link GB/s","ph":"C","ts":4.000,"pid":1,"args":{"up":12.5,"down":3}})") !=
         std::string::npos);
@@ -144,7 +145,8 @@ TEST_CASE("analysis: slice times round to the nearest ns without creating overla
   const std::string text = read_whole_file(file);
   CHECK(text.find(R"({"name":"a","cat":"k","ph":"B","ts":1.235,"pid":1,"tid":1})") != std::string::npos);
   CHECK(text.find(R"({"name":"a","ph":"E","ts":2.000,"pid":1,"tid":1})") != std::string::npos);
-  CHECK(text.find(R"({"name":"b","cat":"k","ph":"i","ts":0.001,"pid":1,"tid":2,"s":"t"})") != std::string::npos);
+  CHECK(text.find(R"({"name":"b","cat":"k","ph":"i","ts":0.001,"pid":1,"tid":2,"s":"t"})") !=
+        std::string::npos);
   CHECK(text.find(R"({"name":"c","cat":"k","ph":"B","ts":0.001,"pid":1,"tid":2})") != std::string::npos);
   const step_trace_test::Trace t = step_trace_test::check_trace(text);
   CHECK(t.instants.at({1, 2}).size() == 1);

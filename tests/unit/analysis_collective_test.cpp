@@ -135,15 +135,17 @@ TEST_CASE(
   std::string out;
   for (const char* op : {"broadcast", "allgather", "reducescatter"}) {
     CAPTURE(op);
-    CHECK(run_collective_cli("-t dgx1-v100 --nodes 2 -a hierarchical --op " + std::string(op) + " -b 1MiB -e 1MiB",
-              out) != 0);
+    CHECK(run_collective_cli(
+              "-t dgx1-v100 --nodes 2 -a hierarchical --op " + std::string(op) + " -b 1MiB -e 1MiB", out) !=
+          0);
     CAPTURE(out);
     CHECK(out.find("--algorithm hierarchical applies only to all-reduce") != std::string::npos);
     CHECK(out.find("broadcast, all-gather and reduce-scatter") != std::string::npos);
     CHECK(out.find("hierarchical,") == std::string::npos);  // no table titled "hierarchical"
   }
   // The ring is still fine for them, and hierarchical for all-reduce.
-  CHECK(run_collective_cli("-t dgx1-v100 --nodes 2 --algorithm ring --op broadcast -b 1MiB -e 1MiB", out) == 0);
+  CHECK(run_collective_cli("-t dgx1-v100 --nodes 2 --algorithm ring --op broadcast -b 1MiB -e 1MiB", out) ==
+        0);
   CHECK(run_collective_cli("-t dgx1-v100 --nodes 2 --algorithm hierarchical -b 1MiB -e 1MiB", out) == 0);
   CHECK(out.find("all-reduce over 16 GPUs") != std::string::npos);
   CHECK(out.find("hierarchical") != std::string::npos);

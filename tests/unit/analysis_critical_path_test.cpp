@@ -12,7 +12,8 @@ using sim::Time;
 
 namespace {
 
-analysis::CriticalPath walk(const workloads::StepProgram& program, std::vector<sim::Collective*> collectives = {},
+analysis::CriticalPath walk(const workloads::StepProgram& program,
+                            std::vector<sim::Collective*> collectives = {},
                             sim::EventQueue* external = nullptr, Time* step = nullptr) {
   sim::EventQueue local;
   sim::EventQueue& queue = external ? *external : local;
@@ -34,7 +35,8 @@ TEST_CASE("critical path: an event carries the path from one GPU to another") {
   p.gpus.resize(2);
   p.gpus[0].streams = {{"compute", {Task::kernel(Time::us(100), 0), Task::record(0)}},
                        {"side", {Task::kernel(Time::us(20), 1)}}};
-  p.gpus[1].streams = {{"compute", {Task::kernel(Time::us(5), 2), Task::wait(0), Task::kernel(Time::us(10), 3)}}};
+  p.gpus[1].streams = {
+      {"compute", {Task::kernel(Time::us(5), 2), Task::wait(0), Task::kernel(Time::us(10), 3)}}};
   p.event_count = 1;
   Time step;
   const auto path = walk(p, {}, nullptr, &step);
@@ -49,7 +51,8 @@ TEST_CASE("critical path: a wait whose event was recorded earlier stays on its o
   workloads::StepProgram p;
   p.gpus.resize(2);
   p.gpus[0].streams = {{"compute", {Task::kernel(Time::us(10), 0), Task::record(0)}}};
-  p.gpus[1].streams = {{"compute", {Task::kernel(Time::us(50), 1), Task::wait(0), Task::kernel(Time::us(10), 2)}}};
+  p.gpus[1].streams = {
+      {"compute", {Task::kernel(Time::us(50), 1), Task::wait(0), Task::kernel(Time::us(10), 2)}}};
   p.event_count = 1;
   const auto path = walk(p);
   CHECK(path.compute == Time::us(60));
@@ -90,7 +93,8 @@ TEST_CASE("critical path: a collective is charged from its last rank's arrival, 
 TEST_CASE("critical path: a kernel's launch delay is a part of its own, not compute") {
   workloads::StepProgram p;
   p.gpus.resize(1);
-  p.gpus[0].streams = {{"compute", {Task::kernel(Time::us(10), 0), Task::kernel(Time::us(20), 1, Time::us(3))}}};
+  p.gpus[0].streams = {
+      {"compute", {Task::kernel(Time::us(10), 0), Task::kernel(Time::us(20), 1, Time::us(3))}}};
   Time step;
   const auto path = walk(p, {}, nullptr, &step);
   CHECK(step == Time::us(33));

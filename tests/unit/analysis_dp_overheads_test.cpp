@@ -22,8 +22,8 @@ workloads::Profile v100_chain(int n) {
   return p;
 }
 
-analysis::StepResult dp2(const workloads::Profile& p, const topology::Topology& t, Bytes bucket, bool copies = true,
-                         bool contention = true) {
+analysis::StepResult dp2(const workloads::Profile& p, const topology::Topology& t, Bytes bucket,
+                         bool copies = true, bool contention = true) {
   analysis::StepSetup s;
   s.profile = &p;
   s.topology = &t;
@@ -54,7 +54,8 @@ Time all_reduce_alone(const topology::Topology& t, Bytes size) {
 
 TEST_CASE("DP overheads: a bucket is copied in before its all-reduce and out after, at the V100's 600 GB/s") {
   const auto p = v100_chain(4);
-  const auto t = topology::presets::fully_connected({.gpus = 2, .bandwidth = sim::Bandwidth::gb_per_second(10)});
+  const auto t =
+      topology::presets::fully_connected({.gpus = 2, .bandwidth = sim::Bandwidth::gb_per_second(10)});
   // One bucket of all 16 MiB after the whole backward (12 ms of kernels): copy in 2 × 16 MiB at
   // 600 GB/s = 33,554,432 B × 10^12 / (600 × 10^9) = 55,924,053.3 ps, rounded up; the all-reduce as
   // alone (nothing computes beside it); the copy out, as long; the optimizer.
@@ -75,7 +76,8 @@ TEST_CASE("DP overheads: a bucket is copied in before its all-reduce and out aft
 
 TEST_CASE("DP overheads: the all-reduce beside backward takes its channel's SM from the kernel under it") {
   const auto p = v100_chain(2);
-  const auto t = topology::presets::fully_connected({.gpus = 2, .bandwidth = sim::Bandwidth::gb_per_second(10)});
+  const auto t =
+      topology::presets::fully_connected({.gpus = 2, .bandwidth = sim::Bandwidth::gb_per_second(10)});
   // Buckets of 4 MiB: op1's gradient after its backward (ends at 4 ms), op0's after its own. Bucket
   // 0's copy in (2 × 4 MiB at 600 GB/s = 13,981,013.3 ps → 13,981,014 ps), then its all-reduce (one
   // channel: 1 of the 80 SMs) runs beside op0's 2 ms backward kernel, which does T × 79/80 of work in

@@ -58,7 +58,8 @@ TEST_CASE("fold: steps on generated clusters take exactly the time of the full s
   CHECK(folded > 0);
 }
 
-TEST_CASE("fold: tree all-reduces over 4 DGX-1 take exactly the time of the full simulation, half simulated") {
+TEST_CASE(
+    "fold: tree all-reduces over 4 DGX-1 take exactly the time of the full simulation, half simulated") {
   // 32 V100 on one EDR leaf: NCCL's 4 rings give 8 trees. Rings 0 and 1 run one chain each way
   // round (their trees share NVLinks), as do rings 2 and 3: two groups of 4 tree channels that
   // correspond position by position (sim/README.md, "Trees"), so 4 of the 8 are simulated. Sizes
@@ -95,7 +96,8 @@ TEST_CASE("fold: a step folded onto its representative GPUs gives every GPU the 
   const Case cases[] = {{16, F::FatTree, 1.0, 128, 1, A::Ring}, {8, F::FatTree, 1.0, 32, 2, A::Ring}};
   for (const Case& c : cases) {
     CAPTURE(describe(c));
-    const topology::Topology t = topology::build_cluster({.preset = "dgx1-v100", .nodes = c.nodes, .fabric = c.fabric});
+    const topology::Topology t =
+        topology::build_cluster({.preset = "dgx1-v100", .nodes = c.nodes, .fabric = c.fabric});
     const analysis::StepResult fast = run_fold_case(c, t, p, sim::FastPath::Auto);
     const analysis::StepResult full = run_fold_case(c, t, p, sim::FastPath::Off);
     CHECK(fast.simulation.gpus_simulated == 8);
@@ -118,7 +120,9 @@ TEST_CASE("fold: a step folded onto its representative GPUs gives every GPU the 
   }
 }
 
-TEST_CASE("fold: data-parallel rings of model-parallel stages that share each machine's NIC fold together, exactly") {
+TEST_CASE(
+    "fold: data-parallel rings of model-parallel stages that share each machine's NIC fold together, "
+    "exactly") {
   // Hybrid mp 4 on DGX-1: each machine holds two workers of four stages; stage k's data-parallel
   // ring takes GPU k of each worker, and two stages' rings leave the machine through one NIC, so
   // no ring folds alone (sim/ring_embed.h). Embedded together, each stage ring's first window of

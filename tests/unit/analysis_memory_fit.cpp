@@ -55,7 +55,8 @@ TEST_CASE("plan: a configuration that does not fit in the GPU's memory is never 
   std::ostringstream printed;
   analysis::print_plan(fit16, printed);
   CHECK(printed.str().find("GPU memory 16 GiB (V100-SXM2-16GB of dgx1-v100)") != std::string::npos);
-  CHECK(printed.str().find("1 do not fit in memory (left out; --show-unfit ranks them)") != std::string::npos);
+  CHECK(printed.str().find("1 do not fit in memory (left out; --show-unfit ranks them)") !=
+        std::string::npos);
   CHECK(printed.str().find("left out: 8 x 1, 25.0 MB buckets, ring: does not fit: GPU 0 needs 16.3 GiB") !=
         std::string::npos);
 
@@ -122,12 +123,14 @@ TEST_CASE("study: rows that do not fit are marked and left out of best, and the 
   std::ostringstream table;
   analysis::print_headline_table(r, table);
   CHECK(table.str().find("none fits") != std::string::npos);
-  CHECK(table.str().find("biglstm: 3 of 9 configurations do not fit in 16 GiB (V100-SXM2-16GB of dgx1-v100) and "
-                         "are left out of best") != std::string::npos);
+  CHECK(table.str().find(
+            "biglstm: 3 of 9 configurations do not fit in 16 GiB (V100-SXM2-16GB of dgx1-v100) and "
+            "are left out of best") != std::string::npos);
 
   // 32 GiB: nothing is left out, and the study's steps are reused (memory needs no simulation).
   const analysis::StudyResult r32 = analysis::run_study(
-      config, {.threads = 2, .ib_sensitivity = false, .memory = workloads::MemoryCapacity{Bytes::gib(32), "32 GiB"}},
+      config,
+      {.threads = 2, .ib_sensitivity = false, .memory = workloads::MemoryCapacity{Bytes::gib(32), "32 GiB"}},
       cache);
   CHECK(r32.steps_simulated == 0);
   CHECK(r32.networks[2].main().headline.best_dp >= 0);
@@ -142,9 +145,11 @@ TEST_CASE("study: rows that do not fit are marked and left out of best, and the 
   // The break-even lines mirror it: no DP fits, so none of its figures exist under memory; memory
   // aside they are those of the 32 GiB study.
   CHECK(biglstm.break_even.dp_peak == analysis::DpPeak::None);
-  CHECK(table.str().find("biglstm: no DP configuration fits in 16 GiB\n  were memory no limit: DP's end-to-end "
-                         "speedup is still improving at 32 GPUs, the grid's edge") != std::string::npos);
-  const analysis::StudyBreakEven be_unlimited = analysis::compute_break_even(biglstm, /*respect_memory=*/false);
+  CHECK(
+      table.str().find("biglstm: no DP configuration fits in 16 GiB\n  were memory no limit: DP's end-to-end "
+                       "speedup is still improving at 32 GPUs, the grid's edge") != std::string::npos);
+  const analysis::StudyBreakEven be_unlimited =
+      analysis::compute_break_even(biglstm, /*respect_memory=*/false);
   CHECK(be_unlimited.step_factor == r32.networks[2].main().break_even.step_factor);
   CHECK(be_unlimited.epochs_factor == r32.networks[2].main().break_even.epochs_factor);
 }

@@ -29,7 +29,8 @@ workloads::Profile two_branches() {
   for (int b = 0; b < 2; ++b) {
     auto prev = in;
     for (int i = 0; i < 5; ++i)
-      prev = op("br" + std::to_string(b) + "." + std::to_string(i), {prev}, Time::ms(1), Time::ms(2), Bytes::mib(16));
+      prev = op("br" + std::to_string(b) + "." + std::to_string(i), {prev}, Time::ms(1), Time::ms(2),
+                Bytes::mib(16));
     ends.push_back(prev);
   }
   op("join", ends, Time::us(10), Time::us(10), Bytes::of(0));

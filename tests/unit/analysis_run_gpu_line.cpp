@@ -21,8 +21,10 @@ analysis::RunSummary summary_of(const std::string& yaml) {
 }  // namespace
 
 TEST_CASE("run summary: the GPU, precision line says what priced the kernels") {
-  const std::string amp = summary_of("cluster: {preset: dgx1-v100}\nworkload: {network: gnmt, precision: amp}\n"
-                                     "parallelism: {dp: 1}\n").table;
+  const std::string amp = summary_of(
+                              "cluster: {preset: dgx1-v100}\nworkload: {network: gnmt, precision: amp}\n"
+                              "parallelism: {dp: 1}\n")
+                              .table;
   // The second line, after the scenario's: the key padded to the summary's key column.
   const auto second = amp.substr(amp.find('\n') + 1);
   CHECK(second.starts_with("  GPU, precision"));

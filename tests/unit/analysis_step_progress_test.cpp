@@ -84,7 +84,8 @@ TEST_CASE("progress: a step watched is the step unwatched, folded or not") {
     CAPTURE(testing::describe(c));
     const topology::Topology t = testing::fold_case_cluster(c);
     Recorded progress;
-    const analysis::StepResult watched = testing::run_fold_case(c, t, p, sim::FastPath::Auto, {.progress = &progress});
+    const analysis::StepResult watched =
+        testing::run_fold_case(c, t, p, sim::FastPath::Auto, {.progress = &progress});
     const analysis::StepResult plain = testing::run_fold_case(c, t, p, sim::FastPath::Auto);
     CHECK(watched.events == plain.events);
     CHECK(watched.simulation.gpus_simulated == plain.simulation.gpus_simulated);

@@ -18,8 +18,9 @@ analysis::StepRequest gnmt(int gpus, int mp, const std::string& placement, sim::
   analysis::StepRequest r{"gnmt", analysis::cluster_overlay({}, gpus, ib)};
   for (auto o : analysis::workload_overlay("gnmt", "", {})) r.overlay.push_back(o);
   for (auto o : analysis::parallelism_overlay(gpus / mp, mp, placement)) r.overlay.push_back(o);
-  for (auto o : analysis::communication_overlay(workloads::AllReduceAlgorithm::Hierarchical,
-                                                sim::Bytes::of(6'250'000), sim::Bytes::kib(256), sim::FastPath::Auto))
+  for (auto o :
+       analysis::communication_overlay(workloads::AllReduceAlgorithm::Hierarchical, sim::Bytes::of(6'250'000),
+                                       sim::Bytes::kib(256), sim::FastPath::Auto))
     r.overlay.push_back(o);
   return r;
 }
@@ -57,7 +58,8 @@ communication: {algorithm: hierarchical, bucket_size: 6.25 MB, message_size: 256
 
   const workloads::Profile profile = workloads::builtin_profile("gnmt");
   analysis::StepCache cache;
-  const auto refs = cache.simulate({request}, {.profiles = {{"gnmt", &profile}}}, {.threads = 1, .on_progress = {}});
+  const auto refs =
+      cache.simulate({request}, {.profiles = {{"gnmt", &profile}}}, {.threads = 1, .on_progress = {}});
   const analysis::StepPoint p = cache.point(refs.at(0));
   CHECK(p.step_time == run.step_time);
   CHECK(p.events == run.events);
@@ -77,9 +79,10 @@ TEST_CASE("step requests: one step for requests that configure it alike, each wi
   // On one machine the InfiniBand bandwidth changes no link: the same topology, the same step.
   // Across two machines it does. mp = 1 places every op on the worker's one GPU, whatever the
   // partitioner named.
-  const auto refs = cache.simulate({gnmt(8, 1, "auto", edr), gnmt(8, 1, "auto", edr * 2), gnmt(8, 1, "stacks", edr),
-                                    gnmt(16, 1, "auto", edr), gnmt(16, 1, "auto", edr * 2)},
-                                   context, {.threads = 2, .on_progress = {}});
+  const auto refs =
+      cache.simulate({gnmt(8, 1, "auto", edr), gnmt(8, 1, "auto", edr * 2), gnmt(8, 1, "stacks", edr),
+                      gnmt(16, 1, "auto", edr), gnmt(16, 1, "auto", edr * 2)},
+                     context, {.threads = 2, .on_progress = {}});
   REQUIRE(refs.size() == 5);
   CHECK(refs[0].id == refs[1].id);
   CHECK(refs[0].id == refs[2].id);
@@ -99,8 +102,8 @@ TEST_CASE("step requests: a request that does not resolve names its key") {
   auto bad = gnmt(8, 1, "auto", topology::presets::kEdrBandwidth);
   bad.overlay.push_back("parallelism.dp=9");  // 9 GPUs on one DGX-1
   analysis::StepCache cache;
-  CHECK_THROWS_WITH_AS(cache.simulate({bad}, context), doctest::Contains("--set parallelism.dp=9: parallelism: dp × mp = 9 × 1"),
-                       InputError);
+  CHECK_THROWS_WITH_AS(cache.simulate({bad}, context),
+                       doctest::Contains("--set parallelism.dp=9: parallelism: dp × mp = 9 × 1"), InputError);
   const auto refs = cache.simulate({bad}, context, {.threads = 0, .on_progress = {}, .keep_going = true});
   const analysis::StepFailure* f = cache.failure(refs.at(0).id);
   REQUIRE(f != nullptr);

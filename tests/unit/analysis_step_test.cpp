@@ -46,7 +46,8 @@ TEST_CASE("one GPU: the step is exactly the sum of its kernels") {
 
 TEST_CASE("DP on 2 GPUs: compute plus the exposed all-reduce, as the collective engine alone") {
   const auto p = toy_chain(4);
-  const auto t = topology::presets::fully_connected({.gpus = 2, .bandwidth = sim::Bandwidth::gb_per_second(10)});
+  const auto t =
+      topology::presets::fully_connected({.gpus = 2, .bandwidth = sim::Bandwidth::gb_per_second(10)});
   // One bucket for all 16 MiB: the all-reduce starts after the whole backward, fully exposed.
   const auto r = run(p, t, 2, 1, workloads::place_all_on_first(p, 1), Bytes::gib(1));
   // The same all-reduce alone on the same plan.
@@ -68,7 +69,8 @@ TEST_CASE("DP on 2 GPUs: compute plus the exposed all-reduce, as the collective 
 
 TEST_CASE("smaller buckets hide the all-reduce behind backward, up to a point") {
   const auto p = toy_chain(8);
-  const auto t = topology::presets::fully_connected({.gpus = 4, .bandwidth = sim::Bandwidth::gb_per_second(5)});
+  const auto t =
+      topology::presets::fully_connected({.gpus = 4, .bandwidth = sim::Bandwidth::gb_per_second(5)});
   auto exposed = [&](Bytes bucket) {
     return run(p, t, 4, 1, workloads::place_all_on_first(p, 1), bucket).mean.exposed_communication;
   };
@@ -88,9 +90,10 @@ TEST_CASE("buckets too small pay more in per-collective latency than they hide")
   // behind and about 64 × 0.16 − 3.2 ≈ 7 ms is exposed, more than one big bucket.
   workloads::Profile p = toy_profile();
   for (int i = 0; i < 64; ++i)
-    p.ops.push_back(toy_op("op" + std::to_string(i),
-                         i == 0 ? std::vector<std::uint32_t>{} : std::vector<std::uint32_t>{std::uint32_t(i - 1)},
-                         Time::us(25), Time::us(50), Bytes::kib(256)));
+    p.ops.push_back(
+        toy_op("op" + std::to_string(i),
+               i == 0 ? std::vector<std::uint32_t>{} : std::vector<std::uint32_t>{std::uint32_t(i - 1)},
+               Time::us(25), Time::us(50), Bytes::kib(256)));
   workloads::validate_profile(p);
   const auto t = topology::presets::fully_connected(
       {.gpus = 4, .bandwidth = sim::Bandwidth::gb_per_second(10), .latency = Time::us(20)});
@@ -110,7 +113,8 @@ TEST_CASE("buckets too small pay more in per-collective latency than they hide")
 
 TEST_CASE("critical path: its parts add up to the step, and MP puts transfers and a second GPU on it") {
   const auto p = toy_chain(6);
-  const auto t = topology::presets::fully_connected({.gpus = 4, .bandwidth = sim::Bandwidth::gb_per_second(10)});
+  const auto t =
+      topology::presets::fully_connected({.gpus = 4, .bandwidth = sim::Bandwidth::gb_per_second(10)});
   auto total = [](const analysis::CriticalPath& c) {
     return c.compute + c.gradient_communication + c.model_parallel_transfers + c.launch_gaps;
   };
@@ -188,7 +192,8 @@ TEST_CASE("a 2-layer unrolled LSTM split by layer approaches the wavefront bound
       p.ops.push_back(op);
     }
   workloads::validate_profile(p);
-  const auto t = topology::presets::fully_connected({.gpus = 2, .bandwidth = sim::Bandwidth::gb_per_second(50)});
+  const auto t =
+      topology::presets::fully_connected({.gpus = 2, .bandwidth = sim::Bandwidth::gb_per_second(50)});
   const auto one = run(p, t, 1, 1, workloads::place_all_on_first(p, 1));
   const auto placement = workloads::partition_layers(p, 2);
   CHECK(placement.gpu_of_op[0] == 0);
@@ -227,7 +232,8 @@ TEST_CASE("hybrid groups on two DGX-1: workers stay inside a machine, DP groups 
 
 TEST_CASE("a straggler GPU at half speed sets the pace of every data-parallel worker") {
   const auto p = toy_chain(4);
-  const auto t = topology::presets::fully_connected({.gpus = 4, .bandwidth = sim::Bandwidth::gb_per_second(10)});
+  const auto t =
+      topology::presets::fully_connected({.gpus = 4, .bandwidth = sim::Bandwidth::gb_per_second(10)});
   analysis::StepSetup s;
   s.profile = &p;
   s.topology = &t;

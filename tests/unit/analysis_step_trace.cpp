@@ -58,7 +58,8 @@ struct Toy {
     setup.profile = &profile;
     setup.topology = &topology;
     setup.placement.mp = mp;
-    for (int i = 0; i < ops; ++i) setup.placement.gpu_of_op.push_back(static_cast<std::uint32_t>(i * mp / ops));
+    for (int i = 0; i < ops; ++i)
+      setup.placement.gpu_of_op.push_back(static_cast<std::uint32_t>(i * mp / ops));
     std::vector<std::vector<int>> workers(static_cast<std::size_t>(dp));
     for (int w = 0; w < dp; ++w)
       for (int k = 0; k < mp; ++k) workers[static_cast<std::size_t>(w)].push_back(w * mp + k);
@@ -280,7 +281,8 @@ TEST_CASE("step trace: link messages never overlap and add up to the utilization
     double busy = 0;
     for (std::size_t i = 0; i + 1 < samples.size(); ++i)
       busy += samples[i].value * static_cast<double>(samples[i + 1].ts - samples[i].ts);
-    CHECK(std::abs(busy - static_cast<double>(busy_ns(messages))) <= static_cast<double>(messages.size()) + 1e-6);
+    CHECK(std::abs(busy - static_cast<double>(busy_ns(messages))) <=
+          static_cast<double>(messages.size()) + 1e-6);
   }
   CHECK(links > 0);
   // Every hop of every message: the payload times the links it crossed, as the run counts it.
@@ -300,8 +302,10 @@ TEST_CASE("step trace: detail, GPU filter, window and gzip control the size") {
   CHECK(steps.summary.bytes < messages.summary.bytes);
 
   SUBCASE("GPU filter: only GPU 0 and the network; no flow has both ends left") {
-    const Written one = write(toy, dir.path / "g.json", {.detail = TraceDetail::Messages, .gpus = std::vector<int>{0}});
-    CHECK(one.trace.process_names == std::map<std::int64_t, std::string>{{1, "GPU 0 · node 0"}, {5, "network"}});
+    const Written one =
+        write(toy, dir.path / "g.json", {.detail = TraceDetail::Messages, .gpus = std::vector<int>{0}});
+    CHECK(one.trace.process_names ==
+          std::map<std::int64_t, std::string>{{1, "GPU 0 · node 0"}, {5, "network"}});
     CHECK(one.trace.flows == 0);
     CHECK(one.summary.bytes < messages.summary.bytes);
     CHECK(one.trace.doc["otherData"]["gpu_filter"] == "0");
@@ -353,8 +357,9 @@ TEST_CASE("step trace: an interrupted run or bad options leave no trace and no t
   CHECK(read_whole_file(dir.path / "t.json") == "old");
 
   toy.setup.collective.observer = nullptr;
-  CHECK_THROWS_AS(analysis::simulate_step_with_trace(toy.setup, dir.path / "u.json", {.gpus = std::vector<int>{7}}),
-                  InputError);
+  CHECK_THROWS_AS(
+      analysis::simulate_step_with_trace(toy.setup, dir.path / "u.json", {.gpus = std::vector<int>{7}}),
+      InputError);
   CHECK_THROWS_AS(analysis::simulate_step_with_trace(toy.setup, dir.path / "u.json",
                                                      {.utilization_bin = Time::zero()}),
                   InputError);
@@ -376,7 +381,8 @@ TEST_CASE("step trace: the phases of a hierarchical all-reduce nest in one slice
   setup.comm.algorithm = workloads::AllReduceAlgorithm::Hierarchical;
   TempDir dir;
   analysis::StepTraceSummary summary;
-  analysis::simulate_step_with_trace(setup, dir.path / "h.json", {.detail = analysis::TraceDetail::Steps}, &summary);
+  analysis::simulate_step_with_trace(setup, dir.path / "h.json", {.detail = analysis::TraceDetail::Steps},
+                                     &summary);
   const Trace t = check_trace(read_whole_file(dir.path / "h.json"));
   std::vector<std::string> expected;
   for (int i = 1; i <= 7; ++i) expected.push_back("reduce-scatter step " + std::to_string(i) + "/7");
@@ -407,7 +413,8 @@ TEST_CASE("step trace: a traced step names the strategy it took and why the chea
   CHECK(traced.result.step_time == untraced.step_time);
   CHECK(traced.result.simulation.strategy == "every GPU simulated");
   REQUIRE_FALSE(traced.result.simulation.refused.empty());
-  CHECK(traced.result.simulation.refused.front() == "folded onto representative GPUs: a trace records every GPU");
+  CHECK(traced.result.simulation.refused.front() ==
+        "folded onto representative GPUs: a trace records every GPU");
   CHECK_FALSE(untraced.simulation.strategy.empty());
   if (untraced.simulation.strategy != traced.result.simulation.strategy)
     CHECK(untraced.simulation.strategy == "folded onto representative GPUs");

@@ -105,7 +105,8 @@ struct SpeedscopeReplay {
   std::vector<std::string> warnings;
 };
 
-inline SpeedscopeReplay speedscope_nesting(std::vector<DurationEvent> begins, std::vector<DurationEvent> ends) {
+inline SpeedscopeReplay speedscope_nesting(std::vector<DurationEvent> begins,
+                                           std::vector<DurationEvent> ends) {
   SpeedscopeReplay out;
   double base = 9007199254740991.0;  // Number.MAX_SAFE_INTEGER
   for (const auto* q : {&begins, &ends})
@@ -144,15 +145,18 @@ inline SpeedscopeReplay speedscope_nesting(std::vector<DurationEvent> begins, st
       continue;
     }
     if (end.name != stack.back()->name) {
-      out.warnings.push_back("Tried to end \"" + end.key + "\" when \"" + stack.back()->key + "\" was on top");
+      out.warnings.push_back("Tried to end \"" + end.key + "\" when \"" + stack.back()->key +
+                             "\" was on top");
       continue;
     }
     if (end.key != stack.back()->key)
-      out.warnings.push_back("Tried to end \"" + end.key + "\" when \"" + stack.back()->key + "\" was on top; ending it");
+      out.warnings.push_back("Tried to end \"" + end.key + "\" when \"" + stack.back()->key +
+                             "\" was on top; ending it");
     out.closed.push_back(stack.back()->slice);
     stack.pop_back();
   }
-  for (const auto* open : stack) out.warnings.push_back("Frame \"" + open->key + "\" was still open at end of profile");
+  for (const auto* open : stack)
+    out.warnings.push_back("Frame \"" + open->key + "\" was still open at end of profile");
   return out;
 }
 
@@ -286,11 +290,13 @@ inline Trace check_trace(const std::string& text) {
   for (auto it = t.slices.begin(); it != t.slices.end();)  // instants alone make no slice list
     it = it->second.empty() ? t.slices.erase(it) : std::next(it);
   // Names: every process and thread with events, and no thread without.
-  for (const std::int64_t pid : pids_used) CHECK_MESSAGE(t.process_names.count(pid) == 1, "pid " << pid << " unnamed");
+  for (const std::int64_t pid : pids_used)
+    CHECK_MESSAGE(t.process_names.count(pid) == 1, "pid " << pid << " unnamed");
   for (const Thread& th : threads_used)
     CHECK_MESSAGE(t.thread_names.count(th) == 1, "pid " << th.first << " tid " << th.second << " unnamed");
   for (const auto& named : t.thread_names)
-    CHECK_MESSAGE(threads_used.count(named.first) == 1, "thread \"" << named.second << "\" is named but has no events");
+    CHECK_MESSAGE(threads_used.count(named.first) == 1,
+                  "thread \"" << named.second << "\" is named but has no events");
   // Flows: one start and one finish per id, each inside a slice of its own thread.
   for (const auto& flow : flow_ends) {
     const std::uint64_t id = flow.first;

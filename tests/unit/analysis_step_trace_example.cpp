@@ -43,7 +43,8 @@ TEST_CASE("the committed example trace is what the code writes") {
   const Example ex;
   TempDir dir;
   analysis::StepTraceSummary summary;
-  const auto result = analysis::simulate_step_with_trace(ex.setup, dir.path / "example.json", ex.options, &summary);
+  const auto result =
+      analysis::simulate_step_with_trace(ex.setup, dir.path / "example.json", ex.options, &summary);
   const std::string text = read_whole_file(dir.path / "example.json");
   MESSAGE("example trace: " << summary.bytes << " bytes, " << summary.events << " events, step "
                             << sim::format_time(result.step_time));
@@ -58,7 +59,8 @@ TEST_CASE("the committed example trace is what the code writes") {
   CHECK(t.flows > 0);
   CHECK(t.on(1, 2).front().name.find(" · 8 GPUs · auto") != std::string::npos);
 
-  const std::string committed = std::string(HYBRIDSIM_SOURCE_DIR) + "/scenarios/examples/trace-2node-hybrid.json";
+  const std::string committed =
+      std::string(HYBRIDSIM_SOURCE_DIR) + "/scenarios/examples/trace-2node-hybrid.json";
   if (std::getenv("HYBRIDSIM_REGENERATE_TRACE_EXAMPLE") != nullptr)
     std::ofstream(committed, std::ios::binary) << text;
   const bool same = read_whole_file(committed) == text;  // not CHECK(a == b): doctest would print both files

@@ -78,7 +78,8 @@ TEST_CASE("ring hook: each rank reports every message of every step it takes in"
   // 2 KiB, so 2 messages a step, and all-reduce takes 2(3 − 1) = 4 steps.
   sim::LinkTable links;
   for (int i = 0; i < 3; ++i)
-    links.add({sim::LinkKind::Generic, sim::Bandwidth::gb_per_second(10), Time::us(1), "l" + std::to_string(i)});
+    links.add(
+        {sim::LinkKind::Generic, sim::Bandwidth::gb_per_second(10), Time::us(1), "l" + std::to_string(i)});
   sim::EventQueue queue;
   sim::Network net(queue, links);
   Recorder rec;

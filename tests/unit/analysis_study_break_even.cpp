@@ -17,9 +17,9 @@ using analysis::StudyRow;
 namespace {
 
 analysis::StudyVariant variant_of(std::vector<StudyRow> rows) {
-  analysis::StudyVariant v("default",
-                          {"toy", "custom", "", false, analysis::StatisticalEfficiency::parametric(1, 1, {1, 1})},
-                          1.0);
+  analysis::StudyVariant v(
+      "default", {"toy", "custom", "", false, analysis::StatisticalEfficiency::parametric(1, 1, {1, 1})},
+      1.0);
   v.rows = std::move(rows);
   return v;
 }
@@ -67,7 +67,8 @@ TEST_CASE("break-even: DP still improving at the grid's edge, hybrid behind") {
   const auto t = analysis::study_detail::break_even_text(result, v, be);
   CHECK(t.peak == "DP's end-to-end speedup is still improving at 16 GPUs, the grid's edge (x16.67 vs 1 GPU)");
   CHECK(t.gain.find("hybrid's gain there -20.0% (best hybrid on at most 16 GPUs: 8 x 2 on 16 GPUs") == 0);
-  CHECK(t.step == "hybrid wins with steps more than x1.25 faster (8 x 2 on 16 GPUs: 200.0 -> 160.0 ms a step)");
+  CHECK(t.step ==
+        "hybrid wins with steps more than x1.25 faster (8 x 2 on 16 GPUs: 200.0 -> 160.0 ms a step)");
   CHECK(t.epochs == "hybrid wins if DP needs more than x1.25 the epochs at B = 512 (4.0 -> 5.0 epochs)");
 }
 
@@ -93,7 +94,8 @@ TEST_CASE("break-even: DP peaks inside the grid, hybrid ahead beyond it") {
   analysis::StudyResult result;
   const auto t = analysis::study_detail::break_even_text(result, v, be);
   CHECK(t.peak == "DP's end-to-end speedup stops growing at 16 GPUs (x16.67 vs 1 GPU; 32 GPUs: x14.29)");
-  CHECK(t.step == "hybrid wins until its steps are x1.25 slower (8 x 4 on 32 GPUs: 250.0 -> 312.5 ms a step)");
+  CHECK(t.step ==
+        "hybrid wins until its steps are x1.25 slower (8 x 4 on 32 GPUs: 250.0 -> 312.5 ms a step)");
   CHECK(t.epochs == "hybrid wins unless DP needs at most x0.80 the epochs at B = 512 (5.0 -> 4.0 epochs)");
 
   // A hybrid of the best DP's batch with a faster step (16 x 2 on 32 GPUs, B 512, 55 s < 60 s):
@@ -103,7 +105,8 @@ TEST_CASE("break-even: DP peaks inside the grid, hybrid ahead beyond it") {
   const auto same_batch = analysis::compute_break_even(v);
   CHECK(same_batch.step_factor == doctest::Approx(1.25));
   CHECK_FALSE(same_batch.epochs_factor.has_value());
-  CHECK(analysis::study_detail::break_even_text(result, v, same_batch).epochs.find("hybrid wins however few epochs") == 0);
+  CHECK(analysis::study_detail::break_even_text(result, v, same_batch)
+            .epochs.find("hybrid wins however few epochs") == 0);
 }
 
 TEST_CASE("break-even: no epochs count at the best DP's batch flips it when another DP beats every hybrid") {

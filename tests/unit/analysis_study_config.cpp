@@ -59,7 +59,8 @@ TEST_CASE("study config: the shipped study files parse") {
 }
 
 TEST_CASE("study config: every field, custom curves and a profile file") {
-  const auto dir = std::filesystem::temp_directory_path() / ("hybridsim-study-config-test-" + std::to_string(getpid()));
+  const auto dir =
+      std::filesystem::temp_directory_path() / ("hybridsim-study-config-test-" + std::to_string(getpid()));
   std::filesystem::create_directories(dir);
   {
     workloads::Profile p = workloads::builtin_profile("biglstm");
@@ -67,24 +68,25 @@ TEST_CASE("study config: every field, custom curves and a profile file") {
     std::ofstream out(dir / "my.yaml");
     workloads::save_profile(p, out);
   }
-  const std::string yaml = kHead +
-                           "title: t\n"
-                           "networks:\n"
-                           "  - gnmt\n"
-                           "  - {name: inception-v3, variant: pessimistic, partitioner: layers, sensitivity: []}\n"
-                           "  - profile: my.yaml\n"
-                           "    efficiency: biglstm\n"
-                           "    curve: {table: [[1024, 25], [4096, 40]]}\n"
-                           "    dataset_samples: 1000\n"
-                           "gpus: [16, 64]\n"
-                           "mp: [2]\n"
-                           "cluster: {preset: dgx1-v100, ib_bandwidth: 200 Gb/s, fabric: rail-optimized, "
-                           "oversubscription: 2}\n"
-                           "communication: {algorithm: hierarchical, bucket_size: 6.25 MB, message_size: 1 MiB, "
-                           "fast_path: bounded}\n"
-                           "sensitivity: {variants: [optimistic], ib_factors: [2, 4]}\n"
-                           "output: out/x\n"
-                           "threads: 3\n";
+  const std::string yaml =
+      kHead +
+      "title: t\n"
+      "networks:\n"
+      "  - gnmt\n"
+      "  - {name: inception-v3, variant: pessimistic, partitioner: layers, sensitivity: []}\n"
+      "  - profile: my.yaml\n"
+      "    efficiency: biglstm\n"
+      "    curve: {table: [[1024, 25], [4096, 40]]}\n"
+      "    dataset_samples: 1000\n"
+      "gpus: [16, 64]\n"
+      "mp: [2]\n"
+      "cluster: {preset: dgx1-v100, ib_bandwidth: 200 Gb/s, fabric: rail-optimized, "
+      "oversubscription: 2}\n"
+      "communication: {algorithm: hierarchical, bucket_size: 6.25 MB, message_size: 1 MiB, "
+      "fast_path: bounded}\n"
+      "sensitivity: {variants: [optimistic], ib_factors: [2, 4]}\n"
+      "output: out/x\n"
+      "threads: 3\n";
   std::ofstream(dir / "s.yaml") << yaml;
   const auto c = analysis::load_study_config(dir / "s.yaml");
   CHECK(c.title == "t");
@@ -114,9 +116,11 @@ TEST_CASE("study config: every field, custom curves and a profile file") {
 TEST_CASE("study config: errors name the place, the field and what was expected") {
   // Line 2, column 1: the misspelt key.
   CHECK(error_of(kHead + "gpu: [8]\nnetworks: [gnmt]\ngpus: [8]\n") ==
-        "s.yaml:2:1: gpu: unknown field (did you mean 'gpus'?); expected one of: format, title, networks, gpus, mp, "
+        "s.yaml:2:1: gpu: unknown field (did you mean 'gpus'?); expected one of: format, title, networks, "
+        "gpus, mp, "
         "cluster, workload, communication, sensitivity, output, threads");
-  CHECK(error_of("networks: [gnmt]\ngpus: [8]\n") == "s.yaml:1:1: format: missing required field; expected hybridsim-study/1");
+  CHECK(error_of("networks: [gnmt]\ngpus: [8]\n") ==
+        "s.yaml:1:1: format: missing required field; expected hybridsim-study/1");
   CHECK(error_of("format: hybridsim-study/2\nnetworks: [gnmt]\ngpus: [8]\n") ==
         "s.yaml:1:9: format: got \"hybridsim-study/2\"; expected hybridsim-study/1");
   // gpus must increase: the 8 after 16 is at line 3, column 12.
@@ -126,39 +130,51 @@ TEST_CASE("study config: errors name the place, the field and what was expected"
         "s.yaml:3:8: gpus[0]: got \"1\"; expected a whole number from 2 to 1000000");
   CHECK(error_of(kHead + "networks: [gnmt]\ngpus: [8]\nmp: [2, x]\n") ==
         "s.yaml:4:9: mp[1]: got \"x\"; expected a whole number from 2 to 1000000");
-  CHECK(error_of(kHead + "networks: [gnmt, resnet]\ngpus: [8]\n") ==
-        "s.yaml:2:18: networks[1]: unknown value \"resnet\"; expected a built-in network (inception-v3, gnmt, "
-        "biglstm) or a mapping");
+  CHECK(
+      error_of(kHead + "networks: [gnmt, resnet]\ngpus: [8]\n") ==
+      "s.yaml:2:18: networks[1]: unknown value \"resnet\"; expected a built-in network (inception-v3, gnmt, "
+      "biglstm) or a mapping");
   CHECK(error_of(kHead + "networks: [gnmt, gnmt]\ngpus: [8]\n") ==
         "s.yaml:2:18: networks[1]: \"gnmt\" appears twice; expected each network once");
   CHECK(error_of(kHead + "networks: [gnmt]\ngpus: [8]\ncluster: {ib_bandwidth: fast}\n") ==
-        "s.yaml:4:25: cluster.ib_bandwidth: got \"fast\"; expected a bandwidth such as \"25 GB/s\" or \"100 Gb/s\", > 0");
-  CHECK(error_of(kHead + "networks: [gnmt]\ngpus: [8]\ncluster: {preset: ideal-ring}\n") ==
-        "s.yaml:4:19: cluster.preset: cluster preset \"ideal-ring\": expected a machine preset that can form a "
-        "cluster: dgx1-v100, dgx2, nvswitch, dgx-a100, dgx-h100, hgx-h200 or pcie-server");
+        "s.yaml:4:25: cluster.ib_bandwidth: got \"fast\"; expected a bandwidth such as \"25 GB/s\" or \"100 "
+        "Gb/s\", > 0");
+  CHECK(
+      error_of(kHead + "networks: [gnmt]\ngpus: [8]\ncluster: {preset: ideal-ring}\n") ==
+      "s.yaml:4:19: cluster.preset: cluster preset \"ideal-ring\": expected a machine preset that can form a "
+      "cluster: dgx1-v100, dgx2, nvswitch, dgx-a100, dgx-h100, hgx-h200 or pcie-server");
   const std::string variant = error_of(kHead + "networks: [{name: gnmt, variant: wild}]\ngpus: [8]\n");
-  CHECK(variant.find("s.yaml:2:34: networks[0].variant: unknown statistical-efficiency curve \"gnmt/wild\"") == 0);
+  CHECK(variant.find(
+            "s.yaml:2:34: networks[0].variant: unknown statistical-efficiency curve \"gnmt/wild\"") == 0);
   CHECK(variant.find("gnmt/measured") != std::string::npos);  // the known curves are listed
   CHECK(error_of(kHead + "networks: [{name: gnmt, profile: x.yaml}]\ngpus: [8]\n") ==
-        "s.yaml:2:12: networks[0]: both name and profile given; expected exactly one of name (a built-in profile) "
+        "s.yaml:2:12: networks[0]: both name and profile given; expected exactly one of name (a built-in "
+        "profile) "
         "or profile (a file)");
   CHECK(error_of(kHead + "networks: [{name: gnmt, curve: {e_min: 3}}]\ngpus: [8]\n") ==
-        "s.yaml:2:32: networks[0].curve.b_noise: missing required field (the parametric form needs e_min, b_noise "
+        "s.yaml:2:32: networks[0].curve.b_noise: missing required field (the parametric form needs e_min, "
+        "b_noise "
         "and supported); expected a number > 0, or give table instead");
   CHECK(error_of(kHead + "networks: [{name: gnmt, curve: {table: [[2, 1], [1, 2]]}}]\ngpus: [8]\n") ==
-        "s.yaml:2:50: networks[0].curve.table[1]: batch 1 does not follow 2; expected strictly increasing batches");
+        "s.yaml:2:50: networks[0].curve.table[1]: batch 1 does not follow 2; expected strictly increasing "
+        "batches");
   // A table reads as a scenario's training.efficiency.table does (scenarios/loader/efficiency_points.h).
   CHECK(error_of(kHead + "networks: [{name: gnmt, curve: {table: [[1024, 25]]}}]\ngpus: [8]\n") ==
-        "s.yaml:2:40: networks[0].curve.table: got 1 item; expected at least 2: a list of [global batch, epochs]");
+        "s.yaml:2:40: networks[0].curve.table: got 1 item; expected at least 2: a list of [global batch, "
+        "epochs]");
   CHECK(error_of(kHead + "networks: [{name: gnmt, curve: {table: [[1024, 25], [2048]]}}]\ngpus: [8]\n") ==
-        "s.yaml:2:53: networks[0].curve.table[1]: got a list; expected [global batch, epochs]: a whole batch >= 1 and "
+        "s.yaml:2:53: networks[0].curve.table[1]: got a list; expected [global batch, epochs]: a whole batch "
+        ">= 1 and "
         "epochs > 0");
-  CHECK(error_of(kHead + "networks: [{name: gnmt, curve: {e_min: 3, b_noise: 2, supported: [1, 2], table: []}}]\n"
-                 "gpus: [8]\n") ==
-        "s.yaml:2:40: networks[0].curve.e_min: cannot be combined with table; expected either table or e_min, "
-        "b_noise, supported");
+  CHECK(
+      error_of(kHead +
+               "networks: [{name: gnmt, curve: {e_min: 3, b_noise: 2, supported: [1, 2], table: []}}]\n"
+               "gpus: [8]\n") ==
+      "s.yaml:2:40: networks[0].curve.e_min: cannot be combined with table; expected either table or e_min, "
+      "b_noise, supported");
   CHECK(error_of(kHead + "networks: [gnmt]\ngpus: [8]\ncommunication: {algorithm: star}\n") ==
-        "s.yaml:4:28: communication.algorithm: unknown value \"star\"; expected one of: auto, ring, tree, hierarchical");
+        "s.yaml:4:28: communication.algorithm: unknown value \"star\"; expected one of: auto, ring, tree, "
+        "hierarchical");
   CHECK(error_of(kHead + "networks: [gnmt]\ngpus: [8]\ncommunication: {fast_path: fast}\n") ==
         "s.yaml:4:28: communication.fast_path: unknown value \"fast\"; expected one of: auto, bounded, off");
   CHECK(error_of(kHead + "networks: [gnmt]\ngpus: [8]\nsensitivity: {ib_factors: [0]}\n") ==
@@ -166,13 +182,16 @@ TEST_CASE("study config: errors name the place, the field and what was expected"
   CHECK(error_of(kHead + "networks: [gnmt\n") == "s.yaml:3:1: invalid YAML: end of sequence flow not found");
 }
 
-TEST_CASE("study config: the rules every YAML input shares — repeated and unknown keys, keys that are not text") {
+TEST_CASE(
+    "study config: the rules every YAML input shares — repeated and unknown keys, keys that are not text") {
   // Before the shared reader, a repeated key was silently ignored (the first value won).
-  CHECK(error_of(kHead + "networks: [gnmt]\ngpus: [8]\ngpus: [16]\n") == "s.yaml:4:1: invalid YAML: repeated key 'gpus'");
+  CHECK(error_of(kHead + "networks: [gnmt]\ngpus: [8]\ngpus: [16]\n") ==
+        "s.yaml:4:1: invalid YAML: repeated key 'gpus'");
   CHECK(error_of(kHead + "networks: [gnmt]\ngpus: [8]\n{a: 1}: 2\n") ==
         "s.yaml:4:1: invalid YAML: a key must be plain text, not a list or mapping");
   CHECK(error_of(kHead + "networks: [{name: gnmt, varaint: measured}]\ngpus: [8]\n") ==
-        "s.yaml:2:25: networks[0].varaint: unknown field (did you mean 'variant'?); expected one of: name, profile, "
+        "s.yaml:2:25: networks[0].varaint: unknown field (did you mean 'variant'?); expected one of: name, "
+        "profile, "
         "efficiency, variant, curve, dataset_samples, partitioner, sensitivity");
   CHECK(error_of(kHead + "networks: [gnmt]\ngpus: [8]\n---\n") ==
         "s.yaml:5:1: invalid YAML: expected one document, found 2 (remove the extra '---')");
@@ -189,11 +208,14 @@ TEST_CASE("study config: an alias bomb, a directory and a device are refused at 
     return std::string("no error");
   };
   const std::string bomb = std::string(HYBRIDSIM_SOURCE_DIR) + "/tests/data/bad/alias-bomb-study.yaml";
-  CHECK(error_loading(bomb) == bomb + ":9:14: invalid YAML: more than 250000 nodes once aliases are expanded (the "
-                                      "limit for any input file); expected a smaller document or fewer aliases");
+  CHECK(error_loading(bomb) ==
+        bomb +
+            ":9:14: invalid YAML: more than 250000 nodes once aliases are expanded (the "
+            "limit for any input file); expected a smaller document or fewer aliases");
   const std::string dir = std::string(HYBRIDSIM_SOURCE_DIR) + "/scenarios/study";
   CHECK(error_loading(dir) == "cannot open study file \"" + dir + "\": is a directory");
-  CHECK(error_loading("/dev/zero") == "cannot open study file \"/dev/zero\": not a regular file (a character device)");
+  CHECK(error_loading("/dev/zero") ==
+        "cannot open study file \"/dev/zero\": not a regular file (a character device)");
 }
 
 TEST_CASE("study config: the schema table is well formed and analysis/README.md holds its reference") {

@@ -17,8 +17,8 @@ analysis::StepRequest gnmt_dp32(sim::FastPath fast_path) {
   analysis::StepRequest r{"gnmt", analysis::cluster_overlay({}, 32, topology::presets::kEdrBandwidth)};
   for (auto o : analysis::workload_overlay("gnmt", "", {})) r.overlay.push_back(o);
   for (auto o : analysis::parallelism_overlay(32, 1, "auto")) r.overlay.push_back(o);
-  for (auto o : analysis::communication_overlay(workloads::AllReduceAlgorithm::Ring, sim::Bytes::of(25'000'000),
-                                                sim::Bytes::kib(512), fast_path))
+  for (auto o : analysis::communication_overlay(workloads::AllReduceAlgorithm::Ring,
+                                                sim::Bytes::of(25'000'000), sim::Bytes::kib(512), fast_path))
     r.overlay.push_back(o);
   return r;
 }

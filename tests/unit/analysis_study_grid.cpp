@@ -96,9 +96,11 @@ TEST_CASE("study on the CI grid: conclusions, step reuse and the report folder")
 
   // BigLSTM: 7.1 GB of parameters, mostly the embedding and softmax whose sparse gradients are
   // all-gathered (a volume that grows with dp): DP's exposed communication already costs 37 ms of a
-  // 326 ms step at N = 32, while MP on 2 GPUs runs the two LSTM layers as a wavefront at 1.8x. At N = 32 hybrid 16 x 2 beats DP (about +5%), and overtakes there.
+  // 326 ms step at N = 32, while MP on 2 GPUs runs the two LSTM layers as a wavefront at 1.8x. At N = 32
+  // hybrid 16 x 2 beats DP (about +5%), and overtakes there.
   CHECK(biglstm.mp_alone[0].step_speedup > 1.7);
-  CHECK(row(biglstm, 32, 1).step.critical.exposed_communication > row(biglstm, 8, 1).step.critical.exposed_communication);
+  CHECK(row(biglstm, 32, 1).step.critical.exposed_communication >
+        row(biglstm, 8, 1).step.critical.exposed_communication);
   CHECK(biglstm.headline.gain_at_max > 0);
   CHECK(biglstm.row(biglstm.headline.best_hybrid).mp == 2);
   CHECK(biglstm.headline.crossover == 32);
@@ -127,9 +129,11 @@ TEST_CASE("study on the CI grid: conclusions, step reuse and the report folder")
 
   // The report: tables and CSVs always; pictures only where gnuplot works. A gnuplot that does not
   // exist is reported in the summary, and everything else is still written.
-  const auto dir = std::filesystem::temp_directory_path() / ("hybridsim-study-grid-test-" + std::to_string(getpid()));
+  const auto dir =
+      std::filesystem::temp_directory_path() / ("hybridsim-study-grid-test-" + std::to_string(getpid()));
   std::filesystem::remove_all(dir);
-  const auto files = analysis::write_study_report(r, dir, {.plots = true, .gnuplot = "hybridsim-no-such-gnuplot", .command = ""});
+  const auto files = analysis::write_study_report(
+      r, dir, {.plots = true, .gnuplot = "hybridsim-no-such-gnuplot", .command = ""});
   CHECK_FALSE(files.plots_drawn);
   REQUIRE(files.plot_problems.size() == 1);
   CHECK(files.plot_problems[0].find("gnuplot is not available") == 0);
@@ -139,8 +143,9 @@ TEST_CASE("study on the CI grid: conclusions, step reuse and the report folder")
   CHECK(md.find("| biglstm |") != std::string::npos);
   CHECK(md.find("## Assumptions") != std::string::npos);
   CHECK(read_whole_file(dir / "headline.csv").find("network,variant,ib_factor,best_dp_gpus") == 0);
-  CHECK(read_whole_file(dir / "time_to_train.csv").find("\ngnmt,default,gnmt/default,1.000,dp,32,32,1,4096,") !=
-        std::string::npos);
+  CHECK(
+      read_whole_file(dir / "time_to_train.csv").find("\ngnmt,default,gnmt/default,1.000,dp,32,32,1,4096,") !=
+      std::string::npos);
   CHECK(std::filesystem::exists(dir / "steps.csv"));
   CHECK(std::filesystem::exists(dir / "epochs.csv"));
   CHECK(std::filesystem::exists(dir / "dp_vs_hybrid.png.gp"));  // scripts are kept for re-rendering
@@ -154,7 +159,8 @@ TEST_CASE("study on the CI grid: conclusions, step reuse and the report folder")
   analysis::print_headline_table(r, table);
   CHECK(table.str().find("biglstm") != std::string::npos);
   CHECK(table.str().find("N=32") != std::string::npos);  // BigLSTM's crossover
-  CHECK(table.str().find("inception-v3: DP's end-to-end speedup is still improving at 32 GPUs, the grid's edge") !=
+  CHECK(table.str().find(
+            "inception-v3: DP's end-to-end speedup is still improving at 32 GPUs, the grid's edge") !=
         std::string::npos);
   CHECK(md.find("## Where DP stops paying, and how far the answer is from flipping") != std::string::npos);
   CHECK(read_whole_file(dir / "headline.csv").find(",break_even_step_factor,break_even_epochs_batch,") !=
@@ -170,16 +176,21 @@ TEST_CASE("gnuplot driver: renders into a temporary file and renames it, or says
 
   const auto gnuplot = analysis::find_gnuplot();
   if (!gnuplot.available) return;  // nothing more to check on a machine without gnuplot
-  const auto dir = std::filesystem::temp_directory_path() / ("hybridsim-gnuplot-test-" + std::to_string(getpid()));
+  const auto dir =
+      std::filesystem::temp_directory_path() / ("hybridsim-gnuplot-test-" + std::to_string(getpid()));
   std::filesystem::remove_all(dir);
   std::filesystem::create_directories(dir);
-  const auto ok = analysis::render_plot(gnuplot, {.body = "$d << EOD\n1 1\n2 4\nEOD\nplot $d using 1:2 with lines",
-                                                   .target = dir / "square.png", .width = 300, .height = 200});
+  const auto ok =
+      analysis::render_plot(gnuplot, {.body = "$d << EOD\n1 1\n2 4\nEOD\nplot $d using 1:2 with lines",
+                                      .target = dir / "square.png",
+                                      .width = 300,
+                                      .height = 200});
   CHECK(ok.ok);
   CHECK(read_whole_file(dir / "square.png").substr(1, 3) == "PNG");
   CHECK(read_whole_file(dir / "square.png.gp").find("set output 'square.png'") != std::string::npos);
   // A broken script: no picture, gnuplot's complaint in the outcome, no temporary files left.
-  const auto bad = analysis::render_plot(gnuplot, {.body = "plot x with nosuchstyle", .target = dir / "bad.png"});
+  const auto bad =
+      analysis::render_plot(gnuplot, {.body = "plot x with nosuchstyle", .target = dir / "bad.png"});
   CHECK_FALSE(bad.ok);
   CHECK(bad.error.find("nosuchstyle") != std::string::npos);
   CHECK_FALSE(std::filesystem::exists(dir / "bad.png"));

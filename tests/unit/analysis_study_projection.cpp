@@ -110,9 +110,9 @@ TEST_CASE("study projection: time to train is exact for a toy profile with known
 }
 
 TEST_CASE("study headline: best against best, gain at the largest N and the crossover") {
-  analysis::StudyVariant v("default",
-                          {"toy", "custom", "", false, analysis::StatisticalEfficiency::parametric(1, 1, {1, 1})},
-                          1.0);
+  analysis::StudyVariant v(
+      "default", {"toy", "custom", "", false, analysis::StatisticalEfficiency::parametric(1, 1, {1, 1})},
+      1.0);
   auto row = [](int gpus, int mp, double seconds) {
     StudyRow r;
     r.gpus = gpus;

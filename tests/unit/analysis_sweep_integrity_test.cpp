@@ -95,8 +95,8 @@ TEST_CASE("resume drops a row cut short, runs its point again, and refuses damag
   const std::string file = copy_example(dir.path);
   const auto whole = analysis::run_sweep(file, quiet(dir.path / "whole"));
   const auto points = scenarios::expand_sweep(scenarios::load_scenario(file));
-  const std::string preamble =
-      analysis::partial_preamble(analysis::sweep_fingerprint(read_whole_file(file), {}, points), points.size());
+  const std::string preamble = analysis::partial_preamble(
+      analysis::sweep_fingerprint(read_whole_file(file), {}, points), points.size());
   std::istringstream csv(whole.csv);
   std::string header, row0, row1;
   std::getline(csv, header);
@@ -115,9 +115,13 @@ TEST_CASE("resume drops a row cut short, runs its point again, and refuses damag
     CHECK(r.notes[0].find("points.partial.csv:4: the last row was cut short") != std::string::npos);
   }
   SUBCASE("a row whose index is no point of the sweep") {
-    std::ofstream(out / "points.partial.csv") << preamble << "\n" << header << "\n" << "9" << row0.substr(1) << "\n";
-    CHECK(first_line(error_of([&] { analysis::run_sweep(file, quiet(out, {1, 1}, true)); })) ==
-          (out / "points.partial.csv").string() + ":3: \"9\" is not the index of a point of this sweep (0 to 5)");
+    std::ofstream(out / "points.partial.csv") << preamble << "\n"
+                                              << header << "\n"
+                                              << "9" << row0.substr(1) << "\n";
+    CHECK(first_line(error_of([&] {
+            analysis::run_sweep(file, quiet(out, {1, 1}, true));
+          })) == (out / "points.partial.csv").string() +
+                     ":3: \"9\" is not the index of a point of this sweep (0 to 5)");
   }
   SUBCASE("a row with a field missing in the middle") {
     std::string damaged = row0;
@@ -139,13 +143,16 @@ TEST_CASE("merge checks that the shards are one whole sweep") {
   const auto whole = analysis::run_sweep(file, quiet(dir.path / "whole"));
   const auto s1 = analysis::run_sweep(file, quiet(dir.path / "s1", {1, 2}));
   const auto s2 = analysis::run_sweep(file, quiet(dir.path / "s2", {2, 2}));
-  CHECK(read_whole_file(analysis::merge_sweep_outputs({s1.directory, s2.directory}, dir.path / "m").directory /
-                        "results.csv") == whole.csv);
+  CHECK(
+      read_whole_file(analysis::merge_sweep_outputs({s1.directory, s2.directory}, dir.path / "m").directory /
+                      "results.csv") == whole.csv);
   // One shard of two: 3 points are missing.
   const std::string e = error_of([&] { analysis::merge_sweep_outputs({s1.directory}, dir.path / "m1"); });
-  CHECK(e == "merge: 3 (1, 3, 5) of the sweep's 6 points are in none of the shards (a shard not given, not run, "
-             "or not finished); --allow-incomplete merges what is there");
-  const auto partial = analysis::merge_sweep_outputs({s1.directory}, dir.path / "m2", {.allow_incomplete = true});
+  CHECK(e ==
+        "merge: 3 (1, 3, 5) of the sweep's 6 points are in none of the shards (a shard not given, not run, "
+        "or not finished); --allow-incomplete merges what is there");
+  const auto partial =
+      analysis::merge_sweep_outputs({s1.directory}, dir.path / "m2", {.allow_incomplete = true});
   CHECK(partial.points_total == 3);
   REQUIRE(partial.notes.size() == 1);
   CHECK(partial.notes[0] == "incomplete: 3 (1, 3, 5) points missing");
@@ -169,16 +176,19 @@ TEST_CASE("a sweep checks its options and every point before the first one runs"
   std::ofstream(bad) << "cluster: {preset: dgx1-v100}\nworkload: {network: gnmt}\nparallelism: {dp: 8}\n"
                         "sweep:\n  parameters:\n    - {path: parallelism.dp, values: [8, 16]}\n";
   const std::string e = error_of([&] { analysis::run_sweep(bad.string(), quiet(dir.path / "out")); });
-  CHECK(e.starts_with("sweep point 1 (parallelism.dp=16): sweep value parallelism.dp=16: parallelism: dp × mp = 16 × 1"));
+  CHECK(e.starts_with(
+      "sweep point 1 (parallelism.dp=16): sweep value parallelism.dp=16: parallelism: dp × mp = 16 × 1"));
   CHECK(e.ends_with("(no point was run)"));
   CHECK_FALSE(fs::exists(dir.path / "out"));
   auto metric = quiet(dir.path / "m");
   metric.plot_metric = "step_time";
   CHECK(error_of([&] { analysis::run_sweep(kExample, metric); })
-            .starts_with("--plot-metric \"step_time\" is not a results.csv column; expected one of gpus, dp, mp"));
+            .starts_with(
+                "--plot-metric \"step_time\" is not a results.csv column; expected one of gpus, dp, mp"));
   auto jobs = quiet(dir.path / "j");
   jobs.jobs = -3;
-  CHECK(error_of([&] { analysis::run_sweep(kExample, jobs); }) == "--jobs must be 0 (all cores) or positive, got -3");
+  CHECK(error_of([&] { analysis::run_sweep(kExample, jobs); }) ==
+        "--jobs must be 0 (all cores) or positive, got -3");
   // A shard with no points writes an empty table and its summary (for merge), and no plot.
   const fs::path two = dir.path / "two.yaml";
   std::ofstream(two) << "cluster: {preset: dgx1-v100}\nworkload: {network: gnmt}\nparallelism: {dp: 8}\n"

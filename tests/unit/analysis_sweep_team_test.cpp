@@ -29,7 +29,8 @@ using hybridsim::testing::fresh_temp_dir;
 
 namespace {
 
-const std::string kScenario = std::string(HYBRIDSIM_SOURCE_DIR) + "/scenarios/examples/dgx1-nvlink-sweep.yaml";
+const std::string kScenario =
+    std::string(HYBRIDSIM_SOURCE_DIR) + "/scenarios/examples/dgx1-nvlink-sweep.yaml";
 
 // What the ranks share: the leader's finished list, requests to the leader, answers per rank.
 struct Exchange {
@@ -107,7 +108,8 @@ struct TeamRun {
 };
 
 // Runs one sweep as `ranks` cooperating "processes" (threads), each with `jobs` workers.
-TeamRun run_as_team(const std::string& scenario, const fs::path& out, int ranks, int jobs, bool resume = false) {
+TeamRun run_as_team(const std::string& scenario, const fs::path& out, int ranks, int jobs,
+                    bool resume = false) {
   Exchange x;
   std::vector<std::unique_ptr<LoopbackTeam>> teams;
   for (int r = 0; r < ranks; ++r) teams.push_back(std::make_unique<LoopbackTeam>(x, r, ranks));
@@ -149,7 +151,8 @@ TEST_CASE("sweep team: three ranks share the points and the leader writes what o
   const auto team = run_as_team(kScenario, fresh_temp_dir("team-test-team"), 3, 1);
   REQUIRE(team.leader_error.empty());
   CHECK(read_whole_file(team.leader.directory / "results.csv") == alone.csv);
-  CHECK(read_whole_file(team.leader.directory / "summary.json") == read_whole_file(alone.directory / "summary.json"));
+  CHECK(read_whole_file(team.leader.directory / "summary.json") ==
+        read_whole_file(alone.directory / "summary.json"));
   CHECK(team.leader.points_run == 6);
   REQUIRE(team.leader.points_by_rank.size() == 3);
   std::size_t sum = 0, followers_ran = 0;
@@ -168,8 +171,10 @@ TEST_CASE("sweep team: a resumed sweep skips the leader's finished points on eve
   std::istringstream lines(alone.csv);
   const auto points = scenarios::expand_sweep(scenarios::load_scenario(kScenario));
   std::string line;
-  std::string partial = analysis::partial_preamble(analysis::sweep_fingerprint(read_whole_file(kScenario), {}, points),
-                                                   points.size()) + "\n";
+  std::string partial =
+      analysis::partial_preamble(analysis::sweep_fingerprint(read_whole_file(kScenario), {}, points),
+                                 points.size()) +
+      "\n";
   for (int i = 0; i < 3 && std::getline(lines, line); ++i) partial += line + "\n";
   std::ofstream(dir / "points.partial.csv") << partial;
   const auto team = run_as_team(kScenario, dir, 2, 2, /*resume=*/true);

@@ -18,7 +18,8 @@ using hybridsim::testing::fresh_temp_dir;
 
 namespace {
 
-const std::string kScenario = std::string(HYBRIDSIM_SOURCE_DIR) + "/scenarios/examples/dgx1-nvlink-sweep.yaml";
+const std::string kScenario =
+    std::string(HYBRIDSIM_SOURCE_DIR) + "/scenarios/examples/dgx1-nvlink-sweep.yaml";
 
 analysis::SweepOptions options(const fs::path& out, int jobs) {
   analysis::SweepOptions o;
@@ -45,7 +46,8 @@ TEST_CASE("a sweep writes one row per point in point order, the same bytes for a
     REQUIRE(std::getline(lines, line));
     CHECK(line.starts_with(std::to_string(i) + ","));
   }
-  CHECK(csv.find("\n1,\"nvlink.bandwidth=25 GB/s, parallelism={dp: 4, mp: 2}\",25 GB/s") != std::string::npos);
+  CHECK(csv.find("\n1,\"nvlink.bandwidth=25 GB/s, parallelism={dp: 4, mp: 2}\",25 GB/s") !=
+        std::string::npos);
   CHECK_FALSE(fs::exists(a.directory / "points.partial.csv"));
   CHECK(fs::exists(a.directory / "summary.json"));
   const auto b = analysis::run_sweep(kScenario, options(fresh_temp_dir("sweep-test-b"), 1));
@@ -63,10 +65,13 @@ TEST_CASE("shards merged give the same CSV as one run") {
   const auto s2 = analysis::run_sweep(kScenario, o2);
   CHECK(s1.points_in_shard == 3);
   CHECK(s2.points_in_shard == 3);
-  const auto merged = analysis::merge_sweep_outputs({s1.directory, s2.directory}, fresh_temp_dir("sweep-test-merged"));
+  const auto merged =
+      analysis::merge_sweep_outputs({s1.directory, s2.directory}, fresh_temp_dir("sweep-test-merged"));
   CHECK(read_whole_file(merged.directory / "results.csv") == whole.csv);
   // The same shard twice is a mistake.
-  CHECK_THROWS_AS(analysis::merge_sweep_outputs({s1.directory, s1.directory}, fresh_temp_dir("sweep-test-bad")), InputError);
+  CHECK_THROWS_AS(
+      analysis::merge_sweep_outputs({s1.directory, s1.directory}, fresh_temp_dir("sweep-test-bad")),
+      InputError);
 }
 
 TEST_CASE("resume skips finished points") {

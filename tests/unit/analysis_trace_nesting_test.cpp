@@ -58,7 +58,8 @@ TEST_CASE("trace nesting: enclosing slices first, ends innermost first and defer
   std::vector<std::string> order;
   const json doc = json::parse(read_whole_file(dir.path / "t.json"));
   for (const json& e : doc["traceEvents"])
-    if (e.contains("tid") && e["ph"] != "M") order.push_back(e["ph"].get<std::string>() + " " + e["name"].get<std::string>());
+    if (e.contains("tid") && e["ph"] != "M")
+      order.push_back(e["ph"].get<std::string>() + " " + e["name"].get<std::string>());
   // Each end is written when the next slice starts at or after it: step 2 and then the collective
   // close at 10 µs before the next collective opens there.
   CHECK(order == std::vector<std::string>{"B all-reduce", "B step 1", "E step 1", "B step 2", "E step 2",
@@ -74,8 +75,8 @@ TEST_CASE("trace nesting: calls that would mis-nest are errors") {
   ChromeTraceWriter w(dir.path / "t.json");
   w.complete(1, 1, "a", "k", Time::us(0), Time::us(10));
   // Overlapping a without nesting in it.
-  CHECK_THROWS_WITH_AS(w.complete(1, 1, "b", "k", Time::us(5), Time::us(15)), doctest::Contains("without nesting"),
-                       InternalError);
+  CHECK_THROWS_WITH_AS(w.complete(1, 1, "b", "k", Time::us(5), Time::us(15)),
+                       doctest::Contains("without nesting"), InternalError);
   w.complete(1, 1, "c", "k", Time::us(5), Time::us(6));
   // A child before its parent (at equal starts the enclosing slice must come first), or any slice
   // starting before the one written before it.
@@ -137,6 +138,7 @@ TEST_CASE("speedscope replay: an end a hair after the next start leaves a slice 
   CHECK(r.closed != std::vector<std::size_t>{0, 1});
   CHECK_FALSE(r.warnings.empty());
   // A zero-length slice nested at its parent's start: its end sorts before its begin.
-  const auto z = speedscope_nesting({ev(5, "p", "p", 0), ev(5, "z", "z", 1)}, {ev(5, "z", "z", 1), ev(9, "p", "p", 0)});
+  const auto z =
+      speedscope_nesting({ev(5, "p", "p", 0), ev(5, "z", "z", 1)}, {ev(5, "z", "z", 1), ev(9, "p", "p", 0)});
   CHECK_FALSE(z.warnings.empty());
 }

@@ -70,11 +70,13 @@ TEST_CASE("outputs.trace.detail takes steps, and the shared mapping turns the bl
 
   for (const auto& [name, detail] : {std::pair{"kernels", analysis::TraceDetail::Kernels},
                                      std::pair{"messages", analysis::TraceDetail::Messages}}) {
-    const auto t = scenarios::parse_scenario("cluster: {preset: dgx1-v100}\nworkload: {network: gnmt}\n", "s.yaml",
-                                             std::vector<std::string>{std::string("outputs.trace.detail=") + name});
+    const auto t =
+        scenarios::parse_scenario("cluster: {preset: dgx1-v100}\nworkload: {network: gnmt}\n", "s.yaml",
+                                  std::vector<std::string>{std::string("outputs.trace.detail=") + name});
     CHECK(analysis::scenario_trace_options(t, "d").trace_options.detail == detail);
   }
-  const auto none = scenarios::parse_scenario("cluster: {preset: dgx1-v100}\nworkload: {network: gnmt}\n", "s.yaml");
+  const auto none =
+      scenarios::parse_scenario("cluster: {preset: dgx1-v100}\nworkload: {network: gnmt}\n", "s.yaml");
   CHECK_FALSE(analysis::scenario_trace_options(none, "d").trace);
   CHECK_THROWS_WITH_AS(scenarios::parse_scenario("cluster: {preset: dgx1-v100}\nworkload: {network: gnmt}\n"
                                                  "outputs: {trace: {detail: step}}\n",
@@ -123,9 +125,10 @@ TEST_CASE("a sweep point's trace file has the point's index before the extension
 
 TEST_CASE("hybridsim run writes the scenario's outputs.trace at detail steps") {
   const ScratchDir dir;
-  REQUIRE(run_cli("run " + kSource + "/scenarios/examples/dgx1-gnmt-dp8.yaml --out " + dir.path.string() +
-                      " --format json --set 'outputs.trace={file: traces/step.json, detail: steps, gpus: \"0-1\"}'",
-                  dir.path / "log.txt"));
+  REQUIRE(run_cli(
+      "run " + kSource + "/scenarios/examples/dgx1-gnmt-dp8.yaml --out " + dir.path.string() +
+          " --format json --set 'outputs.trace={file: traces/step.json, detail: steps, gpus: \"0-1\"}'",
+      dir.path / "log.txt"));
   const fs::path file = dir.path / "traces" / "step.json";
   REQUIRE(fs::exists(file));
   const auto t = check_trace(read_whole_file(file));
@@ -142,9 +145,11 @@ TEST_CASE("hybridsim run writes the scenario's outputs.trace at detail steps") {
 TEST_CASE("hybridsim sweep writes one trace per point, named by index, and the same results.csv") {
   const ScratchDir dir;
   // Two points of the shipped sweep (zipped), an 8-GPU data-parallel one and a dp 4 × mp 2 one.
-  const std::string sweep = "sweep " + kSource + "/scenarios/examples/dgx1-nvlink-sweep.yaml --jobs 2 --quiet --set sweep.mode=zip"
-                            " --set 'sweep.parameters=[{path: cluster.links.nvlink.bandwidth, values: [25 GB/s, 50 GB/s]},"
-                            " {path: parallelism, values: [{dp: 8, mp: 1}, {dp: 4, mp: 2}]}]'";
+  const std::string sweep =
+      "sweep " + kSource +
+      "/scenarios/examples/dgx1-nvlink-sweep.yaml --jobs 2 --quiet --set sweep.mode=zip"
+      " --set 'sweep.parameters=[{path: cluster.links.nvlink.bandwidth, values: [25 GB/s, 50 GB/s]},"
+      " {path: parallelism, values: [{dp: 8, mp: 1}, {dp: 4, mp: 2}]}]'";
   REQUIRE(run_cli(sweep + " --out " + (dir.path / "plain").string(), dir.path / "plain.log"));
   REQUIRE(run_cli(sweep + " --out " + (dir.path / "traced").string() +
                       " --set 'outputs.trace={detail: steps, gpus: \"0-3\"}'",
@@ -159,7 +164,8 @@ TEST_CASE("hybridsim sweep writes one trace per point, named by index, and the s
   std::sort(traces.begin(), traces.end());
   CHECK(traces == std::vector<std::string>{"trace-0.json", "trace-1.json"});
   for (int i = 0; i < 2; ++i) {
-    const auto t = check_trace(read_whole_file(dir.path / "traced" / ("trace-" + std::to_string(i) + ".json")));
+    const auto t =
+        check_trace(read_whole_file(dir.path / "traced" / ("trace-" + std::to_string(i) + ".json")));
     const auto& other = t.doc["otherData"];
     CHECK(other["detail"] == "steps");
     CHECK(other["sweep_point"] == std::to_string(i));

@@ -32,7 +32,8 @@ std::string trim(const std::string& s) {
 
 std::set<std::string> listing(const fs::path& dir) {
   std::set<std::string> out;
-  for (const auto& e : fs::recursive_directory_iterator(dir)) out.insert(fs::relative(e.path(), dir).string());
+  for (const auto& e : fs::recursive_directory_iterator(dir))
+    out.insert(fs::relative(e.path(), dir).string());
   return out;
 }
 

@@ -23,9 +23,9 @@ struct FoldCase {
 };
 
 inline std::string describe(const FoldCase& c) {
-  return std::to_string(c.nodes) + " DGX-1 " + std::string(topology::presets::fabric_name(c.fabric)) + " over " +
-         std::to_string(c.oversubscription) + ", dp " + std::to_string(c.dp) + " x mp " + std::to_string(c.mp) +
-         ", " + std::string(workloads::algorithm_name(c.algorithm));
+  return std::to_string(c.nodes) + " DGX-1 " + std::string(topology::presets::fabric_name(c.fabric)) +
+         " over " + std::to_string(c.oversubscription) + ", dp " + std::to_string(c.dp) + " x mp " +
+         std::to_string(c.mp) + ", " + std::string(workloads::algorithm_name(c.algorithm));
 }
 
 inline topology::Topology fold_case_cluster(const FoldCase& c) {

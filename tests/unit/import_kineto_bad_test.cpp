@@ -65,8 +65,9 @@ TEST_CASE("kineto bad input: a kernel with \"dur\": -100 is an error naming it")
   // the kernel: traceEvents[5].
   const std::string path = data("negative_dur.json");
   const std::string at = byte_of(read_whole_file(path), "\"dur\": -100");
-  CHECK(import_error(path) == path + ": traceEvents[5] at byte " + at + ", kernel \"" + kClamp +
-                                  "\" (\"ts\": 1020.000): \"dur\" is -100 us; expected a duration of 0 us or more");
+  CHECK(import_error(path) ==
+        path + ": traceEvents[5] at byte " + at + ", kernel \"" + kClamp +
+            "\" (\"ts\": 1020.000): \"dur\" is -100 us; expected a duration of 0 us or more");
 }
 
 TEST_CASE("kineto bad input: a kernel of \"dur\": 9.3e12 (107 days) is an error naming it") {
@@ -74,10 +75,11 @@ TEST_CASE("kineto bad input: a kernel of \"dur\": 9.3e12 (107 days) is an error 
   // (9.3e18 + 2e7 ps) / 8.64e16 ps a day = 107.6 days, past 2^62 ps = 53.4 days.
   const std::string path = data("huge_dur.json");
   const std::string at = byte_of(read_whole_file(path), "\"dur\": 9.3e12");
-  CHECK(import_error(path) == path + ": traceEvents[5] at byte " + at + ", kernel \"" + kClamp +
-                                  "\" (\"ts\": 1020.000): \"dur\" is 9.3e12 us: the event ends 107.6 days after the "
-                                  "trace's first timestamp (\"ts\": 1000); expected every event within 2^62 ps "
-                                  "(53.4 days) of it");
+  CHECK(import_error(path) ==
+        path + ": traceEvents[5] at byte " + at + ", kernel \"" + kClamp +
+            "\" (\"ts\": 1020.000): \"dur\" is 9.3e12 us: the event ends 107.6 days after the "
+            "trace's first timestamp (\"ts\": 1000); expected every event within 2^62 ps "
+            "(53.4 days) of it");
 }
 
 TEST_CASE("kineto bad input: a time-reversed trace is an error naming the first activity before its launch") {
@@ -89,18 +91,22 @@ TEST_CASE("kineto bad input: a time-reversed trace is an error naming the first 
   const std::string text = read_whole_file(path);
   const std::string copy = byte_of(text, "\"Memcpy HtoD (Pageable -> Device)\"");
   const std::string launch = byte_of(text, "\"cudaMemcpyAsync\"");
-  CHECK(import_error(path) ==
-        path + ": traceEvents[9] at byte " + copy + ", gpu_memcpy \"Memcpy HtoD (Pageable -> Device)\" (\"ts\": 3965) "
-               "starts 21 us before its launch, traceEvents[8] at byte " + launch + ", cuda_runtime \"cudaMemcpyAsync\" "
-               "(\"ts\": 3986); 15 of the 15 launched GPU activities of device 0 start before their launch; expected GPU "
-               "work to start after it (is the trace's time reversed?)");
+  CHECK(import_error(path) == path + ": traceEvents[9] at byte " + copy +
+                                  ", gpu_memcpy \"Memcpy HtoD (Pageable -> Device)\" (\"ts\": 3965) "
+                                  "starts 21 us before its launch, traceEvents[8] at byte " +
+                                  launch +
+                                  ", cuda_runtime \"cudaMemcpyAsync\" "
+                                  "(\"ts\": 3986); 15 of the 15 launched GPU activities of device 0 start "
+                                  "before their launch; expected GPU "
+                                  "work to start after it (is the trace's time reversed?)");
 }
 
 TEST_CASE("kineto bad input: the command's first error line, its exit status, and no profile left") {
   const auto out = std::filesystem::temp_directory_path() / "hybridsim_bad_kineto.yaml";
   std::filesystem::remove(out);
   const std::string path = data("negative_dur.json");
-  const std::string cmd = std::string(HYBRIDSIM_CLI) + " import kineto " + path + " --out " + out.string() + " 2>&1";
+  const std::string cmd =
+      std::string(HYBRIDSIM_CLI) + " import kineto " + path + " --out " + out.string() + " 2>&1";
   FILE* pipe = popen(cmd.c_str(), "r");
   REQUIRE(pipe != nullptr);
   std::string text;
@@ -123,9 +129,10 @@ TEST_CASE("kineto bad input: a few activities just before their launch are clock
   std::istringstream in(text);
   const auto r = import_kineto(workloads::parse_kineto_trace(in, "skew.json"), {.steps = 1});
   REQUIRE_FALSE(r.report.notes.empty());
-  CHECK(r.report.notes[0] == "1 of the 31 launched GPU activities of device 0 start before their launch (by at most "
-                             "500 ns: the CPU and GPU clocks slightly apart); they are attributed by their launch as "
-                             "usual");
+  CHECK(r.report.notes[0] ==
+        "1 of the 31 launched GPU activities of device 0 start before their launch (by at most "
+        "500 ns: the CPU and GPU clocks slightly apart); they are attributed by their launch as "
+        "usual");
   CHECK(r.profile.ops[0].name == "aten::to#0");
   CHECK(r.profile.ops[0].forward[0].name == "Memcpy HtoD");
 }
@@ -134,24 +141,28 @@ TEST_CASE("kineto bad input: hand-written documents") {
   const std::string head = R"({"traceEvents": [)";
   // Two kernels of 3e12 us (34.7 days each, each within 53.4 days of the start) on two streams:
   // together 6e18 ps = 69.4 days of GPU time, more than 2^62 ps. The second is traceEvents[1].
-  const std::string two = head +
-                          R"({"ph": "X", "cat": "kernel", "name": "k1", "ts": 0, "dur": 3e12, "args": {"stream": 7}},)"
-                          R"( {"ph": "X", "cat": "kernel", "name": "k2", "ts": 0, "dur": 3e12, "args": {"stream": 8}}]})";
-  CHECK(doc_error(two) == "doc.json: traceEvents[1] at byte " + byte_of(two, "\"k2\"") +
-                              ", kernel \"k2\" (\"ts\": 0): with it the GPU activities of device 0 add up to 69.4 days; "
-                              "expected at most 2^62 ps (53.4 days) of GPU time");
+  const std::string two =
+      head + R"({"ph": "X", "cat": "kernel", "name": "k1", "ts": 0, "dur": 3e12, "args": {"stream": 7}},)"
+             R"( {"ph": "X", "cat": "kernel", "name": "k2", "ts": 0, "dur": 3e12, "args": {"stream": 8}}]})";
+  CHECK(doc_error(two) ==
+        "doc.json: traceEvents[1] at byte " + byte_of(two, "\"k2\"") +
+            ", kernel \"k2\" (\"ts\": 0): with it the GPU activities of device 0 add up to 69.4 days; "
+            "expected at most 2^62 ps (53.4 days) of GPU time");
   // An all-reduce of 10^15 floats: 4000 TB, more than any GPU holds.
-  const std::string huge = head +
-                           R"({"ph": "X", "cat": "kernel", "name": "ncclDevKernel_AllReduce", "ts": 0, "dur": 3, )"
-                           R"("args": {"Collective name": "allreduce", "In msg nelems": 1e15, "dtype": "Float"}}]})";
-  CHECK(doc_error(huge) == "doc.json: traceEvents[0] at byte 17, kernel \"ncclDevKernel_AllReduce\" (\"ts\": 0): "
-                           "\"In msg nelems\" is 1000000000000000 Float elements (4000 TB); expected a message of at "
-                           "most 1 TiB (no GPU holds more)");
+  const std::string huge =
+      head + R"({"ph": "X", "cat": "kernel", "name": "ncclDevKernel_AllReduce", "ts": 0, "dur": 3, )"
+             R"("args": {"Collective name": "allreduce", "In msg nelems": 1e15, "dtype": "Float"}}]})";
+  CHECK(doc_error(huge) ==
+        "doc.json: traceEvents[0] at byte 17, kernel \"ncclDevKernel_AllReduce\" (\"ts\": 0): "
+        "\"In msg nelems\" is 1000000000000000 Float elements (4000 TB); expected a message of at "
+        "most 1 TiB (no GPU holds more)");
   // An unsigned ts beyond int64 µs.
-  const std::string far = head + R"({"ph": "X", "cat": "kernel", "name": "k", "ts": 18446744073709551615, "dur": 1}]})";
-  CHECK(doc_error(far) == "doc.json: traceEvents[0] at byte 17, kernel \"k\" (\"ts\": 18446744073709551615): \"ts\" is "
-                          "18446744073709551615 us; expected microseconds that fit 64 bits (Kineto writes about 1.7e15, "
-                          "us since 1970)");
+  const std::string far =
+      head + R"({"ph": "X", "cat": "kernel", "name": "k", "ts": 18446744073709551615, "dur": 1}]})";
+  CHECK(doc_error(far) ==
+        "doc.json: traceEvents[0] at byte 17, kernel \"k\" (\"ts\": 18446744073709551615): \"ts\" is "
+        "18446744073709551615 us; expected microseconds that fit 64 bits (Kineto writes about 1.7e15, "
+        "us since 1970)");
   // fwdbwd flow ends without an id cannot be paired: left out, and said so.
   const std::string flows = head +
                             R"({"ph": "s", "cat": "fwdbwd", "name": "fwdbwd", "pid": 1, "tid": 1, "ts": 0},)"
@@ -176,7 +187,8 @@ TEST_CASE("kineto bad input: an optimizer time per GiB that sim::Time cannot hol
   m.op("aten::add_", 0, 50, 5);
   m.launch(0, 51, 60, 1e6, "add");
   CHECK(error_of([&] { import_kineto(m.trace, {}); }) ==
-        "made.json: ProfilerStep#1: the optimizer's 1 s over 4 B of parameters is more than 2^63 ps per GiB; expected "
+        "made.json: ProfilerStep#1: the optimizer's 1 s over 4 B of parameters is more than 2^63 ps per GiB; "
+        "expected "
         "an optimizer time a profile can hold per GiB of parameters (is the gradients' size right?)");
   // With a 1 ms optimizer: 10^9 × 2^30 / 4 = 2.7·10^17 ps per GiB, which fits.
   m.trace.gpu.back().duration = sim::Time::ms(1);

@@ -71,7 +71,8 @@ TEST_CASE("kineto iteration: order_activities sorts by GPU start and anchors at 
   const auto items = order_activities(it.m.trace, index, it.content, d);
   // GPU starts 30, 135, 210, 230, 300, 350, 405: gemm, relu, relu_bwd, gemm_bwd, wgrad, nccl, foreach.
   REQUIRE(items.size() == 7);
-  const std::vector<std::uint32_t> expected{it.gemm, it.relu_k, it.relu_bwd, it.gemm_bwd, it.wgrad, it.nccl, it.foreach_k};
+  const std::vector<std::uint32_t> expected{it.gemm,  it.relu_k, it.relu_bwd, it.gemm_bwd,
+                                            it.wgrad, it.nccl,   it.foreach_k};
   for (std::size_t i = 0; i < 7; ++i) CHECK(items[i].gpu == expected[i]);
   CHECK(items[0].anchor == us(12));  // launched at 12 µs, ran at 30
   CHECK(items[5].nccl);
@@ -131,7 +132,8 @@ TEST_CASE("kineto iteration: find_backward_ops links backward ops to their forwa
   CHECK(one[0].base == "aten::linear");
   // A window without backward ops: nothing starts it.
   DraftSlots none;
-  const BackwardOps n = find_backward_ops(it.m.trace, KinetoIndex(it.m.trace), {"w", us(0), us(100), us(100)}, none);
+  const BackwardOps n =
+      find_backward_ops(it.m.trace, KinetoIndex(it.m.trace), {"w", us(0), us(100), us(100)}, none);
   CHECK(n.ops.empty());
   CHECK(n.begin == Time::max());
 }
@@ -244,7 +246,8 @@ struct Attributed {
     slots = DraftSlots{};
     items = order_activities(it.m.trace, *index, it.content, d);
     bwd = find_backward_ops(it.m.trace, *index, it.window, slots);
-    attribute_kernels(it.m.trace, *index, items, measure_span_and_nccl(it.m.trace, items, d), bwd, false, slots, d);
+    attribute_kernels(it.m.trace, *index, items, measure_span_and_nccl(it.m.trace, items, d), bwd, false,
+                      slots, d);
   }
 };
 
@@ -285,20 +288,24 @@ TEST_CASE("kineto iteration: attach_nccl_gradients keeps whole-world all-reduces
     CHECK(b.d.buckets.empty());
     return b.d.skipped.size() == 1 ? b.d.skipped.begin()->first : std::string("?");
   };
-  CHECK(skipped_as([](auto& c, auto&) { c.name = "broadcast"; }) == "NCCL broadcast kernels: not gradient all-reduces");
+  CHECK(skipped_as([](auto& c, auto&) { c.name = "broadcast"; }) ==
+        "NCCL broadcast kernels: not gradient all-reduces");
   CHECK(skipped_as([](auto& c, auto&) { c.dtype = "Quaternion"; }) ==
         "NCCL all-reduces without \"In msg nelems\" or a known dtype");
   CHECK(skipped_as([](auto& c, auto& t) {
           c.group_ranks = "[1]";
           c.group_name = "3";
           t.world_size = 2;
-        }) == "NCCL all-reduces over process group 3 [1] (1 of 2 ranks): not the whole world, so not data-parallel "
-              "gradient buckets");
-  CHECK(skipped_as([](auto& c, auto&) { c.in_elements = 0; }) == "NCCL all-reduces of 0 elements (nothing exchanged)");
+        }) ==
+        "NCCL all-reduces over process group 3 [1] (1 of 2 ranks): not the whole world, so not data-parallel "
+        "gradient buckets");
+  CHECK(skipped_as([](auto& c, auto&) { c.in_elements = 0; }) ==
+        "NCCL all-reduces of 0 elements (nothing exchanged)");
   CHECK(skipped_as([](auto& c, auto& t) {
           c.group_ranks = "[0, 1, 2]";
           t.world_size = 2;
-        }) == "NCCL all-reduces over 3 ranks in a world of 2 (distributedInfo): the trace contradicts itself");
+        }) ==
+        "NCCL all-reduces over 3 ranks in a world of 2 (distributedInfo): the trace contradicts itself");
   CHECK(skipped_as([](auto&, auto& t) { t.gpu[5].collective = -1; }) ==  // the NCCL kernel, 6th launched
         "NCCL kernels without collective arguments (no message size recorded)");
 }
@@ -363,7 +370,8 @@ TEST_CASE("kineto iteration: finish_ops orders the slots and gives stream depend
 
 TEST_CASE("kineto iteration: extract_iteration runs the steps in order") {
   OneIteration it;
-  const IterationDraft d = extract_iteration(it.m.trace, KinetoIndex(it.m.trace), it.window, it.content, true);
+  const IterationDraft d =
+      extract_iteration(it.m.trace, KinetoIndex(it.m.trace), it.window, it.content, true);
   CHECK(d.stats.name == "ProfilerStep#1");
   CHECK(d.stats.cpu_duration == us(1000));
   CHECK(d.stats.span == us(395));

@@ -17,7 +17,9 @@ struct TraceMaker {
 
   TraceMaker() { trace.source = "made.json"; }
 
-  static sim::Time us(double v) { return sim::Time::ps(static_cast<std::int64_t>(v * 1e6 + (v >= 0 ? 0.5 : -0.5))); }
+  static sim::Time us(double v) {
+    return sim::Time::ps(static_cast<std::int64_t>(v * 1e6 + (v >= 0 ? 0.5 : -0.5)));
+  }
 
   std::uint32_t name(const std::string& n) {
     for (std::uint32_t i = 0; i < trace.names.size(); ++i)
@@ -48,7 +50,8 @@ struct TraceMaker {
     return cpu(workloads::KinetoCpuKind::Annotation, n, 0, start_us, dur_us);
   }
   // A GPU activity without a launch record; returns its index into trace.gpu.
-  std::uint32_t gpu(const std::string& n, double start_us, double dur_us, std::int64_t stream = 7, int device = 0) {
+  std::uint32_t gpu(const std::string& n, double start_us, double dur_us, std::int64_t stream = 7,
+                    int device = 0) {
     workloads::KinetoGpuActivity a;
     a.name = name(n);
     a.device = device;
@@ -68,13 +71,14 @@ struct TraceMaker {
     return g;
   }
   // A fwdbwd flow from (thread, time) of the forward op to that of the backward op.
-  void flow(std::int64_t id, std::uint32_t fwd_thread, double fwd_us, std::uint32_t bwd_thread, double bwd_us) {
+  void flow(std::int64_t id, std::uint32_t fwd_thread, double fwd_us, std::uint32_t bwd_thread,
+            double bwd_us) {
     trace.fwdbwd.push_back({id, thread(fwd_thread), us(fwd_us), true});
     trace.fwdbwd.push_back({id, thread(bwd_thread), us(bwd_us), false});
   }
   // Collective arguments on the GPU activity `g`.
-  void collective(std::uint32_t g, const std::string& name, std::int64_t elements, const std::string& dtype = "Float",
-                  int group_size = 2, const std::string& ranks = "") {
+  void collective(std::uint32_t g, const std::string& name, std::int64_t elements,
+                  const std::string& dtype = "Float", int group_size = 2, const std::string& ranks = "") {
     workloads::KinetoCollective c;
     c.name = name;
     c.in_elements = elements;

@@ -90,9 +90,11 @@ TEST_CASE("kineto reader: Scalar conversions") {
   CHECK_FALSE(Scalar{Scalar::Type::Float, 0, 0, &half}.as_integer());  // not rounded to 3
   CHECK(Scalar{Scalar::Type::Integer, 5, 0, nullptr}.as_ps() == Wide{5'000'000});
   CHECK_FALSE(Scalar{Scalar::Type::Unsigned, 0, 1ULL << 63, nullptr}.as_integer());
-  CHECK(Scalar{Scalar::Type::Unsigned, 0, 1ULL << 63, nullptr}.as_ps() == static_cast<Wide>(1ULL << 63) * 1'000'000);
+  CHECK(Scalar{Scalar::Type::Unsigned, 0, 1ULL << 63, nullptr}.as_ps() ==
+        static_cast<Wide>(1ULL << 63) * 1'000'000);
   CHECK(Scalar{Scalar::Type::Unsigned, 0, 1ULL << 63, nullptr}.as_text() == "9223372036854775808");
-  CHECK(Scalar{Scalar::Type::Float, 0, 0, &big}.as_ps() == kMaxDecodedPs);  // saturated, then rejected by range
+  CHECK(Scalar{Scalar::Type::Float, 0, 0, &big}.as_ps() ==
+        kMaxDecodedPs);  // saturated, then rejected by range
   CHECK_FALSE(Scalar{Scalar::Type::String, 0, 0, &stream}.as_ps());
   CHECK_FALSE(Scalar{}.as_integer());
 }
@@ -166,26 +168,30 @@ TEST_CASE("kineto reader: TraceBuilder rejects numbers that are not measurements
   KinetoTrace t;
   TraceBuilder b(t, "t.json");
   const std::string at = "t.json: traceEvents[3] at byte 120, kernel \"k\" ";
-  CHECK(error_of(b, kernel("100", "-100")) == at + "(\"ts\": 100): \"dur\" is -100 us; expected a duration of 0 us or more");
+  CHECK(error_of(b, kernel("100", "-100")) ==
+        at + "(\"ts\": 100): \"dur\" is -100 us; expected a duration of 0 us or more");
   // The first kept event sets the origin; its ts must be microseconds that fit 64 bits.
-  CHECK(error_of(b, kernel("1e20", "1")) ==
-        at + "(\"ts\": 1e20): \"ts\" is 1e20 us; expected microseconds that fit 64 bits (Kineto writes about 1.7e15, "
-             "us since 1970)");
+  CHECK(error_of(b, kernel("1e20", "1")) == at + "(\"ts\": 1e20): \"ts\" is 1e20 us; expected microseconds "
+                                                 "that fit 64 bits (Kineto writes about 1.7e15, "
+                                                 "us since 1970)");
   b.add(kernel("100", "1"));
   // 9.3e12 µs ends 9.3e18 + 10^8 ps after the origin: 107.6 days, past 2^62 ps.
-  CHECK(error_of(b, kernel("200", "9.3e12")) ==
-        at + "(\"ts\": 200): \"dur\" is 9.3e12 us: the event ends 107.6 days after the trace's first timestamp "
-             "(\"ts\": 100); expected every event within 2^62 ps (53.4 days) of it");
+  CHECK(
+      error_of(b, kernel("200", "9.3e12")) ==
+      at + "(\"ts\": 200): \"dur\" is 9.3e12 us: the event ends 107.6 days after the trace's first timestamp "
+           "(\"ts\": 100); expected every event within 2^62 ps (53.4 days) of it");
   // 5e12 µs before the origin: 57.9 days.
-  CHECK(error_of(b, kernel("-5e12", "1")) ==
-        at + "(\"ts\": -5e12): \"ts\" is 57.9 days before the trace's first timestamp (\"ts\": 100); expected every "
-             "event within 2^62 ps (53.4 days) of it");
+  CHECK(error_of(b, kernel("-5e12", "1")) == at + "(\"ts\": -5e12): \"ts\" is 57.9 days before the trace's "
+                                                  "first timestamp (\"ts\": 100); expected every "
+                                                  "event within 2^62 ps (53.4 days) of it");
   PendingEvent device = kernel("100", "1");
   device.device = -1;
-  CHECK(error_of(b, device) == at + "(\"ts\": 100): the device (args \"device\") is -1; expected a GPU's index, 0 or more");
+  CHECK(error_of(b, device) ==
+        at + "(\"ts\": 100): the device (args \"device\") is -1; expected a GPU's index, 0 or more");
   PendingEvent pid = kernel("100", "1");
   pid.pid = "4294967296";
-  CHECK(error_of(b, pid) == at + "(\"ts\": 100): the device (\"pid\") is 4294967296; expected a GPU's index, 0 or more");
+  CHECK(error_of(b, pid) ==
+        at + "(\"ts\": 100): the device (\"pid\") is 4294967296; expected a GPU's index, 0 or more");
   PendingEvent count = kernel("100", "1");
   count.bad_number = "args \"In msg nelems\" is -5";
   count.bad_number_expected = "a count: a whole number of 0 or more";
@@ -196,8 +202,9 @@ TEST_CASE("kineto reader: TraceBuilder rejects numbers that are not measurements
   message.has_collective = true;
   message.collective.dtype = "Float";
   message.collective.in_elements = (std::int64_t{1} << 38) + 1;
-  CHECK(error_of(b, message) == at + "(\"ts\": 100): \"In msg nelems\" is 274877906945 Float elements (1.10 TB); "
-                                     "expected a message of at most 1 TiB (no GPU holds more)");
+  CHECK(error_of(b, message) ==
+        at + "(\"ts\": 100): \"In msg nelems\" is 274877906945 Float elements (1.10 TB); "
+             "expected a message of at most 1 TiB (no GPU holds more)");
   message.collective.in_elements = std::int64_t{1} << 38;
   CHECK(error_of(b, message) == "(no error)");
 }
@@ -214,12 +221,16 @@ TEST_CASE("kineto reader: AccumulateGrad shapes are checked") {
   REQUIRE(t.cpu.size() == 1);
   CHECK(t.cpu[0].input_elements == 512 * 1024);
   CHECK(t.cpu[0].input_element_bytes == 4);
-  const std::string at = "t.json: traceEvents[3] at byte 120, cpu_op \"torch::autograd::AccumulateGrad\" (\"ts\": 100): ";
+  const std::string at =
+      "t.json: traceEvents[3] at byte 120, cpu_op \"torch::autograd::AccumulateGrad\" (\"ts\": 100): ";
   e.dims.problem = "-1";
-  CHECK(error_of(b, e) == at + "\"Input Dims\" holds -1; expected the dims of the parameter: whole numbers of 0 or more");
+  CHECK(error_of(b, e) ==
+        at + "\"Input Dims\" holds -1; expected the dims of the parameter: whole numbers of 0 or more");
   e.dims.problem.clear();
   e.dims.elements = (std::int64_t{1} << 38) + 1;  // floats: just over 1 TiB
-  CHECK(error_of(b, e) == at + "\"Input Dims\" make a parameter of more than 1 TiB; expected at most 1 TiB (no GPU holds more)");
+  CHECK(error_of(b, e) ==
+        at +
+            "\"Input Dims\" make a parameter of more than 1 TiB; expected at most 1 TiB (no GPU holds more)");
 }
 
 TEST_CASE("kineto reader: the SAX handler reads counts and dims, and each event's byte offset") {
@@ -247,16 +258,21 @@ TEST_CASE("kineto reader: the SAX handler reads counts and dims, and each event'
     return std::string("(no error)");
   };
   // {"traceEvents": [{ : the event's '{' is byte 17 (1 + 13 for "traceEvents" + ": [").
-  const std::string head = R"({"traceEvents": [{"ph": "X", "cat": "kernel", "name": "nccl", "ts": 1, "dur": 2, )";
+  const std::string head =
+      R"({"traceEvents": [{"ph": "X", "cat": "kernel", "name": "nccl", "ts": 1, "dur": 2, )";
   CHECK(error(head + R"("args": {"In msg nelems": -5}}]})") ==
-        "s.json: traceEvents[0] at byte 17, kernel \"nccl\" (\"ts\": 1): args \"In msg nelems\" is -5; expected a "
+        "s.json: traceEvents[0] at byte 17, kernel \"nccl\" (\"ts\": 1): args \"In msg nelems\" is -5; "
+        "expected a "
         "count: a whole number of 0 or more");
   CHECK(error(head + R"("args": {"Group size": 2.5}}]})") ==
-        "s.json: traceEvents[0] at byte 17, kernel \"nccl\" (\"ts\": 1): args \"Group size\" is 2.5; expected a "
+        "s.json: traceEvents[0] at byte 17, kernel \"nccl\" (\"ts\": 1): args \"Group size\" is 2.5; "
+        "expected a "
         "count: a whole number of 0 or more");
-  CHECK(error(head + R"("args": {"Group size": "two"}}]})").find("args \"Group size\" is \"two\"") != std::string::npos);
-  const std::string acc = R"({"traceEvents": [{"ph": "X", "cat": "cpu_op", "name": "torch::autograd::AccumulateGrad", )"
-                          R"("ts": 1, "dur": 2, "args": {"Input Dims": [[4, )";
+  CHECK(error(head + R"("args": {"Group size": "two"}}]})").find("args \"Group size\" is \"two\"") !=
+        std::string::npos);
+  const std::string acc =
+      R"({"traceEvents": [{"ph": "X", "cat": "cpu_op", "name": "torch::autograd::AccumulateGrad", )"
+      R"("ts": 1, "dur": 2, "args": {"Input Dims": [[4, )";
   CHECK(error(acc + R"(-1]]}}]})").find("\"Input Dims\" holds -1;") != std::string::npos);
   CHECK(error(acc + R"("s0"]]}}]})").find("\"Input Dims\" holds \"s0\";") != std::string::npos);
   // The same values on an event the importer does not keep are not looked at.
@@ -264,13 +280,15 @@ TEST_CASE("kineto reader: the SAX handler reads counts and dims, and each event'
               R"("args": {"In msg nelems": -5}}]})") == "(no error)");
   // The header: a world of 0 ranks, a rank outside the world, a device id that is no index
   // ({"distributedInfo": { : its '{' is byte 20; {"deviceProperties": [{ : byte 22).
-  const std::string events = R"("traceEvents": [{"ph": "X", "cat": "kernel", "name": "k", "ts": 1, "dur": 2}])";
+  const std::string events =
+      R"("traceEvents": [{"ph": "X", "cat": "kernel", "name": "k", "ts": 1, "dur": 2}])";
   CHECK(error(R"({"distributedInfo": {"rank": 0, "world_size": 0}, )" + events + "}") ==
         "s.json: distributedInfo at byte 20: \"world_size\" is 0; expected a number of ranks, 1 or more");
   CHECK(error(R"({"distributedInfo": {"rank": 2, "world_size": 2}, )" + events + "}") ==
         "s.json: distributedInfo at byte 20: \"rank\" is 2; expected 0 to 1 (\"world_size\" is 2)");
   CHECK(error(R"({"deviceProperties": [{"id": -1, "name": "A100"}], )" + events + "}") ==
-        "s.json: deviceProperties[0] at byte 22: \"id\" is -1; expected a GPU's index, a whole number of 0 or more");
+        "s.json: deviceProperties[0] at byte 22: \"id\" is -1; expected a GPU's index, a whole number of 0 "
+        "or more");
 }
 
 TEST_CASE("kineto reader: CountingBuffer counts what was taken") {

@@ -63,8 +63,8 @@ TEST_CASE("profile format: recorded buckets must cover every dense gradient and 
   };
   CHECK(error(replace_nth(yaml, "buckets: [525312 B]", "buckets: [525311 B]", 0))
             .find("the buckets sum to 525311 B; expected the gradient's 525312 B") != std::string::npos);
-  CHECK(error(replace_nth(yaml, ", buckets: [525312 B]", "", 0)).find("for every dense-allreduce gradient or for none") !=
-        std::string::npos);
+  CHECK(error(replace_nth(yaml, ", buckets: [525312 B]", "", 0))
+            .find("for every dense-allreduce gradient or for none") != std::string::npos);
   // Without any, a profile reads as before (the default packing).
   std::string none = replace_nth(yaml, ", buckets: [525312 B]", "", 0);
   none = replace_nth(none, ", buckets: [2099200 B]", "", 0);

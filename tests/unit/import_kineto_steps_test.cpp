@@ -55,12 +55,15 @@ TEST_CASE("kineto steps: choose_device takes the lowest device with GPU work, or
   const DeviceChoice lowest = choose_device(m.trace, std::nullopt);
   CHECK(lowest.device == 2);
   CHECK(lowest.gpu == "unknown");  // no deviceProperties entry for device 2
-  CHECK(lowest.skipped == std::vector<std::string>{"2 × GPU activities on device 5 (this import reads device 2)"});
-  CHECK(lowest.notes == std::vector<std::string>{"no deviceProperties entry for the device: gpu recorded as unknown"});
+  CHECK(lowest.skipped ==
+        std::vector<std::string>{"2 × GPU activities on device 5 (this import reads device 2)"});
+  CHECK(lowest.notes ==
+        std::vector<std::string>{"no deviceProperties entry for the device: gpu recorded as unknown"});
   const DeviceChoice five = choose_device(m.trace, 5);
   CHECK(five.gpu == "NVIDIA H100");
   CHECK(five.notes.empty());
-  CHECK(five.skipped == std::vector<std::string>{"1 × GPU activities on device 2 (this import reads device 5)"});
+  CHECK(five.skipped ==
+        std::vector<std::string>{"1 × GPU activities on device 2 (this import reads device 5)"});
   CHECK(error_of([&] { choose_device(m.trace, 7); }) == "made.json: no GPU activity on device 7");
   m.trace.gpu.clear();
   CHECK(error_of([&] { choose_device(m.trace, std::nullopt); })
@@ -79,15 +82,17 @@ TEST_CASE("kineto steps: check_time_order tells clock skew from time running bac
   const KinetoIndex index(m.trace);
   // 1 of 4: a note, with the largest lead.
   CHECK(check_time_order(m.trace, index, 0) ==
-        std::vector<std::string>{"1 of the 4 launched GPU activities of device 0 start before their launch (by at most "
-                                 "1 us: the CPU and GPU clocks slightly apart); they are attributed by their launch as "
-                                 "usual"});
+        std::vector<std::string>{
+            "1 of the 4 launched GPU activities of device 0 start before their launch (by at most "
+            "1 us: the CPU and GPU clocks slightly apart); they are attributed by their launch as "
+            "usual"});
   // 2 of 4 (half): time runs backwards; the first of them in the trace is named.
   m.trace.gpu[1].start = us(9);
   CHECK(error_of([&] { check_time_order(m.trace, KinetoIndex(m.trace), 0); }) ==
         "made.json: traceEvents[-1] at byte -1, kernel \"b\" (\"ts\": 9) starts 1 us before its launch, "
         "traceEvents[-1] at byte -1, cuda_runtime \"cudaLaunchKernel\" (\"ts\": 10); 2 of the 4 launched GPU "
-        "activities of device 0 start before their launch; expected GPU work to start after it (is the trace's time "
+        "activities of device 0 start before their launch; expected GPU work to start after it (is the "
+        "trace's time "
         "reversed?)");
   // Device 1's one activity started before its launch: alone, it is reversed.
   CHECK(error_of([&] { check_time_order(m.trace, KinetoIndex(m.trace), 1); }).find("1 of the 1 launched") !=
@@ -106,7 +111,8 @@ TEST_CASE("kineto steps: check_time_order tells clock skew from time running bac
   busy.gpu("z", 0, 0, 9);
   busy.trace.gpu[2].duration = Time::ps(1);
   CHECK(error_of([&] { check_time_order(busy.trace, KinetoIndex(busy.trace), 0); }) ==
-        "made.json: traceEvents[-1] at byte -1, kernel \"z\" (\"ts\": 0): with it the GPU activities of device 0 add "
+        "made.json: traceEvents[-1] at byte -1, kernel \"z\" (\"ts\": 0): with it the GPU activities of "
+        "device 0 add "
         "up to 53.4 days; expected at most 2^62 ps (53.4 days) of GPU time");
 }
 
@@ -202,12 +208,14 @@ TEST_CASE("kineto steps: select_iterations takes the last --steps iterations wit
   CHECK(all.drafts[1].stats.name == "ProfilerStep#2");
   // More than there are: a note.
   const IterationSelection five = select_iterations(f.m.trace, index, f.windows, f.assignment, 0, 5, false);
-  CHECK(five.notes == std::vector<std::string>{"--steps 5 asked for more iterations than the 3 with GPU work"});
+  CHECK(five.notes ==
+        std::vector<std::string>{"--steps 5 asked for more iterations than the 3 with GPU work"});
   // Several idle windows are listed as a range.
   f.assignment.content[0].gpu.clear();
   const IterationSelection idle = select_iterations(f.m.trace, index, f.windows, f.assignment, 0, 0, false);
   CHECK(idle.skipped.at(1) ==
-        "ProfilerStep#1 .. ProfilerStep#4 (2 iterations): no GPU activity launched (profiling stopped or warm-up)");
+        "ProfilerStep#1 .. ProfilerStep#4 (2 iterations): no GPU activity launched (profiling stopped or "
+        "warm-up)");
   // Nothing with compute: an error naming the file and the device.
   f.assignment.content[1].gpu.clear();
   CHECK(error_of([&] { select_iterations(f.m.trace, index, f.windows, f.assignment, 0, 0, false); }) ==
@@ -226,13 +234,15 @@ TEST_CASE("kineto steps: alike_iterations keeps those with the last one's ops an
   CHECK(structure_difference(drafts[0], drafts[2]) == "1 ops against 2");
   IterationDraft renamed = drafts[1];
   renamed.ops[1].backward[0].name = "other";
-  CHECK(structure_difference(renamed, drafts[2]) == "op 1 is aten::mul#0 against aten::mul#0 (or its kernels differ)");
+  CHECK(structure_difference(renamed, drafts[2]) ==
+        "op 1 is aten::mul#0 against aten::mul#0 (or its kernels differ)");
   std::vector<std::string> skipped;
   const auto used = alike_iterations(drafts, skipped);
   REQUIRE(used.size() == 2);
   CHECK(used[0] == &drafts[1]);
   CHECK(used[1] == &drafts[2]);
-  CHECK(skipped == std::vector<std::string>{"ProfilerStep#1: its ops differ from ProfilerStep#3's (1 ops against 2)"});
+  CHECK(skipped ==
+        std::vector<std::string>{"ProfilerStep#1: its ops differ from ProfilerStep#3's (1 ops against 2)"});
 }
 
 TEST_CASE("kineto steps: mean_stats rounds each mean to the nearest ps, halves up") {
@@ -272,9 +282,12 @@ TEST_CASE("kineto steps: merge_draft_reports sums the averaged iterations' skips
   b.notes["GPU activities without a launch record, attributed by their start time"] = 5;
   std::vector<std::string> skipped{"earlier"}, notes;
   merge_draft_reports({&a, &b}, skipped, notes);
-  CHECK(skipped == std::vector<std::string>{
-                       "earlier", "3 × NCCL broadcast kernels: not gradient all-reduces (over the averaged iterations)"});
-  CHECK(notes == std::vector<std::string>{"5 × GPU activities without a launch record, attributed by their start time"});
+  CHECK(
+      skipped ==
+      std::vector<std::string>{
+          "earlier", "3 × NCCL broadcast kernels: not gradient all-reduces (over the averaged iterations)"});
+  CHECK(notes == std::vector<std::string>{
+                     "5 × GPU activities without a launch record, attributed by their start time"});
 }
 
 TEST_CASE("kineto steps: choose_gradient_source prefers the all-reduces to the AccumulateGrad shapes") {
@@ -295,7 +308,8 @@ TEST_CASE("kineto steps: choose_gradient_source prefers the all-reduces to the A
   const GradientSource nccl = choose_gradient_source(ref, {&other, &ref});
   CHECK(nccl.name == "nccl all-reduce");
   CHECK(nccl.accumulate_bytes == Bytes::of(120));
-  CHECK(nccl.notes == std::vector<std::string>{"all-reduce sizes differ between iterations: ProfilerStep#2's are used"});
+  CHECK(nccl.notes ==
+        std::vector<std::string>{"all-reduce sizes differ between iterations: ProfilerStep#2's are used"});
 }
 
 TEST_CASE("kineto steps: network_name and precision_of") {
@@ -353,7 +367,8 @@ TEST_CASE("kineto steps: assemble_profile averages kernels, keeps the buckets an
   CHECK(p.meta.precision == "fp32");
   CHECK(p.meta.batch_per_gpu == 32);
   CHECK(p.meta.units_per_step == 32);
-  CHECK(p.meta.source == "Kineto trace ddp.json: ProfilerStep#1..ProfilerStep#2 (mean of 2), device 0, rank 1 of 2");
+  CHECK(p.meta.source ==
+        "Kineto trace ddp.json: ProfilerStep#1..ProfilerStep#2 (mean of 2), device 0, rank 1 of 2");
   REQUIRE(p.ops.size() == 2);
   // Means: forward (100 + 101) / 2 = 100.5 µs, backward (200 + 204) / 2 = 202 µs, idle 1.5 µs.
   CHECK(p.ops[1].forward == std::vector<workloads::Kernel>{{"f", us(100.5)}});
@@ -378,9 +393,10 @@ TEST_CASE("kineto steps: assemble_profile averages kernels, keeps the buckets an
   CHECK(q.optimizer.name == "measured");
   CHECK(q.optimizer.time_per_gib == Time::zero());
   CHECK(q.ops[0].backward.back() == workloads::Kernel{"optimizer", us(45), us(2)});
-  CHECK(notes == std::vector<std::string>{
-                     "no gradient sizes recorded (no NCCL all-reduce, no AccumulateGrad shapes): the optimizer's 45 "
-                     "us are kept as a backward kernel of aten::to#0, whose backward runs last"});
+  CHECK(notes ==
+        std::vector<std::string>{
+            "no gradient sizes recorded (no NCCL all-reduce, no AccumulateGrad shapes): the optimizer's 45 "
+            "us are kept as a backward kernel of aten::to#0, whose backward runs last"});
   // The metadata's own options.
   t.options.network = "mine";
   t.options.units_per_step = 7;

@@ -24,7 +24,8 @@ using workloads::PipeDreamNode;
 
 namespace {
 
-PipeDreamNode node(int id, const std::string& module, std::int64_t fwd_us, std::int64_t bwd_us, std::int64_t params = 0) {
+PipeDreamNode node(int id, const std::string& module, std::int64_t fwd_us, std::int64_t bwd_us,
+                   std::int64_t params = 0) {
   PipeDreamNode n;
   n.id = id;
   n.module = module;
@@ -188,7 +189,8 @@ TEST_CASE("pipedream steps: pipedream_ops and pipedream_metadata") {
   o.network = "net";
   m = pipedream_metadata(g, o);
   CHECK(m.network == "net");
-  CHECK(m.notes.find("corrected: 250 us synchronization removed per forward module (floor 10 us), backward spread") !=
+  CHECK(m.notes.find(
+            "corrected: 250 us synchronization removed per forward module (floor 10 us), backward spread") !=
         std::string::npos);
   CHECK(default_network("a/b/vgg16_graph.txt") == "vgg16");
   CHECK(default_network("_graph.txt") == "pipedream");

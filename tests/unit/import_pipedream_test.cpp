@@ -117,9 +117,10 @@ TEST_CASE("pipedream: bad lines name file:line:col") {
   CHECK(error_of("nodeX -- ReLU -- forward_compute_time=1, backward_compute_time=1, activation_size=1, "
                  "parameter_size=0\n")
             .starts_with("g.txt:1:1: expected a node name like node12, got \"nodeX\""));
-  const std::string bad_time = error_of(std::string(kConv) +
-                                        "node3 -- ReLU -- forward_compute_time=fast, backward_compute_time=1, "
-                                        "activation_size=1, parameter_size=0\n");
+  const std::string bad_time =
+      error_of(std::string(kConv) +
+               "node3 -- ReLU -- forward_compute_time=fast, backward_compute_time=1, "
+               "activation_size=1, parameter_size=0\n");
   CHECK(bad_time.starts_with("g.txt:2:39: expected milliseconds"));
   CHECK(bad_time.find("got \"fast\"") != std::string::npos);
   CHECK(error_of("node3 -- ReLU -- forward_compute_time=1, backward_compute_time=1, activation_size=1.5, "
@@ -144,25 +145,27 @@ TEST_CASE("pipedream: bad lines name file:line:col") {
   CHECK(error_of(std::string(kConv) + "\tnode2 -- node2\n").find("an edge from a node to itself") !=
         std::string::npos);
   // A cycle names its nodes and their lines.
-  const std::string cyc = error_of(
-      std::string(kConv) +
-      "node3 -- ReLU -- forward_compute_time=1, backward_compute_time=1, activation_size=1, parameter_size=0\n"
-      "\tnode2 -- node3\n\tnode3 -- node2\n");
+  const std::string cyc = error_of(std::string(kConv) +
+                                   "node3 -- ReLU -- forward_compute_time=1, backward_compute_time=1, "
+                                   "activation_size=1, parameter_size=0\n"
+                                   "\tnode2 -- node3\n\tnode3 -- node2\n");
   CHECK(cyc == "g.txt: the edges form a cycle through node2 (line 1), node3 (line 2)");
   CHECK_THROWS_AS(workloads::load_pipedream_graph("/nonexistent/graph.txt"), InputError);
 }
 
 TEST_CASE("pipedream: numbers that are no measurement name file:line:col") {
   auto line = [](const std::string& fwd, const std::string& act, const std::string& params) {
-    return "node3 -- ReLU -- forward_compute_time=" + fwd + ", backward_compute_time=1, activation_size=" + act +
-           ", parameter_size=" + params + "\n";
+    return "node3 -- ReLU -- forward_compute_time=" + fwd +
+           ", backward_compute_time=1, activation_size=" + act + ", parameter_size=" + params + "\n";
   };
   // 10^17 ms = 10^26 ps: more than sim::Time holds (column 39: the value after "forward_compute_time=").
   CHECK(error_of(line("99999999999999999", "1", "0")) ==
-        "g.txt:1:39: a time of more than 2^63 ps; expected at most 2^62 ps (53.4 days), got \"99999999999999999\"");
+        "g.txt:1:39: a time of more than 2^63 ps; expected at most 2^62 ps (53.4 days), got "
+        "\"99999999999999999\"");
   // 9223372036 ms = 9.2·10^18 ps fits one time but passes 2^62 ps = 4.6·10^18 for the graph.
   CHECK(error_of(line("9223372036", "1", "0")) ==
-        "g.txt:1:18: with this node the forward and backward times add up to more than 2^62 ps (53.4 days); expected "
+        "g.txt:1:18: with this node the forward and backward times add up to more than 2^62 ps (53.4 days); "
+        "expected "
         "a graph of at most that much time, got \"forward_compute_time=9223372036, backward_compute_time=1, "
         "activation_size=1, parameter_size=0\"");
   // Before: a sum that wrapped to "-2 B", or "transfer time overflows". The activation is at column
@@ -180,11 +183,13 @@ TEST_CASE("pipedream: numbers that are no measurement name file:line:col") {
         "g.txt:1:101: a tensor of more than 1 TiB; expected at most 1 TiB (no GPU holds more), got "
         "\"99999999999999999999\"");
   // 1 TiB of parameters is the most a graph profiled on one GPU can have: node4's byte is one too many.
-  const std::string two = line("1", "1", "1099511627776") +
-                          "node4 -- ReLU -- forward_compute_time=1, backward_compute_time=1, activation_size=1, "
-                          "parameter_size=1\n\tnode3 -- node4\n";
+  const std::string two =
+      line("1", "1", "1099511627776") +
+      "node4 -- ReLU -- forward_compute_time=1, backward_compute_time=1, activation_size=1, "
+      "parameter_size=1\n\tnode3 -- node4\n";
   CHECK(error_of(two) ==
-        "g.txt:2:18: with this node the parameters add up to more than 1 TiB; expected at most 1 TiB (the graph was "
+        "g.txt:2:18: with this node the parameters add up to more than 1 TiB; expected at most 1 TiB (the "
+        "graph was "
         "profiled on one GPU), got \"forward_compute_time=1, backward_compute_time=1, activation_size=1, "
         "parameter_size=1\"");
   CHECK(error_of(line("1", "1", "1099511627776")) == "(no error)");
@@ -221,7 +226,8 @@ TEST_CASE("hybridsim import pipedream prints the profile and the correction") {
   while (std::fgets(buf, sizeof buf, p3)) plain += buf;
   CHECK(pclose(p3) == 0);
   const auto recorded = import_pipedream(workloads::load_pipedream_graph(tiny_path()), {.batch = 32});
-  const std::string summed = sim::format_time(recorded.report.forward_recorded + recorded.report.backward_recorded);
+  const std::string summed =
+      sim::format_time(recorded.report.forward_recorded + recorded.report.backward_recorded);
   CHECK_MESSAGE(plain.find("replay on one simulated GPU: " + summed + " against the graph's summed times " +
                            summed + " (forward ") != std::string::npos, plain);
   CHECK(plain.find("; 0.00%, exact)") != std::string::npos);

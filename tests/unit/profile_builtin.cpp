@@ -60,7 +60,8 @@ TEST_CASE("profile builtin: committed files equal the generator's output byte fo
       CHECK(builtin_profile(name, {.gpu = "v100", .precision = precision}) == generated);
     }
   CHECK(builtin_profile_path("gnmt") == "workloads/profiles/v100/gnmt.yaml");
-  CHECK(builtin_profile_path("inception-v3", Precision::Amp) == "workloads/profiles/v100/inception_v3_amp.yaml");
+  CHECK(builtin_profile_path("inception-v3", Precision::Amp) ==
+        "workloads/profiles/v100/inception_v3_amp.yaml");
   CHECK_THROWS_AS(generate_builtin_profile("resnet-50"), InputError);
 }
 

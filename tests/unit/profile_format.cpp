@@ -126,8 +126,9 @@ TEST_CASE("profile format: save → load is the identity, and saving is determin
 TEST_CASE("profile format: errors name file:line:col, the field and what was expected") {
   SUBCASE("unknown input op") {
     const auto e = error_of(replaced(kTiny, "inputs: [emb, rnn.t0]", "inputs: [emb, rnn.t9]"));
-    CHECK(e == "tiny.yaml:27:19: ops[2].inputs[1]: unknown input op \"rnn.t9\" (did you mean 'rnn.t0'?); expected "
-              "the name of an earlier op");
+    CHECK(e ==
+          "tiny.yaml:27:19: ops[2].inputs[1]: unknown input op \"rnn.t9\" (did you mean 'rnn.t0'?); expected "
+          "the name of an earlier op");
   }
   SUBCASE("missing duration") {
     const auto e = error_of(replaced(kTiny, "{name: pointwise, duration: 5 us}", "{name: pointwise}"));
@@ -137,16 +138,21 @@ TEST_CASE("profile format: errors name file:line:col, the field and what was exp
   SUBCASE("bad unit") {
     const auto e =
         error_of(replaced(kTiny, "[{name: gemm, duration: 100 us}]", "[{name: gemm, duration: 100 uss}]"));
-    CHECK(e == "tiny.yaml:28:38: ops[2].forward[0].duration: got \"100 uss\"; expected a time such as \"700 ns\", >= 0");
+    CHECK(e ==
+          "tiny.yaml:28:38: ops[2].forward[0].duration: got \"100 uss\"; expected a time such as \"700 ns\", "
+          ">= 0");
   }
   SUBCASE("bad size") {
     const auto e = error_of(replaced(kTiny, "activation: 1 KiB", "activation: 1 KiBB"));
-    CHECK(e == "tiny.yaml:13:17: ops[0].activation: got \"1 KiBB\"; expected a size such as \"512 KiB\" or \"25 MB\"");
+    CHECK(e ==
+          "tiny.yaml:13:17: ops[0].activation: got \"1 KiBB\"; expected a size such as \"512 KiB\" or \"25 "
+          "MB\"");
   }
   SUBCASE("unknown key") {
     const auto e = error_of(replaced(kTiny, "    layer: rnn\n    step: 1", "    layr: rnn\n    step: 1"));
-    CHECK(e == "tiny.yaml:25:5: ops[2].layr: unknown field (did you mean 'layer'?); expected one of: name, layer, "
-              "step, inputs, activation, forward, backward, gradient");
+    CHECK(e ==
+          "tiny.yaml:25:5: ops[2].layr: unknown field (did you mean 'layer'?); expected one of: name, layer, "
+          "step, inputs, activation, forward, backward, gradient");
   }
   SUBCASE("forward reference") {
     std::string text = replaced(kTiny, "inputs: [emb, rnn.t0]", "inputs: [emb]");
@@ -159,7 +165,9 @@ TEST_CASE("profile format: errors name file:line:col, the field and what was exp
   SUBCASE("cycle") {
     const std::string tail = "\n    forward: [{name: gemm, duration: 100 us}, ";
     const auto e = error_of(replaced(kTiny, "inputs: [emb]" + tail, "inputs: [emb, rnn.t1]" + tail));
-    CHECK(e == "tiny.yaml:20:19: ops[1].inputs[1]: cycle: input \"rnn.t1\" (at tiny.yaml:24:5) depends on this op");
+    CHECK(
+        e ==
+        "tiny.yaml:20:19: ops[1].inputs[1]: cycle: input \"rnn.t1\" (at tiny.yaml:24:5) depends on this op");
   }
   SUBCASE("an op that is its own input") {
     const auto e = error_of(replaced(kTiny, "inputs: [emb, rnn.t0]", "inputs: [emb, rnn.t1]"));
@@ -167,22 +175,28 @@ TEST_CASE("profile format: errors name file:line:col, the field and what was exp
   }
   SUBCASE("duplicate op name") {
     const auto e = error_of(replaced(kTiny, "- name: rnn.t1", "- name: rnn.t0"));
-    CHECK(e == "tiny.yaml:24:11: ops[2].name: duplicate op name \"rnn.t0\" (first defined at tiny.yaml:17:5); "
-              "expected a name no other op has");
+    CHECK(e ==
+          "tiny.yaml:24:11: ops[2].name: duplicate op name \"rnn.t0\" (first defined at tiny.yaml:17:5); "
+          "expected a name no other op has");
   }
   SUBCASE("unsupported format version") {
     const auto e = error_of(replaced(kTiny, "hybridsim-profile/1", "hybridsim-profile/2"));
-    CHECK(e == "tiny.yaml:1:9: format: got \"hybridsim-profile/2\"; expected hybridsim-profile/1 (the only version "
-              "this code reads)");
+    CHECK(
+        e ==
+        "tiny.yaml:1:9: format: got \"hybridsim-profile/2\"; expected hybridsim-profile/1 (the only version "
+        "this code reads)");
   }
   SUBCASE("missing metadata field") {
     const auto e = error_of(replaced(kTiny, "  units_per_step: 4\n", ""));
-    CHECK(e == "tiny.yaml:3:3: metadata.units_per_step: missing required field; expected a whole number from 1 to "
-              "1099511627776");
+    CHECK(e ==
+          "tiny.yaml:3:3: metadata.units_per_step: missing required field; expected a whole number from 1 to "
+          "1099511627776");
   }
   SUBCASE("batch must be a positive whole number") {
     const auto e = error_of(replaced(kTiny, "batch_per_gpu: 2", "batch_per_gpu: 2.5"));
-    CHECK(e == "tiny.yaml:6:18: metadata.batch_per_gpu: got \"2.5\"; expected a whole number from 1 to 1099511627776");
+    CHECK(e ==
+          "tiny.yaml:6:18: metadata.batch_per_gpu: got \"2.5\"; expected a whole number from 1 to "
+          "1099511627776");
   }
   SUBCASE("unknown exchange") {
     const auto e = error_of(replaced(kTiny, "exchange: dense-allreduce", "exchange: allreduce"));
@@ -197,8 +211,10 @@ TEST_CASE("profile format: errors name file:line:col, the field and what was exp
   }
   SUBCASE("sparse gradient without its per-worker bytes") {
     const auto e = error_of(replaced(kTiny, ", sparse_bytes_per_worker: 256 MiB}", "}"));
-    CHECK(e == "tiny.yaml:16:15: ops[0].gradient.sparse_bytes_per_worker: missing required field (sparse-allgather "
-              "needs it); expected a size such as \"512 KiB\" or \"25 MB\", > 0");
+    CHECK(
+        e ==
+        "tiny.yaml:16:15: ops[0].gradient.sparse_bytes_per_worker: missing required field (sparse-allgather "
+        "needs it); expected a size such as \"512 KiB\" or \"25 MB\", > 0");
   }
   SUBCASE("negative step") {
     const auto e = error_of(replaced(kTiny, "step: 1", "step: -1"));
@@ -223,17 +239,21 @@ TEST_CASE("profile format: errors name file:line:col, the field and what was exp
     CHECK(e == "tiny.yaml:10:1: invalid YAML: a key must be plain text, not a list or mapping");
   }
   SUBCASE("unknown key of a kernel") {
-    const auto e = error_of(replaced(kTiny, "{name: gather, duration: 10 us}", "{name: gather, duraton: 10 us}"));
-    CHECK(e == "tiny.yaml:14:30: ops[0].forward[0].duraton: unknown field (did you mean 'duration'?); expected one "
-               "of: name, duration, idle_before, bound");
+    const auto e =
+        error_of(replaced(kTiny, "{name: gather, duration: 10 us}", "{name: gather, duraton: 10 us}"));
+    CHECK(
+        e ==
+        "tiny.yaml:14:30: ops[0].forward[0].duraton: unknown field (did you mean 'duration'?); expected one "
+        "of: name, duration, idle_before, bound");
   }
   SUBCASE("two documents") {
     CHECK(error_of(kTiny + "---\n" + kTiny) ==
           "tiny.yaml:31:1: invalid YAML: expected one document, found 2 (remove the extra '---')");
   }
   SUBCASE("an empty file") {
-    CHECK(error_of("") == "tiny.yaml:1:1: format: missing required field; expected hybridsim-profile/1 (the only "
-                          "version this code reads)");
+    CHECK(error_of("") ==
+          "tiny.yaml:1:1: format: missing required field; expected hybridsim-profile/1 (the only "
+          "version this code reads)");
   }
 }
 
@@ -248,14 +268,17 @@ TEST_CASE("profile format: a file that is missing, not a file or an alias bomb i
   };
   CHECK(error_loading("/nonexistent/dir/profile.yaml") ==
         "cannot open profile file \"/nonexistent/dir/profile.yaml\": No such file or directory");
-  CHECK(error_loading("/dev/zero") == "cannot open profile file \"/dev/zero\": not a regular file (a character device)");
+  CHECK(error_loading("/dev/zero") ==
+        "cannot open profile file \"/dev/zero\": not a regular file (a character device)");
   const std::string dir = std::string(HYBRIDSIM_SOURCE_DIR) + "/workloads/profiles";
   CHECK(error_loading(dir) == "cannot open profile file \"" + dir + "\": is a directory");
   // Nine levels of ten aliases (10^9 copies of one scalar): stopped at the node budget, at the
   // outermost alias being expanded when it runs out (line 9, the second *e).
   const std::string bomb = std::string(HYBRIDSIM_SOURCE_DIR) + "/tests/data/bad/alias-bomb-profile.yaml";
-  CHECK(error_loading(bomb) == bomb + ":9:14: invalid YAML: more than 250000 nodes once aliases are expanded (the "
-                                      "limit for any input file); expected a smaller document or fewer aliases");
+  CHECK(error_loading(bomb) ==
+        bomb +
+            ":9:14: invalid YAML: more than 250000 nodes once aliases are expanded (the "
+            "limit for any input file); expected a smaller document or fewer aliases");
 }
 
 TEST_CASE("profile format: the schema table is well formed and workloads/README.md holds its reference") {
@@ -279,7 +302,8 @@ TEST_CASE("profile format: validate_profile checks profiles built in code") {
 }
 
 TEST_CASE("profile format: a kernel's bound is compute unless it says memory, and round-trips") {
-  const std::string text = replaced(kTiny, "{name: pointwise, duration: 5 us}", "{name: pointwise, duration: 5 us, bound: memory}");
+  const std::string text = replaced(kTiny, "{name: pointwise, duration: 5 us}",
+                                    "{name: pointwise, duration: 5 us, bound: memory}");
   const Profile p = parse_profile(text, "tiny.yaml");
   CHECK(p.ops[1].forward[0].bound == sim::KernelBound::Compute);
   CHECK(p.ops[1].forward[1].bound == sim::KernelBound::Memory);
@@ -288,7 +312,8 @@ TEST_CASE("profile format: a kernel's bound is compute unless it says memory, an
   CHECK(contains(saved, "{name: pointwise, duration: 5 us, bound: memory}"));
   CHECK(contains(saved, "{name: gemm, duration: 100 us}, "));
   CHECK(parse_profile(saved, "again.yaml") == p);
-  const auto e = error_of(replaced(kTiny, "{name: pointwise, duration: 5 us}", "{name: pointwise, duration: 5 us, bound: io}"));
+  const auto e = error_of(
+      replaced(kTiny, "{name: pointwise, duration: 5 us}", "{name: pointwise, duration: 5 us, bound: io}"));
   CHECK(contains(e, "tiny.yaml:21:"));
   CHECK(contains(e, ".bound: unknown value \"io\""));
   CHECK(contains(e, "expected one of: compute, memory"));

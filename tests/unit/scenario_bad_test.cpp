@@ -95,9 +95,11 @@ TEST_CASE("bad scenarios: each file of the catalogue gives its recorded error") 
   }
 }
 
-TEST_CASE("bad scenarios: truncations and mutations of the examples give InputError or a scenario, never a crash") {
+TEST_CASE(
+    "bad scenarios: truncations and mutations of the examples give InputError or a scenario, never a crash") {
   std::vector<std::filesystem::path> examples;
-  for (const auto& entry : std::filesystem::directory_iterator(std::filesystem::path(HYBRIDSIM_SOURCE_DIR) / "scenarios/examples"))
+  for (const auto& entry : std::filesystem::directory_iterator(std::filesystem::path(HYBRIDSIM_SOURCE_DIR) /
+                                                               "scenarios/examples"))
     if (entry.path().extension() == ".yaml") examples.push_back(entry.path());
   std::sort(examples.begin(), examples.end());
   REQUIRE_FALSE(examples.empty());

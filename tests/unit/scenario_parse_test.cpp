@@ -126,7 +126,8 @@ TEST_CASE("scenario: every field is read with its unit") {
   CHECK(s.cluster.links[sim::LinkKind::NVSwitch].latency == sim::Time::ns(400));
   CHECK(s.cluster.links[sim::LinkKind::PCIe].bandwidth == sim::Bandwidth::bytes_per_second(15'750'000'000));
   CHECK_FALSE(s.cluster.links[sim::LinkKind::CpuInterconnect].latency);
-  CHECK(s.cluster.links[sim::LinkKind::InfiniBand].bandwidth == sim::Bandwidth::bytes_per_second(25'000'000'000));  // 200 Gb/s
+  CHECK(s.cluster.links[sim::LinkKind::InfiniBand].bandwidth ==
+        sim::Bandwidth::bytes_per_second(25'000'000'000));  // 200 Gb/s
   CHECK(s.workload.batch_per_worker == 64);
   CHECK(s.workload.compute_speed == 1.5);
   CHECK(s.parallelism.placement.kind == PlacementSettings::Kind::Rules);
@@ -139,7 +140,8 @@ TEST_CASE("scenario: every field is read with its unit") {
   CHECK(s.communication.switching == sim::Switching::StoreAndForward);
   CHECK(s.communication.pcie_only);
   CHECK(s.training.efficiency.kind == EfficiencySettings::Kind::Table);
-  CHECK(s.training.efficiency.table == std::vector<std::pair<std::int64_t, double>>{{1024, 25.0}, {4096, 30.5}});
+  CHECK(s.training.efficiency.table ==
+        std::vector<std::pair<std::int64_t, double>>{{1024, 25.0}, {4096, 30.5}});
   CHECK(s.training.efficiency.max_batch == 8192);
   CHECK(s.training.dataset_samples == 40'000'000);
   CHECK(s.variability == workloads::Variability{4, 7, 0.05, workloads::LengthDistribution::Wmt16EnDe,
@@ -153,7 +155,8 @@ TEST_CASE("scenario: every field is read with its unit") {
   CHECK(s.outputs.trace->detail == TraceDetail::Messages);
   CHECK(s.sweep.mode == SweepSettings::Mode::Zip);
   REQUIRE(s.sweep.parameters.size() == 2);
-  CHECK(s.sweep.parameters[1].values == std::vector<std::string>{"{dp: 8, mp: 1}", "{dp: 2, mp: 4, placement: layers}"});
+  CHECK(s.sweep.parameters[1].values ==
+        std::vector<std::string>{"{dp: 8, mp: 1}", "{dp: 2, mp: 4, placement: layers}"});
   // Locations are 1-based file:line:col of the value: line 5 is "  nodes: 3" (the 3 in column 10);
   // line 25 is '    - {match: "*", gpu: 0}' (the 0 in column 25).
   CHECK(location_of(s, "cluster.nodes") == "full.yaml:5:10");
@@ -174,7 +177,8 @@ TEST_CASE("scenario: round trip — a scenario written as YAML and read back is 
   CHECK(parse_scenario(scenario_to_yaml(minimal), "minimal.yaml") == minimal);
 
   // Parametric efficiency and a named one survive too.
-  const Scenario p = parse_scenario(std::string(kMinimal) + "training: {efficiency: {e_min: 3.15, b_noise: 9057}}\n", "p.yaml");
+  const Scenario p = parse_scenario(
+      std::string(kMinimal) + "training: {efficiency: {e_min: 3.15, b_noise: 9057}}\n", "p.yaml");
   CHECK(p.training.efficiency.kind == EfficiencySettings::Kind::Parametric);
   CHECK(p.training.efficiency.e_min == 3.15);
   CHECK(parse_scenario(scenario_to_yaml(p), "p.yaml") == p);
@@ -185,11 +189,13 @@ TEST_CASE("scenario: round trip — a scenario written as YAML and read back is 
         "  oversubscription: 1\n  leaf_radix: 16\n  spines: auto\n  gpu_memory: auto\n"
         "workload:\n  network: gnmt\n  batch_per_worker: auto\n  compute_speed: 1\n  gpu_speeds: []\n"
         "parallelism:\n  dp: 1\n  mp: 1\n  placement: auto\n  mapping: auto\n"
-        "communication:\n  algorithm: auto\n  protocol: auto\n  channels: auto\n  message_size: 512 KiB\n  bucket_size: 25 MB\n"
+        "communication:\n  algorithm: auto\n  protocol: auto\n  channels: auto\n  message_size: 512 KiB\n  "
+        "bucket_size: 25 MB\n"
         "  reduction_bandwidth: 225 GB/s\n  switching: cut-through\n"
         "  compute_contention: on\n  gradient_copies: on\n  pcie_only: false\n"
         "training:\n  network: auto\n  efficiency: default\n  dataset_samples: auto\n"
-        "variability:\n  steps: 1\n  seed: 1\n  kernel_jitter: 0\n  sequence_lengths: fixed\n  batching: bucketed\n"
+        "variability:\n  steps: 1\n  seed: 1\n  kernel_jitter: 0\n  sequence_lengths: fixed\n  batching: "
+        "bucketed\n"
         "  length_buckets: 5\n"
         "outputs:\n  directory: out/minimal\n  formats: [table]\n");
 }
@@ -202,7 +208,8 @@ TEST_CASE("scenario: --set overrides scalars, units and whole mappings before va
   CHECK(location_of(a, "cluster.nodes") == "--set cluster.nodes=4");
   CHECK(a.provenance.overrides == std::vector<std::string>{"cluster.nodes=4"});
   // A value with a unit and a space (the shell passes communication.message_size=256 KiB).
-  const Scenario b = parse_scenario(base, "s.yaml", std::vector<std::string>{"communication.message_size=256 KiB"});
+  const Scenario b =
+      parse_scenario(base, "s.yaml", std::vector<std::string>{"communication.message_size=256 KiB"});
   CHECK(b.communication.message_size == sim::Bytes::kib(256));
   // A mapping replaces the whole section: placement returns to its default.
   const Scenario c = parse_scenario(base, "s.yaml", std::vector<std::string>{"parallelism={dp: 4, mp: 2}"});
@@ -210,15 +217,18 @@ TEST_CASE("scenario: --set overrides scalars, units and whole mappings before va
   CHECK(c.parallelism.mp == 2);
   CHECK(c.parallelism.placement.kind == PlacementSettings::Kind::Auto);
   // Later overrides win; an empty value removes the key (back to its default).
-  const Scenario d = parse_scenario(base, "s.yaml", std::vector<std::string>{"parallelism.dp=2", "parallelism.dp="});
+  const Scenario d =
+      parse_scenario(base, "s.yaml", std::vector<std::string>{"parallelism.dp=2", "parallelism.dp="});
   CHECK(d.parallelism.dp == 1);
   // A field under a scalar turns it into a mapping: a named curve becomes a parametric one.
   const Scenario e = parse_scenario(
-      base, "s.yaml", std::vector<std::string>{"training.efficiency.e_min=3", "training.efficiency.b_noise=9000"});
+      base, "s.yaml",
+      std::vector<std::string>{"training.efficiency.e_min=3", "training.efficiency.b_noise=9000"});
   CHECK(e.training.efficiency.kind == EfficiencySettings::Kind::Parametric);
   CHECK(e.training.efficiency.b_noise == 9000.0);
   // A section absent from the file is created.
-  const Scenario f = parse_scenario(kMinimal, "s.yaml", std::vector<std::string>{"outputs.trace.detail=messages"});
+  const Scenario f =
+      parse_scenario(kMinimal, "s.yaml", std::vector<std::string>{"outputs.trace.detail=messages"});
   REQUIRE(f.outputs.trace);
   CHECK(f.outputs.trace->detail == TraceDetail::Messages);
 }
@@ -233,8 +243,9 @@ TEST_CASE("scenario: --set errors name the override, with a suggestion for a nea
   CHECK(error_of(kMinimal, {"cluster.nodes"}).starts_with("--set cluster.nodes: expected path=value"));
   CHECK(error_of(kMinimal, {"cluster.nodes=four"}) ==
         "--set cluster.nodes=four: cluster.nodes: got \"four\"; expected a whole number from 1 to 4096");
-  CHECK(error_of(kMinimal, {"parallelism={dp: 4, mp: 0}"}) ==
-        "--set parallelism={dp: 4, mp: 0}: parallelism.mp: got \"0\"; expected a whole number from 1 to 4096");
+  CHECK(
+      error_of(kMinimal, {"parallelism={dp: 4, mp: 0}"}) ==
+      "--set parallelism={dp: 4, mp: 0}: parallelism.mp: got \"0\"; expected a whole number from 1 to 4096");
   CHECK(error_of(kMinimal, {"parallelism={dp: 4"}).starts_with("--set parallelism={dp: 4: invalid YAML: "));
   // List items cannot be set one by one; the whole list can.
   CHECK(error_of(kMinimal, {"parallelism.placement[0].gpu=1"}).starts_with(
@@ -242,8 +253,9 @@ TEST_CASE("scenario: --set errors name the override, with a suggestion for a nea
 }
 
 TEST_CASE("workload.gpu_speeds: per-GPU speeds parse, round-trip and refuse a GPU listed twice") {
-  const Scenario s = parse_scenario(std::string(kMinimal) +
-                                        "\n", "s.yaml", std::vector<std::string>{"workload.gpu_speeds=[{gpu: 3, speed: 0.5}, {gpu: 0, speed: 2}]"});
+  const Scenario s = parse_scenario(
+      std::string(kMinimal) + "\n", "s.yaml",
+      std::vector<std::string>{"workload.gpu_speeds=[{gpu: 3, speed: 0.5}, {gpu: 0, speed: 2}]"});
   REQUIRE(s.workload.gpu_speeds.size() == 2);
   CHECK(s.workload.gpu_speeds[0] == GpuSpeedSetting{3, 0.5});
   CHECK(s.workload.gpu_speeds[1] == GpuSpeedSetting{0, 2.0});

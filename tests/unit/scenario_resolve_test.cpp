@@ -79,8 +79,9 @@ TEST_CASE("resolve: GNMT data parallel over the 8 GPUs of one DGX-1") {
   CHECK(text.starts_with("scenario:      GNMT on one DGX-1, data parallel over 8 GPUs\n"));
   CHECK(text.find("\ncluster:       dgx1-v100, 8 GPUs\n") != std::string::npos);
   CHECK(text.find("\nparallelism:   dp 8 × mp 1 = 8 GPUs, global batch 1024\n") != std::string::npos);
-  CHECK(text.find("\ncommunication: ring/auto, channels auto, messages 512 KiB, buckets 25 MB, reduction 225 GB/s, "
-                  "cut-through\n") != std::string::npos);
+  CHECK(text.find(
+            "\ncommunication: ring/auto, channels auto, messages 512 KiB, buckets 25 MB, reduction 225 GB/s, "
+            "cut-through\n") != std::string::npos);
 }
 
 TEST_CASE("resolve: a 4-node cluster shows its NVLink and InfiniBand overrides in the built links") {
@@ -104,7 +105,8 @@ TEST_CASE("resolve: a 4-node cluster shows its NVLink and InfiniBand overrides i
   }
   CHECK(nic_links == 4 * 4 * 2);  // 4 machines × 4 NICs × 2 directions
   CHECK(r.comm.algorithm == workloads::AllReduceAlgorithm::Hierarchical);
-  CHECK(describe(r).find("\nlinks:         nvlink 50 GB/s; infiniband 25 GB/s 600 ns\n") != std::string::npos);
+  CHECK(describe(r).find("\nlinks:         nvlink 50 GB/s; infiniband 25 GB/s 600 ns\n") !=
+        std::string::npos);
 }
 
 TEST_CASE("resolve: link overrides reach the NVSwitch, PCIe, CPU and idealized presets") {
@@ -119,9 +121,11 @@ workload: {network: gnmt}
   CHECK(link(dgx2.topology, "GPU0", "NVSwitch").bandwidth == sim::Bandwidth::gb_per_second(240));
   CHECK(link(dgx2.topology, "GPU0", "PLX0").bandwidth == sim::Bandwidth::gb_per_second(16));
   CHECK(link(dgx2.topology, "CPU0", "CPU1").latency == sim::Time::us(1));
-  const auto ring = resolve(parse_scenario(
-      "cluster: {preset: ideal-ring, gpus_per_node: 4, links: {generic: {bandwidth: 10 GB/s, latency: 2 us}}}\n"
-      "workload: {network: gnmt}\n", "s.yaml"));
+  const auto ring =
+      resolve(parse_scenario("cluster: {preset: ideal-ring, gpus_per_node: 4, links: {generic: {bandwidth: "
+                             "10 GB/s, latency: 2 us}}}\n"
+                             "workload: {network: gnmt}\n",
+                             "s.yaml"));
   CHECK(ring.topology.gpus().size() == 4);
   CHECK(link(ring.topology, "GPU3", "GPU0").bandwidth == sim::Bandwidth::gb_per_second(10));
   CHECK(link(ring.topology, "GPU3", "GPU0").latency == sim::Time::us(2));
@@ -170,7 +174,8 @@ TEST_CASE("resolve: placement rules, the explicit mapping and batch scaling") {
   // batch_per_worker 64 halves GNMT's 128: a 113.504 us GEMM becomes 56.752 us, tokens per step
   // 6,144 become 3,072; gradients keep their size. compute_speed 2 halves kernels again, in the step.
   const ResolvedScenario half = resolve(parse_scenario(
-      "cluster: {preset: dgx1-v100}\nworkload: {network: gnmt, batch_per_worker: 64, compute_speed: 2}\n", "s.yaml"));
+      "cluster: {preset: dgx1-v100}\nworkload: {network: gnmt, batch_per_worker: 64, compute_speed: 2}\n",
+      "s.yaml"));
   const workloads::Profile full = workloads::Profile(resolve(parse_scenario(
       "cluster: {preset: dgx1-v100}\nworkload: {network: gnmt}\n", "s.yaml")).profile);
   const auto& op = half.profile.ops[half.profile.op_by_name("enc.L0.fw.t0")];
@@ -178,25 +183,31 @@ TEST_CASE("resolve: placement rules, the explicit mapping and batch scaling") {
   CHECK(half.profile.meta.batch_per_gpu == 64);
   CHECK(half.profile.meta.units_per_step == 3072);
   CHECK(half.profile.parameter_bytes() == full.parameter_bytes());
-  CHECK(op.activation_bytes.count() * 2 == full.ops[full.op_by_name("enc.L0.fw.t0")].activation_bytes.count());
+  CHECK(op.activation_bytes.count() * 2 ==
+        full.ops[full.op_by_name("enc.L0.fw.t0")].activation_bytes.count());
   CHECK(half.step.compute_scale == 0.5);
 }
 
 TEST_CASE("resolve: errors are prefixed with the scenario location of the field") {
   // 16 workers on 8 GPUs; "  dp: 16" puts the 16 in column 7 of line 3.
   CHECK(resolve_error("cluster: {preset: dgx1-v100}\nparallelism:\n  dp: 16\nworkload: {network: gnmt}\n") ==
-        "s.yaml:3:7: parallelism: dp × mp = 16 × 1 = 16 GPUs, but the cluster dgx1-v100 has 8; expected dp × mp <= 8");
-  CHECK(resolve_error("cluster: {preset: dgx1-v100}\nworkload: {network: gnmt}\n"
-                      "parallelism: {mp: 2, placement: [{match: \"enc*\", gpu: 0}, {match: \"nothing*\", gpu: 1}, "
-                      "{match: \"*\", gpu: 1}]}\n") ==
+        "s.yaml:3:7: parallelism: dp × mp = 16 × 1 = 16 GPUs, but the cluster dgx1-v100 has 8; expected dp × "
+        "mp <= 8");
+  CHECK(resolve_error(
+            "cluster: {preset: dgx1-v100}\nworkload: {network: gnmt}\n"
+            "parallelism: {mp: 2, placement: [{match: \"enc*\", gpu: 0}, {match: \"nothing*\", gpu: 1}, "
+            "{match: \"*\", gpu: 1}]}\n") ==
         "s.yaml:3:59: parallelism.placement[1]: placement pattern \"nothing*\" matches no op of gnmt");
   CHECK(resolve_error("cluster: {preset: dgx1-v100}\nworkload: {network: gnmt}\n"
                       "parallelism: {mp: 2, placement: [{match: \"enc*\", gpu: 1}]}\n") ==
-        "s.yaml:3:33: parallelism.placement: op \"embedding\" (layer \"embedding\") matches no placement rule; add a "
+        "s.yaml:3:33: parallelism.placement: op \"embedding\" (layer \"embedding\") matches no placement "
+        "rule; add a "
         "catch-all rule such as \"*\": 0");
   CHECK(resolve_error("cluster: {preset: dgx1-v100}\nworkload: {network: gnmt}\n"
                       "parallelism: {dp: 2, mapping: [[0], [9]]}\n") ==
-        "s.yaml:3:38: parallelism.mapping[1][0]: GPU 9 is outside the cluster dgx1-v100; expected a GPU rank from 0 to 7");
-  const std::string missing = resolve_error("cluster: {preset: dgx1-v100}\nworkload: {profile: missing.yaml}\n");
+        "s.yaml:3:38: parallelism.mapping[1][0]: GPU 9 is outside the cluster dgx1-v100; expected a GPU rank "
+        "from 0 to 7");
+  const std::string missing =
+      resolve_error("cluster: {preset: dgx1-v100}\nworkload: {profile: missing.yaml}\n");
   CHECK_MESSAGE(missing.starts_with("s.yaml:2:21: workload.profile: "), missing);
 }

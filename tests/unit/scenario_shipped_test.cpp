@@ -33,13 +33,15 @@ std::string figures(const std::string& what, const analysis::ScenarioRun& run) {
   const analysis::StepResult& r = run.step;
   std::string line = what + ": step " + sim::format_time(r.step_time) + ", " +
                      analysis::format_fixed(r.samples_per_second, 3) + " samples/s, exposed comm " +
-                     sim::format_time(r.mean.exposed_communication) + ", idle " + sim::format_time(r.mean.idle);
+                     sim::format_time(r.mean.exposed_communication) + ", idle " +
+                     sim::format_time(r.mean.idle);
   if (run.time_to_train)
     line += ", time to train " + analysis::format_fixed(run.time_to_train->seconds / 3600.0, 6) + " h (" +
             analysis::format_fixed(run.time_to_train->epochs, 4) + " epochs)";
   for (int k = 0; k < sim::kLinkKindCount; ++k)
     if (const auto b = r.bytes_by_link_kind[static_cast<std::size_t>(k)]; b.count() > 0)
-      line += ", " + std::string(sim::link_kind_key(static_cast<sim::LinkKind>(k))) + " " + std::to_string(b.count()) + " B";
+      line += ", " + std::string(sim::link_kind_key(static_cast<sim::LinkKind>(k))) + " " +
+              std::to_string(b.count()) + " B";
   // The largest GPU's peak memory (workloads/memory/memory_model.h) and whether every GPU fits.
   const auto peaks = run.memory.peaks();
   if (!peaks.empty())

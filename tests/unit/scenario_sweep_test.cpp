@@ -14,7 +14,8 @@ using namespace hybridsim::scenarios;
 
 namespace {
 
-constexpr const char* kBase = "cluster: {preset: dgx1-v100}\nworkload: {network: gnmt}\nparallelism: {dp: 8}\n";
+constexpr const char* kBase =
+    "cluster: {preset: dgx1-v100}\nworkload: {network: gnmt}\nparallelism: {dp: 8}\n";
 
 std::string error_of(const std::string& text) {
   try {
@@ -36,10 +37,12 @@ TEST_CASE("sweep: product expands in the listed order, the last parameter varyin
   const auto points = expand_sweep(s);
   // 3 × 2 = 6 points: bandwidth is the outer loop, parallelism the inner one.
   REQUIRE(points.size() == 6);
-  const std::vector<std::string> labels = {
-      "nvlink.bandwidth=25 GB/s, parallelism={dp: 8, mp: 1}",  "nvlink.bandwidth=25 GB/s, parallelism={dp: 4, mp: 2}",
-      "nvlink.bandwidth=50 GB/s, parallelism={dp: 8, mp: 1}",  "nvlink.bandwidth=50 GB/s, parallelism={dp: 4, mp: 2}",
-      "nvlink.bandwidth=100 GB/s, parallelism={dp: 8, mp: 1}", "nvlink.bandwidth=100 GB/s, parallelism={dp: 4, mp: 2}"};
+  const std::vector<std::string> labels = {"nvlink.bandwidth=25 GB/s, parallelism={dp: 8, mp: 1}",
+                                           "nvlink.bandwidth=25 GB/s, parallelism={dp: 4, mp: 2}",
+                                           "nvlink.bandwidth=50 GB/s, parallelism={dp: 8, mp: 1}",
+                                           "nvlink.bandwidth=50 GB/s, parallelism={dp: 4, mp: 2}",
+                                           "nvlink.bandwidth=100 GB/s, parallelism={dp: 8, mp: 1}",
+                                           "nvlink.bandwidth=100 GB/s, parallelism={dp: 4, mp: 2}"};
   for (std::size_t i = 0; i < points.size(); ++i) {
     CHECK(points[i].index == i);
     CHECK(points[i].label == labels[i]);
@@ -53,7 +56,8 @@ TEST_CASE("sweep: product expands in the listed order, the last parameter varyin
 
   // Three parameters of sizes 2, 1, 3: the odometer order (a, b, c) with c fastest.
   SweepSettings three;
-  three.parameters = {{"cluster.nodes", {"1", "2"}}, {"workload.network", {"gnmt"}}, {"parallelism.dp", {"1", "2", "4"}}};
+  three.parameters = {
+      {"cluster.nodes", {"1", "2"}}, {"workload.network", {"gnmt"}}, {"parallelism.dp", {"1", "2", "4"}}};
   const auto p3 = expand_sweep(three);
   REQUIRE(p3.size() == 6);
   CHECK(p3[0].label == "cluster.nodes=1, workload.network=gnmt, parallelism.dp=1");
@@ -79,12 +83,16 @@ TEST_CASE("sweep: zip pairs the i-th values, and needs equal lengths") {
   parameters:
     - {path: parallelism.dp, values: [8, 4, 2]}
     - {path: parallelism.mp, values: [1, 2]}
-)") == "s.yaml:8:38: sweep.parameters[1].values: zip mode needs equal lengths, but this parameter has 2 values "
-       "and sweep.parameters[0] has 3; expected the same number of values for every parameter (or mode: product)");
-  SweepSettings bad{.mode = SweepSettings::Mode::Zip, .parameters = {{"parallelism.dp", {"1", "2"}}, {"parallelism.mp", {"1"}}}};
-  CHECK_THROWS_WITH_AS(expand_sweep(bad),
-                       "sweep (zip): parameter parallelism.mp has 1 values but parallelism.dp has 2; expected equal lengths",
-                       InputError);
+)") == "s.yaml:8:38: sweep.parameters[1].values: zip mode needs equal lengths, but this parameter has 2 "
+       "values "
+       "and sweep.parameters[0] has 3; expected the same number of values for every parameter (or mode: "
+       "product)");
+  SweepSettings bad{.mode = SweepSettings::Mode::Zip,
+                    .parameters = {{"parallelism.dp", {"1", "2"}}, {"parallelism.mp", {"1"}}}};
+  CHECK_THROWS_WITH_AS(
+      expand_sweep(bad),
+      "sweep (zip): parameter parallelism.mp has 1 values but parallelism.dp has 2; expected equal lengths",
+      InputError);
 }
 
 TEST_CASE("sweep: a point is the scenario with the point's assignments, without the sweep block") {
@@ -95,23 +103,26 @@ TEST_CASE("sweep: a point is the scenario with the point's assignments, without 
 )";
   const Scenario s = parse_scenario(text, "s.yaml");
   const auto points = expand_sweep(s);
-  const Scenario p = parse_sweep_point(text, "s.yaml", points[3], std::vector<std::string>{"cluster.nodes=2"});
+  const Scenario p =
+      parse_sweep_point(text, "s.yaml", points[3], std::vector<std::string>{"cluster.nodes=2"});
   CHECK(p.cluster.links[sim::LinkKind::NVLink].bandwidth == sim::Bandwidth::gb_per_second(50));
   CHECK(p.parallelism.dp == 4);
   CHECK(p.parallelism.mp == 2);
   CHECK(p.cluster.nodes == 2);  // the user's own --set still applies
   CHECK(p.sweep.parameters.empty());
-  CHECK(p.provenance.overrides ==
-        std::vector<std::string>{"cluster.nodes=2", "cluster.links.nvlink.bandwidth=50 GB/s", "parallelism={dp: 4, mp: 2}"});
+  CHECK(p.provenance.overrides == std::vector<std::string>{"cluster.nodes=2",
+                                                           "cluster.links.nvlink.bandwidth=50 GB/s",
+                                                           "parallelism={dp: 4, mp: 2}"});
   CHECK(location_of(p, "parallelism.mp") == "sweep value parallelism={dp: 4, mp: 2}");
   CHECK(location_of(p, "cluster.nodes") == "--set cluster.nodes=2");
   // Every point loads and differs from the others.
   for (const auto& point : points) CHECK_NOTHROW(parse_sweep_point(text, "s.yaml", point));
 
   // Values that need YAML quoting ("*" alone would be an alias) survive the trip through text.
-  const std::string rules = "cluster: {preset: dgx1-v100}\nworkload: {network: gnmt}\nparallelism: {dp: 4, mp: 2}\n"
-                            "sweep: {parameters: [{path: parallelism.placement, values: [[{match: \"*\", gpu: 1}], "
-                            "layers, [{match: \"[ed]*\", gpu: 0}, {match: \"*\", gpu: 1}]]}]}\n";
+  const std::string rules =
+      "cluster: {preset: dgx1-v100}\nworkload: {network: gnmt}\nparallelism: {dp: 4, mp: 2}\n"
+      "sweep: {parameters: [{path: parallelism.placement, values: [[{match: \"*\", gpu: 1}], "
+      "layers, [{match: \"[ed]*\", gpu: 0}, {match: \"*\", gpu: 1}]]}]}\n";
   const auto rule_points = expand_sweep(parse_scenario(rules, "s.yaml"));
   REQUIRE(rule_points.size() == 3);
   const Scenario r0 = parse_sweep_point(rules, "s.yaml", rule_points[0]);
@@ -127,7 +138,8 @@ TEST_CASE("sweep: every value is checked against the scenario when the file is l
   CHECK(error_of(std::string(kBase) + R"(sweep:
   parameters:
     - {path: cluster.links.nvlink.bandwidth, values: [25 GB/s, 50 GB/s, fast]}
-)") == "s.yaml:6:73: cluster.links.nvlink.bandwidth: got \"fast\"; expected a bandwidth such as \"25 GB/s\" or "
+)") == "s.yaml:6:73: cluster.links.nvlink.bandwidth: got \"fast\"; expected a bandwidth such as \"25 GB/s\" "
+       "or "
        "\"100 Gb/s\", > 0");
   // A value valid alone but not with the rest: mp = 1 leaves the placement rule for GPU 1 out of
   // range; the message says which sweep value, then what went wrong where.
@@ -137,7 +149,8 @@ parallelism: {dp: 4, mp: 2, placement: [{match: "*", gpu: 1}]}
 sweep:
   parameters:
     - {path: parallelism.mp, values: [2, 1]}
-)") == "s.yaml:6:42: sweep.parameters[0].values[1]: with parallelism.mp = 1 the scenario is invalid: s.yaml:3:59: "
+)") == "s.yaml:6:42: sweep.parameters[0].values[1]: with parallelism.mp = 1 the scenario is invalid: "
+       "s.yaml:3:59: "
        "parallelism.placement[0].gpu: GPU 1 is outside a worker's GPUs 0..0 (parallelism.mp = 1); expected a "
        "worker-local GPU from 0 to mp - 1");
   CHECK(error_of(std::string(kBase) + R"(sweep:
@@ -149,10 +162,12 @@ sweep:
   parameters:
     - {path: parallelism, values: [{dp: 8}]}
     - {path: parallelism.dp, values: [8]}
-)") == "s.yaml:7:14: sweep.parameters[1].path: 'parallelism.dp' overlaps sweep.parameters[0].path 'parallelism'; "
+)") == "s.yaml:7:14: sweep.parameters[1].path: 'parallelism.dp' overlaps sweep.parameters[0].path "
+       "'parallelism'; "
        "expected each field varied by one parameter only");
   CHECK(error_of(std::string(kBase) + "sweep: {parameters: [{path: sweep.mode, values: [zip]}]}\n") ==
-        "s.yaml:4:29: sweep.parameters[0].path: a sweep cannot vary its own settings; expected a field outside sweep");
+        "s.yaml:4:29: sweep.parameters[0].path: a sweep cannot vary its own settings; expected a field "
+        "outside sweep");
   CHECK(error_of(std::string(kBase) + "sweep: {parameters: []}\n") ==
         "s.yaml:4:21: sweep.parameters: got 0 items; expected at least 1: a list of {path, values}");
 }

@@ -36,7 +36,8 @@ inline void check_well_formed(const yaml::Schema& schema) {
 }
 
 // Reads `node` as a value of the field declared at `path` (list items recursively); throws if invalid.
-inline void read_as_declared(const yaml::FieldReader& r, const yaml::TreeNode& node, const std::string& path) {
+inline void read_as_declared(const yaml::FieldReader& r, const yaml::TreeNode& node,
+                             const std::string& path) {
   using K = yaml::FieldKind;
   if (!r.word(node, path).empty()) return;  // "auto", "off", "all"
   switch (r.field(path).kind) {

@@ -20,7 +20,8 @@ struct OneWayRing {
   std::uint32_t n;
   explicit OneWayRing(std::uint32_t ranks, bool slow_last = false) : n(ranks) {
     for (std::uint32_t g = 0; g < n; ++g)
-      links.add({LinkKind::Generic, Bandwidth::gb_per_second(slow_last && g + 1 == n ? 5 : 10), Time::us(1), "l"});
+      links.add(
+          {LinkKind::Generic, Bandwidth::gb_per_second(slow_last && g + 1 == n ? 5 : 10), Time::us(1), "l"});
   }
   RingChannel channel() const {
     RingChannel ch;
@@ -129,7 +130,8 @@ TEST_CASE("budget: counts as people read them") {
   CHECK(BudgetExceeded::count_text(3'140'000'000) == "3.1e9");
   // 2.3e10 events at 5e6 a second: 4600 s, about 77 minutes.
   const BudgetExceeded e(BudgetExceeded::Kind::Events, 23'000'000'000, 2'000'000'000, 0, "");
-  CHECK(e.estimate_text("the step") == "the step would simulate about 2.3e10 events (about 77 minutes at 5e6 events/s)");
+  CHECK(e.estimate_text("the step") ==
+        "the step would simulate about 2.3e10 events (about 77 minutes at 5e6 events/s)");
 }
 
 TEST_CASE("budget: a ring starting in full is checked before its first message") {
@@ -186,7 +188,8 @@ TEST_CASE("budget: a fold is cheap; one that falls back to the full ring is caug
       FAIL("the fold's fallback ran over its budget");
     } catch (const BudgetExceeded& e) {
       CHECK(e.estimate == 96);
-      CHECK(e.cause == "a ring all-reduce of 4 MiB over 4 ranks starts in full (4 of them message by message)");
+      CHECK(e.cause ==
+            "a ring all-reduce of 4 MiB over 4 ranks starts in full (4 of them message by message)");
     }
     CHECK(budget.events() == 0);
     CHECK(network.messages_in_flight() == 0);

@@ -76,11 +76,13 @@ Run run(const Case& k, FastPath mode, bool embed) {
   std::vector<std::unique_ptr<Collective>> all;
   std::vector<RingCollective*> rings;
   for (const RingSpec& r : k.rings) {
-    auto ring = std::make_unique<RingCollective>(net, CollectiveOp::AllReduce, r.ranks, r.channels, r.size, cfg);
+    auto ring =
+        std::make_unique<RingCollective>(net, CollectiveOp::AllReduce, r.ranks, r.channels, r.size, cfg);
     rings.push_back(ring.get());
     all.push_back(std::move(ring));
   }
-  for (const TreeSpec& t : k.trees) all.push_back(std::make_unique<TreeCollective>(net, t.ranks, t.trees, t.size, cfg));
+  for (const TreeSpec& t : k.trees)
+    all.push_back(std::make_unique<TreeCollective>(net, t.ranks, t.trees, t.size, cfg));
   Run out;
   EmbedPlan plan;
   if (embed) plan = embed_coupled_rings(rings, net);
@@ -102,7 +104,8 @@ Run run(const Case& k, FastPath mode, bool embed) {
 // A ring of n ranks in machines of `per_machine`: inside a machine an edge is one NVLink (25 GB/s,
 // 500 ns); the edge leaving a machine goes PCIe (16 GB/s, 1 us) then InfiniBand (12.5 GB/s, 2 us).
 // Every edge has links of its own; `channels` rings, channel 1 the other way round.
-Case machines_ring(std::string name, std::uint32_t n, std::uint32_t per_machine, std::uint32_t channels, Bytes size) {
+Case machines_ring(std::string name, std::uint32_t n, std::uint32_t per_machine, std::uint32_t channels,
+                   Bytes size) {
   Case k;
   k.name = std::move(name);
   RingSpec spec{.ranks = n, .channels = {}, .size = size, .join = Time::zero()};
@@ -111,11 +114,12 @@ Case machines_ring(std::string name, std::uint32_t n, std::uint32_t per_machine,
     for (std::uint32_t p = 0; p < n; ++p) {
       ch.order.push_back(c % 2 == 0 ? p : (n - p) % n);
       if ((p + 1) % per_machine != 0) {
-        ch.routes.push_back({k.links.add({LinkKind::NVLink, Bandwidth::gb_per_second(25), Time::ns(500), "nvlink"})});
+        ch.routes.push_back(
+            {k.links.add({LinkKind::NVLink, Bandwidth::gb_per_second(25), Time::ns(500), "nvlink"})});
       } else {
         const LinkId pcie = k.links.add({LinkKind::PCIe, Bandwidth::gb_per_second(16), Time::us(1), "pcie"});
-        const LinkId ib =
-            k.links.add({LinkKind::InfiniBand, Bandwidth::bytes_per_second(12'500'000'000), Time::us(2), "ib"});
+        const LinkId ib = k.links.add(
+            {LinkKind::InfiniBand, Bandwidth::bytes_per_second(12'500'000'000), Time::us(2), "ib"});
         ch.routes.push_back({pcie, ib});
       }
     }
@@ -136,7 +140,8 @@ Case coupled_rings(std::uint32_t machines) {
   const auto bw = [](std::int64_t mbps) { return Bandwidth::bytes_per_second(mbps * 1'000'000); };
   std::vector<LinkId> uplink;
   for (std::uint32_t m = 0; m < machines; ++m)
-    uplink.push_back(k.links.add({LinkKind::InfiniBand, m % 2 == 0 ? bw(12'500) : bw(10'000), Time::ns(500), "up"}));
+    uplink.push_back(
+        k.links.add({LinkKind::InfiniBand, m % 2 == 0 ? bw(12'500) : bw(10'000), Time::ns(500), "up"}));
   for (const std::uint32_t shift : {0u, 1u}) {
     RingChannel ch;
     for (std::uint32_t p = 0; p < machines; ++p) {
@@ -145,7 +150,8 @@ Case coupled_rings(std::uint32_t machines) {
       const LinkId down = k.links.add({LinkKind::InfiniBand, bw(12'500), Time::ns(500), "down"});
       ch.routes.push_back({out, uplink[(p + shift) % machines], down});
     }
-    k.rings.push_back({machines, {std::move(ch)}, shift == 0 ? Bytes::mib(8) : Bytes::mib(4), Time::us(3 * shift)});
+    k.rings.push_back(
+        {machines, {std::move(ch)}, shift == 0 ? Bytes::mib(8) : Bytes::mib(4), Time::us(3 * shift)});
   }
   k.taken_by = {"embed"};
   return k;

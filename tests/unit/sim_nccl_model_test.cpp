@@ -49,12 +49,14 @@ TEST_CASE("NCCL model on one DGX-1: ring and tree bandwidths and latencies") {
   CHECK(tree.algo_gb_per_s == doctest::Approx(42));
   CHECK(tree.latency_us == doctest::Approx(21.2));
   // Trees are all-reduce only; LL128 only where enabled.
-  CHECK_FALSE(nccl_estimate(dgx1(CollectiveOp::AllGather), NcclAlgorithm::Tree, Protocol::LL, Bytes::kib(1)).usable);
+  CHECK_FALSE(
+      nccl_estimate(dgx1(CollectiveOp::AllGather), NcclAlgorithm::Tree, Protocol::LL, Bytes::kib(1)).usable);
   NcclMachine pcie = m;
   pcie.ll128 = false;
   CHECK_FALSE(nccl_estimate(pcie, NcclAlgorithm::Ring, Protocol::LL128, Bytes::kib(1)).usable);
   // All-gather: 7 steps, algbw = busBw × 8/7; LL is × 1/3 on one node for ops but all-reduce.
-  const NcclEstimate ag = nccl_estimate(dgx1(CollectiveOp::AllGather), NcclAlgorithm::Ring, Protocol::LL, Bytes::kib(1));
+  const NcclEstimate ag =
+      nccl_estimate(dgx1(CollectiveOp::AllGather), NcclAlgorithm::Ring, Protocol::LL, Bytes::kib(1));
   CHECK(ag.bus_gb_per_s == doctest::Approx(40));
   CHECK(ag.algo_gb_per_s == doctest::Approx(40.0 * 8 / 7));
   CHECK(ag.latency_us == doctest::Approx(3.6 + 7 * 0.47));
@@ -67,9 +69,11 @@ TEST_CASE("NCCL model across 4 DGX-1s: network hops, LL's 1.8, the ring's platea
   CHECK(tree.bus_gb_per_s == doctest::Approx(43.2 / 3.8));
   CHECK(tree.latency_us == doctest::Approx(31.68));
   // Ring LL: 62 steps, 6 of them between machines: 3.6 + 56 × 0.47 × 1.8 + 6 × 2.7 = 67.176 µs.
-  CHECK(nccl_estimate(m, NcclAlgorithm::Ring, Protocol::LL, Bytes::kib(1)).latency_us == doctest::Approx(67.176));
+  CHECK(nccl_estimate(m, NcclAlgorithm::Ring, Protocol::LL, Bytes::kib(1)).latency_us ==
+        doctest::Approx(67.176));
   // Ring Simple: 8.4 + 56 × 3.4 + 6 × 9.6 = 256.4 µs below 32/16 × 64 KiB = 128 KiB, × 1.9 from there.
-  CHECK(nccl_estimate(m, NcclAlgorithm::Ring, Protocol::Simple, Bytes::of(131071)).latency_us == doctest::Approx(256.4));
+  CHECK(nccl_estimate(m, NcclAlgorithm::Ring, Protocol::Simple, Bytes::of(131071)).latency_us ==
+        doctest::Approx(256.4));
   const NcclEstimate big = nccl_estimate(m, NcclAlgorithm::Ring, Protocol::Simple, Bytes::gib(1));
   CHECK(big.latency_us == doctest::Approx(256.4 * 1.9));
   // busBw 48 GB/s, algbw 48 × 32/62: 487.16 + 1,073,741,824 / 24,774.2 = 43,828.3 µs.
@@ -120,7 +124,8 @@ TEST_CASE("NCCL timing for sim/: payload rates, caps, latencies") {
   CHECK(ll.hop_latency[static_cast<int>(HopKind::NVLink)] == Time::ns(846));
   CHECK(ll.hop_latency[static_cast<int>(HopKind::Network)] == Time::ns(2700));
   CHECK(ll.link_rate_scale[static_cast<int>(LinkKind::InfiniBand)] == doctest::Approx(0.96 / 4));
-  const ProtocolTiming plateau = nccl_timing(four_dgx1(), NcclAlgorithm::Ring, Protocol::Simple, Bytes::gib(1));
+  const ProtocolTiming plateau =
+      nccl_timing(four_dgx1(), NcclAlgorithm::Ring, Protocol::Simple, Bytes::gib(1));
   CHECK(plateau.base_latency == Time::ps(15'960'000));  // 8.4 × 1.9 µs
   CHECK(plateau.hop_latency[static_cast<int>(HopKind::Network)] == Time::ps(18'240'000));
   // Tree: × 0.9 on every link, Simple's 28 µs NVLink hop.

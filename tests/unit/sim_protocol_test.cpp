@@ -18,7 +18,9 @@ namespace {
 
 struct Arrivals final : EventHandler {
   explicit Arrivals(EventQueue& q) : queue(q) {}
-  void on_event(std::uint64_t tag) override { at.resize(std::max<std::size_t>(at.size(), tag + 1)), at[tag] = queue.now(); }
+  void on_event(std::uint64_t tag) override {
+    at.resize(std::max<std::size_t>(at.size(), tag + 1)), at[tag] = queue.now();
+  }
   EventQueue& queue;
   std::vector<Time> at;
 };

@@ -155,7 +155,8 @@ TEST_CASE("embed: a rank that joins out of step, or a link every window shares, 
   CHECK(run_two(s, 8, Bytes::mib(8), Bytes::mib(4), FastPath::Auto, true).plan.rings == 0);
 }
 
-TEST_CASE("embed: messages of two routes arriving at a shared link at the same time mark the network interfered") {
+TEST_CASE(
+    "embed: messages of two routes arriving at a shared link at the same time mark the network interfered") {
   // Both rings join at 0: on every uplink A's and B's first messages arrive at the same time. The
   // full simulation serves such ties in the order their events were scheduled, which follows rank
   // indices, not windows (on uplink 0, the wrap edge, the order is the other way round), so no

@@ -33,9 +33,10 @@ RingFabric make_ring(std::uint32_t n, std::uint32_t period, std::uint32_t channe
       // Channel 1 runs the ring the other way round (as NCCL's second ring often does).
       ch.order.push_back(c % 2 == 0 ? p : (n - p) % n);
       const bool network = p % period == 0 && period > 1;
-      const LinkId l = f.links.add({network ? LinkKind::InfiniBand : LinkKind::NVLink,
-                                    network ? Bandwidth::bytes_per_second(12'500'000'000) : Bandwidth::gb_per_second(25),
-                                    Time::ns(500), "edge"});
+      const LinkId l =
+          f.links.add({network ? LinkKind::InfiniBand : LinkKind::NVLink,
+                       network ? Bandwidth::bytes_per_second(12'500'000'000) : Bandwidth::gb_per_second(25),
+                       Time::ns(500), "edge"});
       ch.routes.push_back({l});
     }
     f.channels.push_back(std::move(ch));
@@ -44,8 +45,8 @@ RingFabric make_ring(std::uint32_t n, std::uint32_t period, std::uint32_t channe
 }
 
 // Runs the ring with every rank joining at start[r] (all at 0 when empty).
-FoldOutcome run(const RingFabric& f, std::uint32_t n, Bytes size, FastPath mode, CollectiveOp op = CollectiveOp::AllReduce,
-            std::vector<Time> start = {}) {
+FoldOutcome run(const RingFabric& f, std::uint32_t n, Bytes size, FastPath mode,
+                CollectiveOp op = CollectiveOp::AllReduce, std::vector<Time> start = {}) {
   EventQueue q;
   Network net(q, f.links);
   CollectiveConfig cfg{.message_size = Bytes::kib(64), .fast_path = mode};
@@ -151,7 +152,8 @@ TEST_CASE("fold: another message crossing a folded ring's link marks the network
   const auto f = make_ring(16, 1);
   EventQueue q;
   Network net(q, f.links);
-  RingCollective ring(net, CollectiveOp::AllReduce, 16, f.channels, Bytes::mib(16), {.message_size = Bytes::kib(64)});
+  RingCollective ring(net, CollectiveOp::AllReduce, 16, f.channels, Bytes::mib(16),
+                      {.message_size = Bytes::kib(64)});
   struct Sink final : EventHandler {
     void on_event(std::uint64_t) override {}
   } sink;

@@ -32,10 +32,12 @@ Fabric make_fabric(std::uint32_t n, std::uint32_t per_machine) {
   for (std::uint32_t p = 0; p < n; ++p) {
     ch.order.push_back(p);
     if ((p + 1) % per_machine != 0) {
-      ch.routes.push_back({f.links.add({LinkKind::NVLink, Bandwidth::gb_per_second(25), Time::ns(500), "nvlink"})});
+      ch.routes.push_back(
+          {f.links.add({LinkKind::NVLink, Bandwidth::gb_per_second(25), Time::ns(500), "nvlink"})});
     } else {
       const LinkId pcie = f.links.add({LinkKind::PCIe, Bandwidth::gb_per_second(16), Time::us(1), "pcie"});
-      const LinkId ib = f.links.add({LinkKind::InfiniBand, Bandwidth::bytes_per_second(12'500'000'000), Time::us(2), "ib"});
+      const LinkId ib =
+          f.links.add({LinkKind::InfiniBand, Bandwidth::bytes_per_second(12'500'000'000), Time::us(2), "ib"});
       ch.routes.push_back({pcie, ib});
     }
   }
@@ -67,7 +69,8 @@ FoldOutcome run(const Fabric& f, std::uint32_t n, const Case& k, FastPath mode) 
     void on_event(std::uint64_t r) override { ring->start(static_cast<std::uint32_t>(r)); }
   } starter;
   starter.ring = &ring;
-  for (std::uint32_t r = 0; r < n; ++r) q.schedule_at(k.start.empty() ? Time::zero() : k.start[r], starter, r);
+  for (std::uint32_t r = 0; r < n; ++r)
+    q.schedule_at(k.start.empty() ? Time::zero() : k.start[r], starter, r);
   q.run();
   REQUIRE(ring.is_done());
   return hybridsim::testing::outcome_of(ring, net);

@@ -115,7 +115,8 @@ namespace {
 // on when it runs, so the expected times are simple arithmetic.
 class FixedCollective final : public Collective {
  public:
-  FixedCollective(EventQueue& q, std::uint32_t ranks, Time duration) : q_(q), n_(ranks), d_(duration), finish_(ranks) {}
+  FixedCollective(EventQueue& q, std::uint32_t ranks, Time duration)
+      : q_(q), n_(ranks), d_(duration), finish_(ranks) {}
   void notify_rank_done(EventHandler& h, std::uint64_t tag_base) override {
     handler_ = &h;
     base_ = tag_base;
@@ -190,7 +191,8 @@ TEST_CASE("contention: a compute-bound kernel loses the collective's SMs while i
   CHECK(m.slowed[0] == Time::zero());
 }
 
-TEST_CASE("contention: a memory-bound kernel shares HBM with the collective's traffic in proportion to demand") {
+TEST_CASE(
+    "contention: a memory-bound kernel shares HBM with the collective's traffic in proportion to demand") {
   // The collective starts at once (side kernel of 0) and outlasts the kernel. Kernel alone 600 GB/s,
   // collective 450 GB/s, peak 900: the kernel gets 900 / (600 + 450) = 6/7 of its rate, so 70 us take
   // 70 × 7/6 = 81.666... us, rounded up to the picosecond: 81,666,667 ps.
@@ -206,20 +208,22 @@ TEST_CASE("contention: a memory-bound kernel shares HBM with the collective's tr
 
 TEST_CASE("contention: off, or on a GPU without resources, kernels take their time alone") {
   const CollectiveLoad heavy{40, Bandwidth::gb_per_second(900)};
-  CHECK(contend({Task::kernel(Time::us(100), 0)}, Time::zero(), Time::ms(1), heavy, {.contention = false}).ended[0] ==
-        Time::us(100));
-  CHECK(contend({Task::kernel(Time::us(100), 0)}, Time::zero(), Time::ms(1), heavy, {}, GpuResources{}).ended[0] ==
-        Time::us(100));
+  CHECK(contend({Task::kernel(Time::us(100), 0)}, Time::zero(), Time::ms(1), heavy, {.contention = false})
+            .ended[0] == Time::us(100));
+  CHECK(contend({Task::kernel(Time::us(100), 0)}, Time::zero(), Time::ms(1), heavy, {}, GpuResources{})
+            .ended[0] == Time::us(100));
   // On: 40 of 80 SMs held, half the rate: 200 us.
-  CHECK(contend({Task::kernel(Time::us(100), 0)}, Time::zero(), Time::ms(1), heavy).ended[0] == Time::us(200));
+  CHECK(contend({Task::kernel(Time::us(100), 0)}, Time::zero(), Time::ms(1), heavy).ended[0] ==
+        Time::us(200));
 }
 
-TEST_CASE("contention: a kernel keeps one SM even when collectives hold them all, and rates apply per kernel") {
+TEST_CASE(
+    "contention: a kernel keeps one SM even when collectives hold them all, and rates apply per kernel") {
   // 80 SMs held from 0 to 50 us: the first kernel (1 us alone) keeps 1 of 80 SMs and does
   // 50 / 80 = 0.625 us of work by then; the remaining 0.375 us at full rate end it at 50.375 us.
   // The second kernel starts after the collective ended: alone, 10 us.
-  const Run r = contend({Task::kernel(Time::us(1), 0), Task::kernel(Time::us(10), 1)}, Time::zero(), Time::us(50),
-                        {80, Bandwidth()});
+  const Run r = contend({Task::kernel(Time::us(1), 0), Task::kernel(Time::us(10), 1)}, Time::zero(),
+                        Time::us(50), {80, Bandwidth()});
   CHECK(r.ended[0] == Time::ns(50'375));
   CHECK(r.slowed[0] == Time::ns(49'375));
   CHECK(r.ended[1] == Time::ns(60'375));
@@ -241,8 +245,9 @@ TEST_CASE("execution record: reach, end, and which record released a wait") {
   // GPU1's second stream waits for e1, recorded by GPU0 at 0 us before it got there: not released.
   GpuProgram g0, g1;
   g0.streams = {{"compute", {Task::record(1), Task::kernel(Time::us(100), 0), Task::record(0)}}};
-  g1.streams = {{"compute", {Task::kernel(Time::us(5), 1), Task::wait(0), Task::kernel(Time::us(10), 2, Time::us(3))}},
-                {"side", {Task::kernel(Time::us(1), 3), Task::wait(1)}}};
+  g1.streams = {
+      {"compute", {Task::kernel(Time::us(5), 1), Task::wait(0), Task::kernel(Time::us(10), 2, Time::us(3))}},
+      {"side", {Task::kernel(Time::us(1), 3), Task::wait(1)}}};
   EventQueue q;
   const std::vector<GpuProgram> programs = {g0, g1};
   StreamExecutor exec(q, programs, {}, 2, {});
@@ -284,7 +289,8 @@ TEST_CASE("contention: a rank waiting for the others holds its SMs but moves no 
   CHECK(exec.record().ended(2, 0) == Time::us(50));
 }
 
-TEST_CASE("a folded step records only its representatives' tasks; a member finishes with its representative") {
+TEST_CASE(
+    "a folded step records only its representatives' tasks; a member finishes with its representative") {
   // Two GPUs alike: a 10 us kernel, record its event; the communication stream waits for it and
   // joins a 2-rank collective that lasts 5 us from each rank's join. Folded onto GPU 0, GPU 1's
   // streams never run: its rank joins when GPU 0's does (10 us) and ends with it (15 us), so the

@@ -32,7 +32,8 @@ struct Tree {
       const auto p = static_cast<std::uint32_t>(parent[r]);
       channel.up[r] = {links.add({LinkKind::Generic, Bandwidth::gb_per_second(10), Time::us(1), "up"})};
       channel.children[p].push_back(r);
-      channel.down[p].push_back({links.add({LinkKind::Generic, Bandwidth::gb_per_second(10), Time::us(1), "down"})});
+      channel.down[p].push_back(
+          {links.add({LinkKind::Generic, Bandwidth::gb_per_second(10), Time::us(1), "down"})});
     }
   }
   Time run(Bytes size, CollectiveConfig config, std::uint64_t* messages = nullptr) {
@@ -102,17 +103,20 @@ TEST_CASE("double binary tree over machines: two trees, each machine inner in at
                          topology::binary_tree_parent(4, 2), topology::binary_tree_parent(4, 3)} ==
         std::vector<int>{-1, 2, 0, 2});
   CHECK(std::vector<int>{topology::binary_tree_parent(4, 0, true), topology::binary_tree_parent(4, 1, true),
-                         topology::binary_tree_parent(4, 2, true), topology::binary_tree_parent(4, 3, true)} ==
-        std::vector<int>{3, -1, 3, 1});
+                         topology::binary_tree_parent(4, 2, true),
+                         topology::binary_tree_parent(4, 3, true)} == std::vector<int>{3, -1, 3, 1});
   for (const int n : {2, 3, 5, 8, 13, 64}) {
     int depth = 0;
     std::set<int> inner[2];
     for (const bool second : {false, true})
       for (int r = 0; r < n; ++r) {
         int d = 0;
-        for (int x = r; topology::binary_tree_parent(n, x, second) >= 0; x = topology::binary_tree_parent(n, x, second)) ++d;
+        for (int x = r; topology::binary_tree_parent(n, x, second) >= 0;
+             x = topology::binary_tree_parent(n, x, second))
+          ++d;
         depth = std::max(depth, d);
-        if (topology::binary_tree_parent(n, r, second) >= 0) inner[second].insert(topology::binary_tree_parent(n, r, second));
+        if (topology::binary_tree_parent(n, r, second) >= 0)
+          inner[second].insert(topology::binary_tree_parent(n, r, second));
       }
     int both = 0;
     for (const int r : inner[0]) both += inner[1].count(r) ? 1 : 0;

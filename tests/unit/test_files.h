@@ -40,7 +40,8 @@ inline std::string read_gzip_file(const std::filesystem::path& path) {
 // its own process under CTest; the process id keeps two test runs at once (two build folders, two
 // checkouts) out of each other's folders.
 inline std::filesystem::path fresh_temp_dir(const std::string& name) {
-  const auto dir = std::filesystem::temp_directory_path() / ("hybridsim-test-" + name + "-" + std::to_string(getpid()));
+  const auto dir =
+      std::filesystem::temp_directory_path() / ("hybridsim-test-" + name + "-" + std::to_string(getpid()));
   std::filesystem::remove_all(dir);
   return dir;
 }
@@ -64,7 +65,8 @@ struct ScratchDir {
   // The names of what is in it, sorted.
   std::vector<std::string> entries() const {
     std::vector<std::string> out;
-    for (const auto& e : std::filesystem::directory_iterator(path)) out.push_back(e.path().filename().string());
+    for (const auto& e : std::filesystem::directory_iterator(path))
+      out.push_back(e.path().filename().string());
     std::sort(out.begin(), out.end());
     return out;
   }

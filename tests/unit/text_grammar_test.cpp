@@ -48,11 +48,12 @@ TEST_CASE("time windows are START:END with either side optional") {
                           "1e30 s:"}) {
     CAPTURE(bad);
     CHECK_FALSE(sim::try_parse_time_window(bad));
-    CHECK_THROWS_WITH_AS(sim::parse_time_window(bad),
-                         ("time window \"" + std::string(bad) + "\": expected START:END with times such as \"2 ms:5 ms\"" +
-                          " (either side may be empty: \":5 ms\", \"2 ms:\") and START before END")
-                             .c_str(),
-                         InputError);
+    CHECK_THROWS_WITH_AS(
+        sim::parse_time_window(bad),
+        ("time window \"" + std::string(bad) + "\": expected START:END with times such as \"2 ms:5 ms\"" +
+         " (either side may be empty: \":5 ms\", \"2 ms:\") and START before END")
+            .c_str(),
+        InputError);
   }
 }
 

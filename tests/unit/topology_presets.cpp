@@ -163,7 +163,8 @@ TEST_CASE("preset registry: names, clusters, and errors listing the valid names"
 TEST_CASE("preset registry: each preset's declared link kinds are the kinds it builds") {
   for (const topology::PresetInfo& p : topology::presets_list()) {
     CAPTURE(p.name);
-    const auto t = topology::build_cluster({.preset = std::string(p.name), .nodes = p.forms_clusters ? 2 : 1});
+    const auto t =
+        topology::build_cluster({.preset = std::string(p.name), .nodes = p.forms_clusters ? 2 : 1});
     std::set<sim::LinkKind> built;
     for (const auto& l : t.links().all()) built.insert(l.kind);
     const std::set<sim::LinkKind> declared(p.link_kinds.begin(), p.link_kinds.end());
@@ -177,7 +178,8 @@ TEST_CASE("preset registry: link overrides reach the links, per physical link") 
   // dgx2: each GPU has 6 NVLinks into the switch; 50 GB/s per link gives one GPU→switch link of
   // 6 × 50 = 300 GB/s, and its latency is the override's.
   topology::ClusterSpec spec{.preset = "dgx2", .gpus_per_node = 4};
-  spec.links[sim::LinkKind::NVSwitch] = {.bandwidth = sim::Bandwidth::gb_per_second(50), .latency = sim::Time::ns(100)};
+  spec.links[sim::LinkKind::NVSwitch] = {.bandwidth = sim::Bandwidth::gb_per_second(50),
+                                         .latency = sim::Time::ns(100)};
   const auto t = topology::build_cluster(spec);
   const auto up = t.out_links(t.gpu(0));
   bool seen = false;

@@ -80,7 +80,8 @@ TEST_CASE("newer presets: per-GPU NVLink, PCIe and NIC figures of the data sheet
     const auto c = topology::build_cluster({.preset = e.preset, .nodes = 2});
     CHECK(c.gpus().size() == 16);
     for (const sim::LinkId l : c.out_links(c.device_by_name("n1.NIC3")))
-      if (c.links()[l].kind == sim::LinkKind::InfiniBand) CHECK(c.links()[l].bandwidth.bytes_per_second() == e.ib_gb * 1'000'000'000);
+      if (c.links()[l].kind == sim::LinkKind::InfiniBand)
+        CHECK(c.links()[l].bandwidth.bytes_per_second() == e.ib_gb * 1'000'000'000);
   }
   // H200 is the H100 chip with more memory: the same machine parameters.
   CHECK(topology::presets::dgx_h100_params().nvlinks_per_gpu == 18);
@@ -102,8 +103,8 @@ TEST_CASE("newer presets: an all-reduce on one DGX H100 and one DGX A100 runs at
     const auto t = topology::build_cluster({.preset = name});
     const double seconds = all_reduce_seconds(t, size);
     const double bound = 2.0 * 7 / 8 * s / (gb * 1e9);
-    MESSAGE(name, " all-reduce of 256 MiB: ", seconds * 1e3, " ms, bus bandwidth ", bus_gb_per_s(size, 8, seconds),
-            " GB/s");
+    MESSAGE(name, " all-reduce of 256 MiB: ", seconds * 1e3, " ms, bus bandwidth ",
+            bus_gb_per_s(size, 8, seconds), " GB/s");
     CHECK(seconds > bound);
     CHECK(seconds == doctest::Approx(bound).scale(0).epsilon(0.02));
   }

@@ -180,9 +180,9 @@ TEST_CASE("route search: a cheaper way through the destination machine back into
   // machine 1 and GPU c0 of machine 2 plug into S2. Link costs (latency 0 + 1 MiB at the rate):
   // 12 GB/s 87.38 us, 1 GB/s 1048.58 us.
   // a0 → b0: a0 → an → S1 → bn1 → bp → bn2 → S2 → b0, 7 links of 87.38 us = 611.7 us, beats
-  // a0 → an → S1 → S2 → b0 (3 × 87.38 + 1048.58 = 1310.7 us): the route leaves the fabric for machine 1 and comes back,
-  // which the fabric's own costs do not know.
-  // a0 → c0: machine 1 is a third machine there, so the slow cable: a0 → an → S1 → S2 → c0.
+  // a0 → an → S1 → S2 → b0 (3 × 87.38 + 1048.58 = 1310.7 us): the route leaves the fabric for machine 1 and
+  // comes back, which the fabric's own costs do not know. a0 → c0: machine 1 is a third machine there, so the
+  // slow cable: a0 → an → S1 → S2 → c0.
   const auto t = topology::parse_topology_yaml(R"(name: shortcut
 nodes:
   - {name: a0, kind: gpu, node: 0}

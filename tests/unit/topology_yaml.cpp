@@ -70,9 +70,9 @@ TEST_CASE("yaml: machine indices and a file on disk") {
   CHECK(t.links()[0].bandwidth == sim::Bandwidth::bytes_per_second(12'500'000'000));
   CHECK(t.route(t.gpu(0), t.gpu(1)).size() == 2);
   std::filesystem::remove(path);
-  CHECK_THROWS_WITH_AS(topology::load_topology_yaml(path.string()),
-                       ("cannot open topology file \"" + path.string() + "\": No such file or directory").c_str(),
-                       InputError);
+  CHECK_THROWS_WITH_AS(
+      topology::load_topology_yaml(path.string()),
+      ("cannot open topology file \"" + path.string() + "\": No such file or directory").c_str(), InputError);
 }
 
 TEST_CASE("yaml error: a link to an unknown device") {
@@ -85,8 +85,9 @@ TEST_CASE("yaml error: a link without bandwidth") {
   const std::string e = error_of(
       "nodes:\n  - {name: a, kind: gpu}\n  - {name: b, kind: gpu}\nlinks:\n"
       "  - a: a\n    b: b\n    kind: nvlink\n");
-  CHECK(e == "box.yaml:5:5: links[0].bandwidth: missing required field; expected a bandwidth such as \"25 GB/s\" "
-             "or \"100 Gb/s\", > 0");
+  CHECK(e ==
+        "box.yaml:5:5: links[0].bandwidth: missing required field; expected a bandwidth such as \"25 GB/s\" "
+        "or \"100 Gb/s\", > 0");
 }
 
 TEST_CASE("yaml error: a duplicate device name") {
@@ -96,21 +97,24 @@ TEST_CASE("yaml error: a duplicate device name") {
 }
 
 TEST_CASE("yaml error: zero bandwidth") {
-  CHECK(error_of("nodes:\n  - {name: a, kind: gpu}\n  - {name: b, kind: gpu}\nlinks:\n"
-                 "  - {a: a, b: b, kind: nvlink, bandwidth: 0 GB/s}\n") ==
-        "box.yaml:5:43: links[0].bandwidth: got \"0 GB/s\"; expected a bandwidth such as \"25 GB/s\" or \"100 "
-        "Gb/s\", > 0");
+  CHECK(
+      error_of("nodes:\n  - {name: a, kind: gpu}\n  - {name: b, kind: gpu}\nlinks:\n"
+               "  - {a: a, b: b, kind: nvlink, bandwidth: 0 GB/s}\n") ==
+      "box.yaml:5:43: links[0].bandwidth: got \"0 GB/s\"; expected a bandwidth such as \"25 GB/s\" or \"100 "
+      "Gb/s\", > 0");
 }
 
 TEST_CASE("yaml error: unknown device kind and unknown link kind") {
   const std::string device = error_of("nodes:\n  - {name: a, kind: tpu}\n");
-  CHECK(device == "box.yaml:2:21: nodes[0].kind: unknown value \"tpu\" (did you mean 'gpu'?); expected one of: gpu, "
-                  "cpu, pcie-switch (plx), nvswitch, nic, switch (network-switch)");
+  CHECK(device ==
+        "box.yaml:2:21: nodes[0].kind: unknown value \"tpu\" (did you mean 'gpu'?); expected one of: gpu, "
+        "cpu, pcie-switch (plx), nvswitch, nic, switch (network-switch)");
   const std::string link = error_of(
       "nodes:\n  - {name: a, kind: gpu}\n  - {name: b, kind: gpu}\nlinks:\n"
       "  - {a: a, b: b, kind: warp, bandwidth: 1 GB/s}\n");
-  CHECK(link == "box.yaml:5:24: links[0].kind: unknown value \"warp\"; expected one of: nvlink, nvswitch, pcie, cpu "
-                "(qpi, upi), infiniband (ib), ethernet, generic");
+  CHECK(link ==
+        "box.yaml:5:24: links[0].kind: unknown value \"warp\"; expected one of: nvlink, nvswitch, pcie, cpu "
+        "(qpi, upi), infiniband (ib), ethernet, generic");
   // Kinds are read as before: any case, and the aliases.
   CHECK(error_of("nodes:\n  - {name: a, kind: GPU}\n  - {name: b, kind: PLX}\nlinks:\n"
                  "  - {a: a, b: b, kind: PCIe, bandwidth: 1 GB/s}\n") == "");
@@ -125,16 +129,19 @@ TEST_CASE("yaml error: unknown keys, at the top, in a device and in a link") {
         "box.yaml:2:26: nodes[0].memory: unknown field; expected one of: name, kind, node");
   CHECK(error_of("nodes:\n  - {name: a, kind: gpu}\n  - {name: b, kind: gpu}\nlinks:\n"
                  "  - {a: a, b: b, kind: nvlink, bandwith: 1 GB/s}\n") ==
-        "box.yaml:5:32: links[0].bandwith: unknown field (did you mean 'bandwidth'?); expected one of: a, b, kind, "
+        "box.yaml:5:32: links[0].bandwith: unknown field (did you mean 'bandwidth'?); expected one of: a, b, "
+        "kind, "
         "bandwidth, latency, count, duplex, label");
 }
 
-TEST_CASE("yaml error: the rules every YAML input shares — repeated keys, keys that are not text, one document") {
+TEST_CASE(
+    "yaml error: the rules every YAML input shares — repeated keys, keys that are not text, one document") {
   // Before the shared reader, the first two were silently ignored and the third was
   // "internal error: yaml-cpp: error at line 2, column 1: bad conversion".
   CHECK(error_of("nodes: [{name: a, kind: gpu}]\nname: x\nname: y\n") ==
         "box.yaml:3:1: invalid YAML: repeated key 'name'");
-  CHECK(error_of("nodes:\n  - {name: a, kind: gpu, kind: cpu}\n") == "box.yaml:2:26: invalid YAML: repeated key 'kind'");
+  CHECK(error_of("nodes:\n  - {name: a, kind: gpu, kind: cpu}\n") ==
+        "box.yaml:2:26: invalid YAML: repeated key 'kind'");
   CHECK(error_of("nodes: [{name: a, kind: gpu}]\n[x]: 1\n") ==
         "box.yaml:2:1: invalid YAML: a key must be plain text, not a list or mapping");
   CHECK(error_of("nodes: [{name: a, kind: gpu}]\n---\nnodes: []\n") ==
@@ -143,15 +150,18 @@ TEST_CASE("yaml error: the rules every YAML input shares — repeated keys, keys
 
 TEST_CASE("yaml error: an alias bomb, a directory and a device are refused at once, naming the file") {
   const std::string bomb = std::string(HYBRIDSIM_SOURCE_DIR) + "/tests/data/bad/alias-bomb-topology.yaml";
-  CHECK_THROWS_WITH_AS(topology::load_topology_yaml(bomb),
-                       (bomb + ":9:14: invalid YAML: more than 250000 nodes once aliases are expanded (the limit for "
-                               "any input file); expected a smaller document or fewer aliases").c_str(),
-                       InputError);
+  CHECK_THROWS_WITH_AS(
+      topology::load_topology_yaml(bomb),
+      (bomb + ":9:14: invalid YAML: more than 250000 nodes once aliases are expanded (the limit for "
+              "any input file); expected a smaller document or fewer aliases")
+          .c_str(),
+      InputError);
   const std::string dir = std::string(HYBRIDSIM_SOURCE_DIR) + "/tests/data";
   CHECK_THROWS_WITH_AS(topology::load_topology_yaml(dir),
                        ("cannot open topology file \"" + dir + "\": is a directory").c_str(), InputError);
   CHECK_THROWS_WITH_AS(topology::load_topology_yaml("/dev/zero"),
-                       "cannot open topology file \"/dev/zero\": not a regular file (a character device)", InputError);
+                       "cannot open topology file \"/dev/zero\": not a regular file (a character device)",
+                       InputError);
 }
 
 TEST_CASE("yaml: the schema table is well formed and topology/README.md holds its reference") {
@@ -163,7 +173,8 @@ TEST_CASE("yaml: the schema table is well formed and topology/README.md holds it
 TEST_CASE("yaml error: bad values are located and say what was expected") {
   const std::string head = "nodes:\n  - {name: a, kind: gpu}\n  - {name: b, kind: gpu}\nlinks:\n";
   CHECK(error_of(head + "  - {a: a, b: b, kind: pcie, bandwidth: fast}\n") ==
-        "box.yaml:5:41: links[0].bandwidth: got \"fast\"; expected a bandwidth such as \"25 GB/s\" or \"100 Gb/s\", > 0");
+        "box.yaml:5:41: links[0].bandwidth: got \"fast\"; expected a bandwidth such as \"25 GB/s\" or \"100 "
+        "Gb/s\", > 0");
   CHECK(error_of(head + "  - {a: a, b: b, kind: pcie, bandwidth: 1 GB/s, latency: soon}\n") ==
         "box.yaml:5:58: links[0].latency: got \"soon\"; expected a time such as \"700 ns\", from 0 s to 1 s");
   CHECK(error_of(head + "  - {a: a, b: b, kind: pcie, bandwidth: 1 GB/s, count: 0}\n") ==
@@ -175,9 +186,11 @@ TEST_CASE("yaml error: bad values are located and say what was expected") {
           .starts_with("box.yaml:5:5: links[0]: link a – a: a device cannot be linked to itself"));
   CHECK(error_of("nodes:\n  - {name: a, kind: gpu, node: -1}\n") ==
         "box.yaml:2:32: nodes[0].node: got \"-1\"; expected a whole number from 0 to 1048575");
-  CHECK(error_of("nodes: {a: 1}\n") == "box.yaml:1:8: nodes: got a mapping; expected a list of devices {name, kind, node}");
+  CHECK(error_of("nodes: {a: 1}\n") ==
+        "box.yaml:1:8: nodes: got a mapping; expected a list of devices {name, kind, node}");
   CHECK(error_of("nodes: [\n") == "box.yaml:2:1: invalid YAML: end of sequence flow not found");
-  CHECK(error_of("") == "box.yaml:1:1: nodes: missing required field; expected a list of devices {name, kind, node}");
+  CHECK(error_of("") ==
+        "box.yaml:1:1: nodes: missing required field; expected a list of devices {name, kind, node}");
   CHECK(error_of("links: []\n") ==
         "box.yaml:1:1: nodes: missing required field; expected a list of devices {name, kind, node}");
 }
@@ -185,17 +198,19 @@ TEST_CASE("yaml error: bad values are located and say what was expected") {
 TEST_CASE("yaml error: a GPU joined to no other is named where it is declared") {
   // GPU2 hangs off its own switch: no chain of links joins it to GPU0, so no run could route a
   // byte to it. GPU1 reaches GPU0 through PLX0.
-  CHECK(error_of("nodes:\n  - {name: GPU0, kind: gpu}\n  - {name: GPU1, kind: gpu}\n"
-                 "  - {name: PLX0, kind: plx}\n  - {name: PLX1, kind: plx}\n  - {name: GPU2, kind: gpu}\n"
-                 "links:\n  - {a: GPU0, b: PLX0, kind: pcie, bandwidth: 12 GB/s}\n"
-                 "  - {a: GPU1, b: PLX0, kind: pcie, bandwidth: 12 GB/s}\n"
-                 "  - {a: GPU2, b: PLX1, kind: pcie, bandwidth: 12 GB/s}\n") ==
-        "box.yaml:6:5: nodes[4]: GPU \"GPU2\" is not connected to GPU \"GPU0\" by any chain of links; expected "
-        "every GPU connected to the others");
+  CHECK(
+      error_of("nodes:\n  - {name: GPU0, kind: gpu}\n  - {name: GPU1, kind: gpu}\n"
+               "  - {name: PLX0, kind: plx}\n  - {name: PLX1, kind: plx}\n  - {name: GPU2, kind: gpu}\n"
+               "links:\n  - {a: GPU0, b: PLX0, kind: pcie, bandwidth: 12 GB/s}\n"
+               "  - {a: GPU1, b: PLX0, kind: pcie, bandwidth: 12 GB/s}\n"
+               "  - {a: GPU2, b: PLX1, kind: pcie, bandwidth: 12 GB/s}\n") ==
+      "box.yaml:6:5: nodes[4]: GPU \"GPU2\" is not connected to GPU \"GPU0\" by any chain of links; expected "
+      "every GPU connected to the others");
   // A chain of GPUs with direct links only (a ring machine, as ideal-ring) is accepted.
-  CHECK(error_of("nodes:\n  - {name: GPU0, kind: gpu}\n  - {name: GPU1, kind: gpu}\n  - {name: GPU2, kind: gpu}\n"
-                 "links:\n  - {a: GPU0, b: GPU1, kind: nvlink, bandwidth: 25 GB/s}\n"
-                 "  - {a: GPU1, b: GPU2, kind: nvlink, bandwidth: 25 GB/s}\n") == "");
+  CHECK(error_of(
+            "nodes:\n  - {name: GPU0, kind: gpu}\n  - {name: GPU1, kind: gpu}\n  - {name: GPU2, kind: gpu}\n"
+            "links:\n  - {a: GPU0, b: GPU1, kind: nvlink, bandwidth: 25 GB/s}\n"
+            "  - {a: GPU1, b: GPU2, kind: nvlink, bandwidth: 25 GB/s}\n") == "");
   // Two GPUs and no links at all.
   CHECK(error_of("nodes:\n  - {name: a, kind: gpu}\n  - {name: b, kind: gpu}\n")
             .starts_with("box.yaml:3:5: nodes[1]: GPU \"b\" is not connected"));

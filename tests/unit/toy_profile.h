@@ -33,7 +33,8 @@ inline workloads::Op toy_op(const std::string& name, std::vector<std::uint32_t> 
   op.backward = {{"b", bwd}};
   op.activation_bytes = act;
   op.gradient_bytes = grad;
-  op.exchange = grad.count() > 0 ? workloads::GradientExchange::DenseAllReduce : workloads::GradientExchange::None;
+  op.exchange =
+      grad.count() > 0 ? workloads::GradientExchange::DenseAllReduce : workloads::GradientExchange::None;
   return op;
 }
 
@@ -41,9 +42,10 @@ inline workloads::Op toy_op(const std::string& name, std::vector<std::uint32_t> 
 inline workloads::Profile toy_chain(int n, sim::Bytes grad = sim::Bytes::mib(4)) {
   workloads::Profile p = toy_profile();
   for (int i = 0; i < n; ++i)
-    p.ops.push_back(toy_op("op" + std::to_string(i),
-                           i == 0 ? std::vector<std::uint32_t>{} : std::vector<std::uint32_t>{std::uint32_t(i - 1)},
-                           sim::Time::ms(1), sim::Time::ms(2), grad));
+    p.ops.push_back(
+        toy_op("op" + std::to_string(i),
+               i == 0 ? std::vector<std::uint32_t>{} : std::vector<std::uint32_t>{std::uint32_t(i - 1)},
+               sim::Time::ms(1), sim::Time::ms(2), grad));
   workloads::validate_profile(p);
   return p;
 }

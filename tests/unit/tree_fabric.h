@@ -22,7 +22,8 @@ struct TreeFabric {
   std::vector<std::vector<sim::LinkId>> out, in;  // [g][rank]
 };
 
-inline TreeFabric make_trees(std::uint32_t n, std::uint32_t groups, std::uint32_t period = 1, bool relabel = false) {
+inline TreeFabric make_trees(std::uint32_t n, std::uint32_t groups, std::uint32_t period = 1,
+                             bool relabel = false) {
   TreeFabric f;
   for (std::uint32_t g = 0; g < groups; ++g) {
     const sim::Bandwidth bw = sim::Bandwidth::bytes_per_second(12'500'000'000LL * (1 + g % period));
@@ -38,7 +39,9 @@ inline TreeFabric make_trees(std::uint32_t n, std::uint32_t groups, std::uint32_
       t.up.assign(n, {});
       t.children.assign(n, {});
       t.down.assign(n, {});
-      const auto rank = [&](int k) { return static_cast<std::uint32_t>(relabel ? (k + static_cast<int>(g)) % static_cast<int>(n) : k); };
+      const auto rank = [&](int k) {
+        return static_cast<std::uint32_t>(relabel ? (k + static_cast<int>(g)) % static_cast<int>(n) : k);
+      };
       for (int k = 0; k < static_cast<int>(n); ++k) {
         const int p = hybridsim::topology::binary_tree_parent(static_cast<int>(n), k, second);
         if (p < 0) continue;

@@ -37,7 +37,9 @@ sim::CollectiveChain::Part part(std::vector<sim::RingChannel> channels) {
 
 }  // namespace
 
-TEST_CASE("collective load: each channel receives at its most shared link's share; NCCL: an SM per channel, 3 bytes per byte") {
+TEST_CASE(
+    "collective load: each channel receives at its most shared link's share; NCCL: an SM per channel, 3 "
+    "bytes per byte") {
   const sim::LinkTable links = three_links();
   // Channels 0 and 1 both cross L0 (10 GB/s, shared: 5 each); channel 0 also L1, channel 1 L2
   // (25 each, alone). Each runs at 5 GB/s: a rank receives 10 GB/s.
@@ -50,19 +52,23 @@ TEST_CASE("collective load: each channel receives at its most shared link's shar
   CollectiveSpec spec;
   spec.role = CollectiveRole::GradientAllReduce;
   // 2 channels: 2 SMs; 3 × 10 GB/s of memory traffic.
-  CHECK(collective_load(spec, phases({{shared}}), links) == sim::CollectiveLoad{2, Bandwidth::gb_per_second(30)});
+  CHECK(collective_load(spec, phases({{shared}}), links) ==
+        sim::CollectiveLoad{2, Bandwidth::gb_per_second(30)});
   // A chain takes its largest phase: 2 SMs (first phase), 3 × 25 GB/s (second).
-  CHECK(collective_load(spec, phases({{shared}, {alone}}), links) == sim::CollectiveLoad{2, Bandwidth::gb_per_second(75)});
+  CHECK(collective_load(spec, phases({{shared}, {alone}}), links) ==
+        sim::CollectiveLoad{2, Bandwidth::gb_per_second(75)});
   // A model-parallel copy: copy engines, no SM; 1 byte per byte.
   spec.role = CollectiveRole::Activation;
-  CHECK(collective_load(spec, phases({{alone}}), links) == sim::CollectiveLoad{0, Bandwidth::gb_per_second(25)});
+  CHECK(collective_load(spec, phases({{alone}}), links) ==
+        sim::CollectiveLoad{0, Bandwidth::gb_per_second(25)});
 }
 
 TEST_CASE("collective load from a real plan: channels over the same link share it") {
   // Two GPUs joined by 20 GB/s links, 3 channels: all three cross the same link each way, so each
   // gets floor(20e9 / 3) = 6,666,666,666 B/s and a rank receives 19,999,999,998 B/s; × 3 bytes of
   // memory traffic per byte received; one SM per channel.
-  const topology::Topology t = topology::presets::fully_connected({.gpus = 2, .bandwidth = Bandwidth::gb_per_second(20)});
+  const topology::Topology t =
+      topology::presets::fully_connected({.gpus = 2, .bandwidth = Bandwidth::gb_per_second(20)});
   CommPlanner planner(t, {.channels = 3});
   CollectiveSpec spec;
   spec.members = {0, 1};

@@ -32,15 +32,15 @@ TEST_CASE("comm plan: option names") {
   CHECK(workloads::parse_algorithm("auto") == AllReduceAlgorithm::Auto);
   CHECK(workloads::parse_algorithm("tree") == AllReduceAlgorithm::Tree);
   CHECK(workloads::algorithm_name(AllReduceAlgorithm::Hierarchical) == "hierarchical");
-  CHECK_THROWS_WITH_AS(workloads::parse_algorithm("star"), doctest::Contains("auto, ring, tree or hierarchical"),
-                       InputError);
+  CHECK_THROWS_WITH_AS(workloads::parse_algorithm("star"),
+                       doctest::Contains("auto, ring, tree or hierarchical"), InputError);
   CHECK_FALSE(workloads::parse_protocol_option("auto"));
   CHECK(workloads::parse_protocol_option("ll128") == sim::Protocol::LL128);
   CHECK(workloads::parse_protocol_option("ideal") == sim::Protocol::Ideal);
   CHECK(workloads::protocol_option_name(sim::Protocol::Simple) == "simple");
   CHECK(workloads::protocol_option_name(std::nullopt) == "auto");
-  CHECK_THROWS_WITH_AS(workloads::parse_protocol_option("fast"), doctest::Contains("auto, ll, ll128, simple or ideal"),
-                       InputError);
+  CHECK_THROWS_WITH_AS(workloads::parse_protocol_option("fast"),
+                       doctest::Contains("auto, ll, ll128, simple or ideal"), InputError);
 }
 
 TEST_CASE("comm plan: what NCCL's model is told about DGX-1 communicators") {

@@ -76,7 +76,8 @@ TEST_CASE("cost model: AMP halves values, memory traffic and gradients but not t
       if (f.forward[k].bound != sim::KernelBound::Memory) continue;
       // Half the bytes: ceil(b / 2 / bw) against ceil(b / bw), to the nanosecond, unless the 5 us
       // floor holds the AMP kernel up.
-      if (a.forward[k].duration > floor) CHECK(std::llabs(2 * ns(a.forward[k].duration) - ns(f.forward[k].duration)) <= 1);
+      if (a.forward[k].duration > floor)
+        CHECK(std::llabs(2 * ns(a.forward[k].duration) - ns(f.forward[k].duration)) <= 1);
     }
     // The optimizer updates FP32 master weights: the same time per op as in FP32 (to a ns).
     if (f.gradient_bytes.count() > 0)
@@ -158,7 +159,8 @@ TEST_CASE("cost model: every built-in network on every GPU and precision loads, 
         CHECK(parse_profile(profile_to_yaml(p), "p.yaml") == p);
         // Calibrated: GNMT on the V100 in both precisions, Inception-V3 on the V100 in FP32. Every
         // other combination says it is an estimate, and how its rates were derived.
-        const bool calibrated = gpu.key == "v100" && (name == "gnmt" || (name == "inception-v3" && precision == Precision::Fp32));
+        const bool calibrated =
+            gpu.key == "v100" && (name == "gnmt" || (name == "inception-v3" && precision == Precision::Fp32));
         CHECK((p.meta.source.find("ESTIMATE") == std::string::npos) == calibrated);
         if (gpu.key != "v100") CHECK(p.meta.source.find("x the V100's") != std::string::npos);
         // A GPU's profile is faster than the V100's at the same precision.
@@ -167,7 +169,8 @@ TEST_CASE("cost model: every built-in network on every GPU and precision loads, 
       }
   CHECK_THROWS_AS(builtin_profile("gnmt", {.gpu = "mi300"}), InputError);
   CHECK(precision_by_name("amp") == Precision::Amp);
-  CHECK_THROWS_WITH_AS(precision_by_name("fp16"), "unknown precision \"fp16\": expected fp32 or amp", InputError);
+  CHECK_THROWS_WITH_AS(precision_by_name("fp16"), "unknown precision \"fp16\": expected fp32 or amp",
+                       InputError);
 }
 
 TEST_CASE("gpu: one table, found by key or by the name a profile records") {
@@ -179,8 +182,8 @@ TEST_CASE("gpu: one table, found by key or by the name a profile records") {
   CHECK(find_gpu("H200-SXM-141GB")->key == "h200");
   CHECK(find_gpu("h100") == &gpu_by_key("h100"));  // a key is a name too
   CHECK(find_gpu("MI250X") == nullptr);
-  CHECK_THROWS_WITH_AS(gpu_by_key("b200"), "unknown GPU \"b200\": expected v100, a100, a100-40gb, h100 or h200",
-                       InputError);
+  CHECK_THROWS_WITH_AS(gpu_by_key("b200"),
+                       "unknown GPU \"b200\": expected v100, a100, a100-40gb, h100 or h200", InputError);
   // The DGX-2's 32 GB V100 is a part of its own (its capacity), found by name only, with the V100's
   // chip: its kernels are the 16 GB part's, and it is no value of workload.gpu.
   const Gpu& v32 = *find_gpu("V100-SXM3-32GB");
@@ -195,7 +198,8 @@ TEST_CASE("gpu: one table, found by key or by the name a profile records") {
   const Gpu& v = *find_gpu("V100-SXM2-16GB");
   CHECK(v.name == "V100");
   CHECK(v.memory() == sim::Bytes::gib(16));
-  CHECK(gpu_resources(v) == sim::GpuResources{80, sim::Bandwidth::gb_per_second(900), sim::Bandwidth::gb_per_second(600)});
+  CHECK(gpu_resources(v) ==
+        sim::GpuResources{80, sim::Bandwidth::gb_per_second(900), sim::Bandwidth::gb_per_second(600)});
   CHECK(gpu_resources(v32) == gpu_resources(v));
   const Gpu& a = *find_gpu("A100-SXM4-80GB");
   CHECK(a.name == "A100 80GB");

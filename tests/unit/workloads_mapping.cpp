@@ -34,7 +34,10 @@ TEST_CASE("custom mapping: sizes, ranges and duplicates are checked") {
   const topology::Topology t = topology::presets::fully_connected({.gpus = 4});
   CHECK(custom_mapping(t, 2, 2, {{3, 0}, {1, 2}}).dp_group(0) == std::vector<int>{3, 1});
   CHECK_THROWS_WITH_AS(custom_mapping(t, 2, 2, {{0, 1}}), doctest::Contains("lists 1 workers"), InputError);
-  CHECK_THROWS_WITH_AS(custom_mapping(t, 2, 2, {{0, 1}, {2}}), doctest::Contains("worker 1 lists 1 GPUs"), InputError);
-  CHECK_THROWS_WITH_AS(custom_mapping(t, 2, 2, {{0, 1}, {2, 4}}), doctest::Contains("names GPU 4"), InputError);
-  CHECK_THROWS_WITH_AS(custom_mapping(t, 2, 2, {{0, 1}, {1, 2}}), doctest::Contains("GPU 1 twice"), InputError);
+  CHECK_THROWS_WITH_AS(custom_mapping(t, 2, 2, {{0, 1}, {2}}), doctest::Contains("worker 1 lists 1 GPUs"),
+                       InputError);
+  CHECK_THROWS_WITH_AS(custom_mapping(t, 2, 2, {{0, 1}, {2, 4}}), doctest::Contains("names GPU 4"),
+                       InputError);
+  CHECK_THROWS_WITH_AS(custom_mapping(t, 2, 2, {{0, 1}, {1, 2}}), doctest::Contains("GPU 1 twice"),
+                       InputError);
 }

@@ -29,7 +29,8 @@ struct Split {
 Split split(const std::string& network, int mp, int dp = 1) {
   Split s;
   s.profile = builtin_profile(network);
-  s.placement = mp == 1 ? place_all_on_first(s.profile, 1) : partition(s.profile, mp, default_partitioner(s.profile));
+  s.placement =
+      mp == 1 ? place_all_on_first(s.profile, 1) : partition(s.profile, mp, default_partitioner(s.profile));
   s.order = order_ops(s.profile, s.placement, sim::Bandwidth::gb_per_second(25));
   MemoryOptions o;
   o.dp = dp;
@@ -87,7 +88,9 @@ void check_literal(const Split& s) {
       std::int64_t sparse = 0;
       for (std::size_t u = 0; u < s.profile.ops.size(); ++u) {
         const Op& op = s.profile.ops[u];
-        if (static_cast<int>(s.placement.gpu_of_op[u]) != k || op.exchange != GradientExchange::SparseAllGather) continue;
+        if (static_cast<int>(s.placement.gpu_of_op[u]) != k ||
+            op.exchange != GradientExchange::SparseAllGather)
+          continue;
         const auto& bwd = s.order.backward[static_cast<std::size_t>(k)];
         const std::size_t pos = s.order.forward[static_cast<std::size_t>(k)].size() +
                                 static_cast<std::size_t>(std::find(bwd.begin(), bwd.end(), u) - bwd.begin());
@@ -98,7 +101,9 @@ void check_literal(const Split& s) {
   }
 }
 
-std::int64_t total(const Split& s, int k) { return s.memory.ranks[static_cast<std::size_t>(k)].peak.total().count(); }
+std::int64_t total(const Split& s, int k) {
+  return s.memory.ranks[static_cast<std::size_t>(k)].peak.total().count();
+}
 std::int64_t part(const Split& s, int k, MemoryPart p) {
   return s.memory.ranks[static_cast<std::size_t>(k)].peak[p].count();
 }
@@ -203,7 +208,8 @@ TEST_CASE("memory, built-in: GNMT on one GPU and split by stacks") {
   // dec.L3's 24 gradients.
   CHECK(part(four, 3, MemoryPart::Activations) == (72 + 48 + 24) * kStep + 2 * 397'148'160);
   for (int k = 0; k < 4; ++k)
-    CHECK(total(four, k) == 4 * part(four, k, MemoryPart::Weights) + part(four, k, MemoryPart::Activations) + kFramework);
+    CHECK(total(four, k) ==
+          4 * part(four, k, MemoryPart::Weights) + part(four, k, MemoryPart::Activations) + kFramework);
   check_literal(four);
 }
 
@@ -234,7 +240,8 @@ TEST_CASE("memory, built-in: BigLSTM on one GPU and split by layers") {
   // their gradient, lstm_1's gradients = 3 × 10,485,760 + 2 × 83,896,320; gradients lstm_1 and the
   // softmax's rows.
   CHECK(part(two, 1, MemoryPart::Activations) == 3 * 10'485'760 + 2 * 83'896'320);
-  CHECK(total(two, 1) == 2 * (302'120'960 + 3'253'227'000) + 302'120'960 + 44'255'232 + 199'249'920 + kFramework);
+  CHECK(total(two, 1) ==
+        2 * (302'120'960 + 3'253'227'000) + 302'120'960 + 44'255'232 + 199'249'920 + kFramework);
   check_literal(two);
 
   // mp 4: one layer per GPU. The embedding's GPU: its output and the gradient it gets back, its rows.
@@ -262,7 +269,8 @@ TEST_CASE("memory, built-in: data parallelism adds buckets, NCCL buffers and Big
   // gathered (8 × 54,761,472 = 438,091,776) and copied out of the gather's flat buffer (as much):
   // 17,714,187,248 B = 16.5 GiB, more than a 16 GiB V100 holds.
   const Split dp8 = split("biglstm", 1, 8);
-  CHECK(total(dp8, 0) == 2 * 7'107'522'040 + 2 * 604'241'920 + nccl + kFramework + 2 * 54'761'472 + 2 * 438'091'776);
+  CHECK(total(dp8, 0) ==
+        2 * 7'107'522'040 + 2 * 604'241'920 + nccl + kFramework + 2 * 54'761'472 + 2 * 438'091'776);
   CHECK(dp8.memory.ranks[0].timeline[dp8.memory.ranks[0].peak_point].phase == MemoryPhase::Optimizer);
   CHECK_FALSE(fits_in(dp8.memory.peaks(), Bytes::gib(16)));
   CHECK(fits_in(dp8.memory.peaks(), Bytes::gib(32)));

@@ -42,8 +42,8 @@ TEST_CASE("placement rules: the first matching rule wins, on the op's name or it
   const std::vector<PlacementRule> partial = {{"enc*", 0, ""}};
   CHECK_THROWS_WITH_AS(place_by_rules(p, 2, partial), doctest::Contains("\"dec.t0\""), InputError);
   const std::vector<PlacementRule> outside = {{"*", 2, "s.yaml:3:4: "}};
-  CHECK_THROWS_WITH_AS(place_by_rules(p, 2, outside), doctest::Contains("s.yaml:3:4: placement rule \"*\" names GPU 2"),
-                       InputError);
+  CHECK_THROWS_WITH_AS(place_by_rules(p, 2, outside),
+                       doctest::Contains("s.yaml:3:4: placement rule \"*\" names GPU 2"), InputError);
   const std::vector<PlacementRule> shadowed = {{"*", 0, ""}, {"head", 1, ""}};
   CHECK_THROWS_WITH_AS(place_by_rules(p, 2, shadowed), doctest::Contains("is shadowed"), InputError);
   CHECK(glob_match("enc.L[0-2]", "enc.L1"));
@@ -68,7 +68,8 @@ TEST_CASE("layers partitioner: contiguous groups that minimize the largest one")
 TEST_CASE("stacks partitioner: each stack split by depth; layers outside go next to their inputs") {
   // embedding → enc.L0 → enc.L1 → dec.L0 → dec.L1 → classifier, 2 ms each. enc and dec are each
   // cut into {L0 | L1}; the embedding has no placed input (GPU 0); the classifier reads dec.L1 (GPU 1).
-  const Profile p = chain_of_layers({{"embedding", 2}, {"enc.L0", 2}, {"enc.L1", 2}, {"dec.L0", 2}, {"dec.L1", 2}, {"classifier", 2}});
+  const Profile p = chain_of_layers(
+      {{"embedding", 2}, {"enc.L0", 2}, {"enc.L1", 2}, {"dec.L0", 2}, {"dec.L1", 2}, {"classifier", 2}});
   CHECK(partition_stacks(p, 2).gpu_of_op == Gpus{0, 0, 1, 0, 1, 1});
 }
 

@@ -96,7 +96,8 @@ TEST_CASE("step program: every worker's compute streams are the ones compute_str
     for (int k = 0; k < 2; ++k) {
       CAPTURE(k);
       const sim::StreamProgram built = step_parts::compute_stream(p, layout, e, k);
-      const sim::StreamProgram& got = s.gpus[static_cast<std::size_t>(m.gpu_rank[w][static_cast<std::size_t>(k)])].streams[0];
+      const sim::StreamProgram& got =
+          s.gpus[static_cast<std::size_t>(m.gpu_rank[w][static_cast<std::size_t>(k)])].streams[0];
       CHECK(got.name == built.name);
       REQUIRE(got.tasks.size() == built.tasks.size());
       for (std::size_t i = 0; i < got.tasks.size(); ++i) {
@@ -128,7 +129,8 @@ TEST_CASE("step program: every worker's compute streams are the ones compute_str
           step_parts::send_streams(layout, e, k, activation, gradient, m.gpu_rank[w]);
       for (auto& r : step_parts::receive_streams(layout, e, k, activation, gradient, m.gpu_rank[w]))
         built.push_back(std::move(r));
-      const auto& streams = s.gpus[static_cast<std::size_t>(m.gpu_rank[w][static_cast<std::size_t>(k)])].streams;
+      const auto& streams =
+          s.gpus[static_cast<std::size_t>(m.gpu_rank[w][static_cast<std::size_t>(k)])].streams;
       REQUIRE(streams.size() == built.size() + 2);  // compute, communication, then the transfers
       for (std::size_t i = 0; i < built.size(); ++i) {
         CAPTURE(i);

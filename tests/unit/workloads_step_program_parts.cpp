@@ -20,7 +20,9 @@ namespace {
 // a → b → c, 1 ms forward and 2 ms backward each, 4 MiB of gradients each.
 Profile chain3() { return testing::toy_chain(3); }
 
-MpPlacement placed(int mp, std::vector<std::uint32_t> gpu_of_op) { return MpPlacement{mp, std::move(gpu_of_op), "test"}; }
+MpPlacement placed(int mp, std::vector<std::uint32_t> gpu_of_op) {
+  return MpPlacement{mp, std::move(gpu_of_op), "test"};
+}
 
 // What a task is, compactly: "k2" kernel of label 2, "r11" record, "w11" wait, "c7/1" collective 7 rank 1.
 std::string show(const sim::StreamProgram& s) {
@@ -91,7 +93,9 @@ TEST_CASE("step parts: the optimizer's time follows the parameters each MP rank 
   CHECK(t == std::vector<sim::Time>{Time::ps(7'812'500), Time::ps(3'906'250)});
 }
 
-TEST_CASE("step parts: a model-parallel edge per producer and consuming GPU, its gradient after the last consumer") {
+TEST_CASE(
+    "step parts: a model-parallel edge per producer and consuming GPU, its gradient after the last "
+    "consumer") {
   // a on GPU 0 feeds b and c on GPU 1: one edge (a's output crosses once). Backward on GPU 1: b and
   // c have no consumers, both ready at once, so b (lower index) runs first and c last: c sends the
   // gradient back.

@@ -29,7 +29,8 @@ TEST_CASE("variability: WMT16 En-De lengths average 47.9 tokens per pair, at mos
   CHECK(std::abs(2 * m.mean() - 47.9) < 1e-3);
 }
 
-TEST_CASE("variability: bins of the bucketing sampler, as NVIDIA's (width ceil(50 / 5) = 10, the last takes 50)") {
+TEST_CASE(
+    "variability: bins of the bucketing sampler, as NVIDIA's (width ceil(50 / 5) = 10, the last takes 50)") {
   CHECK(length_bucket(1, 50, 5) == 0);
   CHECK(length_bucket(9, 50, 5) == 0);
   CHECK(length_bucket(10, 50, 5) == 1);
@@ -78,7 +79,8 @@ TEST_CASE("variability: kernel jitter is seeded, per GPU, and log-normal of mean
   CHECK(std::abs(sd / mean - 0.05) < 0.0015);
 }
 
-TEST_CASE("variability: bucketed batches keep a step's workers in one bin, random ones pad to the longest of all") {
+TEST_CASE(
+    "variability: bucketed batches keep a step's workers in one bin, random ones pad to the longest of all") {
   const LengthModel m = wmt16_en_de_lengths();
   const double reference = m.expected_padded(128, Batching::Bucketed, 5);
   std::vector<int> workers(64);
@@ -87,7 +89,8 @@ TEST_CASE("variability: bucketed batches keep a step's workers in one bin, rando
   for (int step = 0; step < 20; ++step) {
     const StepScales s = step_scales(bucketed, m, workers, 128, step);
     const int bin = length_bucket(static_cast<int>(std::lround(s.sample[0] * reference)), 50, 5);
-    for (const double f : s.sample) CHECK(length_bucket(static_cast<int>(std::lround(f * reference)), 50, 5) == bin);
+    for (const double f : s.sample)
+      CHECK(length_bucket(static_cast<int>(std::lround(f * reference)), 50, 5) == bin);
     CHECK(s.compute == std::vector<double>(64, 1.0));
   }
   // Random batches of 128 pairs are padded to nearly 50 tokens: every factor above 40 / reference.

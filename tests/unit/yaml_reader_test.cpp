@@ -72,7 +72,8 @@ TEST_CASE("yaml tree: a ',' outside [ ] or { } is refused where it is (yaml-cpp 
   // Control characters (a NUL made the same loop) are refused first, where they are; tabs are text.
   CHECK(parse_error(std::string("a: 1\nb: x\0,\0", 13)) ==
         "t.yaml:2:5: invalid YAML: control character U+0000 (a binary file?); expected text");
-  CHECK(parse_error("a: \x7f") == "t.yaml:1:4: invalid YAML: control character U+007F (a binary file?); expected text");
+  CHECK(parse_error("a: \x7f") ==
+        "t.yaml:1:4: invalid YAML: control character U+007F (a binary file?); expected text");
   CHECK(parse_yaml_tree("a: \"x\ty\"\r\n", "t.yaml").find("a")->scalar == "x\ty");
   // A ',' inside text is text, as ever.
   CHECK(parse_yaml_tree("a: x, y\n", "t.yaml").find("a")->scalar == "x, y");
@@ -81,7 +82,8 @@ TEST_CASE("yaml tree: a ',' outside [ ] or { } is refused where it is (yaml-cpp 
 
 TEST_CASE("yaml tree: one document, keys written once and as plain text, at most 64 levels") {
   CHECK(parse_error("a: 1\nb: 2\na: 3\n") == "t.yaml:3:1: invalid YAML: repeated key 'a'");
-  CHECK(parse_error("? [a, b]\n: 1\n") == "t.yaml:1:3: invalid YAML: a key must be plain text, not a list or mapping");
+  CHECK(parse_error("? [a, b]\n: 1\n") ==
+        "t.yaml:1:3: invalid YAML: a key must be plain text, not a list or mapping");
   CHECK(parse_error("a: 1\n---\nb: 2\n---\nc: 3\n") ==
         "t.yaml:3:1: invalid YAML: expected one document, found 3 (remove the extra '---')");
   CHECK(parse_error("a: [1, 2\n") == "t.yaml:2:1: invalid YAML: end of sequence flow not found");
@@ -99,7 +101,8 @@ TEST_CASE("yaml tree: at most kMaxTreeNodes nodes, aliases expanded, the error a
   CHECK(count_nodes(parse_yaml_tree("[" + repeated("1,", n) + "]", "t.yaml")) == kMaxTreeNodes);
   // One more item is node 250,001: item k is at column 2 + 2k, and it is item k = 249,999.
   CHECK(parse_error("[" + repeated("1,", n + 1) + "]") ==
-        "t.yaml:1:500000: invalid YAML: more than 250000 nodes (the limit for any input file); expected a smaller "
+        "t.yaml:1:500000: invalid YAML: more than 250000 nodes (the limit for any input file); expected a "
+        "smaller "
         "document");
   // Six levels of ten aliases: 1 + 10 + 10 × (1 + 10) + ... nodes; level e alone is 111,111, so
   // the copies run out inside f, in the copy of its second alias (column 14 of line 6).
@@ -110,8 +113,9 @@ TEST_CASE("yaml tree: at most kMaxTreeNodes nodes, aliases expanded, the error a
       "d: &d [*c, *c, *c, *c, *c, *c, *c, *c, *c, *c]\n"
       "e: &e [*d, *d, *d, *d, *d, *d, *d, *d, *d, *d]\n"
       "f: &f [*e, *e, *e, *e, *e, *e, *e, *e, *e, *e]\n";
-  CHECK(parse_error(bomb) == "t.yaml:6:12: invalid YAML: more than 250000 nodes once aliases are expanded (the "
-                             "limit for any input file); expected a smaller document or fewer aliases");
+  CHECK(parse_error(bomb) ==
+        "t.yaml:6:12: invalid YAML: more than 250000 nodes once aliases are expanded (the "
+        "limit for any input file); expected a smaller document or fewer aliases");
 }
 
 TEST_CASE("yaml tree: the largest shipped input, the gnmt profile, is far inside the budget") {
@@ -128,9 +132,22 @@ constexpr FieldSpec kToyFields[] = {
     {.path = "name", .kind = K::Text, .required = true, .help = "A name."},
     {.path = "link", .kind = K::Section, .help = "A link."},
     {.path = "link.count", .kind = K::Integer, .default_text = "1", .min = 1, .max = 8, .help = "Links."},
-    {.path = "link.kind", .kind = K::Choice, .default_text = "nvlink", .choices = "nvlink|pcie", .help = "Kind."},
-    {.path = "link.speed", .kind = K::Rate, .words = "auto", .min = 0, .min_exclusive = true, .help = "Speed."},
-    {.path = "gpus", .kind = K::List, .default_text = "[]", .type_doc = "a list of GPU ranks", .help = "GPUs."},
+    {.path = "link.kind",
+     .kind = K::Choice,
+     .default_text = "nvlink",
+     .choices = "nvlink|pcie",
+     .help = "Kind."},
+    {.path = "link.speed",
+     .kind = K::Rate,
+     .words = "auto",
+     .min = 0,
+     .min_exclusive = true,
+     .help = "Speed."},
+    {.path = "gpus",
+     .kind = K::List,
+     .default_text = "[]",
+     .type_doc = "a list of GPU ranks",
+     .help = "GPUs."},
     {.path = "gpus[]", .kind = K::Integer, .min = 0, .help = "A rank."},
 };
 constexpr Schema kToy{"toy", kToyFields};
@@ -140,11 +157,13 @@ constexpr Schema kToy{"toy", kToyFields};
 TEST_CASE("yaml schema: lookups, expected texts and the generated reference of a table") {
   CHECK(kToy.find("gpus[3]") == &kToyFields[6]);
   CHECK(kToy.find("link.colour") == nullptr);
-  CHECK_THROWS_WITH_AS(kToy.field("link.colour"), "toy field 'link.colour' is not declared in the schema", InternalError);
+  CHECK_THROWS_WITH_AS(kToy.field("link.colour"), "toy field 'link.colour' is not declared in the schema",
+                       InternalError);
   CHECK(kToy.children_of("").size() == 3);  // name, link, gpus
   CHECK(kToy.expected_text(kToy.field("link")) == "a mapping with fields count, kind, speed");
   CHECK(kToy.expected_text(kToy.field("link.count")) == "a whole number from 1 to 8");
-  CHECK(kToy.expected_text(kToy.field("link.speed")) == "auto or a bandwidth such as \"25 GB/s\" or \"100 Gb/s\", > 0");
+  CHECK(kToy.expected_text(kToy.field("link.speed")) ==
+        "auto or a bandwidth such as \"25 GB/s\" or \"100 Gb/s\", > 0");
   CHECK(kToy.expected_text(kToy.field("gpus")) == "a list of GPU ranks");
   CHECK(kToy.reference_markdown() ==
         "| field | type | default | meaning |\n|---|---|---|---|\n"
@@ -193,14 +212,18 @@ TEST_CASE("yaml field reader: declared keys, defaults located at their mapping, 
   CHECK(error_of("") == "t.yaml:1:1: name: missing required field; expected a single value (text)");
   CHECK(error_of("name: a\nlinks: {}\n") ==
         "t.yaml:2:1: links: unknown field (did you mean 'link'?); expected one of: name, link, gpus");
-  CHECK(error_of("name: a\nlink: {count: 9}\n") == "t.yaml:2:15: link.count: got \"9\"; expected a whole number from 1 to 8");
-  CHECK(error_of("name: a\nlink: {kind: pci}\n") ==
-        "t.yaml:2:14: link.kind: unknown value \"pci\" (did you mean 'pcie'?); expected one of: nvlink, pcie");
-  CHECK(error_of("name: a\nlink: [1]\n") == "t.yaml:2:7: link: got a list; expected a mapping with fields count, kind, speed");
+  CHECK(error_of("name: a\nlink: {count: 9}\n") ==
+        "t.yaml:2:15: link.count: got \"9\"; expected a whole number from 1 to 8");
+  CHECK(
+      error_of("name: a\nlink: {kind: pci}\n") ==
+      "t.yaml:2:14: link.kind: unknown value \"pci\" (did you mean 'pcie'?); expected one of: nvlink, pcie");
+  CHECK(error_of("name: a\nlink: [1]\n") ==
+        "t.yaml:2:7: link: got a list; expected a mapping with fields count, kind, speed");
 }
 
 TEST_CASE("input files: read whole; a directory, a device, a missing file or one over the limit is refused") {
-  const auto dir = std::filesystem::temp_directory_path() / ("hybridsim-input-file-test-" + std::to_string(getpid()));
+  const auto dir =
+      std::filesystem::temp_directory_path() / ("hybridsim-input-file-test-" + std::to_string(getpid()));
   std::filesystem::create_directories(dir);
   const std::string file = (dir / "s.yaml").string();
   std::ofstream(file) << "a: 1\n";
@@ -214,20 +237,23 @@ TEST_CASE("input files: read whole; a directory, a device, a missing file or one
     return std::string("no error");
   };
   CHECK(error_of(dir.string()) == "cannot open scenario file \"" + dir.string() + "\": is a directory");
-  CHECK(error_of("/dev/zero") == "cannot open scenario file \"/dev/zero\": not a regular file (a character device)");
+  CHECK(error_of("/dev/zero") ==
+        "cannot open scenario file \"/dev/zero\": not a regular file (a character device)");
   CHECK(error_of((dir / "none.yaml").string()) ==
         "cannot open scenario file \"" + (dir / "none.yaml").string() + "\": No such file or directory");
   // 16 MiB + 1 byte (a sparse file: nothing is written): refused from its size alone.
   std::filesystem::resize_file(file, kMaxInputFileBytes + 1);
-  CHECK(error_of(file) == "cannot open scenario file \"" + file + "\": 16777217 bytes, over the limit of 16 MiB for "
-                          "an input file");
+  CHECK(error_of(file) == "cannot open scenario file \"" + file +
+                              "\": 16777217 bytes, over the limit of 16 MiB for "
+                              "an input file");
   std::filesystem::resize_file(file, kMaxInputFileBytes);
   CHECK(read_input_file(file, "scenario file").size() == kMaxInputFileBytes);
   std::filesystem::remove_all(dir);
 }
 
 TEST_CASE("input files: a FIFO (a pipe, as `<(cat s.yaml)` gives) is read once, up to the limit") {
-  const auto dir = std::filesystem::temp_directory_path() / ("hybridsim-fifo-test-" + std::to_string(getpid()));
+  const auto dir =
+      std::filesystem::temp_directory_path() / ("hybridsim-fifo-test-" + std::to_string(getpid()));
   std::filesystem::create_directories(dir);
   const std::string fifo = (dir / "pipe").string();
   REQUIRE(mkfifo(fifo.c_str(), 0600) == 0);
@@ -245,7 +271,8 @@ TEST_CASE("input files: a FIFO (a pipe, as `<(cat s.yaml)` gives) is read once, 
     error = e.what();
   }
   writer.join();  // the reader took every byte before refusing them, so the writer is done
-  CHECK(error == "cannot open scenario file \"" + fifo + "\": more than 16777216 bytes, over the limit of 16 MiB for "
-                 "an input file");
+  CHECK(error == "cannot open scenario file \"" + fifo +
+                     "\": more than 16777216 bytes, over the limit of 16 MiB for "
+                     "an input file");
   std::filesystem::remove_all(dir);
 }

@@ -75,7 +75,8 @@ sim::Bandwidth tree_receive_rate(const std::vector<sim::TreeChannel>& trees, con
 
 sim::CollectiveLoad collective_load(const CollectiveSpec& spec, const CollectivePlan& plan,
                                     const sim::LinkTable& links) {
-  const bool copy = spec.role == CollectiveRole::Activation || spec.role == CollectiveRole::ActivationGradient;
+  const bool copy =
+      spec.role == CollectiveRole::Activation || spec.role == CollectiveRole::ActivationGradient;
   std::size_t channels = 0;
   std::int64_t rate = 0;
   for (const auto& phase : plan.phases)
@@ -88,7 +89,8 @@ sim::CollectiveLoad collective_load(const CollectiveSpec& spec, const Collective
   if (plan.channels > 0) channels = static_cast<std::size_t>(plan.channels);
   sim::CollectiveLoad load;
   load.sms = copy ? 0 : static_cast<std::uint32_t>(channels);
-  load.memory_traffic = sim::Bandwidth::bytes_per_second(rate * (copy ? kCopyPassesPerByte : kNcclPassesPerByte));
+  load.memory_traffic =
+      sim::Bandwidth::bytes_per_second(rate * (copy ? kCopyPassesPerByte : kNcclPassesPerByte));
   return load;
 }
 

@@ -171,9 +171,11 @@ std::optional<CollectivePhases> CommPlanner::hierarchical(const CollectiveSpec& 
   const sim::Bytes slice = sim::Bytes::of((spec.size.count() + static_cast<std::int64_t>(g) - 1) /
                                           static_cast<std::int64_t>(g));
   CollectivePhases phases;
-  phases.push_back(ring_phase(intra, spec.members, sim::CollectiveOp::ReduceScatter, spec.size, nullptr, nullptr));
+  phases.push_back(
+      ring_phase(intra, spec.members, sim::CollectiveOp::ReduceScatter, spec.size, nullptr, nullptr));
   phases.push_back(ring_phase(inter, spec.members, sim::CollectiveOp::AllReduce, slice, chosen, nccl));
-  phases.push_back(ring_phase(intra, spec.members, sim::CollectiveOp::AllGather, spec.size, nullptr, nullptr));
+  phases.push_back(
+      ring_phase(intra, spec.members, sim::CollectiveOp::AllGather, spec.size, nullptr, nullptr));
   return phases;
 }
 

@@ -29,21 +29,23 @@ std::optional<std::string> gpu_mismatch(const Profile& profile, std::string_view
   const Gpu* has = find_gpu(profile.meta.gpu);
   if (has != nullptr && has->chip == wanted.chip) return std::nullopt;
   return "the profile's kernels are for the " + profile.meta.gpu + ", not the " + std::string(wanted.key) +
-         "; expected " + (has != nullptr ? std::string(has->chip) + " (the profile's GPU) or auto" : std::string("auto")) +
+         "; expected " +
+         (has != nullptr ? std::string(has->chip) + " (the profile's GPU) or auto" : std::string("auto")) +
          " (another GPU needs a built-in network, workload.network)";
 }
 
 std::optional<std::string> precision_mismatch(const Profile& profile, Precision precision) {
   if (profile.meta.precision == precision_name(precision)) return std::nullopt;
-  return "the profile's kernels are in " + profile.meta.precision + ", not " + std::string(precision_name(precision)) +
-         "; expected " + profile.meta.precision +
+  return "the profile's kernels are in " + profile.meta.precision + ", not " +
+         std::string(precision_name(precision)) + "; expected " + profile.meta.precision +
          " (the profile's) or no precision (another precision needs a built-in network, workload.network)";
 }
 
 std::string kernel_times_note(const Profile& profile) {
   const ProfileMetadata& m = profile.meta;
   const Gpu* g = find_gpu(m.gpu);
-  const std::string head = (g != nullptr ? std::string(g->name) + " (" + m.gpu + ")" : m.gpu) + ", " + m.precision;
+  const std::string head =
+      (g != nullptr ? std::string(g->name) + " (" + m.gpu + ")" : m.gpu) + ", " + m.precision;
   // The generator's source text says how each built-in was priced (profile_gen.cpp, priced_by).
   if (m.source.find("ESTIMATE") != std::string::npos)
     return head + ": kernel times are an ESTIMATE (no one-GPU figure calibrates this network, GPU and "

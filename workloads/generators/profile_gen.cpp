@@ -82,7 +82,8 @@ void set_sparse_gradient(Op& op, std::int64_t parameters, std::int64_t value_byt
 
 std::string priced_by(const KernelCostModel& cost, bool calibrated_here, const std::string& calibration) {
   const std::string model = "priced by the " + cost.label + " cost model";
-  return calibrated_here ? model + ", calibrated to " + calibration : model + "; ESTIMATE: " + cost.derivation;
+  return calibrated_here ? model + ", calibrated to " + calibration
+                         : model + "; ESTIMATE: " + cost.derivation;
 }
 
 std::string precision_notes(const KernelCostModel& cost) {

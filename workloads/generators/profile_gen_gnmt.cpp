@@ -88,7 +88,8 @@ std::vector<std::vector<std::uint32_t>> per_step(const std::vector<std::uint32_t
 }
 
 // What a generated GNMT profile records about itself: shapes, the calibration it rests on, notes.
-void describe_gnmt(ProfileMetadata& m, const GnmtConfig& c, const KernelCostModel& cost, std::int64_t tokens) {
+void describe_gnmt(ProfileMetadata& m, const GnmtConfig& c, const KernelCostModel& cost,
+                   std::int64_t tokens) {
   m.network = c.layers == 4 ? "gnmt" : "gnmt-" + std::to_string(c.layers);
   m.gpu = cost.gpu;
   m.precision = std::string(precision_name(cost.precision));

@@ -113,13 +113,14 @@ KernelCostModel cost_model(const Gpu& gpu, Precision precision) {
   m.gemm_flop_per_second = scaled_rate(peak, cal.tensor_flop_per_second, v100.fp16_tensor_flop_per_second);
   m.conv_flop_per_second = m.gemm_flop_per_second;
   m.tensor_cores = true;
-  m.derivation = m.calibrated
-                     ? "GEMMs and convolutions at the Tensor-Core rate calibrated on one V100 with GNMT AMP (" +
-                           tflops(cal.tensor_flop_per_second) + " of " + tflops(v100.fp16_tensor_flop_per_second) +
-                           " TFLOP/s), memory-bound kernels at " + sim::format_bandwidth(m.memory_bandwidth)
-                     : "GEMMs and convolutions at " + tflops(peak) + " TFLOP/s " + (tf32 ? "TF32" : "FP16") +
-                           " Tensor x the V100's AMP fraction " + tflops(cal.tensor_flop_per_second) + " / " +
-                           tflops(v100.fp16_tensor_flop_per_second) + ", " + memory;
+  m.derivation =
+      m.calibrated
+          ? "GEMMs and convolutions at the Tensor-Core rate calibrated on one V100 with GNMT AMP (" +
+                tflops(cal.tensor_flop_per_second) + " of " + tflops(v100.fp16_tensor_flop_per_second) +
+                " TFLOP/s), memory-bound kernels at " + sim::format_bandwidth(m.memory_bandwidth)
+          : "GEMMs and convolutions at " + tflops(peak) + " TFLOP/s " + (tf32 ? "TF32" : "FP16") +
+                " Tensor x the V100's AMP fraction " + tflops(cal.tensor_flop_per_second) + " / " +
+                tflops(v100.fp16_tensor_flop_per_second) + ", " + memory;
   return m;
 }
 

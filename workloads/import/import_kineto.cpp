@@ -1,6 +1,6 @@
 // The Kineto importer's driver: its steps (import_kineto_parts.h) in order — the device and its
-// time order, the iteration windows and what each launched, the iterations extracted (import_kineto_iteration.cpp)
-// and those alike averaged, the gradient source, and the Profile.
+// time order, the iteration windows and what each launched, the iterations extracted
+// (import_kineto_iteration.cpp) and those alike averaged, the gradient source, and the Profile.
 #include "workloads/import/import_kineto.h"
 
 #include "workloads/import/import_kineto_parts.h"
@@ -33,7 +33,8 @@ KinetoImport import_kineto(const KinetoTrace& t, const KinetoImportOptions& o) {
   r.events_kept = t.events_kept;
   r.bytes_read = t.bytes_read;
   if (t.events_malformed > 0) r.skipped.push_back(counted("events without ts or dur", t.events_malformed));
-  if (t.flows_without_id > 0) r.skipped.push_back(counted("fwdbwd flow ends without an id", t.flows_without_id));
+  if (t.flows_without_id > 0)
+    r.skipped.push_back(counted("fwdbwd flow ends without an id", t.flows_without_id));
   r.device = device.device;
   r.gpu = device.gpu;
   append(r.skipped, device.skipped);
@@ -46,7 +47,8 @@ KinetoImport import_kineto(const KinetoTrace& t, const KinetoImportOptions& o) {
     r.notes.push_back("no ProfilerStep# annotations: the whole trace is taken as one iteration");
   const WindowAssignment assignment = assign_to_windows(t, index, windows.windows, r.device);
   if (assignment.outside > 0)
-    r.skipped.push_back(counted("GPU activities launched outside the ProfilerStep iterations", assignment.outside));
+    r.skipped.push_back(
+        counted("GPU activities launched outside the ProfilerStep iterations", assignment.outside));
 
   const IterationSelection selection =
       select_iterations(t, index, windows.windows, assignment, r.device, o.steps, o.keep_gaps);

@@ -105,7 +105,8 @@ IterationDraft extract_iteration(const KinetoTrace& trace, const KinetoIndex& in
                                  const IterationWindow& window, const WindowContent& content,
                                  bool keep_gaps);
 
-// "void at::native::vectorized_elementwise_kernel<4, ...>(...)" → "at::native::vectorized_elementwise_kernel".
+// "void at::native::vectorized_elementwise_kernel<4, ...>(...)" →
+// "at::native::vectorized_elementwise_kernel".
 std::string short_kernel_name(const std::string& name);
 
 // ---- The steps of extract_iteration, in order ----

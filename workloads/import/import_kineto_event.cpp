@@ -86,7 +86,8 @@ sim::Time TraceBuilder::relative(const PendingEvent& p, Wide dur) {
   const Wide limit = kMaxImportedTime.ps();
   if (!base_) {
     if (*p.ts <= -static_cast<Wide>(INT64_MAX) * kPsPerUs || *p.ts >= static_cast<Wide>(INT64_MAX) * kPsPerUs)
-      fail(p, "\"ts\" is " + p.ts_text + " us", "microseconds that fit 64 bits (Kineto writes about 1.7e15, us since 1970)");
+      fail(p, "\"ts\" is " + p.ts_text + " us",
+           "microseconds that fit 64 bits (Kineto writes about 1.7e15, us since 1970)");
     base_ = *p.ts;
     Wide us = *p.ts / kPsPerUs, sub = *p.ts % kPsPerUs;
     if (sub < 0) sub += kPsPerUs, us -= 1;  // floor
@@ -96,10 +97,13 @@ sim::Time TraceBuilder::relative(const PendingEvent& p, Wide dur) {
   const std::string origin = "the trace's first timestamp (\"ts\": " + format_micros(*base_) + ")";
   const Wide start = *p.ts - *base_;
   if (start > limit || start < -limit)
-    fail(p, "\"ts\" is " + format_days(start < 0 ? -start : start) + (start < 0 ? " before " : " after ") + origin,
+    fail(p,
+         "\"ts\" is " + format_days(start < 0 ? -start : start) + (start < 0 ? " before " : " after ") +
+             origin,
          "every event within " + std::string(kMaxImportedTimeText) + " of it");
   if (start + dur > limit)
-    fail(p, "\"dur\" is " + p.dur_text + " us: the event ends " + format_days(start + dur) + " after " + origin,
+    fail(p,
+         "\"dur\" is " + p.dur_text + " us: the event ends " + format_days(start + dur) + " after " + origin,
          "every event within " + std::string(kMaxImportedTimeText) + " of it");
   return sim::Time::ps(static_cast<std::int64_t>(start));
 }
@@ -107,11 +111,15 @@ sim::Time TraceBuilder::relative(const PendingEvent& p, Wide dur) {
 void TraceBuilder::check_collective(const PendingEvent& p) const {
   const KinetoCollective& c = p.collective;
   const auto element = kineto_dtype_bytes(c.dtype);
-  for (const auto& [key, n] : {std::pair{"In msg nelems", c.in_elements}, std::pair{"Out msg nelems", c.out_elements}}) {
+  for (const auto& [key, n] :
+       {std::pair{"In msg nelems", c.in_elements}, std::pair{"Out msg nelems", c.out_elements}}) {
     const Wide bytes = static_cast<Wide>(n) * element.value_or(1);
     if (bytes > kMaxTensorBytes)
-      fail(p, std::string("\"") + key + "\" is " + std::to_string(n) + (element ? " " + c.dtype : "") + " elements (" +
-                  sim::human_bytes(sim::Bytes::of(static_cast<std::int64_t>(std::min<Wide>(bytes, INT64_MAX)))) + ")",
+      fail(p,
+           std::string("\"") + key + "\" is " + std::to_string(n) + (element ? " " + c.dtype : "") +
+               " elements (" +
+               sim::human_bytes(sim::Bytes::of(static_cast<std::int64_t>(std::min<Wide>(bytes, INT64_MAX)))) +
+               ")",
            std::string("a message of at most ") + kMaxTensorBytesText + " (no GPU holds more)");
   }
 }
@@ -150,7 +158,8 @@ void TraceBuilder::add(const PendingEvent& p) {
   if (gpu) {
     add_gpu(p, *gpu, collective, dur);
   } else {
-    if (*cpu == KinetoCpuKind::Op && (p.name.starts_with("ProfilerStep#") || p.name.starts_with("Optimizer.")))
+    if (*cpu == KinetoCpuKind::Op &&
+        (p.name.starts_with("ProfilerStep#") || p.name.starts_with("Optimizer.")))
       cpu = KinetoCpuKind::Annotation;  // older traces file record_function ranges as cpu_op
     add_cpu(p, *cpu, collective, dur);
   }
@@ -173,7 +182,9 @@ void TraceBuilder::add_gpu(const PendingEvent& p, KinetoGpuKind kind, int collec
   a.name = intern(names_, t_.names, p.name);
   const std::optional<std::int64_t> device = p.device ? p.device : trailing_integer(p.pid);
   if (device && (*device < 0 || *device > INT_MAX))
-    fail(p, "the device (" + std::string(p.device ? "args \"device\"" : "\"pid\"") + ") is " + std::to_string(*device),
+    fail(p,
+         "the device (" + std::string(p.device ? "args \"device\"" : "\"pid\"") + ") is " +
+             std::to_string(*device),
          "a GPU's index, 0 or more");
   a.device = static_cast<int>(device.value_or(0));
   a.stream = p.stream ? *p.stream : trailing_integer(p.tid).value_or(0);

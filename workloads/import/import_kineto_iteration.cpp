@@ -74,7 +74,8 @@ BackwardOps find_backward_ops(const KinetoTrace& t, const KinetoIndex& index, co
       if (o == kNoSlot) o = prev;
       else prev = o;
     }
-    const auto first = std::find_if(b.owner.begin(), b.owner.end(), [](std::size_t o) { return o != kNoSlot; });
+    const auto first =
+        std::find_if(b.owner.begin(), b.owner.end(), [](std::size_t o) { return o != kNoSlot; });
     for (auto it = b.owner.begin(); it != first; ++it) *it = *first;
   } else {
     for (std::size_t i = 0; i < b.ops.size(); ++i) {
@@ -108,7 +109,8 @@ Intervals measure_span_and_nccl(const KinetoTrace& t, const std::vector<WindowAc
     first = false;
     if (!it.nccl) continue;
     d.stats.communication += a.duration;
-    if (!nccl.empty() && a.start <= nccl.back().second) nccl.back().second = max(nccl.back().second, a.start + a.duration);
+    if (!nccl.empty() && a.start <= nccl.back().second)
+      nccl.back().second = max(nccl.back().second, a.start + a.duration);
     else nccl.emplace_back(a.start, a.start + a.duration);
   }
   d.stats.span = span_end - span_begin;

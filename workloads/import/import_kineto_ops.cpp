@@ -18,7 +18,8 @@ std::string not_a_bucket(const KinetoTrace& t, const KinetoCollective* c) {
   if (!c) return "NCCL kernels without collective arguments (no message size recorded)";
   const std::string kind = sim::lowercase(c->name);
   if (kind != "allreduce" && kind != "all_reduce")
-    return "NCCL " + (c->name.empty() ? std::string("collective") : c->name) + " kernels: not gradient all-reduces";
+    return "NCCL " + (c->name.empty() ? std::string("collective") : c->name) +
+           " kernels: not gradient all-reduces";
   // A data-parallel gradient bucket is all-reduced over every rank; one over a subgroup (tensor
   // or pipeline parallelism, a hybrid layout) is something else.
   const int ranks = c->group_ranks.empty() ? c->group_size : count_group_ranks(c->group_ranks);
@@ -29,8 +30,8 @@ std::string not_a_bucket(const KinetoTrace& t, const KinetoCollective* c) {
            " ranks): not the whole world, so not data-parallel gradient buckets";
   }
   if (t.world_size && ranks > *t.world_size)
-    return "NCCL all-reduces over " + std::to_string(ranks) + " ranks in a world of " + std::to_string(*t.world_size) +
-           " (distributedInfo): the trace contradicts itself";
+    return "NCCL all-reduces over " + std::to_string(ranks) + " ranks in a world of " +
+           std::to_string(*t.world_size) + " (distributedInfo): the trace contradicts itself";
   if (c->in_elements < 0 || !kineto_dtype_bytes(c->dtype))
     return "NCCL all-reduces without \"In msg nelems\" or a known dtype";
   if (c->in_elements == 0) return "NCCL all-reduces of 0 elements (nothing exchanged)";
@@ -102,7 +103,8 @@ void attach_accumulate_gradients(const KinetoTrace& t, const WindowContent& cont
     const sim::Bytes bytes = sim::Bytes::of(e.input_elements * e.input_element_bytes);
     add_to_total(total, bytes, t, t.describe(e), d);
     slots[s].op.accumulate_bytes += bytes;
-    if (d.dtype.empty()) d.dtype = e.input_element_bytes == 4 ? "Float" : e.input_element_bytes == 2 ? "Half" : "";
+    if (d.dtype.empty())
+      d.dtype = e.input_element_bytes == 4 ? "Float" : e.input_element_bytes == 2 ? "Half" : "";
   }
 }
 

@@ -1,6 +1,6 @@
 // The steps of the Kineto importer's driver (import_kineto), in order, each tested on its own (not a
-// public API): choose the device, check its time order, find the iteration windows, assign what was launched to them,
-// select and extract the iterations, keep those alike, choose the gradient source, assemble the
+// public API): choose the device, check its time order, find the iteration windows, assign what was launched
+// to them, select and extract the iterations, keep those alike, choose the gradient source, assemble the
 // profile. Report lines come back in the order the report lists them.
 //   DeviceChoice dev = choose_device(trace, std::nullopt);
 //   IterationWindows w = find_iteration_windows(trace);
@@ -99,7 +99,8 @@ struct GradientSource {
   std::string name;             // "nccl all-reduce", "AccumulateGrad shapes" or "none"
   std::vector<std::string> notes;
 };
-GradientSource choose_gradient_source(const IterationDraft& ref, const std::vector<const IterationDraft*>& used);
+GradientSource choose_gradient_source(const IterationDraft& ref,
+                                      const std::vector<const IterationDraft*>& used);
 
 // 8. The profile: `ref`'s ops with kernel durations (and kept gaps) averaged over `used`, gradient
 // bytes from `gradients`, the recorded buckets, the metadata, and the optimizer's mean time spread

@@ -31,7 +31,8 @@ std::string precision_of(const std::string& dtype) {
   return "unknown";
 }
 
-GradientSource choose_gradient_source(const IterationDraft& ref, const std::vector<const IterationDraft*>& used) {
+GradientSource choose_gradient_source(const IterationDraft& ref,
+                                      const std::vector<const IterationDraft*>& used) {
   GradientSource g;
   for (const auto& op : ref.ops) {
     g.nccl |= op.nccl_bytes.count() > 0;
@@ -61,8 +62,10 @@ ProfileMetadata profile_metadata(const ProfileInputs& in) {
   m.throughput_unit = o.throughput_unit;
   m.units_per_step = o.units_per_step > 0 ? o.units_per_step : o.batch;
   std::string where = "device " + std::to_string(r.device);
-  if (r.rank) where += ", rank " + std::to_string(*r.rank) + " of " + std::to_string(r.world_size.value_or(0));
-  m.source = "Kineto trace " + std::filesystem::path(r.source).filename().string() + ": " + r.average.name + ", " + where;
+  if (r.rank)
+    where += ", rank " + std::to_string(*r.rank) + " of " + std::to_string(r.world_size.value_or(0));
+  m.source = "Kineto trace " + std::filesystem::path(r.source).filename().string() + ": " + r.average.name +
+             ", " + where;
   m.notes = std::string("imported by hybridsim import kineto; durations are each GPU activity's share "
                         "of the device's busy time (overlap between streams clipped); CPU launch gaps ") +
             (o.keep_gaps ? "kept as idle time before the following activity (idle_before)" : "dropped") +
@@ -101,10 +104,11 @@ void set_optimizer(Profile& p, const ProfileInputs& in, std::vector<std::string>
   if (parameters.count() > 0) {
     const Wide per_gib = static_cast<Wide>(optimizer.ps()) * kGiB / parameters.count();
     if (per_gib > INT64_MAX)
-      throw InputError(in.report.source + ": " + in.report.average.name + ": the optimizer's " +
-                       sim::format_time(optimizer) + " over " + sim::human_bytes(parameters) +
-                       " of parameters is more than 2^63 ps per GiB; expected an optimizer time a profile can "
-                       "hold per GiB of parameters (is the gradients' size right?)");
+      throw InputError(
+          in.report.source + ": " + in.report.average.name + ": the optimizer's " +
+          sim::format_time(optimizer) + " over " + sim::human_bytes(parameters) +
+          " of parameters is more than 2^63 ps per GiB; expected an optimizer time a profile can "
+          "hold per GiB of parameters (is the gradients' size right?)");
     p.optimizer.time_per_gib = sim::Time::ps(static_cast<std::int64_t>(per_gib));
     p.optimizer.idle_before = optimizer_idle;
   } else if (optimizer > sim::Time::zero() || optimizer_idle > sim::Time::zero()) {

@@ -119,11 +119,17 @@ class TraceSax {
   // `input_size`: bytes the stream holds (0 when unknown), to tell a cut-off file from bad syntax;
   // `input`: what the parser reads, for the events' byte offsets.
   TraceSax(KinetoTrace& trace, std::string source, std::int64_t input_size, const CountingBuffer& input)
-      : t_(trace), source_(source), builder_(trace, std::move(source)), input_(input), input_size_(input_size) {}
+      : t_(trace),
+        source_(source),
+        builder_(trace, std::move(source)),
+        input_(input),
+        input_size_(input_size) {}
 
   bool null() { return on_scalar(Scalar{}); }
   bool boolean(bool) { return on_scalar(Scalar{}); }
-  bool number_integer(Json::number_integer_t v) { return on_scalar(Scalar{Scalar::Type::Integer, v, 0, nullptr}); }
+  bool number_integer(Json::number_integer_t v) {
+    return on_scalar(Scalar{Scalar::Type::Integer, v, 0, nullptr});
+  }
   bool number_unsigned(Json::number_unsigned_t v);
   bool number_float(Json::number_float_t, const std::string& token) {
     return on_scalar(Scalar{Scalar::Type::Float, 0, 0, &token});
@@ -160,7 +166,8 @@ class TraceSax {
   void on_dims_value(const Scalar& v);
   // A count argument (elements, group size): a whole number of 0 or more, else pending_.bad_number.
   std::optional<std::int64_t> count_arg(const Scalar& v);
-  [[noreturn]] void fail_header(const std::string& where, const std::string& what, const std::string& expected) const;
+  [[noreturn]] void fail_header(const std::string& where, const std::string& what,
+                                const std::string& expected) const;
 
   KinetoTrace& t_;
   std::string source_;

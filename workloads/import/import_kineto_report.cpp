@@ -48,12 +48,14 @@ std::string describe_kineto_import(const KinetoImport& import) {
                        std::to_string(m.activities) + " activities)");
   if (m.cpu_duration > sim::Time::zero()) row(out, "CPU ProfilerStep", sim::format_time(m.cpu_duration));
   row(out, "busy (compute)", sim::format_time(m.busy) + percent(m.busy, m.span));
-  row(out, "CPU launch gaps", sim::format_time(m.launch_gaps) + percent(m.launch_gaps, m.span) + ", " +
-                                  std::to_string(m.gap_count) + " gaps, largest " + sim::format_time(m.largest_gap));
+  row(out, "CPU launch gaps",
+      sim::format_time(m.launch_gaps) + percent(m.launch_gaps, m.span) + ", " + std::to_string(m.gap_count) +
+          " gaps, largest " + sim::format_time(m.largest_gap));
   row(out, "stream overlap (clipped)", sim::format_time(m.stream_overlap));
   if (m.communication > sim::Time::zero()) {
     row(out, "NCCL kernels", sim::format_time(m.communication));
-    row(out, "exposed communication", sim::format_time(m.exposed_communication) + percent(m.exposed_communication, m.span));
+    row(out, "exposed communication",
+        sim::format_time(m.exposed_communication) + percent(m.exposed_communication, m.span));
   }
   out << "profile (" << p.ops.size() << " ops, replay on one GPU = forward + backward + optimizer"
       << (p.idle_time() > sim::Time::zero() ? " + kept gaps" : "") << "):\n";

@@ -93,7 +93,8 @@ bool TraceSax::parse_error(std::size_t position, const std::string&, const Json:
   if (const auto close = what.find("] "); what.starts_with("[json.exception") && close != what.npos)
     what = what.substr(close + 2);
   if (const auto last = what.find("; last read:"); last != what.npos) what.resize(last);
-  const bool at_end = what.find("unexpected end of input") != what.npos || what.find("empty input") != what.npos ||
+  const bool at_end = what.find("unexpected end of input") != what.npos ||
+                      what.find("empty input") != what.npos ||
                       (input_size_ > 0 && static_cast<std::int64_t>(position) + 1 >= input_size_);
   if (!saw_any_) {
     error_ = "not a JSON document (" + what + "); a Kineto trace is the JSON file that "
@@ -184,7 +185,8 @@ std::optional<std::int64_t> TraceSax::count_arg(const Scalar& v) {
   const auto n = v.as_integer();
   if (n && *n >= 0) return n;
   if (pending_.bad_number.empty()) {
-    pending_.bad_number = "args \"" + key_ + "\" is " + (v.type == Scalar::Type::String ? "\"" + v.as_text() + "\"" : v.as_text());
+    pending_.bad_number = "args \"" + key_ + "\" is " +
+                          (v.type == Scalar::Type::String ? "\"" + v.as_text() + "\"" : v.as_text());
     pending_.bad_number_expected = "a count: a whole number of 0 or more";
   }
   return std::nullopt;
@@ -200,7 +202,8 @@ void TraceSax::on_arg(const Scalar& v) {
   else if (key_ == "Collective name") c.name = v.as_text(), p.has_collective = true;
   else if (key_ == "In msg nelems") c.in_elements = count_arg(v).value_or(-1), p.has_collective = true;
   else if (key_ == "Out msg nelems") c.out_elements = count_arg(v).value_or(-1), p.has_collective = true;
-  else if (key_ == "Group size") c.group_size = static_cast<int>(std::min<std::int64_t>(count_arg(v).value_or(0), INT_MAX));
+  else if (key_ == "Group size")
+    c.group_size = static_cast<int>(std::min<std::int64_t>(count_arg(v).value_or(0), INT_MAX));
   else if (key_ == "dtype") c.dtype = v.as_text();
   else if (key_ == "Process Group Name") c.group_name = v.as_text();
   else if (key_ == "Process Group Ranks") c.group_ranks = v.as_text();
@@ -211,14 +214,19 @@ void TraceSax::on_dims_value(const Scalar& v) {
   if (d.outer_index != 0) return;
   const auto n = v.type == Scalar::Type::String ? std::nullopt : v.as_integer();
   if (!n || *n < 0) {
-    if (d.problem.empty()) d.problem = v.type == Scalar::Type::String ? "\"" + v.as_text() + "\"" : v.as_text().empty() ? "null" : v.as_text();
+    if (d.problem.empty())
+      d.problem = v.type == Scalar::Type::String ? "\"" + v.as_text() + "\""
+                  : v.as_text().empty()          ? "null"
+                                                 : v.as_text();
     return;
   }
   // Saturated just above the limit: no tensor reaches it, and a later 0 still makes an empty one.
-  d.elements = static_cast<std::int64_t>(std::min<Wide>(static_cast<Wide>(d.elements) * *n, kMaxTensorBytes + 1));
+  d.elements =
+      static_cast<std::int64_t>(std::min<Wide>(static_cast<Wide>(d.elements) * *n, kMaxTensorBytes + 1));
 }
 
-void TraceSax::fail_header(const std::string& where, const std::string& what, const std::string& expected) const {
+void TraceSax::fail_header(const std::string& where, const std::string& what,
+                           const std::string& expected) const {
   throw InputError(source_ + ": " + where + ": " + what + "; expected " + expected);
 }
 
@@ -231,7 +239,8 @@ void TraceSax::finish_header() {
   const std::string dist = "distributedInfo at byte " + std::to_string(dist_byte_);
   if (!world_size_.empty()) {
     const auto w = whole_number(world_size_);
-    if (!w || *w < 1 || *w > INT_MAX) fail_header(dist, "\"world_size\" is " + world_size_, "a number of ranks, 1 or more");
+    if (!w || *w < 1 || *w > INT_MAX)
+      fail_header(dist, "\"world_size\" is " + world_size_, "a number of ranks, 1 or more");
     t_.world_size = static_cast<int>(*w);
   }
   if (!rank_.empty()) {

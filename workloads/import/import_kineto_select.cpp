@@ -62,8 +62,8 @@ std::string structure_difference(const IterationDraft& a, const IterationDraft& 
   if (a.ops.size() != b.ops.size())
     return std::to_string(a.ops.size()) + " ops against " + std::to_string(b.ops.size());
   auto same = [](const auto& p, const auto& q) {
-    return p.size() == q.size() &&
-           std::equal(p.begin(), p.end(), q.begin(), [](const auto& k, const auto& l) { return k.name == l.name; });
+    return p.size() == q.size() && std::equal(p.begin(), p.end(), q.begin(),
+                                              [](const auto& k, const auto& l) { return k.name == l.name; });
   };
   for (std::size_t i = 0; i < a.ops.size(); ++i) {
     const DraftOp& x = a.ops[i];
@@ -89,8 +89,9 @@ std::vector<const IterationDraft*> alike_iterations(const std::vector<IterationD
 KinetoIterationStats mean_stats(const std::vector<KinetoIterationStats>& all) {
   KinetoIterationStats m;
   const auto n = static_cast<std::int64_t>(all.size());
-  m.name = all.size() == 1 ? all.front().name
-                           : all.front().name + ".." + all.back().name + " (mean of " + std::to_string(n) + ")";
+  m.name = all.size() == 1
+               ? all.front().name
+               : all.front().name + ".." + all.back().name + " (mean of " + std::to_string(n) + ")";
   // Summed wide: each value fits sim::Time, n of them need not.
   auto mean_of = [&](auto field) {
     Wide total = 0;
@@ -102,7 +103,8 @@ KinetoIterationStats mean_stats(const std::vector<KinetoIterationStats>& all) {
         &KinetoIterationStats::launch_gaps, &KinetoIterationStats::stream_overlap,
         &KinetoIterationStats::exposed_communication, &KinetoIterationStats::communication,
         &KinetoIterationStats::forward, &KinetoIterationStats::backward, &KinetoIterationStats::optimizer})
-    m.*t = sim::Time::ps(mean_of([&](const KinetoIterationStats& s) { return static_cast<Wide>((s.*t).ps()); }));
+    m.*t =
+        sim::Time::ps(mean_of([&](const KinetoIterationStats& s) { return static_cast<Wide>((s.*t).ps()); }));
   for (const auto& s : all) m.largest_gap = max(m.largest_gap, s.largest_gap);
   m.gap_count = mean_of([](const KinetoIterationStats& s) { return static_cast<Wide>(s.gap_count); });
   m.activities = mean_of([](const KinetoIterationStats& s) { return static_cast<Wide>(s.activities); });
@@ -116,7 +118,8 @@ void merge_draft_reports(const std::vector<const IterationDraft*>& used, std::ve
     for (const auto& [what, count] : d->skipped) skips[what] += count;
     for (const auto& [what, count] : d->notes) kept[what] += count;
   }
-  for (const auto& [what, count] : skips) skipped.push_back(counted(what + " (over the averaged iterations)", count));
+  for (const auto& [what, count] : skips)
+    skipped.push_back(counted(what + " (over the averaged iterations)", count));
   for (const auto& [what, count] : kept) notes.push_back(counted(what, count));
 }
 

@@ -19,7 +19,8 @@ const KinetoDevice* KinetoTrace::find_device(int id) const {
 
 std::string KinetoTrace::ts_text(sim::Time t) const {
   using kineto_detail::Wide;
-  return kineto_detail::format_micros(static_cast<Wide>(origin_us) * kineto_detail::kPsPerUs + origin_sub_ps + t.ps());
+  return kineto_detail::format_micros(static_cast<Wide>(origin_us) * kineto_detail::kPsPerUs + origin_sub_ps +
+                                      t.ps());
 }
 
 std::string describe_place(const KinetoEventPlace& at) {

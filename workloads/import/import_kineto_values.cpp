@@ -61,7 +61,8 @@ std::optional<Wide> whole_value(const Decimal& d, Wide limit, bool* exact = null
   Wide v = 0;
   for (long k = 0; k < keep; ++k) v = v * 10 + (d.digits[static_cast<std::size_t>(k)] - '0');
   for (long k = 0; k < d.exponent; ++k) v *= 10;
-  if (exact && keep < n && d.digits.find_first_not_of('0', static_cast<std::size_t>(std::max<long>(keep, 0))) != std::string::npos)
+  if (exact && keep < n &&
+      d.digits.find_first_not_of('0', static_cast<std::size_t>(std::max<long>(keep, 0))) != std::string::npos)
     *exact = false;
   if (v >= limit) return std::nullopt;
   return d.negative ? -v : v;

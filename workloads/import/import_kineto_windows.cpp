@@ -14,7 +14,9 @@ std::string counted(const std::string& what, std::int64_t count) {
   return std::to_string(count) + " × " + what;
 }
 
-sim::Time mean_time(Wide total, std::int64_t n) { return sim::Time::ps(static_cast<std::int64_t>((total + n / 2) / n)); }
+sim::Time mean_time(Wide total, std::int64_t n) {
+  return sim::Time::ps(static_cast<std::int64_t>((total + n / 2) / n));
+}
 
 void check_options(const KinetoImportOptions& o) {
   if (o.steps < 0) throw InputError("--steps must be 0 (all) or positive");
@@ -70,9 +72,10 @@ std::vector<std::string> check_time_order(const KinetoTrace& t, const KinetoInde
   if (2 * early >= launched) {
     const KinetoGpuActivity& a = t.gpu[*first_early];
     const auto launch = index.launch_of(a);
-    throw InputError(t.source + ": " + t.describe(a) + " starts " + sim::format_time(launch->time - a.start) +
-                     " before its launch, " + t.describe(t.cpu[launch->event]) + "; " + share +
-                     " start before their launch; expected GPU work to start after it (is the trace's time reversed?)");
+    throw InputError(
+        t.source + ": " + t.describe(a) + " starts " + sim::format_time(launch->time - a.start) +
+        " before its launch, " + t.describe(t.cpu[launch->event]) + "; " + share +
+        " start before their launch; expected GPU work to start after it (is the trace's time reversed?)");
   }
   return {share + " start before their launch (by at most " + sim::format_time(largest_lead) +
           ": the CPU and GPU clocks slightly apart); they are attributed by their launch as usual"};
@@ -107,13 +110,14 @@ WindowAssignment assign_to_windows(const KinetoTrace& t, const KinetoIndex& inde
   for (std::uint32_t i = 0; i < t.gpu.size(); ++i) {
     if (t.gpu[i].device != device) continue;
     const auto launch = index.launch_of(t.gpu[i]);
-    if (const auto w = window_at(windows, launch ? launch->time : t.gpu[i].start)) a.content[*w].gpu.push_back(i);
+    if (const auto w = window_at(windows, launch ? launch->time : t.gpu[i].start))
+      a.content[*w].gpu.push_back(i);
     else ++a.outside;
   }
   for (std::uint32_t j = 0; j < t.cpu.size(); ++j) {
     const KinetoCpuEvent& e = t.cpu[j];
-    const bool wanted = e.input_elements >= 0 ||
-                        (e.kind == KinetoCpuKind::Annotation && t.name_of(e.name).starts_with(kOptimizerStep));
+    const bool wanted = e.input_elements >= 0 || (e.kind == KinetoCpuKind::Annotation &&
+                                                  t.name_of(e.name).starts_with(kOptimizerStep));
     if (!wanted) continue;
     if (const auto w = window_at(windows, e.start)) a.content[*w].cpu.push_back(j);
   }

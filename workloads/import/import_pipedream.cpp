@@ -50,15 +50,16 @@ ProfileMetadata pipedream_metadata(const PipeDreamGraph& g, const PipeDreamOptio
   m.throughput_unit = o.throughput_unit;
   m.units_per_step = o.units_per_step > 0 ? o.units_per_step : o.batch;
   m.source = "PipeDream profiler graph " + std::filesystem::path(g.source).filename().string();
-  m.notes = std::string("imported by hybridsim import pipedream; input nodes' time (data loading) dropped; ") +
-            (o.correction ? "corrected: " + sim::format_time(o.correction->sync_overhead) +
-                                " synchronization removed per forward module (floor " +
-                                sim::format_time(o.correction->min_forward) + ")" +
-                                (o.correction->redistribute_backward
-                                     ? ", backward spread over runs of neighbours by forward time"
-                                     : "")
-                          : std::string("times as recorded (forward includes a synchronize per "
-                                        "module; backward leaks between neighbours)"));
+  m.notes =
+      std::string("imported by hybridsim import pipedream; input nodes' time (data loading) dropped; ") +
+      (o.correction ? "corrected: " + sim::format_time(o.correction->sync_overhead) +
+                          " synchronization removed per forward module (floor " +
+                          sim::format_time(o.correction->min_forward) + ")" +
+                          (o.correction->redistribute_backward
+                               ? ", backward spread over runs of neighbours by forward time"
+                               : "")
+                    : std::string("times as recorded (forward includes a synchronize per "
+                                  "module; backward leaks between neighbours)"));
   return m;
 }
 

@@ -16,7 +16,8 @@ std::map<int, std::size_t> index_of_nodes(const PipeDreamGraph& g) {
   return index_of;
 }
 
-std::vector<std::size_t> topological_order(const PipeDreamGraph& g, const std::map<int, std::size_t>& index_of,
+std::vector<std::size_t> topological_order(const PipeDreamGraph& g,
+                                           const std::map<int, std::size_t>& index_of,
                                            std::vector<std::vector<std::size_t>>& preds) {
   const std::size_t n = g.nodes.size();
   std::vector<std::vector<std::size_t>> succs(n);
@@ -48,7 +49,8 @@ std::vector<std::size_t> topological_order(const PipeDreamGraph& g, const std::m
       cycle += (listed++ ? ", node" : "node") + std::to_string(g.nodes[i].id) + " (line " +
                std::to_string(g.nodes[i].line) + ")";
     }
-    throw InputError(g.source + ": the edges form a cycle through " + cycle + (n - order.size() > 8 ? ", ..." : ""));
+    throw InputError(g.source + ": the edges form a cycle through " + cycle +
+                     (n - order.size() > 8 ? ", ..." : ""));
   }
   return order;
 }
@@ -71,7 +73,8 @@ NodeTimes recorded_times(const PipeDreamGraph& g, PipeDreamImportReport& r) {
   return t;
 }
 
-void correct_forward(const PipeDreamGraph& g, const PipeDreamCorrection& c, NodeTimes& t, PipeDreamImportReport& r) {
+void correct_forward(const PipeDreamGraph& g, const PipeDreamCorrection& c, NodeTimes& t,
+                     PipeDreamImportReport& r) {
   for (std::size_t i = 0; i < g.nodes.size(); ++i) {
     if (g.nodes[i].is_input() || t.forward[i] <= c.min_forward) continue;
     const sim::Time reduced = t.forward[i] - c.sync_overhead;

@@ -22,7 +22,8 @@ std::map<int, std::size_t> index_of_nodes(const PipeDreamGraph& graph);
 
 // Node indices in topological order, ties by node number; `preds` gets each node's producers (in
 // edge order). Throws InputError naming up to 8 nodes (and their lines) on a cycle.
-std::vector<std::size_t> topological_order(const PipeDreamGraph& graph, const std::map<int, std::size_t>& index_of,
+std::vector<std::size_t> topological_order(const PipeDreamGraph& graph,
+                                           const std::map<int, std::size_t>& index_of,
                                            std::vector<std::vector<std::size_t>>& preds);
 
 // Forward and backward time per node (index into graph.nodes).

@@ -39,7 +39,8 @@ struct Line {
 int node_id(const Line& line, std::string_view token) {
   const std::string_view t = sim::trim(token);
   if (!t.starts_with("node") || t.size() == 4 || t.size() > 13 ||
-      !std::all_of(t.begin() + 4, t.end(), [](char c) { return std::isdigit(static_cast<unsigned char>(c)); }))
+      !std::all_of(t.begin() + 4, t.end(),
+                   [](char c) { return std::isdigit(static_cast<unsigned char>(c)); }))
     line.fail(t, "expected a node name like node12");
   return std::stoi(std::string(t.substr(4)));
 }
@@ -48,9 +49,11 @@ int node_id(const Line& line, std::string_view token) {
 // (decimals all zeros).
 bool is_plain_decimal(std::string_view v, bool whole_only) {
   const auto dot = v.find('.');
-  const std::string_view whole = v.substr(0, dot), frac = dot == v.npos ? std::string_view{} : v.substr(dot + 1);
+  const std::string_view whole = v.substr(0, dot),
+                         frac = dot == v.npos ? std::string_view{} : v.substr(dot + 1);
   auto digits = [](std::string_view d) {
-    return std::all_of(d.begin(), d.end(), [](char c) { return std::isdigit(static_cast<unsigned char>(c)); });
+    return std::all_of(d.begin(), d.end(),
+                       [](char c) { return std::isdigit(static_cast<unsigned char>(c)); });
   };
   if (whole.empty() || !digits(whole) || (dot != v.npos && (frac.empty() || !digits(frac)))) return false;
   return !whole_only || frac.find_first_not_of('0') == std::string_view::npos;
@@ -97,8 +100,8 @@ sim::Bytes activation_bytes(const Line& line, std::string_view value) {
     if (item.empty()) line.fail(value, "an empty item in the list; expected byte counts separated by ;");
     total += byte_count(line, item);
     if (total.count() > kMaxTensorBytes)
-      line.fail(value, std::string("outputs of more than ") + kMaxTensorBytesText + " in all; expected at most " +
-                           kMaxTensorBytesText + " (no GPU holds more)");
+      line.fail(value, std::string("outputs of more than ") + kMaxTensorBytesText +
+                           " in all; expected at most " + kMaxTensorBytesText + " (no GPU holds more)");
     if (semi == std::string_view::npos) break;
     rest = rest.substr(semi + 1);
   }
@@ -112,8 +115,10 @@ struct GraphTotals {
   sim::Bytes parameters, activations;
 };
 
-void add_to_totals(const Line& line, const PipeDreamNode& node, std::string_view values, GraphTotals& totals) {
-  for (const sim::Time t : {node.forward, node.backward}) {  // each below 2^63 ps: compared, never summed past it
+void add_to_totals(const Line& line, const PipeDreamNode& node, std::string_view values,
+                   GraphTotals& totals) {
+  for (const sim::Time t :
+       {node.forward, node.backward}) {  // each below 2^63 ps: compared, never summed past it
     if (t > kMaxImportedTime - totals.time)
       line.fail(values, std::string("with this node the forward and backward times add up to more than ") +
                             kMaxImportedTimeText + "; expected a graph of at most that much time");
@@ -122,8 +127,9 @@ void add_to_totals(const Line& line, const PipeDreamNode& node, std::string_view
   for (const auto& [sum, add, what] : {std::tuple{&totals.parameters, node.parameters, "parameters"},
                                         std::tuple{&totals.activations, node.activation, "activations"}}) {
     if (add.count() > kMaxTensorBytes - sum->count())
-      line.fail(values, std::string("with this node the ") + what + " add up to more than " + kMaxTensorBytesText +
-                            "; expected at most " + kMaxTensorBytesText + " (the graph was profiled on one GPU)");
+      line.fail(values, std::string("with this node the ") + what + " add up to more than " +
+                            kMaxTensorBytesText + "; expected at most " + kMaxTensorBytesText +
+                            " (the graph was profiled on one GPU)");
     *sum += add;
   }
 }
@@ -138,7 +144,8 @@ PipeDreamNode parse_node(const Line& line, GraphTotals& totals) {
   PipeDreamNode node;
   node.line = line.number;
   node.id = node_id(line, text.substr(0, first));
-  node.module = std::string(sim::trim(text.substr(first + kSeparator.size(), last - first - kSeparator.size())));
+  node.module =
+      std::string(sim::trim(text.substr(first + kSeparator.size(), last - first - kSeparator.size())));
   if (node.module.empty()) line.fail(text.substr(first), "expected a module description");
   static constexpr std::string_view kKeys[] = {"forward_compute_time", "backward_compute_time",
                                                "activation_size", "parameter_size"};
@@ -208,8 +215,9 @@ PipeDreamGraph parse_pipedream_graph(std::string_view text, const std::string& s
     }
     PipeDreamNode node = parse_node(line, totals);
     if (const auto [it, inserted] = line_of.try_emplace(node.id, number); !inserted)
-      line.fail(raw.substr(0, raw.find(kSeparator)),
-                "node" + std::to_string(node.id) + " is already defined on line " + std::to_string(it->second));
+      line.fail(
+          raw.substr(0, raw.find(kSeparator)),
+          "node" + std::to_string(node.id) + " is already defined on line " + std::to_string(it->second));
     g.nodes.push_back(std::move(node));
   }
   if (g.nodes.empty()) throw InputError(source_name + ": no node lines (not a PipeDream graph file?)");

@@ -19,7 +19,8 @@ std::size_t index(MemoryPart p) { return static_cast<std::size_t>(p); }
 std::string normalized(std::string_view name) {
   std::string out;
   for (const char c : name)
-    if (c != '-' && c != '_' && c != ' ') out += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    if (c != '-' && c != '_' && c != ' ')
+      out += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
   return out;
 }
 
@@ -71,8 +72,9 @@ MemoryBreakdown persistent_parts(const Profile& profile, const MpPlacement& plac
   if (rule.mixed_precision) b[MemoryPart::MasterWeights] = sim::Bytes::of(parameters * kFp32);
   if (o.dp > 1 && o.gradient_copies) b[MemoryPart::GradientBuckets] = sim::Bytes::of(dense);
   if (o.dp > 1 && exchanges)
-    b[MemoryPart::CommBuffers] = sim::Bytes::of(static_cast<std::int64_t>(o.nccl_channels) *
-                                                o.nccl_connections_per_channel * kNcclConnectionBuffers.count());
+    b[MemoryPart::CommBuffers] =
+        sim::Bytes::of(static_cast<std::int64_t>(o.nccl_channels) * o.nccl_connections_per_channel *
+                       kNcclConnectionBuffers.count());
   b[MemoryPart::Framework] = o.framework;
   return b;
 }
@@ -164,7 +166,8 @@ RankMemory rank_memory(const Profile& profile, const MpPlacement& placement, con
       best = total;
       r.peak_point = p;
       r.peak = base;
-      for (std::size_t part = 0; part < kMemoryPartCount; ++part) r.peak.bytes[part] += sim::Bytes::of(live[part]);
+      for (std::size_t part = 0; part < kMemoryPartCount; ++part)
+        r.peak.bytes[part] += sim::Bytes::of(live[part]);
     }
   }
   r.after_step = base.total();
@@ -217,8 +220,8 @@ ParameterRule parameter_rule(const Profile& profile) {
   const std::string name = normalized(profile.optimizer.name);
   if (name == "adam" || name == "adamw" || name == "lamb")
     r.optimizer_states = 2;
-  else if (name == "sgdmomentum" || name == "sgd" || name == "momentum" || name == "nesterov" || name == "lars" ||
-           name == "adagrad" || name == "rmsprop")
+  else if (name == "sgdmomentum" || name == "sgd" || name == "momentum" || name == "nesterov" ||
+           name == "lars" || name == "adagrad" || name == "rmsprop")
     r.optimizer_states = 1;
   else
     r.optimizer_known = false;
@@ -258,13 +261,15 @@ sim::Bytes largest_peak(const std::vector<MemoryBreakdown>& peaks) {
 }
 
 bool fits_in(const std::vector<MemoryBreakdown>& peaks, sim::Bytes capacity) {
-  return std::all_of(peaks.begin(), peaks.end(), [&](const MemoryBreakdown& b) { return b.total() <= capacity; });
+  return std::all_of(peaks.begin(), peaks.end(),
+                     [&](const MemoryBreakdown& b) { return b.total() <= capacity; });
 }
 
 std::optional<MemoryCapacity> gpu_capacity(std::string_view gpu, std::string_view where) {
   const Gpu* spec = find_gpu(gpu);
   if (spec == nullptr || spec->memory_gib <= 0) return std::nullopt;
-  return MemoryCapacity{spec->memory(), std::string(gpu) + (where.empty() ? "" : " of " + std::string(where))};
+  return MemoryCapacity{spec->memory(),
+                        std::string(gpu) + (where.empty() ? "" : " of " + std::string(where))};
 }
 
 std::optional<MemoryCapacity> preset_gpu_capacity(std::string_view preset) {
@@ -275,7 +280,8 @@ std::optional<MemoryCapacity> preset_gpu_capacity(std::string_view preset) {
 
 StepMemory model_step_memory(const Profile& profile, const MpPlacement& placement, const OpOrder& order,
                              const MemoryOptions& options) {
-  if (placement.gpu_of_op.size() != profile.ops.size() || static_cast<int>(order.forward.size()) != placement.mp ||
+  if (placement.gpu_of_op.size() != profile.ops.size() ||
+      static_cast<int>(order.forward.size()) != placement.mp ||
       static_cast<int>(order.backward.size()) != placement.mp)
     throw InternalError("model_step_memory: the placement or op order is not for this profile");
   StepMemory m;

@@ -50,8 +50,10 @@ std::vector<Kernel> read_kernels(FieldReader& r, const TreeNode& op, const std::
     const TreeNode& k = list.items[i];
     const std::string kp = item_path(path, i);
     r.check_section(k, kp);
-    Kernel kernel{r.text(&k, kp + ".name"), r.duration(&k, kp + ".duration"), r.duration(&k, kp + ".idle_before")};
-    kernel.bound = r.choice(&k, kp + ".bound") == "memory" ? sim::KernelBound::Memory : sim::KernelBound::Compute;
+    Kernel kernel{r.text(&k, kp + ".name"), r.duration(&k, kp + ".duration"),
+                  r.duration(&k, kp + ".idle_before")};
+    kernel.bound =
+        r.choice(&k, kp + ".bound") == "memory" ? sim::KernelBound::Memory : sim::KernelBound::Compute;
     kernels.push_back(std::move(kernel));
   }
   return kernels;
@@ -76,15 +78,18 @@ void read_gradient(FieldReader& r, const TreeNode& g, const std::string& path, O
   const TreeNode* sparse = r.written(&g, sparse_path);
   if (op.exchange == GradientExchange::SparseAllGather) {
     if (sparse == nullptr)
-      fail_at(g.where, sparse_path, "missing required field (sparse-allgather needs it)", r.expected(sparse_path));
+      fail_at(g.where, sparse_path, "missing required field (sparse-allgather needs it)",
+              r.expected(sparse_path));
     op.sparse_bytes_per_worker = r.to_size(*sparse, sparse_path);
   } else if (sparse != nullptr) {
-    fail_at(sparse->where, sparse_path, "belongs only to sparse-allgather", "exchange: sparse-allgather, or no "
+    fail_at(sparse->where, sparse_path, "belongs only to sparse-allgather",
+            "exchange: sparse-allgather, or no "
             "sparse_bytes_per_worker");
   }
   if (const TreeNode* buckets = r.written(&g, path + ".buckets")) {
     if (op.exchange != GradientExchange::DenseAllReduce)
-      fail_at(buckets->where, path + ".buckets", "belongs only to dense-allreduce", "exchange: dense-allreduce, "
+      fail_at(buckets->where, path + ".buckets", "belongs only to dense-allreduce",
+              "exchange: dense-allreduce, "
               "or no buckets");
     read_buckets(r, *buckets, path + ".buckets", op);
   }
@@ -114,7 +119,8 @@ bool reaches(const std::vector<OpHeader>& ops, const std::map<std::string, std::
 }
 
 // Pass 1: every op's declared keys, name (unique) and input names.
-std::vector<OpHeader> read_headers(FieldReader& r, const TreeNode& list, std::map<std::string, std::size_t>& index) {
+std::vector<OpHeader> read_headers(FieldReader& r, const TreeNode& list,
+                                   std::map<std::string, std::size_t>& index) {
   std::vector<OpHeader> headers;
   headers.reserve(list.items.size());
   for (std::size_t i = 0; i < list.items.size(); ++i) {
@@ -123,11 +129,14 @@ std::vector<OpHeader> read_headers(FieldReader& r, const TreeNode& list, std::ma
     r.check_section(node, path);
     OpHeader h{r.text(&node, path + ".name"), &node, {}};
     if (auto [it, fresh] = index.emplace(h.name, i); !fresh)
-      fail_at(node.find("name")->where, path + ".name", "duplicate op name \"" + h.name + "\" (first defined at " +
-              headers[it->second].node->where + ")", "a name no other op has");
+      fail_at(
+          node.find("name")->where, path + ".name",
+          "duplicate op name \"" + h.name + "\" (first defined at " + headers[it->second].node->where + ")",
+          "a name no other op has");
     const std::string inputs = path + ".inputs";
     const TreeNode& in = r.to_list(*r.value(&node, inputs), inputs, 0);
-    for (std::size_t k = 0; k < in.items.size(); ++k) h.inputs.push_back(r.to_text(in.items[k], item_path(inputs, k)));
+    for (std::size_t k = 0; k < in.items.size(); ++k)
+      h.inputs.push_back(r.to_text(in.items[k], item_path(inputs, k)));
     headers.push_back(std::move(h));
   }
   return headers;
@@ -188,9 +197,9 @@ std::vector<Op> read_ops(FieldReader& r, const TreeNode& root) {
       auto& first = op.buckets.empty() ? without_buckets : with_buckets;
       if (!first) first = i;
       if (with_buckets && without_buckets) {
-        const std::string other = op.buckets.empty()
-                                      ? "this op has none, op \"" + headers[*with_buckets].name + "\" has them"
-                                      : "this op has them, op \"" + headers[*without_buckets].name + "\" has none";
+        const std::string other =
+            op.buckets.empty() ? "this op has none, op \"" + headers[*with_buckets].name + "\" has them"
+                               : "this op has them, op \"" + headers[*without_buckets].name + "\" has none";
         fail_at(gradient->where, path + ".gradient",
                 "recorded 'buckets' must be given for every dense-allreduce gradient or for none; " + other);
       }

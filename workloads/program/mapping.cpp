@@ -81,7 +81,8 @@ WorkerMapping default_mapping(const topology::Topology& topology, int dp, int mp
   check_sizes(topology, dp, mp);
   // GPUs by node, in rank order.
   std::map<int, std::vector<topology::DeviceId>> by_node;
-  for (const topology::DeviceId g : topology.gpus()) by_node[topology.device(g).node.value_or(0)].push_back(g);
+  for (const topology::DeviceId g : topology.gpus())
+    by_node[topology.device(g).node.value_or(0)].push_back(g);
   std::vector<int> order;  // global GPU ranks, each worker's mp GPUs consecutive
   bool grouped = mp > 1;
   for (const auto& [node, gpus] : by_node)

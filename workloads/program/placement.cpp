@@ -228,7 +228,8 @@ MpPlacement partition_stacks(const Profile& profile, int mp) {
         if (t.layer_of_op[in] != l && g != unset) bytes[g] += profile.ops[in].activation_bytes.count() + 1;
       }
     }
-    gpu_of_layer[l] = static_cast<std::uint32_t>(std::max_element(bytes.begin(), bytes.end()) - bytes.begin());
+    gpu_of_layer[l] =
+        static_cast<std::uint32_t>(std::max_element(bytes.begin(), bytes.end()) - bytes.begin());
   }
   for (std::size_t i = 0; i < profile.ops.size(); ++i) out.gpu_of_op[i] = gpu_of_layer[t.layer_of_op[i]];
   return out;

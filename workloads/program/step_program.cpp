@@ -19,7 +19,9 @@ std::string_view phase_name(Phase phase) {
   return "?";
 }
 
-bool is_gradient_copy(Phase phase) { return phase == Phase::GradientCopyIn || phase == Phase::GradientCopyOut; }
+bool is_gradient_copy(Phase phase) {
+  return phase == Phase::GradientCopyIn || phase == Phase::GradientCopyOut;
+}
 
 namespace {
 
@@ -28,7 +30,8 @@ using namespace step_parts;
 // The shared data-parallel collectives (one per gradient collective of each MP rank, over its DP
 // group), appended to out.collectives; returns their global indices [mp rank][i].
 std::vector<std::vector<std::uint32_t>> add_gradient_collectives(const StepLayout& layout,
-                                                                 const WorkerMapping& mapping, StepProgram& out) {
+                                                                 const WorkerMapping& mapping,
+                                                                 StepProgram& out) {
   std::vector<std::vector<std::uint32_t>> index(static_cast<std::size_t>(layout.mp));
   for (int k = 0; k < layout.mp; ++k)
     for (const GradientCollective& c : layout.gradients[static_cast<std::size_t>(k)]) {
@@ -53,8 +56,9 @@ std::vector<std::vector<std::uint32_t>> add_gradient_collectives(const StepLayou
 
 // One worker's point-to-point transfers (an activation and its gradient per edge), appended to
 // out.collectives; their global indices go to `activation` and `gradient`, by edge.
-void add_transfers(const Profile& profile, const StepLayout& layout, const std::vector<int>& gpus, StepProgram& out,
-                   std::vector<std::uint32_t>& activation, std::vector<std::uint32_t>& gradient) {
+void add_transfers(const Profile& profile, const StepLayout& layout, const std::vector<int>& gpus,
+                   StepProgram& out, std::vector<std::uint32_t>& activation,
+                   std::vector<std::uint32_t>& gradient) {
   activation.resize(layout.edges.edges.size());
   gradient.resize(layout.edges.edges.size());
   for (std::size_t p = 0; p < layout.edges.edges.size(); ++p) {
@@ -62,9 +66,16 @@ void add_transfers(const Profile& profile, const StepLayout& layout, const std::
     const sim::Bytes bytes = profile.ops[e.op].activation_bytes;
     const int from = gpus[static_cast<std::size_t>(e.from)], to = gpus[static_cast<std::size_t>(e.to)];
     activation[p] = static_cast<std::uint32_t>(out.collectives.size());
-    out.collectives.push_back({CollectiveRole::Activation, sim::CollectiveOp::Broadcast, bytes, {from, to}, e.op, -1, e.from});
+    out.collectives.push_back(
+        {CollectiveRole::Activation, sim::CollectiveOp::Broadcast, bytes, {from, to}, e.op, -1, e.from});
     gradient[p] = static_cast<std::uint32_t>(out.collectives.size());
-    out.collectives.push_back({CollectiveRole::ActivationGradient, sim::CollectiveOp::Broadcast, bytes, {to, from}, e.op, -1, e.to});
+    out.collectives.push_back({CollectiveRole::ActivationGradient,
+                               sim::CollectiveOp::Broadcast,
+                               bytes,
+                               {to, from},
+                               e.op,
+                               -1,
+                               e.to});
   }
 }
 
@@ -85,7 +96,8 @@ sim::StreamProgram shifted_compute_stream(const sim::StreamProgram& first, std::
 // streams', and it spares 16,384 GPUs the edge lookups.
 sim::StreamProgram shifted_transfer_stream(const sim::StreamProgram& first, std::uint32_t base,
                                            std::uint32_t transfers, int peer_gpu) {
-  sim::StreamProgram out{first.name.substr(0, first.name.rfind("GPU") + 3) + std::to_string(peer_gpu), first.tasks};
+  sim::StreamProgram out{first.name.substr(0, first.name.rfind("GPU") + 3) + std::to_string(peer_gpu),
+                         first.tasks};
   for (sim::Task& t : out.tasks) {
     if (t.kind == sim::TaskKind::Record || t.kind == sim::TaskKind::Wait) t.id += base;
     if (t.kind == sim::TaskKind::Collective) t.id += transfers;
@@ -117,7 +129,8 @@ FirstTransfers first_transfers(std::vector<sim::StreamProgram> streams, const St
 }  // namespace
 
 double gpu_compute_scale(const StepOptions& options, std::size_t gpu) {
-  return options.compute_scale * (gpu < options.gpu_compute_scale.size() ? options.gpu_compute_scale[gpu] : 1.0);
+  return options.compute_scale *
+         (gpu < options.gpu_compute_scale.size() ? options.gpu_compute_scale[gpu] : 1.0);
 }
 
 StepProgram build_step_program(const Profile& profile, const MpPlacement& placement,
@@ -135,7 +148,8 @@ StepProgram build_step_program(const Profile& profile, const MpPlacement& placem
   out.worker_of_gpu.assign(static_cast<std::size_t>(gpu_count), -1);
   out.mp_rank_of_gpu.assign(static_cast<std::size_t>(gpu_count), -1);
   out.labels = layout.labels.labels;
-  const std::vector<std::vector<std::uint32_t>> gradient_index = add_gradient_collectives(layout, mapping, out);
+  const std::vector<std::vector<std::uint32_t>> gradient_index =
+      add_gradient_collectives(layout, mapping, out);
 
   const Gpu* gpu = find_gpu(profile.meta.gpu);
   std::uint32_t next_event = 0;
@@ -167,14 +181,18 @@ StepProgram build_step_program(const Profile& profile, const MpPlacement& placem
                                            gradient_index[static_cast<std::size_t>(k)]))
         prog.streams.push_back(std::move(*comm));
       if (w == 0) {
-        first_send.push_back(first_transfers(send_streams(layout, events, k, activation, gradient, gpus), out, gpus, k));
-        first_receive.push_back(first_transfers(receive_streams(layout, events, k, activation, gradient, gpus), out, gpus, k));
+        first_send.push_back(
+            first_transfers(send_streams(layout, events, k, activation, gradient, gpus), out, gpus, k));
+        first_receive.push_back(
+            first_transfers(receive_streams(layout, events, k, activation, gradient, gpus), out, gpus, k));
       }
-      for (const FirstTransfers* f : {&first_send[static_cast<std::size_t>(k)], &first_receive[static_cast<std::size_t>(k)]})
+      for (const FirstTransfers* f :
+           {&first_send[static_cast<std::size_t>(k)], &first_receive[static_cast<std::size_t>(k)]})
         for (std::size_t i = 0; i < f->streams.size(); ++i)
-          prog.streams.push_back(w == 0 ? f->streams[i]
-                                        : shifted_transfer_stream(f->streams[i], base, transfers,
-                                                                  gpus[static_cast<std::size_t>(f->peer[i])]));
+          prog.streams.push_back(w == 0
+                                     ? f->streams[i]
+                                     : shifted_transfer_stream(f->streams[i], base, transfers,
+                                                               gpus[static_cast<std::size_t>(f->peer[i])]));
     }
   }
   out.event_count = next_event;

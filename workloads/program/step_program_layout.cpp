@@ -22,8 +22,10 @@ KernelLabels label_kernels(const Profile& profile) {
   out.first_of_op.resize(n);
   for (std::uint32_t v = 0; v < n; ++v) {
     out.first_of_op[v] = static_cast<std::uint32_t>(out.labels.size());
-    for (std::uint32_t k = 0; k < profile.ops[v].forward.size(); ++k) out.labels.push_back({v, Phase::Forward, k});
-    for (std::uint32_t k = 0; k < profile.ops[v].backward.size(); ++k) out.labels.push_back({v, Phase::Backward, k});
+    for (std::uint32_t k = 0; k < profile.ops[v].forward.size(); ++k)
+      out.labels.push_back({v, Phase::Forward, k});
+    for (std::uint32_t k = 0; k < profile.ops[v].backward.size(); ++k)
+      out.labels.push_back({v, Phase::Backward, k});
   }
   out.optimizer = static_cast<std::uint32_t>(out.labels.size());
   out.labels.push_back({0, Phase::Optimizer, 0});
@@ -54,7 +56,8 @@ MpEdges model_parallel_edges(const Profile& profile, const MpPlacement& placemen
       const auto& pos = bpos[gpu_of[v]];
       if (pos[v] > pos[e.last_backward_consumer]) e.last_backward_consumer = v;
     }
-  for (std::size_t e = 0; e < out.edges.size(); ++e) out.gradient_after[out.edges[e].last_backward_consumer].push_back(e);
+  for (std::size_t e = 0; e < out.edges.size(); ++e)
+    out.gradient_after[out.edges[e].last_backward_consumer].push_back(e);
   return out;
 }
 
@@ -97,11 +100,13 @@ std::vector<sim::Time> optimizer_times(const Profile& profile, const MpPlacement
 }
 
 std::vector<std::vector<GradientCopy>> gradient_copies(
-    const std::vector<std::vector<GradientCollective>>& gradients, const std::vector<std::uint32_t>& first_collective,
-    int dp, const Gpu& gpu, KernelLabels& labels) {
+    const std::vector<std::vector<GradientCollective>>& gradients,
+    const std::vector<std::uint32_t>& first_collective, int dp, const Gpu& gpu, KernelLabels& labels) {
   const sim::Bandwidth bw = gpu_resources(gpu).memory_kernel_bandwidth;
   // Read once and written once: 2 bytes of memory traffic per byte copied.
-  auto copy_time = [&](std::int64_t bytes) { return max(kernel_launch_floor(), sim::transfer_time(sim::Bytes::of(2 * bytes), bw)); };
+  auto copy_time = [&](std::int64_t bytes) {
+    return max(kernel_launch_floor(), sim::transfer_time(sim::Bytes::of(2 * bytes), bw));
+  };
   std::vector<std::vector<GradientCopy>> out(gradients.size());
   for (std::size_t k = 0; k < gradients.size(); ++k)
     for (std::size_t i = 0; i < gradients[k].size(); ++i) {
@@ -118,7 +123,8 @@ std::vector<std::vector<GradientCopy>> gradient_copies(
   return out;
 }
 
-StepLayout lay_out_step(const Profile& profile, const MpPlacement& placement, int dp, const StepOptions& options) {
+StepLayout lay_out_step(const Profile& profile, const MpPlacement& placement, int dp,
+                        const StepOptions& options) {
   const std::size_t n = profile.ops.size();
   if (placement.gpu_of_op.size() != n) throw InternalError("placement does not match the profile's ops");
   StepLayout out;

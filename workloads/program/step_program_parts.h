@@ -40,7 +40,8 @@ struct MpEdge {
 struct MpEdges {
   std::vector<MpEdge> edges;                      // in order of first consumer, then input order
   std::vector<std::vector<std::size_t>> of_op;    // op → edges it produces
-  std::vector<std::vector<std::size_t>> gradient_after;  // op → edges whose gradient is ready after its backward
+  std::vector<std::vector<std::size_t>>
+      gradient_after;  // op → edges whose gradient is ready after its backward
   std::map<std::pair<std::uint32_t, int>, std::size_t> index;  // (op, to) → edge
 };
 MpEdges model_parallel_edges(const Profile& profile, const MpPlacement& placement, const OpOrder& order);
@@ -76,8 +77,8 @@ struct GradientCopy {
 // bytes it gets back (a bucket; all workers' rows of a gather), each at `gpu`'s memory-kernel
 // bandwidth and at least its shortest kernel. Labels are appended to `labels`.
 std::vector<std::vector<GradientCopy>> gradient_copies(
-    const std::vector<std::vector<GradientCollective>>& gradients, const std::vector<std::uint32_t>& first_collective,
-    int dp, const Gpu& gpu, KernelLabels& labels);
+    const std::vector<std::vector<GradientCollective>>& gradients,
+    const std::vector<std::uint32_t>& first_collective, int dp, const Gpu& gpu, KernelLabels& labels);
 
 // Everything about the step that is the same for every worker.
 struct StepLayout {
@@ -113,8 +114,8 @@ WorkerEvents allocate_worker_events(const StepLayout& layout, std::uint32_t& nex
 // (waiting for gradients from consumers elsewhere, recording gradients ready to send back and —
 // after copying their gradients in — gradient collectives ready to launch), then, after every
 // gradient collective, the copies out and the optimizer.
-sim::StreamProgram compute_stream(const Profile& profile, const StepLayout& layout, const WorkerEvents& events,
-                                  int k);
+sim::StreamProgram compute_stream(const Profile& profile, const StepLayout& layout,
+                                  const WorkerEvents& events, int k);
 // MP rank k's gradient collectives in order, each after its gradients are ready (`collective[i]`
 // is the global index of collective i); nothing for dp = 1.
 std::optional<sim::StreamProgram> communication_stream(const StepLayout& layout, const WorkerEvents& events,

@@ -67,15 +67,19 @@ void add_backward(const Profile& profile, const StepLayout& layout, const Worker
                   sim::StreamProgram& compute) {
   const auto ku = static_cast<std::size_t>(k);
   for (const std::uint32_t v : layout.order.backward[ku]) {
-    for (const std::size_t p : layout.edges.of_op[v]) compute.tasks.push_back(Task::wait(events.gradient_received[p]));
-    const std::uint32_t first = layout.labels.first_of_op[v] + static_cast<std::uint32_t>(profile.ops[v].forward.size());
+    for (const std::size_t p : layout.edges.of_op[v])
+      compute.tasks.push_back(Task::wait(events.gradient_received[p]));
+    const std::uint32_t first =
+        layout.labels.first_of_op[v] + static_cast<std::uint32_t>(profile.ops[v].forward.size());
     for (std::uint32_t i = 0; i < profile.ops[v].backward.size(); ++i) {
       const Kernel& kernel = profile.ops[v].backward[i];
       compute.tasks.push_back(Task::kernel(kernel.duration, first + i, kernel.idle_before, kernel.bound));
     }
-    for (const std::size_t p : layout.edges.gradient_after[v]) compute.tasks.push_back(Task::record(events.gradient_ready[p]));
+    for (const std::size_t p : layout.edges.gradient_after[v])
+      compute.tasks.push_back(Task::record(events.gradient_ready[p]));
     for (const std::size_t i : layout.gradients_after[ku][v]) {
-      if (!layout.copies.empty()) compute.tasks.push_back(copy_kernel(layout.copies[ku][i].in, layout.copies[ku][i].in_label));
+      if (!layout.copies.empty())
+        compute.tasks.push_back(copy_kernel(layout.copies[ku][i].in, layout.copies[ku][i].in_label));
       compute.tasks.push_back(Task::record(events.gradients_ready[ku][i]));
     }
   }
@@ -83,8 +87,8 @@ void add_backward(const Profile& profile, const StepLayout& layout, const Worker
 
 }  // namespace
 
-sim::StreamProgram compute_stream(const Profile& profile, const StepLayout& layout, const WorkerEvents& events,
-                                  int k) {
+sim::StreamProgram compute_stream(const Profile& profile, const StepLayout& layout,
+                                  const WorkerEvents& events, int k) {
   const auto ku = static_cast<std::size_t>(k);
   sim::StreamProgram compute{"compute", {}};
   add_forward(profile, layout, events, k, compute);

@@ -24,9 +24,11 @@ bool is_gradient_copy(Phase phase);
 
 // What a kernel task is, for metrics and traces (Task::kernel's label indexes StepProgram::labels).
 struct KernelLabel {
-  std::uint32_t op = 0;  // index into the profile's ops (copies: the collective's last op); unused for the optimizer
+  std::uint32_t op =
+      0;  // index into the profile's ops (copies: the collective's last op); unused for the optimizer
   Phase phase = Phase::Forward;
-  std::uint32_t kernel = 0;  // index into the op's forward or backward kernels; copies: into StepProgram::collectives
+  std::uint32_t kernel =
+      0;  // index into the op's forward or backward kernels; copies: into StepProgram::collectives
 };
 
 enum class CollectiveRole : std::uint8_t {
@@ -79,7 +81,8 @@ struct StepProgram {
 
   // Whether a kernel task is one of the data-parallel gradient copies (false for unlabelled ones).
   bool is_gradient_copy(const sim::Task& t) const {
-    return t.kind == sim::TaskKind::Kernel && t.id < labels.size() && workloads::is_gradient_copy(labels[t.id].phase);
+    return t.kind == sim::TaskKind::Kernel && t.id < labels.size() &&
+           workloads::is_gradient_copy(labels[t.id].phase);
   }
 };
 

@@ -90,7 +90,8 @@ double LengthModel::expected_padded(std::int64_t batch, Batching batching, int b
   for (int b = 0; b < buckets; ++b) {
     const auto [lo, hi] = bucket_range(b, max_length, buckets);
     if (lo > hi) continue;
-    e += static_cast<double>(range_weight(*this, lo, hi)) / static_cast<double>(total) * expected_max(*this, lo, hi, batch);
+    e += static_cast<double>(range_weight(*this, lo, hi)) / static_cast<double>(total) *
+         expected_max(*this, lo, hi, batch);
   }
   return e;
 }
@@ -133,15 +134,16 @@ LengthModel wmt16_en_de_lengths() {
   return m;
 }
 
-StepScales step_scales(const Variability& v, const LengthModel& lengths, const std::vector<int>& worker_of_gpu,
-                       std::int64_t batch, int step) {
+StepScales step_scales(const Variability& v, const LengthModel& lengths,
+                       const std::vector<int>& worker_of_gpu, std::int64_t batch, int step) {
   const std::size_t gpus = worker_of_gpu.size();
   StepScales out{std::vector<double>(gpus, 1.0), std::vector<double>(gpus, 1.0)};
   const auto s = static_cast<std::uint64_t>(step);
   if (v.kernel_jitter > 0)
     for (std::size_t g = 0; g < gpus; ++g)
       if (worker_of_gpu[g] >= 0)
-        out.compute[g] = lognormal_factor(v.kernel_jitter, draw(v.seed, s, g, kJitterA), draw(v.seed, s, g, kJitterB));
+        out.compute[g] =
+            lognormal_factor(v.kernel_jitter, draw(v.seed, s, g, kJitterA), draw(v.seed, s, g, kJitterB));
   if (v.lengths == LengthDistribution::Fixed) return out;
   if (lengths.max_length <= 0 || v.length_buckets < 1) throw InternalError("step_scales: no length model");
   // The rule behind the calibration figure (NVIDIA's sampler, 5 bins) keeps the mean step as calibrated.
@@ -150,7 +152,8 @@ StepScales step_scales(const Variability& v, const LengthModel& lengths, const s
   if (v.batching == Batching::Bucketed) {
     // The step's bin, in proportion to its share of the data (global batches are formed inside bins
     // and shuffled).
-    const auto pick = static_cast<std::int64_t>(draw(v.seed, s, 0, kBucket) % static_cast<std::uint64_t>(lengths.total));
+    const auto pick =
+        static_cast<std::int64_t>(draw(v.seed, s, 0, kBucket) % static_cast<std::uint64_t>(lengths.total));
     std::int64_t cum = 0;
     for (int b = 0; b < v.length_buckets; ++b) {
       const auto [blo, bhi] = bucket_range(b, lengths.max_length, v.length_buckets);
@@ -167,7 +170,8 @@ StepScales step_scales(const Variability& v, const LengthModel& lengths, const s
   for (std::size_t g = 0; g < gpus; ++g) {
     const int w = worker_of_gpu[g];
     if (w < 0) continue;
-    if (static_cast<std::size_t>(w) >= of_worker.size()) of_worker.resize(static_cast<std::size_t>(w) + 1, -1);
+    if (static_cast<std::size_t>(w) >= of_worker.size())
+      of_worker.resize(static_cast<std::size_t>(w) + 1, -1);
     double& f = of_worker[static_cast<std::size_t>(w)];
     if (f < 0) {
       const double u = uniform(draw(v.seed, s, static_cast<std::uint64_t>(w), kLength));

@@ -66,7 +66,7 @@ struct StepScales {
   std::vector<double> compute;
   std::vector<double> sample;
 };
-StepScales step_scales(const Variability& v, const LengthModel& lengths, const std::vector<int>& worker_of_gpu,
-                       std::int64_t batch, int step);
+StepScales step_scales(const Variability& v, const LengthModel& lengths,
+                       const std::vector<int>& worker_of_gpu, std::int64_t batch, int step);
 
 }  // namespace hybridsim::workloads
