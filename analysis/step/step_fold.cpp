@@ -121,21 +121,15 @@ StepFoldPlan plan_step_fold(const workloads::StepProgram& program, const topolog
   return plan_step_fold(program, topology, step_fold_basis(program, topology), refine);
 }
 
-StepFoldPlan plan_step_fold(const workloads::StepProgram& program, const topology::Topology& topology,
-                            const StepFoldBasis& basis, const std::vector<std::uint64_t>& refine) {
-  StepFoldPlan out;
-  if (basis.key.empty()) return out;
-  const auto gpus = static_cast<std::uint32_t>(program.gpus.size());
+namespace {
+
+// Each GPU's representative: the first GPU of its class. A refinement splits whole machines: a GPU
+// whose timeline differs splits off with the GPUs of its machine, whose model-parallel partners it
+// waits on (a representative must not wait on a member).
+std::vector<std::uint32_t> representatives(const StepFoldBasis& basis, const topology::Topology& topology,
+                                           const std::vector<std::uint64_t>& refine) {
+  const auto gpus = static_cast<std::uint32_t>(basis.key.size());
   const std::vector<int>& node = basis.node;
-  const auto& recorder = basis.recorder;
-  const auto one_machine = [&](const workloads::CollectiveSpec& c) {
-    for (const int m : c.members)
-      if (node[static_cast<std::size_t>(m)] != node[static_cast<std::size_t>(c.members.front())])
-        return false;
-    return true;
-  };
-  // A refinement splits whole machines: a GPU whose timeline differs splits off with the GPUs of its
-  // machine, whose model-parallel partners it waits on (a representative must not wait on a member).
   std::vector<std::uint64_t> machine_refine(static_cast<std::size_t>(topology.node_count()), 0);
   if (!refine.empty())
     for (std::uint32_t g = 0; g < gpus; ++g)
@@ -147,23 +141,22 @@ StepFoldPlan plan_step_fold(const workloads::StepProgram& program, const topolog
   std::unordered_map<std::uint64_t, std::uint32_t> first;
   std::vector<std::uint32_t> rep(gpus);
   for (std::uint32_t g = 0; g < gpus; ++g) rep[g] = first.try_emplace(key[g], g).first->second;
-  std::vector<std::uint8_t> is_rep(gpus, 0);
-  std::uint32_t reps = 0;
-  for (std::uint32_t g = 0; g < gpus; ++g)
-    if (rep[g] == g) {
-      is_rep[g] = 1;
-      ++reps;
-    }
-  if (reps == gpus) return out;
-  // A representative must not wait on an event only a member records (members do not run).
-  for (std::uint32_t g = 0; g < gpus; ++g) {
-    if (is_rep[g] == 0) continue;
-    for (const sim::StreamProgram& sp : program.gpus[g].streams)
-      for (const sim::Task& t : sp.tasks)
-        if (t.kind == sim::TaskKind::Wait && is_rep[recorder[t.id].gpu] == 0) return out;
-  }
-  // Shadows: collectives with no representative rank, each inside one machine, repeating the one
-  // at the same place in the representative's program.
+  return rep;
+}
+
+// Shadows: collectives with no representative rank, each inside one machine, repeating the one at
+// the same place in the representative's program. Fills out.shadow_of, out.fold.shadow and
+// out.fold.with_members; false where the step cannot fold so (a shadow across machines, a member in
+// a collective that is not its representative's).
+bool find_shadows(const workloads::StepProgram& program, const StepFoldBasis& basis,
+                  const std::vector<std::uint32_t>& rep, const std::vector<std::uint8_t>& is_rep,
+                  StepFoldPlan& out) {
+  const auto one_machine = [&](const workloads::CollectiveSpec& c) {
+    for (const int m : c.members)
+      if (basis.node[static_cast<std::size_t>(m)] != basis.node[static_cast<std::size_t>(c.members.front())])
+        return false;
+    return true;
+  };
   const auto n = program.collectives.size();
   std::vector<std::uint8_t> shadow(n, 0), with_members(n, 0);
   out.shadow_of.resize(n);
@@ -176,11 +169,11 @@ StepFoldPlan plan_step_fold(const workloads::StepProgram& program, const topolog
     }
     with_members[c] = any_rep && any_member ? 1 : 0;
     if (!any_rep) {
-      if (!one_machine(program.collectives[c])) return out;
+      if (!one_machine(program.collectives[c])) return false;
       shadow[c] = 1;
     }
   }
-  for (std::uint32_t g = 0; g < gpus; ++g) {
+  for (std::uint32_t g = 0; g < rep.size(); ++g) {
     if (is_rep[g] != 0) continue;
     const auto& mine = program.gpus[g].streams;
     const auto& theirs = program.gpus[rep[g]].streams;
@@ -190,16 +183,43 @@ StepFoldPlan plan_step_fold(const workloads::StepProgram& program, const topolog
         if (t.kind != sim::TaskKind::Collective) continue;
         const sim::Task& r = theirs[s].tasks[i];
         if (shadow[t.id] != 0) {
-          if (shadow[r.id] != 0) return out;  // its representative's must run
+          if (shadow[r.id] != 0) return false;  // its representative's must run
           out.shadow_of[t.id] = r.id;
         } else if (t.id != r.id) {
-          return out;  // a member in a collective that is not its representative's
+          return false;  // a member in a collective that is not its representative's
         }
       }
   }
-  out.fold.representative = std::move(rep);
   out.fold.shadow = std::move(shadow);
   out.fold.with_members = std::move(with_members);
+  return true;
+}
+
+}  // namespace
+
+StepFoldPlan plan_step_fold(const workloads::StepProgram& program, const topology::Topology& topology,
+                            const StepFoldBasis& basis, const std::vector<std::uint64_t>& refine) {
+  if (basis.key.empty()) return {};
+  const auto gpus = static_cast<std::uint32_t>(program.gpus.size());
+  std::vector<std::uint32_t> rep = representatives(basis, topology, refine);
+  std::vector<std::uint8_t> is_rep(gpus, 0);
+  std::uint32_t reps = 0;
+  for (std::uint32_t g = 0; g < gpus; ++g)
+    if (rep[g] == g) {
+      is_rep[g] = 1;
+      ++reps;
+    }
+  if (reps == gpus) return {};
+  // A representative must not wait on an event only a member records (members do not run).
+  for (std::uint32_t g = 0; g < gpus; ++g) {
+    if (is_rep[g] == 0) continue;
+    for (const sim::StreamProgram& sp : program.gpus[g].streams)
+      for (const sim::Task& t : sp.tasks)
+        if (t.kind == sim::TaskKind::Wait && is_rep[basis.recorder[t.id].gpu] == 0) return {};
+  }
+  StepFoldPlan out;
+  if (!find_shadows(program, basis, rep, is_rep, out)) return {};
+  out.fold.representative = std::move(rep);
   out.representatives = reps;
   return out;
 }
