@@ -2,18 +2,15 @@
 // preset or custom topology, at sizes from --min-bytes to --max-bytes, as a table (size, count, time,
 // algbw, busbw), CSV or JSON.
 #include <boost/program_options.hpp>
-#include <filesystem>
 #include <iostream>
 #include <string>
 
+#include "analysis/api/collective_request.h"
 #include "analysis/cli/commands.h"
 #include "analysis/cli/parse_options.h"
 #include "analysis/collective/collective_report.h"
-#include "analysis/collective/collective_sweep.h"
-#include "analysis/platform/platform.h"
 #include "sim/error.h"
 #include "sim/text.h"
-#include "topology/gpu_list.h"
 #include "topology/preset_registry.h"
 
 namespace po = boost::program_options;
@@ -22,19 +19,9 @@ namespace hybridsim::cli {
 
 namespace {
 
-// The command line as given, before it is parsed into units and choices.
-struct CollectiveArgs {
-  std::string topology, gpus, op = "allreduce", algorithm = "auto", format = "table";
-  std::string protocol = "auto", fast_path = "auto";
-  std::string max_events = std::to_string(sim::kDefaultMaxEvents);
-  std::string max_sim_memory = sim::format_bytes(sim::Bytes::of(sim::kDefaultMaxMemory));
-  std::string message_size = sim::format_bytes(sim::CollectiveConfig{}.message_size);
-  std::string min_bytes = "8 B", max_bytes = "256 MiB";
-  std::string reduction = sim::format_bandwidth(sim::CollectiveConfig{}.reduction_bandwidth);
-  int nodes = 1;
-  int gpus_per_node = 0;
-  int channels = 0;
-  double step_factor = 2.0;
+// The command line as given, in the words of api::CollectiveRequest, plus the output format.
+struct CollectiveArgs : api::CollectiveRequest {
+  std::string format = "table";
 };
 
 po::options_description collective_options(CollectiveArgs& a) {
@@ -80,45 +67,6 @@ po::options_description collective_options(CollectiveArgs& a) {
   return options;
 }
 
-sim::SimulationLimits parse_limits(const CollectiveArgs& a) {
-  sim::SimulationLimits limits;
-  if (a.max_events == "unlimited") {
-    limits.max_events = 0;
-  } else if (const auto events = sim::parse_whole<std::uint64_t>(a.max_events)) {
-    limits.max_events = *events;
-  } else {
-    throw InputError("--max-events \"" + a.max_events +
-                     "\": expected a whole number of events (0 or unlimited: no limit)");
-  }
-  limits.max_memory = a.max_sim_memory == "unlimited" || a.max_sim_memory == "0"
-                          ? 0
-                          : sim::parse_bytes(a.max_sim_memory).count();
-  return limits;
-}
-
-analysis::CollectiveSweepOptions sweep_options(const CollectiveArgs& a, const po::variables_map& vm,
-                                               int gpu_count) {
-  analysis::CollectiveSweepOptions o;
-  o.op = sim::parse_collective_op(a.op);
-  o.gpus = a.gpus.empty() ? topology::parse_gpu_list("0-" + std::to_string(gpu_count - 1))
-                          : topology::parse_gpu_list(a.gpus);
-  topology::check_gpus_exist(o.gpus, gpu_count);
-  o.comm.algorithm = workloads::parse_algorithm(a.algorithm);
-  o.comm.protocol = workloads::parse_protocol_option(a.protocol);
-  if (a.channels < 0) throw InputError("--channels must be 0 (automatic) or positive");
-  if (a.channels > 0) o.comm.channels = a.channels;
-  o.comm.pcie_only = vm.count("pcie-only") > 0;
-  o.collective.message_size = sim::parse_bytes(a.message_size);
-  if (o.collective.message_size.count() <= 0) throw InputError("--message-size must be positive");
-  o.collective.reduction_bandwidth = sim::parse_bandwidth(a.reduction);
-  o.collective.fast_path = sim::parse_fast_path(a.fast_path);
-  o.limits = parse_limits(a);
-  o.min_bytes = sim::parse_bytes(a.min_bytes);
-  o.max_bytes = sim::parse_bytes(a.max_bytes);
-  o.step_factor = a.step_factor;
-  return o;
-}
-
 }  // namespace
 
 int collective_command(int argc, const char* const* argv) {
@@ -129,24 +77,11 @@ int collective_command(int argc, const char* const* argv) {
   if (a.format != "table" && a.format != "csv" && a.format != "json")
     throw InputError("--format must be table, csv or json (got \"" + a.format + "\")");
 
-  topology::ClusterSpec spec;
-  spec.nodes = a.nodes;
-  if (a.gpus_per_node != 0) spec.gpus_per_node = a.gpus_per_node;
-  const topology::Topology topo = analysis::load_platform(a.topology, spec);
-  const analysis::CollectiveSweepOptions o = sweep_options(a, vm, static_cast<int>(topo.gpus().size()));
-  const auto rows = analysis::run_collective_sweep(topo, o);
-
-  workloads::CommPlanner planner(topo, o.comm);
-  const std::size_t used_channels = planner.ring_channels(o.gpus).size();
-  const std::string title = std::string(sim::collective_op_name(o.op)) + " over " +
-                            std::to_string(o.gpus.size()) + " GPUs of " + topo.name() + ", " +
-                            std::string(workloads::algorithm_name(o.comm.algorithm)) + "/" +
-                            workloads::protocol_option_name(o.comm.protocol) + ", " +
-                            std::to_string(used_channels) + " channels, " +
-                            sim::format_bytes(o.collective.message_size) + " messages";
-  if (a.format == "csv") std::cout << analysis::collective_csv(rows);
-  else if (a.format == "json") std::cout << analysis::collective_json(rows, title);
-  else std::cout << analysis::collective_table(rows, title);
+  a.pcie_only = vm.count("pcie-only") > 0;
+  const api::CollectiveReport r = api::collective(a);
+  if (a.format == "csv") std::cout << analysis::collective_csv(r.rows);
+  else if (a.format == "json") std::cout << analysis::collective_json(r.rows, r.title);
+  else std::cout << analysis::collective_table(r.rows, r.title);
   return 0;
 }
 

@@ -1,19 +1,14 @@
-// `hybridsim run SCENARIO [--set path=value ...]`: loads and resolves a scenario, runs it
-// (analysis::run_scenario), prints its summary (table or JSON) and writes the scenario's outputs
-// (analysis::write_run_outputs; the trace is written by the run).
+// `hybridsim run SCENARIO [--set path=value ...]`: runs the scenario (api::run: its step, time to
+// train, trace and output files) and prints its summary (table or JSON).
 #include <boost/program_options.hpp>
-#include <filesystem>
 #include <iostream>
 #include <string>
 #include <vector>
 
+#include "analysis/api/hybridsim.h"
 #include "analysis/cli/commands.h"
 #include "analysis/cli/parse_options.h"
 #include "analysis/output/format_fixed.h"
-#include "analysis/run/scenario_run.h"
-#include "analysis/run/run_outputs.h"
-#include "scenarios/loader/resolve.h"
-#include "scenarios/loader/scenario.h"
 #include "sim/error.h"
 #include "sim/time_window.h"
 #include "topology/gpu_list.h"
@@ -75,39 +70,25 @@ int run_command(int argc, const char* const* argv) {
   if (!memory.empty()) sets.push_back("cluster.gpu_memory=" + memory);
   if (!max_events.empty()) sets.push_back("simulation.max_events=" + max_events);
   if (!max_sim_memory.empty()) sets.push_back("simulation.max_memory=" + max_sim_memory);
-  const scenarios::Scenario scenario = scenarios::load_scenario(vm["scenario"].as<std::string>(), sets);
-  const scenarios::ResolvedScenario resolved = scenarios::resolve(scenario);
-  const std::filesystem::path dir =
-      out_dir.empty() ? scenario.outputs.directory : std::filesystem::path(out_dir);
-
   if (trace.empty() && !vm["trace-detail"].defaulted())
     throw InputError("--trace-detail needs --trace FILE");
-  // --trace FILE replaces the scenario's outputs.trace block as a whole (none of its fields carry over).
-  analysis::ScenarioRunOptions run_options;
-  if (trace.empty()) {
-    run_options = analysis::scenario_trace_options(scenario, dir);
-  } else {
-    run_options.trace = trace;
-    run_options.trace_options.detail = analysis::parse_trace_detail(trace_detail);
-    if (!trace_gpus.empty()) run_options.trace_options.gpus = topology::parse_gpu_list(trace_gpus);
-    if (!trace_window.empty()) run_options.trace_options.window = sim::parse_time_window(trace_window);
-    run_options.trace_options.gzip = vm.count("trace-gzip") > 0;
+  api::RunRequest request;
+  if (!out_dir.empty()) request.out = out_dir;
+  if (!trace.empty()) {
+    request.trace = trace;
+    request.trace_options.detail = analysis::parse_trace_detail(trace_detail);
+    if (!trace_gpus.empty()) request.trace_options.gpus = topology::parse_gpu_list(trace_gpus);
+    if (!trace_window.empty()) request.trace_options.window = sim::parse_time_window(trace_window);
+    request.trace_options.gzip = vm.count("trace-gzip") > 0;
   }
-  if (run_options.trace && run_options.trace->has_parent_path())
-    std::filesystem::create_directories(run_options.trace->parent_path());
-
   ProgressLines progress;
-  if (vm.count("quiet") == 0) run_options.progress = &progress;
-  const analysis::ScenarioRun run = analysis::run_scenario(resolved, run_options);
-  const analysis::RunSummary summary = analysis::run_summary(run, scenario);
-  // Files the scenario asks for; summary.txt only with --out (otherwise the terminal is enough).
-  const bool wrote =
-      analysis::write_run_outputs(summary, scenario.outputs.formats, dir, {.table = !out_dir.empty()});
+  if (vm.count("quiet") == 0) request.progress = &progress;
+  const api::RunReport report = api::run({.path = vm["scenario"].as<std::string>(), .set = sets}, request);
   if (format == "json") {
-    std::cout << summary.json;
+    std::cout << report.summary.json;
   } else {
-    std::cout << summary.table;
-    if (wrote) std::cout << "  outputs in " << dir.string() << "\n";
+    std::cout << report.summary.table;
+    if (report.written) std::cout << "  outputs in " << report.written->string() << "\n";
   }
   return 0;
 }

@@ -4,10 +4,9 @@
 #include <iostream>
 #include <string>
 
+#include "analysis/api/hybridsim.h"
 #include "analysis/cli/commands.h"
 #include "analysis/cli/parse_options.h"
-#include "analysis/plan/planner.h"
-#include "analysis/study/study_command.h"
 #include "sim/error.h"
 
 namespace po = boost::program_options;
@@ -43,7 +42,8 @@ int study_command(int argc, const char* const* argv) {
   if (!memory.empty()) o.memory = memory;
   o.ib_sensitivity = vm.count("no-ib-sensitivity") == 0;
   o.command_line = "hybridsim study " + o.scenario.string();
-  return analysis::run_study_command(o, std::cout, vm.count("quiet") ? nullptr : &std::cerr);
+  api::study(o, std::cout, vm.count("quiet") ? nullptr : &std::cerr);
+  return 0;
 }
 
 int plan_command(int argc, const char* const* argv) {
@@ -72,7 +72,8 @@ int plan_command(int argc, const char* const* argv) {
   if (!ib.empty()) o.ib_bandwidth = ib;
   if (!memory.empty()) o.memory = memory;
   o.show_unfit = vm.count("show-unfit") != 0;
-  return analysis::run_plan_command(o, std::cout, vm.count("quiet") ? nullptr : &std::cerr, top);
+  analysis::print_plan(api::plan(o, vm.count("quiet") ? nullptr : &std::cerr), std::cout, top);
+  return 0;
 }
 
 }  // namespace hybridsim::cli

@@ -7,9 +7,9 @@
 #include <string>
 #include <vector>
 
+#include "analysis/api/hybridsim.h"
 #include "analysis/cli/commands.h"
 #include "analysis/cli/parse_options.h"
-#include "analysis/sweep/sweep_runner.h"
 #include "sim/error.h"
 #include "sim/text.h"
 #ifdef HYBRIDSIM_WITH_MPI
@@ -89,7 +89,6 @@ int sweep_command(int argc, const char* const* argv) {
   analysis::SweepOptions o;
   if (!max_events.empty()) sets.push_back("simulation.max_events=" + max_events);
   if (!max_sim_memory.empty()) sets.push_back("simulation.max_memory=" + max_sim_memory);
-  o.overrides = sets;
   if (!out.empty()) o.out = out;
   o.jobs = jobs;
   o.resume = vm.count("resume") > 0;
@@ -101,9 +100,9 @@ int sweep_command(int argc, const char* const* argv) {
   if (!k || !n)
     throw InputError("--shard must look like K/N with whole numbers, e.g. 2/8 (got \"" + shard + "\")");
   o.shard = {*k, *n};
-  const std::string scenario = vm["scenario"].as<std::string>();
+  const api::ScenarioInput scenario{.path = vm["scenario"].as<std::string>(), .set = sets};
   if (!launched_as_mpi_job()) {
-    print_outcome(analysis::run_sweep(scenario, o), o);
+    print_outcome(api::sweep(scenario, o), o);
     return 0;
   }
 #ifdef HYBRIDSIM_WITH_MPI
@@ -111,7 +110,7 @@ int sweep_command(int argc, const char* const* argv) {
   o.team = &team;
   o.progress = o.progress && team.rank() == 0;
   try {
-    const auto r = analysis::run_sweep(scenario, o);
+    const auto r = api::sweep(scenario, o);
     if (team.rank() == 0) print_outcome(r, o);
   } catch (const std::exception& e) {
     // One failed rank would leave the others waiting for it: report, then end the whole job.

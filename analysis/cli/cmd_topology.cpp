@@ -7,12 +7,10 @@
 #include <string>
 #include <vector>
 
+#include "analysis/api/hybridsim.h"
 #include "analysis/cli/commands.h"
 #include "analysis/cli/parse_options.h"
-#include "analysis/platform/platform.h"
-#include "analysis/platform/topology_report.h"
 #include "sim/error.h"
-#include "topology/graphviz.h"
 #include "topology/preset_registry.h"
 
 namespace po = boost::program_options;
@@ -44,26 +42,20 @@ int topology_command(int argc, const char* const* argv) {
     std::cout << options << "\n";
     return 2;
   }
-  topology::ClusterSpec spec;
-  spec.nodes = vm["nodes"].as<int>();
-  if (const int g = vm["gpus-per-node"].as<int>(); g != 0) spec.gpus_per_node = g;
-  spec.fabric = topology::presets::parse_fabric(vm["fabric"].as<std::string>());
-  spec.oversubscription = vm["oversubscription"].as<double>();
-  const topology::Topology t = analysis::load_platform(vm["topology"].as<std::string>(), spec);
-
-  analysis::TopologyReportOptions report;
+  api::TopologyRequest request{.topology = vm["topology"].as<std::string>(),
+                               .nodes = vm["nodes"].as<int>(),
+                               .gpus_per_node = vm["gpus-per-node"].as<int>(),
+                               .fabric = vm["fabric"].as<std::string>(),
+                               .oversubscription = vm["oversubscription"].as<double>()};
   if (vm.count("route")) {
     const auto ab = vm["route"].as<std::vector<int>>();
     if (ab.size() != 2) throw InputError("--route takes two GPU ranks, e.g. --route 0 5");
-    report.route = {ab[0], ab[1]};
+    request.route = {ab[0], ab[1]};
   }
-  report.rings = vm.count("rings") > 0;
-  report.pcie_only = vm.count("pcie-only") > 0;
-  std::string text = analysis::topology_report(t, report);
-  if (vm.count("dot")) {
-    topology::write_dot_file(t, vm["dot"].as<std::string>());
-    text += "\nwrote " + vm["dot"].as<std::string>() + "\n";
-  }
+  request.rings = vm.count("rings") > 0;
+  request.pcie_only = vm.count("pcie-only") > 0;
+  if (vm.count("dot")) request.dot = vm["dot"].as<std::string>();
+  const std::string text = api::topology(request);
   std::cout << text;
   return 0;
 }

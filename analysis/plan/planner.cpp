@@ -378,11 +378,4 @@ PlanRequest make_plan_request(const PlanCommandOptions& o) {
   return r;
 }
 
-int run_plan_command(const PlanCommandOptions& options, std::ostream& out, std::ostream* progress, int top) {
-  PlanRequest request = make_plan_request(options);
-  request.progress = progress;
-  print_plan(plan(request), out, top);
-  return 0;
-}
-
 }  // namespace hybridsim::analysis

@@ -111,9 +111,5 @@ struct PlanCommandOptions {
 // Resolves names into a request (built-in curve and dataset of the profile's network when they
 // exist). Throws InputError for an unknown model or preset, and for time-to-train without a curve.
 PlanRequest make_plan_request(const PlanCommandOptions& options);
-// The whole `hybridsim plan` command: resolve, search (progress lines on `progress` unless null),
-// print the best `top` configurations on `out`. Returns the exit code (0).
-int run_plan_command(const PlanCommandOptions& options, std::ostream& out, std::ostream* progress,
-                     int top = 5);
 
 }  // namespace hybridsim::analysis

@@ -3,6 +3,7 @@
 namespace hybridsim::analysis {
 
 void SimulationProgress::tick(std::string_view what, sim::Time simulated, std::uint64_t events) {
+  poll();
   const Clock::time_point now = Clock::now();
   if (now < next_) return;
   next_ = now + every_;

@@ -30,12 +30,15 @@ class SimulationProgress {
                               Clock::duration every = std::chrono::seconds(5))
       : every_(every), next_(start_ + first) {}
   virtual ~SimulationProgress() = default;
-  // Called every 2^18 events (kTickEvents): reports if one is due.
+  // Called every 2^18 events (kTickEvents): polls, then reports if one is due.
   void tick(std::string_view what, sim::Time simulated, std::uint64_t events);
   static constexpr std::uint32_t kTickEvents = 1u << 18;
 
  protected:
   virtual void report(const SimulationProgressReport& r) = 0;
+  // Called at every tick, due or not (a few ms apart): an owner that must be able to stop a long
+  // step throws here, and the step unwinds (the Python module raises KeyboardInterrupt on Ctrl-C).
+  virtual void poll() {}
 
  private:
   Clock::time_point start_ = Clock::now();

@@ -10,7 +10,7 @@
 
 namespace hybridsim::analysis {
 
-int run_study_command(const StudyCommandOptions& options, std::ostream& out, std::ostream* progress) {
+std::filesystem::path run_study_command(const StudyCommandOptions& options, std::ostream& out, std::ostream* progress) {
   StudyConfig config = load_study_config(options.scenario);
   if (options.output) config.output = *options.output;
   StudyRunOptions run;
@@ -34,7 +34,7 @@ int run_study_command(const StudyCommandOptions& options, std::ostream& out, std
   if (progress)
     *progress << "study: " << result.steps_simulated << " steps simulated in " << result.wall_seconds
               << " s\n";
-  return 0;
+  return config.output;
 }
 
 }  // namespace hybridsim::analysis

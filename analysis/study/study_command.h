@@ -1,7 +1,7 @@
 // The `hybridsim study SCENARIO` command as one library call: load the study file, run it (progress
 // on stderr), write the report folder and print the headline table. The CLI only parses options.
 //   StudyCommandOptions o{.scenario = "scenarios/study/quick.yaml"};
-//   return run_study_command(o, std::cout, &std::cerr);
+//   const std::filesystem::path report = run_study_command(o, std::cout, &std::cerr);
 #pragma once
 #include <filesystem>
 #include <iosfwd>
@@ -20,7 +20,7 @@ struct StudyCommandOptions {
   std::string command_line;                     // quoted in the report ("hybridsim study ...")
 };
 
-// Returns the exit code (0); errors are thrown (InputError for bad input).
-int run_study_command(const StudyCommandOptions& options, std::ostream& out, std::ostream* progress);
+// Returns the report folder; errors are thrown (InputError for bad input).
+std::filesystem::path run_study_command(const StudyCommandOptions& options, std::ostream& out, std::ostream* progress);
 
 }  // namespace hybridsim::analysis

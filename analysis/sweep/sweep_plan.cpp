@@ -39,9 +39,10 @@ scenarios::Scenario SweepPlan::point_scenario(const scenarios::SweepPoint& point
   return scenarios::parse_sweep_point(source.text, source.path, point, options.overrides, source.base_dir);
 }
 
-SweepPlan plan_sweep(const std::string& scenario_path, const SweepOptions& options, bool leader) {
+SweepPlan plan_sweep(scenarios::ScenarioSource source, const SweepOptions& options, bool leader) {
   SweepPlan plan;
-  plan.source = scenarios::read_scenario_source(scenario_path);
+  plan.source = std::move(source);
+  const std::string& scenario_path = plan.source.path;
   plan.base =
       scenarios::parse_scenario(plan.source.text, scenario_path, options.overrides, plan.source.base_dir);
   plan.directory = options.out.value_or(plan.base.outputs.directory);

@@ -32,6 +32,6 @@ struct SweepPlan {
 };
 
 // Reads, expands and checks; `leader` reads what a resumed sweep already has.
-SweepPlan plan_sweep(const std::string& scenario_path, const SweepOptions& options, bool leader);
+SweepPlan plan_sweep(scenarios::ScenarioSource source, const SweepOptions& options, bool leader);
 
 }  // namespace hybridsim::analysis

@@ -202,9 +202,13 @@ std::ofstream open_partial(const std::filesystem::path& path, const SweepPlan& p
 }  // namespace
 
 SweepOutcome run_sweep(const std::string& scenario_path, const SweepOptions& options) {
+  return run_sweep(scenarios::read_scenario_source(scenario_path), options);
+}
+
+SweepOutcome run_sweep(scenarios::ScenarioSource source, const SweepOptions& options) {
   SweepTeam* const team = options.team;
   const bool leader = !team || team->rank() == 0;
-  SweepPlan plan = plan_sweep(scenario_path, options, leader);
+  SweepPlan plan = plan_sweep(std::move(source), options, leader);
   SweepOutcome outcome;
   outcome.directory = plan.directory;
   outcome.points_total = plan.points.size();

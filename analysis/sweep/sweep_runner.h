@@ -14,6 +14,8 @@
 #include <utility>
 #include <vector>
 
+#include "scenarios/loader/scenario.h"
+
 namespace hybridsim::analysis {
 
 class SweepTeam;
@@ -50,6 +52,8 @@ struct MergeOptions {
 // point of the shard before running any; with `resume`, keeps only rows of this very sweep
 // (analysis/sweep/sweep_integrity.h).
 SweepOutcome run_sweep(const std::string& scenario_path, const SweepOptions& options);
+// The same from a scenario's text already read (YAML text given by a caller: the Python module).
+SweepOutcome run_sweep(scenarios::ScenarioSource source, const SweepOptions& options);
 // Joins the results.csv of shard folders into `out` (results.csv + summary.json), rows in point
 // order; throws InputError on shards of different sweeps (fingerprints), mismatched headers, a
 // damaged row, a point present twice, and (unless allow_incomplete) points in no shard.

@@ -1,0 +1,68 @@
+#include "analysis/api/collective_request.h"
+
+#include "analysis/platform/platform.h"
+#include "sim/error.h"
+#include "sim/text.h"
+#include "topology/gpu_list.h"
+
+namespace hybridsim::api {
+
+namespace {
+
+sim::SimulationLimits parse_limits(const CollectiveRequest& r) {
+  sim::SimulationLimits limits;
+  if (r.max_events == "unlimited") {
+    limits.max_events = 0;
+  } else if (const auto events = sim::parse_whole<std::uint64_t>(r.max_events)) {
+    limits.max_events = *events;
+  } else {
+    throw InputError("--max-events \"" + r.max_events +
+                     "\": expected a whole number of events (0 or unlimited: no limit)");
+  }
+  limits.max_memory = r.max_sim_memory == "unlimited" || r.max_sim_memory == "0"
+                          ? 0
+                          : sim::parse_bytes(r.max_sim_memory).count();
+  return limits;
+}
+
+analysis::CollectiveSweepOptions sweep_options(const CollectiveRequest& r, int gpu_count) {
+  analysis::CollectiveSweepOptions o;
+  o.op = sim::parse_collective_op(r.op);
+  o.gpus = r.gpus.empty() ? topology::parse_gpu_list("0-" + std::to_string(gpu_count - 1))
+                          : topology::parse_gpu_list(r.gpus);
+  topology::check_gpus_exist(o.gpus, gpu_count);
+  o.comm.algorithm = workloads::parse_algorithm(r.algorithm);
+  o.comm.protocol = workloads::parse_protocol_option(r.protocol);
+  if (r.channels < 0) throw InputError("--channels must be 0 (automatic) or positive");
+  if (r.channels > 0) o.comm.channels = r.channels;
+  o.comm.pcie_only = r.pcie_only;
+  o.collective.message_size = sim::parse_bytes(r.message_size);
+  if (o.collective.message_size.count() <= 0) throw InputError("--message-size must be positive");
+  o.collective.reduction_bandwidth = sim::parse_bandwidth(r.reduction);
+  o.collective.fast_path = sim::parse_fast_path(r.fast_path);
+  o.limits = parse_limits(r);
+  o.min_bytes = sim::parse_bytes(r.min_bytes);
+  o.max_bytes = sim::parse_bytes(r.max_bytes);
+  o.step_factor = r.step_factor;
+  return o;
+}
+
+}  // namespace
+
+CollectiveReport collective(const CollectiveRequest& request) {
+  topology::ClusterSpec spec;
+  spec.nodes = request.nodes;
+  if (request.gpus_per_node != 0) spec.gpus_per_node = request.gpus_per_node;
+  const topology::Topology topo = analysis::load_platform(request.topology, spec);
+  const analysis::CollectiveSweepOptions o = sweep_options(request, static_cast<int>(topo.gpus().size()));
+  CollectiveReport report{.rows = analysis::run_collective_sweep(topo, o)};
+  workloads::CommPlanner planner(topo, o.comm);
+  const std::size_t used_channels = planner.ring_channels(o.gpus).size();
+  report.title = std::string(sim::collective_op_name(o.op)) + " over " + std::to_string(o.gpus.size()) +
+                 " GPUs of " + topo.name() + ", " + std::string(workloads::algorithm_name(o.comm.algorithm)) +
+                 "/" + workloads::protocol_option_name(o.comm.protocol) + ", " + std::to_string(used_channels) +
+                 " channels, " + sim::format_bytes(o.collective.message_size) + " messages";
+  return report;
+}
+
+}  // namespace hybridsim::api

@@ -1,0 +1,40 @@
+// `hybridsim collective` as a request in the words a user gives (sizes and rates as unit strings,
+// choices by name), so that the command line and the Python module read it alike: api::collective
+// parses it once (errors name the option) and runs nccl-tests for the simulator.
+//   api::CollectiveReport r = api::collective({.topology = "dgx1-v100", .max_bytes = "1 GiB"});
+//   std::cout << analysis::collective_table(r.rows, r.title);
+#pragma once
+#include <string>
+#include <vector>
+
+#include "analysis/collective/collective_sweep.h"
+#include "sim/budget.h"
+#include "sim/collective.h"
+#include "sim/units.h"
+
+namespace hybridsim::api {
+
+struct CollectiveRequest {
+  std::string topology{};  // a preset name or a topology YAML file
+  int nodes = 1;
+  int gpus_per_node = 0;  // 0: the preset's
+  std::string gpus{};     // "0-3,8"; empty: every GPU
+  std::string op = "allreduce", algorithm = "auto", protocol = "auto", fast_path = "auto";
+  int channels = 0;  // 0: as NCCL would
+  bool pcie_only = false;
+  std::string message_size = sim::format_bytes(sim::CollectiveConfig{}.message_size);
+  std::string reduction = sim::format_bandwidth(sim::CollectiveConfig{}.reduction_bandwidth);
+  std::string min_bytes = "8 B", max_bytes = "256 MiB";
+  double step_factor = 2.0;
+  std::string max_events = std::to_string(sim::kDefaultMaxEvents);  // or "unlimited"
+  std::string max_sim_memory = sim::format_bytes(sim::Bytes::of(sim::kDefaultMaxMemory));
+};
+
+struct CollectiveReport {
+  std::vector<analysis::CollectiveSweepRow> rows{};
+  // "all-reduce over 8 GPUs of dgx1-v100, auto/auto, 2 channels, 512 KiB messages"
+  std::string title{};
+};
+CollectiveReport collective(const CollectiveRequest& request);
+
+}  // namespace hybridsim::api

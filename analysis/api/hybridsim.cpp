@@ -1,0 +1,83 @@
+#include "analysis/api/hybridsim.h"
+
+#include <ostream>
+
+#include "analysis/platform/platform.h"
+#include "analysis/platform/topology_report.h"
+#include "topology/graphviz.h"
+#include "topology/cluster.h"
+#include "scenarios/loader/resolve.h"
+
+namespace hybridsim::api {
+
+scenarios::ScenarioSource read_source(const ScenarioInput& input) {
+  if (!input.text) return scenarios::read_scenario_source(input.path);
+  return {.text = *input.text, .path = input.path, .base_dir = input.base_dir};
+}
+
+scenarios::Scenario load(const ScenarioInput& input) {
+  if (!input.text) return scenarios::load_scenario(input.path, input.set);
+  return scenarios::parse_scenario(*input.text, input.path, input.set, input.base_dir);
+}
+
+RunReport run(const ScenarioInput& input, const RunRequest& request) {
+  RunReport report{.scenario = load(input)};
+  const scenarios::ResolvedScenario resolved = scenarios::resolve(report.scenario);
+  const std::filesystem::path dir = request.out.value_or(report.scenario.outputs.directory);
+  // A trace given here replaces the scenario's outputs.trace block as a whole (none of its fields
+  // carry over).
+  analysis::ScenarioRunOptions options;
+  if (request.trace) {
+    options.trace = request.trace;
+    options.trace_options = request.trace_options;
+  } else {
+    options = analysis::scenario_trace_options(report.scenario, dir);
+  }
+  if (options.trace && options.trace->has_parent_path())
+    std::filesystem::create_directories(options.trace->parent_path());
+  options.progress = request.progress;
+  report.run = analysis::run_scenario(resolved, options);
+  report.summary = analysis::run_summary(report.run, report.scenario);
+  if (request.write_outputs &&
+      analysis::write_run_outputs(report.summary, report.scenario.outputs.formats, dir,
+                                  {.table = request.out.has_value()}))
+    report.written = dir;
+  return report;
+}
+
+SweepOutcome sweep(const ScenarioInput& input, SweepOptions options) {
+  options.overrides.insert(options.overrides.begin(), input.set.begin(), input.set.end());
+  return analysis::run_sweep(read_source(input), options);
+}
+
+std::filesystem::path study(const analysis::StudyCommandOptions& options, std::ostream& out,
+                            std::ostream* progress) {
+  return analysis::run_study_command(options, out, progress);
+}
+
+analysis::PlanResult plan(const analysis::PlanCommandOptions& options, std::ostream* progress) {
+  analysis::PlanRequest request = analysis::make_plan_request(options);
+  request.progress = progress;
+  return analysis::plan(request);
+}
+
+std::string topology(const TopologyRequest& request) {
+  topology::ClusterSpec spec;
+  spec.nodes = request.nodes;
+  if (request.gpus_per_node != 0) spec.gpus_per_node = request.gpus_per_node;
+  spec.fabric = topology::presets::parse_fabric(request.fabric);
+  spec.oversubscription = request.oversubscription;
+  const topology::Topology t = analysis::load_platform(request.topology, spec);
+  analysis::TopologyReportOptions report;
+  report.route = request.route;
+  report.rings = request.rings;
+  report.pcie_only = request.pcie_only;
+  std::string text = analysis::topology_report(t, report);
+  if (request.dot) {
+    topology::write_dot_file(t, request.dot->string());
+    text += "\nwrote " + request.dot->string() + "\n";
+  }
+  return text;
+}
+
+}  // namespace hybridsim::api
