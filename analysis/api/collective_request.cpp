@@ -60,8 +60,9 @@ CollectiveReport collective(const CollectiveRequest& request) {
   const std::size_t used_channels = planner.ring_channels(o.gpus).size();
   report.title = std::string(sim::collective_op_name(o.op)) + " over " + std::to_string(o.gpus.size()) +
                  " GPUs of " + topo.name() + ", " + std::string(workloads::algorithm_name(o.comm.algorithm)) +
-                 "/" + workloads::protocol_option_name(o.comm.protocol) + ", " + std::to_string(used_channels) +
-                 " channels, " + sim::format_bytes(o.collective.message_size) + " messages";
+                 "/" + workloads::protocol_option_name(o.comm.protocol) + ", " +
+                 std::to_string(used_channels) + " channels, " +
+                 sim::format_bytes(o.collective.message_size) + " messages";
   return report;
 }
 

@@ -4,8 +4,8 @@
 // files (scenarios/README.md): a file, or YAML text, plus "path=value" overlays as `--set` takes
 // them, resolved by the one path every command shares (scenarios/loader/resolve.h). Behind these,
 // analysis/'s other rooms are the step driver's observers and the reports made of its results.
-//   api::RunReport r = api::run({.path = "scenarios/examples/dgx1-gnmt-dp8.yaml", .set = {"cluster.nodes=2"}});
-//   std::cout << r.summary.table;                     // what `hybridsim run` prints
+//   api::RunReport r = api::run({.path = "scenarios/dgx1/gnmt-dp8.yaml", .set = {"cluster.nodes=2"}});
+//   std::cout << r.summary.table;  // what `hybridsim run` prints
 //   api::SweepOutcome s = api::sweep({.path = "scenarios/examples/dgx1-nvlink-sweep.yaml"}, {.jobs = 2});
 #pragma once
 #include <filesystem>
@@ -41,11 +41,11 @@ scenarios::ScenarioSource read_source(const ScenarioInput& input);
 scenarios::Scenario load(const ScenarioInput& input);
 
 struct RunRequest {
-  std::optional<std::filesystem::path> out{};  // where outputs go (default: the scenario's outputs.directory)
-  bool write_outputs = true;                   // the scenario's outputs.formats; summary.txt when `out` is given
-  std::optional<std::filesystem::path> trace{};  // a trace here instead of the scenario's outputs.trace block
-  analysis::StepTraceOptions trace_options{};  // of that trace
-  analysis::SimulationProgress* progress = nullptr;  // lines for a person waiting; may stop the step (poll)
+  std::optional<std::filesystem::path> out{};    // where outputs go (default: outputs.directory)
+  bool write_outputs = true;                     // outputs.formats there; summary.txt when `out` is given
+  std::optional<std::filesystem::path> trace{};  // a trace here instead of the outputs.trace block
+  analysis::StepTraceOptions trace_options{};    // of that trace
+  analysis::SimulationProgress* progress = nullptr;  // lines for a person waiting; may stop the step
 };
 struct RunReport {
   scenarios::Scenario scenario{};

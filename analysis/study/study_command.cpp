@@ -10,7 +10,8 @@
 
 namespace hybridsim::analysis {
 
-std::filesystem::path run_study_command(const StudyCommandOptions& options, std::ostream& out, std::ostream* progress) {
+std::filesystem::path run_study_command(const StudyCommandOptions& options, std::ostream& out,
+                                        std::ostream* progress) {
   StudyConfig config = load_study_config(options.scenario);
   if (options.output) config.output = *options.output;
   StudyRunOptions run;

@@ -21,6 +21,7 @@ struct StudyCommandOptions {
 };
 
 // Returns the report folder; errors are thrown (InputError for bad input).
-std::filesystem::path run_study_command(const StudyCommandOptions& options, std::ostream& out, std::ostream* progress);
+std::filesystem::path run_study_command(const StudyCommandOptions& options, std::ostream& out,
+                                        std::ostream* progress);
 
 }  // namespace hybridsim::analysis

@@ -1,0 +1,320 @@
+// The Python module's native part, `hybridsim._hybridsim`: each function calls one function of the
+// library's front door (analysis/api/hybridsim.h) with the GIL released, and returns plain Python
+// values (dicts of numbers and strings); analysis/python/hybridsim/__init__.py makes the typed
+// results and the exceptions users see. Nothing here decides anything the command line does not.
+#include <pybind11/pybind11.h>
+#include <pybind11/stl.h>
+#include <pybind11/stl/filesystem.h>
+
+#include <iostream>
+#include <sstream>
+
+#include "analysis/api/hybridsim.h"
+#include "analysis/collective/collective_report.h"
+#include "analysis/trace/step_trace_options.h"
+#include "sim/budget.h"
+#include "sim/error.h"
+#include "sim/time_window.h"
+#include "topology/gpu_list.h"
+
+namespace py = pybind11;
+
+namespace hybridsim::python {
+
+namespace {
+
+// Progress of a long step: polls for Ctrl-C (KeyboardInterrupt stops the step) and hands each due
+// report to a Python callable, if one was given. Called from the simulating thread without the GIL.
+class PythonProgress final : public analysis::SimulationProgress {
+ public:
+  explicit PythonProgress(py::object callback) : callback_(std::move(callback)) {}
+
+ protected:
+  void poll() override {
+    py::gil_scoped_acquire gil;
+    if (PyErr_CheckSignals() != 0) throw py::error_already_set();
+  }
+  void report(const analysis::SimulationProgressReport& r) override {
+    py::gil_scoped_acquire gil;
+    if (callback_.is_none()) return;
+    py::dict line;
+    line["what"] = std::string(r.what);
+    line["simulated_ms"] = r.simulated.to_ms();
+    line["events"] = r.events;
+    line["wall_seconds"] = r.wall_seconds;
+    callback_(line);
+  }
+
+ private:
+  py::object callback_;
+};
+
+api::ScenarioInput scenario_input(const std::string& path, const std::optional<std::string>& text,
+                                  const std::vector<std::string>& set, const std::string& base_dir) {
+  return {.path = path, .text = text, .set = set, .base_dir = base_dir};
+}
+
+py::dict gpu_metrics(const analysis::GpuStepMetrics& g) {
+  py::dict d;
+  d["gpu"] = g.gpu;
+  d["finish_ms"] = g.finish.to_ms();
+  d["compute_ms"] = g.compute.to_ms();
+  d["compute_slowed_ms"] = g.compute_slowed.to_ms();
+  d["gradient_copies_ms"] = g.gradient_copies.to_ms();
+  d["communication_ms"] = g.communication.to_ms();
+  d["exposed_communication_ms"] = g.exposed_communication.to_ms();
+  d["idle_ms"] = g.idle.to_ms();
+  d["kernels"] = g.kernels;
+  return d;
+}
+
+py::dict critical_path(const analysis::CriticalPath& p) {
+  py::dict d;
+  d["compute_ms"] = p.compute.to_ms();
+  d["compute_slowed_ms"] = p.compute_slowed.to_ms();
+  d["gradient_copies_ms"] = p.gradient_copies.to_ms();
+  d["gradient_communication_ms"] = p.gradient_communication.to_ms();
+  d["model_parallel_transfers_ms"] = p.model_parallel_transfers.to_ms();
+  d["launch_gaps_ms"] = p.launch_gaps.to_ms();
+  d["gpus_visited"] = p.gpus_visited;
+  d["gpu_changes"] = p.gpu_changes;
+  return d;
+}
+
+py::dict step_figures(const analysis::StepResult& s) {
+  py::dict d;
+  d["dp"] = s.dp;
+  d["mp"] = s.mp;
+  d["gpus"] = s.gpus;
+  d["global_batch"] = s.global_batch;
+  d["step_time_ps"] = s.step_time.ps();
+  d["p95_step_time_ps"] = s.spread.p95.ps();
+  d["steps"] = s.spread.steps;
+  d["samples_per_second"] = s.samples_per_second;
+  d["units_per_second"] = s.units_per_second;
+  d["unit"] = s.unit;
+  d["mean"] = gpu_metrics(s.mean);
+  d["critical"] = gpu_metrics(s.critical);
+  d["critical_path"] = critical_path(s.critical_path);
+  py::list per_gpu;
+  for (const auto& g : s.per_gpu) per_gpu.append(gpu_metrics(g));
+  d["per_gpu"] = per_gpu;
+  d["events"] = s.events;
+  d["messages"] = s.messages;
+  d["collectives"] = s.collectives;
+  d["strategy"] = s.simulation.strategy;
+  return d;
+}
+
+py::dict run_figures(const api::RunReport& r) {
+  py::dict d = step_figures(r.run.step);
+  d["table"] = r.summary.table;
+  d["json"] = r.summary.json;
+  d["fits_memory"] = analysis::fits_in_memory(r.run);
+  const auto peaks = r.run.memory.peaks();
+  d["peak_memory_bytes"] = workloads::largest_peak(peaks).count();
+  d["memory_capacity_bytes"] =
+      r.run.gpu_capacity ? py::object(py::int_(r.run.gpu_capacity->bytes.count())) : py::object(py::none());
+  if (r.run.time_to_train) {
+    const analysis::TimeToTrain& t = *r.run.time_to_train;
+    py::dict ttt;
+    ttt["seconds"] = t.seconds;
+    ttt["epochs"] = t.epochs;
+    ttt["steps_per_epoch"] = t.steps_per_epoch;
+    ttt["total_steps"] = t.total_steps;
+    ttt["extrapolated"] = t.extrapolated;
+    ttt["efficiency"] = r.run.efficiency;
+    d["time_to_train"] = ttt;
+  } else {
+    d["time_to_train"] = py::none();
+  }
+  d["written"] = r.written ? py::object(py::str(r.written->string())) : py::object(py::none());
+  d["trace"] = r.run.trace_path ? py::object(py::str(r.run.trace_path->string())) : py::object(py::none());
+  return d;
+}
+
+py::dict run(const std::string& path, const std::optional<std::string>& text,
+             const std::vector<std::string>& set, const std::string& base_dir,
+             const std::optional<std::string>& out, bool write_outputs,
+             const std::optional<std::string>& trace, const std::string& trace_detail,
+             const std::string& trace_gpus, const std::string& trace_window, bool trace_gzip,
+             const py::object& progress) {
+  api::RunRequest request;
+  if (out) request.out = *out;
+  request.write_outputs = write_outputs;
+  if (trace) {
+    request.trace = *trace;
+    request.trace_options.detail = analysis::parse_trace_detail(trace_detail);
+    if (!trace_gpus.empty()) request.trace_options.gpus = topology::parse_gpu_list(trace_gpus);
+    if (!trace_window.empty()) request.trace_options.window = sim::parse_time_window(trace_window);
+    request.trace_options.gzip = trace_gzip;
+  }
+  PythonProgress lines(progress);
+  request.progress = &lines;
+  api::RunReport report;
+  {
+    py::gil_scoped_release nogil;
+    report = api::run(scenario_input(path, text, set, base_dir), request);
+  }
+  return run_figures(report);
+}
+
+py::dict sweep(const std::string& path, const std::optional<std::string>& text,
+               const std::vector<std::string>& set, const std::string& base_dir,
+               const std::optional<std::string>& out, int jobs, bool resume, bool progress) {
+  api::SweepOptions options;
+  if (out) options.out = *out;
+  options.jobs = jobs;
+  options.resume = resume;
+  options.progress = progress;
+  api::SweepOutcome o;
+  {
+    py::gil_scoped_release nogil;
+    o = api::sweep(scenario_input(path, text, set, base_dir), options);
+  }
+  py::dict d;
+  d["csv"] = o.csv;
+  d["directory"] = o.directory.string();
+  d["points_run"] = o.points_run;
+  d["notes"] = o.notes;
+  d["plot"] = o.plot ? py::object(py::str(o.plot->string())) : py::object(py::none());
+  return d;
+}
+
+py::dict study(const std::string& path, const std::optional<std::string>& out, std::optional<int> threads,
+               bool plots, bool ib_sensitivity, const std::optional<std::string>& memory, bool progress) {
+  analysis::StudyCommandOptions o;
+  o.scenario = path;
+  if (out) o.output = *out;
+  o.threads = threads;
+  o.plots = plots;
+  o.ib_sensitivity = ib_sensitivity;
+  o.memory = memory;
+  o.command_line = "hybridsim study " + path;
+  std::ostringstream printed;
+  std::filesystem::path directory;
+  {
+    py::gil_scoped_release nogil;
+    directory = api::study(o, printed, progress ? &std::cerr : nullptr);
+  }
+  py::dict d;
+  d["printed"] = printed.str();
+  d["directory"] = directory.string();
+  return d;
+}
+
+py::dict plan(const analysis::PlanCommandOptions& options, int top, bool progress) {
+  analysis::PlanResult result;
+  {
+    py::gil_scoped_release nogil;
+    result = api::plan(options, progress ? &std::cerr : nullptr);
+  }
+  std::ostringstream printed;
+  analysis::print_plan(result, printed, top);
+  py::list ranked;
+  for (const analysis::PlanCandidate& c : result.ranked) {
+    py::dict row;
+    const analysis::StepLabel& label = c.step.label;
+    row["label"] = analysis::describe(label);
+    row["dp"] = label.dp();
+    row["mp"] = label.mp;
+    row["partitioner"] = std::string(workloads::partitioner_name(label.partitioner));
+    row["bucket_bytes"] = label.bucket_bytes;
+    row["algorithm"] = std::string(workloads::algorithm_name(label.algorithm));
+    row["step_time_ps"] = c.step.step_time.ps();
+    row["samples_per_second"] = c.samples_per_second;
+    row["time_to_train_seconds"] = c.ttt ? py::object(py::float_(c.ttt->seconds)) : py::object(py::none());
+    row["fits_memory"] = c.does_not_fit.empty();
+    row["why"] = c.why;
+    ranked.append(row);
+  }
+  py::dict d;
+  d["printed"] = printed.str();
+  d["ranked"] = ranked;
+  return d;
+}
+
+py::dict collective(const api::CollectiveRequest& request) {
+  api::CollectiveReport r;
+  {
+    py::gil_scoped_release nogil;
+    r = api::collective(request);
+  }
+  py::dict d;
+  d["title"] = r.title;
+  d["csv"] = analysis::collective_csv(r.rows);
+  d["table"] = analysis::collective_table(r.rows, r.title);
+  d["json"] = analysis::collective_json(r.rows, r.title);
+  return d;
+}
+
+std::string topology(const api::TopologyRequest& request) {
+  py::gil_scoped_release nogil;
+  return api::topology(request);
+}
+
+}  // namespace
+
+}  // namespace hybridsim::python
+
+PYBIND11_MODULE(_hybridsim, m) {
+  namespace hp = hybridsim::python;
+  m.doc() = "hybridsim's native part; use the hybridsim package (analysis/python/hybridsim)";
+  // Bad input: the message is the one the command line prints ("file:line:col: field: ...").
+  py::register_exception<hybridsim::InputError>(m, "InputError", PyExc_ValueError);
+  py::register_exception<hybridsim::sim::BudgetExceeded>(m, "BudgetExceeded", PyExc_RuntimeError);
+  py::register_exception<hybridsim::InternalError>(m, "InternalError", PyExc_RuntimeError);
+  m.def("run", &hp::run, py::arg("path"), py::arg("text"), py::arg("set"), py::arg("base_dir"),
+        py::arg("out"), py::arg("write_outputs"), py::arg("trace"), py::arg("trace_detail"),
+        py::arg("trace_gpus"), py::arg("trace_window"), py::arg("trace_gzip"), py::arg("progress"));
+  m.def("sweep", &hp::sweep, py::arg("path"), py::arg("text"), py::arg("set"), py::arg("base_dir"),
+        py::arg("out"), py::arg("jobs"), py::arg("resume"), py::arg("progress"));
+  m.def("study", &hp::study, py::arg("path"), py::arg("out"), py::arg("threads"), py::arg("plots"),
+        py::arg("ib_sensitivity"), py::arg("memory"), py::arg("progress"));
+  py::class_<hybridsim::analysis::PlanCommandOptions>(m, "PlanOptions")
+      .def(py::init<>())
+      .def_readwrite("model", &hybridsim::analysis::PlanCommandOptions::model)
+      .def_readwrite("gpus", &hybridsim::analysis::PlanCommandOptions::gpus)
+      .def_readwrite("cluster", &hybridsim::analysis::PlanCommandOptions::cluster)
+      .def_readwrite("objective", &hybridsim::analysis::PlanCommandOptions::objective)
+      .def_readwrite("variant", &hybridsim::analysis::PlanCommandOptions::variant)
+      .def_readwrite("ib_bandwidth", &hybridsim::analysis::PlanCommandOptions::ib_bandwidth)
+      .def_readwrite("memory", &hybridsim::analysis::PlanCommandOptions::memory)
+      .def_readwrite("show_unfit", &hybridsim::analysis::PlanCommandOptions::show_unfit)
+      .def_readwrite("threads", &hybridsim::analysis::PlanCommandOptions::threads);
+  m.def("plan", &hp::plan, py::arg("options"), py::arg("top"), py::arg("progress"));
+  using hybridsim::api::CollectiveRequest;
+  py::class_<CollectiveRequest>(m, "CollectiveRequest")
+      .def(py::init<>())
+      .def_readwrite("topology", &CollectiveRequest::topology)
+      .def_readwrite("nodes", &CollectiveRequest::nodes)
+      .def_readwrite("gpus_per_node", &CollectiveRequest::gpus_per_node)
+      .def_readwrite("gpus", &CollectiveRequest::gpus)
+      .def_readwrite("op", &CollectiveRequest::op)
+      .def_readwrite("algorithm", &CollectiveRequest::algorithm)
+      .def_readwrite("protocol", &CollectiveRequest::protocol)
+      .def_readwrite("fast_path", &CollectiveRequest::fast_path)
+      .def_readwrite("channels", &CollectiveRequest::channels)
+      .def_readwrite("pcie_only", &CollectiveRequest::pcie_only)
+      .def_readwrite("message_size", &CollectiveRequest::message_size)
+      .def_readwrite("reduction", &CollectiveRequest::reduction)
+      .def_readwrite("min_bytes", &CollectiveRequest::min_bytes)
+      .def_readwrite("max_bytes", &CollectiveRequest::max_bytes)
+      .def_readwrite("step_factor", &CollectiveRequest::step_factor)
+      .def_readwrite("max_events", &CollectiveRequest::max_events)
+      .def_readwrite("max_sim_memory", &CollectiveRequest::max_sim_memory);
+  m.def("collective", &hp::collective, py::arg("request"));
+  using hybridsim::api::TopologyRequest;
+  py::class_<TopologyRequest>(m, "TopologyRequest")
+      .def(py::init<>())
+      .def_readwrite("topology", &TopologyRequest::topology)
+      .def_readwrite("nodes", &TopologyRequest::nodes)
+      .def_readwrite("gpus_per_node", &TopologyRequest::gpus_per_node)
+      .def_readwrite("fabric", &TopologyRequest::fabric)
+      .def_readwrite("oversubscription", &TopologyRequest::oversubscription)
+      .def_readwrite("route", &TopologyRequest::route)
+      .def_readwrite("rings", &TopologyRequest::rings)
+      .def_readwrite("pcie_only", &TopologyRequest::pcie_only)
+      .def_readwrite("dot", &TopologyRequest::dot);
+  m.def("topology", &hp::topology, py::arg("request"));
+}

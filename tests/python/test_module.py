@@ -1,0 +1,145 @@
+"""The Python module against the command line: the same scenario gives the same bytes (summary.json,
+the printed table, results.csv), errors carry the CLI's message and its location, threads give the
+answers one thread gives, and Ctrl-C stops a long step."""
+import concurrent.futures
+import os
+import signal
+import subprocess
+import sys
+import time
+
+import pytest
+
+import hybridsim
+
+GNMT_DP8 = "scenarios/dgx1/gnmt-dp8.yaml"
+NVLINK_SWEEP = "scenarios/examples/dgx1-nvlink-sweep.yaml"
+
+
+def test_run_gives_the_command_lines_summary_json_and_table(cli, tmp_path):
+    printed = cli("run", GNMT_DP8, "--out", str(tmp_path), "-q")
+    assert printed.returncode == 0, printed.stderr
+    r = hybridsim.run(GNMT_DP8)
+    with open(tmp_path / "summary.json", encoding="utf-8") as f:
+        assert r.json == f.read()
+    # The CLI adds one line after the table: where the outputs went.
+    assert printed.stdout == r.table + f"  outputs in {tmp_path}\n"
+    assert r.to_dict()["step_time_us"] == pytest.approx(r.step_time_ps * 1e-6, abs=1e-3)
+    assert r.written is None  # no out=: nothing written
+
+
+def test_typed_figures_agree_with_each_other(cli):
+    r = hybridsim.run(GNMT_DP8, set={"parallelism": {"dp": 4, "mp": 2}})
+    assert (r.dp, r.mp, r.gpus, r.global_batch) == (4, 2, 8, 512)
+    assert r.unit == "tokens"
+    assert len(r.per_gpu) == 8 and [g.gpu for g in r.per_gpu] == list(range(8))
+    assert r.critical.finish_ms == pytest.approx(r.step_time_ms)
+    path = r.critical_path
+    parts = path.compute_ms + path.gradient_communication_ms + path.model_parallel_transfers_ms + path.launch_gaps_ms
+    assert parts == pytest.approx(r.step_time_ms, rel=1e-9)
+    assert r.time_to_train is not None and r.time_to_train.hours == pytest.approx(r.time_to_train.seconds / 3600)
+    assert r.fits_memory and 0 < r.peak_memory_bytes < r.memory_capacity_bytes
+    # The overlay as text says the same (summary.json quotes the --set text as written).
+    same = hybridsim.run(GNMT_DP8, set=["parallelism={dp: 4, mp: 2}"])
+    assert (same.step_time_ps, same.events, same.per_gpu) == (r.step_time_ps, r.events, r.per_gpu)
+
+
+def test_a_dict_and_yaml_text_are_the_files_scenario(source_dir):
+    as_dict = {"name": "gnmt, DGX-1, dp 8", "cluster": {"preset": "dgx1-v100"}, "workload": {"network": "gnmt"},
+               "parallelism": {"dp": 8, "mp": 1}}
+    from_file = hybridsim.run(GNMT_DP8)
+    from_dict = hybridsim.run(as_dict)
+    text = "name: gnmt, DGX-1, dp 8\ncluster: {preset: dgx1-v100}\nworkload: {network: gnmt}\nparallelism: {dp: 8}\n"
+    from_text = hybridsim.run(text)
+    assert from_dict.step_time_ps == from_file.step_time_ps == from_text.step_time_ps
+    assert from_dict.events == from_file.events
+
+
+def test_sweep_gives_the_command_lines_results_csv(cli, tmp_path):
+    printed = cli("sweep", NVLINK_SWEEP, "--out", str(tmp_path / "cli"), "--jobs", "1", "-q")
+    assert printed.returncode == 0, printed.stderr
+    frame = hybridsim.sweep(NVLINK_SWEEP, jobs=2, out=tmp_path / "py")
+    with open(tmp_path / "cli" / "results.csv", encoding="utf-8") as f:
+        expected = f.read()
+    assert frame.attrs["csv"] == expected
+    assert list(frame.columns) == expected.splitlines()[0].split(",")
+    assert len(frame) == 6
+    assert list(frame["cluster.links.nvlink.bandwidth"])[:2] == ["25 GB/s", "25 GB/s"]
+
+
+def test_bad_input_raises_a_located_scenario_error_with_the_clis_message(cli, tmp_path):
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("name: bad\ncluster:\n  preset: dgx1-v100\nworkload:\n  network: gnmt\nparallelism:\n  dp: -3\n")
+    printed = cli("run", str(bad), "-q")
+    assert printed.returncode == 1
+    with pytest.raises(hybridsim.ScenarioError) as caught:
+        hybridsim.run(str(bad))
+    e = caught.value
+    assert printed.stderr == f"hybridsim run: error: {e.message}\n"
+    assert (e.file, e.line, e.field) == (str(bad), 7, "parallelism.dp")
+    assert e.column == 7
+    assert isinstance(e, ValueError)
+
+
+def test_an_unknown_preset_in_an_overlay_is_a_scenario_error():
+    with pytest.raises(hybridsim.ScenarioError, match="cluster.preset"):
+        hybridsim.run(GNMT_DP8, set={"cluster.preset": "dgx-none"})
+
+
+def test_threads_give_the_answers_of_one_thread():
+    overlays = [{"parallelism": {"dp": dp, "mp": mp}} for dp, mp in [(8, 1), (4, 2), (2, 4), (4, 1)]]
+    alone = [hybridsim.run(GNMT_DP8, set=o).json for o in overlays]
+    with concurrent.futures.ThreadPoolExecutor(max_workers=4) as pool:
+        together = list(pool.map(lambda o: hybridsim.run(GNMT_DP8, set=o).json, overlays))
+    assert together == alone
+
+
+def test_trace_writes_the_step_it_describes(tmp_path):
+    r = hybridsim.run(GNMT_DP8, set={"parallelism": {"dp": 2, "mp": 1}})
+    path = r.trace(tmp_path / "step.json", detail="steps")
+    import json
+    with open(path, encoding="utf-8") as f:
+        trace = json.load(f)
+    assert len(trace["traceEvents"]) > 100
+
+
+def test_progress_callback_and_ctrl_c_stop_a_long_step():
+    # A 2,048-GPU step simulated in full takes several seconds: Ctrl-C, one second in, must end it at
+    # once (the step polls for signals every 2^18 events), with a progress callback given or not.
+    script = (
+        "import hybridsim, sys\n"
+        "seen = []\n"
+        "print('started', flush=True)\n"
+        "try:\n"
+        "    hybridsim.run('" + GNMT_DP8 + "', set={'cluster.nodes': 256, 'parallelism': {'dp': 2048},"
+        " 'communication.fast_path': 'off'}, progress=seen.append)\n"
+        "except KeyboardInterrupt:\n"
+        "    print('interrupted', len(seen), flush=True)\n"
+        "    sys.exit(0)\n"
+        "print('finished', flush=True)\n")
+    child = subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.PIPE, text=True)
+    assert child.stdout.readline() == "started\n"
+    time.sleep(1.0)
+    child.send_signal(signal.SIGINT)
+    sent = time.monotonic()
+    out, _ = child.communicate(timeout=120)
+    assert out.startswith("interrupted"), out
+    assert time.monotonic() - sent < 2.0
+
+
+def test_collective_and_topology_speak_the_command_lines_words(cli):
+    frame = hybridsim.collective("dgx1-v100", min_bytes="1 MiB", max_bytes="4 MiB", step_factor=4)
+    printed = cli("collective", "--topology", "dgx1-v100", "-b", "1MiB", "-e", "4MiB", "-f", "4", "--format", "csv")
+    assert frame.attrs["csv"] == printed.stdout
+    assert len(frame) == 2
+    report = hybridsim.topology("dgx1-v100", route=(0, 5))
+    assert report == cli("topology", "dgx1-v100", "--route", "0", "5").stdout
+    with pytest.raises(TypeError):
+        hybridsim.collective("dgx1-v100", no_such_option=1)
+
+
+def test_plan_ranks_what_the_command_line_ranks(cli):
+    result = hybridsim.plan("gnmt", 8, threads=1)
+    printed = cli("plan", "--model", "gnmt", "--gpus", "8", "--threads", "1", "-q")
+    assert result.printed == printed.stdout
+    assert result.ranked and result.ranked[0]["dp"] * result.ranked[0]["mp"] == 8
