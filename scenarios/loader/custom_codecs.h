@@ -18,7 +18,8 @@ using WriteFn = std::optional<TreeNode>(const Scenario& s, const FieldSpec& spec
 // ---- custom_codecs_setup.cpp: name, cluster, workload, parallelism.
 ReadFn read_name;            // absent: the file name without .yaml
 ReadFn read_topology_file;   // either cluster.preset or cluster.topology
-ReadFn read_preset_links;    // cluster.links: only with a preset
+ReadFn read_if_present;      // a section whose keys, when it is absent, keep their members' values
+ReadFn read_preset_links;    // cluster.links: only with a preset (and when present)
 void check_cluster(FieldReader& r, const TreeNode* cluster, Scenario& s);  // preset limits
 ReadFn read_profile_file;    // either workload.network or workload.profile
 ReadFn read_gpu_name;        // workload.gpu: auto is nullopt
@@ -55,7 +56,6 @@ struct WindowCodec {           // outputs.trace.window: all, or "START:END"
                    std::optional<sim::TimeWindow>& out);
   static std::optional<TreeNode> write(const FieldSpec& spec, const std::optional<sim::TimeWindow>& v);
 };
-ReadFn read_sweep_section;     // sweep: absent means no sweep
 ReadFn read_sweep_parameters;  // settable, non-overlapping paths; zip lengths; at most 1e6 points
 WriteFn write_sweep_parameters;
 

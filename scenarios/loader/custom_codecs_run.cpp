@@ -140,7 +140,7 @@ void read_trace_section(FieldReader& r, const TreeNode* map, const FieldSpec& sp
   const TreeNode* t = r.section(map, spec.path);
   if (t == nullptr) return;
   s.outputs.trace.emplace();
-  read_section(r, t, spec.path, s);
+  read_section(r, t, &spec, s);
 }
 
 void GpuListCodec::read(FieldReader& r, const TreeNode* map, const FieldSpec& spec,
@@ -167,12 +167,6 @@ void WindowCodec::read(FieldReader& r, const TreeNode* map, const FieldSpec& spe
 
 std::optional<TreeNode> WindowCodec::write(const FieldSpec&, const std::optional<sim::TimeWindow>& v) {
   return scalar(v ? sim::format_time_window(*v) : "all");
-}
-
-void read_sweep_section(FieldReader& r, const TreeNode* map, const FieldSpec& spec, Scenario& s) {
-  const TreeNode* sweep = r.section(map, spec.path);
-  if (sweep == nullptr) return;
-  read_section(r, sweep, spec.path, s);
 }
 
 void read_sweep_parameters(FieldReader& r, const TreeNode* map, const FieldSpec& spec, Scenario& s) {

@@ -69,7 +69,11 @@ void read_topology_file(FieldReader& r, const TreeNode* map, const FieldSpec& sp
 
 void read_preset_links(FieldReader& r, const TreeNode* map, const FieldSpec& spec, Scenario& s) {
   if (!s.cluster.topology.empty()) return;  // check_cluster says why links are wrong here
-  read_section(r, r.section(map, spec.path), spec.path, s);
+  read_if_present(r, map, spec, s);
+}
+
+void read_if_present(FieldReader& r, const TreeNode* map, const FieldSpec& spec, Scenario& s) {
+  if (const TreeNode* node = r.section(map, spec.path)) read_section(r, node, &spec, s);
 }
 
 void check_cluster(FieldReader&, const TreeNode* c, Scenario& s) {

@@ -7,6 +7,7 @@
 //    bind<Member<&Scenario::cluster, &ClusterSettings::nodes>, Value, preset_cluster>()}
 //   binding_of(field("cluster.nodes")).write(s, spec)   // the member as YAML: "2"
 #pragma once
+#include <cstddef>
 #include <optional>
 #include <span>
 #include <string>
@@ -36,13 +37,14 @@ struct ScenarioKey {
 
 // The scenario table with its bindings, in declaration order (scenario_schema() is its specs).
 std::span<const ScenarioKey> scenario_keys();
-// The binding of a declared field (a FieldSpec of scenario_schema()).
-const Binding& binding_of(const FieldSpec& spec);
+// The position of a declared field (a FieldSpec of scenario_schema()) in the table, and its binding.
+std::size_t key_index(const FieldSpec& spec);
+inline const Binding& binding_of(const FieldSpec& spec) { return scenario_keys()[key_index(spec)].binding; }
 
-// Reads the children of the section at `path` ("" for the top level) in table order into `s`,
-// then runs the section's check; `node` is the section (nullptr when absent: its children take
-// their defaults).
-void read_section(FieldReader& r, const TreeNode* node, std::string_view path, Scenario& s);
+// Reads the children of `section` (a FieldSpec of scenario_schema(); nullptr: the top level) in
+// table order into `s`, then runs the section's check; `node` is the section (nullptr when absent:
+// its children take their defaults).
+void read_section(FieldReader& r, const TreeNode* node, const FieldSpec* section, Scenario& s);
 
 // The text of a scalar key's value as scenario_to_yaml writes it ("512 KiB", "auto"); "" when
 // it is not written (an unset link override).

@@ -6,14 +6,37 @@
 
 namespace hybridsim::scenarios {
 
-void read_section(FieldReader& r, const TreeNode* node, std::string_view path, Scenario& s) {
-  for (const FieldSpec* child : scenario_schema().children_of(path)) {
-    const Binding& b = binding_of(*child);
-    if (b.read != nullptr) b.read(r, node, *child, s);
-    else if (child->kind == FieldKind::Section) read_section(r, r.section(node, child->path), child->path, s);
+namespace {
+
+// Whether `path` is below `section` ("" is the top level), and directly ("a.b" in "a", not "a.b.c"
+// nor the list item "a[]").
+bool is_below(std::string_view path, std::string_view section) {
+  return section.empty() || (path.size() > section.size() && path.starts_with(section) &&
+                             (path[section.size()] == '.' || path[section.size()] == '['));
+}
+bool is_child(std::string_view path, std::string_view section) {
+  const std::string_view rest = section.empty() ? path : path.substr(section.size());
+  return (section.empty() || rest.front() == '.') &&
+         rest.find_first_of(".[", section.empty() ? 0 : 1) == std::string_view::npos;
+}
+
+}  // namespace
+
+// A section's keys follow it in the table (tests/unit/scenario_schema_test.cpp checks it), so its
+// children are found by one pass over them.
+void read_section(FieldReader& r, const TreeNode* node, const FieldSpec* section, Scenario& s) {
+  const auto fields = scenario_schema().fields();
+  const std::string_view path = section == nullptr ? std::string_view() : section->path;
+  for (std::size_t i = section == nullptr ? 0 : key_index(*section) + 1;
+       i < fields.size() && is_below(fields[i].path, path); ++i) {
+    const FieldSpec& child = fields[i];
+    if (!is_child(child.path, path)) continue;
+    const Binding& b = binding_of(child);
+    if (b.read != nullptr) b.read(r, node, child, s);
+    else if (child.kind == FieldKind::Section) read_section(r, r.section(node, child.path), &child, s);
   }
-  if (path.empty()) return;
-  if (const Binding& b = binding_of(field(path)); b.check != nullptr) b.check(r, node, s);
+  if (section == nullptr) return;
+  if (const Binding& b = binding_of(*section); b.check != nullptr) b.check(r, node, s);
 }
 
 Scenario build_scenario(const TreeNode& root, const std::string& source,
@@ -22,7 +45,7 @@ Scenario build_scenario(const TreeNode& root, const std::string& source,
   s.source = source;
   s.base_dir = base_dir;
   FieldReader r(s.provenance, source);
-  read_section(r, &r.document(root), "", s);
+  read_section(r, &r.document(root), nullptr, s);
   return s;
 }
 

@@ -121,7 +121,8 @@ constexpr ScenarioKey kKeys[] = {
      {.read = read_preset_links}},
     {{.path = "cluster.links.nvlink",
       .kind = K::Section,
-      .help = "NVLink between GPUs (dgx1-v100: 25 GB/s, 700 ns per link)."}},
+      .help = "NVLink between GPUs (dgx1-v100: 25 GB/s, 700 ns per link)."},
+     {.read = read_if_present}},
     {{.path = "cluster.links.nvlink.bandwidth",
       .kind = K::Rate,
       .default_doc = "the preset's",
@@ -138,7 +139,8 @@ constexpr ScenarioKey kKeys[] = {
     {{.path = "cluster.links.nvswitch",
       .kind = K::Section,
       .help = "A GPU's NVLinks into an NVSwitch fabric (25 GB/s each, 350 ns; dgx2: 6 links per GPU, "
-              "dgx-a100: 12, dgx-h100 and hgx-h200: 18)."}},
+              "dgx-a100: 12, dgx-h100 and hgx-h200: 18)."},
+     {.read = read_if_present}},
     {{.path = "cluster.links.nvswitch.bandwidth",
       .kind = K::Rate,
       .default_doc = "the preset's",
@@ -155,7 +157,8 @@ constexpr ScenarioKey kKeys[] = {
     {{.path = "cluster.links.pcie",
       .kind = K::Section,
       .help = "PCIe links: GPU and NIC to PCIe switch, switch to CPU (Gen3 12 GB/s; dgx-a100 Gen4 "
-              "24 GB/s; dgx-h100, hgx-h200 Gen5 48 GB/s; 500 ns)."}},
+              "24 GB/s; dgx-h100, hgx-h200 Gen5 48 GB/s; 500 ns)."},
+     {.read = read_if_present}},
     {{.path = "cluster.links.pcie.bandwidth",
       .kind = K::Rate,
       .default_doc = "the preset's",
@@ -172,7 +175,8 @@ constexpr ScenarioKey kKeys[] = {
     {{.path = "cluster.links.cpu",
       .kind = K::Section,
       .help = "Links between CPU sockets: QPI (dgx1-v100, pcie-server: 2 × 19.2 GB/s) or UPI "
-              "(dgx2, dgx-a100, dgx-h100, hgx-h200: 3 × 20.8 GB/s)."}},
+              "(dgx2, dgx-a100, dgx-h100, hgx-h200: 3 × 20.8 GB/s)."},
+     {.read = read_if_present}},
     {{.path = "cluster.links.cpu.bandwidth",
       .kind = K::Rate,
       .default_doc = "the preset's",
@@ -189,7 +193,8 @@ constexpr ScenarioKey kKeys[] = {
     {{.path = "cluster.links.infiniband",
       .kind = K::Section,
       .help = "The fabric between machines, 500 ns a hop (the V100 machines: EDR 100 Gb/s; dgx-a100: HDR "
-              "200 Gb/s; dgx-h100, hgx-h200: NDR 400 Gb/s)."}},
+              "200 Gb/s; dgx-h100, hgx-h200: NDR 400 Gb/s)."},
+     {.read = read_if_present}},
     {{.path = "cluster.links.infiniband.bandwidth",
       .kind = K::Rate,
       .default_doc = "the preset's",
@@ -205,7 +210,8 @@ constexpr ScenarioKey kKeys[] = {
      bind<LinkMember<sim::LinkKind::InfiniBand, &LinkOverride::latency>>()},
     {{.path = "cluster.links.generic",
       .kind = K::Section,
-      .help = "The idealized links of ideal-ring and fully-connected (25 GB/s, 1 us)."}},
+      .help = "The idealized links of ideal-ring and fully-connected (25 GB/s, 1 us)."},
+     {.read = read_if_present}},
     {{.path = "cluster.links.generic.bandwidth",
       .kind = K::Rate,
       .default_doc = "the preset's",
@@ -593,7 +599,7 @@ constexpr ScenarioKey kKeys[] = {
       .kind = K::Section,
       .help = "Run the scenario at several values of some fields; each point is the scenario with "
               "the point's values set as by --set."},
-     {.read = read_sweep_section}},
+     {.read = read_if_present}},
     {{.path = "sweep.mode",
       .kind = K::Choice,
       .default_text = "product",
@@ -639,12 +645,12 @@ const yaml::Schema& scenario_schema() { return kScenarioSchema; }
 
 std::span<const ScenarioKey> scenario_keys() { return kKeys; }
 
-const Binding& binding_of(const FieldSpec& spec) {
+std::size_t key_index(const FieldSpec& spec) {
   const FieldSpec* first = kSpecs.data();
   const std::less<const FieldSpec*> before;  // a total order, also for a FieldSpec of another table
   if (before(&spec, first) || !before(&spec, first + kSpecs.size()))
-    throw InternalError("binding_of: " + std::string(spec.path) + " is not a field of the scenario table");
-  return kKeys[static_cast<std::size_t>(&spec - first)].binding;
+    throw InternalError("key_index: " + std::string(spec.path) + " is not a field of the scenario table");
+  return static_cast<std::size_t>(&spec - first);
 }
 
 }  // namespace hybridsim::scenarios

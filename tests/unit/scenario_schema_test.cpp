@@ -111,3 +111,20 @@ TEST_CASE("schema: a key's value as its binding writes it") {
   CHECK(key_text(s, "communication.algorithm") == "tree");
   CHECK_THROWS_AS(key_text(s, "cluster"), InternalError);  // a section has no value
 }
+
+TEST_CASE("schema: a section's keys follow it in the table, before any other key") {
+  // read_section finds a section's children in one pass over the keys after it.
+  const auto fields = scenario_schema().fields();
+  for (std::size_t i = 0; i < fields.size(); ++i) {
+    const std::string_view section = fields[i].path;
+    bool passed = false;  // a key not below the section has come
+    for (std::size_t j = i + 1; j < fields.size(); ++j) {
+      const std::string_view p = fields[j].path;
+      const bool below = p.size() > section.size() && p.starts_with(section) &&
+                         (p[section.size()] == '.' || p[section.size()] == '[');
+      CAPTURE(p);
+      if (below) CHECK_FALSE(passed);
+      else passed = true;
+    }
+  }
+}
