@@ -1,6 +1,6 @@
 // The short text summary of a resolved scenario: what a run summary prints and a trace records.
-#include <charconv>
-
+// Each scenario key's value is shown as its binding writes it back (key_text, key_binding.h).
+#include "scenarios/loader/key_binding.h"
 #include "scenarios/loader/resolve.h"
 #include "topology/cluster.h"
 #include "workloads/generators/gpu_choice.h"
@@ -9,21 +9,14 @@
 namespace hybridsim::scenarios {
 namespace {
 
-std::string number(double v) {
-  char buf[32];
-  const auto r = std::to_chars(buf, buf + sizeof buf, v);
-  return std::string(buf, r.ptr);
-}
-
-std::string link_overrides(const LinkOverrides& l) {
+// "nvlink 50 GB/s; pcie 600 ns": the link kinds overridden, from the keys under cluster.links.
+std::string link_overrides(const Scenario& s) {
   std::string out;
-  for (int k = 0; k < sim::kLinkKindCount; ++k) {
-    const auto kind = static_cast<sim::LinkKind>(k);
-    const LinkOverride& o = l[kind];
-    if (o.empty()) continue;
-    out += (out.empty() ? "" : "; ") + std::string(sim::link_kind_key(kind));
-    if (o.bandwidth) out += " " + sim::format_bandwidth(*o.bandwidth);
-    if (o.latency) out += " " + sim::format_time(*o.latency);
+  for (const FieldSpec* kind : scenario_schema().children_of("cluster.links")) {
+    std::string values;
+    for (const FieldSpec* value : scenario_schema().children_of(kind->path))
+      if (const std::string text = key_text(s, value->path); !text.empty()) values += " " + text;
+    if (!values.empty()) out += (out.empty() ? "" : "; ") + std::string(yaml::leaf_name(kind->path)) + values;
   }
   return out;
 }
@@ -44,17 +37,16 @@ std::vector<std::pair<std::string, std::string>> key_settings(const ResolvedScen
   out.emplace_back("source", s.source);
   std::string cluster = r.topology.name() + ", " + std::to_string(r.topology.gpus().size()) + " GPUs";
   if (s.cluster.topology.empty() && s.cluster.nodes > 1)
-    cluster += ", " + std::to_string(s.cluster.nodes) + " nodes, " +
-               std::string(topology::presets::fabric_name(s.cluster.fabric)) + ", oversubscription " +
-               number(s.cluster.oversubscription);
+    cluster += ", " + std::to_string(s.cluster.nodes) + " nodes, " + key_text(s, "cluster.fabric") +
+               ", oversubscription " + key_text(s, "cluster.oversubscription");
   out.emplace_back("cluster", cluster);
-  if (const std::string links = link_overrides(s.cluster.links); !links.empty())
+  if (const std::string links = link_overrides(s); !links.empty())
     out.emplace_back("links", links);
   const auto& meta = r.profile.meta;
   out.emplace_back("workload", meta.network + " (" + meta.gpu + ", " + meta.precision + "), batch " +
                                    std::to_string(meta.batch_per_gpu) + " per worker" +
                                    (s.workload.compute_speed != 1.0
-                                        ? ", compute speed ×" + number(s.workload.compute_speed)
+                                        ? ", compute speed ×" + key_text(s, "workload.compute_speed")
                                         : std::string()));
   if (auto note = kernel_times_setting(r)) out.push_back(std::move(*note));
   out.emplace_back("parallelism", "dp " + std::to_string(r.mapping.dp) + " × mp " +
@@ -66,36 +58,33 @@ std::vector<std::pair<std::string, std::string>> key_settings(const ResolvedScen
   const CommunicationSettings& c = s.communication;
   out.emplace_back(
       "communication",
-      std::string(workloads::algorithm_name(c.algorithm)) + "/" +
-          workloads::protocol_option_name(c.protocol) + ", channels " +
-          (c.channels ? std::to_string(*c.channels) : "auto") + ", messages " +
-          sim::format_bytes(c.message_size) + ", buckets " +
+      key_text(s, "communication.algorithm") + "/" + key_text(s, "communication.protocol") + ", channels " +
+          key_text(s, "communication.channels") + ", messages " + key_text(s, "communication.message_size") +
+          ", buckets " +
           (r.step.recorded_buckets && r.profile.has_recorded_buckets()
                ? std::string("as recorded in the profile")
-               : sim::format_bytes(c.bucket_size)) +
-          ", reduction " +
-          (c.reduction_bandwidth.bytes_per_second() == 0 ? "off"
-                                                         : sim::format_bandwidth(c.reduction_bandwidth)) +
-          ", " + (c.switching == sim::Switching::StoreAndForward ? "store-and-forward" : "cut-through") +
+               : key_text(s, "communication.bucket_size")) +
+          ", reduction " + key_text(s, "communication.reduction_bandwidth") + ", " +
+          key_text(s, "communication.switching") +
           (c.pcie_only ? ", PCIe only" : ""));
   if (const workloads::Gpu* gpu = workloads::find_gpu(meta.gpu))
     out.emplace_back("GPU sharing", std::string(gpu->name) + ": " + std::to_string(gpu->sms) + " SMs, " +
                                         sim::format_bandwidth(gpu->memory_bandwidth) + "; contention " +
-                                        (c.compute_contention ? "on" : "off") + ", gradient copies " +
-                                        (c.gradient_copies ? "on" : "off"));
+                                        key_text(s, "communication.compute_contention") +
+                                        ", gradient copies " + key_text(s, "communication.gradient_copies"));
   else
     out.emplace_back("GPU sharing", "GPU \"" + meta.gpu + "\" unknown: no contention, no gradient copies");
   const workloads::Variability& v = s.variability;
   if (v.steps > 1 || v.varies()) {
-    std::string text = std::to_string(v.steps) + (v.steps == 1 ? " step" : " steps") + ", seed " +
-                       std::to_string(v.seed) + ", kernel jitter " +
-                       (v.kernel_jitter > 0 ? number(v.kernel_jitter) : std::string("off")) +
-                       ", sequence lengths " + std::string(workloads::length_distribution_name(v.lengths));
+    std::string text = key_text(s, "variability.steps") + (v.steps == 1 ? " step" : " steps") + ", seed " +
+                       key_text(s, "variability.seed") + ", kernel jitter " +
+                       (v.kernel_jitter > 0 ? key_text(s, "variability.kernel_jitter") : std::string("off")) +
+                       ", sequence lengths " + key_text(s, "variability.sequence_lengths");
     if (v.lengths != workloads::LengthDistribution::Fixed)
-      text +=
-          " " + std::string(workloads::batching_name(v.batching)) +
-          (v.batching == workloads::Batching::Bucketed ? " (" + std::to_string(v.length_buckets) + " bins)"
-                                                       : "");
+      text += " " + key_text(s, "variability.batching") +
+              (v.batching == workloads::Batching::Bucketed
+                   ? " (" + key_text(s, "variability.length_buckets") + " bins)"
+                   : "");
     out.emplace_back("variability", text);
   }
   if (!s.provenance.overrides.empty()) {

@@ -1,5 +1,6 @@
 // Internal steps of scenario loading (scenarios/loader/scenario.h is the public side): applying one `--set`
-// override to the located tree, and turning a validated tree into a Scenario section by section.
+// override to the located tree, and turning a validated tree into a Scenario key by key (the table's
+// bindings, key_binding.h).
 //   TreeNode t = yaml::parse_yaml_tree(text, "s.yaml");  apply_override(t, "cluster.nodes=4");
 //   Scenario s = build_scenario(t, "s.yaml", ".");
 #pragma once
@@ -31,20 +32,9 @@ Scenario parse_scenario_with(std::string_view yaml, const std::string& source,
                              const std::vector<std::string>* point_overrides,
                              const std::filesystem::path& base_dir);
 
-// Reads every section of a tree (the top-level mapping) into a Scenario. Does not check sweep
+// Reads every key of a tree (the top-level mapping) into a Scenario, in table order. Does not check sweep
 // values against the rest of the scenario (scenario_load.cpp does, with the whole tree at hand).
 Scenario build_scenario(const TreeNode& root, const std::string& source,
                         const std::filesystem::path& base_dir);
-
-// Section readers (scenario_build_setup.cpp, scenario_build_run.cpp).
-void read_cluster(FieldReader& r, const TreeNode& root, ClusterSettings& out);
-void read_workload(FieldReader& r, const TreeNode& root, WorkloadSettings& out);
-void read_parallelism(FieldReader& r, const TreeNode& root, ParallelismSettings& out);
-void read_communication(FieldReader& r, const TreeNode& root, CommunicationSettings& out);
-void read_training(FieldReader& r, const TreeNode& root, TrainingSettings& out);
-void read_variability(FieldReader& r, const TreeNode& root, workloads::Variability& out);
-void read_simulation(FieldReader& r, const TreeNode& root, sim::SimulationLimits& out);
-void read_outputs(FieldReader& r, const TreeNode& root, const std::string& source, OutputSettings& out);
-void read_sweep(FieldReader& r, const TreeNode& root, SweepSettings& out);
 
 }  // namespace hybridsim::scenarios

@@ -1,6 +1,7 @@
 // The scenario schema: every YAML key of a scenario file declared once — its path, type, unit,
 // bounds, default and help — in one table (schema_table.cpp), read with the mechanics every YAML
-// file type shares (sim/yaml/schema.h). Validation, defaults, `--set` path checks, "did you
+// file type shares (sim/yaml/schema.h), and bound there to the member of Scenario that holds it
+// (key_binding.h). Validation, defaults, reading, writing back, `--set` path checks, "did you
 // mean" suggestions and the field reference (scenarios/README.md, --help-schema) are all derived
 // from it. The functions below are the scenario's shorthands for the table's lookups.
 //   const FieldSpec* f = find_field("communication.message_size");   // default_text_of(*f) == "512 KiB"

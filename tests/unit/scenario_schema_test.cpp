@@ -11,6 +11,7 @@
 
 #include "schema_checks.h"
 #include "scenarios/loader/field_reader.h"
+#include "scenarios/loader/key_binding.h"
 #include "scenarios/loader/resolve.h"
 #include "scenarios/loader/schema.h"
 #include "scenarios/loader/sweep.h"
@@ -73,4 +74,57 @@ TEST_CASE("schema: the example scenario in scenarios/README.md is valid and swee
   CHECK(s.outputs.trace->window == sim::TimeWindow{sim::Time::zero(), sim::Time::ms(50)});
   CHECK(expand_sweep(s).size() == 6);
   CHECK(resolve(s).topology.gpus().size() == 8);
+}
+
+TEST_CASE("schema: every key is bound to its member, read and written back by the table") {
+  // A key is read and written by its own binding, or by the codec of a block above it (a list's
+  // items, the fields of training.efficiency): such a block codec reads and writes.
+  for (const ScenarioKey& key : scenario_keys()) {
+    const FieldSpec& spec = *find_field(key.spec.path);
+    CAPTURE(spec.path);
+    CHECK(&binding_of(spec) == &key.binding);
+    const bool reads = key.binding.read != nullptr, writes = key.binding.write != nullptr;
+    if (writes) CHECK(reads);
+    if (spec.kind == FieldKind::Section || reads) continue;
+    bool by_block = false;
+    for (std::string p(spec.path); !p.empty() && !by_block;) {
+      const auto cut = p.find_last_of('.');  // the parent: "a.b[]" → "a.b", "a.b" → "a"
+      if (p.ends_with("[]")) p.resize(p.size() - 2);
+      else p = cut == std::string::npos ? std::string() : p.substr(0, cut);
+      if (const FieldSpec* parent = find_field(p))
+        by_block = binding_of(*parent).read != nullptr && binding_of(*parent).write != nullptr;
+    }
+    CHECK(by_block);
+  }
+}
+
+TEST_CASE("schema: a key's value as its binding writes it") {
+  Scenario s = parse_scenario("cluster: {preset: dgx1-v100, links: {nvlink: {bandwidth: 50 GB/s}}}\n"
+                              "workload: {network: gnmt}\ncommunication: {reduction_bandwidth: off}\n",
+                              "k.yaml");
+  CHECK(key_text(s, "communication.message_size") == "512 KiB");
+  CHECK(key_text(s, "communication.reduction_bandwidth") == "off");
+  CHECK(key_text(s, "communication.channels") == "auto");
+  CHECK(key_text(s, "cluster.links.nvlink.bandwidth") == "50 GB/s");
+  CHECK(key_text(s, "cluster.links.nvlink.latency").empty());  // not overridden
+  s.communication.algorithm = workloads::AllReduceAlgorithm::Tree;
+  CHECK(key_text(s, "communication.algorithm") == "tree");
+  CHECK_THROWS_AS(key_text(s, "cluster"), InternalError);  // a section has no value
+}
+
+TEST_CASE("schema: a section's keys follow it in the table, before any other key") {
+  // read_section finds a section's children in one pass over the keys after it.
+  const auto fields = scenario_schema().fields();
+  for (std::size_t i = 0; i < fields.size(); ++i) {
+    const std::string_view section = fields[i].path;
+    bool passed = false;  // a key not below the section has come
+    for (std::size_t j = i + 1; j < fields.size(); ++j) {
+      const std::string_view p = fields[j].path;
+      const bool below = p.size() > section.size() && p.starts_with(section) &&
+                         (p[section.size()] == '.' || p[section.size()] == '[');
+      CAPTURE(p);
+      if (below) CHECK_FALSE(passed);
+      else passed = true;
+    }
+  }
 }

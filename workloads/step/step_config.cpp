@@ -1,32 +1,120 @@
-// The fingerprint of a step's configuration: each field as "name=value;" in declaration order,
-// numbers in their shortest exact form (doubles round-trip through std::to_chars).
+// The fields of a step's configuration, enumerated once (step_fields) and used by both the
+// fingerprint and equality: each field as "name=value;" in declaration order, numbers in their
+// shortest exact form (doubles round-trip through std::to_chars), lists as "a,b,c,".
 #include "workloads/step/step_config.h"
 
+#include <array>
 #include <charconv>
 #include <cstdint>
+#include <tuple>
 #include <type_traits>
+#include <vector>
 
 namespace hybridsim::workloads {
 namespace {
 
-class Fields {
+template <class T>
+struct Named {
+  std::string_view name;
+  const T& value;
+};
+template <class T>
+Named(std::string_view, const T&) -> Named<T>;
+
+// Each part's members through a structured binding that names every one of them: a member added
+// to a part stops this file from compiling until it is named here, either as a model input (in the
+// returned tuple, so fingerprinted and compared) or as left out (with why). Never list a member
+// by hand anywhere else.
+auto fields_of(const MpPlacement& p) {
+  const auto& [mp, gpu_of_op, description] = p;  // description: how it was made, for reports
+  return std::tuple{Named{"placement.mp", mp}, Named{"placement.gpu_of_op", gpu_of_op}};
+}
+auto fields_of(const WorkerMapping& m) {
+  const auto& [dp, mp, gpu_rank, description] = m;  // description: for reports
+  return std::tuple{Named{"mapping.dp", dp}, Named{"mapping.mp", mp}, Named{"mapping.worker", gpu_rank}};
+}
+auto fields_of(const StepOptions& s) {
+  const auto& [bucket_size, recorded_buckets, mp_transfer_estimate, compute_scale, gpu_compute_scale,
+               gradient_copies] = s;
+  return std::tuple{Named{"step.bucket_size", bucket_size}, Named{"step.recorded_buckets", recorded_buckets},
+                    Named{"step.mp_transfer_estimate", mp_transfer_estimate},
+                    Named{"step.compute_scale", compute_scale},
+                    Named{"step.gpu_compute_scale", gpu_compute_scale},
+                    Named{"step.gradient_copies", gradient_copies}};
+}
+auto fields_of(const CommOptions& c) {
+  const auto& [algorithm, protocol, channels, pcie_only] = c;
+  return std::tuple{Named{"comm.algorithm", algorithm}, Named{"comm.protocol", protocol},
+                    Named{"comm.channels", channels}, Named{"comm.pcie_only", pcie_only}};
+}
+auto fields_of(const sim::CollectiveConfig& c) {
+  // observer and budget watch the simulation (a trace, the caps' accounting): they change no result.
+  const auto& [message_size, reduction_bandwidth, timing, observer, fast_path, budget] = c;
+  const auto& [protocol, link_rate_scale, channel_cap, base_latency, hop_latency] = timing;
+  return std::tuple{Named{"collective.message_size", message_size},
+                    Named{"collective.reduction_bandwidth", reduction_bandwidth},
+                    Named{"collective.timing.protocol", protocol},
+                    Named{"collective.timing.link_rate_scale", link_rate_scale},
+                    Named{"collective.timing.channel_cap", channel_cap},
+                    Named{"collective.timing.base_latency", base_latency},
+                    Named{"collective.timing.hop_latency", hop_latency},
+                    Named{"collective.fast_path", fast_path}};
+}
+auto fields_of(const sim::StreamExecutorOptions& e) {
+  const auto& [contention] = e;
+  return std::tuple{Named{"executor.contention", contention}};
+}
+auto fields_of(const Variability& v) {
+  const auto& [steps, seed, kernel_jitter, lengths, batching, length_buckets] = v;
+  return std::tuple{Named{"variability.steps", steps}, Named{"variability.seed", seed},
+                    Named{"variability.kernel_jitter", kernel_jitter}, Named{"variability.lengths", lengths},
+                    Named{"variability.batching", batching},
+                    Named{"variability.length_buckets", length_buckets}};
+}
+auto fields_of(const sim::SimulationLimits& l) {
+  const auto& [max_events, max_memory] = l;
+  return std::tuple{Named{"limits.max_events", max_events}, Named{"limits.max_memory", max_memory}};
+}
+
+// Every model input of a StepConfig, in declaration order.
+auto step_fields(const StepConfig& c) {
+  const auto& [placement, mapping, step, comm, collective, switching, executor, variability, limits] = c;
+  return std::tuple_cat(fields_of(placement), fields_of(mapping), fields_of(step), fields_of(comm),
+                        fields_of(collective), std::tuple{Named{"switching", switching}},
+                        fields_of(executor), fields_of(variability), fields_of(limits));
+}
+
+template <class T>
+struct IsList : std::false_type {};
+template <class T>
+struct IsList<std::vector<T>> : std::true_type {};
+template <class T, std::size_t N>
+struct IsList<std::array<T, N>> : std::true_type {};
+template <class T>
+struct IsTable : std::false_type {};  // a list of lists
+template <class T>
+struct IsTable<std::vector<std::vector<T>>> : std::true_type {};
+
+class FingerprintText {
  public:
   template <class T>
   void add(std::string_view name, const T& value) {
-    text_ += name;
-    text_ += '=';
-    put(value);
-    text_ += ';';
-  }
-  template <class T>
-  void add_list(std::string_view name, const T& values) {
-    text_ += name;
-    text_ += '=';
-    for (const auto& v : values) {
-      put(v);
-      text_ += ',';
+    if constexpr (IsTable<T>::value) {
+      for (const auto& row : value) add(name, row);  // a table: one entry per row
+      return;
+    } else {
+      text_ += name;
+      text_ += '=';
+      if constexpr (IsList<T>::value) {
+        for (const auto& v : value) {
+          put(v);
+          text_ += ',';
+        }
+      } else {
+        put(value);
+      }
+      text_ += ';';
     }
-    text_ += ';';
   }
   std::string take() { return std::move(text_); }
 
@@ -63,42 +151,18 @@ class Fields {
 }  // namespace
 
 std::string fingerprint(const StepConfig& c) {
-  Fields f;
-  f.add("placement.mp", c.placement.mp);
-  f.add_list("placement.gpu_of_op", c.placement.gpu_of_op);
-  f.add("mapping.dp", c.mapping.dp);
-  f.add("mapping.mp", c.mapping.mp);
-  for (const auto& worker : c.mapping.gpu_rank) f.add_list("mapping.worker", worker);
-  f.add("step.bucket_size", c.step.bucket_size);
-  f.add("step.recorded_buckets", c.step.recorded_buckets);
-  f.add("step.mp_transfer_estimate", c.step.mp_transfer_estimate);
-  f.add("step.compute_scale", c.step.compute_scale);
-  f.add_list("step.gpu_compute_scale", c.step.gpu_compute_scale);
-  f.add("step.gradient_copies", c.step.gradient_copies);
-  f.add("comm.algorithm", c.comm.algorithm);
-  f.add("comm.protocol", c.comm.protocol);
-  f.add("comm.channels", c.comm.channels);
-  f.add("comm.pcie_only", c.comm.pcie_only);
-  f.add("collective.message_size", c.collective.message_size);
-  f.add("collective.reduction_bandwidth", c.collective.reduction_bandwidth);
-  const sim::ProtocolTiming& t = c.collective.timing;
-  f.add("collective.timing.protocol", t.protocol);
-  f.add_list("collective.timing.link_rate_scale", t.link_rate_scale);
-  f.add("collective.timing.channel_cap", t.channel_cap);
-  f.add("collective.timing.base_latency", t.base_latency);
-  f.add_list("collective.timing.hop_latency", t.hop_latency);
-  f.add("collective.fast_path", c.collective.fast_path);
-  f.add("switching", c.switching);
-  f.add("executor.contention", c.executor.contention);
-  f.add("variability.steps", c.variability.steps);
-  f.add("variability.seed", c.variability.seed);
-  f.add("variability.kernel_jitter", c.variability.kernel_jitter);
-  f.add("variability.lengths", c.variability.lengths);
-  f.add("variability.batching", c.variability.batching);
-  f.add("variability.length_buckets", c.variability.length_buckets);
-  f.add("limits.max_events", c.limits.max_events);
-  f.add("limits.max_memory", c.limits.max_memory);
+  FingerprintText f;
+  std::apply([&f](const auto&... field) { (f.add(field.name, field.value), ...); }, step_fields(c));
   return f.take();
+}
+
+bool operator==(const StepConfig& a, const StepConfig& b) {
+  return std::apply(
+      [&b](const auto&... x) {
+        return std::apply([&x...](const auto&... y) { return ((x.value == y.value) && ...); },
+                          step_fields(b));
+      },
+      step_fields(a));
 }
 
 }  // namespace hybridsim::workloads

@@ -36,8 +36,13 @@ struct StepConfig {
 
 // Every model input of `config` as one text ("placement.mp=2;placement.gpu_of_op=0,0,1;..."): equal
 // texts simulate the same step on the same profile and topology. Descriptions and observers (the
-// collective's trace observer and budget) are left out: they change no result. A field added to
-// StepConfig or one of its parts belongs here too (workloads/step/step_config.cpp).
+// collective's trace observer and budget) are left out: they change no result. The fields come
+// from one list (step_fields in step_config.cpp) that names every member of StepConfig and its
+// parts through structured bindings: a member added to any of them does not compile until it is
+// listed there, as a model input or as left out.
 std::string fingerprint(const StepConfig& config);
+// Equal model inputs (the same fields as the fingerprint): the same step on the same profile and
+// topology. Descriptions and observers are ignored.
+bool operator==(const StepConfig& a, const StepConfig& b);
 
 }  // namespace hybridsim::workloads
