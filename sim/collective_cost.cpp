@@ -44,11 +44,6 @@ SimulationCost RingCollective::full_cost() const {
   return cost;
 }
 
-bool RingCollective::may_fold() const {
-  return config_.fast_path != FastPath::Off && op_ != CollectiveOp::Broadcast && n_ >= 2 && steps_ > 0 &&
-         ring_ranks_ == n_;
-}
-
 void RingCollective::charge_budget() const {
   if (config_.budget == nullptr) return;
   std::string what = "a ring " + std::string(collective_op_name(op_)) + " of " + format_bytes(size_) +

@@ -16,8 +16,8 @@
 
 #include "sim/fast/link_claims.h"
 #include "sim/network.h"
-#include "sim/ring_collective.h"
-#include "sim/ring_embed.h"
+#include "sim/fast/fast_path.h"
+#include "sim/fast/ring_embedding.h"
 #include "sim/tree_collective.h"
 #include "tests/unit/fold_outcome.h"
 #include "tests/unit/tree_fabric.h"
@@ -73,19 +73,16 @@ Run run(const Case& k, FastPath mode, bool embed) {
   Network net(q, k.links);
   CollectiveConfig cfg{.message_size = Bytes::kib(64), .fast_path = mode};
   cfg.timing.base_latency = Time::us(2);  // a tree decides its fold in the wait before its first send
+  // Every strategy is the factory's choice, as in a step (workloads::make_collective).
   std::vector<std::unique_ptr<Collective>> all;
-  std::vector<RingCollective*> rings;
-  for (const RingSpec& r : k.rings) {
-    auto ring =
-        std::make_unique<RingCollective>(net, CollectiveOp::AllReduce, r.ranks, r.channels, r.size, cfg);
-    rings.push_back(ring.get());
-    all.push_back(std::move(ring));
-  }
+  for (const RingSpec& r : k.rings)
+    all.push_back(make_ring_collective(net, CollectiveOp::AllReduce, r.ranks, r.channels, r.size, cfg));
   for (const TreeSpec& t : k.trees)
-    all.push_back(std::make_unique<TreeCollective>(net, t.ranks, t.trees, t.size, cfg));
+    all.push_back(make_tree_collective(
+        net, t.ranks, std::make_shared<const std::vector<TreeChannel>>(t.trees), t.size, cfg));
   Run out;
   EmbedPlan plan;
-  if (embed) plan = embed_coupled_rings(rings, net);
+  if (embed) plan = embed_coupled_rings(all, net);
   out.embedded = plan.rings;
   std::vector<Starter> starters(all.size());
   for (std::size_t c = 0; c < all.size(); ++c) {
