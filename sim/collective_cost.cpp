@@ -75,7 +75,9 @@ SimulationCost TreeCollective::full_cost() const {
   return cost;
 }
 
-void TreeCollective::charge_budget() const {
+void TreeCollective::charge_budget() {
+  if (charged_) return;
+  charged_ = true;
   if (config_.budget == nullptr) return;
   std::int64_t bytes = 0;
   for (const ChannelState& ch : channels_) bytes += ch.bytes;

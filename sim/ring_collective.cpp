@@ -9,11 +9,17 @@
 namespace hybridsim::sim {
 
 RingCollective::RingCollective(Network& network, CollectiveOp op, std::uint32_t ranks,
-                               std::vector<RingChannel> channels, Bytes size,
-                               CollectiveConfig config, RingSegment segment)
-    : network_(network), queue_(network.queue()), op_(op), n_(ranks),
-      ring_ranks_(segment.ring_ranks != 0 ? segment.ring_ranks : ranks), size_(size), config_(config),
-      rank_(ranks), party_(segment.party) {
+                               std::vector<RingChannel> channels, Bytes size, CollectiveConfig config,
+                               RingSegment segment)
+    : network_(network),
+      queue_(network.queue()),
+      op_(op),
+      n_(ranks),
+      ring_ranks_(segment.ring_ranks != 0 ? segment.ring_ranks : ranks),
+      size_(size),
+      config_(config),
+      rank_(ranks),
+      party_(segment.party) {
   if (n_ == 0) throw InternalError("collective over zero ranks");
   if (channels.empty()) throw InternalError("collective with no channels");
   if (config_.message_size.count() <= 0) throw InternalError("message size must be positive");

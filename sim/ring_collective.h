@@ -66,9 +66,8 @@ class RingCollective final : public Collective {
  public:
   // `ranks` = N; every channel's order is a permutation of 0..N-1 (for broadcast, starting at
   // `root`). Throws InternalError on an inconsistent plan.
-  RingCollective(Network& network, CollectiveOp op, std::uint32_t ranks,
-                 std::vector<RingChannel> channels, Bytes size, CollectiveConfig config,
-                 RingSegment segment = {});
+  RingCollective(Network& network, CollectiveOp op, std::uint32_t ranks, std::vector<RingChannel> channels,
+                 Bytes size, CollectiveConfig config, RingSegment segment = {});
   RingCollective(const RingCollective&) = delete;
   RingCollective& operator=(const RingCollective&) = delete;
 

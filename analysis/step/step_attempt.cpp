@@ -4,10 +4,10 @@
 #include <utility>
 
 #include "sim/error.h"
-#include "sim/fast/link_claims.h"
-#include "sim/hash.h"
 #include "sim/fast/embedded_ring.h"
+#include "sim/fast/link_claims.h"
 #include "sim/fast/ring_embedding.h"
+#include "sim/hash.h"
 #include "sim/stream_executor.h"
 #include "workloads/comm/collective_load.h"
 

@@ -19,8 +19,13 @@ constexpr std::uint64_t kSegment = 0, kGhost = 1;
 }  // namespace
 
 EmbeddedRing::EmbeddedRing(std::unique_ptr<RingCollective> ring, RingEmbedding e)
-    : ring_(std::move(ring)), network_(ring_->network()), queue_(network_.queue()), n_(ring_->ranks()),
-      group_(e.group), rank_(n_), path_(ring_->simulation_path()) {
+    : ring_(std::move(ring)),
+      network_(ring_->network()),
+      queue_(network_.queue()),
+      n_(ring_->ranks()),
+      group_(e.group),
+      rank_(n_),
+      path_(ring_->simulation_path()) {
   const std::uint32_t channels = ring_->channel_count();
   if (e.group == nullptr || e.window.size() != channels || e.routes.size() != channels)
     throw InternalError("a ring is embedded once, before it starts, with a window per channel");
@@ -48,9 +53,9 @@ void EmbeddedRing::add_channel(std::uint32_t c, std::vector<std::vector<LinkId>>
     throw InternalError("an embedded ring of unequal chunks needs a ghost network");
   const std::uint32_t per_chunk = ring_->messages_per_chunk();
   if (ghost != nullptr) {
-    ghosts_.push_back(std::make_unique<RingCollective>(
-        *ghost, ring_->op(), w, plans, ring_->size(), config,
-        RingSegment{n_, per_chunk, std::vector<std::int64_t>(w, *small)}));
+    ghosts_.push_back(
+        std::make_unique<RingCollective>(*ghost, ring_->op(), w, plans, ring_->size(), config,
+                                         RingSegment{n_, per_chunk, std::vector<std::int64_t>(w, *small)}));
     ghosts_.back()->notify_rank_done_at_once(*this, (kGhost << 32) | tags);
   } else {
     ghosts_.emplace_back();
@@ -111,8 +116,10 @@ void EmbeddedRing::check_join_times() {
 
 void EmbeddedRing::on_event(std::uint64_t tag) {
   const auto low = static_cast<std::uint32_t>(tag & 0xffffffffu);
-  if ((tag >> 32) == kGhost) ghost_rank_done(low / n_, low % n_);
-  else segment_rank_done(low / n_, low % n_);
+  if ((tag >> 32) == kGhost)
+    ghost_rank_done(low / n_, low % n_);
+  else
+    segment_rank_done(low / n_, low % n_);
 }
 
 void EmbeddedRing::ghost_rank_done(std::uint32_t c, std::uint32_t q) {

@@ -1,6 +1,7 @@
 #include "sim/fast/fast_path.h"
 
 #include "sim/fast/folded_ring.h"
+#include "sim/fast/folded_tree.h"
 #include "sim/ring_collective.h"
 
 namespace hybridsim::sim {
@@ -19,7 +20,12 @@ std::unique_ptr<Collective> make_ring_collective(Network& network, CollectiveOp 
 std::unique_ptr<Collective> make_tree_collective(Network& network, std::uint32_t ranks,
                                                  std::shared_ptr<const std::vector<TreeChannel>> trees,
                                                  Bytes size, const CollectiveConfig& config) {
-  return std::make_unique<TreeCollective>(network, ranks, std::move(trees), size, config);
+  if (config.fast_path == FastPath::Off) {
+    auto tree = std::make_unique<TreeCollective>(network, ranks, std::move(trees), size, config);
+    tree->explain("fast path off");
+    return tree;
+  }
+  return std::make_unique<FoldedTree>(network, ranks, std::move(trees), size, config);
 }
 
 }  // namespace hybridsim::sim

@@ -2,7 +2,7 @@
 // plan and CollectiveConfig::fast_path, which object simulates a collective. A ring that may fold
 // becomes a FoldedRing (sim/fast/folded_ring.h), which decides at its first join whether it folds or
 // runs its plain RingCollective, and says why; one that never may is a plain RingCollective with
-// that reason. Trees likewise (TreeCollective; FoldedTree once tree folding is its own object).
+// that reason. Trees likewise: a FoldedTree (sim/fast/folded_tree.h) or a plain TreeCollective.
 // Rings that share links are embedded together by embed_coupled_rings (sim/fast/ring_embedding.h)
 // over the set this factory made, before any starts.
 //   std::unique_ptr<Collective> ring = make_ring_collective(network, op, n, channels, size, config);

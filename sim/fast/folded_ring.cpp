@@ -12,29 +12,16 @@
 
 #include "sim/error.h"
 #include "sim/fast/link_claims.h"
+#include "sim/fast/rank_starter.h"
 #include "sim/fast/ring_jump.h"
 
 namespace hybridsim::sim {
 
-namespace {
-
-// Starts a segment's ranks on its own queue at the times their real ranks joined.
-class SegmentStarter final : public EventHandler {
- public:
-  explicit SegmentStarter(RingCollective& ring) : ring_(ring) {}
-  void on_event(std::uint64_t rank) override { ring_.start(static_cast<std::uint32_t>(rank)); }
-
- private:
-  RingCollective& ring_;
-};
-
-}  // namespace
-
 struct FoldedRing::ModelRun {
-  std::vector<Time> finish;                // per model position
-  std::vector<std::size_t> first_link;     // per model position: its route's first model link
-  std::vector<LinkCounters> use;           // per model link
-  std::vector<Time> busy_until;            // per model link
+  std::vector<Time> finish;             // per model position
+  std::vector<std::size_t> first_link;  // per model position: its route's first model link
+  std::vector<LinkCounters> use;        // per model link
+  std::vector<Time> busy_until;         // per model link
   std::uint64_t events = 0;
   std::uint64_t jumped_steps = 0;
 };
@@ -42,7 +29,10 @@ struct FoldedRing::ModelRun {
 FoldedRing::FoldedRing(Network& network, CollectiveOp op, std::uint32_t ranks,
                        std::vector<RingChannel> channels, Bytes size, CollectiveConfig config)
     : ring_(std::make_unique<RingCollective>(network, op, ranks, std::move(channels), size, config)),
-      network_(network), queue_(network.queue()), n_(ranks), rank_(ranks) {}
+      network_(network),
+      queue_(network.queue()),
+      n_(ranks),
+      rank_(ranks) {}
 
 const char* FoldedRing::plan_refusal(CollectiveOp op, std::uint32_t ranks, const CollectiveConfig& config) {
   if (config.fast_path == FastPath::Off) return "fast path off";
@@ -92,8 +82,10 @@ void FoldedRing::claim_links() {
   for (std::uint32_t c = 0; c < ring_->channel_count(); ++c)
     for (const auto& route : ring_->channel_plan(c).routes)
       for (const LinkId l : route) {
-        if (claims.holder(l) == nullptr) claims.claim(l, this);
-        else claims.promise(l, this);
+        if (claims.holder(l) == nullptr)
+          claims.claim(l, this);
+        else
+          claims.promise(l, this);
       }
 }
 
@@ -185,7 +177,7 @@ FoldedRing::ModelRun FoldedRing::run_model(std::uint32_t c, std::uint32_t period
                        RingSegment{n_, ring_->messages_per_chunk(), std::move(chunks), nullptr});
   RingJump jump(model);  // alone on its queue: it may jump over periodic stretches of its steps
   if (jump.applies()) model.set_step_hook(&jump);
-  SegmentStarter starter(model);
+  RankStarter starter(model);
   for (std::uint32_t p = 0; p < period; ++p) queue.schedule_at(rank_[real.order[p]].start, starter, p);
   queue.run();
   if (!model.is_done()) throw InternalError("a folded ring's model did not finish");

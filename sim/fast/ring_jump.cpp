@@ -17,9 +17,9 @@
 namespace hybridsim::sim {
 
 bool RingJump::applies() const {
-  if (ring_.steps() < kRingJumpMinSteps) return false;  // too few steps to win back the comparisons
+  if (ring_.steps() < kRingJumpMinSteps) return false;      // too few steps to win back the comparisons
   if (ring_.op() == CollectiveOp::Broadcast) return false;  // its forwarding is not the ring ops'
-  if (!ring_.uniform_chunks()) return false;  // a step's bytes would depend on the step
+  if (!ring_.uniform_chunks()) return false;                // a step's bytes would depend on the step
   return ring_.config().observer == nullptr && network_.observer() == nullptr;
 }
 

@@ -33,11 +33,11 @@ class RingJump final : public RingStepHook {
   struct Snapshot {
     Time now;
     std::uint32_t step = 0;
-    std::uint32_t lowest_step = 0;   // of every pending event (and the one being handled)
+    std::uint32_t lowest_step = 0;  // of every pending event (and the one being handled)
     std::uint32_t highest_step = 0;
-    std::vector<std::int64_t> state;  // relative: compared for equality
-    std::vector<LinkCounters> links;  // additive: their growth over a period is repeated
-    std::vector<std::int64_t> counts; // additive: receives and sends left, bytes per edge, sent
+    std::vector<std::int64_t> state;   // relative: compared for equality
+    std::vector<LinkCounters> links;   // additive: their growth over a period is repeated
+    std::vector<std::int64_t> counts;  // additive: receives and sends left, bytes per edge, sent
     std::uint64_t hops = 0;
   };
   // The state as the event `tag` (message 0 of a step at position 0) is handled; false if it may
@@ -53,7 +53,7 @@ class RingJump final : public RingStepHook {
   RingCollective& ring_;
   Network& network_;
   std::deque<Snapshot> history_;
-  Snapshot spare_;  // the last one dropped, whose buffers the next one reuses
+  Snapshot spare_;         // the last one dropped, whose buffers the next one reuses
   std::size_t words_ = 0;  // in the history's states
   std::uint64_t jumped_steps_ = 0;
 };

@@ -14,10 +14,10 @@
 #include <utility>
 #include <vector>
 
-#include "sim/fast/link_claims.h"
-#include "sim/network.h"
 #include "sim/fast/fast_path.h"
+#include "sim/fast/link_claims.h"
 #include "sim/fast/ring_embedding.h"
+#include "sim/network.h"
 #include "sim/tree_collective.h"
 #include "tests/unit/fold_outcome.h"
 #include "tests/unit/tree_fabric.h"

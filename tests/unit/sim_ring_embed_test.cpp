@@ -8,10 +8,10 @@
 #include <memory>
 #include <vector>
 
-#include "sim/network.h"
 #include "sim/fast/embedded_ring.h"
 #include "sim/fast/fast_path.h"
 #include "sim/fast/ring_embedding.h"
+#include "sim/network.h"
 #include "tests/unit/fold_outcome.h"
 
 using namespace hybridsim::sim;

@@ -156,9 +156,8 @@ TEST_CASE("fold: another message crossing a folded ring's link marks the network
   const auto f = make_ring(16, 1);
   EventQueue q;
   Network net(q, f.links);
-  const std::unique_ptr<Collective> made =
-      make_ring_collective(net, CollectiveOp::AllReduce, 16, f.channels, Bytes::mib(16),
-                           {.message_size = Bytes::kib(64)});
+  const std::unique_ptr<Collective> made = make_ring_collective(
+      net, CollectiveOp::AllReduce, 16, f.channels, Bytes::mib(16), {.message_size = Bytes::kib(64)});
   Collective& ring = *made;
   struct Sink final : EventHandler {
     void on_event(std::uint64_t) override {}
