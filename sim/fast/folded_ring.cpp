@@ -31,8 +31,7 @@ FoldedRing::FoldedRing(Network& network, CollectiveOp op, std::uint32_t ranks,
     : ring_(std::make_unique<RingCollective>(network, op, ranks, std::move(channels), size, config)),
       network_(network),
       queue_(network.queue()),
-      n_(ranks),
-      rank_(ranks) {}
+      n_(ranks) {}
 
 const char* FoldedRing::plan_refusal(CollectiveOp op, std::uint32_t ranks, const CollectiveConfig& config) {
   if (config.fast_path == FastPath::Off) return "fast path off";
@@ -116,13 +115,14 @@ void FoldedRing::start(std::uint32_t rank) {
       ring_->explain(why);
     } else {
       claim_links();
+      ranks_.resize(n_);
     }
   }
   if (full_) {
     ring_->start(rank);
     return;
   }
-  RankProgress& rs = rank_[rank];
+  Joined& rs = ranks_[rank];
   if (rs.started) throw InternalError("rank " + std::to_string(rank) + " started twice");
   rs.started = true;
   rs.start = queue_.now();
@@ -148,7 +148,7 @@ std::uint32_t FoldedRing::period_of(std::uint32_t c) const {
   const RingChannel& plan = ring_->channel_plan(c);
   const LinkTable& links = network_.links();
   const auto alike = [&](std::uint32_t p, std::uint32_t q) {
-    if (rank_[plan.order[p]].start != rank_[plan.order[q]].start) return false;
+    if (ranks_[plan.order[p]].start != ranks_[plan.order[q]].start) return false;
     return ring_->step_delay(c, p) == ring_->step_delay(c, q) &&
            same_route_timing(plan.routes[p], plan.routes[q], links);
   };
@@ -178,7 +178,7 @@ FoldedRing::ModelRun FoldedRing::run_model(std::uint32_t c, std::uint32_t period
   RingJump jump(model);  // alone on its queue: it may jump over periodic stretches of its steps
   if (jump.applies()) model.set_step_hook(&jump);
   RankStarter starter(model);
-  for (std::uint32_t p = 0; p < period; ++p) queue.schedule_at(rank_[real.order[p]].start, starter, p);
+  for (std::uint32_t p = 0; p < period; ++p) queue.schedule_at(ranks_[real.order[p]].start, starter, p);
   queue.run();
   if (!model.is_done()) throw InternalError("a folded ring's model did not finish");
   for (std::uint32_t p = 0; p < period; ++p) out.finish.push_back(model.rank_finish_time(p));
@@ -209,7 +209,7 @@ FoldedRing::ModelRun FoldedRing::run_channel(std::uint32_t c, std::uint32_t& per
   Time lead, span;
   for (std::uint32_t p = 0; p < period; ++p) {
     lead = max(lead, run.finish[p] - lower.finish[p]);
-    span = max(span, lower.finish[p] - rank_[ring_->channel_plan(c).order[p]].start);
+    span = max(span, lower.finish[p] - ranks_[ring_->channel_plan(c).order[p]].start);
   }
   const bool bounded = ring_->config().fast_path == FastPath::Bounded && lead.ps() * 1000 <= span.ps();
   if (lead > Time::zero() && !bounded) {
@@ -241,7 +241,7 @@ void FoldedRing::run_folded() {
   if (path_.folded && path_.bound > Time::zero()) path_.reason = "bounded: chunks of unequal size";
   folded_ = true;
   for (std::uint32_t r = 0; r < n_; ++r) {
-    RankProgress& rs = rank_[r];
+    Joined& rs = ranks_[r];
     rs.finish = max(max(rs.finish, finish[r]), queue_.now());
     queue_.schedule_at(rs.finish, *this, r);
   }
@@ -264,11 +264,14 @@ void FoldedRing::apply_model(std::uint32_t c, std::uint32_t period, const ModelR
   }
 }
 
+Time FoldedRing::finish_time() const {
+  if (ranks_.empty()) return ring_->finish_time();
+  Time latest = Time::zero();
+  for (const Joined& r : ranks_) latest = max(latest, r.finish);
+  return latest;
+}
+
 void FoldedRing::on_event(std::uint64_t rank) {
-  RankProgress& rs = rank_[rank];
-  rs.done = true;
-  rs.receives_left = 0;
-  rs.sends_left = 0;
   release_links(static_cast<std::uint32_t>(rank));  // everything it sent has been delivered
   if (++ranks_done_ == n_) release_links(n_);
   if (done_handler_ != nullptr) done_handler_->on_event(done_tag_base_ + rank);

@@ -53,11 +53,11 @@ class FoldedRing final : public Collective {
   void notify_rank_done(EventHandler& handler, std::uint64_t tag_base) override;
   void start(std::uint32_t rank) override;
   std::uint32_t ranks() const override { return n_; }
-  bool is_done() const override { return full_ ? ring_->is_done() : ranks_done_ == n_; }
+  bool is_done() const override { return ranks_.empty() ? ring_->is_done() : ranks_done_ == n_; }
   Time rank_finish_time(std::uint32_t rank) const override {
-    return full_ ? ring_->rank_finish_time(rank) : rank_[rank].finish;
+    return ranks_.empty() ? ring_->rank_finish_time(rank) : ranks_[rank].finish;
   }
-  Time finish_time() const override { return full_ ? ring_->finish_time() : latest_finish(rank_); }
+  Time finish_time() const override;
   std::uint64_t messages_sent() const override { return ring_->messages_sent(); }
   std::array<Bytes, kLinkKindCount> bytes_by_link_kind() const override {
     return ring_->bytes_by_link_kind();
@@ -94,7 +94,13 @@ class FoldedRing final : public Collective {
   bool folded_ = false;   // every rank joined and the result was applied
   std::uint32_t joined_ = 0;
   std::uint32_t ranks_done_ = 0;
-  std::vector<RankProgress> rank_;
+  // Per rank while it folds (none if it never started, or fell back): when it joined and finishes.
+  struct Joined {
+    Time start;
+    Time finish;
+    bool started = false;
+  };
+  std::vector<Joined> ranks_;
   SimulationPath path_;
   EventHandler* done_handler_ = nullptr;
   std::uint64_t done_tag_base_ = 0;
