@@ -64,7 +64,7 @@ struct SimulationPath {
   std::string_view reason = "message by message";
   Time bound;  // bounded folds: the upper bound's largest lead over the lower bound
   std::uint64_t private_events = 0;
-  std::uint64_t jumped_steps = 0;  // ring steps its models jumped over, periodic (sim/ring_jump.cpp)
+  std::uint64_t jumped_steps = 0;  // ring steps its models jumped over, periodic (sim/fast/ring_jump.h)
 };
 
 // One ring (channel): an order of the communicator's ranks (0..N-1) and, for each position p, the

@@ -5,6 +5,7 @@
 #include <string>
 
 #include "sim/error.h"
+#include "sim/fast/fast_path.h"
 
 namespace hybridsim::sim {
 
@@ -27,9 +28,8 @@ CollectiveChain::CollectiveChain(Network& network, std::uint32_t ranks,
       }
       CollectiveConfig part_config = config;
       if (part.timing) part_config.timing = *part.timing;
-      parts_.push_back(std::make_unique<RingCollective>(network, part.op, size,
-                                                        std::move(part.channels), part.size,
-                                                        part_config));
+      parts_.push_back(
+          make_ring_collective(network, part.op, size, std::move(part.channels), part.size, part_config));
       parts_.back()->notify_rank_done(*this, static_cast<std::uint64_t>(p) << 32);
       members_.push_back(std::move(part.members));
       phase_of_part_.push_back(ph);

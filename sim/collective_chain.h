@@ -54,7 +54,7 @@ class CollectiveChain final : public Collective {
   EventQueue& queue_;
   std::uint32_t n_;
   std::size_t phase_count_;
-  std::vector<std::unique_ptr<RingCollective>> parts_;
+  std::vector<std::unique_ptr<Collective>> parts_;   // rings, made by sim/fast/fast_path.h
   std::vector<std::vector<std::uint32_t>> members_;  // per part
   std::vector<std::size_t> phase_of_part_;
   std::vector<Slot> slots_;  // [phase * n_ + rank]

@@ -44,11 +44,6 @@ SimulationCost RingCollective::full_cost() const {
   return cost;
 }
 
-bool RingCollective::may_fold() const {
-  return config_.fast_path != FastPath::Off && op_ != CollectiveOp::Broadcast && n_ >= 2 && steps_ > 0 &&
-         ring_ranks_ == n_;
-}
-
 void RingCollective::charge_budget() const {
   if (config_.budget == nullptr) return;
   std::string what = "a ring " + std::string(collective_op_name(op_)) + " of " + format_bytes(size_) +
@@ -80,7 +75,9 @@ SimulationCost TreeCollective::full_cost() const {
   return cost;
 }
 
-void TreeCollective::charge_budget() const {
+void TreeCollective::charge_budget() {
+  if (charged_) return;
+  charged_ = true;
   if (config_.budget == nullptr) return;
   std::int64_t bytes = 0;
   for (const ChannelState& ch : channels_) bytes += ch.bytes;

@@ -1,7 +1,7 @@
 #include "sim/ring_collective.h"
-#include "sim/ring_jump.h"
 
 #include <algorithm>
+#include <functional>
 #include <string>
 
 #include "sim/error.h"
@@ -9,17 +9,23 @@
 namespace hybridsim::sim {
 
 RingCollective::RingCollective(Network& network, CollectiveOp op, std::uint32_t ranks,
-                               std::vector<RingChannel> channels, Bytes size,
-                               CollectiveConfig config, RingFoldModel model)
-    : network_(network), queue_(network.queue()), op_(op), n_(ranks),
-      ring_ranks_(model.ring_ranks != 0 ? model.ring_ranks : ranks), size_(size), config_(config),
-      rank_(ranks), party_(model.party) {
+                               std::vector<RingChannel> channels, Bytes size, CollectiveConfig config,
+                               RingSegment segment)
+    : network_(network),
+      queue_(network.queue()),
+      op_(op),
+      n_(ranks),
+      ring_ranks_(segment.ring_ranks != 0 ? segment.ring_ranks : ranks),
+      size_(size),
+      config_(config),
+      rank_(ranks),
+      party_(segment.party) {
   if (n_ == 0) throw InternalError("collective over zero ranks");
   if (channels.empty()) throw InternalError("collective with no channels");
   if (config_.message_size.count() <= 0) throw InternalError("message size must be positive");
-  const bool broadcast = op_ == CollectiveOp::Broadcast;
-  if (model.ring_ranks != 0 && (broadcast || model.chunk_bytes.size() != n_ || ring_ranks_ % n_ != 0))
-    throw InternalError("a fold model needs a ring op, a chunk per position and a period of the ring");
+  if (segment.ring_ranks != 0 &&
+      (op_ == CollectiveOp::Broadcast || segment.chunk_bytes.size() != n_ || ring_ranks_ % n_ != 0))
+    throw InternalError("a ring segment needs a ring op, a chunk per position and a period of the ring");
   steps_ = ring_ranks_ - 1;
   if (op_ == CollectiveOp::AllReduce) steps_ = 2 * (ring_ranks_ - 1);
   reduce_steps_ =
@@ -31,59 +37,73 @@ RingCollective::RingCollective(Network& network, CollectiveOp op, std::uint32_t 
   const std::int64_t m = config_.message_size.count();
   std::int64_t max_messages = 1;
   for (std::int64_t c = 0; c < c_count; ++c) {
-    ChannelState ch;
-    ch.plan = std::move(channels[static_cast<std::size_t>(c)]);
-    if (ch.plan.order.size() != n_ || ch.plan.routes.size() != n_)
-      throw InternalError("ring channel " + std::to_string(c) + " does not cover " +
-                          std::to_string(n_) + " ranks");
-    ch.position_of_rank.assign(n_, n_);
-    for (std::uint32_t p = 0; p < n_; ++p) {
-      const std::uint32_t r = ch.plan.order[p];
-      if (r >= n_ || ch.position_of_rank[r] != n_)
-        throw InternalError("ring channel " + std::to_string(c) + " is not a permutation");
-      ch.position_of_rank[r] = p;
-    }
-    // Channel c carries S/C bytes (the first S mod C channels one more); each of its N chunks
-    // S_c/N (the first S_c mod N chunks one more).
-    const std::int64_t channel_bytes = size.count() / c_count + (c < size.count() % c_count ? 1 : 0);
-    if (broadcast) {
-      ch.chunk_bytes = {channel_bytes};
-    } else if (model.ring_ranks != 0) {
-      ch.chunk_bytes = model.chunk_bytes;
-    } else {
-      ch.chunk_bytes.resize(n_);
-      for (std::uint32_t k = 0; k < n_; ++k)
-        ch.chunk_bytes[k] = channel_bytes / n_ + (k < channel_bytes % n_ ? 1 : 0);
-    }
-    max_messages = std::max(max_messages, (ch.chunk_bytes[0] + m - 1) / m);
-    ch.edge_bytes.assign(n_, 0);
-    for (std::uint32_t p = 0; p < n_; ++p)
-      ch.step_delay.push_back(config_.timing.step_delay(ch.plan.routes[p], network.links()));
-    if (config_.timing.channel_cap.bytes_per_second() > 0) ch.paced_until.assign(n_, Time::zero());
-    channels_.push_back(std::move(ch));
+    channels_.push_back(channel_state(c, c_count, std::move(channels[static_cast<std::size_t>(c)]), segment));
+    max_messages = std::max(max_messages, (channels_.back().chunk_bytes[0] + m - 1) / m);
   }
+  size_messages(max_messages, segment);
+  rate_class_ = network.rate_class(config_.timing.link_rate_scale);
+  if (static_cast<std::uint64_t>(steps_ + 1) * messages_per_chunk_ >= (1ULL << 32) ||
+      static_cast<std::uint64_t>(c_count) * n_ >= (1ULL << 32))
+    throw InternalError("collective too large to index its messages");
+  count_rank_work();
+}
+
+RingCollective::ChannelState RingCollective::channel_state(std::int64_t c, std::int64_t c_count,
+                                                           RingChannel plan,
+                                                           const RingSegment& segment) const {
+  ChannelState ch;
+  ch.plan = std::move(plan);
+  if (ch.plan.order.size() != n_ || ch.plan.routes.size() != n_)
+    throw InternalError("ring channel " + std::to_string(c) + " does not cover " + std::to_string(n_) +
+                        " ranks");
+  ch.position_of_rank.assign(n_, n_);
+  for (std::uint32_t p = 0; p < n_; ++p) {
+    const std::uint32_t r = ch.plan.order[p];
+    if (r >= n_ || ch.position_of_rank[r] != n_)
+      throw InternalError("ring channel " + std::to_string(c) + " is not a permutation");
+    ch.position_of_rank[r] = p;
+  }
+  // Channel c carries S/C bytes (the first S mod C channels one more); each of its N chunks
+  // S_c/N (the first S_c mod N chunks one more).
+  const std::int64_t channel_bytes = size_.count() / c_count + (c < size_.count() % c_count ? 1 : 0);
+  if (op_ == CollectiveOp::Broadcast) {
+    ch.chunk_bytes = {channel_bytes};
+  } else if (segment.ring_ranks != 0) {
+    ch.chunk_bytes = segment.chunk_bytes;
+  } else {
+    ch.chunk_bytes.resize(n_);
+    for (std::uint32_t k = 0; k < n_; ++k)
+      ch.chunk_bytes[k] = channel_bytes / n_ + (k < channel_bytes % n_ ? 1 : 0);
+  }
+  ch.edge_bytes.assign(n_, 0);
+  for (std::uint32_t p = 0; p < n_; ++p)
+    ch.step_delay.push_back(config_.timing.step_delay(ch.plan.routes[p], network_.links()));
+  if (config_.timing.channel_cap.bytes_per_second() > 0) ch.paced_until.assign(n_, Time::zero());
+  return ch;
+}
+
+void RingCollective::size_messages(std::int64_t max_messages, const RingSegment& segment) {
   // A broadcast under a protocol pipelines along its chain of N−1 hops in at least N−1 messages
   // (equal parts), as NCCL's slices do; with fewer the chain would forward whole chunks hop by hop.
   // The ideal model keeps message_size pieces (the closed forms of sim/README.md).
-  piece_ = m;
-  if (broadcast && !config_.timing.is_ideal() && max_messages < static_cast<std::int64_t>(n_) - 1) {
+  piece_ = config_.message_size.count();
+  if (op_ == CollectiveOp::Broadcast && !config_.timing.is_ideal() &&
+      max_messages < static_cast<std::int64_t>(n_) - 1) {
     max_messages = static_cast<std::int64_t>(n_) - 1;
     std::int64_t largest = 0;
     for (const auto& ch : channels_) largest = std::max(largest, ch.chunk_bytes[0]);
     piece_ = std::max<std::int64_t>(1, (largest + max_messages - 1) / max_messages);
   }
-  if (model.ring_ranks != 0) max_messages = model.messages_per_chunk;
+  if (segment.ring_ranks != 0) max_messages = segment.messages_per_chunk;
   messages_per_chunk_ = static_cast<std::uint32_t>(max_messages);
-  rate_class_ = network.rate_class(config_.timing.link_rate_scale);
-  if (static_cast<std::uint64_t>(steps_ + 1) * messages_per_chunk_ >= (1ULL << 32) ||
-      static_cast<std::uint64_t>(c_count) * n_ >= (1ULL << 32))
-    throw InternalError("collective too large to index its messages");
+}
 
+void RingCollective::count_rank_work() {
   // What each rank must receive and send, summed over channels.
   for (const auto& ch : channels_) {
     for (std::uint32_t p = 0; p < n_; ++p) {
       RankProgress& rs = rank_[ch.plan.order[p]];
-      if (broadcast) {
+      if (op_ == CollectiveOp::Broadcast) {
         if (p > 0) rs.receives_left += messages_per_chunk_;
         if (p + 1 < n_) rs.sends_left += messages_per_chunk_;
       } else {
@@ -92,7 +112,6 @@ RingCollective::RingCollective(Network& network, CollectiveOp op, std::uint32_t 
       }
     }
   }
-  if (model.alone) enable_jump();
 }
 
 void RingCollective::notify_rank_done(EventHandler& handler, std::uint64_t tag_base) {
@@ -154,24 +173,9 @@ void RingCollective::start(std::uint32_t rank) {
   rs.started = true;
   rs.start = queue_.now();
   rs.finish = rs.start;
-  if (!decided_) {
-    decided_ = true;
-    const char* refusal = fold_refusal();
-    if (refusal == nullptr) {
-      claim_links();
-      mode_ = Mode::Deferred;
-    } else {
-      path_.reason = refusal;
-      charge_budget();
-    }
-  }
-  if (mode_ == Mode::Embedded) {
-    join_embedded(rank);
-    return;
-  }
-  if (mode_ == Mode::Deferred) {  // nothing can arrive before every rank has sent
-    join_deferred(rank);
-    return;
+  if (!started_) {
+    started_ = true;
+    charge_budget();
   }
   if (ring_ranks_ > 1 && steps_ > 0) send_first_step(rank);
   // Data that arrived before this rank joined is handled now, in arrival order.
@@ -186,19 +190,9 @@ void RingCollective::start(std::uint32_t rank) {
 
 void RingCollective::on_event(std::uint64_t tag) {
   const auto low = static_cast<std::uint32_t>(tag & 0xffffffffu);
-  if ((tag >> 32) == 0xffffffffu) {  // a folded rank's finish (no message index reaches this)
-    finish_folded_rank(low);
+  if (step_hook_ != nullptr && low == 0 && (tag >> 32) % messages_per_chunk_ == 0 &&
+      step_hook_->on_step_arrival(tag))
     return;
-  }
-  if ((tag >> 32) == 0xfffffffeu) {  // an embedded model's position finished (nor this)
-    model_rank_done(low / n_, low % n_);
-    return;
-  }
-  if ((tag >> 32) == 0xfffffffdu) {  // the same for its ghost, at the smaller chunks' size
-    ghost_rank_done(low / n_, low % n_);
-    return;
-  }
-  if (jump_ && low == 0 && (tag >> 32) % messages_per_chunk_ == 0 && jump_if_periodic(tag)) return;
   const std::uint32_t c = low / n_;
   const std::uint32_t to = low % n_;
   const std::uint32_t from = to == 0 ? n_ - 1 : to - 1;
@@ -254,6 +248,29 @@ std::array<Bytes, kLinkKindCount> RingCollective::bytes_by_link_kind() const {
       for (const LinkId l : ch.plan.routes[p])
         out[static_cast<std::size_t>(links[l].kind)] += Bytes::of(ch.edge_bytes[p]);
   return out;
+}
+
+bool RingCollective::uniform_chunks() const {
+  for (const auto& ch : channels_)
+    if (std::adjacent_find(ch.chunk_bytes.begin(), ch.chunk_bytes.end(), std::not_equal_to<>()) !=
+        ch.chunk_bytes.end())
+      return false;
+  return true;
+}
+
+void RingCollective::count_channel_sent(std::uint32_t c) {
+  ChannelState& ch = channels_[c];
+  // At step s position p sends chunk (p − s) mod N, every message of it.
+  std::vector<std::int64_t> prefix(2 * static_cast<std::size_t>(n_) + 1, 0);
+  for (std::size_t k = 0; k < 2 * static_cast<std::size_t>(n_); ++k)
+    prefix[k + 1] = prefix[k] + ch.chunk_bytes[k % n_];
+  const std::int64_t cycles = steps_ / n_;
+  const std::uint32_t rest = steps_ % n_;
+  for (std::uint32_t p = 0; p < n_; ++p) {
+    // Chunks p, p−1, …, p−rest+1 (mod N) beyond the whole cycles: indices p+N−rest+1 … p+N.
+    ch.edge_bytes[p] = cycles * prefix[n_] + prefix[p + n_ + 1] - prefix[p + n_ + 1 - rest];
+  }
+  messages_sent_ += static_cast<std::uint64_t>(n_) * steps_ * messages_per_chunk_;
 }
 
 }  // namespace hybridsim::sim

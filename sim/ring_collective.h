@@ -12,7 +12,7 @@
 #pragma once
 #include <array>
 #include <cstdint>
-#include <memory>
+#include <string_view>
 #include <vector>
 
 #include "sim/collective.h"
@@ -40,66 +40,49 @@ class RingObserver {
   ~RingObserver() = default;
 };
 
-// The representatives of a folded ring (sim/README.md, "Folding"): a ring of `ranks` positions
-// standing for the first positions of a ring of `ring_ranks`, whose steps it takes, with these
-// chunk sizes (one per position) and this many messages per chunk. Default: an ordinary ring.
-// `alone`: the model runs alone on a queue and network of its own, so it may jump over periodic
-// stretches of its steps (sim/ring_jump.cpp).
-struct RingFoldModel {
+// A ring segment: a ring of `ranks` positions standing for the first positions of a longer ring of
+// `ring_ranks`, whose steps it takes, with these chunk sizes (one per position) and this many
+// messages per chunk; its messages travel for `party` (Network::send_at), if set. Default (ring_ranks
+// 0): an ordinary ring. Segments are how sim/fast/ simulates a few positions in place of many.
+struct RingSegment {
   std::uint32_t ring_ranks = 0;
   std::uint32_t messages_per_chunk = 0;
   std::vector<std::int64_t> chunk_bytes;
-  bool alone = false;
-  // Whom its messages travel for (Network::send_at): the group of an embedded ring, sim/ring_embed.h.
   const EventHandler* party = nullptr;
 };
 
-// A ring folded together with the other rings that share its links (sim/ring_embed.h): per channel,
-// the first `window` positions are simulated, live on the real queue and network, each route over
-// the links that stand for its links' classes; the group is told (on_event(0)) when the ring is
-// done. Chunks of unequal size are modelled at the larger size; then a second model at the smaller
-// size runs on `ghost` (a network of its own on the same queue, started with the first) to bound
-// the first's lead (embedded_bound()).
-struct RingEmbedding {
-  EventHandler* group = nullptr;
-  std::vector<std::uint32_t> window;                     // per channel
-  std::vector<std::vector<std::vector<LinkId>>> routes;  // per channel, per simulated position
-  Network* ghost = nullptr;
-};
+// Told as message 0 of a step reaches position 0 of channel 0, before the ring handles it; returns
+// true if it took the event over (scheduled it again, later): the ring then does nothing with it.
+// A plain ring has none; sim/fast/ sets one. Called once a step, not once a message.
+class RingStepHook {
+ public:
+  virtual bool on_step_arrival(std::uint64_t tag) = 0;
 
-// The smallest divisor P of n such that alike(p, p mod P) for every position p (n if none smaller).
-template <typename Alike>
-std::uint32_t smallest_period(std::uint32_t n, Alike alike) {
-  for (std::uint32_t period = 1; period < n; ++period) {
-    if (n % period != 0) continue;
-    bool periodic = true;
-    for (std::uint32_t p = period; p < n && periodic; ++p) periodic = alike(p, p % period);
-    if (periodic) return period;
-  }
-  return n;
-}
+ protected:
+  ~RingStepHook() = default;
+};
 
 class RingCollective final : public Collective {
  public:
   // `ranks` = N; every channel's order is a permutation of 0..N-1 (for broadcast, starting at
   // `root`). Throws InternalError on an inconsistent plan.
-  RingCollective(Network& network, CollectiveOp op, std::uint32_t ranks,
-                 std::vector<RingChannel> channels, Bytes size, CollectiveConfig config,
-                 RingFoldModel model = {});
+  RingCollective(Network& network, CollectiveOp op, std::uint32_t ranks, std::vector<RingChannel> channels,
+                 Bytes size, CollectiveConfig config, RingSegment segment = {});
   RingCollective(const RingCollective&) = delete;
   RingCollective& operator=(const RingCollective&) = delete;
-  ~RingCollective() override;
 
   void notify_rank_done(EventHandler& handler, std::uint64_t tag_base) override;
   // The same, but the handler is called within the event that completes a rank (its finish, which
   // may lie later, read with rank_finish_time()), so that the one who is told schedules what
-  // follows the finish then, as a ring in full would: an embedded ring's models (ring_embed.cpp).
+  // follows the finish then, as the ring it stands for would (a segment's owner, sim/fast/).
   void notify_rank_done_at_once(EventHandler& handler, std::uint64_t tag_base);
   void start(std::uint32_t rank) override;
 
   std::uint32_t ranks() const override { return n_; }
   CollectiveOp op() const { return op_; }
   Bytes size() const { return size_; }
+  const CollectiveConfig& config() const { return config_; }
+  Network& network() const { return network_; }
   bool is_done() const override { return ranks_done_ == n_; }
   Time rank_start_time(std::uint32_t rank) const { return rank_[rank].start; }
   Time rank_finish_time(std::uint32_t rank) const override { return rank_[rank].finish; }
@@ -110,33 +93,45 @@ class RingCollective final : public Collective {
   // route leaving `rank` in `channel` (to its successor).
   std::uint32_t steps() const { return steps_; }
   std::uint32_t channel_count() const { return static_cast<std::uint32_t>(channels_.size()); }
+  std::uint32_t messages_per_chunk() const { return messages_per_chunk_; }
   std::uint32_t messages_per_step() const { return channel_count() * messages_per_chunk_; }
+  // Arrivals of steps below this are reduced before they are forwarded (N−1 for the reducing ops).
+  std::uint32_t reduce_steps() const { return reduce_steps_; }
   Route route_from(std::uint32_t rank, std::uint32_t channel = 0) const {
     const ChannelState& ch = channels_[channel];
     return ch.plan.routes[ch.position_of_rank[rank]];
   }
+  // Channel c's plan, the position of a rank in it, its chunk sizes, a position's protocol delay
+  // and the bytes it sent so far; whether every channel's chunks are of one size.
+  const RingChannel& channel_plan(std::uint32_t c) const { return channels_[c].plan; }
+  std::uint32_t position_of(std::uint32_t c, std::uint32_t rank) const {
+    return channels_[c].position_of_rank[rank];
+  }
+  const std::vector<std::int64_t>& chunk_bytes(std::uint32_t c) const { return channels_[c].chunk_bytes; }
+  Time step_delay(std::uint32_t c, std::uint32_t position) const { return channels_[c].step_delay[position]; }
+  std::int64_t edge_bytes(std::uint32_t c, std::uint32_t position) const {
+    return channels_[c].edge_bytes[position];
+  }
+  bool uniform_chunks() const;
   std::array<Bytes, kLinkKindCount> bytes_by_link_kind() const override;
   SimulationPath simulation_path() const override { return path_; }
   SimulationCost full_cost() const override;  // sim/collective_cost.cpp
-  bool may_fold() const override;
-  // For embedding (sim/ring_embed.cpp): whether it may be embedded (a ring op, fast path on, no
-  // observer, not itself a model), its channels' plans, a position's protocol delay, whether each
-  // channel's chunks are of one size; embed() before any rank starts.
-  bool may_embed() const;
-  const RingChannel& channel_plan(std::uint32_t c) const { return channels_[c].plan; }
-  Time step_delay(std::uint32_t c, std::uint32_t position) const { return channels_[c].step_delay[position]; }
-  bool uniform_chunks() const;
-  FastPath fast_path() const { return config_.fast_path; }
-  // Embedded: positions simulated in channel c (position p repeats p mod that); 0 if not embedded.
-  std::uint32_t embedded_window(std::uint32_t c) const {
-    return class_done_.empty() ? 0 : static_cast<std::uint32_t>(class_done_[c].size());
-  }
-  void embed(RingEmbedding embedding);
-  // Embedded with chunks of unequal size, once done: whether the larger size's finishes lead the
-  // smaller's by at most 0.1% of the collective's time (then path_.bound says by how much).
-  bool embedded_bound_holds();
-  // Ring steps a model alone on its queue skipped by jumping over periods (sim/ring_jump.cpp).
-  std::uint64_t jumped_steps() const;
+
+  // For a caller that simulates the ring otherwise (sim/fast/): counts every message of channel c
+  // as sent (its bytes by edge, exactly, and the message count), without sending any; and why the
+  // ring is simulated message by message, as simulation_path() reports it.
+  void count_channel_sent(std::uint32_t c);
+  void explain(std::string_view reason) { path_.reason = reason; }
+  void set_step_hook(RingStepHook* hook) { step_hook_ = hook; }
+
+  // Its state as seen from `now` (sim/ring_state.cpp), for a caller that runs it alone and compares
+  // its states over time: `relative` gets what must be equal for the future to repeat (times as
+  // offsets from now), `counts` what only accumulates (receives and sends left, bytes per edge,
+  // messages). False, appending part of it, unless every rank runs freely: joined, not done,
+  // nothing waiting for its start, its protocol's base latency since joining passed.
+  bool append_state(Time now, std::vector<std::int64_t>& relative, std::vector<std::int64_t>& counts) const;
+  // Moves that state `dt` later (times after `now`) and sets its counts (in append_state's order).
+  void shift_state(Time now, Time dt, const std::vector<std::int64_t>& counts);
 
   void on_event(std::uint64_t tag) override;
 
@@ -149,55 +144,26 @@ class RingCollective final : public Collective {
     std::vector<Time> step_delay;            // the protocol's wait before sending from position p
     std::vector<Time> paced_until;           // per position: the channel cap's next free time
   };
+  // The constructor's parts: one channel's state; the broadcast's pieces; what each rank moves.
+  ChannelState channel_state(std::int64_t c, std::int64_t c_count, RingChannel plan,
+                             const RingSegment& segment) const;
+  void size_messages(std::int64_t max_messages, const RingSegment& segment);
+  void count_rank_work();
   std::int64_t message_bytes(const ChannelState& ch, std::uint32_t chunk, std::uint32_t j) const;
   void send(std::uint32_t c, std::uint32_t from, std::uint32_t step, std::uint32_t j, Time at);
   void send_first_step(std::uint32_t rank);
   // Message (step, j) = high / messages_per_chunk_, high % ... of channel c reached position `to`.
   void handle_arrival(std::uint32_t c, std::uint32_t to, std::uint32_t high);
   void check_done(std::uint32_t rank);
-  // Starting in full: charges full_cost() to config_.budget, if any (throws past its caps).
+  // Starting: charges full_cost() to config_.budget, if any (throws past its caps).
   void charge_budget() const;
   std::uint64_t encode(std::uint32_t c, std::uint32_t to, std::uint32_t step, std::uint32_t j) const;
-
-  // Folding (ring_fold.cpp). Until every rank has joined nothing is sent (Deferred); then each
-  // channel's representatives are simulated on their own queue and the results applied (Folded).
-  enum class Mode : std::uint8_t { Full, Deferred, Folded, Embedded };
-  struct ModelRun;
-  const char* fold_refusal();  // why this collective is simulated in full, or null (claims nothing)
-  void claim_links();          // of every route, once fold_refusal() found none
-  void release_links(std::uint32_t rank);  // of the routes leaving `rank`; every rank's if n_
-  void join_deferred(std::uint32_t rank);
-  std::uint32_t period_of(std::uint32_t c) const;
-  ModelRun run_model(std::uint32_t c, std::uint32_t period, std::vector<std::int64_t> chunks) const;
-  void run_folded();
-  void apply_model(std::uint32_t c, std::uint32_t period, const ModelRun& run, std::vector<Time>& finish);
-  void finish_folded_rank(std::uint32_t rank);
-  // What each position sends over the whole collective (chunk (p − s) mod N at step s).
-  void fill_edge_bytes(ChannelState& ch) const;
-  // Embedded (ring_embed.cpp): a rank joins; model position q of channel c is done; a rank is done.
-  void join_embedded(std::uint32_t rank);
-  void model_rank_done(std::uint32_t c, std::uint32_t q);
-  void ghost_rank_done(std::uint32_t c, std::uint32_t q);
-  void finish_embedded_rank(std::uint32_t rank);  // at its channels' latest finish
-  // The periodic jump (ring_jump.cpp): on for a model alone whose chunks are of one size; tried at
-  // each arrival of a step's first message at position 0 (channel 0); true if it jumped (the event
-  // was scheduled again, later).
-  struct PeriodJump;
-  struct JumpSnapshot;
-  void enable_jump();
-  bool jump_if_periodic(std::uint64_t tag);
-  // The model's state as the event `tag` (message 0 of a step at position 0) is handled; false if
-  // it may not jump now (a rank not running, something else on its queue).
-  bool take_jump_snapshot(std::uint64_t tag, JumpSnapshot& snap) const;
-  // Jumps `periods` periods of d steps, `then` the state one period before `snap`.
-  void jump_periods(std::uint64_t tag, const JumpSnapshot& snap, const JumpSnapshot& then,
-                    std::uint64_t periods, std::uint32_t d);
 
   Network& network_;
   EventQueue& queue_;
   CollectiveOp op_;
   std::uint32_t n_;
-  std::uint32_t ring_ranks_;  // the ring's ranks: n_, or more for a fold's representatives
+  std::uint32_t ring_ranks_;  // the ring's ranks: n_, or more for a segment
   Bytes size_;
   CollectiveConfig config_;
   std::uint32_t steps_ = 0;         // ring steps (or chain hops for broadcast)
@@ -212,19 +178,10 @@ class RingCollective final : public Collective {
   EventHandler* done_handler_ = nullptr;
   std::uint64_t done_tag_base_ = 0;
   bool done_at_once_ = false;  // notify_rank_done_at_once
-  Mode mode_ = Mode::Full;
-  bool decided_ = false;
-  std::uint32_t joined_ = 0;
+  bool started_ = false;       // some rank has joined
   SimulationPath path_;
-  std::unique_ptr<PeriodJump> jump_;
-  const EventHandler* party_ = nullptr;  // passed with every message (RingFoldModel::party)
-  // Embedded: per channel its model and which of its positions are done; per rank, channels done.
-  std::vector<std::unique_ptr<RingCollective>> models_;
-  std::vector<std::unique_ptr<RingCollective>> ghosts_;  // the smaller chunks' models, if any
-  std::vector<std::vector<std::uint8_t>> class_done_;
-  std::vector<std::vector<Time>> upper_finish_, lower_finish_;  // per channel and position simulated
-  std::vector<std::uint32_t> channels_done_;
-  EventHandler* group_ = nullptr;
+  RingStepHook* step_hook_ = nullptr;
+  const EventHandler* party_ = nullptr;  // passed with every message (RingSegment::party)
 };
 
 }  // namespace hybridsim::sim

@@ -44,23 +44,26 @@ void check_tree(const TreeChannel& t, std::uint32_t n, std::size_t c) {
 
 }  // namespace
 
-TreeCollective::TreeCollective(Network& network, std::uint32_t ranks,
-                               std::vector<TreeChannel> channels, Bytes size,
-                               CollectiveConfig config, TreeFoldModel model)
+TreeCollective::TreeCollective(Network& network, std::uint32_t ranks, std::vector<TreeChannel> channels,
+                               Bytes size, CollectiveConfig config, TreeSegment segment)
     : TreeCollective(network, ranks, std::make_shared<const std::vector<TreeChannel>>(std::move(channels)),
-                     size, config, std::move(model)) {}
+                     size, config, std::move(segment)) {}
 
 TreeCollective::TreeCollective(Network& network, std::uint32_t ranks,
                                std::shared_ptr<const std::vector<TreeChannel>> plans, Bytes size,
-                               CollectiveConfig config, TreeFoldModel model)
-    : network_(network), queue_(network.queue()), n_(ranks), config_(config), plans_(std::move(plans)),
+                               CollectiveConfig config, TreeSegment segment)
+    : network_(network),
+      queue_(network.queue()),
+      n_(ranks),
+      config_(config),
+      plans_(std::move(plans)),
       rank_(ranks) {
   if (plans_ == nullptr) throw InternalError("a tree collective without channels");
   const std::vector<TreeChannel>& channels = *plans_;
   path_.unit = "tree channels";
   path_.ranks = static_cast<std::uint32_t>(channels.size());
-  if (model.messages > 0 && model.channel_bytes.size() != channels.size())
-    throw InternalError("a tree fold model needs the bytes of each of its channels");
+  if (segment.messages > 0 && segment.channel_bytes.size() != channels.size())
+    throw InternalError("a tree segment needs the bytes of each of its channels");
   if (n_ == 0) throw InternalError("collective over zero ranks");
   if (channels.empty()) throw InternalError("collective with no channels");
   if (config_.message_size.count() <= 0) throw InternalError("message size must be positive");
@@ -74,8 +77,8 @@ TreeCollective::TreeCollective(Network& network, std::uint32_t ranks,
     ch.plan = &channels[static_cast<std::size_t>(c)];
     check_tree(*ch.plan, n_, static_cast<std::size_t>(c));
     // Channel c carries S/C bytes (the first S mod C channels one more).
-    ch.bytes = model.messages > 0 ? model.channel_bytes[static_cast<std::size_t>(c)]
-                                  : size.count() / c_count + (c < size.count() % c_count ? 1 : 0);
+    ch.bytes = segment.messages > 0 ? segment.channel_bytes[static_cast<std::size_t>(c)]
+                                    : size.count() / c_count + (c < size.count() % c_count ? 1 : 0);
     max_messages = std::max(max_messages, (ch.bytes + m - 1) / m);
     // The height: the longest way from a rank to the root.
     std::int64_t height = 0;
@@ -88,7 +91,7 @@ TreeCollective::TreeCollective(Network& network, std::uint32_t ranks,
     max_messages = std::max(max_messages, 2 * height);
     channels_.push_back(std::move(ch));
   }
-  messages_ = model.messages > 0 ? model.messages : static_cast<std::uint32_t>(max_messages);
+  messages_ = segment.messages > 0 ? segment.messages : static_cast<std::uint32_t>(max_messages);
   if (messages_ >= 0xfffffffeu) throw InternalError("too many messages per tree channel");
   rate_class_ = network.rate_class(config_.timing.link_rate_scale);
   for (ChannelState& ch : channels_) {
@@ -177,31 +180,17 @@ void TreeCollective::send_down(std::uint32_t c, std::uint32_t r, std::uint32_t j
   }
 }
 
-void TreeCollective::start(std::uint32_t rank) {
-  if (!charged_) {  // before the first message (sim/budget.h)
-    charged_ = true;
-    charge_budget();
-  }
+void TreeCollective::start(std::uint32_t rank) { start_at(rank, queue_.now()); }
+
+void TreeCollective::start_at(std::uint32_t rank, Time joined) {
+  charge_budget();  // before the first message (sim/budget.h)
   RankProgress& rs = rank_[rank];
   if (rs.started) throw InternalError("rank " + std::to_string(rank) + " started twice");
+  if (joined > queue_.now()) throw InternalError("a tree rank joins in the future");
   rs.started = true;
-  rs.start = queue_.now();
+  rs.start = joined;
   rs.finish = rs.start;
-  if (!decided_) {
-    decided_ = true;
-    // Folding defers every send until it is decided, just before the first message is due.
-    if (const char* refusal = fold_refusal(); refusal != nullptr) path_.reason = refusal;
-    else mode_ = Mode::Deferred;
-  }
-  if (mode_ == Mode::Deferred) {
-    if (join_order_.empty() || rs.start == rank_[join_order_.front()].start) {
-      join_order_.push_back(rank);
-      if (join_order_.size() == n_) run_folded();
-      return;
-    }
-    go_full();
-  }
-  send_leaves(rank, queue_.now() + config_.timing.base_latency);
+  send_leaves(rank, joined + config_.timing.base_latency);
   std::vector<std::uint64_t> early;
   early.swap(rs.early_arrivals);
   for (const std::uint64_t tag : early) handle(tag);
@@ -219,11 +208,6 @@ void TreeCollective::send_leaves(std::uint32_t rank, Time at) {
 
 void TreeCollective::on_event(std::uint64_t tag) {
   const auto low = static_cast<std::uint32_t>(tag & 0xffffffffu);
-  if ((tag >> 32) >= 0xfffffffeu) {  // the fold's decision, or a folded rank's finish
-    if ((tag >> 32) == 0xfffffffeu) decide_deferred();
-    else finish_folded_rank(low);
-    return;
-  }
   const std::uint32_t c = (low >> 1) / n_;
   const std::uint32_t r = (low >> 1) % n_;
   ChannelState& ch = channels_[c];

@@ -11,6 +11,7 @@
 #include <array>
 #include <cstdint>
 #include <memory>
+#include <string_view>
 #include <vector>
 
 #include "sim/collective.h"
@@ -27,10 +28,10 @@ struct TreeChannel {
   std::vector<std::vector<std::vector<LinkId>>> down;  // down[r][k]: r → children[r][k]
 };
 
-// The representatives of a folded tree (sim/README.md, "Folding"): some of a tree collective's
-// channels, simulated with the messages per channel and the bytes per channel of the whole.
-// Default (messages 0): an ordinary tree collective.
-struct TreeFoldModel {
+// Channels standing for some of a larger tree collective's (sim/fast/ uses them): simulated with
+// the messages per channel and the bytes of each channel of the whole. Default (messages 0): an
+// ordinary tree collective.
+struct TreeSegment {
   std::uint32_t messages = 0;
   std::vector<std::int64_t> channel_bytes;  // one per channel
 };
@@ -38,18 +39,25 @@ struct TreeFoldModel {
 class TreeCollective final : public Collective {
  public:
   // Throws InternalError when a channel is not a tree over `ranks` ranks.
-  TreeCollective(Network& network, std::uint32_t ranks, std::vector<TreeChannel> channels,
-                 Bytes size, CollectiveConfig config, TreeFoldModel model = {});
+  TreeCollective(Network& network, std::uint32_t ranks, std::vector<TreeChannel> channels, Bytes size,
+                 CollectiveConfig config, TreeSegment segment = {});
   // The same over channels it shares with others (the collectives of one member set in a step
   // have the same trees: one copy of them, not one each).
   TreeCollective(Network& network, std::uint32_t ranks,
                  std::shared_ptr<const std::vector<TreeChannel>> channels, Bytes size,
-                 CollectiveConfig config, TreeFoldModel model = {});
+                 CollectiveConfig config, TreeSegment segment = {});
   TreeCollective(const TreeCollective&) = delete;
   TreeCollective& operator=(const TreeCollective&) = delete;
 
   void notify_rank_done(EventHandler& handler, std::uint64_t tag_base) override;
   void start(std::uint32_t rank) override;
+  // Rank `rank` joins now, having reached the collective at `joined` (not after now), for a caller
+  // that held its join back: its leaves send as they would have then (none may be due before now).
+  void start_at(std::uint32_t rank, Time joined);
+  // Charges full_cost() to the config's budget, if any, once (the first start does it too).
+  void charge_budget();
+  // Why it is simulated message by message, as simulation_path() reports it (sim/fast/).
+  void explain(std::string_view reason) { path_.reason = reason; }
   std::uint32_t ranks() const override { return n_; }
   bool is_done() const override { return ranks_done_ == n_; }
   Time rank_finish_time(std::uint32_t rank) const override { return rank_[rank].finish; }
@@ -59,6 +67,21 @@ class TreeCollective final : public Collective {
   SimulationPath simulation_path() const override { return path_; }
   SimulationCost full_cost() const override;  // sim/collective_cost.cpp
   std::uint32_t channel_count() const { return static_cast<std::uint32_t>(channels_.size()); }
+  Network& network() const { return network_; }
+  const CollectiveConfig& config() const { return config_; }
+  // The plan as built: channel c's tree, its bytes, the messages of every channel, the protocol
+  // delay of rank r's route up and of its route to its k-th child, and r's index among its
+  // parent's children.
+  const TreeChannel& channel_plan(std::uint32_t c) const { return *channels_[c].plan; }
+  std::int64_t channel_bytes(std::uint32_t c) const { return channels_[c].bytes; }
+  std::uint32_t messages_per_channel() const { return messages_; }
+  Time up_delay(std::uint32_t c, std::uint32_t r) const { return channels_[c].nodes[r].up.delay; }
+  Time down_delay(std::uint32_t c, std::uint32_t r, std::uint32_t k) const {
+    return channels_[c].slots[channels_[c].nodes[r].first_child + k].down.delay;
+  }
+  std::uint32_t slot_in_parent(std::uint32_t c, std::uint32_t r) const {
+    return channels_[c].nodes[r].slot_in_parent;
+  }
   // When channel c's position `rank` last did anything (received, had a message delivered, reduced).
   Time node_done(std::uint32_t c, std::uint32_t rank) const { return channels_[c].nodes[rank].done; }
   void on_event(std::uint64_t tag) override;
@@ -109,31 +132,7 @@ class TreeCollective final : public Collective {
   void send_down(std::uint32_t c, std::uint32_t r, std::uint32_t j, Time at);
   void handle(std::uint64_t tag);
   void check_done(std::uint32_t rank);
-  // At the first rank's start: charges full_cost() to config_.budget, if any.
-  void charge_budget() const;
   void send_leaves(std::uint32_t rank, Time at);
-
-  // Folding (tree_fold.cpp). Channels that share links form a group; groups alike position by
-  // position (routes, delays, bytes, and the order their leaves send in) are simulated once, on a
-  // queue and links of their own, once every rank has joined at one time (Folded). Until then
-  // nothing is sent (Deferred); ranks joining at different times switch the tree to Full before
-  // the first message is due.
-  enum class Mode : std::uint8_t { Full, Deferred, Folded };
-  struct Correspondence;  // one group's positions and links in terms of another's
-  struct ModelRun;
-  const char* fold_refusal();
-  bool claim_links();
-  void release_links(std::uint32_t rank);  // of the routes into and out of `rank`; every rank's if n_
-  std::vector<std::vector<std::uint32_t>> channel_groups() const;
-  bool correspond(const std::vector<std::uint32_t>& a, const std::vector<std::uint32_t>& b,
-                  Correspondence& map) const;
-  bool leaves_send_alike(const std::vector<std::uint32_t>& a, const std::vector<std::uint32_t>& b,
-                         const Correspondence& map) const;
-  ModelRun run_model(const std::vector<std::uint32_t>& group) const;
-  void decide_deferred();  // the decision event: fold if every rank joined at once, else go full
-  void go_full();
-  void run_folded();
-  void finish_folded_rank(std::uint32_t rank);
 
   Network& network_;
   EventQueue& queue_;
@@ -150,10 +149,6 @@ class TreeCollective final : public Collective {
   EventHandler* done_handler_ = nullptr;
   std::uint64_t done_tag_base_ = 0;
   bool charged_ = false;
-  Mode mode_ = Mode::Full;
-  bool decided_ = false;
-  std::vector<std::uint32_t> join_order_;
-  std::vector<std::vector<std::uint32_t>> groups_;  // channel groups, found when folding is tried
   SimulationPath path_;
 };
 

@@ -4,10 +4,10 @@
 #include <utility>
 
 #include "sim/error.h"
+#include "sim/fast/embedded_ring.h"
 #include "sim/fast/link_claims.h"
+#include "sim/fast/ring_embedding.h"
 #include "sim/hash.h"
-#include "sim/ring_collective.h"
-#include "sim/ring_embed.h"
 #include "sim/stream_executor.h"
 #include "workloads/comm/collective_load.h"
 
@@ -57,15 +57,15 @@ bool spans_members(const StepFoldPlan& fold, const workloads::CollectiveSpec& sp
 // representative does only if they stand at positions that repeat each other in every embedded ring.
 // If not, the fold is broken before it runs, and each GPU's signature names its positions' classes.
 bool embedded_classes_agree(const workloads::StepProgram& program,
-                            const std::vector<sim::RingCollective*>& rings, const StepFoldPlan& fold,
+                            const std::vector<sim::EmbeddedRing*>& rings, const StepFoldPlan& fold,
                             Attempt& attempt) {
   std::vector<std::uint64_t> signature(program.gpus.size(), 0);
   for (std::size_t i = 0; i < rings.size(); ++i) {
-    if (rings[i] == nullptr || rings[i]->embedded_window(0) == 0) continue;
+    if (rings[i] == nullptr) continue;
     const std::vector<int>& gpus = program.collectives[i].members;
-    for (std::uint32_t c = 0; c < rings[i]->channel_count(); ++c) {
-      const sim::RingChannel& plan = rings[i]->channel_plan(c);
-      const std::uint32_t w = rings[i]->embedded_window(c);
+    for (std::uint32_t c = 0; c < rings[i]->ring().channel_count(); ++c) {
+      const sim::RingChannel& plan = rings[i]->ring().channel_plan(c);
+      const std::uint32_t w = rings[i]->window(c);
       for (std::uint32_t p = 0; p < plan.order.size(); ++p) {
         std::uint64_t& s = signature[static_cast<std::size_t>(gpus[plan.order[p]])];
         s = sim::hash_combine(sim::hash_combine(s, c), p % w + 1);
@@ -206,10 +206,13 @@ StepResult simulate_once(const StepSetup& setup, const workloads::StepProgram& p
   StepCollectives collectives;
   if (!make_collectives(setup, program, fold, network, collective_config, collectives, attempt)) return {};
   sim::EmbedPlan embedded;  // before the collectives start; its groups outlive their run
-  std::vector<sim::RingCollective*> rings;
+  std::vector<sim::EmbeddedRing*> rings;  // per collective: the embedded ring it became, if any
   if (embed == Embed::On) {
-    for (const auto& c : collectives.owned) rings.push_back(dynamic_cast<sim::RingCollective*>(c.get()));
-    embedded = sim::embed_coupled_rings(rings, network);
+    embedded = sim::embed_coupled_rings(collectives.owned, network);
+    for (std::size_t i = 0; i < collectives.owned.size(); ++i) {
+      rings.push_back(dynamic_cast<sim::EmbeddedRing*>(collectives.owned[i].get()));
+      if (collectives.pointers[i] != nullptr) collectives.pointers[i] = collectives.owned[i].get();
+    }
     if (!fold.empty() && embedded.rings > 0 && !embedded_classes_agree(program, rings, fold, attempt))
       return {};
   }
@@ -224,9 +227,8 @@ StepResult simulate_once(const StepSetup& setup, const workloads::StepProgram& p
   if (!executor.is_done())
     throw InternalError("the step deadlocked:\n" + executor.describe_stuck());
   if (embedded.bounded)
-    for (sim::RingCollective* ring : rings)
-      if (ring != nullptr && ring->embedded_window(0) != 0)
-        attempt.embed_unbounded = attempt.embed_unbounded || !ring->embedded_bound_holds();
+    for (sim::EmbeddedRing* ring : rings)
+      if (ring != nullptr) attempt.embed_unbounded = attempt.embed_unbounded || !ring->bound_holds();
 
   StepResult r = step_result(setup, program, fold, executor, collectives, queue.events_processed());
   r.simulation.embedded = embedded.rings;

@@ -28,7 +28,7 @@ struct Attempt {
   std::vector<std::uint64_t> signature;
 };
 
-// Whether rings that share links are folded together (sim/ring_embed.h).
+// Whether rings that share links are folded together (sim/fast/ring_embedding.h).
 enum class Embed : std::uint8_t { Off, On };
 
 // One try: `fold` empty simulates every GPU; `what` names it in progress lines.

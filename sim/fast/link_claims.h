@@ -55,7 +55,7 @@ class LinkClaims final : public ArrivalWatcher {
 
   // A message reached a claimed link. Of another party than the holder, before the claim's end:
   // interfered. Of the holder's party but not for the holder itself (an embedded group's model,
-  // sim/ring_embed.h), arriving at the same time as one of another route: interfered too, as the
+  // sim/fast/embedded_ring.h), arriving at the same time as one of another route: interfered too, as the
   // full simulation serves such ties in an order that need not repeat from window to window, so
   // the model's order may not be its.
   void on_arrival(const LinkArrival& arrival) override;

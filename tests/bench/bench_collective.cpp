@@ -7,6 +7,9 @@
 // Peak memory: run with `/usr/bin/time -v build/tests/bench_collective` (Maximum resident set size).
 #include <benchmark/benchmark.h>
 
+#include <memory>
+
+#include "sim/fast/fast_path.h"
 #include "sim/ring_collective.h"
 #include "sim/tree_collective.h"
 
@@ -41,12 +44,13 @@ void BM_RingAllReduce(benchmark::State& state) {
   for (auto _ : state) {
     EventQueue queue;
     Network network(queue, links);
-    RingCollective coll(network, CollectiveOp::AllReduce, n, {channel}, size, config);
-    coll.start_all();
+    const std::unique_ptr<Collective> coll =
+        make_ring_collective(network, CollectiveOp::AllReduce, n, {channel}, size, config);
+    coll->start_all();
     queue.run();
-    messages = coll.messages_sent();
-    simulated_seconds = coll.finish_time().to_seconds();
-    if (state.range(1) == 0 && !coll.simulation_path().folded) state.SkipWithError("the ring did not fold");
+    messages = coll->messages_sent();
+    simulated_seconds = coll->finish_time().to_seconds();
+    if (state.range(1) == 0 && !coll->simulation_path().folded) state.SkipWithError("the ring did not fold");
   }
   report(state, messages, simulated_seconds);
 }

@@ -5,7 +5,7 @@
 // (2,048 nodes, DP 16,384 × 1 and 8,192 × 2, ring all-reduces with `fast_path: bounded`; target
 // under 10 s and 2 GB each; run one at a time with --benchmark_filter, so that `peak_rss_mb`, the
 // process's peak resident memory so far, is that case's), and hybrid 4,096 × 4, whose stages'
-// rings share each machine's NIC and fold together (sim/ring_embed.h). `folded`: collectives
+// rings share each machine's NIC and fold together (sim/fast/ring_embedding.h). `folded`: collectives
 // folded onto representative ranks or tree channels (sim/README.md, "Folding").
 #include <benchmark/benchmark.h>
 #include <sys/resource.h>

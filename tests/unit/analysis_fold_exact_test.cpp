@@ -125,7 +125,7 @@ TEST_CASE(
     "exactly") {
   // Hybrid mp 4 on DGX-1: each machine holds two workers of four stages; stage k's data-parallel
   // ring takes GPU k of each worker, and two stages' rings leave the machine through one NIC, so
-  // no ring folds alone (sim/ring_embed.h). Embedded together, each stage ring's first window of
+  // no ring folds alone (sim/fast/ring_embedding.h). Embedded together, each stage ring's first window of
   // positions is simulated: every GPU's figures must be those of the step simulated in full.
   const workloads::Profile p = testing::toy_chain(8, Bytes::mib(4));
   using A = workloads::AllReduceAlgorithm;

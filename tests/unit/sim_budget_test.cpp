@@ -2,9 +2,11 @@
 // plan, the caps, and the check a collective makes as it starts in full, before its first message.
 #include <doctest/doctest.h>
 
+#include <memory>
 #include <string>
 #include <vector>
 
+#include "sim/fast/fast_path.h"
 #include "sim/ring_collective.h"
 #include "sim/tree_collective.h"
 
@@ -164,7 +166,9 @@ TEST_CASE("budget: a fold is cheap; one that falls back to the full ring is caug
     SimulationBudget budget({.max_events = 30});
     CollectiveConfig config;
     config.budget = &budget;
-    RingCollective ar(network, CollectiveOp::AllReduce, 4, {ring.channel()}, Bytes::mib(4), config);
+    const auto made =
+        make_ring_collective(network, CollectiveOp::AllReduce, 4, {ring.channel()}, Bytes::mib(4), config);
+    Collective& ar = *made;
     CHECK(ar.may_fold());
     ar.start_all();
     queue.run();
@@ -181,7 +185,9 @@ TEST_CASE("budget: a fold is cheap; one that falls back to the full ring is caug
     SimulationBudget budget({.max_events = 50});
     CollectiveConfig config;
     config.budget = &budget;
-    RingCollective ar(network, CollectiveOp::AllReduce, 4, {uneven.channel()}, Bytes::mib(4), config);
+    const auto made =
+        make_ring_collective(network, CollectiveOp::AllReduce, 4, {uneven.channel()}, Bytes::mib(4), config);
+    Collective& ar = *made;
     CHECK(ar.may_fold());
     try {
       ar.start_all();

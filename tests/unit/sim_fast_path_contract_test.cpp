@@ -14,10 +14,14 @@
 #include <utility>
 #include <vector>
 
+#include "sim/fast/embedded_ring.h"
+#include "sim/fast/fast_path.h"
+#include "sim/fast/folded_ring.h"
+#include "sim/fast/folded_tree.h"
 #include "sim/fast/link_claims.h"
+#include "sim/fast/ring_embedding.h"
 #include "sim/network.h"
 #include "sim/ring_collective.h"
-#include "sim/ring_embed.h"
 #include "sim/tree_collective.h"
 #include "tests/unit/fold_outcome.h"
 #include "tests/unit/tree_fabric.h"
@@ -61,7 +65,18 @@ struct Case {
 struct Run {
   std::vector<FoldOutcome> collectives;
   std::uint32_t embedded = 0;
+  std::vector<std::string_view> objects;  // what the factory (and the embedding) made, per collective
 };
+
+// Which object simulates a collective.
+std::string_view object_of(const Collective& c) {
+  if (dynamic_cast<const RingCollective*>(&c) != nullptr) return "plain ring";
+  if (dynamic_cast<const TreeCollective*>(&c) != nullptr) return "plain tree";
+  if (dynamic_cast<const FoldedRing*>(&c) != nullptr) return "folded ring";
+  if (dynamic_cast<const EmbeddedRing*>(&c) != nullptr) return "embedded ring";
+  if (dynamic_cast<const FoldedTree*>(&c) != nullptr) return "folded tree";
+  return "?";
+}
 
 struct Starter final : EventHandler {
   Collective* collective = nullptr;
@@ -73,19 +88,16 @@ Run run(const Case& k, FastPath mode, bool embed) {
   Network net(q, k.links);
   CollectiveConfig cfg{.message_size = Bytes::kib(64), .fast_path = mode};
   cfg.timing.base_latency = Time::us(2);  // a tree decides its fold in the wait before its first send
+  // Every strategy is the factory's choice, as in a step (workloads::make_collective).
   std::vector<std::unique_ptr<Collective>> all;
-  std::vector<RingCollective*> rings;
-  for (const RingSpec& r : k.rings) {
-    auto ring =
-        std::make_unique<RingCollective>(net, CollectiveOp::AllReduce, r.ranks, r.channels, r.size, cfg);
-    rings.push_back(ring.get());
-    all.push_back(std::move(ring));
-  }
+  for (const RingSpec& r : k.rings)
+    all.push_back(make_ring_collective(net, CollectiveOp::AllReduce, r.ranks, r.channels, r.size, cfg));
   for (const TreeSpec& t : k.trees)
-    all.push_back(std::make_unique<TreeCollective>(net, t.ranks, t.trees, t.size, cfg));
+    all.push_back(make_tree_collective(
+        net, t.ranks, std::make_shared<const std::vector<TreeChannel>>(t.trees), t.size, cfg));
   Run out;
   EmbedPlan plan;
-  if (embed) plan = embed_coupled_rings(rings, net);
+  if (embed) plan = embed_coupled_rings(all, net);
   out.embedded = plan.rings;
   std::vector<Starter> starters(all.size());
   for (std::size_t c = 0; c < all.size(); ++c) {
@@ -97,6 +109,7 @@ Run run(const Case& k, FastPath mode, bool embed) {
   for (const auto& c : all) {
     REQUIRE(c->is_done());
     out.collectives.push_back(outcome_of(*c, net));
+    out.objects.push_back(object_of(*c));
   }
   return out;
 }
@@ -199,6 +212,12 @@ TEST_CASE("fast path contract: every strategy gives the full simulation's result
       for (std::size_t c = 0; c < full.collectives.size(); ++c) {
         CAPTURE(c);
         CHECK_FALSE(full.collectives[c].path.folded);
+        // The plain state machines, with the fast path off; a shortcut object otherwise.
+        CHECK(full.objects[c] == (c < k.rings.size() ? "plain ring" : "plain tree"));
+        const std::string_view shortcut =
+            c >= k.rings.size() ? "folded tree"
+                                : (s.embed && fast.embedded > 0 ? "embedded ring" : "folded ring");
+        CHECK(fast.objects[c] == shortcut);
         // A strategy whose assumption failed while it ran says so; its caller simulates again in
         // full. It must not be one the case is meant for.
         if (fast.collectives[c].interfered) {

@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "sim/fast/fast_path.h"
 #include "sim/fast/link_claims.h"
 #include "sim/ring_collective.h"
 
@@ -287,13 +288,15 @@ TEST_CASE("two all-reduces sharing links each take longer than alone") {
     // that marks the network interfered (analysis/ then simulates again with folding off, as below).
     EventQueue queue;
     Network network(queue, ring.links);
-    RingCollective a(network, CollectiveOp::AllReduce, 8, {ring.forward()}, Bytes::mib(32), config);
-    RingCollective b(network, CollectiveOp::AllReduce, 8, {ring.forward()}, Bytes::mib(32), config);
-    a.start_all();
-    b.start_all();
+    const auto a =
+        make_ring_collective(network, CollectiveOp::AllReduce, 8, {ring.forward()}, Bytes::mib(32), config);
+    const auto b =
+        make_ring_collective(network, CollectiveOp::AllReduce, 8, {ring.forward()}, Bytes::mib(32), config);
+    a->start_all();
+    b->start_all();
     queue.run();
-    CHECK(a.simulation_path().folded);
-    CHECK(b.simulation_path().folded);
+    CHECK(a->simulation_path().folded);
+    CHECK(b->simulation_path().folded);
     CHECK(interfered(network));
   }
   config.fast_path = FastPath::Off;

@@ -1,15 +1,17 @@
-// Rings that share links, folded together (sim/ring_embed.cpp): two rings whose edges leaving each
-// machine share its uplink must give every rank the finish time and every link the counters and
-// busy-until of the same two rings simulated rank by rank; and the planner must refuse where the
-// symmetry does not hold.
+// Rings that share links, folded together (sim/fast/ring_embedding.cpp, sim/fast/embedded_ring.cpp):
+// two rings whose edges leaving each machine share its uplink must give every rank the finish time
+// and every link the counters and busy-until of the same two rings simulated rank by rank; and the
+// planner must refuse where the symmetry does not hold.
 #include <doctest/doctest.h>
 
 #include <cstdint>
+#include <memory>
 #include <vector>
 
+#include "sim/fast/embedded_ring.h"
+#include "sim/fast/fast_path.h"
+#include "sim/fast/ring_embedding.h"
 #include "sim/network.h"
-#include "sim/ring_collective.h"
-#include "sim/ring_embed.h"
 #include "tests/unit/fold_outcome.h"
 
 using namespace hybridsim::sim;
@@ -69,12 +71,15 @@ Outcomes run_two(const TwoRings& f, std::uint32_t m, Bytes size_a, Bytes size_b,
   EventQueue q;
   Network net(q, f.links);
   const CollectiveConfig cfg{.message_size = Bytes::kib(64), .fast_path = mode};
-  RingCollective a(net, CollectiveOp::AllReduce, m, f.a, size_a, cfg);
-  RingCollective b(net, CollectiveOp::AllReduce, m, f.b, size_b, cfg);
+  std::vector<std::unique_ptr<Collective>> rings;
+  rings.push_back(make_ring_collective(net, CollectiveOp::AllReduce, m, f.a, size_a, cfg));
+  rings.push_back(make_ring_collective(net, CollectiveOp::AllReduce, m, f.b, size_b, cfg));
   Outcomes out;
-  if (embed) out.plan = embed_coupled_rings({&a, &b}, net);
+  if (embed) out.plan = embed_coupled_rings(rings, net);
+  Collective& a = *rings[0];
+  Collective& b = *rings[1];
   struct Starter final : EventHandler {
-    RingCollective* ring = nullptr;
+    Collective* ring = nullptr;
     void on_event(std::uint64_t r) override { ring->start(static_cast<std::uint32_t>(r)); }
   } start_a, start_b;
   start_a.ring = &a;
@@ -87,8 +92,8 @@ Outcomes run_two(const TwoRings& f, std::uint32_t m, Bytes size_a, Bytes size_b,
   REQUIRE(a.is_done());
   REQUIRE(b.is_done());
   if (embed && out.plan.bounded) {
-    CHECK(a.embedded_bound_holds());
-    CHECK(b.embedded_bound_holds());
+    CHECK(dynamic_cast<EmbeddedRing&>(a).bound_holds());
+    CHECK(dynamic_cast<EmbeddedRing&>(b).bound_holds());
   }
   out.a = outcome_of(a, net);
   out.b = outcome_of(b, net);

@@ -1,12 +1,15 @@
-// Folding a ring collective onto representative ranks (sim/ring_fold.cpp): the folded run must give
-// every rank the finish time, every link the counters and the collective the byte breakdown of the
-// same ring simulated rank by rank (fast path off), and refuse where that would not hold.
+// Folding a ring collective onto representative ranks (sim/fast/folded_ring.cpp, built by the factory
+// sim/fast/fast_path.h): the folded run must give every rank the finish time, every link the
+// counters and the collective the byte breakdown of the same ring simulated rank by rank (fast path
+// off), and refuse where that would not hold.
 #include <doctest/doctest.h>
 
 #include <algorithm>
 #include <cstdint>
+#include <memory>
 #include <vector>
 
+#include "sim/fast/fast_path.h"
 #include "sim/fast/link_claims.h"
 #include "sim/network.h"
 #include "sim/ring_collective.h"
@@ -50,9 +53,10 @@ FoldOutcome run(const RingFabric& f, std::uint32_t n, Bytes size, FastPath mode,
   EventQueue q;
   Network net(q, f.links);
   CollectiveConfig cfg{.message_size = Bytes::kib(64), .fast_path = mode};
-  RingCollective ring(net, op, n, f.channels, size, cfg);
+  const std::unique_ptr<Collective> made = make_ring_collective(net, op, n, f.channels, size, cfg);
+  Collective& ring = *made;
   struct Starter final : EventHandler {
-    RingCollective* ring = nullptr;
+    Collective* ring = nullptr;
     void on_event(std::uint64_t r) override { ring->start(static_cast<std::uint32_t>(r)); }
   } starter;
   starter.ring = &ring;
@@ -152,8 +156,9 @@ TEST_CASE("fold: another message crossing a folded ring's link marks the network
   const auto f = make_ring(16, 1);
   EventQueue q;
   Network net(q, f.links);
-  RingCollective ring(net, CollectiveOp::AllReduce, 16, f.channels, Bytes::mib(16),
-                      {.message_size = Bytes::kib(64)});
+  const std::unique_ptr<Collective> made = make_ring_collective(
+      net, CollectiveOp::AllReduce, 16, f.channels, Bytes::mib(16), {.message_size = Bytes::kib(64)});
+  Collective& ring = *made;
   struct Sink final : EventHandler {
     void on_event(std::uint64_t) override {}
   } sink;
@@ -189,8 +194,12 @@ Buckets run_buckets(const RingFabric& f, std::uint32_t n, FastPath mode) {
   EventQueue q;
   Network net(q, f.links);
   CollectiveConfig cfg{.message_size = Bytes::kib(64), .fast_path = mode};
-  RingCollective a(net, CollectiveOp::AllReduce, n, f.channels, Bytes::mib(4), cfg);
-  RingCollective b(net, CollectiveOp::AllReduce, n, f.channels, Bytes::mib(4), cfg);
+  const std::unique_ptr<Collective> made_a =
+      make_ring_collective(net, CollectiveOp::AllReduce, n, f.channels, Bytes::mib(4), cfg);
+  const std::unique_ptr<Collective> made_b =
+      make_ring_collective(net, CollectiveOp::AllReduce, n, f.channels, Bytes::mib(4), cfg);
+  Collective& a = *made_a;
+  Collective& b = *made_b;
   struct Starter final : EventHandler {
     Collective* next = nullptr;
     void on_event(std::uint64_t r) override { next->start(static_cast<std::uint32_t>(r)); }

@@ -1,12 +1,14 @@
-// The periodic jump of a folded ring's model (sim/ring_jump.cpp): once the model's state repeats,
+// The periodic jump of a folded ring's model (sim/fast/ring_jump.cpp): once the model's state repeats,
 // shifted in time and steps, it jumps whole periods. The result must be the ring simulated rank by
 // rank (fast path off), exactly: every rank's finish, every link's bytes, busy time, messages and
 // deepest queue. Each case checks the jump happened, so the comparison is about it.
 #include <doctest/doctest.h>
 
 #include <cstdint>
+#include <memory>
 #include <vector>
 
+#include "sim/fast/fast_path.h"
 #include "sim/network.h"
 #include "sim/ring_collective.h"
 #include "tests/unit/fold_outcome.h"
@@ -63,9 +65,10 @@ FoldOutcome run(const Fabric& f, std::uint32_t n, const Case& k, FastPath mode) 
   cfg.reduction_bandwidth = k.reduction;
   cfg.timing = k.timing;
   cfg.fast_path = mode;
-  RingCollective ring(net, k.op, n, f.channels, k.size, cfg);
+  const std::unique_ptr<Collective> made = make_ring_collective(net, k.op, n, f.channels, k.size, cfg);
+  Collective& ring = *made;
   struct Starter final : EventHandler {
-    RingCollective* ring = nullptr;
+    Collective* ring = nullptr;
     void on_event(std::uint64_t r) override { ring->start(static_cast<std::uint32_t>(r)); }
   } starter;
   starter.ring = &ring;

@@ -1,12 +1,14 @@
-// Folding a tree collective onto its representative channel groups (sim/tree_fold.cpp): the folded
-// run must give every rank the finish time, every link the counters and the collective the byte
-// breakdown of the same trees simulated rank by rank (fast path off), and refuse or run in full
-// where that would not hold.
+// Folding a tree collective onto its representative channel groups (sim/fast/folded_tree.cpp, built
+// by sim/fast/fast_path.h): the folded run must give every rank the finish time, every link the
+// counters and the collective the byte breakdown of the same trees simulated rank by rank (fast path
+// off), and refuse or run in full where that would not hold.
 #include <doctest/doctest.h>
 
 #include <cstdint>
+#include <memory>
 #include <vector>
 
+#include "sim/fast/fast_path.h"
 #include "sim/network.h"
 #include "sim/tree_collective.h"
 #include "tests/unit/fold_outcome.h"
@@ -21,7 +23,7 @@ using hybridsim::testing::TreeFabric;
 namespace {
 
 struct Starter final : EventHandler {
-  TreeCollective* tree = nullptr;
+  Collective* tree = nullptr;
   void on_event(std::uint64_t r) override { tree->start(static_cast<std::uint32_t>(r)); }
 };
 
@@ -33,7 +35,9 @@ FoldOutcome run(const TreeFabric& f, std::uint32_t n, Bytes size, FastPath mode,
   Network net(q, f.links);
   CollectiveConfig cfg{.message_size = Bytes::kib(64), .fast_path = mode};
   cfg.timing.base_latency = Time::us(2);
-  TreeCollective tree(net, n, f.trees, size, cfg);
+  const std::unique_ptr<Collective> made =
+      make_tree_collective(net, n, std::make_shared<const std::vector<TreeChannel>>(f.trees), size, cfg);
+  Collective& tree = *made;
   Starter starter;
   starter.tree = &tree;
   if (start.empty()) start.assign(n, Time::zero());

@@ -5,7 +5,7 @@
 #include <string>
 
 #include "sim/error.h"
-#include "sim/ring_collective.h"
+#include "sim/fast/fast_path.h"
 #include "topology/ring_channels.h"
 #include "topology/tree_channels.h"
 #include "workloads/comm/comm_model.h"
@@ -52,15 +52,14 @@ std::unique_ptr<sim::Collective> make_collective(sim::Network& network, Collecti
                                                  sim::CollectiveConfig config) {
   if (plan.algorithm == AllReduceAlgorithm::Tree) {
     config.timing = plan.timing;
-    return std::make_unique<sim::TreeCollective>(network, plan.ranks, std::move(plan.trees),
-                                                 plan.phases.empty() ? sim::Bytes() : plan.phases[0][0].size,
-                                                 config);
+    return sim::make_tree_collective(network, plan.ranks, std::move(plan.trees),
+                                     plan.phases.empty() ? sim::Bytes() : plan.phases[0][0].size, config);
   }
   if (plan.phases.size() == 1 && plan.phases[0].size() == 1) {
     sim::CollectiveChain::Part& part = plan.phases[0][0];
     config.timing = part.timing.value_or(plan.timing);
-    return std::make_unique<sim::RingCollective>(network, part.op, plan.ranks,
-                                                 std::move(part.channels), part.size, config);
+    return sim::make_ring_collective(network, part.op, plan.ranks, std::move(part.channels), part.size,
+                                     config);
   }
   return std::make_unique<sim::CollectiveChain>(network, plan.ranks, std::move(plan.phases), config);
 }

@@ -62,8 +62,9 @@ struct CollectivePlan {
   std::optional<sim::NcclEstimate> nccl;
 };
 
-// The sim/ collective of a plan: a RingCollective, TreeCollective or CollectiveChain, with the plan's
-// timing in place of config.timing.
+// The sim/ collective of a plan, with the plan's timing in place of config.timing: a ring or tree
+// chosen by the fast path's factory (sim/fast/fast_path.h) from config.fast_path, or a
+// CollectiveChain of such rings.
 std::unique_ptr<sim::Collective> make_collective(sim::Network& network, CollectivePlan plan,
                                                  sim::CollectiveConfig config);
 

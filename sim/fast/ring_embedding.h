@@ -1,4 +1,5 @@
-// Folding rings that share links, together (sim/README.md, "Embedding rings that share links").
+// Planning rings that share links to be folded together (sim/README.md, "Embedding rings that share
+// links"); the rings are sim/fast/embedded_ring.h.
 // A ring folds alone only if no other traffic crosses its links. In hybrid steps with mp 4 on
 // DGX-1 the data-parallel rings of two model-parallel stages leave each machine through one NIC, so
 // neither folds alone. embed_coupled_rings finds such rings (those of different routes sharing a
@@ -9,7 +10,7 @@
 // share the link that stands for it. Each ring's last simulated position sends, over the route to
 // the next window, to its first (which repeats that window). The group claims every link of every
 // route; anything else crossing them marks the network interfered (the caller runs again in full).
-//   EmbedPlan plan = embed_coupled_rings(rings, network, /*upper=*/true);  // before queue.run()
+//   EmbedPlan plan = embed_coupled_rings(collectives, network);  // before any starts
 #pragma once
 #include <cstdint>
 #include <memory>
@@ -17,7 +18,7 @@
 #include <vector>
 
 #include "sim/network.h"
-#include "sim/ring_collective.h"
+#include "sim/collective.h"
 
 namespace hybridsim::sim {
 
@@ -45,10 +46,10 @@ struct EmbedPlan {
   bool bounded = false;            // some embedded ring's chunks are of unequal size (fast path bounded)
 };
 
-// Embeds, before any rank starts, the rings of `rings` that share links with rings of other
-// routes and fold together exactly, or, with chunks of unequal size under FastPath::Bounded, at
-// the larger size (check RingCollective::embedded_bound_holds() once they are done). The plan must
-// outlive the rings' run.
-EmbedPlan embed_coupled_rings(const std::vector<RingCollective*>& rings, Network& network);
+// Embeds, before any rank starts, the rings of `collectives` (FoldedRings, sim/fast/folded_ring.h)
+// that share links with rings of other routes and fold together exactly, or, with chunks of unequal
+// size under FastPath::Bounded, at the larger size (check EmbeddedRing::bound_holds() once they are
+// done): each is replaced in `collectives` by an EmbeddedRing. The plan must outlive their run.
+EmbedPlan embed_coupled_rings(std::vector<std::unique_ptr<Collective>>& collectives, Network& network);
 
 }  // namespace hybridsim::sim

@@ -1,0 +1,312 @@
+// Folding a tree collective onto the representatives of its equivalent channels (sim/README.md,
+// "Trees"; sim/fast/folded_tree.h). Inside one tree no two positions are alike: every position has
+// its own path from the root, and a parent's messages to its children leave one after the other
+// over its NIC, so every child sees its own times. But the channels of a tree collective repeat:
+// tree channels that share links form a group (the two trees of a ring channel share its chain and
+// NIC), and two groups whose positions correspond one to one (the same routes link by link, the same
+// delays and bytes, the same links shared in the same way, and leaves that send in the same order)
+// take the same timeline. So one group of each kind is simulated, message by message, on a queue
+// and links of their own, and its result (each position's last activity, each link's use) is copied
+// to the groups it stands for. Exact when every rank joins at one time and nothing else crosses the
+// links while the tree runs; otherwise the plain tree runs (or the caller runs again in full).
+#include "sim/fast/folded_tree.h"
+
+#include <algorithm>
+#include <string>
+#include <unordered_map>
+
+#include "sim/error.h"
+#include "sim/fast/link_claims.h"
+#include "sim/fast/rank_starter.h"
+
+namespace hybridsim::sim {
+
+namespace {
+
+// The decision's tag (a folded rank's finish is tagged with its rank).
+constexpr std::uint64_t kDecision = std::uint64_t{0xfffffffeu} << 32;
+
+}  // namespace
+
+struct FoldedTree::ModelRun {
+  std::vector<std::vector<Time>> done;                 // [channel in group][rank]
+  std::unordered_map<LinkId, std::size_t> model_link;  // the group's real link → model link
+  std::vector<LinkId> real_link;                       // per model link
+  std::vector<LinkCounters> use;                       // per model link
+  std::vector<Time> busy_until;                        // per model link
+  std::uint64_t events = 0;
+  std::uint64_t messages = 0;
+  std::array<Bytes, kLinkKindCount> bytes{};
+};
+
+FoldedTree::FoldedTree(Network& network, std::uint32_t ranks,
+                       std::shared_ptr<const std::vector<TreeChannel>> channels, Bytes size,
+                       CollectiveConfig config)
+    : tree_(std::make_unique<TreeCollective>(network, ranks, std::move(channels), size, config)),
+      network_(network),
+      queue_(network.queue()),
+      n_(ranks),
+      rank_(ranks) {}
+
+Time FoldedTree::first_message_lead() const {
+  // How long after a rank joins its first message can enter a link: the protocol's base latency and
+  // the least delay of a leaf's send (only leaves send before they have received).
+  Time least = Time::max();
+  for (std::uint32_t c = 0; c < tree_->channel_count(); ++c)
+    for (std::uint32_t r = 0; r < n_; ++r)
+      if (is_leaf(tree_->channel_plan(c), r)) least = min(least, tree_->up_delay(c, r));
+  const Time base = tree_->config().timing.base_latency;
+  return least == Time::max() ? base : base + least;
+}
+
+const char* FoldedTree::refusal() {
+  if (tree_->config().fast_path == FastPath::Off) return "fast path off";
+  if (network_.observer() != nullptr) return "a trace records every message";
+  if (n_ < 2) return "a single rank";
+  // The fold is decided just before the first message is due; with no delay before it, that
+  // is when the first rank joins.
+  const Time lead = first_message_lead();
+  if (lead <= Time::zero()) return "a tree without protocol latency";
+  groups_ = channel_groups();
+  if (groups_.size() < 2) return "a tree whose channels all share links";
+  bool alike = false;
+  Correspondence map;
+  for (std::size_t g = 1; g < groups_.size() && !alike; ++g)
+    for (std::size_t h = 0; h < g && !alike; ++h) alike = correspond(groups_[h], groups_[g], map);
+  if (!alike) return "a tree whose channel groups differ";
+  if (!links_free(queue_.now() + lead))
+    return "its links are still busy or held by another folded collective";
+  return nullptr;
+}
+
+bool FoldedTree::links_free(Time first_send) const {
+  // Each link must be free of anything else by the time the first message can reach it.
+  const LinkClaims* claims = LinkClaims::find(network_);
+  auto free = [&](const std::vector<LinkId>& route) {
+    for (const LinkId l : route) {
+      const EventHandler* owner = claims == nullptr ? nullptr : claims->holder(l);
+      if (owner != nullptr && owner != claimant() && claims->end(l) >= first_send) return false;
+      if (network_.busy_until(l) > first_send) return false;
+    }
+    return true;
+  };
+  for (std::uint32_t c = 0; c < tree_->channel_count(); ++c) {
+    const TreeChannel& t = tree_->channel_plan(c);
+    for (std::uint32_t r = 0; r < n_; ++r) {
+      if (!free(t.up[r])) return false;
+      for (const auto& route : t.down[r])
+        if (!free(route)) return false;
+    }
+  }
+  return true;
+}
+
+void FoldedTree::claim_links() {
+  LinkClaims& claims = LinkClaims::of(network_);
+  for (std::uint32_t c = 0; c < tree_->channel_count(); ++c) {
+    const TreeChannel& t = tree_->channel_plan(c);
+    for (std::uint32_t r = 0; r < n_; ++r) {
+      for (const LinkId l : t.up[r]) claims.claim(l, claimant());
+      for (const auto& route : t.down[r])
+        for (const LinkId l : route) claims.claim(l, claimant());
+    }
+  }
+}
+
+void FoldedTree::release_links(std::uint32_t rank) {
+  LinkClaims& claims = LinkClaims::of(network_);
+  auto release = [&](const std::vector<LinkId>& route) {
+    for (const LinkId l : route) claims.release(l, claimant());
+  };
+  for (std::uint32_t c = 0; c < tree_->channel_count(); ++c) {
+    const TreeChannel* plan = &tree_->channel_plan(c);
+    const std::uint32_t first = rank == n_ ? 0 : rank;
+    const std::uint32_t last = rank == n_ ? n_ : rank + 1;
+    for (std::uint32_t r = first; r < last; ++r) {
+      release(plan->up[r]);
+      for (const auto& route : plan->down[r]) release(route);
+      if (rank == n_) continue;  // every route is some rank's way out
+      for (const std::uint32_t child : plan->children[r]) release(plan->up[child]);
+      if (const std::int32_t p = plan->parent[r]; p >= 0)
+        release(plan->down[static_cast<std::size_t>(p)][tree_->slot_in_parent(c, r)]);
+    }
+  }
+}
+
+FoldedTree::ModelRun FoldedTree::run_model(const std::vector<std::uint32_t>& group) const {
+  ModelRun out;
+  LinkTable links;
+  auto remap = [&](const std::vector<LinkId>& route) {
+    std::vector<LinkId> mine;
+    for (const LinkId l : route) {
+      const auto [it, added] = out.model_link.emplace(l, links.size());
+      if (added) {
+        links.add(network_.links()[l]);
+        out.real_link.push_back(l);
+      }
+      mine.push_back(static_cast<LinkId>(it->second));
+    }
+    return mine;
+  };
+  std::vector<TreeChannel> plans;
+  TreeSegment segment{tree_->messages_per_channel(), {}};
+  for (const std::uint32_t c : group) {
+    const TreeChannel& t = tree_->channel_plan(c);
+    TreeChannel plan{t.parent, {}, t.children, {}};
+    plan.up.resize(n_);
+    plan.down.resize(n_);
+    for (std::uint32_t r = 0; r < n_; ++r) {
+      plan.up[r] = remap(t.up[r]);
+      for (const auto& route : t.down[r]) plan.down[r].push_back(remap(route));
+    }
+    plans.push_back(std::move(plan));
+    segment.channel_bytes.push_back(tree_->channel_bytes(c));
+  }
+  EventQueue queue;
+  Network network(queue, links, network_.switching());
+  CollectiveConfig config = tree_->config();
+  config.fast_path = FastPath::Off;
+  config.observer = nullptr;
+  TreeCollective model(network, n_, std::move(plans), Bytes::of(0), config, std::move(segment));
+  RankStarter starter(model);
+  for (const std::uint32_t r : join_order_) queue.schedule_at(rank_[r].start, starter, r);
+  queue.run();
+  if (!model.is_done()) throw InternalError("a folded tree's model did not finish");
+  out.done.resize(group.size());
+  for (std::uint32_t i = 0; i < group.size(); ++i)
+    for (std::uint32_t r = 0; r < n_; ++r) out.done[i].push_back(model.node_done(i, r));
+  for (LinkId l = 0; l < links.size(); ++l) {
+    out.use.push_back(network.counters(l));
+    out.busy_until.push_back(network.busy_until(l));
+  }
+  out.events = queue.events_processed() - n_;  // the starters stand for the real ranks' joins
+  out.messages = model.messages_sent();
+  out.bytes = model.bytes_by_link_kind();
+  return out;
+}
+
+void FoldedTree::notify_rank_done(EventHandler& handler, std::uint64_t tag_base) {
+  done_handler_ = &handler;
+  done_tag_base_ = tag_base;
+  tree_->notify_rank_done(handler, tag_base);
+}
+
+void FoldedTree::start(std::uint32_t rank) {
+  if (!decided_) {
+    decided_ = true;
+    tree_->charge_budget();  // before the first message (sim/budget.h), folded or not
+    // Folding defers every send until it is decided, just before the first message is due.
+    if (const char* why = refusal(); why != nullptr) {
+      tree_->explain(why);
+    } else {
+      claim_links();
+      queue_.schedule_at(queue_.now() + first_message_lead() - Time::ps(1), *this, kDecision);
+      deferred_ = true;
+    }
+  }
+  if (!deferred_) {
+    tree_->start(rank);
+    return;
+  }
+  RankProgress& rs = rank_[rank];
+  if (rs.started) throw InternalError("rank " + std::to_string(rank) + " started twice");
+  rs.started = true;
+  rs.start = queue_.now();
+  rs.finish = rs.start;
+  if (join_order_.empty() || rs.start == rank_[join_order_.front()].start) {
+    join_order_.push_back(rank);
+    if (join_order_.size() == n_) run_folded();
+    return;
+  }
+  go_full();
+  tree_->start(rank);
+}
+
+void FoldedTree::on_event(std::uint64_t tag) {
+  if (tag != kDecision)
+    finish_folded_rank(static_cast<std::uint32_t>(tag));
+  else if (deferred_)
+    go_full();  // not every rank has joined: the tree runs in full
+}
+
+void FoldedTree::go_full() {
+  deferred_ = false;
+  tree_->explain("ranks joined at different times");
+  // The claims end once the first messages are under way: what crosses the links before then
+  // could have met them, so it still marks the network interfered.
+  const Time first_send = rank_[join_order_.front()].start + first_message_lead();
+  LinkClaims& claims = LinkClaims::of(network_);
+  const auto end = [&](const std::vector<LinkId>& route) {
+    for (const LinkId l : route)
+      if (claims.holder(l) == claimant()) claims.end_at(l, first_send + Time::ps(1));
+  };
+  for (std::uint32_t c = 0; c < tree_->channel_count(); ++c)
+    for (std::uint32_t r = 0; r < n_; ++r) {
+      end(tree_->channel_plan(c).up[r]);
+      for (const auto& route : tree_->channel_plan(c).down[r]) end(route);
+    }
+  // The ranks that joined send as they would have when they joined (their messages are not due yet).
+  for (const std::uint32_t r : join_order_) tree_->start_at(r, rank_[r].start);
+}
+
+void FoldedTree::run_folded() {
+  // Each group stands for itself or for the first earlier group it corresponds to.
+  std::vector<std::size_t> rep(groups_.size());
+  std::vector<Correspondence> maps(groups_.size());
+  std::uint32_t simulated = 0;
+  for (std::size_t g = 0; g < groups_.size(); ++g) {
+    rep[g] = g;
+    maps[g].with_leaves = true;
+    for (std::size_t h = 0; h < g && rep[g] == g; ++h)
+      if (rep[h] == h && correspond(groups_[h], groups_[g], maps[g])) rep[g] = h;
+    if (rep[g] == g) simulated += static_cast<std::uint32_t>(groups_[g].size());
+  }
+  path_ = tree_->simulation_path();
+  std::vector<Time> finish(n_, Time::zero());
+  for (std::size_t h = 0; h < groups_.size(); ++h)
+    if (rep[h] == h) apply_run(h, rep, maps, finish);
+  path_.simulated = simulated;
+  path_.folded = simulated < tree_->channel_count();
+  path_.reason = path_.folded ? std::string_view() : "its channel groups' leaves send in different orders";
+  deferred_ = false;
+  folded_ = true;
+  for (std::uint32_t r = 0; r < n_; ++r) {
+    RankProgress& rs = rank_[r];
+    rs.finish = max(max(rs.finish, finish[r]), queue_.now());
+    queue_.schedule_at(rs.finish, *this, r);
+  }
+}
+
+void FoldedTree::apply_run(std::size_t h, const std::vector<std::size_t>& rep,
+                           const std::vector<Correspondence>& maps, std::vector<Time>& finish) {
+  LinkClaims& claims = LinkClaims::of(network_);
+  const ModelRun run = run_model(groups_[h]);
+  path_.private_events += run.events;
+  for (std::size_t g = h; g < groups_.size(); ++g) {
+    if (rep[g] != h) continue;
+    const bool self = g == h;
+    for (std::size_t i = 0; i < groups_[h].size(); ++i)
+      for (std::uint32_t r = 0; r < n_; ++r) {
+        const std::uint32_t to = self ? r : maps[g].position[i][r];
+        finish[to] = max(finish[to], run.done[i][r]);
+      }
+    for (std::size_t m = 0; m < run.real_link.size(); ++m) {
+      const LinkId l = self ? run.real_link[m] : maps[g].link.at(run.real_link[m]);
+      network_.add_use(l, run.use[m], run.busy_until[m]);
+      claims.end_at(l, run.busy_until[m]);  // nothing of the tree crosses it after
+    }
+    messages_ += run.messages;
+    for (std::size_t k = 0; k < bytes_.size(); ++k) bytes_[k] += run.bytes[k];
+  }
+}
+
+void FoldedTree::finish_folded_rank(std::uint32_t rank) {
+  RankProgress& rs = rank_[rank];
+  rs.done = true;
+  rs.receives_left = 0;
+  rs.sends_left = 0;
+  if (++ranks_done_ == n_) release_links(n_);
+  if (done_handler_ != nullptr) done_handler_->on_event(done_tag_base_ + rank);
+}
+
+}  // namespace hybridsim::sim

@@ -1,0 +1,97 @@
+// sim::FoldedTree — a tree collective whose alike channel groups are simulated once (sim/README.md,
+// "Trees: alike channel groups simulated once"). It holds the plan as a plain TreeCollective, which
+// it falls back to. At the first join it asks whether folding may apply (refusal(): a query that
+// claims nothing); if so it claims the tree's links (sim/fast/link_claims.h) and holds every join
+// back until just before the first message is due: if every rank joined at one time by then, one
+// group of each kind runs on a queue and links of its own (a TreeSegment) and its result is copied
+// to the groups it stands for; if not, the held joins go to the plain tree as they happened.
+//   auto tree = make_tree_collective(network, n, trees, size, config);  // sim/fast/fast_path.h
+#pragma once
+#include <array>
+#include <cstdint>
+#include <memory>
+#include <unordered_map>
+#include <vector>
+
+#include "sim/tree_collective.h"
+
+namespace hybridsim::sim {
+
+class FoldedTree final : public Collective {
+ public:
+  FoldedTree(Network& network, std::uint32_t ranks, std::shared_ptr<const std::vector<TreeChannel>> channels,
+             Bytes size, CollectiveConfig config);
+  FoldedTree(const FoldedTree&) = delete;
+  FoldedTree& operator=(const FoldedTree&) = delete;
+
+  // Why it would be simulated in full if it started now, or null. Claims nothing, schedules nothing.
+  const char* refusal();
+
+  void notify_rank_done(EventHandler& handler, std::uint64_t tag_base) override;
+  void start(std::uint32_t rank) override;
+  std::uint32_t ranks() const override { return n_; }
+  bool is_done() const override { return folded_ ? ranks_done_ == n_ : tree_->is_done(); }
+  Time rank_finish_time(std::uint32_t rank) const override {
+    return folded_ ? rank_[rank].finish : tree_->rank_finish_time(rank);
+  }
+  Time finish_time() const override { return folded_ ? latest_finish(rank_) : tree_->finish_time(); }
+  std::uint64_t messages_sent() const override { return folded_ ? messages_ : tree_->messages_sent(); }
+  std::array<Bytes, kLinkKindCount> bytes_by_link_kind() const override {
+    return folded_ ? bytes_ : tree_->bytes_by_link_kind();
+  }
+  SimulationPath simulation_path() const override { return folded_ ? path_ : tree_->simulation_path(); }
+  SimulationCost full_cost() const override { return tree_->full_cost(); }
+  // The decision, just before the first message is due, or a folded rank's finish.
+  void on_event(std::uint64_t tag) override;
+
+ private:
+  // Group b in terms of group a: position[i][r] is the rank at a's channel i rank r's place in b's
+  // channel i; link maps a's links to b's (one to one).
+  struct Correspondence {
+    std::vector<std::vector<std::uint32_t>> position;
+    std::unordered_map<LinkId, LinkId> link;
+    std::unordered_map<LinkId, LinkId> back;
+    bool with_leaves = false;          // also require the leaves to send in the same order
+    std::vector<std::uint32_t> order;  // b's channels in the order that corresponds to a's
+  };
+  static bool is_leaf(const TreeChannel& t, std::uint32_t r) {
+    return t.children[r].empty() && t.parent[r] >= 0;
+  }
+  struct ModelRun;
+  // The claims are the plain tree's: its messages (after a fall back) are its own party.
+  const EventHandler* claimant() const { return tree_.get(); }
+  Time first_message_lead() const;
+  bool links_free(Time first_send) const;
+  void claim_links();
+  void release_links(std::uint32_t rank);  // of the routes into and out of `rank`; every rank's if n_
+  std::vector<std::vector<std::uint32_t>> channel_groups() const;
+  bool correspond(const std::vector<std::uint32_t>& a, const std::vector<std::uint32_t>& b,
+                  Correspondence& map) const;
+  bool leaves_send_alike(const std::vector<std::uint32_t>& a, const std::vector<std::uint32_t>& b,
+                         const Correspondence& map) const;
+  ModelRun run_model(const std::vector<std::uint32_t>& group) const;
+  void go_full();
+  void run_folded();
+  void apply_run(std::size_t h, const std::vector<std::size_t>& rep, const std::vector<Correspondence>& maps,
+                 std::vector<Time>& finish);
+  void finish_folded_rank(std::uint32_t rank);
+
+  std::unique_ptr<TreeCollective> tree_;
+  Network& network_;
+  EventQueue& queue_;
+  std::uint32_t n_;
+  bool decided_ = false;   // at the first join
+  bool deferred_ = false;  // joins held back until the decision
+  bool folded_ = false;    // every rank joined at once and the result was applied
+  std::vector<RankProgress> rank_;
+  std::vector<std::uint32_t> join_order_;
+  std::vector<std::vector<std::uint32_t>> groups_;  // channel groups, found by refusal()
+  std::uint32_t ranks_done_ = 0;
+  std::uint64_t messages_ = 0;
+  std::array<Bytes, kLinkKindCount> bytes_{};
+  SimulationPath path_;
+  EventHandler* done_handler_ = nullptr;
+  std::uint64_t done_tag_base_ = 0;
+};
+
+}  // namespace hybridsim::sim
