@@ -7,8 +7,9 @@ Prints, best of `repetitions` (default 3) for each:
 - a one-GPU GNMT step and a 1,024-GPU GNMT DP step (128 DGX-1), each as `hybridsim run -q` (a
   process: start-up, reading, simulating, printing) and as `hybridsim.run` (in this process, the
   module imported once): the difference in per cent of the CLI's time;
-- four 8-GPU hybrid steps one after another, and the same four on 4 threads at once (the GIL is
-  released while simulating): on 2 cores the threads should take about half the serial time.
+- four 256-GPU steps (32 DGX-1: DP, and hybrid workers of 2, 4 and 8 GPUs) one after another, and
+  the same four on 4 threads at once (the GIL is released while simulating): on 2 cores the threads
+  should take about half the serial time.
 """
 import concurrent.futures
 import subprocess
@@ -52,11 +53,11 @@ def main():
         python = best(lambda: hybridsim.run(SCENARIO, set=overlay), repetitions)
         print(f"| {name} | {cli:.3f} | {python:.3f} | {100 * (python - cli) / cli:+.1f}% |")
 
-    overlays = [{"parallelism": {"dp": dp, "mp": mp}} for dp, mp in [(8, 1), (4, 2), (2, 4), (4, 1)]]
+    overlays = [{"cluster.nodes": 32, "parallelism": {"dp": 256 // mp, "mp": mp}} for mp in (1, 2, 4, 8)]
     serial = best(lambda: [hybridsim.run(SCENARIO, set=o) for o in overlays], repetitions)
     with concurrent.futures.ThreadPoolExecutor(max_workers=4) as pool:
         threaded = best(lambda: list(pool.map(lambda o: hybridsim.run(SCENARIO, set=o), overlays)), repetitions)
-    print(f"\nfour 8-GPU steps: one after another {serial:.3f} s, on 4 threads {threaded:.3f} s "
+    print(f"\nfour 256-GPU steps: one after another {serial:.3f} s, on 4 threads {threaded:.3f} s "
           f"({serial / threaded:.2f}× faster)")
 
 
