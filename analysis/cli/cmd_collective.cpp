@@ -9,6 +9,7 @@
 #include "analysis/cli/commands.h"
 #include "analysis/cli/parse_options.h"
 #include "analysis/collective/collective_report.h"
+#include "sim/collective.h"
 #include "sim/error.h"
 #include "sim/text.h"
 #include "topology/preset_registry.h"
@@ -77,6 +78,12 @@ int collective_command(int argc, const char* const* argv) {
   if (a.format != "table" && a.format != "csv" && a.format != "json")
     throw InputError("--format must be table, csv or json (got \"" + a.format + "\")");
 
+  // All-gather and broadcast add nothing up: a reduction rate would be ignored.
+  const sim::CollectiveOp op = sim::parse_collective_op(a.op);
+  if (given(vm, "reduction-bandwidth") && op != sim::CollectiveOp::AllReduce &&
+      op != sim::CollectiveOp::ReduceScatter)
+    throw InputError("--reduction-bandwidth needs --op allreduce or --op reducescatter (got --op " + a.op +
+                     ")");
   a.pcie_only = vm.count("pcie-only") > 0;
   const api::CollectiveReport r = api::collective(a);
   if (a.format == "csv") std::cout << analysis::collective_csv(r.rows);

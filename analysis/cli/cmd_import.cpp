@@ -8,6 +8,7 @@
 #include <string>
 
 #include "analysis/cli/commands.h"
+#include "analysis/cli/parse_options.h"
 #include "analysis/import/import_replay.h"
 #include "sim/error.h"
 #include "workloads/import/import_kineto.h"
@@ -50,8 +51,10 @@ po::variables_map parse(int argc, const char* const* argv, const po::options_des
   positional.add("input", 1);
   po::variables_map vm;
   po::store(po::command_line_parser(argc, argv).options(all).positional(positional).run(), vm);
-  if (!vm.count("help") && !vm.count("input"))
+  if (vm.count("help")) return vm;
+  if (!vm.count("input"))
     throw InputError(std::string("no file to import given (hybridsim ") + "import " + argv[0] + " FILE ...)");
+  refuse_empty_values(vm, all, positional);
   return vm;
 }
 
@@ -119,6 +122,8 @@ int import_pipedream_command(int argc, const char* const* argv) {
     std::cout << d << "\n";
     return 0;
   }
+  for (const char* option : {"sync-overhead", "min-forward", "no-redistribute"})
+    refuse_without(vm, option, "correct", "--correct");
   po::notify(vm);
   o.network = c.network;
   o.batch = c.batch;

@@ -70,8 +70,8 @@ int run_command(int argc, const char* const* argv) {
   if (!memory.empty()) sets.push_back("cluster.gpu_memory=" + memory);
   if (!max_events.empty()) sets.push_back("simulation.max_events=" + max_events);
   if (!max_sim_memory.empty()) sets.push_back("simulation.max_memory=" + max_sim_memory);
-  if (trace.empty() && !vm["trace-detail"].defaulted())
-    throw InputError("--trace-detail needs --trace FILE");
+  for (const char* option : {"trace-detail", "trace-gpus", "trace-window", "trace-gzip"})
+    refuse_without(vm, option, "trace", "--trace FILE");
   api::RunRequest request;
   if (!out_dir.empty()) request.out = out_dir;
   if (!trace.empty()) {

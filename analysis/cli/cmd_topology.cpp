@@ -47,6 +47,11 @@ int topology_command(int argc, const char* const* argv) {
                                .gpus_per_node = vm["gpus-per-node"].as<int>(),
                                .fabric = vm["fabric"].as<std::string>(),
                                .oversubscription = vm["oversubscription"].as<double>()};
+  refuse_without(vm, "pcie-only", "rings", "--rings");
+  // One machine has no fabric between machines: these shape only a cluster.
+  for (const char* option : {"fabric", "oversubscription"})
+    if (given(vm, option) && request.nodes == 1)
+      throw InputError(std::string("--") + option + " needs --nodes N > 1");
   if (vm.count("route")) {
     const auto ab = vm["route"].as<std::vector<int>>();
     if (ab.size() != 2) throw InputError("--route takes two GPU ranks, e.g. --route 0 5");

@@ -1,11 +1,55 @@
-// The one way subcommands read their options: parse, print the help and stop on --help, else check
-// required options. Returns false when the help was printed (the command then exits 0).
+// The one way subcommands read their options: parse, print the help and stop on --help, else refuse
+// empty values and check required options. Returns false when the help was printed (the command
+// then exits 0).
 //   if (!parse_options(argc, argv, options, positional, vm)) return 0;
+//   refuse_without(vm, "trace-gzip", "trace", "--trace FILE");
 #pragma once
 #include <boost/program_options.hpp>
 #include <iostream>
+#include <string>
+#include <vector>
+
+#include "sim/error.h"
 
 namespace hybridsim::cli {
+
+// Whether the command line gave the option (a default value is not given).
+inline bool given(const boost::program_options::variables_map& vm, const std::string& option) {
+  return vm.count(option) > 0 && !vm[option].defaulted();
+}
+
+// An empty value ("--memory $UNSET" after the shell has dropped the variable's text) would otherwise
+// read as "all" or "the default": refused, naming the option. Typed options (whole numbers, sizes
+// parsed by Boost) already refuse "" themselves; this covers text and lists of text.
+inline void refuse_empty_values(const boost::program_options::variables_map& vm,
+                                const boost::program_options::options_description& options,
+                                const boost::program_options::positional_options_description& positional) {
+  for (const auto& [name, value] : vm) {
+    if (value.defaulted() || value.empty()) continue;
+    // A switch (--trace-gzip) takes no value, and Boost stores an empty one for it.
+    const auto* option = options.find_nothrow(name, false);
+    if (option == nullptr || option->semantic()->max_tokens() == 0) continue;
+    bool empty = false;
+    if (const auto* text = boost::any_cast<std::string>(&value.value())) empty = text->empty();
+    else if (const auto* list = boost::any_cast<std::vector<std::string>>(&value.value()))
+      for (const auto& item : *list) empty = empty || item.empty();
+    if (!empty) continue;
+    bool is_positional = false;
+    for (unsigned i = 0; i < positional.max_total_count() && i < 64; ++i)
+      is_positional = is_positional || positional.name_for_position(i) == name;
+    throw InputError(is_positional
+                         ? "the " + name + " argument is empty (an unset shell variable?); expected a value"
+                         : "--" + name +
+                               " is empty (an unset shell variable?); give a value or leave the option out");
+  }
+}
+
+// An option that only means something beside another is refused without it, naming both:
+//   refuse_without(vm, "trace-gzip", "trace", "--trace FILE")  →  "--trace-gzip needs --trace FILE"
+inline void refuse_without(const boost::program_options::variables_map& vm, const std::string& option,
+                           const std::string& other, const std::string& other_words) {
+  if (given(vm, option) && !given(vm, other)) throw InputError("--" + option + " needs " + other_words);
+}
 
 inline bool parse_options(int argc, const char* const* argv,
                           const boost::program_options::options_description& options,
@@ -17,6 +61,7 @@ inline bool parse_options(int argc, const char* const* argv,
     std::cout << options << "\n";
     return false;
   }
+  refuse_empty_values(vm, options, positional);
   po::notify(vm);
   return true;
 }

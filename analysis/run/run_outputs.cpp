@@ -17,7 +17,8 @@ RunSummary run_summary(const ScenarioRun& run, const scenarios::Scenario& scenar
     if (kv.first == "GPU, precision") context.push_back(kv);
   s.table = step_summary_table(run.step, context);
   const auto metrics = run_metrics(run);
-  for (const auto& [k, v] : metrics) s.table += pad_columns("  " + k, kSummaryKeyColumns) + v + "\n";
+  for (const auto& [k, v] : metrics)
+    s.table += pad_columns("  " + std::string(memory_table_key(k)), kSummaryKeyColumns) + v + "\n";
   s.settings = run.context;
   for (const auto& kv : metrics) s.settings.push_back(kv);
   s.json = step_summary_json(

@@ -36,6 +36,10 @@ void rank_json(std::string& out, const MemoryBreakdown& b, int gpu, int rank) {
 
 }  // namespace
 
+std::string_view memory_table_key(std::string_view key) {
+  return key == kLargestPeakKey ? std::string_view("peak memory") : key;
+}
+
 int gpu_of_mp_rank(const workloads::WorkerMapping& mapping, int k) {
   if (mapping.gpu_rank.empty() || k < 0 || k >= static_cast<int>(mapping.gpu_rank.front().size())) return k;
   return mapping.gpu_rank.front()[static_cast<std::size_t>(k)];
@@ -85,7 +89,7 @@ std::vector<std::pair<std::string, std::string>> memory_lines(
                        (same ? " (critical, largest): " : " (critical): ") +
                        memory_peak_text(peaks[static_cast<std::size_t>(critical_rank)], capacity));
   if (!same)
-    out.emplace_back("peak memory", "GPU " + std::to_string(l.gpu) + " (largest): " +
+    out.emplace_back(kLargestPeakKey, "GPU " + std::to_string(l.gpu) + " (largest): " +
                                         memory_peak_text(peaks[static_cast<std::size_t>(l.rank)], capacity));
   std::string verdict;
   if (!capacity)

@@ -6,12 +6,19 @@
 #pragma once
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "workloads/memory/memory_model.h"
 #include "workloads/program/mapping.h"
 
 namespace hybridsim::analysis {
+
+// The key of the largest GPU's peak in a run's summary.json and summary.csv. The printed table names
+// both peaks "peak memory", its value saying which GPU is which (memory_table_key).
+inline constexpr std::string_view kLargestPeakKey = "peak memory, largest GPU";
+// The name a memory_lines key has in the printed table: "peak memory" for kLargestPeakKey, else the key.
+std::string_view memory_table_key(std::string_view key);
 
 // The first global GPU rank holding MP rank `k` (worker 0's), or k when the mapping is empty.
 int gpu_of_mp_rank(const workloads::WorkerMapping& mapping, int k);
@@ -27,8 +34,9 @@ std::string memory_peak_text(const workloads::MemoryBreakdown& peak,
 std::string does_not_fit_text(const std::vector<workloads::MemoryBreakdown>& peaks,
                               const workloads::WorkerMapping& mapping,
                               const std::optional<workloads::MemoryCapacity>& capacity);
-// The lines a run prints: the critical GPU's peak and, when another rank is larger, the largest;
-// then the verdict. (key, value) pairs as run_metrics gives them.
+// The lines a run prints: the critical GPU's peak ("peak memory") and, when another rank is larger,
+// the largest (kLargestPeakKey); then the verdict. (key, value) pairs as run_metrics gives them; keys
+// are unique, as summary.json's context needs.
 std::vector<std::pair<std::string, std::string>> memory_lines(
     const workloads::StepMemory& memory, const workloads::WorkerMapping& mapping,
     const std::optional<workloads::MemoryCapacity>& capacity, int critical_gpu);

@@ -15,6 +15,7 @@
 #include <functional>
 #include <istream>
 #include <streambuf>
+#include <string_view>
 
 #include "sim/error.h"
 #include "sim/yaml/tree.h"
@@ -204,11 +205,27 @@ class TextBuffer final : public std::streambuf {
   }
 };
 
+// Text in UTF-16 or UTF-32 (a byte-order mark, or a NUL among the first two bytes: UTF-8 YAML holds
+// none) is otherwise refused as "a binary file?": name the encoding and the way out. A UTF-8
+// byte-order mark passes; yaml-cpp skips it.
+void check_encoding(std::string_view text, const Locate& locate) {
+  const auto starts = [text](std::string_view prefix) { return text.substr(0, prefix.size()) == prefix; };
+  using namespace std::string_view_literals;
+  std::string_view encoding;
+  if (starts("\xFF\xFE\0\0"sv) || starts("\0\0\xFE\xFF"sv)) encoding = "UTF-32";
+  else if (starts("\xFF\xFE"sv) || starts("\xFE\xFF"sv)) encoding = "UTF-16";
+  else if (text.size() >= 2 && (text[0] == '\0') != (text[1] == '\0')) encoding = "UTF-16";
+  if (!encoding.empty())
+    throw InputError(locate(YAML::Mark()) + ": invalid YAML: " + std::string(encoding) +
+                     " is not supported; save the file as UTF-8");
+}
+
 // YAML text holds no C0 control characters but tab, line feed and carriage return, nor DEL (YAML
 // 1.2, 5.1). yaml-cpp does not check, and a NUL can leave its scanner without progress: refuse them
 // first, where they are.
 void check_characters(std::string_view text, const Locate& locate) {
   YAML::Mark at;
+  check_encoding(text, locate);
   for (std::size_t i = 0; i < text.size(); ++i) {
     const auto c = static_cast<unsigned char>(text[i]);
     if ((c < 0x20 && c != '\t' && c != '\n' && c != '\r') || c == 0x7F) {

@@ -80,6 +80,26 @@ TEST_CASE("yaml tree: a ',' outside [ ] or { } is refused where it is (yaml-cpp 
   CHECK(parse_yaml_tree("a: ',b'\n", "t.yaml").find("a")->scalar == ",b");
 }
 
+TEST_CASE("yaml tree: UTF-16 and UTF-32 are named as such; a UTF-8 byte-order mark is read past") {
+  using namespace std::string_literals;
+  const std::string utf16 = "t.yaml:1:1: invalid YAML: UTF-16 is not supported; save the file as UTF-8";
+  // "a: 1\n" as an editor saves it in UTF-16, little- and big-endian, with and without a mark.
+  CHECK(parse_error("\xFF\xFE" "a\0:\0 \0" "1\0\n\0"s) == utf16);
+  CHECK(parse_error("\xFE\xFF" "\0a\0:\0 \0" "1\0\n"s) == utf16);
+  CHECK(parse_error("a\0:\0 \0" "1\0\n\0"s) == utf16);
+  CHECK(parse_error("\0a\0:\0 \0" "1\0\n"s) == utf16);
+  CHECK(parse_error("\xFF\xFE\0\0" "a\0\0\0"s) ==
+        "t.yaml:1:1: invalid YAML: UTF-32 is not supported; save the file as UTF-8");
+  // UTF-8 with a byte-order mark (as some Windows editors save it) reads as without one.
+  const TreeNode t = parse_yaml_tree("\xEF\xBB\xBF" "a: 1\nb: [x, y]\n", "t.yaml");
+  CHECK(t.find("a")->scalar == "1");
+  CHECK(t.find("b")->items[1].scalar == "y");
+  CHECK(t.entries[1].key_where == "t.yaml:2:1");
+  // A NUL later in a file is still a control character where it is.
+  CHECK(parse_error("ab\0"s) ==
+        "t.yaml:1:3: invalid YAML: control character U+0000 (a binary file?); expected text");
+}
+
 TEST_CASE("yaml tree: one document, keys written once and as plain text, at most 64 levels") {
   CHECK(parse_error("a: 1\nb: 2\na: 3\n") == "t.yaml:3:1: invalid YAML: repeated key 'a'");
   CHECK(parse_error("? [a, b]\n: 1\n") ==
