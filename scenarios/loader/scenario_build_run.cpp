@@ -108,6 +108,8 @@ void read_communication(FieldReader& r, const TreeNode& root, CommunicationSetti
                       : sim::Switching::CutThrough;
   out.compute_contention = r.choice(c, "communication.compute_contention") == "on";
   out.gradient_copies = r.choice(c, "communication.gradient_copies") == "on";
+  out.ddp = workloads::ddp_by_name(r.choice(c, "communication.ddp"));
+  out.exchange_every_micro_batch = r.choice(c, "communication.exchange") == "every-micro-batch";
   out.pcie_only = r.boolean(c, "communication.pcie_only");
   out.fast_path = sim::parse_fast_path(r.choice(c, "communication.fast_path"));
 }
@@ -117,6 +119,7 @@ void read_training(FieldReader& r, const TreeNode& root, TrainingSettings& out) 
   out.network = r.text_opt(t, "training.network");
   read_efficiency(r, t, out.efficiency);
   out.dataset_samples = r.integer_opt(t, "training.dataset_samples");
+  out.global_batch = r.integer_opt(t, "training.global_batch");
 }
 
 void read_variability(FieldReader& r, const TreeNode& root, workloads::Variability& out) {

@@ -120,6 +120,8 @@ void write_communication(Writer& w, const CommunicationSettings& c) {
          c.switching == sim::Switching::StoreAndForward ? "store-and-forward" : "cut-through");
   w.text("communication.compute_contention", c.compute_contention ? "on" : "off");
   w.text("communication.gradient_copies", c.gradient_copies ? "on" : "off");
+  w.text("communication.ddp", std::string(workloads::ddp_name(c.ddp)));
+  w.text("communication.exchange", c.exchange_every_micro_batch ? "every-micro-batch" : "last-micro-batch");
   w.text("communication.pcie_only", c.pcie_only ? "true" : "false");
   if (c.fast_path != sim::FastPath::Auto)
     w.text("communication.fast_path", std::string(sim::fast_path_name(c.fast_path)));
@@ -144,6 +146,7 @@ void write_training(Writer& w, const TrainingSettings& t) {
     if (e.max_batch) w.integer("training.efficiency.max_batch", *e.max_batch);
   }
   w.integer_or_auto("training.dataset_samples", t.dataset_samples);
+  w.integer_or_auto("training.global_batch", t.global_batch);
 }
 
 void write_variability(Writer& w, const workloads::Variability& v) {

@@ -339,6 +339,21 @@ constexpr FieldSpec kSchema[] = {
              "before its collective and back after it, as PyTorch DDP and Horovod do: 2 passes over "
              "its bytes each way at the GPU's memory-bound kernel bandwidth (workloads/README.md); "
              "off: gradients are the buckets (DDP's gradient_as_bucket_view)."},
+    {.path = "communication.ddp",
+     .kind = K::Choice,
+     .default_text = "torch",
+     .choices = "torch|apex",
+     .help = "Whose data-parallel wrapper: torch (PyTorch DDP: buckets of 25 MB, copy in with the "
+             "1/dp scaling fused and copy out, 2 passes) or apex (apex DDP, NVIDIA's GNMT: buckets of "
+             "10 M elements unless communication.bucket_size is written, flatten, divide and copy "
+             "back, 3 passes; gnmt_training_loop.md section 2)."},
+    {.path = "communication.exchange",
+     .kind = K::Choice,
+     .default_text = "every-micro-batch",
+     .choices = "every-micro-batch|last-micro-batch",
+     .help = "With gradient accumulation (training.global_batch): all-reduce after every "
+             "micro-batch (apex DDP; PyTorch DDP by default) or only after the last one (PyTorch "
+             "DDP's no_sync on the others)."},
     {.path = "communication.pcie_only",
      .kind = K::Boolean,
      .default_text = "false",
@@ -393,6 +408,15 @@ constexpr FieldSpec kSchema[] = {
      .min = 1,
      .max = 1e15,
      .help = "The largest supported global batch."},
+    {.path = "training.global_batch",
+     .kind = K::Integer,
+     .default_text = "auto",
+     .words = "auto",
+     .min = 1,
+     .max = 1'000'000'000,
+     .help = "Samples per optimizer update over all workers; a multiple of batch per worker x dp: "
+             "the quotient is the micro-batches each worker runs per step (gradient accumulation, "
+             "mp = 1 only); auto: batch per worker x dp (no accumulation)."},
     {.path = "training.dataset_samples",
      .kind = K::Integer,
      .default_text = "auto",

@@ -75,6 +75,9 @@ std::string fingerprint(const StepConfig& c) {
   f.add("step.compute_scale", c.step.compute_scale);
   f.add_list("step.gpu_compute_scale", c.step.gpu_compute_scale);
   f.add("step.gradient_copies", c.step.gradient_copies);
+  f.add("step.copy_passes", c.step.copy_passes);
+  f.add("step.accumulation", c.step.accumulation);
+  f.add("step.exchange_every_micro_batch", c.step.exchange_every_micro_batch);
   f.add("comm.algorithm", c.comm.algorithm);
   f.add("comm.protocol", c.comm.protocol);
   f.add("comm.channels", c.comm.channels);
