@@ -130,13 +130,15 @@ StepResult step_result(const StepSetup& setup, const workloads::StepProgram& pro
   r.dp = program.dp;
   r.mp = program.mp;
   r.gpus = program.dp * program.mp;
+  r.accumulation = program.accumulation;
   r.global_batch = program.global_batch;
   r.step_time = executor.finish_time();
   r.spread = {1, r.step_time, r.step_time, r.step_time, r.step_time};
   const double seconds = r.step_time.to_seconds();
   r.samples_per_second = seconds > 0 ? static_cast<double>(r.global_batch) / seconds : 0;
-  r.units_per_second =
-      seconds > 0 ? static_cast<double>(profile.meta.units_per_step) * program.dp / seconds : 0;
+  r.units_per_second = seconds > 0 ? static_cast<double>(profile.meta.units_per_step) * program.dp *
+                                         program.accumulation / seconds
+                                   : 0;
   r.unit = profile.meta.throughput_unit;
   std::vector<sim::Time> finish(program.gpus.size());
   for (std::uint32_t g = 0; g < program.gpus.size(); ++g) finish[g] = executor.gpu_finish_time(g);

@@ -48,6 +48,7 @@ struct StepResult {
   int dp = 1;
   int mp = 1;
   int gpus = 1;
+  int accumulation = 1;  // micro-batches per step (gradient accumulation)
   std::int64_t global_batch = 0;
   sim::Time step_time;
   double samples_per_second = 0;

@@ -69,7 +69,8 @@ StepResult combine_steps(const std::vector<StepResult>& steps, const workloads::
   const double seconds = out.step_time.to_seconds();
   out.samples_per_second = seconds > 0 ? static_cast<double>(out.global_batch) / seconds : 0;
   out.units_per_second =
-      seconds > 0 ? static_cast<double>(profile.meta.units_per_step) * out.dp / seconds : 0;
+      seconds > 0 ? static_cast<double>(profile.meta.units_per_step) * out.dp * out.accumulation / seconds
+                  : 0;
 
   std::vector<const GpuStepMetrics*> of;
   for (std::size_t g = 0; g < out.per_gpu.size(); ++g) {

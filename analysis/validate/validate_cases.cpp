@@ -83,9 +83,10 @@ constexpr yaml::FieldSpec kFields[] = {
     {.path = "cases[].metric",
      .kind = K::Choice,
      .required = true,
-     .choices = "step_time|throughput|busbw|time",
-     .help = "step_time (ms) or throughput (the profile's units per second) of a scenario; busbw (GB/s) or "
-             "time (us) of a collective."},
+     .choices = "step_time|throughput|iteration_rate|busbw|time",
+     .help = "step_time (ms), throughput (the profile's units per second: units / time) or "
+             "iteration_rate (units per second as NVIDIA's GNMT meter reports them: the mean of "
+             "per-iteration rates) of a scenario; busbw (GB/s) or time (us) of a collective."},
     {.path = "cases[].published",
      .kind = K::Number,
      .required = true,
@@ -151,12 +152,14 @@ ValidateCase read_case(FieldReader& r, const TreeNode& v, const std::string& pat
   const std::string metric = r.choice(&v, path + ".metric");
   c.metric = metric == "step_time" ? CaseMetric::StepTime
              : metric == "throughput" ? CaseMetric::Throughput
+             : metric == "iteration_rate" ? CaseMetric::IterationRate
              : metric == "busbw" ? CaseMetric::BusBandwidth
                                  : CaseMetric::Time;
   const bool collective_metric = c.metric == CaseMetric::BusBandwidth || c.metric == CaseMetric::Time;
   if (collective_metric != (collective != nullptr))
     fail_at(v.find("metric")->where, path + ".metric", "got \"" + metric + "\"",
-            collective ? "busbw or time for a collective" : "step_time or throughput for a scenario");
+            collective ? "busbw or time for a collective"
+                       : "step_time, throughput or iteration_rate for a scenario");
   c.published = r.number(&v, path + ".published");
   c.unit = r.text_opt(&v, path + ".unit").value_or("");
   c.source = r.text(&v, path + ".source");
@@ -181,6 +184,7 @@ std::string_view case_metric_name(CaseMetric m) {
     case CaseMetric::Throughput: return "throughput";
     case CaseMetric::BusBandwidth: return "busbw";
     case CaseMetric::Time: return "time";
+    case CaseMetric::IterationRate: return "iteration_rate";
   }
   return "?";
 }

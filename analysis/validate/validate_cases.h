@@ -20,7 +20,9 @@ std::string_view case_kind_name(CaseKind k);  // "calibration", "model", "predic
 
 // step_time: ms of one training step; throughput: the profile's units per second (images/s,
 // tokens/s); busbw: GB/s of nccl-tests' bus bandwidth; time: µs of one collective.
-enum class CaseMetric : std::uint8_t { StepTime, Throughput, BusBandwidth, Time };
+// iteration_rate: the profile's units per second as NVIDIA's GNMT meter reports them, the mean of
+// per-iteration rates (analysis/validate/iteration_rate.h).
+enum class CaseMetric : std::uint8_t { StepTime, Throughput, BusBandwidth, Time, IterationRate };
 std::string_view case_metric_name(CaseMetric m);  // "step_time", "throughput", "busbw", "time"
 
 struct CollectiveCase {

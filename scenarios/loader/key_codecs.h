@@ -139,6 +139,11 @@ struct Names<workloads::Batching> {
   static std::string name(workloads::Batching b) { return std::string(workloads::batching_name(b)); }
 };
 template <>
+struct Names<workloads::Ddp> {
+  static auto parse(std::string_view t) { return workloads::ddp_by_name(t); }
+  static std::string name(workloads::Ddp d) { return std::string(workloads::ddp_name(d)); }
+};
+template <>
 struct Names<TraceDetail> {
   static auto parse(std::string_view t) { return parse_trace_detail(t); }
   static std::string name(TraceDetail d) { return std::string(trace_detail_name(d)); }

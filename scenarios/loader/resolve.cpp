@@ -166,6 +166,29 @@ std::optional<workloads::MemoryCapacity> gpu_memory_capacity(const Scenario& s,
   return workloads::gpu_capacity(profile.meta.gpu, "the profile");
 }
 
+// What data parallelism runs around the all-reduce: micro-batches per step from
+// training.global_batch, the DDP's copy passes and default bucket, when gradients are exchanged.
+void apply_training_loop(const Scenario& s, const workloads::Profile& profile, int dp,
+                         workloads::StepOptions& step) {
+  const CommunicationSettings& c = s.communication;
+  step.copy_passes = workloads::ddp_copy_passes(c.ddp);
+  if (c.ddp == workloads::Ddp::Apex && !s.provenance.where.contains("communication.bucket_size"))
+    step.bucket_size = workloads::apex_bucket_size(profile.meta.precision == "amp" ? 2 : 4);
+  step.exchange_every_micro_batch = c.exchange_every_micro_batch;
+  if (!s.training.global_batch) return;
+  const std::int64_t per_step = profile.meta.batch_per_gpu * dp;
+  const std::int64_t global = *s.training.global_batch;
+  if (global % per_step != 0)
+    throw InputError(location_of(s, "training.global_batch") + ": training.global_batch: " +
+                     std::to_string(global) + " is not a multiple of batch per worker x dp = " +
+                     std::to_string(profile.meta.batch_per_gpu) + " x " + std::to_string(dp) +
+                     "; expected a multiple of " + std::to_string(per_step));
+  step.accumulation = static_cast<int>(global / per_step);
+  if (step.accumulation > 1 && s.parallelism.mp > 1)
+    throw InputError(location_of(s, "training.global_batch") +
+                     ": training.global_batch: gradient accumulation is modelled only with mp = 1");
+}
+
 workloads::StepConfig resolve_step_config(const Scenario& s, const topology::Topology& topology,
                                           const workloads::Profile& profile) {
   workloads::WorkerMapping mapping = build_mapping(s, topology);
@@ -178,6 +201,7 @@ workloads::StepConfig resolve_step_config(const Scenario& s, const topology::Top
   step.recorded_buckets = !s.provenance.where.contains("communication.bucket_size");
   step.compute_scale = 1.0 / s.workload.compute_speed;
   step.gradient_copies = c.gradient_copies;
+  apply_training_loop(s, profile, mapping.dp, step);
   if (s.variability.lengths != workloads::LengthDistribution::Fixed && profile.meta.target_length <= 0)
     throw InputError(location_of(s, "variability.sequence_lengths") +
                      ": variability.sequence_lengths: the profile " + profile.meta.network +

@@ -90,6 +90,8 @@ struct CommunicationSettings {
   sim::Switching switching = sim::Switching::CutThrough;
   bool compute_contention = true;  // collectives take SMs and memory bandwidth from kernels
   bool gradient_copies = true;     // DP gradients copied into and out of flat buffers
+  workloads::Ddp ddp = workloads::Ddp::Torch;  // whose DDP: its copy passes and default buckets
+  bool exchange_every_micro_batch = true;      // false: only after a step's last micro-batch
   bool pcie_only = false;
   sim::FastPath fast_path = sim::FastPath::Auto;  // fold rings where exact (sim/README.md, Folding)
   bool operator==(const CommunicationSettings&) const = default;
@@ -110,6 +112,7 @@ struct TrainingSettings {
   std::optional<std::string> network;  // nullopt: the workload's network
   EfficiencySettings efficiency;
   std::optional<std::int64_t> dataset_samples;  // nullopt: the built-in dataset's
+  std::optional<std::int64_t> global_batch;     // samples per step; nullopt: batch × dp
   bool operator==(const TrainingSettings&) const = default;
 };
 

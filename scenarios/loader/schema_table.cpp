@@ -396,6 +396,23 @@ constexpr ScenarioKey kKeys[] = {
               "its bytes each way at the GPU's memory-bound kernel bandwidth (workloads/README.md); "
               "off: gradients are the buckets (DDP's gradient_as_bucket_view)."},
      bind<Member<&Scenario::communication, &CommunicationSettings::gradient_copies>>()},
+    {{.path = "communication.ddp",
+      .kind = K::Choice,
+      .default_text = "torch",
+      .choices = "torch|apex",
+      .help = "Whose data-parallel wrapper: torch (PyTorch DDP: buckets of 25 MB, copy in with the "
+              "1/dp scaling fused and copy out, 2 passes) or apex (apex DDP, NVIDIA's GNMT: buckets of "
+              "10 M elements unless communication.bucket_size is written, flatten, divide and copy "
+              "back, 3 passes; gnmt_training_loop.md section 2)."},
+     bind<Member<&Scenario::communication, &CommunicationSettings::ddp>>()},
+    {{.path = "communication.exchange",
+      .kind = K::Choice,
+      .default_text = "every-micro-batch",
+      .choices = "every-micro-batch|last-micro-batch",
+      .help = "With gradient accumulation (training.global_batch): all-reduce after every "
+              "micro-batch (apex DDP; PyTorch DDP by default) or only after the last one (PyTorch "
+              "DDP's no_sync on the others)."},
+     bind<Member<&Scenario::communication, &CommunicationSettings::exchange_every_micro_batch>>()},
     {{.path = "communication.pcie_only",
       .kind = K::Boolean,
       .default_text = "false",
@@ -461,6 +478,16 @@ constexpr ScenarioKey kKeys[] = {
       .max = 1e15,
       .help = "Samples per epoch; auto: the built-in dataset of training.network."},
      bind<Member<&Scenario::training, &TrainingSettings::dataset_samples>>()},
+    {{.path = "training.global_batch",
+      .kind = K::Integer,
+      .default_text = "auto",
+      .words = "auto",
+      .min = 1,
+      .max = 1'000'000'000,
+      .help = "Samples per optimizer update over all workers; a multiple of batch per worker x dp: "
+              "the quotient is the micro-batches each worker runs per step (gradient accumulation, "
+              "mp = 1 only); auto: batch per worker x dp (no accumulation)."},
+     bind<Member<&Scenario::training, &TrainingSettings::global_batch>>()},
 
     {{.path = "variability",
       .kind = K::Section,

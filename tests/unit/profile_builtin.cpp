@@ -12,6 +12,7 @@
 #include <sstream>
 #include <string>
 
+#include "analysis/validate/iteration_rate.h"
 #include "sim/error.h"
 #include "tests/unit/test_files.h"
 #include "workloads/generators/profile_gen.h"
@@ -67,21 +68,26 @@ TEST_CASE("profile builtin: committed files equal the generator's output byte fo
 
 TEST_CASE("profile builtin: one-GPU throughput reproduces the calibration figures") {
   // calibration.md: Inception-V3 about 259 images/s at batch 64 (step ≈ 247 ms); GNMT 21,424
-  // tokens/s at 128 sentences × (24 + 24) tokens = 6,144 tokens per step (step ≈ 286.8 ms).
-  // The issue allows 5%; the calibrated constants land within 0.1%.
+  // tokens/s at 128 sentences × (24 + 24) tokens = 6,144 tokens per micro-batch, measured with 8
+  // micro-batches per update and read as NVIDIA's meter does, a mean of per-iteration rates
+  // (gnmt_training_loop.md §1, §5). The issue allows 5%; the calibrated constants land within 0.1%.
   const Profile inception = builtin_profile("inception-v3");
   CHECK(inception.meta.units_per_step == 64);
   CHECK(inception.throughput_1gpu() == doctest::Approx(259).epsilon(0.05));
   CHECK(inception.throughput_1gpu() == doctest::Approx(259).epsilon(0.001));
   const Profile gnmt = builtin_profile("gnmt");
   CHECK(gnmt.meta.units_per_step == 128 * 48);
-  CHECK(gnmt.throughput_1gpu() == doctest::Approx(21424).epsilon(0.05));
-  CHECK(gnmt.throughput_1gpu() == doctest::Approx(21424).epsilon(0.001));
+  CHECK(gnmt.meta.measured_micro_batches == 8);
+  const double meter = analysis::iteration_rate_factor(gnmt, gnmt.step_time_1gpu(), 8, 1.0);
+  CHECK(meter < 1.0);
+  CHECK(gnmt.throughput_1gpu() * meter == doctest::Approx(21424).epsilon(0.05));
+  CHECK(gnmt.throughput_1gpu() * meter == doctest::Approx(21424).epsilon(0.001));
   // BigLSTM has no public V100 figure: the documented model estimate (workloads/README.md) is
-  // about 9,336 words/s for 128 × 20 words per step, about 2.1× the P100's 4.5K words/s.
+  // about 9,010 words/s for 128 × 20 words per step (GEMMs at GNMT's 9.111 TFLOP/s), about 2.0×
+  // the P100's 4.5K words/s.
   const Profile biglstm = builtin_profile("biglstm");
   CHECK(biglstm.meta.units_per_step == 2560);
-  CHECK(biglstm.throughput_1gpu() == doctest::Approx(9336).epsilon(0.01));
+  CHECK(biglstm.throughput_1gpu() == doctest::Approx(9010).epsilon(0.01));
 }
 
 TEST_CASE("profile builtin: parameter counts from gradient bytes match the architectures") {

@@ -37,8 +37,8 @@ TEST_CASE("profile gen: kernels cost work / rate, rounded up to a nanosecond, ne
   CHECK(v100.memory("copy", 6'000'001).duration == sim::Time::ns(10'001));
   // One byte would take 1.7 ps: the 5 us launch floor wins.
   CHECK(v100.memory("tiny", 1).duration == sim::Time::us(5));
-  // 9.46 TFLOP at 9.46 TFLOP/s is one second.
-  CHECK(v100.gemm("gemm", 9'460'000'000'000).duration == sim::Time::s(1));
+  // 9.111 TFLOP at 9.111 TFLOP/s is one second.
+  CHECK(v100.gemm("gemm", 9'111'000'000'000).duration == sim::Time::s(1));
   // Inception's first conv, batch 64: 2·64·32·149·149·3·3·3 = 2,455,252,992 FLOP at 12.3 TFLOP/s
   // = 199,614.06 ns → 199,615 ns.
   CHECK(v100.conv("conv", 2'455'252'992).duration == sim::Time::ns(199'615));
@@ -96,9 +96,9 @@ TEST_CASE("profile gen: configurations change what they should") {
   const auto& b = half.ops[half.op_by_name("enc.L2.t0")].forward;
   REQUIRE(a.size() == b.size());
   CHECK(a[1].name == "gemm_input");
-  // 2·128·1024·4096 FLOP at 9.46 TFLOP/s = 113,503.9 ns → 113,504; half: 56,751.95 → 56,752.
-  CHECK(a[1].duration == sim::Time::ns(113'504));
-  CHECK(b[1].duration == sim::Time::ns(56'752));
+  // 2·128·1024·4096 FLOP at 9.111 TFLOP/s = 117,851.1 ns → 117,852; half: 58,925.6 → 58,926.
+  CHECK(a[1].duration == sim::Time::ns(117'852));
+  CHECK(b[1].duration == sim::Time::ns(58'926));
   // Without the aux head Inception has the 23,834,568 parameters of the main tower.
   CHECK(generate_inception_v3({.aux_head = false}, v100).parameter_bytes().count() == 4 * 23'834'568LL);
   CHECK_THROWS_AS(generate_gnmt({.layers = 1}, v100), InputError);

@@ -28,6 +28,13 @@ struct GnmtConfig {
   int target_length = 24;          // unrolled decoder steps
   std::int64_t hidden = 1024;
   std::int64_t vocabulary = 32320;
+  // How NVIDIA's training loop runs (../shared/reference/gnmt_training_loop.md §1, §3): the
+  // one-GPU figures accumulate 8 micro-batches per update (global batch 1,024 at 128 per GPU);
+  // about 10 device→host syncs per micro-batch, each a GPU bubble of tens to hundreds of µs
+  // (taken as 100 µs), kept as idle time before the micro-batch's first kernel.
+  int measured_micro_batches = 8;
+  int host_syncs = 10;
+  sim::Time host_sync_gap = sim::Time::us(100);
 };
 struct BigLstmConfig {
   std::int64_t batch = 128;        // sequences per GPU

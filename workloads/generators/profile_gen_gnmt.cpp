@@ -11,6 +11,7 @@
 #include "sim/error.h"
 #include "workloads/generators/profile_gen.h"
 #include "workloads/generators/profile_gen_detail.h"
+#include "workloads/gpu/optimizer_cost.h"
 
 namespace hybridsim::workloads {
 
@@ -98,6 +99,7 @@ void describe_gnmt(ProfileMetadata& m, const GnmtConfig& c, const KernelCostMode
   m.target_length = c.target_length;
   m.throughput_unit = "tokens";
   m.units_per_step = tokens;
+  m.measured_micro_batches = c.measured_micro_batches;
   // GNMT calibrates the V100's GEMM rates in both precisions; other GPUs are estimates.
   const bool amp = cost.precision == Precision::Amp;
   m.source =
@@ -141,6 +143,23 @@ std::vector<std::uint32_t> add_attention_steps(Profile& p, const KernelCostModel
     context[static_cast<std::size_t>(t)] = detail::add_op(p, std::move(op));
   }
   return context;
+}
+
+// The parameter tensors, as PyTorch holds them (44 for GNMT-4): the shared embedding; per LSTM
+// layer W_ih, W_hh, b_ih, b_hh; attention linear_q, linear_k, v, its normalization scalar and bias;
+// the classifier's weight and bias.
+std::vector<std::int64_t> gnmt_tensors(const GnmtConfig& c) {
+  const std::int64_t H = c.hidden, V = c.vocabulary;
+  std::vector<std::int64_t> t{V * H};
+  auto lstm = [&](std::int64_t input) { t.insert(t.end(), {4 * H * input, 4 * H * H, 4 * H, 4 * H}); };
+  lstm(H);  // enc.L0.fw
+  lstm(H);  // enc.L0.bw
+  lstm(2 * H);
+  for (int l = 2; l < c.layers; ++l) lstm(H);
+  lstm(H);  // dec.L0
+  for (int l = 1; l < c.layers; ++l) lstm(2 * H);
+  t.insert(t.end(), {H * H, H * H, H, 1, H, H * V, V});
+  return t;
 }
 
 }  // namespace
@@ -208,9 +227,16 @@ Profile generate_gnmt(const GnmtConfig& c, const KernelCostModel& cost) {
   detail::set_dense_gradient(cls, H * V + V, e);
   detail::add_op(p, std::move(cls));
 
-  // PyTorch Adam (unfused, about 12 passes over the parameter bytes) and gradient-norm clipping
-  // (about 4 more).
-  p.optimizer = OptimizerCost{"adam", cost.optimizer_time_per_gib(16)};
+  // torch.optim.Adam (unfused, per tensor), clip_grad_norm_ and zero_grad over the 44 parameter
+  // tensors (gnmt_training_loop.md §1; under AMP with apex O2's FP32 master passes).
+  const OptimizerRecipe adam{OptimizerKind::Adam, OptimizerLaunch::PerOp, true, true};
+  const std::vector<std::int64_t> tensors = gnmt_tensors(c);
+  const sim::Time update = optimizer_update_time(cost, adam, tensors);
+  const std::int64_t gradient_bytes = p.parameter_bytes().count();
+  p.optimizer = OptimizerCost{
+      "adam", sim::Time::ps(static_cast<std::int64_t>(
+                  (static_cast<__int128>(update.ps()) << 30) / gradient_bytes))};
+  p.ops[embedding].forward.front().idle_before = c.host_sync_gap * c.host_syncs;
   describe_gnmt(p.meta, c, cost, tokens);
   validate_profile(p);
   return p;

@@ -93,7 +93,8 @@ sim::Time Profile::optimizer_time(std::int64_t workers) const {
 }
 
 sim::Time Profile::step_time_1gpu() const {
-  return forward_time() + backward_time() + optimizer_time(1) + idle_time();
+  const sim::Time micro = forward_time() + backward_time() + idle_time() - optimizer.idle_before;
+  return micro * meta.measured_micro_batches + optimizer_time(1) + optimizer.idle_before;
 }
 
 sim::Time Profile::idle_time() const {
@@ -113,7 +114,7 @@ bool Profile::has_recorded_buckets() const {
 
 double Profile::throughput_1gpu() const {
   const double seconds = step_time_1gpu().to_seconds();
-  return seconds > 0 ? static_cast<double>(meta.units_per_step) / seconds : 0.0;
+  return seconds > 0 ? static_cast<double>(meta.units_per_step * meta.measured_micro_batches) / seconds : 0.0;
 }
 
 sim::Bytes Profile::parameter_bytes() const {
@@ -125,6 +126,7 @@ sim::Bytes Profile::parameter_bytes() const {
 void validate_profile(const Profile& profile) {
   if (profile.meta.batch_per_gpu <= 0) invalid(profile, "batch_per_gpu must be positive");
   if (profile.meta.units_per_step <= 0) invalid(profile, "units_per_step must be positive");
+  if (profile.meta.measured_micro_batches <= 0) invalid(profile, "measured_micro_batches must be positive");
   if (profile.ops.empty()) invalid(profile, "has no ops");
   std::set<std::string_view> names;
   const bool recorded_buckets = profile.has_recorded_buckets();

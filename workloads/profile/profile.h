@@ -83,6 +83,9 @@ struct ProfileMetadata {
   std::int64_t target_length = 0;    // decoder time steps of an encoder-decoder; 0 otherwise
   std::string throughput_unit;       // what throughput counts: "images", "tokens", "words"
   std::int64_t units_per_step = 0;   // throughput units one GPU processes per step
+  // The recipe of the one-GPU figure the kernels were calibrated to: micro-batches per optimizer
+  // update (GNMT: 8, a global batch of 1,024 at 128 per GPU); step_time_1gpu() follows it.
+  std::int64_t measured_micro_batches = 1;
   std::string source;                // where the numbers come from
   std::string notes;                 // choices and caveats
   bool operator==(const ProfileMetadata&) const = default;
@@ -112,9 +115,10 @@ struct Profile {
   sim::Time backward_time() const;  // sum of all backward kernels
   // The optimizer over every op's update_bytes(workers) (each op rounded up separately).
   sim::Time optimizer_time(std::int64_t workers = 1) const;
-  // One GPU runs the whole step serially: forward + backward + optimizer + idle_time().
+  // One GPU runs the whole step serially under the measured recipe: meta.measured_micro_batches ×
+  // (forward + backward + the kernels' idle_before) + the optimizer (and its idle_before).
   sim::Time step_time_1gpu() const;
-  // meta.units_per_step / step_time_1gpu(), in throughput units per second (a report value).
+  // meta.units_per_step × micro-batches / step_time_1gpu(), in throughput units per second.
   double throughput_1gpu() const;
   // Sum of gradient_bytes over all ops (all parameters, in the profile's precision).
   sim::Bytes parameter_bytes() const;

@@ -30,6 +30,7 @@ ProfileMetadata read_metadata(FieldReader& r, const TreeNode& root) {
   meta.target_length = r.integer(m, "metadata.target_length");
   meta.throughput_unit = r.text(m, "metadata.throughput_unit");
   meta.units_per_step = r.integer(m, "metadata.units_per_step");
+  meta.measured_micro_batches = r.integer(m, "metadata.measured_micro_batches");
   // Free text, empty allowed.
   if (const TreeNode* s = r.written(m, "metadata.source")) meta.source = r.scalar(*s, "metadata.source");
   if (const TreeNode* n = r.written(m, "metadata.notes")) meta.notes = r.scalar(*n, "metadata.notes");

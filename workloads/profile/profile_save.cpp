@@ -95,6 +95,7 @@ void save_profile(const Profile& p, std::ostream& out) {
   if (m.target_length != 0) out << "  target_length: " << m.target_length << "\n";
   out << "  throughput_unit: " << scalar(m.throughput_unit) << "\n";
   out << "  units_per_step: " << m.units_per_step << "\n";
+  if (m.measured_micro_batches != 1) out << "  measured_micro_batches: " << m.measured_micro_batches << "\n";
   if (!m.source.empty()) out << "  source: " << scalar(m.source) << "\n";
   if (!m.notes.empty()) out << "  notes: " << scalar(m.notes) << "\n";
   out << "optimizer: {name: " << scalar(p.optimizer.name)

@@ -53,6 +53,13 @@ constexpr yaml::FieldSpec kFields[] = {
      .min = 1,
      .max = kMaxCount,
      .help = "Throughput units one GPU processes per step."},
+    {.path = "metadata.measured_micro_batches",
+     .kind = K::Integer,
+     .default_text = "1",
+     .min = 1,
+     .max = 4096,
+     .help = "The recipe of the one-GPU figure the kernels were calibrated to: micro-batches of "
+             "batch_per_gpu per optimizer update (gradient accumulation); 1: one update per step."},
     {.path = "metadata.source",
      .kind = K::Text,
      .default_doc = "empty",

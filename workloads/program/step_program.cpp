@@ -19,6 +19,18 @@ std::string_view phase_name(Phase phase) {
   return "?";
 }
 
+std::string_view ddp_name(Ddp ddp) { return ddp == Ddp::Apex ? "apex" : "torch"; }
+
+Ddp ddp_by_name(std::string_view name) {
+  if (name == "torch") return Ddp::Torch;
+  if (name == "apex") return Ddp::Apex;
+  throw InternalError("unknown DDP \"" + std::string(name) + "\"");
+}
+
+sim::Bytes apex_bucket_size(std::int64_t value_bytes) { return sim::Bytes::of(10'000'000 * value_bytes); }
+
+int ddp_copy_passes(Ddp ddp) { return ddp == Ddp::Apex ? 3 : 2; }
+
 bool is_gradient_copy(Phase phase) {
   return phase == Phase::GradientCopyIn || phase == Phase::GradientCopyOut;
 }
@@ -143,7 +155,8 @@ StepProgram build_step_program(const Profile& profile, const MpPlacement& placem
   StepProgram out;
   out.dp = mapping.dp;
   out.mp = mapping.mp;
-  out.global_batch = profile.meta.batch_per_gpu * mapping.dp;
+  out.accumulation = layout.micro_batches;
+  out.global_batch = profile.meta.batch_per_gpu * mapping.dp * layout.micro_batches;
   out.gpus.resize(static_cast<std::size_t>(gpu_count));
   out.worker_of_gpu.assign(static_cast<std::size_t>(gpu_count), -1);
   out.mp_rank_of_gpu.assign(static_cast<std::size_t>(gpu_count), -1);

@@ -101,11 +101,13 @@ std::vector<sim::Time> optimizer_times(const Profile& profile, const MpPlacement
 
 std::vector<std::vector<GradientCopy>> gradient_copies(
     const std::vector<std::vector<GradientCollective>>& gradients,
-    const std::vector<std::uint32_t>& first_collective, int dp, const Gpu& gpu, KernelLabels& labels) {
+    const std::vector<std::uint32_t>& first_collective, int dp, const Gpu& gpu, KernelLabels& labels,
+    int passes) {
+  if (passes < 2) throw InternalError("gradient copies: at least 2 passes (in and out)");
   const sim::Bandwidth bw = gpu_resources(gpu).memory_kernel_bandwidth;
-  // Read once and written once: 2 bytes of memory traffic per byte copied.
-  auto copy_time = [&](std::int64_t bytes) {
-    return max(kernel_launch_floor(), sim::transfer_time(sim::Bytes::of(2 * bytes), bw));
+  // Each pass reads once and writes once: 2 bytes of memory traffic per byte and pass.
+  auto copy_time = [&](std::int64_t bytes, int n) {
+    return max(kernel_launch_floor(), sim::transfer_time(sim::Bytes::of(2 * n * bytes), bw));
   };
   std::vector<std::vector<GradientCopy>> out(gradients.size());
   for (std::size_t k = 0; k < gradients.size(); ++k)
@@ -114,7 +116,8 @@ std::vector<std::vector<GradientCopy>> gradient_copies(
       const std::int64_t in = c.size.count();
       const std::int64_t back = c.role == CollectiveRole::GradientAllGather ? in * dp : in;
       const auto global = static_cast<std::uint32_t>(first_collective[k] + i);
-      GradientCopy copy{copy_time(in), copy_time(back), static_cast<std::uint32_t>(labels.labels.size()),
+      GradientCopy copy{copy_time(in, passes - 1), copy_time(back, 1),
+                        static_cast<std::uint32_t>(labels.labels.size()),
                         static_cast<std::uint32_t>(labels.labels.size() + 1)};
       labels.labels.push_back({c.trigger, Phase::GradientCopyIn, global});
       labels.labels.push_back({c.trigger, Phase::GradientCopyOut, global});
@@ -137,14 +140,21 @@ StepLayout lay_out_step(const Profile& profile, const MpPlacement& placement, in
   }
   out.labels = label_kernels(profile);
   out.edges = model_parallel_edges(profile, placement, out.order);
+  if (options.accumulation < 1 || (options.accumulation > 1 && out.mp > 1))
+    throw InputError("gradient accumulation (" + std::to_string(options.accumulation) +
+                     " micro-batches) is modelled only without model parallelism (mp = 1)");
+  out.micro_batches = options.accumulation;
+  out.rounds = dp > 1 && options.exchange_every_micro_batch ? options.accumulation : 1;
   out.gradients.resize(static_cast<std::size_t>(out.mp));
   out.gradients_after.assign(static_cast<std::size_t>(out.mp), std::vector<std::vector<std::size_t>>(n));
   if (dp > 1)
     for (int k = 0; k < out.mp; ++k) {
       const auto ku = static_cast<std::size_t>(k);
-      out.gradients[ku] = gradient_collectives(profile, out.order.backward[ku], options);
-      for (std::size_t i = 0; i < out.gradients[ku].size(); ++i)
-        out.gradients_after[ku][out.gradients[ku][i].trigger].push_back(i);
+      const std::vector<GradientCollective> one =
+          gradient_collectives(profile, out.order.backward[ku], options);
+      for (std::size_t i = 0; i < one.size(); ++i) out.gradients_after[ku][one[i].trigger].push_back(i);
+      for (int r = 0; r < out.rounds; ++r)
+        out.gradients[ku].insert(out.gradients[ku].end(), one.begin(), one.end());
     }
   out.optimizer = optimizer_times(profile, placement, dp);
   const Gpu* gpu = find_gpu(profile.meta.gpu);
@@ -155,7 +165,7 @@ StepLayout lay_out_step(const Profile& profile, const MpPlacement& placement, in
       first.push_back(next);
       next += static_cast<std::uint32_t>(g.size());
     }
-    out.copies = gradient_copies(out.gradients, first, dp, *gpu, out.labels);
+    out.copies = gradient_copies(out.gradients, first, dp, *gpu, out.labels, options.copy_passes);
   }
   return out;
 }

@@ -73,12 +73,13 @@ struct GradientCopy {
   bool operator==(const GradientCopy&) const = default;
 };
 // Per MP rank, per gradient collective; `first_collective[k]` is the global index of rank k's first
-// (they are numbered rank by rank). Copy in: 2 × the bytes one worker contributes; copy out: 2 × the
-// bytes it gets back (a bucket; all workers' rows of a gather), each at `gpu`'s memory-kernel
-// bandwidth and at least its shortest kernel. Labels are appended to `labels`.
+// (they are numbered rank by rank). Copy in: (passes − 1) × 2 × the bytes one worker contributes;
+// copy out: 2 × the bytes it gets back (a bucket; all workers' rows of a gather), each at `gpu`'s
+// memory-kernel bandwidth and at least its shortest kernel. Labels are appended to `labels`.
 std::vector<std::vector<GradientCopy>> gradient_copies(
     const std::vector<std::vector<GradientCollective>>& gradients,
-    const std::vector<std::uint32_t>& first_collective, int dp, const Gpu& gpu, KernelLabels& labels);
+    const std::vector<std::uint32_t>& first_collective, int dp, const Gpu& gpu, KernelLabels& labels,
+    int passes = 2);
 
 // Everything about the step that is the same for every worker.
 struct StepLayout {
@@ -93,6 +94,11 @@ struct StepLayout {
   std::vector<std::vector<std::vector<std::size_t>>> gradients_after;  // [mp rank][op] → indices
   std::vector<sim::Time> optimizer;                         // [mp rank]
   std::vector<std::vector<GradientCopy>> copies;            // [mp rank][gradient collective]; empty: none
+  // Micro-batches (StepOptions::accumulation) and how many of them exchange gradients: all of
+  // them, or only the last (`rounds` = 1). `gradients` and `copies` hold `rounds` × the ones of a
+  // micro-batch, round by round; gradients_after indexes round 0's.
+  int micro_batches = 1;
+  int rounds = 1;
 };
 StepLayout lay_out_step(const Profile& profile, const MpPlacement& placement, int dp,
                         const StepOptions& options);
@@ -106,6 +112,7 @@ struct WorkerEvents {
   std::vector<std::uint32_t> activation_received, gradient_ready, gradient_received;  // [edge]
   std::vector<std::vector<std::uint32_t>> gradients_ready;  // [mp rank][gradient collective]
   std::vector<std::uint32_t> gradients_done;                // [mp rank]
+  std::vector<std::vector<std::uint32_t>> round_done;       // [mp rank][round < rounds − 1]
 };
 WorkerEvents allocate_worker_events(const StepLayout& layout, std::uint32_t& next_event);
 
@@ -113,7 +120,8 @@ WorkerEvents allocate_worker_events(const StepLayout& layout, std::uint32_t& nex
 // other GPUs, recording when an output another GPU needs is done), backward in its backward order
 // (waiting for gradients from consumers elsewhere, recording gradients ready to send back and —
 // after copying their gradients in — gradient collectives ready to launch), then, after every
-// gradient collective, the copies out and the optimizer.
+// gradient collective, the copies out and the optimizer. With micro-batches, forward and backward
+// repeat; a micro-batch that exchanges gradients waits for its round and copies out before the next.
 sim::StreamProgram compute_stream(const Profile& profile, const StepLayout& layout,
                                   const WorkerEvents& events, int k);
 // MP rank k's gradient collectives in order, each after its gradients are ready (`collective[i]`

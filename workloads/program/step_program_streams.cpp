@@ -30,6 +30,10 @@ WorkerEvents allocate_worker_events(const StepLayout& layout, std::uint32_t& nex
     for (std::size_t i = 0; i < layout.gradients[k].size(); ++i) e.gradients_ready[k].push_back(next_event++);
     e.gradients_done[k] = next_event++;
   }
+  e.round_done.resize(static_cast<std::size_t>(layout.mp));
+  for (std::size_t k = 0; k < static_cast<std::size_t>(layout.mp); ++k)
+    if (!layout.gradients[k].empty())
+      for (int r = 0; r + 1 < layout.rounds; ++r) e.round_done[k].push_back(next_event++);
   return e;
 }
 
@@ -62,9 +66,10 @@ void add_forward(const Profile& profile, const StepLayout& layout, const WorkerE
 }
 
 // Backward: each op's kernels after the gradients of its outputs come back from other GPUs; then
-// the gradients it makes ready (to send back, to exchange).
+// the gradients it makes ready (to send back, to exchange in `round`; none, for a micro-batch that
+// only accumulates, when `round` is negative).
 void add_backward(const Profile& profile, const StepLayout& layout, const WorkerEvents& events, int k,
-                  sim::StreamProgram& compute) {
+                  int round, sim::StreamProgram& compute) {
   const auto ku = static_cast<std::size_t>(k);
   for (const std::uint32_t v : layout.order.backward[ku]) {
     for (const std::size_t p : layout.edges.of_op[v])
@@ -77,7 +82,10 @@ void add_backward(const Profile& profile, const StepLayout& layout, const Worker
     }
     for (const std::size_t p : layout.edges.gradient_after[v])
       compute.tasks.push_back(Task::record(events.gradient_ready[p]));
-    for (const std::size_t i : layout.gradients_after[ku][v]) {
+    if (round < 0) continue;
+    const std::size_t per_round = layout.gradients[ku].size() / static_cast<std::size_t>(layout.rounds);
+    for (std::size_t i : layout.gradients_after[ku][v]) {
+      i += per_round * static_cast<std::size_t>(round);
       if (!layout.copies.empty())
         compute.tasks.push_back(copy_kernel(layout.copies[ku][i].in, layout.copies[ku][i].in_label));
       compute.tasks.push_back(Task::record(events.gradients_ready[ku][i]));
@@ -91,11 +99,25 @@ sim::StreamProgram compute_stream(const Profile& profile, const StepLayout& layo
                                   const WorkerEvents& events, int k) {
   const auto ku = static_cast<std::size_t>(k);
   sim::StreamProgram compute{"compute", {}};
-  add_forward(profile, layout, events, k, compute);
-  add_backward(profile, layout, events, k, compute);
+  const std::size_t per_round = layout.gradients[ku].size() / static_cast<std::size_t>(layout.rounds);
+  // Copies out of round r's buffers, after its collectives are done.
+  auto copy_out = [&](int r) {
+    if (layout.copies.empty()) return;
+    for (std::size_t i = per_round * static_cast<std::size_t>(r);
+         i < per_round * (static_cast<std::size_t>(r) + 1); ++i)
+      compute.tasks.push_back(copy_kernel(layout.copies[ku][i].out, layout.copies[ku][i].out_label));
+  };
+  for (int m = 0; m < layout.micro_batches; ++m) {
+    const bool last = m + 1 == layout.micro_batches;
+    const int round = layout.rounds > 1 ? m : last ? 0 : -1;
+    add_forward(profile, layout, events, k, compute);
+    add_backward(profile, layout, events, k, round, compute);
+    if (last || round < 0 || layout.gradients[ku].empty()) continue;
+    compute.tasks.push_back(Task::wait(events.round_done[ku][static_cast<std::size_t>(m)]));
+    copy_out(m);
+  }
   if (!layout.gradients[ku].empty()) compute.tasks.push_back(Task::wait(events.gradients_done[ku]));
-  if (!layout.copies.empty())
-    for (const GradientCopy& c : layout.copies[ku]) compute.tasks.push_back(copy_kernel(c.out, c.out_label));
+  copy_out(layout.rounds - 1);
   const sim::Time update = layout.optimizer[ku];
   const sim::Time optimizer_idle = profile.optimizer.idle_before;  // kept launch gaps
   if (update > sim::Time::zero() || optimizer_idle > sim::Time::zero())
@@ -110,9 +132,12 @@ std::optional<sim::StreamProgram> communication_stream(const StepLayout& layout,
   const auto ku = static_cast<std::size_t>(k);
   if (layout.gradients[ku].empty()) return std::nullopt;
   sim::StreamProgram comm{"communication", {}};
+  const std::size_t per_round = layout.gradients[ku].size() / static_cast<std::size_t>(layout.rounds);
   for (std::size_t i = 0; i < layout.gradients[ku].size(); ++i) {
     comm.tasks.push_back(Task::wait(events.gradients_ready[ku][i]));
     comm.tasks.push_back(Task::collective(collective[i], worker));
+    if ((i + 1) % per_round == 0 && i + 1 < layout.gradients[ku].size())
+      comm.tasks.push_back(Task::record(events.round_done[ku][(i + 1) / per_round - 1]));
   }
   comm.tasks.push_back(Task::record(events.gradients_done[ku]));
   return comm;

@@ -48,6 +48,17 @@ struct CollectiveSpec {
   int mp_rank = 0;             // which model-parallel rank's group (gradients) or sender's rank
 };
 
+// Whose data-parallel wrapper a step models (the scenario key communication.ddp): PyTorch's DDP
+// (25 MB buckets, copy in and out) or apex's (10 M-element buckets, flatten, divide, copy back).
+enum class Ddp : std::uint8_t { Torch, Apex };
+std::string_view ddp_name(Ddp ddp);  // "torch", "apex"
+Ddp ddp_by_name(std::string_view name);  // InternalError for anything else (the schema checks it)
+// apex DDP's default bucket: 10 M elements of `value_bytes` bytes (apex
+// parallel/distributed.py, message_size = 10,000,000).
+sim::Bytes apex_bucket_size(std::int64_t value_bytes);
+// The copy passes of a DDP (StepOptions::copy_passes).
+int ddp_copy_passes(Ddp ddp);
+
 struct StepOptions {
   sim::Bytes bucket_size = sim::Bytes::of(25'000'000);  // PyTorch DDP's default bucket_cap_mb = 25
   // When the profile records its all-reduce buckets (Op::buckets, from an imported trace), issue
@@ -66,6 +77,16 @@ struct StepOptions {
   // without a spec, nor for profiles with recorded buckets (an imported data-parallel trace already
   // holds its copies). False: gradients are the buckets (DDP's gradient_as_bucket_view).
   bool gradient_copies = true;
+  // Passes over a bucket's bytes (each a read and a write) around its collective, the copy back
+  // out included: 2 for PyTorch DDP (copy in with the 1/dp scaling fused, copy out), 3 for apex DDP
+  // (flatten, divide by the world size, copy back: ../shared/reference/gnmt_training_loop.md §2).
+  int copy_passes = 2;
+  // Micro-batches per step (gradient accumulation): forward and backward run this many times, the
+  // optimizer once. More than 1 only with mp = 1.
+  int accumulation = 1;
+  // Whether data-parallel gradients are exchanged after every micro-batch (apex DDP, and PyTorch
+  // DDP without no_sync) or once, after the last (PyTorch DDP's no_sync on the others).
+  bool exchange_every_micro_batch = true;
 };
 
 struct StepProgram {
@@ -77,7 +98,8 @@ struct StepProgram {
   std::vector<int> mp_rank_of_gpu;  // -1 for unused GPUs
   int dp = 1;
   int mp = 1;
-  std::int64_t global_batch = 0;  // samples per step over all workers
+  int accumulation = 1;           // micro-batches per step (StepOptions::accumulation)
+  std::int64_t global_batch = 0;  // samples per step over all workers and micro-batches
 
   // Whether a kernel task is one of the data-parallel gradient copies (false for unlabelled ones).
   bool is_gradient_copy(const sim::Task& t) const {

@@ -96,6 +96,22 @@ double LengthModel::expected_padded(std::int64_t batch, Batching batching, int b
   return e;
 }
 
+std::vector<LengthBin> length_bins(const LengthModel& m, std::int64_t batch, int buckets) {
+  std::vector<LengthBin> out;
+  for (int b = 0; b < buckets; ++b) {
+    const auto [lo, hi] = bucket_range(b, m.max_length, buckets);
+    if (lo > hi) continue;
+    const std::int64_t w = range_weight(m, lo, hi);
+    if (w == 0) continue;
+    double tokens = 0;
+    for (int l = lo; l <= hi; ++l)
+      tokens += l * static_cast<double>(m.weight[static_cast<std::size_t>(l - 1)]);
+    out.push_back({static_cast<double>(w) / static_cast<double>(m.total), tokens / static_cast<double>(w),
+                   expected_max(m, lo, hi, batch)});
+  }
+  return out;
+}
+
 int length_bucket(int l, int max_length, int buckets) {
   const int width = (max_length + buckets - 1) / buckets;
   return std::min(l / width, buckets - 1);

@@ -48,6 +48,14 @@ struct LengthModel {
   // with `buckets` bins, exactly (from the distribution of the maximum).
   double expected_padded(std::int64_t batch, Batching batching, int buckets) const;
 };
+// One bin of the bucketing sampler with `buckets` bins: its share of the pairs, the mean length of
+// its pairs (tokens per side, what a meter counts) and the expected padded length of a batch of
+// `batch` pairs drawn from it (its longest pair, what the kernels cost).
+struct LengthBin {
+  double share = 0, mean_length = 0, expected_padded = 0;
+};
+std::vector<LengthBin> length_bins(const LengthModel& lengths, std::int64_t batch, int buckets);
+
 // Per side, l tokens with the weight of a log-normal density of shape σ = 0.5 (an assumption:
 // sentence lengths are close to log-normal, Williams 1940) on 1..50 (MLPerf's and NVIDIA's
 // --max-length-train 50), its location solved so that the mean is 23.95 tokens per side: 47.9
