@@ -30,7 +30,7 @@ RunReport run(const ScenarioInput& input, const RunRequest& request) {
   if (request.trace) {
     options.trace = request.trace;
     options.trace_options = request.trace_options;
-  } else {
+  } else if (request.write_outputs) {  // the scenario's trace is one of its outputs
     options = analysis::scenario_trace_options(report.scenario, dir);
   }
   if (options.trace && options.trace->has_parent_path())

@@ -42,7 +42,7 @@ scenarios::Scenario load(const ScenarioInput& input);
 
 struct RunRequest {
   std::optional<std::filesystem::path> out{};    // where outputs go (default: outputs.directory)
-  bool write_outputs = true;                     // outputs.formats there; summary.txt when `out` is given
+  bool write_outputs = true;  // outputs.formats and outputs.trace there; summary.txt when `out` is given
   std::optional<std::filesystem::path> trace{};  // a trace here instead of the outputs.trace block
   analysis::StepTraceOptions trace_options{};    // of that trace
   analysis::SimulationProgress* progress = nullptr;  // lines for a person waiting; may stop the step

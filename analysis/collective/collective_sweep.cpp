@@ -50,7 +50,7 @@ std::string collective_name(const CollectiveSweepOptions& options, sim::Bytes si
 
 [[noreturn]] void over_budget(const sim::BudgetExceeded& e, const CollectiveSweepOptions& options,
                               sim::Bytes size, bool fast_path_off) {
-  throw InputError(
+  throw BudgetRefusal(
       budget_error_text(e, collective_name(options, size), kCollectiveBudgetKnobs, fast_path_off));
 }
 

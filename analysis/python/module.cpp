@@ -11,8 +11,8 @@
 
 #include "analysis/api/hybridsim.h"
 #include "analysis/collective/collective_report.h"
+#include "analysis/step/budget_error.h"
 #include "analysis/trace/step_trace_options.h"
-#include "sim/budget.h"
 #include "sim/error.h"
 #include "sim/time_window.h"
 #include "topology/gpu_list.h"
@@ -262,7 +262,7 @@ PYBIND11_MODULE(_hybridsim, m) {
   m.doc() = "hybridsim's native part; use the hybridsim package (analysis/python/hybridsim)";
   // Bad input: the message is the one the command line prints ("file:line:col: field: ...").
   py::register_exception<hybridsim::InputError>(m, "InputError", PyExc_ValueError);
-  py::register_exception<hybridsim::sim::BudgetExceeded>(m, "BudgetExceeded", PyExc_RuntimeError);
+  py::register_exception<hybridsim::analysis::BudgetRefusal>(m, "BudgetExceeded", PyExc_ValueError);
   py::register_exception<hybridsim::InternalError>(m, "InternalError", PyExc_RuntimeError);
   m.def("run", &hp::run, py::arg("path"), py::arg("text"), py::arg("set"), py::arg("base_dir"),
         py::arg("out"), py::arg("write_outputs"), py::arg("trace"), py::arg("trace_detail"),

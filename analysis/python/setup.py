@@ -7,6 +7,7 @@ names another build folder). In a fresh virtual environment:
 import glob
 import os
 import shutil
+import sysconfig
 
 from setuptools import Distribution, setup
 from setuptools.command.build_py import build_py
@@ -20,11 +21,16 @@ class BuildWithNativeModule(build_py):
 
     def run(self):
         super().run()
-        built = sorted(glob.glob(os.path.join(BUILD, "python", "hybridsim", "_hybridsim*.so")))
-        if not built:
-            raise SystemExit(f"no native module in {os.path.abspath(BUILD)}/python/hybridsim: build it first "
-                             "(cmake --build build --target hybridsim_python), or set HYBRIDSIM_BUILD_DIR")
-        shutil.copy2(built[0], os.path.join(self.build_lib, "hybridsim"))
+        # The module for this interpreter (its ABI tag): CMake builds it for one Python.
+        name = "_hybridsim" + sysconfig.get_config_var("EXT_SUFFIX")
+        built = os.path.join(BUILD, "python", "hybridsim", name)
+        if not os.path.exists(built):
+            found = glob.glob(os.path.join(BUILD, "python", "hybridsim", "_hybridsim*"))
+            raise SystemExit(f"no {name} in {os.path.abspath(BUILD)}/python/hybridsim "
+                             f"({'only ' + ', '.join(map(os.path.basename, found)) if found else 'nothing built'}): "
+                             "build it for this Python (cmake --build build --target hybridsim_python, "
+                             "with -DPython3_EXECUTABLE=...), or set HYBRIDSIM_BUILD_DIR")
+        shutil.copy2(built, os.path.join(self.build_lib, "hybridsim"))
 
 
 class NativeDistribution(Distribution):

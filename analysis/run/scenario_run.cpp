@@ -106,9 +106,9 @@ ScenarioRun run_scenario(const scenarios::ResolvedScenario& resolved, const Scen
   } catch (const std::overflow_error& e) {
     step_too_long(resolved.scenario, e.what());
   } catch (const sim::BudgetExceeded& e) {
-    throw InputError(resolved.scenario.source + ": " +
-                     budget_error_text(e, "the step", kScenarioBudgetKnobs,
-                                       resolved.collective.fast_path == sim::FastPath::Off));
+    throw BudgetRefusal(resolved.scenario.source + ": " +
+                        budget_error_text(e, "the step", kScenarioBudgetKnobs,
+                                          resolved.collective.fast_path == sim::FastPath::Off));
   }
 }
 

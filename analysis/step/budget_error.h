@@ -1,15 +1,23 @@
 // The words of a sim::BudgetExceeded for the one who asked (sim/budget.h): the estimate, the
 // limit as that command or file sets it, and the ways past it.
 //   catch (const sim::BudgetExceeded& e) {
-//     throw InputError("s.yaml: " + budget_error_text(e, "the step", kScenarioBudgetKnobs, fast_path_off));
+//     throw BudgetRefusal("s.yaml: " + budget_error_text(e, "the step", kScenarioBudgetKnobs, off));
 //   }
 #pragma once
 #include <string>
 #include <string_view>
 
 #include "sim/budget.h"
+#include "sim/error.h"
 
 namespace hybridsim::analysis {
+
+// A step or collective refused for its simulation budget, in the words above: bad input like any
+// other to the command line; its own exception type to the Python module (hybridsim.BudgetError).
+class BudgetRefusal : public InputError {
+ public:
+  using InputError::InputError;
+};
 
 // How a command sets each cap ("simulation.max_events", "--max-events N or simulation.max_events")
 // and how to turn its fast path back on.

@@ -9,7 +9,8 @@ double iteration_rate_factor(const workloads::Profile& profile, sim::Time step_t
                              double compute_scale) {
   if (micro_batches < 1 || step_time <= sim::Time::zero()) throw InternalError("iteration rate: no step");
   const workloads::LengthModel lengths = workloads::wmt16_en_de_lengths();
-  const std::vector<workloads::LengthBin> bins = workloads::length_bins(lengths, profile.meta.batch_per_gpu, 5);
+  const std::vector<workloads::LengthBin> bins =
+      workloads::length_bins(lengths, profile.meta.batch_per_gpu, 5);
   double padded = 0, mean = 0;  // over bins: the reference padded length, the mean counted length
   for (const auto& b : bins) {
     padded += b.share * b.expected_padded;
@@ -23,7 +24,8 @@ double iteration_rate_factor(const workloads::Profile& profile, sim::Time step_t
   double sum = 0;  // Σ over iterations and bins of share × tokens ÷ time, tokens relative to the mean
   for (int j = 0; j < micro_batches; ++j) {
     const double fixed = rest + (j == 0 ? u : 0.0);
-    for (const auto& b : bins) sum += b.share * (b.mean_length / mean) / (p * b.expected_padded / padded + fixed);
+    for (const auto& b : bins)
+      sum += b.share * (b.mean_length / mean) / (p * b.expected_padded / padded + fixed);
   }
   // Mean of rates (sum / a, in mean-token units per second) over tokens ÷ time (a / step).
   return sum / a * step / a;

@@ -75,13 +75,15 @@ TEST_CASE("json unique keys: the checker finds a key twice in one object, not in
   CHECK(duplicate_keys("{\"a\": ").size() == 1);
 }
 
-TEST_CASE("json unique keys: hybridsim run's summary.json, JSON summary and trace, critical GPU not largest") {
+TEST_CASE(
+    "json unique keys: hybridsim run's summary.json, JSON summary and trace, critical GPU not largest") {
   const ScratchDir dir;
   // dgx1-gnmt-mp2-rules: GPU 3 holds more than the critical GPU 0 (its table prints two peaks).
-  const std::string cmd = std::string(HYBRIDSIM_CLI) + " run " + HYBRIDSIM_SOURCE_DIR +
-                          "/scenarios/examples/dgx1-gnmt-mp2-rules.yaml -q --format json --set 'outputs.formats=[json]' --out " +
-                          dir.path.string() + " --trace " + (dir.path / "t.json").string() +
-                          " --trace-detail steps > " + (dir.path / "stdout.json").string();
+  const std::string cmd =
+      std::string(HYBRIDSIM_CLI) + " run " + HYBRIDSIM_SOURCE_DIR +
+      "/scenarios/examples/dgx1-gnmt-mp2-rules.yaml -q --format json --set 'outputs.formats=[json]' --out " +
+      dir.path.string() + " --trace " + (dir.path / "t.json").string() + " --trace-detail steps > " +
+      (dir.path / "stdout.json").string();
   REQUIRE(std::system(cmd.c_str()) == 0);
   const std::string summary = read_whole_file(dir.path / "summary.json");
   CHECK(summary.find("\"peak memory, largest GPU\"") != std::string::npos);
@@ -94,7 +96,8 @@ TEST_CASE("json unique keys: hybridsim run's summary.json, JSON summary and trac
 
 TEST_CASE("json unique keys: every committed golden JSON file") {
   int files = 0;
-  for (const auto& entry : fs::recursive_directory_iterator(fs::path(HYBRIDSIM_SOURCE_DIR) / "tests/golden")) {
+  for (const auto& entry :
+       fs::recursive_directory_iterator(fs::path(HYBRIDSIM_SOURCE_DIR) / "tests/golden")) {
     if (entry.path().extension() != ".json") continue;
     CAPTURE(entry.path().string());
     CHECK(duplicate_keys(read_whole_file(entry.path())).empty());

@@ -71,7 +71,8 @@ TEST_CASE("training loop: one GPU accumulates micro-batches and updates once") {
 
 TEST_CASE("training loop: apex all-reduces every micro-batch, with three copy passes around it") {
   const auto p = v100_chain();
-  const auto t = topology::presets::fully_connected({.gpus = 2, .bandwidth = sim::Bandwidth::gb_per_second(10)});
+  const auto t =
+      topology::presets::fully_connected({.gpus = 2, .bandwidth = sim::Bandwidth::gb_per_second(10)});
   const auto alone = run(p, t, {.dp = 2, .micro_batches = 1, .passes = 3});
   // One micro-batch: 12 ms of kernels, flatten + divide (2 passes), the all-reduce alone (nothing
   // computes beside it), the copy back, the update: the all-reduce is what is left.
@@ -98,8 +99,8 @@ TEST_CASE("training loop: the optimizer update as torch.optim's kernels") {
   CHECK(optimizer_bytes_per_parameter(adam, Precision::Amp) == 98);
   CHECK(optimizer_passes(adam, Precision::Fp32).size() == 10);
   // Fused per tensor (TensorFlow's ApplyMomentum): read w, g, m, write w, m.
-  CHECK(optimizer_bytes_per_parameter({OptimizerKind::Momentum, OptimizerLaunch::PerTensor}, Precision::Fp32) ==
-        20);
+  CHECK(optimizer_bytes_per_parameter({OptimizerKind::Momentum, OptimizerLaunch::PerTensor},
+                                      Precision::Fp32) == 20);
   // 10^6 parameters at 600 GB/s: b × 10^6 B take ceil(b × 1666.67) ns: 4 B 6,667, 8 B 13,334,
   // 12 B 20,000, 16 B 26,667; passes 4, 8 | 8, 12, 8, 12, 8, 8, 16 | 4: 2 × 6,667 + 5 × 13,334 +
   // 2 × 20,000 + 26,667 = 146,671 ns. A tensor of 1,000: every one of the 10 kernels at the 5 us floor.
@@ -111,7 +112,8 @@ TEST_CASE("training loop: the optimizer update as torch.optim's kernels") {
 }
 
 TEST_CASE("training loop: training.global_batch gives the micro-batches, or a located error") {
-  const std::string file = (std::filesystem::path(HYBRIDSIM_SOURCE_DIR) / "scenarios/dgx1/gnmt-dp8.yaml").string();
+  const std::string file =
+      (std::filesystem::path(HYBRIDSIM_SOURCE_DIR) / "scenarios/dgx1/gnmt-dp8.yaml").string();
   auto resolved = [&](std::vector<std::string> sets) {
     return scenarios::resolve(scenarios::load_scenario(file, sets));
   };
@@ -126,7 +128,8 @@ TEST_CASE("training loop: training.global_batch gives the micro-batches, or a lo
   CHECK(resolved({}).step.copy_passes == 2);
   CHECK(resolved({}).step.accumulation == 1);
   // 1,000 is not a multiple of 128 × 8.
-  CHECK_THROWS_WITH_AS(resolved({"training.global_batch=1000"}),
-                       doctest::Contains("training.global_batch: 1000 is not a multiple of batch per worker x dp"),
-                       InputError);
+  CHECK_THROWS_WITH_AS(
+      resolved({"training.global_batch=1000"}),
+      doctest::Contains("training.global_batch: 1000 is not a multiple of batch per worker x dp"),
+      InputError);
 }

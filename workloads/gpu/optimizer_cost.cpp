@@ -76,7 +76,8 @@ sim::Time optimizer_update_time(const KernelCostModel& cost, const OptimizerReci
       total += cost.memory("optimizer", p.bytes_per_parameter * all).duration;
       continue;
     }
-    for (const std::int64_t n : tensor_elements) total += cost.memory("optimizer", p.bytes_per_parameter * n).duration;
+    for (const std::int64_t n : tensor_elements)
+      total += cost.memory("optimizer", p.bytes_per_parameter * n).duration;
   }
   return total;
 }
