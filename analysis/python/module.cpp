@@ -8,6 +8,7 @@
 
 #include <iostream>
 #include <sstream>
+#include <thread>
 
 #include "analysis/api/hybridsim.h"
 #include "analysis/collective/collective_report.h"
@@ -48,6 +49,12 @@ class PythonProgress final : public analysis::SimulationProgress {
  private:
   py::object callback_;
 };
+
+// The thread that imported the module: Python's main thread, the one Ctrl-C reaches.
+std::thread::id main_thread() {
+  static const std::thread::id id = std::this_thread::get_id();
+  return id;
+}
 
 api::ScenarioInput scenario_input(const std::string& path, const std::optional<std::string>& text,
                                   const std::vector<std::string>& set, const std::string& base_dir) {
@@ -149,8 +156,10 @@ py::dict run(const std::string& path, const std::optional<std::string>& text,
     if (!trace_window.empty()) request.trace_options.window = sim::parse_time_window(trace_window);
     request.trace_options.gzip = trace_gzip;
   }
+  // Signals reach Python's main thread only: elsewhere, without a callback, nothing is polled and the
+  // step runs its plain event loop.
   PythonProgress lines(progress);
-  request.progress = &lines;
+  if (!progress.is_none() || std::this_thread::get_id() == main_thread()) request.progress = &lines;
   api::RunReport report;
   {
     py::gil_scoped_release nogil;
@@ -203,7 +212,9 @@ py::dict study(const std::string& path, const std::optional<std::string>& out, s
   return d;
 }
 
-py::dict plan(const analysis::PlanCommandOptions& options, int top, bool progress) {
+// Options are taken by value: a copy made with the GIL held, so that another thread changing the
+// Python object while the simulation runs cannot race with it.
+py::dict plan(analysis::PlanCommandOptions options, int top, bool progress) {
   analysis::PlanResult result;
   {
     py::gil_scoped_release nogil;
@@ -234,7 +245,7 @@ py::dict plan(const analysis::PlanCommandOptions& options, int top, bool progres
   return d;
 }
 
-py::dict collective(const api::CollectiveRequest& request) {
+py::dict collective(api::CollectiveRequest request) {  // a copy, as plan()'s options
   api::CollectiveReport r;
   {
     py::gil_scoped_release nogil;
@@ -248,7 +259,7 @@ py::dict collective(const api::CollectiveRequest& request) {
   return d;
 }
 
-std::string topology(const api::TopologyRequest& request) {
+std::string topology(api::TopologyRequest request) {  // a copy, as plan()'s options
   py::gil_scoped_release nogil;
   return api::topology(request);
 }
@@ -260,6 +271,7 @@ std::string topology(const api::TopologyRequest& request) {
 PYBIND11_MODULE(_hybridsim, m) {
   namespace hp = hybridsim::python;
   m.doc() = "hybridsim's native part; use the hybridsim package (analysis/python/hybridsim)";
+  hp::main_thread();  // remembered at import
   // Bad input: the message is the one the command line prints ("file:line:col: field: ...").
   py::register_exception<hybridsim::InputError>(m, "InputError", PyExc_ValueError);
   py::register_exception<hybridsim::analysis::BudgetRefusal>(m, "BudgetExceeded", PyExc_ValueError);

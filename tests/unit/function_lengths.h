@@ -3,7 +3,9 @@
 // character literals (raw strings too) and preprocessor lines are blanked first; then a `{` opens a
 // function body when every scope around it is a namespace, class, struct or union (so a lambda or a
 // block inside a function counts as part of it) and the text since the last `;`, `{` or `}` holds a
-// `)` and does not end in `=` (an initialiser) nor name a class, struct, union or enum.
+// `)` and does not end in `=` (an initialiser) nor name a class, struct, union or enum. A braced
+// member initialiser of a constructor (`) : a_{0} {`) is not a body; an access label is dropped from
+// the head. Not handled (none in the tree): macros that open or close braces, K&R-style oddities.
 #pragma once
 #include <algorithm>
 #include <cctype>
@@ -30,6 +32,14 @@ inline std::string blank_non_code(std::string_view text) {
     for (end = std::min(end, text.size()); i < end; ++i) out += text[i] == '\n' ? '\n' : ' ';
   };
   const auto is_ident = [](char c) { return std::isalnum(static_cast<unsigned char>(c)) != 0 || c == '_'; };
+  // u8R"(...)", uR, UR, LR: the encoding prefix of a raw string, standing alone before its R.
+  const auto raw_prefix = [&](std::string_view before) {
+    for (std::string_view p : {"u8", "u", "U", "L"})
+      if (before.ends_with(p) &&
+          (before.size() == p.size() || !is_ident(before[before.size() - p.size() - 1])))
+        return true;
+    return false;
+  };
   while (i < text.size()) {
     const char c = text[i];
     const std::size_t from = i;
@@ -42,7 +52,8 @@ inline std::string blank_non_code(std::string_view text) {
     } else if (text.substr(i, 2) == "/*") {
       const std::size_t end = text.find("*/", i + 2);
       blank_to(end == std::string_view::npos ? end : end + 2);
-    } else if (c == 'R' && (i == 0 || !is_ident(text[i - 1])) && text.substr(i + 1, 1) == "\"") {
+    } else if (c == 'R' && text.substr(i + 1, 1) == "\"" &&
+               (i == 0 || !is_ident(text[i - 1]) || raw_prefix(text.substr(0, i)))) {
       const std::size_t open = text.find('(', i);
       const std::string close = ")" + std::string(text.substr(i + 2, open - i - 2)) + "\"";
       const std::size_t end = text.find(close, open);
@@ -78,10 +89,14 @@ inline std::string fold_space(std::string_view text) {
 
 inline std::vector<FunctionBody> function_bodies(std::string_view source) {
   static const std::regex scope_head(
-      R"(^(template\s*<.*>\s*)?(namespace|extern)\b|\b(class|struct|union|enum)\b[^()]*$)");
+      R"(^(template\s*<.*>\s*)?(inline\s+)?(namespace|extern)\b|\b(class|struct|union|enum)\b[^()]*$)");
+  // A constructor's member initialised with braces, `) : a_{0}, b_{1} {`: not its body.
+  static const std::regex member_brace(
+      R"(\)\s*((const|noexcept|override)\s*)*:(?!:)([^{};]|\{[^{}]*\})*[A-Za-z0-9_>]\s*$)");
+  static const std::regex access_label(R"(^(public|private|protected)\s*:\s*)");
   static const std::regex initialiser(R"(=\s*$)");
   const std::string code = blank_non_code(source);
-  enum class Kind { Scope, Function, Block };
+  enum class Kind { Scope, Function, Block, MemberInit };
   struct Open {
     Kind kind;
     int line;
@@ -96,25 +111,29 @@ inline std::vector<FunctionBody> function_bodies(std::string_view source) {
     if (c == '\n') {
       ++line;
     } else if (c == '{') {
-      std::string head = fold_space(std::string_view(code).substr(last, i - last));
+      std::string head =
+          std::regex_replace(fold_space(std::string_view(code).substr(last, i - last)), access_label, "");
       bool at_scope = true;
       for (const Open& o : open) at_scope = at_scope && o.kind == Kind::Scope;
       Kind kind = Kind::Block;
       if (at_scope) {
-        if (std::regex_search(head, scope_head))
+        if (std::regex_search(head, member_brace))
+          kind = Kind::MemberInit;
+        else if (std::regex_search(head, scope_head))
           kind = Kind::Scope;
         else if (head.find(')') != std::string::npos && !std::regex_search(head, initialiser))
           kind = Kind::Function;
       }
       open.push_back({kind, line, std::move(head)});
-      last = i + 1;
+      if (kind != Kind::MemberInit) last = i + 1;  // the body's head still starts at the signature
     } else if (c == '}') {
+      const bool member_init = !open.empty() && open.back().kind == Kind::MemberInit;
       if (!open.empty()) {
         if (open.back().kind == Kind::Function)
           out.push_back({open.back().line, line - open.back().line + 1, open.back().head});
         open.pop_back();
       }
-      last = i + 1;
+      if (!member_init) last = i + 1;
     } else if (c == ';') {
       last = i + 1;
     }

@@ -59,6 +59,30 @@ int f(int y) {
   CHECK(bodies[1].head == "int f(int y)");
 }
 
+TEST_CASE(
+    "function lengths: constructors with braced member initialisers, inline namespaces, prefixed raw "
+    "strings") {
+  const char* source = R"src(inline namespace v1 {
+class Counter {
+ public:
+  Counter(int a, int b) : a_{a}, b_{b} {
+    a_ += b_;
+    b_ = 0;
+  }
+  const char* text() const { return u8R"x(}{)x"; }
+  int a_, b_;
+};
+}  // namespace v1
+)src";
+  const auto bodies = function_bodies(source);
+  REQUIRE(bodies.size() == 2);
+  CHECK(bodies[0].first_line == 4);  // the constructor's body, its initialisers on the same line
+  CHECK(bodies[0].lines == 4);
+  CHECK(bodies[0].head == "Counter(int a, int b) : a_{a}, b_{b}");
+  CHECK(bodies[1].first_line == 8);
+  CHECK(bodies[1].lines == 1);
+}
+
 TEST_CASE("house rules: no function over 80 lines outside tests") {
   int scanned = 0;
   for (const char* top : {"sim", "topology", "workloads", "scenarios", "analysis"}) {

@@ -27,7 +27,7 @@ from . import _hybridsim as _native
 __all__ = [
     "run", "sweep", "study", "plan", "collective", "topology",
     "RunResult", "GpuMetrics", "CriticalPath", "TimeToTrain", "PlanResult", "StudyResult",
-    "HybridsimError", "ScenarioError", "BudgetError",
+    "HybridsimError", "ScenarioError", "BudgetError", "InternalError",
 ]
 
 Scenario = Union[str, os.PathLike, Mapping[str, Any]]
@@ -60,6 +60,10 @@ class BudgetError(ScenarioError):
     """A simulation over its budget (simulation.max_events / max_memory): the message says by how much."""
 
 
+class InternalError(HybridsimError, RuntimeError):
+    """A broken invariant inside the simulator: a bug to report, not bad input."""
+
+
 def _native_call(function: Callable, *args, **kwargs):
     try:
         return function(*args, **kwargs)
@@ -67,6 +71,8 @@ def _native_call(function: Callable, *args, **kwargs):
         raise BudgetError(str(e)) from None
     except _native.InputError as e:
         raise ScenarioError(str(e)) from None
+    except _native.InternalError as e:
+        raise InternalError(str(e)) from None
 
 
 def _overlay_value(value: Any) -> str:
