@@ -211,7 +211,8 @@ void assumptions_section(const StudyResult& result, std::ostream& md) {
         "activations and their gradients are sent point to point between a worker's GPUs.\n"
      << "- **Step**: one simulated training step per configuration (forward, backward, gradient "
         "exchange, optimizer), repeated identically for every step of training; no input pipeline, "
-        "checkpointing or evaluation time.\n";
+        "checkpointing or evaluation time (MLPerf's GNMT runs evaluate once per epoch, but no "
+        "reference gives an evaluation's duration, so none is invented).\n";
   for (const auto& ns : result.networks) {
     const StudyNetwork& net = result.network(ns);
     md << "- **" << net.name << "**: profile " << net.profile_source << " (" << net.profile.meta.gpu << " "

@@ -55,11 +55,33 @@ StatisticalEfficiency StatisticalEfficiency::parametric(double e_min, double b_n
   return s;
 }
 
+StatisticalEfficiency StatisticalEfficiency::anchored(double e_min, double b_noise, BatchRange supported,
+                                                      BatchEpochs anchor) {
+  StatisticalEfficiency s = parametric(e_min, b_noise, supported);
+  if (anchor.global_batch < 1 || anchor.global_batch >= supported.min || !(anchor.epochs > 0) ||
+      !std::isfinite(anchor.epochs))
+    throw InputError("statistical efficiency: expected an anchor below the fitted range " +
+                     std::to_string(supported.min) + " with epochs > 0, got (" +
+                     std::to_string(anchor.global_batch) + ", " + std::to_string(anchor.epochs) + ")");
+  s.anchor_ = anchor;
+  s.fitted_min_ = supported.min;
+  s.supported_.min = anchor.global_batch;
+  return s;
+}
+
 EpochsEstimate StatisticalEfficiency::epochs(std::int64_t global_batch) const {
   if (global_batch <= 0)
     throw InputError("statistical efficiency: expected a global batch > 0, got " +
                      std::to_string(global_batch));
   if (kind_ == Kind::table) return table_epochs(global_batch);
+  if (anchor_ && global_batch < fitted_min_) {
+    if (global_batch <= anchor_->global_batch)
+      return {anchor_->epochs, global_batch < anchor_->global_batch};
+    const double a = static_cast<double>(anchor_->global_batch);
+    const double end = e_min_ * (1.0 + static_cast<double>(fitted_min_) / b_noise_);
+    const double slope = std::log(end / anchor_->epochs) / std::log(static_cast<double>(fitted_min_) / a);
+    return {anchor_->epochs * std::pow(static_cast<double>(global_batch) / a, slope), false};
+  }
   // McCandlish et al. 2018: examples to target E(B) = E_min·(1 + B/B_noise), so epochs likewise.
   return {e_min_ * (1.0 + static_cast<double>(global_batch) / b_noise_), !supported_.contains(global_batch)};
 }
@@ -92,20 +114,30 @@ double band(double rms_log_error, int sign) { return std::exp(2.0 * sign * rms_l
 void add_gnmt(std::vector<EfficiencyCurve>& out) {
   // MLPerf Training v0.6/v0.7 GNMT results (WMT16 En-De, 24.0 BLEU, one evaluation per epoch):
   // least-squares fit over the 15 PyTorch systems, E_min = 3.15, B_noise = 9,057, rms log error
-  // 0.042, supported 2K–16K sentence pairs.
+  // 0.042, supported 2K–16K sentence pairs. Below 2K the fit is not evidence: the one measured
+  // point there is NVIDIA's DeepLearningExamples recipe at 1,024, about 5 epochs (23.00 BLEU after
+  // epoch 4, 24.20 after epoch 5; statistical_efficiency.md), so the curve is joined to it (log-log
+  // from 1,024 to the fit at 2,048) instead of extrapolating the fit to 3.5 epochs there. Epochs
+  // then fall from 5 at 1,024 to 3.86 at 2,048: the tuned MLPerf recipes at 2K-3K reach the
+  // target in fewer epochs than the untuned fixed schedule at 1K. Below 1,024 nothing is measured
+  // and 5 is held (flagged extrapolated).
   constexpr double kEmin = 3.15;
   constexpr double kBnoise = 9'057;
   constexpr double kRmsLogError = 0.042;
   const BatchRange fitted{2'048, 16'384};
+  const BatchEpochs small{1'024, 5};
+  const auto curve = [&](int sign) {
+    const double k = sign == 0 ? 1.0 : band(kRmsLogError, sign);
+    return StatisticalEfficiency::anchored(kEmin * k, kBnoise, fitted,
+                                           {small.global_batch, small.epochs * k});
+  };
   const std::string fit =
       "MLPerf Training v0.6/v0.7 GNMT (24.0 BLEU), least-squares fit over 15 PyTorch "
-      "systems: E_min = 3.15, B_noise = 9,057 sentence pairs, rms log error 0.042";
-  out.push_back(
-      {"gnmt", "default", fit + ".", false, StatisticalEfficiency::parametric(kEmin, kBnoise, fitted)});
-  out.push_back({"gnmt", "optimistic", fit + "; epochs scaled by exp(-2 x 0.042).", false,
-                 StatisticalEfficiency::parametric(kEmin * band(kRmsLogError, -1), kBnoise, fitted)});
-  out.push_back({"gnmt", "pessimistic", fit + "; epochs scaled by exp(+2 x 0.042).", false,
-                 StatisticalEfficiency::parametric(kEmin * band(kRmsLogError, +1), kBnoise, fitted)});
+      "systems: E_min = 3.15, B_noise = 9,057 sentence pairs, rms log error 0.042 (2K-16K), "
+      "joined log-log below 2,048 to NVIDIA DeepLearningExamples' 5 epochs at 1,024, held below";
+  out.push_back({"gnmt", "default", fit + ".", false, curve(0)});
+  out.push_back({"gnmt", "optimistic", fit + "; epochs scaled by exp(-2 x 0.042).", false, curve(-1)});
+  out.push_back({"gnmt", "pessimistic", fit + "; epochs scaled by exp(+2 x 0.042).", false, curve(+1)});
   // Measured points, median over the systems submitted at each batch (median of 10 runs each):
   // 1,024 from NVIDIA's DeepLearningExamples GNMT README (24.20 BLEU after epoch 5); 4,096 Google
   // TPU; 8,192 three NVIDIA systems at 6 and six Google systems at 7; 12,288 two NVIDIA systems at

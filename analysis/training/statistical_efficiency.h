@@ -44,6 +44,12 @@ class StatisticalEfficiency {
   static StatisticalEfficiency table(std::vector<BatchEpochs> points);
   // epochs(B) = e_min·(1 + B/b_noise); e_min > 0, b_noise > 0, 1 <= supported.min <= supported.max.
   static StatisticalEfficiency parametric(double e_min, double b_noise, BatchRange supported);
+  // The parametric curve above supported.min, joined below it to a measured point under the fitted
+  // range (anchor.global_batch < supported.min): log-log linear from the anchor to the fit's value
+  // at supported.min, and the anchor's epochs held below the anchor (flagged extrapolated: nothing
+  // measured there says which way epochs go). The supported range then starts at the anchor.
+  static StatisticalEfficiency anchored(double e_min, double b_noise, BatchRange supported,
+                                        BatchEpochs anchor);
 
   // Epochs to the target at global batch B > 0 (InputError otherwise). Table points are reproduced
   // exactly; between points, log(epochs) is linear in log(B).
@@ -54,6 +60,7 @@ class StatisticalEfficiency {
   const std::vector<BatchEpochs>& points() const { return points_; }  // empty when parametric
   double e_min() const { return e_min_; }                             // 0 when a table
   double b_noise() const { return b_noise_; }                         // 0 when a table
+  const std::optional<BatchEpochs>& anchor() const { return anchor_; }  // the anchored curve's point
 
  private:
   StatisticalEfficiency() = default;
@@ -63,6 +70,8 @@ class StatisticalEfficiency {
   std::vector<BatchEpochs> points_;
   double e_min_ = 0;
   double b_noise_ = 0;
+  std::optional<BatchEpochs> anchor_;
+  std::int64_t fitted_min_ = 0;  // anchored: where the fit takes over from the join
   BatchRange supported_;
 };
 

@@ -5,7 +5,9 @@ split into forward/backward kernels (the meter's reading and its error from
 `hybridsim validate --format csv`), the optimizer update, gradient copies, kernels slowed by
 communication, exposed communication and host gaps, each per micro-batch (step / micro-batches).
 The optimizer's time comes from two one-GPU runs of the same machine and precision (1 and 2
-micro-batches: their difference is one micro-batch of kernels, the rest the update).
+micro-batches: their difference is one micro-batch of kernels, the rest the update). The cases run
+with per-GPU kernel jitter (variability.kernel_jitter), so a step waits for its slowest rank: the
+"slowest rank" column is the step less every other column (on one GPU: the drawn factors' mean).
 Usage: scenarios/validate/decomposition.py [path/to/hybridsim]   (prints a Markdown table)"""
 import json, re, subprocess, sys
 
@@ -30,8 +32,8 @@ out = subprocess.run([exe, "validate", "--format", "csv"], capture_output=True, 
 meter = {row["case"]: row for row in csv.DictReader(io.StringIO(out))}
 updates = {}
 print("| case | published | simulated (meter) | error | tokens / time | micro-batches | per micro-batch (ms): kernels | optimizer | "
-      "gradient copies | slowed by comm. | exposed comm. | host gaps | step per micro-batch |")
-print("|---|---|---|---|---|---|---|---|---|---|---|---|---|")
+      "gradient copies | slowed by comm. | exposed comm. | host gaps | slowest rank | step per micro-batch |")
+print("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
 for name, sets_text, published in cases:
     sets = [s.strip().strip('"') for s in sets_text.split('", "')]
     key = tuple(s for s in sets if not s.startswith(("parallelism=", "training.global_batch=")))
@@ -46,7 +48,9 @@ for name, sets_text, published in cases:
     a = r["global_batch"] // (128 * r["dp"])
     ms = lambda us: f"{us / 1000 / a:.1f}"
     m = meter[name]
+    parts = ("gradient_copies_us", "compute_slowed_us", "exposed_communication_us", "idle_us")
+    slowest = r["step_time_us"] - kernels * a - update - sum(c[k] for k in parts)
     print(f"| {name} | {int(published):,} | {float(m['simulated']):,.0f} | {100 * float(m['error']):+.1f}% | "
           f"{r['units_per_second']:,.0f} | {a} | {ms(kernels * a)} | {ms(update)} | "
           f"{ms(c['gradient_copies_us'])} | {ms(c['compute_slowed_us'])} | {ms(c['exposed_communication_us'])} | "
-          f"{ms(c['idle_us'])} | {ms(r['step_time_us'])} |")
+          f"{ms(c['idle_us'])} | {ms(slowest)} | {ms(r['step_time_us'])} |")

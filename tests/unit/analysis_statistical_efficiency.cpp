@@ -95,8 +95,20 @@ TEST_CASE("analysis: GNMT curves") {
   CHECK(fit.epochs(8'192).epochs == doctest::Approx(5.999155).epsilon(1e-6));
   CHECK_FALSE(fit.epochs(2'048).extrapolated);
   CHECK_FALSE(fit.epochs(16'384).extrapolated);
-  CHECK(fit.epochs(1'024).extrapolated);
   CHECK(fit.epochs(32'768).extrapolated);
+  // Below the fitted 2K the curve passes through the measured 5 epochs at 1,024 (NVIDIA's
+  // DeepLearningExamples recipe) instead of the fit's 3.15 x (1 + 1,024/9,057) = 3.506; between
+  // them log-log: at 1,448 ~ sqrt(1,024 x 2,048), sqrt(5 x 3.862236) = 4.394; below 1,024 the
+  // measured 5 is held, flagged.
+  REQUIRE(fit.anchor().has_value());
+  CHECK(fit.epochs(1'024).epochs == 5);
+  CHECK_FALSE(fit.epochs(1'024).extrapolated);
+  CHECK(fit.epochs(2'048).epochs == doctest::Approx(3.15 * (1 + 2'048.0 / 9'057)).epsilon(1e-9));
+  CHECK(fit.epochs(1'448).epochs == doctest::Approx(std::sqrt(5 * 3.862236)).epsilon(2e-4));
+  CHECK(fit.epochs(128).epochs == 5);
+  CHECK(fit.epochs(128).extrapolated);
+  CHECK(fit.supported().min == 1'024);
+  CHECK_THROWS_AS(StatisticalEfficiency::anchored(3, 9'000, {2'048, 16'384}, {2'048, 5}), InputError);
   // ±2 rms log error (0.042): epochs scale by exp(∓0.084) = 0.91943 / 1.08763.
   const auto opt = analysis::efficiency_curve_by_name("gnmt", "optimistic").efficiency;
   const auto pes = analysis::efficiency_curve_by_name("gnmt", "pessimistic").efficiency;

@@ -56,13 +56,25 @@ TEST_CASE("study on the CI grid: conclusions, step reuse and the report folder")
     const auto& v = ns.main();
     CHECK(ns.mp == std::vector<int>{2, 4});
     CHECK(ns.variants.size() == 4);  // default, optimistic, pessimistic, IB x2
-    // DP alone: end-to-end speedup per GPU falls as N grows (epochs grow with the global batch and
-    // the exposed all-reduce grows), and never beats the per-step (throughput) speedup.
+    // DP alone: end-to-end over per-step speedup is exactly the epochs the 1-GPU baseline needs
+    // over the epochs at B = N x batch (time to train is a product; the dataset divides into whole
+    // steps up to rounding). Where epochs grow with the batch (Inception-V3, BigLSTM: their curves
+    // rise everywhere) the end-to-end speedup never beats the per-step one and its efficiency
+    // falls with N. GNMT's curve does not rise everywhere: it passes through the measured 5 epochs
+    // at B = 1,024 (NVIDIA's untuned fixed schedule) and the fit's 3.86 at 2,048 (MLPerf's tuned
+    // recipes reach the target in 4 epochs at 2K-3K; statistical_efficiency.md), and holds 5 below
+    // 1,024 where nothing is measured. So DP from 8 to 16 GPUs needs fewer epochs and its
+    // end-to-end speedup exceeds the per-step one there: the measured points say so, and the
+    // seed's claim is about larger batches (above 2K epochs grow, hybrid's halved batch pays).
     double last_efficiency = 2;
     for (const int n : {8, 16, 32}) {
       const StudyRow& dp = row(v, n, 1);
-      CHECK(dp.e2e_speedup <= dp.step_speedup);
-      CHECK(dp.e2e_speedup / n < last_efficiency);
+      CHECK(dp.e2e_speedup / dp.step_speedup ==
+            doctest::Approx(v.baseline.ttt.epochs / dp.ttt.epochs).epsilon(0.002));
+      if (name != "gnmt") {
+        CHECK(dp.e2e_speedup <= dp.step_speedup);
+        CHECK(dp.e2e_speedup / n < last_efficiency);
+      }
       last_efficiency = dp.e2e_speedup / n;
       CHECK(dp.ttt.global_batch == n * r.network(ns).profile.meta.batch_per_gpu);
       CHECK(row(v, n, 2).ttt.global_batch == dp.ttt.global_batch / 2);  // hybrid halves the batch
@@ -74,6 +86,13 @@ TEST_CASE("study on the CI grid: conclusions, step reuse and the report folder")
     // pipelining of the LSTM layers).
     CHECK(v.mp_alone[0].step_speedup > 1.15);
   }
+  // GNMT: 5 epochs at the baseline's B = 128 (held from the 1,024 point) and at N = 8 (B = 1,024),
+  // 3.86 at N = 16 (B = 2,048): end to end is per step x 5 / 3.86 there.
+  const auto& g = r.networks[1].main();
+  CHECK(g.baseline.ttt.epochs == doctest::Approx(5));
+  CHECK(row(g, 8, 1).ttt.epochs == doctest::Approx(5));
+  CHECK(row(g, 16, 1).ttt.epochs == doctest::Approx(3.15 * (1 + 2048.0 / 9057)));
+  CHECK(row(g, 16, 1).e2e_speedup > row(g, 16, 1).step_speedup);
   const auto& inception = r.networks[0].main();
   const auto& gnmt = r.networks[1].main();
   const auto& biglstm = r.networks[2].main();

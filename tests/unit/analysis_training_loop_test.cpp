@@ -101,14 +101,15 @@ TEST_CASE("training loop: the optimizer update as torch.optim's kernels") {
   // Fused per tensor (TensorFlow's ApplyMomentum): read w, g, m, write w, m.
   CHECK(optimizer_bytes_per_parameter({OptimizerKind::Momentum, OptimizerLaunch::PerTensor},
                                       Precision::Fp32) == 20);
-  // 10^6 parameters at 600 GB/s: b × 10^6 B take ceil(b × 1666.67) ns: 4 B 6,667, 8 B 13,334,
-  // 12 B 20,000, 16 B 26,667; passes 4, 8 | 8, 12, 8, 12, 8, 8, 16 | 4: 2 × 6,667 + 5 × 13,334 +
-  // 2 × 20,000 + 26,667 = 146,671 ns. A tensor of 1,000: every one of the 10 kernels at the 5 us floor.
+  // 10^6 parameters at the streaming 800 GB/s (4/3 of the V100's 600 GB/s memory-kernel rate):
+  // b × 10^6 B take b × 1,250 ns: 4 B 5,000, 8 B 10,000, 12 B 15,000, 16 B 20,000; passes 4, 8 |
+  // 8, 12, 8, 12, 8, 8, 16 | 4: 2 × 5,000 + 5 × 10,000 + 2 × 15,000 + 20,000 = 110,000 ns. A
+  // tensor of 1,000: every one of the 10 kernels at the 5 us floor.
   const std::vector<std::int64_t> tensors{1'000'000, 1'000};
-  CHECK(optimizer_update_time(v100, adam, tensors) == Time::ns(146'671) + Time::us(50));
-  // One multi-tensor kernel (apex FusedAdam) instead: 28 B × 1,001,000 at 600 GB/s = 46,713.4 ns.
+  CHECK(optimizer_update_time(v100, adam, tensors) == Time::ns(110'000) + Time::us(50));
+  // One multi-tensor kernel (apex FusedAdam) instead: 28 B × 1,001,000 at 800 GB/s = 35,035 ns.
   CHECK(optimizer_update_time(v100, {OptimizerKind::Adam, OptimizerLaunch::MultiTensor}, tensors) ==
-        Time::ns(46'714));
+        Time::ns(35'035));
 }
 
 TEST_CASE("training loop: training.global_batch gives the micro-batches, or a located error") {

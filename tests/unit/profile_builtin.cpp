@@ -70,7 +70,9 @@ TEST_CASE("profile builtin: one-GPU throughput reproduces the calibration figure
   // calibration.md: Inception-V3 about 259 images/s at batch 64 (step ≈ 247 ms); GNMT 21,424
   // tokens/s at 128 sentences × (24 + 24) tokens = 6,144 tokens per micro-batch, measured with 8
   // micro-batches per update and read as NVIDIA's meter does, a mean of per-iteration rates
-  // (gnmt_training_loop.md §1, §5). The issue allows 5%; the calibrated constants land within 0.1%.
+  // (gnmt_training_loop.md §1, §5). The issue allows 5%; the calibrated constants landed within
+  // 0.1%, and within 0.3% since the optimizer's update streams at 800 GB/s (GNMT 21,477: one GPU
+  // must stay within 1%, issue 27; the GEMM rates were not re-fitted).
   const Profile inception = builtin_profile("inception-v3");
   CHECK(inception.meta.units_per_step == 64);
   CHECK(inception.throughput_1gpu() == doctest::Approx(259).epsilon(0.05));
@@ -81,7 +83,7 @@ TEST_CASE("profile builtin: one-GPU throughput reproduces the calibration figure
   const double meter = analysis::iteration_rate_factor(gnmt, gnmt.step_time_1gpu(), 8, 1.0);
   CHECK(meter < 1.0);
   CHECK(gnmt.throughput_1gpu() * meter == doctest::Approx(21424).epsilon(0.05));
-  CHECK(gnmt.throughput_1gpu() * meter == doctest::Approx(21424).epsilon(0.001));
+  CHECK(gnmt.throughput_1gpu() * meter == doctest::Approx(21424).epsilon(0.003));
   // BigLSTM has no public V100 figure: the documented model estimate (workloads/README.md) is
   // about 9,010 words/s for 128 × 20 words per step (GEMMs at GNMT's 9.111 TFLOP/s), about 2.0×
   // the P100's 4.5K words/s.

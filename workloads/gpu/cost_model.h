@@ -51,6 +51,12 @@ struct KernelCostModel {
   // the weights costs 2, so a parameter costs what it costs in FP32, and since gradients are FP16
   // a GiB of them is twice the parameters: twice the FP32 time per GiB.
   sim::Time optimizer_time_per_gib(std::int64_t passes) const;
+  // What the optimizer's element-wise passes reach: they stream over whole parameter tensors
+  // (megabytes each), more of HBM's peak than the small BN/ReLU kernels memory_bandwidth was
+  // calibrated on. The reference prices one GNMT update, about 16 GB, at "of the order of 20 ms
+  // on a V100" (../shared/reference/gnmt_training_loop.md section 1): 800 GB/s, 4/3 of the V100's
+  // calibrated 600 GB/s; every GPU's rate is scaled alike.
+  sim::Bandwidth streaming_bandwidth() const;
 };
 
 // The one-GPU calibration (V100-SXM2-16GB, ../shared/reference/calibration.md; values and their

@@ -27,6 +27,13 @@ std::int64_t fused_bytes(OptimizerKind kind) {
   return 0;
 }
 
+// The update's passes at the streaming rate (cost_model.h: streaming_bandwidth).
+KernelCostModel streaming(const KernelCostModel& cost) {
+  KernelCostModel out = cost;
+  out.memory_bandwidth = cost.streaming_bandwidth();
+  return out;
+}
+
 }  // namespace
 
 std::string_view optimizer_kind_name(OptimizerKind kind) {
@@ -63,8 +70,9 @@ std::int64_t optimizer_bytes_per_parameter(const OptimizerRecipe& recipe, Precis
   return total;
 }
 
-sim::Time optimizer_update_time(const KernelCostModel& cost, const OptimizerRecipe& recipe,
+sim::Time optimizer_update_time(const KernelCostModel& kernels, const OptimizerRecipe& recipe,
                                 std::span<const std::int64_t> tensor_elements) {
+  const KernelCostModel cost = streaming(kernels);
   std::int64_t all = 0;
   for (const std::int64_t n : tensor_elements) {
     if (n <= 0) throw InternalError("optimizer: a parameter tensor without elements");
