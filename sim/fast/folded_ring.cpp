@@ -211,10 +211,15 @@ FoldedRing::ModelRun FoldedRing::run_channel(std::uint32_t c, std::uint32_t& per
     lead = max(lead, run.finish[p] - lower.finish[p]);
     span = max(span, lower.finish[p] - ranks_[ring_->channel_plan(c).order[p]].start);
   }
-  const bool bounded = ring_->config().fast_path == FastPath::Bounded && lead.ps() * 1000 <= span.ps();
+  const bool within = lead.ps() * 1000 <= span.ps();
+  const bool bounded = ring_->config().fast_path == FastPath::Bounded && within;
   if (lead > Time::zero() && !bounded) {
     period = n_;
     reason = "chunks of unequal size change its timing";
+    if (within) {  // auto: say what the bounded path would have given (sim/README.md, "Folding")
+      reason_ = std::string(reason) + " (fast_path: bounded would fold it within " + human_time(lead) + ")";
+      reason = reason_;
+    }
     return run_model(c, n_, chunks);
   }
   path_.bound = max(path_.bound, lead);
