@@ -10,7 +10,6 @@
 #pragma once
 #include <cstdint>
 #include <memory>
-#include <string>
 #include <vector>
 
 #include "sim/ring_collective.h"
@@ -103,7 +102,6 @@ class FoldedRing final : public Collective {
   };
   std::vector<Joined> ranks_;
   SimulationPath path_;
-  std::string reason_;  // path_.reason when it carries a figure (auto: what bounded would fold within)
   EventHandler* done_handler_ = nullptr;
   std::uint64_t done_tag_base_ = 0;
 };
