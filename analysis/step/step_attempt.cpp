@@ -186,7 +186,7 @@ void check_step_fold(const StepFoldPlan& fold, const workloads::StepProgram& pro
     attempt.fold_broken = spans_members(fold, program.collectives[i]);
     if (attempt.fold_broken) {  // the same ring would run in full again
       attempt.unsuitable = true;
-      attempt.why = "a ring they share ran in full: " + std::string(owned[i]->simulation_path().reason);
+      attempt.why = "a ring they share ran in full: " + sim::unfolded_reason(owned[i]->simulation_path());
     }
   }
   if (!attempt.fold_broken) attempt.fold_broken = !executor.fold_held();
