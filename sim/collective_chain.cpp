@@ -92,16 +92,21 @@ SimulationPath CollectiveChain::simulation_path() const {
   SimulationPath out;
   out.ranks = n_;
   std::string_view reason;
+  Time unfolded_bound;  // an unfolded part's: what bounded would have folded it within
   for (const auto& p : parts_) {
     const SimulationPath part = p->simulation_path();
     out.folded = out.folded || part.folded;
     out.simulated = std::max(out.simulated, part.simulated);
-    out.bound = max(out.bound, part.bound);
+    if (part.folded) out.bound = max(out.bound, part.bound);
     out.private_events += part.private_events;
     out.jumped_steps += part.jumped_steps;
-    if (!part.folded && reason.empty()) reason = part.reason;
+    if (!part.folded && reason.empty()) {
+      reason = part.reason;
+      unfolded_bound = part.bound;
+    }
   }
   out.reason = out.folded ? std::string_view() : reason;
+  if (!out.folded) out.bound = unfolded_bound;
   return out;
 }
 

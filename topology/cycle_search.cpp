@@ -3,34 +3,76 @@
 #include <algorithm>
 
 namespace hybridsim::topology::detail {
+
+void Multigraph::set(int u, int v, int links) {
+  auto& row = adj[static_cast<std::size_t>(u)];
+  const auto it = std::lower_bound(row.begin(), row.end(), std::pair<int, int>{v, 0},
+                                   [](const auto& a, const auto& b) { return a.first < b.first; });
+  const bool present = it != row.end() && it->first == v;
+  if (links == 0) {
+    if (present) row.erase(it);
+  } else if (present) {
+    it->second = links;
+  } else {
+    row.insert(it, {v, links});
+  }
+}
+
 namespace {
 
 class Search {
  public:
-  Search(int n, const std::vector<int>& cap, std::int64_t budget)
-      : n_(n), residual_(cap), budget_(budget) {}
+  Search(const Multigraph& graph, std::int64_t budget)
+      : n_(graph.size()), residual_(graph.adj), budget_(budget) {}
 
   // Calls f(cycle) for every Hamiltonian cycle of the residual graph, in lexicographic order, each
   // once (start at 0, second vertex < last vertex). f returns true to stop; so does running out of
-  // budget. Returns whether it stopped.
+  // budget. Returns whether it stopped. Depth-first with an explicit stack: a ring of 65,536
+  // vertices is a path that deep, too deep for the call stack. f may change the residual counts
+  // while it runs, but restores them before it returns.
   template <class F>
   bool for_each_cycle(F&& f) {
     std::vector<int> path{0};
+    std::vector<std::size_t> next{0};  // per vertex of the path: its next neighbour to try
     std::vector<char> visited(static_cast<std::size_t>(n_), 0);
     visited[0] = 1;
-    return extend(path, visited, f);
+    if (++steps_ > budget_) return true;
+    while (!path.empty()) {
+      const auto& row = residual_[static_cast<std::size_t>(path.back())];
+      std::size_t& i = next.back();
+      while (i < row.size() && (row[i].first == 0 || visited[row[i].first] != 0 || row[i].second <= 0)) ++i;
+      if (i == row.size()) {
+        visited[path.back()] = 0;
+        path.pop_back();
+        next.pop_back();
+        continue;
+      }
+      const int v = row[i++].first;
+      if (++steps_ > budget_) return true;
+      if (static_cast<int>(path.size()) + 1 < n_) {
+        visited[v] = 1;
+        path.push_back(v);
+        next.push_back(0);
+        continue;
+      }
+      path.push_back(v);
+      const bool stop = links(v, 0) > 0 && path[1] < v ? f(path) : false;
+      path.pop_back();
+      if (stop) return true;
+    }
+    return false;
   }
 
   void apply(const Cycle& c, int delta) {
     for (std::size_t i = 0; i < c.size(); ++i) {
       const int u = c[i], v = c[(i + 1) % c.size()];
-      residual_[u * n_ + v] += delta;
-      residual_[v * n_ + u] += delta;
+      entry(u, v) += delta;
+      entry(v, u) += delta;
     }
   }
   int degree(int v) const {
     int d = 0;
-    for (int u = 0; u < n_; ++u) d += residual_[v * n_ + u];
+    for (const auto& [u, count] : residual_[static_cast<std::size_t>(v)]) d += count;
     return d;
   }
   void reset_budget() { steps_ = 0; }
@@ -62,36 +104,31 @@ class Search {
   }
 
  private:
-  template <class F>
-  bool extend(std::vector<int>& path, std::vector<char>& visited, F& f) {
-    if (++steps_ > budget_) return true;
-    const int u = path.back();
-    if (static_cast<int>(path.size()) == n_)
-      return residual_[u * n_] > 0 && path[1] < u ? f(path) : false;
-    for (int v = 1; v < n_; ++v) {
-      if (visited[v] || residual_[u * n_ + v] <= 0) continue;
-      visited[v] = 1;
-      path.push_back(v);
-      const bool stop = extend(path, visited, f);
-      path.pop_back();
-      visited[v] = 0;
-      if (stop) return true;
-    }
-    return false;
+  std::pair<int, int>* find(int u, int v) {
+    auto& row = residual_[static_cast<std::size_t>(u)];
+    const auto it = std::lower_bound(row.begin(), row.end(), std::pair<int, int>{v, 0},
+                                     [](const auto& a, const auto& b) { return a.first < b.first; });
+    return it != row.end() && it->first == v ? &*it : nullptr;
   }
+  int links(int u, int v) {
+    const auto* e = find(u, v);
+    return e == nullptr ? 0 : e->second;
+  }
+  // A cycle found in the residual graph only uses pairs it lists.
+  int& entry(int u, int v) { return find(u, v)->second; }
 
   int n_;
-  std::vector<int> residual_;
+  std::vector<std::vector<std::pair<int, int>>> residual_;
   std::int64_t budget_;
   std::int64_t steps_ = 0;
 };
 
 }  // namespace
 
-std::vector<Cycle> find_cycle_decomposition(int n, const std::vector<int>& cap, int max_cycles,
-                                            std::int64_t budget, const CycleSetScore& score,
-                                            int perfect_score) {
-  Search search(n, cap, budget);
+std::vector<Cycle> find_cycle_decomposition(const Multigraph& graph, int max_cycles, std::int64_t budget,
+                                            const CycleSetScore& score, int perfect_score) {
+  const int n = graph.size();
+  Search search(graph, budget);
   int upper = max_cycles;
   for (int v = 0; v < n; ++v) upper = std::min(upper, search.degree(v) / 2);
   if (upper <= 0 || n < 3) return {};

@@ -1,10 +1,12 @@
 // Internal to topology/: finds edge-disjoint Hamiltonian cycles in a small undirected multigraph
-// given as a symmetric capacity matrix (cap[u * n + v] = parallel links between u and v). Used by
-// the ring search; vertices are local indices 0..n-1, cycles start at 0.
-//   auto cycles = detail::find_cycle_decomposition(8, dgx1_caps, 16, 1'000'000);  // 3 cycles
+// given as adjacency lists (`Multigraph`: per vertex its neighbours and the parallel links to each).
+// Used by the ring search; vertices are local indices 0..n-1, cycles start at 0. The graph is kept
+// sparse, so a machine of N GPUs in a ring (the ideal ring, up to 65,536) costs O(N), not O(N²).
+//   auto cycles = detail::find_cycle_decomposition(dgx1_graph, 16, 1'000'000);  // 3 cycles
 #pragma once
 #include <cstdint>
 #include <functional>
+#include <utility>
 #include <vector>
 
 namespace hybridsim::topology::detail {
@@ -13,13 +15,24 @@ using Cycle = std::vector<int>;
 // Scores a complete set of cycles (higher is better), e.g. how evenly it spreads over NICs.
 using CycleSetScore = std::function<int(const std::vector<Cycle>&)>;
 
-// The largest set (at most max_cycles) of Hamiltonian cycles of the n-vertex multigraph (n >= 3)
-// that together use each pair (u, v) at most cap times, searched exhaustively by backtracking
-// within `budget` DFS steps per attempt (a greedy set is the fallback). With a `score`, keeps the
-// best-scoring set of that size found within the budget, stopping early at `perfect_score`.
-// Deterministic.
-std::vector<Cycle> find_cycle_decomposition(int n, const std::vector<int>& cap, int max_cycles,
-                                            std::int64_t budget, const CycleSetScore& score = {},
-                                            int perfect_score = 0);
+// adj[u]: (v, parallel links between u and v) for each neighbour v of u, by ascending v, no zero
+// counts. The search takes and returns a pair's links in both directions, so the caller keeps it
+// symmetric (v lists u with the same count).
+struct Multigraph {
+  std::vector<std::vector<std::pair<int, int>>> adj;
+
+  int size() const { return static_cast<int>(adj.size()); }
+  // Sets u's count towards v, replacing what was there; 0 removes the entry.
+  void set(int u, int v, int links);
+  auto operator<=>(const Multigraph&) const = default;
+};
+
+// The largest set (at most max_cycles) of Hamiltonian cycles of the multigraph (n >= 3) that
+// together use each pair (u, v) at most as often as it has links, searched exhaustively by
+// backtracking within `budget` DFS steps per attempt (a greedy set is the fallback). With a `score`,
+// keeps the best-scoring set of that size found within the budget, stopping early at
+// `perfect_score`. Deterministic: neighbours are tried in ascending order.
+std::vector<Cycle> find_cycle_decomposition(const Multigraph& graph, int max_cycles, std::int64_t budget,
+                                            const CycleSetScore& score = {}, int perfect_score = 0);
 
 }  // namespace hybridsim::topology::detail

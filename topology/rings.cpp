@@ -71,12 +71,14 @@ void find_nics(const Topology& t, Group& g) {
 }
 
 // Parallel direct links usable by a ring between each pair of the group's GPUs (both directions):
-// for a direct link i→j with a link back j→i, the smaller of their counts.
-std::vector<int> direct_caps(const Topology& t, const Group& g) {
+// for a direct link i→j with a link back j→i, the smaller of their counts. Sparse: a machine of
+// 65,536 GPUs in a ring has 131,072 such pairs, not 65,536².
+detail::Multigraph direct_caps(const Topology& t, const Group& g) {
   const int n = static_cast<int>(g.gpus.size());
   std::unordered_map<DeviceId, int> local;
   for (int i = 0; i < n; ++i) local.emplace(g.gpus[i], i);
-  std::vector<int> cap(static_cast<std::size_t>(n) * n, 0);
+  detail::Multigraph cap;
+  cap.adj.resize(static_cast<std::size_t>(n));
   for (int i = 0; i < n; ++i)
     for (const sim::LinkId there : t.out_links(g.gpus[i])) {
       const DeviceId to = t.link_ends(there).to;
@@ -84,8 +86,7 @@ std::vector<int> direct_caps(const Topology& t, const Group& g) {
       if (j == local.end() || !is_direct_kind(t.links()[there].kind)) continue;
       for (const sim::LinkId back : t.out_links(to))
         if (t.link_ends(back).to == g.gpus[i])
-          cap[static_cast<std::size_t>(i * n + j->second)] =
-              std::min(t.link_ends(there).count, t.link_ends(back).count);
+          cap.set(i, j->second, std::min(t.link_ends(there).count, t.link_ends(back).count));
     }
   return cap;
 }
@@ -179,14 +180,11 @@ void plan_groups(const Topology& t, std::vector<Group>& groups, const RingOption
                  const RouteOptions& ropts, int multi_channels) {
   const bool multi = groups.size() > 1;
   const int max_cycles = std::max(1, options.max_channels / 2);
-  std::map<std::vector<int>, std::vector<Cycle>> memo;
+  std::map<std::pair<detail::Multigraph, std::vector<int>>, std::vector<Cycle>> memo;
   for (Group& g : groups) {
     const int n = static_cast<int>(g.gpus.size());
     if (!options.pcie_only && n >= 3) {
-      const std::vector<int> cap = direct_caps(t, g);
-      std::vector<int> key = cap;
-      key.push_back(-1);
-      key.insert(key.end(), g.nic_of.begin(), g.nic_of.end());
+      std::pair<detail::Multigraph, std::vector<int>> key{direct_caps(t, g), g.nic_of};
       auto it = memo.find(key);
       if (it == memo.end()) {
         detail::CycleSetScore score;
@@ -204,9 +202,9 @@ void plan_groups(const Topology& t, std::vector<Group>& groups, const RingOption
             return -(std::max(0, spread - (multi_channels % g.nics != 0 ? 1 : 0)) + 2 * mixed);
           };
         }
-        it = memo.emplace(key, detail::find_cycle_decomposition(
-                                   n, cap, max_cycles, options.search_budget, score, perfect))
-                 .first;
+        std::vector<Cycle> cycles =
+            detail::find_cycle_decomposition(key.first, max_cycles, options.search_budget, score, perfect);
+        it = memo.emplace(std::move(key), std::move(cycles)).first;
       }
       g.cycles = it->second;
       g.base_channels = 2 * static_cast<int>(g.cycles.size());

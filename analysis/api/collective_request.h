@@ -19,7 +19,7 @@ struct CollectiveRequest {
   int nodes = 1;
   int gpus_per_node = 0;  // 0: the preset's
   std::string gpus{};     // "0-3,8"; empty: every GPU
-  std::string op = "allreduce", algorithm = "auto", protocol = "auto", fast_path = "auto";
+  std::string op = "allreduce", algorithm = "auto", protocol = "auto", fast_path = "bounded";
   int channels = 0;  // 0: as NCCL would
   bool pcie_only = false;
   std::string message_size = sim::format_bytes(sim::CollectiveConfig{}.message_size);

@@ -57,7 +57,7 @@ po::options_description collective_options(CollectiveArgs& a) {
       "max-bytes,e", po::value(&a.max_bytes)->default_value("256 MiB"), "largest size")(
       "step-factor,f", po::value(&a.step_factor)->default_value(2.0), "size multiplier between rows")(
       "pcie-only", "keep rings off NVLink/NVSwitch")(
-      "fast-path", po::value(&a.fast_path)->default_value("auto"),
+      "fast-path", po::value(&a.fast_path)->default_value("bounded"),
       "auto: fold a ring onto representative ranks where that is exact | bounded: also within 0.1% "
       "when chunks differ in size | off: every rank message by message (sim/README.md, Folding)")(
       "max-events", po::value(&a.max_events)->default_value(a.max_events),

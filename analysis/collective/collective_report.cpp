@@ -5,6 +5,7 @@
 
 #include "analysis/output/format_fixed.h"
 #include "analysis/output/json_text.h"
+#include "sim/fast/unfolded_reason.h"
 #include "sim/link.h"
 
 namespace hybridsim::analysis {
@@ -33,7 +34,7 @@ std::string simulation_note(const std::vector<CollectiveSweepRow>& rows) {
   std::size_t folded = 0, reruns = 0;
   // Rings fold onto ring positions, trees onto tree channels: the most of each, [0] rings, [1] trees.
   std::uint32_t simulated[2] = {0, 0}, ranks[2] = {0, 0};
-  std::string_view reason;
+  std::string reason;
   sim::Time bound;
   for (const auto& r : rows) {
     if (r.rerun) ++reruns;
@@ -44,11 +45,11 @@ std::string simulation_note(const std::vector<CollectiveSweepRow>& rows) {
       ranks[k] = std::max(ranks[k], r.path.ranks);
       bound = max(bound, r.path.bound);
     } else if (reason.empty()) {
-      reason = r.path.reason;
+      reason = sim::unfolded_reason(r.path);
     }
   }
   if (folded == 0 && reruns == 0)
-    return "# simulation: every rank message by message (" + std::string(reason) + ")\n";
+    return "# simulation: every rank message by message (" + reason + ")\n";
   std::string out = "# simulation: " + std::to_string(folded) + " of " + std::to_string(rows.size()) +
                     " sizes folded onto representative ranks";
   std::string most;
@@ -60,8 +61,8 @@ std::string simulation_note(const std::vector<CollectiveSweepRow>& rows) {
     out +=
         " (" + most + (bound > sim::Time::zero() ? ", bounded within " + sim::human_time(bound) : "") + ")";
   if (folded < rows.size())
-    out +=
-        "; the others in full: " + std::string(reruns > 0 ? "a ring crossed a folded ring's links" : reason);
+    out += "; the others in full: " +
+           (reruns > 0 ? std::string("a ring crossed a folded ring's links") : reason);
   return out + "\n";
 }
 

@@ -7,6 +7,7 @@
 #include "sim/fast/embedded_ring.h"
 #include "sim/fast/link_claims.h"
 #include "sim/fast/ring_embedding.h"
+#include "sim/fast/unfolded_reason.h"
 #include "sim/hash.h"
 #include "sim/stream_executor.h"
 #include "workloads/comm/collective_load.h"
@@ -166,7 +167,7 @@ StepResult step_result(const StepSetup& setup, const workloads::StepProgram& pro
       ++r.simulation.folded;
       r.simulation.bound = max(r.simulation.bound, path.bound);
     } else if (r.simulation.full_reason.empty()) {
-      r.simulation.full_reason = std::string(path.reason);
+      r.simulation.full_reason = sim::unfolded_reason(path);
     }
   }
   r.collectives = owned.size();
@@ -185,7 +186,7 @@ void check_step_fold(const StepFoldPlan& fold, const workloads::StepProgram& pro
     attempt.fold_broken = spans_members(fold, program.collectives[i]);
     if (attempt.fold_broken) {  // the same ring would run in full again
       attempt.unsuitable = true;
-      attempt.why = "a ring they share ran in full: " + std::string(owned[i]->simulation_path().reason);
+      attempt.why = "a ring they share ran in full: " + sim::unfolded_reason(owned[i]->simulation_path());
     }
   }
   if (!attempt.fold_broken) attempt.fold_broken = !executor.fold_held();

@@ -52,7 +52,7 @@ struct StudyConfig {
   workloads::AllReduceAlgorithm algorithm = workloads::CommOptions{}.algorithm;  // as a scenario's: auto
   sim::Bytes bucket_size = workloads::StepOptions{}.bucket_size;
   sim::Bytes message_size = sim::CollectiveConfig{}.message_size;
-  sim::FastPath fast_path = sim::CollectiveConfig{}.fast_path;  // communication.fast_path
+  sim::FastPath fast_path = scenarios::kDefaultFastPath;  // communication.fast_path
   std::vector<double> ib_factors{};  // sensitivity: the cluster again with IB bandwidth × factor
   std::filesystem::path output = kDefaultStudyOutput;  // report folder
   int threads = 0;                             // 0: one per hardware thread

@@ -7,6 +7,7 @@
 
 #include "analysis/output/atomic_file.h"
 #include "analysis/study/study_report_detail.h"
+#include "scenarios/loader/scenario.h"
 #include "sim/error.h"
 
 namespace hybridsim::analysis {
@@ -202,7 +203,7 @@ void assumptions_section(const StudyResult& result, std::ostream& md) {
      << ", each launched as soon as backward has produced it (overlapping the rest of backward); "
         "sparse embedding gradients all-gathered where the profile says so; collective messages of "
      << sim::format_bytes(c.message_size)
-     << (c.fast_path == sim::CollectiveConfig{}.fast_path
+     << (c.fast_path == scenarios::kDefaultFastPath
              ? std::string()
              : " (collectives simulated with communication.fast_path " +
                    std::string(sim::fast_path_name(c.fast_path)) + ", sim/README.md \"Folding\")")

@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "analysis/step/step_metrics.h"
+#include "scenarios/loader/scenario.h"
 #include "sim/collective.h"
 #include "sim/time.h"
 #include "sim/units.h"
@@ -72,7 +73,7 @@ struct StepLabel {
   workloads::AllReduceAlgorithm algorithm = workloads::AllReduceAlgorithm::Ring;
   std::int64_t message_bytes = sim::CollectiveConfig{}.message_size.count();
   // How its collectives are simulated (sim/README.md, "Folding"): a scenario's communication.fast_path.
-  sim::FastPath fast_path = sim::CollectiveConfig{}.fast_path;
+  sim::FastPath fast_path = scenarios::kDefaultFastPath;
 
   int dp() const { return gpus / mp; }
   bool operator==(const StepLabel&) const = default;

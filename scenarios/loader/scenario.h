@@ -80,6 +80,12 @@ struct ParallelismSettings {
   bool operator==(const ParallelismSettings&) const = default;
 };
 
+// The fast path a scenario, study or validation case gets when it names none (and `collective
+// --fast-path`'s default): bounded, so that rings whose chunks differ by a byte, the rule at scale,
+// fold within 0.1% and say by how much instead of running message by message (sim/README.md,
+// "Folding"). sim::CollectiveConfig's own default stays auto: exact or in full.
+inline constexpr sim::FastPath kDefaultFastPath = sim::FastPath::Bounded;
+
 struct CommunicationSettings {
   workloads::AllReduceAlgorithm algorithm = workloads::AllReduceAlgorithm::Auto;
   std::optional<sim::Protocol> protocol;  // nullopt: auto (NCCL's choice per call)
@@ -93,7 +99,7 @@ struct CommunicationSettings {
   workloads::Ddp ddp = workloads::Ddp::Torch;  // whose DDP: its copy passes and default buckets
   bool exchange_every_micro_batch = true;      // false: only after a step's last micro-batch
   bool pcie_only = false;
-  sim::FastPath fast_path = sim::FastPath::Auto;  // fold rings where exact (sim/README.md, Folding)
+  sim::FastPath fast_path = kDefaultFastPath;
   bool operator==(const CommunicationSettings&) const = default;
 };
 

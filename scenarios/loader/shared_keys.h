@@ -8,6 +8,7 @@
 #include <string>
 #include <string_view>
 
+#include "scenarios/loader/scenario.h"
 #include "sim/collective.h"
 #include "sim/units.h"
 #include "sim/yaml/schema.h"
@@ -66,11 +67,12 @@ inline constexpr yaml::FieldSpec kBucketSize{
     .help = "Gradients are all-reduced in buckets of about this size (PyTorch DDP's 25 MB)."};
 inline constexpr yaml::FieldSpec kFastPath{
     .path = "communication.fast_path", .kind = yaml::FieldKind::Choice,
-    .default_fn = [] { return std::string(sim::fast_path_name(sim::CollectiveConfig{}.fast_path)); },
+    .default_fn = [] { return std::string(sim::fast_path_name(kDefaultFastPath)); },
     .choices = "auto|bounded|off",
     .help = "auto: a ring whose ranks repeat a pattern (same links, same join time) and whose links "
             "nothing else crosses is simulated on representative ranks only, exactly (sim/README.md, "
-            "Folding), else in full, and the run says which; bounded: also when chunks of unequal "
+            "Folding), else in full, and the run says which (and, where chunks of unequal size kept it "
+            "from folding, what bounded would fold it within); bounded: also when chunks of unequal "
             "size keep it within 0.1% of the collective's time (reports the upper bound); off: every "
             "rank message by message."};
 

@@ -16,6 +16,9 @@
 #include "sim/fast/ring_jump.h"
 
 namespace hybridsim::sim {
+namespace {
+constexpr std::string_view kUnequalChunks = "chunks of unequal size change its timing";
+}  // namespace
 
 struct FoldedRing::ModelRun {
   std::vector<Time> finish;             // per model position
@@ -211,10 +214,14 @@ FoldedRing::ModelRun FoldedRing::run_channel(std::uint32_t c, std::uint32_t& per
     lead = max(lead, run.finish[p] - lower.finish[p]);
     span = max(span, lower.finish[p] - ranks_[ring_->channel_plan(c).order[p]].start);
   }
-  const bool bounded = ring_->config().fast_path == FastPath::Bounded && lead.ps() * 1000 <= span.ps();
+  const bool within = lead.ps() * 1000 <= span.ps();
+  const bool bounded = ring_->config().fast_path == FastPath::Bounded && within;
   if (lead > Time::zero() && !bounded) {
     period = n_;
-    reason = "chunks of unequal size change its timing";
+    reason = kUnequalChunks;
+    // Auto: an unfolded path's bound is what bounded would have folded it within (sim/README.md,
+    // "Folding"), for the run to say; the layers above word it.
+    if (within) path_.bound = max(path_.bound, lead);
     return run_model(c, n_, chunks);
   }
   path_.bound = max(path_.bound, lead);
@@ -238,6 +245,7 @@ void FoldedRing::run_folded() {
   }
   path_.folded = path_.simulated < n_;
   path_.reason = path_.folded ? std::string_view() : reason;
+  if (!path_.folded && reason != kUnequalChunks) path_.bound = Time::zero();  // only they have one
   if (path_.folded && path_.bound > Time::zero()) path_.reason = "bounded: chunks of unequal size";
   folded_ = true;
   for (std::uint32_t r = 0; r < n_; ++r) {

@@ -5,6 +5,11 @@
 //  - BM_DgxRingAllReduce: one 1 GiB ring all-reduce over the same N GPUs, as `hybridsim collective
 //    -t dgx1-v100 -n N/8 -b 1GiB -e 1GiB -a ring` runs it (the cluster built, then the sweep of one
 //    size, its budget check included).
+//  - BM_IdealRingAllReduce: the same all-reduce on the `ideal-ring` preset of N GPUs (one machine,
+//    25 GB/s Generic links), as `hybridsim collective -t ideal-ring --gpus-per-node N --protocol
+//    ideal -a ring -b 1GiB -e 1GiB` runs it: the ring search and routes over N GPUs, then one folded
+//    position (issue 31: under 2 s and 200 MB at N = 65,536; it took 3.2 GB at 16,384 when the ring
+//    search kept an N × N matrix). N = 2,048 ... 65,536.
 // The idealized ring of issue 14 (50 GB/s, 500 ns, 256 KiB messages) is bench_collective's
 // BM_RingAllReduce.
 //
@@ -23,6 +28,7 @@
 #include <cstdint>
 #include <cstdlib>
 #include <new>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -114,18 +120,19 @@ void BM_DpStep(benchmark::State& state) {
   state.counters["peak_heap_mb"] = heap.megabytes();
 }
 
-void BM_DgxRingAllReduce(benchmark::State& state) {
-  const auto gpus = static_cast<int>(state.range(0));
+// One 1 GiB ring all-reduce over the first `gpus` GPUs of `spec`, as `hybridsim collective -b 1GiB -e
+// 1GiB -a ring` runs it (the cluster built, then the sweep of one size, its budget check included).
+void ring_all_reduce_case(benchmark::State& state, const topology::ClusterSpec& spec, int gpus,
+                          std::optional<sim::Protocol> protocol) {
   const HeapPeak heap;
   analysis::CollectiveSweepRow row;
   double setup_s = 0, simulate_s = 0;
   for (auto _ : state) {
     const Clock::time_point start = Clock::now();
-    topology::ClusterSpec spec;
-    spec.nodes = gpus / 8;
-    const topology::Topology topo = analysis::load_platform("dgx1-v100", spec);
+    const topology::Topology topo = analysis::load_platform(spec.preset, spec);
     analysis::CollectiveSweepOptions o;  // the CLI's defaults, but for these:
     o.comm.algorithm = workloads::AllReduceAlgorithm::Ring;
+    o.comm.protocol = protocol;
     for (int g = 0; g < gpus; ++g) o.gpus.push_back(g);
     o.min_bytes = o.max_bytes = sim::Bytes::gib(1);
     setup_s = seconds_since(start);
@@ -145,6 +152,23 @@ void BM_DgxRingAllReduce(benchmark::State& state) {
   state.counters["peak_heap_mb"] = heap.megabytes();
 }
 
+void BM_DgxRingAllReduce(benchmark::State& state) {
+  const auto gpus = static_cast<int>(state.range(0));
+  topology::ClusterSpec spec;
+  spec.preset = "dgx1-v100";
+  spec.nodes = gpus / 8;
+  ring_all_reduce_case(state, spec, gpus, std::nullopt);
+}
+
+void BM_IdealRingAllReduce(benchmark::State& state) {
+  const auto gpus = static_cast<int>(state.range(0));
+  topology::ClusterSpec spec;
+  spec.preset = "ideal-ring";
+  spec.gpus_per_node = gpus;
+  ring_all_reduce_case(state, spec, gpus, sim::Protocol::Ideal);
+  if (state.counters["folded"] == 0) state.SkipWithError("the ideal ring did not fold");
+}
+
 void gpu_counts(benchmark::internal::Benchmark* b) {
   b->ArgName("gpus");
   for (int gpus = 128; gpus <= 16384; gpus *= 2) b->Arg(gpus);
@@ -152,6 +176,13 @@ void gpu_counts(benchmark::internal::Benchmark* b) {
 }
 BENCHMARK(BM_DpStep)->Apply(gpu_counts);
 BENCHMARK(BM_DgxRingAllReduce)->Apply(gpu_counts);
+BENCHMARK(BM_IdealRingAllReduce)
+    ->ArgName("gpus")
+    ->Arg(2048)
+    ->Arg(16384)
+    ->Arg(65536)
+    ->Unit(benchmark::kSecond)
+    ->Iterations(1);
 
 // What runs when no filter is given: the cases up to 2,048 GPUs.
 constexpr const char* kDefaultFilter = "--benchmark_filter=/gpus:(128|256|512|1024|2048)/";

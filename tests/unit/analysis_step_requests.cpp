@@ -20,7 +20,7 @@ analysis::StepRequest gnmt(int gpus, int mp, const std::string& placement, sim::
   for (auto o : analysis::parallelism_overlay(gpus / mp, mp, placement)) r.overlay.push_back(o);
   for (auto o :
        analysis::communication_overlay(workloads::AllReduceAlgorithm::Hierarchical, sim::Bytes::of(6'250'000),
-                                       sim::Bytes::kib(256), sim::FastPath::Auto))
+                                       sim::Bytes::kib(256), scenarios::kDefaultFastPath))
     r.overlay.push_back(o);
   return r;
 }
@@ -42,7 +42,7 @@ TEST_CASE("step requests: an overlay is the scenario file with the same keys") {
                                "workload.network=gnmt", "parallelism.dp=8", "parallelism.mp=2",
                                "parallelism.placement=stacks", "communication.algorithm=hierarchical",
                                "communication.bucket_size=6.25 MB", "communication.message_size=256 KiB",
-                        "communication.fast_path=auto"}));
+                        "communication.fast_path=bounded"}));
   // The same keys as a file, run's way: parse, resolve, simulate.
   const auto file = scenarios::resolve(scenarios::parse_scenario(R"(
 cluster: {preset: dgx1-v100, nodes: 2, links: {infiniband: {bandwidth: 200 Gb/s}}}

@@ -51,7 +51,8 @@ TEST_CASE("study config: the shipped study files parse") {
   CHECK(full.output == "out/study/hybrid-vs-dp");
   CHECK(full.fast_path == sim::FastPath::Bounded);  // the full grid folds rings within 0.1%
   const auto quick = analysis::load_study_config(dir / "quick.yaml");
-  CHECK(quick.fast_path == sim::FastPath::Auto);  // communication.fast_path not written: a scenario's default
+  // communication.fast_path not written: a scenario's default, bounded
+  CHECK(quick.fast_path == sim::FastPath::Bounded);
   CHECK(quick.gpus.back() == 512);
   CHECK(quick.ib_factors.empty());
   const auto ci = analysis::load_study_config(dir / "ci.yaml");

@@ -36,8 +36,9 @@ TEST_CASE("study steps: the fast path is part of the step's identity and reaches
   CHECK(refs[0].id != refs[1].id);
   CHECK(refs[1].id != refs[2].id);
   CHECK(cache.simulated() == 3);
-  CHECK(analysis::describe(refs[1].label) == "gnmt N=32 dp=32 mp=1");
-  CHECK(analysis::describe(refs[2].label) == "gnmt N=32 dp=32 mp=1 fast_path=bounded");
+  // A label names the fast path when it is not the default, bounded (scenarios::kDefaultFastPath).
+  CHECK(analysis::describe(refs[1].label) == "gnmt N=32 dp=32 mp=1 fast_path=auto");
+  CHECK(analysis::describe(refs[2].label) == "gnmt N=32 dp=32 mp=1");
 
   const analysis::StepPoint full = cache.point(refs[0]);
   const analysis::StepPoint exact = cache.point(refs[1]);

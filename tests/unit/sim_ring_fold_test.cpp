@@ -11,6 +11,7 @@
 
 #include "sim/fast/fast_path.h"
 #include "sim/fast/link_claims.h"
+#include "sim/fast/unfolded_reason.h"
 #include "sim/network.h"
 #include "sim/ring_collective.h"
 #include "tests/unit/fold_outcome.h"
@@ -129,6 +130,11 @@ TEST_CASE("fold: chunks of unequal size are exact in auto (in full) and bounded 
   const FoldOutcome b = run(f, 32, size, FastPath::Bounded);
   CHECK(b.path.folded);
   CHECK(b.path.bound > Time::zero());
+  // Auto says what bounded would have folded it within (sim/README.md, "Folding"): the same bound.
+  CHECK(a.path.bound == b.path.bound);
+  CHECK(unfolded_reason(a.path) ==
+        "chunks of unequal size change its timing (fast_path: bounded would fold it within " +
+            human_time(b.path.bound) + ")");
   // The bounded fold reports the upper bound: never early, at most its bound late, and the bound
   // within 0.1% of the collective; bytes and messages stay exact.
   for (std::size_t r = 0; r < full.finish.size(); ++r) {

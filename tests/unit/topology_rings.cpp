@@ -162,6 +162,30 @@ void check_nic_balance(int nodes) {
 
 }  // namespace
 
+TEST_CASE("find_rings: the ideal ring of 65,536 GPUs, searched over its links, not all pairs") {
+  // The search keeps the direct links as adjacency lists and walks depth-first on a stack of its
+  // own: 65,536 GPUs are a path that deep (an N × N matrix took 3.2 GB at 16,384, issue 31).
+  const auto ring = presets::ideal_ring({.gpus = 65536});
+  const auto plan = topology::find_rings(ring, ring.gpus());
+  CHECK(plan.saturating_channels == 2);  // the ring itself, both ways
+  check_hamiltonian(plan, ring.gpus());
+  for (std::size_t i = 0; i < plan.rings[0].size(); ++i) {
+    CHECK(plan.rings[0][i] == ring.gpus()[i]);  // GPU i's successor is GPU i + 1, over one link
+    CHECK(plan.routes[0][i].size() == 1);
+  }
+}
+
+TEST_CASE("find_rings: a cycle search out of budget falls back to an order over routes") {
+  // 64 GPUs need 64 DFS steps for the first cycle; 10 find none, so no direct cycle is used and
+  // the ring is the nearest-neighbour order over routes: still every GPU once, one channel.
+  const auto ring = presets::ideal_ring({.gpus = 64});
+  const auto plan = topology::find_rings(ring, ring.gpus(), {.search_budget = 10});
+  CHECK(plan.saturating_channels == 1);
+  check_hamiltonian(plan, ring.gpus());
+  const auto full = topology::find_rings(ring, ring.gpus());
+  CHECK(full.saturating_channels == 2);
+}
+
 TEST_CASE("find_rings: across 2 and 4 DGX-1s, one channel per NIC, NVLink inside each machine") {
   check_nic_balance(2);
   check_nic_balance(4);
