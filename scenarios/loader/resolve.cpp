@@ -96,7 +96,8 @@ workloads::Profile load_workload_profile(const Scenario& s) {
   return p;
 }
 
-workloads::MpPlacement build_placement(const Scenario& s, const workloads::Profile& profile) {
+// A partitioner's placement (parallelism.placement auto, layers, stacks or branches).
+workloads::MpPlacement partitioned(const Scenario& s, const workloads::Profile& profile) {
   const int mp = s.parallelism.mp;
   const PlacementSettings& pl = s.parallelism.placement;
   switch (pl.kind) {
@@ -116,6 +117,31 @@ workloads::MpPlacement build_placement(const Scenario& s, const workloads::Profi
                      [&] { return workloads::partition(profile, mp, workloads::Partitioner::Branches); });
     case PlacementSettings::Kind::Rules: break;
   }
+  throw InternalError("partitioned: placement rules are not a partitioner");
+}
+
+// A partitioner that gives a GPU of the worker no op (an mp larger than the profile's layers or
+// stacks) would leave it idle without a word: refused at mp. (Placement rules may do it on purpose.)
+workloads::MpPlacement every_gpu_used(const Scenario& s, workloads::MpPlacement placement,
+                                      const workloads::Profile& profile) {
+  std::vector<bool> used(static_cast<std::size_t>(placement.mp), false);
+  for (const auto g : placement.gpu_of_op)
+    if (g < used.size()) used[g] = true;
+  const auto idle = std::find(used.begin(), used.end(), false);
+  if (idle == used.end()) return placement;
+  const auto n = std::count(used.begin(), used.end(), true);
+  throw InputError(location_of(s, "parallelism") + ": parallelism.mp: " + std::to_string(placement.mp) +
+                   " GPUs per worker, but the placement of " + profile.meta.network + " (" +
+                   std::to_string(profile.ops.size()) + " ops) gives only " + std::to_string(n) +
+                   " of them ops (GPU " + std::to_string(idle - used.begin()) +
+                   " would stay idle); expected mp <= " + std::to_string(n) +
+                   ", or placement rules that say where each op goes");
+}
+
+workloads::MpPlacement build_placement(const Scenario& s, const workloads::Profile& profile) {
+  const int mp = s.parallelism.mp;
+  const PlacementSettings& pl = s.parallelism.placement;
+  if (pl.kind != PlacementSettings::Kind::Rules) return every_gpu_used(s, partitioned(s, profile), profile);
   std::vector<workloads::PlacementRule> rules;
   for (std::size_t i = 0; i < pl.rules.size(); ++i) {
     const std::string path = "parallelism.placement[" + std::to_string(i) + "]";
@@ -159,10 +185,19 @@ workloads::WorkerMapping build_mapping(const Scenario& s, const topology::Topolo
   return located(s, "parallelism", [&] { return workloads::default_mapping(topology, dp, mp); });
 }
 
+// (resolve.h's rule, with one step first after cluster.gpu_memory: the GPU workload.gpu names when
+// it is not the preset's part.)
 std::optional<workloads::MemoryCapacity> gpu_memory_capacity(const Scenario& s,
                                                              const workloads::Profile& profile) {
   if (s.cluster.gpu_memory) return workloads::MemoryCapacity{*s.cluster.gpu_memory, "cluster.gpu_memory"};
-  if (!s.cluster.preset.empty()) return workloads::preset_gpu_capacity(s.cluster.preset);
+  // A GPU the scenario names (workload.gpu: a100-40gb on dgx-a100) is the one whose memory counts,
+  // not the preset's part: the preset only says what machine it sits in.
+  const topology::PresetInfo* preset =
+      s.cluster.preset.empty() ? nullptr : topology::find_preset(s.cluster.preset);
+  if (s.workload.gpu_choice.gpu &&
+      (preset == nullptr || workloads::find_gpu(preset->gpu) != workloads::find_gpu(profile.meta.gpu)))
+    if (auto named = workloads::gpu_capacity(profile.meta.gpu, "workload.gpu")) return named;
+  if (preset != nullptr) return workloads::preset_gpu_capacity(s.cluster.preset);
   return workloads::gpu_capacity(profile.meta.gpu, "the profile");
 }
 
@@ -189,6 +224,28 @@ void apply_training_loop(const Scenario& s, const workloads::Profile& profile, i
                      ": training.global_batch: gradient accumulation is modelled only with mp = 1");
 }
 
+// Drawn lengths need an encoder-decoder profile; how batches are formed from them is meaningless
+// with fixed lengths, so writing it there is refused, naming both keys, rather than ignored.
+void check_variability(const Scenario& s, const workloads::Profile& profile) {
+  if (s.variability.lengths != workloads::LengthDistribution::Fixed) {
+    if (profile.meta.target_length <= 0)
+      throw InputError(location_of(s, "variability.sequence_lengths") +
+                       ": variability.sequence_lengths: the profile " + profile.meta.network +
+                       " is not an encoder-decoder (no target_length); expected fixed");
+    if (s.variability.batching == workloads::Batching::Random &&
+        s.provenance.where.contains("variability.length_buckets"))
+      throw InputError(location_of(s, "variability.length_buckets") +
+                       ": variability.length_buckets needs variability.batching: bucketed (random batching "
+                       "has no bins); expected it left out, or bucketed batching");
+    return;
+  }
+  for (const char* key : {"variability.batching", "variability.length_buckets"})
+    if (s.provenance.where.contains(key))
+      throw InputError(location_of(s, key) + ": " + key +
+                       " needs variability.sequence_lengths: wmt16-en-de (with fixed lengths every batch is "
+                       "the profile's); expected it left out, or drawn lengths");
+}
+
 workloads::StepConfig resolve_step_config(const Scenario& s, const topology::Topology& topology,
                                           const workloads::Profile& profile) {
   workloads::WorkerMapping mapping = build_mapping(s, topology);
@@ -202,10 +259,7 @@ workloads::StepConfig resolve_step_config(const Scenario& s, const topology::Top
   step.compute_scale = 1.0 / s.workload.compute_speed;
   step.gradient_copies = c.gradient_copies;
   apply_training_loop(s, profile, mapping.dp, step);
-  if (s.variability.lengths != workloads::LengthDistribution::Fixed && profile.meta.target_length <= 0)
-    throw InputError(location_of(s, "variability.sequence_lengths") +
-                     ": variability.sequence_lengths: the profile " + profile.meta.network +
-                     " is not an encoder-decoder (no target_length); expected fixed");
+  check_variability(s, profile);
   const auto gpus = static_cast<int>(topology.gpus().size());
   for (std::size_t i = 0; i < s.workload.gpu_speeds.size(); ++i) {
     const GpuSpeedSetting& g = s.workload.gpu_speeds[i];
