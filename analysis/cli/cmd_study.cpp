@@ -37,6 +37,8 @@ int study_command(int argc, const char* const* argv) {
   positional.add("study", 1);
   po::variables_map vm;
   if (!parse_options(argc, argv, options, positional, vm)) return 0;
+  if (threads < 0) throw InputError("--threads must be 0 (the file's or all cores) or positive, got " +
+                                    std::to_string(threads));
   if (!vm.count("study"))
     throw InputError("give a study file, e.g. hybridsim study scenarios/study/quick.yaml");
   o.scenario = vm["study"].as<std::string>();
@@ -77,6 +79,9 @@ int plan_command(int argc, const char* const* argv) {
       "top", po::value(&top)->default_value(5), "configurations to print")("quiet,q", "no progress lines");
   po::variables_map vm;
   if (!parse_options(argc, argv, options, {}, vm)) return 0;
+  if (o.threads < 0)
+    throw InputError("--threads must be 0 (all cores) or positive, got " + std::to_string(o.threads));
+  if (top < 1) throw InputError("--top must be at least 1, got " + std::to_string(top));
   if (!ib.empty()) o.ib_bandwidth = ib;
   if (!memory.empty()) o.memory = memory;
   o.show_unfit = vm.count("show-unfit") != 0;

@@ -185,7 +185,8 @@ std::vector<PlanCandidate> rank_candidates(const PlanRequest& request, const std
   std::vector<PlanCandidate> ranked;
   for (std::size_t i = 0; i < ids.size(); ++i) {
     if (const StepFailure* f = steps.failure(ids[i].id)) {
-      skipped.push_back((f->overlay.empty() ? describe(ids[i].label) : f->overlay) + ": " + f->why);
+      const std::string who = (f->overlay.empty() ? describe(ids[i].label) : f->overlay) + ": ";
+      skipped.push_back(f->why.starts_with(who) ? f->why : who + f->why);  // a budget names it already
       continue;
     }
     PlanCandidate c;

@@ -224,26 +224,40 @@ void apply_training_loop(const Scenario& s, const workloads::Profile& profile, i
                      ": training.global_batch: gradient accumulation is modelled only with mp = 1");
 }
 
-// Drawn lengths need an encoder-decoder profile; how batches are formed from them is meaningless
-// with fixed lengths, so writing it there is refused, naming both keys, rather than ignored.
+// Drawn lengths need an encoder-decoder profile; how batches are formed from them, or a seed with
+// nothing drawn, mean nothing, so another value than the default is refused, naming both keys,
+// rather than ignored.
 void check_variability(const Scenario& s, const workloads::Profile& profile) {
-  if (s.variability.lengths != workloads::LengthDistribution::Fixed) {
+  const workloads::Variability& v = s.variability;
+  const workloads::Variability defaults{};
+  // A key written with its default value changes nothing (scenario_to_yaml writes them all).
+  const auto moved = [&](const char* key, bool differs) {
+    return differs && s.provenance.where.contains(key);
+  };
+  if (v.lengths != workloads::LengthDistribution::Fixed) {
     if (profile.meta.target_length <= 0)
       throw InputError(location_of(s, "variability.sequence_lengths") +
                        ": variability.sequence_lengths: the profile " + profile.meta.network +
                        " is not an encoder-decoder (no target_length); expected fixed");
-    if (s.variability.batching == workloads::Batching::Random &&
-        s.provenance.where.contains("variability.length_buckets"))
+    if (v.batching == workloads::Batching::Random &&
+        moved("variability.length_buckets", v.length_buckets != defaults.length_buckets))
       throw InputError(location_of(s, "variability.length_buckets") +
                        ": variability.length_buckets needs variability.batching: bucketed (random batching "
                        "has no bins); expected it left out, or bucketed batching");
     return;
   }
-  for (const char* key : {"variability.batching", "variability.length_buckets"})
-    if (s.provenance.where.contains(key))
-      throw InputError(location_of(s, key) + ": " + key +
-                       " needs variability.sequence_lengths: wmt16-en-de (with fixed lengths every batch is "
-                       "the profile's); expected it left out, or drawn lengths");
+  if (v.kernel_jitter == 0 && moved("variability.seed", v.seed != defaults.seed))
+    throw InputError(location_of(s, "variability.seed") +
+                     ": variability.seed needs something drawn (variability.kernel_jitter > 0 or "
+                     "sequence_lengths: wmt16-en-de): with neither, every step is the same; expected it "
+                     "left out, or a draw");
+  if (moved("variability.batching", v.batching != defaults.batching) ||
+      moved("variability.length_buckets", v.length_buckets != defaults.length_buckets)) {
+    const char* key = v.batching != defaults.batching ? "variability.batching" : "variability.length_buckets";
+    throw InputError(location_of(s, key) + ": " + key +
+                     " needs variability.sequence_lengths: wmt16-en-de (with fixed lengths every batch is "
+                     "the profile's); expected it left out, or drawn lengths");
+  }
 }
 
 workloads::StepConfig resolve_step_config(const Scenario& s, const topology::Topology& topology,
