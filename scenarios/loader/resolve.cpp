@@ -185,8 +185,6 @@ workloads::WorkerMapping build_mapping(const Scenario& s, const topology::Topolo
   return located(s, "parallelism", [&] { return workloads::default_mapping(topology, dp, mp); });
 }
 
-// (resolve.h's rule, with one step first after cluster.gpu_memory: the GPU workload.gpu names when
-// it is not the preset's part.)
 std::optional<workloads::MemoryCapacity> gpu_memory_capacity(const Scenario& s,
                                                              const workloads::Profile& profile) {
   if (s.cluster.gpu_memory) return workloads::MemoryCapacity{*s.cluster.gpu_memory, "cluster.gpu_memory"};
