@@ -95,6 +95,7 @@ Bytes parse_bytes(std::string_view text) {
   return Bytes::of(*v);
 }
 
+// Like sizes, a rate is a whole number of its unit (bytes per second): "0.5 B/s" is refused.
 Bandwidth parse_bandwidth(std::string_view text) {
   const auto parsed = detail::split_number(text);
   if (!parsed) throw InputError("bad bandwidth \"" + std::string(text) + "\": " + kBandwidthForms);
@@ -109,8 +110,12 @@ Bandwidth parse_bandwidth(std::string_view text) {
   __int128 num = 0, den = 1;
   if (size_part.empty() || !size_unit(size_part, &num, &den))
     throw InputError("bad bandwidth unit in \"" + std::string(text) + "\": " + kBandwidthForms);
-  const auto v = detail::scale(parsed->number, num, den, nullptr);
+  bool exact = false;
+  const auto v = detail::scale(parsed->number, num, den, &exact);
   if (!v) throw InputError("bandwidth \"" + std::string(text) + "\" is too large");
+  // Rates are whole bytes per second: "0.5 B/s" would be read as 1 B/s without a word.
+  if (!exact)
+    throw InputError("bandwidth \"" + std::string(text) + "\" is not a whole number of bytes per second");
   return Bandwidth::bytes_per_second(*v);
 }
 

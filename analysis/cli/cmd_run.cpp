@@ -23,10 +23,16 @@ namespace {
 class ProgressLines final : public analysis::SimulationProgress {
  protected:
   void report(const analysis::SimulationProgressReport& r) override {
+    if (r.events == 0) {  // between the steps of a variability run
+      std::cerr << "  simulating: " << r.what << ", " << analysis::format_fixed(r.wall_seconds, 0) << " s"
+                << analysis::eta_text(r.eta_seconds) << std::endl;
+      return;
+    }
     std::cerr << "  simulating " << r.what << ": "
               << analysis::format_fixed(r.simulated.to_seconds() * 1e3, 1) << " ms simulated, "
               << analysis::format_fixed(static_cast<double>(r.events) / 1e6, 1) << " M events, "
-              << analysis::format_fixed(r.wall_seconds, 0) << " s" << std::endl;
+              << analysis::format_fixed(r.wall_seconds, 0) << " s" << analysis::eta_text(r.eta_seconds)
+              << std::endl;
   }
 };
 

@@ -19,6 +19,7 @@ int study_command(int argc, const char* const* argv) {
       "Simulates DP alone and hybrid DP x MP for each network and GPU count of the study file,\n"
       "projects time to train, prints the headline table and writes a report folder (Markdown,\n"
       "CSVs, plots). Shipped: scenarios/study/quick.yaml, scenarios/study/hybrid-vs-dp.yaml.\n\noptions");
+  analysis::StudyCommandOptions o;
   std::string out, memory;
   int threads = 0;
   options.add_options()("help,h", "show this help")("study", po::value<std::string>(), "study file")(
@@ -26,15 +27,20 @@ int study_command(int argc, const char* const* argv) {
       "threads,j", po::value(&threads)->default_value(0), "simulations at once; 0 = the file's or all cores")(
       "memory", po::value(&memory),
       "each GPU's memory, a what-if, e.g. \"32 GiB\" (default: the preset's GPU)")(
+      "max-events", po::value(&o.max_events),
+      "events one step may simulate (default 2000000000; 0 = no limit)")(
+      "max-sim-memory", po::value(&o.max_sim_memory),
+      "simulation state one step may hold, e.g. \"8 GiB\" (0 = no limit)")(
       "no-plots", "skip the gnuplot pictures")(
       "no-ib-sensitivity", "skip the faster-InfiniBand re-simulation")("quiet,q", "no progress lines");
   po::positional_options_description positional;
   positional.add("study", 1);
   po::variables_map vm;
   if (!parse_options(argc, argv, options, positional, vm)) return 0;
+  if (threads < 0) throw InputError("--threads must be 0 (the file's or all cores) or positive, got " +
+                                    std::to_string(threads));
   if (!vm.count("study"))
     throw InputError("give a study file, e.g. hybridsim study scenarios/study/quick.yaml");
-  analysis::StudyCommandOptions o;
   o.scenario = vm["study"].as<std::string>();
   if (!out.empty()) o.output = out;
   if (threads > 0) o.threads = threads;
@@ -65,10 +71,17 @@ int plan_command(int argc, const char* const* argv) {
       "memory", po::value(&memory),
       "each GPU's memory, a what-if, e.g. \"32 GiB\" (default: the preset's GPU)")(
       "show-unfit", "also rank configurations that do not fit in memory (last, marked !)")(
+      "max-events", po::value(&o.max_events),
+      "events one step may simulate (default 2000000000; 0 = no limit)")(
+      "max-sim-memory", po::value(&o.max_sim_memory),
+      "simulation state one step may hold, e.g. \"8 GiB\" (0 = no limit)")(
       "threads,j", po::value(&o.threads)->default_value(0), "simulations at once; 0 = all cores")(
       "top", po::value(&top)->default_value(5), "configurations to print")("quiet,q", "no progress lines");
   po::variables_map vm;
   if (!parse_options(argc, argv, options, {}, vm)) return 0;
+  if (o.threads < 0)
+    throw InputError("--threads must be 0 (all cores) or positive, got " + std::to_string(o.threads));
+  if (top < 1) throw InputError("--top must be at least 1, got " + std::to_string(top));
   if (!ib.empty()) o.ib_bandwidth = ib;
   if (!memory.empty()) o.memory = memory;
   o.show_unfit = vm.count("show-unfit") != 0;

@@ -9,6 +9,7 @@
 #include "analysis/step/memory_report.h"
 #include "analysis/study/study_config.h"
 #include "analysis/study/study_report.h"
+#include "topology/preset_registry.h"
 #include "sim/error.h"
 #include "workloads/generators/profile_gen.h"
 #include "workloads/profile/profile_io.h"
@@ -168,6 +169,7 @@ std::vector<StepRequest> candidate_requests(const PlanRequest& request, const st
                                      single_worker ? workloads::StepOptions{}.bucket_size : bucket,
                                      request.message_size, sim::CollectiveConfig{}.fast_path))
             r.overlay.push_back(std::move(o));
+          r.overlay.insert(r.overlay.end(), request.limits.begin(), request.limits.end());
           if (std::find(requests.begin(), requests.end(), r) == requests.end())
             requests.push_back(std::move(r));
         }
@@ -183,7 +185,8 @@ std::vector<PlanCandidate> rank_candidates(const PlanRequest& request, const std
   std::vector<PlanCandidate> ranked;
   for (std::size_t i = 0; i < ids.size(); ++i) {
     if (const StepFailure* f = steps.failure(ids[i].id)) {
-      skipped.push_back((f->overlay.empty() ? describe(ids[i].label) : f->overlay) + ": " + f->why);
+      const std::string who = (f->overlay.empty() ? describe(ids[i].label) : f->overlay) + ": ";
+      skipped.push_back(f->why.starts_with(who) ? f->why : who + f->why);  // a budget names it already
       continue;
     }
     PlanCandidate c;
@@ -238,6 +241,32 @@ void explain_winners(std::vector<PlanCandidate>& ranked, PlanObjective objective
   }
 }
 
+sim::Bandwidth ib_bandwidth_option(const std::string& text) {
+  try {
+    return sim::parse_bandwidth(text);
+  } catch (const InputError& e) {
+    throw InputError("--ib-bandwidth \"" + text + "\": " + e.what());
+  }
+}
+
+// An empty ranking is no answer: say why nothing is ranked (nothing fits in memory: what the first
+// candidate needs and the option to change; or every candidate failed) instead of printing an empty table.
+[[noreturn]] void refuse_empty_ranking(const PlanRequest& request, const PlanResult& result,
+                                       std::size_t placements_skipped) {
+  const std::string what = request.model + " on " + std::to_string(request.gpus) + " GPUs";
+  if (!result.unfit.empty()) {
+    const PlanResult::Unfit& first = result.unfit.front();
+    throw InputError("none of the " + std::to_string(result.unfit.size()) + " configurations of " + what +
+                     " fits in " + workloads::format_gib(request.memory->bytes) + " (" +
+                     request.memory->source + "); the first, " + label(first.label) + ": " + first.why +
+                     "; expected a larger --memory or more GPUs (--show-unfit ranks them anyway)");
+  }
+  // The first failure of a simulated candidate (a budget, say) tells more than a placement left out.
+  const std::size_t first = placements_skipped < result.skipped.size() ? placements_skipped : 0;
+  throw InputError("no configuration of " + what + " could be simulated" +
+                   (result.skipped.empty() ? std::string() : ": " + result.skipped[first]));
+}
+
 }  // namespace
 
 PlanResult plan(const PlanRequest& request, StepCache* cache) {
@@ -269,7 +298,9 @@ PlanResult plan(const PlanRequest& request, StepCache* cache) {
   result.simulated = steps.simulated() - before;
   result.memory = request.memory;
   result.show_unfit = request.show_unfit;
+  const std::size_t placements_skipped = result.skipped.size();
   result.ranked = rank_candidates(request, ids, steps, result.skipped, result.unfit);
+  if (result.ranked.empty()) refuse_empty_ranking(request, result, placements_skipped);
   explain_winners(result.ranked, request.objective);
   // A winner with no rival of the other kind because none of those fits says so.
   if (!result.ranked.empty() && result.ranked[0].does_not_fit.empty()) {
@@ -363,18 +394,23 @@ PlanRequest make_plan_request(const PlanCommandOptions& o) {
   r.gpus = o.gpus;
   r.cluster.preset = o.cluster;
   build_cluster(r.cluster, 1, topology::ib_bandwidth_of(r.cluster));  // checks the preset
+  const int per_machine = topology::gpus_per_machine(r.cluster);
+  if (static_cast<long long>(o.gpus) > static_cast<long long>(per_machine) * topology::kMaxNodes)
+    throw InputError("--gpus " + std::to_string(o.gpus) + ": more than " +
+                     std::to_string(topology::kMaxNodes) + " " + o.cluster + " machines of " +
+                     std::to_string(per_machine) + " GPUs hold; expected at most " +
+                     std::to_string(static_cast<long long>(per_machine) * topology::kMaxNodes));
   if (o.ib_bandwidth)
-    r.cluster.links[sim::LinkKind::InfiniBand].bandwidth = sim::parse_bandwidth(*o.ib_bandwidth);
-  r.memory = o.memory ? std::optional<workloads::MemoryCapacity>(
-                            workloads::MemoryCapacity{sim::parse_bytes(*o.memory), "--memory " + *o.memory})
+    r.cluster.links[sim::LinkKind::InfiniBand].bandwidth = ib_bandwidth_option(*o.ib_bandwidth);
+  r.memory = o.memory ? std::optional<workloads::MemoryCapacity>(memory_what_if(*o.memory))
                       : workloads::preset_gpu_capacity(o.cluster);
-  if (r.memory && r.memory->bytes.count() <= 0) throw InputError("--memory: expected more than 0 B");
   r.show_unfit = o.show_unfit;
   r.objective = parse_objective(o.objective);
   if (r.objective == PlanObjective::TimeToTrain && !r.curve)
     throw InputError("no built-in statistical-efficiency curve for network \"" + r.model +
                      "\": use --objective throughput");
   r.threads = o.threads;
+  r.limits = limit_overlay(o.max_events, o.max_sim_memory);
   return r;
 }
 

@@ -59,6 +59,8 @@ struct PlanRequest {
   // fit are shown (ranked last, marked) rather than left out.
   std::optional<workloads::MemoryCapacity> memory{};
   bool show_unfit = false;
+  // "simulation.max_events=N", "simulation.max_memory=SIZE" for every step (limit_overlay()).
+  std::vector<std::string> limits{};
 };
 
 struct PlanCandidate {
@@ -107,6 +109,8 @@ struct PlanCommandOptions {
   std::optional<std::string> memory{};        // each GPU's memory, e.g. "32 GiB" (else the preset's)
   bool show_unfit = false;
   int threads = 0;
+  std::string max_events{};      // --max-events: a step's events (empty: the default cap)
+  std::string max_sim_memory{};   // --max-sim-memory: a step's simulation state
 };
 // Resolves names into a request (built-in curve and dataset of the profile's network when they
 // exist). Throws InputError for an unknown model or preset, and for time-to-train without a curve.

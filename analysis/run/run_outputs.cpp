@@ -12,9 +12,10 @@ RunSummary run_summary(const ScenarioRun& run, const scenarios::Scenario& scenar
   RunSummary s;
   std::vector<std::pair<std::string, std::string>> context = {
       {"scenario", scenario.name.empty() ? scenario.source : scenario.name}};
-  // The GPU and precision when they are not the V100 FP32 every older scenario runs on.
+  // The GPU and precision when they are not the V100 FP32 every older scenario runs on, and a
+  // profile recorded on another GPU than the preset's.
   for (const auto& kv : run.context)
-    if (kv.first == "GPU, precision") context.push_back(kv);
+    if (kv.first == "GPU, precision" || kv.first == "GPU mismatch") context.push_back(kv);
   s.table = step_summary_table(run.step, context);
   const auto metrics = run_metrics(run);
   for (const auto& [k, v] : metrics)

@@ -31,6 +31,10 @@ struct BudgetKnobs {
 inline constexpr BudgetKnobs kScenarioBudgetKnobs{
     "simulation.max_events", "--max-events N or simulation.max_events", "simulation.max_memory",
     "--max-sim-memory SIZE or simulation.max_memory", "set communication.fast_path: auto"};
+// study and plan: their options, and the study file's fast path.
+inline constexpr BudgetKnobs kStudyBudgetKnobs{"--max-events", "--max-events N", "--max-sim-memory",
+                                               "--max-sim-memory SIZE",
+                                               "set communication.fast_path: auto in the study file"};
 inline constexpr BudgetKnobs kCollectiveBudgetKnobs{"--max-events", "--max-events N", "--max-sim-memory",
                                                     "--max-sim-memory SIZE", "use --fast-path auto"};
 

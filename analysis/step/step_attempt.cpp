@@ -226,7 +226,7 @@ StepResult simulate_once(const StepSetup& setup, const workloads::StepProgram& p
   executor.set_observer(observers.stream);
   if (!fold.empty()) executor.set_fold(fold.fold);
   executor.start();
-  run_with_progress(queue, observers.progress, what);
+  run_with_progress(queue, observers.progress, what, &budget);
   if (!executor.is_done())
     throw InternalError("the step deadlocked:\n" + executor.describe_stuck());
   if (embedded.bounded)

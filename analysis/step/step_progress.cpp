@@ -1,16 +1,42 @@
 #include "analysis/step/step_progress.h"
 
+#include <cmath>
+
 namespace hybridsim::analysis {
 
-void SimulationProgress::tick(std::string_view what, sim::Time simulated, std::uint64_t events) {
+std::string eta_text(double eta_seconds) {
+  if (!(eta_seconds >= 0)) return {};
+  const auto s = static_cast<long long>(std::ceil(eta_seconds));
+  if (s < 120) return ", about " + std::to_string(s) + " s left";
+  return ", about " + std::to_string((s + 59) / 60) + " min left";
+}
+
+void SimulationProgress::tick(std::string_view what, sim::Time simulated, std::uint64_t events,
+                              std::uint64_t estimated_events) {
   poll();
   const Clock::time_point now = Clock::now();
   if (now < next_) return;
   next_ = now + every_;
-  report({what, simulated, events, std::chrono::duration<double>(now - start_).count()});
+  const double wall = std::chrono::duration<double>(now - start_).count();
+  // The estimate is an upper bound in most steps; past it the time left is unknown.
+  const double eta = estimated_events > events && events > 0
+                         ? wall * static_cast<double>(estimated_events - events) / static_cast<double>(events)
+                         : -1;
+  report({what, simulated, events, wall, eta});
 }
 
-void run_with_progress(sim::EventQueue& queue, SimulationProgress* progress, std::string_view what) {
+void SimulationProgress::step_done(int done, int total, sim::Time simulated) {
+  poll();
+  const Clock::time_point now = Clock::now();
+  if (now < next_ || done <= 0 || done >= total) return;
+  next_ = now + every_;
+  const double wall = std::chrono::duration<double>(now - start_).count();
+  const std::string what = std::to_string(done) + " of " + std::to_string(total) + " steps done";
+  report({what, simulated, 0, wall, wall * (total - done) / done});
+}
+
+void run_with_progress(sim::EventQueue& queue, SimulationProgress* progress, std::string_view what,
+                       const sim::SimulationBudget* budget) {
   if (progress == nullptr) {
     queue.run();
     return;
@@ -20,7 +46,7 @@ void run_with_progress(sim::EventQueue& queue, SimulationProgress* progress, std
   std::uint32_t count = 0;
   while (queue.step())
     if (++count % SimulationProgress::kTickEvents == 0)
-      progress->tick(what, queue.now(), queue.events_processed() - first);
+      progress->tick(what, queue.now(), queue.events_processed() - first, budget ? budget->events() : 0);
 }
 
 }  // namespace hybridsim::analysis

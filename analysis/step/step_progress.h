@@ -1,7 +1,7 @@
 // Progress of a long step simulation, for the person waiting on it: `hybridsim run` prints a line on
 // stderr a few seconds into a step and every few seconds after (simulated time reached, events,
-// wall time), so a 16,384-GPU step simulated in full says it is working. Wall-clock time decides
-// only when to tell; nothing simulated depends on it.
+// wall time, and about how long is left), so a 16,384-GPU step simulated in full says it is working.
+// Wall-clock time decides only when to tell; nothing simulated depends on it.
 //   struct Printer : SimulationProgress { void report(const SimulationProgressReport& r) override { ... } }
 //   p; simulate_steps(setup, std::nullopt, &p);
 #pragma once
@@ -10,6 +10,7 @@
 #include <string>
 #include <string_view>
 
+#include "sim/budget.h"
 #include "sim/event_queue.h"
 #include "sim/time.h"
 
@@ -20,7 +21,13 @@ struct SimulationProgressReport {
   sim::Time simulated;       // the simulated clock
   std::uint64_t events = 0;  // events processed so far in this attempt
   double wall_seconds = 0;   // since the progress object was made
+  // About how many wall seconds are left (< 0: unknown): within a step, from the events estimated
+  // before it started (sim/budget.h); over several steps, from the steps done so far.
+  double eta_seconds = -1;
 };
+
+// ", about 12 s left" (", about 3 min left"); empty when unknown.
+std::string eta_text(double eta_seconds);
 
 class SimulationProgress {
  public:
@@ -31,7 +38,11 @@ class SimulationProgress {
       : every_(every), next_(start_ + first) {}
   virtual ~SimulationProgress() = default;
   // Called every 2^18 events (kTickEvents): polls, then reports if one is due.
-  void tick(std::string_view what, sim::Time simulated, std::uint64_t events);
+  // `estimated_events` (0: none) is the step's own estimate, for the time left.
+  void tick(std::string_view what, sim::Time simulated, std::uint64_t events,
+            std::uint64_t estimated_events = 0);
+  // After step `done` of `total` (variability.steps): reports, when due, how many are left.
+  void step_done(int done, int total, sim::Time simulated);
   static constexpr std::uint32_t kTickEvents = 1u << 18;
 
  protected:
@@ -47,6 +58,8 @@ class SimulationProgress {
 };
 
 // Runs the queue to its end, as EventQueue::run() does, ticking `progress` (none: just run()).
-void run_with_progress(sim::EventQueue& queue, SimulationProgress* progress, std::string_view what);
+// `budget` (optional) holds the events estimated for the step so far, for the time left.
+void run_with_progress(sim::EventQueue& queue, SimulationProgress* progress, std::string_view what,
+                       const sim::SimulationBudget* budget = nullptr);
 
 }  // namespace hybridsim::analysis

@@ -132,6 +132,7 @@ StepResult simulate_steps(const StepSetup& setup, std::optional<StepResult> firs
     one.step_index = i;
     apply_step_variability(one, program);
     steps.push_back(simulate_program(one, program, {.progress = progress}));
+    if (progress != nullptr) progress->step_done(i + 1, n, steps.back().step_time);
   }
   return combine_steps(steps, *setup.profile);
 }

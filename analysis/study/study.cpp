@@ -17,6 +17,7 @@ namespace {
 struct RequestMaker {
   const StudyConfig& config;
   int per_machine = 8;
+  const std::vector<std::string>& limits;
 
   StepRequest operator()(const StudyNetwork& net, int gpus, int mp, double ib_factor) const {
     // A single machine has no InfiniBand: every IB factor shares its steps.
@@ -34,6 +35,7 @@ struct RequestMaker {
     for (auto& o :
          communication_overlay(config.algorithm, config.bucket_size, config.message_size, config.fast_path))
       r.overlay.push_back(std::move(o));
+    r.overlay.insert(r.overlay.end(), limits.begin(), limits.end());
     return r;
   }
 };
@@ -175,6 +177,25 @@ StudyVariant project_variant(const StudyResult& result, const NetworkStudy& ns, 
   return v;
 }
 
+std::string int_list(const std::vector<int>& values) {
+  std::string out;
+  for (const int v : values) out += (out.empty() ? "" : ", ") + std::to_string(v);
+  return out;
+}
+
+// Why the grid holds no hybrid configuration (empty when it holds one): no mp the model allows, or
+// none of them divides a GPU count of the grid.
+std::string no_hybrid_reason(const StudyConfig& config, const NetworkStudy& ns) {
+  if (ns.mp.empty())
+    return "no hybrid configuration in the grid: no mp of [" + int_list(config.mp) +
+           "] splits the model (see the notes above)";
+  for (const int gpus : config.gpus)
+    for (const int mp : ns.mp)
+      if (fits(gpus, mp)) return {};
+  return "no hybrid configuration in the grid: no mp of [" + int_list(ns.mp) + "] divides a GPU count of [" +
+         int_list(config.gpus) + "]";
+}
+
 // The headline curve, the sensitivity curves, then the faster-InfiniBand runs; the first variant
 // says once which rows memory leaves out.
 void project_network(const StudyResult& result, NetworkStudy& ns, const std::vector<double>& ib_factors,
@@ -185,6 +206,8 @@ void project_network(const StudyResult& result, NetworkStudy& ns, const std::vec
     if (!r.does_not_fit.empty())
       ns.notes.push_back("N = " + std::to_string(r.gpus) + ", " + std::to_string(r.dp) + " x " +
                          std::to_string(r.mp) + " left out of best: " + r.does_not_fit);
+  ns.no_hybrid = no_hybrid_reason(result.config, ns);
+  if (!ns.no_hybrid.empty()) ns.notes.push_back(ns.no_hybrid);
   for (const auto& c : net.sensitivity_curves)
     ns.variants.push_back(project_variant(result, ns, c.variant, c, 1.0, step));
   for (std::size_t i = 1; i < ib_factors.size(); ++i)
@@ -201,7 +224,7 @@ StudyResult run_study(const StudyConfig& config, const StudyRunOptions& options,
   StudyResult result;
   result.config = config;
   result.memory = options.memory ? options.memory : workloads::preset_gpu_capacity(config.cluster.preset);
-  const RequestMaker request{result.config, gpus_per_machine(config.cluster)};
+  const RequestMaker request{result.config, gpus_per_machine(config.cluster), options.limits};
 
   std::vector<double> ib_factors{1.0};
   if (options.ib_sensitivity)

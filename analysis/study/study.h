@@ -104,6 +104,7 @@ struct NetworkStudy {
   std::size_t network = 0;                // index into StudyResult::config.networks
   std::vector<int> mp;                    // the mp values the model allows (every GPU gets ops)
   std::vector<std::string> notes{};         // configurations left out and why
+  std::string no_hybrid{};  // why the grid holds no hybrid configuration; empty when it holds one
   std::vector<StudyVariant> variants{};     // [0] the headline curve; then the sensitivity runs
   const StudyVariant& main() const { return variants.front(); }
 };
@@ -123,6 +124,8 @@ struct StudyRunOptions {
   bool ib_sensitivity = true;        // false: skip the faster-InfiniBand runs (they re-simulate)
   // Each GPU's memory, a what-if (none: the cluster preset's GPU, workloads/gpu/gpu.h).
   std::optional<workloads::MemoryCapacity> memory{};
+  // --max-events / --max-sim-memory for every step (limit_overlay(), study_steps.h).
+  std::vector<std::string> limits{};
 };
 
 // Projects one simulated step under a curve: the row's time to train and speedups against the

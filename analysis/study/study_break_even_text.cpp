@@ -2,6 +2,8 @@
 #include "analysis/study/study_report.h"
 #include "analysis/study/study_report_detail.h"
 
+#include <algorithm>
+
 namespace hybridsim::analysis::study_detail {
 namespace {
 
@@ -13,8 +15,13 @@ std::string memory_name(const StudyResult& result) {
 
 }  // namespace
 
-bool memory_shapes_break_even(const StudyBreakEven& be) {
-  return be.best_dp < 0 || be.best_hybrid < 0 || be.dp_peak == DpPeak::MemoryEdge;
+bool memory_shapes_break_even(const StudyVariant& v) {
+  // Only memory that leaves a row out can shape it (a grid without a hybrid has no best hybrid
+  // whatever the memory).
+  const bool unfit =
+      std::any_of(v.rows.begin(), v.rows.end(), [](const StudyRow& r) { return !r.does_not_fit.empty(); });
+  const StudyBreakEven& be = v.break_even;
+  return unfit && (be.best_dp < 0 || be.best_hybrid < 0 || be.dp_peak == DpPeak::MemoryEdge);
 }
 
 BreakEvenText break_even_text(const StudyResult& result, const StudyVariant& variant,

@@ -18,10 +18,8 @@ std::filesystem::path run_study_command(const StudyCommandOptions& options, std:
   run.progress = progress;
   run.threads = options.threads;
   run.ib_sensitivity = options.ib_sensitivity;
-  if (options.memory) {
-    run.memory = workloads::MemoryCapacity{sim::parse_bytes(*options.memory), "--memory " + *options.memory};
-    if (run.memory->bytes.count() <= 0) throw InputError("--memory: expected more than 0 B");
-  }
+  if (options.memory) run.memory = memory_what_if(*options.memory);
+  run.limits = limit_overlay(options.max_events, options.max_sim_memory);
   const StudyResult result = run_study(config, run);
   StudyReportOptions report;
   report.plots = options.plots;

@@ -18,6 +18,8 @@ struct StudyCommandOptions {
   bool ib_sensitivity = true;                   // false: skip the faster-InfiniBand re-simulation
   std::optional<std::string> memory{};            // each GPU's memory, e.g. "32 GiB" (a what-if)
   std::string command_line;                     // quoted in the report ("hybridsim study ...")
+  std::string max_events{};                     // --max-events for every step (empty: the default)
+  std::string max_sim_memory{};                 // --max-sim-memory likewise
 };
 
 // Returns the report folder; errors are thrown (InputError for bad input).

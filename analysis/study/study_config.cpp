@@ -203,6 +203,19 @@ void read_cluster(FieldReader& r, const TreeNode& root, ClusterSpec& c) {
             [&] { return build_cluster(c, 1, topology::ib_bandwidth_of(c)).gpus().size(); });
 }
 
+// A GPU count more than the largest cluster holds is refused at the count, in GPUs (not in the
+// machines it would take).
+void check_gpu_counts(const TreeNode& list, const StudyConfig& c) {
+  const int per_machine = topology::gpus_per_machine(c.cluster);
+  const long long most = static_cast<long long>(per_machine) * topology::kMaxNodes;
+  for (std::size_t i = 0; i < c.gpus.size(); ++i)
+    if (c.gpus[i] > most)
+      fail_at(list.items[i].where, item_path("gpus", i),
+              "got " + std::to_string(c.gpus[i]) + " GPUs, more than " + std::to_string(topology::kMaxNodes) +
+                  " " + c.cluster.preset + " machines of " + std::to_string(per_machine) + " GPUs hold",
+              "at most " + std::to_string(most) + " GPUs");
+}
+
 StudyWorkload read_workload(FieldReader& r, const TreeNode& root, StudyConfig& c) {
   const TreeNode* ws = r.section(&root, "workload");
   StudyWorkload w;
@@ -257,6 +270,7 @@ StudyConfig parse_study_config(std::string_view yaml, const std::string& source_
   c.gpus = ascending_ints(r, *root.find("gpus"), "gpus");
   c.mp = ascending_ints(r, *r.value(&root, "mp"), "mp");
   read_cluster(r, root, c.cluster);
+  check_gpu_counts(*root.find("gpus"), c);
   read_communication(r, root, c);
   const StudyWorkload workload = read_workload(r, root, c);
   const TreeNode* s = r.section(&root, "sensitivity");
@@ -277,6 +291,17 @@ StudyConfig parse_study_config(std::string_view yaml, const std::string& source_
   c.output = r.text(&root, "output");
   c.threads = static_cast<int>(r.integer(&root, "threads"));
   return c;
+}
+
+workloads::MemoryCapacity memory_what_if(const std::string& text) {
+  sim::Bytes bytes;
+  try {
+    bytes = sim::parse_bytes(text);
+  } catch (const InputError& e) {
+    throw InputError("--memory \"" + text + "\": " + e.what());
+  }
+  if (bytes.count() <= 0) throw InputError("--memory \"" + text + "\": expected more than 0 B");
+  return workloads::MemoryCapacity{bytes, "--memory " + text};
 }
 
 StudyConfig load_study_config(const std::filesystem::path& path) {

@@ -17,6 +17,7 @@
 #include "sim/yaml/schema.h"
 #include "workloads/comm/comm_plan.h"
 #include "workloads/generators/gpu_choice.h"
+#include "workloads/memory/memory_model.h"
 #include "workloads/profile/profile.h"
 #include "workloads/program/placement.h"
 #include "workloads/program/step_program.h"
@@ -71,6 +72,10 @@ StudyConfig parse_study_config(std::string_view yaml, const std::string& source_
                                const std::filesystem::path& base_dir = ".");
 // Reads and parses a study file (profile paths relative to the file's folder).
 StudyConfig load_study_config(const std::filesystem::path& path);
+
+// The `--memory SIZE` what-if of study and plan: each GPU's memory, "--memory 32 GiB" its source.
+// InputError naming --memory for a size it cannot read ("lots") or one of 0 B.
+workloads::MemoryCapacity memory_what_if(const std::string& text);
 
 // Every key of a study file: the table behind the reader and analysis/README.md's reference.
 const yaml::Schema& study_schema();

@@ -23,6 +23,15 @@ std::string row_cell(const StudyRow& r) {
          ": " + format_duration(r.ttt.seconds);
 }
 
+// What stands where there is no best of a kind: "none fits" only when the grid holds
+// configurations of that kind and memory leaves all of them out; "none in the grid" when it holds
+// none (odd GPU counts, an mp that divides none of them: the network's notes say why).
+std::string none_cell(const StudyVariant& v, bool hybrid) {
+  const bool any =
+      std::any_of(v.rows.begin(), v.rows.end(), [&](const StudyRow& r) { return r.is_dp() != hybrid; });
+  return any ? "none fits" : "none in the grid";
+}
+
 std::string crossover_cell(const StudyHeadline& h) {
   return h.crossover ? std::to_string(*h.crossover) + " GPUs" : "not in the grid";
 }
@@ -55,11 +64,11 @@ void headline_section(const StudyResult& result, std::ostream& md) {
     const StudyVariant& v = ns.main();
     const StudyHeadline& h = v.headline;
     const auto pub = published_gain(result.network(ns).name);
-    // No best DP or hybrid (none fits in the GPU's memory, see the network's notes): no gain.
+    // No best DP or hybrid (none fits in the GPU's memory, or none in the grid): no gain.
     const bool both = h.best_dp >= 0 && h.best_hybrid >= 0;
     md << "| " << result.network(ns).name << " | "
-       << (h.best_dp >= 0 ? row_cell(v.row(h.best_dp)) : "none fits") << " | "
-       << (h.best_hybrid >= 0 ? row_cell(v.row(h.best_hybrid)) : "none fits") << " | "
+       << (h.best_dp >= 0 ? row_cell(v.row(h.best_dp)) : none_cell(v, false)) << " | "
+       << (h.best_hybrid >= 0 ? row_cell(v.row(h.best_hybrid)) : none_cell(v, true)) << " | "
        << (both ? "**" + format_percent(h.gain_best) + "**" : std::string("-")) << " | "
        << (h.dp_at_max >= 0 && h.hybrid_at_max >= 0 ? format_percent(h.gain_at_max) : std::string("-"))
        << " | " << (both ? crossover_cell(h) : std::string("-")) << " | "
@@ -95,7 +104,7 @@ void break_even_section(const StudyResult& result, std::ostream& md) {
     auto cell = [](const std::string& s) { return s.empty() ? std::string("-") : s; };
     md << "| " << result.network(ns).name << " | " << t.peak << " | " << cell(t.gain) << " | " << cell(t.step)
        << " | " << cell(t.epochs) << " |\n";
-    if (!study_detail::memory_shapes_break_even(v.break_even)) continue;
+    if (!study_detail::memory_shapes_break_even(v)) continue;
     const StudyBreakEven unlimited = compute_break_even(v, /*respect_memory=*/false);
     if (unlimited.best_dp < 0) continue;
     const auto u = study_detail::break_even_text(result, v, unlimited);
@@ -291,7 +300,8 @@ void print_headline_table(const StudyResult& result, std::ostream& out) {
     const bool both = h.best_dp >= 0 && h.best_hybrid >= 0;
     const bool both_at_max = h.dp_at_max >= 0 && h.hybrid_at_max >= 0;
     std::snprintf(line, sizeof line, "%-14s %-24s %-30s %12s %10s %11s %s\n", result.network(ns).name.c_str(),
-                  h.best_dp >= 0 ? dp.c_str() : "none fits", h.best_hybrid >= 0 ? hy.c_str() : "none fits",
+                  h.best_dp >= 0 ? dp.c_str() : none_cell(v, false).c_str(),
+                  h.best_hybrid >= 0 ? hy.c_str() : none_cell(v, true).c_str(),
                   both ? format_percent(h.gain_best).c_str() : "-",
                   both_at_max ? format_percent(h.gain_at_max).c_str() : "-", both ? cross.c_str() : "-",
                   both ? range.c_str() : "-");
@@ -308,6 +318,7 @@ void print_headline_table(const StudyResult& result, std::ostream& out) {
           << " configurations do not fit in " << workloads::format_gib(result.memory->bytes) << " ("
           << result.memory->source << ") and are left out of best (the report's notes list them)\n";
     if (const std::string line = unlimited_memory_line(result, ns); !line.empty()) out << line << "\n";
+    if (!ns.no_hybrid.empty()) out << result.network(ns).name << ": " << ns.no_hybrid << "\n";
   }
   out << "where DP stops paying, and how far the answer is from flipping (headline curve; "
          "analysis/README.md, "
@@ -322,7 +333,7 @@ void print_headline_table(const StudyResult& result, std::ostream& out) {
       if (!t.step.empty()) out << "  break-even: " << t.step << ";\n  or " << t.epochs << "\n";
     };
     print(result.network(ns).name + ": ", v.break_even);
-    if (study_detail::memory_shapes_break_even(v.break_even)) {
+    if (study_detail::memory_shapes_break_even(v)) {
       const StudyBreakEven unlimited = compute_break_even(v, /*respect_memory=*/false);
       if (unlimited.best_dp >= 0) print("  were memory no limit: ", unlimited);
     }

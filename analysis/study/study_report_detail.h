@@ -33,8 +33,8 @@ struct BreakEvenText {
 };
 BreakEvenText break_even_text(const StudyResult& result, const StudyVariant& variant,
                               const StudyBreakEven& be);
-// True where memory shapes the break-even figures (no best DP or hybrid fits, or DP's scaling ends
-// at the largest DP that fits), so the report adds the figures memory aside.
-bool memory_shapes_break_even(const StudyBreakEven& be);
+// True where memory shapes the break-even figures (it leaves a row out, and no best DP or hybrid
+// fits, or DP's scaling ends at the largest DP that fits), so the report adds the figures memory aside.
+bool memory_shapes_break_even(const StudyVariant& variant);
 
 }  // namespace hybridsim::analysis::study_detail

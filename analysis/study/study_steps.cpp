@@ -14,10 +14,14 @@
 #include <thread>
 #include <utility>
 
+#include "analysis/step/budget_error.h"
+#include "analysis/step/step_progress.h"
 #include "analysis/step/step_runner.h"
 #include "scenarios/loader/resolve.h"
 #include "scenarios/loader/scenario.h"
 #include "sim/error.h"
+#include "sim/text.h"
+#include "sim/units.h"
 #include "topology/builder.h"
 #include "workloads/generators/profile_gen.h"
 #include "workloads/profile/profile_io.h"
@@ -158,7 +162,14 @@ StepPoint simulate_resolved(const Resolved& r) {
   static_cast<workloads::StepConfig&>(setup) = r.config;
   setup.profile = r.profile;
   setup.topology = r.topology;
-  const StepResult result = simulate_step(setup);
+  StepResult result;
+  try {
+    result = simulate_step(setup);
+  } catch (const sim::BudgetExceeded& e) {  // named by its configuration, with the option to raise
+    throw BudgetRefusal(describe(r.label) + ": " +
+                        budget_error_text(e, "the step", kStudyBudgetKnobs,
+                                          setup.collective.fast_path == sim::FastPath::Off));
+  }
   StepPoint p;
   p.id = r.id;
   p.label = r.label;
@@ -248,6 +259,26 @@ std::vector<std::string> workload_overlay(const std::string& network, const std:
   if (choice.gpu) out.push_back("workload.gpu=" + *choice.gpu);
   if (choice.precision)
     out.push_back("workload.precision=" + std::string(workloads::precision_name(*choice.precision)));
+  return out;
+}
+
+std::vector<std::string> limit_overlay(const std::string& max_events, const std::string& max_sim_memory) {
+  std::vector<std::string> out;
+  if (!max_events.empty()) {
+    const auto n = sim::parse_whole<std::int64_t>(max_events);
+    if (max_events != "unlimited" && (!n || *n < 0))
+      throw InputError("--max-events \"" + max_events +
+                       "\": expected a whole number of events (0 or unlimited: no limit)");
+    out.push_back("simulation.max_events=" + max_events);
+  }
+  if (!max_sim_memory.empty()) {
+    try {
+      sim::parse_bytes(max_sim_memory);
+    } catch (const InputError& e) {
+      throw InputError("--max-sim-memory \"" + max_sim_memory + "\": " + e.what());
+    }
+    out.push_back("simulation.max_memory=" + max_sim_memory);
+  }
   return out;
 }
 
@@ -372,11 +403,17 @@ const StepFailure* StepCache::failure(StepId id) const {
 }
 
 std::function<void(const StepProgress&)> progress_printer(std::ostream& out, std::string label) {
-  return [&out, label = std::move(label)](const StepProgress& p) {
+  // The time left assumes the steps still to come cost what the finished ones did on average (a
+  // rough guide: larger GPU counts cost more, and they tend to come last).
+  const auto start = std::chrono::steady_clock::now();
+  return [&out, label = std::move(label), start](const StepProgress& p) {
     char seconds[32];
     std::snprintf(seconds, sizeof seconds, "%.2f s", p.point ? p.point->wall_seconds : 0.0);
+    const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    const double left =
+        p.done > 0 && p.done < p.total ? wall * static_cast<double>(p.total - p.done) / p.done : -1;
     out << label << ": " << p.done << "/" << p.total << " steps  "
-        << (p.point ? describe(p.point->label) : std::string()) << "  (" << seconds << ")\n"
+        << (p.point ? describe(p.point->label) : std::string()) << "  (" << seconds << eta_text(left) << ")\n"
         << std::flush;
   };
 }

@@ -47,6 +47,9 @@ std::vector<std::string> cluster_overlay(const ClusterSpec& cluster, int gpus, s
 std::vector<std::string> workload_overlay(const std::string& network, const std::string& profile_file,
                                           const workloads::GpuChoice& choice);
 // parallelism.dp, parallelism.mp and parallelism.placement (auto, layers, stacks or branches).
+// The caps of --max-events and --max-sim-memory on study and plan as overrides of every step
+// ("simulation.max_events=N"); empty texts are left out. Read, and refused naming the option, here.
+std::vector<std::string> limit_overlay(const std::string& max_events, const std::string& max_sim_memory);
 std::vector<std::string> parallelism_overlay(int dp, int mp, const std::string& placement);
 // communication.algorithm, bucket_size, message_size and fast_path.
 std::vector<std::string> communication_overlay(workloads::AllReduceAlgorithm algorithm,

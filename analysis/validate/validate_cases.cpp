@@ -5,6 +5,7 @@
 
 #include <algorithm>
 
+#include "analysis/collective/collective_sweep.h"
 #include "scenarios/loader/shared_keys.h"
 #include "sim/error.h"
 #include "sim/text.h"
@@ -121,6 +122,11 @@ CollectiveCase read_collective(FieldReader& r, const TreeNode& v, const std::str
   c.gpus = r.text_opt(&v, path + ".gpus").value_or("");
   c.op = sim::parse_collective_op(r.choice(&v, path + ".op"));
   c.size = r.size(&v, path + ".size");
+  // The collective command's limit (collective_sweep.h), so validate simulates nothing it refuses.
+  if (c.size > kMaxCollectiveBytes)
+    fail_at(v.find("size")->where, path + ".size",
+            "got " + sim::format_bytes(c.size) + " per rank, more than any GPU holds",
+            "at most " + sim::format_bytes(kMaxCollectiveBytes));
   c.algorithm = r.choice(&v, path + ".algorithm");
   c.protocol = r.choice(&v, path + ".protocol");
   return c;

@@ -2,6 +2,8 @@
 // curve's three forms, output formats, the optional trace and sweep sections, and the checks of a
 // sweep's parameters.
 #include <algorithm>
+#include <map>
+#include <string_view>
 
 #include "scenarios/loader/custom_codecs.h"
 #include "scenarios/loader/efficiency_points.h"
@@ -169,6 +171,36 @@ std::optional<TreeNode> WindowCodec::write(const FieldSpec&, const std::optional
   return scalar(v ? sim::format_time_window(*v) : "all");
 }
 
+// A value listed twice would simulate the same point twice (product mode), and print two rows
+// that differ in nothing but their index: refused at the repeat.
+void refuse_repeated_value(const TreeNode& values, const std::vector<std::string>& texts,
+                           const std::string& path) {
+  std::map<std::string_view, std::size_t> first;
+  for (std::size_t j = 0; j < texts.size(); ++j)
+    if (const auto [at, added] = first.emplace(texts[j], j); !added)
+      fail_at(values.items[j].where, path + "[" + std::to_string(j) + "]",
+              "repeats " + path + "[" + std::to_string(at->second) + "] (" + texts[j] +
+                  "): the sweep would simulate the same point twice",
+              "each value once");
+}
+
+// Zip mode: point i is the i-th value of every parameter; two equal points are refused likewise.
+void refuse_repeated_tuple(const TreeNode& params, const SweepSettings& sweep, const std::string& path) {
+  const std::size_t n = sweep.parameters.empty() ? 0 : sweep.parameters[0].values.size();
+  std::map<std::vector<std::string_view>, std::size_t> first;
+  for (std::size_t j = 0; j < n; ++j) {
+    std::vector<std::string_view> point;
+    for (const SweepParameter& p : sweep.parameters) point.emplace_back(p.values[j]);
+    if (const auto [at, added] = first.emplace(std::move(point), j); !added) {
+      const std::string vp = path + "[0].values";
+      fail_at(params.items[0].find("values")->items[j].where, vp + "[" + std::to_string(j) + "]",
+              "zip point " + std::to_string(j) + " repeats point " + std::to_string(at->second) +
+                  " in every parameter: the sweep would simulate the same point twice",
+              "each point once");
+    }
+  }
+}
+
 void read_sweep_parameters(FieldReader& r, const TreeNode* map, const FieldSpec& spec, Scenario& s) {
   SweepSettings& out = s.sweep;
   const std::string pp(spec.path);
@@ -184,6 +216,7 @@ void read_sweep_parameters(FieldReader& r, const TreeNode* map, const FieldSpec&
     const std::string vp = ip + ".values";
     const TreeNode& values = r.to_list(*r.written(&item, vp), vp, 1);
     for (const auto& v : values.items) p.values.push_back(yaml::tree_to_yaml(v, true));
+    if (out.mode == SweepSettings::Mode::Product) refuse_repeated_value(values, p.values, vp);
     if (out.mode == SweepSettings::Mode::Zip && !out.parameters.empty() &&
         p.values.size() != out.parameters[0].values.size())
       fail_at(values.where, vp,
@@ -195,6 +228,7 @@ void read_sweep_parameters(FieldReader& r, const TreeNode* map, const FieldSpec&
       fail_at(values.where, vp, "the product has more than 1,000,000 points", "a smaller sweep");
     out.parameters.push_back(std::move(p));
   }
+  if (out.mode == SweepSettings::Mode::Zip) refuse_repeated_tuple(params, out, pp);
 }
 
 std::optional<TreeNode> write_sweep_parameters(const Scenario& s, const FieldSpec&) {

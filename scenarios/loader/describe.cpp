@@ -3,6 +3,7 @@
 #include "scenarios/loader/key_binding.h"
 #include "scenarios/loader/resolve.h"
 #include "topology/cluster.h"
+#include "topology/preset_registry.h"
 #include "workloads/generators/gpu_choice.h"
 #include "workloads/gpu/gpu.h"
 
@@ -19,6 +20,23 @@ std::string link_overrides(const Scenario& s) {
     if (!values.empty()) out += (out.empty() ? "" : "; ") + std::string(yaml::leaf_name(kind->path)) + values;
   }
   return out;
+}
+
+// A profile file recorded on another GPU than the preset's, under workload.gpu: auto (which means
+// the preset's GPU for a built-in network): its kernel times are replayed as recorded, so say so.
+std::optional<std::pair<std::string, std::string>> profile_gpu_note(const ResolvedScenario& r) {
+  const Scenario& s = r.scenario;
+  if (s.workload.profile.empty() || s.workload.gpu_choice.gpu || s.cluster.preset.empty())
+    return std::nullopt;
+  const topology::PresetInfo* preset = topology::find_preset(s.cluster.preset);
+  if (preset == nullptr || workloads::find_gpu(preset->gpu) == workloads::find_gpu(r.profile.meta.gpu))
+    return std::nullopt;
+  return std::pair<std::string, std::string>{
+      "GPU mismatch", "the profile was recorded on " + r.profile.meta.gpu + ", but " + s.cluster.preset +
+                          " has " + std::string(preset->gpu) +
+                          ": its kernel times are replayed as recorded " +
+                          "(workload.gpu: auto does not convert a profile file), and memory is checked " +
+                          "against " + (r.gpu_capacity ? r.gpu_capacity->source : std::string("nothing"))};
 }
 
 }  // namespace
@@ -49,6 +67,7 @@ std::vector<std::pair<std::string, std::string>> key_settings(const ResolvedScen
                                         ? ", compute speed ×" + key_text(s, "workload.compute_speed")
                                         : std::string()));
   if (auto note = kernel_times_setting(r)) out.push_back(std::move(*note));
+  if (auto note = profile_gpu_note(r)) out.push_back(std::move(*note));
   out.emplace_back("parallelism", "dp " + std::to_string(r.mapping.dp) + " × mp " +
                                       std::to_string(r.mapping.mp) + " = " +
                                       std::to_string(r.mapping.gpu_count()) + " GPUs, global batch " +

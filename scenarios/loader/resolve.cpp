@@ -96,7 +96,8 @@ workloads::Profile load_workload_profile(const Scenario& s) {
   return p;
 }
 
-workloads::MpPlacement build_placement(const Scenario& s, const workloads::Profile& profile) {
+// A partitioner's placement (parallelism.placement auto, layers, stacks or branches).
+workloads::MpPlacement partitioned(const Scenario& s, const workloads::Profile& profile) {
   const int mp = s.parallelism.mp;
   const PlacementSettings& pl = s.parallelism.placement;
   switch (pl.kind) {
@@ -116,6 +117,31 @@ workloads::MpPlacement build_placement(const Scenario& s, const workloads::Profi
                      [&] { return workloads::partition(profile, mp, workloads::Partitioner::Branches); });
     case PlacementSettings::Kind::Rules: break;
   }
+  throw InternalError("partitioned: placement rules are not a partitioner");
+}
+
+// A partitioner that gives a GPU of the worker no op (an mp larger than the profile's layers or
+// stacks) would leave it idle without a word: refused at mp. (Placement rules may do it on purpose.)
+workloads::MpPlacement every_gpu_used(const Scenario& s, workloads::MpPlacement placement,
+                                      const workloads::Profile& profile) {
+  std::vector<bool> used(static_cast<std::size_t>(placement.mp), false);
+  for (const auto g : placement.gpu_of_op)
+    if (g < used.size()) used[g] = true;
+  const auto idle = std::find(used.begin(), used.end(), false);
+  if (idle == used.end()) return placement;
+  const auto n = std::count(used.begin(), used.end(), true);
+  throw InputError(location_of(s, "parallelism") + ": parallelism.mp: " + std::to_string(placement.mp) +
+                   " GPUs per worker, but the placement of " + profile.meta.network + " (" +
+                   std::to_string(profile.ops.size()) + " ops) gives only " + std::to_string(n) +
+                   " of them ops (GPU " + std::to_string(idle - used.begin()) +
+                   " would stay idle); expected mp <= " + std::to_string(n) +
+                   ", or placement rules that say where each op goes");
+}
+
+workloads::MpPlacement build_placement(const Scenario& s, const workloads::Profile& profile) {
+  const int mp = s.parallelism.mp;
+  const PlacementSettings& pl = s.parallelism.placement;
+  if (pl.kind != PlacementSettings::Kind::Rules) return every_gpu_used(s, partitioned(s, profile), profile);
   std::vector<workloads::PlacementRule> rules;
   for (std::size_t i = 0; i < pl.rules.size(); ++i) {
     const std::string path = "parallelism.placement[" + std::to_string(i) + "]";
@@ -162,7 +188,14 @@ workloads::WorkerMapping build_mapping(const Scenario& s, const topology::Topolo
 std::optional<workloads::MemoryCapacity> gpu_memory_capacity(const Scenario& s,
                                                              const workloads::Profile& profile) {
   if (s.cluster.gpu_memory) return workloads::MemoryCapacity{*s.cluster.gpu_memory, "cluster.gpu_memory"};
-  if (!s.cluster.preset.empty()) return workloads::preset_gpu_capacity(s.cluster.preset);
+  // A GPU the scenario names (workload.gpu: a100-40gb on dgx-a100) is the one whose memory counts,
+  // not the preset's part: the preset only says what machine it sits in.
+  const topology::PresetInfo* preset =
+      s.cluster.preset.empty() ? nullptr : topology::find_preset(s.cluster.preset);
+  if (s.workload.gpu_choice.gpu &&
+      (preset == nullptr || workloads::find_gpu(preset->gpu) != workloads::find_gpu(profile.meta.gpu)))
+    if (auto named = workloads::gpu_capacity(profile.meta.gpu, "workload.gpu")) return named;
+  if (preset != nullptr) return workloads::preset_gpu_capacity(s.cluster.preset);
   return workloads::gpu_capacity(profile.meta.gpu, "the profile");
 }
 
@@ -189,6 +222,42 @@ void apply_training_loop(const Scenario& s, const workloads::Profile& profile, i
                      ": training.global_batch: gradient accumulation is modelled only with mp = 1");
 }
 
+// Drawn lengths need an encoder-decoder profile; how batches are formed from them, or a seed with
+// nothing drawn, mean nothing, so another value than the default is refused, naming both keys,
+// rather than ignored.
+void check_variability(const Scenario& s, const workloads::Profile& profile) {
+  const workloads::Variability& v = s.variability;
+  const workloads::Variability defaults{};
+  // A key written with its default value changes nothing (scenario_to_yaml writes them all).
+  const auto moved = [&](const char* key, bool differs) {
+    return differs && s.provenance.where.contains(key);
+  };
+  if (v.lengths != workloads::LengthDistribution::Fixed) {
+    if (profile.meta.target_length <= 0)
+      throw InputError(location_of(s, "variability.sequence_lengths") +
+                       ": variability.sequence_lengths: the profile " + profile.meta.network +
+                       " is not an encoder-decoder (no target_length); expected fixed");
+    if (v.batching == workloads::Batching::Random &&
+        moved("variability.length_buckets", v.length_buckets != defaults.length_buckets))
+      throw InputError(location_of(s, "variability.length_buckets") +
+                       ": variability.length_buckets needs variability.batching: bucketed (random batching "
+                       "has no bins); expected it left out, or bucketed batching");
+    return;
+  }
+  if (v.kernel_jitter == 0 && moved("variability.seed", v.seed != defaults.seed))
+    throw InputError(location_of(s, "variability.seed") +
+                     ": variability.seed needs something drawn (variability.kernel_jitter > 0 or "
+                     "sequence_lengths: wmt16-en-de): with neither, every step is the same; expected it "
+                     "left out, or a draw");
+  if (moved("variability.batching", v.batching != defaults.batching) ||
+      moved("variability.length_buckets", v.length_buckets != defaults.length_buckets)) {
+    const char* key = v.batching != defaults.batching ? "variability.batching" : "variability.length_buckets";
+    throw InputError(location_of(s, key) + ": " + key +
+                     " needs variability.sequence_lengths: wmt16-en-de (with fixed lengths every batch is "
+                     "the profile's); expected it left out, or drawn lengths");
+  }
+}
+
 workloads::StepConfig resolve_step_config(const Scenario& s, const topology::Topology& topology,
                                           const workloads::Profile& profile) {
   workloads::WorkerMapping mapping = build_mapping(s, topology);
@@ -202,10 +271,7 @@ workloads::StepConfig resolve_step_config(const Scenario& s, const topology::Top
   step.compute_scale = 1.0 / s.workload.compute_speed;
   step.gradient_copies = c.gradient_copies;
   apply_training_loop(s, profile, mapping.dp, step);
-  if (s.variability.lengths != workloads::LengthDistribution::Fixed && profile.meta.target_length <= 0)
-    throw InputError(location_of(s, "variability.sequence_lengths") +
-                     ": variability.sequence_lengths: the profile " + profile.meta.network +
-                     " is not an encoder-decoder (no target_length); expected fixed");
+  check_variability(s, profile);
   const auto gpus = static_cast<int>(topology.gpus().size());
   for (std::size_t i = 0; i < s.workload.gpu_speeds.size(); ++i) {
     const GpuSpeedSetting& g = s.workload.gpu_speeds[i];

@@ -41,7 +41,8 @@ topology::Topology build_topology(const Scenario& scenario);
 workloads::Profile load_workload_profile(const Scenario& scenario);  // scaled to batch_per_worker
 workloads::MpPlacement build_placement(const Scenario& scenario, const workloads::Profile& profile);
 workloads::WorkerMapping build_mapping(const Scenario& scenario, const topology::Topology& topology);
-// Each GPU's memory: cluster.gpu_memory when written, else the preset's GPU (topology/
+// Each GPU's memory: cluster.gpu_memory when written, else the GPU workload.gpu names when it is
+// not the preset's part (a100-40gb on dgx-a100), else the preset's GPU (topology/
 // preset_registry.h through workloads/gpu/gpu.h), else, for a topology file, the profile's GPU;
 // none when none of them is known.
 std::optional<workloads::MemoryCapacity> gpu_memory_capacity(const Scenario& scenario,

@@ -131,7 +131,8 @@ TEST_CASE("break-even: memory leaves DP's largest N out, or every DP") {
   const auto be = analysis::compute_break_even(v);
   CHECK(be.dp_peak == DpPeak::MemoryEdge);
   CHECK(gpus_of(v, be.best_dp) == 16);
-  CHECK(analysis::study_detail::memory_shapes_break_even(be));
+  v.break_even = be;
+  CHECK(analysis::study_detail::memory_shapes_break_even(v));
   // Hybrid on at most 16 GPUs: 75 s, −20%; over the grid 50 s (32 GPUs): s = 60 / 50 = 1.2.
   CHECK(be.gain_at_peak == doctest::Approx(-0.2));
   CHECK(be.step_factor == doctest::Approx(1.2));

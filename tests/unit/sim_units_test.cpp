@@ -105,9 +105,11 @@ TEST_CASE("parse_bandwidth: /s and ps forms, bits and bytes") {
   CHECK(parse_bandwidth("1 B/s") == Bandwidth::bytes_per_second(1));
   CHECK(parse_bandwidth("3.2e1 MB/s") == Bandwidth::bytes_per_second(32'000'000));
   CHECK(parse_bandwidth("900 GB/s") == Bandwidth::gb_per_second(900));
-  // Rates round to the nearest byte per second: 12 b/s = 1.5 B/s -> 2; 10 b/s = 1.25 B/s -> 1.
-  CHECK(parse_bandwidth("12 b/s") == Bandwidth::bytes_per_second(2));
-  CHECK(parse_bandwidth("10 b/s") == Bandwidth::bytes_per_second(1));
+  // Rates are whole bytes per second, not rounded: 12 b/s = 1.5 B/s and 0.5 B/s are refused; 16 b/s is 2 B/s.
+  CHECK(parse_bandwidth("16 b/s") == Bandwidth::bytes_per_second(2));
+  CHECK_THROWS_WITH_AS(parse_bandwidth("12 b/s"),
+                       "bandwidth \"12 b/s\" is not a whole number of bytes per second", InputError);
+  CHECK_THROWS_AS(parse_bandwidth("0.5 B/s"), InputError);
 }
 
 TEST_CASE("parse_bandwidth rejects bad text, quoting it and listing the accepted forms") {

@@ -1,0 +1,177 @@
+// Every verdict a study, plan or run prints is held to its own rows (issue 31): the best DP and the
+// best hybrid are the fastest rows of their kind that fit; "none fits" only where rows of that
+// kind exist and none fits, "none in the grid" where the grid holds none (and the report says why);
+// a plan's #1 is the fastest ranked configuration and fits, an empty ranking is refused; a run's
+// memory verdict agrees with its per-GPU peaks, checked against the GPU the scenario names.
+#include <doctest/doctest.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "analysis/plan/planner.h"
+#include "analysis/study/study.h"
+#include "analysis/study/study_config.h"
+#include "analysis/study/study_report.h"
+#include "scenarios/loader/resolve.h"
+#include "scenarios/loader/scenario.h"
+#include "sim/error.h"
+#include "workloads/generators/profile_gen.h"
+#include "workloads/profile/profile_io.h"
+
+using namespace hybridsim;
+
+namespace {
+
+// The fastest row of a kind that fits, -1 when none: what "best" must be.
+int fastest(const analysis::StudyVariant& v, bool hybrid) {
+  int best = -1;
+  for (std::size_t i = 0; i < v.rows.size(); ++i) {
+    const analysis::StudyRow& r = v.rows[i];
+    if (r.is_dp() == hybrid || !r.does_not_fit.empty()) continue;
+    if (best < 0 || r.ttt.seconds < v.rows[static_cast<std::size_t>(best)].ttt.seconds)
+      best = static_cast<int>(i);
+  }
+  return best;
+}
+
+bool has_kind(const analysis::StudyVariant& v, bool hybrid) {
+  return std::any_of(v.rows.begin(), v.rows.end(),
+                     [&](const analysis::StudyRow& r) { return r.is_dp() != hybrid; });
+}
+
+// Each network's headline against its rows, and the printed words against what the rows hold.
+void check_study_verdicts(const analysis::StudyResult& result) {
+  std::ostringstream table;
+  analysis::print_headline_table(result, table);
+  for (const auto& ns : result.networks) {
+    const std::string name = result.network(ns).name;
+    for (const auto& v : ns.variants) {
+      CAPTURE(name);
+      CAPTURE(v.label);
+      const int dp = fastest(v, false), hy = fastest(v, true);
+      CHECK(v.headline.best_dp == dp);
+      CHECK(v.headline.best_hybrid == hy);
+      if (dp >= 0) CHECK(v.rows[static_cast<std::size_t>(dp)].does_not_fit.empty());
+      if (hy >= 0) CHECK(v.rows[static_cast<std::size_t>(hy)].does_not_fit.empty());
+    }
+    const auto& main = ns.main();
+    CHECK(ns.no_hybrid.empty() == has_kind(main, true));
+    const std::string words = table.str();
+    const auto line = words.find("\n" + name + " ");
+    REQUIRE(line != std::string::npos);
+    const std::string row = words.substr(line + 1, words.find('\n', line + 1) - line - 1);
+    CAPTURE(row);
+    if (main.headline.best_hybrid < 0)
+      CHECK(row.find(has_kind(main, true) ? "none fits" : "none in the grid") != std::string::npos);
+    CHECK((row.find("none fits") != std::string::npos) ==
+          ((main.headline.best_dp < 0 && has_kind(main, false)) ||
+           (main.headline.best_hybrid < 0 && has_kind(main, true))));
+  }
+}
+
+analysis::StudyConfig study_text(const std::string& text) {
+  return analysis::parse_study_config(text, "verdicts.yaml", HYBRIDSIM_SOURCE_DIR);
+}
+
+}  // namespace
+
+TEST_CASE("study: a grid without a hybrid configuration says so, not 'none fits'") {
+  // mp 4 divides none of 6 and 10 GPUs: every DP configuration fits in 16 GiB (GNMT needs far less).
+  const analysis::StudyConfig config = study_text(
+      "format: hybridsim-study/1\nnetworks: [gnmt]\ngpus: [6, 10]\nmp: [4]\ncluster: {preset: dgx1-v100}\n"
+      "sensitivity: {variants: [], ib_factors: []}\n");
+  analysis::StepCache cache;
+  const analysis::StudyResult result = analysis::run_study(config, {.threads = 2}, cache);
+  REQUIRE(result.networks.size() == 1);
+  const auto& ns = result.networks[0];
+  CHECK(ns.main().headline.best_dp >= 0);
+  CHECK(ns.main().headline.best_hybrid < 0);
+  CHECK(ns.no_hybrid == "no hybrid configuration in the grid: no mp of [4] divides a GPU count of [6, 10]");
+  std::ostringstream table;
+  analysis::print_headline_table(result, table);
+  CHECK(table.str().find("none fits") == std::string::npos);
+  CHECK(table.str().find("none in the grid") != std::string::npos);
+  CHECK(table.str().find("gnmt: no hybrid configuration in the grid") != std::string::npos);
+  check_study_verdicts(result);
+}
+
+TEST_CASE("study: every verdict of the CI grid agrees with its rows, with and without memory limits") {
+  const analysis::StudyConfig config =
+      analysis::load_study_config(std::filesystem::path(HYBRIDSIM_SOURCE_DIR) / "scenarios/study/ci.yaml");
+  analysis::StepCache cache;
+  check_study_verdicts(analysis::run_study(config, {.threads = 2}, cache));
+  // 12 GiB leaves BigLSTM's DP rows and some hybrids out: the verdicts must follow.
+  check_study_verdicts(analysis::run_study(
+      config, {.threads = 2, .memory = workloads::MemoryCapacity{sim::Bytes::gib(12), "--memory 12 GiB"}},
+      cache));
+}
+
+TEST_CASE("plan: #1 is the best ranked configuration and fits; nothing that fits is refused") {
+  analysis::PlanRequest request =
+      analysis::make_plan_request({.model = "gnmt", .gpus = 16, .objective = "throughput"});
+  request.search.bucket_sizes = {sim::Bytes::of(25'000'000)};
+  analysis::StepCache cache;
+  const analysis::PlanResult r = analysis::plan(request, &cache);
+  REQUIRE_FALSE(r.ranked.empty());
+  for (const auto& c : r.ranked) {
+    CHECK(c.does_not_fit.empty());
+    CHECK(c.samples_per_second <= r.ranked[0].samples_per_second);
+  }
+  // 1 GiB holds no configuration of GNMT: refused, naming --memory, instead of an empty ranking.
+  request.memory = analysis::memory_what_if("1 GiB");
+  try {
+    analysis::plan(request, &cache);
+    FAIL("an empty ranking was printed");
+  } catch (const InputError& e) {
+    const std::string what = e.what();
+    CHECK(what.starts_with("none of the "));
+    CHECK(what.find("configurations of gnmt on 16 GPUs fits in 1 GiB (--memory 1 GiB)") != std::string::npos);
+    CHECK(what.find("expected a larger --memory or more GPUs") != std::string::npos);
+  }
+  CHECK_THROWS_WITH_AS(analysis::memory_what_if("lots"), doctest::Contains("--memory \"lots\": "),
+                       InputError);
+  CHECK_THROWS_WITH_AS(analysis::make_plan_request({.model = "gnmt", .gpus = 100'000'000}),
+                       "--gpus 100000000: more than 4096 dgx1-v100 machines of 8 GPUs hold; expected at most "
+                       "32768",
+                       InputError);
+}
+
+TEST_CASE("run: the memory verdict is the named GPU's, and a profile from another GPU is noted") {
+  // workload.gpu: a100-40gb on dgx-a100 (whose preset GPU has 80 GB): 40 GiB is the capacity.
+  const scenarios::ResolvedScenario a100 = scenarios::resolve(scenarios::parse_scenario(
+      "cluster: {preset: dgx-a100}\nworkload: {network: gnmt, gpu: a100-40gb}\nparallelism: {dp: 8}\n",
+      "a.yaml"));
+  REQUIRE(a100.gpu_capacity);
+  CHECK(a100.gpu_capacity->bytes == sim::Bytes::gib(40));
+  CHECK(a100.gpu_capacity->source == "A100-SXM4-40GB of workload.gpu");
+  const scenarios::ResolvedScenario same = scenarios::resolve(scenarios::parse_scenario(
+      "cluster: {preset: dgx-a100}\nworkload: {network: gnmt, gpu: a100}\nparallelism: {dp: 8}\n", "b.yaml"));
+  CHECK(same.gpu_capacity->source == "A100-SXM4-80GB of dgx-a100");
+}
+
+TEST_CASE("run: a profile file recorded on a V100 under gpu: auto on dgx-h100 is noted") {
+  const auto folder = std::filesystem::temp_directory_path() / "hybridsim-verdicts-profile";
+  std::filesystem::create_directories(folder);
+  {
+    std::ofstream out(folder / "gnmt-v100.yaml");
+    workloads::save_profile(workloads::builtin_profile("gnmt"), out);
+  }
+  const std::string text =
+      "cluster: {preset: dgx-h100}\nworkload: {profile: gnmt-v100.yaml}\nparallelism: {dp: 8}\n";
+  const scenarios::ResolvedScenario r =
+      scenarios::resolve(scenarios::parse_scenario(text, "h.yaml", {}, folder));
+  std::filesystem::remove_all(folder);
+  const auto settings = scenarios::key_settings(r);
+  const auto note = std::find_if(settings.begin(), settings.end(),
+                                 [](const auto& kv) { return kv.first == "GPU mismatch"; });
+  REQUIRE(note != settings.end());
+  CHECK(note->second.starts_with(
+      "the profile was recorded on V100-SXM2-16GB, but dgx-h100 has H100-SXM5-80GB"));
+  // The preset's own GPU, or a built-in network (converted to the preset's GPU), gives no note.
+  const auto builtin = scenarios::key_settings(scenarios::resolve(scenarios::parse_scenario(
+      "cluster: {preset: dgx-h100}\nworkload: {network: gnmt}\nparallelism: {dp: 8}\n", "g.yaml")));
+  CHECK(std::none_of(builtin.begin(), builtin.end(),
+                     [](const auto& kv) { return kv.first == "GPU mismatch"; }));
+}
