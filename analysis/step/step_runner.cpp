@@ -110,6 +110,23 @@ std::optional<StepResult> refuse(Ladder& ladder, std::string reason) {
   return std::nullopt;
 }
 
+// The fold that held, run once more with the fold observer's observer attached (a trace of the
+// representatives): the same plan and embedding give the same events, which is checked.
+StepResult observed_again(const StepSetup& setup, const workloads::StepProgram& program,
+                          StepObservers observers, const StepFoldPlan& fold, const Attempt& held,
+                          StepResult result) {
+  sim::StreamObserver* stream = observers.fold == nullptr ? nullptr : observers.fold->observe_fold(fold.fold);
+  if (stream == nullptr) return result;
+  Attempt again;
+  const StepObservers only{.stream = stream, .progress = observers.progress};
+  const std::string what = attempt_label(setup, "folded onto representative GPUs, traced");
+  StepResult r =
+      simulate_once(setup, program, only, fold, again, held.embed_off ? Embed::Off : Embed::On, what);
+  if (r.step_time != result.step_time || r.events != result.events || again.fold_broken || again.interfered)
+    throw InternalError("the folded step run again for its trace gave another result");
+  return r;
+}
+
 // Alike GPUs simulated once (analysis/step/step_fold.h), retried with the classes split by what
 // their members saw, keeping the splits made before.
 std::optional<StepResult> folded_gpus(const StepSetup& setup, const workloads::StepProgram& program,
@@ -130,7 +147,8 @@ std::optional<StepResult> folded_gpus(const StepSetup& setup, const workloads::S
       ladder.step_fold_reason = attempt.why;
       return refuse(ladder, attempt.why);
     }
-    if (!attempt.interfered && !attempt.fold_broken) return r;
+    if (!attempt.interfered && !attempt.fold_broken)
+      return observed_again(setup, program, observers, fold, attempt, std::move(r));
     // A folded ring's assumption failed: every GPU below. (When members saw other timelines they
     // also joined their next bucket at the wrong times, which can look the same.)
     if (!attempt.fold_broken) return refuse(ladder, "another transfer crossed a folded ring's links");

@@ -37,11 +37,26 @@ struct StepSetup : workloads::StepConfig {
   int step_index = 0;
 };
 
+// Told when a step folded onto representative GPUs holds (a trace of those GPUs only,
+// analysis/trace/step_trace.h): returns an observer of the representatives' streams for the same
+// fold run once more (the same plan gives the same events and result), or null for none. The folded
+// attempts that did not hold are never observed.
+class FoldObserver {
+ public:
+  virtual sim::StreamObserver* observe_fold(const sim::StepFold& fold) = 0;
+
+ protected:
+  ~FoldObserver() = default;
+};
+
 // Optional observers of the run, e.g. a trace writer (the step's own metrics are always collected).
+// `stream` and `network` see every GPU and message, so with either the step is not folded; `fold`
+// alone lets it fold (it is not told when the step does not).
 struct StepObservers {
   sim::StreamObserver* stream = nullptr;
   sim::NetworkObserver* network = nullptr;
   SimulationProgress* progress = nullptr;  // lines for a person waiting (does not stop the step folding)
+  FoldObserver* fold = nullptr;
 };
 
 struct StepResult {
