@@ -110,20 +110,19 @@ std::optional<StepResult> refuse(Ladder& ladder, std::string reason) {
   return std::nullopt;
 }
 
-// The fold that held, run once more with the fold observer's observer attached (a trace of the
-// representatives): the same plan and embedding give the same events, which is checked.
+// The attempt that held, run once more with the fold observer's observer attached (a trace): the
+// same plan and embedding give the same events, which is checked.
 StepResult observed_again(const StepSetup& setup, const workloads::StepProgram& program,
-                          StepObservers observers, const StepFoldPlan& fold, const Attempt& held,
-                          StepResult result) {
-  sim::StreamObserver* stream = observers.fold == nullptr ? nullptr : observers.fold->observe_fold(fold.fold);
+                          StepObservers observers, const StepFoldPlan& fold, Embed embed, StepResult result) {
+  sim::StreamObserver* stream =
+      observers.fold == nullptr ? nullptr : observers.fold->observe_fold(fold.fold, result);
   if (stream == nullptr) return result;
   Attempt again;
   const StepObservers only{.stream = stream, .progress = observers.progress};
-  const std::string what = attempt_label(setup, "folded onto representative GPUs, traced");
-  StepResult r =
-      simulate_once(setup, program, only, fold, again, held.embed_off ? Embed::Off : Embed::On, what);
+  StepResult r = simulate_once(setup, program, only, fold, again, embed, attempt_label(setup, "traced"));
   if (r.step_time != result.step_time || r.events != result.events || again.fold_broken || again.interfered)
-    throw InternalError("the folded step run again for its trace gave another result");
+    throw InternalError("the step run again for its trace gave another result");
+  r.simulation = std::move(result.simulation);
   return r;
 }
 
@@ -148,7 +147,8 @@ std::optional<StepResult> folded_gpus(const StepSetup& setup, const workloads::S
       return refuse(ladder, attempt.why);
     }
     if (!attempt.interfered && !attempt.fold_broken)
-      return observed_again(setup, program, observers, fold, attempt, std::move(r));
+      return observed_again(setup, program, observers, fold, attempt.embed_off ? Embed::Off : Embed::On,
+                            std::move(r));
     // A folded ring's assumption failed: every GPU below. (When members saw other timelines they
     // also joined their next bucket at the wrong times, which can look the same.)
     if (!attempt.fold_broken) return refuse(ladder, "another transfer crossed a folded ring's links");
@@ -171,7 +171,8 @@ std::optional<StepResult> every_gpu(const StepSetup& setup, const workloads::Ste
   // is not the step's.
   if (attempt.interfered) return refuse(ladder, "another transfer crossed a folded ring's links");
   r.simulation.step_fold_reason = ladder.step_fold_reason;
-  return r;
+  return observed_again(setup, program, observers, {}, attempt.embed_off ? Embed::Off : Embed::On,
+                        std::move(r));
 }
 
 // Every GPU and collective simulated in full: always holds.
@@ -184,7 +185,7 @@ std::optional<StepResult> every_collective_in_full(const StepSetup& setup,
   StepResult r = simulate_once(full, program, observers, {}, attempt, Embed::Off,
                                attempt_label(setup, "every GPU and collective simulated in full"));
   r.simulation.rerun = true;
-  return r;
+  return observed_again(full, program, observers, {}, Embed::Off, std::move(r));
 }
 
 struct NamedStrategy {

@@ -37,13 +37,16 @@ struct StepSetup : workloads::StepConfig {
   int step_index = 0;
 };
 
-// Told when a step folded onto representative GPUs holds (a trace of those GPUs only,
-// analysis/trace/step_trace.h): returns an observer of the representatives' streams for the same
-// fold run once more (the same plan gives the same events and result), or null for none. The folded
-// attempts that did not hold are never observed.
+struct StepResult;
+
+// Told which way of simulating the step held (a trace of some GPUs, analysis/trace/step_trace.h):
+// `fold` is the folded step's (its representatives), or empty when every GPU was simulated, and
+// `held` the result. Returns an observer of the GPUs' streams to run that same attempt once more with
+// (the same plan gives the same events and result, which is checked), or null for none. Attempts
+// that did not hold are never observed.
 class FoldObserver {
  public:
-  virtual sim::StreamObserver* observe_fold(const sim::StepFold& fold) = 0;
+  virtual sim::StreamObserver* observe_fold(const sim::StepFold& fold, const StepResult& held) = 0;
 
  protected:
   ~FoldObserver() = default;

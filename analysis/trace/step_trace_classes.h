@@ -1,7 +1,9 @@
-// Private to analysis/trace: a step trace that takes the untraced run's path. When the step folds
-// onto representative GPUs (analysis/step/step_fold.h), the trace holds those GPUs only, observed in
-// one more run of the fold that held (StepObservers::fold), and says which GPUs each stands for;
-// otherwise the caller traces every GPU in full and `why_full` says why (the run prints it).
+// Private to analysis/trace: a step trace that takes the untraced run's path. The step is simulated
+// as untraced; the attempt that held runs once more with a trace of one GPU per class of alike GPUs
+// attached (StepObservers::fold): the folded step's representatives, or, when it does not fold,
+// plan_step_fold's classes and the critical GPU. The trace says which GPUs each stands for. When
+// that cannot be (a GPU list, every GPU, detail steps or messages, nothing alike), the caller traces
+// every GPU in full and `why_full` says why (the run prints it).
 #pragma once
 #include <filesystem>
 #include <optional>

@@ -16,8 +16,8 @@ StepResult simulate_steps_with_trace(const StepSetup& setup, const std::filesyst
   const int n = std::max(1, setup.variability.steps);
   if (options.step > n)
     throw InputError("trace step " + std::to_string(options.step) + ": the run has " + std::to_string(n) +
-                     (n == 1 ? " step" : " steps") + " (variability.steps); expected first, slowest or 1 to " +
-                     std::to_string(n));
+                     (n == 1 ? " step" : " steps") +
+                     " (variability.steps); expected first, slowest or 1 to " + std::to_string(n));
   std::vector<StepResult> steps(static_cast<std::size_t>(n));
   StepSetup one = setup;
   workloads::StepProgram program = build_program(setup);
@@ -39,7 +39,7 @@ StepResult simulate_steps_with_trace(const StepSetup& setup, const std::filesyst
   const std::string which = "step " + std::to_string(traced + 1) + " of " + std::to_string(n) +
                             (options.step == kSlowestStep ? " (the slowest)" : "") +
                             (n > 1 ? "; the run's figures are the mean of all " + std::to_string(n) : "");
-  t.other_data.insert(t.other_data.begin(), {"traced_step", which});
+  if (n > 1) t.other_data.insert(t.other_data.begin(), {"traced_step", which});
   one.step_index = traced;
   StepResult r = simulate_step_with_trace(one, path, t, summary, progress);
   auto& slot = steps[static_cast<std::size_t>(traced)];

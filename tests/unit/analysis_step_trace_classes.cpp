@@ -13,6 +13,7 @@
 #include "sim/error.h"
 #include "sim/time_window.h"
 #include "topology/preset_registry.h"
+#include "workloads/comm/comm_plan.h"
 #include "workloads/generators/profile_gen.h"
 
 using namespace hybridsim;
@@ -50,7 +51,8 @@ TEST_CASE("step trace: a folded step is traced as it runs untraced, one GPU per 
   REQUIRE(untraced.simulation.strategy == "folded onto representative GPUs");
   TempDir dir;
   analysis::StepTraceSummary summary;
-  const analysis::StepResult traced = analysis::simulate_step_with_trace(m.setup, dir.path / "t.json", {}, &summary);
+  const analysis::StepResult traced =
+      analysis::simulate_step_with_trace(m.setup, dir.path / "t.json", {}, &summary);
   // The same path as untraced: the same strategy, time and events (the fold's events counted once).
   CHECK(traced.simulation.strategy == untraced.simulation.strategy);
   CHECK(traced.step_time == untraced.step_time);
@@ -59,8 +61,9 @@ TEST_CASE("step trace: a folded step is traced as it runs untraced, one GPU per 
   std::map<std::int64_t, std::string> names;
   for (int g = 0; g < 8; ++g) names[g + 1] = "GPU " + std::to_string(g) + " · node 0 · for 2 GPUs";
   CHECK(t.process_names == names);  // no network process: the folded rings send no messages
-  CHECK(t.doc["otherData"]["gpu_classes"] ==
-        "GPU 0: 0,8; GPU 1: 1,9; GPU 2: 2,10; GPU 3: 3,11; GPU 4: 4,12; GPU 5: 5,13; GPU 6: 6,14; GPU 7: 7,15");
+  CHECK(
+      t.doc["otherData"]["gpu_classes"] ==
+      "GPU 0: 0,8; GPU 1: 1,9; GPU 2: 2,10; GPU 3: 3,11; GPU 4: 4,12; GPU 5: 5,13; GPU 6: 6,14; GPU 7: 7,15");
   CHECK(t.doc["otherData"]["simulation"] == "folded onto representative GPUs");
   CHECK(t.doc["otherData"]["network"].get<std::string>().starts_with("not traced"));
   const std::string critical = t.doc["otherData"]["critical_gpu"];
@@ -100,7 +103,8 @@ TEST_CASE("step trace: every GPU on request, a list or a detail that needs every
   }
   SUBCASE("a list of GPUs") {
     analysis::StepTraceSummary summary;
-    analysis::simulate_step_with_trace(m.setup, dir.path / "l.json", {.gpus = std::vector<int>{0, 9}}, &summary);
+    analysis::simulate_step_with_trace(m.setup, dir.path / "l.json", {.gpus = std::vector<int>{0, 9}},
+                                       &summary);
     CHECK(summary.shows.starts_with("GPUs 0,9, with every GPU simulated in full"));
   }
   SUBCASE("detail steps") {
@@ -158,12 +162,46 @@ TEST_CASE("step trace: a run of several steps traces the first, a numbered or th
     CHECK(t.doc["otherData"]["traced_step"] == which);
     CHECK(summary.shows.starts_with(which + "; "));
   }
-  CHECK_THROWS_WITH_AS(analysis::simulate_steps_with_trace(setup, dir.path / "u.json", {.step = 4}),
-                       "trace step 4: the run has 3 steps (variability.steps); expected first, slowest or 1 to 3",
-                       InputError);
+  CHECK_THROWS_WITH_AS(
+      analysis::simulate_steps_with_trace(setup, dir.path / "u.json", {.step = 4}),
+      "trace step 4: the run has 3 steps (variability.steps); expected first, slowest or 1 to 3", InputError);
   CHECK_FALSE(fs::exists(dir.path / "u.json"));
   CHECK(analysis::parse_trace_step("first") == 1);
   CHECK(analysis::parse_trace_step("slowest") == analysis::kSlowestStep);
   CHECK(analysis::parse_trace_step("12") == 12);
-  for (const char* bad : {"0", "-1", "last", "2x", ""}) CHECK_THROWS_AS(analysis::parse_trace_step(bad), InputError);
+  for (const char* bad : {"0", "-1", "last", "2x", ""})
+    CHECK_THROWS_AS(analysis::parse_trace_step(bad), InputError);
+}
+
+TEST_CASE("step trace: a step that does not fold shows one GPU per class and its critical GPU") {
+  // Inception-V3 dp 32 on four DGX-1 with the hierarchical all-reduce: alike GPUs, but the step does
+  // not fold (its inter-machine collective is not a ring of the classes). Every GPU is simulated as
+  // untraced; the trace keeps GPU g of machine 0 for GPUs g, g + 8, g + 16, g + 24, and the
+  // critical GPU of the untraced run in full.
+  Machines m(4);
+  m.setup.comm.algorithm = workloads::AllReduceAlgorithm::Hierarchical;
+  const analysis::StepResult untraced = analysis::simulate_step(m.setup);
+  REQUIRE(untraced.simulation.strategy != "folded onto representative GPUs");
+  TempDir dir;
+  analysis::StepTraceSummary summary;
+  const analysis::StepResult r =
+      analysis::simulate_step_with_trace(m.setup, dir.path / "t.json", {}, &summary);
+  CHECK(r.step_time == untraced.step_time);
+  CHECK(r.simulation.strategy == untraced.simulation.strategy);
+  const Trace t = check_trace(read_whole_file(dir.path / "t.json"));
+  const int critical = untraced.critical.gpu;
+  REQUIRE(critical >= 0);
+  for (int g = 0; g < 8; ++g)
+    CHECK(t.process_names.at(g + 1) == "GPU " + std::to_string(g) + " · node 0 · for 4 GPUs");
+  CHECK(t.process_names.size() == (critical < 8 ? 8u : 9u));
+  if (critical >= 8)
+    CHECK(t.process_names.at(critical + 1) == "GPU " + std::to_string(critical) + " · node " +
+                                                  std::to_string(critical / 8));
+  CHECK(t.doc["otherData"]["critical_gpu"] ==
+        "GPU " + std::to_string(critical) + ", shown as GPU " + std::to_string(critical));
+  CHECK(
+      t.doc["otherData"]["gpu_classes"].get<std::string>().starts_with("GPU 0: 0,8,16,24; GPU 1: 1,9,17,25"));
+  CHECK(summary.shows.starts_with(
+      "one GPU per class of alike GPUs, " + std::to_string(t.process_names.size()) +
+      " of 32 with the critical GPU (every GPU simulated, as untraced: folded onto representative GPUs: "));
 }
