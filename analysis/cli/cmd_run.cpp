@@ -45,7 +45,7 @@ int run_command(int argc, const char* const* argv) {
       "documented in scenarios/README.md; examples are in scenarios/examples/.\n\noptions");
   std::vector<std::string> sets;
   std::string memory, max_events, max_sim_memory, out_dir, format = "table", trace, trace_detail = "kernels",
-                                                           trace_gpus, trace_window;
+                                                           trace_gpus, trace_window, trace_step;
   options.add_options()("help,h", "show this help")("scenario", po::value<std::string>(),
                                                     "scenario file (YAML)")(
       "set,s", po::value(&sets)->composing(), "override a field: --set cluster.nodes=4 (repeatable)")(
@@ -60,7 +60,10 @@ int run_command(int argc, const char* const* argv) {
       "format,f", po::value(&format)->default_value("table"), "what to print: table | json")(
       "trace,t", po::value(&trace), "write a Chrome/Perfetto trace of the step to this file")(
       "trace-detail", po::value(&trace_detail)->default_value("kernels"), "kernels | steps | messages")(
-      "trace-gpus", po::value(&trace_gpus), "only these GPUs in the trace, e.g. 0-3,8")(
+      "trace-gpus", po::value(&trace_gpus),
+      "only these GPUs in the trace, e.g. 0-3,8, or all (default: one per class of alike GPUs where the "
+      "step folds)")("trace-step", po::value(&trace_step),
+                     "which step a run of several (variability.steps) traces: first (default) | slowest | N")(
       "trace-window", po::value(&trace_window), "only this time span, e.g. \"2 ms:5 ms\"")(
       "trace-gzip", "gzip the trace (.gz is added to a --trace name that lacks it)")(
       "quiet,q", "no progress lines (a long step prints one on stderr every few seconds)");
@@ -76,16 +79,18 @@ int run_command(int argc, const char* const* argv) {
   if (!memory.empty()) sets.push_back("cluster.gpu_memory=" + memory);
   if (!max_events.empty()) sets.push_back("simulation.max_events=" + max_events);
   if (!max_sim_memory.empty()) sets.push_back("simulation.max_memory=" + max_sim_memory);
-  for (const char* option : {"trace-detail", "trace-gpus", "trace-window", "trace-gzip"})
+  for (const char* option : {"trace-detail", "trace-gpus", "trace-window", "trace-gzip", "trace-step"})
     refuse_without(vm, option, "trace", "--trace FILE");
   api::RunRequest request;
   if (!out_dir.empty()) request.out = out_dir;
   if (!trace.empty()) {
     request.trace = trace;
     request.trace_options.detail = analysis::parse_trace_detail(trace_detail);
-    if (!trace_gpus.empty()) request.trace_options.gpus = topology::parse_gpu_list(trace_gpus);
+    if (trace_gpus == "all") request.trace_options.all_gpus = true;
+    else if (!trace_gpus.empty()) request.trace_options.gpus = topology::parse_gpu_list(trace_gpus);
     if (!trace_window.empty()) request.trace_options.window = sim::parse_time_window(trace_window);
     request.trace_options.gzip = vm.count("trace-gzip") > 0;
+    if (vm.count("trace-step") > 0) request.trace_options.step = analysis::parse_trace_step(trace_step);
   }
   ProgressLines progress;
   if (vm.count("quiet") == 0) request.progress = &progress;

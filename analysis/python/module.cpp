@@ -152,7 +152,8 @@ py::dict run(const std::string& path, const std::optional<std::string>& text,
   if (trace) {
     request.trace = *trace;
     request.trace_options.detail = analysis::parse_trace_detail(trace_detail);
-    if (!trace_gpus.empty()) request.trace_options.gpus = topology::parse_gpu_list(trace_gpus);
+    if (trace_gpus == "all") request.trace_options.all_gpus = true;
+    else if (!trace_gpus.empty()) request.trace_options.gpus = topology::parse_gpu_list(trace_gpus);
     if (!trace_window.empty()) request.trace_options.window = sim::parse_time_window(trace_window);
     request.trace_options.gzip = trace_gzip;
   }

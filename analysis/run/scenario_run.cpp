@@ -121,12 +121,12 @@ ScenarioRun run_scenario_unchecked(const scenarios::ResolvedScenario& resolved,
     StepTraceOptions t = options.trace_options;
     for (const auto& kv : run.context) t.other_data.push_back(kv);
     StepTraceSummary summary;
-    // The trace shows the first step; the others are simulated without one.
-    StepResult first = simulate_step_with_trace(setup, *options.trace, t, &summary, options.progress);
-    run.step = simulate_steps(setup, std::move(first), options.progress);
+    // The trace shows one step (options.trace_options.step); the others are simulated without one.
+    run.step = simulate_steps_with_trace(setup, *options.trace, t, &summary, options.progress);
     run.trace_path = summary.path;
     run.trace_bytes = summary.bytes;
     run.trace_events = summary.events;
+    run.trace_shows = summary.shows;
   } else {
     run.step = simulate_steps(setup, std::nullopt, options.progress);
   }
@@ -167,6 +167,7 @@ std::vector<std::pair<std::string, std::string>> run_metrics(const ScenarioRun& 
     out.emplace_back(
         "trace", run.trace_path->string() + " (" + sim::human_bytes(sim::Bytes::of(run.trace_bytes)) + ", " +
                      std::to_string(run.trace_events) + " events; open in ui.perfetto.dev or speedscope)");
+    if (!run.trace_shows.empty()) out.emplace_back("trace shows", run.trace_shows);
   }
   return out;
 }

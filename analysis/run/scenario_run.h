@@ -36,6 +36,8 @@ struct ScenarioRun {
   std::optional<std::filesystem::path> trace_path;
   std::int64_t trace_bytes = 0;
   std::int64_t trace_events = 0;
+  std::string
+      trace_shows;  // which GPUs the trace shows and how they were simulated (StepTraceSummary::shows)
 };
 
 // What a scenario's outputs.trace block asks for, as run options: the trace at `directory` /

@@ -251,6 +251,7 @@ StepResult simulate_attempt(const StepSetup& setup, const workloads::StepProgram
   StepResult r = simulate_once(setup, program, observers, fold, attempt, Embed::On, what);
   if (!attempt.embed_unbounded) return r;
   attempt = {};
+  attempt.embed_off = true;
   return simulate_once(setup, program, observers, fold, attempt, Embed::Off, what);
 }
 

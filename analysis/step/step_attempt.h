@@ -23,6 +23,7 @@ struct Attempt {
   bool fold_broken = false;
   bool unsuitable = false;  // splitting the classes cannot help (why says why)
   bool embed_unbounded = false;  // an embedded ring's chunks of unequal size strayed from its bound
+  bool embed_off = false;        // the result is simulate_attempt's second try, without embedding
   std::string why;
 
   std::vector<std::uint64_t> signature;

@@ -110,6 +110,22 @@ std::optional<StepResult> refuse(Ladder& ladder, std::string reason) {
   return std::nullopt;
 }
 
+// The attempt that held, run once more with the fold observer's observer attached (a trace): the
+// same plan and embedding give the same events, which is checked.
+StepResult observed_again(const StepSetup& setup, const workloads::StepProgram& program,
+                          StepObservers observers, const StepFoldPlan& fold, Embed embed, StepResult result) {
+  sim::StreamObserver* stream =
+      observers.fold == nullptr ? nullptr : observers.fold->observe_fold(fold.fold, result);
+  if (stream == nullptr) return result;
+  Attempt again;
+  const StepObservers only{.stream = stream, .progress = observers.progress};
+  StepResult r = simulate_once(setup, program, only, fold, again, embed, attempt_label(setup, "traced"));
+  if (r.step_time != result.step_time || r.events != result.events || again.fold_broken || again.interfered)
+    throw InternalError("the step run again for its trace gave another result");
+  r.simulation = std::move(result.simulation);
+  return r;
+}
+
 // Alike GPUs simulated once (analysis/step/step_fold.h), retried with the classes split by what
 // their members saw, keeping the splits made before.
 std::optional<StepResult> folded_gpus(const StepSetup& setup, const workloads::StepProgram& program,
@@ -130,7 +146,9 @@ std::optional<StepResult> folded_gpus(const StepSetup& setup, const workloads::S
       ladder.step_fold_reason = attempt.why;
       return refuse(ladder, attempt.why);
     }
-    if (!attempt.interfered && !attempt.fold_broken) return r;
+    if (!attempt.interfered && !attempt.fold_broken)
+      return observed_again(setup, program, observers, fold, attempt.embed_off ? Embed::Off : Embed::On,
+                            std::move(r));
     // A folded ring's assumption failed: every GPU below. (When members saw other timelines they
     // also joined their next bucket at the wrong times, which can look the same.)
     if (!attempt.fold_broken) return refuse(ladder, "another transfer crossed a folded ring's links");
@@ -153,7 +171,8 @@ std::optional<StepResult> every_gpu(const StepSetup& setup, const workloads::Ste
   // is not the step's.
   if (attempt.interfered) return refuse(ladder, "another transfer crossed a folded ring's links");
   r.simulation.step_fold_reason = ladder.step_fold_reason;
-  return r;
+  return observed_again(setup, program, observers, {}, attempt.embed_off ? Embed::Off : Embed::On,
+                        std::move(r));
 }
 
 // Every GPU and collective simulated in full: always holds.
@@ -166,7 +185,7 @@ std::optional<StepResult> every_collective_in_full(const StepSetup& setup,
   StepResult r = simulate_once(full, program, observers, {}, attempt, Embed::Off,
                                attempt_label(setup, "every GPU and collective simulated in full"));
   r.simulation.rerun = true;
-  return r;
+  return observed_again(full, program, observers, {}, Embed::Off, std::move(r));
 }
 
 struct NamedStrategy {

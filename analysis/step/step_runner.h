@@ -37,11 +37,29 @@ struct StepSetup : workloads::StepConfig {
   int step_index = 0;
 };
 
+struct StepResult;
+
+// Told which way of simulating the step held (a trace of some GPUs, analysis/trace/step_trace.h):
+// `fold` is the folded step's (its representatives), or empty when every GPU was simulated, and
+// `held` the result. Returns an observer of the GPUs' streams to run that same attempt once more with
+// (the same plan gives the same events and result, which is checked), or null for none. Attempts
+// that did not hold are never observed.
+class FoldObserver {
+ public:
+  virtual sim::StreamObserver* observe_fold(const sim::StepFold& fold, const StepResult& held) = 0;
+
+ protected:
+  ~FoldObserver() = default;
+};
+
 // Optional observers of the run, e.g. a trace writer (the step's own metrics are always collected).
+// `stream` and `network` see every GPU and message, so with either the step is not folded; `fold`
+// alone lets it fold (it is not told when the step does not).
 struct StepObservers {
   sim::StreamObserver* stream = nullptr;
   sim::NetworkObserver* network = nullptr;
   SimulationProgress* progress = nullptr;  // lines for a person waiting (does not stop the step folding)
+  FoldObserver* fold = nullptr;
 };
 
 struct StepResult {

@@ -33,6 +33,17 @@ void append_arg_value(std::string& out, const TraceArg& arg) {
 }
 
 // Appends `"args":{...}` (nothing when there are no args and `always` is false).
+// Adds "key":value (value already JSON) at the end of an args object made by append_args (or
+// to nothing: then it makes the object).
+void add_arg(std::string& args, std::string_view key, std::string_view json_value) {
+  if (args.empty()) args = ",\"args\":{}";
+  std::string entry(args.size() > 10 ? "," : "");
+  append_json_string(entry, key);
+  entry += ':';
+  entry += json_value;
+  args.insert(args.size() - 1, entry);
+}
+
 void append_args(std::string& out, TraceArgs args, bool always) {
   if (args.empty() && !always) return;
   out += ",\"args\":{";
@@ -184,9 +195,12 @@ void ChromeTraceWriter::complete(TracePid pid, TraceTid tid, std::string_view na
     throw InternalError("ChromeTraceWriter: slice \"" + std::string(name) + "\" ends (" +
                         sim::format_time(end) + ") before it starts (" + sim::format_time(start) + ")");
   bool keep = keeps_pid(pid);
+  std::string_view clipped;  // which ends the window cut off, as the slice's "clipped" arg
   if (keep && options_.window) {
     const TraceWindow& w = *options_.window;
     keep = start == end ? in_window(start) : (start < w.end && end > w.start);
+    const bool cut_start = start < w.start, cut_end = end > w.end;
+    clipped = cut_start && cut_end ? "both" : cut_start ? "start" : cut_end ? "end" : "";
     start = sim::max(start, w.start);
     end = sim::max(start, sim::min(end, w.end));
   }
@@ -211,6 +225,7 @@ void ChromeTraceWriter::complete(TracePid pid, TraceTid tid, std::string_view na
                         std::to_string(slices.top().end_ns) + " ns without nesting in it");
   args_.clear();
   append_args(args_, args, false);
+  if (!clipped.empty()) add_arg(args_, "clipped", "\"" + std::string(clipped) + "\"");
   if (end_ns == ts_ns) {  // nothing to nest: an instant, which no viewer can mis-nest
     begin_event(name, category, 'i');
     event_ += ",\"ts\":";
@@ -225,11 +240,7 @@ void ChromeTraceWriter::complete(TracePid pid, TraceTid tid, std::string_view na
   key_ += '\x1f';
   key_ += args_;
   const int repeat = slices.repeat_for(key_, ts_ns);
-  if (repeat > 1) {
-    if (args_.empty()) args_ = ",\"args\":{}";
-    args_.insert(args_.size() - 1, args_.size() > 10 ? ",\"repeat\":" : "\"repeat\":");
-    args_.insert(args_.size() - 1, std::to_string(repeat));
-  }
+  if (repeat > 1) add_arg(args_, "repeat", std::to_string(repeat));
   begin_event(name, category, 'B');
   event_ += ",\"ts\":";
   append_trace_us(event_, ts_ns);
@@ -254,6 +265,8 @@ void ChromeTraceWriter::complete(TracePid pid, TraceTid tid, std::string_view na
 
 void ChromeTraceWriter::write_counter(TracePid pid, std::string_view name, sim::Time ts,
                                       std::string_view args_json) {
+  if (options_.window && options_.window->end != sim::Time::max())
+    last_counters_[{pid, std::string(name)}] = {ts, std::string(args_json)};
   begin_event(name, std::nullopt, 'C');
   event_ += ",\"ts\":";
   append_trace_us(event_, ts);
@@ -326,6 +339,14 @@ void ChromeTraceWriter::finish() {
     for (const auto& [key, args] : pending_counters_)
       write_counter(key.first, key.second, options_.window->start, args);
   pending_counters_.clear();
+  // Every counter track of a window with an end is carried to it (or to the end of what is traced,
+  // if sooner), so a track does not stop at its last change as if nothing followed.
+  if (options_.window && options_.window->end != sim::Time::max()) {
+    const sim::Time until = sim::min(options_.window->end, end_.value_or(sim::Time::max()));
+    auto last = std::move(last_counters_);
+    for (const auto& [key, sample] : last)
+      if (sample.first < until) write_counter(key.first, key.second, until, sample.second);
+  }
   finished_ = true;
   std::string tail = "\n],\n\"displayTimeUnit\":\"ns\",\n\"otherData\":{";
   bool first = true;

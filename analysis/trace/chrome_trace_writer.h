@@ -73,7 +73,10 @@ class TraceArgs {
 // Keep only events in [start, end). A slice that crosses a boundary is clipped to the window (so a
 // long kernel still shows as busy); a zero-length slice, counter sample or flow end is kept iff
 // start <= t < end; a flow is kept only if both its ends are. A counter's last value before the
-// window is repeated at `start`, so the track starts at the right level.
+// window is repeated at `start`, so the track starts at the right level, and a window with an end
+// carries every counter track's last value to that end (or to end_at's time, if sooner), so a track
+// does not stop at its last change. A clipped slice gets the arg "clipped": "start", "end" or "both"
+// (the ends the window cut off), so that a viewer shows it was longer.
 using TraceWindow = sim::TimeWindow;  // [start, end)
 
 struct ChromeTraceOptions {
@@ -131,6 +134,8 @@ class ChromeTraceWriter {
   // otherData, and renames the file into place. Without finish() (an exception, an early return)
   // the destructor leaves no file behind.
   void finish();
+  // The end of what is traced (a step's end): counters are carried to the window's end only up to it.
+  void end_at(sim::Time end) { end_ = end; }
 
   // Bytes in the file so far (compressed if gzip); after finish() the size of the file.
   std::int64_t bytes_written() const { return file_.bytes_written(); }
@@ -170,6 +175,9 @@ class ChromeTraceWriter {
   std::vector<std::pair<std::string, std::string>> other_data_;
   // Last sample before the window of each counter track, not yet repeated at the window's start.
   std::map<std::pair<TracePid, std::string>, std::string> pending_counters_;
+  // With a window that ends: each counter track's last sample written (time, args), carried to the end.
+  std::map<std::pair<TracePid, std::string>, std::pair<sim::Time, std::string>> last_counters_;
+  std::optional<sim::Time> end_;
   std::uint64_t next_flow_id_ = 1;
   std::int64_t events_written_ = 0;
   std::int64_t events_dropped_ = 0;

@@ -133,15 +133,18 @@ StepTraceObserver::StepTraceObserver(ChromeTraceWriter& writer, const StepSetup&
   }
   link_bins_.assign(links.size(), BusyFractionBins(options_.utilization_bin));
   init_memory_levels(setup);
+  memory_started_.assign(gpu_count, 0);
   write_metadata();
-  write_memory_start();
 }
 
 void StepTraceObserver::write_metadata() {
   for (std::size_t g = 0; g < keep_gpu_.size(); ++g) {
     if (!keep_gpu_[g]) continue;
     const int rank = static_cast<int>(g);
-    writer_.process_name(gpu_pid(rank), gpu_process_name(topology_, rank));
+    const int stands_for = g < options_.stands_for.size() ? options_.stands_for[g] : 1;
+    writer_.process_name(gpu_pid(rank), gpu_process_name(topology_, rank) +
+                                            (stands_for > 1 ? " · for " + std::to_string(stands_for) + " GPUs"
+                                                            : std::string()));
     writer_.process_sort_index(gpu_pid(rank), rank);
     const auto& streams = program_.gpus[g].streams;
     for (std::size_t s = 0; s < streams.size(); ++s) {
@@ -149,6 +152,7 @@ void StepTraceObserver::write_metadata() {
       writer_.thread_sort_index(gpu_pid(rank), static_cast<TraceTid>(s) + 1, static_cast<std::int64_t>(s));
     }
   }
+  if (!options_.links) return;
   writer_.process_name(network_pid_, "network");
   writer_.process_sort_index(network_pid_, static_cast<std::int64_t>(keep_gpu_.size()));
   if (options_.detail == TraceDetail::Messages) {
@@ -254,7 +258,7 @@ void StepTraceObserver::write_counter_samples(sim::LinkId link) {
 }
 
 void StepTraceObserver::on_hop(const sim::HopRecord& hop) {
-  if (!keep_link_[hop.link]) return;
+  if (!options_.links || !keep_link_[hop.link]) return;
   link_bins_[hop.link].add(hop.start, hop.finish, samples_);
   if (!samples_.empty()) write_counter_samples(hop.link);
   if (options_.detail != TraceDetail::Messages || outside_window(hop.start, hop.finish)) return;
@@ -340,6 +344,8 @@ void StepTraceObserver::write_held_steps(std::uint32_t gpu, sim::Time start, sim
 }
 
 void StepTraceObserver::finish() {
+  for (std::uint32_t g = 0; g < keep_gpu_.size(); ++g)  // a GPU that ran no op holds its persistent parts
+    if (keep_gpu_[g]) write_memory_start(g, sim::Time::max());
   for (sim::LinkId l = 0; l < link_bins_.size(); ++l) {
     if (!link_bins_[l].is_used()) continue;
     link_bins_[l].finish(samples_);

@@ -30,6 +30,7 @@ struct StepTraceSummary {
   std::filesystem::path path;
   std::int64_t bytes = 0;   // size of the file (compressed if gzip)
   std::int64_t events = 0;  // events written
+  std::string shows;  // which GPUs the trace shows and why (printed by the run), e.g. "one GPU per class …"
 };
 
 // Observes one run and writes it to a ChromeTraceWriter the caller owns (so a sweep can write one
@@ -125,7 +126,7 @@ class StepTraceObserver final : public sim::StreamObserver,
     double after_step = 0;
   };
   void init_memory_levels(const StepSetup& setup);
-  void write_memory_start();
+  void write_memory_start(std::uint32_t gpu, sim::Time first);
   void write_memory_sample(std::uint32_t gpu, const workloads::KernelLabel& label, sim::Time start,
                            sim::Time end);
 
@@ -141,6 +142,7 @@ class StepTraceObserver final : public sim::StreamObserver,
   std::vector<std::string> label_names_;       // by kernel label
   std::vector<sim::Bytes> optimizer_bytes_;    // by MP rank: parameters its optimizer updates
   std::vector<MemoryLevels> memory_levels_;    // by MP rank
+  std::vector<char> memory_started_;           // by global rank: its memory counter has a sample
   std::vector<std::string> collective_names_;  // by collective index, filled when first needed
   std::unordered_map<std::uint32_t, P2pEnd> p2p_pending_;  // by collective index
   std::vector<char> keep_link_;
@@ -163,5 +165,13 @@ StepResult simulate_step_with_trace(const StepSetup& setup, const std::filesyste
                                     const StepTraceOptions& options,
                                     StepTraceSummary* summary = nullptr,
                                     SimulationProgress* progress = nullptr);
+
+// A run of setup.variability.steps steps (analysis/step/step_series.h) with step options.step traced
+// (kSlowestStep: the slowest, found by simulating every step untraced first): the result is
+// simulate_steps's, and the trace's otherData "traced_step" (and summary->shows) says which step it
+// shows. Throws InputError for a step number past the run's steps, before any file is created.
+StepResult simulate_steps_with_trace(const StepSetup& setup, const std::filesystem::path& path,
+                                     const StepTraceOptions& options, StepTraceSummary* summary = nullptr,
+                                     SimulationProgress* progress = nullptr);
 
 }  // namespace hybridsim::analysis

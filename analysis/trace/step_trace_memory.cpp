@@ -35,20 +35,28 @@ void StepTraceObserver::init_memory_levels(const StepSetup& setup) {
   }
 }
 
-void StepTraceObserver::write_memory_start() {
-  // What each GPU holds when the step starts (the persistent parts), until its first op runs.
-  for (std::size_t g = 0; g < keep_gpu_.size(); ++g) {
-    const int rank = program_.mp_rank_of_gpu[g];
-    if (!keep_gpu_[g] || rank < 0 || static_cast<std::size_t>(rank) >= memory_levels_.size()) continue;
-    writer_.counter(gpu_pid(static_cast<int>(g)), "memory", sim::Time::zero(),
-                    {{"GiB", memory_levels_[static_cast<std::size_t>(rank)].after_step}});
-  }
+void StepTraceObserver::write_memory_start(std::uint32_t gpu, sim::Time first) {
+  // What the GPU holds when the step starts (the persistent parts), until its first op runs: written
+  // with the GPU's first sample, and not at all when that sample is at 0 (two samples at one time).
+  if (memory_started_[gpu]) return;
+  memory_started_[gpu] = 1;
+  const int rank = program_.mp_rank_of_gpu[gpu];
+  if (first == sim::Time::zero() || rank < 0 || static_cast<std::size_t>(rank) >= memory_levels_.size())
+    return;
+  writer_.counter(gpu_pid(static_cast<int>(gpu)), "memory", sim::Time::zero(),
+                  {{"GiB", memory_levels_[static_cast<std::size_t>(rank)].after_step}});
 }
 
 void StepTraceObserver::write_memory_sample(std::uint32_t gpu, const workloads::KernelLabel& label,
                                             sim::Time start, sim::Time end) {
   const int rank = program_.mp_rank_of_gpu[gpu];
   if (rank < 0 || static_cast<std::size_t>(rank) >= memory_levels_.size() || label.kernel != 0) return;
+  switch (label.phase) {
+    case Phase::Forward:
+    case Phase::Backward:
+    case Phase::Optimizer: write_memory_start(gpu, start); break;
+    default: return;
+  }
   const MemoryLevels& levels = memory_levels_[static_cast<std::size_t>(rank)];
   const TracePid pid = gpu_pid(static_cast<int>(gpu));
   switch (label.phase) {

@@ -34,11 +34,29 @@ struct TraceFile {
 };
 TraceFile trace_file(const std::filesystem::path& path, bool gzip);
 
+// StepTraceOptions::step: "first" (1), "slowest" (kSlowestStep) or a step number from 1;
+// InputError otherwise.
+inline constexpr int kSlowestStep = 0;
+int parse_trace_step(std::string_view text);
+
 struct StepTraceOptions {
   TraceDetail detail = TraceDetail::Kernels;
   // Only these GPUs (global ranks) get a process; the network process keeps only the links with an
   // end inside a machine that holds one of them. None: every GPU the strategy uses.
+  // With neither a list nor `all_gpus`, a step at detail kernels that folds onto representative
+  // GPUs (analysis/README.md, "Folded rings in a step") is traced as it runs untraced: one GPU per
+  // class of alike GPUs, and the trace says which GPUs each stands for.
   std::optional<std::vector<int>> gpus = std::nullopt;
+  bool all_gpus = false;  // every GPU, simulated in full (--trace-gpus all)
+  // Link utilization counters and, at detail messages, messages (the "network" process). Off in the
+  // trace of a folded step, whose folded rings send no messages.
+  bool links = true;
+  // Per GPU, how many GPUs its timeline stands for (a folded step's representative: its class); a
+  // GPU standing for more than itself is named "GPU 0 · node 0 · for 128 GPUs". Empty: itself only.
+  std::vector<int> stands_for = {};
+  // Which step of a run of several (variability.steps) simulate_steps_with_trace traces: its number
+  // (1: the first) or kSlowestStep (every step is simulated untraced first, then the slowest again).
+  int step = 1;
   std::optional<TraceWindow> window = std::nullopt;  // none: the whole step
   bool gzip = false;  // see trace_file: the written file's name ends in .gz exactly when it is gzipped
   // Link utilization counters: one sample per bin (the busy fraction of the bin, 0 to 1), written

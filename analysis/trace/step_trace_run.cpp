@@ -1,16 +1,14 @@
 // simulate_step_with_trace: one run with a StepTraceObserver attached, written atomically. The
-// writer lives on this stack frame, so an exception from the run destroys it before finish() and
-// its temporary file with it.
+// writer lives on this stack frame (or the class trace's, step_trace_classes.cpp), so an exception
+// from the run destroys it before finish() and its temporary file with it.
 #include <string>
 
 #include "analysis/trace/step_trace.h"
+#include "analysis/trace/step_trace_classes.h"
 #include "sim/error.h"
 
 namespace hybridsim::analysis {
 
-namespace {
-
-// "0-3,8" for {0, 1, 2, 3, 8}: the inverse of parse_gpu_list.
 std::string format_gpu_list(const std::vector<int>& gpus) {
   std::string out;
   for (std::size_t i = 0; i < gpus.size();) {
@@ -24,7 +22,46 @@ std::string format_gpu_list(const std::vector<int>& gpus) {
   return out;
 }
 
-}  // namespace
+void finish_step_trace(ChromeTraceWriter& writer, const StepSetup& setup, const StepResult& result,
+                       const StepTraceOptions& options, StepTraceSummary* summary) {
+  const topology::Topology& topology = *setup.topology;
+  if (options.window && options.window->start >= result.step_time)
+    throw InputError("trace window " + sim::format_time(options.window->start) + ":" +
+                     (options.window->end == sim::Time::max() ? std::string()
+                                                              : sim::format_time(options.window->end)) +
+                     " starts after the step, which ends at " + sim::format_time(result.step_time) +
+                     ": nothing to show; expected a window that starts before " +
+                     sim::format_time(result.step_time));
+  writer.end_at(result.step_time);
+  const workloads::Profile& profile = *setup.profile;
+  writer.other_data("scenario", profile.meta.network + " dp " + std::to_string(result.dp) + " × mp " +
+                                    std::to_string(result.mp) + " on " + topology.name());
+  writer.other_data("profile", profile.meta.network);
+  writer.other_data("topology", topology.name());
+  writer.other_data("strategy", "dp " + std::to_string(result.dp) + " × mp " + std::to_string(result.mp) +
+                                    " (" + std::to_string(result.gpus) + " GPUs)");
+  if (!setup.mapping.description.empty()) writer.other_data("mapping", setup.mapping.description);
+  writer.other_data("algorithm", workloads::algorithm_name(setup.comm.algorithm));
+  writer.other_data("step_time", sim::format_time(result.step_time));
+  writer.other_data("detail", trace_detail_name(options.detail));
+  writer.other_data("utilization_bin", sim::format_time(options.utilization_bin));
+  if (options.gpus && options.stands_for.empty())
+    writer.other_data("gpu_filter", format_gpu_list(*options.gpus));
+  if (options.window)
+    writer.other_data("window", sim::format_time(options.window->start) + ":" +
+                                    (options.window->end == sim::Time::max()
+                                         ? std::string()
+                                         : sim::format_time(options.window->end)));
+  writer.other_data("simulation", result.simulation.strategy);
+  writer.other_data("generator", "hybridsim");
+  for (const auto& [key, value] : options.other_data) writer.other_data(key, value);
+  writer.finish();
+  if (summary != nullptr) {
+    summary->path = writer.path();
+    summary->bytes = writer.bytes_written();
+    summary->events = writer.events_written();
+  }
+}
 
 StepResult simulate_step_with_trace(const StepSetup& setup, const std::filesystem::path& path,
                                     const StepTraceOptions& options, StepTraceSummary* summary,
@@ -39,6 +76,10 @@ StepResult simulate_step_with_trace(const StepSetup& setup, const std::filesyste
   ChromeTraceOptions writer_options = StepTraceObserver::writer_options(checked, topology);
   const workloads::StepProgram program = build_program(setup);
 
+  std::string why_full;
+  if (std::optional<StepResult> r =
+          trace_by_class(setup, program, file.path, checked, summary, progress, why_full))
+    return std::move(*r);
   ChromeTraceWriter writer(file.path, std::move(writer_options));
   StepTraceObserver tracer(writer, setup, program, checked);
   StepSetup traced = setup;
@@ -47,29 +88,9 @@ StepResult simulate_step_with_trace(const StepSetup& setup, const std::filesyste
   observers.progress = progress;
   const StepResult result = simulate_program(traced, program, observers);
   tracer.finish();
-
-  const workloads::Profile& profile = *setup.profile;
-  writer.other_data("scenario", profile.meta.network + " dp " + std::to_string(result.dp) + " × mp " +
-                                    std::to_string(result.mp) + " on " + topology.name());
-  writer.other_data("profile", profile.meta.network);
-  writer.other_data("topology", topology.name());
-  writer.other_data("strategy", "dp " + std::to_string(result.dp) + " × mp " + std::to_string(result.mp) +
-                                    " (" + std::to_string(result.gpus) + " GPUs)");
-  if (!setup.mapping.description.empty()) writer.other_data("mapping", setup.mapping.description);
-  writer.other_data("algorithm", workloads::algorithm_name(setup.comm.algorithm));
-  writer.other_data("step_time", sim::format_time(result.step_time));
-  writer.other_data("detail", trace_detail_name(options.detail));
-  writer.other_data("utilization_bin", sim::format_time(options.utilization_bin));
-  if (options.gpus) writer.other_data("gpu_filter", format_gpu_list(*options.gpus));
-  if (options.window)
-    writer.other_data("window", sim::format_time(options.window->start) + ":" +
-                                    (options.window->end == sim::Time::max()
-                                         ? std::string()
-                                         : sim::format_time(options.window->end)));
-  writer.other_data("generator", "hybridsim");
-  for (const auto& [key, value] : options.other_data) writer.other_data(key, value);
-  writer.finish();
-  if (summary != nullptr) *summary = {writer.path(), writer.bytes_written(), writer.events_written()};
+  checked.other_data.insert(checked.other_data.begin(), {"gpus_shown", why_full});
+  finish_step_trace(writer, setup, result, checked, summary);
+  if (summary != nullptr) summary->shows = why_full;
   return result;
 }
 

@@ -606,7 +606,9 @@ constexpr ScenarioKey kKeys[] = {
       .default_text = "all",
       .words = "all",
       .type_doc = "all or GPU ranks such as \"0-7\" or \"0,2,4-7\"",
-      .help = "Which GPUs' tracks to keep."},
+      .help = "Which GPUs' tracks to keep; all: where the step folds onto one GPU per class of "
+              "alike GPUs, those GPUs (each named with how many it stands for), else every GPU "
+              "(hybridsim run --trace-gpus all always traces every GPU)."},
      bind<TraceMember<&TraceSettings::gpus>, GpuListCodec, has_trace>()},
     {{.path = "outputs.trace.window",
       .kind = K::Text,

@@ -102,6 +102,16 @@ TEST_CASE("browser traces: every trace the browser test opens is written and pas
        "0-3,8",
        "50 ms:120 ms",
        0},
+      // The default trace of a bigger run: one GPU per class of alike GPUs (here 8 of 32, and the
+      // critical GPU), each named with how many it stands for.
+      {"Inception-V3 dp 32 on 4 DGX-1, default: one GPU per class",
+       "cluster4-inception-dp32.yaml",
+       {},
+       "inception-classes.json",
+       "kernels",
+       {},
+       {},
+       0},
   };
   nlohmann::json manifest = {{"traces", nlohmann::json::array()}};
   for (const BrowserTrace& b : traces) {
@@ -118,6 +128,11 @@ TEST_CASE("browser traces: every trace the browser test opens is written and pas
     const bool gzip = b.file.ends_with(".gz");
     const auto t = check_trace(gzip ? read_gzip_file(dir / b.file) : read_whole_file(dir / b.file));
     if (b.tracks > 0) CHECK(t.slices.size() == b.tracks);
+    if (b.file == "inception-classes.json") {
+      CHECK(t.process_names.at(1) == "GPU 0 · node 0 · for 4 GPUs");
+      CHECK(t.process_names.size() <= 9);  // 8 classes and perhaps the critical GPU; no network
+      CHECK(t.pid_named("network") == -1);
+    }
     if (b.detail == "messages") {  // the GPU streams and at least one link
       std::size_t gpu_tracks = 0;
       for (const auto& [thread, list] : t.slices) gpu_tracks += t.process_names.at(thread.first) != "network";

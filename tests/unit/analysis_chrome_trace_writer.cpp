@@ -288,7 +288,7 @@ TEST_CASE("analysis: an unfinished trace leaves no file; a bad window no file ei
   CHECK_THROWS_AS(w.finish(), InternalError);
 }
 
-TEST_CASE("analysis: the time window drops, clips and carries counters into the window") {
+TEST_CASE("analysis: the time window drops, clips, marks the clipped and carries counters across it") {
   TempDir dir;
   const fs::path all = dir.path / "all.json";
   const fs::path win = dir.path / "win.json";
@@ -316,6 +316,7 @@ TEST_CASE("analysis: the time window drops, clips and carries counters into the 
   CHECK(w.events_dropped() == 3 + 2 + 2);  // three slices, two pre-window samples, one flow
   std::map<std::string, std::pair<std::int64_t, std::int64_t>> slices;
   std::vector<std::tuple<std::string, std::int64_t, std::int64_t>> counters;  // name, ns, value
+  std::map<std::string, std::string> clipped;  // slice name → its "clipped" arg on B and on E
   int flow_ends = 0;
   const std::string text = read_whole_file(win);
   const step_trace_test::Trace t = step_trace_test::check_trace(text);  // "idle" is not named
@@ -333,13 +334,20 @@ TEST_CASE("analysis: the time window drops, clips and carries counters into the 
       ++flow_ends;
       CHECK(e["name"] == "f");
     }
+    if ((e["ph"] == "B" || e["ph"] == "E") && e.contains("args") && e["args"].contains("clipped"))
+      clipped[e["name"].get<std::string>()] += e["args"]["clipped"].get<std::string>() + "/";
   }
+  // Each clipped slice says which ends the window cut off, on its begin and its end alike.
+  CHECK(clipped ==
+        std::map<std::string, std::string>{{"crossing", "start/start/"}, {"spanning", "both/both/"}});
   CHECK(slices.size() == 3);
   CHECK(slices["crossing"] == std::pair<std::int64_t, std::int64_t>{1'000, 100});
   CHECK(slices["inside"] == std::pair<std::int64_t, std::int64_t>{1'200, 100});
   CHECK(slices["spanning"] == std::pair<std::int64_t, std::int64_t>{1'000, 1'000});
   using C = std::tuple<std::string, std::int64_t, std::int64_t>;
-  CHECK(counters == std::vector<C>{C{"queue", 1'000, 3}, C{"queue", 1'500, 4}, C{"idle", 1'000, 1}});
+  // Every counter track runs to the window's end (2,000 ns) with its last value, in (pid, name) order.
+  CHECK(counters == std::vector<C>{C{"queue", 1'000, 3}, C{"queue", 1'500, 4}, C{"idle", 1'000, 1},
+                                   C{"idle", 2'000, 1}, C{"queue", 2'000, 4}});
   CHECK(flow_ends == 2);
 }
 
@@ -371,4 +379,24 @@ TEST_CASE("analysis: the same events give the same bytes") {
     b.finish();
     CHECK(read_whole_file(dir.path / "1") == read_whole_file(dir.path / "2"));
   }
+}
+
+TEST_CASE("analysis: counters carried to a window's end stop at the end of what is traced") {
+  TempDir dir;
+  const fs::path path = dir.path / "t.json";
+  ChromeTraceWriter w(path, {.window = analysis::TraceWindow{Time::ns(1'000), Time::ns(9'000)}});
+  w.process_name(1, "GPU0");
+  w.counter(1, "memory", Time::ns(1'200), {{"GiB", 2.5}});
+  w.counter(1, "memory", Time::ns(3'000), {{"GiB", 1.5}});
+  w.counter(1, "last at the end", Time::ns(4'000), {{"v", 7}});  // already at the end: not repeated
+  w.end_at(Time::ns(4'000));                                      // the step ends before the window does
+  w.finish();
+  std::vector<std::tuple<std::string, std::int64_t, double>> counters;
+  const json doc = json::parse(read_whole_file(path));
+  for (const auto& e : doc["traceEvents"])
+    if (e["ph"] == "C")
+      counters.emplace_back(e["name"].get<std::string>(), ns(e["ts"]), e["args"].begin()->get<double>());
+  using C = std::tuple<std::string, std::int64_t, double>;
+  CHECK(counters == std::vector<C>{C{"memory", 1'200, 2.5}, C{"memory", 3'000, 1.5},
+                                   C{"last at the end", 4'000, 7}, C{"memory", 4'000, 1.5}});
 }

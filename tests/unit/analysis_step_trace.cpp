@@ -176,18 +176,29 @@ TEST_CASE("step trace: a process per GPU, a thread per stream, kernels add up to
   // P = 32 MiB + 1 GiB + 231,211,008 B = 1,338,507,264 B. Above P, in MiB: op0's forward 1 (its
   // output), op1's forward 2 (both outputs), op1's backward 4 (both outputs and both output
   // gradients: op1's own, since its consumer is on GPU 1, and op0's, produced here), op0's backward
-  // 2 (its output and gradient), the optimizer 0, and P again after it; P also at the start.
+  // 2 (its output and gradient), the optimizer 0, and P again after it. P is not written at the
+  // start: op0's forward starts at 0, and one sample per time is all a counter track shows.
   {
     const auto& memory = t.counters.at({1, "memory"});
     std::vector<std::int64_t> above;
     for (const auto& s : memory) above.push_back(std::llround(s.value * 1'073'741'824.0) - 1'338'507'264);
     const std::int64_t mib = 1'048'576;
-    CHECK(above == std::vector<std::int64_t>{0, 1 * mib, 2 * mib, 4 * mib, 2 * mib, 0, 0});
+    CHECK(above == std::vector<std::int64_t>{1 * mib, 2 * mib, 4 * mib, 2 * mib, 0, 0});
     CHECK(memory[0].ts == 0);
-    CHECK(memory[2].ts == 1'000'000);          // op1's forward starts at 1 ms
-    CHECK(memory[3].ts == t.on(1, 1)[2].ts);   // op1's backward
+    CHECK(memory[1].ts == 1'000'000);          // op1's forward starts at 1 ms
+    CHECK(memory[2].ts == t.on(1, 1)[2].ts);   // op1's backward
     CHECK(memory.back().ts == t.on(1, 1).back().end());  // after the optimizer
-    for (int g = 1; g <= 4; ++g) CHECK(t.counters.count({g, "memory"}) == 1);
+    for (int g = 1; g <= 4; ++g) {
+      const auto& track = t.counters.at({g, "memory"});
+      for (std::size_t i = 1; i < track.size(); ++i)
+        CHECK(track[i - 1].ts < track[i].ts);  // no two at one time
+    }
+    // GPU 1 (MP rank 1) waits for op1's output: it holds its persistent parts from 0 until op2 starts.
+    const auto& second = t.counters.at({2, "memory"});
+    REQUIRE(second.size() >= 2);
+    CHECK(second[0].ts == 0);
+    CHECK(second[1].ts > 0);
+    CHECK(second[0].value == doctest::Approx(second.back().value));
   }
 
   // Utilization counters of the links that carried traffic: fractions, back to 0 at the end.
@@ -322,11 +333,15 @@ TEST_CASE("step trace: detail, GPU filter, window and gzip control the size") {
         CHECK(s.ts >= 1'000'000);
         CHECK(s.end() <= 3'000'000);
       }
-    for (const auto& [key, samples] : win.trace.counters)
+    // Counter samples inside it, and every track carried to its end with its last value.
+    for (const auto& [key, samples] : win.trace.counters) {
       for (const auto& s : samples) {
         CHECK(s.ts >= 1'000'000);
-        CHECK(s.ts < 3'000'000);
+        CHECK(s.ts <= 3'000'000);
       }
+      CHECK(samples.back().ts == 3'000'000);
+      if (samples.size() > 1) CHECK(samples.back().value == samples[samples.size() - 2].value);
+    }
     CHECK(win.trace.doc["otherData"]["window"] == "1 ms:3 ms");
   }
   SUBCASE("gzip: the same trace, smaller") {
