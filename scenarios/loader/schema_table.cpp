@@ -301,7 +301,8 @@ constexpr ScenarioKey kKeys[] = {
       .min = 1,
       .max = 1e9,
       .help = "Transformer layers; auto: the named model's."},
-     bind<Member<&Scenario::workload, &WorkloadSettings::model, &TransformerSettings::layers>>()},
+     bind_unless_default<
+         Member<&Scenario::workload, &WorkloadSettings::model, &TransformerSettings::layers>>()},
     {{.path = "workload.model.hidden",
       .kind = K::Integer,
       .default_text = "auto",
@@ -309,7 +310,8 @@ constexpr ScenarioKey kKeys[] = {
       .min = 1,
       .max = 1e9,
       .help = "Hidden size h; auto: the named model's."},
-     bind<Member<&Scenario::workload, &WorkloadSettings::model, &TransformerSettings::hidden>>()},
+     bind_unless_default<
+         Member<&Scenario::workload, &WorkloadSettings::model, &TransformerSettings::hidden>>()},
     {{.path = "workload.model.heads",
       .kind = K::Integer,
       .default_text = "auto",
@@ -317,7 +319,8 @@ constexpr ScenarioKey kKeys[] = {
       .min = 1,
       .max = 1e9,
       .help = "Attention heads; auto: the named model's."},
-     bind<Member<&Scenario::workload, &WorkloadSettings::model, &TransformerSettings::heads>>()},
+     bind_unless_default<
+         Member<&Scenario::workload, &WorkloadSettings::model, &TransformerSettings::heads>>()},
     {{.path = "workload.model.kv_heads",
       .kind = K::Integer,
       .default_text = "auto",
@@ -325,7 +328,8 @@ constexpr ScenarioKey kKeys[] = {
       .min = 1,
       .max = 1e9,
       .help = "Key/value heads (grouped-query attention); auto: the named model's."},
-     bind<Member<&Scenario::workload, &WorkloadSettings::model, &TransformerSettings::kv_heads>>()},
+     bind_unless_default<
+         Member<&Scenario::workload, &WorkloadSettings::model, &TransformerSettings::kv_heads>>()},
     {{.path = "workload.model.ffn_hidden",
       .kind = K::Integer,
       .default_text = "auto",
@@ -333,7 +337,8 @@ constexpr ScenarioKey kKeys[] = {
       .min = 1,
       .max = 1e9,
       .help = "MLP hidden size; auto: the named model's."},
-     bind<Member<&Scenario::workload, &WorkloadSettings::model, &TransformerSettings::ffn_hidden>>()},
+     bind_unless_default<
+         Member<&Scenario::workload, &WorkloadSettings::model, &TransformerSettings::ffn_hidden>>()},
     {{.path = "workload.model.vocab",
       .kind = K::Integer,
       .default_text = "auto",
@@ -341,7 +346,8 @@ constexpr ScenarioKey kKeys[] = {
       .min = 1,
       .max = 1e9,
       .help = "Vocabulary; auto: the named model's."},
-     bind<Member<&Scenario::workload, &WorkloadSettings::model, &TransformerSettings::vocab>>()},
+     bind_unless_default<
+         Member<&Scenario::workload, &WorkloadSettings::model, &TransformerSettings::vocab>>()},
     {{.path = "workload.model.sequence",
       .kind = K::Integer,
       .default_text = "auto",
@@ -349,33 +355,37 @@ constexpr ScenarioKey kKeys[] = {
       .min = 1,
       .max = 1e9,
       .help = "Tokens per sequence; auto: the named model's."},
-     bind<Member<&Scenario::workload, &WorkloadSettings::model, &TransformerSettings::sequence>>()},
+     bind_unless_default<
+         Member<&Scenario::workload, &WorkloadSettings::model, &TransformerSettings::sequence>>()},
     {{.path = "workload.model.ffn",
       .kind = K::Choice,
       .default_text = "auto",
       .choices = "auto|gelu|swiglu",
       .help = "The MLP: gelu (2 matrices) or swiglu (3); auto: the named model's."},
-     bind<Member<&Scenario::workload, &WorkloadSettings::model, &TransformerSettings::ffn>>()},
+     bind_unless_default<Member<&Scenario::workload, &WorkloadSettings::model, &TransformerSettings::ffn>>()},
     {{.path = "workload.model.attention",
       .kind = K::Choice,
       .default_text = "flash",
       .choices = "flash|unfused",
       .help = "flash: one fused kernel; unfused: scores GEMM, fused softmax-dropout, context GEMM."},
-     bind<Member<&Scenario::workload, &WorkloadSettings::model, &TransformerSettings::attention>>()},
+     bind_unless_default<
+         Member<&Scenario::workload, &WorkloadSettings::model, &TransformerSettings::attention>>()},
     {{.path = "workload.model.precision",
       .kind = K::Choice,
       .default_text = "auto",
       .choices = "auto|fp32|tf32|fp16|bf16|fp8",
       .help = "The transformer's math: auto follows workload.precision (amp: bf16, fp16 on a V100); "
               "fp8 on H100/H200 only, always an estimate."},
-     bind<Member<&Scenario::workload, &WorkloadSettings::model, &TransformerSettings::precision>>()},
+     bind_unless_default<
+         Member<&Scenario::workload, &WorkloadSettings::model, &TransformerSettings::precision>>()},
     {{.path = "workload.model.micro_batch",
       .kind = K::Integer,
       .default_text = "1",
       .min = 1,
       .max = 1e6,
       .help = "Sequences per micro-batch per data-parallel replica."},
-     bind<Member<&Scenario::workload, &WorkloadSettings::model, &TransformerSettings::micro_batch>>()},
+     bind_unless_default<
+         Member<&Scenario::workload, &WorkloadSettings::model, &TransformerSettings::micro_batch>>()},
     {{.path = "workload.model.layers_simulated",
       .kind = K::Integer,
       .default_text = "0",
@@ -383,7 +393,8 @@ constexpr ScenarioKey kKeys[] = {
       .max = 1e6,
       .help = "Simulate a layer-slice of this many layers (with the embedding, head and their "
               "optimizer); 0: every layer. Results are the slice's."},
-     bind<Member<&Scenario::workload, &WorkloadSettings::model, &TransformerSettings::layers_simulated>>()},
+     bind_unless_default<
+         Member<&Scenario::workload, &WorkloadSettings::model, &TransformerSettings::layers_simulated>>()},
 
     {{.path = "parallelism", .kind = K::Section, .help = "How the work is split over GPUs."}},
     {{.path = "parallelism.dp",
@@ -448,13 +459,13 @@ constexpr ScenarioKey kKeys[] = {
       .max = 4096,
       .help = "Tensor parallel (transformers): GPUs per data-parallel replica, consecutive GPUs (one "
               "machine's NVLink under the default mapping); dp x tp GPUs in all."},
-     bind<Member<&Scenario::parallelism, &ParallelismSettings::tp>>()},
+     bind_unless_default<Member<&Scenario::parallelism, &ParallelismSettings::tp>>()},
     {{.path = "parallelism.sequence_parallel",
       .kind = K::Boolean,
       .default_text = "false",
       .help = "With tp: each all-reduce becomes a reduce-scatter and an all-gather, and norms and "
               "dropout run on s/t of the sequence (Korthikanti et al. 2022)."},
-     bind<Member<&Scenario::parallelism, &ParallelismSettings::sequence_parallel>>()},
+     bind_unless_default<Member<&Scenario::parallelism, &ParallelismSettings::sequence_parallel>>()},
 
     {{.path = "communication", .kind = K::Section, .help = "Gradient collectives and the network model."}},
     {shared_keys::kAlgorithm, bind<Member<&Scenario::communication, &CommunicationSettings::algorithm>>()},
@@ -611,7 +622,7 @@ constexpr ScenarioKey kKeys[] = {
       .choices = "none|selective|full",
       .help = "Transformers' activation recomputation: selective (attention's softmax and dropout) or "
               "full (each layer's forward again in backward)."},
-     bind<Member<&Scenario::training, &TrainingSettings::recompute>>()},
+     bind_unless_default<Member<&Scenario::training, &TrainingSettings::recompute>>()},
 
     {{.path = "variability",
       .kind = K::Section,

@@ -21,9 +21,20 @@ struct Shape {
 Shape shape_of(const TransformerConfig& c, const TransformerCost& cost) {
   const TransformerModel& m = c.model;
   const std::int64_t t = c.tp;
-  return Shape{c.micro_batch, m.sequence, m.hidden, m.kv_heads * (m.hidden / m.heads), m.ffn_hidden, m.vocab,
-               m.heads, t, c.sequence_parallel ? t : 1, cost.value_bytes(), c.micro_batch * m.sequence,
-               c.sequence_parallel, c.flash_attention, m.ffn == FfnKind::Swiglu};
+  return Shape{c.micro_batch,
+               m.sequence,
+               m.hidden,
+               m.kv_heads * (m.hidden / m.heads),
+               m.ffn_hidden,
+               padded_vocab(m, c.tp),
+               m.heads,
+               t,
+               c.sequence_parallel ? t : 1,
+               cost.value_bytes(),
+               c.micro_batch * m.sequence,
+               c.sequence_parallel,
+               c.flash_attention,
+               m.ffn == FfnKind::Swiglu};
 }
 
 // Kernels in order, and the TP collectives issued after some of them.

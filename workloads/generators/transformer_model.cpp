@@ -72,9 +72,14 @@ void check_transformer(const TransformerModel& m, int tp) {
   if (m.kv_heads % tp != 0)
     throw InputError(m.name + ": kv_heads " + num(m.kv_heads) + " are not divisible by tp " + num(tp) +
                      "; expected tp dividing kv_heads (a KV head is not split)");
-  if (m.ffn_hidden % tp != 0 || m.vocab % tp != 0)
-    throw InputError(m.name + ": ffn_hidden " + num(m.ffn_hidden) + " and vocab " + num(m.vocab) +
-                     " must be divisible by tp " + num(tp));
+  if (m.ffn_hidden % tp != 0)
+    throw InputError(m.name + ": ffn_hidden " + num(m.ffn_hidden) + " is not divisible by tp " + num(tp) +
+                     "; expected tp dividing ffn_hidden");
+}
+
+std::int64_t padded_vocab(const TransformerModel& m, int tp) {
+  const std::int64_t unit = 128 * static_cast<std::int64_t>(tp);
+  return (m.vocab + unit - 1) / unit * unit;
 }
 
 std::int64_t layer_parameters(const TransformerModel& m) {

@@ -39,9 +39,13 @@ TransformerModel named_transformer(std::string_view name);
 
 // What a tensor-parallel split of size `tp` needs, as InputError naming the offending numbers:
 // every size positive, hidden divisible by heads, kv_heads dividing heads, heads and kv_heads
-// divisible by tp (Megatron splits by heads; a KV head is not split), ffn_hidden and vocab
-// divisible by tp.
+// divisible by tp (Megatron splits by heads; a KV head is not split), ffn_hidden divisible by tp.
+// The vocabulary need not be: it is padded (padded_vocab).
 void check_transformer(const TransformerModel& model, int tp);
+
+// The vocabulary as Megatron-LM pads it for a tp split: up to a multiple of 128 · tp (GPT-3's
+// 50,257 becomes 51,200 at tp 8); the embedding, LM head and loss run on the padded size.
+std::int64_t padded_vocab(const TransformerModel& model, int tp);
 
 // Per-layer parameters: Q and O (h² each), K and V (h × kv_heads·h/heads each), the MLP (2 or 3
 // matrices of h × ffn_hidden), two norms (LayerNorm 2h each with GELU models, RMSNorm h with SwiGLU ones) and

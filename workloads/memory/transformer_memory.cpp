@@ -46,10 +46,10 @@ TransformerMemory transformer_memory(const TransformerMemoryInput& in) {
 void check_transformer_fits(const TransformerMemory& mem, sim::Bytes capacity, const std::string& model,
                             const std::string& where) {
   if (mem.total() <= capacity) return;
-  throw InputError(model + " needs " + sim::format_bytes(mem.total()) + " per GPU (weights " +
-                   sim::format_bytes(mem.weights) + ", gradients " + sim::format_bytes(mem.gradients) +
-                   ", optimizer " + sim::format_bytes(mem.optimizer) + ", activations " +
-                   sim::format_bytes(mem.activations) + ") but the GPU has " + sim::format_bytes(capacity) +
+  throw InputError(model + " needs " + sim::human_bytes(mem.total()) + " per GPU (weights " +
+                   sim::human_bytes(mem.weights) + ", gradients " + sim::human_bytes(mem.gradients) +
+                   ", optimizer " + sim::human_bytes(mem.optimizer) + ", activations " +
+                   sim::human_bytes(mem.activations) + ") but the GPU has " + sim::human_bytes(capacity) +
                    " (" + where + "); expected a larger tp, sequence_parallel, recompute or zero");
 }
 

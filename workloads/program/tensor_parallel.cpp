@@ -92,6 +92,14 @@ void insert_replica(StepProgram& p, const std::map<SyncKey, std::vector<const Tp
   }
 }
 
+// One replica: each TP rank's gradient "collective" has itself alone; the flat-buffer copies around
+// it are not made (nothing is exchanged).
+void drop_gradient_copies(StepProgram& p) {
+  for (auto& gpu : p.gpus)
+    for (auto& stream : gpu.streams)
+      std::erase_if(stream.tasks, [&](const sim::Task& t) { return p.is_gradient_copy(t); });
+}
+
 }  // namespace
 
 void apply_tensor_parallel(StepProgram& p, std::span<const TpSync> syncs, int tp) {
@@ -111,6 +119,7 @@ void apply_tensor_parallel(StepProgram& p, std::span<const TpSync> syncs, int tp
     for (int r = 0; r < tp; ++r) group.push_back(gpu_of_worker[static_cast<std::size_t>(q * tp + r)]);
     insert_replica(p, at, group);
   }
+  if (p.dp == tp) drop_gradient_copies(p);
   // Every replica's tp GPUs process the same samples: count them once.
   p.dp /= tp;
   p.tp = tp;
