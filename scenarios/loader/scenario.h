@@ -52,7 +52,7 @@ struct GpuSpeedSetting {
 // with network: transformer every size must be given.
 struct TransformerSettings {
   std::optional<std::int64_t> layers, hidden, heads, kv_heads, ffn_hidden, vocab, sequence;
-  std::string ffn;                    // "gelu", "swiglu"; empty: the named model's
+  std::string ffn = "auto";           // "gelu", "swiglu"; auto: the named model's
   std::string attention = "flash";    // "flash" or "unfused"
   std::string precision = "auto";     // fp32, tf32, fp16, bf16, fp8; auto: from workload.precision
   std::int64_t micro_batch = 1;       // sequences per micro-batch per data-parallel replica

@@ -20,7 +20,7 @@
 #include "workloads/generators/transformer_model.h"
 #include "workloads/gpu/transformer_cost.h"
 #include "workloads/profile/profile.h"
-#include "workloads/program/tp_sync.h"
+#include "workloads/profile/tp_sync.h"
 
 namespace hybridsim::workloads {
 

@@ -11,7 +11,7 @@
 #include "workloads/program/mapping.h"
 #include "workloads/program/op_order.h"
 #include "workloads/program/placement.h"
-#include "workloads/program/tp_sync.h"
+#include "workloads/profile/tp_sync.h"
 
 namespace hybridsim::workloads {
 

@@ -12,7 +12,7 @@
 #include <span>
 
 #include "workloads/program/step_program_types.h"
-#include "workloads/program/tp_sync.h"
+#include "workloads/profile/tp_sync.h"
 
 namespace hybridsim::workloads {
 
