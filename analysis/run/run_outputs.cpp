@@ -2,6 +2,7 @@
 
 #include "analysis/output/atomic_file.h"
 #include "analysis/output/csv.h"
+#include "analysis/output/format_fixed.h"
 #include "analysis/output/text_table.h"
 #include "analysis/step/memory_report.h"
 #include "analysis/step/step_report.h"
@@ -22,9 +23,15 @@ RunSummary run_summary(const ScenarioRun& run, const scenarios::Scenario& scenar
     s.table += pad_columns("  " + std::string(memory_table_key(k)), kSummaryKeyColumns) + v + "\n";
   s.settings = run.context;
   for (const auto& kv : metrics) s.settings.push_back(kv);
-  s.json = step_summary_json(
-      run.step, s.settings,
-      {{"memory", memory_json(run.memory, run.mapping, run.gpu_capacity, run.step.critical.gpu)}});
+  std::vector<std::pair<std::string, std::string>> members = {
+      {"memory", memory_json(run.memory, run.mapping, run.gpu_capacity, run.step.critical.gpu)}};
+  if (run.model_tflops_per_gpu && run.mfu) {
+    members.emplace_back("model_tflops_per_gpu", format_fixed(*run.model_tflops_per_gpu, 3));
+    members.emplace_back("mfu", format_fixed(*run.mfu, 4));
+  }
+  s.json = step_summary_json(run.step, s.settings, members);
+  // The CSV's rows of the same figures, under the JSON's names.
+  for (std::size_t i = 1; i < members.size(); ++i) s.settings.push_back(members[i]);
   return s;
 }
 

@@ -131,6 +131,15 @@ ScenarioRun run_scenario_unchecked(const scenarios::ResolvedScenario& resolved,
     run.step = simulate_steps(setup, std::nullopt, options.progress);
   }
   run.memory = workloads::model_step_memory(resolved.profile, resolved);
+  if (const auto& t = resolved.transformer; t && run.step.step_time > sim::Time::zero()) {
+    // Per GPU: a replica's tp GPUs share its micro-batches' FLOPs.
+    const double per_gpu =
+        static_cast<double>(run.step.accumulation) / t->tp / run.step.step_time.to_seconds();
+    run.model_tflops_per_gpu = static_cast<double>(t->model_flop_per_micro_batch) * per_gpu / 1e12;
+    run.mfu = static_cast<double>(t->mfu_flop_per_micro_batch) * per_gpu /
+              static_cast<double>(t->peak_flop_per_second);
+    run.transformer_estimate = t->estimate;
+  }
   run.gpu_capacity = resolved.gpu_capacity;
   run.mapping = resolved.mapping;
   if (const auto model = training_model(resolved.scenario, resolved.profile.meta.network)) {
@@ -150,6 +159,13 @@ std::string does_not_fit(const ScenarioRun& run) {
 std::vector<std::pair<std::string, std::string>> run_metrics(const ScenarioRun& run) {
   std::vector<std::pair<std::string, std::string>> out =
       memory_lines(run.memory, run.mapping, run.gpu_capacity, run.step.critical.gpu);
+  if (run.model_tflops_per_gpu && run.mfu) {
+    char buf[200];
+    std::snprintf(buf, sizeof buf, "%.1f TFLOP/s per GPU, MFU %.1f%%%s", *run.model_tflops_per_gpu,
+                  *run.mfu * 100,
+                  run.transformer_estimate ? " (ESTIMATE: kernel times not calibrated on this GPU)" : "");
+    out.emplace_back("model FLOPs", buf);
+  }
   if (run.time_to_train) {
     const auto& t = *run.time_to_train;
     // Per-epoch evaluation (MLPerf's GNMT evaluates BLEU once per epoch, inside its timed run) is

@@ -38,6 +38,11 @@ struct ScenarioRun {
   std::int64_t trace_events = 0;
   std::string
       trace_shows;  // which GPUs the trace shows and how they were simulated (StepTraceSummary::shows)
+  // Transformers: model TFLOP/s per GPU (Narayanan et al.'s count) and MFU against the GPU's dense
+  // peak (model FLOPs without recomputation), from resolve's TransformerFacts.
+  std::optional<double> model_tflops_per_gpu;
+  std::optional<double> mfu;
+  bool transformer_estimate = false;
 };
 
 // What a scenario's outputs.trace block asks for, as run options: the trace at `directory` /

@@ -130,7 +130,7 @@ StepResult step_result(const StepSetup& setup, const workloads::StepProgram& pro
   StepResult r;
   r.dp = program.dp;
   r.mp = program.mp;
-  r.gpus = program.dp * program.mp;
+  r.gpus = program.dp * program.mp * program.tp;
   r.accumulation = program.accumulation;
   r.global_batch = program.global_batch;
   r.step_time = executor.finish_time();

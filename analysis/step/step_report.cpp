@@ -92,7 +92,9 @@ std::string step_summary_table(const StepResult& r,
                                const std::vector<std::pair<std::string, std::string>>& context) {
   std::string out;
   for (const auto& [k, v] : context) out += line(k, v);
-  out += line("strategy", "dp " + std::to_string(r.dp) + " × mp " + std::to_string(r.mp) + " = " +
+  const int tp = r.dp * r.mp > 0 ? r.gpus / (r.dp * r.mp) : 1;  // tensor parallel: dp × tp GPUs
+  out += line("strategy", "dp " + std::to_string(r.dp) + " × mp " + std::to_string(r.mp) +
+                              (tp > 1 ? " × tp " + std::to_string(tp) : "") + " = " +
                               std::to_string(r.gpus) + " GPUs, global batch " +
                               std::to_string(r.global_batch));
   out += line("step time", sim::human_time(r.step_time) +

@@ -43,6 +43,15 @@ std::optional<std::pair<std::string, std::string>> profile_gpu_note(const Resolv
 
 std::optional<std::pair<std::string, std::string>> kernel_times_setting(const ResolvedScenario& r) {
   const WorkloadSettings& w = r.scenario.workload;
+  // Transformers say how their own cost model (workloads/gpu/transformer_cost.h) priced them.
+  if (r.transformer)
+    return std::pair<std::string, std::string>{
+        "GPU, precision",
+        r.profile.meta.gpu + ", " + r.profile.meta.precision +
+            (r.transformer->estimate ? ": kernel times are an ESTIMATE (transformer cost model "
+                                       "derived from the A100 calibration; workloads/README.md)"
+                                     : ": kernel times calibrated on one GPU of this kind "
+                                       "(transformers.md; workloads/README.md)")};
   const bool other_gpu = w.profile.empty() && r.profile.meta.gpu != workloads::gpu_table().front().model;
   if (!w.gpu_choice.gpu && !w.gpu_choice.precision && !other_gpu) return std::nullopt;
   return std::pair<std::string, std::string>{"GPU, precision", workloads::kernel_times_note(r.profile)};

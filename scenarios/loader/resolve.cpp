@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <limits>
 
+#include "scenarios/loader/resolve_transformer.h"
+
 #include "sim/error.h"
 #include "topology/preset_registry.h"
 #include "topology/yaml_loader.h"
@@ -73,6 +75,12 @@ workloads::Profile load_workload_profile(const Scenario& s) {
   const WorkloadSettings& w = s.workload;
   const workloads::GpuChoice& choice = w.gpu_choice;
   workloads::Profile p;
+  if (is_transformer(s)) {
+    if (w.batch_per_worker)
+      throw InputError(location_of(s, "workload.batch_per_worker") +
+                       ": workload.batch_per_worker: a transformer's batch is workload.model.micro_batch");
+    return resolve_transformer(s).step.profile;
+  }
   if (w.profile.empty()) {
     // gpu auto: the preset's GPU (a custom topology file names none).
     const std::string cluster_gpu = s.cluster.topology.empty()
@@ -158,8 +166,14 @@ workloads::MpPlacement build_placement(const Scenario& s, const workloads::Profi
 }
 
 workloads::WorkerMapping build_mapping(const Scenario& s, const topology::Topology& topology) {
-  const int dp = s.parallelism.dp, mp = s.parallelism.mp;
+  // Tensor parallelism: dp × tp workers, each TP group tp consecutive ones (tensor_parallel.h).
+  const int dp = s.parallelism.dp * s.parallelism.tp, mp = s.parallelism.mp;
   const auto gpus = static_cast<long long>(topology.gpus().size());
+  if (s.parallelism.tp > 1 && static_cast<long long>(dp) > gpus)
+    throw InputError(location_of(s, "parallelism.tp") + ": parallelism: dp × tp = " +
+                     std::to_string(s.parallelism.dp) + " × " + std::to_string(s.parallelism.tp) + " = " +
+                     std::to_string(dp) + " GPUs, but the cluster " + topology.name() + " has " +
+                     std::to_string(gpus) + "; expected dp × tp <= " + std::to_string(gpus));
   // Located at mp when mp alone is too large, else at dp.
   const char* culprit = mp > gpus ? "parallelism.mp" : "parallelism.dp";
   if (static_cast<long long>(dp) * mp > gpus)
@@ -258,6 +272,21 @@ void check_variability(const Scenario& s, const workloads::Profile& profile) {
   }
 }
 
+// parallelism.tp and sequence_parallel: only for transformers, with mp = 1; the TP collectives of
+// the generated step.
+void apply_tensor_parallel_settings(const Scenario& s, workloads::StepOptions& step) {
+  const bool transformer = is_transformer(s);
+  if (!transformer && (s.parallelism.tp > 1 || s.parallelism.sequence_parallel))
+    throw InputError(location_of(s, "parallelism.tp") + ": parallelism.tp: tensor parallelism needs a "
+                     "transformer network (workload.network: llama3-8b, ..., or transformer)");
+  if (s.parallelism.tp > 1 && s.parallelism.mp > 1)
+    throw InputError(location_of(s, "parallelism.tp") + ": parallelism.tp: tp cannot be combined with mp " +
+                     std::to_string(s.parallelism.mp) + "; expected mp = 1");
+  if (!transformer || s.parallelism.tp == 1) return;
+  step.tp = s.parallelism.tp;
+  step.tp_syncs = resolve_transformer(s).step.syncs;
+}
+
 workloads::StepConfig resolve_step_config(const Scenario& s, const topology::Topology& topology,
                                           const workloads::Profile& profile) {
   workloads::WorkerMapping mapping = build_mapping(s, topology);
@@ -272,6 +301,7 @@ workloads::StepConfig resolve_step_config(const Scenario& s, const topology::Top
   step.gradient_copies = c.gradient_copies;
   apply_training_loop(s, profile, mapping.dp, step);
   check_variability(s, profile);
+  apply_tensor_parallel_settings(s, step);
   const auto gpus = static_cast<int>(topology.gpus().size());
   for (std::size_t i = 0; i < s.workload.gpu_speeds.size(); ++i) {
     const GpuSpeedSetting& g = s.workload.gpu_speeds[i];
@@ -304,7 +334,14 @@ ResolvedScenario resolve(const Scenario& s) {
   workloads::Profile profile = load_workload_profile(s);
   workloads::StepConfig config = resolve_step_config(s, topology, profile);
   std::optional<workloads::MemoryCapacity> capacity = gpu_memory_capacity(s, profile);
-  return ResolvedScenario{std::move(config), s, std::move(topology), std::move(profile), std::move(capacity)};
+  ResolvedScenario r{std::move(config), s, std::move(topology), std::move(profile), std::move(capacity), {}};
+  if (is_transformer(s)) {
+    const TransformerResolution t = resolve_transformer(s);
+    check_transformer_memory(s, t, r.gpu_capacity);
+    r.transformer = TransformerFacts{t.model_flop_per_micro_batch, t.mfu_flop_per_micro_batch,
+                                     t.cost.peak_flop_per_second, s.parallelism.tp, !t.cost.calibrated};
+  }
+  return r;
 }
 
 }  // namespace hybridsim::scenarios

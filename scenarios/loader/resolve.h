@@ -27,6 +27,15 @@
 
 namespace hybridsim::scenarios {
 
+// What a transformer's results are counted with (analysis/run: model TFLOP/s per GPU and MFU).
+struct TransformerFacts {
+  std::int64_t model_flop_per_micro_batch = 0;  // Narayanan et al.'s count, the simulated layers'
+  std::int64_t mfu_flop_per_micro_batch = 0;    // the same without recomputation
+  std::int64_t peak_flop_per_second = 0;        // the GPU's dense peak at the precision
+  int tp = 1;
+  bool estimate = true;                         // kernel times not calibrated for this GPU
+};
+
 // The step's configuration (placement, mapping, options; compute_scale = 1 / compute_speed) with
 // the scenario it came from and the topology and profile it runs on.
 struct ResolvedScenario : workloads::StepConfig {
@@ -34,6 +43,7 @@ struct ResolvedScenario : workloads::StepConfig {
   topology::Topology topology;
   workloads::Profile profile;  // already scaled to the batch per worker
   std::optional<workloads::MemoryCapacity> gpu_capacity;  // gpu_memory_capacity(scenario, profile)
+  std::optional<TransformerFacts> transformer;            // transformer networks only
 };
 
 // Each step on its own (resolve() calls them in this order).

@@ -47,6 +47,19 @@ struct GpuSpeedSetting {
   bool operator==(const GpuSpeedSetting&) const = default;
 };
 
+// A transformer's architecture and how it is run (workload.model; workloads/generators/
+// transformer_gen.h). Sizes left unset are the named model's (workload.network: llama3-8b, ...);
+// with network: transformer every size must be given.
+struct TransformerSettings {
+  std::optional<std::int64_t> layers, hidden, heads, kv_heads, ffn_hidden, vocab, sequence;
+  std::string ffn = "auto";           // "gelu", "swiglu"; auto: the named model's
+  std::string attention = "flash";    // "flash" or "unfused"
+  std::string precision = "auto";     // fp32, tf32, fp16, bf16, fp8; auto: from workload.precision
+  std::int64_t micro_batch = 1;       // sequences per micro-batch per data-parallel replica
+  std::int64_t layers_simulated = 0;  // a layer-slice of the model; 0: every layer
+  bool operator==(const TransformerSettings&) const = default;
+};
+
 struct WorkloadSettings {
   std::string network;             // built-in profile name; empty when `profile` is set
   std::filesystem::path profile;   // profile file as written (relative to base_dir)
@@ -56,6 +69,7 @@ struct WorkloadSettings {
   workloads::GpuChoice gpu_choice = {};
   double compute_speed = 1.0;      // kernel durations are divided by this
   std::vector<GpuSpeedSetting> gpu_speeds;  // and on these GPUs also by their speed
+  TransformerSettings model;       // only for transformer networks
   bool operator==(const WorkloadSettings&) const = default;
 };
 
@@ -77,6 +91,8 @@ struct ParallelismSettings {
   int mp = 1;
   PlacementSettings placement;
   std::optional<std::vector<std::vector<int>>> mapping;  // [worker][mp rank] → global GPU rank
+  int tp = 1;                      // tensor parallel (transformers): GPUs per replica
+  bool sequence_parallel = false;  // with tp: reduce-scatter + all-gather, norms and dropout on s/t
   bool operator==(const ParallelismSettings&) const = default;
 };
 
@@ -119,6 +135,7 @@ struct TrainingSettings {
   EfficiencySettings efficiency;
   std::optional<std::int64_t> dataset_samples;  // nullopt: the built-in dataset's
   std::optional<std::int64_t> global_batch;     // samples per step; nullopt: batch × dp
+  std::string recompute = "none";               // transformers: none, selective or full
   bool operator==(const TrainingSettings&) const = default;
 };
 

@@ -17,6 +17,7 @@
 #include "topology/preset_registry.h"
 #include "workloads/generators/gpu_choice.h"
 #include "workloads/generators/profile_gen.h"
+#include "workloads/generators/transformer_model.h"
 #include "workloads/program/step_program.h"
 
 namespace hybridsim::scenarios {
@@ -28,7 +29,12 @@ std::vector<std::string> preset_choices() {
   return out;
 }
 
-std::vector<std::string> network_choices() { return workloads::builtin_profile_names(); }
+std::vector<std::string> network_choices() {
+  std::vector<std::string> out = workloads::builtin_profile_names();
+  for (auto& name : workloads::transformer_model_names()) out.push_back(std::move(name));
+  out.emplace_back("transformer");
+  return out;
+}
 
 using K = FieldKind;
 constexpr double kMaxCount = 1 << 20;
@@ -283,6 +289,113 @@ constexpr ScenarioKey kKeys[] = {
       .max = 1000,
       .help = "Relative speed: 0.5 doubles this GPU's kernel durations."}},
 
+    {{.path = "workload.model",
+      .kind = K::Section,
+      .help = "A transformer's architecture and how it runs (workloads/README.md, \"Transformers\"): "
+              "with network: transformer every size is given; with a named model (llama3-8b, ...) "
+              "only those that differ."}},
+    {{.path = "workload.model.layers",
+      .kind = K::Integer,
+      .default_text = "auto",
+      .words = "auto",
+      .min = 1,
+      .max = 1e9,
+      .help = "Transformer layers; auto: the named model's."},
+     bind_unless_default<
+         Member<&Scenario::workload, &WorkloadSettings::model, &TransformerSettings::layers>>()},
+    {{.path = "workload.model.hidden",
+      .kind = K::Integer,
+      .default_text = "auto",
+      .words = "auto",
+      .min = 1,
+      .max = 1e9,
+      .help = "Hidden size h; auto: the named model's."},
+     bind_unless_default<
+         Member<&Scenario::workload, &WorkloadSettings::model, &TransformerSettings::hidden>>()},
+    {{.path = "workload.model.heads",
+      .kind = K::Integer,
+      .default_text = "auto",
+      .words = "auto",
+      .min = 1,
+      .max = 1e9,
+      .help = "Attention heads; auto: the named model's."},
+     bind_unless_default<
+         Member<&Scenario::workload, &WorkloadSettings::model, &TransformerSettings::heads>>()},
+    {{.path = "workload.model.kv_heads",
+      .kind = K::Integer,
+      .default_text = "auto",
+      .words = "auto",
+      .min = 1,
+      .max = 1e9,
+      .help = "Key/value heads (grouped-query attention); auto: the named model's."},
+     bind_unless_default<
+         Member<&Scenario::workload, &WorkloadSettings::model, &TransformerSettings::kv_heads>>()},
+    {{.path = "workload.model.ffn_hidden",
+      .kind = K::Integer,
+      .default_text = "auto",
+      .words = "auto",
+      .min = 1,
+      .max = 1e9,
+      .help = "MLP hidden size; auto: the named model's."},
+     bind_unless_default<
+         Member<&Scenario::workload, &WorkloadSettings::model, &TransformerSettings::ffn_hidden>>()},
+    {{.path = "workload.model.vocab",
+      .kind = K::Integer,
+      .default_text = "auto",
+      .words = "auto",
+      .min = 1,
+      .max = 1e9,
+      .help = "Vocabulary; auto: the named model's."},
+     bind_unless_default<
+         Member<&Scenario::workload, &WorkloadSettings::model, &TransformerSettings::vocab>>()},
+    {{.path = "workload.model.sequence",
+      .kind = K::Integer,
+      .default_text = "auto",
+      .words = "auto",
+      .min = 1,
+      .max = 1e9,
+      .help = "Tokens per sequence; auto: the named model's."},
+     bind_unless_default<
+         Member<&Scenario::workload, &WorkloadSettings::model, &TransformerSettings::sequence>>()},
+    {{.path = "workload.model.ffn",
+      .kind = K::Choice,
+      .default_text = "auto",
+      .choices = "auto|gelu|swiglu",
+      .help = "The MLP: gelu (2 matrices) or swiglu (3); auto: the named model's."},
+     bind_unless_default<Member<&Scenario::workload, &WorkloadSettings::model, &TransformerSettings::ffn>>()},
+    {{.path = "workload.model.attention",
+      .kind = K::Choice,
+      .default_text = "flash",
+      .choices = "flash|unfused",
+      .help = "flash: one fused kernel; unfused: scores GEMM, fused softmax-dropout, context GEMM."},
+     bind_unless_default<
+         Member<&Scenario::workload, &WorkloadSettings::model, &TransformerSettings::attention>>()},
+    {{.path = "workload.model.precision",
+      .kind = K::Choice,
+      .default_text = "auto",
+      .choices = "auto|fp32|tf32|fp16|bf16|fp8",
+      .help = "The transformer's math: auto follows workload.precision (amp: bf16, fp16 on a V100); "
+              "fp8 on H100/H200 only, always an estimate."},
+     bind_unless_default<
+         Member<&Scenario::workload, &WorkloadSettings::model, &TransformerSettings::precision>>()},
+    {{.path = "workload.model.micro_batch",
+      .kind = K::Integer,
+      .default_text = "1",
+      .min = 1,
+      .max = 1e6,
+      .help = "Sequences per micro-batch per data-parallel replica."},
+     bind_unless_default<
+         Member<&Scenario::workload, &WorkloadSettings::model, &TransformerSettings::micro_batch>>()},
+    {{.path = "workload.model.layers_simulated",
+      .kind = K::Integer,
+      .default_text = "0",
+      .min = 0,
+      .max = 1e6,
+      .help = "Simulate a layer-slice of this many layers (with the embedding, head and their "
+              "optimizer); 0: every layer. Results are the slice's."},
+     bind_unless_default<
+         Member<&Scenario::workload, &WorkloadSettings::model, &TransformerSettings::layers_simulated>>()},
+
     {{.path = "parallelism", .kind = K::Section, .help = "How the work is split over GPUs."}},
     {{.path = "parallelism.dp",
       .kind = K::Integer,
@@ -338,6 +451,21 @@ constexpr ScenarioKey kKeys[] = {
       .min = 0,
       .max = kMaxCount,
       .help = "A global GPU rank."}},
+
+    {{.path = "parallelism.tp",
+      .kind = K::Integer,
+      .default_text = "1",
+      .min = 1,
+      .max = 4096,
+      .help = "Tensor parallel (transformers): GPUs per data-parallel replica, consecutive GPUs (one "
+              "machine's NVLink under the default mapping); dp x tp GPUs in all."},
+     bind_unless_default<Member<&Scenario::parallelism, &ParallelismSettings::tp>>()},
+    {{.path = "parallelism.sequence_parallel",
+      .kind = K::Boolean,
+      .default_text = "false",
+      .help = "With tp: each all-reduce becomes a reduce-scatter and an all-gather, and norms and "
+              "dropout run on s/t of the sequence (Korthikanti et al. 2022)."},
+     bind_unless_default<Member<&Scenario::parallelism, &ParallelismSettings::sequence_parallel>>()},
 
     {{.path = "communication", .kind = K::Section, .help = "Gradient collectives and the network model."}},
     {shared_keys::kAlgorithm, bind<Member<&Scenario::communication, &CommunicationSettings::algorithm>>()},
@@ -488,6 +616,13 @@ constexpr ScenarioKey kKeys[] = {
               "the quotient is the micro-batches each worker runs per step (gradient accumulation, "
               "mp = 1 only); auto: batch per worker x dp (no accumulation)."},
      bind<Member<&Scenario::training, &TrainingSettings::global_batch>>()},
+    {{.path = "training.recompute",
+      .kind = K::Choice,
+      .default_text = "none",
+      .choices = "none|selective|full",
+      .help = "Transformers' activation recomputation: selective (attention's softmax and dropout) or "
+              "full (each layer's forward again in backward)."},
+     bind_unless_default<Member<&Scenario::training, &TrainingSettings::recompute>>()},
 
     {{.path = "variability",
       .kind = K::Section,

@@ -11,6 +11,7 @@
 #include "workloads/program/mapping.h"
 #include "workloads/program/op_order.h"
 #include "workloads/program/placement.h"
+#include "workloads/profile/tp_sync.h"
 
 namespace hybridsim::workloads {
 
@@ -36,6 +37,8 @@ enum class CollectiveRole : std::uint8_t {
   GradientAllGather,  // a sparse gradient, all-gathered over a data-parallel group
   Activation,         // model parallel: an op's output sent to a consumer's GPU (forward)
   ActivationGradient, // model parallel: the gradient of that output sent back (backward)
+  TensorParallel,     // tensor parallel: a layer's all-reduce (or reduce-scatter, all-gather) of
+                      // activations on its TP group, between kernels of the compute stream
 };
 
 struct CollectiveSpec {
@@ -87,6 +90,10 @@ struct StepOptions {
   // Whether data-parallel gradients are exchanged after every micro-batch (apex DDP, and PyTorch
   // DDP without no_sync) or once, after the last (PyTorch DDP's no_sync on the others).
   bool exchange_every_micro_batch = true;
+  // Tensor parallelism (workloads/program/tensor_parallel.h): the mapping's workers are dp × tp, each
+  // TP group tp consecutive workers, and these collectives run between the kernels that issue them.
+  int tp = 1;
+  std::vector<TpSync> tp_syncs = {};
 };
 
 struct StepProgram {
@@ -99,6 +106,7 @@ struct StepProgram {
   int dp = 1;
   int mp = 1;
   int accumulation = 1;           // micro-batches per step (StepOptions::accumulation)
+  int tp = 1;                     // GPUs per data-parallel replica's TP group (dp × mp × tp GPUs)
   std::int64_t global_batch = 0;  // samples per step over all workers and micro-batches
 
   // Whether a kernel task is one of the data-parallel gradient copies (false for unlabelled ones).

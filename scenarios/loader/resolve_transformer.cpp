@@ -1,0 +1,105 @@
+#include "scenarios/loader/resolve_transformer.h"
+
+#include "sim/error.h"
+#include "topology/preset_registry.h"
+#include "workloads/generators/gpu_choice.h"
+#include "workloads/memory/transformer_memory.h"
+
+namespace hybridsim::scenarios {
+namespace {
+
+[[noreturn]] void fail(const Scenario& s, const std::string& path, const std::string& what) {
+  throw InputError(location_of(s, path) + ": " + path + ": " + what);
+}
+
+workloads::TransformerModel model_of(const Scenario& s) {
+  const TransformerSettings& t = s.workload.model;
+  const bool custom = s.workload.network == "transformer";
+  workloads::TransformerModel m =
+      custom ? workloads::TransformerModel{} : workloads::named_transformer(s.workload.network);
+  const std::pair<const char*, std::pair<const std::optional<std::int64_t>*, std::int64_t*>> sizes[] = {
+      {"layers", {&t.layers, &m.layers}},       {"hidden", {&t.hidden, &m.hidden}},
+      {"heads", {&t.heads, &m.heads}},          {"kv_heads", {&t.kv_heads, &m.kv_heads}},
+      {"ffn_hidden", {&t.ffn_hidden, &m.ffn_hidden}}, {"vocab", {&t.vocab, &m.vocab}},
+      {"sequence", {&t.sequence, &m.sequence}}};
+  for (const auto& [name, field] : sizes) {
+    if (*field.first) *field.second = **field.first;
+    else if (custom && std::string(name) != "kv_heads")
+      fail(s, "workload.model." + std::string(name), "required with network: transformer");
+  }
+  if (custom && !t.kv_heads) m.kv_heads = m.heads;
+  if (!t.ffn.empty() && t.ffn != "auto") m.ffn = workloads::ffn_kind_by_name(t.ffn);
+  return m;
+}
+
+workloads::TransformerPrecision precision_of(const Scenario& s, const workloads::Gpu& gpu) {
+  const std::string& p = s.workload.model.precision;
+  if (p != "auto") return workloads::transformer_precision_by_name(p);
+  if (s.workload.gpu_choice.precision == workloads::Precision::Fp32)
+    return workloads::TransformerPrecision::Fp32;
+  return gpu.chip == "v100" ? workloads::TransformerPrecision::Fp16 : workloads::TransformerPrecision::Bf16;
+}
+
+}  // namespace
+
+bool is_transformer(const Scenario& s) {
+  return s.workload.network == "transformer" || workloads::is_transformer_model_name(s.workload.network);
+}
+
+TransformerResolution resolve_transformer(const Scenario& s) {
+  const workloads::TransformerModel model = model_of(s);
+  const std::string cluster_gpu = s.cluster.topology.empty()
+                                      ? std::string(topology::preset_by_name(s.cluster.preset).gpu)
+                                      : std::string();
+  const workloads::GpuChoice& choice = s.workload.gpu_choice;
+  const workloads::Gpu& gpu =
+      workloads::gpu_by_key(choice.gpu ? *choice.gpu : workloads::auto_gpu_key(cluster_gpu));
+  const std::string precision_path =
+      s.workload.model.precision != "auto" ? "workload.model.precision" : "workload.precision";
+  workloads::TransformerCost cost = [&] {
+    try {
+      return workloads::transformer_cost(gpu, precision_of(s, gpu));
+    } catch (const InputError& e) {
+      fail(s, precision_path, e.what());
+    }
+  }();
+  const workloads::TransformerConfig config{
+      .model = model, .micro_batch = s.workload.model.micro_batch, .tp = s.parallelism.tp,
+      .sequence_parallel = s.parallelism.sequence_parallel,
+      .recompute = workloads::recompute_by_name(s.training.recompute),
+      .flash_attention = s.workload.model.attention != "unfused",
+      .layers_simulated = s.workload.model.layers_simulated};
+  try {
+    workloads::check_transformer(model, s.parallelism.tp);
+  } catch (const InputError& e) {
+    const std::string what = e.what();
+    fail(s, what.find(" tp ") != std::string::npos ? "parallelism.tp" : "workload.model", what);
+  }
+  TransformerResolution r{workloads::generate_transformer(config, cost), cost, 0, 0};
+  workloads::TransformerModel slice = model;
+  slice.layers = r.step.layers_simulated;
+  const bool full = config.recompute == workloads::Recompute::Full;
+  r.model_flop_per_micro_batch = workloads::model_flop_per_iteration(slice, config.micro_batch, full);
+  r.mfu_flop_per_micro_batch = workloads::model_flop_per_iteration(slice, config.micro_batch, false);
+  return r;
+}
+
+void check_transformer_memory(const Scenario& s, const TransformerResolution& t,
+                              const std::optional<workloads::MemoryCapacity>& capacity) {
+  if (!capacity) return;
+  const workloads::TransformerConfig& c = t.step.config;
+  // A layer-slice holds its own layers (as a pipeline stage would), with the embedding and head.
+  workloads::TransformerModel slice = c.model;
+  slice.layers = t.step.layers_simulated;
+  const workloads::TransformerMemory m = workloads::transformer_memory(
+      {.model = slice, .micro_batch = c.micro_batch, .tp = c.tp, .sequence_parallel = c.sequence_parallel,
+       .recompute = c.recompute, .flash_attention = c.flash_attention, .value_bytes = t.cost.value_bytes(),
+       .dp = s.parallelism.dp});
+  try {
+    workloads::check_transformer_fits(m, capacity->bytes, c.model.name, capacity->source);
+  } catch (const InputError& e) {
+    fail(s, "workload.model", e.what());
+  }
+}
+
+}  // namespace hybridsim::scenarios

@@ -1,0 +1,32 @@
+// Transformer scenarios (workload.network: a named transformer or `transformer`, workload.model,
+// parallelism.tp and sequence_parallel, training.recompute) resolved into the generated step of one
+// TP rank (workloads/generators/transformer_gen.h), its cost model and the facts results report
+// (model FLOPs, the GPU's dense peak). Errors are located at the key that causes them.
+//   if (is_transformer(s)) { TransformerResolution t = resolve_transformer(s); t.step.profile; }
+#pragma once
+#include <cstdint>
+#include <optional>
+
+#include "scenarios/loader/scenario.h"
+#include "workloads/generators/transformer_gen.h"
+#include "workloads/memory/memory_model.h"
+
+namespace hybridsim::scenarios {
+
+bool is_transformer(const Scenario& s);
+
+struct TransformerResolution {
+  workloads::TransformerStep step;
+  workloads::TransformerCost cost;
+  std::int64_t model_flop_per_micro_batch = 0;  // Narayanan et al.'s count, the simulated layers'
+  std::int64_t mfu_flop_per_micro_batch = 0;    // without recomputation: what MFU counts
+};
+TransformerResolution resolve_transformer(const Scenario& s);
+
+// InputError located at workload.model when weights, gradients, Adam state and Korthikanti's
+// activations of one GPU exceed `capacity` (nothing without a capacity); a layer-slice counts its
+// own layers, as the pipeline stage it stands for.
+void check_transformer_memory(const Scenario& s, const TransformerResolution& t,
+                              const std::optional<workloads::MemoryCapacity>& capacity);
+
+}  // namespace hybridsim::scenarios

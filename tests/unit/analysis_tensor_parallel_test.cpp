@@ -1,0 +1,90 @@
+// Tensor parallelism end to end: a transformer layer-slice on one and two DGX H100 under tp 8 (× dp),
+// its TP collectives on each machine's NVSwitch, its gradient all-reduces split by TP rank, and the
+// step's time against the kernels it runs.
+#include <doctest/doctest.h>
+
+#include <set>
+
+#include "analysis/step/step_runner.h"
+#include "topology/preset_registry.h"
+#include "workloads/generators/transformer_gen.h"
+#include "workloads/gpu/gpu.h"
+
+using namespace hybridsim;
+using namespace hybridsim::workloads;
+
+namespace {
+
+struct Run {
+  TransformerStep step;
+  StepProgram program;
+  analysis::StepResult result;
+};
+
+Run run(int nodes, int dp, int tp, bool sp) {
+  static const topology::Topology one = topology::build_cluster({.preset = "dgx-h100", .nodes = 1});
+  static const topology::Topology two = topology::build_cluster({.preset = "dgx-h100", .nodes = 2});
+  const topology::Topology& topo = nodes == 1 ? one : two;
+  Run r;
+  r.step = generate_transformer({.model = named_transformer("llama3-8b"), .micro_batch = 1, .tp = tp,
+                                 .sequence_parallel = sp, .layers_simulated = 2},
+                                transformer_cost(gpu_by_key("h100"), TransformerPrecision::Bf16));
+  analysis::StepSetup setup;
+  setup.profile = &r.step.profile;
+  setup.topology = &topo;
+  setup.placement = place_all_on_first(r.step.profile, 1);
+  setup.mapping = default_mapping(topo, dp * tp, 1);
+  setup.step.tp = tp;
+  setup.step.tp_syncs = r.step.syncs;
+  r.program = analysis::build_program(setup);
+  r.result = analysis::simulate_program(setup, r.program);
+  return r;
+}
+
+}  // namespace
+
+TEST_CASE("tensor parallel: a TP group's collectives run on its machine, between its kernels") {
+  const Run r = run(2, 2, 8, false);
+  CHECK(r.program.dp == 2);
+  CHECK(r.program.tp == 8);
+  CHECK(r.result.gpus == 16);
+  std::size_t tp_collectives = 0;
+  for (const auto& c : r.program.collectives) {
+    if (c.role == CollectiveRole::TensorParallel) {
+      ++tp_collectives;
+      REQUIRE(c.members.size() == 8);
+      // Consecutive workers: GPUs 0-7 (machine 0) or 8-15 (machine 1).
+      const std::set<int> machines{c.members.front() / 8, c.members.back() / 8};
+      CHECK(machines.size() == 1);
+    } else {
+      // Gradients: one collective per TP rank over its 2 replicas, one GPU on each machine.
+      REQUIRE(c.members.size() == 2);
+      CHECK(c.members[1] - c.members[0] == 8);
+    }
+  }
+  CHECK(tp_collectives == 2 * r.step.syncs.size());  // each replica's group runs them all
+  // Tokens per second count each replica's tokens once: 2 × 8,192 per step.
+  CHECK(r.result.units_per_second * r.result.step_time.to_seconds() == doctest::Approx(2 * 8192.0));
+  // The step takes at least its kernels, and the all-reduces add to it.
+  const sim::Time kernels = r.step.profile.forward_time() + r.step.profile.backward_time();
+  CHECK(r.result.step_time > kernels);
+}
+
+TEST_CASE("tensor parallel: sequence parallelism moves the same bytes as reduce-scatter + all-gather") {
+  const Run ar = run(1, 1, 8, false);
+  const Run sp = run(1, 1, 8, true);
+  // The layers' and the embedding's collectives (the loss's three small all-reduces stay).
+  const auto moved = [](const TransformerStep& step, bool all_reduce) {
+    std::int64_t bytes = 0;
+    for (const auto& s : step.syncs)
+      if (step.profile.ops[s.op].name != "lm_head" && (s.kind == sim::CollectiveOp::AllReduce) == all_reduce)
+        bytes += s.bytes.count();
+    return bytes;
+  };
+  const std::int64_t ar_bytes = moved(ar.step, true), sp_bytes = moved(sp.step, false);
+  // A ring all-reduce moves 2(n-1)/n·S per rank; a reduce-scatter and an all-gather (n-1)/n·S each.
+  CHECK(sp_bytes == 2 * ar_bytes);
+  CHECK(sp.result.step_time > sim::Time::zero());
+  // With its norms and dropouts on s/t, the SP step is not slower by more than the rounding of rings.
+  CHECK(sp.result.step_time.to_seconds() < ar.result.step_time.to_seconds() * 1.05);
+}

@@ -1,0 +1,196 @@
+// Transformer workloads: the named architectures' parameter counts against their model cards,
+// Narayanan et al.'s FLOP count, the located checks of a tensor-parallel split, the TP collectives
+// per layer against Megatron's closed forms, Korthikanti et al.'s activation memory, and the
+// one-GPU calibration figures (all expected values computed here, independently of the code).
+#include <doctest/doctest.h>
+
+#include <cmath>
+#include <string>
+
+#include "sim/error.h"
+#include "workloads/generators/transformer_gen.h"
+#include "workloads/gpu/gpu.h"
+#include "workloads/memory/transformer_memory.h"
+
+using namespace hybridsim;
+using namespace hybridsim::workloads;
+
+namespace {
+
+double relative(double a, double b) { return std::fabs(a / b - 1); }
+
+TransformerCost h100_bf16() { return transformer_cost(gpu_by_key("h100"), TransformerPrecision::Bf16); }
+
+// The TP collectives of op `op` in one direction.
+std::vector<TpSync> syncs_of(const TransformerStep& s, std::uint32_t op, bool backward) {
+  std::vector<TpSync> out;
+  for (const auto& x : s.syncs)
+    if (x.op == op && x.backward == backward) out.push_back(x);
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("transformer: named models have their model cards' parameter counts") {
+  // transformers.md "params" column: 340 M, 175 B, 1.2 B, 6.7 B, 69 B, 8.0 B, 70.6 B, 405 B.
+  const std::pair<const char*, double> cards[] = {
+      {"bert-large", 340e6}, {"gpt3-175b", 175e9}, {"megatron-1.2b", 1.2e9}, {"llama2-7b", 6.7e9},
+      {"llama2-70b", 69e9},  {"llama3-8b", 8.0e9}, {"llama3-70b", 70.6e9},   {"llama3-405b", 405e9}};
+  for (const auto& [name, params] : cards) {
+    CAPTURE(name);
+    // GPT-style models tie the output layer to the input embedding: their cards count one copy.
+    const TransformerModel m = named_transformer(name);
+    const bool tied = m.ffn == FfnKind::Gelu;
+    const double counted = static_cast<double>(transformer_parameters(m) - (tied ? m.vocab * m.hidden : 0));
+    // BERT's card also counts its position and segment embeddings and its pooler.
+    CHECK(relative(counted, params) < (std::string(name) == "bert-large" ? 0.12 : 0.05));
+  }
+  CHECK_THROWS_WITH_AS(named_transformer("gpt5"), doctest::Contains("expected one of: bert-large"),
+                       InputError);
+}
+
+TEST_CASE("transformer: model FLOPs are Narayanan et al.'s count for a GPT shape") {
+  const TransformerModel m = named_transformer("gpt3-175b");
+  const double B = 4, s = 2048, l = 96, h = 12288, V = 50257;
+  const double with = 96 * B * s * l * h * h * (1 + s / (6 * h) + V / (16 * l * h));
+  CHECK(relative(static_cast<double>(model_flop_per_iteration(m, 4, true)), with) < 1e-9);
+  // Without recomputation the layers count 3 forwards: 72·B·s·l·h²·(1 + s/6h) + 6·B·s·h·V.
+  const double without = 72 * B * s * l * h * h * (1 + s / (6 * h)) + 6 * B * s * h * V;
+  CHECK(relative(static_cast<double>(model_flop_per_iteration(m, 4, false)), without) < 1e-9);
+}
+
+TEST_CASE("transformer: a split that cannot be made is an error naming the numbers") {
+  TransformerModel m = named_transformer("llama3-8b");
+  CHECK_THROWS_WITH_AS(check_transformer(m, 3), doctest::Contains("heads 32 are not divisible by tp 3"),
+                       InputError);
+  CHECK_THROWS_WITH_AS(check_transformer(m, 16), doctest::Contains("kv_heads 8 are not divisible by tp 16"),
+                       InputError);
+  m.kv_heads = 12;
+  CHECK_THROWS_WITH_AS(check_transformer(m, 1), doctest::Contains("kv_heads 12 does not divide heads 32"),
+                       InputError);
+  m = named_transformer("llama3-8b");
+  m.hidden = 4100;
+  CHECK_THROWS_WITH_AS(check_transformer(m, 1), doctest::Contains("hidden 4100 is not divisible by heads 32"),
+                       InputError);
+  CHECK_NOTHROW(check_transformer(named_transformer("llama3-70b"), 8));
+}
+
+TEST_CASE("transformer: tensor parallelism issues Megatron's collectives per layer") {
+  const TransformerModel m = named_transformer("llama3-8b");
+  const std::int64_t b = 2, s = 8192, h = 4096;
+  const std::int64_t activations = b * s * h * 2;  // one all-reduce's buffer: b·s·h BF16 values
+  const TransformerStep tp =
+      generate_transformer({.model = m, .micro_batch = b, .tp = 8, .layers_simulated = 2}, h100_bf16());
+  const std::uint32_t layer = tp.profile.op_by_name("layer.1");
+  for (bool backward : {false, true}) {
+    const auto syncs = syncs_of(tp, layer, backward);
+    REQUIRE(syncs.size() == 2);  // two all-reduces forward, two backward
+    for (const auto& x : syncs) {
+      CHECK(x.kind == sim::CollectiveOp::AllReduce);
+      CHECK(x.bytes.count() == activations);
+    }
+  }
+  // Sequence parallel: each all-reduce becomes a reduce-scatter and an all-gather of the same buffer.
+  const TransformerStep sp = generate_transformer(
+      {.model = m, .micro_batch = b, .tp = 8, .sequence_parallel = true, .layers_simulated = 2}, h100_bf16());
+  for (bool backward : {false, true}) {
+    int rs = 0, ag = 0;
+    for (const auto& x : syncs_of(sp, sp.profile.op_by_name("layer.0"), backward)) {
+      CHECK(x.bytes.count() == activations);
+      rs += x.kind == sim::CollectiveOp::ReduceScatter;
+      ag += x.kind == sim::CollectiveOp::AllGather;
+    }
+    CHECK(rs == 2);
+    CHECK(ag == 2);
+  }
+  // Full recomputation runs the forward (and its two all-reduces) again in backward.
+  const TransformerStep full = generate_transformer(
+      {.model = m, .micro_batch = b, .tp = 8, .recompute = Recompute::Full, .layers_simulated = 2},
+      h100_bf16());
+  CHECK(syncs_of(full, layer, true).size() == 4);
+  // No TP: no collectives; each rank's layer GEMMs are 1/8 of the whole layer's.
+  const TransformerStep one =
+      generate_transformer({.model = m, .micro_batch = b, .layers_simulated = 2}, h100_bf16());
+  CHECK(one.syncs.empty());
+  CHECK(tp.profile.ops[layer].gradient_bytes.count() == layer_parameters(m) / 8 * 2);
+}
+
+TEST_CASE("transformer: activation memory is Korthikanti et al.'s Table 2") {
+  const TransformerModel m = named_transformer("gpt3-175b");
+  const double s = 2048, b = 1, h = 12288, a = 96, t = 8;
+  TransformerMemoryInput in{.model = m, .micro_batch = 1, .tp = 8, .flash_attention = false};
+  CHECK(relative(static_cast<double>(layer_activation_bytes(in)),
+                 s * b * h * (10 + 24 / t + 5 * a * s / (h * t))) < 1e-9);
+  in.sequence_parallel = true;
+  CHECK(relative(static_cast<double>(layer_activation_bytes(in)),
+                 s * b * h * (34 / t + 5 * a * s / (h * t))) < 1e-9);
+  in.recompute = Recompute::Selective;
+  CHECK(relative(static_cast<double>(layer_activation_bytes(in)), s * b * h * 34 / t) < 1e-9);
+  in.sequence_parallel = false;
+  CHECK(relative(static_cast<double>(layer_activation_bytes(in)), s * b * h * (10 + 24 / t)) < 1e-9);
+  in.recompute = Recompute::Full;
+  CHECK(layer_activation_bytes(in) == 2 * 2048 * 12288);
+  in.tp = 1;
+  in.recompute = Recompute::None;
+  CHECK(relative(static_cast<double>(layer_activation_bytes(in)), s * b * h * (34 + 5 * a * s / h)) < 1e-9);
+}
+
+TEST_CASE("transformer: weights, gradients and Adam state are 2 + 2 + 12 bytes a parameter, / tp, / ZeRO") {
+  const TransformerModel m = named_transformer("llama2-7b");
+  const double per_rank = static_cast<double>(m.layers * layer_parameters(m) + 2 * m.vocab * m.hidden) / 2;
+  TransformerMemoryInput in{.model = m, .tp = 2, .dp = 4};
+  TransformerMemory r = transformer_memory(in);
+  CHECK(relative(static_cast<double>(r.weights.count()), 2 * per_rank) < 1e-6);
+  CHECK(relative(static_cast<double>(r.optimizer.count()), 12 * per_rank) < 1e-6);
+  in.zero = 1;
+  CHECK(relative(static_cast<double>(transformer_memory(in).optimizer.count()), 3 * per_rank) < 1e-6);
+  in.zero = 3;
+  r = transformer_memory(in);
+  CHECK(relative(static_cast<double>(r.weights.count()), per_rank / 2) < 1e-6);
+  CHECK(relative(static_cast<double>(r.gradients.count()), per_rank / 2) < 1e-6);
+  // 405 B on one 80 GB GPU does not fit, and says what it needs.
+  const TransformerMemory big = transformer_memory({.model = named_transformer("llama3-405b")});
+  CHECK_THROWS_WITH_AS(check_transformer_fits(big, sim::Bytes::gib(80), "llama3-405b", "H100"),
+                       doctest::Contains("llama3-405b needs"), InputError);
+}
+
+TEST_CASE("transformer: the one-GPU calibration figures are reproduced within 3%") {
+  // transformers.md: Megatron 1.2B on one V100 (DGX-2H), batch 8, seq 1,024, mixed precision,
+  // activation checkpointing: an iteration of 1,288 ms.
+  const TransformerStep v = generate_transformer(
+      {.model = named_transformer("megatron-1.2b"), .micro_batch = 8, .recompute = Recompute::Full,
+       .flash_attention = false},
+      transformer_cost(gpu_by_key("v100"), TransformerPrecision::Fp16));
+  CHECK(relative(static_cast<double>(v.profile.step_time_1gpu().ps()) / 1e9, 1288) < 0.03);
+  // Narayanan et al. Fig. 7: a 4-layer GPT (h 4,096, 128 heads) on one A100: about 67 TFLOP/s at
+  // micro-batch 1 and 92 at 16 (their count, with recomputation; per micro-batch).
+  const TransformerModel g{"gpt-1b", 4, 4096, 128, 128, 16384, FfnKind::Gelu, 51200, 2048};
+  const TransformerCost a100 = transformer_cost(gpu_by_key("a100"), TransformerPrecision::Bf16);
+  CHECK(a100.calibrated);
+  CHECK_FALSE(h100_bf16().calibrated);
+  CHECK(h100_bf16().derivation.find("ESTIMATE") != std::string::npos);
+  for (const auto& [mb, tflops] : {std::pair<int, double>{1, 67}, {16, 92}}) {
+    const TransformerStep a = generate_transformer(
+        {.model = g, .micro_batch = mb, .recompute = Recompute::Full, .flash_attention = false}, a100);
+    const double seconds =
+        static_cast<double>((a.profile.forward_time() + a.profile.backward_time()).ps()) / 1e12;
+    CAPTURE(mb);
+    CHECK(relative(static_cast<double>(model_flop_per_iteration(g, mb, true)) / seconds / 1e12, tflops) <
+          0.03);
+  }
+}
+
+TEST_CASE("transformer: precisions a GPU lacks are refused; GEMM efficiency grows with size") {
+  CHECK_THROWS_WITH_AS(transformer_cost(gpu_by_key("v100"), TransformerPrecision::Bf16),
+                       doctest::Contains("no BF16"), InputError);
+  CHECK_THROWS_WITH_AS(transformer_cost(gpu_by_key("a100"), TransformerPrecision::Fp8),
+                       doctest::Contains("fp8 needs an H100"), InputError);
+  const TransformerCost c = h100_bf16();
+  const auto rate = [&](std::int64_t flop) {
+    return static_cast<double>(flop) / static_cast<double>(c.gemm("g", flop).duration.ps());
+  };
+  CHECK(rate(1'000'000'000) < rate(100'000'000'000));
+  CHECK(rate(100'000'000'000) < rate(10'000'000'000'000));
+  CHECK(transformer_cost(gpu_by_key("h100"), TransformerPrecision::Fp8).peak_flop_per_second ==
+        2 * c.peak_flop_per_second);
+}

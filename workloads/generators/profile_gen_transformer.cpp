@@ -1,0 +1,263 @@
+// The transformer generator (transformer_gen.h): Megatron-LM's layer on one tensor-parallel rank.
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "sim/error.h"
+#include "workloads/generators/profile_gen_detail.h"
+#include "workloads/generators/transformer_gen.h"
+#include "workloads/gpu/optimizer_cost.h"
+
+namespace hybridsim::workloads {
+namespace {
+
+using sim::CollectiveOp;
+
+struct Shape {
+  std::int64_t b, s, h, kv, ffn, vocab, heads, t, ns, e, tokens;
+  bool sp, flash, swiglu;
+};
+
+Shape shape_of(const TransformerConfig& c, const TransformerCost& cost) {
+  const TransformerModel& m = c.model;
+  const std::int64_t t = c.tp;
+  return Shape{c.micro_batch,
+               m.sequence,
+               m.hidden,
+               m.kv_heads * (m.hidden / m.heads),
+               m.ffn_hidden,
+               padded_vocab(m, c.tp),
+               m.heads,
+               t,
+               c.sequence_parallel ? t : 1,
+               cost.value_bytes(),
+               c.micro_batch * m.sequence,
+               c.sequence_parallel,
+               c.flash_attention,
+               m.ffn == FfnKind::Swiglu};
+}
+
+// Kernels in order, and the TP collectives issued after some of them.
+struct Seq {
+  const TransformerCost& cost;
+  const Shape& x;
+  std::vector<Kernel> kernels;
+  std::vector<std::pair<std::uint32_t, std::pair<CollectiveOp, std::int64_t>>> syncs;
+  void gemm(const char* name, std::int64_t flop) { kernels.push_back(cost.gemm(name, flop)); }
+  void mem(const char* name, std::int64_t bytes) { kernels.push_back(cost.memory(name, bytes)); }
+  void sync(CollectiveOp op, std::int64_t bytes) {
+    if (x.t > 1) syncs.push_back({static_cast<std::uint32_t>(kernels.size() - 1), {op, bytes}});
+  }
+  // Megatron's g: an all-reduce of the activations; with sequence parallelism a reduce-scatter.
+  void reduce() { sync(x.sp ? CollectiveOp::ReduceScatter : CollectiveOp::AllReduce, x.tokens * x.h * x.e); }
+  // Megatron's f with sequence parallelism: an all-gather of the sequence shards (nothing without).
+  void gather() {
+    if (x.sp) sync(CollectiveOp::AllGather, x.tokens * x.h * x.e);
+  }
+  // The backward of f without sequence parallelism: an all-reduce of the input gradient.
+  void reduce_input_grad() { x.sp ? sync(CollectiveOp::ReduceScatter, x.tokens * x.h * x.e) : reduce(); }
+};
+
+std::int64_t score_bytes(const Shape& x) { return x.b * (x.heads / x.t) * x.s * x.s * x.e; }
+std::int64_t attention_flop(const Shape& x) { return 4 * x.b * x.s * x.s * x.h / x.t; }
+std::int64_t act(const Shape& x) { return x.tokens * x.h * x.e / x.ns; }  // a norm's or dropout's values
+
+void attention_forward(Seq& q) {
+  const Shape& x = q.x;
+  if (x.flash) {
+    // One fused kernel, FLOP-bound at these sequence lengths; at least its Q, K, V and O traffic.
+    Kernel k = q.cost.gemm("flash_attention", attention_flop(x));
+    k.duration = max(k.duration, q.cost.memory("", x.tokens * (2 * x.h + 2 * x.kv) * x.e / x.t).duration);
+    q.kernels.push_back(k);
+    return;
+  }
+  q.gemm("attention_scores", attention_flop(x) / 2);
+  // Megatron's fused scale-mask-softmax with its dropout: reads the scores, writes the
+  // probabilities and a byte mask.
+  q.mem("softmax_dropout", 2 * score_bytes(x) + score_bytes(x) / x.e);
+  q.gemm("attention_context", attention_flop(x) / 2);
+}
+
+void layer_forward(Seq& q) {
+  const Shape& x = q.x;
+  q.mem("input_norm", 2 * act(x));
+  q.gather();
+  q.gemm("qkv", 2 * x.tokens * x.h * (x.h + 2 * x.kv) / x.t);
+  attention_forward(q);
+  q.gemm("attention_output", 2 * x.tokens * x.h * x.h / x.t);
+  q.reduce();
+  q.mem("dropout_residual", 3 * act(x));
+  q.mem("post_attention_norm", 2 * act(x));
+  q.gather();
+  q.gemm("mlp_in", 2 * x.tokens * x.h * x.ffn * (x.swiglu ? 2 : 1) / x.t);
+  q.mem(x.swiglu ? "swiglu" : "gelu", (x.swiglu ? 3 : 2) * x.tokens * x.ffn * x.e / x.t);
+  q.gemm("mlp_out", 2 * x.tokens * x.ffn * x.h / x.t);
+  q.reduce();
+  q.mem("dropout_residual", 3 * act(x));
+}
+
+void attention_backward(Seq& q, Recompute recompute) {
+  const Shape& x = q.x;
+  if (x.flash) {
+    // FlashAttention's backward recomputes the scores: 5 GEMMs of the forward's 2 (2.5x).
+    q.gemm("flash_attention_grad", attention_flop(x) * 5 / 2);
+    return;
+  }
+  if (recompute == Recompute::Selective) {
+    q.gemm("recompute_attention_scores", attention_flop(x) / 2);
+    q.mem("recompute_softmax_dropout", 2 * score_bytes(x) + score_bytes(x) / x.e);
+  }
+  q.gemm("attention_context_grad", attention_flop(x));  // dV and dP
+  q.mem("softmax_dropout_grad", 3 * score_bytes(x) + score_bytes(x) / x.e);
+  q.gemm("attention_scores_grad", attention_flop(x));   // dQ and dK
+}
+
+void layer_backward(Seq& q, Recompute recompute) {
+  const Shape& x = q.x;
+  if (recompute == Recompute::Full) layer_forward(q);  // the layer's forward again, its collectives too
+  const std::int64_t mlp_in = 2 * x.tokens * x.h * x.ffn * (x.swiglu ? 2 : 1) / x.t;
+  const std::int64_t mlp_out = 2 * x.tokens * x.ffn * x.h / x.t;
+  q.mem("dropout_residual_grad", 3 * act(x));
+  q.gather();  // the backward of the reduce-scatter
+  q.gemm("mlp_out_dgrad", mlp_out);
+  q.gemm("mlp_out_wgrad", mlp_out);
+  q.mem(x.swiglu ? "swiglu_grad" : "gelu_grad", (x.swiglu ? 5 : 3) * x.tokens * x.ffn * x.e / x.t);
+  q.gemm("mlp_in_dgrad", mlp_in);
+  q.gemm("mlp_in_wgrad", mlp_in);
+  q.reduce_input_grad();
+  q.mem("post_attention_norm_grad", 4 * act(x));
+  q.mem("dropout_residual_grad", 3 * act(x));
+  q.gather();
+  const std::int64_t out = 2 * x.tokens * x.h * x.h / x.t;
+  q.gemm("attention_output_dgrad", out);
+  q.gemm("attention_output_wgrad", out);
+  attention_backward(q, recompute);
+  const std::int64_t qkv = 2 * x.tokens * x.h * (x.h + 2 * x.kv) / x.t;
+  q.gemm("qkv_dgrad", qkv);
+  q.gemm("qkv_wgrad", qkv);
+  q.reduce_input_grad();
+  q.mem("input_norm_grad", 4 * act(x));
+}
+
+std::uint32_t add_seq_op(TransformerStep& out, Op op, const Seq& fwd, const Seq& bwd) {
+  op.forward = fwd.kernels;
+  op.backward = bwd.kernels;
+  const std::uint32_t index = detail::add_op(out.profile, std::move(op));
+  for (const auto& [after, what] : fwd.syncs)
+    out.syncs.push_back({index, false, after, what.first, sim::Bytes::of(what.second)});
+  for (const auto& [after, what] : bwd.syncs)
+    out.syncs.push_back({index, true, after, what.first, sim::Bytes::of(what.second)});
+  return index;
+}
+
+std::uint32_t add_embedding(TransformerStep& out, const Shape& x, const TransformerCost& cost) {
+  // Vocabulary-parallel: each rank looks up its rows (zeros elsewhere), then g sums them.
+  Seq f{cost, x, {}, {}}, b{cost, x, {}, {}};
+  f.mem("embedding_gather", 2 * x.tokens * x.h * x.e);
+  f.reduce();
+  b.gather();
+  b.mem("embedding_grad", 2 * x.tokens * x.h * x.e);
+  Op op = detail::make_op("embedding", "embedding", {}, x.tokens * x.h * x.e / x.ns);
+  detail::set_dense_gradient(op, x.vocab * x.h / x.t, x.e);
+  return add_seq_op(out, std::move(op), f, b);
+}
+
+void add_head(TransformerStep& out, const Shape& x, const TransformerCost& cost, std::uint32_t input) {
+  // Final norm, the column-parallel output layer and the vocabulary-parallel cross entropy (three
+  // all-reduces of b·s FP32 values: the max, the sum of exponentials, the target's logit).
+  Seq f{cost, x, {}, {}}, b{cost, x, {}, {}};
+  const std::int64_t logits = x.tokens * x.vocab / x.t * x.e;
+  f.mem("final_norm", 2 * act(x));
+  f.gather();
+  f.gemm("lm_head", 2 * x.tokens * x.h * x.vocab / x.t);
+  for (const char* name : {"logits_max", "softmax_sum", "target_logit"}) {
+    f.mem(name, logits);
+    f.sync(CollectiveOp::AllReduce, x.tokens * 4);
+  }
+  f.mem("cross_entropy", 2 * logits);
+  b.mem("cross_entropy_grad", 2 * logits);
+  b.gemm("lm_head_dgrad", 2 * x.tokens * x.h * x.vocab / x.t);
+  b.gemm("lm_head_wgrad", 2 * x.tokens * x.h * x.vocab / x.t);
+  b.reduce_input_grad();
+  b.mem("final_norm_grad", 4 * act(x));
+  Op op = detail::make_op("lm_head", "lm_head", {input}, x.tokens * 4);
+  detail::set_dense_gradient(op, x.vocab * x.h / x.t + x.h, x.e);
+  add_seq_op(out, std::move(op), f, b);
+}
+
+// Adam (multi-tensor, with gradient clipping; FP32 master weights under 16-bit training) over this
+// rank's tensors, as a time per GiB of its gradient bytes (Profile::optimizer_time).
+OptimizerCost adam(const TransformerStep& out, const Shape& x, const TransformerCost& cost,
+                   std::int64_t layers) {
+  std::vector<std::int64_t> tensors = {x.vocab * x.h / x.t, x.vocab * x.h / x.t, x.h};
+  for (std::int64_t l = 0; l < layers; ++l) {
+    for (std::int64_t n :
+         {x.h * (x.h + 2 * x.kv) / x.t, x.h * x.h / x.t, x.h * x.ffn / x.t, x.ffn * x.h / x.t, x.h, x.h})
+      tensors.push_back(n);
+    if (x.swiglu) tensors.push_back(x.h * x.ffn / x.t);
+  }
+  const OptimizerRecipe recipe{.kind = OptimizerKind::Adam, .launch = OptimizerLaunch::MultiTensor,
+                               .clip = true, .zero_grad = true};
+  const sim::Time t = optimizer_update_time(cost.optimizer_cost, recipe, tensors);
+  const std::int64_t bytes = out.profile.parameter_bytes().count();
+  const __int128 per_gib = (static_cast<__int128>(t.ps()) << 30) / bytes;
+  return OptimizerCost{"adam", sim::Time::ps(static_cast<std::int64_t>(per_gib))};
+}
+
+void describe(TransformerStep& out, const TransformerConfig& c, const TransformerCost& cost) {
+  ProfileMetadata& m = out.profile.meta;
+  m.network = c.model.name;
+  m.gpu = cost.gpu;
+  m.precision = std::string(transformer_precision_name(cost.precision));
+  m.batch_per_gpu = c.micro_batch;
+  m.sequence_length = c.model.sequence;
+  m.throughput_unit = "tokens";
+  m.units_per_step = c.micro_batch * c.model.sequence;
+  m.source = "generated by hybridsim (workloads/generators/profile_gen_transformer.cpp) from the " +
+             c.model.name + " architecture, " + cost.label + ": " + cost.derivation;
+  m.notes = "one tensor-parallel rank of " + std::to_string(c.tp) +
+            (c.sequence_parallel ? " (sequence parallel)" : "") + "; recompute " +
+            std::string(recompute_name(c.recompute)) +
+            (c.flash_attention ? "; flash attention" : "; unfused attention") + "; " +
+            std::to_string(out.layers_simulated) + " of " + std::to_string(c.model.layers) + " layers";
+}
+
+}  // namespace
+
+TransformerStep generate_transformer(const TransformerConfig& c, const TransformerCost& cost) {
+  check_transformer(c.model, c.tp);
+  if (c.micro_batch < 1) throw InputError("micro-batch must be at least 1");
+  if (c.layers_simulated < 0 || c.layers_simulated > c.model.layers)
+    throw InputError("layers simulated must be from 1 to the model's " + std::to_string(c.model.layers));
+  TransformerStep out;
+  out.config = c;
+  out.layers_simulated = c.layers_simulated == 0 ? c.model.layers : c.layers_simulated;
+  const Shape x = shape_of(c, cost);
+  std::uint32_t prev = add_embedding(out, x, cost);
+  for (std::int64_t l = 0; l < out.layers_simulated; ++l) {
+    Seq f{cost, x, {}, {}}, b{cost, x, {}, {}};
+    layer_forward(f);
+    layer_backward(b, c.recompute);
+    const std::string name = "layer." + std::to_string(l);
+    Op op = detail::make_op(name, name, {prev}, x.tokens * x.h * x.e / x.ns);
+    detail::set_dense_gradient(op, layer_parameters(c.model) / x.t, x.e);
+    prev = add_seq_op(out, std::move(op), f, b);
+  }
+  add_head(out, x, cost, prev);
+  out.profile.optimizer = adam(out, x, cost, out.layers_simulated);
+  describe(out, c, cost);
+  validate_profile(out.profile);
+  return out;
+}
+
+std::string_view recompute_name(Recompute r) {
+  return r == Recompute::Full ? "full" : r == Recompute::Selective ? "selective" : "none";
+}
+
+Recompute recompute_by_name(std::string_view name) {
+  for (auto r : {Recompute::None, Recompute::Selective, Recompute::Full})
+    if (recompute_name(r) == name) return r;
+  throw InputError("unknown recompute \"" + std::string(name) + "\": expected none, selective or full");
+}
+
+}  // namespace hybridsim::workloads

@@ -1,0 +1,52 @@
+// The transformer generator: one training step of a decoder stack on ONE tensor-parallel rank as a
+// profile (profile.h) — per layer its forward and backward kernels (norms, QKV, attention fused
+// flash-style or unfused with its softmax and dropout, output projection, MLP, dropout and
+// residuals), the vocabulary-parallel embedding, the final norm, LM head and loss, the Adam update
+// with FP32 master weights (optimizer_cost.h) — priced by transformer_cost.h, plus the
+// tensor-parallel collectives the rank takes part in between kernels (Megatron-LM's splits,
+// ../shared/reference/transformers.md): two all-reduces of b·s·h values per layer forward and two
+// backward, or with sequence parallelism a reduce-scatter and an all-gather in their place.
+//   TransformerStep s = generate_transformer({.model = named_transformer("llama3-8b"), .tp = 8},
+//                                            transformer_cost(gpu_by_key("h100"),
+//                                            TransformerPrecision::Bf16));
+//   s.profile.step_time_1gpu();  s.syncs.size();
+#pragma once
+#include <cstdint>
+#include <string_view>
+#include <vector>
+
+#include "sim/collective.h"
+#include "sim/units.h"
+#include "workloads/generators/transformer_model.h"
+#include "workloads/gpu/transformer_cost.h"
+#include "workloads/profile/profile.h"
+#include "workloads/profile/tp_sync.h"
+
+namespace hybridsim::workloads {
+
+enum class Recompute : std::uint8_t { None, Selective, Full };
+std::string_view recompute_name(Recompute r);          // "none", "selective", "full"
+Recompute recompute_by_name(std::string_view name);     // InputError "expected none, selective or full"
+
+struct TransformerConfig {
+  TransformerModel model;
+  std::int64_t micro_batch = 1;    // samples (sequences) per micro-batch
+  int tp = 1;
+  bool sequence_parallel = false;
+  Recompute recompute = Recompute::None;
+  bool flash_attention = true;     // false: scores GEMM, softmax, dropout, context GEMM
+  // Layers generated (a layer-slice of a large model: the results scale by layers / this); 0: all.
+  std::int64_t layers_simulated = 0;
+};
+
+struct TransformerStep {
+  Profile profile;                // one TP rank's ops; gradients are its shard's
+  std::vector<TpSync> syncs;      // empty for tp = 1
+  TransformerConfig config;
+  std::int64_t layers_simulated = 0;
+};
+
+// Throws InputError for a model that cannot be split by tp (check_transformer) or a batch < 1.
+TransformerStep generate_transformer(const TransformerConfig& config, const TransformerCost& cost);
+
+}  // namespace hybridsim::workloads

@@ -1,0 +1,111 @@
+#include "workloads/generators/transformer_model.h"
+
+#include "sim/error.h"
+
+namespace hybridsim::workloads {
+namespace {
+
+// ../shared/reference/transformers.md, "Architectures" (model cards; Megatron-LM 2019 for the 1.2B).
+const std::vector<TransformerModel>& named_models() {
+  static const std::vector<TransformerModel> models = {
+      {"bert-large", 24, 1024, 16, 16, 4096, FfnKind::Gelu, 30522, 512},
+      {"gpt3-175b", 96, 12288, 96, 96, 49152, FfnKind::Gelu, 50257, 2048},
+      {"megatron-1.2b", 40, 1536, 16, 16, 6144, FfnKind::Gelu, 50257, 1024},
+      {"llama2-7b", 32, 4096, 32, 32, 11008, FfnKind::Swiglu, 32000, 4096},
+      {"llama2-70b", 80, 8192, 64, 8, 28672, FfnKind::Swiglu, 32000, 4096},
+      {"llama3-8b", 32, 4096, 32, 8, 14336, FfnKind::Swiglu, 128256, 8192},
+      {"llama3-70b", 80, 8192, 64, 8, 28672, FfnKind::Swiglu, 128256, 8192},
+      {"llama3-405b", 126, 16384, 128, 8, 53248, FfnKind::Swiglu, 128256, 8192},
+      {"mixtral-8x7b", 32, 4096, 32, 8, 14336, FfnKind::Swiglu, 32000, 4096},
+  };
+  return models;
+}
+
+std::string num(std::int64_t v) { return std::to_string(v); }
+
+}  // namespace
+
+std::string_view ffn_kind_name(FfnKind kind) { return kind == FfnKind::Swiglu ? "swiglu" : "gelu"; }
+
+FfnKind ffn_kind_by_name(std::string_view name) {
+  if (name == "gelu") return FfnKind::Gelu;
+  if (name == "swiglu") return FfnKind::Swiglu;
+  throw InputError("unknown ffn \"" + std::string(name) + "\": expected gelu or swiglu");
+}
+
+std::vector<std::string> transformer_model_names() {
+  std::vector<std::string> names;
+  for (const auto& m : named_models()) names.push_back(m.name);
+  return names;
+}
+
+bool is_transformer_model_name(std::string_view name) {
+  for (const auto& m : named_models())
+    if (m.name == name) return true;
+  return false;
+}
+
+TransformerModel named_transformer(std::string_view name) {
+  std::string list;
+  for (const auto& m : named_models()) {
+    if (m.name == name) return m;
+    list += (list.empty() ? "" : ", ") + m.name;
+  }
+  throw InputError("unknown transformer \"" + std::string(name) + "\" (expected one of: " + list + ")");
+}
+
+void check_transformer(const TransformerModel& m, int tp) {
+  if (m.layers <= 0 || m.hidden <= 0 || m.heads <= 0 || m.kv_heads <= 0 || m.ffn_hidden <= 0 ||
+      m.vocab <= 0 || m.sequence <= 0)
+    throw InputError(m.name + ": layers, hidden, heads, kv_heads, ffn_hidden, vocab and sequence must be "
+                              "positive");
+  if (tp < 1) throw InputError("tp must be at least 1, got " + num(tp));
+  if (m.hidden % m.heads != 0)
+    throw InputError(m.name + ": hidden " + num(m.hidden) + " is not divisible by heads " + num(m.heads) +
+                     "; expected a multiple of heads");
+  if (m.heads % m.kv_heads != 0)
+    throw InputError(m.name + ": kv_heads " + num(m.kv_heads) + " does not divide heads " + num(m.heads) +
+                     "; expected a divisor of heads");
+  if (m.heads % tp != 0)
+    throw InputError(m.name + ": heads " + num(m.heads) + " are not divisible by tp " + num(tp) +
+                     "; expected tp dividing heads");
+  if (m.kv_heads % tp != 0)
+    throw InputError(m.name + ": kv_heads " + num(m.kv_heads) + " are not divisible by tp " + num(tp) +
+                     "; expected tp dividing kv_heads (a KV head is not split)");
+  if (m.ffn_hidden % tp != 0)
+    throw InputError(m.name + ": ffn_hidden " + num(m.ffn_hidden) + " is not divisible by tp " + num(tp) +
+                     "; expected tp dividing ffn_hidden");
+}
+
+std::int64_t padded_vocab(const TransformerModel& m, int tp) {
+  const std::int64_t unit = 128 * static_cast<std::int64_t>(tp);
+  return (m.vocab + unit - 1) / unit * unit;
+}
+
+std::int64_t layer_parameters(const TransformerModel& m) {
+  const std::int64_t h = m.hidden, kv = m.kv_heads * (h / m.heads);
+  const std::int64_t mlp = (m.ffn == FfnKind::Swiglu ? 3 : 2) * h * m.ffn_hidden;
+  const std::int64_t norms = 2 * (m.ffn == FfnKind::Swiglu ? h : 2 * h);
+  return 2 * h * h + 2 * h * kv + mlp + norms;
+}
+
+std::int64_t transformer_parameters(const TransformerModel& m) {
+  const std::int64_t final_norm = m.ffn == FfnKind::Swiglu ? m.hidden : 2 * m.hidden;
+  return m.layers * layer_parameters(m) + 2 * m.vocab * m.hidden + final_norm;
+}
+
+std::int64_t layer_forward_flop(const TransformerModel& m, std::int64_t b) {
+  const std::int64_t h = m.hidden, s = m.sequence, kv = m.kv_heads * (h / m.heads);
+  const std::int64_t mlp = (m.ffn == FfnKind::Swiglu ? 3 : 2) * h * m.ffn_hidden;
+  return 2 * b * s * (2 * h * h + 2 * h * kv + mlp) + 4 * b * s * s * h;
+}
+
+std::int64_t logits_forward_flop(const TransformerModel& m, std::int64_t b) {
+  return 2 * b * m.sequence * m.hidden * m.vocab;
+}
+
+std::int64_t model_flop_per_iteration(const TransformerModel& m, std::int64_t b, bool full_recompute) {
+  return (full_recompute ? 4 : 3) * m.layers * layer_forward_flop(m, b) + 3 * logits_forward_flop(m, b);
+}
+
+}  // namespace hybridsim::workloads

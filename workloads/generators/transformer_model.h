@@ -1,0 +1,68 @@
+// Transformer architectures as numbers: the shapes of a decoder (or encoder) stack, the named
+// models of ../shared/reference/transformers.md (model cards; Megatron-LM papers), the checks a
+// tensor-parallel split needs, parameter counts and the FLOP counts that results report.
+//   TransformerModel m = named_transformer("llama3-8b");   // 32 layers, hidden 4096, GQA 32 (8)
+//   check_transformer(m, /*tp=*/8);                        // InputError when heads % tp != 0, ...
+//   std::int64_t p = transformer_parameters(m);            // 8.03e9
+#pragma once
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace hybridsim::workloads {
+
+enum class FfnKind : std::uint8_t { Gelu, Swiglu };  // 2 MLP matrices, or 3 (gate, up, down)
+std::string_view ffn_kind_name(FfnKind kind);           // "gelu", "swiglu"
+FfnKind ffn_kind_by_name(std::string_view name);        // InputError "expected gelu or swiglu"
+
+struct TransformerModel {
+  std::string name = "transformer";
+  std::int64_t layers = 0;
+  std::int64_t hidden = 0;
+  std::int64_t heads = 0;
+  std::int64_t kv_heads = 0;    // grouped-query attention: K and V have kv_heads heads (= heads: MHA)
+  std::int64_t ffn_hidden = 0;
+  FfnKind ffn = FfnKind::Gelu;
+  std::int64_t vocab = 0;
+  std::int64_t sequence = 0;    // tokens per sample
+  bool operator==(const TransformerModel&) const = default;
+};
+
+// "bert-large", "gpt3-175b", "megatron-1.2b", "llama2-7b", "llama2-70b", "llama3-8b", "llama3-70b",
+// "llama3-405b", "mixtral-8x7b" (its dense shape: one expert per layer's MLP; experts are not
+// modelled here).
+std::vector<std::string> transformer_model_names();
+bool is_transformer_model_name(std::string_view name);
+// InputError listing the names for anything else.
+TransformerModel named_transformer(std::string_view name);
+
+// What a tensor-parallel split of size `tp` needs, as InputError naming the offending numbers:
+// every size positive, hidden divisible by heads, kv_heads dividing heads, heads and kv_heads
+// divisible by tp (Megatron splits by heads; a KV head is not split), ffn_hidden divisible by tp.
+// The vocabulary need not be: it is padded (padded_vocab).
+void check_transformer(const TransformerModel& model, int tp);
+
+// The vocabulary as Megatron-LM pads it for a tp split: up to a multiple of 128 · tp (GPT-3's
+// 50,257 becomes 51,200 at tp 8); the embedding, LM head and loss run on the padded size.
+std::int64_t padded_vocab(const TransformerModel& model, int tp);
+
+// Per-layer parameters: Q and O (h² each), K and V (h × kv_heads·h/heads each), the MLP (2 or 3
+// matrices of h × ffn_hidden), two norms (LayerNorm 2h each with GELU models, RMSNorm h with SwiGLU ones) and
+// the biases of the linear layers are left out (Llama has none; GPT's are < 0.1%).
+std::int64_t layer_parameters(const TransformerModel& model);
+// All parameters: layers + input embedding (vocab × h) + output layer (vocab × h, untied) + final norm.
+std::int64_t transformer_parameters(const TransformerModel& model);
+
+// Forward FLOPs of one layer for `batch` samples: 2 per multiply-add of every GEMM, attention's
+// scores and weighted sum 2·2·b·s²·h (no causal halving, as Narayanan et al. count).
+std::int64_t layer_forward_flop(const TransformerModel& model, std::int64_t batch);
+// Forward FLOPs of the output layer (logits): 2·b·s·h·V.
+std::int64_t logits_forward_flop(const TransformerModel& model, std::int64_t batch);
+// Model FLOPs of one training iteration of `batch` samples as Narayanan et al. (arXiv 2104.04473)
+// count them: backward twice forward, the layers' forward counted again under full recomputation,
+// the logits 3 times. For a GPT shape (ffn 4h, MHA, GELU) this is their
+// 96·B·s·l·h²·(1 + s/(6h) + V/(16·l·h)) with recomputation.
+std::int64_t model_flop_per_iteration(const TransformerModel& model, std::int64_t batch, bool full_recompute);
+
+}  // namespace hybridsim::workloads

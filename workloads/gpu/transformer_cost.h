@@ -1,0 +1,63 @@
+// The kernel cost model of transformer workloads (workloads/generators/transformer_gen.h): GEMMs
+// at an efficiency that grows with their size, time = (F + F½) / (η · peak) — a GEMM of F½ FLOPs
+// runs at half the rate η·peak of large ones (tile and wave quantisation, launch) — memory-bound
+// kernels at the GPU's memory-kernel bandwidth (cost_model.h's rule), each at least the launch
+// floor; integer arithmetic throughout. η and F½ are calibrated on the one-GPU figures of
+// ../shared/reference/transformers.md only (V100: Megatron 1.2B; A100: Narayanan et al.'s 1 B GPT at
+// micro-batch 1 and 16); everything else (H100, H200, fp32, tf32, fp8, V100/A100 at other sizes'
+// shapes is the same model) is an ESTIMATE derived by peak ratios, and says so.
+//   TransformerCost c = transformer_cost(gpu_by_key("h100"), TransformerPrecision::Bf16);
+//   Kernel k = c.gemm("qkv", 2 * 8192 * 4096 * 6144);
+#pragma once
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "sim/time.h"
+#include "sim/units.h"
+#include "workloads/gpu/cost_model.h"
+#include "workloads/gpu/gpu.h"
+#include "workloads/profile/profile.h"
+
+namespace hybridsim::workloads {
+
+// fp32: CUDA cores; tf32: TF32 Tensor Cores (A100 on); fp16/bf16 (and amp, fp16's other name):
+// 16-bit Tensor Cores with FP32 master weights; fp8: H100/H200 FP8 Tensor Cores (twice the 16-bit
+// peak) for GEMMs, activations kept in 16 bits — always an estimate.
+enum class TransformerPrecision : std::uint8_t { Fp32, Tf32, Fp16, Bf16, Amp, Fp8 };
+std::string_view transformer_precision_name(TransformerPrecision p);
+// InputError "expected fp32, tf32, fp16, bf16, amp or fp8".
+TransformerPrecision transformer_precision_by_name(std::string_view name);
+
+struct TransformerCost {
+  std::string gpu;            // the GPU's model name ("H100-SXM5-80GB")
+  std::string label;          // "H100 BF16"
+  TransformerPrecision precision = TransformerPrecision::Bf16;
+  bool calibrated = false;    // true only for the GPU and precision a one-GPU figure calibrates
+  std::string derivation;     // how the rates were obtained
+  std::int64_t peak_flop_per_second = 0;   // the dense peak of the GEMMs' math (MFU's denominator)
+  std::int64_t gemm_flop_per_second = 0;   // η · peak: large GEMMs
+  std::int64_t gemm_half_flop = 0;         // F½
+  sim::Bandwidth memory_bandwidth;
+  sim::Time launch_floor;
+  KernelCostModel optimizer_cost;           // prices the optimizer's passes (optimizer_cost.h)
+
+  // Bytes of a stored activation or gradient value: 4 (fp32, tf32) or 2.
+  std::int64_t value_bytes() const;
+  Kernel gemm(std::string name, std::int64_t flop) const;
+  Kernel memory(std::string name, std::int64_t bytes) const;
+};
+
+// The calibrated constants (workloads/README.md, "Transformers"): η in parts per 10,000 of the
+// 16-bit Tensor peak and F½ in FLOPs, per calibrated GPU chip ("v100", "a100").
+struct TransformerCalibration {
+  std::int64_t efficiency_bp = 0;
+  std::int64_t half_flop = 0;
+};
+std::optional<TransformerCalibration> transformer_calibration(std::string_view chip);
+
+// InputError when the GPU lacks the precision (tf32 or bf16 on a V100, fp8 before the H100).
+TransformerCost transformer_cost(const Gpu& gpu, TransformerPrecision precision);
+
+}  // namespace hybridsim::workloads

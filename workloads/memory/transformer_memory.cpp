@@ -1,0 +1,56 @@
+#include "workloads/memory/transformer_memory.h"
+
+#include "sim/error.h"
+
+namespace hybridsim::workloads {
+
+std::int64_t layer_activation_bytes(const TransformerMemoryInput& in) {
+  const TransformerModel& m = in.model;
+  const std::int64_t s = m.sequence, b = in.micro_batch, h = m.hidden, a = m.heads, t = in.tp;
+  const std::int64_t sbh = s * b * h;
+  std::int64_t bytes16 = 0;
+  if (in.recompute == Recompute::Full) {
+    bytes16 = 2 * sbh / (in.sequence_parallel ? t : 1);  // the layer's input only
+  } else {
+    // 34 s·b·h split into 10 replicated (norms, dropouts; split too under SP) + 24 split by t.
+    bytes16 = in.sequence_parallel ? 34 * sbh / t : 10 * sbh + 24 * sbh / t;
+    const bool softmax_kept = in.recompute == Recompute::None && !in.flash_attention;
+    if (softmax_kept) bytes16 += 5 * a * s * s * b / t;
+  }
+  return bytes16 * in.value_bytes / 2;
+}
+
+TransformerMemory transformer_memory(const TransformerMemoryInput& in) {
+  const TransformerModel& m = in.model;
+  const std::int64_t per_rank = m.layers * layer_parameters(m) / in.tp + 2 * m.vocab * m.hidden / in.tp;
+  const bool mixed = in.value_bytes == 2;
+  const std::int64_t dp = in.dp < 1 ? 1 : in.dp;
+  const std::int64_t w = (mixed ? 2 : 4) * per_rank, g = (mixed ? 2 : 4) * per_rank;
+  const std::int64_t o = (mixed ? 12 : 8) * per_rank;
+  TransformerMemory r;
+  r.weights = sim::Bytes::of(in.zero >= 3 ? w / dp : w);
+  r.gradients = sim::Bytes::of(in.zero >= 2 ? g / dp : g);
+  r.optimizer = sim::Bytes::of(in.zero >= 1 ? o / dp : o);
+  std::int64_t act = m.layers * layer_activation_bytes(in);
+  if (in.recompute == Recompute::Full) {
+    // One layer's full activations live while its backward recomputes it.
+    TransformerMemoryInput kept = in;
+    kept.recompute = Recompute::None;
+    act += layer_activation_bytes(kept);
+  }
+  act += 4 * m.sequence * in.micro_batch * m.vocab / in.tp;  // FP32 logits of the loss
+  r.activations = sim::Bytes::of(act);
+  return r;
+}
+
+void check_transformer_fits(const TransformerMemory& mem, sim::Bytes capacity, const std::string& model,
+                            const std::string& where) {
+  if (mem.total() <= capacity) return;
+  throw InputError(model + " needs " + sim::human_bytes(mem.total()) + " per GPU (weights " +
+                   sim::human_bytes(mem.weights) + ", gradients " + sim::human_bytes(mem.gradients) +
+                   ", optimizer " + sim::human_bytes(mem.optimizer) + ", activations " +
+                   sim::human_bytes(mem.activations) + ") but the GPU has " + sim::human_bytes(capacity) +
+                   " (" + where + "); expected a larger tp, sequence_parallel, recompute or zero");
+}
+
+}  // namespace hybridsim::workloads

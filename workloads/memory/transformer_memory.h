@@ -1,0 +1,42 @@
+// Memory of one GPU training a transformer under tensor (and sequence) parallelism, recomputation
+// and ZeRO: weights, gradients and Adam state per parameter (2 + 2 + 12 bytes under 16-bit mixed
+// precision, 4 + 4 + 8 in FP32) divided by tp and by the ZeRO stage's sharding over dp, and the
+// activations of Korthikanti et al. 2022 (arXiv 2205.05198, Table 2; ../shared/reference/
+// transformers.md) per layer, times the layers, plus the FP32 logits of the loss.
+//   TransformerMemory m = transformer_memory({.model = named_transformer("gpt3-175b"), .tp = 8, ...});
+//   m.total() > capacity  → check_transformer_fits throws InputError "needs ... of ..."
+#pragma once
+#include <cstdint>
+#include <string>
+
+#include "sim/units.h"
+#include "workloads/generators/transformer_gen.h"
+
+namespace hybridsim::workloads {
+
+struct TransformerMemoryInput {
+  TransformerModel model;
+  std::int64_t micro_batch = 1;
+  int tp = 1;
+  bool sequence_parallel = false;
+  Recompute recompute = Recompute::None;
+  bool flash_attention = true;   // the softmax is never stored: the 5·a·s/h term goes, as selective
+  std::int64_t value_bytes = 2;  // 2: 16-bit mixed precision; 4: FP32
+  int zero = 0;                  // ZeRO stage 0..3
+  int dp = 1;                    // the data-parallel size ZeRO shards over
+};
+
+struct TransformerMemory {
+  sim::Bytes weights, gradients, optimizer, activations;
+  sim::Bytes total() const { return weights + gradients + optimizer + activations; }
+};
+
+// Activation bytes of one layer for these settings (Korthikanti's Table 2, × value_bytes / 2).
+std::int64_t layer_activation_bytes(const TransformerMemoryInput& in);
+TransformerMemory transformer_memory(const TransformerMemoryInput& in);
+// InputError "<model> needs <total> per GPU (weights ..., activations ...) but the GPU has <capacity>
+// (<where>); expected a larger tp, sequence_parallel, recompute or zero" when it does not fit.
+void check_transformer_fits(const TransformerMemory& memory, sim::Bytes capacity, const std::string& model,
+                            const std::string& where);
+
+}  // namespace hybridsim::workloads

@@ -1,0 +1,22 @@
+// Tensor parallelism on a step program: a data-parallel program of dp × tp workers (mp = 1,
+// worker w = replica · tp + TP rank, so that a TP group is tp consecutive workers: one machine
+// under the default mapping) becomes dp replicas of a TP group. Each data-parallel gradient
+// collective is split into tp collectives, one per TP rank over the dp replicas of that rank (each
+// rank holds a different shard), and the TP collectives of the transformer generator
+// (TpSync) are inserted into every GPU's compute stream after the kernels that issue them, each
+// one a collective of its TP group that the stream waits for.
+//   StepProgram p = build_step_program(step.profile, place_all_on_first(step.profile, 1),
+//                                      default_mapping(topology, dp * tp, 1), gpus, options);
+//   apply_tensor_parallel(p, step.syncs, tp);
+#pragma once
+#include <span>
+
+#include "workloads/program/step_program_types.h"
+#include "workloads/profile/tp_sync.h"
+
+namespace hybridsim::workloads {
+
+// InputError when program.mp != 1 or its workers are not a multiple of tp.
+void apply_tensor_parallel(StepProgram& program, std::span<const TpSync> syncs, int tp);
+
+}  // namespace hybridsim::workloads
