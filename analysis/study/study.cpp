@@ -34,6 +34,7 @@ struct RequestMaker {
     for (auto& o :
          communication_overlay(config.algorithm, config.bucket_size, config.message_size, config.fast_path))
       r.overlay.push_back(std::move(o));
+    r.overlay.push_back("communication.ddp=" + std::string(workloads::ddp_name(net.ddp)));
     return r;
   }
 };
