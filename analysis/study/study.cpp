@@ -36,6 +36,7 @@ struct RequestMaker {
          communication_overlay(config.algorithm, config.bucket_size, config.message_size, config.fast_path))
       r.overlay.push_back(std::move(o));
     r.overlay.insert(r.overlay.end(), limits.begin(), limits.end());
+    r.overlay.push_back("communication.ddp=" + std::string(workloads::ddp_name(net.ddp)));
     return r;
   }
 };

@@ -182,6 +182,8 @@ StudyNetwork read_network(FieldReader& r, const TreeNode& n, const std::string& 
                       "a network with a built-in dataset, or dataset_samples");
   const workloads::Partitioner placement =
       partitioner ? workloads::parse_partitioner(*partitioner) : workloads::default_partitioner(profile);
+  const TreeNode* cm = r.section(&n, path + ".communication");
+  const auto ddp = r.choice_opt(cm, path + ".communication.ddp");
   std::string network = profile.meta.network;
   return StudyNetwork{.name = std::move(network),
                       .profile = std::move(profile),
@@ -189,7 +191,8 @@ StudyNetwork read_network(FieldReader& r, const TreeNode& n, const std::string& 
                       .partitioner = placement,
                       .curve = std::move(curve),
                       .sensitivity_curves = std::move(sensitivity_curves),
-                      .dataset = std::move(dataset)};
+                      .dataset = std::move(dataset),
+                      .ddp = ddp ? workloads::ddp_by_name(*ddp) : study_ddp(eff)};
 }
 
 void read_cluster(FieldReader& r, const TreeNode& root, ClusterSpec& c) {
@@ -233,12 +236,16 @@ StudyWorkload read_workload(FieldReader& r, const TreeNode& root, StudyConfig& c
 void read_communication(FieldReader& r, const TreeNode& root, StudyConfig& c) {
   const TreeNode* cm = r.section(&root, "communication");
   c.algorithm = workloads::parse_algorithm(r.choice(cm, "communication.algorithm"));
-  c.bucket_size = r.size(cm, "communication.bucket_size");
+  c.bucket_size = r.size_opt(cm, "communication.bucket_size");
   c.message_size = r.size(cm, "communication.message_size");
   c.fast_path = sim::parse_fast_path(r.choice(cm, "communication.fast_path"));
 }
 
 }  // namespace
+
+workloads::Ddp study_ddp(std::string_view efficiency_network) {
+  return efficiency_network == "gnmt" ? workloads::Ddp::Apex : workloads::Ddp::Torch;
+}
 
 StudyNetwork builtin_study_network(std::string_view name, const std::vector<std::string>& sensitivity,
                                    const workloads::BuiltinProfileOptions& options) {
@@ -253,7 +260,8 @@ StudyNetwork builtin_study_network(std::string_view name, const std::vector<std:
                       .partitioner = partitioner,
                       .curve = efficiency_curve_by_name(eff, "default"),
                       .sensitivity_curves = std::move(sensitivity_curves),
-                      .dataset = training_dataset_by_name(eff)};
+                      .dataset = training_dataset_by_name(eff),
+                      .ddp = study_ddp(eff)};
 }
 
 StudyConfig parse_study_config(std::string_view yaml, const std::string& source_name,

@@ -7,6 +7,7 @@
 //   c.networks[0].profile.meta.network == "inception-v3";  c.gpus == {8, 16, ..., 1024}
 #pragma once
 #include <filesystem>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -38,6 +39,8 @@ struct StudyNetwork {
   EfficiencyCurve curve;                          // the headline curve
   std::vector<EfficiencyCurve> sensitivity_curves{};  // e.g. optimistic and pessimistic
   TrainingDataset dataset{};
+  // networks[].communication.ddp: its framework's data-parallel wrapper (study_ddp's default).
+  workloads::Ddp ddp = workloads::Ddp::Torch;
 };
 
 struct StudyConfig {
@@ -51,13 +54,17 @@ struct StudyConfig {
   // the cluster preset's GPU); a profile file must agree with what is given.
   workloads::GpuChoice gpu_choice{};
   workloads::AllReduceAlgorithm algorithm = workloads::CommOptions{}.algorithm;  // as a scenario's: auto
-  sim::Bytes bucket_size = workloads::StepOptions{}.bucket_size;
+  std::optional<sim::Bytes> bucket_size{};  // nullopt: each network's DDP's default bucket
   sim::Bytes message_size = sim::CollectiveConfig{}.message_size;
   sim::FastPath fast_path = scenarios::kDefaultFastPath;  // communication.fast_path
   std::vector<double> ib_factors{};  // sensitivity: the cluster again with IB bandwidth × factor
   std::filesystem::path output = kDefaultStudyOutput;  // report folder
   int threads = 0;                             // 0: one per hardware thread
 };
+
+// The data-parallel wrapper of a network's framework, as workloads/README.md's assumptions table
+// has it: apex for GNMT (gnmt_training_loop.md section 2), torch for the others.
+workloads::Ddp study_ddp(std::string_view efficiency_network);
 
 // A network by built-in name ("inception-v3", "gnmt", "biglstm") with its built-in curves
 // ("default" plus `sensitivity` variants), dataset and default partitioner. InputError if unknown.

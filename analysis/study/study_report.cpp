@@ -36,6 +36,14 @@ std::string crossover_cell(const StudyHeadline& h) {
   return h.crossover ? std::to_string(*h.crossover) + " GPUs" : "not in the grid";
 }
 
+// "inception-v3: torch, gnmt: apex, biglstm: torch": each network's networks[].communication.ddp.
+std::string ddp_list(const StudyConfig& c) {
+  std::string s;
+  for (const auto& n : c.networks)
+    s += (s.empty() ? "" : ", ") + n.name + ": " + std::string(workloads::ddp_name(n.ddp));
+  return s;
+}
+
 std::string epochs_cell(const TimeToTrain& t) {
   return format_fixed(t.epochs, 1) + (t.extrapolated ? "*" : "");
 }
@@ -208,8 +216,12 @@ void assumptions_section(const StudyResult& result, std::ostream& md) {
         "pair for mp = 2, an NVLink quad for mp = 4); the data-parallel groups span the machines "
         "(workloads/program/mapping.h default_mapping).\n"
      << "- **Communication**: gradients all-reduced with the " << workloads::algorithm_name(c.algorithm)
-     << " algorithm in buckets of " << sim::human_bytes(c.bucket_size)
-     << ", each launched as soon as backward has produced it (overlapping the rest of backward); "
+     << " algorithm in buckets of "
+     << (c.bucket_size ? sim::human_bytes(*c.bucket_size)
+                       : std::string("the DDP's default (25 MB torch, 10 M elements apex)"))
+     << " under each network's framework's data-parallel wrapper (" << ddp_list(c)
+     << "; workloads/README.md), each launched as soon as backward has produced it (overlapping the rest of "
+        "backward); "
         "sparse embedding gradients all-gathered where the profile says so; collective messages of "
      << sim::format_bytes(c.message_size)
      << (c.fast_path == scenarios::kDefaultFastPath

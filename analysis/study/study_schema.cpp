@@ -17,6 +17,16 @@ using K = yaml::FieldKind;
 // The cluster, workload and communication keys a study shares with scenarios, declared once.
 namespace shared = scenarios::shared_keys;
 
+// A shared key under `path` without its default: the study supplies one that depends on the network
+// or the DDP, which `doc` names.
+constexpr yaml::FieldSpec without_default(yaml::FieldSpec spec, std::string_view path, std::string_view doc) {
+  spec = shared::at(spec, path);
+  spec.default_text = {};
+  spec.default_fn = nullptr;
+  spec.default_doc = doc;
+  return spec;
+}
+
 constexpr yaml::FieldSpec kFields[] = {
     {.path = "format",
      .kind = K::Text,
@@ -102,6 +112,12 @@ constexpr yaml::FieldSpec kFields[] = {
      .type_doc = "a list of built-in curve variants",
      .help = "This network's own sensitivity curves; a custom curve has none unless listed here."},
     {.path = "networks[].sensitivity[]", .kind = K::Text, .help = "A built-in curve variant."},
+    {.path = "networks[].communication",
+     .kind = K::Section,
+     .help = "The data-parallel settings of this network's framework (a scenario's keys)."},
+    without_default(shared::kDdp, "networks[].communication.ddp",
+                    "the network's framework (workloads/README.md): apex for gnmt (NVIDIA's GNMT), "
+                    "torch for inception-v3 and biglstm (standing for Horovod's and f-lm's exchange)"),
     {.path = "gpus",
      .kind = K::List,
      .required = true,
@@ -136,7 +152,8 @@ constexpr yaml::FieldSpec kFields[] = {
     shared::kGpu,
     {.path = "communication", .kind = K::Section, .help = "Gradient collectives."},
     shared::kAlgorithm,
-    shared::kBucketSize,
+    without_default(shared::kBucketSize, "communication.bucket_size",
+                    "each network's DDP's: 25 MB (torch) or 10 M elements (apex)"),
     shared::kMessageSize,
     shared::kFastPath,
     {.path = "sensitivity",

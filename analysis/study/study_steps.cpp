@@ -288,12 +288,14 @@ std::vector<std::string> parallelism_overlay(int dp, int mp, const std::string& 
 }
 
 std::vector<std::string> communication_overlay(workloads::AllReduceAlgorithm algorithm,
-                                               sim::Bytes bucket_size, sim::Bytes message_size,
+                                               std::optional<sim::Bytes> bucket_size, sim::Bytes message_size,
                                                sim::FastPath fast_path) {
-  return {"communication.algorithm=" + std::string(workloads::algorithm_name(algorithm)),
-          "communication.bucket_size=" + sim::format_bytes(bucket_size),
-          "communication.message_size=" + sim::format_bytes(message_size),
-          "communication.fast_path=" + std::string(sim::fast_path_name(fast_path))};
+  std::vector<std::string> out{"communication.algorithm=" +
+                               std::string(workloads::algorithm_name(algorithm))};
+  if (bucket_size) out.push_back("communication.bucket_size=" + sim::format_bytes(*bucket_size));
+  out.push_back("communication.message_size=" + sim::format_bytes(message_size));
+  out.push_back("communication.fast_path=" + std::string(sim::fast_path_name(fast_path)));
+  return out;
 }
 
 std::string describe(const StepLabel& key) {

@@ -13,6 +13,7 @@
 #include <functional>
 #include <iosfwd>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -51,9 +52,10 @@ std::vector<std::string> workload_overlay(const std::string& network, const std:
 // ("simulation.max_events=N"); empty texts are left out. Read, and refused naming the option, here.
 std::vector<std::string> limit_overlay(const std::string& max_events, const std::string& max_sim_memory);
 std::vector<std::string> parallelism_overlay(int dp, int mp, const std::string& placement);
-// communication.algorithm, bucket_size, message_size and fast_path.
+// communication.algorithm, bucket_size (nullopt: not written, the DDP's default), message_size and
+// fast_path.
 std::vector<std::string> communication_overlay(workloads::AllReduceAlgorithm algorithm,
-                                               sim::Bytes bucket_size, sim::Bytes message_size,
+                                               std::optional<sim::Bytes> bucket_size, sim::Bytes message_size,
                                                sim::FastPath fast_path);
 
 // One step asked for: the loaded profile it runs (`network`, a key into StepRunContext::profiles)

@@ -524,15 +524,7 @@ constexpr ScenarioKey kKeys[] = {
               "its bytes each way at the GPU's memory-bound kernel bandwidth (workloads/README.md); "
               "off: gradients are the buckets (DDP's gradient_as_bucket_view)."},
      bind<Member<&Scenario::communication, &CommunicationSettings::gradient_copies>>()},
-    {{.path = "communication.ddp",
-      .kind = K::Choice,
-      .default_text = "torch",
-      .choices = "torch|apex",
-      .help = "Whose data-parallel wrapper: torch (PyTorch DDP: buckets of 25 MB, copy in with the "
-              "1/dp scaling fused and copy out, 2 passes) or apex (apex DDP, NVIDIA's GNMT: buckets of "
-              "10 M elements unless communication.bucket_size is written, flatten, divide and copy "
-              "back, 3 passes; gnmt_training_loop.md section 2)."},
-     bind<Member<&Scenario::communication, &CommunicationSettings::ddp>>()},
+    {shared_keys::kDdp, bind<Member<&Scenario::communication, &CommunicationSettings::ddp>>()},
     {{.path = "communication.exchange",
       .kind = K::Choice,
       .default_text = "every-micro-batch",

@@ -65,6 +65,13 @@ inline constexpr yaml::FieldSpec kBucketSize{
     .default_fn = [] { return sim::format_bytes(workloads::StepOptions{}.bucket_size); }, .min = 0,
     .min_exclusive = true,
     .help = "Gradients are all-reduced in buckets of about this size (PyTorch DDP's 25 MB)."};
+inline constexpr yaml::FieldSpec kDdp{
+    .path = "communication.ddp", .kind = yaml::FieldKind::Choice, .default_text = "torch",
+    .choices = "torch|apex",
+    .help = "Whose data-parallel wrapper: torch (PyTorch DDP: buckets of 25 MB, copy in with the "
+            "1/dp scaling fused and copy out, 2 passes) or apex (apex DDP, NVIDIA's GNMT: buckets of "
+            "10 M elements unless communication.bucket_size is written, flatten, divide and copy "
+            "back, 3 passes; gnmt_training_loop.md section 2)."};
 inline constexpr yaml::FieldSpec kFastPath{
     .path = "communication.fast_path", .kind = yaml::FieldKind::Choice,
     .default_fn = [] { return std::string(sim::fast_path_name(kDefaultFastPath)); },

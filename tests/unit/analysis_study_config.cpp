@@ -193,7 +193,7 @@ TEST_CASE(
   CHECK(error_of(kHead + "networks: [{name: gnmt, varaint: measured}]\ngpus: [8]\n") ==
         "s.yaml:2:25: networks[0].varaint: unknown field (did you mean 'variant'?); expected one of: name, "
         "profile, "
-        "efficiency, variant, curve, dataset_samples, partitioner, sensitivity");
+        "efficiency, variant, curve, dataset_samples, partitioner, sensitivity, communication");
   CHECK(error_of(kHead + "networks: [gnmt]\ngpus: [8]\n---\n") ==
         "s.yaml:5:1: invalid YAML: expected one document, found 2 (remove the extra '---')");
   CHECK(error_of("") == "s.yaml:1:1: format: missing required field; expected hybridsim-study/1");
