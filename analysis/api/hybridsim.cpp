@@ -30,6 +30,7 @@ RunReport run(const ScenarioInput& input, const RunRequest& request) {
   if (request.trace) {
     options.trace = request.trace;
     options.trace_options = request.trace_options;
+    options.trace_options.step = request.trace_step.value_or(report.scenario.trace_step);
   } else if (request.write_outputs) {  // the scenario's trace is one of its outputs
     options = analysis::scenario_trace_options(report.scenario, dir);
   }

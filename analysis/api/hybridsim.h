@@ -44,7 +44,8 @@ struct RunRequest {
   std::optional<std::filesystem::path> out{};    // where outputs go (default: outputs.directory)
   bool write_outputs = true;  // outputs.formats and outputs.trace there; summary.txt when `out` is given
   std::optional<std::filesystem::path> trace{};  // a trace here instead of the outputs.trace block
-  analysis::StepTraceOptions trace_options{};    // of that trace
+  analysis::StepTraceOptions trace_options{};    // of that trace, but for its step:
+  std::optional<int> trace_step{};  // which step it shows; none: the scenario's variability.trace_step
   analysis::SimulationProgress* progress = nullptr;  // lines for a person waiting; may stop the step
 };
 struct RunReport {

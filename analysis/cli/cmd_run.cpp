@@ -63,7 +63,8 @@ int run_command(int argc, const char* const* argv) {
       "trace-gpus", po::value(&trace_gpus),
       "only these GPUs in the trace, e.g. 0-3,8, or all (default: one per class of alike GPUs where the "
       "step folds)")("trace-step", po::value(&trace_step),
-                     "which step a run of several (variability.steps) traces: first (default) | slowest | N")(
+                     "which step a run of several (variability.steps) traces: first | slowest | N "
+                     "(default: variability.trace_step, else first)")(
       "trace-window", po::value(&trace_window), "only this time span, e.g. \"2 ms:5 ms\"")(
       "trace-gzip", "gzip the trace (.gz is added to a --trace name that lacks it)")(
       "quiet,q", "no progress lines (a long step prints one on stderr every few seconds)");
@@ -90,7 +91,7 @@ int run_command(int argc, const char* const* argv) {
     else if (!trace_gpus.empty()) request.trace_options.gpus = topology::parse_gpu_list(trace_gpus);
     if (!trace_window.empty()) request.trace_options.window = sim::parse_time_window(trace_window);
     request.trace_options.gzip = vm.count("trace-gzip") > 0;
-    if (vm.count("trace-step") > 0) request.trace_options.step = analysis::parse_trace_step(trace_step);
+    if (vm.count("trace-step") > 0) request.trace_step = analysis::parse_trace_step(trace_step);
   }
   ProgressLines progress;
   if (vm.count("quiet") == 0) request.progress = &progress;

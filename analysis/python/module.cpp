@@ -145,7 +145,7 @@ py::dict run(const std::string& path, const std::optional<std::string>& text,
              const std::optional<std::string>& out, bool write_outputs,
              const std::optional<std::string>& trace, const std::string& trace_detail,
              const std::string& trace_gpus, const std::string& trace_window, bool trace_gzip,
-             const py::object& progress) {
+             const std::string& trace_step, const py::object& progress) {
   api::RunRequest request;
   if (out) request.out = *out;
   request.write_outputs = write_outputs;
@@ -156,6 +156,8 @@ py::dict run(const std::string& path, const std::optional<std::string>& text,
     else if (!trace_gpus.empty()) request.trace_options.gpus = topology::parse_gpu_list(trace_gpus);
     if (!trace_window.empty()) request.trace_options.window = sim::parse_time_window(trace_window);
     request.trace_options.gzip = trace_gzip;
+    // Empty: the scenario's variability.trace_step (as a run without --trace-step).
+    if (!trace_step.empty()) request.trace_step = analysis::parse_trace_step(trace_step);
   }
   // Signals reach Python's main thread only: elsewhere, without a callback, nothing is polled and the
   // step runs its plain event loop.
@@ -192,7 +194,8 @@ py::dict sweep(const std::string& path, const std::optional<std::string>& text,
 }
 
 py::dict study(const std::string& path, const std::optional<std::string>& out, std::optional<int> threads,
-               bool plots, bool ib_sensitivity, const std::optional<std::string>& memory, bool progress) {
+               bool plots, bool ib_sensitivity, const std::optional<std::string>& memory,
+               const std::string& max_events, const std::string& max_sim_memory, bool progress) {
   analysis::StudyCommandOptions o;
   o.scenario = path;
   if (out) o.output = *out;
@@ -200,6 +203,8 @@ py::dict study(const std::string& path, const std::optional<std::string>& out, s
   o.plots = plots;
   o.ib_sensitivity = ib_sensitivity;
   o.memory = memory;
+  o.max_events = max_events;
+  o.max_sim_memory = max_sim_memory;
   o.command_line = "hybridsim study " + path;
   std::ostringstream printed;
   std::filesystem::path directory;
@@ -279,11 +284,13 @@ PYBIND11_MODULE(_hybridsim, m) {
   py::register_exception<hybridsim::InternalError>(m, "InternalError", PyExc_RuntimeError);
   m.def("run", &hp::run, py::arg("path"), py::arg("text"), py::arg("set"), py::arg("base_dir"),
         py::arg("out"), py::arg("write_outputs"), py::arg("trace"), py::arg("trace_detail"),
-        py::arg("trace_gpus"), py::arg("trace_window"), py::arg("trace_gzip"), py::arg("progress"));
+        py::arg("trace_gpus"), py::arg("trace_window"), py::arg("trace_gzip"), py::arg("trace_step"),
+        py::arg("progress"));
   m.def("sweep", &hp::sweep, py::arg("path"), py::arg("text"), py::arg("set"), py::arg("base_dir"),
         py::arg("out"), py::arg("jobs"), py::arg("resume"), py::arg("progress"));
   m.def("study", &hp::study, py::arg("path"), py::arg("out"), py::arg("threads"), py::arg("plots"),
-        py::arg("ib_sensitivity"), py::arg("memory"), py::arg("progress"));
+        py::arg("ib_sensitivity"), py::arg("memory"), py::arg("max_events"), py::arg("max_sim_memory"),
+        py::arg("progress"));
   py::class_<hybridsim::analysis::PlanCommandOptions>(m, "PlanOptions")
       .def(py::init<>())
       .def_readwrite("model", &hybridsim::analysis::PlanCommandOptions::model)
@@ -293,6 +300,8 @@ PYBIND11_MODULE(_hybridsim, m) {
       .def_readwrite("variant", &hybridsim::analysis::PlanCommandOptions::variant)
       .def_readwrite("ib_bandwidth", &hybridsim::analysis::PlanCommandOptions::ib_bandwidth)
       .def_readwrite("memory", &hybridsim::analysis::PlanCommandOptions::memory)
+      .def_readwrite("max_events", &hybridsim::analysis::PlanCommandOptions::max_events)
+      .def_readwrite("max_sim_memory", &hybridsim::analysis::PlanCommandOptions::max_sim_memory)
       .def_readwrite("show_unfit", &hybridsim::analysis::PlanCommandOptions::show_unfit)
       .def_readwrite("threads", &hybridsim::analysis::PlanCommandOptions::threads);
   m.def("plan", &hp::plan, py::arg("options"), py::arg("top"), py::arg("progress"));

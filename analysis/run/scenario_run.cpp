@@ -21,7 +21,9 @@ ScenarioRunOptions scenario_trace_options(const scenarios::Scenario& scenario,
   const TraceFile file = trace_file(directory / t.file, t.gzip);  // trace.json + gzip → trace.json.gz
   options.trace = file.path;
   options.trace_options.detail = t.detail;
-  options.trace_options.gpus = t.gpus;
+  options.trace_options.gpus = t.gpus.list;
+  options.trace_options.all_gpus = t.gpus.all;
+  options.trace_options.step = scenario.trace_step;
   options.trace_options.window = t.window;
   options.trace_options.gzip = file.gzip;
   return options;

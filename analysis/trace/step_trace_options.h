@@ -36,7 +36,7 @@ TraceFile trace_file(const std::filesystem::path& path, bool gzip);
 
 // StepTraceOptions::step: "first" (1), "slowest" (kSlowestStep) or a step number from 1;
 // InputError otherwise.
-inline constexpr int kSlowestStep = 0;
+inline constexpr int kSlowestStep = scenarios::kSlowestTraceStep;
 int parse_trace_step(std::string_view text);
 
 struct StepTraceOptions {

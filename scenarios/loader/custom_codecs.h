@@ -46,10 +46,13 @@ struct FormatsCodec {          // outputs.formats: each format once
   static std::optional<TreeNode> write(const FieldSpec& spec, const std::vector<OutputFormat>& v);
 };
 ReadFn read_trace_section;     // outputs.trace: absent means no trace
-struct GpuListCodec {          // outputs.trace.gpus: all, or "0-7", "0,2,4-7"
-  static void read(FieldReader& r, const TreeNode* map, const FieldSpec& spec,
-                   std::optional<std::vector<int>>& out);
-  static std::optional<TreeNode> write(const FieldSpec& spec, const std::optional<std::vector<int>>& v);
+struct GpuListCodec {          // outputs.trace.gpus: classes, all, or "0-7", "0,2,4-7"
+  static void read(FieldReader& r, const TreeNode* map, const FieldSpec& spec, TraceGpus& out);
+  static std::optional<TreeNode> write(const FieldSpec& spec, const TraceGpus& v);
+};
+struct TraceStepCodec {        // variability.trace_step: first, slowest or a step number
+  static void read(FieldReader& r, const TreeNode* map, const FieldSpec& spec, int& out);
+  static std::optional<TreeNode> write(const FieldSpec& spec, int v);
 };
 struct WindowCodec {           // outputs.trace.window: all, or "START:END"
   static void read(FieldReader& r, const TreeNode* map, const FieldSpec& spec,

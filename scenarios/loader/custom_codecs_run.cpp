@@ -145,16 +145,31 @@ void read_trace_section(FieldReader& r, const TreeNode* map, const FieldSpec& sp
   read_section(r, t, &spec, s);
 }
 
-void GpuListCodec::read(FieldReader& r, const TreeNode* map, const FieldSpec& spec,
-                        std::optional<std::vector<int>>& out) {
+void GpuListCodec::read(FieldReader& r, const TreeNode* map, const FieldSpec& spec, TraceGpus& out) {
+  if (const TreeNode* node = map == nullptr ? nullptr : map->find("gpus"))
+    out.all = r.word(*node, spec.path) == "all";
   const auto gpus = r.text_opt(map, spec.path);
   if (!gpus) return;
-  out = topology::try_parse_gpu_list(*gpus);
-  if (!out) fail_at(map->find("gpus")->where, spec.path, "got \"" + *gpus + "\"", expected_text(spec));
+  out.list = topology::try_parse_gpu_list(*gpus);
+  if (!out.list) fail_at(map->find("gpus")->where, spec.path, "got \"" + *gpus + "\"", expected_text(spec));
 }
 
-std::optional<TreeNode> GpuListCodec::write(const FieldSpec&, const std::optional<std::vector<int>>& v) {
-  return scalar(v ? topology::format_gpu_list(*v) : "all");
+std::optional<TreeNode> GpuListCodec::write(const FieldSpec&, const TraceGpus& v) {
+  if (v.all) return scalar("all");
+  return scalar(v.list ? topology::format_gpu_list(*v.list) : "classes");
+}
+
+void TraceStepCodec::read(FieldReader& r, const TreeNode* map, const FieldSpec& spec, int& out) {
+  const TreeNode* node = map == nullptr ? nullptr : map->find("trace_step");
+  if (node == nullptr) return;
+  const std::string word = r.word(*node, spec.path);
+  if (word == "slowest") out = kSlowestTraceStep;
+  else if (word == "first") out = 1;
+  else out = static_cast<int>(r.integer(map, spec.path));
+}
+
+std::optional<TreeNode> TraceStepCodec::write(const FieldSpec&, int v) {
+  return scalar(v == kSlowestTraceStep ? "slowest" : v == 1 ? "first" : std::to_string(v));
 }
 
 void WindowCodec::read(FieldReader& r, const TreeNode* map, const FieldSpec& spec,

@@ -246,6 +246,11 @@ void check_variability(const Scenario& s, const workloads::Profile& profile) {
   const auto moved = [&](const char* key, bool differs) {
     return differs && s.provenance.where.contains(key);
   };
+  if (s.trace_step > v.steps)
+    throw InputError(location_of(s, "variability.trace_step") + ": variability.trace_step: got step " +
+                     std::to_string(s.trace_step) + " of a run of " + std::to_string(v.steps) +
+                     " (variability.steps); expected first, slowest or a step number from 1 to " +
+                     std::to_string(v.steps));
   if (v.lengths != workloads::LengthDistribution::Fixed) {
     if (profile.meta.target_length <= 0)
       throw InputError(location_of(s, "variability.sequence_lengths") +

@@ -179,6 +179,7 @@ struct Scenario {
   CommunicationSettings communication;
   TrainingSettings training;
   workloads::Variability variability;
+  int trace_step = 1;                // variability.trace_step: 1 first, kSlowestTraceStep slowest
   sim::SimulationLimits simulation;  // caps on one step's events and memory (sim/budget.h)
   OutputSettings outputs;
   SweepSettings sweep;

@@ -666,6 +666,16 @@ constexpr ScenarioKey kKeys[] = {
       .max = 50,
       .help = "Bins of the bucketed sampler (NVIDIA's default 5: widths of 10 tokens)."},
      bind<Member<&Scenario::variability, &workloads::Variability::length_buckets>>()},
+    {{.path = "variability.trace_step",
+      .kind = K::Integer,
+      .default_text = "first",
+      .words = "first|slowest",
+      .min = 1,
+      .max = 10000,
+      .help = "Which step a trace (outputs.trace, or hybridsim run --trace) shows, as hybridsim run "
+              "--trace-step, which overrides it: first, slowest (every step simulated untraced "
+              "first, then the slowest again, traced) or a step number up to variability.steps."},
+     bind_unless_default<Member<&Scenario::trace_step>, TraceStepCodec>()},
 
     {{.path = "simulation",
       .kind = K::Section,
@@ -730,12 +740,12 @@ constexpr ScenarioKey kKeys[] = {
      bind<TraceMember<&TraceSettings::detail>, Value, has_trace>()},
     {{.path = "outputs.trace.gpus",
       .kind = K::Text,
-      .default_text = "all",
-      .words = "all",
-      .type_doc = "all or GPU ranks such as \"0-7\" or \"0,2,4-7\"",
-      .help = "Which GPUs' tracks to keep; all: where the step folds onto one GPU per class of "
-              "alike GPUs, those GPUs (each named with how many it stands for), else every GPU "
-              "(hybridsim run --trace-gpus all always traces every GPU)."},
+      .default_text = "classes",
+      .words = "classes|all",
+      .type_doc = "classes, all or GPU ranks such as \"0-7\" or \"0,2,4-7\"",
+      .help = "Which GPUs' tracks to keep, as hybridsim run --trace-gpus; classes: where the step "
+              "folds onto one GPU per class of alike GPUs, those GPUs (each named with how many it "
+              "stands for) and the critical GPU, else every GPU; all: every GPU, simulated in full."},
      bind<TraceMember<&TraceSettings::gpus>, GpuListCodec, has_trace>()},
     {{.path = "outputs.trace.window",
       .kind = K::Text,

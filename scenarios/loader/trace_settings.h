@@ -24,10 +24,23 @@ std::string_view trace_detail_name(TraceDetail detail);  // "kernels", "steps", 
 std::optional<TraceDetail> find_trace_detail(std::string_view text);
 TraceDetail parse_trace_detail(std::string_view text);
 
+// outputs.trace.gpus: which GPUs get a timeline, in the words of `hybridsim run --trace-gpus`.
+// Neither `all` nor a list ("classes", the default): where the step folds onto one GPU per class of
+// alike GPUs, those GPUs and the critical GPU; else every GPU.
+struct TraceGpus {
+  bool all = false;                         // every GPU, simulated in full ("all")
+  std::optional<std::vector<int>> list;     // these global ranks, sorted and unique ("0-7")
+  bool operator==(const TraceGpus&) const = default;
+};
+
+// variability.trace_step (and `hybridsim run --trace-step`): which step of a run of several a trace
+// shows, a step number from 1 or this (every step simulated untraced first, then the slowest again).
+inline constexpr int kSlowestTraceStep = 0;
+
 struct TraceSettings {
   std::filesystem::path file = "trace.json";  // relative to OutputSettings::directory
   TraceDetail detail = TraceDetail::Kernels;
-  std::optional<std::vector<int>> gpus;   // nullopt: all; else sorted, unique global ranks
+  TraceGpus gpus;
   std::optional<sim::TimeWindow> window;  // [start, end); nullopt: all
   bool gzip = false;
   bool operator==(const TraceSettings&) const = default;

@@ -159,3 +159,38 @@ def test_plan_ranks_what_the_command_line_ranks(cli):
     printed = cli("plan", "--model", "gnmt", "--gpus", "8", "--threads", "1", "-q")
     assert result.printed == printed.stdout
     assert result.ranked and result.ranked[0]["dp"] * result.ranked[0]["mp"] == 8
+
+
+def _traced_step(path):
+    import json
+    with open(path, encoding="utf-8") as f:
+        return json.load(f)["otherData"]["traced_step"]
+
+
+def test_trace_step_by_keyword_and_by_the_scenario(tmp_path):
+    # Three jittered steps: the trace shows the step asked for, the scenario's variability.trace_step
+    # unless run(trace_step=) overrides it, as `--trace-step` does.
+    noisy = {"variability": {"steps": 3, "kernel_jitter": 0.05}}
+    slowest = hybridsim.run(GNMT_DP8, set=noisy, trace=tmp_path / "a.json", trace_step="slowest")
+    assert _traced_step(slowest.trace_path).endswith("(the slowest); the run's figures are the mean of all 3")
+    from_file = {"variability": dict(noisy["variability"], trace_step=2)}
+    r = hybridsim.run(GNMT_DP8, set=from_file, trace=tmp_path / "b.json")
+    assert _traced_step(r.trace_path).startswith("step 2 of 3;")
+    r = hybridsim.run(GNMT_DP8, set=from_file, trace=tmp_path / "c.json", trace_step=3)
+    assert _traced_step(r.trace_path).startswith("step 3 of 3;")
+    assert _traced_step(r.trace(tmp_path / "d.json", step="first")).startswith("step 1 of 3;")
+    with pytest.raises(hybridsim.ScenarioError, match="trace step \"last\""):
+        hybridsim.run(GNMT_DP8, set=noisy, trace=tmp_path / "e.json", trace_step="last")
+
+
+def test_study_takes_max_events_as_the_command_line(tmp_path, source_dir):
+    with pytest.raises(hybridsim.ScenarioError, match=r"N=32 dp=32 mp=1: .* over the limit --max-events = 1000"):
+        hybridsim.study(os.path.join(source_dir, "scenarios/study/ci.yaml"), out=tmp_path / "s", threads=1,
+                        plots=False, max_events="1000")
+
+
+def test_plan_takes_max_events_and_max_sim_memory_as_the_command_line():
+    with pytest.raises(hybridsim.ScenarioError, match=r"over the limit --max-events = 1000"):
+        hybridsim.plan("gnmt", 16, max_events="1000")
+    with pytest.raises(hybridsim.ScenarioError, match=r"--max-sim-memory"):
+        hybridsim.plan("gnmt", 16, max_sim_memory="1 kB")

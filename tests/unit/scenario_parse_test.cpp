@@ -56,7 +56,7 @@ training:
   efficiency: {table: [[1024, 25], [4096, 30.5]], max_batch: 8192}
   dataset_samples: 40000000
 variability: {steps: 4, seed: 7, kernel_jitter: 0.05, sequence_lengths: wmt16-en-de, batching: random,
-              length_buckets: 3}
+              length_buckets: 3, trace_step: 3}
 outputs:
   directory: results/full
   formats: [csv, json]
@@ -150,7 +150,8 @@ TEST_CASE("scenario: every field is read with its unit") {
   CHECK(s.communication.gradient_copies == false);
   CHECK(s.outputs.formats == std::vector<OutputFormat>{OutputFormat::Csv, OutputFormat::Json});
   REQUIRE(s.outputs.trace);
-  CHECK(s.outputs.trace->gpus == std::vector<int>{0, 1, 2, 3, 6});
+  CHECK(s.outputs.trace->gpus == TraceGpus{.all = false, .list = std::vector<int>{0, 1, 2, 3, 6}});
+  CHECK(s.trace_step == 3);
   CHECK(s.outputs.trace->window == sim::TimeWindow{sim::Time::ms(1), sim::Time::us(2500)});
   CHECK(s.outputs.trace->detail == TraceDetail::Messages);
   CHECK(s.sweep.mode == SweepSettings::Mode::Zip);
@@ -199,6 +200,34 @@ TEST_CASE("scenario: round trip — a scenario written as YAML and read back is 
         "bucketed\n"
         "  length_buckets: 5\n"
         "outputs:\n  directory: out/minimal\n  formats: [table]\n");
+}
+
+// outputs.trace.gpus says what `hybridsim run --trace-gpus` says: all is every GPU, and the
+// default (left out, or "classes") one GPU per class; each is written back as it was read.
+TEST_CASE("scenario: outputs.trace.gpus and variability.trace_step, their words and write-back") {
+  const auto with = [](const std::string& extra) {
+    return parse_scenario(std::string(kMinimal) + extra, "w.yaml");
+  };
+  const Scenario left_out = with("outputs: {trace: {}}\n");
+  CHECK(left_out.outputs.trace->gpus == TraceGpus{});
+  CHECK(with("outputs: {trace: {gpus: classes}}\n").outputs.trace->gpus == TraceGpus{});
+  const Scenario all = with("outputs: {trace: {gpus: all}}\n");
+  CHECK(all.outputs.trace->gpus.all);
+  CHECK_FALSE(all.outputs.trace->gpus.list);
+  for (const Scenario& s : {left_out, all, with("outputs: {trace: {gpus: \"2-3\"}}\n")})
+    CHECK(parse_scenario(scenario_to_yaml(s), "w.yaml") == s);
+  CHECK(scenario_to_yaml(left_out).find("gpus: classes\n") != std::string::npos);
+  CHECK(scenario_to_yaml(all).find("gpus: all\n") != std::string::npos);
+
+  CHECK(with("").trace_step == 1);
+  CHECK(with("variability: {steps: 5, trace_step: first}\n").trace_step == 1);
+  const Scenario slowest = with("variability: {steps: 5, trace_step: slowest}\n");
+  CHECK(slowest.trace_step == kSlowestTraceStep);
+  CHECK(with("variability: {steps: 5, trace_step: 4}\n").trace_step == 4);
+  CHECK(scenario_to_yaml(slowest).find("  trace_step: slowest\n") != std::string::npos);
+  CHECK(parse_scenario(scenario_to_yaml(slowest), "w.yaml") == slowest);
+  CHECK(error_of(std::string(kMinimal) + "variability: {trace_step: last}\n", {}).ends_with(
+      ": variability.trace_step: got \"last\"; expected first, slowest or a whole number from 1 to 10000"));
 }
 
 TEST_CASE("scenario: --set overrides scalars, units and whole mappings before validation") {

@@ -200,11 +200,12 @@ class RunResult:
         return json.loads(self.json)
 
     def trace(self, path: Union[str, os.PathLike], detail: str = "kernels", gpus: str = "",
-              window: str = "", gzip: bool = False) -> str:
+              window: str = "", gzip: bool = False, step: str = "") -> str:
         """Writes a Chrome/Perfetto trace of this step (simulated again: the same inputs give the same
-        step) and returns its path, as `hybridsim run --trace`."""
+        step) and returns its path, as `hybridsim run --trace`; step as trace_step of run()."""
         request = dict(self._request, trace=os.fspath(path), trace_detail=detail, trace_gpus=gpus,
-                       trace_window=window, trace_gzip=gzip, out=None, write_outputs=False)
+                       trace_window=window, trace_gzip=gzip, trace_step=str(step), out=None,
+                       write_outputs=False)
         figures = _native_call(_native.run, **request)
         return figures["trace"]
 
@@ -220,12 +221,14 @@ def _progress_printer(line: dict) -> None:
 
 def run(scenario: Scenario, set: Overlay = None, *, out: Union[None, str, os.PathLike] = None,
         trace: Union[None, str, os.PathLike] = None, trace_detail: str = "kernels", trace_gpus: str = "",
-        trace_window: str = "", trace_gzip: bool = False,
+        trace_window: str = "", trace_gzip: bool = False, trace_step: Union[str, int] = "",
         progress: Union[None, bool, Callable[[dict], None]] = None) -> RunResult:
     """Simulates one training step of the scenario and projects time to train (`hybridsim run`).
 
     out: also write the scenario's output files there (summary.json, ...), as `--out`.
     trace: write a Chrome/Perfetto trace there (`--trace`, with its detail, GPUs, window and gzip).
+    trace_step: which step of a variability run it shows, "first", "slowest" or a number from 1
+    (`--trace-step`); "" (the default): the scenario's variability.trace_step.
     progress: True prints the command line's progress lines on stderr; a callable receives each as a
     dict (what, simulated_ms, events, wall_seconds). Ctrl-C stops the step either way."""
     path, text, base_dir = _scenario(scenario)
@@ -234,7 +237,7 @@ def run(scenario: Scenario, set: Overlay = None, *, out: Union[None, str, os.Pat
                    out=None if out is None else os.fspath(out), write_outputs=out is not None,
                    trace=None if trace is None else os.fspath(trace), trace_detail=trace_detail,
                    trace_gpus=trace_gpus, trace_window=trace_window, trace_gzip=trace_gzip,
-                   progress=callback)
+                   trace_step=str(trace_step), progress=callback)
     figures = _native_call(_native.run, **request)
     request["progress"] = None
     return RunResult(figures, request)
@@ -272,10 +275,12 @@ class StudyResult:
 
 def study(study_file: Union[str, os.PathLike], *, out: Union[None, str, os.PathLike] = None,
           threads: Optional[int] = None, plots: bool = True, ib_sensitivity: bool = True,
-          memory: Optional[str] = None, progress: bool = False) -> StudyResult:
-    """The hybrid-vs-DP study of a study file (`hybridsim study`): writes its report folder."""
+          memory: Optional[str] = None, max_events: str = "", max_sim_memory: str = "",
+          progress: bool = False) -> StudyResult:
+    """The hybrid-vs-DP study of a study file (`hybridsim study`): writes its report folder.
+    max_events, max_sim_memory: each step's caps (`--max-events`, `--max-sim-memory`; "" the default)."""
     result = _native_call(_native.study, os.fspath(study_file), None if out is None else os.fspath(out),
-                          threads, plots, ib_sensitivity, memory, progress)
+                          threads, plots, ib_sensitivity, memory, str(max_events), max_sim_memory, progress)
     return StudyResult(**result)
 
 
@@ -287,12 +292,15 @@ class PlanResult:
 
 def plan(model: str, gpus: int = 8, *, cluster: str = "dgx1-v100", objective: str = "time-to-train",
          variant: str = "default", ib_bandwidth: Optional[str] = None, memory: Optional[str] = None,
-         show_unfit: bool = False, threads: int = 0, top: int = 5, progress: bool = False) -> PlanResult:
-    """The fastest dp × mp, placement, buckets and algorithm for a model on `gpus` GPUs (`hybridsim plan`)."""
+         show_unfit: bool = False, threads: int = 0, top: int = 5, max_events: str = "",
+         max_sim_memory: str = "", progress: bool = False) -> PlanResult:
+    """The fastest dp × mp, placement, buckets and algorithm for a model on `gpus` GPUs (`hybridsim plan`);
+    max_events, max_sim_memory: each step's caps (`--max-events`, `--max-sim-memory`; "" the default)."""
     options = _native.PlanOptions()
     options.model, options.gpus, options.cluster, options.objective = model, gpus, cluster, objective
     options.variant, options.ib_bandwidth, options.memory = variant, ib_bandwidth, memory
     options.show_unfit, options.threads = show_unfit, threads
+    options.max_events, options.max_sim_memory = str(max_events), max_sim_memory
     return PlanResult(**_native_call(_native.plan, options, top, progress))
 
 
