@@ -179,6 +179,12 @@ def test_trace_step_by_keyword_and_by_the_scenario(tmp_path):
     r = hybridsim.run(GNMT_DP8, set=from_file, trace=tmp_path / "c.json", trace_step=3)
     assert _traced_step(r.trace_path).startswith("step 3 of 3;")
     assert _traced_step(r.trace(tmp_path / "d.json", step="first")).startswith("step 1 of 3;")
+    # The scenario's own trace (outputs.trace) takes the step and the GPUs in the command line's words.
+    own = hybridsim.run(GNMT_DP8, set=dict(from_file, **{"outputs.trace.gpus": "all"}), out=tmp_path / "o")
+    assert _traced_step(own.trace_path).startswith("step 2 of 3;")
+    import json
+    with open(own.trace_path, encoding="utf-8") as f:
+        assert json.load(f)["otherData"]["gpus_shown"].startswith("every GPU (--trace-gpus all)")
     with pytest.raises(hybridsim.ScenarioError, match="trace step \"last\""):
         hybridsim.run(GNMT_DP8, set=noisy, trace=tmp_path / "e.json", trace_step="last")
 
