@@ -1,5 +1,6 @@
 // The transformer generator (transformer_gen.h): Megatron-LM's layer on one tensor-parallel rank.
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -43,8 +44,15 @@ struct Seq {
   const Shape& x;
   std::vector<Kernel> kernels;
   std::vector<std::pair<std::uint32_t, std::pair<CollectiveOp, std::int64_t>>> syncs;
-  void gemm(const char* name, std::int64_t flop) { kernels.push_back(cost.gemm(name, flop)); }
-  void mem(const char* name, std::int64_t bytes) { kernels.push_back(cost.memory(name, bytes)); }
+  void gemm(std::string name, std::int64_t flop) { kernels.push_back(cost.gemm(std::move(name), flop)); }
+  void mem(std::string name, std::int64_t bytes) { kernels.push_back(cost.memory(std::move(name), bytes)); }
+  // A GEMM that also moves `bytes` through HBM: the slower of its math and its traffic. The
+  // unfused attention's batched GEMMs (head dimension 32 to 128) are bound by the score tensor.
+  void gemm_moving(std::string name, std::int64_t flop, std::int64_t bytes) {
+    Kernel k = cost.gemm(std::move(name), flop);
+    k.duration = max(k.duration, cost.memory("", bytes).duration);
+    kernels.push_back(std::move(k));
+  }
   void sync(CollectiveOp op, std::int64_t bytes) {
     if (x.t > 1) syncs.push_back({static_cast<std::uint32_t>(kernels.size() - 1), {op, bytes}});
   }
@@ -62,20 +70,26 @@ std::int64_t score_bytes(const Shape& x) { return x.b * (x.heads / x.t) * x.s * 
 std::int64_t attention_flop(const Shape& x) { return 4 * x.b * x.s * x.s * x.h / x.t; }
 std::int64_t act(const Shape& x) { return x.tokens * x.h * x.e / x.ns; }  // a norm's or dropout's values
 
+void attention_scores_forward(Seq& q, std::string_view prefix) {
+  const Shape& x = q.x;
+  const auto named = [&](const char* n) { return std::string(prefix) + n; };
+  q.gemm_moving(named("attention_scores"), attention_flop(x) / 2, score_bytes(x));
+  q.mem(named("softmax"), 2 * score_bytes(x));
+  q.mem(named("attention_dropout"), 2 * score_bytes(x) + score_bytes(x) / x.e);
+}
+
 void attention_forward(Seq& q) {
   const Shape& x = q.x;
   if (x.flash) {
     // One fused kernel, FLOP-bound at these sequence lengths; at least its Q, K, V and O traffic.
-    Kernel k = q.cost.gemm("flash_attention", attention_flop(x));
-    k.duration = max(k.duration, q.cost.memory("", x.tokens * (2 * x.h + 2 * x.kv) * x.e / x.t).duration);
-    q.kernels.push_back(k);
+    q.gemm_moving("flash_attention", attention_flop(x), x.tokens * (2 * x.h + 2 * x.kv) * x.e / x.t);
     return;
   }
-  q.gemm("attention_scores", attention_flop(x) / 2);
-  // Megatron's fused scale-mask-softmax with its dropout: reads the scores, writes the
-  // probabilities and a byte mask.
-  q.mem("softmax_dropout", 2 * score_bytes(x) + score_bytes(x) / x.e);
-  q.gemm("attention_context", attention_flop(x) / 2);
+  // Megatron-LM 2021's unfused path: the scores GEMM writes the b·heads·s² scores, the fused
+  // scale-mask-softmax reads them and writes the probabilities, dropout reads those and writes the
+  // dropped probabilities and a byte mask, the context GEMM reads them back.
+  attention_scores_forward(q, "");
+  q.gemm_moving("attention_context", attention_flop(x) / 2, score_bytes(x));
 }
 
 void layer_forward(Seq& q) {
@@ -103,13 +117,13 @@ void attention_backward(Seq& q, Recompute recompute) {
     q.gemm("flash_attention_grad", attention_flop(x) * 5 / 2);
     return;
   }
-  if (recompute == Recompute::Selective) {
-    q.gemm("recompute_attention_scores", attention_flop(x) / 2);
-    q.mem("recompute_softmax_dropout", 2 * score_bytes(x) + score_bytes(x) / x.e);
-  }
-  q.gemm("attention_context_grad", attention_flop(x));  // dV and dP
-  q.mem("softmax_dropout_grad", 3 * score_bytes(x) + score_bytes(x) / x.e);
-  q.gemm("attention_scores_grad", attention_flop(x));   // dQ and dK
+  if (recompute == Recompute::Selective) attention_scores_forward(q, "recompute_");
+  // dV and dP read the dropped probabilities and write their gradient; dropout's and softmax's
+  // backward read what they stored; dQ and dK read the score gradient each.
+  q.gemm_moving("attention_context_grad", attention_flop(x), 2 * score_bytes(x));
+  q.mem("attention_dropout_grad", 2 * score_bytes(x) + score_bytes(x) / x.e);
+  q.mem("softmax_grad", 3 * score_bytes(x));
+  q.gemm_moving("attention_scores_grad", attention_flop(x), 2 * score_bytes(x));
 }
 
 void layer_backward(Seq& q, Recompute recompute) {

@@ -3,8 +3,11 @@
 // runs at half the rate η·peak of large ones (tile and wave quantisation, launch) — memory-bound
 // kernels at the GPU's memory-kernel bandwidth (cost_model.h's rule), each at least the launch
 // floor; integer arithmetic throughout. η and F½ are calibrated on the one-GPU figures of
-// ../shared/reference/transformers.md only (V100: Megatron 1.2B; A100: Narayanan et al.'s 1 B GPT at
-// micro-batch 1 and 16); everything else (H100, H200, fp32, tf32, fp8, V100/A100 at other sizes'
+// ../shared/reference/transformers.md only (V100: Megatron 1.2B, η 92.1% with F½ chosen as 10^9;
+// A100: Narayanan et al.'s 1 B GPT at micro-batch 1 and 16, one micro-batch per optimizer step,
+// giving η 49% and F½ 8·10^10 once the unfused attention's score traffic and the Adam update are
+// priced: the fixed ~74 ms per iteration the figure implies is only half the optimizer's, so F½
+// keeps the rest); everything else (H100, H200, fp32, tf32, fp8, V100/A100 at other sizes'
 // shapes is the same model) is an ESTIMATE derived by peak ratios, and says so.
 //   TransformerCost c = transformer_cost(gpu_by_key("h100"), TransformerPrecision::Bf16);
 //   Kernel k = c.gemm("qkv", 2 * 8192 * 4096 * 6144);
