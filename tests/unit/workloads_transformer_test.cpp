@@ -37,7 +37,8 @@ TEST_CASE("transformer: named models have their model cards' parameter counts") 
       {"bert-large", 340e6}, {"gpt3-175b", 175e9}, {"megatron-1.2b", 1.2e9}, {"llama2-7b", 6.7e9},
       {"llama2-70b", 69e9},  {"llama3-8b", 8.0e9}, {"llama3-70b", 70.6e9},   {"llama3-405b", 405e9}};
   for (const auto& [name, params] : cards) {
-    CAPTURE(name);
+    const std::string model_name = name;  // clang cannot capture a structured binding in CAPTURE's lambda
+    CAPTURE(model_name);
     // GPT-style models tie the output layer to the input embedding: their cards count one copy.
     const TransformerModel m = named_transformer(name);
     const bool tied = m.ffn == FfnKind::Gelu;
@@ -174,7 +175,8 @@ TEST_CASE("transformer: the one-GPU calibration figures are reproduced within 3%
     const TransformerStep a = generate_transformer(
         {.model = g, .micro_batch = mb, .recompute = Recompute::Full, .flash_attention = false}, a100);
     const double seconds = static_cast<double>(a.profile.step_time_1gpu().ps()) / 1e12;
-    CAPTURE(mb);
+    const int micro_batch = mb;  // clang cannot capture a structured binding in CAPTURE's lambda
+    CAPTURE(micro_batch);
     CHECK(relative(static_cast<double>(model_flop_per_iteration(g, mb, true)) / seconds / 1e12, tflops) <
           0.03);
   }
