@@ -78,17 +78,21 @@ workloads::Profile load_workload_profile(const Scenario& s) {
   if (is_transformer(s)) {
     if (w.batch_per_worker)
       throw InputError(location_of(s, "workload.batch_per_worker") +
-                       ": workload.batch_per_worker: a transformer's batch is workload.model.micro_batch");
+                       ": workload.batch_per_worker: a transformer's batch is training.micro_batch");
     return resolve_transformer(s).step.profile;
   }
+  if (s.training.micro_batch != 1)
+    throw InputError(location_of(s, "training.micro_batch") +
+                     ": training.micro_batch: transformers only; a 2017 network's batch is "
+                     "workload.batch_per_worker");
   if (w.profile.empty()) {
     // gpu auto: the preset's GPU (a custom topology file names none).
     const std::string cluster_gpu = s.cluster.topology.empty()
                                         ? std::string(topology::preset_by_name(s.cluster.preset).gpu)
                                         : std::string();
-    p = located(s, "workload.network", [&] {
-      return workloads::builtin_profile(w.network, workloads::builtin_options(choice, cluster_gpu));
-    });
+    const auto options =
+        located(s, "workload.precision", [&] { return workloads::builtin_options(choice, cluster_gpu); });
+    p = located(s, "workload.network", [&] { return workloads::builtin_profile(w.network, options); });
   } else {
     p = located(s, "workload.profile",
                 [&] { return workloads::load_profile(input_path(s, w.profile).string()); });

@@ -32,12 +32,11 @@ workloads::TransformerModel model_of(const Scenario& s) {
   return m;
 }
 
-workloads::TransformerPrecision precision_of(const Scenario& s, const workloads::Gpu& gpu) {
-  const std::string& p = s.workload.model.precision;
-  if (p != "auto") return workloads::transformer_precision_by_name(p);
-  if (s.workload.gpu_choice.precision == workloads::Precision::Fp32)
-    return workloads::TransformerPrecision::Fp32;
-  return gpu.chip == "v100" ? workloads::TransformerPrecision::Fp16 : workloads::TransformerPrecision::Bf16;
+// workload.precision, unset or amp: mixed precision as Megatron runs it, BF16 (FP16 on a V100).
+workloads::Precision precision_of(const Scenario& s, const workloads::Gpu& gpu) {
+  const auto asked = s.workload.gpu_choice.precision;
+  if (asked && *asked != workloads::Precision::Amp) return *asked;
+  return gpu.chip == "v100" ? workloads::Precision::Fp16 : workloads::Precision::Bf16;
 }
 
 }  // namespace
@@ -54,8 +53,7 @@ TransformerResolution resolve_transformer(const Scenario& s) {
   const workloads::GpuChoice& choice = s.workload.gpu_choice;
   const workloads::Gpu& gpu =
       workloads::gpu_by_key(choice.gpu ? *choice.gpu : workloads::auto_gpu_key(cluster_gpu));
-  const std::string precision_path =
-      s.workload.model.precision != "auto" ? "workload.model.precision" : "workload.precision";
+  const std::string precision_path = "workload.precision";
   workloads::TransformerCost cost = [&] {
     try {
       return workloads::transformer_cost(gpu, precision_of(s, gpu));
@@ -64,7 +62,7 @@ TransformerResolution resolve_transformer(const Scenario& s) {
     }
   }();
   const workloads::TransformerConfig config{
-      .model = model, .micro_batch = s.workload.model.micro_batch, .tp = s.parallelism.tp,
+      .model = model, .micro_batch = s.training.micro_batch, .tp = s.parallelism.tp,
       .sequence_parallel = s.parallelism.sequence_parallel,
       .recompute = workloads::recompute_by_name(s.training.recompute),
       .flash_attention = s.workload.model.attention != "unfused",

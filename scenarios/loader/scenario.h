@@ -54,8 +54,6 @@ struct TransformerSettings {
   std::optional<std::int64_t> layers, hidden, heads, kv_heads, ffn_hidden, vocab, sequence;
   std::string ffn = "auto";           // "gelu", "swiglu"; auto: the named model's
   std::string attention = "flash";    // "flash" or "unfused"
-  std::string precision = "auto";     // fp32, tf32, fp16, bf16, fp8; auto: from workload.precision
-  std::int64_t micro_batch = 1;       // sequences per micro-batch per data-parallel replica
   std::int64_t layers_simulated = 0;  // a layer-slice of the model; 0: every layer
   bool operator==(const TransformerSettings&) const = default;
 };
@@ -136,6 +134,7 @@ struct TrainingSettings {
   std::optional<std::int64_t> dataset_samples;  // nullopt: the built-in dataset's
   std::optional<std::int64_t> global_batch;     // samples per step; nullopt: batch × dp
   std::string recompute = "none";               // transformers: none, selective or full
+  std::int64_t micro_batch = 1;                 // transformers: sequences per micro-batch per replica
   bool operator==(const TrainingSettings&) const = default;
 };
 

@@ -370,22 +370,6 @@ constexpr ScenarioKey kKeys[] = {
       .help = "flash: one fused kernel; unfused: scores GEMM, fused softmax-dropout, context GEMM."},
      bind_unless_default<
          Member<&Scenario::workload, &WorkloadSettings::model, &TransformerSettings::attention>>()},
-    {{.path = "workload.model.precision",
-      .kind = K::Choice,
-      .default_text = "auto",
-      .choices = "auto|fp32|tf32|fp16|bf16|fp8",
-      .help = "The transformer's math: auto follows workload.precision (amp: bf16, fp16 on a V100); "
-              "fp8 on H100/H200 only, always an estimate."},
-     bind_unless_default<
-         Member<&Scenario::workload, &WorkloadSettings::model, &TransformerSettings::precision>>()},
-    {{.path = "workload.model.micro_batch",
-      .kind = K::Integer,
-      .default_text = "1",
-      .min = 1,
-      .max = 1e6,
-      .help = "Sequences per micro-batch per data-parallel replica."},
-     bind_unless_default<
-         Member<&Scenario::workload, &WorkloadSettings::model, &TransformerSettings::micro_batch>>()},
     {{.path = "workload.model.layers_simulated",
       .kind = K::Integer,
       .default_text = "0",
@@ -608,6 +592,14 @@ constexpr ScenarioKey kKeys[] = {
               "the quotient is the micro-batches each worker runs per step (gradient accumulation, "
               "mp = 1 only); auto: batch per worker x dp (no accumulation)."},
      bind<Member<&Scenario::training, &TrainingSettings::global_batch>>()},
+    {{.path = "training.micro_batch",
+      .kind = K::Integer,
+      .default_text = "1",
+      .min = 1,
+      .max = 1e6,
+      .help = "Transformers: sequences per micro-batch per data-parallel replica (training.global_batch "
+              "sets the micro-batches per step). The 2017 networks: workload.batch_per_worker."},
+     bind_unless_default<Member<&Scenario::training, &TrainingSettings::micro_batch>>()},
     {{.path = "training.recompute",
       .kind = K::Choice,
       .default_text = "none",

@@ -35,12 +35,15 @@ inline constexpr yaml::FieldSpec kOversubscription{
 inline constexpr yaml::FieldSpec kPrecision{
     .path = "workload.precision",
     .kind = yaml::FieldKind::Choice,
-    .default_doc = "fp32 (a profile file: its own)",
-    .choices = "fp32|amp",
+    .default_doc = "fp32; a transformer: amp; a profile file: its own",
+    .choices = "fp32|tf32|fp16|bf16|amp|fp8",
     .help =
-        "fp32, or amp: FP16 compute on Tensor Cores with FP32 master weights (FP16 activations "
-        "and gradients: half the bytes exchanged). Calibrated on one V100 for GNMT; Inception-V3, "
-        "BigLSTM and the other GPUs are estimates. A profile file must have this precision."};
+        "The math of every network. fp32 (TF32 Tensor Cores from the A100 on) or tf32; fp16, bf16 or "
+        "amp: 16-bit Tensor Cores with FP32 master weights (16-bit activations and gradients: half the "
+        "bytes exchanged; amp is BF16 for a transformer from the A100 on, else FP16); fp8: H100/H200, "
+        "transformers only, an estimate. Calibrated on one V100 for GNMT (fp32, amp) and on "
+        "transformers.md's one-GPU figures; the rest are estimates. A profile file must have this "
+        "precision."};
 inline constexpr yaml::FieldSpec kGpu{
     .path = "workload.gpu", .kind = yaml::FieldKind::Choice, .default_text = "auto",
     .dynamic_choices = workloads::gpu_choice_names,

@@ -28,7 +28,7 @@ Run run(int nodes, int dp, int tp, bool sp) {
   Run r;
   r.step = generate_transformer({.model = named_transformer("llama3-8b"), .micro_batch = 1, .tp = tp,
                                  .sequence_parallel = sp, .layers_simulated = 2},
-                                transformer_cost(gpu_by_key("h100"), TransformerPrecision::Bf16));
+                                transformer_cost(gpu_by_key("h100"), Precision::Bf16));
   analysis::StepSetup setup;
   setup.profile = &r.step.profile;
   setup.topology = &topo;

@@ -181,7 +181,8 @@ TEST_CASE("cost model: every built-in network on every GPU and precision loads, 
       }
   CHECK_THROWS_AS(builtin_profile("gnmt", {.gpu = "mi300"}), InputError);
   CHECK(precision_by_name("amp") == Precision::Amp);
-  CHECK_THROWS_WITH_AS(precision_by_name("fp16"), "unknown precision \"fp16\": expected fp32 or amp",
+  CHECK_THROWS_WITH_AS(precision_by_name("fp64"),
+                       "unknown precision \"fp64\": expected fp32, tf32, fp16, bf16, amp or fp8",
                        InputError);
 }
 
@@ -219,4 +220,23 @@ TEST_CASE("gpu: one table, found by key or by the name a profile records") {
   CHECK(gpu_resources(a).memory_kernel_bandwidth.bytes_per_second() == 1'359'333'333'333);
   CHECK(find_gpu("A100-SXM4-40GB")->name == "A100");
   CHECK(gpu_resources(*find_gpu("H200-SXM-141GB")).memory_bandwidth == sim::Bandwidth::gb_per_second(4800));
+}
+
+TEST_CASE("precision: one vocabulary; the built-in networks price it as fp32 or amp") {
+  const Gpu& v100 = gpu_by_key("v100");
+  const Gpu& a100 = gpu_by_key("a100");
+  CHECK(builtin_math(v100, Precision::Fp16) == Precision::Amp);
+  CHECK(builtin_math(a100, Precision::Bf16) == Precision::Amp);
+  CHECK(builtin_math(a100, Precision::Tf32) == Precision::Fp32);
+  CHECK_THROWS_WITH_AS(builtin_math(v100, Precision::Bf16), doctest::Contains("no BF16 Tensor Cores"),
+                       InputError);
+  CHECK_THROWS_WITH_AS(builtin_math(a100, Precision::Fp8), doctest::Contains("no FP8 model"), InputError);
+  // fp16 is amp for GNMT: the same kernels, the same file name.
+  CHECK(builtin_profile("gnmt", {.gpu = "v100", .precision = builtin_math(v100, Precision::Fp16)}) ==
+        builtin_profile("gnmt", {.gpu = "v100", .precision = Precision::Amp}));
+  CHECK(cost_model(a100, Precision::Bf16).gemm_flop_per_second ==
+        cost_model(a100, Precision::Amp).gemm_flop_per_second);
+  for (const Precision p :
+       {Precision::Fp32, Precision::Tf32, Precision::Fp16, Precision::Bf16, Precision::Amp, Precision::Fp8})
+    CHECK(precision_by_name(precision_name(p)) == p);
 }

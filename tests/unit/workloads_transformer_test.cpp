@@ -19,7 +19,7 @@ namespace {
 
 double relative(double a, double b) { return std::fabs(a / b - 1); }
 
-TransformerCost h100_bf16() { return transformer_cost(gpu_by_key("h100"), TransformerPrecision::Bf16); }
+TransformerCost h100_bf16() { return transformer_cost(gpu_by_key("h100"), Precision::Bf16); }
 
 // The TP collectives of op `op` in one direction.
 std::vector<TpSync> syncs_of(const TransformerStep& s, std::uint32_t op, bool backward) {
@@ -161,13 +161,13 @@ TEST_CASE("transformer: the one-GPU calibration figures are reproduced within 3%
   const TransformerStep v = generate_transformer(
       {.model = named_transformer("megatron-1.2b"), .micro_batch = 8, .recompute = Recompute::Full,
        .flash_attention = false},
-      transformer_cost(gpu_by_key("v100"), TransformerPrecision::Fp16));
+      transformer_cost(gpu_by_key("v100"), Precision::Fp16));
   CHECK(relative(static_cast<double>(v.profile.step_time_1gpu().ps()) / 1e9, 1288) < 0.03);
   // Narayanan et al. Fig. 7: a 4-layer GPT (h 4,096, 128 heads) on one A100: about 67 TFLOP/s at
   // micro-batch 1 and 92 at 16 (their count, with recomputation), one micro-batch per iteration:
   // the step includes the optimizer update.
   const TransformerModel g{"gpt-1b", 4, 4096, 128, 128, 16384, FfnKind::Gelu, 51200, 2048};
-  const TransformerCost a100 = transformer_cost(gpu_by_key("a100"), TransformerPrecision::Bf16);
+  const TransformerCost a100 = transformer_cost(gpu_by_key("a100"), Precision::Bf16);
   CHECK(a100.calibrated);
   CHECK_FALSE(h100_bf16().calibrated);
   CHECK(h100_bf16().derivation.find("ESTIMATE") != std::string::npos);
@@ -183,9 +183,9 @@ TEST_CASE("transformer: the one-GPU calibration figures are reproduced within 3%
 }
 
 TEST_CASE("transformer: precisions a GPU lacks are refused; GEMM efficiency grows with size") {
-  CHECK_THROWS_WITH_AS(transformer_cost(gpu_by_key("v100"), TransformerPrecision::Bf16),
+  CHECK_THROWS_WITH_AS(transformer_cost(gpu_by_key("v100"), Precision::Bf16),
                        doctest::Contains("no BF16"), InputError);
-  CHECK_THROWS_WITH_AS(transformer_cost(gpu_by_key("a100"), TransformerPrecision::Fp8),
+  CHECK_THROWS_WITH_AS(transformer_cost(gpu_by_key("a100"), Precision::Fp8),
                        doctest::Contains("fp8 needs an H100"), InputError);
   const TransformerCost c = h100_bf16();
   const auto rate = [&](std::int64_t flop) {
@@ -193,6 +193,6 @@ TEST_CASE("transformer: precisions a GPU lacks are refused; GEMM efficiency grow
   };
   CHECK(rate(1'000'000'000) < rate(100'000'000'000));
   CHECK(rate(100'000'000'000) < rate(10'000'000'000'000));
-  CHECK(transformer_cost(gpu_by_key("h100"), TransformerPrecision::Fp8).peak_flop_per_second ==
+  CHECK(transformer_cost(gpu_by_key("h100"), Precision::Fp8).peak_flop_per_second ==
         2 * c.peak_flop_per_second);
 }

@@ -19,8 +19,8 @@ std::string auto_gpu_key(std::string_view cluster_gpu) {
 BuiltinProfileOptions builtin_options(const GpuChoice& choice, std::string_view cluster_gpu) {
   BuiltinProfileOptions o;
   o.gpu = choice.gpu.value_or(auto_gpu_key(cluster_gpu));
-  gpu_by_key(o.gpu);  // an unknown key is an error here, naming the keys
-  o.precision = choice.precision.value_or(Precision::Fp32);
+  const Gpu& gpu = gpu_by_key(o.gpu);  // an unknown key is an error here, naming the keys
+  o.precision = builtin_math(gpu, choice.precision.value_or(Precision::Fp32));
   return o;
 }
 
@@ -35,7 +35,12 @@ std::optional<std::string> gpu_mismatch(const Profile& profile, std::string_view
 }
 
 std::optional<std::string> precision_mismatch(const Profile& profile, Precision precision) {
-  if (profile.meta.precision == precision_name(precision)) return std::nullopt;
+  // A built-in network's file records its math (fp32 or amp): fp16 is amp, tf32 is fp32.
+  const auto has = find_precision(profile.meta.precision);
+  if (profile.meta.precision == precision_name(precision) ||
+      (has && is_sixteen_bit(*has) == is_sixteen_bit(precision) && *has != Precision::Fp8 &&
+       precision != Precision::Fp8))
+    return std::nullopt;
   return "the profile's kernels are in " + profile.meta.precision + ", not " +
          std::string(precision_name(precision)) + "; expected " + profile.meta.precision +
          " (the profile's) or no precision (another precision needs a built-in network, workload.network)";

@@ -222,7 +222,7 @@ void describe(TransformerStep& out, const TransformerConfig& c, const Transforme
   ProfileMetadata& m = out.profile.meta;
   m.network = c.model.name;
   m.gpu = cost.gpu;
-  m.precision = std::string(transformer_precision_name(cost.precision));
+  m.precision = std::string(precision_name(cost.precision));
   m.batch_per_gpu = c.micro_batch;
   m.sequence_length = c.model.sequence;
   m.throughput_unit = "tokens";

@@ -8,7 +8,7 @@
 // backward, or with sequence parallelism a reduce-scatter and an all-gather in their place.
 //   TransformerStep s = generate_transformer({.model = named_transformer("llama3-8b"), .tp = 8},
 //                                            transformer_cost(gpu_by_key("h100"),
-//                                            TransformerPrecision::Bf16));
+//                                            Precision::Bf16));
 //   s.profile.step_time_1gpu();  s.syncs.size();
 #pragma once
 #include <cstdint>

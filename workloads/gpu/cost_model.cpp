@@ -33,17 +33,53 @@ std::string upper(std::string_view s) {
 
 }  // namespace
 
-std::string_view precision_name(Precision precision) { return precision == Precision::Amp ? "amp" : "fp32"; }
+std::string_view precision_name(Precision precision) {
+  switch (precision) {
+    case Precision::Fp32: return "fp32";
+    case Precision::Tf32: return "tf32";
+    case Precision::Fp16: return "fp16";
+    case Precision::Bf16: return "bf16";
+    case Precision::Amp: return "amp";
+    case Precision::Fp8: return "fp8";
+  }
+  return "fp32";
+}
 
 std::optional<Precision> find_precision(std::string_view name) {
-  if (name == "fp32") return Precision::Fp32;
-  if (name == "amp") return Precision::Amp;
+  for (const Precision p :
+       {Precision::Fp32, Precision::Tf32, Precision::Fp16, Precision::Bf16, Precision::Amp, Precision::Fp8})
+    if (precision_name(p) == name) return p;
   return std::nullopt;
 }
 
 Precision precision_by_name(std::string_view name) {
   if (const auto p = find_precision(name)) return *p;
-  throw InputError("unknown precision \"" + std::string(name) + "\": expected fp32 or amp");
+  throw InputError("unknown precision \"" + std::string(name) +
+                   "\": expected fp32, tf32, fp16, bf16, amp or fp8");
+}
+
+bool is_sixteen_bit(Precision precision) {
+  return precision == Precision::Fp16 || precision == Precision::Bf16 || precision == Precision::Amp;
+}
+
+Precision builtin_math(const Gpu& gpu, Precision precision) {
+  const std::string name(gpu.name);
+  switch (precision) {
+    case Precision::Fp32:
+    case Precision::Amp: return precision;
+    case Precision::Fp16: return Precision::Amp;
+    case Precision::Tf32:
+      if (gpu.tf32_flop_per_second == 0)
+        throw InputError("the " + name + " has no TF32 Tensor Cores; expected fp32, fp16 or amp");
+      return Precision::Fp32;
+    case Precision::Bf16:
+      if (gpu.tf32_flop_per_second == 0)
+        throw InputError("the " + name + " has no BF16 Tensor Cores; expected fp32, fp16 or amp");
+      return Precision::Amp;
+    case Precision::Fp8: break;
+  }
+  throw InputError("the built-in networks (GNMT, Inception-V3, BigLSTM) have no FP8 model; fp8 is for "
+                   "transformers; expected fp32, tf32, fp16, bf16 or amp");
 }
 
 Kernel KernelCostModel::conv(std::string name, std::int64_t flop) const {
@@ -89,7 +125,8 @@ sim::Bandwidth memory_kernel_bandwidth(const Gpu& gpu) {
 
 sim::Time kernel_launch_floor() { return v100_calibration().launch_floor; }
 
-KernelCostModel cost_model(const Gpu& gpu, Precision precision) {
+KernelCostModel cost_model(const Gpu& gpu, Precision asked) {
+  const Precision precision = builtin_math(gpu, asked);
   const V100Calibration cal = v100_calibration();
   const Gpu& v100 = gpu_by_key("v100");
   KernelCostModel m;

@@ -18,13 +18,22 @@
 
 namespace hybridsim::workloads {
 
-// fp32: FP32 storage (on A100/H100/H200 the GEMMs and convolutions run on TF32 Tensor Cores, the
-// frameworks' default there); amp: FP16 compute on Tensor Cores, FP16 activations and gradients,
-// FP32 master weights (NVIDIA's GNMT and MLPerf runs).
-enum class Precision : std::uint8_t { Fp32, Amp };
-std::string_view precision_name(Precision precision);  // "fp32", "amp": a profile's metadata.precision
+// One vocabulary of precisions (`workload.precision`) for every network. fp32: FP32 storage (on
+// A100/H100/H200 the GEMMs and convolutions of the built-in networks run on TF32 Tensor Cores, the
+// frameworks' default there); tf32: the same, said explicitly; fp16 and bf16: 16-bit Tensor Cores
+// with FP32 master weights, amp being mixed precision's usual name (FP16 on a V100, BF16 on later
+// GPUs for transformers); fp8: H100/H200 FP8 GEMMs, transformers only, always an estimate.
+enum class Precision : std::uint8_t { Fp32, Tf32, Fp16, Bf16, Amp, Fp8 };
+std::string_view precision_name(Precision precision);  // "fp32", "amp", ...: a profile's metadata.precision
 std::optional<Precision> find_precision(std::string_view name);
-Precision precision_by_name(std::string_view name);  // InputError "expected fp32 or amp"
+// InputError "expected fp32, tf32, fp16, bf16, amp or fp8".
+Precision precision_by_name(std::string_view name);
+// True for fp16, bf16 and amp: 16-bit activations and gradients over FP32 master weights.
+bool is_sixteen_bit(Precision precision);
+// The math of the built-in networks' cost model (fp32 or amp) that a precision asks for on a GPU:
+// tf32 is fp32 on a GPU with TF32 Tensor Cores, fp16 is amp, bf16 is amp on a GPU with BF16;
+// InputError for tf32 or bf16 on a V100 and for fp8 (the built-in networks have no FP8 model).
+Precision builtin_math(const Gpu& gpu, Precision precision);
 
 // Prices kernels on one GPU. Every duration is max(launch_floor, work / rate), rounded up to a
 // whole nanosecond, in exact integer arithmetic (so generated files are identical on every machine).
@@ -41,7 +50,7 @@ struct KernelCostModel {
   sim::Time launch_floor;                   // the shortest kernel
 
   // Bytes of one stored value: activations, memory-bound traffic, gradients (4 FP32, 2 FP16).
-  std::int64_t value_bytes() const { return precision == Precision::Amp ? 2 : 4; }
+  std::int64_t value_bytes() const { return is_sixteen_bit(precision) ? 2 : 4; }
   Kernel conv(std::string name, std::int64_t flop) const;
   Kernel gemm(std::string name, std::int64_t flop) const;
   Kernel memory(std::string name, std::int64_t bytes) const;  // bytes read + written

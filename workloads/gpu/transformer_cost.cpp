@@ -19,54 +19,30 @@ std::string upper(std::string_view s) {
   return out;
 }
 
-std::int64_t peak_for(const Gpu& gpu, TransformerPrecision p) {
+std::int64_t peak_for(const Gpu& gpu, Precision p) {
   const std::string name(gpu.name);
   switch (p) {
-    case TransformerPrecision::Fp32: return gpu.fp32_flop_per_second;
-    case TransformerPrecision::Tf32:
+    case Precision::Fp32: return gpu.fp32_flop_per_second;
+    case Precision::Tf32:
       if (gpu.tf32_flop_per_second == 0) throw InputError("the " + name + " has no TF32 Tensor Cores");
       return gpu.tf32_flop_per_second;
-    case TransformerPrecision::Bf16:
+    case Precision::Bf16:
       if (gpu.tf32_flop_per_second == 0) throw InputError("the " + name + " has no BF16 Tensor Cores");
       return gpu.fp16_tensor_flop_per_second;
-    case TransformerPrecision::Fp8:
+    case Precision::Fp8:
       if (gpu.chip != "h100" && gpu.chip != "h200")
         throw InputError("fp8 needs an H100 or H200, not the " + name);
       return 2 * gpu.fp16_tensor_flop_per_second;
-    case TransformerPrecision::Fp16:
-    case TransformerPrecision::Amp: break;
+    case Precision::Fp16:
+    case Precision::Amp: break;
   }
   return gpu.fp16_tensor_flop_per_second;
 }
 
-bool sixteen_bit(TransformerPrecision p) {
-  return p == TransformerPrecision::Fp16 || p == TransformerPrecision::Bf16 || p == TransformerPrecision::Amp;
-}
-
 }  // namespace
 
-std::string_view transformer_precision_name(TransformerPrecision p) {
-  switch (p) {
-    case TransformerPrecision::Fp32: return "fp32";
-    case TransformerPrecision::Tf32: return "tf32";
-    case TransformerPrecision::Fp16: return "fp16";
-    case TransformerPrecision::Bf16: return "bf16";
-    case TransformerPrecision::Amp: return "amp";
-    case TransformerPrecision::Fp8: return "fp8";
-  }
-  return "bf16";
-}
-
-TransformerPrecision transformer_precision_by_name(std::string_view name) {
-  for (auto p : {TransformerPrecision::Fp32, TransformerPrecision::Tf32, TransformerPrecision::Fp16,
-                 TransformerPrecision::Bf16, TransformerPrecision::Amp, TransformerPrecision::Fp8})
-    if (transformer_precision_name(p) == name) return p;
-  throw InputError("unknown precision \"" + std::string(name) +
-                   "\": expected fp32, tf32, fp16, bf16, amp or fp8");
-}
-
 std::int64_t TransformerCost::value_bytes() const {
-  return precision == TransformerPrecision::Fp32 || precision == TransformerPrecision::Tf32 ? 4 : 2;
+  return precision == Precision::Fp32 || precision == Precision::Tf32 ? 4 : 2;
 }
 
 Kernel TransformerCost::gemm(std::string name, std::int64_t flop) const {
@@ -90,12 +66,12 @@ std::optional<TransformerCalibration> transformer_calibration(std::string_view c
   return std::nullopt;
 }
 
-TransformerCost transformer_cost(const Gpu& gpu, TransformerPrecision precision) {
+TransformerCost transformer_cost(const Gpu& gpu, Precision precision) {
   TransformerCost c;
   c.gpu = std::string(gpu.model);
   c.precision = precision;
   c.label = std::string(gpu.name.substr(0, gpu.name.find(' '))) + " " +
-            upper(transformer_precision_name(precision));
+            upper(precision_name(precision));
   c.peak_flop_per_second = peak_for(gpu, precision);
   const auto own = transformer_calibration(gpu.chip);
   // Newer chips take the A100's efficiency and its F½ scaled by the peak ratio (the same time
@@ -109,8 +85,8 @@ TransformerCost transformer_cost(const Gpu& gpu, TransformerPrecision precision)
       static_cast<std::int64_t>(static_cast<__int128>(cal.half_flop) * c.peak_flop_per_second / cal_peak);
   c.memory_bandwidth = memory_kernel_bandwidth(gpu);
   c.launch_floor = kernel_launch_floor();
-  c.calibrated = own.has_value() && sixteen_bit(precision) &&
-                 (gpu.chip == "a100" || precision != TransformerPrecision::Bf16);
+  c.calibrated = own.has_value() && is_sixteen_bit(precision) &&
+                 (gpu.chip == "a100" || precision != Precision::Bf16);
   const std::string eta = std::to_string(cal.efficiency_bp / 100) + "." +
                           std::to_string(cal.efficiency_bp % 100 / 10) + "%";
   c.derivation = c.calibrated
@@ -119,10 +95,10 @@ TransformerCost transformer_cost(const Gpu& gpu, TransformerPrecision precision)
                            std::string(gpu.name) + " (transformers.md)"
                      : "ESTIMATE: GEMMs at the " + std::string(own ? gpu.name : "A100") +
                            "'s calibrated " + eta + " of this GPU's " +
-                           upper(transformer_precision_name(precision)) +
+                           upper(precision_name(precision)) +
                            " peak, F½ scaled by the peak ratio; memory-bound kernels at " +
                            sim::format_bandwidth(c.memory_bandwidth);
-  c.optimizer_cost = cost_model(gpu, sixteen_bit(precision) || precision == TransformerPrecision::Fp8
+  c.optimizer_cost = cost_model(gpu, is_sixteen_bit(precision) || precision == Precision::Fp8
                                          ? Precision::Amp
                                          : Precision::Fp32);
   return c;

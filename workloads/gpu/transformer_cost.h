@@ -9,7 +9,7 @@
 // priced: the fixed ~74 ms per iteration the figure implies is only half the optimizer's, so F½
 // keeps the rest); everything else (H100, H200, fp32, tf32, fp8, V100/A100 at other sizes'
 // shapes is the same model) is an ESTIMATE derived by peak ratios, and says so.
-//   TransformerCost c = transformer_cost(gpu_by_key("h100"), TransformerPrecision::Bf16);
+//   TransformerCost c = transformer_cost(gpu_by_key("h100"), Precision::Bf16);
 //   Kernel k = c.gemm("qkv", 2 * 8192 * 4096 * 6144);
 #pragma once
 #include <cstdint>
@@ -25,18 +25,14 @@
 
 namespace hybridsim::workloads {
 
-// fp32: CUDA cores; tf32: TF32 Tensor Cores (A100 on); fp16/bf16 (and amp, fp16's other name):
-// 16-bit Tensor Cores with FP32 master weights; fp8: H100/H200 FP8 Tensor Cores (twice the 16-bit
-// peak) for GEMMs, activations kept in 16 bits — always an estimate.
-enum class TransformerPrecision : std::uint8_t { Fp32, Tf32, Fp16, Bf16, Amp, Fp8 };
-std::string_view transformer_precision_name(TransformerPrecision p);
-// InputError "expected fp32, tf32, fp16, bf16, amp or fp8".
-TransformerPrecision transformer_precision_by_name(std::string_view name);
+// Precisions (cost_model.h) for a transformer: fp32 on CUDA cores; tf32 on TF32 Tensor Cores (A100
+// on); fp16/bf16/amp on 16-bit Tensor Cores with FP32 master weights; fp8: H100/H200 FP8 Tensor Cores
+// (twice the 16-bit peak) for GEMMs, activations kept in 16 bits — always an estimate.
 
 struct TransformerCost {
   std::string gpu;            // the GPU's model name ("H100-SXM5-80GB")
   std::string label;          // "H100 BF16"
-  TransformerPrecision precision = TransformerPrecision::Bf16;
+  Precision precision = Precision::Bf16;
   bool calibrated = false;    // true only for the GPU and precision a one-GPU figure calibrates
   std::string derivation;     // how the rates were obtained
   std::int64_t peak_flop_per_second = 0;   // the dense peak of the GEMMs' math (MFU's denominator)
@@ -61,6 +57,6 @@ struct TransformerCalibration {
 std::optional<TransformerCalibration> transformer_calibration(std::string_view chip);
 
 // InputError when the GPU lacks the precision (tf32 or bf16 on a V100, fp8 before the H100).
-TransformerCost transformer_cost(const Gpu& gpu, TransformerPrecision precision);
+TransformerCost transformer_cost(const Gpu& gpu, Precision precision);
 
 }  // namespace hybridsim::workloads
