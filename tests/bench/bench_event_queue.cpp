@@ -11,22 +11,15 @@
 #include <vector>
 
 #include "sim/event_queue.h"
+#include "tests/bench/hold_model.h"
 
 namespace {
 
+using hybridsim::bench::hold;
+using hybridsim::bench::make_delays;
 using hybridsim::sim::EventHandler;
 using hybridsim::sim::EventQueue;
 using hybridsim::sim::Time;
-
-// 2^16 delays drawn from an exponential distribution with a mean of 1 us (in integer ps), reused
-// cyclically: the classic hold model's increment distribution.
-std::vector<std::int64_t> make_delays() {
-  std::mt19937_64 rng(20240611);
-  std::exponential_distribution<double> exp(1.0 / 1'000'000.0);
-  std::vector<std::int64_t> delays(1 << 16);
-  for (auto& d : delays) d = static_cast<std::int64_t>(exp(rng));
-  return delays;
-}
 
 // Other increment distributions, to show the queue does not depend on the exponential one:
 // 0: uniform in [0, 2 us); 1: bimodal, 90% uniform in [0, 10 ns) and 10% uniform in [10, 20 us);
@@ -44,40 +37,6 @@ std::vector<std::int64_t> make_delays(int kind) {
   return delays;
 }
 
-// Each event reschedules itself one pre-drawn delay ahead.
-class Holder final : public EventHandler {
- public:
-  Holder(EventQueue& queue, const std::vector<std::int64_t>& delays)
-      : queue_(queue), delays_(delays), mask_(delays.size() - 1) {}
-  void on_event(std::uint64_t tag) override {
-    queue_.schedule_after(Time::ps(delays_[next_++ & mask_]), *this, tag);
-  }
-  Time next_delay() { return Time::ps(delays_[next_++ & mask_]); }
-
- private:
-  EventQueue& queue_;
-  const std::vector<std::int64_t>& delays_;
-  std::size_t mask_;
-  std::size_t next_ = 0;
-};
-
-// The hold model with range(0) events pending and the given delays, on the event queue.
-void hold(benchmark::State& state, const std::vector<std::int64_t>& delays) {
-  const auto n = static_cast<std::size_t>(state.range(0));
-  EventQueue queue;
-  queue.reserve(n);
-  Holder holder(queue, delays);
-  for (std::size_t i = 0; i < n; ++i) queue.schedule_after(holder.next_delay(), holder, i);
-  // Warm up: let the heap reach its steady-state shape before timing.
-  for (std::size_t i = 0; i < 2 * n; ++i) queue.step();
-  for (auto _ : state) {
-    benchmark::DoNotOptimize(queue.step());
-  }
-  if (queue.pending() != n) state.SkipWithError("the hold model lost events");
-  state.counters["events_per_second"] =
-      benchmark::Counter(static_cast<double>(state.iterations()), benchmark::Counter::kIsRate);
-  state.counters["pending"] = static_cast<double>(n);
-}
 void BM_Hold(benchmark::State& state) { hold(state, make_delays()); }
 BENCHMARK(BM_Hold)->Arg(1'000)->Arg(100'000)->Arg(1'000'000);
 
