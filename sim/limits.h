@@ -59,8 +59,10 @@ inline constexpr Limit kSpeed{"speed", 1000, "times", "0.001 to 1000",
                               "a GPU's speed (workload.compute_speed, workload.gpu_speeds)", "",
                               "run, sweep"};
 // sim::Time's range: past it the error names the fields that lengthen the step.
-inline constexpr Limit kStepTime{"step-time", std::numeric_limits<std::int64_t>::max(), "ps", "2^63 ps (106 days)", "a simulated step",
-                                 "", "run, sweep"};
+inline constexpr Limit kStepTime{"step-time",       std::numeric_limits<std::int64_t>::max(),
+                                 "ps",              "2^63 ps (106 days)",
+                                 "a simulated step", "",
+                                 "run, sweep"};
 // Imported events lie within 2^62 ps of a trace's first timestamp, so any two sums of them still add
 // up within sim::Time's 2^63 ps. Real profiles cover seconds to minutes.
 inline constexpr Limit kImportedTime{"imported-time", std::int64_t{1} << 62, "ps", "2^62 ps (53.4 days)",
@@ -72,8 +74,8 @@ inline constexpr Limit kTensorSize{"tensor-size", std::int64_t{1} << 40, "bytes"
 // 2×10^9 events: about 7 minutes at the 5 million events a second measured on a 1,024-GPU step of
 // GNMT with every ring in full (sim/README.md, "Budgets").
 inline constexpr Limit kEvents{"events", 2'000'000'000, "events", "2×10⁹ events (about 7 minutes)",
-                               "what one step (one size of collective, one validate case; a variability run's "
-                               "steps together) may simulate",
+                               "what one step (one size of collective, one validate case; a variability "
+                               "run's steps together) may simulate",
                                "--max-events or simulation.max_events (0 = no limit)",
                                "run, sweep, study, plan, collective, validate"};
 // 4 GiB of simulation state: the process stays under a few GB.
@@ -84,8 +86,8 @@ inline constexpr Limit kSimMemory{"sim-memory", std::int64_t{4} << 30, "bytes", 
                                   "run, sweep, study, plan, collective, validate"};
 
 inline constexpr std::array<const Limit*, 14> kAll{
-    &kInputFile,  &kYamlNodes,   &kYamlDepth, &kMachines,     &kCollectiveSize, &kCollectiveRows, &kChannels,
-    &kLinkLatency, &kSpeed,       &kStepTime,  &kImportedTime, &kTensorSize,     &kEvents,         &kSimMemory};
+    &kInputFile, &kYamlNodes,   &kYamlDepth, &kMachines,     &kCollectiveSize, &kCollectiveRows, &kChannels,
+    &kLinkLatency, &kSpeed,     &kStepTime,  &kImportedTime, &kTensorSize,     &kEvents,         &kSimMemory};
 
 // The table as README.md's "Limits" section has it, one row a limit:
 // "| name | shown | what | raised by (or —) | commands |".
