@@ -10,6 +10,7 @@
 //   config.budget = &budget;                      // collectives charge themselves at their start
 #pragma once
 #include <cstdint>
+#include "sim/limits.h"
 #include <string>
 #include <string_view>
 
@@ -19,9 +20,9 @@ namespace hybridsim::sim {
 
 // 2×10^9 events: about 7 minutes at the 5 million events a second measured on a 1,024-GPU step of
 // GNMT with every ring in full (sim/README.md, "Budgets"); no shipped scenario or study comes near.
-inline constexpr std::uint64_t kDefaultMaxEvents = 2'000'000'000;
+inline constexpr std::uint64_t kDefaultMaxEvents = limits::kEvents.value;
 // 4 GiB of simulation state: the process stays under a few GB.
-inline constexpr std::int64_t kDefaultMaxMemory = std::int64_t{4} << 30;
+inline constexpr std::int64_t kDefaultMaxMemory = limits::kSimMemory.value;
 // Bytes a message in flight holds: its Network slot (56 B) and free-list index (4 B), the event
 // queue entry of its next hop (24 B) and that slot's generation (4 B), doubled for vectors grown
 // by doubling; rounded up.

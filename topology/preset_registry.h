@@ -6,6 +6,7 @@
 //   Topology t = build_cluster({.preset = "dgx1-v100", .nodes = 4});
 #pragma once
 #include <optional>
+#include "sim/limits.h"
 #include <span>
 #include <string>
 #include <string_view>
@@ -19,7 +20,7 @@ namespace hybridsim::topology {
 
 // The most machines a cluster may have (2,048 DGX-1 are the 16,384 GPUs of the study's largest
 // point; twice that leaves room).
-inline constexpr int kMaxNodes = 4096;
+inline constexpr int kMaxNodes = sim::limits::kMachines.value;
 
 struct GpuCountLimits {
   int default_count = 8;

@@ -7,7 +7,10 @@
 
 #include "analysis/cli/commands.h"
 #include "analysis/cli/parse_options.h"
+#include "analysis/study/study_steps.h"
 #include "analysis/validate/validate_run.h"
+#include "sim/text.h"
+#include "sim/units.h"
 #include "sim/error.h"
 
 namespace po = boost::program_options;
@@ -20,15 +23,27 @@ int validate_command(int argc, const char* const* argv) {
       "Simulates the reference cases (calibrations on one GPU, NCCL's own cost model, measured\n"
       "figures) of every .yaml file in a folder and compares each with its published figure; exits\n"
       "1 when a case is outside its tolerance. Case format: scenarios/README.md.\n\noptions");
-  std::string dir = "scenarios/validate", format = "table";
+  std::string dir = "scenarios/validate", format = "table", max_events, max_sim_memory;
   options.add_options()("help,h", "show this help")(
       "cases,c", po::value(&dir)->default_value("scenarios/validate"), "folder of case files")(
-      "format,f", po::value(&format)->default_value("table"), "table | csv");
+      "format,f", po::value(&format)->default_value("table"), "table | csv")(
+      "max-events", po::value(&max_events),
+      "cap on the events each case may simulate, 0 or unlimited = none (default 2e9)")(
+      "max-sim-memory", po::value(&max_sim_memory),
+      "cap on each case's simulation state, 0 B or unlimited = none (default 4 GiB)");
   po::variables_map vm;
   if (!parse_options(argc, argv, options, {}, vm)) return 0;
   if (format != "table" && format != "csv")
     throw InputError("--format must be table or csv (got \"" + format + "\")");
-  const auto results = analysis::run_validate_cases(analysis::load_validate_cases(dir));
+  analysis::ValidateBudget budget;
+  budget.sets = analysis::limit_overlay(max_events, max_sim_memory);
+  if (!max_events.empty())
+    budget.collective.max_events =
+        max_events == "unlimited" ? 0 : *sim::parse_whole<std::uint64_t>(max_events);
+  if (!max_sim_memory.empty())
+    budget.collective.max_memory =
+        max_sim_memory == "unlimited" ? 0 : sim::parse_bytes(max_sim_memory).count();
+  const auto results = analysis::run_validate_cases(analysis::load_validate_cases(dir), budget);
   std::cout << (format == "csv" ? analysis::validate_csv(results) : analysis::validate_table(results));
   if (!analysis::all_within(results)) {
     std::cerr << "hybridsim validate: some cases are outside their tolerance\n";

@@ -5,6 +5,7 @@
 //   auto rows = run_collective_sweep(topology, {.op = CollectiveOp::AllReduce, .gpus = {0,...,7}});
 #pragma once
 #include <array>
+#include "sim/limits.h"
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -56,9 +57,9 @@ struct CollectiveSweepRow {
 // AllReduceAlgorithm::Tree or Hierarchical with any op but all-reduce).
 // The limits of a sweep, checked before anything runs: a rank's buffer of at most 1 TiB (no GPU holds
 // more; H200: 141 GB), at most 1,000 sizes, at most 64 channels (as scenarios).
-inline constexpr sim::Bytes kMaxCollectiveBytes = sim::Bytes::gib(1024);
-inline constexpr std::size_t kMaxCollectiveRows = 1000;
-inline constexpr int kMaxChannels = 64;
+inline constexpr sim::Bytes kMaxCollectiveBytes = sim::Bytes::of(sim::limits::kCollectiveSize.value);
+inline constexpr std::size_t kMaxCollectiveRows = sim::limits::kCollectiveRows.value;
+inline constexpr int kMaxChannels = sim::limits::kChannels.value;
 
 std::vector<CollectiveSweepRow> run_collective_sweep(const topology::Topology& topology,
                                                      const CollectiveSweepOptions& options);

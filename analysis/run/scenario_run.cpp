@@ -109,7 +109,10 @@ ScenarioRun run_scenario(const scenarios::ResolvedScenario& resolved, const Scen
     step_too_long(resolved.scenario, e.what());
   } catch (const sim::BudgetExceeded& e) {
     throw BudgetRefusal(resolved.scenario.source + ": " +
-                        budget_error_text(e, "the step", kScenarioBudgetKnobs,
+                        budget_error_text(e,
+                                          e.cause.find("variability steps") != std::string::npos ? "the run"
+                                                                                                : "the step",
+                                          kScenarioBudgetKnobs,
                                           resolved.collective.fast_path == sim::FastPath::Off));
   }
 }

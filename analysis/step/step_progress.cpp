@@ -25,6 +25,19 @@ void SimulationProgress::tick(std::string_view what, sim::Time simulated, std::u
   report({what, simulated, events, wall, eta});
 }
 
+void SimulationProgress::run_estimate(int steps, std::uint64_t events) {
+  poll();
+  const Clock::time_point now = Clock::now();
+  const double wall = std::chrono::duration<double>(now - start_).count();
+  const double left = wall * (steps - 1);
+  if (steps <= 1 || left < std::chrono::duration<double>(first_).count()) return;
+  next_ = now + every_;
+  report({"1 of " + std::to_string(steps) + " steps done; the whole run about " +
+              sim::BudgetExceeded::count_text(events) + " events (step 1's times " + std::to_string(steps) +
+              ")",
+          sim::Time::zero(), 0, wall, left});
+}
+
 void SimulationProgress::step_done(int done, int total, sim::Time simulated) {
   poll();
   const Clock::time_point now = Clock::now();

@@ -35,12 +35,16 @@ class SimulationProgress {
   // Reports `first` after it is made, then every `every`.
   explicit SimulationProgress(Clock::duration first = std::chrono::seconds(2),
                               Clock::duration every = std::chrono::seconds(5))
-      : every_(every), next_(start_ + first) {}
+      : first_(first), every_(every), next_(start_ + first) {}
   virtual ~SimulationProgress() = default;
   // Called every 2^18 events (kTickEvents): polls, then reports if one is due.
   // `estimated_events` (0: none) is the step's own estimate, for the time left.
   void tick(std::string_view what, sim::Time simulated, std::uint64_t events,
             std::uint64_t estimated_events = 0);
+  // After the first of `steps` steps (variability.steps), before the others: the whole run's
+  // estimate (`events`: step 1's times the steps; its wall time from step 1's), reported at once
+  // when the rest will take longer than the first report's delay.
+  void run_estimate(int steps, std::uint64_t events);
   // After step `done` of `total` (variability.steps): reports, when due, how many are left.
   void step_done(int done, int total, sim::Time simulated);
   static constexpr std::uint32_t kTickEvents = 1u << 18;
@@ -53,6 +57,7 @@ class SimulationProgress {
 
  private:
   Clock::time_point start_ = Clock::now();
+  Clock::duration first_;
   Clock::duration every_;
   Clock::time_point next_;
 };

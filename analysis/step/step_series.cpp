@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <map>
 
+#include "sim/budget.h"
 #include "sim/error.h"
 
 namespace hybridsim::analysis {
@@ -51,6 +52,20 @@ CriticalPath mean_path(const std::vector<StepResult>& steps, sim::Time step) {
     p.gpu_changes = std::max(p.gpu_changes, r.critical_path.gpu_changes);
   }
   return p;
+}
+
+// After the first step of several: the whole run's events (step 1's times the steps) held to the
+// events limit (sim/limits.h, "events"), and its estimate told to a person waiting on it.
+void check_whole_run(const StepSetup& setup, const StepResult& first, int n, SimulationProgress* progress) {
+  const std::uint64_t each = std::max<std::uint64_t>(first.events, 1);
+  const std::uint64_t limit = setup.limits.max_events;
+  const auto steps = static_cast<std::uint64_t>(n);
+  const std::uint64_t total = each > UINT64_MAX / steps ? UINT64_MAX : each * steps;
+  if (limit > 0 && total > limit)
+    throw sim::BudgetExceeded(sim::BudgetExceeded::Kind::Events, total, limit, 0,
+                              "its " + std::to_string(n) + " variability steps run at about " +
+                                  sim::BudgetExceeded::count_text(each) + " events each (as step 1 did)");
+  if (progress != nullptr) progress->run_estimate(n, total);
 }
 
 }  // namespace
@@ -128,10 +143,12 @@ StepResult simulate_steps(const StepSetup& setup, std::optional<StepResult> firs
   if (first) steps.push_back(std::move(*first));
   StepSetup one = setup;
   workloads::StepProgram program = build_program(setup);
+  if (n > 1 && !steps.empty()) check_whole_run(setup, steps.front(), n, progress);
   for (int i = static_cast<int>(steps.size()); i < n; ++i) {
     one.step_index = i;
     apply_step_variability(one, program);
     steps.push_back(simulate_program(one, program, {.progress = progress}));
+    if (n > 1 && i == 0) check_whole_run(setup, steps.front(), n, progress);
     if (progress != nullptr) progress->step_done(i + 1, n, steps.back().step_time);
   }
   return combine_steps(steps, *setup.profile);

@@ -26,13 +26,14 @@ std::vector<int> case_gpus(const CollectiveCase& c, const topology::Topology& t)
   return gpus;
 }
 
-double run_collective_case(const CollectiveCase& c, std::string& what) {
+double run_collective_case(const CollectiveCase& c, const sim::SimulationLimits& limits, std::string& what) {
   const topology::Topology t = load_platform(c.topology, {.preset = c.topology, .nodes = c.nodes});
   CollectiveSweepOptions o;
   o.op = c.op;
   o.gpus = case_gpus(c, t);
   o.comm.algorithm = workloads::parse_algorithm(c.algorithm);
   o.comm.protocol = workloads::parse_protocol_option(c.protocol);
+  o.limits = limits;
   const CollectiveSweepRow row = run_one_collective(t, o, c.size);
   what = std::string(workloads::algorithm_name(row.algorithm)) + "/" +
          std::string(sim::protocol_name(row.protocol)) + ", " + std::to_string(row.channels) + " ch";
@@ -42,12 +43,12 @@ double run_collective_case(const CollectiveCase& c, std::string& what) {
 
 }  // namespace
 
-ValidateResult run_validate_case(const ValidateCase& reference) {
+ValidateResult run_validate_case(const ValidateCase& reference, const ValidateBudget& budget) {
   ValidateResult r;
   r.reference = reference;
   try {
     if (reference.collective) {
-      const double busbw = run_collective_case(*reference.collective, r.what);
+      const double busbw = run_collective_case(*reference.collective, budget.collective, r.what);
       if (reference.metric == CaseMetric::BusBandwidth) {
         r.simulated = busbw;
       } else {
@@ -59,7 +60,9 @@ ValidateResult run_validate_case(const ValidateCase& reference) {
         r.simulated = static_cast<double>(c.size.count()) / (algbw * 1e3);
       }
     } else {
-      const scenarios::Scenario s = scenarios::load_scenario(reference.scenario->string(), reference.sets);
+      std::vector<std::string> sets = reference.sets;
+      sets.insert(sets.end(), budget.sets.begin(), budget.sets.end());
+      const scenarios::Scenario s = scenarios::load_scenario(reference.scenario->string(), sets);
       const scenarios::ResolvedScenario resolved = scenarios::resolve(s);
       const ScenarioRun run = run_scenario(resolved, {});
       r.simulated = reference.metric == CaseMetric::StepTime ? run.step.step_time.to_ms()
@@ -79,9 +82,10 @@ ValidateResult run_validate_case(const ValidateCase& reference) {
   return r;
 }
 
-std::vector<ValidateResult> run_validate_cases(const std::vector<ValidateCase>& cases) {
+std::vector<ValidateResult> run_validate_cases(const std::vector<ValidateCase>& cases,
+                                               const ValidateBudget& budget) {
   std::vector<ValidateResult> out;
-  for (const auto& c : cases) out.push_back(run_validate_case(c));
+  for (const auto& c : cases) out.push_back(run_validate_case(c, budget));
   return out;
 }
 

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "analysis/validate/validate_cases.h"
+#include "sim/budget.h"
 
 namespace hybridsim::analysis {
 
@@ -18,8 +19,16 @@ struct ValidateResult {
   std::string what;      // what ran, e.g. "ring/Simple, 4 channels" for a collective
 };
 
-ValidateResult run_validate_case(const ValidateCase& reference);
-std::vector<ValidateResult> run_validate_cases(const std::vector<ValidateCase>& cases);
+// validate --max-events / --max-sim-memory: a scenario case's overlay (limit_overlay(),
+// analysis/study/study_steps.h) and a collective case's caps (sim/limits.h, "events", "sim-memory").
+struct ValidateBudget {
+  std::vector<std::string> sets;
+  sim::SimulationLimits collective;
+};
+
+ValidateResult run_validate_case(const ValidateCase& reference, const ValidateBudget& budget = {});
+std::vector<ValidateResult> run_validate_cases(const std::vector<ValidateCase>& cases,
+                                               const ValidateBudget& budget = {});
 bool all_within(const std::vector<ValidateResult>& results);
 
 // A table (one row per case, then a count of cases within tolerance, by kind) and CSV.

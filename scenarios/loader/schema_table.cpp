@@ -40,10 +40,11 @@ using K = FieldKind;
 constexpr double kMaxCount = 1 << 20;
 // A link's latency, at most 1 s: far beyond any real link, and far inside 64-bit picoseconds even
 // summed over a step's hops.
-constexpr double kMaxLinkLatencyPs = 1e12;
+constexpr double kMaxLinkLatencyPs = sim::limits::kLinkLatency.value;
 // GPU speeds from a thousandth to a thousand times the profiled GPU's: kernel times stay inside
 // 64-bit picoseconds.
-constexpr double kMinSpeed = 0.001;
+constexpr double kMinSpeed = 1.0 / sim::limits::kSpeed.value;
+constexpr double kMaxSpeed = sim::limits::kSpeed.value;
 
 constexpr ScenarioKey kKeys[] = {
     {{.path = "name",
@@ -265,7 +266,7 @@ constexpr ScenarioKey kKeys[] = {
       .kind = K::Number,
       .default_text = "1",
       .min = kMinSpeed,
-      .max = 1000,
+      .max = kMaxSpeed,
       .help = "GPU speed relative to the profiled one: 2 halves every kernel's duration."},
      bind<Member<&Scenario::workload, &WorkloadSettings::compute_speed>>()},
     {{.path = "workload.gpu_speeds",
@@ -286,7 +287,7 @@ constexpr ScenarioKey kKeys[] = {
       .kind = K::Number,
       .required = true,
       .min = kMinSpeed,
-      .max = 1000,
+      .max = kMaxSpeed,
       .help = "Relative speed: 0.5 doubles this GPU's kernel durations."}},
 
     {{.path = "workload.model",
@@ -467,7 +468,7 @@ constexpr ScenarioKey kKeys[] = {
       .default_text = "auto",
       .words = "auto",
       .min = 1,
-      .max = 64,
+      .max = sim::limits::kChannels.value,
       .help = "Rings per collective; auto: as NCCL would (DGX-1: 6 on one machine, one per NIC "
               "across machines)."},
      bind<Member<&Scenario::communication, &CommunicationSettings::channels>>()},

@@ -5,6 +5,7 @@
 //   read_input_file("/dev/zero", "profile file")  // InputError: ...: not a regular file (a character device)
 #pragma once
 #include <cstdint>
+#include "sim/limits.h"
 #include <string>
 #include <string_view>
 
@@ -12,7 +13,7 @@ namespace hybridsim::yaml {
 
 // The largest input file read: 16 MiB, 120 times the largest shipped one (the gnmt profile,
 // 136 KB); a YAML document that size would in any case hold more than kMaxTreeNodes nodes.
-inline constexpr std::uintmax_t kMaxInputFileBytes = std::uintmax_t{16} << 20;
+inline constexpr std::uintmax_t kMaxInputFileBytes = sim::limits::kInputFile.value;
 
 // The whole text of a regular file, or of a FIFO (a pipe, `<(cat s.yaml)`: read once, up to the
 // limit). A directory, a device, a socket, a missing or unreadable file, or more than

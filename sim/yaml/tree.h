@@ -8,6 +8,7 @@
 //   t.find("cluster")->find("preset")->where == "s.yaml:1:20"
 #pragma once
 #include <cstddef>
+#include "sim/limits.h"
 #include <string>
 #include <string_view>
 #include <vector>
@@ -18,9 +19,9 @@ namespace hybridsim::yaml {
 // may hold. The largest shipped input, workloads/profiles/v100/gnmt.yaml, holds 17,569; a tree of
 // this many nodes takes about 40 MB, and an alias bomb (ten aliases of ten aliases of ...) stops here
 // within a few milliseconds instead of expanding to billions of copies.
-inline constexpr std::size_t kMaxTreeNodes = 250'000;
+inline constexpr std::size_t kMaxTreeNodes = sim::limits::kYamlNodes.value;
 // The deepest nesting a document may have (the top-level value is at depth 0).
-inline constexpr int kMaxTreeDepth = 64;
+inline constexpr int kMaxTreeDepth = sim::limits::kYamlDepth.value;
 
 struct TreeEntry;
 

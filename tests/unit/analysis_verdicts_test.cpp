@@ -2,7 +2,9 @@
 // best hybrid are the fastest rows of their kind that fit; "none fits" only where rows of that
 // kind exist and none fits, "none in the grid" where the grid holds none (and the report says why);
 // a plan's #1 is the fastest ranked configuration and fits, an empty ranking is refused; a run's
-// memory verdict agrees with its per-GPU peaks, checked against the GPU the scenario names.
+// memory verdict agrees with its per-GPU peaks, checked against the GPU the scenario names, and every
+// other line run concludes (step time, critical GPU and path, throughput, largest GPU, time to train)
+// agrees with the per-GPU rows it comes from.
 #include <doctest/doctest.h>
 
 #include <algorithm>
@@ -11,6 +13,8 @@
 #include <sstream>
 
 #include "analysis/plan/planner.h"
+#include "analysis/run/scenario_run.h"
+#include "analysis/step/memory_report.h"
 #include "analysis/study/study.h"
 #include "analysis/study/study_config.h"
 #include "analysis/study/study_report.h"
@@ -174,4 +178,75 @@ TEST_CASE("run: a profile file recorded on a V100 under gpu: auto on dgx-h100 is
       "cluster: {preset: dgx-h100}\nworkload: {network: gnmt}\nparallelism: {dp: 8}\n", "g.yaml")));
   CHECK(std::none_of(builtin.begin(), builtin.end(),
                      [](const auto& kv) { return kv.first == "GPU mismatch"; }));
+}
+
+namespace {
+
+std::string metric(const std::vector<std::pair<std::string, std::string>>& lines, const std::string& key) {
+  for (const auto& [k, v] : lines)
+    if (k == key) return v;
+  return "(none)";
+}
+
+// Every conclusion `run` prints for one scenario, held to the rows it comes from.
+void check_run_verdicts(const std::string& text) {
+  CAPTURE(text);
+  const scenarios::ResolvedScenario r = scenarios::resolve(scenarios::parse_scenario(text, "v.yaml"));
+  const analysis::ScenarioRun run = analysis::run_scenario(r, {});
+  const analysis::StepResult& s = run.step;
+  // The step ends when the last GPU finishes; the critical GPU is one that finished then.
+  sim::Time last = sim::Time::zero();
+  for (const auto& g : s.per_gpu) last = std::max(last, g.finish);
+  CHECK(s.step_time == last);
+  const auto critical = std::find_if(s.per_gpu.begin(), s.per_gpu.end(),
+                                     [&](const auto& g) { return g.gpu == s.critical.gpu; });
+  REQUIRE(critical != s.per_gpu.end());
+  CHECK(critical->finish == s.step_time);
+  // The critical path's parts are the step, and its GPU count is at most the step's.
+  const analysis::CriticalPath& p = s.critical_path;
+  CHECK(p.compute + p.gradient_communication + p.model_parallel_transfers + p.launch_gaps <= s.step_time);
+  CHECK(p.gpus_visited >= 1);
+  CHECK(p.gpus_visited <= s.gpus);
+  CHECK(p.gpu_changes >= p.gpus_visited - 1);
+  // Throughput is the global batch over the step.
+  CHECK(s.samples_per_second ==
+        doctest::Approx(static_cast<double>(s.global_batch) / s.step_time.to_seconds()));
+  // The memory lines: "fits" exactly when every GPU's peak is within the capacity, the largest GPU
+  // named is one with the largest peak, and "does not fit" names that GPU.
+  const auto lines = analysis::run_metrics(run);
+  const std::string verdict = metric(lines, "memory");
+  REQUIRE(run.gpu_capacity);
+  const auto peaks = run.memory.peaks();
+  const bool all_within = std::all_of(peaks.begin(), peaks.end(), [&](const auto& b) {
+    return b.total() <= run.gpu_capacity->bytes;
+  });
+  CHECK(verdict.starts_with(all_within ? "fits: every GPU within" : "does not fit: GPU "));
+  const std::string peak = metric(lines, "peak memory");
+  const bool critical_is_largest = peak.find("largest") != std::string::npos;
+  const std::string largest_line = critical_is_largest ? peak : metric(lines, "peak memory, largest GPU");
+  // The GPU named largest holds a largest peak (GPUs of one MP rank tie; the critical one is named).
+  REQUIRE(largest_line.starts_with("GPU "));
+  const int largest_gpu = std::stoi(largest_line.substr(4));
+  const int largest_rank = analysis::mp_rank_of_gpu(run.mapping, largest_gpu);
+  CHECK(peaks[static_cast<std::size_t>(largest_rank)].total() == workloads::largest_peak(peaks));
+  if (!all_within) CHECK(verdict.starts_with("does not fit: GPU " + std::to_string(largest_gpu) + " needs"));
+  CHECK(peak.starts_with("GPU " + std::to_string(s.critical.gpu) + " (critical"));
+  // Time to train: its steps at this step time.
+  REQUIRE(run.time_to_train);
+  CHECK(run.time_to_train->step_time == s.step_time);
+  CHECK(run.time_to_train->seconds ==
+        doctest::Approx(run.time_to_train->total_steps * s.step_time.to_seconds()));
+}
+
+}  // namespace
+
+TEST_CASE("run: every conclusion it prints agrees with its own rows") {
+  // A hybrid that fits, one whose critical GPU is not the largest, and one that does not fit.
+  check_run_verdicts(
+      "cluster: {preset: dgx1-v100}\nworkload: {network: gnmt}\nparallelism: {dp: 4, mp: 2}\n");
+  check_run_verdicts(
+      "cluster: {preset: dgx1-v100}\nworkload: {network: inception-v3}\nparallelism: {dp: 8}\n");
+  check_run_verdicts(
+      "cluster: {preset: dgx1-v100, gpu_memory: 2 GiB}\nworkload: {network: biglstm}\nparallelism: {dp: 4, "
+      "mp: 2}\n");
 }
