@@ -62,7 +62,9 @@ bool embedded_classes_agree(const workloads::StepProgram& program,
                             Attempt& attempt) {
   std::vector<std::uint64_t> signature(program.gpus.size(), 0);
   for (std::size_t i = 0; i < rings.size(); ++i) {
-    if (rings[i] == nullptr) continue;
+    // A ring among representatives alone (a TP group's) has no member to stand at its positions;
+    // its shadows repeat it as a whole.
+    if (rings[i] == nullptr || !spans_members(fold, program.collectives[i])) continue;
     const std::vector<int>& gpus = program.collectives[i].members;
     for (std::uint32_t c = 0; c < rings[i]->ring().channel_count(); ++c) {
       const sim::RingChannel& plan = rings[i]->ring().channel_plan(c);
@@ -244,12 +246,17 @@ StepResult simulate_once(const StepSetup& setup, const workloads::StepProgram& p
 }
 
 // One attempt with rings that share links folded together; if one of them with chunks of unequal
-// size strays from its bound (more than 0.1% of its time), again without.
+// size strays from its bound (more than 0.1% of its time), or the network was interfered with,
+// again without.
 StepResult simulate_attempt(const StepSetup& setup, const workloads::StepProgram& program,
                             StepObservers observers, const StepFoldPlan& fold, Attempt& attempt,
                             std::string_view what) {
   StepResult r = simulate_once(setup, program, observers, fold, attempt, Embed::On, what);
-  if (!attempt.embed_unbounded) return r;
+  // Rings embedded together assume their models' messages never tie with another route's at a
+  // link; a ring whose channels share links in lockstep (a TP group's on an NVSwitch) ties at once.
+  // Without embedding such a ring runs plain and claims nothing, so the others may still fold.
+  const bool embedding_failed = attempt.interfered && r.simulation.embedded > 0;
+  if (!attempt.embed_unbounded && !embedding_failed) return r;
   attempt = {};
   attempt.embed_off = true;
   return simulate_once(setup, program, observers, fold, attempt, Embed::Off, what);

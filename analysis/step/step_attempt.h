@@ -38,7 +38,8 @@ StepResult simulate_once(const StepSetup& setup, const workloads::StepProgram& p
                          std::string_view what);
 
 // One attempt with rings that share links folded together; if one of them with chunks of unequal
-// size strays from its bound (more than 0.1% of its time), again without.
+// size strays from its bound (more than 0.1% of its time), or the network was interfered with while
+// rings were embedded, again without.
 StepResult simulate_attempt(const StepSetup& setup, const workloads::StepProgram& program,
                             StepObservers observers, const StepFoldPlan& fold, Attempt& attempt,
                             std::string_view what);

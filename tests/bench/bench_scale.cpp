@@ -2,6 +2,7 @@
 //  - BM_DpStep: one GNMT data-parallel step on N / 8 DGX-1 machines (EDR InfiniBand fat tree), as
 //    `hybridsim run scenarios/examples/dgx1-gnmt-dp8.yaml --set cluster.nodes=N/8
 //    --set parallelism.dp=N --set communication.fast_path=bounded` runs it (load, resolve, run);
+//  - BM_TpDpStep: one Llama 3 70B step at tp 8 × dp N / 8 on DGX H100 (below);
 //  - BM_DgxRingAllReduce: one 1 GiB ring all-reduce over the same N GPUs, as `hybridsim collective
 //    -t dgx1-v100 -n N/8 -b 1GiB -e 1GiB -a ring` runs it (the cluster built, then the sweep of one
 //    size, its budget check included).
@@ -120,6 +121,33 @@ void BM_DpStep(benchmark::State& state) {
   state.counters["peak_heap_mb"] = heap.megabytes();
 }
 
+// One step of Llama 3 70B at tp 8 on N / 8 DGX H100 (dp N / 8), as `hybridsim run
+// scenarios/llm/llama3-70b-1024-h100.yaml --set cluster.nodes=N/8 --set parallelism.dp=N/8` runs it
+// (issue 28: under 10 s and 2 GB at N = 1,024).
+void BM_TpDpStep(benchmark::State& state) {
+  const std::int64_t gpus = state.range(0);
+  const std::vector<std::string> sets = {"cluster.nodes=" + count(gpus / 8),
+                                         "parallelism.dp=" + count(gpus / 8)};
+  const HeapPeak heap;
+  analysis::StepResult r;
+  double simulate_s = 0;
+  for (auto _ : state) {
+    const Clock::time_point start = Clock::now();
+    const scenarios::Scenario scenario =
+        scenarios::load_scenario(HYBRIDSIM_SOURCE_DIR "/scenarios/llm/llama3-70b-1024-h100.yaml", sets);
+    r = analysis::run_scenario(scenarios::resolve(scenario), {}).step;
+    simulate_s = seconds_since(start);
+  }
+  state.counters["gpus"] = static_cast<double>(gpus);
+  state.counters["step_ms"] = r.step_time.to_ms();
+  state.counters["events"] = static_cast<double>(r.events);
+  state.counters["gpus_simulated"] = r.simulation.gpus_simulated == 0 ? static_cast<double>(gpus)
+                                                                      : r.simulation.gpus_simulated;
+  state.counters["simulate_s"] = simulate_s;
+  state.counters["peak_heap_mb"] = heap.megabytes();
+  if (r.simulation.gpus_simulated != 8) state.SkipWithError("the step did not fold onto one machine");
+}
+
 // One 1 GiB ring all-reduce over the first `gpus` GPUs of `spec`, as `hybridsim collective -b 1GiB -e
 // 1GiB -a ring` runs it (the cluster built, then the sweep of one size, its budget check included).
 void ring_all_reduce_case(benchmark::State& state, const topology::ClusterSpec& spec, int gpus,
@@ -176,6 +204,7 @@ void gpu_counts(benchmark::internal::Benchmark* b) {
 }
 BENCHMARK(BM_DpStep)->Apply(gpu_counts);
 BENCHMARK(BM_DgxRingAllReduce)->Apply(gpu_counts);
+BENCHMARK(BM_TpDpStep)->ArgName("gpus")->Arg(128)->Arg(1024)->Unit(benchmark::kSecond)->Iterations(1);
 BENCHMARK(BM_IdealRingAllReduce)
     ->ArgName("gpus")
     ->Arg(2048)
