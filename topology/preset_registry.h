@@ -17,9 +17,9 @@
 
 namespace hybridsim::topology {
 
-// The most machines a cluster may have (2,048 DGX-1 are the 16,384 GPUs of the study's largest
-// point; twice that leaves room).
-inline constexpr int kMaxNodes = 4096;
+// The most machines a cluster may have: 8,192 DGX H100 are 65,536 GPUs (issue 30's largest step,
+// beyond the largest published validation's 54,000), at about 1 GB of simulator memory.
+inline constexpr int kMaxNodes = 8192;
 
 struct GpuCountLimits {
   int default_count = 8;
