@@ -275,7 +275,7 @@ TEST_CASE("scenario: --set errors name the override, with a suggestion for a nea
         "--set cluster.nodes=four: cluster.nodes: got \"four\"; expected a whole number from 1 to 8192");
   CHECK(
       error_of(kMinimal, {"parallelism={dp: 4, mp: 0}"}) ==
-      "--set parallelism={dp: 4, mp: 0}: parallelism.mp: got \"0\"; expected a whole number from 1 to 8192");
+      "--set parallelism={dp: 4, mp: 0}: parallelism.mp: got \"0\"; expected a whole number from 1 to 4096");
   CHECK(error_of(kMinimal, {"parallelism={dp: 4"}).starts_with("--set parallelism={dp: 4: invalid YAML: "));
   // List items cannot be set one by one; the whole list can.
   CHECK(error_of(kMinimal, {"parallelism.placement[0].gpu=1"}).starts_with(
