@@ -9,7 +9,11 @@
 //   GpuProgram p;  p.streams = {{"compute", {Task::kernel(Time::us(40), 0), Task::record(3)}},
 //                               {"communication", {Task::wait(3), Task::collective(0, /*rank=*/2)}}};
 #pragma once
+#include <cstddef>
 #include <cstdint>
+#include <initializer_list>
+#include <iterator>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -54,9 +58,69 @@ struct Task {
   }
 };
 
+// A stream's tasks: its own, or those of another stream shared with it, each event shifted by
+// `event_shift` and each collective index by `collective_shift` (shifted_from). At 16,384 GPUs the
+// workers' compute streams are one list and per-GPU shifts instead of a copy each (sim/README.md,
+// "Shared programs"). Reading gives tasks by value, shifts applied; changing a shared list copies it.
+class TaskList {
+ public:
+  TaskList() = default;
+  TaskList(std::initializer_list<Task> tasks) : own_(tasks) {}
+  TaskList(std::vector<Task> tasks) : own_(std::move(tasks)) {}  // NOLINT: implicit, as the vector was
+  // `base`'s tasks (`base` is made shared if it was not), events and collectives shifted.
+  static TaskList shifted_from(TaskList& base, std::uint32_t event_shift, std::uint32_t collective_shift);
+
+  std::size_t size() const { return shared_ ? shared_->size() : own_.size(); }
+  bool empty() const { return size() == 0; }
+  Task operator[](std::size_t i) const { return shared_ ? shift((*shared_)[i]) : own_[i]; }
+  Task front() const { return (*this)[0]; }
+  Task back() const { return (*this)[size() - 1]; }
+  // Whether the tasks are another list's (then `same_tasks` says whose).
+  bool is_shared() const { return shared_ != nullptr; }
+  const void* same_tasks() const { return shared_ ? static_cast<const void*>(shared_.get()) : &own_; }
+  std::uint32_t event_shift() const { return event_shift_; }
+  std::uint32_t collective_shift() const { return collective_shift_; }
+
+  // For builders: the tasks as a vector of its own (a shared list is copied first, shifts applied).
+  std::vector<Task>& mutate();
+  void push_back(const Task& t) { mutate().push_back(t); }
+  void reserve(std::size_t n) { mutate().reserve(n); }
+
+  class const_iterator {
+   public:
+    using iterator_category = std::input_iterator_tag;
+    using value_type = Task;
+    using difference_type = std::ptrdiff_t;
+    using pointer = void;
+    using reference = Task;
+    const_iterator(const TaskList* list, std::size_t i) : list_(list), i_(i) {}
+    Task operator*() const { return (*list_)[i_]; }
+    const_iterator& operator++() { ++i_; return *this; }
+    const_iterator operator++(int) { const_iterator old = *this; ++i_; return old; }
+    bool operator==(const const_iterator& o) const { return i_ == o.i_; }
+
+   private:
+    const TaskList* list_;
+    std::size_t i_;
+  };
+  const_iterator begin() const { return {this, 0}; }
+  const_iterator end() const { return {this, size()}; }
+
+ private:
+  Task shift(Task t) const {
+    if (t.kind == TaskKind::Record || t.kind == TaskKind::Wait) t.id += event_shift_;
+    if (t.kind == TaskKind::Collective) t.id += collective_shift_;
+    return t;
+  }
+  std::vector<Task> own_;
+  std::shared_ptr<const std::vector<Task>> shared_;
+  std::uint32_t event_shift_ = 0;
+  std::uint32_t collective_shift_ = 0;
+};
+
 struct StreamProgram {
   std::string name;  // "compute", "communication", "p2p"
-  std::vector<Task> tasks;
+  TaskList tasks;
 };
 
 // What collectives running on a GPU compete with its kernels for (sim/stream_executor.h). Zero

@@ -36,10 +36,10 @@ inline constexpr Limit kYamlNodes{"yaml-nodes", 250'000, "nodes", "250,000 nodes
                                   "run, sweep, study, validate, topology, collective"};
 inline constexpr Limit kYamlDepth{"yaml-depth", 64, "levels", "64 levels", "a YAML document's nesting", "",
                                   "run, sweep, study, validate, topology, collective"};
-// 2,048 DGX-1 are the 16,384 GPUs of the study's largest point; twice that leaves room.
-inline constexpr Limit kMachines{"machines", 4096, "machines", "4,096 machines",
+// 8,192 DGX H100 are 65,536 GPUs (issue 30: past the largest published validation, 54,000 GPUs).
+inline constexpr Limit kMachines{"machines", 8192, "machines", "8,192 machines",
                                  "machines in a cluster (cluster.nodes, --nodes; plan --gpus and a study's "
-                                 "gpus in GPUs: 4,096 × the preset's GPUs a machine)",
+                                 "gpus in GPUs: 8,192 × the preset's GPUs a machine)",
                                  "", "run, sweep, study, plan, collective, topology, validate"};
 // No GPU holds more than 1 TiB (H200: 141 GB).
 inline constexpr Limit kCollectiveSize{"collective-size", std::int64_t{1} << 40, "bytes", "1 TiB",

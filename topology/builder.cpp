@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <limits>
 #include <map>
+#include <unordered_map>
 #include <utility>
 
 #include "sim/error.h"
@@ -65,6 +66,45 @@ void TopologyBuilder::add_one_way(DeviceId from, DeviceId to, const LinkParams& 
                     params.count});
 }
 
+namespace {
+
+// Per device, for each NIC: the index by which fabric switches spread routes to it (D-mod-k,
+// routing.cpp). On a fat tree, the NIC's global index (machine × NICs + its index). On a rail (a
+// leaf whose NICs all have one index in their machines), the machine: the leaf's ports hold one NIC
+// a machine, and a subnet manager spreads a leaf's destinations over the uplinks by port, so a ring
+// whose edges cross from one rail to the next puts each on a link of its own.
+std::vector<std::int64_t> forward_indices(const Topology::Impl& impl) {
+  std::vector<std::int64_t> index(impl.devices.size(), -1);
+  std::vector<int> local(impl.devices.size(), -1);  // a NIC's index in its machine
+  std::vector<std::int64_t> leaf_of(impl.devices.size(), -1);
+  std::unordered_map<std::int64_t, int> leaf_local;  // leaf → its NICs' one local index, -2: mixed
+  std::unordered_map<std::int64_t, int> leaf_nics;
+  for (std::size_t n = 0; n < impl.nics_by_node.size(); ++n)
+    for (std::size_t k = 0; k < impl.nics_by_node[n].size(); ++k) {
+      const std::uint32_t v = impl.nics_by_node[n][k].value;
+      index[v] = static_cast<std::int64_t>(n * impl.nics_by_node[n].size() + k);
+      local[v] = static_cast<int>(k);
+      for (std::uint32_t o = impl.out_offsets[v]; o < impl.out_offsets[v + 1]; ++o) {
+        const DeviceId to = impl.ends[impl.out_flat[o]].to;
+        if (impl.devices[to.value].kind != DeviceKind::NetworkSwitch) continue;
+        leaf_of[v] = to.value;
+        const auto [it, fresh] = leaf_local.try_emplace(to.value, static_cast<int>(k));
+        if (!fresh && it->second != static_cast<int>(k)) it->second = -2;
+        ++leaf_nics[to.value];
+        break;
+      }
+    }
+  for (std::size_t n = 0; n < impl.nics_by_node.size(); ++n)
+    for (const DeviceId nic : impl.nics_by_node[n]) {
+      const std::int64_t leaf = leaf_of[nic.value];
+      if (leaf >= 0 && leaf_local.at(leaf) >= 0 && leaf_nics.at(leaf) > 1)
+        index[nic.value] = static_cast<std::int64_t>(n);
+    }
+  return index;
+}
+
+}  // namespace
+
 Topology TopologyBuilder::build() && {
   auto impl = std::make_unique<Topology::Impl>();
   impl->name = name_;
@@ -120,6 +160,7 @@ Topology TopologyBuilder::build() && {
   for (std::uint32_t i = 0; i < devices_.size(); ++i)
     if (devices_[i].kind == DeviceKind::Nic && devices_[i].node)
       impl->nics_by_node[static_cast<std::size_t>(*devices_[i].node)].push_back(DeviceId{i});
+  impl->nic_forward_index = forward_indices(*impl);
   impl->route_graph = detail::make_route_graph(impl->graph);
   impl->scratch.resize(devices_.size());
   impl->routes_from.resize(devices_.size());

@@ -18,8 +18,7 @@
 
 namespace hybridsim::topology {
 
-// The most machines a cluster may have (2,048 DGX-1 are the 16,384 GPUs of the study's largest
-// point; twice that leaves room).
+// The most machines a cluster may have (8,192 DGX H100 are 65,536 GPUs; sim/limits.h).
 inline constexpr int kMaxNodes = sim::limits::kMachines.value;
 
 struct GpuCountLimits {

@@ -135,8 +135,9 @@ sim::Route Topology::Impl::route_locked(DeviceId from, DeviceId to, RouteOptions
   // Walk back from the destination along tight links (cost(u) + link cost == cost(v)). Costs are
   // positive, so this terminates. Where several links are tight: once the walk has passed the
   // destination's NIC (the fabric and the source machine of a route across machines), the one at
-  // the destination NIC's global index mod count, as InfiniBand switches forward by destination
-  // (D-mod-k: a ring's shift permutation then never puts two links on one cable); elsewhere one by
+  // the destination NIC's forwarding index (its global index; on a rail its machine) mod count, as
+  // InfiniBand switches forward by destination (D-mod-k: a ring's shift permutation then never puts
+  // two links on one cable); elsewhere one by
   // hash(from, to, v). A search that stopped at the destination left every device it did not
   // settle at a cost of at least the destination's, so a link out of one cannot be tight here: the
   // walk sees exact costs only, and any exact search gives the same route.
@@ -145,12 +146,7 @@ sim::Route Topology::Impl::route_locked(DeviceId from, DeviceId to, RouteOptions
   path.clear();
   std::int64_t dest_nic = -1;
   for (std::uint32_t v = dst; v != src;) {
-    if (dest_nic < 0 && graph[v].kind == DeviceKind::Nic) {
-      const auto node = static_cast<std::size_t>(graph[v].node);
-      const auto& nics = nics_by_node[node];
-      const auto local = std::find(nics.begin(), nics.end(), DeviceId{v}) - nics.begin();
-      dest_nic = static_cast<std::int64_t>(node * nics.size()) + local;
-    }
+    if (dest_nic < 0 && graph[v].kind == DeviceKind::Nic) dest_nic = nic_forward_index[v];
     tight.clear();
     const std::int64_t cv = cost(v);
     for (const RouteGraph::Arc& arc : g.in_arcs(v)) {

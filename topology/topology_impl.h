@@ -59,6 +59,7 @@ struct Topology::Impl {
   std::vector<sim::LinkId> out_flat;
   std::unordered_map<std::uint64_t, sim::LinkId> link_index;  // from << 32 | to
   std::vector<std::vector<DeviceId>> nics_by_node;            // [node] → its NICs, by id
+  std::vector<std::int64_t> nic_forward_index;  // [device] → a NIC's D-mod-k index (builder.cpp)
 
   // Caches, guarded by mutex.
   mutable std::mutex mutex;

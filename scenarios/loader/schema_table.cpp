@@ -75,7 +75,7 @@ constexpr ScenarioKey kKeys[] = {
       .kind = K::Integer,
       .default_text = "1",
       .min = 1,
-      .max = 4096,
+      .max = 8192,  // topology::kMaxNodes
       .help = "Machines; more than one joins them by an InfiniBand fabric (ideal-ring and "
               "fully-connected are single machines)."},
      bind<Member<&Scenario::cluster, &ClusterSettings::nodes>, Value, preset_cluster>()},

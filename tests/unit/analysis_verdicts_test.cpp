@@ -137,8 +137,8 @@ TEST_CASE("plan: #1 is the best ranked configuration and fits; nothing that fits
   CHECK_THROWS_WITH_AS(analysis::memory_what_if("lots"), doctest::Contains("--memory \"lots\": "),
                        InputError);
   CHECK_THROWS_WITH_AS(analysis::make_plan_request({.model = "gnmt", .gpus = 100'000'000}),
-                       "--gpus 100000000: more than 4096 dgx1-v100 machines of 8 GPUs hold; expected at most "
-                       "32768",
+                       "--gpus 100000000: more than 8192 dgx1-v100 machines of 8 GPUs hold; expected at most "
+                       "65536",
                        InputError);
 }
 

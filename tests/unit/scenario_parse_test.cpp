@@ -272,7 +272,7 @@ TEST_CASE("scenario: --set errors name the override, with a suggestion for a nea
   CHECK(error_of(kMinimal, {"frobnicate=1"}) == "--set frobnicate=1: unknown field 'frobnicate'");
   CHECK(error_of(kMinimal, {"cluster.nodes"}).starts_with("--set cluster.nodes: expected path=value"));
   CHECK(error_of(kMinimal, {"cluster.nodes=four"}) ==
-        "--set cluster.nodes=four: cluster.nodes: got \"four\"; expected a whole number from 1 to 4096");
+        "--set cluster.nodes=four: cluster.nodes: got \"four\"; expected a whole number from 1 to 8192");
   CHECK(
       error_of(kMinimal, {"parallelism={dp: 4, mp: 0}"}) ==
       "--set parallelism={dp: 4, mp: 0}: parallelism.mp: got \"0\"; expected a whole number from 1 to 4096");

@@ -41,7 +41,7 @@ TEST_CASE("schema: every declared default is a valid value of its field") {
 }
 
 TEST_CASE("schema: expected texts and suggestions") {
-  CHECK(expected_text(field("cluster.nodes")) == "a whole number from 1 to 4096");
+  CHECK(expected_text(field("cluster.nodes")) == "a whole number from 1 to 8192");
   CHECK(expected_text(field("cluster.gpus_per_node")) == "auto or a whole number from 1 to 65536");
   CHECK(expected_text(field("communication.reduction_bandwidth")) ==
         "off or a bandwidth such as \"25 GB/s\" or \"100 Gb/s\", > 0");

@@ -51,6 +51,27 @@ struct LinkFilter {
   }
 };
 
+// Whether a NIC's leaf is a rail: it holds two or more NICs, all of one index in their machines
+// (D-mod-k then spreads by machine, routing.cpp).
+bool on_rail(const topology::Topology& t, DeviceId nic) {
+  const auto& impl = t.impl();
+  const auto local_of = [&](DeviceId n) {
+    const auto& nics = impl.nics_by_node[static_cast<std::size_t>(*t.device(n).node)];
+    return std::find(nics.begin(), nics.end(), n) - nics.begin();
+  };
+  std::optional<DeviceId> leaf;
+  for (const DeviceId d : t.devices_of_kind(DeviceKind::NetworkSwitch))
+    if (t.link_between(nic, d)) leaf = d;
+  if (!leaf) return false;
+  int count = 0;
+  for (const DeviceId other : t.devices_of_kind(DeviceKind::Nic))
+    if (t.link_between(other, *leaf)) {
+      if (local_of(other) != local_of(nic)) return false;
+      ++count;
+    }
+  return count > 1;
+}
+
 // The reference: full Dijkstra over the devices of the two machines and the fabric, then the walk
 // back from `to` along tight links (D-mod-k by the destination NIC once past it, else the hash of
 // routing.cpp).
@@ -80,6 +101,7 @@ std::optional<std::vector<sim::LinkId>> plain_route(const topology::Topology& t,
           std::find(nics.begin(), nics.end(), DeviceId{static_cast<std::uint32_t>(v)}) -
           nics.begin();
       dest_nic = static_cast<std::int64_t>(node * nics.size()) + local;
+      if (on_rail(t, DeviceId{static_cast<std::uint32_t>(v)})) dest_nic = static_cast<std::int64_t>(node);
     }
     std::vector<detail::Edge> tight;
     for (const detail::Edge e : boost::make_iterator_range(boost::in_edges(v, g))) {

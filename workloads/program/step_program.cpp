@@ -93,29 +93,22 @@ void add_transfers(const Profile& profile, const StepLayout& layout, const std::
 }
 
 // MP rank k's compute stream for a worker whose events start at `base`, from the one built for
-// the first worker (whose events start at 0): the same tasks, its events shifted. Exact, since
-// compute_stream uses only the worker's own events, which allocate_worker_events numbers alike
-// from the worker's base; and cheaper than building it again at 16,384 GPUs (no lookups, no growth).
-sim::StreamProgram shifted_compute_stream(const sim::StreamProgram& first, std::uint32_t base) {
-  sim::StreamProgram out = first;
-  for (sim::Task& t : out.tasks)
-    if (t.kind == sim::TaskKind::Record || t.kind == sim::TaskKind::Wait) t.id += base;
-  return out;
+// the first worker (whose events start at 0): the same tasks, its events shifted, sharing the first
+// worker's list (sim::TaskList). Exact, since compute_stream uses only the worker's own events,
+// which allocate_worker_events numbers alike from the worker's base; and at 16,384 GPUs it spares
+// both the build and a copy of the tasks per GPU (most of the step's memory before).
+sim::StreamProgram shifted_compute_stream(sim::StreamProgram& first, std::uint32_t base) {
+  return {first.name, sim::TaskList::shifted_from(first.tasks, base, 0)};
 }
 
 // A send or receive stream of a later worker, from the first worker's: the same tasks, its events
 // shifted by `base` and its transfers by `transfers` (each worker appends as many, in the same
 // order: add_transfers), named after its own peer GPU. Exact for the same reason as the compute
 // streams', and it spares 16,384 GPUs the edge lookups.
-sim::StreamProgram shifted_transfer_stream(const sim::StreamProgram& first, std::uint32_t base,
+sim::StreamProgram shifted_transfer_stream(sim::StreamProgram& first, std::uint32_t base,
                                            std::uint32_t transfers, int peer_gpu) {
-  sim::StreamProgram out{first.name.substr(0, first.name.rfind("GPU") + 3) + std::to_string(peer_gpu),
-                         first.tasks};
-  for (sim::Task& t : out.tasks) {
-    if (t.kind == sim::TaskKind::Record || t.kind == sim::TaskKind::Wait) t.id += base;
-    if (t.kind == sim::TaskKind::Collective) t.id += transfers;
-  }
-  return out;
+  return {first.name.substr(0, first.name.rfind("GPU") + 3) + std::to_string(peer_gpu),
+          sim::TaskList::shifted_from(first.tasks, base, transfers)};
 }
 
 // The first worker's send and receive streams of one MP rank, and the MP rank of each one's peer.
@@ -131,7 +124,7 @@ FirstTransfers first_transfers(std::vector<sim::StreamProgram> streams, const St
     const auto c = std::find_if(stream.tasks.begin(), stream.tasks.end(),
                                 [](const sim::Task& t) { return t.kind == sim::TaskKind::Collective; });
     if (c == stream.tasks.end()) throw InternalError("a transfer stream without a transfer");
-    const std::vector<int>& members = out.collectives[c->id].members;
+    const std::vector<int>& members = out.collectives[(*c).id].members;
     const int peer_gpu = members[0] == gpus[static_cast<std::size_t>(k)] ? members[1] : members[0];
     f.peer.push_back(static_cast<int>(std::find(gpus.begin(), gpus.end(), peer_gpu) - gpus.begin()));
   }
@@ -186,8 +179,8 @@ StepProgram build_step_program(const Profile& profile, const MpPlacement& placem
       prog.compute_scale = gpu_compute_scale(options, g);
       if (gpu != nullptr) prog.resources = gpu_resources(*gpu);
       if (w == 0) {
-        prog.streams.push_back(compute_stream(profile, layout, events, k));
-        first_compute.push_back(prog.streams.back());
+        first_compute.push_back(compute_stream(profile, layout, events, k));
+        prog.streams.push_back(shifted_compute_stream(first_compute.back(), 0));
       } else {
         prog.streams.push_back(shifted_compute_stream(first_compute[static_cast<std::size_t>(k)], base));
       }
@@ -200,13 +193,11 @@ StepProgram build_step_program(const Profile& profile, const MpPlacement& placem
         first_receive.push_back(
             first_transfers(receive_streams(layout, events, k, activation, gradient, gpus), out, gpus, k));
       }
-      for (const FirstTransfers* f :
+      for (FirstTransfers* f :
            {&first_send[static_cast<std::size_t>(k)], &first_receive[static_cast<std::size_t>(k)]})
         for (std::size_t i = 0; i < f->streams.size(); ++i)
-          prog.streams.push_back(w == 0
-                                     ? f->streams[i]
-                                     : shifted_transfer_stream(f->streams[i], base, transfers,
-                                                               gpus[static_cast<std::size_t>(f->peer[i])]));
+          prog.streams.push_back(shifted_transfer_stream(f->streams[i], base, transfers,
+                                                         gpus[static_cast<std::size_t>(f->peer[i])]));
     }
   }
   out.event_count = next_event;

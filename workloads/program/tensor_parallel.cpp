@@ -43,7 +43,7 @@ void split_gradient_collectives(StepProgram& p, int tp) {
     const int w = p.worker_of_gpu[g];
     if (w < 0) continue;
     for (auto& stream : p.gpus[g].streams)
-      for (auto& task : stream.tasks) {
+      for (auto& task : stream.tasks.mutate()) {
         if (task.kind != sim::TaskKind::Collective || task.id >= n || index[task.id].empty()) continue;
         const std::uint32_t old = task.id;
         task.rank = new_rank[old][task.rank];
@@ -97,7 +97,7 @@ void insert_replica(StepProgram& p, const std::map<SyncKey, std::vector<const Tp
 void drop_gradient_copies(StepProgram& p) {
   for (auto& gpu : p.gpus)
     for (auto& stream : gpu.streams)
-      std::erase_if(stream.tasks, [&](const sim::Task& t) { return p.is_gradient_copy(t); });
+      std::erase_if(stream.tasks.mutate(), [&](const sim::Task& t) { return p.is_gradient_copy(t); });
 }
 
 }  // namespace

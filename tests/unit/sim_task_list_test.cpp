@@ -1,0 +1,39 @@
+// Shared programs (sim/gpu_program.h, TaskList): a list shifted from another reads as the other's
+// tasks with its events and collective indices moved, shifts add up, and changing one copies it.
+#include <doctest/doctest.h>
+
+#include "sim/gpu_program.h"
+
+using namespace hybridsim::sim;
+
+TEST_CASE("a shifted list reads as its base with events and collectives moved") {
+  TaskList base{Task::wait(2), Task::kernel(Time::us(40), 7), Task::record(3), Task::collective(5, 1)};
+  TaskList later = TaskList::shifted_from(base, 10, 100);
+  CHECK(base.is_shared());
+  CHECK(later.same_tasks() == base.same_tasks());
+  REQUIRE(later.size() == 4);
+  CHECK(later[0].id == 12);                 // wait on event 2 + 10
+  CHECK(later[1].id == 7);                  // a kernel's label is not shifted
+  CHECK(later[1].duration == Time::us(40));
+  CHECK(later[2].id == 13);                 // record 3 + 10
+  CHECK(later[3].id == 105);                // collective 5 + 100
+  CHECK(later[3].rank == 1);
+  CHECK(base[2].id == 3);                   // the base reads as before
+
+  // Shifted from a shifted list: both shifts.
+  const TaskList again = TaskList::shifted_from(later, 1, 2);
+  CHECK(again[0].id == 13);
+  CHECK(again[3].id == 107);
+
+  // Changing one copies it, the others keep reading the shared tasks.
+  later.push_back(Task::record(4));
+  CHECK_FALSE(later.is_shared());
+  REQUIRE(later.size() == 5);
+  CHECK(later[0].id == 12);
+  CHECK(later[4].id == 4);
+  CHECK(base.size() == 4);
+  CHECK(again.size() == 4);
+  std::uint32_t ids = 0;
+  for (const Task& t : again) ids += t.id;
+  CHECK(ids == 13 + 7 + 14 + 107);
+}
