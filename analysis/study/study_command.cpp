@@ -2,6 +2,7 @@
 
 #include <ostream>
 
+#include "analysis/study/llm_study.h"
 #include "analysis/study/study.h"
 #include "analysis/study/study_config.h"
 #include "analysis/study/study_report.h"
@@ -12,6 +13,13 @@ namespace hybridsim::analysis {
 
 std::filesystem::path run_study_command(const StudyCommandOptions& options, std::ostream& out,
                                         std::ostream* progress) {
+  if (is_llm_study_file(options.scenario)) {
+    LlmStudyConfig llm = load_llm_study_config(options.scenario);
+    if (options.output) llm.output = *options.output;
+    const LlmStudyResult result = run_llm_study(llm, {.progress = progress, .threads = options.threads});
+    print_llm_study(result, out);
+    return llm.output;
+  }
   StudyConfig config = load_study_config(options.scenario);
   if (options.output) config.output = *options.output;
   StudyRunOptions run;
