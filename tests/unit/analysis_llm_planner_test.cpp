@@ -88,7 +88,7 @@ TEST_CASE("llm planner: refuses when nothing fits, naming the option and what is
   } catch (const InputError& e) {
     const std::string what = e.what();
     CHECK(what.starts_with("--memory: none of the"));
-    CHECK(what.find("80.00 GiB") != std::string::npos);
+    CHECK(what.find("fits in 80 GiB (A100 80GB (--gpu))") != std::string::npos);
     CHECK(what.find("not searched yet: pp, zero, schedule, virtual_stages, ep") != std::string::npos);
   }
   // With the pipeline and ZeRO rows enabled (once their keys are in the loader), layouts fit.
