@@ -100,11 +100,11 @@ std::string breakdown(const LlmPlanCandidate& c) {
 
 // Why `a` ranks above `b`: what differs, by how much, and the closed-form terms that moved most.
 std::string versus(const std::vector<PlanDimension>& dims, const LlmPlanCandidate& a,
-                   const LlmPlanCandidate& b) {
-  std::string s = "vs #2 (" + layout_differences(dims, a.layout, b.layout) + "): x" +
-                  format_fixed(a.tokens_per_second / b.tokens_per_second, 3) + " its tokens/s (step " +
-                  seconds(a.step->step_time.to_seconds()) + " vs " + seconds(b.step->step_time.to_seconds()) +
-                  " s); where the time goes, by the closed forms:";
+                   const LlmPlanCandidate& b, std::size_t index) {
+  std::string s = "vs #" + std::to_string(index + 1) + " (" + layout_differences(dims, a.layout, b.layout) +
+                  "): x" + format_fixed(a.tokens_per_second / b.tokens_per_second, 3) +
+                  " its tokens/s (step " + seconds(a.step->step_time.to_seconds()) + " vs " +
+                  seconds(b.step->step_time.to_seconds()) + " s); where the time goes, by the closed forms:";
   auto ta = terms(a.estimate), tb = terms(b.estimate);
   std::vector<std::pair<std::string, double>> delta;
   for (std::size_t i = 0; i < ta.size(); ++i)
@@ -182,6 +182,12 @@ std::vector<LlmPlanCandidate> simulate_candidates(const LlmPlanRequest& r,
 
 }  // namespace
 
+std::size_t llm_runner_up(const LlmPlanResult& r) {
+  for (std::size_t i = 1; i < r.ranked.size(); ++i)
+    if (r.ranked[i].step->id != r.ranked[0].step->id) return i;
+  return r.ranked.size();
+}
+
 LlmPlanResult plan_llm(const LlmPlanRequest& r, StepCache* cache) {
   if (r.critical_batch_tokens && (r.training_tokens <= 0 || r.reference_batch <= 0))
     throw InputError("--critical-batch: " + r.model +
@@ -204,8 +210,11 @@ LlmPlanResult plan_llm(const LlmPlanRequest& r, StepCache* cache) {
   std::stable_sort(result.ranked.begin(), result.ranked.end(), better);
   for (std::size_t i = 0; i < result.ranked.size() && i < 5; ++i)
     result.ranked[i].why = breakdown(result.ranked[i]);
-  if (result.ranked.size() > 1)
-    result.ranked[0].why += "; " + versus(r.dimensions, result.ranked[0], result.ranked[1]);
+  // The runner-up: the next candidate that simulated another step (two layouts can resolve to one
+  // step, e.g. selective recomputation under flash attention, which stores no softmax anyway).
+  const std::size_t next = llm_runner_up(result);
+  if (next < result.ranked.size())
+    result.ranked[0].why += "; " + versus(r.dimensions, result.ranked[0], result.ranked[next], next);
   return result;
 }
 

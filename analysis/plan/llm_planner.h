@@ -61,6 +61,9 @@ struct LlmPlanResult {
   bool by_time_to_train = false;
 };
 
+// The index of the runner-up in r.ranked: the first after the best whose simulated step differs
+// (ranked.size() when none does).
+std::size_t llm_runner_up(const LlmPlanResult& r);
 // InputError naming the option when nothing fits (--memory, --gpus or --global-batch).
 LlmPlanResult plan_llm(const LlmPlanRequest& request, StepCache* cache = nullptr);
 void print_llm_plan(const LlmPlanResult& result, std::ostream& out, int top = 5);
