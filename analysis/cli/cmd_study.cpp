@@ -68,7 +68,8 @@ int plan_llm_command(const analysis::PlanCommandOptions& o, analysis::LlmPlanOpt
     if (!(critical > 0)) throw InputError("--critical-batch: expected tokens > 0");
     llm.critical_batch_tokens = critical;
   }
-  if (llm.simulate < 0) throw InputError("--simulate: expected 0 (all) or more, got " + std::to_string(llm.simulate));
+  if (llm.simulate < 0)
+    throw InputError("--simulate: expected 0 (all) or more, got " + std::to_string(llm.simulate));
   llm.threads = o.threads;
   llm.max_events = o.max_events;
   llm.max_sim_memory = o.max_sim_memory;
@@ -88,8 +89,9 @@ int plan_command(int argc, const char* const* argv) {
   analysis::PlanCommandOptions o;
   std::string ib, memory;
   int top = 5;
-  options.add_options()("help,h", "show this help")("model,m", po::value(&o.model)->required(),
-                                                    "inception-v3 | gnmt | biglstm, a profile file, or a transformer (gpt3-175b, llama3-70b, ...)")(
+  options.add_options()("help,h", "show this help")(
+      "model,m", po::value(&o.model)->required(),
+      "inception-v3 | gnmt | biglstm, a profile file, or a transformer (gpt3-175b, llama3-70b, ...)")(
       "gpus,g", po::value(&o.gpus)->default_value(8), "GPUs to use")(
       "cluster,c", po::value(&o.cluster)->default_value("dgx1-v100"),
       "machine preset (nodes follow from --gpus)")(
@@ -127,8 +129,9 @@ int plan_command(int argc, const char* const* argv) {
   if (analysis::is_llm_plan_model(o.model)) return plan_llm_command(o, llm, vm, critical, ib, memory, top);
   for (const char* name : {"gpu", "critical-batch"})
     if (vm.count(name))
-      throw InputError("--" + std::string(name) + ": transformers only (--model gpt3-175b, llama3-70b, ...); " +
-                       o.model + " takes --cluster");
+      throw InputError("--" + std::string(name) +
+                       ": transformers only (--model gpt3-175b, llama3-70b, ...); " + o.model +
+                       " takes --cluster");
   analysis::print_plan(api::plan(o, vm.count("quiet") ? nullptr : &std::cerr), std::cout, top);
   return 0;
 }
