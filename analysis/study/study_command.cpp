@@ -1,7 +1,9 @@
 #include "analysis/study/study_command.h"
 
 #include <ostream>
+#include <sstream>
 
+#include "analysis/output/atomic_file.h"
 #include "analysis/study/llm_study.h"
 #include "analysis/study/study.h"
 #include "analysis/study/study_config.h"
@@ -17,7 +19,14 @@ std::filesystem::path run_study_command(const StudyCommandOptions& options, std:
     LlmStudyConfig llm = load_llm_study_config(options.scenario);
     if (options.output) llm.output = *options.output;
     const LlmStudyResult result = run_llm_study(llm, {.progress = progress, .threads = options.threads});
-    print_llm_study(result, out);
+    std::ostringstream text;
+    print_llm_study(result, text);
+    out << text.str();
+    std::filesystem::create_directories(llm.output);
+    AtomicFile summary(llm.output / "summary.txt");
+    summary.write(text.str());
+    summary.commit();
+    out << "report: " << (llm.output / "summary.txt").string() << "\n";
     return llm.output;
   }
   StudyConfig config = load_study_config(options.scenario);
