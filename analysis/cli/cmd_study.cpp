@@ -7,6 +7,7 @@
 #include "analysis/api/hybridsim.h"
 #include "analysis/cli/commands.h"
 #include "analysis/cli/parse_options.h"
+#include "analysis/plan/llm_planner.h"
 #include "sim/error.h"
 
 namespace po = boost::program_options;
@@ -52,6 +53,34 @@ int study_command(int argc, const char* const* argv) {
   return 0;
 }
 
+namespace {
+
+// `plan --model gpt3-175b ...`: the transformer planner (analysis/plan/llm_planner.h).
+int plan_llm_command(const analysis::PlanCommandOptions& o, analysis::LlmPlanOptions llm,
+                     const po::variables_map& vm, double critical, const std::string& ib,
+                     const std::string& memory, int top) {
+  llm.model = o.model;
+  llm.gpus = o.gpus;
+  if (!vm["cluster"].defaulted()) llm.cluster = o.cluster;
+  if (!ib.empty()) llm.ib_bandwidth = ib;
+  if (!memory.empty()) llm.memory = memory;
+  if (vm.count("critical-batch")) {
+    if (!(critical > 0)) throw InputError("--critical-batch: expected tokens > 0");
+    llm.critical_batch_tokens = critical;
+  }
+  if (llm.simulate < 0)
+    throw InputError("--simulate: expected 0 (all) or more, got " + std::to_string(llm.simulate));
+  llm.threads = o.threads;
+  llm.max_events = o.max_events;
+  llm.max_sim_memory = o.max_sim_memory;
+  analysis::LlmPlanRequest request = analysis::make_llm_plan_request(llm);
+  if (!vm.count("quiet")) request.progress = &std::cerr;
+  analysis::print_llm_plan(analysis::plan_llm(request), std::cout, top);
+  return 0;
+}
+
+}  // namespace
+
 int plan_command(int argc, const char* const* argv) {
   po::options_description options(
       "hybridsim plan --model NAME-or-PROFILE --gpus N [options]\n\n"
@@ -60,8 +89,9 @@ int plan_command(int argc, const char* const* argv) {
   analysis::PlanCommandOptions o;
   std::string ib, memory;
   int top = 5;
-  options.add_options()("help,h", "show this help")("model,m", po::value(&o.model)->required(),
-                                                    "inception-v3 | gnmt | biglstm, or a profile file")(
+  options.add_options()("help,h", "show this help")(
+      "model,m", po::value(&o.model)->required(),
+      "inception-v3 | gnmt | biglstm, a profile file, or a transformer (gpt3-175b, llama3-70b, ...)")(
       "gpus,g", po::value(&o.gpus)->default_value(8), "GPUs to use")(
       "cluster,c", po::value(&o.cluster)->default_value("dgx1-v100"),
       "machine preset (nodes follow from --gpus)")(
@@ -77,6 +107,17 @@ int plan_command(int argc, const char* const* argv) {
       "simulation state one step may hold, e.g. \"8 GiB\" (0 = no limit)")(
       "threads,j", po::value(&o.threads)->default_value(0), "simulations at once; 0 = all cores")(
       "top", po::value(&top)->default_value(5), "configurations to print")("quiet,q", "no progress lines");
+  analysis::LlmPlanOptions llm;
+  double critical = 0;
+  options.add_options()("gpu", po::value(&llm.gpu),
+                        "transformers: the GPU (a100-80gb, a100, a100-40gb, h100, h200); its machine is the "
+                        "cluster unless --cluster says")(
+      "global-batch", po::value(&llm.global_batch)->default_value(0),
+      "transformers: sequences per optimizer step (0: the model's published batch)")(
+      "critical-batch", po::value(&critical),
+      "transformers: Kaplan's critical batch in tokens; ranks by time to train (else by tokens/s)")(
+      "simulate", po::value(&llm.simulate)->default_value(8),
+      "transformers: the best K by the closed-form estimate to simulate (0: all that fit)");
   po::variables_map vm;
   if (!parse_options(argc, argv, options, {}, vm)) return 0;
   if (o.threads < 0)
@@ -85,6 +126,12 @@ int plan_command(int argc, const char* const* argv) {
   if (!ib.empty()) o.ib_bandwidth = ib;
   if (!memory.empty()) o.memory = memory;
   o.show_unfit = vm.count("show-unfit") != 0;
+  if (analysis::is_llm_plan_model(o.model)) return plan_llm_command(o, llm, vm, critical, ib, memory, top);
+  for (const char* name : {"gpu", "critical-batch"})
+    if (vm.count(name))
+      throw InputError("--" + std::string(name) +
+                       ": transformers only (--model gpt3-175b, llama3-70b, ...); " + o.model +
+                       " takes --cluster");
   analysis::print_plan(api::plan(o, vm.count("quiet") ? nullptr : &std::cerr), std::cout, top);
   return 0;
 }

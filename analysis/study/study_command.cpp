@@ -1,7 +1,10 @@
 #include "analysis/study/study_command.h"
 
 #include <ostream>
+#include <sstream>
 
+#include "analysis/output/atomic_file.h"
+#include "analysis/study/llm_study.h"
 #include "analysis/study/study.h"
 #include "analysis/study/study_config.h"
 #include "analysis/study/study_report.h"
@@ -12,6 +15,20 @@ namespace hybridsim::analysis {
 
 std::filesystem::path run_study_command(const StudyCommandOptions& options, std::ostream& out,
                                         std::ostream* progress) {
+  if (is_llm_study_file(options.scenario)) {
+    LlmStudyConfig llm = load_llm_study_config(options.scenario);
+    if (options.output) llm.output = *options.output;
+    const LlmStudyResult result = run_llm_study(llm, {.progress = progress, .threads = options.threads});
+    std::ostringstream text;
+    print_llm_study(result, text);
+    out << text.str();
+    std::filesystem::create_directories(llm.output);
+    AtomicFile summary(llm.output / "summary.txt");
+    summary.write(text.str());
+    summary.commit();
+    out << "report: " << (llm.output / "summary.txt").string() << "\n";
+    return llm.output;
+  }
   StudyConfig config = load_study_config(options.scenario);
   if (options.output) config.output = *options.output;
   StudyRunOptions run;

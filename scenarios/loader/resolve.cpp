@@ -308,7 +308,8 @@ workloads::StepConfig resolve_step_config(const Scenario& s, const topology::Top
   step.recorded_buckets = !s.provenance.where.contains("communication.bucket_size");
   step.compute_scale = 1.0 / s.workload.compute_speed;
   step.gradient_copies = c.gradient_copies;
-  apply_training_loop(s, profile, mapping.dp, step);
+  // A replica's tp GPUs share its micro-batches: accumulation counts replicas (mapping.dp / tp).
+  apply_training_loop(s, profile, mapping.dp / s.parallelism.tp, step);
   check_variability(s, profile);
   apply_tensor_parallel_settings(s, step);
   const auto gpus = static_cast<int>(topology.gpus().size());

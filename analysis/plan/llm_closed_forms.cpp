@@ -1,0 +1,208 @@
+#include "analysis/plan/llm_closed_forms.h"
+
+#include <algorithm>
+
+#include "sim/error.h"
+#include "workloads/memory/transformer_memory.h"
+
+namespace hybridsim::analysis {
+
+std::string_view schedule_name(PipelineSchedule s) {
+  switch (s) {
+    case PipelineSchedule::Gpipe:
+      return "gpipe";
+    case PipelineSchedule::Interleaved:
+      return "interleaved";
+    case PipelineSchedule::OneFOneB:
+      break;
+  }
+  return "1f1b";
+}
+
+PipelineSchedule schedule_by_name(std::string_view name) {
+  if (name == "1f1b") return PipelineSchedule::OneFOneB;
+  if (name == "gpipe") return PipelineSchedule::Gpipe;
+  if (name == "interleaved") return PipelineSchedule::Interleaved;
+  throw InputError("unknown pipeline schedule \"" + std::string(name) +
+                   "\": expected gpipe, 1f1b or interleaved");
+}
+
+std::string llm_layout_problem(const LlmSetting& setting, const LlmLayout& l, int gpus_per_machine) {
+  const workloads::TransformerModel& m = setting.model;
+  try {
+    workloads::check_transformer(m, l.tp);
+  } catch (const InputError& e) {
+    return e.what();
+  }
+  if (l.tp > gpus_per_machine) return "tp " + std::to_string(l.tp) + " spans machines";
+  const int v = l.schedule == PipelineSchedule::Interleaved ? l.virtual_stages : 1;
+  if (m.layers % (static_cast<std::int64_t>(l.pp) * v) != 0)
+    return std::to_string(m.layers) + " layers do not split into pp x v = " + std::to_string(l.pp * v);
+  if (l.pp == 1 && (l.schedule != PipelineSchedule::OneFOneB || l.virtual_stages != 1))
+    return "a schedule without a pipeline";
+  if (l.virtual_stages != 1 && l.schedule != PipelineSchedule::Interleaved)
+    return "virtual stages need interleaved";
+  if (l.schedule == PipelineSchedule::Interleaved && l.virtual_stages < 2) return "interleaved needs v >= 2";
+  const std::int64_t per_step = static_cast<std::int64_t>(l.dp) * l.micro_batch;
+  if (l.global_batch % per_step != 0)
+    return "global batch " + std::to_string(l.global_batch) + " is not a multiple of dp x micro-batch";
+  if (l.schedule != PipelineSchedule::Gpipe && l.micro_batches() < l.pp)
+    return "fewer micro-batches than stages";
+  if (l.zero > 0 && l.dp == 1) return "ZeRO without data parallelism";
+  if (l.sequence_parallel && l.tp == 1) return "sequence parallelism without tp";
+  if (l.ep > 1 && (setting.experts % l.ep != 0 || l.dp % l.ep != 0))
+    return "ep divides neither experts nor dp";
+  return {};
+}
+
+namespace {
+
+// An MoE layer holds `experts` MLPs, spread over ep ranks; a dense one its one MLP.
+std::int64_t layer_parameters_per_rank(const LlmSetting& s, const LlmLayout& l) {
+  const workloads::TransformerModel& m = s.model;
+  const std::int64_t mlp = (m.ffn == workloads::FfnKind::Swiglu ? 3 : 2) * m.hidden * m.ffn_hidden;
+  const std::int64_t dense = workloads::layer_parameters(m);
+  const std::int64_t experts = mlp * s.experts / l.ep;
+  return (dense - mlp + experts) / l.tp;
+}
+
+bool first(const LlmLayout&, int stage) { return stage == 0; }
+bool last(const LlmLayout& l, int stage) { return stage == l.pp - 1; }
+
+double ring_factor(int n) { return n <= 1 ? 0.0 : 2.0 * (n - 1) / n; }
+
+}  // namespace
+
+std::int64_t llm_stage_parameters(const LlmSetting& s, const LlmLayout& l, int stage) {
+  const std::int64_t vocab_rank = workloads::padded_vocab(s.model, l.tp) * s.model.hidden / l.tp;
+  std::int64_t p = s.model.layers / l.pp * layer_parameters_per_rank(s, l);
+  if (first(l, stage)) p += vocab_rank;
+  if (last(l, stage)) p += vocab_rank;
+  return p;
+}
+
+std::int64_t llm_layers_held_times_v(const LlmSetting& s, const LlmLayout& l, int stage) {
+  const std::int64_t per_stage = s.model.layers / l.pp, m = l.micro_batches();
+  const std::int64_t v = l.schedule == PipelineSchedule::Interleaved ? l.virtual_stages : 1;
+  if (l.pp == 1) return per_stage * v;
+  switch (l.schedule) {
+    case PipelineSchedule::Gpipe:
+      return m * per_stage;
+    case PipelineSchedule::Interleaved:
+      // (L/p)(p + (p−1)/v) on the first stage; later stages hold fewer micro-batches.
+      return per_stage * (v * std::min<std::int64_t>(l.pp - stage, m) + (stage == 0 ? l.pp - 1 : 0));
+    case PipelineSchedule::OneFOneB:
+      break;
+  }
+  return per_stage * std::min<std::int64_t>(l.pp - stage, m);
+}
+
+LlmMemory llm_stage_memory(const LlmSetting& s, const LlmLayout& l, int stage) {
+  const std::int64_t params = llm_stage_parameters(s, l, stage);
+  const bool mixed = s.value_bytes == 2;
+  const std::int64_t dp = l.dp;
+  LlmMemory r;
+  r.stage = stage;
+  r.weights = sim::Bytes::of((mixed ? 2 : 4) * params / (l.zero >= 3 ? dp : 1));
+  r.gradients = sim::Bytes::of((mixed ? 2 : 4) * params / (l.zero >= 2 ? dp : 1));
+  r.optimizer = sim::Bytes::of((mixed ? 12 : 8) * params / (l.zero >= 1 ? dp : 1));
+  workloads::TransformerMemoryInput in{.model = s.model,
+                                       .micro_batch = l.micro_batch,
+                                       .tp = l.tp,
+                                       .sequence_parallel = l.sequence_parallel,
+                                       .recompute = l.recompute,
+                                       .flash_attention = s.flash_attention,
+                                       .value_bytes = s.value_bytes};
+  const std::int64_t v = l.schedule == PipelineSchedule::Interleaved ? l.virtual_stages : 1;
+  std::int64_t act = workloads::layer_activation_bytes(in) * llm_layers_held_times_v(s, l, stage) / v;
+  if (l.recompute == workloads::Recompute::Full) {
+    in.recompute = workloads::Recompute::None;  // one layer's whole activations while it recomputes
+    act += workloads::layer_activation_bytes(in);
+  }
+  if (last(l, stage))
+    act += 4 * s.model.sequence * l.micro_batch * workloads::padded_vocab(s.model, l.tp) / l.tp;
+  r.activations = sim::Bytes::of(act);
+  return r;
+}
+
+LlmMemory llm_peak_memory(const LlmSetting& s, const LlmLayout& l) {
+  const LlmMemory a = llm_stage_memory(s, l, 0);
+  if (l.pp == 1) return a;
+  const LlmMemory b = llm_stage_memory(s, l, l.pp - 1);
+  return b.total() > a.total() ? b : a;
+}
+
+double dp_volume_factor(const LlmLayout& l) {
+  if (l.dp <= 1) return 0;
+  const double once = static_cast<double>(l.dp - 1) / l.dp;
+  return l.zero >= 3 ? (2.0 * static_cast<double>(l.micro_batches()) + 1) * once : 2 * once;
+}
+
+namespace {
+
+// One micro-batch's GEMMs of one layer on one TP rank, forward: (F + F½) / rate each.
+double layer_forward_seconds(const LlmSetting& s, const LlmLayout& l, const LlmMachine& mc,
+                             bool attention_only) {
+  const workloads::TransformerModel& m = s.model;
+  const double b = static_cast<double>(l.micro_batch), sq = static_cast<double>(m.sequence);
+  const double h = static_cast<double>(m.hidden), t = l.tp;
+  const double kv = static_cast<double>(m.kv_heads) * h / static_cast<double>(m.heads);
+  const auto gemm = [&](double flop) { return (flop + mc.gemm_half_flop) / mc.gemm_flop_per_second; };
+  const double attention = 2 * gemm(2 * b * sq * sq * h / t);
+  if (attention_only) return attention;
+  const int mlps = m.ffn == workloads::FfnKind::Swiglu ? 3 : 2;
+  const double mlp = mlps * gemm(2 * b * sq * h * static_cast<double>(m.ffn_hidden) / t) * s.top_k;
+  return gemm(2 * b * sq * h * (h + 2 * kv) / t) + gemm(2 * b * sq * h * h / t) + attention + mlp;
+}
+
+// The slowest stage's compute of one micro-batch: its layers forward, backward (twice forward) and
+// recomputed, and the LM head's three GEMMs on the last stage.
+double stage_micro_batch_seconds(const LlmSetting& s, const LlmLayout& l, const LlmMachine& mc) {
+  const double fwd = layer_forward_seconds(s, l, mc, false);
+  double per_layer = 3 * fwd;
+  if (l.recompute == workloads::Recompute::Full) per_layer += fwd;
+  if (l.recompute == workloads::Recompute::Selective) per_layer += layer_forward_seconds(s, l, mc, true);
+  const double head_flop = 2.0 * static_cast<double>(l.micro_batch * s.model.sequence * s.model.hidden) *
+                           static_cast<double>(workloads::padded_vocab(s.model, l.tp)) / l.tp;
+  const double head = 3 * (head_flop + mc.gemm_half_flop) / mc.gemm_flop_per_second;
+  return static_cast<double>(s.model.layers / l.pp) * per_layer + head;
+}
+
+}  // namespace
+
+LlmTimeEstimate llm_time_estimate(const LlmSetting& s, const LlmLayout& l, const LlmMachine& mc) {
+  LlmTimeEstimate e;
+  const double m = static_cast<double>(l.micro_batches());
+  const double v = l.schedule == PipelineSchedule::Interleaved ? l.virtual_stages : 1;
+  const double stage_mb = stage_micro_batch_seconds(s, l, mc);
+  e.compute = m * stage_mb;
+  const double bsh = static_cast<double>(l.micro_batch * s.model.sequence * s.model.hidden * s.value_bytes);
+  const double layers = static_cast<double>(s.model.layers / l.pp);
+  const int tp_collectives = l.recompute == workloads::Recompute::Full ? 6 : 4;
+  e.tp_communication = m * layers * tp_collectives * ring_factor(l.tp) * bsh / mc.nvlink_bytes_per_second;
+  e.bubble = (l.pp - 1) / (v * m) * (e.compute + e.tp_communication);
+  const bool across = l.tp * l.dp > mc.gpus_per_machine;  // stages (outermost) sit on other machines
+  if (l.pp > 1) {
+    const double link = across ? mc.ib_bytes_per_second : mc.nvlink_bytes_per_second;
+    e.pp_communication = 2 * v * m * bsh / (l.sequence_parallel ? l.tp : 1) / link;
+  }
+  const double grad_bytes = static_cast<double>(llm_stage_parameters(s, l, 0) * s.value_bytes);
+  const double dp_link =
+      l.tp * l.dp > mc.gpus_per_machine ? mc.ib_bytes_per_second : mc.nvlink_bytes_per_second;
+  const double dp_time = dp_volume_factor(l) * grad_bytes / dp_link;
+  // ZeRO-3's gathers run beside every micro-batch; the others hide behind the last backward.
+  const double hidden = l.zero >= 3 ? e.compute : stage_mb * 2 / 3;
+  e.dp_exposed = std::max(0.0, dp_time - hidden);
+  if (s.experts > 1 && l.ep > 1) {
+    const double link =
+        l.ep * l.tp > mc.gpus_per_machine ? mc.ib_bytes_per_second : mc.nvlink_bytes_per_second;
+    const double share = static_cast<double>(l.ep - 1) / l.ep;
+    e.ep_communication = m * layers * 4 * bsh * s.top_k * share / link;
+  }
+  // Adam with FP32 masters: about 32 bytes read and written per parameter updated (optimizer_cost.h).
+  const double updated = static_cast<double>(llm_stage_parameters(s, l, 0)) / (l.zero >= 1 ? l.dp : 1);
+  e.optimizer = updated * 32 / mc.memory_bytes_per_second;
+  return e;
+}
+
+}  // namespace hybridsim::analysis

@@ -1,0 +1,114 @@
+// Closed forms of a transformer training configuration (dp × tp × pp × ep, micro-batch,
+// recomputation, ZeRO stage, pipeline schedule), for the planner to prune with before it simulates:
+// the memory of a pipeline stage's GPU and an analytic estimate of the step's time split into
+// compute, TP communication, pipeline bubble, pipeline transfers, exposed DP communication, expert
+// all-to-alls and the optimizer. Sources: ../shared/reference/transformers.md (Korthikanti et al.
+// 2022 per-layer activations; Narayanan et al. 2021 bubble (p−1)/m and (p−1)/(v·m), 1F1B's p
+// micro-batches in flight on the first stage; ZeRO's divisions). Estimates only: what is ranked is
+// simulated (analysis/plan/llm_planner.h).
+//   LlmMemory m = llm_peak_memory(setting, layout);          // the most loaded stage
+//   LlmTimeEstimate t = llm_time_estimate(setting, layout, machine);  t.step();
+#pragma once
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+#include "sim/units.h"
+#include "workloads/generators/transformer_gen.h"
+#include "workloads/generators/transformer_model.h"
+
+namespace hybridsim::analysis {
+
+enum class PipelineSchedule : std::uint8_t { OneFOneB, Gpipe, Interleaved };
+std::string_view schedule_name(PipelineSchedule s);        // "1f1b", "gpipe", "interleaved"
+PipelineSchedule schedule_by_name(std::string_view name);  // InputError listing the choices
+
+// What does not vary between candidates: the model, its experts (1 and 1: dense), the bytes of a
+// 16-bit (2) or FP32 (4) value, flash attention.
+struct LlmSetting {
+  workloads::TransformerModel model{};
+  int experts = 1;
+  int top_k = 1;
+  std::int64_t value_bytes = 2;
+  bool flash_attention = true;
+};
+
+// One configuration. gpus = dp · tp · pp; ep divides dp (experts are spread over data-parallel
+// ranks); global_batch is in sequences, micro_batches() = global_batch / (dp · micro_batch).
+struct LlmLayout {
+  int dp = 1;
+  int tp = 1;
+  int pp = 1;
+  int ep = 1;
+  bool sequence_parallel = false;
+  std::int64_t micro_batch = 1;
+  workloads::Recompute recompute = workloads::Recompute::None;
+  int zero = 0;  // 0..3; FSDP is 3
+  PipelineSchedule schedule = PipelineSchedule::OneFOneB;
+  int virtual_stages = 1;
+  std::int64_t global_batch = 1;
+
+  int gpus() const { return dp * tp * pp; }
+  std::int64_t micro_batches() const { return global_batch / (static_cast<std::int64_t>(dp) * micro_batch); }
+  bool operator==(const LlmLayout&) const = default;
+};
+
+// Why `layout` is not a configuration of `setting` on machines of `gpus_per_machine` GPUs (empty
+// when it is): tp splitting heads, tp within a machine, pp dividing the layers (by pp · v when
+// interleaved), the batch dividing into micro-batches, 1F1B needing at least pp micro-batches, ZeRO
+// and sequence parallelism needing dp > 1 and tp > 1, ep dividing dp and the experts.
+std::string llm_layout_problem(const LlmSetting& setting, const LlmLayout& layout, int gpus_per_machine);
+
+struct LlmMemory {
+  sim::Bytes weights, gradients, optimizer, activations;
+  int stage = 0;  // which pipeline stage (the most loaded one, for llm_peak_memory)
+  sim::Bytes total() const { return weights + gradients + optimizer + activations; }
+};
+// Parameters one GPU of `stage` holds before ZeRO: its layers' (an MoE layer's experts divided by
+// ep) over tp, plus the vocabulary-parallel embedding on the first stage and LM head on the last.
+std::int64_t llm_stage_parameters(const LlmSetting& setting, const LlmLayout& layout, int stage);
+// Layers' worth of one micro-batch's activations the stage holds at its peak, in units of 1/v:
+// pp 1: the layers (one micro-batch lives at a time, accumulation frees it); GPipe: m micro-batches
+// of L/p layers; 1F1B: min(p, m) of them on the first stage (p − stage in general); interleaved:
+// (L/p)(p + (p−1)/v) on the first stage (Korthikanti §4.2.3).
+std::int64_t llm_layers_held_times_v(const LlmSetting& setting, const LlmLayout& layout, int stage);
+// Weights 2, gradients 2, Adam 12 bytes per parameter under mixed precision (4/4/8 in FP32), ZeRO
+// stage 1 dividing the optimizer by dp, 2 the gradients too, 3 the weights too; activations per
+// Korthikanti's Table 2 (workloads::layer_activation_bytes) times the layers held, plus one layer's
+// full activations under full recomputation and the FP32 logits on the last stage.
+LlmMemory llm_stage_memory(const LlmSetting& setting, const LlmLayout& layout, int stage);
+LlmMemory llm_peak_memory(const LlmSetting& setting, const LlmLayout& layout);
+
+// The machine as the estimate sees it: GEMMs at (F + F½) / rate (workloads/gpu/transformer_cost.h),
+// HBM for the optimizer, a GPU's NVLink bandwidth within a machine and its InfiniBand share.
+struct LlmMachine {
+  double gemm_flop_per_second = 0;
+  double gemm_half_flop = 0;
+  double memory_bytes_per_second = 0;
+  double nvlink_bytes_per_second = 0;
+  double ib_bytes_per_second = 0;
+  int gpus_per_machine = 8;
+};
+
+// Seconds of one optimizer step on the slowest stage's GPU.
+struct LlmTimeEstimate {
+  double compute = 0;           // GEMMs of the step's micro-batches (memory-bound kernels left out)
+  double tp_communication = 0;  // Megatron's all-reduces (or RS + AG), on the compute's path
+  double bubble = 0;            // (p−1)/(v·m) of compute + TP (GPipe and 1F1B: v = 1)
+  double pp_communication = 0;  // activations and gradients between stages (× v interleaved)
+  double dp_exposed = 0;        // the gradient exchange beyond what the last backward hides
+  double ep_communication = 0;  // the experts' all-to-alls
+  double optimizer = 0;         // Adam over the parameters this GPU updates
+  double step() const {
+    return compute + tp_communication + bubble + pp_communication + dp_exposed + ep_communication + optimizer;
+  }
+};
+LlmTimeEstimate llm_time_estimate(const LlmSetting& setting, const LlmLayout& layout,
+                                  const LlmMachine& machine);
+
+// Data-parallel bytes each GPU sends per step relative to its gradient bytes: 2(dp−1)/dp for an
+// all-reduce (ZeRO 0) or reduce-scatter + all-gather (1, 2); ZeRO 3 gathers the weights again in
+// forward and backward of every micro-batch, (2m + 1)(dp−1)/dp.
+double dp_volume_factor(const LlmLayout& layout);
+
+}  // namespace hybridsim::analysis

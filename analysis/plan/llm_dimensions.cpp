@@ -1,0 +1,177 @@
+#include "analysis/plan/llm_dimensions.h"
+
+#include <algorithm>
+#include <charconv>
+
+namespace hybridsim::analysis {
+namespace {
+
+int to_int(std::string_view text) {
+  int v = 0;
+  std::from_chars(text.data(), text.data() + text.size(), v);
+  return v;
+}
+
+std::vector<std::string> texts(const std::vector<int>& values) {
+  std::vector<std::string> out;
+  for (const int v : values) out.push_back(std::to_string(v));
+  return out;
+}
+
+// Powers of two up to `limit` that divide `n`.
+std::vector<int> powers_dividing(int n, int limit) {
+  std::vector<int> out;
+  for (int v = 1; v <= limit; v *= 2)
+    if (n % v == 0) out.push_back(v);
+  return out;
+}
+
+std::vector<std::string> tp_values(const LlmSpace& s) {
+  return texts(powers_dividing(s.gpus, std::min(s.gpus, s.gpus_per_machine)));
+}
+
+// Divisors of the layer count that divide the GPU count too (stages of whole, equal layers).
+std::vector<std::string> pp_values(const LlmSpace& s) {
+  std::vector<int> out;
+  const auto layers = static_cast<int>(s.setting.model.layers);
+  for (int p = 1; p <= std::min(layers, s.gpus); ++p)
+    if (layers % p == 0 && s.gpus % p == 0) out.push_back(p);
+  return texts(out);
+}
+
+std::vector<std::string> ep_values(const LlmSpace& s) {
+  return texts(s.setting.experts > 1 ? powers_dividing(s.setting.experts, s.setting.experts)
+                                     : std::vector<int>{1});
+}
+
+std::vector<std::string> fixed(std::vector<std::string> v) { return v; }
+
+// The table. Disabled rows: their keys are added by the zero28, pipe29 and moe28 branches.
+std::vector<PlanDimension> table() {
+  using L = LlmLayout;
+  return {
+      {"dp", "parallelism.dp", true, "ZeRO shards over it (see zero)",
+       "DP exchange 2(dp-1)/dp x gradient bytes over InfiniBand once dp x tp leaves a machine", nullptr,
+       [](L& l, std::string_view v) { l.dp = to_int(v); }, [](const L& l) { return std::to_string(l.dp); }},
+      {"tp", "parallelism.tp", true,
+       "weights, gradients, optimizer /tp; activations 24/t of 34 s.b.h per layer",
+       "GEMMs /tp (smaller ones, less efficient: F1/2); 4 all-reduces of b.s.h per layer on NVLink",
+       tp_values, [](L& l, std::string_view v) { l.tp = to_int(v); },
+       [](const L& l) { return std::to_string(l.tp); }},
+      {"pp", "parallelism.pp", false,
+       "parameters /pp; the first stage holds min(p, m) micro-batches of L/p layers",
+       "bubble (p-1)/(v.m) of compute; activations b.s.h between stages", pp_values,
+       [](L& l, std::string_view v) { l.pp = to_int(v); }, [](const L& l) { return std::to_string(l.pp); }},
+      {"sequence_parallel", "parallelism.sequence_parallel", true,
+       "activations 34/t s.b.h per layer (norms too)",
+       "all-reduce becomes reduce-scatter + all-gather (same bytes)",
+       [](const LlmSpace&) {
+         return fixed({"false", "true"});
+       },
+       [](L& l, std::string_view v) { l.sequence_parallel = v == "true"; },
+       [](const L& l) { return std::string(l.sequence_parallel ? "true" : "false"); }},
+      {"micro_batch", "training.micro_batch", true, "activations x b",
+       "m = B/(dp.b) micro-batches: bigger GEMMs, smaller bubble share",
+       [](const LlmSpace&) {
+         return fixed({"1", "2", "4", "8"});
+       },
+       [](L& l, std::string_view v) { l.micro_batch = to_int(v); },
+       [](const L& l) { return std::to_string(l.micro_batch); }},
+      {"recompute", "training.recompute", true, "selective: no softmax; full: 2 s.b.h per layer + one layer",
+       "selective: attention forward again; full: the whole forward again, 2 more TP collectives",
+       [](const LlmSpace&) {
+         return fixed({"none", "selective", "full"});
+       },
+       [](L& l, std::string_view v) { l.recompute = workloads::recompute_by_name(v); },
+       [](const L& l) { return std::string(workloads::recompute_name(l.recompute)); }},
+      {"zero", "parallelism.zero", false, "1: optimizer /dp; 2: gradients too; 3: weights too",
+       "1, 2: reduce-scatter + all-gather (same bytes); 3: weights gathered in every forward and backward",
+       [](const LlmSpace&) {
+         return fixed({"0", "1", "2", "3"});
+       },
+       [](L& l, std::string_view v) { l.zero = to_int(v); },
+       [](const L& l) { return std::to_string(l.zero); }},
+      {"schedule", "pipeline.schedule", false, "gpipe: all m micro-batches in flight; 1f1b: at most p",
+       "bubble (p-1)/m for both; interleaved (p-1)/(v.m)",
+       [](const LlmSpace&) {
+         return fixed({"1f1b", "gpipe", "interleaved"});
+       },
+       [](L& l, std::string_view v) { l.schedule = schedule_by_name(v); },
+       [](const L& l) { return std::string(schedule_name(l.schedule)); }},
+      {"virtual_stages", "pipeline.virtual_stages", false,
+       "first stage holds L(1 + (p-1)/(p.v)) layers' worth", "bubble /v, v x the transfers between stages",
+       [](const LlmSpace&) {
+         return fixed({"1", "2", "4"});
+       },
+       [](L& l, std::string_view v) { l.virtual_stages = to_int(v); },
+       [](const L& l) { return std::to_string(l.virtual_stages); }},
+      {"ep", "parallelism.ep", false, "expert MLP parameters x experts / ep",
+       "4 all-to-alls of b.s.h.top_k per MoE layer", ep_values,
+       [](L& l, std::string_view v) { l.ep = to_int(v); }, [](const L& l) { return std::to_string(l.ep); }},
+  };
+}
+
+}  // namespace
+
+std::vector<PlanDimension> llm_plan_dimensions() { return table(); }
+
+std::vector<PlanDimension> llm_plan_dimensions_all_enabled() {
+  std::vector<PlanDimension> t = table();
+  for (auto& d : t) d.enabled = true;
+  return t;
+}
+
+std::vector<LlmLayout> enumerate_layouts(const std::vector<PlanDimension>& dims, const LlmSpace& space) {
+  std::vector<LlmLayout> partial{LlmLayout{.global_batch = space.global_batch}};
+  for (const PlanDimension& d : dims) {
+    if (!d.enabled || !d.values) continue;
+    std::vector<LlmLayout> next;
+    for (const LlmLayout& l : partial)
+      for (const std::string& v : d.values(space)) {
+        LlmLayout c = l;
+        d.set(c, v);
+        next.push_back(c);
+      }
+    partial = std::move(next);
+  }
+  std::vector<LlmLayout> out;
+  for (LlmLayout& l : partial) {
+    if (space.gpus % (l.tp * l.pp) != 0) continue;
+    l.dp = space.gpus / (l.tp * l.pp);
+    if (llm_layout_problem(space.setting, l, space.gpus_per_machine).empty()) out.push_back(l);
+  }
+  return out;
+}
+
+std::vector<std::string> layout_overlay(const std::vector<PlanDimension>& dims, const LlmLayout& layout) {
+  std::vector<std::string> out;
+  for (const PlanDimension& d : dims)
+    if (d.enabled) out.push_back(std::string(d.key) + "=" + d.get(layout));
+  return out;
+}
+
+std::string layout_label(const std::vector<PlanDimension>& dims, const LlmLayout& layout) {
+  std::string s;
+  for (const PlanDimension& d : dims) {
+    if (!d.enabled) continue;
+    const std::string v = d.get(layout);
+    if (d.name == "sequence_parallel") {
+      if (v == "true") s += " sp";
+      continue;
+    }
+    s += " " + std::string(d.name == "micro_batch" ? "mb" : d.name) + " " + v;
+  }
+  return s.empty() ? s : s.substr(1);
+}
+
+std::string layout_differences(const std::vector<PlanDimension>& dims, const LlmLayout& a,
+                               const LlmLayout& b) {
+  std::string s;
+  for (const PlanDimension& d : dims) {
+    const std::string va = d.get(a), vb = d.get(b);
+    if (va != vb) s += (s.empty() ? "" : ", ") + std::string(d.name) + " " + va + "->" + vb;
+  }
+  return s.empty() ? "nothing" : s;
+}
+
+}  // namespace hybridsim::analysis

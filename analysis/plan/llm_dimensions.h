@@ -1,0 +1,57 @@
+// The transformer planner's search space as a table: one row per dimension with its name, the
+// scenario key a candidate sets (`--set` style, through the scenario loader), its candidate values,
+// and its closed-form effect on memory and time (analysis/plan/llm_closed_forms.h). A row whose key
+// the loader does not know yet is present but disabled (`enabled`): it keeps its default value and
+// writes no key; flipping the flag once the loader knows the key makes the planner search it.
+//   for (const PlanDimension& d : llm_plan_dimensions()) d.values(space);   // e.g. tp: 1 2 4 8
+//   std::vector<LlmLayout> all = enumerate_layouts(llm_plan_dimensions(), space);
+#pragma once
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "analysis/plan/llm_closed_forms.h"
+
+namespace hybridsim::analysis {
+
+// What the values of a row depend on.
+struct LlmSpace {
+  LlmSetting setting{};
+  int gpus = 1;
+  int gpus_per_machine = 8;
+  std::int64_t global_batch = 1;  // sequences per optimizer step
+};
+
+struct PlanDimension {
+  std::string_view name;           // "tp"
+  std::string_view key;            // "parallelism.tp"
+  bool enabled = true;             // false: the loader does not know `key` yet; the default is kept
+  std::string_view memory_effect;  // the closed form, in words (analysis/README.md prints the table)
+  std::string_view time_effect;
+  // The values searched, as the key's texts; empty: derived (dp = gpus / (tp · pp)).
+  std::vector<std::string> (*values)(const LlmSpace& space) = nullptr;
+  void (*set)(LlmLayout& layout, std::string_view value) = nullptr;
+  std::string (*get)(const LlmLayout& layout) = nullptr;  // the key's value for a layout
+};
+
+// dp, tp, pp, sequence_parallel, micro_batch, recompute, zero, schedule, virtual_stages, ep; on this
+// branch zero, pp, schedule, virtual_stages and ep are disabled (their keys are not in the loader).
+std::vector<PlanDimension> llm_plan_dimensions();
+// The same table with every row enabled (tests of the closed forms, and the table once merged).
+std::vector<PlanDimension> llm_plan_dimensions_all_enabled();
+
+// Every valid layout: the product of the enabled rows' values (disabled rows at their default), dp
+// derived, those with an llm_layout_problem left out. Deterministic order (table order, values in
+// order).
+std::vector<LlmLayout> enumerate_layouts(const std::vector<PlanDimension>& dimensions, const LlmSpace& space);
+
+// The `--set` texts of the enabled rows for `layout` ("parallelism.tp=8", ...).
+std::vector<std::string> layout_overlay(const std::vector<PlanDimension>& dimensions,
+                                        const LlmLayout& layout);
+// "dp 64 tp 8 pp 2 sp mb 1 recompute full zero 1 1f1b": the enabled rows, defaults included.
+std::string layout_label(const std::vector<PlanDimension>& dimensions, const LlmLayout& layout);
+// The rows whose values differ between a and b ("tp 8→4, micro_batch 1→2").
+std::string layout_differences(const std::vector<PlanDimension>& dimensions, const LlmLayout& a,
+                               const LlmLayout& b);
+
+}  // namespace hybridsim::analysis

@@ -1,0 +1,106 @@
+// `hybridsim plan --model gpt3-175b --gpus 1024 --gpu a100-80gb`: the names of the command line made
+// into an LlmPlanRequest (the model's published batch and training tokens, the GPU's machine, its
+// cost model and memory).
+#include <cmath>
+
+#include "analysis/plan/llm_planner.h"
+#include "analysis/study/study_config.h"
+#include "sim/error.h"
+#include "topology/preset_registry.h"
+#include "workloads/gpu/gpu.h"
+#include "workloads/gpu/transformer_cost.h"
+
+namespace hybridsim::analysis {
+namespace {
+
+// What the models trained on (../shared/reference/transformers.md, "Statistical efficiency"):
+// GPT-3 3.2 M-token batches and 300 B tokens (Brown et al. 2020); Llama 2 4 M-token batches and 2 T
+// tokens; Llama 3 15 T tokens (its batch is not given there: Llama 2's 4 M is assumed). Others: 1 M
+// tokens per batch, no training tokens (no time to train).
+struct Published {
+  double batch_tokens = 1e6;
+  double training_tokens = 0;
+};
+Published published(const std::string& model) {
+  if (model.starts_with("gpt3")) return {3.2e6, 300e9};
+  if (model.starts_with("llama2")) return {4e6, 2e12};
+  if (model.starts_with("llama3")) return {4e6, 15e12};
+  return {};
+}
+
+// "a100-80gb" is the 80 GB A100, workload.gpu's "a100".
+const workloads::Gpu& gpu_of(const std::string& key) {
+  if (workloads::find_gpu(key) == nullptr && key.ends_with("-80gb"))
+    return gpu_of(key.substr(0, key.size() - 5));
+  try {
+    return workloads::gpu_by_key(key);
+  } catch (const InputError& e) {
+    throw InputError(std::string("--gpu: ") + e.what());
+  }
+}
+
+// The DGX/HGX machine of a GPU chip.
+std::string machine_of(const workloads::Gpu& gpu) {
+  if (gpu.chip == "v100") return "dgx2";
+  if (gpu.chip.starts_with("a100")) return "dgx-a100";
+  if (gpu.chip == "h200") return "hgx-h200";
+  return "dgx-h100";
+}
+
+// A GPU's NVLink bandwidth per direction within the machine (the presets' descriptions,
+// topology/preset_registry.cpp): 12 NVLink3 on a DGX A100, 18 NVLink4 on H100/H200 machines, 6 NVLink2
+// on a DGX-2; anything else is taken as PCIe Gen3 x16.
+double nvlink_bytes_per_second(const std::string& preset) {
+  if (preset == "dgx-a100") return 300e9;
+  if (preset == "dgx-h100" || preset == "hgx-h200") return 450e9;
+  if (preset == "dgx2") return 150e9;
+  return 16e9;
+}
+
+}  // namespace
+
+bool is_llm_plan_model(const std::string& model) { return workloads::is_transformer_model_name(model); }
+
+LlmPlanRequest make_llm_plan_request(const LlmPlanOptions& o) {
+  LlmPlanRequest r;
+  r.model = o.model;
+  r.setting.model = workloads::named_transformer(o.model);
+  if (o.gpus < 1) throw InputError("--gpus: expected at least 1, got " + std::to_string(o.gpus));
+  r.gpus = o.gpus;
+  const std::string preset_gpu =
+      o.cluster.empty() ? std::string() : std::string(topology::preset_by_name(o.cluster).gpu);
+  const workloads::Gpu& gpu =
+      o.gpu.empty()
+          ? workloads::gpu_by_key(workloads::auto_gpu_key(preset_gpu.empty() ? "A100-SXM4-80GB" : preset_gpu))
+          : gpu_of(o.gpu);
+  r.gpu = o.gpu.empty() ? std::string() : std::string(gpu.key);
+  r.cluster.preset = o.cluster.empty() ? machine_of(gpu) : o.cluster;
+  build_cluster(r.cluster, 1, topology::ib_bandwidth_of(r.cluster));  // checks the preset
+  if (o.ib_bandwidth)
+    r.cluster.links[sim::LinkKind::InfiniBand].bandwidth = sim::parse_bandwidth(*o.ib_bandwidth);
+  const workloads::TransformerCost cost = workloads::transformer_cost(
+      gpu, gpu.chip == "v100" ? workloads::Precision::Fp16 : workloads::Precision::Bf16);
+  r.setting.value_bytes = cost.value_bytes();
+  r.machine = {
+      .gemm_flop_per_second = static_cast<double>(cost.gemm_flop_per_second),
+      .gemm_half_flop = static_cast<double>(cost.gemm_half_flop),
+      .memory_bytes_per_second = static_cast<double>(cost.memory_bandwidth.bytes_per_second()),
+      .nvlink_bytes_per_second = nvlink_bytes_per_second(r.cluster.preset),
+      .ib_bytes_per_second = static_cast<double>(topology::ib_bandwidth_of(r.cluster).bytes_per_second()),
+      .gpus_per_machine = topology::gpus_per_machine(r.cluster)};
+  r.memory = o.memory ? memory_what_if(*o.memory)
+                      : workloads::MemoryCapacity{gpu.memory(), std::string(gpu.name) + " (--gpu)"};
+  const Published pub = published(o.model);
+  const auto seq = static_cast<double>(r.setting.model.sequence);
+  // The published batch in sequences, to a multiple of 256 (GPT-3's 3.2 M tokens: 1,536 sequences).
+  r.reference_batch = std::max<std::int64_t>(256, std::llround(pub.batch_tokens / seq / 256) * 256);
+  r.global_batch = o.global_batch > 0 ? o.global_batch : r.reference_batch;
+  r.training_tokens = pub.training_tokens;
+  r.critical_batch_tokens = o.critical_batch_tokens;
+  r.simulate = o.simulate;
+  r.threads = o.threads;
+  r.limits = limit_overlay(o.max_events, o.max_sim_memory);
+  return r;
+}
+
+}  // namespace hybridsim::analysis

@@ -1,0 +1,70 @@
+// The transformer plan as text: what was searched and how it was pruned, the ranking, and why the
+// best wins.
+#include <cmath>
+#include <cstdio>
+#include <ostream>
+
+#include "analysis/plan/llm_planner.h"
+#include "analysis/study/study_report.h"
+#include "topology/preset_registry.h"
+
+namespace hybridsim::analysis {
+namespace {
+
+void print_header(const LlmPlanResult& r, std::ostream& out) {
+  const LlmPlanRequest& q = r.request;
+  const auto seq = q.setting.model.sequence;
+  out << "plan: " << r.model << " on " << r.gpus << " GPUs of " << q.cluster.preset
+      << " machines (InfiniBand " << sim::format_bandwidth(topology::ib_bandwidth_of(q.cluster))
+      << "), global batch " << format_count(q.global_batch) << " sequences ("
+      << format_count(q.global_batch * seq) << " tokens)\n";
+  if (r.by_time_to_train)
+    out << "ranked by time to train: critical batch " << format_count(std::llround(*q.critical_batch_tokens))
+        << " tokens (Kaplan et al. 2020), " << format_fixed(q.training_tokens / 1e9, 0) << " B tokens at "
+        << format_count(q.reference_batch * seq) << "-token batches\n";
+  else
+    out << "ranked by tokens/s (no critical batch given: --critical-batch TOKENS ranks by time to train)\n";
+  out << "GPU memory " << workloads::format_gib(q.memory.bytes) << " (" << q.memory.source << "); searched:";
+  for (const PlanDimension& d : q.dimensions)
+    if (d.enabled) out << " " << d.name;
+  out << "; not yet:";
+  for (const PlanDimension& d : q.dimensions)
+    if (!d.enabled) out << " " << d.name;
+  out << "\n"
+      << r.enumerated << " layouts, " << r.fitting << " fit in memory, " << r.ranked.size() + r.skipped.size()
+      << " simulated (the best by the closed-form estimate)\n\n";
+}
+
+}  // namespace
+
+void print_llm_plan(const LlmPlanResult& r, std::ostream& out, int top) {
+  print_header(r, out);
+  char line[512];
+  std::snprintf(line, sizeof line, "%-4s %-44s %9s %9s %12s %9s %11s %9s\n", "rank", "layout", "step s",
+                "est. s", "tokens/s", "TFLOP/s", "to train", "peak GiB");
+  out << line;
+  const std::size_t n = std::min<std::size_t>(r.ranked.size(), static_cast<std::size_t>(std::max(top, 1)));
+  const auto& model = r.request.setting.model;
+  for (std::size_t i = 0; i < n; ++i) {
+    const LlmPlanCandidate& c = r.ranked[i];
+    const bool full = c.layout.recompute == workloads::Recompute::Full;
+    // Model TFLOP/s per GPU as Narayanan et al. count them (recomputation included).
+    const double flop =
+        static_cast<double>(workloads::model_flop_per_iteration(model, c.layout.global_batch, full));
+    const double tflops = flop / c.step->step_time.to_seconds() / r.gpus / 1e12;
+    const std::string gib = workloads::format_gib(c.memory.total());
+    std::snprintf(line, sizeof line, "%-4zu %-44s %9s %9s %12s %9s %11s %9s\n", i + 1,
+                  layout_label(r.request.dimensions, c.layout).c_str(),
+                  format_fixed(c.step->step_time.to_seconds(), 3).c_str(),
+                  format_fixed(c.estimate.step(), 3).c_str(),
+                  format_count(std::llround(c.tokens_per_second)).c_str(), format_fixed(tflops, 1).c_str(),
+                  c.time_to_train_seconds ? format_duration(*c.time_to_train_seconds).c_str() : "-",
+                  gib.substr(0, gib.size() - 4).c_str());
+    out << line;
+  }
+  out << "\n";
+  for (std::size_t i = 0; i < n && i < 5; ++i) out << "#" << i + 1 << " " << r.ranked[i].why << "\n";
+  for (const auto& s : r.skipped) out << "failed: " << s << "\n";
+}
+
+}  // namespace hybridsim::analysis

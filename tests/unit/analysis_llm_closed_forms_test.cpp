@@ -1,0 +1,158 @@
+// The transformer planner's closed forms, against the formulas of Korthikanti et al. 2022 and
+// Narayanan et al. 2021 worked out here by hand: ZeRO's divisions, 1F1B's and GPipe's activations in
+// flight, the bubble (p−1)/m and (p−1)/(v·m), EP's expert memory, and the dimension table.
+#include <doctest/doctest.h>
+
+#include <algorithm>
+
+#include "analysis/plan/llm_dimensions.h"
+#include "workloads/memory/transformer_memory.h"
+
+using namespace hybridsim;
+using analysis::LlmLayout;
+using analysis::PipelineSchedule;
+
+namespace {
+
+// GPT-3 175B's shape (transformers.md): 96 layers, hidden 12,288, 96 heads, GELU 4h, vocab 50,257.
+analysis::LlmSetting gpt3() { return {.model = workloads::named_transformer("gpt3-175b")}; }
+
+analysis::LlmMachine a100() {
+  return {.gemm_flop_per_second = 150e12,
+          .gemm_half_flop = 1e10,
+          .memory_bytes_per_second = 2e12,
+          .nvlink_bytes_per_second = 300e9,
+          .ib_bytes_per_second = 25e9,
+          .gpus_per_machine = 8};
+}
+
+}  // namespace
+
+TEST_CASE("llm closed forms: parameters per GPU and ZeRO's divisions by dp") {
+  const auto s = gpt3();
+  const std::int64_t h = 12'288, V = 51'200;      // 50,257 padded to a multiple of 128 x 8
+  const std::int64_t layer = 12 * h * h + 4 * h;  // Q, K, V, O, two 4h MLP matrices, two LayerNorms
+  LlmLayout l{.dp = 16, .tp = 8, .global_batch = 16};
+  const std::int64_t params = (96 * layer + 2 * V * h) / 8;
+  CHECK(analysis::llm_stage_parameters(s, l, 0) == params);
+  for (int zero = 0; zero <= 3; ++zero) {
+    l.zero = zero;
+    const analysis::LlmMemory m = analysis::llm_stage_memory(s, l, 0);
+    CAPTURE(zero);
+    CHECK(m.weights.count() == 2 * params / (zero >= 3 ? 16 : 1));
+    CHECK(m.gradients.count() == 2 * params / (zero >= 2 ? 16 : 1));
+    CHECK(m.optimizer.count() == 12 * params / (zero >= 1 ? 16 : 1));
+  }
+  // A pipeline stage holds L/p layers; the embedding on the first, the LM head on the last.
+  l = {.dp = 2, .tp = 8, .pp = 8, .global_batch = 16};
+  CHECK(analysis::llm_stage_parameters(s, l, 0) == (12 * layer + V * h) / 8);
+  CHECK(analysis::llm_stage_parameters(s, l, 3) == 12 * layer / 8);
+}
+
+TEST_CASE("llm closed forms: activations in flight, 1F1B against GPipe and interleaved") {
+  const auto s = gpt3();
+  const std::int64_t sbh = 2048LL * 1 * 12'288;
+  // Tensor + sequence parallel, selective recomputation: 34·s·b·h/t bytes per layer (Table 2).
+  const std::int64_t per_layer = 34 * sbh / 8;
+  LlmLayout l{.dp = 1,
+              .tp = 8,
+              .pp = 4,
+              .sequence_parallel = true,
+              .recompute = workloads::Recompute::Selective,
+              .global_batch = 16};  // m = 16
+  REQUIRE(l.micro_batches() == 16);
+  // 1F1B: the first stage holds p micro-batches of its L/p layers: L layers' worth.
+  CHECK(analysis::llm_stage_memory(s, l, 0).activations.count() == 96 * per_layer);
+  // The last stage one micro-batch of its 24 layers, plus the FP32 logits (4·s·b·V/t).
+  CHECK(analysis::llm_stage_memory(s, l, 3).activations.count() == 24 * per_layer + 4 * 2048 * 51'200 / 8);
+  // GPipe: all m = 16 micro-batches.
+  l.schedule = PipelineSchedule::Gpipe;
+  CHECK(analysis::llm_stage_memory(s, l, 0).activations.count() == 16 * 24 * per_layer);
+  // Interleaved, v = 2: L(1 + (p−1)/(p·v)) = 96 · (1 + 3/8) = 132 layers.
+  l.schedule = PipelineSchedule::Interleaved;
+  l.virtual_stages = 2;
+  CHECK(analysis::llm_stage_memory(s, l, 0).activations.count() == 132 * per_layer);
+  // No pipeline: one micro-batch of every layer, plus the logits.
+  l = {.dp = 4,
+       .tp = 8,
+       .sequence_parallel = true,
+       .recompute = workloads::Recompute::Selective,
+       .global_batch = 16};
+  CHECK(analysis::llm_stage_memory(s, l, 0).activations.count() == 96 * per_layer + 4 * 2048 * 51'200 / 8);
+}
+
+TEST_CASE("llm closed forms: the bubble is (p-1)/m of the ideal time, (p-1)/(v.m) interleaved") {
+  const auto s = gpt3();
+  for (const int p : {2, 4, 8})
+    for (const std::int64_t m : {8, 16, 32})
+      for (const int v : {1, 2, 3}) {
+        LlmLayout l{.dp = 1, .tp = 8, .pp = p, .global_batch = m};
+        if (v > 1) {
+          l.schedule = PipelineSchedule::Interleaved;
+          l.virtual_stages = v;
+        }
+        const auto e = analysis::llm_time_estimate(s, l, a100());
+        CAPTURE(p);
+        CAPTURE(m);
+        CAPTURE(v);
+        CHECK(e.bubble / (e.compute + e.tp_communication) ==
+              doctest::Approx(static_cast<double>(p - 1) / static_cast<double>(v * m)));
+        CHECK(e.compute > 0);
+      }
+}
+
+TEST_CASE("llm closed forms: experts divided by ep, DP volumes, and layout problems") {
+  analysis::LlmSetting moe{.model = workloads::named_transformer("mixtral-8x7b"), .experts = 8, .top_k = 2};
+  const std::int64_t mlp = 3LL * 4096 * 14'336;  // SwiGLU: gate, up, down
+  LlmLayout l{.dp = 8, .tp = 1, .ep = 1, .global_batch = 8};
+  const std::int64_t one = analysis::llm_stage_parameters(moe, l, 0);
+  l.ep = 8;
+  CHECK(one - analysis::llm_stage_parameters(moe, l, 0) == 32 * (8 * mlp - mlp));
+  CHECK(analysis::llm_layout_problem(moe, l, 8).empty());
+  CHECK(analysis::llm_time_estimate(moe, l, a100()).ep_communication > 0);
+
+  LlmLayout d{.dp = 64, .global_batch = 64 * 4};
+  CHECK(analysis::dp_volume_factor(d) == doctest::Approx(2.0 * 63 / 64));
+  d.zero = 3;  // m = 4: gathered forward and backward of each micro-batch, reduce-scattered once
+  CHECK(analysis::dp_volume_factor(d) == doctest::Approx(9.0 * 63 / 64));
+
+  const auto s = gpt3();
+  CHECK(analysis::llm_layout_problem(s, {.pp = 5, .global_batch = 8}, 8).find("do not split") !=
+        std::string::npos);
+  CHECK(analysis::llm_layout_problem(s, {.pp = 4, .global_batch = 2}, 8) ==
+        "fewer micro-batches than stages");
+  CHECK(analysis::llm_layout_problem(s, {.pp = 4, .schedule = PipelineSchedule::Gpipe, .global_batch = 2}, 8)
+            .empty());
+  CHECK(analysis::llm_layout_problem(s, {.tp = 16, .global_batch = 2}, 8) == "tp 16 spans machines");
+  CHECK(analysis::llm_layout_problem(s, {.zero = 1, .global_batch = 2}, 8) ==
+        "ZeRO without data parallelism");
+}
+
+TEST_CASE("llm plan dimensions: one row per dimension; zero, pp and ep wait for their keys") {
+  const auto dims = analysis::llm_plan_dimensions();
+  std::vector<std::string> off, keys;
+  for (const auto& d : dims) {
+    keys.emplace_back(d.key);
+    if (!d.enabled) off.emplace_back(d.name);
+  }
+  CHECK(off == std::vector<std::string>{"pp", "zero", "schedule", "virtual_stages", "ep"});
+  CHECK(std::find(keys.begin(), keys.end(), "parallelism.zero") != keys.end());
+  const analysis::LlmSpace space{gpt3(), 64, 8, 64};
+  for (const LlmLayout& l : analysis::enumerate_layouts(dims, space)) {
+    CHECK(l.pp == 1);
+    CHECK(l.zero == 0);
+    CHECK(l.gpus() == 64);
+  }
+  const LlmLayout l{.dp = 8, .tp = 8, .sequence_parallel = true, .global_batch = 64};
+  const auto overlay = analysis::layout_overlay(dims, l);
+  CHECK(std::find(overlay.begin(), overlay.end(), "parallelism.tp=8") != overlay.end());
+  CHECK(std::none_of(overlay.begin(), overlay.end(),
+                     [](const std::string& o) { return o.starts_with("parallelism.pp"); }));
+  // Enabled, the pipeline rows search pp, schedules and virtual stages too.
+  const auto all = analysis::enumerate_layouts(analysis::llm_plan_dimensions_all_enabled(), space);
+  CHECK(std::any_of(all.begin(), all.end(), [](const LlmLayout& x) {
+    return x.pp == 8 && x.schedule == PipelineSchedule::Interleaved && x.zero == 1;
+  }));
+  CHECK(analysis::layout_differences(dims, l, LlmLayout{.dp = 8, .tp = 8, .global_batch = 64}) ==
+        "sequence_parallel true->false");
+}
