@@ -303,8 +303,8 @@ void apply_sharding_settings(const Scenario& s, workloads::StepOptions& step) {
   if (stage == 0) return;
   const std::string where = location_of(s, "parallelism.zero") + ": parallelism.zero: ";
   if (!is_transformer(s))
-    throw InputError(where + "ZeRO needs a transformer network (workload.network: llama2-7b, ..., or "
-                     "transformer)");
+    throw InputError(where + "ZeRO is modelled for transformers only; expected a transformer network "
+                     "(workload.network: llama2-7b, ..., or transformer) or zero 0");
   if (s.parallelism.dp == 1)
     throw InputError(where + "zero " + s.parallelism.zero + " shards over data-parallel replicas, but dp is "
                      "1: nothing to shard; expected dp > 1 or zero 0");

@@ -89,7 +89,8 @@ void gather_updated(StepProgram& p, const Profile& profile) {
   for (auto& gpu : p.gpus) {
     const std::optional<Group> group = group_of(p, gpu);
     if (!group) continue;
-    const auto [it, fresh] = spec_of.try_emplace(group->members, static_cast<std::uint32_t>(p.collectives.size()));
+    const auto [it, fresh] =
+        spec_of.try_emplace(group->members, static_cast<std::uint32_t>(p.collectives.size()));
     if (fresh)
       p.collectives.push_back({CollectiveRole::UpdatedParameterAllGather, sim::CollectiveOp::AllGather,
                                profile.parameter_bytes(), group->members, 0, -1, 0});
