@@ -8,6 +8,7 @@
 #include <map>
 
 #include "analysis/step/step_runner.h"
+#include "scenarios/loader/resolve.h"
 #include "sim/error.h"
 #include "topology/preset_registry.h"
 #include "workloads/generators/transformer_gen.h"
@@ -205,4 +206,16 @@ TEST_CASE("zero: stage 3's gathers run one op ahead on their own stream") {
   CHECK(gather->tasks[3].kind == sim::TaskKind::Collective);
   StepProgram copy = z3.program;
   CHECK_THROWS_AS(apply_sharded_data_parallel(copy, z3.step.profile, 4), InputError);
+}
+
+TEST_CASE("zero: training.global_batch counts each replica's micro-batches once, tp GPUs sharing them") {
+  // 4 replicas of tp 2 at micro-batch 1: a global batch of 16 is 4 micro-batches per replica.
+  const scenarios::ResolvedScenario r = scenarios::resolve(scenarios::parse_scenario(
+      "cluster: {preset: dgx-a100}\n"
+      "workload: {network: llama2-7b, model: {layers_simulated: 2}}\n"
+      "parallelism: {dp: 4, tp: 2, zero: fsdp}\n"
+      "training: {micro_batch: 1, global_batch: 16}\n",
+      "zero.yaml", {}, "."));
+  CHECK(r.step.accumulation == 4);
+  CHECK(r.step.zero == 3);
 }
