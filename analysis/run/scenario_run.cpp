@@ -135,7 +135,10 @@ ScenarioRun run_scenario_unchecked(const scenarios::ResolvedScenario& resolved,
   } else {
     run.step = simulate_steps(setup, std::nullopt, options.progress);
   }
-  run.memory = workloads::model_step_memory(resolved.profile, resolved);
+  // A transformer's memory is its own model's (Korthikanti et al., TP and ZeRO divisions).
+  run.memory = resolved.transformer ? resolved.transformer->memory
+                                    : workloads::model_step_memory(resolved.profile, resolved);
+  if (resolved.transformer) run.memory_rule = resolved.transformer->memory_rule;
   if (const auto& t = resolved.transformer; t && run.step.step_time > sim::Time::zero()) {
     // Per GPU: a replica's tp GPUs share its micro-batches' FLOPs.
     const double per_gpu =
@@ -164,6 +167,7 @@ std::string does_not_fit(const ScenarioRun& run) {
 std::vector<std::pair<std::string, std::string>> run_metrics(const ScenarioRun& run) {
   std::vector<std::pair<std::string, std::string>> out =
       memory_lines(run.memory, run.mapping, run.gpu_capacity, run.step.critical.gpu);
+  if (!run.memory_rule.empty()) out.emplace_back("memory model", run.memory_rule);
   if (run.model_tflops_per_gpu && run.mfu) {
     char buf[200];
     std::snprintf(buf, sizeof buf, "%.1f TFLOP/s per GPU, MFU %.1f%%%s", *run.model_tflops_per_gpu,

@@ -43,6 +43,7 @@ struct ScenarioRun {
   std::optional<double> model_tflops_per_gpu;
   std::optional<double> mfu;
   bool transformer_estimate = false;
+  std::string memory_rule;  // transformers: what the memory model divides (transformer_memory_rule)
 };
 
 // What a scenario's outputs.trace block asks for, as run options: the trace at `directory` /

@@ -116,7 +116,9 @@ CriticalPath critical_path(const workloads::StepProgram& program, const sim::Exe
         const std::int64_t span = (record.ended(s, task) - record.reached(last.stream, last.task)).ps();
         const auto role = program.collectives[t.id].role;
         if (role == workloads::CollectiveRole::GradientAllReduce ||
-            role == workloads::CollectiveRole::GradientAllGather)
+            role == workloads::CollectiveRole::GradientAllGather ||
+            role == workloads::CollectiveRole::ParameterAllGather ||
+            role == workloads::CollectiveRole::UpdatedParameterAllGather)
           gradients += span;
         else
           transfers += span;

@@ -219,6 +219,10 @@ const std::string& StepTraceObserver::collective_name(std::uint32_t c) {
   name = std::string(sim::collective_op_name(spec.op));
   if (spec.role == CollectiveRole::GradientAllReduce)
     name += " bucket " + std::to_string(spec.bucket);
+  else if (spec.role == CollectiveRole::UpdatedParameterAllGather)
+    name += " updated parameters";
+  else if (spec.role == CollectiveRole::ParameterAllGather)
+    name += " parameters " + profile_.ops[spec.op_index].name;
   else
     name += " " + profile_.ops[spec.op_index].name;
   name += " · " + sim::human_bytes(spec.size) + " · " + std::to_string(spec.members.size()) + " GPUs · " +

@@ -296,6 +296,27 @@ void apply_tensor_parallel_settings(const Scenario& s, workloads::StepOptions& s
   step.tp_syncs = resolve_transformer(s).step.syncs;
 }
 
+// parallelism.zero: transformers only, over dp > 1 replicas. With dp 1 there is nothing to shard
+// over; it is refused rather than ignored, since the stage would promise memory it does not save.
+void apply_sharding_settings(const Scenario& s, workloads::StepOptions& step) {
+  const int stage = zero_stage(s);
+  if (stage == 0) return;
+  const std::string where = location_of(s, "parallelism.zero") + ": parallelism.zero: ";
+  if (!is_transformer(s))
+    throw InputError(where + "ZeRO is modelled for transformers only; expected a transformer network "
+                     "(workload.network: llama2-7b, ..., or transformer) or zero 0");
+  if (s.parallelism.dp == 1)
+    throw InputError(where + "zero " + s.parallelism.zero + " shards over data-parallel replicas, but dp is "
+                     "1: nothing to shard; expected dp > 1 or zero 0");
+  if (stage >= 2 && !s.communication.exchange_every_micro_batch &&
+      s.provenance.where.contains("communication.exchange"))
+    throw InputError(
+        location_of(s, "communication.exchange") + ": communication.exchange: zero " + s.parallelism.zero +
+        " reduce-scatters every micro-batch's gradients into the shards "
+        "(DeepSpeed refuses no_sync from stage 2 on); expected every-micro-batch, or zero 0 or 1");
+  step.zero = stage;
+}
+
 workloads::StepConfig resolve_step_config(const Scenario& s, const topology::Topology& topology,
                                           const workloads::Profile& profile) {
   workloads::WorkerMapping mapping = build_mapping(s, topology);
@@ -312,6 +333,7 @@ workloads::StepConfig resolve_step_config(const Scenario& s, const topology::Top
   apply_training_loop(s, profile, mapping.dp / s.parallelism.tp, step);
   check_variability(s, profile);
   apply_tensor_parallel_settings(s, step);
+  apply_sharding_settings(s, step);
   const auto gpus = static_cast<int>(topology.gpus().size());
   for (std::size_t i = 0; i < s.workload.gpu_speeds.size(); ++i) {
     const GpuSpeedSetting& g = s.workload.gpu_speeds[i];
@@ -348,8 +370,11 @@ ResolvedScenario resolve(const Scenario& s) {
   if (is_transformer(s)) {
     const TransformerResolution t = resolve_transformer(s);
     check_transformer_memory(s, t, r.gpu_capacity);
+    const workloads::TransformerMemoryInput memory = transformer_memory_input(s, t);
     r.transformer = TransformerFacts{t.model_flop_per_micro_batch, t.mfu_flop_per_micro_batch,
-                                     t.cost.peak_flop_per_second, s.parallelism.tp, !t.cost.calibrated};
+                                     t.cost.peak_flop_per_second, s.parallelism.tp, !t.cost.calibrated,
+                                     workloads::transformer_step_memory(memory),
+                                     workloads::transformer_memory_rule(memory)};
   }
   return r;
 }

@@ -34,6 +34,8 @@ struct TransformerFacts {
   std::int64_t peak_flop_per_second = 0;        // the GPU's dense peak at the precision
   int tp = 1;
   bool estimate = true;                         // kernel times not calibrated for this GPU
+  workloads::StepMemory memory;  // one GPU's (transformer_memory.h): Korthikanti's, TP's and ZeRO's divisions
+  std::string memory_rule;       // what divides what (transformer_memory_rule)
 };
 
 // The step's configuration (placement, mapping, options; compute_scale = 1 / compute_speed) with

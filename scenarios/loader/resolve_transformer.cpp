@@ -3,7 +3,6 @@
 #include "sim/error.h"
 #include "topology/preset_registry.h"
 #include "workloads/generators/gpu_choice.h"
-#include "workloads/memory/transformer_memory.h"
 
 namespace hybridsim::scenarios {
 namespace {
@@ -82,19 +81,27 @@ TransformerResolution resolve_transformer(const Scenario& s) {
   return r;
 }
 
+int zero_stage(const Scenario& s) {
+  const std::string& z = s.parallelism.zero;
+  return z == "fsdp" ? 3 : z.empty() ? 0 : std::stoi(z);  // the schema allows 0|1|2|3|fsdp only
+}
+
+workloads::TransformerMemoryInput transformer_memory_input(const Scenario& s,
+                                                           const TransformerResolution& t) {
+  const workloads::TransformerConfig& c = t.step.config;
+  workloads::TransformerModel slice = c.model;
+  slice.layers = t.step.layers_simulated;
+  return {.model = slice, .micro_batch = c.micro_batch, .tp = c.tp, .sequence_parallel = c.sequence_parallel,
+          .recompute = c.recompute, .flash_attention = c.flash_attention, .value_bytes = t.cost.value_bytes(),
+          .zero = zero_stage(s), .dp = s.parallelism.dp};
+}
+
 void check_transformer_memory(const Scenario& s, const TransformerResolution& t,
                               const std::optional<workloads::MemoryCapacity>& capacity) {
   if (!capacity) return;
-  const workloads::TransformerConfig& c = t.step.config;
-  // A layer-slice holds its own layers (as a pipeline stage would), with the embedding and head.
-  workloads::TransformerModel slice = c.model;
-  slice.layers = t.step.layers_simulated;
-  const workloads::TransformerMemory m = workloads::transformer_memory(
-      {.model = slice, .micro_batch = c.micro_batch, .tp = c.tp, .sequence_parallel = c.sequence_parallel,
-       .recompute = c.recompute, .flash_attention = c.flash_attention, .value_bytes = t.cost.value_bytes(),
-       .dp = s.parallelism.dp});
+  const workloads::TransformerMemory m = workloads::transformer_memory(transformer_memory_input(s, t));
   try {
-    workloads::check_transformer_fits(m, capacity->bytes, c.model.name, capacity->source);
+    workloads::check_transformer_fits(m, capacity->bytes, t.step.config.model.name, capacity->source);
   } catch (const InputError& e) {
     fail(s, "workload.model", e.what());
   }

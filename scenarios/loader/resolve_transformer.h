@@ -10,6 +10,7 @@
 #include "scenarios/loader/scenario.h"
 #include "workloads/generators/transformer_gen.h"
 #include "workloads/memory/memory_model.h"
+#include "workloads/memory/transformer_memory.h"
 
 namespace hybridsim::scenarios {
 
@@ -23,9 +24,14 @@ struct TransformerResolution {
 };
 TransformerResolution resolve_transformer(const Scenario& s);
 
+// parallelism.zero as a stage 0..3 (fsdp: 3).
+int zero_stage(const Scenario& s);
+
+// What the memory model is given for one GPU: a layer-slice counts its own layers, as the pipeline
+// stage it stands for; ZeRO shards over parallelism.dp.
+workloads::TransformerMemoryInput transformer_memory_input(const Scenario& s, const TransformerResolution& t);
 // InputError located at workload.model when weights, gradients, Adam state and Korthikanti's
-// activations of one GPU exceed `capacity` (nothing without a capacity); a layer-slice counts its
-// own layers, as the pipeline stage it stands for.
+// activations of one GPU exceed `capacity` (nothing without a capacity).
 void check_transformer_memory(const Scenario& s, const TransformerResolution& t,
                               const std::optional<workloads::MemoryCapacity>& capacity);
 

@@ -91,6 +91,7 @@ struct ParallelismSettings {
   std::optional<std::vector<std::vector<int>>> mapping;  // [worker][mp rank] → global GPU rank
   int tp = 1;                      // tensor parallel (transformers): GPUs per replica
   bool sequence_parallel = false;  // with tp: reduce-scatter + all-gather, norms and dropout on s/t
+  std::string zero = "0";          // ZeRO stage over dp (transformers): 0, 1, 2, 3 or fsdp (= 3)
   bool operator==(const ParallelismSettings&) const = default;
 };
 

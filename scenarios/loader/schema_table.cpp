@@ -451,6 +451,15 @@ constexpr ScenarioKey kKeys[] = {
       .help = "With tp: each all-reduce becomes a reduce-scatter and an all-gather, and norms and "
               "dropout run on s/t of the sequence (Korthikanti et al. 2022)."},
      bind_unless_default<Member<&Scenario::parallelism, &ParallelismSettings::sequence_parallel>>()},
+    {{.path = "parallelism.zero",
+      .kind = K::Choice,
+      .default_text = "0",
+      .choices = "0|1|2|3|fsdp",
+      .help = "Transformers, dp > 1: ZeRO stage. 1 shards the optimizer state over dp, 2 also the "
+              "gradients (reduce-scatter per bucket in backward), 3 or fsdp also the parameters "
+              "(all-gathered per layer before its forward and its backward, one layer ahead). With "
+              "accumulation, 1 reduces after the last micro-batch, 2 and 3 after every one."},
+     bind_unless_default<Member<&Scenario::parallelism, &ParallelismSettings::zero>>()},
 
     {{.path = "communication", .kind = K::Section, .help = "Gradient collectives and the network model."}},
     {shared_keys::kAlgorithm, bind<Member<&Scenario::communication, &CommunicationSettings::algorithm>>()},

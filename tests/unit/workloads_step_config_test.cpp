@@ -44,6 +44,7 @@ const std::vector<std::function<void(StepConfig&)>>& one_change_per_field() {
       [](StepConfig& c) { c.step.accumulation = 8; },
       [](StepConfig& c) { c.step.exchange_every_micro_batch = false; },
       [](StepConfig& c) { c.step.tp = 8; },
+      [](StepConfig& c) { c.step.zero = 3; },
       [](StepConfig& c) { c.comm.algorithm = workloads::AllReduceAlgorithm::Tree; },
       [](StepConfig& c) { c.comm.protocol = sim::Protocol::LL128; },
       [](StepConfig& c) { c.comm.channels = 4; },

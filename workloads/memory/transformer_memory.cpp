@@ -43,6 +43,34 @@ TransformerMemory transformer_memory(const TransformerMemoryInput& in) {
   return r;
 }
 
+StepMemory transformer_step_memory(const TransformerMemoryInput& in) {
+  const TransformerMemory memory = transformer_memory(in);
+  StepMemory out;
+  const bool mixed = in.value_bytes == 2;
+  out.rule = {.mixed_precision = mixed, .bytes_per_parameter = mixed ? 2 : 4, .optimizer_states = 2};
+  out.options = {.dp = in.dp, .gradient_copies = false, .nccl_channels = 0, .nccl_connections_per_channel = 0,
+                 .framework = sim::Bytes()};
+  RankMemory rank;
+  rank.peak[MemoryPart::Weights] = memory.weights;
+  rank.peak[MemoryPart::Gradients] = memory.gradients;
+  rank.peak[MemoryPart::OptimizerState] = memory.optimizer;
+  rank.peak[MemoryPart::Activations] = memory.activations;
+  rank.after_step = memory.weights + memory.gradients + memory.optimizer;
+  rank.timeline.push_back({MemoryPhase::Backward, 0, memory.total()});
+  out.ranks.push_back(std::move(rank));
+  return out;
+}
+
+std::string transformer_memory_rule(const TransformerMemoryInput& in) {
+  std::string out = "Korthikanti et al. 2022's activations; weights, gradients, optimizer / tp " +
+                    std::to_string(in.tp);
+  if (in.zero == 0 || in.dp <= 1) return out + "; no ZeRO (each replica holds them all)";
+  const char* parts = in.zero == 1 ? "optimizer" : in.zero == 2 ? "gradients, optimizer"
+                                                                : "weights, gradients, optimizer";
+  return out + "; ZeRO-" + std::to_string(in.zero) + " over dp " + std::to_string(in.dp) + ": " + parts +
+         " / " + std::to_string(in.dp);
+}
+
 void check_transformer_fits(const TransformerMemory& mem, sim::Bytes capacity, const std::string& model,
                             const std::string& where) {
   if (mem.total() <= capacity) return;

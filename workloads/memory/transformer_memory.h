@@ -11,6 +11,7 @@
 
 #include "sim/units.h"
 #include "workloads/generators/transformer_gen.h"
+#include "workloads/memory/memory_model.h"
 
 namespace hybridsim::workloads {
 
@@ -34,6 +35,13 @@ struct TransformerMemory {
 // Activation bytes of one layer for these settings (Korthikanti's Table 2, × value_bytes / 2).
 std::int64_t layer_activation_bytes(const TransformerMemoryInput& in);
 TransformerMemory transformer_memory(const TransformerMemoryInput& in);
+// The same as the step memory run prints (one rank, mp = 1): weights, gradients, optimizer (Adam's
+// moments and, under 16-bit training, the FP32 master weights) and activations at the peak, for
+// in.dp data-parallel replicas; nothing else is counted (no buckets, NCCL buffers or framework).
+StepMemory transformer_step_memory(const TransformerMemoryInput& in);
+// What divides what, for reports: "Korthikanti et al. 2022; weights, gradients, optimizer / tp 8;
+// ZeRO-3 over dp 64: weights, gradients, optimizer / 64".
+std::string transformer_memory_rule(const TransformerMemoryInput& in);
 // InputError "<model> needs <total> per GPU (weights ..., activations ...) but the GPU has <capacity>
 // (<where>); expected a larger tp, sequence_parallel, recompute or zero" when it does not fit.
 void check_transformer_fits(const TransformerMemory& memory, sim::Bytes capacity, const std::string& model,

@@ -5,6 +5,7 @@
 #include "sim/error.h"
 #include "workloads/gpu/gpu.h"
 #include "workloads/program/step_program_parts.h"
+#include "workloads/program/sharded_data_parallel.h"
 #include "workloads/program/tensor_parallel.h"
 
 namespace hybridsim::workloads {
@@ -144,7 +145,7 @@ StepProgram build_step_program(const Profile& profile, const MpPlacement& placem
                                const StepOptions& options) {
   if (placement.mp != mapping.mp || placement.gpu_of_op.size() != profile.ops.size())
     throw InternalError("placement does not match the mapping's mp or the profile's ops");
-  const StepLayout layout = lay_out_step(profile, placement, mapping.dp, options);
+  const StepLayout layout = lay_out_step(profile, placement, mapping.dp, sharded_layout_options(options));
 
   StepProgram out;
   out.dp = mapping.dp;
@@ -202,6 +203,7 @@ StepProgram build_step_program(const Profile& profile, const MpPlacement& placem
   }
   out.event_count = next_event;
   if (options.tp > 1) apply_tensor_parallel(out, options.tp_syncs, options.tp);
+  if (options.zero > 0) apply_sharded_data_parallel(out, profile, options.zero);
   return out;
 }
 

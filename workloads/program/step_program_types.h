@@ -39,6 +39,8 @@ enum class CollectiveRole : std::uint8_t {
   ActivationGradient, // model parallel: the gradient of that output sent back (backward)
   TensorParallel,     // tensor parallel: a layer's all-reduce (or reduce-scatter, all-gather) of
                       // activations on its TP group, between kernels of the compute stream
+  ParameterAllGather,         // ZeRO-3/FSDP: one op's parameters, gathered before its forward or backward
+  UpdatedParameterAllGather,  // ZeRO-1/2: every updated parameter, gathered after the sharded optimizer
 };
 
 struct CollectiveSpec {
@@ -94,6 +96,9 @@ struct StepOptions {
   // TP group tp consecutive workers, and these collectives run between the kernels that issue them.
   int tp = 1;
   std::vector<TpSync> tp_syncs = {};
+  // Sharded data parallelism (workloads/program/sharded_data_parallel.h): ZeRO stage 0..3 over
+  // the data-parallel replicas (3: FSDP).
+  int zero = 0;
 };
 
 struct StepProgram {

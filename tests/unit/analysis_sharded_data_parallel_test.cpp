@@ -1,0 +1,221 @@
+// Sharded data parallelism (ZeRO 1/2/3, FSDP) end to end: a Llama 2 7B layer-slice on one DGX A100
+// (dp 8, or tp 2 x dp 4), the bytes its collectives move per layer and per step against the closed
+// forms of Rajbhandari et al. 2020 (ZeRO-1/2 move an all-reduce's 2(n-1)/n of the parameters, ZeRO-3
+// 3(n-1)/n), its memory per GPU against the same paper's (2 + 2 + K)Ψ divisions, and the orderings
+// of step times that must hold.
+#include <doctest/doctest.h>
+
+#include <map>
+
+#include "analysis/step/step_runner.h"
+#include "scenarios/loader/resolve.h"
+#include "sim/error.h"
+#include "topology/preset_registry.h"
+#include "workloads/generators/transformer_gen.h"
+#include "workloads/gpu/gpu.h"
+#include "workloads/memory/transformer_memory.h"
+#include "workloads/program/sharded_data_parallel.h"
+
+using namespace hybridsim;
+using namespace hybridsim::workloads;
+
+namespace {
+
+struct Run {
+  TransformerStep step;
+  StepProgram program;
+  analysis::StepResult result;
+};
+
+struct Setting {
+  int zero = 0;
+  int dp = 8;
+  int tp = 1;
+  int accumulation = 1;
+  bool free_network = false;  // links a million times faster, no latency, no reduction cost
+  bool copies = false;
+};
+
+topology::Topology machine(bool free_network) {
+  topology::ClusterSpec spec{.preset = "dgx-a100", .nodes = 1};
+  if (free_network)
+    spec.links[sim::LinkKind::NVSwitch] = {.bandwidth = sim::Bandwidth::gb_per_second(300'000'000),
+                                           .latency = sim::Time::zero()};
+  return topology::build_cluster(spec);
+}
+
+Run run(const Setting& s) {
+  static const topology::Topology real = machine(false), free = machine(true);
+  Run r;
+  r.step = generate_transformer({.model = named_transformer("llama2-7b"), .micro_batch = 1, .tp = s.tp,
+                                 .layers_simulated = 2},
+                                transformer_cost(gpu_by_key("a100"), Precision::Bf16));
+  analysis::StepSetup setup;
+  setup.profile = &r.step.profile;
+  setup.topology = s.free_network ? &free : &real;
+  setup.placement = place_all_on_first(r.step.profile, 1);
+  setup.mapping = default_mapping(*setup.topology, s.dp * s.tp, 1);
+  setup.step.tp = s.tp;
+  setup.step.tp_syncs = r.step.syncs;
+  setup.step.zero = s.zero;
+  setup.step.accumulation = s.accumulation;
+  setup.step.gradient_copies = s.copies;
+  if (s.free_network) {
+    setup.collective.reduction_bandwidth = sim::Bandwidth();
+    setup.executor.contention = false;
+    setup.comm.protocol = sim::Protocol::Ideal;
+  }
+  r.program = analysis::build_program(setup);
+  r.result = analysis::simulate_program(setup, r.program);
+  return r;
+}
+
+// What one rank of a ring sends, times n: 2(n-1)·S for an all-reduce, (n-1)·S for a reduce-scatter
+// or an all-gather (S the whole buffer); per role, over the collectives GPU 0 takes part in.
+std::map<CollectiveRole, std::int64_t> sent_times_n(const StepProgram& p) {
+  std::map<CollectiveRole, std::int64_t> out;
+  for (const CollectiveSpec& c : p.collectives) {
+    if (c.role == CollectiveRole::TensorParallel || c.members.front() != 0) continue;
+    const auto n = static_cast<std::int64_t>(c.members.size());
+    out[c.role] += (c.op == sim::CollectiveOp::AllReduce ? 2 : 1) * (n - 1) * c.size.count();
+  }
+  return out;
+}
+
+std::int64_t total(const std::map<CollectiveRole, std::int64_t>& m) {
+  std::int64_t t = 0;
+  for (const auto& [role, bytes] : m) t += bytes;
+  return t;
+}
+
+}  // namespace
+
+TEST_CASE("zero: stages 1 and 2 move an all-reduce's bytes, stage 3 one and a half times them") {
+  const Run z0 = run({.zero = 0}), z1 = run({.zero = 1}), z2 = run({.zero = 2}), z3 = run({.zero = 3});
+  const std::int64_t psi_bytes = z0.step.profile.parameter_bytes().count();  // Ψ × 2 B (BF16)
+  const std::int64_t n = 8;
+  // ZeRO-0: the dense gradients all-reduced once: 2(n-1)/n·Ψ per rank.
+  CHECK(total(sent_times_n(z0.program)) == 2 * (n - 1) * psi_bytes);
+  for (const Run* z : {&z1, &z2}) {
+    const auto sent = sent_times_n(z->program);
+    CHECK(sent.at(CollectiveRole::GradientAllReduce) == (n - 1) * psi_bytes);  // now reduce-scatters
+    CHECK(sent.at(CollectiveRole::UpdatedParameterAllGather) == (n - 1) * psi_bytes);
+    CHECK(total(sent) == total(sent_times_n(z0.program)));
+    for (const CollectiveSpec& c : z->program.collectives)
+      if (c.role == CollectiveRole::GradientAllReduce) CHECK(c.op == sim::CollectiveOp::ReduceScatter);
+  }
+  const auto sent3 = sent_times_n(z3.program);
+  CHECK(2 * total(sent3) == 3 * total(sent_times_n(z0.program)));
+  CHECK(sent3.at(CollectiveRole::ParameterAllGather) == 2 * (n - 1) * psi_bytes);
+  // Per layer: two gathers (forward, backward) and one reduce-scatter, each of the layer's parameters.
+  for (std::uint32_t v = 0; v < z3.step.profile.ops.size(); ++v) {
+    const Op& op = z3.step.profile.ops[v];
+    if (!op.has_gradient()) continue;
+    int gathers = 0, scatters = 0;
+    for (const CollectiveSpec& c : z3.program.collectives) {
+      if (c.op_index != v || c.role == CollectiveRole::TensorParallel) continue;
+      CHECK(c.size == op.gradient_bytes);
+      CHECK(c.members.size() == 8);
+      gathers += c.role == CollectiveRole::ParameterAllGather;
+      scatters += c.op == sim::CollectiveOp::ReduceScatter;
+    }
+    CAPTURE(op.name);
+    CHECK(gathers == 2);
+    CHECK(scatters == 1);
+  }
+}
+
+TEST_CASE("zero: tp 2 x dp 4 shards each TP rank's parameters over its 4 replicas") {
+  const Run z0 = run({.zero = 0, .dp = 4, .tp = 2}), z3 = run({.zero = 3, .dp = 4, .tp = 2});
+  const std::int64_t psi_rank = z3.step.profile.parameter_bytes().count();  // one TP rank's shard
+  const auto sent = sent_times_n(z3.program);
+  CHECK(sent.at(CollectiveRole::ParameterAllGather) == 2 * 3 * psi_rank);
+  CHECK(2 * total(sent) == 3 * total(sent_times_n(z0.program)));
+  for (const CollectiveSpec& c : z3.program.collectives)
+    if (c.role == CollectiveRole::ParameterAllGather) CHECK(c.members.size() == 4);
+}
+
+TEST_CASE("zero: under accumulation stage 3 gathers per micro-batch, stage 2 reduces per micro-batch") {
+  const Run z2 = run({.zero = 2, .accumulation = 2}), z3 = run({.zero = 3, .accumulation = 2});
+  const Run z1 = run({.zero = 1, .accumulation = 2});
+  const std::int64_t psi_bytes = z3.step.profile.parameter_bytes().count(), n = 8;
+  const auto sent3 = sent_times_n(z3.program), sent2 = sent_times_n(z2.program);
+  CHECK(sent3.at(CollectiveRole::ParameterAllGather) == 2 * 2 * (n - 1) * psi_bytes);
+  CHECK(sent3.at(CollectiveRole::GradientAllReduce) == 2 * (n - 1) * psi_bytes);
+  CHECK(sent2.at(CollectiveRole::GradientAllReduce) == 2 * (n - 1) * psi_bytes);
+  // Stage 1 reduces once, after the last micro-batch; every stage gathers the update once.
+  CHECK(sent_times_n(z1.program).at(CollectiveRole::GradientAllReduce) == (n - 1) * psi_bytes);
+  CHECK(sent2.at(CollectiveRole::UpdatedParameterAllGather) == (n - 1) * psi_bytes);
+  CHECK(z3.result.step_time > run({.zero = 3}).result.step_time);
+}
+
+TEST_CASE("zero: memory per GPU divides weights, gradients and optimizer as each stage does") {
+  // Rajbhandari et al. 2020, section 5: (2 + 2 + K)·Ψ with K = 12 for mixed-precision Adam; stage 1
+  // divides the K·Ψ by Nd, stage 2 also the gradients' 2Ψ, stage 3 also the weights' 2Ψ.
+  const TransformerModel m = named_transformer("llama2-7b");
+  const std::int64_t psi = m.layers * layer_parameters(m) + 2 * m.vocab * m.hidden, nd = 64;
+  CHECK(psi > 6'700'000'000);  // Llama 2 7B: 6.74 B parameters (untied embedding and head)
+  CHECK(psi < 6'800'000'000);
+  const auto persistent = [&](int zero) {
+    const TransformerMemory r = transformer_memory({.model = m, .zero = zero, .dp = static_cast<int>(nd)});
+    return r.weights.count() + r.gradients.count() + r.optimizer.count();
+  };
+  CHECK(persistent(0) == 16 * psi);
+  CHECK(persistent(1) == 4 * psi + 12 * psi / nd);
+  CHECK(persistent(2) == 2 * psi + (2 * psi) / nd + 12 * psi / nd);
+  CHECK(persistent(3) == (2 * psi) / nd + (2 * psi) / nd + 12 * psi / nd);
+  // What run prints: the same four parts, nothing else.
+  const StepMemory s = transformer_step_memory({.model = m, .zero = 3, .dp = 64});
+  REQUIRE(s.ranks.size() == 1);
+  CHECK(s.ranks[0].peak[MemoryPart::Weights].count() == 2 * psi / nd);
+  CHECK(s.ranks[0].peak[MemoryPart::GradientBuckets].count() == 0);
+  CHECK(s.ranks[0].peak[MemoryPart::CommBuffers].count() == 0);
+  CHECK(s.ranks[0].peak.total() == transformer_memory({.model = m, .zero = 3, .dp = 64}).total());
+}
+
+TEST_CASE("zero: with a free network, stage 3 is stage 0's compute plus the optimizer on 1/dp") {
+  const Run z0 = run({.zero = 0, .free_network = true}), z3 = run({.zero = 3, .free_network = true});
+  const Profile& p = z0.step.profile;
+  const sim::Time kernels = p.forward_time() + p.backward_time();
+  const sim::Time update = p.optimizer_time();
+  CHECK(z0.result.step_time.to_seconds() == doctest::Approx((kernels + update).to_seconds()).epsilon(0.002));
+  const sim::Time sharded = sim::Time::ps((update.ps() + 7) / 8);
+  CHECK(z3.result.step_time.to_seconds() == doctest::Approx((kernels + sharded).to_seconds()).epsilon(0.002));
+  CHECK(z3.result.step_time < z0.result.step_time);
+}
+
+TEST_CASE("zero: on the real network stage 1 (reduce after backward) is no faster than stage 2") {
+  const Run z1 = run({.zero = 1, .copies = true}), z2 = run({.zero = 2, .copies = true});
+  const Run z3 = run({.zero = 3, .copies = true}), z3free = run({.zero = 3, .free_network = true});
+  CHECK(z1.result.step_time >= z2.result.step_time);
+  CHECK(z3.result.step_time > z3free.result.step_time);
+}
+
+TEST_CASE("zero: stage 3's gathers run one op ahead on their own stream") {
+  const Run z3 = run({.zero = 3});
+  const sim::GpuProgram& gpu = z3.program.gpus[0];
+  const sim::StreamProgram* gather = nullptr;
+  for (const auto& s : gpu.streams)
+    if (s.name == "parameters") gather = &s;
+  REQUIRE(gather != nullptr);
+  // gather, record; then (wait for the compute stream to start the previous op, gather, record)...
+  REQUIRE(gather->tasks.size() >= 5);
+  CHECK(gather->tasks[0].kind == sim::TaskKind::Collective);
+  CHECK(gather->tasks[1].kind == sim::TaskKind::Record);
+  CHECK(gather->tasks[2].kind == sim::TaskKind::Wait);
+  CHECK(gather->tasks[3].kind == sim::TaskKind::Collective);
+  StepProgram copy = z3.program;
+  CHECK_THROWS_AS(apply_sharded_data_parallel(copy, z3.step.profile, 4), InputError);
+}
+
+TEST_CASE("zero: training.global_batch counts each replica's micro-batches once, tp GPUs sharing them") {
+  // 4 replicas of tp 2 at micro-batch 1: a global batch of 16 is 4 micro-batches per replica.
+  const scenarios::ResolvedScenario r = scenarios::resolve(scenarios::parse_scenario(
+      "cluster: {preset: dgx-a100}\n"
+      "workload: {network: llama2-7b, model: {layers_simulated: 2}}\n"
+      "parallelism: {dp: 4, tp: 2, zero: fsdp}\n"
+      "training: {micro_batch: 1, global_batch: 16}\n",
+      "zero.yaml", {}, "."));
+  CHECK(r.step.accumulation == 4);
+  CHECK(r.step.zero == 3);
+}

@@ -1,0 +1,36 @@
+// Sharded data parallelism (ZeRO, FSDP) on a step program, after tensor parallelism
+// (tensor_parallel.h): each dense gradient collective over a data-parallel group becomes a
+// reduce-scatter of the same bucket (every rank keeps the 1/dp it updates), and the optimizer
+// updates only that shard (its kernel's time divided by dp, rounded up).
+//   stage 1: the reduce-scatters wait until backward is done (DeepSpeed stage 1 reduces at the end
+//            of the micro-batch that exchanges), then the optimizer, then an all-gather of the
+//            updated 16-bit parameters over the group;
+//   stage 2: the reduce-scatters run per bucket during backward (DeepSpeed's overlap_comm), then
+//            the optimizer and the all-gather, as stage 1;
+//   stage 3 (FSDP): before each op with parameters (a layer, the embedding, the head) runs its
+//            forward, and again before its backward, its parameters are all-gathered on a stream of
+//            their own ("parameters") that runs one op ahead of the compute stream (FSDP's forward
+//            and backward prefetch: the gather of the next op is issued when this one starts); its
+//            gradients are reduce-scattered after its backward (build_step_program makes one bucket
+//            per op for this stage); no all-gather after the optimizer (the next step gathers).
+// Per step and rank, stages 1 and 2 move 2(n−1)/n of the parameter bytes as an all-reduce would;
+// stage 3 moves 3(n−1)/n (two gathers and a reduce-scatter) per micro-batch.
+//   StepProgram p = build_step_program(...);  // options.tp, options.zero
+//   apply_sharded_data_parallel(p, profile, 3);
+#pragma once
+#include "workloads/profile/profile.h"
+#include "workloads/program/step_program_types.h"
+
+namespace hybridsim::workloads {
+
+// The options the step's layout is made with under options.zero: stage 1 exchanges gradients once,
+// after the last micro-batch (DeepSpeed reduces at the accumulation boundary); stages 2 and 3 after
+// every micro-batch (DeepSpeed refuses no_sync there: each micro-batch's gradients are reduced into
+// the shards); stage 3 makes one bucket per op (FSDP reduce-scatters each wrapped layer's own).
+StepOptions sharded_layout_options(StepOptions options);
+
+// Nothing for stage 0 or a program of one replica (program.dp == 1: nothing to shard over).
+// InputError for a stage outside 0..3, model parallelism (program.mp > 1) or sparse gradients.
+void apply_sharded_data_parallel(StepProgram& program, const Profile& profile, int stage);
+
+}  // namespace hybridsim::workloads
