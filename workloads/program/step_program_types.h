@@ -33,12 +33,14 @@ struct KernelLabel {
 };
 
 enum class CollectiveRole : std::uint8_t {
-  GradientAllReduce,  // a dense gradient bucket, all-reduced over a data-parallel group
-  GradientAllGather,  // a sparse gradient, all-gathered over a data-parallel group
-  Activation,         // model parallel: an op's output sent to a consumer's GPU (forward)
-  ActivationGradient, // model parallel: the gradient of that output sent back (backward)
-  TensorParallel,     // tensor parallel: a layer's all-reduce (or reduce-scatter, all-gather) of
-                      // activations on its TP group, between kernels of the compute stream
+  GradientAllReduce,   // a dense gradient bucket, all-reduced over a data-parallel group
+  GradientAllGather,   // a sparse gradient, all-gathered over a data-parallel group
+  Activation,          // model parallel: an op's output sent to a consumer's GPU (forward)
+  ActivationGradient,  // model parallel: the gradient of that output sent back (backward)
+  TensorParallel,      // tensor parallel: a layer's all-reduce (or reduce-scatter, all-gather) of
+                       // activations on its TP group, between kernels of the compute stream
+  ExpertParallel,      // expert parallel: a MoE layer's dispatch or combine all-to-all on its EP
+                       // group, between kernels of the compute stream
 };
 
 struct CollectiveSpec {
@@ -61,6 +63,16 @@ Ddp ddp_by_name(std::string_view name);  // InternalError for anything else (the
 sim::Bytes apex_bucket_size(std::int64_t value_bytes);
 // The copy passes of a DDP (StepOptions::copy_passes).
 int ddp_copy_passes(Ddp ddp);
+
+// Expert parallelism (workloads/program/expert_parallel.h): EP groups of `ep` consecutive
+// data-parallel replicas (one machine under the default mapping), the all-to-alls of the transformer
+// generator between kernels, and the ops whose gradients are the experts' (each its own bucket,
+// all-reduced over dp / ep replicas only).
+struct ExpertParallelOptions {
+  int ep = 1;
+  std::vector<TpSync> syncs = {};
+  std::vector<std::uint32_t> expert_ops = {};
+};
 
 struct StepOptions {
   sim::Bytes bucket_size = sim::Bytes::of(25'000'000);  // PyTorch DDP's default bucket_cap_mb = 25
@@ -94,6 +106,7 @@ struct StepOptions {
   // TP group tp consecutive workers, and these collectives run between the kernels that issue them.
   int tp = 1;
   std::vector<TpSync> tp_syncs = {};
+  ExpertParallelOptions ep = {};
 };
 
 struct StepProgram {
