@@ -173,7 +173,7 @@ TEST_CASE("expert parallel: a scenario's bad ep or top_k is refused at its key")
                                   "s.yaml"));
   };
   CHECK_THROWS_WITH_AS(resolve_text("dp: 12, ep: 8", ""),
-                       doctest::Contains("s.yaml:3:23: parallelism.ep: ep 8 does not divide dp 12"),
+                       doctest::Contains("s.yaml:3:27: parallelism.ep: ep 8 does not divide dp 12"),
                        InputError);
   CHECK_THROWS_WITH_AS(resolve_text("dp: 12, ep: 3", ""),
                        doctest::Contains("parallelism.ep: mixtral-8x7b: experts 8 are not divisible by ep 3"),
