@@ -14,6 +14,8 @@ std::string_view collective_op_name(CollectiveOp op) {
     case CollectiveOp::ReduceScatter: return "reduce-scatter";
     case CollectiveOp::AllGather: return "all-gather";
     case CollectiveOp::Broadcast: return "broadcast";
+    case CollectiveOp::AllToAll:
+      return "all-to-all";
   }
   return "?";
 }
@@ -26,8 +28,9 @@ CollectiveOp parse_collective_op(std::string_view text) {
   if (key == "reducescatter") return CollectiveOp::ReduceScatter;
   if (key == "allgather") return CollectiveOp::AllGather;
   if (key == "broadcast") return CollectiveOp::Broadcast;
+  if (key == "alltoall") return CollectiveOp::AllToAll;
   throw InputError("unknown collective \"" + std::string(text) +
-                   "\": expected allreduce, reducescatter, allgather or broadcast");
+                   "\": expected allreduce, reducescatter, allgather, broadcast or alltoall");
 }
 
 std::string_view fast_path_name(FastPath mode) {
@@ -66,7 +69,9 @@ double bus_factor(CollectiveOp op, int n) {
   switch (op) {
     case CollectiveOp::AllReduce: return 2.0 * (n - 1) / n;
     case CollectiveOp::ReduceScatter:
-    case CollectiveOp::AllGather: return static_cast<double>(n - 1) / n;
+    case CollectiveOp::AllGather:
+    case CollectiveOp::AllToAll:
+      return static_cast<double>(n - 1) / n;
     case CollectiveOp::Broadcast: return 1.0;
   }
   return 1.0;

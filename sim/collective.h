@@ -19,9 +19,11 @@ namespace hybridsim::sim {
 
 class RingObserver;  // sim/ring_collective.h
 
-enum class CollectiveOp : std::uint8_t { AllReduce, ReduceScatter, AllGather, Broadcast };
-std::string_view collective_op_name(CollectiveOp op);  // "all-reduce", ...
-// "allreduce"/"all-reduce", "reducescatter", "allgather", "broadcast"; throws InputError otherwise.
+// AllToAll: each rank sends 1/n of its buffer to every other (sim/collectives/all_to_all.h).
+enum class CollectiveOp : std::uint8_t { AllReduce, ReduceScatter, AllGather, Broadcast, AllToAll };
+std::string_view collective_op_name(CollectiveOp op);  // "all-reduce", ..., "all-to-all"
+// "allreduce"/"all-reduce", "reducescatter", "allgather", "broadcast", "alltoall"; throws InputError
+// otherwise.
 CollectiveOp parse_collective_op(std::string_view text);
 
 // Whether a ring collective may be folded (sim/README.md, "Folding"): auto folds where that is

@@ -37,7 +37,9 @@ double ll128_channel_cap(CollectiveOp op) {
   switch (op) {
     case CollectiveOp::AllReduce: return 16.7;
     case CollectiveOp::ReduceScatter: return 15.2;
-    case CollectiveOp::AllGather: return 18.3;
+    case CollectiveOp::AllGather:
+    case CollectiveOp::AllToAll:
+      return 18.3;
     case CollectiveOp::Broadcast: return 18.8;
   }
   return 16.7;
@@ -57,10 +59,13 @@ double bandwidth_factor(const NcclMachine& m, NcclAlgorithm a, Protocol p) {
   return tree;
 }
 
+// An all-to-all sends to every peer at once: one step's latency, a network hop's across machines.
 int latency_steps(const NcclMachine& m) {
+  if (m.op == CollectiveOp::AllToAll) return 1;
   return m.op == CollectiveOp::AllReduce ? 2 * (m.ranks - 1) : m.ranks - 1;
 }
 int inter_steps(const NcclMachine& m) {
+  if (m.op == CollectiveOp::AllToAll) return m.nodes > 1 ? 1 : 0;
   return m.op == CollectiveOp::AllReduce ? 2 * (m.nodes - 1) : m.nodes - 1;
 }
 bool plateau(const NcclMachine& m, NcclAlgorithm a, Protocol p, Bytes size) {
@@ -87,6 +92,9 @@ NcclEstimate nccl_estimate(const NcclMachine& m, NcclAlgorithm a, Protocol p, By
   NcclEstimate e;
   if (p == Protocol::Ideal || m.ranks < 2) return e;
   if (a == NcclAlgorithm::Tree && m.op != CollectiveOp::AllReduce) return e;
+  // NCCL's all-to-all is grouped point-to-point sends on the Simple protocol, timed here as a
+  // ring/Simple step of (n−1)/n of the buffer (sim/README.md, "All-to-all").
+  if (m.op == CollectiveOp::AllToAll && p != Protocol::Simple) return e;
   if (p == Protocol::LL128 && !m.ll128) return e;
   e.usable = true;
   const int proto = protocol_index(p);

@@ -30,7 +30,7 @@ po::options_description collective_options(CollectiveArgs& a) {
       "hybridsim collective --topology PRESET-or-FILE --op OP [options]\n\n"
       "Simulates one collective at a range of sizes and prints nccl-tests columns:\n"
       "algbw = size / time, busbw = algbw x 2(n-1)/n (all-reduce), x (n-1)/n (reduce-scatter,\n"
-      "all-gather), x 1 (broadcast). GB/s are 10^9 bytes per second.\n\noptions");
+      "all-gather, all-to-all), x 1 (broadcast). GB/s are 10^9 bytes per second.\n\noptions");
   options.add_options()("help,h", "show this help")(
       "topology,t", po::value(&a.topology)->required(),
       ("a preset (" + topology::preset_name_list() + ") or a topology YAML file").c_str())(
@@ -41,7 +41,7 @@ po::options_description collective_options(CollectiveArgs& a) {
       "gpus,g", po::value(&a.gpus),
       "GPU ranks and ranges, e.g. 0-3 (the first four) or 0,1,4-7; default: all")(
       "op,o", po::value(&a.op)->default_value("allreduce"),
-      "allreduce | reducescatter | allgather | broadcast")(
+      "allreduce | reducescatter | allgather | broadcast | alltoall")(
       "algorithm,a", po::value(&a.algorithm)->default_value("auto"),
       "auto (NCCL's choice per size) | ring | tree | hierarchical (tree, hierarchical: all-reduce only)")(
       "protocol,p", po::value(&a.protocol)->default_value("auto"),

@@ -31,7 +31,8 @@ void check_algorithm(const CollectiveSweepOptions& options) {
     throw InputError("--algorithm " + std::string(workloads::algorithm_name(a)) +
                      " applies only to all-reduce (--op allreduce), not to " +
                      std::string(sim::collective_op_name(options.op)) +
-                     "; broadcast, all-gather and reduce-scatter run as rings (--algorithm ring or auto)");
+                     "; broadcast, all-gather and reduce-scatter run as rings, all-to-all as direct sends "
+                     "(--algorithm ring or auto)");
 }
 
 // Records the collective's state in `budget` and checks what is sure to be simulated in full

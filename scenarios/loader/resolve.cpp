@@ -281,8 +281,8 @@ void check_variability(const Scenario& s, const workloads::Profile& profile) {
   }
 }
 
-// parallelism.tp and sequence_parallel: only for transformers, with mp = 1; the TP collectives of
-// the generated step.
+// parallelism.tp, sequence_parallel and ep: only for transformers, with mp = 1; the TP and EP
+// collectives of the generated step (a mixture of experts' expert ops: their own buckets).
 void apply_tensor_parallel_settings(const Scenario& s, workloads::StepOptions& step) {
   const bool transformer = is_transformer(s);
   if (!transformer && (s.parallelism.tp > 1 || s.parallelism.sequence_parallel))
@@ -291,9 +291,15 @@ void apply_tensor_parallel_settings(const Scenario& s, workloads::StepOptions& s
   if (s.parallelism.tp > 1 && s.parallelism.mp > 1)
     throw InputError(location_of(s, "parallelism.tp") + ": parallelism.tp: tp cannot be combined with mp " +
                      std::to_string(s.parallelism.mp) + "; expected mp = 1");
-  if (!transformer || s.parallelism.tp == 1) return;
+  if (!transformer && s.parallelism.ep > 1)
+    throw InputError(location_of(s, "parallelism.ep") +
+                     ": parallelism.ep: expert parallelism needs a "
+                     "mixture-of-experts transformer (workload.network: mixtral-8x7b, or model.experts)");
+  if (!transformer || (s.parallelism.tp == 1 && s.parallelism.ep == 1)) return;
+  const TransformerResolution t = resolve_transformer(s);
   step.tp = s.parallelism.tp;
-  step.tp_syncs = resolve_transformer(s).step.syncs;
+  step.tp_syncs = t.step.syncs;
+  step.ep = {.ep = s.parallelism.ep, .syncs = t.step.ep_syncs, .expert_ops = t.step.expert_ops};
 }
 
 // parallelism.zero: transformers only, over dp > 1 replicas. With dp 1 there is nothing to shard

@@ -28,6 +28,9 @@ workloads::TransformerModel model_of(const Scenario& s) {
   }
   if (custom && !t.kv_heads) m.kv_heads = m.heads;
   if (!t.ffn.empty() && t.ffn != "auto") m.ffn = workloads::ffn_kind_by_name(t.ffn);
+  if (t.experts) m.experts = *t.experts;
+  if (t.top_k) m.top_k = *t.top_k;
+  m.capacity_factor = t.capacity_factor;
   return m;
 }
 
@@ -36,6 +39,25 @@ workloads::Precision precision_of(const Scenario& s, const workloads::Gpu& gpu) 
   const auto asked = s.workload.gpu_choice.precision;
   if (asked && *asked != workloads::Precision::Amp) return *asked;
   return gpu.chip == "v100" ? workloads::Precision::Fp16 : workloads::Precision::Bf16;
+}
+
+// Experts divisible by ep, top_k within experts, ep dividing the data-parallel replicas.
+void check_expert_parallel(const Scenario& s, const workloads::TransformerModel& model) {
+  try {
+    workloads::check_experts(model, s.parallelism.ep);
+  } catch (const InputError& e) {
+    const std::string what = e.what();
+    fail(s,
+         what.find(" ep ") != std::string::npos    ? "parallelism.ep"
+         : what.find("top_k") != std::string::npos ? "workload.model.top_k"
+                                                   : "workload.model",
+         what);
+  }
+  if (s.parallelism.dp % s.parallelism.ep != 0)
+    fail(s, "parallelism.ep",
+         "ep " + std::to_string(s.parallelism.ep) + " does not divide dp " +
+             std::to_string(s.parallelism.dp) +
+             " (EP groups are carved out of the data-parallel replicas); expected ep dividing dp");
 }
 
 }  // namespace
@@ -60,18 +82,21 @@ TransformerResolution resolve_transformer(const Scenario& s) {
       fail(s, precision_path, e.what());
     }
   }();
-  const workloads::TransformerConfig config{
-      .model = model, .micro_batch = s.training.micro_batch, .tp = s.parallelism.tp,
-      .sequence_parallel = s.parallelism.sequence_parallel,
-      .recompute = workloads::recompute_by_name(s.training.recompute),
-      .flash_attention = s.workload.model.attention != "unfused",
-      .layers_simulated = s.workload.model.layers_simulated};
+  const workloads::TransformerConfig config{.model = model,
+                                            .micro_batch = s.training.micro_batch,
+                                            .tp = s.parallelism.tp,
+                                            .ep = s.parallelism.ep,
+                                            .sequence_parallel = s.parallelism.sequence_parallel,
+                                            .recompute = workloads::recompute_by_name(s.training.recompute),
+                                            .flash_attention = s.workload.model.attention != "unfused",
+                                            .layers_simulated = s.workload.model.layers_simulated};
   try {
     workloads::check_transformer(model, s.parallelism.tp);
   } catch (const InputError& e) {
     const std::string what = e.what();
     fail(s, what.find(" tp ") != std::string::npos ? "parallelism.tp" : "workload.model", what);
   }
+  check_expert_parallel(s, model);
   TransformerResolution r{workloads::generate_transformer(config, cost), cost, 0, 0};
   workloads::TransformerModel slice = model;
   slice.layers = r.step.layers_simulated;
@@ -93,7 +118,7 @@ workloads::TransformerMemoryInput transformer_memory_input(const Scenario& s,
   slice.layers = t.step.layers_simulated;
   return {.model = slice, .micro_batch = c.micro_batch, .tp = c.tp, .sequence_parallel = c.sequence_parallel,
           .recompute = c.recompute, .flash_attention = c.flash_attention, .value_bytes = t.cost.value_bytes(),
-          .zero = zero_stage(s), .dp = s.parallelism.dp};
+          .zero = zero_stage(s), .dp = s.parallelism.dp, .ep = c.ep};
 }
 
 void check_transformer_memory(const Scenario& s, const TransformerResolution& t,

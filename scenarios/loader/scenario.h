@@ -55,6 +55,8 @@ struct TransformerSettings {
   std::string ffn = "auto";           // "gelu", "swiglu"; auto: the named model's
   std::string attention = "flash";    // "flash" or "unfused"
   std::int64_t layers_simulated = 0;  // a layer-slice of the model; 0: every layer
+  std::optional<std::int64_t> experts, top_k;  // a mixture of experts; unset: the named model's
+  double capacity_factor = 1.0;                // tokens an expert takes / its even share
   bool operator==(const TransformerSettings&) const = default;
 };
 
@@ -92,6 +94,7 @@ struct ParallelismSettings {
   int tp = 1;                      // tensor parallel (transformers): GPUs per replica
   bool sequence_parallel = false;  // with tp: reduce-scatter + all-gather, norms and dropout on s/t
   std::string zero = "0";          // ZeRO stage over dp (transformers): 0, 1, 2, 3 or fsdp (= 3)
+  int ep = 1;                      // expert parallel (mixtures of experts): replicas per EP group
   bool operator==(const ParallelismSettings&) const = default;
 };
 

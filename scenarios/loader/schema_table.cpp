@@ -380,6 +380,34 @@ constexpr ScenarioKey kKeys[] = {
               "optimizer); 0: every layer. Results are the slice's."},
      bind_unless_default<
          Member<&Scenario::workload, &WorkloadSettings::model, &TransformerSettings::layers_simulated>>()},
+    {{.path = "workload.model.experts",
+      .kind = K::Integer,
+      .default_text = "auto",
+      .words = "auto",
+      .min = 1,
+      .max = 1e6,
+      .help = "Experts per layer (a mixture of experts when > 1: each layer's MLP is that many MLPs of "
+              "ffn_hidden and a router); auto: the named model's (mixtral-8x7b: 8), 1 otherwise."},
+     bind_unless_default<
+         Member<&Scenario::workload, &WorkloadSettings::model, &TransformerSettings::experts>>()},
+    {{.path = "workload.model.top_k",
+      .kind = K::Integer,
+      .default_text = "auto",
+      .words = "auto",
+      .min = 1,
+      .max = 1e6,
+      .help = "Experts each token is routed to, at most experts; auto: the named model's (mixtral-8x7b: 2)."},
+     bind_unless_default<
+         Member<&Scenario::workload, &WorkloadSettings::model, &TransformerSettings::top_k>>()},
+    {{.path = "workload.model.capacity_factor",
+      .kind = K::Number,
+      .default_text = "1",
+      .min = 0.01,
+      .max = 1000,
+      .help = "Tokens an expert takes, relative to its even share tokens x top_k / experts (the "
+              "experts' GEMMs run on that many; the all-to-alls carry them)."},
+     bind_unless_default<
+         Member<&Scenario::workload, &WorkloadSettings::model, &TransformerSettings::capacity_factor>>()},
 
     {{.path = "parallelism", .kind = K::Section, .help = "How the work is split over GPUs."}},
     {{.path = "parallelism.dp",
@@ -460,6 +488,15 @@ constexpr ScenarioKey kKeys[] = {
               "(all-gathered per layer before its forward and its backward, one layer ahead). With "
               "accumulation, 1 reduces after the last micro-batch, 2 and 3 after every one."},
      bind_unless_default<Member<&Scenario::parallelism, &ParallelismSettings::zero>>()},
+    {{.path = "parallelism.ep",
+      .kind = K::Integer,
+      .default_text = "1",
+      .min = 1,
+      .max = 4096,
+      .help = "Expert parallel (mixtures of experts): experts / ep on each GPU; an EP group is ep "
+              "consecutive data-parallel replicas (one machine under the default mapping) that trade "
+              "tokens by all-to-all; ep must divide dp and experts."},
+     bind_unless_default<Member<&Scenario::parallelism, &ParallelismSettings::ep>>()},
 
     {{.path = "communication", .kind = K::Section, .help = "Gradient collectives and the network model."}},
     {shared_keys::kAlgorithm, bind<Member<&Scenario::communication, &CommunicationSettings::algorithm>>()},

@@ -50,6 +50,11 @@ std::string protocol_option_name(std::optional<sim::Protocol> p) {
 
 std::unique_ptr<sim::Collective> make_collective(sim::Network& network, CollectivePlan plan,
                                                  sim::CollectiveConfig config) {
+  if (plan.pairs != nullptr) {
+    config.timing = plan.timing;
+    return std::make_unique<sim::AllToAllCollective>(network, plan.ranks, *plan.pairs, plan.phases[0][0].size,
+                                                     config);
+  }
   if (plan.algorithm == AllReduceAlgorithm::Tree) {
     config.timing = plan.timing;
     return sim::make_tree_collective(network, plan.ranks, std::move(plan.trees),
@@ -178,7 +183,44 @@ std::optional<CollectivePhases> CommPlanner::hierarchical(const CollectiveSpec& 
   return phases;
 }
 
+// Every pair's direct route (as point-to-point copies take), NCCL's Simple protocol timing.
+CollectivePlan CommPlanner::all_to_all(const CollectiveSpec& spec) {
+  Entry& e = entry(spec.members);
+  const std::size_t n = spec.members.size();
+  if (e.pairs == nullptr) {
+    topology::RouteOptions ro;
+    ro.avoid_nvlink = options_.pcie_only;
+    sim::PairRoutes pairs(n, std::vector<std::vector<sim::LinkId>>(n));
+    for (std::size_t i = 0; i < n; ++i)
+      for (std::size_t j = 0; j < n; ++j) {
+        if (i == j) continue;
+        const sim::Route r =
+            topology_.route(topology_.gpu(spec.members[i]), topology_.gpu(spec.members[j]), ro);
+        pairs[i][j].assign(r.begin(), r.end());
+      }
+    e.pairs = std::make_shared<const sim::PairRoutes>(std::move(pairs));
+  }
+  CollectivePlan plan;
+  plan.ranks = static_cast<std::uint32_t>(n);
+  plan.channels = static_cast<int>(e.channels.size());
+  plan.pairs = e.pairs;
+  sim::CollectiveChain::Part part;
+  part.op = spec.op;
+  part.size = spec.size;
+  for (std::size_t i = 0; i < n; ++i) part.members.push_back(static_cast<std::uint32_t>(i));
+  plan.phases = {{std::move(part)}};  // only its size and members
+  if (options_.protocol != sim::Protocol::Ideal && n > 1) {
+    const sim::NcclMachine m = nccl_machine(spec.members, spec.op);
+    const sim::NcclChoice c = sim::nccl_choose(m, spec.size, sim::NcclAlgorithm::Ring, sim::Protocol::Simple);
+    plan.protocol = c.protocol;
+    plan.nccl = c.estimate;
+    plan.timing = sim::nccl_timing(m, c.algorithm, c.protocol, spec.size);
+  }
+  return plan;
+}
+
 CollectivePlan CommPlanner::plan(const CollectiveSpec& spec) {
+  if (spec.op == sim::CollectiveOp::AllToAll) return all_to_all(spec);
   const auto n = static_cast<int>(spec.members.size());
   std::vector<int> all(static_cast<std::size_t>(n));
   for (int i = 0; i < n; ++i) all[static_cast<std::size_t>(i)] = i;

@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "sim/collective_chain.h"
+#include "sim/collectives/all_to_all.h"
 #include "sim/nccl_model.h"
 #include "sim/tree_collective.h"
 #include "topology/rings.h"
@@ -56,7 +57,10 @@ struct CollectivePlan {
   CollectivePhases phases;             // Ring, Hierarchical
   // Tree: shared with the other plans over the same members (the planner's cache), never changed.
   std::shared_ptr<const std::vector<sim::TreeChannel>> trees;
-  sim::ProtocolTiming timing;  // Ring, Tree
+  // An all-to-all: the route from every member to every other (its rank space), shared with the
+  // other plans over the same members; null for every other op.
+  std::shared_ptr<const sim::PairRoutes> pairs;
+  sim::ProtocolTiming timing;  // Ring, Tree, all-to-all
   // NCCL's model of the chosen algorithm × protocol for this call (none for Ideal and point to
   // point; for hierarchical, that of its inter-machine phase).
   std::optional<sim::NcclEstimate> nccl;
@@ -86,7 +90,9 @@ class CommPlanner {
     std::vector<sim::RingChannel> channels;
     std::shared_ptr<const std::vector<sim::TreeChannel>> trees;  // built on first use
     std::optional<sim::NcclMachine> machine;  // describe_for_nccl's answer, on first use
+    std::shared_ptr<const sim::PairRoutes> pairs;  // all-to-all routes, on first use
   };
+  CollectivePlan all_to_all(const CollectiveSpec& spec);
   Entry& entry(const std::vector<int>& members);
   std::vector<sim::CollectiveChain::Part> ring_phase(const std::vector<std::vector<int>>& groups,
                                                      const std::vector<int>& members,

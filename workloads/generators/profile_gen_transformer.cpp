@@ -17,6 +17,9 @@ using sim::CollectiveOp;
 struct Shape {
   std::int64_t b, s, h, kv, ffn, vocab, heads, t, ns, e, tokens;
   bool sp, flash, swiglu;
+  // A mixture of experts: experts, top_k, ep, experts on this GPU, tokens each of them takes, the
+  // bytes of one GPU's dispatched tokens (an all-to-all's buffer). experts = 1: dense.
+  std::int64_t experts = 1, top_k = 1, ep = 1, local = 1, per_expert = 0, routed_bytes = 0;
 };
 
 Shape shape_of(const TransformerConfig& c, const TransformerCost& cost) {
@@ -35,7 +38,13 @@ Shape shape_of(const TransformerConfig& c, const TransformerCost& cost) {
                c.micro_batch * m.sequence,
                c.sequence_parallel,
                c.flash_attention,
-               m.ffn == FfnKind::Swiglu};
+               m.ffn == FfnKind::Swiglu,
+               m.experts,
+               m.top_k,
+               c.ep,
+               m.experts / c.ep,
+               expert_tokens(m, c.micro_batch * m.sequence * c.ep),
+               expert_tokens(m, c.micro_batch * m.sequence) * m.experts * m.hidden * cost.value_bytes()};
 }
 
 // Kernels in order, and the TP collectives issued after some of them.
@@ -61,6 +70,12 @@ struct Seq {
   // Megatron's f with sequence parallelism: an all-gather of the sequence shards (nothing without).
   void gather() {
     if (x.sp) sync(CollectiveOp::AllGather, x.tokens * x.h * x.e);
+  }
+  // Expert parallelism: an all-to-all of the routed tokens on the EP group.
+  void all_to_all() {
+    if (x.ep > 1)
+      syncs.push_back(
+          {static_cast<std::uint32_t>(kernels.size() - 1), {CollectiveOp::AllToAll, x.routed_bytes}});
   }
   // The backward of f without sequence parallelism: an all-reduce of the input gradient.
   void reduce_input_grad() { x.sp ? sync(CollectiveOp::ReduceScatter, x.tokens * x.h * x.e) : reduce(); }
@@ -92,7 +107,7 @@ void attention_forward(Seq& q) {
   q.gemm_moving("attention_context", attention_flop(x) / 2, score_bytes(x));
 }
 
-void layer_forward(Seq& q) {
+void attention_block_forward(Seq& q) {
   const Shape& x = q.x;
   q.mem("input_norm", 2 * act(x));
   q.gather();
@@ -102,12 +117,21 @@ void layer_forward(Seq& q) {
   q.reduce();
   q.mem("dropout_residual", 3 * act(x));
   q.mem("post_attention_norm", 2 * act(x));
+}
+
+void mlp_forward(Seq& q) {
+  const Shape& x = q.x;
   q.gather();
   q.gemm("mlp_in", 2 * x.tokens * x.h * x.ffn * (x.swiglu ? 2 : 1) / x.t);
   q.mem(x.swiglu ? "swiglu" : "gelu", (x.swiglu ? 3 : 2) * x.tokens * x.ffn * x.e / x.t);
   q.gemm("mlp_out", 2 * x.tokens * x.ffn * x.h / x.t);
   q.reduce();
   q.mem("dropout_residual", 3 * act(x));
+}
+
+void layer_forward(Seq& q) {
+  attention_block_forward(q);
+  mlp_forward(q);
 }
 
 void attention_backward(Seq& q, Recompute recompute) {
@@ -126,9 +150,8 @@ void attention_backward(Seq& q, Recompute recompute) {
   q.gemm_moving("attention_scores_grad", attention_flop(x), 2 * score_bytes(x));
 }
 
-void layer_backward(Seq& q, Recompute recompute) {
+void mlp_backward(Seq& q) {
   const Shape& x = q.x;
-  if (recompute == Recompute::Full) layer_forward(q);  // the layer's forward again, its collectives too
   const std::int64_t mlp_in = 2 * x.tokens * x.h * x.ffn * (x.swiglu ? 2 : 1) / x.t;
   const std::int64_t mlp_out = 2 * x.tokens * x.ffn * x.h / x.t;
   q.mem("dropout_residual_grad", 3 * act(x));
@@ -139,6 +162,10 @@ void layer_backward(Seq& q, Recompute recompute) {
   q.gemm("mlp_in_dgrad", mlp_in);
   q.gemm("mlp_in_wgrad", mlp_in);
   q.reduce_input_grad();
+}
+
+void attention_block_backward(Seq& q, Recompute recompute) {
+  const Shape& x = q.x;
   q.mem("post_attention_norm_grad", 4 * act(x));
   q.mem("dropout_residual_grad", 3 * act(x));
   q.gather();
@@ -153,14 +180,88 @@ void layer_backward(Seq& q, Recompute recompute) {
   q.mem("input_norm_grad", 4 * act(x));
 }
 
+void layer_backward(Seq& q, Recompute recompute) {
+  if (recompute == Recompute::Full) layer_forward(q);  // the layer's forward again, its collectives too
+  mlp_backward(q);
+  attention_block_backward(q, recompute);
+}
+
+// A mixture of experts' router: logits of the rank's tokens over the experts, then top-k of their
+// softmax (FP32 logits read and written, k indices and weights per token).
+void router_forward(Seq& q, std::string_view suffix = "") {
+  const Shape& x = q.x;
+  const std::int64_t tokens = x.tokens / x.ns;
+  q.gemm("router" + std::string(suffix), 2 * tokens * x.h * x.experts);
+  q.mem("router_topk" + std::string(suffix), 2 * tokens * x.experts * 4 + tokens * x.top_k * 8);
+}
+
+void router_backward(Seq& q) {
+  const Shape& x = q.x;
+  const std::int64_t tokens = x.tokens / x.ns;
+  q.mem("router_topk_grad", 2 * tokens * x.experts * 4 + tokens * x.top_k * 8);
+  q.gemm("router_dgrad", 2 * tokens * x.h * x.experts);
+  q.gemm("router_wgrad", 2 * tokens * x.h * x.experts);
+}
+
+// The experts: tokens permuted into expert order and dispatched to their experts' GPUs, each local
+// expert's MLP on its tokens, the results sent back and summed with the router's weights.
+void experts_forward(Seq& q) {
+  const Shape& x = q.x;
+  q.mem("permute", 2 * x.routed_bytes);
+  q.gather();
+  q.all_to_all();  // dispatch
+  for (std::int64_t i = 0; i < x.local; ++i) {
+    const std::string e = "expert." + std::to_string(i) + ".";
+    q.gemm(e + "mlp_in", 2 * x.per_expert * x.h * x.ffn * (x.swiglu ? 2 : 1) / x.t);
+    q.mem(e + (x.swiglu ? "swiglu" : "gelu"), (x.swiglu ? 3 : 2) * x.per_expert * x.ffn * x.e / x.t);
+    q.gemm(e + "mlp_out", 2 * x.per_expert * x.ffn * x.h / x.t);
+  }
+  q.all_to_all();  // combine
+  q.mem("unpermute_combine", 2 * x.routed_bytes + act(x));
+  q.reduce();
+  q.mem("dropout_residual", 3 * act(x));
+}
+
+void experts_backward(Seq& q, Recompute recompute) {
+  const Shape& x = q.x;
+  if (recompute == Recompute::Full) experts_forward(q);
+  q.mem("dropout_residual_grad", 3 * act(x));
+  q.gather();
+  q.mem("unpermute_combine_grad", 2 * x.routed_bytes + act(x));
+  q.all_to_all();  // the combine's backward
+  for (std::int64_t i = 0; i < x.local; ++i) {
+    const std::string e = "expert." + std::to_string(i) + ".";
+    const std::int64_t in = 2 * x.per_expert * x.h * x.ffn * (x.swiglu ? 2 : 1) / x.t;
+    const std::int64_t out = 2 * x.per_expert * x.ffn * x.h / x.t;
+    q.gemm(e + "mlp_out_dgrad", out);
+    q.gemm(e + "mlp_out_wgrad", out);
+    q.mem(e + (x.swiglu ? "swiglu_grad" : "gelu_grad"),
+          (x.swiglu ? 5 : 3) * x.per_expert * x.ffn * x.e / x.t);
+    q.gemm(e + "mlp_in_dgrad", in);
+    q.gemm(e + "mlp_in_wgrad", in);
+  }
+  q.all_to_all();  // the dispatch's backward
+  q.mem("permute_grad", 2 * x.routed_bytes);
+  q.reduce_input_grad();
+}
+
+void moe_attention_backward(Seq& q, Recompute recompute) {
+  if (recompute == Recompute::Full) {
+    attention_block_forward(q);
+    router_forward(q);
+  }
+  router_backward(q);
+  attention_block_backward(q, recompute);
+}
+
 std::uint32_t add_seq_op(TransformerStep& out, Op op, const Seq& fwd, const Seq& bwd) {
   op.forward = fwd.kernels;
   op.backward = bwd.kernels;
   const std::uint32_t index = detail::add_op(out.profile, std::move(op));
-  for (const auto& [after, what] : fwd.syncs)
-    out.syncs.push_back({index, false, after, what.first, sim::Bytes::of(what.second)});
-  for (const auto& [after, what] : bwd.syncs)
-    out.syncs.push_back({index, true, after, what.first, sim::Bytes::of(what.second)});
+  for (const Seq* seq : {&fwd, &bwd})
+    for (const auto& [after, what] : seq->syncs)
+      (what.first == CollectiveOp::AllToAll ? out.ep_syncs : out.syncs)
+          .push_back({index, seq == &bwd, after, what.first, sim::Bytes::of(what.second)});
   return index;
 }
 
@@ -205,10 +306,15 @@ OptimizerCost adam(const TransformerStep& out, const Shape& x, const Transformer
                    std::int64_t layers) {
   std::vector<std::int64_t> tensors = {x.vocab * x.h / x.t, x.vocab * x.h / x.t, x.h};
   for (std::int64_t l = 0; l < layers; ++l) {
-    for (std::int64_t n :
-         {x.h * (x.h + 2 * x.kv) / x.t, x.h * x.h / x.t, x.h * x.ffn / x.t, x.ffn * x.h / x.t, x.h, x.h})
-      tensors.push_back(n);
-    if (x.swiglu) tensors.push_back(x.h * x.ffn / x.t);
+    // Q/K/V, O, the MLP's matrices (each local expert's, with the router), the two norms.
+    tensors.push_back(x.h * (x.h + 2 * x.kv) / x.t);
+    tensors.push_back(x.h * x.h / x.t);
+    for (std::int64_t e = 0; e < (x.experts > 1 ? x.local : 1); ++e)
+      tensors.insert(tensors.end(), 2, x.h * x.ffn / x.t);
+    tensors.insert(tensors.end(), {x.h, x.h});
+    for (std::int64_t e = 0; e < (x.experts > 1 ? x.local : 1) && x.swiglu; ++e)
+      tensors.push_back(x.h * x.ffn / x.t);
+    if (x.experts > 1) tensors.push_back(x.h * x.experts);  // the router
   }
   const OptimizerRecipe recipe{.kind = OptimizerKind::Adam, .launch = OptimizerLaunch::MultiTensor,
                                .clip = true, .zero_grad = true};
@@ -236,10 +342,45 @@ void describe(TransformerStep& out, const TransformerConfig& c, const Transforme
             std::to_string(out.layers_simulated) + " of " + std::to_string(c.model.layers) + " layers";
 }
 
+std::uint32_t add_dense_layer(TransformerStep& out, const TransformerConfig& c, const Shape& x,
+                              const TransformerCost& cost, std::int64_t l, std::uint32_t prev) {
+  Seq f{cost, x, {}, {}}, b{cost, x, {}, {}};
+  layer_forward(f);
+  layer_backward(b, c.recompute);
+  const std::string name = "layer." + std::to_string(l);
+  Op op = detail::make_op(name, name, {prev}, x.tokens * x.h * x.e / x.ns);
+  detail::set_dense_gradient(op, layer_parameters(c.model) / x.t, x.e);
+  return add_seq_op(out, std::move(op), f, b);
+}
+
+// Two ops: the attention with the router (dense gradients), then the experts (their own).
+std::uint32_t add_moe_layer(TransformerStep& out, const TransformerConfig& c, const Shape& x,
+                            const TransformerCost& cost, std::int64_t l, std::uint32_t prev) {
+  const TransformerModel& m = c.model;
+  const std::int64_t router = m.hidden * m.experts;
+  const std::int64_t attention = layer_parameters(m) - layer_expert_parameters(m) - router;
+  Seq f{cost, x, {}, {}}, b{cost, x, {}, {}};
+  attention_block_forward(f);
+  router_forward(f);
+  moe_attention_backward(b, c.recompute);
+  const std::string name = "layer." + std::to_string(l);
+  Op op = detail::make_op(name, name, {prev}, x.tokens * x.h * x.e / x.ns);
+  detail::set_dense_gradient(op, attention / x.t + router, x.e);
+  const std::uint32_t first = add_seq_op(out, std::move(op), f, b);
+  Seq ef{cost, x, {}, {}}, eb{cost, x, {}, {}};
+  experts_forward(ef);
+  experts_backward(eb, c.recompute);
+  Op experts = detail::make_op(name + ".experts", name, {first}, x.tokens * x.h * x.e / x.ns);
+  detail::set_dense_gradient(experts, layer_expert_parameters(m) / x.ep / x.t, x.e);
+  out.expert_ops.push_back(add_seq_op(out, std::move(experts), ef, eb));
+  return out.expert_ops.back();
+}
+
 }  // namespace
 
 TransformerStep generate_transformer(const TransformerConfig& c, const TransformerCost& cost) {
   check_transformer(c.model, c.tp);
+  check_experts(c.model, c.ep);
   if (c.micro_batch < 1) throw InputError("micro-batch must be at least 1");
   if (c.layers_simulated < 0 || c.layers_simulated > c.model.layers)
     throw InputError("layers simulated must be from 1 to the model's " + std::to_string(c.model.layers));
@@ -248,15 +389,9 @@ TransformerStep generate_transformer(const TransformerConfig& c, const Transform
   out.layers_simulated = c.layers_simulated == 0 ? c.model.layers : c.layers_simulated;
   const Shape x = shape_of(c, cost);
   std::uint32_t prev = add_embedding(out, x, cost);
-  for (std::int64_t l = 0; l < out.layers_simulated; ++l) {
-    Seq f{cost, x, {}, {}}, b{cost, x, {}, {}};
-    layer_forward(f);
-    layer_backward(b, c.recompute);
-    const std::string name = "layer." + std::to_string(l);
-    Op op = detail::make_op(name, name, {prev}, x.tokens * x.h * x.e / x.ns);
-    detail::set_dense_gradient(op, layer_parameters(c.model) / x.t, x.e);
-    prev = add_seq_op(out, std::move(op), f, b);
-  }
+  for (std::int64_t l = 0; l < out.layers_simulated; ++l)
+    prev =
+        x.experts > 1 ? add_moe_layer(out, c, x, cost, l, prev) : add_dense_layer(out, c, x, cost, l, prev);
   add_head(out, x, cost, prev);
   out.profile.optimizer = adam(out, x, cost, out.layers_simulated);
   describe(out, c, cost);

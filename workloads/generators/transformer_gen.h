@@ -32,6 +32,7 @@ struct TransformerConfig {
   TransformerModel model;
   std::int64_t micro_batch = 1;    // samples (sequences) per micro-batch
   int tp = 1;
+  int ep = 1;  // expert parallelism: experts / ep on each GPU (check_experts)
   bool sequence_parallel = false;
   Recompute recompute = Recompute::None;
   bool flash_attention = true;     // false: scores GEMM, softmax, dropout, context GEMM
@@ -42,11 +43,21 @@ struct TransformerConfig {
 struct TransformerStep {
   Profile profile;                // one TP rank's ops; gradients are its shard's
   std::vector<TpSync> syncs;      // empty for tp = 1
+  // Expert parallelism (ep > 1): the dispatch and combine all-to-alls of each MoE layer, forward
+  // and backward, on the rank's EP group (workloads/program/expert_parallel.h).
+  std::vector<TpSync> ep_syncs;
+  std::vector<std::uint32_t> expert_ops;  // the "layer.N.experts" ops, in order
   TransformerConfig config;
   std::int64_t layers_simulated = 0;
 };
 
-// Throws InputError for a model that cannot be split by tp (check_transformer) or a batch < 1.
+// A mixture of experts (model.experts > 1) runs each layer as two ops: "layer.N" (attention, the
+// router GEMM h × experts and its top-k softmax) and "layer.N.experts" (token permutation, the
+// dispatch all-to-all, the MLP of each of its experts / ep experts on expert_tokens(tokens × ep)
+// tokens, the combine all-to-all, the weighted sum), so that the experts' gradients, which only
+// dp / ep replicas share, are a bucket of their own.
+// Throws InputError for a model that cannot be split by tp (check_transformer) or ep
+// (check_experts), or a batch < 1.
 TransformerStep generate_transformer(const TransformerConfig& config, const TransformerCost& cost);
 
 }  // namespace hybridsim::workloads

@@ -1,5 +1,7 @@
 #include "workloads/generators/transformer_model.h"
 
+#include <cmath>
+
 #include "sim/error.h"
 
 namespace hybridsim::workloads {
@@ -16,7 +18,7 @@ const std::vector<TransformerModel>& named_models() {
       {"llama3-8b", 32, 4096, 32, 8, 14336, FfnKind::Swiglu, 128256, 8192},
       {"llama3-70b", 80, 8192, 64, 8, 28672, FfnKind::Swiglu, 128256, 8192},
       {"llama3-405b", 126, 16384, 128, 8, 53248, FfnKind::Swiglu, 128256, 8192},
-      {"mixtral-8x7b", 32, 4096, 32, 8, 14336, FfnKind::Swiglu, 32000, 4096},
+      {"mixtral-8x7b", 32, 4096, 32, 8, 14336, FfnKind::Swiglu, 32000, 4096, 8, 2},
   };
   return models;
 }
@@ -77,6 +79,30 @@ void check_transformer(const TransformerModel& m, int tp) {
                      "; expected tp dividing ffn_hidden");
 }
 
+void check_experts(const TransformerModel& m, int ep) {
+  if (ep < 1) throw InputError("ep must be at least 1, got " + num(ep));
+  if (m.experts < 1) throw InputError(m.name + ": experts must be at least 1, got " + num(m.experts));
+  if (!m.is_moe() && ep > 1)
+    throw InputError(m.name + " has no experts, so ep " + num(ep) + " has nothing to divide; expected ep 1");
+  if (m.experts % ep != 0)
+    throw InputError(m.name + ": experts " + num(m.experts) + " are not divisible by ep " + num(ep) +
+                     "; expected ep dividing experts");
+  if (m.top_k < 1 || m.top_k > m.experts)
+    throw InputError(m.name + ": top_k " + num(m.top_k) + " must be from 1 to experts " + num(m.experts));
+  if (!(m.capacity_factor > 0)) throw InputError(m.name + ": capacity_factor must be positive");
+}
+
+std::int64_t expert_tokens(const TransformerModel& m, std::int64_t tokens) {
+  const double share =
+      static_cast<double>(tokens * m.top_k) * m.capacity_factor / static_cast<double>(m.experts);
+  return static_cast<std::int64_t>(std::ceil(share - 1e-9));
+}
+
+std::int64_t layer_expert_parameters(const TransformerModel& m) {
+  if (!m.is_moe()) return 0;
+  return m.experts * (m.ffn == FfnKind::Swiglu ? 3 : 2) * m.hidden * m.ffn_hidden;
+}
+
 std::int64_t padded_vocab(const TransformerModel& m, int tp) {
   const std::int64_t unit = 128 * static_cast<std::int64_t>(tp);
   return (m.vocab + unit - 1) / unit * unit;
@@ -86,6 +112,7 @@ std::int64_t layer_parameters(const TransformerModel& m) {
   const std::int64_t h = m.hidden, kv = m.kv_heads * (h / m.heads);
   const std::int64_t mlp = (m.ffn == FfnKind::Swiglu ? 3 : 2) * h * m.ffn_hidden;
   const std::int64_t norms = 2 * (m.ffn == FfnKind::Swiglu ? h : 2 * h);
+  if (m.is_moe()) return 2 * h * h + 2 * h * kv + layer_expert_parameters(m) + h * m.experts + norms;
   return 2 * h * h + 2 * h * kv + mlp + norms;
 }
 
@@ -97,7 +124,8 @@ std::int64_t transformer_parameters(const TransformerModel& m) {
 std::int64_t layer_forward_flop(const TransformerModel& m, std::int64_t b) {
   const std::int64_t h = m.hidden, s = m.sequence, kv = m.kv_heads * (h / m.heads);
   const std::int64_t mlp = (m.ffn == FfnKind::Swiglu ? 3 : 2) * h * m.ffn_hidden;
-  return 2 * b * s * (2 * h * h + 2 * h * kv + mlp) + 4 * b * s * s * h;
+  const std::int64_t active = m.is_moe() ? m.top_k * mlp + h * m.experts : mlp;
+  return 2 * b * s * (2 * h * h + 2 * h * kv + active) + 4 * b * s * s * h;
 }
 
 std::int64_t logits_forward_flop(const TransformerModel& m, std::int64_t b) {

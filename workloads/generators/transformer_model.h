@@ -26,12 +26,18 @@ struct TransformerModel {
   FfnKind ffn = FfnKind::Gelu;
   std::int64_t vocab = 0;
   std::int64_t sequence = 0;    // tokens per sample
+  // A mixture of experts (experts > 1): every layer's MLP is `experts` MLPs of ffn_hidden each, a
+  // router picks top_k of them per token, and each expert takes at most capacity_factor × its even
+  // share of the routed tokens (tokens × top_k × capacity_factor / experts).
+  std::int64_t experts = 1;
+  std::int64_t top_k = 1;
+  double capacity_factor = 1.0;
+  bool is_moe() const { return experts > 1; }
   bool operator==(const TransformerModel&) const = default;
 };
 
 // "bert-large", "gpt3-175b", "megatron-1.2b", "llama2-7b", "llama2-70b", "llama3-8b", "llama3-70b",
-// "llama3-405b", "mixtral-8x7b" (its dense shape: one expert per layer's MLP; experts are not
-// modelled here).
+// "llama3-405b", "mixtral-8x7b" (8 experts, top 2, capacity factor 1).
 std::vector<std::string> transformer_model_names();
 bool is_transformer_model_name(std::string_view name);
 // InputError listing the names for anything else.
@@ -42,6 +48,14 @@ TransformerModel named_transformer(std::string_view name);
 // divisible by tp (Megatron splits by heads; a KV head is not split), ffn_hidden divisible by tp.
 // The vocabulary need not be: it is padded (padded_vocab).
 void check_transformer(const TransformerModel& model, int tp);
+// What a mixture of experts over an expert-parallel group of `ep` needs, as InputError: experts
+// divisible by ep, 1 <= top_k <= experts, capacity_factor > 0 (and ep = 1 for a dense model).
+void check_experts(const TransformerModel& model, int ep);
+// Tokens one expert processes out of `tokens` routed ones: ceil(tokens × top_k × capacity / experts).
+std::int64_t expert_tokens(const TransformerModel& model, std::int64_t tokens);
+// The parameters of one layer's experts (experts × the MLP; zero for a dense model) and the router's
+// (h × experts): expert parameters are divided by ep, the router's are not.
+std::int64_t layer_expert_parameters(const TransformerModel& model);
 
 // The vocabulary as Megatron-LM pads it for a tp split: up to a multiple of 128 · tp (GPT-3's
 // 50,257 becomes 51,200 at tp 8); the embedding, LM head and loss run on the padded size.
@@ -49,13 +63,16 @@ std::int64_t padded_vocab(const TransformerModel& model, int tp);
 
 // Per-layer parameters: Q and O (h² each), K and V (h × kv_heads·h/heads each), the MLP (2 or 3
 // matrices of h × ffn_hidden), two norms (LayerNorm 2h each with GELU models, RMSNorm h with SwiGLU ones) and
-// the biases of the linear layers are left out (Llama has none; GPT's are < 0.1%).
+// the biases of the linear layers are left out (Llama has none; GPT's are < 0.1%). A mixture of
+// experts has `experts` MLPs and a router (h × experts).
 std::int64_t layer_parameters(const TransformerModel& model);
 // All parameters: layers + input embedding (vocab × h) + output layer (vocab × h, untied) + final norm.
 std::int64_t transformer_parameters(const TransformerModel& model);
 
 // Forward FLOPs of one layer for `batch` samples: 2 per multiply-add of every GEMM, attention's
-// scores and weighted sum 2·2·b·s²·h (no causal halving, as Narayanan et al. count).
+// scores and weighted sum 2·2·b·s²·h (no causal halving, as Narayanan et al. count). A mixture of
+// experts counts the router and top_k experts' MLPs per token (the active parameters; the capacity
+// factor's padding is not model FLOPs).
 std::int64_t layer_forward_flop(const TransformerModel& model, std::int64_t batch);
 // Forward FLOPs of the output layer (logits): 2·b·s·h·V.
 std::int64_t logits_forward_flop(const TransformerModel& model, std::int64_t batch);

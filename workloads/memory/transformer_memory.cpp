@@ -4,6 +4,17 @@
 
 namespace hybridsim::workloads {
 
+namespace {
+
+// The experts' tokens on this GPU in 16-bit values: each its input and its three ffn-wide tensors.
+std::int64_t moe_activation_bytes16(const TransformerMemoryInput& in) {
+  const TransformerModel& m = in.model;
+  const std::int64_t tokens = expert_tokens(m, m.sequence * in.micro_batch * in.ep) * (m.experts / in.ep);
+  return 2 * tokens * (m.hidden + 3 * m.ffn_hidden / in.tp);
+}
+
+}  // namespace
+
 std::int64_t layer_activation_bytes(const TransformerMemoryInput& in) {
   const TransformerModel& m = in.model;
   const std::int64_t s = m.sequence, b = in.micro_batch, h = m.hidden, a = m.heads, t = in.tp;
@@ -16,13 +27,19 @@ std::int64_t layer_activation_bytes(const TransformerMemoryInput& in) {
     bytes16 = in.sequence_parallel ? 34 * sbh / t : 10 * sbh + 24 * sbh / t;
     const bool softmax_kept = in.recompute == Recompute::None && !in.flash_attention;
     if (softmax_kept) bytes16 += 5 * a * s * s * b / t;
+    if (m.is_moe())
+      bytes16 += moe_activation_bytes16(in) - (in.sequence_parallel ? 2 * sbh / t : 2 * sbh) - 16 * sbh / t;
   }
-  return bytes16 * in.value_bytes / 2;
+  std::int64_t bytes = bytes16 * in.value_bytes / 2;
+  if (m.is_moe() && in.recompute != Recompute::Full) bytes += 4 * s * b * m.experts;  // router logits
+  return bytes;
 }
 
 TransformerMemory transformer_memory(const TransformerMemoryInput& in) {
   const TransformerModel& m = in.model;
-  const std::int64_t per_rank = m.layers * layer_parameters(m) / in.tp + 2 * m.vocab * m.hidden / in.tp;
+  const std::int64_t experts = m.layers * layer_expert_parameters(m);
+  const std::int64_t per_rank = m.layers * layer_parameters(m) / in.tp + 2 * m.vocab * m.hidden / in.tp -
+                                experts / in.tp + experts / in.tp / (in.ep < 1 ? 1 : in.ep);
   const bool mixed = in.value_bytes == 2;
   const std::int64_t dp = in.dp < 1 ? 1 : in.dp;
   const std::int64_t w = (mixed ? 2 : 4) * per_rank, g = (mixed ? 2 : 4) * per_rank;

@@ -25,6 +25,7 @@ struct TransformerMemoryInput {
   std::int64_t value_bytes = 2;  // 2: 16-bit mixed precision; 4: FP32
   int zero = 0;                  // ZeRO stage 0..3
   int dp = 1;                    // the data-parallel size ZeRO shards over
+  int ep = 1;                    // a mixture of experts' expert-parallel size: experts / ep per GPU
 };
 
 struct TransformerMemory {
@@ -32,7 +33,12 @@ struct TransformerMemory {
   sim::Bytes total() const { return weights + gradients + optimizer + activations; }
 };
 
-// Activation bytes of one layer for these settings (Korthikanti's Table 2, × value_bytes / 2).
+// Activation bytes of one layer for these settings (Korthikanti's Table 2, × value_bytes / 2). A
+// mixture of experts keeps, in place of the MLP's 2·s·b·h + 16·s·b·h/t (Korthikanti's MLP input and
+// its two 4h-wide tensors; its dropout mask stays), its experts' tokens: each of the
+// expert_tokens(s·b·ep) × experts / ep on this GPU stores its input (h values) and its gate, up and
+// activated values (3 × ffn_hidden / t), and the router's FP32 logits (4 bytes × s·b·experts).
+// Expert weights, gradients and optimizer state are divided by ep as well as tp.
 std::int64_t layer_activation_bytes(const TransformerMemoryInput& in);
 TransformerMemory transformer_memory(const TransformerMemoryInput& in);
 // The same as the step memory run prints (one rank, mp = 1): weights, gradients, optimizer (Adam's

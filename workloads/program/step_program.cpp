@@ -4,6 +4,7 @@
 
 #include "sim/error.h"
 #include "workloads/gpu/gpu.h"
+#include "workloads/program/expert_parallel.h"
 #include "workloads/program/step_program_parts.h"
 #include "workloads/program/sharded_data_parallel.h"
 #include "workloads/program/tensor_parallel.h"
@@ -204,6 +205,7 @@ StepProgram build_step_program(const Profile& profile, const MpPlacement& placem
   out.event_count = next_event;
   if (options.tp > 1) apply_tensor_parallel(out, options.tp_syncs, options.tp);
   if (options.zero > 0) apply_sharded_data_parallel(out, profile, options.zero);
+  if (options.ep.ep > 1) apply_expert_parallel(out, options.ep);
   return out;
 }
 

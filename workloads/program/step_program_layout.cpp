@@ -1,5 +1,7 @@
 // The worker-independent steps of build_step_program: labels, model-parallel edges, gradient
 // collectives and optimizer times (workloads/program/step_program_parts.h).
+#include <algorithm>
+
 #include "sim/error.h"
 #include "workloads/gpu/cost_model.h"
 #include "workloads/program/step_program_parts.h"
@@ -80,9 +82,12 @@ std::vector<GradientCollective> gradient_collectives(const Profile& profile,
       for (const sim::Bytes bucket : op.buckets)  // exactly as recorded, after this op's backward
         out.push_back({CollectiveRole::GradientAllReduce, bucket, v, buckets++});
     } else if (op.exchange == GradientExchange::DenseAllReduce) {
+      // Experts' gradients go over fewer replicas than the others: a bucket of their own.
+      const bool own = std::ranges::find(options.ep.expert_ops, v) != options.ep.expert_ops.end();
+      if (own) close_bucket();
       pending += op.gradient_bytes;
       last = v;
-      if (pending >= options.bucket_size) close_bucket();
+      if (own || pending >= options.bucket_size) close_bucket();
     } else if (op.exchange == GradientExchange::SparseAllGather) {
       out.push_back({CollectiveRole::GradientAllGather, op.sparse_bytes_per_worker, v, -1});
     }

@@ -41,6 +41,8 @@ enum class CollectiveRole : std::uint8_t {
                       // activations on its TP group, between kernels of the compute stream
   ParameterAllGather,         // ZeRO-3/FSDP: one op's parameters, gathered before its forward or backward
   UpdatedParameterAllGather,  // ZeRO-1/2: every updated parameter, gathered after the sharded optimizer
+  ExpertParallel,             // expert parallel: a MoE layer's dispatch or combine all-to-all on its EP
+                              // group, between kernels of the compute stream
 };
 
 struct CollectiveSpec {
@@ -63,6 +65,16 @@ Ddp ddp_by_name(std::string_view name);  // InternalError for anything else (the
 sim::Bytes apex_bucket_size(std::int64_t value_bytes);
 // The copy passes of a DDP (StepOptions::copy_passes).
 int ddp_copy_passes(Ddp ddp);
+
+// Expert parallelism (workloads/program/expert_parallel.h): EP groups of `ep` consecutive
+// data-parallel replicas (one machine under the default mapping), the all-to-alls of the transformer
+// generator between kernels, and the ops whose gradients are the experts' (each its own bucket,
+// all-reduced over dp / ep replicas only).
+struct ExpertParallelOptions {
+  int ep = 1;
+  std::vector<TpSync> syncs = {};
+  std::vector<std::uint32_t> expert_ops = {};
+};
 
 struct StepOptions {
   sim::Bytes bucket_size = sim::Bytes::of(25'000'000);  // PyTorch DDP's default bucket_cap_mb = 25
@@ -99,6 +111,7 @@ struct StepOptions {
   // Sharded data parallelism (workloads/program/sharded_data_parallel.h): ZeRO stage 0..3 over
   // the data-parallel replicas (3: FSDP).
   int zero = 0;
+  ExpertParallelOptions ep = {};
 };
 
 struct StepProgram {

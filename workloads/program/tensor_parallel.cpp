@@ -1,5 +1,6 @@
 #include "workloads/program/tensor_parallel.h"
 
+#include <functional>
 #include <map>
 #include <tuple>
 #include <vector>
@@ -13,17 +14,19 @@ bool is_gradient(CollectiveRole role) {
   return role == CollectiveRole::GradientAllReduce || role == CollectiveRole::GradientAllGather;
 }
 
-// Each gradient collective over all dp × tp workers becomes tp collectives over one TP rank's
-// replicas; every GPU's tasks are pointed at its rank's collective and its rank within it.
-void split_gradient_collectives(StepProgram& p, int tp) {
+}  // namespace
+
+void split_gradient_collectives(StepProgram& p, int parts,
+                                const std::function<bool(const CollectiveSpec&)>& selected,
+                                const std::function<int(int)>& part_of) {
   const std::size_t n = p.collectives.size();
   std::vector<std::vector<std::uint32_t>> index(n), new_rank(n);
   for (std::size_t i = 0; i < n; ++i) {
     const CollectiveSpec spec = p.collectives[i];
-    if (!is_gradient(spec.role)) continue;
-    std::vector<std::vector<int>> groups(static_cast<std::size_t>(tp));
+    if (!is_gradient(spec.role) || !selected(spec)) continue;
+    std::vector<std::vector<int>> groups(static_cast<std::size_t>(parts));
     for (const int g : spec.members) {
-      auto& group = groups[static_cast<std::size_t>(p.worker_of_gpu[static_cast<std::size_t>(g)] % tp)];
+      auto& group = groups[static_cast<std::size_t>(part_of(p.worker_of_gpu[static_cast<std::size_t>(g)]))];
       new_rank[i].push_back(static_cast<std::uint32_t>(group.size()));
       group.push_back(g);
     }
@@ -47,10 +50,12 @@ void split_gradient_collectives(StepProgram& p, int tp) {
         if (task.kind != sim::TaskKind::Collective || task.id >= n || index[task.id].empty()) continue;
         const std::uint32_t old = task.id;
         task.rank = new_rank[old][task.rank];
-        task.id = index[old][static_cast<std::size_t>(w % tp)];
+        task.id = index[old][static_cast<std::size_t>(part_of(w))];
       }
   }
 }
+
+namespace {
 
 using SyncKey = std::tuple<std::uint32_t, bool, std::uint32_t>;  // op, backward, kernel
 
@@ -63,7 +68,7 @@ sim::StreamProgram& compute_stream_of(sim::GpuProgram& gpu) {
 // The TP collectives of replica q: rank 0's stream creates them in the order it issues them; the
 // other ranks, whose compute streams are the same kernels, join the same ones in the same order.
 void insert_replica(StepProgram& p, const std::map<SyncKey, std::vector<const TpSync*>>& at,
-                    const std::vector<int>& group) {
+                    const std::vector<int>& group, CollectiveRole role) {
   std::vector<std::uint32_t> specs;
   for (std::size_t r = 0; r < group.size(); ++r) {
     sim::StreamProgram& stream = compute_stream_of(p.gpus[static_cast<std::size_t>(group[r])]);
@@ -80,14 +85,13 @@ void insert_replica(StepProgram& p, const std::map<SyncKey, std::vector<const Tp
       for (const TpSync* sync : it->second) {
         if (r == 0) {
           specs.push_back(static_cast<std::uint32_t>(p.collectives.size()));
-          p.collectives.push_back(
-              {CollectiveRole::TensorParallel, sync->kind, sync->bytes, group, sync->op, -1, 0});
+          p.collectives.push_back({role, sync->kind, sync->bytes, group, sync->op, -1, 0});
         }
-        if (k >= specs.size()) throw InternalError("tensor parallel: TP ranks issue different collectives");
+        if (k >= specs.size()) throw InternalError("a group's ranks issue different collectives");
         tasks.push_back(sim::Task::collective(specs[k++], static_cast<std::uint32_t>(r)));
       }
     }
-    if (k != specs.size()) throw InternalError("tensor parallel: TP ranks issue different collectives");
+    if (k != specs.size()) throw InternalError("a group's ranks issue different collectives");
     stream.tasks = std::move(tasks);
   }
 }
@@ -102,6 +106,13 @@ void drop_gradient_copies(StepProgram& p) {
 
 }  // namespace
 
+void insert_group_collectives(StepProgram& p, std::span<const TpSync> syncs, const std::vector<int>& group,
+                              CollectiveRole role) {
+  std::map<SyncKey, std::vector<const TpSync*>> at;
+  for (const TpSync& s : syncs) at[{s.op, s.backward, s.after}].push_back(&s);
+  insert_replica(p, at, group, role);
+}
+
 void apply_tensor_parallel(StepProgram& p, std::span<const TpSync> syncs, int tp) {
   if (tp < 1 || p.mp != 1 || p.dp % tp != 0)
     throw InputError("tensor parallelism needs mp = 1 and dp x tp workers; got mp " + std::to_string(p.mp) +
@@ -111,13 +122,16 @@ void apply_tensor_parallel(StepProgram& p, std::span<const TpSync> syncs, int tp
   for (std::size_t g = 0; g < p.worker_of_gpu.size(); ++g)
     if (p.worker_of_gpu[g] >= 0)
       gpu_of_worker[static_cast<std::size_t>(p.worker_of_gpu[g])] = static_cast<int>(g);
-  split_gradient_collectives(p, tp);
+  // Each gradient collective over all dp × tp workers becomes tp collectives over one TP rank's
+  // replicas (each rank holds a different shard).
+  split_gradient_collectives(
+      p, tp, [](const CollectiveSpec&) { return true; }, [tp](int w) { return w % tp; });
   std::map<SyncKey, std::vector<const TpSync*>> at;
   for (const TpSync& s : syncs) at[{s.op, s.backward, s.after}].push_back(&s);
   for (int q = 0; q < p.dp / tp; ++q) {
     std::vector<int> group;
     for (int r = 0; r < tp; ++r) group.push_back(gpu_of_worker[static_cast<std::size_t>(q * tp + r)]);
-    insert_replica(p, at, group);
+    insert_replica(p, at, group, CollectiveRole::TensorParallel);
   }
   if (p.dp == tp) drop_gradient_copies(p);
   // Every replica's tp GPUs process the same samples: count them once.

@@ -9,7 +9,9 @@
 //                                      default_mapping(topology, dp * tp, 1), gpus, options);
 //   apply_tensor_parallel(p, step.syncs, tp);
 #pragma once
+#include <functional>
 #include <span>
+#include <vector>
 
 #include "workloads/program/step_program_types.h"
 #include "workloads/profile/tp_sync.h"
@@ -18,5 +20,18 @@ namespace hybridsim::workloads {
 
 // InputError when program.mp != 1 or its workers are not a multiple of tp.
 void apply_tensor_parallel(StepProgram& program, std::span<const TpSync> syncs, int tp);
+
+// Each data-parallel gradient collective that `selected` accepts becomes `parts` collectives: the
+// GPU of worker w goes to part part_of(w), keeping the members' order; every GPU's tasks are
+// pointed at its part's collective and its rank within it.
+void split_gradient_collectives(StepProgram& program, int parts,
+                                const std::function<bool(const CollectiveSpec&)>& selected,
+                                const std::function<int(int)>& part_of);
+
+// Inserts `syncs` into the compute streams of `group` (global GPU ranks, in collective-rank order,
+// all running the same kernels) after the kernels that issue them: new collectives of `role` over
+// the group, created in the order its first GPU issues them (also for expert_parallel.h).
+void insert_group_collectives(StepProgram& program, std::span<const TpSync> syncs,
+                              const std::vector<int>& group, CollectiveRole role);
 
 }  // namespace hybridsim::workloads

@@ -1,0 +1,186 @@
+// Mixtures of experts and expert parallelism: the MoE layer's kernels and all-to-alls against the
+// closed forms (b·s·h·top_k·capacity values per dispatch, expert FLOPs per token), the program's EP
+// groups on one machine and expert gradients over dp / ep replicas, the memory formula, and the
+// located errors of bad input.
+#include <doctest/doctest.h>
+
+#include <cmath>
+#include <set>
+#include <string>
+
+#include "analysis/step/step_runner.h"
+#include "scenarios/loader/resolve.h"
+#include "scenarios/loader/scenario.h"
+#include "sim/error.h"
+#include "topology/preset_registry.h"
+#include "workloads/generators/transformer_gen.h"
+#include "workloads/gpu/gpu.h"
+#include "workloads/memory/transformer_memory.h"
+
+using namespace hybridsim;
+using namespace hybridsim::workloads;
+
+namespace {
+
+TransformerCost h100() { return transformer_cost(gpu_by_key("h100"), Precision::Bf16); }
+
+TransformerStep mixtral(int ep, int tp = 1, std::int64_t layers = 2) {
+  return generate_transformer({.model = named_transformer("mixtral-8x7b"),
+                               .micro_batch = 1,
+                               .tp = tp,
+                               .ep = ep,
+                               .layers_simulated = layers},
+                              h100());
+}
+
+// The summed durations of an op's forward kernels whose names start with `prefix`.
+sim::Time time_of(const TransformerStep& s, const std::string& op, const std::string& prefix) {
+  sim::Time t;
+  for (const Kernel& k : s.profile.ops[s.profile.op_by_name(op)].forward)
+    if (k.name.rfind(prefix, 0) == 0) t += k.duration;
+  return t;
+}
+
+}  // namespace
+
+TEST_CASE("mixture of experts: mixtral-8x7b's shape, parameters and active FLOPs") {
+  const TransformerModel m = named_transformer("mixtral-8x7b");
+  CHECK(m.experts == 8);
+  CHECK(m.top_k == 2);
+  // 46.7 B parameters, 12.9 B active (the model card, ../shared/reference/transformers.md).
+  CHECK(std::llround(transformer_parameters(m) / 1e8) == 467);
+  const std::int64_t h = 4096, f = 14336, kv = 1024;
+  const std::int64_t active_layer = 2 * h * h + 2 * h * kv + 2 * 3 * h * f + h * 8 + 2 * h;
+  CHECK(std::llround((32 * active_layer + 2 * 32000 * h) / 1e8) == 129);
+  // Forward FLOPs per token of a layer: 2 per multiply-add of the attention, the router and top_k
+  // experts' three matrices, plus the attention scores 4·s·h.
+  const std::int64_t s = 4096;
+  CHECK(layer_forward_flop(m, 1) == s * (2 * (2 * h * h + 2 * h * kv + 2 * 3 * h * f + h * 8) + 4 * s * h));
+}
+
+TEST_CASE("mixture of experts: each GPU's experts run top_k x capacity of its tokens") {
+  const TransformerCost cost = h100();
+  for (const int ep : {1, 2, 8}) {
+    CAPTURE(ep);
+    const TransformerStep st = mixtral(ep);
+    const std::int64_t tokens = 4096, h = 4096, f = 14336;
+    // 8 / ep experts here, each on its share of the EP group's routed tokens: ep·tokens·2 / 8; so
+    // tokens × top_k expert-tokens per GPU whatever ep, each 3 matrices (gate and up, then down).
+    const std::int64_t per_expert = ep * tokens * 2 / 8;
+    CHECK(per_expert * (8 / ep) == tokens * 2);
+    std::int64_t experts_seen = 0;
+    for (const Kernel& k : st.profile.ops[st.profile.op_by_name("layer.0.experts")].forward)
+      if (k.name.ends_with(".mlp_in")) ++experts_seen;
+    CHECK(experts_seen == 8 / ep);
+    CHECK(time_of(st, "layer.0.experts", "expert.0.mlp_in") ==
+          cost.gemm("", 2 * per_expert * h * f * 2).duration);
+    CHECK(time_of(st, "layer.0.experts", "expert.0.mlp_out") ==
+          cost.gemm("", 2 * per_expert * f * h).duration);
+    CHECK(time_of(st, "layer.0", "router") - time_of(st, "layer.0", "router_topk") ==
+          cost.gemm("", 2 * tokens * h * 8).duration);
+  }
+}
+
+TEST_CASE("expert parallel: 4 all-to-alls per MoE layer of b·s·h·top_k·capacity values") {
+  for (const double capacity : {1.0, 1.25}) {
+    TransformerModel m = named_transformer("mixtral-8x7b");
+    m.capacity_factor = capacity;
+    const TransformerStep st =
+        generate_transformer({.model = m, .micro_batch = 2, .ep = 8, .layers_simulated = 3}, h100());
+    CHECK(st.ep_syncs.size() == 3 * 4);
+    CHECK(st.syncs.empty());
+    const double values = 2.0 * 4096 * 4096 * 2 * capacity;
+    for (const TpSync& s : st.ep_syncs) {
+      CHECK(s.kind == sim::CollectiveOp::AllToAll);
+      CHECK(s.bytes.count() == std::llround(values * 2));  // BF16
+    }
+  }
+  CHECK(mixtral(1).ep_syncs.empty());
+}
+
+TEST_CASE("expert parallel: EP groups on one machine, expert gradients over dp / ep replicas") {
+  static const topology::Topology two = topology::build_cluster({.preset = "dgx-h100", .nodes = 2});
+  const TransformerStep st = mixtral(8, 1, 1);
+  analysis::StepSetup setup;
+  setup.profile = &st.profile;
+  setup.topology = &two;
+  setup.placement = place_all_on_first(st.profile, 1);
+  setup.mapping = default_mapping(two, 16, 1);
+  setup.step.ep = {.ep = 8, .syncs = st.ep_syncs, .expert_ops = st.expert_ops};
+  const StepProgram p = analysis::build_program(setup);
+  const std::uint32_t experts = st.expert_ops.front();
+  std::size_t a2a = 0, expert_buckets = 0, dense_buckets = 0;
+  for (const auto& c : p.collectives) {
+    if (c.role == CollectiveRole::ExpertParallel) {
+      ++a2a;
+      REQUIRE(c.members.size() == 8);
+      CHECK(c.op == sim::CollectiveOp::AllToAll);
+      CHECK(std::set<int>{c.members.front() / 8, c.members.back() / 8}.size() == 1);
+    } else if (c.role == CollectiveRole::GradientAllReduce && c.op_index == experts) {
+      ++expert_buckets;
+      // The same expert on each machine: GPU g and g + 8.
+      REQUIRE(c.members.size() == 2);
+      CHECK(c.members[1] == c.members[0] + 8);
+      CHECK(c.size == st.profile.ops[experts].gradient_bytes);
+    } else if (c.role == CollectiveRole::GradientAllReduce) {
+      ++dense_buckets;
+      CHECK(c.members.size() == 16);
+    }
+  }
+  CHECK(a2a == 2 * 4);  // two EP groups (machines), 4 all-to-alls each
+  CHECK(expert_buckets == 8);
+  CHECK(dense_buckets > 0);
+  const analysis::StepResult r = analysis::simulate_program(setup, p);
+  CHECK(r.step_time > sim::Time::zero());
+}
+
+TEST_CASE("expert parallel: memory divides expert state by ep and keeps the experts' tokens") {
+  const TransformerModel m = named_transformer("mixtral-8x7b");
+  const TransformerMemory one = transformer_memory({.model = m, .ep = 1});
+  const TransformerMemory eight = transformer_memory({.model = m, .ep = 8});
+  const std::int64_t expert = 32LL * 8 * 3 * 4096 * 14336;
+  // BF16 weights: 2 bytes per parameter; 7/8 of the experts leave each GPU at ep 8.
+  CHECK(one.weights.count() - eight.weights.count() == 2 * (expert - expert / 8));
+  CHECK(one.optimizer.count() - eight.optimizer.count() == 12 * (expert - expert / 8));
+  // Activations per layer: Korthikanti's 34·s·b·h less the MLP's 18·s·b·h, the experts' tokens
+  // (s·b·top_k of them, each h + 3·ffn values) and the FP32 router logits.
+  const std::int64_t s = 4096, h = 4096, f = 14336;
+  const std::int64_t layer = 16 * s * h + 2 * (2 * s) * (h + 3 * f) + 4 * s * 8;
+  CHECK(layer_activation_bytes({.model = m, .ep = 8}) == layer);
+  CHECK(layer_activation_bytes({.model = m, .ep = 1}) == layer);
+}
+
+TEST_CASE("mixture of experts: bad input is refused with its numbers") {
+  TransformerModel m = named_transformer("mixtral-8x7b");
+  CHECK_THROWS_WITH_AS(check_experts(m, 3), doctest::Contains("experts 8 are not divisible by ep 3"),
+                       InputError);
+  m.top_k = 9;
+  CHECK_THROWS_WITH_AS(check_experts(m, 1), doctest::Contains("top_k 9 must be from 1 to experts 8"),
+                       InputError);
+  CHECK_THROWS_WITH_AS(check_experts(named_transformer("llama3-8b"), 2), doctest::Contains("has no experts"),
+                       InputError);
+}
+
+TEST_CASE("expert parallel: a scenario's bad ep or top_k is refused at its key") {
+  const auto resolve_text = [](const std::string& parallelism, const std::string& model) {
+    return scenarios::resolve(
+        scenarios::parse_scenario("cluster: {preset: dgx-h100, nodes: 2}\n"
+                                  "workload: {network: mixtral-8x7b, model: {layers_simulated: 1" +
+                                      model +
+                                      "}}\n"
+                                      "parallelism: {" +
+                                      parallelism + "}\n",
+                                  "s.yaml"));
+  };
+  CHECK_THROWS_WITH_AS(resolve_text("dp: 12, ep: 8", ""),
+                       doctest::Contains("s.yaml:3:27: parallelism.ep: ep 8 does not divide dp 12"),
+                       InputError);
+  CHECK_THROWS_WITH_AS(resolve_text("dp: 12, ep: 3", ""),
+                       doctest::Contains("parallelism.ep: mixtral-8x7b: experts 8 are not divisible by ep 3"),
+                       InputError);
+  CHECK_THROWS_WITH_AS(
+      resolve_text("dp: 16, ep: 8", ", top_k: 9"),
+      doctest::Contains("workload.model.top_k: mixtral-8x7b: top_k 9 must be from 1 to experts 8"),
+      InputError);
+  CHECK_NOTHROW(resolve_text("dp: 16, ep: 8", ""));
+}

@@ -1,0 +1,18 @@
+// Expert parallelism on a step program (after tensor_parallel.h): the dp data-parallel replicas
+// (each a TP group of tp GPUs) fall into EP groups of `ep` consecutive replicas — one machine
+// under the default mapping, as Megatron-LM and DeepSpeed carve EP groups out of data
+// parallelism. Each TP rank of a block of ep replicas is one EP group: the transformer
+// generator's dispatch and combine all-to-alls (StepOptions::ep.syncs) are inserted into its GPUs'
+// compute streams after the kernels that issue them, and the experts' gradient buckets (the
+// buckets of StepOptions::ep.expert_ops) are all-reduced over the dp / ep replicas that hold the
+// same experts instead of over all dp. Dense gradients keep all dp.
+//   apply_expert_parallel(program, options.ep);   // program.tp already applied
+#pragma once
+#include "workloads/program/step_program_types.h"
+
+namespace hybridsim::workloads {
+
+// InputError when ep does not divide the program's data-parallel replicas.
+void apply_expert_parallel(StepProgram& program, const ExpertParallelOptions& ep);
+
+}  // namespace hybridsim::workloads
