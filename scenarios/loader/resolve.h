@@ -34,6 +34,7 @@ struct TransformerFacts {
   std::int64_t peak_flop_per_second = 0;        // the GPU's dense peak at the precision
   int tp = 1;
   bool estimate = true;                         // kernel times not calibrated for this GPU
+  int pp = 1;                                   // pipeline stages: a replica's GPUs are tp × pp
 };
 
 // The step's configuration (placement, mapping, options; compute_scale = 1 / compute_speed) with

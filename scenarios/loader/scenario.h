@@ -84,6 +84,14 @@ struct PlacementSettings {
   bool operator==(const PlacementSettings&) const = default;
 };
 
+// pipeline.*: how parallelism.pp's stages run (workloads/program/pipeline_schedule.h).
+struct PipelineSettings {
+  workloads::PipelineSchedule schedule = workloads::PipelineSchedule::OneFOneB;
+  int virtual_stages = 1;   // interleaved 1F1B: model chunks per stage
+  std::vector<int> stages;  // layers per stage (per model chunk, interleaved); empty: balanced
+  bool operator==(const PipelineSettings&) const = default;
+};
+
 struct ParallelismSettings {
   int dp = 1;
   int mp = 1;
@@ -91,6 +99,8 @@ struct ParallelismSettings {
   std::optional<std::vector<std::vector<int>>> mapping;  // [worker][mp rank] → global GPU rank
   int tp = 1;                      // tensor parallel (transformers): GPUs per replica
   bool sequence_parallel = false;  // with tp: reduce-scatter + all-gather, norms and dropout on s/t
+  int pp = 1;                      // pipeline stages (transformers)
+  PipelineSettings pipeline;
   bool operator==(const ParallelismSettings&) const = default;
 };
 

@@ -35,7 +35,8 @@ auto fields_of(const WorkerMapping& m) {
 }
 auto fields_of(const StepOptions& s) {
   const auto& [bucket_size, recorded_buckets, mp_transfer_estimate, compute_scale, gpu_compute_scale,
-               gradient_copies, copy_passes, accumulation, exchange_every_micro_batch, tp, tp_syncs] = s;
+               gradient_copies, copy_passes, accumulation, exchange_every_micro_batch, tp, tp_syncs,
+               pipeline] = s;
   // tp_syncs: made by the transformer generator together with the profile, from the same model,
   // tp, sequence parallelism and recomputation that make the profile's kernels (its fingerprint).
   return std::tuple{Named{"step.bucket_size", bucket_size}, Named{"step.recorded_buckets", recorded_buckets},
@@ -45,7 +46,10 @@ auto fields_of(const StepOptions& s) {
                     Named{"step.gradient_copies", gradient_copies}, Named{"step.copy_passes", copy_passes},
                     Named{"step.accumulation", accumulation},
                     Named{"step.exchange_every_micro_batch", exchange_every_micro_batch},
-                    Named{"step.tp", tp}};
+                    Named{"step.tp", tp}, Named{"step.pipeline.pp", pipeline.pp},
+                    Named{"step.pipeline.schedule", pipeline.schedule},
+                    Named{"step.pipeline.virtual_stages", pipeline.virtual_stages},
+                    Named{"step.pipeline.chunk_layers", pipeline.chunk_layers}};
 }
 auto fields_of(const CommOptions& c) {
   const auto& [algorithm, protocol, channels, pcie_only] = c;
