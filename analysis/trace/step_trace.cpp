@@ -213,7 +213,7 @@ void StepTraceObserver::on_kernel(std::uint32_t gpu, std::uint32_t stream, std::
                            {"micro_batch", label.micro_batch}};
   if (label.micro_batch >= 0) {  // a pipeline's kernel: its micro-batch in place of the (absent) step
     const TraceArg pipelined[] = {args[0], args[1], args[2], args[3], args[4], args[5], args[7]};
-    writer_.complete(pid, tid, name, phase, start, end, pipelined);
+    writer_.complete(pid, tid, name, phase, start, end, std::span<const TraceArg>(pipelined, 7));
     return;
   }
   writer_.complete(pid, tid, name, phase, start, end,
