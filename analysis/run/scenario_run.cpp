@@ -140,9 +140,9 @@ ScenarioRun run_scenario_unchecked(const scenarios::ResolvedScenario& resolved,
                                     : workloads::model_step_memory(resolved.profile, resolved);
   if (resolved.transformer) run.memory_rule = resolved.transformer->memory_rule;
   if (const auto& t = resolved.transformer; t && run.step.step_time > sim::Time::zero()) {
-    // Per GPU: a replica's tp GPUs share its micro-batches' FLOPs.
+    // Per GPU: a replica's tp × pp GPUs share its micro-batches' FLOPs.
     const double per_gpu =
-        static_cast<double>(run.step.accumulation) / t->tp / run.step.step_time.to_seconds();
+        static_cast<double>(run.step.accumulation) / (t->tp * t->pp) / run.step.step_time.to_seconds();
     run.model_tflops_per_gpu = static_cast<double>(t->model_flop_per_micro_batch) * per_gpu / 1e12;
     run.mfu = static_cast<double>(t->mfu_flop_per_micro_batch) * per_gpu /
               static_cast<double>(t->peak_flop_per_second);

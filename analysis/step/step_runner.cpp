@@ -12,6 +12,7 @@
 #include "analysis/step/step_attempt.h"
 #include "analysis/step/step_fold.h"
 #include "sim/error.h"
+#include "workloads/program/pipeline_program.h"
 #include "topology/presets.h"
 
 namespace hybridsim::analysis {
@@ -49,9 +50,11 @@ void check_step_budget(sim::SimulationBudget& budget, const workloads::StepProgr
 workloads::StepProgram build_program(const StepSetup& setup) {
   if (setup.profile == nullptr || setup.topology == nullptr)
     throw InternalError("a step setup needs a profile and a topology");
+  const auto gpus = static_cast<int>(setup.topology->gpus().size());
   workloads::StepProgram program =
-      workloads::build_step_program(*setup.profile, setup.placement, setup.mapping,
-                                    static_cast<int>(setup.topology->gpus().size()), setup.step);
+      setup.step.pipeline.pp > 1
+          ? workloads::build_pipeline_program(*setup.profile, setup.mapping, gpus, setup.step)
+          : workloads::build_step_program(*setup.profile, setup.placement, setup.mapping, gpus, setup.step);
   apply_step_variability(setup, program);
   return program;
 }

@@ -101,8 +101,10 @@ StepTraceObserver::StepTraceObserver(ChromeTraceWriter& writer, const StepSetup&
     }
     const workloads::Op& op = profile_.ops[l.op];
     const auto& kernels = l.phase == Phase::Forward ? op.forward : op.backward;
+    // A pipeline's kernels say whose micro-batch they run (pipeline_program.h).
     label_names_.push_back(op.name + " · " + kernels[l.kernel].name +
-                           (l.phase == Phase::Backward ? " (bwd)" : ""));
+                           (l.phase == Phase::Backward ? " (bwd)" : "") +
+                           (l.micro_batch >= 0 ? " · micro-batch " + std::to_string(l.micro_batch) : ""));
   }
   optimizer_bytes_.assign(static_cast<std::size_t>(program_.mp), sim::Bytes());
   for (std::size_t v = 0; v < profile_.ops.size() && v < setup.placement.gpu_of_op.size(); ++v) {
@@ -207,7 +209,13 @@ void StepTraceObserver::on_kernel(std::uint32_t gpu, std::uint32_t stream, std::
                            {"kernel", kernel.name},
                            {"activation_bytes", op.activation_bytes.count()},
                            {"gradient_bytes", op.gradient_bytes.count()},
-                           {"step", op.step.value_or(0)}};
+                           {"step", op.step.value_or(0)},
+                           {"micro_batch", label.micro_batch}};
+  if (label.micro_batch >= 0) {  // a pipeline's kernel: its micro-batch in place of the (absent) step
+    const TraceArg pipelined[] = {args[0], args[1], args[2], args[3], args[4], args[5], args[7]};
+    writer_.complete(pid, tid, name, phase, start, end, std::span<const TraceArg>(pipelined, 7));
+    return;
+  }
   writer_.complete(pid, tid, name, phase, start, end,
                    std::span<const TraceArg>(args, op.step ? 7 : 6));
 }

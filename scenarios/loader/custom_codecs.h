@@ -27,6 +27,8 @@ ReadFn read_placement;       // a word or a list of rules (GPUs within paralleli
 WriteFn write_placement;
 ReadFn read_mapping;         // auto or dp lists of mp distinct GPU ranks
 WriteFn write_mapping;
+ReadFn read_pipeline_stages;  // auto or a list of layers per stage (custom_codecs_pipeline.cpp)
+WriteFn write_pipeline_stages;
 
 struct GpuSpeedsCodec {  // workload.gpu_speeds: [{gpu, speed}], each GPU once
   static void read(FieldReader& r, const TreeNode* map, const FieldSpec& spec,

@@ -144,6 +144,13 @@ struct Names<workloads::Ddp> {
   static std::string name(workloads::Ddp d) { return std::string(workloads::ddp_name(d)); }
 };
 template <>
+struct Names<workloads::PipelineSchedule> {
+  static auto parse(std::string_view t) { return workloads::pipeline_schedule_by_name(t); }
+  static std::string name(workloads::PipelineSchedule s) {
+    return std::string(workloads::pipeline_schedule_name(s));
+  }
+};
+template <>
 struct Names<TraceDetail> {
   static auto parse(std::string_view t) { return parse_trace_detail(t); }
   static std::string name(TraceDetail d) { return std::string(trace_detail_name(d)); }

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <limits>
 
+#include "scenarios/loader/resolve_pipeline.h"
 #include "scenarios/loader/resolve_transformer.h"
 
 #include "sim/error.h"
@@ -325,7 +326,8 @@ void apply_sharding_settings(const Scenario& s, workloads::StepOptions& step) {
 
 workloads::StepConfig resolve_step_config(const Scenario& s, const topology::Topology& topology,
                                           const workloads::Profile& profile) {
-  workloads::WorkerMapping mapping = build_mapping(s, topology);
+  const bool pipeline = s.parallelism.pp > 1;
+  workloads::WorkerMapping mapping = pipeline ? pipeline_mapping(s, topology) : build_mapping(s, topology);
   workloads::MpPlacement placement = build_placement(s, profile);
   const CommunicationSettings& c = s.communication;
   workloads::StepOptions step;
@@ -335,11 +337,13 @@ workloads::StepConfig resolve_step_config(const Scenario& s, const topology::Top
   step.recorded_buckets = !s.provenance.where.contains("communication.bucket_size");
   step.compute_scale = 1.0 / s.workload.compute_speed;
   step.gradient_copies = c.gradient_copies;
-  // A replica's tp GPUs share its micro-batches: accumulation counts replicas (mapping.dp / tp).
+  // A replica's tp GPUs (and a pipeline's stages) share its micro-batches: accumulation counts
+  // replicas, training.global_batch / (dp × micro_batch).
   apply_training_loop(s, profile, mapping.dp / s.parallelism.tp, step);
   check_variability(s, profile);
   apply_tensor_parallel_settings(s, step);
   apply_sharding_settings(s, step);
+  apply_pipeline_settings(s, profile, step, placement);
   const auto gpus = static_cast<int>(topology.gpus().size());
   for (std::size_t i = 0; i < s.workload.gpu_speeds.size(); ++i) {
     const GpuSpeedSetting& g = s.workload.gpu_speeds[i];
@@ -375,12 +379,14 @@ ResolvedScenario resolve(const Scenario& s) {
   ResolvedScenario r{std::move(config), s, std::move(topology), std::move(profile), std::move(capacity), {}};
   if (is_transformer(s)) {
     const TransformerResolution t = resolve_transformer(s);
-    check_transformer_memory(s, t, r.gpu_capacity);
+    if (s.parallelism.pp > 1) check_pipeline_memory(s, t, r.gpu_capacity, r.step.accumulation);
+    else check_transformer_memory(s, t, r.gpu_capacity);
     const workloads::TransformerMemoryInput memory = transformer_memory_input(s, t);
     r.transformer = TransformerFacts{t.model_flop_per_micro_batch, t.mfu_flop_per_micro_batch,
                                      t.cost.peak_flop_per_second, s.parallelism.tp, !t.cost.calibrated,
                                      workloads::transformer_step_memory(memory),
                                      workloads::transformer_memory_rule(memory)};
+    r.transformer->pp = s.parallelism.pp;
   }
   return r;
 }

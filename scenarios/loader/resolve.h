@@ -36,6 +36,7 @@ struct TransformerFacts {
   bool estimate = true;                         // kernel times not calibrated for this GPU
   workloads::StepMemory memory;  // one GPU's (transformer_memory.h): Korthikanti's, TP's and ZeRO's divisions
   std::string memory_rule;       // what divides what (transformer_memory_rule)
+  int pp = 1;                                   // pipeline stages: a replica's GPUs are tp × pp
 };
 
 // The step's configuration (placement, mapping, options; compute_scale = 1 / compute_speed) with

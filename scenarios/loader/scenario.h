@@ -86,6 +86,14 @@ struct PlacementSettings {
   bool operator==(const PlacementSettings&) const = default;
 };
 
+// pipeline.*: how parallelism.pp's stages run (workloads/program/pipeline_schedule.h).
+struct PipelineSettings {
+  workloads::PipelineSchedule schedule = workloads::PipelineSchedule::OneFOneB;
+  int virtual_stages = 1;   // interleaved 1F1B: model chunks per stage
+  std::vector<int> stages;  // layers per stage (per model chunk, interleaved); empty: balanced
+  bool operator==(const PipelineSettings&) const = default;
+};
+
 struct ParallelismSettings {
   int dp = 1;
   int mp = 1;
@@ -95,6 +103,8 @@ struct ParallelismSettings {
   bool sequence_parallel = false;  // with tp: reduce-scatter + all-gather, norms and dropout on s/t
   std::string zero = "0";          // ZeRO stage over dp (transformers): 0, 1, 2, 3 or fsdp (= 3)
   int ep = 1;                      // expert parallel (mixtures of experts): replicas per EP group
+  int pp = 1;                      // pipeline stages (transformers)
+  PipelineSettings pipeline;
   bool operator==(const ParallelismSettings&) const = default;
 };
 

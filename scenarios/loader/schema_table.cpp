@@ -497,6 +497,51 @@ constexpr ScenarioKey kKeys[] = {
               "consecutive data-parallel replicas (one machine under the default mapping) that trade "
               "tokens by all-to-all; ep must divide dp and experts."},
      bind_unless_default<Member<&Scenario::parallelism, &ParallelismSettings::ep>>()},
+    {{.path = "parallelism.pp",
+      .kind = K::Integer,
+      .default_text = "1",
+      .min = 1,
+      .max = 1024,
+      .help = "Pipeline stages (transformers): each replica's layers cut into pp stages of whole layers, "
+              "each stage a TP group on its own GPUs (stage s on GPUs s x dp x tp onwards); "
+              "dp x tp x pp GPUs in all. Micro-batches per step: training.global_batch / "
+              "(dp x micro_batch)."},
+     bind_unless_default<Member<&Scenario::parallelism, &ParallelismSettings::pp>>()},
+    {{.path = "pipeline",
+      .kind = K::Section,
+      .help = "How parallelism.pp's stages run their micro-batches (workloads/README.md, \"Pipelines\")."}},
+    {{.path = "pipeline.schedule",
+      .kind = K::Choice,
+      .default_text = "1f1b",
+      .choices = "gpipe|1f1b|interleaved",
+      .help = "gpipe: every forward, then every backward; 1f1b: PipeDream-Flush (at most p micro-batches "
+              "of activations on the first stage); interleaved: Megatron-LM's interleaved 1F1B over "
+              "pipeline.virtual_stages model chunks per stage (micro-batches a multiple of pp)."},
+     bind_unless_default<
+         Member<&Scenario::parallelism, &ParallelismSettings::pipeline, &PipelineSettings::schedule>>()},
+    {{.path = "pipeline.virtual_stages",
+      .kind = K::Integer,
+      .default_text = "1",
+      .min = 1,
+      .max = 64,
+      .help = "Model chunks per stage (interleaved only): the bubble shrinks by this factor, the "
+              "point-to-point transfers grow by it."},
+     bind_unless_default<Member<&Scenario::parallelism, &ParallelismSettings::pipeline,
+                                &PipelineSettings::virtual_stages>>()},
+    {{.path = "pipeline.stages",
+      .kind = K::List,
+      .default_text = "auto",
+      .words = "auto",
+      .type_doc = "auto or a list of pp x virtual_stages layer counts",
+      .help = "Layers per stage (per model chunk, interleaved), in model order, summing to the layers "
+              "simulated; the embedding goes with the first, the LM head and loss with the last. auto: "
+              "balanced, the middle stages taking any extra layers."},
+     {.read = read_pipeline_stages, .write = write_pipeline_stages}},
+    {{.path = "pipeline.stages[]",
+      .kind = K::Integer,
+      .min = 1,
+      .max = kMaxCount,
+      .help = "A stage's layers."}},
 
     {{.path = "communication", .kind = K::Section, .help = "Gradient collectives and the network model."}},
     {shared_keys::kAlgorithm, bind<Member<&Scenario::communication, &CommunicationSettings::algorithm>>()},

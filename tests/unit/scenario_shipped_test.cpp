@@ -62,7 +62,7 @@ TEST_CASE("every shipped scenario runs, and its key figures are the pinned ones"
     const scenarios::ResolvedScenario resolved = scenarios::resolve(one);
     const analysis::ScenarioRun run = analysis::run_scenario(resolved, {});
     CHECK(run.step.step_time > sim::Time::zero());
-    CHECK(run.step.gpus == one.parallelism.dp * one.parallelism.mp * one.parallelism.tp);
+    CHECK(run.step.gpus == one.parallelism.dp * one.parallelism.mp * one.parallelism.tp * one.parallelism.pp);
     // Every built-in network but the transformers (no efficiency curve) has a time-to-train projection.
     if (!one.workload.network.empty() && !scenarios::is_transformer(one))
       CHECK(run.time_to_train.has_value());

@@ -10,6 +10,7 @@
 #include "workloads/profile/profile.h"
 #include "workloads/program/mapping.h"
 #include "workloads/program/op_order.h"
+#include "workloads/program/pipeline_schedule.h"
 #include "workloads/program/placement.h"
 #include "workloads/profile/tp_sync.h"
 
@@ -30,6 +31,7 @@ struct KernelLabel {
   Phase phase = Phase::Forward;
   std::uint32_t kernel =
       0;  // index into the op's forward or backward kernels; copies: into StepProgram::collectives
+  std::int32_t micro_batch = -1;  // pipelines (pipeline_program.h): the micro-batch; -1 elsewhere
 };
 
 enum class CollectiveRole : std::uint8_t {
@@ -112,6 +114,9 @@ struct StepOptions {
   // the data-parallel replicas (3: FSDP).
   int zero = 0;
   ExpertParallelOptions ep = {};
+  // Pipeline parallelism (pipeline_program.h): the mapping's mp ranks are its stages, and
+  // `accumulation` its micro-batches per step. pp = 1: none.
+  PipelineOptions pipeline = {};
 };
 
 struct StepProgram {

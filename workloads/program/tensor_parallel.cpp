@@ -114,25 +114,29 @@ void insert_group_collectives(StepProgram& p, std::span<const TpSync> syncs, con
 }
 
 void apply_tensor_parallel(StepProgram& p, std::span<const TpSync> syncs, int tp) {
-  if (tp < 1 || p.mp != 1 || p.dp % tp != 0)
-    throw InputError("tensor parallelism needs mp = 1 and dp x tp workers; got mp " + std::to_string(p.mp) +
-                     ", " + std::to_string(p.dp) + " workers, tp " + std::to_string(tp));
+  if (tp < 1 || p.dp % tp != 0)
+    throw InputError("tensor parallelism needs dp x tp workers; got " + std::to_string(p.dp) +
+                     " workers, tp " + std::to_string(tp));
   if (tp == 1) return;
-  std::vector<int> gpu_of_worker(static_cast<std::size_t>(p.dp), -1);
+  // [worker][mp rank] → GPU (mp > 1: a pipeline's stages, each stage a TP group of its own).
+  std::vector<std::vector<int>> gpu_of_worker(static_cast<std::size_t>(p.dp),
+                                              std::vector<int>(static_cast<std::size_t>(p.mp), -1));
   for (std::size_t g = 0; g < p.worker_of_gpu.size(); ++g)
     if (p.worker_of_gpu[g] >= 0)
-      gpu_of_worker[static_cast<std::size_t>(p.worker_of_gpu[g])] = static_cast<int>(g);
+      gpu_of_worker[static_cast<std::size_t>(p.worker_of_gpu[g])]
+                   [static_cast<std::size_t>(p.mp_rank_of_gpu[g])] = static_cast<int>(g);
   // Each gradient collective over all dp × tp workers becomes tp collectives over one TP rank's
   // replicas (each rank holds a different shard).
   split_gradient_collectives(
       p, tp, [](const CollectiveSpec&) { return true; }, [tp](int w) { return w % tp; });
   std::map<SyncKey, std::vector<const TpSync*>> at;
   for (const TpSync& s : syncs) at[{s.op, s.backward, s.after}].push_back(&s);
-  for (int q = 0; q < p.dp / tp; ++q) {
-    std::vector<int> group;
-    for (int r = 0; r < tp; ++r) group.push_back(gpu_of_worker[static_cast<std::size_t>(q * tp + r)]);
-    insert_replica(p, at, group, CollectiveRole::TensorParallel);
-  }
+  for (int q = 0; q < p.dp / tp; ++q)
+    for (std::size_t k = 0; k < static_cast<std::size_t>(p.mp); ++k) {
+      std::vector<int> group;
+      for (int r = 0; r < tp; ++r) group.push_back(gpu_of_worker[static_cast<std::size_t>(q * tp + r)][k]);
+      insert_replica(p, at, group, CollectiveRole::TensorParallel);
+    }
   if (p.dp == tp) drop_gradient_copies(p);
   // Every replica's tp GPUs process the same samples: count them once.
   p.dp /= tp;

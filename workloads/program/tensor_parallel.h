@@ -18,7 +18,8 @@
 
 namespace hybridsim::workloads {
 
-// InputError when program.mp != 1 or its workers are not a multiple of tp.
+// A pipeline's program (mp = pp stages, pipeline_program.h) gets a TP group per replica and stage.
+// InputError when the program's workers are not a multiple of tp.
 void apply_tensor_parallel(StepProgram& program, std::span<const TpSync> syncs, int tp);
 
 // Each data-parallel gradient collective that `selected` accepts becomes `parts` collectives: the

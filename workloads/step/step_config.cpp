@@ -36,7 +36,7 @@ auto fields_of(const WorkerMapping& m) {
 auto fields_of(const StepOptions& s) {
   const auto& [bucket_size, recorded_buckets, mp_transfer_estimate, compute_scale, gpu_compute_scale,
                gradient_copies, copy_passes, accumulation, exchange_every_micro_batch, tp, tp_syncs,
-               zero, ep] = s;
+               zero, ep, pipeline] = s;
   // tp_syncs: made by the transformer generator together with the profile, from the same model,
   // tp, sequence parallelism and recomputation that make the profile's kernels (its fingerprint);
   // so is ep (its all-to-alls and expert ops come with the kernels of ep's local experts).
@@ -47,7 +47,10 @@ auto fields_of(const StepOptions& s) {
                     Named{"step.gradient_copies", gradient_copies}, Named{"step.copy_passes", copy_passes},
                     Named{"step.accumulation", accumulation},
                     Named{"step.exchange_every_micro_batch", exchange_every_micro_batch},
-                    Named{"step.tp", tp}, Named{"step.zero", zero}};
+                    Named{"step.tp", tp}, Named{"step.zero", zero}, Named{"step.pipeline.pp", pipeline.pp},
+                    Named{"step.pipeline.schedule", pipeline.schedule},
+                    Named{"step.pipeline.virtual_stages", pipeline.virtual_stages},
+                    Named{"step.pipeline.chunk_layers", pipeline.chunk_layers}};
 }
 auto fields_of(const CommOptions& c) {
   const auto& [algorithm, protocol, channels, pcie_only] = c;

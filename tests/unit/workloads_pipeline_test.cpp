@@ -1,0 +1,153 @@
+// Pipeline parallelism (workloads/program/pipeline_schedule.h, pipeline_program.h): the schedules'
+// orders, the located problems, and the bubble that comes out of simulating a uniform pipeline
+// with free communication — (p − 1)/m of the ideal time under GPipe and 1F1B, (p − 1)/(v·m)
+// interleaved (Narayanan et al. 2021, §2.2).
+#include <doctest/doctest.h>
+
+#include <algorithm>
+
+#include "analysis/step/step_runner.h"
+#include "sim/error.h"
+#include "tests/unit/toy_profile.h"
+#include "topology/presets.h"
+#include "workloads/program/pipeline_program.h"
+
+using namespace hybridsim;
+using sim::Time;
+using workloads::PipelineSchedule;
+using workloads::PipelineTask;
+
+namespace {
+
+// `layers` equal layers of 1 ms forward and 2 ms backward, without gradients (no optimizer).
+workloads::Profile uniform_layers(int layers, sim::Bytes grad = sim::Bytes()) {
+  workloads::Profile p = testing::toy_profile();
+  for (int i = 0; i < layers; ++i)
+    p.ops.push_back(testing::toy_op(
+        "layer." + std::to_string(i),
+        i == 0 ? std::vector<std::uint32_t>{} : std::vector<std::uint32_t>{std::uint32_t(i - 1)}, Time::ms(1),
+        Time::ms(2), grad, sim::Bytes::of(1)));
+  workloads::validate_profile(p);
+  return p;
+}
+
+analysis::StepResult simulate(const workloads::Profile& p, const topology::Topology& t, int dp,
+                              workloads::PipelineOptions pipeline, int m) {
+  analysis::StepSetup s;
+  s.profile = &p;
+  s.topology = &t;
+  s.mapping = workloads::default_mapping(t, dp, pipeline.pp);
+  s.step.pipeline = pipeline;
+  s.step.accumulation = m;
+  return analysis::simulate_step(s);
+}
+
+// Communication as good as free: links of 10^9 GB/s without latency (a 1-byte transfer takes
+// well under a picosecond's rounding).
+topology::Topology free_links(int gpus) {
+  return topology::presets::fully_connected(
+      {.gpus = gpus, .bandwidth = sim::Bandwidth::gb_per_second(1e9), .latency = Time::zero()});
+}
+
+}  // namespace
+
+TEST_CASE("pipeline schedules: 1F1B warms up p - s - 1 forwards, then alternates") {
+  const auto last = workloads::stage_schedule(PipelineSchedule::OneFOneB, {.p = 4, .v = 1, .m = 3}, 3);
+  CHECK(last == std::vector<PipelineTask>{{0, 0, false}, {0, 0, true}, {0, 1, false},
+                                          {0, 1, true},  {0, 2, false}, {0, 2, true}});
+  const auto first = workloads::stage_schedule(PipelineSchedule::OneFOneB, {.p = 4, .v = 1, .m = 5}, 0);
+  CHECK(first == std::vector<PipelineTask>{{0, 0, false}, {0, 1, false}, {0, 2, false}, {0, 3, false},
+                                           {0, 0, true},  {0, 4, false}, {0, 1, true},  {0, 2, true},
+                                           {0, 3, true},  {0, 4, true}});
+  const auto gpipe = workloads::stage_schedule(PipelineSchedule::GPipe, {.p = 2, .v = 1, .m = 2}, 1);
+  CHECK(gpipe == std::vector<PipelineTask>{{0, 0, false}, {0, 1, false}, {0, 0, true}, {0, 1, true}});
+}
+
+TEST_CASE("pipeline schedules: interleaved runs every chunk of every micro-batch once each way") {
+  for (const int stage : {0, 1, 3}) {
+    CAPTURE(stage);
+    const auto order =
+        workloads::stage_schedule(PipelineSchedule::Interleaved, {.p = 4, .v = 2, .m = 8}, stage);
+    REQUIRE(order.size() == 2u * 2 * 8);
+    // Megatron-LM's order: micro-batches 0-3 through chunk 0, then 0-3 through chunk 1, then 4-7 ...
+    CHECK(order[0] == PipelineTask{0, 0, false});
+    CHECK(order[4] == PipelineTask{1, 0, false});
+    for (int c = 0; c < 2; ++c)
+      for (int j = 0; j < 8; ++j)
+        for (const bool b : {false, true})
+          CHECK(std::count(order.begin(), order.end(), PipelineTask{c, j, b}) == 1);
+  }
+  // The last stage's first backward is its last chunk's of micro-batch 0, after (v − 1)·p forwards.
+  const auto last = workloads::stage_schedule(PipelineSchedule::Interleaved, {.p = 4, .v = 2, .m = 8}, 3);
+  CHECK(last[5] == PipelineTask{1, 0, true});
+}
+
+TEST_CASE("pipeline: balanced stages give the middle stages the extra layers") {
+  CHECK(workloads::balanced_layers(96, 8) == std::vector<int>(8, 12));
+  CHECK(workloads::balanced_layers(10, 4) == std::vector<int>{2, 3, 3, 2});
+  CHECK_THROWS_AS(workloads::balanced_layers(3, 4), InputError);
+}
+
+TEST_CASE("pipeline: the simulated bubble is (p - 1)/m of the ideal time with free communication") {
+  for (const auto schedule : {PipelineSchedule::GPipe, PipelineSchedule::OneFOneB})
+    for (const int p : {2, 4})
+      for (const int m : {1, 4, 8}) {
+        CAPTURE(p);
+        CAPTURE(m);
+        CAPTURE(workloads::pipeline_schedule_name(schedule));
+        const auto profile = uniform_layers(2 * p);
+        const auto t = free_links(p);
+        const auto r = simulate(profile, t, 1, {.pp = p, .schedule = schedule}, m);
+        // Each stage: 2 layers, 2 ms forward and 4 ms backward per micro-batch.
+        const Time ideal = Time::ms(6) * m;
+        CHECK(r.step_time.to_seconds() / ideal.to_seconds() - 1 ==
+              doctest::Approx((p - 1.0) / m).epsilon(1e-9));
+      }
+}
+
+TEST_CASE("pipeline: the interleaved bubble is (p - 1)/(v m) of the ideal time with free communication") {
+  for (const int p : {2, 4})
+    for (const int v : {2, 3})
+      for (const int groups : {1, 2}) {
+        const int m = groups * p;
+        CAPTURE(p);
+        CAPTURE(v);
+        CAPTURE(m);
+        const auto profile = uniform_layers(p * v);  // one layer per chunk: 1 ms forward, 2 ms backward
+        const auto t = free_links(p);
+        const auto r = simulate(profile, t, 1, {.pp = p, .schedule = PipelineSchedule::Interleaved,
+                                                .virtual_stages = v}, m);
+        const Time ideal = Time::ms(3) * v * m;
+        CHECK(r.step_time.to_seconds() / ideal.to_seconds() - 1 ==
+              doctest::Approx((p - 1.0) / (v * m)).epsilon(1e-9));
+      }
+}
+
+TEST_CASE("pipeline: located problems name their key") {
+  const auto problem = [](workloads::PipelineOptions o, int layers, int m) {
+    const auto found = workloads::pipeline_problem(o, layers, m);
+    return found ? found->key : std::string();
+  };
+  CHECK(problem({.pp = 8}, 4, 8) == "parallelism.pp");
+  CHECK(problem({.pp = 2, .virtual_stages = 2}, 8, 8) == "pipeline.virtual_stages");
+  CHECK(problem({.pp = 4, .schedule = PipelineSchedule::Interleaved, .virtual_stages = 2}, 8, 6) ==
+        "training.global_batch");
+  CHECK(problem({.pp = 2, .chunk_layers = {3, 3}}, 8, 4) == "pipeline.stages");
+  CHECK(problem({.pp = 2, .chunk_layers = {3, 3, 2}}, 8, 4) == "pipeline.stages");
+  CHECK(problem({.pp = 2, .chunk_layers = {5, 3}}, 8, 4).empty());
+  CHECK(problem({.pp = 4}, 8, 3).empty());  // 1F1B with fewer micro-batches than stages: a big bubble
+}
+
+TEST_CASE("pipeline: stages hold whole layers, the embedding with the first and the head with the last") {
+  workloads::Profile p = testing::toy_profile();
+  const std::vector<std::string> names = {"embedding", "layer.0", "layer.1", "layer.2", "lm_head"};
+  for (std::uint32_t i = 0; i < names.size(); ++i)
+    p.ops.push_back(testing::toy_op(names[i],
+                                    i == 0 ? std::vector<std::uint32_t>{} : std::vector<std::uint32_t>{i - 1},
+                                    Time::ms(1), Time::ms(2), sim::Bytes::mib(1)));
+  CHECK(workloads::pipeline_chunk_of_op(p, {.pp = 2}) == std::vector<int>{0, 0, 1, 1, 1});
+  CHECK(workloads::pipeline_chunk_of_op(p, {.pp = 2, .chunk_layers = {2, 1}}) ==
+        std::vector<int>{0, 0, 0, 1, 1});
+  p.ops[3].inputs = {0};
+  CHECK_THROWS_WITH_AS(workloads::pipeline_chunk_of_op(p, {.pp = 2}), doctest::Contains("chain"), InputError);
+}

@@ -1,0 +1,80 @@
+#include "workloads/memory/pipeline_memory.h"
+
+#include <algorithm>
+#include <cstdio>
+
+#include "sim/error.h"
+
+namespace hybridsim::workloads {
+
+namespace {
+
+// The most layer-micro-batches of activations stage s holds at once along its schedule.
+std::int64_t peak_layers_in_flight(const PipelineOptions& o, const std::vector<int>& chunk_layers, int m,
+                                   int s) {
+  std::int64_t now = 0, peak = 0;
+  for (const PipelineTask& t : stage_schedule(o.schedule, {o.pp, o.virtual_stages, m}, s)) {
+    const std::int64_t layers = chunk_layers[static_cast<std::size_t>(t.chunk * o.pp + s)];
+    now += t.backward ? -layers : layers;
+    peak = std::max(peak, now);
+  }
+  return peak;
+}
+
+}  // namespace
+
+std::vector<StageMemory> pipeline_memory(const TransformerMemoryInput& in, const PipelineOptions& o,
+                                         int micro_batches) {
+  const TransformerModel& m = in.model;
+  const int layers = static_cast<int>(m.layers);
+  const std::vector<int> chunks =
+      o.chunk_layers.empty() ? balanced_layers(layers, o.pp * o.virtual_stages) : o.chunk_layers;
+  const bool mixed = in.value_bytes == 2;
+  const std::int64_t dp = std::max(in.dp, 1);
+  TransformerMemoryInput full_layer = in;
+  full_layer.recompute = Recompute::None;
+  std::vector<StageMemory> out(static_cast<std::size_t>(o.pp));
+  int first = 0;
+  for (std::size_t c = 0; c < chunks.size(); ++c) {
+    StageMemory& st = out[c % static_cast<std::size_t>(o.pp)];
+    if (c < static_cast<std::size_t>(o.pp)) st.first_layer = first;
+    st.layers += chunks[c];
+    first += chunks[c];
+  }
+  for (int s = 0; s < o.pp; ++s) {
+    StageMemory& st = out[static_cast<std::size_t>(s)];
+    const bool head = s == o.pp - 1 || o.pp == 1;
+    const std::int64_t params = st.layers * layer_parameters(m) / in.tp +
+                                (s == 0 ? m.vocab * m.hidden / in.tp : 0) +
+                                (head ? m.vocab * m.hidden / in.tp : 0);
+    const std::int64_t w = (mixed ? 2 : 4) * params, g = w, opt = (mixed ? 12 : 8) * params;
+    st.memory.weights = sim::Bytes::of(in.zero >= 3 ? w / dp : w);
+    st.memory.gradients = sim::Bytes::of(in.zero >= 2 ? g / dp : g);
+    st.memory.optimizer = sim::Bytes::of(in.zero >= 1 ? opt / dp : opt);
+    const std::int64_t held = peak_layers_in_flight(o, chunks, micro_batches, s);
+    st.in_flight = static_cast<double>(held) / st.layers;
+    std::int64_t act = held * layer_activation_bytes(in);
+    if (in.recompute == Recompute::Full) act += layer_activation_bytes(full_layer);
+    if (head) act += 4 * m.sequence * in.micro_batch * m.vocab / in.tp;  // FP32 logits of the loss
+    st.memory.activations = sim::Bytes::of(act);
+  }
+  return out;
+}
+
+void check_pipeline_fits(const std::vector<StageMemory>& stages, sim::Bytes capacity,
+                         const std::string& model, const std::string& where) {
+  for (std::size_t s = 0; s < stages.size(); ++s) {
+    const StageMemory& st = stages[s];
+    try {
+      check_transformer_fits(st.memory, capacity, model, where);
+    } catch (const InputError& e) {
+      char held[32];
+      std::snprintf(held, sizeof held, "%.3g", st.in_flight);
+      throw InputError("pipeline stage " + std::to_string(s) + " of " + std::to_string(stages.size()) + " (" +
+                       std::to_string(st.layers) + " layers from layer " + std::to_string(st.first_layer) +
+                       ", " + held + " micro-batches of activations in flight): " + e.what());
+    }
+  }
+}
+
+}  // namespace hybridsim::workloads

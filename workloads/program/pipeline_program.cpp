@@ -1,0 +1,365 @@
+#include "workloads/program/pipeline_program.h"
+
+#include <algorithm>
+#include <string>
+
+#include "sim/error.h"
+#include "workloads/gpu/gpu.h"
+#include "workloads/program/step_program.h"
+#include "workloads/program/step_program_parts.h"
+#include "workloads/program/tensor_parallel.h"
+
+namespace hybridsim::workloads {
+
+using sim::Task;
+using step_parts::GradientCollective;
+using step_parts::GradientCopy;
+
+int pipeline_layer_count(const Profile& profile) {
+  const auto n = std::count_if(profile.ops.begin(), profile.ops.end(),
+                               [](const Op& op) { return op.name.starts_with("layer."); });
+  return n == 0 ? static_cast<int>(profile.ops.size()) : static_cast<int>(n);
+}
+
+std::vector<int> pipeline_chunk_of_op(const Profile& profile, const PipelineOptions& options) {
+  for (std::size_t v = 0; v < profile.ops.size(); ++v) {
+    const auto& in = profile.ops[v].inputs;
+    if (in.size() > 1 || (v == 0 && !in.empty()) || (v > 0 && (in.size() != 1 || in[0] != v - 1)))
+      throw InputError("pipeline parallelism needs a chain of layers (a transformer); " +
+                       profile.meta.network + "'s op " + profile.ops[v].name + " is not one");
+  }
+  const int layers = pipeline_layer_count(profile);
+  if (const auto problem = pipeline_problem(options, layers, options.pp))
+    throw InputError(problem->key + ": " + problem->what);
+  const int chunks = options.pp * options.virtual_stages;
+  const std::vector<int> sizes =
+      options.chunk_layers.empty() ? balanced_layers(layers, chunks) : options.chunk_layers;
+  const bool named = layers != static_cast<int>(profile.ops.size()) ||
+                     (!profile.ops.empty() && profile.ops[0].name.starts_with("layer."));
+  std::vector<int> out(profile.ops.size(), 0);
+  int chunk = 0, left = sizes[0], seen = 0;
+  for (std::size_t v = 0; v < profile.ops.size(); ++v) {
+    const bool layer = !named || profile.ops[v].name.starts_with("layer.");
+    if (layer && left == 0) left = sizes[static_cast<std::size_t>(++chunk)];
+    out[v] = chunk;
+    if (layer) {
+      --left;
+      ++seen;
+    }
+  }
+  if (seen != layers) throw InternalError("pipeline: layers miscounted");
+  return out;
+}
+
+namespace {
+
+// The events of one worker's boundary b (chunk b → b + 1) and micro-batch j, from the worker's base.
+enum EventKind : std::uint32_t { ForwardDone, ActivationReceived, GradientReady, GradientReceived, Kinds };
+
+// Everything about the pipeline's step that is the same for every worker.
+struct Layout {
+  PipelineShape x;
+  int chunks = 1;
+  std::vector<std::vector<std::uint32_t>> ops_of_chunk;      // [global chunk] → ops, model order
+  std::vector<std::vector<PipelineTask>> schedule;           // [stage]
+  std::vector<std::vector<std::size_t>> last_backward;       // [stage][chunk] → its last backward
+  std::uint32_t stride = 0;                                  // kernel labels per micro-batch
+  step_parts::KernelLabels labels;
+  std::vector<std::vector<GradientCollective>> gradients;    // [stage]; empty for dp = 1
+  std::vector<std::vector<std::vector<std::size_t>>> gradients_after;  // [stage][op]
+  std::vector<sim::Time> optimizer;                          // [stage]
+  std::vector<std::vector<GradientCopy>> copies;             // [stage][i]; empty: none
+  std::vector<std::uint32_t> first_gradient_event;           // [stage], from the worker's base
+  std::uint32_t events_per_worker = 0;
+
+  std::uint32_t event(int b, int j, EventKind kind) const {
+    return static_cast<std::uint32_t>((b * x.m + j) * Kinds + kind);
+  }
+  std::uint32_t transfer(int b, int j, bool gradient) const {
+    return static_cast<std::uint32_t>((b * x.m + j) * 2 + (gradient ? 1 : 0));
+  }
+  std::uint32_t label(int j, std::uint32_t first) const {
+    return static_cast<std::uint32_t>(j) * stride + first;
+  }
+};
+
+// Kernel labels: micro-batch j's copy of every op's forward and backward kernels, then the optimizer.
+step_parts::KernelLabels pipeline_labels(const Profile& profile, int m, std::uint32_t& stride) {
+  const step_parts::KernelLabels one = step_parts::label_kernels(profile);
+  stride = one.optimizer;
+  step_parts::KernelLabels out;
+  out.first_of_op = one.first_of_op;
+  for (int j = 0; j < m; ++j)
+    for (std::uint32_t i = 0; i < stride; ++i) {
+      out.labels.push_back(one.labels[i]);
+      out.labels.back().micro_batch = j;
+    }
+  out.optimizer = static_cast<std::uint32_t>(out.labels.size());
+  out.labels.push_back(one.labels[one.optimizer]);
+  return out;
+}
+
+// Stage s's gradient collectives: its chunks in the order of their last backward, each chunk's
+// ops last to first (backward order), packed into buckets as data parallelism does.
+void lay_out_gradients(const Profile& profile, const StepOptions& options, int dp, Layout& l) {
+  const auto p = static_cast<std::size_t>(l.x.p);
+  l.gradients.resize(p);
+  l.gradients_after.assign(p, std::vector<std::vector<std::size_t>>(profile.ops.size()));
+  if (dp <= 1) return;
+  for (std::size_t s = 0; s < p; ++s) {
+    std::vector<int> chunks(static_cast<std::size_t>(l.x.v));
+    for (int c = 0; c < l.x.v; ++c) chunks[static_cast<std::size_t>(c)] = c;
+    std::sort(chunks.begin(), chunks.end(),
+              [&](int a, int b) { return l.last_backward[s][static_cast<std::size_t>(a)] <
+                                         l.last_backward[s][static_cast<std::size_t>(b)]; });
+    std::vector<std::uint32_t> order;
+    for (const int c : chunks) {
+      const auto& ops = l.ops_of_chunk[static_cast<std::size_t>(c) * p + s];
+      order.insert(order.end(), ops.rbegin(), ops.rend());
+    }
+    l.gradients[s] = step_parts::gradient_collectives(profile, order, options);
+    for (std::size_t i = 0; i < l.gradients[s].size(); ++i)
+      l.gradients_after[s][l.gradients[s][i].trigger].push_back(i);
+  }
+}
+
+Layout lay_out(const Profile& profile, const StepOptions& options, int dp) {
+  const PipelineOptions& o = options.pipeline;
+  Layout l;
+  l.x = {o.pp, o.virtual_stages, options.accumulation};
+  l.chunks = o.pp * o.virtual_stages;
+  if (const auto problem = pipeline_problem(o, pipeline_layer_count(profile), l.x.m))
+    throw InputError(problem->key + ": " + problem->what);
+  const std::vector<int> chunk_of_op = pipeline_chunk_of_op(profile, o);
+  l.ops_of_chunk.resize(static_cast<std::size_t>(l.chunks));
+  MpPlacement stages{o.pp, {}, "pipeline stages"};
+  for (std::uint32_t v = 0; v < profile.ops.size(); ++v) {
+    l.ops_of_chunk[static_cast<std::size_t>(chunk_of_op[v])].push_back(v);
+    stages.gpu_of_op.push_back(static_cast<std::uint32_t>(chunk_of_op[v] % o.pp));
+  }
+  for (int s = 0; s < o.pp; ++s) {
+    l.schedule.push_back(stage_schedule(o.schedule, l.x, s));
+    std::vector<std::size_t> last(static_cast<std::size_t>(l.x.v), 0);
+    for (std::size_t i = 0; i < l.schedule.back().size(); ++i)
+      if (l.schedule.back()[i].backward) last[static_cast<std::size_t>(l.schedule.back()[i].chunk)] = i;
+    l.last_backward.push_back(std::move(last));
+  }
+  l.labels = pipeline_labels(profile, l.x.m, l.stride);
+  lay_out_gradients(profile, options, dp, l);
+  l.optimizer = step_parts::optimizer_times(profile, stages, dp);
+  const Gpu* gpu = find_gpu(profile.meta.gpu);
+  std::vector<std::uint32_t> first;
+  std::uint32_t next = 0, event = static_cast<std::uint32_t>((l.chunks - 1) * l.x.m * Kinds);
+  for (const auto& g : l.gradients) {
+    first.push_back(next);
+    next += static_cast<std::uint32_t>(g.size());
+    l.first_gradient_event.push_back(event);
+    event += static_cast<std::uint32_t>(g.size()) + 1;  // each collective's readiness, all done
+  }
+  l.events_per_worker = event;
+  if (dp > 1 && options.gradient_copies && gpu && !profile.has_recorded_buckets())
+    l.copies = step_parts::gradient_copies(l.gradients, first, dp, *gpu, l.labels, options.copy_passes);
+  return l;
+}
+
+Task kernel_task(const Kernel& k, std::uint32_t label) {
+  return Task::kernel(k.duration, label, k.idle_before, k.bound);
+}
+
+Task copy_task(sim::Time duration, std::uint32_t label) {
+  return Task::kernel(duration, label, sim::Time::zero(), sim::KernelBound::Memory).fixed_work();
+}
+
+// Stage s's backward of chunk g for micro-batch j; after the chunk's last one, its gradients go
+// to the data-parallel collectives (each after its copy into the flat buffer).
+void add_chunk_backward(const Profile& profile, const Layout& l, int s, int g, int j, bool last,
+                        std::uint32_t base, sim::StreamProgram& compute) {
+  const auto su = static_cast<std::size_t>(s);
+  const auto& ops = l.ops_of_chunk[static_cast<std::size_t>(g)];
+  for (auto it = ops.rbegin(); it != ops.rend(); ++it) {
+    const Op& op = profile.ops[*it];
+    const auto first = l.labels.first_of_op[*it] + static_cast<std::uint32_t>(op.forward.size());
+    for (std::uint32_t i = 0; i < op.backward.size(); ++i)
+      compute.tasks.push_back(kernel_task(op.backward[i], l.label(j, first + i)));
+    if (!last) continue;
+    for (const std::size_t i : l.gradients_after[su][*it]) {
+      if (!l.copies.empty()) compute.tasks.push_back(copy_task(l.copies[su][i].in, l.copies[su][i].in_label));
+      compute.tasks.push_back(
+          Task::record(base + l.first_gradient_event[su] + static_cast<std::uint32_t>(i)));
+    }
+  }
+}
+
+// Stage s's compute stream for the worker whose events start at `base`.
+sim::StreamProgram stage_compute(const Profile& profile, const Layout& l, int s, std::uint32_t base) {
+  const auto su = static_cast<std::size_t>(s);
+  sim::StreamProgram compute{"compute", {}};
+  for (std::size_t i = 0; i < l.schedule[su].size(); ++i) {
+    const PipelineTask& t = l.schedule[su][i];
+    const int g = t.chunk * l.x.p + s, j = t.micro_batch;
+    if (!t.backward) {
+      if (g > 0) compute.tasks.push_back(Task::wait(base + l.event(g - 1, j, ActivationReceived)));
+      for (const std::uint32_t v : l.ops_of_chunk[static_cast<std::size_t>(g)]) {
+        const Op& op = profile.ops[v];
+        for (std::uint32_t k = 0; k < op.forward.size(); ++k)
+          compute.tasks.push_back(kernel_task(op.forward[k], l.label(j, l.labels.first_of_op[v] + k)));
+      }
+      if (g + 1 < l.chunks) compute.tasks.push_back(Task::record(base + l.event(g, j, ForwardDone)));
+      continue;
+    }
+    if (g + 1 < l.chunks) compute.tasks.push_back(Task::wait(base + l.event(g, j, GradientReceived)));
+    add_chunk_backward(profile, l, s, g, j, i == l.last_backward[su][static_cast<std::size_t>(t.chunk)], base,
+                       compute);
+    if (g > 0) compute.tasks.push_back(Task::record(base + l.event(g - 1, j, GradientReady)));
+  }
+  const std::uint32_t done =
+      base + l.first_gradient_event[su] + static_cast<std::uint32_t>(l.gradients[su].size());
+  if (!l.gradients[su].empty()) compute.tasks.push_back(Task::wait(done));
+  if (!l.copies.empty())
+    for (const GradientCopy& c : l.copies[su]) compute.tasks.push_back(copy_task(c.out, c.out_label));
+  const sim::Time idle = profile.optimizer.idle_before;
+  if (l.optimizer[su] > sim::Time::zero() || idle > sim::Time::zero())
+    compute.tasks.push_back(
+        Task::kernel(l.optimizer[su], l.labels.optimizer, idle, sim::KernelBound::Memory).fixed_work());
+  return compute;
+}
+
+// A transfer stage s starts: to `peer`, across boundary b, of micro-batch j; an activation or its
+// gradient. In the order s's compute stream makes them ready.
+struct Send {
+  int peer = 0, b = 0, j = 0;
+  bool gradient = false;
+};
+std::vector<Send> sends_of(const Layout& l, int s) {
+  std::vector<Send> out;
+  for (const PipelineTask& t : l.schedule[static_cast<std::size_t>(s)]) {
+    const int g = t.chunk * l.x.p + s;
+    if (!t.backward && g + 1 < l.chunks) out.push_back({(g + 1) % l.x.p, g, t.micro_batch, false});
+    if (t.backward && g > 0) out.push_back({(g - 1) % l.x.p, g - 1, t.micro_batch, true});
+  }
+  return out;
+}
+
+// Stage s's send stream to `peer` (or, receiving, its receive stream from `peer`: the peer's
+// sends to s in the same order), for the worker whose events start at `base` and whose transfers
+// start at collective `first`.
+sim::StreamProgram transfer_stream(const Layout& l, int s, int peer, bool sending, std::uint32_t base,
+                                   std::uint32_t first, int peer_gpu) {
+  sim::StreamProgram stream{(sending ? "send→GPU" : "recv←GPU") + std::to_string(peer_gpu), {}};
+  for (const Send& x : sends_of(l, sending ? s : peer)) {
+    if (x.peer != (sending ? peer : s)) continue;
+    const std::uint32_t c = first + l.transfer(x.b, x.j, x.gradient);
+    if (sending) {
+      stream.tasks.push_back(Task::wait(base + l.event(x.b, x.j, x.gradient ? GradientReady : ForwardDone)));
+      stream.tasks.push_back(Task::collective(c, 0));
+    } else {
+      stream.tasks.push_back(Task::collective(c, 1));
+      stream.tasks.push_back(Task::record(base + l.event(x.b, x.j, x.gradient ? GradientReceived
+                                                                                : ActivationReceived)));
+    }
+  }
+  return stream;
+}
+
+}  // namespace
+
+namespace {
+
+// The data-parallel collectives of every stage (over that stage of every worker), appended to
+// out.collectives; their global indices [stage][i].
+std::vector<std::vector<std::uint32_t>> add_stage_gradients(const Layout& l, const WorkerMapping& mapping,
+                                                            StepProgram& out) {
+  std::vector<std::vector<std::uint32_t>> index(l.gradients.size());
+  for (std::size_t s = 0; s < l.gradients.size(); ++s)
+    for (const GradientCollective& c : l.gradients[s]) {
+      index[s].push_back(static_cast<std::uint32_t>(out.collectives.size()));
+      const bool gather = c.role == CollectiveRole::GradientAllGather;
+      out.collectives.push_back({c.role, gather ? sim::CollectiveOp::AllGather : sim::CollectiveOp::AllReduce,
+                                 gather ? sim::Bytes::of(c.size.count() * mapping.dp) : c.size,
+                                 mapping.dp_group(static_cast<int>(s)), c.trigger, c.bucket,
+                                 static_cast<int>(s)});
+    }
+  return index;
+}
+
+// Worker w's point-to-point transfers, boundary by boundary and micro-batch by micro-batch (the
+// order Layout::transfer numbers them): the chunk's last op's activation forward, its gradient back.
+void add_worker_transfers(const Profile& profile, const Layout& l, const std::vector<int>& gpus,
+                          StepProgram& out) {
+  for (int b = 0; b + 1 < l.chunks; ++b) {
+    const std::uint32_t op = l.ops_of_chunk[static_cast<std::size_t>(b)].back();
+    const sim::Bytes bytes = profile.ops[op].activation_bytes;
+    const int from = gpus[static_cast<std::size_t>(b % l.x.p)],
+              to = gpus[static_cast<std::size_t>((b + 1) % l.x.p)];
+    for (int j = 0; j < l.x.m; ++j) {
+      out.collectives.push_back(
+          {CollectiveRole::Activation, sim::CollectiveOp::Broadcast, bytes, {from, to}, op, -1, b % l.x.p});
+      out.collectives.push_back({CollectiveRole::ActivationGradient, sim::CollectiveOp::Broadcast, bytes,
+                                 {to, from}, op, -1, (b + 1) % l.x.p});
+    }
+  }
+}
+
+// Stage s's communication stream: each gradient collective once its gradients are ready, then
+// the event that all are done.
+sim::StreamProgram stage_communication(const Layout& l, int s, std::uint32_t base, std::uint32_t worker,
+                                       const std::vector<std::uint32_t>& collective) {
+  const auto su = static_cast<std::size_t>(s);
+  sim::StreamProgram comm{"communication", {}};
+  for (std::size_t i = 0; i < l.gradients[su].size(); ++i) {
+    comm.tasks.push_back(Task::wait(base + l.first_gradient_event[su] + static_cast<std::uint32_t>(i)));
+    comm.tasks.push_back(Task::collective(collective[i], worker));
+  }
+  comm.tasks.push_back(
+      Task::record(base + l.first_gradient_event[su] + static_cast<std::uint32_t>(l.gradients[su].size())));
+  return comm;
+}
+
+}  // namespace
+
+StepProgram build_pipeline_program(const Profile& profile, const WorkerMapping& mapping, int gpu_count,
+                                   const StepOptions& options) {
+  if (mapping.mp != options.pipeline.pp) throw InternalError("pipeline: the mapping's mp is not pp");
+  const Layout l = lay_out(profile, options, mapping.dp);
+  StepProgram out;
+  out.dp = mapping.dp;
+  out.mp = l.x.p;
+  out.accumulation = l.x.m;
+  out.global_batch = profile.meta.batch_per_gpu * mapping.dp * l.x.m;
+  out.gpus.resize(static_cast<std::size_t>(gpu_count));
+  out.worker_of_gpu.assign(static_cast<std::size_t>(gpu_count), -1);
+  out.mp_rank_of_gpu.assign(static_cast<std::size_t>(gpu_count), -1);
+  out.labels = l.labels.labels;
+  const std::vector<std::vector<std::uint32_t>> gradient_index = add_stage_gradients(l, mapping, out);
+  const Gpu* gpu = find_gpu(profile.meta.gpu);
+  for (int w = 0; w < mapping.dp; ++w) {
+    const std::vector<int>& gpus = mapping.gpu_rank[static_cast<std::size_t>(w)];
+    const auto base = static_cast<std::uint32_t>(w) * l.events_per_worker;
+    const auto first = static_cast<std::uint32_t>(out.collectives.size());
+    add_worker_transfers(profile, l, gpus, out);
+    for (int s = 0; s < l.x.p; ++s) {
+      const auto g = static_cast<std::size_t>(gpus[static_cast<std::size_t>(s)]);
+      sim::GpuProgram& prog = out.gpus[g];
+      out.worker_of_gpu[g] = w;
+      out.mp_rank_of_gpu[g] = s;
+      prog.compute_scale = gpu_compute_scale(options, g);
+      if (gpu != nullptr) prog.resources = gpu_resources(*gpu);
+      prog.streams.push_back(stage_compute(profile, l, s, base));
+      if (!l.gradients[static_cast<std::size_t>(s)].empty())
+        prog.streams.push_back(stage_communication(l, s, base, static_cast<std::uint32_t>(w),
+                                                   gradient_index[static_cast<std::size_t>(s)]));
+      for (const bool sending : {true, false})
+        for (int peer = 0; peer < l.x.p; ++peer) {
+          if (peer == s) continue;
+          sim::StreamProgram stream =
+              transfer_stream(l, s, peer, sending, base, first, gpus[static_cast<std::size_t>(peer)]);
+          if (!stream.tasks.empty()) prog.streams.push_back(std::move(stream));
+        }
+    }
+  }
+  out.event_count = static_cast<std::uint32_t>(mapping.dp) * l.events_per_worker;
+  if (options.tp > 1) apply_tensor_parallel(out, options.tp_syncs, options.tp);
+  return out;
+}
+
+}  // namespace hybridsim::workloads
