@@ -145,8 +145,11 @@ std::vector<LlmLayout> enumerate_layouts(const std::vector<PlanDimension>& dims,
 
 std::vector<std::string> layout_overlay(const std::vector<PlanDimension>& dims, const LlmLayout& layout) {
   std::vector<std::string> out;
-  for (const PlanDimension& d : dims)
-    if (d.enabled) out.push_back(std::string(d.key) + "=" + d.get(layout));
+  for (const PlanDimension& d : dims) {
+    // Without a pipeline the pipeline.* keys must be left out (the loader refuses them).
+    if (!d.enabled || (layout.pp == 1 && std::string_view(d.key).starts_with("pipeline."))) continue;
+    out.push_back(std::string(d.key) + "=" + d.get(layout));
+  }
   return out;
 }
 

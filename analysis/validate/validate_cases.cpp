@@ -8,6 +8,7 @@
 #include "analysis/collective/collective_sweep.h"
 #include "scenarios/loader/shared_keys.h"
 #include "sim/error.h"
+#include "sim/limits.h"
 #include "sim/text.h"
 #include "sim/yaml/field_reader.h"
 #include "sim/yaml/input_file.h"
@@ -59,7 +60,7 @@ constexpr yaml::FieldSpec kFields[] = {
      .kind = K::Integer,
      .default_text = "1",
      .min = 1,
-     .max = 4096,
+     .max = static_cast<double>(sim::limits::kMachines.value),
      .help = "Machines."},
     {.path = "cases[].collective.gpus",
      .kind = K::Text,

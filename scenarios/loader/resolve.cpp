@@ -382,10 +382,20 @@ ResolvedScenario resolve(const Scenario& s) {
     if (s.parallelism.pp > 1) check_pipeline_memory(s, t, r.gpu_capacity, r.step.accumulation);
     else check_transformer_memory(s, t, r.gpu_capacity);
     const workloads::TransformerMemoryInput memory = transformer_memory_input(s, t);
+    workloads::StepMemory step_memory = workloads::transformer_step_memory(memory);
+    std::string rule = workloads::transformer_memory_rule(memory);
+    if (s.parallelism.pp > 1) {  // the stage that holds the most, as run's peak line shows one GPU
+      const auto stages = pipeline_stage_memory(s, t, r.step.accumulation);
+      const auto largest = std::max_element(stages.begin(), stages.end(), [](const auto& a, const auto& b) {
+        return a.memory.total() < b.memory.total();
+      });
+      step_memory = workloads::transformer_step_memory(memory, largest->memory);
+      rule += "; pipeline stage " + std::to_string(largest - stages.begin()) + " of " +
+              std::to_string(stages.size()) + " (the largest; its layers and micro-batches in flight)";
+    }
     r.transformer = TransformerFacts{t.model_flop_per_micro_batch, t.mfu_flop_per_micro_batch,
                                      t.cost.peak_flop_per_second, s.parallelism.tp, !t.cost.calibrated,
-                                     workloads::transformer_step_memory(memory),
-                                     workloads::transformer_memory_rule(memory)};
+                                     std::move(step_memory), std::move(rule)};
     r.transformer->pp = s.parallelism.pp;
   }
   return r;

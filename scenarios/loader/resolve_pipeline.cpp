@@ -68,27 +68,22 @@ void apply_pipeline_settings(const Scenario& s, const workloads::Profile& profil
   }
 }
 
+std::vector<workloads::StageMemory> pipeline_stage_memory(const Scenario& s, const TransformerResolution& t,
+                                                          int micro_batches) {
+  return workloads::pipeline_memory(transformer_memory_input(s, t),
+                                    {.pp = s.parallelism.pp,
+                                     .schedule = s.parallelism.pipeline.schedule,
+                                     .virtual_stages = s.parallelism.pipeline.virtual_stages,
+                                     .chunk_layers = s.parallelism.pipeline.stages},
+                                    micro_batches);
+}
+
 void check_pipeline_memory(const Scenario& s, const TransformerResolution& t,
                            const std::optional<workloads::MemoryCapacity>& capacity, int micro_batches) {
   if (!capacity) return;
-  const workloads::TransformerConfig& c = t.step.config;
-  workloads::TransformerModel slice = c.model;
-  slice.layers = t.step.layers_simulated;
-  const auto stages = workloads::pipeline_memory({.model = slice,
-                                                  .micro_batch = c.micro_batch,
-                                                  .tp = c.tp,
-                                                  .sequence_parallel = c.sequence_parallel,
-                                                  .recompute = c.recompute,
-                                                  .flash_attention = c.flash_attention,
-                                                  .value_bytes = t.cost.value_bytes(),
-                                                  .dp = s.parallelism.dp},
-                                                 {.pp = s.parallelism.pp,
-                                                  .schedule = s.parallelism.pipeline.schedule,
-                                                  .virtual_stages = s.parallelism.pipeline.virtual_stages,
-                                                  .chunk_layers = s.parallelism.pipeline.stages},
-                                                 micro_batches);
+  const auto stages = pipeline_stage_memory(s, t, micro_batches);
   try {
-    workloads::check_pipeline_fits(stages, capacity->bytes, c.model.name, capacity->source);
+    workloads::check_pipeline_fits(stages, capacity->bytes, t.step.config.model.name, capacity->source);
   } catch (const InputError& e) {
     fail(s, "workload.model", e.what());
   }

@@ -5,11 +5,13 @@
 //   apply_pipeline_settings(s, profile, step);         // after the training loop set step.accumulation
 #pragma once
 #include <optional>
+#include <vector>
 
 #include "scenarios/loader/resolve_transformer.h"
 #include "scenarios/loader/scenario.h"
 #include "topology/topology.h"
 #include "workloads/program/mapping.h"
+#include "workloads/memory/pipeline_memory.h"
 #include "workloads/program/placement.h"
 
 namespace hybridsim::scenarios {
@@ -26,6 +28,9 @@ void apply_pipeline_settings(const Scenario& s, const workloads::Profile& profil
                              workloads::StepOptions& step, workloads::MpPlacement& placement);
 
 // InputError located at workload.model naming the first stage that does not fit `capacity`.
+// Each stage's memory (pipeline_memory.h) with the scenario's tp, ZeRO stage and ep.
+std::vector<workloads::StageMemory> pipeline_stage_memory(const Scenario& s, const TransformerResolution& t,
+                                                          int micro_batches);
 void check_pipeline_memory(const Scenario& s, const TransformerResolution& t,
                            const std::optional<workloads::MemoryCapacity>& capacity, int micro_batches);
 

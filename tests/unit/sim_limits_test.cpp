@@ -60,7 +60,7 @@ TEST_CASE("each limit's shown value is its value") {
   CHECK(limits::kImportedTime.value == std::int64_t{1} << 62);
   CHECK(limits::kEvents.value == 2'000'000'000);
   CHECK(limits::kYamlNodes.shown == "250,000 nodes");
-  CHECK(limits::kMachines.shown == "4,096 machines");
+  CHECK(limits::kMachines.shown == "8,192 machines");
   CHECK(limits::kCollectiveRows.shown == "1,000 rows");
   CHECK(limits::kYamlDepth.shown == std::to_string(limits::kYamlDepth.value) + " levels");
   CHECK(limits::kChannels.shown == std::to_string(limits::kChannels.value) + " channels");

@@ -61,7 +61,10 @@ TransformerMemory transformer_memory(const TransformerMemoryInput& in) {
 }
 
 StepMemory transformer_step_memory(const TransformerMemoryInput& in) {
-  const TransformerMemory memory = transformer_memory(in);
+  return transformer_step_memory(in, transformer_memory(in));
+}
+
+StepMemory transformer_step_memory(const TransformerMemoryInput& in, const TransformerMemory& memory) {
   StepMemory out;
   const bool mixed = in.value_bytes == 2;
   out.rule = {.mixed_precision = mixed, .bytes_per_parameter = mixed ? 2 : 4, .optimizer_states = 2};

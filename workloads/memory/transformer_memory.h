@@ -45,6 +45,8 @@ TransformerMemory transformer_memory(const TransformerMemoryInput& in);
 // moments and, under 16-bit training, the FP32 master weights) and activations at the peak, for
 // in.dp data-parallel replicas; nothing else is counted (no buckets, NCCL buffers or framework).
 StepMemory transformer_step_memory(const TransformerMemoryInput& in);
+// The same for a memory already counted (a pipeline stage's, pipeline_memory.h).
+StepMemory transformer_step_memory(const TransformerMemoryInput& in, const TransformerMemory& memory);
 // What divides what, for reports: "Korthikanti et al. 2022; weights, gradients, optimizer / tp 8;
 // ZeRO-3 over dp 64: weights, gradients, optimizer / 64".
 std::string transformer_memory_rule(const TransformerMemoryInput& in);

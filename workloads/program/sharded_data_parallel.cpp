@@ -37,7 +37,7 @@ void scatter_gradients(StepProgram& p) {
 void shard_kernels(StepProgram& p, int dp) {
   for (auto& gpu : p.gpus)
     if (sim::StreamProgram* compute = stream_named(gpu, "compute"))
-      for (Task& t : compute->tasks) {
+      for (Task& t : compute->tasks.mutate()) {  // a shared list is copied: sharding edits every GPU's
         if (t.kind != sim::TaskKind::Kernel || t.id >= p.labels.size()) continue;
         if (p.labels[t.id].phase == Phase::Optimizer) t.duration = sharded(t.duration, dp);
         if (p.labels[t.id].phase == Phase::GradientCopyOut)
@@ -96,12 +96,13 @@ void gather_updated(StepProgram& p, const Profile& profile) {
                                profile.parameter_bytes(), group->members, 0, -1, 0});
     sim::StreamProgram* compute = stream_named(gpu, "compute");
     if (compute == nullptr) throw InternalError("sharded data parallel: a GPU without a compute stream");
-    auto at = compute->tasks.end();
-    for (auto t = compute->tasks.begin(); t != compute->tasks.end(); ++t)
+    std::vector<Task>& tasks = compute->tasks.mutate();
+    auto at = tasks.end();
+    for (auto t = tasks.begin(); t != tasks.end(); ++t)
       if (t->kind == sim::TaskKind::Kernel && t->id < p.labels.size() &&
           p.labels[t->id].phase == Phase::Optimizer)
         at = t + 1;
-    compute->tasks.insert(at, Task::collective(it->second, group->rank));
+    tasks.insert(at, Task::collective(it->second, group->rank));
   }
 }
 
