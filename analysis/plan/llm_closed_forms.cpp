@@ -7,26 +7,6 @@
 
 namespace hybridsim::analysis {
 
-std::string_view schedule_name(PipelineSchedule s) {
-  switch (s) {
-    case PipelineSchedule::Gpipe:
-      return "gpipe";
-    case PipelineSchedule::Interleaved:
-      return "interleaved";
-    case PipelineSchedule::OneFOneB:
-      break;
-  }
-  return "1f1b";
-}
-
-PipelineSchedule schedule_by_name(std::string_view name) {
-  if (name == "1f1b") return PipelineSchedule::OneFOneB;
-  if (name == "gpipe") return PipelineSchedule::Gpipe;
-  if (name == "interleaved") return PipelineSchedule::Interleaved;
-  throw InputError("unknown pipeline schedule \"" + std::string(name) +
-                   "\": expected gpipe, 1f1b or interleaved");
-}
-
 std::string llm_layout_problem(const LlmSetting& setting, const LlmLayout& l, int gpus_per_machine) {
   const workloads::TransformerModel& m = setting.model;
   try {
@@ -46,7 +26,7 @@ std::string llm_layout_problem(const LlmSetting& setting, const LlmLayout& l, in
   const std::int64_t per_step = static_cast<std::int64_t>(l.dp) * l.micro_batch;
   if (l.global_batch % per_step != 0)
     return "global batch " + std::to_string(l.global_batch) + " is not a multiple of dp x micro-batch";
-  if (l.schedule != PipelineSchedule::Gpipe && l.micro_batches() < l.pp)
+  if (l.schedule != PipelineSchedule::GPipe && l.micro_batches() < l.pp)
     return "fewer micro-batches than stages";
   if (l.zero > 0 && l.dp == 1) return "ZeRO without data parallelism";
   if (l.sequence_parallel && l.tp == 1) return "sequence parallelism without tp";
@@ -86,7 +66,7 @@ std::int64_t llm_layers_held_times_v(const LlmSetting& s, const LlmLayout& l, in
   const std::int64_t v = l.schedule == PipelineSchedule::Interleaved ? l.virtual_stages : 1;
   if (l.pp == 1) return per_stage * v;
   switch (l.schedule) {
-    case PipelineSchedule::Gpipe:
+    case PipelineSchedule::GPipe:
       return m * per_stage;
     case PipelineSchedule::Interleaved:
       // (L/p)(p + (p−1)/v) on the first stage; later stages hold fewer micro-batches.

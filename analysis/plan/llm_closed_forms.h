@@ -16,12 +16,12 @@
 #include "sim/units.h"
 #include "workloads/generators/transformer_gen.h"
 #include "workloads/generators/transformer_model.h"
+#include "workloads/program/pipeline_schedule.h"
 
 namespace hybridsim::analysis {
 
-enum class PipelineSchedule : std::uint8_t { OneFOneB, Gpipe, Interleaved };
-std::string_view schedule_name(PipelineSchedule s);        // "1f1b", "gpipe", "interleaved"
-PipelineSchedule schedule_by_name(std::string_view name);  // InputError listing the choices
+// The pipeline's own schedules (workloads/program/pipeline_schedule.h), the names the loader takes.
+using workloads::PipelineSchedule;
 
 // What does not vary between candidates: the model, its experts (1 and 1: dense), the bytes of a
 // 16-bit (2) or FP32 (4) value, flash attention.

@@ -96,8 +96,8 @@ std::vector<PlanDimension> table() {
        [](const LlmSpace&) {
          return fixed({"1f1b", "gpipe", "interleaved"});
        },
-       [](L& l, std::string_view v) { l.schedule = schedule_by_name(v); },
-       [](const L& l) { return std::string(schedule_name(l.schedule)); }},
+       [](L& l, std::string_view v) { l.schedule = workloads::pipeline_schedule_by_name(v); },
+       [](const L& l) { return std::string(workloads::pipeline_schedule_name(l.schedule)); }},
       {"virtual_stages", "pipeline.virtual_stages", false,
        "first stage holds L(1 + (p-1)/(p.v)) layers' worth", "bubble /v, v x the transfers between stages",
        [](const LlmSpace&) {

@@ -66,7 +66,7 @@ TEST_CASE("llm closed forms: activations in flight, 1F1B against GPipe and inter
   // The last stage one micro-batch of its 24 layers, plus the FP32 logits (4·s·b·V/t).
   CHECK(analysis::llm_stage_memory(s, l, 3).activations.count() == 24 * per_layer + 4 * 2048 * 51'200 / 8);
   // GPipe: all m = 16 micro-batches.
-  l.schedule = PipelineSchedule::Gpipe;
+  l.schedule = PipelineSchedule::GPipe;
   CHECK(analysis::llm_stage_memory(s, l, 0).activations.count() == 16 * 24 * per_layer);
   // Interleaved, v = 2: L(1 + (p−1)/(p·v)) = 96 · (1 + 3/8) = 132 layers.
   l.schedule = PipelineSchedule::Interleaved;
@@ -121,7 +121,7 @@ TEST_CASE("llm closed forms: experts divided by ep, DP volumes, and layout probl
         std::string::npos);
   CHECK(analysis::llm_layout_problem(s, {.pp = 4, .global_batch = 2}, 8) ==
         "fewer micro-batches than stages");
-  CHECK(analysis::llm_layout_problem(s, {.pp = 4, .schedule = PipelineSchedule::Gpipe, .global_batch = 2}, 8)
+  CHECK(analysis::llm_layout_problem(s, {.pp = 4, .schedule = PipelineSchedule::GPipe, .global_batch = 2}, 8)
             .empty());
   CHECK(analysis::llm_layout_problem(s, {.tp = 16, .global_batch = 2}, 8) == "tp 16 spans machines");
   CHECK(analysis::llm_layout_problem(s, {.zero = 1, .global_batch = 2}, 8) ==
