@@ -81,6 +81,7 @@ CriticalPath critical_path(const workloads::StepProgram& program, const sim::Exe
   const std::vector<std::vector<TaskRef>> ranks = collective_ranks(program, representative);
   std::set<std::uint32_t> gpus{record.gpu_of(s)};
   std::int64_t compute = 0, slowed = 0, copies = 0, gradients = 0, transfers = 0, gaps = 0;
+  std::int64_t tensor = 0, expert = 0;
   auto move_to = [&](TaskRef to) {
     if (record.gpu_of(to.stream) != record.gpu_of(s)) ++path.gpu_changes;
     s = to.stream;
@@ -120,6 +121,10 @@ CriticalPath critical_path(const workloads::StepProgram& program, const sim::Exe
             role == workloads::CollectiveRole::ParameterAllGather ||
             role == workloads::CollectiveRole::UpdatedParameterAllGather)
           gradients += span;
+        else if (role == workloads::CollectiveRole::TensorParallel)
+          tensor += span;
+        else if (role == workloads::CollectiveRole::ExpertParallel)
+          expert += span;
         else
           transfers += span;
         if (last.stream != s) i = move_to(last);
@@ -132,6 +137,8 @@ CriticalPath critical_path(const workloads::StepProgram& program, const sim::Exe
   path.gradient_copies = sim::Time::ps(copies);
   path.gradient_communication = sim::Time::ps(gradients);
   path.model_parallel_transfers = sim::Time::ps(transfers);
+  path.tensor_parallel_communication = sim::Time::ps(tensor);
+  path.expert_parallel_communication = sim::Time::ps(expert);
   path.launch_gaps = sim::Time::ps(gaps);
   path.gpus_visited = static_cast<int>(gpus.size());
   return path;

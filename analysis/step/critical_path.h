@@ -23,6 +23,8 @@ struct CriticalPath {
   sim::Time gradient_copies;           // of compute: data-parallel gradient copies, as alone
   sim::Time gradient_communication;    // data-parallel collectives on the path (ZeRO's gathers too)
   sim::Time model_parallel_transfers;  // activations and activation gradients on the path
+  sim::Time tensor_parallel_communication;  // TP collectives (all-reduces, or SP's scatters and gathers)
+  sim::Time expert_parallel_communication;  // a mixture of experts' dispatch and combine all-to-alls
   sim::Time launch_gaps;               // kernels' launch delays on the path (imported CPU gaps)
   int gpus_visited = 0;                // distinct GPUs the path runs on
   int gpu_changes = 0;                 // times it moves from one GPU to another

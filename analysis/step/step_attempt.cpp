@@ -133,6 +133,10 @@ StepResult step_result(const StepSetup& setup, const workloads::StepProgram& pro
   r.dp = program.dp;
   r.mp = program.mp;
   r.gpus = program.dp * program.mp * program.tp;
+  r.tp = program.tp;
+  r.pp = setup.step.pipeline.pp;
+  r.ep = setup.step.ep.ep;
+  r.zero = setup.step.zero;
   r.accumulation = program.accumulation;
   r.global_batch = program.global_batch;
   r.step_time = executor.finish_time();

@@ -47,6 +47,12 @@ std::string path_breakdown(const CriticalPath& p, sim::Time step) {
   if (p.model_parallel_transfers > sim::Time::zero())
     out += ", MP transfers " + sim::human_time(p.model_parallel_transfers) + " (" +
            share(p.model_parallel_transfers, step) + ")";
+  if (p.tensor_parallel_communication > sim::Time::zero())
+    out += ", TP comm " + sim::human_time(p.tensor_parallel_communication) + " (" +
+           share(p.tensor_parallel_communication, step) + ")";
+  if (p.expert_parallel_communication > sim::Time::zero())
+    out += ", EP comm " + sim::human_time(p.expert_parallel_communication) + " (" +
+           share(p.expert_parallel_communication, step) + ")";
   if (p.launch_gaps > sim::Time::zero())
     out += ", launch gaps " + sim::human_time(p.launch_gaps) + " (" + share(p.launch_gaps, step) + ")";
   out += "; on " + std::to_string(p.gpus_visited) + (p.gpus_visited == 1 ? " GPU" : " GPUs");
@@ -86,17 +92,34 @@ std::string simulation_path_text(const StepResult& r) {
   return out;
 }
 
+// "dp 8 × mp 2 = 16 GPUs" (the 2017 networks' line); with a transformer's dimensions, each that is
+// not 1 (or 0) in Megatron's order, then what divides the replicas: "tp 8 × pp 8 × dp 16 = 1024
+// GPUs, ZeRO-1"; "dp 16 = 16 GPUs, ep 8".
+std::string strategy_text(const StepResult& r) {
+  if (r.tp == 1 && r.pp == 1 && r.ep == 1 && r.zero == 0)
+    return "dp " + std::to_string(r.dp) + " × mp " + std::to_string(r.mp) + " = " + std::to_string(r.gpus) +
+           " GPUs";
+  std::string out;
+  const auto dim = [&](const char* name, int n) {
+    if (n > 1) out += (out.empty() ? "" : " × ") + std::string(name) + " " + std::to_string(n);
+  };
+  dim("tp", r.tp);
+  dim("pp", r.pp);
+  if (r.pp == 1) dim("mp", r.mp);
+  if (r.dp > 1 || out.empty()) out += (out.empty() ? "dp " : " × dp ") + std::to_string(r.dp);
+  out += " = " + std::to_string(r.gpus) + " GPUs";
+  if (r.ep > 1) out += ", ep " + std::to_string(r.ep);
+  if (r.zero > 0) out += ", ZeRO-" + std::to_string(r.zero);
+  return out;
+}
+
 }  // namespace
 
 std::string step_summary_table(const StepResult& r,
                                const std::vector<std::pair<std::string, std::string>>& context) {
   std::string out;
   for (const auto& [k, v] : context) out += line(k, v);
-  const int tp = r.dp * r.mp > 0 ? r.gpus / (r.dp * r.mp) : 1;  // tensor parallel: dp × tp GPUs
-  out += line("strategy", "dp " + std::to_string(r.dp) + " × mp " + std::to_string(r.mp) +
-                              (tp > 1 ? " × tp " + std::to_string(tp) : "") + " = " +
-                              std::to_string(r.gpus) + " GPUs, global batch " +
-                              std::to_string(r.global_batch));
+  out += line("strategy", strategy_text(r) + ", global batch " + std::to_string(r.global_batch));
   out += line("step time", sim::human_time(r.step_time) +
                                (r.spread.steps > 1 ? " (mean of " + std::to_string(r.spread.steps) +
                                                          " steps; p95 " + sim::human_time(r.spread.p95) +
@@ -152,14 +175,17 @@ std::string step_summary_json(const StepResult& r,
   out += ",\n  \"critical\": ";
   metrics_json(out, r.critical);
   const CriticalPath& p = r.critical_path;
-  out += ",\n  \"critical_path\": {\"compute_us\": " + format_fixed(p.compute.to_us(), 3) +
-         ", \"gradient_copies_us\": " + format_fixed(p.gradient_copies.to_us(), 3) +
-         ", \"compute_slowed_us\": " + format_fixed(p.compute_slowed.to_us(), 3) +
-         ", \"gradient_communication_us\": " + format_fixed(p.gradient_communication.to_us(), 3) +
-         ", \"model_parallel_transfers_us\": " + format_fixed(p.model_parallel_transfers.to_us(), 3) +
-         ", \"launch_gaps_us\": " + format_fixed(p.launch_gaps.to_us(), 3) +
-         ", \"gpus_visited\": " + std::to_string(p.gpus_visited) +
-         ", \"gpu_changes\": " + std::to_string(p.gpu_changes) + "}";
+  out +=
+      ",\n  \"critical_path\": {\"compute_us\": " + format_fixed(p.compute.to_us(), 3) +
+      ", \"gradient_copies_us\": " + format_fixed(p.gradient_copies.to_us(), 3) +
+      ", \"compute_slowed_us\": " + format_fixed(p.compute_slowed.to_us(), 3) +
+      ", \"gradient_communication_us\": " + format_fixed(p.gradient_communication.to_us(), 3) +
+      ", \"model_parallel_transfers_us\": " + format_fixed(p.model_parallel_transfers.to_us(), 3) +
+      ", \"tensor_parallel_communication_us\": " + format_fixed(p.tensor_parallel_communication.to_us(), 3) +
+      ", \"expert_parallel_communication_us\": " + format_fixed(p.expert_parallel_communication.to_us(), 3) +
+      ", \"launch_gaps_us\": " + format_fixed(p.launch_gaps.to_us(), 3) +
+      ", \"gpus_visited\": " + std::to_string(p.gpus_visited) +
+      ", \"gpu_changes\": " + std::to_string(p.gpu_changes) + "}";
   out += ",\n  \"bytes_by_link_kind\": {";
   bool first = true;
   for (int k = 0; k < sim::kLinkKindCount; ++k) {

@@ -64,7 +64,9 @@ struct StepObservers {
 
 struct StepResult {
   int dp = 1;
-  int mp = 1;
+  int mp = 1;  // a pipeline's stages (pp), or a 2017 network's model-parallel ranks
+  // A transformer's dimensions (StepOptions): tp, pp (= mp), expert parallel ep (within dp), ZeRO.
+  int tp = 1, pp = 1, ep = 1, zero = 0;
   int gpus = 1;
   int accumulation = 1;  // micro-batches per step (gradient accumulation)
   std::int64_t global_batch = 0;

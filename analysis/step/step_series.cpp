@@ -45,8 +45,11 @@ CriticalPath mean_path(const std::vector<StepResult>& steps, sim::Time step) {
   p.gradient_copies = mean(&CriticalPath::gradient_copies);
   p.gradient_communication = mean(&CriticalPath::gradient_communication);
   p.model_parallel_transfers = mean(&CriticalPath::model_parallel_transfers);
+  p.tensor_parallel_communication = mean(&CriticalPath::tensor_parallel_communication);
+  p.expert_parallel_communication = mean(&CriticalPath::expert_parallel_communication);
   p.launch_gaps = mean(&CriticalPath::launch_gaps);
-  p.compute = step - p.gradient_communication - p.model_parallel_transfers - p.launch_gaps;
+  p.compute = step - p.gradient_communication - p.model_parallel_transfers - p.launch_gaps -
+              p.tensor_parallel_communication - p.expert_parallel_communication;
   for (const StepResult& r : steps) {
     p.gpus_visited = std::max(p.gpus_visited, r.critical_path.gpus_visited);
     p.gpu_changes = std::max(p.gpu_changes, r.critical_path.gpu_changes);
