@@ -380,7 +380,10 @@ ResolvedScenario resolve(const Scenario& s) {
   if (is_transformer(s)) {
     const TransformerResolution t = resolve_transformer(s);
     if (s.parallelism.pp > 1) check_pipeline_memory(s, t, r.gpu_capacity, r.step.accumulation);
-    else check_transformer_memory(s, t, r.gpu_capacity);
+    else
+      check_transformer_memory(
+          s, t, r.gpu_capacity, static_cast<int>(r.topology.gpus().size()),
+          static_cast<int>(r.topology.gpus().size()) / std::max(r.topology.node_count(), 1));
     const workloads::TransformerMemoryInput memory = transformer_memory_input(s, t);
     workloads::StepMemory step_memory = workloads::transformer_step_memory(memory);
     std::string rule = workloads::transformer_memory_rule(memory);

@@ -122,13 +122,25 @@ workloads::TransformerMemoryInput transformer_memory_input(const Scenario& s,
 }
 
 void check_transformer_memory(const Scenario& s, const TransformerResolution& t,
-                              const std::optional<workloads::MemoryCapacity>& capacity) {
+                              const std::optional<workloads::MemoryCapacity>& capacity, int gpus,
+                              int per_machine) {
   if (!capacity) return;
-  const workloads::TransformerMemory m = workloads::transformer_memory(transformer_memory_input(s, t));
+  const workloads::TransformerMemoryInput in = transformer_memory_input(s, t);
+  const std::string& name = t.step.config.model.name;
   try {
-    workloads::check_transformer_fits(m, capacity->bytes, t.step.config.model.name, capacity->source);
+    workloads::check_transformer_fits(workloads::transformer_memory(in), capacity->bytes, name,
+                                      capacity->source);
   } catch (const InputError& e) {
-    fail(s, "workload.model", e.what());
+    const workloads::TransformerMemoryInput least = workloads::largest_sharding(in, gpus, per_machine);
+    const sim::Bytes needs = workloads::transformer_memory(least).total();
+    if (needs <= capacity->bytes) fail(s, "workload.model", e.what());
+    const std::string zero = least.zero == 3 ? ", ZeRO-3 over dp " + std::to_string(least.dp) : "";
+    fail(s, "workload.model",
+         name + " does not fit even at the largest sharding of these " + std::to_string(gpus) + " GPUs (tp " +
+             std::to_string(least.tp) + zero + ", sequence parallel, full recomputation): it needs " +
+             sim::human_bytes(needs) +
+             " per GPU but the GPU has " + sim::human_bytes(capacity->bytes) + " (" + capacity->source +
+             "); expected more GPUs, GPUs with more memory, a smaller micro_batch or sequence");
   }
 }
 

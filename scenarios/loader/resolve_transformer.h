@@ -31,8 +31,11 @@ int zero_stage(const Scenario& s);
 // stage it stands for; ZeRO shards over parallelism.dp.
 workloads::TransformerMemoryInput transformer_memory_input(const Scenario& s, const TransformerResolution& t);
 // InputError located at workload.model when weights, gradients, Adam state and Korthikanti's
-// activations of one GPU exceed `capacity` (nothing without a capacity).
+// activations of one GPU exceed `capacity` (nothing without a capacity); when even the largest
+// sharding the cluster allows (`gpus`, `per_machine` to a machine: workloads::largest_sharding)
+// would not fit, it says so, and that no tp, zero or recompute will do.
 void check_transformer_memory(const Scenario& s, const TransformerResolution& t,
-                              const std::optional<workloads::MemoryCapacity>& capacity);
+                              const std::optional<workloads::MemoryCapacity>& capacity, int gpus,
+                              int per_machine);
 
 }  // namespace hybridsim::scenarios

@@ -48,7 +48,8 @@ std::vector<StageMemory> pipeline_memory(const TransformerMemoryInput& in, const
                                 (s == 0 ? m.vocab * m.hidden / in.tp : 0) +
                                 (head ? m.vocab * m.hidden / in.tp : 0);
     const std::int64_t w = (mixed ? 2 : 4) * params, g = w, opt = (mixed ? 12 : 8) * params;
-    st.memory.weights = sim::Bytes::of(in.zero >= 3 ? w / dp : w);
+    st.memory.weights =
+        sim::Bytes::of((in.zero >= 3 ? w / dp : w) + zero3_gathered_bytes(in, st.layers, s == 0, head));
     st.memory.gradients = sim::Bytes::of(in.zero >= 2 ? g / dp : g);
     st.memory.optimizer = sim::Bytes::of(in.zero >= 1 ? opt / dp : opt);
     const std::int64_t held = peak_layers_in_flight(o, chunks, micro_batches, s);

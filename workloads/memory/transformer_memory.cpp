@@ -1,5 +1,8 @@
 #include "workloads/memory/transformer_memory.h"
 
+#include <algorithm>
+#include <vector>
+
 #include "sim/error.h"
 
 namespace hybridsim::workloads {
@@ -35,6 +38,24 @@ std::int64_t layer_activation_bytes(const TransformerMemoryInput& in) {
   return bytes;
 }
 
+std::int64_t zero3_gathered_bytes(const TransformerMemoryInput& in, std::int64_t layers, bool embedding,
+                                  bool head) {
+  if (in.zero < 3 || in.dp <= 1) return 0;
+  const TransformerModel& m = in.model;
+  const std::int64_t tp = std::max(in.tp, 1), ep = std::max(in.ep, 1);
+  const std::int64_t experts = layer_expert_parameters(m);
+  std::vector<std::int64_t> ops;  // parameters per rank of each op gathered, in order
+  if (embedding) ops.push_back(m.vocab * m.hidden / tp);
+  for (std::int64_t l = 0; l < layers; ++l) {
+    ops.push_back((layer_parameters(m) - experts) / tp);
+    if (m.is_moe()) ops.push_back(experts / tp / ep);
+  }
+  if (head) ops.push_back(m.vocab * m.hidden / tp);
+  std::int64_t pair = ops.empty() ? 0 : ops.front();
+  for (std::size_t i = 1; i < ops.size(); ++i) pair = std::max(pair, ops[i - 1] + ops[i]);
+  return (in.value_bytes == 2 ? 2 : 4) * pair;
+}
+
 TransformerMemory transformer_memory(const TransformerMemoryInput& in) {
   const TransformerModel& m = in.model;
   const std::int64_t experts = m.layers * layer_expert_parameters(m);
@@ -45,7 +66,7 @@ TransformerMemory transformer_memory(const TransformerMemoryInput& in) {
   const std::int64_t w = (mixed ? 2 : 4) * per_rank, g = (mixed ? 2 : 4) * per_rank;
   const std::int64_t o = (mixed ? 12 : 8) * per_rank;
   TransformerMemory r;
-  r.weights = sim::Bytes::of(in.zero >= 3 ? w / dp : w);
+  r.weights = sim::Bytes::of((in.zero >= 3 ? w / dp : w) + zero3_gathered_bytes(in, m.layers, true, true));
   r.gradients = sim::Bytes::of(in.zero >= 2 ? g / dp : g);
   r.optimizer = sim::Bytes::of(in.zero >= 1 ? o / dp : o);
   std::int64_t act = m.layers * layer_activation_bytes(in);
@@ -81,6 +102,24 @@ StepMemory transformer_step_memory(const TransformerMemoryInput& in, const Trans
   return out;
 }
 
+TransformerMemoryInput largest_sharding(const TransformerMemoryInput& in, int gpus, int per_machine) {
+  TransformerMemoryInput out = in;
+  out.tp = 1;
+  for (int t = per_machine; t > 1 && out.tp == 1; --t) {
+    if (per_machine % t != 0 || gpus % t != 0) continue;
+    try {
+      check_transformer(in.model, t);
+      out.tp = t;
+    } catch (const InputError&) {  // heads, kv_heads or ffn_hidden do not split t ways
+    }
+  }
+  out.dp = std::max(gpus / out.tp, 1);
+  out.zero = out.dp > 1 ? 3 : 0;
+  out.sequence_parallel = out.tp > 1;
+  out.recompute = Recompute::Full;
+  return out;
+}
+
 std::string transformer_memory_rule(const TransformerMemoryInput& in) {
   std::string out = "Korthikanti et al. 2022's activations; weights, gradients, optimizer / tp " +
                     std::to_string(in.tp);
@@ -88,7 +127,7 @@ std::string transformer_memory_rule(const TransformerMemoryInput& in) {
   const char* parts = in.zero == 1 ? "optimizer" : in.zero == 2 ? "gradients, optimizer"
                                                                 : "weights, gradients, optimizer";
   return out + "; ZeRO-" + std::to_string(in.zero) + " over dp " + std::to_string(in.dp) + ": " + parts +
-         " / " + std::to_string(in.dp);
+         " / " + std::to_string(in.dp) + (in.zero >= 3 ? ", plus two ops' gathered weights in flight" : "");
 }
 
 void check_transformer_fits(const TransformerMemory& mem, sim::Bytes capacity, const std::string& model,

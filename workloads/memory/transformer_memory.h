@@ -40,6 +40,14 @@ struct TransformerMemory {
 // activated values (3 × ffn_hidden / t), and the router's FP32 logits (4 bytes × s·b·experts).
 // Expert weights, gradients and optimizer state are divided by ep as well as tp.
 std::int64_t layer_activation_bytes(const TransformerMemoryInput& in);
+// ZeRO-3's gathered parameters in flight, whole for this TP (and EP) rank in the training precision:
+// the op being computed and the one gathered ahead of it (program/sharded_data_parallel.h prefetches
+// one op ahead, as FSDP does), at the largest adjacent pair of the ops gathered in turn: the
+// embedding (if `embedding`), each of `layers` layers (a mixture of experts' as two: attention with
+// router, then experts / ep), the LM head (if `head`). Zero below stage 3 or at dp 1. Counted with
+// the weights.
+std::int64_t zero3_gathered_bytes(const TransformerMemoryInput& in, std::int64_t layers, bool embedding,
+                                  bool head);
 TransformerMemory transformer_memory(const TransformerMemoryInput& in);
 // The same as the step memory run prints (one rank, mp = 1): weights, gradients, optimizer (Adam's
 // moments and, under 16-bit training, the FP32 master weights) and activations at the peak, for
@@ -47,6 +55,11 @@ TransformerMemory transformer_memory(const TransformerMemoryInput& in);
 StepMemory transformer_step_memory(const TransformerMemoryInput& in);
 // The same for a memory already counted (a pipeline stage's, pipeline_memory.h).
 StepMemory transformer_step_memory(const TransformerMemoryInput& in, const TransformerMemory& memory);
+// The least one GPU can hold the model in on `gpus` GPUs, `per_machine` to a machine: tp the largest
+// that divides a machine and the model's heads, kv_heads and ffn_hidden (check_transformer), ZeRO-3
+// over all the other GPUs (a pipeline can do no better: its first stage holds as many layers'
+// activations), sequence parallelism and full recomputation; micro-batch, precision and ep as given.
+TransformerMemoryInput largest_sharding(const TransformerMemoryInput& in, int gpus, int per_machine);
 // What divides what, for reports: "Korthikanti et al. 2022; weights, gradients, optimizer / tp 8;
 // ZeRO-3 over dp 64: weights, gradients, optimizer / 64".
 std::string transformer_memory_rule(const TransformerMemoryInput& in);
