@@ -1,5 +1,6 @@
 #include "workloads/program/sharded_data_parallel.h"
 
+#include <algorithm>
 #include <map>
 #include <optional>
 #include <string>
@@ -8,6 +9,7 @@
 
 #include "sim/error.h"
 #include "workloads/gpu/cost_model.h"
+#include "workloads/program/shared_task_lists.h"
 
 namespace hybridsim::workloads {
 namespace {
@@ -33,16 +35,26 @@ void scatter_gradients(StepProgram& p) {
   }
 }
 
-// The optimizer updates its 1/dp of the parameters; each copy out of a bucket brings back 1/dp of it.
-void shard_kernels(StepProgram& p, int dp) {
+// Every GPU's compute stream, for edits made alike (shared_task_lists.h).
+std::vector<sim::TaskList*> compute_lists(StepProgram& p) {
+  std::vector<sim::TaskList*> out;
   for (auto& gpu : p.gpus)
-    if (sim::StreamProgram* compute = stream_named(gpu, "compute"))
-      for (Task& t : compute->tasks.mutate()) {  // a shared list is copied: sharding edits every GPU's
+    if (sim::StreamProgram* compute = stream_named(gpu, "compute")) out.push_back(&compute->tasks);
+  return out;
+}
+
+// The optimizer updates its 1/dp of the parameters; each copy out of a bucket brings back 1/dp of it.
+// Edited once per shared list: the GPUs that read one keep reading one.
+void shard_kernels(StepProgram& p, int dp) {
+  for (const SharedGroup& group : shared_groups(compute_lists(p)))
+    edit_alike(group, [&](std::vector<Task>& tasks) {
+      for (Task& t : tasks) {
         if (t.kind != sim::TaskKind::Kernel || t.id >= p.labels.size()) continue;
         if (p.labels[t.id].phase == Phase::Optimizer) t.duration = sharded(t.duration, dp);
         if (p.labels[t.id].phase == Phase::GradientCopyOut)
           t.duration = max(kernel_launch_floor(), sharded(t.duration, dp));
       }
+    });
 }
 
 // Stage 1: each round's reduce-scatters start once all of its gradients are ready (the end of the
@@ -108,11 +120,11 @@ void gather_updated(StepProgram& p, const Profile& profile) {
 
 // Stage 3: where the compute stream first runs an op with parameters, forward or backward (with
 // accumulation, once per micro-batch): the index of that kernel's task and the op.
-std::vector<std::pair<std::size_t, std::uint32_t>> gather_points(const StepProgram& p, const Profile& profile,
-                                                                 const sim::StreamProgram& compute) {
-  std::vector<std::pair<std::size_t, std::uint32_t>> out;
-  for (std::size_t i = 0; i < compute.tasks.size(); ++i) {
-    const Task& t = compute.tasks[i];
+using Points = std::vector<std::pair<std::size_t, std::uint32_t>>;
+Points gather_points(const StepProgram& p, const Profile& profile, const sim::TaskList& compute) {
+  Points out;
+  for (std::size_t i = 0; i < compute.size(); ++i) {
+    const Task t = compute[i];
     if (t.kind != sim::TaskKind::Kernel || t.id >= p.labels.size()) continue;
     const KernelLabel& label = p.labels[t.id];
     if ((label.phase == Phase::Forward || label.phase == Phase::Backward) && label.kernel == 0 &&
@@ -122,52 +134,113 @@ std::vector<std::pair<std::size_t, std::uint32_t>> gather_points(const StepProgr
   return out;
 }
 
-// Stage 3 on one GPU: its compute stream waits for each op's gathered parameters and records when
-// it starts the op; a "parameters" stream gathers op j + 1 once the compute stream starts op j.
-void gather_before_use(StepProgram& p, sim::GpuProgram& gpu, const Group& group,
-                       const std::vector<std::uint32_t>& specs,
-                       const std::vector<std::pair<std::size_t, std::uint32_t>>& points) {
-  sim::StreamProgram* compute = stream_named(gpu, "compute");
-  sim::StreamProgram gather{"parameters", {}};
-  std::vector<Task> tasks;
-  tasks.reserve(compute->tasks.size() + 2 * points.size());
-  std::size_t j = 0;
-  std::uint32_t started = 0;
-  for (std::size_t i = 0; i < compute->tasks.size(); ++i) {
-    if (j < points.size() && points[j].first == i) {
-      const std::uint32_t gathered = p.event_count++;
-      if (j > 0) gather.tasks.push_back(Task::wait(started));
-      gather.tasks.push_back(Task::collective(specs[j], group.rank));
-      gather.tasks.push_back(Task::record(gathered));
-      started = p.event_count++;
-      tasks.push_back(Task::wait(gathered));
-      tasks.push_back(Task::record(started));
-      ++j;
-    }
-    tasks.push_back(compute->tasks[i]);
+// The 2n events stage 3 adds to GPUs sharing a compute stream (a gather's end and the op's start
+// per point): id(j) in the shared list is id(j) + event_shift[k] on GPU k (shared_task_lists.h), so
+// they go in blocks of `gap` consecutive ids (the least distance between two GPUs' shifts), each
+// block spanning every GPU's shift; one GPU alone: 2n consecutive ids.
+struct GroupEvents {
+  std::uint64_t first = 0, gap = 1, span = 1;
+  std::uint32_t id(std::size_t j) const {
+    return static_cast<std::uint32_t>(first + j / gap * span + j % gap);
   }
-  compute->tasks = std::move(tasks);
-  gpu.streams.push_back(std::move(gather));
+};
+
+// None when sharing would not save memory (the ids spread over more events, 32 bytes each in the
+// executor, than the copies of the shared tasks it spares) or two GPUs' shifts are alike.
+std::optional<GroupEvents> group_events(StepProgram& p, const SharedGroup& g, std::size_t points) {
+  const std::uint64_t n = 2 * points;
+  std::uint64_t gap = std::max<std::uint64_t>(n, 1);
+  for (std::size_t k = 1; k < g.event_shift.size(); ++k)
+    gap = std::min<std::uint64_t>(gap, g.event_shift[k] - g.event_shift[k - 1]);
+  if (gap == 0) return std::nullopt;
+  const std::uint64_t span = g.event_shift.back() + gap, added = (n + gap - 1) / gap * span;
+  const std::uint64_t copies = g.lists.size(), spared = (copies - 1) * g.lists[0]->size();
+  if (p.event_count + added > UINT32_MAX || (copies > 1 && added - n * copies > spared)) return std::nullopt;
+  const GroupEvents e{p.event_count, gap, span};
+  p.event_count = static_cast<std::uint32_t>(p.event_count + added);
+  return e;
 }
 
+// What each GPU's "parameters" stream needs: its GPU, its rank in its group's gathers, and those.
+struct GpuGather {
+  sim::GpuProgram* gpu = nullptr;
+  std::uint32_t rank = 0;
+  const std::vector<std::uint32_t>* specs = nullptr;
+};
+
+// Stage 3 on GPUs sharing a compute stream: the stream waits for each op's gathered parameters and
+// records when it starts the op (one edit for them all); each GPU's "parameters" stream (its own:
+// its rank differs) gathers op j + 1 once its compute stream starts op j.
+void gather_before_use(const SharedGroup& g, const GroupEvents& e, const Points& points,
+                       const std::map<const sim::TaskList*, GpuGather>& gather) {
+  edit_alike(g, [&](std::vector<Task>& tasks) {
+    std::vector<Task> out;
+    out.reserve(tasks.size() + 2 * points.size());
+    for (std::size_t i = 0, j = 0; i < tasks.size(); ++i) {
+      if (j < points.size() && points[j].first == i) {
+        out.push_back(Task::wait(e.id(2 * j)));
+        out.push_back(Task::record(e.id(2 * j + 1)));
+        ++j;
+      }
+      out.push_back(tasks[i]);
+    }
+    tasks = std::move(out);
+  });
+  for (std::size_t k = 0; k < g.lists.size(); ++k) {
+    const GpuGather& to = gather.at(g.lists[k]);
+    std::vector<Task> tasks;
+    tasks.reserve(3 * points.size());
+    for (std::size_t j = 0; j < points.size(); ++j) {
+      if (j > 0) tasks.push_back(Task::wait(e.id(2 * j - 1) + g.event_shift[k]));
+      tasks.push_back(Task::collective((*to.specs)[j], to.rank));
+      tasks.push_back(Task::record(e.id(2 * j) + g.event_shift[k]));
+    }
+    to.gpu->streams.push_back({"parameters", std::move(tasks)});
+  }
+}
+
+// Each group's gathers (made when its first GPU comes, one per point), then each set of GPUs
+// sharing a compute stream edited once (or, where sharing would not pay, each GPU's own copy).
 void gather_per_op(StepProgram& p, const Profile& profile) {
   std::map<std::vector<int>, std::vector<std::uint32_t>> specs_of;
+  std::map<const void*, Points> points_of;  // by the tasks a compute stream reads
+  std::map<const sim::TaskList*, GpuGather> gather;
+  std::vector<sim::TaskList*> lists;
   for (auto& gpu : p.gpus) {
     const std::optional<Group> group = group_of(p, gpu);
     if (!group) continue;
-    const sim::StreamProgram* compute = stream_named(gpu, "compute");
+    gpu.streams.reserve(gpu.streams.size() + 1);  // the compute stream stays where it is
+    sim::StreamProgram* compute = stream_named(gpu, "compute");
     if (compute == nullptr) throw InternalError("sharded data parallel: a GPU without a compute stream");
-    const auto points = gather_points(p, profile, *compute);
+    const auto [pt, new_points] = points_of.try_emplace(compute->tasks.same_tasks());
+    if (new_points) pt->second = gather_points(p, profile, compute->tasks);
     const auto [it, fresh] = specs_of.try_emplace(group->members);
     if (fresh)
-      for (const auto& [task, op] : points) {
+      for (const auto& [task, op] : pt->second) {
         it->second.push_back(static_cast<std::uint32_t>(p.collectives.size()));
         p.collectives.push_back({CollectiveRole::ParameterAllGather, sim::CollectiveOp::AllGather,
                                  profile.ops[op].gradient_bytes, group->members, op, -1, 0});
       }
-    if (it->second.size() != points.size())
+    if (it->second.size() != pt->second.size())
       throw InternalError("sharded data parallel: a group's GPUs use different ops");
-    gather_before_use(p, gpu, *group, it->second, points);
+    lists.push_back(&compute->tasks);
+    gather[&compute->tasks] = {&gpu, group->rank, &it->second};
+  }
+  const std::vector<SharedGroup> groups = shared_groups(lists);
+  std::vector<Points> points;  // read before any edit frees the tasks they are keyed by
+  for (const SharedGroup& g : groups) points.push_back(points_of.at(g.lists[0]->same_tasks()));
+  for (std::size_t i = 0; i < groups.size(); ++i) {
+    if (const auto e = group_events(p, groups[i], points[i].size())) {
+      gather_before_use(groups[i], *e, points[i], gather);
+      continue;
+    }
+    for (sim::TaskList* list : groups[i].lists) {
+      list->mutate();
+      const SharedGroup alone{{list}, {0}, {0}};
+      const auto e = group_events(p, alone, points[i].size());
+      if (!e) throw InternalError("sharded data parallel: more events than an index holds");
+      gather_before_use(alone, *e, points[i], gather);
+    }
   }
 }
 

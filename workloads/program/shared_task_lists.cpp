@@ -1,0 +1,40 @@
+#include "workloads/program/shared_task_lists.h"
+
+#include <algorithm>
+#include <map>
+
+namespace hybridsim::workloads {
+
+std::vector<SharedGroup> shared_groups(const std::vector<sim::TaskList*>& lists) {
+  std::vector<SharedGroup> out;
+  std::map<const void*, std::size_t> group_of;  // by the tasks read; only looked up, never ordered by
+  for (sim::TaskList* list : lists) {
+    const auto [it, fresh] = group_of.try_emplace(list->same_tasks(), out.size());
+    if (fresh) out.emplace_back();
+    out[it->second].lists.push_back(list);
+  }
+  for (SharedGroup& g : out) {
+    std::stable_sort(g.lists.begin(), g.lists.end(), [](const sim::TaskList* a, const sim::TaskList* b) {
+      return a->event_shift() < b->event_shift();
+    });
+    for (const sim::TaskList* list : g.lists) {
+      g.event_shift.push_back(list->event_shift() - g.lists[0]->event_shift());
+      g.collective_shift.push_back(list->collective_shift() - g.lists[0]->collective_shift());
+    }
+  }
+  return out;
+}
+
+void edit_alike(const SharedGroup& group, const std::function<void(std::vector<sim::Task>&)>& edit) {
+  if (group.lists.size() == 1 && !group.lists[0]->is_shared()) {
+    edit(group.lists[0]->mutate());
+    return;
+  }
+  std::vector<sim::Task> tasks(group.lists[0]->begin(), group.lists[0]->end());
+  edit(tasks);
+  sim::TaskList edited(std::move(tasks));
+  for (std::size_t k = 0; k < group.lists.size(); ++k)
+    *group.lists[k] = sim::TaskList::shifted_from(edited, group.event_shift[k], group.collective_shift[k]);
+}
+
+}  // namespace hybridsim::workloads
