@@ -7,12 +7,10 @@
 
 #include <map>
 
-#include "analysis/step/step_runner.h"
 #include "scenarios/loader/resolve.h"
 #include "sim/error.h"
 #include "topology/preset_registry.h"
-#include "workloads/generators/transformer_gen.h"
-#include "workloads/gpu/gpu.h"
+#include "transformer_step_run.h"
 #include "workloads/memory/transformer_memory.h"
 #include "workloads/program/sharded_data_parallel.h"
 
@@ -21,11 +19,7 @@ using namespace hybridsim::workloads;
 
 namespace {
 
-struct Run {
-  TransformerStep step;
-  StepProgram program;
-  analysis::StepResult result;
-};
+using Run = testing::TransformerStepRun;
 
 struct Setting {
   int zero = 0;
@@ -46,28 +40,15 @@ topology::Topology machine(bool free_network) {
 
 Run run(const Setting& s) {
   static const topology::Topology real = machine(false), free = machine(true);
-  Run r;
-  r.step = generate_transformer({.model = named_transformer("llama2-7b"), .micro_batch = 1, .tp = s.tp,
-                                 .layers_simulated = 2},
-                                transformer_cost(gpu_by_key("a100"), Precision::Bf16));
-  analysis::StepSetup setup;
-  setup.profile = &r.step.profile;
-  setup.topology = s.free_network ? &free : &real;
-  setup.placement = place_all_on_first(r.step.profile, 1);
-  setup.mapping = default_mapping(*setup.topology, s.dp * s.tp, 1);
-  setup.step.tp = s.tp;
-  setup.step.tp_syncs = r.step.syncs;
-  setup.step.zero = s.zero;
-  setup.step.accumulation = s.accumulation;
-  setup.step.gradient_copies = s.copies;
-  if (s.free_network) {
-    setup.collective.reduction_bandwidth = sim::Bandwidth();
-    setup.executor.contention = false;
-    setup.comm.protocol = sim::Protocol::Ideal;
-  }
-  r.program = analysis::build_program(setup);
-  r.result = analysis::simulate_program(setup, r.program);
-  return r;
+  return testing::run_transformer_step({.model = "llama2-7b",
+                                        .gpu = "a100",
+                                        .dp = s.dp,
+                                        .tp = s.tp,
+                                        .zero = s.zero,
+                                        .accumulation = s.accumulation,
+                                        .gradient_copies = s.copies,
+                                        .ideal_collectives = s.free_network},
+                                       s.free_network ? free : real);
 }
 
 // What one rank of a ring sends, times n: 2(n-1)·S for an all-reduce, (n-1)·S for a reduce-scatter
@@ -163,14 +144,35 @@ TEST_CASE("zero: memory per GPU divides weights, gradients and optimizer as each
   CHECK(persistent(0) == 16 * psi);
   CHECK(persistent(1) == 4 * psi + 12 * psi / nd);
   CHECK(persistent(2) == 2 * psi + (2 * psi) / nd + 12 * psi / nd);
-  CHECK(persistent(3) == (2 * psi) / nd + (2 * psi) / nd + 12 * psi / nd);
+  // Stage 3 also holds two ops' gathered 16-bit parameters at once, the one computed and the one
+  // prefetched: for Llama 2 7B two layers (2·(4h² + 3·h·11,008 + 2h) = 404,766,720 parameters)
+  // outweigh the embedding and a layer (32,000·h + 202,383,360).
+  const std::int64_t in_flight = 2 * 404'766'720;
+  CHECK(persistent(3) == (2 * psi) / nd + (2 * psi) / nd + 12 * psi / nd + in_flight);
   // What run prints: the same four parts, nothing else.
   const StepMemory s = transformer_step_memory({.model = m, .zero = 3, .dp = 64});
   REQUIRE(s.ranks.size() == 1);
-  CHECK(s.ranks[0].peak[MemoryPart::Weights].count() == 2 * psi / nd);
+  CHECK(s.ranks[0].peak[MemoryPart::Weights].count() == 2 * psi / nd + in_flight);
   CHECK(s.ranks[0].peak[MemoryPart::GradientBuckets].count() == 0);
   CHECK(s.ranks[0].peak[MemoryPart::CommBuffers].count() == 0);
   CHECK(s.ranks[0].peak.total() == transformer_memory({.model = m, .zero = 3, .dp = 64}).total());
+}
+
+TEST_CASE("zero: stage 3's gathered parameters in flight are the largest two adjacent ops, per TP rank") {
+  // Llama 3 8B: the embedding (128,256·4,096 = 525,336,576 parameters) and the first layer
+  // (2h² + 2·h·1,024 + 3·h·14,336 + 2h = 218,112,000) outweigh two layers; / tp 8, 2 bytes each.
+  const TransformerModel m = named_transformer("llama3-8b");
+  const TransformerMemoryInput in{.model = m, .tp = 8, .zero = 3, .dp = 8};
+  CHECK(zero3_gathered_bytes(in, m.layers, true, true) == 2 * (525'336'576 + 218'112'000) / 8);
+  // A middle pipeline stage's (layers only): two layers; one layer alone: that layer.
+  CHECK(zero3_gathered_bytes(in, 4, false, false) == 2 * 2 * 218'112'000 / 8);
+  CHECK(zero3_gathered_bytes(in, 1, false, false) == 2 * 218'112'000 / 8);
+  // Nothing is gathered below stage 3 or without replicas to gather from.
+  CHECK(zero3_gathered_bytes({.model = m, .tp = 8, .zero = 2, .dp = 8}, m.layers, true, true) == 0);
+  CHECK(zero3_gathered_bytes({.model = m, .tp = 8, .zero = 3, .dp = 1}, m.layers, true, true) == 0);
+  // In FP32 the gathered values take 4 bytes.
+  CHECK(zero3_gathered_bytes({.model = m, .tp = 8, .value_bytes = 4, .zero = 3, .dp = 8}, 4, false, false) ==
+        4 * 2 * 218'112'000 / 8);
 }
 
 TEST_CASE("zero: with a free network, stage 3 is stage 0's compute plus the optimizer on 1/dp") {
@@ -206,6 +208,32 @@ TEST_CASE("zero: stage 3's gathers run one op ahead on their own stream") {
   CHECK(gather->tasks[3].kind == sim::TaskKind::Collective);
   StepProgram copy = z3.program;
   CHECK_THROWS_AS(apply_sharded_data_parallel(copy, z3.step.profile, 4), InputError);
+}
+
+TEST_CASE("zero: the replicas' compute streams stay one shared list, each GPU's events its own") {
+  for (const int zero : {1, 3}) {
+    CAPTURE(zero);
+    const Run z = run({.zero = zero, .accumulation = 2});
+    std::vector<int> records(z.program.event_count, 0), waits(z.program.event_count, 0);
+    const void* first = nullptr;
+    for (const sim::GpuProgram& gpu : z.program.gpus)
+      for (const sim::StreamProgram& stream : gpu.streams) {
+        if (stream.name == "compute" && zero == 3) {
+          // (Stage 1's all-gather after the optimizer has each GPU's rank: its lists are its own.)
+          CHECK(stream.tasks.is_shared());
+          if (first == nullptr) first = stream.tasks.same_tasks();
+          CHECK(stream.tasks.same_tasks() == first);
+        }
+        for (const sim::Task t : stream.tasks) {
+          if (t.kind == sim::TaskKind::Record) ++records.at(t.id);
+          if (t.kind == sim::TaskKind::Wait) ++waits.at(t.id);
+        }
+      }
+    // Every event waited for is recorded exactly once: no two GPUs share one.
+    for (std::size_t e = 0; e < records.size(); ++e)
+      if (waits[e] > 0) CHECK(records[e] == 1);
+    for (const int n : records) CHECK(n <= 1);
+  }
 }
 
 TEST_CASE("zero: training.global_batch counts each replica's micro-batches once, tp GPUs sharing them") {

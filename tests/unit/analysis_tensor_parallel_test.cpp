@@ -5,40 +5,22 @@
 
 #include <set>
 
-#include "analysis/step/step_runner.h"
 #include "topology/preset_registry.h"
-#include "workloads/generators/transformer_gen.h"
-#include "workloads/gpu/gpu.h"
+#include "transformer_step_run.h"
 
 using namespace hybridsim;
 using namespace hybridsim::workloads;
 
 namespace {
 
-struct Run {
-  TransformerStep step;
-  StepProgram program;
-  analysis::StepResult result;
-};
+using Run = testing::TransformerStepRun;
 
 Run run(int nodes, int dp, int tp, bool sp) {
   static const topology::Topology one = topology::build_cluster({.preset = "dgx-h100", .nodes = 1});
   static const topology::Topology two = topology::build_cluster({.preset = "dgx-h100", .nodes = 2});
-  const topology::Topology& topo = nodes == 1 ? one : two;
-  Run r;
-  r.step = generate_transformer({.model = named_transformer("llama3-8b"), .micro_batch = 1, .tp = tp,
-                                 .sequence_parallel = sp, .layers_simulated = 2},
-                                transformer_cost(gpu_by_key("h100"), Precision::Bf16));
-  analysis::StepSetup setup;
-  setup.profile = &r.step.profile;
-  setup.topology = &topo;
-  setup.placement = place_all_on_first(r.step.profile, 1);
-  setup.mapping = default_mapping(topo, dp * tp, 1);
-  setup.step.tp = tp;
-  setup.step.tp_syncs = r.step.syncs;
-  r.program = analysis::build_program(setup);
-  r.result = analysis::simulate_program(setup, r.program);
-  return r;
+  return testing::run_transformer_step(
+      {.model = "llama3-8b", .gpu = "h100", .dp = dp, .tp = tp, .sequence_parallel = sp},
+      nodes == 1 ? one : two);
 }
 
 }  // namespace
@@ -87,4 +69,16 @@ TEST_CASE("tensor parallel: sequence parallelism moves the same bytes as reduce-
   CHECK(sp.result.step_time > sim::Time::zero());
   // With its norms and dropouts on s/t, the SP step is not slower by more than the rounding of rings.
   CHECK(sp.result.step_time.to_seconds() < ar.result.step_time.to_seconds() * 1.05);
+}
+
+TEST_CASE("tensor parallel: the critical path counts TP collectives as TP communication, not MP transfers") {
+  const Run r = run(1, 1, 8, false);
+  const analysis::CriticalPath& p = r.result.critical_path;
+  CHECK(p.tensor_parallel_communication > sim::Time::zero());
+  CHECK(p.model_parallel_transfers == sim::Time::zero());
+  CHECK(p.expert_parallel_communication == sim::Time::zero());
+  // The path's parts still add up to the step.
+  CHECK(p.compute + p.gradient_communication + p.model_parallel_transfers + p.tensor_parallel_communication +
+            p.expert_parallel_communication + p.launch_gaps ==
+        r.result.step_time);
 }
