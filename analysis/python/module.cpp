@@ -82,6 +82,8 @@ py::dict critical_path(const analysis::CriticalPath& p) {
   d["gradient_copies_ms"] = p.gradient_copies.to_ms();
   d["gradient_communication_ms"] = p.gradient_communication.to_ms();
   d["model_parallel_transfers_ms"] = p.model_parallel_transfers.to_ms();
+  d["tensor_parallel_communication_ms"] = p.tensor_parallel_communication.to_ms();
+  d["expert_parallel_communication_ms"] = p.expert_parallel_communication.to_ms();
   d["launch_gaps_ms"] = p.launch_gaps.to_ms();
   d["gpus_visited"] = p.gpus_visited;
   d["gpu_changes"] = p.gpu_changes;
@@ -270,6 +272,24 @@ std::string topology(api::TopologyRequest request) {  // a copy, as plan()'s opt
   return api::topology(request);
 }
 
+// A named model's workload.model fields (hybridsim/transformer.py's Model), as the library has them.
+py::dict transformer_model(const std::string& name) {
+  const workloads::TransformerModel m = workloads::named_transformer(name);
+  py::dict d;
+  d["layers"] = m.layers;
+  d["hidden"] = m.hidden;
+  d["heads"] = m.heads;
+  d["kv_heads"] = m.kv_heads;
+  d["ffn_hidden"] = m.ffn_hidden;
+  d["ffn"] = std::string(workloads::ffn_kind_name(m.ffn));
+  d["vocab"] = m.vocab;
+  d["sequence"] = m.sequence;
+  d["experts"] = m.experts;
+  d["top_k"] = m.top_k;
+  d["capacity_factor"] = m.capacity_factor;
+  return d;
+}
+
 }  // namespace
 
 }  // namespace hybridsim::python
@@ -339,4 +359,6 @@ PYBIND11_MODULE(_hybridsim, m) {
       .def_readwrite("pcie_only", &TopologyRequest::pcie_only)
       .def_readwrite("dot", &TopologyRequest::dot);
   m.def("topology", &hp::topology, py::arg("request"));
+  m.def("transformer_models", &hybridsim::workloads::transformer_model_names);
+  m.def("transformer_model", &hp::transformer_model, py::arg("name"));
 }

@@ -8,7 +8,10 @@ YAML scenarios (scenarios/README.md).
 
 A scenario is a YAML file's path, YAML text (a string with a newline), or a dict with the keys of
 the file; `set` overlays fields as `hybridsim run --set` does ({"cluster.nodes": 4} or
-["cluster.nodes=4"]). Bad input raises ScenarioError, whose message is the command line's and whose
+["cluster.nodes=4"]), and run() and sweep() take a transformer's fields typed, by the YAML's names:
+workload=Workload(network="llama3-70b", precision="bf16"), training=Training(micro_batch=1,
+recompute="selective"), parallelism=Parallelism(tp=8, pp=8, zero=1), pipeline=Pipeline(...)
+(hybridsim/transformer.py; model("llama3-8b") gives a named model's fields, models() the names). Bad input raises ScenarioError, whose message is the command line's and whose
 file, line, column and field say where. Simulations release the GIL (threads run them in parallel)
 and stop on Ctrl-C with KeyboardInterrupt.
 """
@@ -23,9 +26,11 @@ import sys
 from typing import Any, Callable, Iterable, Mapping, Optional, Union
 
 from . import _hybridsim as _native
+from .transformer import Model, Pipeline, Parallelism, Training, Workload, model, models, overlays as _sections
 
 __all__ = [
     "run", "sweep", "study", "plan", "collective", "topology",
+    "Model", "Workload", "Training", "Parallelism", "Pipeline", "model", "models",
     "RunResult", "GpuMetrics", "CriticalPath", "TimeToTrain", "PlanResult", "StudyResult",
     "HybridsimError", "ScenarioError", "BudgetError", "InternalError",
 ]
@@ -132,6 +137,8 @@ class CriticalPath:
     gradient_communication_ms: float
     model_parallel_transfers_ms: float
     launch_gaps_ms: float
+    tensor_parallel_communication_ms: float
+    expert_parallel_communication_ms: float
     gpus_visited: int
     gpu_changes: int
 
@@ -222,7 +229,9 @@ def _progress_printer(line: dict) -> None:
 def run(scenario: Scenario, set: Overlay = None, *, out: Union[None, str, os.PathLike] = None,
         trace: Union[None, str, os.PathLike] = None, trace_detail: str = "kernels", trace_gpus: str = "",
         trace_window: str = "", trace_gzip: bool = False, trace_step: Union[str, int] = "",
-        progress: Union[None, bool, Callable[[dict], None]] = None) -> RunResult:
+        progress: Union[None, bool, Callable[[dict], None]] = None, workload: Optional[Workload] = None,
+        training: Optional[Training] = None, parallelism: Optional[Parallelism] = None,
+        pipeline: Optional[Pipeline] = None) -> RunResult:
     """Simulates one training step of the scenario and projects time to train (`hybridsim run`).
 
     out: also write the scenario's output files there (summary.json, ...), as `--out`.
@@ -230,10 +239,13 @@ def run(scenario: Scenario, set: Overlay = None, *, out: Union[None, str, os.Pat
     trace_step: which step of a variability run it shows, "first", "slowest" or a number from 1
     (`--trace-step`); "" (the default): the scenario's variability.trace_step.
     progress: True prints the command line's progress lines on stderr; a callable receives each as a
-    dict (what, simulated_ms, events, wall_seconds). Ctrl-C stops the step either way."""
+    dict (what, simulated_ms, events, wall_seconds). Ctrl-C stops the step either way.
+    workload, training, parallelism, pipeline: a transformer's fields (hybridsim/transformer.py),
+    overlaid after `set`."""
     path, text, base_dir = _scenario(scenario)
     callback = _progress_printer if progress is True else (progress or None)
-    request = dict(path=path, text=text, set=_overlays(set), base_dir=base_dir,
+    overlays = _overlays(set) + _sections(workload, training, parallelism, pipeline)
+    request = dict(path=path, text=text, set=overlays, base_dir=base_dir,
                    out=None if out is None else os.fspath(out), write_outputs=out is not None,
                    trace=None if trace is None else os.fspath(trace), trace_detail=trace_detail,
                    trace_gpus=trace_gpus, trace_window=trace_window, trace_gzip=trace_gzip,
@@ -257,12 +269,16 @@ def _table(csv_text: str, **attrs):
 
 
 def sweep(scenario: Scenario, set: Overlay = None, *, jobs: int = 0, out: Union[None, str, os.PathLike] = None,
-          resume: bool = False, progress: bool = False):
+          resume: bool = False, progress: bool = False, workload: Optional[Workload] = None,
+          training: Optional[Training] = None, parallelism: Optional[Parallelism] = None,
+          pipeline: Optional[Pipeline] = None):
     """Runs every point of the scenario's sweep: block (`hybridsim sweep`) and returns results.csv as a
     pandas DataFrame (attrs: csv, the file's text; directory; plot), or a list of dicts without pandas.
-    The output files are written as the command line writes them (to `out` or outputs.directory)."""
+    The output files are written as the command line writes them (to `out` or outputs.directory);
+    workload, training, parallelism, pipeline as run()'s."""
     path, text, base_dir = _scenario(scenario)
-    result = _native_call(_native.sweep, path, text, _overlays(set), base_dir,
+    overlays = _overlays(set) + _sections(workload, training, parallelism, pipeline)
+    result = _native_call(_native.sweep, path, text, overlays, base_dir,
                           None if out is None else os.fspath(out), jobs, resume, progress)
     return _table(result["csv"], directory=result["directory"], plot=result["plot"], notes=result["notes"])
 

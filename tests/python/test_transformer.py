@@ -1,0 +1,54 @@
+"""The transformer vocabulary typed (hybridsim/transformer.py): the YAML's names, named models as the
+library has them, and typed fields giving the same step as the same `set=` overlays."""
+import pytest
+
+import hybridsim
+
+LLAMA3_8B_TP8 = "scenarios/llm/llama3-8b-dgx-h100-tp8.yaml"
+
+
+def test_named_models_are_the_librarys():
+    assert set(hybridsim.models()) >= {"bert-large", "gpt3-175b", "megatron-1.2b", "llama2-7b", "llama2-70b",
+                                       "llama3-8b", "llama3-70b", "llama3-405b", "mixtral-8x7b"}
+    # Llama 3 8B's model card (../shared/reference/transformers.md): 32 layers, hidden 4,096, 32 heads
+    # over 8 KV heads, SwiGLU 14,336, a 128,256-token vocabulary, 8,192-token sequences.
+    m = hybridsim.model("llama3-8b")
+    assert (m.layers, m.hidden, m.heads, m.kv_heads) == (32, 4096, 32, 8)
+    assert (m.ffn_hidden, m.ffn, m.vocab, m.sequence) == (14336, "swiglu", 128256, 8192)
+    mixtral = hybridsim.model("mixtral-8x7b")
+    assert (mixtral.experts, mixtral.top_k) == (8, 2)
+    with pytest.raises(ValueError, match="llama3-8b"):
+        hybridsim.model("llama9")
+
+
+def test_sections_are_the_yamls_keys():
+    assert hybridsim.Parallelism(tp=8, pp=8, dp=16, zero=1).overlays() == [
+        "parallelism.dp=16", "parallelism.tp=8", "parallelism.pp=8", "parallelism.zero=1"]
+    assert hybridsim.Parallelism(ep=8, zero="fsdp", sequence_parallel=True).overlays() == [
+        "parallelism.ep=8", "parallelism.zero=fsdp", "parallelism.sequence_parallel=true"]
+    assert hybridsim.Training(micro_batch=2, global_batch=512, recompute="full").overlays() == [
+        "training.micro_batch=2", "training.global_batch=512", "training.recompute=full"]
+    assert hybridsim.Pipeline(schedule="interleaved", virtual_stages=2, stages=[3, 5]).overlays() == [
+        "pipeline.schedule=interleaved", "pipeline.virtual_stages=2", "pipeline.stages=[3, 5]"]
+    workload = hybridsim.Workload(network="transformer", precision="bf16",
+                                  model=hybridsim.Model(layers=4, hidden=1024, ffn="gelu"))
+    assert workload.overlays() == ["workload.network=transformer", "workload.model.layers=4",
+                                   "workload.model.hidden=1024", "workload.model.ffn=gelu",
+                                   "workload.precision=bf16"]
+
+
+def test_typed_fields_run_the_step_their_overlays_run():
+    typed = hybridsim.run(LLAMA3_8B_TP8, workload=hybridsim.Workload(model=hybridsim.Model(layers_simulated=2)),
+                          parallelism=hybridsim.Parallelism(tp=4, dp=2),
+                          training=hybridsim.Training(recompute="selective"))
+    plain = hybridsim.run(LLAMA3_8B_TP8, set={"workload.model.layers_simulated": 2, "parallelism.tp": 4,
+                                              "parallelism.dp": 2, "training.recompute": "selective"})
+    assert typed.json == plain.json
+    assert "tp 4 × dp 2 = 8 GPUs" in typed.table
+    assert typed.critical_path.tensor_parallel_communication_ms > 0
+    assert typed.critical_path.model_parallel_transfers_ms == 0
+
+
+def test_typed_fields_are_checked_as_the_files_are():
+    with pytest.raises(hybridsim.ScenarioError, match="tp"):
+        hybridsim.run(LLAMA3_8B_TP8, parallelism=hybridsim.Parallelism(tp=3))
