@@ -17,6 +17,7 @@
 #include "sim/error.h"
 #include "sim/time_window.h"
 #include "topology/gpu_list.h"
+#include "workloads/generators/transformer_model.h"
 
 namespace py = pybind11;
 
