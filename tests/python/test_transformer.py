@@ -41,8 +41,11 @@ def test_typed_fields_run_the_step_their_overlays_run():
     typed = hybridsim.run(LLAMA3_8B_TP8, workload=hybridsim.Workload(model=hybridsim.Model(layers_simulated=2)),
                           parallelism=hybridsim.Parallelism(tp=4, dp=2),
                           training=hybridsim.Training(recompute="selective"))
-    plain = hybridsim.run(LLAMA3_8B_TP8, set={"workload.model.layers_simulated": 2, "parallelism.tp": 4,
-                                              "parallelism.dp": 2, "training.recompute": "selective"})
+    # (The overlays in the order the sections come: workload, training, parallelism, pipeline; the
+    # summary's context lists them as given.)
+    plain = hybridsim.run(LLAMA3_8B_TP8, set={"workload.model.layers_simulated": 2,
+                                              "training.recompute": "selective", "parallelism.dp": 2,
+                                              "parallelism.tp": 4})
     assert typed.json == plain.json
     assert "tp 4 × dp 2 = 8 GPUs" in typed.table
     assert typed.critical_path.tensor_parallel_communication_ms > 0
