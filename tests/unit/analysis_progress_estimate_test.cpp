@@ -5,10 +5,13 @@
 #include <doctest/doctest.h>
 
 #include <filesystem>
+#include <fstream>
+#include <iterator>
 #include <sstream>
 #include <string>
 #include <vector>
 
+#include "analysis/import/read_progress.h"
 #include "analysis/output/progress_estimate.h"
 #include "analysis/run/scenario_run.h"
 #include "analysis/step/step_estimate.h"
@@ -149,4 +152,17 @@ TEST_CASE("step estimate: the figures the run checks before its event loop, with
   CHECK_THROWS_AS(e.check({.max_events = 82111}), sim::BudgetExceeded);
   CHECK_NOTHROW(e.check({.max_events = 82112}));
   CHECK_THROWS_AS(e.check({.max_events = 0, .max_memory = 96831}), sim::BudgetExceeded);
+}
+
+TEST_CASE("progress estimate: import's reporter counts the bytes the process has read") {
+  const auto before = analysis::bytes_read_by_process();
+  if (!before) return;  // no /proc/self/io here: import prints no lines
+  const std::filesystem::path file =
+      std::filesystem::path(HYBRIDSIM_SOURCE_DIR) / "tests/data/kineto/single_gpu.json";
+  std::ifstream in(file, std::ios::binary);
+  const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  const auto after = analysis::bytes_read_by_process();
+  REQUIRE(after);
+  CHECK(*after - *before >= static_cast<std::int64_t>(std::filesystem::file_size(file)));
+  CHECK(text.size() == std::filesystem::file_size(file));
 }
