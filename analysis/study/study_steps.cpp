@@ -484,17 +484,12 @@ const StepFailure* StepCache::failure(StepId id) const {
 }
 
 std::function<void(const StepProgress&)> progress_printer(std::ostream& out, std::string label) {
-  // The time left assumes the steps still to come cost what the finished ones did on average (a
-  // rough guide: larger GPU counts cost more, and they tend to come last).
-  const auto start = std::chrono::steady_clock::now();
-  return [&out, label = std::move(label), start](const StepProgress& p) {
+  // The time left is in the whole run's lines (StepRunOptions::progress), from its estimate.
+  return [&out, label = std::move(label)](const StepProgress& p) {
     char seconds[32];
     std::snprintf(seconds, sizeof seconds, "%.2f s", p.point ? p.point->wall_seconds : 0.0);
-    const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-    const double left =
-        p.done > 0 && p.done < p.total ? wall * static_cast<double>(p.total - p.done) / p.done : -1;
     out << label << ": " << p.done << "/" << p.total << " steps  "
-        << (p.point ? describe(p.point->label) : std::string()) << "  (" << seconds << eta_text(left) << ")\n"
+        << (p.point ? describe(p.point->label) : std::string()) << "  (" << seconds << ")\n"
         << std::flush;
   };
 }
