@@ -48,9 +48,10 @@ audit() {
     !est && /left of about|to simulate, about/ { est = $1 - s }
     END {
       total = e - s
-      printf "| %s | %s | %s | %s |\n", name, NR ? sprintf("%.1f s", first) : "none",
-             est ? sprintf("%.1f s", est) : "none",
-             total >= limit - 0.5 ? sprintf("over %d s (stopped)", limit) : sprintf("%.1f s", total)
+      a = (NR ? sprintf("%.1f s", first) : "none")
+      b = (est ? sprintf("%.1f s", est) : "none")
+      c = ((total >= limit - 0.5) ? sprintf("over %d s (stopped)", limit) : sprintf("%.1f s", total))
+      printf "| %s | %s | %s | %s |\n", name, a, b, c
     }' "$work/lines"
 }
 
