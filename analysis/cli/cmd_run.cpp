@@ -25,6 +25,15 @@ class ProgressLines final : public analysis::SimulationProgress {
  protected:
   void report(const analysis::SimulationProgressReport& r) override {
     const std::string estimate = analysis::estimate_text(r.wall_seconds, r.eta_seconds);
+    if (r.events == 0 && r.estimated_events > 0) {  // its setup took a while; its event loop starts
+      const double at_rate = static_cast<double>(r.estimated_events) / sim::kEventsPerSecond;
+      std::cerr << "  simulating " << r.what << ": starting, about "
+                << analysis::format_fixed(static_cast<double>(r.estimated_events) / 1e6, 1)
+                << " M events estimated (about " << analysis::wall_text(at_rate) << " at "
+                << analysis::format_fixed(sim::kEventsPerSecond / 1e6, 0) << " M events/s), "
+                << analysis::wall_text(r.wall_seconds) << " so far" << std::endl;
+      return;
+    }
     if (r.events == 0) {  // between the steps of a variability run
       std::cerr << "  simulating: " << r.what << ", " << analysis::wall_text(r.wall_seconds) << estimate
                 << std::endl;

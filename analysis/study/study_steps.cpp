@@ -242,11 +242,16 @@ std::vector<StepEstimate> estimate_todo(std::vector<Resolved>& todo, const StepR
                                         std::map<StepId, StepFailure>& failures) {
   std::vector<StepEstimate> estimates(todo.size());
   std::vector<std::exception_ptr> refused(todo.size());
+  // Estimating builds every step's program: seconds for a large grid, told like any long work.
+  ProgressEstimate estimating(options.progress, options.label, static_cast<double>(todo.size()),
+                              "steps estimated");
+  std::atomic<std::size_t> estimated{0};
   run_parallel(
       todo.size(), options.threads,
       [&](std::size_t i, std::mutex&) {
         const StepSetup setup = setup_of(todo[i]);
         estimates[i] = estimate_step(setup);
+        estimating.advance(static_cast<double>(++estimated), "before any step is simulated");
         try {
           estimates[i].check(setup.limits);
         } catch (const sim::BudgetExceeded& e) {
