@@ -25,14 +25,6 @@ void SimulationProgress::tick(std::string_view what, sim::Time simulated, std::u
   report({what, simulated, events, wall, eta, estimated_events});
 }
 
-void SimulationProgress::starting(std::string_view what, std::uint64_t estimated_events) {
-  poll();
-  const double now = clock_();
-  if (now < next_) return;
-  next_ = now + every_;
-  report({what, sim::Time::zero(), 0, now - start_, -1, estimated_events});
-}
-
 void SimulationProgress::run_estimate(int steps, std::uint64_t events) {
   poll();
   const double now = clock_();
@@ -64,7 +56,9 @@ void run_with_progress(sim::EventQueue& queue, SimulationProgress* progress, std
   }
   // step() processes the events run() would, in the same order (nothing in a step calls stop()).
   const std::uint64_t first = queue.events_processed();
-  progress->starting(what, budget ? budget->events() : 0);
+  // Before the first event, a report if one is already due: building a large step's program and
+  // collectives takes seconds, and the person waiting hears of it with the step's estimate.
+  progress->tick(what, queue.now(), 0, budget ? budget->events() : 0);
   std::uint32_t count = 0;
   while (queue.step())
     if (++count % SimulationProgress::kTickEvents == 0)

@@ -49,9 +49,6 @@ class SimulationProgress {
   // `estimated_events` (0: none) is the step's own estimate, for the time left.
   void tick(std::string_view what, sim::Time simulated, std::uint64_t events,
             std::uint64_t estimated_events = 0);
-  // Before a step's event loop: reports at once when a report is due (building a large step's
-  // program and collectives takes seconds), with the step's estimate and no events yet.
-  void starting(std::string_view what, std::uint64_t estimated_events);
   // After the first of `steps` steps (variability.steps), before the others: the whole run's
   // estimate (`events`: step 1's times the steps; its wall time from step 1's), reported at once
   // when the rest will take longer than the first report's delay.
