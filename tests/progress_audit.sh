@@ -62,9 +62,9 @@ audit "run (GNMT on 1,024 GPUs, every ring in full)" "$hybridsim" run \
   "$src/scenarios/examples/cluster256-gnmt-hybrid-mp4.yaml" --out o --set communication.fast_path=off
 audit "run (variability.steps=2000)" "$hybridsim" run "$src/scenarios/examples/dgx1-gnmt-dp8.yaml" --out o \
   --set variability.steps=2000 --set variability.kernel_jitter=0.05
-audit "sweep (dgx1-nvlink-sweep, every ring in full, 1 job)" "$hybridsim" sweep \
-  "$src/scenarios/examples/dgx1-nvlink-sweep.yaml" --out s --jobs 1 --set communication.fast_path=off \
-  --set cluster.nodes=64
+audit "sweep (dgx1-nvlink-sweep, 300 variability steps a point, 1 job)" "$hybridsim" sweep \
+  "$src/scenarios/examples/dgx1-nvlink-sweep.yaml" --out s --jobs 1 --set variability.steps=300 \
+  --set variability.kernel_jitter=0.05
 audit "study (hybrid-vs-dp.yaml, 1 thread)" "$hybridsim" study "$src/scenarios/study/hybrid-vs-dp.yaml" \
   --out st --no-plots -j 1
 audit "plan (gnmt on 1,024 GPUs, 1 thread)" "$hybridsim" plan -m gnmt --gpus 1024 --threads 1
