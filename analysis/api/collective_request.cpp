@@ -44,6 +44,7 @@ analysis::CollectiveSweepOptions sweep_options(const CollectiveRequest& r, int g
   o.min_bytes = sim::parse_bytes(r.min_bytes);
   o.max_bytes = sim::parse_bytes(r.max_bytes);
   o.step_factor = r.step_factor;
+  o.progress = r.progress;
   return o;
 }
 

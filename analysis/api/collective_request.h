@@ -4,6 +4,7 @@
 //   api::CollectiveReport r = api::collective({.topology = "dgx1-v100", .max_bytes = "1 GiB"});
 //   std::cout << analysis::collective_table(r.rows, r.title);
 #pragma once
+#include <iosfwd>
 #include <string>
 #include <vector>
 
@@ -28,6 +29,7 @@ struct CollectiveRequest {
   double step_factor = 2.0;
   std::string max_events = std::to_string(sim::kDefaultMaxEvents);  // or "unlimited"
   std::string max_sim_memory = sim::format_bytes(sim::Bytes::of(sim::kDefaultMaxMemory));
+  std::ostream* progress = nullptr;  // the sweep's estimate and progress lines (stderr in the CLI)
 };
 
 struct CollectiveReport {

@@ -64,7 +64,8 @@ po::options_description collective_options(CollectiveArgs& a) {
       "cap on the events one size may simulate (about 7 minutes at the default); 0 or unlimited = none")(
       "max-sim-memory", po::value(&a.max_sim_memory)->default_value(a.max_sim_memory),
       "cap on one size's simulation state; 0 B or unlimited = none")(
-      "format", po::value(&a.format)->default_value("table"), "table | csv | json");
+      "format", po::value(&a.format)->default_value("table"), "table | csv | json")(
+      "quiet,q", "no progress lines (a long sweep of sizes prints one on stderr every few seconds)");
   return options;
 }
 
@@ -85,6 +86,7 @@ int collective_command(int argc, const char* const* argv) {
     throw InputError("--reduction-bandwidth needs --op allreduce or --op reducescatter (got --op " + a.op +
                      ")");
   a.pcie_only = vm.count("pcie-only") > 0;
+  if (vm.count("quiet") == 0) a.progress = &std::cerr;
   const api::CollectiveReport r = api::collective(a);
   if (a.format == "csv") std::cout << analysis::collective_csv(r.rows);
   else if (a.format == "json") std::cout << analysis::collective_json(r.rows, r.title);

@@ -4,12 +4,14 @@
 // (the trace's iteration span, the graph's summed times). The profile goes to --out (written
 // atomically) or to stdout; the report to stdout, or stderr when the profile is there.
 #include <boost/program_options.hpp>
+#include <filesystem>
 #include <iostream>
 #include <string>
 
 #include "analysis/cli/commands.h"
 #include "analysis/cli/parse_options.h"
 #include "analysis/import/import_replay.h"
+#include "analysis/import/read_progress.h"
 #include "sim/error.h"
 #include "workloads/import/import_kineto.h"
 #include "workloads/import/import_pipedream.h"
@@ -71,9 +73,11 @@ int import_kineto_command(int argc, const char* const* argv) {
   add_common(d, c);
   d.add_options()("steps,k", po::value(&o.steps)->default_value(0),
                   "how many iterations to average, the last complete ones; 0: all")(
-      "keep-gaps", "keep CPU launch gaps (GPU idle) as idle time before the following kernel, so "
-                   "that one-GPU replay reproduces the measured span exactly")(
-      "device", po::value(&device)->default_value(-1), "which GPU's activities; default: the lowest id");
+      "keep-gaps",
+      "keep CPU launch gaps (GPU idle) as idle time before the following kernel, so "
+      "that one-GPU replay reproduces the measured span exactly")(
+      "device", po::value(&device)->default_value(-1), "which GPU's activities; default: the lowest id")(
+      "quiet,q", "no progress lines (a large trace prints one on stderr every few seconds while read)");
   auto vm = parse(argc, argv, d, c);
   if (vm.count("help")) {
     std::cout << d << "\n";
@@ -86,7 +90,13 @@ int import_kineto_command(int argc, const char* const* argv) {
   o.batch = c.batch;
   o.throughput_unit = c.unit;
   o.units_per_step = c.units_per_step;
-  const workloads::KinetoImport imported = workloads::import_kineto(c.input, o);
+  const workloads::KinetoImport imported = [&] {
+    std::error_code unknown;  // a pipe or a missing file: no size, no lines (the import says why)
+    const auto size = std::filesystem::file_size(c.input, unknown);
+    analysis::ReadProgress lines(vm.count("quiet") ? nullptr : &std::cerr, "import",
+                                 unknown ? 0 : static_cast<std::int64_t>(size));
+    return workloads::import_kineto(c.input, o);
+  }();
 
   analysis::emit_imported_profile(imported.profile, analysis::kineto_replay_report(imported, o.keep_gaps),
                                   c.out);

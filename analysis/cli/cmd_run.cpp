@@ -19,20 +19,36 @@ namespace hybridsim::cli {
 
 namespace {
 
-// A long step's progress on stderr, so that stdout keeps only the summary.
+// A long step's progress on stderr, so that stdout keeps only the summary: the events so far of the
+// step's estimate (sim/budget.h) and about how long is left of how long in all.
 class ProgressLines final : public analysis::SimulationProgress {
  protected:
   void report(const analysis::SimulationProgressReport& r) override {
-    if (r.events == 0) {  // between the steps of a variability run
-      std::cerr << "  simulating: " << r.what << ", " << analysis::format_fixed(r.wall_seconds, 0) << " s"
-                << analysis::eta_text(r.eta_seconds) << std::endl;
+    const std::string estimate = analysis::estimate_text(r.wall_seconds, r.eta_seconds);
+    if (r.events == 0 && r.estimated_events > 0) {  // its setup took a while; its event loop starts
+      const double at_rate = static_cast<double>(r.estimated_events) / sim::kEventsPerSecond;
+      std::cerr << "  simulating " << r.what << ": starting, about "
+                << analysis::format_fixed(static_cast<double>(r.estimated_events) / 1e6, 1)
+                << " M events estimated (about " << analysis::wall_text(at_rate) << " at "
+                << analysis::format_fixed(sim::kEventsPerSecond / 1e6, 0) << " M events/s), "
+                << analysis::wall_text(r.wall_seconds) << " so far" << std::endl;
       return;
     }
+    if (r.events == 0) {  // between the steps of a variability run
+      std::cerr << "  simulating: " << r.what << ", " << analysis::wall_text(r.wall_seconds) << estimate
+                << std::endl;
+      return;
+    }
+    std::string events = analysis::format_fixed(static_cast<double>(r.events) / 1e6, 1) + " M";
+    if (r.estimated_events > r.events)
+      events += " of about " + analysis::format_fixed(static_cast<double>(r.estimated_events) / 1e6, 1) +
+                " M events (" + std::to_string(r.events * 100 / r.estimated_events) + "%)";
+    else
+      events += " events";
     std::cerr << "  simulating " << r.what << ": "
-              << analysis::format_fixed(r.simulated.to_seconds() * 1e3, 1) << " ms simulated, "
-              << analysis::format_fixed(static_cast<double>(r.events) / 1e6, 1) << " M events, "
-              << analysis::format_fixed(r.wall_seconds, 0) << " s" << analysis::eta_text(r.eta_seconds)
-              << std::endl;
+              << analysis::format_fixed(r.simulated.to_seconds() * 1e3, 1) << " ms simulated, " << events
+              << ", " << analysis::wall_text(r.wall_seconds)
+              << (estimate.empty() ? ", time left not yet known" : estimate) << std::endl;
   }
 };
 

@@ -30,7 +30,8 @@ int validate_command(int argc, const char* const* argv) {
       "max-events", po::value(&max_events),
       "cap on the events each case may simulate, 0 or unlimited = none (default 2e9)")(
       "max-sim-memory", po::value(&max_sim_memory),
-      "cap on each case's simulation state, 0 B or unlimited = none (default 4 GiB)");
+      "cap on each case's simulation state, 0 B or unlimited = none (default 4 GiB)")(
+      "quiet,q", "no progress lines (every few seconds on stderr while cases run)");
   po::variables_map vm;
   if (!parse_options(argc, argv, options, {}, vm)) return 0;
   if (format != "table" && format != "csv")
@@ -43,7 +44,8 @@ int validate_command(int argc, const char* const* argv) {
   if (!max_sim_memory.empty())
     budget.collective.max_memory =
         max_sim_memory == "unlimited" ? 0 : sim::parse_bytes(max_sim_memory).count();
-  const auto results = analysis::run_validate_cases(analysis::load_validate_cases(dir), budget);
+  const auto results = analysis::run_validate_cases(analysis::load_validate_cases(dir), budget,
+                                                    vm.count("quiet") ? nullptr : &std::cerr);
   std::cout << (format == "csv" ? analysis::validate_csv(results) : analysis::validate_table(results));
   if (!analysis::all_within(results)) {
     std::cerr << "hybridsim validate: some cases are outside their tolerance\n";

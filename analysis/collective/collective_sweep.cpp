@@ -1,11 +1,13 @@
 #include "analysis/collective/collective_sweep.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <memory>
 #include <set>
 #include <string>
 
+#include "analysis/output/progress_estimate.h"
 #include "analysis/step/budget_error.h"
 #include "sim/collective_chain.h"
 #include "sim/error.h"
@@ -63,8 +65,9 @@ workloads::CollectiveSpec spec_of(const CollectiveSweepOptions& options, sim::By
   return spec;
 }
 
-void check_budget_with(workloads::CommPlanner& planner, const topology::Topology& topology,
-                       const CollectiveSweepOptions& options, sim::Bytes size) {
+// Returns the events the size would take simulated in full (its weight in the progress lines).
+std::uint64_t check_budget_with(workloads::CommPlanner& planner, const topology::Topology& topology,
+                                const CollectiveSweepOptions& options, sim::Bytes size) {
   const workloads::CollectiveSpec spec = spec_of(options, size);
   sim::EventQueue queue;
   sim::Network network(queue, topology.links());
@@ -76,6 +79,7 @@ void check_budget_with(workloads::CommPlanner& planner, const topology::Topology
   } catch (const sim::BudgetExceeded& e) {
     over_budget(e, options, size, options.collective.fast_path == sim::FastPath::Off);
   }
+  return std::max<std::uint64_t>(1, coll->full_cost().events);
 }
 
 }  // namespace
@@ -175,9 +179,18 @@ std::vector<CollectiveSweepRow> run_collective_sweep(const topology::Topology& t
   // Every size's cost before the first runs: none fails after others took minutes.
   // One planner for all: it keeps the rings and trees it found for these GPUs.
   workloads::CommPlanner planner(topology, options.comm);
-  for (const sim::Bytes s : sizes) check_budget_with(planner, topology, options, s);
+  std::vector<std::uint64_t> weight;
+  for (const sim::Bytes s : sizes) weight.push_back(check_budget_with(planner, topology, options, s));
+  double total = 0, done = 0;
+  for (const std::uint64_t w : weight) total += static_cast<double>(w);
+  ProgressEstimate progress(options.progress, "collective", total, "events in full");
   std::vector<CollectiveSweepRow> rows;
-  for (const sim::Bytes s : sizes) rows.push_back(run_one_with(planner, topology, options, s));
+  for (std::size_t i = 0; i < sizes.size(); ++i) {
+    rows.push_back(run_one_with(planner, topology, options, sizes[i]));
+    done += static_cast<double>(weight[i]);
+    progress.advance(done, std::to_string(i + 1) + " of " + std::to_string(sizes.size()) +
+                               " sizes done, the last " + sim::format_bytes(sizes[i]));
+  }
   return rows;
 }
 

@@ -5,11 +5,12 @@
 //   auto rows = run_collective_sweep(topology, {.op = CollectiveOp::AllReduce, .gpus = {0,...,7}});
 #pragma once
 #include <array>
-#include "sim/limits.h"
 #include <cstdint>
+#include <iosfwd>
 #include <optional>
 #include <string>
 #include <vector>
+#include "sim/limits.h"
 
 #include "sim/collective.h"
 #include "topology/topology.h"
@@ -28,6 +29,9 @@ struct CollectiveSweepOptions {
   // Caps on each size's simulation (sim/budget.h): checked for every size before the first runs,
   // and again as a ring that might have folded starts in full.
   sim::SimulationLimits limits = {};
+  // Progress lines with an estimated end (analysis/output/progress_estimate.h), the sizes weighted by
+  // the events each would take in full; null: none.
+  std::ostream* progress = nullptr;
 };
 
 struct CollectiveSweepRow {

@@ -161,6 +161,8 @@ std::vector<LlmPlanCandidate> simulate_candidates(const LlmPlanRequest& r,
   for (const auto& [name, p] : profiles) context.profiles[name] = &p;
   StepRunOptions run{.threads = r.threads, .on_progress = {}, .keep_going = true};
   if (r.progress) run.on_progress = progress_printer(*r.progress, "plan");
+  run.progress = r.progress;  // the whole run's estimate and progress with an estimated end
+  run.label = "plan";
   const std::vector<StepRef> ids = steps.simulate(requests, context, run);
   std::vector<LlmPlanCandidate> out;
   const double sequence = static_cast<double>(r.setting.model.sequence);

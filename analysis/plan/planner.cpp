@@ -293,6 +293,8 @@ PlanResult plan(const PlanRequest& request, StepCache* cache) {
   run.threads = request.threads;
   run.keep_going = true;
   if (request.progress) run.on_progress = progress_printer(*request.progress, "plan");
+  run.progress = request.progress;  // the whole run's estimate and progress with an estimated end
+  run.label = "plan";
   const std::size_t before = steps.simulated();
   const std::vector<StepRef> ids = steps.simulate(requests, context, run);
   result.simulated = steps.simulated() - before;

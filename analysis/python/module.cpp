@@ -44,6 +44,8 @@ class PythonProgress final : public analysis::SimulationProgress {
     line["simulated_ms"] = r.simulated.to_ms();
     line["events"] = r.events;
     line["wall_seconds"] = r.wall_seconds;
+    line["seconds_left"] = r.eta_seconds;           // < 0: not yet known
+    line["estimated_events"] = r.estimated_events;  // 0: none
     callback_(line);
   }
 

@@ -249,6 +249,18 @@ StepResult simulate_once(const StepSetup& setup, const workloads::StepProgram& p
   return r;
 }
 
+std::optional<StepEstimate> estimate_once(const StepSetup& setup, const workloads::StepProgram& program,
+                                          const StepFoldPlan& fold, Embed embed) {
+  sim::EventQueue queue;
+  sim::Network network(queue, setup.topology->links(), setup.switching);
+  StepCollectives collectives;
+  Attempt attempt;
+  if (!make_collectives(setup, program, fold, network, setup.collective, collectives, attempt)) return {};
+  sim::EmbedPlan embedded;  // as simulate_once: embedded rings cost what they cost there
+  if (embed == Embed::On) embedded = sim::embed_coupled_rings(collectives.owned, network);
+  return step_budget_cost(program, collectives.owned);
+}
+
 // One attempt with rings that share links folded together; if one of them with chunks of unequal
 // size strays from its bound (more than 0.1% of its time), or the network was interfered with,
 // again without.

@@ -7,10 +7,13 @@
 //   StepResult r = simulate_attempt(setup, program, observers, fold, attempt, "the step");
 #pragma once
 #include <cstdint>
+#include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
 
+#include "analysis/step/step_estimate.h"
 #include "analysis/step/step_fold.h"
 #include "analysis/step/step_runner.h"
 
@@ -43,6 +46,15 @@ StepResult simulate_once(const StepSetup& setup, const workloads::StepProgram& p
 StepResult simulate_attempt(const StepSetup& setup, const workloads::StepProgram& program,
                             StepObservers observers, const StepFoldPlan& fold, Attempt& attempt,
                             std::string_view what);
+
+// What simulate_once checks before its event loop, without running it (analysis/step/step_estimate.h);
+// nullopt when the attempt would be refused before it starts (a fold a collective cannot take).
+std::optional<StepEstimate> estimate_once(const StepSetup& setup, const workloads::StepProgram& program,
+                                          const StepFoldPlan& fold, Embed embed);
+// check_step_budget's figures: the program's task events, the collectives' state, and the full cost
+// of those that cannot fold (step_runner.cpp).
+StepEstimate step_budget_cost(const workloads::StepProgram& program,
+                              const std::vector<std::unique_ptr<sim::Collective>>& collectives);
 
 // What a progress line says the step is doing.
 std::string attempt_label(const StepSetup& setup, std::string_view how);

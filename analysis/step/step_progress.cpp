@@ -14,23 +14,23 @@ std::string eta_text(double eta_seconds) {
 void SimulationProgress::tick(std::string_view what, sim::Time simulated, std::uint64_t events,
                               std::uint64_t estimated_events) {
   poll();
-  const Clock::time_point now = Clock::now();
+  const double now = clock_();
   if (now < next_) return;
   next_ = now + every_;
-  const double wall = std::chrono::duration<double>(now - start_).count();
+  const double wall = now - start_;
   // The estimate is an upper bound in most steps; past it the time left is unknown.
   const double eta = estimated_events > events && events > 0
                          ? wall * static_cast<double>(estimated_events - events) / static_cast<double>(events)
                          : -1;
-  report({what, simulated, events, wall, eta});
+  report({what, simulated, events, wall, eta, estimated_events});
 }
 
 void SimulationProgress::run_estimate(int steps, std::uint64_t events) {
   poll();
-  const Clock::time_point now = Clock::now();
-  const double wall = std::chrono::duration<double>(now - start_).count();
+  const double now = clock_();
+  const double wall = now - start_;
   const double left = wall * (steps - 1);
-  if (steps <= 1 || left < std::chrono::duration<double>(first_).count()) return;
+  if (steps <= 1 || left < first_) return;
   next_ = now + every_;
   report({"1 of " + std::to_string(steps) + " steps done; the whole run about " +
               sim::BudgetExceeded::count_text(events) + " events (step 1's times " + std::to_string(steps) +
@@ -40,10 +40,10 @@ void SimulationProgress::run_estimate(int steps, std::uint64_t events) {
 
 void SimulationProgress::step_done(int done, int total, sim::Time simulated) {
   poll();
-  const Clock::time_point now = Clock::now();
+  const double now = clock_();
   if (now < next_ || done <= 0 || done >= total) return;
   next_ = now + every_;
-  const double wall = std::chrono::duration<double>(now - start_).count();
+  const double wall = now - start_;
   const std::string what = std::to_string(done) + " of " + std::to_string(total) + " steps done";
   report({what, simulated, 0, wall, wall * (total - done) / done});
 }
@@ -56,6 +56,9 @@ void run_with_progress(sim::EventQueue& queue, SimulationProgress* progress, std
   }
   // step() processes the events run() would, in the same order (nothing in a step calls stop()).
   const std::uint64_t first = queue.events_processed();
+  // Before the first event, a report if one is already due: building a large step's program and
+  // collectives takes seconds, and the person waiting hears of it with the step's estimate.
+  progress->tick(what, queue.now(), 0, budget ? budget->events() : 0);
   std::uint32_t count = 0;
   while (queue.step())
     if (++count % SimulationProgress::kTickEvents == 0)

@@ -9,7 +9,9 @@
 #include <cstdint>
 #include <string>
 #include <string_view>
+#include <utility>
 
+#include "analysis/output/progress_estimate.h"
 #include "sim/budget.h"
 #include "sim/event_queue.h"
 #include "sim/time.h"
@@ -24,6 +26,7 @@ struct SimulationProgressReport {
   // About how many wall seconds are left (< 0: unknown): within a step, from the events estimated
   // before it started (sim/budget.h); over several steps, from the steps done so far.
   double eta_seconds = -1;
+  std::uint64_t estimated_events = 0;  // the step's own estimate (0: none), for the fraction done
 };
 
 // ", about 12 s left" (", about 3 min left"); empty when unknown.
@@ -32,10 +35,15 @@ std::string eta_text(double eta_seconds);
 class SimulationProgress {
  public:
   using Clock = std::chrono::steady_clock;
-  // Reports `first` after it is made, then every `every`.
+  // Reports `first` after it is made, then every `every`, by `clock` (tests pass one they drive).
   explicit SimulationProgress(Clock::duration first = std::chrono::seconds(2),
-                              Clock::duration every = std::chrono::seconds(5))
-      : first_(first), every_(every), next_(start_ + first) {}
+                              Clock::duration every = std::chrono::seconds(5),
+                              ProgressClock clock = steady_progress_clock())
+      : clock_(std::move(clock)),
+        start_(clock_()),
+        first_(std::chrono::duration<double>(first).count()),
+        every_(std::chrono::duration<double>(every).count()),
+        next_(start_ + first_) {}
   virtual ~SimulationProgress() = default;
   // Called every 2^18 events (kTickEvents): polls, then reports if one is due.
   // `estimated_events` (0: none) is the step's own estimate, for the time left.
@@ -56,10 +64,11 @@ class SimulationProgress {
   virtual void poll() {}
 
  private:
-  Clock::time_point start_ = Clock::now();
-  Clock::duration first_;
-  Clock::duration every_;
-  Clock::time_point next_;
+  ProgressClock clock_;
+  double start_;  // seconds, by clock_
+  double first_;
+  double every_;
+  double next_;
 };
 
 // Runs the queue to its end, as EventQueue::run() does, ticking `progress` (none: just run()).

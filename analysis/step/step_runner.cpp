@@ -24,27 +24,33 @@ constexpr std::uint64_t kEventsPerTask = 2;
 
 }  // namespace
 
-void check_step_budget(sim::SimulationBudget& budget, const workloads::StepProgram& program,
-                       const std::vector<std::unique_ptr<sim::Collective>>& collectives) {
+StepEstimate step_budget_cost(const workloads::StepProgram& program,
+                              const std::vector<std::unique_ptr<sim::Collective>>& collectives) {
   std::uint64_t tasks = 0;
   for (const sim::GpuProgram& gpu : program.gpus)
     for (const sim::StreamProgram& stream : gpu.streams) tasks += stream.tasks.size();
   // What is simulated in full whatever happens: every collective that cannot fold. Those that may
   // fold are checked when they start, if they start in full (sim/budget.h). Collectives on a stream
   // run one after another: the largest one's messages in flight stand for the step's.
-  sim::SimulationCost sure;
-  std::int64_t state = 0;
+  StepEstimate e;
+  e.task_events = kEventsPerTask * tasks;
   for (const auto& c : collectives) {
     if (c == nullptr) continue;  // a folded step's shadow is never simulated
     const sim::SimulationCost cost = c->full_cost();
-    state += cost.state_bytes;
+    e.state_bytes += cost.state_bytes;
     if (c->may_fold()) continue;
-    sure.events += cost.events;
-    sure.messages += cost.messages;
-    sure.in_flight = std::max(sure.in_flight, cost.in_flight);
+    e.sure.events += cost.events;
+    e.sure.messages += cost.messages;
+    e.sure.in_flight = std::max(e.sure.in_flight, cost.in_flight);
   }
-  budget.record(kEventsPerTask * tasks, state);
-  budget.check(sure);
+  return e;
+}
+
+void check_step_budget(sim::SimulationBudget& budget, const workloads::StepProgram& program,
+                       const std::vector<std::unique_ptr<sim::Collective>>& collectives) {
+  const StepEstimate e = step_budget_cost(program, collectives);
+  budget.record(e.task_events, e.state_bytes);
+  budget.check(e.sure);
 }
 
 workloads::StepProgram build_program(const StepSetup& setup) {

@@ -243,6 +243,8 @@ StudyResult run_study(const StudyConfig& config, const StudyRunOptions& options,
   StepRunOptions run;
   run.threads = options.threads.value_or(config.threads);
   if (options.progress != nullptr) run.on_progress = progress_printer(*options.progress, "study");
+  run.progress = options.progress;  // the whole run's estimate and progress with an estimated end
+  run.label = "study";
   const std::size_t before = cache.simulated();
   const std::vector<StepRef> ids = cache.simulate(requests, context, run);
   result.steps_simulated = cache.simulated() - before;

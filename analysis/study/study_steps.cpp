@@ -15,8 +15,10 @@
 #include <utility>
 
 #include "analysis/step/budget_error.h"
+#include "analysis/step/step_estimate.h"
 #include "analysis/step/step_progress.h"
 #include "analysis/step/step_runner.h"
+#include "analysis/study/step_run_progress.h"
 #include "scenarios/loader/resolve.h"
 #include "scenarios/loader/scenario.h"
 #include "sim/error.h"
@@ -156,19 +158,29 @@ class Resolver {
   std::map<std::string, std::uint64_t> profile_hashes_;
 };
 
-StepPoint simulate_resolved(const Resolved& r) {
-  const auto start = std::chrono::steady_clock::now();
+StepSetup setup_of(const Resolved& r) {
   StepSetup setup;
   static_cast<workloads::StepConfig&>(setup) = r.config;
   setup.profile = r.profile;
   setup.topology = r.topology;
+  return setup;
+}
+
+// A step over its caps, named by its configuration, with the option to raise them.
+BudgetRefusal refusal(const Resolved& r, const StepSetup& setup, const sim::BudgetExceeded& e) {
+  return BudgetRefusal(
+      describe(r.label) + ": " +
+      budget_error_text(e, "the step", kStudyBudgetKnobs, setup.collective.fast_path == sim::FastPath::Off));
+}
+
+StepPoint simulate_resolved(const Resolved& r, SimulationProgress* progress) {
+  const auto start = std::chrono::steady_clock::now();
+  const StepSetup setup = setup_of(r);
   StepResult result;
   try {
-    result = simulate_step(setup);
+    result = simulate_step(setup, {.progress = progress});
   } catch (const sim::BudgetExceeded& e) {  // named by its configuration, with the option to raise
-    throw BudgetRefusal(describe(r.label) + ": " +
-                        budget_error_text(e, "the step", kStudyBudgetKnobs,
-                                          setup.collective.fast_path == sim::FastPath::Off));
+    throw refusal(r, setup, e);
   }
   StepPoint p;
   p.id = r.id;
@@ -220,6 +232,69 @@ void run_parallel(std::size_t count, int threads_wanted, Work work, OnInputError
   loop();
   for (auto& t : pool) t.join();
   if (error) std::rethrow_exception(error);
+}
+
+// Every step's estimate before any is simulated, checked against its caps. Whatever one step's
+// estimate throws is kept by position and, without keep_going, the first in `todo`'s order is
+// rethrown (the same step whatever the threads); with it, the step is recorded in `failures` and
+// left out of `todo`.
+std::vector<StepEstimate> estimate_todo(std::vector<Resolved>& todo, const StepRunOptions& options,
+                                        std::map<StepId, StepFailure>& failures) {
+  std::vector<StepEstimate> estimates(todo.size());
+  std::vector<std::exception_ptr> refused(todo.size());
+  // Estimating builds every step's program: seconds for a large grid, told like any long work.
+  ProgressEstimate estimating(options.progress, options.label, static_cast<double>(todo.size()),
+                              "steps estimated");
+  std::atomic<std::size_t> estimated{0};
+  run_parallel(
+      todo.size(), options.threads,
+      [&](std::size_t i, std::mutex&) {
+        const StepSetup setup = setup_of(todo[i]);
+        estimates[i] = estimate_step(setup);
+        estimating.advance(static_cast<double>(++estimated), "before any step is simulated");
+        try {
+          estimates[i].check(setup.limits);
+        } catch (const sim::BudgetExceeded& e) {
+          throw refusal(todo[i], setup, e);
+        }
+      },
+      [&](std::size_t i, const InputError&) {
+        refused[i] = std::current_exception();
+        return true;
+      });
+  std::vector<Resolved> kept;
+  std::vector<StepEstimate> kept_estimates;
+  for (std::size_t i = 0; i < todo.size(); ++i) {
+    if (!refused[i]) {
+      kept.push_back(std::move(todo[i]));
+      kept_estimates.push_back(estimates[i]);
+      continue;
+    }
+    if (!options.keep_going) std::rethrow_exception(refused[i]);
+    try {
+      std::rethrow_exception(refused[i]);
+    } catch (const InputError& e) {
+      failures.emplace(todo[i].id, StepFailure{e.what()});
+    }
+  }
+  todo = std::move(kept);
+  return kept_estimates;
+}
+
+// The whole run's estimate, before any step is simulated.
+void print_run_estimate(const std::vector<Resolved>& todo, const std::vector<StepEstimate>& estimates,
+                        const StepRunOptions& options) {
+  if (options.progress == nullptr || todo.empty()) return;
+  std::uint64_t events = 0;
+  std::size_t largest = 0;
+  for (std::size_t i = 0; i < estimates.size(); ++i) {
+    events += estimates[i].events();
+    if (estimates[i].events() > estimates[largest].events()) largest = i;
+  }
+  *options.progress << run_estimate_line(options.label, todo.size(), events, describe(todo[largest].label),
+                                         estimates[largest].events(), estimates[largest].memory())
+                    << "\n"
+                    << std::flush;
 }
 
 }  // namespace
@@ -360,13 +435,21 @@ std::vector<StepRef> StepCache::simulate(const std::vector<StepRequest>& request
     return cost_estimate(a.label) > cost_estimate(b.label);
   });
 
+  const std::vector<StepEstimate> estimates = estimate_todo(todo, options, failures_);
+  print_run_estimate(todo, estimates, options);
+  std::vector<std::uint64_t> events;
+  for (const StepEstimate& e : estimates) events.push_back(e.events());
+  StepRunProgress whole(options.progress, options.label, std::move(events));
+
   std::vector<StepPoint> results(todo.size());
   std::vector<std::optional<std::string>> failed_why(todo.size());
   std::size_t done = 0;
   run_parallel(
       todo.size(), options.threads,
       [&](std::size_t i, std::mutex& lock) {
-        results[i] = simulate_resolved(todo[i]);
+        StepRunProgress::Share share(whole, i);
+        results[i] = simulate_resolved(todo[i], options.progress ? &share : nullptr);
+        whole.step_done(i, describe(todo[i].label));
         std::lock_guard guard(lock);
         ++done;
         if (options.on_progress) options.on_progress({done, todo.size(), &results[i]});
@@ -374,6 +457,7 @@ std::vector<StepRef> StepCache::simulate(const std::vector<StepRequest>& request
       [&](std::size_t i, const InputError& e) {
         if (!options.keep_going) return false;
         failed_why[i] = e.what();
+        whole.step_done(i, {});
         ++done;
         return true;
       });
@@ -405,17 +489,12 @@ const StepFailure* StepCache::failure(StepId id) const {
 }
 
 std::function<void(const StepProgress&)> progress_printer(std::ostream& out, std::string label) {
-  // The time left assumes the steps still to come cost what the finished ones did on average (a
-  // rough guide: larger GPU counts cost more, and they tend to come last).
-  const auto start = std::chrono::steady_clock::now();
-  return [&out, label = std::move(label), start](const StepProgress& p) {
+  // The time left is in the whole run's lines (StepRunOptions::progress), from its estimate.
+  return [&out, label = std::move(label)](const StepProgress& p) {
     char seconds[32];
     std::snprintf(seconds, sizeof seconds, "%.2f s", p.point ? p.point->wall_seconds : 0.0);
-    const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-    const double left =
-        p.done > 0 && p.done < p.total ? wall * static_cast<double>(p.total - p.done) / p.done : -1;
     out << label << ": " << p.done << "/" << p.total << " steps  "
-        << (p.point ? describe(p.point->label) : std::string()) << "  (" << seconds << eta_text(left) << ")\n"
+        << (p.point ? describe(p.point->label) : std::string()) << "  (" << seconds << ")\n"
         << std::flush;
   };
 }

@@ -128,6 +128,10 @@ struct StepRunOptions {
   // StepCache::failure() and the others go on; false: the first exception stops the run and is
   // rethrown.
   bool keep_going = false;
+  // Where the whole run's estimate goes before any step is simulated, and its progress lines with an
+  // estimated end (analysis/study/step_run_progress.h); null: nowhere. `label` starts each line.
+  std::ostream* progress = nullptr;
+  std::string label = "steps";
 };
 
 // The placement of a worker of mp GPUs: all on one GPU at mp 1, else `partitioner`'s; InputError
@@ -154,9 +158,11 @@ struct StepRef {
 
 class StepCache {
  public:
-  // Resolves every request, then simulates those whose step is not yet cached or failed
-  // (duplicates once), in parallel, heaviest first. Returns each request's step, in order. Without
-  // keep_going, the first exception stops the remaining work and is rethrown here.
+  // Resolves every request, estimates those whose step is not yet cached or failed (duplicates
+  // once; analysis/step/step_estimate.h) and refuses one over its caps before any is simulated
+  // (with keep_going: records it as failed), then simulates the others in parallel, heaviest
+  // first. Returns each request's step, in order. Without keep_going, the first exception stops
+  // the remaining work and is rethrown here.
   std::vector<StepRef> simulate(const std::vector<StepRequest>& requests, const StepRunContext& context,
                                const StepRunOptions& options = {});
   bool contains(StepId id) const { return points_.contains(id); }

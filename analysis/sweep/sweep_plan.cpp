@@ -3,12 +3,33 @@
 #include <algorithm>
 
 #include "analysis/output/csv.h"
+#include "analysis/run/scenario_run.h"
+#include "analysis/step/budget_error.h"
+#include "analysis/step/step_estimate.h"
 #include "analysis/sweep/sweep_integrity.h"
 #include "scenarios/loader/resolve.h"
 #include "sim/error.h"
 
 namespace hybridsim::analysis {
 namespace {
+
+// A point's estimate as its run checks it before it starts, refused past its caps in the words
+// `hybridsim run` uses (analysis/run/scenario_run.cpp); a variability run counts step 1's steps times.
+StepEstimate estimate_point(const scenarios::ResolvedScenario& resolved) {
+  const StepSetup setup = step_setup(resolved);
+  StepEstimate e = estimate_step(setup);
+  try {
+    e.check(setup.limits);
+  } catch (const sim::BudgetExceeded& over) {
+    throw BudgetRefusal(resolved.scenario.source + ": " +
+                        budget_error_text(over, "the step", kScenarioBudgetKnobs,
+                                          resolved.collective.fast_path == sim::FastPath::Off));
+  }
+  const auto steps = static_cast<std::uint64_t>(std::max(1, setup.variability.steps));
+  e.task_events *= steps;
+  e.sure.events *= steps;
+  return e;
+}
 
 void check_options(const SweepOptions& options, const std::string& head) {
   const auto [k, n] = options.shard;
@@ -65,14 +86,17 @@ SweepPlan plan_sweep(scenarios::ScenarioSource source, const SweepOptions& optio
     for (auto& [i, line] : read_partial_rows(plan.directory / "points.partial.csv", check, plan.notes))
       plan.rows[i] = line;
   }
-  // Every point still to run is built and resolved now: a bad one stops the sweep before any runs.
+  // Every point still to run is built, resolved and estimated now: a bad one, or one over its caps,
+  // stops the sweep before any runs.
   for (const scenarios::SweepPoint* p : plan.todo) {
     if (plan.rows.contains(p->index)) continue;
     try {
-      (void)scenarios::resolve(plan.point_scenario(*p, options));
+      plan.estimates[p->index] = estimate_point(scenarios::resolve(plan.point_scenario(*p, options)));
     } catch (const InputError& e) {
-      throw InputError("sweep point " + std::to_string(p->index) + " (" + p->label + "): " + e.what() +
-                       "\n(no point was run)");
+      const std::string why = "sweep point " + std::to_string(p->index) + " (" + p->label + "): " + e.what() +
+                              "\n(no point was run)";
+      if (dynamic_cast<const BudgetRefusal*>(&e) != nullptr) throw BudgetRefusal(why);
+      throw InputError(why);
     }
   }
   return plan;

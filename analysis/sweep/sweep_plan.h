@@ -4,10 +4,13 @@
 // shard is built and resolved here first, so a bad point stops the sweep before the first one runs.
 // Internal to analysis/sweep/ (sweep_runner.cpp).
 #pragma once
+#include <cstdint>
 #include <filesystem>
+#include <map>
 #include <string>
 #include <vector>
 
+#include "analysis/step/step_estimate.h"
 #include "analysis/sweep/sweep_runner.h"
 #include "analysis/sweep/sweep_table.h"
 #include "scenarios/loader/scenario.h"
@@ -26,6 +29,9 @@ struct SweepPlan {
   std::vector<const scenarios::SweepPoint*> todo = {};
   SweepRows rows = {};                  // finished before this run (leader only)
   std::vector<std::string> notes = {};  // what resuming dropped, and why
+  // By point index, each point still to run: its cost as its run estimates it before it starts
+  // (analysis/step/step_estimate.h; the events of a variability run are step 1's times its steps).
+  std::map<std::size_t, StepEstimate> estimates = {};
 
   // The scenario at one point, from the text read once.
   scenarios::Scenario point_scenario(const scenarios::SweepPoint& point, const SweepOptions& options) const;

@@ -1,10 +1,7 @@
 #include "analysis/sweep/sweep_runner.h"
 
-#include <unistd.h>
-
 #include <algorithm>
 #include <atomic>
-#include <chrono>
 #include <exception>
 #include <filesystem>
 #include <fstream>
@@ -14,8 +11,8 @@
 #include <system_error>
 #include <thread>
 
-#include "analysis/output/format_fixed.h"
 #include "analysis/run/scenario_run.h"
+#include "analysis/study/step_run_progress.h"
 #include "analysis/sweep/sweep_integrity.h"
 #include "analysis/sweep/sweep_plan.h"
 #include "analysis/sweep/sweep_plot.h"
@@ -48,33 +45,36 @@ ScenarioRunOptions point_trace_options(const scenarios::Scenario& point_scenario
   return options;
 }
 
-// A progress line on stderr: rewritten in place on a terminal, every tenth of the points otherwise.
-class SweepProgress {
- public:
-  SweepProgress(bool enabled, std::size_t total)
-      : enabled_(enabled),
-        tty_(enabled && isatty(2)),
-        total_(total),
-        started_(std::chrono::steady_clock::now()) {}
-  void point_done(std::size_t done) const {
-    if (!enabled_) return;
-    const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - started_).count();
-    const double rate = secs > 0 ? static_cast<double>(done) / secs : 0;
-    const double left = rate > 0 ? static_cast<double>(total_ - done) / rate : 0;
-    const std::string msg = "sweep: " + std::to_string(done) + "/" + std::to_string(total_) + " points, " +
-                            format_fixed(rate, 2) + " points/s, ~" + format_fixed(left, 0) + " s left";
-    if (tty_) std::cerr << "\r" << msg << "   " << std::flush;
-    else if (done == total_ || done % std::max<std::size_t>(1, total_ / 10) == 0) std::cerr << msg << "\n";
+// The points' estimates in `todo`'s order (analysis/sweep/sweep_plan.h), for the progress lines.
+std::vector<std::uint64_t> todo_events(const SweepPlan& plan) {
+  std::vector<std::uint64_t> out;
+  for (const scenarios::SweepPoint* p : plan.todo) {
+    const auto it = plan.estimates.find(p->index);
+    out.push_back(it == plan.estimates.end() ? 0 : it->second.events());
   }
-  void finish() const {
-    if (tty_) std::cerr << "\n";
-  }
+  return out;
+}
 
- private:
-  bool enabled_, tty_;
-  std::size_t total_;
-  std::chrono::steady_clock::time_point started_;
-};
+// Before any point runs, on stderr: the sweep's events in all and its largest point's.
+void print_sweep_estimate(const SweepPlan& plan) {
+  const scenarios::SweepPoint* largest = nullptr;
+  std::uint64_t events = 0;
+  StepEstimate most;
+  for (const scenarios::SweepPoint* p : plan.todo) {
+    const auto it = plan.estimates.find(p->index);
+    if (it == plan.estimates.end()) continue;
+    events += it->second.events();
+    if (largest == nullptr || it->second.events() > most.events()) {
+      largest = p;
+      most = it->second;
+    }
+  }
+  if (largest == nullptr) return;
+  std::cerr << run_estimate_line("sweep", plan.todo.size(), events,
+                                 "point " + std::to_string(largest->index) + " (" + largest->label + ")",
+                                 most.events(), most.memory(), "points")
+            << std::endl;
+}
 
 // Runs the points of a plan on threads of this process, and with a team, shares them with the other
 // processes: the leader hands out positions in `todo` and records every finished row (appending it
@@ -83,8 +83,12 @@ class PointRunner {
  public:
   PointRunner(const SweepOptions& options, SweepPlan& plan, const std::filesystem::path& directory,
               std::ofstream& partial)
-      : options_(options), plan_(plan), directory_(directory), partial_(partial),
-        progress_(options.progress && leader(), plan.todo.size()) {}
+      : options_(options),
+        plan_(plan),
+        directory_(directory),
+        partial_(partial),
+        progress_(options.progress && leader() ? &std::cerr : nullptr, "sweep", todo_events(plan), "points") {
+  }
 
   bool leader() const { return !options_.team || options_.team->rank() == 0; }
 
@@ -107,7 +111,6 @@ class PointRunner {
     }
     for (auto& t : threads) t.join();
     if (serve_failure) std::rethrow_exception(serve_failure);
-    progress_.finish();
     outcome.points_by_rank = by_rank_;
     outcome.points_run = leader() ? done_ : follower_done_;
   }
@@ -124,12 +127,15 @@ class PointRunner {
     return i < plan_.todo.size() ? std::optional<std::size_t>(i) : std::nullopt;
   }
 
-  SweepTeam::Finished run_point(std::size_t i) const {
+  SweepTeam::Finished run_point(std::size_t i) {
     const scenarios::SweepPoint& point = *plan_.todo[i];
     try {
       const scenarios::Scenario s = plan_.point_scenario(point, options_);
       const scenarios::ResolvedScenario resolved = scenarios::resolve(s);
-      return {i, false, sweep_row(point, run_scenario(resolved, point_trace_options(s, point, directory_)))};
+      ScenarioRunOptions how = point_trace_options(s, point, directory_);
+      StepRunProgress::Share share(progress_, i);  // the point's own ticks, for the sweep's lines
+      if (options_.progress && leader()) how.progress = &share;
+      return {i, false, sweep_row(point, run_scenario(resolved, how))};
     } catch (const std::exception& e) {
       return {i, true, "sweep point " + std::to_string(point.index) + " (" + point.label + "): " + e.what()};
     }
@@ -151,7 +157,7 @@ class PointRunner {
     if (!partial_ && error_.empty()) error_ = "cannot write points.partial.csv (is the disk full?)";
     ++done_;
     ++by_rank_[static_cast<std::size_t>(rank)];
-    progress_.point_done(done_);
+    progress_.step_done(f.position, "point " + std::to_string(plan_.todo[f.position]->index));
   }
 
   void lead() {
@@ -176,7 +182,7 @@ class PointRunner {
   SweepPlan& plan_;
   const std::filesystem::path& directory_;
   std::ofstream& partial_;
-  SweepProgress progress_;
+  StepRunProgress progress_;
   std::mutex mutex_;
   std::atomic<std::size_t> next_{0};
   std::size_t done_ = 0, follower_done_ = 0;
@@ -231,6 +237,7 @@ SweepOutcome run_sweep(scenarios::ScenarioSource source, const SweepOptions& opt
   int jobs =
       options.jobs > 0 ? options.jobs : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   jobs = std::min<int>(jobs, static_cast<int>(std::max<std::size_t>(1, plan.todo.size())));
+  if (options.progress && leader) print_sweep_estimate(plan);
   PointRunner runner(options, plan, outcome.directory, partial);
   runner.run(jobs, outcome);
   if (!leader) {

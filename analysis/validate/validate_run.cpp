@@ -5,13 +5,14 @@
 
 #include "analysis/collective/collective_sweep.h"
 #include "analysis/output/format_fixed.h"
+#include "analysis/output/progress_estimate.h"
 #include "analysis/output/text_table.h"
+#include "analysis/platform/platform.h"
 #include "analysis/run/scenario_run.h"
 #include "analysis/validate/iteration_rate.h"
 #include "scenarios/loader/resolve.h"
 #include "scenarios/loader/scenario.h"
 #include "sim/error.h"
-#include "analysis/platform/platform.h"
 #include "topology/gpu_list.h"
 
 namespace hybridsim::analysis {
@@ -83,9 +84,13 @@ ValidateResult run_validate_case(const ValidateCase& reference, const ValidateBu
 }
 
 std::vector<ValidateResult> run_validate_cases(const std::vector<ValidateCase>& cases,
-                                               const ValidateBudget& budget) {
+                                               const ValidateBudget& budget, std::ostream* progress) {
   std::vector<ValidateResult> out;
-  for (const auto& c : cases) out.push_back(run_validate_case(c, budget));
+  ProgressEstimate lines(progress, "validate", static_cast<double>(cases.size()), "cases");
+  for (const auto& c : cases) {
+    out.push_back(run_validate_case(c, budget));
+    lines.advance(static_cast<double>(out.size()), "the last " + c.name);
+  }
   return out;
 }
 

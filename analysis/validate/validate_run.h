@@ -3,6 +3,7 @@
 //   auto results = run_validate_cases(load_validate_cases("scenarios/validate"));
 //   std::cout << validate_table(results);   // all_within(results) decides the exit code
 #pragma once
+#include <iosfwd>
 #include <string>
 #include <vector>
 
@@ -27,8 +28,11 @@ struct ValidateBudget {
 };
 
 ValidateResult run_validate_case(const ValidateCase& reference, const ValidateBudget& budget = {});
+// `progress` (null: none): lines with an estimated end as cases finish (analysis/output/
+// progress_estimate.h), each case counted alike.
 std::vector<ValidateResult> run_validate_cases(const std::vector<ValidateCase>& cases,
-                                               const ValidateBudget& budget = {});
+                                               const ValidateBudget& budget = {},
+                                               std::ostream* progress = nullptr);
 bool all_within(const std::vector<ValidateResult>& results);
 
 // A table (one row per case, then a count of cases within tolerance, by kind) and CSV.

@@ -1,0 +1,92 @@
+#include "analysis/output/progress_estimate.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <ostream>
+#include <utility>
+
+#include "sim/budget.h"
+#include "sim/units.h"
+
+namespace hybridsim::analysis {
+
+namespace {
+
+std::string count(double v) {
+  return sim::BudgetExceeded::count_text(static_cast<std::uint64_t>(std::max(0.0, std::round(v))));
+}
+
+// "12.0 MB of 200 MB", "1.2e6 of about 3.1e6 events", "3 of 40 points".
+std::string amounts(double done, double total, std::string_view unit) {
+  if (unit == "bytes")
+    return sim::human_bytes(sim::Bytes::of(static_cast<std::int64_t>(std::max(0.0, done)))) + " of " +
+           sim::human_bytes(sim::Bytes::of(static_cast<std::int64_t>(std::max(0.0, total))));
+  return count(done) + " of " + (unit == "events" ? "about " : "") + count(total) + " " + std::string(unit);
+}
+
+}  // namespace
+
+ProgressClock steady_progress_clock() {
+  return [] {
+    return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
+  };
+}
+
+std::string wall_text(double seconds) {
+  const auto s = static_cast<long long>(std::ceil(std::max(0.0, seconds)));
+  if (s < 120) return std::to_string(s) + " s";
+  if (s < 2 * 3600) return std::to_string((s + 59) / 60) + " min";
+  const long long tenths = (s * 10 + 1799) / 3600;
+  return std::to_string(tenths / 10) + "." + std::to_string(tenths % 10) + " h";
+}
+
+double seconds_left(double elapsed, double done, double total) {
+  if (!(done > 0) || !(total >= done) || !(elapsed >= 0)) return -1;
+  return elapsed * (total - done) / done;
+}
+
+std::string estimate_text(double elapsed, double left) {
+  if (!(left >= 0)) return {};
+  return ", about " + wall_text(left) + " left of about " + wall_text(elapsed + left) + " in all";
+}
+
+ProgressEstimate::ProgressEstimate(std::ostream* out, std::string label, double total, std::string unit,
+                                   ProgressClock clock, ProgressTiming timing)
+    : out_(out),
+      label_(std::move(label)),
+      total_(total),
+      unit_(std::move(unit)),
+      clock_(std::move(clock)),
+      timing_(timing),
+      start_(clock_()),
+      next_(start_ + timing.first) {}
+
+std::string ProgressEstimate::line(double done, std::string_view what) const {
+  const double elapsed = clock_() - start_;
+  // An estimated total can be passed (the estimate is an upper bound in most runs, not in all).
+  const double shown = std::min(done, total_);
+  const long percent = total_ > 0 ? std::lround(100 * shown / total_) : 0;
+  std::string out = label_ + ": " + wall_text(elapsed) + ", " + amounts(shown, total_, unit_) + " done (" +
+                    std::to_string(percent) + "%)";
+  if (!(done > 0))
+    out += ", time left not yet known";
+  else if (done >= total_)
+    out += ", nearly done";
+  else
+    out += estimate_text(elapsed, seconds_left(elapsed, shown, total_));
+  if (!what.empty()) out += "; " + std::string(what);
+  return out;
+}
+
+void ProgressEstimate::advance(double done, std::string_view what) {
+  if (out_ == nullptr) return;
+  std::lock_guard guard(lock_);
+  const double now = clock_();
+  if (now < next_) return;
+  next_ = now + timing_.every;
+  ++lines_;
+  *out_ << line(done, what) << "\n" << std::flush;
+}
+
+}  // namespace hybridsim::analysis

@@ -1,0 +1,65 @@
+// Progress with an estimated end, for every command that can run long (run, sweep, study, plan,
+// import, validate, collective): a line on stderr a couple of seconds into the work and every few
+// seconds after, with the time so far, the fraction of the estimated work done, and about how long
+// is left of about how long in all. The clock is passed in (tests drive it by hand); wall-clock
+// time decides only when to tell and what the estimate says, nothing computed depends on it.
+//   ProgressEstimate p(&std::cerr, "sweep", 40, "points");
+//   p.advance(3, "point 3 done");  // prints when due: "sweep: 3 s, 3 of 40 points (8%), about 37 s
+//                                  //  left of about 40 s in all; point 3 done"
+#pragma once
+#include <cstdint>
+#include <functional>
+#include <iosfwd>
+#include <mutex>
+#include <string>
+#include <string_view>
+
+namespace hybridsim::analysis {
+
+// Seconds since a fixed origin (any): steady_progress_clock() reads std::chrono::steady_clock.
+using ProgressClock = std::function<double()>;
+ProgressClock steady_progress_clock();
+
+// When lines are due: the first `first` seconds after the start, then every `every` seconds. Both
+// well inside the 10 s a command may run without a word (README.md, "Progress").
+struct ProgressTiming {
+  double first = 2;
+  double every = 5;
+};
+
+// "12 s", "3 min", "2.5 h": a wall time as a progress line says it.
+std::string wall_text(double seconds);
+// ", about 12 s left of about 40 s in all" from the time so far and the time left (< 0: unknown,
+// empty text).
+std::string estimate_text(double elapsed, double left);
+// About how many seconds are left when `done` of `total` took `elapsed` (< 0: not yet known).
+double seconds_left(double elapsed, double done, double total);
+
+class ProgressEstimate {
+ public:
+  // `out` null: silent. `unit` names what `total` counts ("points", "events", "bytes": shown as
+  // sizes); the total may be an estimate (events) or exact (points, cases, bytes of a file).
+  ProgressEstimate(std::ostream* out, std::string label, double total, std::string unit,
+                   ProgressClock clock = steady_progress_clock(), ProgressTiming timing = {});
+  // `done` of the total so far; prints a line when one is due. `what`: what is being worked on
+  // (empty: nothing said). Safe to call from several threads.
+  void advance(double done, std::string_view what = {});
+  // The line advance() prints now, whether due or not.
+  std::string line(double done, std::string_view what) const;
+  double elapsed() const { return clock_() - start_; }
+  std::size_t lines() const { return lines_; }
+
+ private:
+  std::ostream* out_;
+  std::string label_;
+  double total_;
+  std::string unit_;
+  ProgressClock clock_;
+  ProgressTiming timing_;
+  double start_;
+  double next_;
+  std::size_t lines_ = 0;
+  mutable std::mutex lock_;
+};
+
+}  // namespace hybridsim::analysis

@@ -1,0 +1,70 @@
+#include "analysis/study/step_run_progress.h"
+
+#include <algorithm>
+#include <numeric>
+#include <utility>
+
+#include "sim/budget.h"
+#include "sim/units.h"
+
+namespace hybridsim::analysis {
+
+namespace {
+
+double sum(const std::vector<std::uint64_t>& v) {
+  return static_cast<double>(std::accumulate(v.begin(), v.end(), std::uint64_t{0}));
+}
+
+}  // namespace
+
+std::string run_estimate_line(std::string_view label, std::size_t steps, std::uint64_t events,
+                              std::string_view largest, std::uint64_t largest_events,
+                              std::int64_t largest_memory, std::string_view noun) {
+  const double seconds = static_cast<double>(events) / sim::kEventsPerSecond;
+  std::string out = std::string(label) + ": " + std::to_string(steps) + " " + std::string(noun) +
+                    " to simulate, about " + sim::BudgetExceeded::count_text(events) + " events in all (" +
+                    (seconds < 1 ? std::string("under a second") : "about " + wall_text(seconds)) + " at " +
+                    sim::BudgetExceeded::count_text(static_cast<std::uint64_t>(sim::kEventsPerSecond)) +
+                    " events/s)";
+  if (!largest.empty())
+    out += "; the largest, " + std::string(largest) + ", about " +
+           sim::BudgetExceeded::count_text(largest_events) + " events and " +
+           sim::human_bytes(sim::Bytes::of(largest_memory)) + " of simulation state";
+  return out;
+}
+
+StepRunProgress::StepRunProgress(std::ostream* out, std::string label, std::vector<std::uint64_t> events,
+                                 std::string noun, ProgressClock clock, ProgressTiming timing)
+    : clock_(clock),
+      estimate_(std::move(events)),
+      reached_(estimate_.size(), 0),
+      noun_(std::move(noun)),
+      progress_(out, std::move(label), sum(estimate_), "events", std::move(clock), timing) {}
+
+void StepRunProgress::step_events(std::size_t i, std::uint64_t events) {
+  std::lock_guard guard(lock_);
+  if (i >= reached_.size()) return;
+  // A step past its estimate (it is an upper bound in most steps, not all) counts its estimate.
+  const std::uint64_t now = std::min(events, estimate_[i]);
+  done_ = done_ - reached_[i] + now;
+  reached_[i] = now;
+  advance_locked({});
+}
+
+void StepRunProgress::step_done(std::size_t i, std::string_view what) {
+  std::lock_guard guard(lock_);
+  if (i >= reached_.size()) return;
+  done_ = done_ - reached_[i] + estimate_[i];
+  reached_[i] = estimate_[i];
+  ++finished_;
+  advance_locked(what);
+}
+
+void StepRunProgress::advance_locked(std::string_view what) {
+  std::string said =
+      std::to_string(finished_) + " of " + std::to_string(estimate_.size()) + " " + noun_ + " done";
+  if (!what.empty()) said += ", the last " + std::string(what);
+  progress_.advance(static_cast<double>(done_), said);
+}
+
+}  // namespace hybridsim::analysis

@@ -1,0 +1,168 @@
+// Estimates before the work and progress lines with an estimated end (issue 31): a step's estimate
+// is the one its run checks (analysis/step/step_estimate.h), and every command's progress reporter
+// says the fraction done and about how long is left of how long in all. Clocks are driven by hand,
+// so nothing here depends on how fast the machine is.
+#include <doctest/doctest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <iterator>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "analysis/import/read_progress.h"
+#include "analysis/output/progress_estimate.h"
+#include "analysis/run/scenario_run.h"
+#include "analysis/step/step_estimate.h"
+#include "analysis/step/step_progress.h"
+#include "analysis/study/step_run_progress.h"
+#include "scenarios/loader/resolve.h"
+#include "scenarios/loader/scenario.h"
+
+using namespace hybridsim;
+
+namespace {
+
+// A clock read from `now`, which the test moves.
+struct HandClock {
+  double now = 100;
+  analysis::ProgressClock clock() {
+    return [this] { return now; };
+  }
+};
+
+std::vector<std::string> lines_of(const std::string& text) {
+  std::vector<std::string> out;
+  std::istringstream in(text);
+  for (std::string line; std::getline(in, line);) out.push_back(line);
+  return out;
+}
+
+scenarios::ResolvedScenario gnmt_dp8(const std::vector<std::string>& sets) {
+  const std::filesystem::path file =
+      std::filesystem::path(HYBRIDSIM_SOURCE_DIR) / "scenarios/examples/dgx1-gnmt-dp8.yaml";
+  return scenarios::resolve(scenarios::load_scenario(file.string(), sets));
+}
+
+}  // namespace
+
+TEST_CASE("progress estimate: lines come when due and say the fraction, the time left and the total") {
+  HandClock hand;
+  std::ostringstream out;
+  // validate's reporter: cases counted alike.
+  analysis::ProgressEstimate p(&out, "validate", 20, "cases", hand.clock());
+  hand.now = 101;  // 1 s in: before the first line is due (2 s)
+  p.advance(5, "the last a");
+  CHECK(out.str().empty());
+  hand.now = 102;  // 10 of 20 in 2 s: 2 s left, 4 s in all
+  p.advance(10, "the last b");
+  hand.now = 106;  // the next is due 5 s after that one
+  p.advance(15);
+  hand.now = 107;  // 16 of 20 in 7 s: 7 × 4 / 16 = 1.75 s left, shown as 2 s; 9 s in all
+  p.advance(16);
+  const auto lines = lines_of(out.str());
+  REQUIRE(lines.size() == 2);
+  CHECK(lines[0] ==
+        "validate: 2 s, 10 of 20 cases done (50%), about 2 s left of about 4 s in all; the last b");
+  CHECK(lines[1] == "validate: 7 s, 16 of 20 cases done (80%), about 2 s left of about 9 s in all");
+}
+
+TEST_CASE("progress estimate: estimated events, sizes in bytes, and work past its estimate") {
+  HandClock hand;
+  // collective's reporter weighs sizes by their events in full; sweep/study/plan count events.
+  analysis::ProgressEstimate events(nullptr, "study", 4e6, "events", hand.clock());
+  hand.now = 110;
+  CHECK(events.line(1e6, "") ==
+        "study: 10 s, 1e6 of about 4e6 events done (25%), about 30 s left of about "
+        "40 s in all");
+  CHECK(events.line(5e6, "").ends_with("4e6 of about 4e6 events done (100%), nearly done"));
+  CHECK(events.line(0, "").ends_with("done (0%), time left not yet known"));
+  // import's: bytes of the file read.
+  analysis::ProgressEstimate bytes(nullptr, "import", 200e6, "bytes", hand.clock());
+  hand.now = 115;  // 50 MB in 5 s: 15 s left
+  CHECK(bytes.line(50e6, "") ==
+        "import: 5 s, 50.0 MB of 200 MB done (25%), about 15 s left of about 20 s in all");
+  CHECK(analysis::wall_text(118.2) == "119 s");
+  CHECK(analysis::wall_text(600) == "10 min");
+  CHECK(analysis::wall_text(3 * 3600.0) == "3.0 h");
+}
+
+namespace {
+
+struct Recorded final : analysis::SimulationProgress {
+  std::vector<analysis::SimulationProgressReport> reports;
+  explicit Recorded(analysis::ProgressClock clock)
+      : SimulationProgress(std::chrono::seconds(2), std::chrono::seconds(5), std::move(clock)) {}
+
+ protected:
+  void report(const analysis::SimulationProgressReport& r) override { reports.push_back(r); }
+};
+
+}  // namespace
+
+TEST_CASE("progress estimate: run's step reports carry the step's estimate and the time left") {
+  HandClock hand;
+  Recorded progress(hand.clock());
+  hand.now = 101;
+  progress.tick("step 1", sim::Time::zero(), 1000, 4000);
+  CHECK(progress.reports.empty());
+  hand.now = 103;  // 1000 of 4000 events in 3 s: 9 s left
+  progress.tick("step 1", sim::Time::zero(), 1000, 4000);
+  REQUIRE(progress.reports.size() == 1);
+  CHECK(progress.reports[0].estimated_events == 4000);
+  CHECK(progress.reports[0].eta_seconds == doctest::Approx(9));
+  CHECK(analysis::estimate_text(progress.reports[0].wall_seconds, progress.reports[0].eta_seconds) ==
+        ", about 9 s left of about 12 s in all");
+}
+
+TEST_CASE(
+    "progress estimate: study, plan and sweep count finished steps' estimates and running steps' events") {
+  HandClock hand;
+  std::ostringstream out;
+  analysis::StepRunProgress run(&out, "study", {1'000'000, 3'000'000}, "steps", hand.clock());
+  analysis::StepRunProgress::Share second(run, 1);
+  hand.now = 104;  // the first step done (1e6 of 4e6 in 4 s: 12 s left), the second ticking
+  run.step_done(0, "gnmt N=8 dp=8 mp=1");
+  second.tick("step 1", sim::Time::zero(), 1'000'000, 3'000'000);  // not due: 5 s after the last
+  hand.now = 109;  // 1e6 done and the second at 2e6 of its 3e6: 3e6 of 4e6 in 9 s, 3 s left
+  second.tick("step 1", sim::Time::zero(), 2'000'000, 3'000'000);
+  const auto lines = lines_of(out.str());
+  REQUIRE(lines.size() == 2);
+  CHECK(lines[0] ==
+        "study: 4 s, 1e6 of about 4e6 events done (25%), about 12 s left of about 16 s in all; "
+        "1 of 2 steps done, the last gnmt N=8 dp=8 mp=1");
+  CHECK(lines[1] ==
+        "study: 9 s, 3e6 of about 4e6 events done (75%), about 3 s left of about 12 s in all; "
+        "1 of 2 steps done");
+  CHECK(analysis::run_estimate_line("sweep", 3, 12'000'000, "point 2 (parallelism.dp=8)", 9'000'000, 96832,
+                                    "points") ==
+        "sweep: 3 points to simulate, about 1.2e7 events in all (about 3 s at 5e6 events/s); the largest, "
+        "point 2 (parallelism.dp=8), about 9e6 events and 96.8 kB of simulation state");
+}
+
+TEST_CASE("step estimate: the figures the run checks before its event loop, without running it") {
+  // analysis_budget_test.cpp derives them for GNMT DP 8 with every ring in full: 36416 task events
+  // and 45696 message events; 41536 B of collective state and 288 messages in flight × 192 B.
+  const scenarios::ResolvedScenario r = gnmt_dp8({"communication.fast_path=off"});
+  const analysis::StepEstimate e = analysis::estimate_step(analysis::step_setup(r));
+  CHECK(e.task_events == 36416);
+  CHECK(e.events() == 82112);
+  CHECK(e.memory() == 96832);
+  CHECK_THROWS_AS(e.check({.max_events = 82111}), sim::BudgetExceeded);
+  CHECK_NOTHROW(e.check({.max_events = 82112}));
+  CHECK_THROWS_AS(e.check({.max_events = 0, .max_memory = 96831}), sim::BudgetExceeded);
+}
+
+TEST_CASE("progress estimate: import's reporter counts the bytes the process has read") {
+  const auto before = analysis::bytes_read_by_process();
+  if (!before) return;  // no /proc/self/io here: import prints no lines
+  const std::filesystem::path file =
+      std::filesystem::path(HYBRIDSIM_SOURCE_DIR) / "tests/data/kineto/single_gpu.json";
+  std::ifstream in(file, std::ios::binary);
+  const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  const auto after = analysis::bytes_read_by_process();
+  REQUIRE(after);
+  CHECK(*after - *before >= static_cast<std::int64_t>(std::filesystem::file_size(file)));
+  CHECK(text.size() == std::filesystem::file_size(file));
+}
