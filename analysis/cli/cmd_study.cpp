@@ -59,6 +59,12 @@ namespace {
 int plan_llm_command(const analysis::PlanCommandOptions& o, analysis::LlmPlanOptions llm,
                      const po::variables_map& vm, double critical, const std::string& ib,
                      const std::string& memory, int top) {
+  // The 2017 networks' options, which the transformer planner has no use for: refused, not ignored.
+  for (const char* name : {"objective", "variant", "show-unfit"})
+    if (vm.count(name) && !vm[name].defaulted())
+      throw InputError("--" + std::string(name) + ": not for a transformer (" + o.model +
+                       "): it is ranked by tokens/s, or by time to train with --critical-batch TOKENS, "
+                       "over the layouts that fit");
   llm.model = o.model;
   llm.gpus = o.gpus;
   if (!vm["cluster"].defaulted()) llm.cluster = o.cluster;
@@ -127,11 +133,12 @@ int plan_command(int argc, const char* const* argv) {
   if (!memory.empty()) o.memory = memory;
   o.show_unfit = vm.count("show-unfit") != 0;
   if (analysis::is_llm_plan_model(o.model)) return plan_llm_command(o, llm, vm, critical, ib, memory, top);
-  for (const char* name : {"gpu", "critical-batch"})
-    if (vm.count(name))
+  // Given, not defaulted: --global-batch 64 or --simulate 2 on gnmt were ignored without a word.
+  for (const char* name : {"gpu", "critical-batch", "global-batch", "simulate"})
+    if (vm.count(name) && !vm[name].defaulted())
       throw InputError("--" + std::string(name) +
                        ": transformers only (--model gpt3-175b, llama3-70b, ...); " + o.model +
-                       " takes --cluster");
+                       (name == std::string("gpu") ? " takes --cluster" : " takes none"));
   analysis::print_plan(api::plan(o, vm.count("quiet") ? nullptr : &std::cerr), std::cout, top);
   return 0;
 }

@@ -18,6 +18,7 @@
 #include <string_view>
 
 #include "sim/error.h"
+#include "sim/yaml/encoding.h"
 #include "sim/yaml/tree.h"
 
 namespace hybridsim::yaml {
@@ -205,16 +206,10 @@ class TextBuffer final : public std::streambuf {
   }
 };
 
-// Text in UTF-16 or UTF-32 (a byte-order mark, or a NUL among the first two bytes: UTF-8 YAML holds
-// none) is otherwise refused as "a binary file?": name the encoding and the way out. A UTF-8
-// byte-order mark passes; yaml-cpp skips it.
+// Text in UTF-16 or UTF-32 is otherwise refused as "a binary file?": name the encoding and the way
+// out (wide_encoding). A UTF-8 byte-order mark passes; yaml-cpp skips it.
 void check_encoding(std::string_view text, const Locate& locate) {
-  const auto starts = [text](std::string_view prefix) { return text.substr(0, prefix.size()) == prefix; };
-  using namespace std::string_view_literals;
-  std::string_view encoding;
-  if (starts("\xFF\xFE\0\0"sv) || starts("\0\0\xFE\xFF"sv)) encoding = "UTF-32";
-  else if (starts("\xFF\xFE"sv) || starts("\xFE\xFF"sv)) encoding = "UTF-16";
-  else if (text.size() >= 2 && (text[0] == '\0') != (text[1] == '\0')) encoding = "UTF-16";
+  const std::string_view encoding = wide_encoding(text);
   if (!encoding.empty())
     throw InputError(locate(YAML::Mark()) + ": invalid YAML: " + std::string(encoding) +
                      " is not supported; save the file as UTF-8");

@@ -6,6 +6,7 @@
 #include <fstream>
 
 #include "sim/error.h"
+#include "sim/yaml/encoding.h"
 #include "sim/yaml/input_file.h"
 #include "workloads/import/import_kineto_reader.h"
 
@@ -39,6 +40,25 @@ std::string KinetoTrace::describe(const KinetoCpuEvent& e) const {
          "\" (\"ts\": " + ts_text(e.start) + ")";
 }
 
+namespace {
+
+// A trace saved in UTF-16 or UTF-32 (an editor's "Unicode") is refused as such, not as a JSON
+// syntax error about its first byte; the stream goes back to `begin` (where it can seek).
+void check_encoding(std::istream& in, std::streampos begin, const std::string& source_name) {
+  if (begin < 0) return;
+  char first[4] = {};
+  in.read(first, sizeof first);
+  const std::string_view encoding =
+      yaml::wide_encoding(std::string_view(first, static_cast<std::size_t>(in.gcount())));
+  in.clear();
+  in.seekg(begin);
+  if (!encoding.empty())
+    throw InputError(source_name + ": " + std::string(encoding) +
+                     " is not supported; save the file as UTF-8");
+}
+
+}  // namespace
+
 KinetoTrace parse_kineto_trace(std::istream& in, const std::string& source_name) {
   KinetoTrace trace;
   trace.source = source_name;
@@ -49,6 +69,7 @@ KinetoTrace parse_kineto_trace(std::istream& in, const std::string& source_name)
     in.seekg(begin);
   }
   in.clear();
+  check_encoding(in, begin, source_name);
   kineto_detail::CountingBuffer buffer(in.rdbuf());
   std::istream counted(&buffer);
   kineto_detail::TraceSax sax(trace, source_name, size, buffer);

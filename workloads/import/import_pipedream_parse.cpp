@@ -11,6 +11,7 @@
 
 #include "sim/error.h"
 #include "sim/text.h"
+#include "sim/yaml/encoding.h"
 #include "sim/yaml/input_file.h"
 #include "workloads/import/import_limits.h"
 #include "workloads/import/import_pipedream.h"
@@ -184,6 +185,9 @@ std::string PipeDreamNode::module_type() const {
 bool PipeDreamNode::is_input() const { return module_type().starts_with("Input"); }
 
 PipeDreamGraph parse_pipedream_graph(std::string_view text, const std::string& source_name) {
+  if (const std::string_view encoding = yaml::wide_encoding(text); !encoding.empty())
+    throw InputError(source_name + ":1:1: " + std::string(encoding) +
+                     " is not supported; save the file as UTF-8");
   PipeDreamGraph g;
   g.source = source_name;
   std::map<int, int> line_of;  // node id → line
