@@ -10,6 +10,7 @@
 //    ideal -a ring -b 1GiB -e 1GiB` runs it: the ring search and routes over N GPUs, then one folded
 //    position (issue 31: under 2 s and 200 MB at N = 65,536; it took 3.2 GB at 16,384 when the ring
 //    search kept an N × N matrix). N = 2,048 ... 65,536.
+//  - BM_ZeroStep: Llama 2 7B under ZeRO-1 and ZeRO-3 on 8 DGX A100 (scenarios/llm), only when asked;
 //  - BM_ClusterStep: issue 30's GNMT step of scenarios/cluster-hybrid-vs-dp.yaml on N / 8 DGX-1, DP
 //    and dp × mp 2, at N = 1,024 and 65,536 (target: under 30 s and 4 GB each at 65,536).
 // The idealized ring of issue 14 (50 GB/s, 500 ns, 256 KiB messages) is bench_collective's
@@ -150,6 +151,19 @@ void BM_TpDpStep(benchmark::State& state) {
   if (state.counters["gpus_simulated"] != 8) state.SkipWithError("the step did not fold onto one machine");
 }
 
+// One step of Llama 2 7B under ZeRO stage `zero` on N / 8 DGX A100 (dp N), as `hybridsim run
+// scenarios/llm/llama2-7b-zero3-dgx-a100.yaml --set cluster.nodes=N/8 --set parallelism.dp=N --set
+// parallelism.zero=Z` runs it. It does not fold yet (README, "Where this does not reach yet"): every
+// GPU is simulated, so only N = 64, the scenario's own, runs, and only when asked
+// (`--benchmark_filter=BM_ZeroStep`).
+void BM_ZeroStep(benchmark::State& state) {
+  const std::int64_t gpus = state.range(0);
+  step_case(state, HYBRIDSIM_SOURCE_DIR "/scenarios/llm/llama2-7b-zero3-dgx-a100.yaml",
+            {"cluster.nodes=" + count(gpus / 8), "parallelism.dp=" + count(gpus),
+             "parallelism.zero=" + count(state.range(1))},
+            gpus);
+}
+
 // One 1 GiB ring all-reduce over the first `gpus` GPUs of `spec`, as `hybridsim collective -b 1GiB -e
 // 1GiB -a ring` runs it (the cluster built, then the sweep of one size, its budget check included).
 void ring_all_reduce_case(benchmark::State& state, const topology::ClusterSpec& spec, int gpus,
@@ -207,6 +221,12 @@ void gpu_counts(benchmark::internal::Benchmark* b) {
 BENCHMARK(BM_DpStep)->Apply(gpu_counts);
 BENCHMARK(BM_DgxRingAllReduce)->Apply(gpu_counts);
 BENCHMARK(BM_TpDpStep)->ArgName("gpus")->Arg(128)->Arg(1024)->Unit(benchmark::kSecond)->Iterations(1);
+BENCHMARK(BM_ZeroStep)
+    ->ArgNames({"gpus", "zero"})
+    ->Args({64, 1})
+    ->Args({64, 3})
+    ->Unit(benchmark::kSecond)
+    ->Iterations(1);
 BENCHMARK(BM_ClusterStep)
     ->ArgNames({"gpus", "mp"})
     ->Args({1024, 1})
