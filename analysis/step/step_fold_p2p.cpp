@@ -59,10 +59,12 @@ bool same_shape(const topology::Topology& t, const std::vector<sim::LinkId>& a,
 
 std::optional<std::string> fold_p2p_shadows_exact(const workloads::StepProgram& program,
                                                   const topology::Topology& topology,
-                                                  const workloads::CommOptions& comm, const StepFoldPlan& plan) {
+                                                  const workloads::CommOptions& comm,
+                                                  const StepFoldPlan& plan) {
   if (plan.empty()) return std::nullopt;
   Routes routes{topology, workloads::CommPlanner(topology, comm), {}};
-  for (const topology::DeviceId g : topology.gpus()) routes.node.push_back(topology.device(g).node.value_or(-1));
+  for (const topology::DeviceId g : topology.gpus())
+    routes.node.push_back(topology.device(g).node.value_or(-1));
   bool any = false;
   for (std::size_t c = 0; c < program.collectives.size() && !any; ++c)
     any = plan.fold.shadow[c] != 0 && routes.across(program.collectives[c]);

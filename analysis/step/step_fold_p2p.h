@@ -20,6 +20,7 @@ bool is_point_to_point(const workloads::CollectiveSpec& c);
 
 std::optional<std::string> fold_p2p_shadows_exact(const workloads::StepProgram& program,
                                                   const topology::Topology& topology,
-                                                  const workloads::CommOptions& comm, const StepFoldPlan& plan);
+                                                  const workloads::CommOptions& comm,
+                                                  const StepFoldPlan& plan);
 
 }  // namespace hybridsim::analysis

@@ -71,6 +71,7 @@ struct Layout {
   std::vector<std::vector<GradientCopy>> copies;             // [stage][i]; empty: none
   std::vector<std::uint32_t> first_gradient_event;           // [stage], from the worker's base
   std::vector<std::uint32_t> sends_done_event;               // [stage]: to s + 1, to s - 1
+  bool after_flush = false;  // replicas to reduce over (dp > tp workers): after the flush
   std::uint32_t events_per_worker = 0;
 
   std::uint32_t event(int b, int j, EventKind kind) const {
@@ -159,6 +160,7 @@ Layout lay_out(const Profile& profile, const StepOptions& options, int dp) {
   }
   for (int s = 0; s < o.pp; ++s, event += 2) l.sends_done_event.push_back(event);
   l.events_per_worker = event;
+  l.after_flush = dp > std::max(1, options.tp);
   if (dp > 1 && options.gradient_copies && gpu && !profile.has_recorded_buckets())
     l.copies = step_parts::gradient_copies(l.gradients, first, dp, *gpu, l.labels, options.copy_passes);
   return l;
@@ -265,7 +267,7 @@ sim::StreamProgram transfer_stream(const Layout& l, int s, int peer, bool sendin
                                                                                 : ActivationReceived)));
     }
   }
-  if (sending && !stream.tasks.empty() && !l.gradients[static_cast<std::size_t>(s)].empty())
+  if (sending && l.after_flush && !stream.tasks.empty() && !l.gradients[static_cast<std::size_t>(s)].empty())
     stream.tasks.push_back(Task::record(base + sends_done(l, s, peer)));
   return stream;
 }
@@ -320,10 +322,10 @@ sim::StreamProgram stage_communication(const Layout& l, int s, std::uint32_t bas
   // al. 2021): once the stage's last backward has made the last of them ready (every transfer to
   // the stage has arrived) and its last transfer has left. A stage's ring and its transfers never
   // share its NICs at once, so the ring folds over the replicas (sim/README.md, "Folding the step").
-  for (int peer = 0; peer < l.x.p; ++peer)
+  for (int peer = 0; peer < l.x.p && l.after_flush; ++peer)
     if (peer != s && std::any_of(sends.begin(), sends.end(), [&](const Send& x) { return x.peer == peer; }))
       comm.tasks.push_back(Task::wait(base + sends_done(l, s, peer)));
-  if (!l.gradients[su].empty())
+  if (l.after_flush && !l.gradients[su].empty())
     comm.tasks.push_back(Task::wait(base + l.first_gradient_event[su] +
                                     static_cast<std::uint32_t>(l.gradients[su].size() - 1)));
   for (std::size_t i = 0; i < l.gradients[su].size(); ++i) {
