@@ -1,5 +1,6 @@
 #include "analysis/step/step_fold.h"
 
+#include "analysis/step/step_fold_p2p.h"
 #include "sim/hash.h"
 
 #include <bit>
@@ -169,7 +170,8 @@ bool find_shadows(const workloads::StepProgram& program, const StepFoldBasis& ba
     }
     with_members[c] = any_rep && any_member ? 1 : 0;
     if (!any_rep) {
-      if (!one_machine(program.collectives[c])) return false;
+      // A transfer between two machines may be a shadow too; fold_p2p_shadows_exact checks it.
+      if (!one_machine(program.collectives[c]) && !is_point_to_point(program.collectives[c])) return false;
       shadow[c] = 1;
     }
   }

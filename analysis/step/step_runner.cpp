@@ -11,6 +11,7 @@
 
 #include "analysis/step/step_attempt.h"
 #include "analysis/step/step_fold.h"
+#include "analysis/step/step_fold_p2p.h"
 #include "sim/error.h"
 #include "workloads/program/pipeline_program.h"
 #include "topology/presets.h"
@@ -148,6 +149,10 @@ std::optional<StepResult> folded_gpus(const StepSetup& setup, const workloads::S
     const StepFoldPlan fold = plan_step_fold(program, *setup.topology, basis, ladder.refine);
     if (fold.empty())
       return refuse(ladder, i == 0 ? "no GPUs alike in program and machine" : ladder.step_fold_reason);
+    if (auto why = fold_p2p_shadows_exact(program, *setup.topology, setup.comm, fold)) {
+      ladder.step_fold_reason = *why;
+      return refuse(ladder, *why);
+    }
     Attempt attempt;
     StepResult r = simulate_attempt(setup, program, observers, fold, attempt,
                                     attempt_label(setup, "folded onto representative GPUs"));

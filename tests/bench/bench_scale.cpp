@@ -163,6 +163,26 @@ void BM_ZeroStep(benchmark::State& state) {
              "parallelism.zero=" + count(state.range(1))},
             gpus);
 }
+// Issue 29: one step of GPT-3 175B, all 96 layers, at tp 8 x pp 16 x dp 128 under 1F1B on
+// N / 8 machines (`preset`: DGX H100 or DGX A100), micro-batch 1 and the global batch of 1,536
+// sequences (GPT-3's 3.2 M tokens, Brown et al. 2020; ../shared/reference/transformers.md), so 12
+// micro-batches per replica; as `hybridsim run scenarios/llm/gpt3-175b-pp8-dgx-a100.yaml --set
+// cluster.preset=P --set cluster.nodes=N/8 --set parallelism.dp=N/128 --set parallelism.pp=16 --set
+// workload.model.layers_simulated=96 --set training.global_batch=1536 --set
+// communication.algorithm=ring --set cluster.fabric=rail-optimized` runs it (target: under 10 s and 2 GB
+// at N = 16,384; on the default fat tree the transfers' spine links are shared and the fold is refused).
+void pipeline_step(benchmark::State& state, const char* preset) {
+  const std::int64_t gpus = state.range(0);
+  step_case(state, HYBRIDSIM_SOURCE_DIR "/scenarios/llm/gpt3-175b-pp8-dgx-a100.yaml",
+            {std::string("cluster.preset=") + preset, "cluster.nodes=" + count(gpus / 8),
+             "cluster.fabric=rail-optimized",
+             "parallelism.dp=" + count(gpus / 128), "parallelism.pp=16", "workload.model.layers_simulated=96",
+             "training.global_batch=" + count(gpus / 128 * 12), "communication.algorithm=ring"},
+            gpus);
+  if (state.counters["gpus_simulated"] != 128) state.SkipWithError("the step did not fold onto one replica");
+}
+void BM_PipelineStepH100(benchmark::State& state) { pipeline_step(state, "dgx-h100"); }
+void BM_PipelineStepA100(benchmark::State& state) { pipeline_step(state, "dgx-a100"); }
 
 // One 1 GiB ring all-reduce over the first `gpus` GPUs of `spec`, as `hybridsim collective -b 1GiB -e
 // 1GiB -a ring` runs it (the cluster built, then the sweep of one size, its budget check included).
@@ -227,6 +247,8 @@ BENCHMARK(BM_ZeroStep)
     ->Args({64, 3})
     ->Unit(benchmark::kSecond)
     ->Iterations(1);
+BENCHMARK(BM_PipelineStepH100)->ArgName("gpus")->Arg(16384)->Unit(benchmark::kSecond)->Iterations(1);
+BENCHMARK(BM_PipelineStepA100)->ArgName("gpus")->Arg(16384)->Unit(benchmark::kSecond)->Iterations(1);
 BENCHMARK(BM_ClusterStep)
     ->ArgNames({"gpus", "mp"})
     ->Args({1024, 1})

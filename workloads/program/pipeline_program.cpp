@@ -70,6 +70,8 @@ struct Layout {
   std::vector<sim::Time> optimizer;                          // [stage]
   std::vector<std::vector<GradientCopy>> copies;             // [stage][i]; empty: none
   std::vector<std::uint32_t> first_gradient_event;           // [stage], from the worker's base
+  std::vector<std::uint32_t> sends_done_event;               // [stage]: to s + 1, to s - 1
+  bool after_flush = false;  // replicas to reduce over (dp > tp workers): after the flush
   std::uint32_t events_per_worker = 0;
 
   std::uint32_t event(int b, int j, EventKind kind) const {
@@ -156,7 +158,9 @@ Layout lay_out(const Profile& profile, const StepOptions& options, int dp) {
     l.first_gradient_event.push_back(event);
     event += static_cast<std::uint32_t>(g.size()) + 1;  // each collective's readiness, all done
   }
+  for (int s = 0; s < o.pp; ++s, event += 2) l.sends_done_event.push_back(event);
   l.events_per_worker = event;
+  l.after_flush = dp > std::max(1, options.tp);
   if (dp > 1 && options.gradient_copies && gpu && !profile.has_recorded_buckets())
     l.copies = step_parts::gradient_copies(l.gradients, first, dp, *gpu, l.labels, options.copy_passes);
   return l;
@@ -240,6 +244,11 @@ std::vector<Send> sends_of(const Layout& l, int s) {
   return out;
 }
 
+// The event stage s's send stream to `peer` records after its last transfer.
+std::uint32_t sends_done(const Layout& l, int s, int peer) {
+  return l.sends_done_event[static_cast<std::size_t>(s)] + (peer == (s + 1) % l.x.p ? 0 : 1);
+}
+
 // Stage s's send stream to `peer` (or, receiving, its receive stream from `peer`: the peer's
 // sends to s in the same order), for the worker whose events start at `base` and whose transfers
 // start at collective `first`.
@@ -258,6 +267,8 @@ sim::StreamProgram transfer_stream(const Layout& l, int s, int peer, bool sendin
                                                                                 : ActivationReceived)));
     }
   }
+  if (sending && l.after_flush && !stream.tasks.empty() && !l.gradients[static_cast<std::size_t>(s)].empty())
+    stream.tasks.push_back(Task::record(base + sends_done(l, s, peer)));
   return stream;
 }
 
@@ -305,7 +316,18 @@ void add_worker_transfers(const Profile& profile, const Layout& l, const std::ve
 sim::StreamProgram stage_communication(const Layout& l, int s, std::uint32_t base, std::uint32_t worker,
                                        const std::vector<std::uint32_t>& collective) {
   const auto su = static_cast<std::size_t>(s);
+  const std::vector<Send> sends = sends_of(l, s);
   sim::StreamProgram comm{"communication", {}};
+  // The gradients are reduced after the pipeline's flush, as Megatron-LM reduces them (Narayanan et
+  // al. 2021): once the stage's last backward has made the last of them ready (every transfer to
+  // the stage has arrived) and its last transfer has left. A stage's ring and its transfers never
+  // share its NICs at once, so the ring folds over the replicas (sim/README.md, "Folding the step").
+  for (int peer = 0; peer < l.x.p && l.after_flush; ++peer)
+    if (peer != s && std::any_of(sends.begin(), sends.end(), [&](const Send& x) { return x.peer == peer; }))
+      comm.tasks.push_back(Task::wait(base + sends_done(l, s, peer)));
+  if (l.after_flush && !l.gradients[su].empty())
+    comm.tasks.push_back(Task::wait(base + l.first_gradient_event[su] +
+                                    static_cast<std::uint32_t>(l.gradients[su].size() - 1)));
   for (std::size_t i = 0; i < l.gradients[su].size(); ++i) {
     comm.tasks.push_back(Task::wait(base + l.first_gradient_event[su] + static_cast<std::uint32_t>(i)));
     comm.tasks.push_back(Task::collective(collective[i], worker));

@@ -1,0 +1,54 @@
+// Issue 29: a pipelined step with data parallelism (tp × pp × dp) folds onto one pipeline replica:
+// its stages' machines are the representatives, the other replicas' transfers between their
+// stages are shadows, and each stage's gradient ring folds over the replicas. GPT-3 175B's layers
+// (a slice the full simulation can afford) on DGX A100 at tp 8 × pp 4 × dp 4 (16 machines), under
+// GPipe, 1F1B and interleaved 1F1B: with the fast path on every GPU must finish at the time, with
+// the communication, of the step simulated rank by rank.
+#include <doctest/doctest.h>
+
+#include <string>
+#include <vector>
+
+#include "analysis/run/scenario_run.h"
+#include "scenarios/loader/resolve.h"
+#include "scenarios/loader/scenario.h"
+#include "tests/unit/fold_exact_case.h"
+
+using namespace hybridsim;
+
+namespace {
+
+analysis::StepResult run_pipeline(const std::string& schedule, sim::FastPath mode) {
+  std::vector<std::string> sets = {"cluster.nodes=16", "cluster.fabric=rail-optimized",
+                                   "parallelism.dp=4",
+                                   "parallelism.pp=4",
+                                   "workload.model.layers_simulated=8",
+                                   "training.global_batch=32",
+                                   "communication.algorithm=ring",
+                                   "pipeline.schedule=" + schedule};
+  if (schedule == "interleaved") sets.push_back("pipeline.virtual_stages=2");
+  scenarios::Scenario s =
+      scenarios::load_scenario(HYBRIDSIM_SOURCE_DIR "/scenarios/llm/gpt3-175b-pp8-dgx-a100.yaml", sets);
+  s.communication.fast_path = mode;
+  return analysis::run_scenario(scenarios::resolve(s), {}).step;
+}
+
+}  // namespace
+
+TEST_CASE("GPT-3 175B slice, tp 8 x pp 4 x dp 4 on DGX A100: folded onto one replica, as in full") {
+  for (const std::string schedule : {"gpipe", "1f1b", "interleaved"}) {
+    CAPTURE(schedule);
+    const analysis::StepResult fast = run_pipeline(schedule, sim::FastPath::Auto);
+    const analysis::StepResult full = run_pipeline(schedule, sim::FastPath::Off);
+    CAPTURE(fast.simulation.full_reason);
+    CAPTURE(fast.simulation.step_fold_reason);
+    std::string refused;
+    for (const std::string& r : fast.simulation.refused) refused += r + "; ";
+    CAPTURE(refused);
+    CHECK(fast.gpus == 128);
+    CHECK(full.simulation.folded == 0);
+    CHECK(fast.simulation.gpus_simulated == 32);  // one replica: a machine per stage
+    CHECK(fast.events * 2 < full.events);
+    testing::check_same_step(fast, full);
+  }
+}
