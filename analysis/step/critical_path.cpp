@@ -98,7 +98,8 @@ CriticalPath critical_path(const workloads::StepProgram& program, const sim::Exe
         compute += ran;
         slowed += extra;
         if (program.is_gradient_copy(t)) copies += ran - extra;
-        if (program.labels[t.id].phase == workloads::Phase::Optimizer) optimizer += ran - extra;
+        if (t.id < program.labels.size() && program.labels[t.id].phase == workloads::Phase::Optimizer)
+          optimizer += ran - extra;
         gaps += t.launch_delay.ps();
         break;
       }

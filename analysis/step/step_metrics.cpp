@@ -65,7 +65,8 @@ void add_stream(const workloads::StepProgram& program, const sim::ExecutionRecor
       out.slowed_ps += slowed.ps();
       const std::int64_t alone = (record.ended(s, i) - record.reached(s, i) - t.launch_delay - slowed).ps();
       if (program.is_gradient_copy(t)) out.copies_ps += alone;
-      if (program.labels[t.id].phase == workloads::Phase::Optimizer) out.optimizer_ps += alone;
+      if (t.id < program.labels.size() && program.labels[t.id].phase == workloads::Phase::Optimizer)
+        out.optimizer_ps += alone;
     } else if (t.kind == sim::TaskKind::Collective && !is_receive(program, t)) {
       out.comm.push_back(ran);
       const workloads::CollectiveRole role = program.collectives[t.id].role;
