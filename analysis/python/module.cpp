@@ -75,6 +75,10 @@ py::dict gpu_metrics(const analysis::GpuStepMetrics& g) {
   d["exposed_communication_ms"] = g.exposed_communication.to_ms();
   d["idle_ms"] = g.idle.to_ms();
   d["kernels"] = g.kernels;
+  d["optimizer_ms"] = g.optimizer.to_ms();
+  d["tp_communication_ms"] = g.tp_communication.to_ms();
+  d["pipeline_bubble_ms"] = g.pipeline_bubble.to_ms();
+  d["dp_communication_exposed_ms"] = g.dp_communication.to_ms();
   return d;
 }
 
@@ -83,6 +87,7 @@ py::dict critical_path(const analysis::CriticalPath& p) {
   d["compute_ms"] = p.compute.to_ms();
   d["compute_slowed_ms"] = p.compute_slowed.to_ms();
   d["gradient_copies_ms"] = p.gradient_copies.to_ms();
+  d["optimizer_ms"] = p.optimizer.to_ms();
   d["gradient_communication_ms"] = p.gradient_communication.to_ms();
   d["model_parallel_transfers_ms"] = p.model_parallel_transfers.to_ms();
   d["tensor_parallel_communication_ms"] = p.tensor_parallel_communication.to_ms();

@@ -81,7 +81,7 @@ CriticalPath critical_path(const workloads::StepProgram& program, const sim::Exe
   const std::vector<std::vector<TaskRef>> ranks = collective_ranks(program, representative);
   std::set<std::uint32_t> gpus{record.gpu_of(s)};
   std::int64_t compute = 0, slowed = 0, copies = 0, gradients = 0, transfers = 0, gaps = 0;
-  std::int64_t tensor = 0, expert = 0;
+  std::int64_t tensor = 0, expert = 0, optimizer = 0;
   auto move_to = [&](TaskRef to) {
     if (record.gpu_of(to.stream) != record.gpu_of(s)) ++path.gpu_changes;
     s = to.stream;
@@ -98,6 +98,8 @@ CriticalPath critical_path(const workloads::StepProgram& program, const sim::Exe
         compute += ran;
         slowed += extra;
         if (program.is_gradient_copy(t)) copies += ran - extra;
+        if (t.id < program.labels.size() && program.labels[t.id].phase == workloads::Phase::Optimizer)
+          optimizer += ran - extra;
         gaps += t.launch_delay.ps();
         break;
       }
@@ -135,6 +137,7 @@ CriticalPath critical_path(const workloads::StepProgram& program, const sim::Exe
   path.compute = sim::Time::ps(compute);
   path.compute_slowed = sim::Time::ps(slowed);
   path.gradient_copies = sim::Time::ps(copies);
+  path.optimizer = sim::Time::ps(optimizer);
   path.gradient_communication = sim::Time::ps(gradients);
   path.model_parallel_transfers = sim::Time::ps(transfers);
   path.tensor_parallel_communication = sim::Time::ps(tensor);

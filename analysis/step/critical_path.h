@@ -21,6 +21,7 @@ struct CriticalPath {
   sim::Time compute;                   // kernels on the path, including the two parts below
   sim::Time compute_slowed;  // of compute: kernels' time beyond alone, from communication beside them
   sim::Time gradient_copies;           // of compute: data-parallel gradient copies, as alone
+  sim::Time optimizer;                 // of compute: the optimizer's update, as alone
   sim::Time gradient_communication;    // data-parallel collectives on the path (ZeRO's gathers too)
   sim::Time model_parallel_transfers;  // activations and activation gradients on the path
   sim::Time tensor_parallel_communication;  // TP collectives (all-reduces, or SP's scatters and gathers)

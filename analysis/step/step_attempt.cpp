@@ -39,6 +39,14 @@ GpuStepMetrics mean_of(const std::vector<GpuStepMetrics>& gpus) {
   m.idle = sim::Time::ps(idle / n);
   m.finish = sim::Time::ps(finish / n);
   m.kernels = kernels / n;
+  const auto mean = [&](sim::Time GpuStepMetrics::*part) {
+    std::int64_t sum = 0;
+    for (const auto& g : gpus) sum += (g.*part).ps();
+    return sim::Time::ps(sum / n);
+  };
+  for (const auto part : {&GpuStepMetrics::optimizer, &GpuStepMetrics::tp_communication,
+                          &GpuStepMetrics::pipeline_bubble, &GpuStepMetrics::dp_communication})
+    m.*part = mean(part);
   return m;
 }
 

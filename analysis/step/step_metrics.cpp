@@ -1,6 +1,7 @@
 #include "analysis/step/step_metrics.h"
 
 #include <algorithm>
+#include <utility>
 
 namespace hybridsim::analysis {
 
@@ -34,7 +35,98 @@ bool is_receive(const workloads::StepProgram& program, const sim::Task& t) {
          t.rank == 1;
 }
 
+// One GPU's intervals by kind, as the executor recorded them.
+struct GpuIntervals {
+  std::vector<Interval> compute, comm, tp, dp, bubble;
+  std::int64_t slowed_ps = 0, copies_ps = 0, optimizer_ps = 0;
+  void clear() {
+    for (auto* v : {&compute, &comm, &tp, &dp, &bubble}) v->clear();
+    slowed_ps = copies_ps = optimizer_ps = 0;
+  }
+};
+
+bool is_tensor_parallel(workloads::CollectiveRole role) {
+  return role == workloads::CollectiveRole::TensorParallel ||
+         role == workloads::CollectiveRole::ExpertParallel;
+}
+
+// Stream s (the k-th of its GPU, `tasks`): its kernels and collectives; on a pipeline stage's
+// compute stream (k = 0) its waits on another stage and its idle after the last task until `step`.
+void add_stream(const workloads::StepProgram& program, const sim::ExecutionRecord& record, std::uint32_t s,
+                std::uint32_t k, const sim::TaskList& tasks, const std::vector<std::uint8_t>& arrivals,
+                sim::Time step, GpuIntervals& out) {
+  for (std::uint32_t i = 0; i < tasks.size(); ++i) {
+    const sim::Task t = tasks[i];
+    if (!record.has_run(s, i)) continue;
+    const Interval ran{record.reached(s, i).ps(), record.ended(s, i).ps()};
+    if (t.kind == sim::TaskKind::Kernel) {
+      out.compute.push_back({(record.reached(s, i) + t.launch_delay).ps(), ran.second});
+      const sim::Time slowed = record.slowed(s, i);
+      out.slowed_ps += slowed.ps();
+      const std::int64_t alone = (record.ended(s, i) - record.reached(s, i) - t.launch_delay - slowed).ps();
+      if (program.is_gradient_copy(t)) out.copies_ps += alone;
+      if (t.id < program.labels.size() && program.labels[t.id].phase == workloads::Phase::Optimizer)
+        out.optimizer_ps += alone;
+    } else if (t.kind == sim::TaskKind::Collective && !is_receive(program, t)) {
+      out.comm.push_back(ran);
+      const workloads::CollectiveRole role = program.collectives[t.id].role;
+      if (is_tensor_parallel(role)) out.tp.push_back(ran);
+      else if (role != workloads::CollectiveRole::Activation &&
+               role != workloads::CollectiveRole::ActivationGradient)
+        out.dp.push_back(ran);
+    } else if (t.kind == sim::TaskKind::Wait && k == 0 && !arrivals.empty() && arrivals[t.id] != 0) {
+      out.bubble.push_back(ran);
+    }
+  }
+  if (k == 0 && !arrivals.empty() && !tasks.empty() && record.has_run(s, 0))
+    out.bubble.push_back({record.ended(s, static_cast<std::uint32_t>(tasks.size() - 1)).ps(), step.ps()});
+}
+
+// What `more` adds to `base` (merged, as merge leaves it), which then holds both, merged.
+std::int64_t added(std::vector<Interval>& base, const std::vector<Interval>& more) {
+  const std::int64_t before = merge(base);
+  base.insert(base.end(), more.begin(), more.end());
+  return merge(base) - before;
+}
+
+GpuStepMetrics metrics_of(GpuIntervals& in, sim::Time step_time) {
+  GpuStepMetrics m;
+  m.kernels = static_cast<std::int64_t>(in.compute.size());
+  const std::int64_t busy_compute = merge(in.compute);
+  std::vector<Interval> both = in.compute;
+  const std::int64_t busy = busy_compute + added(both, in.comm);
+  m.compute = sim::Time::ps(busy_compute);
+  m.compute_slowed = sim::Time::ps(in.slowed_ps);
+  m.gradient_copies = sim::Time::ps(in.copies_ps);
+  m.communication = sim::Time::ps(merge(in.comm));
+  m.exposed_communication = sim::Time::ps(busy - busy_compute);
+  m.idle = sim::Time::ps(step_time.ps() - busy);
+  m.optimizer = sim::Time::ps(in.optimizer_ps);
+  std::vector<Interval>& parts = in.compute;  // kernels, then what each later part adds
+  m.tp_communication = sim::Time::ps(added(parts, in.tp));
+  m.pipeline_bubble = sim::Time::ps(added(parts, in.bubble));
+  m.dp_communication = sim::Time::ps(added(parts, in.dp));
+  return m;
+}
+
 }  // namespace
+
+std::vector<std::uint8_t> pipeline_arrivals(const workloads::StepProgram& program) {
+  const bool pipeline = std::any_of(program.labels.begin(), program.labels.end(),
+                                    [](const workloads::KernelLabel& l) { return l.micro_batch >= 0; });
+  if (!pipeline) return {};
+  std::vector<std::uint8_t> out(program.event_count, 0);
+  for (const sim::GpuProgram& gpu : program.gpus)
+    for (const sim::StreamProgram& sp : gpu.streams) {
+      std::uint8_t arrived = 0;  // what the receive before a record brought
+      for (const sim::Task& t : sp.tasks)
+        if (t.kind == sim::TaskKind::Collective && is_receive(program, t))
+          arrived = program.collectives[t.id].role == workloads::CollectiveRole::Activation ? 1 : 2;
+        else if (t.kind == sim::TaskKind::Record && arrived != 0 && t.id < out.size())
+          out[t.id] = std::exchange(arrived, std::uint8_t{0});
+    }
+  return out;
+}
 
 std::vector<GpuStepMetrics> step_metrics(const workloads::StepProgram& program,
                                          const sim::ExecutionRecord& record, sim::Time step_time,
@@ -42,7 +134,8 @@ std::vector<GpuStepMetrics> step_metrics(const workloads::StepProgram& program,
                                          const std::vector<std::uint32_t>& representative) {
   std::vector<GpuStepMetrics> out;
   std::vector<std::size_t> index_of(representative.empty() ? 0 : program.gpus.size(), 0);  // GPU → out
-  std::vector<Interval> compute, comm, both;
+  const std::vector<std::uint8_t> arrivals = pipeline_arrivals(program);
+  GpuIntervals in;
   std::uint32_t stream = 0;
   for (std::size_t g = 0; g < program.gpus.size(); ++g) {
     const auto& streams = program.gpus[g].streams;
@@ -56,39 +149,12 @@ std::vector<GpuStepMetrics> step_metrics(const workloads::StepProgram& program,
         continue;
       }
     }
-    compute.clear();
-    comm.clear();
-    std::int64_t slowed_ps = 0, copies_ps = 0;
-    for (std::uint32_t k = 0; k < streams.size(); ++k) {
-      const std::uint32_t s = first + k;
-      for (std::uint32_t i = 0; i < streams[k].tasks.size(); ++i) {
-        const sim::Task& t = streams[k].tasks[i];
-        if (!record.has_run(s, i)) continue;
-        if (t.kind == sim::TaskKind::Kernel) {
-          compute.push_back({(record.reached(s, i) + t.launch_delay).ps(), record.ended(s, i).ps()});
-          const sim::Time slowed = record.slowed(s, i);
-          slowed_ps += slowed.ps();
-          if (program.is_gradient_copy(t))
-            copies_ps += (record.ended(s, i) - record.reached(s, i) - t.launch_delay - slowed).ps();
-        }
-        else if (t.kind == sim::TaskKind::Collective && !is_receive(program, t))
-          comm.push_back({record.reached(s, i).ps(), record.ended(s, i).ps()});
-      }
-    }
-    GpuStepMetrics m;
+    in.clear();
+    for (std::uint32_t k = 0; k < streams.size(); ++k)
+      add_stream(program, record, first + k, k, streams[k].tasks, arrivals, step_time, in);
+    GpuStepMetrics m = metrics_of(in, step_time);
     m.gpu = static_cast<int>(g);
     m.finish = gpu_finish[g];
-    m.kernels = static_cast<std::int64_t>(compute.size());
-    const std::int64_t busy_compute = merge(compute);
-    both = compute;
-    both.insert(both.end(), comm.begin(), comm.end());
-    const std::int64_t busy = merge(both);
-    m.compute = sim::Time::ps(busy_compute);
-    m.compute_slowed = sim::Time::ps(slowed_ps);
-    m.gradient_copies = sim::Time::ps(copies_ps);
-    m.communication = sim::Time::ps(merge(comm));
-    m.exposed_communication = sim::Time::ps(busy - busy_compute);
-    m.idle = sim::Time::ps(step_time.ps() - busy);
     out.push_back(m);
   }
   for (std::size_t g = 0; g < representative.size(); ++g)

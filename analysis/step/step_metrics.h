@@ -24,7 +24,20 @@ struct GpuStepMetrics {
   sim::Time exposed_communication;
   sim::Time idle;  // step time − (compute ∪ communication)
   std::int64_t kernels = 0;
+  // The step split into parts that add up to it, each taking only what the ones before left:
+  // compute − optimizer, optimizer, tp_communication, pipeline_bubble, dp_communication, and the
+  // rest (exposed point-to-point sends, idle that is no pipeline's).
+  sim::Time optimizer;         // of compute: the optimizer's update kernels, as alone
+  sim::Time tp_communication;  // tensor- (and expert-) parallel collectives while no kernel runs
+  sim::Time pipeline_bubble;   // a pipeline stage's compute stream waiting on another stage, and
+                               // idle after its last task until the step ends
+  sim::Time dp_communication;  // data-parallel collectives (ZeRO's gathers too), exposed by the above
 };
+
+// A pipeline's (workloads/program/pipeline_program.h) events recorded when a transfer from
+// another stage arrived: 1 an activation, 2 an activation gradient, 0 any other; empty for a step
+// that is no pipeline. A compute stream's wait on one is the pipeline's bubble.
+std::vector<std::uint8_t> pipeline_arrivals(const workloads::StepProgram& program);
 
 // Metrics of every GPU the strategy uses, in global rank order, for a step of `step_time`;
 // `gpu_finish[g]` is when GPU g's last stream finished. A folded step (`representative` not

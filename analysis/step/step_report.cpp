@@ -22,25 +22,27 @@ std::string line(const std::string& key, const std::string& value) {
 }
 
 // "compute 289 ms (99.5%)", or with its named parts: "compute 289 ms (99.5%: kernels 284 ms, gradient
-// copies 4.30 ms, slowed by communication 450 us)"; the parts add up to the compute time.
-std::string compute_part(sim::Time compute, sim::Time copies, sim::Time slowed, sim::Time step) {
+// copies 4.30 ms, optimizer 1.20 ms, slowed by communication 450 us)"; the parts add up to the compute time.
+std::string compute_part(sim::Time compute, sim::Time copies, sim::Time slowed, sim::Time step,
+                         sim::Time optimizer = {}) {
   std::string out = "compute " + sim::human_time(compute) + " (" + share(compute, step);
-  if (copies > sim::Time::zero() || slowed > sim::Time::zero()) {
-    out += ": kernels " + sim::human_time(compute - copies - slowed);
+  if (copies > sim::Time::zero() || slowed > sim::Time::zero() || optimizer > sim::Time::zero()) {
+    out += ": kernels " + sim::human_time(compute - copies - slowed - optimizer);
     if (copies > sim::Time::zero()) out += ", gradient copies " + sim::human_time(copies);
+    if (optimizer > sim::Time::zero()) out += ", optimizer " + sim::human_time(optimizer);
     if (slowed > sim::Time::zero()) out += ", slowed by communication " + sim::human_time(slowed);
   }
   return out + ")";
 }
 
 std::string breakdown(const GpuStepMetrics& m, sim::Time step) {
-  return compute_part(m.compute, m.gradient_copies, m.compute_slowed, step) + ", exposed comm " +
+  return compute_part(m.compute, m.gradient_copies, m.compute_slowed, step, m.optimizer) + ", exposed comm " +
          sim::human_time(m.exposed_communication) + " (" + share(m.exposed_communication, step) +
          "), idle " + sim::human_time(m.idle) + " (" + share(m.idle, step) + ")";
 }
 
 std::string path_breakdown(const CriticalPath& p, sim::Time step) {
-  std::string out = compute_part(p.compute, p.gradient_copies, p.compute_slowed, step);
+  std::string out = compute_part(p.compute, p.gradient_copies, p.compute_slowed, step, p.optimizer);
   if (p.gradient_communication > sim::Time::zero())
     out += ", gradient comm " + sim::human_time(p.gradient_communication) + " (" +
            share(p.gradient_communication, step) + ")";
@@ -60,6 +62,25 @@ std::string path_breakdown(const CriticalPath& p, sim::Time step) {
   return out;
 }
 
+// The step's parts on a GPU (GpuStepMetrics), in the order each takes what the ones before left:
+// "compute 4.90 s (76.0%), TP comm 414 ms (6.4%), pipeline bubble …, other 93.0 ms (1.4%)";
+// parts under 1 ns are left out (the mean's parts are each rounded down to the picosecond), compute never.
+std::string step_parts(const GpuStepMetrics& m, sim::Time step) {
+  const sim::Time other = step - m.compute - m.tp_communication - m.pipeline_bubble - m.dp_communication;
+  const std::pair<const char*, sim::Time> parts[] = {{"compute", m.compute - m.optimizer},
+                                                     {"TP comm", m.tp_communication},
+                                                     {"pipeline bubble", m.pipeline_bubble},
+                                                     {"DP comm exposed", m.dp_communication},
+                                                     {"optimizer", m.optimizer},
+                                                     {"other", other}};
+  std::string out;
+  for (const auto& [name, t] : parts)
+    if (t >= sim::Time::ns(1) || out.empty())
+      out += (out.empty() ? "" : ", ") + std::string(name) + " " + sim::human_time(t) + " (" +
+             share(t, step) + ")";
+  return out;
+}
+
 void metrics_json(std::string& out, const GpuStepMetrics& m) {
   out += "{\"gpu\": " + std::to_string(m.gpu) + ", \"finish_us\": " + format_fixed(m.finish.to_us(), 3) +
          ", \"compute_us\": " + format_fixed(m.compute.to_us(), 3) +
@@ -68,7 +89,10 @@ void metrics_json(std::string& out, const GpuStepMetrics& m) {
          ", \"communication_us\": " + format_fixed(m.communication.to_us(), 3) +
          ", \"exposed_communication_us\": " + format_fixed(m.exposed_communication.to_us(), 3) +
          ", \"idle_us\": " + format_fixed(m.idle.to_us(), 3) + ", \"kernels\": " + std::to_string(m.kernels) +
-         "}";
+         ", \"optimizer_us\": " + format_fixed(m.optimizer.to_us(), 3) +
+         ", \"tp_communication_us\": " + format_fixed(m.tp_communication.to_us(), 3) +
+         ", \"pipeline_bubble_us\": " + format_fixed(m.pipeline_bubble.to_us(), 3) +
+         ", \"dp_communication_exposed_us\": " + format_fixed(m.dp_communication.to_us(), 3) + "}";
 }
 
 // Said only when a ring was folded or the step had to run again in full (sim/README.md,
@@ -133,6 +157,7 @@ std::string step_summary_table(const StepResult& r,
   out += line("per GPU (mean)", breakdown(r.mean, r.step_time));
   out += line("critical GPU " + std::to_string(r.critical.gpu), breakdown(r.critical, r.step_time));
   out += line("critical path", path_breakdown(r.critical_path, r.step_time));
+  out += line("step parts (per GPU, mean)", step_parts(r.mean, r.step_time));
   std::string bytes;
   for (int k = 0; k < sim::kLinkKindCount; ++k) {
     const sim::Bytes b = r.bytes_by_link_kind[static_cast<std::size_t>(k)];
@@ -178,6 +203,7 @@ std::string step_summary_json(const StepResult& r,
   out +=
       ",\n  \"critical_path\": {\"compute_us\": " + format_fixed(p.compute.to_us(), 3) +
       ", \"gradient_copies_us\": " + format_fixed(p.gradient_copies.to_us(), 3) +
+      ", \"optimizer_us\": " + format_fixed(p.optimizer.to_us(), 3) +
       ", \"compute_slowed_us\": " + format_fixed(p.compute_slowed.to_us(), 3) +
       ", \"gradient_communication_us\": " + format_fixed(p.gradient_communication.to_us(), 3) +
       ", \"model_parallel_transfers_us\": " + format_fixed(p.model_parallel_transfers.to_us(), 3) +

@@ -30,6 +30,9 @@ GpuStepMetrics mean_metrics(const std::vector<const GpuStepMetrics*>& m, sim::Ti
   out.gradient_copies = mean(&GpuStepMetrics::gradient_copies);
   out.communication = mean(&GpuStepMetrics::communication);
   out.exposed_communication = mean(&GpuStepMetrics::exposed_communication);
+  for (const auto part : {&GpuStepMetrics::optimizer, &GpuStepMetrics::tp_communication,
+                          &GpuStepMetrics::pipeline_bubble, &GpuStepMetrics::dp_communication})
+    out.*part = mean(part);
   out.idle = step - out.compute - out.exposed_communication;
   return out;
 }
@@ -43,6 +46,7 @@ CriticalPath mean_path(const std::vector<StepResult>& steps, sim::Time step) {
   CriticalPath p = steps.front().critical_path;
   p.compute_slowed = mean(&CriticalPath::compute_slowed);
   p.gradient_copies = mean(&CriticalPath::gradient_copies);
+  p.optimizer = mean(&CriticalPath::optimizer);
   p.gradient_communication = mean(&CriticalPath::gradient_communication);
   p.model_parallel_transfers = mean(&CriticalPath::model_parallel_transfers);
   p.tensor_parallel_communication = mean(&CriticalPath::tensor_parallel_communication);

@@ -136,6 +136,8 @@ StepTraceObserver::StepTraceObserver(ChromeTraceWriter& writer, const StepSetup&
   link_bins_.assign(links.size(), BusyFractionBins(options_.utilization_bin));
   init_memory_levels(setup);
   memory_started_.assign(gpu_count, 0);
+  arrivals_ = pipeline_arrivals(program_);
+  if (!arrivals_.empty()) stages_.resize(gpu_count);
   write_metadata();
 }
 
@@ -176,9 +178,16 @@ void StepTraceObserver::on_kernel(std::uint32_t gpu, std::uint32_t stream, std::
                                   sim::Time start, sim::Time end) {
   if (!keeps(gpu)) return;
   const sim::Task& t = program_.gpus[gpu].streams[stream].tasks[task];
-  const workloads::KernelLabel& label = program_.labels[t.id];
-  write_memory_sample(gpu, label, start, end);  // before the window test: the writer windows counters
+  write_memory_sample(gpu, program_.labels[t.id], start, end);  // the writer windows counters itself
+  if (is_stage_compute(gpu, stream)) return hold_stage_task(gpu, task, start, end);
+  write_kernel(gpu, stream, task, start, end);
+}
+
+void StepTraceObserver::write_kernel(std::uint32_t gpu, std::uint32_t stream, std::uint32_t task,
+                                     sim::Time start, sim::Time end) {
   if (outside_window(start, end)) return;
+  const sim::Task& t = program_.gpus[gpu].streams[stream].tasks[task];
+  const workloads::KernelLabel& label = program_.labels[t.id];
   const TracePid pid = gpu_pid(static_cast<int>(gpu));
   const TraceTid tid = static_cast<TraceTid>(stream) + 1;
   const std::string& name = label_names_[t.id];
@@ -247,6 +256,14 @@ void StepTraceObserver::on_collective(std::uint32_t gpu, std::uint32_t stream, s
     return;
   }
   if (!keeps(gpu)) return;
+  if (is_stage_compute(gpu, stream)) return hold_stage_task(gpu, task, start, end);
+  write_collective(gpu, stream, task, start, end);
+}
+
+void StepTraceObserver::write_collective(std::uint32_t gpu, std::uint32_t stream, std::uint32_t task,
+                                         sim::Time start, sim::Time end) {
+  const sim::Task& t = program_.gpus[gpu].streams[stream].tasks[task];
+  const workloads::CollectiveSpec& spec = program_.collectives[t.id];
   const TraceTid tid = static_cast<TraceTid>(stream) + 1;
   if (!outside_window(start, end)) {
     const TraceArg args[] = {{"op", sim::collective_op_name(spec.op)},
@@ -355,7 +372,8 @@ void StepTraceObserver::write_held_steps(std::uint32_t gpu, sim::Time start, sim
   held.resize(kept);
 }
 
-void StepTraceObserver::finish() {
+void StepTraceObserver::finish(sim::Time step_end) {
+  finish_stages(step_end);
   for (std::uint32_t g = 0; g < keep_gpu_.size(); ++g)  // a GPU that ran no op holds its persistent parts
     if (keep_gpu_[g]) write_memory_start(g, sim::Time::max());
   for (sim::LinkId l = 0; l < link_bins_.size(); ++l) {

@@ -69,9 +69,9 @@ class StepTraceObserver final : public sim::StreamObserver,
   void on_hop(const sim::HopRecord& hop) override;
   void on_ring_arrival(const sim::RingArrival& arrival) override;
 
-  // Writes what is still pending (each link counter's last bin). Once, after the run and before
-  // writer.finish().
-  void finish();
+  // Writes what is still pending (each link counter's last bin, a pipeline stage's last micro-batch
+  // and its bubble until `step_end`). Once, after the run and before writer.finish().
+  void finish(sim::Time step_end);
 
  private:
   struct P2pEnd {  // one side of a model-parallel transfer, until the other side is reported
@@ -98,7 +98,35 @@ class StepTraceObserver final : public sim::StreamObserver,
     std::uint32_t ranks_left = 0;  // traced ranks with steps left; 0: nothing more to trace
   };
 
+  // A pipeline stage's compute thread (step_trace_pipeline.cpp): its kernels and collectives wait
+  // here until the micro-batch's forward or backward that encloses them has ended, so that its
+  // slice, and a recompute slice within a backward, come first; the time the stream waited on
+  // another stage becomes a "bubble" slice.
+  struct StageSlice {
+    std::uint32_t task;
+    sim::Time start;
+    sim::Time end;
+  };
+  struct StageThread {
+    std::vector<StageSlice> held;  // the open micro-batch's, in stream order
+    std::int32_t micro_batch = -1;  // the open micro-batch; -1: none
+    bool backward = false;
+    std::uint32_t next_task = 0;  // the task after the last one reported
+    sim::Time last_end;           // when the last one reported ended
+  };
   bool keeps(std::uint32_t gpu) const { return gpu < keep_gpu_.size() && keep_gpu_[gpu] != 0; }
+  bool is_stage_compute(std::uint32_t gpu, std::uint32_t stream) const {
+    return stream == 0 && gpu < stages_.size() && keeps(gpu);
+  }
+  void hold_stage_task(std::uint32_t gpu, std::uint32_t task, sim::Time start, sim::Time end);
+  void write_stage_group(std::uint32_t gpu);
+  void finish_stages(sim::Time step_end);
+  void write_stage_slice(std::uint32_t gpu, const StageSlice& s);
+  void write_bubble(std::uint32_t gpu, sim::Time start, sim::Time end, std::uint8_t waiting_for);
+  void write_kernel(std::uint32_t gpu, std::uint32_t stream, std::uint32_t task, sim::Time start,
+                    sim::Time end);
+  void write_collective(std::uint32_t gpu, std::uint32_t stream, std::uint32_t task, sim::Time start,
+                        sim::Time end);
   bool outside_window(sim::Time start, sim::Time end) const;
   void write_metadata();
   void write_p2p(std::uint32_t gpu, std::uint32_t stream, std::uint32_t collective, std::uint32_t rank,
@@ -153,6 +181,8 @@ class StepTraceObserver final : public sim::StreamObserver,
   std::unordered_map<const sim::RingCollective*, RingState> rings_;
   std::vector<std::vector<PendingStep>> held_steps_;  // by global rank: at most one collective's steps
   std::string scratch_;  // reused for names built per event
+  std::vector<std::uint8_t> arrivals_;  // by event: pipeline_arrivals (analysis/step/step_metrics.h)
+  std::vector<StageThread> stages_;     // by global rank; empty unless the step is a pipeline
 };
 
 // Runs the step (build_program + simulate_program) with a StepTraceObserver attached and writes the

@@ -48,7 +48,7 @@ class ClassTrace final : public FoldObserver {
   // `unfolded`: why the step did not fold (its shown GPUs then stand for GPUs alike in program and
   // machine whose timelines differ); empty for a folded step.
   void finish(const StepResult& result, StepTraceSummary* summary, const std::string& unfolded = {}) {
-    tracer_->finish();
+    tracer_->finish(result.step_time);
     // Which GPUs each shown GPU stands for: "GPU 0: 0,8,16; GPU 1: 1,9,17".
     std::vector<std::vector<int>> members(program_.gpus.size());
     for (std::size_t g = 0; g < program_.gpus.size(); ++g)

@@ -89,6 +89,10 @@ void StepTraceObserver::write_p2p(std::uint32_t gpu, std::uint32_t stream, std::
   const P2pEnd& to = sending ? other : here;
   if (!keeps(from.gpu) || !keeps(to.gpu)) return;
   const sim::Time to_start = sending ? to.start : transfer;  // a receive reported first is whole
+  // A transfer that took no time as written (under 1 ns: free links) is an instant, which no
+  // arrow can bind to.
+  const auto ns = [](sim::Time t) { return (t.ps() + 500) / 1000; };
+  if (ns(from.start) == ns(from.end) || ns(to_start) == ns(to.end)) return;
   scratch_.assign(gradient ? "activation gradient " : "activation ");
   scratch_ += op.name;
   writer_.flow(scratch_, category,

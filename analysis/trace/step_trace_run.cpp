@@ -87,7 +87,7 @@ StepResult simulate_step_with_trace(const StepSetup& setup, const std::filesyste
   StepObservers observers = tracer.observers();
   observers.progress = progress;
   const StepResult result = simulate_program(traced, program, observers);
-  tracer.finish();
+  tracer.finish(result.step_time);
   checked.other_data.insert(checked.other_data.begin(), {"gpus_shown", why_full});
   finish_step_trace(writer, setup, result, checked, summary);
   if (summary != nullptr) summary->shows = why_full;

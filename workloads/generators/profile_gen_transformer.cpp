@@ -79,6 +79,14 @@ struct Seq {
   }
   // The backward of f without sequence parallelism: an all-reduce of the input gradient.
   void reduce_input_grad() { x.sp ? sync(CollectiveOp::ReduceScatter, x.tokens * x.h * x.e) : reduce(); }
+  // Full recomputation: `forward` again inside a backward, its kernels named "recompute_…" as
+  // selective recomputation's are, so that a trace shows them apart (analysis/trace).
+  template <typename Forward>
+  void recompute(const Forward& forward) {
+    const std::size_t first = kernels.size();
+    forward();
+    for (std::size_t i = first; i < kernels.size(); ++i) kernels[i].name.insert(0, "recompute_");
+  }
 };
 
 std::int64_t score_bytes(const Shape& x) { return x.b * (x.heads / x.t) * x.s * x.s * x.e; }
@@ -181,7 +189,7 @@ void attention_block_backward(Seq& q, Recompute recompute) {
 }
 
 void layer_backward(Seq& q, Recompute recompute) {
-  if (recompute == Recompute::Full) layer_forward(q);  // the layer's forward again, its collectives too
+  if (recompute == Recompute::Full) q.recompute([&] { layer_forward(q); });  // its collectives too
   mlp_backward(q);
   attention_block_backward(q, recompute);
 }
@@ -224,7 +232,7 @@ void experts_forward(Seq& q) {
 
 void experts_backward(Seq& q, Recompute recompute) {
   const Shape& x = q.x;
-  if (recompute == Recompute::Full) experts_forward(q);
+  if (recompute == Recompute::Full) q.recompute([&] { experts_forward(q); });
   q.mem("dropout_residual_grad", 3 * act(x));
   q.gather();
   q.mem("unpermute_combine_grad", 2 * x.routed_bytes + act(x));
@@ -246,10 +254,11 @@ void experts_backward(Seq& q, Recompute recompute) {
 }
 
 void moe_attention_backward(Seq& q, Recompute recompute) {
-  if (recompute == Recompute::Full) {
-    attention_block_forward(q);
-    router_forward(q);
-  }
+  if (recompute == Recompute::Full)
+    q.recompute([&] {
+      attention_block_forward(q);
+      router_forward(q);
+    });
   router_backward(q);
   attention_block_backward(q, recompute);
 }
