@@ -221,7 +221,7 @@ StepResult simulate_once(const StepSetup& setup, const workloads::StepProgram& p
     if (!fold.empty() && embedded.rings > 0 && !embedded_classes_agree(program, rings, fold, attempt))
       return {};
   }
-  check_step_budget(budget, program, collectives.owned);
+  check_step_budget(budget, program, collectives.owned, fold.fold);
 
   sim::StreamExecutor executor(queue, program.gpus, collectives.pointers, program.event_count, setup.executor,
                                std::move(collectives.loads));
