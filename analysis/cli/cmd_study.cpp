@@ -108,7 +108,8 @@ int plan_command(int argc, const char* const* argv) {
       "each GPU's memory, a what-if, e.g. \"32 GiB\" (default: the preset's GPU)")(
       "show-unfit", "also rank configurations that do not fit in memory (last, marked !)")(
       "max-events", po::value(&o.max_events),
-      "events one step may simulate (default 2000000000; 0 = no limit)")(
+      "events one step may simulate (default 2000000000; transformers: 20000000 a candidate, one past it "
+      "is ranked by its closed form, not simulated; 0 = no limit)")(
       "max-sim-memory", po::value(&o.max_sim_memory),
       "simulation state one step may hold, e.g. \"8 GiB\" (0 = no limit)")(
       "threads,j", po::value(&o.threads)->default_value(0), "simulations at once; 0 = all cores")(

@@ -46,7 +46,7 @@ std::vector<std::string> ep_values(const LlmSpace& s) {
 
 std::vector<std::string> fixed(std::vector<std::string> v) { return v; }
 
-// The table. Disabled rows: their keys are added by the zero28, pipe29 and moe28 branches.
+// The table, every row enabled (a row can be disabled to keep its default, as the study's families do).
 std::vector<PlanDimension> table() {
   using L = LlmLayout;
   return {
@@ -58,7 +58,7 @@ std::vector<PlanDimension> table() {
        "GEMMs /tp (smaller ones, less efficient: F1/2); 4 all-reduces of b.s.h per layer on NVLink",
        tp_values, [](L& l, std::string_view v) { l.tp = to_int(v); },
        [](const L& l) { return std::to_string(l.tp); }},
-      {"pp", "parallelism.pp", false,
+      {"pp", "parallelism.pp", true,
        "parameters /pp; the first stage holds min(p, m) micro-batches of L/p layers",
        "bubble (p-1)/(v.m) of compute; activations b.s.h between stages", pp_values,
        [](L& l, std::string_view v) { l.pp = to_int(v); }, [](const L& l) { return std::to_string(l.pp); }},
@@ -84,28 +84,28 @@ std::vector<PlanDimension> table() {
        },
        [](L& l, std::string_view v) { l.recompute = workloads::recompute_by_name(v); },
        [](const L& l) { return std::string(workloads::recompute_name(l.recompute)); }},
-      {"zero", "parallelism.zero", false, "1: optimizer /dp; 2: gradients too; 3: weights too",
+      {"zero", "parallelism.zero", true, "1: optimizer /dp; 2: gradients too; 3: weights too",
        "1, 2: reduce-scatter + all-gather (same bytes); 3: weights gathered in every forward and backward",
        [](const LlmSpace&) {
          return fixed({"0", "1", "2", "3"});
        },
        [](L& l, std::string_view v) { l.zero = to_int(v); },
        [](const L& l) { return std::to_string(l.zero); }},
-      {"schedule", "pipeline.schedule", false, "gpipe: all m micro-batches in flight; 1f1b: at most p",
+      {"schedule", "pipeline.schedule", true, "gpipe: all m micro-batches in flight; 1f1b: at most p",
        "bubble (p-1)/m for both; interleaved (p-1)/(v.m)",
        [](const LlmSpace&) {
          return fixed({"1f1b", "gpipe", "interleaved"});
        },
        [](L& l, std::string_view v) { l.schedule = workloads::pipeline_schedule_by_name(v); },
        [](const L& l) { return std::string(workloads::pipeline_schedule_name(l.schedule)); }},
-      {"virtual_stages", "pipeline.virtual_stages", false,
+      {"virtual_stages", "pipeline.virtual_stages", true,
        "first stage holds L(1 + (p-1)/(p.v)) layers' worth", "bubble /v, v x the transfers between stages",
        [](const LlmSpace&) {
          return fixed({"1", "2", "4"});
        },
        [](L& l, std::string_view v) { l.virtual_stages = to_int(v); },
        [](const L& l) { return std::to_string(l.virtual_stages); }},
-      {"ep", "parallelism.ep", false, "expert MLP parameters x experts / ep",
+      {"ep", "parallelism.ep", true, "expert MLP parameters x experts / ep",
        "4 all-to-alls of b.s.h.top_k per MoE layer", ep_values,
        [](L& l, std::string_view v) { l.ep = to_int(v); }, [](const L& l) { return std::to_string(l.ep); }},
   };

@@ -1,8 +1,8 @@
 // The transformer planner's search space as a table: one row per dimension with its name, the
 // scenario key a candidate sets (`--set` style, through the scenario loader), its candidate values,
-// and its closed-form effect on memory and time (analysis/plan/llm_closed_forms.h). A row whose key
-// the loader does not know yet is present but disabled (`enabled`): it keeps its default value and
-// writes no key; flipping the flag once the loader knows the key makes the planner search it.
+// and its closed-form effect on memory and time (analysis/plan/llm_closed_forms.h). A disabled row
+// (`enabled` false) keeps its default value and writes no key (the study's DP-heavy family turns
+// the pipeline's rows off so).
 //   for (const PlanDimension& d : llm_plan_dimensions()) d.values(space);   // e.g. tp: 1 2 4 8
 //   std::vector<LlmLayout> all = enumerate_layouts(llm_plan_dimensions(), space);
 #pragma once
@@ -25,7 +25,7 @@ struct LlmSpace {
 struct PlanDimension {
   std::string_view name;           // "tp"
   std::string_view key;            // "parallelism.tp"
-  bool enabled = true;             // false: the loader does not know `key` yet; the default is kept
+  bool enabled = true;             // false: not searched; the default is kept
   std::string_view memory_effect;  // the closed form, in words (analysis/README.md prints the table)
   std::string_view time_effect;
   // The values searched, as the key's texts; empty: derived (dp = gpus / (tp · pp)).
@@ -34,10 +34,10 @@ struct PlanDimension {
   std::string (*get)(const LlmLayout& layout) = nullptr;  // the key's value for a layout
 };
 
-// dp, tp, pp, sequence_parallel, micro_batch, recompute, zero, schedule, virtual_stages, ep; on this
-// branch zero, pp, schedule, virtual_stages and ep are disabled (their keys are not in the loader).
+// dp, tp, pp, sequence_parallel, micro_batch, recompute, zero, schedule, virtual_stages, ep, all
+// enabled.
 std::vector<PlanDimension> llm_plan_dimensions();
-// The same table with every row enabled (tests of the closed forms, and the table once merged).
+// The same table with every row enabled (tests of the closed forms).
 std::vector<PlanDimension> llm_plan_dimensions_all_enabled();
 
 // Every valid layout: the product of the enabled rows' values (disabled rows at their default), dp

@@ -5,6 +5,7 @@
 
 #include "analysis/plan/llm_planner.h"
 #include "analysis/study/study_config.h"
+#include "sim/budget.h"
 #include "sim/error.h"
 #include "topology/preset_registry.h"
 #include "workloads/gpu/gpu.h"
@@ -99,7 +100,13 @@ LlmPlanRequest make_llm_plan_request(const LlmPlanOptions& o) {
   r.critical_batch_tokens = o.critical_batch_tokens;
   r.simulate = o.simulate;
   r.threads = o.threads;
-  r.limits = limit_overlay(o.max_events, o.max_sim_memory);
+  // A candidate whose step would simulate past the budget is ranked by its closed form instead.
+  const std::string events = o.max_events.empty() ? std::to_string(kPlanCandidateEvents) : o.max_events;
+  r.limits = limit_overlay(events, o.max_sim_memory);
+  r.events_budget_count = events == "unlimited" ? 0 : std::stoull(events);
+  r.events_budget = r.events_budget_count == 0
+                        ? std::string("no limit")
+                        : sim::BudgetExceeded::count_text(r.events_budget_count) + " events";
   return r;
 }
 

@@ -25,14 +25,20 @@ void print_header(const LlmPlanResult& r, std::ostream& out) {
   else
     out << "ranked by tokens/s (no critical batch given: --critical-batch TOKENS ranks by time to train)\n";
   out << "GPU memory " << workloads::format_gib(q.memory.bytes) << " (" << q.memory.source << "); searched:";
-  for (const PlanDimension& d : q.dimensions)
+  std::string off;
+  for (const PlanDimension& d : q.dimensions) {
     if (d.enabled) out << " " << d.name;
-  out << "; not yet:";
-  for (const PlanDimension& d : q.dimensions)
-    if (!d.enabled) out << " " << d.name;
+    else off += " " + std::string(d.name);
+  }
+  if (!off.empty()) out << "; not searched:" << off;
   out << "\n"
-      << r.enumerated << " layouts, " << r.fitting << " fit in memory, " << r.ranked.size() + r.skipped.size()
-      << " simulated (the best by the closed-form estimate)\n\n";
+      << r.enumerated << " layouts, " << r.fitting
+      << " fit in memory; of the best by the closed-form estimate, "
+      << r.ranked.size() - r.estimated + r.skipped.size() << " simulated";
+  if (r.estimated > 0)
+    out << ", " << r.estimated << " estimated, not simulated (their steps would simulate more than "
+        << q.events_budget << " each, --max-events: ranked by their closed form)";
+  out << "\n\n";
 }
 
 }  // namespace
@@ -40,7 +46,7 @@ void print_header(const LlmPlanResult& r, std::ostream& out) {
 void print_llm_plan(const LlmPlanResult& r, std::ostream& out, int top) {
   print_header(r, out);
   char line[512];
-  std::snprintf(line, sizeof line, "%-4s %-44s %9s %9s %12s %9s %11s %9s\n", "rank", "layout", "step s",
+  std::snprintf(line, sizeof line, "%-4s %-56s %9s %9s %12s %9s %11s %9s\n", "rank", "layout", "step s",
                 "est. s", "tokens/s", "TFLOP/s", "to train", "peak GiB");
   out << line;
   const std::size_t n = std::min<std::size_t>(r.ranked.size(), static_cast<std::size_t>(std::max(top, 1)));
@@ -51,11 +57,12 @@ void print_llm_plan(const LlmPlanResult& r, std::ostream& out, int top) {
     // Model TFLOP/s per GPU as Narayanan et al. count them (recomputation included).
     const double flop =
         static_cast<double>(workloads::model_flop_per_iteration(model, c.layout.global_batch, full));
-    const double tflops = flop / c.step->step_time.to_seconds() / r.gpus / 1e12;
+    const double tflops = flop / c.step_seconds() / r.gpus / 1e12;
     const std::string gib = workloads::format_gib(c.memory.total());
-    std::snprintf(line, sizeof line, "%-4zu %-44s %9s %9s %12s %9s %11s %9s\n", i + 1,
+    // An estimated row has no simulated step: its step column says so, its rates are the estimate's.
+    std::snprintf(line, sizeof line, "%-4zu %-56s %9s %9s %12s %9s %11s %9s\n", i + 1,
                   layout_label(r.request.dimensions, c.layout).c_str(),
-                  format_fixed(c.step->step_time.to_seconds(), 3).c_str(),
+                  c.simulated() ? format_fixed(c.step_seconds(), 3).c_str() : "estimated",
                   format_fixed(c.estimate.step(), 3).c_str(),
                   format_count(std::llround(c.tokens_per_second)).c_str(), format_fixed(tflops, 1).c_str(),
                   c.time_to_train_seconds ? format_duration(*c.time_to_train_seconds).c_str() : "-",
@@ -64,6 +71,9 @@ void print_llm_plan(const LlmPlanResult& r, std::ostream& out, int top) {
   }
   out << "\n";
   for (std::size_t i = 0; i < n && i < 5; ++i) out << "#" << i + 1 << " " << r.ranked[i].why << "\n";
+  if (r.estimated > 0)
+    out << "estimated rows (\"estimated\" in the step column) were not simulated: their tokens/s, TFLOP/s "
+           "and time to train are the closed form's, not the simulator's\n";
   for (const auto& s : r.skipped) out << "failed: " << s << "\n";
 }
 

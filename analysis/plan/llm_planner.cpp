@@ -8,6 +8,7 @@
 #include "analysis/study/study_report.h"
 #include "scenarios/loader/resolve.h"
 #include "scenarios/loader/scenario.h"
+#include "sim/budget.h"
 #include "sim/error.h"
 
 namespace hybridsim::analysis {
@@ -45,10 +46,7 @@ std::string memory_text(const LlmMemory& m) {
                    " fits in " + gib(r.memory.bytes) + " (" + r.memory.source + "); the least, " +
                    layout_label(r.dimensions, least->first) + ", needs " + memory_text(least->second) +
                    "; expected a larger --memory or more --gpus" +
-                   (off.empty() ? std::string()
-                                : " (not searched yet: " + off +
-                                      ", whose keys the scenario loader "
-                                      "does not know on this build)"));
+                   (off.empty() ? std::string() : " (not searched: " + off + ")"));
 }
 
 std::vector<std::string> candidate_overlay(const LlmPlanRequest& r, const LlmLayout& l) {
@@ -67,9 +65,7 @@ std::vector<std::string> candidate_overlay(const LlmPlanRequest& r, const LlmLay
 // Kaplan et al.'s trade-off (S/S_min − 1)(E/E_min − 1) = 1: the tokens needed at batch B tokens grow
 // as E_min (1 + B / B_crit); E_min follows from the training tokens at the reference batch.
 double tokens_to_train(const LlmPlanRequest& r, double batch_tokens) {
-  const double crit = *r.critical_batch_tokens;
-  const double ref = static_cast<double>(r.reference_batch * r.setting.model.sequence);
-  return r.training_tokens * (1 + batch_tokens / crit) / (1 + ref / crit);
+  return llm_tokens_to_train(r, *r.critical_batch_tokens, batch_tokens);
 }
 
 std::string seconds(double s) { return format_fixed(s, s < 10 ? 3 : 1); }
@@ -85,17 +81,25 @@ std::vector<std::pair<std::string, double>> terms(const LlmTimeEstimate& e) {
           {"optimizer", e.optimizer}};
 }
 
-std::string breakdown(const LlmPlanCandidate& c) {
-  const StepPoint& p = *c.step;
-  std::string s = "step " + seconds(p.step_time.to_seconds()) +
-                  " s simulated (critical GPU: " + seconds(p.critical.compute.to_seconds()) + " s compute, " +
-                  seconds(p.critical.exposed_communication.to_seconds()) + " s exposed communication, " +
-                  seconds(p.critical.idle.to_seconds()) + " s idle); closed form " +
-                  seconds(c.estimate.step()) + " s:";
+std::string closed_form_terms(const LlmPlanCandidate& c) {
+  std::string s = "closed form " + seconds(c.estimate.step()) + " s:";
   for (const auto& [name, v] : terms(c.estimate))
     if (v > 0) s += " " + name + " " + seconds(v) + ",";
   s.pop_back();
   return s + "; peak memory " + memory_text(c.memory);
+}
+
+std::string breakdown(const LlmPlanCandidate& c) {
+  if (!c.simulated()) return "estimated, not simulated (" + c.estimated_only + "); " + closed_form_terms(c);
+  const StepPoint& p = *c.step;
+  return "step " + seconds(p.step_time.to_seconds()) + " s simulated (critical GPU: " +
+         seconds(p.critical.compute.to_seconds()) + " s compute, " +
+         seconds(p.critical.exposed_communication.to_seconds()) + " s exposed communication, " +
+         seconds(p.critical.idle.to_seconds()) + " s idle); " + closed_form_terms(c);
+}
+
+std::string step_text(const LlmPlanCandidate& c) {
+  return seconds(c.step_seconds()) + (c.simulated() ? "" : " estimated");
 }
 
 // Why `a` ranks above `b`: what differs, by how much, and the closed-form terms that moved most.
@@ -103,8 +107,8 @@ std::string versus(const std::vector<PlanDimension>& dims, const LlmPlanCandidat
                    const LlmPlanCandidate& b, std::size_t index) {
   std::string s = "vs #" + std::to_string(index + 1) + " (" + layout_differences(dims, a.layout, b.layout) +
                   "): x" + format_fixed(a.tokens_per_second / b.tokens_per_second, 3) +
-                  " its tokens/s (step " + seconds(a.step->step_time.to_seconds()) + " vs " +
-                  seconds(b.step->step_time.to_seconds()) + " s); where the time goes, by the closed forms:";
+                  " its tokens/s (step " + step_text(a) + " vs " + step_text(b) +
+                  " s); where the time goes, by the closed forms:";
   auto ta = terms(a.estimate), tb = terms(b.estimate);
   std::vector<std::pair<std::string, double>> delta;
   for (std::size_t i = 0; i < ta.size(); ++i)
@@ -125,6 +129,11 @@ bool better(const LlmPlanCandidate& a, const LlmPlanCandidate& b) {
 
 }  // namespace
 
+double llm_tokens_to_train(const LlmPlanRequest& r, double critical, double batch_tokens) {
+  const double ref = static_cast<double>(r.reference_batch * r.setting.model.sequence);
+  return r.training_tokens * (1 + batch_tokens / critical) / (1 + ref / critical);
+}
+
 std::vector<LlmPlanCandidate> llm_fitting_candidates(const LlmPlanRequest& r, std::size_t* enumerated) {
   const LlmSpace space{r.setting, r.gpus, r.machine.gpus_per_machine, r.global_batch};
   const std::vector<LlmLayout> layouts = enumerate_layouts(r.dimensions, space);
@@ -142,19 +151,79 @@ std::vector<LlmPlanCandidate> llm_fitting_candidates(const LlmPlanRequest& r, st
   return out;
 }
 
+double LlmPlanCandidate::step_seconds() const {
+  return step ? step->step_time.to_seconds() : estimate.step();
+}
+
 namespace {
 
-// Simulates the candidates' steps (one profile per distinct generated rank) and fills step,
-// tokens/s and time to train; failures go to `skipped`, the candidate dropped.
-std::vector<LlmPlanCandidate> simulate_candidates(const LlmPlanRequest& r,
-                                                  std::vector<LlmPlanCandidate> chosen, StepCache& steps,
-                                                  std::vector<std::string>& skipped) {
+// Tokens/s and time to train from the candidate's step time (simulated, else the closed form's).
+void rate(const LlmPlanRequest& r, LlmPlanCandidate& c) {
+  const double batch_tokens =
+      static_cast<double>(c.layout.global_batch) * static_cast<double>(r.setting.model.sequence);
+  c.tokens_per_second = batch_tokens / c.step_seconds();
+  if (r.critical_batch_tokens)
+    c.time_to_train_seconds = tokens_to_train(r, batch_tokens) / c.tokens_per_second;
+}
+
+// Kernels and collectives of one transformer layer's forward, at the least (a Megatron layer: two
+// norms, QKV, attention, projection, two MLP GEMMs, activation, two residual adds, two TP
+// collectives).
+constexpr std::int64_t kOpsPerLayer = 12;
+
+// Tasks one GPU runs in the step, from the candidate's generated profile: each op's forward and
+// backward kernel (the forward again under full recomputation) on the stage's 1/pp of the ops, for
+// each of the m micro-batches.
+double tasks_per_gpu(const LlmPlanRequest& r, const workloads::Profile& p, const LlmLayout& l) {
+  const double passes = l.recompute == workloads::Recompute::Full ? 3 : 2;
+  // At least kOpsPerLayer a layer (GEMMs, attention, norms, activations, TP collectives), whatever
+  // the profile lists.
+  const double ops = std::max(static_cast<double>(p.ops.size()),
+                              static_cast<double>(kOpsPerLayer * r.setting.model.layers));
+  return passes * ops / l.pp * static_cast<double>(l.micro_batches());
+}
+
+// Why a candidate is not simulated before its program is built, or empty: even folded onto one
+// data-parallel replica (tp x pp GPUs, the fewest a fold keeps) its tasks pass the budget, or its
+// program of every GPU's tasks passes kPlanProgramTasks (building it would take GBs).
+std::string too_expensive(const LlmPlanRequest& r, const workloads::Profile& p, const LlmLayout& l) {
+  const double tasks = tasks_per_gpu(r, p, l);
+  const double folded = 2 * tasks * l.tp * l.pp;  // sim/budget.h: 2 events a task
+  if (r.events_budget_count > 0 && folded > static_cast<double>(r.events_budget_count))
+    return "the step would simulate about " +
+           sim::BudgetExceeded::count_text(static_cast<std::uint64_t>(folded)) +
+           " events even folded onto one replica of " + std::to_string(l.tp * l.pp) + " GPUs, over " +
+           r.events_budget;
+  const double program = tasks * r.gpus;
+  if (program > static_cast<double>(kPlanProgramTasks))
+    return "the step's program would hold about " +
+           sim::BudgetExceeded::count_text(static_cast<std::uint64_t>(program)) + " tasks, over the plan's " +
+           sim::BudgetExceeded::count_text(kPlanProgramTasks) + " (kPlanProgramTasks)";
+  return {};
+}
+
+// Simulates the candidates' steps (one profile per distinct generated rank), each within the
+// plan's events budget. Those simulated and those refused for their budget (estimated, not
+// simulated) go to `out`; other failures to `skipped`, the candidate dropped.
+void simulate_candidates(const LlmPlanRequest& r, const std::vector<LlmPlanCandidate>& chosen,
+                         StepCache& steps, std::vector<LlmPlanCandidate>& out,
+                         std::vector<std::string>& skipped) {
   std::map<std::string, workloads::Profile> profiles;
   std::vector<StepRequest> requests;
+  std::vector<LlmPlanCandidate> to_simulate;
   for (const LlmPlanCandidate& c : chosen) {
     StepRequest q{r.model + " " + layout_label(r.dimensions, c.layout), candidate_overlay(r, c.layout)};
     const scenarios::Scenario s = scenarios::parse_scenario("", kPlanSource, q.overlay);
-    profiles.emplace(q.network, scenarios::load_workload_profile(s));
+    const workloads::Profile& p =
+        profiles.emplace(q.network, scenarios::load_workload_profile(s)).first->second;
+    if (std::string why = too_expensive(r, p, c.layout); !why.empty()) {
+      LlmPlanCandidate e = c;
+      e.estimated_only = std::move(why);
+      rate(r, e);
+      out.push_back(std::move(e));
+      continue;
+    }
+    to_simulate.push_back(c);
     requests.push_back(std::move(q));
   }
   StepRunContext context;
@@ -164,29 +233,53 @@ std::vector<LlmPlanCandidate> simulate_candidates(const LlmPlanRequest& r,
   run.progress = r.progress;  // the whole run's estimate and progress with an estimated end
   run.label = "plan";
   const std::vector<StepRef> ids = steps.simulate(requests, context, run);
-  std::vector<LlmPlanCandidate> out;
-  const double sequence = static_cast<double>(r.setting.model.sequence);
   for (std::size_t i = 0; i < ids.size(); ++i) {
+    LlmPlanCandidate c = to_simulate[i];
     if (const StepFailure* f = steps.failure(ids[i].id)) {
-      skipped.push_back(layout_label(r.dimensions, chosen[i].layout) + ": " + f->why);
-      continue;
+      if (!f->over_budget) {
+        skipped.push_back(layout_label(r.dimensions, c.layout) + ": " + f->why);
+        continue;
+      }
+      // "...: the step would simulate about 3.1e9 events (...), over the limit ...": from "the step".
+      const std::size_t at = f->why.find("the step would");
+      c.estimated_only = at == std::string::npos ? f->why : f->why.substr(at);
+    } else {
+      c.step = steps.point(ids[i]);
     }
-    LlmPlanCandidate c = chosen[i];
-    c.step = steps.point(ids[i]);
-    const double batch_tokens = static_cast<double>(c.layout.global_batch) * sequence;
-    c.tokens_per_second = batch_tokens / c.step->step_time.to_seconds();
-    if (r.critical_batch_tokens)
-      c.time_to_train_seconds = tokens_to_train(r, batch_tokens) / c.tokens_per_second;
+    rate(r, c);
     out.push_back(std::move(c));
   }
-  return out;
+}
+
+// The best candidates by the estimate simulated, K at a time, while fewer than K simulated and
+// fewer than the attempts tried: the others over the budget are kept, estimated.
+void simulate_best(const LlmPlanRequest& r, const std::vector<LlmPlanCandidate>& fit, StepCache& steps,
+                   LlmPlanResult& result) {
+  const std::size_t want = r.simulate > 0 ? static_cast<std::size_t>(r.simulate) : fit.size();
+  const std::size_t tries = r.simulate > 0 ? static_cast<std::size_t>(r.attempts()) : fit.size();
+  std::size_t next = 0, simulated = 0;
+  while (simulated < want && next < std::min(tries, fit.size())) {
+    const std::size_t n = std::min({want - simulated, fit.size() - next, tries - next});
+    const std::vector<LlmPlanCandidate> chosen(fit.begin() + static_cast<std::ptrdiff_t>(next),
+                                               fit.begin() + static_cast<std::ptrdiff_t>(next + n));
+    next += n;
+    const std::size_t before = result.ranked.size();
+    simulate_candidates(r, chosen, steps, result.ranked, result.skipped);
+    for (std::size_t i = before; i < result.ranked.size(); ++i)
+      simulated += result.ranked[i].simulated() ? 1 : 0;
+  }
+  result.estimated = static_cast<std::size_t>(std::count_if(
+      result.ranked.begin(), result.ranked.end(), [](const LlmPlanCandidate& c) { return !c.simulated(); }));
 }
 
 }  // namespace
 
 std::size_t llm_runner_up(const LlmPlanResult& r) {
-  for (std::size_t i = 1; i < r.ranked.size(); ++i)
-    if (r.ranked[i].step->id != r.ranked[0].step->id) return i;
+  for (std::size_t i = 1; i < r.ranked.size(); ++i) {
+    const LlmPlanCandidate &a = r.ranked[0], &b = r.ranked[i];
+    if (a.simulated() && b.simulated() ? b.step->id != a.step->id : b.step_seconds() != a.step_seconds())
+      return i;
+  }
   return r.ranked.size();
 }
 
@@ -199,21 +292,19 @@ LlmPlanResult plan_llm(const LlmPlanRequest& r, StepCache* cache) {
   result.gpus = r.gpus;
   result.request = r;
   result.by_time_to_train = r.critical_batch_tokens.has_value();
-  std::vector<LlmPlanCandidate> fit = llm_fitting_candidates(r, &result.enumerated);
+  const std::vector<LlmPlanCandidate> fit = llm_fitting_candidates(r, &result.enumerated);
   result.fitting = fit.size();
   if (fit.empty()) refuse_nothing_fits(r, result.enumerated);
-  if (r.simulate > 0 && fit.size() > static_cast<std::size_t>(r.simulate))
-    fit.resize(static_cast<std::size_t>(r.simulate));
   StepCache own;
-  result.ranked = simulate_candidates(r, std::move(fit), cache ? *cache : own, result.skipped);
+  simulate_best(r, fit, cache ? *cache : own, result);
   if (result.ranked.empty())
     throw InputError("no candidate of " + r.model + " on " + std::to_string(r.gpus) +
                      " GPUs could be simulated: " + result.skipped.front());
   std::stable_sort(result.ranked.begin(), result.ranked.end(), better);
   for (std::size_t i = 0; i < result.ranked.size() && i < 5; ++i)
     result.ranked[i].why = breakdown(result.ranked[i]);
-  // The runner-up: the next candidate that simulated another step (two layouts can resolve to one
-  // step, e.g. selective recomputation under flash attention, which stores no softmax anyway).
+  // The runner-up: the next candidate with another step (two layouts can resolve to one step, e.g.
+  // selective recomputation under flash attention, which stores no softmax anyway).
   const std::size_t next = llm_runner_up(result);
   if (next < result.ranked.size())
     result.ranked[0].why += "; " + versus(r.dimensions, result.ranked[0], result.ranked[next], next);

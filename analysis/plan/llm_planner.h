@@ -5,6 +5,11 @@
 // run` resolves it) and ranks the simulated ones by time to train when a critical batch is given
 // (Kaplan et al. 2020's trade-off, ../shared/reference/transformers.md), else by tokens/s, saying
 // which; it explains the winner against the runner-up.
+// A candidate whose step would simulate more events than the plan's budget (--max-events, by
+// default kPlanCandidateEvents), found before its event loop starts (the step's up-front estimate,
+// sim/budget.h), is not simulated: it is ranked by its closed form and marked "estimated, not
+// simulated" (a step that folds onto a few GPUs costs little and is simulated; one that does not
+// fold is estimated until it does).
 //   LlmPlanResult r = plan_llm(make_llm_plan_request({.model = "llama3-8b", .gpus = 64, .gpu = "h100"}));
 //   print_llm_plan(r, std::cout);
 #pragma once
@@ -18,6 +23,15 @@
 #include "workloads/memory/memory_model.h"
 
 namespace hybridsim::analysis {
+
+// Events one candidate's step may simulate (plan --max-events): 2×10^7, about 4 s at sim/budget.h's
+// 5 M events/s, so that K candidates stay within the plan's 30 s target (issue 29).
+inline constexpr std::uint64_t kPlanCandidateEvents = 20'000'000;
+// Tasks a candidate's program may hold over all its GPUs before the planner builds it: 2×10^6.
+// Building a step's program and its collectives costs in proportion to them before any budget
+// check can run (a pipelined GPT-3 on 1,024 GPUs holds about 3.5×10^7 tasks: GBs of programs, and
+// minutes making a ZeRO-3 step's collectives, measured on this build).
+inline constexpr std::uint64_t kPlanProgramTasks = 2'000'000;
 
 struct LlmPlanRequest {
   std::string model;  // a named transformer
@@ -34,9 +48,14 @@ struct LlmPlanRequest {
   workloads::MemoryCapacity memory{};
   std::vector<PlanDimension> dimensions = llm_plan_dimensions();
   int simulate = 8;  // the best K by the estimate that are simulated; 0: every one that fits
+  // Candidates tried for simulation at most, best estimate first, while fewer than K simulated (those
+  // over the budget are ranked by their closed form): 2K; 0: every one that fits.
+  int attempts() const { return simulate * 2; }
   int threads = 0;
   std::ostream* progress = nullptr;
-  std::vector<std::string> limits{};  // limit_overlay()
+  std::vector<std::string> limits{};  // limit_overlay(): the candidates' budget (kPlanCandidateEvents)
+  std::string events_budget{};        // that budget as given ("2e7 events"), for the report
+  std::uint64_t events_budget_count = kPlanCandidateEvents;  // the same; 0: no limit
   LlmMachine machine{};
 };
 
@@ -45,6 +64,9 @@ struct LlmPlanCandidate {
   LlmMemory memory{};
   LlmTimeEstimate estimate{};
   std::optional<StepPoint> step{};  // when simulated
+  std::string estimated_only{};     // when not: why (its step's estimated events over the budget)
+  bool simulated() const { return step.has_value(); }
+  double step_seconds() const;  // simulated, else the closed form's
   double tokens_per_second = 0;
   std::optional<double> time_to_train_seconds{};
   std::string why{};
@@ -56,13 +78,20 @@ struct LlmPlanResult {
   LlmPlanRequest request{};                // what was asked (dimensions, memory, batch, critical batch)
   std::size_t enumerated = 0;              // valid layouts
   std::size_t fitting = 0;                 // of them, those that fit in memory
-  std::vector<LlmPlanCandidate> ranked{};  // the simulated ones, best first
-  std::vector<std::string> skipped{};      // simulated candidates that failed, with why
+  // The simulated ones and those estimated, not simulated, best first (each by its own figure).
+  std::vector<LlmPlanCandidate> ranked{};
+  std::size_t estimated = 0;           // of ranked, those estimated, not simulated
+  std::vector<std::string> skipped{};  // candidates that failed (not for their budget), with why
   bool by_time_to_train = false;
 };
 
-// The index of the runner-up in r.ranked: the first after the best whose simulated step differs
-// (ranked.size() when none does).
+// Tokens to train at a global batch of `batch_tokens` under Kaplan et al.'s trade-off with a
+// critical batch of `critical` tokens, scaled from the model's published run (r.training_tokens at
+// r.reference_batch sequences).
+double llm_tokens_to_train(const LlmPlanRequest& r, double critical, double batch_tokens);
+
+// The index of the runner-up in r.ranked: the first after the best whose step differs (another
+// simulated step, or another layout's estimate; ranked.size() when none does).
 std::size_t llm_runner_up(const LlmPlanResult& r);
 // InputError naming the option when nothing fits (--memory, --gpus or --global-batch).
 LlmPlanResult plan_llm(const LlmPlanRequest& request, StepCache* cache = nullptr);

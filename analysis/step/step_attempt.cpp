@@ -233,7 +233,7 @@ StepResult simulate_once(const StepSetup& setup, const workloads::StepProgram& p
     if (!fold.empty() && embedded.rings > 0 && !embedded_classes_agree(program, rings, fold, attempt))
       return {};
   }
-  check_step_budget(budget, program, collectives.owned);
+  check_step_budget(budget, program, collectives.owned, fold.fold);
 
   sim::StreamExecutor executor(queue, program.gpus, collectives.pointers, program.event_count, setup.executor,
                                std::move(collectives.loads));
@@ -266,7 +266,7 @@ std::optional<StepEstimate> estimate_once(const StepSetup& setup, const workload
   if (!make_collectives(setup, program, fold, network, setup.collective, collectives, attempt)) return {};
   sim::EmbedPlan embedded;  // as simulate_once: embedded rings cost what they cost there
   if (embed == Embed::On) embedded = sim::embed_coupled_rings(collectives.owned, network);
-  return step_budget_cost(program, collectives.owned);
+  return step_budget_cost(program, collectives.owned, fold.fold);
 }
 
 // One attempt with rings that share links folded together; if one of them with chunks of unequal

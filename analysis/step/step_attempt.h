@@ -52,9 +52,10 @@ StepResult simulate_attempt(const StepSetup& setup, const workloads::StepProgram
 std::optional<StepEstimate> estimate_once(const StepSetup& setup, const workloads::StepProgram& program,
                                           const StepFoldPlan& fold, Embed embed);
 // check_step_budget's figures: the program's task events, the collectives' state, and the full cost
-// of those that cannot fold (step_runner.cpp).
+// of those that cannot fold (step_runner.cpp); under a fold, only the representatives' tasks.
 StepEstimate step_budget_cost(const workloads::StepProgram& program,
-                              const std::vector<std::unique_ptr<sim::Collective>>& collectives);
+                              const std::vector<std::unique_ptr<sim::Collective>>& collectives,
+                              const sim::StepFold& fold = {});
 
 // What a progress line says the step is doing.
 std::string attempt_label(const StepSetup& setup, std::string_view how);

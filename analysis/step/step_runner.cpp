@@ -26,10 +26,13 @@ constexpr std::uint64_t kEventsPerTask = 2;
 }  // namespace
 
 StepEstimate step_budget_cost(const workloads::StepProgram& program,
-                              const std::vector<std::unique_ptr<sim::Collective>>& collectives) {
+                              const std::vector<std::unique_ptr<sim::Collective>>& collectives,
+                              const sim::StepFold& fold) {
   std::uint64_t tasks = 0;
-  for (const sim::GpuProgram& gpu : program.gpus)
-    for (const sim::StreamProgram& stream : gpu.streams) tasks += stream.tasks.size();
+  for (std::size_t g = 0; g < program.gpus.size(); ++g) {
+    if (!fold.representative.empty() && fold.representative[g] != g) continue;
+    for (const sim::StreamProgram& stream : program.gpus[g].streams) tasks += stream.tasks.size();
+  }
   // What is simulated in full whatever happens: every collective that cannot fold. Those that may
   // fold are checked when they start, if they start in full (sim/budget.h). Collectives on a stream
   // run one after another: the largest one's messages in flight stand for the step's.
@@ -48,8 +51,9 @@ StepEstimate step_budget_cost(const workloads::StepProgram& program,
 }
 
 void check_step_budget(sim::SimulationBudget& budget, const workloads::StepProgram& program,
-                       const std::vector<std::unique_ptr<sim::Collective>>& collectives) {
-  const StepEstimate e = step_budget_cost(program, collectives);
+                       const std::vector<std::unique_ptr<sim::Collective>>& collectives,
+                       const sim::StepFold& fold) {
+  const StepEstimate e = step_budget_cost(program, collectives, fold);
   budget.record(e.task_events, e.state_bytes);
   budget.check(e.sure);
 }

@@ -119,9 +119,11 @@ StepResult simulate_program(const StepSetup& setup, const workloads::StepProgram
                             StepObservers observers = {});
 // Before the event loop starts: records the program's tasks and the collectives' state in `budget`
 // and checks it with the full cost of every collective that cannot fold (sim/budget.h); throws
-// sim::BudgetExceeded past setup.limits. The others are checked as they start in full.
+// sim::BudgetExceeded past setup.limits. The others are checked as they start in full. Under a
+// fold (`fold` not empty) only the representatives' tasks are counted: the members run none.
 void check_step_budget(sim::SimulationBudget& budget, const workloads::StepProgram& program,
-                       const std::vector<std::unique_ptr<sim::Collective>>& collectives);
+                       const std::vector<std::unique_ptr<sim::Collective>>& collectives,
+                       const sim::StepFold& fold = {});
 // Both in one.
 StepResult simulate_step(const StepSetup& setup, StepObservers observers = {});
 // The whole profile on one GPU, alone (the replay check of imported profiles).

@@ -7,125 +7,30 @@
 
 #include "analysis/study/study_report.h"
 #include "sim/error.h"
-#include "sim/yaml/field_reader.h"
-#include "sim/yaml/input_file.h"
 
 namespace hybridsim::analysis {
 namespace {
 
-using K = yaml::FieldKind;
-
-constexpr yaml::FieldSpec kFields[] = {
-    {.path = "format",
-     .kind = K::Text,
-     .required = true,
-     .type_doc = "hybridsim-llm-study/1",
-     .help = "The format and its version."},
-    {.path = "title", .kind = K::Text, .default_text = "\"LLMs at scale\"", .help = "The report's title."},
-    {.path = "models",
-     .kind = K::List,
-     .required = true,
-     .type_doc = "a list of named transformers",
-     .help = "gpt3-175b, llama3-70b, ... (workloads/README.md)."},
-    {.path = "models[]", .kind = K::Text, .help = "A named transformer."},
-    {.path = "clusters",
-     .kind = K::List,
-     .required = true,
-     .type_doc = "a list of machine presets",
-     .help = "dgx-a100, dgx-h100, hgx-h200."},
-    {.path = "clusters[]", .kind = K::Text, .help = "A machine preset."},
-    {.path = "gpus",
-     .kind = K::List,
-     .required = true,
-     .type_doc = "a list of GPU counts",
-     .help = "The scaling grid."},
-    {.path = "gpus[]", .kind = K::Integer, .min = 8, .max = 65536, .help = "A GPU count."},
-    {.path = "ib_bandwidths",
-     .kind = K::List,
-     .required = true,
-     .type_doc = "a list of rates",
-     .help = "InfiniBand per GPU; the first is the headline, the others the sensitivity."},
-    {.path = "ib_bandwidths[]", .kind = K::Rate, .help = "e.g. 200 Gb/s."},
-    {.path = "critical_batch_tokens",
-     .kind = K::Number,
-     .min = 0,
-     .min_exclusive = true,
-     .help = "Kaplan et al.'s critical batch in tokens (a parameter: the reference gives no figure for "
-             "these models); absent: ranked by tokens/s."},
-    {.path = "simulate",
-     .kind = K::Integer,
-     .default_text = "2",
-     .min = 1,
-     .max = 64,
-     .help = "Candidates simulated per plan, the best by the closed-form estimate."},
-    {.path = "output", .kind = K::Path, .default_text = "out/study/llm", .help = "The report folder."},
-    {.path = "threads",
-     .kind = K::Integer,
-     .default_text = "0",
-     .min = 0,
-     .max = 4096,
-     .help = "Simulations at once; 0: one per hardware thread."},
-};
-constexpr yaml::Schema kSchema{"llm study", kFields};
-
-std::vector<std::string> texts(const yaml::FieldReader& r, const yaml::TreeNode& list,
-                               const std::string& path) {
-  std::vector<std::string> out;
-  for (std::size_t i = 0; i < r.to_list(list, path, 1).items.size(); ++i)
-    out.push_back(r.to_text(list.items[i], path + "[" + std::to_string(i) + "]"));
-  return out;
-}
-
-}  // namespace
-
-bool is_llm_study_file(const std::filesystem::path& path) {
-  const std::string text = yaml::read_input_file(path.string(), "study file");
-  return text.find("format: " + std::string(kLlmStudyFormat)) != std::string::npos;
-}
-
-LlmStudyConfig load_llm_study_config(const std::filesystem::path& path) {
-  const std::string source = path.string();
-  const yaml::TreeNode tree = yaml::parse_yaml_tree(yaml::read_input_file(source, "study file"), source);
-  yaml::FieldReader r(kSchema, nullptr, source);
-  const yaml::TreeNode& root = r.document(tree);
-  const yaml::TreeNode& format = *root.find("format");
-  if (r.to_text(format, "format") != kLlmStudyFormat)
-    yaml::fail_at(format.where, "format", "got " + yaml::describe_node(format), r.expected("format"));
-  LlmStudyConfig c;
-  c.source = source;
-  c.title = r.text(&root, "title");
-  c.models = texts(r, *root.find("models"), "models");
-  for (std::size_t i = 0; i < c.models.size(); ++i)
-    if (!is_llm_plan_model(c.models[i]))
-      yaml::fail_at(root.find("models")->items[i].where, "models[" + std::to_string(i) + "]",
-                    "\"" + c.models[i] + "\" is not a named transformer", "gpt3-175b, llama3-70b, ...");
-  c.clusters = texts(r, *root.find("clusters"), "clusters");
-  const yaml::TreeNode& gpus = r.to_list(*root.find("gpus"), "gpus", 1);
-  for (std::size_t i = 0; i < gpus.items.size(); ++i)
-    c.gpus.push_back(static_cast<int>(r.to_integer(gpus.items[i], "gpus[" + std::to_string(i) + "]")));
-  const yaml::TreeNode& ib = r.to_list(*root.find("ib_bandwidths"), "ib_bandwidths", 1);
-  for (std::size_t i = 0; i < ib.items.size(); ++i)
-    c.ib_bandwidths.push_back(
-        sim::format_bandwidth(r.to_rate(ib.items[i], "ib_bandwidths[" + std::to_string(i) + "]")));
-  c.critical_batch_tokens = r.number_opt(&root, "critical_batch_tokens");
-  c.simulate = static_cast<int>(r.integer(&root, "simulate"));
-  c.output = r.text(&root, "output");
-  c.threads = static_cast<int>(r.integer(&root, "threads"));
-  return c;
-}
-
-namespace {
-
-// The DP-heavy family: pp 1, ZeRO-3, tp up to 8 (the table's own limit). Empty when the ZeRO row is
-// not enabled: the family cannot be simulated on this build.
-std::string restrict_to_dp_heavy(LlmPlanRequest& r) {
+// The DP-heavy family: pp 1, ZeRO-3, tp up to 8 (the table's own limit).
+void restrict_to_dp_heavy(LlmPlanRequest& r) {
   for (PlanDimension& d : r.dimensions) {
-    if (d.name == "zero" && !d.enabled)
-      return "needs parallelism.zero (not in the scenario loader on this build)";
     if (d.name == "zero") d.values = [](const LlmSpace&) { return std::vector<std::string>{"3"}; };
     if (d.name == "pp" || d.name == "schedule" || d.name == "virtual_stages") d.enabled = false;
   }
-  return {};
+}
+
+// The family's time to train under each critical batch (0 without a plan or published run).
+std::vector<double> times_to_train(const LlmStudyConfig& c, const LlmPlanRequest& r,
+                                   const std::optional<LlmPlanCandidate>& best) {
+  std::vector<double> out;
+  for (const double critical : c.critical_batch_tokens) {
+    const double batch =
+        best ? static_cast<double>(best->layout.global_batch * r.setting.model.sequence) : 0;
+    out.push_back(best && r.training_tokens > 0
+                      ? llm_tokens_to_train(r, critical, batch) / best->tokens_per_second
+                      : 0.0);
+  }
+  return out;
 }
 
 std::optional<LlmPlanCandidate> best_of(const LlmPlanRequest& r, std::string& note, StepCache& cache) {
@@ -148,16 +53,19 @@ LlmStudyResult run_llm_study(const LlmStudyConfig& c, const LlmStudyRunOptions& 
     for (const std::string& cluster : c.clusters)
       for (const std::string& ib : c.ib_bandwidths)
         for (const int gpus : c.gpus) {
+          // Ranked by tokens/s: at the model's fixed batch the critical batch moves both alike.
           LlmPlanOptions po{.model = model, .gpus = gpus, .cluster = cluster, .ib_bandwidth = ib};
-          po.critical_batch_tokens = c.critical_batch_tokens;
           po.simulate = c.simulate;
           po.threads = o.threads.value_or(c.threads);
+          po.max_events = o.max_events;
           LlmStudyCell cell{.model = model, .cluster = cluster, .ib = ib, .gpus = gpus};
           LlmPlanRequest three_d = make_llm_plan_request(po);
           LlmPlanRequest dp_heavy = three_d;
+          restrict_to_dp_heavy(dp_heavy);
           cell.three_d = best_of(three_d, cell.three_d_note, cache);
-          cell.dp_heavy_note = restrict_to_dp_heavy(dp_heavy);
-          if (cell.dp_heavy_note.empty()) cell.dp_heavy = best_of(dp_heavy, cell.dp_heavy_note, cache);
+          cell.dp_heavy = best_of(dp_heavy, cell.dp_heavy_note, cache);
+          cell.three_d_ttt = times_to_train(c, three_d, cell.three_d);
+          cell.dp_heavy_ttt = times_to_train(c, dp_heavy, cell.dp_heavy);
           if (o.progress)
             *o.progress << "llm study: " << model << " " << cluster << " " << ib << " " << gpus << " GPUs\n";
           result.cells.push_back(std::move(cell));
@@ -168,10 +76,12 @@ LlmStudyResult run_llm_study(const LlmStudyConfig& c, const LlmStudyRunOptions& 
 
 namespace {
 
+// "1,234,567 (dp 64 tp 8 ...)", with " estimated" when the plan was not simulated.
 std::string family(const std::optional<LlmPlanCandidate>& c, const std::string& note,
                    const std::vector<PlanDimension>& dims) {
-  if (!c) return note.starts_with("--memory") ? "none fits" : note.starts_with("needs") ? "n/a" : "failed";
-  return format_count(std::llround(c->tokens_per_second)) + " (" + layout_label(dims, c->layout) + ")";
+  if (!c) return note.starts_with("--memory") ? "none fits" : "failed";
+  return format_count(std::llround(c->tokens_per_second)) + (c->simulated() ? "" : " estimated") + " (" +
+         layout_label(dims, c->layout) + ")";
 }
 
 // Per model, machine and bandwidth: the first GPU count where the best 3D plan is at least 5% faster
@@ -186,7 +96,8 @@ void print_stops_paying(const LlmStudyResult& r, std::ostream& out) {
       if (!c.dp_heavy || !c.three_d) continue;
       compared = true;
       if (c.three_d->tokens_per_second >= 1.05 * c.dp_heavy->tokens_per_second) {
-        where = "from " + std::to_string(c.gpus) + " GPUs";
+        const bool both = c.three_d->simulated() && c.dp_heavy->simulated();
+        where = "from " + std::to_string(c.gpus) + " GPUs" + (both ? "" : " (estimated, not simulated)");
         break;
       }
     }
@@ -195,17 +106,32 @@ void print_stops_paying(const LlmStudyResult& r, std::ostream& out) {
   }
 }
 
+// Per critical batch, the headline bandwidth's time to train of each family.
+void print_times_to_train(const LlmStudyResult& r, std::ostream& out) {
+  const auto& crit = r.config.critical_batch_tokens;
+  if (crit.empty()) return;
+  out << "\ntime to train (headline bandwidth; Kaplan et al.'s trade-off, critical batch in tokens):\n";
+  for (const LlmStudyCell& c : r.cells) {
+    if (c.ib != r.config.ib_bandwidths.front()) continue;
+    out << "  " << c.model << " " << c.cluster << " " << c.gpus << " GPUs:";
+    for (std::size_t i = 0; i < crit.size(); ++i) {
+      auto when = [](double s) { return s > 0 ? format_duration(s) : std::string("-"); };
+      out << (i ? ";" : "") << " B_crit " << format_count(std::llround(crit[i])) << ": DP-heavy "
+          << when(c.dp_heavy_ttt[i]) << ", 3D " << when(c.three_d_ttt[i]);
+    }
+    out << "\n";
+  }
+}
+
 }  // namespace
 
-void print_llm_study(const LlmStudyResult& r, std::ostream& out) {
+void print_llm_table(const LlmStudyResult& r, std::ostream& out) {
   const auto dims = llm_plan_dimensions();
   out << r.config.title << "\n"
-      << (r.config.critical_batch_tokens
-              ? "critical batch " + format_count(std::llround(*r.config.critical_batch_tokens)) + " tokens"
-              : std::string(
-                    "no critical batch: tokens/s (each model at its published global batch, so time to "
-                    "train is tokens / (tokens/s) for both families alike)"))
-      << "\n\n";
+      << "ranked by tokens/s, each model at its published global batch (a critical batch moves both "
+         "families' time to train alike)\n"
+      << "\"estimated\": not simulated (its step would simulate past the planner's events budget: it does "
+         "not fold yet), the closed form's tokens/s\n\n";
   char line[640];
   std::snprintf(line, sizeof line, "%-11s %-9s %-11s %6s  %-46s %-46s %7s\n", "model", "machine", "IB/GPU",
                 "GPUs", "DP-heavy tokens/s (layout)", "3D tokens/s (layout)", "3D/DP");
@@ -229,7 +155,17 @@ void print_llm_study(const LlmStudyResult& r, std::ostream& out) {
           << "\n";
   }
   print_stops_paying(r, out);
-  out << "study: " << r.cells.size() << " cells in " << format_fixed(r.wall_seconds, 1) << " s\n";
+  print_times_to_train(r, out);
+}
+
+void print_llm_study(const LlmStudyResult& r, std::ostream& out) {
+  print_llm_table(r, out);
+  std::size_t simulated = 0, estimated = 0;
+  for (const LlmStudyCell& c : r.cells)
+    for (const auto* f : {&c.dp_heavy, &c.three_d})
+      if (*f) ++((*f)->simulated() ? simulated : estimated);
+  out << "study: " << r.cells.size() << " cells, " << simulated << " best plans simulated, " << estimated
+      << " estimated, in " << format_fixed(r.wall_seconds, 1) << " s\n";
 }
 
 }  // namespace hybridsim::analysis

@@ -2,10 +2,12 @@
 // transformer, machine, InfiniBand bandwidth and GPU count, the best data-parallel-heavy plan
 // (ZeRO-3/FSDP, tp <= 8, pp 1) against the best 3D plan (dp × tp × pp with every dimension the
 // planner searches), both found by the transformer planner (analysis/plan/llm_planner.h), and where
-// the first stops paying. A family needing a dimension the scenario loader does not know yet (its
-// row disabled in llm_plan_dimensions()) is reported as such, not approximated.
+// the first stops paying; time to train under each stated critical batch. A family's best plan whose
+// step would simulate past the planner's budget (it does not fold yet) is its closed-form estimate,
+// and the cell says so ("estimated"); the report (CSV, plots, README.md) keeps the two apart.
 //   LlmStudyConfig c = load_llm_study_config("scenarios/study/llm-at-scale.yaml");
 //   LlmStudyResult r = run_llm_study(c, {.progress = &std::cerr});  print_llm_study(r, std::cout);
+//   write_llm_study_report(r, c.output);
 #pragma once
 #include <filesystem>
 #include <iosfwd>
@@ -27,7 +29,10 @@ struct LlmStudyConfig {
   std::vector<std::string> clusters{};  // machine presets (dgx-a100, dgx-h100)
   std::vector<int> gpus{};
   std::vector<std::string> ib_bandwidths{};       // per GPU; the first is the headline
-  std::optional<double> critical_batch_tokens{};  // none: ranked by tokens/s
+  // Kaplan et al.'s critical batch in tokens, a stated assumption varied over these values (the
+  // first is the headline); empty: tokens/s only. At each model's fixed batch it moves both
+  // families' time to train alike, so plans are ranked by tokens/s.
+  std::vector<double> critical_batch_tokens{};
   int simulate = 2;                               // candidates simulated per plan (the planner's K)
   std::filesystem::path output = "out/study/llm";
   int threads = 0;
@@ -42,6 +47,8 @@ struct LlmStudyCell {
   int gpus = 0;
   std::optional<LlmPlanCandidate> dp_heavy{}, three_d{};
   std::string dp_heavy_note{}, three_d_note{};  // why a family has no plan
+  // Per critical batch of the config: each family's time to train in seconds (0: no plan).
+  std::vector<double> dp_heavy_ttt{}, three_d_ttt{};
 };
 
 struct LlmStudyResult {
@@ -53,10 +60,21 @@ struct LlmStudyResult {
 struct LlmStudyRunOptions {
   std::ostream* progress = nullptr;
   std::optional<int> threads{};
+  std::string max_events{};  // each candidate's budget (study --max-events); empty: the planner's
 };
 LlmStudyResult run_llm_study(const LlmStudyConfig& config, const LlmStudyRunOptions& options = {});
 // The table (tokens/s of each family, 3D over DP-heavy) and, per model, machine and bandwidth,
 // the first GPU count from which the DP-heavy plan stops paying (3D at least 5% faster).
 void print_llm_study(const LlmStudyResult& result, std::ostream& out);
+// The same without the run's wall time and counts (the report's README.md: the same bytes each run).
+void print_llm_table(const LlmStudyResult& result, std::ostream& out);
+// The report folder: README.md (the table above and every assumption), cells.csv (both families of
+// every cell, simulated or estimated), time_to_train.csv (per critical batch), and the pictures
+// tokens_per_gpu.png (per GPU, both families, headline bandwidth) and ib_sensitivity.png (3D over
+// DP-heavy at each bandwidth), each with its gnuplot script.
+struct StudyReportFiles;
+struct StudyReportOptions;
+StudyReportFiles write_llm_study_report(const LlmStudyResult& result, const std::filesystem::path& dir,
+                                        const StudyReportOptions& options);
 
 }  // namespace hybridsim::analysis

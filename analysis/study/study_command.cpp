@@ -1,9 +1,7 @@
 #include "analysis/study/study_command.h"
 
 #include <ostream>
-#include <sstream>
 
-#include "analysis/output/atomic_file.h"
 #include "analysis/study/llm_study.h"
 #include "analysis/study/study.h"
 #include "analysis/study/study_config.h"
@@ -18,15 +16,13 @@ std::filesystem::path run_study_command(const StudyCommandOptions& options, std:
   if (is_llm_study_file(options.scenario)) {
     LlmStudyConfig llm = load_llm_study_config(options.scenario);
     if (options.output) llm.output = *options.output;
-    const LlmStudyResult result = run_llm_study(llm, {.progress = progress, .threads = options.threads});
-    std::ostringstream text;
-    print_llm_study(result, text);
-    out << text.str();
-    std::filesystem::create_directories(llm.output);
-    AtomicFile summary(llm.output / "summary.txt");
-    summary.write(text.str());
-    summary.commit();
-    out << "report: " << (llm.output / "summary.txt").string() << "\n";
+    const LlmStudyResult result = run_llm_study(
+        llm, {.progress = progress, .threads = options.threads, .max_events = options.max_events});
+    print_llm_study(result, out);
+    const StudyReportFiles files =
+        write_llm_study_report(result, llm.output, {.plots = options.plots, .command = options.command_line});
+    for (const auto& p : files.plot_problems) out << "plots: " << p << "\n";
+    out << "report: " << files.summary.string() << "\n";
     return llm.output;
   }
   StudyConfig config = load_study_config(options.scenario);

@@ -30,6 +30,13 @@ inline constexpr std::string_view kStudyFormat = "hybridsim-study/1";
 // The defaults of `title` and `output`.
 inline constexpr std::string_view kDefaultStudyTitle = "Hybrid parallelism vs data parallelism, end to end";
 inline constexpr std::string_view kDefaultStudyOutput = "out/study";
+// `threads`, the same key in every study format (this one and analysis/study/llm_study.h's).
+inline constexpr yaml::FieldSpec kStudyThreads{.path = "threads",
+                                              .kind = yaml::FieldKind::Integer,
+                                              .default_text = "0",
+                                              .min = 0,
+                                              .max = 4096,
+                                              .help = "Simulations at once; 0: one per hardware thread."};
 
 struct StudyNetwork {
   std::string name;            // as reports show it: the profile's network ("inception-v3")

@@ -352,8 +352,8 @@ void print_headline_table(const StudyResult& result, std::ostream& out) {
   }
 }
 
-StudyReportFiles write_study_report(const StudyResult& result, const std::filesystem::path& dir,
-                                    const StudyReportOptions& options) {
+StudyReportFiles write_report_folder(const std::filesystem::path& dir, const ReportFolder& parts,
+                                     const StudyReportOptions& options) {
   StudyReportFiles files;
   files.dir = dir;
   std::error_code ec;
@@ -371,7 +371,7 @@ StudyReportFiles write_study_report(const StudyResult& result, const std::filesy
     if (!gnuplot.available)
       files.plot_problems.push_back("gnuplot is not available (" + gnuplot.why_not +
                                     "): no pictures; install gnuplot (Debian: gnuplot-nox)");
-    for (const auto& request : study_detail::plot_requests(result, dir)) {
+    for (const auto& request : parts.plots) {
       const PlotOutcome o = render_plot(gnuplot, request);
       files.files.push_back(request.target.string() + ".gp");
       if (o.ok) {
@@ -385,11 +385,21 @@ StudyReportFiles write_study_report(const StudyResult& result, const std::filesy
     files.plot_problems.push_back("pictures were not requested");
   }
   files.plots_drawn = !drawn.empty();
-  for (const auto& [name, content] : study_detail::csv_files(result)) write(name, content);
+  for (const auto& [name, content] : parts.csv) write(name, content);
   files.summary = dir / "README.md";
-  write("README.md", study_markdown(result, drawn, files.plot_problems, options.command));
+  write("README.md", parts.summary(drawn, files.plot_problems));
   std::rotate(files.files.begin(), files.files.end() - 1, files.files.end());  // summary first
   return files;
+}
+
+StudyReportFiles write_study_report(const StudyResult& result, const std::filesystem::path& dir,
+                                    const StudyReportOptions& options) {
+  const ReportFolder parts{
+      study_detail::csv_files(result), study_detail::plot_requests(result, dir),
+      [&](const std::vector<std::string>& drawn, const std::vector<std::string>& problems) {
+        return study_markdown(result, drawn, problems, options.command);
+      }};
+  return write_report_folder(dir, parts, options);
 }
 
 }  // namespace hybridsim::analysis

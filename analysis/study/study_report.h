@@ -7,6 +7,7 @@
 //   print_headline_table(result, std::cout);
 #pragma once
 #include <filesystem>
+#include <functional>
 #include <iosfwd>
 #include <optional>
 #include <string>
@@ -14,6 +15,7 @@
 #include <vector>
 
 #include "analysis/output/format_fixed.h"  // format_fixed, used with the helpers below
+#include "analysis/output/plot_gnuplot.h"
 #include "analysis/study/study.h"
 
 namespace hybridsim::analysis {
@@ -37,6 +39,19 @@ struct StudyReportFiles {
 // headline.png (each with its .gp script). Throws InputError when a file cannot be written.
 StudyReportFiles write_study_report(const StudyResult& result, const std::filesystem::path& dir,
                                     const StudyReportOptions& options = {});
+
+// What a study's report folder holds: CSV files (name, content), pictures to draw, and the Markdown
+// summary, told which pictures were drawn and why others were not.
+struct ReportFolder {
+  std::vector<std::pair<std::string, std::string>> csv{};
+  std::vector<PlotRequest> plots{};
+  std::function<std::string(const std::vector<std::string>& drawn, const std::vector<std::string>& problems)>
+      summary;
+};
+// Creates `dir` (and parents) and writes the CSVs, the pictures gnuplot draws (each with its .gp
+// script) and README.md, every file through AtomicFile (the LLM study's report too).
+StudyReportFiles write_report_folder(const std::filesystem::path& dir, const ReportFolder& parts,
+                                     const StudyReportOptions& options = {});
 
 // The Markdown summary alone; `plots` lists the pictures drawn ("epochs.png", ...) and `problems`
 // why others were not.

@@ -118,11 +118,8 @@ constexpr yaml::FieldSpec kFields[] = {
     without_default(shared::kDdp, "networks[].communication.ddp",
                     "the network's framework (workloads/README.md): apex for gnmt (NVIDIA's GNMT), "
                     "torch for inception-v3 and biglstm (standing for Horovod's and f-lm's exchange)"),
-    {.path = "gpus",
-     .kind = K::List,
-     .required = true,
-     .type_doc = "a list of GPU counts >= 2, e.g. [8, 16, 32]",
-     .help = "The scaling grid, increasing without repeats (1 GPU is always added)."},
+    yaml::required_list("gpus", "a list of GPU counts >= 2, e.g. [8, 16, 32]",
+                        "The scaling grid, increasing without repeats (1 GPU is always added)."),
     {.path = "gpus[]", .kind = K::Integer, .min = 2, .max = 1e6, .help = "A GPU count."},
     {.path = "mp",
      .kind = K::List,
@@ -180,12 +177,7 @@ constexpr yaml::FieldSpec kFields[] = {
      .kind = K::Path,
      .default_fn = [] { return std::string(kDefaultStudyOutput); },
      .help = "The report folder, relative to the working directory."},
-    {.path = "threads",
-     .kind = K::Integer,
-     .default_text = "0",
-     .min = 0,
-     .max = 4096,
-     .help = "Simulations at once; 0: one per hardware thread."},
+    kStudyThreads,
 };
 
 constexpr yaml::Schema kSchema{"study", kFields};

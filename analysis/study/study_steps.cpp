@@ -443,6 +443,7 @@ std::vector<StepRef> StepCache::simulate(const std::vector<StepRequest>& request
 
   std::vector<StepPoint> results(todo.size());
   std::vector<std::optional<std::string>> failed_why(todo.size());
+  std::vector<char> over_budget(todo.size(), 0);
   std::size_t done = 0;
   run_parallel(
       todo.size(), options.threads,
@@ -458,12 +459,13 @@ std::vector<StepRef> StepCache::simulate(const std::vector<StepRequest>& request
         if (!options.keep_going) return false;
         failed_why[i] = e.what();
         whole.step_done(i, {});
+        over_budget[i] = dynamic_cast<const BudgetRefusal*>(&e) != nullptr;
         ++done;
         return true;
       });
   for (std::size_t i = 0; i < todo.size(); ++i) {
     if (failed_why[i])
-      failures_.emplace(todo[i].id, StepFailure{*failed_why[i]});
+      failures_.emplace(todo[i].id, StepFailure{*failed_why[i], {}, over_budget[i] != 0});
     else
       points_.emplace(todo[i].id, std::move(results[i]));
   }

@@ -147,6 +147,7 @@ bool uses_every_gpu(const workloads::MpPlacement& placement);
 struct StepFailure {
   std::string why;
   std::string overlay{};
+  bool over_budget = false;  // refused before its event loop for its simulation budget (BudgetRefusal)
 };
 
 // A request's answer from StepCache::simulate: the step it resolved to, and its own label (two

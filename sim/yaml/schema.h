@@ -54,6 +54,11 @@ struct FieldSpec {
   std::string_view help = {};
 };
 
+// A required list's declaration (its items are declared beside it, "path[]").
+constexpr FieldSpec required_list(std::string_view path, std::string_view type_doc, std::string_view help) {
+  return {.path = path, .kind = FieldKind::List, .required = true, .type_doc = type_doc, .help = help};
+}
+
 // The YAML text of a field's default (default_fn's, else default_text; empty: none).
 std::string default_text_of(const FieldSpec& spec);
 

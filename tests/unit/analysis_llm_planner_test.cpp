@@ -4,6 +4,7 @@
 #include <doctest/doctest.h>
 
 #include <algorithm>
+#include <sstream>
 
 #include "analysis/plan/llm_planner.h"
 #include "sim/error.h"
@@ -13,17 +14,26 @@ using namespace hybridsim;
 namespace {
 
 // Megatron's 1.2 B GPT (40 layers, hidden 1,536, 16 heads) on one DGX A100, 16 sequences per step;
-// micro-batches 1 and 2, recomputation none or full (tp 1..8 and sequence parallelism as the table
-// has them): 28 layouts, small enough to simulate them all.
+// micro-batches 1 and 2, recomputation none or full, ZeRO 0 or 3, 1F1B or interleaved with 2 virtual
+// stages (tp 1..8, pp 1..8 and sequence parallelism as the table has them): 148 layouts, small
+// enough to simulate them all, pipelines and ZeRO-3 included, every GPU if need be.
 analysis::LlmPlanRequest small_grid() {
   analysis::LlmPlanOptions o{.model = "megatron-1.2b", .gpus = 8, .gpu = "a100-80gb", .global_batch = 16};
   analysis::LlmPlanRequest r = analysis::make_llm_plan_request(o);
+  auto only = [](analysis::PlanDimension& d, std::string_view name, std::vector<std::string> (*values)(
+                                                                         const analysis::LlmSpace&)) {
+    if (d.name == name) d.values = values;
+  };
   for (auto& d : r.dimensions) {
-    if (d.name == "micro_batch")
-      d.values = [](const analysis::LlmSpace&) { return std::vector<std::string>{"1", "2"}; };
-    if (d.name == "recompute")
-      d.values = [](const analysis::LlmSpace&) { return std::vector<std::string>{"none", "full"}; };
+    only(d, "micro_batch", [](const analysis::LlmSpace&) { return std::vector<std::string>{"1", "2"}; });
+    only(d, "recompute", [](const analysis::LlmSpace&) { return std::vector<std::string>{"none", "full"}; });
+    only(d, "zero", [](const analysis::LlmSpace&) { return std::vector<std::string>{"0", "3"}; });
+    only(d, "schedule",
+         [](const analysis::LlmSpace&) { return std::vector<std::string>{"1f1b", "interleaved"}; });
+    only(d, "virtual_stages", [](const analysis::LlmSpace&) { return std::vector<std::string>{"1", "2"}; });
   }
+  r.limits = {"simulation.max_events=0"};  // every candidate simulated, however many events
+  r.events_budget_count = 0;
   r.threads = 2;
   return r;
 }
@@ -36,9 +46,13 @@ TEST_CASE("llm planner: the closed-form pruning keeps the configuration the simu
   REQUIRE(r.memory.bytes == sim::Bytes::gib(80));
   r.simulate = 0;  // every layout that fits
   const analysis::LlmPlanResult all = analysis::plan_llm(r);
-  CHECK(all.enumerated == 28);
+  CHECK(all.enumerated == 148);
   REQUIRE(all.ranked.size() == all.fitting);
   CHECK(all.skipped.empty());
+  CHECK(all.estimated == 0);
+  // Pipelines and ZeRO-3 among the simulated.
+  CHECK(std::any_of(all.ranked.begin(), all.ranked.end(), [](const auto& c) { return c.layout.pp > 1; }));
+  CHECK(std::any_of(all.ranked.begin(), all.ranked.end(), [](const auto& c) { return c.layout.zero == 3; }));
   // The default keeps the best 8 by the estimate: the simulated best must be among them.
   const auto kept = analysis::llm_fitting_candidates(small_grid(), nullptr);
   REQUIRE(kept.size() >= 8);
@@ -81,28 +95,51 @@ TEST_CASE("llm planner: the explanation names the real differences with the runn
   CHECK(why.find("compute") != std::string::npos);
 }
 
-TEST_CASE("llm planner: refuses when nothing fits, naming the option and what is not searched yet") {
+TEST_CASE("llm planner: refuses when nothing fits, naming the option") {
   analysis::LlmPlanOptions o{.model = "gpt3-175b", .gpus = 1024, .gpu = "a100-80gb"};
   const analysis::LlmPlanRequest r = analysis::make_llm_plan_request(o);
   CHECK(r.global_batch == 1536);  // 3.2 M tokens of 2,048 to a multiple of 256
-  // tp <= 8 alone leaves 175 B / 8 parameters at 16 bytes each, about 350 GB, on every GPU.
-  try {
-    analysis::plan_llm(r);
-    FAIL("expected a refusal");
-  } catch (const InputError& e) {
-    const std::string what = e.what();
-    CHECK(what.starts_with("--memory: none of the"));
-    CHECK(what.find("fits in 80 GiB (A100 80GB (--gpu))") != std::string::npos);
-    CHECK(what.find("not searched yet: pp, zero, schedule, virtual_stages, ep") != std::string::npos);
-  }
-  // With the pipeline and ZeRO rows enabled (once their keys are in the loader), layouts fit.
-  analysis::LlmPlanRequest all = r;
-  all.dimensions = analysis::llm_plan_dimensions_all_enabled();
-  const auto fit = analysis::llm_fitting_candidates(all, nullptr);
+  // With the pipeline and ZeRO rows, layouts fit in 80 GB (tp <= 8 alone would leave 175 B / 8
+  // parameters at 16 bytes each, about 350 GB, on every GPU).
+  const auto fit = analysis::llm_fitting_candidates(r, nullptr);
   REQUIRE_FALSE(fit.empty());
   CHECK(
       std::all_of(fit.begin(), fit.end(), [&](const auto& c) { return c.memory.total() <= r.memory.bytes; }));
   CHECK(std::any_of(fit.begin(), fit.end(), [](const auto& c) { return c.layout.pp > 1; }));
+  CHECK(std::any_of(fit.begin(), fit.end(), [](const auto& c) { return c.layout.zero == 3; }));
+  o.memory = "1 GiB";  // ZeRO-3 over 1,024 GPUs still holds 175 B x 16 / 1024 bytes, 2.7 GB
+  try {
+    analysis::plan_llm(analysis::make_llm_plan_request(o));
+    FAIL("expected a refusal");
+  } catch (const InputError& e) {
+    const std::string what = e.what();
+    CHECK(what.starts_with("--memory: none of the"));
+    CHECK(what.find("fits in 1 GiB") != std::string::npos);
+    CHECK(what.find("not searched") == std::string::npos);
+  }
   CHECK_THROWS_WITH_AS(analysis::make_llm_plan_request({.model = "gpt3-175b", .gpus = 8, .gpu = "b200"}),
                        doctest::Contains("--gpu: unknown GPU"), InputError);
+}
+
+TEST_CASE("llm planner: a candidate past the events budget is ranked by its closed form, not simulated") {
+  analysis::LlmPlanRequest r = small_grid();
+  r.limits = {"simulation.max_events=1000"};  // no step of 8 GPUs fits in 1,000 events
+  r.events_budget = "1000 events";
+  r.events_budget_count = 1000;
+  const analysis::LlmPlanResult p = analysis::plan_llm(r);
+  REQUIRE_FALSE(p.ranked.empty());
+  CHECK(p.estimated == p.ranked.size());
+  CHECK(p.skipped.empty());
+  // The walk tries 2K candidates at most, best estimate first, all of them estimated.
+  CHECK(p.ranked.size() == static_cast<std::size_t>(r.attempts()));
+  for (const auto& c : p.ranked) {
+    CHECK_FALSE(c.simulated());
+    CHECK(c.estimated_only.find("the step would simulate about") != std::string::npos);
+    CHECK(c.step_seconds() == c.estimate.step());
+  }
+  CHECK(p.ranked.front().why.starts_with("estimated, not simulated ("));
+  std::ostringstream text;
+  analysis::print_llm_plan(p, text);
+  CHECK(text.str().find(std::to_string(p.ranked.size()) + " estimated, not simulated") != std::string::npos);
+  CHECK(text.str().find("simulated (critical GPU") == std::string::npos);
 }

@@ -1,0 +1,101 @@
+// The LLM study's file (format hybridsim-llm-study/1): its schema and its reader.
+#include "analysis/study/llm_study.h"
+#include "analysis/study/study_config.h"
+#include "sim/error.h"
+#include "sim/yaml/field_reader.h"
+#include "sim/yaml/input_file.h"
+
+namespace hybridsim::analysis {
+namespace {
+
+using K = yaml::FieldKind;
+
+constexpr yaml::FieldSpec kFields[] = {
+    {.path = "format",
+     .kind = K::Text,
+     .required = true,
+     .type_doc = "hybridsim-llm-study/1",
+     .help = "The format and its version."},
+    {.path = "title", .kind = K::Text, .default_text = "\"LLMs at scale\"", .help = "The report's title."},
+    yaml::required_list("models", "a list of named transformers", "gpt3-175b, llama3-70b, ... (workloads/README.md)."),
+    {.path = "models[]", .kind = K::Text, .help = "A named transformer."},
+    yaml::required_list("clusters", "a list of machine presets", "dgx-a100, dgx-h100, hgx-h200."),
+    {.path = "clusters[]", .kind = K::Text, .help = "A machine preset."},
+    yaml::required_list("gpus", "a list of GPU counts", "The scaling grid."),
+    {.path = "gpus[]", .kind = K::Integer, .min = 8, .max = 65536, .help = "A GPU count."},
+    yaml::required_list("ib_bandwidths", "a list of rates",
+                        "InfiniBand per GPU; the first is the headline, the others the sensitivity."),
+    {.path = "ib_bandwidths[]", .kind = K::Rate, .help = "e.g. 200 Gb/s."},
+    {.path = "critical_batch_tokens",
+     .kind = K::List,
+     .default_text = "[]",
+     .type_doc = "a list of token counts",
+     .help = "Kaplan et al.'s critical batch in tokens, a stated assumption varied over the list (the "
+             "reference gives no figure for these models; the first is the headline); empty: tokens/s "
+             "only."},
+    {.path = "critical_batch_tokens[]",
+     .kind = K::Number,
+     .min = 0,
+     .min_exclusive = true,
+     .help = "A critical batch in tokens."},
+    {.path = "simulate",
+     .kind = K::Integer,
+     .default_text = "2",
+     .min = 1,
+     .max = 64,
+     .help = "Candidates simulated per plan, the best by the closed-form estimate."},
+    {.path = "output", .kind = K::Path, .default_text = "out/study/llm", .help = "The report folder."},
+    kStudyThreads,
+};
+constexpr yaml::Schema kSchema{"llm study", kFields};
+
+std::vector<std::string> texts(const yaml::FieldReader& r, const yaml::TreeNode& list,
+                               const std::string& path) {
+  std::vector<std::string> out;
+  for (std::size_t i = 0; i < r.to_list(list, path, 1).items.size(); ++i)
+    out.push_back(r.to_text(list.items[i], path + "[" + std::to_string(i) + "]"));
+  return out;
+}
+
+}  // namespace
+
+bool is_llm_study_file(const std::filesystem::path& path) {
+  const std::string text = yaml::read_input_file(path.string(), "study file");
+  return text.find("format: " + std::string(kLlmStudyFormat)) != std::string::npos;
+}
+
+LlmStudyConfig load_llm_study_config(const std::filesystem::path& path) {
+  const std::string source = path.string();
+  const yaml::TreeNode tree = yaml::parse_yaml_tree(yaml::read_input_file(source, "study file"), source);
+  yaml::FieldReader r(kSchema, nullptr, source);
+  const yaml::TreeNode& root = r.document(tree);
+  const yaml::TreeNode& format = *root.find("format");
+  if (r.to_text(format, "format") != kLlmStudyFormat)
+    yaml::fail_at(format.where, "format", "got " + yaml::describe_node(format), r.expected("format"));
+  LlmStudyConfig c;
+  c.source = source;
+  c.title = r.text(&root, "title");
+  c.models = texts(r, *root.find("models"), "models");
+  for (std::size_t i = 0; i < c.models.size(); ++i)
+    if (!is_llm_plan_model(c.models[i]))
+      yaml::fail_at(root.find("models")->items[i].where, "models[" + std::to_string(i) + "]",
+                    "\"" + c.models[i] + "\" is not a named transformer", "gpt3-175b, llama3-70b, ...");
+  c.clusters = texts(r, *root.find("clusters"), "clusters");
+  const yaml::TreeNode& gpus = r.to_list(*root.find("gpus"), "gpus", 1);
+  for (std::size_t i = 0; i < gpus.items.size(); ++i)
+    c.gpus.push_back(static_cast<int>(r.to_integer(gpus.items[i], "gpus[" + std::to_string(i) + "]")));
+  const yaml::TreeNode& ib = r.to_list(*root.find("ib_bandwidths"), "ib_bandwidths", 1);
+  for (std::size_t i = 0; i < ib.items.size(); ++i)
+    c.ib_bandwidths.push_back(
+        sim::format_bandwidth(r.to_rate(ib.items[i], "ib_bandwidths[" + std::to_string(i) + "]")));
+  if (const yaml::TreeNode* crit = root.find("critical_batch_tokens"))
+    for (std::size_t i = 0; i < r.to_list(*crit, "critical_batch_tokens", 0).items.size(); ++i)
+      c.critical_batch_tokens.push_back(
+          r.to_number(crit->items[i], "critical_batch_tokens[" + std::to_string(i) + "]"));
+  c.simulate = static_cast<int>(r.integer(&root, "simulate"));
+  c.output = r.text(&root, "output");
+  c.threads = static_cast<int>(r.integer(&root, "threads"));
+  return c;
+}
+
+}  // namespace hybridsim::analysis
