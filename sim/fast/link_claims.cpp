@@ -3,6 +3,7 @@
 #include <memory>
 
 #include "sim/error.h"
+#include "sim/hash.h"
 
 namespace hybridsim::sim {
 
@@ -36,12 +37,31 @@ void LinkClaims::hand_over(LinkId link) {
   c.end = Time::max();
 }
 
+void LinkClaims::add_route(const std::vector<LinkId>& route) {
+  std::uint64_t h = route.size();
+  for (const LinkId l : route) h = hash_combine(h, l);
+  auto& alike = routes_[h];
+  for (const std::vector<LinkId>* r : alike)
+    if (*r == route) {
+      alike_.emplace(route.data(), r->data());
+      return;
+    }
+  alike.push_back(&route);
+}
+
+const LinkId* LinkClaims::same_route(const LinkId* route) const {
+  const auto it = alike_.find(route);
+  return it == alike_.end() ? route : it->second;
+}
+
 void LinkClaims::on_arrival(const LinkArrival& arrival) {
   Claim& c = claims_[arrival.link];
   if (c.holder != arrival.party) {
     if (arrival.time < c.end) interfered_ = true;
   } else if (arrival.party != arrival.receiver) {
-    if (arrival.time == c.last_arrival && arrival.route != c.last_route) interfered_ = true;
+    if (arrival.time == c.last_arrival && arrival.route != c.last_route &&
+        same_route(arrival.route) != same_route(c.last_route))
+      interfered_ = true;
     c.last_arrival = arrival.time;
     c.last_route = arrival.route;
   }

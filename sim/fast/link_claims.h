@@ -9,6 +9,8 @@
 //   if (claims.holder(l) == nullptr) claims.claim(l, this);  ...  claims.release(l, this);
 //   if (interfered(network)) { /* simulate again with fast_path off */ }
 #pragma once
+#include <cstdint>
+#include <unordered_map>
 #include <vector>
 
 #include "sim/network.h"
@@ -49,6 +51,10 @@ class LinkClaims final : public ArrivalWatcher {
   // Once a shortcut knows when its traffic on the link ends: the claim ends then.
   void end_at(LinkId link, Time end) { claims_[link].end = end; }
 
+  // An embedded model's route (its storage must outlive the claims): a tie between two messages of
+  // routes over the same links, hop by hop, is no tie of two routes (see on_arrival).
+  void add_route(const std::vector<LinkId>& route);
+
   // For a shortcut that finds, after the fact, that its result may not be the full simulation's.
   void mark_interfered() { interfered_ = true; }
   bool interfered() const { return interfered_; }
@@ -57,7 +63,8 @@ class LinkClaims final : public ArrivalWatcher {
   // interfered. Of the holder's party but not for the holder itself (an embedded group's model,
   // sim/fast/embedded_ring.h), arriving at the same time as one of another route: interfered too, as the
   // full simulation serves such ties in an order that need not repeat from window to window, so
-  // the model's order may not be its.
+  // the model's order may not be its. Routes over the same links (add_route) count as one: two
+  // channels of one ring from one GPU to the next (an NVSwitch machine's), sent by the same rank.
   void on_arrival(const LinkArrival& arrival) override;
 
  private:
@@ -70,9 +77,13 @@ class LinkClaims final : public ArrivalWatcher {
     const LinkId* last_route = nullptr;
   };
   void set_holder(LinkId link, const EventHandler* holder);
+  const LinkId* same_route(const LinkId* route) const;
 
   Network& network_;  // whose links it watches while they are claimed
   std::vector<Claim> claims_;
+  // Routes added, by their links' hash; and each one's first alike route (read on ties only).
+  std::unordered_map<std::uint64_t, std::vector<const std::vector<LinkId>*>> routes_;
+  std::unordered_map<const LinkId*, const LinkId*> alike_;
   bool interfered_ = false;
 };
 

@@ -12,7 +12,8 @@
 //    search kept an N × N matrix). N = 2,048 ... 65,536.
 //  - BM_ZeroStep: Llama 2 7B under ZeRO-1 and ZeRO-3 on 8 DGX A100 (scenarios/llm), only when asked;
 //  - BM_ClusterStep: issue 30's GNMT step of scenarios/cluster-hybrid-vs-dp.yaml on N / 8 DGX-1, DP
-//    and dp × mp 2, at N = 1,024 and 65,536 (target: under 30 s and 4 GB each at 65,536).
+//    and dp × mp 2, at N = 1,024 and 65,536 (target: under 30 s and 4 GB each at 65,536);
+//    BM_ClusterStepH100 on N / 8 DGX H100 (rail-optimised NDR).
 // The idealized ring of issue 14 (50 GB/s, 500 ns, 256 KiB messages) is bench_collective's
 // BM_RingAllReduce.
 //
@@ -132,11 +133,21 @@ void BM_DpStep(benchmark::State& state) {
 // Issue 30's 65,536 GPUs: one GNMT step on N / 8 DGX-1 (EDR fat tree), DP (mp 1) or dp N/2 × mp 2,
 // as `hybridsim run scenarios/cluster-hybrid-vs-dp.yaml --set cluster.nodes=N/8 --set
 // parallelism="{dp: N/mp, mp: mp}"` runs it, every other setting at the scenario's or its default.
-// (DGX H100 on rails does not fold yet: README, "Where this does not reach yet".)
 void BM_ClusterStep(benchmark::State& state) {
   const std::int64_t gpus = state.range(0), mp = state.range(1);
   step_case(state, HYBRIDSIM_SOURCE_DIR "/scenarios/cluster-hybrid-vs-dp.yaml",
             {"cluster.nodes=" + count(gpus / 8),
+             "parallelism={dp: " + count(gpus / mp) + ", mp: " + count(mp) + "}"},
+            gpus);
+}
+
+// The same on N / 8 DGX H100 on the NDR rail-optimised fabric (`--set cluster.preset=dgx-h100 --set
+// cluster.fabric=rail-optimized`). A DP ring's channels fold together (sim/README.md, "Rings that
+// share links"); dp x mp 2 runs in full (README, "Where this does not reach yet"), so it is not here.
+void BM_ClusterStepH100(benchmark::State& state) {
+  const std::int64_t gpus = state.range(0), mp = state.range(1);
+  step_case(state, HYBRIDSIM_SOURCE_DIR "/scenarios/cluster-hybrid-vs-dp.yaml",
+            {"cluster.preset=dgx-h100", "cluster.fabric=rail-optimized", "cluster.nodes=" + count(gpus / 8),
              "parallelism={dp: " + count(gpus / mp) + ", mp: " + count(mp) + "}"},
             gpus);
 }
@@ -255,6 +266,12 @@ BENCHMARK(BM_ClusterStep)
     ->Args({1024, 2})
     ->Args({65536, 1})
     ->Args({65536, 2})
+    ->Unit(benchmark::kSecond)
+    ->Iterations(1);
+BENCHMARK(BM_ClusterStepH100)
+    ->ArgNames({"gpus", "mp"})
+    ->Args({1024, 1})
+    ->Args({65536, 1})
     ->Unit(benchmark::kSecond)
     ->Iterations(1);
 BENCHMARK(BM_IdealRingAllReduce)
