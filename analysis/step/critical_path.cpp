@@ -62,6 +62,42 @@ std::optional<std::uint32_t> last_stream(const std::vector<const sim::StreamProg
   return std::nullopt;
 }
 
+// The path's parts as it is walked, in picoseconds.
+struct PathSums {
+  std::int64_t compute = 0, slowed = 0, copies = 0, gradients = 0, transfers = 0, gaps = 0;
+  std::int64_t tensor = 0, expert = 0, optimizer = 0;
+
+  void write_to(CriticalPath& path) const {
+    path.compute = sim::Time::ps(compute);
+    path.compute_slowed = sim::Time::ps(slowed);
+    path.gradient_copies = sim::Time::ps(copies);
+    path.optimizer = sim::Time::ps(optimizer);
+    path.gradient_communication = sim::Time::ps(gradients);
+    path.model_parallel_transfers = sim::Time::ps(transfers);
+    path.tensor_parallel_communication = sim::Time::ps(tensor);
+    path.expert_parallel_communication = sim::Time::ps(expert);
+    path.launch_gaps = sim::Time::ps(gaps);
+  }
+};
+
+// Which part a collective's wait on the path counts in: data-parallel gradients and (ZeRO's)
+// parameters, tensor-parallel, expert-parallel, or the model-parallel transfers of everything else.
+std::int64_t& communication_part(workloads::CollectiveRole role, PathSums& sum) {
+  switch (role) {
+    case workloads::CollectiveRole::GradientAllReduce:
+    case workloads::CollectiveRole::GradientAllGather:
+    case workloads::CollectiveRole::ParameterAllGather:
+    case workloads::CollectiveRole::UpdatedParameterAllGather:
+      return sum.gradients;
+    case workloads::CollectiveRole::TensorParallel:
+      return sum.tensor;
+    case workloads::CollectiveRole::ExpertParallel:
+      return sum.expert;
+    default:
+      return sum.transfers;
+  }
+}
+
 }  // namespace
 
 CriticalPath critical_path(const workloads::StepProgram& program, const sim::ExecutionRecord& record,
@@ -80,8 +116,7 @@ CriticalPath critical_path(const workloads::StepProgram& program, const sim::Exe
   // Backward: from the last task, through whatever released each task, to the step's start.
   const std::vector<std::vector<TaskRef>> ranks = collective_ranks(program, representative);
   std::set<std::uint32_t> gpus{record.gpu_of(s)};
-  std::int64_t compute = 0, slowed = 0, copies = 0, gradients = 0, transfers = 0, gaps = 0;
-  std::int64_t tensor = 0, expert = 0, optimizer = 0;
+  PathSums sum;
   auto move_to = [&](TaskRef to) {
     if (record.gpu_of(to.stream) != record.gpu_of(s)) ++path.gpu_changes;
     s = to.stream;
@@ -95,12 +130,12 @@ CriticalPath critical_path(const workloads::StepProgram& program, const sim::Exe
       case sim::TaskKind::Kernel: {
         const std::int64_t ran = (record.ended(s, task) - record.reached(s, task)).ps() - t.launch_delay.ps();
         const std::int64_t extra = record.slowed(s, task).ps();
-        compute += ran;
-        slowed += extra;
-        if (program.is_gradient_copy(t)) copies += ran - extra;
+        sum.compute += ran;
+        sum.slowed += extra;
+        if (program.is_gradient_copy(t)) sum.copies += ran - extra;
         if (t.id < program.labels.size() && program.labels[t.id].phase == workloads::Phase::Optimizer)
-          optimizer += ran - extra;
-        gaps += t.launch_delay.ps();
+          sum.optimizer += ran - extra;
+        sum.gaps += t.launch_delay.ps();
         break;
       }
       case sim::TaskKind::Record:
@@ -117,32 +152,13 @@ CriticalPath critical_path(const workloads::StepProgram& program, const sim::Exe
               record.reached(r.stream, r.task) > record.reached(last.stream, last.task))
             last = r;
         const std::int64_t span = (record.ended(s, task) - record.reached(last.stream, last.task)).ps();
-        const auto role = program.collectives[t.id].role;
-        if (role == workloads::CollectiveRole::GradientAllReduce ||
-            role == workloads::CollectiveRole::GradientAllGather ||
-            role == workloads::CollectiveRole::ParameterAllGather ||
-            role == workloads::CollectiveRole::UpdatedParameterAllGather)
-          gradients += span;
-        else if (role == workloads::CollectiveRole::TensorParallel)
-          tensor += span;
-        else if (role == workloads::CollectiveRole::ExpertParallel)
-          expert += span;
-        else
-          transfers += span;
+        communication_part(program.collectives[t.id].role, sum) += span;
         if (last.stream != s) i = move_to(last);
         break;
       }
     }
   }
-  path.compute = sim::Time::ps(compute);
-  path.compute_slowed = sim::Time::ps(slowed);
-  path.gradient_copies = sim::Time::ps(copies);
-  path.optimizer = sim::Time::ps(optimizer);
-  path.gradient_communication = sim::Time::ps(gradients);
-  path.model_parallel_transfers = sim::Time::ps(transfers);
-  path.tensor_parallel_communication = sim::Time::ps(tensor);
-  path.expert_parallel_communication = sim::Time::ps(expert);
-  path.launch_gaps = sim::Time::ps(gaps);
+  sum.write_to(path);
   path.gpus_visited = static_cast<int>(gpus.size());
   return path;
 }

@@ -58,8 +58,8 @@ std::string ttt_csv(const LlmStudyResult& r) {
     for (const Family& f : kFamilies) {
       const auto& p = c.*f.plan;
       for (std::size_t i = 0; p && i < r.config.critical_batch_tokens.size(); ++i)
-        o << csv_field(c.model) << "," << c.cluster << "," << csv_field(c.ib) << "," << c.gpus << "," << f.name
-          << "," << basis(*p) << "," << num(r.config.critical_batch_tokens[i]) << ","
+        o << csv_field(c.model) << "," << c.cluster << "," << csv_field(c.ib) << "," << c.gpus << ","
+          << f.name << "," << basis(*p) << "," << num(r.config.critical_batch_tokens[i]) << ","
           << num((c.*f.ttt)[i]) << "\n";
     }
   return o.str();
@@ -162,11 +162,12 @@ std::string markdown(const LlmStudyResult& r, const std::vector<std::string>& dr
 
 StudyReportFiles write_llm_study_report(const LlmStudyResult& r, const std::filesystem::path& dir,
                                         const StudyReportOptions& options) {
-  const ReportFolder parts{{{"cells.csv", cells_csv(r)}, {"time_to_train.csv", ttt_csv(r)}},
-                           {tokens_plot(r, dir), ib_plot(r, dir)},
-                           [&](const std::vector<std::string>& drawn, const std::vector<std::string>& problems) {
-                             return markdown(r, drawn, problems);
-                           }};
+  const ReportFolder parts{
+      {{"cells.csv", cells_csv(r)}, {"time_to_train.csv", ttt_csv(r)}},
+      {tokens_plot(r, dir), ib_plot(r, dir)},
+      [&](const std::vector<std::string>& drawn, const std::vector<std::string>& problems) {
+        return markdown(r, drawn, problems);
+      }};
   return write_report_folder(dir, parts, options);
 }
 

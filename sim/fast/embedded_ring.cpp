@@ -65,7 +65,8 @@ void EmbeddedRing::add_channel(std::uint32_t c, std::vector<std::vector<LinkId>>
       RingSegment{n_, per_chunk, std::vector<std::int64_t>(w, *large), group_}));
   segments_.back()->notify_rank_done_at_once(*this, (kSegment << 32) | tags);
   LinkClaims& claims = LinkClaims::of(network_);
-  for (const std::vector<LinkId>& route : segments_.back()->channel_plan(0).routes) claims.add_route(route);
+  for (const std::vector<LinkId>& route : segments_.back()->channel_plan(0).routes)
+    claims.add_route(route, this);
   class_done_.emplace_back(w, 0);
   upper_finish_.emplace_back(w, Time::zero());
   lower_finish_.emplace_back(w, Time::zero());

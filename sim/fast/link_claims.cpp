@@ -37,16 +37,16 @@ void LinkClaims::hand_over(LinkId link) {
   c.end = Time::max();
 }
 
-void LinkClaims::add_route(const std::vector<LinkId>& route) {
-  std::uint64_t h = route.size();
+void LinkClaims::add_route(const std::vector<LinkId>& route, const void* collective) {
+  std::uint64_t h = hash_combine(route.size(), reinterpret_cast<std::uintptr_t>(collective));
   for (const LinkId l : route) h = hash_combine(h, l);
   auto& alike = routes_[h];
-  for (const std::vector<LinkId>* r : alike)
-    if (*r == route) {
+  for (const auto& [r, of] : alike)
+    if (of == collective && *r == route) {
       alike_.emplace(route.data(), r->data());
       return;
     }
-  alike.push_back(&route);
+  alike.emplace_back(&route, collective);
 }
 
 const LinkId* LinkClaims::same_route(const LinkId* route) const {

@@ -11,6 +11,7 @@
 #pragma once
 #include <cstdint>
 #include <unordered_map>
+#include <utility>
 #include <vector>
 
 #include "sim/network.h"
@@ -51,9 +52,12 @@ class LinkClaims final : public ArrivalWatcher {
   // Once a shortcut knows when its traffic on the link ends: the claim ends then.
   void end_at(LinkId link, Time end) { claims_[link].end = end; }
 
-  // An embedded model's route (its storage must outlive the claims): a tie between two messages of
-  // routes over the same links, hop by hop, is no tie of two routes (see on_arrival).
-  void add_route(const std::vector<LinkId>& route);
+  // An embedded model's route (its storage must outlive the claims) in `collective`: a tie between
+  // two messages of one collective's routes over the same links, hop by hop, is no tie of two routes
+  // (see on_arrival). Two collectives' routes never count as one, even over the same links: ZeRO-3's
+  // parameter all-gather and gradient reduce-scatter on one ring tie there, and the full simulation's
+  // order between them decides their finishes (the shipped ZeRO-3 scenario differed under auto).
+  void add_route(const std::vector<LinkId>& route, const void* collective);
 
   // For a shortcut that finds, after the fact, that its result may not be the full simulation's.
   void mark_interfered() { interfered_ = true; }
@@ -82,7 +86,7 @@ class LinkClaims final : public ArrivalWatcher {
   Network& network_;  // whose links it watches while they are claimed
   std::vector<Claim> claims_;
   // Routes added, by their links' hash; and each one's first alike route (read on ties only).
-  std::unordered_map<std::uint64_t, std::vector<const std::vector<LinkId>*>> routes_;
+  std::unordered_map<std::uint64_t, std::vector<std::pair<const std::vector<LinkId>*, const void*>>> routes_;
   std::unordered_map<const LinkId*, const LinkId*> alike_;
   bool interfered_ = false;
 };
