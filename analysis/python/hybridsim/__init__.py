@@ -126,6 +126,12 @@ class GpuMetrics:
     exposed_communication_ms: float
     idle_ms: float
     kernels: int
+    # The step's parts on this GPU, each taking what the ones before it left (run's "step parts"):
+    # compute minus optimizer, TP/EP communication, pipeline bubble, DP communication exposed.
+    optimizer_ms: float
+    tp_communication_ms: float
+    pipeline_bubble_ms: float
+    dp_communication_exposed_ms: float
 
 
 @dataclasses.dataclass(frozen=True)
@@ -134,6 +140,7 @@ class CriticalPath:
     compute_ms: float
     compute_slowed_ms: float
     gradient_copies_ms: float
+    optimizer_ms: float
     gradient_communication_ms: float
     model_parallel_transfers_ms: float
     launch_gaps_ms: float
