@@ -77,6 +77,7 @@ py::dict gpu_metrics(const analysis::GpuStepMetrics& g) {
   d["kernels"] = g.kernels;
   d["optimizer_ms"] = g.optimizer.to_ms();
   d["tp_communication_ms"] = g.tp_communication.to_ms();
+  d["ep_communication_ms"] = g.ep_communication.to_ms();
   d["pipeline_bubble_ms"] = g.pipeline_bubble.to_ms();
   d["dp_communication_exposed_ms"] = g.dp_communication.to_ms();
   return d;

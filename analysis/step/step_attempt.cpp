@@ -44,8 +44,9 @@ GpuStepMetrics mean_of(const std::vector<GpuStepMetrics>& gpus) {
     for (const auto& g : gpus) sum += (g.*part).ps();
     return sim::Time::ps(sum / n);
   };
-  for (const auto part : {&GpuStepMetrics::optimizer, &GpuStepMetrics::tp_communication,
-                          &GpuStepMetrics::pipeline_bubble, &GpuStepMetrics::dp_communication})
+  for (const auto part :
+       {&GpuStepMetrics::optimizer, &GpuStepMetrics::tp_communication, &GpuStepMetrics::ep_communication,
+        &GpuStepMetrics::pipeline_bubble, &GpuStepMetrics::dp_communication})
     m.*part = mean(part);
   return m;
 }

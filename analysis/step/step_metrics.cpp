@@ -37,18 +37,13 @@ bool is_receive(const workloads::StepProgram& program, const sim::Task& t) {
 
 // One GPU's intervals by kind, as the executor recorded them.
 struct GpuIntervals {
-  std::vector<Interval> compute, comm, tp, dp, bubble;
+  std::vector<Interval> compute, comm, tp, ep, dp, bubble;
   std::int64_t slowed_ps = 0, copies_ps = 0, optimizer_ps = 0;
   void clear() {
-    for (auto* v : {&compute, &comm, &tp, &dp, &bubble}) v->clear();
+    for (auto* v : {&compute, &comm, &tp, &ep, &dp, &bubble}) v->clear();
     slowed_ps = copies_ps = optimizer_ps = 0;
   }
 };
-
-bool is_tensor_parallel(workloads::CollectiveRole role) {
-  return role == workloads::CollectiveRole::TensorParallel ||
-         role == workloads::CollectiveRole::ExpertParallel;
-}
 
 // Stream s (the k-th of its GPU, `tasks`): its kernels and collectives; on a pipeline stage's
 // compute stream (k = 0) its waits on another stage and its idle after the last task until `step`.
@@ -70,7 +65,8 @@ void add_stream(const workloads::StepProgram& program, const sim::ExecutionRecor
     } else if (t.kind == sim::TaskKind::Collective && !is_receive(program, t)) {
       out.comm.push_back(ran);
       const workloads::CollectiveRole role = program.collectives[t.id].role;
-      if (is_tensor_parallel(role)) out.tp.push_back(ran);
+      if (role == workloads::CollectiveRole::TensorParallel) out.tp.push_back(ran);
+      else if (role == workloads::CollectiveRole::ExpertParallel) out.ep.push_back(ran);
       else if (role != workloads::CollectiveRole::Activation &&
                role != workloads::CollectiveRole::ActivationGradient)
         out.dp.push_back(ran);
@@ -104,6 +100,7 @@ GpuStepMetrics metrics_of(GpuIntervals& in, sim::Time step_time) {
   m.optimizer = sim::Time::ps(in.optimizer_ps);
   std::vector<Interval>& parts = in.compute;  // kernels, then what each later part adds
   m.tp_communication = sim::Time::ps(added(parts, in.tp));
+  m.ep_communication = sim::Time::ps(added(parts, in.ep));
   m.pipeline_bubble = sim::Time::ps(added(parts, in.bubble));
   m.dp_communication = sim::Time::ps(added(parts, in.dp));
   return m;

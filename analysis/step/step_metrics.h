@@ -25,10 +25,11 @@ struct GpuStepMetrics {
   sim::Time idle;  // step time − (compute ∪ communication)
   std::int64_t kernels = 0;
   // The step split into parts that add up to it, each taking only what the ones before left:
-  // compute − optimizer, optimizer, tp_communication, pipeline_bubble, dp_communication, and the
-  // rest (exposed point-to-point sends, idle that is no pipeline's).
+  // compute − optimizer, optimizer, tp_communication, ep_communication, pipeline_bubble,
+  // dp_communication, and the rest (exposed point-to-point sends, idle that is no pipeline's).
   sim::Time optimizer;         // of compute: the optimizer's update kernels, as alone
-  sim::Time tp_communication;  // tensor- (and expert-) parallel collectives while no kernel runs
+  sim::Time tp_communication;  // tensor-parallel collectives while no kernel runs
+  sim::Time ep_communication;  // expert-parallel all-to-alls, exposed by compute and the above
   sim::Time pipeline_bubble;   // a pipeline stage's compute stream waiting on another stage, and
                                // idle after its last task until the step ends
   sim::Time dp_communication;  // data-parallel collectives (ZeRO's gathers too), exposed by the above

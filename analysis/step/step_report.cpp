@@ -63,12 +63,14 @@ std::string path_breakdown(const CriticalPath& p, sim::Time step) {
 }
 
 // The step's parts on a GPU (GpuStepMetrics), in the order each takes what the ones before left:
-// "compute 4.90 s (76.0%), TP/EP comm 414 ms (6.4%), pipeline bubble …, other 93.0 ms (1.4%)";
+// "compute 4.90 s (76.0%), TP comm 414 ms (6.4%), pipeline bubble …, other 93.0 ms (1.4%)";
 // parts under 1 ns are left out (the mean's parts are each rounded down to the picosecond), compute never.
 std::string step_parts(const GpuStepMetrics& m, sim::Time step) {
-  const sim::Time other = step - m.compute - m.tp_communication - m.pipeline_bubble - m.dp_communication;
+  const sim::Time other =
+      step - m.compute - m.tp_communication - m.ep_communication - m.pipeline_bubble - m.dp_communication;
   const std::pair<const char*, sim::Time> parts[] = {{"compute", m.compute - m.optimizer},
-                                                     {"TP/EP comm", m.tp_communication},
+                                                     {"TP comm", m.tp_communication},
+                                                     {"EP comm", m.ep_communication},
                                                      {"pipeline bubble", m.pipeline_bubble},
                                                      {"DP comm exposed", m.dp_communication},
                                                      {"optimizer", m.optimizer},
@@ -91,6 +93,7 @@ void metrics_json(std::string& out, const GpuStepMetrics& m) {
          ", \"idle_us\": " + format_fixed(m.idle.to_us(), 3) + ", \"kernels\": " + std::to_string(m.kernels) +
          ", \"optimizer_us\": " + format_fixed(m.optimizer.to_us(), 3) +
          ", \"tp_communication_us\": " + format_fixed(m.tp_communication.to_us(), 3) +
+         ", \"ep_communication_us\": " + format_fixed(m.ep_communication.to_us(), 3) +
          ", \"pipeline_bubble_us\": " + format_fixed(m.pipeline_bubble.to_us(), 3) +
          ", \"dp_communication_exposed_us\": " + format_fixed(m.dp_communication.to_us(), 3) + "}";
 }

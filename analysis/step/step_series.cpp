@@ -30,8 +30,9 @@ GpuStepMetrics mean_metrics(const std::vector<const GpuStepMetrics*>& m, sim::Ti
   out.gradient_copies = mean(&GpuStepMetrics::gradient_copies);
   out.communication = mean(&GpuStepMetrics::communication);
   out.exposed_communication = mean(&GpuStepMetrics::exposed_communication);
-  for (const auto part : {&GpuStepMetrics::optimizer, &GpuStepMetrics::tp_communication,
-                          &GpuStepMetrics::pipeline_bubble, &GpuStepMetrics::dp_communication})
+  for (const auto part :
+       {&GpuStepMetrics::optimizer, &GpuStepMetrics::tp_communication, &GpuStepMetrics::ep_communication,
+        &GpuStepMetrics::pipeline_bubble, &GpuStepMetrics::dp_communication})
     out.*part = mean(part);
   out.idle = step - out.compute - out.exposed_communication;
   return out;

@@ -132,6 +132,15 @@ TEST_CASE("expert parallel: EP groups on one machine, expert gradients over dp /
   CHECK(dense_buckets > 0);
   const analysis::StepResult r = analysis::simulate_program(setup, p);
   CHECK(r.step_time > sim::Time::zero());
+  // The step's parts: the all-to-alls are EP communication, not TP (tp 1 here), and with no
+  // pipeline the exposed parts are exactly the communication no kernel hides.
+  REQUIRE(r.per_gpu.size() == 16);
+  for (const analysis::GpuStepMetrics& g : r.per_gpu) {
+    CHECK(g.tp_communication == sim::Time::zero());
+    CHECK(g.ep_communication > sim::Time::zero());
+    CHECK(g.pipeline_bubble == sim::Time::zero());
+    CHECK(g.tp_communication + g.ep_communication + g.dp_communication == g.exposed_communication);
+  }
 }
 
 TEST_CASE("expert parallel: memory divides expert state by ep and keeps the experts' tokens") {

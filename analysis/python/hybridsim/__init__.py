@@ -127,9 +127,11 @@ class GpuMetrics:
     idle_ms: float
     kernels: int
     # The step's parts on this GPU, each taking what the ones before it left (run's "step parts"):
-    # compute minus optimizer, TP/EP communication, pipeline bubble, DP communication exposed.
+    # compute minus optimizer, TP communication, EP communication, pipeline bubble, DP
+    # communication exposed.
     optimizer_ms: float
     tp_communication_ms: float
+    ep_communication_ms: float
     pipeline_bubble_ms: float
     dp_communication_exposed_ms: float
 
