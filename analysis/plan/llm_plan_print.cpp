@@ -38,8 +38,8 @@ void print_header(const LlmPlanResult& r, std::ostream& out) {
       << " fit in memory; of the best by the closed-form estimate, "
       << r.ranked.size() - r.estimated + r.skipped.size() << " simulated";
   if (r.estimated > 0)
-    out << ", " << r.estimated << " estimated, not simulated (their steps would simulate more than "
-        << q.events_budget << " each, or their programs be too large to build within it, --max-events: "
+    out << ", " << r.estimated << " estimated, not simulated (over the plan's budget, " << q.events_budget
+        << " a step or --max-sim-memory, or their programs too large to build within it; each says why: "
         << "ranked by their closed form)";
   out << "\n\n";
 }
