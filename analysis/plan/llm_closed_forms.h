@@ -73,7 +73,9 @@ std::int64_t llm_stage_parameters(const LlmSetting& setting, const LlmLayout& la
 // (L/p)(p + (p−1)/v) on the first stage (Korthikanti §4.2.3).
 std::int64_t llm_layers_held_times_v(const LlmSetting& setting, const LlmLayout& layout, int stage);
 // Weights 2, gradients 2, Adam 12 bytes per parameter under mixed precision (4/4/8 in FP32), ZeRO
-// stage 1 dividing the optimizer by dp, 2 the gradients too, 3 the weights too; activations per
+// stage 1 dividing the optimizer by dp, 2 the gradients too, 3 the weights too, plus ZeRO-3's
+// gathered parameters in flight (workloads::zero3_gathered_bytes, as the simulated memory model
+// counts them: the largest pair of the stage's neighbouring ops, whole for the rank); activations per
 // Korthikanti's Table 2 (workloads::layer_activation_bytes) times the layers held, plus one layer's
 // full activations under full recomputation and the FP32 logits on the last stage.
 LlmMemory llm_stage_memory(const LlmSetting& setting, const LlmLayout& layout, int stage);

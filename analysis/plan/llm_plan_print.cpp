@@ -1,8 +1,10 @@
 // The transformer plan as text: what was searched and how it was pruned, the ranking, and why the
 // best wins.
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <ostream>
+#include <vector>
 
 #include "analysis/plan/llm_planner.h"
 #include "analysis/study/study_report.h"
@@ -36,8 +38,9 @@ void print_header(const LlmPlanResult& r, std::ostream& out) {
       << " fit in memory; of the best by the closed-form estimate, "
       << r.ranked.size() - r.estimated + r.skipped.size() << " simulated";
   if (r.estimated > 0)
-    out << ", " << r.estimated << " estimated, not simulated (their steps would simulate more than "
-        << q.events_budget << " each, --max-events: ranked by their closed form)";
+    out << ", " << r.estimated << " estimated, not simulated (over the plan's budget, " << q.events_budget
+        << " a step or --max-sim-memory, or their programs too large to build within it; each says why: "
+        << "ranked by their closed form)";
   out << "\n\n";
 }
 
@@ -45,11 +48,16 @@ void print_header(const LlmPlanResult& r, std::ostream& out) {
 
 void print_llm_plan(const LlmPlanResult& r, std::ostream& out, int top) {
   print_header(r, out);
-  char line[512];
-  std::snprintf(line, sizeof line, "%-4s %-56s %9s %9s %12s %9s %11s %9s\n", "rank", "layout", "step s",
-                "est. s", "tokens/s", "TFLOP/s", "to train", "peak GiB");
-  out << line;
   const std::size_t n = std::min<std::size_t>(r.ranked.size(), static_cast<std::size_t>(std::max(top, 1)));
+  // The layout column as wide as the longest label printed (every row searched can be ~90 columns),
+  // so that the numbers stay under their headings.
+  int width = 6;
+  for (std::size_t i = 0; i < n; ++i)
+    width = std::max(width, static_cast<int>(layout_label(r.request.dimensions, r.ranked[i].layout).size()));
+  std::vector<char> line(static_cast<std::size_t>(width) + 128);
+  std::snprintf(line.data(), line.size(), "%-4s %-*s %9s %9s %12s %9s %11s %9s\n", "rank", width, "layout",
+                "step s", "est. s", "tokens/s", "TFLOP/s", "to train", "peak GiB");
+  out << line.data();
   const auto& model = r.request.setting.model;
   for (std::size_t i = 0; i < n; ++i) {
     const LlmPlanCandidate& c = r.ranked[i];
@@ -60,14 +68,14 @@ void print_llm_plan(const LlmPlanResult& r, std::ostream& out, int top) {
     const double tflops = flop / c.step_seconds() / r.gpus / 1e12;
     const std::string gib = workloads::format_gib(c.memory.total());
     // An estimated row has no simulated step: its step column says so, its rates are the estimate's.
-    std::snprintf(line, sizeof line, "%-4zu %-56s %9s %9s %12s %9s %11s %9s\n", i + 1,
+    std::snprintf(line.data(), line.size(), "%-4zu %-*s %9s %9s %12s %9s %11s %9s\n", i + 1, width,
                   layout_label(r.request.dimensions, c.layout).c_str(),
                   c.simulated() ? format_fixed(c.step_seconds(), 3).c_str() : "estimated",
                   format_fixed(c.estimate.step(), 3).c_str(),
                   format_count(std::llround(c.tokens_per_second)).c_str(), format_fixed(tflops, 1).c_str(),
                   c.time_to_train_seconds ? format_duration(*c.time_to_train_seconds).c_str() : "-",
                   gib.substr(0, gib.size() - 4).c_str());
-    out << line;
+    out << line.data();
   }
   out << "\n";
   for (std::size_t i = 0; i < n && i < 5; ++i) out << "#" << i + 1 << " " << r.ranked[i].why << "\n";

@@ -15,6 +15,9 @@ namespace hybridsim::analysis {
 namespace {
 
 constexpr const char* kPlanSource = "plan candidate";
+// Events' time one task of a candidate's program costs to build, a third of it measured (see
+// llm_plan_program_tasks).
+constexpr std::uint64_t kBuildEventsPerTask = 10;
 
 std::string gib(sim::Bytes b) { return workloads::format_gib(b); }
 
@@ -151,6 +154,16 @@ std::vector<LlmPlanCandidate> llm_fitting_candidates(const LlmPlanRequest& r, st
   return out;
 }
 
+// Measured on this build: the 1,024-GPU GPT-3 candidate dp 256 tp 4 mb 2 ZeRO-3, 7.1e6 tasks by
+// tasks_per_gpu, took 5.5 s of CPU and 813 MB to build and estimate (hybridsim run, refused by its
+// estimate before its event loop): 0.77 us a task, 3.9 events' time at sim/budget.h's
+// kEventsPerSecond. At a cap of --max-events / 2 the 1,024-GPU plan built such programs two at a
+// time and held 11.8 GB after 2 minutes. kBuildEventsPerTask = 10 keeps one build within a third of
+// the candidate's events budget (2e6 tasks, about 1.5 s and 230 MB at the default).
+std::uint64_t llm_plan_program_tasks(const LlmPlanRequest& r) {
+  return r.events_budget_count / kBuildEventsPerTask;
+}
+
 double LlmPlanCandidate::step_seconds() const {
   return step ? step->step_time.to_seconds() : estimate.step();
 }
@@ -166,40 +179,33 @@ void rate(const LlmPlanRequest& r, LlmPlanCandidate& c) {
     c.time_to_train_seconds = tokens_to_train(r, batch_tokens) / c.tokens_per_second;
 }
 
-// Kernels and collectives of one transformer layer's forward, at the least (a Megatron layer: two
-// norms, QKV, attention, projection, two MLP GEMMs, activation, two residual adds, two TP
-// collectives).
-constexpr std::int64_t kOpsPerLayer = 12;
-
-// Tasks one GPU runs in the step, from the candidate's generated profile: each op's forward and
-// backward kernel (the forward again under full recomputation) on the stage's 1/pp of the ops, for
-// each of the m micro-batches.
-double tasks_per_gpu(const LlmPlanRequest& r, const workloads::Profile& p, const LlmLayout& l) {
-  const double passes = l.recompute == workloads::Recompute::Full ? 3 : 2;
-  // At least kOpsPerLayer a layer (GEMMs, attention, norms, activations, TP collectives), whatever
-  // the profile lists.
-  const double ops = std::max(static_cast<double>(p.ops.size()),
-                              static_cast<double>(kOpsPerLayer * r.setting.model.layers));
-  return passes * ops / l.pp * static_cast<double>(l.micro_batches());
+// Tasks one GPU's streams run in the step, counted on the candidate's generated profile (as the
+// generator makes them, workloads/generators/profile_gen_transformer.cpp): every kernel of every op
+// forward and backward (full or selective recomputation's kernels are in the backward), on the
+// stage's 1/pp of the ops, for each of the m micro-batches. The TP collectives and ZeRO's gathers
+// are left out: a lower bound.
+double tasks_per_gpu(const workloads::Profile& p, const LlmLayout& l) {
+  double kernels = 0;
+  for (const workloads::Op& op : p.ops)
+    kernels += static_cast<double>(op.forward.size() + op.backward.size());
+  return kernels / l.pp * static_cast<double>(l.micro_batches());
 }
 
-// Why a candidate is not simulated before its program is built, or empty: even folded onto one
-// data-parallel replica (tp x pp GPUs, the fewest a fold keeps) its tasks pass the budget, or its
-// program of every GPU's tasks passes kPlanProgramTasks (building it would take GBs).
+// Why a candidate is not built, or empty. Its events and memory are judged by the run's own estimate
+// (analysis/step/step_estimate.h: the fold it will simulate, the collectives that cannot fold in
+// full), before its event loop starts; but that estimate needs the program of every GPU built,
+// which costs in proportion to its tasks whatever folds. The program is held to the candidate's
+// events budget too: building a task (its program, collectives and fold plan) costs the time of
+// about kBuildEventsPerTask events simulated, so that a program at the cap takes at most about a
+// third of the budget's time to build (see llm_plan_program_tasks).
 std::string too_expensive(const LlmPlanRequest& r, const workloads::Profile& p, const LlmLayout& l) {
-  const double tasks = tasks_per_gpu(r, p, l);
-  const double folded = 2 * tasks * l.tp * l.pp;  // sim/budget.h: 2 events a task
-  if (r.events_budget_count > 0 && folded > static_cast<double>(r.events_budget_count))
-    return "the step would simulate about " +
-           sim::BudgetExceeded::count_text(static_cast<std::uint64_t>(folded)) +
-           " events even folded onto one replica of " + std::to_string(l.tp * l.pp) + " GPUs, over " +
-           r.events_budget;
-  const double program = tasks * r.gpus;
-  if (program > static_cast<double>(kPlanProgramTasks))
-    return "the step's program would hold about " +
-           sim::BudgetExceeded::count_text(static_cast<std::uint64_t>(program)) + " tasks, over the plan's " +
-           sim::BudgetExceeded::count_text(kPlanProgramTasks) + " (kPlanProgramTasks)";
-  return {};
+  const double program = tasks_per_gpu(p, l) * r.gpus;
+  const std::uint64_t cap = llm_plan_program_tasks(r);
+  if (cap == 0 || program <= static_cast<double>(cap)) return {};
+  return "the step's program would hold about " +
+         sim::BudgetExceeded::count_text(static_cast<std::uint64_t>(program)) +
+         " tasks over all GPUs, over the plan's " + sim::BudgetExceeded::count_text(cap) +
+         " (--max-events / " + std::to_string(kBuildEventsPerTask) + ") before the fold is known";
 }
 
 // Simulates the candidates' steps (one profile per distinct generated rank), each within the

@@ -6,10 +6,11 @@
 // (Kaplan et al. 2020's trade-off, ../shared/reference/transformers.md), else by tokens/s, saying
 // which; it explains the winner against the runner-up.
 // A candidate whose step would simulate more events than the plan's budget (--max-events, by
-// default kPlanCandidateEvents), found before its event loop starts (the step's up-front estimate,
-// sim/budget.h), is not simulated: it is ranked by its closed form and marked "estimated, not
-// simulated" (a step that folds onto a few GPUs costs little and is simulated; one that does not
-// fold is estimated until it does).
+// default kPlanCandidateEvents), found before its event loop starts by the run's own estimate
+// (analysis/step/step_estimate.h: what the fold leaves to simulate), is not simulated: it is ranked
+// by its closed form and marked "estimated, not simulated" (a step that folds onto a few GPUs costs
+// little and is simulated; one that does not fold is estimated until it does). So is one whose
+// program of every GPU's tasks, which that estimate needs built, passes llm_plan_program_tasks().
 //   LlmPlanResult r = plan_llm(make_llm_plan_request({.model = "llama3-8b", .gpus = 64, .gpu = "h100"}));
 //   print_llm_plan(r, std::cout);
 #pragma once
@@ -27,12 +28,6 @@ namespace hybridsim::analysis {
 // Events one candidate's step may simulate (plan --max-events): 2×10^7, about 4 s at sim/budget.h's
 // 5 M events/s, so that K candidates stay within the plan's 30 s target (issue 29).
 inline constexpr std::uint64_t kPlanCandidateEvents = 20'000'000;
-// Tasks a candidate's program may hold over all its GPUs before the planner builds it: 2×10^6.
-// Building a step's program and its collectives costs in proportion to them before any budget
-// check can run (a pipelined GPT-3 on 1,024 GPUs holds about 3.5×10^7 tasks: GBs of programs, and
-// minutes making a ZeRO-3 step's collectives, measured on this build).
-inline constexpr std::uint64_t kPlanProgramTasks = 2'000'000;
-
 struct LlmPlanRequest {
   std::string model;  // a named transformer
   LlmSetting setting{};
@@ -84,6 +79,11 @@ struct LlmPlanResult {
   std::vector<std::string> skipped{};  // candidates that failed (not for their budget), with why
   bool by_time_to_train = false;
 };
+
+// Tasks a candidate's program may hold over all its GPUs before the planner builds it:
+// events_budget_count / 10 (building a task costs about the time of 10 events simulated,
+// llm_planner.cpp); 0: no limit.
+std::uint64_t llm_plan_program_tasks(const LlmPlanRequest& r);
 
 // Tokens to train at a global batch of `batch_tokens` under Kaplan et al.'s trade-off with a
 // critical batch of `critical` tokens, scaled from the model's published run (r.training_tokens at

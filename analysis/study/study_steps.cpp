@@ -274,7 +274,9 @@ std::vector<StepEstimate> estimate_todo(std::vector<Resolved>& todo, const StepR
     try {
       std::rethrow_exception(refused[i]);
     } catch (const InputError& e) {
-      failures.emplace(todo[i].id, StepFailure{e.what()});
+      // Refused by its up-front estimate for its budget: over_budget, as a refusal in the run is.
+      failures.emplace(todo[i].id,
+                       StepFailure{e.what(), {}, dynamic_cast<const BudgetRefusal*>(&e) != nullptr});
     }
   }
   todo = std::move(kept);

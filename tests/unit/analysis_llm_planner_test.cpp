@@ -125,7 +125,8 @@ TEST_CASE("llm planner: a candidate past the events budget is ranked by its clos
   analysis::LlmPlanRequest r = small_grid();
   r.limits = {"simulation.max_events=1000"};  // no step of 8 GPUs fits in 1,000 events
   r.events_budget = "1000 events";
-  r.events_budget_count = 1000;
+  // No cap on the program: every candidate is built and refused by the run's own estimate.
+  r.events_budget_count = 0;
   const analysis::LlmPlanResult p = analysis::plan_llm(r);
   REQUIRE_FALSE(p.ranked.empty());
   CHECK(p.estimated == p.ranked.size());
@@ -142,4 +143,53 @@ TEST_CASE("llm planner: a candidate past the events budget is ranked by its clos
   analysis::print_llm_plan(p, text);
   CHECK(text.str().find(std::to_string(p.ranked.size()) + " estimated, not simulated") != std::string::npos);
   CHECK(text.str().find("simulated (critical GPU") == std::string::npos);
+}
+
+TEST_CASE("llm planner: a program past --max-events / 10 tasks is not built, and says so") {
+  analysis::LlmPlanRequest r = small_grid();
+  r.limits = {"simulation.max_events=1000"};
+  r.events_budget = "1000 events";
+  r.events_budget_count = 1000;
+  CHECK(analysis::llm_plan_program_tasks(r) == 100);
+  const analysis::LlmPlanResult p = analysis::plan_llm(r);
+  REQUIRE_FALSE(p.ranked.empty());
+  CHECK(p.estimated == p.ranked.size());
+  for (const auto& c : p.ranked) {
+    // Megatron 1.2B's 40 layers make about 28 kernels each a micro-batch on each of 8 GPUs: far
+    // more than 100 tasks.
+    CHECK(c.estimated_only.find("the step's program would hold about") != std::string::npos);
+    CHECK(c.estimated_only.find("over the plan's 100 (--max-events / 10)") != std::string::npos);
+  }
+}
+
+TEST_CASE("llm planner: the table's columns line up whatever the layout labels' length") {
+  analysis::LlmPlanRequest r = small_grid();
+  r.limits = {"simulation.max_events=1000"};
+  r.events_budget = "1000 events";
+  r.events_budget_count = 1000;  // nothing built: the table from the closed forms, at once
+  const analysis::LlmPlanResult p = analysis::plan_llm(r);
+  std::ostringstream text;
+  analysis::print_llm_plan(p, text, 8);
+  std::istringstream in(text.str());
+  std::vector<std::string> table;
+  for (std::string line; std::getline(in, line);) {
+    if (line.starts_with("rank ")) table.push_back(line);
+    else if (!table.empty() && !line.empty()) table.push_back(line);
+    else if (!table.empty()) break;
+  }
+  REQUIRE(p.ranked.size() >= 8);
+  REQUIRE(table.size() == 9);  // the heading and 8 rows
+  std::size_t longest = 0;
+  for (std::size_t i = 0; i < 8; ++i)
+    longest = std::max(longest, analysis::layout_label(r.dimensions, p.ranked[i].layout).size());
+  CHECK(longest > 56);  // every row of the table searched: past the old fixed width
+  // Every column right-aligned under its heading: "tokens/s" and "peak GiB" end where the rows'
+  // numbers end, so every line is as long as the heading.
+  const std::size_t tokens_end = table[0].find("tokens/s") + 8;
+  for (const std::string& row : table) {
+    CAPTURE(row);
+    CHECK(row.size() == table[0].size());
+    CHECK(row[tokens_end - 1] != ' ');
+    CHECK(row[tokens_end] == ' ');
+  }
 }
