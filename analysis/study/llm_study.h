@@ -9,6 +9,7 @@
 //   LlmStudyResult r = run_llm_study(c, {.progress = &std::cerr});  print_llm_study(r, std::cout);
 //   write_llm_study_report(r, c.output);
 #pragma once
+#include <cstdint>
 #include <filesystem>
 #include <iosfwd>
 #include <optional>
@@ -47,6 +48,9 @@ struct LlmStudyCell {
   int gpus = 0;
   std::optional<LlmPlanCandidate> dp_heavy{}, three_d{};
   std::string dp_heavy_note{}, three_d_note{};  // why a family has no plan
+  // The model's published global batch and sequence length: a family whose plan had to take a larger
+  // batch (DP-heavy past batch / (GPUs / 8) replicas) shows it, and the critical batch prices it.
+  std::int64_t published_batch = 0, sequence = 0;
   // Per critical batch of the config: each family's time to train in seconds (0: no plan).
   std::vector<double> dp_heavy_ttt{}, three_d_ttt{};
 };
@@ -64,10 +68,15 @@ struct LlmStudyRunOptions {
 };
 LlmStudyResult run_llm_study(const LlmStudyConfig& config, const LlmStudyRunOptions& options = {});
 // The table (tokens/s of each family, 3D over DP-heavy) and, per model, machine and bandwidth,
-// the first GPU count from which the DP-heavy plan stops paying (3D at least 5% faster).
+// the first GPU count from which the DP-heavy plan stops paying (3D at least 5% faster), and, where
+// the families train at different batches, the critical batch at which they break even.
 void print_llm_study(const LlmStudyResult& result, std::ostream& out);
-// The same without the run's wall time and counts (the report's README.md: the same bytes each run).
+// The same without the counts of simulated and estimated plans (the report's README.md).
 void print_llm_table(const LlmStudyResult& result, std::ostream& out);
+// How much faster the cell's best 3D plan trains than its best DP-heavy one: their times to train at
+// the first critical batch (which prices a larger batch) when one is stated, else their tokens/s;
+// 0 without both plans.
+double llm_three_d_advantage(const LlmStudyResult& result, const LlmStudyCell& cell);
 // The report folder: README.md (the table above and every assumption), cells.csv (both families of
 // every cell, simulated or estimated), time_to_train.csv (per critical batch), and the pictures
 // tokens_per_gpu.png (per GPU, both families, headline bandwidth) and ib_sensitivity.png (3D over

@@ -3,6 +3,7 @@
 // the InfiniBand sensitivity, and README.md with the table. Every row says whether its plan was
 // simulated or is the closed form's estimate.
 #include <cmath>
+#include <functional>
 #include <sstream>
 
 #include "analysis/output/csv.h"
@@ -65,18 +66,6 @@ std::string ttt_csv(const LlmStudyResult& r) {
   return o.str();
 }
 
-// One panel per model and machine: `column(cell, family)` against GPUs, per `series`.
-struct Panels {
-  std::size_t count;
-  std::string header;
-};
-Panels panels(const LlmStudyResult& r, const std::string& title) {
-  const std::size_t n = r.config.models.size() * r.config.clusters.size();
-  return {n, "set datafile missing '?'\nset grid\nset key top left\nset logscale x 2\nset multiplot layout " +
-                 std::to_string(r.config.models.size()) + "," + std::to_string(r.config.clusters.size()) +
-                 " title " + gnuplot_quote(title) + "\n"};
-}
-
 const LlmStudyCell* find(const LlmStudyResult& r, const std::string& model, const std::string& cluster,
                          const std::string& ib, int gpus) {
   for (const LlmStudyCell& c : r.cells)
@@ -84,64 +73,80 @@ const LlmStudyCell* find(const LlmStudyResult& r, const std::string& model, cons
   return nullptr;
 }
 
-// Tokens/s per GPU of both families at the headline bandwidth; hollow points: estimated.
-PlotRequest tokens_plot(const LlmStudyResult& r, const std::filesystem::path& dir) {
-  const Panels p = panels(r, "Tokens/s per GPU, best DP-heavy (ZeRO-3, pp 1) vs best 3D plan, at " +
-                                 r.config.ib_bandwidths.front() + " per GPU (hollow: estimated)");
+// What one picture of panels plots: per panel (model, machine) a data block of a row per GPU count,
+// `row` writing the columns after the GPU count, and `plot` the panel's plot command given its
+// block's name.
+struct PanelPlot {
+  std::string title, ylabel, file;
+  std::function<void(std::ostream&, const std::string& model, const std::string& cluster, int gpus)> row;
+  std::function<std::string(const std::string& block)> plot;
+};
+
+// One panel per model and machine, models in rows and machines in columns, GPUs on a log axis.
+PlotRequest panels(const LlmStudyResult& r, const std::filesystem::path& dir, const PanelPlot& p) {
   std::ostringstream s;
-  s << p.header << "set xlabel 'GPUs'\nset ylabel 'tokens/s per GPU'\n";
+  s << "set datafile missing '?'\nset grid\nset key top left\nset logscale x 2\nset multiplot layout "
+    << r.config.models.size() << "," << r.config.clusters.size() << " title " << gnuplot_quote(p.title)
+    << "\nset xlabel 'GPUs'\nset ylabel " << gnuplot_quote(p.ylabel) << "\n";
   std::size_t i = 0;
   for (const auto& model : r.config.models)
     for (const auto& cluster : r.config.clusters) {
-      s << "$t" << i << " << EOD\n";
+      const std::string block = "$p" + std::to_string(i++);
+      s << block << " << EOD\n";
       for (const int g : r.config.gpus) {
-        const LlmStudyCell* c = find(r, model, cluster, r.config.ib_bandwidths.front(), g);
         s << g;
-        for (const Family& f : kFamilies) {
-          const auto& plan = c ? c->*f.plan : std::optional<LlmPlanCandidate>{};
-          s << " " << (plan ? num(plan->tokens_per_second / g) : "?") << " "
-            << (plan ? (plan->simulated() ? 7 : 6) : 6);
-        }
+        p.row(s, model, cluster, g);
         s << "\n";
       }
-      s << "EOD\nset title " << gnuplot_quote(model + " on " + cluster) << "\nplot $t" << i
-        << " using 1:2:3 with linespoints pt variable lw 2 title 'DP-heavy', $t" << i
-        << " using 1:4:5 with linespoints pt variable lw 2 title '3D'\n";
-      ++i;
+      s << "EOD\nset title " << gnuplot_quote(model + " on " + cluster) << "\nplot " << p.plot(block) << "\n";
     }
   s << "unset multiplot\n";
-  return {s.str(), dir / "tokens_per_gpu.png", 520 * static_cast<int>(r.config.clusters.size()),
+  return {s.str(), dir / p.file, 520 * static_cast<int>(r.config.clusters.size()),
           420 * static_cast<int>(r.config.models.size())};
 }
 
-// The best 3D plan over the best DP-heavy one, per InfiniBand bandwidth.
+// Tokens/s per GPU of both families at the headline bandwidth; hollow points: estimated.
+PlotRequest tokens_plot(const LlmStudyResult& r, const std::filesystem::path& dir) {
+  const std::string& ib = r.config.ib_bandwidths.front();
+  return panels(
+      r, dir,
+      {"Tokens/s per GPU, best DP-heavy (ZeRO-3, pp 1) vs best 3D plan, at " + ib +
+           " per GPU (hollow: estimated)",
+       "tokens/s per GPU", "tokens_per_gpu.png",
+       [&](std::ostream& s, const std::string& model, const std::string& cluster, int g) {
+         const LlmStudyCell* c = find(r, model, cluster, ib, g);
+         for (const Family& f : kFamilies) {
+           const auto& plan = c ? c->*f.plan : std::optional<LlmPlanCandidate>{};
+           s << " " << (plan ? num(plan->tokens_per_second / g) : "?") << " "
+             << (plan ? (plan->simulated() ? 7 : 6) : 6);
+         }
+       },
+       [](const std::string& b) {
+         return b + " using 1:2:3 with linespoints pt variable lw 2 title 'DP-heavy', " + b +
+                " using 1:4:5 with linespoints pt variable lw 2 title '3D'";
+       }});
+}
+
+// The best 3D plan over the best DP-heavy one (the table's 3D/DP), per InfiniBand bandwidth.
 PlotRequest ib_plot(const LlmStudyResult& r, const std::filesystem::path& dir) {
-  const Panels p = panels(r, "Best 3D over best DP-heavy tokens/s, per InfiniBand bandwidth per GPU");
-  std::ostringstream s;
-  s << p.header << "set xlabel 'GPUs'\nset ylabel '3D / DP-heavy'\n";
-  std::size_t i = 0;
-  for (const auto& model : r.config.models)
-    for (const auto& cluster : r.config.clusters) {
-      s << "$r" << i << " << EOD\n";
-      for (const int g : r.config.gpus) {
-        s << g;
-        for (const auto& ib : r.config.ib_bandwidths) {
-          const LlmStudyCell* c = find(r, model, cluster, ib, g);
-          const bool both = c && c->dp_heavy && c->three_d;
-          s << " " << (both ? num(c->three_d->tokens_per_second / c->dp_heavy->tokens_per_second) : "?");
-        }
-        s << "\n";
-      }
-      s << "EOD\nset title " << gnuplot_quote(model + " on " + cluster) << "\nplot ";
-      for (std::size_t b = 0; b < r.config.ib_bandwidths.size(); ++b)
-        s << (b ? ", " : "") << "$r" << i << " using 1:" << b + 2 << " with linespoints lw 2 title "
-          << gnuplot_quote(r.config.ib_bandwidths[b]);
-      s << ", 1 with lines dt 2 lc rgb 'gray' notitle\n";
-      ++i;
-    }
-  s << "unset multiplot\n";
-  return {s.str(), dir / "ib_sensitivity.png", 520 * static_cast<int>(r.config.clusters.size()),
-          420 * static_cast<int>(r.config.models.size())};
+  return panels(
+      r, dir,
+      {"Best 3D over best DP-heavy (the table's 3D/DP), per InfiniBand bandwidth per GPU", "3D / DP-heavy",
+       "ib_sensitivity.png",
+       [&](std::ostream& s, const std::string& model, const std::string& cluster, int g) {
+         for (const auto& ib : r.config.ib_bandwidths) {
+           const LlmStudyCell* c = find(r, model, cluster, ib, g);
+           const double advantage = c ? llm_three_d_advantage(r, *c) : 0;
+           s << " " << (advantage > 0 ? num(advantage) : "?");
+         }
+       },
+       [&](const std::string& b) {
+         std::string plot;
+         for (std::size_t i = 0; i < r.config.ib_bandwidths.size(); ++i)
+           plot += (i ? ", " : "") + b + " using 1:" + std::to_string(i + 2) +
+                   " with linespoints lw 2 title " + gnuplot_quote(r.config.ib_bandwidths[i]);
+         return plot + ", 1 with lines dt 2 lc rgb 'gray' notitle";
+       }});
 }
 
 std::string markdown(const LlmStudyResult& r, const std::vector<std::string>& drawn,

@@ -19,6 +19,7 @@ std::filesystem::path run_study_command(const StudyCommandOptions& options, std:
     const LlmStudyResult result = run_llm_study(
         llm, {.progress = progress, .threads = options.threads, .max_events = options.max_events});
     print_llm_study(result, out);
+    if (progress) *progress << "llm study: " << format_fixed(result.wall_seconds, 1) << " s\n";
     const StudyReportFiles files =
         write_llm_study_report(result, llm.output, {.plots = options.plots, .command = options.command_line});
     for (const auto& p : files.plot_problems) out << "plots: " << p << "\n";

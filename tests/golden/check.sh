@@ -19,9 +19,10 @@
 #       NAME.txt                       what it prints
 #       NAME.results.csv               every point's row
 #       NAME.summary.json              the sweep's summary.json
-#   the study scenarios/study/ci.yaml   `hybridsim study FILE --out out --no-plots -q`
-#       study/ci.txt                   what it prints
-#       study/ci/FILE                  each file of the report folder
+#   the studies scenarios/study/ci.yaml and ci-llm.yaml
+#                                        `hybridsim study FILE --out out --no-plots -q`
+#       study/NAME.txt                 what it prints
+#       study/NAME/FILE                each file of the report folder
 # Nothing they print or write depends on the wall clock or the machine (progress lines, the only
 # timed output, go to stderr and are off with -q); each case runs in a folder of its own under
 # WORK_DIR, with a link to SOURCE_DIR/scenarios and the output folder "out", so that the paths it
@@ -37,7 +38,7 @@ cd "$dir"
 # The scenario is named as README's commands name it (scenarios/...), whatever the checkout's path.
 ln -s "$source_dir/scenarios" scenarios
 
-if [ "$case" = scenarios/study/ci.yaml ]; then
+if [ "$case" = scenarios/study/ci.yaml ] || [ "$case" = scenarios/study/ci-llm.yaml ]; then
   "$hybridsim" study "$case" --out out --no-plots -q > printed.txt
   outputs=(printed.txt:.txt)
   for f in $(cd out && find . -type f | sed 's|^\./||' | LC_ALL=C sort); do outputs+=("out/$f:/$f"); done

@@ -1,0 +1,95 @@
+// The LLM study's table (analysis/study/llm_study.cpp) on hand-made cells: 3D/DP by time to train,
+// "stops paying" and the break-even critical batch, each expected number derived below.
+#include <doctest/doctest.h>
+
+#include <sstream>
+
+#include "analysis/study/llm_study.h"
+
+using namespace hybridsim;
+using analysis::LlmPlanCandidate;
+using analysis::LlmStudyCell;
+
+namespace {
+
+// A closed-form plan of `sequences` a batch at `tokens_per_second`.
+LlmPlanCandidate plan(std::int64_t sequences, double tokens_per_second, int dp) {
+  LlmPlanCandidate c;
+  c.layout.dp = dp;
+  c.layout.tp = 8;
+  c.layout.zero = 3;
+  c.layout.global_batch = sequences;
+  c.tokens_per_second = tokens_per_second;
+  c.estimated_only = "over the budget";
+  return c;
+}
+
+LlmStudyCell cell(int gpus) {
+  LlmStudyCell c;
+  c.gpus = gpus;
+  return c;
+}
+
+// Sequences of 1,000 tokens, a published batch of 2,000 sequences (2 M tokens); one critical batch.
+analysis::LlmStudyResult study(std::vector<LlmStudyCell> cells, std::vector<int> gpus) {
+  analysis::LlmStudyResult r;
+  r.config.title = "toy";
+  r.config.ib_bandwidths = {"50 GB/s"};
+  r.config.critical_batch_tokens = {8e6};
+  r.config.gpus = std::move(gpus);
+  for (LlmStudyCell& c : cells) {
+    c.model = "toy";
+    c.cluster = "dgx-h100";
+    c.ib = "50 GB/s";
+    c.published_batch = 2000;
+    c.sequence = 1000;
+  }
+  r.cells = std::move(cells);
+  return r;
+}
+
+}  // namespace
+
+TEST_CASE("llm study: 3D/DP is the ratio of times to train, and DP-heavy stops paying from 5%") {
+  LlmStudyCell even = cell(1024);
+  even.dp_heavy = plan(2000, 1e6, 128);
+  even.three_d = plan(2000, 1.04e6, 64);
+  even.dp_heavy_ttt = {100};
+  even.three_d_ttt = {96.2};  // 100 / 96.2 = 1.0395: under 5%
+  LlmStudyCell pays = cell(4096);
+  pays.dp_heavy = plan(2000, 2e6, 512);
+  pays.three_d = plan(2000, 4e6, 256);
+  pays.dp_heavy_ttt = {50};
+  pays.three_d_ttt = {25};
+  const auto r = study({even, pays}, {1024, 4096});
+  CHECK(analysis::llm_three_d_advantage(r, r.cells[0]) == doctest::Approx(100 / 96.2));
+  CHECK(analysis::llm_three_d_advantage(r, r.cells[1]) == doctest::Approx(2.0));
+  std::ostringstream out;
+  analysis::print_llm_table(r, out);
+  CHECK(out.str().find("DP-heavy stops paying, toy on dgx-h100 at 50 GB/s: from 4096 GPUs (estimated, not "
+                       "simulated)") != std::string::npos);
+  CHECK(out.str().find("dp 512 tp 8 mb 1 Z3") != std::string::npos);
+  CHECK(out.str().find("break-even") == std::string::npos);  // one batch: no crossing to report
+}
+
+TEST_CASE("llm study: where the families train at different batches, the critical batch they meet at") {
+  // DP-heavy: 4 M tokens a batch at 2 M tokens/s (2 s a step); 3D: 2 M at 1.5 M tokens/s (4/3 s).
+  // Times to train go as (B_crit + B) / (B_crit R): equal where (B_crit + 4e6) / 2e6 = (B_crit + 2e6) /
+  // 1.5e6, i.e. B_crit = 4e6 tokens; above it DP-heavy's tokens/s win, below it 3D's shorter step.
+  LlmStudyCell c = cell(16384);
+  c.dp_heavy = plan(4000, 2e6, 2048);
+  c.three_d = plan(2000, 1.5e6, 256);
+  c.dp_heavy_ttt = {1};
+  c.three_d_ttt = {1};
+  std::ostringstream out;
+  analysis::print_llm_table(study({c}, {16384}), out);
+  CHECK(out.str().find("dp 2048 tp 8 mb 1 Z3 B 4000") != std::string::npos);
+  CHECK(out.str().find("break-even, toy on 16384 GPUs of dgx-h100 (DP-heavy at 4,000,000 tokens a batch, 3D "
+                       "at 2,000,000): critical batch 4,000,000 tokens; DP-heavy trains faster above it, 3D "
+                       "below") != std::string::npos);
+  // With DP-heavy also slower, 3D wins at every critical batch.
+  c.dp_heavy = plan(4000, 1e6, 2048);
+  std::ostringstream slower;
+  analysis::print_llm_table(study({c}, {16384}), slower);
+  CHECK(slower.str().find("3D trains faster at every critical batch") != std::string::npos);
+}
