@@ -3,6 +3,7 @@
 #include <memory>
 #include <utility>
 
+#include "analysis/step/step_fold_p2p.h"
 #include "sim/error.h"
 #include "sim/fast/embedded_ring.h"
 #include "sim/fast/link_claims.h"
@@ -254,6 +255,10 @@ StepResult simulate_once(const StepSetup& setup, const workloads::StepProgram& p
   if (!fold.empty()) {
     r.simulation.gpus_simulated = fold.representatives;
     check_step_fold(fold, program, collectives, executor, attempt);
+    if (auto why = fold_p2p_apart_held(program, fold, executor.record()); why && !attempt.fold_broken) {
+      attempt.unsuitable = true;  // the same plan would run the same way again
+      attempt.why = *why;
+    }
   }
   return r;
 }

@@ -8,6 +8,7 @@
 //   sim::StepFold f = plan_step_fold(program, topology, {});  // empty: nothing to fold
 #pragma once
 #include <cstdint>
+#include <utility>
 #include <vector>
 
 #include "sim/stream_executor.h"
@@ -20,6 +21,10 @@ struct StepFoldPlan {
   sim::StepFold fold;                      // empty representative list: the step is not folded
   std::vector<std::uint32_t> shadow_of;    // per collective: the one it repeats (itself if none)
   std::uint32_t representatives = 0;       // GPUs simulated
+  // Pairs of collective sets (a ring's buckets, a pair of GPUs' transfers, representatives' own) that
+  // share a fabric link and hold only if they never overlap in time (analysis/step/step_fold_p2p.h),
+  // checked after the run.
+  std::vector<std::pair<std::vector<std::uint32_t>, std::vector<std::uint32_t>>> kept_apart;
   bool empty() const { return fold.representative.empty(); }
 };
 

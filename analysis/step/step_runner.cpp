@@ -150,7 +150,7 @@ std::optional<StepResult> folded_gpus(const StepSetup& setup, const workloads::S
     return refuse(ladder, "a trace records every GPU");
   const StepFoldBasis basis = step_fold_basis(program, *setup.topology);
   for (int i = 0; i < kFoldAttempts; ++i) {
-    const StepFoldPlan fold = plan_step_fold(program, *setup.topology, basis, ladder.refine);
+    StepFoldPlan fold = plan_step_fold(program, *setup.topology, basis, ladder.refine);
     if (fold.empty())
       return refuse(ladder, i == 0 ? "no GPUs alike in program and machine" : ladder.step_fold_reason);
     if (auto why = fold_p2p_shadows_exact(program, *setup.topology, setup.comm, fold)) {

@@ -181,7 +181,7 @@ void BM_ZeroStep(benchmark::State& state) {
 // cluster.preset=P --set cluster.nodes=N/8 --set parallelism.dp=N/128 --set parallelism.pp=16 --set
 // workload.model.layers_simulated=96 --set training.global_batch=1536 --set
 // communication.algorithm=ring --set cluster.fabric=rail-optimized` runs it (target: under 10 s and 2 GB
-// at N = 16,384; on the default fat tree the transfers' spine links are shared and the fold is refused).
+// at N = 16,384). Transfers and rings that share spine links fold (analysis/step/step_fold_p2p.h).
 void pipeline_step(benchmark::State& state, const char* preset) {
   const std::int64_t gpus = state.range(0);
   step_case(state, HYBRIDSIM_SOURCE_DIR "/scenarios/llm/gpt3-175b-pp8-dgx-a100.yaml",

@@ -18,8 +18,10 @@ using namespace hybridsim;
 
 namespace {
 
-analysis::StepResult run_pipeline(const std::string& schedule, sim::FastPath mode) {
-  std::vector<std::string> sets = {"cluster.nodes=16", "cluster.fabric=rail-optimized",
+analysis::StepResult run_pipeline(const std::string& schedule, sim::FastPath mode,
+                                  const std::vector<std::string>& fabric = {
+                                      "cluster.fabric=rail-optimized"}) {
+  std::vector<std::string> sets = {"cluster.nodes=16",
                                    "parallelism.dp=4",
                                    "parallelism.pp=4",
                                    "workload.model.layers_simulated=8",
@@ -27,6 +29,7 @@ analysis::StepResult run_pipeline(const std::string& schedule, sim::FastPath mod
                                    "communication.algorithm=ring",
                                    "pipeline.schedule=" + schedule};
   if (schedule == "interleaved") sets.push_back("pipeline.virtual_stages=2");
+  sets.insert(sets.end(), fabric.begin(), fabric.end());
   scenarios::Scenario s =
       scenarios::load_scenario(HYBRIDSIM_SOURCE_DIR "/scenarios/llm/gpt3-175b-pp8-dgx-a100.yaml", sets);
   s.communication.fast_path = mode;
@@ -51,4 +54,34 @@ TEST_CASE("GPT-3 175B slice, tp 8 x pp 4 x dp 4 on DGX A100: folded onto one rep
     CHECK(fast.events * 2 < full.events);
     testing::check_same_step(fast, full);
   }
+}
+
+// Smaller rail leaves put the stages' transfers through the spines, as 16 machines a leaf do from
+// 2,048 DGX H100 on: with 4 machines a leaf each stage is a leaf of its own per rail, and a
+// replica's forward and backward transfers into a stage meet on one spine-to-leaf link (its
+// representative's meet on another); with 2 a stage's gradient ring crosses a spine too, over
+// links the transfers use, which the schedule keeps apart in time (the ring starts after the
+// flush). On the fat tree (2 machines a leaf) the transfers and rings cross spines as well.
+TEST_CASE("GPT-3 175B slice, tp 8 x pp 4 x dp 4: transfers through the spines, folded as in full") {
+  struct Case {
+    std::vector<std::string> fabric;
+    bool folds;  // onto one replica
+  };
+  const Case cases[] = {
+      {{"cluster.fabric=rail-optimized", "cluster.leaf_radix=4"}, true},
+      {{"cluster.fabric=rail-optimized", "cluster.leaf_radix=2"}, true},
+      {{"cluster.fabric=fat-tree"}, true},
+  };
+  for (const Case& c : cases)
+    for (const std::string schedule : {"gpipe", "1f1b"}) {
+      CAPTURE(c.fabric.back());
+      CAPTURE(schedule);
+      const analysis::StepResult fast = run_pipeline(schedule, sim::FastPath::Auto, c.fabric);
+      const analysis::StepResult full = run_pipeline(schedule, sim::FastPath::Off, c.fabric);
+      std::string refused;
+      for (const std::string& r : fast.simulation.refused) refused += r + "; ";
+      CAPTURE(refused);
+      if (c.folds) CHECK(fast.simulation.gpus_simulated == 32);
+      testing::check_same_step(fast, full);
+    }
 }
