@@ -57,9 +57,10 @@ TEST_CASE("kineto stream: every batch size gives the whole import's profile and 
 TEST_CASE("kineto stream: traces it cannot stream go to the whole import, which reports them") {
   // No ProfilerStep annotation: one iteration of the whole trace.
   const std::string text = read_whole_file(kineto_data("single_gpu.json"));
-  const TempFile plain("stream_plain.json", replace_nth(replace_nth(replace_nth(text, "ProfilerStep#", "Step#", 0),
-                                                                    "ProfilerStep#", "Step#", 0),
-                                                        "ProfilerStep#", "Step#", 0));
+  const TempFile plain(
+      "stream_plain.json",
+      replace_nth(replace_nth(replace_nth(text, "ProfilerStep#", "Step#", 0), "ProfilerStep#", "Step#", 0),
+                  "ProfilerStep#", "Step#", 0));
   CHECK_FALSE(import_kineto_streamed(plain.path, {}, 1));
   // Time reversed: the whole import's error, with the activity it names.
   CHECK_FALSE(import_kineto_streamed(kineto_data("time_reversed.json"), {}, 1));

@@ -96,7 +96,8 @@ void IterationFold::finish(const std::string& source, int device, KinetoImportRe
   report_counts(sums_, r.skipped, r.notes);
 }
 
-void report_counts(const DraftSums& sums, std::vector<std::string>& skipped, std::vector<std::string>& notes) {
+void report_counts(const DraftSums& sums, std::vector<std::string>& skipped,
+                   std::vector<std::string>& notes) {
   for (const auto& [what, count] : sums.skipped)
     skipped.push_back(counted(what + " (over the averaged iterations)", count));
   for (const auto& [what, count] : sums.notes) notes.push_back(counted(what, count));

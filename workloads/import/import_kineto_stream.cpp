@@ -19,8 +19,9 @@ class LaunchTimes {
   void add(std::int64_t correlation, sim::Time at) { v_.push_back({correlation, at}); }
   void seal() {
     std::stable_sort(v_.begin(), v_.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
-    v_.erase(std::unique(v_.begin(), v_.end(), [](const auto& a, const auto& b) { return a.first == b.first; }),
-             v_.end());
+    v_.erase(
+        std::unique(v_.begin(), v_.end(), [](const auto& a, const auto& b) { return a.first == b.first; }),
+        v_.end());
     v_.shrink_to_fit();
   }
   std::optional<sim::Time> at(std::int64_t correlation) const {
@@ -131,10 +132,12 @@ class Assign : public KinetoKeep {
 void Assign::span(sim::Time from, sim::Time to) {
   const auto& l = w_.list;
   const auto a = static_cast<std::size_t>(
-      std::upper_bound(l.begin(), l.end(), from, [](sim::Time t, const IterationWindow& w) { return t < w.end; }) -
+      std::upper_bound(l.begin(), l.end(), from,
+                       [](sim::Time t, const IterationWindow& w) { return t < w.end; }) -
       l.begin());
   const auto after = static_cast<std::size_t>(
-      std::upper_bound(l.begin(), l.end(), to, [](sim::Time t, const IterationWindow& w) { return t < w.begin; }) -
+      std::upper_bound(l.begin(), l.end(), to,
+                       [](sim::Time t, const IterationWindow& w) { return t < w.begin; }) -
       l.begin());
   if (a >= l.size() || after == 0) return;  // before or after every window: in no batch
   const std::size_t b = after - 1;
@@ -164,14 +167,16 @@ class Batch : public KinetoKeep {
     const bool held = e.start < end_ && e.start + e.duration >= begin_;
     if (held && e.kind == KinetoCpuKind::Op) earliest_op_ = min(earliest_op_, e.start);
     if (e.kind == KinetoCpuKind::Op && e.start < begin_) {
-      auto& [dropped_end, held_start] = threads_.try_emplace(e.thread, sim::Time::ps(INT64_MIN), sim::Time::max())
-                                            .first->second;
+      auto& [dropped_end, held_start] =
+          threads_.try_emplace(e.thread, sim::Time::ps(INT64_MIN), sim::Time::max()).first->second;
       if (held) held_start = min(held_start, e.start);
       else dropped_end = max(dropped_end, e.start + e.duration);
     }
     return held;
   }
-  bool flow(const KinetoTrace&, const KinetoFlowPoint& f) override { return f.time >= begin_ && f.time < end_; }
+  bool flow(const KinetoTrace&, const KinetoFlowPoint& f) override {
+    return f.time >= begin_ && f.time < end_;
+  }
   sim::Time earliest_op() const { return earliest_op_; }
   // No op left out ends after one held (on its thread) starts: the held nesting is the whole one.
   bool nesting_held() const {

@@ -24,7 +24,8 @@ inline constexpr std::int64_t kStreamedImportBytes = std::int64_t{64} << 20;
 inline constexpr std::int64_t kBatchActivities = 20'000;
 
 // nullopt when the trace must be imported whole (above).
-std::optional<KinetoImport> import_kineto_streamed(const std::string& path, const KinetoImportOptions& options,
+std::optional<KinetoImport> import_kineto_streamed(const std::string& path,
+                                                   const KinetoImportOptions& options,
                                                    std::int64_t batch_activities);
 
 // The driver's shared parts (import_kineto.cpp).

@@ -64,8 +64,8 @@ bool TimeOrder::launched_at(sim::Time start, sim::Time launch) {
 }
 
 std::string TimeOrder::share(int device) const {
-  return std::to_string(early) + " of the " + std::to_string(launched) + " launched GPU activities of device " +
-         std::to_string(device);
+  return std::to_string(early) + " of the " + std::to_string(launched) +
+         " launched GPU activities of device " + std::to_string(device);
 }
 
 std::vector<std::string> TimeOrder::notes(int device) const {
@@ -82,8 +82,8 @@ std::vector<std::string> check_time_order(const KinetoTrace& t, const KinetoInde
     if (a.device != device) continue;
     if (!order.add(a.duration))
       throw InputError(t.source + ": " + t.describe(a) + ": with it the GPU activities of device " +
-                       std::to_string(device) + " add up to " + format_days(order.busy) + "; expected at most " +
-                       kMaxImportedTimeText + " of GPU time");
+                       std::to_string(device) + " add up to " + format_days(order.busy) +
+                       "; expected at most " + kMaxImportedTimeText + " of GPU time");
     const auto launch = index.launch_of(a);
     if (launch && order.launched_at(a.start, launch->time) && !first_early) first_early = i;
   }
