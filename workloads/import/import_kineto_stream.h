@@ -19,7 +19,7 @@
 namespace hybridsim::workloads::kineto_detail {
 
 // Traces of this many bytes or more are imported in passes.
-inline constexpr std::int64_t kStreamedImportBytes = std::int64_t{64} << 20;
+inline constexpr std::int64_t kStreamedImportBytes = std::int64_t{32} << 20;
 // GPU activities a batch holds at most (with their iterations' CPU events: about 15 MB).
 inline constexpr std::int64_t kBatchActivities = 20'000;
 
