@@ -361,7 +361,8 @@ TEST_CASE("kineto steps: assemble_profile averages kernels, keeps the buckets an
   const std::vector<const IterationDraft*> used{&t.drafts[0], &t.drafts[1]};
   const GradientSource g = choose_gradient_source(t.drafts[1], used);
   std::vector<std::string> notes;
-  const workloads::Profile p = assemble_profile({t.options, t.report, t.drafts[1], used, g}, notes);
+  const workloads::Profile p =
+      assemble_profile({t.options, t.report, t.drafts[1], sum_drafts(used), g}, notes);
   CHECK(p.meta.network == "ddp");
   CHECK(p.meta.gpu == "NVIDIA A100");
   CHECK(p.meta.precision == "fp32");
@@ -389,7 +390,8 @@ TEST_CASE("kineto steps: assemble_profile averages kernels, keeps the buckets an
   t.drafts[1].buckets.clear();
   t.drafts[1].optimizer_name.clear();
   const GradientSource none = choose_gradient_source(t.drafts[1], used);
-  const workloads::Profile q = assemble_profile({t.options, t.report, t.drafts[1], used, none}, notes);
+  const workloads::Profile q =
+      assemble_profile({t.options, t.report, t.drafts[1], sum_drafts(used), none}, notes);
   CHECK(q.optimizer.name == "measured");
   CHECK(q.optimizer.time_per_gib == Time::zero());
   CHECK(q.ops[0].backward.back() == workloads::Kernel{"optimizer", us(45), us(2)});
@@ -401,7 +403,7 @@ TEST_CASE("kineto steps: assemble_profile averages kernels, keeps the buckets an
   t.options.network = "mine";
   t.options.units_per_step = 7;
   t.report.rank.reset();
-  const auto meta = profile_metadata({t.options, t.report, t.drafts[1], used, none});
+  const auto meta = profile_metadata({t.options, t.report, t.drafts[1], sum_drafts(used), none});
   CHECK(meta.network == "mine");
   CHECK(meta.units_per_step == 7);
   CHECK(meta.source == "Kineto trace ddp.json: ProfilerStep#1..ProfilerStep#2 (mean of 2), device 0");

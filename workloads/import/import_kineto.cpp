@@ -3,7 +3,10 @@
 // (import_kineto_iteration.cpp) and those alike averaged, the gradient source, and the Profile.
 #include "workloads/import/import_kineto.h"
 
+#include <filesystem>
+
 #include "workloads/import/import_kineto_parts.h"
+#include "workloads/import/import_kineto_stream.h"
 
 namespace hybridsim::workloads {
 
@@ -16,16 +19,9 @@ void append(std::vector<T>& to, const std::vector<T>& from) {
 
 }  // namespace
 
-KinetoImport import_kineto(const std::string& path, const KinetoImportOptions& options) {
-  return import_kineto(read_kineto_trace(path), options);
-}
+namespace kineto_detail {
 
-KinetoImport import_kineto(const KinetoTrace& t, const KinetoImportOptions& o) {
-  using namespace kineto_detail;
-  check_options(o);
-  const DeviceChoice device = choose_device(t, o.device);
-  KinetoImport result;
-  KinetoImportReport& r = result.report;
+void start_report(KinetoImportReport& r, const KinetoTrace& t, const DeviceChoice& device) {
   r.source = t.source;
   r.rank = t.rank;
   r.world_size = t.world_size;
@@ -39,34 +35,60 @@ KinetoImport import_kineto(const KinetoTrace& t, const KinetoImportOptions& o) {
   r.gpu = device.gpu;
   append(r.skipped, device.skipped);
   append(r.notes, device.notes);
-  const KinetoIndex index(t);
-  append(r.notes, check_time_order(t, index, r.device));
+}
 
-  const IterationWindows windows = find_iteration_windows(t);
+void note_windows(KinetoImportReport& r, const IterationWindows& windows, std::int64_t outside) {
   if (windows.whole_trace)
     r.notes.push_back("no ProfilerStep# annotations: the whole trace is taken as one iteration");
-  const WindowAssignment assignment = assign_to_windows(t, index, windows.windows, r.device);
-  if (assignment.outside > 0)
-    r.skipped.push_back(
-        counted("GPU activities launched outside the ProfilerStep iterations", assignment.outside));
+  if (outside > 0)
+    r.skipped.push_back(counted("GPU activities launched outside the ProfilerStep iterations", outside));
+}
 
-  const IterationSelection selection =
-      select_iterations(t, index, windows.windows, assignment, r.device, o.steps, o.keep_gaps);
-  append(r.skipped, selection.skipped);
-  append(r.notes, selection.notes);
-  const IterationDraft& ref = selection.drafts.back();
-  const std::vector<const IterationDraft*> used = alike_iterations(selection.drafts, r.skipped);
-  for (const IterationDraft* d : used) r.iterations.push_back(d->stats);
-  merge_draft_reports(used, r.skipped, r.notes);
+KinetoImport finish_import(IterationFold& fold, KinetoImport result, const KinetoImportOptions& o) {
+  KinetoImportReport& r = result.report;
+  fold.finish(r.source, r.device, r);
   r.average = mean_stats(r.iterations);
+  const IterationDraft& ref = fold.ref();
   r.buckets = ref.buckets;
-
-  const GradientSource gradients = choose_gradient_source(ref, used);
+  const GradientSource gradients = choose_gradient_source(ref, fold.sums().nccl_differing);
   r.gradient_source = gradients.name;
   r.accumulate_grad_bytes = gradients.accumulate_bytes;
   append(r.notes, gradients.notes);
-  result.profile = assemble_profile({o, r, ref, used, gradients}, r.notes);
+  result.profile = assemble_profile({o, r, ref, fold.sums(), gradients}, r.notes);
   return result;
+}
+
+}  // namespace kineto_detail
+
+KinetoImport import_kineto(const std::string& path, const KinetoImportOptions& options) {
+  std::error_code ec;
+  const auto size = std::filesystem::file_size(path, ec);
+  if (!ec && size >= static_cast<std::uintmax_t>(kineto_detail::kStreamedImportBytes)) {
+    if (auto streamed = kineto_detail::import_kineto_streamed(path, options, kineto_detail::kBatchActivities))
+      return std::move(*streamed);
+  }
+  return import_kineto(read_kineto_trace(path), options);
+}
+
+KinetoImport import_kineto(const KinetoTrace& t, const KinetoImportOptions& o) {
+  using namespace kineto_detail;
+  check_options(o);
+  KinetoImport result;
+  KinetoImportReport& r = result.report;
+  start_report(r, t, choose_device(t, o.device));
+  const KinetoIndex index(t);
+  append(r.notes, check_time_order(t, index, r.device));
+  const IterationWindows windows = find_iteration_windows(t);
+  const WindowAssignment assignment = assign_to_windows(t, index, windows.windows, r.device);
+  note_windows(r, windows, assignment.outside);
+  // Latest first, each draft folded into the sums as it comes (import_kineto_fold.h).
+  IterationFold fold(o.steps);
+  for (std::size_t w = windows.windows.size(); w-- > 0;) {
+    const IterationWindow& window = windows.windows[w];
+    if (fold.wants(window.name, !assignment.content[w].gpu.empty()))
+      fold.add(window.name, extract_iteration(t, index, window, assignment.content[w], o.keep_gaps));
+  }
+  return finish_import(fold, std::move(result), o);
 }
 
 }  // namespace hybridsim::workloads

@@ -49,6 +49,8 @@ class KinetoIndex {
   // collective arguments around its launch (record_param_comms).
   const KinetoCollective* collective_of(const KinetoGpuActivity& a) const;
   bool is_nccl(const KinetoGpuActivity& a) const;
+  // Whether a CPU op carries this "External id".
+  bool knows_external(std::int64_t external_id) const { return op_by_external_id_.contains(external_id); }
 
  private:
   const KinetoTrace& t_;

@@ -27,6 +27,7 @@ void PendingEvent::reset() {
   bad_number.clear();
   bad_number_expected.clear();
   at = KinetoEventPlace{};
+  end_byte = -1;
 }
 
 std::optional<std::int64_t> Scalar::as_integer() const {
@@ -136,6 +137,7 @@ void TraceBuilder::check_dims(const PendingEvent& p) const {
 
 void TraceBuilder::add(const PendingEvent& p) {
   ++t_.events_read;
+  if (keep_) keep_->at = p.at, keep_->end_byte = p.end_byte;
   const std::string cat = sim::lowercase(p.cat);
   if ((p.ph == "s" || p.ph == "f") && cat == "fwdbwd") return add_flow(p);
   if (p.ph != "X") return;
@@ -155,14 +157,10 @@ void TraceBuilder::add(const PendingEvent& p) {
   const int collective = p.has_collective ? static_cast<int>(t_.collectives.size()) : -1;
   if (p.has_collective) t_.collectives.push_back(p.collective);
   const sim::Time dur = sim::Time::ps(static_cast<std::int64_t>(*p.dur));  // within kMaxImportedTime: checked
-  if (gpu) {
-    add_gpu(p, *gpu, collective, dur);
-  } else {
-    if (*cpu == KinetoCpuKind::Op &&
-        (p.name.starts_with("ProfilerStep#") || p.name.starts_with("Optimizer.")))
-      cpu = KinetoCpuKind::Annotation;  // older traces file record_function ranges as cpu_op
-    add_cpu(p, *cpu, collective, dur);
-  }
+  if (cpu == KinetoCpuKind::Op && (p.name.starts_with("ProfilerStep#") || p.name.starts_with("Optimizer.")))
+    cpu = KinetoCpuKind::Annotation;  // older traces file record_function ranges as cpu_op
+  const bool stored = gpu ? add_gpu(p, *gpu, collective, dur) : add_cpu(p, *cpu, collective, dur);
+  if (!stored && p.has_collective) t_.collectives.pop_back();
   ++t_.events_kept;
 }
 
@@ -172,11 +170,12 @@ void TraceBuilder::add_flow(const PendingEvent& p) {
     ++t_.flows_without_id;
     return;
   }
-  t_.fwdbwd.push_back({*p.id, thread(p), relative(p, 0), p.ph == "s"});
+  const KinetoFlowPoint f{*p.id, thread(p), relative(p, 0), p.ph == "s"};
+  if (!keep_ || keep_->flow(t_, f)) t_.fwdbwd.push_back(f);
   ++t_.events_kept;
 }
 
-void TraceBuilder::add_gpu(const PendingEvent& p, KinetoGpuKind kind, int collective, sim::Time duration) {
+bool TraceBuilder::add_gpu(const PendingEvent& p, KinetoGpuKind kind, int collective, sim::Time duration) {
   KinetoGpuActivity a;
   a.kind = kind;
   a.name = intern(names_, t_.names, p.name);
@@ -194,10 +193,12 @@ void TraceBuilder::add_gpu(const PendingEvent& p, KinetoGpuKind kind, int collec
   a.external_id = p.external_id.value_or(-1);
   a.collective = collective;
   a.at = p.at;
+  if (keep_ && !keep_->gpu(t_, a)) return false;
   t_.gpu.push_back(a);
+  return true;
 }
 
-void TraceBuilder::add_cpu(const PendingEvent& p, KinetoCpuKind kind, int collective, sim::Time duration) {
+bool TraceBuilder::add_cpu(const PendingEvent& p, KinetoCpuKind kind, int collective, sim::Time duration) {
   KinetoCpuEvent e;
   e.kind = kind;
   e.name = intern(names_, t_.names, p.name);
@@ -212,7 +213,9 @@ void TraceBuilder::add_cpu(const PendingEvent& p, KinetoCpuKind kind, int collec
     e.input_element_bytes = kineto_dtype_bytes(p.input_type).value_or(0);
   }
   e.at = p.at;
+  if (keep_ && !keep_->cpu(t_, e)) return false;
   t_.cpu.push_back(e);
+  return true;
 }
 
 }  // namespace hybridsim::workloads::kineto_detail

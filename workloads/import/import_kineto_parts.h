@@ -7,11 +7,13 @@
 //   WindowAssignment a = assign_to_windows(trace, index, w.windows, dev.device);
 #pragma once
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
 
 #include "workloads/import/import_kineto_detail.h"
+#include "workloads/import/import_kineto_fold.h"
 #include "workloads/import/import_kineto_types.h"
 #include "workloads/import/import_kineto_values.h"
 
@@ -35,6 +37,9 @@ struct DeviceChoice {
 };
 // Throws InputError naming the file when the trace has no GPU activity, or none on `wanted`.
 DeviceChoice choose_device(const KinetoTrace& trace, std::optional<int> wanted);
+// The same from the count of GPU activities on each device (the trace gives its name and devices).
+DeviceChoice choose_device(const KinetoTrace& trace, const std::map<int, std::int64_t>& per_device,
+                           std::optional<int> wanted);
 
 // 2. The device's GPU work checked as a measurement in time order: its activities add up to at
 // most kMaxImportedTime (import_limits.h), and start after the runtime calls that launched them.
@@ -42,6 +47,17 @@ DeviceChoice choose_device(const KinetoTrace& trace, std::optional<int> wanted);
 // least half of the launched activities start before their launch (time runs backwards, or the CPU
 // and GPU clocks are far apart); fewer (clocks slightly apart) give a note, returned.
 std::vector<std::string> check_time_order(const KinetoTrace& trace, const KinetoIndex& index, int device);
+// What check_time_order counts, an activity at a time (in trace order).
+struct TimeOrder {
+  Wide busy = 0;
+  std::int64_t launched = 0, early = 0;
+  sim::Time largest_lead;
+  bool add(sim::Time duration);                       // false past kMaxImportedTime
+  bool launched_at(sim::Time start, sim::Time launch);  // true when it starts before its launch
+  bool reversed() const { return early > 0 && 2 * early >= launched; }
+  std::string share(int device) const;                // "3 of the 40 launched GPU activities of device 0"
+  std::vector<std::string> notes(int device) const;   // the note when a few start early
+};
 
 // 3. The iterations: ProfilerStep#N annotations by start, or the whole trace as one.
 struct IterationWindows {
@@ -101,6 +117,8 @@ struct GradientSource {
 };
 GradientSource choose_gradient_source(const IterationDraft& ref,
                                       const std::vector<const IterationDraft*>& used);
+// The same from the number of averaged iterations whose all-reduce sizes differ from `ref`'s.
+GradientSource choose_gradient_source(const IterationDraft& ref, std::int64_t sizes_differing);
 
 // 8. The profile: `ref`'s ops with kernel durations (and kept gaps) averaged over `used`, gradient
 // bytes from `gradients`, the recorded buckets, the metadata, and the optimizer's mean time spread
@@ -111,7 +129,7 @@ struct ProfileInputs {
   const KinetoImportOptions& options;
   const KinetoImportReport& report;  // source, device, gpu, rank, average, gradient_source
   const IterationDraft& ref;
-  const std::vector<const IterationDraft*>& used;
+  const DraftSums& used;  // the averaged iterations, summed
   const GradientSource& gradients;
 };
 Profile assemble_profile(const ProfileInputs& in, std::vector<std::string>& notes);
@@ -122,6 +140,9 @@ ProfileMetadata profile_metadata(const ProfileInputs& in);
 // One kernel list of op `op` averaged over `used` (which ends with the reference iteration, whose
 // kernel names are kept): durations and idle_before, each mean rounded.
 std::vector<Kernel> averaged_kernels(const std::vector<const IterationDraft*>& used, std::size_t op,
+                                     std::vector<DraftKernel> DraftOp::*list);
+// The same from their sums, with `ref`'s kernel names.
+std::vector<Kernel> averaged_kernels(const DraftSums& used, const IterationDraft& ref, std::size_t op,
                                      std::vector<DraftKernel> DraftOp::*list);
 // The optimizer's mean time and idle over `used`, as the profile's OptimizerCost (named after
 // `ref`'s optimizer) when `parameters` > 0.

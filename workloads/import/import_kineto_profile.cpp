@@ -33,6 +33,10 @@ std::string precision_of(const std::string& dtype) {
 
 GradientSource choose_gradient_source(const IterationDraft& ref,
                                       const std::vector<const IterationDraft*>& used) {
+  return choose_gradient_source(ref, sum_drafts(used).nccl_differing);
+}
+
+GradientSource choose_gradient_source(const IterationDraft& ref, std::int64_t sizes_differing) {
   GradientSource g;
   for (const auto& op : ref.ops) {
     g.nccl |= op.nccl_bytes.count() > 0;
@@ -40,14 +44,9 @@ GradientSource choose_gradient_source(const IterationDraft& ref,
     g.accumulate_bytes += op.accumulate_bytes;
   }
   g.name = g.nccl ? "nccl all-reduce" : g.accumulate ? "AccumulateGrad shapes" : "none";
-  for (const IterationDraft* d : used) {
-    for (std::size_t i = 0; i < ref.ops.size(); ++i) {
-      if (d->ops[i].nccl_bytes != ref.ops[i].nccl_bytes) {
-        g.notes.push_back("all-reduce sizes differ between iterations: " + ref.stats.name + "'s are used");
-        break;
-      }
-    }
-  }
+  // One line per differing iteration, as the report has always listed them.
+  for (std::int64_t i = 0; i < sizes_differing; ++i)
+    g.notes.push_back("all-reduce sizes differ between iterations: " + ref.stats.name + "'s are used");
   return g;
 }
 
@@ -75,29 +74,22 @@ ProfileMetadata profile_metadata(const ProfileInputs& in) {
 
 std::vector<Kernel> averaged_kernels(const std::vector<const IterationDraft*>& used, std::size_t op,
                                      std::vector<DraftKernel> DraftOp::*list) {
-  const auto n = static_cast<std::int64_t>(used.size());
-  const std::vector<DraftKernel>& ref = used.back()->ops[op].*list;
+  return averaged_kernels(sum_drafts(used), *used.back(), op, list);
+}
+
+std::vector<Kernel> averaged_kernels(const DraftSums& used, const IterationDraft& ref, std::size_t op,
+                                     std::vector<DraftKernel> DraftOp::*list) {
+  const std::vector<DraftKernel>& names = ref.ops[op].*list;
+  const auto& sums = list == &DraftOp::forward ? used.ops[op].forward : used.ops[op].backward;
   std::vector<Kernel> out;
-  for (std::size_t k = 0; k < ref.size(); ++k) {
-    Wide total = 0, idle = 0;
-    for (const IterationDraft* it : used) {
-      total += (it->ops[op].*list)[k].duration.ps();
-      idle += (it->ops[op].*list)[k].idle_before.ps();
-    }
-    out.push_back({ref[k].name, mean_time(total, n), mean_time(idle, n)});
-  }
+  for (std::size_t k = 0; k < names.size(); ++k)
+    out.push_back({names[k].name, mean_time(sums[k].first, used.n), mean_time(sums[k].second, used.n)});
   return out;
 }
 
 void set_optimizer(Profile& p, const ProfileInputs& in, std::vector<std::string>& notes) {
-  const auto n = static_cast<std::int64_t>(in.used.size());
-  Wide optimizer_total = 0, idle_total = 0;
-  for (const IterationDraft* d : in.used) {
-    optimizer_total += d->optimizer.ps();
-    idle_total += d->optimizer_idle.ps();
-  }
-  const sim::Time optimizer = mean_time(optimizer_total, n);
-  const sim::Time optimizer_idle = mean_time(idle_total, n);
+  const sim::Time optimizer = mean_time(in.used.optimizer, in.used.n);
+  const sim::Time optimizer_idle = mean_time(in.used.optimizer_idle, in.used.n);
   p.optimizer.name = in.ref.optimizer_name.empty() ? "measured" : in.ref.optimizer_name;
   // Spread over the parameter bytes (ceil per op, so replay adds at most 1 ps per op with a gradient).
   const sim::Bytes parameters = p.parameter_bytes();
@@ -129,8 +121,8 @@ Profile assemble_profile(const ProfileInputs& in, std::vector<std::string>& note
     op.name = d.name;
     op.layer = d.name;
     op.inputs = d.inputs;
-    op.forward = averaged_kernels(in.used, i, &DraftOp::forward);
-    op.backward = averaged_kernels(in.used, i, &DraftOp::backward);
+    op.forward = averaged_kernels(in.used, in.ref, i, &DraftOp::forward);
+    op.backward = averaged_kernels(in.used, in.ref, i, &DraftOp::backward);
     op.gradient_bytes = g.nccl ? d.nccl_bytes : g.accumulate ? d.accumulate_bytes : sim::Bytes{};
     if (op.gradient_bytes.count() > 0) op.exchange = GradientExchange::DenseAllReduce;
     p.ops.push_back(std::move(op));

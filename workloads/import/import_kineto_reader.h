@@ -43,6 +43,7 @@ struct PendingEvent {
   // The first argument that is not a number of its kind: what it is, and what was expected.
   std::string bad_number, bad_number_expected;
   KinetoEventPlace at;
+  std::int64_t end_byte = -1;  // just after its closing brace
 
   void reset();  // as new, keeping the strings' storage
 };
@@ -67,14 +68,18 @@ struct Scalar {
 // first kept event's ts, and keeps the kinds the importer uses (counting the rest).
 class TraceBuilder {
  public:
-  TraceBuilder(KinetoTrace& trace, std::string source) : t_(trace), source_(std::move(source)) {}
+  TraceBuilder(KinetoTrace& trace, std::string source, KinetoKeep* keep = nullptr)
+      : t_(trace), source_(std::move(source)), keep_(keep) {}
   // One finished entry of traceEvents.
   void add(const PendingEvent& event);
+  // Times relative to this ts (ps) instead of the first kept event's: a pass over part of a file.
+  void set_origin(Wide ts) { base_ = ts; }
 
  private:
   void add_flow(const PendingEvent& p);
-  void add_gpu(const PendingEvent& p, KinetoGpuKind kind, int collective, sim::Time duration);
-  void add_cpu(const PendingEvent& p, KinetoCpuKind kind, int collective, sim::Time duration);
+  // Whether the event was stored (keep_ may refuse it).
+  bool add_gpu(const PendingEvent& p, KinetoGpuKind kind, int collective, sim::Time duration);
+  bool add_cpu(const PendingEvent& p, KinetoCpuKind kind, int collective, sim::Time duration);
   void check_collective(const PendingEvent& p) const;
   void check_dims(const PendingEvent& p) const;
   // The event's start relative to the first kept event's, checked with its end (start + `dur`).
@@ -86,6 +91,7 @@ class TraceBuilder {
 
   KinetoTrace& t_;
   std::string source_;
+  KinetoKeep* keep_ = nullptr;
   std::unordered_map<std::string, std::uint32_t> names_, threads_;
   std::optional<Wide> base_;
 };
@@ -99,7 +105,9 @@ std::optional<KinetoCpuKind> cpu_kind_of(const std::string& lowercase_cat);
 // handler knows each event's byte offset (nlohmann's parser reads one character at a time).
 class CountingBuffer : public std::streambuf {
  public:
-  explicit CountingBuffer(std::streambuf* source) : source_(source), buffer_(std::size_t{1} << 16) {}
+  // `start`: the byte offset of the source's first byte (a part of a file read alone).
+  explicit CountingBuffer(std::streambuf* source, std::int64_t start = 0)
+      : source_(source), buffer_(std::size_t{1} << 16), before_(start) {}
   // Bytes taken so far.
   std::int64_t position() const { return before_ + (gptr() - eback()); }
 
@@ -118,10 +126,11 @@ class TraceSax {
   using Json = nlohmann::json;
   // `input_size`: bytes the stream holds (0 when unknown), to tell a cut-off file from bad syntax;
   // `input`: what the parser reads, for the events' byte offsets.
-  TraceSax(KinetoTrace& trace, std::string source, std::int64_t input_size, const CountingBuffer& input)
+  TraceSax(KinetoTrace& trace, std::string source, std::int64_t input_size, const CountingBuffer& input,
+           KinetoKeep* keep = nullptr)
       : t_(trace),
         source_(source),
-        builder_(trace, std::move(source)),
+        builder_(trace, std::move(source), keep),
         input_(input),
         input_size_(input_size) {}
 
@@ -149,6 +158,7 @@ class TraceSax {
   const std::string& error() const { return error_; }
   bool saw_events() const { return saw_events_; }
   bool saw_root() const { return saw_root_; }
+  TraceBuilder& builder() { return builder_; }
   // distributedInfo's rank and world size and deviceProperties' ids checked and kept, once the
   // whole document is read (they may come after traceEvents).
   void finish_header();

@@ -46,7 +46,10 @@ bool TraceSax::start_object(std::size_t) {
 
 bool TraceSax::end_object() {
   const Ctx c = pop();
-  if (c == Ctx::Event) builder_.add(pending_);
+  if (c == Ctx::Event) {
+    pending_.end_byte = input_.position();
+    builder_.add(pending_);
+  }
   if (c == Ctx::Device) t_.devices.push_back(device_);
   return true;
 }

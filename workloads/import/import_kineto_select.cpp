@@ -4,21 +4,11 @@
 #include <map>
 
 #include "sim/error.h"
+#include "workloads/import/import_kineto_fold.h"
 #include "workloads/import/import_kineto_parts.h"
 #include "workloads/import/import_kineto_values.h"
 
 namespace hybridsim::workloads::kineto_detail {
-
-namespace {
-
-// Names collected latest first, listed in trace order: "ProfilerStep#1", or a range with a count.
-std::string name_list(const std::vector<std::string>& latest_first) {
-  if (latest_first.size() == 1) return latest_first.front();
-  return latest_first.back() + " .. " + latest_first.front() + " (" + std::to_string(latest_first.size()) +
-         " iterations)";
-}
-
-}  // namespace
 
 IterationSelection select_iterations(const KinetoTrace& t, const KinetoIndex& index,
                                      const std::vector<IterationWindow>& windows,
@@ -113,14 +103,12 @@ KinetoIterationStats mean_stats(const std::vector<KinetoIterationStats>& all) {
 
 void merge_draft_reports(const std::vector<const IterationDraft*>& used, std::vector<std::string>& skipped,
                          std::vector<std::string>& notes) {
-  std::map<std::string, std::int64_t> skips, kept;
+  DraftSums counts;
   for (const IterationDraft* d : used) {
-    for (const auto& [what, count] : d->skipped) skips[what] += count;
-    for (const auto& [what, count] : d->notes) kept[what] += count;
+    for (const auto& [what, count] : d->skipped) counts.skipped[what] += count;
+    for (const auto& [what, count] : d->notes) counts.notes[what] += count;
   }
-  for (const auto& [what, count] : skips)
-    skipped.push_back(counted(what + " (over the averaged iterations)", count));
-  for (const auto& [what, count] : kept) notes.push_back(counted(what, count));
+  report_counts(counts, skipped, notes);
 }
 
 }  // namespace hybridsim::workloads::kineto_detail

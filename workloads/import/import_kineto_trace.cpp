@@ -59,7 +59,7 @@ void check_encoding(std::istream& in, std::streampos begin, const std::string& s
 
 }  // namespace
 
-KinetoTrace parse_kineto_trace(std::istream& in, const std::string& source_name) {
+KinetoTrace parse_kineto_trace(std::istream& in, const std::string& source_name, KinetoKeep* keep) {
   KinetoTrace trace;
   trace.source = source_name;
   const auto begin = in.tellg();
@@ -72,24 +72,24 @@ KinetoTrace parse_kineto_trace(std::istream& in, const std::string& source_name)
   check_encoding(in, begin, source_name);
   kineto_detail::CountingBuffer buffer(in.rdbuf());
   std::istream counted(&buffer);
-  kineto_detail::TraceSax sax(trace, source_name, size, buffer);
+  kineto_detail::TraceSax sax(trace, source_name, size, buffer, keep);
   const bool ok = nlohmann::json::sax_parse(counted, &sax);
   trace.bytes_read = buffer.position();
   if (!ok) throw InputError(source_name + ": " + (sax.error().empty() ? "unreadable" : sax.error()));
   if (!sax.saw_root() || !sax.saw_events())
     throw InputError(source_name + ": not a Kineto trace: no top-level \"traceEvents\" array");
   sax.finish_header();
-  if (trace.events_malformed > 0 && trace.gpu.empty())
+  if (!keep && trace.events_malformed > 0 && trace.gpu.empty())
     throw InputError(source_name + ": " + std::to_string(trace.events_malformed) +
                      " complete events lack \"ts\" or \"dur\" and no GPU activity is usable");
   return trace;
 }
 
-KinetoTrace read_kineto_trace(const std::string& path) {
+KinetoTrace read_kineto_trace(const std::string& path, KinetoKeep* keep) {
   yaml::check_streamed_input_file(path, "Kineto trace");
   std::ifstream in(path, std::ios::binary);
   if (!in) throw InputError(path + ": cannot open the trace file");
-  return parse_kineto_trace(in, path);
+  return parse_kineto_trace(in, path, keep);
 }
 
 }  // namespace hybridsim::workloads

@@ -124,15 +124,31 @@ struct KinetoTrace {
 // "traceEvents[12] at byte 2345".
 std::string describe_place(const KinetoEventPlace& at);
 
+// Which events a pass keeps (a streamed import reads the file several times, keeping a part each
+// time): every event is read, checked and counted as without one; those refused are not stored.
+// The calls see the event as it would be stored (names and threads interned in `trace`).
+class KinetoKeep {
+ public:
+  virtual ~KinetoKeep() = default;
+  // Where the event offered is in the file: its place, and the byte just after its closing brace.
+  KinetoEventPlace at;
+  std::int64_t end_byte = -1;
+  virtual bool gpu(const KinetoTrace& trace, const KinetoGpuActivity& a) = 0;
+  virtual bool cpu(const KinetoTrace& trace, const KinetoCpuEvent& e) = 0;
+  virtual bool flow(const KinetoTrace& trace, const KinetoFlowPoint& f) = 0;
+};
+
 // Reads a Kineto trace file in one streaming pass (nlohmann::json::sax_parse over an ifstream),
 // keeping only the events above. Throws InputError naming the file when it cannot be opened, is not
 // JSON, is not a Kineto trace (no top-level object with a traceEvents array) or is truncated, and
 // naming the file and the event (index, byte offset, name and ts) when a kept event's numbers are
 // not a measurement: a negative duration, a time beyond 2^62 ps of the first timestamp, a negative
 // or fractional count, a tensor of more than 1 TiB, a device id that is not one (import_limits.h).
-KinetoTrace read_kineto_trace(const std::string& path);
+// With `keep`, only what it accepts is stored (the check for a trace without usable GPU activity
+// is then the caller's).
+KinetoTrace read_kineto_trace(const std::string& path, KinetoKeep* keep = nullptr);
 // The same over any stream; `source_name` prefixes error messages.
-KinetoTrace parse_kineto_trace(std::istream& in, const std::string& source_name);
+KinetoTrace parse_kineto_trace(std::istream& in, const std::string& source_name, KinetoKeep* keep = nullptr);
 
 // Bytes per element of a dtype as Kineto spells it ("Float", "float", "c10::Half", "BFloat16",
 // "long int", ...); nullopt when unknown.

@@ -25,11 +25,16 @@ void check_options(const KinetoImportOptions& o) {
 }
 
 DeviceChoice choose_device(const KinetoTrace& t, std::optional<int> wanted) {
-  if (t.gpu.empty())
-    throw InputError(t.source + ": no GPU activity (kernels, memcpys, memsets) in the trace; was the "
-                     "profiler run with ProfilerActivity.CUDA?");
   std::map<int, std::int64_t> per_device;
   for (const auto& a : t.gpu) ++per_device[a.device];
+  return choose_device(t, per_device, wanted);
+}
+
+DeviceChoice choose_device(const KinetoTrace& t, const std::map<int, std::int64_t>& per_device,
+                           std::optional<int> wanted) {
+  if (per_device.empty())
+    throw InputError(t.source + ": no GPU activity (kernels, memcpys, memsets) in the trace; was the "
+                     "profiler run with ProfilerActivity.CUDA?");
   DeviceChoice c;
   c.device = wanted.value_or(per_device.begin()->first);
   if (!per_device.contains(c.device))
@@ -45,40 +50,52 @@ DeviceChoice choose_device(const KinetoTrace& t, std::optional<int> wanted) {
   return c;
 }
 
+bool TimeOrder::add(sim::Time duration) {
+  busy += duration.ps();
+  return busy <= kMaxImportedTime.ps();
+}
+
+bool TimeOrder::launched_at(sim::Time start, sim::Time launch) {
+  ++launched;
+  if (start >= launch) return false;
+  ++early;
+  largest_lead = max(largest_lead, launch - start);
+  return true;
+}
+
+std::string TimeOrder::share(int device) const {
+  return std::to_string(early) + " of the " + std::to_string(launched) +
+         " launched GPU activities of device " + std::to_string(device);
+}
+
+std::vector<std::string> TimeOrder::notes(int device) const {
+  if (early == 0) return {};
+  return {share(device) + " start before their launch (by at most " + sim::format_time(largest_lead) +
+          ": the CPU and GPU clocks slightly apart); they are attributed by their launch as usual"};
+}
+
 std::vector<std::string> check_time_order(const KinetoTrace& t, const KinetoIndex& index, int device) {
-  Wide busy = 0;
-  std::int64_t launched = 0, early = 0;
+  TimeOrder order;
   std::optional<std::uint32_t> first_early;
-  sim::Time largest_lead;
   for (std::uint32_t i = 0; i < t.gpu.size(); ++i) {
     const KinetoGpuActivity& a = t.gpu[i];
     if (a.device != device) continue;
-    busy += a.duration.ps();
-    if (busy > kMaxImportedTime.ps())
+    if (!order.add(a.duration))
       throw InputError(t.source + ": " + t.describe(a) + ": with it the GPU activities of device " +
-                       std::to_string(device) + " add up to " + format_days(busy) + "; expected at most " +
-                       kMaxImportedTimeText + " of GPU time");
+                       std::to_string(device) + " add up to " + format_days(order.busy) +
+                       "; expected at most " + kMaxImportedTimeText + " of GPU time");
     const auto launch = index.launch_of(a);
-    if (!launch) continue;
-    ++launched;
-    if (a.start >= launch->time) continue;
-    ++early;
-    largest_lead = max(largest_lead, launch->time - a.start);
-    if (!first_early) first_early = i;
+    if (launch && order.launched_at(a.start, launch->time) && !first_early) first_early = i;
   }
-  if (early == 0) return {};
-  const std::string share = std::to_string(early) + " of the " + std::to_string(launched) +
-                            " launched GPU activities of device " + std::to_string(device);
-  if (2 * early >= launched) {
+  if (order.reversed()) {
     const KinetoGpuActivity& a = t.gpu[*first_early];
     const auto launch = index.launch_of(a);
     throw InputError(
         t.source + ": " + t.describe(a) + " starts " + sim::format_time(launch->time - a.start) +
-        " before its launch, " + t.describe(t.cpu[launch->event]) + "; " + share +
+        " before its launch, " + t.describe(t.cpu[launch->event]) + "; " + order.share(device) +
         " start before their launch; expected GPU work to start after it (is the trace's time reversed?)");
   }
-  return {share + " start before their launch (by at most " + sim::format_time(largest_lead) +
-          ": the CPU and GPU clocks slightly apart); they are attributed by their launch as usual"};
+  return order.notes(device);
 }
 
 IterationWindows find_iteration_windows(const KinetoTrace& t) {

@@ -1,0 +1,106 @@
+// The iteration fold: select_iterations and alike_iterations (import_kineto_select.cpp) as a stream
+// of drafts, latest first, summed into DraftSums as they come.
+#include "workloads/import/import_kineto_fold.h"
+
+#include <algorithm>
+
+#include "sim/error.h"
+#include "workloads/import/import_kineto_parts.h"
+
+namespace hybridsim::workloads::kineto_detail {
+
+namespace {
+
+void add_kernels(std::vector<std::pair<Wide, Wide>>& sums, const std::vector<DraftKernel>& kernels) {
+  if (sums.empty()) sums.resize(kernels.size());
+  for (std::size_t k = 0; k < kernels.size(); ++k) {
+    sums[k].first += kernels[k].duration.ps();
+    sums[k].second += kernels[k].idle_before.ps();
+  }
+}
+
+}  // namespace
+
+std::string name_list(const std::vector<std::string>& latest_first) {
+  if (latest_first.size() == 1) return latest_first.front();
+  return latest_first.back() + " .. " + latest_first.front() + " (" + std::to_string(latest_first.size()) +
+         " iterations)";
+}
+
+void DraftSums::add(const IterationDraft& d, const IterationDraft& ref) {
+  if (n == 0) ops.resize(ref.ops.size());
+  ++n;
+  bool differs = false;
+  for (std::size_t i = 0; i < ref.ops.size(); ++i) {
+    add_kernels(ops[i].forward, d.ops[i].forward);
+    add_kernels(ops[i].backward, d.ops[i].backward);
+    differs |= d.ops[i].nccl_bytes != ref.ops[i].nccl_bytes;
+  }
+  nccl_differing += differs ? 1 : 0;
+  optimizer += d.optimizer.ps();
+  optimizer_idle += d.optimizer_idle.ps();
+  for (const auto& [what, count] : d.skipped) skipped[what] += count;
+  for (const auto& [what, count] : d.notes) notes[what] += count;
+}
+
+DraftSums sum_drafts(const std::vector<const IterationDraft*>& used) {
+  DraftSums s;
+  for (const IterationDraft* d : used) s.add(*d, *used.back());
+  return s;
+}
+
+bool IterationFold::wants(const std::string& window, bool launched) {
+  if (!launched) {
+    idle_.push_back(window);
+    return false;
+  }
+  ++with_work_;
+  if (steps_ > 0 && drafts_ >= static_cast<std::size_t>(steps_)) {
+    unselected_.push_back(window);
+    return false;
+  }
+  return true;
+}
+
+void IterationFold::add(const std::string& window, IterationDraft d) {
+  if (d.ops.empty()) {
+    only_comm_.push_back(window + ": no compute on the device, only communication");
+    return;
+  }
+  ++drafts_;
+  if (!ref_) ref_ = std::move(d);
+  const IterationDraft& x = drafts_ == 1 ? *ref_ : d;
+  const std::string diff = structure_difference(x, *ref_);
+  if (!diff.empty()) {
+    differ_.push_back(x.stats.name + ": its ops differ from " + ref_->stats.name + "'s (" + diff + ")");
+    return;
+  }
+  sums_.add(x, *ref_);
+  stats_.push_back(x.stats);
+}
+
+void IterationFold::finish(const std::string& source, int device, KinetoImportReport& r) {
+  r.skipped.insert(r.skipped.end(), only_comm_.begin(), only_comm_.end());
+  if (!idle_.empty())
+    r.skipped.push_back(name_list(idle_) + ": no GPU activity launched (profiling stopped or warm-up)");
+  if (!unselected_.empty())
+    r.skipped.push_back(name_list(unselected_) + ": not selected (--steps " + std::to_string(steps_) +
+                        " averages the last complete iterations)");
+  if (!ref_)
+    throw InputError(source + ": no complete iteration with GPU work on device " + std::to_string(device));
+  if (steps_ > static_cast<int>(drafts_))
+    r.notes.push_back("--steps " + std::to_string(steps_) + " asked for more iterations than the " +
+                      std::to_string(with_work_) + " with GPU work");
+  r.skipped.insert(r.skipped.end(), differ_.rbegin(), differ_.rend());
+  r.iterations.assign(stats_.rbegin(), stats_.rend());
+  report_counts(sums_, r.skipped, r.notes);
+}
+
+void report_counts(const DraftSums& sums, std::vector<std::string>& skipped,
+                   std::vector<std::string>& notes) {
+  for (const auto& [what, count] : sums.skipped)
+    skipped.push_back(counted(what + " (over the averaged iterations)", count));
+  for (const auto& [what, count] : sums.notes) notes.push_back(counted(what, count));
+}
+
+}  // namespace hybridsim::workloads::kineto_detail

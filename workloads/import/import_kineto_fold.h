@@ -1,0 +1,72 @@
+// The averaged iterations folded as they are extracted, latest first, so that an import holds one
+// iteration's draft (the reference, the last) and running sums, never every iteration's draft: the
+// selection of select_iterations and alike_iterations, and the sums averaged_kernels, set_optimizer,
+// choose_gradient_source and merge_draft_reports take, in bounded memory (not a public API).
+//   IterationFold fold(steps);
+//   for (w = windows.size(); w-- > 0;) if (fold.wants(windows[w].name, launched)) fold.add(name, draft);
+//   fold.finish(source, device, report);   fold.ref();  fold.sums();
+#pragma once
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "workloads/import/import_kineto_detail.h"
+#include "workloads/import/import_kineto_values.h"
+
+namespace hybridsim::workloads::kineto_detail {
+
+// The drafts alike the reference, summed kernel by kernel (duration, idle_before), with their
+// optimizer times, how many of them recorded other all-reduce sizes than the reference, and their
+// skips and notes counted.
+struct DraftSums {
+  struct OpSums {
+    std::vector<std::pair<Wide, Wide>> forward, backward;
+  };
+  std::int64_t n = 0;
+  std::vector<OpSums> ops;
+  Wide optimizer = 0, optimizer_idle = 0;
+  std::int64_t nccl_differing = 0;
+  std::map<std::string, std::int64_t> skipped, notes;
+  // Adds `d`, alike `ref` (same ops and kernels).
+  void add(const IterationDraft& d, const IterationDraft& ref);
+};
+// Names collected latest first, listed in trace order: "ProfilerStep#1", or a range with a count.
+std::string name_list(const std::vector<std::string>& latest_first);
+
+// The summed skips and notes as report lines: "3 × what (over the averaged iterations)", "3 × what".
+void report_counts(const DraftSums& sums, std::vector<std::string>& skipped, std::vector<std::string>& notes);
+
+// `used` summed, its last the reference.
+DraftSums sum_drafts(const std::vector<const IterationDraft*>& used);
+
+class IterationFold {
+ public:
+  explicit IterationFold(int steps) : steps_(steps) {}
+  // The next window, latest first: whether to extract it (it launched work and --steps is not
+  // reached); the others are counted for the report.
+  bool wants(const std::string& window, bool launched);
+  // The draft of the window `wants` accepted.
+  void add(const std::string& window, IterationDraft d);
+  // --steps iterations are folded: no later `wants` extracts.
+  bool full() const { return steps_ > 0 && drafts_ >= static_cast<std::size_t>(steps_); }
+  // The report lines in the order import_kineto lists them (selection, differing iterations,
+  // summed skips into `r.skipped`; selection and summed notes into `r.notes`) and the averaged
+  // iterations' stats into `r.iterations`. Throws InputError naming `source` and `device` when no
+  // window had compute.
+  void finish(const std::string& source, int device, KinetoImportReport& r);
+  const IterationDraft& ref() const { return *ref_; }
+  const DraftSums& sums() const { return sums_; }
+
+ private:
+  int steps_ = 0;
+  std::size_t with_work_ = 0, drafts_ = 0;
+  std::optional<IterationDraft> ref_;
+  DraftSums sums_;
+  std::vector<KinetoIterationStats> stats_;                     // latest first
+  std::vector<std::string> unselected_, idle_, only_comm_, differ_;  // latest first
+};
+
+}  // namespace hybridsim::workloads::kineto_detail

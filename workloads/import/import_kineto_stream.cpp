@@ -1,0 +1,339 @@
+// The streamed Kineto import (import_kineto_stream.h): the passes over the file and the checks
+// that a batch of windows holds everything its iterations refer to.
+#include "workloads/import/import_kineto_stream.h"
+
+#include <algorithm>
+#include <climits>
+#include <fstream>
+#include <unordered_map>
+
+#include "workloads/import/import_kineto_reader.h"
+
+namespace hybridsim::workloads::kineto_detail {
+
+namespace {
+
+// Each launch's time by correlation id, the first in trace order where ids repeat (as KinetoIndex).
+class LaunchTimes {
+ public:
+  void add(std::int64_t correlation, sim::Time at) { v_.push_back({correlation, at}); }
+  void seal() {
+    std::stable_sort(v_.begin(), v_.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+    v_.erase(
+        std::unique(v_.begin(), v_.end(), [](const auto& a, const auto& b) { return a.first == b.first; }),
+        v_.end());
+    v_.shrink_to_fit();
+  }
+  std::optional<sim::Time> at(std::int64_t correlation) const {
+    if (correlation < 0) return std::nullopt;
+    auto it = std::lower_bound(v_.begin(), v_.end(), correlation,
+                               [](const auto& e, std::int64_t c) { return e.first < c; });
+    if (it == v_.end() || it->first != correlation) return std::nullopt;
+    return it->second;
+  }
+
+ private:
+  std::vector<std::pair<std::int64_t, sim::Time>> v_;
+};
+
+// Pass 1: the ProfilerStep annotations kept; GPU activities counted per device; launches.
+class Survey : public KinetoKeep {
+ public:
+  std::map<int, std::int64_t> per_device;
+  LaunchTimes launches;
+  bool gpu(const KinetoTrace&, const KinetoGpuActivity& a) override {
+    ++per_device[a.device];
+    return false;
+  }
+  bool cpu(const KinetoTrace& t, const KinetoCpuEvent& e) override {
+    if (e.kind == KinetoCpuKind::Runtime) launches.add(e.correlation, e.start);
+    return e.kind == KinetoCpuKind::Annotation && t.name_of(e.name).starts_with(kProfilerStep);
+  }
+  bool flow(const KinetoTrace&, const KinetoFlowPoint&) override { return false; }
+};
+
+// Where a GPU activity goes: the window of its launch, else of its start (assign_to_windows).
+struct Windows {
+  const std::vector<IterationWindow>& list;
+  const LaunchTimes& launches;
+  int device = 0;
+  std::optional<std::size_t> of(const KinetoGpuActivity& a) const {
+    return window_at(list, launches.at(a.correlation).value_or(a.start));
+  }
+};
+
+// Where in the file the events a batch may hold lie: from the first one's opening brace (and its
+// index in traceEvents) to just after the last one's closing brace.
+struct Extent {
+  std::int64_t first_byte = INT64_MAX, first_index = 0, last_end = -1;
+  void add(const KinetoEventPlace& at, std::int64_t end) {
+    if (at.byte < first_byte) first_byte = at.byte, first_index = at.index;
+    last_end = std::max(last_end, end);
+  }
+  void add(const Extent& e) {
+    if (e.first_byte < first_byte) first_byte = e.first_byte, first_index = e.first_index;
+    last_end = std::max(last_end, e.last_end);
+  }
+};
+
+// An event a batch of windows [lo, hi] may hold when a <= hi and b >= lo (Batch's rule): one over
+// more than two windows is remembered apart.
+struct WideEvent {
+  std::size_t a, b;
+  Extent extent;
+};
+
+// Pass 2: the device's activities checked in time order (check_time_order) and counted per window,
+// and where each window's events lie in the file (so that a batch reads only its part of it).
+class Assign : public KinetoKeep {
+ public:
+  static constexpr std::size_t kMaxWide = 4096;  // beyond: batches read the whole file
+  explicit Assign(const Windows& w) : per_window(w.list.size()), extents(w.list.size()), w_(w) {}
+  std::vector<std::int64_t> per_window;
+  std::vector<Extent> extents;
+  std::vector<WideEvent> wide;
+  bool ranges = true;
+  Extent first;  // the first event of the file
+  TimeOrder order;
+  bool over_limit = false;
+  std::int64_t outside = 0;
+  bool gpu(const KinetoTrace&, const KinetoGpuActivity& a) override {
+    note();
+    if (a.device != w_.device) return false;
+    over_limit |= !order.add(a.duration);
+    if (const auto launch = w_.launches.at(a.correlation)) order.launched_at(a.start, *launch);
+    if (const auto w = w_.of(a)) {
+      ++per_window[*w];
+      extents[*w].add(a.at, end_byte);
+    } else {
+      ++outside;
+    }
+    return false;
+  }
+  bool cpu(const KinetoTrace&, const KinetoCpuEvent& e) override {
+    note();
+    span(e.start, e.start + e.duration);
+    return false;
+  }
+  bool flow(const KinetoTrace&, const KinetoFlowPoint& f) override {
+    note();
+    span(f.time, f.time);
+    return false;
+  }
+
+ private:
+  void note() {
+    if (first.last_end < 0) first.add(at, end_byte);
+  }
+  void span(sim::Time from, sim::Time to);
+  const Windows& w_;
+};
+
+void Assign::span(sim::Time from, sim::Time to) {
+  const auto& l = w_.list;
+  const auto a = static_cast<std::size_t>(
+      std::upper_bound(l.begin(), l.end(), from,
+                       [](sim::Time t, const IterationWindow& w) { return t < w.end; }) -
+      l.begin());
+  const auto after = static_cast<std::size_t>(
+      std::upper_bound(l.begin(), l.end(), to,
+                       [](sim::Time t, const IterationWindow& w) { return t < w.begin; }) -
+      l.begin());
+  if (a >= l.size() || after == 0) return;  // before or after every window: in no batch
+  const std::size_t b = after - 1;
+  Extent e;
+  e.add(at, end_byte);
+  extents[a].add(e);
+  extents[b].add(e);
+  if (b >= a + 2) {
+    wide.push_back({a, b, e});
+    ranges &= wide.size() <= kMaxWide;
+  }
+}
+
+// Passes 3..: the events of windows [lo, hi]: GPU activities by window, CPU events that overlap
+// the batch's time (ending at or after its begin: top_level_at's spans hold their end), flows by
+// time. Remembers, per thread, where a CPU op not held could change the nesting of one held.
+class Batch : public KinetoKeep {
+ public:
+  Batch(const Windows& w, std::size_t lo, std::size_t hi)
+      : w_(w), lo_(lo), hi_(hi), begin_(w.list[lo].begin), end_(w.list[hi].end) {}
+  bool gpu(const KinetoTrace&, const KinetoGpuActivity& a) override {
+    if (a.device != w_.device) return false;
+    const auto w = w_.of(a);
+    return w && *w >= lo_ && *w <= hi_;
+  }
+  bool cpu(const KinetoTrace&, const KinetoCpuEvent& e) override {
+    const bool held = e.start < end_ && e.start + e.duration >= begin_;
+    if (held && e.kind == KinetoCpuKind::Op) earliest_op_ = min(earliest_op_, e.start);
+    if (e.kind == KinetoCpuKind::Op && e.start < begin_) {
+      auto& [dropped_end, held_start] =
+          threads_.try_emplace(e.thread, sim::Time::ps(INT64_MIN), sim::Time::max()).first->second;
+      if (held) held_start = min(held_start, e.start);
+      else dropped_end = max(dropped_end, e.start + e.duration);
+    }
+    return held;
+  }
+  bool flow(const KinetoTrace&, const KinetoFlowPoint& f) override {
+    return f.time >= begin_ && f.time < end_;
+  }
+  sim::Time earliest_op() const { return earliest_op_; }
+  // No op left out ends after one held (on its thread) starts: the held nesting is the whole one.
+  bool nesting_held() const {
+    return std::all_of(threads_.begin(), threads_.end(),
+                       [](const auto& th) { return th.second.first <= th.second.second; });
+  }
+
+ private:
+  const Windows& w_;
+  std::size_t lo_, hi_;
+  sim::Time begin_, end_;
+  sim::Time earliest_op_ = sim::Time::max();
+  std::unordered_map<std::uint32_t, std::pair<sim::Time, sim::Time>> threads_;
+};
+
+// Every flow's backward end has its forward end in the batch, one flow a backward op, and every
+// activity's External id is a held op's: what the index resolves is what the whole trace would.
+bool references_held(const KinetoTrace& t, const KinetoIndex& index) {
+  std::unordered_map<std::int64_t, std::pair<int, int>> ends;  // id → (starts, finishes)
+  for (const auto& f : t.fwdbwd) ++(f.is_start ? ends[f.id].first : ends[f.id].second);
+  std::unordered_map<std::uint32_t, int> flows_of;
+  for (const auto& f : t.fwdbwd) {
+    const auto [starts, finishes] = ends[f.id];
+    if (starts > 1 || finishes > 1 || (!f.is_start && starts == 0)) return false;
+    if (f.is_start) continue;
+    if (const auto bwd = index.top_level_at(f.thread, f.time); bwd && ++flows_of[*bwd] > 1) return false;
+  }
+  return std::all_of(t.gpu.begin(), t.gpu.end(), [&](const KinetoGpuActivity& a) {
+    return a.external_id < 0 || index.knows_external(a.external_id);
+  });
+}
+
+// The bytes [from, to) of a file (whole trace events) as a trace of their own:
+// {"traceEvents":[ ... ]}.
+class RangeBuffer : public std::streambuf {
+ public:
+  static constexpr std::string_view kHead = "{\"traceEvents\":[", kTail = "]}";
+  RangeBuffer(std::istream& in, std::int64_t from, std::int64_t to) : in_(in), left_(to - from) {
+    in_.seekg(from);
+  }
+
+ protected:
+  int_type underflow() override {
+    if (stage_ == 0) {
+      chunk_.assign(kHead);
+      stage_ = 1;
+    } else if (stage_ == 1 && left_ > 0 && in_) {
+      chunk_.resize(static_cast<std::size_t>(std::min<std::int64_t>(left_, 1 << 16)));
+      in_.read(chunk_.data(), static_cast<std::streamsize>(chunk_.size()));
+      chunk_.resize(static_cast<std::size_t>(in_.gcount()));
+      left_ -= static_cast<std::int64_t>(chunk_.size());
+      if (chunk_.empty()) left_ = 0;
+    } else if (stage_ == 1) {
+      chunk_.assign(kTail);
+      stage_ = 2;
+    } else {
+      return traits_type::eof();
+    }
+    if (chunk_.empty()) return underflow();
+    setg(chunk_.data(), chunk_.data(), chunk_.data() + chunk_.size());
+    return traits_type::to_int_type(chunk_[0]);
+  }
+
+ private:
+  std::istream& in_;
+  std::int64_t left_;
+  int stage_ = 0;
+  std::string chunk_;
+};
+
+// The events of `range` read as the whole file would read them (their places, times relative to
+// the file's first kept event); nullopt when the part does not parse alone.
+std::optional<KinetoTrace> read_range(const std::string& path, const Extent& range, const KinetoTrace& head,
+                                      KinetoKeep& keep) {
+  std::ifstream in(path, std::ios::binary);
+  RangeBuffer part(in, range.first_byte, range.last_end);
+  CountingBuffer counted_part(&part, range.first_byte - static_cast<std::int64_t>(RangeBuffer::kHead.size()));
+  std::istream stream(&counted_part);
+  KinetoTrace t;
+  t.source = path;
+  t.events_read = range.first_index;
+  t.origin_us = head.origin_us;
+  t.origin_sub_ps = head.origin_sub_ps;
+  TraceSax sax(t, path, 0, counted_part, &keep);
+  sax.builder().set_origin(static_cast<Wide>(head.origin_us) * kPsPerUs + head.origin_sub_ps);
+  if (!nlohmann::json::sax_parse(stream, &sax)) return std::nullopt;
+  return t;
+}
+
+// One batch read (its part of the file when `range`), checked and folded; false when it must be
+// imported whole.
+bool fold_batch(const std::string& path, const KinetoTrace& head, const Windows& w, const Assign& pass,
+                std::size_t lo, std::size_t hi, bool keep_gaps, IterationFold& fold) {
+  Batch keep(w, lo, hi), whole(w, lo, hi);
+  const Batch* used = &keep;
+  Extent range = lo == 0 ? pass.first : pass.extents[lo - 1];
+  for (std::size_t i = lo; i <= hi; ++i) range.add(pass.extents[i]);
+  for (const WideEvent& e : pass.wide)
+    if (e.a <= hi && e.b >= lo) range.add(e.extent);
+  std::optional<KinetoTrace> part;
+  if (pass.ranges) part = read_range(path, range, head, keep);
+  // A held op from before the window ahead of the batch: ops it may nest with lie outside the part.
+  if (!part || (lo > 0 && keep.earliest_op() < w.list[lo - 1].begin)) {
+    part = read_kineto_trace(path, &whole);
+    used = &whole;
+  }
+  const KinetoTrace& t = *part;
+  const KinetoIndex index(t);
+  const WindowAssignment a = assign_to_windows(t, index, w.list, w.device);
+  std::size_t held = 0;
+  for (std::size_t i = lo; i <= hi; ++i) {
+    if (static_cast<std::int64_t>(a.content[i].gpu.size()) != pass.per_window[i]) return false;
+    held += a.content[i].gpu.size();
+  }
+  if (held != t.gpu.size() || !used->nesting_held() || !references_held(t, index)) return false;
+  for (std::size_t i = hi + 1; i-- > lo;) {
+    if (fold.wants(w.list[i].name, pass.per_window[i] > 0))
+      fold.add(w.list[i].name, extract_iteration(t, index, w.list[i], a.content[i], keep_gaps));
+  }
+  return true;
+}
+
+}  // namespace
+
+std::optional<KinetoImport> import_kineto_streamed(const std::string& path, const KinetoImportOptions& o,
+                                                   std::int64_t batch_activities) {
+  check_options(o);
+  Survey survey;
+  const KinetoTrace head = read_kineto_trace(path, &survey);
+  if (survey.per_device.empty()) return std::nullopt;  // the whole import names what is wrong
+  survey.launches.seal();
+  KinetoImport result;
+  KinetoImportReport& r = result.report;
+  start_report(r, head, choose_device(head, survey.per_device, o.device));
+  const IterationWindows windows = find_iteration_windows(head);
+  if (windows.whole_trace) return std::nullopt;
+  const Windows w{windows.windows, survey.launches, r.device};
+  Assign assign(w);
+  read_kineto_trace(path, &assign);
+  if (assign.over_limit || assign.order.reversed()) return std::nullopt;
+  for (auto& note : assign.order.notes(r.device)) r.notes.push_back(std::move(note));
+  note_windows(r, windows, assign.outside);
+  IterationFold fold(o.steps);
+  const auto& per_window = assign.per_window;
+  for (std::size_t hi = windows.windows.size(); hi > 0;) {
+    if (fold.full() || per_window[hi - 1] == 0) {  // nothing to extract: no pass
+      fold.wants(windows.windows[hi - 1].name, per_window[hi - 1] > 0);
+      --hi;
+      continue;
+    }
+    std::size_t lo = hi - 1;
+    for (std::int64_t held = per_window[lo]; lo > 0 && held + per_window[lo - 1] <= batch_activities;)
+      held += per_window[--lo];
+    if (!fold_batch(path, head, w, assign, lo, hi - 1, o.keep_gaps, fold)) return std::nullopt;
+    hi = lo;
+  }
+  return finish_import(fold, std::move(result), o);
+}
+
+}  // namespace hybridsim::workloads::kineto_detail
