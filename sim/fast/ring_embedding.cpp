@@ -110,6 +110,10 @@ std::vector<LinkId> link_classes(const std::vector<Use>& uses, const std::vector
 void attach_jumps(EmbeddedRingGroup& group, const std::vector<std::uint32_t>& members,
                   const std::vector<Family>& families, Collectives& collectives, Network& network,
                   Network* ghost) {
+  // Only one family (the buckets of one ring) for now: with two (hybrid mp 4 on DGX-1) a jump
+  // moved the step off the full simulation's (tests/scale/shipped_fast_path_test.cpp), not yet
+  // understood.
+  if (members.size() != 1) return;
   std::vector<RingCollective*> rings[2], leaders[2];
   for (const bool g : {false, true})
     for (const std::uint32_t f : members)
