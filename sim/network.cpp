@@ -82,17 +82,19 @@ void Network::add_use(LinkId link, const LinkCounters& use, Time busy_until) {
   server.busy_until = max(server.busy_until, busy_until);
 }
 
-void Network::append_link_state(std::vector<std::int64_t>& words) const {
+void Network::append_link_state(std::vector<std::int64_t>& words, const std::vector<LinkId>* only) const {
   const Time now = queue_.now();
-  for (std::size_t l = 0; l < servers_.size(); ++l) {
+  const std::size_t count = only != nullptr ? only->size() : servers_.size();
+  for (std::size_t i = 0; i < count; ++i) {
+    const LinkId l = only != nullptr ? (*only)[i] : static_cast<LinkId>(i);
     // A link free by now is as free as one free long ago: every later arrival is at now or after.
     words.push_back(max(servers_[l].busy_until, now).ps() - now.ps());
     // Starts at or before now are dropped by the next arrival (note_queue); later ones still count.
     const LinkQueue& q = queues_[l];
     std::int64_t later = 0;
-    for (std::size_t i = q.head; i < q.starts.size(); ++i)
-      if (q.starts[i] > now) {
-        words.push_back(q.starts[i].ps() - now.ps());
+    for (std::size_t k = q.head; k < q.starts.size(); ++k)
+      if (q.starts[k] > now) {
+        words.push_back(q.starts[k].ps() - now.ps());
         ++later;
       }
     words.push_back(-1 - later);  // a separator no relative time can be
@@ -105,17 +107,20 @@ void Network::shift_message(std::uint64_t index, Time dt, std::uint64_t tag) {
   m.tag = tag;
 }
 
-void Network::shift_links(Time dt, const std::vector<LinkCounters>& extra, std::uint64_t extra_hops) {
+void Network::shift_links(Time dt, const std::vector<LinkCounters>& extra, std::uint64_t extra_hops,
+                          const std::vector<LinkId>* only) {
   const Time now = queue_.now();
-  for (std::size_t l = 0; l < servers_.size(); ++l) {
+  const std::size_t count = only != nullptr ? only->size() : servers_.size();
+  for (std::size_t i = 0; i < count; ++i) {
+    const LinkId l = only != nullptr ? (*only)[i] : static_cast<LinkId>(i);
     LinkServer& s = servers_[l];
     if (s.busy_until > now) s.busy_until = s.busy_until + dt;
     LinkQueue& q = queues_[l];
-    for (std::size_t i = q.head; i < q.starts.size(); ++i)
-      if (q.starts[i] > now) q.starts[i] = q.starts[i] + dt;  // the list stays sorted
-    s.counters.bytes += extra[l].bytes;
-    s.counters.busy += extra[l].busy;
-    s.counters.messages += extra[l].messages;
+    for (std::size_t k = q.head; k < q.starts.size(); ++k)
+      if (q.starts[k] > now) q.starts[k] = q.starts[k] + dt;  // the list stays sorted
+    s.counters.bytes += extra[i].bytes;
+    s.counters.busy += extra[i].busy;
+    s.counters.messages += extra[i].messages;
   }
   hops_ += extra_hops;
 }

@@ -117,11 +117,13 @@ class Network final : public EventHandler {
     const Message& m = messages_[index];
     return {m.route, m.next_hop, m.bytes, m.rate_class, m.tail_ready, m.receiver, m.tag};
   }
-  void append_link_state(std::vector<std::int64_t>& words) const;
+  // `only`: those links alone (in that order; `extra` is then indexed alike), else every link.
+  void append_link_state(std::vector<std::int64_t>& words, const std::vector<LinkId>* only = nullptr) const;
   // Moves message `index` `dt` later (its tail) and gives it `tag`; links busy past now stay busy
   // `dt` longer; each link's counters grow by `extra[link]` and the hop count by `extra_hops`.
   void shift_message(std::uint64_t index, Time dt, std::uint64_t tag);
-  void shift_links(Time dt, const std::vector<LinkCounters>& extra, std::uint64_t extra_hops);
+  void shift_links(Time dt, const std::vector<LinkCounters>& extra, std::uint64_t extra_hops,
+                   const std::vector<LinkId>* only = nullptr);
 
   void on_event(std::uint64_t message) override;
 

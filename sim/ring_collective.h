@@ -84,6 +84,7 @@ class RingCollective final : public Collective {
   const CollectiveConfig& config() const { return config_; }
   Network& network() const { return network_; }
   bool is_done() const override { return ranks_done_ == n_; }
+  bool started() const { return started_; }  // some rank has joined
   Time rank_start_time(std::uint32_t rank) const { return rank_[rank].start; }
   Time rank_finish_time(std::uint32_t rank) const override { return rank_[rank].finish; }
   Time finish_time() const override;  // latest finish

@@ -74,6 +74,14 @@ void EmbeddedRing::add_channel(std::uint32_t c, std::vector<std::vector<LinkId>>
   path_.simulated = std::max(path_.simulated, w);
 }
 
+void EmbeddedRing::append_segments(bool ghost, std::vector<RingCollective*>& rings,
+                                   std::vector<RingCollective*>& leaders) const {
+  const auto& segments = ghost ? ghosts_ : segments_;
+  if (segments[0] == nullptr) return;
+  for (const auto& segment : segments) rings.push_back(segment.get());
+  leaders.push_back(segments[0].get());
+}
+
 void EmbeddedRing::notify_rank_done(EventHandler& handler, std::uint64_t tag_base) {
   done_handler_ = &handler;
   done_tag_base_ = tag_base;

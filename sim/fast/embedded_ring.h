@@ -52,6 +52,10 @@ class EmbeddedRing final : public Collective {
   // With chunks of unequal size, once done: whether the larger size's finishes lead the smaller's
   // by at most 0.1% of the collective's time (then simulation_path().bound says by how much).
   bool bound_holds();
+  // Its segments (`ghost`: the smaller chunks', if any), for the group's jumps (sim/fast/ring_jump.h);
+  // the leader is channel 0's.
+  void append_segments(bool ghost, std::vector<RingCollective*>& rings,
+                       std::vector<RingCollective*>& leaders) const;
 
  private:
   void add_channel(std::uint32_t c, std::vector<std::vector<LinkId>> routes, std::uint32_t w, Network* ghost);

@@ -179,7 +179,7 @@ FoldedRing::ModelRun FoldedRing::run_model(std::uint32_t c, std::uint32_t period
   RingCollective model(network, ring_->op(), period, std::move(plans), ring_->size(), config,
                        RingSegment{n_, ring_->messages_per_chunk(), std::move(chunks), nullptr});
   RingJump jump(model);  // alone on its queue: it may jump over periodic stretches of its steps
-  if (jump.applies()) model.set_step_hook(&jump);
+  if (jump.applies()) jump.attach();
   RankStarter starter(model);
   for (std::uint32_t p = 0; p < period; ++p) queue.schedule_at(ranks_[real.order[p]].start, starter, p);
   queue.run();

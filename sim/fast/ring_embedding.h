@@ -19,6 +19,7 @@
 
 #include "sim/network.h"
 #include "sim/collective.h"
+#include "sim/fast/ring_jump.h"
 
 namespace hybridsim::sim {
 
@@ -31,12 +32,18 @@ class EmbeddedRingGroup final : public EventHandler {
       : network_(network), rings_left_(rings), links_(std::move(links)), copies_(std::move(copies)) {}
   void on_event(std::uint64_t tag) override;  // one of its rings is done
   const std::vector<LinkId>& links() const { return links_; }
+  // The links its models use: those claimed that stand for themselves.
+  std::vector<LinkId> simulated_links() const;
+  // Its rings' segments jump together over periodic steps where they may (sim/fast/ring_jump.h), and
+  // so do the smaller chunks' on the ghost network.
+  void add_jump(std::unique_ptr<RingJump> jump) { jumps_.push_back(std::move(jump)); }
 
  private:
   Network& network_;
   std::uint32_t rings_left_;
   std::vector<LinkId> links_;                        // claimed
   std::vector<std::pair<LinkId, LinkId>> copies_;    // (the link standing for it, link)
+  std::vector<std::unique_ptr<RingJump>> jumps_;
 };
 
 struct EmbedPlan {

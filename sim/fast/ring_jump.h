@@ -1,10 +1,11 @@
-// sim::RingJump — the periodic jump of a ring run alone on its own queue and network (sim/README.md,
-// "Jumping over periodic ring steps"): a folded ring's private segment (sim/fast/folded_ring.h).
-// It watches the ring's steps (RingStepHook), keeps the state it took at the last few arrivals of a
-// step's first message at position 0, and when the state repeats, shifted in time and steps, moves
-// the run forward by whole periods at once.
+// sim::RingJump — the periodic jump of rings (sim/README.md, "Jumping over periodic ring steps"): a
+// folded ring's private segment alone on its own queue (sim/fast/folded_ring.h), or the segments of
+// a group of embedded rings live on the step's queue (sim/fast/ring_embedding.h). It watches the
+// leading rings' steps (RingStepHook), keeps the state it took at the last few arrivals of a step's
+// first message at position 0, and when the state repeats, shifted in time and steps, moves the run
+// forward by whole periods at once.
 //   RingJump jump(segment);  // segment: a RingCollective alone on its queue
-//   if (jump.applies()) segment.set_step_hook(&jump);  ...  queue.run();  jump.jumped_steps();
+//   if (jump.applies()) jump.attach();  ...  queue.run();  jump.jumped_steps();
 #pragma once
 #include <cstdint>
 #include <deque>
@@ -20,42 +21,84 @@ inline constexpr std::size_t kRingJumpHistory = 64;
 inline constexpr std::uint32_t kRingJumpMinSteps = 64;
 inline constexpr std::size_t kRingJumpMaxWords = std::size_t{1} << 23;  // 64 MiB of kept states
 
-class RingJump final : public RingStepHook {
+// What a jump moves. `rings` share one queue (their networks may differ); `leaders` take the
+// snapshots (each one's steps); `links`, if not empty, are the only links of each network they use;
+// with `shared_queue` other events may be pending beside theirs, and a jump then ends before the
+// first of them (nothing else happens in between, so nothing else can meet them). Events of
+// `beside` (rings on a network of their own, `beside_network`, that never meet these) are passed
+// over; should a ring of `rings` start within a jump (one such event having led to it), the
+// network is marked interfered (then the step runs without the shortcut).
+struct RingJumpScope {
+  std::vector<RingCollective*> rings;
+  std::vector<RingCollective*> leaders;
+  std::vector<LinkId> links;
+  bool shared_queue = false;
+  std::vector<RingCollective*> beside;
+  const EventHandler* beside_network = nullptr;
+};
+
+class RingJump final {
  public:
-  explicit RingJump(RingCollective& ring) : ring_(ring), network_(ring.network()) {}
-  // Whether the ring may jump: enough steps, a ring op, chunks of one size (else a step's bytes
-  // would depend on the step), nothing observing its messages.
+  explicit RingJump(RingCollective& ring)
+      : RingJump(RingJumpScope{{&ring}, {&ring}, {}, false, {}, nullptr}) {}
+  explicit RingJump(RingJumpScope scope);
+  RingJump(const RingJump&) = delete;
+  RingJump& operator=(const RingJump&) = delete;
+  // Whether the rings may jump: enough steps, ring ops, chunks of one size (else a step's bytes
+  // would depend on the step), nothing observing their messages.
   bool applies() const;
-  bool on_step_arrival(std::uint64_t tag) override;
+  void attach();  // sets the leaders' step hooks
   std::uint64_t jumped_steps() const { return jumped_steps_; }
 
  private:
+  struct Leader final : RingStepHook {
+    RingJump* jump = nullptr;
+    std::uint32_t ring = 0;
+    bool on_step_arrival(std::uint64_t tag) override { return jump->on_step_arrival(ring, tag); }
+  };
   struct Snapshot {
     Time now;
+    std::uint32_t leader = 0;
     std::uint32_t step = 0;
-    std::uint32_t lowest_step = 0;  // of every pending event (and the one being handled)
-    std::uint32_t highest_step = 0;
+    std::vector<std::uint32_t> rings;                 // running, in order
+    std::vector<std::uint32_t> lowest, highest;       // per running ring, of its pending events' steps
+    std::vector<std::size_t> count_ends;              // per running ring, where its counts end
+    Time foreign = Time::max();                       // the first pending event not the rings'
+    std::uint64_t foreign_events = 0;
     std::vector<std::int64_t> state;   // relative: compared for equality
     std::vector<LinkCounters> links;   // additive: their growth over a period is repeated
     std::vector<std::int64_t> counts;  // additive: receives and sends left, bytes per edge, sent
-    std::uint64_t hops = 0;
+    std::vector<std::uint64_t> hops;   // per network
   };
-  // The state as the event `tag` (message 0 of a step at position 0) is handled; false if it may
-  // not jump now (a rank not running, something else on its queue).
-  bool take_snapshot(std::uint64_t tag, Snapshot& snap) const;
-  // Appends the pending events, in the order they fire; false if one is not the ring's.
+  bool on_step_arrival(std::uint32_t leader, std::uint64_t tag);
+  // The state as the event `tag` (message 0 of a step at position 0 of ring `leader`) is handled;
+  // false if it may not jump now (a ring partly running, something else on an unshared queue).
+  bool take_snapshot(std::uint32_t leader, std::uint64_t tag, Snapshot& snap) const;
+  // Appends the pending events, in the order they fire; false if one is not the rings' and the
+  // queue is not shared.
   bool append_events(Snapshot& snap) const;
-  // Jumps `periods` periods of d steps, `then` the state one period before `snap`.
+  void append_event(const PendingEvent& e, std::uint32_t ring, std::uint64_t tag, Snapshot& snap) const;
+  std::int64_t ring_of(const EventHandler* handler) const;  // index in rings_, or -1
+  std::int64_t network_of(const EventHandler* handler) const;
+  bool beside(const EventHandler* handler) const;
+  std::size_t rings_started() const;
+  // Periods of d steps it may jump from `snap`, `then` the state one period before (0: none).
+  std::uint64_t periods(const Snapshot& snap, const Snapshot& then, std::uint32_t d) const;
   void jump(std::uint64_t tag, const Snapshot& snap, const Snapshot& then, std::uint64_t periods,
             std::uint32_t d);
+  void shift_events(std::uint64_t tag, const Snapshot& snap, Time dt, std::uint32_t ds);
   void keep(Snapshot snap);
 
-  RingCollective& ring_;
-  Network& network_;
+  RingJumpScope scope_;
+  std::vector<Network*> networks_;
+  std::vector<Leader> leaders_;
+  std::size_t history_size_ = kRingJumpHistory;
   std::deque<Snapshot> history_;
   Snapshot spare_;         // the last one dropped, whose buffers the next one reuses
   std::size_t words_ = 0;  // in the history's states
   std::uint64_t jumped_steps_ = 0;
+  std::size_t started_at_jump_ = 0;  // rings started when it last jumped
+  bool check_starts_ = false;        // at the first arrival after a jump
 };
 
 }  // namespace hybridsim::sim
