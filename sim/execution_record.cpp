@@ -1,5 +1,7 @@
 #include "sim/execution_record.h"
 
+#include <new>
+
 #include "sim/error.h"
 
 namespace hybridsim::sim {
@@ -17,7 +19,9 @@ ExecutionRecord::ExecutionRecord(const std::vector<std::uint32_t>& tasks_per_str
   }
   if (total > UINT32_MAX) throw InternalError("execution record: more than 2^32 tasks");
   offset_.push_back(static_cast<std::uint32_t>(total));
-  entries_.resize(total);
+  // calloc(0) may return null; one entry more keeps the pointer valid for an empty record.
+  entries_.reset(static_cast<Entry*>(std::calloc(total + 1, sizeof(Entry))));
+  if (entries_ == nullptr) throw std::bad_alloc();
 }
 
 std::optional<ExecutionRecord::TaskRef> ExecutionRecord::released_by(std::uint32_t stream,

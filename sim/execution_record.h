@@ -8,6 +8,8 @@
 // Streams are numbered GPU by GPU, in the order of each GpuProgram's streams.
 #pragma once
 #include <cstdint>
+#include <cstdlib>
+#include <memory>
 #include <optional>
 #include <vector>
 
@@ -32,11 +34,13 @@ class ExecutionRecord {
   std::uint32_t task_count(std::uint32_t stream) const { return offset_[stream + 1] - offset_[stream]; }
 
   // Whether the task ran (every task of a finished step did).
-  bool has_run(std::uint32_t stream, std::uint32_t task) const { return at(stream, task).ended >= 0; }
+  bool has_run(std::uint32_t stream, std::uint32_t task) const { return at(stream, task).ended > 0; }
   // When its stream reached it: a kernel's launch delay starts then; a wait starts waiting then.
-  Time reached(std::uint32_t stream, std::uint32_t task) const { return Time::ps(at(stream, task).reached); }
+  Time reached(std::uint32_t stream, std::uint32_t task) const {
+    return Time::ps(at(stream, task).reached - 1);
+  }
   // When it ended: a kernel's or collective rank's end; a record's or wait's passing.
-  Time ended(std::uint32_t stream, std::uint32_t task) const { return Time::ps(at(stream, task).ended); }
+  Time ended(std::uint32_t stream, std::uint32_t task) const { return Time::ps(at(stream, task).ended - 1); }
   // A wait: the record that released it, when that record came after the stream reached the wait
   // (a wait whose event was already recorded, or recorded at the very time the stream got there,
   // was released by nothing but its own stream). Nothing for other tasks.
@@ -45,25 +49,33 @@ class ExecutionRecord {
   Time slowed(std::uint32_t stream, std::uint32_t task) const;
 
   // For the executor.
-  void set_reached(std::uint32_t stream, std::uint32_t task, Time t) { at(stream, task).reached = t.ps(); }
-  void set_ended(std::uint32_t stream, std::uint32_t task, Time t) { at(stream, task).ended = t.ps(); }
+  void set_reached(std::uint32_t stream, std::uint32_t task, Time t) {
+    at(stream, task).reached = t.ps() + 1;
+  }
+  void set_ended(std::uint32_t stream, std::uint32_t task, Time t) { at(stream, task).ended = t.ps() + 1; }
   void set_released_by(std::uint32_t stream, std::uint32_t task, TaskRef by);
   void set_slowed(std::uint32_t stream, std::uint32_t task, Time extra) { at(stream, task).aux = extra.ps(); }
 
  private:
-  // 24 bytes a task. `aux`: a wait's releasing record as (stream + 1) << 32 | task (0: none), or a
-  // kernel's slowed time in ps; the task's kind (known from its program) says which.
+  // 24 bytes a task, zero until written: `reached` and `ended` hold the time in ps + 1 (0: not
+  // yet), so that the entries need no fill. `aux`: a wait's releasing record as (stream + 1) << 32 |
+  // task (0: none), or a kernel's slowed time in ps; the task's kind (known from its program) says
+  // which. The entries come from calloc: a fresh block of a record's size (tens of MB at 1,024 GPUs)
+  // arrives zeroed from the system, where a vector's fill wrote every byte again, once per step.
   struct Entry {
-    std::int64_t reached = -1;
-    std::int64_t ended = -1;
-    std::int64_t aux = 0;
+    std::int64_t reached;
+    std::int64_t ended;
+    std::int64_t aux;
+  };
+  struct Free {
+    void operator()(Entry* p) const { std::free(p); }
   };
   Entry& at(std::uint32_t s, std::uint32_t t) { return entries_[offset_[s] + t]; }
   const Entry& at(std::uint32_t s, std::uint32_t t) const { return entries_[offset_[s] + t]; }
 
   std::vector<std::uint32_t> offset_;  // per stream, then the total
   std::vector<std::uint32_t> gpu_of_stream_;
-  std::vector<Entry> entries_;
+  std::unique_ptr<Entry[], Free> entries_;
 };
 
 }  // namespace hybridsim::sim

@@ -207,21 +207,25 @@ void TreeCollective::send_leaves(std::uint32_t rank, Time at) {
 }
 
 void TreeCollective::on_event(std::uint64_t tag) {
+  // One division decodes the tag; handle() takes what it decoded.
   const auto low = static_cast<std::uint32_t>(tag & 0xffffffffu);
   const std::uint32_t c = (low >> 1) / n_;
-  const std::uint32_t r = (low >> 1) % n_;
+  const std::uint32_t r = (low >> 1) - c * n_;
   ChannelState& ch = channels_[c];
   const auto parent = static_cast<std::uint32_t>(ch.nodes[r].parent);
   const bool up = (low & 1) == kUp;
   const std::uint32_t sender = up ? r : parent;
   const std::uint32_t receiver = up ? parent : r;
   // The latest either end has done anything (a reduction may end later than now).
-  ch.nodes[sender].done = max(ch.nodes[sender].done, queue_.now());
-  ch.nodes[receiver].done = max(ch.nodes[receiver].done, queue_.now());
-  --rank_[sender].sends_left;
-  --rank_[receiver].receives_left;
-  if (!rank_[receiver].started) rank_[receiver].early_arrivals.push_back(tag);
-  else handle(tag);
+  const Time now = queue_.now();
+  ch.nodes[sender].done = max(ch.nodes[sender].done, now);
+  ch.nodes[receiver].done = max(ch.nodes[receiver].done, now);
+  RankProgress& from = rank_[sender];
+  RankProgress& to = rank_[receiver];
+  --from.sends_left;
+  --to.receives_left;
+  if (!to.started) to.early_arrivals.push_back(tag);
+  else handle(ch, c, r, up, static_cast<std::uint32_t>(tag >> 32));
   check_done(sender);
   check_done(receiver);
 }
@@ -229,16 +233,18 @@ void TreeCollective::on_event(std::uint64_t tag) {
 void TreeCollective::handle(std::uint64_t tag) {
   const auto low = static_cast<std::uint32_t>(tag & 0xffffffffu);
   const std::uint32_t c = (low >> 1) / n_;
-  const std::uint32_t r = (low >> 1) % n_;
-  ChannelState& ch = channels_[c];
+  handle(channels_[c], c, (low >> 1) - c * n_, (low & 1) == kUp, static_cast<std::uint32_t>(tag >> 32));
+}
+
+void TreeCollective::handle(ChannelState& ch, std::uint32_t c, std::uint32_t r, bool up, std::uint32_t j) {
   const Time now = queue_.now();
-  if ((low & 1) == kDown) {
+  if (!up) {
     // Message j of the result reached r: it is done with it and passes it on (not before its base
     // latency has passed since it joined, as in the ring).
     RankProgress& rs = rank_[r];
     if (now > rs.finish) rs.finish = now;
     ch.nodes[r].done = max(ch.nodes[r].done, now);
-    send_down(c, r, static_cast<std::uint32_t>(tag >> 32), max(now, rs.start + config_.timing.base_latency));
+    send_down(c, r, j, max(now, rs.start + config_.timing.base_latency));
     return;
   }
   // r's message arrived at its parent p: complete there once every child has delivered it.
@@ -250,14 +256,14 @@ void TreeCollective::handle(std::uint64_t tag) {
   for (std::uint32_t k = 0; k < node.child_count; ++k) least = std::min(least, slots[k].received);
   if (least <= node.reduced) return;
   // Children deliver in order, so one arrival completes at most one message: number `reduced`.
-  const std::uint32_t j = node.reduced++;
+  const std::uint32_t m = node.reduced++;
   Time ready = max(now, rank_[p].start + config_.timing.base_latency);
-  ready += ch.reduce[j < ch.longer ? 0 : 1];  // zero without a reduction bandwidth
+  ready += ch.reduce[m < ch.longer ? 0 : 1];  // zero without a reduction bandwidth
   RankProgress& ps = rank_[p];
   if (ready > ps.finish) ps.finish = ready;
   node.done = max(node.done, ready);
-  if (node.parent >= 0) send_up(c, p, j, ready);
-  else send_down(c, p, j, ready);  // the root holds the full sum of message j
+  if (node.parent >= 0) send_up(c, p, m, ready);
+  else send_down(c, p, m, ready);  // the root holds the full sum of message m
 }
 
 void TreeCollective::check_done(std::uint32_t rank) {

@@ -130,7 +130,8 @@ class TreeCollective final : public Collective {
   void send(ChannelState& ch, Node& from, const Edge& edge, std::uint64_t low, std::uint32_t j, Time at);
   void send_up(std::uint32_t c, std::uint32_t r, std::uint32_t j, Time at);
   void send_down(std::uint32_t c, std::uint32_t r, std::uint32_t j, Time at);
-  void handle(std::uint64_t tag);
+  void handle(std::uint64_t tag);  // an arrival that came before its receiver started
+  void handle(ChannelState& ch, std::uint32_t c, std::uint32_t r, bool up, std::uint32_t j);
   void check_done(std::uint32_t rank);
   void send_leaves(std::uint32_t rank, Time at);
 

@@ -19,6 +19,9 @@ regenerates which table:
       build/tests/bench_routing --benchmark_format=json > routing.json
       python3 tests/bench/readme_tables.py routing routing.json
 
+README.md's study table ("What hybridsim answers") and the line that times it are printed by
+tests/bench/study_table.py, which runs the study itself (it is a timed scenario, not a benchmark).
+
 The dated notes on past measurements (what a figure was before a change, on which machine and load)
 are kept in tests/bench/MEASUREMENTS.md, not in the READMEs.
 """
