@@ -157,25 +157,50 @@ std::string family(const LlmStudyCell& cell, const std::optional<LlmPlanCandidat
   return text;
 }
 
-// Per model, machine and bandwidth: the first GPU count where the best 3D plan trains at least 5%
-// faster than the best DP-heavy one (the cells come in that order, GPU counts innermost).
+// "64, 4096 and 16384" (GPU counts as the table prints them).
+std::string count_list(const std::vector<int>& gpus) {
+  std::string s;
+  for (std::size_t i = 0; i < gpus.size(); ++i)
+    s += (i == 0 ? "" : i + 1 == gpus.size() ? " and " : ", ") + std::to_string(gpus[i]);
+  return s;
+}
+
+// Per model, machine and bandwidth: where the best 3D plan trains at least 5% faster than the best
+// DP-heavy one (the cells come in that order, GPU counts innermost). "From N GPUs" only when it
+// holds at every compared count from N on; counts below N where it holds too are named, and where
+// it does not hold at the largest count the verdict lists the counts instead, so that it never
+// says more than the rows above it show.
 void print_stops_paying(const LlmStudyResult& r, std::ostream& out) {
   for (std::size_t i = 0; i < r.cells.size(); i += r.config.gpus.size()) {
     const LlmStudyCell& head = r.cells[i];
-    std::string where = "not within the grid";
-    bool compared = false;
+    std::vector<int> compared, paying;
+    bool all_simulated = true;
     for (std::size_t j = i; j < i + r.config.gpus.size() && j < r.cells.size(); ++j) {
       const LlmStudyCell& c = r.cells[j];
       if (!c.dp_heavy || !c.three_d) continue;
-      compared = true;
-      if (llm_three_d_advantage(r, c) >= 1.05) {
-        const bool both = c.three_d->simulated() && c.dp_heavy->simulated();
-        where = "from " + std::to_string(c.gpus) + " GPUs" + (both ? "" : " (estimated, not simulated)");
-        break;
-      }
+      compared.push_back(c.gpus);
+      if (llm_three_d_advantage(r, c) < 1.05) continue;
+      paying.push_back(c.gpus);
+      all_simulated = all_simulated && c.three_d->simulated() && c.dp_heavy->simulated();
     }
+    std::size_t from = compared.size();  // the first of the compared counts' paying tail
+    while (from > 0 && std::find(paying.begin(), paying.end(), compared[from - 1]) != paying.end()) --from;
+    std::string where;
+    if (compared.empty()) {
+      where = "no GPU count with both families";
+    } else if (paying.empty()) {
+      where = "not within the grid";
+    } else if (from < compared.size()) {
+      const std::vector<int> before(paying.begin(),
+                                    std::find(paying.begin(), paying.end(), compared[from]));
+      where = "from " + std::to_string(compared[from]) + " GPUs" +
+              (before.empty() ? "" : ", and at " + count_list(before) + " GPUs");
+    } else {
+      where = "at " + count_list(paying) + " GPUs, not at " + std::to_string(compared.back());
+    }
+    if (!paying.empty() && !all_simulated) where += " (estimated, not simulated)";
     out << "DP-heavy stops paying, " << head.model << " on " << head.cluster << " at " << head.ib << ": "
-        << (compared ? where : std::string("no GPU count with both families")) << "\n";
+        << where << "\n";
   }
 }
 

@@ -72,6 +72,32 @@ TEST_CASE("llm study: 3D/DP is the ratio of times to train, and DP-heavy stops p
   CHECK(out.str().find("break-even") == std::string::npos);  // one batch: no crossing to report
 }
 
+TEST_CASE("llm study: \"stops paying\" names only what its rows show when 3D's lead comes and goes") {
+  // 3D at least 5% ahead at 64 and 4,096 GPUs, even at 256: "from 4096", and 64 named apart.
+  auto at = [](int gpus, double dp_days, double three_d_days) {
+    LlmStudyCell c = cell(gpus);
+    c.dp_heavy = plan(2000, 1e6, 8);
+    c.three_d = plan(2000, 1e6, 4);
+    c.dp_heavy_ttt = {dp_days};
+    c.three_d_ttt = {three_d_days};
+    return c;
+  };
+  {
+    const auto r = study({at(64, 109, 100), at(256, 100, 100), at(4096, 163, 100)}, {64, 256, 4096});
+    std::ostringstream out;
+    analysis::print_llm_table(r, out);
+    CHECK(out.str().find("at 50 GB/s: from 4096 GPUs, and at 64 GPUs (estimated, not simulated)\n") !=
+          std::string::npos);
+  }
+  {  // ahead at the smaller counts only: no "from"
+    const auto r = study({at(64, 109, 100), at(256, 106, 100), at(4096, 100, 100)}, {64, 256, 4096});
+    std::ostringstream out;
+    analysis::print_llm_table(r, out);
+    CHECK(out.str().find("at 50 GB/s: at 64 and 256 GPUs, not at 4096 (estimated, not simulated)\n") !=
+          std::string::npos);
+  }
+}
+
 TEST_CASE("llm study: where the families train at different batches, the critical batch they meet at") {
   // DP-heavy: 4 M tokens a batch at 2 M tokens/s (2 s a step); 3D: 2 M at 1.5 M tokens/s (4/3 s).
   // Times to train go as (B_crit + B) / (B_crit R): equal where (B_crit + 4e6) / 2e6 = (B_crit + 2e6) /
