@@ -12,6 +12,17 @@ namespace {
 // Up: `rank` sent to its parent; down: `rank` received from its parent.
 constexpr std::uint64_t kUp = 0, kDown = 1;
 
+// An arrival tag decoded, with one division.
+struct ArrivalTag {
+  std::uint32_t channel, rank, message;
+  bool up;
+};
+ArrivalTag decode(std::uint64_t tag, std::uint32_t n) {
+  const auto low = static_cast<std::uint32_t>(tag & 0xffffffffu);
+  const std::uint32_t c = (low >> 1) / n;
+  return {c, (low >> 1) - c * n, static_cast<std::uint32_t>(tag >> 32), (low & 1) == kUp};
+}
+
 void check_tree(const TreeChannel& t, std::uint32_t n, std::size_t c) {
   auto fail = [&](const std::string& why) {
     throw InternalError("tree channel " + std::to_string(c) + ": " + why);
@@ -207,13 +218,10 @@ void TreeCollective::send_leaves(std::uint32_t rank, Time at) {
 }
 
 void TreeCollective::on_event(std::uint64_t tag) {
-  // One division decodes the tag; handle() takes what it decoded.
-  const auto low = static_cast<std::uint32_t>(tag & 0xffffffffu);
-  const std::uint32_t c = (low >> 1) / n_;
-  const std::uint32_t r = (low >> 1) - c * n_;
+  // handle() takes what was decoded here.
+  const auto [c, r, j, up] = decode(tag, n_);
   ChannelState& ch = channels_[c];
   const auto parent = static_cast<std::uint32_t>(ch.nodes[r].parent);
-  const bool up = (low & 1) == kUp;
   const std::uint32_t sender = up ? r : parent;
   const std::uint32_t receiver = up ? parent : r;
   // The latest either end has done anything (a reduction may end later than now).
@@ -225,15 +233,14 @@ void TreeCollective::on_event(std::uint64_t tag) {
   --from.sends_left;
   --to.receives_left;
   if (!to.started) to.early_arrivals.push_back(tag);
-  else handle(ch, c, r, up, static_cast<std::uint32_t>(tag >> 32));
+  else handle(ch, c, r, up, j);
   check_done(sender);
   check_done(receiver);
 }
 
 void TreeCollective::handle(std::uint64_t tag) {
-  const auto low = static_cast<std::uint32_t>(tag & 0xffffffffu);
-  const std::uint32_t c = (low >> 1) / n_;
-  handle(channels_[c], c, (low >> 1) - c * n_, (low & 1) == kUp, static_cast<std::uint32_t>(tag >> 32));
+  const ArrivalTag t = decode(tag, n_);
+  handle(channels_[t.channel], t.channel, t.rank, t.up, t.message);
 }
 
 void TreeCollective::handle(ChannelState& ch, std::uint32_t c, std::uint32_t r, bool up, std::uint32_t j) {
