@@ -234,6 +234,19 @@ void run_parallel(std::size_t count, int threads_wanted, Work work, OnInputError
   if (error) std::rethrow_exception(error);
 }
 
+// What resolving a request costs grows with the GPUs it names (its cluster's topology, built once,
+// and its workers' mapping, machine by machine): its dp × mp × tp as the overlay writes them, 1
+// when it names none. Progress before any step is estimated counts these.
+double resolve_weight(const StepRequest& request) {
+  double gpus = 1;
+  for (const std::string_view key : {"parallelism.dp=", "parallelism.mp=", "parallelism.tp="})
+    for (const std::string& o : request.overlay)
+      if (o.starts_with(key))
+        if (const auto n = sim::parse_whole<int>(std::string_view(o).substr(key.size())); n && *n > 0)
+          gpus *= *n;
+  return gpus;
+}
+
 // Every step's estimate before any is simulated, checked against its caps. Whatever one step's
 // estimate throws is kept by position and, without keep_going, the first in `todo`'s order is
 // rethrown (the same step whatever the threads); with it, the step is recorded in `failures` and
@@ -242,16 +255,19 @@ std::vector<StepEstimate> estimate_todo(std::vector<Resolved>& todo, const StepR
                                         std::map<StepId, StepFailure>& failures) {
   std::vector<StepEstimate> estimates(todo.size());
   std::vector<std::exception_ptr> refused(todo.size());
-  // Estimating builds every step's program: seconds for a large grid, told like any long work.
-  ProgressEstimate estimating(options.progress, options.label, static_cast<double>(todo.size()),
-                              "steps estimated");
-  std::atomic<std::size_t> estimated{0};
+  // Estimating builds every step's program, whose cost grows with its GPUs: seconds for a large grid,
+  // told like any long work, the GPUs of the steps estimated counting (the largest come first).
+  double gpus = 0;
+  for (const Resolved& r : todo) gpus += r.label.gpus;
+  ProgressEstimate estimating(options.progress, options.label, gpus, "GPUs' steps estimated", options.clock);
+  std::atomic<std::int64_t> estimated{0};
   run_parallel(
       todo.size(), options.threads,
       [&](std::size_t i, std::mutex&) {
         const StepSetup setup = setup_of(todo[i]);
         estimates[i] = estimate_step(setup);
-        estimating.advance(static_cast<double>(++estimated), "before any step is simulated");
+        estimating.advance(static_cast<double>(estimated += todo[i].label.gpus),
+                           "before any step is simulated");
         try {
           estimates[i].check(setup.limits);
         } catch (const sim::BudgetExceeded& e) {
@@ -411,10 +427,16 @@ std::vector<StepRef> StepCache::simulate(const std::vector<StepRequest>& request
   std::vector<StepRef> ids;
   std::vector<Resolved> todo;
   std::set<StepId> seen;
+  // Resolving builds each cluster's topology and every request's mapping: seconds for a large grid.
+  double weights = 0, resolved = 0;
+  for (const auto& request : requests) weights += resolve_weight(request);
+  ProgressEstimate resolving(options.progress, options.label, weights, "GPUs placed", options.clock);
   for (const auto& request : requests) {
     Resolved r;
     try {
       r = resolver.resolve(request);
+      resolving.advance(resolved += resolve_weight(request),
+                        "resolving the configurations before any step is estimated");
     } catch (const InputError& e) {
       if (!options.keep_going) throw;
       // Nothing resolved to hash: the request's own text identifies its failure.
@@ -441,7 +463,7 @@ std::vector<StepRef> StepCache::simulate(const std::vector<StepRequest>& request
   print_run_estimate(todo, estimates, options);
   std::vector<std::uint64_t> events;
   for (const StepEstimate& e : estimates) events.push_back(e.events());
-  StepRunProgress whole(options.progress, options.label, std::move(events));
+  StepRunProgress whole(options.progress, options.label, std::move(events), "steps", options.clock);
 
   std::vector<StepPoint> results(todo.size());
   std::vector<std::optional<std::string>> failed_why(todo.size());

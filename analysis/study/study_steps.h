@@ -17,6 +17,7 @@
 #include <string>
 #include <vector>
 
+#include "analysis/output/progress_estimate.h"
 #include "analysis/step/step_metrics.h"
 #include "scenarios/loader/scenario.h"
 #include "sim/collective.h"
@@ -132,6 +133,8 @@ struct StepRunOptions {
   // estimated end (analysis/study/step_run_progress.h); null: nowhere. `label` starts each line.
   std::ostream* progress = nullptr;
   std::string label = "steps";
+  // What the progress lines time by (tests drive it by hand).
+  ProgressClock clock = steady_progress_clock();
 };
 
 // The placement of a worker of mp GPUs: all on one GPU at mp 1, else `partitioner`'s; InputError

@@ -17,8 +17,10 @@
 #include "analysis/step/step_estimate.h"
 #include "analysis/step/step_progress.h"
 #include "analysis/study/step_run_progress.h"
+#include "analysis/study/study_steps.h"
 #include "scenarios/loader/resolve.h"
 #include "scenarios/loader/scenario.h"
+#include "workloads/generators/profile_gen.h"
 
 using namespace hybridsim;
 
@@ -139,6 +141,35 @@ TEST_CASE(
                                     "points") ==
         "sweep: 3 points to simulate, about 1.2e7 events in all (about 3 s at 5e6 events/s); the largest, "
         "point 2 (parallelism.dp=8), about 9e6 events and 96.8 kB of simulation state");
+}
+
+TEST_CASE(
+    "progress estimate: a study is told while it prepares (GPUs counting) before any step is estimated") {
+  // Resolving a request builds its cluster's topology and its mapping, estimating builds its program:
+  // both grow with its GPUs, so progress before the first step counts GPUs (8 + 16 + 16 here).
+  auto request = [](int gpus, int mp) {
+    analysis::StepRequest r{"gnmt", analysis::cluster_overlay({}, gpus, topology::presets::kEdrBandwidth)};
+    for (auto o : analysis::workload_overlay("gnmt", "", {})) r.overlay.push_back(o);
+    for (auto o : analysis::parallelism_overlay(gpus / mp, mp, mp == 1 ? "auto" : "stacks"))
+      r.overlay.push_back(o);
+    return r;
+  };
+  const workloads::Profile profile = workloads::builtin_profile("gnmt");
+  double now = 100;  // every reading of the clock is a second later: each request takes a second
+  std::ostringstream out;
+  analysis::StepCache cache;
+  cache.simulate({request(8, 1), request(16, 1), request(16, 2)}, {.profiles = {{"gnmt", &profile}}},
+                 {.threads = 1, .on_progress = {}, .keep_going = false, .progress = &out, .label = "study",
+                  .clock = [&now] { return now += 1; }});
+  const auto lines = lines_of(out.str());
+  REQUIRE(lines.size() >= 3);
+  // Due 2 s in: after the second request, 8 + 16 of 40 GPUs.
+  CHECK(lines[0].starts_with("study: 3 s, 24 of 40 GPUs placed done (60%), about 2 s left of about "));
+  CHECK(lines[0].ends_with(" in all; resolving the configurations before any step is estimated"));
+  // The largest steps are estimated first: after two, 16 + 16 of 40 GPUs.
+  CHECK(lines[1].starts_with("study: 3 s, 32 of 40 GPUs' steps estimated done (80%), about 1 s left of "));
+  CHECK(lines[1].ends_with("; before any step is simulated"));
+  CHECK(lines[2].starts_with("study: 3 steps to simulate, about "));
 }
 
 TEST_CASE("step estimate: the figures the run checks before its event loop, without running it") {
