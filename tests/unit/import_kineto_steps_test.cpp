@@ -3,8 +3,11 @@
 // each launched, the selection, the averaging, the gradient source and the profile.
 #include <doctest/doctest.h>
 
+#include <algorithm>
+
 #include "sim/error.h"
 #include "tests/unit/import_kineto_maker.h"
+#include "workloads/import/import_kineto_fold.h"
 #include "workloads/import/import_kineto_parts.h"
 
 using namespace hybridsim;
@@ -188,41 +191,54 @@ struct FourWindows {
 
 }  // namespace
 
-TEST_CASE("kineto steps: select_iterations takes the last --steps iterations with compute") {
-  FourWindows f;
+// The import's own loop (import_kineto.cpp): the windows latest first, each wanted one extracted and
+// folded; the report as finish() writes it.
+workloads::KinetoImportReport fold_windows(const FourWindows& f, int steps) {
   const KinetoIndex index(f.m.trace);
+  IterationFold fold(steps);
+  for (std::size_t w = f.windows.size(); w-- > 0;)
+    if (fold.wants(f.windows[w].name, !f.assignment.content[w].gpu.empty()))
+      fold.add(f.windows[w].name,
+               extract_iteration(f.m.trace, index, f.windows[w], f.assignment.content[w], false));
+  workloads::KinetoImportReport r;
+  fold.finish(f.m.trace.source, 0, r);
+  return r;
+}
+
+std::vector<std::string> names(const std::vector<workloads::KinetoIterationStats>& iterations) {
+  std::vector<std::string> out;
+  for (const auto& s : iterations) out.push_back(s.name);
+  return out;
+}
+
+TEST_CASE("kineto steps: the iteration fold takes the last --steps iterations with compute") {
+  FourWindows f;
   // From the end: #4 launched nothing, #3 only communication, #2 is the one, #1 is not selected.
-  const IterationSelection one = select_iterations(f.m.trace, index, f.windows, f.assignment, 0, 1, false);
-  REQUIRE(one.drafts.size() == 1);
-  CHECK(one.drafts[0].stats.name == "ProfilerStep#2");
-  CHECK(one.with_work == 3);
+  const workloads::KinetoImportReport one = fold_windows(f, 1);
+  CHECK(names(one.iterations) == std::vector<std::string>{"ProfilerStep#2"});
   CHECK(one.skipped == std::vector<std::string>{
                            "ProfilerStep#3: no compute on the device, only communication",
                            "ProfilerStep#4: no GPU activity launched (profiling stopped or warm-up)",
                            "ProfilerStep#1: not selected (--steps 1 averages the last complete iterations)"});
-  CHECK(one.notes.empty());
+  // The selection's own note comes first, before the drafts' summed notes (none here about --steps).
+  CHECK(std::none_of(one.notes.begin(), one.notes.end(),
+                     [](const std::string& n) { return n.starts_with("--"); }));
   // All (0): #1 and #2, in trace order.
-  const IterationSelection all = select_iterations(f.m.trace, index, f.windows, f.assignment, 0, 0, false);
-  REQUIRE(all.drafts.size() == 2);
-  CHECK(all.drafts[0].stats.name == "ProfilerStep#1");
-  CHECK(all.drafts[1].stats.name == "ProfilerStep#2");
-  // More than there are: a note.
-  const IterationSelection five = select_iterations(f.m.trace, index, f.windows, f.assignment, 0, 5, false);
-  CHECK(five.notes ==
-        std::vector<std::string>{"--steps 5 asked for more iterations than the 3 with GPU work"});
+  CHECK(names(fold_windows(f, 0).iterations) == std::vector<std::string>{"ProfilerStep#1", "ProfilerStep#2"});
+  // More than there are: a note counting the 3 windows with GPU work (#3's communication too).
+  CHECK(fold_windows(f, 5).notes.at(0) == "--steps 5 asked for more iterations than the 3 with GPU work");
   // Several idle windows are listed as a range.
   f.assignment.content[0].gpu.clear();
-  const IterationSelection idle = select_iterations(f.m.trace, index, f.windows, f.assignment, 0, 0, false);
-  CHECK(idle.skipped.at(1) ==
+  CHECK(fold_windows(f, 0).skipped.at(1) ==
         "ProfilerStep#1 .. ProfilerStep#4 (2 iterations): no GPU activity launched (profiling stopped or "
         "warm-up)");
   // Nothing with compute: an error naming the file and the device.
   f.assignment.content[1].gpu.clear();
-  CHECK(error_of([&] { select_iterations(f.m.trace, index, f.windows, f.assignment, 0, 0, false); }) ==
+  CHECK(error_of([&] { fold_windows(f, 0); }) ==
         "made.json: no complete iteration with GPU work on device 0");
 }
 
-TEST_CASE("kineto steps: alike_iterations keeps those with the last one's ops and kernels") {
+TEST_CASE("kineto steps: the iteration fold averages those with the last one's ops and kernels") {
   std::vector<IterationDraft> drafts(3);
   drafts[0].stats.name = "ProfilerStep#1";
   drafts[0].ops = {draft_op("aten::add#0", 1, 1)};
@@ -236,12 +252,20 @@ TEST_CASE("kineto steps: alike_iterations keeps those with the last one's ops an
   renamed.ops[1].backward[0].name = "other";
   CHECK(structure_difference(renamed, drafts[2]) ==
         "op 1 is aten::mul#0 against aten::mul#0 (or its kernels differ)");
-  std::vector<std::string> skipped;
-  const auto used = alike_iterations(drafts, skipped);
-  REQUIRE(used.size() == 2);
-  CHECK(used[0] == &drafts[1]);
-  CHECK(used[1] == &drafts[2]);
-  CHECK(skipped ==
+  IterationFold fold(0);
+  for (std::size_t i = drafts.size(); i-- > 0;) {  // latest first, the reference the first folded
+    REQUIRE(fold.wants(drafts[i].stats.name, true));
+    fold.add(drafts[i].stats.name, drafts[i]);
+  }
+  workloads::KinetoImportReport r;
+  fold.finish("made.json", 0, r);
+  CHECK(fold.ref().stats.name == "ProfilerStep#3");
+  CHECK(fold.sums().n == 2);
+  // #2 and #3 summed kernel by kernel: add's forward kernel 2 + 4.
+  CHECK(fold.sums().ops.at(0).forward.at(0).first == drafts[1].ops[0].forward[0].duration.ps() +
+                                                         drafts[2].ops[0].forward[0].duration.ps());
+  CHECK(names(r.iterations) == std::vector<std::string>{"ProfilerStep#2", "ProfilerStep#3"});
+  CHECK(r.skipped ==
         std::vector<std::string>{"ProfilerStep#1: its ops differ from ProfilerStep#3's (1 ops against 2)"});
 }
 
@@ -275,13 +299,13 @@ TEST_CASE("kineto steps: mean_stats rounds each mean to the nearest ps, halves u
   CHECK(counted("things", 4) == "4 × things");
 }
 
-TEST_CASE("kineto steps: merge_draft_reports sums the averaged iterations' skips and notes") {
+TEST_CASE("kineto steps: report_counts sums the averaged iterations' skips and notes") {
   IterationDraft a, b;
   a.skipped["NCCL broadcast kernels: not gradient all-reduces"] = 1;
   b.skipped["NCCL broadcast kernels: not gradient all-reduces"] = 2;
   b.notes["GPU activities without a launch record, attributed by their start time"] = 5;
   std::vector<std::string> skipped{"earlier"}, notes;
-  merge_draft_reports({&a, &b}, skipped, notes);
+  report_counts(sum_drafts({&a, &b}), skipped, notes);
   CHECK(
       skipped ==
       std::vector<std::string>{

@@ -1,5 +1,5 @@
-// The iteration fold: select_iterations and alike_iterations (import_kineto_select.cpp) as a stream
-// of drafts, latest first, summed into DraftSums as they come.
+// The iteration fold: the iterations selected (the last --steps with compute) and alike the last, from
+// a stream of drafts, latest first, summed into DraftSums as they come.
 #include "workloads/import/import_kineto_fold.h"
 
 #include <algorithm>

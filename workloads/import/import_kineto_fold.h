@@ -1,7 +1,8 @@
 // The averaged iterations folded as they are extracted, latest first, so that an import holds one
-// iteration's draft (the reference, the last) and running sums, never every iteration's draft: the
-// selection of select_iterations and alike_iterations, and the sums averaged_kernels, set_optimizer,
-// choose_gradient_source and merge_draft_reports take, in bounded memory (not a public API).
+// iteration's draft (the reference, the last) and running sums, never every iteration's draft: which
+// iterations are selected (the last --steps with compute) and alike the last (averaged), and the sums
+// averaged_kernels, set_optimizer, choose_gradient_source and report_counts take, in bounded memory
+// (not a public API).
 //   IterationFold fold(steps);
 //   for (w = windows.size(); w-- > 0;) if (fold.wants(windows[w].name, launched)) fold.add(name, draft);
 //   fold.finish(source, device, report);   fold.ref();  fold.sums();

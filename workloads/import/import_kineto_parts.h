@@ -79,34 +79,13 @@ struct WindowAssignment {
 WindowAssignment assign_to_windows(const KinetoTrace& trace, const KinetoIndex& index,
                                    const std::vector<IterationWindow>& windows, int device);
 
-// 5. The last `steps` windows with compute (all when 0), extracted from the end backwards.
-struct IterationSelection {
-  std::vector<IterationDraft> drafts;  // in trace order
-  std::size_t with_work = 0;           // windows that launched anything on the device
-  std::vector<std::string> skipped;
-  std::vector<std::string> notes;
-};
-// Throws InputError naming the file and device when no window has compute.
-IterationSelection select_iterations(const KinetoTrace& trace, const KinetoIndex& index,
-                                     const std::vector<IterationWindow>& windows,
-                                     const WindowAssignment& assignment, int device, int steps,
-                                     bool keep_gaps);
-
+// 5. and 6., the last --steps windows with compute and which of them are alike the last and averaged:
+// IterationFold (import_kineto_fold.h), as the drafts are extracted.
 // Empty when the two iterations ran the same ops with the same kernels; else the first difference.
 std::string structure_difference(const IterationDraft& a, const IterationDraft& b);
 
-// 6. The drafts alike the last one (`drafts` non-empty), which are averaged; the others are named
-// in `skipped` with their difference.
-std::vector<const IterationDraft*> alike_iterations(const std::vector<IterationDraft>& drafts,
-                                                    std::vector<std::string>& skipped);
-
 // The mean of each statistic, rounded to the nearest ps (halves up); "A..B (mean of n)" as name.
 KinetoIterationStats mean_stats(const std::vector<KinetoIterationStats>& all);
-
-// What the averaged drafts skipped and noted, summed over them: "3 × what (over the averaged
-// iterations)" for skips, "3 × what" for notes.
-void merge_draft_reports(const std::vector<const IterationDraft*>& used, std::vector<std::string>& skipped,
-                         std::vector<std::string>& notes);
 
 // 7. Where gradient sizes come from: the recorded all-reduces, else the AccumulateGrad shapes.
 struct GradientSource {
