@@ -263,12 +263,15 @@ RingPlan find_rings(const Topology& t, std::span<const DeviceId> gpus, const Rin
       for (const int local : segments[static_cast<std::size_t>(c)])
         plan.rings[static_cast<std::size_t>(c)].push_back(g.gpus[static_cast<std::size_t>(local)]);
   }
-  for (const auto& ring : plan.rings) {
-    std::vector<sim::Route> routes;
-    for (std::size_t i = 0; i < ring.size(); ++i)
-      routes.push_back(t.route(ring[i], ring[(i + 1) % ring.size()], ropts));
-    plan.routes.push_back(std::move(routes));
-  }
+  // Position by position, every channel at each: the channels' steps at one position leave the
+  // same machine, so the fabric's costs from its leaves are looked up while they are kept (a
+  // channel at a time walked every leaf once per channel, past what FabricCosts keeps at 8,192
+  // DGX H100). Routes depend only on their ends, not on the order they are asked for.
+  const std::size_t n = gpus.size();
+  plan.routes.assign(plan.rings.size(), std::vector<sim::Route>(n));
+  for (std::size_t i = 0; i < n; ++i)
+    for (std::size_t c = 0; c < plan.rings.size(); ++c)
+      plan.routes[c][i] = t.route(plan.rings[c][i], plan.rings[c][(i + 1) % n], ropts);
   return plan;
 }
 

@@ -103,13 +103,21 @@ const std::vector<std::int64_t>& FabricCosts::from(const RouteGraph& g, std::uin
       std::push_heap(heap_.begin(), heap_.end(), kCheaperFirst);
     }
   }
+  kept_bytes_ += cost.size() * sizeof(std::int64_t);
   return cache_.emplace(key, std::move(cost)).first->second;
+}
+
+void FabricCosts::forget_if_full() {
+  if (kept_bytes_ < kMaxFabricCostBytes) return;
+  cache_.clear();
+  kept_bytes_ = 0;
 }
 
 // Where routes leave the machines for the fabric, at their cheapest.
 void SplitCosts::collect_entries(const Region& region, const LinkRule& rule, FabricCosts& fabric) {
   entries_.clear();
   entry_devices_.clear();
+  fabric.forget_if_full();  // no entry of this route holds a reference yet
   for (const int node : {region.node_a, region.node_b}) {
     for (const RouteGraph::Crossing& c : g_->exits[static_cast<std::size_t>(node)]) {
       const std::int64_t cm = scratch_->cost(c.device);

@@ -117,21 +117,27 @@ void resume(const RouteGraph& g, const Region& region, const LinkRule& rule,
             std::span<const Seed> seeds, SearchScratch& scratch);
 
 // Costs between fabric devices over the fabric alone, by source and link rule, computed once each
-// and kept (the fabric is small next to the machines: leaves and spines).
+// and kept (the fabric is small next to the machines: leaves and spines) up to kMaxFabricCostBytes:
+// past that the kept costs are forgotten before the next route's are looked up, and computed again
+// when asked for (the same costs: only the time moves).
 class FabricCosts {
  public:
-  // Costs from fabric device `from_index` to every fabric device (by fabric index).
+  // Costs from fabric device `from_index` to every fabric device (by fabric index). The reference
+  // stays valid until the next forget_if_full().
   const std::vector<std::int64_t>& from(const RouteGraph& g, std::uint32_t from_index,
                                         const LinkRule& rule);
+  // Forgets every kept cost if they hold kMaxFabricCostBytes or more; called between routes.
+  void forget_if_full();
 
  private:
   std::unordered_map<std::uint64_t, std::vector<std::int64_t>> cache_;
+  std::size_t kept_bytes_ = 0;
   std::vector<std::pair<std::int64_t, std::uint32_t>> heap_;
 };
 
-// The largest fabric whose costs FabricCosts keeps (at most this many vectors of this many costs:
-// 128 MiB); larger fabrics route by one search over the whole region per route.
-inline constexpr std::size_t kMaxSplitFabric = 4096;
+// What FabricCosts keeps at most (before the next route): a rail-optimised fabric of 8,192 DGX H100
+// (4,096 leaves and 16 spines) needs 4,096 entry leaves' costs of 4,112 switches, 135 MB.
+inline constexpr std::size_t kMaxFabricCostBytes = std::size_t{128} << 20;
 
 // Exact route costs from `src` (a device of a machine) over its machine, machine `dst_node` and the
 // fabric, found part by part: a search over the machine(s), the fabric's costs from where the

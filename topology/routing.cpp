@@ -119,7 +119,6 @@ sim::Route Topology::Impl::route_locked(DeviceId from, DeviceId to, RouteOptions
   // Between devices of machines, the costs by parts (exact, see route_search.h); otherwise, or
   // when the parts do not settle, one search of the region that stops at the destination.
   const bool split = region.node_a >= 0 && region.node_b >= 0 &&
-                     g.fabric.size() <= kMaxSplitFabric &&
                      split_costs.solve(g, src, region.node_b, rule, scratch, fabric_costs);
   if (!split) {
     const Seed start{src, 0};
