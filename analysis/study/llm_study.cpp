@@ -138,19 +138,10 @@ LlmStudyResult run_llm_study(const LlmStudyConfig& c, const LlmStudyRunOptions& 
 
 namespace {
 
-// "dp 16 tp 4 pp 2 interleaved v4 sp mb 2 full Z3", with "B 2048" when the plan took another batch
-// than the model's published one: only the rows that are not their default.
+// The planner's compact label ("dp 16 tp 4 pp 2 interleaved v4 sp mb 2 full Z3"), with "B 2048" when
+// the plan took another batch than the model's published one.
 std::string short_label(const LlmStudyCell& cell, const LlmLayout& l) {
-  std::string s = "dp " + std::to_string(l.dp) + " tp " + std::to_string(l.tp);
-  if (l.pp > 1)
-    s += " pp " + std::to_string(l.pp) + " " + std::string(workloads::pipeline_schedule_name(l.schedule)) +
-         (l.virtual_stages > 1 ? " v" + std::to_string(l.virtual_stages) : "");
-  if (l.ep > 1) s += " ep " + std::to_string(l.ep);
-  if (l.sequence_parallel) s += " sp";
-  s += " mb " + std::to_string(l.micro_batch);
-  if (l.recompute != workloads::Recompute::None)
-    s += " " + std::string(workloads::recompute_name(l.recompute));
-  s += " Z" + std::to_string(l.zero);
+  std::string s = layout_label(llm_plan_dimensions(), l, LabelForm::Compact);
   if (l.global_batch != cell.published_batch) s += " B " + std::to_string(l.global_batch);
   return s;
 }
