@@ -55,7 +55,8 @@ void check_row(const LlmStudyResult& r, const LlmStudyCell& c, const std::string
   CAPTURE(row);
   REQUIRE_FALSE(row.empty());
   const double advantage = analysis::llm_three_d_advantage(r, c);
-  CHECK(row.substr(row.find_last_of(' ') + 1) == (advantage > 0 ? analysis::format_fixed(advantage, 2) : "-"));
+  CHECK(row.substr(row.find_last_of(' ') + 1) ==
+        (advantage > 0 ? analysis::format_fixed(advantage, 2) : "-"));
   for (const auto* plan : {&c.dp_heavy, &c.three_d})
     if (*plan)
       CHECK(row.find(analysis::format_count(std::llround((*plan)->tokens_per_second))) != std::string::npos);
@@ -129,7 +130,8 @@ void check_break_even(const LlmStudyResult& r, const std::string& text) {
         "break-even, " + c.model + " on " + std::to_string(c.gpus) + " GPUs of " + c.cluster + " ";
     const std::string line = line_of(text, prefix);
     CAPTURE(line);
-    const bool differ = c.dp_heavy && c.three_d && c.dp_heavy->layout.global_batch != c.three_d->layout.global_batch;
+    const bool differ =
+        c.dp_heavy && c.three_d && c.dp_heavy->layout.global_batch != c.three_d->layout.global_batch;
     REQUIRE(line.empty() != differ);
     if (!differ) continue;
     const double bd = static_cast<double>(c.dp_heavy->layout.global_batch * c.sequence);
