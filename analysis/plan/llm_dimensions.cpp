@@ -153,7 +153,43 @@ std::vector<std::string> layout_overlay(const std::vector<PlanDimension>& dims, 
   return out;
 }
 
-std::string layout_label(const std::vector<PlanDimension>& dims, const LlmLayout& layout) {
+namespace {
+
+// The compact label's rows in its order: the text before the row's value (none for sp: its name
+// says it), and when the row shows.
+struct CompactRow {
+  std::string_view name, prefix;
+  bool with_value = true;
+  bool (*shown)(const LlmLayout& layout) = nullptr;
+};
+constexpr CompactRow kCompactRows[] = {
+    {"dp", "dp ", true, [](const LlmLayout&) { return true; }},
+    {"tp", "tp ", true, [](const LlmLayout&) { return true; }},
+    {"pp", "pp ", true, [](const LlmLayout& l) { return l.pp > 1; }},
+    {"schedule", "", true, [](const LlmLayout& l) { return l.pp > 1; }},
+    {"virtual_stages", "v", true, [](const LlmLayout& l) { return l.pp > 1 && l.virtual_stages > 1; }},
+    {"ep", "ep ", true, [](const LlmLayout& l) { return l.ep > 1; }},
+    {"sequence_parallel", "sp", false, [](const LlmLayout& l) { return l.sequence_parallel; }},
+    {"micro_batch", "mb ", true, [](const LlmLayout&) { return true; }},
+    {"recompute", "", true, [](const LlmLayout& l) { return l.recompute != workloads::Recompute::None; }},
+    {"zero", "Z", true, [](const LlmLayout&) { return true; }},
+};
+
+std::string compact_label(const std::vector<PlanDimension>& dims, const LlmLayout& layout) {
+  std::string s;
+  for (const CompactRow& row : kCompactRows) {
+    if (!row.shown(layout)) continue;
+    const auto d =
+        std::find_if(dims.begin(), dims.end(), [&](const PlanDimension& x) { return x.name == row.name; });
+    s += " " + std::string(row.prefix) + (row.with_value && d != dims.end() ? d->get(layout) : "");
+  }
+  return s.empty() ? s : s.substr(1);
+}
+
+}  // namespace
+
+std::string layout_label(const std::vector<PlanDimension>& dims, const LlmLayout& layout, LabelForm form) {
+  if (form == LabelForm::Compact) return compact_label(dims, layout);
   std::string s;
   for (const PlanDimension& d : dims) {
     if (!d.enabled) continue;

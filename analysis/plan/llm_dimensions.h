@@ -6,6 +6,7 @@
 //   for (const PlanDimension& d : llm_plan_dimensions()) d.values(space);   // e.g. tp: 1 2 4 8
 //   std::vector<LlmLayout> all = enumerate_layouts(llm_plan_dimensions(), space);
 #pragma once
+#include <cstdint>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -48,8 +49,13 @@ std::vector<LlmLayout> enumerate_layouts(const std::vector<PlanDimension>& dimen
 // The `--set` texts of the enabled rows for `layout` ("parallelism.tp=8", ...).
 std::vector<std::string> layout_overlay(const std::vector<PlanDimension>& dimensions,
                                         const LlmLayout& layout);
-// "dp 64 tp 8 pp 2 sp mb 1 recompute full zero 1 1f1b": the enabled rows, defaults included.
-std::string layout_label(const std::vector<PlanDimension>& dimensions, const LlmLayout& layout);
+// How a layout is written: Rows, every enabled row in the table's order, defaults included ("dp 64
+// tp 8 pp 2 sp mb 1 recompute full zero 1 schedule 1f1b virtual_stages 1 ep 1": the plan's table);
+// Compact, only what differs from the defaults, enabled or not, the pipeline's rows beside pp ("dp 16
+// tp 4 pp 2 interleaved v4 sp mb 2 full Z3": the LLM study's table).
+enum class LabelForm : std::uint8_t { Rows, Compact };
+std::string layout_label(const std::vector<PlanDimension>& dimensions, const LlmLayout& layout,
+                         LabelForm form = LabelForm::Rows);
 // The rows whose values differ between a and b ("tp 8→4, micro_batch 1→2").
 std::string layout_differences(const std::vector<PlanDimension>& dimensions, const LlmLayout& a,
                                const LlmLayout& b);

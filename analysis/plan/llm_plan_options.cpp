@@ -4,6 +4,7 @@
 #include <cmath>
 
 #include "analysis/plan/llm_planner.h"
+#include "analysis/plan/planner.h"
 #include "analysis/study/study_config.h"
 #include "sim/budget.h"
 #include "sim/error.h"
@@ -77,8 +78,9 @@ LlmPlanRequest make_llm_plan_request(const LlmPlanOptions& o) {
   r.gpu = o.gpu.empty() ? std::string() : std::string(gpu.key);
   r.cluster.preset = o.cluster.empty() ? machine_of(gpu) : o.cluster;
   build_cluster(r.cluster, 1, topology::ib_bandwidth_of(r.cluster));  // checks the preset
+  check_plan_gpus(r.cluster, o.gpus);  // before "no layout" or a candidate's cluster.nodes refusal
   if (o.ib_bandwidth)
-    r.cluster.links[sim::LinkKind::InfiniBand].bandwidth = sim::parse_bandwidth(*o.ib_bandwidth);
+    r.cluster.links[sim::LinkKind::InfiniBand].bandwidth = ib_bandwidth_option(*o.ib_bandwidth);
   const workloads::TransformerCost cost = workloads::transformer_cost(
       gpu, gpu.chip == "v100" ? workloads::Precision::Fp16 : workloads::Precision::Bf16);
   r.setting.value_bytes = cost.value_bytes();
@@ -95,6 +97,9 @@ LlmPlanRequest make_llm_plan_request(const LlmPlanOptions& o) {
   const auto seq = static_cast<double>(r.setting.model.sequence);
   // The published batch in sequences, to a multiple of 256 (GPT-3's 3.2 M tokens: 1,536 sequences).
   r.reference_batch = std::max<std::int64_t>(256, std::llround(pub.batch_tokens / seq / 256) * 256);
+  if (o.global_batch < 0)  // was taken for the published batch, as 0 is
+    throw InputError("--global-batch: expected sequences a step, 1 or more (0: the model's published batch), "
+                     "got " + std::to_string(o.global_batch));
   r.global_batch = o.global_batch > 0 ? o.global_batch : r.reference_batch;
   r.training_tokens = pub.training_tokens;
   r.critical_batch_tokens = o.critical_batch_tokens;

@@ -31,11 +31,12 @@ std::string memory_text(const LlmMemory& m) {
 [[noreturn]] void refuse_nothing_fits(const LlmPlanRequest& r, std::size_t enumerated) {
   const std::string what = r.model + " on " + std::to_string(r.gpus) + " GPUs";
   if (enumerated == 0)
-    throw InputError("--gpus " + std::to_string(r.gpus) + ": no layout of " + what + " with global batch " +
-                     std::to_string(r.global_batch) + " (tp up to " +
-                     std::to_string(r.machine.gpus_per_machine) +
-                     " dividing the heads, dp x micro-batch dividing the batch); expected another --gpus or "
-                     "--global-batch");
+    throw LlmPlanRefused(
+        LlmPlanRefusal::NoLayout,
+        "--gpus " + std::to_string(r.gpus) + ": no layout of " + what + " with global batch " +
+            std::to_string(r.global_batch) + " (tp up to " + std::to_string(r.machine.gpus_per_machine) +
+            " dividing the heads, dp x micro-batch dividing the batch); expected another --gpus or "
+            "--global-batch");
   const LlmSpace space{r.setting, r.gpus, r.machine.gpus_per_machine, r.global_batch};
   std::optional<std::pair<LlmLayout, LlmMemory>> least;
   for (const LlmLayout& l : enumerate_layouts(r.dimensions, space)) {
@@ -45,11 +46,12 @@ std::string memory_text(const LlmMemory& m) {
   std::string off;
   for (const PlanDimension& d : r.dimensions)
     if (!d.enabled) off += (off.empty() ? "" : ", ") + std::string(d.name);
-  throw InputError("--memory: none of the " + std::to_string(enumerated) + " layouts of " + what +
-                   " fits in " + gib(r.memory.bytes) + " (" + r.memory.source + "); the least, " +
-                   layout_label(r.dimensions, least->first) + ", needs " + memory_text(least->second) +
-                   "; expected a larger --memory or more --gpus" +
-                   (off.empty() ? std::string() : " (not searched: " + off + ")"));
+  throw LlmPlanRefused(LlmPlanRefusal::NothingFits,
+                       "--memory: none of the " + std::to_string(enumerated) + " layouts of " + what +
+                           " fits in " + gib(r.memory.bytes) + " (" + r.memory.source + "); the least, " +
+                           layout_label(r.dimensions, least->first) + ", needs " +
+                           memory_text(least->second) + "; expected a larger --memory or more --gpus" +
+                           (off.empty() ? std::string() : " (not searched: " + off + ")"));
 }
 
 std::vector<std::string> candidate_overlay(const LlmPlanRequest& r, const LlmLayout& l) {
@@ -304,8 +306,9 @@ LlmPlanResult plan_llm(const LlmPlanRequest& r, StepCache* cache) {
   StepCache own;
   simulate_best(r, fit, cache ? *cache : own, result);
   if (result.ranked.empty())
-    throw InputError("no candidate of " + r.model + " on " + std::to_string(r.gpus) +
-                     " GPUs could be simulated: " + result.skipped.front());
+    throw LlmPlanRefused(LlmPlanRefusal::NoneSimulated,
+                         "no candidate of " + r.model + " on " + std::to_string(r.gpus) +
+                             " GPUs could be simulated: " + result.skipped.front());
   std::stable_sort(result.ranked.begin(), result.ranked.end(), better);
   for (std::size_t i = 0; i < result.ranked.size() && i < 5; ++i)
     result.ranked[i].why = breakdown(result.ranked[i]);

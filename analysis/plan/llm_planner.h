@@ -21,6 +21,7 @@
 
 #include "analysis/plan/llm_dimensions.h"
 #include "analysis/study/study_steps.h"
+#include "sim/error.h"
 #include "workloads/memory/memory_model.h"
 
 namespace hybridsim::analysis {
@@ -93,7 +94,21 @@ double llm_tokens_to_train(const LlmPlanRequest& r, double critical, double batc
 // The index of the runner-up in r.ranked: the first after the best whose step differs (another
 // simulated step, or another layout's estimate; ranked.size() when none does).
 std::size_t llm_runner_up(const LlmPlanResult& r);
-// InputError naming the option when nothing fits (--memory, --gpus or --global-batch).
+// Why plan_llm has no plan, for callers that decide on it (the LLM study's "no layout" / "none
+// fits" and its larger batch): the kind, never the message's wording.
+enum class LlmPlanRefusal : std::uint8_t {
+  NoLayout,       // no layout of the GPUs takes the batch (--gpus or --global-batch)
+  NothingFits,    // layouts exist, none fits in memory (--memory or --gpus)
+  NoneSimulated,  // every candidate tried failed for another reason than its budget
+};
+// The InputError plan_llm throws when it has no plan: the message names the option, `reason` the kind.
+class LlmPlanRefused : public InputError {
+ public:
+  LlmPlanRefused(LlmPlanRefusal reason, const std::string& what) : InputError(what), reason(reason) {}
+  LlmPlanRefusal reason;
+};
+// LlmPlanRefused when nothing fits (naming --memory, --gpus or --global-batch) or nothing could be
+// simulated; InputError for a request it cannot price (--critical-batch without a published run).
 LlmPlanResult plan_llm(const LlmPlanRequest& request, StepCache* cache = nullptr);
 void print_llm_plan(const LlmPlanResult& result, std::ostream& out, int top = 5);
 

@@ -241,14 +241,6 @@ void explain_winners(std::vector<PlanCandidate>& ranked, PlanObjective objective
   }
 }
 
-sim::Bandwidth ib_bandwidth_option(const std::string& text) {
-  try {
-    return sim::parse_bandwidth(text);
-  } catch (const InputError& e) {
-    throw InputError("--ib-bandwidth \"" + text + "\": " + e.what());
-  }
-}
-
 // An empty ranking is no answer: say why nothing is ranked (nothing fits in memory: what the first
 // candidate needs and the option to change; or every candidate failed) instead of printing an empty table.
 [[noreturn]] void refuse_empty_ranking(const PlanRequest& request, const PlanResult& result,
@@ -374,6 +366,27 @@ void print_plan(const PlanResult& r, std::ostream& out, int top) {
     out << (r.show_unfit ? "does not fit: " : "left out: ") << label(u.label) << ": " << u.why << "\n";
 }
 
+void check_plan_gpus(const ClusterSpec& cluster, int gpus) {
+  const int per_machine = topology::gpus_per_machine(cluster);
+  if (static_cast<long long>(gpus) > static_cast<long long>(per_machine) * topology::kMaxNodes)
+    throw InputError("--gpus " + std::to_string(gpus) + ": more than " + std::to_string(topology::kMaxNodes) +
+                     " " + cluster.preset + " machines of " + std::to_string(per_machine) +
+                     " GPUs hold; expected at most " +
+                     std::to_string(static_cast<long long>(per_machine) * topology::kMaxNodes));
+}
+
+sim::Bandwidth ib_bandwidth_option(const std::string& text) {
+  sim::Bandwidth b;
+  try {
+    b = sim::parse_bandwidth(text);
+  } catch (const InputError& e) {
+    throw InputError("--ib-bandwidth \"" + text + "\": " + e.what());
+  }
+  // 0 was refused only once a candidate's scenario was built, in the words of a --set overlay.
+  if (b.bytes_per_second() <= 0) throw InputError("--ib-bandwidth \"" + text + "\": expected a rate above 0");
+  return b;
+}
+
 PlanRequest make_plan_request(const PlanCommandOptions& o) {
   PlanRequest r;
   const auto names = workloads::builtin_profile_names();
@@ -383,8 +396,9 @@ PlanRequest make_plan_request(const PlanCommandOptions& o) {
     r.profile = workloads::load_profile(o.model);
     r.profile_file = o.model;
   } else {
-    throw InputError("unknown model \"" + o.model +
-                     "\": expected a built-in profile (inception-v3, gnmt, biglstm) or a profile file");
+    throw InputError("--model \"" + o.model +
+                     "\": unknown; expected a built-in profile (inception-v3, gnmt, biglstm), a profile file "
+                     "or a named transformer (gpt3-175b, llama3-70b, ...; workloads/README.md)");
   }
   r.model = r.profile.meta.network;
   const std::string eff = workloads::canonical_network_name(r.model);
@@ -396,12 +410,7 @@ PlanRequest make_plan_request(const PlanCommandOptions& o) {
   r.gpus = o.gpus;
   r.cluster.preset = o.cluster;
   build_cluster(r.cluster, 1, topology::ib_bandwidth_of(r.cluster));  // checks the preset
-  const int per_machine = topology::gpus_per_machine(r.cluster);
-  if (static_cast<long long>(o.gpus) > static_cast<long long>(per_machine) * topology::kMaxNodes)
-    throw InputError("--gpus " + std::to_string(o.gpus) + ": more than " +
-                     std::to_string(topology::kMaxNodes) + " " + o.cluster + " machines of " +
-                     std::to_string(per_machine) + " GPUs hold; expected at most " +
-                     std::to_string(static_cast<long long>(per_machine) * topology::kMaxNodes));
+  check_plan_gpus(r.cluster, o.gpus);
   if (o.ib_bandwidth)
     r.cluster.links[sim::LinkKind::InfiniBand].bandwidth = ib_bandwidth_option(*o.ib_bandwidth);
   r.memory = o.memory ? std::optional<workloads::MemoryCapacity>(memory_what_if(*o.memory))

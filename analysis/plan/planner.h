@@ -115,5 +115,10 @@ struct PlanCommandOptions {
 // Resolves names into a request (built-in curve and dataset of the profile's network when they
 // exist). Throws InputError for an unknown model or preset, and for time-to-train without a curve.
 PlanRequest make_plan_request(const PlanCommandOptions& options);
+// The options both planners (this one and the transformer planner) read alike: --gpus within the
+// machines a cluster may have (topology::kMaxNodes of the preset's), and --ib-bandwidth, a rate
+// above 0; InputError naming the option otherwise.
+void check_plan_gpus(const ClusterSpec& cluster, int gpus);
+sim::Bandwidth ib_bandwidth_option(const std::string& text);
 
 }  // namespace hybridsim::analysis

@@ -42,28 +42,43 @@ bool faster(const LlmStudyConfig& c, const LlmPlanRequest& r, const LlmPlanCandi
   return times_to_train(c, r, a)[0] < times_to_train(c, r, b)[0];
 }
 
-std::optional<LlmPlanCandidate> plan_best(const LlmPlanRequest& r, std::string& note, StepCache& cache) {
+// A family's best plan, or why it has none: the planner's refusal, whose kind (not its message)
+// the table's verdict and the larger batch below follow.
+struct FamilyBest {
+  std::optional<LlmPlanCandidate> plan{};
+  std::string note{};
+  std::optional<LlmPlanRefusal> refusal{};  // empty with a note: failed otherwise
+};
+
+FamilyBest plan_best(const LlmPlanRequest& r, StepCache& cache) {
   try {
-    note.clear();
-    return plan_llm(r, &cache).ranked.front();
+    return {.plan = plan_llm(r, &cache).ranked.front()};
+  } catch (const LlmPlanRefused& e) {
+    return {.note = e.what(), .refusal = e.reason};
   } catch (const InputError& e) {
-    note = e.what();
-    return std::nullopt;
+    return {.note = e.what()};
   }
 }
 
 // The family's best plan at the model's published batch; when no layout takes that batch (the
-// planner's "--gpus" refusal: DP-heavy needs dp >= GPUs / gpus-per-machine sequences a step), its
-// best at the smallest multiple of that many replicas above it: the batch the family would have to
-// train at, whose cost in tokens the critical batch then prices.
-std::optional<LlmPlanCandidate> best_of(LlmPlanRequest r, std::string& note, StepCache& cache) {
-  std::optional<LlmPlanCandidate> best = plan_best(r, note, cache);
+// planner's NoLayout: DP-heavy needs dp >= GPUs / gpus-per-machine sequences a step), its best at
+// the smallest multiple of that many replicas above it: the batch the family would have to train
+// at, whose cost in tokens the critical batch then prices.
+FamilyBest best_of(LlmPlanRequest r, StepCache& cache) {
+  FamilyBest best = plan_best(r, cache);
   const std::int64_t replicas = r.gpus / std::max(1, r.machine.gpus_per_machine);
-  if (best || !note.starts_with("--gpus") || replicas <= 0) return best;
+  if (best.plan || best.refusal != LlmPlanRefusal::NoLayout || replicas <= 0) return best;
   const std::int64_t raised = (r.global_batch + replicas - 1) / replicas * replicas;
   if (raised == r.global_batch) return best;
   r.global_batch = raised;
-  return plan_best(r, note, cache);
+  return plan_best(r, cache);
+}
+
+void keep(FamilyBest best, std::optional<LlmPlanCandidate>& plan, std::string& note,
+          std::optional<LlmPlanRefusal>& refusal) {
+  plan = std::move(best.plan);
+  note = std::move(best.note);
+  refusal = best.refusal;
 }
 
 // One cell: both families' best plans and their times to train.
@@ -79,18 +94,17 @@ LlmStudyCell plan_cell(const LlmStudyConfig& c, const LlmStudyRunOptions& o, Llm
   restrict_to_dp_heavy(dp_heavy);
   cell.published_batch = three_d.global_batch;
   cell.sequence = three_d.setting.model.sequence;
-  cell.three_d = best_of(three_d, cell.three_d_note, cache);
-  cell.dp_heavy = best_of(dp_heavy, cell.dp_heavy_note, cache);
+  keep(best_of(three_d, cache), cell.three_d, cell.three_d_note, cell.three_d_refusal);
+  keep(best_of(dp_heavy, cache), cell.dp_heavy, cell.dp_heavy_note, cell.dp_heavy_refusal);
   // Where DP-heavy had to take a larger batch, 3D may take it too (a fixed batch starves a pipeline
   // of micro-batches): 3D's better plan of the two batches, by time to train at the first critical
   // batch (by tokens/s when none is stated).
   if (cell.dp_heavy && cell.dp_heavy->layout.global_batch != three_d.global_batch) {
     LlmPlanRequest larger = three_d;
     larger.global_batch = cell.dp_heavy->layout.global_batch;
-    std::string note;
-    if (auto alt = best_of(larger, note, cache);
-        alt && (!cell.three_d || faster(c, larger, *alt, *cell.three_d)))
-      cell.three_d = alt;
+    if (const FamilyBest alt = best_of(larger, cache);
+        alt.plan && (!cell.three_d || faster(c, larger, *alt.plan, *cell.three_d)))
+      cell.three_d = alt.plan;
   }
   cell.three_d_ttt = times_to_train(c, three_d, cell.three_d);
   cell.dp_heavy_ttt = times_to_train(c, dp_heavy, cell.dp_heavy);
@@ -124,31 +138,22 @@ LlmStudyResult run_llm_study(const LlmStudyConfig& c, const LlmStudyRunOptions& 
 
 namespace {
 
-// "dp 16 tp 4 pp 2 interleaved v4 sp mb 2 full Z3", with "B 2048" when the plan took another batch
-// than the model's published one: only the rows that are not their default.
+// The planner's compact label ("dp 16 tp 4 pp 2 interleaved v4 sp mb 2 full Z3"), with "B 2048" when
+// the plan took another batch than the model's published one.
 std::string short_label(const LlmStudyCell& cell, const LlmLayout& l) {
-  std::string s = "dp " + std::to_string(l.dp) + " tp " + std::to_string(l.tp);
-  if (l.pp > 1)
-    s += " pp " + std::to_string(l.pp) + " " + std::string(workloads::pipeline_schedule_name(l.schedule)) +
-         (l.virtual_stages > 1 ? " v" + std::to_string(l.virtual_stages) : "");
-  if (l.ep > 1) s += " ep " + std::to_string(l.ep);
-  if (l.sequence_parallel) s += " sp";
-  s += " mb " + std::to_string(l.micro_batch);
-  if (l.recompute != workloads::Recompute::None)
-    s += " " + std::string(workloads::recompute_name(l.recompute));
-  s += " Z" + std::to_string(l.zero);
+  std::string s = layout_label(llm_plan_dimensions(), l, LabelForm::Compact);
   if (l.global_batch != cell.published_batch) s += " B " + std::to_string(l.global_batch);
   return s;
 }
 
 // The family's three columns: tokens/s, sim or est, the layout; or why there is none.
 std::string family(const LlmStudyCell& cell, const std::optional<LlmPlanCandidate>& c,
-                   const std::string& note, int layout_width) {
+                   const std::optional<LlmPlanRefusal>& refusal, int layout_width) {
   char text[200];
   if (!c) {
-    const char* why = note.starts_with("--memory") ? "none fits"
-                      : note.starts_with("--gpus") ? "no layout"
-                                                   : "failed";
+    const char* why = refusal == LlmPlanRefusal::NothingFits ? "none fits"
+                      : refusal == LlmPlanRefusal::NoLayout  ? "no layout"
+                                                             : "failed";
     std::snprintf(text, sizeof text, "%11s %-4s %-*s", "-", "-", layout_width, why);
     return text;
   }
@@ -274,8 +279,8 @@ void print_llm_table(const LlmStudyResult& r, std::ostream& out) {
   for (const LlmStudyCell& c : r.cells) {
     const double advantage = llm_three_d_advantage(r, c);
     std::snprintf(line, sizeof line, "%-10s %-8s %-9s %6d  %s %s %5s\n", c.model.c_str(), c.cluster.c_str(),
-                  c.ib.c_str(), c.gpus, family(c, c.dp_heavy, c.dp_heavy_note, 28).c_str(),
-                  family(c, c.three_d, c.three_d_note, 50).c_str(),
+                  c.ib.c_str(), c.gpus, family(c, c.dp_heavy, c.dp_heavy_refusal, 28).c_str(),
+                  family(c, c.three_d, c.three_d_refusal, 50).c_str(),
                   advantage > 0 ? format_fixed(advantage, 2).c_str() : "-");
     out << line;
   }

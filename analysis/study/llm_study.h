@@ -48,6 +48,8 @@ struct LlmStudyCell {
   int gpus = 0;
   std::optional<LlmPlanCandidate> dp_heavy{}, three_d{};
   std::string dp_heavy_note{}, three_d_note{};  // why a family has no plan
+  // Its kind, which the table's verdict follows ("no layout", "none fits"); empty: "failed".
+  std::optional<LlmPlanRefusal> dp_heavy_refusal{}, three_d_refusal{};
   // The model's published global batch and sequence length: a family whose plan had to take a larger
   // batch (DP-heavy past batch / (GPUs / 8) replicas) shows it, and the critical batch prices it.
   std::int64_t published_batch = 0, sequence = 0;

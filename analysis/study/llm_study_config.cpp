@@ -1,6 +1,9 @@
 // The LLM study's file (format hybridsim-llm-study/1): its schema and its reader.
+#include <cmath>
+
 #include "analysis/study/llm_study.h"
 #include "analysis/study/study_config.h"
+#include "analysis/study/study_report.h"
 #include "sim/error.h"
 #include "sim/yaml/field_reader.h"
 #include "sim/yaml/input_file.h"
@@ -22,7 +25,7 @@ constexpr yaml::FieldSpec kFields[] = {
     {.path = "models[]", .kind = K::Text, .help = "A named transformer."},
     yaml::required_list("clusters", "a list of machine presets", "dgx-a100, dgx-h100, hgx-h200."),
     {.path = "clusters[]", .kind = K::Text, .help = "A machine preset."},
-    yaml::required_list("gpus", "a list of GPU counts", "The scaling grid."),
+    yaml::required_list("gpus", "a list of GPU counts", "The scaling grid, increasing without repeats."),
     {.path = "gpus[]", .kind = K::Integer, .min = 8, .max = 65536, .help = "A GPU count."},
     yaml::required_list("ib_bandwidths", "a list of rates",
                         "InfiniBand per GPU; the first is the headline, the others the sensitivity."),
@@ -56,6 +59,56 @@ std::vector<std::string> texts(const yaml::FieldReader& r, const yaml::TreeNode&
   for (std::size_t i = 0; i < r.to_list(list, path, 1).items.size(); ++i)
     out.push_back(r.to_text(list.items[i], path + "[" + std::to_string(i) + "]"));
   return out;
+}
+
+// "list[i]: repeats list[j] (text)": a repeated model, machine, bandwidth or critical batch gave
+// the same rows and verdict lines twice.
+template <class T>
+void refuse_repeats(const yaml::TreeNode& list, const std::string& path, const std::vector<T>& values,
+                    const std::vector<std::string>& shown) {
+  for (std::size_t i = 0; i < values.size(); ++i)
+    for (std::size_t j = 0; j < i; ++j)
+      if (values[i] == values[j])
+        yaml::fail_at(list.items[i].where, path + "[" + std::to_string(i) + "]",
+                      "repeats " + path + "[" + std::to_string(j) + "] (" + shown[i] + ")",
+                      "each value once");
+}
+
+// The grid as the study reads it, located: GPU counts in increasing order ("DP-heavy stops paying
+// from N" reads them so), nothing repeated, each machine a preset that forms a cluster of every GPU
+// count, each bandwidth above 0, and a critical batch only for models with a published run to price.
+void check_grid(const yaml::TreeNode& root, const LlmStudyConfig& c) {
+  const yaml::TreeNode &models = *root.find("models"), &clusters = *root.find("clusters");
+  const yaml::TreeNode &gpus = *root.find("gpus"), &ib = *root.find("ib_bandwidths");
+  for (std::size_t i = 1; i < c.gpus.size(); ++i)
+    if (c.gpus[i] <= c.gpus[i - 1])
+      yaml::fail_at(gpus.items[i].where, "gpus[" + std::to_string(i) + "]",
+                    "got " + std::to_string(c.gpus[i]) + " after " + std::to_string(c.gpus[i - 1]),
+                    "GPU counts in increasing order, each once");
+  refuse_repeats(models, "models", c.models, c.models);
+  refuse_repeats(clusters, "clusters", c.clusters, c.clusters);
+  refuse_repeats(ib, "ib_bandwidths", c.ib_bandwidths, c.ib_bandwidths);
+  std::vector<std::string> crit;
+  for (const double v : c.critical_batch_tokens) crit.push_back(format_count(std::llround(v)));
+  if (const yaml::TreeNode* list = root.find("critical_batch_tokens"))
+    refuse_repeats(*list, "critical_batch_tokens", c.critical_batch_tokens, crit);
+  for (std::size_t i = 0; i < c.ib_bandwidths.size(); ++i)
+    if (sim::parse_bandwidth(c.ib_bandwidths[i]).bytes_per_second() <= 0)
+      yaml::fail_at(ib.items[i].where, "ib_bandwidths[" + std::to_string(i) + "]",
+                    "got \"" + c.ib_bandwidths[i] + "\"", "a rate above 0");
+  for (std::size_t i = 0; i < c.clusters.size(); ++i)
+    for (const int n : c.gpus) {
+      try {  // what each cell's planner reads: the preset, its machines for n GPUs
+        make_llm_plan_request({.model = c.models.front(), .gpus = n, .cluster = c.clusters[i]});
+      } catch (const InputError& e) {
+        yaml::fail_at(clusters.items[i].where, "clusters[" + std::to_string(i) + "]", e.what());
+      }
+    }
+  for (std::size_t i = 0; i < c.models.size() && !c.critical_batch_tokens.empty(); ++i)
+    if (make_llm_plan_request({.model = c.models[i], .gpus = 8}).training_tokens <= 0)
+      yaml::fail_at(models.items[i].where, "models[" + std::to_string(i) + "]",
+                    c.models[i] + " has no published training tokens and batch, which critical_batch_tokens "
+                    "prices a batch from", "a model with a published run (gpt3-175b, llama2-*, llama3-*)");
 }
 
 }  // namespace
@@ -96,6 +149,7 @@ LlmStudyConfig load_llm_study_config(const std::filesystem::path& path) {
   c.simulate = static_cast<int>(r.integer(&root, "simulate"));
   c.output = r.text(&root, "output");
   c.threads = static_cast<int>(r.integer(&root, "threads"));
+  check_grid(root, c);
   return c;
 }
 

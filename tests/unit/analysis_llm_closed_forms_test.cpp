@@ -157,6 +157,25 @@ TEST_CASE("llm plan dimensions: one row per dimension, every row searched") {
         "sequence_parallel true->false");
 }
 
+TEST_CASE("llm plan dimensions: a layout's label, every row or compact, from the one table") {
+  auto dims = analysis::llm_plan_dimensions();
+  const LlmLayout piped{.dp = 16, .tp = 4, .pp = 2, .sequence_parallel = true, .micro_batch = 2,
+                        .recompute = workloads::Recompute::Full, .zero = 3,
+                        .schedule = PipelineSchedule::Interleaved, .virtual_stages = 4, .global_batch = 64};
+  CHECK(analysis::layout_label(dims, piped) ==
+        "dp 16 tp 4 pp 2 sp mb 2 recompute full zero 3 schedule interleaved virtual_stages 4 ep 1");
+  // Compact: what is not the default, the schedule and its virtual stages beside pp, ZeRO as "Z".
+  CHECK(analysis::layout_label(dims, piped, analysis::LabelForm::Compact) ==
+        "dp 16 tp 4 pp 2 interleaved v4 sp mb 2 full Z3");
+  // Without a pipeline its rows are left out even when set; ep shows once above 1.
+  const LlmLayout flat{.dp = 64, .tp = 8, .ep = 8, .micro_batch = 1, .zero = 1, .virtual_stages = 2};
+  CHECK(analysis::layout_label(dims, flat, analysis::LabelForm::Compact) == "dp 64 tp 8 ep 8 mb 1 Z1");
+  // A row switched off leaves the every-row label, not the compact one (the study's DP-heavy family).
+  for (auto& d : dims) d.enabled = d.name != "zero";
+  CHECK(analysis::layout_label(dims, flat).find("zero") == std::string::npos);
+  CHECK(analysis::layout_label(dims, flat, analysis::LabelForm::Compact) == "dp 64 tp 8 ep 8 mb 1 Z1");
+}
+
 TEST_CASE("llm closed forms: ZeRO-3's memory agrees with the simulated memory model, gathered ops included") {
   // Llama 3 70B's 128,256-row vocabulary needs no padding at tp 2 (a multiple of 128 x 2), so the
   // planner's closed form and the memory model the run checks (pipeline_memory) count the same

@@ -119,3 +119,24 @@ TEST_CASE("llm study: where the families train at different batches, the critica
   analysis::print_llm_table(study({c}, {16384}), slower);
   CHECK(slower.str().find("3D trains faster at every critical batch") != std::string::npos);
 }
+
+TEST_CASE("llm study: a family without a plan is named by the planner's kind of refusal, not its wording") {
+  // The same refusal kinds under messages that no longer start with the option they name: the table
+  // still says "none fits" and "no layout"; a failure of another kind (no refusal) says "failed".
+  LlmStudyCell c = cell(64);
+  c.dp_heavy_note = "nothing of the model fits (reworded)";
+  c.dp_heavy_refusal = analysis::LlmPlanRefusal::NothingFits;
+  c.three_d_note = "--memory is not what this is about: nothing takes the batch";
+  c.three_d_refusal = analysis::LlmPlanRefusal::NoLayout;
+  c.dp_heavy_ttt = c.three_d_ttt = {0};  // no plan: no time to train
+  std::ostringstream out;
+  analysis::print_llm_table(study({c}, {64}), out);
+  const std::string table = out.str();
+  CHECK(table.find("none fits") < table.find("no layout"));  // DP-heavy's column comes first
+  CHECK(table.find("failed") == std::string::npos);
+  c.three_d_refusal.reset();
+  std::ostringstream failed;
+  analysis::print_llm_table(study({c}, {64}), failed);
+  CHECK(failed.str().find("no layout") == std::string::npos);
+  CHECK(failed.str().find("failed") != std::string::npos);
+}

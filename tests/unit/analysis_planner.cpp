@@ -134,7 +134,7 @@ TEST_CASE("planner: requests from names, and their errors") {
   CHECK(r.objective == analysis::PlanObjective::TimeToTrain);
   CHECK(analysis::plan_mp_values(r) == std::vector<int>{1, 2, 4, 8});
   CHECK_THROWS_WITH_AS(analysis::make_plan_request({.model = "resnet"}),
-                       doctest::Contains("unknown model \"resnet\""), InputError);
+                       doctest::Contains("--model \"resnet\": unknown; expected"), InputError);
   CHECK_THROWS_WITH_AS(analysis::make_plan_request({.model = "gnmt", .cluster = "ideal-ring"}),
                        doctest::Contains("ideal-ring"), InputError);
   CHECK_THROWS_WITH_AS(analysis::make_plan_request({.model = "gnmt", .objective = "speed"}),

@@ -10,6 +10,7 @@
 #include <doctest/doctest.h>
 
 #include <algorithm>
+#include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <optional>
@@ -301,6 +302,58 @@ TEST_CASE("run: every conclusion it prints agrees with its own rows") {
       "mp: 2}\n");
 }
 
+namespace {
+
+// The columns after the layout of the table's row `rank` (1-based): step s, est. s, tokens/s, ...
+std::vector<std::string> llm_plan_row(const analysis::LlmPlanResult& r, const std::string& text,
+                                      std::size_t rank) {
+  const std::string label = analysis::layout_label(r.request.dimensions, r.ranked[rank - 1].layout);
+  char head[16];
+  std::snprintf(head, sizeof head, "\n%-4zu ", rank);
+  const std::size_t at = text.find(head + label + " ");
+  REQUIRE(at != std::string::npos);
+  std::istringstream row(text.substr(at + 6 + label.size(), text.find('\n', at + 1) - at - 6 - label.size()));
+  std::vector<std::string> out;
+  for (std::string w; row >> w;) out.push_back(w);
+  return out;
+}
+
+// #1's explanation against the rows it compares: the runner-up it names is the first row with
+// another step, and the ratio and steps it gives are those rows' tokens/s and step columns.
+void check_llm_plan_explanation(const analysis::LlmPlanResult& r, const std::string& text) {
+  const std::size_t next = analysis::llm_runner_up(r);
+  const std::string& why = r.ranked[0].why;
+  CAPTURE(why);
+  if (next == r.ranked.size()) {
+    CHECK(why.find("; vs #") == std::string::npos);
+    return;
+  }
+  for (std::size_t i = 1; i < next; ++i) CHECK(r.ranked[i].step_seconds() == r.ranked[0].step_seconds());
+  const std::size_t at = why.find("; vs #" + std::to_string(next + 1) + " (");
+  REQUIRE(at != std::string::npos);
+  const std::vector<std::string> best = llm_plan_row(r, text, 1), runner = llm_plan_row(r, text, next + 1);
+  REQUIRE(best.size() >= 3);
+  REQUIRE(runner.size() >= 3);
+  auto number = [](std::string s) {  // "1,234,567" or "0.812"
+    s.erase(std::remove(s.begin(), s.end(), ','), s.end());
+    return std::stod(s);
+  };
+  const std::size_t x = why.find("): x", at) + 4;
+  // The printed tokens/s are rounded to whole tokens: their ratio agrees to the 3 decimals printed.
+  CHECK(number(why.substr(x, why.find(" its", x) - x)) ==
+        doctest::Approx(number(best[2]) / number(runner[2])).epsilon(1e-3));
+  // "(step A vs B s)": the two rows' step columns (3 decimals there, 1 here from 10 s on).
+  const std::size_t step = why.find("(step ", x) + 6;
+  const std::size_t vs = why.find(" vs ", step);
+  if (r.ranked[0].simulated() && r.ranked[next].simulated()) {
+    CHECK(number(why.substr(step, vs - step)) == doctest::Approx(number(best[0])).epsilon(0.01));
+    CHECK(number(why.substr(vs + 4, why.find(" s)", vs) - vs - 4)) ==
+          doctest::Approx(number(runner[0])).epsilon(0.01));
+  }
+}
+
+}  // namespace
+
 TEST_CASE("plan --model transformer: the ranking follows the metric it names; what it says fits does") {
   // Megatron's 1.2 B GPT on one DGX A100, the best 3 layouts by the estimate simulated, ranked by time
   // to train (a critical batch given) and by tokens/s (none).
@@ -337,10 +390,13 @@ TEST_CASE("plan --model transformer: the ranking follows the metric it names; wh
     std::ostringstream text;
     analysis::print_llm_plan(r, text);
     CHECK(text.str().find(by_time ? "ranked by time to train" : "ranked by tokens/s") != std::string::npos);
-    CHECK(text.str().find(std::to_string(r.fitting) + " fit in memory, " +
-                          std::to_string(r.ranked.size() + r.skipped.size()) + " simulated") !=
-          std::string::npos);
+    // The header's counts are the rows': every candidate here is simulated (none estimated).
+    CHECK(r.estimated == 0);
+    CHECK(text.str().find(
+              std::to_string(r.fitting) + " fit in memory; of the best by the closed-form estimate, " +
+              std::to_string(r.ranked.size() + r.skipped.size()) + " simulated\n") != std::string::npos);
     CHECK(text.str().find("\n1    " + analysis::layout_label(r.request.dimensions, r.ranked[0].layout)) !=
           std::string::npos);
+    check_llm_plan_explanation(r, text.str());
   }
 }
