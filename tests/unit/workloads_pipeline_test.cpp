@@ -11,6 +11,7 @@
 #include "tests/unit/toy_profile.h"
 #include "topology/presets.h"
 #include "workloads/program/pipeline_program.h"
+#include "workloads/program/tensor_parallel.h"
 
 using namespace hybridsim;
 using sim::Time;
@@ -150,4 +151,50 @@ TEST_CASE("pipeline: stages hold whole layers, the embedding with the first and 
         std::vector<int>{0, 0, 0, 1, 1});
   p.ops[3].inputs = {0};
   CHECK_THROWS_WITH_AS(workloads::pipeline_chunk_of_op(p, {.pp = 2}), doctest::Contains("chain"), InputError);
+}
+
+TEST_CASE("pipeline with tp: the replicas share one replica's streams, exactly as if built GPU by GPU") {
+  // 3 replicas of pp 2 × tp 2: 12 GPUs; every layer's forward and backward issues a TP all-reduce.
+  const workloads::Profile p = uniform_layers(4, sim::Bytes::of(1000));
+  const topology::Topology t = free_links(12);
+  workloads::StepOptions o;
+  o.accumulation = 2;
+  o.pipeline.pp = 2;
+  o.tp = 2;
+  for (std::uint32_t op = 0; op < 4; ++op)
+    for (const bool backward : {false, true})
+      o.tp_syncs.push_back({op, backward, 0, sim::CollectiveOp::AllReduce, sim::Bytes::of(64)});
+  const workloads::WorkerMapping mapping = workloads::default_mapping(t, 6, 2);
+  const workloads::StepProgram shared = workloads::build_pipeline_program(p, mapping, 12, o);
+  // The reference: every list a copy of its own before the TP collectives go in, one GPU at a time.
+  workloads::StepOptions plain = o;
+  plain.tp = 1;
+  workloads::StepProgram reference = workloads::build_pipeline_program(p, mapping, 12, plain);
+  for (auto& gpu : reference.gpus)
+    for (auto& stream : gpu.streams) stream.tasks.mutate();
+  workloads::apply_tensor_parallel(reference, o.tp_syncs, 2);
+  REQUIRE(shared.collectives.size() == reference.collectives.size());
+  for (std::size_t c = 0; c < shared.collectives.size(); ++c) {
+    CHECK(shared.collectives[c].members == reference.collectives[c].members);
+    CHECK(shared.collectives[c].role == reference.collectives[c].role);
+  }
+  std::vector<const void*> distinct;
+  for (std::size_t g = 0; g < 12; ++g) {
+    REQUIRE(shared.gpus[g].streams.size() == reference.gpus[g].streams.size());
+    for (std::size_t s = 0; s < shared.gpus[g].streams.size(); ++s) {
+      const sim::TaskList& a = shared.gpus[g].streams[s].tasks;
+      const sim::TaskList& b = reference.gpus[g].streams[s].tasks;
+      REQUIRE(a.size() == b.size());
+      for (std::size_t i = 0; i < a.size(); ++i) {
+        CHECK(a[i].kind == b[i].kind);
+        CHECK(a[i].id == b[i].id);
+        CHECK(a[i].rank == b[i].rank);
+      }
+      if (shared.gpus[g].streams[s].name != "compute") continue;
+      CHECK(a.is_shared());
+      if (std::find(distinct.begin(), distinct.end(), a.same_tasks()) == distinct.end())
+        distinct.push_back(a.same_tasks());
+    }
+  }
+  CHECK(distinct.size() == 4);  // pp × tp compute streams, whatever the replicas
 }

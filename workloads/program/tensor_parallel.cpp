@@ -1,8 +1,10 @@
 #include "workloads/program/tensor_parallel.h"
 
+#include <algorithm>
 #include <functional>
 #include <map>
 #include <tuple>
+#include <unordered_map>
 #include <vector>
 
 #include "sim/error.h"
@@ -13,6 +15,26 @@ namespace {
 bool is_gradient(CollectiveRole role) {
   return role == CollectiveRole::GradientAllReduce || role == CollectiveRole::GradientAllGather;
 }
+
+// Whether a list holds no collective task, the tasks of shared lists read once however many GPUs
+// share them (each kept alive meanwhile, so that no other list's tasks take their address).
+class CollectiveFree {
+ public:
+  bool operator()(const sim::TaskList& list) {
+    if (!list.is_shared()) return none(list);
+    const auto [it, fresh] = free_.try_emplace(list.same_tasks(), list, false);
+    if (fresh) it->second.second = none(list);
+    return it->second.second;
+  }
+
+ private:
+  static bool none(const sim::TaskList& list) {
+    return std::none_of(list.begin(), list.end(),
+                        [](const sim::Task& t) { return t.kind == sim::TaskKind::Collective; });
+  }
+  // By the tasks read; only looked up, never ordered by.
+  std::unordered_map<const void*, std::pair<sim::TaskList, bool>> free_;
+};
 
 }  // namespace
 
@@ -42,16 +64,24 @@ void split_gradient_collectives(StepProgram& p, int parts,
       }
     }
   }
+  const auto split = [&](const sim::Task& t) {
+    return t.kind == sim::TaskKind::Collective && t.id < n && !index[t.id].empty();
+  };
+  CollectiveFree free;
   for (std::size_t g = 0; g < p.gpus.size(); ++g) {
     const int w = p.worker_of_gpu[g];
     if (w < 0) continue;
-    for (auto& stream : p.gpus[g].streams)
+    for (auto& stream : p.gpus[g].streams) {
+      // Copy (mutate) only the lists that change: a shared list stays shared, and one without any
+      // collective is not read at all (a pipeline's compute streams, at 16,384 GPUs).
+      if (free(stream.tasks) || std::none_of(stream.tasks.begin(), stream.tasks.end(), split)) continue;
       for (auto& task : stream.tasks.mutate()) {
-        if (task.kind != sim::TaskKind::Collective || task.id >= n || index[task.id].empty()) continue;
+        if (!split(task)) continue;
         const std::uint32_t old = task.id;
         task.rank = new_rank[old][task.rank];
         task.id = index[old][static_cast<std::size_t>(part_of(w))];
       }
+    }
   }
 }
 
@@ -67,8 +97,10 @@ sim::StreamProgram& compute_stream_of(sim::GpuProgram& gpu) {
 
 // The TP collectives of replica q: rank 0's stream creates them in the order it issues them; the
 // other ranks, whose compute streams are the same kernels, join the same ones in the same order.
-void insert_replica(StepProgram& p, const std::map<SyncKey, std::vector<const TpSync*>>& at,
-                    const std::vector<int>& group, CollectiveRole role) {
+// Returns the collectives created, in that order.
+std::vector<std::uint32_t> insert_replica(StepProgram& p,
+                                          const std::map<SyncKey, std::vector<const TpSync*>>& at,
+                                          const std::vector<int>& group, CollectiveRole role) {
   std::vector<std::uint32_t> specs;
   for (std::size_t r = 0; r < group.size(); ++r) {
     sim::StreamProgram& stream = compute_stream_of(p.gpus[static_cast<std::size_t>(group[r])]);
@@ -94,7 +126,75 @@ void insert_replica(StepProgram& p, const std::map<SyncKey, std::vector<const Tp
     if (k != specs.size()) throw InternalError("a group's ranks issue different collectives");
     stream.tasks = std::move(tasks);
   }
+  return specs;
 }
+
+// TP groups whose ranks' compute streams read the same tasks as an earlier group's, rank by rank,
+// each shifted (sim::TaskList) and none with a collective before: such a group's streams after
+// insertion are the earlier group's, their events shifted as before and their new collectives by
+// where its own begin (created alike, only over its own GPUs). At 16,384 GPUs of a pipeline, 128
+// groups are built and 16,256 share theirs, where each GPU's stream was copied and rebuilt before.
+class GroupInserter {
+ public:
+  GroupInserter(StepProgram& p, std::span<const TpSync> syncs, CollectiveRole role) : p_(p), role_(role) {
+    for (const TpSync& s : syncs) at_[{s.op, s.backward, s.after}].push_back(&s);
+  }
+  void insert(const std::vector<int>& group) {
+    std::vector<sim::TaskList*> lists;
+    std::vector<const void*> key;
+    bool shared = true;
+    for (const int g : group) {
+      lists.push_back(&compute_stream_of(p_.gpus[static_cast<std::size_t>(g)]).tasks);
+      key.push_back(lists.back()->same_tasks());
+      shared = shared && lists.back()->is_shared() && free_(*lists.back());
+    }
+    const auto it = shared ? done_.find(key) : done_.end();
+    if (it == done_.end() || !shifts_up(it->second, lists)) {
+      Done d{{}, {}, {}, {}};
+      for (const sim::TaskList* list : lists) {
+        d.event_shift.push_back(list->event_shift());
+        if (shared) d.kept.push_back(*list);
+      }
+      d.specs = insert_replica(p_, at_, group, role_);
+      for (const int g : group)
+        d.result.push_back(&compute_stream_of(p_.gpus[static_cast<std::size_t>(g)]).tasks);
+      if (shared) done_.try_emplace(std::move(key), std::move(d));
+      return;
+    }
+    const Done& d = it->second;
+    const auto first = static_cast<std::uint32_t>(p_.collectives.size());
+    for (const std::uint32_t c : d.specs) {
+      CollectiveSpec spec{
+          p_.collectives[c].role, p_.collectives[c].op, p_.collectives[c].size, group, 0, -1, 0};
+      spec.op_index = p_.collectives[c].op_index;
+      spec.bucket = p_.collectives[c].bucket;
+      spec.mp_rank = p_.collectives[c].mp_rank;
+      p_.collectives.push_back(std::move(spec));
+    }
+    const std::uint32_t shift = d.specs.empty() ? 0 : first - d.specs.front();
+    for (std::size_t r = 0; r < lists.size(); ++r)
+      *lists[r] =
+          sim::TaskList::shifted_from(*d.result[r], lists[r]->event_shift() - d.event_shift[r], shift);
+  }
+
+ private:
+  struct Done {
+    std::vector<std::uint32_t> specs;            // consecutive
+    std::vector<std::uint32_t> event_shift;      // [rank]: its list's before insertion
+    std::vector<sim::TaskList*> result;          // [rank]: its list after
+    std::vector<sim::TaskList> kept;             // [rank]: its list before, kept (see CollectiveFree)
+  };
+  static bool shifts_up(const Done& d, const std::vector<sim::TaskList*>& lists) {
+    for (std::size_t r = 0; r < lists.size(); ++r)
+      if (lists[r]->event_shift() < d.event_shift[r]) return false;
+    return true;
+  }
+  StepProgram& p_;
+  CollectiveRole role_;
+  std::map<SyncKey, std::vector<const TpSync*>> at_;
+  CollectiveFree free_;
+  std::map<std::vector<const void*>, Done> done_;  // by the tasks each rank read; only looked up
+};
 
 // One replica: each TP rank's gradient "collective" has itself alone; the flat-buffer copies around
 // it are not made (nothing is exchanged).
@@ -108,9 +208,7 @@ void drop_gradient_copies(StepProgram& p) {
 
 void insert_group_collectives(StepProgram& p, std::span<const TpSync> syncs, const std::vector<int>& group,
                               CollectiveRole role) {
-  std::map<SyncKey, std::vector<const TpSync*>> at;
-  for (const TpSync& s : syncs) at[{s.op, s.backward, s.after}].push_back(&s);
-  insert_replica(p, at, group, role);
+  GroupInserter(p, syncs, role).insert(group);
 }
 
 void apply_tensor_parallel(StepProgram& p, std::span<const TpSync> syncs, int tp) {
@@ -129,13 +227,12 @@ void apply_tensor_parallel(StepProgram& p, std::span<const TpSync> syncs, int tp
   // replicas (each rank holds a different shard).
   split_gradient_collectives(
       p, tp, [](const CollectiveSpec&) { return true; }, [tp](int w) { return w % tp; });
-  std::map<SyncKey, std::vector<const TpSync*>> at;
-  for (const TpSync& s : syncs) at[{s.op, s.backward, s.after}].push_back(&s);
+  GroupInserter inserter(p, syncs, CollectiveRole::TensorParallel);
   for (int q = 0; q < p.dp / tp; ++q)
     for (std::size_t k = 0; k < static_cast<std::size_t>(p.mp); ++k) {
       std::vector<int> group;
       for (int r = 0; r < tp; ++r) group.push_back(gpu_of_worker[static_cast<std::size_t>(q * tp + r)][k]);
-      insert_replica(p, at, group, CollectiveRole::TensorParallel);
+      inserter.insert(group);
     }
   if (p.dp == tp) drop_gradient_copies(p);
   // Every replica's tp GPUs process the same samples: count them once.
