@@ -10,28 +10,6 @@
 using namespace hybridsim;
 using testing::FoldCase;
 
-namespace {
-
-// `bounded` against the full simulation of the same step, GPU by GPU.
-void check_within_bound(const analysis::StepResult& bounded, const analysis::StepResult& full) {
-  const sim::Time bound = bounded.simulation.bound;
-  CHECK(bounded.simulation.gpus_simulated > 0);
-  CHECK(bounded.simulation.folded > 0);
-  CHECK(bound > sim::Time::zero());
-  CHECK(bounded.messages == full.messages);
-  CHECK(bounded.bytes_by_link_kind == full.bytes_by_link_kind);
-  CHECK(bounded.step_time >= full.step_time);
-  CHECK(bounded.step_time <= full.step_time + bound);
-  REQUIRE(bounded.per_gpu.size() == full.per_gpu.size());
-  for (std::size_t g = 0; g < full.per_gpu.size(); ++g) {
-    CAPTURE(g);
-    CHECK(bounded.per_gpu[g].finish >= full.per_gpu[g].finish);
-    CHECK(bounded.per_gpu[g].finish <= full.per_gpu[g].finish + bound);
-  }
-}
-
-}  // namespace
-
 TEST_CASE("bounded trees: a folded step's GPUs finish within the stated bound of the full simulation") {
   // Six ops of 1 ms forward, 2 ms backward and 4 MiB of gradients: 8 MiB buckets, back to back at
   // the end of the backward pass, so each tree's bound carries into the next.
@@ -52,7 +30,7 @@ TEST_CASE("bounded trees: a folded step's GPUs finish within the stated bound of
     const analysis::StepResult full = testing::run_fold_case(c, t, p, sim::FastPath::Off);
     CAPTURE(bounded.simulation.step_fold_reason);
     CAPTURE(bounded.simulation.full_reason);
-    check_within_bound(bounded, full);
+    testing::check_within_bound(bounded, full);
   }
 }
 
