@@ -28,7 +28,8 @@ CollectiveOp parse_collective_op(std::string_view text);
 
 // Whether a ring collective may be folded (sim/README.md, "Folding"): auto folds where that is
 // exact; bounded also where chunks of unequal size keep it within 0.1% of the collective's time
-// (it then reports the upper bound); off simulates every rank message by message.
+// (it then reports the upper bound), and, in a folded step, trees whose ranks all take the latest
+// finish (sim/fast/folded_tree.h, set_uniform); off simulates every rank message by message.
 enum class FastPath : std::uint8_t { Auto, Bounded, Off };
 std::string_view fast_path_name(FastPath mode);  // "auto", "bounded", "off"
 FastPath parse_fast_path(std::string_view text);  // throws InputError otherwise

@@ -6,6 +6,7 @@
 #include "analysis/step/step_fold_p2p.h"
 #include "sim/error.h"
 #include "sim/fast/embedded_ring.h"
+#include "sim/fast/folded_tree.h"
 #include "sim/fast/link_claims.h"
 #include "sim/fast/ring_embedding.h"
 #include "sim/fast/unfolded_reason.h"
@@ -100,6 +101,8 @@ struct StepCollectives {
   std::vector<std::unique_ptr<sim::Collective>> owned;
   std::vector<sim::Collective*> pointers;
   std::vector<sim::CollectiveLoad> loads;
+  // The trees of a folded step under `bounded` (each finishing uniformly) and their bounds.
+  std::shared_ptr<sim::UniformTrees> uniform_trees = std::make_shared<sim::UniformTrees>();
 };
 
 // False if a collective of representatives and members is not a ring (attempt says so).
@@ -118,10 +121,13 @@ bool make_collectives(const StepSetup& setup, const workloads::StepProgram& prog
       continue;
     }
     workloads::CollectivePlan plan = planner.plan(spec);
-    // Only rings fold in a step (a tree folds only when all its ranks join at once, which a
-    // step's buckets rarely do): a collective of representatives and members that is not a ring
-    // would run in full and break the step's fold, so it is not tried.
-    if (!fold.empty() && plan.algorithm != workloads::AllReduceAlgorithm::Ring && spans_members(fold, spec)) {
+    // Rings fold in a step exactly; a tree only under `bounded`, every rank finishing when its last
+    // one would (sim/README.md, "Trees in a step: bounded"). Any other collective of
+    // representatives and members would run in full and break the step's fold, so it is not tried.
+    const bool shared = !fold.empty() && spans_members(fold, spec);
+    const bool uniform = shared && plan.algorithm == workloads::AllReduceAlgorithm::Tree &&
+                         config.fast_path == sim::FastPath::Bounded;
+    if (shared && plan.algorithm != workloads::AllReduceAlgorithm::Ring && !uniform) {
       attempt.unsuitable = true;
       attempt.why = "a collective they share is not a ring";
       return false;
@@ -129,6 +135,8 @@ bool make_collectives(const StepSetup& setup, const workloads::StepProgram& prog
     if (setup.executor.contention)
       out.loads.push_back(workloads::collective_load(spec, plan, topology.links()));
     out.owned.push_back(workloads::make_collective(network, std::move(plan), config));
+    if (auto* tree = dynamic_cast<sim::FoldedTree*>(out.owned.back().get()); tree != nullptr && uniform)
+      tree->set_uniform(out.uniform_trees);
     out.pointers.push_back(out.owned.back().get());
   }
   return true;

@@ -83,7 +83,8 @@ inline constexpr yaml::FieldSpec kFastPath{
             "nothing else crosses is simulated on representative ranks only, exactly (sim/README.md, "
             "Folding), else in full, and the run says which (and, where chunks of unequal size kept it "
             "from folding, what bounded would fold it within); bounded: also when chunks of unequal "
-            "size keep it within 0.1% of the collective's time (reports the upper bound); off: every "
-            "rank message by message."};
+            "size keep it within 0.1% of the collective's time (reports the upper bound), and trees in "
+            "a folded step, every rank given the latest finish, within a bound the run states "
+            "(sim/README.md, Trees in a step: bounded); off: every rank message by message."};
 
 }  // namespace hybridsim::scenarios::shared_keys

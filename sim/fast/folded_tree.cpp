@@ -28,17 +28,6 @@ constexpr std::uint64_t kDecision = std::uint64_t{0xfffffffeu} << 32;
 
 }  // namespace
 
-struct FoldedTree::ModelRun {
-  std::vector<std::vector<Time>> done;                 // [channel in group][rank]
-  std::unordered_map<LinkId, std::size_t> model_link;  // the group's real link → model link
-  std::vector<LinkId> real_link;                       // per model link
-  std::vector<LinkCounters> use;                       // per model link
-  std::vector<Time> busy_until;                        // per model link
-  std::uint64_t events = 0;
-  std::uint64_t messages = 0;
-  std::array<Bytes, kLinkKindCount> bytes{};
-};
-
 FoldedTree::FoldedTree(Network& network, std::uint32_t ranks,
                        std::shared_ptr<const std::vector<TreeChannel>> channels, Bytes size,
                        CollectiveConfig config)
@@ -68,6 +57,7 @@ const char* FoldedTree::refusal() {
   const Time lead = first_message_lead();
   if (lead <= Time::zero()) return "a tree without protocol latency";
   groups_ = channel_groups();
+  if (uniform_ != nullptr) return links_free(queue_.now() + lead) ? nullptr : "its links are still busy";
   if (groups_.size() < 2) return "a tree whose channels all share links";
   bool alike = false;
   Correspondence map;
@@ -268,6 +258,7 @@ void FoldedTree::run_folded() {
   path_.simulated = simulated;
   path_.folded = simulated < tree_->channel_count();
   path_.reason = path_.folded ? std::string_view() : "its channel groups' leaves send in different orders";
+  if (uniform_ != nullptr) make_uniform(finish);
   deferred_ = false;
   folded_ = true;
   for (std::uint32_t r = 0; r < n_; ++r) {
@@ -280,7 +271,7 @@ void FoldedTree::run_folded() {
 void FoldedTree::apply_run(std::size_t h, const std::vector<std::size_t>& rep,
                            const std::vector<Correspondence>& maps, std::vector<Time>& finish) {
   LinkClaims& claims = LinkClaims::of(network_);
-  const ModelRun run = run_model(groups_[h]);
+  const ModelRun run = repeat_or_run(h);
   path_.private_events += run.events;
   for (std::size_t g = h; g < groups_.size(); ++g) {
     if (rep[g] != h) continue;
@@ -298,6 +289,60 @@ void FoldedTree::apply_run(std::size_t h, const std::vector<std::size_t>& rep,
     messages_ += run.messages;
     for (std::size_t k = 0; k < bytes_.size(); ++k) bytes_[k] += run.bytes[k];
   }
+}
+
+namespace {
+
+bool same_timing(const ProtocolTiming& a, const ProtocolTiming& b) {
+  return a.protocol == b.protocol && a.link_rate_scale == b.link_rate_scale &&
+         a.channel_cap.bytes_per_second() == b.channel_cap.bytes_per_second() &&
+         a.base_latency == b.base_latency && a.hop_latency == b.hop_latency;
+}
+
+}  // namespace
+
+FoldedTree::ModelRun FoldedTree::repeat_or_run(std::size_t h) {
+  if (uniform_ == nullptr) return run_model(groups_[h]);
+  std::vector<std::int64_t> bytes;
+  for (const std::uint32_t c : groups_[h]) bytes.push_back(tree_->channel_bytes(c));
+  const TreeChannel* plan = &tree_->channel_plan(groups_[h].front());
+  const ProtocolTiming& timing = tree_->config().timing;
+  for (const UniformTrees::Run& r : uniform_->runs)
+    if (r.plan == plan && r.messages == tree_->messages_per_channel() && r.channel_bytes == bytes &&
+        same_timing(r.timing, timing) && r.join_order == join_order_) {
+      ModelRun out = r.run;
+      const Time shift = queue_.now() - r.joined;
+      for (auto& channel : out.done)
+        for (Time& t : channel) t += shift;
+      for (Time& t : out.busy_until) t += shift;
+      out.events = 0;  // nothing simulated again
+      return out;
+    }
+  ModelRun run = run_model(groups_[h]);
+  uniform_->runs.push_back({plan, std::move(bytes), tree_->messages_per_channel(), timing, join_order_,
+                            queue_.now(), run});
+  return run;
+}
+
+void FoldedTree::make_uniform(std::vector<Time>& finish) {
+  // Every rank joined at one time; the last finish stands for all, within the earliest's lead.
+  Time first = Time::max(), last = Time::zero();
+  for (std::uint32_t r = 0; r < n_; ++r) {
+    const Time f = max(max(rank_[r].start, finish[r]), queue_.now());
+    first = min(first, f);
+    last = max(last, f);
+  }
+  std::fill(finish.begin(), finish.end(), last);
+  // A rank really joined early by as much as an earlier uniform tree it may have waited on (one
+  // not finished before this joined) finished early; otherwise (its stream joined later, for
+  // something else) at its time. Finishes are monotone in joins, so the spreads add up.
+  Time carried;
+  for (const UniformTrees::Finished& f : uniform_->finished)
+    if (f.at >= queue_.now()) carried = max(carried, f.early);
+  path_.folded = true;
+  path_.bound = last - first + carried;
+  path_.reason = {};
+  uniform_->finished.push_back({last, path_.bound});
 }
 
 void FoldedTree::finish_folded_rank(std::uint32_t rank) {

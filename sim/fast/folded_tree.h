@@ -17,6 +17,40 @@
 
 namespace hybridsim::sim {
 
+// One group of a tree's channels simulated on a queue and links of its own.
+struct TreeModelRun {
+  std::vector<std::vector<Time>> done;                 // [channel in group][rank]
+  std::unordered_map<LinkId, std::size_t> model_link;  // the group's real link → model link
+  std::vector<LinkId> real_link;                       // per model link
+  std::vector<LinkCounters> use;                       // per model link
+  std::vector<Time> busy_until;                        // per model link
+  std::uint64_t events = 0;
+  std::uint64_t messages = 0;
+  std::array<Bytes, kLinkKindCount> bytes{};
+};
+
+// The uniform trees of one folded step so far (FoldedTree::set_uniform): when each finished and
+// how far before that a rank of it may really have finished; and their groups' model runs, which a
+// later tree over the same channels, bytes, timing and join order repeats, shifted in time (its
+// links start free, so the run does not depend on when it starts).
+struct UniformTrees {
+  struct Finished {
+    Time at;
+    Time early;
+  };
+  struct Run {
+    const TreeChannel* plan = nullptr;  // the group's first channel
+    std::vector<std::int64_t> channel_bytes;
+    std::uint32_t messages = 0;
+    ProtocolTiming timing;
+    std::vector<std::uint32_t> join_order;
+    Time joined;
+    TreeModelRun run;
+  };
+  std::vector<Finished> finished;
+  std::vector<Run> runs;
+};
+
 class FoldedTree final : public Collective {
  public:
   FoldedTree(Network& network, std::uint32_t ranks, std::shared_ptr<const std::vector<TreeChannel>> channels,
@@ -26,6 +60,11 @@ class FoldedTree final : public Collective {
 
   // Why it would be simulated in full if it started now, or null. Claims nothing, schedules nothing.
   const char* refusal();
+  // Bounded, for a folded step (sim/README.md, "Trees in a step: bounded"): when every rank joins at
+  // one time, every rank finishes when the last one would; simulation_path().bound is the spread
+  // of the ranks' finishes this hides, plus what earlier such trees hid from this one's joins
+  // (`trees`, shared by the step's uniform trees). Groups need not correspond (each is simulated).
+  void set_uniform(std::shared_ptr<UniformTrees> trees) { uniform_ = std::move(trees); }
 
   void notify_rank_done(EventHandler& handler, std::uint64_t tag_base) override;
   void start(std::uint32_t rank) override;
@@ -57,7 +96,7 @@ class FoldedTree final : public Collective {
   static bool is_leaf(const TreeChannel& t, std::uint32_t r) {
     return t.children[r].empty() && t.parent[r] >= 0;
   }
-  struct ModelRun;
+  using ModelRun = TreeModelRun;
   // The claims are the plain tree's: its messages (after a fall back) are its own party.
   const EventHandler* claimant() const { return tree_.get(); }
   Time first_message_lead() const;
@@ -70,11 +109,13 @@ class FoldedTree final : public Collective {
   bool leaves_send_alike(const std::vector<std::uint32_t>& a, const std::vector<std::uint32_t>& b,
                          const Correspondence& map) const;
   ModelRun run_model(const std::vector<std::uint32_t>& group) const;
+  ModelRun repeat_or_run(std::size_t h);  // a uniform tree's earlier run of group h, or a new one
   void go_full();
   void run_folded();
   void apply_run(std::size_t h, const std::vector<std::size_t>& rep, const std::vector<Correspondence>& maps,
                  std::vector<Time>& finish);
   void finish_folded_rank(std::uint32_t rank);
+  void make_uniform(std::vector<Time>& finish);
 
   std::unique_ptr<TreeCollective> tree_;
   Network& network_;
@@ -83,6 +124,7 @@ class FoldedTree final : public Collective {
   bool decided_ = false;   // at the first join
   bool deferred_ = false;  // joins held back until the decision
   bool folded_ = false;    // every rank joined at once and the result was applied
+  std::shared_ptr<UniformTrees> uniform_;  // set_uniform()
   std::vector<RankProgress> rank_;
   std::vector<std::uint32_t> join_order_;
   std::vector<std::vector<std::uint32_t>> groups_;  // channel groups, found by refusal()

@@ -65,4 +65,24 @@ inline void check_same_step(const analysis::StepResult& fast, const analysis::St
   }
 }
 
+// A step with trees folded under `bounded` (sim/README.md, "Trees in a step: bounded") against
+// the full simulation of the same step, GPU by GPU: each GPU no earlier, and no later than the
+// stated bound after it; the same messages and bytes.
+inline void check_within_bound(const analysis::StepResult& bounded, const analysis::StepResult& full) {
+  const sim::Time bound = bounded.simulation.bound;
+  CHECK(bounded.simulation.gpus_simulated > 0);
+  CHECK(bounded.simulation.folded > 0);
+  CHECK(bound > sim::Time::zero());
+  CHECK(bounded.messages == full.messages);
+  CHECK(bounded.bytes_by_link_kind == full.bytes_by_link_kind);
+  CHECK(bounded.step_time >= full.step_time);
+  CHECK(bounded.step_time <= full.step_time + bound);
+  REQUIRE(bounded.per_gpu.size() == full.per_gpu.size());
+  for (std::size_t g = 0; g < full.per_gpu.size(); ++g) {
+    CAPTURE(g);
+    CHECK(bounded.per_gpu[g].finish >= full.per_gpu[g].finish);
+    CHECK(bounded.per_gpu[g].finish <= full.per_gpu[g].finish + bound);
+  }
+}
+
 }  // namespace hybridsim::testing
