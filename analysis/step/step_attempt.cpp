@@ -105,15 +105,40 @@ struct StepCollectives {
   std::shared_ptr<sim::UniformTrees> uniform_trees = std::make_shared<sim::UniformTrees>();
 };
 
+// Progress of make_collectives: the ranks of the collectives set up so far, of all (a ring's set-up
+// grows with its ranks).
+class SetupTicks {
+ public:
+  SetupTicks(SimulationProgress* progress, std::string_view what,
+             const std::vector<workloads::CollectiveSpec>& specs)
+      : progress_(progress), what_(what) {
+    if (progress_ == nullptr) return;
+    for (const auto& spec : specs) total_ += spec.members.size();
+  }
+  // Before `spec` is set up (the first call starts the part's clock).
+  void next(const workloads::CollectiveSpec& spec) {
+    if (progress_ == nullptr) return;
+    progress_->setup_tick(what_, done_, total_);
+    done_ += spec.members.size();
+  }
+
+ private:
+  SimulationProgress* progress_;
+  std::string_view what_;
+  std::uint64_t done_ = 0, total_ = 0;
+};
+
 // False if a collective of representatives and members is not a ring (attempt says so).
 bool make_collectives(const StepSetup& setup, const workloads::StepProgram& program, const StepFoldPlan& fold,
                       sim::Network& network, const sim::CollectiveConfig& config, StepCollectives& out,
-                      Attempt& attempt) {
+                      Attempt& attempt, SimulationProgress* progress = nullptr, std::string_view what = {}) {
   const topology::Topology& topology = *setup.topology;
   workloads::CommPlanner planner(topology, setup.comm);
   out.owned.reserve(program.collectives.size());
+  SetupTicks ticks(progress, what, program.collectives);
   for (std::size_t c = 0; c < program.collectives.size(); ++c) {
     const workloads::CollectiveSpec& spec = program.collectives[c];
+    ticks.next(spec);
     if (!fold.empty() && fold.fold.shadow[c] != 0) {
       if (setup.executor.contention) out.loads.emplace_back();
       out.owned.emplace_back();
@@ -236,7 +261,9 @@ StepResult simulate_once(const StepSetup& setup, const workloads::StepProgram& p
   sim::CollectiveConfig collective_config = setup.collective;
   collective_config.budget = &budget;
   StepCollectives collectives;
-  if (!make_collectives(setup, program, fold, network, collective_config, collectives, attempt)) return {};
+  if (!make_collectives(setup, program, fold, network, collective_config, collectives, attempt,
+                        observers.progress, what))
+    return {};
   sim::EmbedPlan embedded;  // before the collectives start; its groups outlive their run
   std::vector<sim::EmbeddedRing*> rings;  // per collective: the embedded ring it became, if any
   if (embed == Embed::On) {

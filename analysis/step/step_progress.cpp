@@ -48,6 +48,21 @@ void SimulationProgress::step_done(int done, int total, sim::Time simulated) {
   report({what, simulated, 0, wall, wall * (total - done) / done});
 }
 
+void SimulationProgress::setup_tick(std::string_view what, std::uint64_t done, std::uint64_t total) {
+  poll();
+  const double now = clock_();
+  // Nothing done yet of this part: no rate to estimate from, so no line (the next tick has one).
+  if (done == 0) part_start_ = now;
+  if (done == 0 || now < next_) return;
+  next_ = now + every_;
+  const double eta = total > done
+                         ? (now - part_start_) * static_cast<double>(total - done) / static_cast<double>(done)
+                         : -1;
+  const std::string line = std::string(what) + ": setting up its collectives, " + std::to_string(done) +
+                           " of " + std::to_string(total) + " collective ranks";
+  report({line, sim::Time::zero(), 0, now - start_, eta});
+}
+
 void run_with_progress(sim::EventQueue& queue, SimulationProgress* progress, std::string_view what,
                        const sim::SimulationBudget* budget) {
   if (progress == nullptr) {

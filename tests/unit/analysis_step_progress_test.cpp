@@ -4,6 +4,7 @@
 #include <doctest/doctest.h>
 
 #include <chrono>
+#include <string>
 #include <vector>
 
 #include "analysis/step/step_progress.h"
@@ -94,4 +95,64 @@ TEST_CASE("progress: a step watched is the step unwatched, folded or not") {
     CHECK(watched.simulation.gpus_simulated == plain.simulation.gpus_simulated);
     testing::check_same_step(watched, plain);
   }
+}
+
+TEST_CASE("progress: a step's collectives set up say how many ranks are done and the time left") {
+  // A clock a second later at every reading: each collective's set-up takes a second. Reports are
+  // due 2 s after the progress object is made (101 → 103): the first collective's tick reads 102 and
+  // starts the part, the second's reads 103 with one collective of 32 ranks set up in a second.
+  struct Timed final : analysis::SimulationProgress {
+    std::vector<analysis::SimulationProgressReport> reports;
+    std::vector<std::string> what;
+    explicit Timed(analysis::ProgressClock clock)
+        : SimulationProgress(std::chrono::seconds(2), std::chrono::seconds(5), std::move(clock)) {}
+
+   protected:
+    void report(const analysis::SimulationProgressReport& r) override {
+      reports.push_back(r);
+      what.emplace_back(r.what);
+    }
+  };
+  double now = 100;
+  Timed progress([&now] { return now += 1; });
+  const workloads::Profile p = testing::toy_chain(6, sim::Bytes::mib(4));
+  const testing::FoldCase c{4, topology::presets::Fabric::FatTree, 1.0, 32,
+                            1, workloads::AllReduceAlgorithm::Ring};
+  const topology::Topology t = testing::fold_case_cluster(c);
+  const analysis::StepResult watched =
+      testing::run_fold_case(c, t, p, sim::FastPath::Off, {.progress = &progress});
+  REQUIRE(watched.collectives >= 2);  // 24 MiB of gradients in 8 MiB buckets: one all-reduce each
+  const std::uint64_t ranks = 32 * watched.collectives;
+  REQUIRE(!progress.reports.empty());
+  CHECK(progress.what[0] == "the step, every GPU simulated: setting up its collectives, 32 of " +
+                                std::to_string(ranks) + " collective ranks");
+  CHECK(progress.reports[0].events == 0);
+  CHECK(progress.reports[0].wall_seconds == doctest::Approx(2));
+  // 32 ranks a second: the rest in (ranks - 32) / 32 s.
+  CHECK(progress.reports[0].eta_seconds == doctest::Approx(static_cast<double>(ranks - 32) / 32));
+  testing::check_same_step(watched, testing::run_fold_case(c, t, p, sim::FastPath::Off));
+}
+
+TEST_CASE("progress: set-up ticks report when due, once some of the part is done, with the time left") {
+  double now = 0;
+  struct Kept final : analysis::SimulationProgress {
+    std::vector<double> eta;
+    explicit Kept(analysis::ProgressClock clock)
+        : SimulationProgress(std::chrono::seconds(2), std::chrono::seconds(5), std::move(clock)) {}
+
+   protected:
+    void report(const analysis::SimulationProgressReport& r) override { eta.push_back(r.eta_seconds); }
+  } kept([&now] { return now; });
+  now = 3;  // due, but nothing done yet of this part: no rate, no line; the part starts
+  kept.setup_tick("x", 0, 100);
+  CHECK(kept.eta.empty());
+  now = 4;  // 10 of 100 in 1 s: 9 s left
+  kept.setup_tick("x", 10, 100);
+  now = 6;  // not due again before 9
+  kept.setup_tick("x", 20, 100);
+  now = 9;  // 40 of 100 in the 6 s since the part started: 9 s left
+  kept.setup_tick("x", 40, 100);
+  REQUIRE(kept.eta.size() == 2);
+  CHECK(kept.eta[0] == doctest::Approx(9));
+  CHECK(kept.eta[1] == doctest::Approx(9));
 }
