@@ -163,12 +163,9 @@ class GroupInserter {
     }
     const Done& d = it->second;
     const auto first = static_cast<std::uint32_t>(p_.collectives.size());
-    for (const std::uint32_t c : d.specs) {
-      CollectiveSpec spec{
-          p_.collectives[c].role, p_.collectives[c].op, p_.collectives[c].size, group, 0, -1, 0};
-      spec.op_index = p_.collectives[c].op_index;
-      spec.bucket = p_.collectives[c].bucket;
-      spec.mp_rank = p_.collectives[c].mp_rank;
+    for (const std::uint32_t c : d.specs) {  // the earlier group's, over this group's GPUs
+      CollectiveSpec spec = p_.collectives[c];
+      spec.members = group;
       p_.collectives.push_back(std::move(spec));
     }
     const std::uint32_t shift = d.specs.empty() ? 0 : first - d.specs.front();
