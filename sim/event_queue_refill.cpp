@@ -41,17 +41,21 @@ void ensure_size(V& v, std::size_t n) {
 // when its first is full, so they are all its first chunk's: read straight from it, neither
 // gathered into scratch nor walked chunk by chunk (in a step's sparse pattern, about two events a
 // refill, that overhead was a third of the refill's instructions).
+// Stable: an entry moves only past later times.
+template <class E>
+void insertion_sort(const E* in, std::size_t n, E* out) {
+  for (std::size_t i = 0; i < n; ++i) {
+    const E e = in[i];
+    std::size_t j = i;
+    for (; j > 0 && out[j - 1].time > e.time; --j) out[j] = out[j - 1];
+    out[j] = e;
+  }
+}
 template <class E, class B>
 std::size_t insert_few(std::vector<E>& front, const B& bucket) {
   const std::size_t n = bucket.count;
   ensure_size(front, n);
-  const E* const in = bucket.head->entries.data();
-  E* const out = front.data();
-  for (std::size_t i = 0; i < n; ++i) {
-    std::size_t j = i;
-    for (; j > 0 && out[j - 1].time > in[i].time; --j) out[j] = out[j - 1];
-    out[j] = in[i];
-  }
+  insertion_sort(bucket.head->entries.data(), n, front.data());
   return n;
 }
 }  // namespace
@@ -68,13 +72,8 @@ void EventQueue::sort_into_front(std::size_t n, bool one_block) {
   ensure_size(front_, n);
   const Entry* in = scratch_.data();
   Entry* out = front_.data();
-  if (n <= kInsertionSortMax || !one_block) {  // stable: an entry moves only past later times
-    for (std::size_t i = 0; i < n; ++i) {
-      const Entry e = in[i];
-      std::size_t j = i;
-      for (; j > 0 && out[j - 1].time > e.time; --j) out[j] = out[j - 1];
-      out[j] = e;
-    }
+  if (n <= kInsertionSortMax || !one_block) {
+    insertion_sort(in, n, out);
   } else {  // counting sort on the time within the block: stable, linear
     std::array<std::uint32_t, kBlockMask + 2> start{};
     for (std::size_t i = 0; i < n; ++i) ++start[(in[i].time & kBlockMask) + 1];
