@@ -8,6 +8,7 @@
 #include <exception>
 #include <memory>
 #include <mutex>
+#include <numeric>
 #include <optional>
 #include <ostream>
 #include <set>
@@ -428,14 +429,18 @@ std::vector<StepRef> StepCache::simulate(const std::vector<StepRequest>& request
   std::vector<Resolved> todo;
   std::set<StepId> seen;
   // Resolving builds each cluster's topology and every request's mapping: seconds for a large grid.
-  double weights = 0, resolved = 0;
-  for (const auto& request : requests) weights += resolve_weight(request);
-  ProgressEstimate resolving(options.progress, options.label, weights, "GPUs placed", options.clock);
-  for (const auto& request : requests) {
+  std::vector<double> weights;
+  for (const auto& request : requests) weights.push_back(resolve_weight(request));
+  ProgressEstimate resolving(options.progress, options.label,
+                             std::accumulate(weights.begin(), weights.end(), 0.0), "GPUs placed",
+                             options.clock);
+  double resolved = 0;
+  for (std::size_t i = 0; i < requests.size(); ++i) {
+    const StepRequest& request = requests[i];
     Resolved r;
     try {
       r = resolver.resolve(request);
-      resolving.advance(resolved += resolve_weight(request),
+      resolving.advance(resolved += weights[i],
                         "resolving the configurations before any step is estimated");
     } catch (const InputError& e) {
       if (!options.keep_going) throw;
