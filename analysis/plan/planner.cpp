@@ -376,15 +376,10 @@ void check_plan_gpus(const ClusterSpec& cluster, int gpus) {
 }
 
 sim::Bandwidth ib_bandwidth_option(const std::string& text) {
-  sim::Bandwidth b;
-  try {
-    b = sim::parse_bandwidth(text);
-  } catch (const InputError& e) {
-    throw InputError("--ib-bandwidth \"" + text + "\": " + e.what());
-  }
   // 0 was refused only once a candidate's scenario was built, in the words of a --set overlay.
-  if (b.bytes_per_second() <= 0) throw InputError("--ib-bandwidth \"" + text + "\": expected a rate above 0");
-  return b;
+  return option_value(
+      "--ib-bandwidth", text, [](const std::string& s) { return sim::parse_bandwidth(s); },
+      [](sim::Bandwidth b) { return b.bytes_per_second() > 0; }, "a rate above 0");
 }
 
 PlanRequest make_plan_request(const PlanCommandOptions& o) {

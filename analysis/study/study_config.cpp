@@ -302,13 +302,9 @@ StudyConfig parse_study_config(std::string_view yaml, const std::string& source_
 }
 
 workloads::MemoryCapacity memory_what_if(const std::string& text) {
-  sim::Bytes bytes;
-  try {
-    bytes = sim::parse_bytes(text);
-  } catch (const InputError& e) {
-    throw InputError("--memory \"" + text + "\": " + e.what());
-  }
-  if (bytes.count() <= 0) throw InputError("--memory \"" + text + "\": expected more than 0 B");
+  const sim::Bytes bytes = option_value(
+      "--memory", text, [](const std::string& s) { return sim::parse_bytes(s); },
+      [](sim::Bytes b) { return b.count() > 0; }, "more than 0 B");
   return workloads::MemoryCapacity{bytes, "--memory " + text};
 }
 

@@ -15,6 +15,7 @@
 #include "analysis/study/study_steps.h"
 #include "analysis/training/statistical_efficiency.h"
 #include "sim/collective.h"
+#include "sim/error.h"
 #include "sim/yaml/schema.h"
 #include "workloads/comm/comm_plan.h"
 #include "workloads/generators/gpu_choice.h"
@@ -86,6 +87,22 @@ StudyConfig parse_study_config(std::string_view yaml, const std::string& source_
                                const std::filesystem::path& base_dir = ".");
 // Reads and parses a study file (profile paths relative to the file's folder).
 StudyConfig load_study_config(const std::filesystem::path& path);
+
+// `parse(text)` for the command-line option `option`: its InputError names the option and its text
+// (`--memory "lots": bad size ...`), and so does a value of `positive(value)` false ("expected ...").
+template <class Parse, class Positive>
+auto option_value(std::string_view option, const std::string& text, Parse parse, Positive positive,
+                  std::string_view expected) {
+  const auto where = std::string(option) + " \"" + text + "\": ";
+  decltype(parse(text)) value;
+  try {
+    value = parse(text);
+  } catch (const InputError& e) {
+    throw InputError(where + e.what());
+  }
+  if (!positive(value)) throw InputError(where + "expected " + std::string(expected));
+  return value;
+}
 
 // The `--memory SIZE` what-if of study and plan: each GPU's memory, "--memory 32 GiB" its source.
 // InputError naming --memory for a size it cannot read ("lots") or one of 0 B.
