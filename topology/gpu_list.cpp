@@ -8,7 +8,10 @@
 
 namespace hybridsim::topology {
 
-std::optional<std::vector<int>> try_parse_gpu_list(std::string_view text) {
+namespace {
+
+// The listed ranks, sorted, a GPU listed twice kept twice; nullopt when the text is not of the form.
+std::optional<std::vector<int>> listed_gpus(std::string_view text) {
   if (sim::trim(text).empty()) return std::nullopt;
   std::vector<int> out;
   std::string_view rest = text;
@@ -25,12 +28,30 @@ std::optional<std::vector<int>> try_parse_gpu_list(std::string_view text) {
     rest.remove_prefix(comma + 1);
   }
   std::sort(out.begin(), out.end());
-  out.erase(std::unique(out.begin(), out.end()), out.end());
   return out;
+}
+
+}  // namespace
+
+std::optional<std::vector<int>> try_parse_gpu_list(std::string_view text) {
+  auto out = listed_gpus(text);
+  if (out && std::adjacent_find(out->begin(), out->end()) != out->end()) return std::nullopt;
+  return out;
+}
+
+std::optional<int> repeated_gpu(std::string_view text) {
+  const auto out = listed_gpus(text);
+  if (!out) return std::nullopt;
+  const auto twice = std::adjacent_find(out->begin(), out->end());
+  if (twice == out->end()) return std::nullopt;
+  return *twice;
 }
 
 std::vector<int> parse_gpu_list(std::string_view text) {
   if (auto gpus = try_parse_gpu_list(text)) return std::move(*gpus);
+  if (const auto twice = repeated_gpu(text))
+    throw InputError("GPU list \"" + std::string(text) + "\": GPU " + std::to_string(*twice) +
+                     " is listed twice; expected each GPU once");
   throw InputError("GPU list \"" + std::string(text) + "\": expected " + std::string(kGpuListForm));
 }
 

@@ -1,6 +1,7 @@
 // The one grammar of GPU lists: global GPU ranks and inclusive ranges separated by commas,
-// "0-3,8,12-15" → {0, 1, 2, 3, 8, 12, 13, 14, 15}, sorted and without duplicates; a bare number is
-// that one GPU. Trace filters, the scenario's outputs.trace.gpus and `collective --gpus` use it.
+// "0-3,8,12-15" → {0, 1, 2, 3, 8, 12, 13, 14, 15}, sorted; a bare number is that one GPU. A GPU
+// listed twice ("0-3,2-5", "3,3") is refused: a typo, or a collective of fewer GPUs than it says.
+// Trace filters, the scenario's outputs.trace.gpus and `collective --gpus` use it.
 //   parse_gpu_list("0-3,8") == std::vector<int>{0, 1, 2, 3, 8}
 #pragma once
 #include <optional>
@@ -16,8 +17,11 @@ inline constexpr std::string_view kGpuListForm =
 // The largest rank a list may name (a typo, not a cluster, beyond it).
 inline constexpr int kMaxListedGpu = 1 << 20;
 
-// nullopt when the text is not of that form (empty, a backwards range, a rank above kMaxListedGpu).
+// nullopt when the text is not of that form (empty, a backwards range, a rank above kMaxListedGpu,
+// a GPU listed twice).
 std::optional<std::vector<int>> try_parse_gpu_list(std::string_view text);
+// The first GPU a list of that form names twice, if any.
+std::optional<int> repeated_gpu(std::string_view text);
 // Throws InputError "GPU list "x": expected ..." instead.
 std::vector<int> parse_gpu_list(std::string_view text);
 // The shortest text of that grammar for a sorted list: {0, 1, 2, 3, 8} → "0-3,8".

@@ -4,9 +4,10 @@
 
 #include "analysis/platform/platform.h"
 #include "analysis/platform/topology_report.h"
-#include "topology/graphviz.h"
-#include "topology/cluster.h"
 #include "scenarios/loader/resolve.h"
+#include "scenarios/loader/sweep.h"
+#include "topology/cluster.h"
+#include "topology/graphviz.h"
 
 namespace hybridsim::api {
 
@@ -16,12 +17,20 @@ scenarios::ScenarioSource read_source(const ScenarioInput& input) {
 }
 
 scenarios::Scenario load(const ScenarioInput& input) {
+  scenarios::check_overrides_once(input.set);
   if (!input.text) return scenarios::load_scenario(input.path, input.set);
   return scenarios::parse_scenario(*input.text, input.path, input.set, input.base_dir);
 }
 
 RunReport run(const ScenarioInput& input, const RunRequest& request) {
   RunReport report{.scenario = load(input)};
+  // A run simulates the scenario once: the points of its sweep block would be silently left out.
+  if (!report.scenario.sweep.parameters.empty())
+    throw InputError(
+        scenarios::location_of(report.scenario, "sweep") + ": sweep: the scenario's sweep has " +
+        std::to_string(scenarios::expand_sweep(report.scenario).size()) +
+        " points, and a run simulates one scenario; expected hybridsim sweep for its points (or --set "
+        "sweep= to run the scenario without its sweep block)");
   const scenarios::ResolvedScenario resolved = scenarios::resolve(report.scenario);
   const std::filesystem::path dir = request.out.value_or(report.scenario.outputs.directory);
   // A trace given here replaces the scenario's outputs.trace block as a whole (none of its fields

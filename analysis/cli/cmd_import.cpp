@@ -13,6 +13,7 @@
 #include "analysis/import/import_replay.h"
 #include "analysis/import/read_progress.h"
 #include "sim/error.h"
+#include "workloads/gpu/cost_model.h"
 #include "workloads/import/import_kineto.h"
 #include "workloads/import/import_pipedream.h"
 
@@ -85,6 +86,10 @@ int import_kineto_command(int argc, const char* const* argv) {
   }
   po::notify(vm);
   o.keep_gaps = vm.count("keep-gaps") > 0;
+  // -1 is the default's "the lowest id"; a negative id written would silently mean the same.
+  if (given(vm, "device") && device < 0)
+    throw InputError("--device " + std::to_string(device) +
+                     ": expected a GPU id, 0 or more (leave the option out for the lowest id)");
   if (device >= 0) o.device = device;
   o.network = c.network;
   o.batch = c.batch;
@@ -135,6 +140,9 @@ int import_pipedream_command(int argc, const char* const* argv) {
   for (const char* option : {"sync-overhead", "min-forward", "no-redistribute"})
     refuse_without(vm, option, "correct", "--correct");
   po::notify(vm);
+  // The profile's metadata.precision: a name the loader and the memory model know, not free text.
+  if (!workloads::find_precision(o.precision))
+    throw InputError("--precision \"" + o.precision + "\": expected fp32, tf32, fp16, bf16, amp or fp8");
   o.network = c.network;
   o.batch = c.batch;
   o.throughput_unit = c.unit;

@@ -93,9 +93,9 @@ int run_command(int argc, const char* const* argv) {
   if (format != "table" && format != "json")
     throw InputError("--format must be table or json (got \"" + format + "\")");
 
-  if (!memory.empty()) sets.push_back("cluster.gpu_memory=" + memory);
-  if (!max_events.empty()) sets.push_back("simulation.max_events=" + max_events);
-  if (!max_sim_memory.empty()) sets.push_back("simulation.max_memory=" + max_sim_memory);
+  add_shorthand(sets, "memory", "cluster.gpu_memory", memory);
+  add_shorthand(sets, "max-events", "simulation.max_events", max_events);
+  add_shorthand(sets, "max-sim-memory", "simulation.max_memory", max_sim_memory);
   for (const char* option : {"trace-detail", "trace-gpus", "trace-window", "trace-gzip", "trace-step"})
     refuse_without(vm, option, "trace", "--trace FILE");
   api::RunRequest request;

@@ -2,6 +2,7 @@
 // results as they complete; `hybridsim merge` joins the folders of `--shard K/N` runs.
 #include <boost/program_options.hpp>
 #include <cstdlib>
+#include <filesystem>
 #include <iostream>
 #include <optional>
 #include <string>
@@ -87,8 +88,8 @@ int sweep_command(int argc, const char* const* argv) {
   if (!parse_options(argc, argv, options, positional, vm)) return 0;
   if (!vm.count("scenario")) throw InputError("give a scenario file with a sweep: block");
   analysis::SweepOptions o;
-  if (!max_events.empty()) sets.push_back("simulation.max_events=" + max_events);
-  if (!max_sim_memory.empty()) sets.push_back("simulation.max_memory=" + max_sim_memory);
+  add_shorthand(sets, "max-events", "simulation.max_events", max_events);
+  add_shorthand(sets, "max-sim-memory", "simulation.max_memory", max_sim_memory);
   if (!out.empty()) o.out = out;
   o.jobs = jobs;
   o.resume = vm.count("resume") > 0;
@@ -138,7 +139,13 @@ int merge_command(int argc, const char* const* argv) {
   positional.add("dirs", -1);
   po::variables_map vm;
   if (!parse_options(argc, argv, options, positional, vm)) return 0;
+  if (dirs.empty()) throw InputError("give the shard folders to merge, e.g. hybridsim merge s1 s2 --out all");
   std::vector<std::filesystem::path> paths(dirs.begin(), dirs.end());
+  // Writing into a shard's own folder would replace that shard's results.csv with the merge.
+  for (const auto& dir : paths)
+    if (std::filesystem::weakly_canonical(dir) == std::filesystem::weakly_canonical(out))
+      throw InputError("--out " + out + " is the shard folder " + dir.string() +
+                       ": the merge would overwrite that shard's results; expected another folder");
   const auto r =
       analysis::merge_sweep_outputs(paths, out, {.allow_incomplete = vm.count("allow-incomplete") > 0});
   std::cout << "merge: " << r.points_total << " points from " << dirs.size() << " shards into "

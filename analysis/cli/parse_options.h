@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "sim/error.h"
+#include "sim/text.h"
 
 namespace hybridsim::cli {
 
@@ -49,6 +50,18 @@ inline void refuse_empty_values(const boost::program_options::variables_map& vm,
 inline void refuse_without(const boost::program_options::variables_map& vm, const std::string& option,
                            const std::string& other, const std::string& other_words) {
   if (given(vm, option) && !given(vm, other)) throw InputError("--" + option + " needs " + other_words);
+}
+
+// A shorthand option that stands for one `--set` (--memory for cluster.gpu_memory) is added to the
+// overrides, unless a --set already sets that field: the two would be silently resolved by order.
+inline void add_shorthand(std::vector<std::string>& sets, const std::string& option, const std::string& path,
+                          const std::string& value) {
+  if (value.empty()) return;
+  for (const std::string& set : sets)
+    if (sim::trim(std::string_view(set).substr(0, set.find('='))) == path)
+      throw InputError("--" + option + " " + value + " and --set " + set + " both set " + path +
+                       "; expected one of them");
+  sets.push_back(path + "=" + value);
 }
 
 inline bool parse_options(int argc, const char* const* argv,

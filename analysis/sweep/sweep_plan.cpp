@@ -64,6 +64,7 @@ SweepPlan plan_sweep(scenarios::ScenarioSource source, const SweepOptions& optio
   SweepPlan plan;
   plan.source = std::move(source);
   const std::string& scenario_path = plan.source.path;
+  scenarios::check_overrides_once(options.overrides);
   plan.base =
       scenarios::parse_scenario(plan.source.text, scenario_path, options.overrides, plan.source.base_dir);
   plan.directory = options.out.value_or(plan.base.outputs.directory);

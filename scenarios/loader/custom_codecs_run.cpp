@@ -92,6 +92,20 @@ void EfficiencyCodec::read(FieldReader& r, const TreeNode* map, const FieldSpec&
             "max_batch " + std::to_string(*out.max_batch) + " is below min_batch " +
                 std::to_string(*out.min_batch),
             "max_batch >= min_batch");
+  // A table's range defaults to its first and last batch: one bound written past the other default
+  // would leave no supported batch at all.
+  if (out.kind != EfficiencySettings::Kind::Table || (out.min_batch && out.max_batch)) return;
+  const std::int64_t first = out.table.front().first, last = out.table.back().first;
+  if (out.min_batch && *out.min_batch > last)
+    fail_at(e.find("min_batch")->where, path + ".min_batch",
+            "min_batch " + std::to_string(*out.min_batch) + " is above the table's last batch " +
+                std::to_string(last) + " (max_batch's default)",
+            "min_batch <= " + std::to_string(last) + ", or max_batch written too");
+  if (out.max_batch && *out.max_batch < first)
+    fail_at(e.find("max_batch")->where, path + ".max_batch",
+            "max_batch " + std::to_string(*out.max_batch) + " is below the table's first batch " +
+                std::to_string(first) + " (min_batch's default)",
+            "max_batch >= " + std::to_string(first) + ", or min_batch written too");
 }
 
 std::optional<TreeNode> EfficiencyCodec::write(const FieldSpec&, const EfficiencySettings& e) {
@@ -151,7 +165,11 @@ void GpuListCodec::read(FieldReader& r, const TreeNode* map, const FieldSpec& sp
   const auto gpus = r.text_opt(map, spec.path);
   if (!gpus) return;
   out.list = topology::try_parse_gpu_list(*gpus);
-  if (!out.list) fail_at(map->find("gpus")->where, spec.path, "got \"" + *gpus + "\"", expected_text(spec));
+  if (out.list) return;
+  const auto twice = topology::repeated_gpu(*gpus);
+  fail_at(map->find("gpus")->where, spec.path,
+          "got \"" + *gpus + "\"" + (twice ? " (GPU " + std::to_string(*twice) + " listed twice)" : ""),
+          twice ? "each GPU once" : expected_text(spec));
 }
 
 std::optional<TreeNode> GpuListCodec::write(const FieldSpec&, const TraceGpus& v) {

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <limits>
 
+#include "scenarios/loader/ignored_keys.h"
 #include "scenarios/loader/resolve_pipeline.h"
 #include "scenarios/loader/resolve_transformer.h"
 
@@ -82,6 +83,7 @@ workloads::Profile load_workload_profile(const Scenario& s) {
                        ": workload.batch_per_worker: a transformer's batch is training.micro_batch");
     return resolve_transformer(s).step.profile;
   }
+  refuse_transformer_keys(s);
   if (s.training.micro_batch != 1)
     throw InputError(location_of(s, "training.micro_batch") +
                      ": training.micro_batch: transformers only; a 2017 network's batch is "
@@ -241,47 +243,6 @@ void apply_training_loop(const Scenario& s, const workloads::Profile& profile, i
                      ": training.global_batch: gradient accumulation is modelled only with mp = 1");
 }
 
-// Drawn lengths need an encoder-decoder profile; how batches are formed from them, or a seed with
-// nothing drawn, mean nothing, so another value than the default is refused, naming both keys,
-// rather than ignored.
-void check_variability(const Scenario& s, const workloads::Profile& profile) {
-  const workloads::Variability& v = s.variability;
-  const workloads::Variability defaults{};
-  // A key written with its default value changes nothing (scenario_to_yaml writes them all).
-  const auto moved = [&](const char* key, bool differs) {
-    return differs && s.provenance.where.contains(key);
-  };
-  if (s.trace_step > v.steps)
-    throw InputError(location_of(s, "variability.trace_step") + ": variability.trace_step: got step " +
-                     std::to_string(s.trace_step) + " of a run of " + std::to_string(v.steps) +
-                     " (variability.steps); expected first, slowest or a step number from 1 to " +
-                     std::to_string(v.steps));
-  if (v.lengths != workloads::LengthDistribution::Fixed) {
-    if (profile.meta.target_length <= 0)
-      throw InputError(location_of(s, "variability.sequence_lengths") +
-                       ": variability.sequence_lengths: the profile " + profile.meta.network +
-                       " is not an encoder-decoder (no target_length); expected fixed");
-    if (v.batching == workloads::Batching::Random &&
-        moved("variability.length_buckets", v.length_buckets != defaults.length_buckets))
-      throw InputError(location_of(s, "variability.length_buckets") +
-                       ": variability.length_buckets needs variability.batching: bucketed (random batching "
-                       "has no bins); expected it left out, or bucketed batching");
-    return;
-  }
-  if (v.kernel_jitter == 0 && moved("variability.seed", v.seed != defaults.seed))
-    throw InputError(location_of(s, "variability.seed") +
-                     ": variability.seed needs something drawn (variability.kernel_jitter > 0 or "
-                     "sequence_lengths: wmt16-en-de): with neither, every step is the same; expected it "
-                     "left out, or a draw");
-  if (moved("variability.batching", v.batching != defaults.batching) ||
-      moved("variability.length_buckets", v.length_buckets != defaults.length_buckets)) {
-    const char* key = v.batching != defaults.batching ? "variability.batching" : "variability.length_buckets";
-    throw InputError(location_of(s, key) + ": " + key +
-                     " needs variability.sequence_lengths: wmt16-en-de (with fixed lengths every batch is "
-                     "the profile's); expected it left out, or drawn lengths");
-  }
-}
-
 // parallelism.tp, sequence_parallel and ep: only for transformers, with mp = 1; the TP and EP
 // collectives of the generated step (a mixture of experts' expert ops: their own buckets).
 void apply_tensor_parallel_settings(const Scenario& s, workloads::StepOptions& step) {
@@ -352,6 +313,7 @@ workloads::StepConfig resolve_step_config(const Scenario& s, const topology::Top
       throw InputError(location_of(s, path) + ": " + path + ": GPU " + std::to_string(g.gpu) +
                        " is outside the cluster's GPUs 0.." + std::to_string(gpus - 1) +
                        "; expected a global GPU rank below " + std::to_string(gpus));
+    refuse_idle_gpu_speed(s, mapping, g.gpu, path);
     step.gpu_compute_scale.resize(static_cast<std::size_t>(gpus), 1.0);
     step.gpu_compute_scale[static_cast<std::size_t>(g.gpu)] = 1.0 / g.speed;
   }

@@ -48,6 +48,14 @@ void apply_pipeline_settings(const Scenario& s, const workloads::Profile& profil
       fail(s, "pipeline.virtual_stages", "needs parallelism.pp > 1; expected it left out");
     if (!p.pipeline.stages.empty())
       fail(s, "pipeline.stages", "needs parallelism.pp > 1; expected it left out");
+    // One stage runs its micro-batches in the same order under every schedule: a schedule written
+    // with pp 1 would change nothing (a transformer's and a 2017 network's alike).
+    if (p.pipeline.schedule != workloads::PipelineSchedule::OneFOneB &&
+        s.provenance.where.contains("pipeline.schedule"))
+      fail(s, "pipeline.schedule",
+           std::string(workloads::pipeline_schedule_name(p.pipeline.schedule)) +
+               " needs parallelism.pp > 1 (one stage runs its micro-batches alike under every schedule); "
+               "expected it left out, or pp > 1");
     return;
   }
   step.pipeline = {.pp = p.pp, .schedule = p.pipeline.schedule, .virtual_stages = p.pipeline.virtual_stages,

@@ -31,6 +31,18 @@ workloads::TransformerModel model_of(const Scenario& s) {
   if (t.experts) m.experts = *t.experts;
   if (t.top_k) m.top_k = *t.top_k;
   m.capacity_factor = t.capacity_factor;
+  // A capacity factor sizes the experts' share of tokens: without experts it would change nothing.
+  if (m.experts == 1 && t.capacity_factor != 1 &&
+      s.provenance.where.contains("workload.model.capacity_factor"))
+    fail(s, "workload.model.capacity_factor",
+         m.name +
+             " has no experts (experts 1), so a capacity factor has no tokens to size; expected it left "
+             "out, or workload.model.experts > 1");
+  if (t.layers_simulated > m.layers)
+    fail(s, "workload.model.layers_simulated",
+         "got " + std::to_string(t.layers_simulated) + ", but " + m.name + " has " +
+             std::to_string(m.layers) + " layers; expected 0 (every layer) or 1 to " +
+             std::to_string(m.layers));
   return m;
 }
 

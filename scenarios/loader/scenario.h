@@ -219,6 +219,11 @@ Scenario parse_scenario(std::string_view yaml, const std::string& source_name,
                         std::span<const std::string> overrides = {},
                         std::filesystem::path base_dir = ".");
 
+// Refuses `--set` overrides that would be ignored: the same field set twice (`origin` names them,
+// "--set"), and, for a scenario with a sweep, a field the sweep sets at every point.
+void check_overrides_once(std::span<const std::string> overrides, std::string_view origin = "--set");
+void check_overrides_outside_sweep(std::span<const std::string> overrides, const Scenario& s);
+
 // Where a field was written ("file:line:col", "--set text"); for a field left at its default, the
 // location of its closest written parent section, else "source".
 std::string location_of(const Scenario& scenario, std::string_view path);

@@ -1,0 +1,86 @@
+// Keys whose value would change nothing in the scenario as written, refused at the key (naming the
+// key that makes them moot) rather than silently ignored: a transformer's keys for a 2017 network,
+// variability settings without anything drawn, a speed for a GPU no worker uses. (training.micro_batch
+// and the parallelism keys tp, ep, pp and zero say so where they are applied.)
+#include "scenarios/loader/ignored_keys.h"
+
+#include <algorithm>
+
+#include "scenarios/loader/resolve_transformer.h"
+#include "sim/error.h"
+
+namespace hybridsim::scenarios {
+
+// Drawn lengths need an encoder-decoder profile; how batches are formed from them, or a seed with
+// nothing drawn, mean nothing, so another value than the default is refused, naming both keys,
+// rather than ignored.
+void check_variability(const Scenario& s, const workloads::Profile& profile) {
+  const workloads::Variability& v = s.variability;
+  const workloads::Variability defaults{};
+  // A key written with its default value changes nothing (scenario_to_yaml writes them all).
+  const auto moved = [&](const char* key, bool differs) {
+    return differs && s.provenance.where.contains(key);
+  };
+  if (s.trace_step > v.steps)
+    throw InputError(location_of(s, "variability.trace_step") + ": variability.trace_step: got step " +
+                     std::to_string(s.trace_step) + " of a run of " + std::to_string(v.steps) +
+                     " (variability.steps); expected first, slowest or a step number from 1 to " +
+                     std::to_string(v.steps));
+  if (v.lengths != workloads::LengthDistribution::Fixed) {
+    if (profile.meta.target_length <= 0)
+      throw InputError(location_of(s, "variability.sequence_lengths") +
+                       ": variability.sequence_lengths: the profile " + profile.meta.network +
+                       " is not an encoder-decoder (no target_length); expected fixed");
+    if (v.batching == workloads::Batching::Random &&
+        moved("variability.length_buckets", v.length_buckets != defaults.length_buckets))
+      throw InputError(location_of(s, "variability.length_buckets") +
+                       ": variability.length_buckets needs variability.batching: bucketed (random batching "
+                       "has no bins); expected it left out, or bucketed batching");
+    return;
+  }
+  if (v.kernel_jitter == 0 && moved("variability.seed", v.seed != defaults.seed))
+    throw InputError(location_of(s, "variability.seed") +
+                     ": variability.seed needs something drawn (variability.kernel_jitter > 0 or "
+                     "sequence_lengths: wmt16-en-de): with neither, every step is the same; expected it "
+                     "left out, or a draw");
+  if (moved("variability.batching", v.batching != defaults.batching) ||
+      moved("variability.length_buckets", v.length_buckets != defaults.length_buckets)) {
+    const char* key = v.batching != defaults.batching ? "variability.batching" : "variability.length_buckets";
+    throw InputError(location_of(s, key) + ": " + key +
+                     " needs variability.sequence_lengths: wmt16-en-de (with fixed lengths every batch is "
+                     "the profile's); expected it left out, or drawn lengths");
+  }
+}
+
+// A speed for a GPU that runs no worker (dp × mp below the cluster's GPUs) would change nothing.
+void refuse_idle_gpu_speed(const Scenario& s, const workloads::WorkerMapping& mapping, int gpu,
+                           const std::string& path) {
+  for (const auto& worker : mapping.gpu_rank)
+    if (std::find(worker.begin(), worker.end(), gpu) != worker.end()) return;
+  throw InputError(location_of(s, path) + ": " + path + ": GPU " + std::to_string(gpu) +
+                   " runs no worker (the step uses " + std::to_string(mapping.gpu_count()) +
+                   " of the cluster's " + "GPUs: " + mapping.description +
+                   "), so its speed would change nothing; expected a GPU "
+                   "the step uses");
+}
+
+// A 2017 network's ops come from its profile: a transformer's architecture or recomputation would
+// change nothing.
+void refuse_transformer_keys(const Scenario& s) {
+  if (is_transformer(s)) return;
+  const std::string network =
+      s.workload.network.empty() ? "the profile " + s.workload.profile.string() : s.workload.network;
+  const auto& where = s.provenance.where;
+  for (auto it = where.lower_bound("workload.model"); it != where.end(); ++it) {
+    if (it->first != "workload.model" && !it->first.starts_with("workload.model.")) break;
+    throw InputError(it->second + ": " + it->first + ": a transformer's architecture, but " + network +
+                     " is not a transformer (its ops come from its profile); expected it left out, or "
+                     "workload.network: a transformer (llama3-8b, ..., or transformer)");
+  }
+  if (s.training.recompute != "none" && where.contains("training.recompute"))
+    throw InputError(location_of(s, "training.recompute") + ": training.recompute: " + s.training.recompute +
+                     " recomputation is modelled for transformers only, and " + network +
+                     " is not one; expected it left out (none)");
+}
+
+}  // namespace hybridsim::scenarios
