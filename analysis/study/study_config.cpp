@@ -50,10 +50,41 @@ std::vector<int> ascending_ints(const FieldReader& r, const TreeNode& list, cons
   return out;
 }
 
+// A list of texts, each once: a repeat would project the same curve twice.
 std::vector<std::string> texts(const FieldReader& r, const TreeNode& list, const std::string& path) {
   std::vector<std::string> out;
-  for (std::size_t i = 0; i < r.to_list(list, path, 0).items.size(); ++i)
+  for (std::size_t i = 0; i < r.to_list(list, path, 0).items.size(); ++i) {
     out.push_back(r.to_text(list.items[i], item_path(path, i)));
+    for (std::size_t j = 0; j < i; ++j)
+      if (out[j] == out[i])
+        fail_at(list.items[i].where, item_path(path, i),
+                "repeats " + item_path(path, j) + " (" + out[i] + ")", "each value once");
+  }
+  return out;
+}
+
+// sensitivity.ib_factors: each once, none 1 (the cluster as it is: the headline itself), and only
+// for a grid with a GPU count past one machine (else no step crosses InfiniBand and the re-simulated
+// steps would be the headline's again).
+std::vector<double> read_ib_factors(const FieldReader& r, const TreeNode& factors, const StudyConfig& c) {
+  const std::string path = "sensitivity.ib_factors";
+  std::vector<double> out;
+  for (std::size_t i = 0; i < factors.items.size(); ++i) {
+    const TreeNode& item = factors.items[i];
+    out.push_back(r.to_number(item, item_path(path, i)));
+    if (out[i] == 1)
+      fail_at(item.where, item_path(path, i), "1 is the cluster as it is (the headline)", "another factor");
+    for (std::size_t j = 0; j < i; ++j)
+      if (out[j] == out[i])
+        fail_at(item.where, item_path(path, i), "repeats " + item_path(path, j), "each factor once");
+  }
+  const int per_machine = topology::gpus_per_machine(c.cluster);
+  if (!out.empty() && c.gpus.back() <= per_machine)
+    fail_at(factors.where, path,
+            "every GPU count of the grid (up to " + std::to_string(c.gpus.back()) + ") fits one " +
+                c.cluster.preset + " machine of " + std::to_string(per_machine) +
+                " GPUs, so no step crosses InfiniBand",
+            "it left out, or a GPU count above " + std::to_string(per_machine));
   return out;
 }
 
@@ -284,9 +315,8 @@ StudyConfig parse_study_config(std::string_view yaml, const std::string& source_
   const TreeNode* s = r.section(&root, "sensitivity");
   const std::vector<std::string> variants =
       texts(r, *r.value(s, "sensitivity.variants"), "sensitivity.variants");
-  const TreeNode& factors = r.to_list(*r.value(s, "sensitivity.ib_factors"), "sensitivity.ib_factors", 0);
-  for (std::size_t i = 0; i < factors.items.size(); ++i)
-    c.ib_factors.push_back(r.to_number(factors.items[i], item_path("sensitivity.ib_factors", i)));
+  c.ib_factors =
+      read_ib_factors(r, r.to_list(*r.value(s, "sensitivity.ib_factors"), "sensitivity.ib_factors", 0), c);
   const TreeNode& nets = r.to_list(*root.find("networks"), "networks", 1);
   for (std::size_t i = 0; i < nets.items.size(); ++i) {
     c.networks.push_back(

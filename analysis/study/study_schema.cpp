@@ -166,7 +166,8 @@ constexpr yaml::FieldSpec kFields[] = {
      .kind = K::List,
      .default_text = "[]",
      .type_doc = "a list of InfiniBand bandwidth factors > 0",
-     .help = "The cluster again with InfiniBand bandwidth × factor (steps simulated again)."},
+     .help = "The cluster again with InfiniBand bandwidth × factor (steps simulated again); each factor "
+             "once and not 1, for a grid with a GPU count past one machine."},
     {.path = "sensitivity.ib_factors[]",
      .kind = K::Number,
      .min = 0,
