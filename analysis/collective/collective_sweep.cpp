@@ -151,14 +151,18 @@ std::vector<CollectiveSweepRow> run_collective_sweep(const topology::Topology& t
                                                      const CollectiveSweepOptions& options) {
   if (options.gpus.size() < 2) throw InputError("a collective needs at least 2 GPUs");
   check_algorithm(options);
-  if (options.min_bytes.count() <= 0 || options.max_bytes < options.min_bytes)
-    throw InputError("sizes must satisfy 0 < min-bytes <= max-bytes");
+  if (options.min_bytes.count() <= 0)
+    throw InputError("--min-bytes " + sim::format_bytes(options.min_bytes) + ": expected a size above 0 B");
+  if (options.max_bytes < options.min_bytes)
+    throw InputError("--min-bytes " + sim::format_bytes(options.min_bytes) + " is above --max-bytes " +
+                     sim::format_bytes(options.max_bytes) + "; expected --min-bytes <= --max-bytes");
   if (options.max_bytes > kMaxCollectiveBytes)
     throw InputError("--max-bytes " + sim::format_bytes(options.max_bytes) + " is beyond " +
                      sim::format_bytes(kMaxCollectiveBytes) +
                      " per rank, more than any GPU holds; expected at most " +
                      sim::format_bytes(kMaxCollectiveBytes));
-  if (!(options.step_factor > 1.0)) throw InputError("step-factor must be greater than 1");
+  if (!(options.step_factor > 1.0))
+    throw InputError("--step-factor " + format_number(options.step_factor) + ": expected a factor above 1");
   if (options.comm.channels && (*options.comm.channels < 1 || *options.comm.channels > kMaxChannels))
     throw InputError("--channels " + std::to_string(*options.comm.channels) +
                      ": expected 0 (as NCCL would) or 1 to " + std::to_string(kMaxChannels));

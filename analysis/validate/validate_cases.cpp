@@ -153,8 +153,19 @@ ValidateCase read_case(FieldReader& r, const TreeNode& v, const std::string& pat
   const TreeNode& sets = r.to_list(*r.value(&v, path + ".set"), path + ".set", 0);
   if (!sets.items.empty() && !scenario)
     fail_at(sets.where, path + ".set", "given for a collective", "--set overrides only with a scenario");
-  for (std::size_t i = 0; i < sets.items.size(); ++i)
-    c.sets.push_back(r.to_text(sets.items[i], path + ".set[" + std::to_string(i) + "]"));
+  for (std::size_t i = 0; i < sets.items.size(); ++i) {
+    const std::string item = path + ".set[" + std::to_string(i) + "]";
+    c.sets.push_back(r.to_text(sets.items[i], item));
+    // The same field twice: only the last would count (as --set twice on the command line).
+    const auto field = [](const std::string& text) {
+      return std::string(sim::trim(text.substr(0, text.find('='))));
+    };
+    for (std::size_t j = 0; j < i; ++j)
+      if (field(c.sets[j]) == field(c.sets[i]))
+        fail_at(sets.items[i].where, item,
+                "sets " + field(c.sets[i]) + " again (first in set[" + std::to_string(j) + "])",
+                "each field set once");
+  }
   if (collective) c.collective = read_collective(r, *collective, path + ".collective");
   const std::string metric = r.choice(&v, path + ".metric");
   c.metric = metric == "step_time" ? CaseMetric::StepTime
@@ -221,6 +232,12 @@ std::vector<ValidateCase> load_validate_cases(const std::filesystem::path& direc
                                         file.string(), file.parent_path()))
       cases.push_back(std::move(c));
   if (cases.empty()) throw InputError("validate: no cases in " + directory.string());
+  // A case is known by its name in the table and the sources: two of one name could not be told apart.
+  for (std::size_t i = 0; i < cases.size(); ++i)
+    for (std::size_t j = 0; j < i; ++j)
+      if (cases[j].name == cases[i].name)
+        throw InputError(cases[i].where + ": case \"" + cases[i].name + "\": named as the case at " +
+                         cases[j].where + "; expected each case named once");
   return cases;
 }
 
