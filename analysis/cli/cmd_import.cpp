@@ -102,6 +102,13 @@ int import_kineto_command(int argc, const char* const* argv) {
                                  unknown ? 0 : static_cast<std::int64_t>(size));
     return workloads::import_kineto(c.input, o);
   }();
+  // Fewer complete iterations than --steps asks to average would be averaged without a word.
+  const auto found = static_cast<int>(imported.report.iterations.size());
+  if (o.steps > found)
+    throw InputError("--steps " + std::to_string(o.steps) + ": " + c.input + " has " + std::to_string(found) +
+                     " complete iteration" + (found == 1 ? "" : "s") + " (ProfilerStep#N) of device " +
+                     std::to_string(imported.report.device) + "; expected --steps " + std::to_string(found) +
+                     " or less (0: all)");
 
   analysis::emit_imported_profile(imported.profile, analysis::kineto_replay_report(imported, o.keep_gaps),
                                   c.out);
