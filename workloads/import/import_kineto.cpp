@@ -47,7 +47,6 @@ void note_windows(KinetoImportReport& r, const IterationWindows& windows, std::i
 KinetoImport finish_import(IterationFold& fold, KinetoImport result, const KinetoImportOptions& o) {
   KinetoImportReport& r = result.report;
   fold.finish(r.source, r.device, r);
-  r.average = mean_stats(r.iterations);
   const IterationDraft& ref = fold.ref();
   r.buckets = ref.buckets;
   const GradientSource gradients = choose_gradient_source(ref, fold.sums().nccl_differing);

@@ -99,11 +99,17 @@ std::vector<std::string> check_time_order(const KinetoTrace& t, const KinetoInde
 }
 
 IterationWindows find_iteration_windows(const KinetoTrace& t) {
-  IterationWindows w;
+  std::vector<IterationWindow> found;
   for (const auto& e : t.cpu) {
     if (e.kind == KinetoCpuKind::Annotation && t.name_of(e.name).starts_with(kProfilerStep))
-      w.windows.push_back({t.name_of(e.name), e.start, e.start + e.duration, e.duration});
+      found.push_back({t.name_of(e.name), e.start, e.start + e.duration, e.duration});
   }
+  return sorted_windows(std::move(found));
+}
+
+IterationWindows sorted_windows(std::vector<IterationWindow> found) {
+  IterationWindows w;
+  w.windows = std::move(found);
   std::sort(w.windows.begin(), w.windows.end(),
             [](const IterationWindow& a, const IterationWindow& b) { return a.begin < b.begin; });
   if (w.windows.empty()) {
