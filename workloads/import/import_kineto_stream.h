@@ -22,8 +22,8 @@ namespace hybridsim::workloads::kineto_detail {
 
 // Traces of this many bytes or more are imported in passes.
 inline constexpr std::int64_t kStreamedImportBytes = std::int64_t{32} << 20;
-// GPU activities a batch holds at most (with their iterations' CPU events: about 15 MB).
-inline constexpr std::int64_t kBatchActivities = 20'000;
+// GPU activities a batch holds at most (with their iterations' CPU events: about 5 MB).
+inline constexpr std::int64_t kBatchActivities = 5'000;
 
 // What a streamed import held at most at once, for tests that it does not grow with the file.
 struct StreamedImportCounts {
