@@ -24,11 +24,12 @@ sim::Time us(std::int64_t v) { return sim::Time::us(v); }
 
 LaunchTable::Activity activity(std::int64_t start_us) { return {us(start_us), {}, -1, true, false}; }
 
-std::string x_event(const std::string& cat, const std::string& name, int tid, std::int64_t ts, std::int64_t dur,
-                    const std::string& args = "") {
-  return "{\"ph\": \"X\", \"cat\": \"" + cat + "\", \"name\": \"" + name + "\", \"pid\": " +
-         (cat == "kernel" ? "0" : "1") + ", \"tid\": " + std::to_string(tid) + ", \"ts\": " + std::to_string(ts) +
-         ", \"dur\": " + std::to_string(dur) + (args.empty() ? "" : ", \"args\": {" + args + "}") + "}";
+std::string x_event(const std::string& cat, const std::string& name, int tid, std::int64_t ts,
+                    std::int64_t dur, const std::string& args = "") {
+  return "{\"ph\": \"X\", \"cat\": \"" + cat + "\", \"name\": \"" + name +
+         "\", \"pid\": " + (cat == "kernel" ? "0" : "1") + ", \"tid\": " + std::to_string(tid) +
+         ", \"ts\": " + std::to_string(ts) + ", \"dur\": " + std::to_string(dur) +
+         (args.empty() ? "" : ", \"args\": {" + args + "}") + "}";
 }
 
 // `n` iterations 1 ms apart, each four ops with a kernel each, launched on thread 1 (the first
@@ -45,8 +46,9 @@ std::string repeated_trace(int n) {
       add(x_event("cpu_op", op % 2 ? "aten::relu" : "aten::linear", 1, at, 20));
       const std::string launch =
           x_event("cuda_runtime", "cudaLaunchKernel", 1, at + 2, 2, "\"correlation\": " + std::to_string(c));
-      const std::string kernel = x_event("kernel", op % 2 ? "relu_kernel" : "gemm", 7, at + 5, 10 + op,
-                                         "\"device\": 0, \"stream\": 7, \"correlation\": " + std::to_string(c));
+      const std::string kernel =
+          x_event("kernel", op % 2 ? "relu_kernel" : "gemm", 7, at + 5, 10 + op,
+                  "\"device\": 0, \"stream\": 7, \"correlation\": " + std::to_string(c));
       if (k == 1 && op == 0) add(kernel), add(launch);
       else add(launch), add(kernel);
     }
@@ -99,7 +101,8 @@ TEST_CASE("kineto launches: held while GPU work may still come, and unsure once 
   CHECK_FALSE(t.exact());
   // A launch met after one with a smaller id was forgotten may repeat a forgotten one: unsure.
   LaunchTable u;
-  for (std::int64_t c = 10; c < 10 + static_cast<std::int64_t>(LaunchTable::kUnmatched) + 1; ++c) u.launch(c, us(c));
+  for (std::int64_t c = 10; c < 10 + static_cast<std::int64_t>(LaunchTable::kUnmatched) + 1; ++c)
+    u.launch(c, us(c));
   u.launch(3, us(1));
   CHECK(u.exact());
   CHECK(u.find(3, activity(2)).status == Status::Found);
@@ -108,7 +111,8 @@ TEST_CASE("kineto launches: held while GPU work may still come, and unsure once 
 }
 
 TEST_CASE("kineto stream: what a streamed import holds does not grow with the trace") {
-  const TempFile shorter("bounded_100.json", repeated_trace(100)), longer("bounded_200.json", repeated_trace(200));
+  const TempFile shorter("bounded_100.json", repeated_trace(100)),
+      longer("bounded_200.json", repeated_trace(200));
   StreamedImportCounts a, b;
   const auto r100 = import_kineto_streamed(shorter.path, {}, 10, &a);
   const auto r200 = import_kineto_streamed(longer.path, {}, 10, &b);

@@ -25,7 +25,8 @@ const std::vector<LaunchTable::Activity>& LaunchTable::launch(std::int64_t corre
   // One with this id forgotten may have come first: what it launched cannot be told apart.
   const bool suspect = forgot_ && correlation <= max_forgotten_;
   unmatched_.push_back(correlation);
-  Entry& e = held_.try_emplace(correlation, Entry{at, std::prev(unmatched_.end()), false, suspect}).first->second;
+  Entry& e =
+      held_.try_emplace(correlation, Entry{at, std::prev(unmatched_.end()), false, suspect}).first->second;
   const auto [from, to] = pending_.equal_range(correlation);
   if (from != to) {
     exact_ &= !suspect;
