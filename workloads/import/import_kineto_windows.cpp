@@ -32,6 +32,9 @@ DeviceChoice choose_device(const KinetoTrace& t, std::optional<int> wanted) {
 
 DeviceChoice choose_device(const KinetoTrace& t, const std::map<int, std::int64_t>& per_device,
                            std::optional<int> wanted) {
+  if (per_device.empty() && t.events_read == 0 && t.bytes_read > 0)  // read from a file, not made
+    throw InputError(t.source + ": \"traceEvents\" is empty: the profiler recorded nothing (was the trace "
+                     "exported before a profiled step ran?)");
   if (per_device.empty())
     throw InputError(t.source + ": no GPU activity (kernels, memcpys, memsets) in the trace; was the "
                      "profiler run with ProfilerActivity.CUDA?");
