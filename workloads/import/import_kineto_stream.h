@@ -8,7 +8,7 @@
 // id, a CPU op nesting across its start), a launch the table cannot be sure of, a trace without
 // ProfilerStep annotations, or one with an error to report is imported whole instead, so that the
 // result is always import_kineto's, byte for byte. What grows with the file: the windows (about
-// 100 bytes each).
+// 150 bytes each with their extents).
 //   std::optional<KinetoImport> r = import_kineto_streamed("big.json", {}, 100'000);
 #pragma once
 #include <cstdint>
