@@ -98,8 +98,9 @@ int import_kineto_command(int argc, const char* const* argv) {
   const workloads::KinetoImport imported = [&] {
     std::error_code unknown;  // a pipe or a missing file: no size, no lines (the import says why)
     const auto size = std::filesystem::file_size(c.input, unknown);
-    analysis::ReadProgress lines(vm.count("quiet") ? nullptr : &std::cerr, "import",
-                                 unknown ? 0 : static_cast<std::int64_t>(size));
+    const std::int64_t bytes = unknown ? 0 : static_cast<std::int64_t>(size);
+    analysis::ReadProgress lines(vm.count("quiet") ? nullptr : &std::cerr, "import", bytes,
+                                 workloads::kineto_import_passes(bytes));
     return workloads::import_kineto(c.input, o);
   }();
   // Fewer complete iterations than --steps asks to average would be averaged without a word.

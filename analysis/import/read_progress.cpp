@@ -16,8 +16,9 @@ std::optional<std::int64_t> bytes_read_by_process() {
   return std::nullopt;
 }
 
-ReadProgress::ReadProgress(std::ostream* out, std::string label, std::int64_t size)
-    : progress_(out, std::move(label), static_cast<double>(size), "bytes") {
+ReadProgress::ReadProgress(std::ostream* out, std::string label, std::int64_t size, int passes)
+    : progress_(out, std::move(label), static_cast<double>(size) * passes, "bytes"),
+      what_(passes > 1 ? "reading the file (" + std::to_string(passes) + " passes)" : "reading the file") {
   const std::optional<std::int64_t> start = bytes_read_by_process();
   if (out == nullptr || size <= 0 || !start) return;
   start_ = *start;
@@ -37,7 +38,7 @@ void ReadProgress::poll() {
   std::unique_lock guard(lock_);
   while (!wake_.wait_for(guard, std::chrono::milliseconds(200), [this] { return stop_; })) {
     const std::optional<std::int64_t> now = bytes_read_by_process();
-    if (now) progress_.advance(static_cast<double>(*now - start_), "reading the file");
+    if (now) progress_.advance(static_cast<double>(*now - start_), what_);
   }
 }
 

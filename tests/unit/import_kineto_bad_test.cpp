@@ -5,6 +5,7 @@
 // hand-made traces (tests/unit/import_kineto_maker.h).
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <filesystem>
 #include <sstream>
@@ -193,4 +194,39 @@ TEST_CASE("kineto bad input: an optimizer time per GiB that sim::Time cannot hol
   // With a 1 ms optimizer: 10^9 × 2^30 / 4 = 2.7·10^17 ps per GiB, which fits.
   m.trace.gpu.back().duration = sim::Time::ms(1);
   CHECK(import_kineto(m.trace, {}).profile.optimizer.time_per_gib == sim::Time::ps(268'435'456'000'000'000));
+}
+
+TEST_CASE("kineto bad input: kernels overlapping on one stream are a measurement that is off: a note") {
+  // Two launches 10 µs apart on one stream; the first kernel, 8 µs long, starts at 10 µs: the second
+  // (at 15 µs) starts before it ends. On another stream the same times are ordinary overlap.
+  for (const std::int64_t second_stream : {7, 8}) {
+    TraceMaker m;
+    m.annotation("ProfilerStep#1", 0, 100);
+    m.op("aten::mul", 0, 1, 20);
+    m.launch(0, 2, 10, 8, "mul");
+    m.launch(0, 4, 15, 5, "add", second_stream);
+    const auto r = import_kineto(m.trace, {});
+    const std::string note = "1 × GPU activities starting before the previous one on their stream ends (a "
+                             "stream runs one at a time: the trace's times are off; the overlap is clipped)";
+    CHECK((std::find(r.report.notes.begin(), r.report.notes.end(), note) != r.report.notes.end()) ==
+          (second_stream == 7));
+    CHECK(r.report.average.stream_overlap == sim::Time::us(3));  // 15..18 µs, clipped either way
+  }
+}
+
+TEST_CASE("kineto bad input: a gzip file and an empty traceEvents are named as such") {
+  const std::string gz = std::string("\x1f\x8b\x08\x00", 4) + "rest";
+  std::istringstream in(gz);
+  CHECK(
+      error_of([&] { workloads::parse_kineto_trace(in, "t.json.gz"); }) ==
+      "t.json.gz: a gzip-compressed file (as tensorboard_trace_handler(use_gzip=True) writes); expected the "
+      "JSON trace itself: decompress it first (gunzip -k FILE)");
+  std::istringstream empty(R"({"traceEvents": []})");
+  CHECK(error_of([&] { import_kineto(workloads::parse_kineto_trace(empty, "e.json"), {}); }) ==
+        "e.json: \"traceEvents\" is empty: the profiler recorded nothing (was the trace exported before a "
+        "profiled step ran?)");
+  // A file cut short: the byte it ends at is its size (3 bytes here), not one past it.
+  std::istringstream cut(R"({"t)");
+  CHECK(error_of([&] { workloads::parse_kineto_trace(cut, "c.json"); }).starts_with("c.json: truncated: the "
+                                                                                     "file ends at byte 3 "));
 }

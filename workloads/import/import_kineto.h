@@ -13,6 +13,9 @@ namespace hybridsim::workloads {
 // Reads and imports a trace file (streaming). Throws InputError naming the file when it is not a
 // Kineto trace, is truncated, has no GPU activity on the device, or no usable iteration.
 KinetoImport import_kineto(const std::string& path, const KinetoImportOptions& options);
+// How many times import_kineto(path) reads a file of `file_bytes` (a large trace is read in passes,
+// import_kineto_stream.h), for progress lines: 1 or 3.
+int kineto_import_passes(std::int64_t file_bytes);
 // The same from a trace already read.
 KinetoImport import_kineto(const KinetoTrace& trace, const KinetoImportOptions& options);
 

@@ -73,6 +73,11 @@ std::uint32_t TraceBuilder::intern(std::unordered_map<std::string, std::uint32_t
   return it->second;
 }
 
+void TraceBuilder::forget_since(std::size_t names, std::size_t threads) {
+  for (; t_.names.size() > names; t_.names.pop_back()) names_.erase(t_.names.back());
+  for (; t_.threads.size() > threads; t_.threads.pop_back()) threads_.erase(t_.threads.back());
+}
+
 std::uint32_t TraceBuilder::thread(const PendingEvent& p) {
   return intern(threads_, t_.threads, p.pid + "/" + p.tid);
 }
@@ -170,14 +175,17 @@ void TraceBuilder::add_flow(const PendingEvent& p) {
     ++t_.flows_without_id;
     return;
   }
+  const std::size_t threads = t_.threads.size();
   const KinetoFlowPoint f{*p.id, thread(p), relative(p, 0), p.ph == "s"};
   if (!keep_ || keep_->flow(t_, f)) t_.fwdbwd.push_back(f);
+  else forget_since(t_.names.size(), threads);
   ++t_.events_kept;
 }
 
 bool TraceBuilder::add_gpu(const PendingEvent& p, KinetoGpuKind kind, int collective, sim::Time duration) {
   KinetoGpuActivity a;
   a.kind = kind;
+  const std::size_t names = t_.names.size();
   a.name = intern(names_, t_.names, p.name);
   const std::optional<std::int64_t> device = p.device ? p.device : trailing_integer(p.pid);
   if (device && (*device < 0 || *device > INT_MAX))
@@ -193,7 +201,10 @@ bool TraceBuilder::add_gpu(const PendingEvent& p, KinetoGpuKind kind, int collec
   a.external_id = p.external_id.value_or(-1);
   a.collective = collective;
   a.at = p.at;
-  if (keep_ && !keep_->gpu(t_, a)) return false;
+  if (keep_ && !keep_->gpu(t_, a)) {
+    forget_since(names, t_.threads.size());
+    return false;
+  }
   t_.gpu.push_back(a);
   return true;
 }
@@ -201,6 +212,7 @@ bool TraceBuilder::add_gpu(const PendingEvent& p, KinetoGpuKind kind, int collec
 bool TraceBuilder::add_cpu(const PendingEvent& p, KinetoCpuKind kind, int collective, sim::Time duration) {
   KinetoCpuEvent e;
   e.kind = kind;
+  const std::size_t names = t_.names.size(), threads = t_.threads.size();
   e.name = intern(names_, t_.names, p.name);
   e.thread = thread(p);
   e.start = relative(p, *p.dur);
@@ -213,7 +225,10 @@ bool TraceBuilder::add_cpu(const PendingEvent& p, KinetoCpuKind kind, int collec
     e.input_element_bytes = kineto_dtype_bytes(p.input_type).value_or(0);
   }
   e.at = p.at;
-  if (keep_ && !keep_->cpu(t_, e)) return false;
+  if (keep_ && !keep_->cpu(t_, e)) {
+    forget_since(names, threads);
+    return false;
+  }
   t_.cpu.push_back(e);
   return true;
 }

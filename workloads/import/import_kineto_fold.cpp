@@ -21,10 +21,14 @@ void add_kernels(std::vector<std::pair<Wide, Wide>>& sums, const std::vector<Dra
 
 }  // namespace
 
-std::string name_list(const std::vector<std::string>& latest_first) {
-  if (latest_first.size() == 1) return latest_first.front();
-  return latest_first.back() + " .. " + latest_first.front() + " (" + std::to_string(latest_first.size()) +
-         " iterations)";
+void NameRange::add(const std::string& name) {
+  if (n++ == 0) latest = name;
+  earliest = name;
+}
+
+std::string NameRange::text() const {
+  if (n == 1) return latest;
+  return earliest + " .. " + latest + " (" + std::to_string(n) + " iterations)";
 }
 
 void DraftSums::add(const IterationDraft& d, const IterationDraft& ref) {
@@ -49,14 +53,19 @@ DraftSums sum_drafts(const std::vector<const IterationDraft*>& used) {
   return s;
 }
 
+void IterationFold::note_records() {
+  const std::size_t held = listed_.size() + (earliest_ ? 1 : 0) + only_comm_.size() + differ_.size();
+  records_high_water_ = std::max(records_high_water_, static_cast<std::int64_t>(held));
+}
+
 bool IterationFold::wants(const std::string& window, bool launched) {
   if (!launched) {
-    idle_.push_back(window);
+    idle_.add(window);
     return false;
   }
   ++with_work_;
   if (steps_ > 0 && drafts_ >= static_cast<std::size_t>(steps_)) {
-    unselected_.push_back(window);
+    unselected_.add(window);
     return false;
   }
   return true;
@@ -65,7 +74,7 @@ bool IterationFold::wants(const std::string& window, bool launched) {
 void IterationFold::add(const std::string& window, IterationDraft d) {
   if (d.ops.empty()) {
     only_comm_.push_back(window + ": no compute on the device, only communication");
-    return;
+    return note_records();
   }
   ++drafts_;
   if (!ref_) ref_ = std::move(d);
@@ -73,18 +82,22 @@ void IterationFold::add(const std::string& window, IterationDraft d) {
   const std::string diff = structure_difference(x, *ref_);
   if (!diff.empty()) {
     differ_.push_back(x.stats.name + ": its ops differ from " + ref_->stats.name + "'s (" + diff + ")");
-    return;
+    return note_records();
   }
   sums_.add(x, *ref_);
-  stats_.push_back(x.stats);
+  averaged_.add(x.stats);
+  // Listed: the latest kListedIterations - 1, and the earliest (which is the latest met so far).
+  if (listed_.size() + 1 < kListedIterations) listed_.push_back(x.stats);
+  else earliest_ = x.stats;
+  note_records();
 }
 
 void IterationFold::finish(const std::string& source, int device, KinetoImportReport& r) {
   r.skipped.insert(r.skipped.end(), only_comm_.begin(), only_comm_.end());
-  if (!idle_.empty())
-    r.skipped.push_back(name_list(idle_) + ": no GPU activity launched (profiling stopped or warm-up)");
-  if (!unselected_.empty())
-    r.skipped.push_back(name_list(unselected_) + ": not selected (--steps " + std::to_string(steps_) +
+  if (idle_.n > 0)
+    r.skipped.push_back(idle_.text() + ": no GPU activity launched (profiling stopped or warm-up)");
+  if (unselected_.n > 0)
+    r.skipped.push_back(unselected_.text() + ": not selected (--steps " + std::to_string(steps_) +
                         " averages the last complete iterations)");
   if (!ref_)
     throw InputError(source + ": no complete iteration with GPU work on device " + std::to_string(device));
@@ -92,7 +105,11 @@ void IterationFold::finish(const std::string& source, int device, KinetoImportRe
     r.notes.push_back("--steps " + std::to_string(steps_) + " asked for more iterations than the " +
                       std::to_string(with_work_) + " with GPU work");
   r.skipped.insert(r.skipped.end(), differ_.rbegin(), differ_.rend());
-  r.iterations.assign(stats_.rbegin(), stats_.rend());
+  r.iterations.clear();
+  if (earliest_) r.iterations.push_back(*earliest_);
+  r.iterations.insert(r.iterations.end(), listed_.rbegin(), listed_.rend());
+  r.iteration_count = averaged_.n;
+  r.average = averaged_.mean(r.iterations.front().name, r.iterations.back().name);
   report_counts(sums_, r.skipped, r.notes);
 }
 

@@ -7,6 +7,7 @@
 //   for (w = windows.size(); w-- > 0;) if (fold.wants(windows[w].name, launched)) fold.add(name, draft);
 //   fold.finish(source, device, report);   fold.ref();  fold.sums();
 #pragma once
+#include <array>
 #include <cstdint>
 #include <map>
 #include <optional>
@@ -34,8 +35,26 @@ struct DraftSums {
   // Adds `d`, alike `ref` (same ops and kernels).
   void add(const IterationDraft& d, const IterationDraft& ref);
 };
-// Names collected latest first, listed in trace order: "ProfilerStep#1", or a range with a count.
-std::string name_list(const std::vector<std::string>& latest_first);
+// The sums mean_stats (import_kineto_parts.h) takes, an iteration at a time (in any order).
+struct StatsSum {
+  std::int64_t n = 0;
+  std::array<Wide, 10> times{};
+  sim::Time largest_gap;
+  Wide gap_count = 0, activities = 0;
+  void add(const KinetoIterationStats& s);
+  // mean_stats of the iterations added, the first and last in trace order named.
+  KinetoIterationStats mean(const std::string& first, const std::string& last) const;
+};
+
+// Window names met latest first, for a report line: the latest, the earliest and how many.
+struct NameRange {
+  std::string latest, earliest;
+  std::int64_t n = 0;
+  void add(const std::string& name);
+  // "ProfilerStep#1", or "ProfilerStep#1 .. ProfilerStep#9 (9 iterations)".
+  std::string text() const;
+};
+
 
 // The summed skips and notes as report lines: "3 × what (over the averaged iterations)", "3 × what".
 void report_counts(const DraftSums& sums, std::vector<std::string>& skipped, std::vector<std::string>& notes);
@@ -54,20 +73,28 @@ class IterationFold {
   // --steps iterations are folded: no later `wants` extracts.
   bool full() const { return steps_ > 0 && drafts_ >= static_cast<std::size_t>(steps_); }
   // The report lines in the order import_kineto lists them (selection, differing iterations,
-  // summed skips into `r.skipped`; selection and summed notes into `r.notes`) and the averaged
-  // iterations' stats into `r.iterations`. Throws InputError naming `source` and `device` when no
+  // summed skips into `r.skipped`; selection and summed notes into `r.notes`), the averaged
+  // iterations' stats into `r.iterations` (kListedIterations of them at most) and their mean into
+  // `r.average`. Throws InputError naming `source` and `device` when no
   // window had compute.
   void finish(const std::string& source, int device, KinetoImportReport& r);
   const IterationDraft& ref() const { return *ref_; }
   const DraftSums& sums() const { return sums_; }
+  // The most per-iteration records held at once (listed stats, skip lines), for memory tests.
+  std::int64_t records_high_water() const { return records_high_water_; }
 
  private:
+  void note_records();
   int steps_ = 0;
   std::size_t with_work_ = 0, drafts_ = 0;
   std::optional<IterationDraft> ref_;
   DraftSums sums_;
-  std::vector<KinetoIterationStats> stats_;                     // latest first
-  std::vector<std::string> unselected_, idle_, only_comm_, differ_;  // latest first
+  StatsSum averaged_;
+  std::vector<KinetoIterationStats> listed_;  // latest first, kListedIterations at most
+  std::optional<KinetoIterationStats> earliest_;
+  NameRange unselected_, idle_;
+  std::vector<std::string> only_comm_, differ_;  // latest first
+  std::int64_t records_high_water_ = 0;
 };
 
 }  // namespace hybridsim::workloads::kineto_detail

@@ -5,6 +5,7 @@
 // (and kept, on request, as idle time before the activity after each gap). The gradients and the
 // final ops are in import_kineto_ops.cpp.
 #include <algorithm>
+#include <map>
 
 #include "workloads/import/import_kineto_detail.h"
 
@@ -50,6 +51,18 @@ std::vector<WindowActivity> order_activities(const KinetoTrace& t, const KinetoI
     if (a.duration != b.duration) return a.duration < b.duration;
     return x.gpu < y.gpu;
   });
+  // One stream runs one activity at a time: one starting before the previous one on its stream
+  // ends is a measurement that is off, said so (its overlap is clipped, as across streams).
+  std::map<std::int64_t, sim::Time> stream_end;
+  for (const WindowActivity& it : items) {
+    const KinetoGpuActivity& a = t.gpu[it.gpu];
+    auto [end, first] = stream_end.try_emplace(a.stream, a.start + a.duration);
+    if (first) continue;
+    if (a.start < end->second)
+      ++d.notes["GPU activities starting before the previous one on their stream ends (a stream runs one at "
+                "a time: the trace's times are off; the overlap is clipped)"];
+    end->second = max(end->second, a.start + a.duration);
+  }
   return items;
 }
 

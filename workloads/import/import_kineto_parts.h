@@ -65,6 +65,8 @@ struct IterationWindows {
   bool whole_trace = false;              // no ProfilerStep# annotation
 };
 IterationWindows find_iteration_windows(const KinetoTrace& trace);
+// The same from the ProfilerStep annotations' windows in trace order.
+IterationWindows sorted_windows(std::vector<IterationWindow> in_trace_order);
 
 // The window (index into the sorted, disjoint `windows`) that holds `when`; nullopt when none does.
 std::optional<std::size_t> window_at(const std::vector<IterationWindow>& windows, sim::Time when);

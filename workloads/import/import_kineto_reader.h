@@ -88,6 +88,9 @@ class TraceBuilder {
   std::uint32_t intern(std::unordered_map<std::string, std::uint32_t>& map, std::vector<std::string>& table,
                        const std::string& s);
   std::uint32_t thread(const PendingEvent& p);
+  // Names and threads interned for an event the pass did not keep, forgotten (a pass over a large
+  // file keeps the names of what it keeps, not one per ProfilerStep#N).
+  void forget_since(std::size_t names, std::size_t threads);
 
   KinetoTrace& t_;
   std::string source_;

@@ -36,9 +36,9 @@ std::string describe_kineto_import(const KinetoImport& import) {
   out << "device " << r.device << ": " << r.gpu;
   if (r.rank) out << ", rank " << *r.rank << " of " << r.world_size.value_or(0);
   out << "\niterations: ";
-  const std::size_t n = r.iterations.size();
+  const auto n = r.iteration_count;
   if (n <= 4) {
-    for (std::size_t i = 0; i < n; ++i) out << (i ? ", " : "") << r.iterations[i].name;
+    for (std::size_t i = 0; i < r.iterations.size(); ++i) out << (i ? ", " : "") << r.iterations[i].name;
   } else {
     out << r.iterations.front().name << " .. " << r.iterations.back().name << " (" << n << ")";
   }

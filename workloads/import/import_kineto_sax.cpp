@@ -103,7 +103,11 @@ bool TraceSax::parse_error(std::size_t position, const std::string&, const Json:
     error_ = "not a JSON document (" + what + "); a Kineto trace is the JSON file that "
              "torch.profiler's export_chrome_trace or tensorboard_trace_handler writes";
   } else if (at_end) {
-    error_ = "truncated: the file ends at byte " + std::to_string(position) + " inside " + where() + " (" +
+    // The parser counts the end of input as one more byte: the file's own size where it is known.
+    const auto end = input_size_ > 0
+                         ? std::min<std::int64_t>(static_cast<std::int64_t>(position), input_size_)
+                         : static_cast<std::int64_t>(position);
+    error_ = "truncated: the file ends at byte " + std::to_string(end) + " inside " + where() + " (" +
              what + "); was the trace still being written, or cut short?";
   } else {
     error_ = "malformed JSON inside " + where() + ": " + what;

@@ -1,6 +1,7 @@
 // What the iteration fold (import_kineto_fold.h) asks of the averaged iterations: whether two are
 // alike (the same ops and kernels), and their mean statistics.
 #include <algorithm>
+#include <array>
 
 #include "workloads/import/import_kineto_parts.h"
 #include "workloads/import/import_kineto_values.h"
@@ -23,29 +24,40 @@ std::string structure_difference(const IterationDraft& a, const IterationDraft& 
   return "";
 }
 
-KinetoIterationStats mean_stats(const std::vector<KinetoIterationStats>& all) {
-  KinetoIterationStats m;
-  const auto n = static_cast<std::int64_t>(all.size());
-  m.name = all.size() == 1
-               ? all.front().name
-               : all.front().name + ".." + all.back().name + " (mean of " + std::to_string(n) + ")";
+namespace {
+
+// The times mean_stats averages.
+constexpr std::array<sim::Time KinetoIterationStats::*, 10> kMeanTimes{
+    &KinetoIterationStats::cpu_duration, &KinetoIterationStats::span, &KinetoIterationStats::busy,
+    &KinetoIterationStats::launch_gaps, &KinetoIterationStats::stream_overlap,
+    &KinetoIterationStats::exposed_communication, &KinetoIterationStats::communication,
+    &KinetoIterationStats::forward, &KinetoIterationStats::backward, &KinetoIterationStats::optimizer};
+
+}  // namespace
+
+void StatsSum::add(const KinetoIterationStats& s) {
+  ++n;
   // Summed wide: each value fits sim::Time, n of them need not.
-  auto mean_of = [&](auto field) {
-    Wide total = 0;
-    for (const auto& s : all) total += field(s);
-    return mean_time(total, n).ps();
-  };
-  for (sim::Time KinetoIterationStats::*t :
-       {&KinetoIterationStats::cpu_duration, &KinetoIterationStats::span, &KinetoIterationStats::busy,
-        &KinetoIterationStats::launch_gaps, &KinetoIterationStats::stream_overlap,
-        &KinetoIterationStats::exposed_communication, &KinetoIterationStats::communication,
-        &KinetoIterationStats::forward, &KinetoIterationStats::backward, &KinetoIterationStats::optimizer})
-    m.*t =
-        sim::Time::ps(mean_of([&](const KinetoIterationStats& s) { return static_cast<Wide>((s.*t).ps()); }));
-  for (const auto& s : all) m.largest_gap = max(m.largest_gap, s.largest_gap);
-  m.gap_count = mean_of([](const KinetoIterationStats& s) { return static_cast<Wide>(s.gap_count); });
-  m.activities = mean_of([](const KinetoIterationStats& s) { return static_cast<Wide>(s.activities); });
+  for (std::size_t i = 0; i < kMeanTimes.size(); ++i) times[i] += (s.*kMeanTimes[i]).ps();
+  largest_gap = max(largest_gap, s.largest_gap);
+  gap_count += s.gap_count;
+  activities += s.activities;
+}
+
+KinetoIterationStats StatsSum::mean(const std::string& first, const std::string& last) const {
+  KinetoIterationStats m;
+  m.name = n == 1 ? first : first + ".." + last + " (mean of " + std::to_string(n) + ")";
+  for (std::size_t i = 0; i < kMeanTimes.size(); ++i) m.*kMeanTimes[i] = mean_time(times[i], n);
+  m.largest_gap = largest_gap;
+  m.gap_count = mean_time(gap_count, n).ps();
+  m.activities = mean_time(activities, n).ps();
   return m;
+}
+
+KinetoIterationStats mean_stats(const std::vector<KinetoIterationStats>& all) {
+  StatsSum sum;
+  for (const auto& s : all) sum.add(s);
+  return sum.mean(all.front().name, all.back().name);
 }
 
 }  // namespace hybridsim::workloads::kineto_detail

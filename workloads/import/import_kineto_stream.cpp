@@ -7,47 +7,27 @@
 #include <fstream>
 #include <unordered_map>
 
+#include "workloads/import/import_kineto_launches.h"
 #include "workloads/import/import_kineto_reader.h"
 
 namespace hybridsim::workloads::kineto_detail {
 
 namespace {
 
-// Each launch's time by correlation id, the first in trace order where ids repeat (as KinetoIndex).
-class LaunchTimes {
- public:
-  void add(std::int64_t correlation, sim::Time at) { v_.push_back({correlation, at}); }
-  void seal() {
-    std::stable_sort(v_.begin(), v_.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
-    v_.erase(
-        std::unique(v_.begin(), v_.end(), [](const auto& a, const auto& b) { return a.first == b.first; }),
-        v_.end());
-    v_.shrink_to_fit();
-  }
-  std::optional<sim::Time> at(std::int64_t correlation) const {
-    if (correlation < 0) return std::nullopt;
-    auto it = std::lower_bound(v_.begin(), v_.end(), correlation,
-                               [](const auto& e, std::int64_t c) { return e.first < c; });
-    if (it == v_.end() || it->first != correlation) return std::nullopt;
-    return it->second;
-  }
-
- private:
-  std::vector<std::pair<std::int64_t, sim::Time>> v_;
-};
-
-// Pass 1: the ProfilerStep annotations kept; GPU activities counted per device; launches.
+// Pass 1: the ProfilerStep windows (as find_iteration_windows takes them, in trace order) and the
+// GPU activities counted per device; nothing stored in the trace.
 class Survey : public KinetoKeep {
  public:
   std::map<int, std::int64_t> per_device;
-  LaunchTimes launches;
+  std::vector<IterationWindow> windows;
   bool gpu(const KinetoTrace&, const KinetoGpuActivity& a) override {
     ++per_device[a.device];
     return false;
   }
   bool cpu(const KinetoTrace& t, const KinetoCpuEvent& e) override {
-    if (e.kind == KinetoCpuKind::Runtime) launches.add(e.correlation, e.start);
-    return e.kind == KinetoCpuKind::Annotation && t.name_of(e.name).starts_with(kProfilerStep);
+    if (e.kind == KinetoCpuKind::Annotation && t.name_of(e.name).starts_with(kProfilerStep))
+      windows.push_back({t.name_of(e.name), e.start, e.start + e.duration, e.duration});
+    return false;
   }
   bool flow(const KinetoTrace&, const KinetoFlowPoint&) override { return false; }
 };
@@ -55,11 +35,8 @@ class Survey : public KinetoKeep {
 // Where a GPU activity goes: the window of its launch, else of its start (assign_to_windows).
 struct Windows {
   const std::vector<IterationWindow>& list;
-  const LaunchTimes& launches;
   int device = 0;
-  std::optional<std::size_t> of(const KinetoGpuActivity& a) const {
-    return window_at(list, launches.at(a.correlation).value_or(a.start));
-  }
+  std::optional<std::size_t> of(sim::Time launch_or_start) const { return window_at(list, launch_or_start); }
 };
 
 // Where in the file the events a batch may hold lie: from the first one's opening brace (and its
@@ -97,23 +74,30 @@ class Assign : public KinetoKeep {
   TimeOrder order;
   bool over_limit = false;
   std::int64_t outside = 0;
+  LaunchTable launches;
   bool gpu(const KinetoTrace&, const KinetoGpuActivity& a) override {
     note();
-    if (a.device != w_.device) return false;
+    const bool mine = a.device == w_.device;
+    const auto found = launches.find(a.correlation, {a.start, a.at, end_byte, mine, false});
+    if (!mine) return false;
     over_limit |= !order.add(a.duration);
-    if (const auto launch = w_.launches.at(a.correlation)) order.launched_at(a.start, *launch);
-    if (const auto w = w_.of(a)) {
-      ++per_window[*w];
-      extents[*w].add(a.at, end_byte);
-    } else {
-      ++outside;
-    }
+    if (found.status == LaunchTable::Status::Found) count(a.start, a.at, end_byte, found.launch);
+    else if (found.status != LaunchTable::Status::Pending) count(a.start, a.at, end_byte, std::nullopt);
     return false;
   }
   bool cpu(const KinetoTrace&, const KinetoCpuEvent& e) override {
     note();
+    if (e.kind == KinetoCpuKind::Runtime) {
+      for (const auto& a : launches.launch(e.correlation, e.start))
+        if (a.mine) count(a.start, a.at, a.end_byte, e.start);
+    }
     span(e.start, e.start + e.duration);
     return false;
+  }
+  // The end of the pass: the activities whose launch never came go by their start.
+  void finish() {
+    for (const auto& a : launches.finish())
+      if (a.mine) count(a.start, a.at, a.end_byte, std::nullopt);
   }
   bool flow(const KinetoTrace&, const KinetoFlowPoint& f) override {
     note();
@@ -126,6 +110,17 @@ class Assign : public KinetoKeep {
     if (first.last_end < 0) first.add(at, end_byte);
   }
   void span(sim::Time from, sim::Time to);
+  // One activity of the device, with its launch's time when it has one.
+  void count(sim::Time start, const KinetoEventPlace& place, std::int64_t end,
+             std::optional<sim::Time> launch) {
+    if (launch) order.launched_at(start, *launch);
+    if (const auto w = w_.of(launch.value_or(start))) {
+      ++per_window[*w];
+      extents[*w].add(place, end);
+    } else {
+      ++outside;
+    }
+  }
   const Windows& w_;
 };
 
@@ -158,12 +153,19 @@ class Batch : public KinetoKeep {
  public:
   Batch(const Windows& w, std::size_t lo, std::size_t hi)
       : w_(w), lo_(lo), hi_(hi), begin_(w.list[lo].begin), end_(w.list[hi].end) {}
+  // An activity met before its launch is held by its start; its launch, when it comes, must agree.
   bool gpu(const KinetoTrace&, const KinetoGpuActivity& a) override {
-    if (a.device != w_.device) return false;
-    const auto w = w_.of(a);
-    return w && *w >= lo_ && *w <= hi_;
+    const bool mine = a.device == w_.device;
+    LaunchTable::Activity pending{a.start, a.at, end_byte, mine, mine && in_batch(a.start)};
+    const auto found = launches_.find(a.correlation, pending);
+    if (!mine) return false;
+    return found.status == LaunchTable::Status::Found ? in_batch(found.launch) : pending.held;
   }
   bool cpu(const KinetoTrace&, const KinetoCpuEvent& e) override {
+    if (e.kind == KinetoCpuKind::Runtime) {
+      for (const auto& a : launches_.launch(e.correlation, e.start))
+        launches_agree_ &= !a.mine || a.held == in_batch(e.start);
+    }
     const bool held = e.start < end_ && e.start + e.duration >= begin_;
     if (held && e.kind == KinetoCpuKind::Op) earliest_op_ = min(earliest_op_, e.start);
     if (e.kind == KinetoCpuKind::Op && e.start < begin_) {
@@ -178,6 +180,12 @@ class Batch : public KinetoKeep {
     return f.time >= begin_ && f.time < end_;
   }
   sim::Time earliest_op() const { return earliest_op_; }
+  // Every activity held or left out as its launch (the first with its id in the part) has it.
+  bool launches_known() {
+    launches_.finish();
+    return launches_agree_ && launches_.exact();
+  }
+  std::int64_t launches_high_water() const { return launches_.high_water(); }
   // No op left out ends after one held (on its thread) starts: the held nesting is the whole one.
   bool nesting_held() const {
     return std::all_of(threads_.begin(), threads_.end(),
@@ -190,6 +198,12 @@ class Batch : public KinetoKeep {
   sim::Time begin_, end_;
   sim::Time earliest_op_ = sim::Time::max();
   std::unordered_map<std::uint32_t, std::pair<sim::Time, sim::Time>> threads_;
+  LaunchTable launches_;
+  bool launches_agree_ = true;
+  bool in_batch(sim::Time launch_or_start) const {
+    const auto w = w_.of(launch_or_start);
+    return w && *w >= lo_ && *w <= hi_;
+  }
 };
 
 // Every flow's backward end has its forward end in the batch, one flow a backward op, and every
@@ -269,9 +283,10 @@ std::optional<KinetoTrace> read_range(const std::string& path, const Extent& ran
 // One batch read (its part of the file when `range`), checked and folded; false when it must be
 // imported whole.
 bool fold_batch(const std::string& path, const KinetoTrace& head, const Windows& w, const Assign& pass,
-                std::size_t lo, std::size_t hi, bool keep_gaps, IterationFold& fold) {
+                std::size_t lo, std::size_t hi, bool keep_gaps, IterationFold& fold,
+                StreamedImportCounts& counts) {
   Batch keep(w, lo, hi), whole(w, lo, hi);
-  const Batch* used = &keep;
+  Batch* used = &keep;
   Extent range = lo == 0 ? pass.first : pass.extents[lo - 1];
   for (std::size_t i = lo; i <= hi; ++i) range.add(pass.extents[i]);
   for (const WideEvent& e : pass.wide)
@@ -283,6 +298,10 @@ bool fold_batch(const std::string& path, const KinetoTrace& head, const Windows&
     part = read_kineto_trace(path, &whole);
     used = &whole;
   }
+  if (!used->launches_known()) return false;
+  counts.launches = std::max(counts.launches, used->launches_high_water());
+  counts.events = std::max(counts.events, static_cast<std::int64_t>(part->gpu.size() + part->cpu.size() +
+                                                                    part->fwdbwd.size()));
   const KinetoTrace& t = *part;
   const KinetoIndex index(t);
   const WindowAssignment a = assign_to_windows(t, index, w.list, w.device);
@@ -302,21 +321,26 @@ bool fold_batch(const std::string& path, const KinetoTrace& head, const Windows&
 }  // namespace
 
 std::optional<KinetoImport> import_kineto_streamed(const std::string& path, const KinetoImportOptions& o,
-                                                   std::int64_t batch_activities) {
+                                                   std::int64_t batch_activities,
+                                                   StreamedImportCounts* counted) {
   check_options(o);
+  StreamedImportCounts ignored;
+  StreamedImportCounts& counts = counted ? *counted : ignored;
   Survey survey;
   const KinetoTrace head = read_kineto_trace(path, &survey);
   if (survey.per_device.empty()) return std::nullopt;  // the whole import names what is wrong
-  survey.launches.seal();
   KinetoImport result;
   KinetoImportReport& r = result.report;
   start_report(r, head, choose_device(head, survey.per_device, o.device));
-  const IterationWindows windows = find_iteration_windows(head);
+  const IterationWindows windows = sorted_windows(std::move(survey.windows));
   if (windows.whole_trace) return std::nullopt;
-  const Windows w{windows.windows, survey.launches, r.device};
+  counts.windows = static_cast<std::int64_t>(windows.windows.size());
+  const Windows w{windows.windows, r.device};
   Assign assign(w);
   read_kineto_trace(path, &assign);
-  if (assign.over_limit || assign.order.reversed()) return std::nullopt;
+  assign.finish();
+  counts.launches = assign.launches.high_water();
+  if (!assign.launches.exact() || assign.over_limit || assign.order.reversed()) return std::nullopt;
   for (auto& note : assign.order.notes(r.device)) r.notes.push_back(std::move(note));
   note_windows(r, windows, assign.outside);
   IterationFold fold(o.steps);
@@ -330,9 +354,10 @@ std::optional<KinetoImport> import_kineto_streamed(const std::string& path, cons
     std::size_t lo = hi - 1;
     for (std::int64_t held = per_window[lo]; lo > 0 && held + per_window[lo - 1] <= batch_activities;)
       held += per_window[--lo];
-    if (!fold_batch(path, head, w, assign, lo, hi - 1, o.keep_gaps, fold)) return std::nullopt;
+    if (!fold_batch(path, head, w, assign, lo, hi - 1, o.keep_gaps, fold, counts)) return std::nullopt;
     hi = lo;
   }
+  counts.iteration_records = fold.records_high_water();
   return finish_import(fold, std::move(result), o);
 }
 

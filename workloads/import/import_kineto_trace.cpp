@@ -42,16 +42,20 @@ std::string KinetoTrace::describe(const KinetoCpuEvent& e) const {
 
 namespace {
 
-// A trace saved in UTF-16 or UTF-32 (an editor's "Unicode") is refused as such, not as a JSON
-// syntax error about its first byte; the stream goes back to `begin` (where it can seek).
+// A trace saved in UTF-16 or UTF-32 (an editor's "Unicode"), or compressed with gzip (what
+// tensorboard_trace_handler(use_gzip=True) writes), is refused as such, not as a JSON syntax error
+// about its first byte; the stream goes back to `begin` (where it can seek).
 void check_encoding(std::istream& in, std::streampos begin, const std::string& source_name) {
   if (begin < 0) return;
   char first[4] = {};
   in.read(first, sizeof first);
-  const std::string_view encoding =
-      yaml::wide_encoding(std::string_view(first, static_cast<std::size_t>(in.gcount())));
+  const std::string_view head(first, static_cast<std::size_t>(in.gcount()));
+  const std::string_view encoding = yaml::wide_encoding(head);
   in.clear();
   in.seekg(begin);
+  if (head.starts_with("\x1f\x8b"))
+    throw InputError(source_name + ": a gzip-compressed file (as tensorboard_trace_handler(use_gzip=True) " +
+                     "writes); expected the JSON trace itself: decompress it first (gunzip -k FILE)");
   if (!encoding.empty())
     throw InputError(source_name + ": " + std::string(encoding) +
                      " is not supported; save the file as UTF-8");

@@ -54,12 +54,17 @@ struct KinetoGradientBucket {
   std::string group_ranks{};           // "Process Group Ranks" ("[0, 1]"); empty when not recorded
 };
 
+inline constexpr std::size_t kListedIterations = 64;
+
 struct KinetoImportReport {
   std::string source;
   int device = 0;
   std::string gpu;
   std::optional<int> rank, world_size;
-  std::vector<KinetoIterationStats> iterations;  // the averaged ones, in trace order
+  // The averaged iterations in trace order: all of them when there are at most kListedIterations,
+  // else the first and the last kListedIterations - 1 (so that a long trace's report stays small).
+  std::vector<KinetoIterationStats> iterations;
+  std::int64_t iteration_count = 0;              // how many were averaged
   KinetoIterationStats average;                  // their mean
   std::vector<KinetoGradientBucket> buckets;     // of the last averaged iteration (Op::buckets)
   std::string gradient_source;   // "nccl all-reduce", "AccumulateGrad shapes" or "none"

@@ -32,6 +32,9 @@ DeviceChoice choose_device(const KinetoTrace& t, std::optional<int> wanted) {
 
 DeviceChoice choose_device(const KinetoTrace& t, const std::map<int, std::int64_t>& per_device,
                            std::optional<int> wanted) {
+  if (per_device.empty() && t.events_read == 0 && t.bytes_read > 0)  // read from a file, not made
+    throw InputError(t.source + ": \"traceEvents\" is empty: the profiler recorded nothing (was the trace "
+                     "exported before a profiled step ran?)");
   if (per_device.empty())
     throw InputError(t.source + ": no GPU activity (kernels, memcpys, memsets) in the trace; was the "
                      "profiler run with ProfilerActivity.CUDA?");
@@ -99,11 +102,17 @@ std::vector<std::string> check_time_order(const KinetoTrace& t, const KinetoInde
 }
 
 IterationWindows find_iteration_windows(const KinetoTrace& t) {
-  IterationWindows w;
+  std::vector<IterationWindow> found;
   for (const auto& e : t.cpu) {
     if (e.kind == KinetoCpuKind::Annotation && t.name_of(e.name).starts_with(kProfilerStep))
-      w.windows.push_back({t.name_of(e.name), e.start, e.start + e.duration, e.duration});
+      found.push_back({t.name_of(e.name), e.start, e.start + e.duration, e.duration});
   }
+  return sorted_windows(std::move(found));
+}
+
+IterationWindows sorted_windows(std::vector<IterationWindow> found) {
+  IterationWindows w;
+  w.windows = std::move(found);
   std::sort(w.windows.begin(), w.windows.end(),
             [](const IterationWindow& a, const IterationWindow& b) { return a.begin < b.begin; });
   if (w.windows.empty()) {
