@@ -35,6 +35,7 @@ FoldedTree::FoldedTree(Network& network, std::uint32_t ranks,
       network_(network),
       queue_(network.queue()),
       n_(ranks),
+      uniform_(config.uniform_trees),
       rank_(ranks) {}
 
 Time FoldedTree::first_message_lead() const {
@@ -157,6 +158,7 @@ FoldedTree::ModelRun FoldedTree::run_model(const std::vector<std::uint32_t>& gro
   CollectiveConfig config = tree_->config();
   config.fast_path = FastPath::Off;
   config.observer = nullptr;
+  config.uniform_trees = nullptr;
   TreeCollective model(network, n_, std::move(plans), Bytes::of(0), config, std::move(segment));
   RankStarter starter(model);
   for (const std::uint32_t r : join_order_) queue.schedule_at(rank_[r].start, starter, r);
@@ -291,16 +293,6 @@ void FoldedTree::apply_run(std::size_t h, const std::vector<std::size_t>& rep,
   }
 }
 
-namespace {
-
-bool same_timing(const ProtocolTiming& a, const ProtocolTiming& b) {
-  return a.protocol == b.protocol && a.link_rate_scale == b.link_rate_scale &&
-         a.channel_cap.bytes_per_second() == b.channel_cap.bytes_per_second() &&
-         a.base_latency == b.base_latency && a.hop_latency == b.hop_latency;
-}
-
-}  // namespace
-
 FoldedTree::ModelRun FoldedTree::repeat_or_run(std::size_t h) {
   if (uniform_ == nullptr) return run_model(groups_[h]);
   std::vector<std::int64_t> bytes;
@@ -309,7 +301,7 @@ FoldedTree::ModelRun FoldedTree::repeat_or_run(std::size_t h) {
   const ProtocolTiming& timing = tree_->config().timing;
   for (const UniformTrees::Run& r : uniform_->runs)
     if (r.plan == plan && r.messages == tree_->messages_per_channel() && r.channel_bytes == bytes &&
-        same_timing(r.timing, timing) && r.join_order == join_order_) {
+        r.timing == timing && r.join_order == join_order_) {
       ModelRun out = r.run;
       const Time shift = queue_.now() - r.joined;
       for (auto& channel : out.done)

@@ -29,10 +29,10 @@ struct TreeModelRun {
   std::array<Bytes, kLinkKindCount> bytes{};
 };
 
-// The uniform trees of one folded step so far (FoldedTree::set_uniform): when each finished and
-// how far before that a rank of it may really have finished; and their groups' model runs, which a
-// later tree over the same channels, bytes, timing and join order repeats, shifted in time (its
-// links start free, so the run does not depend on when it starts).
+// The uniform trees of one folded step so far (CollectiveConfig::uniform_trees): when each
+// finished and how far before that a rank of it may really have finished; and their groups' model
+// runs, which a later tree over the same channels, bytes, timing and join order repeats, shifted in
+// time (its links start free, so the run does not depend on when it starts).
 struct UniformTrees {
   struct Finished {
     Time at;
@@ -60,11 +60,6 @@ class FoldedTree final : public Collective {
 
   // Why it would be simulated in full if it started now, or null. Claims nothing, schedules nothing.
   const char* refusal();
-  // Bounded, for a folded step (sim/README.md, "Trees in a step: bounded"): when every rank joins at
-  // one time, every rank finishes when the last one would; simulation_path().bound is the spread
-  // of the ranks' finishes this hides, plus what earlier such trees hid from this one's joins
-  // (`trees`, shared by the step's uniform trees). Groups need not correspond (each is simulated).
-  void set_uniform(std::shared_ptr<UniformTrees> trees) { uniform_ = std::move(trees); }
 
   void notify_rank_done(EventHandler& handler, std::uint64_t tag_base) override;
   void start(std::uint32_t rank) override;
@@ -124,7 +119,12 @@ class FoldedTree final : public Collective {
   bool decided_ = false;   // at the first join
   bool deferred_ = false;  // joins held back until the decision
   bool folded_ = false;    // every rank joined at once and the result was applied
-  std::shared_ptr<UniformTrees> uniform_;  // set_uniform()
+  // Bounded, for a folded step (sim/README.md, "Trees in a step: bounded"), when the config names
+  // the step's uniform trees (CollectiveConfig::uniform_trees, which outlive this): when every rank
+  // joins at one time, every rank finishes when the last one would; simulation_path().bound is the
+  // spread of the ranks' finishes this hides, plus what earlier such trees hid from this one's joins.
+  // Groups need not correspond (each is simulated).
+  UniformTrees* uniform_;
   std::vector<RankProgress> rank_;
   std::vector<std::uint32_t> join_order_;
   std::vector<std::vector<std::uint32_t>> groups_;  // channel groups, found by refusal()
