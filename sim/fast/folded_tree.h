@@ -10,7 +10,6 @@
 #include <array>
 #include <cstdint>
 #include <memory>
-#include <unordered_map>
 #include <vector>
 
 #include "sim/tree_collective.h"
@@ -19,14 +18,34 @@ namespace hybridsim::sim {
 
 // One group of a tree's channels simulated on a queue and links of its own.
 struct TreeModelRun {
-  std::vector<std::vector<Time>> done;                 // [channel in group][rank]
-  std::unordered_map<LinkId, std::size_t> model_link;  // the group's real link → model link
-  std::vector<LinkId> real_link;                       // per model link
-  std::vector<LinkCounters> use;                       // per model link
-  std::vector<Time> busy_until;                        // per model link
+  std::vector<std::vector<Time>> done;  // [channel in group][rank]
+  std::vector<LinkId> real_link;        // the group's links, each once
+  std::vector<LinkCounters> use;        // per link of real_link
+  std::vector<Time> busy_until;         // per link of real_link
   std::uint64_t events = 0;
   std::uint64_t messages = 0;
   std::array<Bytes, kLinkKindCount> bytes{};
+};
+
+// Channel group b of a FoldedTree in terms of group a: position[i][r] is the rank at a's channel i
+// rank r's place in b's channel i; link maps a's links to b's (one to one; back the other way),
+// indexed by link (kNoLink where a does not use it).
+struct TreeCorrespondence {
+  static constexpr LinkId kNoLink = 0xffffffffu;
+  std::vector<std::vector<std::uint32_t>> position;
+  std::vector<LinkId> link;
+  std::vector<LinkId> back;
+  std::vector<LinkId> linked;  // the links set in `link` (and their images in `back`), to clear
+  bool with_leaves = false;          // also require the leaves to send in the same order
+  std::vector<std::uint32_t> order;  // b's channels in the order that corresponds to a's
+};
+
+// Which of a FoldedTree's channel groups stand for which: rep[g] is g itself (simulated) or the
+// first earlier group g corresponds to, by maps[g].
+struct TreeGroupFold {
+  std::vector<std::size_t> rep;
+  std::vector<TreeCorrespondence> maps;
+  std::uint32_t simulated = 0;  // channels of the groups simulated
 };
 
 // The uniform trees of one folded step so far (CollectiveConfig::uniform_trees): when each
@@ -47,8 +66,18 @@ struct UniformTrees {
     Time joined;
     TreeModelRun run;
   };
+  // Which groups stood for which in an earlier tree over the same channels, bytes, timing and join
+  // order (what correspondence depends on), so that a later such tree does not match them again.
+  struct Fold {
+    const TreeChannel* plan = nullptr;  // the tree's first channel
+    std::vector<std::int64_t> channel_bytes;
+    ProtocolTiming timing;
+    std::vector<std::uint32_t> join_order;
+    TreeGroupFold groups;
+  };
   std::vector<Finished> finished;
   std::vector<Run> runs;
+  std::vector<Fold> folds;
 };
 
 class FoldedTree final : public Collective {
@@ -79,15 +108,7 @@ class FoldedTree final : public Collective {
   void on_event(std::uint64_t tag) override;
 
  private:
-  // Group b in terms of group a: position[i][r] is the rank at a's channel i rank r's place in b's
-  // channel i; link maps a's links to b's (one to one).
-  struct Correspondence {
-    std::vector<std::vector<std::uint32_t>> position;
-    std::unordered_map<LinkId, LinkId> link;
-    std::unordered_map<LinkId, LinkId> back;
-    bool with_leaves = false;          // also require the leaves to send in the same order
-    std::vector<std::uint32_t> order;  // b's channels in the order that corresponds to a's
-  };
+  using Correspondence = TreeCorrespondence;
   static bool is_leaf(const TreeChannel& t, std::uint32_t r) {
     return t.children[r].empty() && t.parent[r] >= 0;
   }
@@ -106,9 +127,10 @@ class FoldedTree final : public Collective {
   ModelRun run_model(const std::vector<std::uint32_t>& group) const;
   ModelRun repeat_or_run(std::size_t h);  // a uniform tree's earlier run of group h, or a new one
   void go_full();
+  TreeGroupFold fold_groups() const;
+  const TreeGroupFold& repeat_or_fold(TreeGroupFold& mine);  // a uniform tree's earlier fold, or mine
   void run_folded();
-  void apply_run(std::size_t h, const std::vector<std::size_t>& rep, const std::vector<Correspondence>& maps,
-                 std::vector<Time>& finish);
+  void apply_run(std::size_t h, const TreeGroupFold& fold, std::vector<Time>& finish);
   void finish_folded_rank(std::uint32_t rank);
   void make_uniform(std::vector<Time>& finish);
 
