@@ -18,6 +18,7 @@
 namespace hybridsim::sim {
 
 class RingObserver;  // sim/ring_collective.h
+struct UniformTrees;  // sim/fast/folded_tree.h
 
 // AllToAll: each rank sends 1/n of its buffer to every other (sim/collectives/all_to_all.h).
 enum class CollectiveOp : std::uint8_t { AllReduce, ReduceScatter, AllGather, Broadcast, AllToAll };
@@ -29,7 +30,7 @@ CollectiveOp parse_collective_op(std::string_view text);
 // Whether a ring collective may be folded (sim/README.md, "Folding"): auto folds where that is
 // exact; bounded also where chunks of unequal size keep it within 0.1% of the collective's time
 // (it then reports the upper bound), and, in a folded step, trees whose ranks all take the latest
-// finish (sim/fast/folded_tree.h, set_uniform); off simulates every rank message by message.
+// finish (CollectiveConfig::uniform_trees); off simulates every rank message by message.
 enum class FastPath : std::uint8_t { Auto, Bounded, Off };
 std::string_view fast_path_name(FastPath mode);  // "auto", "bounded", "off"
 FastPath parse_fast_path(std::string_view text);  // throws InputError otherwise
@@ -52,6 +53,10 @@ struct CollectiveConfig {
   // charges its full_cost() to it as it starts, before its first message (sim/budget.h); it throws
   // BudgetExceeded past a cap. Null (the default): no check.
   SimulationBudget* budget = nullptr;
+  // Under `bounded`, in a folded step: when set, a tree built with this config joins these uniform
+  // trees (sim/fast/folded_tree.h, FoldedTree's `uniform`): every rank finishes when its last one
+  // would, within a stated bound. Null (the default): trees are exact.
+  UniformTrees* uniform_trees = nullptr;
 };
 
 // How a collective was simulated (sim/README.md, "Folding"). A folded ring simulated `simulated`

@@ -42,6 +42,8 @@ struct ProtocolTiming {
   // its data is ready (at least 0): the protocol's whole per-hop latency, the links' own included.
   std::array<Time, kHopKindCount> hop_latency{};
 
+  // Field by field (the doubles compared exactly): equal timings time every message alike.
+  bool operator==(const ProtocolTiming&) const = default;
   bool is_ideal() const { return protocol == Protocol::Ideal; }
   // The extra wait before a step's message over `route` is sent.
   Time step_delay(Route route, const LinkTable& links) const;

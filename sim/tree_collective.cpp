@@ -43,14 +43,40 @@ void check_tree(const TreeChannel& t, std::uint32_t n, std::size_t c) {
   for (std::uint32_t r = 0; r < n; ++r)
     if (listed[r] != (t.parent[r] < 0 ? 0 : 1)) fail("rank " + std::to_string(r) + " is listed wrongly");
   if (roots != 1) fail("needs exactly one root");
-  // Every rank reaches the root (no cycles).
+}
+
+// The height of a checked tree: the longest way from a rank to the root. Throws when a rank does
+// not reach the root (a cycle). Each rank's depth is found once, from the nearest known ancestor's.
+std::int64_t tree_height(const TreeChannel& t, std::uint32_t n, std::size_t c) {
+  std::vector<std::int64_t> depth(n, -1);
+  std::vector<std::uint32_t> path;
+  std::int64_t height = 0;
   for (std::uint32_t r = 0; r < n; ++r) {
+    path.clear();
     std::int64_t x = r;
-    for (std::uint32_t hops = 0; x >= 0; ++hops) {
-      if (hops > n) fail("has a cycle");
+    while (x >= 0 && depth[static_cast<std::size_t>(x)] < 0) {
+      if (path.size() > n) throw InternalError("tree channel " + std::to_string(c) + ": has a cycle");
+      path.push_back(static_cast<std::uint32_t>(x));
       x = t.parent[static_cast<std::size_t>(x)];
     }
+    std::int64_t d = x < 0 ? -1 : depth[static_cast<std::size_t>(x)];
+    for (auto it = path.rbegin(); it != path.rend(); ++it) depth[*it] = ++d;
+    height = std::max(height, depth[r]);
   }
+  return height;
+}
+
+// The plans a tree runs: the segment's channels, or all of them.
+std::vector<const TreeChannel*> segment_plans(const std::vector<TreeChannel>& plans,
+                                              const TreeSegment& segment) {
+  std::vector<const TreeChannel*> out;
+  for (const std::uint32_t c : segment.channels) {
+    if (c >= plans.size()) throw InternalError("a tree segment of a channel the plans lack");
+    out.push_back(&plans[c]);
+  }
+  if (segment.channels.empty())
+    for (const TreeChannel& t : plans) out.push_back(&t);
+  return out;
 }
 
 }  // namespace
@@ -70,7 +96,7 @@ TreeCollective::TreeCollective(Network& network, std::uint32_t ranks,
       plans_(std::move(plans)),
       rank_(ranks) {
   if (plans_ == nullptr) throw InternalError("a tree collective without channels");
-  const std::vector<TreeChannel>& channels = *plans_;
+  const std::vector<const TreeChannel*> channels = segment_plans(*plans_, segment);
   path_.unit = "tree channels";
   path_.ranks = static_cast<std::uint32_t>(channels.size());
   if (segment.messages > 0 && segment.channel_bytes.size() != channels.size())
@@ -85,21 +111,13 @@ TreeCollective::TreeCollective(Network& network, std::uint32_t ranks,
   std::int64_t max_messages = 1;
   for (std::int64_t c = 0; c < c_count; ++c) {
     ChannelState ch;
-    ch.plan = &channels[static_cast<std::size_t>(c)];
+    ch.plan = channels[static_cast<std::size_t>(c)];
     check_tree(*ch.plan, n_, static_cast<std::size_t>(c));
     // Channel c carries S/C bytes (the first S mod C channels one more).
     ch.bytes = segment.messages > 0 ? segment.channel_bytes[static_cast<std::size_t>(c)]
                                     : size.count() / c_count + (c < size.count() % c_count ? 1 : 0);
     max_messages = std::max(max_messages, (ch.bytes + m - 1) / m);
-    // The height: the longest way from a rank to the root.
-    std::int64_t height = 0;
-    for (std::uint32_t r = 0; r < n_; ++r) {
-      std::int64_t hops = 0;
-      for (std::int32_t x = ch.plan->parent[r]; x >= 0; x = ch.plan->parent[static_cast<std::size_t>(x)])
-        ++hops;
-      height = std::max(height, hops);
-    }
-    max_messages = std::max(max_messages, 2 * height);
+    max_messages = std::max(max_messages, 2 * tree_height(*ch.plan, n_, static_cast<std::size_t>(c)));
     channels_.push_back(std::move(ch));
   }
   messages_ = segment.messages > 0 ? segment.messages : static_cast<std::uint32_t>(max_messages);
@@ -274,7 +292,9 @@ void TreeCollective::handle(ChannelState& ch, std::uint32_t c, std::uint32_t r, 
 }
 
 void TreeCollective::check_done(std::uint32_t rank) {
-  if (finish_if_complete(rank_[rank], queue_, done_handler_, done_tag_base_ + rank)) ++ranks_done_;
+  RankProgress& rs = rank_[rank];
+  if (rs.receives_left > 0 || rs.sends_left > 0) return;  // most arrivals: without a call
+  if (finish_if_complete(rs, queue_, done_handler_, done_tag_base_ + rank)) ++ranks_done_;
 }
 
 Time TreeCollective::finish_time() const { return latest_finish(rank_); }

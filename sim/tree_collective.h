@@ -30,10 +30,12 @@ struct TreeChannel {
 
 // Channels standing for some of a larger tree collective's (sim/fast/ uses them): simulated with
 // the messages per channel and the bytes of each channel of the whole. Default (messages 0): an
-// ordinary tree collective.
+// ordinary tree collective. `channels`, if any: which of the plans it runs (indices, in this order;
+// the bytes are theirs), so that a model of some channels shares the whole's plans, not a copy.
 struct TreeSegment {
   std::uint32_t messages = 0;
   std::vector<std::int64_t> channel_bytes;  // one per channel
+  std::vector<std::uint32_t> channels;
 };
 
 class TreeCollective final : public Collective {
@@ -73,6 +75,7 @@ class TreeCollective final : public Collective {
   // delay of rank r's route up and of its route to its k-th child, and r's index among its
   // parent's children.
   const TreeChannel& channel_plan(std::uint32_t c) const { return *channels_[c].plan; }
+  const std::shared_ptr<const std::vector<TreeChannel>>& plans() const { return plans_; }
   std::int64_t channel_bytes(std::uint32_t c) const { return channels_[c].bytes; }
   std::uint32_t messages_per_channel() const { return messages_; }
   Time up_delay(std::uint32_t c, std::uint32_t r) const { return channels_[c].nodes[r].up.delay; }

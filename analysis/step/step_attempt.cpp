@@ -98,11 +98,12 @@ bool embedded_classes_agree(const workloads::StepProgram& program,
 // The collectives of one attempt; a folded step's shadows are null (never started: no plan, no
 // state).
 struct StepCollectives {
+  // The trees of a folded step under `bounded` (each finishing uniformly) and their bounds; first,
+  // so that it outlives the trees that use it (CollectiveConfig::uniform_trees).
+  std::unique_ptr<sim::UniformTrees> uniform_trees = std::make_unique<sim::UniformTrees>();
   std::vector<std::unique_ptr<sim::Collective>> owned;
   std::vector<sim::Collective*> pointers;
   std::vector<sim::CollectiveLoad> loads;
-  // The trees of a folded step under `bounded` (each finishing uniformly) and their bounds.
-  std::shared_ptr<sim::UniformTrees> uniform_trees = std::make_shared<sim::UniformTrees>();
 };
 
 // Progress of make_collectives: the ranks of the collectives set up so far, of all (a ring's set-up
@@ -159,9 +160,9 @@ bool make_collectives(const StepSetup& setup, const workloads::StepProgram& prog
     }
     if (setup.executor.contention)
       out.loads.push_back(workloads::collective_load(spec, plan, topology.links()));
-    out.owned.push_back(workloads::make_collective(network, std::move(plan), config));
-    if (auto* tree = dynamic_cast<sim::FoldedTree*>(out.owned.back().get()); tree != nullptr && uniform)
-      tree->set_uniform(out.uniform_trees);
+    sim::CollectiveConfig own = config;
+    if (uniform) own.uniform_trees = out.uniform_trees.get();
+    out.owned.push_back(workloads::make_collective(network, std::move(plan), own));
     out.pointers.push_back(out.owned.back().get());
   }
   return true;

@@ -13,7 +13,6 @@
 
 #include <algorithm>
 #include <string>
-#include <unordered_map>
 
 #include "sim/error.h"
 #include "sim/fast/link_claims.h"
@@ -35,6 +34,7 @@ FoldedTree::FoldedTree(Network& network, std::uint32_t ranks,
       network_(network),
       queue_(network.queue()),
       n_(ranks),
+      uniform_(config.uniform_trees),
       rank_(ranks) {}
 
 Time FoldedTree::first_message_lead() const {
@@ -124,40 +124,34 @@ void FoldedTree::release_links(std::uint32_t rank) {
 }
 
 FoldedTree::ModelRun FoldedTree::run_model(const std::vector<std::uint32_t>& group) const {
+  // The model shares the tree's plans and runs over a network of every link, of which only the
+  // group's carry anything: no plan is copied, no link renumbered. Its use is read off the group's
+  // links, each once, in the order they are first used.
   ModelRun out;
-  LinkTable links;
-  auto remap = [&](const std::vector<LinkId>& route) {
-    std::vector<LinkId> mine;
-    for (const LinkId l : route) {
-      const auto [it, added] = out.model_link.emplace(l, links.size());
-      if (added) {
-        links.add(network_.links()[l]);
+  std::vector<std::uint8_t> seen(network_.links().size(), 0);
+  auto note = [&](const std::vector<LinkId>& route) {
+    for (const LinkId l : route)
+      if (seen[l] == 0) {
+        seen[l] = 1;
         out.real_link.push_back(l);
       }
-      mine.push_back(static_cast<LinkId>(it->second));
-    }
-    return mine;
   };
-  std::vector<TreeChannel> plans;
-  TreeSegment segment{tree_->messages_per_channel(), {}};
+  TreeSegment segment{tree_->messages_per_channel(), {}, group};
   for (const std::uint32_t c : group) {
     const TreeChannel& t = tree_->channel_plan(c);
-    TreeChannel plan{t.parent, {}, t.children, {}};
-    plan.up.resize(n_);
-    plan.down.resize(n_);
     for (std::uint32_t r = 0; r < n_; ++r) {
-      plan.up[r] = remap(t.up[r]);
-      for (const auto& route : t.down[r]) plan.down[r].push_back(remap(route));
+      note(t.up[r]);
+      for (const auto& route : t.down[r]) note(route);
     }
-    plans.push_back(std::move(plan));
     segment.channel_bytes.push_back(tree_->channel_bytes(c));
   }
   EventQueue queue;
-  Network network(queue, links, network_.switching());
+  Network network(queue, network_.links(), network_.switching());
   CollectiveConfig config = tree_->config();
   config.fast_path = FastPath::Off;
   config.observer = nullptr;
-  TreeCollective model(network, n_, std::move(plans), Bytes::of(0), config, std::move(segment));
+  config.uniform_trees = nullptr;
+  TreeCollective model(network, n_, tree_->plans(), Bytes::of(0), config, std::move(segment));
   RankStarter starter(model);
   for (const std::uint32_t r : join_order_) queue.schedule_at(rank_[r].start, starter, r);
   queue.run();
@@ -165,7 +159,7 @@ FoldedTree::ModelRun FoldedTree::run_model(const std::vector<std::uint32_t>& gro
   out.done.resize(group.size());
   for (std::uint32_t i = 0; i < group.size(); ++i)
     for (std::uint32_t r = 0; r < n_; ++r) out.done[i].push_back(model.node_done(i, r));
-  for (LinkId l = 0; l < links.size(); ++l) {
+  for (const LinkId l : out.real_link) {
     out.use.push_back(network.counters(l));
     out.busy_until.push_back(network.busy_until(l));
   }
@@ -239,24 +233,47 @@ void FoldedTree::go_full() {
   for (const std::uint32_t r : join_order_) tree_->start_at(r, rank_[r].start);
 }
 
-void FoldedTree::run_folded() {
+TreeGroupFold FoldedTree::fold_groups() const {
   // Each group stands for itself or for the first earlier group it corresponds to.
-  std::vector<std::size_t> rep(groups_.size());
-  std::vector<Correspondence> maps(groups_.size());
-  std::uint32_t simulated = 0;
+  TreeGroupFold out;
+  out.rep.resize(groups_.size());
+  out.maps.resize(groups_.size());
   for (std::size_t g = 0; g < groups_.size(); ++g) {
-    rep[g] = g;
-    maps[g].with_leaves = true;
-    for (std::size_t h = 0; h < g && rep[g] == g; ++h)
-      if (rep[h] == h && correspond(groups_[h], groups_[g], maps[g])) rep[g] = h;
-    if (rep[g] == g) simulated += static_cast<std::uint32_t>(groups_[g].size());
+    out.rep[g] = g;
+    out.maps[g].with_leaves = true;
+    for (std::size_t h = 0; h < g && out.rep[g] == g; ++h)
+      if (out.rep[h] == h && correspond(groups_[h], groups_[g], out.maps[g])) out.rep[g] = h;
+    if (out.rep[g] == g) {
+      out.simulated += static_cast<std::uint32_t>(groups_[g].size());
+      out.maps[g] = {};  // stands for itself: no map
+    }
+    out.maps[g].back = {};  // only needed while matching
   }
+  return out;
+}
+
+const TreeGroupFold& FoldedTree::repeat_or_fold(TreeGroupFold& mine) {
+  if (uniform_ == nullptr) return mine = fold_groups();
+  std::vector<std::int64_t> bytes;
+  for (std::uint32_t c = 0; c < tree_->channel_count(); ++c) bytes.push_back(tree_->channel_bytes(c));
+  const TreeChannel* plan = &tree_->channel_plan(0);
+  const ProtocolTiming& timing = tree_->config().timing;
+  for (const UniformTrees::Fold& f : uniform_->folds)
+    if (f.plan == plan && f.channel_bytes == bytes && f.timing == timing && f.join_order == join_order_)
+      return f.groups;
+  uniform_->folds.push_back({plan, std::move(bytes), timing, join_order_, fold_groups()});
+  return uniform_->folds.back().groups;
+}
+
+void FoldedTree::run_folded() {
+  TreeGroupFold mine;
+  const TreeGroupFold& fold = repeat_or_fold(mine);
   path_ = tree_->simulation_path();
   std::vector<Time> finish(n_, Time::zero());
   for (std::size_t h = 0; h < groups_.size(); ++h)
-    if (rep[h] == h) apply_run(h, rep, maps, finish);
-  path_.simulated = simulated;
-  path_.folded = simulated < tree_->channel_count();
+    if (fold.rep[h] == h) apply_run(h, fold, finish);
+  path_.simulated = fold.simulated;
+  path_.folded = fold.simulated < tree_->channel_count();
   path_.reason = path_.folded ? std::string_view() : "its channel groups' leaves send in different orders";
   if (uniform_ != nullptr) make_uniform(finish);
   deferred_ = false;
@@ -268,21 +285,21 @@ void FoldedTree::run_folded() {
   }
 }
 
-void FoldedTree::apply_run(std::size_t h, const std::vector<std::size_t>& rep,
-                           const std::vector<Correspondence>& maps, std::vector<Time>& finish) {
+void FoldedTree::apply_run(std::size_t h, const TreeGroupFold& fold, std::vector<Time>& finish) {
   LinkClaims& claims = LinkClaims::of(network_);
   const ModelRun run = repeat_or_run(h);
   path_.private_events += run.events;
   for (std::size_t g = h; g < groups_.size(); ++g) {
-    if (rep[g] != h) continue;
+    if (fold.rep[g] != h) continue;
     const bool self = g == h;
+    const TreeCorrespondence& map = fold.maps[g];
     for (std::size_t i = 0; i < groups_[h].size(); ++i)
       for (std::uint32_t r = 0; r < n_; ++r) {
-        const std::uint32_t to = self ? r : maps[g].position[i][r];
+        const std::uint32_t to = self ? r : map.position[i][r];
         finish[to] = max(finish[to], run.done[i][r]);
       }
     for (std::size_t m = 0; m < run.real_link.size(); ++m) {
-      const LinkId l = self ? run.real_link[m] : maps[g].link.at(run.real_link[m]);
+      const LinkId l = self ? run.real_link[m] : map.link[run.real_link[m]];
       network_.add_use(l, run.use[m], run.busy_until[m]);
       claims.end_at(l, run.busy_until[m]);  // nothing of the tree crosses it after
     }
@@ -290,16 +307,6 @@ void FoldedTree::apply_run(std::size_t h, const std::vector<std::size_t>& rep,
     for (std::size_t k = 0; k < bytes_.size(); ++k) bytes_[k] += run.bytes[k];
   }
 }
-
-namespace {
-
-bool same_timing(const ProtocolTiming& a, const ProtocolTiming& b) {
-  return a.protocol == b.protocol && a.link_rate_scale == b.link_rate_scale &&
-         a.channel_cap.bytes_per_second() == b.channel_cap.bytes_per_second() &&
-         a.base_latency == b.base_latency && a.hop_latency == b.hop_latency;
-}
-
-}  // namespace
 
 FoldedTree::ModelRun FoldedTree::repeat_or_run(std::size_t h) {
   if (uniform_ == nullptr) return run_model(groups_[h]);
@@ -309,7 +316,7 @@ FoldedTree::ModelRun FoldedTree::repeat_or_run(std::size_t h) {
   const ProtocolTiming& timing = tree_->config().timing;
   for (const UniformTrees::Run& r : uniform_->runs)
     if (r.plan == plan && r.messages == tree_->messages_per_channel() && r.channel_bytes == bytes &&
-        same_timing(r.timing, timing) && r.join_order == join_order_) {
+        r.timing == timing && r.join_order == join_order_) {
       ModelRun out = r.run;
       const Time shift = queue_.now() - r.joined;
       for (auto& channel : out.done)

@@ -10,7 +10,6 @@
 #include <array>
 #include <cstdint>
 #include <memory>
-#include <unordered_map>
 #include <vector>
 
 #include "sim/tree_collective.h"
@@ -19,20 +18,40 @@ namespace hybridsim::sim {
 
 // One group of a tree's channels simulated on a queue and links of its own.
 struct TreeModelRun {
-  std::vector<std::vector<Time>> done;                 // [channel in group][rank]
-  std::unordered_map<LinkId, std::size_t> model_link;  // the group's real link → model link
-  std::vector<LinkId> real_link;                       // per model link
-  std::vector<LinkCounters> use;                       // per model link
-  std::vector<Time> busy_until;                        // per model link
+  std::vector<std::vector<Time>> done;  // [channel in group][rank]
+  std::vector<LinkId> real_link;        // the group's links, each once
+  std::vector<LinkCounters> use;        // per link of real_link
+  std::vector<Time> busy_until;         // per link of real_link
   std::uint64_t events = 0;
   std::uint64_t messages = 0;
   std::array<Bytes, kLinkKindCount> bytes{};
 };
 
-// The uniform trees of one folded step so far (FoldedTree::set_uniform): when each finished and
-// how far before that a rank of it may really have finished; and their groups' model runs, which a
-// later tree over the same channels, bytes, timing and join order repeats, shifted in time (its
-// links start free, so the run does not depend on when it starts).
+// Channel group b of a FoldedTree in terms of group a: position[i][r] is the rank at a's channel i
+// rank r's place in b's channel i; link maps a's links to b's (one to one; back the other way),
+// indexed by link (kNoLink where a does not use it).
+struct TreeCorrespondence {
+  static constexpr LinkId kNoLink = 0xffffffffu;
+  std::vector<std::vector<std::uint32_t>> position;
+  std::vector<LinkId> link;
+  std::vector<LinkId> back;
+  std::vector<LinkId> linked;  // the links set in `link` (and their images in `back`), to clear
+  bool with_leaves = false;          // also require the leaves to send in the same order
+  std::vector<std::uint32_t> order;  // b's channels in the order that corresponds to a's
+};
+
+// Which of a FoldedTree's channel groups stand for which: rep[g] is g itself (simulated) or the
+// first earlier group g corresponds to, by maps[g].
+struct TreeGroupFold {
+  std::vector<std::size_t> rep;
+  std::vector<TreeCorrespondence> maps;
+  std::uint32_t simulated = 0;  // channels of the groups simulated
+};
+
+// The uniform trees of one folded step so far (CollectiveConfig::uniform_trees): when each
+// finished and how far before that a rank of it may really have finished; and their groups' model
+// runs, which a later tree over the same channels, bytes, timing and join order repeats, shifted in
+// time (its links start free, so the run does not depend on when it starts).
 struct UniformTrees {
   struct Finished {
     Time at;
@@ -47,8 +66,18 @@ struct UniformTrees {
     Time joined;
     TreeModelRun run;
   };
+  // Which groups stood for which in an earlier tree over the same channels, bytes, timing and join
+  // order (what correspondence depends on), so that a later such tree does not match them again.
+  struct Fold {
+    const TreeChannel* plan = nullptr;  // the tree's first channel
+    std::vector<std::int64_t> channel_bytes;
+    ProtocolTiming timing;
+    std::vector<std::uint32_t> join_order;
+    TreeGroupFold groups;
+  };
   std::vector<Finished> finished;
   std::vector<Run> runs;
+  std::vector<Fold> folds;
 };
 
 class FoldedTree final : public Collective {
@@ -60,11 +89,6 @@ class FoldedTree final : public Collective {
 
   // Why it would be simulated in full if it started now, or null. Claims nothing, schedules nothing.
   const char* refusal();
-  // Bounded, for a folded step (sim/README.md, "Trees in a step: bounded"): when every rank joins at
-  // one time, every rank finishes when the last one would; simulation_path().bound is the spread
-  // of the ranks' finishes this hides, plus what earlier such trees hid from this one's joins
-  // (`trees`, shared by the step's uniform trees). Groups need not correspond (each is simulated).
-  void set_uniform(std::shared_ptr<UniformTrees> trees) { uniform_ = std::move(trees); }
 
   void notify_rank_done(EventHandler& handler, std::uint64_t tag_base) override;
   void start(std::uint32_t rank) override;
@@ -84,15 +108,7 @@ class FoldedTree final : public Collective {
   void on_event(std::uint64_t tag) override;
 
  private:
-  // Group b in terms of group a: position[i][r] is the rank at a's channel i rank r's place in b's
-  // channel i; link maps a's links to b's (one to one).
-  struct Correspondence {
-    std::vector<std::vector<std::uint32_t>> position;
-    std::unordered_map<LinkId, LinkId> link;
-    std::unordered_map<LinkId, LinkId> back;
-    bool with_leaves = false;          // also require the leaves to send in the same order
-    std::vector<std::uint32_t> order;  // b's channels in the order that corresponds to a's
-  };
+  using Correspondence = TreeCorrespondence;
   static bool is_leaf(const TreeChannel& t, std::uint32_t r) {
     return t.children[r].empty() && t.parent[r] >= 0;
   }
@@ -111,9 +127,10 @@ class FoldedTree final : public Collective {
   ModelRun run_model(const std::vector<std::uint32_t>& group) const;
   ModelRun repeat_or_run(std::size_t h);  // a uniform tree's earlier run of group h, or a new one
   void go_full();
+  TreeGroupFold fold_groups() const;
+  const TreeGroupFold& repeat_or_fold(TreeGroupFold& mine);  // a uniform tree's earlier fold, or mine
   void run_folded();
-  void apply_run(std::size_t h, const std::vector<std::size_t>& rep, const std::vector<Correspondence>& maps,
-                 std::vector<Time>& finish);
+  void apply_run(std::size_t h, const TreeGroupFold& fold, std::vector<Time>& finish);
   void finish_folded_rank(std::uint32_t rank);
   void make_uniform(std::vector<Time>& finish);
 
@@ -124,7 +141,12 @@ class FoldedTree final : public Collective {
   bool decided_ = false;   // at the first join
   bool deferred_ = false;  // joins held back until the decision
   bool folded_ = false;    // every rank joined at once and the result was applied
-  std::shared_ptr<UniformTrees> uniform_;  // set_uniform()
+  // Bounded, for a folded step (sim/README.md, "Trees in a step: bounded"), when the config names
+  // the step's uniform trees (CollectiveConfig::uniform_trees, which outlive this): when every rank
+  // joins at one time, every rank finishes when the last one would; simulation_path().bound is the
+  // spread of the ranks' finishes this hides, plus what earlier such trees hid from this one's joins.
+  // Groups need not correspond (each is simulated).
+  UniformTrees* uniform_;
   std::vector<RankProgress> rank_;
   std::vector<std::uint32_t> join_order_;
   std::vector<std::vector<std::uint32_t>> groups_;  // channel groups, found by refusal()

@@ -58,9 +58,15 @@ bool FoldedTree::correspond(const std::vector<std::uint32_t>& a, const std::vect
   auto in_order = [&]() -> bool {
     const std::vector<std::uint32_t>& b = map.order;
     map.position.assign(a.size(), std::vector<std::uint32_t>(n_, kNone));
-    map.link.clear();
-    map.back.clear();
     const LinkTable& links = network_.links();
+    constexpr LinkId kNoLink = Correspondence::kNoLink;
+    if (map.link.size() != links.size()) {
+      map.link.assign(links.size(), kNoLink);
+      map.back.assign(links.size(), kNoLink);
+      map.linked.clear();
+    }
+    for (const LinkId l : map.linked) map.back[std::exchange(map.link[l], kNoLink)] = kNoLink;
+    map.linked.clear();
     auto same_route = [&](const std::vector<LinkId>& x, const std::vector<LinkId>& y) {
       if (x.size() != y.size()) return false;
       for (std::size_t i = 0; i < x.size(); ++i) {
@@ -68,8 +74,15 @@ bool FoldedTree::correspond(const std::vector<std::uint32_t>& a, const std::vect
         const LinkSpec& q = links[y[i]];
         if (p.kind != q.kind || p.bandwidth != q.bandwidth || p.latency != q.latency) return false;
         // The same links shared the same way: the map must stay one to one.
-        if (map.link.emplace(x[i], y[i]).first->second != y[i]) return false;
-        if (map.back.emplace(y[i], x[i]).first->second != x[i]) return false;
+        LinkId& to = map.link[x[i]];
+        LinkId& from = map.back[y[i]];
+        if (to == kNoLink && from == kNoLink) {
+          to = y[i];
+          from = x[i];
+          map.linked.push_back(x[i]);
+        } else if (to != y[i] || from != x[i]) {
+          return false;
+        }
       }
       return true;
     };

@@ -1,4 +1,4 @@
-// A uniform tree (sim/fast/folded_tree.h, set_uniform; sim/README.md, "Trees in a step: bounded"):
+// A uniform tree (CollectiveConfig::uniform_trees; sim/README.md, "Trees in a step: bounded"):
 // when every rank joins at one time, every rank finishes when the last rank of the same trees
 // simulated rank by rank does, its bound is the spread of those finishes (plus what an earlier
 // uniform tree it joined right after may have hidden), its links carry what they carry in full,
@@ -37,12 +37,13 @@ std::vector<FoldOutcome> run_two(const TreeFabric& f, std::uint32_t n, Bytes siz
   EventQueue q;
   Network net(q, f.links);
   const auto plans = std::make_shared<const std::vector<TreeChannel>>(f.trees);
-  const auto uniform = std::make_shared<UniformTrees>();
+  UniformTrees uniform;
+  CollectiveConfig cfg = config(mode);
+  if (mode == FastPath::Bounded) cfg.uniform_trees = &uniform;
   std::vector<std::unique_ptr<Collective>> trees;
   std::vector<std::unique_ptr<RankStarter>> starters;
   for (std::size_t i = 0; i < at.size(); ++i) {
-    trees.push_back(make_tree_collective(net, n, plans, size, config(mode)));
-    if (mode == FastPath::Bounded) dynamic_cast<FoldedTree&>(*trees.back()).set_uniform(uniform);
+    trees.push_back(make_tree_collective(net, n, plans, size, cfg));
     starters.push_back(std::make_unique<RankStarter>(*trees.back()));
     for (std::uint32_t r = 0; r < n; ++r) q.schedule_at(at[i], *starters.back(), r);
   }

@@ -59,7 +59,9 @@ auto fields_of(const CommOptions& c) {
 }
 auto fields_of(const sim::CollectiveConfig& c) {
   // observer and budget watch the simulation (a trace, the caps' accounting): they change no result.
-  const auto& [message_size, reduction_bandwidth, timing, observer, fast_path, budget] = c;
+  // uniform_trees is set per tree of a folded step as it is built (analysis/step/step_attempt.cpp),
+  // never in a step's config.
+  const auto& [message_size, reduction_bandwidth, timing, observer, fast_path, budget, uniform_trees] = c;
   const auto& [protocol, link_rate_scale, channel_cap, base_latency, hop_latency] = timing;
   return std::tuple{Named{"collective.message_size", message_size},
                     Named{"collective.reduction_bandwidth", reduction_bandwidth},
