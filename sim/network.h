@@ -49,6 +49,8 @@ struct LinkArrival {
   const EventHandler* party;     // whom the message travels for: send_at's `party`, or its receiver
   const EventHandler* receiver;
   const LinkId* route;           // its route (messages of one route share it)
+  std::int64_t bytes;            // its size and rate class (Network::rate_class)
+  std::uint8_t rate_class;
 };
 // Sees the arrivals at the links the network is told to watch. The network owns it, so that it
 // lives as long as the messages it sees; the fast path's ledger of links is one (sim/fast/).
@@ -77,6 +79,12 @@ class Network final : public EventHandler {
   // The rate class of messages whose payload moves at `scale[kind]` × each link's bandwidth (e.g. a
   // collective protocol's payload efficiency); equal scales share one class, all ones is class 0.
   std::uint8_t rate_class(const std::array<double, kLinkKindCount>& scale);
+  // The scales rate class `c` stands for (all ones for class 0).
+  std::array<double, kLinkKindCount> class_scale(std::uint8_t c) const {
+    std::array<double, kLinkKindCount> ones;
+    ones.fill(1.0);
+    return c == 0 ? ones : class_scales_.at(c - 1u);
+  }
 
   const LinkCounters& counters(LinkId link) const { return servers_[link].counters; }
   const LinkTable& links() const { return links_; }

@@ -95,6 +95,29 @@ bool embedded_classes_agree(const workloads::StepProgram& program,
   return true;
 }
 
+// The links where a folded step's other transfers (a model-parallel stage's activation copies) meet
+// its embedded rings live (sim::LinkClaims::share): those the models simulate themselves, inside
+// machines whose GPUs are all representatives. Every transfer crossing such a link is simulated (a
+// shadow runs on members' machines only), and a member's link that the models stand for sees its
+// representative's transfers at the same times where the fold holds (checked after the run).
+// Fabric links, which a shadow transfer between machines may cross, are not shared.
+void share_representative_links(const topology::Topology& topology, const StepFoldPlan& fold,
+                                const sim::EmbedPlan& embedded, sim::Network& network) {
+  std::vector<std::uint8_t> whole(static_cast<std::size_t>(topology.node_count()), 1);
+  for (std::uint32_t g = 0; g < fold.fold.representative.size(); ++g)
+    if (fold.fold.representative[g] != g)
+      whole[static_cast<std::size_t>(topology.device(topology.gpu(static_cast<int>(g))).node.value())] = 0;
+  const auto inside = [&](topology::DeviceId d) {
+    const std::optional<int> node = topology.device(d).node;
+    return node.has_value() && whole[static_cast<std::size_t>(*node)] != 0;
+  };
+  sim::LinkClaims& claims = sim::LinkClaims::of(network);
+  claims.mirror_shared(embedded.ghost.get());
+  for (const auto& group : embedded.groups)
+    for (const sim::LinkId l : group->simulated_links())
+      if (inside(topology.link_ends(l).from) && inside(topology.link_ends(l).to)) claims.share(l);
+}
+
 // The collectives of one attempt; a folded step's shadows are null (never started: no plan, no
 // state).
 struct StepCollectives {
@@ -273,8 +296,10 @@ StepResult simulate_once(const StepSetup& setup, const workloads::StepProgram& p
       rings.push_back(dynamic_cast<sim::EmbeddedRing*>(collectives.owned[i].get()));
       if (collectives.pointers[i] != nullptr) collectives.pointers[i] = collectives.owned[i].get();
     }
-    if (!fold.empty() && embedded.rings > 0 && !embedded_classes_agree(program, rings, fold, attempt))
-      return {};
+    if (!fold.empty() && embedded.rings > 0) {
+      if (!embedded_classes_agree(program, rings, fold, attempt)) return {};
+      share_representative_links(*setup.topology, fold, embedded, network);
+    }
   }
   check_step_budget(budget, program, collectives.owned, fold.fold);
 

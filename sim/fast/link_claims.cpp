@@ -35,6 +35,7 @@ void LinkClaims::hand_over(LinkId link) {
   set_holder(link, c.promised);
   c.promised = nullptr;
   c.end = Time::max();
+  c.shared = false;
 }
 
 void LinkClaims::add_route(const std::vector<LinkId>& route, const void* collective) {
@@ -57,14 +58,31 @@ const LinkId* LinkClaims::same_route(const LinkId* route) const {
 void LinkClaims::on_arrival(const LinkArrival& arrival) {
   Claim& c = claims_[arrival.link];
   if (c.holder != arrival.party) {
-    if (arrival.time < c.end) interfered_ = true;
+    if (arrival.time >= c.end) return;
+    if (!c.shared || arrival.time == c.last_arrival) interfered_ = true;
+    c.last_other = arrival.time;
+    if (c.shared && ghost_ != nullptr) mirror(arrival);
   } else if (arrival.party != arrival.receiver) {
-    if (arrival.time == c.last_arrival && arrival.route != c.last_route &&
-        same_route(arrival.route) != same_route(c.last_route))
+    if (arrival.time == c.last_other ||
+        (arrival.time == c.last_arrival && arrival.route != c.last_route &&
+         same_route(arrival.route) != same_route(c.last_route)))
       interfered_ = true;
     c.last_arrival = arrival.time;
     c.last_route = arrival.route;
   }
+}
+
+void LinkClaims::mirror(const LinkArrival& arrival) {
+  if (one_hop_.empty()) {
+    one_hop_.resize(network_.links().size());
+    for (LinkId l = 0; l < one_hop_.size(); ++l) one_hop_[l] = l;
+  }
+  if (ghost_class_.size() <= arrival.rate_class) ghost_class_.resize(arrival.rate_class + 1u, 0);
+  std::uint8_t& rate = ghost_class_[arrival.rate_class];
+  if (rate == 0)
+    rate = static_cast<std::uint8_t>(ghost_->rate_class(network_.class_scale(arrival.rate_class)) + 1);
+  ghost_->send_at(arrival.time, Route(&one_hop_[arrival.link], 1), Bytes::of(arrival.bytes), sink_, 0,
+                  static_cast<std::uint8_t>(rate - 1), &sink_);
 }
 
 bool interfered(const Network& network) {

@@ -52,6 +52,17 @@ class LinkClaims final : public ArrivalWatcher {
   // Once a shortcut knows when its traffic on the link ends: the claim ends then.
   void end_at(LinkId link, Time end) { claims_[link].end = end; }
 
+  // The holder (an embedded group) meets other parties' messages on this claimed link live: its
+  // models' messages cross this very link, so they do not interfere, unless one arrives at the same
+  // instant as a model's (the full simulation's order of such a tie need not repeat from window to
+  // window). Only for a link the caller knows every other crossing of is simulated (sim/README.md,
+  // "Rings that share links"); until the claim is handed over.
+  void share(LinkId link) { claims_[link].shared = true; }
+  // Each other party's message at a shared link is sent again, over that link alone, on `ghost`
+  // (where the smaller chunks' models run, sim/fast/embedded_ring.h) at the same instant, so that
+  // the ghosts meet the transfers their models meet and the bound compares like with like.
+  void mirror_shared(Network* ghost) { ghost_ = ghost; }
+
   // An embedded model's route (its storage must outlive the claims) in `collective`: a tie between
   // two messages of one collective's routes over the same links, hop by hop, is no tie of two routes
   // (see on_arrival). Two collectives' routes never count as one, even over the same links: ZeRO-3's
@@ -79,8 +90,15 @@ class LinkClaims final : public ArrivalWatcher {
     // On a link an embedded group claims: the last arrival's time and route, to see ties.
     Time last_arrival = Time::max();
     const LinkId* last_route = nullptr;
+    Time last_other = Time::max();  // on a shared link: the last other party's arrival
+    bool shared = false;
+  };
+  // Where a mirrored message ends: nowhere.
+  struct Sink final : EventHandler {
+    void on_event(std::uint64_t) override {}
   };
   void set_holder(LinkId link, const EventHandler* holder);
+  void mirror(const LinkArrival& arrival);
   const LinkId* same_route(const LinkId* route) const;
 
   Network& network_;  // whose links it watches while they are claimed
@@ -89,6 +107,10 @@ class LinkClaims final : public ArrivalWatcher {
   std::unordered_map<std::uint64_t, std::vector<std::pair<const std::vector<LinkId>*, const void*>>> routes_;
   std::unordered_map<const LinkId*, const LinkId*> alike_;
   bool interfered_ = false;
+  Network* ghost_ = nullptr;
+  std::vector<LinkId> one_hop_;             // one_hop_[l] == l: the mirrored messages' routes
+  std::vector<std::uint8_t> ghost_class_;  // per rate class of the network: the ghost's, plus one
+  Sink sink_;
 };
 
 // Whether anything crossed a link the fast path had claimed (false if nothing was ever claimed):
