@@ -232,7 +232,7 @@ void add_stage_streams(FirstStage& first, std::uint32_t base, std::uint32_t tran
 }  // namespace
 
 StepProgram build_pipeline_program(const Profile& profile, const WorkerMapping& mapping, int gpu_count,
-                                   const StepOptions& options) {
+                                   const StepOptions& options, ProgramBuildProgress* progress) {
   if (mapping.mp != options.pipeline.pp) throw InternalError("pipeline: the mapping's mp is not pp");
   const Layout l = lay_out(profile, options, mapping.dp);
   StepProgram out;
@@ -250,6 +250,8 @@ StepProgram build_pipeline_program(const Profile& profile, const WorkerMapping& 
   std::vector<FirstStage> first;  // [stage]
   for (int s = 0; s < l.x.p; ++s) first.push_back(first_stage(profile, l, s, first_transfer));
   for (int w = 0; w < mapping.dp; ++w) {
+    build_tick(progress, "the workers' streams", static_cast<std::uint64_t>(w),
+               static_cast<std::uint64_t>(mapping.dp), "workers");
     const std::vector<int>& gpus = mapping.gpu_rank[static_cast<std::size_t>(w)];
     const auto base = static_cast<std::uint32_t>(w) * l.events_per_worker;
     const auto transfers = static_cast<std::uint32_t>(out.collectives.size()) - first_transfer;
@@ -269,7 +271,7 @@ StepProgram build_pipeline_program(const Profile& profile, const WorkerMapping& 
     }
   }
   out.event_count = static_cast<std::uint32_t>(mapping.dp) * l.events_per_worker;
-  if (options.tp > 1) apply_tensor_parallel(out, options.tp_syncs, options.tp);
+  if (options.tp > 1) apply_tensor_parallel(out, options.tp_syncs, options.tp, progress);
   return out;
 }
 
