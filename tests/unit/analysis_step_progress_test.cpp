@@ -117,8 +117,9 @@ TEST_CASE("progress: a step watched is the step unwatched, folded or not") {
 
 TEST_CASE("progress: a step's collectives set up say how many ranks are done and the time left") {
   // A clock a second later at every reading: each collective's set-up takes a second. Reports are
-  // due 2 s after the progress object is made (101 → 103): the first collective's tick reads 102 and
-  // starts the part, the second's reads 103 with one collective of 32 ranks set up in a second.
+  // due 2 s after the progress object is made (101 → 103): the program build's one tick (worker 0
+  // of 32) reads 102, the first collective's tick reads 103 and starts the part, the second's reads
+  // 104 with one collective of 32 ranks set up in a second.
   double now = 100;
   Timed progress([&now] { return now += 1; });
   const workloads::Profile p = testing::toy_chain(6, sim::Bytes::mib(4));
@@ -133,7 +134,7 @@ TEST_CASE("progress: a step's collectives set up say how many ranks are done and
   CHECK(progress.what[0] == "the step, every GPU simulated: setting up its collectives, 32 of " +
                                 std::to_string(ranks) + " collective ranks");
   CHECK(progress.reports[0].events == 0);
-  CHECK(progress.reports[0].wall_seconds == doctest::Approx(2));
+  CHECK(progress.reports[0].wall_seconds == doctest::Approx(3));
   // 32 ranks a second: the rest in (ranks - 32) / 32 s.
   CHECK(progress.reports[0].eta_seconds == doctest::Approx(static_cast<double>(ranks - 32) / 32));
   testing::check_same_step(watched, testing::run_fold_case(c, t, p, sim::FastPath::Off));
