@@ -49,6 +49,11 @@ void SimulationProgress::step_done(int done, int total, sim::Time simulated) {
 }
 
 void SimulationProgress::setup_tick(std::string_view what, std::uint64_t done, std::uint64_t total) {
+  part_tick(what, "setting up its collectives", done, total, "collective ranks");
+}
+
+void SimulationProgress::part_tick(std::string_view what, std::string_view doing, std::uint64_t done,
+                                   std::uint64_t total, std::string_view unit) {
   poll();
   const double now = clock_();
   // Nothing done yet of this part: no rate to estimate from, so no line (the next tick has one).
@@ -58,9 +63,14 @@ void SimulationProgress::setup_tick(std::string_view what, std::uint64_t done, s
   const double eta = total > done
                          ? (now - part_start_) * static_cast<double>(total - done) / static_cast<double>(done)
                          : -1;
-  const std::string line = std::string(what) + ": setting up its collectives, " + std::to_string(done) +
-                           " of " + std::to_string(total) + " collective ranks";
+  const std::string line = std::string(what) + ": " + std::string(doing) + ", " + std::to_string(done) +
+                           " of " + std::to_string(total) + " " + std::string(unit);
   report({line, sim::Time::zero(), 0, now - start_, eta});
+}
+
+void ProgramBuildTicks::built(std::string_view part, std::uint64_t done, std::uint64_t total,
+                              std::string_view unit) {
+  if (progress_ != nullptr) progress_->part_tick(what_, part, done, total, unit);
 }
 
 void run_with_progress(sim::EventQueue& queue, SimulationProgress* progress, std::string_view what,

@@ -15,6 +15,7 @@
 #include "sim/budget.h"
 #include "sim/event_queue.h"
 #include "sim/time.h"
+#include "workloads/program/build_progress.h"
 
 namespace hybridsim::analysis {
 
@@ -59,6 +60,10 @@ class SimulationProgress {
   // GPUs in full): `done` of `total` ranks set up (each collective's ranks, summed), reported when
   // due with the time left at this part's rate so far (a part starts when `done` is 0).
   void setup_tick(std::string_view what, std::uint64_t done, std::uint64_t total);
+  // The same for any part of the set-up: "WHAT: DOING, DONE of TOTAL UNIT" ("the step, building its
+  // programs: the workers' streams, 1024 of 32768 workers"), the time left at the part's rate.
+  void part_tick(std::string_view what, std::string_view doing, std::uint64_t done, std::uint64_t total,
+                 std::string_view unit);
   static constexpr std::uint32_t kTickEvents = 1u << 18;
 
  protected:
@@ -74,6 +79,21 @@ class SimulationProgress {
   double every_;
   double next_;
   double part_start_ = 0;  // setup_tick's part, by clock_
+};
+
+// Building a step's programs (workloads/program/build_progress.h), told to a SimulationProgress as
+// parts of the step's set-up: a 65,536-GPU step's workers take seconds before its collectives.
+class ProgramBuildTicks final : public workloads::ProgramBuildProgress {
+ public:
+  // `progress` null: nothing told. `what` names the step as the progress lines do ("the step,
+  // building its programs").
+  ProgramBuildTicks(SimulationProgress* progress, std::string what)
+      : progress_(progress), what_(std::move(what)) {}
+  void built(std::string_view part, std::uint64_t done, std::uint64_t total, std::string_view unit) override;
+
+ private:
+  SimulationProgress* progress_;
+  std::string what_;
 };
 
 // Runs the queue to its end, as EventQueue::run() does, ticking `progress` (none: just run()).

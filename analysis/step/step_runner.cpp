@@ -58,14 +58,17 @@ void check_step_budget(sim::SimulationBudget& budget, const workloads::StepProgr
   budget.check(e.sure);
 }
 
-workloads::StepProgram build_program(const StepSetup& setup) {
+workloads::StepProgram build_program(const StepSetup& setup, SimulationProgress* progress) {
   if (setup.profile == nullptr || setup.topology == nullptr)
     throw InternalError("a step setup needs a profile and a topology");
   const auto gpus = static_cast<int>(setup.topology->gpus().size());
+  ProgramBuildTicks ticks(progress, progress ? attempt_label(setup, "building its programs") : "");
+  workloads::ProgramBuildProgress* told = progress ? &ticks : nullptr;
   workloads::StepProgram program =
       setup.step.pipeline.pp > 1
-          ? workloads::build_pipeline_program(*setup.profile, setup.mapping, gpus, setup.step)
-          : workloads::build_step_program(*setup.profile, setup.placement, setup.mapping, gpus, setup.step);
+          ? workloads::build_pipeline_program(*setup.profile, setup.mapping, gpus, setup.step, told)
+          : workloads::build_step_program(*setup.profile, setup.placement, setup.mapping, gpus, setup.step,
+                                          told);
   apply_step_variability(setup, program);
   return program;
 }
@@ -90,7 +93,7 @@ void apply_step_variability(const StepSetup& setup, workloads::StepProgram& prog
 }
 
 StepResult simulate_step(const StepSetup& setup, StepObservers observers) {
-  const workloads::StepProgram program = build_program(setup);
+  const workloads::StepProgram program = build_program(setup, observers.progress);
   return simulate_program(setup, program, observers);
 }
 

@@ -108,8 +108,9 @@ struct StepResult {
 };
 
 // Builds the per-GPU programs of the setup (what simulate_program runs; observers such as a trace
-// writer need it before the run), with the variability of step setup.step_index applied.
-workloads::StepProgram build_program(const StepSetup& setup);
+// writer need it before the run), with the variability of step setup.step_index applied. `progress`
+// (null: none) is told as the programs are built (SimulationProgress::part_tick).
+workloads::StepProgram build_program(const StepSetup& setup, SimulationProgress* progress = nullptr);
 // Sets every GPU's compute scale (its speed × the step's noise) and sample scale (its worker's
 // padded length) for step setup.step_index. Throws InputError for sentence lengths on a profile
 // that is not an encoder-decoder (metadata target_length 0).

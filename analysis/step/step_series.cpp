@@ -150,7 +150,7 @@ StepResult simulate_steps(const StepSetup& setup, std::optional<StepResult> firs
   std::vector<StepResult> steps;
   if (first) steps.push_back(std::move(*first));
   StepSetup one = setup;
-  workloads::StepProgram program = build_program(setup);
+  workloads::StepProgram program = build_program(setup, progress);
   if (n > 1 && !steps.empty()) check_whole_run(setup, steps.front(), n, progress);
   for (int i = static_cast<int>(steps.size()); i < n; ++i) {
     one.step_index = i;

@@ -74,7 +74,7 @@ StepResult simulate_step_with_trace(const StepSetup& setup, const std::filesyste
   StepTraceOptions checked = options;
   checked.gzip = file.gzip;
   ChromeTraceOptions writer_options = StepTraceObserver::writer_options(checked, topology);
-  const workloads::StepProgram program = build_program(setup);
+  const workloads::StepProgram program = build_program(setup, progress);
 
   std::string why_full;
   if (std::optional<StepResult> r =

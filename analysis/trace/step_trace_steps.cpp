@@ -20,7 +20,7 @@ StepResult simulate_steps_with_trace(const StepSetup& setup, const std::filesyst
                      " (variability.steps); expected first, slowest or 1 to " + std::to_string(n));
   std::vector<StepResult> steps(static_cast<std::size_t>(n));
   StepSetup one = setup;
-  workloads::StepProgram program = build_program(setup);
+  workloads::StepProgram program = build_program(setup, progress);
   auto untraced = [&](int i) {
     one.step_index = i;
     apply_step_variability(one, program);

@@ -1,6 +1,7 @@
 // Progress lines of long steps (analysis/step/step_progress.h): the queue runs exactly as run()
 // would, reports come every kTickEvents events when due, and a step simulated with progress is the
-// step simulated without.
+// step simulated without; set-up parts (the programs built, the collectives set up) report the time
+// left at their rate, by a clock driven by hand.
 #include <doctest/doctest.h>
 
 #include <chrono>
@@ -11,6 +12,9 @@
 #include "analysis/step/step_runner.h"
 #include "tests/unit/fold_exact_case.h"
 #include "tests/unit/toy_profile.h"
+#include "topology/presets.h"
+#include "workloads/program/mapping.h"
+#include "workloads/program/placement.h"
 
 using namespace hybridsim;
 
@@ -32,6 +36,20 @@ struct Recorded final : analysis::SimulationProgress {
 
  protected:
   void report(const analysis::SimulationProgressReport& r) override { reports.push_back(r); }
+};
+
+// Reports due 2 s after it is made and every 5 s after, by `clock`; each report and its text kept.
+struct Timed final : analysis::SimulationProgress {
+  std::vector<analysis::SimulationProgressReport> reports;
+  std::vector<std::string> what;
+  explicit Timed(analysis::ProgressClock clock)
+      : SimulationProgress(std::chrono::seconds(2), std::chrono::seconds(5), std::move(clock)) {}
+
+ protected:
+  void report(const analysis::SimulationProgressReport& r) override {
+    reports.push_back(r);
+    what.emplace_back(r.what);
+  }
 };
 
 }  // namespace
@@ -99,20 +117,9 @@ TEST_CASE("progress: a step watched is the step unwatched, folded or not") {
 
 TEST_CASE("progress: a step's collectives set up say how many ranks are done and the time left") {
   // A clock a second later at every reading: each collective's set-up takes a second. Reports are
-  // due 2 s after the progress object is made (101 → 103): the first collective's tick reads 102 and
-  // starts the part, the second's reads 103 with one collective of 32 ranks set up in a second.
-  struct Timed final : analysis::SimulationProgress {
-    std::vector<analysis::SimulationProgressReport> reports;
-    std::vector<std::string> what;
-    explicit Timed(analysis::ProgressClock clock)
-        : SimulationProgress(std::chrono::seconds(2), std::chrono::seconds(5), std::move(clock)) {}
-
-   protected:
-    void report(const analysis::SimulationProgressReport& r) override {
-      reports.push_back(r);
-      what.emplace_back(r.what);
-    }
-  };
+  // due 2 s after the progress object is made (101 → 103): the program build's one tick (worker 0
+  // of 32) reads 102, the first collective's tick reads 103 and starts the part, the second's reads
+  // 104 with one collective of 32 ranks set up in a second.
   double now = 100;
   Timed progress([&now] { return now += 1; });
   const workloads::Profile p = testing::toy_chain(6, sim::Bytes::mib(4));
@@ -127,7 +134,7 @@ TEST_CASE("progress: a step's collectives set up say how many ranks are done and
   CHECK(progress.what[0] == "the step, every GPU simulated: setting up its collectives, 32 of " +
                                 std::to_string(ranks) + " collective ranks");
   CHECK(progress.reports[0].events == 0);
-  CHECK(progress.reports[0].wall_seconds == doctest::Approx(2));
+  CHECK(progress.reports[0].wall_seconds == doctest::Approx(3));
   // 32 ranks a second: the rest in (ranks - 32) / 32 s.
   CHECK(progress.reports[0].eta_seconds == doctest::Approx(static_cast<double>(ranks - 32) / 32));
   testing::check_same_step(watched, testing::run_fold_case(c, t, p, sim::FastPath::Off));
@@ -155,4 +162,28 @@ TEST_CASE("progress: set-up ticks report when due, once some of the part is done
   REQUIRE(kept.eta.size() == 2);
   CHECK(kept.eta[0] == doctest::Approx(9));
   CHECK(kept.eta[1] == doctest::Approx(9));
+}
+
+TEST_CASE("progress: a step's programs built say how many workers are done and the time left") {
+  // A clock a second later at every reading. The progress object reads 101 (lines due from 103);
+  // worker 0's tick (workloads/program/build_progress.h) reads 102 and starts the part; worker 64's
+  // reads 103: 64 of 128 workers in a second, so a second left.
+  double now = 100;
+  Timed progress([&now] { return now += 1; });
+  const workloads::Profile p = testing::toy_chain(4, sim::Bytes::mib(1));
+  const topology::Topology t = topology::presets::fully_connected({.gpus = 128});
+  analysis::StepSetup s;
+  s.profile = &p;
+  s.topology = &t;
+  s.placement = workloads::place_all_on_first(p, 1);
+  s.mapping = workloads::default_mapping(t, 128, 1);
+  const analysis::StepResult watched = analysis::simulate_step(s, {.progress = &progress});
+  REQUIRE(!progress.reports.empty());
+  CHECK(progress.what[0] == "the step, building its programs: the workers' streams, 64 of 128 workers");
+  CHECK(progress.reports[0].events == 0);
+  CHECK(progress.reports[0].wall_seconds == doctest::Approx(2));
+  CHECK(progress.reports[0].eta_seconds == doctest::Approx(1));
+  const analysis::StepResult plain = analysis::simulate_step(s);
+  CHECK(watched.step_time == plain.step_time);
+  CHECK(watched.events == plain.events);
 }

@@ -16,6 +16,7 @@
 #pragma once
 #include <vector>
 
+#include "workloads/program/build_progress.h"
 #include "workloads/program/step_program_types.h"
 
 namespace hybridsim::workloads {
@@ -29,7 +30,8 @@ std::vector<int> pipeline_chunk_of_op(const Profile& profile, const PipelineOpti
 int pipeline_layer_count(const Profile& profile);
 
 // mapping.mp must be options.pipeline.pp; options.accumulation is the micro-batches per step.
+// `progress` (null: nobody) is told every few workers (build_progress.h).
 StepProgram build_pipeline_program(const Profile& profile, const WorkerMapping& mapping, int gpu_count,
-                                   const StepOptions& options);
+                                   const StepOptions& options, ProgramBuildProgress* progress = nullptr);
 
 }  // namespace hybridsim::workloads

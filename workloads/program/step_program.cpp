@@ -143,7 +143,7 @@ double gpu_compute_scale(const StepOptions& options, std::size_t gpu) {
 
 StepProgram build_step_program(const Profile& profile, const MpPlacement& placement,
                                const WorkerMapping& mapping, int gpu_count,
-                               const StepOptions& options) {
+                               const StepOptions& options, ProgramBuildProgress* progress) {
   if (placement.mp != mapping.mp || placement.gpu_of_op.size() != profile.ops.size())
     throw InternalError("placement does not match the mapping's mp or the profile's ops");
   const StepLayout layout = lay_out_step(profile, placement, mapping.dp, sharded_layout_options(options));
@@ -167,6 +167,8 @@ StepProgram build_step_program(const Profile& profile, const MpPlacement& placem
   std::vector<FirstTransfers> first_send, first_receive;  // the same
   std::uint32_t first_transfer = 0;
   for (int w = 0; w < mapping.dp; ++w) {
+    build_tick(progress, "the workers' streams", static_cast<std::uint64_t>(w),
+               static_cast<std::uint64_t>(mapping.dp), "workers");
     const std::vector<int>& gpus = mapping.gpu_rank[static_cast<std::size_t>(w)];
     const std::uint32_t base = next_event;
     const WorkerEvents events = allocate_worker_events(layout, next_event);
@@ -203,7 +205,7 @@ StepProgram build_step_program(const Profile& profile, const MpPlacement& placem
     }
   }
   out.event_count = next_event;
-  if (options.tp > 1) apply_tensor_parallel(out, options.tp_syncs, options.tp);
+  if (options.tp > 1) apply_tensor_parallel(out, options.tp_syncs, options.tp, progress);
   if (options.zero > 0) apply_sharded_data_parallel(out, profile, options.zero);
   if (options.ep.ep > 1) apply_expert_parallel(out, options.ep);
   return out;

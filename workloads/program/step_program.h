@@ -7,6 +7,7 @@
 // described here (who, what, how large); their ring plans come from workloads/comm/comm_plan.h.
 //   StepProgram s = build_step_program(profile, placement, mapping, {.bucket_size = Bytes::mib(25)});
 #pragma once
+#include "workloads/program/build_progress.h"
 #include "workloads/program/step_program_types.h"
 
 namespace hybridsim::workloads {
@@ -14,9 +15,10 @@ namespace hybridsim::workloads {
 // GPU g's kernel-duration factor: options.compute_scale × options.gpu_compute_scale[g] (if listed).
 double gpu_compute_scale(const StepOptions& options, std::size_t gpu);
 
-// `gpu_count` is the cluster's GPU count (programs are indexed by global GPU rank).
+// `gpu_count` is the cluster's GPU count (programs are indexed by global GPU rank). `progress`
+// (null: nobody) is told every few workers (build_progress.h).
 StepProgram build_step_program(const Profile& profile, const MpPlacement& placement,
                                const WorkerMapping& mapping, int gpu_count,
-                               const StepOptions& options);
+                               const StepOptions& options, ProgramBuildProgress* progress = nullptr);
 
 }  // namespace hybridsim::workloads

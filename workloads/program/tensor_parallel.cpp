@@ -208,7 +208,8 @@ void insert_group_collectives(StepProgram& p, std::span<const TpSync> syncs, con
   GroupInserter(p, syncs, role).insert(group);
 }
 
-void apply_tensor_parallel(StepProgram& p, std::span<const TpSync> syncs, int tp) {
+void apply_tensor_parallel(StepProgram& p, std::span<const TpSync> syncs, int tp,
+                           ProgramBuildProgress* progress) {
   if (tp < 1 || p.dp % tp != 0)
     throw InputError("tensor parallelism needs dp x tp workers; got " + std::to_string(p.dp) +
                      " workers, tp " + std::to_string(tp));
@@ -225,12 +226,15 @@ void apply_tensor_parallel(StepProgram& p, std::span<const TpSync> syncs, int tp
   split_gradient_collectives(
       p, tp, [](const CollectiveSpec&) { return true; }, [tp](int w) { return w % tp; });
   GroupInserter inserter(p, syncs, CollectiveRole::TensorParallel);
-  for (int q = 0; q < p.dp / tp; ++q)
+  for (int q = 0; q < p.dp / tp; ++q) {
+    build_tick(progress, "the TP groups' collectives", static_cast<std::uint64_t>(q),
+               static_cast<std::uint64_t>(p.dp / tp), "replicas");
     for (std::size_t k = 0; k < static_cast<std::size_t>(p.mp); ++k) {
       std::vector<int> group;
       for (int r = 0; r < tp; ++r) group.push_back(gpu_of_worker[static_cast<std::size_t>(q * tp + r)][k]);
       inserter.insert(group);
     }
+  }
   if (p.dp == tp) drop_gradient_copies(p);
   // Every replica's tp GPUs process the same samples: count them once.
   p.dp /= tp;

@@ -13,14 +13,17 @@
 #include <span>
 #include <vector>
 
+#include "workloads/program/build_progress.h"
 #include "workloads/program/step_program_types.h"
 #include "workloads/profile/tp_sync.h"
 
 namespace hybridsim::workloads {
 
 // A pipeline's program (mp = pp stages, pipeline_program.h) gets a TP group per replica and stage.
-// InputError when the program's workers are not a multiple of tp.
-void apply_tensor_parallel(StepProgram& program, std::span<const TpSync> syncs, int tp);
+// InputError when the program's workers are not a multiple of tp. `progress` (null: nobody) is told
+// every few replicas (build_progress.h).
+void apply_tensor_parallel(StepProgram& program, std::span<const TpSync> syncs, int tp,
+                           ProgramBuildProgress* progress = nullptr);
 
 // Each data-parallel gradient collective that `selected` accepts becomes `parts` collectives: the
 // GPU of worker w goes to part part_of(w), keeping the members' order; every GPU's tasks are

@@ -1,0 +1,35 @@
+// Progress of building a step's programs, for the person waiting on a large one: at 65,536 GPUs the
+// workers' streams and transfers take seconds before the first event. The builders here tell it
+// every kBuildTickEvery workers or GPUs (never per task: the tick costs nothing a benchmark sees);
+// the listener is a higher room's (analysis/step/step_progress.h), as this room includes none.
+//   struct Lines : ProgramBuildProgress { void built(...) override { ... } } lines;
+//   build_step_program(profile, placement, mapping, gpus, options, &lines);
+#pragma once
+#include <cstdint>
+#include <string_view>
+
+namespace hybridsim::workloads {
+
+class ProgramBuildProgress {
+ public:
+  // `done` of `total` `unit`s ("workers", "TP groups") of one part of the build (`part`: "the
+  // workers' streams"); a part starts at done 0 and its rate so far gives its time left.
+  virtual void built(std::string_view part, std::uint64_t done, std::uint64_t total,
+                     std::string_view unit) = 0;
+
+ protected:
+  ~ProgramBuildProgress() = default;
+};
+
+// How many workers (or GPUs, groups) between two ticks: a 16,384-GPU step's worker takes a few
+// microseconds, so a tick every 64 is well under the listener's first delay and costs nothing.
+inline constexpr std::uint64_t kBuildTickEvery = 64;
+
+// Tells `progress` (null: nobody) at the part's start, every kBuildTickEvery units and at its end.
+inline void build_tick(ProgramBuildProgress* progress, std::string_view part, std::uint64_t done,
+                       std::uint64_t total, std::string_view unit) {
+  if (progress != nullptr && (done % kBuildTickEvery == 0 || done == total))
+    progress->built(part, done, total, unit);
+}
+
+}  // namespace hybridsim::workloads
