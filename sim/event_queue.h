@@ -201,7 +201,7 @@ class EventQueue {
   void stage_level0(const Bucket& bucket);
   void spread(const Bucket& bucket);
   std::size_t gather(const Bucket& bucket, std::size_t at);
-  void sort_into_front(std::size_t n, bool one_block);
+  void sort_into_front(std::size_t n);  // scratch_'s first n entries, all of base_block_
   bool refill();
   bool next_live();                   // drops cancelled entries; true when an event is pending
   const Entry& next_entry() const;    // valid after next_live() returned true

@@ -67,19 +67,17 @@ std::size_t EventQueue::gather(const Bucket& bucket, std::size_t at) {
   return at + bucket.count;
 }
 
-void EventQueue::sort_into_front(std::size_t n, bool one_block) {
+void EventQueue::sort_into_front(std::size_t n) {
   static_assert(kInsertionSortMax < kChunkEntries, "insert_few: a few entries are one chunk's");
   ensure_size(front_, n);
   const Entry* in = scratch_.data();
   Entry* out = front_.data();
-  if (n <= kInsertionSortMax || !one_block) {
-    insertion_sort(in, n, out);
-  } else {  // counting sort on the time within the block: stable, linear
-    std::array<std::uint32_t, kBlockMask + 2> start{};
-    for (std::size_t i = 0; i < n; ++i) ++start[(in[i].time & kBlockMask) + 1];
-    for (std::size_t i = 1; i < start.size(); ++i) start[i] += start[i - 1];
-    for (std::size_t i = 0; i < n; ++i) out[start[in[i].time & kBlockMask]++] = in[i];
-  }
+  // Counting sort on the time within the block: stable, linear. The entries are one block's (the
+  // only caller's), and more than kInsertionSortMax (fewer are sorted by insertion before this).
+  std::array<std::uint32_t, kBlockMask + 2> start{};
+  for (std::size_t i = 0; i < n; ++i) ++start[(in[i].time & kBlockMask) + 1];
+  for (std::size_t i = 1; i < start.size(); ++i) start[i] += start[i - 1];
+  for (std::size_t i = 0; i < n; ++i) out[start[in[i].time & kBlockMask]++] = in[i];
   front_data_ = out;
   front_pos_ = 0;
   front_end_ = n;
@@ -225,7 +223,7 @@ void EventQueue::refill_from_lowest_bucket() {
   }
   ensure_size(scratch_, end - begin);
   std::copy(staged_.begin() + begin, staged_.begin() + end, scratch_.begin());
-  sort_into_front(gather(taken, end - begin), true);
+  sort_into_front(gather(taken, end - begin));
   release_chunks(taken);
 }
 
