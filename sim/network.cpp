@@ -10,8 +10,13 @@
 namespace hybridsim::sim {
 
 Network::Network(EventQueue& queue, const LinkTable& links, Switching switching)
-    : queue_(queue), links_(links), switching_(switching), servers_(links.size()),
-      watched_(links.size(), 0), queues_(links.size()) {
+    : queue_(queue),
+      links_(links),
+      switching_(switching),
+      servers_(links.size()),
+      watched_(links.size(), 0),
+      watch_end_(links.size(), Time::max()),
+      queues_(links.size()) {
   for (LinkId id = 0; id < links.size(); ++id) servers_[id].latency = links[id].latency;
 }
 
@@ -71,6 +76,7 @@ void Network::send_at(Time at, Route route, Bytes bytes, EventHandler& receiver,
 void Network::attach_watcher(std::unique_ptr<ArrivalWatcher> watcher) {
   watcher_ = std::move(watcher);
   std::fill(watched_.begin(), watched_.end(), std::uint8_t{0});
+  std::fill(watch_end_.begin(), watch_end_.end(), Time::max());
 }
 
 void Network::add_use(LinkId link, const LinkCounters& use, Time busy_until) {
@@ -164,7 +170,8 @@ void Network::on_event(std::uint64_t index) {
   LinkServer& server = servers_[link];
   const Time arrival = queue_.now();
   const Time start = max(arrival, server.busy_until);
-  if (watched_[link] != 0) watcher_->on_arrival({link, arrival, m.party, m.receiver, m.route});
+  if (watched_[link] != 0 && arrival < watch_end_[link]) [[unlikely]]
+    watcher_->on_arrival({link, arrival, m.party, m.receiver, m.route});
   Time finish = start + service_time(link, server, m.bytes, m.rate_class);
   // Cut-through: the tail cannot leave this link before it has arrived from the previous one.
   if (finish < m.tail_ready) finish = m.tail_ready;
