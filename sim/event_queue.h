@@ -9,11 +9,11 @@
 // events are 32-byte entries (time, handler, tag, slot, generation) that carry what they call, so
 // firing one reads nothing scattered; a slot is only a generation count, for EventIds. The next
 // 256-ps block of time is a sorted array (the front); later events wait in a radix heap over 256-ps
-// blocks with 8-bit digits (the clock never goes back, so a monotone queue suffices) whose buckets are
-// lists of fixed-size chunks recycled through a free list; a 64-ns span of it is radix-sorted as a
-// whole when it comes up. The slots' generation counts make EventIds safe. Cancelling bumps the
-// generation, so it is O(1) and safe to repeat; the entry is dropped when it comes up. See
-// event_queue.cpp for the order.
+// blocks with 8-bit digits (the clock never goes back, so a monotone queue suffices) whose buckets
+// hold their first entry and a list of fixed-size chunks recycled through a free list; a 64-ns span
+// of it is radix-sorted as a whole when it comes up. The slots' generation counts make EventIds safe.
+// Cancelling bumps the generation, so it is O(1) and safe to repeat; the entry is dropped when it
+// comes up. See event_queue.cpp for the order.
 #pragma once
 #include <algorithm>
 #include <array>
