@@ -177,15 +177,16 @@ void Network::on_event(std::uint64_t index) {
   if (finish < m.tail_ready) finish = m.tail_ready;
   if (start > arrival) note_queue(server, queues_[link], arrival, start);
   server.busy_until = finish;
-  server.counters.bytes += Bytes::of(m.bytes);
+  const std::int64_t bytes = m.bytes;  // for the observer, read while `m` is in cache
+  const std::uint64_t tag = m.tag;
+  server.counters.bytes += Bytes::of(bytes);
   server.counters.busy += finish - start;
   ++server.counters.messages;
   ++hops_;
-  const HopRecord hop{link, start, finish, Bytes::of(m.bytes), m.tag};
 
   const Time tail_arrives = finish + server.latency;
   if (++m.next_hop == m.hops) {
-    queue_.schedule_at(tail_arrives, *m.receiver, m.tag);
+    queue_.schedule_at(tail_arrives, *m.receiver, tag);
     free_messages_.push_back(static_cast<std::uint32_t>(index));
   } else {
     m.tail_ready = tail_arrives;
@@ -194,8 +195,10 @@ void Network::on_event(std::uint64_t index) {
         switching_ == Switching::CutThrough ? start + server.latency : tail_arrives;
     queue_.schedule_at(head_arrives, *this, index);
   }
-  // Last, when `m` is no longer used: an observer may send messages, which can move messages_.
-  if (observer_ != nullptr) observer_->on_hop(hop);
+  // Last, when `m` is no longer used: an observer may send messages, which can move messages_. The
+  // record is built here only: built before, its stores were made on every hop, observed or not.
+  if (observer_ != nullptr) [[unlikely]]
+    observer_->on_hop(HopRecord{link, start, finish, Bytes::of(bytes), tag});
 }
 
 }  // namespace hybridsim::sim
