@@ -54,18 +54,15 @@ void EventQueue::throw_past(Time at, Time now) {
                       format_time(now));
 }
 
-void EventQueue::add_chunk(unsigned b) {
-  Bucket& bucket = buckets_[b];
+void EventQueue::add_chunk(Bucket& bucket) {
   if (free_chunks_ == nullptr) [[unlikely]] grow_pool(0);
   Chunk* c = free_chunks_;
   free_chunks_ = c->next;
   c->next = nullptr;
   if (bucket.tail != nullptr) {
     bucket.tail->next = c;
-  } else {  // the bucket was empty
+  } else {  // the bucket's first chunk (it is marked occupied since its first entry)
     bucket.head = c;
-    occupied_[b / 64] |= std::uint64_t{1} << (b % 64);
-    summary_ |= std::uint64_t{1} << (b / 64);
   }
   bucket.tail = c;
   bucket.tail_size = 0;
@@ -169,6 +166,7 @@ std::vector<PendingEvent> EventQueue::pending_events() const {
   for (unsigned d = 0; d < kDigits; ++d)  // a level-0 bucket's staged part comes before its chunks
     for (std::uint32_t i = stage_begin_[d]; i < stage_end_[d]; ++i) add(staged_[i]);
   for (const Bucket& bucket : buckets_) {
+    if (bucket.count != 0) add(bucket.first);
     for (const Chunk* c = bucket.head; c != nullptr; c = c->next) {
       const std::uint32_t n = c == bucket.tail ? bucket.tail_size : kChunkEntries;
       for (std::uint32_t k = 0; k < n; ++k) add(c->entries[k]);
@@ -195,6 +193,7 @@ std::vector<PendingEvent> EventQueue::take_pending_events() {
   ahead_pos_ = ahead_end_ = 0;
   for (unsigned b = 0; b < kBuckets; ++b) {
     Bucket& bucket = buckets_[b];
+    if (bucket.count != 0) drop(bucket.first);
     for (const Chunk* c = bucket.head; c != nullptr; c = c->next) {
       const std::uint32_t n = c == bucket.tail ? bucket.tail_size : kChunkEntries;
       for (std::uint32_t k = 0; k < n; ++k) drop(c->entries[k]);

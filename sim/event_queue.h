@@ -9,11 +9,11 @@
 // events are 32-byte entries (time, handler, tag, slot, generation) that carry what they call, so
 // firing one reads nothing scattered; a slot is only a generation count, for EventIds. The next
 // 256-ps block of time is a sorted array (the front); later events wait in a radix heap over 256-ps
-// blocks with 8-bit digits (the clock never goes back, so a monotone queue suffices) whose buckets are
-// lists of fixed-size chunks recycled through a free list; a 64-ns span of it is radix-sorted as a
-// whole when it comes up. The slots' generation counts make EventIds safe. Cancelling bumps the
-// generation, so it is O(1) and safe to repeat; the entry is dropped when it comes up. See
-// event_queue.cpp for the order.
+// blocks with 8-bit digits (the clock never goes back, so a monotone queue suffices) whose buckets
+// hold their first entry and a list of fixed-size chunks recycled through a free list; a 64-ns span
+// of it is radix-sorted as a whole when it comes up. The slots' generation counts make EventIds safe.
+// Cancelling bumps the generation, so it is O(1) and safe to repeat; the entry is dropped when it
+// comes up. See event_queue.cpp for the order.
 #pragma once
 #include <algorithm>
 #include <array>
@@ -55,8 +55,9 @@ class EventQueue {
   EventQueue& operator=(const EventQueue&) = delete;
 
   // Schedules handler.on_event(tag) at absolute time `at`. Throws InternalError if at < now().
-  // Inline, and its common case (the spare slot free, a time past the front's block, room in the
-  // bucket's tail chunk) calls nothing, so it needs no registers saved; the rest is schedule_slow().
+  // Inline, and its common case (the spare slot free, a time past the front's block, the bucket
+  // empty or with room in its tail chunk) calls nothing, so it needs no registers saved; the rest is
+  // schedule_slow().
   EventId schedule_at(Time at, EventHandler& handler, std::uint64_t tag = 0) {
     const auto time = static_cast<std::uint64_t>(at.ps());
     const std::uint64_t block = time >> kBlockBits;
@@ -65,14 +66,20 @@ class EventQueue {
       return schedule_slow(at, handler, tag);
     const unsigned b = bucket_of(block, base_block_);
     Bucket& bucket = buckets_[b];
-    if (bucket.tail_size == kChunkEntries) [[unlikely]] return schedule_slow(at, handler, tag);
+    Entry* to = &bucket.first;
+    if (bucket.count == 0) {
+      mark_occupied(b);
+    } else {
+      if (bucket.tail_size == kChunkEntries) [[unlikely]] return schedule_slow(at, handler, tag);
+      to = &bucket.tail->entries[bucket.tail_size++];
+    }
     spare_slot_ = kNoSlot;
     const std::uint32_t generation = generations_[slot];
     ++bucket.count;
     if (time < bucket.min_time) bucket.min_time = time;
     // Field by field into the bucket: an Entry built first would be built on the stack and copied
     // with wider loads than its stores, which stalls.
-    Entry& e = bucket.tail->entries[bucket.tail_size++];
+    Entry& e = *to;
     e.time = time;
     e.handler = &handler;
     e.tag = tag;
@@ -134,19 +141,28 @@ class EventQueue {
   };
   static_assert(sizeof(Entry) == 32);
   static constexpr std::uint32_t kChunkEntries = 63;
+  // `next` first, so that a chunk holding a few entries (a step's sparse pattern) is one cache line
+  // with them: at the end, taking and releasing a chunk touched a second line.
   struct alignas(64) Chunk {
-    std::array<Entry, kChunkEntries> entries;
     Chunk* next;
+    std::array<std::uint64_t, 3> unused;  // the entries start at a 32-byte boundary
+    std::array<Entry, kChunkEntries> entries;
   };
-  // A bucket is a list of chunks, appended to at the tail. An empty bucket has no chunk, and a full
-  // tail_size so that the next append takes a chunk from the pool.
-  struct Bucket {
+  static_assert(sizeof(Chunk) == 2048);
+  // A bucket's entries: its first in the bucket itself, the rest in a list of chunks appended to at
+  // the tail. In a step most buckets of the radix heap hold one entry or two (the events are sparse
+  // in time, a few per 64 ns): those need no chunk, so nothing is taken from and given back to the
+  // pool, and the entry shares the bucket's cache line. A bucket without chunks has a full
+  // tail_size, so that its next append past the first takes a chunk from the pool.
+  struct alignas(64) Bucket {
+    Entry first{};  // valid when count > 0
     Chunk* head = nullptr;
     Chunk* tail = nullptr;
     std::uint32_t tail_size = kChunkEntries;
     std::uint32_t count = 0;
     std::uint64_t min_time = ~std::uint64_t{0};
   };
+  static_assert(sizeof(Bucket) == 64);
   // An event scheduled into the front's block before its latest entry: a binary heap by (time,
   // sequence) whose entries come after the front's entries of equal time.
   struct LateEntry {
@@ -180,12 +196,19 @@ class EventQueue {
   // Appends an entry of this time to buckets_[b] and returns it, for the caller to fill in.
   Entry& append(unsigned b, std::uint64_t time) {
     Bucket& bucket = buckets_[b];
-    if (bucket.tail_size == kChunkEntries) [[unlikely]] add_chunk(b);
-    ++bucket.count;
     if (time < bucket.min_time) bucket.min_time = time;
+    if (bucket.count++ == 0) {
+      mark_occupied(b);
+      return bucket.first;
+    }
+    if (bucket.tail_size == kChunkEntries) [[unlikely]] add_chunk(bucket);
     return bucket.tail->entries[bucket.tail_size++];
   }
-  void add_chunk(unsigned b);  // gives buckets_[b] an empty tail chunk
+  void mark_occupied(unsigned b) {
+    occupied_[b / 64] |= std::uint64_t{1} << (b % 64);
+    summary_ |= std::uint64_t{1} << (b / 64);
+  }
+  void add_chunk(Bucket& bucket);  // gives the bucket (holding an entry) an empty tail chunk
   EventId schedule_slow(Time at, EventHandler& handler, std::uint64_t tag);  // any case
   [[noreturn]] static void throw_past(Time at, Time now);
   std::uint32_t new_slot();                 // a slot never used before; no other is free
@@ -201,7 +224,7 @@ class EventQueue {
   void stage_level0(const Bucket& bucket);
   void spread(const Bucket& bucket);
   std::size_t gather(const Bucket& bucket, std::size_t at);
-  void sort_into_front(std::size_t n, bool one_block);
+  void sort_into_front(std::size_t n);  // scratch_'s first n entries, all of base_block_
   bool refill();
   bool next_live();                   // drops cancelled entries; true when an event is pending
   const Entry& next_entry() const;    // valid after next_live() returned true

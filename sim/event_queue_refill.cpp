@@ -12,10 +12,13 @@ namespace {
 // 256-entry histograms would cost more than it saves.
 constexpr std::uint32_t kStageMin = 64;
 
-// With `fetch`, each chunk fetches the next while it is read: a bucket's chunks are scattered, and
-// out of cache by the time it comes up (the hardware prefetcher does not cross into the next one).
+// A bucket's entries in order: its first, then its chunks'. With `fetch`, each chunk fetches the
+// next while it is read: a bucket's chunks are scattered, and out of cache by the time it comes up
+// (the hardware prefetcher does not cross into the next one).
 template <bool fetch = false, class F>
 void for_each_entry(const auto& bucket, std::uint32_t chunk_entries, F&& f) {
+  if (bucket.count == 0) return;
+  f(bucket.first);
   for (const auto* c = bucket.head; c != nullptr; c = c->next) {
     if (const auto* next = c->next; fetch && next != nullptr) {
       const char* p = reinterpret_cast<const char*>(next);
@@ -36,26 +39,25 @@ template <class V>
 void ensure_size(V& v, std::size_t n) {
   if (v.size() < n) [[unlikely]] grow(v, n);
 }
+// Inserts `e` into the sorted out[0, n): stable, it moves only past later times.
+template <class E>
+void insert_sorted(E* out, std::size_t n, const E& e) {
+  std::size_t j = n;
+  for (; j > 0 && out[j - 1].time > e.time; --j) out[j] = out[j - 1];
+  out[j] = e;
+}
 // A bucket of a few entries (at most kInsertionSortMax, checked by the caller) sorted into `front`
 // by insertion, stable as sort_into_front; returns their number. A bucket takes a second chunk only
-// when its first is full, so they are all its first chunk's: read straight from it, neither
-// gathered into scratch nor walked chunk by chunk (in a step's sparse pattern, about two events a
-// refill, that overhead was a third of the refill's instructions).
-// Stable: an entry moves only past later times.
-template <class E>
-void insertion_sort(const E* in, std::size_t n, E* out) {
-  for (std::size_t i = 0; i < n; ++i) {
-    const E e = in[i];
-    std::size_t j = i;
-    for (; j > 0 && out[j - 1].time > e.time; --j) out[j] = out[j - 1];
-    out[j] = e;
-  }
-}
+// when its first is full, so they are its first entry and its first chunk's: read straight from
+// there, neither gathered into scratch nor walked chunk by chunk (in a step's sparse pattern, about
+// two events a refill, that overhead was a third of the refill's instructions).
 template <class E, class B>
 std::size_t insert_few(std::vector<E>& front, const B& bucket) {
   const std::size_t n = bucket.count;
   ensure_size(front, n);
-  insertion_sort(bucket.head->entries.data(), n, front.data());
+  E* out = front.data();
+  out[0] = bucket.first;
+  for (std::size_t i = 1; i < n; ++i) insert_sorted(out, i, bucket.head->entries[i - 1]);
   return n;
 }
 }  // namespace
@@ -67,19 +69,17 @@ std::size_t EventQueue::gather(const Bucket& bucket, std::size_t at) {
   return at + bucket.count;
 }
 
-void EventQueue::sort_into_front(std::size_t n, bool one_block) {
+void EventQueue::sort_into_front(std::size_t n) {
   static_assert(kInsertionSortMax < kChunkEntries, "insert_few: a few entries are one chunk's");
   ensure_size(front_, n);
   const Entry* in = scratch_.data();
   Entry* out = front_.data();
-  if (n <= kInsertionSortMax || !one_block) {
-    insertion_sort(in, n, out);
-  } else {  // counting sort on the time within the block: stable, linear
-    std::array<std::uint32_t, kBlockMask + 2> start{};
-    for (std::size_t i = 0; i < n; ++i) ++start[(in[i].time & kBlockMask) + 1];
-    for (std::size_t i = 1; i < start.size(); ++i) start[i] += start[i - 1];
-    for (std::size_t i = 0; i < n; ++i) out[start[in[i].time & kBlockMask]++] = in[i];
-  }
+  // Counting sort on the time within the block: stable, linear. The entries are one block's (the
+  // only caller's), and more than kInsertionSortMax (fewer are sorted by insertion before this).
+  std::array<std::uint32_t, kBlockMask + 2> start{};
+  for (std::size_t i = 0; i < n; ++i) ++start[(in[i].time & kBlockMask) + 1];
+  for (std::size_t i = 1; i < start.size(); ++i) start[i] += start[i - 1];
+  for (std::size_t i = 0; i < n; ++i) out[start[in[i].time & kBlockMask]++] = in[i];
   front_data_ = out;
   front_pos_ = 0;
   front_end_ = n;
@@ -208,11 +208,7 @@ void EventQueue::refill_from_lowest_bucket() {
   if (taken.count <= kInsertionSortMax) {  // a few scheduled since: sort them, merge after ties
     std::array<Entry, kInsertionSortMax> later;
     std::size_t n = 0;
-    for_each_entry(taken, kChunkEntries, [&](const Entry& e) {
-      std::size_t j = n++;
-      for (; j > 0 && later[j - 1].time > e.time; --j) later[j] = later[j - 1];
-      later[j] = e;
-    });
+    for_each_entry(taken, kChunkEntries, [&](const Entry& e) { insert_sorted(later.data(), n++, e); });
     release_chunks(taken);
     ensure_size(front_, end - begin + n);
     std::merge(staged_.begin() + begin, staged_.begin() + end, later.begin(), later.begin() + n,
@@ -225,7 +221,7 @@ void EventQueue::refill_from_lowest_bucket() {
   }
   ensure_size(scratch_, end - begin);
   std::copy(staged_.begin() + begin, staged_.begin() + end, scratch_.begin());
-  sort_into_front(gather(taken, end - begin), true);
+  sort_into_front(gather(taken, end - begin));
   release_chunks(taken);
 }
 

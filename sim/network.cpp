@@ -10,8 +10,13 @@
 namespace hybridsim::sim {
 
 Network::Network(EventQueue& queue, const LinkTable& links, Switching switching)
-    : queue_(queue), links_(links), switching_(switching), servers_(links.size()),
-      watched_(links.size(), 0), queues_(links.size()) {
+    : queue_(queue),
+      links_(links),
+      switching_(switching),
+      servers_(links.size()),
+      watched_(links.size(), 0),
+      watch_end_(links.size(), Time::max()),
+      queues_(links.size()) {
   for (LinkId id = 0; id < links.size(); ++id) servers_[id].latency = links[id].latency;
 }
 
@@ -71,6 +76,7 @@ void Network::send_at(Time at, Route route, Bytes bytes, EventHandler& receiver,
 void Network::attach_watcher(std::unique_ptr<ArrivalWatcher> watcher) {
   watcher_ = std::move(watcher);
   std::fill(watched_.begin(), watched_.end(), std::uint8_t{0});
+  std::fill(watch_end_.begin(), watch_end_.end(), Time::max());
 }
 
 void Network::add_use(LinkId link, const LinkCounters& use, Time busy_until) {
@@ -164,22 +170,23 @@ void Network::on_event(std::uint64_t index) {
   LinkServer& server = servers_[link];
   const Time arrival = queue_.now();
   const Time start = max(arrival, server.busy_until);
-  if (watched_[link] != 0)
+  if (watched_[link] != 0 && arrival < watch_end_[link]) [[unlikely]]
     watcher_->on_arrival({link, arrival, m.party, m.receiver, m.route, m.bytes, m.rate_class});
   Time finish = start + service_time(link, server, m.bytes, m.rate_class);
   // Cut-through: the tail cannot leave this link before it has arrived from the previous one.
   if (finish < m.tail_ready) finish = m.tail_ready;
   if (start > arrival) note_queue(server, queues_[link], arrival, start);
   server.busy_until = finish;
-  server.counters.bytes += Bytes::of(m.bytes);
+  const std::int64_t bytes = m.bytes;  // for the observer, read while `m` is in cache
+  const std::uint64_t tag = m.tag;
+  server.counters.bytes += Bytes::of(bytes);
   server.counters.busy += finish - start;
   ++server.counters.messages;
   ++hops_;
-  const HopRecord hop{link, start, finish, Bytes::of(m.bytes), m.tag};
 
   const Time tail_arrives = finish + server.latency;
   if (++m.next_hop == m.hops) {
-    queue_.schedule_at(tail_arrives, *m.receiver, m.tag);
+    queue_.schedule_at(tail_arrives, *m.receiver, tag);
     free_messages_.push_back(static_cast<std::uint32_t>(index));
   } else {
     m.tail_ready = tail_arrives;
@@ -188,8 +195,10 @@ void Network::on_event(std::uint64_t index) {
         switching_ == Switching::CutThrough ? start + server.latency : tail_arrives;
     queue_.schedule_at(head_arrives, *this, index);
   }
-  // Last, when `m` is no longer used: an observer may send messages, which can move messages_.
-  if (observer_ != nullptr) observer_->on_hop(hop);
+  // Last, when `m` is no longer used: an observer may send messages, which can move messages_. The
+  // record is built here only: built before, its stores were made on every hop, observed or not.
+  if (observer_ != nullptr) [[unlikely]]
+    observer_->on_hop(HopRecord{link, start, finish, Bytes::of(bytes), tag});
 }
 
 }  // namespace hybridsim::sim

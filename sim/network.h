@@ -101,7 +101,14 @@ class Network final : public EventHandler {
   // the call is made at watched links only. Attaching a watcher unwatches every link.
   void attach_watcher(std::unique_ptr<ArrivalWatcher> watcher);
   ArrivalWatcher* watcher() const { return watcher_.get(); }
-  void watch(LinkId link, bool on) { watched_[link] = on ? 1 : 0; }
+  void watch(LinkId link, bool on) {
+    watched_[link] = on ? 1 : 0;
+    watch_end_[link] = Time::max();
+  }
+  // A watched link's arrivals from `end` on are not shown: the fast path's claim on it has ended
+  // (a tree that ran in full, or whose folded traffic there is over), and an ended claim sees
+  // nothing, so the call would be made for nothing (it was, on most hops of a full step).
+  void watch_until(LinkId link, Time end) { watch_end_[link] = end; }
   bool is_idle(LinkId link) const { return servers_[link].busy_until <= queue_.now(); }
   Time busy_until(LinkId link) const { return servers_[link].busy_until; }
   // Use computed elsewhere for this link (by a model of it): its counters are added (the deepest
@@ -175,6 +182,7 @@ class Network final : public EventHandler {
   Switching switching_;
   std::vector<LinkServer> servers_;
   std::vector<std::uint8_t> watched_;  // per link: 1 while the watcher sees its arrivals
+  std::vector<Time> watch_end_;        // per link: when it stops seeing them (read if watched)
   std::vector<LinkQueue> queues_;
   // Rate classes beyond 0: their scales, and each link's bandwidth in them ([class-1][link]).
   std::vector<std::array<double, kLinkKindCount>> class_scales_;

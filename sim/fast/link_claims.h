@@ -50,7 +50,11 @@ class LinkClaims final : public ArrivalWatcher {
     if (claims_[link].promised == next) claims_[link].promised = nullptr;
   }
   // Once a shortcut knows when its traffic on the link ends: the claim ends then.
-  void end_at(LinkId link, Time end) { claims_[link].end = end; }
+  // The network stops showing the link's arrivals then: an ended claim sees nothing.
+  void end_at(LinkId link, Time end) {
+    claims_[link].end = end;
+    network_.watch_until(link, end);
+  }
 
   // The holder (an embedded group) meets other parties' messages on this claimed link live: its
   // models' messages cross this very link, so they do not interfere, unless one arrives at the same

@@ -7,6 +7,7 @@
 #include <doctest/doctest.h>
 
 #include <cstdint>
+#include <memory>
 #include <vector>
 
 #include "sim/error.h"
@@ -313,4 +314,34 @@ TEST_CASE("Network::send_at into the past is an error that leaves no message beh
   CHECK(net.messages_in_flight() == 1);
   q.run();
   CHECK(net.messages_in_flight() == 0);
+}
+
+namespace {
+// Records the arrivals the network shows it.
+struct ArrivalLog final : hybridsim::sim::ArrivalWatcher {
+  void on_arrival(const hybridsim::sim::LinkArrival& a) override { seen.emplace_back(a.link, a.time); }
+  std::vector<std::pair<LinkId, Time>> seen;
+};
+}  // namespace
+
+TEST_CASE("Network: a watched link shows its arrivals until its watch ends") {
+  // Two 1 GB/s, 100 ns links; messages sent at 0, 2 and 4 us reach the second link 100 ns later.
+  LinkTable links;
+  const std::vector<LinkId> route = {add_link(links, 1, 100), add_link(links, 1, 100)};
+  EventQueue q;
+  Network net(q, links);
+  auto owned = std::make_unique<ArrivalLog>();
+  ArrivalLog& log = *owned;
+  net.attach_watcher(std::move(owned));
+  Receiver rx(q);
+  net.watch(route[1], true);
+  net.watch_until(route[1], Time::ns(2'100));  // the second message arrives then: not shown
+  for (int k = 0; k < 3; ++k) net.send_at(Time::us(2 * k), route, kMessage, rx, k);
+  q.run_until(Time::us(3));
+  net.watch(route[0], true);  // watched anew: no end
+  net.watch(route[1], true);
+  q.run();
+  using Seen = std::vector<std::pair<LinkId, Time>>;
+  CHECK(log.seen == Seen{{route[1], Time::ns(100)}, {route[0], Time::us(4)}, {route[1], Time::ns(4'100)}});
+  CHECK(rx.time_of(2) == Time::ns(5'200));
 }
