@@ -19,6 +19,7 @@
 #include "analysis/step/step_estimate.h"
 #include "analysis/step/step_progress.h"
 #include "analysis/step/step_runner.h"
+#include "analysis/study/memory_gate.h"
 #include "analysis/study/step_run_progress.h"
 #include "scenarios/loader/resolve.h"
 #include "scenarios/loader/scenario.h"
@@ -113,6 +114,7 @@ struct Resolved {
   workloads::StepConfig config;
   const workloads::Profile* profile = nullptr;
   const topology::Topology* topology = nullptr;
+  std::int64_t memory = 0;  // StepRunOptions::memory: held against the shared budget while it runs
 };
 
 // Resolves requests the way `hybridsim run` resolves a scenario, building each topology once.
@@ -253,7 +255,7 @@ double resolve_weight(const StepRequest& request) {
 // rethrown (the same step whatever the threads); with it, the step is recorded in `failures` and
 // left out of `todo`.
 std::vector<StepEstimate> estimate_todo(std::vector<Resolved>& todo, const StepRunOptions& options,
-                                        std::map<StepId, StepFailure>& failures) {
+                                        MemoryGate& gate, std::map<StepId, StepFailure>& failures) {
   std::vector<StepEstimate> estimates(todo.size());
   std::vector<std::exception_ptr> refused(todo.size());
   // Estimating builds every step's program, whose cost grows with its GPUs: seconds for a large grid,
@@ -266,7 +268,10 @@ std::vector<StepEstimate> estimate_todo(std::vector<Resolved>& todo, const StepR
       todo.size(), options.threads,
       [&](std::size_t i, std::mutex&) {
         const StepSetup setup = setup_of(todo[i]);
-        estimates[i] = estimate_step(setup);
+        estimates[i] = [&] {  // its program built (and freed) within the shared budget
+          MemoryGate::Hold hold(&gate, todo[i].memory);
+          return estimate_step(setup);
+        }();
         estimating.advance(static_cast<double>(estimated += todo[i].label.gpus),
                            "before any step is simulated");
         try {
@@ -440,6 +445,7 @@ std::vector<StepRef> StepCache::simulate(const std::vector<StepRequest>& request
     Resolved r;
     try {
       r = resolver.resolve(request);
+      r.memory = i < options.memory.size() ? options.memory[i] : 0;
       resolving.advance(resolved += weights[i],
                         "resolving the configurations before any step is estimated");
     } catch (const InputError& e) {
@@ -464,7 +470,8 @@ std::vector<StepRef> StepCache::simulate(const std::vector<StepRequest>& request
     return cost_estimate(a.label) > cost_estimate(b.label);
   });
 
-  const std::vector<StepEstimate> estimates = estimate_todo(todo, options, failures_);
+  MemoryGate gate(options.memory_budget);
+  const std::vector<StepEstimate> estimates = estimate_todo(todo, options, gate, failures_);
   print_run_estimate(todo, estimates, options);
   std::vector<std::uint64_t> events;
   for (const StepEstimate& e : estimates) events.push_back(e.events());
@@ -478,7 +485,10 @@ std::vector<StepRef> StepCache::simulate(const std::vector<StepRequest>& request
       todo.size(), options.threads,
       [&](std::size_t i, std::mutex& lock) {
         StepRunProgress::Share share(whole, i);
-        results[i] = simulate_resolved(todo[i], options.progress ? &share : nullptr);
+        {
+          MemoryGate::Hold hold(&gate, todo[i].memory);
+          results[i] = simulate_resolved(todo[i], options.progress ? &share : nullptr);
+        }
         whole.step_done(i, describe(todo[i].label));
         std::lock_guard guard(lock);
         ++done;
