@@ -122,12 +122,16 @@ class Resolver {
  public:
   explicit Resolver(const StepRunContext& context) : context_(context) {}
 
-  Resolved resolve(const StepRequest& request) {
+  // The request's scenario as read from its overlay, before anything is built.
+  static scenarios::Scenario read(const StepRequest& request) {
+    return scenarios::parse_scenario("", kOverlaySource, request.overlay);
+  }
+
+  Resolved resolve(const StepRequest& request, const scenarios::Scenario& s) {
     const auto it = context_.profiles.find(request.network);
     if (it == context_.profiles.end() || it->second == nullptr)
       throw InternalError("no profile for step network \"" + request.network + "\"");
     const workloads::Profile& profile = *it->second;
-    const scenarios::Scenario s = scenarios::parse_scenario("", kOverlaySource, request.overlay);
     Built& built = topologies_[cluster_fingerprint(s.cluster)];
     if (!built.topology) {
       built.topology = std::make_unique<topology::Topology>(scenarios::build_topology(s));
@@ -235,19 +239,6 @@ void run_parallel(std::size_t count, int threads_wanted, Work work, OnInputError
   loop();
   for (auto& t : pool) t.join();
   if (error) std::rethrow_exception(error);
-}
-
-// What resolving a request costs grows with the GPUs it names (its cluster's topology, built once,
-// and its workers' mapping, machine by machine): its dp × mp × tp as the overlay writes them, 1
-// when it names none. Progress before any step is estimated counts these.
-double resolve_weight(const StepRequest& request) {
-  double gpus = 1;
-  for (const std::string_view key : {"parallelism.dp=", "parallelism.mp=", "parallelism.tp="})
-    for (const std::string& o : request.overlay)
-      if (o.starts_with(key))
-        if (const auto n = sim::parse_whole<int>(std::string_view(o).substr(key.size())); n && *n > 0)
-          gpus *= *n;
-  return gpus;
 }
 
 // Every step's estimate before any is simulated, checked against its caps. Whatever one step's
@@ -433,9 +424,22 @@ std::vector<StepRef> StepCache::simulate(const std::vector<StepRequest>& request
   std::vector<StepRef> ids;
   std::vector<Resolved> todo;
   std::set<StepId> seen;
-  // Resolving builds each cluster's topology and every request's mapping: seconds for a large grid.
+  // Resolving builds each cluster's topology and every request's mapping: seconds for a large grid,
+  // in proportion to the GPUs each names (dp × mp × tp of its scenario, read first, which costs
+  // little: the progress needs the total before the first is resolved). One that cannot be read
+  // weighs 1 and fails below, in its turn.
+  std::vector<std::optional<scenarios::Scenario>> read(requests.size());
+  std::vector<std::exception_ptr> unreadable(requests.size());
   std::vector<double> weights;
-  for (const auto& request : requests) weights.push_back(resolve_weight(request));
+  for (std::size_t i = 0; i < requests.size(); ++i) {
+    try {
+      read[i] = Resolver::read(requests[i]);
+    } catch (const InputError&) {
+      unreadable[i] = std::current_exception();
+    }
+    const auto& p = read[i] ? read[i]->parallelism : scenarios::ParallelismSettings{};
+    weights.push_back(read[i] ? static_cast<double>(p.dp) * p.mp * p.tp : 1.0);
+  }
   ProgressEstimate resolving(options.progress, options.label,
                              std::accumulate(weights.begin(), weights.end(), 0.0), "GPUs placed",
                              options.clock);
@@ -444,7 +448,9 @@ std::vector<StepRef> StepCache::simulate(const std::vector<StepRequest>& request
     const StepRequest& request = requests[i];
     Resolved r;
     try {
-      r = resolver.resolve(request);
+      if (unreadable[i]) std::rethrow_exception(unreadable[i]);
+      r = resolver.resolve(request, *read[i]);
+      read[i].reset();
       r.memory = i < options.memory.size() ? options.memory[i] : 0;
       resolving.advance(resolved += weights[i],
                         "resolving the configurations before any step is estimated");
