@@ -42,8 +42,9 @@ std::string llm_candidate_refusal(const LlmPlanRequest& r, const LlmCandidateCos
            r.names.max_events + " / " + std::to_string(kBuildEventsPerTask) +
            ") before the fold is known";
   if (r.memory_budget_bytes > 0 && cost.memory > r.memory_budget_bytes)
-    return "building and simulating it would hold about " + workloads::format_gib(sim::Bytes::of(cost.memory)) +
-           " (" + sim::BudgetExceeded::count_text(tasks) + " tasks over all GPUs at about " +
+    return "building and simulating it would hold about " +
+           workloads::format_gib(sim::Bytes::of(cost.memory)) + " (" +
+           sim::BudgetExceeded::count_text(tasks) + " tasks over all GPUs at about " +
            std::to_string(kBytesPerProgramTask) + " B each), over the plan's " +
            workloads::format_gib(sim::Bytes::of(r.memory_budget_bytes)) + " (" + r.names.max_sim_memory +
            ", shared by the candidates built at once)";
