@@ -312,6 +312,69 @@ void print_run_estimate(const std::vector<Resolved>& todo, const std::vector<Ste
                     << std::flush;
 }
 
+// Every request's scenario read from its overlay (which costs little), and the GPUs it names, dp ×
+// mp × tp, which weigh its resolving in the progress (whose total is needed before the first is
+// resolved). One that cannot be read weighs 1 and fails in its turn, when it would be resolved.
+struct ReadRequests {
+  std::vector<std::optional<scenarios::Scenario>> scenarios;
+  std::vector<std::exception_ptr> unreadable;
+  std::vector<double> weights;
+};
+
+ReadRequests read_requests(const std::vector<StepRequest>& requests) {
+  ReadRequests out{.scenarios = std::vector<std::optional<scenarios::Scenario>>(requests.size()),
+                   .unreadable = std::vector<std::exception_ptr>(requests.size()),
+                   .weights = {}};
+  for (std::size_t i = 0; i < requests.size(); ++i) {
+    try {
+      out.scenarios[i] = Resolver::read(requests[i]);
+    } catch (const InputError&) {
+      out.unreadable[i] = std::current_exception();
+    }
+    const auto& p = out.scenarios[i] ? out.scenarios[i]->parallelism : scenarios::ParallelismSettings{};
+    out.weights.push_back(static_cast<double>(p.dp) * p.mp * p.tp);
+  }
+  return out;
+}
+
+// The steps simulated in parallel, each holding its memory estimate against the shared budget
+// while it runs; by position, its point or (with keep_going) why it failed.
+struct Ran {
+  std::vector<StepPoint> results;
+  std::vector<std::optional<std::string>> failed_why;
+  std::vector<char> over_budget;
+};
+
+Ran run_todo(const std::vector<Resolved>& todo, const StepRunOptions& options, MemoryGate& gate,
+             StepRunProgress& whole) {
+  Ran ran{.results = std::vector<StepPoint>(todo.size()),
+          .failed_why = std::vector<std::optional<std::string>>(todo.size()),
+          .over_budget = std::vector<char>(todo.size(), 0)};
+  std::size_t done = 0;
+  run_parallel(
+      todo.size(), options.threads,
+      [&](std::size_t i, std::mutex& lock) {
+        StepRunProgress::Share share(whole, i);
+        {
+          MemoryGate::Hold hold(&gate, todo[i].memory);
+          ran.results[i] = simulate_resolved(todo[i], options.progress ? &share : nullptr);
+        }
+        whole.step_done(i, describe(todo[i].label));
+        std::lock_guard guard(lock);
+        ++done;
+        if (options.on_progress) options.on_progress({done, todo.size(), &ran.results[i]});
+      },
+      [&](std::size_t i, const InputError& e) {
+        if (!options.keep_going) return false;
+        ran.failed_why[i] = e.what();
+        whole.step_done(i, {});
+        ran.over_budget[i] = dynamic_cast<const BudgetRefusal*>(&e) != nullptr;
+        ++done;
+        return true;
+      });
+  return ran;
+}
+
 }  // namespace
 
 topology::Topology build_cluster(const ClusterSpec& cluster, int gpus, sim::Bandwidth ib_bandwidth) {
@@ -424,22 +487,9 @@ std::vector<StepRef> StepCache::simulate(const std::vector<StepRequest>& request
   std::vector<StepRef> ids;
   std::vector<Resolved> todo;
   std::set<StepId> seen;
-  // Resolving builds each cluster's topology and every request's mapping: seconds for a large grid,
-  // in proportion to the GPUs each names (dp × mp × tp of its scenario, read first, which costs
-  // little: the progress needs the total before the first is resolved). One that cannot be read
-  // weighs 1 and fails below, in its turn.
-  std::vector<std::optional<scenarios::Scenario>> read(requests.size());
-  std::vector<std::exception_ptr> unreadable(requests.size());
-  std::vector<double> weights;
-  for (std::size_t i = 0; i < requests.size(); ++i) {
-    try {
-      read[i] = Resolver::read(requests[i]);
-    } catch (const InputError&) {
-      unreadable[i] = std::current_exception();
-    }
-    const auto& p = read[i] ? read[i]->parallelism : scenarios::ParallelismSettings{};
-    weights.push_back(read[i] ? static_cast<double>(p.dp) * p.mp * p.tp : 1.0);
-  }
+  // Resolving builds each cluster's topology and every request's mapping: seconds for a large grid.
+  ReadRequests read = read_requests(requests);
+  std::vector<double>& weights = read.weights;
   ProgressEstimate resolving(options.progress, options.label,
                              std::accumulate(weights.begin(), weights.end(), 0.0), "GPUs placed",
                              options.clock);
@@ -448,9 +498,9 @@ std::vector<StepRef> StepCache::simulate(const std::vector<StepRequest>& request
     const StepRequest& request = requests[i];
     Resolved r;
     try {
-      if (unreadable[i]) std::rethrow_exception(unreadable[i]);
-      r = resolver.resolve(request, *read[i]);
-      read[i].reset();
+      if (read.unreadable[i]) std::rethrow_exception(read.unreadable[i]);
+      r = resolver.resolve(request, *read.scenarios[i]);
+      read.scenarios[i].reset();
       r.memory = i < options.memory.size() ? options.memory[i] : 0;
       resolving.advance(resolved += weights[i],
                         "resolving the configurations before any step is estimated");
@@ -483,36 +533,12 @@ std::vector<StepRef> StepCache::simulate(const std::vector<StepRequest>& request
   for (const StepEstimate& e : estimates) events.push_back(e.events());
   StepRunProgress whole(options.progress, options.label, std::move(events), "steps", options.clock);
 
-  std::vector<StepPoint> results(todo.size());
-  std::vector<std::optional<std::string>> failed_why(todo.size());
-  std::vector<char> over_budget(todo.size(), 0);
-  std::size_t done = 0;
-  run_parallel(
-      todo.size(), options.threads,
-      [&](std::size_t i, std::mutex& lock) {
-        StepRunProgress::Share share(whole, i);
-        {
-          MemoryGate::Hold hold(&gate, todo[i].memory);
-          results[i] = simulate_resolved(todo[i], options.progress ? &share : nullptr);
-        }
-        whole.step_done(i, describe(todo[i].label));
-        std::lock_guard guard(lock);
-        ++done;
-        if (options.on_progress) options.on_progress({done, todo.size(), &results[i]});
-      },
-      [&](std::size_t i, const InputError& e) {
-        if (!options.keep_going) return false;
-        failed_why[i] = e.what();
-        whole.step_done(i, {});
-        over_budget[i] = dynamic_cast<const BudgetRefusal*>(&e) != nullptr;
-        ++done;
-        return true;
-      });
+  Ran ran = run_todo(todo, options, gate, whole);
   for (std::size_t i = 0; i < todo.size(); ++i) {
-    if (failed_why[i])
-      failures_.emplace(todo[i].id, StepFailure{*failed_why[i], {}, over_budget[i] != 0});
+    if (ran.failed_why[i])
+      failures_.emplace(todo[i].id, StepFailure{*ran.failed_why[i], {}, ran.over_budget[i] != 0});
     else
-      points_.emplace(todo[i].id, std::move(results[i]));
+      points_.emplace(todo[i].id, std::move(ran.results[i]));
   }
   simulated_ += todo.size();
   return ids;
