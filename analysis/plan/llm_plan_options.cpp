@@ -8,6 +8,7 @@
 #include "analysis/study/study_config.h"
 #include "sim/budget.h"
 #include "sim/error.h"
+#include "sim/units.h"
 #include "topology/preset_registry.h"
 #include "workloads/gpu/gpu.h"
 #include "workloads/gpu/transformer_cost.h"
@@ -112,6 +113,11 @@ LlmPlanRequest make_llm_plan_request(const LlmPlanOptions& o) {
   r.events_budget = r.events_budget_count == 0
                         ? std::string("no limit")
                         : sim::BudgetExceeded::count_text(r.events_budget_count) + " events";
+  // The same figure bounds what the candidates built at once hold together (limit_overlay has
+  // checked the text).
+  if (!o.max_sim_memory.empty())
+    r.memory_budget_bytes =
+        o.max_sim_memory == "unlimited" ? 0 : sim::parse_bytes(o.max_sim_memory).count();
   return r;
 }
 

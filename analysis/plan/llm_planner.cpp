@@ -5,6 +5,7 @@
 #include <map>
 #include <ostream>
 
+#include "analysis/plan/llm_candidate_cost.h"
 #include "analysis/study/study_report.h"
 #include "scenarios/loader/resolve.h"
 #include "scenarios/loader/scenario.h"
@@ -15,9 +16,6 @@ namespace hybridsim::analysis {
 namespace {
 
 constexpr const char* kPlanSource = "plan candidate";
-// Events' time one task of a candidate's program costs to build, a third of it measured (see
-// llm_plan_program_tasks).
-constexpr std::uint64_t kBuildEventsPerTask = 10;
 
 std::string gib(sim::Bytes b) { return workloads::format_gib(b); }
 
@@ -33,10 +31,10 @@ std::string memory_text(const LlmMemory& m) {
   if (enumerated == 0)
     throw LlmPlanRefused(
         LlmPlanRefusal::NoLayout,
-        "--gpus " + std::to_string(r.gpus) + ": no layout of " + what + " with global batch " +
-            std::to_string(r.global_batch) + " (tp up to " + std::to_string(r.machine.gpus_per_machine) +
-            " dividing the heads, dp x micro-batch dividing the batch); expected another --gpus or "
-            "--global-batch");
+        (r.names.gpus.empty() ? "" : r.names.gpus + " " + std::to_string(r.gpus) + ": ") + "no layout of " +
+            what + " with global batch " + std::to_string(r.global_batch) + " (tp up to " +
+            std::to_string(r.machine.gpus_per_machine) +
+            " dividing the heads, dp x micro-batch dividing the batch); expected " + r.names.other_layout);
   const LlmSpace space{r.setting, r.gpus, r.machine.gpus_per_machine, r.global_batch};
   std::optional<std::pair<LlmLayout, LlmMemory>> least;
   for (const LlmLayout& l : enumerate_layouts(r.dimensions, space)) {
@@ -47,10 +45,11 @@ std::string memory_text(const LlmMemory& m) {
   for (const PlanDimension& d : r.dimensions)
     if (!d.enabled) off += (off.empty() ? "" : ", ") + std::string(d.name);
   throw LlmPlanRefused(LlmPlanRefusal::NothingFits,
-                       "--memory: none of the " + std::to_string(enumerated) + " layouts of " + what +
-                           " fits in " + gib(r.memory.bytes) + " (" + r.memory.source + "); the least, " +
+                       (r.names.memory.empty() ? "" : r.names.memory + ": ") + "none of the " +
+                           std::to_string(enumerated) + " layouts of " + what + " fits in " +
+                           gib(r.memory.bytes) + " (" + r.memory.source + "); the least, " +
                            layout_label(r.dimensions, least->first) + ", needs " +
-                           memory_text(least->second) + "; expected a larger --memory or more --gpus" +
+                           memory_text(least->second) + "; expected " + r.names.more_memory +
                            (off.empty() ? std::string() : " (not searched: " + off + ")"));
 }
 
@@ -156,14 +155,9 @@ std::vector<LlmPlanCandidate> llm_fitting_candidates(const LlmPlanRequest& r, st
   return out;
 }
 
-// Measured on this build: the 1,024-GPU GPT-3 candidate dp 256 tp 4 mb 2 ZeRO-3, 7.1e6 tasks by
-// tasks_per_gpu, took 5.5 s of CPU and 813 MB to build and estimate (hybridsim run, refused by its
-// estimate before its event loop): 0.77 us a task, 3.9 events' time at sim/budget.h's
-// kEventsPerSecond. At a cap of --max-events / 2 the 1,024-GPU plan built such programs two at a
-// time and held 11.8 GB after 2 minutes. kBuildEventsPerTask = 10 keeps one build within a third of
-// the candidate's events budget (2e6 tasks, about 1.5 s and 230 MB at the default).
-std::uint64_t llm_plan_program_tasks(const LlmPlanRequest& r) {
-  return r.events_budget_count / kBuildEventsPerTask;
+LlmCandidateCost llm_plan_candidate_cost(const LlmPlanRequest& r, const LlmLayout& l) {
+  const scenarios::Scenario s = scenarios::parse_scenario("", kPlanSource, candidate_overlay(r, l));
+  return llm_candidate_cost(scenarios::load_workload_profile(s), l, r.gpus);
 }
 
 double LlmPlanCandidate::step_seconds() const {
@@ -181,35 +175,6 @@ void rate(const LlmPlanRequest& r, LlmPlanCandidate& c) {
     c.time_to_train_seconds = tokens_to_train(r, batch_tokens) / c.tokens_per_second;
 }
 
-// Tasks one GPU's streams run in the step, counted on the candidate's generated profile (as the
-// generator makes them, workloads/generators/profile_gen_transformer.cpp): every kernel of every op
-// forward and backward (full or selective recomputation's kernels are in the backward), on the
-// stage's 1/pp of the ops, for each of the m micro-batches. The TP collectives and ZeRO's gathers
-// are left out: a lower bound.
-double tasks_per_gpu(const workloads::Profile& p, const LlmLayout& l) {
-  double kernels = 0;
-  for (const workloads::Op& op : p.ops)
-    kernels += static_cast<double>(op.forward.size() + op.backward.size());
-  return kernels / l.pp * static_cast<double>(l.micro_batches());
-}
-
-// Why a candidate is not built, or empty. Its events and memory are judged by the run's own estimate
-// (analysis/step/step_estimate.h: the fold it will simulate, the collectives that cannot fold in
-// full), before its event loop starts; but that estimate needs the program of every GPU built,
-// which costs in proportion to its tasks whatever folds. The program is held to the candidate's
-// events budget too: building a task (its program, collectives and fold plan) costs the time of
-// about kBuildEventsPerTask events simulated, so that a program at the cap takes at most about a
-// third of the budget's time to build (see llm_plan_program_tasks).
-std::string too_expensive(const LlmPlanRequest& r, const workloads::Profile& p, const LlmLayout& l) {
-  const double program = tasks_per_gpu(p, l) * r.gpus;
-  const std::uint64_t cap = llm_plan_program_tasks(r);
-  if (cap == 0 || program <= static_cast<double>(cap)) return {};
-  return "the step's program would hold about " +
-         sim::BudgetExceeded::count_text(static_cast<std::uint64_t>(program)) +
-         " tasks over all GPUs, over the plan's " + sim::BudgetExceeded::count_text(cap) +
-         " (--max-events / " + std::to_string(kBuildEventsPerTask) + ") before the fold is known";
-}
-
 // Simulates the candidates' steps (one profile per distinct generated rank), each within the
 // plan's events budget. Those simulated and those refused for their budget (estimated, not
 // simulated) go to `out`; other failures to `skipped`, the candidate dropped.
@@ -219,12 +184,14 @@ void simulate_candidates(const LlmPlanRequest& r, const std::vector<LlmPlanCandi
   std::map<std::string, workloads::Profile> profiles;
   std::vector<StepRequest> requests;
   std::vector<LlmPlanCandidate> to_simulate;
+  std::vector<std::int64_t> memory;
   for (const LlmPlanCandidate& c : chosen) {
     StepRequest q{r.model + " " + layout_label(r.dimensions, c.layout), candidate_overlay(r, c.layout)};
     const scenarios::Scenario s = scenarios::parse_scenario("", kPlanSource, q.overlay);
     const workloads::Profile& p =
         profiles.emplace(q.network, scenarios::load_workload_profile(s)).first->second;
-    if (std::string why = too_expensive(r, p, c.layout); !why.empty()) {
+    const LlmCandidateCost cost = llm_candidate_cost(p, c.layout, r.gpus);
+    if (std::string why = llm_candidate_refusal(r, cost); !why.empty()) {
       LlmPlanCandidate e = c;
       e.estimated_only = std::move(why);
       rate(r, e);
@@ -233,10 +200,13 @@ void simulate_candidates(const LlmPlanRequest& r, const std::vector<LlmPlanCandi
     }
     to_simulate.push_back(c);
     requests.push_back(std::move(q));
+    memory.push_back(cost.memory);
   }
   StepRunContext context;
   for (const auto& [name, p] : profiles) context.profiles[name] = &p;
   StepRunOptions run{.threads = r.threads, .on_progress = {}, .keep_going = true};
+  run.memory = std::move(memory);  // each held against the one budget while it is built and run
+  run.memory_budget = r.memory_budget_bytes;
   if (r.progress) run.on_progress = progress_printer(*r.progress, "plan");
   run.progress = r.progress;  // the whole run's estimate and progress with an estimated end
   run.label = "plan";

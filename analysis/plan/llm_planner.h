@@ -10,7 +10,9 @@
 // (analysis/step/step_estimate.h: what the fold leaves to simulate), is not simulated: it is ranked
 // by its closed form and marked "estimated, not simulated" (a step that folds onto a few GPUs costs
 // little and is simulated; one that does not fold is estimated until it does). So is one whose
-// program of every GPU's tasks, which that estimate needs built, passes llm_plan_program_tasks().
+// program of every GPU's tasks, which that estimate needs built, would take too long to build or
+// hold too much memory, judged before it is built (analysis/plan/llm_candidate_cost.h); those
+// built at once on the threads share one memory budget.
 //   LlmPlanResult r = plan_llm(make_llm_plan_request({.model = "llama3-8b", .gpus = 64, .gpu = "h100"}));
 //   print_llm_plan(r, std::cout);
 #pragma once
@@ -21,6 +23,7 @@
 
 #include "analysis/plan/llm_dimensions.h"
 #include "analysis/study/study_steps.h"
+#include "sim/budget.h"
 #include "sim/error.h"
 #include "workloads/memory/memory_model.h"
 
@@ -29,6 +32,17 @@ namespace hybridsim::analysis {
 // Events one candidate's step may simulate (plan --max-events): 2×10^7, about 4 s at sim/budget.h's
 // 5 M events/s, so that K candidates stay within the plan's 30 s target (issue 29).
 inline constexpr std::uint64_t kPlanCandidateEvents = 20'000'000;
+// How a refusal or an estimated row names what the user would change: the plan's options, or
+// (the LLM study, whose user writes a file) its own keys and options. An empty prefix leaves the
+// message unlocated.
+struct LlmPlanNames {
+  std::string gpus = "--gpus";  // before the GPU count when no layout takes it ("--gpus 64: ...")
+  std::string other_layout = "another --gpus or --global-batch";
+  std::string memory = "--memory";  // before "none of the layouts fits"
+  std::string more_memory = "a larger --memory or more --gpus";
+  std::string max_events = "--max-events", max_sim_memory = "--max-sim-memory";
+};
+
 struct LlmPlanRequest {
   std::string model;  // a named transformer
   LlmSetting setting{};
@@ -52,7 +66,11 @@ struct LlmPlanRequest {
   std::vector<std::string> limits{};  // limit_overlay(): the candidates' budget (kPlanCandidateEvents)
   std::string events_budget{};        // that budget as given ("2e7 events"), for the report
   std::uint64_t events_budget_count = kPlanCandidateEvents;  // the same; 0: no limit
+  // The memory the candidates built and simulated at once share (--max-sim-memory, by default
+  // sim::kDefaultMaxMemory; analysis/plan/llm_candidate_cost.h); 0: no limit.
+  std::int64_t memory_budget_bytes = sim::kDefaultMaxMemory;
   LlmMachine machine{};
+  LlmPlanNames names{};
 };
 
 struct LlmPlanCandidate {
@@ -81,11 +99,6 @@ struct LlmPlanResult {
   bool by_time_to_train = false;
 };
 
-// Tasks a candidate's program may hold over all its GPUs before the planner builds it:
-// events_budget_count / 10 (building a task costs about the time of 10 events simulated,
-// llm_planner.cpp); 0: no limit.
-std::uint64_t llm_plan_program_tasks(const LlmPlanRequest& r);
-
 // Tokens to train at a global batch of `batch_tokens` under Kaplan et al.'s trade-off with a
 // critical batch of `critical` tokens, scaled from the model's published run (r.training_tokens at
 // r.reference_batch sequences).
@@ -111,6 +124,11 @@ class LlmPlanRefused : public InputError {
 // simulated; InputError for a request it cannot price (--critical-batch without a published run).
 LlmPlanResult plan_llm(const LlmPlanRequest& request, StepCache* cache = nullptr);
 void print_llm_plan(const LlmPlanResult& result, std::ostream& out, int top = 5);
+
+// A candidate's cost judged before it is built (analysis/plan/llm_candidate_cost.h), on its own
+// generated profile.
+struct LlmCandidateCost;
+LlmCandidateCost llm_plan_candidate_cost(const LlmPlanRequest& request, const LlmLayout& layout);
 
 // The candidates that fit, with their closed forms, best estimate first (what plan_llm simulates the
 // head of). Empty when none fits.

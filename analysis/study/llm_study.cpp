@@ -81,6 +81,19 @@ void keep(FamilyBest best, std::optional<LlmPlanCandidate>& plan, std::string& n
   refusal = best.refusal;
 }
 
+// What a cell's notes point to: the study file's keys and the study command's options, not the
+// planner's (its user cannot pass --gpus, --global-batch or --memory to a study).
+LlmPlanNames study_names() {
+  return {.gpus = "",
+          .other_layout =
+              "another GPU count in the study file's gpus (the batch is the model's published one, "
+              "or the smallest above it with a layout; the study file cannot set it)",
+          .memory = "",
+          .more_memory = "more GPUs in the study file's gpus, or a larger study --memory",
+          .max_events = "study --max-events",
+          .max_sim_memory = "study --max-sim-memory"};
+}
+
 // One cell: both families' best plans and their times to train.
 LlmStudyCell plan_cell(const LlmStudyConfig& c, const LlmStudyRunOptions& o, LlmStudyCell cell,
                        StepCache& cache) {
@@ -89,7 +102,10 @@ LlmStudyCell plan_cell(const LlmStudyConfig& c, const LlmStudyRunOptions& o, Llm
   po.simulate = c.simulate;
   po.threads = o.threads.value_or(c.threads);
   po.max_events = o.max_events;
+  po.max_sim_memory = o.max_sim_memory;
+  po.memory = o.memory;
   LlmPlanRequest three_d = make_llm_plan_request(po);
+  three_d.names = study_names();
   LlmPlanRequest dp_heavy = three_d;
   restrict_to_dp_heavy(dp_heavy);
   cell.published_batch = three_d.global_batch;

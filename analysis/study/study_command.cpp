@@ -17,7 +17,11 @@ std::filesystem::path run_study_command(const StudyCommandOptions& options, std:
     LlmStudyConfig llm = load_llm_study_config(options.scenario);
     if (options.output) llm.output = *options.output;
     const LlmStudyResult result = run_llm_study(
-        llm, {.progress = progress, .threads = options.threads, .max_events = options.max_events});
+        llm, {.progress = progress,
+              .threads = options.threads,
+              .max_events = options.max_events,
+              .max_sim_memory = options.max_sim_memory,
+              .memory = options.memory});
     print_llm_study(result, out);
     if (progress) *progress << "llm study: " << format_fixed(result.wall_seconds, 1) << " s\n";
     const StudyReportFiles files =

@@ -19,6 +19,7 @@
 #include "analysis/step/step_estimate.h"
 #include "analysis/step/step_progress.h"
 #include "analysis/step/step_runner.h"
+#include "analysis/study/memory_gate.h"
 #include "analysis/study/step_run_progress.h"
 #include "scenarios/loader/resolve.h"
 #include "scenarios/loader/scenario.h"
@@ -113,6 +114,7 @@ struct Resolved {
   workloads::StepConfig config;
   const workloads::Profile* profile = nullptr;
   const topology::Topology* topology = nullptr;
+  std::int64_t memory = 0;  // StepRunOptions::memory: held against the shared budget while it runs
 };
 
 // Resolves requests the way `hybridsim run` resolves a scenario, building each topology once.
@@ -120,12 +122,16 @@ class Resolver {
  public:
   explicit Resolver(const StepRunContext& context) : context_(context) {}
 
-  Resolved resolve(const StepRequest& request) {
+  // The request's scenario as read from its overlay, before anything is built.
+  static scenarios::Scenario read(const StepRequest& request) {
+    return scenarios::parse_scenario("", kOverlaySource, request.overlay);
+  }
+
+  Resolved resolve(const StepRequest& request, const scenarios::Scenario& s) {
     const auto it = context_.profiles.find(request.network);
     if (it == context_.profiles.end() || it->second == nullptr)
       throw InternalError("no profile for step network \"" + request.network + "\"");
     const workloads::Profile& profile = *it->second;
-    const scenarios::Scenario s = scenarios::parse_scenario("", kOverlaySource, request.overlay);
     Built& built = topologies_[cluster_fingerprint(s.cluster)];
     if (!built.topology) {
       built.topology = std::make_unique<topology::Topology>(scenarios::build_topology(s));
@@ -235,25 +241,12 @@ void run_parallel(std::size_t count, int threads_wanted, Work work, OnInputError
   if (error) std::rethrow_exception(error);
 }
 
-// What resolving a request costs grows with the GPUs it names (its cluster's topology, built once,
-// and its workers' mapping, machine by machine): its dp × mp × tp as the overlay writes them, 1
-// when it names none. Progress before any step is estimated counts these.
-double resolve_weight(const StepRequest& request) {
-  double gpus = 1;
-  for (const std::string_view key : {"parallelism.dp=", "parallelism.mp=", "parallelism.tp="})
-    for (const std::string& o : request.overlay)
-      if (o.starts_with(key))
-        if (const auto n = sim::parse_whole<int>(std::string_view(o).substr(key.size())); n && *n > 0)
-          gpus *= *n;
-  return gpus;
-}
-
 // Every step's estimate before any is simulated, checked against its caps. Whatever one step's
 // estimate throws is kept by position and, without keep_going, the first in `todo`'s order is
 // rethrown (the same step whatever the threads); with it, the step is recorded in `failures` and
 // left out of `todo`.
 std::vector<StepEstimate> estimate_todo(std::vector<Resolved>& todo, const StepRunOptions& options,
-                                        std::map<StepId, StepFailure>& failures) {
+                                        MemoryGate& gate, std::map<StepId, StepFailure>& failures) {
   std::vector<StepEstimate> estimates(todo.size());
   std::vector<std::exception_ptr> refused(todo.size());
   // Estimating builds every step's program, whose cost grows with its GPUs: seconds for a large grid,
@@ -266,7 +259,10 @@ std::vector<StepEstimate> estimate_todo(std::vector<Resolved>& todo, const StepR
       todo.size(), options.threads,
       [&](std::size_t i, std::mutex&) {
         const StepSetup setup = setup_of(todo[i]);
-        estimates[i] = estimate_step(setup);
+        estimates[i] = [&] {  // its program built (and freed) within the shared budget
+          MemoryGate::Hold hold(&gate, todo[i].memory);
+          return estimate_step(setup);
+        }();
         estimating.advance(static_cast<double>(estimated += todo[i].label.gpus),
                            "before any step is simulated");
         try {
@@ -314,6 +310,69 @@ void print_run_estimate(const std::vector<Resolved>& todo, const std::vector<Ste
                                          estimates[largest].events(), estimates[largest].memory())
                     << "\n"
                     << std::flush;
+}
+
+// Every request's scenario read from its overlay (which costs little), and the GPUs it names, dp ×
+// mp × tp, which weigh its resolving in the progress (whose total is needed before the first is
+// resolved). One that cannot be read weighs 1 and fails in its turn, when it would be resolved.
+struct ReadRequests {
+  std::vector<std::optional<scenarios::Scenario>> scenarios;
+  std::vector<std::exception_ptr> unreadable;
+  std::vector<double> weights;
+};
+
+ReadRequests read_requests(const std::vector<StepRequest>& requests) {
+  ReadRequests out{.scenarios = std::vector<std::optional<scenarios::Scenario>>(requests.size()),
+                   .unreadable = std::vector<std::exception_ptr>(requests.size()),
+                   .weights = {}};
+  for (std::size_t i = 0; i < requests.size(); ++i) {
+    try {
+      out.scenarios[i] = Resolver::read(requests[i]);
+    } catch (const InputError&) {
+      out.unreadable[i] = std::current_exception();
+    }
+    const auto& p = out.scenarios[i] ? out.scenarios[i]->parallelism : scenarios::ParallelismSettings{};
+    out.weights.push_back(static_cast<double>(p.dp) * p.mp * p.tp);
+  }
+  return out;
+}
+
+// The steps simulated in parallel, each holding its memory estimate against the shared budget
+// while it runs; by position, its point or (with keep_going) why it failed.
+struct Ran {
+  std::vector<StepPoint> results;
+  std::vector<std::optional<std::string>> failed_why;
+  std::vector<char> over_budget;
+};
+
+Ran run_todo(const std::vector<Resolved>& todo, const StepRunOptions& options, MemoryGate& gate,
+             StepRunProgress& whole) {
+  Ran ran{.results = std::vector<StepPoint>(todo.size()),
+          .failed_why = std::vector<std::optional<std::string>>(todo.size()),
+          .over_budget = std::vector<char>(todo.size(), 0)};
+  std::size_t done = 0;
+  run_parallel(
+      todo.size(), options.threads,
+      [&](std::size_t i, std::mutex& lock) {
+        StepRunProgress::Share share(whole, i);
+        {
+          MemoryGate::Hold hold(&gate, todo[i].memory);
+          ran.results[i] = simulate_resolved(todo[i], options.progress ? &share : nullptr);
+        }
+        whole.step_done(i, describe(todo[i].label));
+        std::lock_guard guard(lock);
+        ++done;
+        if (options.on_progress) options.on_progress({done, todo.size(), &ran.results[i]});
+      },
+      [&](std::size_t i, const InputError& e) {
+        if (!options.keep_going) return false;
+        ran.failed_why[i] = e.what();
+        whole.step_done(i, {});
+        ran.over_budget[i] = dynamic_cast<const BudgetRefusal*>(&e) != nullptr;
+        ++done;
+        return true;
+      });
+  return ran;
 }
 
 }  // namespace
@@ -429,8 +488,8 @@ std::vector<StepRef> StepCache::simulate(const std::vector<StepRequest>& request
   std::vector<Resolved> todo;
   std::set<StepId> seen;
   // Resolving builds each cluster's topology and every request's mapping: seconds for a large grid.
-  std::vector<double> weights;
-  for (const auto& request : requests) weights.push_back(resolve_weight(request));
+  ReadRequests read = read_requests(requests);
+  std::vector<double>& weights = read.weights;
   ProgressEstimate resolving(options.progress, options.label,
                              std::accumulate(weights.begin(), weights.end(), 0.0), "GPUs placed",
                              options.clock);
@@ -439,7 +498,10 @@ std::vector<StepRef> StepCache::simulate(const std::vector<StepRequest>& request
     const StepRequest& request = requests[i];
     Resolved r;
     try {
-      r = resolver.resolve(request);
+      if (read.unreadable[i]) std::rethrow_exception(read.unreadable[i]);
+      r = resolver.resolve(request, *read.scenarios[i]);
+      read.scenarios[i].reset();
+      r.memory = i < options.memory.size() ? options.memory[i] : 0;
       resolving.advance(resolved += weights[i],
                         "resolving the configurations before any step is estimated");
     } catch (const InputError& e) {
@@ -464,39 +526,19 @@ std::vector<StepRef> StepCache::simulate(const std::vector<StepRequest>& request
     return cost_estimate(a.label) > cost_estimate(b.label);
   });
 
-  const std::vector<StepEstimate> estimates = estimate_todo(todo, options, failures_);
+  MemoryGate gate(options.memory_budget);
+  const std::vector<StepEstimate> estimates = estimate_todo(todo, options, gate, failures_);
   print_run_estimate(todo, estimates, options);
   std::vector<std::uint64_t> events;
   for (const StepEstimate& e : estimates) events.push_back(e.events());
   StepRunProgress whole(options.progress, options.label, std::move(events), "steps", options.clock);
 
-  std::vector<StepPoint> results(todo.size());
-  std::vector<std::optional<std::string>> failed_why(todo.size());
-  std::vector<char> over_budget(todo.size(), 0);
-  std::size_t done = 0;
-  run_parallel(
-      todo.size(), options.threads,
-      [&](std::size_t i, std::mutex& lock) {
-        StepRunProgress::Share share(whole, i);
-        results[i] = simulate_resolved(todo[i], options.progress ? &share : nullptr);
-        whole.step_done(i, describe(todo[i].label));
-        std::lock_guard guard(lock);
-        ++done;
-        if (options.on_progress) options.on_progress({done, todo.size(), &results[i]});
-      },
-      [&](std::size_t i, const InputError& e) {
-        if (!options.keep_going) return false;
-        failed_why[i] = e.what();
-        whole.step_done(i, {});
-        over_budget[i] = dynamic_cast<const BudgetRefusal*>(&e) != nullptr;
-        ++done;
-        return true;
-      });
+  Ran ran = run_todo(todo, options, gate, whole);
   for (std::size_t i = 0; i < todo.size(); ++i) {
-    if (failed_why[i])
-      failures_.emplace(todo[i].id, StepFailure{*failed_why[i], {}, over_budget[i] != 0});
+    if (ran.failed_why[i])
+      failures_.emplace(todo[i].id, StepFailure{*ran.failed_why[i], {}, ran.over_budget[i] != 0});
     else
-      points_.emplace(todo[i].id, std::move(results[i]));
+      points_.emplace(todo[i].id, std::move(ran.results[i]));
   }
   simulated_ += todo.size();
   return ids;

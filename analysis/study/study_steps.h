@@ -135,6 +135,12 @@ struct StepRunOptions {
   std::string label = "steps";
   // What the progress lines time by (tests drive it by hand).
   ProgressClock clock = steady_progress_clock();
+  // Bytes each request's step is estimated to hold while its program is built, estimated and
+  // simulated (by request; missing or 0: not known, nothing reserved), and the budget the steps
+  // running at once on the threads share (analysis/study/memory_gate.h): a step waits while the
+  // others' estimates leave it too little. 0: no shared budget.
+  std::vector<std::int64_t> memory{};
+  std::int64_t memory_budget = 0;
 };
 
 // The placement of a worker of mp GPUs: all on one GPU at mp 1, else `partitioner`'s; InputError

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <sstream>
 
+#include "analysis/plan/llm_candidate_cost.h"
 #include "analysis/plan/llm_planner.h"
 #include "sim/error.h"
 
@@ -155,12 +156,12 @@ TEST_CASE("llm planner: a candidate past the events budget is ranked by its clos
   CHECK(text.str().find("simulated (critical GPU") == std::string::npos);
 }
 
-TEST_CASE("llm planner: a program past --max-events / 10 tasks is not built, and says so") {
+TEST_CASE("llm planner: a program past --max-events / kBuildEventsPerTask tasks is not built, and says so") {
   analysis::LlmPlanRequest r = small_grid();
   r.limits = {"simulation.max_events=1000"};
   r.events_budget = "1000 events";
   r.events_budget_count = 1000;
-  CHECK(analysis::llm_plan_program_tasks(r) == 100);
+  CHECK(analysis::llm_plan_program_tasks(r) == 1000 / analysis::kBuildEventsPerTask);
   const analysis::LlmPlanResult p = analysis::plan_llm(r);
   REQUIRE_FALSE(p.ranked.empty());
   CHECK(p.estimated == p.ranked.size());
@@ -168,7 +169,9 @@ TEST_CASE("llm planner: a program past --max-events / 10 tasks is not built, and
     // Megatron 1.2B's 40 layers make about 28 kernels each a micro-batch on each of 8 GPUs: far
     // more than 100 tasks.
     CHECK(c.estimated_only.find("the step's program would hold about") != std::string::npos);
-    CHECK(c.estimated_only.find("over the plan's 100 (--max-events / 10)") != std::string::npos);
+    const std::string k = std::to_string(analysis::kBuildEventsPerTask);
+    CHECK(c.estimated_only.find("over the plan's " + std::to_string(1000 / analysis::kBuildEventsPerTask) +
+                                " (--max-events / " + k + ")") != std::string::npos);
   }
 }
 
@@ -201,5 +204,76 @@ TEST_CASE("llm planner: the table's columns line up whatever the layout labels' 
     CHECK(row.size() == table[0].size());
     CHECK(row[tokens_end - 1] != ' ');
     CHECK(row[tokens_end] == ' ');
+  }
+}
+
+TEST_CASE("llm planner: a candidate whose program and simulation are past the shared memory budget "
+          "is estimated, naming --max-sim-memory") {
+  analysis::LlmPlanRequest r = small_grid();
+  // The first six by the estimate tried at once (on this grid four of 3.5 MB and two of 4.9 MB by the
+  // count), then more while fewer than six are simulated.
+  r.simulate = 6;
+  const auto fit = analysis::llm_fitting_candidates(r, nullptr);
+  REQUIRE(fit.size() >= 8);
+  std::vector<analysis::LlmCandidateCost> costs;
+  for (std::size_t i = 0; i < 8; ++i) costs.push_back(analysis::llm_plan_candidate_cost(r, fit[i].layout));
+  // The count: every kernel forward and backward of the stage's layers, m micro-batches, 8 GPUs.
+  CHECK(costs[0].program_tasks > 8 * 40 * 10);
+  CHECK(costs[0].memory ==
+        static_cast<std::int64_t>(costs[0].program_tasks * analysis::kBytesPerProgramTask));
+  const auto by_memory = [](const auto& a, const auto& b) { return a.memory < b.memory; };
+  const std::int64_t least = std::min_element(costs.begin(), costs.end(), by_memory)->memory;
+  REQUIRE(least < std::max_element(costs.begin(), costs.end(), by_memory)->memory);
+  r.memory_budget_bytes = least;  // the least of the eight fits, the largest do not
+  const analysis::LlmPlanResult p = analysis::plan_llm(r);
+  std::size_t for_memory = 0, simulated = 0;
+  for (const auto& c : p.ranked) {
+    CAPTURE(analysis::layout_label(r.dimensions, c.layout));
+    const bool fits = analysis::llm_plan_candidate_cost(r, c.layout).memory <= r.memory_budget_bytes;
+    CHECK(c.simulated() == fits);
+    simulated += c.simulated() ? 1 : 0;
+    if (fits) continue;
+    ++for_memory;
+    CHECK(c.estimated_only.starts_with("building and simulating it would hold about"));
+    CHECK(c.estimated_only.find("(--max-sim-memory, shared by the candidates built at once)") !=
+          std::string::npos);
+    CHECK(c.step_seconds() == c.estimate.step());
+  }
+  CHECK(for_memory > 0);
+  CHECK(simulated > 0);
+  const auto big = static_cast<std::size_t>(
+      std::max_element(costs.begin(), costs.end(), by_memory) - costs.begin());
+  const auto same = [&](const analysis::LlmPlanCandidate& c) { return c.layout == fit[big].layout; };
+  // The study names its own options.
+  r.names.max_sim_memory = "study --max-sim-memory";
+  const analysis::LlmPlanResult q = analysis::plan_llm(r);
+  CHECK(
+      std::find_if(q.ranked.begin(), q.ranked.end(), same)->estimated_only.find("(study --max-sim-memory") !=
+      std::string::npos);
+}
+
+TEST_CASE("llm planner: candidates within the shared memory budget are simulated, two threads sharing it") {
+  analysis::LlmPlanRequest r = small_grid();
+  r.simulate = 4;
+  r.threads = 2;
+  const auto fit = analysis::llm_fitting_candidates(r, nullptr);
+  REQUIRE(fit.size() >= 4);
+  std::int64_t largest = 0;
+  for (std::size_t i = 0; i < 4; ++i)
+    largest = std::max(largest, analysis::llm_plan_candidate_cost(r, fit[i].layout).memory);
+  // Room for the largest alone: each is built and simulated, one at a time where two do not fit.
+  r.memory_budget_bytes = largest;
+  const analysis::LlmPlanResult p = analysis::plan_llm(r);
+  CHECK(p.estimated == 0);
+  CHECK(p.ranked.size() == 4);
+  const analysis::LlmPlanResult unbounded = [&] {
+    analysis::LlmPlanRequest u = r;
+    u.memory_budget_bytes = 0;
+    return analysis::plan_llm(u);
+  }();
+  REQUIRE(unbounded.ranked.size() == p.ranked.size());
+  for (std::size_t i = 0; i < p.ranked.size(); ++i) {  // the same answers whatever waited
+    CHECK(p.ranked[i].layout == unbounded.ranked[i].layout);
+    CHECK(p.ranked[i].step->step_time == unbounded.ranked[i].step->step_time);
   }
 }

@@ -140,3 +140,25 @@ TEST_CASE("llm study: a family without a plan is named by the planner's kind of 
   CHECK(failed.str().find("no layout") == std::string::npos);
   CHECK(failed.str().find("failed") != std::string::npos);
 }
+
+TEST_CASE(
+    "llm study: a family's note names the study file's keys and the study's options, not the planner's") {
+  // GPT-3 175B on one DGX A100: 175 B parameters at 16 bytes over 8 GPUs is 350 GB a GPU, nothing
+  // fits in 80 GiB (no candidate is built).
+  analysis::LlmStudyConfig config;
+  config.models = {"gpt3-175b"};
+  config.clusters = {"dgx-a100"};
+  config.gpus = {8};
+  config.ib_bandwidths = {"25 GB/s"};
+  const analysis::LlmStudyResult r = analysis::run_llm_study(config);
+  REQUIRE(r.cells.size() == 1);
+  const LlmStudyCell& c = r.cells[0];
+  CHECK(c.dp_heavy_refusal == analysis::LlmPlanRefusal::NothingFits);
+  for (const std::string& note : {c.dp_heavy_note, c.three_d_note}) {
+    CAPTURE(note);
+    CHECK(note.starts_with("none of the"));
+    CHECK(note.find("more GPUs in the study file's gpus, or a larger study --memory") != std::string::npos);
+    CHECK(note.find("--gpus") == std::string::npos);
+    CHECK(note.find("expected a larger --memory") == std::string::npos);
+  }
+}

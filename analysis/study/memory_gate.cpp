@@ -1,0 +1,24 @@
+#include "analysis/study/memory_gate.h"
+
+namespace hybridsim::analysis {
+
+void MemoryGate::acquire(std::int64_t bytes) {
+  std::unique_lock guard(lock_);
+  freed_.wait(guard, [&] { return budget_ <= 0 || held_ == 0 || held_ + bytes <= budget_; });
+  held_ += bytes;
+}
+
+void MemoryGate::release(std::int64_t bytes) {
+  {
+    std::lock_guard guard(lock_);
+    held_ -= bytes;
+  }
+  freed_.notify_all();
+}
+
+std::int64_t MemoryGate::held() const {
+  std::lock_guard guard(lock_);
+  return held_;
+}
+
+}  // namespace hybridsim::analysis

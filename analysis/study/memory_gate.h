@@ -1,0 +1,46 @@
+// A memory budget shared by work running at once on several threads: each piece of work reserves
+// its estimated bytes before it starts and waits while the others' reservations leave too little
+// (one whose estimate is over the whole budget runs when nothing else does, so nothing waits for
+// ever). The planner reserves each candidate's program and simulation estimate so (StepCache), so
+// that two candidates built at once on two threads are counted against one budget.
+//   MemoryGate gate(4 << 30);
+//   { MemoryGate::Hold hold(gate, bytes);  build_and_simulate(); }   // released at scope end
+#pragma once
+#include <condition_variable>
+#include <cstdint>
+#include <mutex>
+
+namespace hybridsim::analysis {
+
+class MemoryGate {
+ public:
+  explicit MemoryGate(std::int64_t budget) : budget_(budget) {}  // 0: no budget, nothing waits
+  // Waits until `bytes` fit beside what is held (or nothing is), then holds them.
+  void acquire(std::int64_t bytes);
+  void release(std::int64_t bytes);
+  std::int64_t held() const;
+
+  class Hold {
+   public:
+    Hold(MemoryGate* gate, std::int64_t bytes) : gate_(gate), bytes_(bytes) {
+      if (gate_) gate_->acquire(bytes_);
+    }
+    ~Hold() {
+      if (gate_) gate_->release(bytes_);
+    }
+    Hold(const Hold&) = delete;
+    Hold& operator=(const Hold&) = delete;
+
+   private:
+    MemoryGate* gate_;
+    std::int64_t bytes_;
+  };
+
+ private:
+  std::int64_t budget_;
+  std::int64_t held_ = 0;
+  mutable std::mutex lock_;
+  std::condition_variable freed_;
+};
+
+}  // namespace hybridsim::analysis
