@@ -24,13 +24,13 @@ scenarios::Scenario load(const ScenarioInput& input) {
 
 RunReport run(const ScenarioInput& input, const RunRequest& request) {
   RunReport report{.scenario = load(input)};
-  // A run simulates the scenario once: the points of its sweep block would be silently left out.
+  // A run simulates the scenario as written, once: the points of its sweep block are not run, and
+  // the report says so (documented commands run a sweep file's base scenario with --set).
   if (!report.scenario.sweep.parameters.empty())
-    throw InputError(
-        scenarios::location_of(report.scenario, "sweep") + ": sweep: the scenario's sweep has " +
+    report.notes.push_back(
+        scenarios::location_of(report.scenario, "sweep") + ": sweep: the scenario's sweep block (" +
         std::to_string(scenarios::expand_sweep(report.scenario).size()) +
-        " points, and a run simulates one scenario; expected hybridsim sweep for its points (or --set "
-        "sweep= to run the scenario without its sweep block)");
+        " points) is not run: run simulates the scenario as written, once (hybridsim sweep runs its points)");
   const scenarios::ResolvedScenario resolved = scenarios::resolve(report.scenario);
   const std::filesystem::path dir = request.out.value_or(report.scenario.outputs.directory);
   // A trace given here replaces the scenario's outputs.trace block as a whole (none of its fields

@@ -53,6 +53,7 @@ struct RunReport {
   analysis::ScenarioRun run{};                   // the step, its memory, time to train, trace
   analysis::RunSummary summary{};                // the table `hybridsim run` prints; summary.json's text
   std::optional<std::filesystem::path> written{};  // the folder outputs went to, when any were written
+  std::vector<std::string> notes{};  // what the run left out of the scenario, said once (stderr)
 };
 // One training step of the scenario and its time to train: `hybridsim run`.
 RunReport run(const ScenarioInput& input, const RunRequest& request = {});

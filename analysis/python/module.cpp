@@ -128,6 +128,7 @@ py::dict run_figures(const api::RunReport& r) {
   py::dict d = step_figures(r.run.step);
   d["table"] = r.summary.table;
   d["json"] = r.summary.json;
+  d["notes"] = r.notes;
   d["fits_memory"] = analysis::fits_in_memory(r.run);
   const auto peaks = r.run.memory.peaks();
   d["peak_memory_bytes"] = workloads::largest_peak(peaks).count();

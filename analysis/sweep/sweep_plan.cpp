@@ -67,6 +67,7 @@ SweepPlan plan_sweep(scenarios::ScenarioSource source, const SweepOptions& optio
   scenarios::check_overrides_once(options.overrides);
   plan.base =
       scenarios::parse_scenario(plan.source.text, scenario_path, options.overrides, plan.source.base_dir);
+  scenarios::check_overrides_outside_sweep(options.overrides, plan.base);
   plan.directory = options.out.value_or(plan.base.outputs.directory);
   plan.points = scenarios::expand_sweep(plan.base);
   if (plan.points.empty())

@@ -220,7 +220,8 @@ Scenario parse_scenario(std::string_view yaml, const std::string& source_name,
                         std::filesystem::path base_dir = ".");
 
 // Refuses `--set` overrides that would be ignored: the same field set twice (`origin` names them,
-// "--set"), and, for a scenario with a sweep, a field the sweep sets at every point.
+// "--set"), and, for a sweep (hybridsim sweep; a run leaves the sweep block out), a field the sweep
+// sets at every point.
 void check_overrides_once(std::span<const std::string> overrides, std::string_view origin = "--set");
 void check_overrides_outside_sweep(std::span<const std::string> overrides, const Scenario& s);
 

@@ -121,10 +121,7 @@ Scenario parse_scenario_with(std::string_view yaml, const std::string& source,
     }
   }
   Scenario s = build_scenario(root, source, base_dir);
-  if (!s.sweep.parameters.empty()) {
-    check_sweep_values(root, s);
-    check_overrides_outside_sweep(overrides, s);
-  }
+  if (!s.sweep.parameters.empty()) check_sweep_values(root, s);
   s.provenance.overrides = std::move(applied);
   return s;
 }
