@@ -9,7 +9,8 @@
 namespace api = hybridsim::api;
 
 namespace {
-const std::string kSweepFile = std::string(HYBRIDSIM_SOURCE_DIR) + "/scenarios/examples/dgx1-nvlink-sweep.yaml";
+const std::string kSweepFile =
+    std::string(HYBRIDSIM_SOURCE_DIR) + "/scenarios/examples/dgx1-nvlink-sweep.yaml";
 }
 
 TEST_CASE("run of a sweep file: the scenario as written, and a note that its points are not run") {
