@@ -4,7 +4,7 @@
 // ever). The planner reserves each candidate's program and simulation estimate so (StepCache), so
 // that two candidates built at once on two threads are counted against one budget.
 //   MemoryGate gate(4 << 30);
-//   { MemoryGate::Hold hold(gate, bytes);  build_and_simulate(); }   // released at scope end
+//   { MemoryGate::Hold hold(&gate, bytes);  build_and_simulate(); }  // released at scope end
 #pragma once
 #include <condition_variable>
 #include <cstdint>
