@@ -36,6 +36,7 @@ void LinkClaims::hand_over(LinkId link) {
   c.promised = nullptr;
   c.end = Time::max();
   c.shared = false;
+  c.jumped = Time::zero();
 }
 
 void LinkClaims::add_route(const std::vector<LinkId>& route, const void* collective) {
@@ -59,7 +60,7 @@ void LinkClaims::on_arrival(const LinkArrival& arrival) {
   Claim& c = claims_[arrival.link];
   if (c.holder != arrival.party) {
     if (arrival.time >= c.end) return;
-    if (!c.shared || arrival.time == c.last_arrival) interfered_ = true;
+    if (!c.shared || arrival.time == c.last_arrival || arrival.time < c.jumped) interfered_ = true;
     c.last_other = arrival.time;
     if (c.shared && ghost_ != nullptr) mirror(arrival);
   } else if (arrival.party != arrival.receiver) {

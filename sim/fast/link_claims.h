@@ -74,6 +74,10 @@ class LinkClaims final : public ArrivalWatcher {
   // order between them decides their finishes (the shipped ZeRO-3 scenario differed under auto).
   void add_route(const std::vector<LinkId>& route, const void* collective);
 
+  // A jump (sim/fast/ring_jump.h) moved the holder's models on this link to `until`: another
+  // party's message reaching it earlier would have met them on the way, so it interferes.
+  void jumped(LinkId link, Time until) { claims_[link].jumped = max(claims_[link].jumped, until); }
+
   // For a shortcut that finds, after the fact, that its result may not be the full simulation's.
   void mark_interfered() { interfered_ = true; }
   bool interfered() const { return interfered_; }
@@ -95,6 +99,7 @@ class LinkClaims final : public ArrivalWatcher {
     Time last_arrival = Time::max();
     const LinkId* last_route = nullptr;
     Time last_other = Time::max();  // on a shared link: the last other party's arrival
+    Time jumped = Time::zero();     // the holder's models jumped to then (jumped())
     bool shared = false;
   };
   // Where a mirrored message ends: nowhere.

@@ -105,28 +105,39 @@ std::vector<LinkId> link_classes(const std::vector<Use>& uses, const std::vector
   return rep;
 }
 
-// The group's segments jump together over periodic steps, live on the step's queue, where they may;
-// the smaller chunks' ghosts (their own network, so they never meet) apart, with a period of theirs.
-void attach_jumps(EmbeddedRingGroup& group, const std::vector<std::uint32_t>& members,
-                  const std::vector<Family>& families, Collectives& collectives, Network& network,
-                  Network* ghost) {
-  // Only one family (the buckets of one ring) for now: with two (hybrid mp 4 on DGX-1) a jump
-  // moved the step off the full simulation's (tests/scale/shipped_fast_path_test.cpp), not yet
-  // understood.
-  if (members.size() != 1) return;
-  std::vector<RingCollective*> rings[2], leaders[2];
-  for (const bool g : {false, true})
-    for (const std::uint32_t f : members)
-      for (const std::size_t index : families[f].index)
-        static_cast<const EmbeddedRing&>(*collectives[index]).append_segments(g, rings[g], leaders[g]);
-  for (const bool g : {false, true}) {
-    if (rings[g].empty()) continue;
-    RingJumpScope scope{rings[g], leaders[g], group.simulated_links(), true, rings[!g],
-                        g ? static_cast<const EventHandler*>(&network) : ghost};
-    auto jump = std::make_unique<RingJump>(std::move(scope));
-    if (!jump->applies()) continue;
-    jump->attach();
-    group.add_jump(std::move(jump));
+// Each group's segments jump together over periodic steps, live on the step's queue, where they may;
+// the smaller chunks' ghosts apart (their own network), with a period of theirs. Each passes over
+// the events of every ring it never meets: the other kind's, and every other group's (their links
+// are not its own, or the groups would be one). `jumping`: the groups of one family (with two,
+// hybrid mp 4 on DGX-1, a jump moved the step off the full simulation's,
+// tests/scale/shipped_fast_path_test.cpp, not yet understood).
+void attach_jumps(const EmbedPlan& plan, const std::vector<std::uint8_t>& jumping, Network& network) {
+  LinkClaims& claims = LinkClaims::of(network);
+  for (std::size_t i = 0; i < plan.groups.size(); ++i) {
+    if (jumping[i] == 0) continue;
+    EmbeddedRingGroup& group = *plan.groups[i];
+    for (const bool g : {false, true}) {
+      if (group.segments(g).empty()) continue;
+      RingJumpScope scope;
+      scope.rings = group.segments(g);
+      scope.leaders = group.leaders(g);
+      scope.links = group.simulated_links();
+      scope.shared_queue = true;
+      scope.beside = group.segments(!g);
+      for (std::size_t j = 0; j < plan.groups.size(); ++j)
+        for (const bool h : {false, true})
+          if (j != i) scope.beside.insert(scope.beside.end(), plan.groups[j]->segments(h).begin(),
+                                          plan.groups[j]->segments(h).end());
+      // The real rings pass over the whole ghost network (nothing there reaches their links); the
+      // ghosts over the real models' messages only, as the others meet them on the way (mirrored).
+      scope.beside_network = g ? nullptr : plan.ghost.get();
+      scope.carrier = g ? &network : nullptr;
+      scope.guard = &claims;
+      auto jump = std::make_unique<RingJump>(std::move(scope));
+      if (!jump->applies()) continue;
+      jump->attach();
+      group.add_jump(std::move(jump));
+    }
   }
 }
 
@@ -184,11 +195,12 @@ std::uint32_t embed_in_windows(const std::vector<std::uint32_t>& members, std::v
       }
       e.routes.push_back(std::move(routes));
     }
-    for (std::size_t k = 0; k < families[f].rings.size(); ++k)
-      collectives[families[f].index[k]] =
-          std::make_unique<EmbeddedRing>(families[f].rings[k]->take_ring(), e);
+    for (std::size_t k = 0; k < families[f].rings.size(); ++k) {
+      auto ring = std::make_unique<EmbeddedRing>(families[f].rings[k]->take_ring(), e);
+      group->add_ring(*ring);
+      collectives[families[f].index[k]] = std::move(ring);
+    }
   }
-  attach_jumps(*group, members, families, collectives, network, bounded ? plan.ghost.get() : nullptr);
   plan.groups.push_back(std::move(group));
   plan.bounded = plan.bounded || bounded;
   return rings;
@@ -227,6 +239,10 @@ std::vector<LinkId> EmbeddedRingGroup::simulated_links() const {
   for (const LinkId l : links_)
     if (!std::binary_search(copied.begin(), copied.end(), l)) out.push_back(l);
   return out;
+}
+
+void EmbeddedRingGroup::add_ring(const EmbeddedRing& ring) {
+  for (const bool g : {false, true}) ring.append_segments(g, segments_[g], leaders_[g]);
 }
 
 void EmbeddedRingGroup::on_event(std::uint64_t) {
@@ -290,11 +306,14 @@ EmbedPlan embed_coupled_rings(Collectives& collectives, Network& network) {
   std::vector<std::uint8_t> self_shared(families.size(), 0);
   for (std::size_t i = 1; i < uses.size(); ++i)
     if (uses[i].link == uses[i - 1].link) self_shared[uses[i].family] = 1;
+  std::vector<std::uint8_t> jumping;  // per group: of one family
   for (const std::uint32_t c : order) {
     const std::vector<std::uint32_t>& members = components[c];
     if (members.size() < 2 && self_shared[members.front()] == 0) continue;
     plan.rings += embed_component(members, families, uses, network, collectives, plan);
+    jumping.resize(plan.groups.size(), members.size() == 1 ? 1 : 0);
   }
+  attach_jumps(plan, jumping, network);
   return plan;
 }
 

@@ -23,6 +23,8 @@
 
 namespace hybridsim::sim {
 
+class EmbeddedRing;
+
 // The claimant of a set of embedded rings' links. When its last ring is done it gives each link
 // the use of the link that stood for it (they saw the same traffic) and releases its claims.
 class EmbeddedRingGroup final : public EventHandler {
@@ -34,6 +36,11 @@ class EmbeddedRingGroup final : public EventHandler {
   const std::vector<LinkId>& links() const { return links_; }
   // The links its models use: those claimed that stand for themselves.
   std::vector<LinkId> simulated_links() const;
+  // One of its rings: its segments (and its ghosts, the smaller chunks', if any) are the group's.
+  void add_ring(const EmbeddedRing& ring);
+  // The segments (`ghost`: the ghosts) of its rings; `leaders`: each ring's first.
+  const std::vector<RingCollective*>& segments(bool ghost) const { return segments_[ghost]; }
+  const std::vector<RingCollective*>& leaders(bool ghost) const { return leaders_[ghost]; }
   // Its rings' segments jump together over periodic steps where they may (sim/fast/ring_jump.h), and
   // so do the smaller chunks' on the ghost network.
   void add_jump(std::unique_ptr<RingJump> jump) { jumps_.push_back(std::move(jump)); }
@@ -43,6 +50,7 @@ class EmbeddedRingGroup final : public EventHandler {
   std::uint32_t rings_left_;
   std::vector<LinkId> links_;                        // claimed
   std::vector<std::pair<LinkId, LinkId>> copies_;    // (the link standing for it, link)
+  std::vector<RingCollective*> segments_[2], leaders_[2];
   std::vector<std::unique_ptr<RingJump>> jumps_;
 };
 

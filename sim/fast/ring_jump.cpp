@@ -13,6 +13,7 @@
 #include "sim/fast/ring_jump.h"
 
 #include <algorithm>
+#include <functional>
 #include <limits>
 
 #include "sim/fast/link_claims.h"
@@ -20,15 +21,21 @@
 namespace hybridsim::sim {
 
 RingJump::RingJump(RingJumpScope scope) : scope_(std::move(scope)), leaders_(scope_.leaders.size()) {
-  for (RingCollective* ring : scope_.rings) {
+  for (std::size_t i = 0; i < scope_.rings.size(); ++i) {
+    RingCollective* ring = scope_.rings[i];
     if (std::find(networks_.begin(), networks_.end(), &ring->network()) == networks_.end())
       networks_.push_back(&ring->network());
     history_size_ = std::max<std::size_t>(history_size_, ring->ranks());
+    handlers_.emplace_back(ring, static_cast<std::int64_t>(i));
   }
+  for (const RingCollective* ring : scope_.beside) handlers_.emplace_back(ring, kPassed);
+  std::sort(handlers_.begin(), handlers_.end(), [](const auto& a, const auto& b) {
+    return std::less<const EventHandler*>()(a.first, b.first);
+  });
   history_size_ = std::min(history_size_, 4 * kRingJumpHistory);
   for (std::size_t i = 0; i < leaders_.size(); ++i) {
     leaders_[i].jump = this;
-    leaders_[i].ring = static_cast<std::uint32_t>(ring_of(scope_.leaders[i]));
+    leaders_[i].ring = static_cast<std::uint32_t>(handler_of(scope_.leaders[i]));
   }
 }
 
@@ -48,10 +55,11 @@ void RingJump::attach() {
   for (std::size_t i = 0; i < leaders_.size(); ++i) scope_.leaders[i]->set_step_hook(&leaders_[i]);
 }
 
-std::int64_t RingJump::ring_of(const EventHandler* handler) const {
-  for (std::size_t i = 0; i < scope_.rings.size(); ++i)
-    if (scope_.rings[i] == handler) return static_cast<std::int64_t>(i);
-  return -1;
+std::int64_t RingJump::handler_of(const EventHandler* handler) const {
+  const auto it = std::lower_bound(
+      handlers_.begin(), handlers_.end(), handler,
+      [](const auto& entry, auto* h) { return std::less<const EventHandler*>()(entry.first, h); });
+  return it != handlers_.end() && it->first == handler ? it->second : kForeign;
 }
 
 std::int64_t RingJump::network_of(const EventHandler* handler) const {
@@ -60,10 +68,25 @@ std::int64_t RingJump::network_of(const EventHandler* handler) const {
   return -1;
 }
 
-bool RingJump::beside(const EventHandler* handler) const {
-  if (handler == nullptr) return false;
-  if (handler == scope_.beside_network) return true;
-  return std::find(scope_.beside.begin(), scope_.beside.end(), handler) != scope_.beside.end();
+RingJump::Owner RingJump::owner(const PendingEvent& e) const {
+  if (scope_.beside_network != nullptr && e.handler == scope_.beside_network) return {kPassed, e.tag};
+  if (const std::int64_t n = network_of(e.handler); n >= 0) {
+    const Network::InFlight m = networks_[static_cast<std::size_t>(n)]->in_flight(e.tag);
+    return {handler_of(m.receiver), m.tag};
+  }
+  if (scope_.carrier != nullptr && e.handler == scope_.carrier) {
+    const bool passed = handler_of(scope_.carrier->in_flight(e.tag).receiver) == kPassed;
+    return {passed ? kPassed : kForeign, e.tag};
+  }
+  const std::int64_t ring = handler_of(e.handler);
+  return {ring, e.tag};
+}
+
+void RingJump::interfere() {
+  if (scope_.guard != nullptr)
+    scope_.guard->mark_interfered();
+  else
+    LinkClaims::of(*networks_[0]).mark_interfered();
 }
 
 std::size_t RingJump::rings_started() const {
@@ -114,23 +137,15 @@ bool RingJump::append_events(Snapshot& snap) const {
   snap.foreign = Time::max();
   snap.foreign_events = 0;
   for (const PendingEvent& e : networks_[0]->queue().pending_events()) {
-    if (beside(e.handler)) continue;
-    std::int64_t ring = -1;
-    std::uint64_t tag = e.tag;
-    if (const std::int64_t n = network_of(e.handler); n >= 0) {
-      const Network::InFlight m = networks_[static_cast<std::size_t>(n)]->in_flight(e.tag);
-      ring = ring_of(m.receiver);
-      tag = m.tag;
-    } else {
-      ring = ring_of(e.handler);
-    }
-    if (ring < 0) {  // something else shares the queue
+    const Owner o = owner(e);
+    if (o.ring == kPassed) continue;
+    if (o.ring == kForeign) {  // something else shares the queue
       if (!scope_.shared_queue) return false;
       snap.foreign = min(snap.foreign, e.time);
       ++snap.foreign_events;
       continue;
     }
-    append_event(e, static_cast<std::uint32_t>(ring), tag, snap);
+    append_event(e, static_cast<std::uint32_t>(o.ring), o.tag, snap);
   }
   return true;
 }
@@ -197,9 +212,7 @@ void RingJump::shift_events(std::uint64_t tag, const Snapshot& snap, Time dt, st
   std::vector<std::int64_t> ring(pending.size(), -1);
   for (std::size_t i = 0; i < pending.size(); ++i) {
     const PendingEvent& e = pending[i];
-    const std::int64_t n = network_of(e.handler);
-    ring[i] = n >= 0 ? ring_of(networks_[static_cast<std::size_t>(n)]->in_flight(e.tag).receiver)
-                     : ring_of(e.handler);
+    ring[i] = owner(e).ring;
     if (ring[i] < 0) queue.schedule_at(e.time, *e.handler, e.tag);
   }
   queue.schedule_at(snap.now + dt, *scope_.rings[snap.leader], shifted(snap.leader, tag));
@@ -229,13 +242,18 @@ void RingJump::jump(std::uint64_t tag, const Snapshot& snap, const Snapshot& the
   for (std::size_t n = 0; n < networks_.size(); ++n) {
     const std::size_t count = only != nullptr ? only->size() : networks_[n]->links().size();
     std::vector<LinkCounters> extra(count);
+    std::uint64_t hops = 0;  // on its links: the events passed over may have crossed others
     for (std::size_t l = 0; l < count; ++l, ++next) {
       extra[l].bytes = Bytes::of(k * (snap.links[next].bytes - then.links[next].bytes).count());
       extra[l].busy = Time::ps(k * (snap.links[next].busy - then.links[next].busy).ps());
       extra[l].messages = periods * (snap.links[next].messages - then.links[next].messages);
+      hops += extra[l].messages;
     }
-    networks_[n]->shift_links(dt, extra, periods * (snap.hops[n] - then.hops[n]), only);
+    networks_[n]->shift_links(dt, extra, only != nullptr ? hops : periods * (snap.hops[n] - then.hops[n]),
+                              only);
   }
+  if (scope_.guard != nullptr && only != nullptr)
+    for (const LinkId l : *only) scope_.guard->jumped(l, snap.now + dt);
   std::size_t begin = 0;
   for (std::size_t j = 0; j < snap.rings.size(); ++j) {
     std::vector<std::int64_t> grown(snap.count_ends[j] - begin);
@@ -251,7 +269,7 @@ void RingJump::jump(std::uint64_t tag, const Snapshot& snap, const Snapshot& the
 bool RingJump::on_step_arrival(std::uint32_t leader, std::uint64_t tag) {
   if (check_starts_) {  // the first arrival after a jump, at its end: did a ring start within it?
     check_starts_ = false;
-    if (rings_started() != started_at_jump_) LinkClaims::of(*networks_[0]).mark_interfered();
+    if (rings_started() != started_at_jump_) interfere();
   }
   // The buffers of the last snapshot dropped are reused: a long run takes thousands.
   Snapshot snap = std::move(spare_);

@@ -9,11 +9,14 @@
 #pragma once
 #include <cstdint>
 #include <deque>
+#include <utility>
 #include <vector>
 
 #include "sim/ring_collective.h"
 
 namespace hybridsim::sim {
+
+class LinkClaims;
 
 // Periods of up to max(64, positions) steps, at most 256, are found; rings of fewer steps than 64
 // are not worth comparing.
@@ -25,9 +28,12 @@ inline constexpr std::size_t kRingJumpMaxWords = std::size_t{1} << 23;  // 64 Mi
 // snapshots (each one's steps); `links`, if not empty, are the only links of each network they use;
 // with `shared_queue` other events may be pending beside theirs, and a jump then ends before the
 // first of them (nothing else happens in between, so nothing else can meet them). Events of
-// `beside` (rings on a network of their own, `beside_network`, that never meet these) are passed
-// over; should a ring of `rings` start within a jump (one such event having led to it), the
-// network is marked interfered (then the step runs without the shortcut).
+// `beside` (rings that never meet these: on other links or another network) are passed over, with
+// every event of `beside_network` (one whose traffic never reaches these rings' links) and the
+// messages `carrier` carries for `beside`. What a passed event leads to may still meet these rings
+// within a jump: so `guard` (the ledger of the links the rings stand for) is told each jump's end,
+// and another party's message reaching one of `links` before it marks the network interfered, as
+// does a ring of `rings` starting within a jump (then the step runs without the shortcut).
 struct RingJumpScope {
   std::vector<RingCollective*> rings;
   std::vector<RingCollective*> leaders;
@@ -35,12 +41,14 @@ struct RingJumpScope {
   bool shared_queue = false;
   std::vector<RingCollective*> beside;
   const EventHandler* beside_network = nullptr;
+  const Network* carrier = nullptr;
+  LinkClaims* guard = nullptr;
 };
 
 class RingJump final {
  public:
   explicit RingJump(RingCollective& ring)
-      : RingJump(RingJumpScope{{&ring}, {&ring}, {}, false, {}, nullptr}) {}
+      : RingJump(RingJumpScope{{&ring}, {&ring}, {}, false, {}, nullptr, nullptr, nullptr}) {}
   explicit RingJump(RingJumpScope scope);
   RingJump(const RingJump&) = delete;
   RingJump& operator=(const RingJump&) = delete;
@@ -78,9 +86,17 @@ class RingJump final {
   // queue is not shared.
   bool append_events(Snapshot& snap) const;
   void append_event(const PendingEvent& e, std::uint32_t ring, std::uint64_t tag, Snapshot& snap) const;
-  std::int64_t ring_of(const EventHandler* handler) const;  // index in rings_, or -1
+  // Whose event `e` is: a ring of the scope (its index, and the message's tag for a network's
+  // event), one passed over, or another party's.
+  static constexpr std::int64_t kPassed = -2, kForeign = -1;
+  struct Owner {
+    std::int64_t ring;
+    std::uint64_t tag;
+  };
+  Owner owner(const PendingEvent& e) const;
+  std::int64_t handler_of(const EventHandler* handler) const;  // a ring's index, kPassed or kForeign
   std::int64_t network_of(const EventHandler* handler) const;
-  bool beside(const EventHandler* handler) const;
+  void interfere();
   std::size_t rings_started() const;
   // Periods of d steps it may jump from `snap`, `then` the state one period before (0: none).
   std::uint64_t periods(const Snapshot& snap, const Snapshot& then, std::uint32_t d) const;
@@ -91,6 +107,8 @@ class RingJump final {
 
   RingJumpScope scope_;
   std::vector<Network*> networks_;
+  // The rings' and the passed rings' handlers, sorted, each with its index or kPassed.
+  std::vector<std::pair<const EventHandler*, std::int64_t>> handlers_;
   std::vector<Leader> leaders_;
   std::size_t history_size_ = kRingJumpHistory;
   std::deque<Snapshot> history_;
