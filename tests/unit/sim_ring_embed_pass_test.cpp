@@ -83,8 +83,10 @@ Run run(const TwoGroups& f, std::uint32_t m, Bytes size_x, Bytes size_y, FastPat
   Network net(q, f.links);
   const CollectiveConfig cfg{.message_size = Bytes::kib(64), .fast_path = mode};
   std::vector<std::unique_ptr<Collective>> rings;
-  if (size_x.count() > 0) rings.push_back(make_ring_collective(net, CollectiveOp::AllReduce, m, f.x, size_x, cfg));
-  if (size_y.count() > 0) rings.push_back(make_ring_collective(net, CollectiveOp::AllReduce, m, f.y, size_y, cfg));
+  if (size_x.count() > 0)
+    rings.push_back(make_ring_collective(net, CollectiveOp::AllReduce, m, f.x, size_x, cfg));
+  if (size_y.count() > 0)
+    rings.push_back(make_ring_collective(net, CollectiveOp::AllReduce, m, f.y, size_y, cfg));
   const EmbedPlan plan = embed_coupled_rings(rings, net);
   Poke poker;
   poker.net = &net;
