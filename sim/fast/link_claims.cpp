@@ -73,6 +73,12 @@ void LinkClaims::on_arrival(const LinkArrival& arrival) {
   }
 }
 
+bool LinkClaims::met_since(const std::vector<LinkId>& links, Time since) const {
+  for (const LinkId l : links)
+    if (claims_[l].last_other != Time::max() && claims_[l].last_other >= since) return true;
+  return false;
+}
+
 void LinkClaims::mirror(const LinkArrival& arrival) {
   if (one_hop_.empty()) {
     one_hop_.resize(network_.links().size());

@@ -77,6 +77,8 @@ class LinkClaims final : public ArrivalWatcher {
   // A jump (sim/fast/ring_jump.h) moved the holder's models on this link to `until`: another
   // party's message reaching it earlier would have met them on the way, so it interferes.
   void jumped(LinkId link, Time until) { claims_[link].jumped = max(claims_[link].jumped, until); }
+  // Whether another party's message arrived at one of `links` at `since` or later.
+  bool met_since(const std::vector<LinkId>& links, Time since) const;
 
   // For a shortcut that finds, after the fact, that its result may not be the full simulation's.
   void mark_interfered() { interfered_ = true; }

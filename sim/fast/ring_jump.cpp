@@ -191,6 +191,9 @@ std::uint64_t RingJump::periods(const Snapshot& snap, const Snapshot& then, std:
   }
   // Nothing else may have happened over the last period, nor come due before the jump's end.
   if (then.foreign <= snap.now || then.foreign_events != snap.foreign_events) return 0;
+  // Nor may another party's message have met them (one that a passed event led to may have come
+  // and gone within the period: no count of pending events shows it).
+  if (scope_.guard != nullptr && scope_.guard->met_since(scope_.links, then.now)) return 0;
   if (snap.foreign != Time::max()) {
     if (snap.foreign <= snap.now) return 0;
     const auto room = static_cast<std::uint64_t>((snap.foreign - snap.now).ps() - 1);

@@ -150,3 +150,24 @@ TEST_CASE("embed: what a passed-over event leads to, on a shared link within a j
   CHECK(poked.poked < poked.y.finish[0]);
   CHECK(poked.y.interfered);
 }
+
+TEST_CASE("link claims: another party's message on a claimed link is remembered for the jumps' periods") {
+  // A jump repeats the last period only if nothing else met the models over it: a message of
+  // another party that came and went within it leaves no pending event, so the ledger says so.
+  LinkTable links;
+  const LinkId l =
+      links.add({LinkKind::PCIe, Bandwidth::bytes_per_second(1'000'000'000), Time::ns(500), "pcie"});
+  EventQueue q;
+  Network net(q, links);
+  LinkClaims& claims = LinkClaims::of(net);
+  Poke::Sink holder, sink;
+  claims.claim(l, &holder);
+  claims.share(l);
+  CHECK_FALSE(claims.met_since({l}, Time::zero()));
+  net.send_at(Time::us(2), Route(&l, 1), Bytes::kib(1), sink, 0);
+  q.run();
+  CHECK_FALSE(claims.interfered());  // shared: met live
+  CHECK(claims.met_since({l}, Time::us(2)));
+  CHECK(claims.met_since({l}, Time::us(1)));
+  CHECK_FALSE(claims.met_since({l}, Time::us(2) + Time::ps(1)));
+}
