@@ -150,14 +150,21 @@ TreeCollective::TreeCollective(Network& network, std::uint32_t ranks,
   }
 }
 
-TreeCollective::Edge TreeCollective::edge(ChannelState& ch, const std::vector<LinkId>& route) const {
+TreeCollective::Edge TreeCollective::edge(ChannelState& ch, const std::vector<LinkId>& route) {
   if (route.size() > 0xff) throw InternalError("a tree route of more than 255 links");
   const std::size_t first = ch.links.size();
   ch.links.insert(ch.links.end(), route.begin(), route.end());
-  Edge e{ch.links.data() + first, config_.timing.step_delay(route, network_.links()),
-         static_cast<std::uint8_t>(route.size()), {}};
-  for (const LinkId l : route) ++e.kinds[static_cast<std::size_t>(network_.links()[l].kind)];
-  return e;
+  std::array<std::uint8_t, kLinkKindCount> kinds{};
+  for (const LinkId l : route) ++kinds[static_cast<std::size_t>(network_.links()[l].kind)];
+  // A handful of mixes (inside a machine, across machines): a linear search finds them.
+  const auto mix = static_cast<std::uint32_t>(
+      std::find(kind_mixes_.begin(), kind_mixes_.end(), kinds) - kind_mixes_.begin());
+  if (mix == kind_mixes_.size()) {
+    kind_mixes_.push_back(kinds);
+    mix_bytes_.push_back(0);
+  }
+  return {ch.links.data() + first, config_.timing.step_delay(route, network_.links()),
+          static_cast<std::uint8_t>(route.size()), mix};
 }
 
 void TreeCollective::size_messages(ChannelState& ch) const {
@@ -187,8 +194,7 @@ void TreeCollective::send(ChannelState& ch, Node& from, const Edge& edge, std::u
     at = max(at, from.paced_until);
     from.paced_until = at + ch.pace[shorter];
   }
-  for (std::size_t k = 0; k < kLinkKindCount; ++k)
-    if (edge.kinds[k] != 0) bytes_by_kind_[k] += Bytes::of(bytes * edge.kinds[k]);
+  mix_bytes_[edge.mix] += bytes;
   ++messages_sent_;
   network_.send_at(at, Route(edge.route, edge.hops), Bytes::of(bytes), *this,
                    (static_cast<std::uint64_t>(j) << 32) | low, rate_class_);
@@ -298,5 +304,13 @@ void TreeCollective::check_done(std::uint32_t rank) {
 }
 
 Time TreeCollective::finish_time() const { return latest_finish(rank_); }
+
+std::array<Bytes, kLinkKindCount> TreeCollective::bytes_by_link_kind() const {
+  std::array<Bytes, kLinkKindCount> out{};
+  for (std::size_t m = 0; m < kind_mixes_.size(); ++m)
+    for (std::size_t k = 0; k < out.size(); ++k)
+      out[k] = Bytes::of(out[k].count() + mix_bytes_[m] * kind_mixes_[m][k]);
+  return out;
+}
 
 }  // namespace hybridsim::sim

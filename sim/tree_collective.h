@@ -65,7 +65,7 @@ class TreeCollective final : public Collective {
   Time rank_finish_time(std::uint32_t rank) const override { return rank_[rank].finish; }
   Time finish_time() const override;
   std::uint64_t messages_sent() const override { return messages_sent_; }
-  std::array<Bytes, kLinkKindCount> bytes_by_link_kind() const override { return bytes_by_kind_; }
+  std::array<Bytes, kLinkKindCount> bytes_by_link_kind() const override;
   SimulationPath simulation_path() const override { return path_; }
   SimulationCost full_cost() const override;  // sim/collective_cost.cpp
   std::uint32_t channel_count() const { return static_cast<std::uint32_t>(channels_.size()); }
@@ -91,13 +91,14 @@ class TreeCollective final : public Collective {
 
  private:
   // One route of a channel with what each message on it needs, kept beside the rank's state so
-  // that a message touches few cache lines: its links, its delay, and how many of them are of
-  // each kind (a message adds its bytes to bytes_by_kind_ once per link of that kind).
+  // that a message touches few cache lines: its links, its delay, and which of the collective's
+  // mixes of link kinds it crosses (a message adds its bytes to that mix's count, once: the bytes
+  // by kind are summed from the few mixes when asked, not per kind per message).
   struct Edge {
     const LinkId* route = nullptr;  // into ChannelState::links
     Time delay;
     std::uint8_t hops = 0;
-    std::array<std::uint8_t, kLinkKindCount> kinds{};
+    std::uint32_t mix = 0;  // into kind_mixes_
   };
   struct Node {  // one rank in one channel
     Edge up;  // to its parent (none for the root)
@@ -128,7 +129,7 @@ class TreeCollective final : public Collective {
     std::uint32_t longer = 0;
     std::array<Time, 2> pace{}, reduce{};
   };
-  Edge edge(ChannelState& ch, const std::vector<LinkId>& route) const;
+  Edge edge(ChannelState& ch, const std::vector<LinkId>& route);
   void size_messages(ChannelState& ch) const;
   void send(ChannelState& ch, Node& from, const Edge& edge, std::uint64_t low, std::uint32_t j, Time at);
   void send_up(std::uint32_t c, std::uint32_t r, std::uint32_t j, Time at);
@@ -149,7 +150,10 @@ class TreeCollective final : public Collective {
   std::vector<RankProgress> rank_;
   std::uint32_t ranks_done_ = 0;
   std::uint64_t messages_sent_ = 0;
-  std::array<Bytes, kLinkKindCount> bytes_by_kind_{};
+  // The routes' distinct mixes of link kinds (how many links of each kind), and the bytes sent over
+  // routes of each mix.
+  std::vector<std::array<std::uint8_t, kLinkKindCount>> kind_mixes_;
+  std::vector<std::int64_t> mix_bytes_;
   EventHandler* done_handler_ = nullptr;
   std::uint64_t done_tag_base_ = 0;
   bool charged_ = false;

@@ -103,3 +103,25 @@ TEST_CASE("uniform tree: one joined as an earlier one ends adds that one's bound
   CHECK(apart[1].path.bound == spread);
   CHECK(chained[1].finish[0] == end + (end - Time::zero()));
 }
+
+TEST_CASE("uniform tree: groups a byte apart are not alike, since a byte fewer can finish later") {
+  // 8 MiB + 3 B over 8 channels: the first 3 carry one byte more (S mod C), so the last message of
+  // channels 3 to 7 is one byte shorter than with 8 MiB + 8 B. Message for message no later, yet in
+  // full the tree ends later: the shorter message changes the order in which the two trees of a
+  // group meet on their shared links (sim/README.md, "Trees in a step: bounded"). So a group cannot
+  // stand for one a byte apart, even as a bound from above; each is simulated.
+  const auto f = make_trees(32, 4);
+  const std::vector<Time> at{Time::zero()};
+  const Bytes fewer = Bytes::of(Bytes::mib(8).count() + 3);
+  const Bytes more = Bytes::of(Bytes::mib(8).count() + 8);
+  const FoldOutcome full_fewer = run_two(f, 32, fewer, FastPath::Off, at)[0];
+  const FoldOutcome full_more = run_two(f, 32, more, FastPath::Off, at)[0];
+  const Time last_fewer = *std::max_element(full_fewer.finish.begin(), full_fewer.finish.end());
+  const Time last_more = *std::max_element(full_more.finish.begin(), full_more.finish.end());
+  MESSAGE("full tree: 8 MiB + 3 B ends at " << last_fewer.ps() << " ps, 8 MiB + 8 B at " << last_more.ps());
+  CHECK(last_fewer > last_more);
+  const FoldOutcome uniform_fewer = run_two(f, 32, fewer, FastPath::Bounded, at)[0];
+  const FoldOutcome uniform_more = run_two(f, 32, more, FastPath::Bounded, at)[0];
+  CHECK(uniform_fewer.finish[0] == last_fewer);
+  CHECK(uniform_fewer.path.private_events > uniform_more.path.private_events);  // 3 groups, not 1
+}
