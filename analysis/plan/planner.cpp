@@ -63,7 +63,7 @@ std::string breakdown(const PlanCandidate& c) {
   s += ", global batch " + format_count(c.step.global_batch);
   if (c.ttt)
     s += ", " + format_fixed(c.ttt->epochs, 2) + (c.ttt->extrapolated ? "* " : " ") + "epochs of " +
-         format_count(c.ttt->steps_per_epoch) + " steps";
+         format_steps_per_epoch(*c.ttt) + " steps";
   return s;
 }
 
@@ -71,8 +71,8 @@ std::string breakdown(const PlanCandidate& c) {
 std::string versus(const PlanCandidate& a, const PlanCandidate& b, PlanObjective o) {
   if (o == PlanObjective::TimeToTrain && a.ttt && b.ttt) {
     const double epochs = b.ttt->epochs / a.ttt->epochs;
-    const double epoch_a = static_cast<double>(a.ttt->steps_per_epoch) * a.step.step_time.to_seconds();
-    const double epoch_b = static_cast<double>(b.ttt->steps_per_epoch) * b.step.step_time.to_seconds();
+    const double epoch_a = a.ttt->steps_per_epoch * a.step.step_time.to_seconds();
+    const double epoch_b = b.ttt->steps_per_epoch * b.step.step_time.to_seconds();
     return "vs " + label(b.step.label) + " (" + format_duration(b.ttt->seconds) + "): that one needs x" +
            format_fixed(epochs, 2) + " the epochs and x" + format_fixed(epoch_b / epoch_a, 2) +
            " the time per epoch, so this one trains " + format_percent(b.ttt->seconds / a.ttt->seconds - 1) +

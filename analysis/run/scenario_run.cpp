@@ -1,6 +1,7 @@
 #include "analysis/run/scenario_run.h"
 
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <stdexcept>
 
@@ -180,11 +181,20 @@ std::vector<std::pair<std::string, std::string>> run_metrics(const ScenarioRun& 
     // Per-epoch evaluation (MLPerf's GNMT evaluates BLEU once per epoch, inside its timed run) is
     // not counted: no reference gives how long one takes (statistical_efficiency.md), so none is
     // invented, and the line says so.
-    char buf[200];
-    std::snprintf(buf, sizeof buf,
-                  "%.2f h (%.2f epochs × %lld steps of %s; training steps only, no evaluation)%s",
-                  t.seconds / 3600.0, t.epochs, static_cast<long long>(t.steps_per_epoch),
-                  sim::human_time(t.step_time).c_str(), t.extrapolated ? ", extrapolated" : "");
+    // A global batch over the dataset repeats samples within a step: an epoch is a share of a step.
+    char steps[200];
+    if (t.batch_over_dataset())
+      std::snprintf(steps, sizeof steps,
+                    "%.3g steps (the global batch %lld is over the dataset's %lld samples: a step covers %.3g "
+                    "epochs)",
+                    t.steps_per_epoch, static_cast<long long>(t.global_batch),
+                    static_cast<long long>(t.dataset_samples), 1 / t.steps_per_epoch);
+    else
+      std::snprintf(steps, sizeof steps, "%lld steps", std::llround(t.steps_per_epoch));
+    char buf[400];
+    std::snprintf(buf, sizeof buf, "%.2f h (%.2f epochs × %s of %s; training steps only, no evaluation)%s",
+                  t.seconds / 3600.0, t.epochs, steps, sim::human_time(t.step_time).c_str(),
+                  t.extrapolated ? ", extrapolated" : "");
     out.emplace_back("time to train", buf);
     out.emplace_back("statistical efficiency", run.efficiency);
   }

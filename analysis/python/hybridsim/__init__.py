@@ -157,7 +157,7 @@ class TimeToTrain:
     """Step time × steps per epoch × epochs to the quality target at this global batch."""
     seconds: float
     epochs: float
-    steps_per_epoch: int
+    steps_per_epoch: float  # a whole number, or under 1 when the global batch is over the dataset
     total_steps: float
     extrapolated: bool
     efficiency: str
