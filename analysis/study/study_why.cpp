@@ -10,9 +10,7 @@ namespace {
 
 std::string ms(sim::Time t) { return format_fixed(t.to_ms(), 1) + " ms"; }
 
-double epoch_seconds(const StudyRow& r) {
-  return r.ttt.steps_per_epoch * r.step.step_time.to_seconds();
-}
+double epoch_seconds(const StudyRow& r) { return r.ttt.steps_per_epoch * r.step.step_time.to_seconds(); }
 
 std::string describe_row(const StudyRow& r) {
   std::string s = std::to_string(r.gpus) + " GPUs (" +
