@@ -37,6 +37,18 @@ void check_algorithm(const CollectiveSweepOptions& options) {
                      std::string(sim::collective_op_name(options.op)) +
                      "; broadcast, all-gather and reduce-scatter run as rings, all-to-all as direct sends "
                      "(--algorithm ring or auto)");
+  if (options.op != sim::CollectiveOp::AllToAll) return;
+  // All-to-all runs as direct sends between every pair (workloads/comm/comm_plan.cpp), with NCCL's
+  // Simple protocol or the ideal one: a channel count or an LL protocol changed nothing but the label.
+  const auto p = options.comm.protocol;
+  if (p && *p != sim::Protocol::Simple && *p != sim::Protocol::Ideal)
+    throw InputError("--protocol " + workloads::protocol_option_name(p) +
+                     ": all-to-all runs as direct sends under NCCL's Simple protocol; expected auto, simple "
+                     "or ideal");
+  if (options.comm.channels)
+    throw InputError("--channels " + std::to_string(*options.comm.channels) +
+                     ": all-to-all runs as direct sends between every pair of GPUs, not over channels (its "
+                     "time does not depend on them); expected it left out (or 0)");
 }
 
 // Records the collective's state in `budget` and checks what is sure to be simulated in full

@@ -202,6 +202,10 @@ class RunResult:
         self.json: str = figures["json"]
         self.written: Optional[str] = figures["written"]
         self.trace_path: Optional[str] = figures["trace"]
+        # What the run left out of the scenario (the notes `hybridsim run` prints on stderr): a
+        # sweep block not run, fabric keys on one machine. The native call returned them; they were
+        # dropped here.
+        self.notes: list = figures["notes"]
 
     @property
     def step_time_ms(self) -> float:
