@@ -33,6 +33,7 @@ RunReport run(const ScenarioInput& input, const RunRequest& request) {
         std::to_string(scenarios::expand_sweep(report.scenario).size()) +
         " points) is not run: run simulates the scenario as written, once (hybridsim sweep runs its points)");
   if (auto note = scenarios::unused_fabric_note(report.scenario)) report.notes.push_back(std::move(*note));
+  if (auto note = scenarios::identical_steps_note(report.scenario)) report.notes.push_back(std::move(*note));
   const scenarios::ResolvedScenario resolved = scenarios::resolve(report.scenario);
   const std::filesystem::path dir = request.out.value_or(report.scenario.outputs.directory);
   // A trace given here replaces the scenario's outputs.trace block as a whole (none of its fields

@@ -103,6 +103,14 @@ void refuse_exchange_without_accumulation(const Scenario& s, int accumulation) {
                    "it");
 }
 
+std::optional<std::string> identical_steps_note(const Scenario& s) {
+  const workloads::Variability& v = s.variability;
+  if (v.steps <= 1 || v.varies()) return std::nullopt;
+  return location_of(s, "variability.steps") + ": variability.steps: " + std::to_string(v.steps) +
+         " steps with nothing drawn (kernel_jitter 0, sequence_lengths fixed) are alike: each is step 1 "
+         "again, and the mean, p95, min and max are step 1's";
+}
+
 std::optional<std::string> unused_fabric_note(const Scenario& s) {
   const ClusterSettings& c = s.cluster;
   if (!c.topology.empty() || c.nodes != 1) return std::nullopt;

@@ -69,6 +69,23 @@ TEST_CASE("fabric keys: no note with more than one machine, or when written at t
             .starts_with("cluster.spines (f.yaml:1:37): not used: the cluster is one dgx-a100 machine"));
 }
 
+TEST_CASE("variability steps with nothing drawn: a note that they are alike") {
+  // Two steps of the same program, nothing drawn: step 2 is step 1 again (the mean is step 1's).
+  const api::RunReport r = api::run({.path = "steps.yaml",
+                                     .text = "cluster: {preset: dgx1-v100}\nworkload: {network: gnmt}\n"
+                                             "parallelism: {dp: 8}\nvariability: {steps: 2}\n"},
+                                    {.write_outputs = false});
+  REQUIRE(r.notes.size() == 1);
+  CHECK(r.notes[0] ==
+        "steps.yaml:4:22: variability.steps: 2 steps with nothing drawn (kernel_jitter 0, sequence_lengths "
+        "fixed) are alike: each is step 1 again, and the mean, p95, min and max are step 1's");
+  CHECK(r.run.step.spread.min == r.run.step.spread.max);
+  CHECK_FALSE(scenarios::identical_steps_note(
+      scenarios::parse_scenario("cluster: {preset: dgx1-v100}\nworkload: {network: gnmt}\nvariability: "
+                                "{steps: 2, kernel_jitter: 0.05}\n",
+                                "j.yaml")));
+}
+
 TEST_CASE("a sweep over cluster.nodes that includes 1 runs every point and notes the fabric once") {
   const auto out = std::filesystem::temp_directory_path() / "hybridsim-unused-fabric-sweep";
   std::filesystem::remove_all(out);
