@@ -4,6 +4,7 @@
 
 #include "analysis/platform/platform.h"
 #include "analysis/platform/topology_report.h"
+#include "scenarios/loader/ignored_keys.h"
 #include "scenarios/loader/resolve.h"
 #include "scenarios/loader/sweep.h"
 #include "topology/cluster.h"
@@ -31,6 +32,8 @@ RunReport run(const ScenarioInput& input, const RunRequest& request) {
         scenarios::location_of(report.scenario, "sweep") + ": sweep: the scenario's sweep block (" +
         std::to_string(scenarios::expand_sweep(report.scenario).size()) +
         " points) is not run: run simulates the scenario as written, once (hybridsim sweep runs its points)");
+  if (auto note = scenarios::unused_fabric_note(report.scenario)) report.notes.push_back(std::move(*note));
+  if (auto note = scenarios::identical_steps_note(report.scenario)) report.notes.push_back(std::move(*note));
   const scenarios::ResolvedScenario resolved = scenarios::resolve(report.scenario);
   const std::filesystem::path dir = request.out.value_or(report.scenario.outputs.directory);
   // A trace given here replaces the scenario's outputs.trace block as a whole (none of its fields

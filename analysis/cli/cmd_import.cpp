@@ -41,8 +41,19 @@ void add_common(po::options_description& d, Common& c) {
       "samples per GPU per step the input was measured with")(
       "unit", po::value(&c.unit)->default_value("samples"), "what throughput counts (images, tokens, ...)")(
       "units-per-step", po::value(&c.units_per_step)->default_value(0),
-      "throughput units per step; 0: the batch");
+      "throughput units per step; 0: the batch")(
+      "quiet,q", "no progress lines (a large file prints one on stderr every few seconds while read)");
 }
+
+// The input's size for progress lines; 0 (no lines) for a pipe or a missing file (the import says why).
+std::int64_t file_bytes(const std::string& input) {
+  std::error_code unknown;
+  const auto size = std::filesystem::file_size(input, unknown);
+  return unknown ? 0 : static_cast<std::int64_t>(size);
+}
+
+// Where progress lines go: stderr, or nowhere under --quiet (both formats alike).
+std::ostream* progress_out(const po::variables_map& vm) { return vm.count("quiet") ? nullptr : &std::cerr; }
 
 // The visible options plus the positional input file (required, not listed in --help).
 po::variables_map parse(int argc, const char* const* argv, const po::options_description& d, Common& c) {
@@ -77,8 +88,7 @@ int import_kineto_command(int argc, const char* const* argv) {
       "keep-gaps",
       "keep CPU launch gaps (GPU idle) as idle time before the following kernel, so "
       "that one-GPU replay reproduces the measured span exactly")(
-      "device", po::value(&device)->default_value(-1), "which GPU's activities; default: the lowest id")(
-      "quiet,q", "no progress lines (a large trace prints one on stderr every few seconds while read)");
+      "device", po::value(&device)->default_value(-1), "which GPU's activities; default: the lowest id");
   auto vm = parse(argc, argv, d, c);
   if (vm.count("help")) {
     std::cout << d << "\n";
@@ -96,11 +106,8 @@ int import_kineto_command(int argc, const char* const* argv) {
   o.throughput_unit = c.unit;
   o.units_per_step = c.units_per_step;
   const workloads::KinetoImport imported = [&] {
-    std::error_code unknown;  // a pipe or a missing file: no size, no lines (the import says why)
-    const auto size = std::filesystem::file_size(c.input, unknown);
-    const std::int64_t bytes = unknown ? 0 : static_cast<std::int64_t>(size);
-    analysis::ReadProgress lines(vm.count("quiet") ? nullptr : &std::cerr, "import", bytes,
-                                 workloads::kineto_import_passes(bytes));
+    const std::int64_t bytes = file_bytes(c.input);
+    analysis::ReadProgress lines(progress_out(vm), "import", bytes, workloads::kineto_import_passes(bytes));
     return workloads::import_kineto(c.input, o);
   }();
   // Fewer complete iterations than --steps asks to average would be averaged without a word.
@@ -162,7 +169,10 @@ int import_pipedream_command(int argc, const char* const* argv) {
     correction.redistribute_backward = vm.count("no-redistribute") == 0;
     o.correction = correction;
   }
-  const auto imported = workloads::import_pipedream(workloads::load_pipedream_graph(c.input), o);
+  const auto imported = [&] {
+    analysis::ReadProgress lines(progress_out(vm), "import", file_bytes(c.input));
+    return workloads::import_pipedream(workloads::load_pipedream_graph(c.input), o);
+  }();
 
   analysis::emit_imported_profile(
       imported.profile, analysis::pipedream_replay_report(imported, o.correction.has_value()), c.out);

@@ -80,6 +80,7 @@ int plan_llm_command(const analysis::PlanCommandOptions& o, analysis::LlmPlanOpt
   llm.max_events = o.max_events;
   llm.max_sim_memory = o.max_sim_memory;
   analysis::LlmPlanRequest request = analysis::make_llm_plan_request(llm);
+  if (!ib.empty()) analysis::refuse_ib_bandwidth_on_one_machine(ib, request.cluster, request.gpus);
   if (!vm.count("quiet")) request.progress = &std::cerr;
   analysis::print_llm_plan(analysis::plan_llm(request), std::cout, top);
   return 0;

@@ -16,6 +16,8 @@
 
 namespace hybridsim::analysis {
 
+constexpr std::int64_t kElementBytes = 4;  // the float the sizes count, as nccl-tests' -d float
+
 namespace {
 
 std::string format_number(double v) {
@@ -35,6 +37,18 @@ void check_algorithm(const CollectiveSweepOptions& options) {
                      std::string(sim::collective_op_name(options.op)) +
                      "; broadcast, all-gather and reduce-scatter run as rings, all-to-all as direct sends "
                      "(--algorithm ring or auto)");
+  if (options.op != sim::CollectiveOp::AllToAll) return;
+  // All-to-all runs as direct sends between every pair (workloads/comm/comm_plan.cpp), with NCCL's
+  // Simple protocol or the ideal one: a channel count or an LL protocol changed nothing but the label.
+  const auto p = options.comm.protocol;
+  if (p && *p != sim::Protocol::Simple && *p != sim::Protocol::Ideal)
+    throw InputError("--protocol " + workloads::protocol_option_name(p) +
+                     ": all-to-all runs as direct sends under NCCL's Simple protocol; expected auto, simple "
+                     "or ideal");
+  if (options.comm.channels)
+    throw InputError("--channels " + std::to_string(*options.comm.channels) +
+                     ": all-to-all runs as direct sends between every pair of GPUs, not over channels (its "
+                     "time does not depend on them); expected it left out (or 0)");
 }
 
 // Records the collective's state in `budget` and checks what is sure to be simulated in full
@@ -137,7 +151,7 @@ void fill_row(CollectiveSweepRow& row, const sim::Collective& coll, sim::Bytes s
               const CollectiveSweepOptions& options) {
   const auto n = static_cast<std::uint32_t>(options.gpus.size());
   row.size = size;
-  row.count = size.count() / 4;
+  row.count = size.count() / kElementBytes;
   row.time = coll.finish_time();
   const double seconds = row.time.to_seconds();
   row.algbw_gb_per_s = seconds > 0 ? static_cast<double>(size.count()) / seconds * 1e-9 : 0;
@@ -163,6 +177,17 @@ std::vector<CollectiveSweepRow> run_collective_sweep(const topology::Topology& t
                      sim::format_bytes(kMaxCollectiveBytes));
   if (!(options.step_factor > 1.0))
     throw InputError("--step-factor " + format_number(options.step_factor) + ": expected a factor above 1");
+  // The sizes the user gives are whole floats or refused, as the range and factor are: rounding 7 B
+  // to 4 B would report a size nobody asked for. (Sizes between them, from the factor, are rounded
+  // down to whole floats, as nccl-tests does.)
+  const std::pair<const char*, sim::Bytes> given[] = {{"--min-bytes", options.min_bytes},
+                                                      {"--max-bytes", options.max_bytes}};
+  for (const auto& [option, bytes] : given)
+    if (bytes.count() % kElementBytes != 0)
+      throw InputError(std::string(option) + " " + sim::format_bytes(bytes) +
+                       " is not a whole number of 4 B floats (the element it counts); expected a multiple "
+                       "of 4 B, such as " +
+                       sim::format_bytes(sim::Bytes::of(std::max(kElementBytes, bytes.count() / 4 * 4))));
   if (options.comm.channels && (*options.comm.channels < 1 || *options.comm.channels > kMaxChannels))
     throw InputError("--channels " + std::to_string(*options.comm.channels) +
                      ": expected 0 (as NCCL would) or 1 to " + std::to_string(kMaxChannels));
@@ -176,7 +201,7 @@ std::vector<CollectiveSweepRow> run_collective_sweep(const topology::Topology& t
                        " gives more than " + std::to_string(kMaxCollectiveRows) +
                        " sizes; expected a larger factor or a narrower range");
     std::int64_t bytes = static_cast<std::int64_t>(std::llround(size));
-    bytes = std::max<std::int64_t>(4, bytes / 4 * 4);  // whole floats, as nccl-tests
+    bytes = std::max<std::int64_t>(kElementBytes, bytes / kElementBytes * kElementBytes);  // as nccl-tests
     sizes.push_back(sim::Bytes::of(bytes));
     size *= options.step_factor;
   }

@@ -60,8 +60,9 @@ std::vector<std::string> candidate_overlay(const LlmPlanRequest& r, const LlmLay
   for (auto& s : layout_overlay(r.dimensions, l)) o.push_back(std::move(s));
   o.push_back("training.global_batch=" + std::to_string(l.global_batch));
   // Megatron exchanges gradients once per optimizer step, after the last micro-batch; from ZeRO 2 on,
-  // every micro-batch's gradients are reduce-scattered into the shards (the loader's default).
-  if (l.zero < 2) o.push_back("communication.exchange=last-micro-batch");
+  // every micro-batch's gradients are reduce-scattered into the shards (the loader's default). One
+  // micro-batch exchanges once either way (and the loader refuses last-micro-batch there).
+  if (l.zero < 2 && l.micro_batches() > 1) o.push_back("communication.exchange=last-micro-batch");
   o.insert(o.end(), r.limits.begin(), r.limits.end());
   return o;
 }

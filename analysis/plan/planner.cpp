@@ -63,7 +63,7 @@ std::string breakdown(const PlanCandidate& c) {
   s += ", global batch " + format_count(c.step.global_batch);
   if (c.ttt)
     s += ", " + format_fixed(c.ttt->epochs, 2) + (c.ttt->extrapolated ? "* " : " ") + "epochs of " +
-         format_count(c.ttt->steps_per_epoch) + " steps";
+         format_steps_per_epoch(*c.ttt) + " steps";
   return s;
 }
 
@@ -71,8 +71,8 @@ std::string breakdown(const PlanCandidate& c) {
 std::string versus(const PlanCandidate& a, const PlanCandidate& b, PlanObjective o) {
   if (o == PlanObjective::TimeToTrain && a.ttt && b.ttt) {
     const double epochs = b.ttt->epochs / a.ttt->epochs;
-    const double epoch_a = static_cast<double>(a.ttt->steps_per_epoch) * a.step.step_time.to_seconds();
-    const double epoch_b = static_cast<double>(b.ttt->steps_per_epoch) * b.step.step_time.to_seconds();
+    const double epoch_a = a.ttt->steps_per_epoch * a.step.step_time.to_seconds();
+    const double epoch_b = b.ttt->steps_per_epoch * b.step.step_time.to_seconds();
     return "vs " + label(b.step.label) + " (" + format_duration(b.ttt->seconds) + "): that one needs x" +
            format_fixed(epochs, 2) + " the epochs and x" + format_fixed(epoch_b / epoch_a, 2) +
            " the time per epoch, so this one trains " + format_percent(b.ttt->seconds / a.ttt->seconds - 1) +
@@ -382,6 +382,16 @@ sim::Bandwidth ib_bandwidth_option(const std::string& text) {
       [](sim::Bandwidth b) { return b.bytes_per_second() > 0; }, "a rate above 0");
 }
 
+void refuse_ib_bandwidth_on_one_machine(const std::string& text, const ClusterSpec& cluster, int gpus) {
+  // Every candidate on one machine: the rate would change nothing (as topology --fabric refuses).
+  const int per_machine = topology::gpus_per_machine(cluster);
+  if (gpus <= per_machine)
+    throw InputError("--ib-bandwidth " + text + ": --gpus " + std::to_string(gpus) + " fit one " +
+                     cluster.preset + " machine of " + std::to_string(per_machine) +
+                     " GPUs, so no step crosses InfiniBand; expected it left out, or --gpus above " +
+                     std::to_string(per_machine));
+}
+
 PlanRequest make_plan_request(const PlanCommandOptions& o) {
   PlanRequest r;
   const auto names = workloads::builtin_profile_names();
@@ -406,8 +416,10 @@ PlanRequest make_plan_request(const PlanCommandOptions& o) {
   r.cluster.preset = o.cluster;
   build_cluster(r.cluster, 1, topology::ib_bandwidth_of(r.cluster));  // checks the preset
   check_plan_gpus(r.cluster, o.gpus);
-  if (o.ib_bandwidth)
+  if (o.ib_bandwidth) {
     r.cluster.links[sim::LinkKind::InfiniBand].bandwidth = ib_bandwidth_option(*o.ib_bandwidth);
+    refuse_ib_bandwidth_on_one_machine(*o.ib_bandwidth, r.cluster, r.gpus);
+  }
   r.memory = o.memory ? std::optional<workloads::MemoryCapacity>(memory_what_if(*o.memory))
                       : workloads::preset_gpu_capacity(o.cluster);
   r.show_unfit = o.show_unfit;

@@ -120,5 +120,9 @@ PlanRequest make_plan_request(const PlanCommandOptions& options);
 // above 0; InputError naming the option otherwise.
 void check_plan_gpus(const ClusterSpec& cluster, int gpus);
 sim::Bandwidth ib_bandwidth_option(const std::string& text);
+// `plan --ib-bandwidth` with --gpus that fit one machine of `cluster` (no candidate crosses
+// InfiniBand): InputError naming the option. The command's check only: a study grid's cells that fit
+// one machine keep the study's rates, which change nothing there.
+void refuse_ib_bandwidth_on_one_machine(const std::string& text, const ClusterSpec& cluster, int gpus);
 
 }  // namespace hybridsim::analysis

@@ -1,6 +1,7 @@
 #include "analysis/run/scenario_run.h"
 
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <stdexcept>
 
@@ -50,15 +51,42 @@ StepSetup step_setup(const scenarios::ResolvedScenario& r) {
   return s;
 }
 
+namespace {
+
+// A training key written for a network without the curve or dataset it needs would leave the run
+// without a time to train and say nothing (a typo such as "optimistc" too): refused at the key.
+[[noreturn]] void no_time_to_train(const scenarios::Scenario& s, const std::string& key,
+                                   const std::string& why, const std::string& expected) {
+  throw InputError(scenarios::location_of(s, key) + ": " + key + ": " + why + "; expected " + expected);
+}
+
+}  // namespace
+
 std::optional<TrainingModel> training_model(const scenarios::Scenario& scenario,
                                             const std::string& network) {
   const std::string key = workloads::canonical_network_name(scenario.training.network.value_or(network));
   const auto dataset = find_training_dataset(key);
   const auto& e = scenario.training.efficiency;
+  const auto& written = scenario.provenance.where;
   TrainingModel m{StatisticalEfficiency::parametric(1, 1, {1, 1}), 0, ""};
   if (e.kind == scenarios::EfficiencySettings::Kind::Named) {
     const auto curve = find_efficiency_curve(key, e.variant);
-    if (!curve) return std::nullopt;
+    if (!curve) {
+      for (const char* field : {"training.efficiency", "training.network", "training.dataset_samples"})
+        if (written.contains(field)) {
+          std::string known;
+          for (const auto& c : builtin_efficiency_curves())
+            known += (known.empty() ? "" : ", ") + c.network + "/" + c.variant;
+          no_time_to_train(
+              scenario, field,
+              "no built-in statistical-efficiency curve " + key + "/" + e.variant + ", so no time to train",
+              std::string(field == std::string("training.efficiency") ? "" : "it left out, or ") +
+                  "a built-in curve (" + known +
+                  ") or a curve of its own, training.efficiency: "
+                  "{e_min, b_noise} or {table: [[B, epochs], ...]}");
+        }
+      return std::nullopt;
+    }
     m.efficiency = curve->efficiency;
     m.label = key + "/" + e.variant + (curve->is_estimate ? " (estimate)" : "");
   } else if (e.kind == scenarios::EfficiencySettings::Kind::Parametric) {
@@ -73,7 +101,10 @@ std::optional<TrainingModel> training_model(const scenarios::Scenario& scenario,
   }
   if (scenario.training.dataset_samples) m.dataset_samples = *scenario.training.dataset_samples;
   else if (dataset) m.dataset_samples = dataset->samples;
-  else return std::nullopt;
+  else
+    no_time_to_train(scenario, "training.efficiency",
+                     "a curve of its own, but " + key + " has no built-in dataset to count epochs in",
+                     "training.dataset_samples too");
   return m;
 }
 
@@ -121,6 +152,8 @@ ScenarioRun run_scenario_unchecked(const scenarios::ResolvedScenario& resolved,
                                    const ScenarioRunOptions& options) {
   ScenarioRun run;
   run.context = scenarios::key_settings(resolved);
+  // Before the step: a training key that cannot give a time to train is refused without simulating.
+  const auto model = training_model(resolved.scenario, resolved.profile.meta.network);
   const StepSetup setup = step_setup(resolved);
   if (options.trace) {
     StepTraceOptions t = options.trace_options;
@@ -150,7 +183,7 @@ ScenarioRun run_scenario_unchecked(const scenarios::ResolvedScenario& resolved,
   }
   run.gpu_capacity = resolved.gpu_capacity;
   run.mapping = resolved.mapping;
-  if (const auto model = training_model(resolved.scenario, resolved.profile.meta.network)) {
+  if (model) {
     run.time_to_train = time_to_train(run.step.step_time, run.step.global_batch,
                                       model->dataset_samples, model->efficiency);
     run.efficiency = model->label;
@@ -180,11 +213,21 @@ std::vector<std::pair<std::string, std::string>> run_metrics(const ScenarioRun& 
     // Per-epoch evaluation (MLPerf's GNMT evaluates BLEU once per epoch, inside its timed run) is
     // not counted: no reference gives how long one takes (statistical_efficiency.md), so none is
     // invented, and the line says so.
-    char buf[200];
-    std::snprintf(buf, sizeof buf,
-                  "%.2f h (%.2f epochs × %lld steps of %s; training steps only, no evaluation)%s",
-                  t.seconds / 3600.0, t.epochs, static_cast<long long>(t.steps_per_epoch),
-                  sim::human_time(t.step_time).c_str(), t.extrapolated ? ", extrapolated" : "");
+    // A global batch over the dataset repeats samples within a step: an epoch is a share of a step.
+    char steps[200];
+    if (t.batch_over_dataset())
+      std::snprintf(
+          steps, sizeof steps,
+          "%.3g steps (the global batch %lld is over the dataset's %lld samples: a step covers %.3g "
+          "epochs)",
+          t.steps_per_epoch, static_cast<long long>(t.global_batch),
+          static_cast<long long>(t.dataset_samples), 1 / t.steps_per_epoch);
+    else
+      std::snprintf(steps, sizeof steps, "%lld steps", std::llround(t.steps_per_epoch));
+    char buf[400];
+    std::snprintf(buf, sizeof buf, "%.2f h (%.2f epochs × %s of %s; training steps only, no evaluation)%s",
+                  t.seconds / 3600.0, t.epochs, steps, sim::human_time(t.step_time).c_str(),
+                  t.extrapolated ? ", extrapolated" : "");
     out.emplace_back("time to train", buf);
     out.emplace_back("statistical efficiency", run.efficiency);
   }

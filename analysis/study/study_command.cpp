@@ -15,6 +15,11 @@ std::filesystem::path run_study_command(const StudyCommandOptions& options, std:
                                         std::ostream* progress) {
   if (is_llm_study_file(options.scenario)) {
     LlmStudyConfig llm = load_llm_study_config(options.scenario);
+    // Nothing to skip: the option was accepted and changed nothing.
+    if (!options.ib_sensitivity)
+      throw InputError("--no-ib-sensitivity: " + options.scenario.string() +
+                       " is a transformer study, whose InfiniBand sensitivity is its ib_bandwidths list "
+                       "(every rate is planned); expected the option left out, and one rate in the list");
     if (options.output) llm.output = *options.output;
     const LlmStudyResult result = run_llm_study(
         llm, {.progress = progress,
@@ -31,6 +36,10 @@ std::filesystem::path run_study_command(const StudyCommandOptions& options, std:
     return llm.output;
   }
   StudyConfig config = load_study_config(options.scenario);
+  if (!options.ib_sensitivity && config.ib_factors.empty())
+    throw InputError("--no-ib-sensitivity: " + options.scenario.string() +
+                     " has no sensitivity.ib_factors, so there is no faster-InfiniBand re-simulation to "
+                     "skip; expected the option left out");
   if (options.output) config.output = *options.output;
   StudyRunOptions run;
   run.progress = progress;

@@ -14,6 +14,10 @@ namespace {
 
 std::string num(double v, int decimals = 6) { return format_fixed(v, decimals); }
 std::string ms(sim::Time t) { return num(t.to_ms(), 6); }
+// A whole number as before; the share of a step an epoch is when the global batch is over the dataset.
+std::string steps_per_epoch(const TimeToTrain& t) {
+  return t.batch_over_dataset() ? num(t.steps_per_epoch) : std::to_string(std::llround(t.steps_per_epoch));
+}
 
 std::string steps_csv(const StudyResult& result) {
   std::ostringstream o;
@@ -54,7 +58,7 @@ std::string ttt_csv(const StudyResult& result) {
           << csv_field(v.curve.network + "/" + v.curve.variant) << "," << num(v.ib_factor, 3) << "," << kind
           << "," << r.gpus << "," << r.dp << "," << r.mp << "," << r.ttt.global_batch << ","
           << ms(r.step.step_time) << "," << num(r.ttt.epochs) << ","
-          << (r.ttt.extrapolated ? "true" : "false") << "," << r.ttt.steps_per_epoch << ","
+          << (r.ttt.extrapolated ? "true" : "false") << "," << steps_per_epoch(r.ttt) << ","
           << num(r.ttt.total_steps, 3) << "," << num(r.ttt.seconds, 3) << "," << num(r.step_speedup) << ","
           << num(r.e2e_speedup) << "," << workloads::largest_peak(r.step.memory_peaks).count() << ","
           << (r.does_not_fit.empty() ? "true" : "false") << "\n";

@@ -40,4 +40,11 @@ std::string format_count(std::int64_t n) {
   return (n < 0 ? "-" : "") + out;
 }
 
+std::string format_steps_per_epoch(const TimeToTrain& t) {
+  if (!t.batch_over_dataset()) return format_count(std::llround(t.steps_per_epoch));
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.3g", t.steps_per_epoch);
+  return buf;
+}
+
 }  // namespace hybridsim::analysis

@@ -189,7 +189,7 @@ void network_section(const StudyResult& result, const NetworkStudy& ns, std::ost
        << " | " << ms(r.step.step_time) << " | " << ms(r.step.critical.compute) << " / "
        << ms(r.step.critical.exposed_communication) << " / " << ms(r.step.critical.idle) << " | x"
        << format_fixed(r.step_speedup, 2) << " | " << epochs_cell(r.ttt) << " | "
-       << format_count(r.ttt.steps_per_epoch) << " | " << format_duration(r.ttt.seconds) << " | x"
+       << format_steps_per_epoch(r.ttt) << " | " << format_duration(r.ttt.seconds) << " | x"
        << format_fixed(r.e2e_speedup, 2) << " |\n";
   };
   line(v.baseline, "1 (baseline)");

@@ -71,5 +71,8 @@ std::optional<double> published_gain(std::string_view network);
 std::string format_duration(double seconds);
 std::string format_percent(double fraction);
 std::string format_count(std::int64_t n);
+// Steps per epoch: "484" (format_count), or the share of a step an epoch is when the global batch is
+// over the dataset, to three significant digits ("0.611").
+std::string format_steps_per_epoch(const TimeToTrain& t);
 
 }  // namespace hybridsim::analysis

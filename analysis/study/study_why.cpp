@@ -10,9 +10,7 @@ namespace {
 
 std::string ms(sim::Time t) { return format_fixed(t.to_ms(), 1) + " ms"; }
 
-double epoch_seconds(const StudyRow& r) {
-  return static_cast<double>(r.ttt.steps_per_epoch) * r.step.step_time.to_seconds();
-}
+double epoch_seconds(const StudyRow& r) { return r.ttt.steps_per_epoch * r.step.step_time.to_seconds(); }
 
 std::string describe_row(const StudyRow& r) {
   std::string s = std::to_string(r.gpus) + " GPUs (" +
@@ -22,7 +20,7 @@ std::string describe_row(const StudyRow& r) {
                   ms(r.step.critical.exposed_communication) + " exposed communication";
   if (r.step.critical.idle > sim::Time::zero()) s += ", " + ms(r.step.critical.idle) + " idle";
   s += "), " + format_fixed(r.ttt.epochs, 1) + (r.ttt.extrapolated ? "* " : " ") + "epochs of " +
-       format_count(r.ttt.steps_per_epoch) + " steps, one epoch " + format_duration(epoch_seconds(r)) +
+       format_steps_per_epoch(r.ttt) + " steps, one epoch " + format_duration(epoch_seconds(r)) +
        ", time to train " + format_duration(r.ttt.seconds);
   return s;
 }

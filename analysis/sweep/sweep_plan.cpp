@@ -7,6 +7,7 @@
 #include "analysis/step/budget_error.h"
 #include "analysis/step/step_estimate.h"
 #include "analysis/sweep/sweep_integrity.h"
+#include "scenarios/loader/ignored_keys.h"
 #include "scenarios/loader/resolve.h"
 #include "sim/error.h"
 
@@ -90,10 +91,16 @@ SweepPlan plan_sweep(scenarios::ScenarioSource source, const SweepOptions& optio
   }
   // Every point still to run is built, resolved and estimated now: a bad one, or one over its caps,
   // stops the sweep before any runs.
+  std::map<std::string, std::string> unused_fabric;  // note → the points it holds for
   for (const scenarios::SweepPoint* p : plan.todo) {
     if (plan.rows.contains(p->index)) continue;
     try {
-      plan.estimates[p->index] = estimate_point(scenarios::resolve(plan.point_scenario(*p, options)));
+      const scenarios::Scenario point = plan.point_scenario(*p, options);
+      if (const auto note = scenarios::unused_fabric_note(point))
+        unused_fabric[*note] += (unused_fabric[*note].empty() ? "" : ", ") + std::to_string(p->index);
+      const scenarios::ResolvedScenario resolved = scenarios::resolve(point);
+      training_model(point, resolved.profile.meta.network);  // refused now, not after other points ran
+      plan.estimates[p->index] = estimate_point(resolved);
     } catch (const InputError& e) {
       const std::string why = "sweep point " + std::to_string(p->index) + " (" + p->label + "): " + e.what() +
                               "\n(no point was run)";
@@ -101,6 +108,9 @@ SweepPlan plan_sweep(scenarios::ScenarioSource source, const SweepOptions& optio
       throw InputError(why);
     }
   }
+  // Said once per sweep, not per point: a sweep over cluster.nodes that includes 1 runs as asked.
+  for (const auto& [note, points] : unused_fabric)
+    plan.notes.push_back("sweep points " + points + ": " + note);
   return plan;
 }
 

@@ -1,5 +1,7 @@
 // Time to train = epochs(B) × ceil(dataset / B) × step time (the relation used throughout hybridsim's
 // reference notes on statistical efficiency; epochs(B) from McCandlish et al. 2018 or measured tables).
+// epochs(B) counts samples: epochs × dataset samples are processed to the target, B a step, so a batch
+// over the dataset takes epochs × dataset / B steps (fewer steps than epochs), not one step an epoch.
 #include "analysis/training/time_to_train.h"
 
 #include <cmath>
@@ -24,9 +26,14 @@ TimeToTrain time_to_train(sim::Time step_time, std::int64_t global_batch, std::i
   t.step_time = step_time;
   t.global_batch = global_batch;
   t.epochs = epochs.epochs;
-  // The last, partial batch of an epoch is still a step.
-  t.steps_per_epoch = dataset_samples / global_batch + (dataset_samples % global_batch != 0 ? 1 : 0);
-  t.total_steps = epochs.epochs * static_cast<double>(t.steps_per_epoch);
+  t.dataset_samples = dataset_samples;
+  // The last, partial batch of an epoch is still a step; a batch over the dataset is not a partial
+  // batch but several epochs' samples (sampled with repetition), so an epoch is that share of a step.
+  const std::int64_t whole_steps = dataset_samples / global_batch + (dataset_samples % global_batch != 0);
+  t.steps_per_epoch = global_batch > dataset_samples
+                          ? static_cast<double>(dataset_samples) / static_cast<double>(global_batch)
+                          : static_cast<double>(whole_steps);
+  t.total_steps = epochs.epochs * t.steps_per_epoch;
   t.seconds = t.total_steps * static_cast<double>(step_time.ps()) / 1e12;
   t.extrapolated = epochs.extrapolated;
   return t;

@@ -83,4 +83,53 @@ void refuse_transformer_keys(const Scenario& s) {
                      " is not one; expected it left out (none)");
 }
 
+// The key is documented as a setting of gradient accumulation ("With gradient accumulation
+// (training.global_batch): ..."): without it there is one exchange either way, so it is refused as
+// pipeline.schedule is with one stage.
+void refuse_exchange_without_accumulation(const Scenario& s, int accumulation) {
+  if (accumulation > 1 || s.communication.exchange_every_micro_batch ||
+      !s.provenance.where.contains("communication.exchange"))
+    return;
+  const std::string batch =
+      s.training.global_batch
+          ? "training.global_batch " + std::to_string(*s.training.global_batch) + " is batch per worker × dp"
+          : "training.global_batch is not written";
+  throw InputError(location_of(s, "communication.exchange") +
+                   ": communication.exchange: last-micro-batch needs gradient accumulation, but the step has "
+                   "one micro-batch (" +
+                   batch +
+                   "): it is the last, so every-micro-batch exchanges alike; "
+                   "expected it left out, or training.global_batch a multiple of batch per worker × dp above "
+                   "it");
+}
+
+std::optional<std::string> identical_steps_note(const Scenario& s) {
+  const workloads::Variability& v = s.variability;
+  if (v.steps <= 1 || v.varies()) return std::nullopt;
+  return location_of(s, "variability.steps") + ": variability.steps: " + std::to_string(v.steps) +
+         " steps with nothing drawn (kernel_jitter 0, sequence_lengths fixed) are alike: each is step 1 "
+         "again, and the mean, p95, min and max are step 1's";
+}
+
+std::optional<std::string> unused_fabric_note(const Scenario& s) {
+  const ClusterSettings& c = s.cluster;
+  if (!c.topology.empty() || c.nodes != 1) return std::nullopt;
+  const topology::ClusterSpec defaults{};
+  const topology::LinkOverride& ib = c.links[sim::LinkKind::InfiniBand];
+  const std::pair<const char*, bool> keys[] = {
+      {"cluster.fabric", c.fabric != defaults.fabric},
+      {"cluster.oversubscription", c.oversubscription != defaults.oversubscription},
+      {"cluster.leaf_radix", c.leaf_radix != defaults.leaf_radix},
+      {"cluster.spines", c.spines != defaults.spines},
+      {"cluster.links.infiniband", ib != topology::LinkOverride{}},
+  };
+  std::string named;
+  // A key at its default changes nothing here either (scenario_to_yaml writes every key).
+  for (const auto& [key, differs] : keys)
+    if (differs) named += (named.empty() ? "" : ", ") + std::string(key) + " (" + location_of(s, key) + ")";
+  if (named.empty()) return std::nullopt;
+  return named + ": not used: the cluster is one " + c.preset +
+         " machine (cluster.nodes 1), so no step crosses InfiniBand; they apply with cluster.nodes > 1";
+}
+
 }  // namespace hybridsim::scenarios

@@ -3,6 +3,7 @@
 // call these.
 //   refuse_transformer_keys(s);  // training.recompute: full on gnmt → "...: transformers only, ..."
 #pragma once
+#include <optional>
 #include <string>
 
 #include "scenarios/loader/scenario.h"
@@ -19,5 +20,17 @@ void refuse_idle_gpu_speed(const Scenario& s, const workloads::WorkerMapping& ma
                            const std::string& path);
 // workload.model.* and training.recompute written for a 2017 network: only a transformer reads them.
 void refuse_transformer_keys(const Scenario& s);
+// communication.exchange: last-micro-batch written for a step of one micro-batch (no gradient
+// accumulation: `accumulation` 1), where the only micro-batch is the last and every-micro-batch the same.
+void refuse_exchange_without_accumulation(const Scenario& s, int accumulation);
+// The fabric keys (cluster.fabric, oversubscription, leaf_radix, spines, links.infiniband) written with
+// another value than their default for a preset cluster of one machine, where no step crosses
+// InfiniBand: a note naming each with where it was written, or none. A note, not a refusal: the same
+// file runs with --set cluster.nodes=1, and a sweep over cluster.nodes may include 1.
+std::optional<std::string> unused_fabric_note(const Scenario& s);
+// variability.steps above 1 with nothing drawn (no kernel_jitter, fixed lengths): every step is the
+// first again, so the mean, p95, min and max are step 1's. A note, not a refusal: a sweep's baseline
+// point (scenarios/what-if/variability.yaml's {steps: 20}) is such a run on purpose.
+std::optional<std::string> identical_steps_note(const Scenario& s);
 
 }  // namespace hybridsim::scenarios

@@ -301,6 +301,7 @@ workloads::StepConfig resolve_step_config(const Scenario& s, const topology::Top
   // A replica's tp GPUs (and a pipeline's stages) share its micro-batches: accumulation counts
   // replicas, training.global_batch / (dp × micro_batch).
   apply_training_loop(s, profile, mapping.dp / s.parallelism.tp, step);
+  refuse_exchange_without_accumulation(s, step.accumulation);
   check_variability(s, profile);
   apply_tensor_parallel_settings(s, step);
   apply_sharding_settings(s, step);

@@ -77,7 +77,8 @@ constexpr ScenarioKey kKeys[] = {
       .min = 1,
       .max = 8192,  // topology::kMaxNodes
       .help = "Machines; more than one joins them by an InfiniBand fabric (ideal-ring and "
-              "fully-connected are single machines)."},
+              "fully-connected are single machines). With 1 the fabric keys (fabric, oversubscription, "
+              "leaf_radix, spines, links.infiniband) change nothing, and run and sweep say so in a note."},
      bind<Member<&Scenario::cluster, &ClusterSettings::nodes>, Value, preset_cluster>()},
     {{.path = "cluster.gpus_per_node",
       .kind = K::Integer,
@@ -607,7 +608,8 @@ constexpr ScenarioKey kKeys[] = {
       .choices = "every-micro-batch|last-micro-batch",
       .help = "With gradient accumulation (training.global_batch): all-reduce after every "
               "micro-batch (apex DDP; PyTorch DDP by default) or only after the last one (PyTorch "
-              "DDP's no_sync on the others)."},
+              "DDP's no_sync on the others). last-micro-batch without accumulation (one micro-batch, "
+              "the last) is refused."},
      bind<Member<&Scenario::communication, &CommunicationSettings::exchange_every_micro_batch>>()},
     {{.path = "communication.pcie_only",
       .kind = K::Boolean,
@@ -633,7 +635,9 @@ constexpr ScenarioKey kKeys[] = {
       .help = "Epochs to the quality target as a function of the global batch: a built-in variant "
               "(default, optimistic, pessimistic, or a network's extra such as measured or "
               "lars_v06), or {e_min, b_noise} (McCandlish et al.: epochs = e_min × (1 + B / "
-              "b_noise)), or {table: [[B, epochs], ...]}."},
+              "b_noise)), or {table: [[B, epochs], ...]}. A curve the network does not have, or a training "
+              "key written for a network without one, is refused (no time to train); left at default, such "
+              "a network has no time to train."},
      bind<Member<&Scenario::training, &TrainingSettings::efficiency>, EfficiencyCodec>()},
     {{.path = "training.efficiency.e_min",
       .kind = K::Number,

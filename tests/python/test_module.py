@@ -44,6 +44,19 @@ def test_typed_figures_agree_with_each_other(cli):
     assert (same.step_time_ps, same.events, same.per_gpu) == (r.step_time_ps, r.events, r.per_gpu)
 
 
+def test_notes_are_the_command_lines_stderr_notes(cli, tmp_path):
+    # Fabric keys on one machine change nothing: the note hybridsim run prints on stderr is in notes.
+    text = "cluster: {preset: dgx1-v100, fabric: rail-optimized}\nworkload: {network: gnmt}\nparallelism: {dp: 8}\n"
+    path = tmp_path / "fabric.yaml"
+    path.write_text(text, encoding="utf-8")
+    printed = cli("run", str(path), "--out", str(tmp_path / "o"), "-q")
+    assert printed.returncode == 0, printed.stderr
+    r = hybridsim.run(str(path))
+    assert len(r.notes) == 1 and r.notes[0].startswith(f"cluster.fabric ({path}:1:38): not used")
+    assert printed.stderr == f"hybridsim run: note: {r.notes[0]}\n"
+    assert hybridsim.run(GNMT_DP8).notes == []
+
+
 def test_a_dict_and_yaml_text_are_the_files_scenario(source_dir):
     as_dict = {"name": "gnmt, DGX-1, dp 8", "cluster": {"preset": "dgx1-v100"}, "workload": {"network": "gnmt"},
                "parallelism": {"dp": 8, "mp": 1}}

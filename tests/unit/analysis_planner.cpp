@@ -38,19 +38,25 @@ workloads::Profile two_branches() {
   return p;
 }
 
-}  // namespace
-
-TEST_CASE("planner: finds the known best on a toy case and explains it") {
+// The branches profile on 2 GPUs. Epochs quadruple from B = 32 to 64: DP on 2 GPUs (B = 64) must
+// run 4x the epochs of one 2-GPU MP worker (B = 32).
+analysis::PlanRequest two_branches_request(std::int64_t dataset_samples) {
   analysis::PlanRequest req;
   req.model = "toy-branches";
   req.profile = two_branches();
-  // Epochs quadruple from B = 32 to 64: DP on 2 GPUs (B = 64) must run 4x the epochs of one
-  // 2-GPU MP worker (B = 32) with only half as many steps per epoch.
   req.curve = analysis::EfficiencyCurve{"toy", "custom", "test", false,
                                         analysis::StatisticalEfficiency::table({{32, 1}, {64, 4}})};
-  req.dataset = analysis::TrainingDataset{"toy", "toy", "sample", 3'200, "test"};
+  req.dataset = analysis::TrainingDataset{"toy", "toy", "sample", dataset_samples, "test"};
   req.gpus = 2;
   req.threads = 2;
+  return req;
+}
+
+}  // namespace
+
+TEST_CASE("planner: finds the known best on a toy case and explains it") {
+  // DP has only half as many steps per epoch as the MP worker (3,200 samples an epoch).
+  analysis::PlanRequest req = two_branches_request(3'200);
   const auto r = analysis::plan(req);
   CHECK(r.mp_searched == std::vector<int>{1, 2});  // divisors of 2
   // DP: 3 buckets × 2 algorithms; MP 1 × 2 with the branches placement: one key (no gradient
@@ -94,6 +100,23 @@ TEST_CASE("planner: finds the known best on a toy case and explains it") {
   CHECK(t.ranked[1].step.label.bucket_bytes == 6'250'000);
   CHECK(t.ranked[6].step.label.bucket_bytes == 100'000'000);
   CHECK(t.ranked[1].step.critical.exposed_communication < t.ranked[6].step.critical.exposed_communication);
+}
+
+TEST_CASE("planner: a candidate whose global batch is over the dataset counts steps from samples") {
+  // 48 samples an epoch. The MP worker (B = 32): ceil(48 / 32) = 2 steps × 1 epoch. DP on 2 GPUs
+  // (B = 64 > 48): 4 epochs × 48 samples in 192 / 64 = 3 steps (one step an epoch said 4), an epoch
+  // 0.75 of a step; its line says so ("4.00 epochs of 0.75 steps").
+  const auto r = analysis::plan(two_branches_request(48));
+  REQUIRE(r.ranked.size() == 7);
+  for (const auto& c : r.ranked) {
+    REQUIRE(c.ttt);
+    CAPTURE(c.step.label.mp);
+    CHECK(c.ttt->total_steps == (c.step.label.mp == 2 ? 2.0 : 3.0));
+    CHECK(c.ttt->seconds == doctest::Approx(c.ttt->total_steps * c.step.step_time.to_seconds()));
+  }
+  std::ostringstream out;
+  analysis::print_plan(r, out, 7);
+  CHECK(out.str().find("4.00 epochs of 0.75 steps") != std::string::npos);
 }
 
 TEST_CASE("planner: matches or beats every study configuration at the same N") {

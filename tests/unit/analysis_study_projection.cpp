@@ -4,6 +4,7 @@
 #include <doctest/doctest.h>
 
 #include "analysis/study/study.h"
+#include "analysis/study/study_report.h"
 #include "sim/error.h"
 #include "tests/unit/toy_profile.h"
 
@@ -107,6 +108,28 @@ TEST_CASE("study projection: time to train is exact for a toy profile with known
   CHECK(h.extrapolated);
   // Steps simulated: 1 GPU, MP alone, DP 2, DP 4, hybrid 4 (hybrid 2 is the MP-alone key).
   CHECK(r.steps_simulated == 5);
+}
+
+TEST_CASE("study: a row whose global batch is over the dataset counts steps from samples") {
+  // A dataset of 100 samples: DP on 4 GPUs (B = 128) processes 4.5 epochs × 100 samples in
+  // 450 / 128 = 3.515625 steps of 6 ms = 21.09375 ms (one step an epoch would say 27 ms). Hybrid
+  // 2 × 2 (B = 64 <= 100): ceil(100 / 64) = 2 steps an epoch, 3 epochs × 2 × 3 ms = 18 ms.
+  analysis::StudyConfig c = toy_config();
+  c.networks[0].dataset.samples = 100;
+  const analysis::StudyResult r = analysis::run_study(c);
+  const auto& v = r.networks[0].main();
+  const StudyRow& dp4 = find(v, 4, 1);
+  CHECK(dp4.ttt.batch_over_dataset());
+  CHECK(dp4.ttt.steps_per_epoch == doctest::Approx(100.0 / 128).epsilon(1e-15));
+  CHECK(dp4.ttt.total_steps == doctest::Approx(3.515625).epsilon(1e-12));
+  CHECK(dp4.ttt.seconds == doctest::Approx(0.02109375).epsilon(1e-12));
+  const StudyRow& hy4 = find(v, 4, 2);
+  CHECK_FALSE(hy4.ttt.batch_over_dataset());
+  CHECK(hy4.ttt.steps_per_epoch == 2.0);
+  CHECK(hy4.ttt.seconds == doctest::Approx(0.018).epsilon(1e-12));
+  // The report's rows and the planner print the share of a step an epoch is: "0.781" steps per epoch.
+  CHECK(analysis::format_steps_per_epoch(dp4.ttt) == "0.781");
+  CHECK(analysis::format_steps_per_epoch(v.baseline.ttt) == "4");
 }
 
 TEST_CASE("study headline: best against best, gain at the largest N and the crossover") {

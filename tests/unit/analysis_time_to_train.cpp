@@ -29,9 +29,26 @@ TEST_CASE("analysis: time to train carries fractional epochs and the extrapolati
   CHECK(t.total_steps == 35.0);
   CHECK(t.seconds == doctest::Approx(0.07).epsilon(1e-12));
   CHECK(t.extrapolated);
-  // A batch larger than the dataset is still one step per epoch.
-  CHECK(analysis::time_to_train(sim::Time::ms(1), 5'000, 1'000, EpochsEstimate{2, false}).steps_per_epoch ==
-        1);
+}
+
+TEST_CASE("analysis: a global batch over the dataset takes epochs × dataset / batch steps") {
+  // epochs(B) counts samples: 2 epochs of 1,000 samples are 2,000 samples, and a step of 5,000
+  // samples holds them in 0.4 of a step (it was one step an epoch: 2 steps, 5x too long). An epoch
+  // is 1,000 / 5,000 = 0.2 of a step; at 1 ms a step, 0.4 ms.
+  const auto t = analysis::time_to_train(sim::Time::ms(1), 5'000, 1'000, EpochsEstimate{2, false});
+  CHECK(t.batch_over_dataset());
+  CHECK(t.dataset_samples == 1'000);
+  CHECK(t.steps_per_epoch == doctest::Approx(0.2).epsilon(1e-15));
+  CHECK(t.total_steps == doctest::Approx(0.4).epsilon(1e-15));
+  CHECK(t.seconds == doctest::Approx(0.0004).epsilon(1e-12));
+  // A batch equal to the dataset is one whole step an epoch, from either side of the rule.
+  const auto equal = analysis::time_to_train(sim::Time::ms(1), 1'000, 1'000, EpochsEstimate{2, false});
+  CHECK_FALSE(equal.batch_over_dataset());
+  CHECK(equal.steps_per_epoch == 1.0);
+  CHECK(equal.total_steps == 2.0);
+  // One sample short of the batch: still a (partial) step an epoch.
+  CHECK(analysis::time_to_train(sim::Time::ms(1), 1'001, 1'000, EpochsEstimate{2, false}).total_steps ==
+        doctest::Approx(2 * 1'000.0 / 1'001).epsilon(1e-15));
 }
 
 TEST_CASE("analysis: time to train of GNMT at 8K on the WMT16 epoch") {

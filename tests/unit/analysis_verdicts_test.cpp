@@ -302,6 +302,26 @@ TEST_CASE("run: every conclusion it prints agrees with its own rows") {
       "mp: 2}\n");
 }
 
+TEST_CASE("run: time to train with a global batch over the dataset counts its steps from samples") {
+  // 8 workers × 128 = 1,024 sentence pairs a step over a 500-pair dataset: epochs × 500 samples take
+  // epochs × 500 / 1,024 steps (one step an epoch was 2.05x too long), and the line says why.
+  const scenarios::ResolvedScenario r = scenarios::resolve(scenarios::parse_scenario(
+      "cluster: {preset: dgx1-v100}\nworkload: {network: gnmt}\nparallelism: {dp: 8}\n"
+      "training: {efficiency: default, dataset_samples: 500}\n",
+      "v.yaml"));
+  const analysis::ScenarioRun run = analysis::run_scenario(r, {});
+  REQUIRE(run.time_to_train);
+  const auto& t = *run.time_to_train;
+  CHECK(t.global_batch == 1'024);
+  CHECK(t.total_steps == doctest::Approx(t.epochs * 500 / 1'024).epsilon(1e-12));
+  CHECK(t.seconds == doctest::Approx(t.total_steps * run.step.step_time.to_seconds()).epsilon(1e-12));
+  std::string line;
+  for (const auto& [key, value] : analysis::run_metrics(run))
+    if (key == "time to train") line = value;
+  CHECK(line.find("× 0.488 steps (the global batch 1024 is over the dataset's 500 samples: a step covers "
+                  "2.05 epochs)") != std::string::npos);
+}
+
 namespace {
 
 // The columns after the layout of the table's row `rank` (1-based): step s, est. s, tokens/s, ...

@@ -160,6 +160,22 @@ TEST_CASE("memory: parameters keep weights, gradients and optimizer state by pre
     CHECK(b[MemoryPart::OptimizerState] == Bytes::mib(96));
     CHECK(b.total() == Bytes::mib(205));
   }
+  SUBCASE("fp16 and bf16 profiles: the same rule as AMP (16-bit values over FP32 master weights)") {
+    // scenarios/README.md's workload.precision: fp16 and bf16 keep FP32 master weights, and their
+    // gradient bytes are 2 B a parameter, so the same 12 Mi parameters and 205 MiB as under AMP (they
+    // were counted at 4 B each: 6 Mi parameters, Adam 48 MiB, no master weights).
+    for (const char* precision : {"fp16", "bf16", "BF16"}) {
+      CAPTURE(precision);
+      p.meta.precision = precision;
+      const StepMemory m = model(p, pl, bare());
+      CHECK(m.rule.bytes_per_parameter == 2);
+      CHECK(m.ranks[0].peak[MemoryPart::MasterWeights] == Bytes::mib(48));
+      CHECK(m.ranks[0].peak[MemoryPart::OptimizerState] == Bytes::mib(96));
+      CHECK(m.ranks[0].peak.total() == Bytes::mib(205));
+    }
+    p.meta.precision = "tf32";  // FP32 storage: 4 B a parameter, no master copy
+    CHECK(model(p, pl, bare()).ranks[0].peak[MemoryPart::MasterWeights] == Bytes());
+  }
 }
 
 TEST_CASE("memory: optimizer state per parameter by the optimizer's name") {

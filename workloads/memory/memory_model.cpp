@@ -215,7 +215,11 @@ sim::Bytes MemoryBreakdown::total() const {
 ParameterRule parameter_rule(const Profile& profile) {
   ParameterRule r;
   const std::string precision = normalized(profile.meta.precision);
-  r.mixed_precision = precision == "amp" || precision == "mixed";
+  // fp16 and bf16 profiles train as AMP does: 16-bit weights and gradients over FP32 master weights and
+  // FP32 optimizer state (the convention workload.precision documents, scenarios/README.md; 2 + 2 + 12
+  // bytes a parameter under Adam, ../shared/reference/transformers.md after ZeRO, Rajbhandari et al.).
+  r.mixed_precision =
+      precision == "amp" || precision == "mixed" || precision == "fp16" || precision == "bf16";
   r.bytes_per_parameter = r.mixed_precision ? 2 : 4;
   const std::string name = normalized(profile.optimizer.name);
   if (name == "adam" || name == "adamw" || name == "lamb")

@@ -29,10 +29,10 @@ namespace hybridsim::workloads {
 
 // The parts of a GPU's memory, in the order reports list them.
 enum class MemoryPart : std::uint8_t {
-  Weights,          // the parameters in the model's precision (FP16 under AMP)
+  Weights,          // the parameters in the model's precision (16-bit under amp, fp16, bf16)
   Gradients,        // dense parameter gradients (persistent) and a sparse op's own rows
   OptimizerState,   // per parameter, FP32: momentum (1), Adam's two moments (2), Adagrad's sum (1)
-  MasterWeights,    // AMP only: the FP32 copy the optimizer updates
+  MasterWeights,    // mixed precision only: the FP32 copy the optimizer updates
   Activations,      // op outputs kept for backward, received copies, activation gradients
   SparseGathered,   // data-parallel: every worker's rows of a sparse gradient, all-gathered
   GradientBuckets,  // data-parallel: DDP's flat bucket copies (gradient_copies on)
@@ -56,13 +56,13 @@ struct MemoryBreakdown {
 
 // What the precision and the optimizer keep, per parameter (the rule of model_step_memory).
 struct ParameterRule {
-  bool mixed_precision = false;   // metadata.precision amp (or mixed)
-  int bytes_per_parameter = 4;    // of weights and gradients: 4 (FP32), 2 (FP16 under AMP)
+  bool mixed_precision = false;   // metadata.precision amp, mixed, fp16 or bf16
+  int bytes_per_parameter = 4;    // of weights and gradients: 4 (FP32, TF32), 2 (16-bit, mixed precision)
   int optimizer_states = 0;       // FP32 values per parameter
   bool optimizer_known = true;    // false: an optimizer name the rule does not know (counted as 0)
 };
-// By metadata.precision ("amp" or "mixed": mixed precision; anything else FP32) and optimizer.name
-// (case, '-', '_' and spaces ignored): sgd-momentum, sgd, momentum, nesterov, lars, adagrad,
+// By metadata.precision ("amp", "mixed", "fp16", "bf16": mixed precision; anything else FP32) and
+// optimizer.name (case, '-', '_' and spaces ignored): sgd-momentum, sgd, momentum, nesterov, lars, adagrad,
 // rmsprop → 1; adam, adamw, lamb → 2.
 ParameterRule parameter_rule(const Profile& profile);
 

@@ -157,7 +157,7 @@ class TimeToTrain:
     """Step time × steps per epoch × epochs to the quality target at this global batch."""
     seconds: float
     epochs: float
-    steps_per_epoch: int
+    steps_per_epoch: float  # a whole number, or under 1 when the global batch is over the dataset
     total_steps: float
     extrapolated: bool
     efficiency: str
@@ -202,6 +202,10 @@ class RunResult:
         self.json: str = figures["json"]
         self.written: Optional[str] = figures["written"]
         self.trace_path: Optional[str] = figures["trace"]
+        # What the run left out of the scenario (the notes `hybridsim run` prints on stderr): a
+        # sweep block not run, fabric keys on one machine. The native call returned them; they were
+        # dropped here.
+        self.notes: list = figures["notes"]
 
     @property
     def step_time_ms(self) -> float:

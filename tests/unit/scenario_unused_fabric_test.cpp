@@ -1,0 +1,106 @@
+// Fabric keys (cluster.fabric, oversubscription, leaf_radix, spines, links.infiniband) on a cluster of
+// one machine change nothing, since no step crosses InfiniBand: `run` says so in a note (stderr,
+// RunReport::notes, Python's notes) naming each key and where it was written, and a sweep over
+// cluster.nodes that includes 1 runs every point and says it once for those points. A note, not a
+// refusal: the same file runs with --set cluster.nodes=1 and sweeps over nodes include 1.
+#include <doctest/doctest.h>
+
+#include <filesystem>
+#include <string>
+
+#include "analysis/api/hybridsim.h"
+#include "scenarios/loader/ignored_keys.h"
+#include "scenarios/loader/scenario.h"
+
+namespace api = hybridsim::api;
+namespace scenarios = hybridsim::scenarios;
+
+namespace {
+
+const std::string kFabricOneMachine =
+    "cluster:\n"
+    "  preset: dgx1-v100\n"
+    "  fabric: rail-optimized\n"
+    "  oversubscription: 2\n"
+    "workload: {network: gnmt}\n"
+    "parallelism: {dp: 8}\n";
+
+}  // namespace
+
+TEST_CASE("fabric keys on one machine: a note naming each key where it was written") {
+  const api::RunReport r =
+      api::run({.path = "fabric.yaml", .text = kFabricOneMachine}, {.write_outputs = false});
+  REQUIRE(r.notes.size() == 1);
+  CHECK(r.notes[0] ==
+        "cluster.fabric (fabric.yaml:3:11), cluster.oversubscription (fabric.yaml:4:21): not used: the "
+        "cluster is one dgx1-v100 machine (cluster.nodes 1), so no step crosses InfiniBand; they apply "
+        "with cluster.nodes > 1");
+  // The step is the one without them: nothing crosses InfiniBand.
+  const api::RunReport plain = api::run({.path = "plain.yaml",
+                                         .text = "cluster: {preset: dgx1-v100}\nworkload: {network: gnmt}\n"
+                                                 "parallelism: {dp: 8}\n"},
+                                        {.write_outputs = false});
+  CHECK(plain.notes.empty());
+  CHECK(r.run.step.step_time == plain.run.step.step_time);
+  // An InfiniBand override by --set is named by its --set text.
+  const api::RunReport ib =
+      api::run({.path = "plain.yaml",
+                .text = "cluster: {preset: dgx1-v100}\nworkload: {network: gnmt}\nparallelism: {dp: 8}\n",
+                .set = {"cluster.links.infiniband.bandwidth=200 Gb/s"}},
+               {.write_outputs = false});
+  REQUIRE(ib.notes.size() == 1);
+  CHECK(ib.notes[0].starts_with(
+      "cluster.links.infiniband (--set cluster.links.infiniband.bandwidth=200 Gb/s): not used"));
+}
+
+TEST_CASE("fabric keys: no note with more than one machine, or when written at their defaults") {
+  auto note = [](const std::string& text) {
+    return scenarios::unused_fabric_note(scenarios::parse_scenario(text, "f.yaml"));
+  };
+  CHECK_FALSE(
+      note("cluster: {preset: dgx1-v100, nodes: 2, fabric: rail-optimized}\n"
+           "workload: {network: gnmt}\n"));
+  // scenario_to_yaml writes every key, defaults included: they change nothing anywhere.
+  CHECK_FALSE(
+      note("cluster: {preset: dgx1-v100, fabric: fat-tree, oversubscription: 1}\n"
+           "workload: {network: gnmt}\n"));
+  CHECK(note("cluster: {preset: dgx-a100, spines: 4}\nworkload: {network: gnmt}\n")
+            .value_or("")
+            .starts_with("cluster.spines (f.yaml:1:37): not used: the cluster is one dgx-a100 machine"));
+}
+
+TEST_CASE("variability steps with nothing drawn: a note that they are alike") {
+  // Two steps of the same program, nothing drawn: step 2 is step 1 again (the mean is step 1's).
+  const api::RunReport r = api::run({.path = "steps.yaml",
+                                     .text = "cluster: {preset: dgx1-v100}\nworkload: {network: gnmt}\n"
+                                             "parallelism: {dp: 8}\nvariability: {steps: 2}\n"},
+                                    {.write_outputs = false});
+  REQUIRE(r.notes.size() == 1);
+  CHECK(r.notes[0] ==
+        "steps.yaml:4:22: variability.steps: 2 steps with nothing drawn (kernel_jitter 0, sequence_lengths "
+        "fixed) are alike: each is step 1 again, and the mean, p95, min and max are step 1's");
+  CHECK(r.run.step.spread.min == r.run.step.spread.max);
+  CHECK_FALSE(scenarios::identical_steps_note(
+      scenarios::parse_scenario("cluster: {preset: dgx1-v100}\nworkload: {network: gnmt}\nvariability: "
+                                "{steps: 2, kernel_jitter: 0.05}\n",
+                                "j.yaml")));
+}
+
+TEST_CASE("a sweep over cluster.nodes that includes 1 runs every point and notes the fabric once") {
+  const auto out = std::filesystem::temp_directory_path() / "hybridsim-unused-fabric-sweep";
+  std::filesystem::remove_all(out);
+  api::SweepOptions options;
+  options.out = out;
+  options.jobs = 1;
+  options.progress = false;
+  const api::SweepOutcome r = api::sweep(
+      {.path = "fabric-sweep.yaml",
+       .text = kFabricOneMachine + "sweep:\n  parameters:\n    - {path: cluster.nodes, values: [1, 2]}\n"},
+      options);
+  CHECK(r.points_run == 2);
+  REQUIRE(r.notes.size() == 1);
+  CHECK(
+      r.notes[0].starts_with("sweep points 0: cluster.fabric (fabric-sweep.yaml:3:11), "
+                             "cluster.oversubscription (fabric-sweep.yaml:4:21): not used"));
+  std::filesystem::remove_all(out);
+}
