@@ -128,6 +128,7 @@ Topology TopologyBuilder::build() && {
                        std::to_string(*d.node) + ", local index " + std::to_string(*d.local_gpu));
   }
   for (std::uint32_t i = 0; i < devices_.size(); ++i) {
+    sim::work_tick(progress_, "sealing its devices", i, devices_.size(), "devices");
     const auto& d = devices_[i];
     DeviceInfo info{d.name, d.kind, d.node, d.local_gpu, std::nullopt};
     impl->devices.push_back(std::move(info));
@@ -143,7 +144,9 @@ Topology TopologyBuilder::build() && {
     impl->gpus.push_back(id);
   }
   std::vector<std::vector<sim::LinkId>> out(devices_.size());
-  for (auto& l : links_) {
+  for (std::size_t i = 0; i < links_.size(); ++i) {
+    sim::work_tick(progress_, "sealing its links", i, links_.size(), "links");
+    const PendingLink& l = links_[i];
     const sim::LinkId id = impl->links.add(l.spec);
     impl->ends.push_back({l.from, l.to, l.count});
     impl->link_index.emplace(Topology::Impl::pair_key(l.from, l.to), id);
@@ -161,7 +164,8 @@ Topology TopologyBuilder::build() && {
     if (devices_[i].kind == DeviceKind::Nic && devices_[i].node)
       impl->nics_by_node[static_cast<std::size_t>(*devices_[i].node)].push_back(DeviceId{i});
   impl->nic_forward_index = forward_indices(*impl);
-  impl->route_graph = detail::make_route_graph(impl->graph);
+  impl->route_graph =
+      sim::work_part(progress_, "its route graph", [&] { return detail::make_route_graph(impl->graph); });
   impl->scratch.resize(devices_.size());
   impl->routes_from.resize(devices_.size());
   impl->nic_known.assign(devices_.size(), 0);

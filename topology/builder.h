@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "sim/link.h"
+#include "sim/work_progress.h"
 #include "topology/device.h"
 #include "topology/topology.h"
 
@@ -55,6 +56,8 @@ class TopologyBuilder {
   // Seals: assigns GPU local indices and global ranks, checks them, builds the graph and the link
   // table. Throws InputError on duplicate (node, local index) GPUs.
   Topology build() &&;
+  // Told as build() seals the devices and links (null: nobody): seconds at 8,192 machines.
+  void set_progress(sim::WorkProgress* progress) { progress_ = progress; }
 
  private:
   struct PendingLink {
@@ -69,6 +72,7 @@ class TopologyBuilder {
   std::unordered_map<std::string, DeviceId> by_name_;
   std::vector<PendingLink> links_;
   std::unordered_map<std::uint64_t, sim::LinkId> link_index_;  // (from << 32 | to) → link
+  sim::WorkProgress* progress_ = nullptr;
 };
 
 }  // namespace hybridsim::topology

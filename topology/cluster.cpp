@@ -49,24 +49,8 @@ void validate(const ClusterParams& p) {
     throw InputError("cluster: spines must be in [1, 4096], got " + std::to_string(*p.spines));
 }
 
-}  // namespace
-
-Topology cluster(const ClusterParams& p) {
-  validate(p);
-  TopologyBuilder b(std::to_string(p.nodes) + " × " + std::string(machine_name(p)) + " (" +
-                    std::string(fabric_name(p.fabric)) + ")");
-  std::vector<NodePorts> machines;
-  for (int n = 0; n < p.nodes; ++n) {
-    std::string prefix = "n";  // (appending avoids a GCC 12 -Wrestrict false positive)
-    prefix += std::to_string(n);
-    prefix += '.';
-    machines.push_back(add_node(b, p.node, n, prefix));
-  }
-  const int nics = static_cast<int>(machines.front().nics.size());
-  if (nics == 0) throw InputError("cluster: the node preset has no NICs (set its nics >= 1)");
-
-  // Which leaf each (machine, NIC) plugs into.
-  int leaves = 0;
+// Which leaf each (machine, NIC) plugs into; `leaves` is set to how many leaves there are.
+std::vector<std::vector<int>> leaf_assignment(const ClusterParams& p, int nics, int& leaves) {
   std::vector<std::vector<int>> leaf_of(static_cast<std::size_t>(p.nodes),
                                         std::vector<int>(static_cast<std::size_t>(nics)));
   if (p.fabric == Fabric::FatTree) {
@@ -81,6 +65,29 @@ Topology cluster(const ClusterParams& p) {
     for (int n = 0; n < p.nodes; ++n)
       for (int k = 0; k < nics; ++k) leaf_of[n][k] = k * per_rail + n / p.leaf_radix;
   }
+  return leaf_of;
+}
+
+}  // namespace
+
+Topology cluster(const ClusterParams& p, sim::WorkProgress* progress) {
+  validate(p);
+  TopologyBuilder b(std::to_string(p.nodes) + " × " + std::string(machine_name(p)) + " (" +
+                    std::string(fabric_name(p.fabric)) + ")");
+  std::vector<NodePorts> machines;
+  const auto nodes = static_cast<std::uint64_t>(p.nodes);
+  for (int n = 0; n < p.nodes; ++n) {
+    sim::work_tick(progress, "its machines", static_cast<std::uint64_t>(n), nodes, "machines");
+    std::string prefix = "n";  // (appending avoids a GCC 12 -Wrestrict false positive)
+    prefix += std::to_string(n);
+    prefix += '.';
+    machines.push_back(add_node(b, p.node, n, prefix));
+  }
+  const int nics = static_cast<int>(machines.front().nics.size());
+  if (nics == 0) throw InputError("cluster: the node preset has no NICs (set its nics >= 1)");
+
+  int leaves = 0;
+  const std::vector<std::vector<int>> leaf_of = leaf_assignment(p, nics, leaves);
   std::vector<DeviceId> leaf_ids;
   for (int l = 0; l < leaves; ++l)
     leaf_ids.push_back(b.add_device({.name = "leaf" + std::to_string(l),
@@ -93,9 +100,10 @@ Topology cluster(const ClusterParams& p) {
                             .latency = p.ib_latency,
                             .duplex = true,
                             .label = {}};
-  for (int n = 0; n < p.nodes; ++n)
-    for (int k = 0; k < nics; ++k)
-      b.connect(machines[n].nics[k], leaf_ids[leaf_of[n][k]], nic_link);
+  for (int n = 0; n < p.nodes; ++n) {
+    sim::work_tick(progress, "its machines' NIC links", static_cast<std::uint64_t>(n), nodes, "machines");
+    for (int k = 0; k < nics; ++k) b.connect(machines[n].nics[k], leaf_ids[leaf_of[n][k]], nic_link);
+  }
 
   if (leaves > 1) {
     const int spines = p.spines.value_or(
@@ -129,6 +137,7 @@ Topology cluster(const ClusterParams& p) {
     for (const DeviceId leaf : leaf_ids)
       for (const DeviceId spine : spine_ids) b.connect(leaf, spine, up);
   }
+  b.set_progress(progress);
   return std::move(b).build();
 }
 

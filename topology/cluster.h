@@ -12,6 +12,7 @@
 #include <string>
 #include <string_view>
 
+#include "sim/work_progress.h"
 #include "topology/presets.h"
 
 namespace hybridsim::topology::presets {
@@ -50,6 +51,8 @@ struct ClusterParams {
 
 // Each leaf's uplink capacity is leaf_radix × ib_bandwidth / oversubscription, split evenly over
 // its links to the spines (one link per spine, `count` = cables when that is a whole number).
-Topology cluster(const ClusterParams& params);
+// `progress` (null: none) is told machine by machine, then as the topology is sealed (seconds at
+// 8,192 machines).
+Topology cluster(const ClusterParams& params, sim::WorkProgress* progress = nullptr);
 
 }  // namespace hybridsim::topology::presets

@@ -244,7 +244,7 @@ void check_cluster_spec(const ClusterSpec& spec) {
     throw InputError(problem->field + ": " + problem->what + "; expected " + problem->expected);
 }
 
-Topology build_cluster(const ClusterSpec& spec) {
+Topology build_cluster(const ClusterSpec& spec, sim::WorkProgress* progress) {
   check_cluster_spec(spec);
   const PresetInfo& p = preset_by_name(spec.preset);
   if (p.single) return p.single(spec);
@@ -263,7 +263,8 @@ Topology build_cluster(const ClusterSpec& spec) {
                            .ib_bandwidth = ib.bandwidth.value_or(p.ib_bandwidth),
                            .ib_latency = ib.latency.value_or(presets::kDefaultIbLatency),
                            .leaf_radix = spec.leaf_radix,
-                           .spines = spec.spines});
+                           .spines = spec.spines},
+                          progress);
 }
 
 sim::Bandwidth ib_bandwidth_of(const ClusterSpec& spec) {

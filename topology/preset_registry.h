@@ -12,6 +12,7 @@
 #include <string_view>
 
 #include "sim/link.h"
+#include "sim/work_progress.h"
 #include "topology/cluster_spec.h"
 #include "topology/presets.h"
 #include "topology/topology.h"
@@ -70,7 +71,8 @@ std::optional<ClusterSpecProblem> find_cluster_spec_problem(const ClusterSpec& s
 // it has) and throws InputError naming the field ("preset dgx1-v100 has exactly 8 GPUs ...").
 void check_cluster_spec(const ClusterSpec& spec);
 // Builds the cluster: one machine when nodes == 1, else `nodes` machines on the fabric.
-Topology build_cluster(const ClusterSpec& spec);
+// `progress` (null: none) is told as a cluster of machines is built (presets::cluster).
+Topology build_cluster(const ClusterSpec& spec, sim::WorkProgress* progress = nullptr);
 
 // The InfiniBand bandwidth per NIC port of the spec: its override, else the preset's.
 sim::Bandwidth ib_bandwidth_of(const ClusterSpec& spec);

@@ -269,9 +269,12 @@ RingPlan find_rings(const Topology& t, std::span<const DeviceId> gpus, const Rin
   // DGX H100). Routes depend only on their ends, not on the order they are asked for.
   const std::size_t n = gpus.size();
   plan.routes.assign(plan.rings.size(), std::vector<sim::Route>(n));
-  for (std::size_t i = 0; i < n; ++i)
+  for (std::size_t i = 0; i < n; ++i) {
+    sim::work_tick(options.progress, "its rings' routes", i, n, "ring positions");
     for (std::size_t c = 0; c < plan.rings.size(); ++c)
       plan.routes[c][i] = t.route(plan.rings[c][i], plan.rings[c][(i + 1) % n], ropts);
+  }
+  sim::work_tick(options.progress, "its rings' routes", n, n, "ring positions");
   return plan;
 }
 

@@ -11,6 +11,7 @@
 #include <span>
 #include <vector>
 
+#include "sim/work_progress.h"
 #include "topology/topology.h"
 
 namespace hybridsim::topology {
@@ -20,6 +21,8 @@ struct RingOptions {
   std::optional<int> channels = {};        // default: RingPlan::saturating_channels
   int max_channels = 32;                   // cap on the default channel count
   std::int64_t search_budget = 1'000'000;  // DFS steps per cycle-search attempt
+  // Told position by position as the routes of the ring steps are found (seconds at 65,536 GPUs).
+  sim::WorkProgress* progress = nullptr;
 };
 
 struct RingPlan {

@@ -1,5 +1,7 @@
 #include "analysis/api/hybridsim.h"
 
+#include "analysis/step/step_progress.h"
+
 #include <ostream>
 
 #include "analysis/platform/platform.h"
@@ -34,7 +36,10 @@ RunReport run(const ScenarioInput& input, const RunRequest& request) {
         " points) is not run: run simulates the scenario as written, once (hybridsim sweep runs its points)");
   if (auto note = scenarios::unused_fabric_note(report.scenario)) report.notes.push_back(std::move(*note));
   if (auto note = scenarios::identical_steps_note(report.scenario)) report.notes.push_back(std::move(*note));
-  const scenarios::ResolvedScenario resolved = scenarios::resolve(report.scenario);
+  // Building a cluster of thousands of machines takes seconds before the step's own lines.
+  analysis::ProgramBuildTicks topology_ticks(request.progress, "the run, building the cluster's topology");
+  const scenarios::ResolvedScenario resolved =
+      scenarios::resolve(report.scenario, request.progress ? &topology_ticks : nullptr);
   const std::filesystem::path dir = request.out.value_or(report.scenario.outputs.directory);
   // A trace given here replaces the scenario's outputs.trace block as a whole (none of its fields
   // carry over).

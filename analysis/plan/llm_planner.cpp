@@ -208,9 +208,9 @@ void simulate_candidates(const LlmPlanRequest& r, const std::vector<LlmPlanCandi
   StepRunOptions run{.threads = r.threads, .on_progress = {}, .keep_going = true};
   run.memory = std::move(memory);  // each held against the one budget while it is built and run
   run.memory_budget = r.memory_budget_bytes;
-  if (r.progress) run.on_progress = progress_printer(*r.progress, "plan");
+  if (r.progress) run.on_progress = progress_printer(*r.progress, r.progress_label);
   run.progress = r.progress;  // the whole run's estimate and progress with an estimated end
-  run.label = "plan";
+  run.label = r.progress_label;
   const std::vector<StepRef> ids = steps.simulate(requests, context, run);
   for (std::size_t i = 0; i < ids.size(); ++i) {
     LlmPlanCandidate c = to_simulate[i];

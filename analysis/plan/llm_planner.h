@@ -63,6 +63,7 @@ struct LlmPlanRequest {
   int attempts() const { return simulate * 2; }
   int threads = 0;
   std::ostream* progress = nullptr;
+  std::string progress_label = "plan";  // what starts its progress lines (a study names its cell)
   std::vector<std::string> limits{};  // limit_overlay(): the candidates' budget (kPlanCandidateEvents)
   std::string events_budget{};        // that budget as given ("2e7 events"), for the report
   std::uint64_t events_budget_count = kPlanCandidateEvents;  // the same; 0: no limit

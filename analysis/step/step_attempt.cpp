@@ -158,6 +158,8 @@ bool make_collectives(const StepSetup& setup, const workloads::StepProgram& prog
                       Attempt& attempt, SimulationProgress* progress = nullptr, std::string_view what = {}) {
   const topology::Topology& topology = *setup.topology;
   workloads::CommPlanner planner(topology, setup.comm);
+  ProgramBuildTicks routes(progress, std::string(what));  // a ring of 65,536 GPUs: seconds
+  planner.set_progress(&routes);
   out.owned.reserve(program.collectives.size());
   SetupTicks ticks(progress, what, program.collectives);
   for (std::size_t c = 0; c < program.collectives.size(); ++c) {
@@ -290,8 +292,12 @@ StepResult simulate_once(const StepSetup& setup, const workloads::StepProgram& p
     return {};
   sim::EmbedPlan embedded;  // before the collectives start; its groups outlive their run
   std::vector<sim::EmbeddedRing*> rings;  // per collective: the embedded ring it became, if any
+  // The parts of the set-up that are one call each, told at their start and end (a second each at
+  // 65,536 GPUs): a line when one is due, so none waits past the next.
+  ProgramBuildTicks parts(observers.progress, std::string(what));
   if (embed == Embed::On) {
-    embedded = sim::embed_coupled_rings(collectives.owned, network);
+    embedded = sim::work_part(&parts, "embedding its rings",
+                              [&] { return sim::embed_coupled_rings(collectives.owned, network); });
     for (std::size_t i = 0; i < collectives.owned.size(); ++i) {
       rings.push_back(dynamic_cast<sim::EmbeddedRing*>(collectives.owned[i].get()));
       if (collectives.pointers[i] != nullptr) collectives.pointers[i] = collectives.owned[i].get();
@@ -303,11 +309,13 @@ StepResult simulate_once(const StepSetup& setup, const workloads::StepProgram& p
   }
   check_step_budget(budget, program, collectives.owned, fold.fold);
 
+  sim::work_tick(&parts, "starting its GPUs' streams", 0, 1, "part");
   sim::StreamExecutor executor(queue, program.gpus, collectives.pointers, program.event_count, setup.executor,
                                std::move(collectives.loads));
   executor.set_observer(observers.stream);
   if (!fold.empty()) executor.set_fold(fold.fold);
   executor.start();
+  sim::work_tick(&parts, "starting its GPUs' streams", 1, 1, "part");
   run_with_progress(queue, observers.progress, what, &budget);
   if (!executor.is_done())
     throw InternalError("the step deadlocked:\n" + executor.describe_stuck());
@@ -315,7 +323,9 @@ StepResult simulate_once(const StepSetup& setup, const workloads::StepProgram& p
     for (sim::EmbeddedRing* ring : rings)
       if (ring != nullptr) attempt.embed_unbounded = attempt.embed_unbounded || !ring->bound_holds();
 
-  StepResult r = step_result(setup, program, fold, executor, collectives, queue.events_processed());
+  StepResult r = sim::work_part(&parts, "reading off its figures", [&] {
+    return step_result(setup, program, fold, executor, collectives, queue.events_processed());
+  });
   r.simulation.embedded = embedded.rings;
   attempt.interfered = sim::interfered(network);
   if (!fold.empty()) {

@@ -44,7 +44,8 @@ std::vector<std::uint64_t> machine_signatures(const topology::Topology& t) {
 
 }  // namespace
 
-StepFoldBasis step_fold_basis(const workloads::StepProgram& program, const topology::Topology& topology) {
+StepFoldBasis step_fold_basis(const workloads::StepProgram& program, const topology::Topology& topology,
+                              sim::WorkProgress* progress) {
   StepFoldBasis out;
   const auto gpus = static_cast<std::uint32_t>(program.gpus.size());
   const auto gpu_ids = topology.gpus();
@@ -74,6 +75,7 @@ StepFoldBasis step_fold_basis(const workloads::StepProgram& program, const topol
   // Class key: machine wiring, index in the machine, program shape.
   std::vector<std::uint64_t> key(gpus);
   for (std::uint32_t g = 0; g < gpus; ++g) {
+    sim::work_tick(progress, "its classes of alike GPUs", g, gpus, "GPUs");
     const sim::GpuProgram& p = program.gpus[g];
     std::uint64_t h = mix(machine[static_cast<std::size_t>(node[g])], static_cast<std::uint64_t>(local[g]));
     // The scales' exact bits: GPUs whose speeds differ at all (stragglers) are never alike.

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "sim/stream_executor.h"
+#include "sim/work_progress.h"
 #include "topology/topology.h"
 #include "workloads/program/step_program.h"
 
@@ -39,7 +40,9 @@ struct StepFoldBasis {
   std::vector<std::uint64_t> key;
   std::vector<Place> recorder;
 };
-StepFoldBasis step_fold_basis(const workloads::StepProgram& program, const topology::Topology& topology);
+// `progress` (null: none) is told GPU by GPU (a second at 65,536 GPUs).
+StepFoldBasis step_fold_basis(const workloads::StepProgram& program, const topology::Topology& topology,
+                              sim::WorkProgress* progress = nullptr);
 StepFoldPlan plan_step_fold(const workloads::StepProgram& program, const topology::Topology& topology,
                             const StepFoldBasis& basis, const std::vector<std::uint64_t>& refine);
 

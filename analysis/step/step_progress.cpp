@@ -1,5 +1,6 @@
 #include "analysis/step/step_progress.h"
 
+#include <algorithm>
 #include <cmath>
 
 namespace hybridsim::analysis {
@@ -56,15 +57,31 @@ void SimulationProgress::part_tick(std::string_view what, std::string_view doing
                                    std::uint64_t total, std::string_view unit) {
   poll();
   const double now = clock_();
+  // Parts nest (a collective's set-up finds its ring's routes): each keeps its own clock, from its
+  // first tick (done 0, or where it was first told of), and a part told again at done 0 starts anew.
+  auto part = std::find_if(parts_.begin(), parts_.end(),
+                           [&](const PartClock& p) { return p.name == doing && p.total == total; });
+  if (part == parts_.end() || done < part->done) {
+    if (part == parts_.end()) {
+      if (parts_.size() == kPartClocks) parts_.erase(parts_.begin());
+      part = parts_.insert(parts_.end(), PartClock{std::string(doing), total, now, done, done});
+    } else {
+      *part = PartClock{std::string(doing), total, now, done, done};
+    }
+  }
+  part->done = done;
   // Nothing done yet of this part: no rate to estimate from, so no line (the next tick has one).
-  if (done == 0) part_start_ = now;
   if (done == 0 || now < next_) return;
   next_ = now + every_;
-  const double eta = total > done
-                         ? (now - part_start_) * static_cast<double>(total - done) / static_cast<double>(done)
+  const double rate_done = static_cast<double>(done - part->first_done);
+  const double eta = total > done && rate_done > 0
+                         ? (now - part->start) * static_cast<double>(total - done) / rate_done
                          : -1;
-  const std::string line = std::string(what) + ": " + std::string(doing) + ", " + std::to_string(done) +
-                           " of " + std::to_string(total) + " " + std::string(unit);
+  // A part of one call (sim::work_part) is told only at its end: "WHAT: DOING done".
+  const std::string line = std::string(what) + ": " + std::string(doing) +
+                           (unit == "part" ? std::string(" done")
+                                           : ", " + std::to_string(done) + " of " + std::to_string(total) +
+                                                 " " + std::string(unit));
   report({line, sim::Time::zero(), 0, now - start_, eta});
 }
 

@@ -10,6 +10,7 @@
 #include <string>
 #include <string_view>
 #include <utility>
+#include <vector>
 
 #include "analysis/output/progress_estimate.h"
 #include "sim/budget.h"
@@ -78,7 +79,17 @@ class SimulationProgress {
   double first_;
   double every_;
   double next_;
-  double part_start_ = 0;  // setup_tick's part, by clock_
+  // The parts part_tick was told of lately: each one's name, total, when it was first told, how much
+  // was done then (its rate is counted from there) and at its last tick.
+  struct PartClock {
+    std::string name;
+    std::uint64_t total = 0;
+    double start = 0;
+    std::uint64_t first_done = 0;
+    std::uint64_t done = 0;
+  };
+  static constexpr std::size_t kPartClocks = 8;
+  std::vector<PartClock> parts_;
 };
 
 // Building a step's programs (workloads/program/build_progress.h), told to a SimulationProgress as

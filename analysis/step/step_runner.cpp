@@ -151,9 +151,12 @@ std::optional<StepResult> folded_gpus(const StepSetup& setup, const workloads::S
   // A trace records every GPU's every task and message: the representatives' would stand for many.
   if (observers.stream != nullptr || observers.network != nullptr)
     return refuse(ladder, "a trace records every GPU");
-  const StepFoldBasis basis = step_fold_basis(program, *setup.topology);
+  ProgramBuildTicks ticks(observers.progress, attempt_label(setup, "folded onto representative GPUs"));
+  const StepFoldBasis basis = step_fold_basis(program, *setup.topology, &ticks);
   for (int i = 0; i < kFoldAttempts; ++i) {
-    StepFoldPlan fold = plan_step_fold(program, *setup.topology, basis, ladder.refine);
+    StepFoldPlan fold = sim::work_part(&ticks, "choosing its representatives", [&] {
+      return plan_step_fold(program, *setup.topology, basis, ladder.refine);
+    });
     if (fold.empty())
       return refuse(ladder, i == 0 ? "no GPUs alike in program and machine" : ladder.step_fold_reason);
     if (auto why = fold_p2p_shadows_exact(program, *setup.topology, setup.comm, fold)) {

@@ -4,8 +4,10 @@
 #include <chrono>
 #include <cmath>
 #include <cstdio>
+#include <functional>
 #include <ostream>
 
+#include "analysis/output/progress_estimate.h"
 #include "analysis/study/study_report.h"
 #include "sim/error.h"
 
@@ -94,9 +96,10 @@ LlmPlanNames study_names() {
           .max_sim_memory = "study --max-sim-memory"};
 }
 
-// One cell: both families' best plans and their times to train.
+// One cell: both families' best plans and their times to train. `told(k)`: k of its 3 plans done
+// (3D, DP-heavy, 3D at DP-heavy's batch).
 LlmStudyCell plan_cell(const LlmStudyConfig& c, const LlmStudyRunOptions& o, LlmStudyCell cell,
-                       StepCache& cache) {
+                       StepCache& cache, const std::function<void(int)>& told) {
   // Ranked by tokens/s: at one batch the critical batch moves both alike.
   LlmPlanOptions po{.model = cell.model, .gpus = cell.gpus, .cluster = cell.cluster, .ib_bandwidth = cell.ib};
   po.simulate = c.simulate;
@@ -106,12 +109,20 @@ LlmStudyCell plan_cell(const LlmStudyConfig& c, const LlmStudyRunOptions& o, Llm
   po.memory = o.memory;
   LlmPlanRequest three_d = make_llm_plan_request(po);
   three_d.names = study_names();
+  // Each plan's candidates simulated say how far they are (a 16,384-GPU step takes a while).
+  three_d.progress = o.progress;
+  const std::string label = "llm study, " + cell.model + " " + cell.cluster + " " + cell.ib + " " +
+                            std::to_string(cell.gpus) + " GPUs, ";
+  three_d.progress_label = label + "3D";
   LlmPlanRequest dp_heavy = three_d;
   restrict_to_dp_heavy(dp_heavy);
+  dp_heavy.progress_label = label + "DP-heavy";
   cell.published_batch = three_d.global_batch;
   cell.sequence = three_d.setting.model.sequence;
   keep(best_of(three_d, cache), cell.three_d, cell.three_d_note, cell.three_d_refusal);
+  told(1);
   keep(best_of(dp_heavy, cache), cell.dp_heavy, cell.dp_heavy_note, cell.dp_heavy_refusal);
+  told(2);
   // Where DP-heavy had to take a larger batch, 3D may take it too (a fixed batch starves a pipeline
   // of micro-batches): 3D's better plan of the two batches, by time to train at the first critical
   // batch (by tokens/s when none is stated).
@@ -134,13 +145,23 @@ LlmStudyResult run_llm_study(const LlmStudyConfig& c, const LlmStudyRunOptions& 
   const auto start = Clock::now();
   LlmStudyResult result{.config = c};
   StepCache cache;
+  // The whole study's progress with an estimated end: its cells weighted by their GPUs (a cell's
+  // planning and simulation grow with them), each told a third at a time as its plans are found.
+  double total = 0, done = 0;
+  for (const int gpus : c.gpus) total += static_cast<double>(gpus);
+  total *= static_cast<double>(c.models.size() * c.clusters.size() * c.ib_bandwidths.size());
+  ProgressEstimate whole(o.progress, "llm study", total, "GPUs of its cells");
   for (const std::string& model : c.models)
     for (const std::string& cluster : c.clusters)
       for (const std::string& ib : c.ib_bandwidths)
         for (const int gpus : c.gpus) {
           const auto began = Clock::now();
+          const std::string what = model + " " + cluster + " " + ib + " " + std::to_string(gpus) + " GPUs";
+          const auto told = [&](int k) { whole.advance(done + gpus * k / 3.0, what); };
           result.cells.push_back(
-              plan_cell(c, o, {.model = model, .cluster = cluster, .ib = ib, .gpus = gpus}, cache));
+              plan_cell(c, o, {.model = model, .cluster = cluster, .ib = ib, .gpus = gpus}, cache, told));
+          done += gpus;
+          whole.advance(done, what + " done");
           // Each cell's own wall time, so that a slow one shows (progress only: the table is the same
           // bytes each run).
           if (o.progress)

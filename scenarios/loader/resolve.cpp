@@ -65,12 +65,12 @@ workloads::Profile scale_profile_batch(const workloads::Profile& profile, std::i
   return p;
 }
 
-topology::Topology build_topology(const Scenario& s) {
+topology::Topology build_topology(const Scenario& s, sim::WorkProgress* progress) {
   const ClusterSettings& c = s.cluster;
   if (!c.topology.empty())
     return located(s, "cluster.topology",
                    [&] { return topology::load_topology_yaml(input_path(s, c.topology).string()); });
-  return located(s, "cluster", [&] { return topology::build_cluster(c); });
+  return located(s, "cluster", [&] { return topology::build_cluster(c, progress); });
 }
 
 workloads::Profile load_workload_profile(const Scenario& s) {
@@ -334,8 +334,8 @@ workloads::StepConfig resolve_step_config(const Scenario& s, const topology::Top
   };
 }
 
-ResolvedScenario resolve(const Scenario& s) {
-  topology::Topology topology = build_topology(s);
+ResolvedScenario resolve(const Scenario& s, sim::WorkProgress* progress) {
+  topology::Topology topology = build_topology(s, progress);
   workloads::Profile profile = load_workload_profile(s);
   workloads::StepConfig config = resolve_step_config(s, topology, profile);
   std::optional<workloads::MemoryCapacity> capacity = gpu_memory_capacity(s, profile);

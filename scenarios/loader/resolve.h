@@ -16,6 +16,7 @@
 #include "sim/collective.h"
 #include "sim/network.h"
 #include "sim/stream_executor.h"
+#include "sim/work_progress.h"
 #include "topology/topology.h"
 #include "workloads/comm/comm_plan.h"
 #include "workloads/memory/memory_model.h"
@@ -50,7 +51,8 @@ struct ResolvedScenario : workloads::StepConfig {
 };
 
 // Each step on its own (resolve() calls them in this order).
-topology::Topology build_topology(const Scenario& scenario);
+// `progress` (null: none) is told as a cluster of machines is built (seconds at 8,192 machines).
+topology::Topology build_topology(const Scenario& scenario, sim::WorkProgress* progress = nullptr);
 workloads::Profile load_workload_profile(const Scenario& scenario);  // scaled to batch_per_worker
 workloads::MpPlacement build_placement(const Scenario& scenario, const workloads::Profile& profile);
 workloads::WorkerMapping build_mapping(const Scenario& scenario, const topology::Topology& topology);
@@ -73,7 +75,7 @@ workloads::Profile scale_profile_batch(const workloads::Profile& profile, std::i
 // it, and so do the study and planner (analysis/study/study_steps.h), with their own profile.
 workloads::StepConfig resolve_step_config(const Scenario& scenario, const topology::Topology& topology,
                                           const workloads::Profile& profile);
-ResolvedScenario resolve(const Scenario& scenario);
+ResolvedScenario resolve(const Scenario& scenario, sim::WorkProgress* progress = nullptr);
 
 // The key settings of a resolved scenario as (key, value) pairs, for run summaries and a trace's
 // otherData: scenario, source, cluster, link overrides, workload, parallelism, placement, mapping,

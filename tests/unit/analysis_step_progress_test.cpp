@@ -38,12 +38,12 @@ struct Recorded final : analysis::SimulationProgress {
   void report(const analysis::SimulationProgressReport& r) override { reports.push_back(r); }
 };
 
-// Reports due 2 s after it is made and every 5 s after, by `clock`; each report and its text kept.
+// Reports due 2 s after it is made and every `every` after, by `clock`; each report and its text kept.
 struct Timed final : analysis::SimulationProgress {
   std::vector<analysis::SimulationProgressReport> reports;
   std::vector<std::string> what;
-  explicit Timed(analysis::ProgressClock clock)
-      : SimulationProgress(std::chrono::seconds(2), std::chrono::seconds(5), std::move(clock)) {}
+  explicit Timed(analysis::ProgressClock clock, std::chrono::seconds every = std::chrono::seconds(5))
+      : SimulationProgress(std::chrono::seconds(2), every, std::move(clock)) {}
 
  protected:
   void report(const analysis::SimulationProgressReport& r) override {
@@ -116,12 +116,13 @@ TEST_CASE("progress: a step watched is the step unwatched, folded or not") {
 }
 
 TEST_CASE("progress: a step's collectives set up say how many ranks are done and the time left") {
-  // A clock a second later at every reading: each collective's set-up takes a second. Reports are
-  // due 2 s after the progress object is made (101 → 103): the program build's one tick (worker 0
-  // of 32) reads 102, the first collective's tick reads 103 and starts the part, the second's reads
-  // 104 with one collective of 32 ranks set up in a second.
+  // A clock a second later at every reading, reports due 2 s after the progress object is made
+  // (101 → 103) and at every tick after: the program build's one tick (worker 0 of 32) reads 102,
+  // the first collective's tick reads 103 and starts the part, its ring's routes (a part within it,
+  // the ring positions' first and last ticks) read 104 and 105, the end reported; the second
+  // collective's tick reads 106 with one collective of 32 ranks set up in 3 s.
   double now = 100;
-  Timed progress([&now] { return now += 1; });
+  Timed progress([&now] { return now += 1; }, std::chrono::seconds(0));
   const workloads::Profile p = testing::toy_chain(6, sim::Bytes::mib(4));
   const testing::FoldCase c{4, topology::presets::Fabric::FatTree, 1.0, 32,
                             1, workloads::AllReduceAlgorithm::Ring};
@@ -130,13 +131,16 @@ TEST_CASE("progress: a step's collectives set up say how many ranks are done and
       testing::run_fold_case(c, t, p, sim::FastPath::Off, {.progress = &progress});
   REQUIRE(watched.collectives >= 2);  // 24 MiB of gradients in 8 MiB buckets: one all-reduce each
   const std::uint64_t ranks = 32 * watched.collectives;
-  REQUIRE(!progress.reports.empty());
-  CHECK(progress.what[0] == "the step, every GPU simulated: setting up its collectives, 32 of " +
+  REQUIRE(progress.reports.size() >= 2);
+  CHECK(progress.what[0] == "the step, every GPU simulated: its rings' routes, 32 of 32 ring positions");
+  CHECK(progress.reports[0].wall_seconds == doctest::Approx(4));
+  CHECK(progress.reports[0].eta_seconds < 0);  // the part is done: nothing left of it
+  CHECK(progress.what[1] == "the step, every GPU simulated: setting up its collectives, 32 of " +
                                 std::to_string(ranks) + " collective ranks");
-  CHECK(progress.reports[0].events == 0);
-  CHECK(progress.reports[0].wall_seconds == doctest::Approx(3));
-  // 32 ranks a second: the rest in (ranks - 32) / 32 s.
-  CHECK(progress.reports[0].eta_seconds == doctest::Approx(static_cast<double>(ranks - 32) / 32));
+  CHECK(progress.reports[1].events == 0);
+  CHECK(progress.reports[1].wall_seconds == doctest::Approx(5));
+  // 32 ranks in 3 s: the rest in 3 (ranks - 32) / 32 s.
+  CHECK(progress.reports[1].eta_seconds == doctest::Approx(3.0 * static_cast<double>(ranks - 32) / 32));
   testing::check_same_step(watched, testing::run_fold_case(c, t, p, sim::FastPath::Off));
 }
 

@@ -48,6 +48,13 @@ TEST_CASE(
   // One channel over L1 and L2 alone: 25 GB/s.
   const auto alone = part({{{0, 1}, {{1}, {2}}}});
   CHECK(part_receive_rate(alone, links) == Bandwidth::gb_per_second(25));
+  // Among many links, of which the part crosses few, the shares are counted another way (sorted
+  // copies of its links, not a table of all): the same rates.
+  sim::LinkTable many = three_links();
+  for (int i = 0; i < 64; ++i)
+    many.add({sim::LinkKind::PCIe, Bandwidth::gb_per_second(1), sim::Time::ns(500), "X" + std::to_string(i)});
+  CHECK(part_receive_rate(shared, many) == Bandwidth::gb_per_second(10));
+  CHECK(part_receive_rate(alone, many) == Bandwidth::gb_per_second(25));
 
   CollectiveSpec spec;
   spec.role = CollectiveRole::GradientAllReduce;

@@ -100,6 +100,7 @@ CommPlanner::Entry& CommPlanner::entry(const std::vector<int>& members) {
     topology::RingOptions ro;
     ro.pcie_only = options_.pcie_only;
     ro.channels = options_.channels;
+    ro.progress = progress_;
     e.rings = topology::find_rings(topology_, devices, ro);
   }
   std::vector<topology::DeviceId> devices;

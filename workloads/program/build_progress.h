@@ -8,28 +8,22 @@
 #include <cstdint>
 #include <string_view>
 
+#include "sim/work_progress.h"
+
 namespace hybridsim::workloads {
 
-class ProgramBuildProgress {
- public:
-  // `done` of `total` `unit`s ("workers", "TP groups") of one part of the build (`part`: "the
-  // workers' streams"); a part starts at done 0 and its rate so far gives its time left.
-  virtual void built(std::string_view part, std::uint64_t done, std::uint64_t total,
-                     std::string_view unit) = 0;
-
- protected:
-  ~ProgramBuildProgress() = default;
-};
+// The set-up progress interface of the lower rooms (sim/work_progress.h), under the name the
+// program builders have used.
+using ProgramBuildProgress = sim::WorkProgress;
 
 // How many workers (or GPUs, groups) between two ticks: a 16,384-GPU step's worker takes a few
 // microseconds, so a tick every 64 is well under the listener's first delay and costs nothing.
-inline constexpr std::uint64_t kBuildTickEvery = 64;
+inline constexpr std::uint64_t kBuildTickEvery = sim::kWorkTickEvery;
 
 // Tells `progress` (null: nobody) at the part's start, every kBuildTickEvery units and at its end.
 inline void build_tick(ProgramBuildProgress* progress, std::string_view part, std::uint64_t done,
                        std::uint64_t total, std::string_view unit) {
-  if (progress != nullptr && (done % kBuildTickEvery == 0 || done == total))
-    progress->built(part, done, total, unit);
+  sim::work_tick(progress, part, done, total, unit, kBuildTickEvery);
 }
 
 }  // namespace hybridsim::workloads

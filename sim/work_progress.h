@@ -1,0 +1,52 @@
+// Progress of long set-up work, for the person waiting on it: at 65,536 GPUs building the cluster's
+// topology, searching its rings and routes, and building the programs take seconds each before the
+// first event. The lower rooms (topology/, workloads/, sim/) tell a WorkProgress every few units of
+// a part; the listener is a higher room's (analysis/step/step_progress.h: ProgramBuildTicks turns
+// the ticks into progress lines with the time left at the part's rate), as no room here includes one.
+//   struct Lines : sim::WorkProgress { void built(...) override { ... } } lines;
+//   for (std::uint64_t i = 0; i < n; ++i) { sim::work_tick(&lines, "the routes", i, n, "ring steps"); ... }
+#pragma once
+#include <cstdint>
+#include <string_view>
+#include <type_traits>
+
+namespace hybridsim::sim {
+
+class WorkProgress {
+ public:
+  // `done` of `total` `unit`s ("workers", "machines", "ring steps") of one part of the work (`part`:
+  // "the workers' streams"); a part starts at done 0 and its rate so far gives its time left.
+  virtual void built(std::string_view part, std::uint64_t done, std::uint64_t total,
+                     std::string_view unit) = 0;
+
+ protected:
+  ~WorkProgress() = default;
+};
+
+// How many units between two ticks by default: a unit (a worker, a machine, a route) takes a few
+// microseconds, so a tick every 64 is well under the listener's first delay and costs nothing a
+// benchmark sees.
+inline constexpr std::uint64_t kWorkTickEvery = 64;
+
+// Tells `progress` (null: nobody) at the part's start, every `every` units and at its end.
+inline void work_tick(WorkProgress* progress, std::string_view part, std::uint64_t done, std::uint64_t total,
+                      std::string_view unit, std::uint64_t every = kWorkTickEvery) {
+  if (progress != nullptr && (done % every == 0 || done == total)) progress->built(part, done, total, unit);
+}
+
+// One opaque piece of work (a constructor, a single call): told at its start and at its end (a line
+// then when one is due, though its rate tells nothing of another part's).
+template <typename F>
+decltype(auto) work_part(WorkProgress* progress, std::string_view part, F&& work) {
+  work_tick(progress, part, 0, 1, "part");
+  if constexpr (std::is_void_v<decltype(work())>) {
+    work();
+    work_tick(progress, part, 1, 1, "part");
+  } else {
+    decltype(auto) result = work();
+    work_tick(progress, part, 1, 1, "part");
+    return result;
+  }
+}
+
+}  // namespace hybridsim::sim
