@@ -219,7 +219,19 @@ class EventQueue {
   }
   void own_front();  // makes the front its own array (not a staged part), with room for one more
   void grow_pool(std::size_t chunks);
-  void release_chunks(Bucket& bucket);
+  // Gives the bucket's chunks back to the pool and empties it. Inline: most buckets in a step have
+  // none, and the call with its 64-byte reset was 13 instructions a refill. Its first entry is left
+  // as it is (not valid once the count is 0).
+  void release_chunks(Bucket& bucket) {
+    if (bucket.head != nullptr) [[unlikely]] {
+      bucket.tail->next = free_chunks_;
+      free_chunks_ = bucket.head;
+      bucket.head = bucket.tail = nullptr;
+    }
+    bucket.tail_size = kChunkEntries;
+    bucket.count = 0;
+    bucket.min_time = ~std::uint64_t{0};
+  }
   void refill_from_lowest_bucket();
   void stage_level0(const Bucket& bucket);
   void spread(const Bucket& bucket);

@@ -14,7 +14,6 @@ Network::Network(EventQueue& queue, const LinkTable& links, Switching switching)
       links_(links),
       switching_(switching),
       servers_(links.size()),
-      watched_(links.size(), 0),
       watch_end_(links.size(), Time::max()),
       queues_(links.size()) {
   for (LinkId id = 0; id < links.size(); ++id) servers_[id].latency = links[id].latency;
@@ -75,16 +74,16 @@ void Network::send_at(Time at, Route route, Bytes bytes, EventHandler& receiver,
 
 void Network::attach_watcher(std::unique_ptr<ArrivalWatcher> watcher) {
   watcher_ = std::move(watcher);
-  std::fill(watched_.begin(), watched_.end(), std::uint8_t{0});
+  for (LinkServer& server : servers_) server.watched = 0;
   std::fill(watch_end_.begin(), watch_end_.end(), Time::max());
 }
 
 void Network::add_use(LinkId link, const LinkCounters& use, Time busy_until) {
   LinkServer& server = servers_[link];
-  server.counters.bytes += use.bytes;
-  server.counters.busy += use.busy;
-  server.counters.messages += use.messages;
-  server.counters.max_queue_depth = std::max(server.counters.max_queue_depth, use.max_queue_depth);
+  server.bytes += use.bytes;
+  server.busy += use.busy;
+  server.messages += use.messages;
+  server.max_queue_depth = std::max(server.max_queue_depth, use.max_queue_depth);
   server.busy_until = max(server.busy_until, busy_until);
 }
 
@@ -124,9 +123,9 @@ void Network::shift_links(Time dt, const std::vector<LinkCounters>& extra, std::
     LinkQueue& q = queues_[l];
     for (std::size_t k = q.head; k < q.starts.size(); ++k)
       if (q.starts[k] > now) q.starts[k] = q.starts[k] + dt;  // the list stays sorted
-    s.counters.bytes += extra[i].bytes;
-    s.counters.busy += extra[i].busy;
-    s.counters.messages += extra[i].messages;
+    s.bytes += extra[i].bytes;
+    s.busy += extra[i].busy;
+    s.messages += extra[i].messages;
   }
   hops_ += extra_hops;
 }
@@ -160,7 +159,7 @@ void Network::note_queue(LinkServer& server, LinkQueue& queue, Time arrival, Tim
   if (start > arrival) {
     starts.push_back(start);
     const auto waiting = static_cast<std::uint32_t>(starts.size() - queue.head);
-    if (waiting > server.counters.max_queue_depth) server.counters.max_queue_depth = waiting;
+    if (waiting > server.max_queue_depth) server.max_queue_depth = waiting;
   }
 }
 
@@ -170,7 +169,7 @@ void Network::on_event(std::uint64_t index) {
   LinkServer& server = servers_[link];
   const Time arrival = queue_.now();
   const Time start = max(arrival, server.busy_until);
-  if (watched_[link] != 0 && arrival < watch_end_[link]) [[unlikely]]
+  if (server.watched != 0 && arrival < watch_end_[link]) [[unlikely]]
     watcher_->on_arrival({link, arrival, m.party, m.receiver, m.route, m.bytes, m.rate_class});
   Time finish = start + service_time(link, server, m.bytes, m.rate_class);
   // Cut-through: the tail cannot leave this link before it has arrived from the previous one.
@@ -179,9 +178,9 @@ void Network::on_event(std::uint64_t index) {
   server.busy_until = finish;
   const std::int64_t bytes = m.bytes;  // for the observer, read while `m` is in cache
   const std::uint64_t tag = m.tag;
-  server.counters.bytes += Bytes::of(bytes);
-  server.counters.busy += finish - start;
-  ++server.counters.messages;
+  server.bytes += Bytes::of(bytes);
+  server.busy += finish - start;
+  ++server.messages;
   ++hops_;
 
   const Time tail_arrives = finish + server.latency;

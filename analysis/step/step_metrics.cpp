@@ -1,6 +1,7 @@
 #include "analysis/step/step_metrics.h"
 
 #include <algorithm>
+#include <array>
 #include <utility>
 
 namespace hybridsim::analysis {
@@ -9,9 +10,28 @@ namespace {
 
 using Interval = std::pair<std::int64_t, std::int64_t>;
 
+// Sorts `v`. It is mostly a few sorted runs (a stream's tasks come in time order, stream after
+// stream, and a merged list is sorted before what is added to it), which are merged in place:
+// std::sort of the whole was 2% of a 1,024-GPU step's instructions. Many runs: std::sort.
+void sort_runs(std::vector<Interval>& v) {
+  constexpr int kMaxRuns = 8;
+  std::array<std::size_t, kMaxRuns + 1> ends{};
+  int runs = 0;
+  for (std::size_t i = 1; i <= v.size(); ++i) {
+    if (i < v.size() && !(v[i] < v[i - 1])) continue;
+    if (runs == kMaxRuns) return std::sort(v.begin(), v.end());
+    ends[static_cast<std::size_t>(runs++)] = i;
+  }
+  const auto end = [&](int r) {
+    return v.begin() + static_cast<std::ptrdiff_t>(ends[static_cast<std::size_t>(r)]);
+  };
+  // [0, end(r - 1)) is sorted: merge run r into it.
+  for (int r = 1; r < runs; ++r) std::inplace_merge(v.begin(), end(r - 1), end(r));
+}
+
 // Sorts and merges overlapping intervals in place; returns their total length.
 std::int64_t merge(std::vector<Interval>& v) {
-  std::sort(v.begin(), v.end());
+  sort_runs(v);
   std::size_t out = 0;
   for (const Interval& iv : v) {
     if (out > 0 && iv.first <= v[out - 1].second) {
