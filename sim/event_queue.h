@@ -46,6 +46,7 @@ struct PendingEvent {
   Time time;
   EventHandler* handler;
   std::uint64_t tag;
+  EventId id;  // cancel(id) removes it; pending_events() leaves it pending (take_pending_events() not)
 };
 
 class EventQueue {
@@ -270,7 +271,8 @@ class EventQueue {
   bool is_cancelled(const Entry& e) const { return generations_[e.slot] != e.generation; }
   void prefetch_generation(std::uint32_t slot) const { __builtin_prefetch(&generations_[slot], 1); }
   PendingEvent pending_event(const Entry& e) const {
-    return PendingEvent{Time::ps(static_cast<std::int64_t>(e.time)), e.handler, e.tag};
+    return PendingEvent{
+        Time::ps(static_cast<std::int64_t>(e.time)), e.handler, e.tag, {e.slot, e.generation}};
   }
 
   // [front_pos_, front_end_) of front_data_: block base_block_'s events, sorted. front_data_ is

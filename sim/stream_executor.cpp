@@ -258,7 +258,9 @@ void StreamExecutor::rerate(std::uint32_t g) {
     st.remaining = std::max<std::int64_t>(0, st.remaining - done);
     st.progress_at = now;
     st.rate = rate;
-    queue_.cancel(st.finish_event);
+    // A running kernel's finish is pending: an id that no longer names it would let it end twice.
+    if (!queue_.cancel(st.finish_event))
+      throw InternalError("stream executor: a kernel's finish event was lost");
     st.finish_event = queue_.schedule_after(Time::ps(time_for(st.remaining, rate.num, rate.den)), *this, s);
   }
 }

@@ -207,16 +207,17 @@ void RingJump::shift_events(std::uint64_t tag, const Snapshot& snap, Time dt, st
   const auto shifted = [&](std::uint32_t ring, std::uint64_t t) {
     return t + (static_cast<std::uint64_t>(ds) * scope_.rings[ring]->messages_per_chunk() << 32);
   };
-  // Every other party's event again where it was, first, so that at a tie it fires before the
-  // rings' (each was scheduled before them, as in the step-by-step run); then the one being handled
+  // Only the rings' own events move; every other party's stays pending where it is, under its own
+  // EventId (a kernel's finish that a later re-rate cancels: taken and scheduled again, its id went
+  // stale, the cancel missed, and the kernel ended twice). They were scheduled before the rings' moved
+  // ones, so at a tie they still fire first, as in the step-by-step run. Then the one being handled
   // (it fires before every pending one of the rings), k·T later and k·d steps on, then the rest of
   // theirs in their order, so ties keep their order.
-  std::vector<PendingEvent> pending = queue.take_pending_events();
+  std::vector<PendingEvent> pending = queue.pending_events();
   std::vector<std::int64_t> ring(pending.size(), -1);
   for (std::size_t i = 0; i < pending.size(); ++i) {
-    const PendingEvent& e = pending[i];
-    ring[i] = owner(e).ring;
-    if (ring[i] < 0) queue.schedule_at(e.time, *e.handler, e.tag);
+    ring[i] = owner(pending[i]).ring;
+    if (ring[i] >= 0) queue.cancel(pending[i].id);
   }
   queue.schedule_at(snap.now + dt, *scope_.rings[snap.leader], shifted(snap.leader, tag));
   for (std::size_t i = 0; i < pending.size(); ++i) {
