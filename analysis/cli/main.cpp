@@ -8,6 +8,7 @@
 #include <string_view>
 
 #include "analysis/cli/commands.h"
+#include "analysis/cli/huge_pages.h"
 #include "sim/error.h"
 
 namespace {
@@ -53,6 +54,7 @@ void print_help(std::ostream& out) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  hybridsim::cli::use_huge_pages(argv);  // re-executes once, before anything else happens
   if (argc < 2) {
     print_help(std::cerr);
     return 2;
