@@ -224,6 +224,9 @@ TEST_CASE("scenario: outputs.trace.gpus and variability.trace_step, their words 
   const Scenario slowest = with("variability: {steps: 5, trace_step: slowest}\n");
   CHECK(slowest.trace_step == kSlowestTraceStep);
   CHECK(with("variability: {steps: 5, trace_step: 4}\n").trace_step == 4);
+  // No value (a fuzzer's find: an internal error before) is the key left out, as for any other key.
+  CHECK(with("variability: {steps: 3, trace_step: ,}\n").trace_step == 1);
+  CHECK(with("variability: {steps: 3, trace_step: }\n").trace_step == 1);
   CHECK(scenario_to_yaml(slowest).find("  trace_step: slowest\n") != std::string::npos);
   CHECK(parse_scenario(scenario_to_yaml(slowest), "w.yaml") == slowest);
   CHECK(error_of(std::string(kMinimal) + "variability: {trace_step: last}\n", {}).ends_with(
