@@ -186,8 +186,8 @@ std::optional<TreeNode> GpuListCodec::write(const FieldSpec&, const TraceGpus& v
 }
 
 void TraceStepCodec::read(FieldReader& r, const TreeNode* map, const FieldSpec& spec, int& out) {
-  const TreeNode* node = map == nullptr ? nullptr : map->find("trace_step");
-  if (node == nullptr || node->is_null()) return;  // `trace_step:` with no value: left out, as any key
+  const TreeNode* node = r.written(map, spec.path);  // `trace_step:` with no value: left out, as any key
+  if (node == nullptr) return;
   const std::string word = r.word(*node, spec.path);
   if (word == "slowest") out = kSlowestTraceStep;
   else if (word == "first") out = 1;
