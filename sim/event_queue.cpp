@@ -169,40 +169,6 @@ std::vector<PendingEvent> EventQueue::pending_events() const {
   return out;
 }
 
-std::vector<PendingEvent> EventQueue::take_pending_events() {
-  std::vector<PendingEvent> out = pending_events();
-  // Every entry, live or cancelled, gives its slot back; a live one's EventId stops being pending.
-  const auto drop = [&](const Entry& e) {
-    if (!is_cancelled(e)) generations_[e.slot] = next_generation(e.generation);
-    free_slots_.push_back(e.slot);
-  };
-  for (std::size_t i = front_pos_; i < front_end_; ++i) drop(front_data_[i]);
-  for (const LateEntry& l : late_) drop(l.entry);
-  for (unsigned d = 0; d < kDigits; ++d) {
-    for (std::uint32_t i = stage_begin_[d]; i < stage_end_[d]; ++i) drop(staged_[i]);
-    stage_begin_[d] = stage_end_[d] = 0;
-  }
-  ahead_pos_ = ahead_end_ = 0;
-  for (unsigned b = 0; b < kBuckets; ++b) {
-    Bucket& bucket = buckets_[b];
-    if (bucket.count != 0) drop(bucket.first);
-    for (const Chunk* c = bucket.head; c != nullptr; c = c->next) {
-      const std::uint32_t n = c == bucket.tail ? bucket.tail_size : kChunkEntries;
-      for (std::uint32_t k = 0; k < n; ++k) drop(c->entries[k]);
-    }
-    release_chunks(bucket);
-  }
-  occupied_.fill(0);
-  summary_ = 0;
-  front_pos_ = front_end_ = 0;
-  front_last_ = 0;  // the front is empty: the next event of its block may start it
-  late_.clear();
-  next_is_late_ = false;
-  cancelled_ = 0;
-  live_ = 0;
-  return out;
-}
-
 bool EventQueue::refill() {  // the front and late_ are used up
   if (summary_ == 0) return false;
   refill_from_lowest_bucket();

@@ -46,7 +46,7 @@ struct PendingEvent {
   Time time;
   EventHandler* handler;
   std::uint64_t tag;
-  EventId id;  // cancel(id) removes it; pending_events() leaves it pending (take_pending_events() not)
+  EventId id;  // cancel(id) removes it; pending_events() leaves it pending
 };
 
 class EventQueue {
@@ -122,10 +122,6 @@ class EventQueue {
   // Every live pending event, in the order they would fire (time, then the order scheduled).
   // Cancelled events are not listed. O(pending log pending); allocates the result.
   std::vector<PendingEvent> pending_events() const;
-  // Removes every live pending event (now() stays; their EventIds are no longer pending) and returns
-  // them in fire order, so a caller can schedule them again, for example shifted in time: scheduling
-  // them in this order keeps their ties.
-  std::vector<PendingEvent> take_pending_events();
 
  private:
   // A pending event in the queue: 32 bytes, two to a cache line. It carries its handler and tag, so

@@ -1,7 +1,8 @@
-// Tests of sim::EventQueue::pending_events() and take_pending_events(): the pending events listed in
-// the order they would fire (time, then scheduling order), cancelled ones left out, and a queue
-// emptied by take_pending_events() that takes its events back, shifted in time, in the same order;
-// and the same inside a staged 64-ns span (events scheduled into it later, cancelled, taken).
+// Tests of sim::EventQueue::pending_events(): the pending events listed in the order they would fire
+// (time, then scheduling order), cancelled ones left out; every listed event cancelled by its id and
+// scheduled again, shifted in time, in the listed order (what a ring jump does, sim/fast/ring_jump.cpp)
+// keeps their order; and the same inside a staged 64-ns span (events scheduled into it later,
+// cancelled, moved).
 #include <doctest/doctest.h>
 
 #include <cstdint>
@@ -38,6 +39,15 @@ Listed listed(const std::vector<PendingEvent>& events, const EventHandler* handl
     out.emplace_back(e.time.ps(), e.tag);
   }
   return out;
+}
+
+// Cancels every listed event by its id and schedules it again `shift` later, in the listed order
+// (as a ring jump moves its rings' events): returns the list.
+std::vector<PendingEvent> move_all(EventQueue& q, Time shift) {
+  const std::vector<PendingEvent> listed_events = q.pending_events();
+  for (const PendingEvent& e : listed_events) CHECK(q.cancel(e.id));
+  for (const PendingEvent& e : listed_events) q.schedule_at(e.time + shift, *e.handler, e.tag);
+  return listed_events;
 }
 
 }  // namespace
@@ -85,11 +95,11 @@ TEST_CASE("EventQueue::pending_events inside a time block being run, with events
   CHECK(r.log == fired);
 }
 
-TEST_CASE("EventQueue::take_pending_events empties the queue, which takes them back shifted") {
+TEST_CASE("EventQueue: listed events cancelled by id and scheduled again shifted keep their order") {
   // At now = 100 ps: pending 100 ps (tags 1, 2), 2 ns (3, 4), 7 us (5); 6 (at 3 ns) is cancelled.
-  // Taken in that order; then nothing is pending, old handles are stale, and the clock stays. They
-  // are scheduled again 1 us later in the taken order, after an event at now (tag 9): 9 at 100 ps,
-  // then 1, 2 at 1.0001 us, 3, 4 at 1.002 us, 5 at 8 us.
+  // Listed in that order, each cancelled (old handles stale, nothing pending, the clock stays) and
+  // scheduled again 1 us later, after an event at now (tag 9): 9 at 100 ps, then 1, 2 at 1.0001 us,
+  // 3, 4 at 1.002 us, 5 at 8 us.
   EventQueue q;
   Recorder r(q);
   q.schedule_at(Time::ps(100), r, 0);
@@ -100,19 +110,18 @@ TEST_CASE("EventQueue::take_pending_events empties the queue, which takes them b
   q.schedule_at(Time::ns(2), r, 4);
   q.schedule_at(Time::us(7), r, 5);
   CHECK(q.cancel(q.schedule_at(Time::ns(3), r, 6)));
-  const std::vector<PendingEvent> taken = q.take_pending_events();
-  CHECK(listed(taken, &r) == Listed{{100, 1}, {100, 2}, {2000, 3}, {2000, 4}, {7'000'000, 5}});
+  const std::vector<PendingEvent> listed_events = q.pending_events();
+  CHECK(listed(listed_events, &r) == Listed{{100, 1}, {100, 2}, {2000, 3}, {2000, 4}, {7'000'000, 5}});
+  for (const PendingEvent& e : listed_events) CHECK(q.cancel(e.id));
   CHECK(q.pending() == 0);
   CHECK(q.now() == Time::ps(100));
   CHECK(q.next_time() == Time::max());
   CHECK(q.pending_events().empty());
   CHECK_FALSE(q.is_pending(first));
   CHECK_FALSE(q.cancel(first));
-  CHECK_FALSE(q.step());
-  CHECK(q.events_processed() == 1);
 
   q.schedule_at(Time::ps(100), r, 9);
-  for (const PendingEvent& e : taken) q.schedule_at(e.time + Time::us(1), *e.handler, e.tag);
+  for (const PendingEvent& e : listed_events) q.schedule_at(e.time + Time::us(1), *e.handler, e.tag);
   CHECK(q.pending() == 6);
   q.run();
   CHECK(r.log == Listed{{100, 0},
@@ -122,11 +131,12 @@ TEST_CASE("EventQueue::take_pending_events empties the queue, which takes them b
                         {1'002'000, 3},
                         {1'002'000, 4},
                         {8'000'000, 5}});
+  CHECK(q.events_processed() == 7);
 }
 
-TEST_CASE("EventQueue::take_pending_events: events taken and scheduled again at now keep their ties") {
-  // Inside a block being run (now = 50 ps): 50 ps (tags 1, 2) and 60 ps (3). Taken and scheduled
-  // again unshifted, then 50 ps (4) and 60 ps (5) scheduled: 1, 2, 4 at 50 ps, then 3, 5.
+TEST_CASE("EventQueue: events at now cancelled and scheduled again unshifted keep their ties") {
+  // Inside a block being run (now = 50 ps): 50 ps (tags 1, 2) and 60 ps (3). Moved by 0, then 50 ps
+  // (4) and 60 ps (5) scheduled: 1, 2, 4 at 50 ps, then 3, 5.
   EventQueue q;
   Recorder r(q);
   q.schedule_at(Time::ps(50), r, 0);
@@ -134,7 +144,7 @@ TEST_CASE("EventQueue::take_pending_events: events taken and scheduled again at 
   CHECK(q.step());
   q.schedule_at(Time::ps(50), r, 1);
   q.schedule_at(Time::ps(50), r, 2);
-  for (const PendingEvent& e : q.take_pending_events()) q.schedule_at(e.time, *e.handler, e.tag);
+  CHECK(move_all(q, Time::zero()).size() == 3);
   q.schedule_at(Time::ps(50), r, 4);
   q.schedule_at(Time::ps(60), r, 5);
   q.run();
@@ -146,7 +156,8 @@ namespace {
 // A random model checked against a reference: each event schedules children (at now, up to 300 ps
 // or up to `spread` ps later; about 400 events stay pending) and sometimes cancels a pending event. The
 // reference is the set of (time, scheduling number, tag); pending_events() must list it in order, and every
-// firing must be its first element. take_and_shift() takes every event and schedules it again `shift` later.
+// firing must be its first element. move_and_shift() cancels every listed event and schedules it again
+// `shift` later.
 class Model final : public EventHandler {
  public:
   Model(EventQueue& q, std::uint64_t seed, std::uint64_t spread) : q_(q), rng_(seed), spread_(spread) {}
@@ -189,12 +200,15 @@ class Model final : public EventHandler {
     if (got != expected) ++listing_errors_;
     ++listings_;
   }
-  void take_and_shift(Time shift) {
-    const std::vector<PendingEvent> taken = q_.take_pending_events();
-    if (taken.size() != reference_.size() || q_.pending() != 0) ++listing_errors_;
+  void move_and_shift(Time shift) {
+    const std::vector<PendingEvent> listed_events = q_.pending_events();
+    if (listed_events.size() != reference_.size()) ++listing_errors_;
+    for (const PendingEvent& e : listed_events)
+      if (!q_.cancel(e.id)) ++listing_errors_;
+    if (q_.pending() != 0) ++listing_errors_;
     reference_.clear();
     pending_.clear();
-    for (const PendingEvent& e : taken) schedule(e.time + shift, e.tag);
+    for (const PendingEvent& e : listed_events) schedule(e.time + shift, e.tag);
   }
   std::uint64_t fired() const { return fired_; }
   int order_errors() const { return order_errors_; }
@@ -230,11 +244,11 @@ class Model final : public EventHandler {
 
 }  // namespace
 
-TEST_CASE("EventQueue::pending_events and take_pending_events agree with a reference model") {
+TEST_CASE("EventQueue::pending_events and moves by cancel agree with a reference model") {
   // Spreads of 256 ps (children in the block being run and the next), 5,000 ps, 300,000 ps (64-ns
   // spans of dozens of events, sorted as a whole and listed while partly run) and 2^40 ps (every
-  // level of the radix heap). Every few slices the listing is checked; sometimes everything is taken
-  // and scheduled again 0 to 999 ps later. The events then still fire in the reference's order.
+  // level of the radix heap). Every few slices the listing is checked; sometimes everything is
+  // cancelled and scheduled again 0 to 999 ps later. The events then still fire in the reference's order.
   const std::uint64_t spreads[] = {256, 5'000, 300'000, std::uint64_t{1} << 40};
   for (int i = 0; i < 4; ++i) {
     CAPTURE(i);
@@ -242,18 +256,18 @@ TEST_CASE("EventQueue::pending_events and take_pending_events agree with a refer
     Model model(q, 31 + static_cast<std::uint64_t>(i), spreads[i]);
     model.start(300);
     std::mt19937_64 rng(77 + static_cast<std::uint64_t>(i));
-    int slices = 0, takes = 0;
+    int slices = 0, moves = 0;
     for (; slices < 2'000 && q.pending() > 0; ++slices) {
       q.run_until(q.now() + Time::ps(static_cast<std::int64_t>(rng() % (spreads[i] / 20 + 50))));
       if (rng() % 4 == 0) (void)q.next_time();  // a look-ahead before listing
       if (rng() % 3 == 0) model.check_listing();
       if (rng() % 50 == 0) {
-        model.take_and_shift(Time::ps(static_cast<std::int64_t>(rng() % 1000)));
-        ++takes;
+        model.move_and_shift(Time::ps(static_cast<std::int64_t>(rng() % 1000)));
+        ++moves;
       }
     }
     CHECK(slices == 2'000);
-    CHECK(takes > 20);  // about 2,000 / 50
+    CHECK(moves > 20);  // about 2,000 / 50
     model.stop_growing();
     q.run();
     CHECK(model.order_errors() == 0);
@@ -266,7 +280,7 @@ TEST_CASE("EventQueue::pending_events and take_pending_events agree with a refer
 
 // Staged spans: a level-1 bucket of the radix heap (a 64-ns span, 256 blocks of 256 ps) with many
 // events is sorted as a whole when it comes up; events later scheduled into its blocks must still
-// come after the staged ones of equal time, be listed, taken and cancelled like any other.
+// come after the staged ones of equal time, be listed, cancelled and moved like any other.
 namespace {
 
 // Ten events whose blocks (time / 256 ps) are 257 to 468: all in [256, 511], one level-1 bucket
@@ -321,7 +335,7 @@ TEST_CASE("EventQueue: many events scheduled into one staged block keep their ti
   CHECK(q.pending() == 4);  // tags 6, 7, 4, 9
 }
 
-TEST_CASE("EventQueue: cancelling and taking events of a staged span") {
+TEST_CASE("EventQueue: cancelling and moving events of a staged span") {
   EventQueue q;
   Recorder r(q);
   schedule_span(q, r);
@@ -329,16 +343,14 @@ TEST_CASE("EventQueue: cancelling and taking events of a staged span") {
   q.schedule_at(Time::ps(90'000), r, 21);                      // block 351, staged: after tag 7
   CHECK(q.cancel(late_id));
   CHECK_FALSE(q.cancel(late_id));
-  // Taken in fire order: 66,000: 5; 66,100: 10; 70,000: 1, 3, 8; 80,000: 6; 90,000: 7, 21;
+  // Listed in fire order: 66,000: 5; 66,100: 10; 70,000: 1, 3, 8; 80,000: 6; 90,000: 7, 21;
   // 100,000: 4; 120,000: 9 (tag 20 cancelled, not listed).
   const Listed expected{{66'000, 5}, {66'100, 10}, {70'000, 1}, {70'000, 3}, {70'000, 8},
                         {80'000, 6}, {90'000, 7},  {90'000, 21}, {100'000, 4}, {120'000, 9}};
-  const std::vector<PendingEvent> taken = q.take_pending_events();
-  CHECK(listed(taken, &r) == expected);
-  CHECK(q.pending() == 0);
-  CHECK_FALSE(q.step());
-  // Scheduled again 1 us later, in the order taken, they fire in that order, 1,000,000 ps later.
-  for (const PendingEvent& e : taken) q.schedule_at(e.time + Time::us(1), *e.handler, e.tag);
+  // Cancelled and scheduled again 1 us later, in the order listed, they fire in that order,
+  // 1,000,000 ps later.
+  CHECK(listed(move_all(q, Time::us(1)), &r) == expected);
+  CHECK(q.pending() == expected.size());
   r.log.clear();
   q.run();
   Listed shifted;
