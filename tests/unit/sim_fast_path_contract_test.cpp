@@ -23,13 +23,12 @@
 #include "sim/network.h"
 #include "sim/ring_collective.h"
 #include "sim/tree_collective.h"
+#include "tests/unit/coupled_rings.h"
 #include "tests/unit/fold_outcome.h"
 #include "tests/unit/tree_fabric.h"
 
 using namespace hybridsim::sim;
-using hybridsim::testing::check_same;
-using hybridsim::testing::FoldOutcome;
-using hybridsim::testing::outcome_of;
+using namespace hybridsim::testing;
 
 namespace {
 
@@ -78,11 +77,6 @@ std::string_view object_of(const Collective& c) {
   return "?";
 }
 
-struct Starter final : EventHandler {
-  Collective* collective = nullptr;
-  void on_event(std::uint64_t r) override { collective->start(static_cast<std::uint32_t>(r)); }
-};
-
 Run run(const Case& k, FastPath mode, bool embed) {
   EventQueue q;
   Network net(q, k.links);
@@ -99,7 +93,7 @@ Run run(const Case& k, FastPath mode, bool embed) {
   EmbedPlan plan;
   if (embed) plan = embed_coupled_rings(all, net);
   out.embedded = plan.rings;
-  std::vector<Starter> starters(all.size());
+  std::vector<RankStarter> starters(all.size());
   for (std::size_t c = 0; c < all.size(); ++c) {
     starters[c].collective = all[c].get();
     const Time join = c < k.rings.size() ? k.rings[c].join : Time::zero();
@@ -143,29 +137,18 @@ Case machines_ring(std::string name, std::uint32_t n, std::uint32_t per_machine,
   return k;
 }
 
-// M machines, each with one rank of ring A and one of ring B; each ring's edge out of machine m
-// crosses its own PCIe link (25 GB/s), machine m's uplink (12.5 GB/s, shared by both rings; 10 GB/s
-// in machines of odd index), then its own downlink (12.5 GB/s); 500 ns each. Ring B's position p
-// is in machine p + 1 and joins 3 us after A. Neither ring folds alone; together they embed.
+// M machines, each with one rank of ring A and one of ring B (make_coupled_rings,
+// tests/unit/coupled_rings.h); each ring's edge out of machine m crosses its own PCIe link
+// (25 GB/s), machine m's uplink (12.5 GB/s, shared by both rings; 10 GB/s in machines of odd
+// index), then its own downlink (12.5 GB/s); 500 ns each. Ring B's position p is in machine p + 1
+// and joins 3 us after A (8 and 4 MiB). Neither ring folds alone; together they embed.
 Case coupled_rings(std::uint32_t machines) {
+  CoupledRings f = make_coupled_rings(machines);
   Case k;
   k.name = "two rings sharing every machine's uplink";
-  const auto bw = [](std::int64_t mbps) { return Bandwidth::bytes_per_second(mbps * 1'000'000); };
-  std::vector<LinkId> uplink;
-  for (std::uint32_t m = 0; m < machines; ++m)
-    uplink.push_back(
-        k.links.add({LinkKind::InfiniBand, m % 2 == 0 ? bw(12'500) : bw(10'000), Time::ns(500), "up"}));
-  for (const std::uint32_t shift : {0u, 1u}) {
-    RingChannel ch;
-    for (std::uint32_t p = 0; p < machines; ++p) {
-      ch.order.push_back(p);
-      const LinkId out = k.links.add({LinkKind::PCIe, bw(25'000), Time::ns(500), "pcie"});
-      const LinkId down = k.links.add({LinkKind::InfiniBand, bw(12'500), Time::ns(500), "down"});
-      ch.routes.push_back({out, uplink[(p + shift) % machines], down});
-    }
-    k.rings.push_back(
-        {machines, {std::move(ch)}, shift == 0 ? Bytes::mib(8) : Bytes::mib(4), Time::us(3 * shift)});
-  }
+  k.links = std::move(f.links);
+  k.rings.push_back({machines, std::move(f.a), Bytes::mib(8), Time::zero()});
+  k.rings.push_back({machines, std::move(f.b), Bytes::mib(4), Time::us(3)});
   k.taken_by = {"embed"};
   return k;
 }
@@ -173,7 +156,7 @@ Case coupled_rings(std::uint32_t machines) {
 // `groups` channels over n ranks, each run as NCCL's two binary trees sharing the channel's links
 // (tests/unit/tree_fabric.h), all alike.
 Case trees(std::uint32_t n, std::uint32_t groups) {
-  hybridsim::testing::TreeFabric f = hybridsim::testing::make_trees(n, groups);
+  TreeFabric f = make_trees(n, groups);
   Case k;
   k.name = "double binary trees, alike channels";
   k.links = std::move(f.links);

@@ -16,19 +16,19 @@
 #include "sim/fast/link_claims.h"
 #include "sim/fast/ring_embedding.h"
 #include "sim/network.h"
+#include "tests/unit/coupled_rings.h"
 #include "tests/unit/fold_outcome.h"
 
 using namespace hybridsim::sim;
-using hybridsim::testing::check_same;
-using hybridsim::testing::FoldOutcome;
-using hybridsim::testing::outcome_of;
+using namespace hybridsim::testing;
 
 namespace {
 
-// Rings X and Y over M machines each, on links of their own: position p's edge crosses its PCIe
-// link (25 GB/s), machine p's uplink (12.5 GB/s; 10 GB/s at odd p, so the pattern repeats every
-// two machines) and the next machine's downlink (12.5 GB/s), 500 ns each. Each ring has two
-// channels over the same routes, so its own channels share every link (a group of one family).
+// Rings X and Y over M machines each, on links of their own (machine_ring, tests/unit/coupled_rings.h):
+// position p's edge crosses its PCIe link (25 GB/s), machine p's uplink (12.5 GB/s; 10 GB/s at odd
+// p, so the pattern repeats every two machines) and the next machine's downlink (12.5 GB/s), 500 ns
+// each. Each ring has two channels over the same routes, so its own channels share every link (a
+// group of one family).
 struct TwoGroups {
   LinkTable links;
   std::vector<RingChannel> x, y;
@@ -37,19 +37,13 @@ struct TwoGroups {
 
 TwoGroups make_two_groups(std::uint32_t machines) {
   TwoGroups f;
-  const auto bw = [](std::int64_t mbps) { return Bandwidth::bytes_per_second(mbps * 1'000'000); };
   for (auto* ring : {&f.x, &f.y}) {
-    RingChannel ch;
-    for (std::uint32_t p = 0; p < machines; ++p) {
-      ch.order.push_back(p);
-      const LinkId out = f.links.add({LinkKind::PCIe, bw(25'000), Time::ns(500), "pcie"});
-      const LinkId up =
-          f.links.add({LinkKind::InfiniBand, p % 2 == 0 ? bw(12'500) : bw(10'000), Time::ns(500), "uplink"});
-      const LinkId down = f.links.add({LinkKind::InfiniBand, bw(12'500), Time::ns(500), "downlink"});
-      if (ring == &f.y && p == 0) f.y_uplink = up;
-      ch.routes.push_back({out, up, down});
-    }
-    ring->assign(2, ch);
+    const auto up = [&](std::uint32_t p) {
+      const LinkId l = add_uplink(f.links, p);
+      if (ring == &f.y && p == 0) f.y_uplink = l;
+      return l;
+    };
+    ring->assign(2, machine_ring(f.links, machines, up));
   }
   return f;
 }
@@ -96,13 +90,9 @@ Run run(const TwoGroups& f, std::uint32_t m, Bytes size_x, Bytes size_y, FastPat
     LinkClaims::of(net).share(f.y_uplink);  // the models meet other traffic there live
     rings[0]->notify_rank_done(poker, 0);
   }
-  struct Starter final : EventHandler {
-    Collective* ring = nullptr;
-    void on_event(std::uint64_t r) override { ring->start(static_cast<std::uint32_t>(r)); }
-  };
-  std::vector<Starter> starters(rings.size());
+  std::vector<RankStarter> starters(rings.size());
   for (std::size_t i = 0; i < rings.size(); ++i) {
-    starters[i].ring = rings[i].get();
+    starters[i].collective = rings[i].get();
     const bool is_y = size_x.count() == 0 || i == 1;
     for (std::uint32_t r = 0; r < m; ++r) q.schedule_at(is_y ? Time::us(3) : Time::zero(), starters[i], r);
   }
