@@ -97,5 +97,3 @@ void BM_TreeAllReduce(benchmark::State& state) {
 BENCHMARK(BM_TreeAllReduce)->Arg(8)->Arg(1024)->Unit(benchmark::kMillisecond)->Iterations(1);
 
 }  // namespace
-
-BENCHMARK_MAIN();

@@ -168,5 +168,3 @@ void BM_HoldOtherDelaysStdPriorityQueue(benchmark::State& state) {
 BENCHMARK(BM_HoldOtherDelaysStdPriorityQueue)->Args({100'000, 0})->Args({100'000, 1})->Args({100'000, 2});
 
 }  // namespace
-
-BENCHMARK_MAIN();

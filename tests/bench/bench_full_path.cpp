@@ -51,5 +51,3 @@ void BM_JitteredStep(benchmark::State& state) {
 BENCHMARK(BM_JitteredStep)->Arg(16)->Arg(128)->Unit(benchmark::kSecond)->Iterations(1);
 
 }  // namespace
-
-BENCHMARK_MAIN();

@@ -84,5 +84,3 @@ void BM_ParseCustomTopology(benchmark::State& state) {
 BENCHMARK(BM_ParseCustomTopology)->Unit(benchmark::kMillisecond);
 
 }  // namespace
-
-BENCHMARK_MAIN();

@@ -88,5 +88,3 @@ BENCHMARK(BM_ThreeHopContention)
     ->Unit(benchmark::kMillisecond);
 
 }  // namespace
-
-BENCHMARK_MAIN();

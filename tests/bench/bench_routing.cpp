@@ -122,5 +122,3 @@ void BM_CachedRouteLookup(benchmark::State& state) {
 BENCHMARK(BM_CachedRouteLookup);
 
 }  // namespace
-
-BENCHMARK_MAIN();

@@ -36,6 +36,7 @@
 #include <string>
 #include <vector>
 
+#include "analysis/cli/huge_pages.h"
 #include "analysis/collective/collective_sweep.h"
 #include "analysis/platform/platform.h"
 #include "analysis/run/scenario_run.h"
@@ -318,6 +319,7 @@ void operator delete(void* p, std::align_val_t, const std::nothrow_t&) noexcept 
 void operator delete[](void* p, std::align_val_t, const std::nothrow_t&) noexcept { free_noted(p); }
 
 int main(int argc, char** argv) {
+  hybridsim::cli::use_huge_pages(argv);  // as the hybridsim command (and tests/bench/main.cpp)
   std::vector<char*> args(argv, argv + argc);
   const bool filtered = std::getenv("BENCHMARK_FILTER") != nullptr ||
                         std::any_of(args.begin(), args.end(), [](const char* a) {

@@ -62,5 +62,3 @@ BENCHMARK(BM_GnmtStep)
     ->Iterations(1);
 
 }  // namespace
-
-BENCHMARK_MAIN();
