@@ -3,18 +3,18 @@
 // (key_binding.h): reading, writing back and describing are loops over this table. Order matters: it
 // is the order of the field reference, of "expected one of" lists, of reading (a key's checks may use
 // the keys before it) and of scenario_to_yaml's output. Parents come before their children.
-// The table is assembled here from its parts, in this order (schema_keys_*.h, one or a few sections
+// The table is assembled here from its parts, in this order (schema_keys_*_parts.h, one or a few sections
 // each: files of their own only to keep each a readable size).
 #include <array>
 #include <cstddef>
 #include <functional>
 #include <string>
 
-#include "scenarios/loader/schema_keys_cluster.h"
-#include "scenarios/loader/schema_keys_communication.h"
-#include "scenarios/loader/schema_keys_parallelism.h"
-#include "scenarios/loader/schema_keys_run.h"
-#include "scenarios/loader/schema_keys_workload.h"
+#include "scenarios/loader/schema_keys_cluster_parts.h"
+#include "scenarios/loader/schema_keys_communication_parts.h"
+#include "scenarios/loader/schema_keys_parallelism_parts.h"
+#include "scenarios/loader/schema_keys_run_parts.h"
+#include "scenarios/loader/schema_keys_workload_parts.h"
 #include "sim/error.h"
 
 namespace hybridsim::scenarios {

@@ -1,4 +1,4 @@
-// What the parts of the scenario table (schema_keys_*.h) share: the choice lists some keys take
+// What the parts of the scenario table (schema_keys_*_parts.h) share: the choice lists some keys take
 // from the registries, and the bounds several keys use. schema_table.cpp assembles the table from
 // the parts. Internal to scenarios/loader.
 #pragma once

@@ -3,7 +3,7 @@
 // key, in table order. schema_table.cpp assembles the table from the parts; they are files of their own only
 // to keep each a readable size. Internal to scenarios/loader.
 #pragma once
-#include "scenarios/loader/schema_keys_common.h"
+#include "scenarios/loader/schema_keys_common_parts.h"
 
 namespace hybridsim::scenarios::schema_keys {
 
