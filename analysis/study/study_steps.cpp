@@ -127,14 +127,15 @@ class Resolver {
     return scenarios::parse_scenario("", kOverlaySource, request.overlay);
   }
 
-  Resolved resolve(const StepRequest& request, const scenarios::Scenario& s) {
+  // `progress` (null: none) hears of the cluster's topology being built.
+  Resolved resolve(const StepRequest& request, const scenarios::Scenario& s, sim::WorkProgress* progress) {
     const auto it = context_.profiles.find(request.network);
     if (it == context_.profiles.end() || it->second == nullptr)
       throw InternalError("no profile for step network \"" + request.network + "\"");
     const workloads::Profile& profile = *it->second;
     Built& built = topologies_[cluster_fingerprint(s.cluster)];
     if (!built.topology) {
-      built.topology = std::make_unique<topology::Topology>(scenarios::build_topology(s));
+      built.topology = std::make_unique<topology::Topology>(scenarios::build_topology(s, progress));
       built.hash = topology_hash(*built.topology);
     }
     const auto& topology = built.topology;
@@ -261,7 +262,11 @@ std::vector<StepEstimate> estimate_todo(std::vector<Resolved>& todo, const StepR
         const StepSetup setup = setup_of(todo[i]);
         estimates[i] = [&] {  // its program built (and freed) within the shared budget
           MemoryGate::Hold hold(&gate, todo[i].memory);
-          return estimate_step(setup);
+          // Its building told as a share of its GPUs: the largest step's takes seconds.
+          PartShare share(
+              estimating, [&] { return static_cast<double>(estimated.load()); }, todo[i].label.gpus,
+              "before any step is simulated");
+          return estimate_step(setup, options.progress ? &share : nullptr);
         }();
         estimating.advance(static_cast<double>(estimated += todo[i].label.gpus),
                            "before any step is simulated");
@@ -380,9 +385,9 @@ Ran run_todo(const std::vector<Resolved>& todo, const StepRunOptions& options, M
 topology::Topology build_cluster(const ClusterSpec& cluster, int gpus, sim::Bandwidth ib_bandwidth) {
   const topology::PresetInfo* preset = topology::find_preset(cluster.preset);
   if (preset == nullptr || !preset->forms_clusters)
-    throw InputError("cluster preset \"" + cluster.preset +
-                     "\": expected a machine preset that can form a cluster: " +
-                     topology::cluster_preset_name_list());
+    throw InputError(
+        "cluster preset \"" + cluster.preset +
+        "\": expected a machine preset that can form a cluster: " + topology::cluster_preset_name_list());
   ClusterSpec spec = topology::cluster_for_gpus(cluster, gpus);
   spec.links[sim::LinkKind::InfiniBand].bandwidth = ib_bandwidth;
   return topology::build_cluster(spec);
@@ -390,8 +395,7 @@ topology::Topology build_cluster(const ClusterSpec& cluster, int gpus, sim::Band
 
 std::vector<std::string> cluster_overlay(const ClusterSpec& cluster, int gpus, sim::Bandwidth ib_bandwidth) {
   const ClusterSpec spec = topology::cluster_for_gpus(cluster, gpus);
-  return {"cluster.preset=" + spec.preset,
-          "cluster.nodes=" + std::to_string(spec.nodes),
+  return {"cluster.preset=" + spec.preset, "cluster.nodes=" + std::to_string(spec.nodes),
           "cluster.fabric=" + std::string(topology::presets::fabric_name(spec.fabric)),
           "cluster.oversubscription=" + number(spec.oversubscription),
           "cluster.links.infiniband.bandwidth=" + sim::format_bandwidth(ib_bandwidth)};
@@ -499,7 +503,12 @@ std::vector<StepRef> StepCache::simulate(const std::vector<StepRequest>& request
     Resolved r;
     try {
       if (read.unreadable[i]) std::rethrow_exception(read.unreadable[i]);
-      r = resolver.resolve(request, *read.scenarios[i]);
+      // Its cluster's topology told as a share of its GPUs: at 16,384 GPUs it takes seconds.
+      PartShare share(
+          resolving, [&] { return resolved; }, weights[i],
+          "resolving the configurations before any step is estimated");
+      ProgramBuildTicks ticks(options.progress ? &share : nullptr, {});
+      r = resolver.resolve(request, *read.scenarios[i], &ticks);
       read.scenarios[i].reset();
       r.memory = i < options.memory.size() ? options.memory[i] : 0;
       resolving.advance(resolved += weights[i],

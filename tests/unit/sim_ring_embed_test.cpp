@@ -36,8 +36,8 @@ TwoRings make_two_rings(std::uint32_t machines, bool spine = false) {
   const auto bw = [](std::int64_t mbps) { return Bandwidth::bytes_per_second(mbps * 1'000'000); };
   std::vector<LinkId> uplink;
   for (std::uint32_t m = 0; m < machines; ++m)
-    uplink.push_back(f.links.add({LinkKind::InfiniBand, m % 2 == 0 ? bw(12'500) : bw(10'000),
-                                  Time::ns(500), "uplink"}));
+    uplink.push_back(
+        f.links.add({LinkKind::InfiniBand, m % 2 == 0 ? bw(12'500) : bw(10'000), Time::ns(500), "uplink"}));
   const LinkId core = f.links.add({LinkKind::InfiniBand, bw(50'000), Time::ns(500), "spine"});
   for (auto* ring : {&f.a, &f.b}) {
     // Ring B's position p is in machine p + 1: its positions meet A's of the next window on the
