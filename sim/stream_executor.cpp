@@ -7,6 +7,7 @@
 #include <string>
 
 #include "sim/error.h"
+#include "sim/work_progress.h"
 
 namespace hybridsim::sim {
 
@@ -24,15 +25,18 @@ constexpr std::uint64_t kRankMask = (1ULL << kRankBits) - 1;
 // Entries for the tasks that run: a folded step's members (`representative[g] != g`) never run
 // theirs, so their streams get none (what is recorded stays proportional to what is simulated).
 ExecutionRecord make_record(const std::vector<GpuProgram>& programs,
-                            const std::vector<std::uint32_t>& representative) {
+                            const std::vector<std::uint32_t>& representative, WorkProgress* progress) {
   std::vector<std::uint32_t> tasks, gpu;
-  for (std::uint32_t g = 0; g < programs.size(); ++g) {
+  const auto n = static_cast<std::uint32_t>(programs.size());
+  for (std::uint32_t g = 0; g < n; ++g) {
+    work_tick(progress, "recording its GPUs' tasks", g, n, "GPUs");
     const bool member = !representative.empty() && representative[g] != g;
     for (const StreamProgram& sp : programs[g].streams) {
       tasks.push_back(member ? 0 : static_cast<std::uint32_t>(sp.tasks.size()));
       gpu.push_back(g);
     }
   }
+  work_tick(progress, "recording its GPUs' tasks", n, n, "GPUs");
   return ExecutionRecord(tasks, std::move(gpu));
 }
 
@@ -59,13 +63,23 @@ std::int64_t work_in(std::int64_t elapsed, std::int64_t num, std::int64_t den) {
 
 StreamExecutor::StreamExecutor(EventQueue& queue, const std::vector<GpuProgram>& programs,
                                std::vector<Collective*> collectives, std::uint32_t event_count,
-                               StreamExecutorOptions options, std::vector<CollectiveLoad> loads)
-    : queue_(queue), gpus_(programs.size()), programs_(programs), collectives_(std::move(collectives)),
-      loads_(std::move(loads)), events_(event_count), gpu_finish_(programs.size()), options_(options),
+                               StreamExecutorOptions options, std::vector<CollectiveLoad> loads,
+                               WorkProgress* progress)
+    : queue_(queue),
+      gpus_(programs.size()),
+      programs_(programs),
+      collectives_(std::move(collectives)),
+      loads_(std::move(loads)),
+      events_(event_count),
+      gpu_finish_(programs.size()),
+      options_(options),
+      progress_(progress),
       record_({}, {}) {
   if (!loads_.empty() && loads_.size() != collectives_.size())
     throw InternalError("stream executor: one load per collective expected");
-  for (std::uint32_t g = 0; g < programs.size(); ++g) {
+  const auto n = static_cast<std::uint32_t>(programs.size());
+  for (std::uint32_t g = 0; g < n; ++g) {
+    work_tick(progress_, "checking its GPUs' programs", g, n, "GPUs");
     gpus_[g].first_stream = static_cast<std::uint32_t>(streams_.size());
     gpus_[g].streams = static_cast<std::uint32_t>(programs[g].streams.size());
     for (std::uint32_t s = 0; s < programs[g].streams.size(); ++s) {
@@ -87,6 +101,7 @@ StreamExecutor::StreamExecutor(EventQueue& queue, const std::vector<GpuProgram>&
       streams_.push_back(st);
     }
   }
+  work_tick(progress_, "checking its GPUs' programs", n, n, "GPUs");
   collective_stream_.resize(collectives_.size());
   ranks_joined_.assign(collectives_.size(), 0);
   rank_running_.resize(collectives_.size());
@@ -99,9 +114,14 @@ StreamExecutor::StreamExecutor(EventQueue& queue, const std::vector<GpuProgram>&
 }
 
 void StreamExecutor::start() {
-  record_ = make_record(programs_, fold_.representative);  // after set_fold: members record nothing
-  for (std::uint32_t s = 0; s < streams_.size(); ++s)
+  record_ =
+      make_record(programs_, fold_.representative, progress_);  // after set_fold: members record nothing
+  const auto n = static_cast<std::uint32_t>(streams_.size());
+  for (std::uint32_t s = 0; s < n; ++s) {
+    work_tick(progress_, "starting its GPUs' streams", s, n, "streams");
     if (!streams_[s].done) advance(s);  // a folded step's members are marked done already
+  }
+  work_tick(progress_, "starting its GPUs' streams", n, n, "streams");
 }
 
 void StreamExecutor::set_fold(StepFold fold) {
@@ -111,7 +131,9 @@ void StreamExecutor::set_fold(StepFold fold) {
   fold_ = std::move(fold);
   members_.assign(programs_.size(), {});
   check_.assign(streams_.size(), {});
-  for (std::uint32_t g = 0; g < programs_.size(); ++g) {
+  const auto n = static_cast<std::uint32_t>(programs_.size());
+  for (std::uint32_t g = 0; g < n; ++g) {
+    work_tick(progress_, "folding its GPUs' streams", g, n, "GPUs");
     const std::uint32_t rep = fold_.representative[g];
     if (rep == g) continue;
     if (fold_.representative[rep] != rep || gpus_[rep].streams != gpus_[g].streams)
@@ -122,6 +144,7 @@ void StreamExecutor::set_fold(StepFold fold) {
       ++streams_done_;
     }
   }
+  work_tick(progress_, "folding its GPUs' streams", n, n, "GPUs");
   for (std::size_t c = 0; c < collectives_.size(); ++c)
     if (collectives_[c] == nullptr && fold_.shadow[c] == 0)
       throw InternalError("only a folded step's shadow collectives may be missing");

@@ -26,6 +26,7 @@
 #include "sim/collective.h"
 #include "sim/execution_record.h"
 #include "sim/gpu_program.h"
+#include "sim/work_progress.h"
 
 namespace hybridsim::sim {
 
@@ -74,9 +75,13 @@ class StreamExecutor final : public EventHandler {
  public:
   // `collectives[i]` serves tasks with Task::collective(i, rank); `loads[i]` (if given) is what it
   // takes from its GPUs. The programs and the collectives must outlive the executor.
+  // `progress` (null: nobody) is told of the set-up GPU by GPU (sim/work_progress.h): this
+  // constructor's check of the programs, set_fold and start() each walk every GPU's streams, seconds
+  // in all at 65,536 GPUs before the first event.
   StreamExecutor(EventQueue& queue, const std::vector<GpuProgram>& programs,
                  std::vector<Collective*> collectives, std::uint32_t event_count,
-                 StreamExecutorOptions options, std::vector<CollectiveLoad> loads = {});
+                 StreamExecutorOptions options, std::vector<CollectiveLoad> loads = {},
+                 WorkProgress* progress = nullptr);
   StreamExecutor(const StreamExecutor&) = delete;
   StreamExecutor& operator=(const StreamExecutor&) = delete;
 
@@ -169,6 +174,7 @@ class StreamExecutor final : public EventHandler {
   std::size_t streams_done_ = 0;
   StreamExecutorOptions options_;
   StreamObserver* observer_ = nullptr;
+  WorkProgress* progress_ = nullptr;  // told of the set-up (constructor, set_fold, start)
   ExecutionRecord record_;
   // Folding: members per representative GPU; per member stream, its collective finishes against
   // its representative's; whether every comparison so far agreed.

@@ -3,8 +3,9 @@
 # line that estimates its end"): runs each long-running command on an input that takes more than 10 s
 # on this machine and prints, as a markdown table, when its first progress line came, when its first
 # line with an estimated end came ("left of about"), the longest time without a line (from the start,
-# between lines, to the end), how long it ran (stopped after LIMIT s), and the machine's load average
-# (1 minute) as the row ended.
+# between lines, to the end), the longest time without a line that estimates the end (the same, counting
+# only those), how long it ran (stopped after LIMIT s), and the machine's load average (1 minute) as the
+# row ended.
 # Wall times measure the machine, not the code: they are never asserted in a test.
 #
 # Usage: tests/progress_audit.sh BUILD_DIR [LIMIT_SECONDS=60]
@@ -48,22 +49,29 @@ audit() {
   local load
   load=$(cut -d' ' -f1 /proc/loadavg 2>/dev/null || echo "?")
   awk -v s="$start" -v e="$end" -v name="$name" -v limit="$limit" -v load="$load" '
+    BEGIN { last_est = s }
     NR == 1 { first = $1 - s }
     { gap = $1 - (NR == 1 ? s : last); if (gap > longest) longest = gap; last = $1 }
-    !est && /left of about|to simulate, about/ { est = $1 - s }
+    /left of about|to simulate, about/ {
+      if (!est) est = $1 - s
+      if ($1 - last_est > blind) blind = $1 - last_est
+      last_est = $1
+    }
     END {
       total = e - s
       if (e - (NR ? last : s) > longest) longest = e - (NR ? last : s)
+      if (e - last_est > blind) blind = e - last_est
       a = (NR ? sprintf("%.1f s", first) : "none")
       b = (est ? sprintf("%.1f s", est) : "none")
       c = ((total >= limit - 0.5) ? sprintf("over %d s (stopped)", limit) : sprintf("%.1f s", total))
-      printf "| %s | %s | %s | %.1f s | %s | %s |\n", name, a, b, longest, c, load
+      printf "| %s | %s | %s | %.1f s | %.1f s | %s | %s |\n", name, a, b, longest, blind, c, load
     }' "$work/lines"
 }
 
 make_big_trace
-echo "| command (input) | first stderr line | first estimate of the end | longest silence | ran | load average |"
-echo "|---|---|---|---|---|---:|"
+echo "| command (input) | first stderr line | first estimate of the end | longest silence |" \
+  "longest without an estimate | ran | load average |"
+echo "|---|---|---|---|---|---|---:|"
 audit "run (GNMT on 1,024 GPUs, every ring in full)" "$hybridsim" run \
   "$src/scenarios/examples/cluster256-gnmt-hybrid-mp4.yaml" --out o --set communication.fast_path=off
 audit "run (variability.steps=2000)" "$hybridsim" run "$src/scenarios/examples/dgx1-gnmt-dp8.yaml" --out o \

@@ -164,8 +164,7 @@ Topology TopologyBuilder::build() && {
     if (devices_[i].kind == DeviceKind::Nic && devices_[i].node)
       impl->nics_by_node[static_cast<std::size_t>(*devices_[i].node)].push_back(DeviceId{i});
   impl->nic_forward_index = forward_indices(*impl);
-  impl->route_graph =
-      sim::work_part(progress_, "its route graph", [&] { return detail::make_route_graph(impl->graph); });
+  impl->route_graph = detail::make_route_graph(impl->graph, progress_);
   impl->scratch.resize(devices_.size());
   impl->routes_from.resize(devices_.size());
   impl->nic_known.assign(devices_.size(), 0);

@@ -181,7 +181,12 @@ void plan_groups(const Topology& t, std::vector<Group>& groups, const RingOption
   const bool multi = groups.size() > 1;
   const int max_cycles = std::max(1, options.max_channels / 2);
   std::map<std::pair<detail::Multigraph, std::vector<int>>, std::vector<Cycle>> memo;
-  for (Group& g : groups) {
+  // Told machine by machine: a star's routes inside 8,192 DGX H100 take seconds (each looks at the
+  // fabric's costs from its NICs, in case the way out and back is cheaper).
+  const std::size_t machines = groups.size();
+  for (std::size_t m = 0; m < machines; ++m) {
+    sim::work_tick(options.progress, "its machines' rings", m, machines, "machines");
+    Group& g = groups[m];
     const int n = static_cast<int>(g.gpus.size());
     if (!options.pcie_only && n >= 3) {
       std::pair<detail::Multigraph, std::vector<int>> key{direct_caps(t, g), g.nic_of};
@@ -211,6 +216,7 @@ void plan_groups(const Topology& t, std::vector<Group>& groups, const RingOption
     }
     if (g.cycles.empty()) plan_star(t, g, ropts);
   }
+  sim::work_tick(options.progress, "its machines' rings", machines, machines, "machines");
 }
 
 // One machine's part of each channel's ring, as local GPU indices.
@@ -240,10 +246,12 @@ RingPlan find_rings(const Topology& t, std::span<const DeviceId> gpus, const Rin
   // Across machines NCCL gives every NIC the same share: one channel per NIC of a machine (each
   // channel enters and leaves the machine through one NIC), unless asked for another count.
   int nics = 0;
-  for (Group& g : groups) {
-    if (multi) find_nics(t, g);
-    nics = std::max(nics, g.nics);
+  for (std::size_t m = 0; m < groups.size(); ++m) {
+    if (multi) sim::work_tick(options.progress, "its machines' NICs", m, groups.size(), "machines");
+    if (multi) find_nics(t, groups[m]);
+    nics = std::max(nics, groups[m].nics);
   }
+  if (multi) sim::work_tick(options.progress, "its machines' NICs", groups.size(), groups.size(), "machines");
   const int multi_channels = options.channels.value_or(std::max(nics, 1));
   plan_groups(t, groups, options, ropts, multi_channels);
 

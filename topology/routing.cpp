@@ -14,7 +14,7 @@ std::int64_t link_cost(const sim::LinkSpec& spec) {
   return spec.latency.ps() + sim::transfer_time(kRouteCostBytes, spec.bandwidth).ps();
 }
 
-RouteGraph make_route_graph(const Graph& graph) {
+RouteGraph make_route_graph(const Graph& graph, sim::WorkProgress* progress) {
   RouteGraph g;
   const auto n = static_cast<std::uint32_t>(boost::num_vertices(graph));
   auto arc = [&graph](Edge e, Vertex other) {
@@ -28,6 +28,7 @@ RouteGraph make_route_graph(const Graph& graph) {
   g.out_begin.push_back(0);
   g.in_begin.push_back(0);
   for (std::uint32_t v = 0; v < n; ++v) {
+    sim::work_tick(progress, "its route graph", v, n, "devices");
     const int node = graph[v].node;
     g.node.push_back(node);
     g.gpu.push_back(graph[v].kind == DeviceKind::Gpu ? 1 : 0);
@@ -47,6 +48,7 @@ RouteGraph make_route_graph(const Graph& graph) {
       g.fabric.push_back(v);
     }
   }
+  sim::work_tick(progress, "its route graph", n, n, "devices");
   g.exits.resize(g.machine.size());
   g.entrances.resize(g.machine.size());
   for (std::uint32_t v = 0; v < n; ++v) {

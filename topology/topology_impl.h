@@ -11,6 +11,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "sim/work_progress.h"
 #include "topology/route_search.h"
 #include "topology/topology.h"
 
@@ -41,8 +42,9 @@ std::int64_t link_cost(const sim::LinkSpec& spec);
 // (route walks inside a machine use tie_hash(from, to, device)).
 std::uint64_t tie_hash(std::uint64_t a, std::uint64_t b, std::uint64_t c);
 
-// The sealed graph flattened for route searches (route_search.h).
-RouteGraph make_route_graph(const Graph& graph);
+// The sealed graph flattened for route searches (route_search.h); `progress` (null: none) is told
+// device by device (seconds at 65,536 GPUs).
+RouteGraph make_route_graph(const Graph& graph, sim::WorkProgress* progress = nullptr);
 
 }  // namespace detail
 

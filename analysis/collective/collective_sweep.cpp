@@ -1,14 +1,17 @@
 #include "analysis/collective/collective_sweep.h"
 
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <memory>
 #include <set>
 #include <string>
+#include <utility>
 
 #include "analysis/output/progress_estimate.h"
 #include "analysis/step/budget_error.h"
+#include "analysis/step/step_progress.h"
 #include "sim/collective_chain.h"
 #include "sim/error.h"
 #include "sim/fast/link_claims.h"
@@ -103,8 +106,33 @@ void fill_row(CollectiveSweepRow& row, const sim::Collective& coll, sim::Bytes s
 
 namespace {
 
+// One size's events as they run, passed on to the sweep's progress (`progress`) as its weight's
+// share: at 1,024 GPUs in full a gibibyte's all-reduce alone runs for seconds.
+class SizeTicks final : public SimulationProgress {
+ public:
+  SizeTicks(ProgressEstimate& progress, double before, double weight, std::string what)
+      : SimulationProgress(std::chrono::seconds(0), std::chrono::seconds(0)),
+        progress_(progress),
+        before_(before),
+        weight_(weight),
+        what_(std::move(what)) {}
+
+ protected:
+  void report(const SimulationProgressReport& r) override {
+    progress_.advance(before_ + std::min(static_cast<double>(r.events), weight_), what_);
+  }
+
+ private:
+  ProgressEstimate& progress_;
+  double before_;
+  double weight_;
+  std::string what_;
+};
+
+// `ticks` (null: none) hears of the events every SimulationProgress::kTickEvents.
 CollectiveSweepRow run_one_with(workloads::CommPlanner& planner, const topology::Topology& topology,
-                                const CollectiveSweepOptions& options, sim::Bytes size) {
+                                const CollectiveSweepOptions& options, sim::Bytes size,
+                                SimulationProgress* ticks = nullptr) {
   workloads::CollectivePlan plan = planner.plan(spec_of(options, size));
   CollectiveSweepRow row;
   row.algorithm = plan.algorithm;
@@ -121,7 +149,7 @@ CollectiveSweepRow run_one_with(workloads::CommPlanner& planner, const topology:
     try {
       check_up_front(budget, *coll);
       coll->start_all();
-      queue.run();
+      run_with_progress(queue, ticks, {});
     } catch (const sim::BudgetExceeded& e) {
       over_budget(e, options, size, options.collective.fast_path == sim::FastPath::Off);
     }
@@ -215,7 +243,10 @@ std::vector<CollectiveSweepRow> run_collective_sweep(const topology::Topology& t
   ProgressEstimate progress(options.progress, "collective", total, "events in full");
   std::vector<CollectiveSweepRow> rows;
   for (std::size_t i = 0; i < sizes.size(); ++i) {
-    rows.push_back(run_one_with(planner, topology, options, sizes[i]));
+    SizeTicks ticks(progress, done, static_cast<double>(weight[i]),
+                    std::to_string(i) + " of " + std::to_string(sizes.size()) + " sizes done, running " +
+                        sim::format_bytes(sizes[i]));
+    rows.push_back(run_one_with(planner, topology, options, sizes[i], options.progress ? &ticks : nullptr));
     done += static_cast<double>(weight[i]);
     progress.advance(done, std::to_string(i + 1) + " of " + std::to_string(sizes.size()) +
                                " sizes done, the last " + sim::format_bytes(sizes[i]));

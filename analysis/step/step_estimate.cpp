@@ -14,7 +14,9 @@ void StepEstimate::check(const sim::SimulationLimits& limits) const {
   budget.check(sure);
 }
 
-StepEstimate estimate_step(const StepSetup& setup) { return estimate_program(setup, build_program(setup)); }
+StepEstimate estimate_step(const StepSetup& setup, SimulationProgress* progress) {
+  return estimate_program(setup, build_program(setup, progress));
+}
 
 StepEstimate estimate_program(const StepSetup& setup, const workloads::StepProgram& program) {
   // The ladder's first way (step_runner.cpp): folded onto representatives when the fast path is on

@@ -18,6 +18,7 @@ struct StepProgram;
 namespace hybridsim::analysis {
 
 struct StepSetup;
+class SimulationProgress;
 
 struct StepEstimate {
   std::uint64_t task_events = 0;  // the GPU streams' tasks, two events each
@@ -29,8 +30,9 @@ struct StepEstimate {
   void check(const sim::SimulationLimits& limits) const;
 };
 
-// Builds the step's program and its first attempt's collectives (no event is run).
-StepEstimate estimate_step(const StepSetup& setup);
+// Builds the step's program and its first attempt's collectives (no event is run). `progress` (null:
+// none) hears of the program's building, as build_program's.
+StepEstimate estimate_step(const StepSetup& setup, SimulationProgress* progress = nullptr);
 // The same for a program already built (build_program(setup)).
 StepEstimate estimate_program(const StepSetup& setup, const workloads::StepProgram& program);
 

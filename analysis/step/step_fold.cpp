@@ -153,7 +153,7 @@ std::vector<std::uint32_t> representatives(const StepFoldBasis& basis, const top
 // a collective that is not its representative's).
 bool find_shadows(const workloads::StepProgram& program, const StepFoldBasis& basis,
                   const std::vector<std::uint32_t>& rep, const std::vector<std::uint8_t>& is_rep,
-                  StepFoldPlan& out) {
+                  StepFoldPlan& out, sim::WorkProgress* progress) {
   const auto one_machine = [&](const workloads::CollectiveSpec& c) {
     for (const int m : c.members)
       if (basis.node[static_cast<std::size_t>(m)] != basis.node[static_cast<std::size_t>(c.members.front())])
@@ -177,7 +177,9 @@ bool find_shadows(const workloads::StepProgram& program, const StepFoldBasis& ba
       shadow[c] = 1;
     }
   }
-  for (std::uint32_t g = 0; g < rep.size(); ++g) {
+  const auto gpus = static_cast<std::uint32_t>(rep.size());
+  for (std::uint32_t g = 0; g < gpus; ++g) {
+    sim::work_tick(progress, "matching its members' collectives", g, gpus, "GPUs");
     if (is_rep[g] != 0) continue;
     const auto& mine = program.gpus[g].streams;
     const auto& theirs = program.gpus[rep[g]].streams;
@@ -194,6 +196,7 @@ bool find_shadows(const workloads::StepProgram& program, const StepFoldBasis& ba
         }
       }
   }
+  sim::work_tick(progress, "matching its members' collectives", gpus, gpus, "GPUs");
   out.fold.shadow = std::move(shadow);
   out.fold.with_members = std::move(with_members);
   return true;
@@ -202,7 +205,8 @@ bool find_shadows(const workloads::StepProgram& program, const StepFoldBasis& ba
 }  // namespace
 
 StepFoldPlan plan_step_fold(const workloads::StepProgram& program, const topology::Topology& topology,
-                            const StepFoldBasis& basis, const std::vector<std::uint64_t>& refine) {
+                            const StepFoldBasis& basis, const std::vector<std::uint64_t>& refine,
+                            sim::WorkProgress* progress) {
   if (basis.key.empty()) return {};
   const auto gpus = static_cast<std::uint32_t>(program.gpus.size());
   std::vector<std::uint32_t> rep = representatives(basis, topology, refine);
@@ -216,13 +220,15 @@ StepFoldPlan plan_step_fold(const workloads::StepProgram& program, const topolog
   if (reps == gpus) return {};
   // A representative must not wait on an event only a member records (members do not run).
   for (std::uint32_t g = 0; g < gpus; ++g) {
+    sim::work_tick(progress, "checking its representatives' waits", g, gpus, "GPUs");
     if (is_rep[g] == 0) continue;
     for (const sim::StreamProgram& sp : program.gpus[g].streams)
       for (const sim::Task& t : sp.tasks)
         if (t.kind == sim::TaskKind::Wait && is_rep[basis.recorder[t.id].gpu] == 0) return {};
   }
+  sim::work_tick(progress, "checking its representatives' waits", gpus, gpus, "GPUs");
   StepFoldPlan out;
-  if (!find_shadows(program, basis, rep, is_rep, out)) return {};
+  if (!find_shadows(program, basis, rep, is_rep, out, progress)) return {};
   out.fold.representative = std::move(rep);
   out.representatives = reps;
   return out;

@@ -43,8 +43,10 @@ struct StepFoldBasis {
 // `progress` (null: none) is told GPU by GPU (a second at 65,536 GPUs).
 StepFoldBasis step_fold_basis(const workloads::StepProgram& program, const topology::Topology& topology,
                               sim::WorkProgress* progress = nullptr);
+// `progress` (null: none) is told GPU by GPU of its checks of the representatives and the members.
 StepFoldPlan plan_step_fold(const workloads::StepProgram& program, const topology::Topology& topology,
-                            const StepFoldBasis& basis, const std::vector<std::uint64_t>& refine);
+                            const StepFoldBasis& basis, const std::vector<std::uint64_t>& refine,
+                            sim::WorkProgress* progress = nullptr);
 
 // `refine[g]` (may be empty) splits classes further: GPUs whose machines' values differ never share
 // one (a machine's value combines its GPUs').

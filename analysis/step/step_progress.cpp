@@ -31,22 +31,35 @@ void SimulationProgress::run_estimate(int steps, std::uint64_t events) {
   const double now = clock_();
   const double wall = now - start_;
   const double left = wall * (steps - 1);
+  if (steps > 1) run_end_ = now + left;
   if (steps <= 1 || left < first_) return;
   next_ = now + every_;
   report({"1 of " + std::to_string(steps) + " steps done; the whole run about " +
               sim::BudgetExceeded::count_text(events) + " events (step 1's times " + std::to_string(steps) +
               ")",
-          sim::Time::zero(), 0, wall, left});
+          sim::Time::zero(),
+          0,
+          wall,
+          left,
+          0,
+          {},
+          0,
+          0,
+          1,
+          steps});
 }
 
 void SimulationProgress::step_done(int done, int total, sim::Time simulated) {
   poll();
   const double now = clock_();
-  if (now < next_ || done <= 0 || done >= total) return;
-  next_ = now + every_;
+  if (done <= 0 || done >= total) return;
   const double wall = now - start_;
+  const double left = wall * (total - done) / done;
+  run_end_ = now + left;
+  if (now < next_) return;
+  next_ = now + every_;
   const std::string what = std::to_string(done) + " of " + std::to_string(total) + " steps done";
-  report({what, simulated, 0, wall, wall * (total - done) / done});
+  report({what, simulated, 0, wall, left, 0, {}, 0, 0, done, total});
 }
 
 void SimulationProgress::setup_tick(std::string_view what, std::uint64_t done, std::uint64_t total) {
@@ -74,7 +87,8 @@ void SimulationProgress::part_tick(std::string_view what, std::string_view doing
   if (done == 0 || now < next_) return;
   next_ = now + every_;
   const double rate_done = static_cast<double>(done - part->first_done);
-  const double eta = total > done && rate_done > 0
+  const double eta = run_end_ >= 0 ? std::max(0.0, run_end_ - now)
+                     : total > done && rate_done > 0
                          ? (now - part->start) * static_cast<double>(total - done) / rate_done
                          : -1;
   // A part of one call (sim::work_part) is told only at its end: "WHAT: DOING done".
@@ -82,7 +96,7 @@ void SimulationProgress::part_tick(std::string_view what, std::string_view doing
                            (unit == "part" ? std::string(" done")
                                            : ", " + std::to_string(done) + " of " + std::to_string(total) +
                                                  " " + std::string(unit));
-  report({line, sim::Time::zero(), 0, now - start_, eta});
+  report({line, sim::Time::zero(), 0, now - start_, eta, 0, doing, done, total});
 }
 
 void ProgramBuildTicks::built(std::string_view part, std::uint64_t done, std::uint64_t total,

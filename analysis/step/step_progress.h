@@ -29,6 +29,13 @@ struct SimulationProgressReport {
   // before it started (sim/budget.h); over several steps, from the steps done so far.
   double eta_seconds = -1;
   std::uint64_t estimated_events = 0;  // the step's own estimate (0: none), for the fraction done
+  // A set-up part's line (part_tick): which part, and how much of it is done (total 0: not one).
+  std::string_view part{};
+  std::uint64_t part_done = 0;
+  std::uint64_t part_total = 0;
+  // Between the steps of a variability run (run_estimate, step_done): the steps done of all.
+  int steps_done = 0;
+  int steps_total = 0;
 };
 
 // ", about 12 s left" (", about 3 min left"); empty when unknown.
@@ -90,6 +97,9 @@ class SimulationProgress {
   };
   static constexpr std::size_t kPartClocks = 8;
   std::vector<PartClock> parts_;
+  // When a run of several steps is estimated to end (by clock_; < 0: not one, or not yet known): a
+  // set-up part's line between its steps gives the run's time left, not the part's.
+  double run_end_ = -1;
 };
 
 // Building a step's programs (workloads/program/build_progress.h), told to a SimulationProgress as

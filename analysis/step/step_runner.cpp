@@ -155,7 +155,7 @@ std::optional<StepResult> folded_gpus(const StepSetup& setup, const workloads::S
   const StepFoldBasis basis = step_fold_basis(program, *setup.topology, &ticks);
   for (int i = 0; i < kFoldAttempts; ++i) {
     StepFoldPlan fold = sim::work_part(&ticks, "choosing its representatives", [&] {
-      return plan_step_fold(program, *setup.topology, basis, ladder.refine);
+      return plan_step_fold(program, *setup.topology, basis, ladder.refine, &ticks);
     });
     if (fold.empty())
       return refuse(ladder, i == 0 ? "no GPUs alike in program and machine" : ladder.step_fold_reason);

@@ -51,6 +51,11 @@ void StepRunProgress::step_events(std::size_t i, std::uint64_t events) {
   advance_locked({});
 }
 
+void StepRunProgress::step_share(std::size_t i, double share) {
+  if (i >= estimate_.size()) return;
+  step_events(i, static_cast<std::uint64_t>(static_cast<double>(estimate_[i]) * std::clamp(share, 0.0, 1.0)));
+}
+
 void StepRunProgress::step_done(std::size_t i, std::string_view what) {
   std::lock_guard guard(lock_);
   if (i >= reached_.size()) return;
@@ -58,6 +63,19 @@ void StepRunProgress::step_done(std::size_t i, std::string_view what) {
   reached_[i] = estimate_[i];
   ++finished_;
   advance_locked(what);
+}
+
+void PartShare::report(const SimulationProgressReport& r) {
+  if (r.part_total == 0) return;
+  if (r.part != part_) {  // the next part: half of what is left
+    part_ = r.part;
+    from_ = share_;
+    span_ = (1 - share_) / 2;
+  }
+  const double in_part =
+      static_cast<double>(std::min(r.part_done, r.part_total)) / static_cast<double>(r.part_total);
+  share_ = std::max(share_, from_ + span_ * in_part);
+  phase_.advance(before_() + weight_ * share_, what_);
 }
 
 void StepRunProgress::advance_locked(std::string_view what) {

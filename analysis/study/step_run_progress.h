@@ -8,6 +8,7 @@
 //   p.step_done(0, "gnmt N=64 dp=64 mp=1");
 #pragma once
 #include <cstdint>
+#include <functional>
 #include <iosfwd>
 #include <mutex>
 #include <string>
@@ -33,6 +34,8 @@ class StepRunProgress {
                   ProgressTiming timing = {});
   // Step i has processed `events` so far (in its current attempt).
   void step_events(std::size_t i, std::uint64_t events);
+  // Step i (a point of several steps) has done `share` (0 to 1) of its estimate.
+  void step_share(std::size_t i, double share);
   // Step i finished (or failed): it counts its whole estimate from now on.
   void step_done(std::size_t i, std::string_view what);
   std::size_t lines() const { return progress_.lines(); }
@@ -46,11 +49,19 @@ class StepRunProgress {
           i_(i) {}
 
    protected:
-    void report(const SimulationProgressReport& r) override { run_.step_events(i_, r.events); }
+    // A step's events; a point of several steps (variability), the steps done of its estimate.
+    void report(const SimulationProgressReport& r) override {
+      if (r.steps_total > 0) steps_ = true;
+      if (r.steps_total > 0)
+        run_.step_share(i_, static_cast<double>(r.steps_done) / r.steps_total);
+      else if (!steps_)
+        run_.step_events(i_, r.events);
+    }
 
    private:
     StepRunProgress& run_;
     std::size_t i_;
+    bool steps_ = false;  // told of its steps: their share counts, not one step's events
   };
 
  private:
@@ -63,6 +74,39 @@ class StepRunProgress {
   std::string noun_;
   std::mutex lock_;
   ProgressEstimate progress_;
+};
+
+// One configuration's set-up (its cluster's topology, its program), told to the phase's progress as
+// a share of its `weight` (its GPUs): at 16,384 GPUs one takes seconds, and the largest comes first,
+// before any is done to estimate from. Its parts (machines, links, workers...) are not known ahead,
+// so each takes half of what is left of the weight: the first 0 to 1/2, the next to 3/4, and so on.
+//   PartShare share(resolving, [&] { return resolved; }, weights[i], "resolving the configurations");
+//   ProgramBuildTicks ticks(&share, ""); scenarios::build_topology(s, &ticks);
+class PartShare final : public SimulationProgress {
+ public:
+  // `before`: what the phase had done when this one started (read at each line: other threads'
+  // configurations may finish meanwhile).
+  PartShare(ProgressEstimate& phase, std::function<double()> before, double weight, std::string what)
+      : SimulationProgress(std::chrono::seconds(0), std::chrono::seconds(0)),
+        phase_(phase),
+        before_(std::move(before)),
+        weight_(weight),
+        what_(std::move(what)) {}
+  // The share of the weight done so far, 0 to below 1.
+  double share() const { return share_; }
+
+ protected:
+  void report(const SimulationProgressReport& r) override;
+
+ private:
+  ProgressEstimate& phase_;
+  std::function<double()> before_;
+  double weight_;
+  std::string what_;
+  std::string part_;  // the part told of last
+  double from_ = 0;   // its share's start
+  double span_ = 1;   // and its length
+  double share_ = 0;
 };
 
 }  // namespace hybridsim::analysis

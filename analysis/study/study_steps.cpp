@@ -127,14 +127,15 @@ class Resolver {
     return scenarios::parse_scenario("", kOverlaySource, request.overlay);
   }
 
-  Resolved resolve(const StepRequest& request, const scenarios::Scenario& s) {
+  // `progress` (null: none) hears of the cluster's topology being built.
+  Resolved resolve(const StepRequest& request, const scenarios::Scenario& s, sim::WorkProgress* progress) {
     const auto it = context_.profiles.find(request.network);
     if (it == context_.profiles.end() || it->second == nullptr)
       throw InternalError("no profile for step network \"" + request.network + "\"");
     const workloads::Profile& profile = *it->second;
     Built& built = topologies_[cluster_fingerprint(s.cluster)];
     if (!built.topology) {
-      built.topology = std::make_unique<topology::Topology>(scenarios::build_topology(s));
+      built.topology = std::make_unique<topology::Topology>(scenarios::build_topology(s, progress));
       built.hash = topology_hash(*built.topology);
     }
     const auto& topology = built.topology;
@@ -261,7 +262,11 @@ std::vector<StepEstimate> estimate_todo(std::vector<Resolved>& todo, const StepR
         const StepSetup setup = setup_of(todo[i]);
         estimates[i] = [&] {  // its program built (and freed) within the shared budget
           MemoryGate::Hold hold(&gate, todo[i].memory);
-          return estimate_step(setup);
+          // Its building told as a share of its GPUs: the largest step's takes seconds.
+          PartShare share(
+              estimating, [&] { return static_cast<double>(estimated.load()); }, todo[i].label.gpus,
+              "before any step is simulated");
+          return estimate_step(setup, options.progress ? &share : nullptr);
         }();
         estimating.advance(static_cast<double>(estimated += todo[i].label.gpus),
                            "before any step is simulated");
@@ -425,7 +430,12 @@ std::vector<StepRef> StepCache::simulate(const std::vector<StepRequest>& request
     Resolved r;
     try {
       if (read.unreadable[i]) std::rethrow_exception(read.unreadable[i]);
-      r = resolver.resolve(request, *read.scenarios[i]);
+      // Its cluster's topology told as a share of its GPUs: at 16,384 GPUs it takes seconds.
+      PartShare share(
+          resolving, [&] { return resolved; }, weights[i],
+          "resolving the configurations before any step is estimated");
+      ProgramBuildTicks ticks(options.progress ? &share : nullptr, {});
+      r = resolver.resolve(request, *read.scenarios[i], &ticks);
       read.scenarios[i].reset();
       r.memory = i < options.memory.size() ? options.memory[i] : 0;
       resolving.advance(resolved += weights[i],

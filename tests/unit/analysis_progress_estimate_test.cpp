@@ -162,14 +162,17 @@ TEST_CASE(
                  {.threads = 1, .on_progress = {}, .keep_going = false, .progress = &out, .label = "study",
                   .clock = [&now] { return now += 1; }});
   const auto lines = lines_of(out.str());
-  REQUIRE(lines.size() >= 3);
-  // Due 2 s in: after the second request, 8 + 16 of 40 GPUs.
-  CHECK(lines[0].starts_with("study: 3 s, 24 of 40 GPUs placed done (60%), about 2 s left of about "));
-  CHECK(lines[0].ends_with(" in all; resolving the configurations before any step is estimated"));
+  REQUIRE(lines.size() >= 4);
+  // Due 2 s in, while the second request's topology is built: the first's 8 GPUs and a share of the
+  // second's 16 as its parts are told (PartShare), so the line has an estimate before it is done.
+  CHECK(lines[0] ==
+        "study: 3 s, 11 of 40 GPUs placed done (29%), about 8 s left of about 11 s in all; "
+        "resolving the configurations before any step is estimated");
+  CHECK(lines[1].starts_with("study: 8 s, 40 of 40 GPUs placed done (100%), nearly done; resolving"));
   // The largest steps are estimated first: after two, 16 + 16 of 40 GPUs.
-  CHECK(lines[1].starts_with("study: 3 s, 32 of 40 GPUs' steps estimated done (80%), about 1 s left of "));
-  CHECK(lines[1].ends_with("; before any step is simulated"));
-  CHECK(lines[2].starts_with("study: 3 steps to simulate, about "));
+  CHECK(lines[2].starts_with("study: 3 s, 32 of 40 GPUs' steps estimated done (80%), about 1 s left of "));
+  CHECK(lines[2].ends_with("; before any step is simulated"));
+  CHECK(lines[3].starts_with("study: 3 steps to simulate, about "));
 }
 
 TEST_CASE("step estimate: the figures the run checks before its event loop, without running it") {
@@ -196,4 +199,49 @@ TEST_CASE("progress estimate: import's reporter counts the bytes the process has
   REQUIRE(after);
   CHECK(*after - *before >= static_cast<std::int64_t>(std::filesystem::file_size(file)));
   CHECK(text.size() == std::filesystem::file_size(file));
+}
+
+TEST_CASE("part share: a configuration's set-up parts each take half of what is left of its weight") {
+  // A phase of 40 GPUs, 10 done before this configuration of 20; lines due at every advance. Part
+  // "machines" counts 0 to 1/2 of the 20, the next part 1/2 to 3/4: 10 + 20 × (1/2 + 1/4 × 1/2).
+  HandClock hand;
+  std::ostringstream out;
+  analysis::ProgressEstimate phase(&out, "study", 40, "GPUs placed", hand.clock(), {.first = 0, .every = 0});
+  analysis::PartShare share(
+      phase, [] { return 10.0; }, 20, "resolving");
+  analysis::ProgramBuildTicks ticks(&share, "x");
+  hand.now = 104;
+  sim::work_tick(&ticks, "its machines", 0, 4, "machines");  // done 0: no rate yet, nothing told
+  CHECK(share.share() == 0);
+  sim::work_tick(&ticks, "its machines", 2, 4, "machines", 1);
+  CHECK(share.share() == doctest::Approx(0.25));
+  sim::work_tick(&ticks, "its machines", 4, 4, "machines");
+  CHECK(share.share() == doctest::Approx(0.5));
+  sim::work_tick(&ticks, "its links", 0, 10, "links");
+  sim::work_tick(&ticks, "its links", 5, 10, "links", 1);
+  CHECK(share.share() == doctest::Approx(0.625));
+  const auto lines = lines_of(out.str());
+  REQUIRE(lines.size() == 3);
+  // 15 of 40 in 4 s: 25 more in about 7 s.
+  CHECK(lines[0] ==
+        "study: 4 s, 15 of 40 GPUs placed done (38%), about 7 s left of about 11 s in all; resolving");
+  CHECK(lines[1].starts_with("study: 4 s, 20 of 40 GPUs placed done (50%)"));
+  CHECK(lines[2].starts_with("study: 4 s, 23 of 40 GPUs placed done (56%)"));  // 22.5, rounded
+}
+
+TEST_CASE("step run progress: a point of several steps counts the steps done of its estimate") {
+  // Two points of 100 and 300 events (the second of 4 variability steps); a line at every advance.
+  HandClock hand;
+  std::ostringstream out;
+  analysis::StepRunProgress run(&out, "sweep", {100, 300}, "points", hand.clock(), {.first = 0, .every = 0});
+  analysis::StepRunProgress::Share share(run, 1);
+  hand.now = 104;  // step 1 of 4 done: a quarter of its 300
+  share.run_estimate(4, 300);
+  share.tick("step 2 of 4", sim::Time::zero(), 50);  // a step's own events no longer count
+  hand.now = 106;
+  share.step_done(2, 4, sim::Time::zero());
+  const auto lines = lines_of(out.str());
+  REQUIRE(lines.size() == 2);  // the step's events told nothing
+  CHECK(lines[0].starts_with("sweep: 4 s, 75 of about 400 events done (19%), about 18 s left of about "));
+  CHECK(lines[1].starts_with("sweep: 6 s, 150 of about 400 events done (38%), about 10 s left of about "));
 }

@@ -118,9 +118,10 @@ TEST_CASE("progress: a step watched is the step unwatched, folded or not") {
 TEST_CASE("progress: a step's collectives set up say how many ranks are done and the time left") {
   // A clock a second later at every reading, reports due 2 s after the progress object is made
   // (101 → 103) and at every tick after: the program build's one tick (worker 0 of 32) reads 102,
-  // the first collective's tick reads 103 and starts the part, its ring's routes (a part within it,
-  // the ring positions' first and last ticks) read 104 and 105, the end reported; the second
-  // collective's tick reads 106 with one collective of 32 ranks set up in 3 s.
+  // the first collective's tick reads 103 and starts the part; its rings (parts within it: the 4
+  // machines' NICs, their rings, then the ring positions' routes, each told at its first and last
+  // tick) read 104 to 109, each end reported; the second collective's tick reads 110 with one
+  // collective of 32 ranks set up in 7 s.
   double now = 100;
   Timed progress([&now] { return now += 1; }, std::chrono::seconds(0));
   const workloads::Profile p = testing::toy_chain(6, sim::Bytes::mib(4));
@@ -131,16 +132,21 @@ TEST_CASE("progress: a step's collectives set up say how many ranks are done and
       testing::run_fold_case(c, t, p, sim::FastPath::Off, {.progress = &progress});
   REQUIRE(watched.collectives >= 2);  // 24 MiB of gradients in 8 MiB buckets: one all-reduce each
   const std::uint64_t ranks = 32 * watched.collectives;
-  REQUIRE(progress.reports.size() >= 2);
-  CHECK(progress.what[0] == "the step, every GPU simulated: its rings' routes, 32 of 32 ring positions");
-  CHECK(progress.reports[0].wall_seconds == doctest::Approx(4));
-  CHECK(progress.reports[0].eta_seconds < 0);  // the part is done: nothing left of it
-  CHECK(progress.what[1] == "the step, every GPU simulated: setting up its collectives, 32 of " +
-                                std::to_string(ranks) + " collective ranks");
-  CHECK(progress.reports[1].events == 0);
-  CHECK(progress.reports[1].wall_seconds == doctest::Approx(5));
-  // 32 ranks in 3 s: the rest in 3 (ranks - 32) / 32 s.
-  CHECK(progress.reports[1].eta_seconds == doctest::Approx(3.0 * static_cast<double>(ranks - 32) / 32));
+  REQUIRE(progress.reports.size() >= 4);
+  const std::string step = "the step, every GPU simulated: ";
+  CHECK(progress.what[0] == step + "its machines' NICs, 4 of 4 machines");
+  CHECK(progress.what[1] == step + "its machines' rings, 4 of 4 machines");
+  CHECK(progress.what[2] == step + "its rings' routes, 32 of 32 ring positions");
+  for (int i = 0; i < 3; ++i) {
+    CHECK(progress.reports[static_cast<std::size_t>(i)].wall_seconds == doctest::Approx(4 + 2 * i));
+    CHECK(progress.reports[static_cast<std::size_t>(i)].eta_seconds < 0);  // the part is done
+  }
+  CHECK(progress.what[3] ==
+        step + "setting up its collectives, 32 of " + std::to_string(ranks) + " collective ranks");
+  CHECK(progress.reports[3].events == 0);
+  CHECK(progress.reports[3].wall_seconds == doctest::Approx(9));
+  // 32 ranks in 7 s: the rest in 7 (ranks - 32) / 32 s.
+  CHECK(progress.reports[3].eta_seconds == doctest::Approx(7.0 * static_cast<double>(ranks - 32) / 32));
   testing::check_same_step(watched, testing::run_fold_case(c, t, p, sim::FastPath::Off));
 }
 
@@ -190,4 +196,24 @@ TEST_CASE("progress: a step's programs built say how many workers are done and t
   const analysis::StepResult plain = analysis::simulate_step(s);
   CHECK(watched.step_time == plain.step_time);
   CHECK(watched.events == plain.events);
+}
+
+TEST_CASE(
+    "progress: between the steps of a variability run, a set-up part's line gives the run's time left") {
+  double now = 100;
+  Timed progress([&now] { return now; });  // lines due from 102, then every 5 s
+  now = 103;                               // step 1 took 3 s: 9 more, about 27 s
+  progress.run_estimate(10, 1000);
+  now = 109;  // step 2's last part: the run's end (130) is 21 s away, not the part's (done)
+  progress.part_tick("step 2 of 10", "reading off its figures", 1, 1, "part");
+  now = 115;  // 5 of 10 steps in 15 s: 15 s left
+  progress.step_done(5, 10, sim::Time::zero());
+  REQUIRE(progress.reports.size() == 3);
+  CHECK(progress.reports[0].eta_seconds == doctest::Approx(27));
+  CHECK(progress.reports[0].steps_done == 1);
+  CHECK(progress.reports[0].steps_total == 10);
+  CHECK(progress.what[1] == "step 2 of 10: reading off its figures done");
+  CHECK(progress.reports[1].eta_seconds == doctest::Approx(21));
+  CHECK(progress.reports[2].eta_seconds == doctest::Approx(15));
+  CHECK(progress.reports[2].steps_done == 5);
 }

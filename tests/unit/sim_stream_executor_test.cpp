@@ -2,6 +2,9 @@
 // collective tasks that block a stream until its rank is done.
 #include <doctest/doctest.h>
 
+#include <string>
+#include <vector>
+
 #include "sim/ring_collective.h"
 #include "sim/stream_executor.h"
 
@@ -320,4 +323,40 @@ TEST_CASE(
   CHECK(r.ended(0, 0) == Time::us(10));
   CHECK(r.reached(1, 1) == Time::us(10));
   CHECK(r.ended(1, 1) == Time::us(15));
+}
+
+TEST_CASE("the executor's set-up tells its progress GPU by GPU: at 0, every kWorkTickEvery and at the end") {
+  // 130 GPUs of one stream and one kernel each, folded onto GPUs 0 and 1 (g % 2): each part walks
+  // every GPU (or stream), so each is told at 0, 64, 128 and 130 of 130, in the order they run.
+  struct Ticks final : WorkProgress {
+    std::vector<std::string> told;
+    void built(std::string_view part, std::uint64_t done, std::uint64_t total,
+               std::string_view unit) override {
+      told.push_back(std::string(part) + " " + std::to_string(done) + "/" + std::to_string(total) + " " +
+                     std::string(unit));
+    }
+  } ticks;
+  static_assert(kWorkTickEvery == 64);
+  constexpr std::uint32_t n = 130;
+  GpuProgram gpu;
+  gpu.streams = {{"compute", {Task::kernel(Time::us(10), 0)}}};
+  const std::vector<GpuProgram> programs(n, gpu);
+  EventQueue q;
+  StreamExecutor exec(q, programs, {}, 0, {}, {}, &ticks);
+  StepFold fold;
+  for (std::uint32_t g = 0; g < n; ++g) fold.representative.push_back(g % 2);
+  exec.set_fold(fold);
+  exec.start();
+  std::vector<std::string> expected;
+  for (const char* part :
+       {"checking its GPUs' programs", "folding its GPUs' streams", "recording its GPUs' tasks"})
+    for (const int done : {0, 64, 128, 130})
+      expected.push_back(std::string(part) + " " + std::to_string(done) + "/130 GPUs");
+  for (const int done : {0, 64, 128, 130})
+    expected.push_back("starting its GPUs' streams " + std::to_string(done) + "/130 streams");
+  CHECK(ticks.told == expected);
+  q.run();
+  CHECK(exec.is_done());
+  CHECK(exec.finish_time() == Time::us(10));
+  CHECK(ticks.told.size() == expected.size());  // nothing told once the events run
 }
