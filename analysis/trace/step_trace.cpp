@@ -10,6 +10,7 @@
 #include <string>
 
 #include "sim/error.h"
+#include "topology/gpu_list.h"
 
 namespace hybridsim::analysis {
 
@@ -73,6 +74,15 @@ StepTraceObserver::StepTraceObserver(ChromeTraceWriter& writer, const StepSetup&
   for (std::size_t g = 0; g < gpu_count; ++g)
     keep_gpu_[g] = program_.worker_of_gpu[g] >= 0 &&
                    (!checked.pids || checked.pids->contains(gpu_pid(static_cast<int>(g))));
+  // A list of GPUs none of which runs anything would write a trace of the network alone, silently.
+  if (options_.gpus && std::find(keep_gpu_.begin(), keep_gpu_.end(), 1) == keep_gpu_.end()) {
+    std::vector<int> used;
+    for (std::size_t g = 0; g < gpu_count; ++g)
+      if (program_.worker_of_gpu[g] >= 0) used.push_back(static_cast<int>(g));
+    throw InputError("trace GPU filter " + topology::format_gpu_list(*options_.gpus) +
+                     ": none of these GPUs runs anything in this step (it uses GPUs " +
+                     topology::format_gpu_list(used) + "); expected some of those");
+  }
 
   comm_tid_.assign(gpu_count, 0);
   for (std::size_t g = 0; g < gpu_count; ++g) {
