@@ -13,6 +13,8 @@ std::optional<TimeWindow> try_parse_time_window(std::string_view text) {
     return std::nullopt;
   const std::string_view start_text = trim(text.substr(0, colon));
   const std::string_view end_text = trim(text.substr(colon + 1));
+  // ":" is the whole step, what leaving the window out means: an unset variable on each side, likely.
+  if (start_text.empty() && end_text.empty()) return std::nullopt;
   TimeWindow w;
   try {
     if (!start_text.empty()) w.start = parse_time(start_text);
@@ -28,6 +30,10 @@ std::optional<TimeWindow> try_parse_time_window(std::string_view text) {
 
 TimeWindow parse_time_window(std::string_view text) {
   if (const auto w = try_parse_time_window(text)) return *w;
+  if (trim(text) == ":")
+    throw InputError("time window \"" + std::string(text) +
+                     "\": both ends left out, which is the whole step; expected a start, an end or both "
+                     "(leave the window out for the whole step)");
   throw InputError("time window \"" + std::string(text) + "\": expected " + std::string(kTimeWindowForm));
 }
 

@@ -5,6 +5,7 @@
 
 #include "sim/error.h"
 #include "sim/text.h"
+#include "topology/topology.h"
 
 namespace hybridsim::topology {
 
@@ -71,6 +72,38 @@ void check_gpus_exist(const std::vector<int>& gpus, int gpu_count) {
     if (g >= gpu_count)
       throw InputError("GPU " + std::to_string(g) + " does not exist: the topology has " +
                        std::to_string(gpu_count) + " GPUs (0-" + std::to_string(gpu_count - 1) + ")");
+}
+
+namespace {
+
+int machine_of(const Topology& t, int rank) { return t.device(t.gpu(rank)).node.value_or(0); }
+
+}  // namespace
+
+std::optional<int> sole_machine(const Topology& t, const std::vector<int>& gpus) {
+  if (gpus.empty()) return std::nullopt;
+  const int machine = machine_of(t, gpus.front());
+  if (std::any_of(gpus.begin(), gpus.end(), [&](int g) { return machine_of(t, g) != machine; }))
+    return std::nullopt;
+  return machine;
+}
+
+void check_gpus_span_machines(const Topology& t, const std::vector<int>& gpus, int nodes,
+                              std::string_view gpus_option, std::string_view nodes_option) {
+  const std::optional<int> sole = sole_machine(t, gpus);
+  if (nodes <= 1 || !sole) return;
+  const int machine = *sole;
+  std::vector<int> other;  // another machine's GPUs, for the example
+  const int other_machine = machine == 0 ? 1 : 0;
+  for (int r = 0; r < static_cast<int>(t.gpus().size()); ++r)
+    if (machine_of(t, r) == other_machine) other.push_back(r);
+  throw InputError(std::string(gpus_option) + " " + format_gpu_list(gpus) + ": all on machine " +
+                   std::to_string(machine) + " of the " + std::string(nodes_option) + " " +
+                   std::to_string(nodes) + " machines, so the collective never leaves it and " +
+                   (nodes == 2 ? "the other machine changes" : "the other machines change") +
+                   " nothing; expected GPUs on two machines or more (machine " +
+                   std::to_string(other_machine) + " holds GPUs " + format_gpu_list(other) + "), or " +
+                   std::string(nodes_option) + " 1");
 }
 
 }  // namespace hybridsim::topology

@@ -11,6 +11,8 @@
 
 namespace hybridsim::topology {
 
+class Topology;
+
 // What a GPU list must look like, for error messages.
 inline constexpr std::string_view kGpuListForm =
     "GPU ranks and inclusive ranges separated by commas, such as \"0-3,8,12-15\"";
@@ -28,5 +30,14 @@ std::vector<int> parse_gpu_list(std::string_view text);
 std::string format_gpu_list(const std::vector<int>& gpus);
 // Throws InputError when a listed GPU is not one of the topology's `gpu_count` GPUs.
 void check_gpus_exist(const std::vector<int>& gpus, int gpu_count);
+// The machine every GPU of `gpus` is on, when they are all on one; nullopt when they span several
+// (or the list is empty).
+std::optional<int> sole_machine(const Topology& t, const std::vector<int>& gpus);
+// Throws InputError when `nodes` > 1 machines were asked for and every GPU of `gpus` is on one of
+// them: a collective among them never leaves that machine, so the others and the network between
+// them would change nothing. `gpus_option` and `nodes_option` name where the two were given
+// ("--gpus", "--nodes").
+void check_gpus_span_machines(const Topology& t, const std::vector<int>& gpus, int nodes,
+                              std::string_view gpus_option, std::string_view nodes_option);
 
 }  // namespace hybridsim::topology

@@ -1,5 +1,6 @@
 #include "analysis/api/collective_request.h"
 
+#include "analysis/api/option_value.h"
 #include "analysis/platform/platform.h"
 #include "sim/error.h"
 #include "sim/text.h"
@@ -21,7 +22,7 @@ sim::SimulationLimits parse_limits(const CollectiveRequest& r) {
   }
   limits.max_memory = r.max_sim_memory == "unlimited" || r.max_sim_memory == "0"
                           ? 0
-                          : sim::parse_bytes(r.max_sim_memory).count();
+                          : parse_option("--max-sim-memory", r.max_sim_memory, sim::parse_bytes).count();
   return limits;
 }
 
@@ -36,13 +37,13 @@ analysis::CollectiveSweepOptions sweep_options(const CollectiveRequest& r, int g
   if (r.channels < 0) throw InputError("--channels must be 0 (automatic) or positive");
   if (r.channels > 0) o.comm.channels = r.channels;
   o.comm.pcie_only = r.pcie_only;
-  o.collective.message_size = sim::parse_bytes(r.message_size);
+  o.collective.message_size = parse_option("--message-size", r.message_size, sim::parse_bytes);
   if (o.collective.message_size.count() <= 0) throw InputError("--message-size must be positive");
-  o.collective.reduction_bandwidth = sim::parse_bandwidth(r.reduction);
+  o.collective.reduction_bandwidth = parse_option("--reduction-bandwidth", r.reduction, sim::parse_bandwidth);
   o.collective.fast_path = sim::parse_fast_path(r.fast_path);
   o.limits = parse_limits(r);
-  o.min_bytes = sim::parse_bytes(r.min_bytes);
-  o.max_bytes = sim::parse_bytes(r.max_bytes);
+  o.min_bytes = parse_option("--min-bytes", r.min_bytes, sim::parse_bytes);
+  o.max_bytes = parse_option("--max-bytes", r.max_bytes, sim::parse_bytes);
   o.step_factor = r.step_factor;
   o.progress = r.progress;
   return o;
@@ -56,6 +57,7 @@ CollectiveReport collective(const CollectiveRequest& request) {
   if (request.gpus_per_node != 0) spec.gpus_per_node = request.gpus_per_node;
   const topology::Topology topo = analysis::load_platform(request.topology, spec);
   const analysis::CollectiveSweepOptions o = sweep_options(request, static_cast<int>(topo.gpus().size()));
+  topology::check_gpus_span_machines(topo, o.gpus, request.nodes, "--gpus", "--nodes");
   CollectiveReport report{.rows = analysis::run_collective_sweep(topo, o)};
   workloads::CommPlanner planner(topo, o.comm);
   const std::size_t used_channels = planner.ring_channels(o.gpus).size();

@@ -8,12 +8,14 @@
 #include <iostream>
 #include <string>
 
+#include "analysis/api/option_value.h"
 #include "analysis/cli/commands.h"
 #include "analysis/cli/parse_options.h"
 #include "analysis/import/import_replay.h"
 #include "analysis/import/read_progress.h"
 #include "sim/error.h"
 #include "workloads/gpu/cost_model.h"
+#include "workloads/gpu/gpu.h"
 #include "workloads/import/import_kineto.h"
 #include "workloads/import/import_pipedream.h"
 
@@ -158,14 +160,21 @@ int import_pipedream_command(int argc, const char* const* argv) {
   // The profile's metadata.precision: a name the loader and the memory model know, not free text.
   if (!workloads::find_precision(o.precision))
     throw InputError("--precision \"" + o.precision + "\": expected fp32, tf32, fp16, bf16, amp or fp8");
+  // The profile's metadata.gpu: a GPU key, or a name as a trace records it ("Tesla V100-SXM2-16GB");
+  // anything else would be kept as written and priced as an unknown GPU without a word.
+  if (given(vm, "gpu") && workloads::find_gpu(o.gpu) == nullptr) workloads::gpu_by_key(o.gpu, "--gpu");
   o.network = c.network;
   o.batch = c.batch;
   o.throughput_unit = c.unit;
   o.units_per_step = c.units_per_step;
-  o.optimizer.time_per_gib = sim::parse_time(optimizer_time);
+  o.optimizer.time_per_gib = api::parse_option("--optimizer-time-per-gib", optimizer_time, sim::parse_time);
+  // A time per GiB with no optimizer named would price an update the profile calls "none".
+  if (o.optimizer.name == "none" && o.optimizer.time_per_gib > sim::Time::zero())
+    throw InputError("--optimizer-time-per-gib " + optimizer_time +
+                     " needs --optimizer NAME (the optimizer it times; the profile would say none)");
   if (vm.count("correct")) {
-    correction.sync_overhead = sim::parse_time(sync);
-    correction.min_forward = sim::parse_time(floor);
+    correction.sync_overhead = api::parse_option("--sync-overhead", sync, sim::parse_time);
+    correction.min_forward = api::parse_option("--min-forward", floor, sim::parse_time);
     correction.redistribute_backward = vm.count("no-redistribute") == 0;
     o.correction = correction;
   }

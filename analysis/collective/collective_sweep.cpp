@@ -16,6 +16,7 @@
 #include "sim/error.h"
 #include "sim/fast/link_claims.h"
 #include "sim/ring_collective.h"
+#include "topology/gpu_list.h"
 
 namespace hybridsim::analysis {
 
@@ -31,7 +32,7 @@ std::string format_number(double v) {
 
 // The tree and hierarchical algorithms are all-reduces; the planner runs every other op as a
 // ring, so asking for them there would silently do something else.
-void check_algorithm(const CollectiveSweepOptions& options) {
+void check_algorithm(const topology::Topology& t, const CollectiveSweepOptions& options) {
   const auto a = options.comm.algorithm;
   if ((a == workloads::AllReduceAlgorithm::Tree || a == workloads::AllReduceAlgorithm::Hierarchical) &&
       options.op != sim::CollectiveOp::AllReduce)
@@ -40,6 +41,16 @@ void check_algorithm(const CollectiveSweepOptions& options) {
                      std::string(sim::collective_op_name(options.op)) +
                      "; broadcast, all-gather and reduce-scatter run as rings, all-to-all as direct sends "
                      "(--algorithm ring or auto)");
+  // Within one machine the hierarchical all-reduce has no level above the machine's: the planner
+  // runs the ring, under the label asked for.
+  const auto machine = a == workloads::AllReduceAlgorithm::Hierarchical
+                           ? topology::sole_machine(t, options.gpus)
+                           : std::nullopt;
+  if (machine)
+    throw InputError("--algorithm hierarchical: GPUs " + topology::format_gpu_list(options.gpus) +
+                     " are all on machine " + std::to_string(*machine) +
+                     ", where it runs as the ring (it is a ring within each machine, then one across "
+                     "machines); expected GPUs on two machines or more (--nodes N > 1), or --algorithm ring");
   if (options.op != sim::CollectiveOp::AllToAll) return;
   // All-to-all runs as direct sends between every pair (workloads/comm/comm_plan.cpp), with NCCL's
   // Simple protocol or the ideal one: a channel count or an LL protocol changed nothing but the label.
@@ -170,7 +181,7 @@ CollectiveSweepRow run_one_with(workloads::CommPlanner& planner, const topology:
 
 CollectiveSweepRow run_one_collective(const topology::Topology& topology,
                                       const CollectiveSweepOptions& options, sim::Bytes size) {
-  check_algorithm(options);
+  check_algorithm(topology, options);
   workloads::CommPlanner planner(topology, options.comm);
   return run_one_with(planner, topology, options, size);
 }
@@ -192,7 +203,7 @@ void fill_row(CollectiveSweepRow& row, const sim::Collective& coll, sim::Bytes s
 std::vector<CollectiveSweepRow> run_collective_sweep(const topology::Topology& topology,
                                                      const CollectiveSweepOptions& options) {
   if (options.gpus.size() < 2) throw InputError("a collective needs at least 2 GPUs");
-  check_algorithm(options);
+  check_algorithm(topology, options);
   if (options.min_bytes.count() <= 0)
     throw InputError("--min-bytes " + sim::format_bytes(options.min_bytes) + ": expected a size above 0 B");
   if (options.max_bytes < options.min_bytes)
@@ -205,6 +216,9 @@ std::vector<CollectiveSweepRow> run_collective_sweep(const topology::Topology& t
                      sim::format_bytes(kMaxCollectiveBytes));
   if (!(options.step_factor > 1.0))
     throw InputError("--step-factor " + format_number(options.step_factor) + ": expected a factor above 1");
+  if (!std::isfinite(options.step_factor))
+    throw InputError("--step-factor " + format_number(options.step_factor) + " gives " +
+                     sim::format_bytes(options.min_bytes) + " only; expected a finite factor above 1");
   // The sizes the user gives are whole floats or refused, as the range and factor are: rounding 7 B
   // to 4 B would report a size nobody asked for. (Sizes between them, from the factor, are rounded
   // down to whole floats, as nccl-tests does.)

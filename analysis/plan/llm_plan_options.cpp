@@ -35,11 +35,7 @@ Published published(const std::string& model) {
 const workloads::Gpu& gpu_of(const std::string& key) {
   if (workloads::find_gpu(key) == nullptr && key.ends_with("-80gb"))
     return gpu_of(key.substr(0, key.size() - 5));
-  try {
-    return workloads::gpu_by_key(key);
-  } catch (const InputError& e) {
-    throw InputError(std::string("--gpu: ") + e.what());
-  }
+  return workloads::gpu_by_key(key, "--gpu");
 }
 
 // The DGX/HGX machine of a GPU chip.

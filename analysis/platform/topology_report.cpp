@@ -6,6 +6,7 @@
 #include <string>
 
 #include "analysis/output/text_table.h"
+#include "sim/error.h"
 #include "topology/rings.h"
 
 namespace hybridsim::analysis {
@@ -97,6 +98,11 @@ void print_gpu_bandwidth(const Topology& t, std::ostream& out) {
 
 void print_route(const Topology& t, int a, int b, std::ostream& out) {
   const DeviceId from = t.gpu(a), to = t.gpu(b);
+  // A GPU reaches itself without a link: "0 hops, bottleneck 0 B/s" would read as a broken route.
+  if (a == b)
+    throw InputError("--route " + std::to_string(a) + " " + std::to_string(b) +
+                     ": both ends are the same GPU, which a route never leaves; expected two different "
+                     "GPU ranks from 0 to " + std::to_string(t.gpus().size() - 1));
   const sim::Route route = t.route(from, to);
   sim::Time latency;
   for (const sim::LinkId l : route) latency += t.links()[l].latency;

@@ -10,6 +10,7 @@
 #include <string>
 
 #include "sim/error.h"
+#include "topology/gpu_list.h"
 
 namespace hybridsim::analysis {
 
@@ -33,6 +34,18 @@ const topology::Topology& topology_of(const StepSetup& setup) {
   if (setup.profile == nullptr || setup.topology == nullptr)
     throw InternalError("StepTraceObserver: the setup needs a profile and a topology");
   return *setup.topology;
+}
+
+// A list of GPUs none of which runs anything would write a trace of the network alone, silently.
+void refuse_idle_filter(const StepTraceOptions& options, const workloads::StepProgram& program,
+                        const std::vector<char>& keep_gpu) {
+  if (!options.gpus || std::find(keep_gpu.begin(), keep_gpu.end(), 1) != keep_gpu.end()) return;
+  std::vector<int> used;
+  for (std::size_t g = 0; g < program.worker_of_gpu.size(); ++g)
+    if (program.worker_of_gpu[g] >= 0) used.push_back(static_cast<int>(g));
+  throw InputError("trace GPU filter " + topology::format_gpu_list(*options.gpus) +
+                   ": none of these GPUs runs anything in this step (it uses GPUs " +
+                   topology::format_gpu_list(used) + "); expected some of those");
 }
 
 }  // namespace
@@ -73,6 +86,7 @@ StepTraceObserver::StepTraceObserver(ChromeTraceWriter& writer, const StepSetup&
   for (std::size_t g = 0; g < gpu_count; ++g)
     keep_gpu_[g] = program_.worker_of_gpu[g] >= 0 &&
                    (!checked.pids || checked.pids->contains(gpu_pid(static_cast<int>(g))));
+  refuse_idle_filter(options_, program_, keep_gpu_);
 
   comm_tid_.assign(gpu_count, 0);
   for (std::size_t g = 0; g < gpu_count; ++g) {

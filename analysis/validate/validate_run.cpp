@@ -24,6 +24,7 @@ std::vector<int> case_gpus(const CollectiveCase& c, const topology::Topology& t)
   const std::vector<int> gpus =
       topology::parse_gpu_list(c.gpus.empty() ? "0-" + std::to_string(gpu_count - 1) : c.gpus);
   topology::check_gpus_exist(gpus, gpu_count);
+  topology::check_gpus_span_machines(t, gpus, c.nodes, "collective.gpus", "collective.nodes");
   return gpus;
 }
 

@@ -1,6 +1,7 @@
 // The streamed Kineto import in bounded memory: the launch table (import_kineto_launches.h) answers
 // as the whole trace's index would, or says it cannot; and what a streamed import holds at once
-// (launches, a batch's events, per-iteration records) is the same for a trace twice as long.
+// (launches, a batch's events, per-iteration records, ProfilerStep windows) is the same for a trace
+// twice as long.
 #include <doctest/doctest.h>
 
 #include <string>
@@ -125,7 +126,8 @@ TEST_CASE("kineto stream: what a streamed import holds does not grow with the tr
   CHECK(r200->report.iterations.front().name == "ProfilerStep#1");
   CHECK(r200->report.iterations[1].name == "ProfilerStep#138");
   CHECK(r200->report.iterations.back().name == "ProfilerStep#200");
-  CHECK(b.windows == 2 * a.windows);
+  CHECK(a.windows == 100);  // one segment each: every window
+  CHECK(b.windows == 200);
   // 4 launches an iteration (400 and 800): the recently matched ones held, and the one just met.
   CHECK(a.launches == b.launches);
   CHECK(a.launches == static_cast<std::int64_t>(LaunchTable::kMatched) + 1);
@@ -134,4 +136,46 @@ TEST_CASE("kineto stream: what a streamed import holds does not grow with the tr
   CHECK(a.events > 0);
   CHECK(a.iteration_records == b.iteration_records);
   CHECK(a.iteration_records == static_cast<std::int64_t>(workloads::kListedIterations));
+}
+
+TEST_CASE("kineto stream: a trace of more iterations than a segment holds is imported segment by segment") {
+  // 10 and 20 segments of 64 windows, the earliest batch of each read from the file's start.
+  const TempFile shorter("segments_640.json", repeated_trace(640)),
+      longer("segments_1280.json", repeated_trace(1280));
+  StreamedImportCounts a, b;
+  const auto r640 = import_kineto_streamed(shorter.path, {}, 40, &a, 64);
+  const auto r1280 = import_kineto_streamed(longer.path, {}, 40, &b, 64);
+  REQUIRE(r640);
+  REQUIRE(r1280);
+  CHECK(text_of(*r1280) == text_of(workloads::import_kineto(workloads::read_kineto_trace(longer.path), {})));
+  CHECK(r1280->report.iteration_count == 1280);
+  CHECK(r1280->report.iterations.front().name == "ProfilerStep#1");
+  CHECK(r1280->report.iterations.back().name == "ProfilerStep#1280");
+  // The windows held at once: one segment's, whatever the number of iterations.
+  CHECK(a.windows == 64);
+  CHECK(b.windows == 64);
+  CHECK(a.launches == b.launches);
+  CHECK(a.events == b.events);
+  CHECK(a.iteration_records == b.iteration_records);
+  // --steps: the last iterations of the latest segment, the earlier ones counted as not selected.
+  workloads::KinetoImportOptions last;
+  last.steps = 100;
+  const auto selected = import_kineto_streamed(longer.path, last, 40, nullptr, 64);
+  REQUIRE(selected);
+  CHECK(text_of(*selected) ==
+        text_of(workloads::import_kineto(workloads::read_kineto_trace(longer.path), last)));
+  CHECK(selected->report.iteration_count == 100);
+}
+
+TEST_CASE("kineto stream: a segment cut through windows that begin together goes whole") {
+  // Two windows with one begin on either side of a one-window segment: no segment can hold the
+  // pair, so the import goes whole (nullopt) rather than split what window_at cannot tell apart.
+  std::string events =
+      x_event("user_annotation", "ProfilerStep#1", 1, 1'000'000, 900) + ",\n" +
+      x_event("user_annotation", "ProfilerStep#2", 1, 1'000'000, 900) + ",\n" +
+      x_event("cuda_runtime", "cudaLaunchKernel", 1, 1'000'010, 2, "\"correlation\": 1") + ",\n" +
+      x_event("kernel", "gemm", 7, 1'000'020, 10, "\"device\": 0, \"stream\": 7, \"correlation\": 1");
+  const TempFile tied("tied.json", "{\"traceEvents\": [\n" + events + "\n]}\n");
+  CHECK_FALSE(import_kineto_streamed(tied.path, {}, 10, nullptr, 1));
+  CHECK(import_kineto_streamed(tied.path, {}, 10, nullptr, 2));
 }

@@ -124,6 +124,14 @@ const Gpu& gpu_by_key(std::string_view key) {
   throw InputError("unknown GPU \"" + std::string(key) + "\": expected " + gpu_key_list());
 }
 
+const Gpu& gpu_by_key(std::string_view key, std::string_view option) {
+  try {
+    return gpu_by_key(key);
+  } catch (const InputError& e) {
+    throw InputError(std::string(option) + ": " + e.what());
+  }
+}
+
 sim::GpuResources gpu_resources(const Gpu& gpu) {
   // Memory-bound kernels reach the V100's calibrated fraction of peak (600 of 900 GB/s) on every GPU:
   // cost_model.h, where the rule is written down.

@@ -52,6 +52,8 @@ std::string gpu_key_list();
 const Gpu* find_gpu(std::string_view key_or_name);
 // A choosable key; InputError "unknown GPU "x": expected one of v100, ..." otherwise.
 const Gpu& gpu_by_key(std::string_view key);
+// The same for a key an option gave: the error begins with the option ("--gpu: unknown GPU ...").
+const Gpu& gpu_by_key(std::string_view key, std::string_view option);
 // What the simulation kernel sees of the GPU: SMs, HBM peak, memory-bound kernels' bandwidth.
 sim::GpuResources gpu_resources(const Gpu& gpu);
 

@@ -14,29 +14,80 @@ namespace hybridsim::workloads::kineto_detail {
 
 namespace {
 
-// Pass 1: the ProfilerStep windows (as find_iteration_windows takes them, in trace order) and the
-// GPU activities counted per device; nothing stored in the trace.
+// The latest `limit` ProfilerStep windows that begin before `before` (sorted_windows' order), so that
+// an import holds a bounded segment of them at once; `earlier` counts all those that do.
+class LatestWindows {
+ public:
+  LatestWindows(sim::Time before, std::size_t limit) : before_(before), limit_(limit) {}
+  std::int64_t earlier = 0;
+  void offer(const KinetoTrace& t, const KinetoCpuEvent& e) {
+    if (e.kind != KinetoCpuKind::Annotation || e.start >= before_ ||
+        !t.name_of(e.name).starts_with(kProfilerStep))
+      return;
+    ++earlier;
+    held_.push_back({t.name_of(e.name), e.start, e.start + e.duration, e.duration});
+    if (held_.size() >= limit_ + limit_ / 4 + 1) drop_earliest();  // a quarter over: amortized
+  }
+  // The segment, sorted by begin; the earliest of them dropped until none shares a begin with a
+  // window left for a later segment. nullopt when that leaves none (a pile of windows at one time).
+  std::optional<IterationWindows> take() {
+    if (held_.size() > limit_) drop_earliest();
+    if (static_cast<std::int64_t>(held_.size()) < earlier)
+      std::erase_if(held_, [&](const IterationWindow& w) { return w.begin <= dropped_; });
+    if (held_.empty() && earlier > 0) return std::nullopt;
+    return sorted_windows(std::move(held_));
+  }
+  std::size_t limit() const { return limit_; }
+  // Whether the segment taken holds every window left: the earliest segment.
+  bool all_taken(const IterationWindows& segment) const {
+    return static_cast<std::int64_t>(segment.windows.size()) == earlier;
+  }
+
+ private:
+  // Keeps the latest `limit_` by begin, remembering the latest begin dropped.
+  void drop_earliest() {
+    const auto cut = held_.end() - static_cast<std::ptrdiff_t>(limit_);
+    std::nth_element(held_.begin(), cut, held_.end(),
+                     [](const IterationWindow& a, const IterationWindow& b) { return a.begin < b.begin; });
+    for (auto it = held_.begin(); it != cut; ++it) dropped_ = max(dropped_, it->begin);
+    held_.erase(held_.begin(), cut);
+  }
+  sim::Time before_;
+  std::size_t limit_;
+  sim::Time dropped_ = sim::Time::ps(INT64_MIN);
+  std::vector<IterationWindow> held_;
+};
+
+// Pass 1: the first segment of ProfilerStep windows and the GPU activities counted per device;
+// nothing stored in the trace.
 class Survey : public KinetoKeep {
  public:
+  explicit Survey(std::size_t limit) : windows(sim::Time::max(), limit) {}
   std::map<int, std::int64_t> per_device;
-  std::vector<IterationWindow> windows;
+  LatestWindows windows;
   bool gpu(const KinetoTrace&, const KinetoGpuActivity& a) override {
     ++per_device[a.device];
     return false;
   }
   bool cpu(const KinetoTrace& t, const KinetoCpuEvent& e) override {
-    if (e.kind == KinetoCpuKind::Annotation && t.name_of(e.name).starts_with(kProfilerStep))
-      windows.push_back({t.name_of(e.name), e.start, e.start + e.duration, e.duration});
+    windows.offer(t, e);
     return false;
   }
   bool flow(const KinetoTrace&, const KinetoFlowPoint&) override { return false; }
 };
 
-// Where a GPU activity goes: the window of its launch, else of its start (assign_to_windows).
+// Where a GPU activity goes: the window of its launch, else of its start (assign_to_windows), among
+// the segment's windows. The segment answers for the times [from, to): the earlier ones are a later
+// segment's (from: its first window's begin, or the earliest time for the earliest segment), the
+// later ones an earlier segment's.
 struct Windows {
   const std::vector<IterationWindow>& list;
   int device = 0;
+  sim::Time from = sim::Time::ps(INT64_MIN), to = sim::Time::max();
   std::optional<std::size_t> of(sim::Time launch_or_start) const { return window_at(list, launch_or_start); }
+  bool answers_for(sim::Time launch_or_start) const {
+    return launch_or_start >= from && launch_or_start < to;
+  }
 };
 
 // Where in the file the events a batch may hold lie: from the first one's opening brace (and its
@@ -60,12 +111,15 @@ struct WideEvent {
   Extent extent;
 };
 
-// Pass 2: the device's activities checked in time order (check_time_order) and counted per window,
-// and where each window's events lie in the file (so that a batch reads only its part of it).
+// Pass 2 of a segment: the device's activities counted per window of the segment, and where each
+// window's events lie in the file (so that a batch reads only its part of it); in the first
+// segment's pass, every activity of the device checked in time order (check_time_order). With
+// `next`, the windows of the following (earlier) segment are gathered on the way.
 class Assign : public KinetoKeep {
  public:
   static constexpr std::size_t kMaxWide = 4096;  // beyond: batches read the whole file
-  explicit Assign(const Windows& w) : per_window(w.list.size()), extents(w.list.size()), w_(w) {}
+  Assign(const Windows& w, bool check_order, LatestWindows* next)
+      : per_window(w.list.size()), extents(w.list.size()), check_order_(check_order), next_(next), w_(w) {}
   std::vector<std::int64_t> per_window;
   std::vector<Extent> extents;
   std::vector<WideEvent> wide;
@@ -80,13 +134,14 @@ class Assign : public KinetoKeep {
     const bool mine = a.device == w_.device;
     const auto found = launches.find(a.correlation, {a.start, a.at, end_byte, mine, false});
     if (!mine) return false;
-    over_limit |= !order.add(a.duration);
+    if (check_order_) over_limit |= !order.add(a.duration);
     if (found.status == LaunchTable::Status::Found) count(a.start, a.at, end_byte, found.launch);
     else if (found.status != LaunchTable::Status::Pending) count(a.start, a.at, end_byte, std::nullopt);
     return false;
   }
-  bool cpu(const KinetoTrace&, const KinetoCpuEvent& e) override {
+  bool cpu(const KinetoTrace& t, const KinetoCpuEvent& e) override {
     note();
+    if (next_) next_->offer(t, e);
     if (e.kind == KinetoCpuKind::Runtime) {
       for (const auto& a : launches.launch(e.correlation, e.start))
         if (a.mine) count(a.start, a.at, a.end_byte, e.start);
@@ -113,7 +168,8 @@ class Assign : public KinetoKeep {
   // One activity of the device, with its launch's time when it has one.
   void count(sim::Time start, const KinetoEventPlace& place, std::int64_t end,
              std::optional<sim::Time> launch) {
-    if (launch) order.launched_at(start, *launch);
+    if (launch && check_order_) order.launched_at(start, *launch);
+    if (!w_.answers_for(launch.value_or(start))) return;
     if (const auto w = w_.of(launch.value_or(start))) {
       ++per_window[*w];
       extents[*w].add(place, end);
@@ -121,6 +177,8 @@ class Assign : public KinetoKeep {
       ++outside;
     }
   }
+  bool check_order_;
+  LatestWindows* next_;
   const Windows& w_;
 };
 
@@ -318,45 +376,75 @@ bool fold_batch(const std::string& path, const KinetoTrace& head, const Windows&
   return true;
 }
 
-}  // namespace
-
-std::optional<KinetoImport> import_kineto_streamed(const std::string& path, const KinetoImportOptions& o,
-                                                   std::int64_t batch_activities,
-                                                   StreamedImportCounts* counted) {
-  check_options(o);
-  StreamedImportCounts ignored;
-  StreamedImportCounts& counts = counted ? *counted : ignored;
-  Survey survey;
-  const KinetoTrace head = read_kineto_trace(path, &survey);
-  if (survey.per_device.empty()) return std::nullopt;  // the whole import names what is wrong
-  KinetoImport result;
-  KinetoImportReport& r = result.report;
-  start_report(r, head, choose_device(head, survey.per_device, o.device));
-  const IterationWindows windows = sorted_windows(std::move(survey.windows));
-  if (windows.whole_trace) return std::nullopt;
-  counts.windows = static_cast<std::int64_t>(windows.windows.size());
-  const Windows w{windows.windows, r.device};
-  Assign assign(w);
-  read_kineto_trace(path, &assign);
-  assign.finish();
-  counts.launches = assign.launches.high_water();
-  if (!assign.launches.exact() || assign.over_limit || assign.order.reversed()) return std::nullopt;
-  for (auto& note : assign.order.notes(r.device)) r.notes.push_back(std::move(note));
-  note_windows(r, windows, assign.outside);
-  IterationFold fold(o.steps);
-  const auto& per_window = assign.per_window;
-  for (std::size_t hi = windows.windows.size(); hi > 0;) {
+// The segment's windows, latest first, in batches of at most `batch_activities` GPU activities
+// (fold_batch); false when the trace must be imported whole.
+bool fold_segment(const std::string& path, const KinetoTrace& head, const Windows& w, const Assign& pass,
+                  std::int64_t batch_activities, bool keep_gaps, IterationFold& fold,
+                  StreamedImportCounts& counts) {
+  const auto& per_window = pass.per_window;
+  for (std::size_t hi = w.list.size(); hi > 0;) {
     if (fold.full() || per_window[hi - 1] == 0) {  // nothing to extract: no pass
-      fold.wants(windows.windows[hi - 1].name, per_window[hi - 1] > 0);
+      fold.wants(w.list[hi - 1].name, per_window[hi - 1] > 0);
       --hi;
       continue;
     }
     std::size_t lo = hi - 1;
     for (std::int64_t held = per_window[lo]; lo > 0 && held + per_window[lo - 1] <= batch_activities;)
       held += per_window[--lo];
-    if (!fold_batch(path, head, w, assign, lo, hi - 1, o.keep_gaps, fold, counts)) return std::nullopt;
+    if (!fold_batch(path, head, w, pass, lo, hi - 1, keep_gaps, fold, counts)) return false;
     hi = lo;
   }
+  return true;
+}
+
+}  // namespace
+
+std::optional<KinetoImport> import_kineto_streamed(const std::string& path, const KinetoImportOptions& o,
+                                                   std::int64_t batch_activities,
+                                                   StreamedImportCounts* counted,
+                                                   std::int64_t segment_windows) {
+  check_options(o);
+  StreamedImportCounts ignored;
+  StreamedImportCounts& counts = counted ? *counted : ignored;
+  Survey survey(static_cast<std::size_t>(std::max<std::int64_t>(segment_windows, 1)));
+  const KinetoTrace head = read_kineto_trace(path, &survey);
+  if (survey.per_device.empty()) return std::nullopt;  // the whole import names what is wrong
+  KinetoImport result;
+  KinetoImportReport& r = result.report;
+  start_report(r, head, choose_device(head, survey.per_device, o.device));
+  LatestWindows picked = std::move(survey.windows);
+  std::optional<IterationWindows> segment = picked.take();
+  if (!segment || segment->whole_trace) return std::nullopt;
+  IterationFold fold(o.steps);
+  std::int64_t outside = 0;
+  // Segments of windows latest first, each with its own pass 2 and batches (one segment unless the
+  // trace has more than `segment_windows` iterations).
+  sim::Time to = sim::Time::max();  // where the segment's times end: the later segment's first begin
+  while (true) {
+    if (!segment) return std::nullopt;
+    const auto& list = segment->windows;
+    const bool earliest = picked.all_taken(*segment);
+    const sim::Time first_begin = list.front().begin;
+    counts.windows = std::max(counts.windows, static_cast<std::int64_t>(list.size()));
+    const Windows w{list, r.device, earliest ? sim::Time::ps(INT64_MIN) : first_begin, to};
+    LatestWindows next(first_begin, picked.limit());
+    const bool first = to == sim::Time::max();
+    Assign assign(w, first, earliest ? nullptr : &next);
+    read_kineto_trace(path, &assign);
+    assign.finish();
+    counts.launches = std::max(counts.launches, assign.launches.high_water());
+    if (!assign.launches.exact() || assign.over_limit || assign.order.reversed()) return std::nullopt;
+    if (first)
+      for (auto& note : assign.order.notes(r.device)) r.notes.push_back(std::move(note));
+    outside += assign.outside;
+    if (!fold_segment(path, head, w, assign, batch_activities, o.keep_gaps, fold, counts))
+      return std::nullopt;
+    if (earliest) break;
+    picked = std::move(next);
+    segment = picked.take();
+    to = first_begin;
+  }
+  note_windows(r, IterationWindows{}, outside);
   counts.iteration_records = fold.records_high_water();
   return finish_import(fold, std::move(result), o);
 }

@@ -188,6 +188,8 @@ PipeDreamGraph parse_pipedream_graph(std::string_view text, const std::string& s
   if (const std::string_view encoding = yaml::wide_encoding(text); !encoding.empty())
     throw InputError(source_name + ":1:1: " + std::string(encoding) +
                      " is not supported; save the file as UTF-8");
+  // A UTF-8 byte-order mark (an editor's "UTF-8 with BOM") passes, as the YAML and JSON readers let it.
+  if (text.starts_with("\xEF\xBB\xBF")) text.remove_prefix(3);
   PipeDreamGraph g;
   g.source = source_name;
   std::map<int, int> line_of;  // node id → line
