@@ -270,7 +270,7 @@ TEST_CASE("analysis: a gzip trace decompresses to the same JSON") {
   CHECK(gz.bytes_written() < plain.bytes_written() / 5);
 }
 
-TEST_CASE("analysis: an unfinished trace leaves no file; a bad window no file either") {
+TEST_CASE("analysis: an unfinished trace leaves no file, a bad window no file either") {
   TempDir dir;
   {
     ChromeTraceWriter w(dir.path / "x.json");

@@ -22,7 +22,7 @@ analysis::CollectiveSweepOptions all_gpus(const topology::Topology& t) {
 
 }  // namespace
 
-TEST_CASE("DGX-1 8-GPU all-reduce is NVLink-bound; a PCIe-only ring is much slower") {
+TEST_CASE("DGX-1 8-GPU all-reduce is NVLink-bound, a PCIe-only ring is much slower") {
   const auto t = topology::build_cluster({.preset = "dgx1-v100"});
   auto o = all_gpus(t);
   const auto nvlink = analysis::run_one_collective(t, o, sim::Bytes::mib(256));
@@ -43,7 +43,7 @@ TEST_CASE("DGX-1 8-GPU all-reduce is NVLink-bound; a PCIe-only ring is much slow
   CHECK(pcie.time.to_seconds() > 10 * nvlink.time.to_seconds());
 }
 
-TEST_CASE("2-node all-reduce crosses InfiniBand; hierarchical beats the flat ring there") {
+TEST_CASE("2-node all-reduce crosses InfiniBand, hierarchical beats the flat ring there") {
   const auto t = topology::build_cluster({.preset = "dgx1-v100", .nodes = 2});
   auto o = all_gpus(t);
   o.comm.algorithm = workloads::AllReduceAlgorithm::Ring;

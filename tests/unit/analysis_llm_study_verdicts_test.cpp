@@ -170,7 +170,7 @@ void check_llm_study_verdicts(const LlmStudyResult& r) {
 
 }  // namespace
 
-TEST_CASE("llm study: every verdict of the CI grid agrees with its rows; what it says fits does") {
+TEST_CASE("llm study: every verdict of the CI grid agrees with its rows, what it says fits does") {
   const analysis::LlmStudyConfig config = analysis::load_llm_study_config(
       std::filesystem::path(HYBRIDSIM_SOURCE_DIR) / "scenarios/study/ci-llm.yaml");
   const LlmStudyResult r = analysis::run_llm_study(config, {.threads = 2});

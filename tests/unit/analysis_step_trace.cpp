@@ -312,7 +312,7 @@ TEST_CASE("step trace: detail, GPU filter, window and gzip control the size") {
   CHECK(kernels.summary.bytes < steps.summary.bytes);
   CHECK(steps.summary.bytes < messages.summary.bytes);
 
-  SUBCASE("GPU filter: only GPU 0 and the network; no flow has both ends left") {
+  SUBCASE("GPU filter: only GPU 0 and the network, no flow has both ends left") {
     const Written one =
         write(toy, dir.path / "g.json", {.detail = TraceDetail::Messages, .gpus = std::vector<int>{0}});
     CHECK(one.trace.process_names ==

@@ -34,7 +34,7 @@ TEST_CASE("busy fraction bins: one sample per bin, written only when it changes"
     CHECK(out == std::vector<S>{{Time::zero(), 0.5}, {Time::us(100), 1.0}, {Time::us(200), 0.5},
                                 {Time::us(300), 0.0}});
   }
-  SUBCASE("idle bins before, between and after; equal values merge") {
+  SUBCASE("idle bins before, between and after, equal values merge") {
     BusyFractionBins b(Time::us(10));
     b.add(Time::us(32), Time::us(34), out);  // bin 3: 0.2 (the track starts at 0 first)
     b.add(Time::us(36), Time::us(38), out);  // bin 3 again: 0.4 in all
@@ -44,7 +44,7 @@ TEST_CASE("busy fraction bins: one sample per bin, written only when it changes"
     CHECK(out == std::vector<S>{{Time::zero(), 0.0}, {Time::us(30), 0.4}, {Time::us(40), 0.0},
                                 {Time::us(70), 0.4}, {Time::us(90), 0.0}});
   }
-  SUBCASE("an interval ending on a bin boundary does not touch the next bin; overlap counts once") {
+  SUBCASE("an interval ending on a bin boundary does not touch the next bin, overlap counts once") {
     BusyFractionBins b(Time::us(10));
     b.add(Time::zero(), Time::us(10), out);
     b.add(Time::us(5), Time::us(15), out);  // [5, 10) already counted: only [10, 15) is new

@@ -163,7 +163,7 @@ TEST_CASE("study: every verdict of the CI grid agrees with its rows, with and wi
       cache));
 }
 
-TEST_CASE("plan: #1 is the best ranked configuration and fits; nothing that fits is refused") {
+TEST_CASE("plan: #1 is the best ranked configuration and fits, nothing that fits is refused") {
   analysis::PlanRequest request =
       analysis::make_plan_request({.model = "gnmt", .gpus = 16, .objective = "throughput"});
   request.search.bucket_sizes = {sim::Bytes::of(25'000'000)};
@@ -374,7 +374,7 @@ void check_llm_plan_explanation(const analysis::LlmPlanResult& r, const std::str
 
 }  // namespace
 
-TEST_CASE("plan --model transformer: the ranking follows the metric it names; what it says fits does") {
+TEST_CASE("plan --model transformer: the ranking follows the metric it names, what it says fits does") {
   // Megatron's 1.2 B GPT on one DGX A100, the best 3 layouts by the estimate simulated, ranked by time
   // to train (a critical batch given) and by tokens/s (none).
   for (const bool by_time : {true, false}) {

@@ -111,7 +111,7 @@ TEST_CASE("kineto: one iteration of one GPU becomes ops with their kernels") {
   CHECK(mentions(r.report.skipped, "1 × GPU activities launched outside the ProfilerStep iterations"));
 }
 
-TEST_CASE("kineto: measured span, gaps and overlap; replay within 5%, exact with gaps kept") {
+TEST_CASE("kineto: measured span, gaps and overlap, replay within 5%, exact with gaps kept") {
   const auto r = import_kineto(data("single_gpu.json"), {.steps = 1});
   const auto& m = r.report.average;
   // ProfilerStep#2: the copy starts at 2015 us, the last optimizer kernel ends at 2639 + 16.345.
@@ -288,7 +288,7 @@ TEST_CASE("kineto: an all-reduce over a subgroup is not a gradient bucket, and i
   CHECK(workloads::describe_kineto_import(r).find("process group 1 [1] (1 of 2 ranks)") != std::string::npos);
 }
 
-TEST_CASE("kineto: timestamps are exact decimals; traces without annotations are one iteration") {
+TEST_CASE("kineto: timestamps are exact decimals, traces without annotations are one iteration") {
   // Absolute µs timestamps beyond double precision at ps: 1 ns of gap must survive.
   const std::string trace = R"json({"traceEvents": [
     {"ph": "X", "cat": "kernel", "name": "void k1<float>(float*)", "pid": 0, "tid": 7,

@@ -84,7 +84,7 @@ struct LateJoin final : EventHandler {
 };
 }  // namespace
 
-TEST_CASE("all-to-all: a rank that joins late finishes then; routes must be n x n") {
+TEST_CASE("all-to-all: a rank that joins late finishes then, routes must be n x n") {
   // Rank 0 sends its 1000 B at once (delivered at 2.1 µs, before rank 1 joined); rank 1 joins at
   // 10 µs: rank 0 is done at 12.1 µs when rank 1's part reaches it, rank 1 at 10 µs... once its own
   // part is delivered (12.1 µs): both at 12.1 µs.

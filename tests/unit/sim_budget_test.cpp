@@ -156,7 +156,7 @@ TEST_CASE("budget: a ring starting in full is checked before its first message")
   CHECK(network.messages_in_flight() == 0);
 }
 
-TEST_CASE("budget: a fold is cheap; one that falls back to the full ring is caught as it does") {
+TEST_CASE("budget: a fold is cheap, one that falls back to the full ring is caught as it does") {
   OneWayRing ring(4);
   {
     // Equal chunks fold onto one representative (every edge alike, all ranks join at once): its

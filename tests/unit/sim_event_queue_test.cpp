@@ -494,7 +494,7 @@ TEST_CASE("EventQueue orders times that differ in every bit, near 2^62 ps") {
   CHECK(q.now() == Time::ps(base + (std::int64_t{1} << 61)));
 }
 
-TEST_CASE("EventQueue::run_until stops inside a time block; events then scheduled at now come next") {
+TEST_CASE("EventQueue::run_until stops inside a time block, events then scheduled at now come next") {
   // 100 and 101 ps share a block. run_until(100 ps) runs the first; two events then scheduled at
   // 100 ps (now) come before the one at 101 ps, in scheduling order. A look-ahead from an empty
   // front (run_until(150 ps) sees 300 ps) does not stop 200 ps, scheduled afterwards, coming first.

@@ -74,7 +74,7 @@ double classic_allreduce_seconds(double n, double bytes, double bw, double alpha
 }  // namespace
 
 TEST_CASE(
-    "ring all-reduce matches the closed form; the classic formula where no latency is hidden") {
+    "ring all-reduce matches the closed form, the classic formula where no latency is hidden") {
   const Bandwidth bw = Bandwidth::gb_per_second(50);
   const Time alpha = Time::ns(500);
   CollectiveConfig config;

@@ -101,7 +101,7 @@ TEST_CASE("fold: machines of 8 (one network edge in eight) and two channels fold
   }
 }
 
-TEST_CASE("fold: join times that repeat with the pattern fold; others are simulated in full, still exactly") {
+TEST_CASE("fold: join times that repeat with the pattern fold, others are simulated in full, still exactly") {
   const auto f = make_ring(32, 4);
   std::vector<Time> periodic, irregular;
   for (std::uint32_t r = 0; r < 32; ++r) {

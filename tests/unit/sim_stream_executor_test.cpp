@@ -34,7 +34,7 @@ TEST_CASE("one stream: step time is the sum of its kernels") {
   CHECK(run({gpu}, 0) == Time::us(66) + Time::ns(500));
 }
 
-TEST_CASE("streams of one GPU overlap; a wait orders them like a CUDA event") {
+TEST_CASE("streams of one GPU overlap, a wait orders them like a CUDA event") {
   GpuProgram gpu;
   // compute: 40 us, record e0, 30 us.  side: wait e0, 50 us.  Side ends at 40 + 50 = 90 us.
   gpu.streams = {{"compute", {Task::kernel(Time::us(40), 0), Task::record(0), Task::kernel(Time::us(30), 1)}},
@@ -293,7 +293,7 @@ TEST_CASE("contention: a rank waiting for the others holds its SMs but moves no 
 }
 
 TEST_CASE(
-    "a folded step records only its representatives' tasks; a member finishes with its representative") {
+    "a folded step records only its representatives' tasks, a member finishes with its representative") {
   // Two GPUs alike: a 10 us kernel, record its event; the communication stream waits for it and
   // joins a 2-rank collective that lasts 5 us from each rank's join. Folded onto GPU 0, GPU 1's
   // streams never run: its rank joins when GPU 0's does (10 us) and ends with it (15 us), so the

@@ -74,7 +74,7 @@ TEST_CASE("tree fold: four alike channels of two trees simulate one and match th
 }
 
 TEST_CASE(
-    "tree fold: channels that differ are simulated once per kind; bytes that differ by one still fold "
+    "tree fold: channels that differ are simulated once per kind, bytes that differ by one still fold "
     "apart") {
   // Channels alternate 12.5 and 25 GB/s (period 2): two kinds, 2 × 2 = 4 of 8 tree channels.
   const auto f = make_trees(16, 4, 2);

@@ -17,9 +17,11 @@
 using namespace hybridsim;
 using sim::Time;
 
-TEST_CASE("GPU lists take ranks and inclusive ranges; a bare number is one GPU") {
+TEST_CASE("GPU lists take ranks and inclusive ranges, a bare number is one GPU") {
   CHECK(topology::parse_gpu_list("0-3,8,12-13") == std::vector<int>{0, 1, 2, 3, 8, 12, 13});
-  CHECK(topology::parse_gpu_list(" 5 , 2,2 ") == std::vector<int>{2, 5});  // sorted, unique
+  CHECK(topology::parse_gpu_list(" 5 , 2 ") == std::vector<int>{2, 5});  // sorted
+  CHECK_THROWS_WITH_AS(topology::parse_gpu_list(" 5 , 2,2 "), doctest::Contains("GPU 2 is listed twice"),
+                       InputError);  // a GPU listed twice is a mistake, not a set
   CHECK(topology::parse_gpu_list("7") == std::vector<int>{7});
   CHECK(topology::parse_gpu_list("4") == std::vector<int>{4});  // GPU 4, not the first four
   for (const char* bad : {"", "3-1", "a", "1,,2", "1-", "-1", "1.5", "0-99999999", "99999999999"}) {

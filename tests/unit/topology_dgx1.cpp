@@ -100,7 +100,7 @@ TEST_CASE("dgx1_v100: GPU0→GPU5 (no NVLink) goes PCIe → CPU → QPI → CPU 
   CHECK(names(t, t.route(t.gpu(0), t.gpu(1), {.avoid_nvlink = true, .gpu_relay = false})) == pcie);
 }
 
-TEST_CASE("dgx1_v100: NVLink pairs route over their NVLink; relaying is an option") {
+TEST_CASE("dgx1_v100: NVLink pairs route over their NVLink, relaying is an option") {
   const auto t = topology::presets::dgx1_v100();
   CHECK(names(t, t.route(t.gpu(0), t.gpu(1))) == std::vector<std::string>{"NVLink GPU0→GPU1"});
   CHECK(names(t, t.route(t.gpu(7), t.gpu(4))) == std::vector<std::string>{"NVLink GPU7→GPU4"});
@@ -112,7 +112,7 @@ TEST_CASE("dgx1_v100: NVLink pairs route over their NVLink; relaying is an optio
   CHECK(t.route(t.gpu(2), t.gpu(2)).empty());
 }
 
-TEST_CASE("dgx1_v100: routes are cached and stable; each GPU's NIC is on its PCIe switch") {
+TEST_CASE("dgx1_v100: routes are cached and stable, each GPU's NIC is on its PCIe switch") {
   auto t = topology::presets::dgx1_v100();
   const auto before = t.cached_route_count();
   const auto a = t.route(t.gpu(0), t.gpu(5));

@@ -72,7 +72,7 @@ TEST_CASE("nvswitch_node: every GPU pair goes GPU → NVSwitch → GPU at the fu
   CHECK(t.device(*t.nic_for_gpu(t.gpu(5))).name == "NIC2");
 }
 
-TEST_CASE("pcie_server: no NVLink; switch-mates meet at their switch, others cross the CPUs") {
+TEST_CASE("pcie_server: no NVLink, switch-mates meet at their switch, others cross the CPUs") {
   const auto t = presets::pcie_server();
   for (const auto& spec : t.links().all()) CHECK(spec.kind != sim::LinkKind::NVLink);
   CHECK(t.route(t.gpu(0), t.gpu(1)).size() == 2);  // GPU0 → PLX0 → GPU1

@@ -38,7 +38,7 @@ sim::CollectiveChain::Part part(std::vector<sim::RingChannel> channels) {
 }  // namespace
 
 TEST_CASE(
-    "collective load: each channel receives at its most shared link's share; NCCL: an SM per channel, 3 "
+    "collective load: each channel receives at its most shared link's share, NCCL: an SM per channel, 3 "
     "bytes per byte") {
   const sim::LinkTable links = three_links();
   // Channels 0 and 1 both cross L0 (10 GB/s, shared: 5 each); channel 0 also L1, channel 1 L2

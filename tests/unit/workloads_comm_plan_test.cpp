@@ -110,7 +110,7 @@ TEST_CASE("comm plan: NCCL's choice per call, fixed choices, point-to-point copi
   CHECK_FALSE(copy.nccl);
 }
 
-TEST_CASE("comm plan: make_collective runs the plan; a copy at the NVLinks' line rate") {
+TEST_CASE("comm plan: make_collective runs the plan, a copy at the NVLinks' line rate") {
   const auto one = topology::build_cluster({.preset = "dgx1-v100"});
   workloads::CommPlanner planner(one, {});
   sim::EventQueue queue;

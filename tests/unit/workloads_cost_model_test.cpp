@@ -222,7 +222,7 @@ TEST_CASE("gpu: one table, found by key or by the name a profile records") {
   CHECK(gpu_resources(*find_gpu("H200-SXM-141GB")).memory_bandwidth == sim::Bandwidth::gb_per_second(4800));
 }
 
-TEST_CASE("precision: one vocabulary; the built-in networks price it as fp32 or amp") {
+TEST_CASE("precision: one vocabulary, the built-in networks price it as fp32 or amp") {
   const Gpu& v100 = gpu_by_key("v100");
   const Gpu& a100 = gpu_by_key("a100");
   CHECK(builtin_math(v100, Precision::Fp16) == Precision::Amp);

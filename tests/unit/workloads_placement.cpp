@@ -65,7 +65,7 @@ TEST_CASE("layers partitioner: contiguous groups that minimize the largest one")
   CHECK(partition_layers(q, 2).gpu_of_op == Gpus{0, 0, 1});
 }
 
-TEST_CASE("stacks partitioner: each stack split by depth; layers outside go next to their inputs") {
+TEST_CASE("stacks partitioner: each stack split by depth, layers outside go next to their inputs") {
   // embedding → enc.L0 → enc.L1 → dec.L0 → dec.L1 → classifier, 2 ms each. enc and dec are each
   // cut into {L0 | L1}; the embedding has no placed input (GPU 0); the classifier reads dec.L1 (GPU 1).
   const Profile p = chain_of_layers(

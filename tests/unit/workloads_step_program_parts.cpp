@@ -57,7 +57,7 @@ TEST_CASE("step parts: kernel labels run op by op, forward then backward, the op
   CHECK(l.labels[7].phase == Phase::Optimizer);
 }
 
-TEST_CASE("step parts: gradients pack into buckets in backward order; sparse ones go alone") {
+TEST_CASE("step parts: gradients pack into buckets in backward order, sparse ones go alone") {
   Profile p = chain3();
   StepOptions o;
   o.bucket_size = Bytes::mib(6);

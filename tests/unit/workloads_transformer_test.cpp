@@ -184,7 +184,7 @@ TEST_CASE("transformer: the one-GPU calibration figures are reproduced within 3%
   }
 }
 
-TEST_CASE("transformer: precisions a GPU lacks are refused; GEMM efficiency grows with size") {
+TEST_CASE("transformer: precisions a GPU lacks are refused, GEMM efficiency grows with size") {
   CHECK_THROWS_WITH_AS(transformer_cost(gpu_by_key("v100"), Precision::Bf16),
                        doctest::Contains("no BF16"), InputError);
   CHECK_THROWS_WITH_AS(transformer_cost(gpu_by_key("a100"), Precision::Fp8),

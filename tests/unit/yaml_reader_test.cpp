@@ -80,7 +80,7 @@ TEST_CASE("yaml tree: a ',' outside [ ] or { } is refused where it is (yaml-cpp 
   CHECK(parse_yaml_tree("a: ',b'\n", "t.yaml").find("a")->scalar == ",b");
 }
 
-TEST_CASE("yaml tree: UTF-16 and UTF-32 are named as such; a UTF-8 byte-order mark is read past") {
+TEST_CASE("yaml tree: UTF-16 and UTF-32 are named as such, a UTF-8 byte-order mark is read past") {
   using namespace std::string_literals;
   const std::string utf16 = "t.yaml:1:1: invalid YAML: UTF-16 is not supported; save the file as UTF-8";
   // "a: 1\n" as an editor saves it in UTF-16, little- and big-endian, with and without a mark.
@@ -241,7 +241,7 @@ TEST_CASE("yaml field reader: declared keys, defaults located at their mapping, 
         "t.yaml:2:7: link: got a list; expected a mapping with fields count, kind, speed");
 }
 
-TEST_CASE("input files: read whole; a directory, a device, a missing file or one over the limit is refused") {
+TEST_CASE("input files: read whole, a directory, a device, a missing file or one over the limit is refused") {
   const auto dir =
       std::filesystem::temp_directory_path() / ("hybridsim-input-file-test-" + std::to_string(getpid()));
   std::filesystem::create_directories(dir);
