@@ -1,6 +1,7 @@
 #include "analysis/step/step_estimate.h"
 
 #include <optional>
+#include <string>
 
 #include "analysis/step/step_attempt.h"
 #include "analysis/step/step_fold.h"
@@ -8,10 +9,23 @@
 
 namespace hybridsim::analysis {
 
-void StepEstimate::check(const sim::SimulationLimits& limits) const {
-  sim::SimulationBudget budget(limits);
+void StepEstimate::charge(sim::SimulationBudget& budget) const {
+  // The expected events include the sure ones (every collective that cannot fold, in full) and may
+  // pass the cap where those do not: a step whose folded collectives' models are long is refused
+  // here, before its first event, not after its models ran. A run that passes is not stopped by its
+  // models' events, which are not charged; only a collective that falls back to full simulation as
+  // it starts is (sim/budget.h).
+  const std::uint64_t limit = budget.limits().max_events;
+  if (limit != 0 && events() > limit)
+    throw sim::BudgetExceeded(sim::BudgetExceeded::Kind::Events, events(), limit, sure.in_flight,
+                              collective_events.models > 0 ? std::string(kEstimatedCause) : std::string());
   budget.record(task_events, state_bytes);
   budget.check(sure);
+}
+
+void StepEstimate::check(const sim::SimulationLimits& limits) const {
+  sim::SimulationBudget budget(limits);
+  charge(budget);
 }
 
 StepEstimate estimate_step(const StepSetup& setup) { return estimate_program(setup, build_program(setup)); }

@@ -8,8 +8,10 @@
 //   total += e.events();
 #pragma once
 #include <cstdint>
+#include <string_view>
 
 #include "sim/budget.h"
+#include "sim/fast/fold_cost.h"
 
 namespace hybridsim::workloads {
 struct StepProgram;
@@ -21,13 +23,24 @@ struct StepSetup;
 
 struct StepEstimate {
   std::uint64_t task_events = 0;  // the GPU streams' tasks, two events each
-  std::int64_t state_bytes = 0;   // every collective's state
-  sim::SimulationCost sure{};     // the collectives that cannot fold, simulated in full
-  std::uint64_t events() const { return task_events + sure.events; }
+  // Every simulated collective's events as it is expected to be simulated (sim/fast/fold_cost.h):
+  // on the step's queue (in full, embedded rings) and on folded collectives' models.
+  sim::ExpectedEvents collective_events{};
+  std::int64_t state_bytes = 0;  // every collective's state
+  sim::SimulationCost sure{};    // the collectives that cannot fold, simulated in full
+  std::uint64_t events() const { return task_events + collective_events.total(); }
+  std::uint64_t queue_events() const { return task_events + collective_events.queue; }
   std::int64_t memory() const { return state_bytes + sure.memory(); }
-  // Throws sim::BudgetExceeded past `limits`, with the figures the run's own check gives.
+  // Records its sure figures in `budget` and throws sim::BudgetExceeded past its caps, as before the
+  // run's event loop: the sure part, and events() past max_events (cause kEstimatedCause).
+  void charge(sim::SimulationBudget& budget) const;
+  // The same against a budget of its own.
   void check(const sim::SimulationLimits& limits) const;
 };
+
+// What a refusal for the expected events says (sim::BudgetExceeded::cause).
+inline constexpr std::string_view kEstimatedCause =
+    "its folded collectives' models are counted (as estimated before its first event)";
 
 // Builds the step's program and its first attempt's collectives (no event is run).
 StepEstimate estimate_step(const StepSetup& setup);
