@@ -64,14 +64,13 @@ std::uint32_t ring_plan_period(const RingCollective& ring, std::uint32_t c) {
 }
 
 bool ring_edges_share_a_link(const RingCollective& ring) {
-  std::vector<std::uint8_t> seen(ring.network().links().size(), 0);
+  // Sorted, not marked in a table of the network's links: a step asks this of each of its rings
+  // (thousands of tensor-parallel rings in a cluster of hundreds of thousands of links).
+  std::vector<LinkId> used;
   for (std::uint32_t c = 0; c < ring.channel_count(); ++c)
-    for (const auto& route : ring.channel_plan(c).routes)
-      for (const LinkId l : route) {
-        if (seen[l] != 0) return true;
-        seen[l] = 1;
-      }
-  return false;
+    for (const auto& route : ring.channel_plan(c).routes) used.insert(used.end(), route.begin(), route.end());
+  std::sort(used.begin(), used.end());
+  return std::adjacent_find(used.begin(), used.end()) != used.end();
 }
 
 }  // namespace hybridsim::sim
