@@ -303,7 +303,7 @@ StepResult simulate_once(const StepSetup& setup, const workloads::StepProgram& p
   sim::EventQueue queue;
   sim::Network network(queue, setup.topology->links(), setup.switching);
   network.set_observer(observers.network);
-  sim::SimulationBudget budget(setup.limits);
+  sim::SimulationBudget budget(run_limits(setup.limits));  // past the estimate, a fallback's tolerance
   sim::CollectiveConfig collective_config = setup.collective;
   collective_config.budget = &budget;
   StepCollectives collectives;
@@ -329,7 +329,7 @@ StepResult simulate_once(const StepSetup& setup, const workloads::StepProgram& p
   }
   if (!fold.empty() && !shared_rings_may_fold(program, fold, collectives.owned, attempt)) return {};
   const StepEstimate estimate = step_budget_cost(program, collectives.owned, fold.fold);
-  estimate.charge(budget);
+  estimate.charge(budget, setup.limits.max_events);
 
   sim::work_tick(&parts, "starting its GPUs' streams", 0, 1, "part");
   sim::StreamExecutor executor(queue, program.gpus, collectives.pointers, program.event_count, setup.executor,
@@ -338,7 +338,13 @@ StepResult simulate_once(const StepSetup& setup, const workloads::StepProgram& p
   if (!fold.empty()) executor.set_fold(fold.fold);
   executor.start();
   sim::work_tick(&parts, "starting its GPUs' streams", 1, 1, "part");
-  run_with_progress(queue, observers.progress, what, &budget, estimate.queue_events());
+  try {
+    run_with_progress(queue, observers.progress, what, &budget, estimate.queue_events());
+  } catch (const sim::BudgetExceeded& over) {  // a fallback's charge: in the words of the user's cap
+    if (over.kind != sim::BudgetExceeded::Kind::Events) throw;
+    throw sim::BudgetExceeded(over.kind, over.estimate, setup.limits.max_events, over.in_flight,
+                              over.cause + ", past twice the limit its estimate passed");
+  }
   if (!executor.is_done())
     throw InternalError("the step deadlocked:\n" + executor.describe_stuck());
   if (embedded.bounded)

@@ -32,11 +32,19 @@ struct StepEstimate {
   std::uint64_t queue_events() const { return task_events + collective_events.queue; }
   std::int64_t memory() const { return state_bytes + sure.memory(); }
   // Records its sure figures in `budget` and throws sim::BudgetExceeded past its caps, as before the
-  // run's event loop: the sure part, and events() past max_events (cause kEstimatedCause).
-  void charge(sim::SimulationBudget& budget) const;
+  // run's event loop: the sure part, and events() past `max_events` (cause kEstimatedCause).
+  void charge(sim::SimulationBudget& budget, std::uint64_t max_events) const;
   // The same against a budget of its own.
   void check(const sim::SimulationLimits& limits) const;
 };
+
+// The limits a step's run charges its collectives against once its estimate passed `limits`: the
+// events cap times kFallbackTolerance (0 stays none). The estimate is within a factor of 2 of what
+// the run simulates, not a bound: a collective that falls back to full simulation as it starts (a
+// tree whose links are still busy in a first folded attempt) is charged its full cost, so a step
+// the estimate passed is stopped only past twice its cap.
+inline constexpr std::uint64_t kFallbackTolerance = 2;
+sim::SimulationLimits run_limits(const sim::SimulationLimits& limits);
 
 // What a refusal for the expected events says (sim::BudgetExceeded::cause).
 inline constexpr std::string_view kEstimatedCause =

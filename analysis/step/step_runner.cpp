@@ -54,7 +54,7 @@ StepEstimate step_budget_cost(const workloads::StepProgram& program,
 void check_step_budget(sim::SimulationBudget& budget, const workloads::StepProgram& program,
                        const std::vector<std::unique_ptr<sim::Collective>>& collectives,
                        const sim::StepFold& fold) {
-  step_budget_cost(program, collectives, fold).charge(budget);
+  step_budget_cost(program, collectives, fold).charge(budget, budget.limits().max_events);
 }
 
 workloads::StepProgram build_program(const StepSetup& setup, SimulationProgress* progress) {
