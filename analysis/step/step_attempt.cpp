@@ -6,6 +6,7 @@
 #include "analysis/step/step_fold_p2p.h"
 #include "sim/error.h"
 #include "sim/fast/embedded_ring.h"
+#include "sim/fast/folded_ring.h"
 #include "sim/fast/folded_tree.h"
 #include "sim/fast/link_claims.h"
 #include "sim/fast/ring_embedding.h"
@@ -92,6 +93,25 @@ bool embedded_classes_agree(const workloads::StepProgram& program,
       attempt.signature = std::move(signature);
       return false;
     }
+  return true;
+}
+
+// Whether every ring of representatives and members may fold as far as its plan tells: one that
+// cannot (two of its edges on one link, as every data-parallel ring on an NVSwitch machine) would
+// run in full and the step's fold be given up after the run (check_step_fold), so it is not tried,
+// and the step's estimate is every GPU's.
+bool shared_rings_may_fold(const workloads::StepProgram& program, const StepFoldPlan& fold,
+                           const std::vector<std::unique_ptr<sim::Collective>>& collectives,
+                           Attempt& attempt) {
+  for (std::size_t i = 0; i < collectives.size(); ++i) {
+    const auto* ring = dynamic_cast<const sim::FoldedRing*>(collectives[i].get());
+    if (ring == nullptr || !spans_members(fold, program.collectives[i])) continue;
+    if (const char* why = ring->plan_only_refusal()) {
+      attempt.unsuitable = true;
+      attempt.why = "a ring they share would run in full: " + std::string(why);
+      return false;
+    }
+  }
   return true;
 }
 
@@ -283,7 +303,7 @@ StepResult simulate_once(const StepSetup& setup, const workloads::StepProgram& p
   sim::EventQueue queue;
   sim::Network network(queue, setup.topology->links(), setup.switching);
   network.set_observer(observers.network);
-  sim::SimulationBudget budget(setup.limits);
+  sim::SimulationBudget budget(run_limits(setup.limits));  // past the estimate, a fallback's tolerance
   sim::CollectiveConfig collective_config = setup.collective;
   collective_config.budget = &budget;
   StepCollectives collectives;
@@ -307,7 +327,9 @@ StepResult simulate_once(const StepSetup& setup, const workloads::StepProgram& p
       share_representative_links(*setup.topology, fold, embedded, network);
     }
   }
-  check_step_budget(budget, program, collectives.owned, fold.fold);
+  if (!fold.empty() && !shared_rings_may_fold(program, fold, collectives.owned, attempt)) return {};
+  const StepEstimate estimate = step_budget_cost(program, collectives.owned, fold.fold);
+  estimate.charge(budget, setup.limits.max_events);
 
   // Told GPU by GPU: at 65,536 GPUs its check, fold and start take seconds.
   sim::StreamExecutor executor(queue, program.gpus, collectives.pointers, program.event_count, setup.executor,
@@ -315,7 +337,13 @@ StepResult simulate_once(const StepSetup& setup, const workloads::StepProgram& p
   executor.set_observer(observers.stream);
   if (!fold.empty()) executor.set_fold(fold.fold);
   executor.start();
-  run_with_progress(queue, observers.progress, what, &budget);
+  try {
+    run_with_progress(queue, observers.progress, what, &budget, estimate.queue_events());
+  } catch (const sim::BudgetExceeded& over) {  // a fallback's charge: in the words of the user's cap
+    if (over.kind != sim::BudgetExceeded::Kind::Events) throw;
+    throw sim::BudgetExceeded(over.kind, over.estimate, setup.limits.max_events, over.in_flight,
+                              over.cause + ", past twice the limit its estimate passed");
+  }
   if (!executor.is_done())
     throw InternalError("the step deadlocked:\n" + executor.describe_stuck());
   if (embedded.bounded)
@@ -338,6 +366,39 @@ StepResult simulate_once(const StepSetup& setup, const workloads::StepProgram& p
   return r;
 }
 
+// Whether the embedding is expected to fail as the step runs: rings embedded from two streams of one
+// GPU (ZeRO-3's parameter all-gathers beside its gradient reduce-scatters) run at the same time, and
+// one with two edges on one link (on an NVSwitch machine) then has its messages tie with the other's
+// there at once, so simulate_attempt runs the step again without embedding. Llama 2 7B ZeRO-3 on 4
+// and 8 DGX A100 (tests/scale/step_estimate_test.cpp) runs so; GPT-3's tensor-parallel rings, on one
+// stream, stay embedded. The first GPU in such a ring stands for all.
+bool embedding_expected_to_tie(const workloads::StepProgram& program,
+                               const std::vector<std::unique_ptr<sim::Collective>>& owned) {
+  std::vector<std::uint8_t> tying(owned.size(), 0);
+  bool any = false;
+  for (std::size_t i = 0; i < owned.size(); ++i) {
+    const auto* ring = dynamic_cast<const sim::EmbeddedRing*>(owned[i].get());
+    tying[i] = ring != nullptr && sim::ring_edges_share_a_link(ring->ring()) ? 1 : 0;
+    any = any || tying[i] != 0;
+  }
+  if (!any) return false;
+  for (const sim::GpuProgram& gpu : program.gpus) {
+    std::size_t streams = 0, embedded = 0;
+    for (const sim::StreamProgram& stream : gpu.streams) {
+      bool has_tying = false, has_embedded = false;
+      for (const sim::Task t : stream.tasks) {
+        if (t.kind != sim::TaskKind::Collective || t.id >= owned.size()) continue;
+        has_tying = has_tying || tying[t.id] != 0;
+        has_embedded = has_embedded || dynamic_cast<const sim::EmbeddedRing*>(owned[t.id].get()) != nullptr;
+      }
+      streams += has_tying ? 1 : 0;
+      embedded += has_embedded ? 1 : 0;
+    }
+    if (streams > 0) return embedded >= 2;
+  }
+  return false;
+}
+
 std::optional<StepEstimate> estimate_once(const StepSetup& setup, const workloads::StepProgram& program,
                                           const StepFoldPlan& fold, Embed embed) {
   sim::EventQueue queue;
@@ -346,7 +407,12 @@ std::optional<StepEstimate> estimate_once(const StepSetup& setup, const workload
   Attempt attempt;
   if (!make_collectives(setup, program, fold, network, setup.collective, collectives, attempt)) return {};
   sim::EmbedPlan embedded;  // as simulate_once: embedded rings cost what they cost there
-  if (embed == Embed::On) embedded = sim::embed_coupled_rings(collectives.owned, network);
+  if (embed == Embed::On) {
+    embedded = sim::embed_coupled_rings(collectives.owned, network);
+    if (embedding_expected_to_tie(program, collectives.owned))
+      return estimate_once(setup, program, fold, Embed::Off);
+  }
+  if (!fold.empty() && !shared_rings_may_fold(program, fold, collectives.owned, attempt)) return {};
   return step_budget_cost(program, collectives.owned, fold.fold);
 }
 

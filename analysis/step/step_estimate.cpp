@@ -1,6 +1,8 @@
 #include "analysis/step/step_estimate.h"
 
+#include <limits>
 #include <optional>
+#include <string>
 
 #include "analysis/step/step_attempt.h"
 #include "analysis/step/step_fold.h"
@@ -8,10 +10,29 @@
 
 namespace hybridsim::analysis {
 
-void StepEstimate::check(const sim::SimulationLimits& limits) const {
-  sim::SimulationBudget budget(limits);
+sim::SimulationLimits run_limits(const sim::SimulationLimits& limits) {
+  sim::SimulationLimits out = limits;
+  const std::uint64_t most = std::numeric_limits<std::uint64_t>::max() / kFallbackTolerance;
+  out.max_events = limits.max_events > most ? 0 : limits.max_events * kFallbackTolerance;
+  return out;
+}
+
+void StepEstimate::charge(sim::SimulationBudget& budget, std::uint64_t max_events) const {
+  // The expected events include the sure ones (every collective that cannot fold, in full) and may
+  // pass the cap where those do not: a step whose folded collectives' models are long is refused
+  // here, before its first event, not after its models ran. A run that passes is not stopped by its
+  // models' events, which are not charged; only a collective that falls back to full simulation as
+  // it starts is (sim/budget.h).
+  if (max_events != 0 && events() > max_events)
+    throw sim::BudgetExceeded(sim::BudgetExceeded::Kind::Events, events(), max_events, sure.in_flight,
+                              collective_events.models > 0 ? std::string(kEstimatedCause) : std::string());
   budget.record(task_events, state_bytes);
   budget.check(sure);
+}
+
+void StepEstimate::check(const sim::SimulationLimits& limits) const {
+  sim::SimulationBudget budget(limits);
+  charge(budget, limits.max_events);
 }
 
 StepEstimate estimate_step(const StepSetup& setup, SimulationProgress* progress) {

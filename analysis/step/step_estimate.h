@@ -8,8 +8,10 @@
 //   total += e.events();
 #pragma once
 #include <cstdint>
+#include <string_view>
 
 #include "sim/budget.h"
+#include "sim/fast/fold_cost.h"
 
 namespace hybridsim::workloads {
 struct StepProgram;
@@ -22,13 +24,32 @@ class SimulationProgress;
 
 struct StepEstimate {
   std::uint64_t task_events = 0;  // the GPU streams' tasks, two events each
-  std::int64_t state_bytes = 0;   // every collective's state
-  sim::SimulationCost sure{};     // the collectives that cannot fold, simulated in full
-  std::uint64_t events() const { return task_events + sure.events; }
+  // Every simulated collective's events as it is expected to be simulated (sim/fast/fold_cost.h):
+  // on the step's queue (in full, embedded rings) and on folded collectives' models.
+  sim::ExpectedEvents collective_events{};
+  std::int64_t state_bytes = 0;  // every collective's state
+  sim::SimulationCost sure{};    // the collectives that cannot fold, simulated in full
+  std::uint64_t events() const { return task_events + collective_events.total(); }
+  std::uint64_t queue_events() const { return task_events + collective_events.queue; }
   std::int64_t memory() const { return state_bytes + sure.memory(); }
-  // Throws sim::BudgetExceeded past `limits`, with the figures the run's own check gives.
+  // Records its sure figures in `budget` and throws sim::BudgetExceeded past its caps, as before the
+  // run's event loop: the sure part, and events() past `max_events` (cause kEstimatedCause).
+  void charge(sim::SimulationBudget& budget, std::uint64_t max_events) const;
+  // The same against a budget of its own.
   void check(const sim::SimulationLimits& limits) const;
 };
+
+// The limits a step's run charges its collectives against once its estimate passed `limits`: the
+// events cap times kFallbackTolerance (0 stays none). The estimate is within a factor of 2 of what
+// the run simulates, not a bound: a collective that falls back to full simulation as it starts (a
+// tree whose links are still busy in a first folded attempt) is charged its full cost, so a step
+// the estimate passed is stopped only past twice its cap.
+inline constexpr std::uint64_t kFallbackTolerance = 2;
+sim::SimulationLimits run_limits(const sim::SimulationLimits& limits);
+
+// What a refusal for the expected events says (sim::BudgetExceeded::cause).
+inline constexpr std::string_view kEstimatedCause =
+    "its folded collectives' models are counted (as estimated before its first event)";
 
 // Builds the step's program and its first attempt's collectives (no event is run). `progress` (null:
 // none) hears of the program's building, as build_program's.

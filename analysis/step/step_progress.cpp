@@ -105,7 +105,7 @@ void ProgramBuildTicks::built(std::string_view part, std::uint64_t done, std::ui
 }
 
 void run_with_progress(sim::EventQueue& queue, SimulationProgress* progress, std::string_view what,
-                       const sim::SimulationBudget* budget) {
+                       const sim::SimulationBudget* budget, std::uint64_t expected) {
   if (progress == nullptr) {
     queue.run();
     return;
@@ -114,11 +114,12 @@ void run_with_progress(sim::EventQueue& queue, SimulationProgress* progress, std
   const std::uint64_t first = queue.events_processed();
   // Before the first event, a report if one is already due: building a large step's program and
   // collectives takes seconds, and the person waiting hears of it with the step's estimate.
-  progress->tick(what, queue.now(), 0, budget ? budget->events() : 0);
+  const auto total = [&] { return std::max(expected, budget ? budget->events() : 0); };
+  progress->tick(what, queue.now(), 0, total());
   std::uint32_t count = 0;
   while (queue.step())
     if (++count % SimulationProgress::kTickEvents == 0)
-      progress->tick(what, queue.now(), queue.events_processed() - first, budget ? budget->events() : 0);
+      progress->tick(what, queue.now(), queue.events_processed() - first, total());
 }
 
 }  // namespace hybridsim::analysis

@@ -118,8 +118,10 @@ class ProgramBuildTicks final : public workloads::ProgramBuildProgress {
 };
 
 // Runs the queue to its end, as EventQueue::run() does, ticking `progress` (none: just run()).
-// `budget` (optional) holds the events estimated for the step so far, for the time left.
+// The time left is told from the events the queue is expected to process (`expected`: the step's
+// estimate, analysis/step/step_estimate.h, less its folded collectives' models, which run within
+// one event each) or, if more, those `budget` (optional) charged so far.
 void run_with_progress(sim::EventQueue& queue, SimulationProgress* progress, std::string_view what,
-                       const sim::SimulationBudget* budget = nullptr);
+                       const sim::SimulationBudget* budget = nullptr, std::uint64_t expected = 0);
 
 }  // namespace hybridsim::analysis

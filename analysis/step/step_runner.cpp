@@ -42,6 +42,7 @@ StepEstimate step_budget_cost(const workloads::StepProgram& program,
     if (c == nullptr) continue;  // a folded step's shadow is never simulated
     const sim::SimulationCost cost = c->full_cost();
     e.state_bytes += cost.state_bytes;
+    e.collective_events += sim::expected_events(*c);
     if (c->may_fold()) continue;
     e.sure.events += cost.events;
     e.sure.messages += cost.messages;
@@ -53,9 +54,7 @@ StepEstimate step_budget_cost(const workloads::StepProgram& program,
 void check_step_budget(sim::SimulationBudget& budget, const workloads::StepProgram& program,
                        const std::vector<std::unique_ptr<sim::Collective>>& collectives,
                        const sim::StepFold& fold) {
-  const StepEstimate e = step_budget_cost(program, collectives, fold);
-  budget.record(e.task_events, e.state_bytes);
-  budget.check(e.sure);
+  step_budget_cost(program, collectives, fold).charge(budget, budget.limits().max_events);
 }
 
 workloads::StepProgram build_program(const StepSetup& setup, SimulationProgress* progress) {

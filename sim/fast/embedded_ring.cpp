@@ -7,6 +7,7 @@
 #include <string>
 
 #include "sim/error.h"
+#include "sim/fast/fold_cost.h"
 #include "sim/fast/link_claims.h"
 
 namespace hybridsim::sim {
@@ -72,6 +73,15 @@ void EmbeddedRing::add_channel(std::uint32_t c, std::vector<std::vector<LinkId>>
   lower_finish_.emplace_back(w, Time::zero());
   ring_->count_channel_sent(c);
   path_.simulated = std::max(path_.simulated, w);
+}
+
+ExpectedEvents EmbeddedRing::expected_events() const {
+  SimulationCost cost;
+  for (std::uint32_t c = 0; c < segments_.size(); ++c) {
+    cost += ring_window_cost(*ring_, c, window(c), Jumps::Live);
+    if (ghosts_[c] != nullptr) cost += ring_window_cost(*ring_, c, window(c), Jumps::Live);
+  }
+  return {.queue = cost.events};
 }
 
 void EmbeddedRing::append_segments(bool ghost, std::vector<RingCollective*>& rings,

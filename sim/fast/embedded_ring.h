@@ -12,6 +12,7 @@
 #include <memory>
 #include <vector>
 
+#include "sim/fast/fold_cost.h"
 #include "sim/ring_collective.h"
 
 namespace hybridsim::sim {
@@ -43,6 +44,9 @@ class EmbeddedRing final : public Collective {
   SimulationPath simulation_path() const override { return path_; }
   SimulationCost full_cost() const override { return ring_->full_cost(); }
   bool may_fold() const override { return true; }
+  // Its segments' events on the step's queue (sim/fast/fold_cost.h): `window` positions per channel,
+  // twice with chunks of unequal size (the ghost's too).
+  ExpectedEvents expected_events() const;
   // A segment's position finished (called within that event: notify_rank_done_at_once).
   void on_event(std::uint64_t tag) override;
 

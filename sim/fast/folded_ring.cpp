@@ -11,6 +11,7 @@
 #include <string>
 
 #include "sim/error.h"
+#include "sim/fast/fold_cost.h"
 #include "sim/fast/link_claims.h"
 #include "sim/fast/rank_starter.h"
 #include "sim/fast/ring_jump.h"
@@ -18,6 +19,7 @@
 namespace hybridsim::sim {
 namespace {
 constexpr std::string_view kUnequalChunks = "chunks of unequal size change its timing";
+constexpr const char* kSharedEdges = "two ring edges share a link";
 }  // namespace
 
 struct FoldedRing::ModelRun {
@@ -45,6 +47,11 @@ const char* FoldedRing::plan_refusal(CollectiveOp op, std::uint32_t ranks, const
 
 bool FoldedRing::may_fold() const { return plan_refusal(ring_->op(), n_, ring_->config()) == nullptr; }
 
+const char* FoldedRing::plan_only_refusal() const {
+  if (const char* why = plan_refusal(ring_->op(), n_, ring_->config())) return why;
+  return ring_edges_share_a_link(*ring_) ? kSharedEdges : nullptr;
+}
+
 bool FoldedRing::may_embed() const {
   return may_fold() && !decided_ && ring_->config().observer == nullptr && network_.observer() == nullptr;
 }
@@ -71,7 +78,7 @@ const char* FoldedRing::refusal() {
       for (const LinkId l : route) {
         claims.settle(l, queue_.now());
         const bool held = claims.holder(l) != nullptr;
-        if (seen[l] != 0) return "two ring edges share a link";
+        if (seen[l] != 0) return kSharedEdges;
         if (!held && !network_.is_idle(l)) return "its links are still busy";
         if (held && claims.promised(l) != nullptr) return "two other folded collectives hold its links";
         seen[l] = 1;
@@ -149,13 +156,32 @@ void FoldedRing::join(std::uint32_t rank) {
 
 std::uint32_t FoldedRing::period_of(std::uint32_t c) const {
   const RingChannel& plan = ring_->channel_plan(c);
-  const LinkTable& links = network_.links();
   const auto alike = [&](std::uint32_t p, std::uint32_t q) {
-    if (ranks_[plan.order[p]].start != ranks_[plan.order[q]].start) return false;
-    return ring_->step_delay(c, p) == ring_->step_delay(c, q) &&
-           same_route_timing(plan.routes[p], plan.routes[q], links);
+    return ranks_[plan.order[p]].start == ranks_[plan.order[q]].start &&
+           ring_positions_alike(*ring_, c, p, q);
   };
   return smallest_period(n_, alike);
+}
+
+ExpectedEvents FoldedRing::expected_events() const {
+  // Busy links and join times are only known as it starts: taken free and alike.
+  if (plan_only_refusal() != nullptr) return {.queue = ring_->full_cost().events};
+  SimulationCost cost;
+  for (std::uint32_t c = 0; c < ring_->channel_count(); ++c) {
+    // run_channel(): one model at the larger chunks; with unequal chunks also one at the smaller,
+    // and under auto (where they lead) the channel in full instead, whose events alone are counted.
+    const std::uint32_t period = ring_plan_period(*ring_, c);
+    const auto [small, large] =
+        std::minmax_element(ring_->chunk_bytes(c).begin(), ring_->chunk_bytes(c).end());
+    const bool bounded = ring_->config().fast_path == FastPath::Bounded;
+    if (*small != *large && !bounded) {
+      cost += ring_window_cost(*ring_, c, n_, Jumps::Alone);
+      continue;
+    }
+    cost += ring_window_cost(*ring_, c, period, Jumps::Alone);
+    if (*small != *large && period < n_) cost += ring_window_cost(*ring_, c, period, Jumps::Alone);
+  }
+  return {.models = cost.events};
 }
 
 FoldedRing::ModelRun FoldedRing::run_model(std::uint32_t c, std::uint32_t period,

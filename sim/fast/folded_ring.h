@@ -12,6 +12,7 @@
 #include <memory>
 #include <vector>
 
+#include "sim/fast/fold_cost.h"
 #include "sim/ring_collective.h"
 
 namespace hybridsim::sim {
@@ -49,6 +50,9 @@ class FoldedRing final : public Collective {
   static const char* plan_refusal(CollectiveOp op, std::uint32_t ranks, const CollectiveConfig& config);
   // Why it would be simulated message by message if it started now, or null. Claims nothing.
   const char* refusal();
+  // refusal()'s reasons its plan alone gives (plan_refusal, two ring edges on one link), or null:
+  // known before any rank joins (a folded step's estimate, analysis/step/).
+  const char* plan_only_refusal() const;
 
   void notify_rank_done(EventHandler& handler, std::uint64_t tag_base) override;
   void start(std::uint32_t rank) override;
@@ -65,6 +69,9 @@ class FoldedRing final : public Collective {
   SimulationPath simulation_path() const override { return folded_ ? path_ : ring_->simulation_path(); }
   SimulationCost full_cost() const override { return ring_->full_cost(); }
   bool may_fold() const override;
+  // Its models' events (sim/fast/fold_cost.h): per channel the period of its plan, the channel in
+  // full where chunks of unequal size lead under auto; in full if it may not fold.
+  ExpectedEvents expected_events() const;
   void on_event(std::uint64_t rank) override;  // a folded rank's finish
 
   // The plain ring of its plan. Before any rank joins, an embedding (sim/fast/embedded_ring.h) may

@@ -69,6 +69,27 @@ const char* FoldedTree::refusal() {
   return nullptr;
 }
 
+ExpectedEvents FoldedTree::expected_events() const {
+  const SimulationCost full = tree_->full_cost();
+  if (tree_->config().fast_path == FastPath::Off || n_ < 2 || first_message_lead() <= Time::zero())
+    return {.queue = full.events};
+  // fold_groups() without the leaves' order (the joins are not known yet): all simulated when every
+  // group differs, as refusal() then runs the tree in full.
+  const std::vector<std::vector<std::uint32_t>> groups = channel_groups();
+  std::vector<std::size_t> simulated_groups;
+  std::uint64_t simulated = 0;
+  for (std::size_t g = 0; g < groups.size(); ++g) {
+    Correspondence map;
+    const bool repeats = std::any_of(simulated_groups.begin(), simulated_groups.end(),
+                                     [&](std::size_t h) { return correspond(groups[h], groups[g], map); });
+    if (repeats) continue;
+    simulated_groups.push_back(g);
+    simulated += groups[g].size();
+  }
+  if (simulated == tree_->channel_count()) return {.queue = full.events};
+  return {.models = full.events / tree_->channel_count() * simulated};
+}
+
 bool FoldedTree::links_free(Time first_send) const {
   // Each link must be free of anything else by the time the first message can reach it.
   const LinkClaims* claims = LinkClaims::find(network_);

@@ -188,6 +188,45 @@ TEST_CASE("step estimate: the figures the run checks before its event loop, with
   CHECK_THROWS_AS(e.check({.max_events = 0, .max_memory = 96831}), sim::BudgetExceeded);
 }
 
+TEST_CASE("step estimate: a folded step over its cap is refused before its first event, within it runs") {
+  // Inception-V3 on 4 DGX-1 with NCCL trees folds onto one machine's GPUs; its trees' models
+  // (sim/fast/fold_cost.h) are most of its estimate, which the sure part alone would miss.
+  const std::filesystem::path file =
+      std::filesystem::path(HYBRIDSIM_SOURCE_DIR) / "scenarios/examples/cluster4-inception-dp32.yaml";
+  const std::vector<std::string> sets = {"communication.algorithm=tree"};
+  const scenarios::ResolvedScenario r = scenarios::resolve(scenarios::load_scenario(file.string(), sets));
+  analysis::StepSetup setup = analysis::step_setup(r);
+  const analysis::StepEstimate e = analysis::estimate_step(setup);
+  REQUIRE(e.collective_events.models > e.task_events + e.collective_events.queue);
+  // One event under the estimate: refused by the estimate itself, before the event loop (a charge
+  // found mid-run would name the collective starting in full instead).
+  setup.limits.max_events = e.events() - 1;
+  try {
+    (void)analysis::simulate_step(setup);
+    FAIL("the step ran past its estimate's cap");
+  } catch (const sim::BudgetExceeded& over) {
+    CHECK(over.estimate == e.events());
+    CHECK(over.cause == analysis::kEstimatedCause);
+  }
+  // At the estimate it is not refused by the estimate; its models are never charged. Its first
+  // folded attempt has trees that fall back to full simulation as they start (their links busy),
+  // charged in full: past twice the cap (analysis::kFallbackTolerance) that stops it, in words that
+  // say so. With room for them it runs, folded, within a factor 2 of the estimate.
+  setup.limits.max_events = e.events();
+  try {
+    (void)analysis::simulate_step(setup);
+  } catch (const sim::BudgetExceeded& over) {
+    CHECK(over.limit == e.events());
+    CHECK(over.cause.ends_with(", past twice the limit its estimate passed"));
+  }
+  setup.limits.max_events = 0;
+  const analysis::StepResult run = analysis::simulate_step(setup);
+  CHECK(run.simulation.gpus_simulated > 0);  // folded
+  CHECK(run.simulation.gpus_simulated < 32);
+  CHECK(run.events * 2 >= e.events());
+  CHECK(run.events <= e.events() * 2);
+}
+
 TEST_CASE("progress estimate: import's reporter counts the bytes the process has read") {
   const auto before = analysis::bytes_read_by_process();
   if (!before) return;  // no /proc/self/io here: import prints no lines

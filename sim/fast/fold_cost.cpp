@@ -1,0 +1,76 @@
+// The expected cost of a folded ring's models (sim/fast/fold_cost.h): counts from the plan, no
+// event run. The per-message events are full_cost()'s (one per link entered, one delivery).
+#include "sim/fast/fold_cost.h"
+
+#include <algorithm>
+#include <vector>
+
+#include "sim/collective_chain.h"
+#include "sim/fast/embedded_ring.h"
+#include "sim/fast/folded_ring.h"
+#include "sim/fast/folded_tree.h"
+#include "sim/fast/ring_jump.h"
+
+namespace hybridsim::sim {
+
+ExpectedEvents expected_events(const Collective& c) {
+  if (const auto* ring = dynamic_cast<const FoldedRing*>(&c)) return ring->expected_events();
+  if (const auto* ring = dynamic_cast<const EmbeddedRing*>(&c)) return ring->expected_events();
+  if (const auto* tree = dynamic_cast<const FoldedTree*>(&c)) return tree->expected_events();
+  if (const auto* chain = dynamic_cast<const CollectiveChain*>(&c)) {
+    ExpectedEvents sum;
+    for (const auto& part : chain->parts()) sum += expected_events(*part);
+    return sum;
+  }
+  return {.queue = c.full_cost().events};
+}
+
+std::uint64_t ring_steps_simulated(const RingCollective& ring, std::uint32_t window, Jumps alone) {
+  const std::uint64_t steps = ring.steps();
+  // RingJump::applies(), as far as the plan tells it (observers are not set when estimating).
+  const bool jumps = alone == Jumps::Alone && steps >= kRingJumpMinSteps &&
+                     ring.op() != CollectiveOp::Broadcast && ring.uniform_chunks() &&
+                     ring.config().observer == nullptr;
+  if (!jumps) return steps;
+  // Each phase runs until its state repeats (a period of up to `window` steps, seen twice), jumps
+  // to just before its boundary and runs the steps still in flight there.
+  const bool two_phases = ring.reduce_steps() > 0 && ring.reduce_steps() < ring.steps();
+  const std::uint64_t per_phase = kJumpWarmSteps + 2 * std::uint64_t{window};
+  return std::min(steps, (two_phases ? 2 : 1) * per_phase);
+}
+
+SimulationCost ring_window_cost(const RingCollective& ring, std::uint32_t c, std::uint32_t window,
+                                Jumps jumps) {
+  SimulationCost cost;
+  const std::uint64_t per_edge = ring_steps_simulated(ring, window, jumps) * ring.messages_per_chunk();
+  const RingChannel& plan = ring.channel_plan(c);
+  for (std::uint32_t p = 0; p < window && p < plan.routes.size(); ++p) {
+    cost.messages += per_edge;
+    cost.events += per_edge * (plan.routes[p].size() + 1);
+    cost.in_flight += ring.messages_per_chunk();
+  }
+  return cost;
+}
+
+bool ring_positions_alike(const RingCollective& ring, std::uint32_t c, std::uint32_t p, std::uint32_t q) {
+  const RingChannel& plan = ring.channel_plan(c);
+  return ring.step_delay(c, p) == ring.step_delay(c, q) &&
+         same_route_timing(plan.routes[p], plan.routes[q], ring.network().links());
+}
+
+std::uint32_t ring_plan_period(const RingCollective& ring, std::uint32_t c) {
+  return smallest_period(
+      ring.ranks(), [&](std::uint32_t p, std::uint32_t q) { return ring_positions_alike(ring, c, p, q); });
+}
+
+bool ring_edges_share_a_link(const RingCollective& ring) {
+  // Sorted, not marked in a table of the network's links: a step asks this of each of its rings
+  // (thousands of tensor-parallel rings in a cluster of hundreds of thousands of links).
+  std::vector<LinkId> used;
+  for (std::uint32_t c = 0; c < ring.channel_count(); ++c)
+    for (const auto& route : ring.channel_plan(c).routes) used.insert(used.end(), route.begin(), route.end());
+  std::sort(used.begin(), used.end());
+  return std::adjacent_find(used.begin(), used.end()) != used.end();
+}
+
+}  // namespace hybridsim::sim
