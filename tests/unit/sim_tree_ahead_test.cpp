@@ -36,7 +36,8 @@ struct StepOutcome {
 };
 
 // Uniform trees over the same channels on one network, tree i's ranks all joining at joins[i].at.
-StepOutcome run_trees(const TreeFabric& f, std::uint32_t n, const std::vector<Joined>& joins, unsigned threads) {
+StepOutcome run_trees(const TreeFabric& f, std::uint32_t n, const std::vector<Joined>& joins,
+                      unsigned threads) {
   EventQueue q;
   Network net(q, f.links);
   const auto plans = std::make_shared<const std::vector<TreeChannel>>(f.trees);
@@ -83,8 +84,10 @@ TEST_CASE("trees ahead: the same trees, finishes and events with 1, 2 and 3 mode
   const auto f = make_trees(32, 4);
   const Bytes odd = Bytes::of(Bytes::mib(8).count() + 3);
   std::vector<Joined> joins;
-  const Bytes sizes[] = {Bytes::mib(8), Bytes::mib(4), odd, Bytes::mib(8), Bytes::mib(2), odd, Bytes::kib(640)};
-  for (std::size_t i = 0; i < std::size(sizes); ++i) joins.push_back({sizes[i], Time::ms(5 * static_cast<std::int64_t>(i))});
+  const Bytes sizes[] = {Bytes::mib(8), Bytes::mib(4),  odd, Bytes::mib(8), Bytes::mib(2),
+                         odd,           Bytes::kib(640)};
+  for (std::size_t i = 0; i < std::size(sizes); ++i)
+    joins.push_back({sizes[i], Time::ms(5 * static_cast<std::int64_t>(i))});
   const StepOutcome one = run_trees(f, 32, joins, 1);
   // Each distinct run's events are counted once, by the first tree to use it.
   CHECK(one.trees[0].path.private_events > 0);
@@ -131,10 +134,10 @@ TEST_CASE("trees ahead: a run taken from the runner is the run itself") {
   const std::size_t a = runner.add(input(1 << 20));
   const std::size_t b = runner.add(input(1 << 19));
   const std::size_t c = runner.add(input(3 << 18));
-  for (const auto& [id, bytes] : {std::pair{c, 3 << 18}, std::pair{a, 1 << 20}, std::pair{b, 1 << 19}}) {
-    CAPTURE(bytes);
-    const TreeModelRun got = runner.take(id);
-    const TreeModelRun want = run_tree_model(input(bytes));
+  for (const auto& run : {std::pair{c, 3 << 18}, std::pair{a, 1 << 20}, std::pair{b, 1 << 19}}) {
+    CAPTURE(run.second);
+    const TreeModelRun got = runner.take(run.first);
+    const TreeModelRun want = run_tree_model(input(run.second));
     CHECK(got.done == want.done);
     CHECK(got.busy_until == want.busy_until);
     CHECK(got.real_link == want.real_link);
