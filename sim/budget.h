@@ -33,6 +33,9 @@ inline constexpr double kEventsPerSecond = 5e6;
 struct SimulationLimits {
   std::uint64_t max_events = kDefaultMaxEvents;  // 0: no limit
   std::int64_t max_memory = kDefaultMaxMemory;   // bytes of simulation state; 0: no limit
+  // Not a cap: the threads a folded step's tree model runs may use (sim/fast/tree_model.h); 0: the
+  // default, min(2, the machine's hardware threads); 1: none but the simulation's own.
+  unsigned model_threads = 0;
   bool operator==(const SimulationLimits&) const = default;
 };
 

@@ -79,10 +79,14 @@ void TreeCollective::charge_budget() {
   if (charged_) return;
   charged_ = true;
   if (config_.budget == nullptr) return;
+  config_.budget->charge(full_cost(), budget_cause());
+}
+
+std::string TreeCollective::budget_cause() const {
   std::int64_t bytes = 0;
   for (const ChannelState& ch : channels_) bytes += ch.bytes;
-  config_.budget->charge(full_cost(), "a tree all-reduce of " + format_bytes(Bytes::of(bytes)) + " over " +
-                                          std::to_string(n_) + " ranks starts");
+  return "a tree all-reduce of " + format_bytes(Bytes::of(bytes)) + " over " + std::to_string(n_) +
+         " ranks starts";
 }
 
 SimulationCost CollectiveChain::full_cost() const {

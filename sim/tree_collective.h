@@ -11,6 +11,7 @@
 #include <array>
 #include <cstdint>
 #include <memory>
+#include <string>
 #include <string_view>
 #include <vector>
 
@@ -58,6 +59,8 @@ class TreeCollective final : public Collective {
   void start_at(std::uint32_t rank, Time joined);
   // Charges full_cost() to the config's budget, if any, once (the first start does it too).
   void charge_budget();
+  // What a charge names: "a tree all-reduce of 8 MiB over 16 ranks starts".
+  std::string budget_cause() const;
   // Why it is simulated message by message, as simulation_path() reports it (sim/fast/).
   void explain(std::string_view reason) { path_.reason = reason; }
   std::uint32_t ranks() const override { return n_; }

@@ -60,8 +60,8 @@ int run_command(int argc, const char* const* argv) {
       "Simulates one training step of the scenario and projects time to train. Scenario files are\n"
       "documented in scenarios/README.md; examples are in scenarios/examples/.\n\noptions");
   std::vector<std::string> sets;
-  std::string memory, max_events, max_sim_memory, out_dir, format = "table", trace, trace_detail = "kernels",
-                                                           trace_gpus, trace_window, trace_step;
+  std::string memory, max_events, max_sim_memory, model_threads, out_dir,
+      format = "table", trace, trace_detail = "kernels", trace_gpus, trace_window, trace_step;
   options.add_options()("help,h", "show this help")("scenario", po::value<std::string>(),
                                                     "scenario file (YAML)")(
       "set,s", po::value(&sets)->composing(), "override a field: --set cluster.nodes=4 (repeatable)")(
@@ -71,7 +71,10 @@ int run_command(int argc, const char* const* argv) {
       "cap on the events a step may simulate, 0 or unlimited = none (= --set simulation.max_events=...)")(
       "max-sim-memory", po::value(&max_sim_memory),
       "cap on the simulation's state, e.g. \"16 GiB\", 0 B or unlimited = none (= --set "
-      "simulation.max_memory=...)")("out,o", po::value(&out_dir),
+      "simulation.max_memory=...)")(
+      "model-threads", po::value(&model_threads),
+      "threads for a folded step's tree model runs, 0 = min(2, hardware threads) (= --set "
+      "simulation.model_threads=...)")("out,o", po::value(&out_dir),
                                     "output directory (overrides outputs.directory)")(
       "format,f", po::value(&format)->default_value("table"), "what to print: table | json")(
       "trace,t", po::value(&trace), "write a Chrome/Perfetto trace of the step to this file")(
@@ -96,6 +99,7 @@ int run_command(int argc, const char* const* argv) {
   add_shorthand(sets, "memory", "cluster.gpu_memory", memory);
   add_shorthand(sets, "max-events", "simulation.max_events", max_events);
   add_shorthand(sets, "max-sim-memory", "simulation.max_memory", max_sim_memory);
+  add_shorthand(sets, "model-threads", "simulation.model_threads", model_threads);
   for (const char* option : {"trace-detail", "trace-gpus", "trace-window", "trace-gzip", "trace-step"})
     refuse_without(vm, option, "trace", "--trace FILE");
   api::RunRequest request;

@@ -307,6 +307,7 @@ StepResult simulate_once(const StepSetup& setup, const workloads::StepProgram& p
   sim::CollectiveConfig collective_config = setup.collective;
   collective_config.budget = &budget;
   StepCollectives collectives;
+  collectives.uniform_trees->threads = sim::model_threads(setup.limits.model_threads);
   if (!make_collectives(setup, program, fold, network, collective_config, collectives, attempt,
                         observers.progress, what))
     return {};

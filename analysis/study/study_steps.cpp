@@ -181,9 +181,11 @@ BudgetRefusal refusal(const Resolved& r, const StepSetup& setup, const sim::Budg
       budget_error_text(e, "the step", kStudyBudgetKnobs, setup.collective.fast_path == sim::FastPath::Off));
 }
 
-StepPoint simulate_resolved(const Resolved& r, SimulationProgress* progress) {
+StepPoint simulate_resolved(const Resolved& r, SimulationProgress* progress, bool parallel) {
   const auto start = std::chrono::steady_clock::now();
-  const StepSetup setup = setup_of(r);
+  StepSetup setup = setup_of(r);
+  // Steps on several threads already use the cores: a step's tree models run on its own.
+  if (parallel) setup.limits.model_threads = 1;
   StepResult result;
   try {
     result = simulate_step(setup, {.progress = progress});
@@ -204,6 +206,13 @@ StepPoint simulate_resolved(const Resolved& r, SimulationProgress* progress) {
   p.events = result.events;
   p.wall_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   return p;
+}
+
+// The threads run_parallel uses for `count` pieces of work.
+unsigned parallel_threads(std::size_t count, int threads_wanted) {
+  const unsigned threads = threads_wanted > 0 ? static_cast<unsigned>(threads_wanted)
+                                              : std::max(1u, std::thread::hardware_concurrency());
+  return std::min<unsigned>(threads, static_cast<unsigned>(count));
 }
 
 // Runs `work(i)` for i in [0, count) on `threads` threads; the first exception (other than an
@@ -232,9 +241,7 @@ void run_parallel(std::size_t count, int threads_wanted, Work work, OnInputError
       }
     }
   };
-  unsigned threads = threads_wanted > 0 ? static_cast<unsigned>(threads_wanted)
-                                        : std::max(1u, std::thread::hardware_concurrency());
-  threads = std::min<unsigned>(threads, static_cast<unsigned>(count));
+  const unsigned threads = parallel_threads(count, threads_wanted);
   std::vector<std::thread> pool;
   for (unsigned t = 1; t < threads; ++t) pool.emplace_back(loop);
   loop();
@@ -356,13 +363,14 @@ Ran run_todo(const std::vector<Resolved>& todo, const StepRunOptions& options, M
           .failed_why = std::vector<std::optional<std::string>>(todo.size()),
           .over_budget = std::vector<char>(todo.size(), 0)};
   std::size_t done = 0;
+  const bool parallel = parallel_threads(todo.size(), options.threads) > 1;
   run_parallel(
       todo.size(), options.threads,
       [&](std::size_t i, std::mutex& lock) {
         StepRunProgress::Share share(whole, i);
         {
           MemoryGate::Hold hold(&gate, todo[i].memory);
-          ran.results[i] = simulate_resolved(todo[i], options.progress ? &share : nullptr);
+          ran.results[i] = simulate_resolved(todo[i], options.progress ? &share : nullptr, parallel);
         }
         whole.step_done(i, describe(todo[i].label));
         std::lock_guard guard(lock);

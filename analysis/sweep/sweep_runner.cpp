@@ -96,6 +96,7 @@ class PointRunner {
   // counted per rank, or the first error.
   void run(int jobs, SweepOutcome& outcome) {
     by_rank_.assign(options_.team ? static_cast<std::size_t>(options_.team->size()) : 1, 0);
+    parallel_ = jobs > 1;
     std::vector<std::thread> threads;
     for (int j = 0; j < jobs; ++j) threads.emplace_back([this] { leader() ? lead() : follow(); });
     std::exception_ptr serve_failure;
@@ -130,7 +131,9 @@ class PointRunner {
   SweepTeam::Finished run_point(std::size_t i) {
     const scenarios::SweepPoint& point = *plan_.todo[i];
     try {
-      const scenarios::Scenario s = plan_.point_scenario(point, options_);
+      scenarios::Scenario s = plan_.point_scenario(point, options_);
+      // Points on several threads already use the cores: a step's tree models run on its own.
+      if (parallel_) s.simulation.model_threads = 1;
       const scenarios::ResolvedScenario resolved = scenarios::resolve(s);
       ScenarioRunOptions how = point_trace_options(s, point, directory_);
       StepRunProgress::Share share(progress_, i);  // the point's own ticks, for the sweep's lines
@@ -188,6 +191,7 @@ class PointRunner {
   std::size_t done_ = 0, follower_done_ = 0;
   std::vector<std::size_t> by_rank_;
   std::string error_;
+  bool parallel_ = false;  // points on several threads (set before they start)
 };
 
 // The leader starts the partial file afresh with what is known (its first line says which sweep it

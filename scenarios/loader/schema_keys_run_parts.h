@@ -73,7 +73,7 @@ inline constexpr ScenarioKey kRun[] = {
       .kind = K::Section,
       .help = "Caps on what simulating one step may take, checked before the work (README.md, \"Limits\"): "
               "the events it would process and the memory its state would hold, estimated before the "
-              "step starts and again as a collective starts in full."}},
+              "step starts and again as a collective starts in full; and the threads it may use."}},
     {{.path = "simulation.max_events",
       .kind = K::Integer,
       .default_fn = [] { return std::to_string(sim::kDefaultMaxEvents); },
@@ -93,6 +93,16 @@ inline constexpr ScenarioKey kRun[] = {
               "collectives and their messages in flight at once; 0 B or unlimited: no cap. Also "
               "--max-sim-memory."},
      bind_unless_default<Member<&Scenario::simulation, &sim::SimulationLimits::max_memory>>()},
+    {{.path = "simulation.model_threads",
+      .kind = K::Integer,
+      .default_text = "0",
+      .min = 0,
+      .max = 64,
+      .help = "Threads for a folded step's tree model runs (NCCL trees under fast_path: bounded), "
+              "computed ahead of need; the same results whatever the number. 0: min(2, the machine's "
+              "hardware threads); 1: only the simulation's own. Sweeps and studies that run points "
+              "on several threads use 1. Also --model-threads."},
+     bind_unless_default<Member<&Scenario::simulation, &sim::SimulationLimits::model_threads>>()},
 
     {{.path = "outputs", .kind = K::Section, .help = "What a run writes."}},
     {{.path = "outputs.directory",

@@ -13,10 +13,10 @@
 
 #include <algorithm>
 #include <string>
+#include <utility>
 
 #include "sim/error.h"
 #include "sim/fast/link_claims.h"
-#include "sim/fast/rank_starter.h"
 
 namespace hybridsim::sim {
 
@@ -35,7 +35,15 @@ FoldedTree::FoldedTree(Network& network, std::uint32_t ranks,
       queue_(network.queue()),
       n_(ranks),
       uniform_(config.uniform_trees),
-      rank_(ranks) {}
+      rank_(ranks) {
+  if (uniform_ != nullptr) uniform_->members.push_back(this);
+}
+
+FoldedTree::~FoldedTree() {
+  if (uniform_ == nullptr) return;
+  auto& members = uniform_->members;
+  std::replace(members.begin(), members.end(), this, static_cast<FoldedTree*>(nullptr));
+}
 
 Time FoldedTree::first_message_lead() const {
   // How long after a rank joins its first message can enter a link: the protocol's base latency and
@@ -56,7 +64,7 @@ const char* FoldedTree::refusal() {
   // is when the first rank joins.
   const Time lead = first_message_lead();
   if (lead <= Time::zero()) return "a tree without protocol latency";
-  groups_ = channel_groups();
+  groups_ = uniform_ != nullptr ? uniform_groups(*this) : channel_groups();
   if (uniform_ != nullptr) return links_free(queue_.now() + lead) ? nullptr : "its links are still busy";
   if (groups_.size() < 2) return "a tree whose channels all share links";
   bool alike = false;
@@ -144,50 +152,28 @@ void FoldedTree::release_links(std::uint32_t rank) {
   }
 }
 
+TreeModelInput FoldedTree::model_input(const std::vector<std::uint32_t>& group) const {
+  TreeModelInput in{.links = &network_.links(),
+                    .switching = network_.switching(),
+                    .ranks = n_,
+                    .plans = tree_->plans(),
+                    .config = tree_->config(),
+                    .segment = {tree_->messages_per_channel(), {}, group},
+                    .join_order = join_order_,
+                    .joined = queue_.now()};
+  for (const std::uint32_t c : group) in.segment.channel_bytes.push_back(tree_->channel_bytes(c));
+  return in;
+}
+
 FoldedTree::ModelRun FoldedTree::run_model(const std::vector<std::uint32_t>& group) const {
-  // The model shares the tree's plans and runs over a network of every link, of which only the
-  // group's carry anything: no plan is copied, no link renumbered. Its use is read off the group's
-  // links, each once, in the order they are first used.
-  ModelRun out;
-  std::vector<std::uint8_t> seen(network_.links().size(), 0);
-  auto note = [&](const std::vector<LinkId>& route) {
-    for (const LinkId l : route)
-      if (seen[l] == 0) {
-        seen[l] = 1;
-        out.real_link.push_back(l);
-      }
-  };
-  TreeSegment segment{tree_->messages_per_channel(), {}, group};
-  for (const std::uint32_t c : group) {
-    const TreeChannel& t = tree_->channel_plan(c);
-    for (std::uint32_t r = 0; r < n_; ++r) {
-      note(t.up[r]);
-      for (const auto& route : t.down[r]) note(route);
-    }
-    segment.channel_bytes.push_back(tree_->channel_bytes(c));
-  }
-  EventQueue queue;
-  Network network(queue, network_.links(), network_.switching());
-  CollectiveConfig config = tree_->config();
-  config.fast_path = FastPath::Off;
-  config.observer = nullptr;
-  config.uniform_trees = nullptr;
-  TreeCollective model(network, n_, tree_->plans(), Bytes::of(0), config, std::move(segment));
-  RankStarter starter(model);
-  for (const std::uint32_t r : join_order_) queue.schedule_at(rank_[r].start, starter, r);
-  queue.run();
-  if (!model.is_done()) throw InternalError("a folded tree's model did not finish");
-  out.done.resize(group.size());
-  for (std::uint32_t i = 0; i < group.size(); ++i)
-    for (std::uint32_t r = 0; r < n_; ++r) out.done[i].push_back(model.node_done(i, r));
-  for (const LinkId l : out.real_link) {
-    out.use.push_back(network.counters(l));
-    out.busy_until.push_back(network.busy_until(l));
-  }
-  out.events = queue.events_processed() - n_;  // the starters stand for the real ranks' joins
-  out.messages = model.messages_sent();
-  out.bytes = model.bytes_by_link_kind();
-  return out;
+  ModelRun run = run_tree_model(model_input(group));
+  charge(run);
+  return run;
+}
+
+void FoldedTree::charge(const ModelRun& run) const {
+  if (SimulationBudget* budget = tree_->config().budget; budget != nullptr)
+    budget->charge(run.cost, run.cause);
 }
 
 void FoldedTree::notify_rank_done(EventHandler& handler, std::uint64_t tag_base) {
@@ -254,39 +240,48 @@ void FoldedTree::go_full() {
   for (const std::uint32_t r : join_order_) tree_->start_at(r, rank_[r].start);
 }
 
-TreeGroupFold FoldedTree::fold_groups() const {
+TreeGroupFold FoldedTree::fold_groups(const std::vector<std::vector<std::uint32_t>>& groups,
+                                      const std::vector<std::uint32_t>& join_order) const {
   // Each group stands for itself or for the first earlier group it corresponds to.
   TreeGroupFold out;
-  out.rep.resize(groups_.size());
-  out.maps.resize(groups_.size());
-  for (std::size_t g = 0; g < groups_.size(); ++g) {
+  out.rep.resize(groups.size());
+  out.maps.resize(groups.size());
+  for (std::size_t g = 0; g < groups.size(); ++g) {
     out.rep[g] = g;
-    out.maps[g].with_leaves = true;
+    out.maps[g].leaves_joined = &join_order;
     for (std::size_t h = 0; h < g && out.rep[g] == g; ++h)
-      if (out.rep[h] == h && correspond(groups_[h], groups_[g], out.maps[g])) out.rep[g] = h;
+      if (out.rep[h] == h && correspond(groups[h], groups[g], out.maps[g])) out.rep[g] = h;
     if (out.rep[g] == g) {
-      out.simulated += static_cast<std::uint32_t>(groups_[g].size());
+      out.simulated += static_cast<std::uint32_t>(groups[g].size());
       out.maps[g] = {};  // stands for itself: no map
     }
     out.maps[g].back = {};  // only needed while matching
+    out.maps[g].leaves_joined = nullptr;
   }
   return out;
 }
 
 const TreeGroupFold& FoldedTree::repeat_or_fold(TreeGroupFold& mine) {
-  if (uniform_ == nullptr) return mine = fold_groups();
+  if (uniform_ == nullptr) return mine = fold_groups(groups_, join_order_);
+  return uniform_fold(*this);
+}
+
+const TreeGroupFold& FoldedTree::uniform_fold(const FoldedTree& tree) {
+  const TreeCollective& t = *tree.tree_;
   std::vector<std::int64_t> bytes;
-  for (std::uint32_t c = 0; c < tree_->channel_count(); ++c) bytes.push_back(tree_->channel_bytes(c));
-  const TreeChannel* plan = &tree_->channel_plan(0);
-  const ProtocolTiming& timing = tree_->config().timing;
+  for (std::uint32_t c = 0; c < t.channel_count(); ++c) bytes.push_back(t.channel_bytes(c));
+  const TreeChannel* plan = &t.channel_plan(0);
+  const ProtocolTiming& timing = t.config().timing;
   for (const UniformTrees::Fold& f : uniform_->folds)
     if (f.plan == plan && f.channel_bytes == bytes && f.timing == timing && f.join_order == join_order_)
       return f.groups;
-  uniform_->folds.push_back({plan, std::move(bytes), timing, join_order_, fold_groups()});
+  uniform_->folds.push_back(
+      {plan, std::move(bytes), timing, join_order_, tree.fold_groups(uniform_groups(tree), join_order_)});
   return uniform_->folds.back().groups;
 }
 
 void FoldedTree::run_folded() {
+  if (uniform_ != nullptr) run_ahead();
   TreeGroupFold mine;
   const TreeGroupFold& fold = repeat_or_fold(mine);
   path_ = tree_->simulation_path();
@@ -331,25 +326,91 @@ void FoldedTree::apply_run(std::size_t h, const TreeGroupFold& fold, std::vector
 
 FoldedTree::ModelRun FoldedTree::repeat_or_run(std::size_t h) {
   if (uniform_ == nullptr) return run_model(groups_[h]);
-  std::vector<std::int64_t> bytes;
-  for (const std::uint32_t c : groups_[h]) bytes.push_back(tree_->channel_bytes(c));
-  const TreeChannel* plan = &tree_->channel_plan(groups_[h].front());
-  const ProtocolTiming& timing = tree_->config().timing;
-  for (const UniformTrees::Run& r : uniform_->runs)
-    if (r.plan == plan && r.messages == tree_->messages_per_channel() && r.channel_bytes == bytes &&
-        r.timing == timing && r.join_order == join_order_) {
-      ModelRun out = r.run;
-      const Time shift = queue_.now() - r.joined;
-      for (auto& channel : out.done)
-        for (Time& t : channel) t += shift;
-      for (Time& t : out.busy_until) t += shift;
-      out.events = 0;  // nothing simulated again
-      return out;
+  UniformTrees::Run key = run_key(*this, groups_[h]);
+  UniformTrees::Run* r = find_run(key);
+  if (r == nullptr) {
+    key.run = run_tree_model(model_input(groups_[h]));
+    uniform_->runs.push_back(std::move(key));
+    r = &uniform_->runs.back();
+  } else if (r->ahead) {
+    r->run = uniform_->runner->take(*r->ahead);
+    r->ahead.reset();
+  }
+  ModelRun out = r->run;
+  const Time shift = queue_.now() - r->joined;
+  for (auto& channel : out.done)
+    for (Time& t : channel) t += shift;
+  for (Time& t : out.busy_until) t += shift;
+  // The first tree to use a run counts its events (and charges them), wherever it ran; a repeat
+  // simulates nothing again.
+  if (r->used) {
+    out.events = 0;
+  } else {
+    r->used = true;
+    charge(out);
+  }
+  return out;
+}
+
+UniformTrees::Run FoldedTree::run_key(const FoldedTree& tree, const std::vector<std::uint32_t>& group) const {
+  UniformTrees::Run key;
+  const TreeCollective& t = *tree.tree_;
+  key.plan = &t.channel_plan(group.front());
+  for (const std::uint32_t c : group) key.channel_bytes.push_back(t.channel_bytes(c));
+  key.messages = t.messages_per_channel();
+  key.timing = t.config().timing;
+  key.join_order = join_order_;
+  key.joined = queue_.now();
+  return key;
+}
+
+UniformTrees::Run* FoldedTree::find_run(const UniformTrees::Run& key) const {
+  for (UniformTrees::Run& r : uniform_->runs)
+    if (r.plan == key.plan && r.messages == key.messages && r.channel_bytes == key.channel_bytes &&
+        r.timing == key.timing && r.join_order == key.join_order)
+      return &r;
+  return nullptr;
+}
+
+const std::vector<std::vector<std::uint32_t>>& FoldedTree::uniform_groups(const FoldedTree& tree) const {
+  // Channel groups depend on the plans and the links alone: the step's trees over one member set
+  // share their plans, and find their groups once.
+  const void* plans = tree.tree_->plans().get();
+  for (const UniformTrees::Groups& g : uniform_->groups)
+    if (g.plans == plans) return g.groups;
+  uniform_->groups.push_back({plans, tree.channel_groups()});
+  return uniform_->groups.back().groups;
+}
+
+void FoldedTree::run_ahead() {
+  // Speculative: the runs the step's trees not yet started will need if their ranks join in this
+  // one's order, in the order those trees were built (a bucket's tree before the next's). This
+  // tree's first run not yet known is left to this thread, which needs it at once.
+  if (uniform_->threads < 2) return;
+  // Runs queued for trees joining in another order than this one's: if this one joined otherwise,
+  // so may the trees after it; those not started are dropped, and queued again in this order.
+  if (uniform_->runner != nullptr)
+    std::erase_if(uniform_->runs, [&](const UniformTrees::Run& r) {
+      return r.ahead && r.join_order != join_order_ && uniform_->runner->drop(*r.ahead);
+    });
+  bool own_first = true;
+  for (FoldedTree* tree : uniform_->members) {
+    if (tree == nullptr || (tree != this && tree->decided_)) continue;
+    const auto& groups = uniform_groups(*tree);
+    const TreeGroupFold& fold = uniform_fold(*tree);  // the groups it will simulate
+    for (std::size_t h = 0; h < groups.size(); ++h) {
+      if (fold.rep[h] != h) continue;
+      const auto& group = groups[h];
+      UniformTrees::Run key = run_key(*tree, group);
+      if (find_run(key) != nullptr) continue;
+      if (tree == this && std::exchange(own_first, false)) continue;
+      if (uniform_->runner == nullptr) uniform_->runner = std::make_unique<AheadRuns>(uniform_->threads - 1);
+      TreeModelInput in = tree->model_input(group);
+      in.join_order = join_order_;
+      key.ahead = uniform_->runner->add(std::move(in));
+      uniform_->runs.push_back(std::move(key));
     }
-  ModelRun run = run_model(groups_[h]);
-  uniform_->runs.push_back({plan, std::move(bytes), tree_->messages_per_channel(), timing, join_order_,
-                            queue_.now(), run});
-  return run;
+  }
 }
 
 void FoldedTree::make_uniform(std::vector<Time>& finish) {

@@ -9,24 +9,16 @@
 #pragma once
 #include <array>
 #include <cstdint>
+#include <deque>
 #include <memory>
+#include <optional>
 #include <vector>
 
 #include "sim/fast/fold_cost.h"
+#include "sim/fast/tree_model.h"
 #include "sim/tree_collective.h"
 
 namespace hybridsim::sim {
-
-// One group of a tree's channels simulated on a queue and links of its own.
-struct TreeModelRun {
-  std::vector<std::vector<Time>> done;  // [channel in group][rank]
-  std::vector<LinkId> real_link;        // the group's links, each once
-  std::vector<LinkCounters> use;        // per link of real_link
-  std::vector<Time> busy_until;         // per link of real_link
-  std::uint64_t events = 0;
-  std::uint64_t messages = 0;
-  std::array<Bytes, kLinkKindCount> bytes{};
-};
 
 // Channel group b of a FoldedTree in terms of group a: position[i][r] is the rank at a's channel i
 // rank r's place in b's channel i; link maps a's links to b's (one to one; back the other way),
@@ -37,7 +29,8 @@ struct TreeCorrespondence {
   std::vector<LinkId> link;
   std::vector<LinkId> back;
   std::vector<LinkId> linked;  // the links set in `link` (and their images in `back`), to clear
-  bool with_leaves = false;          // also require the leaves to send in the same order
+  // Set: also require the leaves to send in the same order, the ranks joining in this order.
+  const std::vector<std::uint32_t>* leaves_joined = nullptr;
   std::vector<std::uint32_t> order;  // b's channels in the order that corresponds to a's
 };
 
@@ -49,10 +42,14 @@ struct TreeGroupFold {
   std::uint32_t simulated = 0;  // channels of the groups simulated
 };
 
+class FoldedTree;
+
 // The uniform trees of one folded step so far (CollectiveConfig::uniform_trees): when each
 // finished and how far before that a rank of it may really have finished; and their groups' model
 // runs, which a later tree over the same channels, bytes, timing and join order repeats, shifted in
-// time (its links start free, so the run does not depend on when it starts).
+// time (its links start free, so the run does not depend on when it starts). With threads > 1, the
+// first tree to fold has the runs its step's other trees will need (if they join in its order)
+// computed ahead on threads - 1 workers (sim/README.md, "Trees in a step: the second core").
 struct UniformTrees {
   struct Finished {
     Time at;
@@ -66,6 +63,13 @@ struct UniformTrees {
     std::vector<std::uint32_t> join_order;
     Time joined;
     TreeModelRun run;
+    std::optional<std::size_t> ahead;  // still with `runner`, under this id
+    bool used = false;                 // its events counted (by the first tree to use it)
+  };
+  // A plan's channel groups (FoldedTree::channel_groups), by its plans.
+  struct Groups {
+    const void* plans = nullptr;
+    std::vector<std::vector<std::uint32_t>> groups;
   };
   // Which groups stood for which in an earlier tree over the same channels, bytes, timing and join
   // order (what correspondence depends on), so that a later such tree does not match them again.
@@ -78,7 +82,11 @@ struct UniformTrees {
   };
   std::vector<Finished> finished;
   std::vector<Run> runs;
-  std::vector<Fold> folds;
+  std::deque<Fold> folds;  // a deque: a fold in use stays put as later trees' are added
+  std::vector<Groups> groups;
+  std::vector<FoldedTree*> members;  // the step's trees that share these, in the order built
+  unsigned threads = 1;              // for the model runs, this one's included
+  std::unique_ptr<AheadRuns> runner;  // once a tree first has runs computed ahead
 };
 
 class FoldedTree final : public Collective {
@@ -87,6 +95,7 @@ class FoldedTree final : public Collective {
              Bytes size, CollectiveConfig config);
   FoldedTree(const FoldedTree&) = delete;
   FoldedTree& operator=(const FoldedTree&) = delete;
+  ~FoldedTree() override;
 
   // Why it would be simulated in full if it started now, or null. Claims nothing, schedules nothing.
   const char* refusal();
@@ -129,11 +138,22 @@ class FoldedTree final : public Collective {
                   Correspondence& map) const;
   bool leaves_send_alike(const std::vector<std::uint32_t>& a, const std::vector<std::uint32_t>& b,
                          const Correspondence& map) const;
+  TreeModelInput model_input(const std::vector<std::uint32_t>& group) const;  // as this tree joined
   ModelRun run_model(const std::vector<std::uint32_t>& group) const;
-  ModelRun repeat_or_run(std::size_t h);  // a uniform tree's earlier run of group h, or a new one
+  void charge(const ModelRun& run) const;  // what the model would have charged the budget
+  ModelRun repeat_or_run(std::size_t h);   // a uniform tree's earlier run of group h, or a new one
+  // What a run of `tree`'s `group` is known by, if its ranks join in this tree's order, now.
+  UniformTrees::Run run_key(const FoldedTree& tree, const std::vector<std::uint32_t>& group) const;
+  UniformTrees::Run* find_run(const UniformTrees::Run& key) const;  // the uniform trees' run, or null
+  const std::vector<std::vector<std::uint32_t>>& uniform_groups(const FoldedTree& tree) const;
+  void run_ahead();  // the step's other trees' runs, on the uniform trees' workers
   void go_full();
-  TreeGroupFold fold_groups() const;
+  // Which of `groups` (this tree's) stand for which, the ranks joining in `join_order`.
+  TreeGroupFold fold_groups(const std::vector<std::vector<std::uint32_t>>& groups,
+                            const std::vector<std::uint32_t>& join_order) const;
   const TreeGroupFold& repeat_or_fold(TreeGroupFold& mine);  // a uniform tree's earlier fold, or mine
+  // A uniform tree's fold of `tree`'s groups if its ranks join in this tree's order (kept for it).
+  const TreeGroupFold& uniform_fold(const FoldedTree& tree);
   void run_folded();
   void apply_run(std::size_t h, const TreeGroupFold& fold, std::vector<Time>& finish);
   void finish_folded_rank(std::uint32_t rank);

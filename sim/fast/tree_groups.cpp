@@ -119,7 +119,7 @@ bool FoldedTree::correspond(const std::vector<std::uint32_t>& a, const std::vect
   map.order = group;
   std::sort(map.order.begin(), map.order.end());
   do {
-    if (in_order() && (!map.with_leaves || leaves_send_alike(a, map.order, map))) return true;
+    if (in_order() && (map.leaves_joined == nullptr || leaves_send_alike(a, map.order, map))) return true;
   } while (std::next_permutation(map.order.begin(), map.order.end()));
   return false;
 }
@@ -133,7 +133,7 @@ bool FoldedTree::leaves_send_alike(const std::vector<std::uint32_t>& a, const st
   std::iota(b_order.begin(), b_order.end(), std::size_t{0});
   std::sort(b_order.begin(), b_order.end(), [&](std::size_t x, std::size_t y) { return b[x] < b[y]; });
   std::vector<std::uint64_t> sa, sb;
-  for (const std::uint32_t r : join_order_)
+  for (const std::uint32_t r : *map.leaves_joined)
     for (std::size_t k = 0; k < a.size(); ++k) {
       if (is_leaf(tree_->channel_plan(a[k]), r)) sa.push_back((std::uint64_t{k} << 32) | map.position[k][r]);
       const std::size_t i = b_order[k];

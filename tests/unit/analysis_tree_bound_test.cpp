@@ -44,3 +44,35 @@ TEST_CASE("bounded trees: fast_path auto keeps a step with trees exact") {
   CHECK(fast.simulation.bound == sim::Time::zero());
   testing::check_same_step(fast, full);
 }
+
+TEST_CASE("bounded trees: a folded step gives the same result with 1 and 2 model threads") {
+  // Its trees' model runs computed ahead on a second thread (sim/README.md, "Trees in a step: the
+  // second core"): DGX-1 on a fat tree, 8 MiB buckets of a six-op chain, `tree` on 16 machines and
+  // `auto` on 32 (as above); every GPU's finish, the messages, the events and the bound are the same.
+  const workloads::Profile p = testing::toy_chain(6, sim::Bytes::mib(4));
+  using A = workloads::AllReduceAlgorithm;
+  for (const testing::FoldCase& c :
+       {testing::FoldCase{16, topology::presets::Fabric::FatTree, 1.0, 128, 1, A::Tree},
+        testing::FoldCase{32, topology::presets::Fabric::FatTree, 1.0, 256, 1, A::Auto}}) {
+    CAPTURE(testing::describe(c));
+    const topology::Topology t = testing::fold_case_cluster(c);
+    analysis::StepResult r[2];
+    for (unsigned threads : {1u, 2u}) {
+      analysis::StepSetup s;
+      s.profile = &p;
+      s.topology = &t;
+      s.placement = workloads::place_all_on_first(p, 1);
+      s.mapping = workloads::default_mapping(t, c.dp, c.mp);
+      s.step.bucket_size = sim::Bytes::mib(8);
+      s.comm.algorithm = c.algorithm;
+      s.collective.fast_path = sim::FastPath::Bounded;
+      s.limits.model_threads = threads;
+      r[threads - 1] = analysis::simulate_step(s, {});
+    }
+    CHECK(r[0].simulation.folded > 0);
+    if (c.algorithm == A::Tree) CHECK(r[0].simulation.bound > sim::Time::zero());  // trees folded
+    testing::check_same_step(r[1], r[0]);
+    CHECK(r[1].events == r[0].events);
+    CHECK(r[1].simulation.bound == r[0].simulation.bound);
+  }
+}

@@ -84,7 +84,8 @@ auto fields_of(const Variability& v) {
                     Named{"variability.length_buckets", length_buckets}};
 }
 auto fields_of(const sim::SimulationLimits& l) {
-  const auto& [max_events, max_memory] = l;
+  // model_threads says how the models run, on which threads: it changes no result.
+  const auto& [max_events, max_memory, model_threads] = l;
   return std::tuple{Named{"limits.max_events", max_events}, Named{"limits.max_memory", max_memory}};
 }
 
