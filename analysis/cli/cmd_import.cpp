@@ -110,7 +110,9 @@ int import_kineto_command(int argc, const char* const* argv) {
   const workloads::KinetoImport imported = [&] {
     const std::int64_t bytes = file_bytes(c.input);
     analysis::ReadProgress lines(progress_out(vm), "import", bytes, workloads::kineto_import_passes(bytes));
-    return workloads::import_kineto(c.input, o);
+    workloads::KinetoImportOptions told = o;
+    told.passes_known = [&lines](int passes) { lines.set_passes(passes); };
+    return workloads::import_kineto(c.input, told);
   }();
   // Fewer complete iterations than --steps asks to average would be averaged without a word.
   const auto found = static_cast<int>(imported.report.iterations.size());

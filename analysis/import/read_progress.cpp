@@ -18,7 +18,8 @@ std::optional<std::int64_t> bytes_read_by_process() {
 
 ReadProgress::ReadProgress(std::ostream* out, std::string label, std::int64_t size, int passes)
     : progress_(out, std::move(label), static_cast<double>(size) * passes, "bytes"),
-      what_(passes > 1 ? "reading the file (" + std::to_string(passes) + " passes)" : "reading the file") {
+      what_(passes > 1 ? "reading the file (" + std::to_string(passes) + " passes)" : "reading the file"),
+      size_(size) {
   const std::optional<std::int64_t> start = bytes_read_by_process();
   if (out == nullptr || size <= 0 || !start) return;
   start_ = *start;
@@ -32,6 +33,12 @@ ReadProgress::~ReadProgress() {
   }
   wake_.notify_all();
   if (thread_.joinable()) thread_.join();
+}
+
+void ReadProgress::set_passes(int passes) {
+  std::lock_guard guard(lock_);
+  progress_.set_total(static_cast<double>(size_) * passes);
+  what_ = "reading the file (" + std::to_string(passes) + " passes)";
 }
 
 void ReadProgress::poll() {

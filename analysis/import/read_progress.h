@@ -27,6 +27,8 @@ class ReadProgress {
   // `out` null or `size` <= 0: no thread, no lines. `passes`: how many times the file is read.
   ReadProgress(std::ostream* out, std::string label, std::int64_t size, int passes = 1);
   ~ReadProgress();
+  // The file is read `passes` times in all, not the constructor's (the reader found out as it went).
+  void set_passes(int passes);
   ReadProgress(const ReadProgress&) = delete;
   ReadProgress& operator=(const ReadProgress&) = delete;
 
@@ -34,6 +36,7 @@ class ReadProgress {
   void poll();
   ProgressEstimate progress_;
   std::string what_;
+  std::int64_t size_ = 0;
   std::int64_t start_ = 0;
   std::mutex lock_;
   std::condition_variable wake_;

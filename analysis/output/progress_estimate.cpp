@@ -79,6 +79,11 @@ std::string ProgressEstimate::line(double done, std::string_view what) const {
   return out;
 }
 
+void ProgressEstimate::set_total(double total) {
+  std::lock_guard guard(lock_);
+  total_ = total;
+}
+
 void ProgressEstimate::advance(double done, std::string_view what) {
   if (out_ == nullptr) return;
   std::lock_guard guard(lock_);

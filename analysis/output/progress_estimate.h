@@ -48,6 +48,9 @@ class ProgressEstimate {
   std::string line(double done, std::string_view what) const;
   double elapsed() const { return clock_() - start_; }
   std::size_t lines() const { return lines_; }
+  // The total, once better known (a file read more times than first thought); the next line's share
+  // and time left are of it.
+  void set_total(double total);
 
  private:
   std::ostream* out_;

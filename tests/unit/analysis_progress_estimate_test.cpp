@@ -70,6 +70,22 @@ TEST_CASE("progress estimate: lines come when due and say the fraction, the time
   CHECK(lines[1] == "validate: 7 s, 16 of 20 cases done (80%), about 2 s left of about 9 s in all");
 }
 
+TEST_CASE("progress estimate: a total better known later is the next line's") {
+  HandClock hand;
+  std::ostringstream out;
+  // import's reporter: a file first thought read 3 times, then told 12 (a trace of many segments).
+  analysis::ProgressEstimate p(&out, "cases", 30, "cases", hand.clock());
+  hand.now = 102;  // 10 of 30 in 2 s: 4 s left
+  p.advance(10);
+  p.set_total(120);
+  hand.now = 107;  // 20 of 120 in 7 s: 35 s left
+  p.advance(20);
+  const auto lines = lines_of(out.str());
+  REQUIRE(lines.size() == 2);
+  CHECK(lines[0] == "cases: 2 s, 10 of 30 cases done (33%), about 4 s left of about 6 s in all");
+  CHECK(lines[1] == "cases: 7 s, 20 of 120 cases done (17%), about 35 s left of about 42 s in all");
+}
+
 TEST_CASE("progress estimate: estimated events, sizes in bytes, and work past its estimate") {
   HandClock hand;
   // collective's reporter weighs sizes by their events in full; sweep/study/plan count events.

@@ -14,7 +14,8 @@ namespace hybridsim::workloads {
 // Kineto trace, is truncated, has no GPU activity on the device, or no usable iteration.
 KinetoImport import_kineto(const std::string& path, const KinetoImportOptions& options);
 // How many times import_kineto(path) reads a file of `file_bytes` (a large trace is read in passes,
-// import_kineto_stream.h), for progress lines: 1 or 3.
+// import_kineto_stream.h), for progress lines: 1 or 3 (more for a trace of more iterations than a
+// segment holds: KinetoImportOptions::passes_known says how many once the first read knows).
 int kineto_import_passes(std::int64_t file_bytes);
 // The same from a trace already read.
 KinetoImport import_kineto(const KinetoTrace& trace, const KinetoImportOptions& options);

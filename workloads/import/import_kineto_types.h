@@ -2,6 +2,7 @@
 // build these.
 #pragma once
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
@@ -24,6 +25,11 @@ struct KinetoImportOptions {
   std::int64_t batch = 1;         // samples per GPU per iteration (a trace does not record it)
   std::string throughput_unit = "samples";
   std::int64_t units_per_step = 0;  // 0: batch
+  // Told once, after the first read, how many times a streamed import will read the file in all when
+  // that is more than kineto_import_passes' 3: a trace of more ProfilerStep windows than a segment
+  // holds is read once more a segment (import_kineto_stream.h), and progress lines' estimated end
+  // must count those reads. Empty: nobody asks.
+  std::function<void(int passes)> passes_known{};
 };
 
 // What one iteration measured on the imported device. The span is what replay must reproduce:
