@@ -416,7 +416,8 @@ std::optional<KinetoImport> import_kineto_streamed(const std::string& path, cons
   // The windows, then each segment's own read, then its batches' parts (about the file once in all).
   const std::int64_t limit = static_cast<std::int64_t>(std::max<std::size_t>(picked.limit(), 1));
   const std::int64_t segments = std::max<std::int64_t>(1, (picked.earlier + limit - 1) / limit);
-  if (segments > 1 && o.passes_known) o.passes_known(static_cast<int>(std::min<std::int64_t>(2 + segments, 1 << 20)));
+  if (segments > 1 && o.passes_known)
+    o.passes_known(static_cast<int>(std::min<std::int64_t>(2 + segments, 1 << 20)));
   std::optional<IterationWindows> segment = picked.take();
   if (!segment || segment->whole_trace) return std::nullopt;
   IterationFold fold(o.steps);
