@@ -73,7 +73,7 @@ int run_command(int argc, const char* const* argv) {
       "cap on the simulation's state, e.g. \"16 GiB\", 0 B or unlimited = none (= --set "
       "simulation.max_memory=...)")(
       "model-threads", po::value(&model_threads),
-      "threads for a folded step's tree model runs, 0 = min(2, hardware threads) (= --set "
+      "threads for a folded step's tree model runs, 0 (the default) = 1, 2 = ahead on a second core (= --set "
       "simulation.model_threads=...)")("out,o", po::value(&out_dir),
                                     "output directory (overrides outputs.directory)")(
       "format,f", po::value(&format)->default_value("table"), "what to print: table | json")(
