@@ -396,6 +396,10 @@ void FoldedTree::run_ahead() {
   bool own_first = true;
   for (FoldedTree* tree : uniform_->members) {
     if (tree == nullptr || (tree != this && tree->decided_)) continue;
+    // This tree's join order is a permutation of its own ranks: it says nothing of a tree of another
+    // size (an expert group's beside the data-parallel one), whose model it would start at ranks it
+    // does not have (a Mixtral slice crashed so with two threads).
+    if (tree->n_ != n_) continue;
     const auto& groups = uniform_groups(*tree);
     const TreeGroupFold& fold = uniform_fold(*tree);  // the groups it will simulate
     for (std::size_t h = 0; h < groups.size(); ++h) {

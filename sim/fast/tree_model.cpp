@@ -159,7 +159,8 @@ bool AheadRuns::drop(std::size_t id) {
 
 unsigned model_threads(unsigned wanted) {
   // The default is one thread: on 2026-12-03 a Mixtral 8x7B slice (ep 8 x dp 1,024 on 128 DGX H100)
-  // crashed with two and ran with one; until that is found, the second core is asked for, not assumed.
+  // crashed with two (runs ahead for trees of another size: fixed in FoldedTree::run_ahead); until a
+  // test covers trees of two sizes, the second core is asked for, not assumed.
   return wanted > 0 ? wanted : 1;
 }
 
