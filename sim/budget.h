@@ -34,7 +34,7 @@ struct SimulationLimits {
   std::uint64_t max_events = kDefaultMaxEvents;  // 0: no limit
   std::int64_t max_memory = kDefaultMaxMemory;   // bytes of simulation state; 0: no limit
   // Not a cap: the threads a folded step's tree model runs may use (sim/fast/tree_model.h); 0: the
-  // default, 1 (two crashed on one case: sim/README.md); 1: none but the simulation's own.
+  // default, min(2, the machine's hardware threads); 1: none but the simulation's own.
   unsigned model_threads = 0;
   bool operator==(const SimulationLimits&) const = default;
 };

@@ -71,11 +71,11 @@ int run_command(int argc, const char* const* argv) {
       "cap on the events a step may simulate, 0 or unlimited = none (= --set simulation.max_events=...)")(
       "max-sim-memory", po::value(&max_sim_memory),
       "cap on the simulation's state, e.g. \"16 GiB\", 0 B or unlimited = none (= --set "
-      "simulation.max_memory=...)")(
-      "model-threads", po::value(&model_threads),
-      "threads for a folded step's tree model runs, 0 (the default) = 1, 2 = ahead on a second core (= --set "
-      "simulation.model_threads=...)")("out,o", po::value(&out_dir),
-                                    "output directory (overrides outputs.directory)")(
+      "simulation.max_memory=...)")("model-threads", po::value(&model_threads),
+                                    "threads for a folded step's tree model runs, 0 (the default) = min(2, "
+                                    "hardware threads), 1 = none ahead (= --set "
+                                    "simulation.model_threads=...)")(
+      "out,o", po::value(&out_dir), "output directory (overrides outputs.directory)")(
       "format,f", po::value(&format)->default_value("table"), "what to print: table | json")(
       "trace,t", po::value(&trace), "write a Chrome/Perfetto trace of the step to this file")(
       "trace-detail", po::value(&trace_detail)->default_value("kernels"), "kernels | steps | messages")(

@@ -98,11 +98,10 @@ inline constexpr ScenarioKey kRun[] = {
       .default_text = "0",
       .min = 0,
       .max = 64,
-      .help =
-          "Threads for a folded step's tree model runs (NCCL trees under fast_path: bounded), "
-          "computed ahead of need; the same results whatever the number. 0 (the default) and 1: only "
-          "the simulation's own (2 crashed on one case, not yet found). Sweeps and studies that run points "
-          "on several threads use 1. Also --model-threads."},
+      .help = "Threads for a folded step's tree model runs (NCCL trees under fast_path: bounded), "
+              "computed ahead of need; the same results whatever the number. 0: min(2, the machine's "
+              "hardware threads); 1: only the simulation's own. Sweeps and studies that run points "
+              "on several threads use 1. Also --model-threads."},
      bind_unless_default<Member<&Scenario::simulation, &sim::SimulationLimits::model_threads>>()},
 
     {{.path = "outputs", .kind = K::Section, .help = "What a run writes."}},

@@ -78,6 +78,16 @@ AheadRuns::~AheadRuns() {
 }
 
 std::size_t AheadRuns::add(TreeModelInput input) {
+  // A run queued for another tree than the one that queues it must be that tree's: its join order a
+  // permutation of its own ranks, its plans of as many ranks. Checked here, on the owner's thread,
+  // because a worker would start ranks the tree does not have (a Mixtral slice crashed so).
+  std::vector<std::uint8_t> named(input.ranks, 0);
+  bool fits = input.join_order.size() == input.ranks;
+  for (const std::uint32_t r : input.join_order)
+    fits = fits && r < input.ranks && std::exchange(named[r], 1) == 0;
+  for (const std::uint32_t c : input.segment.channels)
+    fits = fits && c < input.plans->size() && (*input.plans)[c].parent.size() == input.ranks;
+  if (!fits) throw InternalError("a tree model run queued ahead does not fit its tree's ranks");
   std::size_t id = 0;
   {
     const std::lock_guard lock(mutex_);
@@ -158,10 +168,12 @@ bool AheadRuns::drop(std::size_t id) {
 }
 
 unsigned model_threads(unsigned wanted) {
-  // The default is one thread: on 2026-12-03 a Mixtral 8x7B slice (ep 8 x dp 1,024 on 128 DGX H100)
-  // crashed with two (runs ahead for trees of another size: fixed in FoldedTree::run_ahead); until a
-  // test covers trees of two sizes, the second core is asked for, not assumed.
-  return wanted > 0 ? wanted : 1;
+  // Two where the machine has them: the runs ahead take the trees' models off the simulation's
+  // thread (sim/README.md, "Trees in a step: the second core"). A Mixtral slice's crash with two
+  // (runs queued for trees of another size) is fixed in FoldedTree::run_ahead, refused in
+  // AheadRuns::add and covered by tests/unit/sim_tree_ahead_test.cpp's trees of two sizes.
+  if (wanted > 0) return wanted;
+  return std::clamp(std::thread::hardware_concurrency(), 1u, 2u);
 }
 
 }  // namespace hybridsim::sim

@@ -88,7 +88,7 @@ class AheadRuns {
 };
 
 // The threads a folded step's model runs use for `wanted` (SimulationLimits::model_threads): 0 is
-// the default, 1 (two crashed on a Mixtral slice at 1,024 GPUs: sim/README.md).
+// the default, min(2, the machine's hardware threads).
 unsigned model_threads(unsigned wanted);
 
 }  // namespace hybridsim::sim

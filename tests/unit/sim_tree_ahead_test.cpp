@@ -28,19 +28,41 @@ struct Joined {
   Bytes size;
   Time at;
   bool reversed = false;  // its ranks join in the opposite order
+  bool second = false;    // over the second set of plans (trees of another size), if any
 };
+
+// A second fabric's links appended to the first's, its plans' links renumbered to match: trees of two
+// sizes over one network, as a step's expert-parallel trees beside its data-parallel ones.
+std::vector<TreeChannel> append_fabric(TreeFabric& into, const TreeFabric& other) {
+  const auto offset = static_cast<LinkId>(into.links.size());
+  for (const LinkSpec& spec : other.links.all()) into.links.add(spec);
+  std::vector<TreeChannel> plans = other.trees;
+  for (TreeChannel& t : plans) {
+    for (auto& route : t.up)
+      for (LinkId& id : route) id += offset;
+    for (auto& routes : t.down)
+      for (auto& route : routes)
+        for (LinkId& id : route) id += offset;
+  }
+  return plans;
+}
 
 struct StepOutcome {
   std::vector<FoldOutcome> trees;
   std::uint64_t ahead = 0;  // runs that a worker had taken on
+  bool queued = false;      // runs were queued for a worker (AheadRuns::add refuses one that does
+                            // not fit its tree's ranks)
 };
 
 // Uniform trees over the same channels on one network, tree i's ranks all joining at joins[i].at.
+// Trees joined at `joins` over the second plans (`second_plans`, of `second_n` ranks) where marked.
 StepOutcome run_trees(const TreeFabric& f, std::uint32_t n, const std::vector<Joined>& joins,
-                      unsigned threads) {
+                      unsigned threads, const std::vector<TreeChannel>& second_plans = {},
+                      std::uint32_t second_n = 0) {
   EventQueue q;
   Network net(q, f.links);
   const auto plans = std::make_shared<const std::vector<TreeChannel>>(f.trees);
+  const auto others = std::make_shared<const std::vector<TreeChannel>>(second_plans);
   UniformTrees uniform;
   uniform.threads = threads;
   CollectiveConfig cfg{.message_size = Bytes::kib(64), .fast_path = FastPath::Bounded};
@@ -49,9 +71,11 @@ StepOutcome run_trees(const TreeFabric& f, std::uint32_t n, const std::vector<Jo
   std::vector<std::unique_ptr<Collective>> trees;
   std::vector<std::unique_ptr<RankStarter>> starters;
   for (const Joined& j : joins) {
-    trees.push_back(make_tree_collective(net, n, plans, j.size, cfg));
+    const std::uint32_t ranks = j.second ? second_n : n;
+    trees.push_back(make_tree_collective(net, ranks, j.second ? others : plans, j.size, cfg));
     starters.push_back(std::make_unique<RankStarter>(*trees.back()));
-    for (std::uint32_t k = 0; k < n; ++k) q.schedule_at(j.at, *starters.back(), j.reversed ? n - 1 - k : k);
+    for (std::uint32_t k = 0; k < ranks; ++k)
+      q.schedule_at(j.at, *starters.back(), j.reversed ? ranks - 1 - k : k);
   }
   q.run();
   StepOutcome out;
@@ -60,6 +84,7 @@ StepOutcome run_trees(const TreeFabric& f, std::uint32_t n, const std::vector<Jo
     out.trees.push_back(hybridsim::testing::outcome_of(*t, net));
   }
   if (uniform.runner != nullptr) out.ahead = uniform.runner->ahead();
+  out.queued = uniform.runner != nullptr;
   return out;
 }
 
@@ -110,6 +135,33 @@ TEST_CASE("trees ahead: the same trees, finishes and events with 1, 2 and 3 mode
     check_same(par, seq);
     CHECK(seq.trees[1].path.private_events > 0);
     CHECK(seq.trees[4].path.private_events > 0);
+  }
+}
+
+TEST_CASE("trees ahead: trees of two sizes in one step, with 1 and 2 model threads") {
+  // A step's 32-rank trees beside 8-rank ones (an expert group's beside the data-parallel trees, as
+  // in a Mixtral slice, which crashed with two threads when the first tree queued runs for trees of
+  // the other size in its own join order, naming ranks the smaller tree does not have). Whichever
+  // size folds first, the other's trees run their own: the same finishes, links and events as with
+  // one thread.
+  TreeFabric f = make_trees(32, 4);
+  const std::vector<TreeChannel> small = append_fabric(f, make_trees(8, 2));
+  for (const bool small_first : {false, true}) {
+    CAPTURE(small_first);
+    std::vector<Joined> joins;
+    const Bytes sizes[] = {Bytes::mib(8), Bytes::mib(4), Bytes::mib(2), Bytes::mib(8), Bytes::kib(640)};
+    for (std::size_t i = 0; i < std::size(sizes); ++i) {
+      const bool second = (i % 2 == 0) == small_first;
+      joins.push_back({sizes[i], Time::ms(5 * static_cast<std::int64_t>(i)), false, second});
+    }
+    const StepOutcome one = run_trees(f, 32, joins, 1, small, 8);
+    for (const FoldOutcome& t : one.trees) CHECK(t.path.folded);
+    CHECK(one.trees[0].path.private_events > 0);
+    CHECK(one.trees[1].path.private_events > 0);  // the other size's first tree runs its own
+    const StepOutcome two = run_trees(f, 32, joins, 2, small, 8);
+    check_same(two, one);
+    CHECK(two.queued);  // the first tree's size's later trees were run ahead
+    MESSAGE("two sizes, small first " << small_first << ": " << two.ahead << " runs taken from a worker");
   }
 }
 
