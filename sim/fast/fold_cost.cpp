@@ -5,25 +5,10 @@
 #include <algorithm>
 #include <vector>
 
-#include "sim/collective_chain.h"
-#include "sim/fast/embedded_ring.h"
 #include "sim/fast/folded_ring.h"
-#include "sim/fast/folded_tree.h"
 #include "sim/fast/ring_jump.h"
 
 namespace hybridsim::sim {
-
-ExpectedEvents expected_events(const Collective& c) {
-  if (const auto* ring = dynamic_cast<const FoldedRing*>(&c)) return ring->expected_events();
-  if (const auto* ring = dynamic_cast<const EmbeddedRing*>(&c)) return ring->expected_events();
-  if (const auto* tree = dynamic_cast<const FoldedTree*>(&c)) return tree->expected_events();
-  if (const auto* chain = dynamic_cast<const CollectiveChain*>(&c)) {
-    ExpectedEvents sum;
-    for (const auto& part : chain->parts()) sum += expected_events(*part);
-    return sum;
-  }
-  return {.queue = c.full_cost().events};
-}
 
 std::uint64_t ring_steps_simulated(const RingCollective& ring, std::uint32_t window, Jumps alone) {
   const std::uint64_t steps = ring.steps();
