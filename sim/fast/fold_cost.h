@@ -19,9 +19,9 @@ namespace hybridsim::sim {
 // 256 DGX-1: tests/scale/step_estimate_test.cpp).
 enum class Jumps : std::uint8_t { Alone, Live };
 // Steps a model of `window` positions of `ring` runs one by one: all of them, or where the jump
-// applies alone (chunks of one size, enough steps) about kJumpWarmSteps + 2 · window per phase
-// (the reduce-scatter and all-gather halves of an all-reduce jump apart), the rest jumped over.
-inline constexpr std::uint64_t kJumpWarmSteps = 16;
+// applies alone (RingJump::applies() as far as the plan tells it) what the jump needs per phase (the
+// reduce-scatter and all-gather halves of an all-reduce jump apart; fold_cost.cpp derives it from
+// sim/fast/ring_jump.cpp), the rest jumped over.
 std::uint64_t ring_steps_simulated(const RingCollective& ring, std::uint32_t window, Jumps jumps);
 
 // Events and messages of channel c's first `window` positions standing for all of them (window =
