@@ -52,6 +52,22 @@ struct SimulationCost {
   std::int64_t memory() const;
 };
 
+// The events simulating a collective is expected to take the way it will be simulated
+// (Collective::expected_events): on the step's queue (a collective in full, an embedded ring's
+// segments) and on its models' own (counted in its simulation_path().private_events: a folded
+// ring's or tree's). What a step weighs against its events budget before its event loop
+// (analysis/step/step_estimate.h).
+struct ExpectedEvents {
+  std::uint64_t queue = 0;
+  std::uint64_t models = 0;
+  std::uint64_t total() const { return queue + models; }
+  ExpectedEvents& operator+=(const ExpectedEvents& o) {
+    queue += o.queue;
+    models += o.models;
+    return *this;
+  }
+};
+
 class BudgetExceeded : public InputError {
  public:
   enum class Kind : std::uint8_t { Events, Memory };

@@ -103,6 +103,11 @@ class Collective : public EventHandler {
   // What simulating it in full, message by message, costs (sim/budget.h), and whether it may be
   // simulated otherwise (folded) so that cost is only known when it starts.
   virtual SimulationCost full_cost() const { return {}; }
+  // What simulating it is expected to take the way it will be simulated, from its plan alone
+  // before any rank joins (join times taken alike, as a step's alike GPUs join): full_cost()'s
+  // events for a collective run in full, a shortcut's own estimate (sim/fast/fold_cost.h). Pure, so
+  // that a new kind cannot be left out of a step's estimate.
+  virtual ExpectedEvents expected_events() const = 0;
   virtual bool may_fold() const { return false; }
   void start_all() {
     for (std::uint32_t r = 0; r < ranks(); ++r) start(r);

@@ -41,9 +41,8 @@ class CollectiveChain final : public Collective {
   SimulationPath simulation_path() const override;
   // Its rings' (sim/collective_cost.cpp); each ring charges the budget itself as it starts.
   SimulationCost full_cost() const override;
+  ExpectedEvents expected_events() const override;  // its rings', each the way it will run
   bool may_fold() const override;
-  // Its rings, every phase's in turn (for sim/fast/fold_cost.h's expected cost).
-  const std::vector<std::unique_ptr<Collective>>& parts() const { return parts_; }
   void on_event(std::uint64_t tag) override;
 
  private:

@@ -1,6 +1,8 @@
-// What each collective costs simulated in full, message by message (sim/budget.h), and the check
-// each makes of it as it starts in full. Counts, not timings: they follow the constructors'
-// plans (a ring's steps × messages per chunk per edge, a tree's messages per channel per edge).
+// What each collective costs simulated in full, message by message (sim/budget.h), the check each
+// makes of it as it starts in full, and the events each is expected to take (the plain collectives
+// all of them, as they always run in full; a chain its parts', each the way it will run). Counts, not
+// timings: they follow the constructors' plans (a ring's steps × messages per chunk per edge, a
+// tree's messages per channel per edge).
 #include <string>
 
 #include "sim/collective_chain.h"
@@ -44,6 +46,8 @@ SimulationCost RingCollective::full_cost() const {
   return cost;
 }
 
+ExpectedEvents RingCollective::expected_events() const { return {.queue = full_cost().events}; }
+
 void RingCollective::charge_budget() const {
   if (config_.budget == nullptr) return;
   std::string what = "a ring " + std::string(collective_op_name(op_)) + " of " + format_bytes(size_) +
@@ -75,6 +79,8 @@ SimulationCost TreeCollective::full_cost() const {
   return cost;
 }
 
+ExpectedEvents TreeCollective::expected_events() const { return {.queue = full_cost().events}; }
+
 void TreeCollective::charge_budget() {
   if (charged_) return;
   charged_ = true;
@@ -93,6 +99,12 @@ SimulationCost CollectiveChain::full_cost() const {
   SimulationCost cost;
   for (const auto& part : parts_) cost += part->full_cost();
   return cost;
+}
+
+ExpectedEvents CollectiveChain::expected_events() const {
+  ExpectedEvents sum;
+  for (const auto& part : parts_) sum += part->expected_events();
+  return sum;
 }
 
 bool CollectiveChain::may_fold() const {

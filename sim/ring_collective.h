@@ -117,6 +117,7 @@ class RingCollective final : public Collective {
   std::array<Bytes, kLinkKindCount> bytes_by_link_kind() const override;
   SimulationPath simulation_path() const override { return path_; }
   SimulationCost full_cost() const override;  // sim/collective_cost.cpp
+  ExpectedEvents expected_events() const override;  // all of full_cost()'s: it runs in full
 
   // For a caller that simulates the ring otherwise (sim/fast/): counts every message of channel c
   // as sent (its bytes by edge, exactly, and the message count), without sending any; and why the

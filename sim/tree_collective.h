@@ -71,6 +71,7 @@ class TreeCollective final : public Collective {
   std::array<Bytes, kLinkKindCount> bytes_by_link_kind() const override;
   SimulationPath simulation_path() const override { return path_; }
   SimulationCost full_cost() const override;  // sim/collective_cost.cpp
+  ExpectedEvents expected_events() const override;  // all of full_cost()'s: it runs in full
   std::uint32_t channel_count() const { return static_cast<std::uint32_t>(channels_.size()); }
   Network& network() const { return network_; }
   const CollectiveConfig& config() const { return config_; }

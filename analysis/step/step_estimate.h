@@ -11,7 +11,6 @@
 #include <string_view>
 
 #include "sim/budget.h"
-#include "sim/fast/fold_cost.h"
 
 namespace hybridsim::workloads {
 struct StepProgram;
@@ -24,8 +23,8 @@ class SimulationProgress;
 
 struct StepEstimate {
   std::uint64_t task_events = 0;  // the GPU streams' tasks, two events each
-  // Every simulated collective's events as it is expected to be simulated (sim/fast/fold_cost.h):
-  // on the step's queue (in full, embedded rings) and on folded collectives' models.
+  // Every simulated collective's events as it is expected to be simulated (expected_events(),
+  // sim/collective.h): on the step's queue (in full, embedded rings) and on folded models'.
   sim::ExpectedEvents collective_events{};
   std::int64_t state_bytes = 0;  // every collective's state
   sim::SimulationCost sure{};    // the collectives that cannot fold, simulated in full

@@ -42,7 +42,7 @@ StepEstimate step_budget_cost(const workloads::StepProgram& program,
     if (c == nullptr) continue;  // a folded step's shadow is never simulated
     const sim::SimulationCost cost = c->full_cost();
     e.state_bytes += cost.state_bytes;
-    e.collective_events += sim::expected_events(*c);
+    e.collective_events += c->expected_events();
     if (c->may_fold()) continue;
     e.sure.events += cost.events;
     e.sure.messages += cost.messages;

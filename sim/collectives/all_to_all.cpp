@@ -84,4 +84,6 @@ SimulationCost AllToAllCollective::full_cost() const {
   return cost;
 }
 
+ExpectedEvents AllToAllCollective::expected_events() const { return {.queue = full_cost().events}; }
+
 }  // namespace hybridsim::sim

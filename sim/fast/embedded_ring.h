@@ -46,7 +46,7 @@ class EmbeddedRing final : public Collective {
   bool may_fold() const override { return true; }
   // Its segments' events on the step's queue (sim/fast/fold_cost.h): `window` positions per channel,
   // twice with chunks of unequal size (the ghost's too).
-  ExpectedEvents expected_events() const;
+  ExpectedEvents expected_events() const override;
   // A segment's position finished (called within that event: notify_rank_done_at_once).
   void on_event(std::uint64_t tag) override;
 

@@ -5,25 +5,10 @@
 #include <algorithm>
 #include <vector>
 
-#include "sim/collective_chain.h"
-#include "sim/fast/embedded_ring.h"
 #include "sim/fast/folded_ring.h"
-#include "sim/fast/folded_tree.h"
 #include "sim/fast/ring_jump.h"
 
 namespace hybridsim::sim {
-
-ExpectedEvents expected_events(const Collective& c) {
-  if (const auto* ring = dynamic_cast<const FoldedRing*>(&c)) return ring->expected_events();
-  if (const auto* ring = dynamic_cast<const EmbeddedRing*>(&c)) return ring->expected_events();
-  if (const auto* tree = dynamic_cast<const FoldedTree*>(&c)) return tree->expected_events();
-  if (const auto* chain = dynamic_cast<const CollectiveChain*>(&c)) {
-    ExpectedEvents sum;
-    for (const auto& part : chain->parts()) sum += expected_events(*part);
-    return sum;
-  }
-  return {.queue = c.full_cost().events};
-}
 
 std::uint64_t ring_steps_simulated(const RingCollective& ring, std::uint32_t window, Jumps alone) {
   const std::uint64_t steps = ring.steps();
@@ -32,10 +17,22 @@ std::uint64_t ring_steps_simulated(const RingCollective& ring, std::uint32_t win
                      ring.op() != CollectiveOp::Broadcast && ring.uniform_chunks() &&
                      ring.config().observer == nullptr;
   if (!jumps) return steps;
-  // Each phase runs until its state repeats (a period of up to `window` steps, seen twice), jumps
-  // to just before its boundary and runs the steps still in flight there.
+  // What RingJump (sim/fast/ring_jump.cpp) needs per phase before and after its jump, for a model of
+  // w = window positions (the steps each term takes on the grid of tests/unit/sim_ring_jump_test.cpp,
+  // whose test holds this estimate to the steps simulated):
+  // - settle, w - 1: a snapshot holds every pending step relative to the leader's, so the state can
+  //   repeat only once each position's lead over position 0 has stopped growing. A position forwards
+  //   step s only once step s - 1 has reached it, so the leads are at most 0, 1, ..., w - 1, built
+  //   one step at a time (a trace of the jumps on the grid: 0 to 3.3 w, the longest with 8 messages
+  //   per chunk, up to 1.2 w with one).
+  // - detect, w: the state must be seen again one period d later (periods() compares the history),
+  //   and d <= w, a pattern of unlike edges moving on one position a step.
+  // - tail, w + 2: periods() stops short of the phase's boundary by less than a period plus the
+  //   steps pending ahead of the leader, which then run one by one: d + the largest lead, at most
+  //   w + 2 on the grid (d = w where the leads stay near 0, d = 1 where they reach w - 1).
   const bool two_phases = ring.reduce_steps() > 0 && ring.reduce_steps() < ring.steps();
-  const std::uint64_t per_phase = kJumpWarmSteps + 2 * std::uint64_t{window};
+  const std::uint64_t w = window;
+  const std::uint64_t per_phase = (w - 1) + w + (w + 2);
   return std::min(steps, (two_phases ? 2 : 1) * per_phase);
 }
 

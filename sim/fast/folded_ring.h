@@ -71,7 +71,7 @@ class FoldedRing final : public Collective {
   bool may_fold() const override;
   // Its models' events (sim/fast/fold_cost.h): per channel the period of its plan, the channel in
   // full where chunks of unequal size lead under auto; in full if it may not fold.
-  ExpectedEvents expected_events() const;
+  ExpectedEvents expected_events() const override;
   void on_event(std::uint64_t rank) override;  // a folded rank's finish
 
   // The plain ring of its plan. Before any rank joins, an embedding (sim/fast/embedded_ring.h) may

@@ -14,7 +14,6 @@
 #include <optional>
 #include <vector>
 
-#include "sim/fast/fold_cost.h"
 #include "sim/fast/tree_model.h"
 #include "sim/tree_collective.h"
 
@@ -114,10 +113,10 @@ class FoldedTree final : public Collective {
   }
   SimulationPath simulation_path() const override { return folded_ ? path_ : tree_->simulation_path(); }
   SimulationCost full_cost() const override { return tree_->full_cost(); }
-  // Its groups' models' events (sim/fast/fold_cost.h): the channels of the groups that no earlier
+  // Its groups' models' events: the channels of the groups that no earlier
   // group stands for, at the full cost's share per channel; in full where refusal() would refuse
   // from the plan alone. A uniform tree repeating an earlier one's run costs less (not counted).
-  ExpectedEvents expected_events() const;
+  ExpectedEvents expected_events() const override;
   // The decision, just before the first message is due, or a folded rank's finish.
   void on_event(std::uint64_t tag) override;
 
