@@ -41,16 +41,17 @@ void check_algorithm(const topology::Topology& t, const CollectiveSweepOptions& 
                      std::string(sim::collective_op_name(options.op)) +
                      "; broadcast, all-gather and reduce-scatter run as rings, all-to-all as direct sends "
                      "(--algorithm ring or auto)");
-  // Within one machine the hierarchical all-reduce has no level above the machine's: the planner
-  // runs the ring, under the label asked for.
-  const auto machine = a == workloads::AllReduceAlgorithm::Hierarchical
-                           ? topology::sole_machine(t, options.gpus)
-                           : std::nullopt;
-  if (machine)
-    throw InputError("--algorithm hierarchical: GPUs " + topology::format_gpu_list(options.gpus) +
-                     " are all on machine " + std::to_string(*machine) +
+  // The hierarchical all-reduce needs the same number (2 or more) of GPUs on each of two machines
+  // or more: otherwise the planner runs the ring, under the label asked for.
+  const std::string unfit = a == workloads::AllReduceAlgorithm::Hierarchical
+                                ? workloads::hierarchical_unfit(t, options.gpus)
+                                : std::string();
+  if (!unfit.empty())
+    throw InputError("--algorithm hierarchical: GPUs " + topology::format_gpu_list(options.gpus) + " are " +
+                     unfit +
                      ", where it runs as the ring (it is a ring within each machine, then one across "
-                     "machines); expected GPUs on two machines or more (--nodes N > 1), or --algorithm ring");
+                     "machines); expected GPUs on two machines or more, the same number (2 or more) on "
+                     "each (--nodes N > 1), or --algorithm ring");
   if (options.op != sim::CollectiveOp::AllToAll) return;
   // All-to-all runs as direct sends between every pair (workloads/comm/comm_plan.cpp), with NCCL's
   // Simple protocol or the ideal one: a channel count or an LL protocol changed nothing but the label.

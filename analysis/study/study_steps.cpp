@@ -117,6 +117,36 @@ struct Resolved {
   std::int64_t memory = 0;  // StepRunOptions::memory: held against the shared budget while it runs
 };
 
+// The label of a request not resolved yet, from its scenario's keys as written.
+StepLabel label_before_resolving(const StepRequest& request, const scenarios::Scenario& s) {
+  workloads::StepConfig c;
+  c.step.bucket_size = s.communication.bucket_size;
+  c.comm.algorithm = s.communication.algorithm;
+  c.collective.message_size = s.communication.message_size;
+  c.collective.fast_path = s.communication.fast_path;
+  return label_of(request, s, c);
+}
+
+// A floor of the step's events known before anything is built: every kernel of one worker's ops,
+// forward and backward, is a task of some GPU simulated (a fold keeps one GPU of each program), two
+// events each. Over the request's events cap it is refused here, named by its configuration: at
+// 65,536 GPUs and --max-events 1 a plan spent 2 minutes placing and estimating GPUs first.
+void check_event_floor(const StepRequest& request, const scenarios::Scenario& s,
+                       const workloads::Profile& p) {
+  const std::uint64_t cap = s.simulation.max_events;
+  if (cap == 0) return;
+  std::uint64_t kernels = 0;
+  for (const workloads::Op& op : p.ops) kernels += op.forward.size() + op.backward.size();
+  if (2 * kernels <= cap) return;
+  const StepLabel l = label_before_resolving(request, s);
+  const sim::BudgetExceeded e(sim::BudgetExceeded::Kind::Events, 2 * kernels, cap, 0,
+                              "its worker's " + std::to_string(kernels) +
+                                  " kernels alone are counted, two events each (a floor, before its cluster "
+                                  "is built)");
+  const bool off = s.communication.fast_path == sim::FastPath::Off;
+  throw BudgetRefusal(describe(l) + ": " + budget_error_text(e, "the step", kStudyBudgetKnobs, off));
+}
+
 // Resolves requests the way `hybridsim run` resolves a scenario, building each topology once.
 class Resolver {
  public:
@@ -438,6 +468,8 @@ std::vector<StepRef> StepCache::simulate(const std::vector<StepRequest>& request
     Resolved r;
     try {
       if (read.unreadable[i]) std::rethrow_exception(read.unreadable[i]);
+      if (const auto it = context.profiles.find(request.network); it != context.profiles.end() && it->second)
+        check_event_floor(request, *read.scenarios[i], *it->second);
       // Its cluster's topology told as a share of its GPUs: at 16,384 GPUs it takes seconds.
       PartShare share(
           resolving, [&] { return resolved; }, weights[i],
@@ -453,8 +485,11 @@ std::vector<StepRef> StepCache::simulate(const std::vector<StepRequest>& request
       // Nothing resolved to hash: the request's own text identifies its failure.
       std::string what = request.network;
       for (const auto& o : request.overlay) what += " " + o;
-      ids.push_back({fnv1a("unresolved;" + what), StepLabel{.network = request.network}});
-      failures_.emplace(ids.back().id, StepFailure{e.what(), what});
+      // A refusal for its budget names the configuration itself (check_event_floor).
+      const bool budget = dynamic_cast<const BudgetRefusal*>(&e) != nullptr && read.scenarios[i];
+      ids.push_back({fnv1a("unresolved;" + what), budget ? label_before_resolving(request, *read.scenarios[i])
+                                                         : StepLabel{.network = request.network}});
+      failures_.emplace(ids.back().id, StepFailure{e.what(), budget ? std::string() : what, budget});
       continue;
     }
     const auto [known, added] = fingerprints_.try_emplace(r.id, r.fingerprint);
