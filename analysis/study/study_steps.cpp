@@ -127,24 +127,18 @@ StepLabel label_before_resolving(const StepRequest& request, const scenarios::Sc
   return label_of(request, s, c);
 }
 
-// A floor of the step's events known before anything is built: every kernel of one worker's ops,
-// forward and backward, is a task of some GPU simulated (a fold keeps one GPU of each program), two
-// events each. Over the request's events cap it is refused here, named by its configuration: at
-// 65,536 GPUs and --max-events 1 a plan spent 2 minutes placing and estimating GPUs first.
-void check_event_floor(const StepRequest& request, const scenarios::Scenario& s,
-                       const workloads::Profile& p) {
-  const std::uint64_t cap = s.simulation.max_events;
-  if (cap == 0) return;
-  std::uint64_t kernels = 0;
-  for (const workloads::Op& op : p.ops) kernels += op.forward.size() + op.backward.size();
-  if (2 * kernels <= cap) return;
-  const StepLabel l = label_before_resolving(request, s);
-  const sim::BudgetExceeded e(sim::BudgetExceeded::Kind::Events, 2 * kernels, cap, 0,
-                              "its worker's " + std::to_string(kernels) +
-                                  " kernels alone are counted, two events each (a floor, before its cluster "
-                                  "is built)");
-  const bool off = s.communication.fast_path == sim::FastPath::Off;
-  throw BudgetRefusal(describe(l) + ": " + budget_error_text(e, "the step", kStudyBudgetKnobs, off));
+// A step whose worker's kernels alone pass its events cap (analysis::check_event_floor) is refused before
+// its cluster is built, named by its configuration: at 65,536 GPUs and --max-events 1 a plan spent
+// minutes placing and estimating GPUs first.
+void refuse_under_event_floor(const StepRequest& request, const scenarios::Scenario& s,
+                              const workloads::Profile& p) {
+  try {
+    check_event_floor(p, s.simulation.max_events);
+  } catch (const sim::BudgetExceeded& e) {
+    const bool off = s.communication.fast_path == sim::FastPath::Off;
+    throw BudgetRefusal(describe(label_before_resolving(request, s)) + ": " +
+                        budget_error_text(e, "the step", kStudyBudgetKnobs, off));
+  }
 }
 
 // Resolves requests the way `hybridsim run` resolves a scenario, building each topology once.
@@ -469,7 +463,7 @@ std::vector<StepRef> StepCache::simulate(const std::vector<StepRequest>& request
     try {
       if (read.unreadable[i]) std::rethrow_exception(read.unreadable[i]);
       if (const auto it = context.profiles.find(request.network); it != context.profiles.end() && it->second)
-        check_event_floor(request, *read.scenarios[i], *it->second);
+        refuse_under_event_floor(request, *read.scenarios[i], *it->second);
       // Its cluster's topology told as a share of its GPUs: at 16,384 GPUs it takes seconds.
       PartShare share(
           resolving, [&] { return resolved; }, weights[i],
@@ -485,7 +479,7 @@ std::vector<StepRef> StepCache::simulate(const std::vector<StepRequest>& request
       // Nothing resolved to hash: the request's own text identifies its failure.
       std::string what = request.network;
       for (const auto& o : request.overlay) what += " " + o;
-      // A refusal for its budget names the configuration itself (check_event_floor).
+      // A refusal for its budget names the configuration itself (refuse_under_event_floor).
       const bool budget = dynamic_cast<const BudgetRefusal*>(&e) != nullptr && read.scenarios[i];
       ids.push_back({fnv1a("unresolved;" + what), budget ? label_before_resolving(request, *read.scenarios[i])
                                                          : StepLabel{.network = request.network}});
