@@ -145,6 +145,16 @@ def test_a_step_over_its_budget_raises_budget_error():
         hybridsim.run(GNMT_DP8, set={"simulation.max_events": 1000, "communication.fast_path": "off"})
 
 
+@pytest.mark.parametrize("keyword", [dict(trace_gzip=True), dict(trace_gpus="0-3"),
+                                     dict(trace_window="2 ms:5 ms"), dict(trace_step="slowest"),
+                                     dict(trace_detail="steps")])
+def test_a_trace_keyword_without_a_trace_is_refused(keyword):
+    # The command line refuses --trace-gzip without --trace; the module ignored it without a word.
+    name = next(iter(keyword))
+    with pytest.raises(hybridsim.ScenarioError, match=name + " needs trace=PATH"):
+        hybridsim.run(GNMT_DP8, **keyword)
+
+
 def test_without_out_nothing_is_written(tmp_path, source_dir, monkeypatch):
     # dgx1-gnmt-mp2-rules asks for a trace among its outputs: written with out=, not without.
     monkeypatch.chdir(tmp_path)
