@@ -213,9 +213,10 @@ def test_trace_step_by_keyword_and_by_the_scenario(tmp_path):
 
 
 def test_study_takes_max_events_as_the_command_line(tmp_path, source_dir):
-    with pytest.raises(hybridsim.ScenarioError, match=r"N=32 dp=32 mp=1: .* over the limit --max-events = 1000"):
+    # 5,000: above the floor of 1,500 (Inception's 750 kernels), which refuses before any cluster is built.
+    with pytest.raises(hybridsim.ScenarioError, match=r"N=32 dp=32 mp=1: .* over the limit --max-events = 5000"):
         hybridsim.study(os.path.join(source_dir, "scenarios/study/ci.yaml"), out=tmp_path / "s", threads=1,
-                        plots=False, max_events="1000")
+                        plots=False, max_events="5000")
 
 
 def test_plan_takes_max_events_and_max_sim_memory_as_the_command_line():

@@ -39,7 +39,7 @@ TEST_CASE("hierarchical on one machine: every all-reduce ran as the ring, and th
                    ") ran as the ring: its GPUs are all on machine 0") != std::string::npos);
 }
 
-TEST_CASE("hierarchical on two machines: rings where a step's GPUs fit one, said; two a machine: run") {
+TEST_CASE("hierarchical on two machines: rings where a step's GPUs fit one, said, and two a machine run it") {
   // dp 2 × mp 4 on two DGX-1 uses 8 of the 16 GPUs, all on machine 0.
   const api::RunReport one = run_gnmt(2, 2, 4);
   CHECK(one.run.step.simulation.hierarchical > 0);
