@@ -38,6 +38,8 @@ RunReport run(const ScenarioInput& input, const RunRequest& request) {
         " points) is not run: run simulates the scenario as written, once (hybridsim sweep runs its points)");
   if (auto note = scenarios::unused_fabric_note(report.scenario)) report.notes.push_back(std::move(*note));
   if (auto note = scenarios::identical_steps_note(report.scenario)) report.notes.push_back(std::move(*note));
+  if (auto note = scenarios::unused_model_threads_note(report.scenario))
+    report.notes.push_back(std::move(*note));
   // A step whose kernels alone pass the events cap is refused before its cluster is built (48 s
   // at 65,536 GPUs and --max-events 1).
   try {
