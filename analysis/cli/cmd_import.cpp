@@ -66,7 +66,8 @@ po::variables_map parse(int argc, const char* const* argv, const po::options_des
   po::positional_options_description positional;
   positional.add("input", 1);
   po::variables_map vm;
-  po::store(po::command_line_parser(argc, argv).options(all).positional(positional).run(), vm);
+  po::store(po::command_line_parser(argc, argv).options(all).positional(positional).style(kOptionStyle).run(),
+            vm);
   if (vm.count("help")) return vm;
   if (!vm.count("input"))
     throw InputError(std::string("no file to import given (hybridsim ") + "import " + argv[0] + " FILE ...)");

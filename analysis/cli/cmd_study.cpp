@@ -31,7 +31,7 @@ int study_command(int argc, const char* const* argv) {
       "max-events", po::value(&o.max_events),
       "events one step may simulate (default 2000000000; 0 = no limit)")(
       "max-sim-memory", po::value(&o.max_sim_memory),
-      "simulation state one step may hold, e.g. \"8 GiB\" (0 = no limit)")(
+      "simulation state one step may hold, e.g. \"8 GiB\" (0 B or unlimited = no limit)")(
       "no-plots", "skip the gnuplot pictures")(
       "no-ib-sensitivity", "skip the faster-InfiniBand re-simulation")("quiet,q", "no progress lines");
   po::positional_options_description positional;
@@ -112,7 +112,7 @@ int plan_command(int argc, const char* const* argv) {
       "events one step may simulate (default 2000000000; transformers: 20000000 a candidate, one past it "
       "is ranked by its closed form, not simulated; 0 = no limit)")(
       "max-sim-memory", po::value(&o.max_sim_memory),
-      "simulation state one step may hold, e.g. \"8 GiB\" (0 = no limit)")(
+      "simulation state one step may hold, e.g. \"8 GiB\" (0 B or unlimited = no limit)")(
       "threads,j", po::value(&o.threads)->default_value(0), "simulations at once; 0 = all cores")(
       "top", po::value(&top)->default_value(5), "configurations to print")("quiet,q", "no progress lines");
   analysis::LlmPlanOptions llm;

@@ -64,12 +64,20 @@ inline void add_shorthand(std::vector<std::string>& sets, const std::string& opt
   sets.push_back(path + "=" + value);
 }
 
+// Boost's default style takes an unambiguous prefix for the whole option: `topology --rings --gpus 0`
+// was --gpus-per-node 0 (the preset's), printing the rings over all 8 GPUs. Options are spelled out.
+inline constexpr int kOptionStyle =
+    boost::program_options::command_line_style::default_style &
+    ~boost::program_options::command_line_style::allow_guessing;
+
 inline bool parse_options(int argc, const char* const* argv,
                           const boost::program_options::options_description& options,
                           const boost::program_options::positional_options_description& positional,
                           boost::program_options::variables_map& vm) {
   namespace po = boost::program_options;
-  po::store(po::command_line_parser(argc, argv).options(options).positional(positional).run(), vm);
+  po::store(
+      po::command_line_parser(argc, argv).options(options).positional(positional).style(kOptionStyle).run(),
+      vm);
   if (vm.count("help")) {
     std::cout << options << "\n";
     return false;

@@ -30,6 +30,17 @@ std::string format_number(double v) {
   return buf;
 }
 
+// Refuses a protocol other than auto, ideal and `allowed`, and any channel count, for a collective
+// that runs without them, in the words given.
+void refuse_protocol_and_channels(const CollectiveSweepOptions& options, std::optional<sim::Protocol> allowed,
+                                  const std::string& protocol_why, const std::string& channels_why) {
+  const auto p = options.comm.protocol;
+  if (p && *p != sim::Protocol::Ideal && p != allowed)
+    throw InputError("--protocol " + workloads::protocol_option_name(p) + ": " + protocol_why);
+  if (options.comm.channels)
+    throw InputError("--channels " + std::to_string(*options.comm.channels) + ": " + channels_why);
+}
+
 // The tree and hierarchical algorithms are all-reduces; the planner runs every other op as a
 // ring, so asking for them there would silently do something else.
 void check_algorithm(const topology::Topology& t, const CollectiveSweepOptions& options) {
@@ -41,28 +52,35 @@ void check_algorithm(const topology::Topology& t, const CollectiveSweepOptions& 
                      std::string(sim::collective_op_name(options.op)) +
                      "; broadcast, all-gather and reduce-scatter run as rings, all-to-all as direct sends "
                      "(--algorithm ring or auto)");
-  // Within one machine the hierarchical all-reduce has no level above the machine's: the planner
-  // runs the ring, under the label asked for.
-  const auto machine = a == workloads::AllReduceAlgorithm::Hierarchical
-                           ? topology::sole_machine(t, options.gpus)
-                           : std::nullopt;
-  if (machine)
-    throw InputError("--algorithm hierarchical: GPUs " + topology::format_gpu_list(options.gpus) +
-                     " are all on machine " + std::to_string(*machine) +
+  // The hierarchical all-reduce needs the same number (2 or more) of GPUs on each of two machines
+  // or more: otherwise the planner runs the ring, under the label asked for.
+  const std::string unfit = a == workloads::AllReduceAlgorithm::Hierarchical
+                                ? workloads::hierarchical_unfit(t, options.gpus)
+                                : std::string();
+  if (!unfit.empty())
+    throw InputError("--algorithm hierarchical: GPUs " + topology::format_gpu_list(options.gpus) + " are " +
+                     unfit +
                      ", where it runs as the ring (it is a ring within each machine, then one across "
-                     "machines); expected GPUs on two machines or more (--nodes N > 1), or --algorithm ring");
-  if (options.op != sim::CollectiveOp::AllToAll) return;
+                     "machines); expected GPUs on two machines or more, the same number (2 or more) on "
+                     "each (--nodes N > 1), or --algorithm ring");
+  // A broadcast between two GPUs is a point-to-point copy at the links' line rate, on one stream
+  // (workloads/comm/comm_plan.cpp, as a model-parallel copy): a protocol or channel count changed
+  // the title only (rows said "ideal", 1 channel).
+  if (options.op == sim::CollectiveOp::Broadcast && options.gpus.size() == 2)
+    refuse_protocol_and_channels(
+        options, std::nullopt,
+        "a broadcast between 2 GPUs runs as a point-to-point copy at the links' line rate, not over NCCL's "
+        "protocols; expected auto or ideal, or 3 GPUs or more (--gpus)",
+        "a broadcast between 2 GPUs runs as a point-to-point copy on one stream, not over channels; "
+        "expected it left out (or 0), or 3 GPUs or more (--gpus)");
   // All-to-all runs as direct sends between every pair (workloads/comm/comm_plan.cpp), with NCCL's
   // Simple protocol or the ideal one: a channel count or an LL protocol changed nothing but the label.
-  const auto p = options.comm.protocol;
-  if (p && *p != sim::Protocol::Simple && *p != sim::Protocol::Ideal)
-    throw InputError("--protocol " + workloads::protocol_option_name(p) +
-                     ": all-to-all runs as direct sends under NCCL's Simple protocol; expected auto, simple "
-                     "or ideal");
-  if (options.comm.channels)
-    throw InputError("--channels " + std::to_string(*options.comm.channels) +
-                     ": all-to-all runs as direct sends between every pair of GPUs, not over channels (its "
-                     "time does not depend on them); expected it left out (or 0)");
+  if (options.op == sim::CollectiveOp::AllToAll)
+    refuse_protocol_and_channels(
+        options, sim::Protocol::Simple,
+        "all-to-all runs as direct sends under NCCL's Simple protocol; expected auto, simple or ideal",
+        "all-to-all runs as direct sends between every pair of GPUs, not over channels (its time does not "
+        "depend on them); expected it left out (or 0)");
 }
 
 // Records the collective's state in `budget` and checks what is sure to be simulated in full

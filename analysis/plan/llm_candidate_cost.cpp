@@ -1,5 +1,7 @@
 #include "analysis/plan/llm_candidate_cost.h"
 
+#include <algorithm>
+
 #include "analysis/plan/llm_planner.h"
 #include "sim/budget.h"
 #include "workloads/memory/memory_model.h"
@@ -30,7 +32,10 @@ LlmCandidateCost llm_candidate_cost(const workloads::Profile& p, const LlmLayout
 }
 
 std::uint64_t llm_plan_program_tasks(const LlmPlanRequest& r) {
-  return r.events_budget_count / kBuildEventsPerTask;
+  // Under 12 events the quotient is 0, read as no limit: --max-events 1 built every candidate at
+  // 65,536 GPUs for 4 minutes before the step's own estimate refused it. At least one task.
+  if (r.events_budget_count == 0) return 0;
+  return std::max<std::uint64_t>(1, r.events_budget_count / kBuildEventsPerTask);
 }
 
 std::string llm_candidate_refusal(const LlmPlanRequest& r, const LlmCandidateCost& cost) {

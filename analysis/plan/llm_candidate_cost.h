@@ -37,7 +37,8 @@ struct LlmCandidateCost {
 LlmCandidateCost llm_candidate_cost(const workloads::Profile& profile, const LlmLayout& layout, int gpus);
 
 // Tasks a candidate's program may hold over all its GPUs: events_budget_count / kBuildEventsPerTask
-// (building takes at most about the time of simulating the budget's events); 0: no limit.
+// (building takes at most about the time of simulating the budget's events), at least 1; 0 (no
+// limit) only for a budget of 0.
 std::uint64_t llm_plan_program_tasks(const LlmPlanRequest& r);
 
 // Why the candidate is not built (its program's tasks past llm_plan_program_tasks, or its memory

@@ -161,6 +161,15 @@ py::dict run(const std::string& path, const std::optional<std::string>& text,
   api::RunRequest request;
   if (out) request.out = *out;
   request.write_outputs = write_outputs;
+  // As the command line refuses --trace-gzip without --trace: each was ignored here without a word.
+  const std::pair<const char*, bool> trace_keywords[] = {
+      {"trace_detail", trace_detail != "kernels"}, {"trace_gpus", !trace_gpus.empty()},
+      {"trace_window", !trace_window.empty()},     {"trace_gzip", trace_gzip},
+      {"trace_step", !trace_step.empty()}};
+  for (const auto& [keyword, given] : trace_keywords)
+    if (given && !trace)
+      throw InputError(std::string(keyword) + " needs trace=PATH (the file to write); expected it left out, "
+                       "or a trace");
   if (trace) {
     request.trace = *trace;
     request.trace_options.detail = analysis::parse_trace_detail(trace_detail);

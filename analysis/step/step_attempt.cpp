@@ -147,6 +147,10 @@ struct StepCollectives {
   std::vector<std::unique_ptr<sim::Collective>> owned;
   std::vector<sim::Collective*> pointers;
   std::vector<sim::CollectiveLoad> loads;
+  // Under communication.algorithm: hierarchical, per collective: 1 for an all-reduce that ran
+  // hierarchical, 2 for one whose GPUs cannot (workloads::hierarchical_unfit) and ran the ring.
+  std::vector<std::uint8_t> hierarchical;
+  std::string hierarchical_unfit;  // the first such all-reduce's reason
 };
 
 // Progress of make_collectives: the ranks of the collectives set up so far, of all (a ring's set-up
@@ -172,6 +176,22 @@ class SetupTicks {
   std::uint64_t done_ = 0, total_ = 0;
 };
 
+// Whether an all-reduce asked to be hierarchical ran so (the step's report says which did not, and why).
+void note_hierarchical(const StepSetup& setup, const topology::Topology& topology,
+                       const workloads::CollectiveSpec& spec, const workloads::CollectivePlan& plan,
+                       StepCollectives& out) {
+  out.hierarchical.resize(out.owned.size(), 0);
+  if (setup.comm.algorithm != workloads::AllReduceAlgorithm::Hierarchical ||
+      spec.op != sim::CollectiveOp::AllReduce || spec.members.size() < 2) {
+    out.hierarchical.push_back(0);
+    return;
+  }
+  const bool ran = plan.algorithm == workloads::AllReduceAlgorithm::Hierarchical;
+  out.hierarchical.push_back(ran ? 1 : 2);
+  if (!ran && out.hierarchical_unfit.empty())
+    out.hierarchical_unfit = workloads::hierarchical_unfit(topology, spec.members);
+}
+
 // False if a collective of representatives and members is not a ring (attempt says so).
 bool make_collectives(const StepSetup& setup, const workloads::StepProgram& program, const StepFoldPlan& fold,
                       sim::Network& network, const sim::CollectiveConfig& config, StepCollectives& out,
@@ -192,6 +212,7 @@ bool make_collectives(const StepSetup& setup, const workloads::StepProgram& prog
       continue;
     }
     workloads::CollectivePlan plan = planner.plan(spec);
+    note_hierarchical(setup, topology, spec, plan, out);
     // Rings fold in a step exactly; a tree only under `bounded`, every rank finishing when its last
     // one would (sim/README.md, "Trees in a step: bounded"). Any other collective of
     // representatives and members would run in full and break the step's fold, so it is not tried.
@@ -270,6 +291,13 @@ StepResult step_result(const StepSetup& setup, const workloads::StepProgram& pro
       r.simulation.full_reason = sim::unfolded_reason(path);
     }
   }
+  for (std::size_t i = 0; i < owned.size(); ++i) {  // a shadow counted as its representative
+    const std::size_t of = fold.empty() ? i : fold.shadow_of[i];
+    if (of >= collectives.hierarchical.size() || collectives.hierarchical[of] == 0) continue;
+    ++r.simulation.hierarchical;
+    r.simulation.hierarchical_as_ring += collectives.hierarchical[of] == 2 ? 1 : 0;
+  }
+  r.simulation.hierarchical_unfit = collectives.hierarchical_unfit;
   r.collectives = owned.size();
   return r;
 }

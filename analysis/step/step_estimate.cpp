@@ -7,6 +7,7 @@
 #include "analysis/step/step_attempt.h"
 #include "analysis/step/step_fold.h"
 #include "analysis/step/step_runner.h"
+#include "workloads/profile/profile.h"
 
 namespace hybridsim::analysis {
 
@@ -33,6 +34,17 @@ void StepEstimate::charge(sim::SimulationBudget& budget, std::uint64_t max_event
 void StepEstimate::check(const sim::SimulationLimits& limits) const {
   sim::SimulationBudget budget(limits);
   charge(budget, limits.max_events);
+}
+
+void check_event_floor(const workloads::Profile& profile, std::uint64_t max_events) {
+  if (max_events == 0) return;
+  std::uint64_t kernels = 0;
+  for (const workloads::Op& op : profile.ops) kernels += op.forward.size() + op.backward.size();
+  if (2 * kernels <= max_events) return;
+  throw sim::BudgetExceeded(sim::BudgetExceeded::Kind::Events, 2 * kernels, max_events, 0,
+                            "its worker's " + std::to_string(kernels) +
+                                " kernels alone are counted, two events each (a floor, before its cluster "
+                                "is built)");
 }
 
 StepEstimate estimate_step(const StepSetup& setup, SimulationProgress* progress) {

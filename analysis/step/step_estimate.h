@@ -14,6 +14,7 @@
 
 namespace hybridsim::workloads {
 struct StepProgram;
+struct Profile;
 }
 
 namespace hybridsim::analysis {
@@ -49,6 +50,13 @@ sim::SimulationLimits run_limits(const sim::SimulationLimits& limits);
 // What a refusal for the expected events says (sim::BudgetExceeded::cause).
 inline constexpr std::string_view kEstimatedCause =
     "its folded collectives' models are counted (as estimated before its first event)";
+
+// A floor of a step's events known from its profile alone, before its cluster or program is built:
+// every kernel of one worker's ops, forward and backward, is a task of some GPU simulated (a fold
+// keeps one GPU of each program), two events each. Throws sim::BudgetExceeded past `max_events` (0:
+// no limit), so that `--max-events 1` at 65,536 GPUs is refused at once, not after minutes of
+// building (plan, study, run).
+void check_event_floor(const workloads::Profile& profile, std::uint64_t max_events);
 
 // Builds the step's program and its first attempt's collectives (no event is run). `progress` (null:
 // none) hears of the program's building, as build_program's.

@@ -119,6 +119,19 @@ std::string simulation_path_text(const StepResult& r) {
   return out;
 }
 
+// Under communication.algorithm: hierarchical, when some all-reduces ran as rings: how many, and why.
+std::string hierarchical_text(const StepResult& r) {
+  const StepResult::Simulation& s = r.simulation;
+  if (s.hierarchical_as_ring == 0) return {};
+  return "hierarchical asked; " +
+         (s.hierarchical_as_ring == s.hierarchical
+              ? "every all-reduce (" + std::to_string(s.hierarchical) + ")"
+              : std::to_string(s.hierarchical_as_ring) + " of " + std::to_string(s.hierarchical) +
+                    " all-reduces") +
+         " ran as the ring: its GPUs are " + s.hierarchical_unfit +
+         " (hierarchical needs the same number, 2 or more, on each of two machines or more)";
+}
+
 // "dp 8 × mp 2 = 16 GPUs" (the 2017 networks' line); with a transformer's dimensions, each that is
 // not 1 (or 0) in Megatron's order, then what divides the replicas: "tp 8 × pp 8 × dp 16 = 1024
 // GPUs, ZeRO-1"; "dp 16 = 16 GPUs, ep 8".
@@ -175,6 +188,8 @@ std::string step_summary_table(const StepResult& r,
                   (r.spread.steps > 1 ? " over " + std::to_string(r.spread.steps) + " steps" : ""));
   if (const std::string path = simulation_path_text(r); !path.empty())
     out += line("collective simulation", path);
+  if (const std::string algorithm = hierarchical_text(r); !algorithm.empty())
+    out += line("all-reduce algorithm", algorithm);
   return out;
 }
 

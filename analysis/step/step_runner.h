@@ -104,6 +104,11 @@ struct StepResult {
     // one tried before it, "name: why it was refused" (a traced step: "... a trace records every GPU").
     std::string strategy;
     std::vector<std::string> refused;
+    // Under communication.algorithm: hierarchical: its all-reduces, those of them that ran as rings
+    // (their GPUs cannot run it), and why the first of those could not.
+    std::size_t hierarchical = 0;
+    std::size_t hierarchical_as_ring = 0;
+    std::string hierarchical_unfit;
   } simulation;
 };
 

@@ -139,6 +139,10 @@ StepResult combine_steps(const std::vector<StepResult>& steps, const workloads::
     if (out.simulation.strategy.empty()) {  // the first step's
       out.simulation.strategy = r.simulation.strategy;
       out.simulation.refused = r.simulation.refused;
+      // Every step has the same collectives over the same GPUs: the first step's algorithms.
+      out.simulation.hierarchical = r.simulation.hierarchical;
+      out.simulation.hierarchical_as_ring = r.simulation.hierarchical_as_ring;
+      out.simulation.hierarchical_unfit = r.simulation.hierarchical_unfit;
     }
   }
   return out;

@@ -117,6 +117,30 @@ struct Resolved {
   std::int64_t memory = 0;  // StepRunOptions::memory: held against the shared budget while it runs
 };
 
+// The label of a request not resolved yet, from its scenario's keys as written.
+StepLabel label_before_resolving(const StepRequest& request, const scenarios::Scenario& s) {
+  workloads::StepConfig c;
+  c.step.bucket_size = s.communication.bucket_size;
+  c.comm.algorithm = s.communication.algorithm;
+  c.collective.message_size = s.communication.message_size;
+  c.collective.fast_path = s.communication.fast_path;
+  return label_of(request, s, c);
+}
+
+// A step whose worker's kernels alone pass its events cap (analysis::check_event_floor) is refused before
+// its cluster is built, named by its configuration: at 65,536 GPUs and --max-events 1 a plan spent
+// minutes placing and estimating GPUs first.
+void refuse_under_event_floor(const StepRequest& request, const scenarios::Scenario& s,
+                              const workloads::Profile& p) {
+  try {
+    check_event_floor(p, s.simulation.max_events);
+  } catch (const sim::BudgetExceeded& e) {
+    const bool off = s.communication.fast_path == sim::FastPath::Off;
+    throw BudgetRefusal(describe(label_before_resolving(request, s)) + ": " +
+                        budget_error_text(e, "the step", kStudyBudgetKnobs, off));
+  }
+}
+
 // Resolves requests the way `hybridsim run` resolves a scenario, building each topology once.
 class Resolver {
  public:
@@ -438,6 +462,8 @@ std::vector<StepRef> StepCache::simulate(const std::vector<StepRequest>& request
     Resolved r;
     try {
       if (read.unreadable[i]) std::rethrow_exception(read.unreadable[i]);
+      if (const auto it = context.profiles.find(request.network); it != context.profiles.end() && it->second)
+        refuse_under_event_floor(request, *read.scenarios[i], *it->second);
       // Its cluster's topology told as a share of its GPUs: at 16,384 GPUs it takes seconds.
       PartShare share(
           resolving, [&] { return resolved; }, weights[i],
@@ -453,8 +479,11 @@ std::vector<StepRef> StepCache::simulate(const std::vector<StepRequest>& request
       // Nothing resolved to hash: the request's own text identifies its failure.
       std::string what = request.network;
       for (const auto& o : request.overlay) what += " " + o;
-      ids.push_back({fnv1a("unresolved;" + what), StepLabel{.network = request.network}});
-      failures_.emplace(ids.back().id, StepFailure{e.what(), what});
+      // A refusal for its budget names the configuration itself (refuse_under_event_floor).
+      const bool budget = dynamic_cast<const BudgetRefusal*>(&e) != nullptr && read.scenarios[i];
+      ids.push_back({fnv1a("unresolved;" + what), budget ? label_before_resolving(request, *read.scenarios[i])
+                                                         : StepLabel{.network = request.network}});
+      failures_.emplace(ids.back().id, StepFailure{e.what(), budget ? std::string() : what, budget});
       continue;
     }
     const auto [known, added] = fingerprints_.try_emplace(r.id, r.fingerprint);

@@ -111,6 +111,22 @@ std::optional<std::string> identical_steps_note(const Scenario& s) {
          "again, and the mean, p95, min and max are step 1's";
 }
 
+std::optional<std::string> unused_model_threads_note(const Scenario& s) {
+  if (!s.provenance.where.contains("simulation.model_threads")) return std::nullopt;
+  const auto algorithm = s.communication.algorithm;
+  std::string why;
+  if (s.communication.fast_path == sim::FastPath::Off)
+    why = "communication.fast_path: off folds nothing";
+  else if (algorithm == workloads::AllReduceAlgorithm::Ring ||
+           algorithm == workloads::AllReduceAlgorithm::Hierarchical)
+    why = "communication.algorithm: " + std::string(workloads::algorithm_name(algorithm)) + " runs no tree";
+  else
+    return std::nullopt;
+  return "simulation.model_threads (" + location_of(s, "simulation.model_threads") + "): not used: " + why +
+         ", and the threads run a folded step's tree models; it applies with communication.algorithm tree or "
+         "auto";
+}
+
 std::optional<std::string> unused_fabric_note(const Scenario& s) {
   const ClusterSettings& c = s.cluster;
   if (!c.topology.empty() || c.nodes != 1) return std::nullopt;

@@ -32,5 +32,10 @@ std::optional<std::string> unused_fabric_note(const Scenario& s);
 // first again, so the mean, p95, min and max are step 1's. A note, not a refusal: a sweep's baseline
 // point (scenarios/what-if/variability.yaml's {steps: 20}) is such a run on purpose.
 std::optional<std::string> identical_steps_note(const Scenario& s);
+// simulation.model_threads (--model-threads) written where no tree is folded: communication.algorithm
+// ring or hierarchical (rings only), or communication.fast_path: off (nothing folded). The threads
+// run a folded step's tree models, so they change nothing there: a note, as a sweep over the
+// algorithm may include ring.
+std::optional<std::string> unused_model_threads_note(const Scenario& s);
 
 }  // namespace hybridsim::scenarios

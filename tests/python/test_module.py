@@ -145,6 +145,16 @@ def test_a_step_over_its_budget_raises_budget_error():
         hybridsim.run(GNMT_DP8, set={"simulation.max_events": 1000, "communication.fast_path": "off"})
 
 
+@pytest.mark.parametrize("keyword", [dict(trace_gzip=True), dict(trace_gpus="0-3"),
+                                     dict(trace_window="2 ms:5 ms"), dict(trace_step="slowest"),
+                                     dict(trace_detail="steps")])
+def test_a_trace_keyword_without_a_trace_is_refused(keyword):
+    # The command line refuses --trace-gzip without --trace; the module ignored it without a word.
+    name = next(iter(keyword))
+    with pytest.raises(hybridsim.ScenarioError, match=name + " needs trace=PATH"):
+        hybridsim.run(GNMT_DP8, **keyword)
+
+
 def test_without_out_nothing_is_written(tmp_path, source_dir, monkeypatch):
     # dgx1-gnmt-mp2-rules asks for a trace among its outputs: written with out=, not without.
     monkeypatch.chdir(tmp_path)
@@ -203,9 +213,10 @@ def test_trace_step_by_keyword_and_by_the_scenario(tmp_path):
 
 
 def test_study_takes_max_events_as_the_command_line(tmp_path, source_dir):
-    with pytest.raises(hybridsim.ScenarioError, match=r"N=32 dp=32 mp=1: .* over the limit --max-events = 1000"):
+    # 5,000: above the floor of 1,500 (Inception's 750 kernels), which refuses before any cluster is built.
+    with pytest.raises(hybridsim.ScenarioError, match=r"N=32 dp=32 mp=1: .* over the limit --max-events = 5000"):
         hybridsim.study(os.path.join(source_dir, "scenarios/study/ci.yaml"), out=tmp_path / "s", threads=1,
-                        plots=False, max_events="1000")
+                        plots=False, max_events="5000")
 
 
 def test_plan_takes_max_events_and_max_sim_memory_as_the_command_line():

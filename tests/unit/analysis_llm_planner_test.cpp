@@ -175,6 +175,23 @@ TEST_CASE("llm planner: a program past --max-events / kBuildEventsPerTask tasks 
   }
 }
 
+TEST_CASE("llm planner: a budget under kBuildEventsPerTask events still limits the program, to one task") {
+  // The quotient 5 / 12 is 0, which read as no limit: every candidate was built (4 minutes at
+  // 65,536 GPUs) before its step's own estimate refused it.
+  analysis::LlmPlanRequest r = small_grid();
+  r.limits = {"simulation.max_events=5"};
+  r.events_budget = "5 events";
+  r.events_budget_count = 5;
+  CHECK(analysis::llm_plan_program_tasks(r) == 1);
+  const analysis::LlmPlanResult p = analysis::plan_llm(r);
+  REQUIRE_FALSE(p.ranked.empty());
+  CHECK(p.estimated == p.ranked.size());
+  for (const auto& c : p.ranked)
+    CHECK(c.estimated_only.find("over the plan's 1 (--max-events / ") != std::string::npos);
+  r.events_budget_count = 0;  // no limit
+  CHECK(analysis::llm_plan_program_tasks(r) == 0);
+}
+
 TEST_CASE("llm planner: the table's columns line up whatever the layout labels' length") {
   analysis::LlmPlanRequest r = small_grid();
   r.limits = {"simulation.max_events=1000"};

@@ -104,3 +104,27 @@ TEST_CASE("a sweep over cluster.nodes that includes 1 runs every point and notes
                              "cluster.oversubscription (fabric-sweep.yaml:4:21): not used"));
   std::filesystem::remove_all(out);
 }
+
+TEST_CASE("simulation.model_threads where no tree folds: a note naming why, none where trees may run") {
+  const auto note = [](const std::string& communication) {
+    return scenarios::unused_model_threads_note(scenarios::parse_scenario(
+        "cluster: {preset: dgx1-v100}\nworkload: {network: gnmt}\nsimulation: {model_threads: 2}\n"
+        "communication: " + communication + "\n",
+        "t.yaml"));
+  };
+  const auto ring = note("{algorithm: ring}");
+  REQUIRE(ring);
+  CHECK(*ring == "simulation.model_threads (t.yaml:3:29): not used: communication.algorithm: ring runs no "
+                 "tree, and the threads run a folded step's tree models; it applies with "
+                 "communication.algorithm tree or auto");
+  CHECK(note("{algorithm: hierarchical}"));
+  const auto off = note("{algorithm: tree, fast_path: off}");
+  REQUIRE(off);
+  CHECK(off->find("communication.fast_path: off folds nothing") != std::string::npos);
+  CHECK_FALSE(note("{algorithm: tree}"));
+  CHECK_FALSE(note("{algorithm: auto}"));
+  // Not written: no note, whatever the algorithm.
+  CHECK_FALSE(scenarios::unused_model_threads_note(scenarios::parse_scenario(
+      "cluster: {preset: dgx1-v100}\nworkload: {network: gnmt}\ncommunication: {algorithm: ring}\n",
+      "t.yaml")));
+}

@@ -22,6 +22,33 @@ std::string_view algorithm_name(AllReduceAlgorithm a) {
   return "?";
 }
 
+namespace {
+
+// Indices into `members`, grouped by the machine their GPU is on, in rank order.
+std::map<int, std::vector<int>> members_by_machine(const topology::Topology& t,
+                                                   const std::vector<int>& members) {
+  std::map<int, std::vector<int>> by_node;
+  for (std::size_t i = 0; i < members.size(); ++i)
+    by_node[t.device(t.gpu(members[i])).node.value_or(0)].push_back(static_cast<int>(i));
+  return by_node;
+}
+
+}  // namespace
+
+std::string hierarchical_unfit(const topology::Topology& t, const std::vector<int>& members) {
+  const std::map<int, std::vector<int>> by_node = members_by_machine(t, members);
+  if (by_node.empty()) return "no GPUs";
+  if (by_node.size() == 1) return "all on machine " + std::to_string(by_node.begin()->first);
+  const std::size_t g = by_node.begin()->second.size();
+  for (const auto& [node, idx] : by_node)
+    if (idx.size() != g)
+      return "on machines holding unequal numbers of them (machine " +
+             std::to_string(by_node.begin()->first) + ": " + std::to_string(g) + ", machine " +
+             std::to_string(node) + ": " + std::to_string(idx.size()) + ")";
+  if (g == 1) return "one on each of " + std::to_string(by_node.size()) + " machines";
+  return {};
+}
+
 AllReduceAlgorithm parse_algorithm(std::string_view text) {
   if (text == "auto") return AllReduceAlgorithm::Auto;
   if (text == "ring") return AllReduceAlgorithm::Ring;
@@ -157,15 +184,9 @@ std::optional<CollectivePhases> CommPlanner::hierarchical(const CollectiveSpec& 
                                                           sim::Protocol* chosen,
                                                           std::optional<sim::NcclEstimate>* nccl) {
   // Members grouped by machine, in rank order; every machine must hold the same number G of them.
-  const auto n = static_cast<int>(spec.members.size());
-  std::map<int, std::vector<int>> by_node;
-  for (int i = 0; i < n; ++i)
-    by_node[topology_.device(topology_.gpu(spec.members[static_cast<std::size_t>(i)])).node.value_or(0)]
-        .push_back(i);
+  if (!hierarchical_unfit(topology_, spec.members).empty()) return std::nullopt;
+  const std::map<int, std::vector<int>> by_node = members_by_machine(topology_, spec.members);
   const std::size_t g = by_node.begin()->second.size();
-  bool uniform = by_node.size() > 1 && g > 1;
-  for (const auto& [node, idx] : by_node) uniform = uniform && idx.size() == g;
-  if (!uniform) return std::nullopt;
   std::vector<std::vector<int>> intra, inter(g);
   for (const auto& [node, idx] : by_node) {
     intra.push_back(idx);

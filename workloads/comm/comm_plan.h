@@ -36,6 +36,11 @@ AllReduceAlgorithm parse_algorithm(std::string_view text);  // throws InputError
 std::optional<sim::Protocol> parse_protocol_option(std::string_view text);  // throws InputError
 std::string protocol_option_name(std::optional<sim::Protocol> p);         // "auto", "ll", ...
 
+// Why `members` (global GPU ranks) cannot run the hierarchical all-reduce, which needs two
+// machines or more each holding the same number, two or more, of them ("all on machine 0", "one on each of 4
+// machines"); empty when they can. The planner runs the ring instead, so commands say so or refuse.
+std::string hierarchical_unfit(const topology::Topology& t, const std::vector<int>& members);
+
 struct CommOptions {
   AllReduceAlgorithm algorithm = AllReduceAlgorithm::Auto;
   std::optional<sim::Protocol> protocol = {};  // none: NCCL's choice per call
