@@ -152,7 +152,7 @@ void RingCollective::send(std::uint32_t c, std::uint32_t from, std::uint32_t ste
   if (!ch.paced_until.empty()) {
     // The channel's sender moves at most channel_cap bytes per second.
     at = max(at, ch.paced_until[from]);
-    ch.paced_until[from] = at + transfer_time(Bytes::of(bytes), config_.timing.channel_cap);
+    ch.paced_until[from] = at + pace_time_.of(bytes, config_.timing.channel_cap);
   }
   network_.send_at(at, ch.plan.routes[from], Bytes::of(bytes), *this, encode(c, to, step, j),
                    rate_class_, party_);
@@ -221,7 +221,7 @@ void RingCollective::handle_arrival(std::uint32_t c, std::uint32_t to, std::uint
   if (step < reduce_steps_ && config_.reduction_bandwidth.bytes_per_second() > 0) {
     const std::uint32_t from = to == 0 ? n_ - 1 : to - 1;
     const std::uint32_t chunk = (from + n_ - (step % n_)) % n_;
-    ready += transfer_time(Bytes::of(message_bytes(ch, chunk, j)), config_.reduction_bandwidth);
+    ready += reduce_time_.of(message_bytes(ch, chunk, j), config_.reduction_bandwidth);
   }
   if (ready > rs.finish) rs.finish = ready;
   if (config_.observer != nullptr)
@@ -230,7 +230,7 @@ void RingCollective::handle_arrival(std::uint32_t c, std::uint32_t to, std::uint
   if (forward) send(c, to, op_ == CollectiveOp::Broadcast ? to : step + 1, j, ready);
 }
 
-void RingCollective::check_done(std::uint32_t rank) {
+void RingCollective::finish_rank(std::uint32_t rank) {
   if (!finish_if_complete(rank_[rank], queue_, done_at_once_ ? nullptr : done_handler_,
                           done_tag_base_ + rank))
     return;

@@ -23,6 +23,11 @@ namespace {
 
 void BM_CoreHold(benchmark::State& state) { bench::hold(state, bench::make_delays()); }
 BENCHMARK(BM_CoreHold)->Arg(100'000);
+// The same for a fixed number of steps, for instructions an event under valgrind: the two runs
+// differ by 2,000,000 steps (set-up and warm-up are the same), e.g.
+//   valgrind --tool=callgrind ./bench_full_path --benchmark_filter='Hold/100000/iterations:1$'
+BENCHMARK(BM_CoreHold)->Arg(100'000)->Iterations(1);
+BENCHMARK(BM_CoreHold)->Arg(100'000)->Iterations(2'000'001);
 
 void BM_JitteredStep(benchmark::State& state) {
   const int nodes = static_cast<int>(state.range(0));
