@@ -104,22 +104,30 @@ void ProgramBuildTicks::built(std::string_view part, std::uint64_t done, std::ui
   if (progress_ != nullptr) progress_->part_tick(what_, part, done, total, unit);
 }
 
-void run_with_progress(sim::EventQueue& queue, SimulationProgress* progress, std::string_view what,
-                       const sim::SimulationBudget* budget, std::uint64_t expected) {
-  if (progress == nullptr) {
-    queue.run();
+void StepTicks::tick() {
+  const std::uint64_t charged = budget_ != nullptr ? budget_->events() : 0;
+  progress_->tick(what_, queue_.now(), queue_.events_processed() - first_ + events(),
+                  std::max(expected_, charged));
+}
+
+void StepTicks::run() {
+  if (progress_ == nullptr) {
+    queue_.run();
     return;
   }
   // step() processes the events run() would, in the same order (nothing in a step calls stop()).
-  const std::uint64_t first = queue.events_processed();
+  first_ = queue_.events_processed();
   // Before the first event, a report if one is already due: building a large step's program and
   // collectives takes seconds, and the person waiting hears of it with the step's estimate.
-  const auto total = [&] { return std::max(expected, budget ? budget->events() : 0); };
-  progress->tick(what, queue.now(), 0, total());
+  tick();
   std::uint32_t count = 0;
-  while (queue.step())
-    if (++count % SimulationProgress::kTickEvents == 0)
-      progress->tick(what, queue.now(), queue.events_processed() - first, total());
+  while (queue_.step())
+    if (++count % SimulationProgress::kTickEvents == 0) tick();
+}
+
+void run_with_progress(sim::EventQueue& queue, SimulationProgress* progress, std::string_view what,
+                       const sim::SimulationBudget* budget, std::uint64_t expected) {
+  StepTicks(queue, progress, what, budget, expected).run();
 }
 
 }  // namespace hybridsim::analysis
