@@ -85,12 +85,15 @@ void SimulationProgress::part_tick(std::string_view what, std::string_view doing
   part->done = done;
   // Nothing done yet of this part: no rate to estimate from, so no line (the next tick has one).
   if (done == 0 || now < next_) return;
-  next_ = now + every_;
   const double rate_done = static_cast<double>(done - part->first_done);
   const double eta = run_end_ >= 0 ? std::max(0.0, run_end_ - now)
                      : total > done && rate_done > 0
                          ? (now - part->start) * static_cast<double>(total - done) / rate_done
                          : -1;
+  // A line with no time left (a part done, its rate told nothing) does not take the turn of the next
+  // line that has one: that one is due after the first delay, not a whole period (a done line of one
+  // call, then 5 s of the next part's ticks, made 10.9 s without an estimate at 65,536 GPUs).
+  next_ = now + (eta >= 0 ? every_ : std::min(every_, first_));
   // A part of one call (sim::work_part) is told only at its end: "WHAT: DOING done".
   const std::string line = std::string(what) + ": " + std::string(doing) +
                            (unit == "part" ? std::string(" done")

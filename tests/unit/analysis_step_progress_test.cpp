@@ -287,3 +287,21 @@ TEST_CASE("progress: a step's estimate is told its fold's and collectives' set-u
   CHECK(has("its rings' routes"));                   // a ring's routes, position by position
   CHECK(has("embedding its rings"));                 // ring by ring
 }
+
+TEST_CASE("progress: a done line without the time left does not take the next estimating line's turn") {
+  double now = 100;
+  Timed progress([&now] { return now; });  // lines due from 102, then every 5 s
+  now = 103;  // a one-call part done: no time left known, a line
+  progress.part_tick("the step", "choosing its representatives", 1, 1, "part");
+  now = 104;  // the next part's first tick: nothing done yet, its clock starts
+  progress.part_tick("the step", "setting up its collectives", 0, 100, "collective ranks");
+  now = 105;  // 2 s after the done line (the first delay), not 5: 50 of 100 in 1 s, 1 s left
+  progress.part_tick("the step", "setting up its collectives", 50, 100, "collective ranks");
+  now = 106;  // an estimating line takes a whole period: none before 110
+  progress.part_tick("the step", "setting up its collectives", 60, 100, "collective ranks");
+  REQUIRE(progress.reports.size() == 2);
+  CHECK(progress.what[0] == "the step: choosing its representatives done");
+  CHECK(progress.reports[0].eta_seconds < 0);
+  CHECK(progress.what[1] == "the step: setting up its collectives, 50 of 100 collective ranks");
+  CHECK(progress.reports[1].eta_seconds == doctest::Approx(1));
+}
