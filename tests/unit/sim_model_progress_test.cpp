@@ -62,7 +62,8 @@ TEST_CASE("model progress: a queue run counted is told every kCountEvery events 
   run_counted(q, &counted);
   CHECK(q.events_processed() == n);
   CHECK(counted.events() == n);
-  CHECK(counted.at == std::vector<std::uint64_t>{ModelProgress::kCountEvery, 2 * ModelProgress::kCountEvery, n});
+  CHECK(counted.at ==
+        std::vector<std::uint64_t>{ModelProgress::kCountEvery, 2 * ModelProgress::kCountEvery, n});
   // Without a listener, the same events run.
   EventQueue alone;
   Chain other;
@@ -158,15 +159,17 @@ TEST_CASE("model progress: embedding rings is told ring by ring") {
   Told told;
   const EmbedPlan plan = embed_coupled_rings(rings, net, &told);
   CHECK(plan.rings == 2);
-  CHECK(told.told == std::vector<std::string>{"embedding its rings 0/2 rings", "embedding its rings 1/2 rings",
-                                              "embedding its rings 2/2 rings", "embedding its rings 2/2 rings"});
+  CHECK(told.told ==
+        std::vector<std::string>{"embedding its rings 0/2 rings", "embedding its rings 1/2 rings",
+                                 "embedding its rings 2/2 rings", "embedding its rings 2/2 rings"});
   EventQueue q1;
   Network net1(q1, f.links);
   std::vector<std::unique_ptr<Collective>> one;
   one.push_back(make_ring_collective(net1, CollectiveOp::AllReduce, 8, f.a, Bytes::mib(8), cfg));
   Told alone;
   CHECK(embed_coupled_rings(one, net1, &alone).rings == 0);
-  CHECK(alone.told == std::vector<std::string>{"embedding its rings 0/1 rings", "embedding its rings 1/1 rings"});
+  CHECK(alone.told ==
+        std::vector<std::string>{"embedding its rings 0/1 rings", "embedding its rings 1/1 rings"});
 }
 
 TEST_CASE("ticked_loop: every unit's body runs, told at 0, every `every` and at the end") {
@@ -174,8 +177,8 @@ TEST_CASE("ticked_loop: every unit's body runs, told at 0, every `every` and at 
   std::vector<std::uint32_t> ran;
   ticked_loop(&told, "its part", std::uint32_t{7}, "units", [&](std::uint32_t i) { ran.push_back(i); }, 3);
   CHECK(ran == std::vector<std::uint32_t>{0, 1, 2, 3, 4, 5, 6});
-  CHECK(told.told == std::vector<std::string>{"its part 0/7 units", "its part 3/7 units", "its part 6/7 units",
-                                              "its part 7/7 units"});
+  CHECK(told.told == std::vector<std::string>{"its part 0/7 units", "its part 3/7 units",
+                                              "its part 6/7 units", "its part 7/7 units"});
   ticked_loop(nullptr, "nobody", std::size_t{2}, "units", [&](std::size_t) { ran.push_back(9); });
   CHECK(ran.size() == 9);
 }
