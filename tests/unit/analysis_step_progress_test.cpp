@@ -12,6 +12,7 @@
 #include "analysis/step/step_estimate.h"
 #include "analysis/step/step_progress.h"
 #include "analysis/step/step_runner.h"
+#include "analysis/step/step_series.h"
 #include "sim/model_progress.h"
 #include "tests/unit/fold_exact_case.h"
 #include "tests/unit/toy_profile.h"
@@ -304,4 +305,22 @@ TEST_CASE("progress: a done line without the time left does not take the next es
   CHECK(progress.reports[0].eta_seconds < 0);
   CHECK(progress.what[1] == "the step: setting up its collectives, 50 of 100 collective ranks");
   CHECK(progress.reports[1].eta_seconds == doctest::Approx(1));
+}
+
+TEST_CASE("progress: a run's programs are freed GPU by GPU, told as a part") {
+  // Freeing a 65,536-GPU program takes seconds after the last step: told like any part, to its end.
+  const workloads::Profile p = testing::toy_chain(6, sim::Bytes::mib(4));
+  const testing::FoldCase c{4, topology::presets::Fabric::FatTree, 1.0, 32,
+                            1, workloads::AllReduceAlgorithm::Ring};
+  const topology::Topology t = testing::fold_case_cluster(c);
+  Recorded told;
+  const analysis::StepResult r =
+      analysis::simulate_steps(testing::fold_case_setup(c, t, p, sim::FastPath::Auto), std::nullopt, &told);
+  std::uint64_t gpus = 0, collectives = 0;
+  for (const auto& report : told.reports) {
+    if (report.part == "freeing its GPUs' programs") gpus = report.part_done;
+    if (report.part == "freeing its collectives") collectives = report.part_done;
+  }
+  CHECK(gpus == 32);
+  CHECK(collectives == static_cast<std::uint64_t>(r.collectives));
 }
