@@ -19,6 +19,7 @@ namespace hybridsim::sim {
 
 class RingObserver;  // sim/ring_collective.h
 struct UniformTrees;  // sim/fast/folded_tree.h
+class ModelProgress;  // sim/model_progress.h
 
 // AllToAll: each rank sends 1/n of its buffer to every other (sim/collectives/all_to_all.h).
 enum class CollectiveOp : std::uint8_t { AllReduce, ReduceScatter, AllGather, Broadcast, AllToAll };
@@ -57,6 +58,10 @@ struct CollectiveConfig {
   // trees (sim/fast/folded_tree.h, FoldedTree's `uniform`): every rank finishes when its last one
   // would, within a stated bound. Null (the default): trees are exact.
   UniformTrees* uniform_trees = nullptr;
+  // Not a model parameter: when set, a folded collective's models (run within one event of the
+  // step's queue, perhaps on another thread) count their events to it, and the thread that runs the
+  // step is told every few thousand (sim/model_progress.h). Null (the default): nobody.
+  ModelProgress* model_progress = nullptr;
 };
 
 // How a collective was simulated (sim/README.md, "Folding"). A folded ring simulated `simulated`

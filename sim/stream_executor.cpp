@@ -28,15 +28,13 @@ ExecutionRecord make_record(const std::vector<GpuProgram>& programs,
                             const std::vector<std::uint32_t>& representative, WorkProgress* progress) {
   std::vector<std::uint32_t> tasks, gpu;
   const auto n = static_cast<std::uint32_t>(programs.size());
-  for (std::uint32_t g = 0; g < n; ++g) {
-    work_tick(progress, "recording its GPUs' tasks", g, n, "GPUs");
+  ticked_loop(progress, "recording its GPUs' tasks", n, "GPUs", [&](std::uint32_t g) {
     const bool member = !representative.empty() && representative[g] != g;
     for (const StreamProgram& sp : programs[g].streams) {
       tasks.push_back(member ? 0 : static_cast<std::uint32_t>(sp.tasks.size()));
       gpu.push_back(g);
     }
-  }
-  work_tick(progress, "recording its GPUs' tasks", n, n, "GPUs");
+  });
   return ExecutionRecord(tasks, std::move(gpu));
 }
 
@@ -78,8 +76,7 @@ StreamExecutor::StreamExecutor(EventQueue& queue, const std::vector<GpuProgram>&
   if (!loads_.empty() && loads_.size() != collectives_.size())
     throw InternalError("stream executor: one load per collective expected");
   const auto n = static_cast<std::uint32_t>(programs.size());
-  for (std::uint32_t g = 0; g < n; ++g) {
-    work_tick(progress_, "checking its GPUs' programs", g, n, "GPUs");
+  ticked_loop(progress_, "checking its GPUs' programs", n, "GPUs", [&](std::uint32_t g) {
     gpus_[g].first_stream = static_cast<std::uint32_t>(streams_.size());
     gpus_[g].streams = static_cast<std::uint32_t>(programs[g].streams.size());
     for (std::uint32_t s = 0; s < programs[g].streams.size(); ++s) {
@@ -100,8 +97,7 @@ StreamExecutor::StreamExecutor(EventQueue& queue, const std::vector<GpuProgram>&
       st.local = s;
       streams_.push_back(st);
     }
-  }
-  work_tick(progress_, "checking its GPUs' programs", n, n, "GPUs");
+  });
   collective_stream_.resize(collectives_.size());
   ranks_joined_.assign(collectives_.size(), 0);
   rank_running_.resize(collectives_.size());
@@ -117,11 +113,9 @@ void StreamExecutor::start() {
   record_ =
       make_record(programs_, fold_.representative, progress_);  // after set_fold: members record nothing
   const auto n = static_cast<std::uint32_t>(streams_.size());
-  for (std::uint32_t s = 0; s < n; ++s) {
-    work_tick(progress_, "starting its GPUs' streams", s, n, "streams");
+  ticked_loop(progress_, "starting its GPUs' streams", n, "streams", [&](std::uint32_t s) {
     if (!streams_[s].done) advance(s);  // a folded step's members are marked done already
-  }
-  work_tick(progress_, "starting its GPUs' streams", n, n, "streams");
+  });
 }
 
 void StreamExecutor::set_fold(StepFold fold) {
@@ -132,10 +126,9 @@ void StreamExecutor::set_fold(StepFold fold) {
   members_.assign(programs_.size(), {});
   check_.assign(streams_.size(), {});
   const auto n = static_cast<std::uint32_t>(programs_.size());
-  for (std::uint32_t g = 0; g < n; ++g) {
-    work_tick(progress_, "folding its GPUs' streams", g, n, "GPUs");
+  ticked_loop(progress_, "folding its GPUs' streams", n, "GPUs", [&](std::uint32_t g) {
     const std::uint32_t rep = fold_.representative[g];
-    if (rep == g) continue;
+    if (rep == g) return;
     if (fold_.representative[rep] != rep || gpus_[rep].streams != gpus_[g].streams)
       throw InternalError("a step fold's member must repeat a representative of the same shape");
     members_[rep].push_back(g);
@@ -143,8 +136,7 @@ void StreamExecutor::set_fold(StepFold fold) {
       streams_[s].done = true;
       ++streams_done_;
     }
-  }
-  work_tick(progress_, "folding its GPUs' streams", n, n, "GPUs");
+  });
   for (std::size_t c = 0; c < collectives_.size(); ++c)
     if (collectives_[c] == nullptr && fold_.shadow[c] == 0)
       throw InternalError("only a folded step's shadow collectives may be missing");

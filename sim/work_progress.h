@@ -34,6 +34,19 @@ inline void work_tick(WorkProgress* progress, std::string_view part, std::uint64
   if (progress != nullptr && (done % every == 0 || done == total)) progress->built(part, done, total, unit);
 }
 
+// A part done unit by unit: `body(i)` for each i in [0, total), told as work_tick tells (at the
+// start, every `every` units, at the end; a unit that returns early from `body` is counted alike).
+//   sim::ticked_loop(progress, "checking its GPUs' programs", n, "GPUs", [&](std::uint32_t g) { ... });
+template <typename Index, typename Body>
+void ticked_loop(WorkProgress* progress, std::string_view part, Index total, std::string_view unit,
+                 Body&& body, std::uint64_t every = kWorkTickEvery) {
+  for (Index i = 0; i < total; ++i) {
+    work_tick(progress, part, i, total, unit, every);
+    body(i);
+  }
+  work_tick(progress, part, total, total, unit, every);
+}
+
 // One opaque piece of work (a constructor, a single call): told at its start and at its end (a line
 // then when one is due, though its rate tells nothing of another part's).
 template <typename F>

@@ -184,8 +184,7 @@ void plan_groups(const Topology& t, std::vector<Group>& groups, const RingOption
   // Told machine by machine: a star's routes inside 8,192 DGX H100 take seconds (each looks at the
   // fabric's costs from its NICs, in case the way out and back is cheaper).
   const std::size_t machines = groups.size();
-  for (std::size_t m = 0; m < machines; ++m) {
-    sim::work_tick(options.progress, "its machines' rings", m, machines, "machines");
+  sim::ticked_loop(options.progress, "its machines' rings", machines, "machines", [&](std::size_t m) {
     Group& g = groups[m];
     const int n = static_cast<int>(g.gpus.size());
     if (!options.pcie_only && n >= 3) {
@@ -215,8 +214,7 @@ void plan_groups(const Topology& t, std::vector<Group>& groups, const RingOption
       g.base_channels = 2 * static_cast<int>(g.cycles.size());
     }
     if (g.cycles.empty()) plan_star(t, g, ropts);
-  }
-  sim::work_tick(options.progress, "its machines' rings", machines, machines, "machines");
+  });
 }
 
 // One machine's part of each channel's ring, as local GPU indices.
@@ -277,12 +275,10 @@ RingPlan find_rings(const Topology& t, std::span<const DeviceId> gpus, const Rin
   // DGX H100). Routes depend only on their ends, not on the order they are asked for.
   const std::size_t n = gpus.size();
   plan.routes.assign(plan.rings.size(), std::vector<sim::Route>(n));
-  for (std::size_t i = 0; i < n; ++i) {
-    sim::work_tick(options.progress, "its rings' routes", i, n, "ring positions");
+  sim::ticked_loop(options.progress, "its rings' routes", n, "ring positions", [&](std::size_t i) {
     for (std::size_t c = 0; c < plan.rings.size(); ++c)
       plan.routes[c][i] = t.route(plan.rings[c][i], plan.rings[c][(i + 1) % n], ropts);
-  }
-  sim::work_tick(options.progress, "its rings' routes", n, n, "ring positions");
+  });
   return plan;
 }
 

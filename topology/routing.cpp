@@ -27,8 +27,7 @@ RouteGraph make_route_graph(const Graph& graph, sim::WorkProgress* progress) {
   }
   g.out_begin.push_back(0);
   g.in_begin.push_back(0);
-  for (std::uint32_t v = 0; v < n; ++v) {
-    sim::work_tick(progress, "its route graph", v, n, "devices");
+  sim::ticked_loop(progress, "its route graph", n, "devices", [&](std::uint32_t v) {
     const int node = graph[v].node;
     g.node.push_back(node);
     g.gpu.push_back(graph[v].kind == DeviceKind::Gpu ? 1 : 0);
@@ -47,8 +46,7 @@ RouteGraph make_route_graph(const Graph& graph, sim::WorkProgress* progress) {
       g.fabric_index.push_back(static_cast<std::int32_t>(g.fabric.size()));
       g.fabric.push_back(v);
     }
-  }
-  sim::work_tick(progress, "its route graph", n, n, "devices");
+  });
   g.exits.resize(g.machine.size());
   g.entrances.resize(g.machine.size());
   for (std::uint32_t v = 0; v < n; ++v) {

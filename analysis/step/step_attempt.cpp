@@ -334,6 +334,10 @@ StepResult simulate_once(const StepSetup& setup, const workloads::StepProgram& p
   sim::SimulationBudget budget(run_limits(setup.limits));  // past the estimate, a fallback's tolerance
   sim::CollectiveConfig collective_config = setup.collective;
   collective_config.budget = &budget;
+  // The folded collectives' models count their events here: a tree's model of seconds, within one
+  // of the queue's events, gives lines with the step's time left (its expected events set below).
+  StepTicks ticks(queue, observers.progress, what, &budget);
+  collective_config.model_progress = ticks.for_models();
   StepCollectives collectives;
   collectives.uniform_trees->threads = sim::model_threads(setup.limits.model_threads);
   if (!make_collectives(setup, program, fold, network, collective_config, collectives, attempt,
@@ -345,8 +349,7 @@ StepResult simulate_once(const StepSetup& setup, const workloads::StepProgram& p
   // 65,536 GPUs): a line when one is due, so none waits past the next.
   ProgramBuildTicks parts(observers.progress, std::string(what));
   if (embed == Embed::On) {
-    embedded = sim::work_part(&parts, "embedding its rings",
-                              [&] { return sim::embed_coupled_rings(collectives.owned, network); });
+    embedded = sim::embed_coupled_rings(collectives.owned, network, &parts);  // told ring by ring
     for (std::size_t i = 0; i < collectives.owned.size(); ++i) {
       rings.push_back(dynamic_cast<sim::EmbeddedRing*>(collectives.owned[i].get()));
       if (collectives.pointers[i] != nullptr) collectives.pointers[i] = collectives.owned[i].get();
@@ -367,7 +370,8 @@ StepResult simulate_once(const StepSetup& setup, const workloads::StepProgram& p
   if (!fold.empty()) executor.set_fold(fold.fold);
   executor.start();
   try {
-    run_with_progress(queue, observers.progress, what, &budget, estimate.queue_events());
+    ticks.set_expected(estimate.events());
+    ticks.run();
   } catch (const sim::BudgetExceeded& over) {  // a fallback's charge: in the words of the user's cap
     if (over.kind != sim::BudgetExceeded::Kind::Events) throw;
     throw sim::BudgetExceeded(over.kind, over.estimate, setup.limits.max_events, over.in_flight,
@@ -429,17 +433,22 @@ bool embedding_expected_to_tie(const workloads::StepProgram& program,
 }
 
 std::optional<StepEstimate> estimate_once(const StepSetup& setup, const workloads::StepProgram& program,
-                                          const StepFoldPlan& fold, Embed embed) {
+                                          const StepFoldPlan& fold, Embed embed,
+                                          SimulationProgress* progress) {
   sim::EventQueue queue;
   sim::Network network(queue, setup.topology->links(), setup.switching);
   StepCollectives collectives;
   Attempt attempt;
-  if (!make_collectives(setup, program, fold, network, setup.collective, collectives, attempt)) return {};
+  const std::string what = progress ? attempt_label(setup, "estimating its events") : "";
+  if (!make_collectives(setup, program, fold, network, setup.collective, collectives, attempt, progress,
+                        what))
+    return {};
   sim::EmbedPlan embedded;  // as simulate_once: embedded rings cost what they cost there
   if (embed == Embed::On) {
-    embedded = sim::embed_coupled_rings(collectives.owned, network);
+    ProgramBuildTicks parts(progress, what);
+    embedded = sim::embed_coupled_rings(collectives.owned, network, progress ? &parts : nullptr);
     if (embedding_expected_to_tie(program, collectives.owned))
-      return estimate_once(setup, program, fold, Embed::Off);
+      return estimate_once(setup, program, fold, Embed::Off, progress);
   }
   if (!fold.empty() && !shared_rings_may_fold(program, fold, collectives.owned, attempt)) return {};
   return step_budget_cost(program, collectives.owned, fold.fold);

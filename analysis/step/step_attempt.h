@@ -49,8 +49,10 @@ StepResult simulate_attempt(const StepSetup& setup, const workloads::StepProgram
 
 // What simulate_once checks before its event loop, without running it (analysis/step/step_estimate.h);
 // nullopt when the attempt would be refused before it starts (a fold a collective cannot take).
+// `progress` (null: none) is told of its collectives' set-up and ring embedding, part by part.
 std::optional<StepEstimate> estimate_once(const StepSetup& setup, const workloads::StepProgram& program,
-                                          const StepFoldPlan& fold, Embed embed);
+                                          const StepFoldPlan& fold, Embed embed,
+                                          SimulationProgress* progress = nullptr);
 // check_step_budget's figures: the program's task events, the collectives' state, and the full cost
 // of those that cannot fold (step_runner.cpp); under a fold, only the representatives' tasks.
 StepEstimate step_budget_cost(const workloads::StepProgram& program,

@@ -48,18 +48,24 @@ void check_event_floor(const workloads::Profile& profile, std::uint64_t max_even
 }
 
 StepEstimate estimate_step(const StepSetup& setup, SimulationProgress* progress) {
-  return estimate_program(setup, build_program(setup, progress));
+  return estimate_program(setup, build_program(setup, progress), progress);
 }
 
-StepEstimate estimate_program(const StepSetup& setup, const workloads::StepProgram& program) {
+StepEstimate estimate_program(const StepSetup& setup, const workloads::StepProgram& program,
+                              SimulationProgress* progress) {
   // The ladder's first way (step_runner.cpp): folded onto representatives when the fast path is on
   // and some GPUs are alike; a fold refused before it starts leaves every GPU simulated.
   if (setup.collective.fast_path != sim::FastPath::Off) {
-    const StepFoldPlan fold = plan_step_fold(program, *setup.topology, {});
+    // Told part by part, as the run's set-up is (16,384 GPUs: seconds each).
+    ProgramBuildTicks ticks(progress, progress ? attempt_label(setup, "estimating its events") : "");
+    const StepFoldBasis basis = step_fold_basis(program, *setup.topology, progress ? &ticks : nullptr);
+    const StepFoldPlan fold =
+        plan_step_fold(program, *setup.topology, basis, {}, progress ? &ticks : nullptr);
     if (!fold.empty())
-      if (const std::optional<StepEstimate> e = estimate_once(setup, program, fold, Embed::On)) return *e;
+      if (const std::optional<StepEstimate> e = estimate_once(setup, program, fold, Embed::On, progress))
+        return *e;
   }
-  return *estimate_once(setup, program, {}, Embed::On);
+  return *estimate_once(setup, program, {}, Embed::On, progress);
 }
 
 }  // namespace hybridsim::analysis

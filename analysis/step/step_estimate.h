@@ -61,7 +61,9 @@ void check_event_floor(const workloads::Profile& profile, std::uint64_t max_even
 // Builds the step's program and its first attempt's collectives (no event is run). `progress` (null:
 // none) hears of the program's building, as build_program's.
 StepEstimate estimate_step(const StepSetup& setup, SimulationProgress* progress = nullptr);
-// The same for a program already built (build_program(setup)).
-StepEstimate estimate_program(const StepSetup& setup, const workloads::StepProgram& program);
+// The same for a program already built (build_program(setup)); `progress` hears of the fold's and
+// the collectives' set-up, part by part.
+StepEstimate estimate_program(const StepSetup& setup, const workloads::StepProgram& program,
+                              SimulationProgress* progress = nullptr);
 
 }  // namespace hybridsim::analysis

@@ -82,13 +82,51 @@ struct FabricUse {
   }
 };
 
+// Told of claim_fabric's work as the members of the rings and transfer pairs whose routes it plans
+// (each once; most of its time at 16,384 GPUs), not as collectives: a million repeats of a few
+// thousand pairs are looked up in no time, and the first rings' rate said hours. The total is
+// counted first on owners of its own.
+class PlanTicks {
+ public:
+  PlanTicks(const workloads::StepProgram& program, Routes& routes, sim::WorkProgress* progress)
+      : progress_(progress) {
+    if (progress_ == nullptr) return;
+    FabricUse counted;
+    for (const workloads::CollectiveSpec& spec : program.collectives) {
+      if (!routes.across(spec)) continue;
+      const std::size_t owners = counted.owners.size();
+      if (counted.owner(spec) == owners) total_ += spec.members.size();
+    }
+    tell();
+  }
+  // A ring or transfer pair's routes planned.
+  void planned(const workloads::CollectiveSpec& spec) {
+    done_ += spec.members.size();
+    if (done_ >= told_ + sim::kWorkTickEvery) tell();
+  }
+  void end() {
+    done_ = total_;
+    tell();
+  }
+
+ private:
+  void tell() {
+    told_ = done_;
+    sim::work_tick(progress_, "planning its members' routes", std::min(done_, total_), total_,
+                   "GPUs of rings", 1);
+  }
+  sim::WorkProgress* progress_;
+  std::uint64_t total_ = 0, done_ = 0, told_ = 0;
+};
+
 // Every cross-machine collective's owner and fabric links; a shadow pair's links mapped onto its
 // representative pair's. Why not, where the routes differ or map inconsistently.
 std::optional<std::string> claim_fabric(const workloads::StepProgram& program,
                                         const topology::Topology& topology, const StepFoldPlan& plan,
-                                        Routes& routes, FabricUse& use) {
+                                        Routes& routes, FabricUse& use, sim::WorkProgress* progress) {
   use.on.resize(topology.links().size());
   use.image.assign(topology.links().size(), FabricUse::kNone);
+  PlanTicks ticks(program, routes, progress);
   for (std::size_t c = 0; c < program.collectives.size(); ++c) {
     const workloads::CollectiveSpec& spec = program.collectives[c];
     if (!routes.across(spec)) continue;
@@ -96,6 +134,7 @@ std::optional<std::string> claim_fabric(const workloads::StepProgram& program,
     const std::size_t who = use.owner(spec);
     const bool fresh = !use.owners[who].claimed;
     use.owners[who].claimed = true;
+    if (fresh) ticks.planned(spec);
     use.owners[who].collectives.push_back(static_cast<std::uint32_t>(shadow ? plan.shadow_of[c] : c));
     if (!is_point_to_point(spec)) {
       if (!fresh) continue;
@@ -127,6 +166,7 @@ std::optional<std::string> claim_fabric(const workloads::StepProgram& program,
       to = image[i];
     }
   }
+  ticks.end();
   return std::nullopt;
 }
 
@@ -160,7 +200,8 @@ std::optional<std::string> check_link(const topology::Topology& topology, const 
 
 std::optional<std::string> fold_p2p_shadows_exact(const workloads::StepProgram& program,
                                                   const topology::Topology& topology,
-                                                  const workloads::CommOptions& comm, StepFoldPlan& plan) {
+                                                  const workloads::CommOptions& comm, StepFoldPlan& plan,
+                                                  sim::WorkProgress* progress) {
   if (plan.empty()) return std::nullopt;
   Routes routes{topology, workloads::CommPlanner(topology, comm), {}};
   for (const topology::DeviceId g : topology.gpus())
@@ -170,7 +211,7 @@ std::optional<std::string> fold_p2p_shadows_exact(const workloads::StepProgram& 
     any = plan.fold.shadow[c] != 0 && routes.across(program.collectives[c]);
   if (!any) return std::nullopt;
   FabricUse use;
-  if (auto why = claim_fabric(program, topology, plan, routes, use)) return why;
+  if (auto why = claim_fabric(program, topology, plan, routes, use, progress)) return why;
   std::set<std::pair<std::size_t, std::size_t>> apart;  // (ring, transfer pair) owners
   for (sim::LinkId l = 0; l < use.on.size(); ++l) {
     if (use.on[l].size() < 2) continue;

@@ -23,9 +23,11 @@ namespace hybridsim::analysis {
 // A collective of two GPUs that one sends to the other (a pipeline's transfer).
 bool is_point_to_point(const workloads::CollectiveSpec& c);
 
+// `progress` (null: nobody) is told collective by collective (its rings' routes are planned here).
 std::optional<std::string> fold_p2p_shadows_exact(const workloads::StepProgram& program,
                                                   const topology::Topology& topology,
-                                                  const workloads::CommOptions& comm, StepFoldPlan& plan);
+                                                  const workloads::CommOptions& comm, StepFoldPlan& plan,
+                                                  sim::WorkProgress* progress = nullptr);
 
 // After a folded run: whether the collectives plan.kept_apart pairs never overlapped in time (the
 // representatives' record; members repeat it), or why not.

@@ -15,6 +15,7 @@
 #include "analysis/output/progress_estimate.h"
 #include "sim/budget.h"
 #include "sim/event_queue.h"
+#include "sim/model_progress.h"
 #include "sim/time.h"
 #include "workloads/program/build_progress.h"
 
@@ -117,10 +118,34 @@ class ProgramBuildTicks final : public workloads::ProgramBuildProgress {
   std::string what_;
 };
 
-// Runs the queue to its end, as EventQueue::run() does, ticking `progress` (none: just run()).
-// The time left is told from the events the queue is expected to process (`expected`: the step's
-// estimate, analysis/step/step_estimate.h, less its folded collectives' models, which run within
-// one event each) or, if more, those `budget` (optional) charged so far.
+// The ticks of a step's event loop: its queue's events and those its folded collectives' models
+// process on queues of their own within one of its events (counted here from any thread as a
+// sim::ModelProgress: set it as the collectives' CollectiveConfig::model_progress), against the
+// events expected of both (the step's estimate, analysis/step/step_estimate.h) or, if more, those
+// `budget` (optional) charged so far. A model of a few seconds so gives lines as the queue's events do.
+class StepTicks final : public sim::ModelProgress {
+ public:
+  StepTicks(sim::EventQueue& queue, SimulationProgress* progress, std::string_view what,
+            const sim::SimulationBudget* budget = nullptr, std::uint64_t expected = 0)
+      : queue_(queue), progress_(progress), what_(what), budget_(budget), expected_(expected) {}
+  // What to give CollectiveConfig::model_progress: null when no one is told (the models run() then).
+  sim::ModelProgress* for_models() { return progress_ != nullptr ? this : nullptr; }
+  void set_expected(std::uint64_t expected) { expected_ = expected; }
+  // Runs the queue to its end, as EventQueue::run() does, ticking every kTickEvents of its events.
+  void run();
+
+ private:
+  void tick() override;
+  sim::EventQueue& queue_;
+  SimulationProgress* progress_;
+  std::string_view what_;
+  const sim::SimulationBudget* budget_;
+  std::uint64_t expected_;
+  std::uint64_t first_ = 0;  // the queue's events before run()
+};
+
+// Runs the queue to its end, as EventQueue::run() does, ticking `progress` (none: just run()), with
+// the time left from `expected` events (StepTicks, without models).
 void run_with_progress(sim::EventQueue& queue, SimulationProgress* progress, std::string_view what,
                        const sim::SimulationBudget* budget = nullptr, std::uint64_t expected = 0);
 

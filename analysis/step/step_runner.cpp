@@ -158,7 +158,7 @@ std::optional<StepResult> folded_gpus(const StepSetup& setup, const workloads::S
     });
     if (fold.empty())
       return refuse(ladder, i == 0 ? "no GPUs alike in program and machine" : ladder.step_fold_reason);
-    if (auto why = fold_p2p_shadows_exact(program, *setup.topology, setup.comm, fold)) {
+    if (auto why = fold_p2p_shadows_exact(program, *setup.topology, setup.comm, fold, &ticks)) {
       ladder.step_fold_reason = *why;
       return refuse(ladder, *why);
     }

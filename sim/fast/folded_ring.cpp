@@ -15,6 +15,7 @@
 #include "sim/fast/link_claims.h"
 #include "sim/fast/rank_starter.h"
 #include "sim/fast/ring_jump.h"
+#include "sim/model_progress.h"
 
 namespace hybridsim::sim {
 namespace {
@@ -208,7 +209,7 @@ FoldedRing::ModelRun FoldedRing::run_model(std::uint32_t c, std::uint32_t period
   if (jump.applies()) jump.attach();
   RankStarter starter(model);
   for (std::uint32_t p = 0; p < period; ++p) queue.schedule_at(ranks_[real.order[p]].start, starter, p);
-  queue.run();
+  run_counted(queue, config.model_progress);
   if (!model.is_done()) throw InternalError("a folded ring's model did not finish");
   for (std::uint32_t p = 0; p < period; ++p) out.finish.push_back(model.rank_finish_time(p));
   for (LinkId l = 0; l < links.size(); ++l) {

@@ -336,7 +336,7 @@ FoldedTree::ModelRun FoldedTree::repeat_or_run(std::size_t h) {
     uniform_->runs.push_back(std::move(key));
     r = &uniform_->runs.back();
   } else if (r->ahead) {
-    r->run = uniform_->runner->take(*r->ahead);
+    r->run = uniform_->runner->take(*r->ahead, tree_->config().model_progress);
     r->ahead.reset();
   }
   ModelRun out = r->run;

@@ -30,6 +30,17 @@ struct Family {
 
 using Collectives = std::vector<std::unique_ptr<Collective>>;
 
+// The rings that may embed, told one by one as each is embedded or its component passed over.
+struct RingTicks {
+  WorkProgress* progress = nullptr;
+  std::uint64_t done = 0;
+  std::uint64_t total = 0;
+  void to(std::uint64_t rings) {
+    done = rings;
+    work_tick(progress, "embedding its rings", done, total, "rings", 1);  // a ring is milliseconds
+  }
+};
+
 bool same_plan(const RingCollective& a, const RingCollective& b) {
   if (a.ranks() != b.ranks() || a.channel_count() != b.channel_count()) return false;
   for (std::uint32_t c = 0; c < a.channel_count(); ++c) {
@@ -145,7 +156,7 @@ void attach_jumps(const EmbedPlan& plan, const std::vector<std::uint8_t>& jumpin
 // symmetric under the shift by one. Returns the number of rings embedded (0 if not).
 std::uint32_t embed_in_windows(const std::vector<std::uint32_t>& members, std::vector<Family>& families,
                                const std::vector<Use>& uses, Network& network, std::uint32_t windows,
-                               Collectives& collectives, EmbedPlan& plan) {
+                               Collectives& collectives, EmbedPlan& plan, RingTicks& ticks) {
   const LinkTable& links = network.links();
   std::vector<std::vector<std::uint32_t>> window(families.size());
   bool bounded = false;
@@ -199,6 +210,7 @@ std::uint32_t embed_in_windows(const std::vector<std::uint32_t>& members, std::v
       auto ring = std::make_unique<EmbeddedRing>(families[f].rings[k]->take_ring(), e);
       group->add_ring(*ring);
       collectives[families[f].index[k]] = std::move(ring);
+      ticks.to(ticks.done + 1);
     }
   }
   plan.groups.push_back(std::move(group));
@@ -209,7 +221,7 @@ std::uint32_t embed_in_windows(const std::vector<std::uint32_t>& members, std::v
 // Embeds a component in as many windows as it is symmetric for (most first), if at least two.
 std::uint32_t embed_component(const std::vector<std::uint32_t>& members, std::vector<Family>& families,
                               const std::vector<Use>& all_uses, Network& network, Collectives& collectives,
-                              EmbedPlan& plan) {
+                              EmbedPlan& plan, RingTicks& ticks) {
   // Every family and channel repeats, link kinds and speeds alike, after n / windows positions.
   std::uint32_t windows = 0;
   for (const std::uint32_t f : members) {
@@ -224,7 +236,7 @@ std::uint32_t embed_component(const std::vector<std::uint32_t>& members, std::ve
   for (std::uint32_t k = windows; k >= 2; --k)
     if (windows % k == 0)
       if (const std::uint32_t rings =
-              embed_in_windows(members, families, uses, network, k, collectives, plan))
+              embed_in_windows(members, families, uses, network, k, collectives, plan, ticks))
         return rings;
   return 0;
 }
@@ -253,7 +265,7 @@ void EmbeddedRingGroup::on_event(std::uint64_t) {
   for (const LinkId l : links_) claims.release(l, this);
 }
 
-EmbedPlan embed_coupled_rings(Collectives& collectives, Network& network) {
+EmbedPlan embed_coupled_rings(Collectives& collectives, Network& network, WorkProgress* progress) {
   EmbedPlan plan;
   // Families of rings with one plan.
   std::vector<Family> families;
@@ -307,12 +319,22 @@ EmbedPlan embed_coupled_rings(Collectives& collectives, Network& network) {
   for (std::size_t i = 1; i < uses.size(); ++i)
     if (uses[i].link == uses[i - 1].link) self_shared[uses[i].family] = 1;
   std::vector<std::uint8_t> jumping;  // per group: of one family
+  RingTicks ticks{progress};
+  for (const Family& family : families) ticks.total += family.rings.size();
+  work_tick(progress, "embedding its rings", 0, ticks.total, "rings");
   for (const std::uint32_t c : order) {
     const std::vector<std::uint32_t>& members = components[c];
-    if (members.size() < 2 && self_shared[members.front()] == 0) continue;
-    plan.rings += embed_component(members, families, uses, network, collectives, plan);
+    std::uint64_t after = ticks.done;
+    for (const std::uint32_t f : members) after += families[f].rings.size();
+    if (members.size() < 2 && self_shared[members.front()] == 0) {
+      ticks.done = after;  // folds alone: told with the next ring embedded
+      continue;
+    }
+    plan.rings += embed_component(members, families, uses, network, collectives, plan, ticks);
+    if (ticks.done != after) ticks.to(after);  // passed over (or embedded in part, which it is not)
     jumping.resize(plan.groups.size(), members.size() == 1 ? 1 : 0);
   }
+  ticks.to(ticks.total);
   attach_jumps(plan, jumping, network);
   return plan;
 }

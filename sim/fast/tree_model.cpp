@@ -5,10 +5,12 @@
 #include "sim/fast/tree_model.h"
 
 #include <algorithm>
+#include <chrono>
 #include <utility>
 
 #include "sim/error.h"
 #include "sim/fast/rank_starter.h"
+#include "sim/model_progress.h"
 
 namespace hybridsim::sim {
 
@@ -47,7 +49,7 @@ TreeModelRun run_tree_model(const TreeModelInput& in) {
   }
   RankStarter starter(model);
   for (const std::uint32_t r : in.join_order) queue.schedule_at(in.joined, starter, r);
-  queue.run();
+  run_counted(queue, config.model_progress);  // counted from any thread, told on the owner's only
   if (!model.is_done()) throw InternalError("a folded tree's model did not finish");
   const std::size_t group = in.segment.channels.size();
   out.done.resize(group);
@@ -124,7 +126,7 @@ void AheadRuns::work() {
   }
 }
 
-TreeModelRun AheadRuns::take(std::size_t id) {
+TreeModelRun AheadRuns::take(std::size_t id, ModelProgress* progress) {
   std::unique_lock lock(mutex_);
   Slot& slot = slots_.at(id);
   if (slot.state == State::Taken) throw InternalError("a tree model run taken twice");
@@ -140,7 +142,17 @@ TreeModelRun AheadRuns::take(std::size_t id) {
     // rather than wait idle.
     while (slot.state != State::Done) {
       if (queued_.empty()) {
-        changed_.wait(lock, [&] { return slot.state == State::Done || !queued_.empty(); });
+        const auto ready = [&] { return slot.state == State::Done || !queued_.empty(); };
+        if (progress == nullptr) {
+          changed_.wait(lock, ready);
+          continue;
+        }
+        // Told every tenth of a second while it waits, of the worker's events so far: the step's
+        // progress lines go on (ModelProgress::waiting, on this thread, unlocked).
+        if (changed_.wait_for(lock, std::chrono::milliseconds(100), ready)) continue;
+        lock.unlock();
+        progress->waiting();
+        lock.lock();
         continue;
       }
       Slot& other = slots_[queued_.front()];

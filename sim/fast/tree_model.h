@@ -19,6 +19,8 @@
 
 namespace hybridsim::sim {
 
+class ModelProgress;  // sim/model_progress.h
+
 // One group of a tree's channels simulated on a queue and links of its own.
 struct TreeModelRun {
   std::vector<std::vector<Time>> done;  // [channel in group][rank]
@@ -60,8 +62,9 @@ class AheadRuns {
   ~AheadRuns();  // drops the runs not started and waits for those under way
 
   std::size_t add(TreeModelInput input);
-  // Run `id`'s result, once; rethrows what its run threw.
-  TreeModelRun take(std::size_t id);
+  // Run `id`'s result, once; rethrows what its run threw. `progress` (null: nobody) is told while
+  // this thread waits for a worker's run (sim/model_progress.h).
+  TreeModelRun take(std::size_t id, ModelProgress* progress = nullptr);
   // Drops run `id` if no one has started it (true); it cannot be taken then.
   bool drop(std::size_t id);
   // Runs taken that a worker had finished or started (the rest ran on the owner's thread).

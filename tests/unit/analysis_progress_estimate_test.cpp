@@ -4,6 +4,8 @@
 // so nothing here depends on how fast the machine is.
 #include <doctest/doctest.h>
 
+#include <algorithm>
+
 #include <filesystem>
 #include <fstream>
 #include <iterator>
@@ -185,10 +187,14 @@ TEST_CASE(
         "study: 3 s, 11 of 40 GPUs placed done (29%), about 8 s left of about 11 s in all; "
         "resolving the configurations before any step is estimated");
   CHECK(lines[1].starts_with("study: 8 s, 40 of 40 GPUs placed done (100%), nearly done; resolving"));
-  // The largest steps are estimated first: after two, 16 + 16 of 40 GPUs.
-  CHECK(lines[2].starts_with("study: 3 s, 32 of 40 GPUs' steps estimated done (80%), about 1 s left of "));
+  // The largest steps are estimated first, each told as its parts are (the fold, the collectives:
+  // estimate_program), a share of its GPUs: the first line comes within the first 16-GPU step's.
+  CHECK(lines[2].starts_with("study: 3 s, 12 of 40 GPUs' steps estimated done (30%), about 7 s left of "));
   CHECK(lines[2].ends_with("; before any step is simulated"));
-  CHECK(lines[3].starts_with("study: 3 steps to simulate, about "));
+  const auto simulate = std::find_if(lines.begin(), lines.end(), [](const std::string& l) {
+    return l.starts_with("study: 3 steps to simulate, about ");
+  });
+  CHECK(simulate != lines.end());
 }
 
 TEST_CASE("step estimate: the figures the run checks before its event loop, without running it") {

@@ -4,12 +4,16 @@
 // left at their rate, by a clock driven by hand.
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <chrono>
 #include <string>
 #include <vector>
 
+#include "analysis/step/step_estimate.h"
 #include "analysis/step/step_progress.h"
 #include "analysis/step/step_runner.h"
+#include "analysis/step/step_series.h"
+#include "sim/model_progress.h"
 #include "tests/unit/fold_exact_case.h"
 #include "tests/unit/toy_profile.h"
 #include "topology/presets.h"
@@ -216,4 +220,107 @@ TEST_CASE(
   CHECK(progress.reports[1].eta_seconds == doctest::Approx(21));
   CHECK(progress.reports[2].eta_seconds == doctest::Approx(15));
   CHECK(progress.reports[2].steps_done == 5);
+}
+
+TEST_CASE("progress: a step's lines count its folded collectives' models' events, told within one event") {
+  // One event on the queue whose handler runs a "model" of 3 × 2^16 + 7 events (counted to the
+  // step's StepTicks, as sim::run_counted does): the step is told at the loop's start (0 events)
+  // and at each count, its events the queue's so far plus the models',
+  // against the events expected of both.
+  sim::EventQueue q;
+  Recorded recorded;
+  analysis::StepTicks ticks(q, &recorded, "the step", nullptr, 0);
+  REQUIRE(ticks.for_models() == &ticks);
+  struct Model final : sim::EventHandler {
+    sim::ModelProgress* progress = nullptr;
+    void on_event(std::uint64_t) override {
+      sim::EventQueue own;
+      Chain chain(own, 3 * sim::ModelProgress::kCountEvery + 6);
+      own.schedule_at(sim::Time::zero(), chain);
+      sim::run_counted(own, progress);
+    }
+  } model;
+  model.progress = ticks.for_models();
+  q.schedule_at(sim::Time::ns(5), model);
+  ticks.set_expected(1'000'000);
+  ticks.run();
+  const std::uint64_t k = sim::ModelProgress::kCountEvery;
+  REQUIRE(recorded.reports.size() == 5);
+  // Within its event the queue counts that event processed: 1 + the models' events.
+  const std::vector<std::uint64_t> events{0, 1 + k, 1 + 2 * k, 1 + 3 * k, 1 + 3 * k + 7};
+  for (std::size_t i = 0; i < events.size(); ++i) {
+    CAPTURE(i);
+    CHECK(recorded.reports[i].events == events[i]);
+    CHECK(recorded.reports[i].estimated_events == 1'000'000);
+    CHECK(recorded.reports[i].what == "the step");
+  }
+  CHECK(recorded.reports[1].simulated == sim::Time::ns(5));  // told within the step's event at 5 ns
+  CHECK(ticks.events() == 3 * k + 7);
+  CHECK(q.events_processed() == 1);
+  // No one told: the models run without a counter.
+  sim::EventQueue quiet;
+  analysis::StepTicks none(quiet, nullptr, "the step");
+  CHECK(none.for_models() == nullptr);
+}
+
+TEST_CASE("progress: a step's estimate is told its fold's and collectives' set-up, part by part") {
+  // A study or plan estimates a step before it runs (estimate_step): the same fold and collectives
+  // as the run's, told the same parts (16,384 GPUs: seconds each), and the same estimate as untold.
+  const workloads::Profile p = testing::toy_chain(6, sim::Bytes::mib(4));
+  const testing::FoldCase c{4, topology::presets::Fabric::FatTree, 1.0, 32,
+                            1, workloads::AllReduceAlgorithm::Ring};
+  const topology::Topology t = testing::fold_case_cluster(c);
+  const analysis::StepSetup s = testing::fold_case_setup(c, t, p, sim::FastPath::Auto);
+  Recorded told;
+  const analysis::StepEstimate watched = analysis::estimate_step(s, &told);
+  const analysis::StepEstimate plain = analysis::estimate_step(s);
+  CHECK(watched.events() == plain.events());
+  CHECK(watched.task_events == plain.task_events);
+  std::vector<std::string> parts;
+  for (const auto& r : told.reports)
+    if (parts.empty() || parts.back() != r.part) parts.emplace_back(r.part);
+  const auto has = [&](std::string_view part) {
+    return std::find(parts.begin(), parts.end(), part) != parts.end();
+  };
+  CHECK(has("checking its representatives' waits"));  // the fold, GPU by GPU
+  CHECK(has("matching its members' collectives"));    // its members
+  CHECK(has("setting up its collectives"));          // make_collectives, collective by collective
+  CHECK(has("its rings' routes"));                   // a ring's routes, position by position
+  CHECK(has("embedding its rings"));                 // ring by ring
+}
+
+TEST_CASE("progress: a done line without the time left does not take the next estimating line's turn") {
+  double now = 100;
+  Timed progress([&now] { return now; });  // lines due from 102, then every 5 s
+  now = 103;  // a one-call part done: no time left known, a line
+  progress.part_tick("the step", "choosing its representatives", 1, 1, "part");
+  now = 104;  // the next part's first tick: nothing done yet, its clock starts
+  progress.part_tick("the step", "setting up its collectives", 0, 100, "collective ranks");
+  now = 105;  // 2 s after the done line (the first delay), not 5: 50 of 100 in 1 s, 1 s left
+  progress.part_tick("the step", "setting up its collectives", 50, 100, "collective ranks");
+  now = 106;  // an estimating line takes a whole period: none before 110
+  progress.part_tick("the step", "setting up its collectives", 60, 100, "collective ranks");
+  REQUIRE(progress.reports.size() == 2);
+  CHECK(progress.what[0] == "the step: choosing its representatives done");
+  CHECK(progress.reports[0].eta_seconds < 0);
+  CHECK(progress.what[1] == "the step: setting up its collectives, 50 of 100 collective ranks");
+  CHECK(progress.reports[1].eta_seconds == doctest::Approx(1));
+}
+
+TEST_CASE("progress: a run's programs are freed GPU by GPU, told as a part") {
+  // Freeing a 65,536-GPU program takes seconds after the last step: told like any part, to its end.
+  const workloads::Profile p = testing::toy_chain(6, sim::Bytes::mib(4));
+  const testing::FoldCase c{4, topology::presets::Fabric::FatTree, 1.0, 32,
+                            1, workloads::AllReduceAlgorithm::Ring};
+  const topology::Topology t = testing::fold_case_cluster(c);
+  Recorded told;
+  const analysis::StepResult r =
+      analysis::simulate_steps(testing::fold_case_setup(c, t, p, sim::FastPath::Auto), std::nullopt, &told);
+  std::uint64_t gpus = 0, collectives = 0;
+  for (const auto& report : told.reports) {
+    if (report.part == "freeing its GPUs' programs") gpus = report.part_done;
+    if (report.part == "freeing its collectives") collectives = report.part_done;
+  }
+  CHECK(gpus == 32);
+  CHECK(collectives == static_cast<std::uint64_t>(r.collectives));
 }

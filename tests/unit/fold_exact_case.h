@@ -35,9 +35,8 @@ inline topology::Topology fold_case_cluster(const FoldCase& c) {
 
 // The step of `c` on `t` with 8 MiB buckets (sizes ranks × channels divide, so rings may fold
 // exactly), the profile's layers split over mp stages.
-inline analysis::StepResult run_fold_case(const FoldCase& c, const topology::Topology& t,
-                                          const workloads::Profile& p, sim::FastPath mode,
-                                          analysis::StepObservers observers = {}) {
+inline analysis::StepSetup fold_case_setup(const FoldCase& c, const topology::Topology& t,
+                                           const workloads::Profile& p, sim::FastPath mode) {
   analysis::StepSetup s;
   s.profile = &p;
   s.topology = &t;
@@ -46,7 +45,12 @@ inline analysis::StepResult run_fold_case(const FoldCase& c, const topology::Top
   s.step.bucket_size = sim::Bytes::mib(8);
   s.comm.algorithm = c.algorithm;
   s.collective.fast_path = mode;
-  return analysis::simulate_step(s, observers);
+  return s;
+}
+inline analysis::StepResult run_fold_case(const FoldCase& c, const topology::Topology& t,
+                                          const workloads::Profile& p, sim::FastPath mode,
+                                          analysis::StepObservers observers = {}) {
+  return analysis::simulate_step(fold_case_setup(c, t, p, mode), observers);
 }
 
 // Every GPU's finish, communication and exposed communication, the step time, messages and bytes

@@ -2,9 +2,11 @@
 // (sim_tree_fold_test.cpp) and the fast path's contract test (sim_fast_path_contract_test.cpp).
 #pragma once
 #include <cstdint>
+#include <memory>
 #include <utility>
 #include <vector>
 
+#include "sim/fast/tree_model.h"
 #include "sim/link.h"
 #include "sim/tree_collective.h"
 #include "topology/tree_channels.h"
@@ -55,6 +57,23 @@ inline TreeFabric make_trees(std::uint32_t n, std::uint32_t groups, std::uint32_
     }
   }
   return f;
+}
+
+// A model run of both channels of make_trees(16, 2)'s first group, `bytes` each, every rank joining
+// at 7 us in rank order (64 KiB messages, 2 us base latency).
+inline sim::TreeModelInput tree_model_input(const TreeFabric& f,
+                                            std::shared_ptr<const std::vector<sim::TreeChannel>> plans,
+                                            std::int64_t bytes) {
+  sim::TreeModelInput in;
+  in.links = &f.links;
+  in.ranks = 16;
+  in.plans = std::move(plans);
+  in.config.message_size = sim::Bytes::kib(64);
+  in.config.timing.base_latency = sim::Time::us(2);
+  in.segment = {16, {bytes, bytes}, {0, 1}};
+  for (std::uint32_t r = 0; r < 16; ++r) in.join_order.push_back(r);
+  in.joined = sim::Time::us(7);
+  return in;
 }
 
 }  // namespace hybridsim::testing

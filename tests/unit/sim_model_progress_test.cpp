@@ -1,0 +1,184 @@
+// Progress inside one event (sim/model_progress.h): a folded collective's models count their events
+// to CollectiveConfig::model_progress, the owner's thread is told every kCountEvery of its own runs'
+// events and while it waits for a worker's, and a worker thread only adds to the count; embedding
+// rings (sim/fast/ring_embedding.cpp) is told ring by ring; ticked_loop (sim/work_progress.h) tells
+// a part as work_tick does.
+#include <doctest/doctest.h>
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "sim/fast/fast_path.h"
+#include "sim/fast/folded_tree.h"
+#include "sim/fast/rank_starter.h"
+#include "sim/fast/ring_embedding.h"
+#include "sim/fast/tree_model.h"
+#include "sim/model_progress.h"
+#include "sim/network.h"
+#include "sim/work_progress.h"
+#include "tests/unit/coupled_rings.h"
+#include "tests/unit/tree_fabric.h"
+
+using namespace hybridsim::sim;
+using hybridsim::testing::make_coupled_rings;
+using hybridsim::testing::make_trees;
+
+namespace {
+
+// Counts its ticks and the events it had counted at each.
+struct Counted final : ModelProgress {
+  std::vector<std::uint64_t> at;
+  void tick() override { at.push_back(events()); }
+};
+
+// An event that schedules the next until `left` is 0: `left` + 1 events in all.
+struct Chain final : EventHandler {
+  EventQueue* queue = nullptr;
+  void on_event(std::uint64_t left) override {
+    if (left > 0) queue->schedule_at(queue->now() + Time::ns(1), *this, left - 1);
+  }
+};
+
+struct Told final : WorkProgress {
+  std::vector<std::string> told;
+  void built(std::string_view part, std::uint64_t done, std::uint64_t total, std::string_view unit) override {
+    told.push_back(std::string(part) + " " + std::to_string(done) + "/" + std::to_string(total) + " " +
+                   std::string(unit));
+  }
+};
+
+}  // namespace
+
+TEST_CASE("model progress: a queue run counted is told every kCountEvery events and at its end") {
+  const std::uint64_t n = 2 * ModelProgress::kCountEvery + 5;
+  EventQueue q;
+  Chain chain;
+  chain.queue = &q;
+  q.schedule_at(Time::zero(), chain, n - 1);
+  Counted counted;
+  run_counted(q, &counted);
+  CHECK(q.events_processed() == n);
+  CHECK(counted.events() == n);
+  CHECK(counted.at ==
+        std::vector<std::uint64_t>{ModelProgress::kCountEvery, 2 * ModelProgress::kCountEvery, n});
+  // Without a listener, the same events run.
+  EventQueue alone;
+  Chain other;
+  other.queue = &alone;
+  alone.schedule_at(Time::zero(), other, n - 1);
+  run_counted(alone, nullptr);
+  CHECK(alone.events_processed() == n);
+}
+
+TEST_CASE("model progress: another thread's count is read, never told there") {
+  Counted counted;  // made on this thread: its owner
+  std::thread worker([&] {
+    counted.count(1000);
+    counted.waiting();
+  });
+  worker.join();
+  CHECK(counted.events() == 1000);
+  CHECK(counted.at.empty());  // no tick on the worker
+  counted.waiting();          // the owner, waiting: told of the worker's events
+  counted.count(24);
+  CHECK(counted.at == std::vector<std::uint64_t>{1000, 1024});
+}
+
+TEST_CASE("model progress: a folded ring's model counts its events, starters included") {
+  // Ring A of make_coupled_rings alone (8 machines, a pattern of 2) folds onto 2 positions: one
+  // model of one channel, whose queue runs its events plus the 2 starters standing for the joins.
+  const auto f = make_coupled_rings(8);
+  EventQueue q;
+  Network net(q, f.links);
+  Counted counted;
+  CollectiveConfig cfg{.message_size = Bytes::kib(64), .fast_path = FastPath::Auto};
+  cfg.model_progress = &counted;
+  auto ring = make_ring_collective(net, CollectiveOp::AllReduce, 8, f.a, Bytes::mib(8), cfg);
+  RankStarter starter(*ring);
+  for (std::uint32_t r = 0; r < 8; ++r) q.schedule_at(Time::zero(), starter, r);
+  q.run();
+  REQUIRE(ring->is_done());
+  const SimulationPath path = ring->simulation_path();
+  REQUIRE(path.folded);
+  CHECK(path.simulated == 2);
+  CHECK(path.private_events > 0);
+  CHECK(counted.events() == path.private_events + 2);
+  CHECK(counted.at.size() == path.private_events / ModelProgress::kCountEvery + 1);
+  CHECK(counted.at.back() == counted.events());
+}
+
+TEST_CASE("model progress: tree models count on the owner's and a worker's thread alike") {
+  // Three tree runs queued on one worker, taken by the owner: whoever ran each, the count is every
+  // run's events plus its 16 starters, and every tick came on the owner's thread (Counted would
+  // race otherwise: ThreadSanitizer's run of the unit tests, sim/README.md).
+  const auto f = make_trees(16, 2);
+  const auto plans = std::make_shared<const std::vector<TreeChannel>>(f.trees);
+  Counted counted;
+  auto input = [&](std::int64_t bytes) {
+    TreeModelInput in = hybridsim::testing::tree_model_input(f, plans, bytes);
+    in.config.model_progress = &counted;
+    return in;
+  };
+  std::uint64_t events = 0;
+  {
+    AheadRuns runner(1);
+    std::vector<std::size_t> ids;
+    for (const std::int64_t bytes : {std::int64_t{1} << 24, std::int64_t{1} << 23, std::int64_t{3} << 22})
+      ids.push_back(runner.add(input(bytes)));
+    for (const std::size_t id : ids) events += runner.take(id, &counted).events + 16;
+  }
+  CHECK(events > 3 * 16);
+  CHECK(counted.events() == events);
+  // One thread alone: the same count, each run's end told.
+  Counted alone;
+  std::uint64_t again = 0;
+  for (const std::int64_t bytes : {std::int64_t{1} << 24, std::int64_t{1} << 23, std::int64_t{3} << 22}) {
+    TreeModelInput in = input(bytes);
+    in.config.model_progress = &alone;
+    again += run_tree_model(in).events + 16;
+  }
+  CHECK(again == events);
+  CHECK(alone.events() == events);
+  CHECK(alone.at.size() >= 3);
+  CHECK(alone.at.back() == events);
+}
+
+TEST_CASE("model progress: embedding rings is told ring by ring") {
+  // make_coupled_rings(8): rings A and B embed together, told at 0, 1 and 2 of 2 rings (and 2 of 2
+  // again at the end); with nothing to embed (one ring), 0 and 1 of 1.
+  const auto f = make_coupled_rings(8);
+  EventQueue q;
+  Network net(q, f.links);
+  const CollectiveConfig cfg{.message_size = Bytes::kib(64), .fast_path = FastPath::Auto};
+  std::vector<std::unique_ptr<Collective>> rings;
+  rings.push_back(make_ring_collective(net, CollectiveOp::AllReduce, 8, f.a, Bytes::mib(8), cfg));
+  rings.push_back(make_ring_collective(net, CollectiveOp::AllReduce, 8, f.b, Bytes::mib(4), cfg));
+  Told told;
+  const EmbedPlan plan = embed_coupled_rings(rings, net, &told);
+  CHECK(plan.rings == 2);
+  CHECK(told.told ==
+        std::vector<std::string>{"embedding its rings 0/2 rings", "embedding its rings 1/2 rings",
+                                 "embedding its rings 2/2 rings", "embedding its rings 2/2 rings"});
+  EventQueue q1;
+  Network net1(q1, f.links);
+  std::vector<std::unique_ptr<Collective>> one;
+  one.push_back(make_ring_collective(net1, CollectiveOp::AllReduce, 8, f.a, Bytes::mib(8), cfg));
+  Told alone;
+  CHECK(embed_coupled_rings(one, net1, &alone).rings == 0);
+  CHECK(alone.told ==
+        std::vector<std::string>{"embedding its rings 0/1 rings", "embedding its rings 1/1 rings"});
+}
+
+TEST_CASE("ticked_loop: every unit's body runs, told at 0, every `every` and at the end") {
+  Told told;
+  std::vector<std::uint32_t> ran;
+  ticked_loop(&told, "its part", std::uint32_t{7}, "units", [&](std::uint32_t i) { ran.push_back(i); }, 3);
+  CHECK(ran == std::vector<std::uint32_t>{0, 1, 2, 3, 4, 5, 6});
+  CHECK(told.told == std::vector<std::string>{"its part 0/7 units", "its part 3/7 units",
+                                              "its part 6/7 units", "its part 7/7 units"});
+  ticked_loop(nullptr, "nobody", std::size_t{2}, "units", [&](std::size_t) { ran.push_back(9); });
+  CHECK(ran.size() == 9);
+}
