@@ -33,10 +33,8 @@ std::map<int, std::vector<int>> members_by_machine(const topology::Topology& t,
   return by_node;
 }
 
-}  // namespace
-
-std::string hierarchical_unfit(const topology::Topology& t, const std::vector<int>& members) {
-  const std::map<int, std::vector<int>> by_node = members_by_machine(t, members);
+// Why members so grouped cannot run the hierarchical all-reduce; empty if they can.
+std::string unfit_grouping(const std::map<int, std::vector<int>>& by_node) {
   if (by_node.empty()) return "no GPUs";
   if (by_node.size() == 1) return "all on machine " + std::to_string(by_node.begin()->first);
   const std::size_t g = by_node.begin()->second.size();
@@ -47,6 +45,12 @@ std::string hierarchical_unfit(const topology::Topology& t, const std::vector<in
              std::to_string(node) + ": " + std::to_string(idx.size()) + ")";
   if (g == 1) return "one on each of " + std::to_string(by_node.size()) + " machines";
   return {};
+}
+
+}  // namespace
+
+std::string hierarchical_unfit(const topology::Topology& t, const std::vector<int>& members) {
+  return unfit_grouping(members_by_machine(t, members));
 }
 
 AllReduceAlgorithm parse_algorithm(std::string_view text) {
@@ -184,8 +188,8 @@ std::optional<CollectivePhases> CommPlanner::hierarchical(const CollectiveSpec& 
                                                           sim::Protocol* chosen,
                                                           std::optional<sim::NcclEstimate>* nccl) {
   // Members grouped by machine, in rank order; every machine must hold the same number G of them.
-  if (!hierarchical_unfit(topology_, spec.members).empty()) return std::nullopt;
   const std::map<int, std::vector<int>> by_node = members_by_machine(topology_, spec.members);
+  if (!unfit_grouping(by_node).empty()) return std::nullopt;
   const std::size_t g = by_node.begin()->second.size();
   std::vector<std::vector<int>> intra, inter(g);
   for (const auto& [node, idx] : by_node) {
