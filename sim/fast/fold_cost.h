@@ -20,8 +20,9 @@ namespace hybridsim::sim {
 enum class Jumps : std::uint8_t { Alone, Live };
 // Steps a model of `window` positions of `ring` runs one by one: all of them, or where the jump
 // applies alone (RingJump::applies() as far as the plan tells it) what the jump needs per phase (the
-// reduce-scatter and all-gather halves of an all-reduce jump apart; fold_cost.cpp derives it from
-// sim/fast/ring_jump.cpp), the rest jumped over.
+// reduce-scatter and all-gather halves of an all-reduce jump apart; fold_cost.cpp: a term per
+// condition of sim/fast/ring_jump.cpp, their lengths as measured on sim_ring_jump_test.cpp's grid,
+// an estimate, not a bound), the rest jumped over.
 std::uint64_t ring_steps_simulated(const RingCollective& ring, std::uint32_t window, Jumps jumps);
 
 // Events and messages of channel c's first `window` positions standing for all of them (window =
