@@ -4,9 +4,10 @@
 # N events pending, each reschedules itself an exponential delay of mean 1 us ahead) over that copy
 # alone, and the queue's instructions an event by valgrind: the difference between 2,000,000 events and
 # none after the same set-up and warm-up (2N events). N = 100,000 is the core's hold rate (dense: about
-# 25 events a 256-ps block); N = 32 is a step's density (about two events a 64-ns span, as the
-# 1,024-GPU jittered step of bench_full_path has; sim/README.md, "The full path against the event
-# core"). Every pair must end at the same time as the others: the order does not depend on the widths.
+# 25 events a 256-ps block); N = 32 is about two events a 64-ns span, what the refills of the 128-GPU
+# jittered step of bench_full_path (`Step/16/`) take on average (sim/README.md, "The full path against
+# the event core"). Every pair must end at the same time as the others: the order does not depend on
+# the widths.
 # Instruction counts, not times: valgrind's counts do not move with the machine's load.
 #
 # Usage: tests/bench/queue_widths.sh [BLOCK:DIGIT ...]   (default 8:8 6:8 7:8 9:8 10:8 8:6 8:7)
