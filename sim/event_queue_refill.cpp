@@ -105,12 +105,13 @@ void EventQueue::own_front() {
 void EventQueue::stage_level0(const Bucket& bucket) {
   // Every entry shares base_block_'s digits above level 0. A stable radix sort on the low 16 bits of
   // the time (the time within a block, then the level-0 digit) lays the bucket out in time order,
-  // each level-0 bucket's part contiguous.
-  static_assert(kBlockBits == kDigitBits, "one histogram size for both digits");
+  // each level-0 bucket's part contiguous. (16 bits while a block and a digit are 8 bits each; other
+  // widths, tried by tests/bench/queue_widths.sh, sum the two histograms in two loops.)
+  constexpr bool kSameWidth = kBlockBits == kDigitBits;
   const std::size_t n = bucket.count;
   ensure_size(staged_, n);
   ensure_size(scratch_, n);
-  std::array<std::uint32_t, kDigits> low{};
+  std::array<std::uint32_t, kBlockMask + 1> low{};
   std::array<std::uint32_t, kDigits> digit{};
   for_each_entry<true>(bucket, kChunkEntries, [&](const Entry& e) {
     ++low[e.time & kBlockMask];
@@ -118,10 +119,15 @@ void EventQueue::stage_level0(const Bucket& bucket) {
   });
   std::uint32_t sum_low = 0;
   std::uint32_t sum_digit = 0;
+  if constexpr (!kSameWidth) {
+    for (std::uint32_t& l : low) sum_low += std::exchange(l, sum_low);
+  }
   for (unsigned d = 0; d < kDigits; ++d) {
-    const std::uint32_t l = low[d];
-    low[d] = sum_low;
-    sum_low += l;
+    if constexpr (kSameWidth) {
+      const std::uint32_t l = low[d];
+      low[d] = sum_low;
+      sum_low += l;
+    }
     const std::uint32_t c = digit[d];
     digit[d] = sum_digit;
     stage_begin_[d] = sum_digit;
