@@ -250,16 +250,19 @@ bool find_shadows(const workloads::StepProgram& program, const StepFoldBasis& ba
     }
   }
   const auto gpus = static_cast<std::uint32_t>(rep.size());
+  // A member's collectives only, found by its lists' shapes: reading every task of 16,384 members
+  // was 6.5% of a GNMT DP step's instructions (callgrind).
+  ListShapes shapes;
   for (std::uint32_t g = 0; g < gpus; ++g) {
     sim::work_tick(progress, "matching its members' collectives", g, gpus, "GPUs");
     if (is_rep[g] != 0) continue;
     const auto& mine = program.gpus[g].streams;
     const auto& theirs = program.gpus[rep[g]].streams;
     for (std::size_t s = 0; s < mine.size(); ++s)
-      for (std::size_t i = 0; i < mine[s].tasks.size(); ++i) {
-        const sim::Task& t = mine[s].tasks[i];
+      for (const std::uint32_t i : shapes.of(mine[s].tasks).per_gpu) {
+        const sim::Task t = mine[s].tasks[i];
         if (t.kind != sim::TaskKind::Collective) continue;
-        const sim::Task& r = theirs[s].tasks[i];
+        const sim::Task r = theirs[s].tasks[i];
         if (shadow[t.id] != 0) {
           if (shadow[r.id] != 0) return false;  // its representative's must run
           out.shadow_of[t.id] = r.id;
