@@ -361,3 +361,29 @@ TEST_CASE("the executor's set-up tells its progress GPU by GPU: at 0, every kWor
   CHECK(exec.finish_time() == Time::us(10));
   CHECK(ticks.told.size() == expected.size());  // nothing told once the events run
 }
+
+TEST_CASE("the executor checks every reader of a shared list: its events shifted, its collectives") {
+  // One list read by GPUs 0..2, each its events shifted by its index (events 0..2 of 3) and its
+  // collective by one of two (rank 1 of collective 0, of 2 ranks; collective 1 has 1 rank).
+  EventQueue q;
+  FixedCollective two(q, 2, Time::us(1)), one(q, 1, Time::us(1));
+  TaskList base{Task::record(0), Task::kernel(Time::us(1), 0), Task::wait(0), Task::collective(0, 1)};
+  const auto programs = [&](std::uint32_t last_event_shift, std::uint32_t last_collective_shift) {
+    std::vector<GpuProgram> out(3);
+    for (std::uint32_t g = 0; g < 3; ++g)
+      out[g].streams = {{"compute", TaskList::shifted_from(base, g == 2 ? last_event_shift : g,
+                                                           g == 2 ? last_collective_shift : 0)}};
+    return out;
+  };
+  const std::vector<GpuProgram> fits = programs(2, 0);
+  CHECK_NOTHROW(StreamExecutor(q, fits, {&two, &one}, 3, {}));
+  // The third GPU's events shifted past the step's: its first record says so, as read in full.
+  const std::vector<GpuProgram> past = programs(3, 0);
+  CHECK_THROWS_WITH_AS(StreamExecutor(q, past, {&two, &one}, 3, {}), "GPU 2 stream compute uses event 3 of 3",
+                       hybridsim::InternalError);
+  // Its collective shifted to collective 1, which has no rank 1 (its events in range).
+  const std::vector<GpuProgram> rank = programs(2, 1);
+  CHECK_THROWS_WITH_AS(StreamExecutor(q, rank, {&two, &one}, 3, {}),
+                       "GPU 2 stream compute names a collective rank that does not exist",
+                       hybridsim::InternalError);
+}
