@@ -33,7 +33,8 @@ TEST_CASE("trace arguments: each without the trace is refused, naming both in th
   CHECK_FALSE(none.trace_step.has_value());
 }
 
-TEST_CASE("trace arguments: with the trace each is parsed into the request, the rest left at their defaults") {
+TEST_CASE(
+    "trace arguments: with the trace each is parsed into the request, the rest left at their defaults") {
   api::RunRequest r;
   api::apply_trace_arguments({.trace = "t.json", .detail = "steps", .gpus = "0-2,5", .window = "2 ms:5 ms",
                               .step = "3", .gzip = true},
