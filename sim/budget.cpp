@@ -59,6 +59,14 @@ std::string BudgetExceeded::count_text(std::uint64_t v) {
   return buf;
 }
 
+std::uint64_t BudgetExceeded::cap_at_least(std::uint64_t v) {
+  if (v < 1'000'000) return v;
+  std::uint64_t unit = 1;
+  while (v / unit >= 100) unit *= 10;  // two digits left
+  const std::uint64_t digits = v / unit + (v % unit != 0 ? 1 : 0);
+  return digits > std::numeric_limits<std::uint64_t>::max() / unit ? v : digits * unit;
+}
+
 SimulationCost& SimulationCost::operator+=(const SimulationCost& o) {
   events = add_saturating(events, o.events);
   messages = add_saturating(messages, o.messages);
@@ -83,6 +91,8 @@ std::string BudgetExceeded::estimate_text(std::string_view what) const {
     out += " would simulate about " + BudgetExceeded::count_text(estimate) + " events (" +
            duration_text(estimate) + " at " +
            BudgetExceeded::count_text(static_cast<std::uint64_t>(kEventsPerSecond)) + " events/s)";
+    if (upper > estimate)
+      out += ", up to " + BudgetExceeded::count_text(upper) + " if its collectives do not fold";
   } else {
     out += " would hold about " + human_bytes(Bytes::of(static_cast<std::int64_t>(estimate))) +
            " of simulation state (" + BudgetExceeded::count_text(in_flight) + " messages in flight at once)";

@@ -81,11 +81,19 @@ class BudgetExceeded : public InputError {
   std::uint64_t limit;
   std::uint64_t in_flight;  // Memory: messages in flight at once, in the estimate
   std::string cause;
+  // Events: what it would take if none of its collectives folded, where that is more than `estimate`
+  // (a step refused before its first event: the figure a cap must reach so that no fallback is
+  // refused again); 0: none known.
+  std::uint64_t upper = 0;
   // "the step would simulate about 3.1e9 events (about 10 minutes at 5 M events/s)" and the
-  // like, without the limit; `what` names the simulation ("the step", "the collective").
+  // like, without the limit, with ", up to 9.3e9 if its collectives do not fold" where `upper` says
+  // so; `what` names the simulation ("the step", "the collective").
   std::string estimate_text(std::string_view what) const;
   // A count as people read it: whole below a million, else "3.1e9", "2e9".
   static std::string count_text(std::uint64_t v);
+  // A cap at least `v` as a whole number to type: `v` below a million, else rounded up at its
+  // second digit (93,456,789 → 94000000), so that the cap quoted is never under what it must pass.
+  static std::uint64_t cap_at_least(std::uint64_t v);
 };
 
 class SimulationBudget {

@@ -5,8 +5,6 @@
 #include <ostream>
 
 #include "analysis/platform/platform.h"
-#include "analysis/step/budget_error.h"
-#include "analysis/step/step_estimate.h"
 #include "analysis/platform/topology_report.h"
 #include "scenarios/loader/ignored_keys.h"
 #include "scenarios/loader/resolve.h"
@@ -42,15 +40,7 @@ RunReport run(const ScenarioInput& input, const RunRequest& request) {
     report.notes.push_back(std::move(*note));
   // A step whose kernels alone pass the events cap is refused before its cluster is built (48 s
   // at 65,536 GPUs and --max-events 1).
-  try {
-    analysis::check_event_floor(scenarios::load_workload_profile(report.scenario),
-                                report.scenario.simulation.max_events);
-  } catch (const sim::BudgetExceeded& e) {
-    throw analysis::BudgetRefusal(
-        report.scenario.source + ": " +
-        analysis::budget_error_text(e, "the step", analysis::kScenarioBudgetKnobs,
-                                    report.scenario.communication.fast_path == sim::FastPath::Off));
-  }
+  analysis::check_scenario_event_floor(report.scenario);
   // Building a cluster of thousands of machines takes seconds before the step's own lines.
   analysis::ProgramBuildTicks topology_ticks(request.progress, "the run, building the cluster's topology");
   const scenarios::ResolvedScenario resolved =

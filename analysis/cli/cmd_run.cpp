@@ -2,16 +2,16 @@
 // train, trace and output files) and prints its summary (table or JSON).
 #include <boost/program_options.hpp>
 #include <iostream>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "analysis/api/hybridsim.h"
+#include "analysis/api/trace_arguments.h"
 #include "analysis/cli/commands.h"
 #include "analysis/cli/parse_options.h"
 #include "analysis/output/format_fixed.h"
 #include "sim/error.h"
-#include "sim/time_window.h"
-#include "topology/gpu_list.h"
 
 namespace po = boost::program_options;
 
@@ -100,19 +100,19 @@ int run_command(int argc, const char* const* argv) {
   add_shorthand(sets, "max-events", "simulation.max_events", max_events);
   add_shorthand(sets, "max-sim-memory", "simulation.max_memory", max_sim_memory);
   add_shorthand(sets, "model-threads", "simulation.model_threads", model_threads);
-  for (const char* option : {"trace-detail", "trace-gpus", "trace-window", "trace-gzip", "trace-step"})
-    refuse_without(vm, option, "trace", "--trace FILE");
   api::RunRequest request;
   if (!out_dir.empty()) request.out = out_dir;
-  if (!trace.empty()) {
-    request.trace = trace;
-    request.trace_options.detail = analysis::parse_trace_detail(trace_detail);
-    if (trace_gpus == "all") request.trace_options.all_gpus = true;
-    else if (!trace_gpus.empty()) request.trace_options.gpus = topology::parse_gpu_list(trace_gpus);
-    if (!trace_window.empty()) request.trace_options.window = sim::parse_time_window(trace_window);
-    request.trace_options.gzip = vm.count("trace-gzip") > 0;
-    if (vm.count("trace-step") > 0) request.trace_step = analysis::parse_trace_step(trace_step);
-  }
+  // The rule Python's trace_* keywords follow too (analysis/api/trace_arguments.h).
+  const auto text = [&](const char* option, const std::string& value) {
+    return given(vm, option) ? std::optional<std::string>(value) : std::nullopt;
+  };
+  api::apply_trace_arguments({.trace = text("trace", trace),
+                              .detail = text("trace-detail", trace_detail),
+                              .gpus = text("trace-gpus", trace_gpus),
+                              .window = text("trace-window", trace_window),
+                              .step = text("trace-step", trace_step),
+                              .gzip = given(vm, "trace-gzip")},
+                             api::kCliTraceNames, request);
   ProgressLines progress;
   if (vm.count("quiet") == 0) request.progress = &progress;
   const api::RunReport report = api::run({.path = vm["scenario"].as<std::string>(), .set = sets}, request);

@@ -35,8 +35,10 @@ std::string format_number(double v) {
 void refuse_protocol_and_channels(const CollectiveSweepOptions& options, std::optional<sim::Protocol> allowed,
                                   const std::string& protocol_why, const std::string& channels_why) {
   const auto p = options.comm.protocol;
+  const CollectiveOptionNames& n = options.names;
   if (p && *p != sim::Protocol::Ideal && p != allowed)
-    throw InputError("--protocol " + workloads::protocol_option_name(p) + ": " + protocol_why);
+    throw InputError(n.protocol_at + n.said(n.protocol, workloads::protocol_option_name(p)) + ": " +
+                     protocol_why);
   if (options.comm.channels)
     throw InputError("--channels " + std::to_string(*options.comm.channels) + ": " + channels_why);
 }
@@ -45,24 +47,26 @@ void refuse_protocol_and_channels(const CollectiveSweepOptions& options, std::op
 // ring, so asking for them there would silently do something else.
 void check_algorithm(const topology::Topology& t, const CollectiveSweepOptions& options) {
   const auto a = options.comm.algorithm;
+  const CollectiveOptionNames& n = options.names;
   if ((a == workloads::AllReduceAlgorithm::Tree || a == workloads::AllReduceAlgorithm::Hierarchical) &&
       options.op != sim::CollectiveOp::AllReduce)
-    throw InputError("--algorithm " + std::string(workloads::algorithm_name(a)) +
-                     " applies only to all-reduce (--op allreduce), not to " +
+    throw InputError(n.algorithm_at + n.said(n.algorithm, workloads::algorithm_name(a)) +
+                     " applies only to all-reduce (" + n.said(n.op, "allreduce") + "), not to " +
                      std::string(sim::collective_op_name(options.op)) +
-                     "; broadcast, all-gather and reduce-scatter run as rings, all-to-all as direct sends "
-                     "(--algorithm ring or auto)");
+                     "; broadcast, all-gather and reduce-scatter run as rings, all-to-all as direct sends (" +
+                     n.said(n.algorithm, "ring") + " or auto)");
   // The hierarchical all-reduce needs the same number (2 or more) of GPUs on each of two machines
   // or more: otherwise the planner runs the ring, under the label asked for.
   const std::string unfit = a == workloads::AllReduceAlgorithm::Hierarchical
                                 ? workloads::hierarchical_unfit(t, options.gpus)
                                 : std::string();
   if (!unfit.empty())
-    throw InputError("--algorithm hierarchical: GPUs " + topology::format_gpu_list(options.gpus) + " are " +
-                     unfit +
+    throw InputError(n.algorithm_at + n.said(n.algorithm, "hierarchical") + ": GPUs " +
+                     topology::format_gpu_list(options.gpus) + " are " + unfit +
                      ", where it runs as the ring (it is a ring within each machine, then one across "
                      "machines); expected GPUs on two machines or more, the same number (2 or more) on "
-                     "each (--nodes N > 1), or --algorithm ring");
+                     "each (" +
+                     n.said(n.nodes, "N > 1") + "), or " + n.said(n.algorithm, "ring"));
   // A broadcast between two GPUs is a point-to-point copy at the links' line rate, on one stream
   // (workloads/comm/comm_plan.cpp, as a model-parallel copy): a protocol or channel count changed
   // the title only (rows said "ideal", 1 channel).
@@ -70,7 +74,8 @@ void check_algorithm(const topology::Topology& t, const CollectiveSweepOptions& 
     refuse_protocol_and_channels(
         options, std::nullopt,
         "a broadcast between 2 GPUs runs as a point-to-point copy at the links' line rate, not over NCCL's "
-        "protocols; expected auto or ideal, or 3 GPUs or more (--gpus)",
+        "protocols; expected auto or ideal, or 3 GPUs or more (" +
+            n.gpus + ")",
         "a broadcast between 2 GPUs runs as a point-to-point copy on one stream, not over channels; "
         "expected it left out (or 0), or 3 GPUs or more (--gpus)");
   // All-to-all runs as direct sends between every pair (workloads/comm/comm_plan.cpp), with NCCL's

@@ -9,6 +9,7 @@
 #include <iosfwd>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 #include "sim/limits.h"
 
@@ -17,6 +18,19 @@
 #include "workloads/comm/comm_plan.h"
 
 namespace hybridsim::analysis {
+
+// How a refusal names the options it is about: the collective command's by default; validate's
+// case file names its keys instead, each refusal starting where its key was written.
+struct CollectiveOptionNames {
+  std::string algorithm = "--algorithm", protocol = "--protocol", op = "--op", gpus = "--gpus",
+              nodes = "--nodes";
+  std::string algorithm_at{}, protocol_at{};  // "cases.yaml:9:7: " before them; empty on the command line
+  std::string separator = " ";                // between a name and its value: ": " for a file's keys
+  // "--algorithm ring", "cases[0].collective.algorithm: ring".
+  std::string said(const std::string& name, std::string_view value) const {
+    return name + separator + std::string(value);
+  }
+};
 
 struct CollectiveSweepOptions {
   sim::CollectiveOp op = sim::CollectiveOp::AllReduce;
@@ -32,6 +46,7 @@ struct CollectiveSweepOptions {
   // Progress lines with an estimated end (analysis/output/progress_estimate.h), the sizes weighted by
   // the events each would take in full; null: none.
   std::ostream* progress = nullptr;
+  CollectiveOptionNames names{};
 };
 
 struct CollectiveSweepRow {

@@ -106,9 +106,7 @@ LlmPlanRequest make_llm_plan_request(const LlmPlanOptions& o) {
   const std::string events = o.max_events.empty() ? std::to_string(kPlanCandidateEvents) : o.max_events;
   r.limits = limit_overlay(events, o.max_sim_memory);
   r.events_budget_count = events == "unlimited" ? 0 : std::stoull(events);
-  r.events_budget = r.events_budget_count == 0
-                        ? std::string("no limit")
-                        : sim::BudgetExceeded::count_text(r.events_budget_count) + " events";
+  r.events_budget_given = o.max_events;
   // The same figure bounds what the candidates built at once hold together (limit_overlay has
   // checked the text).
   if (!o.max_sim_memory.empty())

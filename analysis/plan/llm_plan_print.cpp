@@ -4,14 +4,35 @@
 #include <cmath>
 #include <cstdio>
 #include <ostream>
+#include <string>
+#include <string_view>
 #include <vector>
 
 #include "analysis/plan/llm_planner.h"
 #include "analysis/study/study_report.h"
+#include "sim/budget.h"
 #include "topology/preset_registry.h"
 
 namespace hybridsim::analysis {
 namespace {
+
+// "1 layout", "2 layouts".
+std::string counted(std::size_t n, std::string_view noun) {
+  return std::to_string(n) + " " + std::string(noun) + (n == 1 ? "" : "s");
+}
+
+// What the estimated rows were over, the events budget as the user set it: "2e7 events a step (the
+// default; --max-events N) or --max-sim-memory", "1 event a step (--max-events 1) or ...". The
+// budget's count alone read "1 events a step", and said nothing of where it came from.
+std::string budget_text(const LlmPlanRequest& q) {
+  const std::string& option = q.names.max_events;
+  const std::string given = q.events_budget_given.empty() ? "the default; " + option + " N"
+                                                          : option + " " + q.events_budget_given;
+  if (q.events_budget_count == 0) return q.names.max_sim_memory + " (no events limit: " + given + ")";
+  const std::uint64_t n = q.events_budget_count;
+  return "budget of " + sim::BudgetExceeded::count_text(n) + (n == 1 ? " event" : " events") + " a step (" +
+         given + ") or " + q.names.max_sim_memory;
+}
 
 void print_header(const LlmPlanResult& r, std::ostream& out) {
   const LlmPlanRequest& q = r.request;
@@ -34,13 +55,12 @@ void print_header(const LlmPlanResult& r, std::ostream& out) {
   }
   if (!off.empty()) out << "; not searched:" << off;
   out << "\n"
-      << r.enumerated << " layouts, " << r.fitting
-      << " fit in memory; of the best by the closed-form estimate, "
+      << counted(r.enumerated, "layout") << ", " << r.fitting << (r.fitting == 1 ? " fits" : " fit")
+      << " in memory; of the best by the closed-form estimate, "
       << r.ranked.size() - r.estimated + r.skipped.size() << " simulated";
   if (r.estimated > 0)
-    out << ", " << r.estimated << " estimated, not simulated (over the plan's budget, " << q.events_budget
-        << " a step or --max-sim-memory, or their programs too large to build within it; each says why: "
-        << "ranked by their closed form)";
+    out << ", " << r.estimated << " estimated, not simulated (over the plan's " << budget_text(q)
+        << ", or their programs too large to build within it; each says why: ranked by their closed form)";
   out << "\n\n";
 }
 

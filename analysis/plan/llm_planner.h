@@ -65,8 +65,10 @@ struct LlmPlanRequest {
   std::ostream* progress = nullptr;
   std::string progress_label = "plan";  // what starts its progress lines (a study names its cell)
   std::vector<std::string> limits{};  // limit_overlay(): the candidates' budget (kPlanCandidateEvents)
-  std::string events_budget{};        // that budget as given ("2e7 events"), for the report
-  std::uint64_t events_budget_count = kPlanCandidateEvents;  // the same; 0: no limit
+  // That budget as the user set it (--max-events' text: "1", "unlimited"), for the report; empty: the
+  // default, kPlanCandidateEvents.
+  std::string events_budget_given{};
+  std::uint64_t events_budget_count = kPlanCandidateEvents;  // the same as a count; 0: no limit
   // The memory the candidates built and simulated at once share (--max-sim-memory, by default
   // sim::kDefaultMaxMemory; analysis/plan/llm_candidate_cost.h); 0: no limit.
   std::int64_t memory_budget_bytes = sim::kDefaultMaxMemory;

@@ -11,6 +11,7 @@
 #include <thread>
 
 #include "analysis/api/hybridsim.h"
+#include "analysis/api/trace_arguments.h"
 #include "analysis/collective/collective_report.h"
 #include "analysis/step/budget_error.h"
 #include "analysis/trace/step_trace_options.h"
@@ -155,31 +156,24 @@ py::dict run_figures(const api::RunReport& r) {
 py::dict run(const std::string& path, const std::optional<std::string>& text,
              const std::vector<std::string>& set, const std::string& base_dir,
              const std::optional<std::string>& out, bool write_outputs,
-             const std::optional<std::string>& trace, const std::string& trace_detail,
+             const std::optional<std::string>& trace, const std::optional<std::string>& trace_detail,
              const std::string& trace_gpus, const std::string& trace_window, bool trace_gzip,
              const std::string& trace_step, const py::object& progress) {
   api::RunRequest request;
   if (out) request.out = *out;
   request.write_outputs = write_outputs;
-  // As the command line refuses --trace-gzip without --trace: each was ignored here without a word.
-  const std::pair<const char*, bool> trace_keywords[] = {
-      {"trace_detail", trace_detail != "kernels"}, {"trace_gpus", !trace_gpus.empty()},
-      {"trace_window", !trace_window.empty()},     {"trace_gzip", trace_gzip},
-      {"trace_step", !trace_step.empty()}};
-  for (const auto& [keyword, given] : trace_keywords)
-    if (given && !trace)
-      throw InputError(std::string(keyword) + " needs trace=PATH (the file to write); expected it left out, "
-                       "or a trace");
-  if (trace) {
-    request.trace = *trace;
-    request.trace_options.detail = analysis::parse_trace_detail(trace_detail);
-    if (trace_gpus == "all") request.trace_options.all_gpus = true;
-    else if (!trace_gpus.empty()) request.trace_options.gpus = topology::parse_gpu_list(trace_gpus);
-    if (!trace_window.empty()) request.trace_options.window = sim::parse_time_window(trace_window);
-    request.trace_options.gzip = trace_gzip;
-    // Empty: the scenario's variability.trace_step (as a run without --trace-step).
-    if (!trace_step.empty()) request.trace_step = analysis::parse_trace_step(trace_step);
-  }
+  // The command line's rule (analysis/api/trace_arguments.h); a keyword left at its default ("",
+  // trace_detail None) is not given.
+  const auto keyword = [](const std::string& value) {
+    return value.empty() ? std::nullopt : std::optional<std::string>(value);
+  };
+  api::apply_trace_arguments({.trace = trace,
+                              .detail = trace_detail,
+                              .gpus = keyword(trace_gpus),
+                              .window = keyword(trace_window),
+                              .step = keyword(trace_step),
+                              .gzip = trace_gzip},
+                             api::kPythonTraceNames, request);
   // Signals reach Python's main thread only: elsewhere, without a callback, nothing is polled and the
   // step runs its plain event loop.
   PythonProgress lines(progress);

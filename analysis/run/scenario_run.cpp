@@ -7,6 +7,7 @@
 
 #include "analysis/step/budget_error.h"
 #include "analysis/step/memory_report.h"
+#include "analysis/step/step_estimate.h"
 #include "analysis/step/step_series.h"
 #include "analysis/trace/step_trace.h"
 #include "sim/error.h"
@@ -49,6 +50,16 @@ StepSetup step_setup(const scenarios::ResolvedScenario& r) {
   s.profile = &r.profile;
   s.topology = &r.topology;
   return s;
+}
+
+void check_scenario_event_floor(const scenarios::Scenario& scenario) {
+  try {
+    check_event_floor(scenarios::load_workload_profile(scenario), scenario.simulation.max_events);
+  } catch (const sim::BudgetExceeded& e) {
+    throw BudgetRefusal(scenario.source + ": " +
+                        budget_error_text(e, "the step", kScenarioBudgetKnobs,
+                                          scenario.communication.fast_path == sim::FastPath::Off));
+  }
 }
 
 namespace {

@@ -58,6 +58,10 @@ ScenarioRunOptions scenario_trace_options(const scenarios::Scenario& scenario,
 std::filesystem::path sweep_point_trace_file(const std::filesystem::path& file, std::size_t index);
 
 StepSetup step_setup(const scenarios::ResolvedScenario& resolved);
+// Before its cluster is built (seconds at thousands of machines): a scenario whose worker's kernels
+// alone pass its events cap (analysis::check_event_floor) is refused as run_scenario would refuse
+// it, a BudgetRefusal naming the file, the floor and the option to raise. run and sweep's points.
+void check_scenario_event_floor(const scenarios::Scenario& scenario);
 // A simulated time past 64-bit picoseconds is an InputError naming the fields, as written, that
 // lengthen the step. A step over its simulation budget (StepConfig::limits, the scenario's
 // simulation block) is an InputError saying the estimate, the limit and how to raise it.

@@ -8,9 +8,15 @@ std::string budget_error_text(const sim::BudgetExceeded& e, std::string_view wha
                               bool fast_path_off) {
   std::string out = e.estimate_text(what);
   if (e.kind == sim::BudgetExceeded::Kind::Events) {
+    // With the figure it takes if its collectives do not fold: a cap raised to the estimate alone
+    // passed the folded step, then refused the way the run falls back to (issue 31).
+    const std::string to =
+        e.upper > e.estimate
+            ? " to " + std::to_string(sim::BudgetExceeded::cap_at_least(e.upper)) + " or more"
+            : std::string();
     out += ", over the limit " + std::string(knobs.events_limit) + " = " +
-           sim::BudgetExceeded::count_text(e.limit) + "; raise it (" + std::string(knobs.events_raise) +
-           ", 0 = no limit)";
+           sim::BudgetExceeded::count_text(e.limit) + "; raise it" + to + " (" +
+           std::string(knobs.events_raise) + ", 0 = no limit)";
   } else {
     out += ", over the limit " + std::string(knobs.memory_limit) + " = " +
            sim::format_bytes(sim::Bytes::of(static_cast<std::int64_t>(e.limit))) + "; raise it (" +

@@ -41,6 +41,9 @@ inline constexpr BudgetKnobs kCollectiveBudgetKnobs{"--max-events", "--max-event
 // "the step would simulate about 3.1e9 events (about 10 minutes at 5e6 events/s), over the limit
 // simulation.max_events = 2e9; raise it (--max-events N or simulation.max_events, 0 = no limit) or
 // set communication.fast_path: auto". The fast path is offered when it is off (and would help).
+// Where the step may fall back to simulating its collectives in full (BudgetExceeded::upper), "...,
+// up to 9.3e7 if its collectives do not fold, ...; raise it to 94000000 or more (--max-events N ...)":
+// that cap passes whichever way the step runs.
 std::string budget_error_text(const sim::BudgetExceeded& e, std::string_view what, const BudgetKnobs& knobs,
                               bool fast_path_off);
 

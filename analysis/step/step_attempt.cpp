@@ -360,7 +360,7 @@ StepResult simulate_once(const StepSetup& setup, const workloads::StepProgram& p
     }
   }
   if (!fold.empty() && !shared_rings_may_fold(program, fold, collectives.owned, attempt)) return {};
-  const StepEstimate estimate = step_budget_cost(program, collectives.owned, fold.fold);
+  const StepEstimate estimate = step_budget_cost(program, collectives.owned, fold.fold, fold.shadow_of);
   estimate.charge(budget, setup.limits.max_events);
 
   // Told GPU by GPU: at 65,536 GPUs its check, fold and start take seconds.
@@ -451,7 +451,7 @@ std::optional<StepEstimate> estimate_once(const StepSetup& setup, const workload
       return estimate_once(setup, program, fold, Embed::Off, progress);
   }
   if (!fold.empty() && !shared_rings_may_fold(program, fold, collectives.owned, attempt)) return {};
-  return step_budget_cost(program, collectives.owned, fold.fold);
+  return step_budget_cost(program, collectives.owned, fold.fold, fold.shadow_of);
 }
 
 // One attempt with rings that share links folded together; if one of them with chunks of unequal

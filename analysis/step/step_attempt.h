@@ -54,10 +54,12 @@ std::optional<StepEstimate> estimate_once(const StepSetup& setup, const workload
                                           const StepFoldPlan& fold, Embed embed,
                                           SimulationProgress* progress = nullptr);
 // check_step_budget's figures: the program's task events, the collectives' state, and the full cost
-// of those that cannot fold (step_runner.cpp); under a fold, only the representatives' tasks.
+// of those that cannot fold (step_runner.cpp); under a fold, only the representatives' tasks. Its
+// full_events count every GPU and collective, a shadow (null) as the collective `shadow_of` names.
 StepEstimate step_budget_cost(const workloads::StepProgram& program,
                               const std::vector<std::unique_ptr<sim::Collective>>& collectives,
-                              const sim::StepFold& fold = {});
+                              const sim::StepFold& fold = {},
+                              const std::vector<std::uint32_t>& shadow_of = {});
 
 // What a progress line says the step is doing.
 std::string attempt_label(const StepSetup& setup, std::string_view how);

@@ -24,11 +24,19 @@ void StepEstimate::charge(sim::SimulationBudget& budget, std::uint64_t max_event
   // here, before its first event, not after its models ran. A run that passes is not stopped by its
   // models' events, which are not charged; only a collective that falls back to full simulation as
   // it starts is (sim/budget.h).
-  if (max_events != 0 && events() > max_events)
-    throw sim::BudgetExceeded(sim::BudgetExceeded::Kind::Events, events(), max_events, sure.in_flight,
-                              collective_events.models > 0 ? std::string(kEstimatedCause) : std::string());
+  if (max_events != 0 && events() > max_events) {
+    sim::BudgetExceeded over(sim::BudgetExceeded::Kind::Events, events(), max_events, sure.in_flight,
+                             collective_events.models > 0 ? std::string(kEstimatedCause) : std::string());
+    over.upper = full_events;
+    throw over;
+  }
   budget.record(task_events, state_bytes);
-  budget.check(sure);
+  try {
+    budget.check(sure);
+  } catch (sim::BudgetExceeded& over) {  // the sure part alone: its events are the tasks' and sure's
+    if (over.kind == sim::BudgetExceeded::Kind::Events) over.upper = full_events;
+    throw;
+  }
 }
 
 void StepEstimate::check(const sim::SimulationLimits& limits) const {

@@ -7,6 +7,7 @@
 //   e.check(setup.limits);   // throws sim::BudgetExceeded as the run would
 //   total += e.events();
 #pragma once
+#include <algorithm>
 #include <cstdint>
 #include <string_view>
 
@@ -29,11 +30,18 @@ struct StepEstimate {
   sim::ExpectedEvents collective_events{};
   std::int64_t state_bytes = 0;  // every collective's state
   sim::SimulationCost sure{};    // the collectives that cannot fold, simulated in full
+  // Every GPU's tasks and every collective in full (full_cost(), sim/collective.h): the ladder's last
+  // way (step_runner.cpp), where it goes when a fold is given up, and the most any of its ways is
+  // expected to take. A folded step's shadows count as their representatives do.
+  std::uint64_t full_events = 0;
   std::uint64_t events() const { return task_events + collective_events.total(); }
+  // What a cap must reach for the step to pass whichever way it runs.
+  std::uint64_t most_events() const { return std::max(events(), full_events); }
   std::uint64_t queue_events() const { return task_events + collective_events.queue; }
   std::int64_t memory() const { return state_bytes + sure.memory(); }
   // Records its sure figures in `budget` and throws sim::BudgetExceeded past its caps, as before the
-  // run's event loop: the sure part, and events() past `max_events` (cause kEstimatedCause).
+  // run's event loop: the sure part, and events() past `max_events` (cause kEstimatedCause), saying
+  // full_events where it is more (BudgetExceeded::upper).
   void charge(sim::SimulationBudget& budget, std::uint64_t max_events) const;
   // The same against a budget of its own.
   void check(const sim::SimulationLimits& limits) const;

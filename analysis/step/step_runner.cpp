@@ -27,27 +27,36 @@ constexpr std::uint64_t kEventsPerTask = 2;
 
 StepEstimate step_budget_cost(const workloads::StepProgram& program,
                               const std::vector<std::unique_ptr<sim::Collective>>& collectives,
-                              const sim::StepFold& fold) {
-  std::uint64_t tasks = 0;
+                              const sim::StepFold& fold, const std::vector<std::uint32_t>& shadow_of) {
+  std::uint64_t tasks = 0, all_tasks = 0;
   for (std::size_t g = 0; g < program.gpus.size(); ++g) {
-    if (!fold.representative.empty() && fold.representative[g] != g) continue;
-    for (const sim::StreamProgram& stream : program.gpus[g].streams) tasks += stream.tasks.size();
+    std::uint64_t own = 0;
+    for (const sim::StreamProgram& stream : program.gpus[g].streams) own += stream.tasks.size();
+    all_tasks += own;
+    if (fold.representative.empty() || fold.representative[g] == g) tasks += own;
   }
   // What is simulated in full whatever happens: every collective that cannot fold. Those that may
   // fold are checked when they start, if they start in full (sim/budget.h). Collectives on a stream
   // run one after another: the largest one's messages in flight stand for the step's.
   StepEstimate e;
   e.task_events = kEventsPerTask * tasks;
-  for (const auto& c : collectives) {
-    if (c == nullptr) continue;  // a folded step's shadow is never simulated
-    const sim::SimulationCost cost = c->full_cost();
+  std::uint64_t full = 0;
+  for (std::size_t i = 0; i < collectives.size(); ++i) {
+    // A folded step's shadow is never simulated; in full it costs what the collective it repeats does.
+    const std::size_t own = collectives[i] == nullptr && i < shadow_of.size() ? shadow_of[i] : i;
+    if (collectives[own] == nullptr) continue;
+    const sim::Collective& c = *collectives[own];
+    const sim::SimulationCost cost = c.full_cost();
+    full += std::max(cost.events, c.expected_events().total());  // a collective without a full_cost() runs so
+    if (own != i) continue;
     e.state_bytes += cost.state_bytes;
-    e.collective_events += c->expected_events();
-    if (c->may_fold()) continue;
+    e.collective_events += c.expected_events();
+    if (c.may_fold()) continue;
     e.sure.events += cost.events;
     e.sure.messages += cost.messages;
     e.sure.in_flight = std::max(e.sure.in_flight, cost.in_flight);
   }
+  e.full_events = kEventsPerTask * all_tasks + full;
   return e;
 }
 

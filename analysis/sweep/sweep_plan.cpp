@@ -90,7 +90,22 @@ SweepPlan plan_sweep(scenarios::ScenarioSource source, const SweepOptions& optio
       plan.rows[i] = line;
   }
   // Every point still to run is built, resolved and estimated now: a bad one, or one over its caps,
-  // stops the sweep before any runs.
+  // stops the sweep before any runs. First each point's floor of events, before any cluster is built
+  // (as run's, analysis/run/scenario_run.h): 65,536 GPUs take seconds to build.
+  const auto named = [](const scenarios::SweepPoint& p, const InputError& e) {
+    const std::string why = "sweep point " + std::to_string(p.index) + " (" + p.label + "): " + e.what() +
+                            "\n(no point was run)";
+    if (dynamic_cast<const BudgetRefusal*>(&e) != nullptr) throw BudgetRefusal(why);
+    throw InputError(why);
+  };
+  for (const scenarios::SweepPoint* p : plan.todo) {
+    if (plan.rows.contains(p->index)) continue;
+    try {
+      check_scenario_event_floor(plan.point_scenario(*p, options));
+    } catch (const InputError& e) {
+      named(*p, e);
+    }
+  }
   std::map<std::string, std::string> unused_fabric;  // note → the points it holds for
   for (const scenarios::SweepPoint* p : plan.todo) {
     if (plan.rows.contains(p->index)) continue;
@@ -102,10 +117,7 @@ SweepPlan plan_sweep(scenarios::ScenarioSource source, const SweepOptions& optio
       training_model(point, resolved.profile.meta.network);  // refused now, not after other points ran
       plan.estimates[p->index] = estimate_point(resolved);
     } catch (const InputError& e) {
-      const std::string why = "sweep point " + std::to_string(p->index) + " (" + p->label + "): " + e.what() +
-                              "\n(no point was run)";
-      if (dynamic_cast<const BudgetRefusal*>(&e) != nullptr) throw BudgetRefusal(why);
-      throw InputError(why);
+      named(*p, e);
     }
   }
   // Said once per sweep, not per point: a sweep over cluster.nodes that includes 1 runs as asked.

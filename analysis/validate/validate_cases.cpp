@@ -130,6 +130,9 @@ CollectiveCase read_collective(FieldReader& r, const TreeNode& v, const std::str
             "at most " + sim::format_bytes(kMaxCollectiveBytes));
   c.algorithm = r.choice(&v, path + ".algorithm");
   c.protocol = r.choice(&v, path + ".protocol");
+  c.path = path;
+  if (const TreeNode* a = v.find("algorithm")) c.algorithm_where = a->where;
+  if (const TreeNode* p = v.find("protocol")) c.protocol_where = p->where;
   return c;
 }
 

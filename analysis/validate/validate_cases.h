@@ -33,6 +33,10 @@ struct CollectiveCase {
   sim::Bytes size;
   std::string algorithm = "auto";
   std::string protocol = "auto";
+  // For refusals in the file's words: the section's key path ("cases[0].collective") and where its
+  // algorithm and protocol were written (file:line:col; empty where left at auto).
+  std::string path = "collective";
+  std::string algorithm_where, protocol_where;
 };
 
 struct ValidateCase {

@@ -36,6 +36,15 @@ double run_collective_case(const CollectiveCase& c, const sim::SimulationLimits&
   o.comm.algorithm = workloads::parse_algorithm(c.algorithm);
   o.comm.protocol = workloads::parse_protocol_option(c.protocol);
   o.limits = limits;
+  // A refusal names the case file's keys, where they were written: validate has no --algorithm.
+  o.names = {.algorithm = c.path + ".algorithm",
+             .protocol = c.path + ".protocol",
+             .op = c.path + ".op",
+             .gpus = c.path + ".gpus",
+             .nodes = c.path + ".nodes",
+             .algorithm_at = c.algorithm_where.empty() ? "" : c.algorithm_where + ": ",
+             .protocol_at = c.protocol_where.empty() ? "" : c.protocol_where + ": ",
+             .separator = ": "};
   const CollectiveSweepRow row = run_one_collective(t, o, c.size);
   what = std::string(workloads::algorithm_name(row.algorithm)) + "/" +
          std::string(sim::protocol_name(row.protocol)) + ", " + std::to_string(row.channels) + " ch";

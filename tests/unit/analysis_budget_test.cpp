@@ -45,6 +45,36 @@ TEST_CASE("budget: a step over its event cap is refused up front, and runs under
   CHECK(raised.step.messages == 22848);
 }
 
+TEST_CASE("budget: a refusal quotes what the step takes if its fold is given up, and that cap runs it") {
+  // Mixtral 8x7B ep 8 on 2 DGX H100 with trees: its folded attempt is estimated at 995,600 events, is
+  // given up as it runs, and the next attempt (every GPU) takes 1,081,008. A cap raised to the first
+  // figure quoted was refused again by the second (issue 31); the refusal now quotes the full path's
+  // figure, and a cap at the cap it quotes runs the step.
+  const auto run = [](const std::string& cap) {
+    const std::filesystem::path file =
+        std::filesystem::path(HYBRIDSIM_SOURCE_DIR) / "scenarios/llm/mixtral-8x7b-2x-dgx-h100-ep8.yaml";
+    const std::vector<std::string> sets = {"communication.algorithm=tree", "simulation.max_events=" + cap};
+    return analysis::run_scenario(scenarios::resolve(scenarios::load_scenario(file.string(), sets)), {});
+  };
+  CHECK_THROWS_AS(run("995600"), InputError);  // the folded estimate alone is not enough
+  std::string cap;
+  try {
+    run("2000");
+    FAIL("the step ran over its cap");
+  } catch (const InputError& e) {
+    const std::string what = e.what();
+    CHECK(what.find("the step would simulate about 995600 events (under a second at 5e6 events/s), up to "
+                    "1.1e6 if its collectives do not fold, over the limit simulation.max_events = 2000; "
+                    "raise it to ") != std::string::npos);
+    const auto to = what.find("raise it to ");
+    REQUIRE(to != std::string::npos);
+    cap = what.substr(to + 12, what.find(' ', to + 12) - (to + 12));
+  }
+  CHECK(cap == "1100000");
+  const analysis::ScenarioRun r = run(cap);
+  CHECK(r.step.events == 1081008);
+}
+
 TEST_CASE("budget: a step over its memory cap names the state and the messages in flight") {
   // Same step: its largest collective, the all-reduce of a 32000 × 1024 FP32 embedding gradient
   // (131 MB, larger than a bucket), cuts it into 6 channels × 8 chunks of 2.73 MB = 6 messages of

@@ -5,6 +5,8 @@
 
 #include <algorithm>
 #include <sstream>
+#include <string>
+#include <utility>
 
 #include "analysis/plan/llm_candidate_cost.h"
 #include "analysis/plan/llm_planner.h"
@@ -135,7 +137,7 @@ TEST_CASE("llm planner: refuses when nothing fits, naming the option") {
 TEST_CASE("llm planner: a candidate past the events budget is ranked by its closed form, not simulated") {
   analysis::LlmPlanRequest r = small_grid();
   r.limits = {"simulation.max_events=1000"};  // no step of 8 GPUs fits in 1,000 events
-  r.events_budget = "1000 events";
+  r.events_budget_given = "1000";
   // No cap on the program: every candidate is built and refused by the run's own estimate.
   r.events_budget_count = 0;
   const analysis::LlmPlanResult p = analysis::plan_llm(r);
@@ -159,7 +161,7 @@ TEST_CASE("llm planner: a candidate past the events budget is ranked by its clos
 TEST_CASE("llm planner: a program past --max-events / kBuildEventsPerTask tasks is not built, and says so") {
   analysis::LlmPlanRequest r = small_grid();
   r.limits = {"simulation.max_events=1000"};
-  r.events_budget = "1000 events";
+  r.events_budget_given = "1000";
   r.events_budget_count = 1000;
   CHECK(analysis::llm_plan_program_tasks(r) == 1000 / analysis::kBuildEventsPerTask);
   const analysis::LlmPlanResult p = analysis::plan_llm(r);
@@ -175,12 +177,29 @@ TEST_CASE("llm planner: a program past --max-events / kBuildEventsPerTask tasks 
   }
 }
 
+TEST_CASE("llm planner: the header says the events budget as the user set it, one event in the singular") {
+  // --max-events 1 printed "over the plan's budget, 1 events a step": the count alone, in the plural,
+  // without the option that set it. A budget of 1 or 2 events builds no program (one task at most).
+  for (const auto& [given, words] : {std::pair<std::string, std::string>{"1", "1 event a step"},
+                                     std::pair<std::string, std::string>{"2", "2 events a step"}}) {
+    const analysis::LlmPlanResult p = analysis::plan_llm(analysis::make_llm_plan_request(
+        {.model = "megatron-1.2b", .gpus = 8, .gpu = "a100-80gb", .global_batch = 16, .max_events = given}));
+    REQUIRE(p.estimated > 0);
+    std::ostringstream text;
+    analysis::print_llm_plan(p, text);
+    CHECK(text.str().find(
+              std::to_string(p.estimated) + " estimated, not simulated (over the plan's budget of " + words +
+              " (--max-events " + given + ") or --max-sim-memory, or their programs") != std::string::npos);
+    CHECK(text.str().find("1 events") == std::string::npos);
+  }
+}
+
 TEST_CASE("llm planner: a budget under kBuildEventsPerTask events still limits the program, to one task") {
   // The quotient 5 / 12 is 0, which read as no limit: every candidate was built (4 minutes at
   // 65,536 GPUs) before its step's own estimate refused it.
   analysis::LlmPlanRequest r = small_grid();
   r.limits = {"simulation.max_events=5"};
-  r.events_budget = "5 events";
+  r.events_budget_given = "5";
   r.events_budget_count = 5;
   CHECK(analysis::llm_plan_program_tasks(r) == 1);
   const analysis::LlmPlanResult p = analysis::plan_llm(r);
@@ -195,7 +214,7 @@ TEST_CASE("llm planner: a budget under kBuildEventsPerTask events still limits t
 TEST_CASE("llm planner: the table's columns line up whatever the layout labels' length") {
   analysis::LlmPlanRequest r = small_grid();
   r.limits = {"simulation.max_events=1000"};
-  r.events_budget = "1000 events";
+  r.events_budget_given = "1000";
   r.events_budget_count = 1000;  // nothing built: the table from the closed forms, at once
   const analysis::LlmPlanResult p = analysis::plan_llm(r);
   std::ostringstream text;

@@ -2,6 +2,7 @@
 // plan, the caps, and the check a collective makes as it starts in full, before its first message.
 #include <doctest/doctest.h>
 
+#include <cstdint>
 #include <memory>
 #include <string>
 #include <vector>
@@ -134,6 +135,23 @@ TEST_CASE("budget: counts as people read them") {
   const BudgetExceeded e(BudgetExceeded::Kind::Events, 23'000'000'000, 2'000'000'000, 0, "");
   CHECK(e.estimate_text("the step") ==
         "the step would simulate about 2.3e10 events (about 77 minutes at 5e6 events/s)");
+}
+
+TEST_CASE("budget: a refusal says what the step takes if its collectives do not fold, a cap to type") {
+  // A folded step estimated at 2.3e7 that takes 9.3e7 in full once its fold is given up: a cap of
+  // 2.3e7 was refused again at 9.3e7 (issue 31). The cap quoted is rounded up, never under.
+  BudgetExceeded e(BudgetExceeded::Kind::Events, 23'000'000, 2000, 0, "");
+  e.upper = 93'456'789;
+  CHECK(e.estimate_text("the step") == "the step would simulate about 2.3e7 events (about 5 s at 5e6 "
+                                       "events/s), up to 9.3e7 if its collectives do not fold");
+  e.upper = 23'000'000;  // no more than the estimate: nothing to add
+  CHECK(e.estimate_text("the step") ==
+        "the step would simulate about 2.3e7 events (about 5 s at 5e6 events/s)");
+  CHECK(BudgetExceeded::cap_at_least(93'456'789) == 94'000'000);
+  CHECK(BudgetExceeded::cap_at_least(93'000'000) == 93'000'000);
+  CHECK(BudgetExceeded::cap_at_least(999'999) == 999'999);  // whole below a million, as count_text
+  CHECK(BudgetExceeded::cap_at_least(1'000'001) == 1'100'000);
+  CHECK(BudgetExceeded::cap_at_least(UINT64_MAX) >= 18'000'000'000'000'000'000ULL);
 }
 
 TEST_CASE("budget: a ring starting in full is checked before its first message") {

@@ -240,7 +240,7 @@ def _progress_printer(line: dict) -> None:
 
 
 def run(scenario: Scenario, set: Overlay = None, *, out: Union[None, str, os.PathLike] = None,
-        trace: Union[None, str, os.PathLike] = None, trace_detail: str = "kernels", trace_gpus: str = "",
+        trace: Union[None, str, os.PathLike] = None, trace_detail: Optional[str] = None, trace_gpus: str = "",
         trace_window: str = "", trace_gzip: bool = False, trace_step: Union[str, int] = "",
         progress: Union[None, bool, Callable[[dict], None]] = None, workload: Optional[Workload] = None,
         training: Optional[Training] = None, parallelism: Optional[Parallelism] = None,
@@ -248,7 +248,9 @@ def run(scenario: Scenario, set: Overlay = None, *, out: Union[None, str, os.Pat
     """Simulates one training step of the scenario and projects time to train (`hybridsim run`).
 
     out: also write the scenario's output files there (summary.json, ...), as `--out`.
-    trace: write a Chrome/Perfetto trace there (`--trace`, with its detail, GPUs, window and gzip).
+    trace: write a Chrome/Perfetto trace there (`--trace`, with its detail, GPUs, window and gzip);
+    trace_detail None (the default) is "kernels". Each trace_* given without trace is refused, by the
+    command line's rule.
     trace_step: which step of a variability run it shows, "first", "slowest" or a number from 1
     (`--trace-step`); "" (the default): the scenario's variability.trace_step.
     progress: True prints the command line's progress lines on stderr; a callable receives each as a
