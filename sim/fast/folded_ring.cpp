@@ -50,7 +50,8 @@ bool FoldedRing::may_fold() const { return plan_refusal(ring_->op(), n_, ring_->
 
 const char* FoldedRing::plan_only_refusal() const {
   if (const char* why = plan_refusal(ring_->op(), n_, ring_->config())) return why;
-  return ring_edges_share_a_link(*ring_) ? kSharedEdges : nullptr;
+  if (shares_edges_ < 0) shares_edges_ = ring_edges_share_a_link(*ring_) ? 1 : 0;
+  return shares_edges_ != 0 ? kSharedEdges : nullptr;
 }
 
 bool FoldedRing::may_embed() const {
