@@ -5,10 +5,13 @@
 // a part as work_tick does.
 #include <doctest/doctest.h>
 
+#include <chrono>
 #include <cstdint>
 #include <memory>
+#include <stdexcept>
 #include <string>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include "sim/fast/fast_path.h"
@@ -144,6 +147,42 @@ TEST_CASE("model progress: tree models count on the owner's and a worker's threa
   CHECK(alone.events() == events);
   CHECK(alone.at.size() >= 3);
   CHECK(alone.at.back() == events);
+}
+
+TEST_CASE("model progress: a tick that throws stops a worker's run at its next count, not its end") {
+  // Ctrl-C in the Python module throws from the owner's tick (analysis/python/module.cpp) while a
+  // worker runs a tree's model: the step unwinds, and AheadRuns' destructor waits for the worker's
+  // run. That run (2^15 messages of 64 KiB each way over make_trees(16, 2)'s first group: 153 events
+  // a message, as 16 messages make 2,448) has `full` events; once the owner's tick has thrown, the
+  // worker stops at its next count, within kCountEvery events.
+  const auto f = make_trees(16, 2);
+  const auto plans = std::make_shared<const std::vector<TreeChannel>>(f.trees);
+  const auto input = [&] {
+    TreeModelInput in = hybridsim::testing::tree_model_input(f, plans, std::int64_t{1} << 31);
+    in.segment.messages = 1u << 15;
+    return in;
+  };
+  const std::uint64_t full = run_tree_model(input()).events + 16;
+  REQUIRE(full > 64 * ModelProgress::kCountEvery);
+  struct Stopping final : ModelProgress {
+    int ticks = 0;
+    void tick() override {
+      ++ticks;
+      throw std::runtime_error("stopped");
+    }
+  } stopping;
+  {
+    AheadRuns runner(1);
+    TreeModelInput in = input();
+    in.config.model_progress = &stopping;
+    const std::size_t id = runner.add(std::move(in));
+    // The worker has counted: its run is under way, and the owner waits for it (told after 0.1 s).
+    while (stopping.events() == 0) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    CHECK_THROWS_AS(runner.take(id, &stopping), std::runtime_error);
+    CHECK(stopping.stopped());
+  }  // the worker joined
+  CHECK(stopping.ticks == 1);
+  CHECK(stopping.events() < full / 2);
 }
 
 TEST_CASE("model progress: embedding rings is told ring by ring") {
