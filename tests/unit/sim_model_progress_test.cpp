@@ -221,3 +221,20 @@ TEST_CASE("ticked_loop: every unit's body runs, told at 0, every `every` and at 
   ticked_loop(nullptr, "nobody", std::size_t{2}, "units", [&](std::size_t) { ran.push_back(9); });
   CHECK(ran.size() == 9);
 }
+
+TEST_CASE("ticked_batches: each batch's body runs once, told at 0, after each batch and at the end") {
+  Told told;
+  std::vector<std::pair<std::size_t, std::size_t>> ran;
+  const auto body = [&](std::size_t begin, std::size_t end) { ran.emplace_back(begin, end); };
+  ticked_batches(&told, "its part", 7, "units", 3, body);
+  CHECK(ran == std::vector<std::pair<std::size_t, std::size_t>>{{0, 3}, {3, 6}, {6, 7}});
+  CHECK(told.told == std::vector<std::string>{"its part 0/7 units", "its part 3/7 units",
+                                              "its part 6/7 units", "its part 7/7 units"});
+  // One batch or less: one body, nothing told (no time worth a line).
+  ran.clear();
+  told.told.clear();
+  ticked_batches(&told, "its part", 3, "units", 3, body);
+  ticked_batches(&told, "its part", 0, "units", 3, body);
+  CHECK(ran == std::vector<std::pair<std::size_t, std::size_t>>{{0, 3}, {0, 0}});
+  CHECK(told.told.empty());
+}

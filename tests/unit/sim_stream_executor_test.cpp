@@ -361,3 +361,38 @@ TEST_CASE("the executor's set-up tells its progress GPU by GPU: at 0, every kWor
   CHECK(exec.finish_time() == Time::us(10));
   CHECK(ticks.told.size() == expected.size());  // nothing told once the events run
 }
+
+TEST_CASE("the executor's events and collectives are prepared in batches, told past one batch") {
+  // 2^17 + 1 events (none used) and 2^16 + 2 collectives (null: a folded step's shadows, never
+  // started) on 2 GPUs: told in batches of kStateBatch (2^16), before the GPUs' programs are checked:
+  // events at 0, 65,536, 131,072 and 131,073; collectives at 0, 65,536 and 65,538, after them.
+  struct Ticks final : WorkProgress {
+    std::vector<std::string> told;
+    void built(std::string_view part, std::uint64_t done, std::uint64_t total,
+               std::string_view unit) override {
+      told.push_back(std::string(part) + " " + std::to_string(done) + "/" + std::to_string(total) + " " +
+                     std::string(unit));
+    }
+  } ticks;
+  static_assert(kStateBatch == 65'536);
+  GpuProgram gpu;
+  gpu.streams = {{"compute", {Task::kernel(Time::us(10), 0)}}};
+  const std::vector<GpuProgram> programs(2, gpu);
+  EventQueue q;
+  const std::vector<Collective*> shadows(65'538, nullptr);
+  StreamExecutor exec(q, programs, shadows, 131'073, {}, {}, &ticks);
+  const std::vector<std::string> expected = {"preparing its events 0/131073 events",
+                                             "preparing its events 65536/131073 events",
+                                             "preparing its events 131072/131073 events",
+                                             "preparing its events 131073/131073 events",
+                                             "checking its GPUs' programs 0/2 GPUs",
+                                             "checking its GPUs' programs 2/2 GPUs",
+                                             "setting up its collectives' ranks 0/65538 collectives",
+                                             "setting up its collectives' ranks 65536/65538 collectives",
+                                             "setting up its collectives' ranks 65538/65538 collectives"};
+  CHECK(ticks.told == expected);
+  exec.start();
+  q.run();
+  CHECK(exec.is_done());
+  CHECK(exec.finish_time() == Time::us(10));
+}
