@@ -40,10 +40,13 @@ TEST_CASE("fold p2p: planning the routes between machines is told by their GPUs,
   // pairs between neighbouring stages, each way (4 replicas x 3 boundaries x 8 ranks x 2 ways = 192
   // pairs, 384 GPUs): 512 GPUs planned, each ring or pair once. A ring adds 4 and a pair 2, so a tick
   // comes as the count passes the last one's by 64 or more, at most 64 + 3 after it.
-  const std::vector<std::string> sets = {
-      "cluster.nodes=16",         "parallelism.dp=4",           "parallelism.pp=4",
-      "workload.model.layers_simulated=8", "training.global_batch=32", "communication.algorithm=ring",
-      "cluster.fabric=rail-optimized"};
+  const std::vector<std::string> sets = {"cluster.nodes=16",
+                                         "parallelism.dp=4",
+                                         "parallelism.pp=4",
+                                         "workload.model.layers_simulated=8",
+                                         "training.global_batch=32",
+                                         "communication.algorithm=ring",
+                                         "cluster.fabric=rail-optimized"};
   const scenarios::Scenario s =
       scenarios::load_scenario(HYBRIDSIM_SOURCE_DIR "/scenarios/llm/gpt3-175b-pp8-dgx-a100.yaml", sets);
   const scenarios::ResolvedScenario resolved = scenarios::resolve(s);

@@ -326,17 +326,23 @@ TEST_CASE(
   CHECK(r.ended(1, 1) == Time::us(15));
 }
 
+namespace {
+
+// What a set-up told, a line a tick: "PART DONE/TOTAL UNIT".
+struct Ticks final : WorkProgress {
+  std::vector<std::string> told;
+  void built(std::string_view part, std::uint64_t done, std::uint64_t total, std::string_view unit) override {
+    told.push_back(std::string(part) + " " + std::to_string(done) + "/" + std::to_string(total) + " " +
+                   std::string(unit));
+  }
+};
+
+}  // namespace
+
 TEST_CASE("the executor's set-up tells its progress GPU by GPU: at 0, every kWorkTickEvery and at the end") {
   // 130 GPUs of one stream and one kernel each, folded onto GPUs 0 and 1 (g % 2): each part walks
   // every GPU (or stream), so each is told at 0, 64, 128 and 130 of 130, in the order they run.
-  struct Ticks final : WorkProgress {
-    std::vector<std::string> told;
-    void built(std::string_view part, std::uint64_t done, std::uint64_t total,
-               std::string_view unit) override {
-      told.push_back(std::string(part) + " " + std::to_string(done) + "/" + std::to_string(total) + " " +
-                     std::string(unit));
-    }
-  } ticks;
+  Ticks ticks;
   static_assert(kWorkTickEvery == 64);
   constexpr std::uint32_t n = 130;
   GpuProgram gpu;
@@ -366,14 +372,7 @@ TEST_CASE("the executor's events and collectives are prepared in batches, told p
   // 2^17 + 1 events (none used) and 2^16 + 2 collectives (null: a folded step's shadows, never
   // started) on 2 GPUs: told in batches of kStateBatch (2^16), before the GPUs' programs are checked:
   // events at 0, 65,536, 131,072 and 131,073; collectives at 0, 65,536 and 65,538, after them.
-  struct Ticks final : WorkProgress {
-    std::vector<std::string> told;
-    void built(std::string_view part, std::uint64_t done, std::uint64_t total,
-               std::string_view unit) override {
-      told.push_back(std::string(part) + " " + std::to_string(done) + "/" + std::to_string(total) + " " +
-                     std::string(unit));
-    }
-  } ticks;
+  Ticks ticks;
   static_assert(kStateBatch == 65'536);
   GpuProgram gpu;
   gpu.streams = {{"compute", {Task::kernel(Time::us(10), 0)}}};
