@@ -3,17 +3,26 @@
 // 1,024 GPUs, some on worker threads (sim/fast/tree_model.h, AheadRuns). They count their events
 // here; the thread that made the object (the owner, whose step waits on the models) is told every
 // few thousand of its own runs' events and while it waits for a worker's, and reads the count of
-// every thread's runs. A worker never calls tick(): it only adds to an atomic counter.
+// every thread's runs. A worker never calls tick(): it only adds to an atomic counter, and stops its
+// run (ModelRunStopped) once a tick has thrown on the owner's thread (Ctrl-C in the Python module):
+// the step unwinds at once, not after the worker's run of seconds that its destructor waits for.
 //   struct Lines : sim::ModelProgress { void tick() override { ... events() ... } } lines;
 //   config.model_progress = &lines;   // then every model run of a collective built with it counts
 #pragma once
 #include <atomic>
 #include <cstdint>
+#include <exception>
 #include <thread>
 
 #include "sim/event_queue.h"
 
 namespace hybridsim::sim {
+
+// Thrown by a worker's model run once the owner's step has stopped (ModelProgress::count); the run's
+// result is never taken, so no one but sim::AheadRuns, which keeps it as the run's error, sees it.
+struct ModelRunStopped final : std::exception {
+  const char* what() const noexcept override { return "a model run stopped: its step was stopped"; }
+};
 
 class ModelProgress {
  public:
@@ -25,15 +34,21 @@ class ModelProgress {
   ModelProgress(const ModelProgress&) = delete;
   ModelProgress& operator=(const ModelProgress&) = delete;
 
-  // From a model run on any thread: `n` more events processed. On the owner's thread also tick().
+  // From a model run on any thread: `n` more events processed. On the owner's thread also tick();
+  // on another, throws ModelRunStopped once a tick has thrown (the step is being unwound).
   void count(std::uint64_t n) {
     events_.fetch_add(n, std::memory_order_relaxed);
-    if (std::this_thread::get_id() == owner_) tick();
+    if (std::this_thread::get_id() == owner_)
+      told();
+    else if (stopped_.load(std::memory_order_relaxed))
+      throw ModelRunStopped();
   }
   // The owner, waiting for a worker's run (AheadRuns::take): tick() with the worker's count so far.
   void waiting() {
-    if (std::this_thread::get_id() == owner_) tick();
+    if (std::this_thread::get_id() == owner_) told();
   }
+  // Whether a tick has thrown: the owner's step stops, and so do the workers' runs for it.
+  bool stopped() const { return stopped_.load(std::memory_order_relaxed); }
   // Every model run's events counted so far, on any thread.
   std::uint64_t events() const { return events_.load(std::memory_order_relaxed); }
 
@@ -44,8 +59,17 @@ class ModelProgress {
   virtual void tick() = 0;
 
  private:
+  void told() {
+    try {
+      tick();
+    } catch (...) {
+      stopped_.store(true, std::memory_order_relaxed);
+      throw;
+    }
+  }
   std::thread::id owner_;
   std::atomic<std::uint64_t> events_{0};
+  std::atomic<bool> stopped_{false};
 };
 
 // Runs a model's queue to its end as EventQueue::run() does (nothing in a model calls stop()),

@@ -9,14 +9,19 @@
 
 namespace hybridsim::sim {
 
-Network::Network(EventQueue& queue, const LinkTable& links, Switching switching)
-    : queue_(queue),
-      links_(links),
-      switching_(switching),
-      servers_(links.size()),
-      watch_end_(links.size(), Time::max()),
-      queues_(links.size()) {
-  for (LinkId id = 0; id < links.size(); ++id) servers_[id].latency = links[id].latency;
+Network::Network(EventQueue& queue, const LinkTable& links, Switching switching, WorkProgress* progress)
+    : queue_(queue), links_(links), switching_(switching) {
+  servers_.reserve(links.size());
+  watch_end_.reserve(links.size());
+  queues_.reserve(links.size());
+  ticked_batches(progress, "preparing its links", links.size(), "links", kStateBatch,
+                 [&](std::size_t begin, std::size_t end) {
+                   servers_.resize(end);
+                   watch_end_.resize(end, Time::max());
+                   queues_.resize(end);
+                   for (std::size_t id = begin; id < end; ++id)
+                     servers_[id].latency = links[static_cast<LinkId>(id)].latency;
+                 });
 }
 
 void Network::send(Route route, Bytes bytes, EventHandler& receiver, std::uint64_t tag) {

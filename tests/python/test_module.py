@@ -140,6 +140,36 @@ def test_progress_callback_and_ctrl_c_stop_a_long_step():
     assert time.monotonic() - sent < 2.0
 
 
+def test_ctrl_c_inside_a_model_run_stops_at_once_and_writes_nothing(tmp_path):
+    # GNMT data parallel over 16,384 GPUs with NCCL's trees, folded (the default): nearly all of the
+    # step's events are its trees' models, run within one of the step's events on this thread and on
+    # a worker (sim/fast/tree_model.h), so a report with events comes from inside one. Ctrl-C then
+    # raises KeyboardInterrupt within a model's next 2^16 events (or 0.1 s of waiting for the worker,
+    # whose run stops too), and the outputs asked for (out=) are not written.
+    out = tmp_path / "out"
+    script = (
+        "import hybridsim, sys\n"
+        "def report(line):\n"
+        "    if line['events'] > 0:\n"
+        "        print('progress', line['events'], flush=True)\n"
+        "try:\n"
+        "    hybridsim.run('" + GNMT_DP8 + "', set={'cluster.nodes': 2048, 'parallelism': {'dp': 16384},"
+        " 'communication.algorithm': 'tree'}, out=sys.argv[1], progress=report)\n"
+        "except KeyboardInterrupt:\n"
+        "    print('interrupted', flush=True)\n"
+        "    sys.exit(0)\n"
+        "print('finished', flush=True)\n")
+    child = subprocess.Popen([sys.executable, "-c", script, str(out)], stdout=subprocess.PIPE, text=True)
+    first = child.stdout.readline()
+    assert first.startswith("progress "), first
+    child.send_signal(signal.SIGINT)
+    sent = time.monotonic()
+    rest, _ = child.communicate(timeout=300)
+    assert rest.splitlines()[-1] == "interrupted", first + rest
+    assert time.monotonic() - sent < 2.0
+    assert not out.exists()
+
+
 def test_a_step_over_its_budget_raises_budget_error():
     with pytest.raises(hybridsim.BudgetError, match="simulation.max_events"):
         hybridsim.run(GNMT_DP8, set={"simulation.max_events": 1000, "communication.fast_path": "off"})

@@ -5,10 +5,13 @@
 // a part as work_tick does.
 #include <doctest/doctest.h>
 
+#include <chrono>
 #include <cstdint>
 #include <memory>
+#include <stdexcept>
 #include <string>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include "sim/fast/fast_path.h"
@@ -146,6 +149,42 @@ TEST_CASE("model progress: tree models count on the owner's and a worker's threa
   CHECK(alone.at.back() == events);
 }
 
+TEST_CASE("model progress: a tick that throws stops a worker's run at its next count, not its end") {
+  // Ctrl-C in the Python module throws from the owner's tick (analysis/python/module.cpp) while a
+  // worker runs a tree's model: the step unwinds, and AheadRuns' destructor waits for the worker's
+  // run. That run (2^15 messages of 64 KiB each way over make_trees(16, 2)'s first group: 153 events
+  // a message, as 16 messages make 2,448) has `full` events; once the owner's tick has thrown, the
+  // worker stops at its next count, within kCountEvery events.
+  const auto f = make_trees(16, 2);
+  const auto plans = std::make_shared<const std::vector<TreeChannel>>(f.trees);
+  const auto input = [&] {
+    TreeModelInput in = hybridsim::testing::tree_model_input(f, plans, std::int64_t{1} << 31);
+    in.segment.messages = 1u << 15;
+    return in;
+  };
+  const std::uint64_t full = run_tree_model(input()).events + 16;
+  REQUIRE(full > 64 * ModelProgress::kCountEvery);
+  struct Stopping final : ModelProgress {
+    int ticks = 0;
+    void tick() override {
+      ++ticks;
+      throw std::runtime_error("stopped");
+    }
+  } stopping;
+  {
+    AheadRuns runner(1);
+    TreeModelInput in = input();
+    in.config.model_progress = &stopping;
+    const std::size_t id = runner.add(std::move(in));
+    // The worker has counted: its run is under way, and the owner waits for it (told after 0.1 s).
+    while (stopping.events() == 0) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    CHECK_THROWS_AS(runner.take(id, &stopping), std::runtime_error);
+    CHECK(stopping.stopped());
+  }  // the worker joined
+  CHECK(stopping.ticks == 1);
+  CHECK(stopping.events() < full / 2);
+}
+
 TEST_CASE("model progress: embedding rings is told ring by ring") {
   // make_coupled_rings(8): rings A and B embed together, told at 0, 1 and 2 of 2 rings (and 2 of 2
   // again at the end); with nothing to embed (one ring), 0 and 1 of 1.
@@ -181,4 +220,21 @@ TEST_CASE("ticked_loop: every unit's body runs, told at 0, every `every` and at 
                                               "its part 6/7 units", "its part 7/7 units"});
   ticked_loop(nullptr, "nobody", std::size_t{2}, "units", [&](std::size_t) { ran.push_back(9); });
   CHECK(ran.size() == 9);
+}
+
+TEST_CASE("ticked_batches: each batch's body runs once, told at 0, after each batch and at the end") {
+  Told told;
+  std::vector<std::pair<std::size_t, std::size_t>> ran;
+  const auto body = [&](std::size_t begin, std::size_t end) { ran.emplace_back(begin, end); };
+  ticked_batches(&told, "its part", 7, "units", 3, body);
+  CHECK(ran == std::vector<std::pair<std::size_t, std::size_t>>{{0, 3}, {3, 6}, {6, 7}});
+  CHECK(told.told == std::vector<std::string>{"its part 0/7 units", "its part 3/7 units",
+                                              "its part 6/7 units", "its part 7/7 units"});
+  // One batch or less: one body, nothing told (no time worth a line).
+  ran.clear();
+  told.told.clear();
+  ticked_batches(&told, "its part", 3, "units", 3, body);
+  ticked_batches(&told, "its part", 0, "units", 3, body);
+  CHECK(ran == std::vector<std::pair<std::size_t, std::size_t>>{{0, 3}, {0, 0}});
+  CHECK(told.told.empty());
 }

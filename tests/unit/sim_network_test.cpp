@@ -8,12 +8,14 @@
 
 #include <cstdint>
 #include <memory>
+#include <string_view>
 #include <vector>
 
 #include "sim/error.h"
 #include "sim/event_queue.h"
 #include "sim/link.h"
 #include "sim/network.h"
+#include "sim/work_progress.h"
 
 using hybridsim::InternalError;
 using hybridsim::sim::Bandwidth;
@@ -344,4 +346,39 @@ TEST_CASE("Network: a watched link shows its arrivals until its watch ends") {
   using Seen = std::vector<std::pair<LinkId, Time>>;
   CHECK(log.seen == Seen{{route[1], Time::ns(100)}, {route[0], Time::us(4)}, {route[1], Time::ns(4'100)}});
   CHECK(rx.time_of(2) == Time::ns(5'200));
+}
+
+TEST_CASE("Network: its links' state is made in batches, told, and the last batch's links time alike") {
+  // 2^16 + 3 links (a batch of kStateBatch and 3 more): told at 0, 65,536 and 65,539 links. A message
+  // over the first link and one over the last (each 1 GB/s, 100 ns then 300 ns) arrive as one link's
+  // rule says: 1000 + 100 and 1000 + 300 ns.
+  struct Told final : hybridsim::sim::WorkProgress {
+    std::vector<std::uint64_t> done;
+    void built(std::string_view part, std::uint64_t d, std::uint64_t total, std::string_view unit) override {
+      CHECK(part == "preparing its links");
+      CHECK(unit == "links");
+      CHECK(total == 65'539);
+      done.push_back(d);
+    }
+  } told;
+  static_assert(hybridsim::sim::kStateBatch == 65'536);
+  LinkTable links;
+  for (int i = 0; i < 65'538; ++i) add_link(links, 1, 100);
+  const LinkId last = add_link(links, 1, 300);
+  EventQueue q;
+  Network net(q, links, Switching::CutThrough, &told);
+  CHECK(told.done == std::vector<std::uint64_t>{0, 65'536, 65'539});
+  Receiver rx(q);
+  const std::vector<LinkId> first_route{0}, last_route{last};
+  net.send(first_route, kMessage, rx, 1);
+  net.send(last_route, kMessage, rx, 2);
+  q.run();
+  CHECK(rx.time_of(1) == Time::ns(1'100));
+  CHECK(rx.time_of(2) == Time::ns(1'300));
+  // A network of one batch or less is not told.
+  Told none;
+  LinkTable few;
+  add_link(few, 1, 100);
+  const Network small(q, few, Switching::CutThrough, &none);
+  CHECK(none.done.empty());
 }

@@ -326,17 +326,23 @@ TEST_CASE(
   CHECK(r.ended(1, 1) == Time::us(15));
 }
 
+namespace {
+
+// What a set-up told, a line a tick: "PART DONE/TOTAL UNIT".
+struct Ticks final : WorkProgress {
+  std::vector<std::string> told;
+  void built(std::string_view part, std::uint64_t done, std::uint64_t total, std::string_view unit) override {
+    told.push_back(std::string(part) + " " + std::to_string(done) + "/" + std::to_string(total) + " " +
+                   std::string(unit));
+  }
+};
+
+}  // namespace
+
 TEST_CASE("the executor's set-up tells its progress GPU by GPU: at 0, every kWorkTickEvery and at the end") {
   // 130 GPUs of one stream and one kernel each, folded onto GPUs 0 and 1 (g % 2): each part walks
   // every GPU (or stream), so each is told at 0, 64, 128 and 130 of 130, in the order they run.
-  struct Ticks final : WorkProgress {
-    std::vector<std::string> told;
-    void built(std::string_view part, std::uint64_t done, std::uint64_t total,
-               std::string_view unit) override {
-      told.push_back(std::string(part) + " " + std::to_string(done) + "/" + std::to_string(total) + " " +
-                     std::string(unit));
-    }
-  } ticks;
+  Ticks ticks;
   static_assert(kWorkTickEvery == 64);
   constexpr std::uint32_t n = 130;
   GpuProgram gpu;
@@ -386,4 +392,32 @@ TEST_CASE("the executor checks every reader of a shared list: its events shifted
   CHECK_THROWS_WITH_AS(StreamExecutor(q, rank, {&two, &one}, 3, {}),
                        "GPU 2 stream compute names a collective rank that does not exist",
                        hybridsim::InternalError);
+}
+
+TEST_CASE("the executor's events and collectives are prepared in batches, told past one batch") {
+  // 2^17 + 1 events (none used) and 2^16 + 2 collectives (null: a folded step's shadows, never
+  // started) on 2 GPUs: told in batches of kStateBatch (2^16), before the GPUs' programs are checked:
+  // events at 0, 65,536, 131,072 and 131,073; collectives at 0, 65,536 and 65,538, after them.
+  Ticks ticks;
+  static_assert(kStateBatch == 65'536);
+  GpuProgram gpu;
+  gpu.streams = {{"compute", {Task::kernel(Time::us(10), 0)}}};
+  const std::vector<GpuProgram> programs(2, gpu);
+  EventQueue q;
+  const std::vector<Collective*> shadows(65'538, nullptr);
+  StreamExecutor exec(q, programs, shadows, 131'073, {}, {}, &ticks);
+  const std::vector<std::string> expected = {"preparing its events 0/131073 events",
+                                             "preparing its events 65536/131073 events",
+                                             "preparing its events 131072/131073 events",
+                                             "preparing its events 131073/131073 events",
+                                             "checking its GPUs' programs 0/2 GPUs",
+                                             "checking its GPUs' programs 2/2 GPUs",
+                                             "setting up its collectives' ranks 0/65538 collectives",
+                                             "setting up its collectives' ranks 65536/65538 collectives",
+                                             "setting up its collectives' ranks 65538/65538 collectives"};
+  CHECK(ticks.told == expected);
+  exec.start();
+  q.run();
+  CHECK(exec.is_done());
+  CHECK(exec.finish_time() == Time::us(10));
 }
