@@ -141,9 +141,11 @@ def test_progress_callback_and_ctrl_c_stop_a_long_step():
 
 
 def test_ctrl_c_inside_a_model_run_stops_at_once_and_writes_nothing(tmp_path):
-    # GNMT data parallel over 16,384 GPUs with NCCL's trees, folded (the default): nearly all of the
+    # GNMT data parallel over 32,768 GPUs with NCCL's trees, folded (the default): nearly all of the
     # step's events are its trees' models, run within one of the step's events on this thread and on
-    # a worker (sim/fast/tree_model.h), so a report with events comes from inside one. Ctrl-C then
+    # a worker (sim/fast/tree_model.h), so a report with events comes from inside one. Not 16,384:
+    # idle, its simulation ends (6.2 s in) before the second report is due (2 s, then every 5 s);
+    # 32,768's first report with events comes 7.3 s in, of 18.7 s (1.2 GB). Ctrl-C then
     # raises KeyboardInterrupt within a model's next 2^16 events (or 0.1 s of waiting for the worker,
     # whose run stops too), and the outputs asked for (out=) are not written.
     out = tmp_path / "out"
@@ -153,7 +155,7 @@ def test_ctrl_c_inside_a_model_run_stops_at_once_and_writes_nothing(tmp_path):
         "    if line['events'] > 0:\n"
         "        print('progress', line['events'], flush=True)\n"
         "try:\n"
-        "    hybridsim.run('" + GNMT_DP8 + "', set={'cluster.nodes': 2048, 'parallelism': {'dp': 16384},"
+        "    hybridsim.run('" + GNMT_DP8 + "', set={'cluster.nodes': 4096, 'parallelism': {'dp': 32768},"
         " 'communication.algorithm': 'tree'}, out=sys.argv[1], progress=report)\n"
         "except KeyboardInterrupt:\n"
         "    print('interrupted', flush=True)\n"
