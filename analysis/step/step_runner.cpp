@@ -47,10 +47,11 @@ StepEstimate step_budget_cost(const workloads::StepProgram& program,
     if (collectives[own] == nullptr) continue;
     const sim::Collective& c = *collectives[own];
     const sim::SimulationCost cost = c.full_cost();
-    full += std::max(cost.events, c.expected_events().total());  // a collective without a full_cost() runs so
+    const sim::ExpectedEvents expected = c.expected_events();
+    full += std::max(cost.events, expected.total());  // a collective without a full_cost() runs so
     if (own != i) continue;
     e.state_bytes += cost.state_bytes;
-    e.collective_events += c.expected_events();
+    e.collective_events += expected;
     if (c.may_fold()) continue;
     e.sure.events += cost.events;
     e.sure.messages += cost.messages;
