@@ -77,7 +77,8 @@ void check_algorithm(const topology::Topology& t, const CollectiveSweepOptions& 
         "protocols; expected auto or ideal, or 3 GPUs or more (" +
             n.gpus + ")",
         "a broadcast between 2 GPUs runs as a point-to-point copy on one stream, not over channels; "
-        "expected it left out (or 0), or 3 GPUs or more (--gpus)");
+        "expected it left out (or 0), or 3 GPUs or more (" +
+            n.gpus + ")");
   // All-to-all runs as direct sends between every pair (workloads/comm/comm_plan.cpp), with NCCL's
   // Simple protocol or the ideal one: a channel count or an LL protocol changed nothing but the label.
   if (options.op == sim::CollectiveOp::AllToAll)
