@@ -46,7 +46,7 @@ std::string settable_path_problem(std::string_view path) {
   const auto paths = settable_paths();
   for (const auto& p : paths)
     if (p == path) return {};
-  const auto guess = closest_match(path, paths);
+  const auto guess = yaml::closest_path(path, paths);
   return "unknown field '" + std::string(path) + "'" +
          (guess ? " (did you mean '" + *guess + "'?)" : std::string());
 }

@@ -226,6 +226,35 @@ std::optional<std::string> closest_match(std::string_view text, std::span<const 
   return best;
 }
 
+std::optional<std::string> closest_path(std::string_view path, std::span<const std::string> candidates) {
+  const auto parent_of = [](std::string_view p) {
+    const auto dot = p.rfind('.');
+    return dot == std::string_view::npos ? std::string_view{} : p.substr(0, dot);
+  };
+  auto spelled = closest_match(path, candidates);
+  if (spelled && path.starts_with(*spelled + ".")) spelled.reset();
+  // One slip of the keyboard is surer than a field of the same name elsewhere; two are not ("seed" is
+  // two from "sweep", and is "variability.seed").
+  if (spelled && edit_distance(path, *spelled) <= 1) return spelled;
+  const std::string_view leaf = leaf_name(path), parent = parent_of(path);
+  // Of the fields of that name, the one sharing the longest start with the path: "cluster.bandwidth"
+  // → a cluster's link bandwidth, not a sweep's.
+  const auto shared_start = [&](std::string_view c) {
+    std::size_t n = 0;
+    while (n < c.size() && n < path.size() && c[n] == path[n]) ++n;
+    return n;
+  };
+  const std::string* same_leaf = nullptr;
+  for (const auto& c : candidates)
+    if (leaf_name(c) == leaf && (same_leaf == nullptr || shared_start(c) > shared_start(*same_leaf)))
+      same_leaf = &c;
+  if (same_leaf != nullptr) return *same_leaf;
+  if (spelled) return spelled;
+  for (const auto& c : candidates)
+    if (parent_of(c) == parent && leaf_name(c).starts_with(leaf)) return c;
+  return std::nullopt;
+}
+
 std::string did_you_mean(std::string_view text, std::span<const std::string> candidates) {
   const auto guess = closest_match(text, candidates);
   return guess ? " (did you mean '" + *guess + "'?)" : std::string();

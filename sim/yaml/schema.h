@@ -110,6 +110,12 @@ std::vector<std::string> words_of(const FieldSpec& spec);
 // (distance <= max(2, length / 3)); nullopt otherwise.
 std::size_t edit_distance(std::string_view a, std::string_view b);
 std::optional<std::string> closest_match(std::string_view text, std::span<const std::string> candidates);
+// The likeliest meant of dotted `candidates` for an unknown dotted `path`: a spelling one edit away,
+// else the field of the same name in another section ("simulation.seed" → "variability.seed"), else a
+// close spelling (never the path's own parent: "simulation" for "simulation.seed" says nothing), else
+// one in the same section whose name starts with the path's ("workload.batch" →
+// "workload.batch_per_worker"); nullopt when none is.
+std::optional<std::string> closest_path(std::string_view path, std::span<const std::string> candidates);
 // " (did you mean 'x'?)" for the closest candidate, or "".
 std::string did_you_mean(std::string_view text, std::span<const std::string> candidates);
 

@@ -53,6 +53,24 @@ TEST_CASE("schema: expected texts and suggestions") {
   CHECK_FALSE(closest_match("bandwidth", names));  // nothing close
 }
 
+TEST_CASE("schema: an unknown --set path is matched to the field meant, not to its own section") {
+  std::vector<std::string> paths;
+  for (const auto& f : scenario_schema())
+    if (f.path.find('[') == std::string_view::npos) paths.emplace_back(f.path);
+  // A spelling slip stays a spelling slip.
+  CHECK(yaml::closest_path("cluster.nodez", paths) == "cluster.nodes");
+  // The same name in another section, not the section the path names ("simulation").
+  CHECK(yaml::closest_path("simulation.seed", paths) == "variability.seed");
+  CHECK(yaml::closest_path("simulation.steps", paths) == "variability.steps");
+  CHECK(yaml::closest_path("seed", paths) == "variability.seed");  // not "sweep", two edits away
+  // A name cut short within its section.
+  CHECK(yaml::closest_path("workload.batch", paths) == "workload.batch_per_worker");
+  // Of several fields of that name, the one whose path starts most like it.
+  CHECK(yaml::closest_path("cluster.links.nvlink.bandwith", paths) == "cluster.links.nvlink.bandwidth");
+  CHECK_FALSE(yaml::closest_path("nonsense.key", paths));
+  CHECK_FALSE(yaml::closest_path("simulation.nothing_like_it", paths));
+}
+
 TEST_CASE("schema: scenarios/README.md holds exactly the generated field reference") {
   test::check_reference_block("scenarios/README.md", schema_reference_markdown());
   // The terminal version names every field.
