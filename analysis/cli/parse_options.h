@@ -6,6 +6,7 @@
 #pragma once
 #include <boost/program_options.hpp>
 #include <iostream>
+#include <limits>
 #include <string>
 #include <vector>
 
@@ -75,9 +76,36 @@ inline bool parse_options(int argc, const char* const* argv,
                           const boost::program_options::positional_options_description& positional,
                           boost::program_options::variables_map& vm) {
   namespace po = boost::program_options;
-  po::store(
-      po::command_line_parser(argc, argv).options(options).positional(positional).style(kOptionStyle).run(),
-      vm);
+  // Words past the last positional land in a hidden option, so the refusal can name them: Boost's own
+  // says only "too many positional options" (`run a.yaml b.yaml`, or a shell pattern matching two files).
+  constexpr const char* kExtra = "hybridsim-extra-words";
+  po::positional_options_description all_positional = positional;
+  po::options_description all_options;
+  all_options.add(options);
+  const unsigned taken = positional.max_total_count();
+  if (taken != std::numeric_limits<unsigned>::max()) {
+    all_positional.add(kExtra, -1);
+    all_options.add_options()(kExtra, po::value<std::vector<std::string>>());
+  }
+  po::store(po::command_line_parser(argc, argv)
+                .options(all_options)
+                .positional(all_positional)
+                .style(kOptionStyle)
+                .run(),
+            vm);
+  if (vm.count(kExtra)) {
+    const auto& extra = vm[kExtra].as<std::vector<std::string>>();
+    std::string after;  // "after the scenario \"a.yaml\""
+    for (unsigned i = 0; i < taken; ++i) {
+      const std::string& name = positional.name_for_position(i);
+      const auto* given = vm.count(name) != 0 ? boost::any_cast<std::string>(&vm[name].value()) : nullptr;
+      if (given != nullptr) after = " after the " + name + " \"" + *given + "\"";
+    }
+    throw po::error("unexpected argument \"" + extra.front() + "\"" + after +
+                    (extra.size() > 1 ? " (and " + std::to_string(extra.size() - 1) + " more)" : "") +
+                    ": expected " + (taken == 0 ? "options only" : "one " + positional.name_for_position(0)) +
+                    "; a shell pattern that matched several files, or a value without its option?");
+  }
   if (vm.count("help")) {
     std::cout << options << "\n";
     return false;
