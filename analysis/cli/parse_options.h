@@ -12,6 +12,7 @@
 
 #include "sim/error.h"
 #include "sim/text.h"
+#include "sim/yaml/schema.h"
 
 namespace hybridsim::cli {
 
@@ -87,12 +88,22 @@ inline bool parse_options(int argc, const char* const* argv,
     all_positional.add(kExtra, -1);
     all_options.add_options()(kExtra, po::value<std::vector<std::string>>());
   }
-  po::store(po::command_line_parser(argc, argv)
-                .options(all_options)
-                .positional(all_positional)
-                .style(kOptionStyle)
-                .run(),
-            vm);
+  try {
+    po::store(po::command_line_parser(argc, argv)
+                  .options(all_options)
+                  .positional(all_positional)
+                  .style(kOptionStyle)
+                  .run(),
+              vm);
+  } catch (const po::unknown_option& e) {
+    // A slip in an option's name gets the option meant, as a scenario's unknown field does.
+    std::vector<std::string> names;
+    for (const auto& o : options.options())
+      if (!o->long_name().empty()) names.push_back("--" + o->long_name());
+    const std::string suggestion = yaml::did_you_mean(e.get_option_name(), names);
+    if (suggestion.empty()) throw;
+    throw po::error(e.what() + suggestion);
+  }
   if (vm.count(kExtra)) {
     const auto& extra = vm[kExtra].as<std::vector<std::string>>();
     std::string after;  // "after the scenario \"a.yaml\""
