@@ -168,10 +168,16 @@ void check_profile_file(const workloads::Profile& profile, const StudyWorkload& 
 }
 
 StudyNetwork read_network(FieldReader& r, const TreeNode& n, const std::string& path,
-                          const std::vector<std::string>& sensitivity, const std::filesystem::path& base_dir,
-                          const StudyWorkload& w) {
+                          const std::vector<std::string>& sensitivity, const TreeNode* sensitivity_written,
+                          const std::filesystem::path& base_dir, const StudyWorkload& w) {
   if (n.is_scalar()) {
     const std::string builtin = builtin_name(r, n, path);
+    // A study-wide variant the network lacks ("measured" is GNMT's) is refused where it was written.
+    if (sensitivity_written != nullptr)
+      for (std::size_t i = 0; i < sensitivity.size(); ++i)
+        located(sensitivity_written->items[i], item_path("sensitivity.variants", i), [&] {
+          return efficiency_curve_by_name(workloads::canonical_network_name(builtin), sensitivity[i]);
+        });
     return located(n, path, [&] { return builtin_study_network(builtin, sensitivity, w.options); });
   }
   r.check_section(n, path);
@@ -200,9 +206,18 @@ StudyNetwork read_network(FieldReader& r, const TreeNode& n, const std::string& 
       own != nullptr ? texts(r, *own, path + ".sensitivity")
                      : (r.written(&n, path + ".curve") != nullptr ? std::vector<std::string>{} : sensitivity);
   std::vector<EfficiencyCurve> sensitivity_curves;
-  for (std::size_t i = 0; i < variants.size(); ++i)
-    sensitivity_curves.push_back(located(own != nullptr ? own->items[i] : n, path + ".sensitivity",
+  // A variant the network lacks is located where it was written: on the network, or in the study's
+  // sensitivity.variants (not at the network, which names none).
+  for (std::size_t i = 0; i < variants.size(); ++i) {
+    const bool global = own == nullptr && sensitivity_written != nullptr;
+    sensitivity_curves.push_back(located(own != nullptr ? own->items[i]
+                                         : global       ? sensitivity_written->items[i]
+                                                        : n,
+                                         own != nullptr ? path + ".sensitivity"
+                                         : global       ? item_path("sensitivity.variants", i)
+                                                        : path,
                                          [&] { return efficiency_curve_by_name(eff, variants[i]); }));
+  }
   TrainingDataset dataset;
   if (const auto samples = r.integer_opt(&n, path + ".dataset_samples"))
     dataset = {eff, "custom", "sample", *samples,
@@ -320,7 +335,8 @@ StudyConfig parse_study_config(std::string_view yaml, const std::string& source_
   const TreeNode& nets = r.to_list(*root.find("networks"), "networks", 1);
   for (std::size_t i = 0; i < nets.items.size(); ++i) {
     c.networks.push_back(
-        read_network(r, nets.items[i], item_path("networks", i), variants, base_dir, workload));
+        read_network(r, nets.items[i], item_path("networks", i), variants,
+                     r.written(s, "sensitivity.variants"), base_dir, workload));
     for (std::size_t j = 0; j < i; ++j)
       if (c.networks[j].name == c.networks[i].name)
         fail_at(nets.items[i].where, item_path("networks", i), "\"" + c.networks[i].name + "\" appears twice",

@@ -180,6 +180,16 @@ TEST_CASE("study config: errors name the place, the field and what was expected"
         "s.yaml:4:28: communication.fast_path: unknown value \"fast\"; expected one of: auto, bounded, off");
   CHECK(error_of(kHead + "networks: [gnmt]\ngpus: [8]\nsensitivity: {ib_factors: [0]}\n") ==
         "s.yaml:4:28: sensitivity.ib_factors[0]: got \"0\"; expected a number > 0 and <= 1000");
+  // A study-wide variant a network lacks is refused where it is written, not at the network
+  // (Inception-V3 has no "measured" curve; GNMT does).
+  const std::string study_wide = error_of(
+      kHead + "networks: [gnmt, inception-v3]\ngpus: [8]\nsensitivity: {variants: [optimistic, measured]}\n");
+  CHECK(study_wide.find("s.yaml:4:38: sensitivity.variants[1]: unknown statistical-efficiency curve "
+                        "\"inception-v3/measured\"") == 0);
+  CHECK(
+      error_of(kHead + "networks: [{name: gnmt}]\ngpus: [8]\nsensitivity: {variants: [nope]}\n")
+          .find("s.yaml:4:26: sensitivity.variants[0]: unknown statistical-efficiency curve \"gnmt/nope\"") ==
+      0);
   CHECK(error_of(kHead + "networks: [gnmt\n") == "s.yaml:3:1: invalid YAML: end of sequence flow not found");
 }
 
