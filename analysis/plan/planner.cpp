@@ -128,8 +128,8 @@ std::vector<workloads::Partitioner> distinct_partitioners(const PlanRequest& req
       skipped.push_back(what + ": " + e.what());
       continue;
     }
-    if (!uses_every_gpu(placement)) {
-      skipped.push_back(what + ": leaves a GPU of the worker without ops");
+    if (!placement.uses_every_gpu()) {
+      skipped.push_back(what + ": " + placement.idle_gpus_text());
       continue;
     }
     const auto same = std::find_if(accepted.begin(), accepted.end(),

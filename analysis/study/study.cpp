@@ -124,19 +124,20 @@ NetworkStudy probe_network(const StudyConfig& config, std::size_t n) {
   NetworkStudy ns;
   ns.network = n;
   for (const int mp : config.mp) {
-    bool ok = false;
+    std::string why;
     try {
-      ok = uses_every_gpu(worker_placement(net.profile, mp, net.partitioner));
+      const workloads::MpPlacement placement = worker_placement(net.profile, mp, net.partitioner);
+      if (placement.uses_every_gpu()) {
+        ns.mp.push_back(mp);
+        continue;
+      }
+      why = "the " + std::string(workloads::partitioner_name(net.partitioner)) + " partitioner " +
+            placement.idle_gpus_text();
     } catch (const InputError& e) {
-      ns.notes.push_back("mp = " + std::to_string(mp) + " left out: " + e.what());
-      continue;
+      why = e.what();
     }
-    if (ok)
-      ns.mp.push_back(mp);
-    else
-      ns.notes.push_back("mp = " + std::to_string(mp) + " left out: the " +
-                         std::string(workloads::partitioner_name(net.partitioner)) +
-                         " partitioner leaves a GPU of the worker without ops");
+    ns.mp_left_out.push_back("mp = " + std::to_string(mp) + ": " + why);
+    ns.notes.push_back("mp = " + std::to_string(mp) + " left out: " + why);
   }
   return ns;
 }
@@ -187,9 +188,12 @@ std::string int_list(const std::vector<int>& values) {
 // Why the grid holds no hybrid configuration (empty when it holds one): no mp the model allows, or
 // none of them divides a GPU count of the grid.
 std::string no_hybrid_reason(const StudyConfig& config, const NetworkStudy& ns) {
-  if (ns.mp.empty())
-    return "no hybrid configuration in the grid: no mp of [" + int_list(config.mp) +
-           "] splits the model (see the notes above)";
+  if (ns.mp.empty()) {
+    std::string why;
+    for (const auto& w : ns.mp_left_out) why += (why.empty() ? "" : "; ") + w;
+    return "no hybrid configuration in the grid: no mp of [" + int_list(config.mp) + "] splits the model (" +
+           why + ")";
+  }
   for (const int gpus : config.gpus)
     for (const int mp : ns.mp)
       if (fits(gpus, mp)) return {};

@@ -104,6 +104,7 @@ struct NetworkStudy {
   std::size_t network = 0;                // index into StudyResult::config.networks
   std::vector<int> mp;                    // the mp values the model allows (every GPU gets ops)
   std::vector<std::string> notes{};         // configurations left out and why
+  std::vector<std::string> mp_left_out{};   // "mp = 16: the stacks partitioner gives only 5 of …"
   std::string no_hybrid{};  // why the grid holds no hybrid configuration; empty when it holds one
   std::vector<StudyVariant> variants{};     // [0] the headline curve; then the sensitivity runs
   const StudyVariant& main() const { return variants.front(); }

@@ -437,13 +437,6 @@ workloads::MpPlacement worker_placement(const workloads::Profile& profile, int m
   return workloads::partition(profile, mp, partitioner);
 }
 
-bool uses_every_gpu(const workloads::MpPlacement& placement) {
-  std::vector<bool> used(static_cast<std::size_t>(placement.mp), false);
-  for (const auto g : placement.gpu_of_op)
-    if (g < used.size()) used[g] = true;
-  return std::all_of(used.begin(), used.end(), [](bool u) { return u; });
-}
-
 std::vector<StepRef> StepCache::simulate(const std::vector<StepRequest>& requests,
                                          const StepRunContext& context, const StepRunOptions& options) {
   Resolver resolver(context);

@@ -147,9 +147,6 @@ struct StepRunOptions {
 // when the profile cannot be split so.
 workloads::MpPlacement worker_placement(const workloads::Profile& profile, int mp,
                                         workloads::Partitioner partitioner);
-// True when every one of the mp GPUs holds at least one op under the partitioner (otherwise the
-// configuration wastes GPUs and is left out of studies and plans).
-bool uses_every_gpu(const workloads::MpPlacement& placement);
 
 // Why a step could not be resolved or simulated; `overlay`: the request's network and overlay
 // when it did not resolve (it has no label then), else empty.

@@ -139,17 +139,11 @@ workloads::MpPlacement partitioned(const Scenario& s, const workloads::Profile& 
 // stacks) would leave it idle without a word: refused at mp. (Placement rules may do it on purpose.)
 workloads::MpPlacement every_gpu_used(const Scenario& s, workloads::MpPlacement placement,
                                       const workloads::Profile& profile) {
-  std::vector<bool> used(static_cast<std::size_t>(placement.mp), false);
-  for (const auto g : placement.gpu_of_op)
-    if (g < used.size()) used[g] = true;
-  const auto idle = std::find(used.begin(), used.end(), false);
-  if (idle == used.end()) return placement;
-  const auto n = std::count(used.begin(), used.end(), true);
+  if (placement.uses_every_gpu()) return placement;
   throw InputError(location_of(s, "parallelism") + ": parallelism.mp: " + std::to_string(placement.mp) +
                    " GPUs per worker, but the placement of " + profile.meta.network + " (" +
-                   std::to_string(profile.ops.size()) + " ops) gives only " + std::to_string(n) +
-                   " of them ops (GPU " + std::to_string(idle - used.begin()) +
-                   " would stay idle); expected mp <= " + std::to_string(n) +
+                   std::to_string(profile.ops.size()) + " ops) " + placement.idle_gpus_text() +
+                   "; expected mp <= " + std::to_string(placement.gpus_with_ops()) +
                    ", or placement rules that say where each op goes");
 }
 

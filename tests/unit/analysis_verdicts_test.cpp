@@ -152,6 +152,24 @@ TEST_CASE("study: a grid without a hybrid configuration says so, not 'none fits'
   check_study_verdicts(result);
 }
 
+TEST_CASE("study: a grid whose mp splits no model says why on the line that says so") {
+  // GNMT's stacks give ops to 5 GPUs at most: mp 16 leaves 11 idle. The reason is on the verdict's own
+  // line (the terminal prints no notes; it said "see the notes above" with none above).
+  const analysis::StudyConfig config = study_text(
+      "format: hybridsim-study/1\nnetworks: [gnmt]\ngpus: [16]\nmp: [16]\ncluster: {preset: dgx1-v100}\n"
+      "sensitivity: {variants: [], ib_factors: []}\n");
+  analysis::StepCache cache;
+  const analysis::StudyResult result = analysis::run_study(config, {.threads = 2}, cache);
+  REQUIRE(result.networks.size() == 1);
+  const auto& ns = result.networks[0];
+  CHECK(ns.main().headline.best_hybrid < 0);
+  CHECK(
+      ns.no_hybrid ==
+      "no hybrid configuration in the grid: no mp of [16] splits the model (mp = 16: the stacks partitioner "
+      "gives only 5 of its 16 GPUs ops (GPU 5 would stay idle))");
+  check_study_verdicts(result);
+}
+
 TEST_CASE("study: every verdict of the CI grid agrees with its rows, with and without memory limits") {
   const analysis::StudyConfig config =
       analysis::load_study_config(std::filesystem::path(HYBRIDSIM_SOURCE_DIR) / "scenarios/study/ci.yaml");

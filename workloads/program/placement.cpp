@@ -41,6 +41,30 @@ std::vector<sim::Time> MpPlacement::compute_per_gpu(const Profile& profile) cons
   return out;
 }
 
+namespace {
+std::vector<bool> gpus_used(const MpPlacement& p) {
+  std::vector<bool> used(static_cast<std::size_t>(p.mp), false);
+  for (const auto g : p.gpu_of_op)
+    if (g < used.size()) used[g] = true;
+  return used;
+}
+}  // namespace
+
+int MpPlacement::gpus_with_ops() const {
+  const auto used = gpus_used(*this);
+  return static_cast<int>(std::count(used.begin(), used.end(), true));
+}
+
+int MpPlacement::first_idle_gpu() const {
+  const auto used = gpus_used(*this);
+  return static_cast<int>(std::find(used.begin(), used.end(), false) - used.begin());
+}
+
+std::string MpPlacement::idle_gpus_text() const {
+  return "gives only " + std::to_string(gpus_with_ops()) + " of its " + std::to_string(mp) +
+         " GPUs ops (GPU " + std::to_string(first_idle_gpu()) + " would stay idle)";
+}
+
 sim::Bytes MpPlacement::cut_bytes(const Profile& profile) const {
   sim::Bytes total;
   for (std::size_t v = 0; v < profile.ops.size(); ++v) {

@@ -26,6 +26,13 @@ struct MpPlacement {
   // Activation bytes that cross between GPUs in the forward pass (each producer counted once per
   // consuming GPU); the backward pass moves the same again.
   sim::Bytes cut_bytes(const Profile& profile) const;
+  // How many of the mp GPUs get an op, and the first that gets none (mp when every one does): a
+  // partitioner given more GPUs than the profile has layers or stacks leaves some idle.
+  int gpus_with_ops() const;
+  int first_idle_gpu() const;
+  bool uses_every_gpu() const { return first_idle_gpu() == mp; }
+  // "gives only 5 of its 16 GPUs ops (GPU 5 would stay idle)", for refusals and notes.
+  std::string idle_gpus_text() const;
 };
 
 struct PlacementRule {
