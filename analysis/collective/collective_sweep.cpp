@@ -144,24 +144,16 @@ std::uint64_t check_budget_with(workloads::CommPlanner& planner, const topology:
 }  // namespace
 
 CollectiveOptionNames CollectiveOptionNames::for_language(const OptionSpelling& spelling) {
-  if (!spelling.is_python()) return {};
-  const OptionSpelling& s = spelling;
-  return {.algorithm = s.name("algorithm"),
-          .protocol = s.name("protocol"),
-          .op = s.name("op"),
-          .gpus = s.name("gpus"),
-          .nodes = s.name("nodes"),
-          .channels = s.name("channels"),
-          .min_bytes = s.name("min-bytes"),
-          .max_bytes = s.name("max-bytes"),
-          .step_factor = s.name("step-factor"),
-          .message_size = s.name("message-size"),
-          .reduction = s.name("reduction-bandwidth"),
-          .fast_path = s.name("fast-path"),
-          .max_events = s.name("max-events"),
-          .max_sim_memory = s.name("max-sim-memory"),
-          .separator = "=",
-          .python = true};
+  CollectiveOptionNames n;
+  if (!spelling.is_python()) return n;
+  // Each default is the command line's "--name": the same option in Python's words.
+  for (std::string* name : {&n.algorithm, &n.protocol, &n.op, &n.gpus, &n.nodes, &n.channels, &n.min_bytes,
+                            &n.max_bytes, &n.step_factor, &n.message_size, &n.reduction, &n.fast_path,
+                            &n.max_events, &n.max_sim_memory})
+    *name = spelling.name(std::string_view(*name).substr(2));
+  n.separator = "=";
+  n.python = true;
+  return n;
 }
 
 void fill_row(CollectiveSweepRow& row, const sim::Collective& coll, sim::Bytes size,

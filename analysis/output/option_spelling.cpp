@@ -39,7 +39,8 @@ std::string OptionSpelling::name(std::string_view option) const {
 }
 
 std::string OptionSpelling::quoted(std::string_view option, std::string_view text) const {
-  return is_python() ? name(option) + "=" + python_repr(text) : name(option) + " \"" + std::string(text) + "\"";
+  return is_python() ? name(option) + "=" + python_repr(text)
+                     : name(option) + " \"" + std::string(text) + "\"";
 }
 
 std::string OptionSpelling::said(std::string_view option, std::string_view text) const {

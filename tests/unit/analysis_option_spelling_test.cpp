@@ -43,9 +43,10 @@ TEST_CASE("option spelling: every option of a collective request is named in the
   CHECK(cli.said(cli.algorithm, "tree") == "--algorithm tree");
   CHECK(py.said(py.algorithm, "tree") == "algorithm='tree'");
   CHECK(py.said_number(py.channels, "3") == "channels=3");
-  const std::string py_names[] = {py.algorithm, py.protocol,     py.op,        py.gpus,      py.nodes,
-                                  py.channels,  py.min_bytes,    py.max_bytes, py.step_factor,
-                                  py.message_size, py.reduction, py.fast_path, py.max_events, py.max_sim_memory};
+  const std::string py_names[] = {py.algorithm,   py.protocol,      py.op,        py.gpus,
+                                  py.nodes,       py.channels,      py.min_bytes, py.max_bytes,
+                                  py.step_factor, py.message_size,  py.reduction, py.fast_path,
+                                  py.max_events,  py.max_sim_memory};
   for (const std::string& name : py_names) CHECK(name.find("--") == std::string::npos);
   CHECK(py.reduction == "reduction");
   CHECK(cli.reduction == "--reduction-bandwidth");
@@ -94,7 +95,8 @@ TEST_CASE("option spelling: plan's and study's options in Python's words") {
                        InputError);
   CHECK(analysis::memory_what_if("32 GiB", py).source == "memory='32 GiB'");
   CHECK_THROWS_WITH_AS(analysis::limit_overlay("x", "", py),
-                       "max_events='x': expected a whole number of events (0 or unlimited: no limit)", InputError);
+                       "max_events='x': expected a whole number of events (0 or unlimited: no limit)",
+                       InputError);
   CHECK_THROWS_WITH_AS(analysis::make_plan_request({.model = "gnmt", .gpus = 100000000, .spelling = py}),
                        doctest::Contains("gpus=100000000: more than 8192"), InputError);
   CHECK_THROWS_WITH_AS(analysis::make_plan_request({.model = "gnmt", .threads = -1, .spelling = py}),
