@@ -1,6 +1,5 @@
 #include "analysis/api/collective_request.h"
 
-#include "analysis/api/option_value.h"
 #include "analysis/platform/platform.h"
 #include "sim/error.h"
 #include "sim/text.h"
@@ -10,40 +9,59 @@ namespace hybridsim::api {
 
 namespace {
 
+// `parse(text)` for the field `name`: its InputError names the field as the request's user wrote it
+// (`--min-bytes "lots": bad size ...`, `min_bytes='lots': bad size ...`).
+template <typename Parse>
+auto parse_field(const analysis::CollectiveOptionNames& n, const std::string& name, const std::string& text,
+                 Parse parse) -> decltype(parse(text)) {
+  try {
+    return parse(text);
+  } catch (const InputError& e) {
+    throw InputError((n.python ? n.said(name, text) : name + " \"" + text + "\"") + ": " + e.what());
+  }
+}
+
 sim::SimulationLimits parse_limits(const CollectiveRequest& r) {
+  const analysis::CollectiveOptionNames& n = r.names;
   sim::SimulationLimits limits;
   if (r.max_events == "unlimited") {
     limits.max_events = 0;
   } else if (const auto events = sim::parse_whole<std::uint64_t>(r.max_events)) {
     limits.max_events = *events;
   } else {
-    throw InputError("--max-events \"" + r.max_events +
-                     "\": expected a whole number of events (0 or unlimited: no limit)");
+    throw InputError(
+        (n.python ? n.said(n.max_events, r.max_events) : n.max_events + " \"" + r.max_events + "\"") +
+        ": expected a whole number of events (0 or unlimited: no limit)");
   }
   limits.max_memory = r.max_sim_memory == "unlimited" || r.max_sim_memory == "0"
                           ? 0
-                          : parse_option("--max-sim-memory", r.max_sim_memory, sim::parse_bytes).count();
+                          : parse_field(n, n.max_sim_memory, r.max_sim_memory, sim::parse_bytes).count();
   return limits;
 }
 
 analysis::CollectiveSweepOptions sweep_options(const CollectiveRequest& r, int gpu_count) {
+  const analysis::CollectiveOptionNames& n = r.names;
   analysis::CollectiveSweepOptions o;
-  o.op = sim::parse_collective_op(r.op);
+  o.names = n;
+  o.op = parse_field(n, n.op, r.op, sim::parse_collective_op);
   o.gpus = r.gpus.empty() ? topology::parse_gpu_list("0-" + std::to_string(gpu_count - 1))
-                          : topology::parse_gpu_list(r.gpus);
+                          : parse_field(n, n.gpus, r.gpus, topology::parse_gpu_list);
   topology::check_gpus_exist(o.gpus, gpu_count);
-  o.comm.algorithm = workloads::parse_algorithm(r.algorithm);
-  o.comm.protocol = workloads::parse_protocol_option(r.protocol);
-  if (r.channels < 0) throw InputError("--channels must be 0 (automatic) or positive");
+  o.comm.algorithm = parse_field(n, n.algorithm, r.algorithm, workloads::parse_algorithm);
+  o.comm.protocol = parse_field(n, n.protocol, r.protocol, workloads::parse_protocol_option);
+  if (r.channels < 0)
+    throw InputError(n.said_number(n.channels, std::to_string(r.channels)) +
+                     ": expected 0 (automatic) or positive");
   if (r.channels > 0) o.comm.channels = r.channels;
   o.comm.pcie_only = r.pcie_only;
-  o.collective.message_size = parse_option("--message-size", r.message_size, sim::parse_bytes);
-  if (o.collective.message_size.count() <= 0) throw InputError("--message-size must be positive");
-  o.collective.reduction_bandwidth = parse_option("--reduction-bandwidth", r.reduction, sim::parse_bandwidth);
-  o.collective.fast_path = sim::parse_fast_path(r.fast_path);
+  o.collective.message_size = parse_field(n, n.message_size, r.message_size, sim::parse_bytes);
+  if (o.collective.message_size.count() <= 0)
+    throw InputError(n.said(n.message_size, r.message_size) + ": expected a size above 0 B");
+  o.collective.reduction_bandwidth = parse_field(n, n.reduction, r.reduction, sim::parse_bandwidth);
+  o.collective.fast_path = parse_field(n, n.fast_path, r.fast_path, sim::parse_fast_path);
   o.limits = parse_limits(r);
-  o.min_bytes = parse_option("--min-bytes", r.min_bytes, sim::parse_bytes);
-  o.max_bytes = parse_option("--max-bytes", r.max_bytes, sim::parse_bytes);
+  o.min_bytes = parse_field(n, n.min_bytes, r.min_bytes, sim::parse_bytes);
+  o.max_bytes = parse_field(n, n.max_bytes, r.max_bytes, sim::parse_bytes);
   o.step_factor = r.step_factor;
   o.progress = r.progress;
   return o;
@@ -57,7 +75,7 @@ CollectiveReport collective(const CollectiveRequest& request) {
   if (request.gpus_per_node != 0) spec.gpus_per_node = request.gpus_per_node;
   const topology::Topology topo = analysis::load_platform(request.topology, spec);
   const analysis::CollectiveSweepOptions o = sweep_options(request, static_cast<int>(topo.gpus().size()));
-  topology::check_gpus_span_machines(topo, o.gpus, request.nodes, "--gpus", "--nodes");
+  topology::check_gpus_span_machines(topo, o.gpus, request.nodes, o.names.gpus, o.names.nodes);
   CollectiveReport report{.rows = analysis::run_collective_sweep(topo, o)};
   workloads::CommPlanner planner(topo, o.comm);
   const std::size_t used_channels = planner.ring_channels(o.gpus).size();

@@ -30,6 +30,8 @@ struct CollectiveRequest {
   std::string max_events = std::to_string(sim::kDefaultMaxEvents);  // or "unlimited"
   std::string max_sim_memory = sim::format_bytes(sim::Bytes::of(sim::kDefaultMaxMemory));
   std::ostream* progress = nullptr;  // the sweep's estimate and progress lines (stderr in the CLI)
+  // How refusals name these fields: the command line's options, or Python's keywords.
+  analysis::CollectiveOptionNames names{};
 };
 
 struct CollectiveReport {

@@ -40,7 +40,7 @@ RunReport run(const ScenarioInput& input, const RunRequest& request) {
     report.notes.push_back(std::move(*note));
   // A step whose kernels alone pass the events cap is refused before its cluster is built (48 s
   // at 65,536 GPUs and --max-events 1).
-  analysis::check_scenario_event_floor(report.scenario);
+  analysis::check_scenario_event_floor(report.scenario, request.spelling);
   // Building a cluster of thousands of machines takes seconds before the step's own lines.
   analysis::ProgramBuildTicks topology_ticks(request.progress, "the run, building the cluster's topology");
   const scenarios::ResolvedScenario resolved =
@@ -59,6 +59,7 @@ RunReport run(const ScenarioInput& input, const RunRequest& request) {
   if (options.trace && options.trace->has_parent_path())
     std::filesystem::create_directories(options.trace->parent_path());
   options.progress = request.progress;
+  options.spelling = request.spelling;
   report.run = analysis::run_scenario(resolved, options);
   report.summary = analysis::run_summary(report.run, report.scenario);
   if (request.write_outputs &&

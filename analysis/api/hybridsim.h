@@ -47,6 +47,7 @@ struct RunRequest {
   analysis::StepTraceOptions trace_options{};    // of that trace, but for its step:
   std::optional<int> trace_step{};  // which step it shows; none: the scenario's variability.trace_step
   analysis::SimulationProgress* progress = nullptr;  // lines for a person waiting; may stop the step
+  analysis::OptionSpelling spelling{};  // how refusals name options: the command line's or Python's
 };
 struct RunReport {
   scenarios::Scenario scenario{};

@@ -23,12 +23,29 @@ void apply_trace_arguments(const TraceArguments& a, const TraceArgumentNames& na
     return;
   }
   request.trace = *a.trace;
-  if (a.detail) request.trace_options.detail = analysis::parse_trace_detail(*a.detail);
+  // A value it cannot read is refused naming the option as the caller spells it ("trace_detail 'x':
+  // trace detail \"x\": expected ...").
+  const auto read = [](const char* name, const std::string& text, auto parse) {
+    try {
+      return parse(text);
+    } catch (const InputError& e) {
+      throw InputError(std::string(name) + ": " + e.what());
+    }
+  };
+  if (a.detail)
+    request.trace_options.detail =
+        read(names.detail, *a.detail, [](const std::string& t) { return analysis::parse_trace_detail(t); });
   if (a.gpus == "all") request.trace_options.all_gpus = true;
-  else if (a.gpus) request.trace_options.gpus = topology::parse_gpu_list(*a.gpus);
-  if (a.window) request.trace_options.window = sim::parse_time_window(*a.window);
+  else if (a.gpus)
+    request.trace_options.gpus =
+        read(names.gpus, *a.gpus, [](const std::string& t) { return topology::parse_gpu_list(t); });
+  if (a.window)
+    request.trace_options.window =
+        read(names.window, *a.window, [](const std::string& t) { return sim::parse_time_window(t); });
   request.trace_options.gzip = a.gzip;
-  if (a.step) request.trace_step = analysis::parse_trace_step(*a.step);
+  if (a.step)
+    request.trace_step =
+        read(names.step, *a.step, [](const std::string& t) { return analysis::parse_trace_step(t); });
 }
 
 }  // namespace hybridsim::api

@@ -2,7 +2,7 @@
 // empty values and check required options. Returns false when the help was printed (the command
 // then exits 0).
 //   if (!parse_options(argc, argv, options, positional, vm)) return 0;
-//   refuse_without(vm, "trace-gzip", "trace", "--trace FILE");
+//   refuse_without(vm, "pcie-only", "rings", "--rings");  // topology --pcie-only needs --rings
 #pragma once
 #include <boost/program_options.hpp>
 #include <iostream>
@@ -48,7 +48,7 @@ inline void refuse_empty_values(const boost::program_options::variables_map& vm,
 }
 
 // An option that only means something beside another is refused without it, naming both:
-//   refuse_without(vm, "trace-gzip", "trace", "--trace FILE")  →  "--trace-gzip needs --trace FILE"
+//   refuse_without(vm, "pcie-only", "rings", "--rings")  →  "--pcie-only needs --rings" (topology)
 inline void refuse_without(const boost::program_options::variables_map& vm, const std::string& option,
                            const std::string& other, const std::string& other_words) {
   if (given(vm, option) && !given(vm, other)) throw InputError("--" + option + " needs " + other_words);

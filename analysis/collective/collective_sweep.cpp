@@ -40,7 +40,7 @@ void refuse_protocol_and_channels(const CollectiveSweepOptions& options, std::op
     throw InputError(n.protocol_at + n.said(n.protocol, workloads::protocol_option_name(p)) + ": " +
                      protocol_why);
   if (options.comm.channels)
-    throw InputError("--channels " + std::to_string(*options.comm.channels) + ": " + channels_why);
+    throw InputError(n.said_number(n.channels, std::to_string(*options.comm.channels)) + ": " + channels_why);
 }
 
 // The tree and hierarchical algorithms are all-reduces; the planner runs every other op as a
@@ -66,7 +66,7 @@ void check_algorithm(const topology::Topology& t, const CollectiveSweepOptions& 
                      ", where it runs as the ring (it is a ring within each machine, then one across "
                      "machines); expected GPUs on two machines or more, the same number (2 or more) on "
                      "each (" +
-                     n.said(n.nodes, "N > 1") + "), or " + n.said(n.algorithm, "ring"));
+                     n.said_number(n.nodes, "N > 1") + "), or " + n.said(n.algorithm, "ring"));
   // A broadcast between two GPUs is a point-to-point copy at the links' line rate, on one stream
   // (workloads/comm/comm_plan.cpp, as a model-parallel copy): a protocol or channel count changed
   // the title only (rows said "ideal", 1 channel).
@@ -103,10 +103,17 @@ std::string collective_name(const CollectiveSweepOptions& options, sim::Bytes si
          " over " + std::to_string(options.gpus.size()) + " GPUs";
 }
 
+// The collective's caps and fast path, in the words of its request (the command line's, Python's).
+BudgetKnobs budget_knobs(const CollectiveOptionNames& n) {
+  const bool py = n.python;
+  return {n.max_events, n.said_number(n.max_events, "N"), n.max_sim_memory,
+          n.said_number(n.max_sim_memory, py ? "'SIZE'" : "SIZE"), "use " + n.said(n.fast_path, "auto")};
+}
+
 [[noreturn]] void over_budget(const sim::BudgetExceeded& e, const CollectiveSweepOptions& options,
                               sim::Bytes size, bool fast_path_off) {
   throw BudgetRefusal(
-      budget_error_text(e, collective_name(options, size), kCollectiveBudgetKnobs, fast_path_off));
+      budget_error_text(e, collective_name(options, size), budget_knobs(options.names), fast_path_off));
 }
 
 workloads::CollectiveSpec spec_of(const CollectiveSweepOptions& options, sim::Bytes size) {
@@ -135,6 +142,19 @@ std::uint64_t check_budget_with(workloads::CommPlanner& planner, const topology:
 }
 
 }  // namespace
+
+CollectiveOptionNames CollectiveOptionNames::for_language(const OptionSpelling& spelling) {
+  CollectiveOptionNames n;
+  if (!spelling.is_python()) return n;
+  // Each default is the command line's "--name": the same option in Python's words.
+  for (std::string* name : {&n.algorithm, &n.protocol, &n.op, &n.gpus, &n.nodes, &n.channels, &n.min_bytes,
+                            &n.max_bytes, &n.step_factor, &n.message_size, &n.reduction, &n.fast_path,
+                            &n.max_events, &n.max_sim_memory})
+    *name = spelling.name(std::string_view(*name).substr(2));
+  n.separator = "=";
+  n.python = true;
+  return n;
+}
 
 void fill_row(CollectiveSweepRow& row, const sim::Collective& coll, sim::Bytes size,
               const CollectiveSweepOptions& options);
@@ -228,41 +248,41 @@ std::vector<CollectiveSweepRow> run_collective_sweep(const topology::Topology& t
                                                      const CollectiveSweepOptions& options) {
   if (options.gpus.size() < 2) throw InputError("a collective needs at least 2 GPUs");
   check_algorithm(topology, options);
-  if (options.min_bytes.count() <= 0)
-    throw InputError("--min-bytes " + sim::format_bytes(options.min_bytes) + ": expected a size above 0 B");
+  const CollectiveOptionNames& n = options.names;
+  const std::string min = n.said(n.min_bytes, sim::format_bytes(options.min_bytes));
+  const std::string max = n.said(n.max_bytes, sim::format_bytes(options.max_bytes));
+  const std::string factor = n.said_number(n.step_factor, format_number(options.step_factor));
+  if (options.min_bytes.count() <= 0) throw InputError(min + ": expected a size above 0 B");
   if (options.max_bytes < options.min_bytes)
-    throw InputError("--min-bytes " + sim::format_bytes(options.min_bytes) + " is above --max-bytes " +
-                     sim::format_bytes(options.max_bytes) + "; expected --min-bytes <= --max-bytes");
+    throw InputError(min + " is above " + max + "; expected " + n.min_bytes + " <= " + n.max_bytes);
   if (options.max_bytes > kMaxCollectiveBytes)
-    throw InputError("--max-bytes " + sim::format_bytes(options.max_bytes) + " is beyond " +
-                     sim::format_bytes(kMaxCollectiveBytes) +
+    throw InputError(max + " is beyond " + sim::format_bytes(kMaxCollectiveBytes) +
                      " per rank, more than any GPU holds; expected at most " +
                      sim::format_bytes(kMaxCollectiveBytes));
-  if (!(options.step_factor > 1.0))
-    throw InputError("--step-factor " + format_number(options.step_factor) + ": expected a factor above 1");
+  if (!(options.step_factor > 1.0)) throw InputError(factor + ": expected a factor above 1");
   if (!std::isfinite(options.step_factor))
-    throw InputError("--step-factor " + format_number(options.step_factor) + " gives " +
-                     sim::format_bytes(options.min_bytes) + " only; expected a finite factor above 1");
+    throw InputError(factor + " gives " + sim::format_bytes(options.min_bytes) +
+                     " only; expected a finite factor above 1");
   // The sizes the user gives are whole floats or refused, as the range and factor are: rounding 7 B
   // to 4 B would report a size nobody asked for. (Sizes between them, from the factor, are rounded
   // down to whole floats, as nccl-tests does.)
-  const std::pair<const char*, sim::Bytes> given[] = {{"--min-bytes", options.min_bytes},
-                                                      {"--max-bytes", options.max_bytes}};
+  const std::pair<const std::string*, sim::Bytes> given[] = {{&n.min_bytes, options.min_bytes},
+                                                             {&n.max_bytes, options.max_bytes}};
   for (const auto& [option, bytes] : given)
     if (bytes.count() % kElementBytes != 0)
-      throw InputError(std::string(option) + " " + sim::format_bytes(bytes) +
+      throw InputError(n.said(*option, sim::format_bytes(bytes)) +
                        " is not a whole number of 4 B floats (the element it counts); expected a multiple "
                        "of 4 B, such as " +
                        sim::format_bytes(sim::Bytes::of(std::max(kElementBytes, bytes.count() / 4 * 4))));
   if (options.comm.channels && (*options.comm.channels < 1 || *options.comm.channels > kMaxChannels))
-    throw InputError("--channels " + std::to_string(*options.comm.channels) +
+    throw InputError(n.said_number(n.channels, std::to_string(*options.comm.channels)) +
                      ": expected 0 (as NCCL would) or 1 to " + std::to_string(kMaxChannels));
   // The sizes, counted before any runs: a step factor barely above 1 asks for millions of rows.
   std::vector<sim::Bytes> sizes;
   double size = static_cast<double>(options.min_bytes.count());
   while (size <= static_cast<double>(options.max_bytes.count()) * (1 + 1e-12)) {
     if (sizes.size() == kMaxCollectiveRows)
-      throw InputError("--step-factor " + format_number(options.step_factor) + " from " +
+      throw InputError(factor + " from " +
                        sim::format_bytes(options.min_bytes) + " to " + sim::format_bytes(options.max_bytes) +
                        " gives more than " + std::to_string(kMaxCollectiveRows) +
                        " sizes; expected a larger factor or a narrower range");

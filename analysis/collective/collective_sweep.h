@@ -11,25 +11,37 @@
 #include <string>
 #include <string_view>
 #include <vector>
-#include "sim/limits.h"
 
+#include "analysis/output/option_spelling.h"
 #include "sim/collective.h"
+#include "sim/limits.h"
 #include "topology/topology.h"
 #include "workloads/comm/comm_plan.h"
 
 namespace hybridsim::analysis {
 
-// How a refusal names the options it is about: the collective command's by default; validate's
+// How a refusal names the options it is about, every option of a request: the collective
+// command's by default (for_language: the Python module's keywords, "algorithm='tree'"); validate's
 // case file names its keys instead, each refusal starting where its key was written.
 struct CollectiveOptionNames {
   std::string algorithm = "--algorithm", protocol = "--protocol", op = "--op", gpus = "--gpus",
-              nodes = "--nodes";
+              nodes = "--nodes", channels = "--channels", min_bytes = "--min-bytes",
+              max_bytes = "--max-bytes", step_factor = "--step-factor", message_size = "--message-size",
+              reduction = "--reduction-bandwidth", fast_path = "--fast-path", max_events = "--max-events",
+              max_sim_memory = "--max-sim-memory";
   std::string algorithm_at{}, protocol_at{};  // "cases.yaml:9:7: " before them; empty on the command line
   std::string separator = " ";                // between a name and its value: ": " for a file's keys
-  // "--algorithm ring", "cases[0].collective.algorithm: ring".
+  bool python = false;                        // text values quoted as Python writes them
+  // "--algorithm ring", "algorithm='ring'", "cases[0].collective.algorithm: ring".
   std::string said(const std::string& name, std::string_view value) const {
+    return name + separator + (python ? python_repr(value) : std::string(value));
+  }
+  // "--channels 3", "channels=3".
+  std::string said_number(const std::string& name, std::string_view value) const {
     return name + separator + std::string(value);
   }
+  // Every name in `spelling`'s language: the command line's (the defaults) or Python's.
+  static CollectiveOptionNames for_language(const OptionSpelling& spelling);
 };
 
 struct CollectiveSweepOptions {

@@ -64,7 +64,8 @@ LlmPlanRequest make_llm_plan_request(const LlmPlanOptions& o) {
   LlmPlanRequest r;
   r.model = o.model;
   r.setting.model = workloads::named_transformer(o.model);
-  if (o.gpus < 1) throw InputError("--gpus: expected at least 1, got " + std::to_string(o.gpus));
+  if (o.gpus < 1)
+    throw InputError(o.spelling.name("gpus") + ": expected at least 1, got " + std::to_string(o.gpus));
   r.gpus = o.gpus;
   const std::string preset_gpu =
       o.cluster.empty() ? std::string() : std::string(topology::preset_by_name(o.cluster).gpu);
@@ -75,9 +76,10 @@ LlmPlanRequest make_llm_plan_request(const LlmPlanOptions& o) {
   r.gpu = o.gpu.empty() ? std::string() : std::string(gpu.key);
   r.cluster.preset = o.cluster.empty() ? machine_of(gpu) : o.cluster;
   build_cluster(r.cluster, 1, topology::ib_bandwidth_of(r.cluster));  // checks the preset
-  check_plan_gpus(r.cluster, o.gpus);  // before "no layout" or a candidate's cluster.nodes refusal
+  check_plan_gpus(r.cluster, o.gpus,
+                  o.spelling);  // before "no layout" or a candidate's cluster.nodes refusal
   if (o.ib_bandwidth)
-    r.cluster.links[sim::LinkKind::InfiniBand].bandwidth = ib_bandwidth_option(*o.ib_bandwidth);
+    r.cluster.links[sim::LinkKind::InfiniBand].bandwidth = ib_bandwidth_option(*o.ib_bandwidth, o.spelling);
   const workloads::TransformerCost cost = workloads::transformer_cost(
       gpu, gpu.chip == "v100" ? workloads::Precision::Fp16 : workloads::Precision::Bf16);
   r.setting.value_bytes = cost.value_bytes();
@@ -88,7 +90,7 @@ LlmPlanRequest make_llm_plan_request(const LlmPlanOptions& o) {
       .nvlink_bytes_per_second = nvlink_bytes_per_second(r.cluster.preset),
       .ib_bytes_per_second = static_cast<double>(topology::ib_bandwidth_of(r.cluster).bytes_per_second()),
       .gpus_per_machine = topology::gpus_per_machine(r.cluster)};
-  r.memory = o.memory ? memory_what_if(*o.memory)
+  r.memory = o.memory ? memory_what_if(*o.memory, o.spelling)
                       : workloads::MemoryCapacity{gpu.memory(), std::string(gpu.name) + " (--gpu)"};
   const Published pub = published(o.model);
   const auto seq = static_cast<double>(r.setting.model.sequence);
@@ -104,7 +106,7 @@ LlmPlanRequest make_llm_plan_request(const LlmPlanOptions& o) {
   r.threads = o.threads;
   // A candidate whose step would simulate past the budget is ranked by its closed form instead.
   const std::string events = o.max_events.empty() ? std::to_string(kPlanCandidateEvents) : o.max_events;
-  r.limits = limit_overlay(events, o.max_sim_memory);
+  r.limits = limit_overlay(events, o.max_sim_memory, o.spelling);
   r.events_budget_count = events == "unlimited" ? 0 : std::stoull(events);
   r.events_budget_given = o.max_events;
   // The same figure bounds what the candidates built at once hold together (limit_overlay has

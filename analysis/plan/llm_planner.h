@@ -149,6 +149,7 @@ struct LlmPlanOptions {
   int simulate = 8;
   int threads = 0;
   std::string max_events{}, max_sim_memory{};
+  OptionSpelling spelling{};  // the language refusals name these options in (--memory, memory=)
 };
 bool is_llm_plan_model(const std::string& model);
 LlmPlanRequest make_llm_plan_request(const LlmPlanOptions& options);

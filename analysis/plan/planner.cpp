@@ -287,6 +287,7 @@ PlanResult plan(const PlanRequest& request, StepCache* cache) {
   if (request.progress) run.on_progress = progress_printer(*request.progress, "plan");
   run.progress = request.progress;  // the whole run's estimate and progress with an estimated end
   run.label = "plan";
+  run.budget_knobs = study_budget_knobs(request.spelling);
   const std::size_t before = steps.simulated();
   const std::vector<StepRef> ids = steps.simulate(requests, context, run);
   result.simulated = steps.simulated() - before;
@@ -366,30 +367,32 @@ void print_plan(const PlanResult& r, std::ostream& out, int top) {
     out << (r.show_unfit ? "does not fit: " : "left out: ") << label(u.label) << ": " << u.why << "\n";
 }
 
-void check_plan_gpus(const ClusterSpec& cluster, int gpus) {
+void check_plan_gpus(const ClusterSpec& cluster, int gpus, const OptionSpelling& spelling) {
   const int per_machine = topology::gpus_per_machine(cluster);
   if (static_cast<long long>(gpus) > static_cast<long long>(per_machine) * topology::kMaxNodes)
-    throw InputError("--gpus " + std::to_string(gpus) + ": more than " + std::to_string(topology::kMaxNodes) +
-                     " " + cluster.preset + " machines of " + std::to_string(per_machine) +
-                     " GPUs hold; expected at most " +
+    throw InputError(spelling.said_number("gpus", std::to_string(gpus)) + ": more than " +
+                     std::to_string(topology::kMaxNodes) + " " + cluster.preset + " machines of " +
+                     std::to_string(per_machine) + " GPUs hold; expected at most " +
                      std::to_string(static_cast<long long>(per_machine) * topology::kMaxNodes));
 }
 
-sim::Bandwidth ib_bandwidth_option(const std::string& text) {
+sim::Bandwidth ib_bandwidth_option(const std::string& text, const OptionSpelling& spelling) {
   // 0 was refused only once a candidate's scenario was built, in the words of a --set overlay.
   return option_value(
-      "--ib-bandwidth", text, [](const std::string& s) { return sim::parse_bandwidth(s); },
+      spelling, "ib-bandwidth", text, [](const std::string& s) { return sim::parse_bandwidth(s); },
       [](sim::Bandwidth b) { return b.bytes_per_second() > 0; }, "a rate above 0");
 }
 
-void refuse_ib_bandwidth_on_one_machine(const std::string& text, const ClusterSpec& cluster, int gpus) {
+void refuse_ib_bandwidth_on_one_machine(const std::string& text, const ClusterSpec& cluster, int gpus,
+                                        const OptionSpelling& spelling) {
   // Every candidate on one machine: the rate would change nothing (as topology --fabric refuses).
   const int per_machine = topology::gpus_per_machine(cluster);
   if (gpus <= per_machine)
-    throw InputError("--ib-bandwidth " + text + ": --gpus " + std::to_string(gpus) + " fit one " +
-                     cluster.preset + " machine of " + std::to_string(per_machine) +
-                     " GPUs, so no step crosses InfiniBand; expected it left out, or --gpus above " +
-                     std::to_string(per_machine));
+    throw InputError(spelling.said("ib-bandwidth", text) + ": " +
+                     spelling.said_number("gpus", std::to_string(gpus)) + " fit one " + cluster.preset +
+                     " machine of " + std::to_string(per_machine) +
+                     " GPUs, so no step crosses InfiniBand; expected it left out, or " +
+                     spelling.name("gpus") + " above " + std::to_string(per_machine));
 }
 
 PlanRequest make_plan_request(const PlanCommandOptions& o) {
@@ -401,9 +404,14 @@ PlanRequest make_plan_request(const PlanCommandOptions& o) {
     r.profile = workloads::load_profile(o.model);
     r.profile_file = o.model;
   } else {
-    throw InputError("--model \"" + o.model +
-                     "\": unknown; expected a built-in profile (inception-v3, gnmt, biglstm), a profile file "
-                     "or a named transformer (gpt3-175b, llama3-70b, ...; workloads/README.md)");
+    // Python's plan() has no transformer planner (the command line's plan_llm_command runs it).
+    throw InputError(
+        o.spelling.quoted("model", o.model) +
+        ": unknown; expected a built-in profile (inception-v3, gnmt, biglstm), a profile file " +
+        (o.spelling.is_python()
+             ? std::string("(a named transformer such as gpt3-175b is planned by the command "
+                           "line's hybridsim plan only)")
+             : std::string("or a named transformer (gpt3-175b, llama3-70b, ...; workloads/README.md)")));
   }
   r.model = r.profile.meta.network;
   const std::string eff = workloads::canonical_network_name(r.model);
@@ -411,24 +419,29 @@ PlanRequest make_plan_request(const PlanCommandOptions& o) {
     r.curve = efficiency_curve_by_name(eff, o.variant);
     r.dataset = training_dataset_by_name(eff);
   }
-  if (o.gpus < 1) throw InputError("--gpus: expected at least 1, got " + std::to_string(o.gpus));
+  if (o.gpus < 1)
+    throw InputError(o.spelling.name("gpus") + ": expected at least 1, got " + std::to_string(o.gpus));
   r.gpus = o.gpus;
   r.cluster.preset = o.cluster;
   build_cluster(r.cluster, 1, topology::ib_bandwidth_of(r.cluster));  // checks the preset
-  check_plan_gpus(r.cluster, o.gpus);
+  check_plan_gpus(r.cluster, o.gpus, o.spelling);
   if (o.ib_bandwidth) {
-    r.cluster.links[sim::LinkKind::InfiniBand].bandwidth = ib_bandwidth_option(*o.ib_bandwidth);
-    refuse_ib_bandwidth_on_one_machine(*o.ib_bandwidth, r.cluster, r.gpus);
+    r.cluster.links[sim::LinkKind::InfiniBand].bandwidth = ib_bandwidth_option(*o.ib_bandwidth, o.spelling);
+    refuse_ib_bandwidth_on_one_machine(*o.ib_bandwidth, r.cluster, r.gpus, o.spelling);
   }
-  r.memory = o.memory ? std::optional<workloads::MemoryCapacity>(memory_what_if(*o.memory))
+  r.memory = o.memory ? std::optional<workloads::MemoryCapacity>(memory_what_if(*o.memory, o.spelling))
                       : workloads::preset_gpu_capacity(o.cluster);
   r.show_unfit = o.show_unfit;
   r.objective = parse_objective(o.objective);
   if (r.objective == PlanObjective::TimeToTrain && !r.curve)
     throw InputError("no built-in statistical-efficiency curve for network \"" + r.model +
-                     "\": use --objective throughput");
+                     "\": use " + o.spelling.said("objective", "throughput"));
+  if (o.threads < 0)
+    throw InputError(o.spelling.said_number("threads", std::to_string(o.threads)) +
+                     ": expected 0 (all cores) or positive");
   r.threads = o.threads;
-  r.limits = limit_overlay(o.max_events, o.max_sim_memory);
+  r.limits = limit_overlay(o.max_events, o.max_sim_memory, o.spelling);
+  r.spelling = o.spelling;
   return r;
 }
 

@@ -61,6 +61,7 @@ struct PlanRequest {
   bool show_unfit = false;
   // "simulation.max_events=N", "simulation.max_memory=SIZE" for every step (limit_overlay()).
   std::vector<std::string> limits{};
+  OptionSpelling spelling{};  // the language refusals name the plan's options in (--max-events, max_events=)
 };
 
 struct PlanCandidate {
@@ -111,6 +112,8 @@ struct PlanCommandOptions {
   int threads = 0;
   std::string max_events{};      // --max-events: a step's events (empty: the default cap)
   std::string max_sim_memory{};   // --max-sim-memory: a step's simulation state
+  // The language refusals name these options in: the command line's (--gpus) or Python's (gpus=).
+  OptionSpelling spelling{};
 };
 // Resolves names into a request (built-in curve and dataset of the profile's network when they
 // exist). Throws InputError for an unknown model or preset, and for time-to-train without a curve.
@@ -118,11 +121,12 @@ PlanRequest make_plan_request(const PlanCommandOptions& options);
 // The options both planners (this one and the transformer planner) read alike: --gpus within the
 // machines a cluster may have (topology::kMaxNodes of the preset's), and --ib-bandwidth, a rate
 // above 0; InputError naming the option otherwise.
-void check_plan_gpus(const ClusterSpec& cluster, int gpus);
-sim::Bandwidth ib_bandwidth_option(const std::string& text);
+void check_plan_gpus(const ClusterSpec& cluster, int gpus, const OptionSpelling& spelling = {});
+sim::Bandwidth ib_bandwidth_option(const std::string& text, const OptionSpelling& spelling = {});
 // `plan --ib-bandwidth` with --gpus that fit one machine of `cluster` (no candidate crosses
 // InfiniBand): InputError naming the option. The command's check only: a study grid's cells that fit
 // one machine keep the study's rates, which change nothing there.
-void refuse_ib_bandwidth_on_one_machine(const std::string& text, const ClusterSpec& cluster, int gpus);
+void refuse_ib_bandwidth_on_one_machine(const std::string& text, const ClusterSpec& cluster, int gpus,
+                                        const OptionSpelling& spelling = {});
 
 }  // namespace hybridsim::analysis

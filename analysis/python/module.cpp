@@ -162,6 +162,7 @@ py::dict run(const std::string& path, const std::optional<std::string>& text,
   api::RunRequest request;
   if (out) request.out = *out;
   request.write_outputs = write_outputs;
+  request.spelling = analysis::OptionSpelling::python();
   // The command line's rule (analysis/api/trace_arguments.h); a keyword left at its default ("",
   // trace_detail None) is not given.
   const auto keyword = [](const std::string& value) {
@@ -194,6 +195,7 @@ py::dict sweep(const std::string& path, const std::optional<std::string>& text,
   options.jobs = jobs;
   options.resume = resume;
   options.progress = progress;
+  options.spelling = analysis::OptionSpelling::python();
   api::SweepOutcome o;
   {
     py::gil_scoped_release nogil;
@@ -220,6 +222,7 @@ py::dict study(const std::string& path, const std::optional<std::string>& out, s
   o.memory = memory;
   o.max_events = max_events;
   o.max_sim_memory = max_sim_memory;
+  o.spelling = analysis::OptionSpelling::python();
   o.command_line = "hybridsim study " + path;
   std::ostringstream printed;
   std::filesystem::path directory;
@@ -236,6 +239,7 @@ py::dict study(const std::string& path, const std::optional<std::string>& out, s
 // Options are taken by value: a copy made with the GIL held, so that another thread changing the
 // Python object while the simulation runs cannot race with it.
 py::dict plan(analysis::PlanCommandOptions options, int top, bool progress) {
+  options.spelling = analysis::OptionSpelling::python();  // refusals say gpus=, not --gpus
   analysis::PlanResult result;
   {
     py::gil_scoped_release nogil;
@@ -267,6 +271,7 @@ py::dict plan(analysis::PlanCommandOptions options, int top, bool progress) {
 }
 
 py::dict collective(api::CollectiveRequest request) {  // a copy, as plan()'s options
+  request.names = analysis::CollectiveOptionNames::for_language(analysis::OptionSpelling::python());
   api::CollectiveReport r;
   {
     py::gil_scoped_release nogil;

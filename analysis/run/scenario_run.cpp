@@ -52,12 +52,12 @@ StepSetup step_setup(const scenarios::ResolvedScenario& r) {
   return s;
 }
 
-void check_scenario_event_floor(const scenarios::Scenario& scenario) {
+void check_scenario_event_floor(const scenarios::Scenario& scenario, const OptionSpelling& spelling) {
   try {
     check_event_floor(scenarios::load_workload_profile(scenario), scenario.simulation.max_events);
   } catch (const sim::BudgetExceeded& e) {
     throw BudgetRefusal(scenario.source + ": " +
-                        budget_error_text(e, "the step", kScenarioBudgetKnobs,
+                        budget_error_text(e, "the step", scenario_budget_knobs(spelling),
                                           scenario.communication.fast_path == sim::FastPath::Off));
   }
 }
@@ -154,7 +154,7 @@ ScenarioRun run_scenario(const scenarios::ResolvedScenario& resolved, const Scen
                         budget_error_text(e,
                                           e.cause.find("variability steps") != std::string::npos ? "the run"
                                                                                                 : "the step",
-                                          kScenarioBudgetKnobs,
+                                          scenario_budget_knobs(options.spelling),
                                           resolved.collective.fast_path == sim::FastPath::Off));
   }
 }

@@ -9,6 +9,7 @@
 #include <utility>
 #include <vector>
 
+#include "analysis/output/option_spelling.h"
 #include "analysis/step/step_runner.h"
 #include "analysis/trace/step_trace_options.h"
 #include "analysis/training/time_to_train.h"
@@ -21,6 +22,9 @@ struct ScenarioRunOptions {
   std::optional<std::filesystem::path> trace;  // write a trace here
   StepTraceOptions trace_options;
   SimulationProgress* progress = nullptr;  // progress lines of long steps (analysis/step/step_progress.h)
+  // The language a refusal for the step's caps names their options in: the command line's
+  // (--max-events N) or Python's (set={'simulation.max_events': N}).
+  OptionSpelling spelling{};
 };
 
 struct ScenarioRun {
@@ -61,7 +65,7 @@ StepSetup step_setup(const scenarios::ResolvedScenario& resolved);
 // Before its cluster is built (seconds at thousands of machines): a scenario whose worker's kernels
 // alone pass its events cap (analysis::check_event_floor) is refused as run_scenario would refuse
 // it, a BudgetRefusal naming the file, the floor and the option to raise. run and sweep's points.
-void check_scenario_event_floor(const scenarios::Scenario& scenario);
+void check_scenario_event_floor(const scenarios::Scenario& scenario, const OptionSpelling& spelling = {});
 // A simulated time past 64-bit picoseconds is an InputError naming the fields, as written, that
 // lengthen the step. A step over its simulation budget (StepConfig::limits, the scenario's
 // simulation block) is an InputError saying the estimate, the limit and how to raise it.

@@ -4,6 +4,22 @@
 
 namespace hybridsim::analysis {
 
+BudgetKnobs scenario_budget_knobs(const OptionSpelling& spelling) {
+  // Python's run() and sweep() take no caps of their own: the scenario's, overlaid with set=.
+  if (spelling.is_python())
+    return {"simulation.max_events", "simulation.max_events, e.g. set={'simulation.max_events': N}",
+            "simulation.max_memory", "simulation.max_memory, e.g. set={'simulation.max_memory': '8 GiB'}",
+            "set communication.fast_path: auto"};
+  return {"simulation.max_events", "--max-events N or simulation.max_events", "simulation.max_memory",
+          "--max-sim-memory SIZE or simulation.max_memory", "set communication.fast_path: auto"};
+}
+
+BudgetKnobs study_budget_knobs(const OptionSpelling& spelling) {
+  return {spelling.name("max-events"), spelling.takes("max-events", "N"), spelling.name("max-sim-memory"),
+          spelling.takes("max-sim-memory", spelling.is_python() ? "'SIZE'" : "SIZE"),
+          "set communication.fast_path: auto in the study file"};
+}
+
 std::string budget_error_text(const sim::BudgetExceeded& e, std::string_view what, const BudgetKnobs& knobs,
                               bool fast_path_off) {
   std::string out = e.estimate_text(what);
@@ -14,15 +30,15 @@ std::string budget_error_text(const sim::BudgetExceeded& e, std::string_view wha
         e.upper > e.estimate
             ? " to " + std::to_string(sim::BudgetExceeded::cap_at_least(e.upper)) + " or more"
             : std::string();
-    out += ", over the limit " + std::string(knobs.events_limit) + " = " +
+    out += ", over the limit " + knobs.events_limit + " = " +
            sim::BudgetExceeded::count_text(e.limit) + "; raise it" + to + " (" +
-           std::string(knobs.events_raise) + ", 0 = no limit)";
+           knobs.events_raise + ", 0 = no limit)";
   } else {
-    out += ", over the limit " + std::string(knobs.memory_limit) + " = " +
+    out += ", over the limit " + knobs.memory_limit + " = " +
            sim::format_bytes(sim::Bytes::of(static_cast<std::int64_t>(e.limit))) + "; raise it (" +
-           std::string(knobs.memory_raise) + ", 0 = no limit)";
+           knobs.memory_raise + ", 0 = no limit)";
   }
-  if (fast_path_off) out += " or " + std::string(knobs.fast_path_on);
+  if (fast_path_off) out += " or " + knobs.fast_path_on;
   return out;
 }
 

@@ -1,12 +1,13 @@
 // The words of a sim::BudgetExceeded for the one who asked (sim/budget.h): the estimate, the
 // limit as that command or file sets it, and the ways past it.
 //   catch (const sim::BudgetExceeded& e) {
-//     throw BudgetRefusal("s.yaml: " + budget_error_text(e, "the step", kScenarioBudgetKnobs, off));
+//     throw BudgetRefusal("s.yaml: " + budget_error_text(e, "the step", scenario_budget_knobs(), off));
 //   }
 #pragma once
 #include <string>
 #include <string_view>
 
+#include "analysis/output/option_spelling.h"
 #include "sim/budget.h"
 #include "sim/error.h"
 
@@ -20,23 +21,18 @@ class BudgetRefusal : public InputError {
 };
 
 // How a command sets each cap ("simulation.max_events", "--max-events N or simulation.max_events")
-// and how to turn its fast path back on.
+// and how to turn its fast path back on, in the words of the interface asked (OptionSpelling).
 struct BudgetKnobs {
-  std::string_view events_limit;  // named with the limit: "simulation.max_events"
-  std::string_view events_raise;  // "--max-events N or simulation.max_events"
-  std::string_view memory_limit;
-  std::string_view memory_raise;
-  std::string_view fast_path_on;  // "set communication.fast_path: auto"
+  std::string events_limit;  // named with the limit: "simulation.max_events"
+  std::string events_raise;  // "--max-events N or simulation.max_events"
+  std::string memory_limit;
+  std::string memory_raise;
+  std::string fast_path_on;  // "set communication.fast_path: auto"
 };
-inline constexpr BudgetKnobs kScenarioBudgetKnobs{
-    "simulation.max_events", "--max-events N or simulation.max_events", "simulation.max_memory",
-    "--max-sim-memory SIZE or simulation.max_memory", "set communication.fast_path: auto"};
+// run and sweep: the scenario's keys, and the command line's options or Python's set= overlay.
+BudgetKnobs scenario_budget_knobs(const OptionSpelling& spelling = {});
 // study and plan: their options, and the study file's fast path.
-inline constexpr BudgetKnobs kStudyBudgetKnobs{"--max-events", "--max-events N", "--max-sim-memory",
-                                               "--max-sim-memory SIZE",
-                                               "set communication.fast_path: auto in the study file"};
-inline constexpr BudgetKnobs kCollectiveBudgetKnobs{"--max-events", "--max-events N", "--max-sim-memory",
-                                                    "--max-sim-memory SIZE", "use --fast-path auto"};
+BudgetKnobs study_budget_knobs(const OptionSpelling& spelling = {});
 
 // "the step would simulate about 3.1e9 events (about 10 minutes at 5e6 events/s), over the limit
 // simulation.max_events = 2e9; raise it (--max-events N or simulation.max_events, 0 = no limit) or

@@ -85,15 +85,19 @@ void keep(FamilyBest best, std::optional<LlmPlanCandidate>& plan, std::string& n
 
 // What a cell's notes point to: the study file's keys and the study command's options, not the
 // planner's (its user cannot pass --gpus, --global-batch or --memory to a study).
-LlmPlanNames study_names() {
+LlmPlanNames study_names(const OptionSpelling& spelling) {
+  // "study --max-events" / "study(max_events=)".
+  const auto option = [&](std::string_view name) {
+    return spelling.is_python() ? "study(" + spelling.name(name) + "=)" : "study " + spelling.name(name);
+  };
   return {.gpus = "",
           .other_layout =
               "another GPU count in the study file's gpus (the batch is the model's published one, "
               "or the smallest above it with a layout; the study file cannot set it)",
           .memory = "",
-          .more_memory = "more GPUs in the study file's gpus, or a larger study --memory",
-          .max_events = "study --max-events",
-          .max_sim_memory = "study --max-sim-memory"};
+          .more_memory = "more GPUs in the study file's gpus, or a larger " + option("memory"),
+          .max_events = option("max-events"),
+          .max_sim_memory = option("max-sim-memory")};
 }
 
 // One cell: both families' best plans and their times to train. `told(k)`: k of its 3 plans done
@@ -107,8 +111,9 @@ LlmStudyCell plan_cell(const LlmStudyConfig& c, const LlmStudyRunOptions& o, Llm
   po.max_events = o.max_events;
   po.max_sim_memory = o.max_sim_memory;
   po.memory = o.memory;
+  po.spelling = o.spelling;
   LlmPlanRequest three_d = make_llm_plan_request(po);
-  three_d.names = study_names();
+  three_d.names = study_names(o.spelling);
   // Each plan's candidates simulated say how far they are (a 16,384-GPU step takes a while).
   three_d.progress = o.progress;
   const std::string label = "llm study, " + cell.model + " " + cell.cluster + " " + cell.ib + " " +

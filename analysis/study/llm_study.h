@@ -69,6 +69,7 @@ struct LlmStudyRunOptions {
   std::string max_events{};  // each candidate's budget (study --max-events); empty: the planner's
   std::string max_sim_memory{};  // the candidates' shared memory (study --max-sim-memory); likewise
   std::optional<std::string> memory{};  // each GPU's memory, a what-if (study --memory); none: the GPU's
+  OptionSpelling spelling{};            // how refusals name those options (Python's max_events=)
 };
 LlmStudyResult run_llm_study(const LlmStudyConfig& config, const LlmStudyRunOptions& options = {});
 // The table (tokens/s of each family, 3D over DP-heavy) and, per model, machine and bandwidth,

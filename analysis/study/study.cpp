@@ -249,6 +249,7 @@ StudyResult run_study(const StudyConfig& config, const StudyRunOptions& options,
   if (options.progress != nullptr) run.on_progress = progress_printer(*options.progress, "study");
   run.progress = options.progress;  // the whole run's estimate and progress with an estimated end
   run.label = "study";
+  run.budget_knobs = study_budget_knobs(options.spelling);
   const std::size_t before = cache.simulated();
   const std::vector<StepRef> ids = cache.simulate(requests, context, run);
   result.steps_simulated = cache.simulated() - before;

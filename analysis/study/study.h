@@ -127,6 +127,7 @@ struct StudyRunOptions {
   std::optional<workloads::MemoryCapacity> memory{};
   // --max-events / --max-sim-memory for every step (limit_overlay(), study_steps.h).
   std::vector<std::string> limits{};
+  OptionSpelling spelling{};  // the language refusals name those options in (Python's max_events=)
 };
 
 // Projects one simulated step under a curve: the row's time to train and speedups against the

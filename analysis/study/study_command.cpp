@@ -13,11 +13,15 @@ namespace hybridsim::analysis {
 
 std::filesystem::path run_study_command(const StudyCommandOptions& options, std::ostream& out,
                                         std::ostream* progress) {
+  // The command line refuses it as it parses (its 0 is "the file's"); Python's threads=-1 ran.
+  if (options.threads && *options.threads < 0)
+    throw InputError(options.spelling.said_number("threads", std::to_string(*options.threads)) +
+                     ": expected None (the file's or all cores) or positive");
   if (is_llm_study_file(options.scenario)) {
     LlmStudyConfig llm = load_llm_study_config(options.scenario);
     // Nothing to skip: the option was accepted and changed nothing.
     if (!options.ib_sensitivity)
-      throw InputError("--no-ib-sensitivity: " + options.scenario.string() +
+      throw InputError(options.spelling.switched_off("ib-sensitivity") + ": " + options.scenario.string() +
                        " is a transformer study, whose InfiniBand sensitivity is its ib_bandwidths list "
                        "(every rate is planned); expected the option left out, and one rate in the list");
     if (options.output) llm.output = *options.output;
@@ -26,7 +30,8 @@ std::filesystem::path run_study_command(const StudyCommandOptions& options, std:
               .threads = options.threads,
               .max_events = options.max_events,
               .max_sim_memory = options.max_sim_memory,
-              .memory = options.memory});
+              .memory = options.memory,
+              .spelling = options.spelling});
     print_llm_study(result, out);
     if (progress) *progress << "llm study: " << format_fixed(result.wall_seconds, 1) << " s\n";
     const StudyReportFiles files =
@@ -37,7 +42,7 @@ std::filesystem::path run_study_command(const StudyCommandOptions& options, std:
   }
   StudyConfig config = load_study_config(options.scenario);
   if (!options.ib_sensitivity && config.ib_factors.empty())
-    throw InputError("--no-ib-sensitivity: " + options.scenario.string() +
+    throw InputError(options.spelling.switched_off("ib-sensitivity") + ": " + options.scenario.string() +
                      " has no sensitivity.ib_factors, so there is no faster-InfiniBand re-simulation to "
                      "skip; expected the option left out");
   if (options.output) config.output = *options.output;
@@ -45,8 +50,9 @@ std::filesystem::path run_study_command(const StudyCommandOptions& options, std:
   run.progress = progress;
   run.threads = options.threads;
   run.ib_sensitivity = options.ib_sensitivity;
-  if (options.memory) run.memory = memory_what_if(*options.memory);
-  run.limits = limit_overlay(options.max_events, options.max_sim_memory);
+  if (options.memory) run.memory = memory_what_if(*options.memory, options.spelling);
+  run.limits = limit_overlay(options.max_events, options.max_sim_memory, options.spelling);
+  run.spelling = options.spelling;
   const StudyResult result = run_study(config, run);
   StudyReportOptions report;
   report.plots = options.plots;

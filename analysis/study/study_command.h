@@ -8,6 +8,8 @@
 #include <optional>
 #include <string>
 
+#include "analysis/output/option_spelling.h"
+
 namespace hybridsim::analysis {
 
 struct StudyCommandOptions {
@@ -20,6 +22,8 @@ struct StudyCommandOptions {
   std::string command_line;                     // quoted in the report ("hybridsim study ...")
   std::string max_events{};                     // --max-events for every step (empty: the default)
   std::string max_sim_memory{};                 // --max-sim-memory likewise
+  // The language refusals name these options in: the command line's (--memory) or Python's (memory=).
+  OptionSpelling spelling{};
 };
 
 // Returns the report folder; errors are thrown (InputError for bad input).

@@ -347,11 +347,11 @@ StudyConfig parse_study_config(std::string_view yaml, const std::string& source_
   return c;
 }
 
-workloads::MemoryCapacity memory_what_if(const std::string& text) {
+workloads::MemoryCapacity memory_what_if(const std::string& text, const OptionSpelling& spelling) {
   const sim::Bytes bytes = option_value(
-      "--memory", text, [](const std::string& s) { return sim::parse_bytes(s); },
+      spelling, "memory", text, [](const std::string& s) { return sim::parse_bytes(s); },
       [](sim::Bytes b) { return b.count() > 0; }, "more than 0 B");
-  return workloads::MemoryCapacity{bytes, "--memory " + text};
+  return workloads::MemoryCapacity{bytes, spelling.said("memory", text)};
 }
 
 StudyConfig load_study_config(const std::filesystem::path& path) {

@@ -12,6 +12,7 @@
 #include <string_view>
 #include <vector>
 
+#include "analysis/output/option_spelling.h"
 #include "analysis/study/study_steps.h"
 #include "analysis/training/statistical_efficiency.h"
 #include "sim/collective.h"
@@ -88,12 +89,13 @@ StudyConfig parse_study_config(std::string_view yaml, const std::string& source_
 // Reads and parses a study file (profile paths relative to the file's folder).
 StudyConfig load_study_config(const std::filesystem::path& path);
 
-// `parse(text)` for the command-line option `option`: its InputError names the option and its text
-// (`--memory "lots": bad size ...`), and so does a value of `positive(value)` false ("expected ...").
+// `parse(text)` for the option `option` ("memory", the command line's long name): its InputError
+// names the option and its text in the user's language (`--memory "lots": bad size ...`,
+// `memory='lots': bad size ...`), and so does a value of `positive(value)` false ("expected ...").
 template <class Parse, class Positive>
-auto option_value(std::string_view option, const std::string& text, Parse parse, Positive positive,
-                  std::string_view expected) {
-  const auto where = std::string(option) + " \"" + text + "\": ";
+auto option_value(const OptionSpelling& spelling, std::string_view option, const std::string& text,
+                  Parse parse, Positive positive, std::string_view expected) {
+  const auto where = spelling.quoted(option, text) + ": ";
   decltype(parse(text)) value;
   try {
     value = parse(text);
@@ -105,8 +107,8 @@ auto option_value(std::string_view option, const std::string& text, Parse parse,
 }
 
 // The `--memory SIZE` what-if of study and plan: each GPU's memory, "--memory 32 GiB" its source.
-// InputError naming --memory for a size it cannot read ("lots") or one of 0 B.
-workloads::MemoryCapacity memory_what_if(const std::string& text);
+// InputError naming --memory (Python: memory=) for a size it cannot read ("lots") or one of 0 B.
+workloads::MemoryCapacity memory_what_if(const std::string& text, const OptionSpelling& spelling = {});
 
 // Every key of a study file: the table behind the reader and analysis/README.md's reference.
 const yaml::Schema& study_schema();

@@ -65,20 +65,21 @@ std::vector<std::string> workload_overlay(const std::string& network, const std:
   return out;
 }
 
-std::vector<std::string> limit_overlay(const std::string& max_events, const std::string& max_sim_memory) {
+std::vector<std::string> limit_overlay(const std::string& max_events, const std::string& max_sim_memory,
+                                       const OptionSpelling& spelling) {
   std::vector<std::string> out;
   if (!max_events.empty()) {
     const auto n = sim::parse_whole<std::int64_t>(max_events);
     if (max_events != "unlimited" && (!n || *n < 0))
-      throw InputError("--max-events \"" + max_events +
-                       "\": expected a whole number of events (0 or unlimited: no limit)");
+      throw InputError(spelling.quoted("max-events", max_events) +
+                       ": expected a whole number of events (0 or unlimited: no limit)");
     out.push_back("simulation.max_events=" + max_events);
   }
   if (!max_sim_memory.empty()) {
     try {
       sim::parse_bytes(max_sim_memory);
     } catch (const InputError& e) {
-      throw InputError("--max-sim-memory \"" + max_sim_memory + "\": " + e.what());
+      throw InputError(spelling.quoted("max-sim-memory", max_sim_memory) + ": " + e.what());
     }
     out.push_back("simulation.max_memory=" + max_sim_memory);
   }

@@ -131,13 +131,13 @@ StepLabel label_before_resolving(const StepRequest& request, const scenarios::Sc
 // its cluster is built, named by its configuration: at 65,536 GPUs and --max-events 1 a plan spent
 // minutes placing and estimating GPUs first.
 void refuse_under_event_floor(const StepRequest& request, const scenarios::Scenario& s,
-                              const workloads::Profile& p) {
+                              const workloads::Profile& p, const BudgetKnobs& knobs) {
   try {
     check_event_floor(p, s.simulation.max_events);
   } catch (const sim::BudgetExceeded& e) {
     const bool off = s.communication.fast_path == sim::FastPath::Off;
     throw BudgetRefusal(describe(label_before_resolving(request, s)) + ": " +
-                        budget_error_text(e, "the step", kStudyBudgetKnobs, off));
+                        budget_error_text(e, "the step", knobs, off));
   }
 }
 
@@ -199,13 +199,15 @@ StepSetup setup_of(const Resolved& r) {
 }
 
 // A step over its caps, named by its configuration, with the option to raise them.
-BudgetRefusal refusal(const Resolved& r, const StepSetup& setup, const sim::BudgetExceeded& e) {
+BudgetRefusal refusal(const Resolved& r, const StepSetup& setup, const sim::BudgetExceeded& e,
+                      const BudgetKnobs& knobs) {
   return BudgetRefusal(
       describe(r.label) + ": " +
-      budget_error_text(e, "the step", kStudyBudgetKnobs, setup.collective.fast_path == sim::FastPath::Off));
+      budget_error_text(e, "the step", knobs, setup.collective.fast_path == sim::FastPath::Off));
 }
 
-StepPoint simulate_resolved(const Resolved& r, SimulationProgress* progress, bool parallel) {
+StepPoint simulate_resolved(const Resolved& r, SimulationProgress* progress, bool parallel,
+                            const BudgetKnobs& knobs) {
   const auto start = std::chrono::steady_clock::now();
   StepSetup setup = setup_of(r);
   // Steps on several threads already use the cores: a step's tree models run on its own.
@@ -214,7 +216,7 @@ StepPoint simulate_resolved(const Resolved& r, SimulationProgress* progress, boo
   try {
     result = simulate_step(setup, {.progress = progress});
   } catch (const sim::BudgetExceeded& e) {  // named by its configuration, with the option to raise
-    throw refusal(r, setup, e);
+    throw refusal(r, setup, e, knobs);
   }
   StepPoint p;
   p.id = r.id;
@@ -304,7 +306,7 @@ std::vector<StepEstimate> estimate_todo(std::vector<Resolved>& todo, const StepR
         try {
           estimates[i].check(setup.limits);
         } catch (const sim::BudgetExceeded& e) {
-          throw refusal(todo[i], setup, e);
+          throw refusal(todo[i], setup, e, options.budget_knobs);
         }
       },
       [&](std::size_t i, const InputError&) {
@@ -394,7 +396,8 @@ Ran run_todo(const std::vector<Resolved>& todo, const StepRunOptions& options, M
         StepRunProgress::Share share(whole, i);
         {
           MemoryGate::Hold hold(&gate, todo[i].memory);
-          ran.results[i] = simulate_resolved(todo[i], options.progress ? &share : nullptr, parallel);
+          ran.results[i] = simulate_resolved(todo[i], options.progress ? &share : nullptr, parallel,
+                                             options.budget_knobs);
         }
         whole.step_done(i, describe(todo[i].label));
         std::lock_guard guard(lock);
@@ -456,7 +459,7 @@ std::vector<StepRef> StepCache::simulate(const std::vector<StepRequest>& request
     try {
       if (read.unreadable[i]) std::rethrow_exception(read.unreadable[i]);
       if (const auto it = context.profiles.find(request.network); it != context.profiles.end() && it->second)
-        refuse_under_event_floor(request, *read.scenarios[i], *it->second);
+        refuse_under_event_floor(request, *read.scenarios[i], *it->second, options.budget_knobs);
       // Its cluster's topology told as a share of its GPUs: at 16,384 GPUs it takes seconds.
       PartShare share(
           resolving, [&] { return resolved; }, weights[i],

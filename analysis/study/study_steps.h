@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "analysis/output/progress_estimate.h"
+#include "analysis/step/budget_error.h"
 #include "analysis/step/step_metrics.h"
 #include "scenarios/loader/scenario.h"
 #include "sim/collective.h"
@@ -50,8 +51,10 @@ std::vector<std::string> workload_overlay(const std::string& network, const std:
                                           const workloads::GpuChoice& choice);
 // parallelism.dp, parallelism.mp and parallelism.placement (auto, layers, stacks or branches).
 // The caps of --max-events and --max-sim-memory on study and plan as overrides of every step
-// ("simulation.max_events=N"); empty texts are left out. Read, and refused naming the option, here.
-std::vector<std::string> limit_overlay(const std::string& max_events, const std::string& max_sim_memory);
+// ("simulation.max_events=N"); empty texts are left out. Read, and refused naming the option in
+// `spelling`'s language (--max-events, max_events=), here.
+std::vector<std::string> limit_overlay(const std::string& max_events, const std::string& max_sim_memory,
+                                       const OptionSpelling& spelling = {});
 std::vector<std::string> parallelism_overlay(int dp, int mp, const std::string& placement);
 // communication.algorithm, bucket_size (nullopt: not written, the DDP's default), message_size and
 // fast_path.
@@ -141,6 +144,9 @@ struct StepRunOptions {
   // others' estimates leave it too little. 0: no shared budget.
   std::vector<std::int64_t> memory{};
   std::int64_t memory_budget = 0;
+  // How a step refused for its caps names them: study's and plan's options, in the language they
+  // were given in (--max-events, Python's max_events=).
+  BudgetKnobs budget_knobs = study_budget_knobs();
 };
 
 // The placement of a worker of mp GPUs: all on one GPU at mp 1, else `partitioner`'s; InputError

@@ -16,14 +16,14 @@ namespace {
 
 // A point's estimate as its run checks it before it starts, refused past its caps in the words
 // `hybridsim run` uses (analysis/run/scenario_run.cpp); a variability run counts step 1's steps times.
-StepEstimate estimate_point(const scenarios::ResolvedScenario& resolved) {
+StepEstimate estimate_point(const scenarios::ResolvedScenario& resolved, const OptionSpelling& spelling) {
   const StepSetup setup = step_setup(resolved);
   StepEstimate e = estimate_step(setup);
   try {
     e.check(setup.limits);
   } catch (const sim::BudgetExceeded& over) {
     throw BudgetRefusal(resolved.scenario.source + ": " +
-                        budget_error_text(over, "the step", kScenarioBudgetKnobs,
+                        budget_error_text(over, "the step", scenario_budget_knobs(spelling),
                                           resolved.collective.fast_path == sim::FastPath::Off));
   }
   const auto steps = static_cast<std::uint64_t>(std::max(1, setup.variability.steps));
@@ -38,7 +38,8 @@ void check_options(const SweepOptions& options, const std::string& head) {
     throw InputError("--shard K/N needs 1 <= K <= N (got " + std::to_string(k) + "/" + std::to_string(n) +
                      ")");
   if (options.jobs < 0)
-    throw InputError("--jobs must be 0 (all cores) or positive, got " + std::to_string(options.jobs));
+    throw InputError(options.spelling.name("jobs") + " must be 0 (all cores) or positive, got " +
+                     std::to_string(options.jobs));
   const auto columns = csv_split(head);
   if (std::find(columns.begin(), columns.end(), options.plot_metric) == columns.end()) {
     std::string list;
@@ -101,7 +102,7 @@ SweepPlan plan_sweep(scenarios::ScenarioSource source, const SweepOptions& optio
   for (const scenarios::SweepPoint* p : plan.todo) {
     if (plan.rows.contains(p->index)) continue;
     try {
-      check_scenario_event_floor(plan.point_scenario(*p, options));
+      check_scenario_event_floor(plan.point_scenario(*p, options), options.spelling);
     } catch (const InputError& e) {
       named(*p, e);
     }
@@ -115,7 +116,7 @@ SweepPlan plan_sweep(scenarios::ScenarioSource source, const SweepOptions& optio
         unused_fabric[*note] += (unused_fabric[*note].empty() ? "" : ", ") + std::to_string(p->index);
       const scenarios::ResolvedScenario resolved = scenarios::resolve(point);
       training_model(point, resolved.profile.meta.network);  // refused now, not after other points ran
-      plan.estimates[p->index] = estimate_point(resolved);
+      plan.estimates[p->index] = estimate_point(resolved, options.spelling);
     } catch (const InputError& e) {
       named(*p, e);
     }

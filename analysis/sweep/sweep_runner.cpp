@@ -136,6 +136,7 @@ class PointRunner {
       if (parallel_) s.simulation.model_threads = 1;
       const scenarios::ResolvedScenario resolved = scenarios::resolve(s);
       ScenarioRunOptions how = point_trace_options(s, point, directory_);
+      how.spelling = options_.spelling;
       StepRunProgress::Share share(progress_, i);  // the point's own ticks, for the sweep's lines
       if (options_.progress && leader()) how.progress = &share;
       return {i, false, sweep_row(point, run_scenario(resolved, how))};

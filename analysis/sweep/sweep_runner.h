@@ -14,6 +14,7 @@
 #include <utility>
 #include <vector>
 
+#include "analysis/output/option_spelling.h"
 #include "scenarios/loader/scenario.h"
 
 namespace hybridsim::analysis {
@@ -29,6 +30,7 @@ struct SweepOptions {
   bool progress = true;                      // a progress line on stderr while running
   std::string plot_metric = "step_time_ms";  // column drawn against the swept parameter(s)
   SweepTeam* team = nullptr;                 // share the points with other processes (MPI)
+  OptionSpelling spelling{};                 // how refusals name the caps' options (Python's set=)
 };
 
 struct SweepOutcome {

@@ -246,13 +246,104 @@ def test_trace_step_by_keyword_and_by_the_scenario(tmp_path):
 
 def test_study_takes_max_events_as_the_command_line(tmp_path, source_dir):
     # 5,000: above the floor of 1,500 (Inception's 750 kernels), which refuses before any cluster is built.
-    with pytest.raises(hybridsim.ScenarioError, match=r"N=32 dp=32 mp=1: .* over the limit --max-events = 5000"):
+    with pytest.raises(hybridsim.ScenarioError, match=r"N=32 dp=32 mp=1: .* over the limit max_events = 5000; .*"
+                                                      r"\(max_events=N, 0 = no limit\)"):
         hybridsim.study(os.path.join(source_dir, "scenarios/study/ci.yaml"), out=tmp_path / "s", threads=1,
                         plots=False, max_events="5000")
 
 
 def test_plan_takes_max_events_and_max_sim_memory_as_the_command_line():
-    with pytest.raises(hybridsim.ScenarioError, match=r"over the limit --max-events = 1000"):
+    # In Python's words (issue 31): the keyword, not the command line's --max-events.
+    with pytest.raises(hybridsim.ScenarioError, match=r"over the limit max_events = 1000; raise it \(max_events=N"):
         hybridsim.plan("gnmt", 16, max_events="1000")
-    with pytest.raises(hybridsim.ScenarioError, match=r"--max-sim-memory"):
+    with pytest.raises(hybridsim.ScenarioError, match=r"over the limit max_sim_memory = 1 kB; "
+                                                      r"raise it \(max_sim_memory='SIZE'"):
         hybridsim.plan("gnmt", 16, max_sim_memory="1 kB")
+
+
+# Each entry point's refusals in Python's words (issue 31): the keyword as the user wrote it
+# (`min_bytes='lots'`), never the command line's `--min-bytes`. A value of the wrong type is a
+# TypeError naming the keyword (pybind11's listed the native signatures); a value the library cannot
+# use is a ScenarioError (a ValueError), BudgetError for a cap.
+_STUDY = "scenarios/study/ci.yaml"
+
+
+@pytest.mark.parametrize("call, error, starts", [
+    (lambda: hybridsim.collective("dgx1-v100", algorithm="x"), hybridsim.ScenarioError,
+     "algorithm='x': unknown all-reduce algorithm"),
+    (lambda: hybridsim.collective("dgx1-v100", min_bytes="lots"), hybridsim.ScenarioError,
+     "min_bytes='lots': bad size"),
+    (lambda: hybridsim.collective("dgx1-v100", min_bytes="1 MiB", max_bytes="4 B"), hybridsim.ScenarioError,
+     "min_bytes='1 MiB' is above max_bytes='4 B'; expected min_bytes <= max_bytes"),
+    (lambda: hybridsim.collective("dgx1-v100", max_bytes="4 TiB"), hybridsim.ScenarioError,
+     "max_bytes='4 TiB' is beyond 1 TiB"),
+    (lambda: hybridsim.collective("dgx1-v100", max_events="x"), hybridsim.ScenarioError,
+     "max_events='x': expected a whole number"),
+    (lambda: hybridsim.collective("dgx1-v100", max_sim_memory="lots"), hybridsim.ScenarioError,
+     "max_sim_memory='lots': bad size"),
+    (lambda: hybridsim.collective("dgx1-v100", channels=999), hybridsim.ScenarioError, "channels=999: expected"),
+    (lambda: hybridsim.collective("dgx1-v100", channels=-1), hybridsim.ScenarioError, "channels=-1: expected"),
+    (lambda: hybridsim.collective("dgx1-v100", protocol="x"), hybridsim.ScenarioError,
+     "protocol='x': unknown protocol"),
+    (lambda: hybridsim.collective("dgx1-v100", message_size="0 B"), hybridsim.ScenarioError,
+     "message_size='0 B': expected a size above 0 B"),
+    (lambda: hybridsim.collective("dgx1-v100", reduction="x"), hybridsim.ScenarioError, "reduction='x': bad"),
+    (lambda: hybridsim.collective("dgx1-v100", step_factor=1), hybridsim.ScenarioError,
+     "step_factor=1: expected a factor above 1"),
+    (lambda: hybridsim.collective("dgx1-v100", fast_path="x"), hybridsim.ScenarioError, "fast_path='x': unknown"),
+    (lambda: hybridsim.collective("dgx1-v100", op="x"), hybridsim.ScenarioError, "op='x': unknown collective"),
+    (lambda: hybridsim.collective("dgx1-v100", gpus="x"), hybridsim.ScenarioError, "gpus='x': GPU list"),
+    (lambda: hybridsim.collective("dgx1-v100", op="allgather", algorithm="tree"), hybridsim.ScenarioError,
+     "algorithm='tree' applies only to all-reduce (op='allreduce')"),
+    (lambda: hybridsim.collective("dgx1-v100", max_events=10, fast_path="off", max_bytes="8 B"),
+     hybridsim.BudgetError, "the all-reduce of 8 B"),
+    (lambda: hybridsim.collective("dgx1-v100", channels="x"), TypeError,
+     "collective(): channels='x': expected"),
+    (lambda: hybridsim.collective("dgx1-v100", nodes=None), TypeError, "collective(): nodes=None: expected"),
+    (lambda: hybridsim.collective(""), hybridsim.ScenarioError, "topology='' is empty"),
+    (lambda: hybridsim.plan("gnmt", 16, memory="lots"), hybridsim.ScenarioError, "memory='lots': bad size"),
+    (lambda: hybridsim.plan("gnmt", 16, memory=""), hybridsim.ScenarioError, "memory='' is empty"),
+    (lambda: hybridsim.plan("gnmt", "x"), TypeError, "plan(): gpus='x': expected a whole number of GPUs"),
+    (lambda: hybridsim.plan("gnmt", 100000000), hybridsim.ScenarioError, "gpus=100000000: more than 8192"),
+    (lambda: hybridsim.plan("nope"), hybridsim.ScenarioError, "model='nope': unknown"),
+    (lambda: hybridsim.plan("gnmt", 16, ib_bandwidth="x"), hybridsim.ScenarioError, "ib_bandwidth='x': bad"),
+    (lambda: hybridsim.plan("gnmt", 8, ib_bandwidth="100 Gb/s"), hybridsim.ScenarioError,
+     "ib_bandwidth='100 Gb/s': gpus=8 fit one dgx1-v100 machine"),
+    (lambda: hybridsim.plan("gnmt", threads=-1), hybridsim.ScenarioError, "threads=-1: expected"),
+    (lambda: hybridsim.plan("gnmt", top=0), hybridsim.ScenarioError, "top=0: expected at least 1"),
+    (lambda: hybridsim.plan("gnmt", max_events="x"), hybridsim.ScenarioError, "max_events='x': expected"),
+    (lambda: hybridsim.plan("gnmt", max_sim_memory="x"), hybridsim.ScenarioError, "max_sim_memory='x': bad"),
+    (lambda: hybridsim.plan(None), TypeError, "plan(): model=None: expected"),
+    (lambda: hybridsim.study(_STUDY, memory="lots"), hybridsim.ScenarioError, "memory='lots': bad size"),
+    (lambda: hybridsim.study(_STUDY, max_events="x"), hybridsim.ScenarioError, "max_events='x': expected"),
+    (lambda: hybridsim.study(_STUDY, max_sim_memory="x"), hybridsim.ScenarioError, "max_sim_memory='x': bad"),
+    (lambda: hybridsim.study(_STUDY, threads=-1), hybridsim.ScenarioError, "threads=-1: expected"),
+    (lambda: hybridsim.study(_STUDY, threads="x"), TypeError, "study(): threads='x': expected"),
+    (lambda: hybridsim.study(None), TypeError, "study(): study_file=None: expected"),
+    (lambda: hybridsim.run(GNMT_DP8, trace="t.json", trace_detail="x"), hybridsim.ScenarioError,
+     "trace_detail: trace detail \"x\""),
+    (lambda: hybridsim.run(GNMT_DP8, trace="t.json", trace_window="x"), hybridsim.ScenarioError,
+     "trace_window: time window \"x\""),
+    (lambda: hybridsim.run(GNMT_DP8, trace="t.json", trace_gpus="x"), hybridsim.ScenarioError,
+     "trace_gpus: GPU list \"x\""),
+    (lambda: hybridsim.run(GNMT_DP8, trace="t.json", trace_step="x"), hybridsim.ScenarioError,
+     "trace_step: trace step \"x\""),
+    (lambda: hybridsim.run(GNMT_DP8, trace=""), hybridsim.ScenarioError, "trace='' is empty"),
+    (lambda: hybridsim.run(GNMT_DP8, out=""), hybridsim.ScenarioError, "out='' is empty"),
+    (lambda: hybridsim.run(GNMT_DP8, trace_gzip="yes"), TypeError, "run(): trace_gzip='yes': expected True"),
+    (lambda: hybridsim.run(GNMT_DP8, set={"simulation.max_events": 1000, "communication.fast_path": "off"}),
+     hybridsim.BudgetError, "scenarios/dgx1/gnmt-dp8.yaml: the step would simulate"),
+    (lambda: hybridsim.sweep(NVLINK_SWEEP, jobs=-1), hybridsim.ScenarioError, "jobs must be 0"),
+    (lambda: hybridsim.sweep(NVLINK_SWEEP, jobs="x"), TypeError, "sweep(): jobs='x': expected"),
+    (lambda: hybridsim.sweep(NVLINK_SWEEP, set={"simulation.max_events": 1000}), hybridsim.BudgetError,
+     "sweep point 0"),
+    (lambda: hybridsim.topology("dgx1-v100", route="x"), TypeError, "topology(): route='x': expected"),
+    (lambda: hybridsim.topology("dgx1-v100", nodes="2"), TypeError, "topology(): nodes='2': expected"),
+])
+def test_each_refusal_names_the_python_keyword_not_an_option(call, error, starts):
+    # Each is refused before anything is simulated or written (the trace file "t.json" included).
+    with pytest.raises(error) as caught:
+        call()
+    message = str(caught.value)
+    assert starts in message, message
+    assert "--" not in message, message

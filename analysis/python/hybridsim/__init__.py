@@ -80,6 +80,53 @@ def _native_call(function: Callable, *args, **kwargs):
         raise InternalError(str(e)) from None
 
 
+# Keywords of a wrong type are refused here, naming the keyword as the library's refusals do
+# (`plan(): gpus='x': expected a whole number of GPUs (an int)`), with TypeError as Python's own
+# functions raise; a value of the right type the library cannot use is its ScenarioError
+# (`memory='lots': bad size ...`). pybind11's TypeError listed the native signatures instead.
+def _whole(function: str, keyword: str, value: Any, what: str) -> int:
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise TypeError(f"{function}(): {keyword}={value!r}: expected {what} (an int)")
+    return value
+
+
+def _number(function: str, keyword: str, value: Any, what: str) -> float:
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise TypeError(f"{function}(): {keyword}={value!r}: expected {what} (a number)")
+    return float(value)
+
+
+def _flag(function: str, keyword: str, value: Any) -> bool:
+    if not isinstance(value, bool):
+        raise TypeError(f"{function}(): {keyword}={value!r}: expected True or False")
+    return value
+
+
+def _text(function: str, keyword: str, value: Any, what: str, optional: bool = False) -> Optional[str]:
+    """A str (or None where `optional`); an empty one is refused as the command line refuses an
+    empty option (an unset variable would otherwise mean "the default")."""
+    if value is None and optional:
+        return None
+    if not isinstance(value, str):
+        raise TypeError(f"{function}(): {keyword}={value!r}: expected {what} (a str"
+                        f"{', or None' if optional else ''})")
+    if value == "":
+        raise ScenarioError(f"{keyword}='' is empty; expected {what}" + (" or None" if optional else ""))
+    return value
+
+
+def _path(function: str, keyword: str, value: Any, what: str) -> Optional[str]:
+    """A file or folder: a str or os.PathLike, not empty; None: not given."""
+    if value is None:
+        return None
+    if not isinstance(value, (str, os.PathLike)):
+        raise TypeError(f"{function}(): {keyword}={value!r}: expected {what} (a str or os.PathLike, or None)")
+    text = os.fspath(value)
+    if text == "":
+        raise ScenarioError(f"{keyword}='' is empty; expected {what} or None")
+    return text
+
+
 def _overlay_value(value: Any) -> str:
     if isinstance(value, bool):
         return "true" if value else "false"
@@ -258,11 +305,21 @@ def run(scenario: Scenario, set: Overlay = None, *, out: Union[None, str, os.Pat
     workload, training, parallelism, pipeline: a transformer's fields (hybridsim/transformer.py),
     overlaid after `set`."""
     path, text, base_dir = _scenario(scenario)
+    if not (progress is None or isinstance(progress, bool) or callable(progress)):
+        raise TypeError(f"run(): progress={progress!r}: expected True, False, None or a callable")
     callback = _progress_printer if progress is True else (progress or None)
     overlays = _overlays(set) + _sections(workload, training, parallelism, pipeline)
+    out = _path("run", "out", out, "a folder for the outputs")
+    trace = _path("run", "trace", trace, "a file for the trace")
+    trace_detail = _text("run", "trace_detail", trace_detail, "kernels, steps or messages", optional=True)
+    for keyword, value in (("trace_gpus", trace_gpus), ("trace_window", trace_window)):
+        if not isinstance(value, str):
+            raise TypeError(f"run(): {keyword}={value!r}: expected a str ('' for none)")
+    _flag("run", "trace_gzip", trace_gzip)
+    if isinstance(trace_step, bool) or not isinstance(trace_step, (str, int)):
+        raise TypeError(f"run(): trace_step={trace_step!r}: expected 'first', 'slowest' or a step number (an int)")
     request = dict(path=path, text=text, set=overlays, base_dir=base_dir,
-                   out=None if out is None else os.fspath(out), write_outputs=out is not None,
-                   trace=None if trace is None else os.fspath(trace), trace_detail=trace_detail,
+                   out=out, write_outputs=out is not None, trace=trace, trace_detail=trace_detail,
                    trace_gpus=trace_gpus, trace_window=trace_window, trace_gzip=trace_gzip,
                    trace_step=str(trace_step), progress=callback)
     figures = _native_call(_native.run, **request)
@@ -293,9 +350,22 @@ def sweep(scenario: Scenario, set: Overlay = None, *, jobs: int = 0, out: Union[
     workload, training, parallelism, pipeline as run()'s."""
     path, text, base_dir = _scenario(scenario)
     overlays = _overlays(set) + _sections(workload, training, parallelism, pipeline)
-    result = _native_call(_native.sweep, path, text, overlays, base_dir,
-                          None if out is None else os.fspath(out), jobs, resume, progress)
+    jobs = _whole("sweep", "jobs", jobs, "points at once, 0 for all cores")
+    out = _path("sweep", "out", out, "a folder for the results")
+    resume, progress = _flag("sweep", "resume", resume), _flag("sweep", "progress", progress)
+    result = _native_call(_native.sweep, path, text, overlays, base_dir, out, jobs, resume, progress)
     return _table(result["csv"], directory=result["directory"], plot=result["plot"], notes=result["notes"])
+
+
+def _limits(function: str, max_events: Any, max_sim_memory: Any) -> tuple:
+    """max_events as an int or its text ("unlimited"), max_sim_memory as a size's text; "" the default."""
+    if isinstance(max_events, bool) or not isinstance(max_events, (int, str)):
+        raise TypeError(f"{function}(): max_events={max_events!r}: expected a whole number of events "
+                        "(an int, or 'unlimited'; '' the default)")
+    if not isinstance(max_sim_memory, str):
+        raise TypeError(f"{function}(): max_sim_memory={max_sim_memory!r}: expected a size such as '8 GiB' "
+                        "(a str; '' the default)")
+    return str(max_events), max_sim_memory
 
 
 @dataclasses.dataclass(frozen=True)
@@ -310,8 +380,18 @@ def study(study_file: Union[str, os.PathLike], *, out: Union[None, str, os.PathL
           progress: bool = False) -> StudyResult:
     """The hybrid-vs-DP study of a study file (`hybridsim study`): writes its report folder.
     max_events, max_sim_memory: each step's caps (`--max-events`, `--max-sim-memory`; "" the default)."""
-    result = _native_call(_native.study, os.fspath(study_file), None if out is None else os.fspath(out),
-                          threads, plots, ib_sensitivity, memory, str(max_events), max_sim_memory, progress)
+    study_file = _path("study", "study_file", study_file, "a study file")
+    if study_file is None:
+        raise TypeError("study(): study_file=None: expected a study file (a str or os.PathLike)")
+    out = _path("study", "out", out, "a folder for the report")
+    if threads is not None:
+        _whole("study", "threads", threads, "simulations at once, 0 for all cores, None for the file's")
+    plots, ib_sensitivity = _flag("study", "plots", plots), _flag("study", "ib_sensitivity", ib_sensitivity)
+    memory = _text("study", "memory", memory, "each GPU's memory such as '32 GiB'", optional=True)
+    max_events, max_sim_memory = _limits("study", max_events, max_sim_memory)
+    progress = _flag("study", "progress", progress)
+    result = _native_call(_native.study, study_file, out, threads, plots, ib_sensitivity, memory, max_events,
+                          max_sim_memory, progress)
     return StudyResult(**result)
 
 
@@ -327,12 +407,63 @@ def plan(model: str, gpus: int = 8, *, cluster: str = "dgx1-v100", objective: st
          max_sim_memory: str = "", progress: bool = False) -> PlanResult:
     """The fastest dp × mp, placement, buckets and algorithm for a model on `gpus` GPUs (`hybridsim plan`);
     max_events, max_sim_memory: each step's caps (`--max-events`, `--max-sim-memory`; "" the default)."""
+    model = _text("plan", "model", model, "gnmt, inception-v3, biglstm or a profile file")
+    gpus = _whole("plan", "gpus", gpus, "a whole number of GPUs")
+    cluster = _text("plan", "cluster", cluster, "a machine preset such as 'dgx1-v100'")
+    objective = _text("plan", "objective", objective, "'time-to-train' or 'throughput'")
+    variant = _text("plan", "variant", variant, "a statistical-efficiency curve variant such as 'default'")
+    ib_bandwidth = _text("plan", "ib_bandwidth", ib_bandwidth, "a rate such as '200 Gb/s'", optional=True)
+    memory = _text("plan", "memory", memory, "each GPU's memory such as '32 GiB'", optional=True)
+    show_unfit = _flag("plan", "show_unfit", show_unfit)
+    threads = _whole("plan", "threads", threads, "simulations at once, 0 for all cores")
+    top = _whole("plan", "top", top, "configurations to print")
+    if top < 1:
+        raise ScenarioError(f"top={top}: expected at least 1 configuration to print")
+    max_events, max_sim_memory = _limits("plan", max_events, max_sim_memory)
+    progress = _flag("plan", "progress", progress)
     options = _native.PlanOptions()
     options.model, options.gpus, options.cluster, options.objective = model, gpus, cluster, objective
     options.variant, options.ib_bandwidth, options.memory = variant, ib_bandwidth, memory
     options.show_unfit, options.threads = show_unfit, threads
-    options.max_events, options.max_sim_memory = str(max_events), max_sim_memory
+    options.max_events, options.max_sim_memory = max_events, max_sim_memory
     return PlanResult(**_native_call(_native.plan, options, top, progress))
+
+
+def _collective_text(what: str, may_be_empty: bool = False):
+    def check(keyword: str, value: Any) -> str:
+        if may_be_empty and value == "":
+            return value
+        return _text("collective", keyword, value, what)
+    return check
+
+
+def _collective_events(keyword: str, value: Any) -> str:
+    if isinstance(value, bool) or not isinstance(value, (int, str)):
+        raise TypeError(f"collective(): {keyword}={value!r}: expected a whole number of events "
+                        "(an int, or 'unlimited')")
+    return str(value)
+
+
+# collective()'s keywords, each with the check of its type (the library reads the values).
+_COLLECTIVE_KEYWORDS = {
+    "topology": _collective_text("a preset name such as 'dgx1-v100' or a topology YAML file"),
+    "op": _collective_text("allreduce, reducescatter, allgather, broadcast or alltoall"),
+    "nodes": lambda k, v: _whole("collective", k, v, "machines"),
+    "gpus": _collective_text("GPU ranks such as '0-3,8' ('' for every GPU)", may_be_empty=True),
+    "gpus_per_node": lambda k, v: _whole("collective", k, v, "GPUs per machine, 0 for the preset's"),
+    "algorithm": _collective_text("auto, ring, tree or hierarchical"),
+    "protocol": _collective_text("auto, ll, ll128, simple or ideal"),
+    "fast_path": _collective_text("auto, bounded or off"),
+    "channels": lambda k, v: _whole("collective", k, v, "channels, 0 as NCCL would"),
+    "pcie_only": lambda k, v: _flag("collective", k, v),
+    "message_size": _collective_text("a size such as '512 KiB'"),
+    "reduction": _collective_text("a rate such as '100 GB/s'"),
+    "min_bytes": _collective_text("a size such as '8 B'"),
+    "max_bytes": _collective_text("a size such as '256 MiB'"),
+    "step_factor": lambda k, v: _number("collective", k, v, "a factor above 1"),
+    "max_events": _collective_events,
+    "max_sim_memory": _collective_text("a size such as '8 GiB', or 'unlimited'"),
+}
 
 
 def collective(topology: str, *, op: str = "allreduce", nodes: int = 1, gpus: str = "", **options):
@@ -341,11 +472,11 @@ def collective(topology: str, *, op: str = "allreduce", nodes: int = 1, gpus: st
     algorithm, protocol, channels, min_bytes="8 B", max_bytes="256 MiB", step_factor, message_size,
     reduction, fast_path, pcie_only, gpus_per_node, max_events, max_sim_memory."""
     request = _native.CollectiveRequest()
-    request.topology, request.op, request.nodes, request.gpus = topology, op, nodes, gpus
-    for name, value in options.items():
-        if not hasattr(request, name):
+    given = dict(options, topology=topology, op=op, nodes=nodes, gpus=gpus)
+    for name, value in given.items():
+        if name not in _COLLECTIVE_KEYWORDS:
             raise TypeError(f"collective() got an unexpected option {name!r}")
-        setattr(request, name, value)
+        setattr(request, name, _COLLECTIVE_KEYWORDS[name](name, value))
     result = _native_call(_native.collective, request)
     return _table(result["csv"], title=result["title"], table=result["table"], json=result["json"])
 
@@ -354,9 +485,20 @@ def topology(preset_or_file: str, *, nodes: int = 1, gpus_per_node: int = 0, fab
              oversubscription: float = 1.0, route: Optional[tuple] = None, rings: bool = False,
              pcie_only: bool = False, dot: Union[None, str, os.PathLike] = None) -> str:
     """Devices, links, per-GPU bandwidth, and on request a route and the rings (`hybridsim topology`)."""
+    preset_or_file = _text("topology", "preset_or_file", preset_or_file,
+                           "a preset name such as 'dgx1-v100' or a topology YAML file")
+    nodes = _whole("topology", "nodes", nodes, "machines")
+    gpus_per_node = _whole("topology", "gpus_per_node", gpus_per_node, "GPUs per machine, 0 for the preset's")
+    fabric = _text("topology", "fabric", fabric, "'fat-tree' or 'rail-optimized'")
+    oversubscription = _number("topology", "oversubscription", oversubscription, "a ratio of 1 or more")
+    if route is not None and (not isinstance(route, (tuple, list)) or len(route) != 2 or
+                              any(isinstance(g, bool) or not isinstance(g, int) for g in route)):
+        raise TypeError(f"topology(): route={route!r}: expected two GPU ranks such as (0, 5), or None")
+    rings, pcie_only = _flag("topology", "rings", rings), _flag("topology", "pcie_only", pcie_only)
+    dot = _path("topology", "dot", dot, "a Graphviz file to write")
     request = _native.TopologyRequest()
     request.topology, request.nodes, request.gpus_per_node = preset_or_file, nodes, gpus_per_node
-    request.fabric, request.oversubscription, request.route = fabric, oversubscription, route
-    request.rings, request.pcie_only = rings, pcie_only
-    request.dot = None if dot is None else os.fspath(dot)
+    request.fabric, request.oversubscription = fabric, oversubscription
+    request.route = None if route is None else tuple(route)
+    request.rings, request.pcie_only, request.dot = rings, pcie_only, dot
     return _native_call(_native.topology, request)

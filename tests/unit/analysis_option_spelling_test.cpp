@@ -1,0 +1,108 @@
+// How refusals name the options a user gave (analysis/output/option_spelling.h): the command line's
+// `--min-bytes "lots"`, the Python module's `min_bytes='lots'`, and the collective request's every
+// option named through CollectiveOptionNames in either language (issue 31).
+#include <doctest/doctest.h>
+
+#include <string>
+
+#include "analysis/api/collective_request.h"
+#include "analysis/collective/collective_sweep.h"
+#include "analysis/output/option_spelling.h"
+#include "analysis/plan/planner.h"
+#include "analysis/study/study_config.h"
+#include "sim/error.h"
+
+using namespace hybridsim;
+using analysis::OptionSpelling;
+
+TEST_CASE("option spelling: the command line's options and Python's keywords, each with its value") {
+  const OptionSpelling cli = OptionSpelling::command_line(), py = OptionSpelling::python();
+  CHECK(cli.name("max-events") == "--max-events");
+  CHECK(py.name("max-events") == "max_events");
+  // collective(reduction=...) is the command line's --reduction-bandwidth.
+  CHECK(cli.name("reduction-bandwidth") == "--reduction-bandwidth");
+  CHECK(py.name("reduction-bandwidth") == "reduction");
+  CHECK(cli.quoted("memory", "lots") == "--memory \"lots\"");
+  CHECK(py.quoted("memory", "lots") == "memory='lots'");
+  CHECK(cli.said("algorithm", "tree") == "--algorithm tree");
+  CHECK(py.said("algorithm", "tree") == "algorithm='tree'");
+  CHECK(cli.said_number("gpus", "64") == "--gpus 64");
+  CHECK(py.said_number("gpus", "64") == "gpus=64");
+  CHECK(cli.takes("max-events", "N") == "--max-events N");
+  CHECK(py.takes("max-events", "N") == "max_events=N");
+  CHECK(cli.switched_off("ib-sensitivity") == "--no-ib-sensitivity");
+  CHECK(py.switched_off("ib-sensitivity") == "ib_sensitivity=False");
+  // As repr() writes a str: single quotes, double ones around a text holding a single quote.
+  CHECK(analysis::python_repr("it's") == "\"it's\"");
+  CHECK(analysis::python_repr("a'\"b") == "'a\\'\"b'");
+}
+
+TEST_CASE("option spelling: every option of a collective request is named in the language it came in") {
+  const auto py = analysis::CollectiveOptionNames::for_language(OptionSpelling::python());
+  const auto cli = analysis::CollectiveOptionNames::for_language(OptionSpelling::command_line());
+  CHECK(cli.said(cli.algorithm, "tree") == "--algorithm tree");
+  CHECK(py.said(py.algorithm, "tree") == "algorithm='tree'");
+  CHECK(py.said_number(py.channels, "3") == "channels=3");
+  const std::string py_names[] = {py.algorithm,   py.protocol,      py.op,        py.gpus,
+                                  py.nodes,       py.channels,      py.min_bytes, py.max_bytes,
+                                  py.step_factor, py.message_size,  py.reduction, py.fast_path,
+                                  py.max_events,  py.max_sim_memory};
+  for (const std::string& name : py_names) CHECK(name.find("--") == std::string::npos);
+  CHECK(py.reduction == "reduction");
+  CHECK(cli.reduction == "--reduction-bandwidth");
+  // A request's refusals, for each kind of field: a name, a size, a number, a limit, a budget.
+  api::CollectiveRequest r{.topology = "dgx1-v100"};
+  r.names = py;
+  const auto refused = [](api::CollectiveRequest request) {
+    try {
+      api::collective(request);
+    } catch (const InputError& e) {
+      return std::string(e.what());
+    }
+    return std::string("not refused");
+  };
+  api::CollectiveRequest bad = r;
+  bad.algorithm = "x";
+  CHECK(refused(bad).starts_with("algorithm='x': unknown all-reduce algorithm"));
+  bad = r;
+  bad.min_bytes = "lots";
+  CHECK(refused(bad).starts_with("min_bytes='lots': bad size"));
+  bad = r;
+  bad.channels = -1;
+  CHECK(refused(bad) == "channels=-1: expected 0 (automatic) or positive");
+  bad = r;
+  bad.max_events = "x";
+  CHECK(refused(bad).starts_with("max_events='x': expected a whole number"));
+  bad = r;
+  bad.min_bytes = "1 MiB";
+  bad.max_bytes = "4 B";
+  CHECK(refused(bad) == "min_bytes='1 MiB' is above max_bytes='4 B'; expected min_bytes <= max_bytes");
+  // The budget's own words: 8 B over 8 GPUs of a DGX-1 in full takes 1,344 events, over a cap of 10.
+  bad = r;
+  bad.min_bytes = bad.max_bytes = "8 B";
+  bad.max_events = "10";
+  bad.fast_path = "off";
+  CHECK(refused(bad).ends_with("over the limit max_events = 10; raise it (max_events=N, 0 = no limit) or use "
+                               "fast_path='auto'"));
+  // The command line's words are unchanged.
+  api::CollectiveRequest cli_bad{.topology = "dgx1-v100", .algorithm = "x"};
+  CHECK(refused(cli_bad).starts_with("--algorithm \"x\": unknown all-reduce algorithm"));
+}
+
+TEST_CASE("option spelling: plan's and study's options in Python's words") {
+  const OptionSpelling py = OptionSpelling::python();
+  CHECK_THROWS_WITH_AS(analysis::memory_what_if("lots", py), doctest::Contains("memory='lots': bad size"),
+                       InputError);
+  CHECK(analysis::memory_what_if("32 GiB", py).source == "memory='32 GiB'");
+  CHECK_THROWS_WITH_AS(analysis::limit_overlay("x", "", py),
+                       "max_events='x': expected a whole number of events (0 or unlimited: no limit)",
+                       InputError);
+  CHECK_THROWS_WITH_AS(analysis::make_plan_request({.model = "gnmt", .gpus = 100000000, .spelling = py}),
+                       doctest::Contains("gpus=100000000: more than 8192"), InputError);
+  CHECK_THROWS_WITH_AS(analysis::make_plan_request({.model = "gnmt", .threads = -1, .spelling = py}),
+                       "threads=-1: expected 0 (all cores) or positive", InputError);
+  const analysis::BudgetKnobs knobs = analysis::study_budget_knobs(py);
+  CHECK(knobs.events_raise == "max_events=N");
+  CHECK(knobs.memory_raise == "max_sim_memory='SIZE'");
+  CHECK(analysis::study_budget_knobs().events_raise == "--max-events N");
+}
