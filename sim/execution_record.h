@@ -18,6 +18,8 @@
 namespace hybridsim::sim {
 
 class ExecutionRecord {
+  struct Entry;  // below
+
  public:
   struct TaskRef {
     std::uint32_t stream = 0;
@@ -47,6 +49,23 @@ class ExecutionRecord {
   std::optional<TaskRef> released_by(std::uint32_t stream, std::uint32_t task) const;
   // A kernel: how much longer it ran than alone on its GPU (zero without contention).
   Time slowed(std::uint32_t stream, std::uint32_t task) const;
+
+  // Stream s's entries, for a reader that walks every task of a stream (step metrics, the critical
+  // path's check): one lookup of the stream's place, where each accessor above looks it up again
+  // (the compiler cannot keep it across a reader's own stores). Valid while the record lives.
+  class Stream {
+   public:
+    bool has_run(std::uint32_t task) const { return entries_[task].ended > 0; }
+    Time reached(std::uint32_t task) const { return Time::ps(entries_[task].reached - 1); }
+    Time ended(std::uint32_t task) const { return Time::ps(entries_[task].ended - 1); }
+    Time slowed(std::uint32_t task) const { return Time::ps(entries_[task].aux); }
+
+   private:
+    friend class ExecutionRecord;
+    explicit Stream(const Entry* entries) : entries_(entries) {}
+    const Entry* entries_;
+  };
+  Stream stream(std::uint32_t s) const { return Stream(entries_.get() + offset_[s]); }
 
   // For the executor.
   void set_reached(std::uint32_t stream, std::uint32_t task, Time t) {

@@ -296,7 +296,8 @@ StreamExecutor::Rate StreamExecutor::rate_of(const GpuState& gpu, const GpuResou
   return {peak, demand};
 }
 
-void StreamExecutor::start_kernel(std::uint32_t s, const Task& t) {
+// Inlined into advance, its one caller (once a kernel).
+[[gnu::always_inline]] inline void StreamExecutor::start_kernel(std::uint32_t s, const Task& t) {
   StreamState& st = streams_[s];
   const GpuProgram& program = programs_[st.gpu];
   double scale = program.compute_scale;

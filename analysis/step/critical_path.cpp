@@ -52,9 +52,13 @@ std::optional<std::uint32_t> last_stream(const std::vector<const sim::StreamProg
                                          const Member& member) {
   if (streams.size() != record.stream_count())
     throw InternalError("critical path: the record is of another program");
-  for (std::uint32_t k = 0; k < streams.size(); ++k)
-    for (std::uint32_t i = 0; i < streams[k]->tasks.size() && !member(k); ++i)
-      if (!record.has_run(k, i)) throw InternalError("critical path: a task of the step never ran");
+  for (std::uint32_t k = 0; k < streams.size(); ++k) {
+    if (member(k)) continue;
+    const sim::ExecutionRecord::Stream entries = record.stream(k);
+    const auto n = static_cast<std::uint32_t>(streams[k]->tasks.size());
+    for (std::uint32_t i = 0; i < n; ++i)
+      if (!entries.has_run(i)) throw InternalError("critical path: a task of the step never ran");
+  }
   for (std::uint32_t k = 0; k < streams.size(); ++k) {
     const auto n = static_cast<std::uint32_t>(streams[k]->tasks.size());
     if (n > 0 && !member(k) && record.ended(k, n - 1) == step_time) return k;

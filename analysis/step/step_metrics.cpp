@@ -65,23 +65,38 @@ struct GpuIntervals {
   }
 };
 
+// Per kernel label, what its phase makes of it here: a gradient copy, the optimizer (bits), looked up
+// once per label rather than once per kernel of every GPU.
+constexpr std::uint8_t kCopyLabel = 1, kOptimizerLabel = 2;
+using LabelKinds = std::vector<std::uint8_t>;
+LabelKinds label_kinds(const workloads::StepProgram& program) {
+  LabelKinds out(program.labels.size(), 0);
+  for (std::size_t l = 0; l < out.size(); ++l) {
+    const workloads::Phase phase = program.labels[l].phase;
+    out[l] = static_cast<std::uint8_t>((workloads::is_gradient_copy(phase) ? kCopyLabel : 0) |
+                                       (phase == workloads::Phase::Optimizer ? kOptimizerLabel : 0));
+  }
+  return out;
+}
+
 // Stream s (the k-th of its GPU, `tasks`): its kernels and collectives; on a pipeline stage's
 // compute stream (k = 0) its waits on another stage and its idle after the last task until `step`.
 void add_stream(const workloads::StepProgram& program, const sim::ExecutionRecord& record, std::uint32_t s,
-                std::uint32_t k, const sim::TaskList& tasks, const std::vector<std::uint8_t>& arrivals,
-                sim::Time step, GpuIntervals& out) {
+                std::uint32_t k, const sim::TaskList& tasks, const LabelKinds& label_kinds,
+                const std::vector<std::uint8_t>& arrivals, sim::Time step, GpuIntervals& out) {
+  const sim::ExecutionRecord::Stream entries = record.stream(s);
   for (std::uint32_t i = 0; i < tasks.size(); ++i) {
     const sim::Task t = tasks[i];
-    if (!record.has_run(s, i)) continue;
-    const Interval ran{record.reached(s, i).ps(), record.ended(s, i).ps()};
+    if (!entries.has_run(i)) continue;
+    const Interval ran{entries.reached(i).ps(), entries.ended(i).ps()};
     if (t.kind == sim::TaskKind::Kernel) {
-      out.compute.push_back({(record.reached(s, i) + t.launch_delay).ps(), ran.second});
-      const sim::Time slowed = record.slowed(s, i);
-      out.slowed_ps += slowed.ps();
-      const std::int64_t alone = (record.ended(s, i) - record.reached(s, i) - t.launch_delay - slowed).ps();
-      if (program.is_gradient_copy(t)) out.copies_ps += alone;
-      if (t.id < program.labels.size() && program.labels[t.id].phase == workloads::Phase::Optimizer)
-        out.optimizer_ps += alone;
+      out.compute.push_back({ran.first + t.launch_delay.ps(), ran.second});
+      const std::int64_t slowed = entries.slowed(i).ps();
+      out.slowed_ps += slowed;
+      const std::int64_t alone = ran.second - ran.first - t.launch_delay.ps() - slowed;
+      const std::uint8_t kind = t.id < label_kinds.size() ? label_kinds[t.id] : 0;
+      if (kind & kCopyLabel) out.copies_ps += alone;
+      if (kind & kOptimizerLabel) out.optimizer_ps += alone;
     } else if (t.kind == sim::TaskKind::Collective && !is_receive(program, t)) {
       out.comm.push_back(ran);
       const workloads::CollectiveRole role = program.collectives[t.id].role;
@@ -94,8 +109,8 @@ void add_stream(const workloads::StepProgram& program, const sim::ExecutionRecor
       out.bubble.push_back(ran);
     }
   }
-  if (k == 0 && !arrivals.empty() && !tasks.empty() && record.has_run(s, 0))
-    out.bubble.push_back({record.ended(s, static_cast<std::uint32_t>(tasks.size() - 1)).ps(), step.ps()});
+  if (k == 0 && !arrivals.empty() && !tasks.empty() && entries.has_run(0))
+    out.bubble.push_back({entries.ended(static_cast<std::uint32_t>(tasks.size() - 1)).ps(), step.ps()});
 }
 
 // What `more` adds to `base` (merged, as merge leaves it), which then holds both, merged.
@@ -152,6 +167,7 @@ std::vector<GpuStepMetrics> step_metrics(const workloads::StepProgram& program,
   std::vector<GpuStepMetrics> out;
   std::vector<std::size_t> index_of(representative.empty() ? 0 : program.gpus.size(), 0);  // GPU → out
   const std::vector<std::uint8_t> arrivals = pipeline_arrivals(program);
+  const LabelKinds kinds = label_kinds(program);
   GpuIntervals in;
   std::uint32_t stream = 0;
   for (std::size_t g = 0; g < program.gpus.size(); ++g) {
@@ -168,7 +184,7 @@ std::vector<GpuStepMetrics> step_metrics(const workloads::StepProgram& program,
     }
     in.clear();
     for (std::uint32_t k = 0; k < streams.size(); ++k)
-      add_stream(program, record, first + k, k, streams[k].tasks, arrivals, step_time, in);
+      add_stream(program, record, first + k, k, streams[k].tasks, kinds, arrivals, step_time, in);
     GpuStepMetrics m = metrics_of(in, step_time);
     m.gpu = static_cast<int>(g);
     m.finish = gpu_finish[g];

@@ -269,6 +269,17 @@ TEST_CASE("execution record: reach, end, and which record released a wait") {
   CHECK_FALSE(r.released_by(2, 1));
   CHECK(r.ended(2, 1) == Time::us(1));
   CHECK(exec.finish_time() == Time::us(113));
+  // The same through one stream's entries (how step metrics read them): stream 1's begin after
+  // stream 0's three, stream 2's after stream 1's three.
+  const ExecutionRecord::Stream s1 = r.stream(1);
+  CHECK(s1.has_run(0));
+  CHECK(s1.reached(1) == Time::us(5));
+  CHECK(s1.ended(1) == Time::us(100));
+  CHECK(s1.reached(2) == Time::us(100));
+  CHECK(s1.ended(2) == Time::us(113));
+  CHECK(s1.slowed(2) == Time::zero());
+  CHECK(r.stream(2).ended(1) == Time::us(1));
+  CHECK(r.stream(0).ended(1) == Time::us(100));
 }
 
 TEST_CASE("contention: a rank waiting for the others holds its SMs but moves no memory yet") {
