@@ -389,12 +389,10 @@ StepResult simulate_once(const StepSetup& setup, const workloads::StepProgram& p
     ticks.set_expected(estimate.events());
     ticks.run();
   } catch (sim::BudgetExceeded& over) {  // a fallback's charge: in the words of the user's cap
-    if (over.kind != sim::BudgetExceeded::Kind::Events) {
-      // A collective that starts in full holds more messages than the estimate's; the figure for
-      // every collective in full is the cap that passes (issue 31).
+    // Memory: a collective started in full holds more messages than estimated; quote every one's.
+    if (over.kind != sim::BudgetExceeded::Kind::Events)
       over.upper = static_cast<std::uint64_t>(estimate.full_memory);
-      throw;
-    }
+    if (over.kind != sim::BudgetExceeded::Kind::Events) throw;
     throw sim::BudgetExceeded(over.kind, over.estimate, setup.limits.max_events, over.in_flight,
                               over.cause + ", past twice the limit its estimate passed");
   }

@@ -265,9 +265,8 @@ void EmbeddedRingGroup::on_event(std::uint64_t) {
   for (const LinkId l : links_) claims.release(l, this);
 }
 
-EmbedPlan embed_coupled_rings(Collectives& collectives, Network& network, WorkProgress* progress) {
-  EmbedPlan plan;
-  // Families of rings with one plan.
+// Families of rings with one plan, in the order of their first ring.
+std::vector<Family> ring_families(Collectives& collectives, WorkProgress* progress) {
   std::vector<Family> families;
   std::unordered_map<std::uint64_t, std::vector<std::uint32_t>> by_hash;
   // Before the rings are embedded, three passes over every route of every ring (hashed and compared,
@@ -293,6 +292,12 @@ EmbedPlan embed_coupled_rings(Collectives& collectives, Network& network, WorkPr
     families.push_back({{ring}, {i}});
   }
   work_tick(progress, "matching its rings' plans", n, n, "collectives");
+  return families;
+}
+
+EmbedPlan embed_coupled_rings(Collectives& collectives, Network& network, WorkProgress* progress) {
+  EmbedPlan plan;
+  std::vector<Family> families = ring_families(collectives, progress);
   std::uint64_t channels = 0, listed = 0;
   for (const Family& family : families) channels += family.plan().channel_count();
   std::vector<Use> uses;
