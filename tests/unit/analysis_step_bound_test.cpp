@@ -38,7 +38,8 @@ TEST_CASE("step bound: a step with nothing folded stays within its estimate's fu
       {"scenarios/examples/cluster4-inception-dp32.yaml", {"communication.algorithm=tree"}},
       {"scenarios/examples/cluster4-inception-dp32.yaml", {"communication.algorithm=hierarchical"}},
       {"scenarios/llm/llama2-7b-zero3-dgx-a100.yaml",
-       {"cluster.nodes=2", "parallelism.dp=16", "workload.model.layers_simulated=2", "training.global_batch=32"}},
+       {"cluster.nodes=2", "parallelism.dp=16", "workload.model.layers_simulated=2",
+        "training.global_batch=32"}},
       {"scenarios/llm/llama2-7b-zero3-dgx-a100.yaml",
        {"cluster.nodes=2", "parallelism.dp=16", "parallelism.zero=2", "workload.model.layers_simulated=2",
         "training.global_batch=32"}},
@@ -46,7 +47,8 @@ TEST_CASE("step bound: a step with nothing folded stays within its estimate's fu
       {"scenarios/llm/mixtral-8x7b-2x-dgx-h100-ep8.yaml",
        {"workload.model.layers_simulated=1", "communication.algorithm=tree"}},
       {"scenarios/llm/gpt3-175b-pp8-dgx-a100.yaml",
-       {"cluster.nodes=4", "parallelism.pp=4", "workload.model.layers_simulated=4", "training.global_batch=8"}},
+       {"cluster.nodes=4", "parallelism.pp=4", "workload.model.layers_simulated=4",
+        "training.global_batch=8"}},
   };
   for (const Case& c : cases) {
     std::string sets;
@@ -62,8 +64,8 @@ TEST_CASE("step bound: a step with nothing folded stays within its estimate's fu
     const analysis::StepResult r = analysis::simulate_step(setup);
     // What the full path's run holds: its collectives' state, as its own budget records it, and the
     // messages its network held in flight at once, each as its budget weighs one.
-    const std::int64_t held =
-        full.state_bytes + static_cast<std::int64_t>(r.simulation.most_in_flight) * sim::kBytesPerMessageInFlight;
+    const std::int64_t held = full.state_bytes + static_cast<std::int64_t>(r.simulation.most_in_flight) *
+                                                     sim::kBytesPerMessageInFlight;
     MESSAGE(c.file, sets, ": events ", r.events, " of ", folded.full_events, "; memory ", held, " (",
             r.simulation.most_in_flight, " in flight) of ", folded.full_memory, ", its own budget's ",
             full.memory());
