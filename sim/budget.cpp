@@ -42,6 +42,14 @@ std::string message_for(BudgetExceeded::Kind kind, std::uint64_t estimate, std::
          " (simulation.max_memory; 0 = no limit)";
 }
 
+// 93,456,789 → 94,000,000: never under `v`, and short to type.
+std::uint64_t round_up_at_second_digit(std::uint64_t v) {
+  std::uint64_t unit = 1;
+  while (v / unit >= 100) unit *= 10;  // two digits left
+  const std::uint64_t digits = v / unit + (v % unit != 0 ? 1 : 0);
+  return digits > std::numeric_limits<std::uint64_t>::max() / unit ? v : digits * unit;
+}
+
 }  // namespace
 
 std::string BudgetExceeded::count_text(std::uint64_t v) {
@@ -60,11 +68,17 @@ std::string BudgetExceeded::count_text(std::uint64_t v) {
 }
 
 std::uint64_t BudgetExceeded::cap_at_least(std::uint64_t v) {
-  if (v < 1'000'000) return v;
-  std::uint64_t unit = 1;
-  while (v / unit >= 100) unit *= 10;  // two digits left
-  const std::uint64_t digits = v / unit + (v % unit != 0 ? 1 : 0);
-  return digits > std::numeric_limits<std::uint64_t>::max() / unit ? v : digits * unit;
+  return v < 1'000'000 ? v : round_up_at_second_digit(v);
+}
+
+std::uint64_t BudgetExceeded::memory_cap_at_least(std::uint64_t bytes) {
+  return bytes < 1000 ? bytes : round_up_at_second_digit(bytes);
+}
+
+std::string BudgetExceeded::upper_cap_text() const {
+  if (upper <= estimate) return {};
+  if (kind == Kind::Events) return std::to_string(cap_at_least(upper));
+  return format_bytes(Bytes::of(static_cast<std::int64_t>(memory_cap_at_least(upper))));
 }
 
 SimulationCost& SimulationCost::operator+=(const SimulationCost& o) {
@@ -96,6 +110,9 @@ std::string BudgetExceeded::estimate_text(std::string_view what) const {
   } else {
     out += " would hold about " + human_bytes(Bytes::of(static_cast<std::int64_t>(estimate))) +
            " of simulation state (" + BudgetExceeded::count_text(in_flight) + " messages in flight at once)";
+    if (upper > estimate)
+      out += ", up to " + human_bytes(Bytes::of(static_cast<std::int64_t>(upper))) +
+             " if its collectives do not fold";
   }
   if (!cause.empty()) out += ", once " + cause;
   return out;

@@ -81,19 +81,25 @@ class BudgetExceeded : public InputError {
   std::uint64_t limit;
   std::uint64_t in_flight;  // Memory: messages in flight at once, in the estimate
   std::string cause;
-  // Events: what it would take if none of its collectives folded, where that is more than `estimate`
-  // (a step refused before its first event: the figure a cap must reach so that no fallback is
-  // refused again); 0: none known.
+  // What it would take (events, or bytes for Memory) if none of its collectives folded, where that is
+  // more than `estimate` (a step refused before or while it runs: the figure a cap must reach so
+  // that no fallback is refused again); 0: none known.
   std::uint64_t upper = 0;
   // "the step would simulate about 3.1e9 events (about 10 minutes at 5 M events/s)" and the
-  // like, without the limit, with ", up to 9.3e9 if its collectives do not fold" where `upper` says
-  // so; `what` names the simulation ("the step", "the collective").
+  // like, without the limit, with ", up to 9.3e9 if its collectives do not fold" (or ", up to
+  // 2.1 GB ...") where `upper` says so; `what` names the simulation ("the step", "the collective").
   std::string estimate_text(std::string_view what) const;
+  // The cap to quote beside "raise it": for events cap_at_least(upper) as a number, for memory
+  // memory_cap_at_least(upper) as a size ("97 kB"); empty where `upper` is not more than `estimate`.
+  std::string upper_cap_text() const;
   // A count as people read it: whole below a million, else "3.1e9", "2e9".
   static std::string count_text(std::uint64_t v);
   // A cap at least `v` as a whole number to type: `v` below a million, else rounded up at its
   // second digit (93,456,789 → 94000000), so that the cap quoted is never under what it must pass.
   static std::uint64_t cap_at_least(std::uint64_t v);
+  // The same for bytes: whole below a thousand, else rounded up at its second digit, so that it
+  // reads as a decimal size (96,832 B → 97 kB, 2,147,483,648 B → 2.2 GB).
+  static std::uint64_t memory_cap_at_least(std::uint64_t bytes);
 };
 
 class SimulationBudget {

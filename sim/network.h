@@ -96,6 +96,8 @@ class Network final : public EventHandler {
   std::uint64_t hops_processed() const { return hops_; }
   // Messages sent that have not yet entered their last link (then their slots are reused).
   std::size_t messages_in_flight() const { return messages_.size() - free_messages_.size(); }
+  // The most that were in flight at once so far: a slot is made only when none is free.
+  std::size_t most_messages_in_flight() const { return messages_.size(); }
   void set_observer(NetworkObserver* observer) { observer_ = observer; }
   NetworkObserver* observer() const { return observer_; }
   Switching switching() const { return switching_; }

@@ -23,19 +23,18 @@ BudgetKnobs study_budget_knobs(const OptionSpelling& spelling) {
 std::string budget_error_text(const sim::BudgetExceeded& e, std::string_view what, const BudgetKnobs& knobs,
                               bool fast_path_off) {
   std::string out = e.estimate_text(what);
+  // With the figure it takes if its collectives do not fold: a cap raised to the estimate alone
+  // passed the folded step, then refused the way the run falls back to (issue 31); the same for
+  // memory, where the fold holds only its representatives' state.
+  const std::string cap = e.upper_cap_text();
+  const std::string to = cap.empty() ? std::string() : " to " + cap + " or more";
   if (e.kind == sim::BudgetExceeded::Kind::Events) {
-    // With the figure it takes if its collectives do not fold: a cap raised to the estimate alone
-    // passed the folded step, then refused the way the run falls back to (issue 31).
-    const std::string to =
-        e.upper > e.estimate
-            ? " to " + std::to_string(sim::BudgetExceeded::cap_at_least(e.upper)) + " or more"
-            : std::string();
     out += ", over the limit " + knobs.events_limit + " = " +
            sim::BudgetExceeded::count_text(e.limit) + "; raise it" + to + " (" +
            knobs.events_raise + ", 0 = no limit)";
   } else {
     out += ", over the limit " + knobs.memory_limit + " = " +
-           sim::format_bytes(sim::Bytes::of(static_cast<std::int64_t>(e.limit))) + "; raise it (" +
+           sim::format_bytes(sim::Bytes::of(static_cast<std::int64_t>(e.limit))) + "; raise it" + to + " (" +
            knobs.memory_raise + ", 0 = no limit)";
   }
   if (fast_path_off) out += " or " + knobs.fast_path_on;

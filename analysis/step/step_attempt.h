@@ -16,6 +16,7 @@
 #include "analysis/step/step_estimate.h"
 #include "analysis/step/step_fold.h"
 #include "analysis/step/step_runner.h"
+#include "sim/work_progress.h"
 
 namespace hybridsim::analysis {
 
@@ -56,10 +57,12 @@ std::optional<StepEstimate> estimate_once(const StepSetup& setup, const workload
 // check_step_budget's figures: the program's task events, the collectives' state, and the full cost
 // of those that cannot fold (step_runner.cpp); under a fold, only the representatives' tasks. Its
 // full_events count every GPU and collective, a shadow (null) as the collective `shadow_of` names.
+// `progress` (null: none) is told collective by collective (a ring of 65,536 GPUs: milliseconds).
 StepEstimate step_budget_cost(const workloads::StepProgram& program,
                               const std::vector<std::unique_ptr<sim::Collective>>& collectives,
                               const sim::StepFold& fold = {},
-                              const std::vector<std::uint32_t>& shadow_of = {});
+                              const std::vector<std::uint32_t>& shadow_of = {},
+                              sim::WorkProgress* progress = nullptr);
 
 // What a progress line says the step is doing.
 std::string attempt_label(const StepSetup& setup, std::string_view how);

@@ -34,7 +34,8 @@ void StepEstimate::charge(sim::SimulationBudget& budget, std::uint64_t max_event
   try {
     budget.check(sure);
   } catch (sim::BudgetExceeded& over) {  // the sure part alone: its events are the tasks' and sure's
-    if (over.kind == sim::BudgetExceeded::Kind::Events) over.upper = full_events;
+    over.upper = over.kind == sim::BudgetExceeded::Kind::Events ? full_events
+                                                                : static_cast<std::uint64_t>(full_memory);
     throw;
   }
 }

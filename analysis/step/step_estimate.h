@@ -34,6 +34,11 @@ struct StepEstimate {
   // way (step_runner.cpp), where it goes when a fold is given up, and the most any of its ways is
   // expected to take. A folded step's shadows count as their representatives do.
   std::uint64_t full_events = 0;
+  // The state that last way holds: every GPU's collectives (full_cost().state_bytes, shadows as
+  // their representatives) and the most messages in flight of any one of them, as its run checks it
+  // before its event loop; more than memory() wherever the step folds. What a memory cap must reach
+  // for the step to pass whichever way it runs (BudgetExceeded::upper).
+  std::int64_t full_memory = 0;
   std::uint64_t events() const { return task_events + collective_events.total(); }
   // What a cap must reach for the step to pass whichever way it runs.
   std::uint64_t most_events() const { return std::max(events(), full_events); }
@@ -41,7 +46,7 @@ struct StepEstimate {
   std::int64_t memory() const { return state_bytes + sure.memory(); }
   // Records its sure figures in `budget` and throws sim::BudgetExceeded past its caps, as before the
   // run's event loop: the sure part, and events() past `max_events` (cause kEstimatedCause), saying
-  // full_events where it is more (BudgetExceeded::upper).
+  // full_events (or full_memory) where it is more (BudgetExceeded::upper).
   void charge(sim::SimulationBudget& budget, std::uint64_t max_events) const;
   // The same against a budget of its own.
   void check(const sim::SimulationLimits& limits) const;

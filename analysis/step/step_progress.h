@@ -87,17 +87,24 @@ class SimulationProgress {
   double first_;
   double every_;
   double next_;
-  // The parts part_tick was told of lately: each one's name, total, when it was first told, how much
-  // was done then (its rate is counted from there) and at its last tick.
+  // The parts part_tick was told of lately: each one's name, total, the seconds spent on it so far
+  // (its own: not those of the parts told within it), how much was done when it was first told (its
+  // rate is counted from there) and at its last tick.
   struct PartClock {
     std::string name;
     std::uint64_t total = 0;
-    double start = 0;
+    double own = 0;
     std::uint64_t first_done = 0;
     std::uint64_t done = 0;
   };
   static constexpr std::size_t kPartClocks = 8;
   std::vector<PartClock> parts_;
+  // The last part_tick: when, and of which part (its name and total; empty: none yet). The time from
+  // it to the next tick is the next tick's part's, unless that one starts then (the time is then the
+  // part told last's, within which it starts).
+  double last_part_tick_ = 0;
+  std::string last_part_;
+  std::uint64_t last_part_total_ = 0;
   // When a run of several steps is estimated to end (by clock_; < 0: not one, or not yet known): a
   // set-up part's line between its steps gives the run's time left, not the part's.
   double run_end_ = -1;

@@ -13,6 +13,7 @@
 #include "analysis/step/step_fold.h"
 #include "analysis/step/step_fold_p2p.h"
 #include "sim/error.h"
+#include "sim/work_progress.h"
 #include "workloads/program/pipeline_program.h"
 #include "topology/presets.h"
 
@@ -27,7 +28,8 @@ constexpr std::uint64_t kEventsPerTask = 2;
 
 StepEstimate step_budget_cost(const workloads::StepProgram& program,
                               const std::vector<std::unique_ptr<sim::Collective>>& collectives,
-                              const sim::StepFold& fold, const std::vector<std::uint32_t>& shadow_of) {
+                              const sim::StepFold& fold, const std::vector<std::uint32_t>& shadow_of,
+                              sim::WorkProgress* progress) {
   std::uint64_t tasks = 0, all_tasks = 0;
   for (std::size_t g = 0; g < program.gpus.size(); ++g) {
     std::uint64_t own = 0;
@@ -41,14 +43,23 @@ StepEstimate step_budget_cost(const workloads::StepProgram& program,
   StepEstimate e;
   e.task_events = kEventsPerTask * tasks;
   std::uint64_t full = 0;
-  for (std::size_t i = 0; i < collectives.size(); ++i) {
+  sim::SimulationCost in_full;  // its state and messages in flight
+  const std::size_t n = collectives.size();
+  for (std::size_t i = 0; i < n; ++i) {
     // A folded step's shadow is never simulated; in full it costs what the collective it repeats does.
     const std::size_t own = collectives[i] == nullptr && i < shadow_of.size() ? shadow_of[i] : i;
+    // Each collective's full cost walks its ranks' routes: 11 rings of 65,536 GPUs take a few tenths
+    // of a second, told one by one; millions of transfers between two GPUs, every 64.
+    const bool large = collectives[own] != nullptr && collectives[own]->ranks() > sim::kWorkTickEvery;
+    sim::work_tick(progress, "counting its collectives' cost", i, n, "collectives",
+                   large ? 1 : sim::kWorkTickEvery);
     if (collectives[own] == nullptr) continue;
     const sim::Collective& c = *collectives[own];
     const sim::SimulationCost cost = c.full_cost();
     const sim::ExpectedEvents expected = c.expected_events();
     full += std::max(cost.events, expected.total());  // a collective without a full_cost() runs so
+    in_full += sim::SimulationCost{.state_bytes = cost.state_bytes};
+    in_full.in_flight = std::max(in_full.in_flight, cost.in_flight);
     if (own != i) continue;
     e.state_bytes += cost.state_bytes;
     e.collective_events += expected;
@@ -57,7 +68,9 @@ StepEstimate step_budget_cost(const workloads::StepProgram& program,
     e.sure.messages += cost.messages;
     e.sure.in_flight = std::max(e.sure.in_flight, cost.in_flight);
   }
+  sim::work_tick(progress, "counting its collectives' cost", n, n, "collectives");
   e.full_events = kEventsPerTask * all_tasks + full;
+  e.full_memory = in_full.memory();
   return e;
 }
 

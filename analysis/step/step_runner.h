@@ -109,6 +109,9 @@ struct StepResult {
     std::size_t hierarchical = 0;
     std::size_t hierarchical_as_ring = 0;
     std::string hierarchical_unfit;
+    // The most messages its network held in flight at once (sim::Network), against which its
+    // estimate's messages in flight (StepEstimate::full_memory) is held by a test.
+    std::uint64_t most_in_flight = 0;
   } simulation;
 };
 

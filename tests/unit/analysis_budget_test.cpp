@@ -21,6 +21,32 @@ analysis::ScenarioRun run_with(const std::vector<std::string>& sets) {
   return analysis::run_scenario(scenarios::resolve(scenarios::load_scenario(file.string(), sets)), {});
 }
 
+// Mixtral 8x7B ep 8 on 2 DGX H100 with trees, under one more --set (its cap).
+analysis::ScenarioRun run_mixtral_trees(const std::string& cap) {
+  const std::filesystem::path file =
+      std::filesystem::path(HYBRIDSIM_SOURCE_DIR) / "scenarios/llm/mixtral-8x7b-2x-dgx-h100-ep8.yaml";
+  const std::vector<std::string> sets = {"communication.algorithm=tree", cap};
+  return analysis::run_scenario(scenarios::resolve(scenarios::load_scenario(file.string(), sets)), {});
+}
+
+// The refusal's words for `cap`, and the cap it quotes ("raise it to CAP or more"; empty: none).
+struct Refusal {
+  std::string what;
+  std::string quoted;
+};
+Refusal refusal_at(const std::string& cap) {
+  try {
+    run_mixtral_trees(cap);
+  } catch (const InputError& e) {
+    Refusal r{e.what(), {}};
+    const auto to = r.what.find("raise it to ");
+    if (to != std::string::npos) r.quoted = r.what.substr(to + 12, r.what.find(" or more", to) - (to + 12));
+    return r;
+  }
+  FAIL("the step ran over its cap");
+  return {};
+}
+
 }  // namespace
 
 TEST_CASE("budget: a step over its event cap is refused up front, and runs under a raised cap") {
@@ -50,29 +76,13 @@ TEST_CASE("budget: a refusal quotes what the step takes if its fold is given up,
   // given up as it runs, and the next attempt (every GPU) takes 1,081,008. A cap raised to the first
   // figure quoted was refused again by the second (issue 31); the refusal now quotes the full path's
   // figure, and a cap at the cap it quotes runs the step.
-  const auto run = [](const std::string& cap) {
-    const std::filesystem::path file =
-        std::filesystem::path(HYBRIDSIM_SOURCE_DIR) / "scenarios/llm/mixtral-8x7b-2x-dgx-h100-ep8.yaml";
-    const std::vector<std::string> sets = {"communication.algorithm=tree", "simulation.max_events=" + cap};
-    return analysis::run_scenario(scenarios::resolve(scenarios::load_scenario(file.string(), sets)), {});
-  };
-  CHECK_THROWS_AS(run("995600"), InputError);  // the folded estimate alone is not enough
-  std::string cap;
-  try {
-    run("2000");
-    FAIL("the step ran over its cap");
-  } catch (const InputError& e) {
-    const std::string what = e.what();
-    CHECK(what.find("the step would simulate about 995600 events (under a second at 5e6 events/s), up to "
+  CHECK_THROWS_AS(run_mixtral_trees("simulation.max_events=995600"), InputError);  // not enough
+  const Refusal r = refusal_at("simulation.max_events=2000");
+  CHECK(r.what.find("the step would simulate about 995600 events (under a second at 5e6 events/s), up to "
                     "1.1e6 if its collectives do not fold, over the limit simulation.max_events = 2000; "
                     "raise it to ") != std::string::npos);
-    const auto to = what.find("raise it to ");
-    REQUIRE(to != std::string::npos);
-    cap = what.substr(to + 12, what.find(' ', to + 12) - (to + 12));
-  }
-  CHECK(cap == "1100000");
-  const analysis::ScenarioRun r = run(cap);
-  CHECK(r.step.events == 1081008);
+  CHECK(r.quoted == "1100000");
+  CHECK(run_mixtral_trees("simulation.max_events=" + r.quoted).step.events == 1081008);
 }
 
 TEST_CASE("budget: a step over its memory cap names the state and the messages in flight") {
@@ -90,4 +100,23 @@ TEST_CASE("budget: a step over its memory cap names the state and the messages i
         "over the limit simulation.max_memory = 64 KiB; raise it (--max-sim-memory SIZE or "
         "simulation.max_memory, 0 = no limit) or set communication.fast_path: auto"));
   }
+}
+
+TEST_CASE(
+    "budget: a memory refusal quotes what the step holds if its fold is given up, and that cap runs it") {
+  // The same step: its folded attempt holds its representatives' collectives' state, is given up as
+  // it runs, and the next attempt (every GPU) holds every GPU's. A cap raised to the first figure was
+  // refused again by the second (issue 31); the refusal now quotes every collective's state in full
+  // and the most messages any one holds in flight (StepEstimate::full_memory), and a cap at the size
+  // it quotes runs the step.
+  const Refusal r = refusal_at("simulation.max_memory=1 KiB");
+  CHECK(
+      r.what.find("the step would hold about 1.94 MB of simulation state (7680 messages in flight at once), "
+                  "up to 2.01 MB if its collectives do not fold, over the limit simulation.max_memory = "
+                  "1 KiB; raise it to 2.1 MB or more (--max-sim-memory SIZE") != std::string::npos);
+  CHECK(r.quoted == "2.1 MB");
+  // Over the folded attempt's 1.94 MB: refused by the next attempt's own estimate, 2.01 MB.
+  CHECK(refusal_at("simulation.max_memory=1.95 MB").what.find("would hold about 2.01 MB") !=
+        std::string::npos);
+  CHECK(run_mixtral_trees("simulation.max_memory=" + r.quoted).step.events == 1081008);
 }

@@ -125,7 +125,9 @@ TEST_CASE("progress: a step's collectives set up say how many ranks are done and
   // the first collective's tick reads 103 and starts the part; its rings (parts within it: the 4
   // machines' NICs, their rings, then the ring positions' routes, each told at its first and last
   // tick) read 104 to 109, each end reported; the second collective's tick reads 110 with one
-  // collective of 32 ranks set up in 7 s.
+  // collective of 32 ranks set up in 2 s of its own: 103 to 104 before its rings' first part starts,
+  // 109 to 110 after their last one ends (the 5 s between are its rings' parts', not the set-up's
+  // rate: counted in, 7 s, the first of 11 collectives over 65,536 GPUs said 10 minutes for 30 s).
   double now = 100;
   Timed progress([&now] { return now += 1; }, std::chrono::seconds(0));
   const workloads::Profile p = testing::toy_chain(6, sim::Bytes::mib(4));
@@ -149,8 +151,8 @@ TEST_CASE("progress: a step's collectives set up say how many ranks are done and
         step + "setting up its collectives, 32 of " + std::to_string(ranks) + " collective ranks");
   CHECK(progress.reports[3].events == 0);
   CHECK(progress.reports[3].wall_seconds == doctest::Approx(9));
-  // 32 ranks in 7 s: the rest in 7 (ranks - 32) / 32 s.
-  CHECK(progress.reports[3].eta_seconds == doctest::Approx(7.0 * static_cast<double>(ranks - 32) / 32));
+  // 32 ranks in 2 s of the part's own: the rest in 2 (ranks - 32) / 32 s.
+  CHECK(progress.reports[3].eta_seconds == doctest::Approx(2.0 * static_cast<double>(ranks - 32) / 32));
   testing::check_same_step(watched, testing::run_fold_case(c, t, p, sim::FastPath::Off));
 }
 
@@ -176,6 +178,28 @@ TEST_CASE("progress: set-up ticks report when due, once some of the part is done
   REQUIRE(kept.eta.size() == 2);
   CHECK(kept.eta[0] == doctest::Approx(9));
   CHECK(kept.eta[1] == doctest::Approx(9));
+}
+
+TEST_CASE("progress: a part's rate counts its own time, not that of the parts told within it") {
+  // The first of 11 collectives of 100 ranks each: its ring's routes (a part within it, 40 s) come
+  // first, then 4 s of its own; the set-up's rate is 100 ranks in those 4 s (and the 1 s before its
+  // routes start), so the 1000 ranks left take about 50 s, not the 440 s that 100 ranks in 45 s says.
+  double now = 100;
+  Timed progress([&now] { return now; });  // lines due from 102, then every 5 s
+  progress.part_tick("the step", "setting up its collectives", 0, 1100, "collective ranks");
+  now = 101;
+  progress.part_tick("the step", "its rings' routes", 0, 1000, "ring positions");
+  now = 120;  // due: 500 of 1000 positions in 19 s, 19 s left
+  progress.part_tick("the step", "its rings' routes", 500, 1000, "ring positions");
+  now = 141;  // due: the routes done, no time left known (the next line due 2 s on)
+  progress.part_tick("the step", "its rings' routes", 1000, 1000, "ring positions");
+  now = 145;  // due: 100 of 1100 ranks in 5 s of its own
+  progress.part_tick("the step", "setting up its collectives", 100, 1100, "collective ranks");
+  REQUIRE(progress.reports.size() == 3);
+  CHECK(progress.reports[0].eta_seconds == doctest::Approx(19));
+  CHECK(progress.reports[1].eta_seconds < 0);
+  CHECK(progress.what[2] == "the step: setting up its collectives, 100 of 1100 collective ranks");
+  CHECK(progress.reports[2].eta_seconds == doctest::Approx(50));
 }
 
 TEST_CASE("progress: a step's programs built say how many workers are done and the time left") {
