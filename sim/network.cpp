@@ -24,6 +24,16 @@ Network::Network(EventQueue& queue, const LinkTable& links, Switching switching,
                  });
 }
 
+namespace {
+// Out of line, so that a send's frame is not sized and saved for building these messages (14
+// instructions a send).
+[[noreturn, gnu::noinline, gnu::cold]] void refuse_send(Time at, std::uint8_t rate_class, Time now) {
+  if (at < now)
+    throw InternalError("message sent into the past: at " + format_time(at) + ", now " + format_time(now));
+  throw InternalError("unknown rate class " + std::to_string(rate_class));
+}
+}  // namespace
+
 void Network::send(Route route, Bytes bytes, EventHandler& receiver, std::uint64_t tag) {
   send_at(queue_.now(), route, bytes, receiver, tag);
 }
@@ -55,21 +65,28 @@ void Network::send_at(Time at, Route route, Bytes bytes, EventHandler& receiver,
     return;
   }
   // Checked before a slot is taken, so a rejected send leaves nothing behind.
-  if (rate_class > class_scales_.size()) throw InternalError("unknown rate class");
-  if (at < queue_.now())
-    throw InternalError("message sent into the past: at " + format_time(at) + ", now " +
-                        format_time(queue_.now()));
-  std::uint32_t index;
-  if (!free_messages_.empty()) {
-    index = free_messages_.back();
-    free_messages_.pop_back();
-  } else {
-    index = static_cast<std::uint32_t>(messages_.size());
-    messages_.emplace_back();
+  if (rate_class > class_scales_.size() || at < queue_.now()) [[unlikely]]
+    refuse_send(at, rate_class, queue_.now());
+  if (free_message_ == kNoMessage) [[unlikely]] {
+    // Grown here, then sent again (a tail call): a call to grow it between here and the message's
+    // stores kept every argument in saved registers on every send.
+    add_message_slot();
+    return send_at(at, route, bytes, receiver, tag, rate_class, party);
   }
-  messages_[index] = Message{route.data(), static_cast<std::uint32_t>(route.size()), 0,
-                             bytes.count(), at, &receiver,
-                             party != nullptr ? party : &receiver, tag, route[0], rate_class};
+  const std::uint32_t index = free_message_;
+  free_message_ = messages_[index].next_hop;
+  // Field by field: a Message built first was built on the stack and copied.
+  Message& m = messages_[index];
+  m.route = route.data();
+  m.hops = static_cast<std::uint32_t>(route.size());
+  m.next_hop = 0;
+  m.bytes = bytes.count();
+  m.tail_ready = at;
+  m.receiver = &receiver;
+  m.party = party != nullptr ? party : &receiver;
+  m.tag = tag;
+  m.next_link = route[0];
+  m.rate_class = rate_class;
   if (at == queue_.now()) {
     on_event(index);  // the head is at the first link now
   } else {
@@ -77,9 +94,21 @@ void Network::send_at(Time at, Route route, Bytes bytes, EventHandler& receiver,
   }
 }
 
+void Network::add_message_slot() {
+  messages_.emplace_back();
+  messages_.back().next_hop = free_message_;
+  free_message_ = static_cast<std::uint32_t>(messages_.size() - 1);
+}
+
+std::size_t Network::messages_in_flight() const {
+  std::size_t free = 0;
+  for (std::uint32_t i = free_message_; i != kNoMessage; i = messages_[i].next_hop) ++free;
+  return messages_.size() - free;
+}
+
 void Network::attach_watcher(std::unique_ptr<ArrivalWatcher> watcher) {
   watcher_ = std::move(watcher);
-  for (LinkServer& server : servers_) server.watched = 0;
+  for (LinkServer& server : servers_) server.watched = kUnwatched;
   std::fill(watch_end_.begin(), watch_end_.end(), Time::max());
 }
 
@@ -135,21 +164,6 @@ void Network::shift_links(Time dt, const std::vector<LinkCounters>& extra, std::
   hops_ += extra_hops;
 }
 
-Time Network::service_time(LinkId link, LinkServer& server, std::int64_t bytes,
-                           std::uint8_t rate_class) {
-  // The key fits while bytes < 2^55 (messages are at most a chunk); past that, no cache and no
-  // overflow.
-  const std::int64_t key = bytes < (std::int64_t{1} << 55) ? bytes * 256 + rate_class : -2;
-  if (key != server.cached_key || key == -2) {
-    server.cached_key = key;
-    const Bandwidth bw = rate_class == 0
-                             ? links_[link].bandwidth
-                             : class_bandwidth_[(rate_class - 1u) * links_.size() + link];
-    server.cached_service = transfer_time(Bytes::of(bytes), bw);
-  }
-  return server.cached_service;
-}
-
 void Network::note_queue(LinkServer& server, LinkQueue& queue, Time arrival, Time start) {
   // Drop messages that had started by the time this one arrived; the rest are waiting ahead of it.
   auto& starts = queue.starts;
@@ -168,30 +182,20 @@ void Network::note_queue(LinkServer& server, LinkQueue& queue, Time arrival, Tim
   }
 }
 
-void Network::on_event(std::uint64_t index) {
-  Message& m = messages_[index];
-  const LinkId link = m.next_link;
-  LinkServer& server = servers_[link];
-  const Time arrival = queue_.now();
-  const Time start = max(arrival, server.busy_until);
-  if (server.watched != 0 && arrival < watch_end_[link]) [[unlikely]]
-    watcher_->on_arrival({link, arrival, m.party, m.receiver, m.route, m.bytes, m.rate_class});
-  Time finish = start + service_time(link, server, m.bytes, m.rate_class);
-  // Cut-through: the tail cannot leave this link before it has arrived from the previous one.
-  if (finish < m.tail_ready) finish = m.tail_ready;
-  if (start > arrival) note_queue(server, queues_[link], arrival, start);
+inline void Network::serve(std::uint64_t index, Message& m, LinkServer& server, Time start,
+                           Time finish) {
   server.busy_until = finish;
-  const std::int64_t bytes = m.bytes;  // for the observer, read while `m` is in cache
-  const std::uint64_t tag = m.tag;
-  server.bytes += Bytes::of(bytes);
+  server.bytes += Bytes::of(m.bytes);
   server.busy += finish - start;
   ++server.messages;
   ++hops_;
-
   const Time tail_arrives = finish + server.latency;
   if (++m.next_hop == m.hops) {
-    queue_.schedule_at(tail_arrives, *m.receiver, tag);
-    free_messages_.push_back(static_cast<std::uint32_t>(index));
+    EventHandler& receiver = *m.receiver;
+    const std::uint64_t tag = m.tag;
+    m.next_hop = free_message_;  // the slot is free once the tail is on its last link
+    free_message_ = static_cast<std::uint32_t>(index);
+    queue_.schedule_at(tail_arrives, receiver, tag);
   } else {
     m.tail_ready = tail_arrives;
     m.next_link = m.route[m.next_hop];
@@ -199,6 +203,48 @@ void Network::on_event(std::uint64_t index) {
         switching_ == Switching::CutThrough ? start + server.latency : tail_arrives;
     queue_.schedule_at(head_arrives, *this, index);
   }
+}
+
+void Network::on_event(std::uint64_t index) {
+  Message& m = messages_[index];
+  LinkServer& server = servers_[m.next_link];
+  const Time arrival = queue_.now();
+  // The common hop: the link is free, not watched, its service time cached for this message's size
+  // and class, and nobody observes. Its only calls are tail calls, so it saves no registers.
+  if (server.busy_until > arrival || server.watched == kWatched || server.cached_bytes != m.bytes ||
+      server.cached_class != m.rate_class || observer_ != nullptr) [[unlikely]] {
+    hop_in_full(index);
+    return;
+  }
+  // Cut-through: the tail cannot leave this link before it has arrived from the previous one.
+  serve(index, m, server, arrival, max(arrival + server.cached_service, m.tail_ready));
+}
+
+void Network::hop_in_full(std::uint64_t index) {
+  Message& m = messages_[index];
+  const LinkId link = m.next_link;
+  LinkServer& server = servers_[link];
+  const Time arrival = queue_.now();
+  const Time start = max(arrival, server.busy_until);
+  if (server.watched == kWatched) {
+    if (arrival < watch_end_[link])
+      watcher_->on_arrival({link, arrival, m.party, m.receiver, m.route, m.bytes, m.rate_class});
+    else
+      server.watched = kWatchEnded;  // every later arrival is later still
+  }
+  if (server.cached_bytes != m.bytes || server.cached_class != m.rate_class) {
+    server.cached_bytes = m.bytes;
+    server.cached_class = m.rate_class;
+    const Bandwidth bw = m.rate_class == 0
+                             ? links_[link].bandwidth
+                             : class_bandwidth_[(m.rate_class - 1u) * links_.size() + link];
+    server.cached_service = transfer_time(Bytes::of(m.bytes), bw);
+  }
+  const Time finish = max(start + server.cached_service, m.tail_ready);
+  if (start > arrival) note_queue(server, queues_[link], arrival, start);
+  const std::int64_t bytes = m.bytes;  // for the observer, read while `m` is in cache
+  const std::uint64_t tag = m.tag;
+  serve(index, m, server, start, finish);
   // Last, when `m` is no longer used: an observer may send messages, which can move messages_. The
   // record is built here only: built before, its stores were made on every hop, observed or not.
   if (observer_ != nullptr) [[unlikely]]

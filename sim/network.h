@@ -94,8 +94,9 @@ class Network final : public EventHandler {
   const LinkTable& links() const { return links_; }
   EventQueue& queue() { return queue_; }
   std::uint64_t hops_processed() const { return hops_; }
-  // Messages sent that have not yet entered their last link (then their slots are reused).
-  std::size_t messages_in_flight() const { return messages_.size() - free_messages_.size(); }
+  // Messages sent that have not yet entered their last link (then their slots are reused). Walks the
+  // free slots: a count kept instead would cost every send and delivery an update, for tests.
+  std::size_t messages_in_flight() const;
   // The most that were in flight at once so far: a slot is made only when none is free.
   std::size_t most_messages_in_flight() const { return messages_.size(); }
   void set_observer(NetworkObserver* observer) { observer_ = observer; }
@@ -108,13 +109,16 @@ class Network final : public EventHandler {
   void attach_watcher(std::unique_ptr<ArrivalWatcher> watcher);
   ArrivalWatcher* watcher() const { return watcher_.get(); }
   void watch(LinkId link, bool on) {
-    servers_[link].watched = on ? 1 : 0;
+    servers_[link].watched = on ? kWatched : kUnwatched;
     watch_end_[link] = Time::max();
   }
   // A watched link's arrivals from `end` on are not shown: the fast path's claim on it has ended
   // (a tree that ran in full, or whose folded traffic there is over), and an ended claim sees
   // nothing, so the call would be made for nothing (it was, on most hops of a full step).
-  void watch_until(LinkId link, Time end) { watch_end_[link] = end; }
+  void watch_until(LinkId link, Time end) {
+    watch_end_[link] = end;
+    if (servers_[link].watched != kUnwatched) servers_[link].watched = kWatched;  // read the end again
+  }
   bool is_idle(LinkId link) const { return servers_[link].busy_until <= queue_.now(); }
   Time busy_until(LinkId link) const { return servers_[link].busy_until; }
   // Use computed elsewhere for this link (by a model of it): its counters are added (the deepest
@@ -152,12 +156,17 @@ class Network final : public EventHandler {
   // A link's state, split by use so that a hop touches one line of it: what every hop reads and
   // writes (one cache line a link, whether it is watched included: in an array of its own that flag
   // was a second line a hop, 1.5 M of the step's 29 M D1 misses), and what only queueing needs.
+  // A link's watch: none; on, its end to be read (watch_end_); or on, but an arrival found it
+  // ended. Time only moves on, so an ended watch stays ended until watch_until moves its end:
+  // read at every hop, the end was a second line on most hops of a full step's 2.2 M (their
+  // links were watched once, by a tree that then ran in full).
+  static constexpr std::uint8_t kUnwatched = 0, kWatched = 1, kWatchEnded = 2;
   struct alignas(64) LinkServer {
     Time busy_until;
     Time latency;
-    // One-entry cache: most messages on a link have the same size and class. The key is
-    // bytes · 256 + class (−1: none yet; messages of 2^55 bytes or more are not cached).
-    std::int64_t cached_key = -1;
+    // One-entry cache: most messages on a link have the same size and class (bytes −1: none yet).
+    // Compared field by field with the message's: a key made of both cost a hop 9 instructions.
+    std::int64_t cached_bytes = -1;
     Time cached_service;
     // Its LinkCounters, field by field: as a member struct their padding would leave no room for
     // `watched` in the line.
@@ -165,7 +174,8 @@ class Network final : public EventHandler {
     Time busy;
     std::uint64_t messages = 0;
     std::uint32_t max_queue_depth = 0;
-    std::uint8_t watched = 0;  // 1 while the watcher sees its arrivals
+    std::uint8_t cached_class = 0;
+    std::uint8_t watched = kUnwatched;
     LinkCounters counters() const { return {bytes, busy, messages, max_queue_depth}; }
   };
   static_assert(sizeof(LinkServer) == 64);
@@ -178,7 +188,7 @@ class Network final : public EventHandler {
   struct alignas(64) Message {
     const LinkId* route;
     std::uint32_t hops;
-    std::uint32_t next_hop;
+    std::uint32_t next_hop;  // in a free slot: the next free slot (kNoMessage: none)
     std::int64_t bytes;
     Time tail_ready;  // when the tail has arrived at the next hop's input
     EventHandler* receiver;
@@ -190,7 +200,13 @@ class Network final : public EventHandler {
     std::uint8_t rate_class;
   };
   static_assert(sizeof(Message) == 64);
-  Time service_time(LinkId link, LinkServer& server, std::int64_t bytes, std::uint8_t rate_class);
+  static constexpr std::uint32_t kNoMessage = ~std::uint32_t{0};
+  // A hop that waits, is watched, is observed or finds another size or class than the link's last:
+  // out of line, so that the common hop (on_event) saves no registers (17 instructions a hop).
+  [[gnu::noinline]] void hop_in_full(std::uint64_t index);
+  // What every hop ends with: the link's counters, and the message's next event.
+  void serve(std::uint64_t index, Message& m, LinkServer& server, Time start, Time finish);
+  [[gnu::noinline]] void add_message_slot();
   void note_queue(LinkServer& server, LinkQueue& queue, Time arrival, Time start);
 
   EventQueue& queue_;
@@ -203,7 +219,9 @@ class Network final : public EventHandler {
   std::vector<std::array<double, kLinkKindCount>> class_scales_;
   std::vector<Bandwidth> class_bandwidth_;
   std::vector<Message> messages_;
-  std::vector<std::uint32_t> free_messages_;
+  // Free slots, last freed first, linked through their next_hop: a vector of them cost a send and a
+  // delivery a size check each, and a delivery a call that made every hop save registers.
+  std::uint32_t free_message_ = kNoMessage;
   std::uint64_t hops_ = 0;
   NetworkObserver* observer_ = nullptr;
   std::unique_ptr<ArrivalWatcher> watcher_;

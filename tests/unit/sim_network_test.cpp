@@ -1,14 +1,17 @@
 // Tests of sim::Network: exact delivery times under the timing rule of sim/README.md (cut-through and
 // store-and-forward, over 1-3 hops with equal and unequal links), FIFO sharing of a link direction,
-// independence of the two directions, per-link counters and the hop observer.
+// independence of the two directions, per-link counters, the service-time cache per size and class,
+// message slots, watches and the hop observer.
 //
 // Numbers: a 1 GB/s link moves a byte in 1 ns, so a 1000-byte message occupies it for 1 us; 2 GB/s
 // takes 500 ns and 4 GB/s 250 ns. Times below are in nanoseconds.
 #include <doctest/doctest.h>
 
+#include <array>
 #include <cstdint>
 #include <memory>
 #include <string_view>
+#include <tuple>
 #include <vector>
 
 #include "sim/error.h"
@@ -318,24 +321,89 @@ TEST_CASE("Network::send_at into the past is an error that leaves no message beh
   CHECK(net.messages_in_flight() == 0);
 }
 
+TEST_CASE("Network: a free link times each message by its own size and class") {
+  // Two 1 GB/s, 100 ns links; each message is sent 10 us after the last, so both links are free
+  // whenever one arrives. Cut-through over two hops: service + 200 ns. 1000 B at line rate 1000 ns
+  // (delivered 1200 after its send); the same size at half the rate 2000 ns (2200); line rate again
+  // (1200); 2000 B at line rate (2200); 1000 B (1200). A link's cached time kept for a message of
+  // the same size but another class, or the same class but another size, gives 1200 for the
+  // second or the fourth.
+  LinkTable links;
+  const std::vector<LinkId> route = {add_link(links, 1, 100), add_link(links, 1, 100)};
+  EventQueue q;
+  Network net(q, links);
+  std::array<double, hybridsim::sim::kLinkKindCount> scale;
+  scale.fill(1.0);
+  scale[static_cast<std::size_t>(LinkKind::Generic)] = 0.5;
+  const std::uint8_t half = net.rate_class(scale);
+  Receiver rx(q);
+  const std::uint8_t classes[] = {0, half, 0, 0, 0};
+  const std::int64_t sizes[] = {1'000, 1'000, 1'000, 2'000, 1'000};
+  for (std::uint64_t i = 0; i < 5; ++i)
+    net.send_at(Time::us(10 * static_cast<std::int64_t>(i)), route, Bytes::of(sizes[i]), rx, i, classes[i]);
+  q.run();
+  const std::int64_t after_send[] = {1'200, 2'200, 1'200, 2'200, 1'200};
+  for (std::uint64_t i = 0; i < 5; ++i)
+    CHECK(rx.time_of(i) == Time::ns(10'000 * static_cast<std::int64_t>(i) + after_send[i]));
+  // Each link busy for the five services: 1000 + 2000 + 1000 + 2000 + 1000 ns.
+  CHECK(net.counters(route[0]).busy == Time::ns(7'000));
+  CHECK(net.counters(route[1]).busy == Time::ns(7'000));
+  CHECK(net.hops_processed() == 10);
+}
+
+TEST_CASE("Network: message slots are counted in flight until their last hop, and reused") {
+  // Three two-hop messages entering at 1, 2 and 3 us: each holds a slot until its tail is on the
+  // second link. After they are delivered two more take two of the freed slots.
+  LinkTable links;
+  const std::vector<LinkId> route = {add_link(links, 1, 100), add_link(links, 1, 100)};
+  EventQueue q;
+  Network net(q, links);
+  Receiver rx(q);
+  for (std::uint64_t i = 1; i <= 3; ++i)
+    net.send_at(Time::us(static_cast<std::int64_t>(i)), route, kMessage, rx, i);
+  CHECK(net.messages_in_flight() == 3);
+  q.run_until(Time::ns(1'050));  // the first is on its first link
+  CHECK(net.messages_in_flight() == 3);
+  q.run_until(Time::ns(1'150));  // and now on its last
+  CHECK(net.messages_in_flight() == 2);
+  q.run();
+  CHECK(net.messages_in_flight() == 0);
+  net.send(route, kMessage, rx, 4);
+  net.send_at(Time::us(10), route, kMessage, rx, 5);
+  CHECK(net.messages_in_flight() == 2);
+  q.run();
+  CHECK(net.messages_in_flight() == 0);
+  CHECK(rx.delivered.size() == 5);
+}
+
 namespace {
 // Records the arrivals the network shows it.
 struct ArrivalLog final : hybridsim::sim::ArrivalWatcher {
   void on_arrival(const hybridsim::sim::LinkArrival& a) override { seen.emplace_back(a.link, a.time); }
   std::vector<std::pair<LinkId, Time>> seen;
 };
+
+// Two 1 GB/s, 100 ns links and a network with an arrival log attached, nothing watched yet.
+struct Watched {
+  Watched() : route{add_link(links, 1, 100), add_link(links, 1, 100)}, net(q, links) {
+    auto owned = std::make_unique<ArrivalLog>();
+    log = owned.get();
+    net.attach_watcher(std::move(owned));
+  }
+  auto parts() { return std::tie(route, q, net, *log, rx); }
+  LinkTable links;
+  std::vector<LinkId> route;
+  EventQueue q;
+  Network net;
+  ArrivalLog* log;
+  Receiver rx{q};
+};
 }  // namespace
 
 TEST_CASE("Network: a watched link shows its arrivals until its watch ends") {
   // Two 1 GB/s, 100 ns links; messages sent at 0, 2 and 4 us reach the second link 100 ns later.
-  LinkTable links;
-  const std::vector<LinkId> route = {add_link(links, 1, 100), add_link(links, 1, 100)};
-  EventQueue q;
-  Network net(q, links);
-  auto owned = std::make_unique<ArrivalLog>();
-  ArrivalLog& log = *owned;
-  net.attach_watcher(std::move(owned));
-  Receiver rx(q);
+  Watched w;
+  auto [route, q, net, log, rx] = w.parts();
   net.watch(route[1], true);
   net.watch_until(route[1], Time::ns(2'100));  // the second message arrives then: not shown
   for (int k = 0; k < 3; ++k) net.send_at(Time::us(2 * k), route, kMessage, rx, k);
@@ -346,6 +414,23 @@ TEST_CASE("Network: a watched link shows its arrivals until its watch ends") {
   using Seen = std::vector<std::pair<LinkId, Time>>;
   CHECK(log.seen == Seen{{route[1], Time::ns(100)}, {route[0], Time::us(4)}, {route[1], Time::ns(4'100)}});
   CHECK(rx.time_of(2) == Time::ns(5'200));
+}
+
+TEST_CASE("Network: a watch whose end has passed shows arrivals again once its end is moved later") {
+  // As above: messages at 0, 2, 4 and 6 us reach the second link 100 ns later. The watch ends at
+  // 1 us, so the arrival at 2.1 us finds it ended; moved to 5 us at 3 us, the arrival at 4.1 us is
+  // shown, and the one at 6.1 us is not.
+  Watched w;
+  auto [route, q, net, log, rx] = w.parts();
+  net.watch(route[1], true);
+  net.watch_until(route[1], Time::us(1));
+  for (int k = 0; k < 4; ++k) net.send_at(Time::us(2 * k), route, kMessage, rx, k);
+  q.run_until(Time::us(3));
+  net.watch_until(route[1], Time::us(5));
+  q.run();
+  using Seen = std::vector<std::pair<LinkId, Time>>;
+  CHECK(log.seen == Seen{{route[1], Time::ns(100)}, {route[1], Time::ns(4'100)}});
+  CHECK(rx.time_of(3) == Time::ns(7'200));
 }
 
 TEST_CASE("Network: its links' state is made in batches, told, and the last batch's links time alike") {
