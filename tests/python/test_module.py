@@ -256,8 +256,9 @@ def test_plan_takes_max_events_and_max_sim_memory_as_the_command_line():
     # In Python's words (issue 31): the keyword, not the command line's --max-events.
     with pytest.raises(hybridsim.ScenarioError, match=r"over the limit max_events = 1000; raise it \(max_events=N"):
         hybridsim.plan("gnmt", 16, max_events="1000")
+    # With the figure it takes unfolded (the memory refusal's "raise it to … or more", issue 31).
     with pytest.raises(hybridsim.ScenarioError, match=r"over the limit max_sim_memory = 1 kB; "
-                                                      r"raise it \(max_sim_memory='SIZE'"):
+                                                      r"raise it to 120 kB or more \(max_sim_memory='SIZE'"):
         hybridsim.plan("gnmt", 16, max_sim_memory="1 kB")
 
 
