@@ -86,11 +86,19 @@ analysis::PlanResult plan(const analysis::PlanCommandOptions& options, std::ostr
 }
 
 std::string topology(const TopologyRequest& request) {
+  const analysis::OptionSpelling& o = request.spelling;
+  if (request.pcie_only && !request.rings)
+    throw InputError(o.name("pcie-only") + " needs " + o.name("rings"));
+  // One machine has no fabric between machines: these shape only a cluster.
+  for (const auto& [option, given] : {std::pair{"fabric", request.fabric.has_value()},
+                                      std::pair{"oversubscription", request.oversubscription.has_value()}})
+    if (given && request.nodes == 1)
+      throw InputError(o.name(option) + " needs " + o.takes("nodes", "N") + " > 1");
   topology::ClusterSpec spec;
   spec.nodes = request.nodes;
   if (request.gpus_per_node != 0) spec.gpus_per_node = request.gpus_per_node;
-  spec.fabric = topology::presets::parse_fabric(request.fabric);
-  spec.oversubscription = request.oversubscription;
+  spec.fabric = topology::presets::parse_fabric(request.fabric.value_or("fat-tree"));
+  spec.oversubscription = request.oversubscription.value_or(1.0);
   const topology::Topology t = analysis::load_platform(request.topology, spec);
   analysis::TopologyReportOptions report;
   report.route = request.route;

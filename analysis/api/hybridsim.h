@@ -15,6 +15,7 @@
 #include <utility>
 #include <vector>
 
+#include "analysis/output/option_spelling.h"
 #include "analysis/api/collective_request.h"
 #include "analysis/plan/planner.h"
 #include "analysis/run/run_outputs.h"
@@ -73,16 +74,20 @@ analysis::PlanResult plan(const analysis::PlanCommandOptions& options, std::ostr
 
 // Devices, links, per-GPU bandwidth, and on request a route, the rings and a Graphviz file, of a
 // platform: `hybridsim topology`. Returns the report it prints.
+// Options that shape only what another asks for are refused without it, naming both in the spelling
+// given (`--pcie-only needs --rings`, `pcie_only needs rings`): a fabric or oversubscription on one
+// machine, PCIe-only rings without rings.
 struct TopologyRequest {
   std::string topology{};  // a preset name or a topology YAML file
   int nodes = 1;
-  int gpus_per_node = 0;  // 0: the preset's
-  std::string fabric = "fat-tree";
-  double oversubscription = 1.0;
+  int gpus_per_node = 0;                        // 0: the preset's
+  std::optional<std::string> fabric{};          // none: fat-tree
+  std::optional<double> oversubscription{};     // none: 1 (a full-bisection fabric)
   std::optional<std::pair<int, int>> route{};  // GPU ranks
   bool rings = false;
   bool pcie_only = false;
   std::optional<std::filesystem::path> dot{};  // write the graph here
+  analysis::OptionSpelling spelling{};
 };
 std::string topology(const TopologyRequest& request);
 

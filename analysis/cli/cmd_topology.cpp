@@ -44,14 +44,10 @@ int topology_command(int argc, const char* const* argv) {
   }
   api::TopologyRequest request{.topology = vm["topology"].as<std::string>(),
                                .nodes = vm["nodes"].as<int>(),
-                               .gpus_per_node = vm["gpus-per-node"].as<int>(),
-                               .fabric = vm["fabric"].as<std::string>(),
-                               .oversubscription = vm["oversubscription"].as<double>()};
-  refuse_without(vm, "pcie-only", "rings", "--rings");
-  // One machine has no fabric between machines: these shape only a cluster.
-  for (const char* option : {"fabric", "oversubscription"})
-    if (given(vm, option) && request.nodes == 1)
-      throw InputError(std::string("--") + option + " needs --nodes N > 1");
+                               .gpus_per_node = vm["gpus-per-node"].as<int>()};
+  // Only as given, so that the library can refuse one that shapes nothing (api::topology).
+  if (given(vm, "fabric")) request.fabric = vm["fabric"].as<std::string>();
+  if (given(vm, "oversubscription")) request.oversubscription = vm["oversubscription"].as<double>();
   if (vm.count("route")) {
     const auto ab = vm["route"].as<std::vector<int>>();
     if (ab.size() != 2) throw InputError("--route takes two GPU ranks, e.g. --route 0 5");

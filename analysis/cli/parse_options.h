@@ -48,7 +48,7 @@ inline void refuse_empty_values(const boost::program_options::variables_map& vm,
 }
 
 // An option that only means something beside another is refused without it, naming both:
-//   refuse_without(vm, "pcie-only", "rings", "--rings")  →  "--pcie-only needs --rings" (topology)
+//   refuse_without(vm, "min-forward", "correct", "--correct")  →  "--min-forward needs --correct" (import)
 inline void refuse_without(const boost::program_options::variables_map& vm, const std::string& option,
                            const std::string& other, const std::string& other_words) {
   if (given(vm, option) && !given(vm, other)) throw InputError("--" + option + " needs " + other_words);

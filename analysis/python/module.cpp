@@ -286,6 +286,7 @@ py::dict collective(api::CollectiveRequest request) {  // a copy, as plan()'s op
 }
 
 std::string topology(api::TopologyRequest request) {  // a copy, as plan()'s options
+  request.spelling = analysis::OptionSpelling::python();  // "pcie_only needs rings"
   py::gil_scoped_release nogil;
   return api::topology(request);
 }

@@ -3,6 +3,7 @@ the printed table, results.csv), errors carry the CLI's message and its location
 answers one thread gives, and Ctrl-C stops a long step."""
 import concurrent.futures
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -207,6 +208,22 @@ def test_collective_and_topology_speak_the_command_lines_words(cli):
     assert report == cli("topology", "dgx1-v100", "--route", "0", "5").stdout
     with pytest.raises(TypeError):
         hybridsim.collective("dgx1-v100", no_such_option=1)
+
+
+def test_topology_refuses_what_shapes_nothing_as_the_command_line_does(cli):
+    # One rule in the library (api::topology), each in its own words; Python's accepted all three.
+    for keywords, python_words, cli_args in [
+            ({"pcie_only": True}, "pcie_only needs rings", ["--pcie-only"]),
+            ({"fabric": "rail-optimized"}, "fabric needs nodes=N > 1", ["--fabric", "rail-optimized"]),
+            ({"oversubscription": 2}, "oversubscription needs nodes=N > 1", ["--oversubscription", "2"])]:
+        with pytest.raises(hybridsim.ScenarioError, match="^" + re.escape(python_words) + "$"):
+            hybridsim.topology("dgx1-v100", **keywords)
+        printed = cli("topology", "dgx1-v100", *cli_args)
+        assert printed.returncode == 1
+        assert printed.stderr.startswith("hybridsim topology: error: --" + cli_args[0][2:] + " needs --")
+    # Given with machines to join they shape the fabric, as the command line's.
+    assert hybridsim.topology("dgx1-v100", nodes=2, fabric="rail-optimized") == \
+        cli("topology", "dgx1-v100", "--nodes", "2", "--fabric", "rail-optimized").stdout
 
 
 def test_plan_ranks_what_the_command_line_ranks(cli):

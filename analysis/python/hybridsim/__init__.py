@@ -481,16 +481,19 @@ def collective(topology: str, *, op: str = "allreduce", nodes: int = 1, gpus: st
     return _table(result["csv"], title=result["title"], table=result["table"], json=result["json"])
 
 
-def topology(preset_or_file: str, *, nodes: int = 1, gpus_per_node: int = 0, fabric: str = "fat-tree",
-             oversubscription: float = 1.0, route: Optional[tuple] = None, rings: bool = False,
+def topology(preset_or_file: str, *, nodes: int = 1, gpus_per_node: int = 0, fabric: Optional[str] = None,
+             oversubscription: Optional[float] = None, route: Optional[tuple] = None, rings: bool = False,
              pcie_only: bool = False, dot: Union[None, str, os.PathLike] = None) -> str:
     """Devices, links, per-GPU bandwidth, and on request a route and the rings (`hybridsim topology`)."""
     preset_or_file = _text("topology", "preset_or_file", preset_or_file,
                            "a preset name such as 'dgx1-v100' or a topology YAML file")
     nodes = _whole("topology", "nodes", nodes, "machines")
     gpus_per_node = _whole("topology", "gpus_per_node", gpus_per_node, "GPUs per machine, 0 for the preset's")
-    fabric = _text("topology", "fabric", fabric, "'fat-tree' or 'rail-optimized'")
-    oversubscription = _number("topology", "oversubscription", oversubscription, "a ratio of 1 or more")
+    # None: the fabric's default (fat tree, full bisection); either given on one machine is refused.
+    if fabric is not None:
+        fabric = _text("topology", "fabric", fabric, "'fat-tree' or 'rail-optimized'")
+    if oversubscription is not None:
+        oversubscription = _number("topology", "oversubscription", oversubscription, "a ratio of 1 or more")
     if route is not None and (not isinstance(route, (tuple, list)) or len(route) != 2 or
                               any(isinstance(g, bool) or not isinstance(g, int) for g in route)):
         raise TypeError(f"topology(): route={route!r}: expected two GPU ranks such as (0, 5), or None")
