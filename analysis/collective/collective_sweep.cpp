@@ -106,8 +106,10 @@ std::string collective_name(const CollectiveSweepOptions& options, sim::Bytes si
 // The collective's caps and fast path, in the words of its request (the command line's, Python's).
 BudgetKnobs budget_knobs(const CollectiveOptionNames& n) {
   const bool py = n.python;
-  return {n.max_events, n.said_number(n.max_events, "N"), n.max_sim_memory,
-          n.said_number(n.max_sim_memory, py ? "'SIZE'" : "SIZE"), "use " + n.said(n.fast_path, "auto")};
+  // Validate names its case file's keys with ": ", but its caps are still options (--max-events N).
+  return {n.max_events, n.takes(n.max_events, "N"), n.max_sim_memory,
+          n.takes(n.max_sim_memory, py ? "'SIZE'" : "SIZE"),
+          "use " + n.takes(n.fast_path, py ? "'auto'" : "auto")};
 }
 
 [[noreturn]] void over_budget(const sim::BudgetExceeded& e, const CollectiveSweepOptions& options,

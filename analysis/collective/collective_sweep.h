@@ -40,6 +40,11 @@ struct CollectiveOptionNames {
   std::string said_number(const std::string& name, std::string_view value) const {
     return name + separator + std::string(value);
   }
+  // An option of the command or keyword of the module with what it takes, joined as its language joins
+  // them, whatever the separator of a file's keys: "--max-events N" (validate's too), "max_events=N".
+  std::string takes(const std::string& name, std::string_view value) const {
+    return name + (python ? "=" : " ") + std::string(value);
+  }
   // Every name in `spelling`'s language: the command line's (the defaults) or Python's.
   static CollectiveOptionNames for_language(const OptionSpelling& spelling);
 };

@@ -107,6 +107,7 @@ LlmPlanRequest make_llm_plan_request(const LlmPlanOptions& o) {
   // A candidate whose step would simulate past the budget is ranked by its closed form instead.
   const std::string events = o.max_events.empty() ? std::to_string(kPlanCandidateEvents) : o.max_events;
   r.limits = limit_overlay(events, o.max_sim_memory, o.spelling);
+  r.budget_knobs = study_budget_knobs(o.spelling);
   r.events_budget_count = events == "unlimited" ? 0 : std::stoull(events);
   r.events_budget_given = o.max_events;
   // The same figure bounds what the candidates built at once hold together (limit_overlay has

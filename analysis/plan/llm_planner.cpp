@@ -208,6 +208,7 @@ void simulate_candidates(const LlmPlanRequest& r, const std::vector<LlmPlanCandi
   StepRunOptions run{.threads = r.threads, .on_progress = {}, .keep_going = true};
   run.memory = std::move(memory);  // each held against the one budget while it is built and run
   run.memory_budget = r.memory_budget_bytes;
+  run.budget_knobs = r.budget_knobs;  // a candidate past its caps says so in the request's words
   if (r.progress) run.on_progress = progress_printer(*r.progress, r.progress_label);
   run.progress = r.progress;  // the whole run's estimate and progress with an estimated end
   run.label = r.progress_label;

@@ -74,6 +74,9 @@ struct LlmPlanRequest {
   std::int64_t memory_budget_bytes = sim::kDefaultMaxMemory;
   LlmMachine machine{};
   LlmPlanNames names{};
+  // How a candidate refused by its caps says to raise them, in the request's language ("--max-events N",
+  // "max_events=N"): made from LlmPlanOptions::spelling.
+  BudgetKnobs budget_knobs = study_budget_knobs();
 };
 
 struct LlmPlanCandidate {

@@ -8,6 +8,7 @@
 #include "analysis/api/collective_request.h"
 #include "analysis/collective/collective_sweep.h"
 #include "analysis/output/option_spelling.h"
+#include "analysis/plan/llm_planner.h"
 #include "analysis/plan/planner.h"
 #include "analysis/study/study_config.h"
 #include "sim/error.h"
@@ -105,4 +106,20 @@ TEST_CASE("option spelling: plan's and study's options in Python's words") {
   CHECK(knobs.events_raise == "max_events=N");
   CHECK(knobs.memory_raise == "max_sim_memory='SIZE'");
   CHECK(analysis::study_budget_knobs().events_raise == "--max-events N");
+  // A transformer plan's candidates (an LLM study's, from Python) say so in the request's words too.
+  CHECK(analysis::make_llm_plan_request({.model = "llama3-70b", .gpus = 64, .spelling = py})
+            .budget_knobs.events_raise == "max_events=N");
+  CHECK(analysis::make_llm_plan_request({.model = "llama3-70b", .gpus = 64}).budget_knobs.events_raise ==
+        "--max-events N");
+}
+
+TEST_CASE("option spelling: validate's caps are options, whatever joins its case file's keys") {
+  // Validate names its case file's keys "cases[0].collective.algorithm: ring" (separator ": "), but its
+  // caps are its command line's: "--max-events N", not "--max-events: N".
+  analysis::CollectiveOptionNames validate;
+  validate.separator = ": ";
+  CHECK(validate.takes(validate.max_events, "N") == "--max-events N");
+  CHECK(validate.said(validate.algorithm, "ring") == "--algorithm: ring");
+  const auto py = analysis::CollectiveOptionNames::for_language(OptionSpelling::python());
+  CHECK(py.takes(py.max_sim_memory, "'SIZE'") == "max_sim_memory='SIZE'");
 }
