@@ -20,9 +20,9 @@ scenarios::ScenarioSource read_source(const ScenarioInput& input) {
 }
 
 scenarios::Scenario load(const ScenarioInput& input) {
-  scenarios::check_overrides_once(input.set);
-  if (!input.text) return scenarios::load_scenario(input.path, input.set);
-  return scenarios::parse_scenario(*input.text, input.path, input.set, input.base_dir);
+  scenarios::check_overrides_once(input.set, input.set_origin);
+  if (!input.text) return scenarios::load_scenario(input.path, input.set, input.set_origin);
+  return scenarios::parse_scenario(*input.text, input.path, input.set, input.base_dir, input.set_origin);
 }
 
 RunReport run(const ScenarioInput& input, const RunRequest& request) {
@@ -70,7 +70,13 @@ RunReport run(const ScenarioInput& input, const RunRequest& request) {
 }
 
 SweepOutcome sweep(const ScenarioInput& input, SweepOptions options) {
+  // The input's overlays come first; their spellings (the Python module's) stay beside them.
   options.overrides.insert(options.overrides.begin(), input.set.begin(), input.set.end());
+  std::vector<std::string> spelled = input.set_origin.spelled;
+  spelled.resize(input.set.size());  // "": said as --set
+  spelled.insert(spelled.end(), options.override_origin.spelled.begin(),
+                 options.override_origin.spelled.end());
+  options.override_origin.spelled = std::move(spelled);
   return analysis::run_sweep(read_source(input), options);
 }
 

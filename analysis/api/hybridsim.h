@@ -34,6 +34,7 @@ struct ScenarioInput {
   std::string path{};                    // a YAML file; with `text`, the name its messages give
   std::optional<std::string> text{};     // YAML text to read instead of a file
   std::vector<std::string> set{};        // overlays, as --set: "cluster.nodes=4", "parallelism={dp: 4}"
+  scenarios::OverrideOrigin set_origin{};  // how each was written (Python's set={...}); none: --set
   std::filesystem::path base_dir = ".";  // with `text`: where its relative paths start
 };
 // Its text, read once (a file's relative paths start in the file's folder).

@@ -60,9 +60,12 @@ std::thread::id main_thread() {
   return id;
 }
 
+// `set_spelled`: how the caller wrote each of `set` (`set={'cluster.nodes': 4}`), for its refusals.
 api::ScenarioInput scenario_input(const std::string& path, const std::optional<std::string>& text,
-                                  const std::vector<std::string>& set, const std::string& base_dir) {
-  return {.path = path, .text = text, .set = set, .base_dir = base_dir};
+                                  const std::vector<std::string>& set,
+                                  const std::vector<std::string>& set_spelled, const std::string& base_dir) {
+  return {
+      .path = path, .text = text, .set = set, .set_origin = {.spelled = set_spelled}, .base_dir = base_dir};
 }
 
 py::dict gpu_metrics(const analysis::GpuStepMetrics& g) {
@@ -154,7 +157,8 @@ py::dict run_figures(const api::RunReport& r) {
 }
 
 py::dict run(const std::string& path, const std::optional<std::string>& text,
-             const std::vector<std::string>& set, const std::string& base_dir,
+             const std::vector<std::string>& set, const std::vector<std::string>& set_spelled,
+             const std::string& base_dir,
              const std::optional<std::string>& out, bool write_outputs,
              const std::optional<std::string>& trace, const std::optional<std::string>& trace_detail,
              const std::string& trace_gpus, const std::string& trace_window, bool trace_gzip,
@@ -182,13 +186,14 @@ py::dict run(const std::string& path, const std::optional<std::string>& text,
   api::RunReport report;
   {
     py::gil_scoped_release nogil;
-    report = api::run(scenario_input(path, text, set, base_dir), request);
+    report = api::run(scenario_input(path, text, set, set_spelled, base_dir), request);
   }
   return run_figures(report);
 }
 
 py::dict sweep(const std::string& path, const std::optional<std::string>& text,
-               const std::vector<std::string>& set, const std::string& base_dir,
+               const std::vector<std::string>& set, const std::vector<std::string>& set_spelled,
+               const std::string& base_dir,
                const std::optional<std::string>& out, int jobs, bool resume, bool progress) {
   api::SweepOptions options;
   if (out) options.out = *out;
@@ -199,7 +204,7 @@ py::dict sweep(const std::string& path, const std::optional<std::string>& text,
   api::SweepOutcome o;
   {
     py::gil_scoped_release nogil;
-    o = api::sweep(scenario_input(path, text, set, base_dir), options);
+    o = api::sweep(scenario_input(path, text, set, set_spelled, base_dir), options);
   }
   py::dict d;
   d["csv"] = o.csv;
@@ -321,11 +326,13 @@ PYBIND11_MODULE(_hybridsim, m) {
   py::register_exception<hybridsim::InputError>(m, "InputError", PyExc_ValueError);
   py::register_exception<hybridsim::analysis::BudgetRefusal>(m, "BudgetExceeded", PyExc_ValueError);
   py::register_exception<hybridsim::InternalError>(m, "InternalError", PyExc_RuntimeError);
-  m.def("run", &hp::run, py::arg("path"), py::arg("text"), py::arg("set"), py::arg("base_dir"),
+  m.def("run", &hp::run, py::arg("path"), py::arg("text"), py::arg("set"), py::arg("set_spelled"),
+        py::arg("base_dir"),
         py::arg("out"), py::arg("write_outputs"), py::arg("trace"), py::arg("trace_detail"),
         py::arg("trace_gpus"), py::arg("trace_window"), py::arg("trace_gzip"), py::arg("trace_step"),
         py::arg("progress"));
-  m.def("sweep", &hp::sweep, py::arg("path"), py::arg("text"), py::arg("set"), py::arg("base_dir"),
+  m.def("sweep", &hp::sweep, py::arg("path"), py::arg("text"), py::arg("set"), py::arg("set_spelled"),
+        py::arg("base_dir"),
         py::arg("out"), py::arg("jobs"), py::arg("resume"), py::arg("progress"));
   m.def("study", &hp::study, py::arg("path"), py::arg("out"), py::arg("threads"), py::arg("plots"),
         py::arg("ib_sensitivity"), py::arg("memory"), py::arg("max_events"), py::arg("max_sim_memory"),

@@ -59,17 +59,18 @@ void check_options(const SweepOptions& options, const std::string& head) {
 
 scenarios::Scenario SweepPlan::point_scenario(const scenarios::SweepPoint& point,
                                               const SweepOptions& options) const {
-  return scenarios::parse_sweep_point(source.text, source.path, point, options.overrides, source.base_dir);
+  return scenarios::parse_sweep_point(source.text, source.path, point, options.overrides, source.base_dir,
+                                      options.override_origin);
 }
 
 SweepPlan plan_sweep(scenarios::ScenarioSource source, const SweepOptions& options, bool leader) {
   SweepPlan plan;
   plan.source = std::move(source);
   const std::string& scenario_path = plan.source.path;
-  scenarios::check_overrides_once(options.overrides);
-  plan.base =
-      scenarios::parse_scenario(plan.source.text, scenario_path, options.overrides, plan.source.base_dir);
-  scenarios::check_overrides_outside_sweep(options.overrides, plan.base);
+  scenarios::check_overrides_once(options.overrides, options.override_origin);
+  plan.base = scenarios::parse_scenario(plan.source.text, scenario_path, options.overrides,
+                                        plan.source.base_dir, options.override_origin);
+  scenarios::check_overrides_outside_sweep(options.overrides, plan.base, options.override_origin);
   plan.directory = options.out.value_or(plan.base.outputs.directory);
   plan.points = scenarios::expand_sweep(plan.base);
   if (plan.points.empty())

@@ -23,6 +23,7 @@ class SweepTeam;
 
 struct SweepOptions {
   std::vector<std::string> overrides;       // --set texts applied to every point
+  scenarios::OverrideOrigin override_origin{};  // how each was written, for its refusals
   std::optional<std::filesystem::path> out;  // default: the scenario's outputs.directory
   int jobs = 0;                              // 0: all cores
   bool resume = false;                       // skip points already in points.partial.csv

@@ -15,6 +15,7 @@
 #include <utility>
 #include <vector>
 
+#include "scenarios/loader/override_origin.h"
 #include "scenarios/loader/trace_settings.h"
 #include "sim/budget.h"
 #include "sim/collective.h"
@@ -205,7 +206,9 @@ struct Scenario {
 // Reads and validates a scenario file; `overrides` are "path=value" texts (as `--set`) applied
 // before validation, the value parsed as YAML ("cluster.nodes=4", "parallelism={dp: 4, mp: 2}",
 // "cluster.nodes=" removes the key, restoring its default). base_dir is the file's directory.
-Scenario load_scenario(const std::string& path, std::span<const std::string> overrides = {});
+// Refusals of an override quote it as `origin` says it was written (the command line's --set).
+Scenario load_scenario(const std::string& path, std::span<const std::string> overrides = {},
+                       const OverrideOrigin& origin = {});
 // A scenario file's text as read once, with what parsing it needs: a sweep reads its file once and
 // builds every point from this text (parse_scenario, parse_sweep_point), so editing the file while
 // the sweep runs cannot mix two versions in one result.
@@ -217,13 +220,14 @@ struct ScenarioSource {
 ScenarioSource read_scenario_source(const std::string& path);
 Scenario parse_scenario(std::string_view yaml, const std::string& source_name,
                         std::span<const std::string> overrides = {},
-                        std::filesystem::path base_dir = ".");
+                        std::filesystem::path base_dir = ".", const OverrideOrigin& origin = {});
 
-// Refuses `--set` overrides that would be ignored: the same field set twice (`origin` names them,
-// "--set"), and, for a sweep (hybridsim sweep; a run leaves the sweep block out), a field the sweep
-// sets at every point.
-void check_overrides_once(std::span<const std::string> overrides, std::string_view origin = "--set");
-void check_overrides_outside_sweep(std::span<const std::string> overrides, const Scenario& s);
+// Refuses `--set` overrides that would be ignored: the same field set twice, and, for a sweep
+// (hybridsim sweep; a run leaves the sweep block out), a field the sweep sets at every point. Each
+// is named as `origin` says it was written.
+void check_overrides_once(std::span<const std::string> overrides, const OverrideOrigin& origin = {});
+void check_overrides_outside_sweep(std::span<const std::string> overrides, const Scenario& s,
+                                   const OverrideOrigin& origin = {});
 
 // Where a field was written ("file:line:col", "--set text"); for a field left at its default, the
 // location of its closest written parent section, else "source".

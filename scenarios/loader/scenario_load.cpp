@@ -76,22 +76,7 @@ void set_path(TreeNode& root, std::string_view path, const TreeNode& value, cons
   }
 }
 
-namespace {
-
-// How an override is echoed in its errors: whole while it is short, else its start and its size
-// (a 20 KB value would bury the message that explains it).
-std::string override_echo(const std::string& text) {
-  constexpr std::size_t kEcho = 80;
-  if (text.size() <= kEcho) return text;
-  std::size_t cut = kEcho;
-  while (cut > 0 && (static_cast<unsigned char>(text[cut]) & 0xC0) == 0x80) --cut;  // whole UTF-8 characters
-  return text.substr(0, cut) + "... (" + std::to_string(text.size()) + " bytes)";
-}
-
-}  // namespace
-
-void apply_override(TreeNode& root, const std::string& text, std::string_view origin) {
-  const std::string where = std::string(origin) + " " + override_echo(text);
+void apply_override(TreeNode& root, const std::string& text, const std::string& where) {
   const auto eq = text.find('=');
   if (eq == std::string::npos)
     throw InputError(where + ": expected path=value, e.g. --set cluster.nodes=4 or --set "
@@ -106,17 +91,17 @@ void apply_override(TreeNode& root, const std::string& text, std::string_view or
 Scenario parse_scenario_with(std::string_view yaml, const std::string& source,
                              std::span<const std::string> overrides,
                              const std::vector<std::string>* point_overrides,
-                             const std::filesystem::path& base_dir) {
+                             const std::filesystem::path& base_dir, const OverrideOrigin& origin) {
   TreeNode root = yaml::parse_yaml_tree(yaml, source);
   std::vector<std::string> applied;
-  for (const auto& o : overrides) {
-    apply_override(root, o);
-    applied.push_back(o);
+  for (std::size_t i = 0; i < overrides.size(); ++i) {
+    apply_override(root, overrides[i], origin.where(i, overrides[i]));
+    applied.push_back(overrides[i]);
   }
   if (point_overrides != nullptr) {
     root.erase("sweep");
     for (const auto& o : *point_overrides) {
-      apply_override(root, o, "sweep value");
+      apply_override(root, o, "sweep value " + echoed_override(o));
       applied.push_back(o);
     }
   }
@@ -127,8 +112,9 @@ Scenario parse_scenario_with(std::string_view yaml, const std::string& source,
 }
 
 Scenario parse_scenario(std::string_view yaml, const std::string& source_name,
-                        std::span<const std::string> overrides, std::filesystem::path base_dir) {
-  return parse_scenario_with(yaml, source_name, overrides, nullptr, base_dir);
+                        std::span<const std::string> overrides, std::filesystem::path base_dir,
+                        const OverrideOrigin& origin) {
+  return parse_scenario_with(yaml, source_name, overrides, nullptr, base_dir, origin);
 }
 
 ScenarioSource read_scenario_source(const std::string& path) {
@@ -137,9 +123,10 @@ ScenarioSource read_scenario_source(const std::string& path) {
   return {yaml::read_input_file(path, "scenario file"), path, base};
 }
 
-Scenario load_scenario(const std::string& path, std::span<const std::string> overrides) {
+Scenario load_scenario(const std::string& path, std::span<const std::string> overrides,
+                       const OverrideOrigin& origin) {
   const ScenarioSource source = read_scenario_source(path);
-  return parse_scenario_with(source.text, path, overrides, nullptr, source.base_dir);
+  return parse_scenario_with(source.text, path, overrides, nullptr, source.base_dir, origin);
 }
 
 std::string location_of(const Scenario& scenario, std::string_view path) {

@@ -85,9 +85,10 @@ std::vector<SweepPoint> expand_sweep(const SweepSettings& sweep) {
 }
 
 Scenario parse_sweep_point(std::string_view yaml, const std::string& source_name, const SweepPoint& point,
-                           std::span<const std::string> overrides, std::filesystem::path base_dir) {
+                           std::span<const std::string> overrides, std::filesystem::path base_dir,
+                           const OverrideOrigin& origin) {
   const std::vector<std::string> assignments = point.overrides();
-  return parse_scenario_with(yaml, source_name, overrides, &assignments, base_dir);
+  return parse_scenario_with(yaml, source_name, overrides, &assignments, base_dir, origin);
 }
 
 Scenario load_sweep_point(const std::string& path, const SweepPoint& point,

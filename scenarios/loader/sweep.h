@@ -34,11 +34,12 @@ std::vector<SweepPoint> expand_sweep(const SweepSettings& sweep);
 inline std::vector<SweepPoint> expand_sweep(const Scenario& scenario) { return expand_sweep(scenario.sweep); }
 
 // The scenario at one point: `overrides` (the user's --set) are applied first, then the sweep block
-// is removed and the point's assignments applied. Errors in an assignment name "--set path=value".
+// is removed and the point's assignments applied. Errors in an assignment name "sweep value
+// path=value", in an override as `origin` says it was written ("--set path=value").
 Scenario load_sweep_point(const std::string& path, const SweepPoint& point,
                           std::span<const std::string> overrides = {});
 Scenario parse_sweep_point(std::string_view yaml, const std::string& source_name, const SweepPoint& point,
                            std::span<const std::string> overrides = {},
-                           std::filesystem::path base_dir = ".");
+                           std::filesystem::path base_dir = ".", const OverrideOrigin& origin = {});
 
 }  // namespace hybridsim::scenarios

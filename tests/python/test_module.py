@@ -100,6 +100,51 @@ def test_an_unknown_preset_in_an_overlay_is_a_scenario_error():
         hybridsim.run(GNMT_DP8, set={"cluster.preset": "dgx-none"})
 
 
+# An overlay's refusal quotes it as the caller wrote it (issue 31): the dict entry, the list item or
+# the typed section, never the command line's `--set path=value`, which the command line keeps.
+@pytest.mark.parametrize("call, starts", [
+    (lambda: hybridsim.run(GNMT_DP8, set={"nope": 1}), "set={'nope': 1}: unknown field 'nope' (did you mean"),
+    (lambda: hybridsim.run(GNMT_DP8, set=["cluster.nodes=1", "nope=1"]), "set[1]='nope=1': unknown field"),
+    (lambda: hybridsim.run(GNMT_DP8, set="nope=1"), "set='nope=1': unknown field"),
+    (lambda: hybridsim.run(GNMT_DP8, set={"cluster.nodes": [1, 2]}),
+     "set={'cluster.nodes': [1, 2]}: cluster.nodes: got a list; expected a whole number"),
+    (lambda: hybridsim.run(GNMT_DP8, parallelism=hybridsim.Parallelism(dp=0)),
+     "parallelism=Parallelism(dp=0): parallelism.dp: got \"0\""),
+    (lambda: hybridsim.run(GNMT_DP8, workload=hybridsim.Workload(model=hybridsim.Model(layers=0))),
+     "workload=Workload(model=Model(layers=0)): workload.model.layers: got \"0\""),
+    (lambda: hybridsim.run(GNMT_DP8, set={"workload.network": "gnmt"}, workload=hybridsim.Workload(network="x")),
+     "workload=Workload(network='x'): workload.network is set twice (first by set={'workload.network': 'gnmt'})"),
+    (lambda: hybridsim.run(GNMT_DP8, set=["cluster.nodes"]), "set[0]='cluster.nodes': expected path=value"),
+    (lambda: hybridsim.sweep(NVLINK_SWEEP, set={"nope": 1}), "set={'nope': 1}: unknown field 'nope'"),
+    (lambda: hybridsim.sweep(NVLINK_SWEEP, set={"cluster.links.nvlink.bandwidth": "1 GB/s"}),
+     "set={'cluster.links.nvlink.bandwidth': '1 GB/s'}: the sweep sets cluster.links.nvlink.bandwidth at every"),
+])
+def test_an_overlays_refusal_quotes_it_as_python_wrote_it(call, starts):
+    with pytest.raises(hybridsim.ScenarioError) as caught:
+        call()
+    assert str(caught.value).startswith(starts), str(caught.value)
+    assert "--set" not in str(caught.value)
+
+
+@pytest.mark.parametrize("call, starts", [
+    (lambda: hybridsim.run(GNMT_DP8, set=5), "run(): set=5: expected a dict"),
+    (lambda: hybridsim.run(GNMT_DP8, set={4: 1}), "run(): set={4: 1}: expected field paths"),
+    (lambda: hybridsim.run(GNMT_DP8, set=[("cluster.nodes", 1)]), "run(): set[0]=('cluster.nodes', 1): expected"),
+    (lambda: hybridsim.run(GNMT_DP8, parallelism=hybridsim.Training(micro_batch=1)),
+     "run(): parallelism=Training(micro_batch=1"),
+    (lambda: hybridsim.sweep(NVLINK_SWEEP, training={"micro_batch": 1}), "sweep(): training={'micro_batch': 1}"),
+])
+def test_an_overlay_of_the_wrong_type_is_a_type_error_naming_it(call, starts):
+    with pytest.raises(TypeError) as caught:
+        call()
+    assert str(caught.value).startswith(starts), str(caught.value)
+
+
+def test_the_command_line_still_says_set(cli):
+    printed = cli("run", GNMT_DP8, "-q", "--set", "nope=1")
+    assert printed.stderr == "hybridsim run: error: --set nope=1: unknown field 'nope' (did you mean 'name'?)\n"
+
+
 def test_threads_give_the_answers_of_one_thread():
     overlays = [{"parallelism": {"dp": dp, "mp": mp}} for dp, mp in [(8, 1), (4, 2), (2, 4), (4, 1)]]
     alone = [hybridsim.run(GNMT_DP8, set=o).json for o in overlays]

@@ -285,6 +285,34 @@ TEST_CASE("scenario: --set errors name the override, with a suggestion for a nea
       "--set parallelism.placement[0].gpu=1: unknown field 'parallelism.placement[0].gpu'"));
 }
 
+TEST_CASE("scenario: an override's refusal and location quote it as its OverrideOrigin spells it") {
+  // The Python module spells set={'nope': 1}; an override it did not spell reads as --set.
+  const OverrideOrigin py{.spelled = {"set={'cluster.nodes': 4}", "set={'nope': 1}"}};
+  const std::vector<std::string> both{"cluster.nodes=4", "nope=1"};
+  CHECK_THROWS_WITH_AS(parse_scenario(kMinimal, "s.yaml", both, ".", py),
+                       "set={'nope': 1}: unknown field 'nope' (did you mean 'name'?)", InputError);
+  const Scenario a = parse_scenario(kMinimal, "s.yaml", std::vector<std::string>{"cluster.nodes=4"}, ".", py);
+  CHECK(location_of(a, "cluster.nodes") == "set={'cluster.nodes': 4}");
+  CHECK(OverrideOrigin{}.where(0, "nope=1") == "--set nope=1");
+  CHECK(py.where(2, "nope=1") == "--set nope=1");
+  // Set twice: both named as written.
+  const std::vector<std::string> twice{"cluster.nodes=4", "cluster.nodes=2"};
+  CHECK_THROWS_WITH_AS(
+      check_overrides_once(twice, {.spelled = {"set[0]='cluster.nodes=4'", "parallelism=Parallelism(dp=2)"}}),
+      "parallelism=Parallelism(dp=2): cluster.nodes is set twice (first by "
+      "set[0]='cluster.nodes=4'), and only the last would count; expected each field set once",
+      InputError);
+  CHECK_THROWS_WITH_AS(
+      check_overrides_once(twice),
+      "--set cluster.nodes=2: cluster.nodes is set twice (first by --set cluster.nodes=4), and "
+      "only the last would count; expected each field set once",
+      InputError);
+  // A long spelling is cut as a long --set text is.
+  const std::string long_spelling = "set={'workload.network': '" + std::string(200, 'x') + "'}";
+  CHECK(OverrideOrigin{.spelled = {long_spelling}}.where(0, "workload.network=x") ==
+        long_spelling.substr(0, 80) + "... (228 bytes)");
+}
+
 TEST_CASE("workload.gpu_speeds: per-GPU speeds parse, round-trip and refuse a GPU listed twice") {
   const Scenario s = parse_scenario(
       std::string(kMinimal) + "\n", "s.yaml",

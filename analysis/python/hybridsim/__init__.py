@@ -26,7 +26,7 @@ import sys
 from typing import Any, Callable, Iterable, Mapping, Optional, Union
 
 from . import _hybridsim as _native
-from .transformer import Model, Pipeline, Parallelism, Training, Workload, model, models, overlays as _sections
+from .transformer import Model, Pipeline, Parallelism, Training, Workload, model, models
 
 __all__ = [
     "run", "sweep", "study", "plan", "collective", "topology",
@@ -137,14 +137,49 @@ def _overlay_value(value: Any) -> str:
     return str(value)
 
 
-def _overlays(set: Overlay) -> list:
+def _overlays(function: str, set: Overlay) -> list:
+    """(text, how the caller wrote it) for each overlay: ("cluster.nodes=4", "set={'cluster.nodes': 4}").
+    The library's refusals quote the second, in the caller's words (the command line's quote --set)."""
     if set is None:
         return []
     if isinstance(set, Mapping):
-        return [f"{path}={_overlay_value(value)}" for path, value in set.items()]
+        out = []
+        for path, value in set.items():
+            if not isinstance(path, str):
+                raise TypeError(f"{function}(): set={{{path!r}: {value!r}}}: expected field paths such as "
+                                "'cluster.nodes' (str keys)")
+            out.append((f"{path}={_overlay_value(value)}", f"set={{{path!r}: {value!r}}}"))
+        return out
     if isinstance(set, str):
-        return [set]
-    return [str(text) for text in set]
+        texts = [(set, f"set={set!r}")]
+    elif isinstance(set, Iterable):
+        texts = [(text, f"set[{i}]={text!r}") for i, text in enumerate(set)]
+    else:
+        raise TypeError(f"{function}(): set={set!r}: expected a dict of field paths and values, "
+                        "'path=value' texts, or None")
+    for text, spelled in texts:
+        if not isinstance(text, str):
+            raise TypeError(f"{function}(): {spelled}: expected a 'path=value' text (a str)")
+        if "=" not in text:
+            raise ScenarioError(f"{spelled}: expected path=value, e.g. set={{'cluster.nodes': 4}} or "
+                                "set=['cluster.nodes=4']")
+    return texts
+
+
+_SECTIONS = {"workload": Workload, "training": Training, "parallelism": Parallelism, "pipeline": Pipeline}
+
+
+def _section_overlays(function: str, **sections) -> list:
+    """The overlays of run()'s and sweep()'s typed sections, as _overlays's (None: not given)."""
+    out = []
+    for keyword, value in sections.items():
+        if value is None:
+            continue
+        if not isinstance(value, _SECTIONS[keyword]):
+            raise TypeError(f"{function}(): {keyword}={value!r}: expected a hybridsim."
+                            f"{_SECTIONS[keyword].__name__} (or None)")
+        out += value.spelled_overlays()
+    return out
 
 
 def _scenario(scenario: Scenario):
@@ -308,7 +343,8 @@ def run(scenario: Scenario, set: Overlay = None, *, out: Union[None, str, os.Pat
     if not (progress is None or isinstance(progress, bool) or callable(progress)):
         raise TypeError(f"run(): progress={progress!r}: expected True, False, None or a callable")
     callback = _progress_printer if progress is True else (progress or None)
-    overlays = _overlays(set) + _sections(workload, training, parallelism, pipeline)
+    overlays = _overlays("run", set) + _section_overlays("run", workload=workload, training=training,
+                                                           parallelism=parallelism, pipeline=pipeline)
     out = _path("run", "out", out, "a folder for the outputs")
     trace = _path("run", "trace", trace, "a file for the trace")
     trace_detail = _text("run", "trace_detail", trace_detail, "kernels, steps or messages", optional=True)
@@ -318,7 +354,8 @@ def run(scenario: Scenario, set: Overlay = None, *, out: Union[None, str, os.Pat
     _flag("run", "trace_gzip", trace_gzip)
     if isinstance(trace_step, bool) or not isinstance(trace_step, (str, int)):
         raise TypeError(f"run(): trace_step={trace_step!r}: expected 'first', 'slowest' or a step number (an int)")
-    request = dict(path=path, text=text, set=overlays, base_dir=base_dir,
+    request = dict(path=path, text=text, set=[o for o, _ in overlays],
+                   set_spelled=[spelled for _, spelled in overlays], base_dir=base_dir,
                    out=out, write_outputs=out is not None, trace=trace, trace_detail=trace_detail,
                    trace_gpus=trace_gpus, trace_window=trace_window, trace_gzip=trace_gzip,
                    trace_step=str(trace_step), progress=callback)
@@ -349,11 +386,13 @@ def sweep(scenario: Scenario, set: Overlay = None, *, jobs: int = 0, out: Union[
     The output files are written as the command line writes them (to `out` or outputs.directory);
     workload, training, parallelism, pipeline as run()'s."""
     path, text, base_dir = _scenario(scenario)
-    overlays = _overlays(set) + _sections(workload, training, parallelism, pipeline)
+    overlays = _overlays("sweep", set) + _section_overlays("sweep", workload=workload, training=training,
+                                                             parallelism=parallelism, pipeline=pipeline)
     jobs = _whole("sweep", "jobs", jobs, "points at once, 0 for all cores")
     out = _path("sweep", "out", out, "a folder for the results")
     resume, progress = _flag("sweep", "resume", resume), _flag("sweep", "progress", progress)
-    result = _native_call(_native.sweep, path, text, overlays, base_dir, out, jobs, resume, progress)
+    result = _native_call(_native.sweep, path, text, [o for o, _ in overlays],
+                          [spelled for _, spelled in overlays], base_dir, out, jobs, resume, progress)
     return _table(result["csv"], directory=result["directory"], plot=result["plot"], notes=result["notes"])
 
 

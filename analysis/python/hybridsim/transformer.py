@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
-from typing import List, Optional, Union
+from typing import List, Optional, Tuple, Union
 
 from . import _hybridsim as _native
 
@@ -33,15 +33,25 @@ class _Section:
     _section = ""
 
     def overlays(self) -> List[str]:
+        return [text for text, _ in self.spelled_overlays()]
+
+    def spelled_overlays(self) -> List[Tuple[str, str]]:
+        """Each overlay with the way the caller wrote it, which its refusals quote:
+        ("parallelism.tp=0", "parallelism=Parallelism(tp=0)")."""
+        keyword = self._section.rsplit(".", 1)[-1]  # run()'s keyword, or Workload's model=
+
+        def spelled(inner: str) -> str:
+            return f"{keyword}={type(self).__name__}({inner})"
+
         out = []
         for field in dataclasses.fields(self):
             value = getattr(self, field.name)
             if value is None:
                 continue
             if isinstance(value, _Section):
-                out += value.overlays()
+                out += [(text, spelled(inner)) for text, inner in value.spelled_overlays()]
             else:
-                out.append(f"{self._section}.{field.name}={_scalar(value)}")
+                out.append((f"{self._section}.{field.name}={_scalar(value)}", spelled(f"{field.name}={value!r}")))
         return out
 
 
