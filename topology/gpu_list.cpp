@@ -89,7 +89,7 @@ std::optional<int> sole_machine(const Topology& t, const std::vector<int>& gpus)
 }
 
 void check_gpus_span_machines(const Topology& t, const std::vector<int>& gpus, int nodes,
-                              std::string_view gpus_option, std::string_view nodes_option) {
+                              const GpuSpanNames& names) {
   const std::optional<int> sole = sole_machine(t, gpus);
   if (nodes <= 1 || !sole) return;
   const int machine = *sole;
@@ -97,13 +97,15 @@ void check_gpus_span_machines(const Topology& t, const std::vector<int>& gpus, i
   const int other_machine = machine == 0 ? 1 : 0;
   for (int r = 0; r < static_cast<int>(t.gpus().size()); ++r)
     if (machine_of(t, r) == other_machine) other.push_back(r);
-  throw InputError(std::string(gpus_option) + " " + format_gpu_list(gpus) + ": all on machine " +
-                   std::to_string(machine) + " of the " + std::string(nodes_option) + " " +
-                   std::to_string(nodes) + " machines, so the collective never leaves it and " +
+  const std::string list = format_gpu_list(gpus);
+  const std::string& sep = names.separator;
+  throw InputError(names.gpus + sep + (names.quoted_list ? "'" + list + "'" : list) + ": all on machine " +
+                   std::to_string(machine) + " of the " + names.nodes + sep + std::to_string(nodes) +
+                   " machines, so the collective never leaves it and " +
                    (nodes == 2 ? "the other machine changes" : "the other machines change") +
                    " nothing; expected GPUs on two machines or more (machine " +
                    std::to_string(other_machine) + " holds GPUs " + format_gpu_list(other) + "), or " +
-                   std::string(nodes_option) + " 1");
+                   names.nodes + sep + "1");
 }
 
 }  // namespace hybridsim::topology

@@ -33,11 +33,18 @@ void check_gpus_exist(const std::vector<int>& gpus, int gpu_count);
 // The machine every GPU of `gpus` is on, when they are all on one; nullopt when they span several
 // (or the list is empty).
 std::optional<int> sole_machine(const Topology& t, const std::vector<int>& gpus);
+// How a refusal names the GPU list and the machine count, as the caller gave them: "--gpus 0-3" and
+// "--nodes 2" on the command line, "gpus='0-3'" and "nodes=2" in Python, "collective.gpus 0-3" in a
+// validate case.
+struct GpuSpanNames {
+  std::string gpus = "--gpus", nodes = "--nodes";
+  std::string separator = " ";  // between a name and its value: "=" in Python
+  bool quoted_list = false;     // the list as a Python str: '0-3'
+};
 // Throws InputError when `nodes` > 1 machines were asked for and every GPU of `gpus` is on one of
 // them: a collective among them never leaves that machine, so the others and the network between
-// them would change nothing. `gpus_option` and `nodes_option` name where the two were given
-// ("--gpus", "--nodes").
+// them would change nothing.
 void check_gpus_span_machines(const Topology& t, const std::vector<int>& gpus, int nodes,
-                              std::string_view gpus_option, std::string_view nodes_option);
+                              const GpuSpanNames& names = {});
 
 }  // namespace hybridsim::topology

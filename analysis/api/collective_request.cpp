@@ -73,9 +73,15 @@ CollectiveReport collective(const CollectiveRequest& request) {
   topology::ClusterSpec spec;
   spec.nodes = request.nodes;
   if (request.gpus_per_node != 0) spec.gpus_per_node = request.gpus_per_node;
-  const topology::Topology topo = analysis::load_platform(request.topology, spec);
+  const analysis::OptionSpelling spelling =
+      request.names.python ? analysis::OptionSpelling::python() : analysis::OptionSpelling::command_line();
+  const topology::Topology topo = analysis::load_platform(request.topology, spec, spelling);
   const analysis::CollectiveSweepOptions o = sweep_options(request, static_cast<int>(topo.gpus().size()));
-  topology::check_gpus_span_machines(topo, o.gpus, request.nodes, o.names.gpus, o.names.nodes);
+  topology::check_gpus_span_machines(topo, o.gpus, request.nodes,
+                                     {.gpus = o.names.gpus,
+                                      .nodes = o.names.nodes,
+                                      .separator = o.names.python ? "=" : " ",
+                                      .quoted_list = o.names.python});
   CollectiveReport report{.rows = analysis::run_collective_sweep(topo, o)};
   workloads::CommPlanner planner(topo, o.comm);
   const std::size_t used_channels = planner.ring_channels(o.gpus).size();

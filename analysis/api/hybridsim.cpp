@@ -103,9 +103,12 @@ std::string topology(const TopologyRequest& request) {
   topology::ClusterSpec spec;
   spec.nodes = request.nodes;
   if (request.gpus_per_node != 0) spec.gpus_per_node = request.gpus_per_node;
-  spec.fabric = topology::presets::parse_fabric(request.fabric.value_or("fat-tree"));
+  spec.fabric =
+      analysis::look_up_named(o, "fabric", request.fabric.value_or("fat-tree"),
+                              [](const std::string& f) { return topology::presets::parse_fabric(f); });
   spec.oversubscription = request.oversubscription.value_or(1.0);
-  const topology::Topology t = analysis::load_platform(request.topology, spec);
+  // Python's topology() takes the preset or file as preset_or_file.
+  const topology::Topology t = analysis::load_platform(request.topology, spec, o, "preset-or-file");
   analysis::TopologyReportOptions report;
   report.route = request.route;
   report.rings = request.rings;

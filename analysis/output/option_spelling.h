@@ -9,6 +9,8 @@
 #include <string>
 #include <string_view>
 
+#include "sim/error.h"
+
 namespace hybridsim::analysis {
 
 class OptionSpelling {
@@ -44,5 +46,19 @@ class OptionSpelling {
 
 // A text as Python's repr() writes a string: 'lots', or "it's" when it holds a single quote.
 std::string python_repr(std::string_view text);
+
+// `look_up(text)` of a name given to `option` (a preset, an objective, a curve variant, a fabric):
+// in Python its InputError leads with the keyword as written (`cluster='nope': unknown topology
+// preset "nope": ...`); the command line's quotes the name already and is left as it is.
+template <class LookUp>
+auto look_up_named(const OptionSpelling& spelling, std::string_view option, const std::string& text,
+                   LookUp look_up) -> decltype(look_up(text)) {
+  if (!spelling.is_python()) return look_up(text);
+  try {
+    return look_up(text);
+  } catch (const InputError& e) {
+    throw InputError(spelling.quoted(option, text) + ": " + e.what());
+  }
+}
 
 }  // namespace hybridsim::analysis

@@ -416,14 +416,18 @@ PlanRequest make_plan_request(const PlanCommandOptions& o) {
   r.model = r.profile.meta.network;
   const std::string eff = workloads::canonical_network_name(r.model);
   if (find_training_dataset(eff)) {
-    r.curve = efficiency_curve_by_name(eff, o.variant);
+    r.curve = look_up_named(o.spelling, "variant", o.variant,
+                            [&](const std::string& v) { return efficiency_curve_by_name(eff, v); });
     r.dataset = training_dataset_by_name(eff);
   }
   if (o.gpus < 1)
     throw InputError(o.spelling.name("gpus") + ": expected at least 1, got " + std::to_string(o.gpus));
   r.gpus = o.gpus;
-  r.cluster.preset = o.cluster;
-  build_cluster(r.cluster, 1, topology::ib_bandwidth_of(r.cluster));  // checks the preset
+  r.cluster.preset = look_up_named(o.spelling, "cluster", o.cluster, [](const std::string& c) {
+    topology::preset_by_name(c);
+    return c;
+  });
+  build_cluster(r.cluster, 1, topology::ib_bandwidth_of(r.cluster));
   check_plan_gpus(r.cluster, o.gpus, o.spelling);
   if (o.ib_bandwidth) {
     r.cluster.links[sim::LinkKind::InfiniBand].bandwidth = ib_bandwidth_option(*o.ib_bandwidth, o.spelling);
@@ -432,7 +436,7 @@ PlanRequest make_plan_request(const PlanCommandOptions& o) {
   r.memory = o.memory ? std::optional<workloads::MemoryCapacity>(memory_what_if(*o.memory, o.spelling))
                       : workloads::preset_gpu_capacity(o.cluster);
   r.show_unfit = o.show_unfit;
-  r.objective = parse_objective(o.objective);
+  r.objective = look_up_named(o.spelling, "objective", o.objective, parse_objective);
   if (r.objective == PlanObjective::TimeToTrain && !r.curve)
     throw InputError("no built-in statistical-efficiency curve for network \"" + r.model +
                      "\": use " + o.spelling.said("objective", "throughput"));

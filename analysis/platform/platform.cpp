@@ -14,14 +14,18 @@ bool names_topology_file(std::string_view argument) {
          std::filesystem::exists(std::filesystem::path(argument));
 }
 
-topology::Topology load_platform(const std::string& argument, topology::ClusterSpec spec) {
+topology::Topology load_platform(const std::string& argument, topology::ClusterSpec spec,
+                                 const OptionSpelling& spelling, std::string_view option) {
   if (names_topology_file(argument)) {
     topology::ClusterSpec plain;
     plain.preset = spec.preset;
     if (!(spec == plain))
-      throw InputError("--nodes and --gpus-per-node apply to presets, not to topology files");
+      throw InputError(spelling.name("nodes") + " and " + spelling.name("gpus-per-node") +
+                       " apply to presets, not to topology files");
     return topology::load_topology_yaml(argument);
   }
+  look_up_named(spelling, option, argument,
+                [](const std::string& name) { return topology::preset_by_name(name); });
   spec.preset = argument;
   return topology::build_cluster(spec);
 }

@@ -6,6 +6,7 @@
 #include <string>
 #include <string_view>
 
+#include "analysis/output/option_spelling.h"
 #include "topology/cluster_spec.h"
 #include "topology/topology.h"
 
@@ -17,7 +18,10 @@ bool names_topology_file(std::string_view argument);
 
 // Builds the preset `argument` with the spec's nodes, GPUs per machine, fabric and overrides (its
 // `preset` field is ignored), or loads the file; for a file, a spec other than the default is an
-// InputError ("--nodes and --gpus-per-node apply to presets, not to topology files").
-topology::Topology load_platform(const std::string& argument, topology::ClusterSpec spec);
+// InputError ("--nodes and --gpus-per-node apply to presets, not to topology files"). Refusals name
+// the options in `spelling`'s language, the argument as `option` (Python's keyword for it:
+// `topology='nope': unknown topology preset ...`).
+topology::Topology load_platform(const std::string& argument, topology::ClusterSpec spec,
+                                 const OptionSpelling& spelling = {}, std::string_view option = "topology");
 
 }  // namespace hybridsim::analysis

@@ -24,7 +24,8 @@ std::vector<int> case_gpus(const CollectiveCase& c, const topology::Topology& t)
   const std::vector<int> gpus =
       topology::parse_gpu_list(c.gpus.empty() ? "0-" + std::to_string(gpu_count - 1) : c.gpus);
   topology::check_gpus_exist(gpus, gpu_count);
-  topology::check_gpus_span_machines(t, gpus, c.nodes, "collective.gpus", "collective.nodes");
+  topology::check_gpus_span_machines(t, gpus, c.nodes,
+                                     {.gpus = "collective.gpus", .nodes = "collective.nodes"});
   return gpus;
 }
 

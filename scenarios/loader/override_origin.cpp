@@ -12,7 +12,8 @@ std::string echoed_override(const std::string& text) {
 }
 
 std::string OverrideOrigin::where(std::size_t i, const std::string& text) const {
-  return i < spelled.size() && !spelled[i].empty() ? echoed_override(spelled[i]) : "--set " + echoed_override(text);
+  return i < spelled.size() && !spelled[i].empty() ? echoed_override(spelled[i])
+                                                   : "--set " + echoed_override(text);
 }
 
 }  // namespace hybridsim::scenarios
