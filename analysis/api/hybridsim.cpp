@@ -2,6 +2,7 @@
 
 #include "analysis/step/step_progress.h"
 
+#include <algorithm>
 #include <ostream>
 
 #include "analysis/platform/platform.h"
@@ -27,6 +28,14 @@ scenarios::Scenario load(const ScenarioInput& input) {
 
 RunReport run(const ScenarioInput& input, const RunRequest& request) {
   RunReport report{.scenario = load(input)};
+  // A step past the run's, given here (the scenario's own variability.trace_step is checked where
+  // it is written), is refused naming the option: "trace step 5: the run has 1 step" named neither.
+  const int steps = std::max(1, report.scenario.variability.steps);
+  if (request.trace && request.trace_step && *request.trace_step > steps)
+    throw InputError(request.spelling.said_number("trace-step", std::to_string(*request.trace_step)) +
+                     ": the run has " + std::to_string(steps) + (steps == 1 ? " step" : " steps") + " (" +
+                     scenarios::location_of(report.scenario, "variability.steps") +
+                     ": variability.steps); expected first, slowest or 1 to " + std::to_string(steps));
   // A run simulates the scenario as written, once: the points of its sweep block are not run, and
   // the report says so (documented commands run a sweep file's base scenario with --set).
   if (!report.scenario.sweep.parameters.empty())
@@ -91,6 +100,29 @@ analysis::PlanResult plan(const analysis::PlanCommandOptions& options, std::ostr
   return analysis::plan(request);
 }
 
+namespace {
+
+// A route's two GPU ranks, named as given (`--route 0 99`, `route=(0, 99)`): "GPU rank 99 out of
+// range" named neither the option nor the keyword.
+void check_route(const topology::Topology& t, std::pair<int, int> route, const analysis::OptionSpelling& o) {
+  const auto [a, b] = route;
+  const std::string said = o.is_python()
+                               ? "route=(" + std::to_string(a) + ", " + std::to_string(b) + ")"
+                               : "--route " + std::to_string(a) + " " + std::to_string(b);
+  const int n = static_cast<int>(t.gpus().size());
+  const std::string ranks = "GPU ranks from 0 to " + std::to_string(n - 1);
+  for (const int g : {a, b})
+    if (g < 0 || g >= n)
+      throw InputError(said + ": GPU " + std::to_string(g) + " does not exist: the topology has " +
+                       std::to_string(n) + " GPUs; expected two " + ranks);
+  // A GPU reaches itself without a link: "0 hops, bottleneck 0 B/s" would read as a broken route.
+  if (a == b)
+    throw InputError(
+        said + ": both ends are the same GPU, which a route never leaves; expected two different " + ranks);
+}
+
+}  // namespace
+
 std::string topology(const TopologyRequest& request) {
   const analysis::OptionSpelling& o = request.spelling;
   if (request.pcie_only && !request.rings)
@@ -109,6 +141,7 @@ std::string topology(const TopologyRequest& request) {
   spec.oversubscription = request.oversubscription.value_or(1.0);
   // Python's topology() takes the preset or file as preset_or_file.
   const topology::Topology t = analysis::load_platform(request.topology, spec, o, "preset-or-file");
+  if (request.route) check_route(t, *request.route, o);
   analysis::TopologyReportOptions report;
   report.route = request.route;
   report.rings = request.rings;

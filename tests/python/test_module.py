@@ -416,6 +416,21 @@ _STUDY = "scenarios/study/ci.yaml"
     (lambda: hybridsim.collective("dgx1-v100", nodes=2, gpus="0,1,2,3"), hybridsim.ScenarioError,
      "gpus='0-3': all on machine 0 of the nodes=2 machines, so the collective never leaves it and the other "
      "machine changes nothing; expected GPUs on two machines or more (machine 1 holds GPUs 8-15), or nodes=1"),
+    (lambda: hybridsim.topology("dgx1-v100", route=(0, 99)), hybridsim.ScenarioError,
+     "route=(0, 99): GPU 99 does not exist: the topology has 8 GPUs; expected two GPU ranks from 0 to 7"),
+    (lambda: hybridsim.topology("dgx1-v100", route=(3, 3)), hybridsim.ScenarioError,
+     "route=(3, 3): both ends are the same GPU"),
+    (lambda: hybridsim.topology("dgx1-v100", route=(0, 2**40)), hybridsim.ScenarioError,
+     "route=(0, 1099511627776): far beyond any GPU"),
+    (lambda: hybridsim.topology("dgx1-v100", nodes=2**40), hybridsim.ScenarioError,
+     "nodes=1099511627776: far beyond any limit; expected machines"),
+    (lambda: hybridsim.collective("dgx1-v100", nodes=2**40), hybridsim.ScenarioError, "nodes=1099511627776: far"),
+    (lambda: hybridsim.plan("gnmt", 2**40), hybridsim.ScenarioError, "gpus=1099511627776: far beyond any limit"),
+    (lambda: hybridsim.study(_STUDY, threads=2**40), hybridsim.ScenarioError, "threads=1099511627776: far"),
+    (lambda: hybridsim.sweep(NVLINK_SWEEP, jobs=-2**40), hybridsim.ScenarioError, "jobs=-1099511627776: far"),
+    (lambda: hybridsim.run(GNMT_DP8, trace="t.json", trace_step=5), hybridsim.ScenarioError,
+     "trace_step=5: the run has 1 step (scenarios/dgx1/gnmt-dp8.yaml: variability.steps); expected first, "
+     "slowest or 1 to 1"),
     (lambda: hybridsim.topology("dgx1-v100", route="x"), TypeError, "topology(): route='x': expected"),
     (lambda: hybridsim.topology("dgx1-v100", nodes="2"), TypeError, "topology(): nodes='2': expected"),
 ])

@@ -68,5 +68,7 @@ TEST_CASE("hybridsim topology: clusters, YAML files and errors") {
   CHECK(has(bad_out, "unknown topology preset \"dgx9\": expected one of dgx1-v100"));
   const auto [rank_status, rank_out] = run_cli("dgx1-v100 --route 0 8");
   CHECK(rank_status == 1);
-  CHECK(has(rank_out, "GPU rank 8 out of range"));
+  CHECK(
+      has(rank_out,
+          "--route 0 8: GPU 8 does not exist: the topology has 8 GPUs; expected two GPU ranks from 0 to 7"));
 }

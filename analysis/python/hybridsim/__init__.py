@@ -84,9 +84,14 @@ def _native_call(function: Callable, *args, **kwargs):
 # (`plan(): gpus='x': expected a whole number of GPUs (an int)`), with TypeError as Python's own
 # functions raise; a value of the right type the library cannot use is its ScenarioError
 # (`memory='lots': bad size ...`). pybind11's TypeError listed the native signatures instead.
+_INT_RANGE = range(-2**31, 2**31)  # the library's int: a value past it failed as pybind11's TypeError
+
+
 def _whole(function: str, keyword: str, value: Any, what: str) -> int:
     if isinstance(value, bool) or not isinstance(value, int):
         raise TypeError(f"{function}(): {keyword}={value!r}: expected {what} (an int)")
+    if value not in _INT_RANGE:
+        raise ScenarioError(f"{keyword}={value}: far beyond any limit; expected {what}")
     return value
 
 
@@ -536,6 +541,8 @@ def topology(preset_or_file: str, *, nodes: int = 1, gpus_per_node: int = 0, fab
     if route is not None and (not isinstance(route, (tuple, list)) or len(route) != 2 or
                               any(isinstance(g, bool) or not isinstance(g, int) for g in route)):
         raise TypeError(f"topology(): route={route!r}: expected two GPU ranks such as (0, 5), or None")
+    if route is not None and any(g not in _INT_RANGE for g in route):
+        raise ScenarioError(f"route={tuple(route)!r}: far beyond any GPU; expected two GPU ranks such as (0, 5)")
     rings, pcie_only = _flag("topology", "rings", rings), _flag("topology", "pcie_only", pcie_only)
     dot = _path("topology", "dot", dot, "a Graphviz file to write")
     request = _native.TopologyRequest()
