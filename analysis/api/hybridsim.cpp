@@ -11,6 +11,7 @@
 #include "scenarios/loader/resolve.h"
 #include "scenarios/loader/sweep.h"
 #include "topology/cluster.h"
+#include "topology/gpu_list.h"
 #include "topology/graphviz.h"
 
 namespace hybridsim::api {
@@ -25,6 +26,27 @@ scenarios::Scenario load(const ScenarioInput& input) {
   if (!input.text) return scenarios::load_scenario(input.path, input.set, input.set_origin);
   return scenarios::parse_scenario(*input.text, input.path, input.set, input.base_dir, input.set_origin);
 }
+
+namespace {
+
+// A traced GPU the cluster lacks, named where the list was given (the caller's --trace-gpus or
+// trace_gpus=, else the scenario's outputs.trace.gpus): "trace GPU filter: GPU 8 does not exist"
+// named neither.
+void check_traced_gpus(const std::vector<int>& gpus, const topology::Topology& t, const RunRequest& request,
+                       const scenarios::Scenario& scenario) {
+  const int count = static_cast<int>(t.gpus().size());
+  for (const int g : gpus) {
+    if (g >= 0 && g < count) continue;
+    const std::string list = topology::format_gpu_list(gpus);
+    const std::string where =
+        request.trace ? request.spelling.said("trace-gpus", list)
+                      : scenarios::location_of(scenario, "outputs.trace.gpus") + ": outputs.trace.gpus";
+    throw InputError(where + ": GPU " + std::to_string(g) + " does not exist (the topology " + t.name() +
+                     " has GPUs 0-" + std::to_string(count - 1) + ")");
+  }
+}
+
+}  // namespace
 
 RunReport run(const ScenarioInput& input, const RunRequest& request) {
   RunReport report{.scenario = load(input)};
@@ -65,6 +87,8 @@ RunReport run(const ScenarioInput& input, const RunRequest& request) {
   } else if (request.write_outputs) {  // the scenario's trace is one of its outputs
     options = analysis::scenario_trace_options(report.scenario, dir);
   }
+  if (options.trace && options.trace_options.gpus)
+    check_traced_gpus(*options.trace_options.gpus, resolved.topology, request, report.scenario);
   if (options.trace && options.trace->has_parent_path())
     std::filesystem::create_directories(options.trace->parent_path());
   options.progress = request.progress;

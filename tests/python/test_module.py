@@ -431,6 +431,8 @@ _STUDY = "scenarios/study/ci.yaml"
     (lambda: hybridsim.run(GNMT_DP8, trace="t.json", trace_step=5), hybridsim.ScenarioError,
      "trace_step=5: the run has 1 step (scenarios/dgx1/gnmt-dp8.yaml: variability.steps); expected first, "
      "slowest or 1 to 1"),
+    (lambda: hybridsim.run(GNMT_DP8, trace="t.json", trace_gpus="0-99"), hybridsim.ScenarioError,
+     "trace_gpus='0-99': GPU 8 does not exist (the topology dgx1-v100 has GPUs 0-7)"),
     (lambda: hybridsim.topology("dgx1-v100", route="x"), TypeError, "topology(): route='x': expected"),
     (lambda: hybridsim.topology("dgx1-v100", nodes="2"), TypeError, "topology(): nodes='2': expected"),
 ])
