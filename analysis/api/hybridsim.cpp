@@ -3,7 +3,9 @@
 #include "analysis/step/step_progress.h"
 
 #include <algorithm>
+#include <cmath>
 #include <ostream>
+#include <sstream>
 
 #include "analysis/platform/platform.h"
 #include "analysis/platform/topology_report.h"
@@ -156,6 +158,13 @@ std::string topology(const TopologyRequest& request) {
                                       std::pair{"oversubscription", request.oversubscription.has_value()}})
     if (given && request.nodes == 1)
       throw InputError(o.name(option) + " needs " + o.takes("nodes", "N") + " > 1");
+  // The cluster's own check said "cluster: oversubscription must be ...", in neither language.
+  if (const auto ratio = request.oversubscription; ratio && !(std::isfinite(*ratio) && *ratio >= 1.0)) {
+    std::ostringstream said;
+    said << *ratio;
+    throw InputError(o.said_number("oversubscription", said.str()) +
+                     ": expected a ratio of 1 or more (1 is a full-bisection fabric)");
+  }
   topology::ClusterSpec spec;
   spec.nodes = request.nodes;
   if (request.gpus_per_node != 0) spec.gpus_per_node = request.gpus_per_node;

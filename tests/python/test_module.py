@@ -433,6 +433,10 @@ _STUDY = "scenarios/study/ci.yaml"
      "slowest or 1 to 1"),
     (lambda: hybridsim.run(GNMT_DP8, trace="t.json", trace_gpus="0-99"), hybridsim.ScenarioError,
      "trace_gpus='0-99': GPU 8 does not exist (the topology dgx1-v100 has GPUs 0-7)"),
+    (lambda: hybridsim.topology("dgx1-v100", nodes=2, oversubscription=0.5), hybridsim.ScenarioError,
+     "oversubscription=0.5: expected a ratio of 1 or more"),
+    (lambda: hybridsim.topology("dgx1-v100", nodes=2, oversubscription=float("inf")), hybridsim.ScenarioError,
+     "oversubscription=inf: expected a ratio of 1 or more"),
     (lambda: hybridsim.topology("dgx1-v100", route="x"), TypeError, "topology(): route='x': expected"),
     (lambda: hybridsim.topology("dgx1-v100", nodes="2"), TypeError, "topology(): nodes='2': expected"),
 ])
