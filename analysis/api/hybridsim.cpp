@@ -12,6 +12,7 @@
 #include "scenarios/loader/ignored_keys.h"
 #include "scenarios/loader/resolve.h"
 #include "scenarios/loader/sweep.h"
+#include "sim/time_window.h"
 #include "topology/cluster.h"
 #include "topology/gpu_list.h"
 #include "topology/graphviz.h"
@@ -91,6 +92,14 @@ RunReport run(const ScenarioInput& input, const RunRequest& request) {
   }
   if (options.trace && options.trace_options.gpus)
     check_traced_gpus(*options.trace_options.gpus, resolved.topology, request, report.scenario);
+  // A window is checked against the step once it has run: named where it was given.
+  if (options.trace && options.trace_options.window) {
+    const std::string text = sim::format_time_window(*options.trace_options.window);
+    options.trace_options.window_given =
+        request.trace ? request.spelling.quoted("trace-window", text)
+                      : scenarios::location_of(report.scenario, "outputs.trace.window") +
+                            ": outputs.trace.window \"" + text + "\"";
+  }
   if (options.trace && options.trace->has_parent_path())
     std::filesystem::create_directories(options.trace->parent_path());
   options.progress = request.progress;

@@ -58,6 +58,9 @@ struct StepTraceOptions {
   // (1: the first) or kSlowestStep (every step is simulated untraced first, then the slowest again).
   int step = 1;
   std::optional<TraceWindow> window = std::nullopt;  // none: the whole step
+  // Where the window was given, for its refusal once the step is known ("--trace-window \"100 s:\"",
+  // Python's "trace_window='100 s:'", "s.yaml:9:13: outputs.trace.window"); empty: "trace window".
+  std::string window_given = {};
   bool gzip = false;  // see trace_file: the written file's name ends in .gz exactly when it is gzipped
   // Link utilization counters: one sample per bin (the busy fraction of the bin, 0 to 1), written
   // only when it changes.

@@ -6,6 +6,7 @@
 #include "analysis/trace/step_trace.h"
 #include "analysis/trace/step_trace_classes.h"
 #include "sim/error.h"
+#include "sim/time_window.h"
 
 namespace hybridsim::analysis {
 
@@ -26,9 +27,9 @@ void finish_step_trace(ChromeTraceWriter& writer, const StepSetup& setup, const 
                        const StepTraceOptions& options, StepTraceSummary* summary) {
   const topology::Topology& topology = *setup.topology;
   if (options.window && options.window->start >= result.step_time)
-    throw InputError("trace window " + sim::format_time(options.window->start) + ":" +
-                     (options.window->end == sim::Time::max() ? std::string()
-                                                              : sim::format_time(options.window->end)) +
+    throw InputError((options.window_given.empty()
+                          ? "trace window " + sim::format_time_window(*options.window)
+                          : options.window_given) +
                      " starts after the step, which ends at " + sim::format_time(result.step_time) +
                      ": nothing to show; expected a window that starts before " +
                      sim::format_time(result.step_time));

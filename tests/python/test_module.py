@@ -437,6 +437,8 @@ _STUDY = "scenarios/study/ci.yaml"
      "oversubscription=0.5: expected a ratio of 1 or more"),
     (lambda: hybridsim.topology("dgx1-v100", nodes=2, oversubscription=float("inf")), hybridsim.ScenarioError,
      "oversubscription=inf: expected a ratio of 1 or more"),
+    (lambda: hybridsim.run(GNMT_DP8, trace="t.json", trace_window="100 s:"), hybridsim.ScenarioError,
+     "trace_window='100 s:' starts after the step, which ends at"),
     (lambda: hybridsim.topology("dgx1-v100", route="x"), TypeError, "topology(): route='x': expected"),
     (lambda: hybridsim.topology("dgx1-v100", nodes="2"), TypeError, "topology(): nodes='2': expected"),
 ])
