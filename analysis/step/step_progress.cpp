@@ -19,10 +19,13 @@ void SimulationProgress::tick(std::string_view what, sim::Time simulated, std::u
   if (now < next_) return;
   next_ = now + every_;
   const double wall = now - start_;
-  // The estimate is an upper bound in most steps; past it the time left is unknown.
-  const double eta = estimated_events > events && events > 0
-                         ? wall * static_cast<double>(estimated_events - events) / static_cast<double>(events)
-                         : -1;
+  // The estimate is within a factor of 2 of most steps, not a bound; past it the step is taken to
+  // need as much again as it has run (past_estimate_total), so the line still has a time left.
+  const double done = static_cast<double>(events);
+  const double eta =
+      estimated_events > 0 && events > 0
+          ? seconds_left(wall, done, past_estimate_total(done, static_cast<double>(estimated_events)))
+          : -1;
   report({what, simulated, events, wall, eta, estimated_events});
 }
 
