@@ -43,6 +43,10 @@ class ProgressLines final : public analysis::SimulationProgress {
     if (r.estimated_events > r.events)
       events += " of about " + analysis::format_fixed(static_cast<double>(r.estimated_events) / 1e6, 1) +
                 " M events (" + std::to_string(r.events * 100 / r.estimated_events) + "%)";
+    else if (r.estimated_events > 0 && r.events > r.estimated_events)
+      events += " events, past the estimate of about " +
+                analysis::format_fixed(static_cast<double>(r.estimated_events) / 1e6, 1) +
+                " M (taken as twice what is done)";
     else
       events += " events";
     std::cerr << "  simulating " << r.what << ": "

@@ -34,6 +34,9 @@ std::string wall_text(double seconds);
 std::string estimate_text(double elapsed, double left);
 // About how many seconds are left when `done` of `total` took `elapsed` (< 0: not yet known).
 double seconds_left(double elapsed, double done, double total);
+// The total an estimated one stands for once `done` has passed it: the work is taken to need as
+// much again as it has done (twice `done`), so a line past its estimate still has a time left.
+double past_estimate_total(double done, double total);
 
 class ProgressEstimate {
  public:

@@ -1,5 +1,6 @@
 #include "analysis/step/step_attempt.h"
 
+#include <algorithm>
 #include <memory>
 #include <utility>
 
@@ -18,6 +19,20 @@
 namespace hybridsim::analysis {
 
 namespace {
+
+// The most tasks of any GPU simulated: each of its tasks' events on the step's queue ends an
+// embedded group's jump (sim::EmbedPlan::expect_interruptions); GPUs of a data-parallel group run
+// their tasks at the same times, so one GPU's count stands for them.
+std::uint64_t most_tasks_simulated(const workloads::StepProgram& program, const StepFoldPlan& fold) {
+  std::uint64_t most = 0;
+  for (std::size_t g = 0; g < program.gpus.size(); ++g) {
+    if (!fold.empty() && fold.fold.representative[g] != g) continue;
+    std::uint64_t own = 0;
+    for (const sim::StreamProgram& stream : program.gpus[g].streams) own += stream.tasks.size();
+    most = std::max(most, own);
+  }
+  return most;
+}
 
 GpuStepMetrics mean_of(const std::vector<GpuStepMetrics>& gpus) {
   GpuStepMetrics m;
@@ -365,6 +380,7 @@ StepResult simulate_once(const StepSetup& setup, const workloads::StepProgram& p
   std::vector<sim::EmbeddedRing*> rings;  // per collective: the embedded ring it became, if any
   if (embed == Embed::On) {
     embedded = sim::embed_coupled_rings(collectives.owned, network, &parts);  // told ring by ring
+    embedded.expect_interruptions(most_tasks_simulated(program, fold));
     for (std::size_t i = 0; i < collectives.owned.size(); ++i) {
       rings.push_back(dynamic_cast<sim::EmbeddedRing*>(collectives.owned[i].get()));
       if (collectives.pointers[i] != nullptr) collectives.pointers[i] = collectives.owned[i].get();
@@ -467,6 +483,7 @@ std::optional<StepEstimate> estimate_once(const StepSetup& setup, const workload
   sim::EmbedPlan embedded;  // as simulate_once: embedded rings cost what they cost there
   if (embed == Embed::On) {
     embedded = sim::embed_coupled_rings(collectives.owned, network, progress ? &parts : nullptr);
+    embedded.expect_interruptions(most_tasks_simulated(program, fold));
     if (embedding_expected_to_tie(program, collectives.owned))
       return estimate_once(setup, program, fold, Embed::Off, progress);
   }

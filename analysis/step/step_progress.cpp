@@ -19,10 +19,13 @@ void SimulationProgress::tick(std::string_view what, sim::Time simulated, std::u
   if (now < next_) return;
   next_ = now + every_;
   const double wall = now - start_;
-  // The estimate is an upper bound in most steps; past it the time left is unknown.
-  const double eta = estimated_events > events && events > 0
-                         ? wall * static_cast<double>(estimated_events - events) / static_cast<double>(events)
-                         : -1;
+  // The estimate is within a factor of 2 of most steps, not a bound; past it the step is taken to
+  // need as much again as it has run (past_estimate_total), so the line still has a time left.
+  const double done = static_cast<double>(events);
+  const double eta =
+      estimated_events > 0 && events > 0
+          ? seconds_left(wall, done, past_estimate_total(done, static_cast<double>(estimated_events)))
+          : -1;
   report({what, simulated, events, wall, eta, estimated_events});
 }
 
@@ -83,19 +86,31 @@ void SimulationProgress::part_tick(std::string_view what, std::string_view doing
   // ten in a second each; counted from the part's start, the search's time was taken for the first
   // collective's and the set-up was said to take 10 minutes where it took 30 s.
   const double since = now - last_part_tick_;
+  // The part the time up to a part's start was spent in: the part told last, or, if that tick was
+  // its end, the part it had started within (the time between a nested part's end and its next
+  // sibling's start is their parent's: a collective's own work between two of its parts' searches).
+  const auto find = [&](std::string_view name, std::uint64_t of) {
+    return std::find_if(parts_.begin(), parts_.end(), [&](const PartClock& p) { return same(p, name, of); });
+  };
+  std::string within_name = last_part_;
+  std::uint64_t within_total = last_part_total_;
+  if (const auto last = find(last_part_, last_part_total_);
+      last != parts_.end() && last->done == last->total) {
+    within_name = last->parent;
+    within_total = last->parent_total;
+  }
   if (!starts) {
     part->own += since;
-  } else if (!last_part_.empty()) {  // the time up to a part's start is the part it started within
-    auto within = std::find_if(parts_.begin(), parts_.end(),
-                               [&](const PartClock& p) { return same(p, last_part_, last_part_total_); });
-    if (within != parts_.end()) within->own += since;
+  } else if (!within_name.empty()) {
+    if (const auto within = find(within_name, within_total); within != parts_.end()) within->own += since;
   }
   if (starts) {
+    PartClock started{std::string(doing), total, 0, done, done, within_name, within_total};
     if (part == parts_.end()) {
       if (parts_.size() == kPartClocks) parts_.erase(parts_.begin());
-      part = parts_.insert(parts_.end(), PartClock{std::string(doing), total, 0, done, done});
+      part = parts_.insert(parts_.end(), std::move(started));
     } else {
-      *part = PartClock{std::string(doing), total, 0, done, done};
+      *part = std::move(started);
     }
   }
   part->done = done;

@@ -89,19 +89,22 @@ class SimulationProgress {
   double next_;
   // The parts part_tick was told of lately: each one's name, total, the seconds spent on it so far
   // (its own: not those of the parts told within it), how much was done when it was first told (its
-  // rate is counted from there) and at its last tick.
+  // rate is counted from there) and at its last tick, and the part it started within (its name and
+  // total; empty: none), whose time it is again once it ends.
   struct PartClock {
     std::string name;
     std::uint64_t total = 0;
     double own = 0;
     std::uint64_t first_done = 0;
     std::uint64_t done = 0;
+    std::string parent;
+    std::uint64_t parent_total = 0;
   };
   static constexpr std::size_t kPartClocks = 8;
   std::vector<PartClock> parts_;
   // The last part_tick: when, and of which part (its name and total; empty: none yet). The time from
   // it to the next tick is the next tick's part's, unless that one starts then (the time is then the
-  // part told last's, within which it starts).
+  // part told last's, within which it starts, or, if that tick was its end, that part's parent's).
   double last_part_tick_ = 0;
   std::string last_part_;
   std::uint64_t last_part_total_ = 0;

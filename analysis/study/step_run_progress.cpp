@@ -37,17 +37,30 @@ StepRunProgress::StepRunProgress(std::ostream* out, std::string label, std::vect
                                  std::string noun, ProgressClock clock, ProgressTiming timing)
     : clock_(clock),
       estimate_(std::move(events)),
+      counted_(estimate_),
       reached_(estimate_.size(), 0),
+      total_(std::accumulate(estimate_.begin(), estimate_.end(), std::uint64_t{0})),
       noun_(std::move(noun)),
       progress_(out, std::move(label), sum(estimate_), "events", std::move(clock), timing) {}
+
+void StepRunProgress::count_as(std::size_t i, std::uint64_t events) {
+  if (counted_[i] == events) return;
+  total_ = total_ - counted_[i] + events;
+  counted_[i] = events;
+  progress_.set_total(static_cast<double>(total_));
+}
 
 void StepRunProgress::step_events(std::size_t i, std::uint64_t events) {
   std::lock_guard guard(lock_);
   if (i >= reached_.size()) return;
-  // A step past its estimate (it is an upper bound in most steps, not all) counts its estimate.
-  const std::uint64_t now = std::min(events, estimate_[i]);
-  done_ = done_ - reached_[i] + now;
-  reached_[i] = now;
+  // A step past its estimate (within a factor of 2 of most steps, not a bound: a step whose fold is
+  // given up runs its attempts one after another) is taken to need as much again as it has run, and
+  // the whole run's total grows by as much, so the line keeps a time left, from the steps left too.
+  done_ = done_ - reached_[i] + events;
+  reached_[i] = events;
+  const bool past = events > estimate_[i];
+  count_as(i, past ? 2 * events : estimate_[i]);
+  if (past) past_ = i;
   advance_locked({});
 }
 
@@ -59,8 +72,12 @@ void StepRunProgress::step_share(std::size_t i, double share) {
 void StepRunProgress::step_done(std::size_t i, std::string_view what) {
   std::lock_guard guard(lock_);
   if (i >= reached_.size()) return;
-  done_ = done_ - reached_[i] + estimate_[i];
-  reached_[i] = estimate_[i];
+  // Done, it counts its estimate, or what it ran past it.
+  const std::uint64_t whole = std::max(reached_[i], estimate_[i]);
+  done_ = done_ - reached_[i] + whole;
+  reached_[i] = whole;
+  count_as(i, whole);
+  if (past_ == i) past_.reset();
   ++finished_;
   advance_locked(what);
 }
@@ -82,6 +99,9 @@ void StepRunProgress::advance_locked(std::string_view what) {
   std::string said =
       std::to_string(finished_) + " of " + std::to_string(estimate_.size()) + " " + noun_ + " done";
   if (!what.empty()) said += ", the last " + std::string(what);
+  if (past_)
+    said += "; one running past its estimate of about " + sim::BudgetExceeded::count_text(estimate_[*past_]) +
+            " events, taken as twice what it has run";
   progress_.advance(static_cast<double>(done_), said);
 }
 

@@ -1,8 +1,9 @@
 // The whole run of a StepCache (study, plan) for the person waiting: before any step is simulated,
 // one line with the sum of the steps' estimates (analysis/step/step_estimate.h); then, every few
 // seconds, the events done of that sum (finished steps count their estimate, running ones the
-// events they reached) and about how long is left of how long in all (analysis/output/
-// progress_estimate.h). Steps on several threads report to one object.
+// events they reached; a step past its estimate counts twice what it has run, and the line says so)
+// and about how long is left of how long in all (analysis/output/progress_estimate.h). Steps on
+// several threads report to one object.
 //   StepRunProgress p(&std::cerr, "study", {1'000'000, 20'000});
 //   p.start_line(...);  StepRunProgress::Share share(p, 0);  simulate_step(setup, {.progress = &share});
 //   p.step_done(0, "gnmt N=64 dp=64 mp=1");
@@ -11,6 +12,7 @@
 #include <functional>
 #include <iosfwd>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -66,10 +68,14 @@ class StepRunProgress {
 
  private:
   void advance_locked(std::string_view what);
+  void count_as(std::size_t i, std::uint64_t events);  // step i's share of the total
   ProgressClock clock_;
   std::vector<std::uint64_t> estimate_;
-  std::vector<std::uint64_t> reached_;  // per step: its events so far, at most its estimate
-  std::uint64_t done_ = 0;              // finished steps' estimates and running steps' events
+  std::vector<std::uint64_t> counted_;  // per step: its share of the total (its estimate, or more)
+  std::vector<std::uint64_t> reached_;  // per step: its events so far
+  std::uint64_t total_ = 0;
+  std::uint64_t done_ = 0;              // finished steps' estimates (or more) and running steps' events
+  std::optional<std::size_t> past_;     // the step last seen running past its estimate
   std::size_t finished_ = 0;
   std::string noun_;
   std::mutex lock_;

@@ -76,12 +76,22 @@ void EmbeddedRing::add_channel(std::uint32_t c, std::vector<std::vector<LinkId>>
 }
 
 ExpectedEvents EmbeddedRing::expected_events() const {
-  SimulationCost cost;
+  // Live, a segment runs every step. Jumping, the jump ends before each other party's event (a
+  // kernel's end on the step's queue) and comes again only once the state has been seen to repeat
+  // a period (at most `window` steps) after it: about window + 1 steps per such event, all of them
+  // at most. Counted as every step, the 65,536-GPU DGX H100 step's one-family group said 692 M
+  // events where 6.49 M ran (its first ring beside the backward pass's kernels took 4.9 M).
+  std::uint64_t live = 0, jumping = 0;
   for (std::uint32_t c = 0; c < segments_.size(); ++c) {
-    cost += ring_window_cost(*ring_, c, window(c), Jumps::Live);
-    if (ghosts_[c] != nullptr) cost += ring_window_cost(*ring_, c, window(c), Jumps::Live);
+    const std::uint64_t copies = ghosts_[c] != nullptr ? 2 : 1;
+    const std::uint64_t every = ring_window_cost(*ring_, c, window(c), Jumps::Live).events;
+    const std::uint64_t alone = ring_window_cost(*ring_, c, window(c), Jumps::Alone).events;
+    const std::uint64_t per_step = every / std::max<std::uint64_t>(1, ring_->steps());
+    live += copies * every;
+    jumping += copies * std::min(every, alone + interruptions_ * (window(c) + 1) * per_step);
   }
-  return {.queue = cost.events};
+  // Each rank's done is an event of the step's queue too (finish_rank), once the step is told.
+  return {.queue = (jumping_ ? jumping : live) + n_};
 }
 
 void EmbeddedRing::append_segments(bool ghost, std::vector<RingCollective*>& rings,

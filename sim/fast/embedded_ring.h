@@ -45,8 +45,15 @@ class EmbeddedRing final : public Collective {
   SimulationCost full_cost() const override { return ring_->full_cost(); }
   bool may_fold() const override { return true; }
   // Its segments' events on the step's queue (sim/fast/fold_cost.h): `window` positions per channel,
-  // twice with chunks of unequal size (the ghost's too).
+  // twice with chunks of unequal size (the ghost's too); every step, or, where its group jumps
+  // (set_jumping), what the jump needs per phase plus a period's steps again for each other event
+  // expected while it runs (expect_interruptions), at most every step.
   ExpectedEvents expected_events() const override;
+  // Its group's segments jump over periodic steps (sim/fast/ring_embedding.cpp, attach_jumps).
+  void set_jumping() { jumping_ = true; }
+  // About how many events of other parties (the GPUs' kernels) fall within its run: each ends a
+  // jump, and the next comes only once the state has repeated a period later.
+  void expect_interruptions(std::uint64_t events) { interruptions_ = events; }
   // A segment's position finished (called within that event: notify_rank_done_at_once).
   void on_event(std::uint64_t tag) override;
 
@@ -86,6 +93,8 @@ class EmbeddedRing final : public Collective {
   std::vector<std::vector<std::uint8_t>> class_done_;
   std::vector<std::vector<Time>> upper_finish_, lower_finish_;
   std::vector<std::uint32_t> channels_done_;
+  bool jumping_ = false;
+  std::uint64_t interruptions_ = 0;
 };
 
 }  // namespace hybridsim::sim

@@ -95,7 +95,8 @@ ExpectedEvents FoldedTree::expected_events() const {
     simulated += groups[g].size();
   }
   if (simulated == tree_->channel_count()) return {.queue = full.events};
-  return {.models = full.events / tree_->channel_count() * simulated};
+  // Each rank's done is an event of the step's queue, as a folded ring's.
+  return {.queue = n_, .models = full.events / tree_->channel_count() * simulated};
 }
 
 bool FoldedTree::links_free(Time first_send) const {

@@ -148,6 +148,7 @@ void attach_jumps(const EmbedPlan& plan, const std::vector<std::uint8_t>& jumpin
       if (!jump->applies()) continue;
       jump->attach();
       group.add_jump(std::move(jump));
+      for (EmbeddedRing* ring : group.rings()) ring->set_jumping();
     }
   }
 }
@@ -253,8 +254,17 @@ std::vector<LinkId> EmbeddedRingGroup::simulated_links() const {
   return out;
 }
 
-void EmbeddedRingGroup::add_ring(const EmbeddedRing& ring) {
+void EmbeddedRingGroup::add_ring(EmbeddedRing& ring) {
+  rings_.push_back(&ring);
   for (const bool g : {false, true}) ring.append_segments(g, segments_[g], leaders_[g]);
+}
+
+void EmbedPlan::expect_interruptions(std::uint64_t events) const {
+  for (const auto& group : groups) {
+    if (!group->jumps()) continue;
+    const std::uint64_t n = group->rings().size();
+    for (EmbeddedRing* ring : group->rings()) ring->expect_interruptions((events + n - 1) / n);
+  }
 }
 
 void EmbeddedRingGroup::on_event(std::uint64_t) {

@@ -38,19 +38,22 @@ class EmbeddedRingGroup final : public EventHandler {
   // The links its models use: those claimed that stand for themselves.
   std::vector<LinkId> simulated_links() const;
   // One of its rings: its segments (and its ghosts, the smaller chunks', if any) are the group's.
-  void add_ring(const EmbeddedRing& ring);
+  void add_ring(EmbeddedRing& ring);
+  const std::vector<EmbeddedRing*>& rings() const { return rings_; }
   // The segments (`ghost`: the ghosts) of its rings; `leaders`: each ring's first.
   const std::vector<RingCollective*>& segments(bool ghost) const { return segments_[ghost]; }
   const std::vector<RingCollective*>& leaders(bool ghost) const { return leaders_[ghost]; }
   // Its rings' segments jump together over periodic steps where they may (sim/fast/ring_jump.h), and
   // so do the smaller chunks' on the ghost network.
   void add_jump(std::unique_ptr<RingJump> jump) { jumps_.push_back(std::move(jump)); }
+  bool jumps() const { return !jumps_.empty(); }
 
  private:
   Network& network_;
   std::uint32_t rings_left_;
   std::vector<LinkId> links_;                        // claimed
   std::vector<std::pair<LinkId, LinkId>> copies_;    // (the link standing for it, link)
+  std::vector<EmbeddedRing*> rings_;
   std::vector<RingCollective*> segments_[2], leaders_[2];
   std::vector<std::unique_ptr<RingJump>> jumps_;
 };
@@ -60,6 +63,10 @@ struct EmbedPlan {
   std::unique_ptr<Network> ghost;  // where the smaller chunks' models run, if any ring has them
   std::uint32_t rings = 0;         // embedded
   bool bounded = false;            // some embedded ring's chunks are of unequal size (fast path bounded)
+  // About `events` of other parties (a simulated GPU's kernels) will fall within the run of each
+  // group that jumps: each of its rings expects its share (EmbeddedRing::expect_interruptions), as a
+  // group's rings, of one plan on the same links, run mostly one after another.
+  void expect_interruptions(std::uint64_t events) const;
 };
 
 // Embeds, before any rank starts, the rings of `collectives` (FoldedRings, sim/fast/folded_ring.h)

@@ -96,7 +96,14 @@ TEST_CASE("progress estimate: estimated events, sizes in bytes, and work past it
   CHECK(events.line(1e6, "") ==
         "study: 10 s, 1e6 of about 4e6 events done (25%), about 30 s left of about "
         "40 s in all");
-  CHECK(events.line(5e6, "").ends_with("4e6 of about 4e6 events done (100%), nearly done"));
+  // Past its estimate the work is taken to need as much again as it has done, and the line says so
+  // with the time left that gives (it said "4e6 of about 4e6 events done (100%), nearly done").
+  CHECK(events.line(5e6, "x") ==
+        "study: 10 s, 5e6 events done, past the estimate of about 4e6 (taken as twice what is done), "
+        "about 10 s left of about 20 s in all; x");
+  // An exact total reached is done.
+  analysis::ProgressEstimate cases(nullptr, "validate", 4, "cases", hand.clock());
+  CHECK(cases.line(4, "").ends_with("4 of 4 cases done (100%), nearly done"));
   CHECK(events.line(0, "").ends_with("done (0%), time left not yet known"));
   // import's: bytes of the file read.
   analysis::ProgressEstimate bytes(nullptr, "import", 200e6, "bytes", hand.clock());
@@ -134,6 +141,12 @@ TEST_CASE("progress estimate: run's step reports carry the step's estimate and t
   CHECK(progress.reports[0].eta_seconds == doctest::Approx(9));
   CHECK(analysis::estimate_text(progress.reports[0].wall_seconds, progress.reports[0].eta_seconds) ==
         ", about 9 s left of about 12 s in all");
+  // Past its estimate (8000 of 4000 events in 8 s) the step is taken to need as much again: 8 s
+  // left, where the time left was unknown.
+  hand.now = 108;
+  progress.tick("step 1", sim::Time::zero(), 8000, 4000);
+  REQUIRE(progress.reports.size() == 2);
+  CHECK(progress.reports[1].eta_seconds == doctest::Approx(8));
 }
 
 TEST_CASE(
@@ -155,6 +168,22 @@ TEST_CASE(
   CHECK(lines[1] ==
         "study: 9 s, 3e6 of about 4e6 events done (75%), about 3 s left of about 12 s in all; "
         "1 of 2 steps done");
+  // A step past its estimate: the second, estimated at 3e6, reaches 5e6 events. It counts twice what
+  // it has run (1e7), so the run's total grows to 1.1e7, 6e6 of it done in 14 s: about 12 s left.
+  // Its events were capped at its estimate: "4e6 of about 4e6 events done (100%), nearly done".
+  // Done (5 s later), it counts what it ran, and so does the total: 6e6 of 6e6.
+  hand.now = 114;
+  second.tick("step 1", sim::Time::zero(), 5'000'000, 3'000'000);
+  hand.now = 119;
+  run.step_done(1, "gnmt N=16 dp=16 mp=1");
+  const std::vector<std::string> past = {
+      "study: 14 s, 6e6 of about 1.1e7 events done (55%), about 12 s left of about 26 s in all; 1 of 2 steps "
+      "done; one running past its estimate of about 3e6 events, taken as twice what it has run",
+      "study: 19 s, 6e6 of about 6e6 events done (100%), nearly done; 2 of 2 steps done, the last gnmt N=16 "
+      "dp=16 mp=1"};
+  const auto all = lines_of(out.str());
+  REQUIRE(all.size() == 4);
+  CHECK(std::vector<std::string>(all.begin() + 2, all.end()) == past);
   CHECK(analysis::run_estimate_line("sweep", 3, 12'000'000, "point 2 (parallelism.dp=8)", 9'000'000, 96832,
                                     "points") ==
         "sweep: 3 points to simulate, about 1.2e7 events in all (about 3 s at 5e6 events/s); the largest, "

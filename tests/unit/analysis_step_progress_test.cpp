@@ -125,9 +125,11 @@ TEST_CASE("progress: a step's collectives set up say how many ranks are done and
   // the first collective's tick reads 103 and starts the part; its rings (parts within it: the 4
   // machines' NICs, their rings, then the ring positions' routes, each told at its first and last
   // tick) read 104 to 109, each end reported; the second collective's tick reads 110 with one
-  // collective of 32 ranks set up in 2 s of its own: 103 to 104 before its rings' first part starts,
-  // 109 to 110 after their last one ends (the 5 s between are its rings' parts', not the set-up's
-  // rate: counted in, 7 s, the first of 11 collectives over 65,536 GPUs said 10 minutes for 30 s).
+  // collective of 32 ranks set up in 4 s of its own: 103 to 104 before its rings' first part starts,
+  // 105 to 106 and 107 to 108 between one part's end and the next one's start, 109 to 110 after
+  // their last one ends (the 3 s within them are its rings' parts', not the set-up's rate: counted
+  // in, the first of 11 collectives over 65,536 GPUs said 10 minutes for 30 s; the 2 s between them
+  // went to the part that had ended, and the set-up's rate was 32 ranks in 2 s).
   double now = 100;
   Timed progress([&now] { return now += 1; }, std::chrono::seconds(0));
   const workloads::Profile p = testing::toy_chain(6, sim::Bytes::mib(4));
@@ -151,8 +153,8 @@ TEST_CASE("progress: a step's collectives set up say how many ranks are done and
         step + "setting up its collectives, 32 of " + std::to_string(ranks) + " collective ranks");
   CHECK(progress.reports[3].events == 0);
   CHECK(progress.reports[3].wall_seconds == doctest::Approx(9));
-  // 32 ranks in 2 s of the part's own: the rest in 2 (ranks - 32) / 32 s.
-  CHECK(progress.reports[3].eta_seconds == doctest::Approx(2.0 * static_cast<double>(ranks - 32) / 32));
+  // 32 ranks in 4 s of the part's own: the rest in 4 (ranks - 32) / 32 s.
+  CHECK(progress.reports[3].eta_seconds == doctest::Approx(4.0 * static_cast<double>(ranks - 32) / 32));
   testing::check_same_step(watched, testing::run_fold_case(c, t, p, sim::FastPath::Off));
 }
 
@@ -200,6 +202,30 @@ TEST_CASE("progress: a part's rate counts its own time, not that of the parts to
   CHECK(progress.reports[1].eta_seconds < 0);
   CHECK(progress.what[2] == "the step: setting up its collectives, 100 of 1100 collective ranks");
   CHECK(progress.reports[2].eta_seconds == doctest::Approx(50));
+}
+
+TEST_CASE("progress: the time between a nested part's end and its sibling's start is their parent's") {
+  // A collective set-up of 10 ranks: 1 rank in 1 s, then two one-call parts within it (1 s each)
+  // with 30 s of its own work between them, then 3 s more to its second rank. Its own time is 34 s
+  // for 2 ranks, so the 8 left take about 136 s. The 30 s were the first nested part's (ended): the
+  // set-up's own 4 s for 2 ranks said 16 s left.
+  double now = 100;
+  Timed progress([&now] { return now; });
+  progress.part_tick("the step", "setting up its collectives", 0, 10, "collective ranks");
+  now = 101;
+  progress.part_tick("the step", "setting up its collectives", 1, 10, "collective ranks");
+  progress.part_tick("the step", "its ring's search", 0, 1, "part");
+  now = 102;
+  progress.part_tick("the step", "its ring's search", 1, 1, "part");
+  now = 132;
+  progress.part_tick("the step", "its ring's routes", 0, 1, "part");
+  now = 133;
+  progress.part_tick("the step", "its ring's routes", 1, 1, "part");
+  now = 136;  // due (the routes' done line at 133 had no time left: the next 2 s on)
+  progress.part_tick("the step", "setting up its collectives", 2, 10, "collective ranks");
+  REQUIRE(!progress.reports.empty());
+  CHECK(progress.what.back() == "the step: setting up its collectives, 2 of 10 collective ranks");
+  CHECK(progress.reports.back().eta_seconds == doctest::Approx(136));
 }
 
 TEST_CASE("progress: a step's programs built say how many workers are done and the time left") {
