@@ -182,7 +182,7 @@ class EventQueue {
   static constexpr unsigned kWords = (kBuckets + 63) / 64;
   static_assert(kWords <= 64, "one summary word indexes the occupancy words");
   // A block with at most this many events is sorted by insertion, a larger one by counting sort.
-  static constexpr std::uint32_t kInsertionSortMax = 8;
+  static constexpr std::uint32_t kInsertionSortMax = 16;
 
   static unsigned bucket_of(std::uint64_t block, std::uint64_t base_block) {
     const std::uint64_t x = block ^ base_block;  // never 0: the front holds base_block
@@ -230,6 +230,8 @@ class EventQueue {
     bucket.min_time = ~std::uint64_t{0};
   }
   void refill_from_lowest_bucket();
+  void refill_from(unsigned b);  // the lowest bucket b, in the cases other than a few events
+  void take_few(Bucket& few);    // the bucket's few events into the front, sorted
   void stage_level0(const Bucket& bucket);
   void spread(const Bucket& bucket);
   std::size_t gather(const Bucket& bucket, std::size_t at);

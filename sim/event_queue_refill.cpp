@@ -154,14 +154,15 @@ void EventQueue::spread(const Bucket& bucket) {  // base_block_ is its earliest 
   });
 }
 
+void EventQueue::take_few(Bucket& few) {  // see insert_few
+  front_end_ = insert_few(front_, few);
+  front_data_ = front_.data();
+  front_pos_ = 0;
+  front_last_ = front_[front_end_ - 1].time;
+  release_chunks(few);
+}
+
 void EventQueue::refill_from_lowest_bucket() {
-  const auto take_few = [this](Bucket& few) {  // into the front, sorted (see insert_few)
-    front_end_ = insert_few(front_, few);
-    front_data_ = front_.data();
-    front_pos_ = 0;
-    front_last_ = front_[front_end_ - 1].time;
-    release_chunks(few);
-  };
   const auto w = static_cast<unsigned>(__builtin_ctzll(summary_));
   const auto b = w * 64 + static_cast<unsigned>(__builtin_ctzll(occupied_[w]));
   occupied_[w] &= occupied_[w] - 1;
@@ -171,11 +172,20 @@ void EventQueue::refill_from_lowest_bucket() {
     // A bucket of one, or a few events within 256 blocks (64 ns): the front takes them all, up to
     // the bucket's last block, rather than spreading them one per block. The buckets above stay
     // valid: the new base block agrees with the old on their digits. Read in place, not copied out
-    // first: in a step's sparse pattern this is nearly every refill (two events each).
+    // first: in a step's sparse pattern this is nearly every refill (two events each), so the other
+    // cases are a call of their own (their 64-byte-aligned locals would make this one realign the
+    // stack and save more registers). A few is up to 16, not 8: the 1,024-GPU step's spans hold
+    // about three events, in bursts, and one of 9 to 16 was spread block by block (each event
+    // appended again, about 40 instructions, and each block refilled alone).
     base_block_ = lowest.min_time >> kBlockBits;
     if (lowest.count > 1) base_block_ |= kDigits - 1;
     return take_few(lowest);
   }
+  refill_from(b);
+}
+
+[[gnu::noinline]] void EventQueue::refill_from(unsigned b) {
+  Bucket& lowest = buckets_[b];
   Bucket taken = std::exchange(lowest, Bucket{});
   unsigned digit = b;  // the level-0 bucket that becomes the front
   if (b >= kDigits) {

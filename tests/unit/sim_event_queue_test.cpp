@@ -505,6 +505,50 @@ TEST_CASE("EventQueue sorts a crowded time block stably") {
   CHECK(r.tags() == expected);
 }
 
+TEST_CASE("EventQueue: a 64-ns span of up to 16 events, with ties, fires by time then scheduling order") {
+  // n events in the span [1 us, 1 us + 64 ns), at 1 us + 256 ps * (5 i mod 7) + (i mod 2) for event
+  // i: times out of scheduling order, spread over several 256-ps blocks, ties among them. A level-1
+  // bucket of at most 16 events becomes the front in one refill, sorted by insertion (more are
+  // spread block by block); an event scheduled by the first into the span's latest block, at a time
+  // before the front's latest entry, must come out among them by time. n = 9 to 17 covers both sides
+  // of the limit (the limit was 8).
+  for (std::uint64_t n = 9; n <= 17; ++n) {
+    CAPTURE(n);
+    EventQueue q;
+    Recorder r(q);
+    const auto at = [](std::uint64_t i) {
+      return 1'000'000 + 256 * static_cast<std::int64_t>(5 * i % 7) + static_cast<std::int64_t>(i % 2);
+    };
+    struct Spawner final : EventHandler {
+      EventQueue& q;
+      Recorder& r;
+      std::int64_t late;
+      Spawner(EventQueue& queue, Recorder& rec, std::int64_t t) : q(queue), r(rec), late(t) {}
+      void on_event(std::uint64_t tag) override {
+        r.on_event(tag);
+        q.schedule_at(Time::ps(late), r, 1000);  // before the front's latest entry; after event 3
+      }
+    } spawner(q, r, at(3));              // 1 us + 257 ps: event 3's time
+    q.schedule_at(Time::ps(5), r, 999);  // the clock's first block: the span is a level-1 bucket
+    for (std::uint64_t i = 0; i < n; ++i) {
+      if (i == 0) {
+        q.schedule_at(Time::ps(at(0)), spawner, 0);
+      } else {
+        q.schedule_at(Time::ps(at(i)), r, i);
+      }
+    }
+    std::vector<std::uint64_t> expected(n);
+    std::iota(expected.begin(), expected.end(), 0);
+    expected.push_back(1000);  // scheduled last
+    const auto time = [&](std::uint64_t tag) { return tag == 1000 ? at(3) : at(tag); };
+    std::stable_sort(expected.begin(), expected.end(),
+                     [&](std::uint64_t a, std::uint64_t b) { return time(a) < time(b); });
+    expected.insert(expected.begin(), 999);
+    q.run();
+    CHECK(r.tags() == expected);
+  }
+}
+
 TEST_CASE("EventQueue orders times that differ in every bit, near 2^62 ps") {
   // Times 2^62 + 2^k for k = 61 down to 0, scheduled in that (descending) order, each twice, and
   // 2^62 itself last: expected 2^62 first, then k = 0, 1, ..., 61, each pair in scheduling order.
