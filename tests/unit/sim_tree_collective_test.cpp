@@ -85,7 +85,7 @@ TEST_CASE("tree all-reduce: a rank's finish so far, before it is done") {
   CHECK(coll.rank_finish_time(2) == Time::ns(2300));
 }
 
-TEST_CASE("tree all-reduce: a rank of 255 children runs; 256 are refused, as a node keeps a byte") {
+TEST_CASE("tree all-reduce: 255 children run, 256 are refused (a node counts them in a byte)") {
   // A star: each leaf sends both 1000-B messages up its own link (at 1.1 and 1.2 µs at the root),
   // and the root sends each down as it completes: 2.3 µs, as for two leaves.
   std::vector<std::int32_t> star(256, 0);
