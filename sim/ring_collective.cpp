@@ -42,6 +42,7 @@ RingCollective::RingCollective(Network& network, CollectiveOp op, std::uint32_t 
   }
   size_messages(max_messages, segment);
   rate_class_ = network.rate_class(config_.timing.link_rate_scale);
+  pace_ = config_.timing.channel_cap.bytes_per_second() > 0;
   if (static_cast<std::uint64_t>(steps_ + 1) * messages_per_chunk_ >= (1ULL << 32) ||
       static_cast<std::uint64_t>(c_count) * n_ >= (1ULL << 32))
     throw InternalError("collective too large to index its messages");
@@ -75,10 +76,16 @@ RingCollective::ChannelState RingCollective::channel_state(std::int64_t c, std::
     for (std::uint32_t k = 0; k < n_; ++k)
       ch.chunk_bytes[k] = channel_bytes / n_ + (k < channel_bytes % n_ ? 1 : 0);
   }
-  ch.edge_bytes.assign(n_, 0);
-  for (std::uint32_t p = 0; p < n_; ++p)
-    ch.step_delay.push_back(config_.timing.step_delay(ch.plan.routes[p], network_.links()));
-  if (config_.timing.channel_cap.bytes_per_second() > 0) ch.paced_until.assign(n_, Time::zero());
+  ch.at.resize(n_);
+  for (std::uint32_t p = 0; p < n_; ++p) {
+    Position& at = ch.at[p];
+    // The routes' buffers stay where they are as the plan moves with its channel.
+    at.route = ch.plan.routes[p].data();
+    at.hops = static_cast<std::uint32_t>(ch.plan.routes[p].size());
+    at.step_delay = config_.timing.step_delay(ch.plan.routes[p], network_.links());
+    at.ready_from = Time::max();
+    at.rank = ch.plan.order[p];
+  }
   return ch;
 }
 
@@ -99,17 +106,19 @@ void RingCollective::size_messages(std::int64_t max_messages, const RingSegment&
 }
 
 void RingCollective::count_rank_work() {
-  // What each rank must receive and send, summed over channels.
-  for (const auto& ch : channels_) {
+  // What each position must receive and send (steps × messages per chunk fit a tag's 32 bits),
+  // and the channels each rank has work in.
+  for (auto& ch : channels_) {
     for (std::uint32_t p = 0; p < n_; ++p) {
-      RankProgress& rs = rank_[ch.plan.order[p]];
+      Position& at = ch.at[p];
       if (op_ == CollectiveOp::Broadcast) {
-        if (p > 0) rs.receives_left += messages_per_chunk_;
-        if (p + 1 < n_) rs.sends_left += messages_per_chunk_;
+        if (p > 0) at.receives_left = messages_per_chunk_;
+        if (p + 1 < n_) at.sends_left = messages_per_chunk_;
       } else {
-        rs.receives_left += static_cast<std::int64_t>(steps_) * messages_per_chunk_;
-        rs.sends_left += static_cast<std::int64_t>(steps_) * messages_per_chunk_;
+        at.receives_left = steps_ * messages_per_chunk_;
+        at.sends_left = steps_ * messages_per_chunk_;
       }
+      if (at.receives_left > 0 || at.sends_left > 0) ++rank_[at.rank].receives_left;
     }
   }
 }
@@ -140,22 +149,19 @@ std::int64_t RingCollective::message_bytes(const ChannelState& ch, std::uint32_t
 
 // Inlined where an arrival forwards (and in send_first_step), as handle_arrival is into on_event.
 [[gnu::always_inline]] inline void RingCollective::send(std::uint32_t c, std::uint32_t from,
-                                                        std::uint32_t step, std::uint32_t j, Time at) {
-  ChannelState& ch = channels_[c];
-  // In ring ops position p sends chunk (p − step) mod N at `step`; a broadcast sends its one chunk.
-  const std::uint32_t chunk =
-      op_ == CollectiveOp::Broadcast ? 0 : (from + n_ - (step % n_)) % n_;
-  const std::int64_t bytes = message_bytes(ch, chunk, j);
+                                                        std::uint32_t step, std::uint32_t j, Time at,
+                                                        std::int64_t bytes) {
+  Position& here = channels_[c].at[from];
   const std::uint32_t to = from + 1 == n_ ? 0 : from + 1;
-  ch.edge_bytes[from] += bytes;
+  here.edge_bytes += bytes;
   ++messages_sent_;
-  at += ch.step_delay[from];
-  if (!ch.paced_until.empty()) {
+  at += here.step_delay;
+  if (pace_) {
     // The channel's sender moves at most channel_cap bytes per second.
-    at = max(at, ch.paced_until[from]);
-    ch.paced_until[from] = at + pace_time_.of(bytes, config_.timing.channel_cap);
+    at = max(at, here.paced_until);
+    here.paced_until = at + pace_time_.of(bytes, config_.timing.channel_cap);
   }
-  network_.send_at(at, ch.plan.routes[from], Bytes::of(bytes), *this, encode(c, to, step, j),
+  network_.send_at(at, Route(here.route, here.hops), Bytes::of(bytes), *this, encode(c, to, step, j),
                    rate_class_, party_);
 }
 
@@ -164,7 +170,10 @@ void RingCollective::send_first_step(std::uint32_t rank) {
   for (std::uint32_t c = 0; c < channels_.size(); ++c) {
     const std::uint32_t p = channels_[c].position_of_rank[rank];
     if (op_ == CollectiveOp::Broadcast && p != 0) continue;
-    for (std::uint32_t j = 0; j < messages_per_chunk_; ++j) send(c, p, 0, j, now);
+    // In ring ops position p sends chunk p at step 0; a broadcast sends its one chunk.
+    const std::uint32_t chunk = op_ == CollectiveOp::Broadcast ? 0 : p;
+    for (std::uint32_t j = 0; j < messages_per_chunk_; ++j)
+      send(c, p, 0, j, now, message_bytes(channels_[c], chunk, j));
   }
 }
 
@@ -174,21 +183,23 @@ void RingCollective::send_first_step(std::uint32_t rank) {
                                                                   std::uint32_t high) {
   const std::uint32_t step = high / messages_per_chunk_;
   const std::uint32_t j = high % messages_per_chunk_;
-  const ChannelState& ch = channels_[c];
-  RankProgress& rs = rank_[ch.plan.order[to]];
+  ChannelState& ch = channels_[c];
+  Position& here = ch.at[to];
+  // The chunk that arrived is the one `to` sends on at the next step: at step s position p sends
+  // chunk (p − s) mod N, and (to − (s + 1)) ≡ (from − s). A broadcast has one chunk.
+  const std::uint32_t from = to == 0 ? n_ - 1 : to - 1;
+  const std::uint32_t chunk = op_ == CollectiveOp::Broadcast ? 0 : (from + n_ - (step % n_)) % n_;
+  const std::int64_t bytes = message_bytes(ch, chunk, j);
   // Nothing leaves a rank before its protocol's base latency has passed since it joined, so steps
   // leave in order even when data arrived before the rank joined.
-  Time ready = max(queue_.now(), rs.start + config_.timing.base_latency);
-  if (step < reduce_steps_ && config_.reduction_bandwidth.bytes_per_second() > 0) {
-    const std::uint32_t from = to == 0 ? n_ - 1 : to - 1;
-    const std::uint32_t chunk = (from + n_ - (step % n_)) % n_;
-    ready += reduce_time_.of(message_bytes(ch, chunk, j), config_.reduction_bandwidth);
-  }
-  if (ready > rs.finish) rs.finish = ready;
+  Time ready = max(queue_.now(), here.ready_from);
+  if (step < reduce_steps_ && config_.reduction_bandwidth.bytes_per_second() > 0)
+    ready += reduce_time_.of(bytes, config_.reduction_bandwidth);
+  if (ready > here.finish) here.finish = ready;
   if (config_.observer != nullptr)
-    config_.observer->on_ring_arrival({this, ch.plan.order[to], step, c, queue_.now()});
+    config_.observer->on_ring_arrival({this, here.rank, step, c, queue_.now()});
   const bool forward = op_ == CollectiveOp::Broadcast ? to + 1 < n_ : step + 1 < steps_;
-  if (forward) send(c, to, op_ == CollectiveOp::Broadcast ? to : step + 1, j, ready);
+  if (forward) send(c, to, op_ == CollectiveOp::Broadcast ? to : step + 1, j, ready, bytes);
 }
 
 void RingCollective::start(std::uint32_t rank) {
@@ -197,6 +208,11 @@ void RingCollective::start(std::uint32_t rank) {
   rs.started = true;
   rs.start = queue_.now();
   rs.finish = rs.start;
+  for (ChannelState& ch : channels_) {
+    Position& at = ch.at[ch.position_of_rank[rank]];
+    at.ready_from = rs.start + config_.timing.base_latency;
+    at.finish = rs.start;
+  }
   if (!started_) {
     started_ = true;
     charge_budget();
@@ -221,17 +237,17 @@ void RingCollective::on_event(std::uint64_t tag) {
   const std::uint32_t to = low % n_;
   const std::uint32_t from = to == 0 ? n_ - 1 : to - 1;
   // The sender's message has been delivered.
-  const std::uint32_t sender = channels_[c].plan.order[from];
-  --rank_[sender].sends_left;
-  const std::uint32_t receiver = channels_[c].plan.order[to];
-  --rank_[receiver].receives_left;
-  if (!rank_[receiver].started) {
-    rank_[receiver].early_arrivals.push_back(tag);
+  Position& sender = channels_[c].at[from];
+  Position& receiver = channels_[c].at[to];
+  --sender.sends_left;
+  --receiver.receives_left;
+  if (receiver.ready_from == Time::max()) {  // its rank has not joined
+    rank_[receiver.rank].early_arrivals.push_back(tag);
   } else {
     handle_arrival(c, to, static_cast<std::uint32_t>(tag >> 32));
   }
   check_done(sender);
-  if (receiver != sender) check_done(receiver);
+  if (&receiver != &sender) check_done(receiver);  // one position: a one-position segment
 }
 
 void RingCollective::finish_rank(std::uint32_t rank) {
@@ -242,7 +258,19 @@ void RingCollective::finish_rank(std::uint32_t rank) {
   if (done_at_once_) done_handler_->on_event(done_tag_base_ + rank);
 }
 
-Time RingCollective::finish_time() const { return latest_finish(rank_); }
+Time RingCollective::rank_finish_time(std::uint32_t rank) const {
+  // Done: its finish. Before: the latest of its positions' so far, as the rank's own would be.
+  Time t = rank_[rank].finish;
+  if (!rank_[rank].done)
+    for (const ChannelState& ch : channels_) t = max(t, ch.at[ch.position_of_rank[rank]].finish);
+  return t;
+}
+
+Time RingCollective::finish_time() const {
+  Time t = Time::zero();
+  for (std::uint32_t r = 0; r < n_; ++r) t = max(t, rank_finish_time(r));
+  return t;
+}
 
 std::array<Bytes, kLinkKindCount> RingCollective::bytes_by_link_kind() const {
   std::array<Bytes, kLinkKindCount> out{};
@@ -250,7 +278,7 @@ std::array<Bytes, kLinkKindCount> RingCollective::bytes_by_link_kind() const {
   for (const auto& ch : channels_)
     for (std::uint32_t p = 0; p < n_; ++p)
       for (const LinkId l : ch.plan.routes[p])
-        out[static_cast<std::size_t>(links[l].kind)] += Bytes::of(ch.edge_bytes[p]);
+        out[static_cast<std::size_t>(links[l].kind)] += Bytes::of(ch.at[p].edge_bytes);
   return out;
 }
 
@@ -272,7 +300,7 @@ void RingCollective::count_channel_sent(std::uint32_t c) {
   const std::uint32_t rest = steps_ % n_;
   for (std::uint32_t p = 0; p < n_; ++p) {
     // Chunks p, p−1, …, p−rest+1 (mod N) beyond the whole cycles: indices p+N−rest+1 … p+N.
-    ch.edge_bytes[p] = cycles * prefix[n_] + prefix[p + n_ + 1] - prefix[p + n_ + 1 - rest];
+    ch.at[p].edge_bytes = cycles * prefix[n_] + prefix[p + n_ + 1] - prefix[p + n_ + 1 - rest];
   }
   messages_sent_ += static_cast<std::uint64_t>(n_) * steps_ * messages_per_chunk_;
 }

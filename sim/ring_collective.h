@@ -86,7 +86,7 @@ class RingCollective final : public Collective {
   bool is_done() const override { return ranks_done_ == n_; }
   bool started() const { return started_; }  // some rank has joined
   Time rank_start_time(std::uint32_t rank) const { return rank_[rank].start; }
-  Time rank_finish_time(std::uint32_t rank) const override { return rank_[rank].finish; }
+  Time rank_finish_time(std::uint32_t rank) const override;
   Time finish_time() const override;  // latest finish
   std::uint64_t messages_sent() const override { return messages_sent_; }
   // The plan, for observers: steps per rank (2(N−1) for all-reduce, N−1 for the other ring ops),
@@ -109,9 +109,11 @@ class RingCollective final : public Collective {
     return channels_[c].position_of_rank[rank];
   }
   const std::vector<std::int64_t>& chunk_bytes(std::uint32_t c) const { return channels_[c].chunk_bytes; }
-  Time step_delay(std::uint32_t c, std::uint32_t position) const { return channels_[c].step_delay[position]; }
+  Time step_delay(std::uint32_t c, std::uint32_t position) const {
+    return channels_[c].at[position].step_delay;
+  }
   std::int64_t edge_bytes(std::uint32_t c, std::uint32_t position) const {
-    return channels_[c].edge_bytes[position];
+    return channels_[c].at[position].edge_bytes;
   }
   bool uniform_chunks() const;
   std::array<Bytes, kLinkKindCount> bytes_by_link_kind() const override;
@@ -138,13 +140,30 @@ class RingCollective final : public Collective {
   void on_event(std::uint64_t tag) override;
 
  private:
+  // One position of a channel: all an arrival there reads and writes, in one 64-byte line (the
+  // sender's, the position before, is the line beside it). Its rank's progress is kept here per
+  // channel: its messages left, its finish so far, its join; RankProgress holds what is rare (the
+  // early arrivals, whether it is done). With the ranks' state apart, one RankProgress each, and
+  // the order, the bytes sent, the delays and the routes in arrays of their own, an arrival read
+  // six or seven lines.
+  struct alignas(64) Position {
+    const LinkId* route = nullptr;  // to the next position, in `plan`
+    Time step_delay;                // the protocol's wait before sending from here
+    std::int64_t edge_bytes = 0;    // bytes sent from here
+    Time paced_until;               // under a channel cap: when it may send next
+    Time ready_from;  // its rank's join plus the protocol's base latency; Time::max() until then
+    Time finish;      // the latest an arrival here was ready to go on (reduced)
+    std::uint32_t rank = 0;
+    std::uint32_t hops = 0;
+    std::uint32_t receives_left = 0;  // in this channel
+    std::uint32_t sends_left = 0;     // sent from here, not yet delivered
+  };
+  static_assert(sizeof(Position) == 64);
   struct ChannelState {
     RingChannel plan;
     std::vector<std::uint32_t> position_of_rank;
-    std::vector<std::int64_t> chunk_bytes;   // by chunk index (ring ops) or [0] = whole (broadcast)
-    std::vector<std::int64_t> edge_bytes;    // bytes sent from position p
-    std::vector<Time> step_delay;            // the protocol's wait before sending from position p
-    std::vector<Time> paced_until;           // per position: the channel cap's next free time
+    std::vector<std::int64_t> chunk_bytes;  // by chunk index (ring ops) or [0] = whole (broadcast)
+    std::vector<Position> at;               // by position
   };
   // The constructor's parts: one channel's state; the broadcast's pieces; what each rank moves.
   ChannelState channel_state(std::int64_t c, std::int64_t c_count, RingChannel plan,
@@ -152,11 +171,21 @@ class RingCollective final : public Collective {
   void size_messages(std::int64_t max_messages, const RingSegment& segment);
   void count_rank_work();
   std::int64_t message_bytes(const ChannelState& ch, std::uint32_t chunk, std::uint32_t j) const;
-  void send(std::uint32_t c, std::uint32_t from, std::uint32_t step, std::uint32_t j, Time at);
+  // Message j of `step` leaves position `from` of channel c at `at` (after its delay), `bytes` long.
+  void send(std::uint32_t c, std::uint32_t from, std::uint32_t step, std::uint32_t j, Time at,
+            std::int64_t bytes);
   void send_first_step(std::uint32_t rank);
   // Message (step, j) = high / messages_per_chunk_, high % ... of channel c reached position `to`.
   void handle_arrival(std::uint32_t c, std::uint32_t to, std::uint32_t high);
-  // Inline: two calls an arrival, and most find the rank with messages still to come.
+  // Inline: two calls an arrival, and most find the position with messages still to come. Once it
+  // has none, its rank has one channel fewer to finish, and is done after its last.
+  void check_done(Position& at) {
+    if (at.receives_left > 0 || at.sends_left > 0) return;
+    RankProgress& rs = rank_[at.rank];
+    rs.finish = max(rs.finish, at.finish);
+    --rs.receives_left;
+    check_done(at.rank);
+  }
   void check_done(std::uint32_t rank) {
     const RankProgress& rs = rank_[rank];
     if (rs.receives_left > 0 || rs.sends_left > 0) return;
@@ -195,10 +224,13 @@ class RingCollective final : public Collective {
   TimeOfBytes pace_time_;    // at config_.timing.channel_cap
   TimeOfBytes reduce_time_;  // at config_.reduction_bandwidth
   std::vector<ChannelState> channels_;
+  // Per rank: started, done, its start, its finish once done, the arrivals before it started;
+  // receives_left counts its channels whose position has messages left (sends_left stays 0).
   std::vector<RankProgress> rank_;
   std::uint32_t ranks_done_ = 0;
   std::uint64_t messages_sent_ = 0;
   std::uint8_t rate_class_ = 0;
+  bool pace_ = false;  // under a channel cap (Position::paced_until)
   EventHandler* done_handler_ = nullptr;
   std::uint64_t done_tag_base_ = 0;
   bool done_at_once_ = false;  // notify_rank_done_at_once

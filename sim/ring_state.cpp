@@ -8,16 +8,19 @@ namespace hybridsim::sim {
 bool RingCollective::append_state(Time now, std::vector<std::int64_t>& relative,
                                   std::vector<std::int64_t>& counts) const {
   const auto since_now = [&](Time t) { return max(t, now).ps() - now.ps(); };
-  for (const RankProgress& rs : rank_) {
+  for (std::uint32_t r = 0; r < n_; ++r) {
+    const RankProgress& rs = rank_[r];
     if (!rs.started || rs.done || !rs.early_arrivals.empty() || rs.start + config_.timing.base_latency > now)
       return false;
-    relative.push_back(since_now(rs.finish));
-    counts.push_back(rs.receives_left);
-    counts.push_back(rs.sends_left);
+    relative.push_back(since_now(rank_finish_time(r)));  // the latest of its positions'
   }
   for (const auto& ch : channels_) {
-    for (const Time t : ch.paced_until) relative.push_back(since_now(t));
-    counts.insert(counts.end(), ch.edge_bytes.begin(), ch.edge_bytes.end());
+    for (const Position& at : ch.at) {
+      if (pace_) relative.push_back(since_now(at.paced_until));
+      counts.push_back(at.receives_left);
+      counts.push_back(at.sends_left);
+      counts.push_back(at.edge_bytes);
+    }
   }
   counts.push_back(static_cast<std::int64_t>(messages_sent_));
   return true;
@@ -25,15 +28,17 @@ bool RingCollective::append_state(Time now, std::vector<std::int64_t>& relative,
 
 void RingCollective::shift_state(Time now, Time dt, const std::vector<std::int64_t>& counts) {
   std::size_t next = 0;
-  for (RankProgress& rs : rank_) {
+  for (RankProgress& rs : rank_)
     if (rs.finish > now) rs.finish += dt;
-    rs.receives_left = counts[next++];
-    rs.sends_left = counts[next++];
-  }
   for (auto& ch : channels_) {
-    for (Time& t : ch.paced_until)
-      if (t > now) t += dt;
-    for (std::int64_t& b : ch.edge_bytes) b = counts[next++];
+    for (Position& at : ch.at) {
+      if (at.finish > now) at.finish += dt;
+      if (pace_ && at.paced_until > now) at.paced_until += dt;
+      // Counts move by what the periods repeat: a position that had closed stays at zero.
+      at.receives_left = static_cast<std::uint32_t>(counts[next++]);
+      at.sends_left = static_cast<std::uint32_t>(counts[next++]);
+      at.edge_bytes = counts[next++];
+    }
   }
   messages_sent_ = static_cast<std::uint64_t>(counts[next++]);
 }

@@ -125,6 +125,7 @@ TreeCollective::TreeCollective(Network& network, std::uint32_t ranks,
   rate_class_ = network.rate_class(config_.timing.link_rate_scale);
   for (ChannelState& ch : channels_) {
     ch.nodes.resize(n_);
+    if (config_.timing.channel_cap.bytes_per_second() > 0) ch.paced_until.assign(n_, Time::zero());
     std::size_t links = 0;  // reserved, so that the edges' pointers into ch.links stay valid
     for (std::uint32_t r = 0; r < n_; ++r) {
       links += ch.plan->up[r].size();
@@ -134,17 +135,30 @@ TreeCollective::TreeCollective(Network& network, std::uint32_t ranks,
     for (std::uint32_t r = 0; r < n_; ++r) {
       Node& node = ch.nodes[r];
       node.parent = ch.plan->parent[r];
+      node.ready_from = Time::max();
       node.first_child = static_cast<std::uint32_t>(ch.slots.size());
-      node.child_count = static_cast<std::uint32_t>(ch.plan->children[r].size());
+      if (ch.plan->children[r].size() > 0xff)
+        throw InternalError("a tree rank with more than 255 children (channel plans are binary trees)");
+      node.child_count = static_cast<std::uint8_t>(ch.plan->children[r].size());
       for (std::uint32_t k = 0; k < node.child_count; ++k) {
         const std::uint32_t child = ch.plan->children[r][k];
-        ch.nodes[child].slot_in_parent = k;
+        ch.nodes[child].slot_in_parent = static_cast<std::uint8_t>(k);
         ch.slots.push_back({edge(ch, ch.plan->down[r][k]), child, 0});
       }
-      if (node.parent >= 0) node.up = edge(ch, ch.plan->up[r]);
-      const std::int64_t sends = (node.child_count + (node.parent >= 0 ? 1 : 0)) * std::int64_t{messages_};
-      rank_[r].receives_left += sends;
-      rank_[r].sends_left += sends;
+      if (node.parent >= 0) {
+        const Edge up = edge(ch, ch.plan->up[r]);
+        node.up_route = up.route;
+        node.up_delay = up.delay;
+        node.up_hops = up.hops;
+        node.up_mix = up.mix;
+      }
+      // Each edge carries every message once each way, so a rank receives as many as it sends.
+      const std::uint64_t sends =
+          (node.child_count + (node.parent >= 0 ? 1u : 0u)) * std::uint64_t{messages_};
+      if (sends > 0xffffffffu) throw InternalError("too many messages per tree channel");
+      node.receives_left = static_cast<std::uint32_t>(sends);
+      node.sends_left = static_cast<std::uint32_t>(sends);
+      if (sends > 0) ++rank_[r].receives_left;  // one channel more to finish
     }
     size_messages(ch);
   }
@@ -157,14 +171,15 @@ TreeCollective::Edge TreeCollective::edge(ChannelState& ch, const std::vector<Li
   std::array<std::uint8_t, kLinkKindCount> kinds{};
   for (const LinkId l : route) ++kinds[static_cast<std::size_t>(network_.links()[l].kind)];
   // A handful of mixes (inside a machine, across machines): a linear search finds them.
-  const auto mix = static_cast<std::uint32_t>(
+  const auto mix = static_cast<std::size_t>(
       std::find(kind_mixes_.begin(), kind_mixes_.end(), kinds) - kind_mixes_.begin());
+  if (mix > 0xff) throw InternalError("a tree's routes of more than 256 mixes of link kinds");
   if (mix == kind_mixes_.size()) {
     kind_mixes_.push_back(kinds);
     mix_bytes_.push_back(0);
   }
   return {ch.links.data() + first, config_.timing.step_delay(route, network_.links()),
-          static_cast<std::uint8_t>(route.size()), mix};
+          static_cast<std::uint8_t>(route.size()), static_cast<std::uint8_t>(mix)};
 }
 
 void TreeCollective::size_messages(ChannelState& ch) const {
@@ -185,14 +200,15 @@ void TreeCollective::notify_rank_done(EventHandler& handler, std::uint64_t tag_b
   done_tag_base_ = tag_base;
 }
 
-[[gnu::always_inline]] inline void TreeCollective::send(ChannelState& ch, Node& from, const Edge& edge,
-                                                        std::uint64_t low, std::uint32_t j, Time at) {
+[[gnu::always_inline]] inline void TreeCollective::send(ChannelState& ch, std::uint32_t from,
+                                                        const Edge& edge, std::uint64_t low, std::uint32_t j,
+                                                        Time at) {
   const std::size_t shorter = j < ch.longer ? 0 : 1;
   const std::int64_t bytes = ch.base + 1 - static_cast<std::int64_t>(shorter);
   at += edge.delay;
-  if (config_.timing.channel_cap.bytes_per_second() > 0) {
-    at = max(at, from.paced_until);
-    from.paced_until = at + ch.pace[shorter];
+  if (!ch.paced_until.empty()) {
+    at = max(at, ch.paced_until[from]);
+    ch.paced_until[from] = at + ch.pace[shorter];
   }
   mix_bytes_[edge.mix] += bytes;
   ++messages_sent_;
@@ -205,17 +221,16 @@ void TreeCollective::notify_rank_done(EventHandler& handler, std::uint64_t tag_b
 [[gnu::always_inline]] inline void TreeCollective::send_up(std::uint32_t c, std::uint32_t r, std::uint32_t j,
                                                            Time at) {
   ChannelState& ch = channels_[c];
-  Node& node = ch.nodes[r];
-  send(ch, node, node.up, ((static_cast<std::uint64_t>(c) * n_ + r) << 1) | kUp, j, at);
+  send(ch, r, ch.nodes[r].up(), ((static_cast<std::uint64_t>(c) * n_ + r) << 1) | kUp, j, at);
 }
 
 [[gnu::always_inline]] inline void TreeCollective::send_down(std::uint32_t c, std::uint32_t r,
                                                              std::uint32_t j, Time at) {
   ChannelState& ch = channels_[c];
-  Node& node = ch.nodes[r];
+  const Node& node = ch.nodes[r];
   for (std::uint32_t k = 0; k < node.child_count; ++k) {
     const ChildSlot& slot = ch.slots[node.first_child + k];
-    send(ch, node, slot.down, ((static_cast<std::uint64_t>(c) * n_ + slot.child) << 1) | kDown, j, at);
+    send(ch, r, slot.down, ((static_cast<std::uint64_t>(c) * n_ + slot.child) << 1) | kDown, j, at);
   }
 }
 
@@ -229,6 +244,10 @@ void TreeCollective::start_at(std::uint32_t rank, Time joined) {
   rs.started = true;
   rs.start = joined;
   rs.finish = rs.start;
+  for (ChannelState& ch : channels_) {
+    ch.nodes[rank].ready_from = joined + config_.timing.base_latency;
+    ch.nodes[rank].finish = joined;
+  }
   send_leaves(rank, joined + config_.timing.base_latency);
   std::vector<std::uint64_t> early;
   early.swap(rs.early_arrivals);
@@ -245,6 +264,15 @@ void TreeCollective::send_leaves(std::uint32_t rank, Time at) {
   }
 }
 
+[[gnu::always_inline]] inline void TreeCollective::check_done(Node& node, std::uint32_t rank) {
+  if (node.receives_left > 0 || node.sends_left > 0) return;  // most arrivals: without a call
+  // Its last message in this channel: nothing in it can move its finish any more.
+  RankProgress& rs = rank_[rank];
+  rs.finish = max(rs.finish, node.finish);
+  --rs.receives_left;
+  check_done(rank);
+}
+
 // Inlined into on_event, its one caller per arrival (the call and its frame were about 20
 // instructions an arrival); handle(tag) calls it for the rare early arrival.
 [[gnu::always_inline]] inline void TreeCollective::handle(ChannelState& ch, std::uint32_t c, std::uint32_t r,
@@ -253,10 +281,10 @@ void TreeCollective::send_leaves(std::uint32_t rank, Time at) {
   if (!up) {
     // Message j of the result reached r: it is done with it and passes it on (not before its base
     // latency has passed since it joined, as in the ring).
-    RankProgress& rs = rank_[r];
-    if (now > rs.finish) rs.finish = now;
-    ch.nodes[r].done = max(ch.nodes[r].done, now);
-    send_down(c, r, j, max(now, rs.start + config_.timing.base_latency));
+    Node& node = ch.nodes[r];
+    if (now > node.finish) node.finish = now;
+    node.done = max(node.done, now);
+    send_down(c, r, j, max(now, node.ready_from));
     return;
   }
   // r's message arrived at its parent p: complete there once every child has delivered it.
@@ -269,10 +297,9 @@ void TreeCollective::send_leaves(std::uint32_t rank, Time at) {
   if (least <= node.reduced) return;
   // Children deliver in order, so one arrival completes at most one message: number `reduced`.
   const std::uint32_t m = node.reduced++;
-  Time ready = max(now, rank_[p].start + config_.timing.base_latency);
+  Time ready = max(now, node.ready_from);
   ready += ch.reduce[m < ch.longer ? 0 : 1];  // zero without a reduction bandwidth
-  RankProgress& ps = rank_[p];
-  if (ready > ps.finish) ps.finish = ready;
+  if (ready > node.finish) node.finish = ready;
   node.done = max(node.done, ready);
   if (node.parent >= 0) send_up(c, p, m, ready);
   else send_down(c, p, m, ready);  // the root holds the full sum of message m
@@ -287,16 +314,16 @@ void TreeCollective::on_event(std::uint64_t tag) {
   const std::uint32_t receiver = up ? parent : r;
   // The latest either end has done anything (a reduction may end later than now).
   const Time now = queue_.now();
-  ch.nodes[sender].done = max(ch.nodes[sender].done, now);
-  ch.nodes[receiver].done = max(ch.nodes[receiver].done, now);
-  RankProgress& from = rank_[sender];
-  RankProgress& to = rank_[receiver];
+  Node& from = ch.nodes[sender];
+  Node& to = ch.nodes[receiver];
+  from.done = max(from.done, now);
+  to.done = max(to.done, now);
   --from.sends_left;
   --to.receives_left;
-  if (!to.started) to.early_arrivals.push_back(tag);
+  if (to.ready_from == Time::max()) rank_[receiver].early_arrivals.push_back(tag);  // not joined
   else handle(ch, c, r, up, j);
-  check_done(sender);
-  check_done(receiver);
+  check_done(from, sender);
+  check_done(to, receiver);
 }
 
 void TreeCollective::handle(std::uint64_t tag) {
@@ -310,7 +337,19 @@ void TreeCollective::check_done(std::uint32_t rank) {
   if (finish_if_complete(rs, queue_, done_handler_, done_tag_base_ + rank)) ++ranks_done_;
 }
 
-Time TreeCollective::finish_time() const { return latest_finish(rank_); }
+Time TreeCollective::rank_finish_time(std::uint32_t rank) const {
+  // Done: its finish. Before: the latest of its channels' so far, as the rank's own would be.
+  Time t = rank_[rank].finish;
+  if (!rank_[rank].done)
+    for (const ChannelState& ch : channels_) t = max(t, ch.nodes[rank].finish);
+  return t;
+}
+
+Time TreeCollective::finish_time() const {
+  Time t = Time::zero();
+  for (std::uint32_t r = 0; r < n_; ++r) t = max(t, rank_finish_time(r));
+  return t;
+}
 
 std::array<Bytes, kLinkKindCount> TreeCollective::bytes_by_link_kind() const {
   std::array<Bytes, kLinkKindCount> out{};

@@ -65,7 +65,7 @@ class TreeCollective final : public Collective {
   void explain(std::string_view reason) { path_.reason = reason; }
   std::uint32_t ranks() const override { return n_; }
   bool is_done() const override { return ranks_done_ == n_; }
-  Time rank_finish_time(std::uint32_t rank) const override { return rank_[rank].finish; }
+  Time rank_finish_time(std::uint32_t rank) const override;
   Time finish_time() const override;
   std::uint64_t messages_sent() const override { return messages_sent_; }
   std::array<Bytes, kLinkKindCount> bytes_by_link_kind() const override;
@@ -82,7 +82,7 @@ class TreeCollective final : public Collective {
   const std::shared_ptr<const std::vector<TreeChannel>>& plans() const { return plans_; }
   std::int64_t channel_bytes(std::uint32_t c) const { return channels_[c].bytes; }
   std::uint32_t messages_per_channel() const { return messages_; }
-  Time up_delay(std::uint32_t c, std::uint32_t r) const { return channels_[c].nodes[r].up.delay; }
+  Time up_delay(std::uint32_t c, std::uint32_t r) const { return channels_[c].nodes[r].up_delay; }
   Time down_delay(std::uint32_t c, std::uint32_t r, std::uint32_t k) const {
     return channels_[c].slots[channels_[c].nodes[r].first_child + k].down.delay;
   }
@@ -102,18 +102,31 @@ class TreeCollective final : public Collective {
     const LinkId* route = nullptr;  // into ChannelState::links
     Time delay;
     std::uint8_t hops = 0;
-    std::uint32_t mix = 0;  // into kind_mixes_
+    std::uint8_t mix = 0;  // into kind_mixes_
   };
-  struct Node {  // one rank in one channel
-    Edge up;  // to its parent (none for the root)
-    Time paced_until;
+  // One rank in one channel: all an arrival at it or from it reads and writes, in one 64-byte line
+  // (an up arrival reads the sender's and the parent's, a down one the parent's and the receiver's;
+  // with the rank's state apart, a RankProgress each, and nodes across lines, it read four to six).
+  // The rank's own progress is kept here per channel: its messages left, its finish so far, and its
+  // join (RankProgress holds what is rare: the early arrivals, whether it is done).
+  struct alignas(64) Node {
+    const LinkId* up_route = nullptr;  // to its parent (none for the root), into ChannelState::links
+    Time up_delay;
     Time done;
+    Time finish;      // the latest it received the result or finished a reduction, in this channel
+    Time ready_from;  // its join plus the protocol's base latency; Time::max() until it joins
     std::int32_t parent = -1;
     std::uint32_t first_child = 0;  // into ChannelState::slots
-    std::uint32_t child_count = 0;
-    std::uint32_t slot_in_parent = 0;
     std::uint32_t reduced = 0;  // messages complete here (all children's arrived and reduced)
+    std::uint32_t receives_left = 0;  // messages still to arrive here, in this channel
+    std::uint32_t sends_left = 0;     // messages sent from here still to be delivered
+    std::uint8_t up_hops = 0;
+    std::uint8_t up_mix = 0;  // into kind_mixes_
+    std::uint8_t child_count = 0;
+    std::uint8_t slot_in_parent = 0;
+    Edge up() const { return {up_route, up_delay, up_hops, up_mix}; }
   };
+  static_assert(sizeof(Node) == 64);
   struct ChildSlot {  // one child of a rank in one channel
     Edge down;  // from the rank to the child
     std::uint32_t child = 0;
@@ -126,6 +139,7 @@ class TreeCollective final : public Collective {
     // Every route of the plan, rank by rank (its way up, then down to each child): packed, so
     // that a message reads its next link from a line its neighbours' routes share.
     std::vector<LinkId> links;
+    std::vector<Time> paced_until;  // per rank, under a channel cap only: when it may send next
     std::int64_t bytes = 0;
     // Message j has base + 1 bytes if j < longer, else base; pacing and reducing it take
     // pace[0] / reduce[0] (base + 1 bytes) or pace[1] / reduce[1].
@@ -135,11 +149,15 @@ class TreeCollective final : public Collective {
   };
   Edge edge(ChannelState& ch, const std::vector<LinkId>& route);
   void size_messages(ChannelState& ch) const;
-  void send(ChannelState& ch, Node& from, const Edge& edge, std::uint64_t low, std::uint32_t j, Time at);
+  void send(ChannelState& ch, std::uint32_t from, const Edge& edge, std::uint64_t low, std::uint32_t j,
+            Time at);
   void send_up(std::uint32_t c, std::uint32_t r, std::uint32_t j, Time at);
   void send_down(std::uint32_t c, std::uint32_t r, std::uint32_t j, Time at);
   void handle(std::uint64_t tag);  // an arrival that came before its receiver started
   void handle(ChannelState& ch, std::uint32_t c, std::uint32_t r, bool up, std::uint32_t j);
+  // After an arrival counted at `node` (rank `rank`): once the node has nothing left to receive or
+  // send, the rank has one channel fewer to finish, and is done after its last.
+  void check_done(Node& node, std::uint32_t rank);
   void check_done(std::uint32_t rank);
   void send_leaves(std::uint32_t rank, Time at);
 
@@ -151,6 +169,8 @@ class TreeCollective final : public Collective {
   std::uint8_t rate_class_ = 0;
   std::shared_ptr<const std::vector<TreeChannel>> plans_;
   std::vector<ChannelState> channels_;
+  // Per rank: started, done, its start, its finish once done, the arrivals before it started;
+  // receives_left counts its channels whose node has messages left (sends_left stays 0).
   std::vector<RankProgress> rank_;
   std::uint32_t ranks_done_ = 0;
   std::uint64_t messages_sent_ = 0;

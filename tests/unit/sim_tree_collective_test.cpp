@@ -64,6 +64,46 @@ TEST_CASE("tree all-reduce: a root with two leaves, message by message") {
   CHECK(messages == 8);  // 2 edges × 2 messages × up and down
 }
 
+TEST_CASE("tree all-reduce: a rank's finish so far, before it is done") {
+  // The root with two leaves above: message 0 reaches the leaves at 2.2 µs, message 1 at 2.3 µs;
+  // the root completed message 1 at 1.2 µs. At 2.25 µs no rank is done, and each reports the
+  // latest it received the result or reduced (its channel's share, read across its channels).
+  Tree tree({-1, 0, 0});
+  CollectiveConfig config;
+  config.reduction_bandwidth = Bandwidth::bytes_per_second(0);
+  EventQueue queue;
+  Network network(queue, tree.links);
+  TreeCollective coll(network, 3, {tree.channel}, Bytes::of(2000), config);
+  coll.start_all();
+  queue.run_until(Time::ns(2250));
+  CHECK_FALSE(coll.is_done());
+  CHECK(coll.rank_finish_time(0) == Time::ns(1200));
+  CHECK(coll.rank_finish_time(1) == Time::ns(2200));
+  CHECK(coll.finish_time() == Time::ns(2200));
+  queue.run();
+  CHECK(coll.rank_finish_time(0) == Time::ns(2300));  // its last message down delivered
+  CHECK(coll.rank_finish_time(2) == Time::ns(2300));
+}
+
+TEST_CASE("tree all-reduce: 255 children run, 256 are refused (a node counts them in a byte)") {
+  // A star: each leaf sends both 1000-B messages up its own link (at 1.1 and 1.2 µs at the root),
+  // and the root sends each down as it completes: 2.3 µs, as for two leaves.
+  std::vector<std::int32_t> star(256, 0);
+  star[0] = -1;
+  Tree tree(star);
+  CollectiveConfig config;
+  config.reduction_bandwidth = Bandwidth::bytes_per_second(0);
+  std::uint64_t messages = 0;
+  CHECK(tree.run(Bytes::of(2000), config, &messages) == Time::ns(2300));
+  CHECK(messages == 255 * 2 * 2);
+  star.push_back(0);
+  Tree wider(star);
+  EventQueue queue;
+  Network network(queue, wider.links);
+  CHECK_THROWS_WITH_AS(TreeCollective(network, 257, {wider.channel}, Bytes::of(2000), config),
+                       doctest::Contains("more than 255 children"), InternalError);
+}
+
 TEST_CASE("tree all-reduce: a chain 2 → 1 → 0 pipelines its messages, reductions included") {
   Tree tree({-1, 0, 1});
   CollectiveConfig config;
