@@ -3,6 +3,7 @@
 #include <doctest/doctest.h>
 
 #include "analysis/step/critical_path.h"
+#include "sim/error.h"
 #include "sim/ring_collective.h"
 #include "sim/stream_executor.h"
 
@@ -100,4 +101,27 @@ TEST_CASE("critical path: a kernel's launch delay is a part of its own, not comp
   CHECK(step == Time::us(33));
   CHECK(path.compute == Time::us(30));
   CHECK(path.launch_gaps == Time::us(3));
+}
+
+TEST_CASE("critical path: a record of an unfinished step, or of another program, is refused") {
+  // The check reads each stream's last entry (a stream ends its tasks in order) and its task count.
+  workloads::StepProgram p;
+  p.gpus.resize(2);
+  p.gpus[0].streams = {{"compute", {Task::kernel(Time::us(10), 0), Task::kernel(Time::us(10), 1)}}};
+  p.gpus[1].streams = {{"compute", {Task::kernel(Time::us(30), 2), Task::kernel(Time::us(30), 3)}}};
+  sim::EventQueue queue;
+  sim::StreamExecutor exec(queue, p.gpus, {}, 0, {});
+  exec.start();
+  queue.run_until(Time::us(40));  // GPU1's second kernel still runs
+  CHECK_THROWS_WITH_AS(analysis::critical_path(p, exec.record(), Time::us(60)),
+                       "critical path: a task of the step never ran", InternalError);
+  queue.run();
+  CHECK(analysis::critical_path(p, exec.record(), Time::us(60)).compute == Time::us(60));
+  // As many streams, but the tasks split otherwise between them: reading each stream's tasks by the
+  // other program's counts would run into the next stream's entries, which ran.
+  workloads::StepProgram other = p;
+  other.gpus[0].streams[0].tasks.push_back(Task::kernel(Time::us(10), 4));
+  other.gpus[1].streams[0].tasks = {Task::kernel(Time::us(30), 2)};
+  CHECK_THROWS_WITH_AS(analysis::critical_path(other, exec.record(), Time::us(60)),
+                       "critical path: the record is of another program", InternalError);
 }
