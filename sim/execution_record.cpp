@@ -7,8 +7,8 @@
 namespace hybridsim::sim {
 
 ExecutionRecord::ExecutionRecord(const std::vector<std::uint32_t>& tasks_per_stream,
-                                 std::vector<std::uint32_t> gpu_of_stream)
-    : gpu_of_stream_(std::move(gpu_of_stream)) {
+                                 std::vector<std::uint32_t> gpu_of_stream, Time start)
+    : gpu_of_stream_(std::move(gpu_of_stream)), start_(start) {
   if (tasks_per_stream.size() != gpu_of_stream_.size())
     throw InternalError("execution record: one GPU per stream expected");
   offset_.reserve(tasks_per_stream.size() + 1);

@@ -27,9 +27,10 @@ class ExecutionRecord {
     bool operator==(const TaskRef&) const = default;
   };
 
-  // One entry per task of each stream; `gpu_of_stream[s]` is the GPU stream s belongs to.
+  // One entry per task of each stream; `gpu_of_stream[s]` is the GPU stream s belongs to; every
+  // stream reached its first task at `start`.
   ExecutionRecord(const std::vector<std::uint32_t>& tasks_per_stream,
-                  std::vector<std::uint32_t> gpu_of_stream);
+                  std::vector<std::uint32_t> gpu_of_stream, Time start = Time::zero());
 
   std::uint32_t stream_count() const { return static_cast<std::uint32_t>(gpu_of_stream_.size()); }
   std::uint32_t gpu_of(std::uint32_t stream) const { return gpu_of_stream_[stream]; }
@@ -38,8 +39,9 @@ class ExecutionRecord {
   // Whether the task ran (every task of a finished step did).
   bool has_run(std::uint32_t stream, std::uint32_t task) const { return at(stream, task).ended > 0; }
   // When its stream reached it: a kernel's launch delay starts then; a wait starts waiting then.
+  // A task that ran was reached when the one before it on its stream ended (the first one at start).
   Time reached(std::uint32_t stream, std::uint32_t task) const {
-    return Time::ps(at(stream, task).reached - 1);
+    return task == 0 ? start_ : Time::ps(at(stream, task - 1).ended - 1);
   }
   // When it ended: a kernel's or collective rank's end; a record's or wait's passing.
   Time ended(std::uint32_t stream, std::uint32_t task) const { return Time::ps(at(stream, task).ended - 1); }
@@ -56,33 +58,36 @@ class ExecutionRecord {
   class Stream {
    public:
     bool has_run(std::uint32_t task) const { return entries_[task].ended > 0; }
-    Time reached(std::uint32_t task) const { return Time::ps(entries_[task].reached - 1); }
+    Time reached(std::uint32_t task) const {
+      return task == 0 ? start_ : Time::ps(entries_[task - 1].ended - 1);
+    }
     Time ended(std::uint32_t task) const { return Time::ps(entries_[task].ended - 1); }
     Time slowed(std::uint32_t task) const { return Time::ps(entries_[task].aux); }
 
    private:
     friend class ExecutionRecord;
-    explicit Stream(const Entry* entries) : entries_(entries) {}
+    Stream(const Entry* entries, Time start) : entries_(entries), start_(start) {}
     const Entry* entries_;
+    Time start_;
   };
-  Stream stream(std::uint32_t s) const { return Stream(entries_.get() + offset_[s]); }
+  Stream stream(std::uint32_t s) const { return Stream(entries_.get() + offset_[s], start_); }
 
-  // For the executor.
-  void set_reached(std::uint32_t stream, std::uint32_t task, Time t) {
-    at(stream, task).reached = t.ps() + 1;
-  }
+  // For the executor, which ends a stream's tasks in order and reaches each task when the one
+  // before it ends: a task's reach is not written, it is the previous task's end.
   void set_ended(std::uint32_t stream, std::uint32_t task, Time t) { at(stream, task).ended = t.ps() + 1; }
   void set_released_by(std::uint32_t stream, std::uint32_t task, TaskRef by);
   void set_slowed(std::uint32_t stream, std::uint32_t task, Time extra) { at(stream, task).aux = extra.ps(); }
 
  private:
-  // 24 bytes a task, zero until written: `reached` and `ended` hold the time in ps + 1 (0: not
-  // yet), so that the entries need no fill. `aux`: a wait's releasing record as (stream + 1) << 32 |
-  // task (0: none), or a kernel's slowed time in ps; the task's kind (known from its program) says
-  // which. The entries come from calloc: a fresh block of a record's size (tens of MB at 1,024 GPUs)
-  // arrives zeroed from the system, where a vector's fill wrote every byte again, once per step.
+  // 16 bytes a task, zero until written: `ended` holds the time in ps + 1 (0: not yet), so that the
+  // entries need no fill. `aux`: a wait's releasing record as (stream + 1) << 32 | task (0: none), or
+  // a kernel's slowed time in ps; the task's kind (known from its program) says which. No `reached`:
+  // it is the previous task's `ended` (24 bytes a task with it: at 1,024 GPUs the record, 56 MB a
+  // step, outgrew the last-level cache by more, and the executor wrote a third more lines that
+  // step_metrics read back). The entries come from calloc: a fresh block of a record's size (tens of
+  // MB at 1,024 GPUs) arrives zeroed from the system, where a vector's fill wrote every byte again,
+  // once per step.
   struct Entry {
-    std::int64_t reached;
     std::int64_t ended;
     std::int64_t aux;
   };
@@ -95,6 +100,7 @@ class ExecutionRecord {
   std::vector<std::uint32_t> offset_;  // per stream, then the total
   std::vector<std::uint32_t> gpu_of_stream_;
   std::unique_ptr<Entry[], Free> entries_;
+  Time start_;
 };
 
 }  // namespace hybridsim::sim

@@ -25,7 +25,8 @@ constexpr std::uint64_t kRankMask = (1ULL << kRankBits) - 1;
 // Entries for the tasks that run: a folded step's members (`representative[g] != g`) never run
 // theirs, so their streams get none (what is recorded stays proportional to what is simulated).
 ExecutionRecord make_record(const std::vector<GpuProgram>& programs,
-                            const std::vector<std::uint32_t>& representative, WorkProgress* progress) {
+                            const std::vector<std::uint32_t>& representative, Time start,
+                            WorkProgress* progress) {
   std::vector<std::uint32_t> tasks, gpu;
   const auto n = static_cast<std::uint32_t>(programs.size());
   ticked_loop(progress, "recording its GPUs' tasks", n, "GPUs", [&](std::uint32_t g) {
@@ -35,7 +36,7 @@ ExecutionRecord make_record(const std::vector<GpuProgram>& programs,
       gpu.push_back(g);
     }
   });
-  return ExecutionRecord(tasks, std::move(gpu));
+  return ExecutionRecord(tasks, std::move(gpu), start);
 }
 
 // std::llround(x), inline for the durations it scales (0 <= x < 2^62): the library call was about
@@ -172,8 +173,8 @@ StreamExecutor::StreamExecutor(EventQueue& queue, const std::vector<GpuProgram>&
 }
 
 void StreamExecutor::start() {
-  record_ =
-      make_record(programs_, fold_.representative, progress_);  // after set_fold: members record nothing
+  // After set_fold: members record nothing.
+  record_ = make_record(programs_, fold_.representative, queue_.now(), progress_);
   const auto n = static_cast<std::uint32_t>(streams_.size());
   ticked_loop(progress_, "starting its GPUs' streams", n, "streams", [&](std::uint32_t s) {
     if (!streams_[s].done) advance(s);  // a folded step's members are marked done already
@@ -372,8 +373,8 @@ void StreamExecutor::advance(std::uint32_t s) {
   StreamState& st = streams_[s];
   const auto& tasks = st.program->tasks;
   while (st.next < tasks.size()) {
+    // The record takes the task's reach from the end of the one before it (now, or start()).
     const Task& t = tasks[st.next];
-    if (!(t.kind == TaskKind::Kernel && st.delay_done)) record_.set_reached(s, st.next, queue_.now());
     switch (t.kind) {
       case TaskKind::Kernel: {
         if (t.launch_delay > Time::zero() && !st.delay_done) {
