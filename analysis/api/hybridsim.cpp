@@ -92,14 +92,14 @@ RunReport run(const ScenarioInput& input, const RunRequest& request) {
   }
   if (options.trace && options.trace_options.gpus)
     check_traced_gpus(*options.trace_options.gpus, resolved.topology, request, report.scenario);
-  // A window is checked against the step once it has run: named where it was given.
-  if (options.trace && options.trace_options.window) {
-    const std::string text = sim::format_time_window(*options.trace_options.window);
+  // A window and a GPU list are checked against the step once it is known: named where they were
+  // given (the scenario's are named at their keys by scenario_trace_options).
+  if (request.trace && options.trace_options.window)
     options.trace_options.window_given =
-        request.trace ? request.spelling.quoted("trace-window", text)
-                      : scenarios::location_of(report.scenario, "outputs.trace.window") +
-                            ": outputs.trace.window \"" + text + "\"";
-  }
+        request.spelling.quoted("trace-window", sim::format_time_window(*options.trace_options.window));
+  if (request.trace && options.trace_options.gpus)
+    options.trace_options.gpus_given =
+        request.spelling.said("trace-gpus", topology::format_gpu_list(*options.trace_options.gpus));
   if (options.trace && options.trace->has_parent_path())
     std::filesystem::create_directories(options.trace->parent_path());
   options.progress = request.progress;

@@ -439,6 +439,8 @@ _STUDY = "scenarios/study/ci.yaml"
      "oversubscription=inf: expected a ratio of 1 or more"),
     (lambda: hybridsim.run(GNMT_DP8, trace="t.json", trace_window="100 s:"), hybridsim.ScenarioError,
      "trace_window='100 s:' starts after the step, which ends at"),
+    (lambda: hybridsim.run(GNMT_DP8, set={"parallelism.dp": 4}, trace="t.json", trace_gpus="6-7"),
+     hybridsim.ScenarioError, "trace_gpus='6-7': none of these GPUs runs anything in this step (it uses GPUs 0-3)"),
     (lambda: hybridsim.topology("dgx1-v100", route="x"), TypeError, "topology(): route='x': expected"),
     (lambda: hybridsim.topology("dgx1-v100", nodes="2"), TypeError, "topology(): nodes='2': expected"),
 ])
@@ -449,3 +451,4 @@ def test_each_refusal_names_the_python_keyword_not_an_option(call, error, starts
     message = str(caught.value)
     assert starts in message, message
     assert "--" not in message, message
+
