@@ -7,6 +7,7 @@
 #include <ostream>
 #include <sstream>
 
+#include "analysis/output/created_folders.h"
 #include "analysis/platform/platform.h"
 #include "analysis/platform/topology_report.h"
 #include "scenarios/loader/ignored_keys.h"
@@ -100,8 +101,10 @@ RunReport run(const ScenarioInput& input, const RunRequest& request) {
   if (request.trace && options.trace_options.gpus)
     options.trace_options.gpus_given =
         request.spelling.said("trace-gpus", topology::format_gpu_list(*options.trace_options.gpus));
-  if (options.trace && options.trace->has_parent_path())
-    std::filesystem::create_directories(options.trace->parent_path());
+  // The trace is written as the step runs, so its folder is made now; a refusal after (a window
+  // past the step, a GPU list that runs nothing, a cap) removes what was made for it.
+  analysis::CreatedFolders made;
+  if (options.trace && options.trace->has_parent_path()) made.create(options.trace->parent_path());
   options.progress = request.progress;
   options.spelling = request.spelling;
   report.run = analysis::run_scenario(resolved, options);
@@ -110,6 +113,7 @@ RunReport run(const ScenarioInput& input, const RunRequest& request) {
       analysis::write_run_outputs(report.summary, report.scenario.outputs.formats, dir,
                                   {.table = request.out.has_value()}))
     report.written = dir;
+  made.keep();
   return report;
 }
 
