@@ -86,7 +86,7 @@ SweepPlan plan_sweep(scenarios::ScenarioSource source, const SweepOptions& optio
     if (static_cast<int>(p.index % static_cast<std::size_t>(n)) == k - 1) plan.todo.push_back(&p);
   if (options.resume && leader) {
     const SweepRowCheck check{.fingerprint = plan.identity.fingerprint, .points = plan.points,
-                              .header = plan.head, .shard = options.shard};
+                              .header = plan.head, .shard = options.shard, .spelling = options.spelling};
     plan.rows = read_finished_rows(plan.directory, check);
     for (auto& [i, line] : read_partial_rows(plan.directory / "points.partial.csv", check, plan.notes))
       plan.rows[i] = line;

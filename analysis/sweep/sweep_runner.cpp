@@ -267,7 +267,7 @@ SweepOutcome run_sweep(scenarios::ScenarioSource source, const SweepOptions& opt
       throw InputError(runner.error());
     }
     throw InputError(runner.error() + "\n(finished points are kept in " + partial_path.string() +
-                     "; rerun with --resume)");
+                     "; rerun with " + (options.spelling.is_python() ? "resume=True" : "--resume") + ")");
   }
   made.keep();
   outcome.csv = write_sweep_results(outcome.directory, plan.base.source, plan.identity, plan.head, plan.rows);

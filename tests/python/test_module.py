@@ -452,3 +452,28 @@ def test_each_refusal_names_the_python_keyword_not_an_option(call, error, starts
     assert starts in message, message
     assert "--" not in message, message
 
+
+def test_sweep_resume_of_another_sweep_names_the_python_keywords(tmp_path):
+    # A points.partial.csv of another sweep (another fingerprint) is refused before any point runs;
+    # the refusal says what changed as Python spells it (set=, out=), not the command line's --set.
+    (tmp_path / "points.partial.csv").write_text("# hybridsim sweep 0000000000000000, 6 points\nindex\n")
+    with pytest.raises(hybridsim.ScenarioError) as caught:
+        hybridsim.sweep(NVLINK_SWEEP, out=str(tmp_path), resume=True)
+    message = str(caught.value)
+    assert "written by another sweep" in message, message
+    assert "its overlays (set=, workload=, training=, parallelism=, pipeline=)" in message, message
+    assert "use another out=" in message, message
+    assert "--" not in message, message
+
+
+def test_sweep_refused_after_a_point_finished_says_resume_as_python_does(tmp_path):
+    # A window from 250 ms: point 0 (305.8 ms) finishes, point 1 (225.3 ms) ends before it and is
+    # refused; point 0's row is kept for resuming, which Python asks for as resume=True.
+    with pytest.raises(hybridsim.ScenarioError) as caught:
+        hybridsim.sweep(NVLINK_SWEEP, {"outputs.trace": {"file": "t.json", "window": "250 ms:"}}, jobs=1,
+                        out=str(tmp_path))
+    message = str(caught.value)
+    assert message.startswith("sweep point 1 "), message
+    assert "rerun with resume=True)" in message, message
+    assert "--" not in message, message
+    assert (tmp_path / "points.partial.csv").read_text().count("\n") == 3  # preamble, header, point 0
