@@ -421,7 +421,7 @@ PlanRequest make_plan_request(const PlanCommandOptions& o) {
     r.dataset = training_dataset_by_name(eff);
   }
   if (o.gpus < 1)
-    throw InputError(o.spelling.name("gpus") + ": expected at least 1, got " + std::to_string(o.gpus));
+    throw InputError(o.spelling.said_number("gpus", std::to_string(o.gpus)) + ": expected 1 GPU or more");
   r.gpus = o.gpus;
   r.cluster.preset = look_up_named(o.spelling, "cluster", o.cluster, [](const std::string& c) {
     topology::preset_by_name(c);

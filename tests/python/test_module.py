@@ -439,6 +439,7 @@ _STUDY = "scenarios/study/ci.yaml"
      "oversubscription=inf: expected a ratio of 1 or more"),
     (lambda: hybridsim.run(GNMT_DP8, trace="t.json", trace_window="100 s:"), hybridsim.ScenarioError,
      "trace_window='100 s:' starts after the step, which ends at"),
+    (lambda: hybridsim.plan("gnmt", 0), hybridsim.ScenarioError, "gpus=0: expected 1 GPU or more"),
     (lambda: hybridsim.run(GNMT_DP8, set={"parallelism.dp": 4}, trace="t.json", trace_gpus="6-7"),
      hybridsim.ScenarioError, "trace_gpus='6-7': none of these GPUs runs anything in this step (it uses GPUs 0-3)"),
     (lambda: hybridsim.topology("dgx1-v100", route="x"), TypeError, "topology(): route='x': expected"),
