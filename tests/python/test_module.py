@@ -478,3 +478,17 @@ def test_sweep_refused_after_a_point_finished_says_resume_as_python_does(tmp_pat
     assert "rerun with resume=True)" in message, message
     assert "--" not in message, message
     assert (tmp_path / "points.partial.csv").read_text().count("\n") == 3  # preamble, header, point 0
+
+
+def test_destinations_are_checked_before_the_run_and_named_as_python_gives_them(tmp_path):
+    # An out= that is a file, and a trace= that the run's own summary.json would overwrite, are
+    # refused before anything is simulated or written, naming the keyword.
+    (tmp_path / "file").write_text("")
+    with pytest.raises(hybridsim.ScenarioError) as caught:
+        hybridsim.run(GNMT_DP8, out=str(tmp_path / "file"))
+    assert str(caught.value).startswith(f"out='{tmp_path / 'file'}': {tmp_path / 'file'} is a file, not a folder")
+    with pytest.raises(hybridsim.ScenarioError) as caught:
+        hybridsim.run(GNMT_DP8, out=str(tmp_path / "o"), trace=str(tmp_path / "o" / "summary.json"))
+    assert "': the run writes its summary.json there (outputs.formats)" in str(caught.value)
+    assert str(caught.value).startswith("trace='"), str(caught.value)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["file"]
