@@ -102,7 +102,8 @@ int sweep_command(int argc, const char* const* argv) {
   if (!k || !n)
     throw InputError("--shard must look like K/N with whole numbers, e.g. 2/8 (got \"" + shard + "\")");
   o.shard = {*k, *n};
-  const api::ScenarioInput scenario{.path = vm["scenario"].as<std::string>(), .set = sets, .set_origin = origin};
+  const api::ScenarioInput scenario{
+      .path = vm["scenario"].as<std::string>(), .set = sets, .set_origin = origin};
   if (!launched_as_mpi_job()) {
     print_outcome(api::sweep(scenario, o), o);
     return 0;

@@ -64,8 +64,8 @@ inline void add_shorthand(std::vector<std::string>& sets, scenarios::OverrideOri
   if (value.empty()) return;
   for (std::size_t i = 0; i < sets.size(); ++i)
     if (sim::trim(std::string_view(sets[i]).substr(0, sets[i].find('='))) == path)
-      throw InputError("--" + option + " " + value + " and " + origin.where(i, sets[i]) + " both set " + path +
-                       "; expected one of them");
+      throw InputError("--" + option + " " + value + " and " + origin.where(i, sets[i]) + " both set " +
+                       path + "; expected one of them");
   origin.spelled.resize(sets.size());  // "": a --set, said as such
   origin.spelled.push_back("--" + option + " " + value);
   sets.push_back(path + "=" + value);
