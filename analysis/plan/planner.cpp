@@ -310,7 +310,8 @@ PlanResult plan(const PlanRequest& request, StepCache* cache) {
     if (!rival && unfit > 0)
       best.why += "; " + std::string(dp ? "no hybrid" : "DP alone does not") + " fit in " +
                   workloads::format_gib(request.memory->bytes) + " (" + std::to_string(unfit) +
-                  " left out)";
+                  // --show-unfit ranks them (last, marked !): "left out" contradicted the rows.
+                  (request.show_unfit ? " ranked last, marked !)" : " left out)");
   }
   return result;
 }
