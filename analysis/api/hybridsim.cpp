@@ -7,6 +7,8 @@
 #include <ostream>
 #include <sstream>
 
+#include "analysis/output/created_folders.h"
+#include "analysis/output/output_folder.h"
 #include "analysis/platform/platform.h"
 #include "analysis/platform/topology_report.h"
 #include "scenarios/loader/ignored_keys.h"
@@ -49,6 +51,49 @@ void check_traced_gpus(const std::vector<int>& gpus, const topology::Topology& t
   }
 }
 
+// Where a run writes, checked before it simulates (a study's or run's "Not a directory" came after
+// all the work; a trace named summary.json was overwritten by the summary, exit 0): the outputs'
+// folder and the trace's must be folders or new names, and the trace a file of its own.
+void check_destinations(const RunRequest& request, const scenarios::Scenario& scenario,
+                        const std::filesystem::path& dir) {
+  const analysis::OptionSpelling& o = request.spelling;
+  const auto key = [&](const std::string& path, const std::string& value) {
+    return scenarios::location_of(scenario, path) + ": " + path + " " + value;
+  };
+  if (request.write_outputs)
+    analysis::check_output_folder(dir, request.out ? o.said("out", dir.string())
+                                                   : key("outputs.directory", dir.string()));
+  std::optional<std::filesystem::path> trace = request.trace;
+  std::string trace_given;
+  if (request.trace) {
+    trace_given = o.said("trace", request.trace->string());
+  } else if (request.write_outputs && scenario.outputs.trace) {
+    trace = analysis::scenario_trace_options(scenario, dir).trace;
+    trace_given = key("outputs.trace.file", scenario.outputs.trace->file);
+  }
+  if (!trace) return;
+  if (std::filesystem::is_directory(*trace))
+    throw InputError(trace_given + ": is a folder; expected a file name for the trace (such as " +
+                     (*trace / "trace.json").string() + ")");
+  analysis::check_output_folder(trace->parent_path(), trace_given);
+  if (!request.write_outputs) return;
+  const auto same = [](const std::filesystem::path& a, const std::filesystem::path& b) {
+    // Through links where the path exists, and "o/../o" as "o" where it does not yet.
+    const auto normal = [](const std::filesystem::path& p) {
+      std::error_code ec;
+      const auto c = std::filesystem::weakly_canonical(std::filesystem::absolute(p), ec);
+      return (ec ? std::filesystem::absolute(p) : c).lexically_normal();
+    };
+    return normal(a) == normal(b);
+  };
+  for (const auto& file : analysis::run_output_files(scenario.outputs.formats, dir,
+                                                     {.table = request.out.has_value()}))
+    if (same(*trace, file))
+      throw InputError(trace_given + ": the run writes its " + file.filename().string() +
+                       " there (outputs.formats), which would overwrite the trace; expected another name "
+                       "for the trace");
+}
+
 }  // namespace
 
 RunReport run(const ScenarioInput& input, const RunRequest& request) {
@@ -61,6 +106,8 @@ RunReport run(const ScenarioInput& input, const RunRequest& request) {
                      ": the run has " + std::to_string(steps) + (steps == 1 ? " step" : " steps") + " (" +
                      scenarios::location_of(report.scenario, "variability.steps") +
                      ": variability.steps); expected first, slowest or 1 to " + std::to_string(steps));
+  const std::filesystem::path dir = request.out.value_or(report.scenario.outputs.directory);
+  check_destinations(request, report.scenario, dir);
   // A run simulates the scenario as written, once: the points of its sweep block are not run, and
   // the report says so (documented commands run a sweep file's base scenario with --set).
   if (!report.scenario.sweep.parameters.empty())
@@ -79,7 +126,6 @@ RunReport run(const ScenarioInput& input, const RunRequest& request) {
   analysis::ProgramBuildTicks topology_ticks(request.progress, "the run, building the cluster's topology");
   const scenarios::ResolvedScenario resolved =
       scenarios::resolve(report.scenario, request.progress ? &topology_ticks : nullptr);
-  const std::filesystem::path dir = request.out.value_or(report.scenario.outputs.directory);
   // A trace given here replaces the scenario's outputs.trace block as a whole (none of its fields
   // carry over).
   analysis::ScenarioRunOptions options;
@@ -92,16 +138,18 @@ RunReport run(const ScenarioInput& input, const RunRequest& request) {
   }
   if (options.trace && options.trace_options.gpus)
     check_traced_gpus(*options.trace_options.gpus, resolved.topology, request, report.scenario);
-  // A window is checked against the step once it has run: named where it was given.
-  if (options.trace && options.trace_options.window) {
-    const std::string text = sim::format_time_window(*options.trace_options.window);
+  // A window and a GPU list are checked against the step once it is known: named where they were
+  // given (the scenario's are named at their keys by scenario_trace_options).
+  if (request.trace && options.trace_options.window)
     options.trace_options.window_given =
-        request.trace ? request.spelling.quoted("trace-window", text)
-                      : scenarios::location_of(report.scenario, "outputs.trace.window") +
-                            ": outputs.trace.window \"" + text + "\"";
-  }
-  if (options.trace && options.trace->has_parent_path())
-    std::filesystem::create_directories(options.trace->parent_path());
+        request.spelling.quoted("trace-window", sim::format_time_window(*options.trace_options.window));
+  if (request.trace && options.trace_options.gpus)
+    options.trace_options.gpus_given =
+        request.spelling.said("trace-gpus", topology::format_gpu_list(*options.trace_options.gpus));
+  // The trace is written as the step runs, so its folder is made now; a refusal after (a window
+  // past the step, a GPU list that runs nothing, a cap) removes what was made for it.
+  analysis::CreatedFolders made;
+  if (options.trace && options.trace->has_parent_path()) made.create(options.trace->parent_path());
   options.progress = request.progress;
   options.spelling = request.spelling;
   report.run = analysis::run_scenario(resolved, options);
@@ -110,6 +158,7 @@ RunReport run(const ScenarioInput& input, const RunRequest& request) {
       analysis::write_run_outputs(report.summary, report.scenario.outputs.formats, dir,
                                   {.table = request.out.has_value()}))
     report.written = dir;
+  made.keep();
   return report;
 }
 

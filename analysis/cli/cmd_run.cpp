@@ -100,10 +100,11 @@ int run_command(int argc, const char* const* argv) {
   if (format != "table" && format != "json")
     throw InputError("--format must be table or json (got \"" + format + "\")");
 
-  add_shorthand(sets, "memory", "cluster.gpu_memory", memory);
-  add_shorthand(sets, "max-events", "simulation.max_events", max_events);
-  add_shorthand(sets, "max-sim-memory", "simulation.max_memory", max_sim_memory);
-  add_shorthand(sets, "model-threads", "simulation.model_threads", model_threads);
+  scenarios::OverrideOrigin origin;
+  add_shorthand(sets, origin, "memory", "cluster.gpu_memory", memory);
+  add_shorthand(sets, origin, "max-events", "simulation.max_events", max_events);
+  add_shorthand(sets, origin, "max-sim-memory", "simulation.max_memory", max_sim_memory);
+  add_shorthand(sets, origin, "model-threads", "simulation.model_threads", model_threads);
   api::RunRequest request;
   if (!out_dir.empty()) request.out = out_dir;
   // The rule Python's trace_* keywords follow too (analysis/api/trace_arguments.h).
@@ -119,7 +120,8 @@ int run_command(int argc, const char* const* argv) {
                              api::kCliTraceNames, request);
   ProgressLines progress;
   if (vm.count("quiet") == 0) request.progress = &progress;
-  const api::RunReport report = api::run({.path = vm["scenario"].as<std::string>(), .set = sets}, request);
+  const api::RunReport report =
+      api::run({.path = vm["scenario"].as<std::string>(), .set = sets, .set_origin = origin}, request);
   for (const std::string& note : report.notes) std::cerr << "hybridsim run: note: " << note << "\n";
   if (format == "json") {
     std::cout << report.summary.json;

@@ -88,8 +88,9 @@ int sweep_command(int argc, const char* const* argv) {
   if (!parse_options(argc, argv, options, positional, vm)) return 0;
   if (!vm.count("scenario")) throw InputError("give a scenario file with a sweep: block");
   analysis::SweepOptions o;
-  add_shorthand(sets, "max-events", "simulation.max_events", max_events);
-  add_shorthand(sets, "max-sim-memory", "simulation.max_memory", max_sim_memory);
+  scenarios::OverrideOrigin origin;
+  add_shorthand(sets, origin, "max-events", "simulation.max_events", max_events);
+  add_shorthand(sets, origin, "max-sim-memory", "simulation.max_memory", max_sim_memory);
   if (!out.empty()) o.out = out;
   o.jobs = jobs;
   o.resume = vm.count("resume") > 0;
@@ -101,7 +102,8 @@ int sweep_command(int argc, const char* const* argv) {
   if (!k || !n)
     throw InputError("--shard must look like K/N with whole numbers, e.g. 2/8 (got \"" + shard + "\")");
   o.shard = {*k, *n};
-  const api::ScenarioInput scenario{.path = vm["scenario"].as<std::string>(), .set = sets};
+  const api::ScenarioInput scenario{
+      .path = vm["scenario"].as<std::string>(), .set = sets, .set_origin = origin};
   if (!launched_as_mpi_job()) {
     print_outcome(api::sweep(scenario, o), o);
     return 0;

@@ -9,6 +9,7 @@
 
 #include "analysis/cli/commands.h"
 #include "analysis/cli/huge_pages.h"
+#include "analysis/output/temp_files.h"
 #include "sim/error.h"
 
 namespace {
@@ -55,6 +56,8 @@ void print_help(std::ostream& out) {
 
 int main(int argc, char** argv) {
   hybridsim::cli::use_huge_pages(argv);  // re-executes once, before anything else happens
+  // Ctrl-C or a kill mid-write removes the temporary files of outputs not yet renamed into place.
+  hybridsim::analysis::remove_temp_files_on_signals();
   if (argc < 2) {
     print_help(std::cerr);
     return 2;

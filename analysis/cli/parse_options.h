@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "scenarios/loader/override_origin.h"
 #include "sim/error.h"
 #include "sim/text.h"
 #include "sim/yaml/schema.h"
@@ -56,13 +57,17 @@ inline void refuse_without(const boost::program_options::variables_map& vm, cons
 
 // A shorthand option that stands for one `--set` (--memory for cluster.gpu_memory) is added to the
 // overrides, unless a --set already sets that field: the two would be silently resolved by order.
-inline void add_shorthand(std::vector<std::string>& sets, const std::string& option, const std::string& path,
-                          const std::string& value) {
+// `origin` records it as written, so that its refusals quote `--max-events lots`, not a --set the
+// user never typed.
+inline void add_shorthand(std::vector<std::string>& sets, scenarios::OverrideOrigin& origin,
+                          const std::string& option, const std::string& path, const std::string& value) {
   if (value.empty()) return;
-  for (const std::string& set : sets)
-    if (sim::trim(std::string_view(set).substr(0, set.find('='))) == path)
-      throw InputError("--" + option + " " + value + " and --set " + set + " both set " + path +
-                       "; expected one of them");
+  for (std::size_t i = 0; i < sets.size(); ++i)
+    if (sim::trim(std::string_view(sets[i]).substr(0, sets[i].find('='))) == path)
+      throw InputError("--" + option + " " + value + " and " + origin.where(i, sets[i]) + " both set " +
+                       path + "; expected one of them");
+  origin.spelled.resize(sets.size());  // "": a --set, said as such
+  origin.spelled.push_back("--" + option + " " + value);
   sets.push_back(path + "=" + value);
 }
 

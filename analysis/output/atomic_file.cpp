@@ -11,6 +11,7 @@
 #include <random>
 #include <system_error>
 
+#include "analysis/output/temp_files.h"
 #include "sim/error.h"
 
 namespace hybridsim::analysis {
@@ -56,6 +57,7 @@ AtomicFile::AtomicFile(std::filesystem::path target, Compression compression) : 
     temp_.clear();
     throw InputError("cannot create a temporary file next to \"" + target_.string() + "\"");
   }
+  temp_slot_ = track_temp_file(temp_.string());
   buffer_.reserve(kBufferBytes);
   if (compression == Compression::gzip) {
     gzip_ = std::make_unique<Gzip>();
@@ -73,12 +75,14 @@ AtomicFile::AtomicFile(AtomicFile&& o) noexcept
     : target_(std::move(o.target_)),
       temp_(std::move(o.temp_)),
       fd_(o.fd_),
+      temp_slot_(o.temp_slot_),
       gzip_(std::move(o.gzip_)),
       buffer_(std::move(o.buffer_)),
       bytes_written_(o.bytes_written_),
       bytes_in_(o.bytes_in_),
       committed_(o.committed_) {
   o.fd_ = -1;
+  o.temp_slot_ = -1;
   o.temp_.clear();
 }
 
@@ -90,6 +94,8 @@ void AtomicFile::abandon() noexcept {
   if (fd_ >= 0) ::close(fd_);
   fd_ = -1;
   if (!temp_.empty()) ::unlink(temp_.c_str());
+  untrack_temp_file(temp_slot_);
+  temp_slot_ = -1;
   temp_.clear();
   gzip_.reset();
 }
@@ -172,6 +178,8 @@ void AtomicFile::commit() {
     const int e = errno;
     fail("rename from \"" + temp_.string() + "\" failed", e);
   }
+  untrack_temp_file(temp_slot_);
+  temp_slot_ = -1;
   temp_.clear();
   committed_ = true;
 }

@@ -53,6 +53,7 @@ class AtomicFile {
   std::filesystem::path target_;
   std::filesystem::path temp_;
   int fd_ = -1;
+  int temp_slot_ = -1;  // in the registry that removes temp_ on a signal (temp_files.h)
   std::unique_ptr<Gzip> gzip_;
   std::string buffer_;  // bytes waiting for the next write(2)
   std::int64_t bytes_written_ = 0;

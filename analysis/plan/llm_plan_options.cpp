@@ -65,7 +65,7 @@ LlmPlanRequest make_llm_plan_request(const LlmPlanOptions& o) {
   r.model = o.model;
   r.setting.model = workloads::named_transformer(o.model);
   if (o.gpus < 1)
-    throw InputError(o.spelling.name("gpus") + ": expected at least 1, got " + std::to_string(o.gpus));
+    throw InputError(o.spelling.said_number("gpus", std::to_string(o.gpus)) + ": expected 1 GPU or more");
   r.gpus = o.gpus;
   const std::string preset_gpu =
       o.cluster.empty() ? std::string() : std::string(topology::preset_by_name(o.cluster).gpu);

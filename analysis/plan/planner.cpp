@@ -310,7 +310,8 @@ PlanResult plan(const PlanRequest& request, StepCache* cache) {
     if (!rival && unfit > 0)
       best.why += "; " + std::string(dp ? "no hybrid" : "DP alone does not") + " fit in " +
                   workloads::format_gib(request.memory->bytes) + " (" + std::to_string(unfit) +
-                  " left out)";
+                  // --show-unfit ranks them (last, marked !): "left out" contradicted the rows.
+                  (request.show_unfit ? " ranked last, marked !)" : " left out)");
   }
   return result;
 }
@@ -421,7 +422,7 @@ PlanRequest make_plan_request(const PlanCommandOptions& o) {
     r.dataset = training_dataset_by_name(eff);
   }
   if (o.gpus < 1)
-    throw InputError(o.spelling.name("gpus") + ": expected at least 1, got " + std::to_string(o.gpus));
+    throw InputError(o.spelling.said_number("gpus", std::to_string(o.gpus)) + ": expected 1 GPU or more");
   r.gpus = o.gpus;
   r.cluster.preset = look_up_named(o.spelling, "cluster", o.cluster, [](const std::string& c) {
     topology::preset_by_name(c);

@@ -27,6 +27,16 @@ topology::Topology load_platform(const std::string& argument, topology::ClusterS
   look_up_named(spelling, option, argument,
                 [](const std::string& name) { return topology::preset_by_name(name); });
   spec.preset = argument;
+  // The registry's check names the spec's field ("nodes: got 16384 machines"); the user gave an
+  // option: "--nodes 16384: got 16384 machines; ...", Python's "nodes=16384: ...".
+  if (const auto problem = topology::find_cluster_spec_problem(spec)) {
+    std::string said = problem->field;
+    if (problem->field == "nodes")
+      said = spelling.said_number("nodes", std::to_string(spec.nodes));
+    else if (problem->field == "gpus_per_node" && spec.gpus_per_node)
+      said = spelling.said_number("gpus-per-node", std::to_string(*spec.gpus_per_node));
+    throw InputError(said + ": " + problem->what + "; expected " + problem->expected);
+  }
   return topology::build_cluster(spec);
 }
 

@@ -35,6 +35,26 @@ RunSummary run_summary(const ScenarioRun& run, const scenarios::Scenario& scenar
   return s;
 }
 
+namespace {
+
+std::filesystem::path output_file(const std::filesystem::path& dir, scenarios::OutputFormat f) {
+  using scenarios::OutputFormat;
+  return dir / (f == OutputFormat::Json  ? "summary.json"
+                : f == OutputFormat::Csv ? "summary.csv"
+                                         : "summary.txt");
+}
+
+}  // namespace
+
+std::vector<std::filesystem::path> run_output_files(std::span<const scenarios::OutputFormat> formats,
+                                                    const std::filesystem::path& dir,
+                                                    const RunOutputOptions& options) {
+  std::vector<std::filesystem::path> out;
+  for (const scenarios::OutputFormat f : formats)
+    if (f != scenarios::OutputFormat::Table || options.table) out.push_back(output_file(dir, f));
+  return out;
+}
+
 bool write_run_outputs(const RunSummary& summary, std::span<const scenarios::OutputFormat> formats,
                        const std::filesystem::path& dir, const RunOutputOptions& options) {
   using scenarios::OutputFormat;
@@ -42,9 +62,7 @@ bool write_run_outputs(const RunSummary& summary, std::span<const scenarios::Out
   for (const OutputFormat f : formats) {
     if (f == OutputFormat::Table && !options.table) continue;
     std::filesystem::create_directories(dir);
-    AtomicFile file(dir / (f == OutputFormat::Json  ? "summary.json"
-                           : f == OutputFormat::Csv ? "summary.csv"
-                                                    : "summary.txt"));
+    AtomicFile file(output_file(dir, f));
     if (f == OutputFormat::Json) {
       file.write(summary.json);
     } else if (f == OutputFormat::Table) {

@@ -27,6 +27,11 @@ RunSummary run_summary(const ScenarioRun& run, const scenarios::Scenario& scenar
 struct RunOutputOptions {
   bool table = true;  // also write summary.txt (the CLI leaves it out when it only prints)
 };
+// The files write_run_outputs writes, in `formats`' order: dir/summary.json, ... (for checks before
+// the run, such as a trace that would be overwritten by one of them).
+std::vector<std::filesystem::path> run_output_files(std::span<const scenarios::OutputFormat> formats,
+                                                    const std::filesystem::path& dir,
+                                                    const RunOutputOptions& options = {});
 // Writes one file per format into `dir` (created when needed); returns whether it wrote any.
 bool write_run_outputs(const RunSummary& summary, std::span<const scenarios::OutputFormat> formats,
                        const std::filesystem::path& dir, const RunOutputOptions& options = {});

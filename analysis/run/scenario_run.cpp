@@ -11,6 +11,8 @@
 #include "analysis/step/step_series.h"
 #include "analysis/trace/step_trace.h"
 #include "sim/error.h"
+#include "sim/time_window.h"
+#include "topology/gpu_list.h"
 #include "workloads/generators/profile_gen.h"
 
 namespace hybridsim::analysis {
@@ -28,6 +30,14 @@ ScenarioRunOptions scenario_trace_options(const scenarios::Scenario& scenario,
   options.trace_options.step = scenario.trace_step;
   options.trace_options.window = t.window;
   options.trace_options.gzip = file.gzip;
+  // Refusals that come once the step is known name the key where it was written.
+  if (t.window)
+    options.trace_options.window_given = scenarios::location_of(scenario, "outputs.trace.window") +
+                                         ": outputs.trace.window \"" + sim::format_time_window(*t.window) +
+                                         "\"";
+  if (t.gpus.list)
+    options.trace_options.gpus_given = scenarios::location_of(scenario, "outputs.trace.gpus") +
+                                       ": outputs.trace.gpus " + topology::format_gpu_list(*t.gpus.list);
   return options;
 }
 

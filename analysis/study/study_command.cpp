@@ -2,6 +2,7 @@
 
 #include <ostream>
 
+#include "analysis/output/output_folder.h"
 #include "analysis/study/llm_study.h"
 #include "analysis/study/study.h"
 #include "analysis/study/study_config.h"
@@ -10,6 +11,16 @@
 #include "sim/units.h"
 
 namespace hybridsim::analysis {
+
+namespace {
+
+// The report folder as it was named: --out DIR (out='DIR'), else the study file's output key.
+std::string output_given(const StudyCommandOptions& options, const std::filesystem::path& output) {
+  return options.output ? options.spelling.said("out", output.string())
+                        : options.scenario.string() + ": output " + output.string();
+}
+
+}  // namespace
 
 std::filesystem::path run_study_command(const StudyCommandOptions& options, std::ostream& out,
                                         std::ostream* progress) {
@@ -25,6 +36,7 @@ std::filesystem::path run_study_command(const StudyCommandOptions& options, std:
                        " is a transformer study, whose InfiniBand sensitivity is its ib_bandwidths list "
                        "(every rate is planned); expected the option left out, and one rate in the list");
     if (options.output) llm.output = *options.output;
+    check_output_folder(llm.output, output_given(options, llm.output));
     const LlmStudyResult result = run_llm_study(
         llm, {.progress = progress,
               .threads = options.threads,
@@ -46,6 +58,7 @@ std::filesystem::path run_study_command(const StudyCommandOptions& options, std:
                      " has no sensitivity.ib_factors, so there is no faster-InfiniBand re-simulation to "
                      "skip; expected the option left out");
   if (options.output) config.output = *options.output;
+  check_output_folder(config.output, output_given(options, config.output));
   StudyRunOptions run;
   run.progress = progress;
   run.threads = options.threads;

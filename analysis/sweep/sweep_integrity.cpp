@@ -50,6 +50,20 @@ std::vector<std::string> lines_of(const std::string& text) {
   return out;
 }
 
+// What a fingerprint covers, in the caller's words: the command line's --set overrides, or the
+// Python module's set= and section keywords (each an overlay of the same kind).
+std::string what_changed(const OptionSpelling& spelling) {
+  if (spelling.is_python())
+    return "the scenario, its overlays (set=, workload=, training=, parallelism=, pipeline=) or its sweep "
+           "values changed";
+  return "the scenario, its --set overrides or its sweep values changed";
+}
+
+// Where else to write: "another --out" / "another out=".
+std::string another_out(const OptionSpelling& spelling) {
+  return "another " + (spelling.is_python() ? spelling.name("out") + "=" : spelling.name("out"));
+}
+
 [[noreturn]] void fail(const std::filesystem::path& file, std::size_t line, const std::string& what) {
   throw InputError(file.string() + ":" + std::to_string(line) + ": " + what);
 }
@@ -149,8 +163,8 @@ SweepRows read_partial_rows(const std::filesystem::path& file, const SweepRowChe
         file, 1,
         lines[0].starts_with(kPreamble)
             ? "written by another sweep (\"" + lines[0] + "\", this one is \"" + expected +
-                  "\"): the scenario, its --set overrides or its sweep values changed; resume needs the same "
-                  "sweep (use another --out, or remove the folder to start afresh)"
+                  "\"): " + what_changed(check.spelling) + "; resume needs the same sweep (use " +
+                  another_out(check.spelling) + ", or remove the folder to start afresh)"
             : "not a points.partial.csv of hybridsim (its first line should be \"" + expected + "\")");
   // Each row is written with its line break at once, so a text that does not end in one has a
   // last row cut short by an interruption: its point runs again.
@@ -173,7 +187,7 @@ SweepRows read_finished_rows(const std::filesystem::path& dir, const SweepRowChe
   if (*facts.fingerprint != check.fingerprint)
     throw InputError(results.string() + ": written by another sweep (fingerprint " + *facts.fingerprint +
                      ", this one is " + check.fingerprint +
-                     "): the scenario, its --set overrides or its sweep values changed (use another --out)");
+                     "): " + what_changed(check.spelling) + " (use " + another_out(check.spelling) + ")");
   return check_rows(results, lines_of(read_file(results)), 0, check);
 }
 

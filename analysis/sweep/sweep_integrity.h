@@ -15,6 +15,7 @@
 #include <utility>
 #include <vector>
 
+#include "analysis/output/option_spelling.h"
 #include "analysis/sweep/sweep_table.h"
 #include "scenarios/loader/sweep.h"
 
@@ -34,6 +35,7 @@ struct SweepRowCheck {
   std::span<const scenarios::SweepPoint> points;  // the whole sweep, by index
   std::string header;
   std::pair<int, int> shard = {1, 1};  // K of N: only its points are accepted
+  OptionSpelling spelling{};  // how a refusal names the overrides and options (Python's set=, out=)
 };
 
 // The rows of a points.partial.csv written for `check`. Absent file: none. A preamble with another

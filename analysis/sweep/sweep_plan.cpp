@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "analysis/output/csv.h"
+#include "analysis/output/output_folder.h"
 #include "analysis/run/scenario_run.h"
 #include "analysis/step/budget_error.h"
 #include "analysis/step/step_estimate.h"
@@ -72,6 +73,10 @@ SweepPlan plan_sweep(scenarios::ScenarioSource source, const SweepOptions& optio
                                         plan.source.base_dir, options.override_origin);
   scenarios::check_overrides_outside_sweep(options.overrides, plan.base, options.override_origin);
   plan.directory = options.out.value_or(plan.base.outputs.directory);
+  check_output_folder(plan.directory,
+                      options.out ? options.spelling.said("out", plan.directory.string())
+                                  : scenarios::location_of(plan.base, "outputs.directory") +
+                                        ": outputs.directory " + plan.directory.string());
   plan.points = scenarios::expand_sweep(plan.base);
   if (plan.points.empty())
     throw InputError(scenario_path + ": the scenario has no sweep: block (or it is empty)");
@@ -86,7 +91,7 @@ SweepPlan plan_sweep(scenarios::ScenarioSource source, const SweepOptions& optio
     if (static_cast<int>(p.index % static_cast<std::size_t>(n)) == k - 1) plan.todo.push_back(&p);
   if (options.resume && leader) {
     const SweepRowCheck check{.fingerprint = plan.identity.fingerprint, .points = plan.points,
-                              .header = plan.head, .shard = options.shard};
+                              .header = plan.head, .shard = options.shard, .spelling = options.spelling};
     plan.rows = read_finished_rows(plan.directory, check);
     for (auto& [i, line] : read_partial_rows(plan.directory / "points.partial.csv", check, plan.notes))
       plan.rows[i] = line;

@@ -11,6 +11,7 @@
 #include <system_error>
 #include <thread>
 
+#include "analysis/output/created_folders.h"
 #include "analysis/run/scenario_run.h"
 #include "analysis/study/step_run_progress.h"
 #include "analysis/sweep/sweep_integrity.h"
@@ -31,17 +32,20 @@ namespace {
 // point's index so no two points or shards collide. Recorded in the trace: which point it is.
 ScenarioRunOptions point_trace_options(const scenarios::Scenario& point_scenario,
                                        const scenarios::SweepPoint& point,
-                                       const std::filesystem::path& directory) {
+                                       const std::filesystem::path& directory, CreatedFolders& made) {
   ScenarioRunOptions options = scenario_trace_options(point_scenario, directory);
   if (!options.trace) return options;
   options.trace = sweep_point_trace_file(*options.trace, point.index);
   options.trace_options.other_data = {{"sweep_point", std::to_string(point.index)},
                                       {"sweep_label", point.label}};
   // Threads may race to create it (harmless); a folder that cannot be made is reported by the
-  // trace writer, naming the file.
-  std::error_code ignored;
-  if (options.trace->has_parent_path())
-    std::filesystem::create_directories(options.trace->parent_path(), ignored);
+  // trace writer, naming the file. A sweep refused before any point finished removes it again.
+  if (options.trace->has_parent_path()) {
+    try {
+      made.create(options.trace->parent_path());
+    } catch (const std::filesystem::filesystem_error&) {
+    }
+  }
   return options;
 }
 
@@ -82,11 +86,12 @@ void print_sweep_estimate(const SweepPlan& plan) {
 class PointRunner {
  public:
   PointRunner(const SweepOptions& options, SweepPlan& plan, const std::filesystem::path& directory,
-              std::ofstream& partial)
+              std::ofstream& partial, CreatedFolders& made)
       : options_(options),
         plan_(plan),
         directory_(directory),
         partial_(partial),
+        made_(made),
         progress_(options.progress && leader() ? &std::cerr : nullptr, "sweep", todo_events(plan), "points") {
   }
 
@@ -135,7 +140,7 @@ class PointRunner {
       // Points on several threads already use the cores: a step's tree models run on its own.
       if (parallel_) s.simulation.model_threads = 1;
       const scenarios::ResolvedScenario resolved = scenarios::resolve(s);
-      ScenarioRunOptions how = point_trace_options(s, point, directory_);
+      ScenarioRunOptions how = point_trace_options(s, point, directory_, made_);
       how.spelling = options_.spelling;
       StepRunProgress::Share share(progress_, i);  // the point's own ticks, for the sweep's lines
       if (options_.progress && leader()) how.progress = &share;
@@ -186,6 +191,7 @@ class PointRunner {
   SweepPlan& plan_;
   const std::filesystem::path& directory_;
   std::ofstream& partial_;
+  CreatedFolders& made_;
   StepRunProgress progress_;
   std::mutex mutex_;
   std::atomic<std::size_t> next_{0};
@@ -197,8 +203,8 @@ class PointRunner {
 
 // The leader starts the partial file afresh with what is known (its first line says which sweep it
 // belongs to), then appends as points finish.
-std::ofstream open_partial(const std::filesystem::path& path, const SweepPlan& plan) {
-  std::filesystem::create_directories(path.parent_path().empty() ? "." : path.parent_path());
+std::ofstream open_partial(const std::filesystem::path& path, const SweepPlan& plan, CreatedFolders& made) {
+  made.create(path.parent_path());
   {
     std::ofstream fresh(path, std::ios::trunc);
     fresh << partial_preamble(plan.identity.fingerprint, plan.points.size()) << "\n" << plan.head << "\n";
@@ -237,22 +243,33 @@ SweepOutcome run_sweep(scenarios::ScenarioSource source, const SweepOptions& opt
 
   const std::filesystem::path partial_path = outcome.directory / "points.partial.csv";
   std::ofstream partial;
-  if (leader) partial = open_partial(partial_path, plan);
+  CreatedFolders made;  // removed again if the sweep is refused before any point finished
+  if (leader) partial = open_partial(partial_path, plan, made);
   outcome.notes = plan.notes;
   int jobs =
       options.jobs > 0 ? options.jobs : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   jobs = std::min<int>(jobs, static_cast<int>(std::max<std::size_t>(1, plan.todo.size())));
   if (options.progress && leader) print_sweep_estimate(plan);
-  PointRunner runner(options, plan, outcome.directory, partial);
+  PointRunner runner(options, plan, outcome.directory, partial, made);
   runner.run(jobs, outcome);
   if (!leader) {
+    made.keep();  // the leader's folder: its to keep or remove
     team->done();
     return outcome;  // the leader writes the results
   }
   partial.close();
-  if (!runner.error().empty())
+  if (!runner.error().empty()) {
+    // With no finished point (this time or before) the partial file holds nothing to resume: it
+    // goes, with the folders made for it, and the refusal leaves nothing behind.
+    if (plan.rows.empty()) {
+      std::error_code ignored;
+      std::filesystem::remove(partial_path, ignored);
+      throw InputError(runner.error());
+    }
     throw InputError(runner.error() + "\n(finished points are kept in " + partial_path.string() +
-                     "; rerun with --resume)");
+                     "; rerun with " + (options.spelling.is_python() ? "resume=True" : "--resume") + ")");
+  }
+  made.keep();
   outcome.csv = write_sweep_results(outcome.directory, plan.base.source, plan.identity, plan.head, plan.rows);
   std::filesystem::remove(partial_path);
   if (plan.rows.empty()) {

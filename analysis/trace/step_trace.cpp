@@ -43,7 +43,9 @@ void refuse_idle_filter(const StepTraceOptions& options, const workloads::StepPr
   std::vector<int> used;
   for (std::size_t g = 0; g < program.worker_of_gpu.size(); ++g)
     if (program.worker_of_gpu[g] >= 0) used.push_back(static_cast<int>(g));
-  throw InputError("trace GPU filter " + topology::format_gpu_list(*options.gpus) +
+  throw InputError((options.gpus_given.empty()
+                        ? "trace GPU filter " + topology::format_gpu_list(*options.gpus)
+                        : options.gpus_given) +
                    ": none of these GPUs runs anything in this step (it uses GPUs " +
                    topology::format_gpu_list(used) + "); expected some of those");
 }

@@ -61,6 +61,10 @@ struct StepTraceOptions {
   // Where the window was given, for its refusal once the step is known ("--trace-window \"100 s:\"",
   // Python's "trace_window='100 s:'", "s.yaml:9:13: outputs.trace.window"); empty: "trace window".
   std::string window_given = {};
+  // Where the GPU list was given, for its refusal once the step's program is known ("--trace-gpus
+  // 6-7", Python's "trace_gpus='6-7'", "s.yaml:9:13: outputs.trace.gpus 6-7"); empty: "trace GPU
+  // filter 6-7".
+  std::string gpus_given = {};
   bool gzip = false;  // see trace_file: the written file's name ends in .gz exactly when it is gzipped
   // Link utilization counters: one sample per bin (the busy fraction of the bin, 0 to 1), written
   // only when it changes.

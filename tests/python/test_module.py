@@ -439,6 +439,13 @@ _STUDY = "scenarios/study/ci.yaml"
      "oversubscription=inf: expected a ratio of 1 or more"),
     (lambda: hybridsim.run(GNMT_DP8, trace="t.json", trace_window="100 s:"), hybridsim.ScenarioError,
      "trace_window='100 s:' starts after the step, which ends at"),
+    (lambda: hybridsim.plan("gnmt", 0), hybridsim.ScenarioError, "gpus=0: expected 1 GPU or more"),
+    (lambda: hybridsim.collective("dgx1-v100", nodes=0), hybridsim.ScenarioError,
+     "nodes=0: got 0 machines; expected a whole number from 1 to 8192"),
+    (lambda: hybridsim.topology("dgx1-v100", gpus_per_node=4), hybridsim.ScenarioError,
+     "gpus_per_node=4: preset dgx1-v100 has exactly 8 GPUs"),
+    (lambda: hybridsim.run(GNMT_DP8, set={"parallelism.dp": 4}, trace="t.json", trace_gpus="6-7"),
+     hybridsim.ScenarioError, "trace_gpus='6-7': none of these GPUs runs anything in this step (it uses GPUs 0-3)"),
     (lambda: hybridsim.topology("dgx1-v100", route="x"), TypeError, "topology(): route='x': expected"),
     (lambda: hybridsim.topology("dgx1-v100", nodes="2"), TypeError, "topology(): nodes='2': expected"),
 ])
@@ -449,3 +456,43 @@ def test_each_refusal_names_the_python_keyword_not_an_option(call, error, starts
     message = str(caught.value)
     assert starts in message, message
     assert "--" not in message, message
+
+
+def test_sweep_resume_of_another_sweep_names_the_python_keywords(tmp_path):
+    # A points.partial.csv of another sweep (another fingerprint) is refused before any point runs;
+    # the refusal says what changed as Python spells it (set=, out=), not the command line's --set.
+    (tmp_path / "points.partial.csv").write_text("# hybridsim sweep 0000000000000000, 6 points\nindex\n")
+    with pytest.raises(hybridsim.ScenarioError) as caught:
+        hybridsim.sweep(NVLINK_SWEEP, out=str(tmp_path), resume=True)
+    message = str(caught.value)
+    assert "written by another sweep" in message, message
+    assert "its overlays (set=, workload=, training=, parallelism=, pipeline=)" in message, message
+    assert "use another out=" in message, message
+    assert "--" not in message, message
+
+
+def test_sweep_refused_after_a_point_finished_says_resume_as_python_does(tmp_path):
+    # A window from 250 ms: point 0 (305.8 ms) finishes, point 1 (225.3 ms) ends before it and is
+    # refused; point 0's row is kept for resuming, which Python asks for as resume=True.
+    with pytest.raises(hybridsim.ScenarioError) as caught:
+        hybridsim.sweep(NVLINK_SWEEP, {"outputs.trace": {"file": "t.json", "window": "250 ms:"}}, jobs=1,
+                        out=str(tmp_path))
+    message = str(caught.value)
+    assert message.startswith("sweep point 1 "), message
+    assert "rerun with resume=True)" in message, message
+    assert "--" not in message, message
+    assert (tmp_path / "points.partial.csv").read_text().count("\n") == 3  # preamble, header, point 0
+
+
+def test_destinations_are_checked_before_the_run_and_named_as_python_gives_them(tmp_path):
+    # An out= that is a file, and a trace= that the run's own summary.json would overwrite, are
+    # refused before anything is simulated or written, naming the keyword.
+    (tmp_path / "file").write_text("")
+    with pytest.raises(hybridsim.ScenarioError) as caught:
+        hybridsim.run(GNMT_DP8, out=str(tmp_path / "file"))
+    assert str(caught.value).startswith(f"out='{tmp_path / 'file'}': {tmp_path / 'file'} is a file, not a folder")
+    with pytest.raises(hybridsim.ScenarioError) as caught:
+        hybridsim.run(GNMT_DP8, out=str(tmp_path / "o"), trace=str(tmp_path / "o" / "summary.json"))
+    assert "': the run writes its summary.json there (outputs.formats)" in str(caught.value)
+    assert str(caught.value).startswith("trace='"), str(caught.value)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["file"]

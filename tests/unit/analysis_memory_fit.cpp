@@ -68,6 +68,9 @@ TEST_CASE("plan: a configuration that does not fit in the GPU's memory is never 
   CHECK(shown.ranked[1].step.label.mp == 1);
   CHECK(shown.ranked[1].does_not_fit.find("does not fit: GPU 0 needs 16.3 GiB") == 0);
   CHECK(shown.ranked[1].ttt->seconds < shown.ranked[0].ttt->seconds);  // DP alone would train faster
+  // The winner's note says where DP alone went: ranked below it, not left out as without the option.
+  CHECK(shown.ranked[0].why.find("; DP alone does not fit in 16 GiB (1 ranked last, marked !)") !=
+        std::string::npos);
   CHECK(shown.simulated == 0);  // the cache already has both steps
 
   // 32 GiB (the V100 32 GB part): both fit and DP's time to train wins.

@@ -1,0 +1,16 @@
+// An output folder checked before any work (issue 31: a study of minutes ran every step, then said
+// "cannot create the report folder f: Not a directory"): a path that names a file, or runs through
+// one, is refused naming where it was given.
+//   check_output_folder("results/run1", "--out results/run1");  // fine: existing or new folders
+//   check_output_folder("notes.txt", "--out notes.txt");        // InputError: a file, not a folder
+#pragma once
+#include <filesystem>
+#include <string>
+
+namespace hybridsim::analysis {
+
+// `given`: how the folder was named, for the refusal ("--out f", Python's "out='f'", a scenario's
+// "s.yaml:9:14: outputs.directory f").
+void check_output_folder(const std::filesystem::path& dir, const std::string& given);
+
+}  // namespace hybridsim::analysis
