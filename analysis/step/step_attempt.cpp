@@ -286,6 +286,28 @@ std::uint64_t events_so_far(const sim::EventQueue& queue,
   return events;
 }
 
+// simulate_once's rings that share links, embedded together before the collectives start (told
+// ring by ring): `rings` says per collective which embedded ring it became, if any. False if a
+// folded step's members stand where their representatives' rings do not repeat (attempt says so).
+bool embed_rings(const topology::Topology& topology, const workloads::StepProgram& program,
+                 const StepFoldPlan& fold, sim::Network& network, StepCollectives& collectives,
+                 ProgramBuildTicks& parts, sim::EmbedPlan& embedded, std::vector<sim::EmbeddedRing*>& rings,
+                 Attempt& attempt) {
+  embedded = sim::embed_coupled_rings(collectives.owned, network, &parts);
+  embedded.expect_interruptions(most_tasks_simulated(program, fold));
+  for (std::size_t i = 0; i < collectives.owned.size(); ++i) {
+    rings.push_back(dynamic_cast<sim::EmbeddedRing*>(collectives.owned[i].get()));
+    if (collectives.pointers[i] != nullptr) collectives.pointers[i] = collectives.owned[i].get();
+  }
+  if (!fold.empty() && embedded.rings > 0) {
+    if (!embedded_classes_agree(program, rings, fold, attempt)) return false;
+    share_representative_links(topology, fold, embedded, network);
+  }
+  // Interfered with, the embedded rings' run is thrown away (simulate_attempt): stop there.
+  if (embedded.rings > 0) sim::LinkClaims::of(network).stop_when_interfered();
+  return true;
+}
+
 // The step's figures, read off the finished run.
 StepResult step_result(const StepSetup& setup, const workloads::StepProgram& program,
                        const StepFoldPlan& fold, const sim::StreamExecutor& executor,
@@ -401,20 +423,9 @@ StepResult simulate_once(const StepSetup& setup, const workloads::StepProgram& p
     return {};
   sim::EmbedPlan embedded;  // before the collectives start; its groups outlive their run
   std::vector<sim::EmbeddedRing*> rings;  // per collective: the embedded ring it became, if any
-  if (embed == Embed::On) {
-    embedded = sim::embed_coupled_rings(collectives.owned, network, &parts);  // told ring by ring
-    embedded.expect_interruptions(most_tasks_simulated(program, fold));
-    for (std::size_t i = 0; i < collectives.owned.size(); ++i) {
-      rings.push_back(dynamic_cast<sim::EmbeddedRing*>(collectives.owned[i].get()));
-      if (collectives.pointers[i] != nullptr) collectives.pointers[i] = collectives.owned[i].get();
-    }
-    if (!fold.empty() && embedded.rings > 0) {
-      if (!embedded_classes_agree(program, rings, fold, attempt)) return {};
-      share_representative_links(*setup.topology, fold, embedded, network);
-    }
-    // Interfered with, the embedded rings' run is thrown away (simulate_attempt): stop there.
-    if (embedded.rings > 0) sim::LinkClaims::of(network).stop_when_interfered();
-  }
+  if (embed == Embed::On &&
+      !embed_rings(*setup.topology, program, fold, network, collectives, parts, embedded, rings, attempt))
+    return {};
   if (!fold.empty() && !shared_rings_may_fold(program, fold, collectives.owned, attempt, &parts)) return {};
   const StepEstimate estimate =
       step_budget_cost(program, collectives.owned, fold.fold, fold.shadow_of, &parts);

@@ -48,7 +48,7 @@ Run estimate_and_run(const std::vector<std::string>& sets) {
 
 }  // namespace
 
-TEST_CASE("embedding forecast: transfers crossing embedded rings' links are foreseen, the attempts run counted") {
+TEST_CASE("embedding forecast: transfers crossing embedded rings' links are foreseen, attempts counted") {
   // On 4 machines each stage's rings cross its machines' NICs, which the transfers to the other
   // stage cross too: the embedded attempt (folded onto representatives) is interfered with, the
   // fold without embedding is refused (its rings have two edges on one NVSwitch link), every GPU
@@ -59,8 +59,8 @@ TEST_CASE("embedding forecast: transfers crossing embedded rings' links are fore
   // interference, 12.9 ms into a step of 469 ms (258 events).
   const Run r = estimate_and_run(pipeline_on(4));
   const std::uint64_t run = r.result.events + r.result.simulation.given_up_events;
-  MESSAGE("estimate ", r.estimate.events(), "; run ", r.result.events, " + ", r.result.simulation.given_up_events,
-          " given up, by ", r.result.simulation.strategy);
+  MESSAGE("estimate ", r.estimate.events(), "; run ", r.result.events, " + ",
+          r.result.simulation.given_up_events, " given up, by ", r.result.simulation.strategy);
   CHECK(r.result.simulation.strategy == "every GPU simulated");
   CHECK(r.result.simulation.embedded == 0);
   CHECK(r.result.simulation.given_up_events > 0);
@@ -74,8 +74,8 @@ TEST_CASE("embedding forecast: embedded rings that nothing else crosses stay emb
   // stages cross the machines' NICs: the embedding holds, nothing is given up, and the estimate is
   // the embedded attempt's (the forecast does not call every shared machine a crossing).
   const Run r = estimate_and_run(pipeline_on(2));
-  MESSAGE("estimate ", r.estimate.events(), "; run ", r.result.events, " + ", r.result.simulation.given_up_events,
-          " given up, by ", r.result.simulation.strategy);
+  MESSAGE("estimate ", r.estimate.events(), "; run ", r.result.events, " + ",
+          r.result.simulation.given_up_events, " given up, by ", r.result.simulation.strategy);
   CHECK(r.result.simulation.embedded > 0);
   CHECK(r.result.simulation.given_up_events == 0);
   CHECK(static_cast<double>(r.estimate.events()) >= 0.5 * static_cast<double>(r.result.events));
