@@ -108,8 +108,10 @@ class EventQueue {
     }
     return step_slow();
   }
-  // Makes run()/run_until() return after the event being handled.
+  // Makes run()/run_until() return after the event being handled (a loop of step() asks
+  // stop_requested(); run() and run_until() clear it as they begin).
   void stop() { stop_requested_ = true; }
+  bool stop_requested() const { return stop_requested_; }
 
   Time now() const { return now_; }
   std::uint64_t events_processed() const { return processed_; }

@@ -4,6 +4,7 @@
 #include <memory>
 #include <utility>
 
+#include "analysis/step/embedding_forecast.h"
 #include "analysis/step/step_fold_p2p.h"
 #include "sim/error.h"
 #include "sim/fast/embedded_ring.h"
@@ -142,9 +143,9 @@ bool shared_rings_may_fold(const workloads::StepProgram& program, const StepFold
 // machines whose GPUs are all representatives. Every transfer crossing such a link is simulated (a
 // shadow runs on members' machines only), and a member's link that the models stand for sees its
 // representative's transfers at the same times where the fold holds (checked after the run).
-// Fabric links, which a shadow transfer between machines may cross, are not shared.
-void share_representative_links(const topology::Topology& topology, const StepFoldPlan& fold,
-                                const sim::EmbedPlan& embedded, sim::Network& network) {
+// Fabric links, which a shadow transfer between machines may cross, are not shared. Sorted.
+std::vector<sim::LinkId> representative_links(const topology::Topology& topology, const StepFoldPlan& fold,
+                                              const sim::EmbedPlan& embedded) {
   std::vector<std::uint8_t> whole(static_cast<std::size_t>(topology.node_count()), 1);
   for (std::uint32_t g = 0; g < fold.fold.representative.size(); ++g)
     if (fold.fold.representative[g] != g)
@@ -153,11 +154,20 @@ void share_representative_links(const topology::Topology& topology, const StepFo
     const std::optional<int> node = topology.device(d).node;
     return node.has_value() && whole[static_cast<std::size_t>(*node)] != 0;
   };
-  sim::LinkClaims& claims = sim::LinkClaims::of(network);
-  claims.mirror_shared(embedded.ghost.get());
+  std::vector<sim::LinkId> out;
   for (const auto& group : embedded.groups)
     for (const sim::LinkId l : group->simulated_links())
-      if (inside(topology.link_ends(l).from) && inside(topology.link_ends(l).to)) claims.share(l);
+      if (inside(topology.link_ends(l).from) && inside(topology.link_ends(l).to)) out.push_back(l);
+  std::sort(out.begin(), out.end());
+  out.erase(std::unique(out.begin(), out.end()), out.end());
+  return out;
+}
+
+void share_representative_links(const topology::Topology& topology, const StepFoldPlan& fold,
+                                const sim::EmbedPlan& embedded, sim::Network& network) {
+  sim::LinkClaims& claims = sim::LinkClaims::of(network);
+  claims.mirror_shared(embedded.ghost.get());
+  for (const sim::LinkId l : representative_links(topology, fold, embedded)) claims.share(l);
 }
 
 // The collectives of one attempt; a folded step's shadows are null (never started: no plan, no
@@ -221,9 +231,11 @@ void note_hierarchical(const StepSetup& setup, const topology::Topology& topolog
 }
 
 // False if a collective of representatives and members is not a ring (attempt says so).
+// `forecast` (null: none) notes each plan's links (EmbeddingForecast::note_plan).
 bool make_collectives(const StepSetup& setup, const workloads::StepProgram& program, const StepFoldPlan& fold,
                       sim::Network& network, const sim::CollectiveConfig& config, StepCollectives& out,
-                      Attempt& attempt, SimulationProgress* progress = nullptr, std::string_view what = {}) {
+                      Attempt& attempt, SimulationProgress* progress = nullptr, std::string_view what = {},
+                      EmbeddingForecast* forecast = nullptr) {
   const topology::Topology& topology = *setup.topology;
   workloads::CommPlanner planner(topology, setup.comm);
   ProgramBuildTicks routes(progress, std::string(what));  // a ring of 65,536 GPUs: seconds
@@ -257,9 +269,42 @@ bool make_collectives(const StepSetup& setup, const workloads::StepProgram& prog
       out.loads.push_back(workloads::collective_load(spec, plan, topology.links()));
     sim::CollectiveConfig own = config;
     if (uniform) own.uniform_trees = out.uniform_trees.get();
+    if (forecast != nullptr) forecast->note_plan(plan);
     out.owned.push_back(workloads::make_collective(network, std::move(plan), own));
     out.pointers.push_back(out.owned.back().get());
   }
+  return true;
+}
+
+// The events a run has taken so far: its queue's and its folded collectives' models' (as
+// step_result counts them once it is done).
+std::uint64_t events_so_far(const sim::EventQueue& queue,
+                            const std::vector<std::unique_ptr<sim::Collective>>& collectives) {
+  std::uint64_t events = queue.events_processed();
+  for (const auto& c : collectives)
+    if (c != nullptr) events += c->simulation_path().private_events;
+  return events;
+}
+
+// simulate_once's rings that share links, embedded together before the collectives start (told
+// ring by ring): `rings` says per collective which embedded ring it became, if any. False if a
+// folded step's members stand where their representatives' rings do not repeat (attempt says so).
+bool embed_rings(const topology::Topology& topology, const workloads::StepProgram& program,
+                 const StepFoldPlan& fold, sim::Network& network, StepCollectives& collectives,
+                 ProgramBuildTicks& parts, sim::EmbedPlan& embedded, std::vector<sim::EmbeddedRing*>& rings,
+                 Attempt& attempt) {
+  embedded = sim::embed_coupled_rings(collectives.owned, network, &parts);
+  embedded.expect_interruptions(most_tasks_simulated(program, fold));
+  for (std::size_t i = 0; i < collectives.owned.size(); ++i) {
+    rings.push_back(dynamic_cast<sim::EmbeddedRing*>(collectives.owned[i].get()));
+    if (collectives.pointers[i] != nullptr) collectives.pointers[i] = collectives.owned[i].get();
+  }
+  if (!fold.empty() && embedded.rings > 0) {
+    if (!embedded_classes_agree(program, rings, fold, attempt)) return false;
+    share_representative_links(topology, fold, embedded, network);
+  }
+  // Interfered with, the embedded rings' run is thrown away (simulate_attempt): stop there.
+  if (embedded.rings > 0) sim::LinkClaims::of(network).stop_when_interfered();
   return true;
 }
 
@@ -378,18 +423,9 @@ StepResult simulate_once(const StepSetup& setup, const workloads::StepProgram& p
     return {};
   sim::EmbedPlan embedded;  // before the collectives start; its groups outlive their run
   std::vector<sim::EmbeddedRing*> rings;  // per collective: the embedded ring it became, if any
-  if (embed == Embed::On) {
-    embedded = sim::embed_coupled_rings(collectives.owned, network, &parts);  // told ring by ring
-    embedded.expect_interruptions(most_tasks_simulated(program, fold));
-    for (std::size_t i = 0; i < collectives.owned.size(); ++i) {
-      rings.push_back(dynamic_cast<sim::EmbeddedRing*>(collectives.owned[i].get()));
-      if (collectives.pointers[i] != nullptr) collectives.pointers[i] = collectives.owned[i].get();
-    }
-    if (!fold.empty() && embedded.rings > 0) {
-      if (!embedded_classes_agree(program, rings, fold, attempt)) return {};
-      share_representative_links(*setup.topology, fold, embedded, network);
-    }
-  }
+  if (embed == Embed::On &&
+      !embed_rings(*setup.topology, program, fold, network, collectives, parts, embedded, rings, attempt))
+    return {};
   if (!fold.empty() && !shared_rings_may_fold(program, fold, collectives.owned, attempt, &parts)) return {};
   const StepEstimate estimate =
       step_budget_cost(program, collectives.owned, fold.fold, fold.shadow_of, &parts);
@@ -411,6 +447,13 @@ StepResult simulate_once(const StepSetup& setup, const workloads::StepProgram& p
     if (over.kind != sim::BudgetExceeded::Kind::Events) throw;
     throw sim::BudgetExceeded(over.kind, over.estimate, setup.limits.max_events, over.in_flight,
                               over.cause + ", past twice the limit its estimate passed");
+  }
+  if (embedded.rings > 0 && sim::interfered(network)) {  // stopped there (or ran out after it)
+    attempt.interfered = true;
+    StepResult r;
+    r.simulation.embedded = embedded.rings;
+    r.events = events_so_far(queue, collectives.owned);
+    return r;
   }
   if (!executor.is_done())
     throw InternalError("the step deadlocked:\n" + executor.describe_stuck());
@@ -435,39 +478,6 @@ StepResult simulate_once(const StepSetup& setup, const workloads::StepProgram& p
   return r;
 }
 
-// Whether the embedding is expected to fail as the step runs: rings embedded from two streams of one
-// GPU (ZeRO-3's parameter all-gathers beside its gradient reduce-scatters) run at the same time, and
-// one with two edges on one link (on an NVSwitch machine) then has its messages tie with the other's
-// there at once, so simulate_attempt runs the step again without embedding. Llama 2 7B ZeRO-3 on 4
-// and 8 DGX A100 (tests/scale/step_estimate_test.cpp) runs so; GPT-3's tensor-parallel rings, on one
-// stream, stay embedded. The first GPU in such a ring stands for all.
-bool embedding_expected_to_tie(const workloads::StepProgram& program,
-                               const std::vector<std::unique_ptr<sim::Collective>>& owned) {
-  std::vector<std::uint8_t> tying(owned.size(), 0);
-  bool any = false;
-  for (std::size_t i = 0; i < owned.size(); ++i) {
-    const auto* ring = dynamic_cast<const sim::EmbeddedRing*>(owned[i].get());
-    tying[i] = ring != nullptr && sim::ring_edges_share_a_link(ring->ring()) ? 1 : 0;
-    any = any || tying[i] != 0;
-  }
-  if (!any) return false;
-  for (const sim::GpuProgram& gpu : program.gpus) {
-    std::size_t streams = 0, embedded = 0;
-    for (const sim::StreamProgram& stream : gpu.streams) {
-      bool has_tying = false, has_embedded = false;
-      for (const sim::Task t : stream.tasks) {
-        if (t.kind != sim::TaskKind::Collective || t.id >= owned.size()) continue;
-        has_tying = has_tying || tying[t.id] != 0;
-        has_embedded = has_embedded || dynamic_cast<const sim::EmbeddedRing*>(owned[t.id].get()) != nullptr;
-      }
-      streams += has_tying ? 1 : 0;
-      embedded += has_embedded ? 1 : 0;
-    }
-    if (streams > 0) return embedded >= 2;
-  }
-  return false;
-}
-
 std::optional<StepEstimate> estimate_once(const StepSetup& setup, const workloads::StepProgram& program,
                                           const StepFoldPlan& fold, Embed embed,
                                           SimulationProgress* progress) {
@@ -477,14 +487,20 @@ std::optional<StepEstimate> estimate_once(const StepSetup& setup, const workload
   sim::Network network(queue, setup.topology->links(), setup.switching, progress ? &parts : nullptr);
   StepCollectives collectives;
   Attempt attempt;
+  EmbeddingForecast forecast(embed == Embed::On ? network.links().size() : 0);
   if (!make_collectives(setup, program, fold, network, setup.collective, collectives, attempt, progress,
-                        what))
+                        what, embed == Embed::On ? &forecast : nullptr))
     return {};
   sim::EmbedPlan embedded;  // as simulate_once: embedded rings cost what they cost there
   if (embed == Embed::On) {
     embedded = sim::embed_coupled_rings(collectives.owned, network, progress ? &parts : nullptr);
     embedded.expect_interruptions(most_tasks_simulated(program, fold));
-    if (embedding_expected_to_tie(program, collectives.owned))
+    // The run would throw such an attempt away (simulate_attempt) and run without embedding; its
+    // first try stops at the interference, and is not counted.
+    const std::vector<sim::LinkId> tolerated = fold.empty() || embedded.rings == 0
+                                                   ? std::vector<sim::LinkId>{}
+                                                   : representative_links(*setup.topology, fold, embedded);
+    if (forecast.expected_to_fail(program, collectives.owned, embedded, tolerated))
       return estimate_once(setup, program, fold, Embed::Off, progress);
   }
   sim::WorkProgress* told = progress ? &parts : nullptr;
@@ -506,7 +522,9 @@ StepResult simulate_attempt(const StepSetup& setup, const workloads::StepProgram
   if (!attempt.embed_unbounded && !embedding_failed) return r;
   attempt = {};
   attempt.embed_off = true;
-  return simulate_once(setup, program, observers, fold, attempt, Embed::Off, what);
+  attempt.given_up_events = r.events;
+  const std::string again = std::string(what) + ", again without embedding its rings";
+  return simulate_once(setup, program, observers, fold, attempt, Embed::Off, again);
 }
 
 // What a progress line says the step is doing.

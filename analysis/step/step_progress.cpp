@@ -152,13 +152,14 @@ void StepTicks::run() {
     queue_.run();
     return;
   }
-  // step() processes the events run() would, in the same order (nothing in a step calls stop()).
+  // step() processes the events run() would, in the same order, and stops where run() would: a
+  // step's embedded attempt stops at the first interference with its rings (sim::LinkClaims).
   first_ = queue_.events_processed();
   // Before the first event, a report if one is already due: building a large step's program and
   // collectives takes seconds, and the person waiting hears of it with the step's estimate.
   tick();
   std::uint32_t count = 0;
-  while (queue_.step())
+  while (!queue_.stop_requested() && queue_.step())
     if (++count % SimulationProgress::kTickEvents == 0) tick();
 }
 

@@ -140,6 +140,7 @@ struct Ladder {
   std::vector<std::uint64_t> refine;  // the folded step's class splits so far
   std::string step_fold_reason;       // why the folded step was given up (reported with the result)
   std::string refusal;                // why the strategy just tried did not hold
+  std::uint64_t given_up_events = 0;  // of the attempts whose results were thrown away
 };
 using Strategy = std::optional<StepResult> (*)(const StepSetup&, const workloads::StepProgram&, StepObservers,
                                                Ladder&);
@@ -188,11 +189,14 @@ std::optional<StepResult> folded_gpus(const StepSetup& setup, const workloads::S
     Attempt attempt;
     StepResult r = simulate_attempt(setup, program, observers, fold, attempt,
                                     attempt_label(setup, "folded onto representative GPUs"));
+    ladder.given_up_events += attempt.given_up_events;
+    const bool held = !attempt.unsuitable && !attempt.interfered && !attempt.fold_broken;
+    if (!held) ladder.given_up_events += r.events;
     if (attempt.unsuitable) {
       ladder.step_fold_reason = attempt.why;
       return refuse(ladder, attempt.why);
     }
-    if (!attempt.interfered && !attempt.fold_broken)
+    if (held)
       return observed_again(setup, program, observers, fold, attempt.embed_off ? Embed::Off : Embed::On,
                             std::move(r));
     // A folded ring's assumption failed: every GPU below. (When members saw other timelines they
@@ -213,6 +217,7 @@ std::optional<StepResult> every_gpu(const StepSetup& setup, const workloads::Ste
   Attempt attempt;
   StepResult r =
       simulate_attempt(setup, program, observers, {}, attempt, attempt_label(setup, "every GPU simulated"));
+  ladder.given_up_events += attempt.given_up_events + (attempt.interfered ? r.events : 0);
   // A folded ring assumed nothing else crossed its links; something did, so the fold's timeline
   // is not the step's.
   if (attempt.interfered) return refuse(ladder, "another transfer crossed a folded ring's links");
@@ -258,6 +263,7 @@ StepResult simulate_program(const StepSetup& setup, const workloads::StepProgram
     }
     r->simulation.strategy = std::string(strategy.name);
     r->simulation.refused = std::move(refused);
+    r->simulation.given_up_events = ladder.given_up_events;
     return std::move(*r);
   }
   throw InternalError("every way to simulate the step was refused");  // the last one always holds

@@ -112,6 +112,10 @@ struct StepResult {
     // The most messages its network held in flight at once (sim::Network), against which its
     // estimate's messages in flight (StepEstimate::full_memory) is held by a test.
     std::uint64_t most_in_flight = 0;
+    // The events of the attempts run before this one and thrown away (their queues' and models'),
+    // counted in `events` of none: what the step's estimate (analysis/step/step_estimate.h) and its
+    // progress lines are held to, with `events`.
+    std::uint64_t given_up_events = 0;
   } simulation;
 };
 

@@ -60,17 +60,22 @@ void LinkClaims::on_arrival(const LinkArrival& arrival) {
   Claim& c = claims_[arrival.link];
   if (c.holder != arrival.party) {
     if (arrival.time >= c.end) return;
-    if (!c.shared || arrival.time == c.last_arrival || arrival.time < c.jumped) interfered_ = true;
+    if (!c.shared || arrival.time == c.last_arrival || arrival.time < c.jumped) mark_interfered();
     c.last_other = arrival.time;
     if (c.shared && ghost_ != nullptr) mirror(arrival);
   } else if (arrival.party != arrival.receiver) {
     if (arrival.time == c.last_other ||
         (arrival.time == c.last_arrival && arrival.route != c.last_route &&
          same_route(arrival.route) != same_route(c.last_route)))
-      interfered_ = true;
+      mark_interfered();
     c.last_arrival = arrival.time;
     c.last_route = arrival.route;
   }
+}
+
+void LinkClaims::mark_interfered() {
+  interfered_ = true;
+  if (stop_when_interfered_) network_.queue().stop();
 }
 
 bool LinkClaims::met_since(const std::vector<LinkId>& links, Time since) const {

@@ -81,8 +81,12 @@ class LinkClaims final : public ArrivalWatcher {
   bool met_since(const std::vector<LinkId>& links, Time since) const;
 
   // For a shortcut that finds, after the fact, that its result may not be the full simulation's.
-  void mark_interfered() { interfered_ = true; }
+  void mark_interfered();
   bool interfered() const { return interfered_; }
+  // Once interfered, the network's queue stops (EventQueue::stop) after the event under way: for a
+  // caller that throws the run away then (a step whose embedded rings were interfered with runs
+  // again without them, analysis/step/step_attempt.cpp), so that it does not run to its end first.
+  void stop_when_interfered() { stop_when_interfered_ = true; }
 
   // A message reached a claimed link. Of another party than the holder, before the claim's end:
   // interfered. Of the holder's party but not for the holder itself (an embedded group's model,
@@ -118,6 +122,7 @@ class LinkClaims final : public ArrivalWatcher {
   std::unordered_map<std::uint64_t, std::vector<std::pair<const std::vector<LinkId>*, const void*>>> routes_;
   std::unordered_map<const LinkId*, const LinkId*> alike_;
   bool interfered_ = false;
+  bool stop_when_interfered_ = false;
   Network* ghost_ = nullptr;
   std::vector<LinkId> one_hop_;             // one_hop_[l] == l: the mirrored messages' routes
   std::vector<std::uint8_t> ghost_class_;  // per rate class of the network: the ghost's, plus one
