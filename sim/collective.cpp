@@ -51,7 +51,8 @@ FastPath parse_fast_path(std::string_view text) {
 
 bool finish_if_complete(RankProgress& rank, EventQueue& queue, EventHandler* handler,
                         std::uint64_t tag) {
-  if (rank.done || !rank.started || rank.receives_left > 0 || rank.sends_left > 0) return false;
+  if (rank.done || !rank.started || rank.channels_left > 0 || rank.receives_left > 0 || rank.sends_left > 0)
+    return false;
   rank.done = true;
   rank.finish = max(rank.finish, queue.now());
   if (handler != nullptr) queue.schedule_at(rank.finish, *handler, tag);

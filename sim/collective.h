@@ -120,19 +120,35 @@ class Collective : public EventHandler {
 };
 
 // Where one rank of a message-level collective stands (the ring and the tree keep one per rank).
+// An all-to-all counts the rank's messages left here; the ring and the tree count them per channel
+// (a ring position, a tree node: close_channel_if_idle) and here the channels with work left.
 struct RankProgress {
   bool started = false;
   bool done = false;
+  std::uint32_t channels_left = 0;  // in the padding after the flags: 64 bytes in all
   std::int64_t receives_left = 0;
   std::int64_t sends_left = 0;
   Time start;
   Time finish;
   std::vector<std::uint64_t> early_arrivals;  // arrived before the rank started (rare)
 };
-// Marks `rank` done once it has started, received everything and had everything it sent
-// delivered; then schedules `handler` (if any) with `tag` at its finish. Returns whether it did.
+static_assert(sizeof(RankProgress) == 64);
+// Marks `rank` done once it has started, received everything, had everything it sent delivered
+// and closed every channel; then schedules `handler` (if any) with `tag` at its finish. Returns
+// whether it did.
 bool finish_if_complete(RankProgress& rank, EventQueue& queue, EventHandler* handler,
                         std::uint64_t tag);
+// A rank's state in one channel (`slot`: a ring position or a tree node, with its messages
+// receives_left and sends_left and its finish so far) once it has nothing left to receive or send:
+// nothing in that channel can move the rank's finish any more, so the rank takes it and has one
+// channel fewer. True when that was its last (it is complete once it has started). Inline: most
+// arrivals find the slot with messages still to come, without a call.
+template <typename Slot>
+bool close_channel_if_idle(RankProgress& rank, const Slot& slot) {
+  if (slot.receives_left > 0 || slot.sends_left > 0) return false;
+  rank.finish = max(rank.finish, slot.finish);
+  return --rank.channels_left == 0;
+}
 Time latest_finish(const std::vector<RankProgress>& ranks);
 
 // Bytes each rank moves in one collective of `size` over n ranks (nccl-tests' bus-bandwidth factor):

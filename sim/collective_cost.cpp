@@ -3,6 +3,7 @@
 // all of them, as they always run in full; a chain its parts', each the way it will run). Counts, not
 // timings: they follow the constructors' plans (a ring's steps × messages per chunk per edge, a
 // tree's messages per channel per edge).
+#include <algorithm>
 #include <string>
 
 #include "sim/collective_chain.h"
@@ -13,15 +14,21 @@ namespace hybridsim::sim {
 
 namespace {
 
-// Per ring position or tree node: its order and position entries, its route's vector, its byte
-// and delay counters; per rank its RankProgress.
-constexpr std::int64_t kPositionBytes =
-    2 * sizeof(std::uint32_t) + sizeof(std::vector<LinkId>) + 3 * sizeof(std::int64_t) + sizeof(Time);
-constexpr std::int64_t kRankBytes = sizeof(RankProgress);
-
-std::int64_t route_bytes(const std::vector<LinkId>& route) {
-  return kPositionBytes + static_cast<std::int64_t>(route.size() * sizeof(LinkId));
+// The heap a block of n bytes takes (glibc, 64-bit): its chunk, n plus an 8-byte header rounded up
+// to 16, at least 32; a block of 128 KiB or more is mapped on its own, rounded up to pages.
+std::int64_t heap_block(std::int64_t n) {
+  if (n <= 0) return 0;  // an empty vector allocates nothing
+  if (n >= 128 * 1024) return (n + 16 + 4095) / 4096 * 4096;
+  return std::max<std::int64_t>(32, (n + 8 + 15) / 16 * 16);
 }
+template <typename T>
+std::int64_t heap_array(std::size_t count) {
+  // Over-aligned elements (the ring's positions, the tree's nodes) may take up to one alignment more.
+  const std::int64_t slack = alignof(T) > 16 ? static_cast<std::int64_t>(alignof(T)) : 0;
+  return count == 0 ? 0 : heap_block(static_cast<std::int64_t>(count * sizeof(T))) + slack;
+}
+// A route held as its own vector (a ring position's, a tree edge's in the plan).
+std::int64_t route_block(const std::vector<LinkId>& route) { return heap_array<LinkId>(route.size()); }
 
 }  // namespace
 
@@ -30,10 +37,19 @@ SimulationCost RingCollective::full_cost() const {
   const bool broadcast = op_ == CollectiveOp::Broadcast;
   const std::uint64_t per_edge =
       broadcast ? messages_per_chunk_ : std::uint64_t{steps_} * messages_per_chunk_;
+  // What it holds running (sim/README.md, "Budgets"): itself; per channel (pushed one by one, so up
+  // to twice as many as there are) its plan's order and routes, each rank's position, its chunks and
+  // its positions (64 bytes each); per rank its RankProgress.
+  cost.state_bytes = heap_block(sizeof(RingCollective)) +
+                     heap_block(static_cast<std::int64_t>(2 * channels_.size() * sizeof(ChannelState))) +
+                     heap_array<RankProgress>(n_);
   for (const ChannelState& ch : channels_) {
+    cost.state_bytes += heap_array<std::uint32_t>(n_) + heap_array<std::vector<LinkId>>(n_) +
+                        heap_array<std::uint32_t>(n_) + heap_array<std::int64_t>(ch.chunk_bytes.size()) +
+                        heap_array<Position>(n_);
     for (std::uint32_t p = 0; p < n_; ++p) {
       const auto& route = ch.plan.routes[p];
-      cost.state_bytes += route_bytes(route);
+      cost.state_bytes += route_block(route);
       // A broadcast's last position sends nothing; a single rank's ring has no steps.
       if ((broadcast && p + 1 == n_) || ring_ranks_ < 2) continue;
       cost.messages += per_edge;
@@ -42,7 +58,6 @@ SimulationCost RingCollective::full_cost() const {
       cost.in_flight += messages_per_chunk_;
     }
   }
-  cost.state_bytes += static_cast<std::int64_t>(n_) * kRankBytes;
   return cost;
 }
 
@@ -58,24 +73,43 @@ void RingCollective::charge_budget() const {
 
 SimulationCost TreeCollective::full_cost() const {
   SimulationCost cost;
+  // What it holds running (sim/README.md, "Budgets"): itself and its plans (shared with the other
+  // collectives of its member set, counted whole for each); per channel (pushed one by one) its
+  // nodes (64 bytes each), its children's slots (pushed one by one), its routes' links packed, its
+  // pacing under a channel cap; per rank its RankProgress; its mixes of link kinds and their bytes.
+  const bool paced = config_.timing.channel_cap.bytes_per_second() > 0;
+  cost.state_bytes = heap_block(sizeof(TreeCollective)) +
+                     heap_block(static_cast<std::int64_t>(2 * channels_.size() * sizeof(ChannelState))) +
+                     heap_array<RankProgress>(n_) + heap_block(256 * kLinkKindCount) +
+                     heap_array<std::int64_t>(256);  // at most 256 mixes (edge() refuses more)
   for (const ChannelState& ch : channels_) {
+    const TreeChannel& t = *ch.plan;
+    std::size_t links = 0, children = 0;
+    cost.state_bytes += heap_block(sizeof(TreeChannel)) + heap_array<std::int32_t>(n_) +
+                        3 * heap_array<std::vector<LinkId>>(n_) + heap_array<Node>(n_) +
+                        (paced ? heap_array<Time>(n_) : 0);
     for (std::uint32_t r = 0; r < n_; ++r) {
+      links += t.up[r].size();
+      children += t.children[r].size();
+      cost.state_bytes += route_block(t.up[r]) + heap_array<std::uint32_t>(t.children[r].size()) +
+                          heap_array<std::vector<LinkId>>(t.down[r].size());
       // Each edge carries every message up, then back down.
-      if (ch.plan->parent[r] >= 0) {
-        cost.state_bytes += route_bytes(ch.plan->up[r]);
-        cost.events += std::uint64_t{messages_} * (ch.plan->up[r].size() + 1);
+      if (t.parent[r] >= 0) {
+        cost.events += std::uint64_t{messages_} * (t.up[r].size() + 1);
         cost.messages += messages_;
         // A leaf sends all its messages at once.
         cost.in_flight += messages_;
       }
-      for (const auto& route : ch.plan->down[r]) {
-        cost.state_bytes += route_bytes(route);
+      for (const auto& route : t.down[r]) {
+        links += route.size();
+        cost.state_bytes += route_block(route);
         cost.events += std::uint64_t{messages_} * (route.size() + 1);
         cost.messages += messages_;
       }
     }
+    cost.state_bytes +=
+        heap_array<LinkId>(links) + heap_block(static_cast<std::int64_t>(2 * children * sizeof(ChildSlot)));
   }
-  cost.state_bytes += static_cast<std::int64_t>(n_) * kRankBytes;
   return cost;
 }
 

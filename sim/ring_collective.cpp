@@ -18,7 +18,6 @@ RingCollective::RingCollective(Network& network, CollectiveOp op, std::uint32_t 
       ring_ranks_(segment.ring_ranks != 0 ? segment.ring_ranks : ranks),
       size_(size),
       config_(config),
-      rank_(ranks),
       party_(segment.party) {
   if (n_ == 0) throw InternalError("collective over zero ranks");
   if (channels.empty()) throw InternalError("collective with no channels");
@@ -46,7 +45,6 @@ RingCollective::RingCollective(Network& network, CollectiveOp op, std::uint32_t 
   if (static_cast<std::uint64_t>(steps_ + 1) * messages_per_chunk_ >= (1ULL << 32) ||
       static_cast<std::uint64_t>(c_count) * n_ >= (1ULL << 32))
     throw InternalError("collective too large to index its messages");
-  count_rank_work();
 }
 
 RingCollective::ChannelState RingCollective::channel_state(std::int64_t c, std::int64_t c_count,
@@ -76,16 +74,6 @@ RingCollective::ChannelState RingCollective::channel_state(std::int64_t c, std::
     for (std::uint32_t k = 0; k < n_; ++k)
       ch.chunk_bytes[k] = channel_bytes / n_ + (k < channel_bytes % n_ ? 1 : 0);
   }
-  ch.at.resize(n_);
-  for (std::uint32_t p = 0; p < n_; ++p) {
-    Position& at = ch.at[p];
-    // The routes' buffers stay where they are as the plan moves with its channel.
-    at.route = ch.plan.routes[p].data();
-    at.hops = static_cast<std::uint32_t>(ch.plan.routes[p].size());
-    at.step_delay = config_.timing.step_delay(ch.plan.routes[p], network_.links());
-    at.ready_from = Time::max();
-    at.rank = ch.plan.order[p];
-  }
   return ch;
 }
 
@@ -105,12 +93,19 @@ void RingCollective::size_messages(std::int64_t max_messages, const RingSegment&
   messages_per_chunk_ = static_cast<std::uint32_t>(max_messages);
 }
 
-void RingCollective::count_rank_work() {
-  // What each position must receive and send (steps × messages per chunk fit a tag's 32 bits),
-  // and the channels each rank has work in.
+void RingCollective::run_state() {
+  rank_.resize(n_);
   for (auto& ch : channels_) {
+    ch.at.resize(n_);
     for (std::uint32_t p = 0; p < n_; ++p) {
       Position& at = ch.at[p];
+      at.route = ch.plan.routes[p].data();
+      at.hops = static_cast<std::uint32_t>(ch.plan.routes[p].size());
+      at.step_delay = config_.timing.step_delay(ch.plan.routes[p], network_.links());
+      at.ready_from = Time::max();
+      at.rank = ch.plan.order[p];
+      if (!ch.sent.empty()) at.edge_bytes = ch.sent[p];
+      // What it must receive and send (steps × messages per chunk fit a tag's 32 bits).
       if (op_ == CollectiveOp::Broadcast) {
         if (p > 0) at.receives_left = messages_per_chunk_;
         if (p + 1 < n_) at.sends_left = messages_per_chunk_;
@@ -118,8 +113,9 @@ void RingCollective::count_rank_work() {
         at.receives_left = steps_ * messages_per_chunk_;
         at.sends_left = steps_ * messages_per_chunk_;
       }
-      if (at.receives_left > 0 || at.sends_left > 0) ++rank_[at.rank].receives_left;
+      if (at.receives_left > 0 || at.sends_left > 0) ++rank_[at.rank].channels_left;
     }
+    ch.sent = {};
   }
 }
 
@@ -203,6 +199,11 @@ void RingCollective::send_first_step(std::uint32_t rank) {
 }
 
 void RingCollective::start(std::uint32_t rank) {
+  if (!started_) {
+    started_ = true;
+    charge_budget();  // before its state is laid out and its first message
+    run_state();
+  }
   RankProgress& rs = rank_[rank];
   if (rs.started) throw InternalError("rank " + std::to_string(rank) + " started twice");
   rs.started = true;
@@ -212,10 +213,6 @@ void RingCollective::start(std::uint32_t rank) {
     Position& at = ch.at[ch.position_of_rank[rank]];
     at.ready_from = rs.start + config_.timing.base_latency;
     at.finish = rs.start;
-  }
-  if (!started_) {
-    started_ = true;
-    charge_budget();
   }
   if (ring_ranks_ > 1 && steps_ > 0) send_first_step(rank);
   // Data that arrived before this rank joined is handled now, in arrival order.
@@ -259,6 +256,7 @@ void RingCollective::finish_rank(std::uint32_t rank) {
 }
 
 Time RingCollective::rank_finish_time(std::uint32_t rank) const {
+  if (rank_.empty()) return Time::zero();  // never started
   // Done: its finish. Before: the latest of its positions' so far, as the rank's own would be.
   Time t = rank_[rank].finish;
   if (!rank_[rank].done)
@@ -268,17 +266,29 @@ Time RingCollective::rank_finish_time(std::uint32_t rank) const {
 
 Time RingCollective::finish_time() const {
   Time t = Time::zero();
-  for (std::uint32_t r = 0; r < n_; ++r) t = max(t, rank_finish_time(r));
+  for (std::uint32_t r = 0; r < rank_.size(); ++r) t = max(t, rank_finish_time(r));
   return t;
+}
+
+Time RingCollective::step_delay(std::uint32_t c, std::uint32_t position) const {
+  const ChannelState& ch = channels_[c];
+  if (!ch.at.empty()) return ch.at[position].step_delay;
+  return config_.timing.step_delay(ch.plan.routes[position], network_.links());  // a few hops
+}
+
+std::int64_t RingCollective::edge_bytes(std::uint32_t c, std::uint32_t position) const {
+  const ChannelState& ch = channels_[c];
+  if (!ch.at.empty()) return ch.at[position].edge_bytes;
+  return ch.sent.empty() ? 0 : ch.sent[position];
 }
 
 std::array<Bytes, kLinkKindCount> RingCollective::bytes_by_link_kind() const {
   std::array<Bytes, kLinkKindCount> out{};
   const LinkTable& links = network_.links();
-  for (const auto& ch : channels_)
+  for (std::uint32_t c = 0; c < channels_.size(); ++c)
     for (std::uint32_t p = 0; p < n_; ++p)
-      for (const LinkId l : ch.plan.routes[p])
-        out[static_cast<std::size_t>(links[l].kind)] += Bytes::of(ch.at[p].edge_bytes);
+      for (const LinkId l : channels_[c].plan.routes[p])
+        out[static_cast<std::size_t>(links[l].kind)] += Bytes::of(edge_bytes(c, p));
   return out;
 }
 
@@ -298,9 +308,11 @@ void RingCollective::count_channel_sent(std::uint32_t c) {
     prefix[k + 1] = prefix[k] + ch.chunk_bytes[k % n_];
   const std::int64_t cycles = steps_ / n_;
   const std::uint32_t rest = steps_ % n_;
+  if (ch.at.empty()) ch.sent.resize(n_);  // not run (a fold's or an embedding's plan)
   for (std::uint32_t p = 0; p < n_; ++p) {
     // Chunks p, p−1, …, p−rest+1 (mod N) beyond the whole cycles: indices p+N−rest+1 … p+N.
-    ch.at[p].edge_bytes = cycles * prefix[n_] + prefix[p + n_ + 1] - prefix[p + n_ + 1 - rest];
+    const std::int64_t bytes = cycles * prefix[n_] + prefix[p + n_ + 1] - prefix[p + n_ + 1 - rest];
+    (ch.at.empty() ? ch.sent[p] : ch.at[p].edge_bytes) = bytes;
   }
   messages_sent_ += static_cast<std::uint64_t>(n_) * steps_ * messages_per_chunk_;
 }

@@ -158,7 +158,7 @@ TreeCollective::TreeCollective(Network& network, std::uint32_t ranks,
       if (sends > 0xffffffffu) throw InternalError("too many messages per tree channel");
       node.receives_left = static_cast<std::uint32_t>(sends);
       node.sends_left = static_cast<std::uint32_t>(sends);
-      if (sends > 0) ++rank_[r].receives_left;  // one channel more to finish
+      if (sends > 0) ++rank_[r].channels_left;
     }
     size_messages(ch);
   }
@@ -264,15 +264,6 @@ void TreeCollective::send_leaves(std::uint32_t rank, Time at) {
   }
 }
 
-[[gnu::always_inline]] inline void TreeCollective::check_done(Node& node, std::uint32_t rank) {
-  if (node.receives_left > 0 || node.sends_left > 0) return;  // most arrivals: without a call
-  // Its last message in this channel: nothing in it can move its finish any more.
-  RankProgress& rs = rank_[rank];
-  rs.finish = max(rs.finish, node.finish);
-  --rs.receives_left;
-  check_done(rank);
-}
-
 // Inlined into on_event, its one caller per arrival (the call and its frame were about 20
 // instructions an arrival); handle(tag) calls it for the rare early arrival.
 [[gnu::always_inline]] inline void TreeCollective::handle(ChannelState& ch, std::uint32_t c, std::uint32_t r,
@@ -331,10 +322,8 @@ void TreeCollective::handle(std::uint64_t tag) {
   handle(channels_[t.channel], t.channel, t.rank, t.up, t.message);
 }
 
-void TreeCollective::check_done(std::uint32_t rank) {
-  RankProgress& rs = rank_[rank];
-  if (rs.receives_left > 0 || rs.sends_left > 0) return;  // most arrivals: without a call
-  if (finish_if_complete(rs, queue_, done_handler_, done_tag_base_ + rank)) ++ranks_done_;
+void TreeCollective::finish_rank(std::uint32_t rank) {
+  if (finish_if_complete(rank_[rank], queue_, done_handler_, done_tag_base_ + rank)) ++ranks_done_;
 }
 
 Time TreeCollective::rank_finish_time(std::uint32_t rank) const {

@@ -157,8 +157,14 @@ class TreeCollective final : public Collective {
   void handle(ChannelState& ch, std::uint32_t c, std::uint32_t r, bool up, std::uint32_t j);
   // After an arrival counted at `node` (rank `rank`): once the node has nothing left to receive or
   // send, the rank has one channel fewer to finish, and is done after its last.
-  void check_done(Node& node, std::uint32_t rank);
-  void check_done(std::uint32_t rank);
+  void check_done(const Node& node, std::uint32_t rank) {
+    if (node.receives_left > 0 || node.sends_left > 0) return;  // before the rank's line is read
+    if (close_channel_if_idle(rank_[rank], node)) finish_rank(rank);
+  }
+  void check_done(std::uint32_t rank) {
+    if (rank_[rank].channels_left == 0) finish_rank(rank);
+  }
+  void finish_rank(std::uint32_t rank);  // when every channel of it has closed
   void send_leaves(std::uint32_t rank, Time at);
 
   Network& network_;
@@ -169,8 +175,8 @@ class TreeCollective final : public Collective {
   std::uint8_t rate_class_ = 0;
   std::shared_ptr<const std::vector<TreeChannel>> plans_;
   std::vector<ChannelState> channels_;
-  // Per rank: started, done, its start, its finish once done, the arrivals before it started;
-  // receives_left counts its channels whose node has messages left (sends_left stays 0).
+  // Per rank: started, done, its start, its finish once done, the arrivals before it started, its
+  // channels whose node has messages left.
   std::vector<RankProgress> rank_;
   std::uint32_t ranks_done_ = 0;
   std::uint64_t messages_sent_ = 0;

@@ -84,8 +84,9 @@ ExpectedEvents EmbeddedRing::expected_events() const {
   std::uint64_t live = 0, jumping = 0;
   for (std::uint32_t c = 0; c < segments_.size(); ++c) {
     const std::uint64_t copies = ghosts_[c] != nullptr ? 2 : 1;
-    const std::uint64_t every = ring_window_cost(*ring_, c, window(c), Jumps::Live).events;
-    const std::uint64_t alone = ring_window_cost(*ring_, c, window(c), Jumps::Alone).events;
+    const WindowCosts costs = ring_window_costs(*ring_, c, window(c));
+    const std::uint64_t every = costs.live.events;
+    const std::uint64_t alone = costs.alone.events;
     const std::uint64_t per_step = every / std::max<std::uint64_t>(1, ring_->steps());
     live += copies * every;
     jumping += copies * std::min(every, alone + interruptions_ * (window(c) + 1) * per_step);

@@ -41,17 +41,44 @@ std::uint64_t ring_steps_simulated(const RingCollective& ring, std::uint32_t win
   return std::min(steps, (two_phases ? 2 : 1) * per_phase);
 }
 
-SimulationCost ring_window_cost(const RingCollective& ring, std::uint32_t c, std::uint32_t window,
-                                Jumps jumps) {
-  SimulationCost cost;
-  const std::uint64_t per_edge = ring_steps_simulated(ring, window, jumps) * ring.messages_per_chunk();
+namespace {
+
+// What every message of one step takes across the window's positions: its positions, their
+// events (one per link entered, one delivery).
+struct WindowShape {
+  std::uint64_t positions = 0;
+  std::uint64_t events = 0;
+};
+WindowShape window_shape(const RingCollective& ring, std::uint32_t c, std::uint32_t window) {
+  WindowShape out;
   const RingChannel& plan = ring.channel_plan(c);
   for (std::uint32_t p = 0; p < window && p < plan.routes.size(); ++p) {
-    cost.messages += per_edge;
-    cost.events += per_edge * (plan.routes[p].size() + 1);
-    cost.in_flight += ring.messages_per_chunk();
+    ++out.positions;
+    out.events += plan.routes[p].size() + 1;
   }
+  return out;
+}
+
+SimulationCost window_cost(const RingCollective& ring, const WindowShape& shape, std::uint32_t window,
+                           Jumps jumps) {
+  const std::uint64_t per_edge = ring_steps_simulated(ring, window, jumps) * ring.messages_per_chunk();
+  SimulationCost cost;
+  cost.messages = per_edge * shape.positions;
+  cost.events = per_edge * shape.events;
+  cost.in_flight = ring.messages_per_chunk() * shape.positions;
   return cost;
+}
+
+}  // namespace
+
+SimulationCost ring_window_cost(const RingCollective& ring, std::uint32_t c, std::uint32_t window,
+                                Jumps jumps) {
+  return window_cost(ring, window_shape(ring, c, window), window, jumps);
+}
+
+WindowCosts ring_window_costs(const RingCollective& ring, std::uint32_t c, std::uint32_t window) {
+  const WindowShape shape = window_shape(ring, c, window);
+  return {window_cost(ring, shape, window, Jumps::Live), window_cost(ring, shape, window, Jumps::Alone)};
 }
 
 bool ring_positions_alike(const RingCollective& ring, std::uint32_t c, std::uint32_t p, std::uint32_t q) {

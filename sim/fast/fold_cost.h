@@ -29,6 +29,11 @@ std::uint64_t ring_steps_simulated(const RingCollective& ring, std::uint32_t win
 // ranks: the channel in full, still jumped where that applies).
 SimulationCost ring_window_cost(const RingCollective& ring, std::uint32_t c, std::uint32_t window,
                                 Jumps jumps);
+// The same both ways, from one pass over the window's routes (an embedded ring asks both).
+struct WindowCosts {
+  SimulationCost live, alone;
+};
+WindowCosts ring_window_costs(const RingCollective& ring, std::uint32_t c, std::uint32_t window);
 
 // Whether channel c's positions p and q send alike: the same protocol delay, links of the same
 // timing hop by hop.
