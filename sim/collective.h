@@ -142,7 +142,7 @@ bool finish_if_complete(RankProgress& rank, EventQueue& queue, EventHandler* han
 // receives_left and sends_left and its finish so far) once it has nothing left to receive or send:
 // nothing in that channel can move the rank's finish any more, so the rank takes it and has one
 // channel fewer. True when that was its last (it is complete once it has started). Inline: most
-// arrivals find the slot with messages still to come, without a call.
+// arrivals find the slot with messages still to come and return before the rank's line is read.
 template <typename Slot>
 bool close_channel_if_idle(RankProgress& rank, const Slot& slot) {
   if (slot.receives_left > 0 || slot.sends_left > 0) return false;

@@ -184,7 +184,6 @@ class RingCollective final : public Collective {
   // Inline: two calls an arrival, and most find the position with messages still to come. Once it
   // has none, its rank has one channel fewer to finish, and is done after its last.
   void check_done(const Position& at) {
-    if (at.receives_left > 0 || at.sends_left > 0) return;  // before the rank's line is read
     if (close_channel_if_idle(rank_[at.rank], at)) finish_rank(at.rank);
   }
   void check_done(std::uint32_t rank) {

@@ -158,7 +158,6 @@ class TreeCollective final : public Collective {
   // After an arrival counted at `node` (rank `rank`): once the node has nothing left to receive or
   // send, the rank has one channel fewer to finish, and is done after its last.
   void check_done(const Node& node, std::uint32_t rank) {
-    if (node.receives_left > 0 || node.sends_left > 0) return;  // before the rank's line is read
     if (close_channel_if_idle(rank_[rank], node)) finish_rank(rank);
   }
   void check_done(std::uint32_t rank) {
