@@ -57,7 +57,8 @@ RankStreams rank_streams(const workloads::StepProgram& program) {
 }
 
 std::uint64_t add_saturating(std::uint64_t a, std::uint64_t b) {
-  return a > std::numeric_limits<std::uint64_t>::max() - b ? std::numeric_limits<std::uint64_t>::max() : a + b;
+  return a > std::numeric_limits<std::uint64_t>::max() - b ? std::numeric_limits<std::uint64_t>::max()
+                                                           : a + b;
 }
 
 }  // namespace
