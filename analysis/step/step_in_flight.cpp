@@ -70,11 +70,27 @@ InFlightLanes::InFlightLanes(const workloads::StepProgram& program) {
   std::vector<std::uint32_t> first;       // per lane: its first collective, which stands for its key
   std::vector<std::uint32_t> same_hash;   // per lane: the next lane whose key hashes alike
   std::unordered_map<std::uint64_t, std::uint32_t> by_hash;  // a key's hash → its latest lane
+  std::unordered_map<std::uint64_t, std::uint32_t> by_root;  // a transfer's sender and stream → its lane
   constexpr std::uint32_t kNone = std::numeric_limits<std::uint32_t>::max();
   for (std::uint32_t c = 0; c < specs.size(); ++c) {
     const workloads::CollectiveSpec& spec = specs[c];
     // A collective some of whose ranks no stream runs is a lane of its own.
     const bool known = streams.known(c);
+    // A transfer (a broadcast of two) is sent by its root alone, at most one at a time on its
+    // root's stream: the transfers from one stream of one GPU are a lane of one at once.
+    if (known && spec.op == sim::CollectiveOp::Broadcast && spec.members.size() == 2) {
+      const std::uint64_t root =
+          (static_cast<std::uint64_t>(static_cast<std::uint32_t>(spec.members[0])) << 32) |
+          streams.stream[streams.first[c]];
+      auto [it, fresh] = by_root.try_emplace(root, static_cast<std::uint32_t>(at_once_.size()));
+      if (fresh) {
+        first.push_back(c);
+        same_hash.push_back(kNone);
+        at_once_.push_back(1);
+      }
+      lane_of_[c] = it->second;
+      continue;
+    }
     std::uint32_t lane = kNone;
     std::uint64_t h = 0;
     if (known) {

@@ -22,7 +22,8 @@ namespace hybridsim::analysis {
 // once every member has started (it receives what each sent), so a member that is two collectives
 // ahead of another cannot be: at most two collectives of a lane, one after the other, have
 // messages in flight at once. A broadcast's root is done once delivered, whoever has started; a
-// lane holding one has at most one collective in flight per member (each sends only at its own).
+// lane holding one has at most one collective in flight per member (each sends only at its own),
+// and a transfer (a broadcast of two GPUs: its root alone sends) one per stream of its root's GPU.
 // The lanes' sum bounds the step's: collectives of several streams (ZeRO's gathers beside its
 // reduce-scatters, a pipeline's transfers beside its tensor-parallel rings), and of several groups
 // of GPUs (each MoE expert group's all-to-all), have messages in flight at once.

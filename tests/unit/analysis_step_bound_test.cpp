@@ -77,8 +77,8 @@ TEST_CASE("step bound: a step with nothing folded stays within its estimate's fu
     // And bounds what it holds: its collectives' state and the messages its network held in flight
     // at once, those of several streams (ZeRO's gathers beside its reduce-scatters, a pipeline's
     // transfers beside its tensor-parallel rings) and groups (each MoE expert group's all-to-all)
-    // together. On this battery the estimate's messages are 1.7x (ZeRO-2) to 10.8x (the pipeline:
-    // 9,984 of 928) those held, its memory 1.10x to 1.78x.
+    // together. On this battery the estimate's messages are 1.7x (ZeRO-2) to 5.8x (the pipeline:
+    // 5,376 of 928) those held, its memory 1.10x to 1.78x.
     CHECK(r.simulation.most_in_flight <= folded.full_in_flight);
     CHECK(r.simulation.most_in_flight <= full.sure.in_flight);  // its own budget's
     CHECK(held <= folded.full_memory);

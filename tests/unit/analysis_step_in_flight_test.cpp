@@ -1,6 +1,6 @@
 // The messages a step can hold in flight at once (analysis/step/step_in_flight.h): each lane (the
-// collectives on one stream of the same GPUs) adds its two largest, a lane of broadcasts as many as
-// it has members; lanes of other streams or other GPUs add theirs beside.
+// collectives on one stream of the same GPUs) adds its two largest, the transfers from one stream of
+// one GPU their largest; lanes of other streams or other GPUs add theirs beside.
 #include <doctest/doctest.h>
 
 #include <vector>
@@ -36,9 +36,9 @@ TEST_CASE("in flight: lanes of one stream and one group add their two largest, b
       spec(Op::AllReduce, {0, 1, 2, 3}),
       spec(Op::AllReduce, {0, 1, 2, 3}),
       spec(Op::AllGather, {0, 1, 2, 3}),  // 3: the same GPUs on the gather stream: a lane beside
-      spec(Op::Broadcast, {0, 1}),        // 4..6: GPU 0's transfers to GPU 1
+      spec(Op::Broadcast, {0, 1}),        // 4..6: GPU 0's transfers to GPU 1, then 6 back
       spec(Op::Broadcast, {0, 1}),
-      spec(Op::Broadcast, {0, 1}),
+      spec(Op::Broadcast, {1, 0}),
       spec(Op::AllReduce, {0, 1}),        // 7: GPU 0's communication stream, GPU 1's gather stream
       spec(Op::AllReduce, {2, 3}),        // 8: no stream runs it
   };
@@ -46,18 +46,19 @@ TEST_CASE("in flight: lanes of one stream and one group add their two largest, b
     for (std::uint32_t c = 0; c < 3; ++c) program.gpus[g].streams[1].tasks.push_back(Task::collective(c, g));
     program.gpus[g].streams[2].tasks.push_back(Task::collective(3, g));
   }
-  for (std::uint32_t c = 4; c < 7; ++c) {
-    program.gpus[0].streams[3].tasks.push_back(Task::collective(c, 0));
-    program.gpus[1].streams[3].tasks.push_back(Task::collective(c, 1));
+  for (std::uint32_t c = 4; c < 7; ++c) {  // each GPU's transfer stream sends and receives
+    program.gpus[0].streams[3].tasks.push_back(Task::collective(c, c < 6 ? 0 : 1));
+    program.gpus[1].streams[3].tasks.push_back(Task::collective(c, c < 6 ? 1 : 0));
   }
   program.gpus[0].streams[1].tasks.push_back(Task::collective(7, 0));
   program.gpus[1].streams[2].tasks.push_back(Task::collective(7, 1));
   program.gpus[0].streams[0].tasks.push_back(Task::kernel(sim::Time::us(1), 0));
 
   const analysis::InFlightLanes lanes(program);
-  CHECK(lanes.lanes() == 5);  // {0, 1, 2}, {3}, {4, 5, 6}, {7}, {8}
-  // The lanes' largest: 30 + 20 of the all-reduces, 7, 9 + 5 of the transfers (two members), 11, 13.
-  CHECK(lanes.most({10, 30, 20, 7, 5, 9, 4, 11, 13}) == 30 + 20 + 7 + 9 + 5 + 11 + 13);
+  CHECK(lanes.lanes() == 6);  // {0, 1, 2}, {3}, {4, 5} from GPU 0, {6} from GPU 1, {7}, {8}
+  // The lanes' largest: 30 + 20 of the all-reduces, 7, the larger of GPU 0's transfers 9, GPU 1's
+  // 4, 11, 13.
+  CHECK(lanes.most({10, 30, 20, 7, 5, 9, 4, 11, 13}) == 30 + 20 + 7 + 9 + 4 + 11 + 13);
   // Only some counted (the others 0), and an index past the program's collectives a lane of its own.
   CHECK(lanes.most({10, 0, 0, 0, 0, 0, 0, 0, 0, 6}) == 16);
   CHECK(lanes.most({}) == 0);
