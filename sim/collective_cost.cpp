@@ -97,8 +97,11 @@ SimulationCost TreeCollective::full_cost() const {
       if (t.parent[r] >= 0) {
         cost.events += std::uint64_t{messages_} * (t.up[r].size() + 1);
         cost.messages += messages_;
-        // A leaf sends all its messages at once.
-        cost.in_flight += messages_;
+        // A leaf sends all its messages at once, and that is the most: a rank sends message j up
+        // once its children delivered theirs, and down once its parent did, and the root sends it
+        // down once every j went up. So the edges that carry one message j at once are never one
+        // above the other, each over a leaf of its own: one per leaf, each of its messages.
+        if (t.children[r].empty()) cost.in_flight += messages_;
       }
       for (const auto& route : t.down[r]) {
         links += route.size();

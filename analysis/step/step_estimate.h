@@ -35,10 +35,15 @@ struct StepEstimate {
   // expected to take. A folded step's shadows count as their representatives do.
   std::uint64_t full_events = 0;
   // The state that last way holds: every GPU's collectives (full_cost().state_bytes, shadows as
-  // their representatives) and the most messages in flight of any one of them, as its run checks it
-  // before its event loop; more than memory() wherever the step folds. What a memory cap must reach
-  // for the step to pass whichever way it runs (BudgetExceeded::upper).
+  // their representatives) and the most messages its network can hold in flight at once
+  // (full_in_flight), as its run checks it before its event loop; more than memory() wherever the
+  // step folds. What a memory cap must reach for the step to pass whichever way it runs
+  // (BudgetExceeded::upper), and a bound on what it holds.
   std::int64_t full_memory = 0;
+  // Those messages: each collective's most in flight (full_cost().in_flight) summed over those that
+  // can have messages in flight at once (analysis/step/step_in_flight.h). `sure.in_flight` is the
+  // same over the collectives that cannot fold.
+  std::uint64_t full_in_flight = 0;
   std::uint64_t events() const { return task_events + collective_events.total(); }
   // What a cap must reach for the step to pass whichever way it runs.
   std::uint64_t most_events() const { return std::max(events(), full_events); }

@@ -12,6 +12,7 @@
 #include "analysis/step/step_attempt.h"
 #include "analysis/step/step_fold.h"
 #include "analysis/step/step_fold_p2p.h"
+#include "analysis/step/step_in_flight.h"
 #include "sim/error.h"
 #include "sim/work_progress.h"
 #include "workloads/program/pipeline_program.h"
@@ -38,13 +39,14 @@ StepEstimate step_budget_cost(const workloads::StepProgram& program,
     if (fold.representative.empty() || fold.representative[g] == g) tasks += own;
   }
   // What is simulated in full whatever happens: every collective that cannot fold. Those that may
-  // fold are checked when they start, if they start in full (sim/budget.h). Collectives on a stream
-  // run one after another: the largest one's messages in flight stand for the step's.
+  // fold are checked when they start, if they start in full (sim/budget.h). The messages in flight
+  // at once are summed over the collectives that can have them together (step_in_flight.h).
   StepEstimate e;
   e.task_events = kEventsPerTask * tasks;
   std::uint64_t full = 0;
-  sim::SimulationCost in_full;  // its state and messages in flight
+  sim::SimulationCost in_full;  // its state
   const std::size_t n = collectives.size();
+  std::vector<std::uint64_t> in_flight(n, 0), sure_in_flight(n, 0);  // per collective, in full
   for (std::size_t i = 0; i < n; ++i) {
     // A folded step's shadow is never simulated; in full it costs what the collective it repeats does.
     const std::size_t own = collectives[i] == nullptr && i < shadow_of.size() ? shadow_of[i] : i;
@@ -59,17 +61,21 @@ StepEstimate step_budget_cost(const workloads::StepProgram& program,
     const sim::ExpectedEvents expected = c.expected_events();
     full += std::max(cost.events, expected.total());  // a collective without a full_cost() runs so
     in_full += sim::SimulationCost{.state_bytes = cost.state_bytes};
-    in_full.in_flight = std::max(in_full.in_flight, cost.in_flight);
+    in_flight[i] = cost.in_flight;
     if (own != i) continue;
     e.state_bytes += cost.state_bytes;
     e.collective_events += expected;
     if (c.may_fold()) continue;
     e.sure.events += cost.events;
     e.sure.messages += cost.messages;
-    e.sure.in_flight = std::max(e.sure.in_flight, cost.in_flight);
+    sure_in_flight[i] = cost.in_flight;
   }
   sim::work_tick(progress, "counting its collectives' cost", n, n, "collectives");
+  const InFlightLanes lanes(program);
+  in_full.in_flight = lanes.most(in_flight);
+  e.sure.in_flight = lanes.most(sure_in_flight);
   e.full_events = kEventsPerTask * all_tasks + full;
+  e.full_in_flight = in_full.in_flight;
   e.full_memory = in_full.memory();
   return e;
 }

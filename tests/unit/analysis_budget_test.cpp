@@ -88,15 +88,17 @@ TEST_CASE("budget: a refusal quotes what the step takes if its fold is given up,
 TEST_CASE("budget: a step over its memory cap names the state and the messages in flight") {
   // Same step: its largest collective, the all-reduce of a 32000 × 1024 FP32 embedding gradient
   // (131 MB, larger than a bucket), cuts it into 6 channels × 8 chunks of 2.73 MB = 6 messages of
-  // 512 KiB: 288 messages in flight at most, 288 × 192 B = 55296 B, beside the 111408 B its
-  // collectives hold running in full (sim/collective_cost.cpp): 166704 B, over a cap of 64 KiB.
+  // 512 KiB: 288 messages in flight at most; its rings all on one stream of the same 8 GPUs, two of
+  // them may have messages in flight at once (analysis/step/step_in_flight.h): 576, 576 × 192 B =
+  // 110592 B, beside the 111408 B its collectives hold running in full (sim/collective_cost.cpp):
+  // 222000 B, over a cap of 64 KiB.
   try {
     run_with({"communication.fast_path=off", "simulation.max_memory=64 KiB"});
     FAIL("the step ran over its memory cap");
   } catch (const InputError& e) {
     const std::string what = e.what();
     CHECK(what.ends_with(
-        "the step would hold about 167 kB of simulation state (288 messages in flight at once), "
+        "the step would hold about 222 kB of simulation state (576 messages in flight at once), "
         "over the limit simulation.max_memory = 64 KiB; raise it (--max-sim-memory SIZE or "
         "simulation.max_memory, 0 = no limit) or set communication.fast_path: auto"));
   }
@@ -107,16 +109,16 @@ TEST_CASE(
   // The same step: its folded attempt holds its representatives' collectives' state, is given up as
   // it runs, and the next attempt (every GPU) holds every GPU's. A cap raised to the first figure was
   // refused again by the second (issue 31); the refusal now quotes every collective's state in full
-  // and the most messages any one holds in flight (StepEstimate::full_memory), and a cap at the size
-  // it quotes runs the step.
+  // and the most messages they can hold in flight at once (StepEstimate::full_memory), and a cap at
+  // the size it quotes runs the step.
   const Refusal r = refusal_at("simulation.max_memory=1 KiB");
   CHECK(
-      r.what.find("the step would hold about 2.99 MB of simulation state (7680 messages in flight at once), "
-                  "up to 3.06 MB if its collectives do not fold, over the limit simulation.max_memory = "
-                  "1 KiB; raise it to 3.1 MB or more (--max-sim-memory SIZE") != std::string::npos);
-  CHECK(r.quoted == "3.1 MB");
-  // Over the folded attempt's 2.99 MB: refused by the next attempt's own estimate, 3.06 MB.
-  CHECK(refusal_at("simulation.max_memory=3.01 MB").what.find("would hold about 3.06 MB") !=
+      r.what.find("the step would hold about 4.31 MB of simulation state (14592 messages in flight at once), "
+                  "up to 4.73 MB if its collectives do not fold, over the limit simulation.max_memory = "
+                  "1 KiB; raise it to 4.8 MB or more (--max-sim-memory SIZE") != std::string::npos);
+  CHECK(r.quoted == "4.8 MB");
+  // Over the folded attempt's 4.31 MB: refused by the next attempt's own estimate, 4.73 MB.
+  CHECK(refusal_at("simulation.max_memory=4.4 MB").what.find("would hold about 4.73 MB") !=
         std::string::npos);
   CHECK(run_mixtral_trees("simulation.max_memory=" + r.quoted).step.events == 1081008);
 }

@@ -141,6 +141,34 @@ TEST_CASE("budget: a tree's full cost is every edge's messages up and down") {
   CHECK(tree.messages_sent() == 8);
 }
 
+
+TEST_CASE("budget: a tree holds at most its leaves' messages in flight at once") {
+  // A chain 0 <- 1 <- 2 <- 3, one leaf (3): message j goes up one edge at a time (a rank sends it
+  // once its child delivered it), then down one edge at a time, so at most m are in flight, the
+  // leaf's, however the edges' speeds differ. Each edge is two links (a message holds its network
+  // slot until it enters its last), the leaf's 10x faster than the others: its messages pile up at
+  // rank 2, which sends them on as they come. 4 MiB in 512 KiB messages: m = 8.
+  LinkTable links;
+  TreeChannel t;
+  t.parent = {-1, 0, 1, 2};
+  const auto edge = [&](double gb) {
+    return std::vector<LinkId>{
+        links.add({LinkKind::Generic, Bandwidth::gb_per_second(gb), Time::us(1), "a"}),
+        links.add({LinkKind::Generic, Bandwidth::gb_per_second(gb), Time::us(1), "b"})};
+  };
+  t.up = {{}, edge(10), edge(10), edge(100)};
+  t.children = {{1}, {2}, {3}, {}};
+  t.down = {{edge(10)}, {edge(10)}, {edge(100)}, {}};
+  EventQueue queue;
+  Network network(queue, links);
+  TreeCollective tree(network, 4, {t}, Bytes::mib(4), CollectiveConfig{});
+  CHECK(tree.full_cost().messages == 3 * 2 * 8);
+  CHECK(tree.full_cost().in_flight == 8);  // every non-root rank's, 24, before
+  tree.start_all();
+  queue.run();
+  REQUIRE(tree.is_done());
+  CHECK(network.most_messages_in_flight() == 8);  // the leaf's, at its start
+}
 TEST_CASE("budget: caps on events and memory, 0 for none") {
   SimulationBudget events({.max_events = 100, .max_memory = 0});
   events.record(10, 1'000'000'000);
