@@ -12,6 +12,7 @@
 #include "sim/fast/fast_path.h"
 #include "sim/ring_collective.h"
 #include "sim/tree_collective.h"
+#include "tests/unit/binary_tree_channel.h"
 
 using namespace hybridsim::sim;
 
@@ -66,19 +67,9 @@ BENCHMARK(BM_RingAllReduce)
 void BM_TreeAllReduce(benchmark::State& state) {
   const auto n = static_cast<std::uint32_t>(state.range(0));
   LinkTable links;
-  TreeChannel tree;
-  tree.parent.assign(n, -1);
-  tree.up.resize(n);
-  tree.children.resize(n);
-  tree.down.resize(n);
-  for (std::uint32_t r = 1; r < n; ++r) {
-    const std::uint32_t p = (r - 1) / 2;
-    tree.parent[r] = static_cast<std::int32_t>(p);
-    tree.up[r] = {links.add({LinkKind::Generic, Bandwidth::gb_per_second(50), Time::ns(500), "up"})};
-    tree.children[p].push_back(r);
-    tree.down[p].push_back(
-        {links.add({LinkKind::Generic, Bandwidth::gb_per_second(50), Time::ns(500), "down"})});
-  }
+  const TreeChannel tree = hybridsim::testing::binary_tree_channel(
+      links, n, {LinkKind::Generic, Bandwidth::gb_per_second(50), Time::ns(500), "up"},
+      {LinkKind::Generic, Bandwidth::gb_per_second(50), Time::ns(500), "down"});
   CollectiveConfig config;
   config.message_size = Bytes::kib(256);
   std::uint64_t messages = 0;

@@ -11,6 +11,7 @@
 #include "sim/fast/fast_path.h"
 #include "sim/ring_collective.h"
 #include "sim/tree_collective.h"
+#include "tests/unit/binary_tree_channel.h"
 #include "tests/unit/tree_fabric.h"
 
 using namespace hybridsim;
@@ -80,19 +81,7 @@ HeldState run_and_free(EventQueue& queue, std::unique_ptr<C> collective) {
 // A binary tree over n ranks (rank r's parent (r - 1) / 2), each edge a link of its own each way.
 TreeChannel binary_tree(LinkTable& links, std::uint32_t n) {
   const LinkSpec l{LinkKind::Generic, Bandwidth::gb_per_second(10), Time::us(1), "t"};
-  TreeChannel t;
-  t.parent.assign(n, -1);
-  t.up.resize(n);
-  t.children.resize(n);
-  t.down.resize(n);
-  for (std::uint32_t r = 1; r < n; ++r) {
-    const std::uint32_t p = (r - 1) / 2;
-    t.parent[r] = static_cast<std::int32_t>(p);
-    t.up[r] = {links.add(l)};
-    t.children[p].push_back(r);
-    t.down[p].push_back({links.add(l)});
-  }
-  return t;
+  return testing::binary_tree_channel(links, n, l, l);
 }
 
 }  // namespace
