@@ -66,6 +66,21 @@ std::int64_t tree_height(const TreeChannel& t, std::uint32_t n, std::size_t c) {
   return height;
 }
 
+// What a node's and an edge's fields must hold, checked as the plan is built (the nodes are laid out
+// only when the tree runs): at most 255 children and 255 links a route, and a rank's messages in
+// one channel (its edges' count × the messages per channel) within 32 bits.
+void check_fits(const TreeChannel& t, std::uint32_t n, std::uint32_t messages) {
+  for (std::uint32_t r = 0; r < n; ++r) {
+    if (t.children[r].size() > 0xff)
+      throw InternalError("a tree rank with more than 255 children (channel plans are binary trees)");
+    if (t.up[r].size() > 0xff) throw InternalError("a tree route of more than 255 links");
+    for (const auto& route : t.down[r])
+      if (route.size() > 0xff) throw InternalError("a tree route of more than 255 links");
+    if ((t.children[r].size() + (t.parent[r] >= 0 ? 1u : 0u)) * std::uint64_t{messages} > 0xffffffffu)
+      throw InternalError("too many messages per tree channel");
+  }
+}
+
 // The plans a tree runs: the segment's channels, or all of them.
 std::vector<const TreeChannel*> segment_plans(const std::vector<TreeChannel>& plans,
                                               const TreeSegment& segment) {
@@ -93,8 +108,7 @@ TreeCollective::TreeCollective(Network& network, std::uint32_t ranks,
       queue_(network.queue()),
       n_(ranks),
       config_(config),
-      plans_(std::move(plans)),
-      rank_(ranks) {
+      plans_(std::move(plans)) {
   if (plans_ == nullptr) throw InternalError("a tree collective without channels");
   const std::vector<const TreeChannel*> channels = segment_plans(*plans_, segment);
   path_.unit = "tree channels";
@@ -124,6 +138,14 @@ TreeCollective::TreeCollective(Network& network, std::uint32_t ranks,
   if (messages_ >= 0xfffffffeu) throw InternalError("too many messages per tree channel");
   rate_class_ = network.rate_class(config_.timing.link_rate_scale);
   for (ChannelState& ch : channels_) {
+    check_fits(*ch.plan, n_, messages_);
+    size_messages(ch);
+  }
+}
+
+void TreeCollective::run_state() {
+  rank_.resize(n_);
+  for (ChannelState& ch : channels_) {
     ch.nodes.resize(n_);
     if (config_.timing.channel_cap.bytes_per_second() > 0) ch.paced_until.assign(n_, Time::zero());
     std::size_t links = 0;  // reserved, so that the edges' pointers into ch.links stay valid
@@ -137,9 +159,7 @@ TreeCollective::TreeCollective(Network& network, std::uint32_t ranks,
       node.parent = ch.plan->parent[r];
       node.ready_from = Time::max();
       node.first_child = static_cast<std::uint32_t>(ch.slots.size());
-      if (ch.plan->children[r].size() > 0xff)
-        throw InternalError("a tree rank with more than 255 children (channel plans are binary trees)");
-      node.child_count = static_cast<std::uint8_t>(ch.plan->children[r].size());
+      node.child_count = static_cast<std::uint8_t>(ch.plan->children[r].size());  // checked: at most 255
       for (std::uint32_t k = 0; k < node.child_count; ++k) {
         const std::uint32_t child = ch.plan->children[r][k];
         ch.nodes[child].slot_in_parent = static_cast<std::uint8_t>(k);
@@ -152,20 +172,18 @@ TreeCollective::TreeCollective(Network& network, std::uint32_t ranks,
         node.up_hops = up.hops;
         node.up_mix = up.mix;
       }
-      // Each edge carries every message once each way, so a rank receives as many as it sends.
-      const std::uint64_t sends =
-          (node.child_count + (node.parent >= 0 ? 1u : 0u)) * std::uint64_t{messages_};
-      if (sends > 0xffffffffu) throw InternalError("too many messages per tree channel");
-      node.receives_left = static_cast<std::uint32_t>(sends);
-      node.sends_left = static_cast<std::uint32_t>(sends);
+      // Each edge carries every message once each way, so a rank receives as many as it sends
+      // (checked to fit 32 bits).
+      const auto sends = static_cast<std::uint32_t>((node.child_count + (node.parent >= 0 ? 1u : 0u)) *
+                                                    std::uint64_t{messages_});
+      node.receives_left = sends;
+      node.sends_left = sends;
       if (sends > 0) ++rank_[r].channels_left;
     }
-    size_messages(ch);
   }
 }
 
 TreeCollective::Edge TreeCollective::edge(ChannelState& ch, const std::vector<LinkId>& route) {
-  if (route.size() > 0xff) throw InternalError("a tree route of more than 255 links");
   const std::size_t first = ch.links.size();
   ch.links.insert(ch.links.end(), route.begin(), route.end());
   std::array<std::uint8_t, kLinkKindCount> kinds{};
@@ -237,7 +255,8 @@ void TreeCollective::notify_rank_done(EventHandler& handler, std::uint64_t tag_b
 void TreeCollective::start(std::uint32_t rank) { start_at(rank, queue_.now()); }
 
 void TreeCollective::start_at(std::uint32_t rank, Time joined) {
-  charge_budget();  // before the first message (sim/budget.h)
+  charge_budget();  // before its state is laid out and its first message (sim/budget.h)
+  if (!laid_out()) run_state();
   RankProgress& rs = rank_[rank];
   if (rs.started) throw InternalError("rank " + std::to_string(rank) + " started twice");
   if (joined > queue_.now()) throw InternalError("a tree rank joins in the future");
@@ -326,7 +345,29 @@ void TreeCollective::finish_rank(std::uint32_t rank) {
   if (finish_if_complete(rank_[rank], queue_, done_handler_, done_tag_base_ + rank)) ++ranks_done_;
 }
 
+Time TreeCollective::up_delay(std::uint32_t c, std::uint32_t r) const {
+  const ChannelState& ch = channels_[c];
+  if (laid_out()) return ch.nodes[r].up_delay;
+  return ch.plan->parent[r] < 0 ? Time::zero() : config_.timing.step_delay(ch.plan->up[r], network_.links());
+}
+
+Time TreeCollective::down_delay(std::uint32_t c, std::uint32_t r, std::uint32_t k) const {
+  const ChannelState& ch = channels_[c];
+  if (laid_out()) return ch.slots[ch.nodes[r].first_child + k].down.delay;
+  return config_.timing.step_delay(ch.plan->down[r][k], network_.links());
+}
+
+std::uint32_t TreeCollective::slot_in_parent(std::uint32_t c, std::uint32_t r) const {
+  const ChannelState& ch = channels_[c];
+  if (laid_out()) return ch.nodes[r].slot_in_parent;
+  const std::int32_t p = ch.plan->parent[r];
+  if (p < 0) return 0;  // the root's node says 0 too
+  const auto& siblings = ch.plan->children[static_cast<std::size_t>(p)];
+  return static_cast<std::uint32_t>(std::find(siblings.begin(), siblings.end(), r) - siblings.begin());
+}
+
 Time TreeCollective::rank_finish_time(std::uint32_t rank) const {
+  if (!laid_out()) return Time::zero();  // never started
   // Done: its finish. Before: the latest of its channels' so far, as the rank's own would be.
   Time t = rank_[rank].finish;
   if (!rank_[rank].done)
@@ -336,7 +377,7 @@ Time TreeCollective::rank_finish_time(std::uint32_t rank) const {
 
 Time TreeCollective::finish_time() const {
   Time t = Time::zero();
-  for (std::uint32_t r = 0; r < n_; ++r) t = max(t, rank_finish_time(r));
+  for (std::uint32_t r = 0; r < rank_.size(); ++r) t = max(t, rank_finish_time(r));
   return t;
 }
 

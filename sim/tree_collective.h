@@ -76,21 +76,22 @@ class TreeCollective final : public Collective {
   Network& network() const { return network_; }
   const CollectiveConfig& config() const { return config_; }
   // The plan as built: channel c's tree, its bytes, the messages of every channel, the protocol
-  // delay of rank r's route up and of its route to its k-th child, and r's index among its
-  // parent's children.
+  // delay of rank r's route up and of its route to its k-th child (read from its node once it
+  // runs, computed from the route's few hops before), and r's index among its parent's children.
   const TreeChannel& channel_plan(std::uint32_t c) const { return *channels_[c].plan; }
   const std::shared_ptr<const std::vector<TreeChannel>>& plans() const { return plans_; }
   std::int64_t channel_bytes(std::uint32_t c) const { return channels_[c].bytes; }
   std::uint32_t messages_per_channel() const { return messages_; }
-  Time up_delay(std::uint32_t c, std::uint32_t r) const { return channels_[c].nodes[r].up_delay; }
-  Time down_delay(std::uint32_t c, std::uint32_t r, std::uint32_t k) const {
-    return channels_[c].slots[channels_[c].nodes[r].first_child + k].down.delay;
+  Time up_delay(std::uint32_t c, std::uint32_t r) const;
+  Time down_delay(std::uint32_t c, std::uint32_t r, std::uint32_t k) const;
+  std::uint32_t slot_in_parent(std::uint32_t c, std::uint32_t r) const;
+  // Whether its nodes are laid out: it has started (a folded tree's plain tree never does).
+  bool laid_out() const { return !rank_.empty(); }
+  // When channel c's position `rank` last did anything (received, had a message delivered, reduced);
+  // zero before it starts.
+  Time node_done(std::uint32_t c, std::uint32_t rank) const {
+    return laid_out() ? channels_[c].nodes[rank].done : Time::zero();
   }
-  std::uint32_t slot_in_parent(std::uint32_t c, std::uint32_t r) const {
-    return channels_[c].nodes[r].slot_in_parent;
-  }
-  // When channel c's position `rank` last did anything (received, had a message delivered, reduced).
-  Time node_done(std::uint32_t c, std::uint32_t rank) const { return channels_[c].nodes[rank].done; }
   void on_event(std::uint64_t tag) override;
 
  private:
@@ -132,6 +133,11 @@ class TreeCollective final : public Collective {
     std::uint32_t child = 0;
     std::uint32_t received = 0;  // messages arrived from it
   };
+  // A channel's plan and bytes, and what it runs on. The nodes, slots, packed links and pacing (and
+  // the ranks' RankProgress) are laid out when the tree first starts (run_state()): a folded tree's
+  // plain tree, which its models stand for, never starts, and holds only this and its plans. Laid
+  // out with the plan, the 16,384-GPU default step with `algorithm: tree` held them for its 11
+  // folded trees where only the models' groups run.
   struct ChannelState {
     const TreeChannel* plan = nullptr;  // in plans_
     std::vector<Node> nodes;
@@ -147,6 +153,9 @@ class TreeCollective final : public Collective {
     std::uint32_t longer = 0;
     std::array<Time, 2> pace{}, reduce{};
   };
+  // At the first start: every channel's nodes, slots, packed links and pacing, and the ranks'
+  // progress (the channels each has messages in).
+  void run_state();
   Edge edge(ChannelState& ch, const std::vector<LinkId>& route);
   void size_messages(ChannelState& ch) const;
   void send(ChannelState& ch, std::uint32_t from, const Edge& edge, std::uint64_t low, std::uint32_t j,
@@ -174,8 +183,8 @@ class TreeCollective final : public Collective {
   std::uint8_t rate_class_ = 0;
   std::shared_ptr<const std::vector<TreeChannel>> plans_;
   std::vector<ChannelState> channels_;
-  // Per rank: started, done, its start, its finish once done, the arrivals before it started, its
-  // channels whose node has messages left.
+  // Per rank, once it runs: started, done, its start, its finish once done, the arrivals before it
+  // started, its channels whose node has messages left.
   std::vector<RankProgress> rank_;
   std::uint32_t ranks_done_ = 0;
   std::uint64_t messages_sent_ = 0;

@@ -117,22 +117,26 @@ bool embedded_classes_agree(const workloads::StepProgram& program,
 // run in full and the step's fold be given up after the run (check_step_fold), so it is not tried,
 // and the step's estimate is every GPU's.
 // Told ring by ring (`progress`, null: none): each one's check sorts the links of its routes, a few
-// hundredths of a second at 65,536 GPUs.
+// hundredths of a second at 65,536 GPUs, unless it takes the same routes as the ring checked before
+// it (a step's buckets over one member set), which then hands it its answer.
 bool shared_rings_may_fold(const workloads::StepProgram& program, const StepFoldPlan& fold,
                            const std::vector<std::unique_ptr<sim::Collective>>& collectives,
                            Attempt& attempt, sim::WorkProgress* progress) {
   const std::size_t n = collectives.size();
+  const sim::FoldedRing* previous = nullptr;
   for (std::size_t i = 0; i < n; ++i) {
-    const auto* ring = dynamic_cast<const sim::FoldedRing*>(collectives[i].get());
+    auto* ring = dynamic_cast<sim::FoldedRing*>(collectives[i].get());
     const bool checked = ring != nullptr && spans_members(fold, program.collectives[i]);
     sim::work_tick(progress, "checking its shared rings' links", i, n, "collectives",
                    checked ? 1 : sim::kWorkTickEvery);
     if (!checked) continue;
+    if (previous != nullptr) ring->share_edge_answer(*previous);
     if (const char* why = ring->plan_only_refusal()) {
       attempt.unsuitable = true;
       attempt.why = "a ring they share would run in full: " + std::string(why);
       return false;
     }
+    previous = ring;
   }
   sim::work_tick(progress, "checking its shared rings' links", n, n, "collectives");
   return true;

@@ -102,4 +102,11 @@ bool ring_edges_share_a_link(const RingCollective& ring) {
   return std::adjacent_find(used.begin(), used.end()) != used.end();
 }
 
+bool same_ring_routes(const RingCollective& a, const RingCollective& b) {
+  if (a.ranks() != b.ranks() || a.channel_count() != b.channel_count()) return false;
+  for (std::uint32_t c = 0; c < a.channel_count(); ++c)
+    if (a.channel_plan(c).routes != b.channel_plan(c).routes) return false;
+  return true;
+}
+
 }  // namespace hybridsim::sim

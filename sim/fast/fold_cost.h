@@ -44,5 +44,9 @@ std::uint32_t ring_plan_period(const RingCollective& ring, std::uint32_t c);
 
 // Whether two edges of the ring (any channels) cross one link: it cannot fold, and runs in full.
 bool ring_edges_share_a_link(const RingCollective& ring);
+// Whether two rings take the same routes, channel by channel, position by position (then
+// ring_edges_share_a_link answers alike for both, whatever their ranks' order): compared, not
+// sorted, a step's buckets over one member set find their answer once.
+bool same_ring_routes(const RingCollective& a, const RingCollective& b);
 
 }  // namespace hybridsim::sim

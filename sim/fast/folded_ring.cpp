@@ -54,6 +54,13 @@ const char* FoldedRing::plan_only_refusal() const {
   return shares_edges_ != 0 ? kSharedEdges : nullptr;
 }
 
+bool FoldedRing::share_edge_answer(const FoldedRing& earlier) {
+  if (shares_edges_ >= 0 || earlier.shares_edges_ < 0 || !same_ring_routes(*ring_, *earlier.ring_))
+    return false;
+  shares_edges_ = earlier.shares_edges_;
+  return true;
+}
+
 bool FoldedRing::may_embed() const {
   return may_fold() && !decided_ && ring_->config().observer == nullptr && network_.observer() == nullptr;
 }

@@ -53,6 +53,10 @@ class FoldedRing final : public Collective {
   // refusal()'s reasons its plan alone gives (plan_refusal, two ring edges on one link), or null:
   // known before any rank joins (a folded step's estimate, analysis/step/).
   const char* plan_only_refusal() const;
+  // Takes `earlier`'s answer to whether two ring edges share a link, if it has one and the two
+  // rings take the same routes (same_ring_routes): the caller that asks plan_only_refusal() of a
+  // step's rings in turn (analysis/step/) hands each the previous one's. Whether it took it.
+  bool share_edge_answer(const FoldedRing& earlier);
 
   void notify_rank_done(EventHandler& handler, std::uint64_t tag_base) override;
   void start(std::uint32_t rank) override;
@@ -99,7 +103,8 @@ class FoldedRing final : public Collective {
   bool decided_ = false;  // at the first join
   // ring_edges_share_a_link(*ring_) once known (-1: not yet): it sorts every link of every route, and
   // a step asks it of each ring twice (plan_only_refusal, expected_events): asked once, the 16,384-GPU
-  // default run (README) took 0.93-0.94 s of CPU where it took 1.00-1.04.
+  // default run (README) took 0.93-0.94 s of CPU where it took 1.00-1.04. Its buckets' rings, of one
+  // plan, take it from the first (share_edge_answer).
   mutable std::int8_t shares_edges_ = -1;
   bool full_ = false;     // refused: the plain ring runs
   bool folded_ = false;   // every rank joined and the result was applied

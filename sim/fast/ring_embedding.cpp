@@ -42,12 +42,9 @@ struct RingTicks {
 };
 
 bool same_plan(const RingCollective& a, const RingCollective& b) {
-  if (a.ranks() != b.ranks() || a.channel_count() != b.channel_count()) return false;
-  for (std::uint32_t c = 0; c < a.channel_count(); ++c) {
-    const RingChannel& x = a.channel_plan(c);
-    const RingChannel& y = b.channel_plan(c);
-    if (x.order != y.order || x.routes != y.routes) return false;
-  }
+  if (!same_ring_routes(a, b)) return false;
+  for (std::uint32_t c = 0; c < a.channel_count(); ++c)
+    if (a.channel_plan(c).order != b.channel_plan(c).order) return false;
   return true;
 }
 

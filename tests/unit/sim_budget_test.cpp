@@ -12,6 +12,7 @@
 #include "sim/ring_collective.h"
 #include "sim/tree_collective.h"
 #include "tests/unit/binary_tree_channel.h"
+#include "tests/unit/tree_fabric.h"
 
 using namespace hybridsim;
 using namespace hybridsim::sim;
@@ -322,4 +323,39 @@ TEST_CASE("budget: a collective's state estimate covers what it holds run in ful
   CHECK(t.held > 255 * 2 * 64);
   CHECK(t.estimated >= t.held);
   CHECK(t.estimated <= t.held + t.held / 4);
+}
+
+TEST_CASE("budget: a folded tree lays out its plain tree's nodes only where that tree runs") {
+  // A folded tree keeps its plan as a plain TreeCollective, which runs only if the fold is refused;
+  // its models run the groups they stand for on trees of their own. 256 ranks, 4 alike channels of
+  // 2 trees each (tests/unit/tree_fabric.h): run in full, the tree holds 8 × 256 nodes of 64 bytes
+  // (131,072 B) and more (slots, packed routes, RankProgress); folded, its per-rank state is the
+  // fold's own (a RankProgress a rank, 16,384 B, and the join order), under the nodes alone. With
+  // the nodes laid out at construction, as before, the folded tree held as much as the full one.
+  if (!heap_is_counted()) {
+    MESSAGE("the heap is not glibc's (a sanitizer's allocator): nothing to measure it by here");
+    return;
+  }
+  const auto f = hybridsim::testing::make_trees(256, 4);
+  const auto plans = std::make_shared<const std::vector<TreeChannel>>(f.trees);
+  const auto held = [&](FastPath mode) {
+    EventQueue queue;
+    Network network(queue, f.links);
+    CollectiveConfig config{.message_size = Bytes::kib(64), .fast_path = mode};
+    config.timing.base_latency = Time::us(2);
+    std::unique_ptr<Collective> tree = make_tree_collective(network, 256, plans, Bytes::mib(8), config);
+    tree->start_all();
+    queue.run();
+    CHECK(tree->is_done());
+    CHECK(tree->simulation_path().folded == (mode == FastPath::Auto));
+    const std::int64_t before = heap_in_use();
+    tree.reset();
+    return before - heap_in_use();
+  };
+  const std::int64_t nodes = 8 * 256 * 64;
+  const std::int64_t full = held(FastPath::Off);
+  const std::int64_t folded = held(FastPath::Auto);
+  MESSAGE("held run in full ", full, " B, folded ", folded, " B");
+  CHECK(full > nodes);
+  CHECK(folded < nodes);
 }

@@ -7,9 +7,11 @@
 #include <algorithm>
 #include <cstdint>
 #include <memory>
+#include <string>
 #include <vector>
 
 #include "sim/fast/fast_path.h"
+#include "sim/fast/folded_ring.h"
 #include "sim/fast/link_claims.h"
 #include "sim/fast/unfolded_reason.h"
 #include "sim/network.h"
@@ -252,4 +254,33 @@ TEST_CASE("fold: the next bucket on the same ring is promised its links and fold
     CHECK(folded.links[l].busy == full.links[l].busy);
     CHECK(folded.links[l].messages == full.links[l].messages);
   }
+}
+
+TEST_CASE("fold: a ring of the same routes takes an earlier ring's answer on shared edges, others ask") {
+  // A step's buckets over one member set are rings of one plan; the step asks each in turn whether
+  // two of its edges share a link (analysis/step/step_attempt.cpp), and each takes the answer of
+  // the ring before it where their routes are the same, whatever their ranks' order.
+  RingFabric f = make_ring(8, 1);
+  f.channels[0].routes[3] = f.channels[0].routes[2];  // edges 2 and 3 share link 2
+  EventQueue q;
+  Network net(q, f.links);
+  const CollectiveConfig cfg{.message_size = Bytes::kib(64), .fast_path = FastPath::Auto};
+  FoldedRing first(net, CollectiveOp::AllReduce, 8, f.channels, Bytes::mib(1), cfg);
+  FoldedRing same(net, CollectiveOp::AllReduce, 8, f.channels, Bytes::mib(2), cfg);
+  CHECK_FALSE(same.share_edge_answer(first));  // `first` has not been asked yet: nothing to take
+  REQUIRE(first.plan_only_refusal() != nullptr);
+  CHECK(std::string(first.plan_only_refusal()) == "two ring edges share a link");
+  std::vector<RingChannel> reordered = f.channels;
+  std::reverse(reordered[0].order.begin(), reordered[0].order.end());
+  FoldedRing other_order(net, CollectiveOp::AllReduce, 8, reordered, Bytes::mib(1), cfg);
+  CHECK(same.share_edge_answer(first));
+  CHECK(other_order.share_edge_answer(first));
+  CHECK_FALSE(same.share_edge_answer(first));  // it has its answer already
+  CHECK(std::string(same.plan_only_refusal()) == "two ring edges share a link");
+  CHECK(std::string(other_order.plan_only_refusal()) == "two ring edges share a link");
+  // Other routes (each edge its own link): not taken; asked, the ring may fold.
+  const RingFabric g = make_ring(8, 1);
+  FoldedRing apart(net, CollectiveOp::AllReduce, 8, g.channels, Bytes::mib(1), cfg);
+  CHECK_FALSE(apart.share_edge_answer(first));
+  CHECK(apart.plan_only_refusal() == nullptr);
 }
