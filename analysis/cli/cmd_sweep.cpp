@@ -11,6 +11,7 @@
 #include "analysis/api/hybridsim.h"
 #include "analysis/cli/commands.h"
 #include "analysis/cli/parse_options.h"
+#include "analysis/output/output_folder.h"
 #include "sim/error.h"
 #include "sim/text.h"
 #ifdef HYBRIDSIM_WITH_MPI
@@ -143,6 +144,9 @@ int merge_command(int argc, const char* const* argv) {
   if (!parse_options(argc, argv, options, positional, vm)) return 0;
   if (dirs.empty()) throw InputError("give the shard folders to merge, e.g. hybridsim merge s1 s2 --out all");
   std::vector<std::filesystem::path> paths(dirs.begin(), dirs.end());
+  // A file given as the folder is refused before the shards are read (it failed after them, with
+  // "f: Not a directory" naming no option).
+  analysis::check_output_folder(out, "--out " + out);
   // Writing into a shard's own folder would replace that shard's results.csv with the merge.
   for (const auto& dir : paths)
     if (std::filesystem::weakly_canonical(dir) == std::filesystem::weakly_canonical(out))
