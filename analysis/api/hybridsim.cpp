@@ -60,9 +60,18 @@ void check_destinations(const RunRequest& request, const scenarios::Scenario& sc
   const auto key = [&](const std::string& path, const std::string& value) {
     return scenarios::location_of(scenario, path) + ": " + path + " " + value;
   };
-  if (request.write_outputs)
-    analysis::check_output_folder(dir, request.out ? o.said("out", dir.string())
-                                                   : key("outputs.directory", dir.string()));
+  const std::string dir_given =
+      request.out ? o.said("out", dir.string()) : key("outputs.directory", dir.string());
+  if (request.write_outputs) {
+    analysis::check_output_folder(dir, dir_given);
+    // A summary's name taken by a folder failed after the step, leaving the files before it.
+    for (const auto& file : analysis::run_output_files(scenario.outputs.formats, dir,
+                                                       {.table = request.out.has_value()}))
+      if (std::filesystem::is_directory(file))
+        throw InputError(dir_given + ": " + file.string() + " is a folder, where the run writes its " +
+                         file.filename().string() +
+                         " (outputs.formats); expected another folder for the outputs, or that one moved");
+  }
   std::optional<std::filesystem::path> trace = request.trace;
   std::string trace_given;
   if (request.trace) {
@@ -147,16 +156,18 @@ RunReport run(const ScenarioInput& input, const RunRequest& request) {
     options.trace_options.gpus_given =
         request.spelling.said("trace-gpus", topology::format_gpu_list(*options.trace_options.gpus));
   // The trace is written as the step runs, so its folder is made now; a refusal after (a window
-  // past the step, a GPU list that runs nothing, a cap) removes what was made for it.
+  // past the step, a GPU list that runs nothing, a cap), a failure writing the summaries after the
+  // trace, or a signal removes what was made for it and the trace itself: all or nothing.
   analysis::CreatedFolders made;
   if (options.trace && options.trace->has_parent_path()) made.create(options.trace->parent_path());
   options.progress = request.progress;
   options.spelling = request.spelling;
   report.run = analysis::run_scenario(resolved, options);
+  if (report.run.trace_path) made.written(*report.run.trace_path);
   report.summary = analysis::run_summary(report.run, report.scenario);
   if (request.write_outputs &&
       analysis::write_run_outputs(report.summary, report.scenario.outputs.formats, dir,
-                                  {.table = request.out.has_value()}))
+                                  {.table = request.out.has_value(), .made = &made}))
     report.written = dir;
   made.keep();
   return report;

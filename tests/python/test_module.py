@@ -497,3 +497,11 @@ def test_destinations_are_checked_before_the_run_and_named_as_python_gives_them(
     assert "': the run writes its summary.json there (outputs.formats)" in str(caught.value)
     assert str(caught.value).startswith("trace='"), str(caught.value)
     assert sorted(p.name for p in tmp_path.iterdir()) == ["file"]
+    # A folder where a summary goes failed after the step, leaving the trace and summary.txt.
+    (tmp_path / "o" / "summary.json").mkdir(parents=True)
+    with pytest.raises(hybridsim.ScenarioError) as caught:
+        hybridsim.run(GNMT_DP8, out=str(tmp_path / "o"), trace=str(tmp_path / "t" / "t.json"))
+    assert str(caught.value).startswith(f"out='{tmp_path / 'o'}': {tmp_path / 'o' / 'summary.json'} is a folder, "
+                                        "where the run writes its summary.json"), str(caught.value)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["file", "o"]
+    assert [p.name for p in (tmp_path / "o").iterdir()] == ["summary.json"]
