@@ -7,6 +7,7 @@
 #include <ostream>
 #include <sstream>
 
+#include "analysis/output/atomic_file.h"
 #include "analysis/output/created_folders.h"
 #include "analysis/output/output_folder.h"
 #include "analysis/platform/platform.h"
@@ -81,10 +82,7 @@ void check_destinations(const RunRequest& request, const scenarios::Scenario& sc
     trace_given = key("outputs.trace.file", scenario.outputs.trace->file);
   }
   if (!trace) return;
-  if (std::filesystem::is_directory(*trace))
-    throw InputError(trace_given + ": is a folder; expected a file name for the trace (such as " +
-                     (*trace / "trace.json").string() + ")");
-  analysis::check_output_folder(trace->parent_path(), trace_given);
+  analysis::check_output_file(*trace, trace_given, "trace", "trace.json");
   if (!request.write_outputs) return;
   const auto same = [](const std::filesystem::path& a, const std::filesystem::path& b) {
     // Through links where the path exists, and "o/../o" as "o" where it does not yet.
@@ -234,6 +232,11 @@ std::string topology(const TopologyRequest& request) {
     throw InputError(o.said_number("oversubscription", said.str()) +
                      ": expected a ratio of 1 or more (1 is a full-bisection fabric)");
   }
+  // Where the Graphviz file goes, checked before the topology is built (a folder failed after, as
+  // "cannot rename \"d.tmp\" to \"d\"", naming no option).
+  if (request.dot)
+    analysis::check_output_file(*request.dot, o.said("dot", request.dot->string()), "Graphviz file",
+                                "topology.dot");
   topology::ClusterSpec spec;
   spec.nodes = request.nodes;
   if (request.gpus_per_node != 0) spec.gpus_per_node = request.gpus_per_node;
@@ -250,7 +253,15 @@ std::string topology(const TopologyRequest& request) {
   report.pcie_only = request.pcie_only;
   std::string text = analysis::topology_report(t, report);
   if (request.dot) {
-    topology::write_dot_file(t, request.dot->string());
+    // Whole or not at all, into folders made as a trace's are (and removed again on a failure).
+    analysis::CreatedFolders made;
+    if (request.dot->has_parent_path()) made.create(request.dot->parent_path());
+    std::ostringstream dot;
+    topology::write_dot(t, dot);
+    analysis::AtomicFile file(*request.dot);
+    file.write(dot.str());
+    file.commit();
+    made.keep();
     text += "\nwrote " + request.dot->string() + "\n";
   }
   return text;
