@@ -364,6 +364,8 @@ _STUDY = "scenarios/study/ci.yaml"
      "collective(): channels='x': expected"),
     (lambda: hybridsim.collective("dgx1-v100", nodes=None), TypeError, "collective(): nodes=None: expected"),
     (lambda: hybridsim.collective(""), hybridsim.ScenarioError, "topology='' is empty"),
+    (lambda: hybridsim.collective("dgx1-v100", gpus="3"), hybridsim.ScenarioError,
+     "gpus='3': 1 GPU; a collective needs at least 2 GPUs, such as gpus='0-1'"),
     (lambda: hybridsim.plan("gnmt", 16, memory="lots"), hybridsim.ScenarioError, "memory='lots': bad size"),
     (lambda: hybridsim.plan("gnmt", 16, memory=""), hybridsim.ScenarioError, "memory='' is empty"),
     (lambda: hybridsim.plan("gnmt", "x"), TypeError, "plan(): gpus='x': expected a whole number of GPUs"),
