@@ -101,6 +101,30 @@ void check_destinations(const RunRequest& request, const scenarios::Scenario& sc
                        "for the trace");
 }
 
+// A trace given to the run replaces the scenario's outputs.trace block as a whole: its file is not
+// written and its window, GPUs and detail do not apply. Said, as the run's other notes are: the
+// scenario's "0 ms:50 ms" window silently became the whole step.
+std::optional<std::string> replaced_trace_note(const RunRequest& request,
+                                               const scenarios::Scenario& scenario) {
+  if (!request.trace || !request.write_outputs || !scenario.outputs.trace) return std::nullopt;
+  const scenarios::TraceSettings& t = *scenario.outputs.trace;
+  std::vector<std::string> lost;
+  if (t.window) lost.push_back("window \"" + sim::format_time_window(*t.window) + "\"");
+  if (t.gpus.list) lost.push_back("GPUs " + topology::format_gpu_list(*t.gpus.list));
+  if (t.gpus.all) lost.push_back("GPUs all");
+  if (t.detail != scenarios::TraceDetail::Kernels)
+    lost.push_back("detail " + std::string(scenarios::trace_detail_name(t.detail)));
+  std::string what;
+  for (std::size_t i = 0; i < lost.size(); ++i)
+    what += (i == 0 ? "" : i + 1 == lost.size() ? " and " : ", ") + lost[i];
+  const analysis::OptionSpelling& o = request.spelling;
+  return scenarios::location_of(scenario, "outputs.trace") + ": outputs.trace: replaced as a whole by " +
+         o.said("trace", request.trace->string()) + ": its " + t.file.string() + " is not written" +
+         (what.empty() ? std::string()
+                       : ", and its " + what + " do not apply (give them with " + o.name("trace-window") +
+                             ", " + o.name("trace-gpus") + ", " + o.name("trace-detail") + ")");
+}
+
 }  // namespace
 
 RunReport run(const ScenarioInput& input, const RunRequest& request) {
@@ -122,6 +146,7 @@ RunReport run(const ScenarioInput& input, const RunRequest& request) {
         scenarios::location_of(report.scenario, "sweep") + ": sweep: the scenario's sweep block (" +
         std::to_string(scenarios::expand_sweep(report.scenario).size()) +
         " points) is not run: run simulates the scenario as written, once (hybridsim sweep runs its points)");
+  if (auto note = replaced_trace_note(request, report.scenario)) report.notes.push_back(std::move(*note));
   if (auto note = scenarios::unused_fabric_note(report.scenario)) report.notes.push_back(std::move(*note));
   if (auto note = scenarios::identical_steps_note(report.scenario)) report.notes.push_back(std::move(*note));
   if (auto note = scenarios::unused_model_threads_note(report.scenario))

@@ -58,6 +58,21 @@ def test_notes_are_the_command_lines_stderr_notes(cli, tmp_path):
     assert hybridsim.run(GNMT_DP8).notes == []
 
 
+def test_a_trace_given_says_it_replaces_the_scenarios_trace_block(cli, tmp_path):
+    # The scenario traces GPUs 0-7 over "0 ms:50 ms" into trace.json; a trace given to the run replaces
+    # that block as a whole, which the run now says (the window silently became the whole step).
+    rules = "scenarios/examples/dgx1-gnmt-mp2-rules.yaml"
+    r = hybridsim.run(rules, out=tmp_path / "o", trace=tmp_path / "t.json")
+    assert len(r.notes) == 1, r.notes
+    assert r.notes[0].startswith(f"{rules}:17:10: outputs.trace: replaced as a whole by trace='{tmp_path / 't.json'}': "
+                                 "its trace.json is not written, and its window \"0 s:50 ms\" and GPUs 0-7 do not "
+                                 "apply (give them with trace_window, trace_gpus, trace_detail)"), r.notes[0]
+    printed = cli("run", rules, "--out", str(tmp_path / "c"), "--trace", str(tmp_path / "c.json"), "-q")
+    assert printed.returncode == 0, printed.stderr
+    assert "outputs.trace: replaced as a whole by --trace " in printed.stderr, printed.stderr
+    assert not (tmp_path / "o" / "trace.json").exists()
+
+
 def test_a_dict_and_yaml_text_are_the_files_scenario(source_dir):
     as_dict = {"name": "gnmt, DGX-1, dp 8", "cluster": {"preset": "dgx1-v100"}, "workload": {"network": "gnmt"},
                "parallelism": {"dp": 8, "mp": 1}}
