@@ -105,7 +105,7 @@ void refuse_other_kinds_of_file(const TreeNode& root) {
   }
   if (const TreeNode* c = root.find("cases"); c != nullptr && root.find("workload") == nullptr)
     yaml::fail_at(c->where, "cases", "a validation case file's list, not a scenario's field",
-                  "a scenario (hybridsim validate --cases FOLDER runs case files)");
+                  "a scenario (hybridsim validate --cases FILE runs a case file)");
 }
 
 }  // namespace
