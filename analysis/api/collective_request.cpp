@@ -1,5 +1,7 @@
 #include "analysis/api/collective_request.h"
 
+#include "analysis/api/fabric_options.h"
+
 #include "analysis/platform/platform.h"
 #include "sim/error.h"
 #include "sim/text.h"
@@ -81,6 +83,10 @@ CollectiveReport collective(const CollectiveRequest& request) {
   if (request.gpus_per_node != 0) spec.gpus_per_node = request.gpus_per_node;
   const analysis::OptionSpelling spelling =
       request.names.python ? analysis::OptionSpelling::python() : analysis::OptionSpelling::command_line();
+  // The fabric topology takes (it ran every cluster collective on a full-bisection fat tree).
+  apply_fabric_options(
+      spec, {.nodes = request.nodes, .fabric = request.fabric, .oversubscription = request.oversubscription},
+      spelling);
   const topology::Topology topo = analysis::load_platform(request.topology, spec, spelling);
   const analysis::CollectiveSweepOptions o = sweep_options(request, static_cast<int>(topo.gpus().size()));
   topology::check_gpus_span_machines(topo, o.gpus, request.nodes,

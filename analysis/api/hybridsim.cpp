@@ -1,5 +1,7 @@
 #include "analysis/api/hybridsim.h"
 
+#include "analysis/api/fabric_options.h"
+
 #include "analysis/step/step_progress.h"
 
 #include <algorithm>
@@ -245,18 +247,6 @@ std::string topology(const TopologyRequest& request) {
   const analysis::OptionSpelling& o = request.spelling;
   if (request.pcie_only && !request.rings)
     throw InputError(o.name("pcie-only") + " needs " + o.name("rings"));
-  // One machine has no fabric between machines: these shape only a cluster.
-  for (const auto& [option, given] : {std::pair{"fabric", request.fabric.has_value()},
-                                      std::pair{"oversubscription", request.oversubscription.has_value()}})
-    if (given && request.nodes == 1)
-      throw InputError(o.name(option) + " needs " + o.takes("nodes", "N") + " > 1");
-  // The cluster's own check said "cluster: oversubscription must be ...", in neither language.
-  if (const auto ratio = request.oversubscription; ratio && !(std::isfinite(*ratio) && *ratio >= 1.0)) {
-    std::ostringstream said;
-    said << *ratio;
-    throw InputError(o.said_number("oversubscription", said.str()) +
-                     ": expected a ratio of 1 or more (1 is a full-bisection fabric)");
-  }
   // Where the Graphviz file goes, checked before the topology is built (a folder failed after, as
   // "cannot rename \"d.tmp\" to \"d\"", naming no option).
   if (request.dot)
@@ -265,10 +255,9 @@ std::string topology(const TopologyRequest& request) {
   topology::ClusterSpec spec;
   spec.nodes = request.nodes;
   if (request.gpus_per_node != 0) spec.gpus_per_node = request.gpus_per_node;
-  spec.fabric =
-      analysis::look_up_named(o, "fabric", request.fabric.value_or("fat-tree"),
-                              [](const std::string& f) { return topology::presets::parse_fabric(f); });
-  spec.oversubscription = request.oversubscription.value_or(1.0);
+  apply_fabric_options(
+      spec, {.nodes = request.nodes, .fabric = request.fabric, .oversubscription = request.oversubscription},
+      o);
   // Python's topology() takes the preset or file as preset_or_file.
   const topology::Topology t = analysis::load_platform(request.topology, spec, o, "preset-or-file");
   if (request.route) check_route(t, *request.route, o);
