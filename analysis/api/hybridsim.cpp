@@ -5,7 +5,6 @@
 #include "analysis/step/step_progress.h"
 
 #include <algorithm>
-#include <cmath>
 #include <ostream>
 #include <sstream>
 
