@@ -2,10 +2,8 @@
 
 #include <boost/graph/graphviz.hpp>
 #include <cstdio>
-#include <filesystem>
-#include <fstream>
+#include <string>
 
-#include "sim/error.h"
 #include "topology/topology_impl.h"
 
 namespace hybridsim::topology {
@@ -65,23 +63,6 @@ struct GraphWriter {
 void write_dot(const Topology& topology, std::ostream& out) {
   boost::write_graphviz(out, topology.impl().graph, VertexWriter{&topology}, EdgeWriter{&topology},
                         GraphWriter{&topology});
-}
-
-void write_dot_file(const Topology& topology, const std::string& path) {
-  const std::string tmp = path + ".tmp";
-  {
-    std::ofstream out(tmp);
-    if (!out) throw InputError("cannot write Graphviz file \"" + tmp + "\"");
-    write_dot(topology, out);
-    out.flush();
-    if (!out) throw InputError("error while writing Graphviz file \"" + tmp + "\"");
-  }
-  std::error_code ec;
-  std::filesystem::rename(tmp, path, ec);
-  if (ec) {
-    std::filesystem::remove(tmp, ec);
-    throw InputError("cannot rename \"" + tmp + "\" to \"" + path + "\"");
-  }
 }
 
 }  // namespace hybridsim::topology

@@ -1,5 +1,7 @@
 #include "analysis/api/collective_request.h"
 
+#include "analysis/api/fabric_options.h"
+
 #include "analysis/platform/platform.h"
 #include "sim/error.h"
 #include "sim/text.h"
@@ -47,6 +49,12 @@ analysis::CollectiveSweepOptions sweep_options(const CollectiveRequest& r, int g
   o.gpus = r.gpus.empty() ? topology::parse_gpu_list("0-" + std::to_string(gpu_count - 1))
                           : parse_field(n, n.gpus, r.gpus, topology::parse_gpu_list);
   topology::check_gpus_exist(o.gpus, gpu_count);
+  // "a collective needs at least 2 GPUs" named neither the list given nor the topology.
+  if (o.gpus.size() < 2)
+    throw InputError((r.gpus.empty() ? "the topology " + r.topology + " has 1 GPU"
+                                     : n.said(n.gpus, r.gpus) + ": 1 GPU") +
+                     "; a collective needs at least 2 GPUs" +
+                     (r.gpus.empty() ? "" : ", such as " + n.said(n.gpus, "0-1")));
   o.comm.algorithm = parse_field(n, n.algorithm, r.algorithm, workloads::parse_algorithm);
   o.comm.protocol = parse_field(n, n.protocol, r.protocol, workloads::parse_protocol_option);
   if (r.channels < 0)
@@ -75,6 +83,10 @@ CollectiveReport collective(const CollectiveRequest& request) {
   if (request.gpus_per_node != 0) spec.gpus_per_node = request.gpus_per_node;
   const analysis::OptionSpelling spelling =
       request.names.python ? analysis::OptionSpelling::python() : analysis::OptionSpelling::command_line();
+  // The fabric topology takes (it ran every cluster collective on a full-bisection fat tree).
+  apply_fabric_options(
+      spec, {.nodes = request.nodes, .fabric = request.fabric, .oversubscription = request.oversubscription},
+      spelling);
   const topology::Topology topo = analysis::load_platform(request.topology, spec, spelling);
   const analysis::CollectiveSweepOptions o = sweep_options(request, static_cast<int>(topo.gpus().size()));
   topology::check_gpus_span_machines(topo, o.gpus, request.nodes,

@@ -8,6 +8,9 @@
 #include <string>
 #include <vector>
 
+#include <optional>
+#include <string>
+
 #include "analysis/collective/collective_sweep.h"
 #include "sim/budget.h"
 #include "sim/collective.h"
@@ -23,6 +26,8 @@ struct CollectiveRequest {
   std::string op = "allreduce", algorithm = "auto", protocol = "auto", fast_path = "bounded";
   int channels = 0;  // 0: as NCCL would
   bool pcie_only = false;
+  std::optional<std::string> fabric{};       // between machines; none: fat-tree (as topology's)
+  std::optional<double> oversubscription{};  // none: 1, a full-bisection fabric
   std::string message_size = sim::format_bytes(sim::CollectiveConfig{}.message_size);
   std::string reduction = sim::format_bandwidth(sim::CollectiveConfig{}.reduction_bandwidth);
   std::string min_bytes = "8 B", max_bytes = "256 MiB";

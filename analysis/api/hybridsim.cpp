@@ -1,12 +1,14 @@
 #include "analysis/api/hybridsim.h"
 
+#include "analysis/api/fabric_options.h"
+
 #include "analysis/step/step_progress.h"
 
 #include <algorithm>
-#include <cmath>
 #include <ostream>
 #include <sstream>
 
+#include "analysis/output/atomic_file.h"
 #include "analysis/output/created_folders.h"
 #include "analysis/output/output_folder.h"
 #include "analysis/platform/platform.h"
@@ -60,9 +62,18 @@ void check_destinations(const RunRequest& request, const scenarios::Scenario& sc
   const auto key = [&](const std::string& path, const std::string& value) {
     return scenarios::location_of(scenario, path) + ": " + path + " " + value;
   };
-  if (request.write_outputs)
-    analysis::check_output_folder(dir, request.out ? o.said("out", dir.string())
-                                                   : key("outputs.directory", dir.string()));
+  const std::string dir_given =
+      request.out ? o.said("out", dir.string()) : key("outputs.directory", dir.string());
+  if (request.write_outputs) {
+    analysis::check_output_folder(dir, dir_given);
+    // A summary's name taken by a folder failed after the step, leaving the files before it.
+    for (const auto& file : analysis::run_output_files(scenario.outputs.formats, dir,
+                                                       {.table = request.out.has_value()}))
+      if (std::filesystem::is_directory(file))
+        throw InputError(dir_given + ": " + file.string() + " is a folder, where the run writes its " +
+                         file.filename().string() +
+                         " (outputs.formats); expected another folder for the outputs, or that one moved");
+  }
   std::optional<std::filesystem::path> trace = request.trace;
   std::string trace_given;
   if (request.trace) {
@@ -72,10 +83,7 @@ void check_destinations(const RunRequest& request, const scenarios::Scenario& sc
     trace_given = key("outputs.trace.file", scenario.outputs.trace->file);
   }
   if (!trace) return;
-  if (std::filesystem::is_directory(*trace))
-    throw InputError(trace_given + ": is a folder; expected a file name for the trace (such as " +
-                     (*trace / "trace.json").string() + ")");
-  analysis::check_output_folder(trace->parent_path(), trace_given);
+  analysis::check_output_file(*trace, trace_given, "trace", "trace.json");
   if (!request.write_outputs) return;
   const auto same = [](const std::filesystem::path& a, const std::filesystem::path& b) {
     // Through links where the path exists, and "o/../o" as "o" where it does not yet.
@@ -92,6 +100,30 @@ void check_destinations(const RunRequest& request, const scenarios::Scenario& sc
       throw InputError(trace_given + ": the run writes its " + file.filename().string() +
                        " there (outputs.formats), which would overwrite the trace; expected another name "
                        "for the trace");
+}
+
+// A trace given to the run replaces the scenario's outputs.trace block as a whole: its file is not
+// written and its window, GPUs and detail do not apply. Said, as the run's other notes are: the
+// scenario's "0 ms:50 ms" window silently became the whole step.
+std::optional<std::string> replaced_trace_note(const RunRequest& request,
+                                               const scenarios::Scenario& scenario) {
+  if (!request.trace || !request.write_outputs || !scenario.outputs.trace) return std::nullopt;
+  const scenarios::TraceSettings& t = *scenario.outputs.trace;
+  std::vector<std::string> lost;
+  if (t.window) lost.push_back("window \"" + sim::format_time_window(*t.window) + "\"");
+  if (t.gpus.list) lost.push_back("GPUs " + topology::format_gpu_list(*t.gpus.list));
+  if (t.gpus.all) lost.push_back("GPUs all");
+  if (t.detail != scenarios::TraceDetail::Kernels)
+    lost.push_back("detail " + std::string(scenarios::trace_detail_name(t.detail)));
+  std::string what;
+  for (std::size_t i = 0; i < lost.size(); ++i)
+    what += (i == 0 ? "" : i + 1 == lost.size() ? " and " : ", ") + lost[i];
+  const analysis::OptionSpelling& o = request.spelling;
+  return scenarios::location_of(scenario, "outputs.trace") + ": outputs.trace: replaced as a whole by " +
+         o.said("trace", request.trace->string()) + ": its " + t.file.string() + " is not written" +
+         (what.empty() ? std::string()
+                       : ", and its " + what + " do not apply (give them with " + o.name("trace-window") +
+                             ", " + o.name("trace-gpus") + ", " + o.name("trace-detail") + ")");
 }
 
 }  // namespace
@@ -115,6 +147,7 @@ RunReport run(const ScenarioInput& input, const RunRequest& request) {
         scenarios::location_of(report.scenario, "sweep") + ": sweep: the scenario's sweep block (" +
         std::to_string(scenarios::expand_sweep(report.scenario).size()) +
         " points) is not run: run simulates the scenario as written, once (hybridsim sweep runs its points)");
+  if (auto note = replaced_trace_note(request, report.scenario)) report.notes.push_back(std::move(*note));
   if (auto note = scenarios::unused_fabric_note(report.scenario)) report.notes.push_back(std::move(*note));
   if (auto note = scenarios::identical_steps_note(report.scenario)) report.notes.push_back(std::move(*note));
   if (auto note = scenarios::unused_model_threads_note(report.scenario))
@@ -147,16 +180,18 @@ RunReport run(const ScenarioInput& input, const RunRequest& request) {
     options.trace_options.gpus_given =
         request.spelling.said("trace-gpus", topology::format_gpu_list(*options.trace_options.gpus));
   // The trace is written as the step runs, so its folder is made now; a refusal after (a window
-  // past the step, a GPU list that runs nothing, a cap) removes what was made for it.
+  // past the step, a GPU list that runs nothing, a cap), a failure writing the summaries after the
+  // trace, or a signal removes what was made for it and the trace itself: all or nothing.
   analysis::CreatedFolders made;
   if (options.trace && options.trace->has_parent_path()) made.create(options.trace->parent_path());
   options.progress = request.progress;
   options.spelling = request.spelling;
   report.run = analysis::run_scenario(resolved, options);
+  if (report.run.trace_path) made.written(*report.run.trace_path);
   report.summary = analysis::run_summary(report.run, report.scenario);
   if (request.write_outputs &&
       analysis::write_run_outputs(report.summary, report.scenario.outputs.formats, dir,
-                                  {.table = request.out.has_value()}))
+                                  {.table = request.out.has_value(), .made = &made}))
     report.written = dir;
   made.keep();
   return report;
@@ -211,25 +246,17 @@ std::string topology(const TopologyRequest& request) {
   const analysis::OptionSpelling& o = request.spelling;
   if (request.pcie_only && !request.rings)
     throw InputError(o.name("pcie-only") + " needs " + o.name("rings"));
-  // One machine has no fabric between machines: these shape only a cluster.
-  for (const auto& [option, given] : {std::pair{"fabric", request.fabric.has_value()},
-                                      std::pair{"oversubscription", request.oversubscription.has_value()}})
-    if (given && request.nodes == 1)
-      throw InputError(o.name(option) + " needs " + o.takes("nodes", "N") + " > 1");
-  // The cluster's own check said "cluster: oversubscription must be ...", in neither language.
-  if (const auto ratio = request.oversubscription; ratio && !(std::isfinite(*ratio) && *ratio >= 1.0)) {
-    std::ostringstream said;
-    said << *ratio;
-    throw InputError(o.said_number("oversubscription", said.str()) +
-                     ": expected a ratio of 1 or more (1 is a full-bisection fabric)");
-  }
+  // Where the Graphviz file goes, checked before the topology is built (a folder failed after, as
+  // "cannot rename \"d.tmp\" to \"d\"", naming no option).
+  if (request.dot)
+    analysis::check_output_file(*request.dot, o.said("dot", request.dot->string()), "Graphviz file",
+                                "topology.dot");
   topology::ClusterSpec spec;
   spec.nodes = request.nodes;
   if (request.gpus_per_node != 0) spec.gpus_per_node = request.gpus_per_node;
-  spec.fabric =
-      analysis::look_up_named(o, "fabric", request.fabric.value_or("fat-tree"),
-                              [](const std::string& f) { return topology::presets::parse_fabric(f); });
-  spec.oversubscription = request.oversubscription.value_or(1.0);
+  apply_fabric_options(
+      spec, {.nodes = request.nodes, .fabric = request.fabric, .oversubscription = request.oversubscription},
+      o);
   // Python's topology() takes the preset or file as preset_or_file.
   const topology::Topology t = analysis::load_platform(request.topology, spec, o, "preset-or-file");
   if (request.route) check_route(t, *request.route, o);
@@ -239,7 +266,15 @@ std::string topology(const TopologyRequest& request) {
   report.pcie_only = request.pcie_only;
   std::string text = analysis::topology_report(t, report);
   if (request.dot) {
-    topology::write_dot_file(t, request.dot->string());
+    // Whole or not at all, into folders made as a trace's are (and removed again on a failure).
+    analysis::CreatedFolders made;
+    if (request.dot->has_parent_path()) made.create(request.dot->parent_path());
+    std::ostringstream dot;
+    topology::write_dot(t, dot);
+    analysis::AtomicFile file(*request.dot);
+    file.write(dot.str());
+    file.commit();
+    made.keep();
     text += "\nwrote " + request.dot->string() + "\n";
   }
   return text;

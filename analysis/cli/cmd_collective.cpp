@@ -57,6 +57,10 @@ po::options_description collective_options(CollectiveArgs& a) {
       "max-bytes,e", po::value(&a.max_bytes)->default_value("256 MiB"), "largest size")(
       "step-factor,f", po::value(&a.step_factor)->default_value(2.0), "size multiplier between rows")(
       "pcie-only", "keep rings off NVLink/NVSwitch")(
+      "fabric", po::value<std::string>(),
+      "cluster fabric, with --nodes N > 1: fat-tree (default) or rail-optimized")(
+      "oversubscription", po::value<double>(),
+      "leaf uplink oversubscription, with --nodes N > 1 (default 1)")(
       "fast-path", po::value(&a.fast_path)->default_value("bounded"),
       "auto: fold a ring onto representative ranks where that is exact | bounded: also within 0.1% "
       "when chunks differ in size | off: every rank message by message (sim/README.md, Folding)")(
@@ -86,6 +90,8 @@ int collective_command(int argc, const char* const* argv) {
     throw InputError("--reduction-bandwidth needs --op allreduce or --op reducescatter (got --op " + a.op +
                      ")");
   a.pcie_only = vm.count("pcie-only") > 0;
+  if (given(vm, "fabric")) a.fabric = vm["fabric"].as<std::string>();
+  if (given(vm, "oversubscription")) a.oversubscription = vm["oversubscription"].as<double>();
   if (vm.count("quiet") == 0) a.progress = &std::cerr;
   const api::CollectiveReport r = api::collective(a);
   if (a.format == "csv") std::cout << analysis::collective_csv(r.rows);

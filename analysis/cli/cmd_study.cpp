@@ -38,8 +38,9 @@ int study_command(int argc, const char* const* argv) {
   positional.add("study", 1);
   po::variables_map vm;
   if (!parse_options(argc, argv, options, positional, vm)) return 0;
-  if (threads < 0) throw InputError("--threads must be 0 (the file's or all cores) or positive, got " +
-                                    std::to_string(threads));
+  if (threads < 0)
+    throw InputError("--threads " + std::to_string(threads) +
+                     ": expected 0 (the file's or all cores) or positive");
   if (!vm.count("study"))
     throw InputError("give a study file, e.g. hybridsim study scenarios/study/quick.yaml");
   o.scenario = vm["study"].as<std::string>();
@@ -129,7 +130,7 @@ int plan_command(int argc, const char* const* argv) {
   po::variables_map vm;
   if (!parse_options(argc, argv, options, {}, vm)) return 0;
   if (o.threads < 0)
-    throw InputError("--threads must be 0 (all cores) or positive, got " + std::to_string(o.threads));
+    throw InputError("--threads " + std::to_string(o.threads) + ": expected 0 (all cores) or positive");
   if (top < 1) throw InputError("--top must be at least 1, got " + std::to_string(top));
   if (!ib.empty()) o.ib_bandwidth = ib;
   if (!memory.empty()) o.memory = memory;

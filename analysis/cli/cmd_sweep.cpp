@@ -11,6 +11,7 @@
 #include "analysis/api/hybridsim.h"
 #include "analysis/cli/commands.h"
 #include "analysis/cli/parse_options.h"
+#include "analysis/output/output_folder.h"
 #include "sim/error.h"
 #include "sim/text.h"
 #ifdef HYBRIDSIM_WITH_MPI
@@ -65,15 +66,19 @@ int sweep_command(int argc, const char* const* argv) {
       "sweeps, a plot are written to the output directory. Under `mpirun -n R` (a build with\n"
       "-DHYBRIDSIM_MPI=ON) the R ranks share the points and rank 0 writes the results.\n\noptions");
   std::vector<std::string> sets;
-  std::string out, shard = "1/1", metric = "step_time_ms", max_events, max_sim_memory;
+  std::string out, shard = "1/1", metric = "step_time_ms", memory, max_events, max_sim_memory, model_threads;
   int jobs = 0;
   options.add_options()("help,h", "show this help")("scenario", po::value<std::string>(), "scenario file")(
       "set,s", po::value(&sets)->composing(), "override a field of every point (repeatable)")(
+      "memory", po::value(&memory),
+      "each GPU's memory, a what-if: --memory \"32 GiB\" (= --set cluster.gpu_memory=...)")(
       "max-events", po::value(&max_events),
       "cap on the events each point's step may simulate, 0 or unlimited = none (= --set "
       "simulation.max_events=...)")(
       "max-sim-memory", po::value(&max_sim_memory),
       "cap on each point's simulation state, 0 B or unlimited = none (= --set simulation.max_memory=...)")(
+      "model-threads", po::value(&model_threads),
+      "threads for a folded step's tree model runs, per point (= --set simulation.model_threads=...)")(
       "out,o", po::value(&out), "output directory (default: the scenario's outputs.directory)")(
       "jobs,j", po::value(&jobs)->default_value(0), "points run at once (per MPI rank); 0 = all cores")(
       "resume", "skip points already finished in the output directory")(
@@ -89,8 +94,11 @@ int sweep_command(int argc, const char* const* argv) {
   if (!vm.count("scenario")) throw InputError("give a scenario file with a sweep: block");
   analysis::SweepOptions o;
   scenarios::OverrideOrigin origin;
+  // The shorthands run takes, so that a sweep of the run's command line does not stop at them.
+  add_shorthand(sets, origin, "memory", "cluster.gpu_memory", memory);
   add_shorthand(sets, origin, "max-events", "simulation.max_events", max_events);
   add_shorthand(sets, origin, "max-sim-memory", "simulation.max_memory", max_sim_memory);
+  add_shorthand(sets, origin, "model-threads", "simulation.model_threads", model_threads);
   if (!out.empty()) o.out = out;
   o.jobs = jobs;
   o.resume = vm.count("resume") > 0;
@@ -143,6 +151,9 @@ int merge_command(int argc, const char* const* argv) {
   if (!parse_options(argc, argv, options, positional, vm)) return 0;
   if (dirs.empty()) throw InputError("give the shard folders to merge, e.g. hybridsim merge s1 s2 --out all");
   std::vector<std::filesystem::path> paths(dirs.begin(), dirs.end());
+  // A file given as the folder is refused before the shards are read (it failed after them, with
+  // "f: Not a directory" naming no option).
+  analysis::check_output_folder(out, "--out " + out);
   // Writing into a shard's own folder would replace that shard's results.csv with the merge.
   for (const auto& dir : paths)
     if (std::filesystem::weakly_canonical(dir) == std::filesystem::weakly_canonical(out))

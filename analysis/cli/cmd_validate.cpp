@@ -24,8 +24,9 @@ int validate_command(int argc, const char* const* argv) {
       "figures) of every .yaml file in a folder and compares each with its published figure; exits\n"
       "1 when a case is outside its tolerance. Case format: scenarios/README.md.\n\noptions");
   std::string dir = "scenarios/validate", format = "table", max_events, max_sim_memory;
-  options.add_options()("help,h", "show this help")(
-      "cases,c", po::value(&dir)->default_value("scenarios/validate"), "folder of case files")(
+  options.add_options()("help,h", "show this help")("cases,c",
+                                                    po::value(&dir)->default_value("scenarios/validate"),
+                                                    "folder of case files, or one case file")(
       "format,f", po::value(&format)->default_value("table"), "table | csv")(
       "max-events", po::value(&max_events),
       "cap on the events each case may simulate, 0 or unlimited = none (default 2e9)")(

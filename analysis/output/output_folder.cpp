@@ -23,4 +23,12 @@ void check_output_folder(const std::filesystem::path& dir, const std::string& gi
   }
 }
 
+void check_output_file(const std::filesystem::path& file, const std::string& given, const std::string& what,
+                       const std::string& example) {
+  if (std::filesystem::is_directory(file))
+    throw InputError(given + ": is a folder; expected a file name for the " + what + " (such as " +
+                     (file / example).string() + ")");
+  check_output_folder(file.parent_path(), given);
+}
+
 }  // namespace hybridsim::analysis

@@ -12,5 +12,10 @@ namespace hybridsim::analysis {
 // `given`: how the folder was named, for the refusal ("--out f", Python's "out='f'", a scenario's
 // "s.yaml:9:14: outputs.directory f").
 void check_output_folder(const std::filesystem::path& dir, const std::string& given);
+// An output file (a trace, a Graphviz file) checked the same way: not a folder, and its folder one
+// that is or can be made. `example` names a file for the refusal's suggestion ("trace.json").
+//   check_output_file("dir", "--dot dir", "topology.dot");  // InputError: a folder; such as dir/topology.dot
+void check_output_file(const std::filesystem::path& file, const std::string& given, const std::string& what,
+                       const std::string& example);
 
 }  // namespace hybridsim::analysis

@@ -11,14 +11,16 @@ namespace hybridsim::analysis {
 
 namespace {
 
-// 64 files written at once is more than a sweep's threads write (one trace each, one partial file).
-constexpr int kSlots = 64;
+// 128 paths at once is more than a sweep's threads hold (one trace each, one partial file, and the
+// folders made for them).
+constexpr int kSlots = 128;
 constexpr std::size_t kPathBytes = 4096;
 
 enum : int { kFree = 0, kFilling = 1, kReady = 2 };
 
 struct Slot {
   std::atomic<int> state{kFree};
+  bool folder = false;  // rmdir, after every file; else unlink
   std::array<char, kPathBytes> path{};
 };
 
@@ -27,7 +29,19 @@ Slot g_slots[kSlots];
 
 void remove_and_reraise(int signal_number) {
   for (Slot& s : g_slots)
-    if (s.state.load(std::memory_order_acquire) == kReady) ::unlink(s.path.data());
+    if (s.state.load(std::memory_order_acquire) == kReady && !s.folder) ::unlink(s.path.data());
+  // A folder goes once its subfolders have: each pass removes the empty ones (rmdir refuses the
+  // others), until a pass removes none.
+  bool gone[kSlots] = {};
+  for (bool removed = true; removed;) {
+    removed = false;
+    for (int i = 0; i < kSlots; ++i) {
+      const Slot& s = g_slots[i];
+      if (gone[i] || s.state.load(std::memory_order_acquire) != kReady || !s.folder) continue;
+      gone[i] = ::rmdir(s.path.data()) == 0;
+      removed = removed || gone[i];
+    }
+  }
   std::signal(signal_number, SIG_DFL);
   std::raise(signal_number);
 }
@@ -45,11 +59,14 @@ void remove_temp_files_on_signals() {
   }
 }
 
-int track_temp_file(std::string_view path) {
+namespace {
+
+int track(std::string_view path, bool folder) {
   if (path.size() >= kPathBytes) return -1;
   for (int i = 0; i < kSlots; ++i) {
     int expected = kFree;
     if (!g_slots[i].state.compare_exchange_strong(expected, kFilling, std::memory_order_acq_rel)) continue;
+    g_slots[i].folder = folder;
     std::memcpy(g_slots[i].path.data(), path.data(), path.size());
     g_slots[i].path[path.size()] = '\0';
     g_slots[i].state.store(kReady, std::memory_order_release);
@@ -57,6 +74,12 @@ int track_temp_file(std::string_view path) {
   }
   return -1;
 }
+
+}  // namespace
+
+int track_temp_file(std::string_view path) { return track(path, false); }
+
+int track_created_folder(std::string_view path) { return track(path, true); }
 
 void untrack_temp_file(int slot) {
   if (slot >= 0 && slot < kSlots) g_slots[slot].state.store(kFree, std::memory_order_release);

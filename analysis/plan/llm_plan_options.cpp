@@ -90,8 +90,15 @@ LlmPlanRequest make_llm_plan_request(const LlmPlanOptions& o) {
       .nvlink_bytes_per_second = nvlink_bytes_per_second(r.cluster.preset),
       .ib_bytes_per_second = static_cast<double>(topology::ib_bandwidth_of(r.cluster).bytes_per_second()),
       .gpus_per_machine = topology::gpus_per_machine(r.cluster)};
-  r.memory = o.memory ? memory_what_if(*o.memory, o.spelling)
-                      : workloads::MemoryCapacity{gpu.memory(), std::string(gpu.name) + " (--gpu)"};
+  // The capacity named where it came from, as run names it ("V100-SXM2-16GB of dgx1-v100"): it said
+  // "V100 (--gpu)" under --cluster dgx1-v100 with no --gpu given.
+  const std::string source = !o.gpu.empty() ? std::string(gpu.name) + " (" + o.spelling.name("gpu") + ")"
+                                            : (preset_gpu.empty() ? std::string(gpu.name) : preset_gpu) +
+                                                  " of " + r.cluster.preset;
+  r.memory =
+      o.memory ? memory_what_if(*o.memory, o.spelling) : workloads::MemoryCapacity{gpu.memory(), source};
+  // "--memory: none of the layouts fits" led a refusal where no --memory was given.
+  if (!o.memory) r.names.memory.clear();
   const Published pub = published(o.model);
   const auto seq = static_cast<double>(r.setting.model.sequence);
   // The published batch in sequences, to a multiple of 256 (GPT-3's 3.2 M tokens: 1,536 sequences).

@@ -364,6 +364,8 @@ PYBIND11_MODULE(_hybridsim, m) {
       .def_readwrite("fast_path", &CollectiveRequest::fast_path)
       .def_readwrite("channels", &CollectiveRequest::channels)
       .def_readwrite("pcie_only", &CollectiveRequest::pcie_only)
+      .def_readwrite("fabric", &CollectiveRequest::fabric)
+      .def_readwrite("oversubscription", &CollectiveRequest::oversubscription)
       .def_readwrite("message_size", &CollectiveRequest::message_size)
       .def_readwrite("reduction", &CollectiveRequest::reduction)
       .def_readwrite("min_bytes", &CollectiveRequest::min_bytes)

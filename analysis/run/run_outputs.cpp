@@ -61,7 +61,8 @@ bool write_run_outputs(const RunSummary& summary, std::span<const scenarios::Out
   bool wrote = false;
   for (const OutputFormat f : formats) {
     if (f == OutputFormat::Table && !options.table) continue;
-    std::filesystem::create_directories(dir);
+    if (options.made) options.made->create(dir);
+    else std::filesystem::create_directories(dir);
     AtomicFile file(output_file(dir, f));
     if (f == OutputFormat::Json) {
       file.write(summary.json);
@@ -73,6 +74,7 @@ bool write_run_outputs(const RunSummary& summary, std::span<const scenarios::Out
       file.write(csv);
     }
     file.commit();
+    if (options.made) options.made->written(file.target());
     wrote = true;
   }
   return wrote;

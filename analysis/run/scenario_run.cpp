@@ -215,7 +215,7 @@ ScenarioRun run_scenario_unchecked(const scenarios::ResolvedScenario& resolved,
 bool fits_in_memory(const ScenarioRun& run) { return does_not_fit(run).empty(); }
 
 std::string does_not_fit(const ScenarioRun& run) {
-  return does_not_fit_text(run.memory.peaks(), run.mapping, run.gpu_capacity);
+  return does_not_fit_text(run.memory.peaks(), run.mapping, run.gpu_capacity, run.step.critical.gpu);
 }
 
 std::vector<std::pair<std::string, std::string>> run_metrics(const ScenarioRun& run) {

@@ -2,23 +2,38 @@
 
 #include "analysis/output/json_text.h"
 
+#include <algorithm>
+
 namespace hybridsim::analysis {
 namespace {
 
 using workloads::format_gib;
 using workloads::MemoryBreakdown;
 
-// "the largest" GPU's peak and its rank.
+// "the largest" GPU's peak and its rank. GPUs of one MP rank hold the same peak, so the one named is
+// in the critical GPU's worker, and the critical GPU itself where its rank ties for the largest: the
+// "peak memory" line said "GPU 4 (critical, largest)" while the verdict said "GPU 0 needs" (worker
+// 0's) in the same run.
 struct Largest {
   int rank = 0;
   int gpu = 0;
   sim::Bytes bytes;
 };
-Largest largest_of(const std::vector<MemoryBreakdown>& peaks, const workloads::WorkerMapping& mapping) {
+Largest largest_of(const std::vector<MemoryBreakdown>& peaks, const workloads::WorkerMapping& mapping,
+                   std::optional<int> critical_gpu) {
   Largest l;
   l.rank = workloads::largest_rank(peaks);
-  l.gpu = gpu_of_mp_rank(mapping, l.rank);
   if (!peaks.empty()) l.bytes = peaks[static_cast<std::size_t>(l.rank)].total();
+  l.gpu = gpu_of_mp_rank(mapping, l.rank);
+  if (!critical_gpu) return l;
+  for (const auto& worker : mapping.gpu_rank) {
+    if (std::find(worker.begin(), worker.end(), *critical_gpu) == worker.end()) continue;
+    const auto critical_rank = static_cast<std::size_t>(mp_rank_of_gpu(mapping, *critical_gpu));
+    if (critical_rank < peaks.size() && peaks[critical_rank].total() == l.bytes)
+      l.rank = static_cast<int>(critical_rank);
+    if (l.rank < static_cast<int>(worker.size())) l.gpu = worker[static_cast<std::size_t>(l.rank)];
+    break;
+  }
   return l;
 }
 
@@ -67,9 +82,10 @@ std::string memory_peak_text(const MemoryBreakdown& peak,
 
 std::string does_not_fit_text(const std::vector<MemoryBreakdown>& peaks,
                               const workloads::WorkerMapping& mapping,
-                              const std::optional<workloads::MemoryCapacity>& capacity) {
+                              const std::optional<workloads::MemoryCapacity>& capacity,
+                              std::optional<int> critical_gpu) {
   if (!capacity || workloads::fits_in(peaks, capacity->bytes)) return "";
-  const Largest l = largest_of(peaks, mapping);
+  const Largest l = largest_of(peaks, mapping, critical_gpu);
   return "does not fit: GPU " + std::to_string(l.gpu) + " needs " + format_gib(l.bytes) + " of " +
          format_gib(capacity->bytes) + ": " +
          workloads::describe_parts(peaks[static_cast<std::size_t>(l.rank)]);
@@ -82,7 +98,7 @@ std::vector<std::pair<std::string, std::string>> memory_lines(
   const std::vector<MemoryBreakdown> peaks = memory.peaks();
   if (peaks.empty()) return out;
   const int critical_rank = mp_rank_of_gpu(mapping, critical_gpu);
-  const Largest l = largest_of(peaks, mapping);
+  const Largest l = largest_of(peaks, mapping, critical_gpu);
   const bool same = peaks[static_cast<std::size_t>(critical_rank)].total() == l.bytes;
   out.emplace_back("peak memory",
                    "GPU " + std::to_string(critical_gpu) +
@@ -120,7 +136,7 @@ std::string memory_json(const workloads::StepMemory& memory, const workloads::Wo
   out += ", \"optimizer_states_per_parameter\": " + std::to_string(memory.rule.optimizer_states);
   if (peaks.empty()) return out + "}";
   const int critical_rank = mp_rank_of_gpu(mapping, critical_gpu);
-  const Largest l = largest_of(peaks, mapping);
+  const Largest l = largest_of(peaks, mapping, critical_gpu);
   out += ",\n    \"critical\": ";
   rank_json(out, peaks[static_cast<std::size_t>(critical_rank)], critical_gpu, critical_rank);
   out += ",\n    \"largest\": ";

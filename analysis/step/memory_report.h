@@ -29,11 +29,14 @@ int mp_rank_of_gpu(const workloads::WorkerMapping& mapping, int gpu);
 // (0.70 GiB too much): ..."; without a capacity "15.2 GiB (capacity unknown): ...").
 std::string memory_peak_text(const workloads::MemoryBreakdown& peak,
                              const std::optional<workloads::MemoryCapacity>& capacity);
-// "does not fit: GPU 3 needs 16.9 GiB of 16 GiB: weights 6.62, ..." for the first GPU of the largest
-// rank; empty when every rank fits or the capacity is unknown.
+// "does not fit: GPU 3 needs 16.9 GiB of 16 GiB: weights 6.62, ..." for a GPU of the largest rank:
+// the critical GPU's worker's when `critical_gpu` is given (the critical GPU itself where it ties for
+// the largest, as memory_lines names it), else worker 0's; empty when every rank fits or the capacity
+// is unknown.
 std::string does_not_fit_text(const std::vector<workloads::MemoryBreakdown>& peaks,
                               const workloads::WorkerMapping& mapping,
-                              const std::optional<workloads::MemoryCapacity>& capacity);
+                              const std::optional<workloads::MemoryCapacity>& capacity,
+                              std::optional<int> critical_gpu = std::nullopt);
 // The lines a run prints: the critical GPU's peak ("peak memory") and, when another rank is larger,
 // the largest (kLargestPeakKey); then the verdict. (key, value) pairs as run_metrics gives them; keys
 // are unique, as summary.json's context needs.

@@ -313,6 +313,14 @@ StudyNetwork builtin_study_network(std::string_view name, const std::vector<std:
 StudyConfig parse_study_config(std::string_view yaml, const std::string& source_name,
                                const std::filesystem::path& base_dir) {
   const TreeNode tree = yaml::parse_yaml_tree(yaml, source_name);
+  // A scenario given as a study said "name: unknown field; expected one of: format, ...": a key only
+  // a scenario has, in a file without a format line, names the file for what it is.
+  if (tree.is_map() && tree.find("format") == nullptr)
+    for (const char* key : {"parallelism", "training", "outputs", "sweep", "variability", "simulation"})
+      if (const TreeNode* k = tree.find(key))
+        yaml::fail_at(k->where, key,
+                      "a scenario's field, in a file without format: " + std::string(kStudyFormat),
+                      "a study file (hybridsim run runs a scenario)");
   FieldReader r(study_schema(), nullptr, source_name);
   const TreeNode& root = r.document(tree);
   StudyConfig c;

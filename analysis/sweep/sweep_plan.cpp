@@ -39,8 +39,8 @@ void check_options(const SweepOptions& options, const std::string& head) {
     throw InputError("--shard K/N needs 1 <= K <= N (got " + std::to_string(k) + "/" + std::to_string(n) +
                      ")");
   if (options.jobs < 0)
-    throw InputError(options.spelling.name("jobs") + " must be 0 (all cores) or positive, got " +
-                     std::to_string(options.jobs));
+    throw InputError(options.spelling.said_number("jobs", std::to_string(options.jobs)) +
+                     ": expected 0 (all cores) or positive");
   const auto columns = csv_split(head);
   if (std::find(columns.begin(), columns.end(), options.plot_metric) == columns.end()) {
     std::string list;

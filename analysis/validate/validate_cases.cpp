@@ -223,18 +223,28 @@ std::vector<ValidateCase> parse_validate_cases(std::string_view text, const std:
 }
 
 std::vector<ValidateCase> load_validate_cases(const std::filesystem::path& directory) {
-  if (!std::filesystem::is_directory(directory))
-    throw InputError("validate: no folder " + directory.string() + " (give one with --cases)");
+  // One case file runs alone ("--cases calibration.yaml" said "no folder calibration.yaml").
   std::vector<std::filesystem::path> files;
-  for (const auto& e : std::filesystem::directory_iterator(directory))
-    if (e.is_regular_file() && e.path().extension() == ".yaml") files.push_back(e.path());
-  std::sort(files.begin(), files.end());
+  if (std::filesystem::is_directory(directory)) {
+    for (const auto& e : std::filesystem::directory_iterator(directory))
+      if (e.is_regular_file() && e.path().extension() == ".yaml") files.push_back(e.path());
+    std::sort(files.begin(), files.end());
+  } else if (std::filesystem::exists(directory)) {
+    files.push_back(directory);
+  } else {
+    throw InputError("--cases " + directory.string() +
+                     ": no such folder or file; expected a folder of case files (such as scenarios/validate) "
+                     "or one case file");
+  }
   std::vector<ValidateCase> cases;
   for (const auto& file : files)
     for (auto& c : parse_validate_cases(yaml::read_input_file(file.string(), "validation case file"),
                                         file.string(), file.parent_path()))
       cases.push_back(std::move(c));
-  if (cases.empty()) throw InputError("validate: no cases in " + directory.string());
+  if (cases.empty())
+    throw InputError("--cases " + directory.string() +
+                     ": no .yaml case files in the folder; expected a folder of " +
+                     "case files (such as scenarios/validate) or one case file");
   // A case is known by its name in the table and the sources: two of one name could not be told apart.
   for (std::size_t i = 0; i < cases.size(); ++i)
     for (std::size_t j = 0; j < i; ++j)

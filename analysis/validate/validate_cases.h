@@ -56,8 +56,9 @@ struct ValidateCase {
 // One case file's text; scenario paths are taken relative to `folder`.
 std::vector<ValidateCase> parse_validate_cases(std::string_view text, const std::string& source,
                                                const std::filesystem::path& folder);
-// Reads every *.yaml file of `directory` (sorted by name). Throws InputError naming
-// file:line:col, the field and what was expected; or when the folder holds no case.
+// Reads every *.yaml file of `directory` (sorted by name), or `directory` itself when it is a file.
+// Throws InputError naming file:line:col, the field and what was expected; or, naming --cases, when
+// the path does not exist or the folder holds no case.
 std::vector<ValidateCase> load_validate_cases(const std::filesystem::path& directory);
 
 }  // namespace hybridsim::analysis

@@ -3,6 +3,7 @@
 #include "scenarios/loader/scenario_build.h"
 #include "sim/error.h"
 #include "sim/text.h"
+#include "sim/yaml/field_reader.h"
 #include "sim/yaml/input_file.h"
 
 namespace hybridsim::scenarios {
@@ -88,11 +89,33 @@ void apply_override(TreeNode& root, const std::string& text, const std::string& 
   set_path(root, path, yaml::parse_yaml_tree_at(std::string_view(text).substr(eq + 1), where), where);
 }
 
+namespace {
+
+// A study or validation case file given where a scenario was expected: named as such, with the
+// command that runs it ("format: unknown field; expected one of: name, ..." left the user to guess).
+void refuse_other_kinds_of_file(const TreeNode& root) {
+  if (!root.is_map()) return;
+  if (const TreeNode* f = root.find("format"); f != nullptr && f->is_scalar()) {
+    const bool llm = f->scalar.starts_with("hybridsim-llm-study");
+    if (llm || f->scalar.starts_with("hybridsim-study"))
+      yaml::fail_at(
+          f->where, "format",
+          "\"" + f->scalar + "\" is a " + (llm ? "transformer " : "") + "study file's, not a scenario's",
+          "a scenario (hybridsim study runs a study file)");
+  }
+  if (const TreeNode* c = root.find("cases"); c != nullptr && root.find("workload") == nullptr)
+    yaml::fail_at(c->where, "cases", "a validation case file's list, not a scenario's field",
+                  "a scenario (hybridsim validate --cases FILE runs a case file)");
+}
+
+}  // namespace
+
 Scenario parse_scenario_with(std::string_view yaml, const std::string& source,
                              std::span<const std::string> overrides,
                              const std::vector<std::string>* point_overrides,
                              const std::filesystem::path& base_dir, const OverrideOrigin& origin) {
   TreeNode root = yaml::parse_yaml_tree(yaml, source);
+  refuse_other_kinds_of_file(root);
   std::vector<std::string> applied;
   for (std::size_t i = 0; i < overrides.size(); ++i) {
     apply_override(root, overrides[i], origin.where(i, overrides[i]));

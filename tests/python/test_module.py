@@ -58,6 +58,21 @@ def test_notes_are_the_command_lines_stderr_notes(cli, tmp_path):
     assert hybridsim.run(GNMT_DP8).notes == []
 
 
+def test_a_trace_given_says_it_replaces_the_scenarios_trace_block(cli, tmp_path):
+    # The scenario traces GPUs 0-7 over "0 ms:50 ms" into trace.json; a trace given to the run replaces
+    # that block as a whole, which the run now says (the window silently became the whole step).
+    rules = "scenarios/examples/dgx1-gnmt-mp2-rules.yaml"
+    r = hybridsim.run(rules, out=tmp_path / "o", trace=tmp_path / "t.json")
+    assert len(r.notes) == 1, r.notes
+    assert r.notes[0].startswith(f"{rules}:17:10: outputs.trace: replaced as a whole by trace='{tmp_path / 't.json'}': "
+                                 "its trace.json is not written, and its window \"0 s:50 ms\" and GPUs 0-7 do not "
+                                 "apply (give them with trace_window, trace_gpus, trace_detail)"), r.notes[0]
+    printed = cli("run", rules, "--out", str(tmp_path / "c"), "--trace", str(tmp_path / "c.json"), "-q")
+    assert printed.returncode == 0, printed.stderr
+    assert "outputs.trace: replaced as a whole by --trace " in printed.stderr, printed.stderr
+    assert not (tmp_path / "o" / "trace.json").exists()
+
+
 def test_a_dict_and_yaml_text_are_the_files_scenario(source_dir):
     as_dict = {"name": "gnmt, DGX-1, dp 8", "cluster": {"preset": "dgx1-v100"}, "workload": {"network": "gnmt"},
                "parallelism": {"dp": 8, "mp": 1}}
@@ -255,6 +270,21 @@ def test_collective_and_topology_speak_the_command_lines_words(cli):
         hybridsim.collective("dgx1-v100", no_such_option=1)
 
 
+def test_collective_takes_the_fabric_topology_takes(cli):
+    # 8 DGX-1 machines' 32 NICs fill two leaves, so an all-to-all crosses the spines: 4:1 uplinks
+    # slow it (971 us -> 1,496 us at 4 MiB). collective had neither option; the same rule as
+    # topology's refuses both on one machine.
+    sizes = dict(nodes=8, op="alltoall", min_bytes="4 MiB", max_bytes="4 MiB")
+    full = hybridsim.collective("dgx1-v100", **sizes)
+    oversubscribed = hybridsim.collective("dgx1-v100", oversubscription=4.0, **sizes)
+    assert float(oversubscribed["time_us"][0]) > 1.4 * float(full["time_us"][0])
+    printed = cli("collective", "-t", "dgx1-v100", "--nodes", "8", "-o", "alltoall", "-b", "4MiB", "-e", "4MiB",
+                  "--oversubscription", "4", "--format", "csv", "-q")
+    assert printed.stdout == oversubscribed.attrs["csv"], printed.stderr
+    with pytest.raises(hybridsim.ScenarioError, match=r"^fabric needs nodes=N > 1$"):
+        hybridsim.collective("dgx1-v100", fabric="rail-optimized")
+
+
 def test_topology_refuses_what_shapes_nothing_as_the_command_line_does(cli):
     # One rule in the library (api::topology), each in its own words; Python's accepted all three.
     for keywords, python_words, cli_args in [
@@ -364,6 +394,8 @@ _STUDY = "scenarios/study/ci.yaml"
      "collective(): channels='x': expected"),
     (lambda: hybridsim.collective("dgx1-v100", nodes=None), TypeError, "collective(): nodes=None: expected"),
     (lambda: hybridsim.collective(""), hybridsim.ScenarioError, "topology='' is empty"),
+    (lambda: hybridsim.collective("dgx1-v100", gpus="3"), hybridsim.ScenarioError,
+     "gpus='3': 1 GPU; a collective needs at least 2 GPUs, such as gpus='0-1'"),
     (lambda: hybridsim.plan("gnmt", 16, memory="lots"), hybridsim.ScenarioError, "memory='lots': bad size"),
     (lambda: hybridsim.plan("gnmt", 16, memory=""), hybridsim.ScenarioError, "memory='' is empty"),
     (lambda: hybridsim.plan("gnmt", "x"), TypeError, "plan(): gpus='x': expected a whole number of GPUs"),
@@ -396,7 +428,8 @@ _STUDY = "scenarios/study/ci.yaml"
     (lambda: hybridsim.run(GNMT_DP8, trace_gzip="yes"), TypeError, "run(): trace_gzip='yes': expected True"),
     (lambda: hybridsim.run(GNMT_DP8, set={"simulation.max_events": 1000, "communication.fast_path": "off"}),
      hybridsim.BudgetError, "scenarios/dgx1/gnmt-dp8.yaml: the step would simulate"),
-    (lambda: hybridsim.sweep(NVLINK_SWEEP, jobs=-1), hybridsim.ScenarioError, "jobs must be 0"),
+    (lambda: hybridsim.sweep(NVLINK_SWEEP, jobs=-1), hybridsim.ScenarioError,
+     "jobs=-1: expected 0 (all cores) or positive"),
     (lambda: hybridsim.sweep(NVLINK_SWEEP, jobs="x"), TypeError, "sweep(): jobs='x': expected"),
     (lambda: hybridsim.sweep(NVLINK_SWEEP, set={"simulation.max_events": 1000}), hybridsim.BudgetError,
      "sweep point 0"),
@@ -496,3 +529,11 @@ def test_destinations_are_checked_before_the_run_and_named_as_python_gives_them(
     assert "': the run writes its summary.json there (outputs.formats)" in str(caught.value)
     assert str(caught.value).startswith("trace='"), str(caught.value)
     assert sorted(p.name for p in tmp_path.iterdir()) == ["file"]
+    # A folder where a summary goes failed after the step, leaving the trace and summary.txt.
+    (tmp_path / "o" / "summary.json").mkdir(parents=True)
+    with pytest.raises(hybridsim.ScenarioError) as caught:
+        hybridsim.run(GNMT_DP8, out=str(tmp_path / "o"), trace=str(tmp_path / "t" / "t.json"))
+    assert str(caught.value).startswith(f"out='{tmp_path / 'o'}': {tmp_path / 'o' / 'summary.json'} is a folder, "
+                                        "where the run writes its summary.json"), str(caught.value)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["file", "o"]
+    assert [p.name for p in (tmp_path / "o").iterdir()] == ["summary.json"]

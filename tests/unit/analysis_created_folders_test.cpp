@@ -47,3 +47,23 @@ TEST_CASE("created folders: kept once the command finished, and never removed wh
   CHECK(fs::exists(scratch.path / "full" / "sub" / "trace.json"));
   CHECK_FALSE(fs::exists(scratch.path / "full" / "other"));
 }
+
+TEST_CASE("created folders: a file written goes with them unless kept, so outputs appear all or none") {
+  ScratchDir scratch;
+  const fs::path trace = scratch.path / "traces" / "t.json";
+  {
+    CreatedFolders made;
+    made.create(trace.parent_path());
+    std::ofstream(trace) << "{}";
+    made.written(trace);  // the trace, whole; the summaries after it fail
+  }
+  CHECK_FALSE(fs::exists(scratch.path / "traces"));
+  {
+    CreatedFolders made;
+    made.create(trace.parent_path());
+    std::ofstream(trace) << "{}";
+    made.written(trace);
+    made.keep();
+  }
+  CHECK(fs::exists(trace));
+}

@@ -98,6 +98,19 @@ TEST_CASE("llm planner: the explanation names the real differences with the runn
   CHECK(why.find("compute") != std::string::npos);
 }
 
+TEST_CASE("llm planner: the capacity is named where it came from, --gpu only when given") {
+  // run names a preset's GPU "V100-SXM2-16GB of dgx1-v100"; the planner said "V100 (--gpu)" under
+  // --cluster dgx1-v100 alone, and led its refusal with "--memory:" though no --memory was given.
+  const analysis::LlmPlanRequest cluster =
+      analysis::make_llm_plan_request({.model = "gpt3-175b", .gpus = 8, .cluster = "dgx1-v100"});
+  CHECK(cluster.memory.source == "V100-SXM2-16GB of dgx1-v100");
+  CHECK(cluster.names.memory.empty());
+  CHECK(analysis::make_llm_plan_request({.model = "gpt3-175b", .gpus = 8}).memory.source ==
+        "A100 80GB of dgx-a100");
+  CHECK(analysis::make_llm_plan_request({.model = "gpt3-175b", .gpus = 8, .gpu = "v100"}).memory.source ==
+        "V100 (--gpu)");
+}
+
 TEST_CASE("llm planner: refuses when nothing fits, naming the option") {
   analysis::LlmPlanOptions o{.model = "gpt3-175b", .gpus = 1024, .gpu = "a100-80gb"};
   const analysis::LlmPlanRequest r = analysis::make_llm_plan_request(o);

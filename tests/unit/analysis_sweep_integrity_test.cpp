@@ -188,7 +188,7 @@ TEST_CASE("a sweep checks its options and every point before the first one runs"
   auto jobs = quiet(dir.path / "j");
   jobs.jobs = -3;
   CHECK(error_of([&] { analysis::run_sweep(kExample, jobs); }) ==
-        "--jobs must be 0 (all cores) or positive, got -3");
+        "--jobs -3: expected 0 (all cores) or positive");
   // A shard with no points writes an empty table and its summary (for merge), and no plot.
   const fs::path two = dir.path / "two.yaml";
   std::ofstream(two) << "cluster: {preset: dgx1-v100}\nworkload: {network: gnmt}\nparallelism: {dp: 8}\n"

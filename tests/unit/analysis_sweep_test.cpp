@@ -7,6 +7,7 @@
 #include <sstream>
 
 #include "analysis/sweep/sweep_runner.h"
+#include "analysis/sweep/sweep_table.h"
 #include "sim/error.h"
 #include "tests/unit/test_files.h"
 
@@ -94,4 +95,25 @@ TEST_CASE("bad sweep options are clear errors") {
   const std::string no_sweep = std::string(HYBRIDSIM_SOURCE_DIR) + "/scenarios/examples/dgx1-gnmt-dp8.yaml";
   CHECK_THROWS_WITH_AS(analysis::run_sweep(no_sweep, options(fresh_temp_dir("sweep-test-nosweep"), 1)),
                        doctest::Contains("has no sweep"), InputError);
+}
+
+TEST_CASE("summary.json's fastest point says when it does not fit, and names the fastest that does") {
+  // Point 0 is the fastest (100 ms) but needs more memory than the GPUs hold; point 2 (150 ms) is the
+  // fastest that fits. The summary named point 0 alone, as if it could run.
+  const std::string head = "index,label,step_time_ms,fits_memory";
+  const analysis::SweepRows rows = {
+      {0, "0,\"dp 8, big\",100.0,no"}, {1, "1,dp 4,200.0,yes"}, {2, "2,dp 2,150.0,yes"}};
+  const std::string json =
+      analysis::sweep_summary_json("s.yaml", {.fingerprint = "f", .sweep_points = 3}, head, rows);
+  CHECK(json.find("\"fastest_step\": {\"label\": \"dp 8, big\", \"step_time_ms\": 100.000000, "
+                  "\"fits_memory\": false}") != std::string::npos);
+  CHECK(json.find("\"fastest_step_that_fits\": {\"label\": \"dp 2\", \"step_time_ms\": 150.000000}") !=
+        std::string::npos);
+  // Where the fastest fits (or the capacity is unknown: ""), the summary is as before.
+  const analysis::SweepRows fit = {{0, "0,dp 8,100.0,yes"}, {1, "1,dp 4,200.0,"}};
+  const std::string plain =
+      analysis::sweep_summary_json("s.yaml", {.fingerprint = "f", .sweep_points = 2}, head, fit);
+  CHECK(plain.find("\"fastest_step\": {\"label\": \"dp 8\", \"step_time_ms\": 100.000000}\n}") !=
+        std::string::npos);
+  CHECK(plain.find("fastest_step_that_fits") == std::string::npos);
 }

@@ -299,6 +299,11 @@ void check_run_verdicts(const std::string& text) {
   const int largest_rank = analysis::mp_rank_of_gpu(run.mapping, largest_gpu);
   CHECK(peaks[static_cast<std::size_t>(largest_rank)].total() == workloads::largest_peak(peaks));
   if (!all_within) CHECK(verdict.starts_with("does not fit: GPU " + std::to_string(largest_gpu) + " needs"));
+  // The same GPU in the verdict sweep, study and Python read, and as summary.json's largest.
+  if (!all_within)
+    CHECK(analysis::does_not_fit(run).starts_with("does not fit: GPU " + std::to_string(largest_gpu)));
+  CHECK(analysis::memory_json(run.memory, run.mapping, run.gpu_capacity, s.critical.gpu)
+            .find("\"largest\": {\"gpu\": " + std::to_string(largest_gpu) + ",") != std::string::npos);
   CHECK(peak.starts_with("GPU " + std::to_string(s.critical.gpu) + " (critical"));
   // Time to train: its steps at this step time.
   REQUIRE(run.time_to_train);
@@ -311,6 +316,10 @@ void check_run_verdicts(const std::string& text) {
 
 TEST_CASE("run: every conclusion it prints agrees with its own rows") {
   // A hybrid that fits, one whose critical GPU is not the largest, and one that does not fit.
+  // Data parallel in 1 GiB: every GPU holds the same peak and the critical one (GPU 4) is named
+  // largest, so the verdict names it too (it named worker 0's GPU 0).
+  check_run_verdicts(
+      "cluster: {preset: dgx1-v100, gpu_memory: 1 GiB}\nworkload: {network: gnmt}\nparallelism: {dp: 8}\n");
   check_run_verdicts(
       "cluster: {preset: dgx1-v100}\nworkload: {network: gnmt}\nparallelism: {dp: 4, mp: 2}\n");
   check_run_verdicts(

@@ -215,6 +215,13 @@ std::vector<Op> read_ops(FieldReader& r, const TreeNode& root) {
 
 Profile parse_profile(std::string_view yaml, const std::string& source_name) {
   const TreeNode tree = yaml::parse_yaml_tree(yaml, source_name);
+  // A scenario given as a profile (plan --model, workload.profile) said "name: unknown field;
+  // expected one of: format, metadata, optimizer, ops": named for what it is.
+  if (tree.is_map() && tree.find("ops") == nullptr)
+    if (const TreeNode* w = tree.find("workload"); w != nullptr && tree.find("format") == nullptr)
+      fail_at(w->where, "workload",
+              "a scenario's section, in a file without format: " + std::string(kProfileFormat),
+              "a profile file (hybridsim import writes one; hybridsim run runs a scenario)");
   FieldReader r(profile_schema(), nullptr, source_name);
   const TreeNode& root = r.document(tree);
   const TreeNode& format = *root.find("format");

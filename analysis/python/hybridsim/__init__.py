@@ -500,6 +500,8 @@ _COLLECTIVE_KEYWORDS = {
     "fast_path": _collective_text("auto, bounded or off"),
     "channels": lambda k, v: _whole("collective", k, v, "channels, 0 as NCCL would"),
     "pcie_only": lambda k, v: _flag("collective", k, v),
+    "fabric": _collective_text("'fat-tree' or 'rail-optimized' (with nodes > 1)"),
+    "oversubscription": lambda k, v: _number("collective", k, v, "a ratio of 1 or more (with nodes > 1)"),
     "message_size": _collective_text("a size such as '512 KiB'"),
     "reduction": _collective_text("a rate such as '100 GB/s'"),
     "min_bytes": _collective_text("a size such as '8 B'"),
@@ -514,7 +516,7 @@ def collective(topology: str, *, op: str = "allreduce", nodes: int = 1, gpus: st
     """nccl-tests for the simulator (`hybridsim collective`): a DataFrame of its CSV columns (attrs:
     csv, title, table, json). Other options by their command-line names with underscores:
     algorithm, protocol, channels, min_bytes="8 B", max_bytes="256 MiB", step_factor, message_size,
-    reduction, fast_path, pcie_only, gpus_per_node, max_events, max_sim_memory."""
+    reduction, fast_path, pcie_only, gpus_per_node, fabric, oversubscription, max_events, max_sim_memory."""
     request = _native.CollectiveRequest()
     given = dict(options, topology=topology, op=op, nodes=nodes, gpus=gpus)
     for name, value in given.items():

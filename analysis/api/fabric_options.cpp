@@ -1,0 +1,31 @@
+#include "analysis/api/fabric_options.h"
+
+#include <cmath>
+#include <sstream>
+
+#include "sim/error.h"
+#include "topology/cluster.h"
+
+namespace hybridsim::api {
+
+void apply_fabric_options(topology::ClusterSpec& spec, const FabricOptions& given,
+                          const analysis::OptionSpelling& o) {
+  // One machine has no fabric between machines: these shape only a cluster.
+  for (const auto& [option, is_given] : {std::pair{"fabric", given.fabric.has_value()},
+                                         std::pair{"oversubscription", given.oversubscription.has_value()}})
+    if (is_given && given.nodes == 1)
+      throw InputError(o.name(option) + " needs " + o.takes("nodes", "N") + " > 1");
+  // The cluster's own check said "cluster: oversubscription must be ...", in neither language.
+  if (const auto ratio = given.oversubscription; ratio && !(std::isfinite(*ratio) && *ratio >= 1.0)) {
+    std::ostringstream said;
+    said << *ratio;
+    throw InputError(o.said_number("oversubscription", said.str()) +
+                     ": expected a ratio of 1 or more (1 is a full-bisection fabric)");
+  }
+  spec.fabric =
+      analysis::look_up_named(o, "fabric", given.fabric.value_or("fat-tree"),
+                              [](const std::string& f) { return topology::presets::parse_fabric(f); });
+  spec.oversubscription = given.oversubscription.value_or(1.0);
+}
+
+}  // namespace hybridsim::api

@@ -1,0 +1,24 @@
+// The fabric between machines as the caller gave it (--fabric, --oversubscription; Python's fabric=,
+// oversubscription=), checked once for `hybridsim topology` and `hybridsim collective` alike: either
+// on one machine shapes nothing and is refused, naming both options, and a ratio under 1 is refused.
+//   apply_fabric_options(spec, {.nodes = 2, .fabric = "rail-optimized"}, OptionSpelling::command_line());
+#pragma once
+#include <optional>
+#include <string>
+
+#include "analysis/output/option_spelling.h"
+#include "topology/cluster_spec.h"
+
+namespace hybridsim::api {
+
+struct FabricOptions {
+  int nodes = 1;
+  std::optional<std::string> fabric{};       // none: fat-tree
+  std::optional<double> oversubscription{};  // none: 1 (a full-bisection fabric)
+};
+
+// Sets spec.fabric and spec.oversubscription; throws InputError as the header says.
+void apply_fabric_options(topology::ClusterSpec& spec, const FabricOptions& given,
+                          const analysis::OptionSpelling& spelling);
+
+}  // namespace hybridsim::api
