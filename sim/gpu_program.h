@@ -14,6 +14,7 @@
 #include <initializer_list>
 #include <iterator>
 #include <memory>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -80,6 +81,11 @@ class TaskList {
   const void* same_tasks() const { return shared_ ? static_cast<const void*>(shared_.get()) : &own_; }
   std::uint32_t event_shift() const { return event_shift_; }
   std::uint32_t collective_shift() const { return collective_shift_; }
+  // The tasks as stored, shifts not applied (shifted() applies them), for a reader that walks a list
+  // task by task on a hot path (the executor, step metrics): operator[] tests which storage holds
+  // the list, and copies the task out, at every read.
+  std::span<const Task> stored() const { return shared_ ? std::span<const Task>(*shared_) : own_; }
+  Task shifted(const Task& stored_task) const { return shift(stored_task); }
 
   // For builders: the tasks as a vector of its own (a shared list is copied first, shifts applied).
   std::vector<Task>& mutate();

@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <span>
 #include <string>
 #include <unordered_map>
 
@@ -138,16 +139,25 @@ StreamExecutor::StreamExecutor(EventQueue& queue, const std::vector<GpuProgram>&
   const auto n = static_cast<std::uint32_t>(programs.size());
   ProgramCheck check(event_count, collectives_);
   ticked_loop(progress_, "checking its GPUs' programs", n, "GPUs", [&](std::uint32_t g) {
-    gpus_[g].first_stream = static_cast<std::uint32_t>(streams_.size());
-    gpus_[g].streams = static_cast<std::uint32_t>(programs[g].streams.size());
-    for (std::uint32_t s = 0; s < programs[g].streams.size(); ++s) {
-      const StreamProgram& sp = programs[g].streams[s];
+    const GpuProgram& program = programs[g];
+    GpuState& gpu = gpus_[g];
+    gpu.first_stream = static_cast<std::uint32_t>(streams_.size());
+    gpu.streams = static_cast<std::uint32_t>(program.streams.size());
+    gpu.sms = options_.contention ? program.resources.sms : 0;
+    gpu.compute_scale = program.compute_scale;
+    gpu.sample_scale = program.compute_scale * program.sample_scale;  // as start_kernel multiplied them
+    gpu.memory_bandwidth = program.resources.memory_bandwidth.bytes_per_second();
+    gpu.memory_kernel_bandwidth = program.resources.memory_kernel_bandwidth.bytes_per_second();
+    for (std::uint32_t s = 0; s < program.streams.size(); ++s) {
+      const StreamProgram& sp = program.streams[s];
       check.stream(g, sp);
+      const std::span<const Task> stored = sp.tasks.stored();
       StreamState st{};
-      st.program = &sp;
+      st.tasks = stored.data();
+      st.size = static_cast<std::uint32_t>(stored.size());
       st.gpu = g;
-      st.local = s;
       streams_.push_back(st);
+      info_.push_back({.program = &sp, .local = s, .remaining = 0, .progress_at = Time::zero()});
     }
   });
   // Per collective, in batches, told: 6.3 M of them (dp 32,768 x mp 2's transfers, most of them a
@@ -207,10 +217,10 @@ void StreamExecutor::set_fold(StepFold fold) {
 
 void StreamExecutor::start_members(std::uint32_t s, std::uint32_t task) {
   const StreamState& rep = streams_[s];
-  if (!fold_.with_members.empty() && fold_.with_members[rep.program->tasks[task].id] == 0) return;
+  if (!fold_.with_members.empty() && fold_.with_members[task_at(s, task).id] == 0) return;
   for (const std::uint32_t g : members_[rep.gpu]) {
-    const std::uint32_t ms = gpus_[g].first_stream + rep.local;
-    const Task& t = streams_[ms].program->tasks[task];
+    const std::uint32_t ms = gpus_[g].first_stream + info_[s].local;
+    const Task t = task_at(ms, task);
     if (t.kind != TaskKind::Collective) throw InternalError("a step fold's member has another shape");
     if (fold_.shadow[t.id] != 0) continue;
     // Through the queue, at this same time: the member's finish of its last collective, due now
@@ -221,7 +231,7 @@ void StreamExecutor::start_members(std::uint32_t s, std::uint32_t task) {
 }
 
 void StreamExecutor::join_member(std::uint32_t ms) {
-  const Task& t = streams_[ms].program->tasks[check_[ms].joining];
+  const Task t = task_at(ms, check_[ms].joining);
   collective_stream_[t.id][t.rank] = ms;
   rank_started(t.id, t.rank);
   collectives_[t.id]->start(t.rank);
@@ -252,10 +262,10 @@ void StreamExecutor::arrive(MemberCheck& m, bool from_representative, Time at) {
 
 void StreamExecutor::representative_done(std::uint32_t s, Time at) {
   const StreamState& rep = streams_[s];
-  if (!fold_.with_members.empty() && fold_.with_members[rep.program->tasks[rep.next].id] == 0) return;
+  if (!fold_.with_members.empty() && fold_.with_members[task_at(s, rep.next).id] == 0) return;
   for (const std::uint32_t g : members_[rep.gpu]) {
-    const std::uint32_t ms = gpus_[g].first_stream + rep.local;
-    if (fold_.shadow[streams_[ms].program->tasks[rep.next].id] != 0) continue;
+    const std::uint32_t ms = gpus_[g].first_stream + info_[s].local;
+    if (fold_.shadow[task_at(ms, rep.next).id] != 0) continue;
     arrive(check_[ms], true, at);
   }
 }
@@ -283,16 +293,15 @@ std::vector<std::uint64_t> StreamExecutor::fold_signature() const {
   return out;
 }
 
-StreamExecutor::Rate StreamExecutor::rate_of(const GpuState& gpu, const GpuResources& res,
-                                             KernelBound bound) const {
-  if (!options_.contention || res.sms == 0) return {};
+StreamExecutor::Rate StreamExecutor::rate_of(const GpuState& gpu, KernelBound bound) {
+  if (gpu.sms == 0) return {};  // contention off, or no resources given
   if (bound == KernelBound::Compute) {
     if (gpu.held_sms == 0) return {};
-    const std::uint32_t held = std::min(gpu.held_sms, res.sms - 1);  // a kernel keeps one SM at least
-    return {static_cast<std::int64_t>(res.sms - held), static_cast<std::int64_t>(res.sms)};
+    const std::uint32_t held = std::min(gpu.held_sms, gpu.sms - 1);  // a kernel keeps one SM at least
+    return {static_cast<std::int64_t>(gpu.sms - held), static_cast<std::int64_t>(gpu.sms)};
   }
-  const std::int64_t demand = res.memory_kernel_bandwidth.bytes_per_second() + gpu.traffic;
-  const std::int64_t peak = res.memory_bandwidth.bytes_per_second();
+  const std::int64_t demand = gpu.memory_kernel_bandwidth + gpu.traffic;
+  const std::int64_t peak = gpu.memory_bandwidth;
   if (gpu.traffic == 0 || demand <= peak) return {};
   return {peak, demand};
 }
@@ -300,18 +309,16 @@ StreamExecutor::Rate StreamExecutor::rate_of(const GpuState& gpu, const GpuResou
 // Inlined into advance, its one caller (once a kernel).
 [[gnu::always_inline]] inline void StreamExecutor::start_kernel(std::uint32_t s, const Task& t) {
   StreamState& st = streams_[s];
-  const GpuProgram& program = programs_[st.gpu];
-  double scale = program.compute_scale;
-  if (t.per_sample) scale *= program.sample_scale;
+  const GpuState& gpu = gpus_[st.gpu];
+  const double scale = t.per_sample ? gpu.sample_scale : gpu.compute_scale;
   Time d = t.duration;
   if (scale != 1.0) d = Time::ps(round_duration(static_cast<double>(d.ps()) * scale));
   st.task_start = queue_.now();
   st.running = true;
-  st.alone = st.remaining = d.ps();
-  st.progress_at = queue_.now();
-  st.rate = rate_of(gpus_[st.gpu], program.resources, t.bound);
-  st.finish_event =
-      queue_.schedule_after(Time::ps(time_for(st.remaining, st.rate.num, st.rate.den)), *this, s);
+  st.rerated = false;  // its progress is counted from task_start, on `alone`
+  st.alone = d.ps();
+  st.rate = rate_of(gpu, t.bound);
+  st.finish_event = queue_.schedule_after(Time::ps(time_for(st.alone, st.rate.num, st.rate.den)), *this, s);
 }
 
 void StreamExecutor::change_load(std::uint32_t g, std::uint32_t sms, std::int64_t traffic, int sign) {
@@ -324,23 +331,28 @@ void StreamExecutor::change_load(std::uint32_t g, std::uint32_t sms, std::int64_
 
 void StreamExecutor::rerate(std::uint32_t g) {
   const GpuState& gpu = gpus_[g];
-  const GpuResources& res = programs_[g].resources;
-  if (res.sms == 0) return;
+  if (gpu.sms == 0) return;
   const Time now = queue_.now();
   for (std::uint32_t s = gpu.first_stream; s < gpu.first_stream + gpu.streams; ++s) {
     StreamState& st = streams_[s];
     if (!st.running) continue;
-    const Rate rate = rate_of(gpu, res, st.program->tasks[st.next].bound);
+    const Rate rate = rate_of(gpu, st.tasks[st.next].bound);
     if (rate.num == st.rate.num && rate.den == st.rate.den) continue;
+    StreamInfo& info = info_[s];
+    if (!st.rerated) {  // its first change: progress so far counted from its start
+      st.rerated = true;
+      info.remaining = st.alone;
+      info.progress_at = st.task_start;
+    }
     // Bring the kernel's progress up to now at the old rate, then finish the rest at the new one.
-    const std::int64_t done = work_in((now - st.progress_at).ps(), st.rate.num, st.rate.den);
-    st.remaining = std::max<std::int64_t>(0, st.remaining - done);
-    st.progress_at = now;
+    const std::int64_t done = work_in((now - info.progress_at).ps(), st.rate.num, st.rate.den);
+    info.remaining = std::max<std::int64_t>(0, info.remaining - done);
+    info.progress_at = now;
     st.rate = rate;
     // A running kernel's finish is pending: an id that no longer names it would let it end twice.
     if (!queue_.cancel(st.finish_event))
       throw InternalError("stream executor: a kernel's finish event was lost");
-    st.finish_event = queue_.schedule_after(Time::ps(time_for(st.remaining, rate.num, rate.den)), *this, s);
+    st.finish_event = queue_.schedule_after(Time::ps(time_for(info.remaining, rate.num, rate.den)), *this, s);
   }
 }
 
@@ -371,21 +383,24 @@ void StreamExecutor::rank_ended(std::uint32_t c, std::uint32_t rank) {
 
 void StreamExecutor::advance(std::uint32_t s) {
   StreamState& st = streams_[s];
-  const auto& tasks = st.program->tasks;
-  while (st.next < tasks.size()) {
+  while (st.next < st.size) {
     // The record takes the task's reach from the end of the one before it (now, or start()).
-    const Task& t = tasks[st.next];
-    switch (t.kind) {
-      case TaskKind::Kernel: {
-        if (t.launch_delay > Time::zero() && !st.delay_done) {
-          st.delay_done = true;
-          queue_.schedule_after(t.launch_delay, *this, kDelayBit | s);
-          return;
-        }
-        st.delay_done = false;
-        start_kernel(s, t);
+    // A kernel as stored (no shift applies to it); the others as listed (task_at).
+    const Task& stored = st.tasks[st.next];
+    if (stored.kind == TaskKind::Kernel) {
+      if (stored.launch_delay > Time::zero() && !st.delay_done) {
+        st.delay_done = true;
+        queue_.schedule_after(stored.launch_delay, *this, kDelayBit | s);
         return;
       }
+      st.delay_done = false;
+      start_kernel(s, stored);
+      return;
+    }
+    const Task t = task_at(s, st.next);
+    switch (t.kind) {
+      case TaskKind::Kernel:
+        break;  // started above
       case TaskKind::Record: {
         EventState& e = events_[t.id];
         e.recorded = true;
@@ -444,7 +459,7 @@ void StreamExecutor::on_event(std::uint64_t tag) {
     }
     record_.set_ended(s, st.next, queue_.now());
     if (observer_ != nullptr)
-      observer_->on_collective(st.gpu, st.local, st.next, st.task_start, queue_.now());
+      observer_->on_collective(st.gpu, info_[s].local, st.next, st.task_start, queue_.now());
   } else if (tag & kMemberJoinBit) {
     join_member(static_cast<std::uint32_t>(tag & ~kMemberJoinBit));
     return;
@@ -457,7 +472,8 @@ void StreamExecutor::on_event(std::uint64_t tag) {
     st.running = false;
     record_.set_ended(s, st.next, queue_.now());
     record_.set_slowed(s, st.next, queue_.now() - st.task_start - Time::ps(st.alone));
-    if (observer_ != nullptr) observer_->on_kernel(st.gpu, st.local, st.next, st.task_start, queue_.now());
+    if (observer_ != nullptr)
+      observer_->on_kernel(st.gpu, info_[s].local, st.next, st.task_start, queue_.now());
   }
   ++streams_[s].next;
   advance(s);
@@ -471,10 +487,11 @@ Time StreamExecutor::finish_time() const {
 
 std::string StreamExecutor::describe_stuck() const {
   std::string out;
-  for (const auto& st : streams_) {
+  for (std::uint32_t s = 0; s < streams_.size(); ++s) {
+    const StreamState& st = streams_[s];
     if (st.done) continue;
-    const Task& t = st.program->tasks[st.next];
-    out += "GPU " + std::to_string(st.gpu) + " stream " + st.program->name + " stuck at task " +
+    const Task t = task_at(s, st.next);
+    out += "GPU " + std::to_string(st.gpu) + " stream " + info_[s].program->name + " stuck at task " +
            std::to_string(st.next) +
            (t.kind == TaskKind::Wait ? " (waiting for event " + std::to_string(t.id) + ")"
                                      : t.kind == TaskKind::Collective

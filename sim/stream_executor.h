@@ -116,35 +116,61 @@ class StreamExecutor final : public EventHandler {
     std::int64_t num = 1;
     std::int64_t den = 1;
   };
-  struct StreamState {
-    const StreamProgram* program;
-    std::uint32_t gpu;
-    std::uint32_t local;  // index within its GPU
+  // A stream's state, split by use: what a kernel's start and end read and write is one cache line
+  // (its tasks as stored, where it is, the running kernel), the rest beside it. Before, a kernel
+  // read the stream's 88 bytes (two lines), its program's TaskList and the TaskList's shared vector
+  // (two more: which storage, then where) and the GpuProgram's scales (another), about 3.9 D1
+  // misses a kernel by cachegrind. A running kernel made progress from task_start at `rate` with
+  // `alone` ps of work until rerate() first changed its rate (`rerated`): only then are the work
+  // left and its time (StreamInfo::remaining, progress_at) kept, so a kernel's start writes this
+  // line alone.
+  struct alignas(64) StreamState {
+    const Task* tasks = nullptr;  // TaskList::stored(): a kernel as it runs; others by task_at()
+    std::uint32_t size = 0;
     std::uint32_t next = 0;
-    Time task_start;
+    std::uint32_t gpu = 0;
     bool delay_done = false;  // the current kernel's launch delay has passed
     bool running = false;     // a kernel is running (after its delay)
     bool done = false;
-    // The running kernel: work left in ps at its alone rate, as of `progress_at`, at `rate`.
-    std::int64_t remaining = 0;
+    bool rerated = false;     // the running kernel's rate changed since it started
+    Time task_start;
     std::int64_t alone = 0;
-    Time progress_at;
     Rate rate;
     EventId finish_event;
   };
-  struct GpuState {
+  static_assert(sizeof(StreamState) == 64);
+  struct StreamInfo {
+    const StreamProgram* program = nullptr;
+    std::uint32_t local = 0;  // index within its GPU
+    // A rerated kernel: work left in ps at its alone rate, as of `progress_at`, at `rate`.
+    std::int64_t remaining = 0;
+    Time progress_at;
+  };
+  // A GPU's state and what its kernels' durations and rates read of its program (one line): its
+  // scales, and its resources (sms 0 where kernels never slow: none given, or contention off).
+  struct alignas(64) GpuState {
     std::uint32_t first_stream = 0;
     std::uint32_t streams = 0;
     std::uint32_t held_sms = 0;   // by running collectives
+    std::uint32_t sms = 0;
     std::int64_t traffic = 0;     // B/s of running collectives
+    double compute_scale = 1.0;
+    double sample_scale = 1.0;    // compute_scale × the program's sample_scale (per-sample kernels)
+    std::int64_t memory_bandwidth = 0;         // B/s
+    std::int64_t memory_kernel_bandwidth = 0;  // B/s
   };
+  static_assert(sizeof(GpuState) == 64);
   struct EventState {
     bool recorded = false;
     std::vector<std::uint32_t> waiters;  // streams blocked on it
   };
+  // Stream s's task i as its program lists it (shifts applied).
+  Task task_at(std::uint32_t s, std::uint32_t i) const {
+    return info_[s].program->tasks.shifted(streams_[s].tasks[i]);
+  }
   void advance(std::uint32_t stream);
   void start_kernel(std::uint32_t stream, const Task& task);
-  Rate rate_of(const GpuState& gpu, const GpuResources& resources, KernelBound bound) const;
+  static Rate rate_of(const GpuState& gpu, KernelBound bound);
   // A collective's SMs (or its memory traffic) came to (+1) or left (−1) `gpu`.
   void change_load(std::uint32_t gpu, std::uint32_t sms, std::int64_t traffic, int sign);
   // Running kernels on `gpu` take the GPU's current rates.
@@ -161,6 +187,7 @@ class StreamExecutor final : public EventHandler {
 
   EventQueue& queue_;
   std::vector<StreamState> streams_;
+  std::vector<StreamInfo> info_;  // per stream
   std::vector<GpuState> gpus_;
   const std::vector<GpuProgram>& programs_;
   std::vector<Collective*> collectives_;

@@ -3,6 +3,7 @@
 #include <cstdint>
 #include <optional>
 #include <set>
+#include <span>
 #include <vector>
 
 #include "sim/error.h"
@@ -25,9 +26,12 @@ std::vector<std::vector<TaskRef>> collective_ranks(const workloads::StepProgram&
   for (std::uint32_t g = 0; g < program.gpus.size(); ++g)
     for (const sim::StreamProgram& sp : program.gpus[g].streams) {
       const bool member = !representative.empty() && representative[g] != g;
-      for (std::uint32_t i = 0; i < sp.tasks.size() && !member; ++i) {
-        const sim::Task& t = sp.tasks[i];
-        if (t.kind != sim::TaskKind::Collective) continue;
+      // Read as stored, only collectives shifted: through operator[] every task of every stream
+      // was copied out with its shifts.
+      const std::span<const sim::Task> stored = member ? std::span<const sim::Task>() : sp.tasks.stored();
+      for (std::uint32_t i = 0; i < stored.size(); ++i) {
+        if (stored[i].kind != sim::TaskKind::Collective) continue;
+        const sim::Task t = sp.tasks.shifted(stored[i]);
         auto& r = ranks.at(t.id);
         if (r.size() <= t.rank) r.resize(t.rank + 1, {kNotRun, 0});
         r[t.rank] = {s, i};

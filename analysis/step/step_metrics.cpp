@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <array>
+#include <span>
 #include <utility>
 
 namespace hybridsim::analysis {
@@ -85,19 +86,29 @@ void add_stream(const workloads::StepProgram& program, const sim::ExecutionRecor
                 std::uint32_t k, const sim::TaskList& tasks, const LabelKinds& label_kinds,
                 const std::vector<std::uint8_t>& arrivals, sim::Time step, GpuIntervals& out) {
   const sim::ExecutionRecord::Stream entries = record.stream(s);
-  for (std::uint32_t i = 0; i < tasks.size(); ++i) {
-    const sim::Task t = tasks[i];
+  // The tasks as stored, a kernel read in place (no shift applies to it), the others shifted; each
+  // task reached when the one before it ended (the record's rule), carried from one to the next.
+  // tasks[i] tested the list's storage and copied every task out, and reached(i) tested for the
+  // first task: 44 M instructions of a 128-GPU two-step run, 10 an event (cachegrind).
+  const std::span<const sim::Task> stored = tasks.stored();
+  std::int64_t reached = entries.reached(0).ps();
+  for (std::uint32_t i = 0; i < stored.size(); ++i) {
+    const Interval ran{reached, entries.ended(i).ps()};
+    reached = ran.second;
     if (!entries.has_run(i)) continue;
-    const Interval ran{entries.reached(i).ps(), entries.ended(i).ps()};
-    if (t.kind == sim::TaskKind::Kernel) {
-      out.compute.push_back({ran.first + t.launch_delay.ps(), ran.second});
+    const sim::Task& task = stored[i];
+    if (task.kind == sim::TaskKind::Kernel) {
+      out.compute.push_back({ran.first + task.launch_delay.ps(), ran.second});
       const std::int64_t slowed = entries.slowed(i).ps();
       out.slowed_ps += slowed;
-      const std::int64_t alone = ran.second - ran.first - t.launch_delay.ps() - slowed;
-      const std::uint8_t kind = t.id < label_kinds.size() ? label_kinds[t.id] : 0;
+      const std::int64_t alone = ran.second - ran.first - task.launch_delay.ps() - slowed;
+      const std::uint8_t kind = task.id < label_kinds.size() ? label_kinds[task.id] : 0;
       if (kind & kCopyLabel) out.copies_ps += alone;
       if (kind & kOptimizerLabel) out.optimizer_ps += alone;
-    } else if (t.kind == sim::TaskKind::Collective && !is_receive(program, t)) {
+      continue;
+    }
+    const sim::Task t = tasks.shifted(task);
+    if (t.kind == sim::TaskKind::Collective && !is_receive(program, t)) {
       out.comm.push_back(ran);
       const workloads::CollectiveRole role = program.collectives[t.id].role;
       if (role == workloads::CollectiveRole::TensorParallel) out.tp.push_back(ran);

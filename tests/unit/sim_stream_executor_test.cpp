@@ -243,6 +243,26 @@ TEST_CASE("a per-sample kernel scales with the GPU's sample scale, a fixed-work 
   CHECK(run({gpu}, 0) == Time::us(15));
 }
 
+TEST_CASE("readers of a shared list run its waits on their own events (the executor reads it as stored)") {
+  // GPUs 0 and 1 share one list, wait for event 0 then a 5 us kernel, GPU 1's events shifted by one.
+  // GPU 2 records event 0 after 10 us and event 1 after 30 us (two streams): GPU 0 ends at 15 us,
+  // GPU 1 at 35 us. Read without the shift, GPU 1 would wait for event 0 and end at 15 us too.
+  TaskList base{Task::wait(0), Task::kernel(Time::us(5), 0)};
+  std::vector<GpuProgram> programs(3);
+  programs[0].streams = {{"compute", TaskList::shifted_from(base, 0, 0)}};
+  programs[1].streams = {{"compute", TaskList::shifted_from(base, 1, 0)}};
+  programs[2].streams = {{"a", {Task::kernel(Time::us(10), 1), Task::record(0)}},
+                         {"b", {Task::kernel(Time::us(30), 2), Task::record(1)}}};
+  EventQueue q;
+  StreamExecutor exec(q, programs, {}, 2, {});
+  exec.start();
+  q.run();
+  REQUIRE(exec.is_done());
+  CHECK(exec.gpu_finish_time(0) == Time::us(15));
+  CHECK(exec.gpu_finish_time(1) == Time::us(35));
+  CHECK(exec.gpu_finish_time(2) == Time::us(30));
+}
+
 TEST_CASE("execution record: reach, end, and which record released a wait") {
   // GPU0: 100 us kernel, record e0. GPU1: 5 us kernel, wait e0 (reached at 5 us, released by GPU0's
   // record at 100 us), 10 us kernel with a 3 us launch delay (reached at 100 us, runs 103-113 us).
