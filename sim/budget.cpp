@@ -5,20 +5,12 @@
 #include <limits>
 #include <utility>
 
+#include "sim/saturating.h"
 #include "sim/units.h"
 
 namespace hybridsim::sim {
 
 namespace {
-
-std::uint64_t add_saturating(std::uint64_t a, std::uint64_t b) {
-  return a > std::numeric_limits<std::uint64_t>::max() - b ? std::numeric_limits<std::uint64_t>::max()
-                                                           : a + b;
-}
-
-std::int64_t add_saturating(std::int64_t a, std::int64_t b) {
-  return a > std::numeric_limits<std::int64_t>::max() - b ? std::numeric_limits<std::int64_t>::max() : a + b;
-}
 
 // "about 7 minutes", "about 3 hours", "about 2 days" at kEventsPerSecond.
 std::string duration_text(std::uint64_t events) {

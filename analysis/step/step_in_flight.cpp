@@ -6,6 +6,7 @@
 #include <unordered_map>
 
 #include "sim/hash.h"
+#include "sim/saturating.h"
 #include "workloads/program/step_program_types.h"
 
 namespace hybridsim::analysis {
@@ -54,11 +55,6 @@ RankStreams rank_streams(const workloads::StepProgram& program) {
       }
     }
   return out;
-}
-
-std::uint64_t add_saturating(std::uint64_t a, std::uint64_t b) {
-  return a > std::numeric_limits<std::uint64_t>::max() - b ? std::numeric_limits<std::uint64_t>::max()
-                                                           : a + b;
 }
 
 }  // namespace
@@ -138,9 +134,9 @@ std::uint64_t InFlightLanes::most(const std::vector<std::uint64_t>& in_flight) c
     const auto k = std::min<std::ptrdiff_t>(at_once_[l], last - first);
     if (k == 0) continue;
     std::nth_element(first, first + (k - 1), last, std::greater<>());
-    for (auto it = first; it != first + k; ++it) sum = add_saturating(sum, *it);
+    for (auto it = first; it != first + k; ++it) sum = sim::add_saturating(sum, *it);
   }
-  for (std::size_t c = known; c < in_flight.size(); ++c) sum = add_saturating(sum, in_flight[c]);
+  for (std::size_t c = known; c < in_flight.size(); ++c) sum = sim::add_saturating(sum, in_flight[c]);
   return sum;
 }
 
