@@ -1,8 +1,10 @@
 // An output folder checked before any work (issue 31: a study of minutes ran every step, then said
 // "cannot create the report folder f: Not a directory"): a path that names a file, or runs through
-// one, is refused naming where it was given.
+// one, or a folder that takes no new files (/proc/self, a read-only mount), is refused naming where
+// it was given.
 //   check_output_folder("results/run1", "--out results/run1");  // fine: existing or new folders
 //   check_output_folder("notes.txt", "--out notes.txt");        // InputError: a file, not a folder
+//   check_output_folder("/proc/self", "--out /proc/self");      // InputError: cannot write in it
 #pragma once
 #include <filesystem>
 #include <string>
