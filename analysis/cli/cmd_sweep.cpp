@@ -142,11 +142,12 @@ int merge_command(int argc, const char* const* argv) {
       "runs into one results.csv (identical to a single run's) and summary.json.\n\noptions");
   std::vector<std::string> dirs;
   std::string out;
-  options.add_options()("help,h", "show this help")("dirs", po::value(&dirs), "shard output folders")(
+  // Named as the user knows it: `merge ""` said "the dirs argument is empty".
+  options.add_options()("help,h", "show this help")("shard-folder", po::value(&dirs), "shard output folders")(
       "out,o", po::value(&out)->required(), "where the merged results go")(
       "allow-incomplete", "merge even when some of the sweep's points are in no shard (they are listed)");
   po::positional_options_description positional;
-  positional.add("dirs", -1);
+  positional.add("shard-folder", -1);
   po::variables_map vm;
   if (!parse_options(argc, argv, options, positional, vm)) return 0;
   if (dirs.empty()) throw InputError("give the shard folders to merge, e.g. hybridsim merge s1 s2 --out all");

@@ -4,6 +4,7 @@
 //   if (!parse_options(argc, argv, options, positional, vm)) return 0;
 //   refuse_without(vm, "pcie-only", "rings", "--rings");  // topology --pcie-only needs --rings
 #pragma once
+#include <algorithm>
 #include <boost/program_options.hpp>
 #include <iostream>
 #include <limits>
@@ -41,8 +42,10 @@ inline void refuse_empty_values(const boost::program_options::variables_map& vm,
     bool is_positional = false;
     for (unsigned i = 0; i < positional.max_total_count() && i < 64; ++i)
       is_positional = is_positional || positional.name_for_position(i) == name;
+    std::string words = name;  // "shard-folder": the shard folder argument
+    std::replace(words.begin(), words.end(), '-', ' ');
     throw InputError(is_positional
-                         ? "the " + name + " argument is empty (an unset shell variable?); expected a value"
+                         ? "the " + words + " argument is empty (an unset shell variable?); expected a value"
                          : "--" + name +
                                " is empty (an unset shell variable?); give a value or leave the option out");
   }
