@@ -59,4 +59,8 @@ std::string OptionSpelling::switched_off(std::string_view option) const {
   return is_python() ? name(option) + "=False" : "--no-" + std::string(option);
 }
 
+std::string OptionSpelling::switched_on(std::string_view option) const {
+  return is_python() ? name(option) + "=True" : name(option);
+}
+
 }  // namespace hybridsim::analysis

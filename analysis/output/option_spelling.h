@@ -38,6 +38,8 @@ class OptionSpelling {
   std::string takes(std::string_view option, std::string_view placeholder) const;
   // A switch that turns something off: "--no-ib-sensitivity" / "ib_sensitivity=False".
   std::string switched_off(std::string_view option) const;
+  // A switch that turns something on: "--show-unfit" / "show_unfit=True".
+  std::string switched_on(std::string_view option) const;
 
  private:
   explicit OptionSpelling(Language language) : language_(language) {}

@@ -251,7 +251,8 @@ void explain_winners(std::vector<PlanCandidate>& ranked, PlanObjective objective
     throw InputError("none of the " + std::to_string(result.unfit.size()) + " configurations of " + what +
                      " fits in " + workloads::format_gib(request.memory->bytes) + " (" +
                      request.memory->source + "); the first, " + label(first.label) + ": " + first.why +
-                     "; expected a larger --memory or more GPUs (--show-unfit ranks them anyway)");
+                     "; expected a larger " + request.spelling.name("memory") + " or more GPUs (" +
+                     request.spelling.switched_on("show-unfit") + " ranks them anyway)");
   }
   // The first failure of a simulated candidate (a budget, say) tells more than a placement left out.
   const std::size_t first = placements_skipped < result.skipped.size() ? placements_skipped : 0;
@@ -292,6 +293,7 @@ PlanResult plan(const PlanRequest& request, StepCache* cache) {
   const std::vector<StepRef> ids = steps.simulate(requests, context, run);
   result.simulated = steps.simulated() - before;
   result.memory = request.memory;
+  result.spelling = request.spelling;
   result.show_unfit = request.show_unfit;
   const std::size_t placements_skipped = result.skipped.size();
   result.ranked = rank_candidates(request, ids, steps, result.skipped, result.unfit);
@@ -330,7 +332,8 @@ void print_plan(const PlanResult& r, std::ostream& out, int top) {
   if (!r.unfit.empty())
     out << "; " << r.unfit.size()
         << (r.show_unfit ? " do not fit in memory (ranked last, marked !)"
-                         : " do not fit in memory (left out; --show-unfit ranks them)");
+                         : " do not fit in memory (left out; " + r.spelling.switched_on("show-unfit") +
+                               " ranks them)");
   out << "\n\n";
   char line[512];
   std::snprintf(line, sizeof line, "%-4s %-9s %-9s %-9s %-13s %9s %9s %21s %8s %14s %12s %9s\n", "rank",

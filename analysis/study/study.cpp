@@ -228,6 +228,7 @@ StudyResult run_study(const StudyConfig& config, const StudyRunOptions& options,
   if (config.gpus.empty()) throw InputError(config.source + ": the study has no GPU counts");
   StudyResult result;
   result.config = config;
+  result.spelling = options.spelling;
   result.memory = options.memory ? options.memory : workloads::preset_gpu_capacity(config.cluster.preset);
   const RequestMaker request{result.config, gpus_per_machine(config.cluster), options.limits};
 

@@ -116,6 +116,8 @@ struct StudyResult {
   std::optional<workloads::MemoryCapacity> memory{};  // each GPU's memory the rows are checked against
   std::size_t steps_simulated = 0;
   double wall_seconds = 0;  // not written into the report (it would break reproducible output)
+  // The language the report's hints name options in ("--memory", Python's "memory=").
+  OptionSpelling spelling{};
   const StudyNetwork& network(const NetworkStudy& n) const { return config.networks.at(n.network); }
 };
 

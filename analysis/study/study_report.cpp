@@ -60,7 +60,8 @@ std::string unlimited_memory_line(const StudyResult& result, const NetworkStudy&
   return result.network(ns).name + ": were memory no limit, best DP " + std::to_string(dp.gpus) + " GPUs " +
          format_duration(dp.ttt.seconds) + ", best hybrid " + std::to_string(hy.dp) + " x " +
          std::to_string(hy.mp) + " " + format_duration(hy.ttt.seconds) + ": hybrid gain " +
-         format_percent(h.gain_best) + " (--memory \"32 GiB\" checks it on GPUs of that size)";
+         format_percent(h.gain_best) + " (" + result.spelling.quoted("memory", "32 GiB") +
+         " checks it on GPUs of that size)";
 }
 
 void headline_section(const StudyResult& result, std::ostream& md) {

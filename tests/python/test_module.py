@@ -537,3 +537,24 @@ def test_destinations_are_checked_before_the_run_and_named_as_python_gives_them(
                                         "where the run writes its summary.json"), str(caught.value)
     assert sorted(p.name for p in tmp_path.iterdir()) == ["file", "o"]
     assert [p.name for p in (tmp_path / "o").iterdir()] == ["summary.json"]
+
+
+def test_hints_name_the_python_keywords(cli, source_dir, tmp_path):
+    # plan's refusal when nothing fits, its "left out" line and study's "were memory no limit" line
+    # pointed Python callers to --memory and --show-unfit, options they cannot pass.
+    with pytest.raises(hybridsim.ScenarioError) as caught:
+        hybridsim.plan("gnmt", 8, memory="1 GiB")
+    message = str(caught.value)
+    assert message.endswith("; expected a larger memory or more GPUs (show_unfit=True ranks them anyway)"), message
+    assert "--" not in message, message
+    # At 5 GiB the hierarchical all-reduce's buffers (5.02 GiB) do not fit; the ring's do.
+    printed = hybridsim.plan("gnmt", 8, memory="5 GiB").printed
+    assert "do not fit in memory (left out; show_unfit=True ranks them)" in printed, printed
+    assert "--" not in printed, printed
+    # ci.yaml's BigLSTM fits no DP configuration in 16 GiB (tests/golden/study/ci.txt).
+    printed = hybridsim.study(os.path.join(source_dir, _STUDY), out=tmp_path / "s", plots=False).printed
+    assert "(memory='32 GiB' checks it on GPUs of that size)" in printed, printed
+    assert "memory='32 GiB' checks it" in (tmp_path / "s" / "README.md").read_text()
+    # The command line keeps its own words.
+    r = cli("plan", "-m", "gnmt", "--memory", "1 GiB", "-q")
+    assert r.stderr.rstrip().endswith("expected a larger --memory or more GPUs (--show-unfit ranks them anyway)")
