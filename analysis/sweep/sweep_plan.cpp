@@ -1,6 +1,8 @@
 #include "analysis/sweep/sweep_plan.h"
 
 #include <algorithm>
+#include <filesystem>
+#include <system_error>
 
 #include "analysis/output/csv.h"
 #include "analysis/output/output_folder.h"
@@ -95,6 +97,13 @@ SweepPlan plan_sweep(scenarios::ScenarioSource source, const SweepOptions& optio
     plan.rows = read_finished_rows(plan.directory, check);
     for (auto& [i, line] : read_partial_rows(plan.directory / "points.partial.csv", check, plan.notes))
       plan.rows[i] = line;
+    // A resume that finds nothing ran every point without a word (a mistyped folder looked resumed).
+    std::error_code ec;
+    if (!std::filesystem::exists(plan.directory / "results.csv", ec) &&
+        !std::filesystem::exists(plan.directory / "points.partial.csv", ec))
+      plan.notes.push_back(options.spelling.switched_on("resume") + ": nothing to resume in " +
+                           plan.directory.string() +
+                           " (no results.csv or points.partial.csv there): every point " + "runs");
   }
   // Every point still to run is built, resolved and estimated now: a bad one, or one over its caps,
   // stops the sweep before any runs. First each point's floor of events, before any cluster is built

@@ -558,3 +558,17 @@ def test_hints_name_the_python_keywords(cli, source_dir, tmp_path):
     # The command line keeps its own words.
     r = cli("plan", "-m", "gnmt", "--memory", "1 GiB", "-q")
     assert r.stderr.rstrip().endswith("expected a larger --memory or more GPUs (--show-unfit ranks them anyway)")
+
+
+def test_a_resume_with_nothing_to_resume_says_so(cli, tmp_path):
+    # A mistyped folder looked resumed: every point ran without a word.
+    rows = hybridsim.sweep(NVLINK_SWEEP, out=str(tmp_path / "py"), resume=True, jobs=1)
+    assert len(rows) == 6
+    note = f"resume=True: nothing to resume in {tmp_path / 'py'} (no results.csv or points.partial.csv there): " \
+           "every point runs"
+    assert rows.attrs["notes"] == [note]
+    # Resumed again, the six rows are there: no such note, and no point runs.
+    assert hybridsim.sweep(NVLINK_SWEEP, out=str(tmp_path / "py"), resume=True).attrs["notes"] == []
+    r = cli("sweep", NVLINK_SWEEP, "--out", str(tmp_path / "cli"), "--resume", "-q")
+    assert r.returncode == 0, r.stderr
+    assert f"  note: --resume: nothing to resume in {tmp_path / 'cli'} (no results.csv" in r.stdout, r.stdout

@@ -31,7 +31,7 @@ from .transformer import Model, Pipeline, Parallelism, Training, Workload, model
 __all__ = [
     "run", "sweep", "study", "plan", "collective", "topology",
     "Model", "Workload", "Training", "Parallelism", "Pipeline", "model", "models",
-    "RunResult", "GpuMetrics", "CriticalPath", "TimeToTrain", "PlanResult", "StudyResult",
+    "RunResult", "GpuMetrics", "CriticalPath", "TimeToTrain", "PlanResult", "StudyResult", "Rows",
     "HybridsimError", "ScenarioError", "BudgetError", "InternalError",
 ]
 
@@ -369,14 +369,24 @@ def run(scenario: Scenario, set: Overlay = None, *, out: Union[None, str, os.Pat
     return RunResult(figures, request)
 
 
+class Rows(list):
+    """The rows of a CSV text as dicts, where pandas is absent, with `attrs` as a DataFrame has them
+    (a plain list dropped the notes, title and directory, so sweep's "nothing to resume" and
+    collective's title were out of reach without pandas)."""
+
+    def __init__(self, rows, attrs: dict):
+        super().__init__(rows)
+        self.attrs = attrs
+
+
 def _table(csv_text: str, **attrs):
-    """A pandas DataFrame of a CSV text (a list of dicts where pandas is absent); the text itself and
-    `attrs` ride along in DataFrame.attrs."""
+    """A pandas DataFrame of a CSV text (a Rows list of dicts where pandas is absent); the text itself
+    and `attrs` ride along in `.attrs`."""
     try:
         import pandas
     except ImportError:
         import csv
-        return list(csv.DictReader(io.StringIO(csv_text)))
+        return Rows(csv.DictReader(io.StringIO(csv_text)), dict(attrs, csv=csv_text))
     frame = pandas.read_csv(io.StringIO(csv_text), keep_default_na=False)
     frame.attrs.update(attrs, csv=csv_text)
     return frame
