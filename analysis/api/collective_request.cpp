@@ -46,6 +46,9 @@ analysis::CollectiveSweepOptions sweep_options(const CollectiveRequest& r, int g
   analysis::CollectiveSweepOptions o;
   o.names = n;
   o.op = parse_field(n, n.op, r.op, sim::parse_collective_op);
+  if (r.reduction_given && o.op != sim::CollectiveOp::AllReduce && o.op != sim::CollectiveOp::ReduceScatter)
+    throw InputError(n.said(n.reduction, r.reduction) + " needs " + n.said(n.op, "allreduce") + " or " +
+                     n.said(n.op, "reducescatter") + " (got " + n.said(n.op, r.op) + ")");
   o.gpus = r.gpus.empty() ? topology::parse_gpu_list("0-" + std::to_string(gpu_count - 1))
                           : parse_field(n, n.gpus, r.gpus, topology::parse_gpu_list);
   topology::check_gpus_exist(o.gpus, gpu_count);
@@ -102,6 +105,10 @@ CollectiveReport collective(const CollectiveRequest& request) {
                  "/" + workloads::protocol_option_name(o.comm.protocol) + ", " +
                  std::to_string(used_channels) + " channels, " +
                  sim::format_bytes(o.collective.message_size) + " messages";
+  // "--message-size 1 GiB" over sizes up to 256 MiB showed "1 GiB messages" in the title, as if some
+  // message were that large: no chunk is cut at all, and the title says so.
+  if (o.collective.message_size > o.max_bytes)
+    report.title += " (above the largest size, " + sim::format_bytes(o.max_bytes) + ": no chunk is cut)";
   return report;
 }
 

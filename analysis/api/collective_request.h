@@ -30,6 +30,9 @@ struct CollectiveRequest {
   std::optional<double> oversubscription{};  // none: 1, a full-bisection fabric
   std::string message_size = sim::format_bytes(sim::CollectiveConfig{}.message_size);
   std::string reduction = sim::format_bandwidth(sim::CollectiveConfig{}.reduction_bandwidth);
+  // Whether the caller gave `reduction` (not its default): an op that adds nothing up refuses it,
+  // in every language (Python's collective(op='allgather', reduction=...) took it without a word).
+  bool reduction_given = false;
   std::string min_bytes = "8 B", max_bytes = "256 MiB";
   double step_factor = 2.0;
   std::string max_events = std::to_string(sim::kDefaultMaxEvents);  // or "unlimited"

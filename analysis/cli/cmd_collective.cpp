@@ -89,6 +89,7 @@ int collective_command(int argc, const char* const* argv) {
       op != sim::CollectiveOp::ReduceScatter)
     throw InputError("--reduction-bandwidth needs --op allreduce or --op reducescatter (got --op " + a.op +
                      ")");
+  a.reduction_given = given(vm, "reduction-bandwidth");
   a.pcie_only = vm.count("pcie-only") > 0;
   if (given(vm, "fabric")) a.fabric = vm["fabric"].as<std::string>();
   if (given(vm, "oversubscription")) a.oversubscription = vm["oversubscription"].as<double>();

@@ -384,6 +384,10 @@ _STUDY = "scenarios/study/ci.yaml"
     (lambda: hybridsim.collective("dgx1-v100", step_factor=1), hybridsim.ScenarioError,
      "step_factor=1: expected a factor above 1"),
     (lambda: hybridsim.collective("dgx1-v100", fast_path="x"), hybridsim.ScenarioError, "fast_path='x': unknown"),
+    # The command line's rule (--reduction-bandwidth needs --op allreduce or reducescatter); Python
+    # took the rate beside an all-gather without a word.
+    (lambda: hybridsim.collective("dgx1-v100", op="allgather", reduction="1 GB/s"), hybridsim.ScenarioError,
+     "reduction='1 GB/s' needs op='allreduce' or op='reducescatter' (got op='allgather')"),
     (lambda: hybridsim.collective("dgx1-v100", op="x"), hybridsim.ScenarioError, "op='x': unknown collective"),
     (lambda: hybridsim.collective("dgx1-v100", gpus="x"), hybridsim.ScenarioError, "gpus='x': GPU list"),
     (lambda: hybridsim.collective("dgx1-v100", op="allgather", algorithm="tree"), hybridsim.ScenarioError,
@@ -572,3 +576,19 @@ def test_a_resume_with_nothing_to_resume_says_so(cli, tmp_path):
     r = cli("sweep", NVLINK_SWEEP, "--out", str(tmp_path / "cli"), "--resume", "-q")
     assert r.returncode == 0, r.stderr
     assert f"  note: --resume: nothing to resume in {tmp_path / 'cli'} (no results.csv" in r.stdout, r.stdout
+
+
+def test_a_message_size_above_every_size_says_no_chunk_is_cut(cli):
+    # The title said "1 GiB messages" over sizes up to 1 MiB, as if a message were that large. No
+    # chunk is cut then: the times are those of a message size of 1 MiB, the largest size.
+    title = "all-reduce over 8 GPUs of dgx1-v100, auto/auto, 6 channels, 1 GiB messages (above the largest " \
+            "size, 1 MiB: no chunk is cut)"
+    r = cli("collective", "-t", "dgx1-v100", "--message-size", "1 GiB", "-e", "1 MiB", "-q")
+    assert r.stdout.splitlines()[0] == "# hybridsim collective: " + title, r.stdout
+    whole = hybridsim.collective("dgx1-v100", message_size="1 GiB", max_bytes="1 MiB")
+    at_largest = hybridsim.collective("dgx1-v100", message_size="1 MiB", max_bytes="1 MiB")
+    assert whole.attrs["title"] == title
+    assert "no chunk is cut" not in at_largest.attrs["title"]
+    assert whole.attrs["csv"].count("\n") == 19  # header and 18 sizes, 8 B to 1 MiB
+    # Row by row the same but for the title (a DataFrame or, without pandas, a list of dicts).
+    assert whole.attrs["csv"] == at_largest.attrs["csv"]

@@ -533,6 +533,7 @@ def collective(topology: str, *, op: str = "allreduce", nodes: int = 1, gpus: st
         if name not in _COLLECTIVE_KEYWORDS:
             raise TypeError(f"collective() got an unexpected option {name!r}")
         setattr(request, name, _COLLECTIVE_KEYWORDS[name](name, value))
+    request.reduction_given = "reduction" in options  # refused beside an op that adds nothing up
     result = _native_call(_native.collective, request)
     return _table(result["csv"], title=result["title"], table=result["table"], json=result["json"])
 
