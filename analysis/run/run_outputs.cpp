@@ -6,13 +6,41 @@
 #include "analysis/output/text_table.h"
 #include "analysis/step/memory_report.h"
 #include "analysis/step/step_report.h"
+#include "sim/text.h"
 
 namespace hybridsim::analysis {
 
+namespace {
+
+// The scenario's name, followed by what the overrides changed in what it simulates: a 16,384-GPU
+// run of cluster-hybrid-vs-dp.yaml with --set cluster.nodes=2048 printed "hybrid vs DP on 8 DGX-1
+// nodes". Overrides of what is written (outputs.*) or how it is simulated (simulation.*) leave the
+// name true; one of the name itself makes it the user's own.
+std::string scenario_title(const scenarios::Scenario& scenario) {
+  const std::string name = scenario.name.empty() ? scenario.source : scenario.name;
+  std::string changed;
+  for (const std::string& o : scenario.provenance.overrides) {
+    const std::string path(sim::trim(std::string_view(o).substr(0, o.find('='))));
+    if (path == "name") return name;
+    if (path.starts_with("outputs.") || path.starts_with("simulation.") || path == "outputs" ||
+        path == "simulation" || path == "description")
+      continue;
+    std::string value(sim::trim(std::string_view(o).substr(std::min(o.find('='), o.size() - 1) + 1)));
+    if (value.size() > 40) {  // a long YAML value: its start, cut between UTF-8 characters
+      std::size_t cut = 40;
+      while (cut > 0 && (static_cast<unsigned char>(value[cut]) & 0xC0) == 0x80) --cut;
+      value = value.substr(0, cut) + "...";
+    }
+    changed += (changed.empty() ? "" : ", ") + path + " set to " + value;
+  }
+  return changed.empty() ? name : name + " (" + changed + ")";
+}
+
+}  // namespace
+
 RunSummary run_summary(const ScenarioRun& run, const scenarios::Scenario& scenario) {
   RunSummary s;
-  std::vector<std::pair<std::string, std::string>> context = {
-      {"scenario", scenario.name.empty() ? scenario.source : scenario.name}};
+  std::vector<std::pair<std::string, std::string>> context = {{"scenario", scenario_title(scenario)}};
   // The GPU and precision when they are not the V100 FP32 every older scenario runs on, and a
   // profile recorded on another GPU than the preset's.
   for (const auto& kv : run.context)

@@ -592,3 +592,14 @@ def test_a_message_size_above_every_size_says_no_chunk_is_cut(cli):
     assert whole.attrs["csv"].count("\n") == 19  # header and 18 sizes, 8 B to 1 MiB
     # Row by row the same but for the title (a DataFrame or, without pandas, a list of dicts).
     assert whole.attrs["csv"] == at_largest.attrs["csv"]
+
+
+def test_a_name_the_overrides_made_untrue_says_what_they_set(cli):
+    # cluster-hybrid-vs-dp.yaml at 16,384 GPUs printed "hybrid vs DP on 8 DGX-1 nodes".
+    r = hybridsim.run(GNMT_DP8, set={"cluster.nodes": 2, "parallelism.dp": 16})
+    assert r.table.splitlines()[0].endswith(" gnmt, DGX-1, dp 8 (cluster.nodes set to 2, parallelism.dp set to 16)")
+    # What is written (outputs.*) and the caps (simulation.*) leave the name true; a name set is the user's.
+    printed = cli("run", GNMT_DP8, "--set", "outputs.formats=[table]", "--max-events", "100000000", "-q").stdout
+    assert printed.splitlines()[0].endswith(" gnmt, DGX-1, dp 8"), printed
+    printed = cli("run", GNMT_DP8, "--set", "cluster.nodes=2", "--set", "name=mine", "-q").stdout
+    assert printed.splitlines()[0].endswith(" mine"), printed
