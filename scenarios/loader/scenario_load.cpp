@@ -118,6 +118,16 @@ Scenario parse_scenario_with(std::string_view yaml, const std::string& source,
   refuse_other_kinds_of_file(root);
   std::vector<std::string> applied;
   for (std::size_t i = 0; i < overrides.size(); ++i) {
+    // "--set cluster.nodes=$N" with N unset ran the default without a word, as an empty --memory
+    // did: removing a key is said out loud (null), an empty value refused. (A sweep value is YAML
+    // the file wrote, so its own.)
+    const std::string& text = overrides[i];
+    if (const auto eq = text.find('=');
+        eq != std::string::npos && sim::trim(std::string_view(text).substr(eq + 1)).empty())
+      throw InputError(origin.where(i, text) +
+                       ": the value is empty (an unset shell variable?); expected path=value, or " +
+                       std::string(sim::trim(std::string_view(text).substr(0, eq))) +
+                       "=null to remove the key (its default again)");
     apply_override(root, overrides[i], origin.where(i, overrides[i]));
     applied.push_back(overrides[i]);
   }

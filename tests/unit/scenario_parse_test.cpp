@@ -249,10 +249,15 @@ TEST_CASE("scenario: --set overrides scalars, units and whole mappings before va
   CHECK(c.parallelism.dp == 4);
   CHECK(c.parallelism.mp == 2);
   CHECK(c.parallelism.placement.kind == PlacementSettings::Kind::Auto);
-  // Later overrides win; an empty value removes the key (back to its default).
+  // Later overrides win; null removes the key (back to its default).
   const Scenario d =
-      parse_scenario(base, "s.yaml", std::vector<std::string>{"parallelism.dp=2", "parallelism.dp="});
+      parse_scenario(base, "s.yaml", std::vector<std::string>{"parallelism.dp=2", "parallelism.dp=null"});
   CHECK(d.parallelism.dp == 1);
+  // An empty value (an unset shell variable) is refused, not read as null.
+  CHECK_THROWS_WITH_AS(parse_scenario(base, "s.yaml", std::vector<std::string>{"parallelism.dp= "}),
+                       "--set parallelism.dp= : the value is empty (an unset shell variable?); expected "
+                       "path=value, or parallelism.dp=null to remove the key (its default again)",
+                       InputError);
   // A field under a scalar turns it into a mapping: a named curve becomes a parametric one.
   const Scenario e = parse_scenario(
       base, "s.yaml",

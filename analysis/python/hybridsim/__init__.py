@@ -136,7 +136,7 @@ def _overlay_value(value: Any) -> str:
     if isinstance(value, bool):
         return "true" if value else "false"
     if value is None:
-        return ""
+        return "null"  # removes the key; an empty text is refused (an unset shell variable)
     if isinstance(value, (Mapping, list, tuple)):
         return json.dumps(value)  # JSON is YAML flow syntax
     return str(value)
