@@ -293,6 +293,15 @@ std::vector<CollectiveSweepRow> run_collective_sweep(const topology::Topology& t
     sizes.push_back(sim::Bytes::of(bytes));
     size *= options.step_factor;
   }
+  // "-f 1e308" over 8 B to 256 MiB ran 8 B alone with exit 0, where "-f inf" is refused as giving
+  // 8 B only: the same rule for any factor that steps past the whole range.
+  if (sizes.size() == 1 && options.max_bytes > options.min_bytes)
+    throw InputError(factor + " from " + sim::format_bytes(options.min_bytes) + " to " +
+                     sim::format_bytes(options.max_bytes) + " gives " + sim::format_bytes(options.min_bytes) +
+                     " only; expected a factor of at most " +
+                     format_number(static_cast<double>(options.max_bytes.count()) /
+                                   static_cast<double>(options.min_bytes.count())) +
+                     ", or " + n.min_bytes + " = " + n.max_bytes + " for one size");
   // Every size's cost before the first runs: none fails after others took minutes.
   // One planner for all: it keeps the rings and trees it found for these GPUs.
   workloads::CommPlanner planner(topology, options.comm);
