@@ -21,7 +21,8 @@ TEST_CASE("run of a sweep file: the scenario as written, and a note that its poi
   CHECK(r.notes[0].find("sweep block (6 points) is not run") != std::string::npos);
   CHECK(r.scenario.parallelism.dp == 4);  // the --set of a swept field is what the run simulates
   CHECK(r.run.step.per_gpu.size() == 4);
-  const api::RunReport plain = api::run({.path = kSweepFile, .set = {"sweep=null"}}, {.write_outputs = false});
+  const api::RunReport plain =
+      api::run({.path = kSweepFile, .set = {"sweep=null"}}, {.write_outputs = false});
   CHECK(plain.notes.empty());
 }
 
