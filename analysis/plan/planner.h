@@ -89,6 +89,7 @@ struct PlanResult {
   std::vector<Unfit> unfit;           // candidates that do not fit (left out unless show_unfit)
   bool show_unfit = false;
   OptionSpelling spelling{};          // the language print_plan's hints name options in (show_unfit=True)
+  std::string kernel_times{};         // how they are known, where not the calibrated V100's; else empty
   std::vector<int> mp_searched{};
   std::size_t simulated = 0;          // steps simulated for this plan (cache hits excluded)
 };
