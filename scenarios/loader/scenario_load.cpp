@@ -123,11 +123,17 @@ Scenario parse_scenario_with(std::string_view yaml, const std::string& source,
     // the file wrote, so its own.)
     const std::string& text = overrides[i];
     if (const auto eq = text.find('=');
-        eq != std::string::npos && sim::trim(std::string_view(text).substr(eq + 1)).empty())
-      throw InputError(origin.where(i, text) +
-                       ": the value is empty (an unset shell variable?); expected path=value, or " +
-                       std::string(sim::trim(std::string_view(text).substr(0, eq))) +
-                       "=null to remove the key (its default again)");
+        eq != std::string::npos && sim::trim(std::string_view(text).substr(eq + 1)).empty()) {
+      const std::string path(sim::trim(std::string_view(text).substr(0, eq)));
+      // Spelled otherwise than the command line's --set or a shorthand (--memory " "): Python's
+      // set={...}, whose null is None.
+      const bool python =
+          i < origin.spelled.size() && !origin.spelled[i].empty() && !origin.spelled[i].starts_with("--");
+      throw InputError(origin.where(i, text) + ": the value is empty" +
+                       (python ? "; expected a value, or set={'" + path + "': None}"
+                               : " (an unset shell variable?); expected path=value, or " + path + "=null") +
+                       " to remove the key (its default again)");
+    }
     apply_override(root, overrides[i], origin.where(i, overrides[i]));
     applied.push_back(overrides[i]);
   }

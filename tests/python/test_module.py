@@ -617,3 +617,14 @@ def test_plan_prices_a_built_in_network_for_the_presets_gpu_as_run_does():
     assert "\nGPU, precision H100 (H100-SXM5-80GB), fp32: kernel times are an ESTIMATE" in plan.printed
     # On the calibrated V100 no such line (the plans printed before are unchanged).
     assert "GPU, precision" not in hybridsim.plan("gnmt", 8, objective="throughput").printed
+
+
+def test_an_empty_overlay_value_is_refused_and_none_removes_the_key(cli):
+    # An empty value removed the key without a word (the command line's --set k=$UNSET ran the
+    # default); None says it out loud, as null does on the command line.
+    with pytest.raises(hybridsim.ScenarioError) as caught:
+        hybridsim.run(GNMT_DP8, set={"cluster.nodes": ""})
+    assert str(caught.value) == ("set={'cluster.nodes': ''}: the value is empty; expected a value, or "
+                                 "set={'cluster.nodes': None} to remove the key (its default again)")
+    assert hybridsim.run(GNMT_DP8, set={"parallelism.dp": None}).dp == 1
+    assert cli("run", GNMT_DP8, "--set", "parallelism.dp=null", "-q").returncode == 0
