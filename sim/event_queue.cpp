@@ -24,11 +24,13 @@ namespace hybridsim::sim {
 //    A higher bucket is spread over lower buckets (those of the new base block into a staging list).
 //    The lower buckets stay valid, as do the buckets above: the new base agrees with the old on
 //    their digits. An event at 1 us moves once or twice before it reaches the front. A level-1
-//    bucket of a handful of entries, or a bucket of one, becomes the front as it is (base_block_ its
-//    last block, or the entry's), which keeps the buckets above valid for the same reason.
+//    bucket of up to 64 entries (its first and one chunk's), or a bucket of one, becomes the front
+//    as it is (base_block_ its last block, or the entry's), which keeps the buckets above valid for
+//    the same reason.
 //  - The front is sorted by time with a stable sort: a staged part is already sorted and is merged
 //    with the few entries appended to its bucket since (sorted by insertion), ahead of them among
-//    equal times; otherwise insertion for a few entries, counting sort on the 8 low bits for more.
+//    equal times; otherwise insertion for up to 16 entries, ranks of keys (the time's low 16 bits,
+//    then the entry's place in its bucket) for up to 64, counting sort on the 8 low bits for more.
 //  - An event scheduled into the front's block at or after the front's latest entry is appended to
 //    it; an earlier one (a short delay, or after a look-ahead moved base_block_ past now()) goes to
 //    late_, a binary heap by (time, sequence). Every late entry was scheduled after every front entry

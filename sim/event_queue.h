@@ -185,6 +185,10 @@ class EventQueue {
   static_assert(kWords <= 64, "one summary word indexes the occupancy words");
   // A block with at most this many events is sorted by insertion, a larger one by counting sort.
   static constexpr std::uint32_t kInsertionSortMax = 16;
+  // The most a bucket holds in its first entry and first chunk: a level-1 bucket (a 64-ns span) of
+  // up to this many events goes to the front whole, by insertion up to kInsertionSortMax, above by a
+  // sort of 32-bit keys (see take_few).
+  static constexpr std::uint32_t kFewMax = 1 + kChunkEntries;
 
   static unsigned bucket_of(std::uint64_t block, std::uint64_t base_block) {
     const std::uint64_t x = block ^ base_block;  // never 0: the front holds base_block
@@ -233,7 +237,7 @@ class EventQueue {
   }
   void refill_from_lowest_bucket();
   void refill_from(unsigned b);  // the lowest bucket b, in the cases other than a few events
-  void take_few(Bucket& few);    // the bucket's few events into the front, sorted
+  void take_few(Bucket& few);    // the bucket's few (<= kFewMax) events into the front, sorted
   void stage_level0(const Bucket& bucket);
   void spread(const Bucket& bucket);
   std::size_t gather(const Bucket& bucket, std::size_t at);

@@ -505,19 +505,21 @@ TEST_CASE("EventQueue sorts a crowded time block stably") {
   CHECK(r.tags() == expected);
 }
 
-TEST_CASE("EventQueue: a 64-ns span of up to 16 events, with ties, fires by time then scheduling order") {
-  // n events in the span [1 us, 1 us + 64 ns), at 1 us + 256 ps * (5 i mod 7) + (i mod 2) for event
-  // i: times out of scheduling order, spread over several 256-ps blocks, ties among them. A level-1
-  // bucket of at most 16 events becomes the front in one refill, sorted by insertion (more are
-  // spread block by block); an event scheduled by the first into the span's latest block, at a time
-  // before the front's latest entry, must come out among them by time. n = 9 to 17 covers both sides
-  // of the limit (the limit was 8).
-  for (std::uint64_t n = 9; n <= 17; ++n) {
+TEST_CASE("EventQueue: a 64-ns span of up to 64 events, with ties, fires by time then scheduling order") {
+  // n events in the span [1,048,576 ps, + 64 ns) (a span's start: 16 * 65,536 ps), event i in block
+  // 11 * (37 i mod 23) of it, at 200 ps into the block for odd i: times out of scheduling order,
+  // over blocks across the span, ties between events 46 apart. A level-1 bucket of at most 64
+  // events becomes the front in one refill: sorted by insertion up to 16, above by a sort of keys of
+  // the time's low 16 bits and the entry's index (more are staged by radix sort); an event scheduled
+  // by the first into the span, at a time before the front's latest entry, must come out among them
+  // by time. n covers both sides of 16 (the limit was 8) and of 64.
+  for (const std::uint64_t n : {9, 12, 16, 17, 18, 40, 47, 48, 63, 64, 65, 66}) {
     CAPTURE(n);
     EventQueue q;
     Recorder r(q);
     const auto at = [](std::uint64_t i) {
-      return 1'000'000 + 256 * static_cast<std::int64_t>(5 * i % 7) + static_cast<std::int64_t>(i % 2);
+      return 16 * 65'536 + 256 * 11 * static_cast<std::int64_t>(37 * i % 23) +
+             200 * static_cast<std::int64_t>(i % 2);
     };
     struct Spawner final : EventHandler {
       EventQueue& q;
@@ -528,7 +530,7 @@ TEST_CASE("EventQueue: a 64-ns span of up to 16 events, with ties, fires by time
         r.on_event(tag);
         q.schedule_at(Time::ps(late), r, 1000);  // before the front's latest entry; after event 3
       }
-    } spawner(q, r, at(3));              // 1 us + 257 ps: event 3's time
+    } spawner(q, r, at(3));              // event 3's time, in the span's block 209
     q.schedule_at(Time::ps(5), r, 999);  // the clock's first block: the span is a level-1 bucket
     for (std::uint64_t i = 0; i < n; ++i) {
       if (i == 0) {
