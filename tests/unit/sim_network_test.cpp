@@ -321,6 +321,27 @@ TEST_CASE("Network::send_at into the past is an error that leaves no message beh
   CHECK(net.messages_in_flight() == 0);
 }
 
+TEST_CASE("Network::send_at with a rate class not made is refused and leaves no message behind") {
+  // Class 0 always exists; class 1 only once rate_class() has made it (send_rare's check).
+  LinkTable links;
+  const std::vector<LinkId> route = {add_link(links, 1, 100), add_link(links, 1, 100)};
+  EventQueue q;
+  Network net(q, links);
+  Receiver rx(q);
+  CHECK_THROWS_AS(net.send_at(Time::zero(), route, kMessage, rx, 1, 1), InternalError);
+  CHECK(net.messages_in_flight() == 0);
+  CHECK(net.most_messages_in_flight() == 0);
+  std::array<double, hybridsim::sim::kLinkKindCount> scale;
+  scale.fill(0.5);
+  REQUIRE(net.rate_class(scale) == 1);
+  CHECK_THROWS_AS(net.send_at(Time::zero(), route, kMessage, rx, 2, 2), InternalError);
+  net.send_at(Time::zero(), route, kMessage, rx, 3, 1);
+  q.run();
+  // 1000 B at half of 1 GB/s: 2000 ns, cut-through over two 100-ns links.
+  CHECK(rx.time_of(3) == Time::ns(2'200));
+  CHECK(net.most_messages_in_flight() == 1);
+}
+
 TEST_CASE("Network: a free link times each message by its own size and class") {
   // Two 1 GB/s, 100 ns links; each message is sent 10 us after the last, so both links are free
   // whenever one arrives. Cut-through over two hops: service + 200 ns. 1000 B at line rate 1000 ns
