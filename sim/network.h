@@ -207,6 +207,9 @@ class Network final : public EventHandler {
   // What every hop ends with: the link's counters, and the message's next event.
   void serve(std::uint64_t index, Message& m, LinkServer& server, Time start, Time finish);
   [[gnu::noinline]] void add_message_slot();
+  // send_at's rare cases: an empty route, a refusal, no free message slot.
+  [[gnu::noinline]] void send_rare(Time at, Route route, Bytes bytes, EventHandler& receiver,
+                                   std::uint64_t tag, std::uint8_t rate_class, const EventHandler* party);
   void note_queue(LinkServer& server, LinkQueue& queue, Time arrival, Time start);
 
   EventQueue& queue_;
@@ -218,6 +221,7 @@ class Network final : public EventHandler {
   // Rate classes beyond 0: their scales, and each link's bandwidth in them ([class-1][link]).
   std::vector<std::array<double, kLinkKindCount>> class_scales_;
   std::vector<Bandwidth> class_bandwidth_;
+  std::uint8_t class_count_ = 0;  // class_scales_.size(), for a send's check (its size is a division)
   std::vector<Message> messages_;
   // Free slots, last freed first, linked through their next_hop: a vector of them cost a send and a
   // delivery a size check each, and a delivery a call that made every hop save registers.

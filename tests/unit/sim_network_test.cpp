@@ -303,13 +303,16 @@ TEST_CASE("Network::send_at enters the first link at the given time") {
   CHECK(rx.time_of(2) == Time::zero());
 }
 
-TEST_CASE("Network::send_at into the past is an error that leaves no message behind") {
+TEST_CASE("Network::send_at into the past or in a rate class not made is refused, leaving no message") {
   // Two hops: a message holds its slot until it enters its last link.
   LinkTable links;
   const std::vector<LinkId> route = {add_link(links, 1, 100), add_link(links, 1, 100)};
   EventQueue q;
   Network net(q, links);
   Receiver rx(q);
+  // Class 0 always exists, class 1 once rate_class() has made it (checked out of line, send_rare).
+  CHECK_THROWS_AS(net.send_at(Time::zero(), route, kMessage, rx, 1, 1), InternalError);
+  CHECK(net.most_messages_in_flight() == 0);
   net.send_at(Time::us(1), route, kMessage, rx, 1);
   q.run();
   CHECK(net.messages_in_flight() == 0);
@@ -319,6 +322,16 @@ TEST_CASE("Network::send_at into the past is an error that leaves no message beh
   CHECK(net.messages_in_flight() == 1);
   q.run();
   CHECK(net.messages_in_flight() == 0);
+  std::array<double, hybridsim::sim::kLinkKindCount> scale;
+  scale.fill(0.5);
+  REQUIRE(net.rate_class(scale) == 1);
+  CHECK_THROWS_AS(net.send_at(q.now(), route, kMessage, rx, 4, 2), InternalError);
+  CHECK(net.messages_in_flight() == 0);
+  const Time sent = q.now();
+  net.send_at(sent, route, kMessage, rx, 5, 1);
+  q.run();
+  // 1000 B at half of 1 GB/s: 2000 ns, cut-through over two 100-ns links.
+  CHECK(rx.time_of(5) - sent == Time::ns(2'200));
 }
 
 TEST_CASE("Network: a free link times each message by its own size and class") {
