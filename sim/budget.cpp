@@ -1,5 +1,6 @@
 #include "sim/budget.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <limits>
@@ -68,8 +69,11 @@ std::uint64_t BudgetExceeded::memory_cap_at_least(std::uint64_t bytes) {
 }
 
 std::string BudgetExceeded::upper_cap_text() const {
-  if (upper <= estimate) return {};
-  if (kind == Kind::Events) return std::to_string(cap_at_least(upper));
+  if (kind == Kind::Events) return upper > estimate ? std::to_string(cap_at_least(upper)) : std::string();
+  // Memory: also where the estimate is already the figure in full (a step none of whose
+  // collectives is left out of its messages in flight: every GPU simulated), so that a refusal still
+  // quotes the size that passes.
+  if (upper == 0 || upper < estimate) return {};
   return format_bytes(Bytes::of(static_cast<std::int64_t>(memory_cap_at_least(upper))));
 }
 
@@ -129,6 +133,7 @@ void SimulationBudget::check(const SimulationCost& extra, std::string_view cause
 void SimulationBudget::charge(const SimulationCost& cost, std::string_view cause) {
   SimulationCost running = cost;
   running.state_bytes = 0;  // recorded up front with every collective's
+  running.in_flight = std::max(running.in_flight, in_flight_);
   check(running, cause);
   events_ = add_saturating(events_, cost.events);
 }

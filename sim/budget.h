@@ -111,9 +111,15 @@ class SimulationBudget {
   // Throws BudgetExceeded if what is recorded plus `extra` passes a cap (extra's state and messages
   // in flight join the recorded state for the memory cap).
   void check(const SimulationCost& extra, std::string_view cause = {}) const;
-  // A collective about to be simulated in full, before its first message: its events and messages
-  // in flight checked, then its events recorded (its state_bytes are left out: a collective's state
-  // is recorded up front with the others').
+  // The most messages the whole simulation may hold in flight at once, known up front (a step's:
+  // every collective's own most in full, over those that can have messages in flight together,
+  // analysis/step/step_in_flight.h), this one's among them.
+  void record_in_flight(std::uint64_t messages) { in_flight_ = messages; }
+  // A collective about to be simulated in full, before its first message: its events checked, and
+  // its messages in flight with every other's (the recorded most, where that is more than its own:
+  // a fold that falls back mid-run holds its messages beside the rest of the run's), then its events
+  // recorded (its state_bytes are left out: a collective's state is recorded up front with the
+  // others').
   void charge(const SimulationCost& cost, std::string_view cause);
   std::uint64_t events() const { return events_; }
 
@@ -121,6 +127,7 @@ class SimulationBudget {
   SimulationLimits limits_;
   std::uint64_t events_ = 0;
   std::int64_t state_bytes_ = 0;
+  std::uint64_t in_flight_ = 0;
 };
 
 }  // namespace hybridsim::sim

@@ -25,14 +25,17 @@ void StepEstimate::charge(sim::SimulationBudget& budget, std::uint64_t max_event
   // models' events, which are not charged; only a collective that falls back to full simulation as
   // it starts is (sim/budget.h).
   if (max_events != 0 && events() > max_events) {
-    sim::BudgetExceeded over(sim::BudgetExceeded::Kind::Events, events(), max_events, sure.in_flight,
+    sim::BudgetExceeded over(sim::BudgetExceeded::Kind::Events, events(), max_events, in_flight,
                              collective_events.models > 0 ? std::string(kEstimatedCause) : std::string());
     over.upper = full_events;
     throw over;
   }
   budget.record(task_events, state_bytes);
+  budget.record_in_flight(in_flight);  // what a fallback is checked against with every other's
   try {
-    budget.check(sure);
+    // The sure events, and every message that may be in flight at once (not only the sure
+    // collectives': those that fold or embed hold theirs too, and one may fall back to full).
+    budget.check({.events = sure.events, .messages = sure.messages, .in_flight = in_flight});
   } catch (sim::BudgetExceeded& over) {  // the sure part alone: its events are the tasks' and sure's
     over.upper = over.kind == sim::BudgetExceeded::Kind::Events ? full_events
                                                                 : static_cast<std::uint64_t>(full_memory);

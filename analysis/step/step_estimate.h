@@ -44,11 +44,19 @@ struct StepEstimate {
   // can have messages in flight at once (analysis/step/step_in_flight.h). `sure.in_flight` is the
   // same over the collectives that cannot fold.
   std::uint64_t full_in_flight = 0;
+  // The same over the collectives this way simulates (a folded step's shadows left out): the most
+  // messages it can hold in flight at once, each collective's own most in full whether it folds,
+  // embeds or falls back to full as it starts, summed over those that can have messages in flight
+  // together. What memory() counts, and what a fallback is checked against (sim/budget.h).
+  std::uint64_t in_flight = 0;
   std::uint64_t events() const { return task_events + collective_events.total(); }
   // What a cap must reach for the step to pass whichever way it runs.
   std::uint64_t most_events() const { return std::max(events(), full_events); }
   std::uint64_t queue_events() const { return task_events + collective_events.queue; }
-  std::int64_t memory() const { return state_bytes + sure.memory(); }
+  // A bound on what its run holds: every collective's state and `in_flight` messages.
+  std::int64_t memory() const {
+    return sim::SimulationCost{.state_bytes = state_bytes, .in_flight = in_flight}.memory();
+  }
   // Records its sure figures in `budget` and throws sim::BudgetExceeded past its caps, as before the
   // run's event loop: the sure part, and events() past `max_events` (cause kEstimatedCause), saying
   // full_events (or full_memory) where it is more (BudgetExceeded::upper).

@@ -3,6 +3,7 @@
 #include "sim/fast/fold_cost.h"
 
 #include <algorithm>
+#include <limits>
 #include <vector>
 
 #include "sim/fast/folded_ring.h"
@@ -10,7 +11,31 @@
 
 namespace hybridsim::sim {
 
-std::uint64_t ring_steps_simulated(const RingCollective& ring, std::uint32_t window, Jumps alone) {
+std::uint32_t ring_slow_edge_gap(const RingCollective& ring, std::uint32_t c, std::uint32_t window) {
+  // A position's edge is as slow as its route's narrowest link; the slowest edges of the window are
+  // where the leads stop growing (tests/unit/sim_ring_jump_test.cpp's grid: one per window).
+  const RingChannel& plan = ring.channel_plan(c);
+  const std::uint32_t w = std::min<std::uint32_t>(window, static_cast<std::uint32_t>(plan.routes.size()));
+  if (w == 0) return 1;
+  const LinkTable& links = ring.network().links();
+  std::vector<Bandwidth> narrowest(w);
+  for (std::uint32_t p = 0; p < w; ++p) {
+    narrowest[p] = Bandwidth::bytes_per_second(std::numeric_limits<std::int64_t>::max());
+    for (const LinkId l : plan.routes[p]) narrowest[p] = std::min(narrowest[p], links[l].bandwidth);
+  }
+  const Bandwidth slowest = *std::min_element(narrowest.begin(), narrowest.end());
+  std::uint32_t gap = 0, first = w, last = 0;
+  for (std::uint32_t p = 0; p < w; ++p) {
+    if (narrowest[p] != slowest) continue;
+    if (first == w) first = p;
+    else gap = std::max(gap, p - last);
+    last = p;
+  }
+  return std::max(gap, w - last + first);  // the gap around the window's end, which wraps
+}
+
+std::uint64_t ring_steps_simulated(const RingCollective& ring, std::uint32_t c, std::uint32_t window,
+                                   Jumps alone) {
   const std::uint64_t steps = ring.steps();
   // RingJump::applies(), as far as the plan tells it (observers are not set when estimating), of
   // the model that runs: one of fewer positions than the ring runs all its chunks at one size (the
@@ -22,23 +47,24 @@ std::uint64_t ring_steps_simulated(const RingCollective& ring, std::uint32_t win
   const bool jumps = alone == Jumps::Alone && steps >= kRingJumpMinSteps &&
                      ring.op() != CollectiveOp::Broadcast && one_size && ring.config().observer == nullptr;
   if (!jumps) return steps;
-  // What RingJump (sim/fast/ring_jump.cpp) needs per phase before and after its jump, for a model of
-  // w = window positions (the steps each term takes on the grid of tests/unit/sim_ring_jump_test.cpp,
-  // whose test holds this estimate to the steps simulated):
-  // - settle, w - 1: a snapshot holds every pending step relative to the leader's, so the state can
-  //   repeat only once each position's lead over position 0 has stopped growing. A position forwards
-  //   step s only once step s - 1 has reached it, so the leads are at most 0, 1, ..., w - 1, built
-  //   one step at a time (a trace of the jumps on the grid: 0 to 3.3 w, the longest with 8 messages
-  //   per chunk, up to 1.2 w with one).
-  // - detect, w: the state must be seen again one period d later (periods() compares the history),
-  //   and d <= w, a pattern of unlike edges moving on one position a step.
-  // - tail, w + 2: periods() stops short of the phase's boundary by less than a period plus the
-  //   steps pending ahead of the leader, which then run one by one: d + the largest lead, at most
-  //   w + 2 on the grid (d = w where the leads stay near 0, d = 1 where they reach w - 1).
+  // What RingJump (sim/fast/ring_jump.cpp) runs one by one per phase, in L = the longest run of
+  // positions between two of the window's slowest edges (ring_slow_edge_gap), not the window: a
+  // snapshot repeats once each position's lead over position 0 has stopped growing, and the leads
+  // grow only across the faster edges between two slowest ones (GNMT's dp 64 rings on 8 DGX-1: a
+  // window of 32, L = 8, leads of 3, periods of 1 or 8 steps).
+  // - the first phase: the leads settle from a start where every position joined at once, the
+  //   period is seen again, then after the jump the steps left before the phase's boundary (a period
+  //   and the largest lead) run one by one: at most 4.5 L + 2 on the grid of
+  //   tests/unit/sim_ring_jump_test.cpp (L = 16: 70; 8: 36; 4: 19; 2: 11; 1: 6, eight messages a
+  //   chunk) and on every shipped scenario;
+  // - the second phase of an all-reduce starts from leads already settled: at most 2 L + 2 (the
+  //   shipped DGX-1 rings' 15 steps of 54 at L = 8; the grid's up to 13 at 16, 5 at 4 and 2).
+  // An estimate fitted to that grid and those scenarios, not a bound: within 1.6x of the steps run
+  // on both (the test holds it never under).
   const bool two_phases = ring.reduce_steps() > 0 && ring.reduce_steps() < ring.steps();
-  const std::uint64_t w = window;
-  const std::uint64_t per_phase = (w - 1) + w + (w + 2);
-  return std::min(steps, (two_phases ? 2 : 1) * per_phase);
+  const std::uint64_t l = ring_slow_edge_gap(ring, c, window);
+  const std::uint64_t first = (9 * l + 1) / 2 + 2;
+  return std::min(steps, first + (two_phases ? 2 * l + 2 : 0));
 }
 
 namespace {
@@ -59,9 +85,9 @@ WindowShape window_shape(const RingCollective& ring, std::uint32_t c, std::uint3
   return out;
 }
 
-SimulationCost window_cost(const RingCollective& ring, const WindowShape& shape, std::uint32_t window,
-                           Jumps jumps) {
-  const std::uint64_t per_edge = ring_steps_simulated(ring, window, jumps) * ring.messages_per_chunk();
+SimulationCost window_cost(const RingCollective& ring, std::uint32_t c, const WindowShape& shape,
+                           std::uint32_t window, Jumps jumps) {
+  const std::uint64_t per_edge = ring_steps_simulated(ring, c, window, jumps) * ring.messages_per_chunk();
   SimulationCost cost;
   cost.messages = per_edge * shape.positions;
   cost.events = per_edge * shape.events;
@@ -73,12 +99,13 @@ SimulationCost window_cost(const RingCollective& ring, const WindowShape& shape,
 
 SimulationCost ring_window_cost(const RingCollective& ring, std::uint32_t c, std::uint32_t window,
                                 Jumps jumps) {
-  return window_cost(ring, window_shape(ring, c, window), window, jumps);
+  return window_cost(ring, c, window_shape(ring, c, window), window, jumps);
 }
 
 WindowCosts ring_window_costs(const RingCollective& ring, std::uint32_t c, std::uint32_t window) {
   const WindowShape shape = window_shape(ring, c, window);
-  return {window_cost(ring, shape, window, Jumps::Live), window_cost(ring, shape, window, Jumps::Alone)};
+  return {window_cost(ring, c, shape, window, Jumps::Live),
+          window_cost(ring, c, shape, window, Jumps::Alone)};
 }
 
 bool ring_positions_alike(const RingCollective& ring, std::uint32_t c, std::uint32_t p, std::uint32_t q) {

@@ -18,12 +18,16 @@ namespace hybridsim::sim {
 // else (a kernel's end), so that in a step it runs nearly every step (GNMT's data-parallel rings on
 // 256 DGX-1: tests/scale/step_estimate_test.cpp).
 enum class Jumps : std::uint8_t { Alone, Live };
-// Steps a model of `window` positions of `ring` runs one by one: all of them, or where the jump
-// applies alone (RingJump::applies() as far as the plan tells it) what the jump needs per phase (the
-// reduce-scatter and all-gather halves of an all-reduce jump apart; fold_cost.cpp: a term per
-// condition of sim/fast/ring_jump.cpp, their lengths as measured on sim_ring_jump_test.cpp's grid,
-// an estimate, not a bound), the rest jumped over.
-std::uint64_t ring_steps_simulated(const RingCollective& ring, std::uint32_t window, Jumps jumps);
+// Steps a model of `window` positions of channel c of `ring` runs one by one: all of them, or where
+// the jump applies alone (RingJump::applies() as far as the plan tells it) what the jump needs per
+// phase (the reduce-scatter and all-gather halves of an all-reduce jump apart), in steps of the
+// slowest edges' gap (fold_cost.cpp: an estimate fitted to sim_ring_jump_test.cpp's grid and the
+// shipped scenarios, never under there), the rest jumped over.
+std::uint64_t ring_steps_simulated(const RingCollective& ring, std::uint32_t c, std::uint32_t window,
+                                   Jumps jumps);
+// The most positions from one of the window's slowest edges (narrowest link on its route) to the
+// next, around the window (the window if it has one; 1 where every edge is as slow).
+std::uint32_t ring_slow_edge_gap(const RingCollective& ring, std::uint32_t c, std::uint32_t window);
 
 // Events and messages of channel c's first `window` positions standing for all of them (window =
 // ranks: the channel in full, still jumped where that applies).

@@ -91,7 +91,7 @@ TEST_CASE("budget: a step over its memory cap names the state and the messages i
   // 512 KiB: 288 messages in flight at most; its rings all on one stream of the same 8 GPUs, two of
   // them may have messages in flight at once (analysis/step/step_in_flight.h): 576, 576 × 192 B =
   // 110592 B, beside the 111408 B its collectives hold running in full (sim/collective_cost.cpp):
-  // 222000 B, over a cap of 64 KiB.
+  // 222000 B, over a cap of 64 KiB; the cap quoted is that figure, rounded up.
   try {
     run_with({"communication.fast_path=off", "simulation.max_memory=64 KiB"});
     FAIL("the step ran over its memory cap");
@@ -99,7 +99,7 @@ TEST_CASE("budget: a step over its memory cap names the state and the messages i
     const std::string what = e.what();
     CHECK(what.ends_with(
         "the step would hold about 222 kB of simulation state (576 messages in flight at once), "
-        "over the limit simulation.max_memory = 64 KiB; raise it (--max-sim-memory SIZE or "
+        "over the limit simulation.max_memory = 64 KiB; raise it to 230 kB or more (--max-sim-memory SIZE or "
         "simulation.max_memory, 0 = no limit) or set communication.fast_path: auto"));
   }
 }

@@ -1,6 +1,7 @@
 // The shipped scenarios the tests run: every YAML file under scenarios/ but the studies (their own
 // tests) and the validation cases (the `validate` ctest), sorted; a sweep gives its first and last
-// points, to keep the suites fast. Each run is named by its file, relative to the source folder.
+// points, to keep the suites fast (`every_point`: all of them). Each run is named by its file, relative to
+// the source folder.
 #pragma once
 #include <algorithm>
 #include <filesystem>
@@ -14,7 +15,7 @@
 namespace hybridsim::testing {
 
 inline std::vector<std::pair<std::string, scenarios::Scenario>> shipped_scenario_runs(
-    const std::filesystem::path& source) {
+    const std::filesystem::path& source, bool every_point = false) {
   namespace fs = std::filesystem;
   std::vector<fs::path> files;
   for (const auto& entry : fs::recursive_directory_iterator(source / "scenarios")) {
@@ -31,6 +32,12 @@ inline std::vector<std::pair<std::string, scenarios::Scenario>> shipped_scenario
     const auto points = scenarios::expand_sweep(s);
     if (points.empty()) {
       runs.emplace_back(name, s);
+      continue;
+    }
+    if (every_point) {
+      for (const auto& p : points)
+        runs.emplace_back(name + " point " + std::to_string(p.index),
+                          scenarios::load_sweep_point(file.string(), p));
       continue;
     }
     runs.emplace_back(name + " point " + std::to_string(points.front().index),

@@ -197,6 +197,31 @@ TEST_CASE("budget: caps on events and memory, 0 for none") {
   CHECK_THROWS_AS(charged.charge({.events = 60}, "b"), BudgetExceeded);
 }
 
+TEST_CASE("budget: a fallback's messages are checked with every other's the run may hold") {
+  // Issue 31 item 3: a fold that falls back to full mid-run was checked as its state and its own
+  // messages alone (500 B + 2 x 192 B = 884 B, under 1000 B) while the rest of the step's messages
+  // were in flight beside them. The step records its most in flight at once up front (every
+  // collective's own most, its among them: 4 here, 1268 B), and the fallback is checked against it.
+  SimulationBudget alone({.max_events = 0, .max_memory = 1000});
+  alone.record(0, 500);
+  CHECK_NOTHROW(alone.charge({.events = 10, .in_flight = 2}, "a fallback"));
+  SimulationBudget step({.max_events = 0, .max_memory = 1000});
+  step.record(0, 500);
+  step.record_in_flight(4);
+  try {
+    step.charge({.events = 10, .in_flight = 2}, "a fallback");
+    FAIL("a fallback beside 4 messages in flight passed a cap of 1000 B");
+  } catch (const BudgetExceeded& e) {
+    CHECK(e.kind == BudgetExceeded::Kind::Memory);
+    CHECK(e.estimate == 500 + 4 * 192);
+  }
+  // Its own more than the recorded most (a collective outside any step): its own is checked.
+  SimulationBudget own({.max_events = 0, .max_memory = 1000});
+  own.record(0, 500);
+  own.record_in_flight(1);
+  CHECK_THROWS_AS(own.charge({.in_flight = 3}, "a ring"), BudgetExceeded);
+}
+
 TEST_CASE("budget: counts as people read them") {
   CHECK(BudgetExceeded::count_text(999'999) == "999999");
   CHECK(BudgetExceeded::count_text(2'000'000'000) == "2e9");

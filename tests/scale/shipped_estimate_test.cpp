@@ -1,0 +1,45 @@
+// Issue 31 item 3: on every shipped scenario point (every point of every sweep; studies and
+// validation cases have their own tests), a step's up-front estimate (analysis/step/step_estimate.h)
+// against what its run does, folded as it runs by default: the events estimated over those run
+// (printed, one line a point: tests/bench/MEASUREMENTS.md's table, branch est40) and the memory
+// checked up front over what the run holds (its collectives' state and the messages its network held
+// at once), which must bound it.
+#include <doctest/doctest.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "analysis/run/scenario_run.h"
+#include "analysis/step/step_estimate.h"
+#include "analysis/step/step_runner.h"
+#include "scenarios/loader/resolve.h"
+#include "scenarios/loader/scenario.h"
+#include "scenarios/loader/sweep.h"
+#include "tests/unit/shipped_scenarios.h"
+
+using namespace hybridsim;
+namespace fs = std::filesystem;
+
+TEST_CASE("shipped estimate: every point's events and memory against its run") {
+  for (const auto& [name, scenario] : testing::shipped_scenario_runs(HYBRIDSIM_SOURCE_DIR, true)) {
+    const scenarios::ResolvedScenario resolved = scenarios::resolve(scenario);
+    const analysis::StepSetup setup = analysis::step_setup(resolved);
+    const analysis::StepEstimate e = analysis::estimate_step(setup);
+    const analysis::StepResult r = analysis::simulate_step(setup);
+    const std::int64_t held = e.state_bytes + static_cast<std::int64_t>(r.simulation.most_in_flight) *
+                                                  sim::kBytesPerMessageInFlight;
+    std::printf("%s | %s | est %llu run %llu ratio %.3f | mem %lld held %lld (inflight est %llu run %llu) "
+                "ratio %.3f | folded %zu embedded %zu\n",
+                name.c_str(), r.simulation.strategy.c_str(), (unsigned long long)e.events(),
+                (unsigned long long)r.events, double(e.events()) / double(r.events), (long long)e.memory(),
+                (long long)held, (unsigned long long)e.in_flight,
+                (unsigned long long)r.simulation.most_in_flight, double(held) / double(e.memory()),
+                r.simulation.folded, r.simulation.embedded);
+    std::fflush(stdout);
+    CAPTURE(name);
+    CHECK(held <= e.memory());
+  }
+}
