@@ -152,6 +152,10 @@ RunReport run(const ScenarioInput& input, const RunRequest& request) {
   if (auto note = scenarios::identical_steps_note(report.scenario)) report.notes.push_back(std::move(*note));
   if (auto note = scenarios::unused_model_threads_note(report.scenario))
     report.notes.push_back(std::move(*note));
+  // Said before the work, not after it: "the steps are alike, step 1 is simulated once" read after a
+  // long run explains nothing a person waited on.
+  if (request.on_note)
+    for (const std::string& note : report.notes) request.on_note(note);
   // A step whose kernels alone pass the events cap is refused before its cluster is built (48 s
   // at 65,536 GPUs and --max-events 1).
   analysis::check_scenario_event_floor(report.scenario, request.spelling);
