@@ -170,6 +170,9 @@ RunReport run(const ScenarioInput& input, const RunRequest& request) {
     options.trace = request.trace;
     options.trace_options = request.trace_options;
     options.trace_options.step = request.trace_step.value_or(report.scenario.trace_step);
+    // The trace's hints in the caller's words: Python's trace_gpus='all', not --trace-gpus all.
+    options.trace_options.all_gpus_said = request.spelling.said("trace-gpus", "all");
+    options.trace_options.gpus_option = request.spelling.name("trace-gpus");
   } else if (request.write_outputs) {  // the scenario's trace is one of its outputs
     options = analysis::scenario_trace_options(report.scenario, dir);
   }
