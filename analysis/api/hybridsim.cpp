@@ -152,10 +152,6 @@ RunReport run(const ScenarioInput& input, const RunRequest& request) {
   if (auto note = scenarios::identical_steps_note(report.scenario)) report.notes.push_back(std::move(*note));
   if (auto note = scenarios::unused_model_threads_note(report.scenario))
     report.notes.push_back(std::move(*note));
-  // Said before the work, not after it: "the steps are alike, step 1 is simulated once" read after a
-  // long run explains nothing a person waited on.
-  if (request.on_note)
-    for (const std::string& note : report.notes) request.on_note(note);
   // A step whose kernels alone pass the events cap is refused before its cluster is built (48 s
   // at 65,536 GPUs and --max-events 1).
   analysis::check_scenario_event_floor(report.scenario, request.spelling);
@@ -193,6 +189,10 @@ RunReport run(const ScenarioInput& input, const RunRequest& request) {
   if (options.trace && options.trace->has_parent_path()) made.create(options.trace->parent_path());
   options.progress = request.progress;
   options.spelling = request.spelling;
+  // Said before the step, not after it ("the steps are alike, step 1 is simulated once" read after a
+  // long run explains nothing a person waited on), and after what refuses the scenario as written.
+  if (request.on_note)
+    for (const std::string& note : report.notes) request.on_note(note);
   report.run = analysis::run_scenario(resolved, options);
   if (report.run.trace_path) made.written(*report.run.trace_path);
   report.summary = analysis::run_summary(report.run, report.scenario);

@@ -79,6 +79,34 @@ std::uint64_t times_saturating(std::uint64_t x, std::int64_t k) {
   return m != 0 && x > UINT64_MAX / m ? UINT64_MAX : x * m;
 }
 
+// Events and messages summed over the steps; how they were simulated as the first step's, or the
+// most any step needed.
+void add_totals(StepResult& out, const std::vector<Weighted>& steps) {
+  out.events = out.messages = 0;
+  out.simulation = {};
+  for (const Weighted& w : steps) {
+    const StepResult& r = *w.step;
+    out.events += times_saturating(r.events, w.times);
+    out.messages += times_saturating(r.messages, w.times);
+    out.simulation.folded += r.simulation.folded * static_cast<std::size_t>(w.times);
+    out.simulation.embedded += r.simulation.embedded * static_cast<std::size_t>(w.times);
+    out.simulation.bound = max(out.simulation.bound, r.simulation.bound);
+    out.simulation.rerun = out.simulation.rerun || r.simulation.rerun;
+    if (out.simulation.full_reason.empty()) out.simulation.full_reason = r.simulation.full_reason;
+    out.simulation.gpus_simulated = std::max(out.simulation.gpus_simulated, r.simulation.gpus_simulated);
+    if (out.simulation.step_fold_reason.empty())
+      out.simulation.step_fold_reason = r.simulation.step_fold_reason;
+    if (out.simulation.strategy.empty()) {  // the first step's
+      out.simulation.strategy = r.simulation.strategy;
+      out.simulation.refused = r.simulation.refused;
+      // Every step has the same collectives over the same GPUs: the first step's algorithms.
+      out.simulation.hierarchical = r.simulation.hierarchical;
+      out.simulation.hierarchical_as_ring = r.simulation.hierarchical_as_ring;
+      out.simulation.hierarchical_unfit = r.simulation.hierarchical_unfit;
+    }
+  }
+}
+
 StepResult combine_weighted(const std::vector<Weighted>& steps, const workloads::Profile& profile) {
   if (steps.empty()) throw InternalError("combine_steps: no steps");
   const std::int64_t n = total_weight(steps);
@@ -131,34 +159,12 @@ StepResult combine_weighted(const std::vector<Weighted>& steps, const workloads:
         return a.second < b.second;
       })->first;
   out.critical_path = mean_path(steps, out.step_time);
-  out.events = out.messages = 0;
   for (std::size_t k = 0; k < out.bytes_by_link_kind.size(); ++k) {
     std::int64_t b = 0;
     for (const Weighted& w : steps) b += w.step->bytes_by_link_kind[k].count() * w.times;
     out.bytes_by_link_kind[k] = sim::Bytes::of(b / n);
   }
-  out.simulation = {};
-  for (const Weighted& w : steps) {
-    const StepResult& r = *w.step;
-    out.events += times_saturating(r.events, w.times);
-    out.messages += times_saturating(r.messages, w.times);
-    out.simulation.folded += r.simulation.folded * static_cast<std::size_t>(w.times);
-    out.simulation.embedded += r.simulation.embedded * static_cast<std::size_t>(w.times);
-    out.simulation.bound = max(out.simulation.bound, r.simulation.bound);
-    out.simulation.rerun = out.simulation.rerun || r.simulation.rerun;
-    if (out.simulation.full_reason.empty()) out.simulation.full_reason = r.simulation.full_reason;
-    out.simulation.gpus_simulated = std::max(out.simulation.gpus_simulated, r.simulation.gpus_simulated);
-    if (out.simulation.step_fold_reason.empty())
-      out.simulation.step_fold_reason = r.simulation.step_fold_reason;
-    if (out.simulation.strategy.empty()) {  // the first step's
-      out.simulation.strategy = r.simulation.strategy;
-      out.simulation.refused = r.simulation.refused;
-      // Every step has the same collectives over the same GPUs: the first step's algorithms.
-      out.simulation.hierarchical = r.simulation.hierarchical;
-      out.simulation.hierarchical_as_ring = r.simulation.hierarchical_as_ring;
-      out.simulation.hierarchical_unfit = r.simulation.hierarchical_unfit;
-    }
-  }
+  add_totals(out, steps);
   return out;
 }
 

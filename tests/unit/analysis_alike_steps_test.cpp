@@ -35,6 +35,17 @@ std::string scenario_text(int steps) {
          std::to_string(steps) + "}\n";
 }
 
+// `run`'s summary (its table and JSON) is byte for byte that of its steps simulated one by one,
+// `each`, combined in their order as the run did before it knew they were alike.
+void check_as_each(const api::RunReport& run, const std::vector<analysis::StepResult>& each) {
+  const scenarios::ResolvedScenario resolved = scenarios::resolve(run.scenario);
+  analysis::ScenarioRun combined = run.run;
+  combined.step = analysis::combine_steps(each, resolved.profile);
+  const analysis::RunSummary expected = analysis::run_summary(combined, run.scenario);
+  CHECK(run.summary.table == expected.table);
+  CHECK(run.summary.json == expected.json);
+}
+
 }  // namespace
 
 TEST_CASE("alike variability steps: step 1 simulated once gives every step's summary byte for byte") {
@@ -42,19 +53,14 @@ TEST_CASE("alike variability steps: step 1 simulated once gives every step's sum
   std::vector<std::string> told;  // the notes, as they were said
   const api::RunReport three =
       api::run({.path = "alike.yaml", .text = scenario_text(3)},
-               {.write_outputs = false,
-                .progress = &lines,
-                .on_note = [&](const std::string& note) { told.push_back(note); }});
-  const api::RunReport one = api::run({.path = "alike.yaml", .text = scenario_text(1)}, {.write_outputs = false});
+               {.write_outputs = false, .progress = &lines, .on_note = [&](const std::string& note) {
+                  told.push_back(note);
+                }});
+  const api::RunReport one =
+      api::run({.path = "alike.yaml", .text = scenario_text(1)}, {.write_outputs = false});
 
-  // What simulating each of the three (each is step 1 again: nothing is drawn) and combining them
-  // gives, as the run did before it knew they were alike.
-  const scenarios::ResolvedScenario resolved = scenarios::resolve(three.scenario);
-  analysis::ScenarioRun each = three.run;
-  each.step = analysis::combine_steps({one.run.step, one.run.step, one.run.step}, resolved.profile);
-  const analysis::RunSummary expected = analysis::run_summary(each, three.scenario);
-  CHECK(three.summary.table == expected.table);
-  CHECK(three.summary.json == expected.json);
+  // Each of the three is step 1 again: nothing is drawn.
+  check_as_each(three, {one.run.step, one.run.step, one.run.step});
   CHECK(three.run.step.spread.steps == 3);
   CHECK(three.run.step.events == 3 * one.run.step.events);
 
@@ -83,15 +89,11 @@ TEST_CASE("alike variability steps: a traced step among them, every GPU in full,
   };
   const api::RunReport three = traced(3, 2, "three.json");
   const api::RunReport alone = traced(1, 1, "one.json");  // the traced step by itself
-  const api::RunReport untraced = api::run({.path = "alike.yaml", .text = scenario_text(1)}, {.write_outputs = false});
+  const api::RunReport untraced =
+      api::run({.path = "alike.yaml", .text = scenario_text(1)}, {.write_outputs = false});
   REQUIRE(alone.run.step.events != untraced.run.step.events);  // the trace takes another path
 
-  const scenarios::ResolvedScenario resolved = scenarios::resolve(three.scenario);
-  analysis::ScenarioRun each = three.run;
-  each.step = analysis::combine_steps({untraced.run.step, alone.run.step, untraced.run.step}, resolved.profile);
-  const analysis::RunSummary expected = analysis::run_summary(each, three.scenario);
-  CHECK(three.summary.table == expected.table);
-  CHECK(three.summary.json == expected.json);
+  check_as_each(three, {untraced.run.step, alone.run.step, untraced.run.step});
   CHECK(three.run.step.events == 2 * untraced.run.step.events + alone.run.step.events);
   std::filesystem::remove_all(dir);
 }
