@@ -49,6 +49,15 @@ scenarios::ResolvedScenario gnmt_dp8(const std::vector<std::string>& sets) {
   return scenarios::resolve(scenarios::load_scenario(file.string(), sets));
 }
 
+// A study's request: GNMT on `gpus` GPUs of DGX-1 machines, dp × mp.
+analysis::StepRequest request(int gpus, int mp) {
+  analysis::StepRequest r{"gnmt", analysis::cluster_overlay({}, gpus, topology::presets::kEdrBandwidth)};
+  for (auto o : analysis::workload_overlay("gnmt", "", {})) r.overlay.push_back(o);
+  for (auto o : analysis::parallelism_overlay(gpus / mp, mp, mp == 1 ? "auto" : "stacks"))
+    r.overlay.push_back(o);
+  return r;
+}
+
 }  // namespace
 
 TEST_CASE("progress estimate: lines come when due and say the fraction, the time left and the total") {
@@ -194,13 +203,6 @@ TEST_CASE(
     "progress estimate: a study is told while it prepares (GPUs counting) before any step is estimated") {
   // Resolving a request builds its cluster's topology and its mapping, estimating builds its program:
   // both grow with its GPUs, so progress before the first step counts GPUs (8 + 16 + 16 here).
-  auto request = [](int gpus, int mp) {
-    analysis::StepRequest r{"gnmt", analysis::cluster_overlay({}, gpus, topology::presets::kEdrBandwidth)};
-    for (auto o : analysis::workload_overlay("gnmt", "", {})) r.overlay.push_back(o);
-    for (auto o : analysis::parallelism_overlay(gpus / mp, mp, mp == 1 ? "auto" : "stacks"))
-      r.overlay.push_back(o);
-    return r;
-  };
   const workloads::Profile profile = workloads::builtin_profile("gnmt");
   double now = 100;  // every reading of the clock is a second later: each request takes a second
   std::ostringstream out;
@@ -241,13 +243,6 @@ TEST_CASE("progress estimate: a study's lines count from its start in every part
   // The same three requests as above, the study begun 50 s before its steps were resolved (clock
   // 50): every line's time so far is from then, and the simulating part's "in all" covers the parts
   // before it (each part restarted at 0 s: its "in all" was that part's alone).
-  auto request = [](int gpus, int mp) {
-    analysis::StepRequest r{"gnmt", analysis::cluster_overlay({}, gpus, topology::presets::kEdrBandwidth)};
-    for (auto o : analysis::workload_overlay("gnmt", "", {})) r.overlay.push_back(o);
-    for (auto o : analysis::parallelism_overlay(gpus / mp, mp, mp == 1 ? "auto" : "stacks"))
-      r.overlay.push_back(o);
-    return r;
-  };
   const workloads::Profile profile = workloads::builtin_profile("gnmt");
   double now = 100;  // every reading of the clock is a second later
   std::ostringstream out;
