@@ -166,6 +166,9 @@ RunReport run(const ScenarioInput& input, const RunRequest& request) {
     options.trace = request.trace;
     options.trace_options = request.trace_options;
     options.trace_options.step = request.trace_step.value_or(report.scenario.trace_step);
+    // The trace's hints in the caller's words: Python's trace_gpus='all', not --trace-gpus all.
+    options.trace_options.all_gpus_said = request.spelling.said("trace-gpus", "all");
+    options.trace_options.gpus_option = request.spelling.name("trace-gpus");
   } else if (request.write_outputs) {  // the scenario's trace is one of its outputs
     options = analysis::scenario_trace_options(report.scenario, dir);
   }
@@ -186,6 +189,10 @@ RunReport run(const ScenarioInput& input, const RunRequest& request) {
   if (options.trace && options.trace->has_parent_path()) made.create(options.trace->parent_path());
   options.progress = request.progress;
   options.spelling = request.spelling;
+  // Said before the step, not after it ("the steps are alike, step 1 is simulated once" read after a
+  // long run explains nothing a person waited on), and after what refuses the scenario as written.
+  if (request.on_note)
+    for (const std::string& note : report.notes) request.on_note(note);
   report.run = analysis::run_scenario(resolved, options);
   if (report.run.trace_path) made.written(*report.run.trace_path);
   report.summary = analysis::run_summary(report.run, report.scenario);

@@ -9,6 +9,7 @@
 //   api::SweepOutcome s = api::sweep({.path = "scenarios/examples/dgx1-nvlink-sweep.yaml"}, {.jobs = 2});
 #pragma once
 #include <filesystem>
+#include <functional>
 #include <iosfwd>
 #include <optional>
 #include <string>
@@ -50,6 +51,9 @@ struct RunRequest {
   std::optional<int> trace_step{};  // which step it shows; none: the scenario's variability.trace_step
   analysis::SimulationProgress* progress = nullptr;  // lines for a person waiting; may stop the step
   analysis::OptionSpelling spelling{};  // how refusals name options: the command line's or Python's
+  // Told each of RunReport::notes as soon as it is known, before the step is simulated (they are in
+  // `notes` as well); none: the caller reads them from the report.
+  std::function<void(const std::string&)> on_note{};
 };
 struct RunReport {
   scenarios::Scenario scenario{};

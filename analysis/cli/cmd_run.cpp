@@ -120,9 +120,9 @@ int run_command(int argc, const char* const* argv) {
                              api::kCliTraceNames, request);
   ProgressLines progress;
   if (vm.count("quiet") == 0) request.progress = &progress;
+  request.on_note = [](const std::string& note) { std::cerr << "hybridsim run: note: " << note << "\n"; };
   const api::RunReport report =
       api::run({.path = vm["scenario"].as<std::string>(), .set = sets, .set_origin = origin}, request);
-  for (const std::string& note : report.notes) std::cerr << "hybridsim run: note: " << note << "\n";
   if (format == "json") {
     std::cout << report.summary.json;
   } else {

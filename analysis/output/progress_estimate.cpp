@@ -65,7 +65,9 @@ ProgressEstimate::ProgressEstimate(std::ostream* out, std::string label, double 
 double past_estimate_total(double done, double total) { return done > total && done > 0 ? 2 * done : total; }
 
 std::string ProgressEstimate::line(double done, std::string_view what) const {
-  const double elapsed = clock_() - start_;
+  const double now = clock_();
+  const double own = now - start_;  // this part's: its rate gives the time left
+  const double elapsed = timing_.since >= 0 ? now - timing_.since : own;
   // An estimated total (events) can be passed: the estimate is within a factor of 2 of most runs,
   // not a bound. Past it the work is taken to need as much again as it has done, and the line says
   // so, with the time left that gives: "nearly done" with no time left, 10 s before the end of a
@@ -75,7 +77,7 @@ std::string ProgressEstimate::line(double done, std::string_view what) const {
     std::string out = label_ + ": " + wall_text(elapsed) + ", " + count(done) +
                       " events done, past the estimate of about " + count(total_) +
                       " (taken as twice what is done)" +
-                      estimate_text(elapsed, seconds_left(elapsed, done, past_estimate_total(done, total_)));
+                      estimate_text(elapsed, seconds_left(own, done, past_estimate_total(done, total_)));
     if (!what.empty()) out += "; " + std::string(what);
     return out;
   }
@@ -88,7 +90,7 @@ std::string ProgressEstimate::line(double done, std::string_view what) const {
   else if (done >= total_)
     out += ", nearly done";
   else
-    out += estimate_text(elapsed, seconds_left(elapsed, shown, total_));
+    out += estimate_text(elapsed, seconds_left(own, shown, total_));
   if (!what.empty()) out += "; " + std::string(what);
   return out;
 }

@@ -25,6 +25,11 @@ ProgressClock steady_progress_clock();
 struct ProgressTiming {
   double first = 2;
   double every = 5;
+  // The whole command's start by the same clock (< 0: this object's own start). A command of several
+  // parts (study: resolving, estimating, simulating) gives each part's lines its start, so that they
+  // say the time since the command began and "in all" covers the parts before (the time left is the
+  // part's, at its own rate).
+  double since = -1;
 };
 
 // "12 s", "3 min", "2.5 h": a wall time as a progress line says it.

@@ -290,6 +290,7 @@ PlanResult plan(const PlanRequest& request, StepCache* cache) {
   if (request.progress) run.on_progress = progress_printer(*request.progress, "plan");
   run.progress = request.progress;  // the whole run's estimate and progress with an estimated end
   run.label = "plan";
+  run.started = run.clock();  // its parts' lines count from here, so "in all" is the plan's
   run.budget_knobs = study_budget_knobs(request.spelling);
   const std::size_t before = steps.simulated();
   const std::vector<StepRef> ids = steps.simulate(requests, context, run);

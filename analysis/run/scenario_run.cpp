@@ -27,6 +27,8 @@ ScenarioRunOptions scenario_trace_options(const scenarios::Scenario& scenario,
   options.trace_options.detail = t.detail;
   options.trace_options.gpus = t.gpus.list;
   options.trace_options.all_gpus = t.gpus.all;
+  options.trace_options.all_gpus_said = "outputs.trace.gpus: all";  // the block's own words
+  options.trace_options.gpus_option = "outputs.trace.gpus";
   options.trace_options.step = scenario.trace_step;
   options.trace_options.window = t.window;
   options.trace_options.gzip = file.gzip;

@@ -12,19 +12,28 @@ namespace hybridsim::analysis {
 
 namespace {
 
-sim::Time mean_of(const std::vector<sim::Time>& v) {
-  std::int64_t s = 0;
-  for (const sim::Time t : v) s += t.ps();
-  return sim::Time::ps(s / static_cast<std::int64_t>(v.size()));
+// Steps with how many times each counts: a run of n steps is n steps of weight 1, or alike steps
+// (steps_alike) one step of weight n; every figure is what n results one by one would give.
+struct Weighted {
+  const StepResult* step;
+  std::int64_t times;
+};
+
+std::int64_t total_weight(const std::vector<Weighted>& steps) {
+  std::int64_t n = 0;
+  for (const Weighted& w : steps) n += w.times;
+  return n;
 }
 
 // The same GPU (or the mean, or the critical GPU) over the steps; idle takes the rest of `step`.
-GpuStepMetrics mean_metrics(const std::vector<const GpuStepMetrics*>& m, sim::Time step) {
+GpuStepMetrics mean_metrics(const std::vector<const GpuStepMetrics*>& m, const std::vector<Weighted>& steps,
+                            sim::Time step) {
   GpuStepMetrics out = *m.front();
+  const std::int64_t n = total_weight(steps);
   auto mean = [&](sim::Time GpuStepMetrics::*field) {
     std::int64_t s = 0;
-    for (const GpuStepMetrics* x : m) s += (x->*field).ps();
-    return sim::Time::ps(s / static_cast<std::int64_t>(m.size()));
+    for (std::size_t i = 0; i < m.size(); ++i) s += (m[i]->*field).ps() * steps[i].times;
+    return sim::Time::ps(s / n);
   };
   out.finish = mean(&GpuStepMetrics::finish);
   out.compute = mean(&GpuStepMetrics::compute);
@@ -40,13 +49,14 @@ GpuStepMetrics mean_metrics(const std::vector<const GpuStepMetrics*>& m, sim::Ti
   return out;
 }
 
-CriticalPath mean_path(const std::vector<StepResult>& steps, sim::Time step) {
+CriticalPath mean_path(const std::vector<Weighted>& steps, sim::Time step) {
+  const std::int64_t n = total_weight(steps);
   auto mean = [&](sim::Time CriticalPath::*field) {
     std::int64_t s = 0;
-    for (const StepResult& r : steps) s += (r.critical_path.*field).ps();
-    return sim::Time::ps(s / static_cast<std::int64_t>(steps.size()));
+    for (const Weighted& w : steps) s += (w.step->critical_path.*field).ps() * w.times;
+    return sim::Time::ps(s / n);
   };
-  CriticalPath p = steps.front().critical_path;
+  CriticalPath p = steps.front().step->critical_path;
   p.compute_slowed = mean(&CriticalPath::compute_slowed);
   p.gradient_copies = mean(&CriticalPath::gradient_copies);
   p.optimizer = mean(&CriticalPath::optimizer);
@@ -57,11 +67,105 @@ CriticalPath mean_path(const std::vector<StepResult>& steps, sim::Time step) {
   p.launch_gaps = mean(&CriticalPath::launch_gaps);
   p.compute = step - p.gradient_communication - p.model_parallel_transfers - p.launch_gaps -
               p.tensor_parallel_communication - p.expert_parallel_communication;
-  for (const StepResult& r : steps) {
-    p.gpus_visited = std::max(p.gpus_visited, r.critical_path.gpus_visited);
-    p.gpu_changes = std::max(p.gpu_changes, r.critical_path.gpu_changes);
+  for (const Weighted& w : steps) {
+    p.gpus_visited = std::max(p.gpus_visited, w.step->critical_path.gpus_visited);
+    p.gpu_changes = std::max(p.gpu_changes, w.step->critical_path.gpu_changes);
   }
   return p;
+}
+
+std::uint64_t times_saturating(std::uint64_t x, std::int64_t k) {
+  const auto m = static_cast<std::uint64_t>(k);
+  return m != 0 && x > UINT64_MAX / m ? UINT64_MAX : x * m;
+}
+
+// Events and messages summed over the steps; how they were simulated as the first step's, or the
+// most any step needed.
+void add_totals(StepResult& out, const std::vector<Weighted>& steps) {
+  out.events = out.messages = 0;
+  out.simulation = {};
+  for (const Weighted& w : steps) {
+    const StepResult& r = *w.step;
+    out.events += times_saturating(r.events, w.times);
+    out.messages += times_saturating(r.messages, w.times);
+    out.simulation.folded += r.simulation.folded * static_cast<std::size_t>(w.times);
+    out.simulation.embedded += r.simulation.embedded * static_cast<std::size_t>(w.times);
+    out.simulation.bound = max(out.simulation.bound, r.simulation.bound);
+    out.simulation.rerun = out.simulation.rerun || r.simulation.rerun;
+    if (out.simulation.full_reason.empty()) out.simulation.full_reason = r.simulation.full_reason;
+    out.simulation.gpus_simulated = std::max(out.simulation.gpus_simulated, r.simulation.gpus_simulated);
+    if (out.simulation.step_fold_reason.empty())
+      out.simulation.step_fold_reason = r.simulation.step_fold_reason;
+    if (out.simulation.strategy.empty()) {  // the first step's
+      out.simulation.strategy = r.simulation.strategy;
+      out.simulation.refused = r.simulation.refused;
+      // Every step has the same collectives over the same GPUs: the first step's algorithms.
+      out.simulation.hierarchical = r.simulation.hierarchical;
+      out.simulation.hierarchical_as_ring = r.simulation.hierarchical_as_ring;
+      out.simulation.hierarchical_unfit = r.simulation.hierarchical_unfit;
+    }
+  }
+}
+
+StepResult combine_weighted(const std::vector<Weighted>& steps, const workloads::Profile& profile) {
+  if (steps.empty()) throw InternalError("combine_steps: no steps");
+  const std::int64_t n = total_weight(steps);
+  if (n == 1) return *steps.front().step;
+  std::vector<std::pair<sim::Time, std::int64_t>> times;
+  std::int64_t sum = 0;
+  for (const Weighted& w : steps) {
+    times.emplace_back(w.step->step_time, w.times);
+    sum += w.step->step_time.ps() * w.times;
+  }
+  StepResult out = *steps.front().step;
+  out.step_time = sim::Time::ps(sum / n);
+  std::sort(times.begin(), times.end());
+  // p95 by nearest rank: the ceil(0.95 n)-th smallest.
+  const std::int64_t rank = (95 * n + 99) / 100;
+  sim::Time p95 = times.back().first;
+  std::int64_t seen = 0;
+  for (const auto& [t, k] : times)
+    if ((seen += k) >= rank) {
+      p95 = t;
+      break;
+    }
+  out.spread = {static_cast<int>(n), out.step_time, p95, times.front().first, times.back().first};
+  const double seconds = out.step_time.to_seconds();
+  out.samples_per_second = seconds > 0 ? static_cast<double>(out.global_batch) / seconds : 0;
+  out.units_per_second =
+      seconds > 0 ? static_cast<double>(profile.meta.units_per_step) * out.dp * out.accumulation / seconds
+                  : 0;
+
+  std::vector<const GpuStepMetrics*> of;
+  for (std::size_t g = 0; g < out.per_gpu.size(); ++g) {
+    of.clear();
+    for (const Weighted& w : steps) of.push_back(&w.step->per_gpu[g]);
+    out.per_gpu[g] = mean_metrics(of, steps, out.step_time);
+  }
+  of.clear();
+  for (const Weighted& w : steps) of.push_back(&w.step->mean);
+  out.mean = mean_metrics(of, steps, out.step_time);
+  out.mean.gpu = -1;
+  // The critical GPU's metrics averaged over the steps, labelled with the GPU critical most often.
+  std::map<int, std::int64_t> critical_count;
+  of.clear();
+  for (const Weighted& w : steps) {
+    of.push_back(&w.step->critical);
+    critical_count[w.step->critical.gpu] += w.times;
+  }
+  out.critical = mean_metrics(of, steps, out.step_time);
+  out.critical.gpu =
+      std::max_element(critical_count.begin(), critical_count.end(), [](const auto& a, const auto& b) {
+        return a.second < b.second;
+      })->first;
+  out.critical_path = mean_path(steps, out.step_time);
+  for (std::size_t k = 0; k < out.bytes_by_link_kind.size(); ++k) {
+    std::int64_t b = 0;
+    for (const Weighted& w : steps) b += w.step->bytes_by_link_kind[k].count() * w.times;
+    out.bytes_by_link_kind[k] = sim::Bytes::of(b / n);
+  }
+  add_totals(out, steps);
+  return out;
 }
 
 // After the first step of several: the whole run's events (step 1's times the steps) held to the
@@ -80,92 +184,50 @@ void check_whole_run(const StepSetup& setup, const StepResult& first, int n, Sim
 
 }  // namespace
 
-StepResult combine_steps(const std::vector<StepResult>& steps, const workloads::Profile& profile) {
-  if (steps.empty()) throw InternalError("combine_steps: no steps");
-  if (steps.size() == 1) return steps.front();
-  std::vector<sim::Time> times;
-  for (const StepResult& r : steps) times.push_back(r.step_time);
-  StepResult out = steps.front();
-  out.step_time = mean_of(times);
-  std::sort(times.begin(), times.end());
-  // p95 by nearest rank: the ceil(0.95 n)-th smallest.
-  const std::size_t rank = (95 * times.size() + 99) / 100;
-  out.spread = {static_cast<int>(steps.size()), out.step_time, times[rank - 1], times.front(), times.back()};
-  const double seconds = out.step_time.to_seconds();
-  out.samples_per_second = seconds > 0 ? static_cast<double>(out.global_batch) / seconds : 0;
-  out.units_per_second =
-      seconds > 0 ? static_cast<double>(profile.meta.units_per_step) * out.dp * out.accumulation / seconds
-                  : 0;
+bool steps_alike(const StepSetup& setup) {
+  return setup.variability.steps > 1 && !setup.variability.varies();
+}
 
-  std::vector<const GpuStepMetrics*> of;
-  for (std::size_t g = 0; g < out.per_gpu.size(); ++g) {
-    of.clear();
-    for (const StepResult& r : steps) of.push_back(&r.per_gpu[g]);
-    out.per_gpu[g] = mean_metrics(of, out.step_time);
-  }
-  of.clear();
-  for (const StepResult& r : steps) of.push_back(&r.mean);
-  out.mean = mean_metrics(of, out.step_time);
-  out.mean.gpu = -1;
-  // The critical GPU's metrics averaged over the steps, labelled with the GPU critical most often.
-  std::map<int, int> critical_count;
-  of.clear();
-  for (const StepResult& r : steps) {
-    of.push_back(&r.critical);
-    ++critical_count[r.critical.gpu];
-  }
-  out.critical = mean_metrics(of, out.step_time);
-  out.critical.gpu =
-      std::max_element(critical_count.begin(), critical_count.end(), [](const auto& a, const auto& b) {
-        return a.second < b.second;
-      })->first;
-  out.critical_path = mean_path(steps, out.step_time);
-  out.events = out.messages = 0;
-  for (std::size_t k = 0; k < out.bytes_by_link_kind.size(); ++k) {
-    std::int64_t b = 0;
-    for (const StepResult& r : steps) b += r.bytes_by_link_kind[k].count();
-    out.bytes_by_link_kind[k] = sim::Bytes::of(b / static_cast<std::int64_t>(steps.size()));
-  }
-  out.simulation = {};
-  for (const StepResult& r : steps) {
-    out.events += r.events;
-    out.messages += r.messages;
-    out.simulation.folded += r.simulation.folded;
-    out.simulation.embedded += r.simulation.embedded;
-    out.simulation.bound = max(out.simulation.bound, r.simulation.bound);
-    out.simulation.rerun = out.simulation.rerun || r.simulation.rerun;
-    if (out.simulation.full_reason.empty()) out.simulation.full_reason = r.simulation.full_reason;
-    out.simulation.gpus_simulated = std::max(out.simulation.gpus_simulated, r.simulation.gpus_simulated);
-    if (out.simulation.step_fold_reason.empty())
-      out.simulation.step_fold_reason = r.simulation.step_fold_reason;
-    if (out.simulation.strategy.empty()) {  // the first step's
-      out.simulation.strategy = r.simulation.strategy;
-      out.simulation.refused = r.simulation.refused;
-      // Every step has the same collectives over the same GPUs: the first step's algorithms.
-      out.simulation.hierarchical = r.simulation.hierarchical;
-      out.simulation.hierarchical_as_ring = r.simulation.hierarchical_as_ring;
-      out.simulation.hierarchical_unfit = r.simulation.hierarchical_unfit;
-    }
-  }
-  return out;
+StepResult repeat_step(const StepResult& step, int n, const workloads::Profile& profile) {
+  return combine_weighted({{&step, std::max(1, n)}}, profile);
+}
+
+StepResult repeat_step_with(const StepResult& step, int n, const StepResult& other, int at,
+                            const workloads::Profile& profile) {
+  std::vector<Weighted> in_order;  // step 1 first: the figures that are not means are its
+  if (at > 0) in_order.push_back({&step, at});
+  in_order.push_back({&other, 1});
+  if (n - 1 - at > 0) in_order.push_back({&step, n - 1 - at});
+  return combine_weighted(in_order, profile);
+}
+
+StepResult combine_steps(const std::vector<StepResult>& steps, const workloads::Profile& profile) {
+  std::vector<Weighted> each;
+  for (const StepResult& r : steps) each.push_back({&r, 1});
+  return combine_weighted(each, profile);
 }
 
 StepResult simulate_steps(const StepSetup& setup, std::optional<StepResult> first,
                           SimulationProgress* progress) {
   const int n = std::max(1, setup.variability.steps);
+  // Nothing drawn: every step is step 1 again (same program, same inputs), so step 1 is simulated
+  // alone and stands for all n; its events are the whole run's work, so no estimate of n is made.
+  const bool alike = steps_alike(setup);
+  const int simulated = alike ? 1 : n;
   std::vector<StepResult> steps;
   if (first) steps.push_back(std::move(*first));
   StepSetup one = setup;
   workloads::StepProgram program = build_program(setup, progress);
-  if (n > 1 && !steps.empty()) check_whole_run(setup, steps.front(), n, progress);
-  for (int i = static_cast<int>(steps.size()); i < n; ++i) {
+  if (simulated > 1 && !steps.empty()) check_whole_run(setup, steps.front(), n, progress);
+  for (int i = static_cast<int>(steps.size()); i < simulated; ++i) {
     one.step_index = i;
     apply_step_variability(one, program);
     steps.push_back(simulate_program(one, program, {.progress = progress}));
-    if (n > 1 && i == 0) check_whole_run(setup, steps.front(), n, progress);
-    if (progress != nullptr) progress->step_done(i + 1, n, steps.back().step_time);
+    if (simulated > 1 && i == 0) check_whole_run(setup, steps.front(), n, progress);
+    if (progress != nullptr && !alike) progress->step_done(i + 1, n, steps.back().step_time);
   }
-  StepResult out = combine_steps(steps, *setup.profile);
+  StepResult out =
+      alike ? repeat_step(steps.front(), n, *setup.profile) : combine_steps(steps, *setup.profile);
   // Freeing a 65,536-GPU program takes seconds (its tasks and collectives' members: gdb found the
   // 65,536-GPU DGX-1 run's last 5 s there at load 6, without a line): told GPU by GPU.
   ProgramBuildTicks ticks(progress, progress ? attempt_label(setup, "done") : "");

@@ -13,10 +13,24 @@
 
 namespace hybridsim::analysis {
 
-// Every step of setup.variability.steps (one when it is 1). `first`, when given, is step 0 already
-// simulated (e.g. with a trace: simulate_step with setup.step_index = 0); the others start at 1.
+// Every step of setup.variability.steps (one when it is 1); when they are alike (steps_alike), step 1
+// alone, repeated (repeat_step): the same result as simulating each, in one step's time. `first`, when given,
+// is step 0 already simulated (e.g. with a trace: simulate_step with setup.step_index = 0); the others start
+// at 1.
 StepResult simulate_steps(const StepSetup& setup, std::optional<StepResult> first = std::nullopt,
                           SimulationProgress* progress = nullptr);
+
+// Whether the setup's several steps are provably the same step: more than one, nothing drawn (no
+// kernel jitter, fixed lengths: workloads::Variability::varies), so each is step 1's program again.
+bool steps_alike(const StepSetup& setup);
+
+// `step` standing for `n` alike steps: what combine_steps makes of n copies of it, byte for byte (its
+// means and spread are its own; events, messages, folded and embedded collectives n times its).
+StepResult repeat_step(const StepResult& step, int n, const workloads::Profile& profile);
+// The same with step `at` (0-based) simulated otherwise, as `other` (a traced step, which may take
+// another path and count other events): combine_steps of the n in their order, byte for byte.
+StepResult repeat_step_with(const StepResult& step, int n, const StepResult& other, int at,
+                            const workloads::Profile& profile);
 
 // The steps of one setup combined: means (rounded down to the ps), the spread, the GPU most often
 // critical; per-GPU idle and the critical path's compute take what rounding leaves, so the parts

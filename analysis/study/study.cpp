@@ -224,6 +224,8 @@ void project_network(const StudyResult& result, NetworkStudy& ns, const std::vec
 
 StudyResult run_study(const StudyConfig& config, const StudyRunOptions& options, StepCache& cache) {
   const auto start = std::chrono::steady_clock::now();
+  StepRunOptions run;
+  run.started = run.clock();  // the progress lines' "in all" is the whole study's, not one part's
   if (config.networks.empty()) throw InputError(config.source + ": the study has no networks");
   if (config.gpus.empty()) throw InputError(config.source + ": the study has no GPU counts");
   StudyResult result;
@@ -245,7 +247,6 @@ StudyResult run_study(const StudyConfig& config, const StudyRunOptions& options,
     add_requests(request, result.config, net, result.networks.back(), ib_factors, requests);
   }
 
-  StepRunOptions run;
   run.threads = options.threads.value_or(config.threads);
   if (options.progress != nullptr) run.on_progress = progress_printer(*options.progress, "study");
   run.progress = options.progress;  // the whole run's estimate and progress with an estimated end

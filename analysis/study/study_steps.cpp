@@ -287,7 +287,8 @@ std::vector<StepEstimate> estimate_todo(std::vector<Resolved>& todo, const StepR
   // told like any long work, the GPUs of the steps estimated counting (the largest come first).
   double gpus = 0;
   for (const Resolved& r : todo) gpus += r.label.gpus;
-  ProgressEstimate estimating(options.progress, options.label, gpus, "GPUs' steps estimated", options.clock);
+  ProgressEstimate estimating(options.progress, options.label, gpus, "GPUs' steps estimated", options.clock,
+                              {.since = options.started});
   std::atomic<std::int64_t> estimated{0};
   run_parallel(
       todo.size(), options.threads,
@@ -451,7 +452,7 @@ std::vector<StepRef> StepCache::simulate(const std::vector<StepRequest>& request
   std::vector<double>& weights = read.weights;
   ProgressEstimate resolving(options.progress, options.label,
                              std::accumulate(weights.begin(), weights.end(), 0.0), "GPUs placed",
-                             options.clock);
+                             options.clock, {.since = options.started});
   double resolved = 0;
   for (std::size_t i = 0; i < requests.size(); ++i) {
     const StepRequest& request = requests[i];
@@ -500,7 +501,8 @@ std::vector<StepRef> StepCache::simulate(const std::vector<StepRequest>& request
   print_run_estimate(todo, estimates, options);
   std::vector<std::uint64_t> events;
   for (const StepEstimate& e : estimates) events.push_back(e.events());
-  StepRunProgress whole(options.progress, options.label, std::move(events), "steps", options.clock);
+  StepRunProgress whole(options.progress, options.label, std::move(events), "steps", options.clock,
+                        {.since = options.started});
 
   Ran ran = run_todo(todo, options, gate, whole);
   for (std::size_t i = 0; i < todo.size(); ++i) {

@@ -138,6 +138,9 @@ struct StepRunOptions {
   std::string label = "steps";
   // What the progress lines time by (tests drive it by hand).
   ProgressClock clock = steady_progress_clock();
+  // The command's start by `clock` (< 0: each part's own): the lines of every part (resolving,
+  // estimating, simulating) count the time from it, so their "in all" is the whole command's.
+  double started = -1;
   // Bytes each request's step is estimated to hold while its program is built, estimated and
   // simulated (by request; missing or 0: not known, nothing reserved), and the budget the steps
   // running at once on the threads share (analysis/study/memory_gate.h): a step waits while the

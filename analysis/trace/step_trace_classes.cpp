@@ -63,8 +63,8 @@ class ClassTrace final : public FoldObserver {
         "one GPU per class of alike GPUs, " + std::to_string(shown_) + " of " + std::to_string(result.gpus) +
         (unfolded.empty() ? " (the step ran folded onto them, as untraced"
                           : " with the critical GPU (every GPU simulated, as untraced: " + unfolded +
-                            "; a class's GPUs ran the same program, not in step") +
-        "; --trace-gpus all for every GPU)";
+                                "; a class's GPUs ran the same program, not in step") +
+        "; " + options_.all_gpus_said + " for every GPU)";
     auto& extra = options_.other_data;
     extra.insert(extra.begin(), {{"gpus_shown", shows}, {"gpu_classes", classes}});
     if (result.critical.gpu >= 0) {
@@ -73,11 +73,12 @@ class ClassTrace final : public FoldObserver {
       extra.insert(extra.begin() + 2, {"critical_gpu", "GPU " + std::to_string(c) + ", shown as GPU " +
                                                            std::to_string(as)});
     }
-    extra.insert(extra.begin() + 2,
-                 {"network", unfolded.empty() ? "not traced: the folded step's rings run without messages "
-                                                "(--trace-gpus all for link utilization)"
-                                              : "not traced: its collectives fold as untraced, without "
-                                                "messages (--trace-gpus all for link utilization)"});
+    extra.insert(
+        extra.begin() + 2,
+        {"network",
+         std::string(unfolded.empty() ? "not traced: the folded step's rings run without messages ("
+                                      : "not traced: its collectives fold as untraced, without messages (") +
+             options_.all_gpus_said + " for link utilization)"});
     finish_step_trace(*writer_, setup_, result, options_, summary);
     if (summary != nullptr) summary->shows = shows;
   }
@@ -97,11 +98,11 @@ class ClassTrace final : public FoldObserver {
 // Why a trace cannot take the folded path before trying it; empty if it may.
 std::string why_not_by_class(const StepSetup& setup,
                              const StepTraceOptions& options) {
-  if (options.all_gpus) return "every GPU (--trace-gpus all), each simulated in full";
+  if (options.all_gpus) return "every GPU (" + options.all_gpus_said + "), each simulated in full";
   if (options.gpus)
     return "GPUs " + format_gpu_list(*options.gpus) +
-           ", with every GPU simulated in full (a list of GPUs needs them all; leave --trace-gpus out "
-           "to trace one GPU per class as the untraced run simulates them)";
+           ", with every GPU simulated in full (a list of GPUs needs them all; leave " + options.gpus_option +
+           " out to trace one GPU per class as the untraced run simulates them)";
   if (options.detail != TraceDetail::Kernels)
     return "every GPU, simulated in full (detail " + std::string(trace_detail_name(options.detail)) +
            " records every ring message, which a folded step does not send)";

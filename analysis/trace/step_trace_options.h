@@ -48,6 +48,10 @@ struct StepTraceOptions {
   // class of alike GPUs, and the trace says which GPUs each stands for.
   std::optional<std::vector<int>> gpus = std::nullopt;
   bool all_gpus = false;  // every GPU, simulated in full (--trace-gpus all)
+  // How the caller asks for every GPU, in the trace's hints ("… for every GPU"): the command line's
+  // "--trace-gpus all", Python's "trace_gpus='all'", a scenario's "outputs.trace.gpus: all".
+  std::string all_gpus_said = "--trace-gpus all";
+  std::string gpus_option = "--trace-gpus";  // and the option itself: trace_gpus, outputs.trace.gpus
   // Link utilization counters and, at detail messages, messages (the "network" process). Off in the
   // trace of a folded step, whose folded rings send no messages.
   bool links = true;

@@ -18,7 +18,11 @@ StepResult simulate_steps_with_trace(const StepSetup& setup, const std::filesyst
     throw InputError("trace step " + std::to_string(options.step) + ": the run has " + std::to_string(n) +
                      (n == 1 ? " step" : " steps") +
                      " (variability.steps); expected first, slowest or 1 to " + std::to_string(n));
-  std::vector<StepResult> steps(static_cast<std::size_t>(n));
+  // Alike steps (nothing drawn, step_series.h): the traced step (the slowest is the first of equals,
+  // step 1) and one untraced step, which stands for every other (a trace may take another path and
+  // count other events), are all that is simulated.
+  const bool alike = steps_alike(setup);
+  std::vector<StepResult> steps(static_cast<std::size_t>(alike ? 0 : n));
   StepSetup one = setup;
   workloads::StepProgram program = build_program(setup, progress);
   auto untraced = [&](int i) {
@@ -27,7 +31,9 @@ StepResult simulate_steps_with_trace(const StepSetup& setup, const std::filesyst
     steps[static_cast<std::size_t>(i)] = simulate_program(one, program, {.progress = progress});
   };
   int traced = options.step - 1;
-  if (options.step == kSlowestStep) {  // every step first, then the slowest (the first of equals) again
+  if (options.step == kSlowestStep && alike) traced = 0;
+  // Every step first, then the slowest (the first of equals) again.
+  if (options.step == kSlowestStep && !alike) {
     traced = 0;
     for (int i = 0; i < n; ++i) {
       untraced(i);
@@ -42,6 +48,12 @@ StepResult simulate_steps_with_trace(const StepSetup& setup, const std::filesyst
   if (n > 1) t.other_data.insert(t.other_data.begin(), {"traced_step", which});
   one.step_index = traced;
   StepResult r = simulate_step_with_trace(one, path, t, summary, progress);
+  if (alike) {
+    if (summary != nullptr) summary->shows = which + "; " + summary->shows;
+    one.step_index = traced == 0 ? 1 : 0;  // an untraced one: each is step 1's program again
+    const StepResult other = simulate_program(one, program, {.progress = progress});
+    return repeat_step_with(other, n, r, traced, *setup.profile);
+  }
   auto& slot = steps[static_cast<std::size_t>(traced)];
   if (options.step == kSlowestStep && r.step_time != slot.step_time)
     throw InternalError("the slowest step simulated again for its trace took another time");

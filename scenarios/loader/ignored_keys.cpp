@@ -107,8 +107,10 @@ std::optional<std::string> identical_steps_note(const Scenario& s) {
   const workloads::Variability& v = s.variability;
   if (v.steps <= 1 || v.varies()) return std::nullopt;
   return location_of(s, "variability.steps") + ": variability.steps: " + std::to_string(v.steps) +
-         " steps with nothing drawn (kernel_jitter 0, sequence_lengths fixed) are alike: each is step 1 "
-         "again, and the mean, p95, min and max are step 1's";
+         " steps with nothing drawn (kernel_jitter 0, sequence_lengths fixed) are alike: step 1 is "
+         "simulated once and stands for each, so the mean, p95, min and max are step 1's (events and "
+         "messages its " +
+         std::to_string(v.steps) + " times)";
 }
 
 std::optional<std::string> unused_model_threads_note(const Scenario& s) {

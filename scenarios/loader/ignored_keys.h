@@ -29,7 +29,8 @@ void refuse_exchange_without_accumulation(const Scenario& s, int accumulation);
 // file runs with --set cluster.nodes=1, and a sweep over cluster.nodes may include 1.
 std::optional<std::string> unused_fabric_note(const Scenario& s);
 // variability.steps above 1 with nothing drawn (no kernel_jitter, fixed lengths): every step is the
-// first again, so the mean, p95, min and max are step 1's. A note, not a refusal: a sweep's baseline
+// first again, so step 1 is simulated once and stands for all (analysis/step/step_series.h), and the
+// mean, p95, min and max are step 1's. A note, not a refusal: a sweep's baseline
 // point (scenarios/what-if/variability.yaml's {steps: 20}) is such a run on purpose.
 std::optional<std::string> identical_steps_note(const Scenario& s);
 // simulation.model_threads (--model-threads) written where no tree is folded: communication.algorithm

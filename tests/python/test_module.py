@@ -326,12 +326,25 @@ def test_trace_step_by_keyword_and_by_the_scenario(tmp_path):
     r = hybridsim.run(GNMT_DP8, set=from_file, trace=tmp_path / "c.json", trace_step=3)
     assert _traced_step(r.trace_path).startswith("step 3 of 3;")
     assert _traced_step(r.trace(tmp_path / "d.json", step="first")).startswith("step 1 of 3;")
-    # The scenario's own trace (outputs.trace) takes the step and the GPUs in the command line's words.
+    # The scenario's own trace (outputs.trace) takes the step, and its GPUs are named in the block's
+    # words; a trace asked for here names them in Python's (they said --trace-gpus all to both).
     own = hybridsim.run(GNMT_DP8, set=dict(from_file, **{"outputs.trace.gpus": "all"}), out=tmp_path / "o")
     assert _traced_step(own.trace_path).startswith("step 2 of 3;")
     import json
     with open(own.trace_path, encoding="utf-8") as f:
-        assert json.load(f)["otherData"]["gpus_shown"].startswith("every GPU (--trace-gpus all)")
+        assert json.load(f)["otherData"]["gpus_shown"].startswith("every GPU (outputs.trace.gpus: all)")
+    mine = hybridsim.run(GNMT_DP8, trace=tmp_path / "all.json", trace_gpus="all")
+    with open(mine.trace_path, encoding="utf-8") as f:
+        assert json.load(f)["otherData"]["gpus_shown"].startswith("every GPU (trace_gpus='all')")
+    two = {"cluster.nodes": 2, "parallelism.dp": 16}  # two alike machines: the trace is folded
+    folded = hybridsim.run(GNMT_DP8, set=two, trace=tmp_path / "folded.json")
+    with open(folded.trace_path, encoding="utf-8") as f:
+        other = json.load(f)["otherData"]
+    assert other["gpus_shown"].endswith("(the step ran folded onto them, as untraced; trace_gpus='all' for every GPU)")
+    assert other["network"].endswith("(trace_gpus='all' for link utilization)")
+    listed = hybridsim.run(GNMT_DP8, trace=tmp_path / "listed.json", trace_gpus="0-3")
+    with open(listed.trace_path, encoding="utf-8") as f:
+        assert "leave trace_gpus out to trace one GPU per class" in json.load(f)["otherData"]["gpus_shown"]
     with pytest.raises(hybridsim.ScenarioError, match="trace step \"last\""):
         hybridsim.run(GNMT_DP8, set=noisy, trace=tmp_path / "e.json", trace_step="last")
 

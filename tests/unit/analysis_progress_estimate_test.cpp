@@ -49,6 +49,15 @@ scenarios::ResolvedScenario gnmt_dp8(const std::vector<std::string>& sets) {
   return scenarios::resolve(scenarios::load_scenario(file.string(), sets));
 }
 
+// A study's request: GNMT on `gpus` GPUs of DGX-1 machines, dp × mp.
+analysis::StepRequest request(int gpus, int mp) {
+  analysis::StepRequest r{"gnmt", analysis::cluster_overlay({}, gpus, topology::presets::kEdrBandwidth)};
+  for (auto o : analysis::workload_overlay("gnmt", "", {})) r.overlay.push_back(o);
+  for (auto o : analysis::parallelism_overlay(gpus / mp, mp, mp == 1 ? "auto" : "stacks"))
+    r.overlay.push_back(o);
+  return r;
+}
+
 }  // namespace
 
 TEST_CASE("progress estimate: lines come when due and say the fraction, the time left and the total") {
@@ -194,13 +203,6 @@ TEST_CASE(
     "progress estimate: a study is told while it prepares (GPUs counting) before any step is estimated") {
   // Resolving a request builds its cluster's topology and its mapping, estimating builds its program:
   // both grow with its GPUs, so progress before the first step counts GPUs (8 + 16 + 16 here).
-  auto request = [](int gpus, int mp) {
-    analysis::StepRequest r{"gnmt", analysis::cluster_overlay({}, gpus, topology::presets::kEdrBandwidth)};
-    for (auto o : analysis::workload_overlay("gnmt", "", {})) r.overlay.push_back(o);
-    for (auto o : analysis::parallelism_overlay(gpus / mp, mp, mp == 1 ? "auto" : "stacks"))
-      r.overlay.push_back(o);
-    return r;
-  };
   const workloads::Profile profile = workloads::builtin_profile("gnmt");
   double now = 100;  // every reading of the clock is a second later: each request takes a second
   std::ostringstream out;
@@ -224,6 +226,55 @@ TEST_CASE(
     return l.starts_with("study: 3 steps to simulate, about ");
   });
   CHECK(simulate != lines.end());
+}
+
+TEST_CASE("progress estimate: a part of a longer command counts the time from the command's start") {
+  // A study's third part (simulating) began 40 s after the study: its line says 50 s so far, the time
+  // left at the part's own rate (1e6 of 4e6 events in 10 s: 30 s), and 80 s in all, not 40 s.
+  HandClock hand;  // 100: the part starts
+  analysis::ProgressEstimate part(nullptr, "study", 4e6, "events", hand.clock(), {.since = 60});
+  hand.now = 110;
+  CHECK(part.line(1e6, "") ==
+        "study: 50 s, 1e6 of about 4e6 events done (25%), about 30 s left of about 80 s in all");
+  CHECK(part.line(5e6, "").ends_with("about 10 s left of about 60 s in all"));
+}
+
+TEST_CASE("progress estimate: a study's lines count from its start in every part") {
+  // The same three requests as above, the study begun 50 s before its steps were resolved (clock
+  // 50): every line's time so far is from then, and the simulating part's "in all" covers the parts
+  // before it (each part restarted at 0 s: its "in all" was that part's alone).
+  const workloads::Profile profile = workloads::builtin_profile("gnmt");
+  double now = 100;  // every reading of the clock is a second later
+  std::ostringstream out;
+  analysis::StepCache cache;
+  cache.simulate({request(8, 1), request(16, 1), request(16, 2)}, {.profiles = {{"gnmt", &profile}}},
+                 {.threads = 1,
+                  .on_progress = {},
+                  .keep_going = false,
+                  .progress = &out,
+                  .label = "study",
+                  .clock = [&now] { return now += 1; },
+                  .started = 50});
+  const auto lines = lines_of(out.str());
+  REQUIRE(lines.size() >= 4);
+  // Due 2 s into resolving: 54 s since the study began (the clock read at 104), the part's 8 s left.
+  CHECK(lines[0] ==
+        "study: 54 s, 11 of 40 GPUs placed done (29%), about 8 s left of about 62 s in all; "
+        "resolving the configurations before any step is estimated");
+  // Every later line, whichever part, says no less time than the one before (none starts at 0 s).
+  auto seconds = [](const std::string& l) {  // "study: 54 s, ..." or "study: 3 min, ..."
+    const std::string rest = l.substr(std::string("study: ").size());
+    std::size_t end = 0;
+    const int n = std::stoi(rest, &end);
+    return rest.compare(end, 4, " min") == 0 ? 60 * n : n;
+  };
+  int last = 0;
+  for (const std::string& l : lines) {
+    if (l.starts_with("study: 3 steps to simulate")) continue;  // the estimate, not a progress line
+    INFO(l);
+    CHECK(seconds(l) >= std::max(last, 54));
+    last = seconds(l);
+  }
 }
 
 TEST_CASE("step estimate: the figures the run checks before its event loop, without running it") {

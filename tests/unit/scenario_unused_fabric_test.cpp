@@ -78,7 +78,8 @@ TEST_CASE("variability steps with nothing drawn: a note that they are alike") {
   REQUIRE(r.notes.size() == 1);
   CHECK(r.notes[0] ==
         "steps.yaml:4:22: variability.steps: 2 steps with nothing drawn (kernel_jitter 0, sequence_lengths "
-        "fixed) are alike: each is step 1 again, and the mean, p95, min and max are step 1's");
+        "fixed) are alike: step 1 is simulated once and stands for each, so the mean, p95, min and max are "
+        "step 1's (events and messages its 2 times)");
   CHECK(r.run.step.spread.min == r.run.step.spread.max);
   CHECK_FALSE(scenarios::identical_steps_note(
       scenarios::parse_scenario("cluster: {preset: dgx1-v100}\nworkload: {network: gnmt}\nvariability: "
