@@ -18,6 +18,7 @@
 #include "scenarios/loader/resolve.h"
 #include "scenarios/loader/scenario.h"
 #include "scenarios/loader/sweep.h"
+#include "tests/unit/estimated_run.h"
 #include "tests/unit/shipped_scenarios.h"
 
 using namespace hybridsim;
@@ -25,12 +26,10 @@ namespace fs = std::filesystem;
 
 TEST_CASE("shipped estimate: every point's events and memory against its run") {
   for (const auto& [name, scenario] : testing::shipped_scenario_runs(HYBRIDSIM_SOURCE_DIR, true)) {
-    const scenarios::ResolvedScenario resolved = scenarios::resolve(scenario);
-    const analysis::StepSetup setup = analysis::step_setup(resolved);
-    const analysis::StepEstimate e = analysis::estimate_step(setup);
-    const analysis::StepResult r = analysis::simulate_step(setup);
-    const std::int64_t held = e.state_bytes + static_cast<std::int64_t>(r.simulation.most_in_flight) *
-                                                  sim::kBytesPerMessageInFlight;
+    const testing::EstimatedRun run = testing::estimate_and_run(scenario);
+    const analysis::StepEstimate& e = run.estimate;
+    const analysis::StepResult& r = run.result;
+    const std::int64_t held = run.held;
     std::printf("%s | %s | est %llu run %llu ratio %.3f | mem %lld held %lld (inflight est %llu run %llu) "
                 "ratio %.3f | folded %zu embedded %zu\n",
                 name.c_str(), r.simulation.strategy.c_str(), (unsigned long long)e.events(),

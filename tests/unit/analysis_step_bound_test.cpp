@@ -16,6 +16,7 @@
 #include "scenarios/loader/resolve.h"
 #include "scenarios/loader/scenario.h"
 #include "sim/budget.h"
+#include "tests/unit/estimated_run.h"
 #include "tests/unit/shipped_scenarios.h"
 
 using namespace hybridsim;
@@ -110,12 +111,10 @@ TEST_CASE(
     CAPTURE(name);
     // Its step takes 1.5 M events; the folded steps above and the 256-GPU example stand for it.
     if (name == "scenarios/llm/llama3-70b-1024-h100.yaml") continue;
-    const scenarios::ResolvedScenario resolved = scenarios::resolve(scenario);
-    const analysis::StepSetup setup = analysis::step_setup(resolved);
-    const analysis::StepEstimate e = analysis::estimate_step(setup);
-    const analysis::StepResult r = analysis::simulate_step(setup);
-    const std::int64_t held = e.state_bytes + static_cast<std::int64_t>(r.simulation.most_in_flight) *
-                                                  sim::kBytesPerMessageInFlight;
+    const testing::EstimatedRun run = testing::estimate_and_run(scenario);
+    const analysis::StepEstimate& e = run.estimate;
+    const analysis::StepResult& r = run.result;
+    const std::int64_t held = run.held;
     MESSAGE(name, ": held ", held, " (", r.simulation.most_in_flight, " in flight) of ", e.memory(), " (",
             e.in_flight, "), ", r.simulation.strategy);
     folded += r.simulation.folded > 0 ? 1 : 0;
