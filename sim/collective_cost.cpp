@@ -63,12 +63,15 @@ SimulationCost RingCollective::full_cost() const {
 
 ExpectedEvents RingCollective::expected_events() const { return {.queue = full_cost().events}; }
 
+std::string RingCollective::budget_cause() const {
+  return "a ring " + std::string(collective_op_name(op_)) + " of " + format_bytes(size_) + " over " +
+         std::to_string(ring_ranks_) + " ranks starts in full (" + std::to_string(n_) + " of them " +
+         "message by message)";
+}
+
 void RingCollective::charge_budget() const {
   if (config_.budget == nullptr) return;
-  std::string what = "a ring " + std::string(collective_op_name(op_)) + " of " + format_bytes(size_) +
-                     " over " + std::to_string(ring_ranks_) + " ranks starts in full (" + std::to_string(n_) +
-                     " of them " + "message by message)";
-  config_.budget->charge(full_cost(), what);
+  config_.budget->charge(full_cost(), budget_cause());
 }
 
 SimulationCost TreeCollective::full_cost() const {

@@ -12,6 +12,7 @@
 #pragma once
 #include <array>
 #include <cstdint>
+#include <string>
 #include <string_view>
 #include <vector>
 
@@ -115,6 +116,9 @@ class RingCollective final : public Collective {
   std::array<Bytes, kLinkKindCount> bytes_by_link_kind() const override;
   SimulationPath simulation_path() const override { return path_; }
   SimulationCost full_cost() const override;  // sim/collective_cost.cpp
+  // What a budget refusal says started: "a ring all-reduce of 4 MiB over 4 ranks starts in full (4 of
+  // them message by message)".
+  std::string budget_cause() const;
   ExpectedEvents expected_events() const override;  // all of full_cost()'s: it runs in full
 
   // For a caller that simulates the ring otherwise (sim/fast/): counts every message of channel c
@@ -190,7 +194,7 @@ class RingCollective final : public Collective {
     if (rank_[rank].channels_left == 0) finish_rank(rank);
   }
   void finish_rank(std::uint32_t rank);  // when every channel of it has closed
-  // Starting: charges full_cost() to config_.budget, if any (throws past its caps).
+  // Starting: charges full_cost() to config_.budget, if any (throws past its caps), as budget_cause().
   void charge_budget() const;
   std::uint64_t encode(std::uint32_t c, std::uint32_t to, std::uint32_t step, std::uint32_t j) const;
 

@@ -213,8 +213,17 @@ FoldedRing::ModelRun FoldedRing::run_model(std::uint32_t c, std::uint32_t period
   CollectiveConfig config = ring_->config();
   config.fast_path = FastPath::Off;
   config.observer = nullptr;
+  // Charged here, before its first message, with the steps it runs where it jumps (fold_cost.h), as
+  // the step's estimate counts it: charged at its start as a ring in full, every step of every
+  // position, each of the 16,384-GPU DGX-1 step's 84 models charged 2.8 M events where the whole
+  // step ran 1.27 M, refusing it at --max-events 100000000 and telling "about 7 min left" of a 4-s
+  // run (issue 31).
+  SimulationBudget* budget = config.budget;
+  config.budget = nullptr;
   RingCollective model(network, ring_->op(), period, std::move(plans), ring_->size(), config,
                        RingSegment{n_, ring_->messages_per_chunk(), std::move(chunks), nullptr});
+  if (budget != nullptr)
+    budget->charge(ring_window_cost(*ring_, c, period, Jumps::Alone), model.budget_cause());
   RingJump jump(model);  // alone on its queue: it may jump over periodic stretches of its steps
   if (jump.applies()) jump.attach();
   RankStarter starter(model);
