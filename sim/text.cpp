@@ -10,6 +10,13 @@ std::string_view trim(std::string_view text) {
   return text;
 }
 
+std::string_view utf8_prefix(std::string_view text, std::size_t max) {
+  if (text.size() <= max) return text;
+  std::size_t cut = max;
+  while (cut > 0 && (static_cast<unsigned char>(text[cut]) & 0xC0) == 0x80) --cut;
+  return text.substr(0, cut);
+}
+
 std::string lowercase(std::string_view text) {
   std::string out(text);
   for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));

@@ -2,7 +2,7 @@
 // work on std::string_view and never allocate more than their result.
 //   trim("  2 ms ") == "2 ms";   lowercase("Fat-Tree") == "fat-tree";
 //   parse_whole<int>("42") == 42;  parse_whole<int>("4x") == std::nullopt
-//   choice_list({"a", "b", "c"}) == "a, b or c"
+//   choice_list({"a", "b", "c"}) == "a, b or c";  utf8_prefix("\xc3\xa9t\xc3\xa9", 2) == "\xc3\xa9"
 #pragma once
 #include <charconv>
 #include <optional>
@@ -16,6 +16,8 @@ namespace hybridsim::sim {
 std::string_view trim(std::string_view text);
 // ASCII letters lowered; other bytes (UTF-8 too) as they are.
 std::string lowercase(std::string_view text);
+// At most `max` bytes of the text, cut before a UTF-8 continuation byte (whole characters only).
+std::string_view utf8_prefix(std::string_view text, std::size_t max);
 // The items as an error message lists choices: "a", "a or b", "a, b or c"; empty for none.
 std::string choice_list(std::span<const std::string_view> items);
 

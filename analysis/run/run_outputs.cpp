@@ -6,6 +6,7 @@
 #include "analysis/output/text_table.h"
 #include "analysis/step/memory_report.h"
 #include "analysis/step/step_report.h"
+#include "scenarios/loader/override_origin.h"
 #include "sim/text.h"
 
 namespace hybridsim::analysis {
@@ -20,17 +21,13 @@ std::string scenario_title(const scenarios::Scenario& scenario) {
   const std::string name = scenario.name.empty() ? scenario.source : scenario.name;
   std::string changed;
   for (const std::string& o : scenario.provenance.overrides) {
-    const std::string path(sim::trim(std::string_view(o).substr(0, o.find('='))));
+    const std::string path = scenarios::override_path(o);
     if (path == "name") return name;
     if (path.starts_with("outputs.") || path.starts_with("simulation.") || path == "outputs" ||
         path == "simulation" || path == "description")
       continue;
-    std::string value(sim::trim(std::string_view(o).substr(std::min(o.find('='), o.size() - 1) + 1)));
-    if (value.size() > 40) {  // a long YAML value: its start, cut between UTF-8 characters
-      std::size_t cut = 40;
-      while (cut > 0 && (static_cast<unsigned char>(value[cut]) & 0xC0) == 0x80) --cut;
-      value = value.substr(0, cut) + "...";
-    }
+    std::string value = scenarios::override_value(o);
+    if (value.size() > 40) value = std::string(sim::utf8_prefix(value, 40)) + "...";  // a long YAML value
     changed += (changed.empty() ? "" : ", ") + path + " set to " + value;
   }
   return changed.empty() ? name : name + " (" + changed + ")";

@@ -103,7 +103,7 @@ SweepPlan plan_sweep(scenarios::ScenarioSource source, const SweepOptions& optio
         !std::filesystem::exists(plan.directory / "points.partial.csv", ec))
       plan.notes.push_back(options.spelling.switched_on("resume") + ": nothing to resume in " +
                            plan.directory.string() +
-                           " (no results.csv or points.partial.csv there): every point " + "runs");
+                           " (no results.csv or points.partial.csv there): every point runs");
   }
   // Every point still to run is built, resolved and estimated now: a bad one, or one over its caps,
   // stops the sweep before any runs. First each point's floor of events, before any cluster is built

@@ -8,11 +8,6 @@
 namespace hybridsim::scenarios {
 namespace {
 
-std::string override_path(std::string_view text) {
-  const auto eq = text.find('=');
-  return std::string(sim::trim(text.substr(0, eq == std::string_view::npos ? text.size() : eq)));
-}
-
 // The same field, or one inside the other (parallelism and parallelism.dp).
 bool overlaps(const std::string& a, const std::string& b) {
   return a == b || a.starts_with(b + ".") || b.starts_with(a + ".");

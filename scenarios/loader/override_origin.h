@@ -19,6 +19,11 @@ struct OverrideOrigin {
   std::string where(std::size_t i, const std::string& text) const;
 };
 
+// An override's parts: "parallelism.dp = 8" has the path "parallelism.dp" and the value "8" (trimmed;
+// without '=', the whole text is the path and the value is empty).
+std::string override_path(std::string_view text);
+std::string override_value(std::string_view text);
+
 // An override's text as its refusals echo it: whole while it is short, else its first 80 characters
 // and its size.
 std::string echoed_override(const std::string& text);

@@ -122,9 +122,8 @@ Scenario parse_scenario_with(std::string_view yaml, const std::string& source,
     // did: removing a key is said out loud (null), an empty value refused. (A sweep value is YAML
     // the file wrote, so its own.)
     const std::string& text = overrides[i];
-    if (const auto eq = text.find('=');
-        eq != std::string::npos && sim::trim(std::string_view(text).substr(eq + 1)).empty()) {
-      const std::string path(sim::trim(std::string_view(text).substr(0, eq)));
+    if (text.find('=') != std::string::npos && override_value(text).empty()) {
+      const std::string path = override_path(text);
       // Spelled otherwise than the command line's --set or a shorthand (--memory " "): Python's
       // set={...}, whose null is None.
       const bool python =
