@@ -84,6 +84,28 @@ TreeChannel binary_tree(LinkTable& links, std::uint32_t n) {
   return testing::binary_tree_channel(links, n, l, l);
 }
 
+// An all-reduce of 4 MiB over `ring`'s ranks, all joining at once, under the fast path and a budget
+// capped at `cap` events: how it was simulated, and what its models charged the budget.
+struct Charged {
+  SimulationPath path;
+  std::uint64_t events = 0;
+};
+Charged fold_all_reduce(const OneWayRing& ring, std::uint64_t cap) {
+  EventQueue queue;
+  Network network(queue, ring.links);
+  SimulationBudget budget({.max_events = cap});
+  CollectiveConfig config;
+  config.budget = &budget;
+  const auto made =
+      make_ring_collective(network, CollectiveOp::AllReduce, ring.n, {ring.channel()}, Bytes::mib(4), config);
+  CHECK(made->may_fold());
+  made->start_all();
+  queue.run();
+  REQUIRE(made->is_done());
+  CHECK(network.messages_in_flight() == 0);
+  return {made->simulation_path(), budget.events()};
+}
+
 }  // namespace
 
 TEST_CASE("budget: a ring's full cost is ranks x steps x messages per chunk, each message hops + 1 events") {
@@ -270,23 +292,12 @@ TEST_CASE("budget: a ring starting in full is checked before its first message")
 }
 
 TEST_CASE("budget: a fold is cheap, one that falls back to the full ring is caught as it does") {
-  OneWayRing ring(4);
   {
     // Equal chunks fold onto one representative (every edge alike, all ranks join at once): its
     // model is one position of 6 steps × 2 messages = 12 messages, 24 events: under a cap of 30.
-    EventQueue queue;
-    Network network(queue, ring.links);
-    SimulationBudget budget({.max_events = 30});
-    CollectiveConfig config;
-    config.budget = &budget;
-    const auto made =
-        make_ring_collective(network, CollectiveOp::AllReduce, 4, {ring.channel()}, Bytes::mib(4), config);
-    Collective& ar = *made;
-    CHECK(ar.may_fold());
-    ar.start_all();
-    queue.run();
-    CHECK(ar.simulation_path().folded);
-    CHECK(budget.events() == 24);
+    const Charged folded = fold_all_reduce(OneWayRing(4), 30);
+    CHECK(folded.path.folded);
+    CHECK(folded.events == 24);
   }
   {
     // One link slower than the others: no pattern repeats, so the fold's model is the whole ring,
@@ -313,6 +324,24 @@ TEST_CASE("budget: a fold is cheap, one that falls back to the full ring is caug
     CHECK(budget.events() == 0);
     CHECK(network.messages_in_flight() == 0);
   }
+}
+
+TEST_CASE("budget: a jumping folded ring's model is charged the steps it runs, not every step") {
+  // 64 ranks on a one-way ring of equal links, all joining at once: the fold's model is one position
+  // (every edge alike). An all-reduce of 4 MiB in 512 KiB messages: chunks of 64 KiB, one message
+  // each, 2 x 63 = 126 steps, enough for the periodic jump (64 at least, sim/fast/ring_jump.h).
+  // Run step by step the model would send 126 messages of one hop, 2 events each: 252, what it was
+  // charged as it started until 4f53b73 (a plain ring's full cost), whatever it then jumped over.
+  // Jumping, it runs per phase what sim/fast/fold_cost.h counts in L = 1 position between two of
+  // the window's slowest edges: 4.5 L + 2 = 6.5, rounded up to 7, in the reduce-scatter, and 2 L + 2
+  // = 4 in the all-gather, 11 steps of one message: 22 events. A cap of 100 refused the ring (252);
+  // now its charge passes, and what the model runs stays within it.
+  const Charged jumped = fold_all_reduce(OneWayRing(64), 100);
+  CHECK(jumped.path.folded);
+  CHECK(jumped.path.simulated == 1);
+  CHECK(jumped.path.jumped_steps > 0);
+  CHECK(jumped.events == 22);
+  CHECK(jumped.path.private_events <= jumped.events);
 }
 
 TEST_CASE("budget: a collective's state estimate covers what it holds run in full") {
