@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "sim/fast/fast_path.h"
+#include "sim/model_progress.h"
 #include "sim/ring_collective.h"
 #include "sim/tree_collective.h"
 #include "tests/unit/binary_tree_channel.h"
@@ -342,6 +343,54 @@ TEST_CASE("budget: a jumping folded ring's model is charged the steps it runs, n
   CHECK(jumped.path.jumped_steps > 0);
   CHECK(jumped.events == 22);
   CHECK(jumped.path.private_events <= jumped.events);
+}
+
+TEST_CASE("budget: a folded tree's model is charged before it runs, what its estimate counts") {
+  // 256 ranks, 4 alike channels of 2 trees each (tests/unit/tree_fabric.h): one group of 2 trees is
+  // simulated and stands for the others. 8 MiB over 8 trees is 1 MiB a tree, 16 messages of 64 KiB
+  // (at least twice the trees' height, 8: 16). Each of a tree's 255 edges carries them up and down,
+  // over 2 links each way, 3 events a message: 255 x 16 x 2 x 3 = 24,480 a tree, 48,960 for the
+  // model. Its estimate counts that, and the run charges it. Under a cap one event short, the model
+  // is refused before it runs (its progress counts none of its events); it was charged after its run
+  // until now, so a model of minutes ran to its end before it was refused.
+  const auto f = hybridsim::testing::make_trees(256, 4);
+  const auto plans = std::make_shared<const std::vector<TreeChannel>>(f.trees);
+  struct Counted final : ModelProgress {
+    void tick() override {}
+  };
+  const auto run = [&](std::uint64_t cap, ExpectedEvents& expected, Counted& counted) {
+    EventQueue queue;
+    Network network(queue, f.links);
+    SimulationBudget budget({.max_events = cap});
+    CollectiveConfig config{.message_size = Bytes::kib(64), .fast_path = FastPath::Auto};
+    config.timing.base_latency = Time::us(2);
+    config.budget = &budget;
+    config.model_progress = &counted;
+    std::unique_ptr<Collective> tree = make_tree_collective(network, 256, plans, Bytes::mib(8), config);
+    CHECK(tree->may_fold());  // not counted in full among what a step is sure to run
+    expected = tree->expected_events();
+    tree->start_all();
+    queue.run();
+    CHECK(tree->is_done());
+    CHECK(tree->simulation_path().folded);
+    CHECK(tree->simulation_path().simulated == 2);
+    return budget.events();
+  };
+  ExpectedEvents expected;
+  Counted counted;
+  CHECK(run(0, expected, counted) == 48'960);
+  CHECK(expected.models == 48'960);
+  CHECK(counted.events() > 0);
+  CHECK(counted.events() <= 48'960);
+  Counted refused;
+  try {
+    run(48'959, expected, refused);
+    FAIL("a tree model of 48,960 events passed a cap of 48,959");
+  } catch (const BudgetExceeded& e) {
+    CHECK(e.estimate == 48'960);
+    CHECK(e.cause == "a tree all-reduce of 2 MiB over 256 ranks starts");
+  }
+  CHECK(refused.events() == 0);
 }
 
 TEST_CASE("budget: a collective's state estimate covers what it holds run in full") {
