@@ -6,6 +6,7 @@
 
 #include "analysis/step/embedding_forecast.h"
 #include "analysis/step/step_fold_p2p.h"
+#include "analysis/step/step_series.h"
 #include "sim/error.h"
 #include "sim/fast/embedded_ring.h"
 #include "sim/fast/folded_ring.h"
@@ -534,8 +535,11 @@ StepResult simulate_attempt(const StepSetup& setup, const workloads::StepProgram
 // What a progress line says the step is doing.
 std::string attempt_label(const StepSetup& setup, std::string_view how) {
   if (setup.variability.steps <= 1) return "the step, " + std::string(how);
-  return "step " + std::to_string(setup.step_index + 1) + " of " + std::to_string(setup.variability.steps) +
-         ", " + std::string(how);
+  const std::string steps = std::to_string(setup.variability.steps);
+  // Alike steps (step_series.h): the one simulated is the whole run's work, and its time left the
+  // run's; "step 1 of 3000" alone read as the first of 3000 to simulate.
+  const std::string alike = steps_alike(setup) ? " alike steps, simulated once for all" : "";
+  return "step " + std::to_string(setup.step_index + 1) + " of " + steps + alike + ", " + std::string(how);
 }
 
 }  // namespace hybridsim::analysis
