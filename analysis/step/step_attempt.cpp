@@ -444,6 +444,7 @@ StepResult simulate_once(const StepSetup& setup, const workloads::StepProgram& p
   executor.start();
   try {
     ticks.set_expected(estimate.events());
+    ticks.set_given_up(attempt.before + attempt.given_up_events);
     ticks.run();
   } catch (sim::BudgetExceeded& over) {  // a fallback's charge: in the words of the user's cap
     // Memory: a collective started in full holds more messages than estimated; quote every one's.
@@ -525,7 +526,9 @@ StepResult simulate_attempt(const StepSetup& setup, const workloads::StepProgram
   // Without embedding such a ring runs plain and claims nothing, so the others may still fold.
   const bool embedding_failed = attempt.interfered && r.simulation.embedded > 0;
   if (!attempt.embed_unbounded && !embedding_failed) return r;
+  const std::uint64_t before = attempt.before;
   attempt = {};
+  attempt.before = before;
   attempt.embed_off = true;
   attempt.given_up_events = r.events;
   const std::string again = std::string(what) + ", again without embedding its rings";
