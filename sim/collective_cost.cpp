@@ -75,47 +75,52 @@ void RingCollective::charge_budget() const {
 }
 
 SimulationCost TreeCollective::full_cost() const {
-  SimulationCost cost;
   // What it holds running (sim/README.md, "Budgets"): itself and its plans (shared with the other
-  // collectives of its member set, counted whole for each); per channel (pushed one by one) its
-  // nodes (64 bytes each), its children's slots (pushed one by one), its routes' links packed, its
-  // pacing under a channel cap; per rank its RankProgress; its mixes of link kinds and their bytes.
-  const bool paced = config_.timing.channel_cap.bytes_per_second() > 0;
+  // collectives of its member set, counted whole for each); per channel (pushed one by one) what
+  // channel_cost() counts; per rank its RankProgress; its mixes of link kinds and their bytes.
+  SimulationCost cost;
   cost.state_bytes = heap_block(sizeof(TreeCollective)) +
                      heap_block(static_cast<std::int64_t>(2 * channels_.size() * sizeof(ChannelState))) +
                      heap_array<RankProgress>(n_) + heap_block(256 * kLinkKindCount) +
                      heap_array<std::int64_t>(256);  // at most 256 mixes (edge() refuses more)
-  for (const ChannelState& ch : channels_) {
-    const TreeChannel& t = *ch.plan;
-    std::size_t links = 0, children = 0;
-    cost.state_bytes += heap_block(sizeof(TreeChannel)) + heap_array<std::int32_t>(n_) +
-                        3 * heap_array<std::vector<LinkId>>(n_) + heap_array<Node>(n_) +
-                        (paced ? heap_array<Time>(n_) : 0);
-    for (std::uint32_t r = 0; r < n_; ++r) {
-      links += t.up[r].size();
-      children += t.children[r].size();
-      cost.state_bytes += route_block(t.up[r]) + heap_array<std::uint32_t>(t.children[r].size()) +
-                          heap_array<std::vector<LinkId>>(t.down[r].size());
-      // Each edge carries every message up, then back down.
-      if (t.parent[r] >= 0) {
-        cost.events += std::uint64_t{messages_} * (t.up[r].size() + 1);
-        cost.messages += messages_;
-        // A leaf sends all its messages at once, and that is the most: a rank sends message j up
-        // once its children delivered theirs, and down once its parent did, and the root sends it
-        // down once every j went up. So the edges that carry one message j at once are never one
-        // above the other, each over a leaf of its own: one per leaf, each of its messages.
-        if (t.children[r].empty()) cost.in_flight += messages_;
-      }
-      for (const auto& route : t.down[r]) {
-        links += route.size();
-        cost.state_bytes += route_block(route);
-        cost.events += std::uint64_t{messages_} * (route.size() + 1);
-        cost.messages += messages_;
-      }
+  for (std::uint32_t c = 0; c < channel_count(); ++c) cost += channel_cost(c);
+  return cost;
+}
+
+SimulationCost TreeCollective::channel_cost(std::uint32_t c) const {
+  // Its nodes (64 bytes each), its children's slots (pushed one by one), its routes' links packed,
+  // its pacing under a channel cap.
+  const bool paced = config_.timing.channel_cap.bytes_per_second() > 0;
+  const TreeChannel& t = *channels_[c].plan;
+  SimulationCost cost;
+  std::size_t links = 0, children = 0;
+  cost.state_bytes = heap_block(sizeof(TreeChannel)) + heap_array<std::int32_t>(n_) +
+                     3 * heap_array<std::vector<LinkId>>(n_) + heap_array<Node>(n_) +
+                     (paced ? heap_array<Time>(n_) : 0);
+  for (std::uint32_t r = 0; r < n_; ++r) {
+    links += t.up[r].size();
+    children += t.children[r].size();
+    cost.state_bytes += route_block(t.up[r]) + heap_array<std::uint32_t>(t.children[r].size()) +
+                        heap_array<std::vector<LinkId>>(t.down[r].size());
+    // Each edge carries every message up, then back down.
+    if (t.parent[r] >= 0) {
+      cost.events += std::uint64_t{messages_} * (t.up[r].size() + 1);
+      cost.messages += messages_;
+      // A leaf sends all its messages at once, and that is the most: a rank sends message j up
+      // once its children delivered theirs, and down once its parent did, and the root sends it
+      // down once every j went up. So the edges that carry one message j at once are never one
+      // above the other, each over a leaf of its own: one per leaf, each of its messages.
+      if (t.children[r].empty()) cost.in_flight += messages_;
     }
-    cost.state_bytes +=
-        heap_array<LinkId>(links) + heap_block(static_cast<std::int64_t>(2 * children * sizeof(ChildSlot)));
+    for (const auto& route : t.down[r]) {
+      links += route.size();
+      cost.state_bytes += route_block(route);
+      cost.events += std::uint64_t{messages_} * (route.size() + 1);
+      cost.messages += messages_;
+    }
   }
+  cost.state_bytes +=
+      heap_array<LinkId>(links) + heap_block(static_cast<std::int64_t>(2 * children * sizeof(ChildSlot)));
   return cost;
 }
 
@@ -129,8 +134,14 @@ void TreeCollective::charge_budget() {
 }
 
 std::string TreeCollective::budget_cause() const {
+  std::vector<std::uint32_t> all(channels_.size());
+  for (std::uint32_t c = 0; c < all.size(); ++c) all[c] = c;
+  return budget_cause(all);
+}
+
+std::string TreeCollective::budget_cause(const std::vector<std::uint32_t>& channels) const {
   std::int64_t bytes = 0;
-  for (const ChannelState& ch : channels_) bytes += ch.bytes;
+  for (const std::uint32_t c : channels) bytes += channels_[c].bytes;
   return "a tree all-reduce of " + format_bytes(Bytes::of(bytes)) + " over " + std::to_string(n_) +
          " ranks starts";
 }

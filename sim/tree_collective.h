@@ -59,8 +59,10 @@ class TreeCollective final : public Collective {
   void start_at(std::uint32_t rank, Time joined);
   // Charges full_cost() to the config's budget, if any, once (the first start does it too).
   void charge_budget();
-  // What a charge names: "a tree all-reduce of 8 MiB over 16 ranks starts".
+  // What a charge names: "a tree all-reduce of 8 MiB over 16 ranks starts"; of some of its channels
+  // (a folded tree's model of them), their bytes.
   std::string budget_cause() const;
+  std::string budget_cause(const std::vector<std::uint32_t>& channels) const;
   // Why it is simulated message by message, as simulation_path() reports it (sim/fast/).
   void explain(std::string_view reason) { path_.reason = reason; }
   std::uint32_t ranks() const override { return n_; }
@@ -71,6 +73,9 @@ class TreeCollective final : public Collective {
   std::array<Bytes, kLinkKindCount> bytes_by_link_kind() const override;
   SimulationPath simulation_path() const override { return path_; }
   SimulationCost full_cost() const override;  // sim/collective_cost.cpp
+  // Channel c's share of full_cost(): its messages, their events, its leaves' messages in flight and
+  // its state (what a folded tree's model of some channels is charged, sim/fast/folded_tree.h).
+  SimulationCost channel_cost(std::uint32_t c) const;
   ExpectedEvents expected_events() const override;  // all of full_cost()'s: it runs in full
   std::uint32_t channel_count() const { return static_cast<std::uint32_t>(channels_.size()); }
   Network& network() const { return network_; }

@@ -6,6 +6,7 @@
 
 #include "analysis/step/embedding_forecast.h"
 #include "analysis/step/step_fold_p2p.h"
+#include "analysis/step/step_series.h"
 #include "sim/error.h"
 #include "sim/fast/embedded_ring.h"
 #include "sim/fast/folded_ring.h"
@@ -443,6 +444,7 @@ StepResult simulate_once(const StepSetup& setup, const workloads::StepProgram& p
   executor.start();
   try {
     ticks.set_expected(estimate.events());
+    ticks.set_given_up(attempt.before + attempt.given_up_events);
     ticks.run();
   } catch (sim::BudgetExceeded& over) {  // a fallback's charge: in the words of the user's cap
     // Memory: a collective started in full holds more messages than estimated; quote every one's.
@@ -524,7 +526,9 @@ StepResult simulate_attempt(const StepSetup& setup, const workloads::StepProgram
   // Without embedding such a ring runs plain and claims nothing, so the others may still fold.
   const bool embedding_failed = attempt.interfered && r.simulation.embedded > 0;
   if (!attempt.embed_unbounded && !embedding_failed) return r;
+  const std::uint64_t before = attempt.before;
   attempt = {};
+  attempt.before = before;
   attempt.embed_off = true;
   attempt.given_up_events = r.events;
   const std::string again = std::string(what) + ", again without embedding its rings";
@@ -534,8 +538,11 @@ StepResult simulate_attempt(const StepSetup& setup, const workloads::StepProgram
 // What a progress line says the step is doing.
 std::string attempt_label(const StepSetup& setup, std::string_view how) {
   if (setup.variability.steps <= 1) return "the step, " + std::string(how);
-  return "step " + std::to_string(setup.step_index + 1) + " of " + std::to_string(setup.variability.steps) +
-         ", " + std::string(how);
+  const std::string steps = std::to_string(setup.variability.steps);
+  // Alike steps (step_series.h): the one simulated is the whole run's work, and its time left the
+  // run's; "step 1 of 3000" alone read as the first of 3000 to simulate.
+  const std::string alike = steps_alike(setup) ? " alike steps, simulated once for all" : "";
+  return "step " + std::to_string(setup.step_index + 1) + " of " + steps + alike + ", " + std::string(how);
 }
 
 }  // namespace hybridsim::analysis

@@ -31,6 +31,9 @@ struct Attempt {
   // Events of a try whose result was thrown away before this one (simulate_attempt's first, with
   // embedding, when it was interfered with or strayed from its bound): its queue's and models'.
   std::uint64_t given_up_events = 0;
+  // Events of the strategies' attempts given up before this try (step_runner.cpp's ladder): its
+  // progress lines count them done.
+  std::uint64_t before = 0;
   std::string why;
 
   std::vector<std::uint64_t> signature;

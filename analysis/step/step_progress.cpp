@@ -143,8 +143,8 @@ void ProgramBuildTicks::built(std::string_view part, std::uint64_t done, std::ui
 
 void StepTicks::tick() {
   const std::uint64_t charged = budget_ != nullptr ? budget_->events() : 0;
-  progress_->tick(what_, queue_.now(), queue_.events_processed() - first_ + events(),
-                  std::max(expected_, charged));
+  progress_->tick(what_, queue_.now(), given_up_ + queue_.events_processed() - first_ + events(),
+                  given_up_ + std::max(expected_, charged));
 }
 
 void StepTicks::run() {

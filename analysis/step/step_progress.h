@@ -141,6 +141,10 @@ class StepTicks final : public sim::ModelProgress {
   // What to give CollectiveConfig::model_progress: null when no one is told (the models run() then).
   sim::ModelProgress* for_models() { return progress_ != nullptr ? this : nullptr; }
   void set_expected(std::uint64_t expected) { expected_ = expected; }
+  // The events of the step's attempts given up before this one (a fold given up mid-run, step_runner.cpp):
+  // counted as done, and in the total, so that the line is the step's, and its rate, over the wall time
+  // since the step began, is not taken for this attempt's alone.
+  void set_given_up(std::uint64_t events) { given_up_ = events; }
   // Runs the queue to its end, as EventQueue::run() does, ticking every kTickEvents of its events.
   void run();
 
@@ -151,6 +155,7 @@ class StepTicks final : public sim::ModelProgress {
   std::string_view what_;
   const sim::SimulationBudget* budget_;
   std::uint64_t expected_;
+  std::uint64_t given_up_ = 0;
   std::uint64_t first_ = 0;  // the queue's events before run()
 };
 

@@ -202,6 +202,7 @@ std::optional<StepResult> folded_gpus(const StepSetup& setup, const workloads::S
       return refuse(ladder, *why);
     }
     Attempt attempt;
+    attempt.before = ladder.given_up_events;
     StepResult r = simulate_attempt(setup, program, observers, fold, attempt,
                                     attempt_label(setup, "folded onto representative GPUs"));
     ladder.given_up_events += attempt.given_up_events;
@@ -230,6 +231,7 @@ std::optional<StepResult> folded_gpus(const StepSetup& setup, const workloads::S
 std::optional<StepResult> every_gpu(const StepSetup& setup, const workloads::StepProgram& program,
                                     StepObservers observers, Ladder& ladder) {
   Attempt attempt;
+  attempt.before = ladder.given_up_events;
   StepResult r =
       simulate_attempt(setup, program, observers, {}, attempt, attempt_label(setup, "every GPU simulated"));
   ladder.given_up_events += attempt.given_up_events + (attempt.interfered ? r.events : 0);
@@ -244,10 +246,11 @@ std::optional<StepResult> every_gpu(const StepSetup& setup, const workloads::Ste
 // Every GPU and collective simulated in full: always holds.
 std::optional<StepResult> every_collective_in_full(const StepSetup& setup,
                                                    const workloads::StepProgram& program,
-                                                   StepObservers observers, Ladder&) {
+                                                   StepObservers observers, Ladder& ladder) {
   StepSetup full = setup;
   full.collective.fast_path = sim::FastPath::Off;
   Attempt attempt;
+  attempt.before = ladder.given_up_events;
   StepResult r = simulate_once(full, program, observers, {}, attempt, Embed::Off,
                                attempt_label(setup, "every GPU and collective simulated in full"));
   r.simulation.rerun = true;

@@ -188,6 +188,26 @@ bool steps_alike(const StepSetup& setup) {
   return setup.variability.steps > 1 && !setup.variability.varies();
 }
 
+int simulated_steps(const StepSetup& setup) {
+  return steps_alike(setup) ? 1 : std::max(1, setup.variability.steps);
+}
+
+StepEstimate estimate_of_steps(StepEstimate step, const StepSetup& setup) {
+  // Every event of a step is counted again in each step simulated, its collectives' as its tasks':
+  // counted for the tasks and the collectives that cannot fold alone, a sweep point of 20 drawn steps
+  // of GNMT dp 32 was estimated at its tasks' 20 times and its folded all-reduces' once; counted for
+  // every step, a point of 20 alike steps was estimated at 20 steps where one is simulated.
+  const std::int64_t n = simulated_steps(setup);
+  const auto times = [n](std::uint64_t& events) { events = times_saturating(events, n); };
+  times(step.task_events);
+  times(step.collective_events.queue);
+  times(step.collective_events.models);
+  times(step.sure.events);
+  times(step.sure.messages);
+  times(step.full_events);
+  return step;
+}
+
 StepResult repeat_step(const StepResult& step, int n, const workloads::Profile& profile) {
   return combine_weighted({{&step, std::max(1, n)}}, profile);
 }
@@ -213,7 +233,7 @@ StepResult simulate_steps(const StepSetup& setup, std::optional<StepResult> firs
   // Nothing drawn: every step is step 1 again (same program, same inputs), so step 1 is simulated
   // alone and stands for all n; its events are the whole run's work, so no estimate of n is made.
   const bool alike = steps_alike(setup);
-  const int simulated = alike ? 1 : n;
+  const int simulated = simulated_steps(setup);
   std::vector<StepResult> steps;
   if (first) steps.push_back(std::move(*first));
   StepSetup one = setup;

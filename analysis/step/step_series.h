@@ -9,6 +9,7 @@
 #include <optional>
 #include <vector>
 
+#include "analysis/step/step_estimate.h"
 #include "analysis/step/step_runner.h"
 
 namespace hybridsim::analysis {
@@ -23,6 +24,13 @@ StepResult simulate_steps(const StepSetup& setup, std::optional<StepResult> firs
 // Whether the setup's several steps are provably the same step: more than one, nothing drawn (no
 // kernel jitter, fixed lengths: workloads::Variability::varies), so each is step 1's program again.
 bool steps_alike(const StepSetup& setup);
+
+// How many steps the run simulates: 1 where they are alike (steps_alike), else every one.
+int simulated_steps(const StepSetup& setup);
+// A run's estimate from its step's (`step`: estimate_step(setup), analysis/step/step_estimate.h): its
+// events times the steps it simulates (simulated_steps), what a sweep counts and tells before the run;
+// its state and messages in flight are one step's (the steps run one after the other).
+StepEstimate estimate_of_steps(StepEstimate step, const StepSetup& setup);
 
 // `step` standing for `n` alike steps: what combine_steps makes of n copies of it, byte for byte (its
 // means and spread are its own; events, messages, folded and embedded collectives n times its).

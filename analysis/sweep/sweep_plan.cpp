@@ -9,6 +9,7 @@
 #include "analysis/run/scenario_run.h"
 #include "analysis/step/budget_error.h"
 #include "analysis/step/step_estimate.h"
+#include "analysis/step/step_series.h"
 #include "analysis/sweep/sweep_integrity.h"
 #include "scenarios/loader/ignored_keys.h"
 #include "scenarios/loader/resolve.h"
@@ -18,7 +19,7 @@ namespace hybridsim::analysis {
 namespace {
 
 // A point's estimate as its run checks it before it starts, refused past its caps in the words
-// `hybridsim run` uses (analysis/run/scenario_run.cpp); a variability run counts step 1's steps times.
+// `hybridsim run` uses (analysis/run/scenario_run.cpp); a variability run counts the steps it simulates.
 StepEstimate estimate_point(const scenarios::ResolvedScenario& resolved, const OptionSpelling& spelling) {
   const StepSetup setup = step_setup(resolved);
   StepEstimate e = estimate_step(setup);
@@ -29,10 +30,7 @@ StepEstimate estimate_point(const scenarios::ResolvedScenario& resolved, const O
                         budget_error_text(over, "the step", scenario_budget_knobs(spelling),
                                           resolved.collective.fast_path == sim::FastPath::Off));
   }
-  const auto steps = static_cast<std::uint64_t>(std::max(1, setup.variability.steps));
-  e.task_events *= steps;
-  e.sure.events *= steps;
-  return e;
+  return estimate_of_steps(e, setup);
 }
 
 void check_options(const SweepOptions& options, const std::string& head) {

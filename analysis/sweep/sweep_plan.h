@@ -30,7 +30,8 @@ struct SweepPlan {
   SweepRows rows = {};                  // finished before this run (leader only)
   std::vector<std::string> notes = {};  // what resuming dropped, and why
   // By point index, each point still to run: its cost as its run estimates it before it starts
-  // (analysis/step/step_estimate.h; the events of a variability run are step 1's times its steps).
+  // (analysis/step/step_estimate.h; a variability run's events times the steps it simulates,
+  // estimate_of_steps).
   std::map<std::size_t, StepEstimate> estimates = {};
 
   // The scenario at one point, from the text read once.

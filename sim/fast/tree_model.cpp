@@ -1,7 +1,7 @@
 // A folded tree's model runs (sim/fast/tree_model.h): the run itself, which touches only its own
-// queue, network and collective, and the worker threads that run them ahead of need. What a run
-// would charge the budget is recorded, not charged: the budget is the owner's, charged on its
-// thread when it first uses the run, so that the charges come in the same order whoever ran it.
+// queue, network and collective, and the worker threads that run them ahead of need. A run charges
+// no budget: the budget is the owner's, charged on its thread before it runs a model or first uses
+// one run ahead (FoldedTree::charge), so that the charges come in the same order whoever ran it.
 #include "sim/fast/tree_model.h"
 
 #include <algorithm>
@@ -40,13 +40,8 @@ TreeModelRun run_tree_model(const TreeModelInput& in) {
   config.fast_path = FastPath::Off;
   config.observer = nullptr;
   config.uniform_trees = nullptr;
-  const bool charged = config.budget != nullptr;
-  config.budget = nullptr;
+  config.budget = nullptr;  // the owner charges its budget before the run (FoldedTree::charge)
   TreeCollective model(network, in.ranks, in.plans, Bytes::of(0), config, in.segment);
-  if (charged) {
-    out.cost = model.full_cost();
-    out.cause = model.budget_cause();
-  }
   RankStarter starter(model);
   for (const std::uint32_t r : in.join_order) queue.schedule_at(in.joined, starter, r);
   run_counted(queue, config.model_progress);  // counted from any thread, told on the owner's only

@@ -30,10 +30,6 @@ struct TreeModelRun {
   std::uint64_t events = 0;
   std::uint64_t messages = 0;
   std::array<Bytes, kLinkKindCount> bytes{};
-  // What the model would have charged the tree's budget as it started (sim/budget.h): charged by
-  // the caller, on its own thread, when it first uses the run.
-  SimulationCost cost;
-  std::string cause;
 };
 
 // Everything a model run reads. `links` (a topology's, which outlives the run) and `plans` are

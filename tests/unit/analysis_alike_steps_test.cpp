@@ -7,14 +7,21 @@
 #include <algorithm>
 #include <chrono>
 #include <filesystem>
+#include <iostream>
+#include <sstream>
 #include <string>
 #include <vector>
 
 #include "analysis/api/hybridsim.h"
 #include "analysis/run/run_outputs.h"
+#include "analysis/run/scenario_run.h"
+#include "analysis/step/step_estimate.h"
 #include "analysis/step/step_progress.h"
 #include "analysis/step/step_series.h"
+#include "analysis/sweep/sweep_runner.h"
 #include "scenarios/loader/resolve.h"
+#include "sim/error.h"
+#include "tests/unit/test_files.h"
 
 using namespace hybridsim;
 
@@ -29,10 +36,12 @@ struct Lines final : analysis::SimulationProgress {
   void report(const analysis::SimulationProgressReport& r) override { what.emplace_back(r.what); }
 };
 
+// GNMT data parallel on 16 GPUs of 2 DGX-1, without its variability.
+const std::string kGnmtDp16 =
+    "cluster: {preset: dgx1-v100, nodes: 2}\nworkload: {network: gnmt}\nparallelism: {dp: 16}\n";
+
 std::string scenario_text(int steps) {
-  return "cluster: {preset: dgx1-v100, nodes: 2}\nworkload: {network: gnmt}\nparallelism: {dp: 16}\n"
-         "variability: {steps: " +
-         std::to_string(steps) + "}\n";
+  return kGnmtDp16 + "variability: {steps: " + std::to_string(steps) + "}\n";
 }
 
 // `run`'s summary (its table and JSON) is byte for byte that of its steps simulated one by one,
@@ -64,10 +73,17 @@ TEST_CASE("alike variability steps: step 1 simulated once gives every step's sum
   CHECK(three.run.step.spread.steps == 3);
   CHECK(three.run.step.events == 3 * one.run.step.events);
 
-  // One step's work: the progress lines name step 1 and never step 2 or 3.
+  // One step's work: the progress lines name step 1 and never step 2 or 3, and say so.
   REQUIRE_FALSE(lines.what.empty());
+  // Each of the step's says the one step simulated stands for all three (its time left is the run's);
+  // the others are the run's set-up before it ("the run, building the cluster's topology: ...").
+  const std::string alike = "step 1 of 3 alike steps, simulated once for all, ";
   CHECK(std::any_of(lines.what.begin(), lines.what.end(),
-                    [](const std::string& w) { return w.starts_with("step 1 of 3"); }));
+                    [&](const std::string& w) { return w.starts_with(alike); }));
+  for (const std::string& w : lines.what) {
+    CAPTURE(w);
+    CHECK((w.starts_with(alike) || w.starts_with("the run, ")));
+  }
   CHECK(std::none_of(lines.what.begin(), lines.what.end(), [](const std::string& w) {
     return w.starts_with("step 2 of 3") || w.starts_with("step 3 of 3");
   }));
@@ -106,4 +122,69 @@ TEST_CASE("alike variability steps: a kernel jitter draws, so every step is simu
   CHECK_FALSE(analysis::steps_alike(s));
   s.variability = {.steps = 1};
   CHECK_FALSE(analysis::steps_alike(s));  // one step: nothing to stand for
+}
+
+namespace {
+
+// One step's estimate of `yaml` (resolved as run resolves it).
+std::uint64_t step_estimate_events(const std::string& yaml) {
+  const scenarios::ResolvedScenario resolved = scenarios::resolve(scenarios::parse_scenario(yaml, "s.yaml"));
+  return analysis::estimate_step(analysis::step_setup(resolved)).events();
+}
+
+}  // namespace
+
+TEST_CASE("alike variability steps: a sweep's estimate counts the one step simulated, drawn steps each") {
+  // A sweep tells its events in all before any point runs (sweep_runner.cpp). A point of 3 alike steps
+  // simulates step 1 once: its estimate is one step's. A point of 3 drawn steps (kernel jitter)
+  // simulates each: three times its step's, the folded all-reduce's models as its tasks. Before, both
+  // counted their tasks and the collectives that cannot fold 3 times and the models once.
+  const std::string& base = kGnmtDp16;
+  const std::uint64_t alike = step_estimate_events(base + "variability: {steps: 3}\n");
+  const std::uint64_t drawn = step_estimate_events(base + "variability: {steps: 3, kernel_jitter: 0.05}\n");
+  REQUIRE(alike > 0);
+  const auto dir = hybridsim::testing::fresh_temp_dir("alike-steps-sweep");
+  const std::string sweep = base +
+                            "sweep:\n  mode: product\n  parameters:\n    - path: variability\n"
+                            "      values: [{steps: 3}, {steps: 3, kernel_jitter: 0.05}]\n";
+  analysis::SweepOptions options;
+  options.out = dir;
+  options.jobs = 1;
+  options.progress = true;
+  std::ostringstream err;
+  std::streambuf* was = std::cerr.rdbuf(err.rdbuf());
+  try {
+    analysis::run_sweep({.text = sweep, .path = (dir / "s.yaml").string(), .base_dir = dir}, options);
+  } catch (...) {
+    std::cerr.rdbuf(was);
+    throw;
+  }
+  std::cerr.rdbuf(was);
+  const std::string said = "sweep: 2 points to simulate, about " +
+                           sim::BudgetExceeded::count_text(alike + 3 * drawn) + " events in all";
+  CAPTURE(err.str());
+  CHECK(err.str().find(said) != std::string::npos);
+  std::filesystem::remove_all(dir);
+}
+
+TEST_CASE("alike variability steps: the events limit holds one step, drawn steps are held as all of theirs") {
+  // A cap of two drawn steps' events: 3 alike steps simulate one (folded: no more than a drawn one's,
+  // whose GPUs differ) and pass; 3 drawn steps are refused after step 1, the run's events (step 1's
+  // times 3) over the cap.
+  const std::string& base = kGnmtDp16;
+  const std::string jitter = "variability: {steps: 3, kernel_jitter: 0.05}\n";
+  const api::RunReport one =
+      api::run({.path = "s.yaml", .text = base + "variability: {steps: 1, kernel_jitter: 0.05}\n"},
+               {.write_outputs = false});
+  const std::uint64_t cap = 2 * one.run.step.events;
+  const std::string limit = "simulation: {max_events: " + std::to_string(cap) + "}\n";
+  const api::RunReport alike = api::run(
+      {.path = "s.yaml", .text = base + limit + "variability: {steps: 3}\n"}, {.write_outputs = false});
+  CHECK(alike.run.step.spread.steps == 3);
+  try {
+    api::run({.path = "s.yaml", .text = base + limit + jitter}, {.write_outputs = false});
+    FAIL("3 drawn steps passed a cap of 2 steps' events");
+  } catch (const InputError& e) {
+    CHECK(std::string(e.what()).find("once its 3 variability steps run at about") != std::string::npos);
+  }
 }

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "analysis/run/scenario_run.h"
+#include "analysis/step/step_estimate.h"
 #include "scenarios/loader/resolve.h"
 #include "scenarios/loader/scenario.h"
 #include "sim/error.h"
@@ -72,14 +73,16 @@ TEST_CASE("budget: a step over its event cap is refused up front, and runs under
 }
 
 TEST_CASE("budget: a refusal quotes what the step takes if its fold is given up, and that cap runs it") {
-  // Mixtral 8x7B ep 8 on 2 DGX H100 with trees: its folded attempt is estimated at 995,600 events, is
-  // given up as it runs, and the next attempt (every GPU) takes 1,081,008. A cap raised to the first
-  // figure quoted was refused again by the second (issue 31); the refusal now quotes the full path's
-  // figure, and a cap at the cap it quotes runs the step.
-  CHECK_THROWS_AS(run_mixtral_trees("simulation.max_events=995600"), InputError);  // not enough
+  // Mixtral 8x7B ep 8 on 2 DGX H100 with trees: its folded attempt is estimated at 293,424 events
+  // (its trees' models; 995,600 while every folded tree was also counted in full), is given up as it
+  // runs, and the next attempt (every GPU) takes 1,081,008. A cap raised to the first figure quoted
+  // was refused again by the second (issue 31); the refusal now quotes the full path's figure, and a
+  // cap at the cap it quotes runs the step.
+  CHECK_THROWS_AS(run_mixtral_trees("simulation.max_events=293424"), InputError);  // not enough
   const Refusal r = refusal_at("simulation.max_events=2000");
-  CHECK(r.what.find("the step would simulate about 995600 events (under a second at 5e6 events/s), up to "
-                    "1.1e6 if its collectives do not fold, over the limit simulation.max_events = 2000; "
+  CHECK(r.what.find("the step would simulate about 293424 events (under a second at 5e6 events/s), up to "
+                    "1.1e6 if its collectives do not fold, once its folded collectives' models are counted "
+                    "(as estimated before its first event), over the limit simulation.max_events = 2000; "
                     "raise it to ") != std::string::npos);
   CHECK(r.quoted == "1100000");
   CHECK(run_mixtral_trees("simulation.max_events=" + r.quoted).step.events == 1081008);
@@ -121,4 +124,30 @@ TEST_CASE(
   CHECK(refusal_at("simulation.max_memory=4.4 MB").what.find("would hold about 4.73 MB") !=
         std::string::npos);
   CHECK(run_mixtral_trees("simulation.max_memory=" + r.quoted).step.events == 1081008);
+}
+
+TEST_CASE("budget: a step's folded trees are counted as their models run, once, not in full besides") {
+  // GNMT DP on 16 DGX-1 (128 GPUs) under communication.algorithm auto: 9 of its 11 all-reduces run
+  // as NCCL trees, folded in the folded step (fast_path bounded, the default). Their models are
+  // charged as they run, and a tree over the plans, bytes and timing of an earlier one repeats its
+  // runs: 6 of the 9 run nothing of their own. Before, each was estimated at its own models (the step
+  // at 699,168 events for a run of 299,201) and every tree was also counted in full among what the
+  // step is sure to run (1.09 M events of trees, checked against twice the cap before the first
+  // event), so a cap of the run's own size was refused.
+  const std::filesystem::path file =
+      std::filesystem::path(HYBRIDSIM_SOURCE_DIR) / "scenarios/cluster-hybrid-vs-dp.yaml";
+  const std::vector<std::string> sets = {"cluster.nodes=16", "parallelism.dp=128",
+                                         "communication.algorithm=auto", "workload.network=gnmt"};
+  const scenarios::ResolvedScenario resolved =
+      scenarios::resolve(scenarios::load_scenario(file.string(), sets));
+  const analysis::StepEstimate estimate = analysis::estimate_step(analysis::step_setup(resolved));
+  std::vector<std::string> capped = sets;
+  capped.push_back("simulation.max_events=" + std::to_string(estimate.events()));
+  const analysis::ScenarioRun run =
+      analysis::run_scenario(scenarios::resolve(scenarios::load_scenario(file.string(), capped)), {});
+  MESSAGE("estimate ", estimate.events(), " (sure ", estimate.sure.events, "), run ", run.step.events);
+  CHECK(run.step.simulation.folded == 11);
+  CHECK(static_cast<double>(estimate.events()) <= 1.25 * static_cast<double>(run.step.events));
+  CHECK(static_cast<double>(estimate.events()) >= 0.8 * static_cast<double>(run.step.events));
+  CHECK(estimate.sure.events == 0);  // every collective folds: none is sure to run in full
 }

@@ -9,10 +9,13 @@
 #include <string>
 #include <vector>
 
+#include "analysis/run/scenario_run.h"
 #include "analysis/step/step_estimate.h"
 #include "analysis/step/step_progress.h"
 #include "analysis/step/step_runner.h"
 #include "analysis/step/step_series.h"
+#include "scenarios/loader/resolve.h"
+#include "scenarios/loader/scenario.h"
 #include "sim/model_progress.h"
 #include "tests/unit/fold_exact_case.h"
 #include "tests/unit/toy_profile.h"
@@ -373,4 +376,50 @@ TEST_CASE("progress: a run's programs are freed GPU by GPU, told as a part") {
   }
   CHECK(gpus == 32);
   CHECK(collectives == static_cast<std::uint64_t>(r.collectives));
+}
+
+TEST_CASE("progress: after a way of simulating the step is given up, the lines count its events done") {
+  // Issue 31 item 3: each attempt's lines counted its own events against its own estimate, while
+  // their rate was taken over the wall time since the step began, the attempts given up included: the
+  // time left was the longer the more had been thrown away. Now an attempt's lines start from the
+  // events given up before it, in the count and in the total. Llama 3 8B, 2 layers, pp 2 x dp 16 under
+  // ZeRO-3 on 4 DGX H100 (tests/unit/analysis_embedding_forecast_test.cpp): its embedded attempts are
+  // interfered with and given up, and every GPU without embedding runs.
+  struct Lines final : analysis::SimulationProgress {
+    struct Line {
+      std::string what;
+      std::uint64_t events, estimated;
+    };
+    std::vector<Line> lines;  // the event loops' lines (not the set-up parts')
+    Lines() : SimulationProgress(std::chrono::seconds(0), std::chrono::seconds(0)) {}
+
+   protected:
+    void report(const analysis::SimulationProgressReport& r) override {
+      if (r.part.empty()) lines.push_back({std::string(r.what), r.events, r.estimated_events});
+    }
+  } told;
+  const scenarios::ResolvedScenario resolved = scenarios::resolve(scenarios::load_scenario(
+      HYBRIDSIM_SOURCE_DIR "/scenarios/llm/llama3-8b-dgx-h100-tp8.yaml",
+      std::vector<std::string>{"cluster.nodes=4", "parallelism.tp=1", "parallelism.sequence_parallel=false",
+                               "parallelism.dp=16", "parallelism.pp=2", "parallelism.zero=3",
+                               "workload.model.layers_simulated=2", "training.recompute=none",
+                               "training.global_batch=64"}));
+  const analysis::StepSetup setup = analysis::step_setup(resolved);
+  const analysis::StepResult r = analysis::simulate_step(setup, {.progress = &told});
+  const std::uint64_t given_up = r.simulation.given_up_events;
+  REQUIRE(given_up > 0);
+  REQUIRE(r.simulation.strategy == "every GPU simulated");
+  // The last attempt's lines: its first, before its first event, has the given-up events done; its
+  // last has them and every event of the result.
+  const std::string last = "the step, every GPU simulated, again without embedding its rings";
+  std::vector<Lines::Line> mine;
+  for (const auto& line : told.lines)
+    if (line.what == last) mine.push_back(line);
+  REQUIRE(mine.size() >= 2);
+  CHECK(mine.front().events == given_up);
+  CHECK(mine.front().estimated > given_up);
+  CHECK(mine.back().events <= given_up + r.events);
+  CHECK(mine.back().events > given_up);
+  // The attempts before it started from what was given up before them, never above it.
+  for (const auto& line : told.lines) CHECK(line.events <= given_up + r.events);
 }

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "sim/fast/fast_path.h"
+#include "sim/model_progress.h"
 #include "sim/ring_collective.h"
 #include "sim/tree_collective.h"
 #include "tests/unit/binary_tree_channel.h"
@@ -82,6 +83,28 @@ HeldState run_and_free(EventQueue& queue, std::unique_ptr<C> collective) {
 TreeChannel binary_tree(LinkTable& links, std::uint32_t n) {
   const LinkSpec l{LinkKind::Generic, Bandwidth::gb_per_second(10), Time::us(1), "t"};
   return testing::binary_tree_channel(links, n, l, l);
+}
+
+// An all-reduce of 4 MiB over `ring`'s ranks, all joining at once, under the fast path and a budget
+// capped at `cap` events: how it was simulated, and what its models charged the budget.
+struct Charged {
+  SimulationPath path;
+  std::uint64_t events = 0;
+};
+Charged fold_all_reduce(const OneWayRing& ring, std::uint64_t cap) {
+  EventQueue queue;
+  Network network(queue, ring.links);
+  SimulationBudget budget({.max_events = cap});
+  CollectiveConfig config;
+  config.budget = &budget;
+  const auto made =
+      make_ring_collective(network, CollectiveOp::AllReduce, ring.n, {ring.channel()}, Bytes::mib(4), config);
+  CHECK(made->may_fold());
+  made->start_all();
+  queue.run();
+  REQUIRE(made->is_done());
+  CHECK(network.messages_in_flight() == 0);
+  return {made->simulation_path(), budget.events()};
 }
 
 }  // namespace
@@ -270,23 +293,12 @@ TEST_CASE("budget: a ring starting in full is checked before its first message")
 }
 
 TEST_CASE("budget: a fold is cheap, one that falls back to the full ring is caught as it does") {
-  OneWayRing ring(4);
   {
     // Equal chunks fold onto one representative (every edge alike, all ranks join at once): its
     // model is one position of 6 steps × 2 messages = 12 messages, 24 events: under a cap of 30.
-    EventQueue queue;
-    Network network(queue, ring.links);
-    SimulationBudget budget({.max_events = 30});
-    CollectiveConfig config;
-    config.budget = &budget;
-    const auto made =
-        make_ring_collective(network, CollectiveOp::AllReduce, 4, {ring.channel()}, Bytes::mib(4), config);
-    Collective& ar = *made;
-    CHECK(ar.may_fold());
-    ar.start_all();
-    queue.run();
-    CHECK(ar.simulation_path().folded);
-    CHECK(budget.events() == 24);
+    const Charged folded = fold_all_reduce(OneWayRing(4), 30);
+    CHECK(folded.path.folded);
+    CHECK(folded.events == 24);
   }
   {
     // One link slower than the others: no pattern repeats, so the fold's model is the whole ring,
@@ -313,6 +325,72 @@ TEST_CASE("budget: a fold is cheap, one that falls back to the full ring is caug
     CHECK(budget.events() == 0);
     CHECK(network.messages_in_flight() == 0);
   }
+}
+
+TEST_CASE("budget: a jumping folded ring's model is charged the steps it runs, not every step") {
+  // 64 ranks on a one-way ring of equal links, all joining at once: the fold's model is one position
+  // (every edge alike). An all-reduce of 4 MiB in 512 KiB messages: chunks of 64 KiB, one message
+  // each, 2 x 63 = 126 steps, enough for the periodic jump (64 at least, sim/fast/ring_jump.h).
+  // Run step by step the model would send 126 messages of one hop, 2 events each: 252, what it was
+  // charged as it started until 4f53b73 (a plain ring's full cost), whatever it then jumped over.
+  // Jumping, it runs per phase what sim/fast/fold_cost.h counts in L = 1 position between two of
+  // the window's slowest edges: 4.5 L + 2 = 6.5, rounded up to 7, in the reduce-scatter, and 2 L + 2
+  // = 4 in the all-gather, 11 steps of one message: 22 events. A cap of 100 refused the ring (252);
+  // now its charge passes, and what the model runs stays within it.
+  const Charged jumped = fold_all_reduce(OneWayRing(64), 100);
+  CHECK(jumped.path.folded);
+  CHECK(jumped.path.simulated == 1);
+  CHECK(jumped.path.jumped_steps > 0);
+  CHECK(jumped.events == 22);
+  CHECK(jumped.path.private_events <= jumped.events);
+}
+
+TEST_CASE("budget: a folded tree's model is charged before it runs, what its estimate counts") {
+  // 256 ranks, 4 alike channels of 2 trees each (tests/unit/tree_fabric.h): one group of 2 trees is
+  // simulated and stands for the others. 8 MiB over 8 trees is 1 MiB a tree, 16 messages of 64 KiB
+  // (at least twice the trees' height, 8: 16). Each of a tree's 255 edges carries them up and down,
+  // over 2 links each way, 3 events a message: 255 x 16 x 2 x 3 = 24,480 a tree, 48,960 for the
+  // model. Its estimate counts that, and the run charges it. Under a cap one event short, the model
+  // is refused before it runs (its progress counts none of its events); it was charged after its run
+  // until now, so a model of minutes ran to its end before it was refused.
+  const auto f = hybridsim::testing::make_trees(256, 4);
+  const auto plans = std::make_shared<const std::vector<TreeChannel>>(f.trees);
+  struct Counted final : ModelProgress {
+    void tick() override {}
+  };
+  const auto run = [&](std::uint64_t cap, ExpectedEvents& expected, Counted& counted) {
+    EventQueue queue;
+    Network network(queue, f.links);
+    SimulationBudget budget({.max_events = cap});
+    CollectiveConfig config{.message_size = Bytes::kib(64), .fast_path = FastPath::Auto};
+    config.timing.base_latency = Time::us(2);
+    config.budget = &budget;
+    config.model_progress = &counted;
+    std::unique_ptr<Collective> tree = make_tree_collective(network, 256, plans, Bytes::mib(8), config);
+    CHECK(tree->may_fold());  // not counted in full among what a step is sure to run
+    expected = tree->expected_events();
+    tree->start_all();
+    queue.run();
+    CHECK(tree->is_done());
+    CHECK(tree->simulation_path().folded);
+    CHECK(tree->simulation_path().simulated == 2);
+    return budget.events();
+  };
+  ExpectedEvents expected;
+  Counted counted;
+  CHECK(run(0, expected, counted) == 48'960);
+  CHECK(expected.models == 48'960);
+  CHECK(counted.events() > 0);
+  CHECK(counted.events() <= 48'960);
+  Counted refused;
+  try {
+    run(48'959, expected, refused);
+    FAIL("a tree model of 48,960 events passed a cap of 48,959");
+  } catch (const BudgetExceeded& e) {
+    CHECK(e.estimate == 48'960);
+    CHECK(e.cause == "a tree all-reduce of 2 MiB over 256 ranks starts");
+  }
+  CHECK(refused.events() == 0);
 }
 
 TEST_CASE("budget: a collective's state estimate covers what it holds run in full") {
