@@ -130,15 +130,20 @@ analysis::StudyConfig study_text(const std::string& text) {
   return analysis::parse_study_config(text, "verdicts.yaml", HYBRIDSIM_SOURCE_DIR);
 }
 
+// A study of GNMT over `grid` (its gpus, mp, cluster and workload lines), without sensitivities.
+analysis::StudyResult gnmt_study(const std::string& grid, analysis::StepCache& cache) {
+  return analysis::run_study(study_text("format: hybridsim-study/1\nnetworks: [gnmt]\n" + grid +
+                                        "sensitivity: {variants: [], ib_factors: []}\n"),
+                             {.threads = 2}, cache);
+}
+
 }  // namespace
 
 TEST_CASE("study: a grid without a hybrid configuration says so, not 'none fits'") {
   // mp 4 divides none of 6 and 10 GPUs: every DP configuration fits in 16 GiB (GNMT needs far less).
-  const analysis::StudyConfig config = study_text(
-      "format: hybridsim-study/1\nnetworks: [gnmt]\ngpus: [6, 10]\nmp: [4]\ncluster: {preset: dgx1-v100}\n"
-      "sensitivity: {variants: [], ib_factors: []}\n");
   analysis::StepCache cache;
-  const analysis::StudyResult result = analysis::run_study(config, {.threads = 2}, cache);
+  const analysis::StudyResult result =
+      gnmt_study("gpus: [6, 10]\nmp: [4]\ncluster: {preset: dgx1-v100}\n", cache);
   REQUIRE(result.networks.size() == 1);
   const auto& ns = result.networks[0];
   CHECK(ns.main().headline.best_dp >= 0);
@@ -155,11 +160,9 @@ TEST_CASE("study: a grid without a hybrid configuration says so, not 'none fits'
 TEST_CASE("study: a grid whose mp splits no model says why on the line that says so") {
   // GNMT's stacks give ops to 5 GPUs at most: mp 16 leaves 11 idle. The reason is on the verdict's own
   // line (the terminal prints no notes; it said "see the notes above" with none above).
-  const analysis::StudyConfig config = study_text(
-      "format: hybridsim-study/1\nnetworks: [gnmt]\ngpus: [16]\nmp: [16]\ncluster: {preset: dgx1-v100}\n"
-      "sensitivity: {variants: [], ib_factors: []}\n");
   analysis::StepCache cache;
-  const analysis::StudyResult result = analysis::run_study(config, {.threads = 2}, cache);
+  const analysis::StudyResult result =
+      gnmt_study("gpus: [16]\nmp: [16]\ncluster: {preset: dgx1-v100}\n", cache);
   REQUIRE(result.networks.size() == 1);
   const auto& ns = result.networks[0];
   CHECK(ns.main().headline.best_hybrid < 0);
@@ -222,6 +225,28 @@ TEST_CASE("run: the memory verdict is the named GPU's, and a profile from anothe
   const scenarios::ResolvedScenario same = scenarios::resolve(scenarios::parse_scenario(
       "cluster: {preset: dgx-a100}\nworkload: {network: gnmt, gpu: a100}\nparallelism: {dp: 8}\n", "b.yaml"));
   CHECK(same.gpu_capacity->source == "A100-SXM4-80GB of dgx-a100");
+}
+
+TEST_CASE("study: the rows are checked against the GPU workload.gpu names, as run checks them") {
+  // workload.gpu: a100-40gb on dgx-a100: a study checked every row against the preset's 80 GiB
+  // (A100-SXM4-80GB of dgx-a100) while run checks the same scenario against 40 GiB.
+  analysis::StepCache cache;
+  const analysis::StudyResult result =
+      gnmt_study("gpus: [8]\nmp: [2]\ncluster: {preset: dgx-a100}\nworkload: {gpu: a100-40gb}\n", cache);
+  REQUIRE(result.memory);
+  CHECK(result.memory->bytes == sim::Bytes::gib(40));
+  CHECK(result.memory->source == "A100-SXM4-40GB of workload.gpu");
+  const scenarios::ResolvedScenario run = scenarios::resolve(scenarios::parse_scenario(
+      "cluster: {preset: dgx-a100}\nworkload: {network: gnmt, gpu: a100-40gb}\nparallelism: {dp: 8}\n",
+      "a.yaml"));
+  REQUIRE(run.gpu_capacity);
+  CHECK(*run.gpu_capacity == *result.memory);
+  // The preset's own GPU named again is the preset's, as run says it.
+  const analysis::StudyResult same =
+      gnmt_study("gpus: [8]\nmp: [2]\ncluster: {preset: dgx-a100}\nworkload: {gpu: a100}\n", cache);
+  REQUIRE(same.memory);
+  CHECK(same.memory->source == "A100-SXM4-80GB of dgx-a100");
+  check_study_verdicts(result);
 }
 
 TEST_CASE("run: a profile file recorded on a V100 under gpu: auto on dgx-h100 is noted") {
