@@ -8,6 +8,7 @@
 
 #include "analysis/step/memory_report.h"
 #include "sim/error.h"
+#include "workloads/gpu/gpu.h"
 
 namespace hybridsim::analysis {
 namespace {
@@ -231,7 +232,14 @@ StudyResult run_study(const StudyConfig& config, const StudyRunOptions& options,
   StudyResult result;
   result.config = config;
   result.spelling = options.spelling;
-  result.memory = options.memory ? options.memory : workloads::preset_gpu_capacity(config.cluster.preset);
+  // The GPU workload.gpu names, where it differs from the preset's (a100-40gb on dgx-a100): the rows
+  // were checked against the preset's 80 GiB.
+  result.memory = options.memory
+                      ? options.memory
+                      : workloads::workload_gpu_capacity(
+                            config.cluster.preset, config.gpu_choice.gpu
+                                                       ? workloads::gpu_by_key(*config.gpu_choice.gpu).model
+                                                       : std::string_view());
   const RequestMaker request{result.config, gpus_per_machine(config.cluster), options.limits};
 
   std::vector<double> ib_factors{1.0};

@@ -125,7 +125,8 @@ struct StudyRunOptions {
   std::ostream* progress = nullptr;  // one line per simulated step (stderr in the CLI)
   std::optional<int> threads{};        // overrides config.threads
   bool ib_sensitivity = true;        // false: skip the faster-InfiniBand runs (they re-simulate)
-  // Each GPU's memory, a what-if (none: the cluster preset's GPU, workloads/gpu/gpu.h).
+  // Each GPU's memory, a what-if (none: the GPU workload.gpu names, else the cluster preset's GPU,
+  // workloads/gpu/gpu.h).
   std::optional<workloads::MemoryCapacity> memory{};
   // --max-events / --max-sim-memory for every step (limit_overlay(), study_steps.h).
   std::vector<std::string> limits{};

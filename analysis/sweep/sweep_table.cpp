@@ -106,6 +106,8 @@ std::string sweep_summary_json(const std::string& scenario, const SweepIdentity&
   };
   member("fastest_step", any, any_fits ? "" : ", \"fits_memory\": false");
   if (!any_fits && fitting.ms >= 0) member("fastest_step_that_fits", fitting, "");
+  // No point fits: said as null, where leaving the key out read as "the fastest is the one to run".
+  if (!any_fits && fitting.ms < 0) out += ",\n  \"fastest_step_that_fits\": null";
   return out + "\n}\n";
 }
 

@@ -32,7 +32,8 @@ struct SweepIdentity {
 
 // summary.json: the scenario, the point count, the sweep's identity, the columns and the fastest
 // point (none for an empty shard); where that point does not fit in memory, it says so
-// ("fits_memory": false) and the fastest that fits follows ("fastest_step_that_fits", if any).
+// ("fits_memory": false) and the fastest that fits follows ("fastest_step_that_fits"; null where no point
+// fits).
 std::string sweep_summary_json(const std::string& scenario, const SweepIdentity& identity,
                                const std::string& head, const SweepRows& rows);
 // Writes results.csv and summary.json into `dir` (each atomically); returns the CSV text.

@@ -6,6 +6,7 @@
 #include <algorithm>
 
 #include "analysis/collective/collective_sweep.h"
+#include "scenarios/loader/scenario.h"
 #include "scenarios/loader/shared_keys.h"
 #include "sim/error.h"
 #include "sim/limits.h"
@@ -159,15 +160,18 @@ ValidateCase read_case(FieldReader& r, const TreeNode& v, const std::string& pat
   for (std::size_t i = 0; i < sets.items.size(); ++i) {
     const std::string item = path + ".set[" + std::to_string(i) + "]";
     c.sets.push_back(r.to_text(sets.items[i], item));
-    // The same field twice: only the last would count (as --set twice on the command line).
-    const auto field = [](const std::string& text) {
-      return std::string(sim::trim(text.substr(0, text.find('='))));
-    };
+    // A field whose earlier value would not count (as --set on the command line, the same rule).
     for (std::size_t j = 0; j < i; ++j)
-      if (field(c.sets[j]) == field(c.sets[i]))
+      if (const auto lost = scenarios::lost_override(c.sets[j], c.sets[i])) {
+        const std::string first = "set[" + std::to_string(j) + "]";
+        if (!lost->replaced)
+          fail_at(sets.items[i].where, item, "sets " + lost->field + " again (first in " + first + ")",
+                  "each field set once");
         fail_at(sets.items[i].where, item,
-                "sets " + field(c.sets[i]) + " again (first in set[" + std::to_string(j) + "])",
-                "each field set once");
+                "replaces the whole of " + std::string(sim::trim(c.sets[i].substr(0, c.sets[i].find('=')))) +
+                    ", so " + lost->field + " in " + first + " would never count",
+                lost->field + " inside this value, or set after it");
+      }
   }
   if (collective) c.collective = read_collective(r, *collective, path + ".collective");
   const std::string metric = r.choice(&v, path + ".metric");

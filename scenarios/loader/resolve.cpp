@@ -203,14 +203,10 @@ workloads::WorkerMapping build_mapping(const Scenario& s, const topology::Topolo
 std::optional<workloads::MemoryCapacity> gpu_memory_capacity(const Scenario& s,
                                                              const workloads::Profile& profile) {
   if (s.cluster.gpu_memory) return workloads::MemoryCapacity{*s.cluster.gpu_memory, "cluster.gpu_memory"};
-  // A GPU the scenario names (workload.gpu: a100-40gb on dgx-a100) is the one whose memory counts,
-  // not the preset's part: the preset only says what machine it sits in.
-  const topology::PresetInfo* preset =
-      s.cluster.preset.empty() ? nullptr : topology::find_preset(s.cluster.preset);
-  if (s.workload.gpu_choice.gpu &&
-      (preset == nullptr || workloads::find_gpu(preset->gpu) != workloads::find_gpu(profile.meta.gpu)))
-    if (auto named = workloads::gpu_capacity(profile.meta.gpu, "workload.gpu")) return named;
-  if (preset != nullptr) return workloads::preset_gpu_capacity(s.cluster.preset);
+  if (auto named = workloads::workload_gpu_capacity(s.cluster.preset, s.workload.gpu_choice.gpu
+                                                                          ? std::string_view(profile.meta.gpu)
+                                                                          : std::string_view()))
+    return named;
   return workloads::gpu_capacity(profile.meta.gpu, "the profile");
 }
 

@@ -222,9 +222,18 @@ Scenario parse_scenario(std::string_view yaml, const std::string& source_name,
                         std::span<const std::string> overrides = {},
                         std::filesystem::path base_dir = ".", const OverrideOrigin& origin = {});
 
-// Refuses `--set` overrides that would be ignored: the same field set twice, and, for a sweep
+// Refuses `--set` overrides that would be ignored: the same field set twice (also inside a
+// section's value: parallelism={dp: 4} then parallelism.dp=2), a section set whole after a field
+// inside it (parallelism.dp=2 then parallelism={dp: 4}, which replaces the field), and, for a sweep
 // (hybridsim sweep; a run leaves the sweep block out), a field the sweep sets at every point. Each
 // is named as `origin` says it was written.
+// lost_override is the first rule for one pair, shared with validate's case files: the field whose
+// value in `earlier` would count for nothing once `later` is applied, none when both count.
+struct LostOverride {
+  std::string field;      // the field whose earlier value is lost
+  bool replaced = false;  // false: set again; true: `later` sets the whole section it is inside
+};
+std::optional<LostOverride> lost_override(std::string_view earlier, std::string_view later);
 void check_overrides_once(std::span<const std::string> overrides, const OverrideOrigin& origin = {});
 void check_overrides_outside_sweep(std::span<const std::string> overrides, const Scenario& s,
                                    const OverrideOrigin& origin = {});

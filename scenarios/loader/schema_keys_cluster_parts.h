@@ -78,7 +78,8 @@ inline constexpr ScenarioKey kCluster[] = {
       .min = 0,
       .min_exclusive = true,
       .help = "Memory of each GPU, for the per-GPU memory check (workloads/README.md, \"Memory per "
-              "GPU\"): a what-if such as 32 GiB; auto: the preset's GPU (dgx1-v100 16 GiB, dgx2 32 GiB), "
+              "GPU\"): a what-if such as 32 GiB; auto: the GPU `workload.gpu` names (a100-40gb on "
+              "dgx-a100: 40 GiB), else the preset's GPU (dgx1-v100 16 GiB, dgx2 32 GiB), "
               "or the profile's GPU with a topology file. Write GiB: a data sheet's \"16 GB\" is 16 GiB, "
               "while 16 GB here is 16 × 10^9 B."},
      bind<Member<&Scenario::cluster, &ClusterSettings::gpu_memory>>()},

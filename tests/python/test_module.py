@@ -130,6 +130,10 @@ def test_an_unknown_preset_in_an_overlay_is_a_scenario_error():
     (lambda: hybridsim.run(GNMT_DP8, set={"workload.network": "gnmt"}, workload=hybridsim.Workload(network="x")),
      "workload=Workload(network='x'): workload.network is set twice (first by set={'workload.network': 'gnmt'})"),
     (lambda: hybridsim.run(GNMT_DP8, set=["cluster.nodes"]), "set[0]='cluster.nodes': expected path=value"),
+    # A section given whole after a field inside it replaced the field without a word (hunt41).
+    (lambda: hybridsim.run(GNMT_DP8, set={"communication.bucket_size": "50MB", "communication": {"algorithm": "tree"}}),
+     "set={'communication': {'algorithm': 'tree'}}: replaces the whole of communication, so "
+     "communication.bucket_size set before it (by set={'communication.bucket_size': '50MB'}) would never count"),
     (lambda: hybridsim.sweep(NVLINK_SWEEP, set={"nope": 1}), "set={'nope': 1}: unknown field 'nope'"),
     (lambda: hybridsim.sweep(NVLINK_SWEEP, set={"cluster.links.nvlink.bandwidth": "1 GB/s"}),
      "set={'cluster.links.nvlink.bandwidth': '1 GB/s'}: the sweep sets cluster.links.nvlink.bandwidth at every"),

@@ -159,3 +159,18 @@ TEST_CASE("hybridsim collective --gpus-per-node sizes the ring presets") {
   // A DGX-1 has its 8 GPUs and no other count.
   CHECK(run_collective_cli("-t dgx1-v100 --gpus-per-node 4 -b 1MiB -e 1MiB", out) != 0);
 }
+
+TEST_CASE("collective: a folded ideal ring of 16,384 GPUs holds state that grows with N, not N squared") {
+  // Issue 31: its state took 3.2 GB at 16,384 GPUs (74 MB at 2,048), so the documented 65,536-GPU
+  // ring ran out of memory. Folded onto one position it holds per-rank state only: about 5.5 MB,
+  // under a cap of 8 MB (the catalogue's collective-limit-sim-memory shows the refusal past one).
+  std::string out;
+  CHECK(run_collective_cli("-t ideal-ring --gpus-per-node 16384 --protocol ideal -a ring -b 1GiB -e 1GiB "
+                           "--max-sim-memory 8MB",
+                           out) == 0);
+  CAPTURE(out);
+  CHECK(out.find("at most 1 of 16384 ring positions simulated") != std::string::npos);
+  CHECK(run_collective_cli("-t ideal-ring --gpus-per-node 16384 --protocol ideal -a ring -b 1GiB -e 1GiB "
+                           "--max-sim-memory 1MB",
+                           out) != 0);
+}

@@ -116,4 +116,9 @@ TEST_CASE("summary.json's fastest point says when it does not fit, and names the
   CHECK(plain.find("\"fastest_step\": {\"label\": \"dp 8\", \"step_time_ms\": 100.000000}\n}") !=
         std::string::npos);
   CHECK(plain.find("fastest_step_that_fits") == std::string::npos);
+  // Where no point fits, the summary says so (it named the fastest, marked, and nothing else).
+  const analysis::SweepRows none = {{0, "0,dp 8,100.0,no"}, {1, "1,dp 4,200.0,no"}};
+  const std::string nothing =
+      analysis::sweep_summary_json("s.yaml", {.fingerprint = "f", .sweep_points = 2}, head, none);
+  CHECK(nothing.find("\"fits_memory\": false},\n  \"fastest_step_that_fits\": null\n}") != std::string::npos);
 }

@@ -6,7 +6,9 @@
 // and every layout it says fits does in its own simulated step); a run's memory verdict agrees with
 // its per-GPU peaks, checked against the GPU the scenario names, and every other line run concludes
 // (step time, critical GPU and path, throughput, largest GPU, time to train) agrees with the per-GPU
-// rows it comes from.
+// rows it comes from. A sweep's summary.json names as fastest the row of least step time in its own
+// results.csv (and the fastest that fits, where that one does not), and each row's fits_memory is its
+// own peak against its own capacity.
 #include <doctest/doctest.h>
 
 #include <algorithm>
@@ -24,9 +26,12 @@
 #include "analysis/study/study.h"
 #include "analysis/study/study_config.h"
 #include "analysis/study/study_report.h"
+#include "analysis/sweep/sweep_runner.h"
+#include "analysis/output/csv.h"
 #include "scenarios/loader/resolve.h"
 #include "scenarios/loader/scenario.h"
 #include "sim/error.h"
+#include "tests/unit/test_files.h"
 #include "workloads/generators/profile_gen.h"
 #include "workloads/profile/profile_io.h"
 
@@ -130,15 +135,20 @@ analysis::StudyConfig study_text(const std::string& text) {
   return analysis::parse_study_config(text, "verdicts.yaml", HYBRIDSIM_SOURCE_DIR);
 }
 
+// A study of GNMT over `grid` (its gpus, mp, cluster and workload lines), without sensitivities.
+analysis::StudyResult gnmt_study(const std::string& grid, analysis::StepCache& cache) {
+  return analysis::run_study(study_text("format: hybridsim-study/1\nnetworks: [gnmt]\n" + grid +
+                                        "sensitivity: {variants: [], ib_factors: []}\n"),
+                             {.threads = 2}, cache);
+}
+
 }  // namespace
 
 TEST_CASE("study: a grid without a hybrid configuration says so, not 'none fits'") {
   // mp 4 divides none of 6 and 10 GPUs: every DP configuration fits in 16 GiB (GNMT needs far less).
-  const analysis::StudyConfig config = study_text(
-      "format: hybridsim-study/1\nnetworks: [gnmt]\ngpus: [6, 10]\nmp: [4]\ncluster: {preset: dgx1-v100}\n"
-      "sensitivity: {variants: [], ib_factors: []}\n");
   analysis::StepCache cache;
-  const analysis::StudyResult result = analysis::run_study(config, {.threads = 2}, cache);
+  const analysis::StudyResult result =
+      gnmt_study("gpus: [6, 10]\nmp: [4]\ncluster: {preset: dgx1-v100}\n", cache);
   REQUIRE(result.networks.size() == 1);
   const auto& ns = result.networks[0];
   CHECK(ns.main().headline.best_dp >= 0);
@@ -155,11 +165,9 @@ TEST_CASE("study: a grid without a hybrid configuration says so, not 'none fits'
 TEST_CASE("study: a grid whose mp splits no model says why on the line that says so") {
   // GNMT's stacks give ops to 5 GPUs at most: mp 16 leaves 11 idle. The reason is on the verdict's own
   // line (the terminal prints no notes; it said "see the notes above" with none above).
-  const analysis::StudyConfig config = study_text(
-      "format: hybridsim-study/1\nnetworks: [gnmt]\ngpus: [16]\nmp: [16]\ncluster: {preset: dgx1-v100}\n"
-      "sensitivity: {variants: [], ib_factors: []}\n");
   analysis::StepCache cache;
-  const analysis::StudyResult result = analysis::run_study(config, {.threads = 2}, cache);
+  const analysis::StudyResult result =
+      gnmt_study("gpus: [16]\nmp: [16]\ncluster: {preset: dgx1-v100}\n", cache);
   REQUIRE(result.networks.size() == 1);
   const auto& ns = result.networks[0];
   CHECK(ns.main().headline.best_hybrid < 0);
@@ -222,6 +230,28 @@ TEST_CASE("run: the memory verdict is the named GPU's, and a profile from anothe
   const scenarios::ResolvedScenario same = scenarios::resolve(scenarios::parse_scenario(
       "cluster: {preset: dgx-a100}\nworkload: {network: gnmt, gpu: a100}\nparallelism: {dp: 8}\n", "b.yaml"));
   CHECK(same.gpu_capacity->source == "A100-SXM4-80GB of dgx-a100");
+}
+
+TEST_CASE("study: the rows are checked against the GPU workload.gpu names, as run checks them") {
+  // workload.gpu: a100-40gb on dgx-a100: a study checked every row against the preset's 80 GiB
+  // (A100-SXM4-80GB of dgx-a100) while run checks the same scenario against 40 GiB.
+  analysis::StepCache cache;
+  const analysis::StudyResult result =
+      gnmt_study("gpus: [8]\nmp: [2]\ncluster: {preset: dgx-a100}\nworkload: {gpu: a100-40gb}\n", cache);
+  REQUIRE(result.memory);
+  CHECK(result.memory->bytes == sim::Bytes::gib(40));
+  CHECK(result.memory->source == "A100-SXM4-40GB of workload.gpu");
+  const scenarios::ResolvedScenario run = scenarios::resolve(scenarios::parse_scenario(
+      "cluster: {preset: dgx-a100}\nworkload: {network: gnmt, gpu: a100-40gb}\nparallelism: {dp: 8}\n",
+      "a.yaml"));
+  REQUIRE(run.gpu_capacity);
+  CHECK(*run.gpu_capacity == *result.memory);
+  // The preset's own GPU named again is the preset's, as run says it.
+  const analysis::StudyResult same =
+      gnmt_study("gpus: [8]\nmp: [2]\ncluster: {preset: dgx-a100}\nworkload: {gpu: a100}\n", cache);
+  REQUIRE(same.memory);
+  CHECK(same.memory->source == "A100-SXM4-80GB of dgx-a100");
+  check_study_verdicts(result);
 }
 
 TEST_CASE("run: a profile file recorded on a V100 under gpu: auto on dgx-h100 is noted") {
@@ -445,5 +475,61 @@ TEST_CASE("plan --model transformer: the ranking follows the metric it names, wh
     CHECK(text.str().find("\n1    " + analysis::layout_label(r.request.dimensions, r.ranked[0].layout)) !=
           std::string::npos);
     check_llm_plan_explanation(r, text.str());
+  }
+}
+
+TEST_CASE("sweep: the fastest point and every row's fits_memory agree with results.csv's own rows") {
+  // 5000 MiB holds dp 4 x mp 2 (3.7 GB a GPU) but not dp 8 (5.5 GB): the fastest step is a hybrid
+  // that fits; with 3000 MiB nothing fits and the fastest is marked so, with no fitting one named.
+  for (const char* memory : {"5000 MiB", "3000 MiB", "auto"}) {
+    CAPTURE(memory);
+    analysis::SweepOptions o;
+    o.overrides = {std::string("cluster.gpu_memory=") + memory};
+    o.out = hybridsim::testing::fresh_temp_dir("verdicts-sweep");
+    o.jobs = 2;
+    o.progress = false;
+    const analysis::SweepOutcome out = analysis::run_sweep(
+        std::string(HYBRIDSIM_SOURCE_DIR) + "/scenarios/examples/dgx1-nvlink-sweep.yaml", o);
+    std::istringstream csv(hybridsim::testing::read_whole_file(out.directory / "results.csv"));
+    const std::string json = hybridsim::testing::read_whole_file(out.directory / "summary.json");
+    std::filesystem::remove_all(out.directory);
+    std::string line;
+    REQUIRE(std::getline(csv, line));
+    const std::vector<std::string> head = analysis::csv_split(line);
+    const auto column = [&](const char* name) {
+      const auto at = std::find(head.begin(), head.end(), name);
+      REQUIRE(at != head.end());
+      return static_cast<std::size_t>(at - head.begin());
+    };
+    const std::size_t step = column("step_time_ms"), peak = column("peak_memory_bytes"),
+                      capacity = column("memory_capacity_bytes"), fits = column("fits_memory");
+    std::string fastest, fastest_fitting;
+    double least = 0, least_fitting = 0;
+    int rows = 0, fitting = 0;
+    while (std::getline(csv, line)) {
+      const std::vector<std::string> f = analysis::csv_split(line);
+      REQUIRE(f.size() == head.size());
+      ++rows;
+      const double ms = std::stod(f[step]);
+      const bool row_fits = std::stoll(f[peak]) <= std::stoll(f[capacity]);
+      CHECK(f[fits] == (row_fits ? "yes" : "no"));
+      if (fastest.empty() || ms < least) least = ms, fastest = f[1];
+      if (row_fits && (fastest_fitting.empty() || ms < least_fitting))
+        least_fitting = ms, fastest_fitting = f[1];
+      fitting += row_fits ? 1 : 0;
+    }
+    CHECK(rows == 6);
+    if (std::string(memory) == "5000 MiB") CHECK((fitting > 0 && fitting < rows));
+    if (std::string(memory) == "3000 MiB") CHECK(fitting == 0);
+    const bool fastest_fits = fastest == fastest_fitting;
+    CHECK(json.find("\"fastest_step\": {\"label\": \"" + fastest + "\"") != std::string::npos);
+    CHECK((json.find("\"fits_memory\": false") != std::string::npos) == !fastest_fits);
+    if (fastest_fits)
+      CHECK(json.find("fastest_step_that_fits") == std::string::npos);
+    else if (fastest_fitting.empty())
+      CHECK(json.find("\"fastest_step_that_fits\": null") != std::string::npos);
+    else
+      CHECK(json.find("\"fastest_step_that_fits\": {\"label\": \"" + fastest_fitting + "\"") !=
+            std::string::npos);
   }
 }

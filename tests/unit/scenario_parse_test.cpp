@@ -328,3 +328,36 @@ TEST_CASE("workload.gpu_speeds: per-GPU speeds parse, round-trip and refuse a GP
   CHECK(parse_scenario(scenario_to_yaml(s), "s.yaml") == s);
   CHECK(parse_scenario(kMinimal, "s.yaml").workload.gpu_speeds.empty());
 }
+
+TEST_CASE("scenario: an override a later one would make count for nothing is refused, naming both") {
+  // A section set whole after a field inside it replaces the field: it ran with the section's
+  // default, exit 0, while the run's scenario line said the field was set.
+  CHECK_THROWS_WITH_AS(
+      check_overrides_once(
+          std::vector<std::string>{"communication.bucket_size=50MB", "communication={algorithm: tree}"}),
+      "--set communication={algorithm: tree}: replaces the whole of communication, so "
+      "communication.bucket_size set before it (by --set communication.bucket_size=50MB) would never count; "
+      "expected communication.bucket_size inside this value, or set after it",
+      InputError);
+  CHECK_THROWS_WITH_AS(check_overrides_once(std::vector<std::string>{"parallelism.dp=2", "parallelism=null"}),
+                       doctest::Contains("--set parallelism=null: replaces the whole of parallelism, so "
+                                         "parallelism.dp set before it"),
+                       InputError);
+  // A field set again inside a section's value given before: the value's is lost.
+  CHECK_THROWS_WITH_AS(
+      check_overrides_once(std::vector<std::string>{"parallelism={dp: 4}", "parallelism.dp=2"}),
+      "--set parallelism.dp=2: parallelism.dp is set twice (first by --set parallelism={dp: 4}), and only "
+      "the last would count; expected each field set once",
+      InputError);
+  CHECK(lost_override("cluster={preset: dgx1-v100, links: {nvlink: {bandwidth: 50 GB/s}}}",
+                      "cluster.links.nvlink.bandwidth=25 GB/s")
+            ->field == "cluster.links.nvlink.bandwidth");
+  // Both count: a field the section's value does not write, set after it; a section removed, then
+  // a field of it set again; fields side by side; a value that is no mapping (refused by its own
+  // parse, not here); a field whose name only begins as the section's does.
+  CHECK_NOTHROW(check_overrides_once(std::vector<std::string>{"parallelism={mp: 2}", "parallelism.dp=2"}));
+  CHECK_NOTHROW(check_overrides_once(std::vector<std::string>{"parallelism=null", "parallelism.dp=2"}));
+  CHECK_NOTHROW(check_overrides_once(std::vector<std::string>{"parallelism.dp=2", "parallelism.mp=2"}));
+  CHECK_NOTHROW(check_overrides_once(std::vector<std::string>{"communication=50MB", "communication.x=1"}));
+  CHECK_FALSE(lost_override("parallelism={dp: 2}", "parallelism.dpx=1"));
+}

@@ -282,6 +282,14 @@ std::optional<MemoryCapacity> preset_gpu_capacity(std::string_view preset) {
   return gpu_capacity(info->gpu, info->name);
 }
 
+std::optional<MemoryCapacity> workload_gpu_capacity(std::string_view preset, std::string_view named_gpu) {
+  const topology::PresetInfo* info = preset.empty() ? nullptr : topology::find_preset(preset);
+  if (!named_gpu.empty() && (info == nullptr || find_gpu(info->gpu) != find_gpu(named_gpu)))
+    if (auto named = gpu_capacity(named_gpu, "workload.gpu")) return named;
+  if (info != nullptr) return preset_gpu_capacity(preset);
+  return std::nullopt;
+}
+
 StepMemory model_step_memory(const Profile& profile, const MpPlacement& placement, const OpOrder& order,
                              const MemoryOptions& options) {
   if (placement.gpu_of_op.size() != profile.ops.size() ||

@@ -134,6 +134,11 @@ std::optional<MemoryCapacity> gpu_capacity(std::string_view gpu, std::string_vie
 // The capacity of the GPU a machine preset carries (topology/preset_registry.h), none for an
 // unknown preset or GPU.
 std::optional<MemoryCapacity> preset_gpu_capacity(std::string_view preset);
+// The capacity of the GPU a workload runs on: a GPU named apart from the machine (workload.gpu:
+// a100-40gb on dgx-a100; `named_gpu` as the profile records it or as workload.gpu says it) counts
+// with its own memory, since the preset only says what machine it sits in; else the preset's GPU.
+// `named_gpu` empty: workload.gpu auto. None for an unknown preset and no named GPU.
+std::optional<MemoryCapacity> workload_gpu_capacity(std::string_view preset, std::string_view named_gpu);
 
 // The model (every rule in workloads/README.md, "Memory per GPU").
 StepMemory model_step_memory(const Profile& profile, const MpPlacement& placement, const OpOrder& order,
