@@ -78,8 +78,10 @@ SimulationCost TreeCollective::full_cost() const {
   SimulationCost cost;
   // What it holds running (sim/README.md, "Budgets"): itself and its plans (shared with the other
   // collectives of its member set, counted whole for each); per channel (pushed one by one) its
-  // nodes (64 bytes each), its children's slots (pushed one by one), its routes' links packed, its
-  // pacing under a channel cap; per rank its RankProgress; its mixes of link kinds and their bytes.
+  // nodes (64 bytes each), its children's slots (reserved; with the padding that keeps a rank's two
+  // children in one line at most half as many again, within the twice counted), its routes' links
+  // packed, its pacing under a channel cap; per rank its RankProgress; its mixes of link kinds and
+  // their bytes.
   const bool paced = config_.timing.channel_cap.bytes_per_second() > 0;
   cost.state_bytes = heap_block(sizeof(TreeCollective)) +
                      heap_block(static_cast<std::int64_t>(2 * channels_.size() * sizeof(ChannelState))) +
