@@ -88,8 +88,9 @@ SimulationCost TreeCollective::full_cost() const {
 }
 
 SimulationCost TreeCollective::channel_cost(std::uint32_t c) const {
-  // Its nodes (64 bytes each), its children's slots (pushed one by one), its routes' links packed,
-  // its pacing under a channel cap.
+  // Its nodes (64 bytes each), its children's slots (reserved; with the padding that keeps a rank's
+  // two children in one line at most half as many again, within the twice counted), its routes'
+  // links packed, its pacing under a channel cap.
   const bool paced = config_.timing.channel_cap.bytes_per_second() > 0;
   const TreeChannel& t = *channels_[c].plan;
   SimulationCost cost;

@@ -81,6 +81,14 @@ void check_fits(const TreeChannel& t, std::uint32_t n, std::uint32_t messages) {
   }
 }
 
+// The slots a channel lays out: one per child, and a padding slot wherever a rank of two or more
+// children would start at an odd slot (TreeCollective::ChannelState::slots).
+std::size_t slot_count(const TreeChannel& t) {
+  std::size_t slots = 0;
+  for (const auto& children : t.children) slots += children.size() + (children.size() > 1 ? slots % 2 : 0);
+  return slots;
+}
+
 // The plans a tree runs: the segment's channels, or all of them.
 std::vector<const TreeChannel*> segment_plans(const std::vector<TreeChannel>& plans,
                                               const TreeSegment& segment) {
@@ -154,10 +162,12 @@ void TreeCollective::run_state() {
       for (const auto& route : ch.plan->down[r]) links += route.size();
     }
     ch.links.reserve(links);
+    ch.slots.reserve(slot_count(*ch.plan));
     for (std::uint32_t r = 0; r < n_; ++r) {
       Node& node = ch.nodes[r];
       node.parent = ch.plan->parent[r];
       node.ready_from = Time::max();
+      if (ch.plan->children[r].size() > 1 && ch.slots.size() % 2 == 1) ch.slots.emplace_back();  // padding
       node.first_child = static_cast<std::uint32_t>(ch.slots.size());
       node.child_count = static_cast<std::uint8_t>(ch.plan->children[r].size());  // checked: at most 255
       for (std::uint32_t k = 0; k < node.child_count; ++k) {

@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "sim/collective.h"
+#include "sim/line_allocator.h"
 #include "sim/network.h"
 
 namespace hybridsim::sim {
@@ -138,6 +139,7 @@ class TreeCollective final : public Collective {
     std::uint32_t child = 0;
     std::uint32_t received = 0;  // messages arrived from it
   };
+  static_assert(sizeof(ChildSlot) * 2 == kCacheLine);
   // A channel's plan and bytes, and what it runs on. The nodes, slots, packed links and pacing (and
   // the ranks' RankProgress) are laid out when the tree first starts (run_state()): a folded tree's
   // plain tree, which its models stand for, never starts, and holds only this and its plans. Laid
@@ -146,7 +148,11 @@ class TreeCollective final : public Collective {
   struct ChannelState {
     const TreeChannel* plan = nullptr;  // in plans_
     std::vector<Node> nodes;
-    std::vector<ChildSlot> slots;  // a rank's children are nodes[r].first_child + k
+    // A rank's children are nodes[r].first_child + k. A rank's two children share one line: the
+    // block starts on a line and a rank of two starts at an even slot (a padding slot before it
+    // if need be), so that an arrival's reads of both children's counts, and a message's sends
+    // down to both, take one line, not two half the time.
+    std::vector<ChildSlot, LineAllocator<ChildSlot>> slots;
     // Every route of the plan, rank by rank (its way up, then down to each child): packed, so
     // that a message reads its next link from a line its neighbours' routes share.
     std::vector<LinkId> links;

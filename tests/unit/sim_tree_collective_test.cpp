@@ -64,6 +64,35 @@ TEST_CASE("tree all-reduce: a root with two leaves, message by message") {
   CHECK(messages == 8);  // 2 edges × 2 messages × up and down
 }
 
+TEST_CASE("tree all-reduce: a rank of two children after a rank of one (its slots padded to a line)") {
+  // 0 ← 1 ← {2, 3}: rank 0's one child takes slot 0, so rank 1's two children start at slot 2,
+  // after a padding slot. Height 2: at least 4 messages, so 4000 B go as 4 of 1000 B. The leaves
+  // send all four at once on their own links: message j leaves at (j+1)·100 ns and reaches rank 1
+  // at 1100 + 100j ns from both; rank 1 sends it up, reaching the root at 2200 + 100j; the root
+  // (one child) sends it back down at once, reaching rank 1 at 3300 + 100j, which forwards it to
+  // both leaves at 4400 + 100j: the last, message 3, at 4.7 µs.
+  Tree tree({-1, 0, 1, 1});
+  CollectiveConfig config;
+  config.reduction_bandwidth = Bandwidth::bytes_per_second(0);
+  std::uint64_t messages = 0;
+  CHECK(tree.run(Bytes::of(4000), config, &messages) == Time::ns(4700));
+  CHECK(messages == 24);  // 3 edges × 4 messages × up and down
+  EventQueue queue;
+  Network network(queue, tree.links);
+  TreeCollective coll(network, 4, {tree.channel}, Bytes::of(4000), config);
+  coll.start_all();
+  queue.run();
+  // Laid out: each leaf is found at its place among rank 1's children, and a rank finishes when
+  // its last message has reached it and its last sent has been delivered: the root's message 3
+  // reaches rank 1 at 3.6 µs, rank 1's reaches the leaves at 4.7 µs.
+  CHECK(coll.slot_in_parent(0, 2) == 0);
+  CHECK(coll.slot_in_parent(0, 3) == 1);
+  CHECK(coll.rank_finish_time(0) == Time::ns(3600));
+  CHECK(coll.rank_finish_time(1) == Time::ns(4700));
+  CHECK(coll.rank_finish_time(2) == Time::ns(4700));
+  CHECK(coll.rank_finish_time(3) == Time::ns(4700));
+}
+
 TEST_CASE("tree all-reduce: a rank's finish so far, before it is done") {
   // The root with two leaves above: message 0 reaches the leaves at 2.2 µs, message 1 at 2.3 µs;
   // the root completed message 1 at 1.2 µs. At 2.25 µs no rank is done, and each reports the
