@@ -101,16 +101,24 @@ EventId EventQueue::schedule_slow(Time at, EventHandler& handler, std::uint64_t 
     slot = new_slot();
   }
   const std::uint32_t generation = generations_[slot];
-  const auto time = static_cast<std::uint64_t>(at.ps());
-  const Entry e{time, &handler, tag, slot, generation};
-  const std::uint64_t block = time >> kBlockBits;
+  insert(Entry{static_cast<std::uint64_t>(at.ps()), &handler, tag, slot, generation});
+  return EventId{slot, generation};
+}
+
+void EventQueue::post_slow(Time at, EventHandler& handler, std::uint64_t tag) {
+  if (at < now_) [[unlikely]]
+    throw_past(at, now_);
+  insert(Entry{static_cast<std::uint64_t>(at.ps()), &handler, tag, kPostSlot, kPostGeneration});
+}
+
+void EventQueue::insert(const Entry& e) {
+  const std::uint64_t block = e.time >> kBlockBits;
   if (block > base_block_) {
-    append(bucket_of(block, base_block_), time) = e;
+    append(bucket_of(block, base_block_), e.time) = e;
   } else {
     schedule_into_front(e);
   }
   ++live_;
-  return EventId{slot, generation};
 }
 
 void EventQueue::schedule_into_front(const Entry& e) {
@@ -124,7 +132,8 @@ void EventQueue::schedule_into_front(const Entry& e) {
 }
 
 bool EventQueue::is_pending(EventId id) const {
-  return id.generation != 0 && id.slot < generations_.size() && generations_[id.slot] == id.generation;
+  return id.generation != 0 && id.slot != kPostSlot && id.slot < generations_.size() &&
+         generations_[id.slot] == id.generation;
 }
 
 bool EventQueue::cancel(EventId id) {
@@ -153,19 +162,12 @@ std::vector<PendingEvent> EventQueue::pending_events() const {
   const auto add = [&](const Entry& e) {
     if (!is_cancelled(e)) out.push_back(pending_event(e));
   };
-  for (std::size_t i = front_pos_; i < front_end_; ++i) add(front_data_[i]);
+  // late_'s entries are in the front's block, the staged parts' and the buckets' in later blocks:
+  // listed after the rest, late_ by sequence still follows the front among its equal times.
+  visit_entries(*this, add);  // a level-0 bucket's staged part before its chunks
   std::vector<LateEntry> late = late_;
   std::sort(late.begin(), late.end(), [](const LateEntry& a, const LateEntry& b) { return Later{}(b, a); });
   for (const LateEntry& l : late) add(l.entry);
-  for (unsigned d = 0; d < kDigits; ++d)  // a level-0 bucket's staged part comes before its chunks
-    for (std::uint32_t i = stage_begin_[d]; i < stage_end_[d]; ++i) add(staged_[i]);
-  for (const Bucket& bucket : buckets_) {
-    if (bucket.count != 0) add(bucket.first);
-    for (const Chunk* c = bucket.head; c != nullptr; c = c->next) {
-      const std::uint32_t n = c == bucket.tail ? bucket.tail_size : kChunkEntries;
-      for (std::uint32_t k = 0; k < n; ++k) add(c->entries[k]);
-    }
-  }
   std::stable_sort(out.begin(), out.end(),
                    [](const PendingEvent& a, const PendingEvent& b) { return a.time < b.time; });
   return out;
@@ -189,7 +191,7 @@ bool EventQueue::next_live() {
     const Entry& e = next_entry();
     if (cancelled_ == 0 || !is_cancelled(e)) return true;
     --cancelled_;  // a cancelled event came up: drop it and free its slot
-    free_slots_.push_back(e.slot);
+    if (e.slot != kPostSlot) free_slots_.push_back(e.slot);
     if (next_is_late_) {
       std::pop_heap(late_.begin(), late_.end(), Later{});
       late_.pop_back();

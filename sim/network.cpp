@@ -87,14 +87,14 @@ void Network::send_at(Time at, Route route, Bytes bytes, EventHandler& receiver,
     on_event(index);  // the head is at the first link now
   } else {
     __builtin_prefetch(&servers_[m.next_link]);  // as for a later hop (serve)
-    queue_.schedule_at(at, *this, index);
+    queue_.post_at(at, *this, index);
   }
 }
 
 void Network::send_rare(Time at, Route route, Bytes bytes, EventHandler& receiver, std::uint64_t tag,
                         std::uint8_t rate_class, const EventHandler* party) {
   if (route.empty()) {
-    queue_.schedule_at(at, receiver, tag);
+    queue_.post_at(at, receiver, tag);
     return;
   }
   // Checked before a slot is taken, so a rejected send leaves nothing behind.
@@ -204,7 +204,7 @@ inline void Network::serve(std::uint64_t index, Message& m, LinkServer& server, 
     const std::uint64_t tag = m.tag;
     m.next_hop = free_message_;  // the slot is free once the tail is on its last link
     free_message_ = static_cast<std::uint32_t>(index);
-    queue_.schedule_at(tail_arrives, receiver, tag);
+    queue_.post_at(tail_arrives, receiver, tag);
   } else {
     m.tail_ready = tail_arrives;
     const LinkId next = m.route[m.next_hop];
@@ -215,7 +215,7 @@ inline void Network::serve(std::uint64_t index, Message& m, LinkServer& server, 
     __builtin_prefetch(&servers_[next]);
     const Time head_arrives =
         switching_ == Switching::CutThrough ? start + server.latency : tail_arrives;
-    queue_.schedule_at(head_arrives, *this, index);
+    queue_.post_at(head_arrives, *this, index);
   }
 }
 

@@ -226,7 +226,7 @@ void StreamExecutor::start_members(std::uint32_t s, std::uint32_t task) {
     // Through the queue, at this same time: the member's finish of its last collective, due now
     // too, was scheduled earlier and so comes first, as it would on the member's own stream.
     check_[ms].joining = task;
-    queue_.schedule_at(queue_.now(), *this, kMemberJoinBit | ms);
+    queue_.post_at(queue_.now(), *this, kMemberJoinBit | ms);
   }
 }
 
@@ -390,7 +390,7 @@ void StreamExecutor::advance(std::uint32_t s) {
     if (stored.kind == TaskKind::Kernel) {
       if (stored.launch_delay > Time::zero() && !st.delay_done) {
         st.delay_done = true;
-        queue_.schedule_after(stored.launch_delay, *this, kDelayBit | s);
+        queue_.post_after(stored.launch_delay, *this, kDelayBit | s);
         return;
       }
       st.delay_done = false;

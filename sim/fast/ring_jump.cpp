@@ -215,10 +215,9 @@ void RingJump::shift_events(std::uint64_t tag, const Snapshot& snap, Time dt, st
   // theirs in their order, so ties keep their order.
   std::vector<PendingEvent> pending = queue.pending_events();
   std::vector<std::int64_t> ring(pending.size(), -1);
-  for (std::size_t i = 0; i < pending.size(); ++i) {
-    ring[i] = owner(pending[i]).ring;
-    if (ring[i] >= 0) queue.cancel(pending[i].id);
-  }
+  for (std::size_t i = 0; i < pending.size(); ++i) ring[i] = owner(pending[i]).ring;
+  // By owner, not by id: the links' hops and arrivals are posted (EventQueue::post_at), without one.
+  queue.cancel_if([&](const PendingEvent& e) { return owner(e).ring >= 0; });
   queue.schedule_at(snap.now + dt, *scope_.rings[snap.leader], shifted(snap.leader, tag));
   for (std::size_t i = 0; i < pending.size(); ++i) {
     if (ring[i] < 0) continue;

@@ -160,7 +160,10 @@ namespace {
 // `shift` later.
 class Model final : public EventHandler {
  public:
-  Model(EventQueue& q, std::uint64_t seed, std::uint64_t spread) : q_(q), rng_(seed), spread_(spread) {}
+  // With `post`, odd tags are posted (EventQueue::post_at, no EventId) and cancelled by cancel_if,
+  // and a move cancels everything with one cancel_if.
+  Model(EventQueue& q, std::uint64_t seed, std::uint64_t spread, bool post = false)
+      : q_(q), rng_(seed), spread_(spread), post_(post) {}
   void start(int events) {
     for (int i = 0; i < events; ++i)
       schedule(Time::ps(static_cast<std::int64_t>(rng_() % 1000)), next_tag_++);
@@ -187,7 +190,12 @@ class Model final : public EventHandler {
     if (rng_() % 5 == 0 && !pending_.empty()) {
       auto victim = pending_.lower_bound(rng_() % next_tag_);
       if (victim == pending_.end()) victim = pending_.begin();
-      CHECK(q_.cancel(victim->second.id));
+      if (is_posted(victim->first)) {
+        const std::uint64_t tag = victim->first;
+        CHECK(q_.cancel_if([&](const PendingEvent& e) { return e.tag == tag; }) == 1);
+      } else {
+        CHECK(q_.cancel(victim->second.id));
+      }
       reference_.erase({victim->second.time, victim->second.seq, victim->first});
       pending_.erase(victim);
     }
@@ -203,8 +211,12 @@ class Model final : public EventHandler {
   void move_and_shift(Time shift) {
     const std::vector<PendingEvent> listed_events = q_.pending_events();
     if (listed_events.size() != reference_.size()) ++listing_errors_;
-    for (const PendingEvent& e : listed_events)
-      if (!q_.cancel(e.id)) ++listing_errors_;
+    if (post_) {
+      if (q_.cancel_if([](const PendingEvent&) { return true; }) != listed_events.size()) ++listing_errors_;
+    } else {
+      for (const PendingEvent& e : listed_events)
+        if (!q_.cancel(e.id)) ++listing_errors_;
+    }
     if (q_.pending() != 0) ++listing_errors_;
     reference_.clear();
     pending_.clear();
@@ -223,14 +235,22 @@ class Model final : public EventHandler {
     std::int64_t time;
     std::uint64_t seq;
   };
+  bool is_posted(std::uint64_t tag) const { return post_ && tag % 2 == 1; }
   void schedule(Time at, std::uint64_t tag) {
     const std::uint64_t seq = next_seq_++;
-    pending_[tag] = Pending{q_.schedule_at(at, *this, tag), at.ps(), seq};
+    EventId id;
+    if (is_posted(tag)) {
+      q_.post_at(at, *this, tag);
+    } else {
+      id = q_.schedule_at(at, *this, tag);
+    }
+    pending_[tag] = Pending{id, at.ps(), seq};
     reference_.insert({at.ps(), seq, tag});
   }
   EventQueue& q_;
   std::mt19937_64 rng_;
   std::uint64_t spread_;
+  bool post_;
   std::map<std::uint64_t, Pending> pending_;                                    // by tag
   std::set<std::tuple<std::int64_t, std::uint64_t, std::uint64_t>> reference_;  // (time, seq, tag)
   std::uint64_t next_tag_ = 0;
@@ -249,16 +269,17 @@ TEST_CASE("EventQueue::pending_events and moves by cancel agree with a reference
   // spans of dozens of events, sorted as a whole and listed while partly run) and 2^40 ps (every
   // level of the radix heap). Every few slices the listing is checked; sometimes everything is
   // cancelled and scheduled again 0 to 999 ps later. The events then still fire in the reference's order.
+  // Then the same with half the events posted (no EventId), cancelled and moved by cancel_if.
   const std::uint64_t spreads[] = {256, 5'000, 300'000, std::uint64_t{1} << 40};
-  for (int i = 0; i < 4; ++i) {
+  for (int i = 0; i < 8; ++i) {
     CAPTURE(i);
     EventQueue q;
-    Model model(q, 31 + static_cast<std::uint64_t>(i), spreads[i]);
+    Model model(q, 31 + static_cast<std::uint64_t>(i % 4), spreads[i % 4], /*post=*/i >= 4);
     model.start(300);
-    std::mt19937_64 rng(77 + static_cast<std::uint64_t>(i));
+    std::mt19937_64 rng(77 + static_cast<std::uint64_t>(i % 4));
     int slices = 0, moves = 0;
     for (; slices < 2'000 && q.pending() > 0; ++slices) {
-      q.run_until(q.now() + Time::ps(static_cast<std::int64_t>(rng() % (spreads[i] / 20 + 50))));
+      q.run_until(q.now() + Time::ps(static_cast<std::int64_t>(rng() % (spreads[i % 4] / 20 + 50))));
       if (rng() % 4 == 0) (void)q.next_time();  // a look-ahead before listing
       if (rng() % 3 == 0) model.check_listing();
       if (rng() % 50 == 0) {
@@ -356,4 +377,74 @@ TEST_CASE("EventQueue: cancelling and moving events of a staged span") {
   Listed shifted;
   for (const auto& e : expected) shifted.emplace_back(e.first + 1'000'000, e.second);
   CHECK(r.log == shifted);
+}
+
+TEST_CASE(
+    "EventQueue: posted events keep the scheduling order, take no slot and are cancelled by cancel_if") {
+  // At 1 ns, in this order: 1 scheduled, 2 posted, 3 scheduled, 4 posted; then 5 posted at 300 ps and
+  // 6 posted at 70 ns (another 64-ns span). Posts name nothing: their listed ids are empty, cancel()
+  // of one does nothing; the scheduled events keep working handles.
+  EventQueue q;
+  Recorder r(q);
+  const EventId one = q.schedule_at(Time::ns(1), r, 1);
+  q.post_at(Time::ns(1), r, 2);
+  const EventId three = q.schedule_at(Time::ns(1), r, 3);
+  q.post_at(Time::ns(1), r, 4);
+  q.post_at(Time::ps(300), r, 5);
+  q.post_after(Time::ns(70), r, 6);
+  CHECK(q.pending() == 6);
+  const std::vector<PendingEvent> listed_events = q.pending_events();
+  CHECK(listed(listed_events, &r) ==
+        Listed{{300, 5}, {1'000, 1}, {1'000, 2}, {1'000, 3}, {1'000, 4}, {70'000, 6}});
+  for (const PendingEvent& e : listed_events) {
+    const bool posted = e.tag % 2 == 0 || e.tag == 5;
+    CHECK(q.is_pending(e.id) == !posted);
+    if (posted) CHECK_FALSE(q.cancel(e.id));
+  }
+  CHECK(q.pending() == 6);
+  // One posted (4) and one scheduled (3) cancelled by what they are; 3's handle is then stale.
+  CHECK(q.cancel_if([](const PendingEvent& e) { return e.tag == 4 || e.tag == 3; }) == 2);
+  CHECK_FALSE(q.is_pending(three));
+  CHECK(q.is_pending(one));
+  CHECK(q.cancel_if([](const PendingEvent& e) { return e.tag == 4; }) == 0);  // already cancelled
+  CHECK(q.pending() == 4);
+  q.run();
+  CHECK(r.log == Listed{{300, 5}, {1'000, 1}, {1'000, 2}, {70'000, 6}});
+  CHECK_FALSE(q.is_pending(one));
+  CHECK(q.pending() == 0);
+}
+
+TEST_CASE("EventQueue: posted events fired and cancelled leave the slots of scheduled ones alone") {
+  // A chain of posts (each fired post posts the next 500 ps on) runs past a scheduled event that was
+  // fired (its slot freed) and beside one still pending. After it, a new scheduled event's handle
+  // works and the old ones are stale: a fired post that freed or reused a slot would break that.
+  struct Poster final : EventHandler {
+    explicit Poster(EventQueue& q) : queue(q) {}
+    void on_event(std::uint64_t tag) override {
+      log.push_back(tag);
+      if (tag < 100) queue.post_after(Time::ps(500), *this, tag + 1);
+    }
+    EventQueue& queue;
+    std::vector<std::uint64_t> log;
+  };
+  EventQueue q;
+  Poster p(q);
+  Recorder r(q);
+  const EventId fired = q.schedule_at(Time::ps(700), r, 1000);
+  const EventId later = q.schedule_at(Time::us(1), r, 1001);
+  q.post_at(Time::zero(), p, 0);
+  q.run_until(Time::ps(500 * 60));
+  CHECK(p.log.size() == 61);
+  CHECK(q.pending() == 2);  // the chain's next post and `later`
+  CHECK_FALSE(q.is_pending(fired));
+  CHECK(q.is_pending(later));
+  const EventId fresh = q.schedule_after(Time::ns(5), r, 1002);
+  CHECK(q.is_pending(fresh));
+  CHECK_FALSE(q.cancel(fired));
+  // The pending post dropped by cancel_if: the chain stops there and nothing else is touched.
+  CHECK(q.cancel_if([&](const PendingEvent& e) { return e.handler == &p; }) == 1);
+  CHECK(q.cancel(fresh));
+  q.run();
+  CHECK(p.log.size() == 61);
+  CHECK(r.log == Listed{{700, 1000}, {1'000'000, 1001}});
 }
