@@ -57,8 +57,9 @@ class ModelProgress {
   // On the owner's thread only, every kCountEvery of its runs' events and while it waits; may throw
   // (the owner stops the step), which unwinds out of the model run.
   virtual void tick() = 0;
-
- private:
+  // tick(), on the owner's thread, from a model run or from the step's own queue between them: where
+  // it throws, the workers' runs stop too (a Ctrl-C seen between two models waited, in the step's
+  // unwinding, for a worker's run of seconds to end).
   void told() {
     try {
       tick();
@@ -67,6 +68,8 @@ class ModelProgress {
       throw;
     }
   }
+
+ private:
   std::thread::id owner_;
   std::atomic<std::uint64_t> events_{0};
   std::atomic<bool> stopped_{false};

@@ -157,10 +157,11 @@ void StepTicks::run() {
   first_ = queue_.events_processed();
   // Before the first event, a report if one is already due: building a large step's program and
   // collectives takes seconds, and the person waiting hears of it with the step's estimate.
-  tick();
+  // told(), not tick(): where a tick throws, the models run ahead on workers stop with the step.
+  told();
   std::uint32_t count = 0;
   while (!queue_.stop_requested() && queue_.step())
-    if (++count % SimulationProgress::kTickEvents == 0) tick();
+    if (++count % SimulationProgress::kTickEvents == 0) told();
 }
 
 void run_with_progress(sim::EventQueue& queue, SimulationProgress* progress, std::string_view what,

@@ -157,6 +157,13 @@ TreeModelRun AheadRuns::take(std::size_t id, ModelProgress* progress) {
       run(other);
       lock.lock();
       other.state = State::Done;
+      // A tick of this thread threw inside that run (Ctrl-C in the Python module): run() kept it as
+      // that run's error, so the step stops now with it, not later with the ModelRunStopped that the
+      // worker's run then throws (which reached Python as a RuntimeError).
+      if (other.error && progress != nullptr && progress->stopped()) {
+        other.state = State::Taken;
+        std::rethrow_exception(std::exchange(other.error, nullptr));
+      }
     }
   }
   slot.state = State::Taken;

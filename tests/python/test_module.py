@@ -182,14 +182,15 @@ def test_trace_writes_the_step_it_describes(tmp_path):
 
 
 def test_progress_callback_and_ctrl_c_stop_a_long_step():
-    # A 2,048-GPU step simulated in full takes several seconds: its first progress report (2 s in)
-    # reaches the callback, and Ctrl-C then ends the step at once (it polls every 2^18 events).
+    # A 4,096-GPU step simulated in full takes several seconds (4.7 s idle at 1e6a7be; 2,048 GPUs took
+    # 2.1 s there and sometimes ended before the report): its first progress report (2 s in) reaches
+    # the callback, and Ctrl-C then ends the step at once (it polls every 2^18 events).
     script = (
         "import hybridsim, sys\n"
         "def report(line):\n"
         "    print('progress', line['events'], flush=True)\n"
         "try:\n"
-        "    hybridsim.run('" + GNMT_DP8 + "', set={'cluster.nodes': 256, 'parallelism': {'dp': 2048},"
+        "    hybridsim.run('" + GNMT_DP8 + "', set={'cluster.nodes': 512, 'parallelism': {'dp': 4096},"
         " 'communication.fast_path': 'off'}, progress=report)\n"
         "except KeyboardInterrupt:\n"
         "    print('interrupted', flush=True)\n"
