@@ -19,7 +19,8 @@ struct LineAllocator {
   T* allocate(std::size_t n) {
     return static_cast<T*>(::operator new(n * sizeof(T), std::align_val_t{kCacheLine}));
   }
-  void deallocate(T* p, std::size_t n) { ::operator delete(p, n * sizeof(T), std::align_val_t{kCacheLine}); }
+  // Unsized: clang declares the sized aligned form only under -fsized-deallocation.
+  void deallocate(T* p, std::size_t) { ::operator delete(p, std::align_val_t{kCacheLine}); }
   template <class U>
   bool operator==(const LineAllocator<U>&) const {
     return true;
