@@ -47,7 +47,7 @@ struct PendingEvent {
   Time time;
   EventHandler* handler;
   std::uint64_t tag;
-  EventId id;  // cancel(id) removes it; pending_events() leaves it pending
+  EventId id;  // cancel(id) removes it (posted: empty, cancel_if); pending_events() leaves it pending
 };
 
 class EventQueue {

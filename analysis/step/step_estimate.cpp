@@ -21,9 +21,10 @@ sim::SimulationLimits run_limits(const sim::SimulationLimits& limits) {
 void StepEstimate::charge(sim::SimulationBudget& budget, std::uint64_t max_events) const {
   // The expected events include the sure ones (every collective that cannot fold, in full) and may
   // pass the cap where those do not: a step whose folded collectives' models are long is refused
-  // here, before its first event, not after its models ran. A run that passes is not stopped by its
-  // models' events, which are not charged; only a collective that falls back to full simulation as
-  // it starts is (sim/budget.h).
+  // here, before its first event, not after its models ran. In a run that passes, each folded
+  // collective's models are charged as they start (what this estimate counted for them) and a
+  // collective that falls back to full simulation as it starts its full cost, both against twice
+  // the cap (sim/budget.h).
   if (max_events != 0 && events() > max_events) {
     sim::BudgetExceeded over(sim::BudgetExceeded::Kind::Events, events(), max_events, in_flight,
                              collective_events.models > 0 ? std::string(kEstimatedCause) : std::string());

@@ -173,8 +173,7 @@ StepResult combine_weighted(const std::vector<Weighted>& steps, const workloads:
 void check_whole_run(const StepSetup& setup, const StepResult& first, int n, SimulationProgress* progress) {
   const std::uint64_t each = std::max<std::uint64_t>(first.events, 1);
   const std::uint64_t limit = setup.limits.max_events;
-  const auto steps = static_cast<std::uint64_t>(n);
-  const std::uint64_t total = each > UINT64_MAX / steps ? UINT64_MAX : each * steps;
+  const std::uint64_t total = times_saturating(each, n);
   if (limit > 0 && total > limit)
     throw sim::BudgetExceeded(sim::BudgetExceeded::Kind::Events, total, limit, 0,
                               "its " + std::to_string(n) + " variability steps run at about " +

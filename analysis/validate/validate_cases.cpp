@@ -6,6 +6,7 @@
 #include <algorithm>
 
 #include "analysis/collective/collective_sweep.h"
+#include "scenarios/loader/override_origin.h"
 #include "scenarios/loader/scenario.h"
 #include "scenarios/loader/shared_keys.h"
 #include "sim/error.h"
@@ -168,7 +169,7 @@ ValidateCase read_case(FieldReader& r, const TreeNode& v, const std::string& pat
           fail_at(sets.items[i].where, item, "sets " + lost->field + " again (first in " + first + ")",
                   "each field set once");
         fail_at(sets.items[i].where, item,
-                "replaces the whole of " + std::string(sim::trim(c.sets[i].substr(0, c.sets[i].find('=')))) +
+                "replaces the whole of " + scenarios::override_path(c.sets[i]) +
                     ", so " + lost->field + " in " + first + " would never count",
                 lost->field + " inside this value, or set after it");
       }

@@ -46,7 +46,11 @@ const char* FoldedRing::plan_refusal(CollectiveOp op, std::uint32_t ranks, const
   return nullptr;
 }
 
-bool FoldedRing::may_fold() const { return plan_refusal(ring_->op(), n_, ring_->config()) == nullptr; }
+bool FoldedRing::may_fold() const {
+  // A traced run's rings all run in full (try_fold), and are counted so up front.
+  return plan_refusal(ring_->op(), n_, ring_->config()) == nullptr && ring_->config().observer == nullptr &&
+         network_.observer() == nullptr;
+}
 
 const char* FoldedRing::plan_only_refusal() const {
   if (const char* why = plan_refusal(ring_->op(), n_, ring_->config())) return why;
@@ -62,7 +66,7 @@ bool FoldedRing::share_edge_answer(const FoldedRing& earlier) {
 }
 
 bool FoldedRing::may_embed() const {
-  return may_fold() && !decided_ && ring_->config().observer == nullptr && network_.observer() == nullptr;
+  return may_fold() && !decided_;
 }
 
 std::unique_ptr<RingCollective> FoldedRing::take_ring() {
@@ -174,7 +178,7 @@ std::uint32_t FoldedRing::period_of(std::uint32_t c) const {
 
 ExpectedEvents FoldedRing::expected_events() const {
   // Busy links and join times are only known as it starts: taken free and alike.
-  if (plan_only_refusal() != nullptr) return {.queue = ring_->full_cost().events};
+  if (!may_fold() || plan_only_refusal() != nullptr) return {.queue = ring_->full_cost().events};
   SimulationCost cost;
   for (std::uint32_t c = 0; c < ring_->channel_count(); ++c) {
     // run_channel(): one model at the larger chunks; with unequal chunks also one at the smaller,

@@ -97,7 +97,10 @@ bool FoldedTree::repeats_an_earlier_uniform_tree() const {
 }
 
 bool FoldedTree::may_fold() const {
-  return tree_->config().fast_path != FastPath::Off && n_ >= 2 && first_message_lead() > Time::zero();
+  // refusal()'s checks known before the run: a traced run's trees all run in full, and are counted
+  // so up front.
+  return tree_->config().fast_path != FastPath::Off && network_.observer() == nullptr && n_ >= 2 &&
+         first_message_lead() > Time::zero();
 }
 
 ExpectedEvents FoldedTree::expected_events() const {

@@ -349,9 +349,10 @@ TEST_CASE("scenario: an override a later one would make count for nothing is ref
       "--set parallelism.dp=2: parallelism.dp is set twice (first by --set parallelism={dp: 4}), and only "
       "the last would count; expected each field set once",
       InputError);
-  CHECK(lost_override("cluster={preset: dgx1-v100, links: {nvlink: {bandwidth: 50 GB/s}}}",
-                      "cluster.links.nvlink.bandwidth=25 GB/s")
-            ->field == "cluster.links.nvlink.bandwidth");
+  const auto lost = lost_override("cluster={preset: dgx1-v100, links: {nvlink: {bandwidth: 50 GB/s}}}",
+                                  "cluster.links.nvlink.bandwidth=25 GB/s");
+  REQUIRE(lost);
+  CHECK(lost->field == "cluster.links.nvlink.bandwidth");
   // Both count: a field the section's value does not write, set after it; a section removed, then
   // a field of it set again; fields side by side; a value that is no mapping (refused by its own
   // parse, not here); a field whose name only begins as the section's does.
