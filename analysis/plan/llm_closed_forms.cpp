@@ -1,6 +1,7 @@
 #include "analysis/plan/llm_closed_forms.h"
 
 #include <algorithm>
+#include <limits>
 
 #include "sim/error.h"
 #include "workloads/memory/transformer_memory.h"
@@ -20,12 +21,16 @@ std::string llm_layout_problem(const LlmSetting& setting, const LlmLayout& l, in
     return std::to_string(m.layers) + " layers do not split into pp x v = " + std::to_string(l.pp * v);
   if (l.pp == 1 && (l.schedule != PipelineSchedule::OneFOneB || l.virtual_stages != 1))
     return "a schedule without a pipeline";
-  if (l.virtual_stages != 1 && l.schedule != PipelineSchedule::Interleaved)
-    return "virtual stages need interleaved";
-  if (l.schedule == PipelineSchedule::Interleaved && l.virtual_stages < 2) return "interleaved needs v >= 2";
   const std::int64_t per_step = static_cast<std::int64_t>(l.dp) * l.micro_batch;
   if (l.global_batch % per_step != 0)
     return "global batch " + std::to_string(l.global_batch) + " is not a multiple of dp x micro-batch";
+  // The pipeline's own rules are the ones `run` applies, so that the plan never ranks a layout its
+  // run would refuse (interleaved with micro-batches not a multiple of pp, among others).
+  if (l.pp > 1 && l.micro_batches() <= std::numeric_limits<int>::max())
+    if (const auto problem = workloads::pipeline_problem(
+            {.pp = l.pp, .schedule = l.schedule, .virtual_stages = l.virtual_stages},
+            static_cast<int>(m.layers), static_cast<int>(l.micro_batches())))
+      return problem->what;
   if (l.schedule != PipelineSchedule::GPipe && l.micro_batches() < l.pp)
     return "fewer micro-batches than stages";
   if (l.zero > 0 && l.dp == 1) return "ZeRO without data parallelism";

@@ -129,6 +129,14 @@ TEST_CASE("llm closed forms: experts divided by ep, DP volumes, and layout probl
   CHECK(analysis::llm_layout_problem(s, {.tp = 16, .global_batch = 2}, 8) == "tp 16 spans machines");
   CHECK(analysis::llm_layout_problem(s, {.zero = 1, .global_batch = 2}, 8) ==
         "ZeRO without data parallelism");
+  // The pipeline rules `run` applies: ci-llm's study once ranked dp 256 tp 8 pp 2 interleaved v4 mb 2
+  // best at 4,096 GPUs with GPT-3's 1,536 sequences, 3 micro-batches, which run refuses (groups of pp).
+  const LlmLayout three{.dp = 256, .tp = 8, .pp = 2, .sequence_parallel = true, .micro_batch = 2, .zero = 3,
+                        .schedule = PipelineSchedule::Interleaved, .virtual_stages = 4, .global_batch = 1536};
+  CHECK(analysis::llm_layout_problem(s, three, 8).find("multiple of 2 micro-batches") != std::string::npos);
+  LlmLayout four = three;
+  four.global_batch = 2048;  // 4 micro-batches: two groups of pp
+  CHECK(analysis::llm_layout_problem(s, four, 8).empty());
 }
 
 TEST_CASE("llm plan dimensions: one row per dimension, every row searched") {

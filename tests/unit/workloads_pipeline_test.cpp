@@ -133,6 +133,9 @@ TEST_CASE("pipeline: located problems name their key") {
   CHECK(problem({.pp = 2, .virtual_stages = 2}, 8, 8) == "pipeline.virtual_stages");
   CHECK(problem({.pp = 4, .schedule = PipelineSchedule::Interleaved, .virtual_stages = 2}, 8, 6) ==
         "training.global_batch");
+  // Interleaved with one chunk a stage is not interleaving: refused, as the planner leaves it out.
+  CHECK(problem({.pp = 4, .schedule = PipelineSchedule::Interleaved}, 8, 8) == "pipeline.schedule");
+  CHECK(problem({.pp = 4, .schedule = PipelineSchedule::Interleaved, .virtual_stages = 2}, 8, 8).empty());
   CHECK(problem({.pp = 2, .chunk_layers = {3, 3}}, 8, 4) == "pipeline.stages");
   CHECK(problem({.pp = 2, .chunk_layers = {3, 3, 2}}, 8, 4) == "pipeline.stages");
   CHECK(problem({.pp = 2, .chunk_layers = {5, 3}}, 8, 4).empty());

@@ -80,6 +80,15 @@ std::optional<PipelineProblem> pipeline_problem(const PipelineOptions& o, int la
                            std::to_string(o.virtual_stages) + " model chunks per stage need "
                            "pipeline.schedule: interleaved; expected 1 with " +
                                std::string(pipeline_schedule_name(o.schedule))};
+  // With one chunk per stage the interleaved order is 1F1B's with twice its warm-up: the same
+  // bubble, more micro-batches held. Megatron-LM interleaves only with two or more chunks; so does
+  // the planner (analysis/plan/llm_closed_forms.cpp).
+  if (o.schedule == PipelineSchedule::Interleaved && o.virtual_stages < 2)
+    return PipelineProblem{"pipeline.schedule",
+                           "interleaved needs pipeline.virtual_stages of 2 or more (got " +
+                               std::to_string(o.virtual_stages) +
+                               "): one model chunk a stage is 1F1B with twice its warm-up; expected "
+                               "pipeline.virtual_stages: 2 or more, or pipeline.schedule: 1f1b"};
   const int chunks = o.pp * o.virtual_stages;
   if (chunks > layers)
     return PipelineProblem{"pipeline.virtual_stages",
