@@ -91,6 +91,11 @@ class TreeCollective final : public Collective {
   Time up_delay(std::uint32_t c, std::uint32_t r) const;
   Time down_delay(std::uint32_t c, std::uint32_t r, std::uint32_t k) const;
   std::uint32_t slot_in_parent(std::uint32_t c, std::uint32_t r) const;
+  // Where channel c's slot of rank r's k-th child lies once laid out (null before): the layout's
+  // promise that a rank's two children share one line (ChannelState::slots) is tested by it.
+  const void* child_slot_address(std::uint32_t c, std::uint32_t r, std::uint32_t k) const {
+    return laid_out() ? &channels_[c].slots[channels_[c].nodes[r].first_child + k] : nullptr;
+  }
   // Whether its nodes are laid out: it has started (a folded tree's plain tree never does).
   bool laid_out() const { return !rank_.empty(); }
   // When channel c's position `rank` last did anything (received, had a message delivered, reduced);

@@ -21,6 +21,11 @@ namespace hybridsim::sim {
 namespace {
 constexpr std::string_view kUnequalChunks = "chunks of unequal size change its timing";
 constexpr const char* kSharedEdges = "two ring edges share a link";
+
+// Whether a trace records the ring's messages: it then runs in full (refusal()).
+bool observed(const RingCollective& ring, const Network& network) {
+  return ring.config().observer != nullptr || network.observer() != nullptr;
+}
 }  // namespace
 
 struct FoldedRing::ModelRun {
@@ -48,8 +53,7 @@ const char* FoldedRing::plan_refusal(CollectiveOp op, std::uint32_t ranks, const
 
 bool FoldedRing::may_fold() const {
   // A traced run's rings all run in full (try_fold), and are counted so up front.
-  return plan_refusal(ring_->op(), n_, ring_->config()) == nullptr && ring_->config().observer == nullptr &&
-         network_.observer() == nullptr;
+  return plan_refusal(ring_->op(), n_, ring_->config()) == nullptr && !observed(*ring_, network_);
 }
 
 const char* FoldedRing::plan_only_refusal() const {
@@ -77,8 +81,7 @@ std::unique_ptr<RingCollective> FoldedRing::take_ring() {
 
 const char* FoldedRing::refusal() {
   if (const char* why = plan_refusal(ring_->op(), n_, ring_->config())) return why;
-  if (ring_->config().observer != nullptr || network_.observer() != nullptr)
-    return "a trace records every message";
+  if (observed(*ring_, network_)) return "a trace records every message";
   // Every link of every route must be used by one ring edge only, and idle and unclaimed, or held
   // by one folded collective (the previous bucket on this ring, still finishing elsewhere) and
   // promised to no other: claim_links() then has it handed over when that holder's rank there
@@ -177,8 +180,10 @@ std::uint32_t FoldedRing::period_of(std::uint32_t c) const {
 }
 
 ExpectedEvents FoldedRing::expected_events() const {
-  // Busy links and join times are only known as it starts: taken free and alike.
-  if (!may_fold() || plan_only_refusal() != nullptr) return {.queue = ring_->full_cost().events};
+  // Busy links and join times are only known as it starts: taken free and alike. may_fold() is
+  // plan_only_refusal()'s plan_refusal() and the trace: each asked once.
+  if (observed(*ring_, network_) || plan_only_refusal() != nullptr)
+    return {.queue = ring_->full_cost().events};
   SimulationCost cost;
   for (std::uint32_t c = 0; c < ring_->channel_count(); ++c) {
     // run_channel(): one model at the larger chunks; with unequal chunks also one at the smaller,

@@ -25,6 +25,33 @@ namespace {
 // The decision's tag (a folded rank's finish is tagged with its rank).
 constexpr std::uint64_t kDecision = std::uint64_t{0xfffffffeu} << 32;
 
+// What a uniform tree's model run of `group` (channels of `t`) depends on besides its ranks' join
+// order and time: the group's plans (its first channel's, in the plans the step's trees share), its
+// channels' bytes, the messages per channel and the timing.
+UniformTrees::Run plan_key(const TreeCollective& t, const std::vector<std::uint32_t>& group) {
+  UniformTrees::Run key;
+  key.plan = &t.channel_plan(group.front());
+  for (const std::uint32_t c : group) key.channel_bytes.push_back(t.channel_bytes(c));
+  key.messages = t.messages_per_channel();
+  key.timing = t.config().timing;
+  return key;
+}
+
+// Whether two runs' keys agree on all plan_key() holds: the one test of a run's repeat, which
+// find_run() also holds to the join order and repeats_an_earlier_uniform_tree() asks of whole trees.
+bool same_run_key(const UniformTrees::Run& a, const UniformTrees::Run& b) {
+  return a.plan == b.plan && a.messages == b.messages && a.channel_bytes == b.channel_bytes &&
+         a.timing == b.timing;
+}
+
+// Every channel of `t`: a whole tree as one group (its plans are shared whole or not at all, so its
+// first channel's plan names them).
+std::vector<std::uint32_t> all_channels(const TreeCollective& t) {
+  std::vector<std::uint32_t> all(t.channel_count());
+  for (std::uint32_t c = 0; c < all.size(); ++c) all[c] = c;
+  return all;
+}
+
 }  // namespace
 
 FoldedTree::FoldedTree(Network& network, std::uint32_t ranks,
@@ -79,19 +106,12 @@ const char* FoldedTree::refusal() {
 
 bool FoldedTree::repeats_an_earlier_uniform_tree() const {
   if (uniform_ == nullptr) return false;
-  const auto bytes_of = [](const TreeCollective& t) {
-    std::vector<std::int64_t> bytes;
-    for (std::uint32_t c = 0; c < t.channel_count(); ++c) bytes.push_back(t.channel_bytes(c));
-    return bytes;
-  };
-  const std::vector<std::int64_t> mine = bytes_of(*tree_);
+  const UniformTrees::Run mine = plan_key(*tree_, all_channels(*tree_));
   for (const FoldedTree* earlier : uniform_->members) {
     if (earlier == this) return false;
     if (earlier == nullptr) continue;
     const TreeCollective& t = *earlier->tree_;
-    if (t.plans() == tree_->plans() && t.messages_per_channel() == tree_->messages_per_channel() &&
-        t.config().timing == tree_->config().timing && bytes_of(t) == mine)
-      return true;
+    if (same_run_key(plan_key(t, all_channels(t)), mine)) return true;
   }
   return false;
 }
@@ -393,12 +413,7 @@ FoldedTree::ModelRun FoldedTree::repeat_or_run(std::size_t h) {
 }
 
 UniformTrees::Run FoldedTree::run_key(const FoldedTree& tree, const std::vector<std::uint32_t>& group) const {
-  UniformTrees::Run key;
-  const TreeCollective& t = *tree.tree_;
-  key.plan = &t.channel_plan(group.front());
-  for (const std::uint32_t c : group) key.channel_bytes.push_back(t.channel_bytes(c));
-  key.messages = t.messages_per_channel();
-  key.timing = t.config().timing;
+  UniformTrees::Run key = plan_key(*tree.tree_, group);
   key.join_order = join_order_;
   key.joined = queue_.now();
   return key;
@@ -406,9 +421,7 @@ UniformTrees::Run FoldedTree::run_key(const FoldedTree& tree, const std::vector<
 
 UniformTrees::Run* FoldedTree::find_run(const UniformTrees::Run& key) const {
   for (UniformTrees::Run& r : uniform_->runs)
-    if (r.plan == key.plan && r.messages == key.messages && r.channel_bytes == key.channel_bytes &&
-        r.timing == key.timing && r.join_order == key.join_order)
-      return &r;
+    if (same_run_key(r, key) && r.join_order == key.join_order) return &r;
   return nullptr;
 }
 

@@ -18,6 +18,7 @@
 #include "analysis/step/step_estimate.h"
 #include "analysis/step/step_progress.h"
 #include "analysis/step/step_series.h"
+#include "analysis/sweep/sweep_plan.h"
 #include "analysis/sweep/sweep_runner.h"
 #include "scenarios/loader/resolve.h"
 #include "sim/error.h"
@@ -167,10 +168,14 @@ TEST_CASE("alike variability steps: a sweep's estimate counts the one step simul
   std::filesystem::remove_all(dir);
 }
 
-TEST_CASE("alike variability steps: the events limit holds one step, drawn steps are held as all of theirs") {
-  // A cap of two drawn steps' events: 3 alike steps simulate one (folded: no more than a drawn one's,
-  // whose GPUs differ) and pass; 3 drawn steps are refused after step 1, the run's events (step 1's
-  // times 3) over the cap.
+TEST_CASE("alike variability steps: the estimate and the events limit both speak of the steps simulated") {
+  // A cap of two drawn steps' events (as run). 3 alike steps simulate step 1 once: the sweep's
+  // estimate of such a point (SweepPlan::estimates, what a sweep sums and tells before any point
+  // runs) is one step's estimate, under the cap, and the run passes the cap. 3 drawn steps (kernel
+  // jitter) simulate each: the estimate is three of its step's, over the cap, and the run is refused
+  // after step 1, its events (step 1's times 3) over it. Before 1fc497a the sweep estimated the alike
+  // point at its tasks and sure collectives 3 times (over the cap that its run passes) and the drawn
+  // point's folded models once.
   const std::string& base = kGnmtDp16;
   const std::string jitter = "variability: {steps: 3, kernel_jitter: 0.05}\n";
   const api::RunReport one =
@@ -178,6 +183,26 @@ TEST_CASE("alike variability steps: the events limit holds one step, drawn steps
                {.write_outputs = false});
   const std::uint64_t cap = 2 * one.run.step.events;
   const std::string limit = "simulation: {max_events: " + std::to_string(cap) + "}\n";
+  const std::uint64_t alike_step = step_estimate_events(base + limit + "variability: {steps: 3}\n");
+  const std::uint64_t drawn_step = step_estimate_events(base + limit + jitter);
+  REQUIRE(alike_step > 0);
+
+  const auto dir = hybridsim::testing::fresh_temp_dir("alike-steps-limit");
+  const std::string sweep = base + limit +
+                            "sweep:\n  mode: product\n  parameters:\n    - path: variability\n"
+                            "      values: [{steps: 3}, {steps: 3, kernel_jitter: 0.05}]\n";
+  analysis::SweepOptions options;
+  options.out = dir;
+  options.jobs = 1;
+  const analysis::SweepPlan plan = analysis::plan_sweep(
+      {.text = sweep, .path = (dir / "s.yaml").string(), .base_dir = dir}, options, true);
+  std::filesystem::remove_all(dir);
+  REQUIRE(plan.estimates.size() == 2);
+  CHECK(plan.estimates.at(0).events() == alike_step);
+  CHECK(plan.estimates.at(1).events() == 3 * drawn_step);
+  CHECK(plan.estimates.at(0).events() <= cap);
+  CHECK(plan.estimates.at(1).events() > cap);
+
   const api::RunReport alike = api::run(
       {.path = "s.yaml", .text = base + limit + "variability: {steps: 3}\n"}, {.write_outputs = false});
   CHECK(alike.run.step.spread.steps == 3);

@@ -4,6 +4,7 @@
 #include <doctest/doctest.h>
 
 #include <cmath>
+#include <cstdint>
 #include <memory>
 #include <set>
 #include <vector>
@@ -87,6 +88,15 @@ TEST_CASE("tree all-reduce: a rank of two children after a rank of one (its slot
   // reaches rank 1 at 3.6 µs, rank 1's reaches the leaves at 4.7 µs.
   CHECK(coll.slot_in_parent(0, 2) == 0);
   CHECK(coll.slot_in_parent(0, 3) == 1);
+  // Rank 1's two slots (32 bytes each) fill one 64-byte line: the first starts a line (the block
+  // starts on one, and the padding slot moves it from slot 1, mid-line, to slot 2), the second is
+  // the next 32 bytes. Unpadded, the first would start 32 bytes into the block's first line.
+  const auto first = reinterpret_cast<std::uintptr_t>(coll.child_slot_address(0, 1, 0));
+  const auto second = reinterpret_cast<std::uintptr_t>(coll.child_slot_address(0, 1, 1));
+  REQUIRE(first != 0);
+  CHECK(first % 64 == 0);
+  CHECK(second == first + 32);
+  CHECK(first / 64 == (second + 31) / 64);
   CHECK(coll.rank_finish_time(0) == Time::ns(3600));
   CHECK(coll.rank_finish_time(1) == Time::ns(4700));
   CHECK(coll.rank_finish_time(2) == Time::ns(4700));
