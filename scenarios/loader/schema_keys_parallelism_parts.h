@@ -75,8 +75,9 @@ inline constexpr ScenarioKey kParallelism[] = {
     {{.path = "parallelism.sequence_parallel",
       .kind = K::Boolean,
       .default_text = "false",
-      .help = "With tp: each all-reduce becomes a reduce-scatter and an all-gather, and norms and "
-              "dropout run on s/t of the sequence (Korthikanti et al. 2022)."},
+      .help = "With tp > 1 (refused with tp 1, where it would change nothing): each all-reduce becomes "
+              "a reduce-scatter and an all-gather, and norms and dropout run on s/t of the sequence "
+              "(Korthikanti et al. 2022)."},
      bind_unless_default<Member<&Scenario::parallelism, &ParallelismSettings::sequence_parallel>>()},
     {{.path = "parallelism.zero",
       .kind = K::Choice,
