@@ -148,12 +148,15 @@ double layer_forward_seconds(const LlmSetting& s, const LlmLayout& l, const LlmM
 }
 
 // The slowest stage's compute of one micro-batch: its layers forward, backward (twice forward) and
-// recomputed, and the LM head's three GEMMs on the last stage.
+// recomputed, and the LM head's three GEMMs on the last stage. Selective recomputation redoes the
+// unfused attention's scores; under flash attention it recomputes nothing, as the generated step
+// (workloads/generators/profile_gen_transformer.cpp: flash's backward recomputes its scores anyway).
 double stage_micro_batch_seconds(const LlmSetting& s, const LlmLayout& l, const LlmMachine& mc) {
   const double fwd = layer_forward_seconds(s, l, mc, false);
   double per_layer = 3 * fwd;
   if (l.recompute == workloads::Recompute::Full) per_layer += fwd;
-  if (l.recompute == workloads::Recompute::Selective) per_layer += layer_forward_seconds(s, l, mc, true);
+  if (l.recompute == workloads::Recompute::Selective && !s.flash_attention)
+    per_layer += layer_forward_seconds(s, l, mc, true);
   const double head_flop = 2.0 * static_cast<double>(l.micro_batch * s.model.sequence * s.model.hidden) *
                            static_cast<double>(workloads::padded_vocab(s.model, l.tp)) / l.tp;
   const double head = 3 * (head_flop + mc.gemm_half_flop) / mc.gemm_flop_per_second;
