@@ -116,7 +116,7 @@ inline constexpr ScenarioKey kParallelism[] = {
       .choices = "gpipe|1f1b|interleaved",
       .help = "gpipe: every forward, then every backward; 1f1b: PipeDream-Flush (at most p micro-batches "
               "of activations on the first stage); interleaved: Megatron-LM's interleaved 1F1B over "
-              "pipeline.virtual_stages model chunks per stage (micro-batches a multiple of pp)."},
+              "pipeline.virtual_stages model chunks per stage (2 or more; micro-batches a multiple of pp)."},
      bind_unless_default<
          Member<&Scenario::parallelism, &ParallelismSettings::pipeline, &PipelineSettings::schedule>>()},
     {{.path = "pipeline.virtual_stages",
