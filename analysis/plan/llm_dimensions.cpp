@@ -40,8 +40,8 @@ std::vector<std::string> pp_values(const LlmSpace& s) {
 }
 
 std::vector<std::string> ep_values(const LlmSpace& s) {
-  return texts(s.setting.experts > 1 ? powers_dividing(s.setting.experts, s.setting.experts)
-                                     : std::vector<int>{1});
+  const auto experts = static_cast<int>(s.setting.model.experts);
+  return texts(s.setting.model.is_moe() ? powers_dividing(experts, experts) : std::vector<int>{1});
 }
 
 std::vector<std::string> fixed(std::vector<std::string> v) { return v; }
