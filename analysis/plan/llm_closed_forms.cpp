@@ -35,26 +35,26 @@ std::string llm_layout_problem(const LlmSetting& setting, const LlmLayout& l, in
     return "fewer micro-batches than stages";
   if (l.zero > 0 && l.dp == 1) return "ZeRO without data parallelism";
   if (l.sequence_parallel && l.tp == 1) return "sequence parallelism without tp";
-  if (l.ep > 1 && (setting.experts % l.ep != 0 || l.dp % l.ep != 0))
+  if (l.ep > 1 && (m.experts % l.ep != 0 || l.dp % l.ep != 0))
     return "ep divides neither experts nor dp";
   return {};
 }
 
 namespace {
 
-// An MoE layer holds `experts` MLPs, spread over ep ranks; a dense one its one MLP.
+// An MoE layer holds `experts` MLPs, spread over ep ranks; a dense one its one MLP. Divided as the
+// run's memory model divides them (workloads/memory/transformer_memory.h).
 std::int64_t layer_parameters_per_rank(const LlmSetting& s, const LlmLayout& l) {
-  const workloads::TransformerModel& m = s.model;
-  const std::int64_t mlp = (m.ffn == workloads::FfnKind::Swiglu ? 3 : 2) * m.hidden * m.ffn_hidden;
-  const std::int64_t dense = workloads::layer_parameters(m);
-  const std::int64_t experts = mlp * s.experts / l.ep;
-  return (dense - mlp + experts) / l.tp;
+  return workloads::layer_parameters_per_rank(s.model, l.tp, l.ep);
 }
 
 bool first(const LlmLayout&, int stage) { return stage == 0; }
 bool last(const LlmLayout& l, int stage) { return stage == l.pp - 1; }
 
 double ring_factor(int n) { return n <= 1 ? 0.0 : 2.0 * (n - 1) / n; }
+
+// The experts each token runs: top_k of a mixture's, a dense model's one MLP.
+double top_k(const workloads::TransformerModel& m) { return m.is_moe() ? static_cast<double>(m.top_k) : 1.0; }
 
 }  // namespace
 
@@ -143,17 +143,20 @@ double layer_forward_seconds(const LlmSetting& s, const LlmLayout& l, const LlmM
   const double attention = 2 * gemm(2 * b * sq * sq * h / t);
   if (attention_only) return attention;
   const int mlps = m.ffn == workloads::FfnKind::Swiglu ? 3 : 2;
-  const double mlp = mlps * gemm(2 * b * sq * h * static_cast<double>(m.ffn_hidden) / t) * s.top_k;
+  const double mlp = mlps * gemm(2 * b * sq * h * static_cast<double>(m.ffn_hidden) / t) * top_k(m);
   return gemm(2 * b * sq * h * (h + 2 * kv) / t) + gemm(2 * b * sq * h * h / t) + attention + mlp;
 }
 
 // The slowest stage's compute of one micro-batch: its layers forward, backward (twice forward) and
-// recomputed, and the LM head's three GEMMs on the last stage.
+// recomputed, and the LM head's three GEMMs on the last stage. Selective recomputation redoes the
+// unfused attention's scores; under flash attention it recomputes nothing, as the generated step
+// (workloads/generators/profile_gen_transformer.cpp: flash's backward recomputes its scores anyway).
 double stage_micro_batch_seconds(const LlmSetting& s, const LlmLayout& l, const LlmMachine& mc) {
   const double fwd = layer_forward_seconds(s, l, mc, false);
   double per_layer = 3 * fwd;
   if (l.recompute == workloads::Recompute::Full) per_layer += fwd;
-  if (l.recompute == workloads::Recompute::Selective) per_layer += layer_forward_seconds(s, l, mc, true);
+  if (l.recompute == workloads::Recompute::Selective && !s.flash_attention)
+    per_layer += layer_forward_seconds(s, l, mc, true);
   const double head_flop = 2.0 * static_cast<double>(l.micro_batch * s.model.sequence * s.model.hidden) *
                            static_cast<double>(workloads::padded_vocab(s.model, l.tp)) / l.tp;
   const double head = 3 * (head_flop + mc.gemm_half_flop) / mc.gemm_flop_per_second;
@@ -185,11 +188,11 @@ LlmTimeEstimate llm_time_estimate(const LlmSetting& s, const LlmLayout& l, const
   // ZeRO-3's gathers run beside every micro-batch; the others hide behind the last backward.
   const double hidden = l.zero >= 3 ? e.compute : stage_mb * 2 / 3;
   e.dp_exposed = std::max(0.0, dp_time - hidden);
-  if (s.experts > 1 && l.ep > 1) {
+  if (s.model.is_moe() && l.ep > 1) {
     const double link =
         l.ep * l.tp > mc.gpus_per_machine ? mc.ib_bytes_per_second : mc.nvlink_bytes_per_second;
     const double share = static_cast<double>(l.ep - 1) / l.ep;
-    e.ep_communication = m * layers * 4 * bsh * s.top_k * share / link;
+    e.ep_communication = m * layers * 4 * bsh * top_k(s.model) * share / link;
   }
   // Adam with FP32 masters: about 32 bytes read and written per parameter updated (optimizer_cost.h).
   const double updated = static_cast<double>(llm_stage_parameters(s, l, 0)) / (l.zero >= 1 ? l.dp : 1);

@@ -23,12 +23,11 @@ namespace hybridsim::analysis {
 // The pipeline's own schedules (workloads/program/pipeline_schedule.h), the names the loader takes.
 using workloads::PipelineSchedule;
 
-// What does not vary between candidates: the model, its experts (1 and 1: dense), the bytes of a
-// 16-bit (2) or FP32 (4) value, flash attention.
+// What does not vary between candidates: the model (its experts and top_k with it: a copy of them here
+// was never set, so Mixtral was planned as a dense model), the bytes of a 16-bit (2) or FP32 (4) value,
+// flash attention.
 struct LlmSetting {
   workloads::TransformerModel model{};
-  int experts = 1;
-  int top_k = 1;
   std::int64_t value_bytes = 2;
   bool flash_attention = true;
 };

@@ -40,8 +40,8 @@ std::vector<std::string> pp_values(const LlmSpace& s) {
 }
 
 std::vector<std::string> ep_values(const LlmSpace& s) {
-  return texts(s.setting.experts > 1 ? powers_dividing(s.setting.experts, s.setting.experts)
-                                     : std::vector<int>{1});
+  const auto experts = static_cast<int>(s.setting.model.experts);
+  return texts(s.setting.model.is_moe() ? powers_dividing(experts, experts) : std::vector<int>{1});
 }
 
 std::vector<std::string> fixed(std::vector<std::string> v) { return v; }
@@ -78,9 +78,13 @@ std::vector<PlanDimension> table() {
        [](L& l, std::string_view v) { l.micro_batch = to_int(v); },
        [](const L& l) { return std::to_string(l.micro_batch); }},
       {"recompute", "training.recompute", true, "selective: no softmax; full: 2 s.b.h per layer + one layer",
-       "selective: attention forward again; full: the whole forward again, 2 more TP collectives",
-       [](const LlmSpace&) {
-         return fixed({"none", "selective", "full"});
+       "selective: unfused attention forward again (nothing under flash); full: the whole forward "
+       "again, 2 more TP collectives",
+       // Under flash attention selective recomputation recomputes nothing (the generated step is
+       // recompute none's): not searched there, so that twins take no finalist's place.
+       [](const LlmSpace& space) {
+         return space.setting.flash_attention ? fixed({"none", "full"})
+                                              : fixed({"none", "selective", "full"});
        },
        [](L& l, std::string_view v) { l.recompute = workloads::recompute_by_name(v); },
        [](const L& l) { return std::string(workloads::recompute_name(l.recompute)); }},

@@ -237,9 +237,20 @@ void apply_training_loop(const Scenario& s, const workloads::Profile& profile, i
 // collectives of the generated step (a mixture of experts' expert ops: their own buckets).
 void apply_tensor_parallel_settings(const Scenario& s, workloads::StepOptions& step) {
   const bool transformer = is_transformer(s);
-  if (!transformer && (s.parallelism.tp > 1 || s.parallelism.sequence_parallel))
+  if (!transformer && s.parallelism.tp > 1)
     throw InputError(location_of(s, "parallelism.tp") + ": parallelism.tp: tensor parallelism needs a "
                      "transformer network (workload.network: llama3-8b, ..., or transformer)");
+  // Sequence parallelism splits the norms' and dropouts' sequence over the TP group: with tp 1 there
+  // is no group, so it would change nothing; refused, naming both keys, as the planner leaves it out
+  // (analysis/plan llm_layout_problem) rather than ignored.
+  if (s.parallelism.sequence_parallel && (!transformer || s.parallelism.tp == 1))
+    throw InputError(location_of(s, "parallelism.sequence_parallel") +
+                     ": parallelism.sequence_parallel: true splits the sequence over the tensor-parallel "
+                     "group, but " +
+                     (transformer ? "parallelism.tp is 1: there is none; expected it left out (false), "
+                                    "or parallelism.tp > 1"
+                                  : "tensor parallelism needs a transformer network (workload.network: "
+                                    "llama3-8b, ..., or transformer); expected it left out (false)"));
   if (s.parallelism.tp > 1 && s.parallelism.mp > 1)
     throw InputError(location_of(s, "parallelism.tp") + ": parallelism.tp: tp cannot be combined with mp " +
                      std::to_string(s.parallelism.mp) + "; expected mp = 1");

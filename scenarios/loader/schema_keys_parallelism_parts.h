@@ -75,8 +75,9 @@ inline constexpr ScenarioKey kParallelism[] = {
     {{.path = "parallelism.sequence_parallel",
       .kind = K::Boolean,
       .default_text = "false",
-      .help = "With tp: each all-reduce becomes a reduce-scatter and an all-gather, and norms and "
-              "dropout run on s/t of the sequence (Korthikanti et al. 2022)."},
+      .help = "With tp > 1 (refused with tp 1, where it would change nothing): each all-reduce becomes "
+              "a reduce-scatter and an all-gather, and norms and dropout run on s/t of the sequence "
+              "(Korthikanti et al. 2022)."},
      bind_unless_default<Member<&Scenario::parallelism, &ParallelismSettings::sequence_parallel>>()},
     {{.path = "parallelism.zero",
       .kind = K::Choice,
@@ -115,7 +116,7 @@ inline constexpr ScenarioKey kParallelism[] = {
       .choices = "gpipe|1f1b|interleaved",
       .help = "gpipe: every forward, then every backward; 1f1b: PipeDream-Flush (at most p micro-batches "
               "of activations on the first stage); interleaved: Megatron-LM's interleaved 1F1B over "
-              "pipeline.virtual_stages model chunks per stage (micro-batches a multiple of pp)."},
+              "pipeline.virtual_stages model chunks per stage (2 or more; micro-batches a multiple of pp)."},
      bind_unless_default<
          Member<&Scenario::parallelism, &ParallelismSettings::pipeline, &PipelineSettings::schedule>>()},
     {{.path = "pipeline.virtual_stages",

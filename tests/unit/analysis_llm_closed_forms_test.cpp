@@ -104,8 +104,40 @@ TEST_CASE("llm closed forms: the bubble is (p-1)/m of the ideal time, (p-1)/(v.m
       }
 }
 
+TEST_CASE("llm closed forms: selective recomputation costs time only with unfused attention") {
+  // Under flash attention nothing of the softmax is stored, so selective recomputation recomputes
+  // nothing: the generated step's backward is flash's own (profile_gen_transformer.cpp), the same
+  // kernels as recompute none. The closed form charged the attention's two s^2 GEMMs again (42.9 s
+  // against 39.9 s for Llama 3 8B dp 8 pp 2 mb 2 on 16 H100, whose two runs simulated 41.283 s each).
+  auto s = gpt3();
+  LlmLayout none{.dp = 1, .tp = 8, .pp = 4, .global_batch = 16};
+  LlmLayout selective = none;
+  selective.recompute = workloads::Recompute::Selective;
+  const auto flash_none = analysis::llm_time_estimate(s, none, a100());
+  const auto flash_selective = analysis::llm_time_estimate(s, selective, a100());
+  CHECK(flash_selective.compute == flash_none.compute);
+  CHECK(flash_selective.bubble == flash_none.bubble);
+  // Unfused, the scores GEMM and the context GEMM run again: 2 GEMMs of 2.b.s^2.h/t FLOPs, (F + F½) /
+  // rate each, per layer per micro-batch, on the stage's 24 layers over 16 micro-batches.
+  s.flash_attention = false;
+  const auto unfused_none = analysis::llm_time_estimate(s, none, a100());
+  const auto unfused_selective = analysis::llm_time_estimate(s, selective, a100());
+  const double gemm = (2.0 * 2048 * 2048 * 12'288 / 8 + 1e10) / 150e12;
+  CHECK(unfused_selective.compute - unfused_none.compute == doctest::Approx(16 * 24 * 2 * gemm));
+  // So the search leaves selective out under flash (a twin of none would take a finalist's place),
+  // and keeps it with unfused attention.
+  const auto selective_layouts = [](const analysis::LlmSetting& setting) {
+    const auto all = analysis::enumerate_layouts(analysis::llm_plan_dimensions(), {setting, 64, 8, 64});
+    return std::count_if(all.begin(), all.end(), [](const LlmLayout& x) {
+      return x.recompute == workloads::Recompute::Selective;
+    });
+  };
+  CHECK(selective_layouts(gpt3()) == 0);
+  CHECK(selective_layouts(s) > 0);
+}
+
 TEST_CASE("llm closed forms: experts divided by ep, DP volumes, and layout problems") {
-  analysis::LlmSetting moe{.model = workloads::named_transformer("mixtral-8x7b"), .experts = 8, .top_k = 2};
+  const analysis::LlmSetting moe{.model = workloads::named_transformer("mixtral-8x7b")};
   const std::int64_t mlp = 3LL * 4096 * 14'336;  // SwiGLU: gate, up, down
   LlmLayout l{.dp = 8, .tp = 1, .ep = 1, .global_batch = 8};
   const std::int64_t one = analysis::llm_stage_parameters(moe, l, 0);
@@ -205,6 +237,54 @@ TEST_CASE("llm closed forms: ZeRO-3's memory agrees with the simulated memory mo
       CHECK(planned.weights == model.weights);
       CHECK(planned.gradients == model.gradients);
       CHECK(planned.optimizer == model.optimizer);
+    }
+  }
+}
+
+TEST_CASE("llm closed forms: a mixture of experts is planned with its experts, as run models it") {
+  // Mixtral 8x7B (8 experts, top 2; transformers.md). The planner kept the experts and top_k in fields
+  // of its own that were never set, so it planned Mixtral as a dense model: one MLP a token (its
+  // estimate half the simulated step: 2.83 s against 5.75 s for dp 8 tp 2 mb 8 on 16 H100), ep never
+  // searched, and every expert on every rank whatever ep.
+  const analysis::LlmSetting moe{.model = workloads::named_transformer("mixtral-8x7b")};
+  // The ep row searches the divisors of 8 experts that divide dp.
+  const auto all = analysis::enumerate_layouts(analysis::llm_plan_dimensions(), {moe, 64, 8, 64});
+  CHECK(std::any_of(all.begin(), all.end(), [](const LlmLayout& x) { return x.ep == 8; }));
+  // Each token runs top_k = 2 experts' MLPs: against the same layers with one MLP (experts 1), the
+  // compute grows by one MLP's three SwiGLU GEMMs (2.b.s.h.ffn FLOPs each) a layer, forward and
+  // backward (3x), over 32 layers and m = 1 micro-batch.
+  analysis::LlmSetting dense = moe;
+  dense.model.experts = 1;
+  dense.model.top_k = 1;
+  const LlmLayout l{.dp = 8, .global_batch = 8};
+  const double gemm = (2.0 * 4096 * 4096 * 14'336 + 1e10) / 150e12;
+  CHECK(analysis::llm_time_estimate(moe, l, a100()).compute -
+            analysis::llm_time_estimate(dense, l, a100()).compute ==
+        doctest::Approx(32 * 3 * 3 * gemm));
+  // Its weights, gradients and optimizer state per GPU are the run's memory model's, byte for byte:
+  // the experts / tp / ep, the rest / tp (32,000 rows need no padding at tp 2).
+  for (const int pp : {1, 4}) {
+    const LlmLayout x{.dp = 8, .tp = 2, .pp = pp, .ep = 8, .zero = 1, .global_batch = 64};
+    REQUIRE(analysis::llm_layout_problem(moe, x, 8).empty());
+    const workloads::TransformerMemoryInput in{
+        .model = moe.model, .micro_batch = 1, .tp = 2, .value_bytes = 2, .zero = 1, .dp = 8, .ep = 8};
+    const auto stages = workloads::pipeline_memory(in, {.pp = pp}, static_cast<int>(x.micro_batches()));
+    REQUIRE(stages.size() == static_cast<std::size_t>(pp));
+    for (int st = 0; st < pp; ++st) {
+      CAPTURE(pp);
+      CAPTURE(st);
+      const analysis::LlmMemory planned = analysis::llm_stage_memory(moe, x, st);
+      const workloads::TransformerMemory& model = stages[static_cast<std::size_t>(st)].memory;
+      CHECK(planned.weights.count() == model.weights.count());
+      CHECK(planned.gradients == model.gradients);
+      CHECK(planned.optimizer.count() == model.optimizer.count());
+    }
+    // By hand, a middle stage of pp 4 (8 layers, no embedding or head): attention 2h^2 + 2h.kv, the
+    // router h.E and two norms over tp 2, one of the 8 experts (3.h.ffn) a rank: 2 bytes each. The
+    // run's pipeline memory counted all 8 experts on every rank (11,610,161,152 B).
+    if (pp == 4) {
+      const std::int64_t h = 4096, kv = 1024, shared = 2 * h * h + 2 * h * kv + h * 8 + 2 * h;
+      CHECK(stages[1].memory.weights.count() == 2 * 8 * (shared / 2 + 3 * h * 14'336 / 2));
     }
   }
 }

@@ -44,7 +44,9 @@ std::vector<StageMemory> pipeline_memory(const TransformerMemoryInput& in, const
   for (int s = 0; s < o.pp; ++s) {
     StageMemory& st = out[static_cast<std::size_t>(s)];
     const bool head = s == o.pp - 1 || o.pp == 1;
-    const std::int64_t params = st.layers * layer_parameters(m) / in.tp +
+    // The experts / ep as well (an expert-parallel group holds each once): every expert was counted
+    // on every rank of a pipelined mixture (Mixtral pp 2 ep 2: 5.65 GiB of weights on stage 0, not 3.03).
+    const std::int64_t params = st.layers * layer_parameters_per_rank(m, in.tp, in.ep) +
                                 (s == 0 ? m.vocab * m.hidden / in.tp : 0) +
                                 (head ? m.vocab * m.hidden / in.tp : 0);
     const std::int64_t w = (mixed ? 2 : 4) * params, g = w, opt = (mixed ? 12 : 8) * params;

@@ -38,6 +38,11 @@ std::int64_t layer_activation_bytes(const TransformerMemoryInput& in) {
   return bytes;
 }
 
+std::int64_t layer_parameters_per_rank(const TransformerModel& m, int tp, int ep) {
+  const std::int64_t experts = layer_expert_parameters(m);
+  return (layer_parameters(m) - experts) / std::max(tp, 1) + experts / std::max(tp, 1) / std::max(ep, 1);
+}
+
 std::int64_t zero3_gathered_bytes(const TransformerMemoryInput& in, std::int64_t layers, bool embedding,
                                   bool head) {
   if (in.zero < 3 || in.dp <= 1) return 0;

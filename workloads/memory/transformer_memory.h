@@ -40,6 +40,10 @@ struct TransformerMemory {
 // activated values (3 × ffn_hidden / t), and the router's FP32 logits (4 bytes × s·b·experts).
 // Expert weights, gradients and optimizer state are divided by ep as well as tp.
 std::int64_t layer_activation_bytes(const TransformerMemoryInput& in);
+// One layer's parameters on one rank: a mixture's experts / tp / ep (an expert-parallel group holds
+// each expert once), the rest / tp. The pipeline's stages and the planner's closed forms count by it.
+std::int64_t layer_parameters_per_rank(const TransformerModel& model, int tp, int ep);
+
 // ZeRO-3's gathered parameters in flight, whole for this TP (and EP) rank in the training precision:
 // the op being computed and the one gathered ahead of it (program/sharded_data_parallel.h prefetches
 // one op ahead, as FSDP does), at the largest adjacent pair of the ops gathered in turn: the

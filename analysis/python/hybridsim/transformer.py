@@ -1,6 +1,6 @@
 """The transformer vocabulary of the scenarios as typed values, with the YAML's names
 (workloads/README.md, "Transformers"; scenarios/README.md): workload.model's fields, the named models,
-workload.precision, training.micro_batch / global_batch / recompute, parallelism.tp / pp / ep / zero /
+workload.precision and gpu, training.micro_batch / global_batch / recompute, parallelism.tp / pp / ep / zero /
 sequence_parallel and pipeline.*. Each value becomes the `--set` overlays of the fields it sets (None:
 left as the scenario has it), so
 
@@ -79,11 +79,13 @@ class Model(_Section):
 @dataclasses.dataclass(frozen=True)
 class Workload(_Section):
     """workload: network is a named model ("llama3-8b", see `models()`) or "transformer" with
-    `model`; precision: "fp32" | "tf32" | "fp16" | "bf16" | "amp" | "fp8"."""
+    `model`; precision: "fp32" | "tf32" | "fp16" | "bf16" | "amp" | "fp8"; gpu: the GPU whose cost
+    model and memory price the step, "auto" | "v100" | "a100" | "a100-40gb" | "h100" | "h200"."""
     _section = "workload"
     network: Optional[str] = None
     model: Optional[Model] = None
     precision: Optional[str] = None
+    gpu: Optional[str] = None
 
 
 @dataclasses.dataclass(frozen=True)
