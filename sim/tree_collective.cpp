@@ -330,19 +330,27 @@ void TreeCollective::on_event(std::uint64_t tag) {
   const auto [c, r, j, up] = decode(tag, n_);
   ChannelState& ch = channels_[c];
   const auto parent = static_cast<std::uint32_t>(ch.nodes[r].parent);
-  const std::uint32_t sender = up ? r : parent;
   const std::uint32_t receiver = up ? parent : r;
-  // The latest either end has done anything (a reduction may end later than now).
+  // The latest the receiver has done anything (a reduction may end later than now).
   const Time now = queue_.now();
-  Node& from = ch.nodes[sender];
   Node& to = ch.nodes[receiver];
-  from.done = max(from.done, now);
   to.done = max(to.done, now);
-  --from.sends_left;
   --to.receives_left;
   if (to.ready_from == Time::max()) rank_[receiver].early_arrivals.push_back(tag);  // not joined
   else handle(ch, c, r, up, j);
-  check_done(from, sender);
+  // The sender's node is read and written by its edge's last message only (a second line an
+  // arrival, mostly a D1 miss, was read for each): an edge delivers its messages in order (links
+  // serve first come first, same-time events keep their order), so the last to arrive is the last
+  // sent, at the latest of the edge's times, and the sender is idle once its every edge has
+  // delivered its last. Its `done` is read once the tree has finished (node_done), when it is the
+  // same; nothing in handle() reads the sender's counts.
+  if (j == messages_ - 1) {
+    const std::uint32_t sender = up ? r : parent;
+    Node& from = ch.nodes[sender];
+    from.done = max(from.done, now);
+    from.sends_left -= messages_;
+    check_done(from, sender);
+  }
   check_done(to, receiver);
 }
 
