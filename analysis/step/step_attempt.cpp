@@ -5,6 +5,7 @@
 #include <utility>
 
 #include "analysis/step/embedding_forecast.h"
+#include "analysis/step/fold_forecast.h"
 #include "analysis/step/step_fold_p2p.h"
 #include "analysis/step/step_series.h"
 #include "sim/error.h"
@@ -69,18 +70,6 @@ GpuStepMetrics mean_of(const std::vector<GpuStepMetrics>& gpus) {
         &GpuStepMetrics::pipeline_bubble, &GpuStepMetrics::dp_communication})
     m.*part = mean(part);
   return m;
-}
-
-// Whether a collective has ranks on representatives and on members of a folded step.
-bool spans_members(const StepFoldPlan& fold, const workloads::CollectiveSpec& spec) {
-  bool rep = false, member = false;
-  for (const int m : spec.members) {
-    const bool is_rep =
-        fold.fold.representative[static_cast<std::size_t>(m)] == static_cast<std::uint32_t>(m);
-    rep = rep || is_rep;
-    member = member || !is_rep;
-  }
-  return rep && member;
 }
 
 // An embedded ring's position p repeats position p mod its window: a member GPU sees what its
@@ -485,14 +474,15 @@ StepResult simulate_once(const StepSetup& setup, const workloads::StepProgram& p
 }
 
 std::optional<StepEstimate> estimate_once(const StepSetup& setup, const workloads::StepProgram& program,
-                                          const StepFoldPlan& fold, Embed embed,
-                                          SimulationProgress* progress) {
+                                          const StepFoldPlan& fold, Embed embed, SimulationProgress* progress,
+                                          Attempt* refused) {
   sim::EventQueue queue;
   const std::string what = progress ? attempt_label(setup, "estimating its events") : "";
   ProgramBuildTicks parts(progress, what);
   sim::Network network(queue, setup.topology->links(), setup.switching, progress ? &parts : nullptr);
   StepCollectives collectives;
-  Attempt attempt;
+  Attempt own;
+  Attempt& attempt = refused != nullptr ? *refused : own;
   EmbeddingForecast forecast(embed == Embed::On ? network.links().size() : 0);
   if (!make_collectives(setup, program, fold, network, setup.collective, collectives, attempt, progress,
                         what, embed == Embed::On ? &forecast : nullptr))
@@ -501,16 +491,29 @@ std::optional<StepEstimate> estimate_once(const StepSetup& setup, const workload
   if (embed == Embed::On) {
     embedded = sim::embed_coupled_rings(collectives.owned, network, progress ? &parts : nullptr);
     embedded.expect_interruptions(most_tasks_simulated(program, fold));
+    // As embed_rings: members standing where their representatives' embedded rings do not repeat
+    // break the fold before it runs (the attempt's signature splits the classes for the next one).
+    if (!fold.empty() && embedded.rings > 0) {
+      std::vector<sim::EmbeddedRing*> rings;
+      for (const auto& c : collectives.owned) rings.push_back(dynamic_cast<sim::EmbeddedRing*>(c.get()));
+      if (!embedded_classes_agree(program, rings, fold, attempt)) return {};
+    }
     // The run would throw such an attempt away (simulate_attempt) and run without embedding; its
     // first try stops at the interference, and is not counted.
     const std::vector<sim::LinkId> tolerated = fold.empty() || embedded.rings == 0
                                                    ? std::vector<sim::LinkId>{}
                                                    : representative_links(*setup.topology, fold, embedded);
     if (forecast.expected_to_fail(program, collectives.owned, embedded, tolerated))
-      return estimate_once(setup, program, fold, Embed::Off, progress);
+      return estimate_once(setup, program, fold, Embed::Off, progress, refused);
   }
   sim::WorkProgress* told = progress ? &parts : nullptr;
   if (!fold.empty() && !shared_rings_may_fold(program, fold, collectives.owned, attempt, told)) return {};
+  // A ring they share that will run in full: the run gives the fold up after it (check_step_fold).
+  if (auto why = folded_ring_expected_in_full(program, fold, collectives.owned)) {
+    attempt.unsuitable = true;
+    attempt.why = std::move(*why);
+    return {};
+  }
   return step_budget_cost(program, collectives.owned, fold.fold, fold.shadow_of, told);
 }
 
