@@ -384,3 +384,25 @@ TEST_CASE("step run progress: a point of several steps counts the steps done of 
   CHECK(lines[0].starts_with("sweep: 4 s, 75 of about 400 events done (19%), about 18 s left of about "));
   CHECK(lines[1].starts_with("sweep: 6 s, 150 of about 400 events done (38%), about 10 s left of about "));
 }
+
+TEST_CASE("step run progress: a step whose fold is given up is re-estimated at its next way's figure") {
+  // Two steps estimated at 100 and 300 events (folded). The second's fold is given up after 200
+  // events and it runs again with every GPU simulated, its own lines' total now 200 given up + 1,000
+  // that way's estimate: the run's total jumps from 400 to 100 + 1,200 (it stayed at 400, and the
+  // second step was said to be past its estimate, "taken as twice what it has run").
+  HandClock hand;
+  std::ostringstream out;
+  analysis::StepRunProgress run(&out, "study", {100, 300}, "steps", hand.clock(), {.first = 0, .every = 0});
+  analysis::StepRunProgress::Share share(run, 1);
+  hand.now = 102;
+  share.tick("step 1, folded onto representative GPUs", sim::Time::zero(), 150, 300);
+  hand.now = 104;
+  share.tick("step 1, every GPU simulated", sim::Time::zero(), 400, 1200);
+  const auto lines = lines_of(out.str());
+  REQUIRE(lines.size() == 2);
+  CHECK(lines[0].starts_with("study: 2 s, 150 of about 400 events done (38%)"));
+  CHECK(
+      lines[1].starts_with("study: 4 s, 400 of about 1300 events done (31%), about 9 s left of about 13 s "
+                           "in all; 0 of 2 steps done"));
+  CHECK(lines[1].find("past its estimate") == std::string::npos);
+}
