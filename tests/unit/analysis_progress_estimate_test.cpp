@@ -214,9 +214,10 @@ TEST_CASE(
   REQUIRE(lines.size() >= 4);
   // Due 2 s in, while the second request's topology is built: the first's 8 GPUs and a share of the
   // second's 16 as its parts are told (PartShare), so the line has an estimate before it is done.
-  CHECK(lines[0] ==
-        "study: 3 s, 11 of 40 GPUs placed done (29%), about 8 s left of about 11 s in all; "
-        "resolving the configurations before any step is estimated");
+  CHECK(
+      lines[0] ==
+      "study: 3 s, 11 of 40 GPUs placed done (29%), about 8 s left of about 11 s until every configuration "
+      "is resolved, its steps not yet estimated; resolving the configurations before any step is estimated");
   CHECK(lines[1].starts_with("study: 8 s, 40 of 40 GPUs placed done (100%), nearly done; resolving"));
   // The largest steps are estimated first, each told as its parts are (the fold, the collectives:
   // estimate_program), a share of its GPUs: the first line comes within the first 16-GPU step's.
@@ -258,9 +259,22 @@ TEST_CASE("progress estimate: a study's lines count from its start in every part
   const auto lines = lines_of(out.str());
   REQUIRE(lines.size() >= 4);
   // Due 2 s into resolving: 54 s since the study began (the clock read at 104), the part's 8 s left.
+  // Its total, 62 s, is until the configurations are resolved, not the study's: its steps are not
+  // estimated yet (it said "of about 62 s in all").
   CHECK(lines[0] ==
-        "study: 54 s, 11 of 40 GPUs placed done (29%), about 8 s left of about 62 s in all; "
-        "resolving the configurations before any step is estimated");
+        "study: 54 s, 11 of 40 GPUs placed done (29%), about 8 s left of about 62 s until every "
+        "configuration is resolved, its steps not yet estimated; resolving the configurations before any "
+        "step is estimated");
+  // Every line before the steps' estimate says what its total covers; the simulating part's, after
+  // it, are the whole study's, "in all".
+  bool estimated = false;
+  for (const std::string& l : lines) {
+    INFO(l);
+    if (l.starts_with("study: 3 steps to simulate"))
+      estimated = true;
+    else if (l.find(" left of about ") != std::string::npos)
+      CHECK((l.find(" in all") != std::string::npos) == estimated);
+  }
   // Every later line, whichever part, says no less time than the one before (none starts at 0 s).
   auto seconds = [](const std::string& l) {  // "study: 54 s, ..." or "study: 3 min, ..."
     const std::string rest = l.substr(std::string("study: ").size());
