@@ -46,9 +46,10 @@ double seconds_left(double elapsed, double done, double total) {
   return elapsed * (total - done) / done;
 }
 
-std::string estimate_text(double elapsed, double left) {
+std::string estimate_text(double elapsed, double left, std::string_view until) {
   if (!(left >= 0)) return {};
-  return ", about " + wall_text(left) + " left of about " + wall_text(elapsed + left) + " in all";
+  return ", about " + wall_text(left) + " left of about " + wall_text(elapsed + left) +
+         (until.empty() ? std::string(" in all") : " until " + std::string(until));
 }
 
 ProgressEstimate::ProgressEstimate(std::ostream* out, std::string label, double total, std::string unit,
@@ -74,10 +75,10 @@ std::string ProgressEstimate::line(double done, std::string_view what) const {
   // plan whose second step ran 2.5 times its estimate, was no estimate at all (issue 31). An exact
   // total (points, cases, bytes) is done when reached.
   if (unit_ == "events" && done > total_ && total_ > 0) {
-    std::string out = label_ + ": " + wall_text(elapsed) + ", " + count(done) +
-                      " events done, past the estimate of about " + count(total_) +
-                      " (taken as twice what is done)" +
-                      estimate_text(elapsed, seconds_left(own, done, past_estimate_total(done, total_)));
+    std::string out =
+        label_ + ": " + wall_text(elapsed) + ", " + count(done) +
+        " events done, past the estimate of about " + count(total_) + " (taken as twice what is done)" +
+        estimate_text(elapsed, seconds_left(own, done, past_estimate_total(done, total_)), timing_.until);
     if (!what.empty()) out += "; " + std::string(what);
     return out;
   }
@@ -90,7 +91,7 @@ std::string ProgressEstimate::line(double done, std::string_view what) const {
   else if (done >= total_)
     out += ", nearly done";
   else
-    out += estimate_text(elapsed, seconds_left(own, shown, total_));
+    out += estimate_text(elapsed, seconds_left(own, shown, total_), timing_.until);
   if (!what.empty()) out += "; " + std::string(what);
   return out;
 }

@@ -30,13 +30,17 @@ struct ProgressTiming {
   // say the time since the command began and "in all" covers the parts before (the time left is the
   // part's, at its own rate).
   double since = -1;
+  // Where the work after this part is not estimated yet (a study resolving or estimating its steps
+  // before any is simulated): what its total covers, said instead of "in all" ("until every step is
+  // estimated, their simulation not yet counted"); empty: "in all", the whole command's.
+  std::string_view until{};
 };
 
 // "12 s", "3 min", "2.5 h": a wall time as a progress line says it.
 std::string wall_text(double seconds);
 // ", about 12 s left of about 40 s in all" from the time so far and the time left (< 0: unknown,
-// empty text).
-std::string estimate_text(double elapsed, double left);
+// empty text); with `until` (ProgressTiming::until) ", about 12 s left of about 40 s until ...".
+std::string estimate_text(double elapsed, double left, std::string_view until = {});
 // About how many seconds are left when `done` of `total` took `elapsed` (< 0: not yet known).
 double seconds_left(double elapsed, double done, double total);
 // The total an estimated one stands for once `done` has passed it: the work is taken to need as

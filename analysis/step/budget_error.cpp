@@ -26,7 +26,12 @@ std::string budget_error_text(const sim::BudgetExceeded& e, std::string_view wha
   // With the figure it takes if its collectives do not fold: a cap raised to the estimate alone
   // passed the folded step, then refused the way the run falls back to (issue 31); the same for
   // memory, where the fold holds only its representatives' state.
-  const std::string cap = e.upper_cap_text();
+  std::string cap = e.upper_cap_text();
+  // Events: also where the estimate is the figure in full (every GPU and collective simulated; a step
+  // refused by its own estimate once its fold was given up), so that every refusal that knows what
+  // passes says it: Mixtral 8x7B ep 8 with trees at --max-events 995600 said "raise it" alone.
+  if (cap.empty() && e.kind == sim::BudgetExceeded::Kind::Events && e.upper != 0 && e.upper >= e.estimate)
+    cap = std::to_string(sim::BudgetExceeded::cap_at_least(e.upper));
   const std::string to = cap.empty() ? std::string() : " to " + cap + " or more";
   if (e.kind == sim::BudgetExceeded::Kind::Events) {
     out += ", over the limit " + knobs.events_limit + " = " +

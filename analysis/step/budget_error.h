@@ -39,7 +39,9 @@ BudgetKnobs study_budget_knobs(const OptionSpelling& spelling = {});
 // set communication.fast_path: auto". The fast path is offered when it is off (and would help).
 // Where the step may fall back to simulating its collectives in full (BudgetExceeded::upper), "...,
 // up to 9.3e7 if its collectives do not fold, ...; raise it to 94000000 or more (--max-events N ...)":
-// that cap passes whichever way the step runs. Memory likewise: "..., up to 310 MB if its collectives
+// that cap passes whichever way the step runs; where the estimate is that figure already (every GPU
+// and collective in full, a run refused after its fold was given up), "raise it to 83000 or more".
+// Memory likewise: "..., up to 310 MB if its collectives
 // do not fold, ...; raise it to 310 MB or more (--max-sim-memory SIZE ...)".
 std::string budget_error_text(const sim::BudgetExceeded& e, std::string_view what, const BudgetKnobs& knobs,
                               bool fast_path_off);

@@ -5,6 +5,7 @@
 #include <utility>
 
 #include "analysis/step/embedding_forecast.h"
+#include "analysis/step/fold_forecast.h"
 #include "analysis/step/step_fold_p2p.h"
 #include "analysis/step/step_series.h"
 #include "sim/error.h"
@@ -69,18 +70,6 @@ GpuStepMetrics mean_of(const std::vector<GpuStepMetrics>& gpus) {
         &GpuStepMetrics::pipeline_bubble, &GpuStepMetrics::dp_communication})
     m.*part = mean(part);
   return m;
-}
-
-// Whether a collective has ranks on representatives and on members of a folded step.
-bool spans_members(const StepFoldPlan& fold, const workloads::CollectiveSpec& spec) {
-  bool rep = false, member = false;
-  for (const int m : spec.members) {
-    const bool is_rep =
-        fold.fold.representative[static_cast<std::size_t>(m)] == static_cast<std::uint32_t>(m);
-    rep = rep || is_rep;
-    member = member || !is_rep;
-  }
-  return rep && member;
 }
 
 // An embedded ring's position p repeats position p mod its window: a member GPU sees what its
@@ -400,6 +389,37 @@ void check_step_fold(const StepFoldPlan& fold, const workloads::StepProgram& pro
   if (attempt.fold_broken) attempt.signature = executor.fold_signature();
 }
 
+// An attempt's estimate charged before its event loop. Refused once a fold was given up, the run had
+// begun, and the refusal says so (Mixtral 8x7B ep 8 with trees at --max-events 995600 said nothing of
+// its first attempt's 289,986 events).
+void charge_attempt(const StepEstimate& estimate, sim::SimulationBudget& budget, std::uint64_t max_events,
+                    std::uint64_t given_up) {
+  try {
+    estimate.charge(budget, max_events);
+  } catch (sim::BudgetExceeded& over) {
+    if (given_up > 0)
+      over.cause += std::string(over.cause.empty() ? "" : " and ") + "its earlier attempts were given up (" +
+                    sim::BudgetExceeded::count_text(given_up) + " events run, thrown away)";
+    throw;
+  }
+}
+
+// A fallback's charge past twice the cap, mid-run, in the words of the user's cap (`max_events`).
+[[noreturn]] void refuse_fallback(sim::BudgetExceeded& over, const StepEstimate& estimate,
+                                  std::uint64_t max_events) {
+  // Memory: a collective started in full holds more messages than estimated; quote every one's.
+  if (over.kind != sim::BudgetExceeded::Kind::Events) {
+    over.upper = static_cast<std::uint64_t>(estimate.full_memory);
+    throw over;
+  }
+  // The cap to raise it to: every GPU and collective in full (the most any way of the step takes,
+  // each of its attempts charged against twice the cap), or what this one charged if more.
+  sim::BudgetExceeded again(over.kind, over.estimate, max_events, over.in_flight,
+                            over.cause + ", past twice the limit its estimate passed");
+  again.upper = std::max(estimate.full_events, over.estimate);
+  throw again;
+}
+
 }  // namespace
 
 StepResult simulate_once(const StepSetup& setup, const workloads::StepProgram& program,
@@ -434,7 +454,8 @@ StepResult simulate_once(const StepSetup& setup, const workloads::StepProgram& p
   if (!fold.empty() && !shared_rings_may_fold(program, fold, collectives.owned, attempt, &parts)) return {};
   const StepEstimate estimate =
       step_budget_cost(program, collectives.owned, fold.fold, fold.shadow_of, &parts);
-  estimate.charge(budget, setup.limits.max_events);
+  const std::uint64_t given_up = attempt.before + attempt.given_up_events;
+  charge_attempt(estimate, budget, setup.limits.max_events, given_up);
 
   // Told GPU by GPU: at 65,536 GPUs its check, fold and start take seconds.
   sim::StreamExecutor executor(queue, program.gpus, collectives.pointers, program.event_count, setup.executor,
@@ -444,15 +465,10 @@ StepResult simulate_once(const StepSetup& setup, const workloads::StepProgram& p
   executor.start();
   try {
     ticks.set_expected(estimate.events());
-    ticks.set_given_up(attempt.before + attempt.given_up_events);
+    ticks.set_given_up(given_up);
     ticks.run();
   } catch (sim::BudgetExceeded& over) {  // a fallback's charge: in the words of the user's cap
-    // Memory: a collective started in full holds more messages than estimated; quote every one's.
-    if (over.kind != sim::BudgetExceeded::Kind::Events)
-      over.upper = static_cast<std::uint64_t>(estimate.full_memory);
-    if (over.kind != sim::BudgetExceeded::Kind::Events) throw;
-    throw sim::BudgetExceeded(over.kind, over.estimate, setup.limits.max_events, over.in_flight,
-                              over.cause + ", past twice the limit its estimate passed");
+    refuse_fallback(over, estimate, setup.limits.max_events);
   }
   if (embedded.rings > 0 && sim::interfered(network)) {  // stopped there (or ran out after it)
     attempt.interfered = true;
@@ -485,14 +501,15 @@ StepResult simulate_once(const StepSetup& setup, const workloads::StepProgram& p
 }
 
 std::optional<StepEstimate> estimate_once(const StepSetup& setup, const workloads::StepProgram& program,
-                                          const StepFoldPlan& fold, Embed embed,
-                                          SimulationProgress* progress) {
+                                          const StepFoldPlan& fold, Embed embed, SimulationProgress* progress,
+                                          Attempt* refused) {
   sim::EventQueue queue;
   const std::string what = progress ? attempt_label(setup, "estimating its events") : "";
   ProgramBuildTicks parts(progress, what);
   sim::Network network(queue, setup.topology->links(), setup.switching, progress ? &parts : nullptr);
   StepCollectives collectives;
-  Attempt attempt;
+  Attempt own;
+  Attempt& attempt = refused != nullptr ? *refused : own;
   EmbeddingForecast forecast(embed == Embed::On ? network.links().size() : 0);
   if (!make_collectives(setup, program, fold, network, setup.collective, collectives, attempt, progress,
                         what, embed == Embed::On ? &forecast : nullptr))
@@ -501,16 +518,29 @@ std::optional<StepEstimate> estimate_once(const StepSetup& setup, const workload
   if (embed == Embed::On) {
     embedded = sim::embed_coupled_rings(collectives.owned, network, progress ? &parts : nullptr);
     embedded.expect_interruptions(most_tasks_simulated(program, fold));
+    // As embed_rings: members standing where their representatives' embedded rings do not repeat
+    // break the fold before it runs (the attempt's signature splits the classes for the next one).
+    if (!fold.empty() && embedded.rings > 0) {
+      std::vector<sim::EmbeddedRing*> rings;
+      for (const auto& c : collectives.owned) rings.push_back(dynamic_cast<sim::EmbeddedRing*>(c.get()));
+      if (!embedded_classes_agree(program, rings, fold, attempt)) return {};
+    }
     // The run would throw such an attempt away (simulate_attempt) and run without embedding; its
     // first try stops at the interference, and is not counted.
     const std::vector<sim::LinkId> tolerated = fold.empty() || embedded.rings == 0
                                                    ? std::vector<sim::LinkId>{}
                                                    : representative_links(*setup.topology, fold, embedded);
     if (forecast.expected_to_fail(program, collectives.owned, embedded, tolerated))
-      return estimate_once(setup, program, fold, Embed::Off, progress);
+      return estimate_once(setup, program, fold, Embed::Off, progress, refused);
   }
   sim::WorkProgress* told = progress ? &parts : nullptr;
   if (!fold.empty() && !shared_rings_may_fold(program, fold, collectives.owned, attempt, told)) return {};
+  // A ring they share that will run in full: the run gives the fold up after it (check_step_fold).
+  if (auto why = folded_ring_expected_in_full(program, fold, collectives.owned)) {
+    attempt.unsuitable = true;
+    attempt.why = std::move(*why);
+    return {};
+  }
   return step_budget_cost(program, collectives.owned, fold.fold, fold.shadow_of, told);
 }
 

@@ -58,11 +58,14 @@ StepResult simulate_attempt(const StepSetup& setup, const workloads::StepProgram
                             std::string_view what);
 
 // What simulate_once checks before its event loop, without running it (analysis/step/step_estimate.h);
-// nullopt when the attempt would be refused before it starts (a fold a collective cannot take).
+// nullopt when the attempt would be refused before it starts (a fold a collective cannot take, members
+// where their representatives' embedded rings do not repeat) or is expected to be given up after its
+// run (a ring they share that will run in full, analysis/step/fold_forecast.h); `refused` (null: not
+// wanted) then says how, as the run's Attempt would (its signature where the fold broke).
 // `progress` (null: none) is told of its collectives' set-up and ring embedding, part by part.
 std::optional<StepEstimate> estimate_once(const StepSetup& setup, const workloads::StepProgram& program,
                                           const StepFoldPlan& fold, Embed embed,
-                                          SimulationProgress* progress = nullptr);
+                                          SimulationProgress* progress = nullptr, Attempt* refused = nullptr);
 // check_step_budget's figures: the program's task events, the collectives' state, and the full cost
 // of those that cannot fold (step_runner.cpp); under a fold, only the representatives' tasks. Its
 // full_events count every GPU and collective, a shadow (null) as the collective `shadow_of` names.

@@ -209,6 +209,12 @@ StepFoldBasis step_fold_basis(const workloads::StepProgram& program, const topol
   return out;
 }
 
+void refine_classes(std::vector<std::uint64_t>& refine, const std::vector<std::uint64_t>& signature) {
+  if (refine.empty()) refine.assign(signature.size(), 0);
+  for (std::size_t g = 0; g < refine.size(); ++g)
+    if (signature[g] != 0) refine[g] = refine[g] * 0x9E3779B97F4A7C15ULL + signature[g];
+}
+
 StepFoldPlan plan_step_fold(const workloads::StepProgram& program, const topology::Topology& topology,
                             const std::vector<std::uint64_t>& refine) {
   return plan_step_fold(program, topology, step_fold_basis(program, topology), refine);

@@ -48,6 +48,13 @@ StepFoldPlan plan_step_fold(const workloads::StepProgram& program, const topolog
                             const StepFoldBasis& basis, const std::vector<std::uint64_t>& refine,
                             sim::WorkProgress* progress = nullptr);
 
+// Up to this many folded attempts of a step (step_runner.cpp's ladder, and its estimate), each with
+// its classes split by what the last one saw.
+inline constexpr int kFoldAttempts = 4;
+// Splits the classes `refine` (empty: none split yet) by a broken attempt's per-GPU `signature` of
+// what each GPU saw (0: nothing told), keeping the splits made before.
+void refine_classes(std::vector<std::uint64_t>& refine, const std::vector<std::uint64_t>& signature);
+
 // `refine[g]` (may be empty) splits classes further: GPUs whose machines' values differ never share
 // one (a machine's value combines its GPUs').
 StepFoldPlan plan_step_fold(const workloads::StepProgram& program, const topology::Topology& topology,

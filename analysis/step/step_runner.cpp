@@ -146,9 +146,6 @@ StepResult simulate_on_one_gpu(const workloads::Profile& profile) {
 
 namespace {
 
-// Up to this many folded attempts, each with its classes split by what the last one saw.
-constexpr int kFoldAttempts = 4;
-
 // The ways to simulate a step, cheapest first (kStrategies): the first that holds gives the
 // result, and each one before it leaves why it was refused. What they pass on to the next.
 struct Ladder {
@@ -218,10 +215,7 @@ std::optional<StepResult> folded_gpus(const StepSetup& setup, const workloads::S
     // A folded ring's assumption failed: every GPU below. (When members saw other timelines they
     // also joined their next bucket at the wrong times, which can look the same.)
     if (!attempt.fold_broken) return refuse(ladder, "another transfer crossed a folded ring's links");
-    if (ladder.refine.empty()) ladder.refine.assign(attempt.signature.size(), 0);
-    for (std::size_t g = 0; g < ladder.refine.size(); ++g)
-      if (attempt.signature[g] != 0)
-        ladder.refine[g] = ladder.refine[g] * 0x9E3779B97F4A7C15ULL + attempt.signature[g];
+    refine_classes(ladder.refine, attempt.signature);
     ladder.step_fold_reason = "GPUs alike in program and machine saw different collective timelines";
   }
   return refuse(ladder, ladder.step_fold_reason);

@@ -50,9 +50,12 @@ void StepRunProgress::count_as(std::size_t i, std::uint64_t events) {
   progress_.set_total(static_cast<double>(total_));
 }
 
-void StepRunProgress::step_events(std::size_t i, std::uint64_t events) {
+void StepRunProgress::step_events(std::size_t i, std::uint64_t events, std::uint64_t estimated) {
   std::lock_guard guard(lock_);
   if (i >= reached_.size()) return;
+  // Re-estimated by its own run: a fold given up (every GPU simulated after it) costs the step what
+  // that way's estimate says, not what the folded one's did.
+  estimate_[i] = std::max(estimate_[i], estimated);
   // A step past its estimate (within a factor of 2 of most steps, not a bound: a step whose fold is
   // given up runs its attempts one after another) is taken to need as much again as it has run, and
   // the whole run's total grows by as much, so the line keeps a time left, from the steps left too.

@@ -34,8 +34,11 @@ class StepRunProgress {
   StepRunProgress(std::ostream* out, std::string label, std::vector<std::uint64_t> events,
                   std::string noun = "steps", ProgressClock clock = steady_progress_clock(),
                   ProgressTiming timing = {});
-  // Step i has processed `events` so far (in its current attempt).
-  void step_events(std::size_t i, std::uint64_t events);
+  // Step i has processed `events` so far (the attempts it gave up counted done). `estimated`: its own
+  // lines' total (SimulationProgressReport::estimated_events; 0: none), which jumps where its fold is
+  // given up and it runs again another way (the events given up and that way's estimate): where more
+  // than its estimate so far, the step is re-estimated at it, and the whole run's total with it.
+  void step_events(std::size_t i, std::uint64_t events, std::uint64_t estimated = 0);
   // Step i (a point of several steps) has done `share` (0 to 1) of its estimate.
   void step_share(std::size_t i, double share);
   // Step i finished (or failed): it counts its whole estimate from now on.
@@ -57,7 +60,7 @@ class StepRunProgress {
       if (r.steps_total > 0)
         run_.step_share(i_, static_cast<double>(r.steps_done) / r.steps_total);
       else if (!steps_)
-        run_.step_events(i_, r.events);
+        run_.step_events(i_, r.events, r.estimated_events);
     }
 
    private:

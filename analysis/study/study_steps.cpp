@@ -287,8 +287,9 @@ std::vector<StepEstimate> estimate_todo(std::vector<Resolved>& todo, const StepR
   // told like any long work, the GPUs of the steps estimated counting (the largest come first).
   double gpus = 0;
   for (const Resolved& r : todo) gpus += r.label.gpus;
-  ProgressEstimate estimating(options.progress, options.label, gpus, "GPUs' steps estimated", options.clock,
-                              {.since = options.started});
+  ProgressEstimate estimating(
+      options.progress, options.label, gpus, "GPUs' steps estimated", options.clock,
+      {.since = options.started, .until = "every step is estimated, their simulation not yet counted"});
   std::atomic<std::int64_t> estimated{0};
   run_parallel(
       todo.size(), options.threads,
@@ -450,9 +451,12 @@ std::vector<StepRef> StepCache::simulate(const std::vector<StepRequest>& request
   // Resolving builds each cluster's topology and every request's mapping: seconds for a large grid.
   ReadRequests read = read_requests(requests);
   std::vector<double>& weights = read.weights;
-  ProgressEstimate resolving(options.progress, options.label,
-                             std::accumulate(weights.begin(), weights.end(), 0.0), "GPUs placed",
-                             options.clock, {.since = options.started});
+  // Its lines' total is this part's: the steps' estimates and simulation after it are not known yet
+  // (it said "about 37 s left of about 39 s in all" of a study that ran minutes more).
+  ProgressEstimate resolving(
+      options.progress, options.label, std::accumulate(weights.begin(), weights.end(), 0.0), "GPUs placed",
+      options.clock,
+      {.since = options.started, .until = "every configuration is resolved, its steps not yet estimated"});
   double resolved = 0;
   for (std::size_t i = 0; i < requests.size(); ++i) {
     const StepRequest& request = requests[i];

@@ -24,6 +24,18 @@
 using namespace hybridsim;
 namespace fs = std::filesystem;
 
+namespace {
+// The most an estimate may be over its run: 2, and a little more for the points whose tasks are
+// counted two events each where some take one (est40's table: nvlink-bandwidth points 5-9 at 2.03,
+// dp 16 x mp 2 on DGX-1 with every GPU simulated).
+constexpr double kMostOver = 2.05;
+// The one point under 0.5: GNMT dp 32 x mp 2 on 8 DGX H100 in AMP, whose refined fold's embedded rings
+// are interfered with a third of the way into its run (its FP32 twin, point 5, stays embedded and
+// folded: not a thing its plan tells), so that it runs every GPU after: estimated at 160,704 events
+// as folded, it runs 366,240 (0.439; 0.358 on main a9bab50, estimated on its first, broken fold).
+constexpr const char* kEmbeddingInterfered = "scenarios/what-if/precision-and-gpu.yaml point 7";
+}  // namespace
+
 TEST_CASE("shipped estimate: every point's events and memory against its run") {
   // Not a structured binding: CAPTURE takes its argument in a lambda, which clang before 16 refuses
   // for a binding (the ASan build of .ci/run).
@@ -44,5 +56,11 @@ TEST_CASE("shipped estimate: every point's events and memory against its run") {
     std::fflush(stdout);
     CAPTURE(name);
     CHECK(held <= e.memory());
+    // The events within a factor of 2 either way of the run's (its last attempt's, the way it ran),
+    // wherever its fold is given up too: counted as folded there, five points were at 0.36-0.49
+    // (fast-path point 0, precision-and-gpu points 4, 6 and 7, variability point 11).
+    const double ratio = double(e.events()) / double(r.events);
+    CHECK(ratio >= (name == kEmbeddingInterfered ? 0.43 : 0.5));
+    CHECK(ratio <= kMostOver);
   }
 }

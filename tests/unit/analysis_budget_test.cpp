@@ -62,7 +62,8 @@ TEST_CASE("budget: a step over its event cap is refused up front, and runs under
     const std::string what = e.what();
     CHECK(what.ends_with(
         "dgx1-gnmt-dp8.yaml: the step would simulate about 82112 events (under a second at 5e6 "
-        "events/s), over the limit simulation.max_events = 82111; raise it (--max-events N or "
+        "events/s), over the limit simulation.max_events = 82111; raise it to 82112 or more (--max-events N "
+        "or "
         "simulation.max_events, 0 = no limit) or set communication.fast_path: auto"));
   }
   const analysis::ScenarioRun raised = run_with({off, "simulation.max_events=82112"});

@@ -214,9 +214,10 @@ TEST_CASE(
   REQUIRE(lines.size() >= 4);
   // Due 2 s in, while the second request's topology is built: the first's 8 GPUs and a share of the
   // second's 16 as its parts are told (PartShare), so the line has an estimate before it is done.
-  CHECK(lines[0] ==
-        "study: 3 s, 11 of 40 GPUs placed done (29%), about 8 s left of about 11 s in all; "
-        "resolving the configurations before any step is estimated");
+  CHECK(
+      lines[0] ==
+      "study: 3 s, 11 of 40 GPUs placed done (29%), about 8 s left of about 11 s until every configuration "
+      "is resolved, its steps not yet estimated; resolving the configurations before any step is estimated");
   CHECK(lines[1].starts_with("study: 8 s, 40 of 40 GPUs placed done (100%), nearly done; resolving"));
   // The largest steps are estimated first, each told as its parts are (the fold, the collectives:
   // estimate_program), a share of its GPUs: the first line comes within the first 16-GPU step's.
@@ -258,9 +259,22 @@ TEST_CASE("progress estimate: a study's lines count from its start in every part
   const auto lines = lines_of(out.str());
   REQUIRE(lines.size() >= 4);
   // Due 2 s into resolving: 54 s since the study began (the clock read at 104), the part's 8 s left.
+  // Its total, 62 s, is until the configurations are resolved, not the study's: its steps are not
+  // estimated yet (it said "of about 62 s in all").
   CHECK(lines[0] ==
-        "study: 54 s, 11 of 40 GPUs placed done (29%), about 8 s left of about 62 s in all; "
-        "resolving the configurations before any step is estimated");
+        "study: 54 s, 11 of 40 GPUs placed done (29%), about 8 s left of about 62 s until every "
+        "configuration is resolved, its steps not yet estimated; resolving the configurations before any "
+        "step is estimated");
+  // Every line before the steps' estimate says what its total covers; the simulating part's, after
+  // it, are the whole study's, "in all".
+  bool estimated = false;
+  for (const std::string& l : lines) {
+    INFO(l);
+    if (l.starts_with("study: 3 steps to simulate"))
+      estimated = true;
+    else if (l.find(" left of about ") != std::string::npos)
+      CHECK((l.find(" in all") != std::string::npos) == estimated);
+  }
   // Every later line, whichever part, says no less time than the one before (none starts at 0 s).
   auto seconds = [](const std::string& l) {  // "study: 54 s, ..." or "study: 3 min, ..."
     const std::string rest = l.substr(std::string("study: ").size());
@@ -383,4 +397,26 @@ TEST_CASE("step run progress: a point of several steps counts the steps done of 
   REQUIRE(lines.size() == 2);  // the step's events told nothing
   CHECK(lines[0].starts_with("sweep: 4 s, 75 of about 400 events done (19%), about 18 s left of about "));
   CHECK(lines[1].starts_with("sweep: 6 s, 150 of about 400 events done (38%), about 10 s left of about "));
+}
+
+TEST_CASE("step run progress: a step whose fold is given up is re-estimated at its next way's figure") {
+  // Two steps estimated at 100 and 300 events (folded). The second's fold is given up after 200
+  // events and it runs again with every GPU simulated, its own lines' total now 200 given up + 1,000
+  // that way's estimate: the run's total jumps from 400 to 100 + 1,200 (it stayed at 400, and the
+  // second step was said to be past its estimate, "taken as twice what it has run").
+  HandClock hand;
+  std::ostringstream out;
+  analysis::StepRunProgress run(&out, "study", {100, 300}, "steps", hand.clock(), {.first = 0, .every = 0});
+  analysis::StepRunProgress::Share share(run, 1);
+  hand.now = 102;
+  share.tick("step 1, folded onto representative GPUs", sim::Time::zero(), 150, 300);
+  hand.now = 104;
+  share.tick("step 1, every GPU simulated", sim::Time::zero(), 400, 1200);
+  const auto lines = lines_of(out.str());
+  REQUIRE(lines.size() == 2);
+  CHECK(lines[0].starts_with("study: 2 s, 150 of about 400 events done (38%)"));
+  CHECK(
+      lines[1].starts_with("study: 4 s, 400 of about 1300 events done (31%), about 9 s left of about 13 s "
+                           "in all; 0 of 2 steps done"));
+  CHECK(lines[1].find("past its estimate") == std::string::npos);
 }
