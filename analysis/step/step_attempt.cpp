@@ -410,7 +410,7 @@ void charge_attempt(const StepEstimate& estimate, sim::SimulationBudget& budget,
   // Memory: a collective started in full holds more messages than estimated; quote every one's.
   if (over.kind != sim::BudgetExceeded::Kind::Events) {
     over.upper = static_cast<std::uint64_t>(estimate.full_memory);
-    throw over;
+    throw;  // the exception being handled (refuse_fallback runs inside simulate_once's handler)
   }
   // The cap to raise it to: every GPU and collective in full (the most any way of the step takes,
   // each of its attempts charged against twice the cap), or what this one charged if more.
