@@ -112,7 +112,7 @@ int plan_command(int argc, const char* const* argv) {
       "show-unfit", "also rank configurations that do not fit in memory (last, marked !)")(
       "max-events", po::value(&o.max_events),
       "events one step may simulate (default 2000000000; transformers: 20000000 a candidate, one past it "
-      "is ranked by its closed form, not simulated; 0 = no limit)")(
+      "is listed by its closed form after the simulated ones, not ranked with them; 0 = no limit)")(
       "max-sim-memory", po::value(&o.max_sim_memory),
       "simulation state one step may hold, e.g. \"8 GiB\" (0 B or unlimited = no limit)")(
       "threads,j", po::value(&o.threads)->default_value(0), "simulations at once; 0 = all cores")(

@@ -111,7 +111,7 @@ LlmPlanRequest make_llm_plan_request(const LlmPlanOptions& o) {
   r.critical_batch_tokens = o.critical_batch_tokens;
   r.simulate = o.simulate;
   r.threads = o.threads;
-  // A candidate whose step would simulate past the budget is ranked by its closed form instead.
+  // A candidate whose step would simulate past the budget keeps its closed form, listed apart.
   const std::string events = o.max_events.empty() ? std::to_string(kPlanCandidateEvents) : o.max_events;
   r.limits = limit_overlay(events, o.max_sim_memory, o.spelling);
   r.budget_knobs = study_budget_knobs(o.spelling);

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <optional>
 #include <ostream>
 #include <string>
 #include <string_view>
@@ -56,30 +57,31 @@ void print_header(const LlmPlanResult& r, std::ostream& out) {
   if (!off.empty()) out << "; not searched:" << off;
   out << "\n"
       << counted(r.enumerated, "layout") << ", " << r.fitting << (r.fitting == 1 ? " fits" : " fit")
-      << " in memory; of the best by the closed-form estimate, "
-      << r.ranked.size() - r.estimated + r.skipped.size() << " simulated";
+      << " in memory; of the best by the closed-form estimate, " << r.simulated_rows() + r.skipped.size()
+      << " simulated";
   if (r.estimated > 0)
     out << ", " << r.estimated << " estimated, not simulated (over the plan's " << budget_text(q)
-        << ", or their programs too large to build within it; each says why: ranked by their closed form)";
+        << ", or their programs too large to build within it; each says why: "
+        << (r.simulated_rows() > 0 ? "listed apart, not ranked against the simulated)"
+                                   : "ranked by their closed form, an estimate)");
   out << "\n\n";
 }
 
-}  // namespace
-
-void print_llm_plan(const LlmPlanResult& r, std::ostream& out, int top) {
-  print_header(r, out);
-  const std::size_t n = std::min<std::size_t>(r.ranked.size(), static_cast<std::size_t>(std::max(top, 1)));
+// The table's rows [from, to) of r.ranked: numbered from 1 when `numbered` (the ranking), else
+// "-" (estimated rows listed apart from the simulated ranking).
+void print_rows(const LlmPlanResult& r, std::size_t from, std::size_t to, bool numbered, std::ostream& out) {
   // The layout column as wide as the longest label printed (every row searched can be ~90 columns),
   // so that the numbers stay under their headings.
   int width = 6;
-  for (std::size_t i = 0; i < n; ++i)
+  for (std::size_t i = from; i < to; ++i)
     width = std::max(width, static_cast<int>(layout_label(r.request.dimensions, r.ranked[i].layout).size()));
   std::vector<char> line(static_cast<std::size_t>(width) + 128);
   std::snprintf(line.data(), line.size(), "%-4s %-*s %9s %9s %12s %9s %11s %9s\n", "rank", width, "layout",
                 "step s", "est. s", "tokens/s", "TFLOP/s", "to train", "peak GiB");
+  if (!numbered) std::copy_n("-   ", 4, line.data());  // listed, not ranked
   out << line.data();
   const auto& model = r.request.setting.model;
-  for (std::size_t i = 0; i < n; ++i) {
+  for (std::size_t i = from; i < to; ++i) {
     const LlmPlanCandidate& c = r.ranked[i];
     const bool full = c.layout.recompute == workloads::Recompute::Full;
     // Model TFLOP/s per GPU as Narayanan et al. count them (recomputation included).
@@ -87,8 +89,9 @@ void print_llm_plan(const LlmPlanResult& r, std::ostream& out, int top) {
         static_cast<double>(workloads::model_flop_per_iteration(model, c.layout.global_batch, full));
     const double tflops = flop / c.step_seconds() / r.gpus / 1e12;
     const std::string gib = workloads::format_gib(c.memory.total());
+    const std::string rank = numbered ? std::to_string(i - from + 1) : "-";
     // An estimated row has no simulated step: its step column says so, its rates are the estimate's.
-    std::snprintf(line.data(), line.size(), "%-4zu %-*s %9s %9s %12s %9s %11s %9s\n", i + 1, width,
+    std::snprintf(line.data(), line.size(), "%-4s %-*s %9s %9s %12s %9s %11s %9s\n", rank.c_str(), width,
                   layout_label(r.request.dimensions, c.layout).c_str(),
                   c.simulated() ? format_fixed(c.step_seconds(), 3).c_str() : "estimated",
                   format_fixed(c.estimate.step(), 3).c_str(),
@@ -97,8 +100,68 @@ void print_llm_plan(const LlmPlanResult& r, std::ostream& out, int top) {
                   gib.substr(0, gib.size() - 4).c_str());
     out << line.data();
   }
+}
+
+// "0.967-0.985 of the simulated step on the 3 simulated rows here" (one figure where they agree).
+std::string ratio_text(const LlmPlanResult& r) {
+  const std::optional<LlmClosedFormRatio> ratio = llm_closed_form_ratio(r);
+  if (!ratio) return {};
+  const std::string least = format_fixed(ratio->least, 3), largest = format_fixed(ratio->largest, 3);
+  return (least == largest ? least : least + "-" + largest) + " of the simulated step on the " +
+         (r.simulated_rows() == 1 ? std::string("simulated row")
+                                  : counted(r.simulated_rows(), "simulated row")) +
+         " here";
+}
+
+// The plan's metric as a figure: "41.283 s a step, 397,015 tokens/s" (and the time to train).
+std::string figures(const LlmPlanCandidate& c) {
+  return format_fixed(c.step_seconds(), 3) + " s a step, " + format_count(std::llround(c.tokens_per_second)) +
+         " tokens/s" +
+         (c.time_to_train_seconds ? ", " + format_duration(*c.time_to_train_seconds) + " to train"
+                                  : std::string());
+}
+
+// The estimated rows after the simulated ranking: under their own heading, each with its closed
+// form and the cap that keeps it from being simulated, and one plain line where any of them beats
+// the best simulated row by its closed form.
+void print_estimated_apart(const LlmPlanResult& r, std::size_t shown, std::ostream& out) {
+  const std::size_t from = r.simulated_rows(), to = std::min(r.ranked.size(), from + shown);
+  out << "\nestimated, not simulated: " << counted(r.estimated, "layout")
+      << " by their closed form, listed apart, not ranked against the simulated rows above (the closed form "
+         "ran "
+      << ratio_text(r) << ")";
+  if (to - from < r.estimated) out << "; the first " << to - from << " shown (--top)";
   out << "\n";
+  print_rows(r, from, to, false, out);
+  out << "\n";
+  if (const std::size_t faster = llm_estimated_faster(r); faster > 0)
+    out << counted(faster, "estimated layout") << " may be faster than #1 by "
+        << (faster == 1 ? "its" : "their") << " closed form (which ran " << ratio_text(r)
+        << "): raise the cap " << (faster == 1 ? "its line names" : "each line names")
+        << " below to simulate " << (faster == 1 ? "it" : "them") << "\n";
+  for (std::size_t i = from; i < to; ++i)
+    out << layout_label(r.request.dimensions, r.ranked[i].layout) << ": " << r.ranked[i].why << "\n";
+}
+
+}  // namespace
+
+void print_llm_plan(const LlmPlanResult& r, std::ostream& out, int top) {
+  print_header(r, out);
+  const std::size_t shown = static_cast<std::size_t>(std::max(top, 1));
+  // The ranking: the simulated rows, or, where none could be simulated, the estimates as estimates.
+  const std::size_t ranked = r.simulated_rows() > 0 ? r.simulated_rows() : r.ranked.size();
+  const std::size_t n = std::min(ranked, shown);
+  print_rows(r, 0, n, true, out);
+  out << "\n";
+  const LlmPlanCandidate& best = r.ranked.front();
+  const std::string label = layout_label(r.request.dimensions, best.layout);
+  if (r.simulated_rows() > 0)
+    out << "best: #1 " << label << ", simulated: " << figures(best) << "\n";
+  else
+    out << "best by the closed form, an estimate (no layout could be simulated within the plan's caps): #1 "
+        << label << ", estimated: " << figures(best) << "\n";
   for (std::size_t i = 0; i < n && i < 5; ++i) out << "#" << i + 1 << " " << r.ranked[i].why << "\n";
+  if (r.simulated_rows() > 0 && r.estimated > 0) print_estimated_apart(r, shown, out);
   if (r.estimated > 0)
     out << "estimated rows (\"estimated\" in the step column) were not simulated: their tokens/s, TFLOP/s "
            "and time to train are the closed form's, not the simulator's\n";

@@ -255,12 +255,33 @@ void simulate_best(const LlmPlanRequest& r, const std::vector<LlmPlanCandidate>&
 }  // namespace
 
 std::size_t llm_runner_up(const LlmPlanResult& r) {
-  for (std::size_t i = 1; i < r.ranked.size(); ++i) {
+  // A simulated best is compared with simulated rows only: an estimated one is another basis.
+  const std::size_t rows = r.simulated_rows() > 0 ? r.simulated_rows() : r.ranked.size();
+  for (std::size_t i = 1; i < rows; ++i) {
     const LlmPlanCandidate &a = r.ranked[0], &b = r.ranked[i];
     if (a.simulated() && b.simulated() ? b.step->id != a.step->id : b.step_seconds() != a.step_seconds())
       return i;
   }
   return r.ranked.size();
+}
+
+std::optional<LlmClosedFormRatio> llm_closed_form_ratio(const LlmPlanResult& r) {
+  std::optional<LlmClosedFormRatio> out;
+  for (std::size_t i = 0; i < r.simulated_rows(); ++i) {
+    const LlmPlanCandidate& c = r.ranked[i];
+    const double ratio = c.estimate.step() / c.step_seconds();
+    if (!out) out = LlmClosedFormRatio{ratio, ratio};
+    out->least = std::min(out->least, ratio);
+    out->largest = std::max(out->largest, ratio);
+  }
+  return out;
+}
+
+std::size_t llm_estimated_faster(const LlmPlanResult& r) {
+  if (r.simulated_rows() == 0) return 0;
+  return static_cast<std::size_t>(
+      std::count_if(r.ranked.begin() + static_cast<std::ptrdiff_t>(r.simulated_rows()), r.ranked.end(),
+                    [&](const LlmPlanCandidate& c) { return better(c, r.ranked.front()); }));
 }
 
 LlmPlanResult plan_llm(const LlmPlanRequest& r, StepCache* cache) {
@@ -281,9 +302,15 @@ LlmPlanResult plan_llm(const LlmPlanRequest& r, StepCache* cache) {
     throw LlmPlanRefused(LlmPlanRefusal::NoneSimulated,
                          "no candidate of " + r.model + " on " + std::to_string(r.gpus) +
                              " GPUs could be simulated: " + result.skipped.front());
-  std::stable_sort(result.ranked.begin(), result.ranked.end(), better);
-  for (std::size_t i = 0; i < result.ranked.size() && i < 5; ++i)
-    result.ranked[i].why = breakdown(result.ranked[i]);
+  // The simulated rows ranked first, then the estimated ones apart: a closed form is never ranked
+  // against a simulated step (it ran low on pipelines: an estimated #1 was slower in its own run
+  // than the simulated rows below it).
+  std::stable_sort(result.ranked.begin(), result.ranked.end(),
+                   [](const LlmPlanCandidate& a, const LlmPlanCandidate& b) {
+                     if (a.simulated() != b.simulated()) return a.simulated();
+                     return better(a, b);
+                   });
+  for (LlmPlanCandidate& c : result.ranked) c.why = breakdown(c);
   // The runner-up: the next candidate with another step (two layouts can resolve to one step, e.g.
   // selective recomputation under flash attention, which stores no softmax anyway).
   const std::size_t next = llm_runner_up(result);

@@ -7,12 +7,16 @@
 // which; it explains the winner against the runner-up.
 // A candidate whose step would simulate more events than the plan's budget (--max-events, by
 // default kPlanCandidateEvents), found before its event loop starts by the run's own estimate
-// (analysis/step/step_estimate.h: what the fold leaves to simulate), is not simulated: it is ranked
-// by its closed form and marked "estimated, not simulated" (a step that folds onto a few GPUs costs
+// (analysis/step/step_estimate.h: what the fold leaves to simulate), is not simulated: it keeps its
+// closed form and is marked "estimated, not simulated" (a step that folds onto a few GPUs costs
 // little and is simulated; one that does not fold is estimated until it does). So is one whose
 // program of every GPU's tasks, which that estimate needs built, would take too long to build or
 // hold too much memory, judged before it is built (analysis/plan/llm_candidate_cost.h); those
 // built at once on the threads share one memory budget.
+// The verdict rests on simulated rows only: they are ranked first, and the estimated ones are
+// listed apart after them, never ranked against them (the closed form runs a few per cent off the
+// simulator, low on pipelines: an estimated #1 above simulated rows was slower in its own `run`).
+// Only where nothing could be simulated are the estimates ranked, as estimates.
 //   LlmPlanResult r = plan_llm(make_llm_plan_request({.model = "llama3-8b", .gpus = 64, .gpu = "h100"}));
 //   print_llm_plan(r, std::cout);
 #pragma once
@@ -59,7 +63,7 @@ struct LlmPlanRequest {
   std::vector<PlanDimension> dimensions = llm_plan_dimensions();
   int simulate = 8;  // the best K by the estimate that are simulated; 0: every one that fits
   // Candidates tried for simulation at most, best estimate first, while fewer than K simulated (those
-  // over the budget are ranked by their closed form): 2K; 0: every one that fits.
+  // over the budget keep their closed form, listed apart): 2K; 0: every one that fits.
   int attempts() const { return simulate * 2; }
   int threads = 0;
   std::ostream* progress = nullptr;
@@ -98,20 +102,35 @@ struct LlmPlanResult {
   LlmPlanRequest request{};                // what was asked (dimensions, memory, batch, critical batch)
   std::size_t enumerated = 0;              // valid layouts
   std::size_t fitting = 0;                 // of them, those that fit in memory
-  // The simulated ones and those estimated, not simulated, best first (each by its own figure).
+  // The simulated rows, ranked best first, then those estimated, not simulated, best closed form
+  // first: listed apart, never ranked against the simulated ones (ranked.front() is the best
+  // simulated row wherever there is one; only where none is, the best estimate).
   std::vector<LlmPlanCandidate> ranked{};
-  std::size_t estimated = 0;           // of ranked, those estimated, not simulated
+  std::size_t estimated = 0;           // of ranked, those estimated, not simulated (its last ones)
   std::vector<std::string> skipped{};  // candidates that failed (not for their budget), with why
   bool by_time_to_train = false;
+  std::size_t simulated_rows() const { return ranked.size() - estimated; }  // the first ones of ranked
 };
+
+// How far the closed form ran from the simulator on this plan's own simulated rows: the least and
+// the largest of closed form / simulated step; none without a simulated row.
+struct LlmClosedFormRatio {
+  double least = 0, largest = 0;
+};
+std::optional<LlmClosedFormRatio> llm_closed_form_ratio(const LlmPlanResult& r);
+// The estimated rows (after the simulated ones) whose closed form beats the best simulated row by the
+// plan's metric (time to train, else tokens/s): they may be faster, and are not simulated. 0 where
+// nothing was simulated.
+std::size_t llm_estimated_faster(const LlmPlanResult& r);
 
 // Tokens to train at a global batch of `batch_tokens` under Kaplan et al.'s trade-off with a
 // critical batch of `critical` tokens, scaled from the model's published run (r.training_tokens at
 // r.reference_batch sequences).
 double llm_tokens_to_train(const LlmPlanRequest& r, double critical, double batch_tokens);
 
-// The index of the runner-up in r.ranked: the first after the best whose step differs (another
-// simulated step, or another layout's estimate; ranked.size() when none does).
+// The index of the runner-up in r.ranked: the first after the best, on the same basis (a simulated
+// best against the simulated rows only), whose step differs (another simulated step, or another
+// layout's estimate); ranked.size() when none does.
 std::size_t llm_runner_up(const LlmPlanResult& r);
 // Why plan_llm has no plan, for callers that decide on it (the LLM study's "no layout" / "none
 // fits" and its larger batch): the kind, never the message's wording.

@@ -15,10 +15,12 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <limits>
 #include <optional>
 #include <set>
 #include <sstream>
 
+#include "analysis/plan/llm_candidate_cost.h"
 #include "analysis/plan/llm_planner.h"
 #include "analysis/plan/planner.h"
 #include "analysis/run/scenario_run.h"
@@ -476,6 +478,101 @@ TEST_CASE("plan --model transformer: the ranking follows the metric it names, wh
           std::string::npos);
     check_llm_plan_explanation(r, text.str());
   }
+}
+
+namespace {
+
+// The printed table rows of a transformer plan: the layout, whether numbered (the ranking) or "-"
+// (listed apart), and the step and tokens/s columns as printed.
+struct PrintedLlmRow {
+  std::string rank, step, tokens;
+  double tokens_per_second = 0;
+};
+
+std::vector<PrintedLlmRow> printed_llm_rows(const analysis::LlmPlanResult& r, const std::string& text) {
+  std::vector<PrintedLlmRow> out;
+  std::istringstream in(text);
+  for (std::string line; std::getline(in, line);) {
+    // A table row: the rank column (4 wide), a space, the layout (the longest label that fits there).
+    std::size_t label = 0;
+    for (const auto& c : r.ranked) {
+      const std::string l = analysis::layout_label(r.request.dimensions, c.layout);
+      if (l.size() > label && line.size() > 5 + l.size() && line.compare(5, l.size(), l) == 0 &&
+          line[5 + l.size()] == ' ')
+        label = l.size();
+    }
+    if (label == 0 || line.find(':') != std::string::npos) continue;  // not a row, or an explanation
+    PrintedLlmRow row;
+    row.rank = line.substr(0, line.find(' '));
+    std::istringstream columns(line.substr(5 + label));
+    std::string est;
+    columns >> row.step >> est >> row.tokens;
+    std::string digits = row.tokens;
+    digits.erase(std::remove(digits.begin(), digits.end(), ','), digits.end());
+    row.tokens_per_second = std::stod(digits);
+    out.push_back(row);
+  }
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("plan --model transformer: the best is a simulated row, estimated rows are listed apart, and the "
+          "line that says they may be faster agrees with them") {
+  // Llama 3 8B on one DGX H100 at 32 sequences a step, with the candidates' shared memory budget at
+  // the smallest program of the 12 tried: the best layouts by the closed form are not built, a few
+  // others are simulated (hunt42's plan of 16 GPUs ranked two such estimates #1 and #2 above
+  // simulated rows).
+  analysis::LlmPlanOptions o{.model = "llama3-8b", .gpus = 8, .gpu = "h100", .global_batch = 32};
+  o.simulate = 6;
+  o.threads = 2;
+  analysis::LlmPlanRequest request = analysis::make_llm_plan_request(o);
+  const auto fit = analysis::llm_fitting_candidates(request, nullptr);
+  REQUIRE(fit.size() >= 12);
+  std::int64_t least = std::numeric_limits<std::int64_t>::max();
+  for (std::size_t i = 0; i < 12; ++i)
+    least = std::min(least, analysis::llm_plan_candidate_cost(request, fit[i].layout).memory);
+  request.memory_budget_bytes = least;
+  const analysis::LlmPlanResult r = analysis::plan_llm(request);
+  REQUIRE(r.simulated_rows() > 0);
+  REQUIRE(r.estimated > 0);
+  std::ostringstream out;
+  analysis::print_llm_plan(r, out, 16);
+  const std::string text = out.str();
+  CAPTURE(text);
+  const std::vector<PrintedLlmRow> rows = printed_llm_rows(r, text);
+  REQUIRE(rows.size() == r.ranked.size());
+  // The numbered rows are the simulated ones (a step in seconds), numbered 1..k in order, best first;
+  // the rows listed apart ("-") are the estimated ones.
+  double best_numbered = 0, best_apart = 0;
+  std::size_t numbered = 0;
+  for (const PrintedLlmRow& row : rows) {
+    CAPTURE(row.rank);
+    if (row.rank == "-") {
+      CHECK(row.step == "estimated");
+      best_apart = std::max(best_apart, row.tokens_per_second);
+      continue;
+    }
+    CHECK(row.rank == std::to_string(++numbered));
+    CHECK(row.step != "estimated");
+    if (numbered > 1) CHECK(row.tokens_per_second <= best_numbered);
+    best_numbered = std::max(best_numbered, row.tokens_per_second);
+  }
+  CHECK(numbered == r.simulated_rows());
+  // "best:" names row 1, simulated, with its own figures.
+  CHECK(text.find("\nbest: #1 " + analysis::layout_label(request.dimensions, r.ranked[0].layout) +
+                  ", simulated: " + rows[0].step + " s a step, " + rows[0].tokens + " tokens/s\n") !=
+        std::string::npos);
+  // "N estimated layouts may be faster than #1": exactly the rows apart whose tokens/s beat row 1's.
+  std::size_t faster = 0;
+  for (const PrintedLlmRow& row : rows) faster += row.rank == "-" && row.tokens_per_second > best_numbered;
+  if (faster == 0) CHECK(text.find("may be faster than #1") == std::string::npos);
+  else
+    CHECK(text.find("\n" + std::to_string(faster) +
+                    (faster == 1 ? " estimated layout" : " estimated layouts") + " may be faster than #1") !=
+          std::string::npos);
+  CHECK(best_apart > 0);
+  check_llm_plan_explanation(r, text);
 }
 
 TEST_CASE("sweep: the fastest point and every row's fits_memory agree with results.csv's own rows") {
