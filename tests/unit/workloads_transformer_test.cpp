@@ -10,6 +10,7 @@
 #include "sim/error.h"
 #include "workloads/generators/transformer_gen.h"
 #include "workloads/gpu/gpu.h"
+#include "workloads/memory/pipeline_memory.h"
 #include "workloads/memory/transformer_memory.h"
 
 using namespace hybridsim;
@@ -155,6 +156,55 @@ TEST_CASE("transformer: weights, gradients and Adam state are 2 + 2 + 12 bytes a
   const TransformerMemory big = transformer_memory({.model = named_transformer("llama3-405b")});
   CHECK_THROWS_WITH_AS(check_transformer_fits(big, sim::Bytes::gib(80), "llama3-405b", "H100"),
                        doctest::Contains("llama3-405b needs"), InputError);
+}
+
+TEST_CASE("transformer: the whole model's parameters per rank are its layers' counted one by one, as a "
+          "pipeline's stages count them") {
+  // Mixtral 8x7B (32 layers, hidden 4,096, 32 heads of 128, 8 KV heads, SwiGLU ffn 14,336, 8 experts,
+  // vocabulary 32,000) at tp 2, ep 4, by hand: attention 2h² + 2h·1,024 = 41,943,040, the router
+  // h·8 = 32,768 and two RMSNorms 2h = 8,192 (41,984,000 / tp 2 = 20,992,000) and the experts
+  // 8 · 3 · h · 14,336 = 1,409,286,144 (/ tp 2 / ep 4 = 176,160,768): 197,152,768 a layer, times 32 =
+  // 6,308,888,576, plus the embedding and the LM head, 32,000 · 4,096 / 2 = 65,536,000 each:
+  // 6,439,960,576 parameters, 2 bytes each as weights and gradients, 12 as Adam's state.
+  TransformerMemoryInput in{.model = named_transformer("mixtral-8x7b"), .tp = 2, .dp = 8, .ep = 4};
+  const TransformerMemory mixtral = transformer_memory(in);
+  CHECK(mixtral.weights.count() == 2 * 6'439'960'576);
+  CHECK(mixtral.gradients.count() == 2 * 6'439'960'576);
+  CHECK(mixtral.optimizer.count() == 12 * 6'439'960'576);
+  // Every named model at every tp and ep its shape takes, each ZeRO stage and both precisions: the
+  // same bytes as the one stage of a pipeline of 1 (pipeline_memory.h), which counts by
+  // layer_parameters_per_rank.
+  for (const std::string& name : transformer_model_names()) {
+    const TransformerModel m = named_transformer(name);
+    for (int tp = 1; tp <= 8; tp *= 2) {
+      try {
+        check_transformer(m, tp);
+      } catch (const InputError&) {
+        continue;
+      }
+      for (int ep = 1; ep <= (m.is_moe() ? m.experts : 1); ep *= 2) {
+        for (int zero = 0; zero <= 3; ++zero) {
+          for (const std::int64_t value_bytes : {2, 4}) {
+            CAPTURE(name);
+            CAPTURE(tp);
+            CAPTURE(ep);
+            CAPTURE(zero);
+            CAPTURE(value_bytes);
+            const TransformerMemoryInput x{
+                .model = m, .tp = tp, .value_bytes = value_bytes, .zero = zero, .dp = 8, .ep = ep};
+            const TransformerMemory whole = transformer_memory(x);
+            const TransformerMemory stage = pipeline_memory(x, {.pp = 1}, 1).front().memory;
+            CHECK(whole.weights == stage.weights);
+            CHECK(whole.gradients == stage.gradients);
+            CHECK(whole.optimizer == stage.optimizer);
+            const std::int64_t params =
+                m.layers * layer_parameters_per_rank(m, tp, ep) + 2 * (m.vocab * m.hidden / tp);
+            CHECK(whole.gradients.count() == (zero >= 2 ? value_bytes * params / 8 : value_bytes * params));
+          }
+        }
+      }
+    }
+  }
 }
 
 TEST_CASE("transformer: the one-GPU calibration figures are reproduced within 3%") {

@@ -29,8 +29,6 @@ std::vector<StageMemory> pipeline_memory(const TransformerMemoryInput& in, const
   const int layers = static_cast<int>(m.layers);
   const std::vector<int> chunks =
       o.chunk_layers.empty() ? balanced_layers(layers, o.pp * o.virtual_stages) : o.chunk_layers;
-  const bool mixed = in.value_bytes == 2;
-  const std::int64_t dp = std::max(in.dp, 1);
   TransformerMemoryInput full_layer = in;
   full_layer.recompute = Recompute::None;
   std::vector<StageMemory> out(static_cast<std::size_t>(o.pp));
@@ -46,14 +44,7 @@ std::vector<StageMemory> pipeline_memory(const TransformerMemoryInput& in, const
     const bool head = s == o.pp - 1 || o.pp == 1;
     // The experts / ep as well (an expert-parallel group holds each once): every expert was counted
     // on every rank of a pipelined mixture (Mixtral pp 2 ep 2: 5.65 GiB of weights on stage 0, not 3.03).
-    const std::int64_t params = st.layers * layer_parameters_per_rank(m, in.tp, in.ep) +
-                                (s == 0 ? m.vocab * m.hidden / in.tp : 0) +
-                                (head ? m.vocab * m.hidden / in.tp : 0);
-    const std::int64_t w = (mixed ? 2 : 4) * params, g = w, opt = (mixed ? 12 : 8) * params;
-    st.memory.weights =
-        sim::Bytes::of((in.zero >= 3 ? w / dp : w) + zero3_gathered_bytes(in, st.layers, s == 0, head));
-    st.memory.gradients = sim::Bytes::of(in.zero >= 2 ? g / dp : g);
-    st.memory.optimizer = sim::Bytes::of(in.zero >= 1 ? opt / dp : opt);
+    st.memory = model_state_memory(in, st.layers, s == 0, head);
     const std::int64_t held = peak_layers_in_flight(o, chunks, micro_batches, s);
     st.in_flight = static_cast<double>(held) / st.layers;
     std::int64_t act = held * layer_activation_bytes(in);

@@ -61,19 +61,27 @@ std::int64_t zero3_gathered_bytes(const TransformerMemoryInput& in, std::int64_t
   return (in.value_bytes == 2 ? 2 : 4) * pair;
 }
 
-TransformerMemory transformer_memory(const TransformerMemoryInput& in) {
+TransformerMemory model_state_memory(const TransformerMemoryInput& in, std::int64_t layers, bool embedding,
+                                     bool head) {
   const TransformerModel& m = in.model;
-  const std::int64_t experts = m.layers * layer_expert_parameters(m);
-  const std::int64_t per_rank = m.layers * layer_parameters(m) / in.tp + 2 * m.vocab * m.hidden / in.tp -
-                                experts / in.tp + experts / in.tp / (in.ep < 1 ? 1 : in.ep);
+  const std::int64_t vocab = m.vocab * m.hidden / std::max(in.tp, 1);
+  const std::int64_t params = layers * layer_parameters_per_rank(m, in.tp, in.ep) + (embedding ? vocab : 0) +
+                              (head ? vocab : 0);
   const bool mixed = in.value_bytes == 2;
-  const std::int64_t dp = in.dp < 1 ? 1 : in.dp;
-  const std::int64_t w = (mixed ? 2 : 4) * per_rank, g = (mixed ? 2 : 4) * per_rank;
-  const std::int64_t o = (mixed ? 12 : 8) * per_rank;
+  const std::int64_t dp = std::max(in.dp, 1);
+  const std::int64_t w = (mixed ? 2 : 4) * params, g = w, o = (mixed ? 12 : 8) * params;
   TransformerMemory r;
-  r.weights = sim::Bytes::of((in.zero >= 3 ? w / dp : w) + zero3_gathered_bytes(in, m.layers, true, true));
+  r.weights = sim::Bytes::of((in.zero >= 3 ? w / dp : w) + zero3_gathered_bytes(in, layers, embedding, head));
   r.gradients = sim::Bytes::of(in.zero >= 2 ? g / dp : g);
   r.optimizer = sim::Bytes::of(in.zero >= 1 ? o / dp : o);
+  return r;
+}
+
+TransformerMemory transformer_memory(const TransformerMemoryInput& in) {
+  const TransformerModel& m = in.model;
+  // The model's parameters counted layer by layer, as a pipeline's stages count them (the whole
+  // model's sum, rounded once, was a second formula for the same count).
+  TransformerMemory r = model_state_memory(in, m.layers, true, true);
   std::int64_t act = m.layers * layer_activation_bytes(in);
   if (in.recompute == Recompute::Full) {
     // One layer's full activations live while its backward recomputes it.

@@ -52,6 +52,13 @@ std::int64_t layer_parameters_per_rank(const TransformerModel& model, int tp, in
 // the weights.
 std::int64_t zero3_gathered_bytes(const TransformerMemoryInput& in, std::int64_t layers, bool embedding,
                                   bool head);
+// The weights (ZeRO-3's gathered pair in flight included), gradients and optimizer state one rank
+// holds for `layers` layers at layer_parameters_per_rank, and the embedding and the LM head
+// (vocab · h / tp each) where it holds them, divided as the ZeRO stage says; activations 0. The one
+// count of a rank's parameters: the whole model's (transformer_memory: every layer, both ends) and a
+// pipeline stage's (pipeline_memory.h).
+TransformerMemory model_state_memory(const TransformerMemoryInput& in, std::int64_t layers, bool embedding,
+                                     bool head);
 TransformerMemory transformer_memory(const TransformerMemoryInput& in);
 // The same as the step memory run prints (one rank, mp = 1): weights, gradients, optimizer (Adam's
 // moments and, under 16-bit training, the FP32 master weights) and activations at the peak, for
