@@ -18,6 +18,7 @@
 #include "sim/hash.h"
 #include "sim/stream_executor.h"
 #include "workloads/comm/collective_load.h"
+#include "workloads/generators/transformer_model.h"
 
 namespace hybridsim::analysis {
 
@@ -319,6 +320,8 @@ StepResult step_result(const StepSetup& setup, const workloads::StepProgram& pro
   r.pp = setup.step.pipeline.pp;
   r.ep = setup.step.ep.ep;
   r.zero = setup.step.zero;
+  r.transformer =
+      profile.meta.network == "transformer" || workloads::is_transformer_model_name(profile.meta.network);
   r.accumulation = program.accumulation;
   r.global_batch = program.global_batch;
   r.step_time = executor.finish_time();
