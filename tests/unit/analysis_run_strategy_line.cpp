@@ -45,35 +45,35 @@ Lines lines_of(const std::string& yaml) {
 }  // namespace
 
 TEST_CASE("run: the settings' parallelism line says the strategy and global batch of the run's figures") {
-  SUBCASE("gradient accumulation: the global batch the file asks for, not batch x dp") {
-    // GNMT's 128 pairs a worker x dp 8 = 1,024 a micro-batch; training.global_batch 4096 makes 4 of
-    // them a step. Main's settings line said "global batch 1024" beside "global_batch": 4096.
-    const Lines l = lines_of(
-        "cluster: {preset: dgx1-v100}\nworkload: {network: gnmt}\nparallelism: {dp: 8}\n"
-        "training: {global_batch: 4096}\n");
-    CHECK(l.global_batch == 4096);
-    CHECK(l.parallelism == "dp 8 × mp 1 = 8 GPUs, global batch 4096");
-    CHECK(l.strategy == l.parallelism);
-  }
-  SUBCASE("tensor parallelism: 2 replicas of tp 4, not 8 one-GPU workers") {
-    // 8 H100s as tp 4 x dp 2, one sequence a replica's micro-batch: a global batch of 2. Main's line
-    // said "dp 8 × mp 1 = 8 GPUs, global batch 8".
-    const Lines l = lines_of(
-        "cluster: {preset: dgx-h100}\nworkload: {network: llama3-8b, model: {layers_simulated: 1}}\n"
-        "parallelism: {dp: 2, tp: 4}\n");
-    CHECK(l.dp == 2);
-    CHECK(l.global_batch == 2);
-    CHECK(l.parallelism == "tp 4 × dp 2 = 8 GPUs, global batch 2");
-    CHECK(l.strategy == l.parallelism);
-  }
-  SUBCASE("a transformer at tp 1: dp alone, no mp") {
-    // hunt42's nit: "dp 8 × mp 1" for a transformer, whose dimensions are tp, pp, dp (and ep).
-    const Lines l = lines_of(
-        "cluster: {preset: dgx-h100}\nworkload: {network: llama3-8b, model: {layers_simulated: 1}}\n"
-        "parallelism: {dp: 8}\n");
-    CHECK(l.global_batch == 8);
-    CHECK(l.strategy == "dp 8 = 8 GPUs, global batch 8");
-    CHECK(l.parallelism == l.strategy);
+  struct Case {
+    const char* yaml;
+    int dp;
+    std::int64_t global_batch;
+    const char* line;  // both lines, by hand from the scenario
+  };
+  const Case cases[] = {
+      // Gradient accumulation: GNMT's 128 pairs a worker x dp 8 = 1,024 a micro-batch, and
+      // training.global_batch 4096 makes 4 of them a step. Main's settings line said "global batch 1024".
+      {"cluster: {preset: dgx1-v100}\nworkload: {network: gnmt}\nparallelism: {dp: 8}\n"
+       "training: {global_batch: 4096}\n",
+       8, 4096, "dp 8 × mp 1 = 8 GPUs, global batch 4096"},
+      // Tensor parallelism: 8 H100s as tp 4 x dp 2, one sequence a replica's micro-batch, so a global
+      // batch of 2. Main's line said "dp 8 × mp 1 = 8 GPUs, global batch 8".
+      {"cluster: {preset: dgx-h100}\nworkload: {network: llama3-8b, model: {layers_simulated: 1}}\n"
+       "parallelism: {dp: 2, tp: 4}\n",
+       2, 2, "tp 4 × dp 2 = 8 GPUs, global batch 2"},
+      // A transformer at tp 1: dp alone (hunt42's nit: "dp 8 × mp 1", mp being the 2017 networks' word).
+      {"cluster: {preset: dgx-h100}\nworkload: {network: llama3-8b, model: {layers_simulated: 1}}\n"
+       "parallelism: {dp: 8}\n",
+       8, 8, "dp 8 = 8 GPUs, global batch 8"},
+  };
+  for (const Case& c : cases) {
+    CAPTURE(c.line);
+    const Lines l = lines_of(c.yaml);
+    CHECK(l.dp == c.dp);
+    CHECK(l.global_batch == c.global_batch);
+    CHECK(l.parallelism == c.line);
+    CHECK(l.strategy == c.line);
   }
 }
 
