@@ -89,6 +89,14 @@ void check_algorithm(const topology::Topology& t, const CollectiveSweepOptions& 
         "depend on them); expected it left out (or 0)");
 }
 
+// --protocol ll128 where NCCL disables LL128 (no NVLink inside the machine): the rows ran Simple
+// under the title's ll128 (CommPlanner::ll128_refusal).
+void check_ll128(workloads::CommPlanner& planner, const CollectiveSweepOptions& options) {
+  const std::string why = planner.ll128_refusal(options.gpus, options.op);
+  const CollectiveOptionNames& n = options.names;
+  if (!why.empty()) throw InputError(n.protocol_at + n.said(n.protocol, "ll128") + ": " + why);
+}
+
 // Records the collective's state in `budget` and checks what is sure to be simulated in full
 // (all of it, unless it may fold: then it is checked as it starts).
 void check_up_front(sim::SimulationBudget& budget, const sim::Collective& coll) {
@@ -229,6 +237,7 @@ CollectiveSweepRow run_one_collective(const topology::Topology& topology,
                                       const CollectiveSweepOptions& options, sim::Bytes size) {
   check_algorithm(topology, options);
   workloads::CommPlanner planner(topology, options.comm);
+  check_ll128(planner, options);
   return run_one_with(planner, topology, options, size);
 }
 
@@ -305,6 +314,7 @@ std::vector<CollectiveSweepRow> run_collective_sweep(const topology::Topology& t
   // Every size's cost before the first runs: none fails after others took minutes.
   // One planner for all: it keeps the rings and trees it found for these GPUs.
   workloads::CommPlanner planner(topology, options.comm);
+  check_ll128(planner, options);
   std::vector<std::uint64_t> weight;
   for (const sim::Bytes s : sizes) weight.push_back(check_budget_with(planner, topology, options, s));
   double total = 0, done = 0;

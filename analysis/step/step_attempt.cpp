@@ -18,6 +18,7 @@
 #include "sim/hash.h"
 #include "sim/stream_executor.h"
 #include "workloads/comm/collective_load.h"
+#include "workloads/generators/transformer_model.h"
 
 namespace hybridsim::analysis {
 
@@ -246,6 +247,10 @@ bool make_collectives(const StepSetup& setup, const workloads::StepProgram& prog
       out.pointers.push_back(nullptr);
       continue;
     }
+    // A fixed LL128 where NCCL disables it ran Simple under the scenario's ll128: refused, as the
+    // collective command refuses it.
+    if (const std::string why = planner.ll128_refusal(spec.members, spec.op); !why.empty())
+      throw InputError("communication.protocol: ll128: " + why);
     workloads::CollectivePlan plan = planner.plan(spec);
     note_hierarchical(setup, topology, spec, plan, out);
     // Rings fold in a step exactly; a tree only under `bounded`, every rank finishing when its last
@@ -315,6 +320,8 @@ StepResult step_result(const StepSetup& setup, const workloads::StepProgram& pro
   r.pp = setup.step.pipeline.pp;
   r.ep = setup.step.ep.ep;
   r.zero = setup.step.zero;
+  r.transformer =
+      profile.meta.network == "transformer" || workloads::is_transformer_model_name(profile.meta.network);
   r.accumulation = program.accumulation;
   r.global_batch = program.global_batch;
   r.step_time = executor.finish_time();

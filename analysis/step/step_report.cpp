@@ -6,6 +6,7 @@
 #include "analysis/output/json_text.h"
 #include "analysis/output/text_table.h"
 #include "sim/link.h"
+#include "workloads/program/strategy_label.h"
 
 namespace hybridsim::analysis {
 
@@ -132,25 +133,16 @@ std::string hierarchical_text(const StepResult& r) {
          " (hierarchical needs the same number, 2 or more, on each of two machines or more)";
 }
 
-// "dp 8 × mp 2 = 16 GPUs" (the 2017 networks' line); with a transformer's dimensions, each that is
-// not 1 (or 0) in Megatron's order, then what divides the replicas: "tp 8 × pp 8 × dp 16 = 1024
-// GPUs, ZeRO-1"; "dp 16 = 16 GPUs, ep 8".
+// The run's strategy line, as its settings' parallelism line says it (workloads/program/strategy_label.h).
 std::string strategy_text(const StepResult& r) {
-  if (r.tp == 1 && r.pp == 1 && r.ep == 1 && r.zero == 0)
-    return "dp " + std::to_string(r.dp) + " × mp " + std::to_string(r.mp) + " = " + std::to_string(r.gpus) +
-           " GPUs";
-  std::string out;
-  const auto dim = [&](const char* name, int n) {
-    if (n > 1) out += (out.empty() ? "" : " × ") + std::string(name) + " " + std::to_string(n);
-  };
-  dim("tp", r.tp);
-  dim("pp", r.pp);
-  if (r.pp == 1) dim("mp", r.mp);
-  if (r.dp > 1 || out.empty()) out += (out.empty() ? "dp " : " × dp ") + std::to_string(r.dp);
-  out += " = " + std::to_string(r.gpus) + " GPUs";
-  if (r.ep > 1) out += ", ep " + std::to_string(r.ep);
-  if (r.zero > 0) out += ", ZeRO-" + std::to_string(r.zero);
-  return out;
+  return workloads::strategy_label({.dp = r.dp,
+                                    .mp = r.mp,
+                                    .tp = r.tp,
+                                    .pp = r.pp,
+                                    .ep = r.ep,
+                                    .zero = r.zero,
+                                    .gpus = r.gpus,
+                                    .transformer = r.transformer});
 }
 
 }  // namespace

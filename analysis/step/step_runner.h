@@ -67,6 +67,9 @@ struct StepResult {
   int mp = 1;  // a pipeline's stages (pp), or a 2017 network's model-parallel ranks
   // A transformer's dimensions (StepOptions): tp, pp (= mp), expert parallel ep (within dp), ZeRO.
   int tp = 1, pp = 1, ep = 1, zero = 0;
+  // A transformer's step (its profile a named model's or network: transformer's): its strategy line
+  // names tp, pp, dp, never the 2017 networks' mp ("dp 16 × mp 1" read as if mp were a dimension).
+  bool transformer = false;
   int gpus = 1;
   int accumulation = 1;  // micro-batches per step (gradient accumulation)
   std::int64_t global_batch = 0;

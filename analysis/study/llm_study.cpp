@@ -260,9 +260,11 @@ void print_times_to_train(const LlmStudyResult& r, std::ostream& out) {
     if (c.ib != r.config.ib_bandwidths.front()) continue;
     out << "  " << c.model << " " << c.cluster << " " << c.gpus << " GPUs:";
     for (std::size_t i = 0; i < crit.size(); ++i) {
-      auto when = [](double s) { return s > 0 ? format_duration(s) : std::string("-"); };
+      // The pair in one unit (hunt42 saw "2.4 d" beside "44.0 h").
+      const double dp_heavy = c.dp_heavy_ttt[i], three_d = c.three_d_ttt[i];
+      const auto [dp_text, three_d_text] = format_durations_alike(dp_heavy, three_d);
       out << (i ? ";" : "") << " B_crit " << format_count(std::llround(crit[i])) << ": DP-heavy "
-          << when(c.dp_heavy_ttt[i]) << ", 3D " << when(c.three_d_ttt[i]);
+          << (dp_heavy > 0 ? dp_text : "-") << ", 3D " << (three_d > 0 ? three_d_text : "-");
     }
     out << "\n";
   }

@@ -56,8 +56,8 @@ BreakEvenText break_even_text(const StudyResult& result, const StudyVariant& var
     const StudyRow& hy = variant.row(be.hybrid_upto_peak);
     t.gain = "hybrid's gain there " + format_percent(be.gain_at_peak) + " (best hybrid on at most " +
              std::to_string(dp.gpus) + " GPUs: " + strategy(hy) + " on " + std::to_string(hy.gpus) +
-             " GPUs, " + format_duration(hy.ttt.seconds) + " against DP's " +
-             format_duration(dp.ttt.seconds) + ")";
+             " GPUs, " + format_durations_alike(hy.ttt.seconds, dp.ttt.seconds).first + " against DP's " +
+             format_durations_alike(hy.ttt.seconds, dp.ttt.seconds).second + ")";
   } else {
     t.gain = "no hybrid on at most " + std::to_string(dp.gpus) + " GPUs";
   }

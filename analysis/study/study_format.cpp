@@ -1,4 +1,5 @@
 // Number formatting and the published projection shared by the study's report and the planner.
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <ostream>
@@ -17,12 +18,27 @@ std::optional<double> published_gain(std::string_view network) {
   return std::nullopt;
 }
 
+namespace {
+
+// `seconds` in the unit format_duration picks for `scale` (finite).
+std::string format_duration_scaled(double seconds, double scale) {
+  if (scale >= 2 * 86'400) return format_fixed(seconds / 86'400, 1) + " d";
+  if (scale >= 2 * 3'600) return format_fixed(seconds / 3'600, 1) + " h";
+  if (scale >= 2 * 60) return format_fixed(seconds / 60, 1) + " min";
+  return format_fixed(seconds, 1) + " s";
+}
+
+}  // namespace
+
 std::string format_duration(double seconds) {
   if (!std::isfinite(seconds)) return "n/a";
-  if (seconds >= 2 * 86'400) return format_fixed(seconds / 86'400, 1) + " d";
-  if (seconds >= 2 * 3'600) return format_fixed(seconds / 3'600, 1) + " h";
-  if (seconds >= 2 * 60) return format_fixed(seconds / 60, 1) + " min";
-  return format_fixed(seconds, 1) + " s";
+  return format_duration_scaled(seconds, seconds);
+}
+
+std::pair<std::string, std::string> format_durations_alike(double a, double b) {
+  if (!std::isfinite(a) || !std::isfinite(b)) return {format_duration(a), format_duration(b)};
+  const double scale = std::max(a, b);
+  return {format_duration_scaled(a, scale), format_duration_scaled(b, scale)};
 }
 
 std::string format_percent(double fraction) {

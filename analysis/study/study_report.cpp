@@ -57,11 +57,11 @@ std::string unlimited_memory_line(const StudyResult& result, const NetworkStudy&
   if (h.best_dp < 0 || h.best_hybrid < 0) return {};
   const StudyRow& dp = v.row(h.best_dp);
   const StudyRow& hy = v.row(h.best_hybrid);
+  const auto [dp_time, hybrid_time] = format_durations_alike(dp.ttt.seconds, hy.ttt.seconds);
   return result.network(ns).name + ": were memory no limit, best DP " + std::to_string(dp.gpus) + " GPUs " +
-         format_duration(dp.ttt.seconds) + ", best hybrid " + std::to_string(hy.dp) + " x " +
-         std::to_string(hy.mp) + " " + format_duration(hy.ttt.seconds) + ": hybrid gain " +
-         format_percent(h.gain_best) + " (" + result.spelling.quoted("memory", "32 GiB") +
-         " checks it on GPUs of that size)";
+         dp_time + ", best hybrid " + std::to_string(hy.dp) + " x " + std::to_string(hy.mp) + " " +
+         hybrid_time + ": hybrid gain " + format_percent(h.gain_best) + " (" +
+         result.spelling.quoted("memory", "32 GiB") + " checks it on GPUs of that size)";
 }
 
 void headline_section(const StudyResult& result, std::ostream& md) {

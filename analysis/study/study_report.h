@@ -12,6 +12,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "analysis/output/format_fixed.h"  // format_fixed, used with the helpers below
@@ -69,6 +70,9 @@ std::optional<double> published_gain(std::string_view network);
 // Formatting shared by the study's report and the planner: "48.1 h", "7.2 min", "42.0 s";
 // "+12.3%"; "131,072".
 std::string format_duration(double seconds);
+// Two durations a reader compares, both in the unit format_duration picks for the larger: "2.4 d
+// against 1.8 d", not "2.4 d against 44.0 h".
+std::pair<std::string, std::string> format_durations_alike(double a, double b);
 std::string format_percent(double fraction);
 std::string format_count(std::int64_t n);
 // Steps per epoch: "484" (format_count), or the share of a step an epoch is when the global batch is

@@ -97,7 +97,10 @@ constexpr yaml::FieldSpec kFields[] = {
      .min = 0,
      .min_exclusive = true,
      .help = "The published figure, in the metric's unit."},
-    {.path = "cases[].unit", .kind = K::Text, .help = "The figure's unit, for the table (\"GB/s\")."},
+    {.path = "cases[].unit",
+     .kind = K::Text,
+     .help = "The figure's unit, for the CSV; if written, the metric's: ms (step_time), the profile's "
+             "units per second (throughput, iteration_rate: \"tokens/s\"), GB/s (busbw), us (time)."},
     {.path = "cases[].source", .kind = K::Text, .required = true, .help = "Where the figure comes from."},
     {.path = "cases[].tolerance",
      .kind = K::Text,
@@ -188,6 +191,24 @@ ValidateCase read_case(FieldReader& r, const TreeNode& v, const std::string& pat
                        : "step_time, throughput or iteration_rate for a scenario");
   c.published = r.number(&v, path + ".published");
   c.unit = r.text_opt(&v, path + ".unit").value_or("");
+  if (const TreeNode* u = v.find("unit")) c.unit_where = u->where;
+  c.unit_field = path + ".unit";
+  // The published figure is compared in the metric's unit: "unit: s" on a step_time of 0.306
+  // failed by +99,848%, and "unit: us" on a busbw passed, its CSV row saying us beside GB/s.
+  const std::string_view fixed = c.metric == CaseMetric::StepTime       ? "ms"
+                                 : c.metric == CaseMetric::BusBandwidth ? "GB/s"
+                                 : c.metric == CaseMetric::Time         ? "us"
+                                                                        : "";
+  if (!c.unit.empty() && !fixed.empty() && c.unit != fixed && !(fixed == "us" && c.unit == "µs"))
+    fail_at(c.unit_where, path + ".unit",
+            "got \"" + c.unit + "\", but " + metric + " is compared in " + std::string(fixed) +
+                " (published is read in it)",
+            std::string(fixed) + (fixed == "us" ? " (or µs)" : "") + ", with published in " +
+                std::string(fixed) + ", or the unit left out");
+  if (!c.unit.empty() && fixed.empty() && !c.unit.ends_with("/s"))
+    fail_at(c.unit_where, path + ".unit",
+            "got \"" + c.unit + "\", but " + metric + " is a rate of the profile's units per second",
+            "the profile's throughput unit per second, such as tokens/s or images/s, or the unit left out");
   c.source = r.text(&v, path + ".source");
   c.tolerance = read_tolerance(r, *v.find("tolerance"), path + ".tolerance");
   return c;

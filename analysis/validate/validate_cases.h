@@ -48,7 +48,11 @@ struct ValidateCase {
   std::optional<CollectiveCase> collective;
   CaseMetric metric = CaseMetric::Throughput;
   double published = 0;
-  std::string unit;    // for display: "images/s", "GB/s", ...
+  // The figure's unit as the file writes it (empty: not written), held to the metric's: ms for
+  // step_time, GB/s for busbw, us (or µs) for time, the profile's units per second ("tokens/s")
+  // for throughput and iteration_rate, checked as the case runs. unit_where: where it was written.
+  std::string unit;
+  std::string unit_where, unit_field;  // "cases.yaml:9:5", "cases[2].unit"
   std::string source;  // where the published figure comes from
   double tolerance = 0.1;  // relative: |simulated − published| / published
 };

@@ -58,6 +58,7 @@ double run_collective_case(const CollectiveCase& c, const sim::SimulationLimits&
 ValidateResult run_validate_case(const ValidateCase& reference, const ValidateBudget& budget) {
   ValidateResult r;
   r.reference = reference;
+  std::string unit_refusal;
   try {
     if (reference.collective) {
       const double busbw = run_collective_case(*reference.collective, budget.collective, r.what);
@@ -76,19 +77,31 @@ ValidateResult run_validate_case(const ValidateCase& reference, const ValidateBu
       sets.insert(sets.end(), budget.sets.begin(), budget.sets.end());
       const scenarios::Scenario s = scenarios::load_scenario(reference.scenario->string(), sets);
       const scenarios::ResolvedScenario resolved = scenarios::resolve(s);
-      const ScenarioRun run = run_scenario(resolved, {});
-      r.simulated = reference.metric == CaseMetric::StepTime ? run.step.step_time.to_ms()
-                                                             : run.step.units_per_second;
-      if (reference.metric == CaseMetric::IterationRate)
-        r.simulated *= iteration_rate_factor(resolved.profile, run.step.step_time, run.step.accumulation,
-                                             resolved.step.compute_scale);
-      r.what = "dp " + std::to_string(run.step.dp) + " × mp " + std::to_string(run.step.mp);
-      if (run.step.accumulation > 1)
-        r.what += ", " + std::to_string(run.step.accumulation) + " micro-batches";
+      // A rate's unit is the profile's ("images/s" on GNMT's tokens passed as if it were right);
+      // refused after this block, at the unit's key rather than the case's, before anything runs.
+      const std::string rate_unit = resolved.profile.meta.throughput_unit + "/s";
+      if (reference.metric != CaseMetric::StepTime && !reference.unit.empty() && reference.unit != rate_unit)
+        unit_refusal = "got \"" + reference.unit + "\", but the " +
+                       std::string(case_metric_name(reference.metric)) + " of " +
+                       resolved.profile.meta.network + " counts " + resolved.profile.meta.throughput_unit +
+                       "; expected " + rate_unit + ", or the unit left out";
+      if (unit_refusal.empty()) {
+        const ScenarioRun run = run_scenario(resolved, {});
+        r.simulated = reference.metric == CaseMetric::StepTime ? run.step.step_time.to_ms()
+                                                               : run.step.units_per_second;
+        if (reference.metric == CaseMetric::IterationRate)
+          r.simulated *= iteration_rate_factor(resolved.profile, run.step.step_time, run.step.accumulation,
+                                               resolved.step.compute_scale);
+        r.what = "dp " + std::to_string(run.step.dp) + " × mp " + std::to_string(run.step.mp);
+        if (run.step.accumulation > 1)
+          r.what += ", " + std::to_string(run.step.accumulation) + " micro-batches";
+      }
     }
   } catch (const InputError& e) {
     throw InputError(reference.where + ": case \"" + reference.name + "\": " + e.what());
   }
+  if (!unit_refusal.empty())
+    throw InputError(reference.unit_where + ": " + reference.unit_field + ": " + unit_refusal);
   r.error = (r.simulated - reference.published) / reference.published;
   r.within = std::abs(r.error) <= reference.tolerance + 1e-12;
   return r;

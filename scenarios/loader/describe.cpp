@@ -1,11 +1,15 @@
 // The short text summary of a resolved scenario: what a run summary prints and a trace records.
 // Each scenario key's value is shown as its binding writes it back (key_text, key_binding.h).
+#include <algorithm>
+
 #include "scenarios/loader/key_binding.h"
 #include "scenarios/loader/resolve.h"
+#include "scenarios/loader/resolve_transformer.h"
 #include "topology/cluster.h"
 #include "topology/preset_registry.h"
 #include "workloads/generators/gpu_choice.h"
 #include "workloads/gpu/gpu.h"
+#include "workloads/program/strategy_label.h"
 
 namespace hybridsim::scenarios {
 namespace {
@@ -77,10 +81,17 @@ std::vector<std::pair<std::string, std::string>> key_settings(const ResolvedScen
                                         : std::string()));
   if (auto note = kernel_times_setting(r)) out.push_back(std::move(*note));
   if (auto note = profile_gpu_note(r)) out.push_back(std::move(*note));
-  out.emplace_back("parallelism", "dp " + std::to_string(r.mapping.dp) + " × mp " +
-                                      std::to_string(r.mapping.mp) + " = " +
-                                      std::to_string(r.mapping.gpu_count()) + " GPUs, global batch " +
-                                      std::to_string(meta.batch_per_gpu * r.mapping.dp));
+  // As the run's strategy line says it: the mapping's workers are dp × tp one-GPU workers (and its mp
+  // a pipeline's stages), and the global batch counts the micro-batches. The line said "dp 16 × mp 1
+  // ..., global batch 16" beside summary.json's own "dp": 2, "global_batch": 2 (gpt3-175b's slice,
+  // tp 8), and "global batch 1024" beside 4096 under training.global_batch: 4096.
+  const workloads::StepOptions& step = r.step;
+  const int replicas = r.mapping.dp / std::max(step.tp, 1);
+  const std::string strategy = workloads::strategy_label(
+      {.dp = replicas, .mp = r.mapping.mp, .tp = step.tp, .pp = step.pipeline.pp, .ep = step.ep.ep,
+       .zero = step.zero, .gpus = r.mapping.gpu_count(), .transformer = is_transformer(s)});
+  out.emplace_back("parallelism", strategy + ", global batch " +
+                                      std::to_string(meta.batch_per_gpu * replicas * step.accumulation));
   out.emplace_back("placement", r.placement.description);
   out.emplace_back("mapping", r.mapping.description);
   const CommunicationSettings& c = s.communication;

@@ -10,6 +10,7 @@
 #include "sim/error.h"
 #include "topology/preset_registry.h"
 #include "topology/yaml_loader.h"
+#include "workloads/comm/comm_plan.h"
 #include "workloads/generators/gpu_choice.h"
 #include "workloads/generators/profile_gen.h"
 #include "workloads/profile/profile_io.h"
@@ -215,6 +216,15 @@ std::optional<workloads::MemoryCapacity> gpu_memory_capacity(const Scenario& s,
 void apply_training_loop(const Scenario& s, const workloads::Profile& profile, int dp,
                          workloads::StepOptions& step) {
   const CommunicationSettings& c = s.communication;
+  // gradient_copies: off is PyTorch DDP's gradient_as_bucket_view; apex DDP has no such view and
+  // always flattens into its buckets and copies back. Off under apex ran with no copies at all
+  // (GNMT dp 8: 302 ms against apex's 308 ms), a DDP neither framework is: refused, naming both.
+  if (c.ddp == workloads::Ddp::Apex && !c.gradient_copies)
+    throw InputError(location_of(s, "communication.gradient_copies") +
+                     ": communication.gradient_copies: off makes the gradients the buckets (PyTorch DDP's "
+                     "gradient_as_bucket_view), but communication.ddp is apex, whose DDP always flattens the "
+                     "gradients into its buckets and copies them back (3 passes); expected on, or "
+                     "communication.ddp: torch");
   step.copy_passes = workloads::ddp_copy_passes(c.ddp);
   if (c.ddp == workloads::Ddp::Apex && !s.provenance.where.contains("communication.bucket_size"))
     step.bucket_size = workloads::apex_bucket_size(profile.meta.precision == "amp" ? 2 : 4);
@@ -335,6 +345,18 @@ workloads::StepConfig resolve_step_config(const Scenario& s, const topology::Top
   };
 }
 
+// communication.protocol: ll128 where NCCL disables LL128 ran Simple under the ll128 label: refused at
+// the key for the data-parallel groups of a 2017 network's workers (mp groups of dp GPUs); the step
+// refuses any other collective as it sets it up (analysis/step, CommPlanner::ll128_refusal).
+void refuse_ll128_where_off(const Scenario& s, const ResolvedScenario& r) {
+  if (s.communication.protocol != sim::Protocol::LL128 || is_transformer(s) || r.mapping.dp < 2) return;
+  workloads::CommPlanner planner(r.topology, r.comm);
+  for (int k = 0; k < r.mapping.mp; ++k)
+    if (const std::string why = planner.ll128_refusal(r.mapping.dp_group(k), sim::CollectiveOp::AllReduce);
+        !why.empty())
+      throw InputError(location_of(s, "communication.protocol") + ": communication.protocol: ll128: " + why);
+}
+
 ResolvedScenario resolve(const Scenario& s, sim::WorkProgress* progress) {
   topology::Topology topology = build_topology(s, progress);
   workloads::Profile profile = load_workload_profile(s);
@@ -365,6 +387,7 @@ ResolvedScenario resolve(const Scenario& s, sim::WorkProgress* progress) {
                                      std::move(step_memory), std::move(rule)};
     r.transformer->pp = s.parallelism.pp;
   }
+  refuse_ll128_where_off(s, r);
   return r;
 }
 

@@ -72,6 +72,23 @@ void check_expert_parallel(const Scenario& s, const workloads::TransformerModel&
              " (EP groups are carved out of the data-parallel replicas); expected ep dividing dp");
 }
 
+// Where a refusal of check_transformer ("llama3-8b: kv_heads 3 does not divide heads 32") is located:
+// at the size it names where the user wrote that key itself, else at workload.model; one against tp
+// at parallelism.tp, unless the size was given by --set (the later word: ffn_hidden set to 14337 by
+// --set was located at the file's parallelism.tp line).
+std::string model_check_path(const Scenario& s, const std::string& model_name, const std::string& what) {
+  const std::string prefix = model_name + ": ";
+  std::string size;
+  if (what.starts_with(prefix))
+    size = what.substr(prefix.size(), what.find(' ', prefix.size()) - prefix.size());
+  const std::string field = "workload.model." + size;
+  const auto written = s.provenance.where.find(field);
+  const bool given = !size.empty() && written != s.provenance.where.end();
+  if (what.find(" tp ") != std::string::npos)
+    return given && written->second.starts_with("--set") ? field : "parallelism.tp";
+  return given ? field : "workload.model";
+}
+
 }  // namespace
 
 bool is_transformer(const Scenario& s) {
@@ -106,7 +123,7 @@ TransformerResolution resolve_transformer(const Scenario& s) {
     workloads::check_transformer(model, s.parallelism.tp);
   } catch (const InputError& e) {
     const std::string what = e.what();
-    fail(s, what.find(" tp ") != std::string::npos ? "parallelism.tp" : "workload.model", what);
+    fail(s, model_check_path(s, model.name, what), what);
   }
   check_expert_parallel(s, model);
   TransformerResolution r{workloads::generate_transformer(config, cost), cost, 0, 0};

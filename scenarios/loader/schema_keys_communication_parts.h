@@ -15,7 +15,8 @@ inline constexpr ScenarioKey kCommunication[] = {
       .default_text = "auto",
       .choices = "auto|ll|ll128|simple|ideal",
       .help = "NCCL protocol of the gradient collectives: auto, NCCL's choice per call; ll, ll128, "
-              "simple: fixed (their bandwidth factors and latencies from NCCL's model); ideal: "
+              "simple: fixed (their bandwidth factors and latencies from NCCL's model; ll128 only where "
+              "NCCL enables it, NVLink inside the machine, else refused); ideal: "
               "links at line rate with only their own latencies (the alpha-beta model). "
               "Model-parallel copies always move at line rate."},
      bind<Member<&Scenario::communication, &CommunicationSettings::protocol>>()},
@@ -63,7 +64,8 @@ inline constexpr ScenarioKey kCommunication[] = {
       .help = "on: each data-parallel gradient bucket (or sparse gather) is copied into a flat buffer "
               "before its collective and back after it, as PyTorch DDP and Horovod do: 2 passes over "
               "its bytes each way at the GPU's memory-bound kernel bandwidth (workloads/README.md); "
-              "off: gradients are the buckets (DDP's gradient_as_bucket_view)."},
+              "off: gradients are the buckets (DDP's gradient_as_bucket_view; refused with "
+              "communication.ddp: apex, which always copies)."},
      bind<Member<&Scenario::communication, &CommunicationSettings::gradient_copies>>()},
     {shared_keys::kDdp, bind<Member<&Scenario::communication, &CommunicationSettings::ddp>>()},
     {{.path = "communication.exchange",

@@ -52,7 +52,8 @@ inline constexpr ScenarioKey kParallelism[] = {
       .type_doc = "auto or a list of dp lists of mp GPU ranks",
       .help = "Which physical GPUs each worker uses: [[0, 3], [1, 2], ...] gives worker w's model-"
               "parallel rank k the global GPU rank in row w, column k (machine-major numbering). "
-              "auto: a worker's GPUs on the fastest links of one machine."},
+              "auto: a worker's GPUs on the fastest links of one machine (where mp does not divide a "
+              "machine's GPUs, consecutive GPUs; the run's mapping line says which workers span machines)."},
      {.read = read_mapping, .write = write_mapping}},
     {{.path = "parallelism.mapping[]",
       .kind = K::List,

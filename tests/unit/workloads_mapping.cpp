@@ -23,6 +23,21 @@ TEST_CASE("default mapping on a DGX-1: mp 2 takes the doubled-NVLink pairs, mp 1
   CHECK(default_mapping(t, 3, 2).gpu_rank == Rows{{0, 3}, {1, 2}, {4, 7}});  // the first dp groups
 }
 
+TEST_CASE("default mapping: workers that straddle two machines are said in its description") {
+  // Two DGX-1 (8 GPUs each), mp 3: workers of consecutive GPUs {0,1,2} {3,4,5} {6,7,8} {9,10,11}
+  // {12,13,14}; worker 2 holds GPUs 6 and 7 of machine 0 and GPU 8 of machine 1, and worker 5 would
+  // be 15-17. Main described them as "workers on consecutive GPUs" and nothing more.
+  const topology::Topology t = topology::build_cluster({.preset = "dgx1-v100", .nodes = 2});
+  const WorkerMapping m = default_mapping(t, 5, 3);
+  CHECK(m.gpu_rank[2] == std::vector<int>{6, 7, 8});
+  CHECK(m.description ==
+        "workers on consecutive GPUs; 1 worker spans machines (worker 2 first: mp 3 does not divide a "
+        "machine's GPUs), their model-parallel transfers over the network");
+  // mp 2 and 4 divide the 8 GPUs: the description is as it was.
+  CHECK(default_mapping(t, 8, 2).description == "workers on the fastest-linked GPU groups of each machine");
+  CHECK(default_mapping(t, 2, 3).description == "workers on consecutive GPUs");
+}
+
 TEST_CASE("default mapping with equal links keeps rank order") {
   const topology::Topology t = topology::presets::fully_connected({.gpus = 4});
   CHECK(default_mapping(t, 2, 2).gpu_rank == Rows{{0, 1}, {2, 3}});

@@ -6,6 +6,7 @@
 
 #include "sim/error.h"
 #include "sim/fast/fast_path.h"
+#include "topology/gpu_list.h"
 #include "topology/ring_channels.h"
 #include "topology/tree_channels.h"
 #include "workloads/comm/comm_model.h"
@@ -154,6 +155,21 @@ sim::NcclMachine CommPlanner::nccl_machine(const std::vector<int>& members, sim:
   sim::NcclMachine m = *e.machine;
   m.op = op;  // the only part that depends on the call
   return m;
+}
+
+std::string CommPlanner::ll128_refusal(const std::vector<int>& members, sim::CollectiveOp op) {
+  // All-to-all always runs Simple and a 2-GPU broadcast is a point-to-point copy: neither reads the
+  // protocol (the collective command refuses a protocol for them on its own).
+  if (options_.protocol != sim::Protocol::LL128 || members.size() < 2 || op == sim::CollectiveOp::AllToAll ||
+      (op == sim::CollectiveOp::Broadcast && members.size() == 2))
+    return {};
+  if (nccl_machine(members, op).ll128) return {};
+  std::vector<int> sorted = members;
+  std::sort(sorted.begin(), sorted.end());
+  return "NCCL enables LL128 only where the GPUs inside a machine talk over NVLink, and the " +
+         std::string(sim::collective_op_name(op)) + " over GPUs " + topology::format_gpu_list(sorted) +
+         " of " + topology_.name() + (options_.pcie_only ? " is kept off NVLink" : " crosses PCIe") +
+         ", where NCCL runs Simple or LL; expected auto, simple or ll";
 }
 
 std::vector<sim::CollectiveChain::Part> CommPlanner::ring_phase(

@@ -88,6 +88,11 @@ class CommPlanner {
   const std::vector<sim::RingChannel>& ring_channels(const std::vector<int>& members);
   // What NCCL's model knows of `members` for `op` (sim/nccl_model.h).
   sim::NcclMachine nccl_machine(const std::vector<int>& members, sim::CollectiveOp op);
+  // Why a collective of `op` over `members` cannot run the LL128 protocol the options fix, or empty
+  // (not fixed to LL128, or NCCL enables it there). NCCL enables LL128 only where a machine's GPUs
+  // talk over NVLink; elsewhere nccl_choose falls back to Simple, so every command that can fix
+  // the protocol refuses instead, in its own words before this text ("on pcie-server, GPUs 0-7 ...").
+  std::string ll128_refusal(const std::vector<int>& members, sim::CollectiveOp op);
   const CommOptions& options() const { return options_; }
   // Told as the rings' routes are found (null: nobody; seconds for a ring of 65,536 GPUs).
   void set_progress(sim::WorkProgress* progress) { progress_ = progress; }

@@ -136,6 +136,8 @@ TransformerMemoryInput largest_sharding(const TransformerMemoryInput& in, int gp
 std::string transformer_memory_rule(const TransformerMemoryInput& in) {
   std::string out = "Korthikanti et al. 2022's activations; weights, gradients, optimizer / tp " +
                     std::to_string(in.tp);
+  // The experts' share is divided by ep too (layer_parameters_per_rank): an ep run's line said "/ tp 1".
+  if (in.ep > 1) out += " (the experts' also / ep " + std::to_string(in.ep) + ")";
   if (in.zero == 0 || in.dp <= 1) return out + "; no ZeRO (each replica holds them all)";
   const char* parts = in.zero == 1 ? "optimizer" : in.zero == 2 ? "gradients, optimizer"
                                                                 : "weights, gradients, optimizer";

@@ -101,11 +101,26 @@ WorkerMapping default_mapping(const topology::Topology& topology, int dp, int mp
   }
   WorkerMapping m{dp, mp, {}, grouped ? "workers on the fastest-linked GPU groups of each machine"
                                       : "workers on consecutive GPUs"};
+  const auto node_of_rank = [&](int rank) {
+    return topology.device(topology.gpus()[static_cast<std::size_t>(rank)]).node.value_or(0);
+  };
+  int spanning = 0, first_spanning = -1;
   for (int w = 0; w < dp; ++w) {
     std::vector<int> ranks;
     for (int k = 0; k < mp; ++k) ranks.push_back(order[static_cast<std::size_t>(w * mp + k)]);
+    // Where mp does not divide a machine's GPUs, consecutive workers straddle two machines: their
+    // model-parallel transfers cross the network, which "a worker's GPUs on one machine" (the
+    // documented default) does not let a reader expect. Said in the description, not hidden.
+    std::set<int> nodes;
+    for (const int r : ranks) nodes.insert(node_of_rank(r));
+    if (nodes.size() > 1 && spanning++ == 0) first_spanning = w;
     m.gpu_rank.push_back(std::move(ranks));
   }
+  if (spanning > 0)
+    m.description += "; " + std::to_string(spanning) + (spanning == 1 ? " worker spans" : " workers span") +
+                     " machines (worker " + std::to_string(first_spanning) + " first: mp " +
+                     std::to_string(mp) +
+                     " does not divide a machine's GPUs), their model-parallel transfers over the network";
   return m;
 }
 
