@@ -7,6 +7,7 @@
 
 #include "analysis/step/step_attempt.h"
 #include "analysis/step/step_fold.h"
+#include "analysis/step/step_fold_p2p.h"
 #include "analysis/step/step_runner.h"
 #include "workloads/profile/profile.h"
 
@@ -79,9 +80,13 @@ StepEstimate estimate_program(const StepSetup& setup, const workloads::StepProgr
     const StepFoldBasis basis = step_fold_basis(program, *setup.topology, progress ? &ticks : nullptr);
     std::vector<std::uint64_t> refine;
     for (int i = 0; i < kFoldAttempts; ++i) {
-      const StepFoldPlan fold =
+      StepFoldPlan fold =
           plan_step_fold(program, *setup.topology, basis, refine, progress ? &ticks : nullptr);
       if (fold.empty()) break;
+      // As the ladder: transfers between machines that are not their representatives' exact shadows
+      // refuse the fold before its attempt, and every GPU is simulated.
+      if (fold_p2p_shadows_exact(program, *setup.topology, setup.comm, fold, progress ? &ticks : nullptr))
+        break;
       Attempt refused;
       if (const std::optional<StepEstimate> e =
               estimate_once(setup, program, fold, Embed::On, progress, &refused))
