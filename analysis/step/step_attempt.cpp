@@ -547,6 +547,7 @@ std::optional<StepEstimate> estimate_once(const StepSetup& setup, const workload
     attempt.why = std::move(*why);
     return {};
   }
+  attempt.embed_bounded = embedded.bounded;
   return step_budget_cost(program, collectives.owned, fold.fold, fold.shadow_of, told);
 }
 
