@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <memory>
+#include <optional>
 #include <utility>
 
 #include "analysis/step/embedding_forecast.h"
@@ -158,11 +159,18 @@ std::vector<sim::LinkId> representative_links(const topology::Topology& topology
   return out;
 }
 
-void share_representative_links(const topology::Topology& topology, const StepFoldPlan& fold,
-                                const sim::EmbedPlan& embedded, sim::Network& network) {
+// simulate_once's embedded rings (none: nothing to do) set to run: a folded step's links that its
+// models meet live shared, and a stop at the first interference (the embedded rings' run is then
+// thrown away, simulate_attempt).
+void set_embedded_to_run(const topology::Topology& topology, const StepFoldPlan& fold,
+                         const sim::EmbedPlan& embedded, sim::Network& network) {
+  if (embedded.rings == 0) return;
   sim::LinkClaims& claims = sim::LinkClaims::of(network);
-  claims.mirror_shared(embedded.ghost.get());
-  for (const sim::LinkId l : representative_links(topology, fold, embedded)) claims.share(l);
+  if (!fold.empty()) {
+    claims.mirror_shared(embedded.ghost.get());
+    for (const sim::LinkId l : representative_links(topology, fold, embedded)) claims.share(l);
+  }
+  claims.stop_when_interfered();
 }
 
 // The collectives of one attempt; a folded step's shadows are null (never started: no plan, no
@@ -285,26 +293,26 @@ std::uint64_t events_so_far(const sim::EventQueue& queue,
   return events;
 }
 
-// simulate_once's rings that share links, embedded together before the collectives start (told
-// ring by ring): `rings` says per collective which embedded ring it became, if any. False if a
-// folded step's members stand where their representatives' rings do not repeat (attempt says so).
-bool embed_rings(const topology::Topology& topology, const workloads::StepProgram& program,
-                 const StepFoldPlan& fold, sim::Network& network, StepCollectives& collectives,
-                 ProgramBuildTicks& parts, sim::EmbedPlan& embedded, std::vector<sim::EmbeddedRing*>& rings,
-                 Attempt& attempt) {
-  embedded = sim::embed_coupled_rings(collectives.owned, network, &parts);
+// The rings that share links, embedded together before the collectives start (told ring by ring;
+// `progress` null: not told), each expecting its share of the step's interruptions: per collective,
+// the embedded ring it became, if any. nullopt if a folded step's members stand where their
+// representatives' rings do not repeat (attempt says so, its signature splitting the classes): the
+// fold breaks before it runs. What simulate_once runs and estimate_once counts, alike.
+std::optional<std::vector<sim::EmbeddedRing*>> embed_rings(const workloads::StepProgram& program,
+                                                           const StepFoldPlan& fold, sim::Network& network,
+                                                           StepCollectives& collectives,
+                                                           sim::WorkProgress* progress,
+                                                           sim::EmbedPlan& embedded, Attempt& attempt) {
+  embedded = sim::embed_coupled_rings(collectives.owned, network, progress);
   embedded.expect_interruptions(most_tasks_simulated(program, fold));
+  std::vector<sim::EmbeddedRing*> rings;
   for (std::size_t i = 0; i < collectives.owned.size(); ++i) {
     rings.push_back(dynamic_cast<sim::EmbeddedRing*>(collectives.owned[i].get()));
     if (collectives.pointers[i] != nullptr) collectives.pointers[i] = collectives.owned[i].get();
   }
-  if (!fold.empty() && embedded.rings > 0) {
-    if (!embedded_classes_agree(program, rings, fold, attempt)) return false;
-    share_representative_links(topology, fold, embedded, network);
-  }
-  // Interfered with, the embedded rings' run is thrown away (simulate_attempt): stop there.
-  if (embedded.rings > 0) sim::LinkClaims::of(network).stop_when_interfered();
-  return true;
+  if (!fold.empty() && embedded.rings > 0 && !embedded_classes_agree(program, rings, fold, attempt))
+    return std::nullopt;
+  return rings;
 }
 
 // The step's figures, read off the finished run.
@@ -455,9 +463,12 @@ StepResult simulate_once(const StepSetup& setup, const workloads::StepProgram& p
     return {};
   sim::EmbedPlan embedded;  // before the collectives start; its groups outlive their run
   std::vector<sim::EmbeddedRing*> rings;  // per collective: the embedded ring it became, if any
-  if (embed == Embed::On &&
-      !embed_rings(*setup.topology, program, fold, network, collectives, parts, embedded, rings, attempt))
-    return {};
+  if (embed == Embed::On) {
+    auto embedded_rings = embed_rings(program, fold, network, collectives, &parts, embedded, attempt);
+    if (!embedded_rings) return {};
+    rings = std::move(*embedded_rings);
+    set_embedded_to_run(*setup.topology, fold, embedded, network);
+  }
   if (!fold.empty() && !shared_rings_may_fold(program, fold, collectives.owned, attempt, &parts)) return {};
   const StepEstimate estimate =
       step_budget_cost(program, collectives.owned, fold.fold, fold.shadow_of, &parts);
@@ -523,15 +534,10 @@ std::optional<StepEstimate> estimate_once(const StepSetup& setup, const workload
     return {};
   sim::EmbedPlan embedded;  // as simulate_once: embedded rings cost what they cost there
   if (embed == Embed::On) {
-    embedded = sim::embed_coupled_rings(collectives.owned, network, progress ? &parts : nullptr);
-    embedded.expect_interruptions(most_tasks_simulated(program, fold));
-    // As embed_rings: members standing where their representatives' embedded rings do not repeat
-    // break the fold before it runs (the attempt's signature splits the classes for the next one).
-    if (!fold.empty() && embedded.rings > 0) {
-      std::vector<sim::EmbeddedRing*> rings;
-      for (const auto& c : collectives.owned) rings.push_back(dynamic_cast<sim::EmbeddedRing*>(c.get()));
-      if (!embedded_classes_agree(program, rings, fold, attempt)) return {};
-    }
+    // As simulate_once: members standing where their representatives' embedded rings do not repeat
+    // break the fold before it runs.
+    if (!embed_rings(program, fold, network, collectives, progress ? &parts : nullptr, embedded, attempt))
+      return {};
     // The run would throw such an attempt away (simulate_attempt) and run without embedding; its
     // first try stops at the interference, and is not counted.
     const std::vector<sim::LinkId> tolerated = fold.empty() || embedded.rings == 0
@@ -548,6 +554,7 @@ std::optional<StepEstimate> estimate_once(const StepSetup& setup, const workload
     attempt.why = std::move(*why);
     return {};
   }
+  attempt.embed_bounded = embedded.bounded;
   return step_budget_cost(program, collectives.owned, fold.fold, fold.shadow_of, told);
 }
 

@@ -28,6 +28,9 @@ struct Attempt {
   bool unsuitable = false;  // splitting the classes cannot help (why says why)
   bool embed_unbounded = false;  // an embedded ring's chunks of unequal size strayed from its bound
   bool embed_off = false;        // the result is simulate_attempt's second try, without embedding
+  // An estimate's (estimate_once): an embedded ring has chunks of unequal size, so whether it stays
+  // within its bound (and the attempt holds) is known only once it runs.
+  bool embed_bounded = false;
   // Events of a try whose result was thrown away before this one (simulate_attempt's first, with
   // embedding, when it was interfered with or strayed from its bound): its queue's and models'.
   std::uint64_t given_up_events = 0;

@@ -174,10 +174,15 @@ void check_whole_run(const StepSetup& setup, const StepResult& first, int n, Sim
   const std::uint64_t each = std::max<std::uint64_t>(first.events, 1);
   const std::uint64_t limit = setup.limits.max_events;
   const std::uint64_t total = times_saturating(each, n);
-  if (limit > 0 && total > limit)
-    throw sim::BudgetExceeded(sim::BudgetExceeded::Kind::Events, total, limit, 0,
-                              "its " + std::to_string(n) + " variability steps run at about " +
-                                  sim::BudgetExceeded::count_text(each) + " events each (as step 1 did)");
+  if (limit > 0 && total > limit) {
+    sim::BudgetExceeded over(sim::BudgetExceeded::Kind::Events, total, limit, 0,
+                             "its " + std::to_string(n) + " variability steps run at about " +
+                                 sim::BudgetExceeded::count_text(each) + " events each (as step 1 did)");
+    // The cap that passes this check (step 1 is the same at any cap), quoted as a step's refusals
+    // quote theirs: "raise it" alone left the user to guess from the rounded "about 1.2e6".
+    over.upper = total;
+    throw over;
+  }
   if (progress != nullptr) progress->run_estimate(n, total);
 }
 

@@ -27,13 +27,9 @@ namespace fs = std::filesystem;
 namespace {
 // The most an estimate may be over its run: 2, and a little more for the points whose tasks are
 // counted two events each where some take one (est40's table: nvlink-bandwidth points 5-9 at 2.03,
-// dp 16 x mp 2 on DGX-1 with every GPU simulated).
+// dp 16 x mp 2 on DGX-1 with every GPU simulated; precision-and-gpu point 5 at 2.002, counted
+// between its two ways, analysis/step/step_estimate.cpp's either_way).
 constexpr double kMostOver = 2.05;
-// The one point under 0.5: GNMT dp 32 x mp 2 on 8 DGX H100 in AMP, whose refined fold's embedded rings
-// are interfered with a third of the way into its run (its FP32 twin, point 5, stays embedded and
-// folded: not a thing its plan tells), so that it runs every GPU after: estimated at 160,704 events
-// as folded, it runs 366,240 (0.439; 0.358 on main a9bab50, estimated on its first, broken fold).
-constexpr const char* kEmbeddingInterfered = "scenarios/what-if/precision-and-gpu.yaml point 7";
 }  // namespace
 
 TEST_CASE("shipped estimate: every point's events and memory against its run") {
@@ -58,9 +54,11 @@ TEST_CASE("shipped estimate: every point's events and memory against its run") {
     CHECK(held <= e.memory());
     // The events within a factor of 2 either way of the run's (its last attempt's, the way it ran),
     // wherever its fold is given up too: counted as folded there, five points were at 0.36-0.49
-    // (fast-path point 0, precision-and-gpu points 4, 6 and 7, variability point 11).
+    // (fast-path point 0, precision-and-gpu points 4, 6 and 7, variability point 11). Point 7 (GNMT
+    // dp 32 x mp 2 on 8 DGX H100, AMP), whose embedded ring of unequal chunks strays from its bound
+    // where its FP32 twin, point 5, does not, is counted between the two ways (0.779; 2.002 for point 5).
     const double ratio = double(e.events()) / double(r.events);
-    CHECK(ratio >= (name == kEmbeddingInterfered ? 0.43 : 0.5));
+    CHECK(ratio >= 0.5);
     CHECK(ratio <= kMostOver);
   }
 }

@@ -89,6 +89,32 @@ TEST_CASE("budget: a refusal quotes what the step takes if its fold is given up,
   CHECK(run_mixtral_trees("simulation.max_events=" + r.quoted).step.events == 1081008);
 }
 
+TEST_CASE("budget: a variability run refused after its first step quotes the cap that runs it") {
+  // GNMT DP 8 on one DGX-1, 10 steps with 5% kernel jitter: after step 1 the run's events are
+  // estimated at step 1's times 10 and checked against the cap; past it, the refusal said "raise it"
+  // and no figure, where a step's refusals say "raise it to N or more". The figure quoted is that
+  // estimate rounded up, which step 1 (drawn the same at any cap) then passes, and so the run.
+  const std::vector<std::string> sets = {"variability.steps=10", "variability.kernel_jitter=0.05"};
+  std::string what;
+  try {
+    std::vector<std::string> capped = sets;
+    capped.push_back("simulation.max_events=100000");
+    run_with(capped);
+    FAIL("the run went over its cap");
+  } catch (const InputError& e) {
+    what = e.what();
+  }
+  CHECK(what.find("once its 10 variability steps run at about ") != std::string::npos);
+  const auto to = what.find("raise it to ");
+  REQUIRE(to != std::string::npos);
+  const std::string quoted = what.substr(to + 12, what.find(" or more", to) - (to + 12));
+  CAPTURE(quoted);
+  std::vector<std::string> raised = sets;
+  raised.push_back("simulation.max_events=" + quoted);
+  const analysis::ScenarioRun run = run_with(raised);
+  CHECK(run.step.spread.steps == 10);
+}
+
 TEST_CASE("budget: a step over its memory cap names the state and the messages in flight") {
   // Same step: its largest collective, the all-reduce of a 32000 × 1024 FP32 embedding gradient
   // (131 MB, larger than a bucket), cuts it into 6 channels × 8 chunks of 2.73 MB = 6 messages of
