@@ -159,11 +159,13 @@ TEST_CASE("zero: memory per GPU divides weights, gradients and optimizer as each
 }
 
 TEST_CASE("zero: stage 3's gathered parameters in flight are the largest two adjacent ops, per TP rank") {
-  // Llama 3 8B: the embedding (128,256·4,096 = 525,336,576 parameters) and the first layer
-  // (2h² + 2·h·1,024 + 3·h·14,336 + 2h = 218,112,000) outweigh two layers; / tp 8, 2 bytes each.
+  // Llama 3 8B: the embedding and the first layer (2h² + 2·h·1,024 + 3·h·14,336 + 2h = 218,112,000)
+  // outweigh two layers; / tp 8, 2 bytes each. The embedding is Megatron's padded one, the one the
+  // step computes on: 128,256 rows rounded up to a multiple of 128·tp = 1,024, 129,024, times 4,096 =
+  // 528,482,304 parameters (the unpadded 525,336,576 was counted before).
   const TransformerModel m = named_transformer("llama3-8b");
   const TransformerMemoryInput in{.model = m, .tp = 8, .zero = 3, .dp = 8};
-  CHECK(zero3_gathered_bytes(in, m.layers, true, true) == 2 * (525'336'576 + 218'112'000) / 8);
+  CHECK(zero3_gathered_bytes(in, m.layers, true, true) == 2 * (528'482'304 + 218'112'000) / 8);
   // A middle pipeline stage's (layers only): two layers; one layer alone: that layer.
   CHECK(zero3_gathered_bytes(in, 4, false, false) == 2 * 2 * 218'112'000 / 8);
   CHECK(zero3_gathered_bytes(in, 1, false, false) == 2 * 218'112'000 / 8);

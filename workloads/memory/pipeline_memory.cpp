@@ -49,7 +49,7 @@ std::vector<StageMemory> pipeline_memory(const TransformerMemoryInput& in, const
     st.in_flight = static_cast<double>(held) / st.layers;
     std::int64_t act = held * layer_activation_bytes(in);
     if (in.recompute == Recompute::Full) act += layer_activation_bytes(full_layer);
-    if (head) act += 4 * m.sequence * in.micro_batch * m.vocab / in.tp;  // FP32 logits of the loss
+    if (head) act += 4 * m.sequence * in.micro_batch * padded_vocab(m, in.tp) / in.tp;  // FP32 logits
     st.memory.activations = sim::Bytes::of(act);
   }
   return out;

@@ -50,12 +50,12 @@ std::int64_t zero3_gathered_bytes(const TransformerMemoryInput& in, std::int64_t
   const std::int64_t tp = std::max(in.tp, 1), ep = std::max(in.ep, 1);
   const std::int64_t experts = layer_expert_parameters(m);
   std::vector<std::int64_t> ops;  // parameters per rank of each op gathered, in order
-  if (embedding) ops.push_back(m.vocab * m.hidden / tp);
+  if (embedding) ops.push_back(padded_vocab(m, in.tp) * m.hidden / tp);
   for (std::int64_t l = 0; l < layers; ++l) {
     ops.push_back((layer_parameters(m) - experts) / tp);
     if (m.is_moe()) ops.push_back(experts / tp / ep);
   }
-  if (head) ops.push_back(m.vocab * m.hidden / tp);
+  if (head) ops.push_back(padded_vocab(m, in.tp) * m.hidden / tp);
   std::int64_t pair = ops.empty() ? 0 : ops.front();
   for (std::size_t i = 1; i < ops.size(); ++i) pair = std::max(pair, ops[i - 1] + ops[i]);
   return (in.value_bytes == 2 ? 2 : 4) * pair;
@@ -64,7 +64,8 @@ std::int64_t zero3_gathered_bytes(const TransformerMemoryInput& in, std::int64_t
 TransformerMemory model_state_memory(const TransformerMemoryInput& in, std::int64_t layers, bool embedding,
                                      bool head) {
   const TransformerModel& m = in.model;
-  const std::int64_t vocab = m.vocab * m.hidden / std::max(in.tp, 1);
+  // Megatron's padded vocabulary (a multiple of 128·tp): the embedding and head the step computes on.
+  const std::int64_t vocab = padded_vocab(m, in.tp) * m.hidden / std::max(in.tp, 1);
   const std::int64_t params = layers * layer_parameters_per_rank(m, in.tp, in.ep) + (embedding ? vocab : 0) +
                               (head ? vocab : 0);
   const bool mixed = in.value_bytes == 2;
@@ -89,7 +90,7 @@ TransformerMemory transformer_memory(const TransformerMemoryInput& in) {
     kept.recompute = Recompute::None;
     act += layer_activation_bytes(kept);
   }
-  act += 4 * m.sequence * in.micro_batch * m.vocab / in.tp;  // FP32 logits of the loss
+  act += 4 * m.sequence * in.micro_batch * padded_vocab(m, in.tp) / in.tp;  // FP32 logits of the loss
   r.activations = sim::Bytes::of(act);
   return r;
 }
