@@ -11,9 +11,9 @@ namespace hybridsim::sim {
 // How the order is kept. Time is cut into 256-ps blocks. The events of the current block
 // (base_block_) are in the front, a sorted array; every later event is in a radix heap over block
 // numbers. The clock never goes back, so the pending events form a *monotone* priority queue.
-//  - Radix heap: bucket (L, d) holds the entries whose block first differs from base_block_ in 8-bit
-//    digit L, where their digit is d (> base_block_'s digit there). A schedule appends to one bucket:
-//    O(1), no comparison of keys.
+//  - Radix heap: bucket (L, d) holds the entries whose block first differs from base_block_ in
+//    digit L (8 bits; 11 at level 1), where their digit is d (> base_block_'s digit there). A
+//    schedule appends to one bucket: O(1), no comparison of keys.
 //  - When the front runs out, the lowest non-empty bucket is taken out and base_block_ becomes the
 //    block of its earliest entry (tracked per bucket). A level-0 bucket is one block: it becomes the
 //    front. A level-1 bucket (a 64-ns span) is staged: a stable radix sort on the low 16 bits of the

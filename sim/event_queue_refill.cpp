@@ -213,7 +213,7 @@ void EventQueue::refill_from_lowest_bucket() {
   occupied_[w] &= occupied_[w] - 1;
   if (occupied_[w] == 0) summary_ &= summary_ - 1;
   Bucket& lowest = buckets_[b];
-  if (b >= kDigits && (lowest.count == 1 || (b / kDigits == 1 && lowest.count <= kFewMax))) {
+  if (b >= kDigits && (lowest.count == 1 || (is_level1(b) && lowest.count <= kFewMax))) {
     // A bucket of one, or a few events within 256 blocks (64 ns): the front takes them all, up to
     // the bucket's last block, rather than spreading them one per block. The buckets above stay
     // valid: the new base block agrees with the old on their digits. Read in place, not copied out
@@ -236,7 +236,7 @@ void EventQueue::refill_from_lowest_bucket() {
   if (b >= kDigits) {
     base_block_ = taken.min_time >> kBlockBits;
     digit = static_cast<unsigned>(base_block_ & (kDigits - 1));
-    if (b / kDigits == 1 && taken.count >= kStageMin) {
+    if (is_level1(b) && taken.count >= kStageMin) {
       stage_level0(taken);
       // stage_level0 marked the base block's own digit too: the front takes it now.
       occupied_[digit / 64] &= ~(std::uint64_t{1} << (digit % 64));
