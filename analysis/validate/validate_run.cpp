@@ -1,5 +1,7 @@
 #include "analysis/validate/validate_run.h"
 
+#include <algorithm>
+#include <array>
 #include <cmath>
 #include <map>
 
@@ -141,21 +143,33 @@ bool all_within(const std::vector<ValidateResult>& results) {
 }
 
 std::string validate_table(const std::vector<ValidateResult>& results) {
-  std::string out = "# hybridsim validate: simulated vs published\n#\n";
-  out += "# " + pad_columns("case", 46) + pad_columns("kind", 12) + pad_columns("metric", 15) +
-         pad_columns("published", 12) + pad_columns("simulated", 12) + pad_columns("error", 9) +
-         pad_columns("tolerance", 10) + pad_columns("", 5) + "ran\n";
-  std::map<CaseKind, std::pair<int, int>> by_kind;  // within, all
+  // Each column as wide as its widest cell and a space, at least its usual width: a fixed 9 for the
+  // error glued "+99847.8%" to the tolerance ("+99847.8%5%"), and a case name past 46 pushed its row.
+  constexpr std::size_t kColumns = 8;  // then "ran", unpadded
+  std::vector<std::array<std::string, kColumns>> rows;
+  rows.push_back({"case", "kind", "metric", "published", "simulated", "error", "tolerance", ""});
+  std::array<std::size_t, kColumns> width{46, 12, 15, 12, 12, 9, 10, 5};
   for (const auto& r : results) {
     const ValidateCase& c = r.reference;
-    const std::string metric = std::string(case_metric_name(c.metric));
-    out += "  " + pad_columns(c.name, 46) + pad_columns(std::string(case_kind_name(c.kind)), 12) +
-           pad_columns(metric, 15) + pad_columns(format_fixed(c.published, 3), 12) +
-           pad_columns(format_fixed(r.simulated, 3), 12) +
-           pad_columns((r.error >= 0 ? "+" : "") + format_fixed(r.error * 100, 1) + "%", 9) +
-           pad_columns(format_fixed(c.tolerance * 100, 0) + "%", 10) +
-           pad_columns(r.within ? "ok" : "FAIL", 5) + r.what + "\n";
-    auto& [within, all] = by_kind[c.kind];
+    rows.push_back({c.name, std::string(case_kind_name(c.kind)), std::string(case_metric_name(c.metric)),
+                    format_fixed(c.published, 3), format_fixed(r.simulated, 3),
+                    (r.error >= 0 ? "+" : "") + format_fixed(r.error * 100, 1) + "%",
+                    format_fixed(c.tolerance * 100, 0) + "%", r.within ? "ok" : "FAIL"});
+  }
+  for (const auto& row : rows)
+    for (std::size_t k = 0; k < kColumns; ++k) width[k] = std::max(width[k], display_columns(row[k]) + 1);
+  const auto padded = [&](const std::array<std::string, kColumns>& row) {
+    std::string line;
+    for (std::size_t k = 0; k < kColumns; ++k) line += pad_columns(row[k], width[k]);
+    return line;
+  };
+  std::string out = "# hybridsim validate: simulated vs published\n#\n";
+  out += "# " + padded(rows.front()) + "ran\n";
+  std::map<CaseKind, std::pair<int, int>> by_kind;  // within, all
+  for (std::size_t i = 0; i < results.size(); ++i) {
+    const ValidateResult& r = results[i];
+    out += "  " + padded(rows[i + 1]) + r.what + "\n";
+    auto& [within, all] = by_kind[r.reference.kind];
     within += r.within ? 1 : 0;
     ++all;
   }
