@@ -38,10 +38,12 @@ std::string scenario_title(const scenarios::Scenario& scenario) {
 RunSummary run_summary(const ScenarioRun& run, const scenarios::Scenario& scenario) {
   RunSummary s;
   std::vector<std::pair<std::string, std::string>> context = {{"scenario", scenario_title(scenario)}};
-  // The GPU and precision when they are not the V100 FP32 every older scenario runs on, and a
-  // profile recorded on another GPU than the preset's.
+  // The GPU and precision when they are not the V100 FP32 every older scenario runs on, a profile
+  // recorded on another GPU than the preset's, and expert all-to-alls that ran another protocol than
+  // communication.protocol fixed.
   for (const auto& kv : run.context)
-    if (kv.first == "GPU, precision" || kv.first == "GPU mismatch") context.push_back(kv);
+    if (kv.first == "GPU, precision" || kv.first == "GPU mismatch" || kv.first == "expert all-to-alls")
+      context.push_back(kv);
   s.table = step_summary_table(run.step, context);
   const auto metrics = run_metrics(run);
   for (const auto& [k, v] : metrics)

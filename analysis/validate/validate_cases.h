@@ -50,7 +50,7 @@ struct ValidateCase {
   double published = 0;
   // The figure's unit as the file writes it (empty: not written), held to the metric's: ms for
   // step_time, GB/s for busbw, us (or µs) for time, the profile's units per second ("tokens/s")
-  // for throughput and iteration_rate, checked as the case runs. unit_where: where it was written.
+  // for throughput and iteration_rate, checked before any case runs. unit_where: where it was written.
   std::string unit;
   std::string unit_where, unit_field;  // "cases.yaml:9:5", "cases[2].unit"
   std::string source;  // where the published figure comes from

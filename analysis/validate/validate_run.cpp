@@ -1,5 +1,7 @@
 #include "analysis/validate/validate_run.h"
 
+#include <algorithm>
+#include <array>
 #include <cmath>
 #include <map>
 
@@ -52,14 +54,44 @@ double run_collective_case(const CollectiveCase& c, const sim::SimulationLimits&
   return row.busbw_gb_per_s;
 }
 
+// The case's scenario with its --set overrides and the command's caps.
+scenarios::Scenario case_scenario(const ValidateCase& c, const ValidateBudget& budget) {
+  std::vector<std::string> sets = c.sets;
+  sets.insert(sets.end(), budget.sets.begin(), budget.sets.end());
+  return scenarios::load_scenario(c.scenario->string(), sets);
+}
 
-}  // namespace
+// A refusal while loading or running a case, prefixed with the case ("cases.yaml:3:5: case \"x\": ...").
+template <typename F>
+auto within_case(const ValidateCase& c, F&& f) {
+  try {
+    return f();
+  } catch (const InputError& e) {
+    throw InputError(c.where + ": case \"" + c.name + "\": " + e.what());
+  }
+}
 
+// A rate's unit is the profile's: "images/s" on GNMT's tokens passed as if it were right. Checked for
+// every case before the first runs (it was checked as each case was reached, after the cases before
+// it had run): each rate case's profile is loaded, which builds no cluster and simulates nothing.
+void check_rate_units(const std::vector<ValidateCase>& cases, const ValidateBudget& budget) {
+  for (const ValidateCase& c : cases) {
+    if (!c.scenario || c.metric == CaseMetric::StepTime || c.unit.empty()) continue;
+    const workloads::ProfileMetadata meta =
+        within_case(c, [&] { return scenarios::load_workload_profile(case_scenario(c, budget)).meta; });
+    const std::string rate_unit = meta.throughput_unit + "/s";
+    if (c.unit != rate_unit)
+      throw InputError(c.unit_where + ": " + c.unit_field + ": got \"" + c.unit + "\", but the " +
+                       std::string(case_metric_name(c.metric)) + " of " + meta.network + " counts " +
+                       meta.throughput_unit + "; expected " + rate_unit + ", or the unit left out");
+  }
+}
+
+// One case, its unit already checked (check_rate_units).
 ValidateResult run_validate_case(const ValidateCase& reference, const ValidateBudget& budget) {
   ValidateResult r;
   r.reference = reference;
-  std::string unit_refusal;
-  try {
+  within_case(reference, [&] {
     if (reference.collective) {
       const double busbw = run_collective_case(*reference.collective, budget.collective, r.what);
       if (reference.metric == CaseMetric::BusBandwidth) {
@@ -73,42 +105,28 @@ ValidateResult run_validate_case(const ValidateCase& reference, const ValidateBu
         r.simulated = static_cast<double>(c.size.count()) / (algbw * 1e3);
       }
     } else {
-      std::vector<std::string> sets = reference.sets;
-      sets.insert(sets.end(), budget.sets.begin(), budget.sets.end());
-      const scenarios::Scenario s = scenarios::load_scenario(reference.scenario->string(), sets);
-      const scenarios::ResolvedScenario resolved = scenarios::resolve(s);
-      // A rate's unit is the profile's ("images/s" on GNMT's tokens passed as if it were right);
-      // refused after this block, at the unit's key rather than the case's, before anything runs.
-      const std::string rate_unit = resolved.profile.meta.throughput_unit + "/s";
-      if (reference.metric != CaseMetric::StepTime && !reference.unit.empty() && reference.unit != rate_unit)
-        unit_refusal = "got \"" + reference.unit + "\", but the " +
-                       std::string(case_metric_name(reference.metric)) + " of " +
-                       resolved.profile.meta.network + " counts " + resolved.profile.meta.throughput_unit +
-                       "; expected " + rate_unit + ", or the unit left out";
-      if (unit_refusal.empty()) {
-        const ScenarioRun run = run_scenario(resolved, {});
-        r.simulated = reference.metric == CaseMetric::StepTime ? run.step.step_time.to_ms()
-                                                               : run.step.units_per_second;
-        if (reference.metric == CaseMetric::IterationRate)
-          r.simulated *= iteration_rate_factor(resolved.profile, run.step.step_time, run.step.accumulation,
-                                               resolved.step.compute_scale);
-        r.what = "dp " + std::to_string(run.step.dp) + " × mp " + std::to_string(run.step.mp);
-        if (run.step.accumulation > 1)
-          r.what += ", " + std::to_string(run.step.accumulation) + " micro-batches";
-      }
+      const scenarios::ResolvedScenario resolved = scenarios::resolve(case_scenario(reference, budget));
+      const ScenarioRun run = run_scenario(resolved, {});
+      r.simulated = reference.metric == CaseMetric::StepTime ? run.step.step_time.to_ms()
+                                                             : run.step.units_per_second;
+      if (reference.metric == CaseMetric::IterationRate)
+        r.simulated *= iteration_rate_factor(resolved.profile, run.step.step_time, run.step.accumulation,
+                                             resolved.step.compute_scale);
+      r.what = "dp " + std::to_string(run.step.dp) + " × mp " + std::to_string(run.step.mp);
+      if (run.step.accumulation > 1)
+        r.what += ", " + std::to_string(run.step.accumulation) + " micro-batches";
     }
-  } catch (const InputError& e) {
-    throw InputError(reference.where + ": case \"" + reference.name + "\": " + e.what());
-  }
-  if (!unit_refusal.empty())
-    throw InputError(reference.unit_where + ": " + reference.unit_field + ": " + unit_refusal);
+  });
   r.error = (r.simulated - reference.published) / reference.published;
   r.within = std::abs(r.error) <= reference.tolerance + 1e-12;
   return r;
 }
 
+}  // namespace
+
 std::vector<ValidateResult> run_validate_cases(const std::vector<ValidateCase>& cases,
                                                const ValidateBudget& budget, std::ostream* progress) {
+  check_rate_units(cases, budget);
   std::vector<ValidateResult> out;
   ProgressEstimate lines(progress, "validate", static_cast<double>(cases.size()), "cases");
   for (const auto& c : cases) {
@@ -125,21 +143,33 @@ bool all_within(const std::vector<ValidateResult>& results) {
 }
 
 std::string validate_table(const std::vector<ValidateResult>& results) {
-  std::string out = "# hybridsim validate: simulated vs published\n#\n";
-  out += "# " + pad_columns("case", 46) + pad_columns("kind", 12) + pad_columns("metric", 15) +
-         pad_columns("published", 12) + pad_columns("simulated", 12) + pad_columns("error", 9) +
-         pad_columns("tolerance", 10) + pad_columns("", 5) + "ran\n";
-  std::map<CaseKind, std::pair<int, int>> by_kind;  // within, all
+  // Each column as wide as its widest cell and a space, at least its usual width: a fixed 9 for the
+  // error glued "+99847.8%" to the tolerance ("+99847.8%5%"), and a case name past 46 pushed its row.
+  constexpr std::size_t kColumns = 8;  // then "ran", unpadded
+  std::vector<std::array<std::string, kColumns>> rows;
+  rows.push_back({"case", "kind", "metric", "published", "simulated", "error", "tolerance", ""});
+  std::array<std::size_t, kColumns> width{46, 12, 15, 12, 12, 9, 10, 5};
   for (const auto& r : results) {
     const ValidateCase& c = r.reference;
-    const std::string metric = std::string(case_metric_name(c.metric));
-    out += "  " + pad_columns(c.name, 46) + pad_columns(std::string(case_kind_name(c.kind)), 12) +
-           pad_columns(metric, 15) + pad_columns(format_fixed(c.published, 3), 12) +
-           pad_columns(format_fixed(r.simulated, 3), 12) +
-           pad_columns((r.error >= 0 ? "+" : "") + format_fixed(r.error * 100, 1) + "%", 9) +
-           pad_columns(format_fixed(c.tolerance * 100, 0) + "%", 10) +
-           pad_columns(r.within ? "ok" : "FAIL", 5) + r.what + "\n";
-    auto& [within, all] = by_kind[c.kind];
+    rows.push_back({c.name, std::string(case_kind_name(c.kind)), std::string(case_metric_name(c.metric)),
+                    format_fixed(c.published, 3), format_fixed(r.simulated, 3),
+                    (r.error >= 0 ? "+" : "") + format_fixed(r.error * 100, 1) + "%",
+                    format_fixed(c.tolerance * 100, 0) + "%", r.within ? "ok" : "FAIL"});
+  }
+  for (const auto& row : rows)
+    for (std::size_t k = 0; k < kColumns; ++k) width[k] = std::max(width[k], display_columns(row[k]) + 1);
+  const auto padded = [&](const std::array<std::string, kColumns>& row) {
+    std::string line;
+    for (std::size_t k = 0; k < kColumns; ++k) line += pad_columns(row[k], width[k]);
+    return line;
+  };
+  std::string out = "# hybridsim validate: simulated vs published\n#\n";
+  out += "# " + padded(rows.front()) + "ran\n";
+  std::map<CaseKind, std::pair<int, int>> by_kind;  // within, all
+  for (std::size_t i = 0; i < results.size(); ++i) {
+    const ValidateResult& r = results[i];
+    out += "  " + padded(rows[i + 1]) + r.what + "\n";
+    auto& [within, all] = by_kind[r.reference.kind];
     within += r.within ? 1 : 0;
     ++all;
   }

@@ -27,9 +27,9 @@ struct ValidateBudget {
   sim::SimulationLimits collective;
 };
 
-ValidateResult run_validate_case(const ValidateCase& reference, const ValidateBudget& budget = {});
-// `progress` (null: none): lines with an estimated end as cases finish (analysis/output/
-// progress_estimate.h), each case counted alike.
+// Every case's unit is checked against its scenario's profile before the first case runs (a wrong
+// unit is an InputError at the unit's key). `progress` (null: none): lines with an estimated end as
+// cases finish (analysis/output/progress_estimate.h), each case counted alike.
 std::vector<ValidateResult> run_validate_cases(const std::vector<ValidateCase>& cases,
                                                const ValidateBudget& budget = {},
                                                std::ostream* progress = nullptr);

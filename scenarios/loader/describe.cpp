@@ -106,6 +106,10 @@ std::vector<std::pair<std::string, std::string>> key_settings(const ResolvedScen
           ", reduction " + key_text(s, "communication.reduction_bandwidth") + ", " +
           key_text(s, "communication.switching") +
           (c.pcie_only ? ", PCIe only" : ""));
+  // A fixed LL or LL128 labelled the expert all-to-alls too, which ran Simple (NCCL's point-to-point).
+  if (step.ep.ep > 1)
+    if (std::string note = workloads::all_to_all_protocol_note(c.protocol); !note.empty())
+      out.emplace_back("expert all-to-alls", std::move(note));
   if (const workloads::Gpu* gpu = workloads::find_gpu(meta.gpu))
     out.emplace_back("GPU sharing", std::string(gpu->name) + ": " + std::to_string(gpu->sms) + " SMs, " +
                                         sim::format_bandwidth(gpu->memory_bandwidth) + "; contention " +

@@ -167,8 +167,8 @@ void check_transformer_memory(const Scenario& s, const TransformerResolution& t,
     fail(s, "workload.model",
          name + " does not fit even at the largest sharding of these " + std::to_string(gpus) + " GPUs (tp " +
              std::to_string(least.tp) + zero + ", sequence parallel, full recomputation): it needs " +
-             sim::human_bytes(needs) + " per GPU but the GPU has " + sim::human_bytes(capacity->bytes) +
-             " (" + capacity->source +
+             workloads::format_gib(needs) + " per GPU but the GPU has " +
+             workloads::format_gib(capacity->bytes) + " (" + capacity->source +
              "); expected more GPUs, GPUs with more memory, a smaller micro_batch or sequence");
   }
 }

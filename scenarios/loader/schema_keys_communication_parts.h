@@ -18,7 +18,8 @@ inline constexpr ScenarioKey kCommunication[] = {
               "simple: fixed (their bandwidth factors and latencies from NCCL's model; ll128 only where "
               "NCCL enables it, NVLink inside the machine, else refused); ideal: "
               "links at line rate with only their own latencies (the alpha-beta model). "
-              "Model-parallel copies always move at line rate."},
+              "Model-parallel copies always move at line rate; expert all-to-alls run Simple under "
+              "ll and ll128 (NCCL's point-to-point sends; the run says so)."},
      bind<Member<&Scenario::communication, &CommunicationSettings::protocol>>()},
     {{.path = "communication.channels",
       .kind = K::Integer,

@@ -8,6 +8,8 @@
 #include <set>
 #include <string>
 
+#include "analysis/run/run_outputs.h"
+#include "analysis/run/scenario_run.h"
 #include "analysis/step/step_runner.h"
 #include "scenarios/loader/resolve.h"
 #include "scenarios/loader/scenario.h"
@@ -192,4 +194,43 @@ TEST_CASE("expert parallel: a scenario's bad ep or top_k is refused at its key")
       doctest::Contains("workload.model.top_k: mixtral-8x7b: top_k 9 must be from 1 to experts 8"),
       InputError);
   CHECK_NOTHROW(resolve_text("dp: 16, ep: 8", ""));
+}
+
+TEST_CASE("expert parallel: a fixed LL128 or LL is said not to reach the all-to-alls, which run Simple") {
+  // Mixtral on one DGX H100 (NVSwitch inside the machine, so NCCL enables LL128 there): the run's
+  // settings labelled the expert all-to-alls ll128 although every all-to-all runs Simple, NCCL's
+  // point-to-point protocol (issue 31). The settings now say so, under ll and ll128 only.
+  const auto resolve = [](const std::string& protocol, int ep) {
+    return scenarios::resolve(scenarios::parse_scenario(
+        "cluster: {preset: dgx-h100}\nworkload: {network: mixtral-8x7b, model: {layers_simulated: 1}}\n"
+        "parallelism: {dp: 8, ep: " +
+            std::to_string(ep) + "}\ncommunication: {protocol: " + protocol + "}\n",
+        "m.yaml"));
+  };
+  const auto settings = [&](const std::string& protocol, int ep) {
+    const scenarios::ResolvedScenario r = resolve(protocol, ep);
+    std::string note = "(none)";
+    for (const auto& [k, v] : scenarios::key_settings(r))
+      if (k == "expert all-to-alls") note = v;
+    return note;
+  };
+  CHECK(settings("ll128", 8) ==
+        "Simple, not the LL128 of communication.protocol: NCCL sends an all-to-all as grouped point-to-point "
+        "copies, which it runs on Simple only; the other collectives run LL128");
+  CHECK(settings("ll", 8).starts_with("Simple, not the LL of communication.protocol"));
+  for (const std::string p : {"auto", "simple", "ideal"}) CHECK(settings(p, 8) == "(none)");
+  CHECK(settings("ll128", 1) == "(none)");  // no all-to-all
+  // The run's summary shows it, as it shows the GPU's notes.
+  const scenarios::ResolvedScenario r = resolve("ll128", 8);
+  CHECK(analysis::run_summary(analysis::run_scenario(r, {}), r.scenario).table.find(
+            "  expert all-to-alls              Simple, not the LL128") != std::string::npos);
+  // What the note says is what runs: under a fixed LL128 the planner times an all-to-all over the
+  // machine as Simple and an all-reduce over the same GPUs as LL128.
+  static const topology::Topology one = topology::build_cluster({.preset = "dgx-h100"});
+  workloads::CommPlanner planner(one, {.protocol = sim::Protocol::LL128});
+  const std::vector<int> gpus{0, 1, 2, 3, 4, 5, 6, 7};
+  CHECK(planner.plan({.op = sim::CollectiveOp::AllToAll, .size = sim::Bytes::mib(64), .members = gpus})
+            .protocol == sim::Protocol::Simple);
+  CHECK(planner.plan({.op = sim::CollectiveOp::AllReduce, .size = sim::Bytes::mib(64), .members = gpus})
+            .protocol == sim::Protocol::LL128);
 }

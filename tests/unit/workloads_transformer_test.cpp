@@ -158,6 +158,21 @@ TEST_CASE("transformer: weights, gradients and Adam state are 2 + 2 + 12 bytes a
                        doctest::Contains("llama3-405b needs"), InputError);
 }
 
+TEST_CASE("transformer: the memory refusal says GiB, as the run's memory line does") {
+  // 10 + 5 + 60 + 1.5 = 76.5 GiB against 64 GiB; a layers_simulated slice's refusal said "needs 10.4 GB"
+  // beside a memory line in GiB (GB = 10^9 bytes, 7% less than a GiB).
+  const TransformerMemory m{.weights = sim::Bytes::gib(10),
+                            .gradients = sim::Bytes::gib(5),
+                            .optimizer = sim::Bytes::gib(60),
+                            .activations = sim::Bytes::mib(1536)};
+  CHECK_THROWS_WITH_AS(check_transformer_fits(m, sim::Bytes::gib(64), "slice", "H100"),
+                       "slice needs 76.5 GiB per GPU (weights 10 GiB, gradients 5 GiB, optimizer 60 GiB, "
+                       "activations 1.50 GiB) but the GPU has 64 GiB (H100); expected a larger tp, "
+                       "sequence_parallel, recompute or zero",
+                       InputError);
+  CHECK_NOTHROW(check_transformer_fits(m, sim::Bytes::mib(76 * 1024 + 512), "slice", "H100"));
+}
+
 TEST_CASE("transformer: the whole model's parameters per rank are its layers' counted one by one, as a "
           "pipeline's stages count them") {
   // Mixtral 8x7B (32 layers, hidden 4,096, 32 heads of 128, 8 KV heads, SwiGLU ffn 14,336, 8 experts,

@@ -80,6 +80,13 @@ std::string protocol_option_name(std::optional<sim::Protocol> p) {
   return s;
 }
 
+std::string all_to_all_protocol_note(std::optional<sim::Protocol> fixed) {
+  if (fixed != sim::Protocol::LL && fixed != sim::Protocol::LL128) return {};
+  const std::string asked(sim::protocol_name(*fixed));
+  return "Simple, not the " + asked + " of communication.protocol: NCCL sends an all-to-all as grouped "
+         "point-to-point copies, which it runs on Simple only; the other collectives run " + asked;
+}
+
 std::unique_ptr<sim::Collective> make_collective(sim::Network& network, CollectivePlan plan,
                                                  sim::CollectiveConfig config) {
   if (plan.pairs != nullptr) {

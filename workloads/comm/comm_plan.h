@@ -41,6 +41,13 @@ std::string protocol_option_name(std::optional<sim::Protocol> p);         // "au
 // machines"); empty when they can. The planner runs the ring instead, so commands say so or refuse.
 std::string hierarchical_unfit(const topology::Topology& t, const std::vector<int>& members);
 
+// What a step that holds all-to-alls among its other collectives says of a fixed protocol (empty
+// under auto, simple or ideal): an all-to-all runs Simple (CommPlanner::plan), because NCCL sends it
+// as grouped point-to-point copies, which NCCL 2.7-2.8 runs on Simple only; a fixed LL or LL128 is
+// NCCL_PROTO's, for the other collectives. The collective command, which runs only the all-to-all,
+// refuses the protocol instead (analysis/collective/collective_sweep.cpp).
+std::string all_to_all_protocol_note(std::optional<sim::Protocol> fixed);
+
 struct CommOptions {
   AllReduceAlgorithm algorithm = AllReduceAlgorithm::Auto;
   std::optional<sim::Protocol> protocol = {};  // none: NCCL's choice per call

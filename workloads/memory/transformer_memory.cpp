@@ -149,11 +149,12 @@ std::string transformer_memory_rule(const TransformerMemoryInput& in) {
 void check_transformer_fits(const TransformerMemory& mem, sim::Bytes capacity, const std::string& model,
                             const std::string& where) {
   if (mem.total() <= capacity) return;
-  throw InputError(model + " needs " + sim::human_bytes(mem.total()) + " per GPU (weights " +
-                   sim::human_bytes(mem.weights) + ", gradients " + sim::human_bytes(mem.gradients) +
-                   ", optimizer " + sim::human_bytes(mem.optimizer) + ", activations " +
-                   sim::human_bytes(mem.activations) + ") but the GPU has " + sim::human_bytes(capacity) +
-                   " (" + where + "); expected a larger tp, sequence_parallel, recompute or zero");
+  // In GiB, as the run's memory line and plan's refusals: "needs 10.4 GB" beside a line in GiB.
+  throw InputError(model + " needs " + format_gib(mem.total()) + " per GPU (weights " +
+                   format_gib(mem.weights) + ", gradients " + format_gib(mem.gradients) + ", optimizer " +
+                   format_gib(mem.optimizer) + ", activations " + format_gib(mem.activations) +
+                   ") but the GPU has " + format_gib(capacity) + " (" + where +
+                   "); expected a larger tp, sequence_parallel, recompute or zero");
 }
 
 }  // namespace hybridsim::workloads
