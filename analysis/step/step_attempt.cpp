@@ -328,8 +328,7 @@ StepResult step_result(const StepSetup& setup, const workloads::StepProgram& pro
   r.pp = setup.step.pipeline.pp;
   r.ep = setup.step.ep.ep;
   r.zero = setup.step.zero;
-  r.transformer =
-      profile.meta.network == "transformer" || workloads::is_transformer_model_name(profile.meta.network);
+  r.transformer = workloads::is_transformer_network(profile.meta.network);
   r.accumulation = program.accumulation;
   r.global_batch = program.global_batch;
   r.step_time = executor.finish_time();

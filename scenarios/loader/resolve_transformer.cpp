@@ -92,7 +92,7 @@ std::string model_check_path(const Scenario& s, const std::string& model_name, c
 }  // namespace
 
 bool is_transformer(const Scenario& s) {
-  return s.workload.network == "transformer" || workloads::is_transformer_model_name(s.workload.network);
+  return workloads::is_transformer_network(s.workload.network);
 }
 
 TransformerResolution resolve_transformer(const Scenario& s) {

@@ -47,6 +47,10 @@ bool is_transformer_model_name(std::string_view name) {
   return false;
 }
 
+bool is_transformer_network(std::string_view network) {
+  return network == "transformer" || is_transformer_model_name(network);
+}
+
 TransformerModel named_transformer(std::string_view name) {
   std::string list;
   for (const auto& m : named_models()) {

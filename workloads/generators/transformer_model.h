@@ -40,6 +40,9 @@ struct TransformerModel {
 // "llama3-405b", "mixtral-8x7b" (8 experts, top 2, capacity factor 1).
 std::vector<std::string> transformer_model_names();
 bool is_transformer_model_name(std::string_view name);
+// A workload's network (a scenario's `workload.network`, a generated profile's meta.network) that is a
+// transformer: "transformer" (a custom model) or a named one.
+bool is_transformer_network(std::string_view network);
 // InputError listing the names for anything else.
 TransformerModel named_transformer(std::string_view name);
 
