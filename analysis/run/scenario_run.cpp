@@ -61,6 +61,7 @@ StepSetup step_setup(const scenarios::ResolvedScenario& r) {
   static_cast<workloads::StepConfig&>(s) = r;
   s.profile = &r.profile;
   s.topology = &r.topology;
+  if (r.transformer) s.memory = &r.transformer->memory_by_stage;
   return s;
 }
 

@@ -133,7 +133,8 @@ std::string hierarchical_text(const StepResult& r) {
          " (hierarchical needs the same number, 2 or more, on each of two machines or more)";
 }
 
-// The run's strategy line, as its settings' parallelism line says it (workloads/program/strategy_label.h).
+}  // namespace
+
 std::string strategy_text(const StepResult& r) {
   return workloads::strategy_label({.dp = r.dp,
                                     .mp = r.mp,
@@ -144,8 +145,6 @@ std::string strategy_text(const StepResult& r) {
                                     .gpus = r.gpus,
                                     .transformer = r.transformer});
 }
-
-}  // namespace
 
 std::string step_summary_table(const StepResult& r,
                                const std::vector<std::pair<std::string, std::string>>& context) {

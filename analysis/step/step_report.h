@@ -14,6 +14,9 @@ namespace hybridsim::analysis {
 // Where the values of the table's "  key  value" lines start (display columns).
 inline constexpr std::size_t kSummaryKeyColumns = 34;
 
+// The run's strategy, as its settings' parallelism line says it (workloads/program/strategy_label.h):
+// "tp 8 × pp 4 = 32 GPUs", "dp 8 × mp 1 = 8 GPUs"; the table's strategy line and a trace's otherData.
+std::string strategy_text(const StepResult& r);
 // `context` lines (key, value) are printed first: scenario, cluster, strategy...
 std::string step_summary_table(const StepResult& r,
                                const std::vector<std::pair<std::string, std::string>>& context);

@@ -26,6 +26,10 @@
 #include "workloads/program/variability.h"
 #include "workloads/step/step_config.h"
 
+namespace hybridsim::workloads {
+struct StepMemory;
+}
+
 namespace hybridsim::analysis {
 
 // A step's configuration and what it runs on (neither owned).
@@ -35,6 +39,10 @@ struct StepSetup : workloads::StepConfig {
   // Which step of the run this setup simulates: its noise and sentence lengths
   // (StepConfig::variability) are those drawn for step `step_index`.
   int step_index = 0;
+  // The memory the run reports where it is not workloads::model_step_memory's, by MP rank (a
+  // transformer's, Korthikanti's: one rank per pipeline stage); null: that model's. A trace's memory
+  // counter follows it, so that its highest sample is the run's peak.
+  const workloads::StepMemory* memory = nullptr;
 };
 
 struct StepResult;

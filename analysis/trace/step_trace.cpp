@@ -75,11 +75,15 @@ ChromeTraceOptions StepTraceObserver::writer_options(const StepTraceOptions& opt
 }
 
 StepTraceObserver::StepTraceObserver(ChromeTraceWriter& writer, const StepSetup& setup,
-                                     const workloads::StepProgram& program,
-                                     const StepTraceOptions& options)
-    : writer_(writer), topology_(topology_of(setup)), profile_(*setup.profile), program_(program),
-      options_(options), algorithm_(workloads::algorithm_name(setup.comm.algorithm)),
-      network_pid_(network_pid(topology_)), link_lanes_(writer) {
+                                     const workloads::StepProgram& program, const StepTraceOptions& options)
+    : writer_(writer),
+      topology_(topology_of(setup)),
+      profile_(*setup.profile),
+      program_(program),
+      options_(options),
+      planner_(topology_, setup.comm),
+      network_pid_(network_pid(topology_)),
+      link_lanes_(writer) {
   const ChromeTraceOptions checked = writer_options(options_, topology_);  // validates the filter
   const std::size_t gpu_count = topology_.gpus().size();
   if (program_.gpus.size() != gpu_count)
@@ -129,6 +133,7 @@ StepTraceObserver::StepTraceObserver(ChromeTraceWriter& writer, const StepSetup&
       optimizer_bytes_[k] += profile_.ops[v].update_bytes(program_.dp);
   }
   collective_names_.resize(program_.collectives.size());
+  ran_.resize(program_.collectives.size());
   held_steps_.resize(gpu_count);
 
   // Links: all of them, or those with an end in a machine that holds a kept GPU.
@@ -259,8 +264,21 @@ const std::string& StepTraceObserver::collective_name(std::uint32_t c) {
   else
     name += " " + profile_.ops[spec.op_index].name;
   name += " · " + sim::human_bytes(spec.size) + " · " + std::to_string(spec.members.size()) + " GPUs · " +
-          algorithm_;
+          ran(c).algorithm;
   return name;
+}
+
+const StepTraceObserver::Ran& StepTraceObserver::ran(std::uint32_t c) {
+  Ran& r = ran_[c];
+  if (!r.algorithm.empty()) return r;
+  const workloads::CollectiveSpec& spec = program_.collectives[c];
+  const workloads::CollectivePlan plan = planner_.plan(spec);
+  // An all-to-all is NCCL's grouped sends, each pair on its own route (its plan says Ring by default).
+  r.algorithm = spec.op == sim::CollectiveOp::AllToAll
+                    ? "point-to-point"
+                    : std::string(workloads::algorithm_name(plan.algorithm));
+  r.protocol = std::string(sim::protocol_name(plan.protocol));
+  return r;
 }
 
 void StepTraceObserver::on_collective(std::uint32_t gpu, std::uint32_t stream, std::uint32_t task,
@@ -282,16 +300,18 @@ void StepTraceObserver::write_collective(std::uint32_t gpu, std::uint32_t stream
   const workloads::CollectiveSpec& spec = program_.collectives[t.id];
   const TraceTid tid = static_cast<TraceTid>(stream) + 1;
   if (!outside_window(start, end)) {
+    const Ran& how = ran(t.id);
     const TraceArg args[] = {{"op", sim::collective_op_name(spec.op)},
                              {"bytes", spec.size.count()},
                              {"gpus", spec.members.size()},
                              {"rank", t.rank},
-                             {"algorithm", algorithm_},
+                             {"algorithm", how.algorithm},
+                             {"protocol", how.protocol},
                              {"last_op", profile_.ops[spec.op_index].name},
                              {"bucket", spec.bucket}};
     const bool bucket = spec.role == CollectiveRole::GradientAllReduce;
     writer_.complete(gpu_pid(static_cast<int>(gpu)), tid, collective_name(t.id), "collective", start, end,
-                     std::span<const TraceArg>(args, bucket ? 7 : 6));
+                     std::span<const TraceArg>(args, bucket ? 8 : 7));
   }
   if (tid == comm_tid_[gpu]) write_held_steps(gpu, start, end);
 }

@@ -154,6 +154,7 @@ class StepTraceObserver final : public sim::StreamObserver,
     double after_step = 0;
   };
   void init_memory_levels(const StepSetup& setup);
+  void init_peak_levels(const workloads::StepMemory& memory);  // StepSetup::memory's: one level a rank
   void write_memory_start(std::uint32_t gpu, sim::Time first);
   void write_memory_sample(std::uint32_t gpu, const workloads::KernelLabel& label, sim::Time start,
                            sim::Time end);
@@ -163,7 +164,16 @@ class StepTraceObserver final : public sim::StreamObserver,
   const workloads::Profile& profile_;
   const workloads::StepProgram& program_;
   StepTraceOptions options_;
-  std::string algorithm_;
+  // The run's own choices, asked again of a planner over the same topology and options: a
+  // collective's name and args say what ran ("ring", "tree", its protocol), not the scenario's
+  // "auto" (hunt44); deterministic, so the same plan as the run's.
+  workloads::CommPlanner planner_;
+  struct Ran {
+    std::string algorithm;  // ring, tree, hierarchical; point-to-point for an all-to-all
+    std::string protocol;   // Simple, LL, LL128, ideal
+  };
+  const Ran& ran(std::uint32_t collective);
+  std::vector<Ran> ran_;  // by collective index, filled when first needed
   TracePid network_pid_;
   std::vector<char> keep_gpu_;     // by global rank
   std::vector<TraceTid> comm_tid_;  // by global rank: the stream of its gradient collectives (0: none)

@@ -3,6 +3,7 @@
 // from the run destroys it before finish() and its temporary file with it.
 #include <string>
 
+#include "analysis/step/step_report.h"
 #include "analysis/trace/step_trace.h"
 #include "analysis/trace/step_trace_classes.h"
 #include "sim/error.h"
@@ -35,12 +36,13 @@ void finish_step_trace(ChromeTraceWriter& writer, const StepSetup& setup, const 
                      sim::format_time(result.step_time));
   writer.end_at(result.step_time);
   const workloads::Profile& profile = *setup.profile;
-  writer.other_data("scenario", profile.meta.network + " dp " + std::to_string(result.dp) + " × mp " +
-                                    std::to_string(result.mp) + " on " + topology.name());
+  // The run's own strategy line (workloads::strategy_label): "dp 1 × mp 4 (32 GPUs)" was a tp 8 ×
+  // pp 4 pipeline's, and an ep or ZeRO run's lost its ep and stage.
+  const std::string strategy = strategy_text(result);
+  writer.other_data("scenario", profile.meta.network + " " + strategy + " on " + topology.name());
   writer.other_data("profile", profile.meta.network);
   writer.other_data("topology", topology.name());
-  writer.other_data("strategy", "dp " + std::to_string(result.dp) + " × mp " + std::to_string(result.mp) +
-                                    " (" + std::to_string(result.gpus) + " GPUs)");
+  writer.other_data("strategy", strategy);
   if (!setup.mapping.description.empty()) writer.other_data("mapping", setup.mapping.description);
   writer.other_data("algorithm", workloads::algorithm_name(setup.comm.algorithm));
   writer.other_data("step_time", sim::format_time(result.step_time));

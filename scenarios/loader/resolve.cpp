@@ -372,6 +372,7 @@ ResolvedScenario resolve(const Scenario& s, sim::WorkProgress* progress) {
           static_cast<int>(r.topology.gpus().size()) / std::max(r.topology.node_count(), 1));
     const workloads::TransformerMemoryInput memory = transformer_memory_input(s, t);
     workloads::StepMemory step_memory = workloads::transformer_step_memory(memory);
+    workloads::StepMemory by_stage = step_memory;
     std::string rule = workloads::transformer_memory_rule(memory);
     if (s.parallelism.pp > 1) {  // the stage that holds the most, as run's peak line shows one GPU
       const auto stages = pipeline_stage_memory(s, t, r.step.accumulation);
@@ -381,11 +382,21 @@ ResolvedScenario resolve(const Scenario& s, sim::WorkProgress* progress) {
       step_memory = workloads::transformer_step_memory(memory, largest->memory);
       rule += "; pipeline stage " + std::to_string(largest - stages.begin()) + " of " +
               std::to_string(stages.size()) + " (the largest; its layers and micro-batches in flight)";
+      by_stage.ranks.clear();
+      for (std::size_t k = 0; k < stages.size(); ++k) {
+        by_stage.ranks.push_back(workloads::transformer_step_memory(memory, stages[k].memory).ranks.front());
+        by_stage.ranks.back().mp_rank = static_cast<int>(k);
+      }
     }
-    r.transformer = TransformerFacts{t.model_flop_per_micro_batch, t.mfu_flop_per_micro_batch,
-                                     t.cost.peak_flop_per_second, s.parallelism.tp, !t.cost.calibrated,
-                                     std::move(step_memory), std::move(rule)};
-    r.transformer->pp = s.parallelism.pp;
+    r.transformer = TransformerFacts{t.model_flop_per_micro_batch,
+                                     t.mfu_flop_per_micro_batch,
+                                     t.cost.peak_flop_per_second,
+                                     s.parallelism.tp,
+                                     !t.cost.calibrated,
+                                     std::move(step_memory),
+                                     std::move(rule),
+                                     s.parallelism.pp,
+                                     std::move(by_stage)};
   }
   refuse_ll128_where_off(s, r);
   return r;

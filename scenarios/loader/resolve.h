@@ -38,6 +38,9 @@ struct TransformerFacts {
   workloads::StepMemory memory;  // one GPU's (transformer_memory.h): Korthikanti's, TP's and ZeRO's divisions
   std::string memory_rule;       // what divides what (transformer_memory_rule)
   int pp = 1;                                   // pipeline stages: a replica's GPUs are tp × pp
+  // What each pipeline stage's GPUs hold, one rank per stage (pp 1: `memory`): a trace's memory
+  // counter of each GPU follows its stage's, as the run's peak line follows the largest.
+  workloads::StepMemory memory_by_stage;
 };
 
 // The step's configuration (placement, mapping, options; compute_scale = 1 / compute_speed) with

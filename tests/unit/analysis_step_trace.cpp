@@ -133,7 +133,7 @@ TEST_CASE("step trace: a process per GPU, a thread per stream, kernels add up to
   for (int g = 0; g < 4; ++g) {
     const auto& comm = t.on(g + 1, 2);
     REQUIRE(comm.size() == 1);
-    CHECK(comm[0].name == "all-reduce bucket 0 · 8.39 MB · 2 GPUs · auto");
+    CHECK(comm[0].name == "all-reduce bucket 0 · 8.39 MB · 2 GPUs · ring");
     CHECK(comm[0].args["bytes"] == 8'388'608);
     CHECK(comm[0].args["last_op"] == (g % 2 == 0 ? "op0" : "op2"));
   }
@@ -219,7 +219,7 @@ TEST_CASE("step trace: a process per GPU, a thread per stream, kernels add up to
   for (const auto& [thread, name] : t.thread_names) CHECK(thread.first != 5);
 
   const json& other = t.doc["otherData"];
-  CHECK(other["strategy"] == "dp 2 × mp 2 (4 GPUs)");
+  CHECK(other["strategy"] == "dp 2 × mp 2 = 4 GPUs");
   CHECK(other["topology"] == toy.topology.name());
   CHECK(other["profile"] == "toy");
   CHECK(other["detail"] == "kernels");
@@ -257,8 +257,8 @@ TEST_CASE("step trace: ring steps nest inside each all-reduce at detail steps") 
       step_end = s.end();
       steps.push_back(s.name);
     }
-    CHECK(buckets == std::vector<std::string>{"all-reduce bucket 0 · 4.19 MB · 4 GPUs · auto",
-                                              "all-reduce bucket 1 · 4.19 MB · 4 GPUs · auto"});
+    CHECK(buckets == std::vector<std::string>{"all-reduce bucket 0 · 4.19 MB · 4 GPUs · ring",
+                                              "all-reduce bucket 1 · 4.19 MB · 4 GPUs · ring"});
     std::vector<std::string> twice = expected;
     twice.insert(twice.end(), expected.begin(), expected.end());
     CHECK(steps == twice);

@@ -57,7 +57,7 @@ TEST_CASE("the committed example trace is what the code writes") {
   CHECK(t.process_names.at(1) == "GPU 0 · node 0");
   CHECK(t.process_names.at(12) == "GPU 11 · node 1");  // global ranks, the machine after
   CHECK(t.flows > 0);
-  CHECK(t.on(1, 2).front().name.find(" · 8 GPUs · auto") != std::string::npos);
+  CHECK(t.on(1, 2).front().name.find(" · 8 GPUs · ring") != std::string::npos);
 
   const std::string committed =
       std::string(HYBRIDSIM_SOURCE_DIR) + "/scenarios/examples/trace-2node-hybrid.json";

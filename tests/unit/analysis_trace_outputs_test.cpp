@@ -169,7 +169,7 @@ TEST_CASE("hybridsim sweep writes one trace per point, named by index, and the s
     const auto& other = t.doc["otherData"];
     CHECK(other["detail"] == "steps");
     CHECK(other["sweep_point"] == std::to_string(i));
-    CHECK(other["strategy"] == (i == 0 ? "dp 8 × mp 1 (8 GPUs)" : "dp 4 × mp 2 (8 GPUs)"));
+    CHECK(other["strategy"] == (i == 0 ? "dp 8 × mp 1 = 8 GPUs" : "dp 4 × mp 2 = 8 GPUs"));
     CHECK(other["sweep_label"].get<std::string>().starts_with(i == 0 ? "nvlink.bandwidth=25 GB/s"
                                                                     : "nvlink.bandwidth=50 GB/s"));
     CHECK(has_ring_steps(t));
