@@ -61,6 +61,7 @@ StepSetup step_setup(const scenarios::ResolvedScenario& r) {
   static_cast<workloads::StepConfig&>(s) = r;
   s.profile = &r.profile;
   s.topology = &r.topology;
+  s.protocol_written = scenarios::location_of(r.scenario, "communication.protocol");
   return s;
 }
 

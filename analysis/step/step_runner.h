@@ -35,6 +35,10 @@ struct StepSetup : workloads::StepConfig {
   // Which step of the run this setup simulates: its noise and sentence lengths
   // (StepConfig::variability) are those drawn for step `step_index`.
   int step_index = 0;
+  // Where communication.protocol was written ("s.yaml:12:13", "--set communication.protocol=ll128"),
+  // which the step's refusal of a fixed LL128 leads with, as resolve's refusal of a 2017 network's
+  // (a transformer's collectives are known only here); empty: no scenario (a plan's own setup).
+  std::string protocol_written;
 };
 
 struct StepResult;
