@@ -296,7 +296,7 @@ std::string topology(api::TopologyRequest request) {  // a copy, as plan()'s opt
   return api::topology(request);
 }
 
-// A named model's workload.model fields (hybridsim/transformer.py's Model), as the library has them.
+// A named model's workload.model fields (hybridsim/sections.py's Model), as the library has them.
 py::dict transformer_model(const std::string& name) {
   const workloads::TransformerModel m = workloads::named_transformer(name);
   py::dict d;

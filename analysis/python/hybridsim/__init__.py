@@ -8,11 +8,14 @@ YAML scenarios (scenarios/README.md).
 
 A scenario is a YAML file's path, YAML text (a string with a newline), or a dict with the keys of
 the file; `set` overlays fields as `hybridsim run --set` does ({"cluster.nodes": 4} or
-["cluster.nodes=4"]), and run() and sweep() take a transformer's fields typed, by the YAML's names:
-workload=Workload(network="llama3-70b", precision="bf16"), training=Training(micro_batch=1,
-recompute="selective"), parallelism=Parallelism(tp=8, pp=8, zero=1), pipeline=Pipeline(...)
-(hybridsim/transformer.py; model("llama3-8b") gives a named model's fields, models() the names). Bad input raises ScenarioError, whose message is the command line's and whose
-file, line, column and field say where. Simulations release the GIL (threads run them in parallel)
+["cluster.nodes=4"]), and run() and sweep() take the scenario's sections typed, by the YAML's
+names: cluster=Cluster(nodes=4), workload=Workload(network="llama3-70b", precision="bf16"),
+training=Training(global_batch=4096, recompute="selective"), parallelism=Parallelism(tp=8, pp=8,
+zero=1), pipeline=Pipeline(...), communication=Communication(algorithm="ring", bucket_size="50 MB"),
+variability=Variability(...), simulation=Simulation(...) (hybridsim/sections.py; model("llama3-8b")
+gives a named model's fields, models() the names). Bad input raises ScenarioError, whose message is
+the command line's and whose file, line, column and field say where (given and field for a
+refused overlay). Simulations release the GIL (threads run them in parallel)
 and stop on Ctrl-C with KeyboardInterrupt.
 """
 from __future__ import annotations
@@ -26,11 +29,13 @@ import sys
 from typing import Any, Callable, Iterable, Mapping, Optional, Union
 
 from . import _hybridsim as _native
-from .transformer import Model, Pipeline, Parallelism, Training, Workload, model, models
+from .sections import (Cluster, Communication, Link, Links, Model, Parallelism, Pipeline, Simulation, Training,
+                       Variability, Workload, model, models)
 
 __all__ = [
     "run", "sweep", "study", "plan", "collective", "topology",
-    "Model", "Workload", "Training", "Parallelism", "Pipeline", "model", "models",
+    "Cluster", "Links", "Link", "Model", "Workload", "Training", "Parallelism", "Pipeline", "Communication",
+    "Variability", "Simulation", "model", "models",
     "RunResult", "GpuMetrics", "CriticalPath", "TimeToTrain", "PlanResult", "StudyResult", "Rows",
     "HybridsimError", "ScenarioError", "BudgetError", "InternalError",
 ]
@@ -46,12 +51,15 @@ class HybridsimError(Exception):
 class ScenarioError(HybridsimError, ValueError):
     """Bad input, located as the command line locates it: `file:line:column: field: what`.
 
-    `file`, `line`, `column` and `field` are None where the message names no such place (an option,
-    a --set text)."""
+    `file`, `line`, `column` and `field` are None where the message names no such place (an option).
+    A refused overlay (`set=`, a typed section) is located by how it was written instead: `given`
+    is that text (`communication=Communication(bucket_size='0 B')`, `set={'dp': 0}`) and `field` the
+    key the library refused (`communication.bucket_size`), as a file's refusal names them."""
 
     _located = re.compile(r"^(?P<file>[^\n]+?):(?P<line>\d+):(?P<column>\d+): (?P<field>[^\s:]+): ")
+    _field = re.compile(r"(?P<field>[A-Za-z_][\w.\[\]-]*): ")
 
-    def __init__(self, message: str):
+    def __init__(self, message: str, given: Iterable[str] = ()):
         super().__init__(message)
         self.message = message
         m = self._located.match(message)
@@ -59,6 +67,14 @@ class ScenarioError(HybridsimError, ValueError):
         self.line = int(m.group("line")) if m else None
         self.column = int(m.group("column")) if m else None
         self.field = m.group("field") if m else None
+        self.given = None
+        # The caller's overlays, longest first (one may begin another): the message leads with the
+        # one refused, as the command line's leads with its --set text.
+        for text in sorted(given, key=len, reverse=True):
+            if not m and message.startswith(text + ": "):
+                f = self._field.match(message, len(text) + 2)
+                self.given, self.field = text, f.group("field") if f else None
+                break
 
 
 class BudgetError(ScenarioError):
@@ -69,13 +85,14 @@ class InternalError(HybridsimError, RuntimeError):
     """A broken invariant inside the simulator: a bug to report, not bad input."""
 
 
-def _native_call(function: Callable, *args, **kwargs):
+def _native_call(function: Callable, *args, given: Iterable[str] = (), **kwargs):
+    """`given`: how the caller wrote the overlays, which a refusal leads with (ScenarioError.given)."""
     try:
         return function(*args, **kwargs)
     except _native.BudgetExceeded as e:
-        raise BudgetError(str(e)) from None
+        raise BudgetError(str(e), given) from None
     except _native.InputError as e:
-        raise ScenarioError(str(e)) from None
+        raise ScenarioError(str(e), given) from None
     except _native.InternalError as e:
         raise InternalError(str(e)) from None
 
@@ -171,13 +188,17 @@ def _overlays(function: str, set: Overlay) -> list:
     return texts
 
 
-_SECTIONS = {"workload": Workload, "training": Training, "parallelism": Parallelism, "pipeline": Pipeline}
+_SECTIONS = {"cluster": Cluster, "workload": Workload, "training": Training, "parallelism": Parallelism,
+             "pipeline": Pipeline, "communication": Communication, "variability": Variability,
+             "simulation": Simulation}
 
 
 def _section_overlays(function: str, **sections) -> list:
-    """The overlays of run()'s and sweep()'s typed sections, as _overlays's (None: not given)."""
+    """The overlays of run()'s and sweep()'s typed sections, as _overlays's (None: not given), in
+    _SECTIONS' order."""
     out = []
-    for keyword, value in sections.items():
+    for keyword in _SECTIONS:
+        value = sections.pop(keyword, None)
         if value is None:
             continue
         if not isinstance(value, _SECTIONS[keyword]):
@@ -313,7 +334,7 @@ class RunResult:
         request = dict(self._request, trace=os.fspath(path), trace_detail=detail, trace_gpus=gpus,
                        trace_window=window, trace_gzip=gzip, trace_step=str(step), out=None,
                        write_outputs=False)
-        figures = _native_call(_native.run, **request)
+        figures = _native_call(_native.run, given=request["set_spelled"], **request)
         return figures["trace"]
 
     def __repr__(self) -> str:
@@ -329,9 +350,11 @@ def _progress_printer(line: dict) -> None:
 def run(scenario: Scenario, set: Overlay = None, *, out: Union[None, str, os.PathLike] = None,
         trace: Union[None, str, os.PathLike] = None, trace_detail: Optional[str] = None, trace_gpus: str = "",
         trace_window: str = "", trace_gzip: bool = False, trace_step: Union[str, int] = "",
-        progress: Union[None, bool, Callable[[dict], None]] = None, workload: Optional[Workload] = None,
-        training: Optional[Training] = None, parallelism: Optional[Parallelism] = None,
-        pipeline: Optional[Pipeline] = None) -> RunResult:
+        progress: Union[None, bool, Callable[[dict], None]] = None, cluster: Optional[Cluster] = None,
+        workload: Optional[Workload] = None, training: Optional[Training] = None,
+        parallelism: Optional[Parallelism] = None, pipeline: Optional[Pipeline] = None,
+        communication: Optional[Communication] = None, variability: Optional[Variability] = None,
+        simulation: Optional[Simulation] = None) -> RunResult:
     """Simulates one training step of the scenario and projects time to train (`hybridsim run`).
 
     out: also write the scenario's output files there (summary.json, ...), as `--out`.
@@ -342,14 +365,15 @@ def run(scenario: Scenario, set: Overlay = None, *, out: Union[None, str, os.Pat
     (`--trace-step`); "" (the default): the scenario's variability.trace_step.
     progress: True prints the command line's progress lines on stderr; a callable receives each as a
     dict (what, simulated_ms, events, wall_seconds). Ctrl-C stops the step either way.
-    workload, training, parallelism, pipeline: a transformer's fields (hybridsim/transformer.py),
-    overlaid after `set`."""
+    cluster, workload, training, parallelism, pipeline, communication, variability, simulation: the
+    scenario's sections typed (hybridsim/sections.py), overlaid after `set`."""
     path, text, base_dir = _scenario(scenario)
     if not (progress is None or isinstance(progress, bool) or callable(progress)):
         raise TypeError(f"run(): progress={progress!r}: expected True, False, None or a callable")
     callback = _progress_printer if progress is True else (progress or None)
-    overlays = _overlays("run", set) + _section_overlays("run", workload=workload, training=training,
-                                                           parallelism=parallelism, pipeline=pipeline)
+    overlays = _overlays("run", set) + _section_overlays(
+        "run", cluster=cluster, workload=workload, training=training, parallelism=parallelism, pipeline=pipeline,
+        communication=communication, variability=variability, simulation=simulation)
     out = _path("run", "out", out, "a folder for the outputs")
     trace = _path("run", "trace", trace, "a file for the trace")
     trace_detail = _text("run", "trace_detail", trace_detail, "kernels, steps or messages", optional=True)
@@ -364,7 +388,7 @@ def run(scenario: Scenario, set: Overlay = None, *, out: Union[None, str, os.Pat
                    out=out, write_outputs=out is not None, trace=trace, trace_detail=trace_detail,
                    trace_gpus=trace_gpus, trace_window=trace_window, trace_gzip=trace_gzip,
                    trace_step=str(trace_step), progress=callback)
-    figures = _native_call(_native.run, **request)
+    figures = _native_call(_native.run, given=request["set_spelled"], **request)
     request["progress"] = None
     return RunResult(figures, request)
 
@@ -393,21 +417,25 @@ def _table(csv_text: str, **attrs):
 
 
 def sweep(scenario: Scenario, set: Overlay = None, *, jobs: int = 0, out: Union[None, str, os.PathLike] = None,
-          resume: bool = False, progress: bool = False, workload: Optional[Workload] = None,
-          training: Optional[Training] = None, parallelism: Optional[Parallelism] = None,
-          pipeline: Optional[Pipeline] = None):
+          resume: bool = False, progress: bool = False, cluster: Optional[Cluster] = None,
+          workload: Optional[Workload] = None, training: Optional[Training] = None,
+          parallelism: Optional[Parallelism] = None, pipeline: Optional[Pipeline] = None,
+          communication: Optional[Communication] = None, variability: Optional[Variability] = None,
+          simulation: Optional[Simulation] = None):
     """Runs every point of the scenario's sweep: block (`hybridsim sweep`) and returns results.csv as a
     pandas DataFrame (attrs: csv, the file's text; directory; plot), or a list of dicts without pandas.
     The output files are written as the command line writes them (to `out` or outputs.directory);
-    workload, training, parallelism, pipeline as run()'s."""
+    cluster, workload, training, parallelism, pipeline, communication, variability, simulation as run()'s."""
     path, text, base_dir = _scenario(scenario)
-    overlays = _overlays("sweep", set) + _section_overlays("sweep", workload=workload, training=training,
-                                                             parallelism=parallelism, pipeline=pipeline)
+    overlays = _overlays("sweep", set) + _section_overlays(
+        "sweep", cluster=cluster, workload=workload, training=training, parallelism=parallelism, pipeline=pipeline,
+        communication=communication, variability=variability, simulation=simulation)
     jobs = _whole("sweep", "jobs", jobs, "points at once, 0 for all cores")
     out = _path("sweep", "out", out, "a folder for the results")
     resume, progress = _flag("sweep", "resume", resume), _flag("sweep", "progress", progress)
-    result = _native_call(_native.sweep, path, text, [o for o, _ in overlays],
-                          [spelled for _, spelled in overlays], base_dir, out, jobs, resume, progress)
+    given = [spelled for _, spelled in overlays]
+    result = _native_call(_native.sweep, path, text, [o for o, _ in overlays], given, base_dir, out, jobs, resume,
+                          progress, given=given)
     return _table(result["csv"], directory=result["directory"], plot=result["plot"], notes=result["notes"])
 
 
