@@ -646,3 +646,33 @@ def test_an_empty_overlay_value_is_refused_and_none_removes_the_key(cli):
                                  "set={'cluster.nodes': None} to remove the key (its default again)")
     assert hybridsim.run(GNMT_DP8, set={"parallelism.dp": None}).dp == 1
     assert cli("run", GNMT_DP8, "--set", "parallelism.dp=null", "-q").returncode == 0
+
+
+def test_an_empty_option_is_refused_as_the_command_lines(tmp_path):
+    # `--trace-gpus ""`, `--max-events ""`, `collective --gpus ""` and the like (an unset shell
+    # variable) are refused by the command line; main's Python took each '' as "not given" and ran
+    # (every class of GPUs traced, the default cap, every GPU in the collective), exit 0.
+    trace = tmp_path / "t.json"
+    cases = [
+        (lambda: hybridsim.run(GNMT_DP8, trace=trace, trace_gpus=""), "trace_gpus='' is empty"),
+        (lambda: hybridsim.run(GNMT_DP8, trace=trace, trace_window=""), "trace_window='' is empty"),
+        (lambda: hybridsim.run(GNMT_DP8, trace=trace, trace_step=""), "trace_step='' is empty"),
+        (lambda: hybridsim.collective("dgx1-v100", gpus="", max_bytes="8 B"), "gpus='' is empty"),
+        (lambda: hybridsim.plan("gnmt", 8, max_events=""), "max_events='' is empty"),
+        (lambda: hybridsim.plan("gnmt", 8, max_sim_memory=""), "max_sim_memory='' is empty"),
+        (lambda: hybridsim.study(_STUDY, out=tmp_path / "s", plots=False, max_events=""), "max_events='' is empty"),
+        (lambda: hybridsim.study(_STUDY, out=tmp_path / "s", plots=False, max_sim_memory=""),
+         "max_sim_memory='' is empty"),
+    ]
+    for call, starts in cases:
+        with pytest.raises(hybridsim.ScenarioError) as e:
+            call()
+        assert str(e.value).startswith(starts)
+    assert not trace.exists() and not (tmp_path / "s").exists()
+    # Left out (None), each is the default, as an option left out is.
+    assert len(hybridsim.collective("dgx1-v100", max_bytes="8 B")) == 1
+    r = hybridsim.run(GNMT_DP8)
+    with pytest.raises(hybridsim.ScenarioError, match="^gpus='' is empty"):
+        r.trace(trace, gpus="")
+    assert r.trace(trace, gpus="0-1") == str(trace)
+

@@ -327,12 +327,17 @@ class RunResult:
         """summary.json, parsed."""
         return json.loads(self.json)
 
-    def trace(self, path: Union[str, os.PathLike], detail: str = "kernels", gpus: str = "",
-              window: str = "", gzip: bool = False, step: str = "") -> str:
+    def trace(self, path: Union[str, os.PathLike], detail: str = "kernels", gpus: Optional[str] = None,
+              window: Optional[str] = None, gzip: bool = False, step: Union[None, str, int] = None) -> str:
         """Writes a Chrome/Perfetto trace of this step (simulated again: the same inputs give the same
-        step) and returns its path, as `hybridsim run --trace`; step as trace_step of run()."""
-        request = dict(self._request, trace=os.fspath(path), trace_detail=detail, trace_gpus=gpus,
-                       trace_window=window, trace_gzip=gzip, trace_step=str(step), out=None,
+        step) and returns its path, as `hybridsim run --trace`; gpus, window, step as run()'s
+        trace_gpus, trace_window, trace_step (None: not given; '' refused, as an empty option)."""
+        path = _path("trace", "path", path, "a file for the trace")
+        if path is None:
+            raise TypeError("trace(): path=None: expected a file for the trace (a str or os.PathLike)")
+        gpus, window, step = _trace_keywords("trace", ("gpus", gpus), ("window", window), ("step", step))
+        request = dict(self._request, trace=path, trace_detail=detail, trace_gpus=gpus,
+                       trace_window=window, trace_gzip=_flag("trace", "gzip", gzip), trace_step=step, out=None,
                        write_outputs=False)
         figures = _native_call(_native.run, given=request["set_spelled"], **request)
         return figures["trace"]
@@ -342,14 +347,30 @@ class RunResult:
                 f"units_per_second={self.units_per_second:.1f} {self.unit})")
 
 
+def _trace_keywords(function: str, gpus: tuple, window: tuple, step: tuple) -> tuple:
+    """The texts of a trace's gpus, window and step keywords ((keyword, value) each) for the native
+    call, "" where None (not given). An empty text is refused, as the command line refuses
+    `--trace-gpus ""`: it meant "not given" here, so an unset variable traced every class of GPUs."""
+    gpus = _text(function, gpus[0], gpus[1], "GPU ranks such as '0-7', 'all' or 'classes'", optional=True)
+    window = _text(function, window[0], window[1], "a time span such as '2 ms:5 ms'", optional=True)
+    keyword, value = step
+    if isinstance(value, bool) or not isinstance(value, (str, int, type(None))):
+        raise TypeError(f"{function}(): {keyword}={value!r}: expected 'first', 'slowest' or a step number "
+                        "(an int), or None")
+    if isinstance(value, str):
+        value = _text(function, keyword, value, "'first', 'slowest' or a step number")
+    return gpus or "", window or "", "" if value is None else str(value)
+
+
 def _progress_printer(line: dict) -> None:
     print(f"  simulating {line['what']}: {line['simulated_ms']:.1f} ms simulated, "
           f"{line['events'] / 1e6:.1f} M events, {line['wall_seconds']:.0f} s", file=sys.stderr)
 
 
 def run(scenario: Scenario, set: Overlay = None, *, out: Union[None, str, os.PathLike] = None,
-        trace: Union[None, str, os.PathLike] = None, trace_detail: Optional[str] = None, trace_gpus: str = "",
-        trace_window: str = "", trace_gzip: bool = False, trace_step: Union[str, int] = "",
+        trace: Union[None, str, os.PathLike] = None, trace_detail: Optional[str] = None,
+        trace_gpus: Optional[str] = None, trace_window: Optional[str] = None, trace_gzip: bool = False,
+        trace_step: Union[None, str, int] = None,
         progress: Union[None, bool, Callable[[dict], None]] = None, cluster: Optional[Cluster] = None,
         workload: Optional[Workload] = None, training: Optional[Training] = None,
         parallelism: Optional[Parallelism] = None, pipeline: Optional[Pipeline] = None,
@@ -362,7 +383,8 @@ def run(scenario: Scenario, set: Overlay = None, *, out: Union[None, str, os.Pat
     trace_detail None (the default) is "kernels". Each trace_* given without trace is refused, by the
     command line's rule.
     trace_step: which step of a variability run it shows, "first", "slowest" or a number from 1
-    (`--trace-step`); "" (the default): the scenario's variability.trace_step.
+    (`--trace-step`); None (the default): the scenario's variability.trace_step. An empty trace_gpus,
+    trace_window or trace_step is refused, as the command line refuses an empty option.
     progress: True prints the command line's progress lines on stderr; a callable receives each as a
     dict (what, simulated_ms, events, wall_seconds). Ctrl-C stops the step either way.
     cluster, workload, training, parallelism, pipeline, communication, variability, simulation: the
@@ -377,17 +399,14 @@ def run(scenario: Scenario, set: Overlay = None, *, out: Union[None, str, os.Pat
     out = _path("run", "out", out, "a folder for the outputs")
     trace = _path("run", "trace", trace, "a file for the trace")
     trace_detail = _text("run", "trace_detail", trace_detail, "kernels, steps or messages", optional=True)
-    for keyword, value in (("trace_gpus", trace_gpus), ("trace_window", trace_window)):
-        if not isinstance(value, str):
-            raise TypeError(f"run(): {keyword}={value!r}: expected a str ('' for none)")
+    trace_gpus, trace_window, trace_step = _trace_keywords(
+        "run", ("trace_gpus", trace_gpus), ("trace_window", trace_window), ("trace_step", trace_step))
     _flag("run", "trace_gzip", trace_gzip)
-    if isinstance(trace_step, bool) or not isinstance(trace_step, (str, int)):
-        raise TypeError(f"run(): trace_step={trace_step!r}: expected 'first', 'slowest' or a step number (an int)")
     request = dict(path=path, text=text, set=[o for o, _ in overlays],
                    set_spelled=[spelled for _, spelled in overlays], base_dir=base_dir,
                    out=out, write_outputs=out is not None, trace=trace, trace_detail=trace_detail,
                    trace_gpus=trace_gpus, trace_window=trace_window, trace_gzip=trace_gzip,
-                   trace_step=str(trace_step), progress=callback)
+                   trace_step=trace_step, progress=callback)
     figures = _native_call(_native.run, given=request["set_spelled"], **request)
     request["progress"] = None
     return RunResult(figures, request)
@@ -440,14 +459,17 @@ def sweep(scenario: Scenario, set: Overlay = None, *, jobs: int = 0, out: Union[
 
 
 def _limits(function: str, max_events: Any, max_sim_memory: Any) -> tuple:
-    """max_events as an int or its text ("unlimited"), max_sim_memory as a size's text; "" the default."""
-    if isinstance(max_events, bool) or not isinstance(max_events, (int, str)):
+    """max_events as an int or its text ("unlimited"), max_sim_memory as a size's text; None the
+    default ("" to the native call). An empty text is refused, as `--max-events ""` is: it meant the
+    default here, so an unset variable lifted nothing it was meant to."""
+    if isinstance(max_events, bool) or not isinstance(max_events, (int, str, type(None))):
         raise TypeError(f"{function}(): max_events={max_events!r}: expected a whole number of events "
-                        "(an int, or 'unlimited'; '' the default)")
-    if not isinstance(max_sim_memory, str):
-        raise TypeError(f"{function}(): max_sim_memory={max_sim_memory!r}: expected a size such as '8 GiB' "
-                        "(a str; '' the default)")
-    return str(max_events), max_sim_memory
+                        "(an int, or 'unlimited'; None the default)")
+    if isinstance(max_events, str):
+        _text(function, "max_events", max_events, "a whole number of events or 'unlimited'")
+    max_sim_memory = _text(function, "max_sim_memory", max_sim_memory, "a size such as '8 GiB' or 'unlimited'",
+                           optional=True)
+    return ("" if max_events is None else str(max_events)), max_sim_memory or ""
 
 
 @dataclasses.dataclass(frozen=True)
@@ -458,10 +480,10 @@ class StudyResult:
 
 def study(study_file: Union[str, os.PathLike], *, out: Union[None, str, os.PathLike] = None,
           threads: Optional[int] = None, plots: bool = True, ib_sensitivity: bool = True,
-          memory: Optional[str] = None, max_events: str = "", max_sim_memory: str = "",
-          progress: bool = False) -> StudyResult:
+          memory: Optional[str] = None, max_events: Union[None, int, str] = None,
+          max_sim_memory: Optional[str] = None, progress: bool = False) -> StudyResult:
     """The hybrid-vs-DP study of a study file (`hybridsim study`): writes its report folder.
-    max_events, max_sim_memory: each step's caps (`--max-events`, `--max-sim-memory`; "" the default)."""
+    max_events, max_sim_memory: each step's caps (`--max-events`, `--max-sim-memory`; None the default)."""
     study_file = _path("study", "study_file", study_file, "a study file")
     if study_file is None:
         raise TypeError("study(): study_file=None: expected a study file (a str or os.PathLike)")
@@ -485,10 +507,10 @@ class PlanResult:
 
 def plan(model: str, gpus: int = 8, *, cluster: str = "dgx1-v100", objective: str = "time-to-train",
          variant: str = "default", ib_bandwidth: Optional[str] = None, memory: Optional[str] = None,
-         show_unfit: bool = False, threads: int = 0, top: int = 5, max_events: str = "",
-         max_sim_memory: str = "", progress: bool = False) -> PlanResult:
+         show_unfit: bool = False, threads: int = 0, top: int = 5, max_events: Union[None, int, str] = None,
+         max_sim_memory: Optional[str] = None, progress: bool = False) -> PlanResult:
     """The fastest dp × mp, placement, buckets and algorithm for a model on `gpus` GPUs (`hybridsim plan`);
-    max_events, max_sim_memory: each step's caps (`--max-events`, `--max-sim-memory`; "" the default)."""
+    max_events, max_sim_memory: each step's caps (`--max-events`, `--max-sim-memory`; None the default)."""
     model = _text("plan", "model", model, "gnmt, inception-v3, biglstm or a profile file")
     gpus = _whole("plan", "gpus", gpus, "a whole number of GPUs")
     cluster = _text("plan", "cluster", cluster, "a machine preset such as 'dgx1-v100'")
@@ -511,10 +533,8 @@ def plan(model: str, gpus: int = 8, *, cluster: str = "dgx1-v100", objective: st
     return PlanResult(**_native_call(_native.plan, options, top, progress))
 
 
-def _collective_text(what: str, may_be_empty: bool = False):
+def _collective_text(what: str):
     def check(keyword: str, value: Any) -> str:
-        if may_be_empty and value == "":
-            return value
         return _text("collective", keyword, value, what)
     return check
 
@@ -531,7 +551,7 @@ _COLLECTIVE_KEYWORDS = {
     "topology": _collective_text("a preset name such as 'dgx1-v100' or a topology YAML file"),
     "op": _collective_text("allreduce, reducescatter, allgather, broadcast or alltoall"),
     "nodes": lambda k, v: _whole("collective", k, v, "machines"),
-    "gpus": _collective_text("GPU ranks such as '0-3,8' ('' for every GPU)", may_be_empty=True),
+    "gpus": _collective_text("GPU ranks such as '0-3,8' (None for every GPU)"),
     "gpus_per_node": lambda k, v: _whole("collective", k, v, "GPUs per machine, 0 for the preset's"),
     "algorithm": _collective_text("auto, ring, tree or hierarchical"),
     "protocol": _collective_text("auto, ll, ll128, simple or ideal"),
@@ -550,13 +570,15 @@ _COLLECTIVE_KEYWORDS = {
 }
 
 
-def collective(topology: str, *, op: str = "allreduce", nodes: int = 1, gpus: str = "", **options):
+def collective(topology: str, *, op: str = "allreduce", nodes: int = 1, gpus: Optional[str] = None, **options):
     """nccl-tests for the simulator (`hybridsim collective`): a DataFrame of its CSV columns (attrs:
     csv, title, table, json). Other options by their command-line names with underscores:
     algorithm, protocol, channels, min_bytes="8 B", max_bytes="256 MiB", step_factor, message_size,
     reduction, fast_path, pcie_only, gpus_per_node, fabric, oversubscription, max_events, max_sim_memory."""
     request = _native.CollectiveRequest()
-    given = dict(options, topology=topology, op=op, nodes=nodes, gpus=gpus)
+    given = dict(options, topology=topology, op=op, nodes=nodes)
+    if gpus is not None:  # every GPU; gpus='' is refused, as `--gpus ""` is (it meant every GPU)
+        given["gpus"] = gpus
     for name, value in given.items():
         if name not in _COLLECTIVE_KEYWORDS:
             raise TypeError(f"collective() got an unexpected option {name!r}")
