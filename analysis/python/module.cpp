@@ -367,7 +367,7 @@ PYBIND11_MODULE(_hybridsim, m) {
       .def_readwrite("fabric", &CollectiveRequest::fabric)
       .def_readwrite("oversubscription", &CollectiveRequest::oversubscription)
       .def_readwrite("message_size", &CollectiveRequest::message_size)
-      .def_readwrite("reduction", &CollectiveRequest::reduction)
+      .def_readwrite("reduction_bandwidth", &CollectiveRequest::reduction)
       .def_readwrite("reduction_given", &CollectiveRequest::reduction_given)
       .def_readwrite("min_bytes", &CollectiveRequest::min_bytes)
       .def_readwrite("max_bytes", &CollectiveRequest::max_bytes)

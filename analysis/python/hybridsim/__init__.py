@@ -208,6 +208,34 @@ def _section_overlays(function: str, **sections) -> list:
     return out
 
 
+# The command line's shorthands of run and sweep (`--memory "32 GiB"` is `--set cluster.gpu_memory=...`),
+# by the names study() and plan() give the same options.
+_SHORTHANDS = {"memory": "cluster.gpu_memory", "max_events": "simulation.max_events",
+               "max_sim_memory": "simulation.max_memory", "model_threads": "simulation.model_threads"}
+
+
+def _shorthand_overlays(function: str, **given) -> list:
+    """The overlays of run()'s and sweep()'s memory, max_events, max_sim_memory and model_threads, as
+    _overlays's, quoted as written (`memory='lots': cluster.gpu_memory: ...`); None: not given, ''
+    refused as the command line refuses `--memory ""`."""
+    out = []
+    for keyword, path in _SHORTHANDS.items():
+        value = given.pop(keyword, None)
+        if value is None:
+            continue
+        if keyword in ("max_events", "model_threads") and isinstance(value, int) and not isinstance(value, bool):
+            text = str(value)
+        elif keyword == "max_events" or keyword == "model_threads":
+            if isinstance(value, bool) or not isinstance(value, str):
+                raise TypeError(f"{function}(): {keyword}={value!r}: expected a whole number (an int"
+                                f"{', or a str such as unlimited' if keyword == 'max_events' else ''}), or None")
+            text = _text(function, keyword, value, "a whole number")
+        else:
+            text = _text(function, keyword, value, "a size such as '32 GiB'", optional=True)
+        out.append((f"{path}={text}", f"{keyword}={value!r}"))
+    return out
+
+
 def _scenario(scenario: Scenario):
     """(path, text, base_dir): a file is read by the library; text and dicts are handed over."""
     if isinstance(scenario, Mapping):
@@ -371,7 +399,9 @@ def run(scenario: Scenario, set: Overlay = None, *, out: Union[None, str, os.Pat
         trace: Union[None, str, os.PathLike] = None, trace_detail: Optional[str] = None,
         trace_gpus: Optional[str] = None, trace_window: Optional[str] = None, trace_gzip: bool = False,
         trace_step: Union[None, str, int] = None,
-        progress: Union[None, bool, Callable[[dict], None]] = None, cluster: Optional[Cluster] = None,
+        progress: Union[None, bool, Callable[[dict], None]] = None, memory: Optional[str] = None,
+        max_events: Union[None, int, str] = None, max_sim_memory: Optional[str] = None,
+        model_threads: Optional[int] = None, cluster: Optional[Cluster] = None,
         workload: Optional[Workload] = None, training: Optional[Training] = None,
         parallelism: Optional[Parallelism] = None, pipeline: Optional[Pipeline] = None,
         communication: Optional[Communication] = None, variability: Optional[Variability] = None,
@@ -387,13 +417,17 @@ def run(scenario: Scenario, set: Overlay = None, *, out: Union[None, str, os.Pat
     trace_window or trace_step is refused, as the command line refuses an empty option.
     progress: True prints the command line's progress lines on stderr; a callable receives each as a
     dict (what, simulated_ms, events, wall_seconds). Ctrl-C stops the step either way.
+    memory, max_events, max_sim_memory, model_threads: the command line's shorthands (`--memory`, ...)
+    of cluster.gpu_memory and simulation.max_events, max_memory, model_threads.
     cluster, workload, training, parallelism, pipeline, communication, variability, simulation: the
     scenario's sections typed (hybridsim/sections.py), overlaid after `set`."""
     path, text, base_dir = _scenario(scenario)
     if not (progress is None or isinstance(progress, bool) or callable(progress)):
         raise TypeError(f"run(): progress={progress!r}: expected True, False, None or a callable")
     callback = _progress_printer if progress is True else (progress or None)
-    overlays = _overlays("run", set) + _section_overlays(
+    overlays = _overlays("run", set) + _shorthand_overlays(
+        "run", memory=memory, max_events=max_events, max_sim_memory=max_sim_memory,
+        model_threads=model_threads) + _section_overlays(
         "run", cluster=cluster, workload=workload, training=training, parallelism=parallelism, pipeline=pipeline,
         communication=communication, variability=variability, simulation=simulation)
     out = _path("run", "out", out, "a folder for the outputs")
@@ -436,7 +470,9 @@ def _table(csv_text: str, **attrs):
 
 
 def sweep(scenario: Scenario, set: Overlay = None, *, jobs: int = 0, out: Union[None, str, os.PathLike] = None,
-          resume: bool = False, progress: bool = False, cluster: Optional[Cluster] = None,
+          resume: bool = False, progress: bool = False, memory: Optional[str] = None,
+          max_events: Union[None, int, str] = None, max_sim_memory: Optional[str] = None,
+          model_threads: Optional[int] = None, cluster: Optional[Cluster] = None,
           workload: Optional[Workload] = None, training: Optional[Training] = None,
           parallelism: Optional[Parallelism] = None, pipeline: Optional[Pipeline] = None,
           communication: Optional[Communication] = None, variability: Optional[Variability] = None,
@@ -444,9 +480,12 @@ def sweep(scenario: Scenario, set: Overlay = None, *, jobs: int = 0, out: Union[
     """Runs every point of the scenario's sweep: block (`hybridsim sweep`) and returns results.csv as a
     pandas DataFrame (attrs: csv, the file's text; directory; plot), or a list of dicts without pandas.
     The output files are written as the command line writes them (to `out` or outputs.directory);
-    cluster, workload, training, parallelism, pipeline, communication, variability, simulation as run()'s."""
+    memory, max_events, max_sim_memory, model_threads and cluster, workload, training, parallelism,
+    pipeline, communication, variability, simulation as run()'s, for every point."""
     path, text, base_dir = _scenario(scenario)
-    overlays = _overlays("sweep", set) + _section_overlays(
+    overlays = _overlays("sweep", set) + _shorthand_overlays(
+        "sweep", memory=memory, max_events=max_events, max_sim_memory=max_sim_memory,
+        model_threads=model_threads) + _section_overlays(
         "sweep", cluster=cluster, workload=workload, training=training, parallelism=parallelism, pipeline=pipeline,
         communication=communication, variability=variability, simulation=simulation)
     jobs = _whole("sweep", "jobs", jobs, "points at once, 0 for all cores")
@@ -561,7 +600,7 @@ _COLLECTIVE_KEYWORDS = {
     "fabric": _collective_text("'fat-tree' or 'rail-optimized' (with nodes > 1)"),
     "oversubscription": lambda k, v: _number("collective", k, v, "a ratio of 1 or more (with nodes > 1)"),
     "message_size": _collective_text("a size such as '512 KiB'"),
-    "reduction": _collective_text("a rate such as '100 GB/s'"),
+    "reduction_bandwidth": _collective_text("a rate such as '100 GB/s'"),
     "min_bytes": _collective_text("a size such as '8 B'"),
     "max_bytes": _collective_text("a size such as '256 MiB'"),
     "step_factor": lambda k, v: _number("collective", k, v, "a factor above 1"),
@@ -574,7 +613,7 @@ def collective(topology: str, *, op: str = "allreduce", nodes: int = 1, gpus: Op
     """nccl-tests for the simulator (`hybridsim collective`): a DataFrame of its CSV columns (attrs:
     csv, title, table, json). Other options by their command-line names with underscores:
     algorithm, protocol, channels, min_bytes="8 B", max_bytes="256 MiB", step_factor, message_size,
-    reduction, fast_path, pcie_only, gpus_per_node, fabric, oversubscription, max_events, max_sim_memory."""
+    reduction_bandwidth, fast_path, pcie_only, gpus_per_node, fabric, oversubscription, max_events, max_sim_memory."""
     request = _native.CollectiveRequest()
     given = dict(options, topology=topology, op=op, nodes=nodes)
     if gpus is not None:  # every GPU; gpus='' is refused, as `--gpus ""` is (it meant every GPU)
@@ -583,7 +622,7 @@ def collective(topology: str, *, op: str = "allreduce", nodes: int = 1, gpus: Op
         if name not in _COLLECTIVE_KEYWORDS:
             raise TypeError(f"collective() got an unexpected option {name!r}")
         setattr(request, name, _COLLECTIVE_KEYWORDS[name](name, value))
-    request.reduction_given = "reduction" in options  # refused beside an op that adds nothing up
+    request.reduction_given = "reduction_bandwidth" in options  # refused beside an op that adds nothing up
     result = _native_call(_native.collective, request)
     return _table(result["csv"], title=result["title"], table=result["table"], json=result["json"])
 
