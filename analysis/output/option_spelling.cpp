@@ -1,21 +1,15 @@
 #include "analysis/output/option_spelling.h"
 
 #include <algorithm>
-#include <utility>
 
 namespace hybridsim::analysis {
 
 namespace {
 
-// The Python module's keywords that are not the command line's name with underscores
-// (analysis/python/hybridsim/__init__.py).
-constexpr std::pair<std::string_view, std::string_view> kPythonRenamed[] = {
-    {"reduction-bandwidth", "reduction"},  // collective(reduction=...)
-};
-
+// The Python module's keyword of a command-line option: its name with underscores, every one
+// (analysis/python/hybridsim/__init__.py). collective()'s `reduction=` was the one exception, beside
+// `--reduction-bandwidth` and the YAML's communication.reduction_bandwidth.
 std::string python_keyword(std::string_view option) {
-  for (const auto& [cli, keyword] : kPythonRenamed)
-    if (option == cli) return std::string(keyword);
   std::string keyword(option);
   std::replace(keyword.begin(), keyword.end(), '-', '_');
   return keyword;

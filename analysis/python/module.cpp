@@ -296,7 +296,7 @@ std::string topology(api::TopologyRequest request) {  // a copy, as plan()'s opt
   return api::topology(request);
 }
 
-// A named model's workload.model fields (hybridsim/transformer.py's Model), as the library has them.
+// A named model's workload.model fields (hybridsim/sections.py's Model), as the library has them.
 py::dict transformer_model(const std::string& name) {
   const workloads::TransformerModel m = workloads::named_transformer(name);
   py::dict d;
@@ -367,7 +367,7 @@ PYBIND11_MODULE(_hybridsim, m) {
       .def_readwrite("fabric", &CollectiveRequest::fabric)
       .def_readwrite("oversubscription", &CollectiveRequest::oversubscription)
       .def_readwrite("message_size", &CollectiveRequest::message_size)
-      .def_readwrite("reduction", &CollectiveRequest::reduction)
+      .def_readwrite("reduction_bandwidth", &CollectiveRequest::reduction)
       .def_readwrite("reduction_given", &CollectiveRequest::reduction_given)
       .def_readwrite("min_bytes", &CollectiveRequest::min_bytes)
       .def_readwrite("max_bytes", &CollectiveRequest::max_bytes)

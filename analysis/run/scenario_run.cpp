@@ -62,6 +62,7 @@ StepSetup step_setup(const scenarios::ResolvedScenario& r) {
   s.profile = &r.profile;
   s.topology = &r.topology;
   if (r.transformer) s.memory = &r.transformer->memory_by_stage;
+  s.protocol_written = scenarios::location_of(r.scenario, "communication.protocol");
   return s;
 }
 

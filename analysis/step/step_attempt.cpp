@@ -256,9 +256,10 @@ bool make_collectives(const StepSetup& setup, const workloads::StepProgram& prog
       continue;
     }
     // A fixed LL128 where NCCL disables it ran Simple under the scenario's ll128: refused, as the
-    // collective command refuses it.
+    // collective command refuses it; located where the key was written, as resolve's refusal.
     if (const std::string why = planner.ll128_refusal(spec.members, spec.op); !why.empty())
-      throw InputError("communication.protocol: ll128: " + why);
+      throw InputError((setup.protocol_written.empty() ? "" : setup.protocol_written + ": ") +
+                       "communication.protocol: ll128: " + why);
     workloads::CollectivePlan plan = planner.plan(spec);
     note_hierarchical(setup, topology, spec, plan, out);
     // Rings fold in a step exactly; a tree only under `bounded`, every rank finishing when its last

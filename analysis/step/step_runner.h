@@ -43,6 +43,10 @@ struct StepSetup : workloads::StepConfig {
   // transformer's, Korthikanti's: one rank per pipeline stage); null: that model's. A trace's memory
   // counter follows it, so that its highest sample is the run's peak.
   const workloads::StepMemory* memory = nullptr;
+  // Where communication.protocol was written ("s.yaml:12:13", "--set communication.protocol=ll128"),
+  // which the step's refusal of a fixed LL128 leads with, as resolve's refusal of a 2017 network's
+  // (a transformer's collectives are known only here); empty: no scenario (a plan's own setup).
+  std::string protocol_written;
 };
 
 struct StepResult;

@@ -9,6 +9,7 @@
 #include "topology/preset_registry.h"
 #include "workloads/generators/gpu_choice.h"
 #include "workloads/gpu/gpu.h"
+#include "workloads/program/step_program.h"
 #include "workloads/program/strategy_label.h"
 
 namespace hybridsim::scenarios {
@@ -90,8 +91,9 @@ std::vector<std::pair<std::string, std::string>> key_settings(const ResolvedScen
   const std::string strategy = workloads::strategy_label(
       {.dp = replicas, .mp = r.mapping.mp, .tp = step.tp, .pp = step.pipeline.pp, .ep = step.ep.ep,
        .zero = step.zero, .gpus = r.mapping.gpu_count(), .transformer = is_transformer(s)});
-  out.emplace_back("parallelism", strategy + ", global batch " +
-                                      std::to_string(meta.batch_per_gpu * replicas * step.accumulation));
+  out.emplace_back("parallelism",
+                   strategy + ", global batch " +
+                       std::to_string(workloads::step_global_batch(r.profile, r.mapping, step)));
   out.emplace_back("placement", r.placement.description);
   out.emplace_back("mapping", r.mapping.description);
   const CommunicationSettings& c = s.communication;

@@ -398,14 +398,15 @@ _STUDY = "scenarios/study/ci.yaml"
      "protocol='x': unknown protocol"),
     (lambda: hybridsim.collective("dgx1-v100", message_size="0 B"), hybridsim.ScenarioError,
      "message_size='0 B': expected a size above 0 B"),
-    (lambda: hybridsim.collective("dgx1-v100", reduction="x"), hybridsim.ScenarioError, "reduction='x': bad"),
+    (lambda: hybridsim.collective("dgx1-v100", reduction_bandwidth="x"), hybridsim.ScenarioError,
+     "reduction_bandwidth='x': bad"),
     (lambda: hybridsim.collective("dgx1-v100", step_factor=1), hybridsim.ScenarioError,
      "step_factor=1: expected a factor above 1"),
     (lambda: hybridsim.collective("dgx1-v100", fast_path="x"), hybridsim.ScenarioError, "fast_path='x': unknown"),
     # The command line's rule (--reduction-bandwidth needs --op allreduce or reducescatter); Python
     # took the rate beside an all-gather without a word.
-    (lambda: hybridsim.collective("dgx1-v100", op="allgather", reduction="1 GB/s"), hybridsim.ScenarioError,
-     "reduction='1 GB/s' needs op='allreduce' or op='reducescatter' (got op='allgather')"),
+    (lambda: hybridsim.collective("dgx1-v100", op="allgather", reduction_bandwidth="1 GB/s"), hybridsim.ScenarioError,
+     "reduction_bandwidth='1 GB/s' needs op='allreduce' or op='reducescatter' (got op='allgather')"),
     (lambda: hybridsim.collective("dgx1-v100", op="x"), hybridsim.ScenarioError, "op='x': unknown collective"),
     (lambda: hybridsim.collective("dgx1-v100", gpus="x"), hybridsim.ScenarioError, "gpus='x': GPU list"),
     (lambda: hybridsim.collective("dgx1-v100", op="allgather", algorithm="tree"), hybridsim.ScenarioError,
@@ -646,3 +647,88 @@ def test_an_empty_overlay_value_is_refused_and_none_removes_the_key(cli):
                                  "set={'cluster.nodes': None} to remove the key (its default again)")
     assert hybridsim.run(GNMT_DP8, set={"parallelism.dp": None}).dp == 1
     assert cli("run", GNMT_DP8, "--set", "parallelism.dp=null", "-q").returncode == 0
+
+
+def test_an_empty_option_is_refused_as_the_command_lines(tmp_path):
+    # `--trace-gpus ""`, `--max-events ""`, `collective --gpus ""` and the like (an unset shell
+    # variable) are refused by the command line; main's Python took each '' as "not given" and ran
+    # (every class of GPUs traced, the default cap, every GPU in the collective), exit 0.
+    trace = tmp_path / "t.json"
+    cases = [
+        (lambda: hybridsim.run(GNMT_DP8, trace=trace, trace_gpus=""), "trace_gpus='' is empty"),
+        (lambda: hybridsim.run(GNMT_DP8, trace=trace, trace_window=""), "trace_window='' is empty"),
+        (lambda: hybridsim.run(GNMT_DP8, trace=trace, trace_step=""), "trace_step='' is empty"),
+        (lambda: hybridsim.collective("dgx1-v100", gpus="", max_bytes="8 B"), "gpus='' is empty"),
+        (lambda: hybridsim.plan("gnmt", 8, max_events=""), "max_events='' is empty"),
+        (lambda: hybridsim.plan("gnmt", 8, max_sim_memory=""), "max_sim_memory='' is empty"),
+        (lambda: hybridsim.study(_STUDY, out=tmp_path / "s", plots=False, max_events=""), "max_events='' is empty"),
+        (lambda: hybridsim.study(_STUDY, out=tmp_path / "s", plots=False, max_sim_memory=""),
+         "max_sim_memory='' is empty"),
+    ]
+    for call, starts in cases:
+        with pytest.raises(hybridsim.ScenarioError) as e:
+            call()
+        assert str(e.value).startswith(starts)
+    assert not trace.exists() and not (tmp_path / "s").exists()
+    # Left out (None), each is the default, as an option left out is.
+    assert len(hybridsim.collective("dgx1-v100", max_bytes="8 B")) == 1
+    r = hybridsim.run(GNMT_DP8)
+    with pytest.raises(hybridsim.ScenarioError, match="^gpus='' is empty"):
+        r.trace(trace, gpus="")
+    assert r.trace(trace, gpus="0-1") == str(trace)
+
+
+def test_run_and_sweep_take_the_command_lines_shorthands(tmp_path):
+    # `run --memory`, `--max-events`, `--max-sim-memory`, `--model-threads` (and sweep's) are
+    # `--set cluster.gpu_memory=...` and the simulation caps; main's run() and sweep() had none of
+    # them (TypeError), though study() and plan() take memory= and max_events= by these names.
+    shorthand = hybridsim.run(GNMT_DP8, memory="3 GiB", max_events=10**9, model_threads=1)
+    plain = hybridsim.run(GNMT_DP8, set={"cluster.gpu_memory": "3 GiB", "simulation.max_events": 10**9,
+                                         "simulation.model_threads": 1})
+    assert shorthand.json == plain.json
+    # GNMT dp 8 needs about 5 GiB a GPU: 3 GiB does not hold it.
+    assert shorthand.memory_capacity_bytes == 3 * 2**30 and not shorthand.fits_memory
+    with pytest.raises(hybridsim.ScenarioError, match=r"^memory='lots': cluster.gpu_memory: got \"lots\""):
+        hybridsim.run(GNMT_DP8, memory="lots")
+    with pytest.raises(hybridsim.ScenarioError, match=r"^max_events=1000: simulation.max_events is set twice"):
+        hybridsim.run(GNMT_DP8, set={"simulation.max_events": 5}, max_events=1000)
+    with pytest.raises(hybridsim.BudgetError, match="over the limit simulation.max_memory = 1 KiB"):
+        hybridsim.run(GNMT_DP8, max_sim_memory="1 KiB")
+    with pytest.raises(hybridsim.ScenarioError, match="^memory='' is empty"):
+        hybridsim.run(GNMT_DP8, memory="")
+    import csv
+    import io
+    rows = list(csv.DictReader(io.StringIO(hybridsim.sweep(NVLINK_SWEEP, memory="3 GiB",
+                                                           out=tmp_path / "s").attrs["csv"])))
+    assert len(rows) > 1 and {int(r["memory_capacity_bytes"]) for r in rows} == {3 * 2**30}
+
+
+# The command line's options that Python spells otherwise or has no use for, each with its reason.
+_CLI_ONLY = {
+    "*": {"help": "Python's help()", "quiet": "progress=", "format": "RunResult.table and .json, collective's attrs"},
+    "run": {"scenario": "the first argument"},
+    "sweep": {"scenario": "the first argument", "shard": "an MPI or job-array split; merge joins the shards",
+              "plot-metric": "the DataFrame is the plot's data"},
+    "study": {"study": "the first argument, study_file", "no-plots": "plots=False",
+              "no-ib-sensitivity": "ib_sensitivity=False"},
+    # A named transformer is the command line's plan only (plan() refuses it, saying so).
+    "plan": {"gpu": "transformers", "global-batch": "transformers", "critical-batch": "transformers",
+             "simulate": "transformers"},
+    "collective": {},
+}
+
+
+@pytest.mark.parametrize("command", ["run", "sweep", "study", "plan", "collective"])
+def test_every_option_of_the_command_line_is_a_keyword_by_its_name(cli, command):
+    # Main's run() and sweep() lacked --memory, --max-events, --max-sim-memory and --model-threads,
+    # and collective() called --reduction-bandwidth `reduction`.
+    import inspect
+    options = set(re.findall(r"^\s+(?:-\w \[ )?--([a-z][a-z-]*)", cli(command, "--help").stdout, re.M))
+    assert len(options) >= 5, options
+    function = getattr(hybridsim, command)
+    keywords = set(inspect.signature(function).parameters)
+    if command == "collective":
+        keywords |= set(hybridsim._COLLECTIVE_KEYWORDS)
+    skipped = dict(_CLI_ONLY["*"], **_CLI_ONLY[command])
+    missing = sorted(o for o in options - set(skipped) if o.replace("-", "_") not in keywords)
+    assert missing == []

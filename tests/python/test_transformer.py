@@ -1,4 +1,4 @@
-"""The transformer vocabulary typed (hybridsim/transformer.py): the YAML's names, named models as the
+"""The transformer vocabulary typed (hybridsim/sections.py): the YAML's names, named models as the
 library has them, and typed fields giving the same step as the same `set=` overlays."""
 import pytest
 
@@ -55,23 +55,6 @@ def test_typed_fields_run_the_step_their_overlays_run():
 def test_typed_fields_are_checked_as_the_files_are():
     with pytest.raises(hybridsim.ScenarioError, match="tp"):
         hybridsim.run(LLAMA3_8B_TP8, parallelism=hybridsim.Parallelism(tp=3))
-
-
-def test_sections_cover_the_yamls_transformer_keys():
-    # Every workload.model.* and pipeline.* key of scenarios/README.md's table is a field, and the
-    # workload keys a transformer is priced by (network, precision, gpu): Workload had no gpu, so a
-    # typed run could not ask for an A100 40GB as the file's workload.gpu does.
-    import dataclasses
-    import re
-    with open("scenarios/README.md", encoding="utf-8") as f:
-        keys = set(re.findall(r"^\| `([a-z_.]+)`", f.read(), re.M))
-    fields = {s: {f.name for f in dataclasses.fields(s)} for s in (hybridsim.Model, hybridsim.Pipeline)}
-    model_keys = {k.split(".", 2)[2] for k in keys if k.startswith("workload.model.")}
-    pipeline_keys = {k.split(".", 1)[1] for k in keys if k.startswith("pipeline.")}
-    assert len(model_keys) >= 13 and model_keys <= fields[hybridsim.Model]
-    assert pipeline_keys and pipeline_keys <= fields[hybridsim.Pipeline]
-    workload_keys = {"workload." + f.name for f in dataclasses.fields(hybridsim.Workload)} - {"workload.model"}
-    assert workload_keys == {"workload.network", "workload.precision", "workload.gpu"} and workload_keys <= keys
 
 
 def test_workload_gpu_prices_the_step_as_the_files_key():

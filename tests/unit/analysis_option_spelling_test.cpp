@@ -20,9 +20,10 @@ TEST_CASE("option spelling: the command line's options and Python's keywords, ea
   const OptionSpelling cli = OptionSpelling::command_line(), py = OptionSpelling::python();
   CHECK(cli.name("max-events") == "--max-events");
   CHECK(py.name("max-events") == "max_events");
-  // collective(reduction=...) is the command line's --reduction-bandwidth.
+  // Every keyword is the option's name with underscores: collective(reduction_bandwidth=...), not
+  // main's reduction=, beside --reduction-bandwidth and communication.reduction_bandwidth.
   CHECK(cli.name("reduction-bandwidth") == "--reduction-bandwidth");
-  CHECK(py.name("reduction-bandwidth") == "reduction");
+  CHECK(py.name("reduction-bandwidth") == "reduction_bandwidth");
   CHECK(cli.quoted("memory", "lots") == "--memory \"lots\"");
   CHECK(py.quoted("memory", "lots") == "memory='lots'");
   CHECK(cli.said("algorithm", "tree") == "--algorithm tree");
@@ -49,7 +50,7 @@ TEST_CASE("option spelling: every option of a collective request is named in the
                                   py.step_factor, py.message_size,  py.reduction, py.fast_path,
                                   py.max_events,  py.max_sim_memory};
   for (const std::string& name : py_names) CHECK(name.find("--") == std::string::npos);
-  CHECK(py.reduction == "reduction");
+  CHECK(py.reduction == "reduction_bandwidth");
   CHECK(cli.reduction == "--reduction-bandwidth");
   // A request's refusals, for each kind of field: a name, a size, a number, a limit, a budget.
   api::CollectiveRequest r{.topology = "dgx1-v100"};

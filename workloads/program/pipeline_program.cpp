@@ -239,7 +239,7 @@ StepProgram build_pipeline_program(const Profile& profile, const WorkerMapping& 
   out.dp = mapping.dp;
   out.mp = l.x.p;
   out.accumulation = l.x.m;
-  out.global_batch = profile.meta.batch_per_gpu * mapping.dp * l.x.m;
+  out.global_batch = step_global_batch(profile, mapping, options);
   out.gpus.resize(static_cast<std::size_t>(gpu_count));
   out.worker_of_gpu.assign(static_cast<std::size_t>(gpu_count), -1);
   out.mp_rank_of_gpu.assign(static_cast<std::size_t>(gpu_count), -1);

@@ -141,6 +141,11 @@ double gpu_compute_scale(const StepOptions& options, std::size_t gpu) {
          (gpu < options.gpu_compute_scale.size() ? options.gpu_compute_scale[gpu] : 1.0);
 }
 
+std::int64_t step_global_batch(const Profile& profile, const WorkerMapping& mapping,
+                               const StepOptions& options) {
+  return profile.meta.batch_per_gpu * (mapping.dp / std::max(options.tp, 1)) * options.accumulation;
+}
+
 StepProgram build_step_program(const Profile& profile, const MpPlacement& placement,
                                const WorkerMapping& mapping, int gpu_count,
                                const StepOptions& options, ProgramBuildProgress* progress) {
@@ -152,7 +157,7 @@ StepProgram build_step_program(const Profile& profile, const MpPlacement& placem
   out.dp = mapping.dp;
   out.mp = mapping.mp;
   out.accumulation = layout.micro_batches;
-  out.global_batch = profile.meta.batch_per_gpu * mapping.dp * layout.micro_batches;
+  out.global_batch = step_global_batch(profile, mapping, options);
   out.gpus.resize(static_cast<std::size_t>(gpu_count));
   out.worker_of_gpu.assign(static_cast<std::size_t>(gpu_count), -1);
   out.mp_rank_of_gpu.assign(static_cast<std::size_t>(gpu_count), -1);

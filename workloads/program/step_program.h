@@ -15,6 +15,14 @@ namespace hybridsim::workloads {
 // GPU g's kernel-duration factor: options.compute_scale × options.gpu_compute_scale[g] (if listed).
 double gpu_compute_scale(const StepOptions& options, std::size_t gpu);
 
+// Samples per step over every replica and micro-batch: the profile's batch per worker × the
+// replicas (the mapping's workers are dp × options.tp, and a TP group's workers process the same
+// samples) × options.accumulation. The one formula: build_step_program and build_pipeline_program
+// set StepProgram::global_batch with it, and the settings' parallelism line (scenarios/, before any
+// program is built) prints it.
+std::int64_t step_global_batch(const Profile& profile, const WorkerMapping& mapping,
+                               const StepOptions& options);
+
 // `gpu_count` is the cluster's GPU count (programs are indexed by global GPU rank). `progress`
 // (null: nobody) is told every few workers (build_progress.h).
 StepProgram build_step_program(const Profile& profile, const MpPlacement& placement,

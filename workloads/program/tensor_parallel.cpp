@@ -236,10 +236,10 @@ void apply_tensor_parallel(StepProgram& p, std::span<const TpSync> syncs, int tp
     }
   }
   if (p.dp == tp) drop_gradient_copies(p);
-  // Every replica's tp GPUs process the same samples: count them once.
+  // Every replica's tp GPUs process the same samples: count them once (global_batch counted the
+  // replicas already: step_global_batch, step_program.h).
   p.dp /= tp;
   p.tp = tp;
-  p.global_batch /= tp;
 }
 
 }  // namespace hybridsim::workloads

@@ -20,6 +20,8 @@
 namespace hybridsim::workloads {
 
 // A pipeline's program (mp = pp stages, pipeline_program.h) gets a TP group per replica and stage.
+// The program's global_batch is left as its builder counted it (step_global_batch, step_program.h,
+// which counts replicas by options.tp): apply it with that tp.
 // InputError when the program's workers are not a multiple of tp. `progress` (null: nobody) is told
 // every few replicas (build_progress.h).
 void apply_tensor_parallel(StepProgram& program, std::span<const TpSync> syncs, int tp,

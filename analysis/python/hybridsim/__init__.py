@@ -8,11 +8,14 @@ YAML scenarios (scenarios/README.md).
 
 A scenario is a YAML file's path, YAML text (a string with a newline), or a dict with the keys of
 the file; `set` overlays fields as `hybridsim run --set` does ({"cluster.nodes": 4} or
-["cluster.nodes=4"]), and run() and sweep() take a transformer's fields typed, by the YAML's names:
-workload=Workload(network="llama3-70b", precision="bf16"), training=Training(micro_batch=1,
-recompute="selective"), parallelism=Parallelism(tp=8, pp=8, zero=1), pipeline=Pipeline(...)
-(hybridsim/transformer.py; model("llama3-8b") gives a named model's fields, models() the names). Bad input raises ScenarioError, whose message is the command line's and whose
-file, line, column and field say where. Simulations release the GIL (threads run them in parallel)
+["cluster.nodes=4"]), and run() and sweep() take the scenario's sections typed, by the YAML's
+names: cluster=Cluster(nodes=4), workload=Workload(network="llama3-70b", precision="bf16"),
+training=Training(global_batch=4096, recompute="selective"), parallelism=Parallelism(tp=8, pp=8,
+zero=1), pipeline=Pipeline(...), communication=Communication(algorithm="ring", bucket_size="50 MB"),
+variability=Variability(...), simulation=Simulation(...) (hybridsim/sections.py; model("llama3-8b")
+gives a named model's fields, models() the names). Bad input raises ScenarioError, whose message is
+the command line's and whose file, line, column and field say where (given and field for a
+refused overlay). Simulations release the GIL (threads run them in parallel)
 and stop on Ctrl-C with KeyboardInterrupt.
 """
 from __future__ import annotations
@@ -26,11 +29,13 @@ import sys
 from typing import Any, Callable, Iterable, Mapping, Optional, Union
 
 from . import _hybridsim as _native
-from .transformer import Model, Pipeline, Parallelism, Training, Workload, model, models
+from .sections import (Cluster, Communication, Link, Links, Model, Parallelism, Pipeline, Simulation, Training,
+                       Variability, Workload, model, models)
 
 __all__ = [
     "run", "sweep", "study", "plan", "collective", "topology",
-    "Model", "Workload", "Training", "Parallelism", "Pipeline", "model", "models",
+    "Cluster", "Links", "Link", "Model", "Workload", "Training", "Parallelism", "Pipeline", "Communication",
+    "Variability", "Simulation", "model", "models",
     "RunResult", "GpuMetrics", "CriticalPath", "TimeToTrain", "PlanResult", "StudyResult", "Rows",
     "HybridsimError", "ScenarioError", "BudgetError", "InternalError",
 ]
@@ -46,12 +51,15 @@ class HybridsimError(Exception):
 class ScenarioError(HybridsimError, ValueError):
     """Bad input, located as the command line locates it: `file:line:column: field: what`.
 
-    `file`, `line`, `column` and `field` are None where the message names no such place (an option,
-    a --set text)."""
+    `file`, `line`, `column` and `field` are None where the message names no such place (an option).
+    A refused overlay (`set=`, a typed section) is located by how it was written instead: `given`
+    is that text (`communication=Communication(bucket_size='0 B')`, `set={'dp': 0}`) and `field` the
+    key the library refused (`communication.bucket_size`), as a file's refusal names them."""
 
     _located = re.compile(r"^(?P<file>[^\n]+?):(?P<line>\d+):(?P<column>\d+): (?P<field>[^\s:]+): ")
+    _field = re.compile(r"(?P<field>[A-Za-z_][\w.\[\]-]*): ")
 
-    def __init__(self, message: str):
+    def __init__(self, message: str, given: Iterable[str] = ()):
         super().__init__(message)
         self.message = message
         m = self._located.match(message)
@@ -59,6 +67,14 @@ class ScenarioError(HybridsimError, ValueError):
         self.line = int(m.group("line")) if m else None
         self.column = int(m.group("column")) if m else None
         self.field = m.group("field") if m else None
+        self.given = None
+        # The caller's overlays, longest first (one may begin another): the message leads with the
+        # one refused, as the command line's leads with its --set text.
+        for text in sorted(given, key=len, reverse=True):
+            if not m and message.startswith(text + ": "):
+                f = self._field.match(message, len(text) + 2)
+                self.given, self.field = text, f.group("field") if f else None
+                break
 
 
 class BudgetError(ScenarioError):
@@ -69,13 +85,14 @@ class InternalError(HybridsimError, RuntimeError):
     """A broken invariant inside the simulator: a bug to report, not bad input."""
 
 
-def _native_call(function: Callable, *args, **kwargs):
+def _native_call(function: Callable, *args, given: Iterable[str] = (), **kwargs):
+    """`given`: how the caller wrote the overlays, which a refusal leads with (ScenarioError.given)."""
     try:
         return function(*args, **kwargs)
     except _native.BudgetExceeded as e:
-        raise BudgetError(str(e)) from None
+        raise BudgetError(str(e), given) from None
     except _native.InputError as e:
-        raise ScenarioError(str(e)) from None
+        raise ScenarioError(str(e), given) from None
     except _native.InternalError as e:
         raise InternalError(str(e)) from None
 
@@ -171,19 +188,51 @@ def _overlays(function: str, set: Overlay) -> list:
     return texts
 
 
-_SECTIONS = {"workload": Workload, "training": Training, "parallelism": Parallelism, "pipeline": Pipeline}
+_SECTIONS = {"cluster": Cluster, "workload": Workload, "training": Training, "parallelism": Parallelism,
+             "pipeline": Pipeline, "communication": Communication, "variability": Variability,
+             "simulation": Simulation}
 
 
 def _section_overlays(function: str, **sections) -> list:
-    """The overlays of run()'s and sweep()'s typed sections, as _overlays's (None: not given)."""
+    """The overlays of run()'s and sweep()'s typed sections, as _overlays's (None: not given), in
+    _SECTIONS' order."""
     out = []
-    for keyword, value in sections.items():
+    for keyword in _SECTIONS:
+        value = sections.pop(keyword, None)
         if value is None:
             continue
         if not isinstance(value, _SECTIONS[keyword]):
             raise TypeError(f"{function}(): {keyword}={value!r}: expected a hybridsim."
                             f"{_SECTIONS[keyword].__name__} (or None)")
         out += value.spelled_overlays()
+    return out
+
+
+# The command line's shorthands of run and sweep (`--memory "32 GiB"` is `--set cluster.gpu_memory=...`),
+# by the names study() and plan() give the same options.
+_SHORTHANDS = {"memory": "cluster.gpu_memory", "max_events": "simulation.max_events",
+               "max_sim_memory": "simulation.max_memory", "model_threads": "simulation.model_threads"}
+
+
+def _shorthand_overlays(function: str, **given) -> list:
+    """The overlays of run()'s and sweep()'s memory, max_events, max_sim_memory and model_threads, as
+    _overlays's, quoted as written (`memory='lots': cluster.gpu_memory: ...`); None: not given, ''
+    refused as the command line refuses `--memory ""`."""
+    out = []
+    for keyword, path in _SHORTHANDS.items():
+        value = given.pop(keyword, None)
+        if value is None:
+            continue
+        if keyword in ("max_events", "model_threads") and isinstance(value, int) and not isinstance(value, bool):
+            text = str(value)
+        elif keyword == "max_events" or keyword == "model_threads":
+            if isinstance(value, bool) or not isinstance(value, str):
+                raise TypeError(f"{function}(): {keyword}={value!r}: expected a whole number (an int"
+                                f"{', or a str such as unlimited' if keyword == 'max_events' else ''}), or None")
+            text = _text(function, keyword, value, "a whole number")
+        else:
+            text = _text(function, keyword, value, "a size such as '32 GiB'", optional=True)
+        out.append((f"{path}={text}", f"{keyword}={value!r}"))
     return out
 
 
@@ -306,19 +355,39 @@ class RunResult:
         """summary.json, parsed."""
         return json.loads(self.json)
 
-    def trace(self, path: Union[str, os.PathLike], detail: str = "kernels", gpus: str = "",
-              window: str = "", gzip: bool = False, step: str = "") -> str:
+    def trace(self, path: Union[str, os.PathLike], detail: str = "kernels", gpus: Optional[str] = None,
+              window: Optional[str] = None, gzip: bool = False, step: Union[None, str, int] = None) -> str:
         """Writes a Chrome/Perfetto trace of this step (simulated again: the same inputs give the same
-        step) and returns its path, as `hybridsim run --trace`; step as trace_step of run()."""
-        request = dict(self._request, trace=os.fspath(path), trace_detail=detail, trace_gpus=gpus,
-                       trace_window=window, trace_gzip=gzip, trace_step=str(step), out=None,
+        step) and returns its path, as `hybridsim run --trace`; gpus, window, step as run()'s
+        trace_gpus, trace_window, trace_step (None: not given; '' refused, as an empty option)."""
+        path = _path("trace", "path", path, "a file for the trace")
+        if path is None:
+            raise TypeError("trace(): path=None: expected a file for the trace (a str or os.PathLike)")
+        gpus, window, step = _trace_keywords("trace", ("gpus", gpus), ("window", window), ("step", step))
+        request = dict(self._request, trace=path, trace_detail=detail, trace_gpus=gpus,
+                       trace_window=window, trace_gzip=_flag("trace", "gzip", gzip), trace_step=step, out=None,
                        write_outputs=False)
-        figures = _native_call(_native.run, **request)
+        figures = _native_call(_native.run, given=request["set_spelled"], **request)
         return figures["trace"]
 
     def __repr__(self) -> str:
         return (f"RunResult(dp={self.dp}, mp={self.mp}, gpus={self.gpus}, step_time_ms={self.step_time_ms:.3f}, "
                 f"units_per_second={self.units_per_second:.1f} {self.unit})")
+
+
+def _trace_keywords(function: str, gpus: tuple, window: tuple, step: tuple) -> tuple:
+    """The texts of a trace's gpus, window and step keywords ((keyword, value) each) for the native
+    call, "" where None (not given). An empty text is refused, as the command line refuses
+    `--trace-gpus ""`: it meant "not given" here, so an unset variable traced every class of GPUs."""
+    gpus = _text(function, gpus[0], gpus[1], "GPU ranks such as '0-7', 'all' or 'classes'", optional=True)
+    window = _text(function, window[0], window[1], "a time span such as '2 ms:5 ms'", optional=True)
+    keyword, value = step
+    if isinstance(value, bool) or not isinstance(value, (str, int, type(None))):
+        raise TypeError(f"{function}(): {keyword}={value!r}: expected 'first', 'slowest' or a step number "
+                        "(an int), or None")
+    if isinstance(value, str):
+        value = _text(function, keyword, value, "'first', 'slowest' or a step number")
+    return gpus or "", window or "", "" if value is None else str(value)
 
 
 def _progress_printer(line: dict) -> None:
@@ -327,11 +396,16 @@ def _progress_printer(line: dict) -> None:
 
 
 def run(scenario: Scenario, set: Overlay = None, *, out: Union[None, str, os.PathLike] = None,
-        trace: Union[None, str, os.PathLike] = None, trace_detail: Optional[str] = None, trace_gpus: str = "",
-        trace_window: str = "", trace_gzip: bool = False, trace_step: Union[str, int] = "",
-        progress: Union[None, bool, Callable[[dict], None]] = None, workload: Optional[Workload] = None,
-        training: Optional[Training] = None, parallelism: Optional[Parallelism] = None,
-        pipeline: Optional[Pipeline] = None) -> RunResult:
+        trace: Union[None, str, os.PathLike] = None, trace_detail: Optional[str] = None,
+        trace_gpus: Optional[str] = None, trace_window: Optional[str] = None, trace_gzip: bool = False,
+        trace_step: Union[None, str, int] = None,
+        progress: Union[None, bool, Callable[[dict], None]] = None, memory: Optional[str] = None,
+        max_events: Union[None, int, str] = None, max_sim_memory: Optional[str] = None,
+        model_threads: Optional[int] = None, cluster: Optional[Cluster] = None,
+        workload: Optional[Workload] = None, training: Optional[Training] = None,
+        parallelism: Optional[Parallelism] = None, pipeline: Optional[Pipeline] = None,
+        communication: Optional[Communication] = None, variability: Optional[Variability] = None,
+        simulation: Optional[Simulation] = None) -> RunResult:
     """Simulates one training step of the scenario and projects time to train (`hybridsim run`).
 
     out: also write the scenario's output files there (summary.json, ...), as `--out`.
@@ -339,32 +413,35 @@ def run(scenario: Scenario, set: Overlay = None, *, out: Union[None, str, os.Pat
     trace_detail None (the default) is "kernels". Each trace_* given without trace is refused, by the
     command line's rule.
     trace_step: which step of a variability run it shows, "first", "slowest" or a number from 1
-    (`--trace-step`); "" (the default): the scenario's variability.trace_step.
+    (`--trace-step`); None (the default): the scenario's variability.trace_step. An empty trace_gpus,
+    trace_window or trace_step is refused, as the command line refuses an empty option.
     progress: True prints the command line's progress lines on stderr; a callable receives each as a
     dict (what, simulated_ms, events, wall_seconds). Ctrl-C stops the step either way.
-    workload, training, parallelism, pipeline: a transformer's fields (hybridsim/transformer.py),
-    overlaid after `set`."""
+    memory, max_events, max_sim_memory, model_threads: the command line's shorthands (`--memory`, ...)
+    of cluster.gpu_memory and simulation.max_events, max_memory, model_threads.
+    cluster, workload, training, parallelism, pipeline, communication, variability, simulation: the
+    scenario's sections typed (hybridsim/sections.py), overlaid after `set`."""
     path, text, base_dir = _scenario(scenario)
     if not (progress is None or isinstance(progress, bool) or callable(progress)):
         raise TypeError(f"run(): progress={progress!r}: expected True, False, None or a callable")
     callback = _progress_printer if progress is True else (progress or None)
-    overlays = _overlays("run", set) + _section_overlays("run", workload=workload, training=training,
-                                                           parallelism=parallelism, pipeline=pipeline)
+    overlays = _overlays("run", set) + _shorthand_overlays(
+        "run", memory=memory, max_events=max_events, max_sim_memory=max_sim_memory,
+        model_threads=model_threads) + _section_overlays(
+        "run", cluster=cluster, workload=workload, training=training, parallelism=parallelism, pipeline=pipeline,
+        communication=communication, variability=variability, simulation=simulation)
     out = _path("run", "out", out, "a folder for the outputs")
     trace = _path("run", "trace", trace, "a file for the trace")
     trace_detail = _text("run", "trace_detail", trace_detail, "kernels, steps or messages", optional=True)
-    for keyword, value in (("trace_gpus", trace_gpus), ("trace_window", trace_window)):
-        if not isinstance(value, str):
-            raise TypeError(f"run(): {keyword}={value!r}: expected a str ('' for none)")
+    trace_gpus, trace_window, trace_step = _trace_keywords(
+        "run", ("trace_gpus", trace_gpus), ("trace_window", trace_window), ("trace_step", trace_step))
     _flag("run", "trace_gzip", trace_gzip)
-    if isinstance(trace_step, bool) or not isinstance(trace_step, (str, int)):
-        raise TypeError(f"run(): trace_step={trace_step!r}: expected 'first', 'slowest' or a step number (an int)")
     request = dict(path=path, text=text, set=[o for o, _ in overlays],
                    set_spelled=[spelled for _, spelled in overlays], base_dir=base_dir,
                    out=out, write_outputs=out is not None, trace=trace, trace_detail=trace_detail,
                    trace_gpus=trace_gpus, trace_window=trace_window, trace_gzip=trace_gzip,
-                   trace_step=str(trace_step), progress=callback)
-    figures = _native_call(_native.run, **request)
+                   trace_step=trace_step, progress=callback)
+    figures = _native_call(_native.run, given=request["set_spelled"], **request)
     request["progress"] = None
     return RunResult(figures, request)
 
@@ -393,33 +470,45 @@ def _table(csv_text: str, **attrs):
 
 
 def sweep(scenario: Scenario, set: Overlay = None, *, jobs: int = 0, out: Union[None, str, os.PathLike] = None,
-          resume: bool = False, progress: bool = False, workload: Optional[Workload] = None,
-          training: Optional[Training] = None, parallelism: Optional[Parallelism] = None,
-          pipeline: Optional[Pipeline] = None):
+          resume: bool = False, progress: bool = False, memory: Optional[str] = None,
+          max_events: Union[None, int, str] = None, max_sim_memory: Optional[str] = None,
+          model_threads: Optional[int] = None, cluster: Optional[Cluster] = None,
+          workload: Optional[Workload] = None, training: Optional[Training] = None,
+          parallelism: Optional[Parallelism] = None, pipeline: Optional[Pipeline] = None,
+          communication: Optional[Communication] = None, variability: Optional[Variability] = None,
+          simulation: Optional[Simulation] = None):
     """Runs every point of the scenario's sweep: block (`hybridsim sweep`) and returns results.csv as a
     pandas DataFrame (attrs: csv, the file's text; directory; plot), or a list of dicts without pandas.
     The output files are written as the command line writes them (to `out` or outputs.directory);
-    workload, training, parallelism, pipeline as run()'s."""
+    memory, max_events, max_sim_memory, model_threads and cluster, workload, training, parallelism,
+    pipeline, communication, variability, simulation as run()'s, for every point."""
     path, text, base_dir = _scenario(scenario)
-    overlays = _overlays("sweep", set) + _section_overlays("sweep", workload=workload, training=training,
-                                                             parallelism=parallelism, pipeline=pipeline)
+    overlays = _overlays("sweep", set) + _shorthand_overlays(
+        "sweep", memory=memory, max_events=max_events, max_sim_memory=max_sim_memory,
+        model_threads=model_threads) + _section_overlays(
+        "sweep", cluster=cluster, workload=workload, training=training, parallelism=parallelism, pipeline=pipeline,
+        communication=communication, variability=variability, simulation=simulation)
     jobs = _whole("sweep", "jobs", jobs, "points at once, 0 for all cores")
     out = _path("sweep", "out", out, "a folder for the results")
     resume, progress = _flag("sweep", "resume", resume), _flag("sweep", "progress", progress)
-    result = _native_call(_native.sweep, path, text, [o for o, _ in overlays],
-                          [spelled for _, spelled in overlays], base_dir, out, jobs, resume, progress)
+    given = [spelled for _, spelled in overlays]
+    result = _native_call(_native.sweep, path, text, [o for o, _ in overlays], given, base_dir, out, jobs, resume,
+                          progress, given=given)
     return _table(result["csv"], directory=result["directory"], plot=result["plot"], notes=result["notes"])
 
 
 def _limits(function: str, max_events: Any, max_sim_memory: Any) -> tuple:
-    """max_events as an int or its text ("unlimited"), max_sim_memory as a size's text; "" the default."""
-    if isinstance(max_events, bool) or not isinstance(max_events, (int, str)):
+    """max_events as an int or its text ("unlimited"), max_sim_memory as a size's text; None the
+    default ("" to the native call). An empty text is refused, as `--max-events ""` is: it meant the
+    default here, so an unset variable lifted nothing it was meant to."""
+    if isinstance(max_events, bool) or not isinstance(max_events, (int, str, type(None))):
         raise TypeError(f"{function}(): max_events={max_events!r}: expected a whole number of events "
-                        "(an int, or 'unlimited'; '' the default)")
-    if not isinstance(max_sim_memory, str):
-        raise TypeError(f"{function}(): max_sim_memory={max_sim_memory!r}: expected a size such as '8 GiB' "
-                        "(a str; '' the default)")
-    return str(max_events), max_sim_memory
+                        "(an int, or 'unlimited'; None the default)")
+    if isinstance(max_events, str):
+        _text(function, "max_events", max_events, "a whole number of events or 'unlimited'")
+    max_sim_memory = _text(function, "max_sim_memory", max_sim_memory, "a size such as '8 GiB' or 'unlimited'",
+                           optional=True)
+    return ("" if max_events is None else str(max_events)), max_sim_memory or ""
 
 
 @dataclasses.dataclass(frozen=True)
@@ -430,10 +519,10 @@ class StudyResult:
 
 def study(study_file: Union[str, os.PathLike], *, out: Union[None, str, os.PathLike] = None,
           threads: Optional[int] = None, plots: bool = True, ib_sensitivity: bool = True,
-          memory: Optional[str] = None, max_events: str = "", max_sim_memory: str = "",
-          progress: bool = False) -> StudyResult:
+          memory: Optional[str] = None, max_events: Union[None, int, str] = None,
+          max_sim_memory: Optional[str] = None, progress: bool = False) -> StudyResult:
     """The hybrid-vs-DP study of a study file (`hybridsim study`): writes its report folder.
-    max_events, max_sim_memory: each step's caps (`--max-events`, `--max-sim-memory`; "" the default)."""
+    max_events, max_sim_memory: each step's caps (`--max-events`, `--max-sim-memory`; None the default)."""
     study_file = _path("study", "study_file", study_file, "a study file")
     if study_file is None:
         raise TypeError("study(): study_file=None: expected a study file (a str or os.PathLike)")
@@ -457,10 +546,10 @@ class PlanResult:
 
 def plan(model: str, gpus: int = 8, *, cluster: str = "dgx1-v100", objective: str = "time-to-train",
          variant: str = "default", ib_bandwidth: Optional[str] = None, memory: Optional[str] = None,
-         show_unfit: bool = False, threads: int = 0, top: int = 5, max_events: str = "",
-         max_sim_memory: str = "", progress: bool = False) -> PlanResult:
+         show_unfit: bool = False, threads: int = 0, top: int = 5, max_events: Union[None, int, str] = None,
+         max_sim_memory: Optional[str] = None, progress: bool = False) -> PlanResult:
     """The fastest dp × mp, placement, buckets and algorithm for a model on `gpus` GPUs (`hybridsim plan`);
-    max_events, max_sim_memory: each step's caps (`--max-events`, `--max-sim-memory`; "" the default)."""
+    max_events, max_sim_memory: each step's caps (`--max-events`, `--max-sim-memory`; None the default)."""
     model = _text("plan", "model", model, "gnmt, inception-v3, biglstm or a profile file")
     gpus = _whole("plan", "gpus", gpus, "a whole number of GPUs")
     cluster = _text("plan", "cluster", cluster, "a machine preset such as 'dgx1-v100'")
@@ -483,10 +572,8 @@ def plan(model: str, gpus: int = 8, *, cluster: str = "dgx1-v100", objective: st
     return PlanResult(**_native_call(_native.plan, options, top, progress))
 
 
-def _collective_text(what: str, may_be_empty: bool = False):
+def _collective_text(what: str):
     def check(keyword: str, value: Any) -> str:
-        if may_be_empty and value == "":
-            return value
         return _text("collective", keyword, value, what)
     return check
 
@@ -503,7 +590,7 @@ _COLLECTIVE_KEYWORDS = {
     "topology": _collective_text("a preset name such as 'dgx1-v100' or a topology YAML file"),
     "op": _collective_text("allreduce, reducescatter, allgather, broadcast or alltoall"),
     "nodes": lambda k, v: _whole("collective", k, v, "machines"),
-    "gpus": _collective_text("GPU ranks such as '0-3,8' ('' for every GPU)", may_be_empty=True),
+    "gpus": _collective_text("GPU ranks such as '0-3,8' (None for every GPU)"),
     "gpus_per_node": lambda k, v: _whole("collective", k, v, "GPUs per machine, 0 for the preset's"),
     "algorithm": _collective_text("auto, ring, tree or hierarchical"),
     "protocol": _collective_text("auto, ll, ll128, simple or ideal"),
@@ -513,7 +600,7 @@ _COLLECTIVE_KEYWORDS = {
     "fabric": _collective_text("'fat-tree' or 'rail-optimized' (with nodes > 1)"),
     "oversubscription": lambda k, v: _number("collective", k, v, "a ratio of 1 or more (with nodes > 1)"),
     "message_size": _collective_text("a size such as '512 KiB'"),
-    "reduction": _collective_text("a rate such as '100 GB/s'"),
+    "reduction_bandwidth": _collective_text("a rate such as '100 GB/s'"),
     "min_bytes": _collective_text("a size such as '8 B'"),
     "max_bytes": _collective_text("a size such as '256 MiB'"),
     "step_factor": lambda k, v: _number("collective", k, v, "a factor above 1"),
@@ -522,18 +609,20 @@ _COLLECTIVE_KEYWORDS = {
 }
 
 
-def collective(topology: str, *, op: str = "allreduce", nodes: int = 1, gpus: str = "", **options):
+def collective(topology: str, *, op: str = "allreduce", nodes: int = 1, gpus: Optional[str] = None, **options):
     """nccl-tests for the simulator (`hybridsim collective`): a DataFrame of its CSV columns (attrs:
     csv, title, table, json). Other options by their command-line names with underscores:
     algorithm, protocol, channels, min_bytes="8 B", max_bytes="256 MiB", step_factor, message_size,
-    reduction, fast_path, pcie_only, gpus_per_node, fabric, oversubscription, max_events, max_sim_memory."""
+    reduction_bandwidth, fast_path, pcie_only, gpus_per_node, fabric, oversubscription, max_events, max_sim_memory."""
     request = _native.CollectiveRequest()
-    given = dict(options, topology=topology, op=op, nodes=nodes, gpus=gpus)
+    given = dict(options, topology=topology, op=op, nodes=nodes)
+    if gpus is not None:  # every GPU; gpus='' is refused, as `--gpus ""` is (it meant every GPU)
+        given["gpus"] = gpus
     for name, value in given.items():
         if name not in _COLLECTIVE_KEYWORDS:
             raise TypeError(f"collective() got an unexpected option {name!r}")
         setattr(request, name, _COLLECTIVE_KEYWORDS[name](name, value))
-    request.reduction_given = "reduction" in options  # refused beside an op that adds nothing up
+    request.reduction_given = "reduction_bandwidth" in options  # refused beside an op that adds nothing up
     result = _native_call(_native.collective, request)
     return _table(result["csv"], title=result["title"], table=result["table"], json=result["json"])
 
