@@ -87,6 +87,16 @@ StepEstimate either_way(const StepEstimate& folded, const StepEstimate& every_gp
   return out;
 }
 
+// The ladder's second way, every GPU simulated, or its third, every collective in full too, where
+// another party is expected to cross one of its folded collectives (CrossingForecast).
+StepEstimate every_gpu_estimate(const StepSetup& setup, const workloads::StepProgram& program,
+                                SimulationProgress* progress) {
+  if (std::optional<StepEstimate> e = estimate_once(setup, program, {}, Embed::On, progress)) return *e;
+  StepSetup full = setup;
+  full.collective.fast_path = sim::FastPath::Off;
+  return *estimate_once(full, program, {}, Embed::Off, progress);
+}
+
 }  // namespace
 
 StepEstimate estimate_step(const StepSetup& setup, SimulationProgress* progress) {
@@ -122,13 +132,13 @@ StepEstimate estimate_program(const StepSetup& setup, const workloads::StepProgr
         // front (a ring they share cannot fold alone: two of its edges on one NVSwitch link), every GPU.
         Attempt plain;
         if (estimate_once(setup, program, fold, Embed::Off, nullptr, &plain) || !plain.unsuitable) return *e;
-        return either_way(*e, *estimate_once(setup, program, {}, Embed::On, progress));
+        return either_way(*e, every_gpu_estimate(setup, program, progress));
       }
       if (!refused.fold_broken || refused.unsuitable) break;
       refine_classes(refine, refused.signature);
     }
   }
-  return *estimate_once(setup, program, {}, Embed::On, progress);
+  return every_gpu_estimate(setup, program, progress);
 }
 
 }  // namespace hybridsim::analysis
