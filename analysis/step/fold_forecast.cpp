@@ -131,6 +131,8 @@ std::optional<std::string> CrossingForecast::expected_crossed(
         const Kind x = groups_[a].kind, y = groups_[b].kind;
         if (x == Kind::Tree && (y == Kind::AllToAll || y == Kind::Transfer))
           return "a folded tree shares a link with an all-to-all or transfers that may run at once";
+        if (x == Kind::Ring && y == Kind::Ring && folds[b] != 0)
+          return "two folded rings of other GPUs share a link and may run at once";
       }
     }
   return std::nullopt;

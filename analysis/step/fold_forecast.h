@@ -62,10 +62,15 @@ class CrossingForecast {
 
   // Why an attempt with the collectives `owned` (by collective: a shadow null) is expected to be
   // given up, or nullopt:
-  // a folded tree and an all-to-all or a pipeline's transfers on one link: a tree's model holds each
-  // of its links from its first join to its end, and the other's message arriving meanwhile
-  // interferes (Mixtral 8x7B ep 8 with trees on 2 DGX H100: the experts' all-to-alls cross the dense
-  // gradients' tree at n0.GPU0->n0.NVSwitch).
+  //  - a folded tree and an all-to-all or a pipeline's transfers on one link: a tree's model holds
+  //    each of its links from its first join to its end, and the other's message arriving meanwhile
+  //    interferes (Mixtral 8x7B ep 8 with trees on 2 DGX H100: the experts' all-to-alls cross the
+  //    dense gradients' tree at n0.GPU0->n0.NVSwitch);
+  //  - two groups of rings that fold alone, on one link: the one that joins while the other holds
+  //    it runs in full (in a folded step, one that members share breaks the fold) and its messages
+  //    cross the other's claim (GPT-3's slice tp 8 x pp 4 x dp 4 on 16 DGX A100, a fat tree of two
+  //    machines a leaf over one spine: the data-parallel rings of its tensor-parallel ranks on the
+  //    same leaf-spine links).
   std::optional<std::string> expected_crossed(
       const std::vector<std::unique_ptr<sim::Collective>>& owned) const;
 
