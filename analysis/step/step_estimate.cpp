@@ -73,7 +73,10 @@ namespace {
 // and held; of 360,736 and 360,737 B in AMP by 4.1 us of 825 us (0.5%, over the 0.1% bound), and ran
 // every GPU at 2.3 times the folded estimate. Counted at the geometric mean of the two, the estimate is
 // within a factor sqrt(every_gpu / folded) of either (the least such factor); its memory is the
-// larger way's, a bound on both.
+// larger way's, a bound on both. No test from the plan tells the two apart: both rings' chunks are one
+// byte apart and both leads are many times one byte's transfer, so a bound from the chunk difference
+// and the ring's length gives both the same verdict, and either verdict puts one of them outside
+// [0.5, 2.05] (point 7 folded 0.439, point 5 every GPU 3.44; tests/bench/MEASUREMENTS.md, est44).
 StepEstimate either_way(const StepEstimate& folded, const StepEstimate& every_gpu) {
   StepEstimate out = folded;
   const double mean = std::sqrt(double(folded.events()) * double(every_gpu.events()));
