@@ -4,6 +4,7 @@
 #include <limits>
 #include <unordered_map>
 
+#include "analysis/step/fold_forecast.h"
 #include "sim/fast/embedded_ring.h"
 #include "sim/fast/fold_cost.h"
 #include "sim/fast/folded_ring.h"
@@ -23,29 +24,13 @@ const sim::RingCollective* lone_ring(const sim::Collective* c) {
 }  // namespace
 
 void EmbeddingForecast::note_plan(const workloads::CollectivePlan& plan) {
-  const auto mark = [this](const std::vector<sim::LinkId>& route) {
+  // A plan of one ring is read off its collective once the rings are embedded.
+  if (plan.pairs == nullptr && plan.algorithm != workloads::AllReduceAlgorithm::Tree &&
+      plan.phases.size() == 1 && plan.phases[0].size() == 1)
+    return;
+  for_each_route(plan, [this](const std::vector<sim::LinkId>& route) {
     for (const sim::LinkId l : route) crossed_[l] = 1;
-  };
-  // As workloads::make_collective makes them: an all-to-all, a tree, one ring, a chain.
-  if (plan.pairs != nullptr) {
-    for (const auto& from : *plan.pairs)
-      for (const auto& route : from) mark(route);
-    return;
-  }
-  if (plan.algorithm == workloads::AllReduceAlgorithm::Tree) {
-    if (plan.trees == nullptr) return;
-    for (const sim::TreeChannel& tree : *plan.trees) {
-      for (const auto& route : tree.up) mark(route);
-      for (const auto& routes : tree.down)
-        for (const auto& route : routes) mark(route);
-    }
-    return;
-  }
-  if (plan.phases.size() == 1 && plan.phases[0].size() == 1) return;
-  for (const auto& phase : plan.phases)
-    for (const sim::CollectiveChain::Part& part : phase)
-      for (const sim::RingChannel& channel : part.channels)
-        for (const auto& route : channel.routes) mark(route);
+  });
 }
 
 bool EmbeddingForecast::expected_to_fail(const workloads::StepProgram& program,

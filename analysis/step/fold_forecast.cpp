@@ -4,6 +4,8 @@
 #include <bit>
 #include <cstdint>
 
+#include "analysis/step/step_fold_p2p.h"
+#include "sim/fast/embedded_ring.h"
 #include "sim/fast/fold_cost.h"
 #include "sim/fast/folded_ring.h"
 
@@ -59,6 +61,80 @@ std::optional<std::string> folded_ring_expected_in_full(
         return "a ring they share would run in full: no repeating pattern of ring edges and its GPUs' speeds";
     }
   }
+  return std::nullopt;
+}
+
+void for_each_route(const workloads::CollectivePlan& plan,
+                    const std::function<void(const std::vector<sim::LinkId>&)>& visit) {
+  if (plan.pairs != nullptr) {
+    for (const auto& from : *plan.pairs)
+      for (const auto& route : from) visit(route);
+    return;
+  }
+  if (plan.algorithm == workloads::AllReduceAlgorithm::Tree) {
+    if (plan.trees == nullptr) return;
+    for (const sim::TreeChannel& tree : *plan.trees) {
+      for (const auto& route : tree.up) visit(route);
+      for (const auto& routes : tree.down)
+        for (const auto& route : routes) visit(route);
+    }
+    return;
+  }
+  for (const auto& phase : plan.phases)
+    for (const sim::CollectiveChain::Part& part : phase)
+      for (const sim::RingChannel& channel : part.channels)
+        for (const auto& route : channel.routes) visit(route);
+}
+
+void CrossingForecast::note_plan(std::size_t c, const workloads::CollectiveSpec& spec,
+                                 const workloads::CollectivePlan& plan) {
+  std::optional<Kind> kind;
+  if (plan.pairs != nullptr)
+    kind = Kind::AllToAll;
+  else if (plan.algorithm == workloads::AllReduceAlgorithm::Tree)
+    kind = Kind::Tree;
+  else if (is_point_to_point(spec))
+    kind = Kind::Transfer;
+  else if (plan.phases.size() == 1 && plan.phases[0].size() == 1)
+    kind = Kind::Ring;
+  if (!kind) return;  // a chain of phases (hierarchical): not looked at
+  const auto [it, fresh] = group_of_.try_emplace({*kind, spec.members}, groups_.size());
+  if (!fresh) {
+    groups_[it->second].collectives.push_back(c);
+    return;
+  }
+  const auto g = static_cast<std::uint32_t>(groups_.size());
+  groups_.push_back({*kind, {c}});
+  for_each_route(plan, [&](const std::vector<sim::LinkId>& route) {
+    for (const sim::LinkId l : route)
+      if (on_[l].empty() || on_[l].back() != g) on_[l].push_back(g);
+  });
+}
+
+std::optional<std::string> CrossingForecast::expected_crossed(
+    const std::vector<std::unique_ptr<sim::Collective>>& owned) const {
+  // Per group: whether one of its collectives runs, and whether one folds alone (an embedded ring's
+  // group is EmbeddingForecast's).
+  std::vector<std::uint8_t> runs(groups_.size(), 0), folds(groups_.size(), 0);
+  for (std::size_t g = 0; g < groups_.size(); ++g)
+    for (const std::size_t c : groups_[g].collectives) {
+      const sim::Collective* x = owned[c].get();
+      if (x == nullptr) continue;
+      runs[g] = 1;
+      if (x->may_fold() && dynamic_cast<const sim::EmbeddedRing*>(x) == nullptr) folds[g] = 1;
+    }
+  for (const std::vector<std::uint32_t>& groups : on_)
+    for (const std::uint32_t a : groups) {
+      if (folds[a] == 0) continue;
+      for (const std::uint32_t b : groups) {
+        if (b == a || runs[b] == 0) continue;
+        const Kind x = groups_[a].kind, y = groups_[b].kind;
+        if (x == Kind::Tree && (y == Kind::AllToAll || y == Kind::Transfer))
+          return "a folded tree shares a link with an all-to-all or transfers that may run at once";
+        if (x == Kind::Ring && y == Kind::Ring && folds[b] != 0)
+          return "two folded rings of other GPUs share a link and may run at once";
+      }
+    }
   return std::nullopt;
 }
 

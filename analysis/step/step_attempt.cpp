@@ -234,11 +234,12 @@ void note_hierarchical(const StepSetup& setup, const topology::Topology& topolog
 }
 
 // False if a collective of representatives and members is not a ring (attempt says so).
-// `forecast` (null: none) notes each plan's links (EmbeddingForecast::note_plan).
+// `forecast` and `crossing` (null: none) note each plan's links (EmbeddingForecast::note_plan,
+// CrossingForecast::note_plan).
 bool make_collectives(const StepSetup& setup, const workloads::StepProgram& program, const StepFoldPlan& fold,
                       sim::Network& network, const sim::CollectiveConfig& config, StepCollectives& out,
                       Attempt& attempt, SimulationProgress* progress = nullptr, std::string_view what = {},
-                      EmbeddingForecast* forecast = nullptr) {
+                      EmbeddingForecast* forecast = nullptr, CrossingForecast* crossing = nullptr) {
   const topology::Topology& topology = *setup.topology;
   workloads::CommPlanner planner(topology, setup.comm);
   ProgramBuildTicks routes(progress, std::string(what));  // a ring of 65,536 GPUs: seconds
@@ -278,6 +279,7 @@ bool make_collectives(const StepSetup& setup, const workloads::StepProgram& prog
     sim::CollectiveConfig own = config;
     if (uniform) own.uniform_trees = out.uniform_trees.get();
     if (forecast != nullptr) forecast->note_plan(plan);
+    if (crossing != nullptr) crossing->note_plan(c, spec, plan);
     out.owned.push_back(workloads::make_collective(network, std::move(plan), own));
     out.pointers.push_back(out.owned.back().get());
   }
@@ -529,8 +531,9 @@ std::optional<StepEstimate> estimate_once(const StepSetup& setup, const workload
   Attempt own;
   Attempt& attempt = refused != nullptr ? *refused : own;
   EmbeddingForecast forecast(embed == Embed::On ? network.links().size() : 0);
-  if (!make_collectives(setup, program, fold, network, setup.collective, collectives, attempt, progress,
-                        what, embed == Embed::On ? &forecast : nullptr))
+  CrossingForecast crossing(network.links().size());
+  if (!make_collectives(setup, program, fold, network, setup.collective, collectives, attempt, progress, what,
+                        embed == Embed::On ? &forecast : nullptr, &crossing))
     return {};
   sim::EmbedPlan embedded;  // as simulate_once: embedded rings cost what they cost there
   if (embed == Embed::On) {
@@ -551,6 +554,13 @@ std::optional<StepEstimate> estimate_once(const StepSetup& setup, const workload
   // A ring they share that will run in full: the run gives the fold up after it (check_step_fold).
   if (auto why = folded_ring_expected_in_full(program, fold, collectives.owned)) {
     attempt.unsuitable = true;
+    attempt.why = std::move(*why);
+    return {};
+  }
+  // A folded collective that another party is expected to cross: the run gives the attempt up
+  // (interfered) and takes the ladder's next way.
+  if (auto why = crossing.expected_crossed(collectives.owned)) {
+    attempt.interfered = true;
     attempt.why = std::move(*why);
     return {};
   }

@@ -63,8 +63,9 @@ StepResult simulate_attempt(const StepSetup& setup, const workloads::StepProgram
 // What simulate_once checks before its event loop, without running it (analysis/step/step_estimate.h);
 // nullopt when the attempt would be refused before it starts (a fold a collective cannot take, members
 // where their representatives' embedded rings do not repeat) or is expected to be given up after its
-// run (a ring they share that will run in full, analysis/step/fold_forecast.h); `refused` (null: not
-// wanted) then says how, as the run's Attempt would (its signature where the fold broke).
+// run (a ring they share that will run in full, or a folded collective that another party is expected
+// to cross, interfered: analysis/step/fold_forecast.h); `refused` (null: not wanted) then says how, as
+// the run's Attempt would (its signature where the fold broke).
 // `progress` (null: none) is told of its collectives' set-up and ring embedding, part by part.
 std::optional<StepEstimate> estimate_once(const StepSetup& setup, const workloads::StepProgram& program,
                                           const StepFoldPlan& fold, Embed embed,

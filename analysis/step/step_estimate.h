@@ -1,8 +1,9 @@
 // A step's cost before it runs, as its run checks it (sim/budget.h, check_step_budget): the events
 // of the program's tasks, the full events of every collective that cannot fold, and the state its
 // collectives and messages in flight hold, for the first way the run will simulate it (folded onto
-// representative GPUs when it can, else every GPU). Commands that run many steps (study, plan,
-// sweep) sum it over their configurations and refuse before any work when one step is over its caps.
+// representative GPUs when it can, else every GPU, else every collective in full). Commands that run
+// many steps (study, plan, sweep) sum it over their configurations and refuse before any work when
+// one step is over its caps.
 //   const StepEstimate e = estimate_step(setup);
 //   e.check(setup.limits);   // throws sim::BudgetExceeded as the run would
 //   total += e.events();
