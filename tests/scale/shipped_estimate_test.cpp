@@ -42,13 +42,14 @@ TEST_CASE("shipped estimate: every point's events and memory against its run") {
     const analysis::StepEstimate& e = run.estimate;
     const analysis::StepResult& r = run.result;
     const std::int64_t held = run.held;
-    std::printf("%s | %s | est %llu run %llu ratio %.3f | mem %lld held %lld (inflight est %llu run %llu) "
-                "ratio %.3f | folded %zu embedded %zu\n",
-                name.c_str(), r.simulation.strategy.c_str(), (unsigned long long)e.events(),
-                (unsigned long long)r.events, double(e.events()) / double(r.events), (long long)e.memory(),
-                (long long)held, (unsigned long long)e.in_flight,
-                (unsigned long long)r.simulation.most_in_flight, double(held) / double(e.memory()),
-                r.simulation.folded, r.simulation.embedded);
+    std::printf(
+        "%s | %s | est %llu run %llu ratio %.3f | mem %lld held %lld (inflight est %llu run %llu "
+        "models %llu) ratio %.3f | folded %zu embedded %zu\n",
+        name.c_str(), r.simulation.strategy.c_str(), (unsigned long long)e.events(),
+        (unsigned long long)r.events, double(e.events()) / double(r.events), (long long)e.memory(),
+        (long long)held, (unsigned long long)e.in_flight, (unsigned long long)r.simulation.most_in_flight,
+        (unsigned long long)r.simulation.model_in_flight, double(held) / double(e.memory()),
+        r.simulation.folded, r.simulation.embedded);
     std::fflush(stdout);
     CAPTURE(name);
     CHECK(held <= e.memory());
