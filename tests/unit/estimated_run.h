@@ -6,6 +6,7 @@
 #pragma once
 #include <cstdint>
 
+#include "analysis/run/scenario_run.h"
 #include "analysis/step/step_estimate.h"
 #include "analysis/step/step_runner.h"
 #include "scenarios/loader/resolve.h"
