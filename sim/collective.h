@@ -78,6 +78,9 @@ struct SimulationPath {
   Time bound;  // bounded folds: the upper bound's largest lead over the lower bound
   std::uint64_t private_events = 0;
   std::uint64_t jumped_steps = 0;  // ring steps its models jumped over, periodic (sim/fast/ring_jump.h)
+  // The most messages one of its models held in flight at once on its own network (0: none ran),
+  // which the step's network does not see: a step's memory held counts them (issue 31).
+  std::uint64_t model_in_flight = 0;
 };
 
 // One ring (channel): an order of the communicator's ranks (0..N-1) and, for each position p, the

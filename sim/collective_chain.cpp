@@ -100,6 +100,7 @@ SimulationPath CollectiveChain::simulation_path() const {
     if (part.folded) out.bound = max(out.bound, part.bound);
     out.private_events += part.private_events;
     out.jumped_steps += part.jumped_steps;
+    out.model_in_flight = std::max(out.model_in_flight, part.model_in_flight);  // parts run one after another
     if (!part.folded && reason.empty()) {
       reason = part.reason;
       unfolded_bound = part.bound;

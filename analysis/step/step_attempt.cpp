@@ -406,6 +406,21 @@ void check_step_fold(const StepFoldPlan& fold, const workloads::StepProgram& pro
   if (attempt.fold_broken) attempt.signature = executor.fold_signature();
 }
 
+// The most messages the step's networks of their own held at once, at most. A folded ring's or tree's
+// models run within one event of the step's queue, on the step's thread one at a time, so the
+// largest model's most bounds theirs; where a uniform trees' runner ran models ahead, up to `threads`
+// of them at once (the step's and its workers'). The embedded rings' ghosts (their smaller chunks'
+// segments) live on the ghost network beside the step's, as long as the step runs.
+std::uint64_t models_in_flight(const std::vector<std::unique_ptr<sim::Collective>>& owned,
+                               const sim::UniformTrees& trees, const sim::EmbedPlan& embedded) {
+  std::uint64_t largest = 0;
+  for (const auto& c : owned)
+    if (c != nullptr) largest = std::max(largest, c->simulation_path().model_in_flight);
+  const std::uint64_t at_once = trees.runner != nullptr ? std::max(trees.threads, 1u) : 1;
+  const std::uint64_t ghost = embedded.ghost != nullptr ? embedded.ghost->most_messages_in_flight() : 0;
+  return largest * at_once + ghost;
+}
+
 // An attempt's estimate charged before its event loop. Refused once a fold was given up, the run had
 // begun, and the refusal says so (Mixtral 8x7B ep 8 with trees at --max-events 995600 said nothing of
 // its first attempt's 289,986 events).
@@ -508,6 +523,7 @@ StepResult simulate_once(const StepSetup& setup, const workloads::StepProgram& p
   });
   r.simulation.embedded = embedded.rings;
   r.simulation.most_in_flight = network.most_messages_in_flight();
+  r.simulation.model_in_flight = models_in_flight(collectives.owned, *collectives.uniform_trees, embedded);
   attempt.interfered = sim::interfered(network);
   if (!fold.empty()) {
     r.simulation.gpus_simulated = fold.representatives;

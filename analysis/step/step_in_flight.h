@@ -34,6 +34,8 @@ class InFlightLanes {
   // program's collectives; an index past them is a lane of its own). Saturating.
   std::uint64_t most(const std::vector<std::uint64_t>& in_flight) const;
   std::size_t lanes() const { return at_once_.size(); }
+  // Collective c's lane (an index past the program's collectives: a lane of its own, numbered after all).
+  std::size_t lane_of(std::size_t c) const { return c < lane_of_.size() ? lane_of_[c] : at_once_.size() + c; }
 
  private:
   std::vector<std::uint32_t> lane_of_;  // per collective of the program

@@ -9,14 +9,16 @@
 #include <memory>
 #include <vector>
 
+#include "analysis/step/ring_fallback.h"
 #include "analysis/step/step_attempt.h"
 #include "analysis/step/step_fold.h"
 #include "analysis/step/step_fold_p2p.h"
 #include "analysis/step/step_in_flight.h"
 #include "sim/error.h"
+#include "sim/fast/folded_ring.h"
 #include "sim/work_progress.h"
-#include "workloads/program/pipeline_program.h"
 #include "topology/presets.h"
+#include "workloads/program/pipeline_program.h"
 
 namespace hybridsim::analysis {
 
@@ -49,6 +51,9 @@ StepEstimate step_budget_cost(const workloads::StepProgram& program,
   // Per collective, in full: of every one (a shadow as its representative), of those this way
   // simulates (not shadows), of those that cannot fold.
   std::vector<std::uint64_t> in_flight(n, 0), simulated_in_flight(n, 0), sure_in_flight(n, 0);
+  const InFlightLanes lanes(program);
+  // A ring that folds whatever the run's timing holds its models' messages only (ring_fallback.h).
+  const std::vector<std::uint8_t> no_fallback = rings_without_fallback(lanes, collectives);
   for (std::size_t i = 0; i < n; ++i) {
     // A folded step's shadow is never simulated; in full it costs what the collective it repeats does.
     const std::size_t own = collectives[i] == nullptr && i < shadow_of.size() ? shadow_of[i] : i;
@@ -69,8 +74,12 @@ StepEstimate step_budget_cost(const workloads::StepProgram& program,
     // messages (a window of its positions, on their own network, within one event of the step's);
     // embedded, its segments' (two copies of a window of at most half its positions); fallen back
     // as it starts, every message of its own (issue 31: a folded ZeRO-2 step held 11.97 MB where
-    // 10.71 MB was checked, its embedded rings' messages and rings that ran in full left out).
-    simulated_in_flight[i] = cost.in_flight;
+    // 10.71 MB was checked, its embedded rings' messages and rings that ran in full left out). A
+    // ring that cannot fall back holds its models' window at most (ring_fallback.h).
+    simulated_in_flight[i] =
+        no_fallback[i] != 0
+            ? std::min(cost.in_flight, folding_ring_window(dynamic_cast<const sim::FoldedRing&>(c)))
+            : cost.in_flight;
     e.state_bytes += cost.state_bytes;
     e.collective_events += expected;
     if (c.may_fold()) continue;
@@ -79,7 +88,6 @@ StepEstimate step_budget_cost(const workloads::StepProgram& program,
     sure_in_flight[i] = cost.in_flight;
   }
   sim::work_tick(progress, "counting its collectives' cost", n, n, "collectives");
-  const InFlightLanes lanes(program);
   in_full.in_flight = lanes.most(in_flight);
   e.sure.in_flight = lanes.most(sure_in_flight);
   e.in_flight = lanes.most(simulated_in_flight);

@@ -35,6 +35,7 @@ struct FoldedRing::ModelRun {
   std::vector<Time> busy_until;         // per model link
   std::uint64_t events = 0;
   std::uint64_t jumped_steps = 0;
+  std::uint64_t most_in_flight = 0;  // on its own network at once; of the channel's runs, one after another
 };
 
 FoldedRing::FoldedRing(Network& network, CollectiveOp op, std::uint32_t ranks,
@@ -244,6 +245,7 @@ FoldedRing::ModelRun FoldedRing::run_model(std::uint32_t c, std::uint32_t period
     out.use.push_back(network.counters(l));
     out.busy_until.push_back(network.busy_until(l));
   }
+  out.most_in_flight = network.most_messages_in_flight();
   out.events = queue.events_processed() - period;  // the starters stand for the real ranks' joins
   out.jumped_steps = jump.jumped_steps();
   return out;
@@ -277,9 +279,12 @@ FoldedRing::ModelRun FoldedRing::run_channel(std::uint32_t c, std::uint32_t& per
     // Auto: an unfolded path's bound is what bounded would have folded it within (sim/README.md,
     // "Folding"), for the run to say; the layers above word it.
     if (within) path_.bound = max(path_.bound, lead);
-    return run_model(c, n_, chunks);
+    ModelRun full = run_model(c, n_, chunks);
+    full.most_in_flight = std::max({full.most_in_flight, run.most_in_flight, lower.most_in_flight});
+    return full;
   }
   path_.bound = max(path_.bound, lead);
+  run.most_in_flight = std::max(run.most_in_flight, lower.most_in_flight);
   run.events += lower.events;
   run.jumped_steps += lower.jumped_steps;
   return run;
@@ -297,6 +302,7 @@ void FoldedRing::run_folded() {
     path_.simulated = std::max(path_.simulated, period);
     path_.private_events += run.events;
     path_.jumped_steps += run.jumped_steps;
+    path_.model_in_flight = std::max(path_.model_in_flight, run.most_in_flight);
   }
   path_.folded = path_.simulated < n_;
   path_.reason = path_.folded ? std::string_view() : reason;

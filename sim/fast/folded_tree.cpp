@@ -367,6 +367,7 @@ void FoldedTree::apply_run(std::size_t h, const TreeGroupFold& fold, std::vector
   LinkClaims& claims = LinkClaims::of(network_);
   const ModelRun run = repeat_or_run(h);
   path_.private_events += run.events;
+  path_.model_in_flight = std::max(path_.model_in_flight, run.most_in_flight);
   for (std::size_t g = h; g < groups_.size(); ++g) {
     if (fold.rep[g] != h) continue;
     const bool self = g == h;

@@ -56,6 +56,7 @@ TreeModelRun run_tree_model(const TreeModelInput& in) {
   }
   out.events = queue.events_processed() - in.ranks;  // the starters stand for the real ranks' joins
   out.messages = model.messages_sent();
+  out.most_in_flight = network.most_messages_in_flight();
   out.bytes = model.bytes_by_link_kind();
   return out;
 }

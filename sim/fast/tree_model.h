@@ -29,6 +29,7 @@ struct TreeModelRun {
   std::vector<Time> busy_until;         // per link of real_link
   std::uint64_t events = 0;
   std::uint64_t messages = 0;
+  std::uint64_t most_in_flight = 0;  // on its own network at once
   std::array<Bytes, kLinkKindCount> bytes{};
 };
 

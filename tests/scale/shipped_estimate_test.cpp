@@ -43,12 +43,13 @@ void check_point(const std::string& name, const scenarios::Scenario& scenario) {
   const analysis::StepResult& r = run.result;
   const std::int64_t held = run.held;
   std::printf(
-      "%s | %s | est %llu run %llu ratio %.3f | mem %lld held %lld (inflight est %llu run %llu) "
-      "ratio %.3f | folded %zu embedded %zu\n",
+      "%s | %s | est %llu run %llu ratio %.3f | mem %lld held %lld (inflight est %llu run %llu "
+      "models %llu) ratio %.3f | folded %zu embedded %zu\n",
       name.c_str(), r.simulation.strategy.c_str(), (unsigned long long)e.events(),
       (unsigned long long)r.events, double(e.events()) / double(r.events), (long long)e.memory(),
       (long long)held, (unsigned long long)e.in_flight, (unsigned long long)r.simulation.most_in_flight,
-      double(held) / double(e.memory()), r.simulation.folded, r.simulation.embedded);
+      (unsigned long long)r.simulation.model_in_flight, double(held) / double(e.memory()),
+      r.simulation.folded, r.simulation.embedded);
   std::fflush(stdout);
   CAPTURE(name);
   CHECK(held <= e.memory());

@@ -140,14 +140,15 @@ TEST_CASE(
   // it runs, and the next attempt (every GPU) holds every GPU's. A cap raised to the first figure was
   // refused again by the second (issue 31); the refusal now quotes every collective's state in full
   // and the most messages they can hold in flight at once (StepEstimate::full_memory), and a cap at
-  // the size it quotes runs the step.
+  // the size it quotes runs the step. (4.31 MB before each collective's SimulationPath held its
+  // models' most messages in flight: 8 bytes more in every TreeCollective, sim/collective_cost.cpp.)
   const Refusal r = refusal_at("simulation.max_memory=1 KiB");
   CHECK(
-      r.what.find("the step would hold about 4.31 MB of simulation state (14592 messages in flight at once), "
+      r.what.find("the step would hold about 4.32 MB of simulation state (14592 messages in flight at once), "
                   "up to 4.73 MB if its collectives do not fold, over the limit simulation.max_memory = "
                   "1 KiB; raise it to 4.8 MB or more (--max-sim-memory SIZE") != std::string::npos);
   CHECK(r.quoted == "4.8 MB");
-  // Over the folded attempt's 4.31 MB: refused by the next attempt's own estimate, 4.73 MB.
+  // Over the folded attempt's 4.32 MB: refused by the next attempt's own estimate, 4.73 MB.
   CHECK(refusal_at("simulation.max_memory=4.4 MB").what.find("would hold about 4.73 MB") !=
         std::string::npos);
   CHECK(run_mixtral_trees("simulation.max_memory=" + r.quoted).step.events == 1081008);

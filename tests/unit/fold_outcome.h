@@ -23,6 +23,7 @@ struct FoldOutcome {
   std::uint64_t messages = 0;
   sim::SimulationPath path;
   bool interfered = false;
+  std::uint64_t most_in_flight = 0;  // on the network it ran on (a folded one's models: path.model_in_flight)
 };
 
 // Reads a finished collective's outcome off it and its network.
@@ -37,6 +38,7 @@ inline FoldOutcome outcome_of(const sim::Collective& c, const sim::Network& net)
   o.messages = c.messages_sent();
   o.path = c.simulation_path();
   o.interfered = sim::interfered(net);
+  o.most_in_flight = net.most_messages_in_flight();
   return o;
 }
 
