@@ -25,7 +25,9 @@ namespace {
 
 const std::string kLlm = std::string(HYBRIDSIM_SOURCE_DIR) + "/scenarios/llm/";
 
-double gib(sim::Bytes b) { return static_cast<double>(b.count()) / static_cast<double>(std::int64_t{1} << 30); }
+double gib(sim::Bytes b) {
+  return static_cast<double>(b.count()) / static_cast<double>(std::int64_t{1} << 30);
+}
 
 struct Traced {
   analysis::ScenarioRun run;
