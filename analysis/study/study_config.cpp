@@ -199,6 +199,11 @@ StudyNetwork read_network(FieldReader& r, const TreeNode& n, const std::string& 
   const TreeNode* efficiency = r.written(&n, path + ".efficiency");
   const std::string eff = workloads::canonical_network_name(
       efficiency != nullptr ? r.to_text(*efficiency, path + ".efficiency") : profile.meta.network);
+  if (efficiency != nullptr)
+    if (const auto problem = curve_family_mismatch(profile.meta.network, eff)) {
+      const auto cut = problem->find("; expected ");
+      fail_at(efficiency->where, path + ".efficiency", problem->substr(0, cut), problem->substr(cut + 11));
+    }
   EfficiencyCurve curve = read_network_curve(r, n, path, eff);
   // A custom curve has no built-in siblings: only variants listed on the network itself.
   const TreeNode* own = r.written(&n, path + ".sensitivity");

@@ -105,4 +105,13 @@ std::vector<TrainingDataset> builtin_training_datasets();
 std::optional<TrainingDataset> find_training_dataset(std::string_view network);
 TrainingDataset training_dataset_by_name(std::string_view network);
 
+// A built-in curve counts epochs of its own network's dataset in that network's samples (WMT sentence
+// pairs, ImageNet images, 1B-word sequences of 20): on a transformer, whose samples are its sequences,
+// it gives a time to train of nothing, and a transformer's name as a 2017 network's curve the reverse.
+// What is wrong when `curve_network` (training.network, a study's efficiency) is of another family
+// than `workload_network` (the profile's network), said as "problem; expected ..."; nullopt when the
+// two are of one family. Run, sweep, study and the Python module all ask this one function.
+std::optional<std::string> curve_family_mismatch(std::string_view workload_network,
+                                                 std::string_view curve_network);
+
 }  // namespace hybridsim::analysis

@@ -93,7 +93,8 @@ inline constexpr ScenarioKey kCommunication[] = {
       .words = "auto",
       .help = "Whose built-in efficiency curve and dataset to use (gnmt, inception-v3, biglstm; inception_v3 "
               "is read as inception-v3); "
-              "auto: the workload's network."},
+              "auto: the workload's network. A network of another family than the workload (a 2017 network's "
+              "curve on a transformer, or the reverse) is refused."},
      bind<Member<&Scenario::training, &TrainingSettings::network>>()},
     {{.path = "training.efficiency",
       .kind = K::NameOrSection,
