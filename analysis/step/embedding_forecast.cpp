@@ -12,17 +12,6 @@
 
 namespace hybridsim::analysis {
 
-namespace {
-
-// The plain ring a collective runs, if it runs one alone: a ring in full, or one that folds alone.
-const sim::RingCollective* lone_ring(const sim::Collective* c) {
-  if (const auto* ring = dynamic_cast<const sim::RingCollective*>(c)) return ring;
-  if (const auto* folded = dynamic_cast<const sim::FoldedRing*>(c)) return &folded->ring();
-  return nullptr;
-}
-
-}  // namespace
-
 void EmbeddingForecast::note_plan(const workloads::CollectivePlan& plan) {
   // A plan of one ring is read off its collective once the rings are embedded.
   if (plan.pairs == nullptr && plan.algorithm != workloads::AllReduceAlgorithm::Tree &&

@@ -64,6 +64,14 @@ std::optional<std::string> folded_ring_expected_in_full(
   return std::nullopt;
 }
 
+const sim::RingCollective* lone_ring(const sim::Collective* c, bool with_embedded) {
+  if (const auto* ring = dynamic_cast<const sim::RingCollective*>(c)) return ring;
+  if (const auto* folded = dynamic_cast<const sim::FoldedRing*>(c)) return &folded->ring();
+  if (const auto* embedded = dynamic_cast<const sim::EmbeddedRing*>(c); embedded && with_embedded)
+    return &embedded->ring();
+  return nullptr;
+}
+
 void for_each_route(const workloads::CollectivePlan& plan,
                     const std::function<void(const std::vector<sim::LinkId>&)>& visit) {
   if (plan.pairs != nullptr) {

@@ -22,6 +22,10 @@
 #include "workloads/comm/comm_plan.h"
 #include "workloads/program/step_program.h"
 
+namespace hybridsim::sim {
+class RingCollective;
+}
+
 namespace hybridsim::analysis {
 
 // Whether a collective has ranks on representatives and on members of a folded step.
@@ -39,6 +43,10 @@ bool spans_members(const StepFoldPlan& fold, const workloads::CollectiveSpec& sp
 std::optional<std::string> folded_ring_expected_in_full(
     const workloads::StepProgram& program, const StepFoldPlan& fold,
     const std::vector<std::unique_ptr<sim::Collective>>& collectives);
+
+// The plain ring a collective runs, if it runs one alone: a ring in full, or one that folds alone
+// (an embedded ring's own ring only `with_embedded`).
+const sim::RingCollective* lone_ring(const sim::Collective* c, bool with_embedded = false);
 
 // Each route a plan's messages take (a tree's up and down, an all-to-all's pairs, its rings'
 // channels), as workloads::make_collective makes them.

@@ -4,6 +4,7 @@
 #include <limits>
 #include <numeric>
 
+#include "analysis/step/fold_forecast.h"
 #include "sim/fast/embedded_ring.h"
 #include "sim/fast/folded_ring.h"
 #include "sim/ring_collective.h"
@@ -11,14 +12,6 @@
 namespace hybridsim::analysis {
 
 namespace {
-
-// The plain ring whose routes a collective's messages take, if it is a ring of any kind.
-const sim::RingCollective* routes_of(const sim::Collective& c) {
-  if (const auto* ring = dynamic_cast<const sim::RingCollective*>(&c)) return ring;
-  if (const auto* folded = dynamic_cast<const sim::FoldedRing*>(&c)) return &folded->ring();
-  if (const auto* embedded = dynamic_cast<const sim::EmbeddedRing*>(&c)) return &embedded->ring();
-  return nullptr;
-}
 
 // Whether it folds wherever its links are its own and free as it starts.
 bool folds_on_free_links(const sim::Collective& c) {
@@ -41,7 +34,7 @@ std::vector<std::uint8_t> rings_without_fallback(
   sim::LinkId links = 0;  // one past the largest link any route crosses
   for (std::size_t i = 0; i < n; ++i) {
     if (collectives[i] == nullptr) continue;
-    rings[i] = routes_of(*collectives[i]);
+    rings[i] = lone_ring(collectives[i].get(), true);
     if (rings[i] == nullptr) return out;  // its links are not known: it may cross any ring's
     for (std::uint32_t c = 0; c < rings[i]->channel_count(); ++c)
       for (const auto& route : rings[i]->channel_plan(c).routes)
