@@ -138,6 +138,14 @@ py::dict run_figures(const api::RunReport& r) {
   d["peak_memory_bytes"] = workloads::largest_peak(peaks).count();
   d["memory_capacity_bytes"] =
       r.run.gpu_capacity ? py::object(py::int_(r.run.gpu_capacity->bytes.count())) : py::object(py::none());
+  // A layer-slice's whole model (None where every layer is simulated), as summary.json has it.
+  const auto& slice = r.run.model_slice;
+  const auto whole_fits = slice ? analysis::whole_model_fits(*slice, r.run.gpu_capacity) : std::nullopt;
+  d["layers_simulated"] = slice ? py::object(py::int_(slice->layers_simulated)) : py::object(py::none());
+  d["layers"] = slice ? py::object(py::int_(slice->layers)) : py::object(py::none());
+  d["whole_model_peak_bytes"] =
+      slice ? py::object(py::int_(slice->whole_model.total().count())) : py::object(py::none());
+  d["whole_model_fits"] = whole_fits ? py::object(py::bool_(*whole_fits)) : py::object(py::none());
   if (r.run.time_to_train) {
     const analysis::TimeToTrain& t = *r.run.time_to_train;
     py::dict ttt;

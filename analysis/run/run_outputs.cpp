@@ -56,6 +56,13 @@ RunSummary run_summary(const ScenarioRun& run, const scenarios::Scenario& scenar
     members.emplace_back("model_tflops_per_gpu", format_fixed(*run.model_tflops_per_gpu, 3));
     members.emplace_back("mfu", format_fixed(*run.mfu, 4));
   }
+  if (const auto& slice = run.model_slice) {
+    const std::optional<bool> fits = whole_model_fits(*slice, run.gpu_capacity);
+    members.emplace_back("layers_simulated", std::to_string(slice->layers_simulated));
+    members.emplace_back("layers", std::to_string(slice->layers));
+    members.emplace_back("whole_model_peak_bytes", std::to_string(slice->whole_model.total().count()));
+    members.emplace_back("whole_model_fits", !fits ? "null" : *fits ? "true" : "false");
+  }
   s.json = step_summary_json(run.step, s.settings, members);
   // The CSV's rows of the same figures, under the JSON's names.
   for (std::size_t i = 1; i < members.size(); ++i) s.settings.push_back(members[i]);

@@ -201,7 +201,10 @@ ScenarioRun run_scenario_unchecked(const scenarios::ResolvedScenario& resolved,
   // A transformer's memory is its own model's (Korthikanti et al., TP and ZeRO divisions).
   run.memory = resolved.transformer ? resolved.transformer->memory
                                     : workloads::model_step_memory(resolved.profile, resolved);
-  if (resolved.transformer) run.memory_rule = resolved.transformer->memory_rule;
+  if (resolved.transformer) {
+    run.memory_rule = resolved.transformer->memory_rule;
+    run.model_slice = resolved.transformer->slice;
+  }
   if (const auto& t = resolved.transformer; t && run.step.step_time > sim::Time::zero()) {
     // Per GPU: a replica's tp × pp GPUs share its micro-batches' FLOPs.
     const double per_gpu =
@@ -227,10 +230,32 @@ std::string does_not_fit(const ScenarioRun& run) {
   return does_not_fit_text(run.memory.peaks(), run.mapping, run.gpu_capacity, run.step.critical.gpu);
 }
 
+std::optional<bool> whole_model_fits(const scenarios::ModelSlice& slice,
+                                     const std::optional<workloads::MemoryCapacity>& capacity) {
+  if (!capacity) return std::nullopt;
+  return slice.whole_model.total() <= capacity->bytes;
+}
+
+std::string model_slice_text(const scenarios::ModelSlice& slice,
+                             const std::optional<workloads::MemoryCapacity>& capacity) {
+  // The memory line above says whether the slice fits; this one whether the model it stands for does
+  // (a GPT-3 175B slice "fits" in 9.78 GiB where its 96 layers need 331 GiB a GPU).
+  const std::optional<bool> fits = whole_model_fits(slice, capacity);
+  const std::string verdict = !fits ? "" : *fits ? " fits" : " does not fit";
+  std::string where;
+  if (slice.pp > 1)
+    where = "pipeline stage " + std::to_string(slice.stage) + " of " + std::to_string(slice.pp) +
+            " (the largest; the layers split evenly) ";
+  return std::to_string(slice.layers_simulated) + " of " + std::to_string(slice.layers) +
+         " layers simulated: step time, throughput and memory are the slice's; the whole " + slice.model +
+         verdict + ": " + where + memory_peak_text(slice.whole_model, capacity);
+}
+
 std::vector<std::pair<std::string, std::string>> run_metrics(const ScenarioRun& run) {
   std::vector<std::pair<std::string, std::string>> out =
       memory_lines(run.memory, run.mapping, run.gpu_capacity, run.step.critical.gpu);
   if (!run.memory_rule.empty()) out.emplace_back("memory model", run.memory_rule);
+  if (run.model_slice) out.emplace_back("model slice", model_slice_text(*run.model_slice, run.gpu_capacity));
   if (run.model_tflops_per_gpu && run.mfu) {
     char buf[200];
     std::snprintf(buf, sizeof buf, "%.1f TFLOP/s per GPU, MFU %.1f%%%s", *run.model_tflops_per_gpu,

@@ -48,6 +48,8 @@ struct ScenarioRun {
   std::optional<double> mfu;
   bool transformer_estimate = false;
   std::string memory_rule;  // transformers: what the memory model divides (transformer_memory_rule)
+  // A layer-slice's whole model (scenarios/loader/model_slice.h): the figures above are the slice's.
+  std::optional<scenarios::ModelSlice> model_slice;
 };
 
 // What a scenario's outputs.trace block asks for, as run options: the trace at `directory` /
@@ -89,6 +91,14 @@ std::optional<TrainingModel> training_model(const scenarios::Scenario& scenario,
 bool fits_in_memory(const ScenarioRun& run);
 // "does not fit: GPU 0 needs ..." for a run that does not fit, else empty.
 std::string does_not_fit(const ScenarioRun& run);
+
+// Whether a layer-slice's whole model fits the GPU's capacity; none when the capacity is unknown.
+std::optional<bool> whole_model_fits(const scenarios::ModelSlice& slice,
+                                     const std::optional<workloads::MemoryCapacity>& capacity);
+// A slice's "model slice" line: "2 of 96 layers simulated: step time, throughput and memory are the
+// slice's; the whole gpt3-175b does not fit: 331 GiB of 80 GiB (251 GiB too much): weights ...".
+std::string model_slice_text(const scenarios::ModelSlice& slice,
+                             const std::optional<workloads::MemoryCapacity>& capacity);
 
 // Key/value lines of a run for reports: peak memory, time to train, the trace.
 std::vector<std::pair<std::string, std::string>> run_metrics(const ScenarioRun& run);

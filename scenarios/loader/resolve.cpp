@@ -376,12 +376,11 @@ ResolvedScenario resolve(const Scenario& s, sim::WorkProgress* progress) {
     std::string rule = workloads::transformer_memory_rule(memory);
     if (s.parallelism.pp > 1) {  // the stage that holds the most, as run's peak line shows one GPU
       const auto stages = pipeline_stage_memory(s, t, r.step.accumulation);
-      const auto largest = std::max_element(stages.begin(), stages.end(), [](const auto& a, const auto& b) {
-        return a.memory.total() < b.memory.total();
-      });
-      step_memory = workloads::transformer_step_memory(memory, largest->memory);
-      rule += "; pipeline stage " + std::to_string(largest - stages.begin()) + " of " +
-              std::to_string(stages.size()) + " (the largest; its layers and micro-batches in flight)";
+      const int largest = workloads::largest_stage(stages);
+      step_memory =
+          workloads::transformer_step_memory(memory, stages[static_cast<std::size_t>(largest)].memory);
+      rule += "; pipeline stage " + std::to_string(largest) + " of " + std::to_string(stages.size()) +
+              " (the largest; its layers and micro-batches in flight)";
       by_stage.ranks.clear();
       for (std::size_t k = 0; k < stages.size(); ++k) {
         by_stage.ranks.push_back(workloads::transformer_step_memory(memory, stages[k].memory).ranks.front());
@@ -396,7 +395,8 @@ ResolvedScenario resolve(const Scenario& s, sim::WorkProgress* progress) {
                                      std::move(step_memory),
                                      std::move(rule),
                                      s.parallelism.pp,
-                                     std::move(by_stage)};
+                                     std::move(by_stage),
+                                     model_slice(s, t, r.step.accumulation)};
   }
   refuse_ll128_where_off(s, r);
   return r;

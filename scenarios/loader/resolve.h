@@ -12,6 +12,7 @@
 #include <utility>
 #include <vector>
 
+#include "scenarios/loader/model_slice.h"
 #include "scenarios/loader/scenario.h"
 #include "sim/collective.h"
 #include "sim/network.h"
@@ -41,6 +42,9 @@ struct TransformerFacts {
   // What each pipeline stage's GPUs hold, one rank per stage (pp 1: `memory`): a trace's memory
   // counter of each GPU follows its stage's, as the run's peak line follows the largest.
   workloads::StepMemory memory_by_stage;
+  // A layer-slice's whole model (model_slice.h): what one GPU would hold at every layer, so the run
+  // can say whether the model it stands for fits; none when every layer is simulated.
+  std::optional<ModelSlice> slice;
 };
 
 // The step's configuration (placement, mapping, options; compute_scale = 1 / compute_speed) with

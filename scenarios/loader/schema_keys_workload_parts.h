@@ -152,7 +152,8 @@ inline constexpr ScenarioKey kWorkload[] = {
       .min = 0,
       .max = 1e6,
       .help = "Simulate a layer-slice of this many layers (with the embedding, head and their "
-              "optimizer); 0: every layer. Results are the slice's."},
+              "optimizer); 0: every layer. Results are the slice's; run's model slice line says what "
+              "the whole model needs a GPU and whether it fits."},
      bind_unless_default<
          Member<&Scenario::workload, &WorkloadSettings::model, &TransformerSettings::layers_simulated>>()},
     {{.path = "workload.model.experts",

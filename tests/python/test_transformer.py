@@ -65,3 +65,27 @@ def test_workload_gpu_prices_the_step_as_the_files_key():
     assert typed.memory_capacity_bytes == 40 * 2**30
     plain = hybridsim.run(slice_a100, set={"workload.gpu": "a100-40gb"})
     assert typed.json == plain.json
+
+
+def test_a_slice_says_what_the_whole_model_needs():
+    # The 2-layer slice of GPT-3 175B at tp 8 x dp 2: its own figures fit an A100's 80 GiB, its 96
+    # layers do not. By hand, each GPU holds 96 layers of 12h² + 4h parameters (h = 12,288) and the
+    # embedding and LM head of the vocabulary padded to 51,200, all / tp 8, at 16 B each (BF16 weights
+    # and gradients, Adam's FP32 moments and master weights): 350 GB before any activation.
+    r = hybridsim.run("scenarios/llm/gpt3-175b-slice-dgx-a100.yaml")
+    h = 12288
+    states = 16 * (96 * (12 * h * h + 4 * h) + 2 * 51200 * h) // 8
+    assert (r.layers_simulated, r.layers) == (2, 96)
+    assert r.fits_memory and r.peak_memory_bytes < 80 * 2**30
+    assert states < r.whole_model_peak_bytes < states + 6 * 10**9
+    assert r.whole_model_fits is False
+    summary = r.to_dict()
+    assert (summary["layers_simulated"], summary["layers"]) == (2, 96)
+    assert summary["whole_model_peak_bytes"] == r.whole_model_peak_bytes
+    assert summary["whole_model_fits"] is False
+    assert "2 of 96 layers simulated" in r.table and "the whole gpt3-175b does not fit" in r.table
+    # Every layer simulated: nothing to say.
+    full = hybridsim.run(LLAMA3_8B_TP8)
+    assert (full.layers_simulated, full.layers, full.whole_model_peak_bytes, full.whole_model_fits) == (
+        None, None, None, None)
+    assert "layers_simulated" not in full.to_dict()

@@ -55,6 +55,13 @@ std::vector<StageMemory> pipeline_memory(const TransformerMemoryInput& in, const
   return out;
 }
 
+int largest_stage(const std::vector<StageMemory>& stages) {
+  const auto largest = std::max_element(stages.begin(), stages.end(), [](const auto& a, const auto& b) {
+    return a.memory.total() < b.memory.total();
+  });
+  return static_cast<int>(largest - stages.begin());
+}
+
 void check_pipeline_fits(const std::vector<StageMemory>& stages, sim::Bytes capacity,
                          const std::string& model, const std::string& where) {
   for (std::size_t s = 0; s < stages.size(); ++s) {

@@ -25,6 +25,9 @@ struct StageMemory {
 std::vector<StageMemory> pipeline_memory(const TransformerMemoryInput& in, const PipelineOptions& pipeline,
                                          int micro_batches);
 
+// The stage that holds the most (the first of equals): what one GPU of the pipeline needs.
+int largest_stage(const std::vector<StageMemory>& stages);
+
 // InputError "stage s of p (layers a-b) of <model> needs ..." for the first stage that does not fit.
 void check_pipeline_fits(const std::vector<StageMemory>& stages, sim::Bytes capacity,
                          const std::string& model, const std::string& where);

@@ -330,6 +330,13 @@ class RunResult:
         self.fits_memory: bool = figures["fits_memory"]
         self.peak_memory_bytes: int = figures["peak_memory_bytes"]
         self.memory_capacity_bytes: Optional[int] = figures["memory_capacity_bytes"]
+        # A layer-slice (workload.model.layers_simulated): the figures above are the slice's; these
+        # say what the whole model needs a GPU and whether it fits. None where every layer runs
+        # (whole_model_fits also where the capacity is unknown).
+        self.layers_simulated: Optional[int] = figures["layers_simulated"]
+        self.layers: Optional[int] = figures["layers"]
+        self.whole_model_peak_bytes: Optional[int] = figures["whole_model_peak_bytes"]
+        self.whole_model_fits: Optional[bool] = figures["whole_model_fits"]
         self.events: int = figures["events"]
         self.messages: int = figures["messages"]
         self.collectives: int = figures["collectives"]
