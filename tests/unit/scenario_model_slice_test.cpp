@@ -33,7 +33,8 @@ constexpr std::int64_t kVocabPerRank = kPaddedVocab * kH / kTp;  // the embeddin
 // a layer keeps only its input, 2·s·h; while one layer's backward recomputes it, that layer's whole
 // activations live: 10·s·h replicated + 24·s·h / t split, and the softmax 5·a·s² / t (unfused).
 constexpr std::int64_t kLayerInput = 2 * kSeq * kH;
-constexpr std::int64_t kOneLayerWhole = 10 * kSeq * kH + 24 * kSeq * kH / kTp + 5 * kHeads * kSeq * kSeq / kTp;
+constexpr std::int64_t kOneLayerWhole =
+    10 * kSeq * kH + 24 * kSeq * kH / kTp + 5 * kHeads * kSeq * kSeq / kTp;
 constexpr std::int64_t kLogits = 4 * kSeq * kPaddedVocab / kTp;  // the loss's FP32 logits
 
 // Weights 2 B, gradients 2 B, and 12 B of FP32 optimizer state (Adam's two moments and the master
@@ -126,9 +127,10 @@ TEST_CASE("model slice: the whole model's memory is what a run of every layer is
     CHECK(s.transformer->slice->whole_model == w.transformer->memory.peaks().front());
   }
   // layers_simulated equal to the model's layers is every layer.
-  CHECK_FALSE(resolved("cluster: {preset: dgx-h100}\n"
-                       "workload: {network: llama3-8b, model: {layers_simulated: 32}}\nparallelism: {tp: 8}\n")
-                  .transformer->slice);
+  CHECK_FALSE(
+      resolved("cluster: {preset: dgx-h100}\n"
+               "workload: {network: llama3-8b, model: {layers_simulated: 32}}\nparallelism: {tp: 8}\n")
+          .transformer->slice);
 }
 
 TEST_CASE("run summary: a layer-slice says its figures are the slice's and whether the whole model fits") {
@@ -148,24 +150,27 @@ TEST_CASE("run summary: a layer-slice says its figures are the slice's and wheth
   };
   const auto [fits, whole] = summary("");
   // Its line, after the memory model's: the slice's layers, then the whole model's need and verdict.
-  const std::string line = "  model slice                     2 of 32 layers simulated: step time, throughput and "
-                           "memory are the slice's; the whole llama3-8b fits: " +
-                           workloads::format_gib(whole) + " of 80 GiB";
+  const std::string line =
+      "  model slice                     2 of 32 layers simulated: step time, throughput and "
+      "memory are the slice's; the whole llama3-8b fits: " +
+      workloads::format_gib(whole) + " of 80 GiB";
   CHECK(fits.table.find(line) != std::string::npos);
   CHECK(fits.table.find("memory model") < fits.table.find("model slice"));
   CHECK(fits.json.find("\n  \"layers_simulated\": 2,\n  \"layers\": 32,\n  \"whole_model_peak_bytes\": " +
-                       std::to_string(whole.count()) + ",\n  \"whole_model_fits\": true") != std::string::npos);
+                       std::to_string(whole.count()) + ",\n  \"whole_model_fits\": true") !=
+        std::string::npos);
   // The slice fits 16 GiB; the whole model does not, and both say so.
   const auto [tight, same] = summary(", gpu_memory: 16 GiB");
   CHECK(same == whole);
   CHECK(tight.table.find("fits: every GPU within 16 GiB") != std::string::npos);
-  CHECK(tight.table.find("the whole llama3-8b does not fit: " + workloads::format_gib(whole) + " of 16 GiB (") !=
-        std::string::npos);
+  CHECK(tight.table.find("the whole llama3-8b does not fit: " + workloads::format_gib(whole) +
+                         " of 16 GiB (") != std::string::npos);
   CHECK(tight.json.find("\"whole_model_fits\": false") != std::string::npos);
   // Every layer simulated: no line, no members.
   const scenarios::ResolvedScenario all = resolved(
-      "cluster: {preset: dgx-h100}\nworkload:\n  network: transformer\n  model: {layers: 2, hidden: 1024, "
-      "heads: 8, ffn_hidden: 4096, vocab: 32000, sequence: 512, layers_simulated: 0}\nparallelism: {tp: 8}\n");
+      "cluster: {preset: dgx-h100}\nparallelism: {tp: 8}\nworkload:\n  network: transformer\n"
+      "  model: {layers: 2, hidden: 1024, heads: 8, ffn_hidden: 4096, vocab: 32000, sequence: 512,\n"
+      "          layers_simulated: 0}\n");
   const analysis::RunSummary every = analysis::run_summary(analysis::run_scenario(all, {}), all.scenario);
   CHECK(every.table.find("model slice") == std::string::npos);
   CHECK(every.json.find("whole_model") == std::string::npos);
