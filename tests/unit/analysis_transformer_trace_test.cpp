@@ -35,12 +35,15 @@ struct Traced {
   step_trace_test::Trace trace;
 };
 
-Traced traced(const std::string& file, const std::vector<std::string>& sets, const TempDir& dir) {
+// `all_gpus`: every GPU simulated in full and shown (--trace-gpus all); else the trace's default, one
+// GPU per class of alike GPUs, on the fold the untraced run takes.
+Traced traced(const std::string& file, const std::vector<std::string>& sets, const TempDir& dir,
+              bool all_gpus = true) {
   const scenarios::Scenario s = scenarios::load_scenario(kLlm + file, sets);
   scenarios::ResolvedScenario resolved = scenarios::resolve(s);
   analysis::ScenarioRunOptions options;
   options.trace = dir.path / "t.json";
-  options.trace_options.all_gpus = true;
+  options.trace_options.all_gpus = all_gpus;
   analysis::ScenarioRun run = analysis::run_scenario(resolved, options);
   return {std::move(run), std::move(resolved), check_trace(read_whole_file(dir.path / "t.json"))};
 }
@@ -146,4 +149,30 @@ TEST_CASE("transformer trace: a collective is named by what ran, not by the scen
       CHECK(s.args["protocol"] == "Simple");
     }
   CHECK(all_to_all > 0);
+}
+
+TEST_CASE("transformer trace: one GPU per class names its collectives as the trace of every GPU does") {
+  // The default trace runs the step as the untraced run does and is told the plans of that run
+  // (FoldObserver::observe_fold's plan observer); --trace-gpus all is told them as every GPU runs. The
+  // two runs plan the same collectives over the same topology and options, so GPU 0 (shown in both)
+  // has the same collectives under the same names, algorithm and protocol.
+  const std::vector<std::string> sets = {"cluster.nodes=1", "parallelism.dp=8",
+                                         "workload.model.layers_simulated=2", "training.global_batch=32"};
+  TempDir all_dir, class_dir;
+  const Traced all = traced("llama2-7b-zero3-dgx-a100.yaml", sets, all_dir);
+  const Traced by_class = traced("llama2-7b-zero3-dgx-a100.yaml", sets, class_dir, false);
+  CHECK(by_class.trace.doc["otherData"]["gpus_shown"].get<std::string>().starts_with("one GPU per class"));
+  const auto gpu0 = [](const step_trace_test::Trace& t) {
+    std::vector<std::string> out;
+    for (const auto& [thread, slices] : t.slices)
+      for (const auto& s : slices)
+        if (thread.first == 1 && s.cat == "collective")
+          out.push_back(s.name + " | " + s.args["algorithm"].get<std::string>() + " | " +
+                        s.args["protocol"].get<std::string>());
+    return out;
+  };
+  const std::vector<std::string> expected = gpu0(all.trace);
+  // GPU 0's gathers and reduce-scatters (the count of the test above, for one GPU).
+  CHECK(expected.size() == 4 * 2 * 2 + 4 * 2);
+  CHECK(gpu0(by_class.trace) == expected);
 }
