@@ -262,8 +262,11 @@ const std::string& StepTraceObserver::collective_name(std::uint32_t c) {
     name += " parameters " + profile_.ops[spec.op_index].name;
   else
     name += " " + profile_.ops[spec.op_index].name;
-  name += " · " + sim::human_bytes(spec.size) + " · " + std::to_string(spec.members.size()) + " GPUs · " +
-          std::string(ran_algorithm(c));
+  name += " · " + sim::human_bytes(spec.size) + " · ";
+  // One GPU's collective (a dp 1 step's gradient all-reduce) sends nothing and ends as it starts; the
+  // planner's NCCL model still picks a protocol for it (LL), which nothing runs.
+  if (spec.members.size() == 1) return name += "1 GPU, nothing sent";
+  name += std::to_string(spec.members.size()) + " GPUs · " + std::string(ran_algorithm(c));
   return name;
 }
 
@@ -298,17 +301,23 @@ void StepTraceObserver::write_collective(std::uint32_t gpu, std::uint32_t stream
   const workloads::CollectiveSpec& spec = program_.collectives[t.id];
   const TraceTid tid = static_cast<TraceTid>(stream) + 1;
   if (!outside_window(start, end)) {
-    const TraceArg args[] = {{"op", sim::collective_op_name(spec.op)},
-                             {"bytes", spec.size.count()},
-                             {"gpus", spec.members.size()},
-                             {"rank", t.rank},
-                             {"algorithm", ran_algorithm(t.id)},
-                             {"protocol", sim::protocol_name(ran_[t.id].protocol)},
-                             {"last_op", profile_.ops[spec.op_index].name},
-                             {"bucket", spec.bucket}};
-    const bool bucket = spec.role == CollectiveRole::GradientAllReduce;
+    const bool lone = spec.members.size() == 1;  // nothing ran: no algorithm, no protocol (collective_name)
+    TraceArg args[] = {{"op", sim::collective_op_name(spec.op)},
+                       {"bytes", spec.size.count()},
+                       {"gpus", spec.members.size()},
+                       {"rank", t.rank},
+                       {"algorithm", lone ? std::string_view() : ran_algorithm(t.id)},
+                       {"protocol", sim::protocol_name(ran_[t.id].protocol)},
+                       {"last_op", profile_.ops[spec.op_index].name},
+                       {"bucket", spec.bucket}};
+    std::size_t count = spec.role == CollectiveRole::GradientAllReduce ? 8 : 7;
+    if (lone) {
+      args[4] = args[6];
+      args[5] = args[7];
+      count -= 2;
+    }
     writer_.complete(gpu_pid(static_cast<int>(gpu)), tid, collective_name(t.id), "collective", start, end,
-                     std::span<const TraceArg>(args, bucket ? 8 : 7));
+                     std::span<const TraceArg>(args, count));
   }
   if (tid == comm_tid_[gpu]) write_held_steps(gpu, start, end);
 }

@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -175,4 +176,39 @@ TEST_CASE("transformer trace: one GPU per class names its collectives as the tra
   // GPU 0's gathers and reduce-scatters (the count of the test above, for one GPU).
   CHECK(expected.size() == 4 * 2 * 2 + 4 * 2);
   CHECK(gpu0(by_class.trace) == expected);
+}
+
+TEST_CASE("transformer trace: a collective of one GPU says nothing was sent, with no algorithm or protocol") {
+  TempDir dir;
+  // GPT-3's tp 8 × pp 2 with dp 1: each GPU's gradients are all-reduced over itself alone, which
+  // sends nothing and ends as it starts (an instant). Before, it was named "· 1 GPUs · ring" with the
+  // protocol NCCL's model picks for its size, as if a ring had run.
+  const Traced pp = traced(
+      "gpt3-175b-pp8-dgx-a100.yaml",
+      {"parallelism.pp=2", "cluster.nodes=2", "workload.model.layers_simulated=4", "training.global_batch=2"},
+      dir);
+  std::set<std::int64_t> gpus;
+  for (const auto& [thread, instants] : pp.trace.instants)
+    for (const auto& s : instants) {
+      if (s.cat != "collective") continue;
+      CAPTURE(s.name);
+      CHECK(s.args["gpus"] == 1);
+      CHECK(s.name.ends_with(" · 1 GPU, nothing sent"));
+      CHECK_FALSE(s.args.contains("algorithm"));
+      CHECK_FALSE(s.args.contains("protocol"));
+      CHECK(s.args["op"] == "all-reduce");
+      gpus.insert(thread.first);
+    }
+  CHECK(gpus.size() == 16);  // every GPU's (processes 1 to 16), dp 1 everywhere
+  // The tensor-parallel collectives, over 8 GPUs, ran and say how.
+  int tp = 0;
+  for (const auto& [thread, slices] : pp.trace.slices)
+    for (const auto& s : slices)
+      if (s.cat == "collective") {
+        CAPTURE(s.name);
+        CHECK(s.args["gpus"] == 8);
+        CHECK(s.args.contains("protocol"));
+        ++tp;
+      }
+  CHECK(tp > 0);
 }
