@@ -156,9 +156,11 @@ TEST_CASE("transformer trace: one GPU per class names its collectives as the tra
   // The default trace runs the step as the untraced run does and is told the plans of that run
   // (FoldObserver::observe_fold's plan observer); --trace-gpus all is told them as every GPU runs. The
   // two runs plan the same collectives over the same topology and options, so GPU 0 (shown in both)
-  // has the same collectives under the same names, algorithm and protocol.
-  const std::vector<std::string> sets = {"cluster.nodes=1", "parallelism.dp=8",
-                                         "workload.model.layers_simulated=2", "training.global_batch=32"};
+  // has the same collectives under the same names, algorithm and protocol. The scenario's 8 DGX A100
+  // (dp 64), 2 layers, 2 micro-batches of 2: its GPUs fall in classes, and the step runs every GPU
+  // (a ring they share would run in full), told to the trace through observe_fold. (On one machine
+  // no GPUs are alike and the default trace is the every-GPU one, which would not tell the two apart.)
+  const std::vector<std::string> sets = {"workload.model.layers_simulated=2", "training.global_batch=256"};
   TempDir all_dir, class_dir;
   const Traced all = traced("llama2-7b-zero3-dgx-a100.yaml", sets, all_dir);
   const Traced by_class = traced("llama2-7b-zero3-dgx-a100.yaml", sets, class_dir, false);
