@@ -264,7 +264,7 @@ const std::string& StepTraceObserver::collective_name(std::uint32_t c) {
     name += " " + profile_.ops[spec.op_index].name;
   name += " · " + sim::human_bytes(spec.size) + " · ";
   // One GPU's collective (a dp 1 step's gradient all-reduce) sends nothing and ends as it starts; the
-  // planner's NCCL model still picks a protocol for it (LL), which nothing runs.
+  // planner's NCCL model still picks a protocol for it by its size (LL, Simple), which nothing runs.
   if (spec.members.size() == 1) return name += "1 GPU, nothing sent";
   name += std::to_string(spec.members.size()) + " GPUs · " + std::string(ran_algorithm(c));
   return name;
