@@ -91,10 +91,8 @@ std::optional<TrainingModel> training_model(const scenarios::Scenario& scenario,
                                             const std::string& network) {
   const std::string key = workloads::canonical_network_name(scenario.training.network.value_or(network));
   if (scenario.training.network)
-    if (const auto problem = curve_family_mismatch(network, key)) {
-      const auto cut = problem->find("; expected ");
-      no_time_to_train(scenario, "training.network", problem->substr(0, cut), problem->substr(cut + 11));
-    }
+    if (const auto mismatch = curve_family_mismatch(network, key))
+      no_time_to_train(scenario, "training.network", mismatch->problem, mismatch->expected);
   const auto dataset = find_training_dataset(key);
   const auto& e = scenario.training.efficiency;
   const auto& written = scenario.provenance.where;

@@ -235,11 +235,12 @@ void note_hierarchical(const StepSetup& setup, const topology::Topology& topolog
 
 // False if a collective of representatives and members is not a ring (attempt says so).
 // `forecast` and `crossing` (null: none) note each plan's links (EmbeddingForecast::note_plan,
-// CrossingForecast::note_plan).
+// CrossingForecast::note_plan); `plans` (null: none) is told each plan.
 bool make_collectives(const StepSetup& setup, const workloads::StepProgram& program, const StepFoldPlan& fold,
                       sim::Network& network, const sim::CollectiveConfig& config, StepCollectives& out,
                       Attempt& attempt, SimulationProgress* progress = nullptr, std::string_view what = {},
-                      EmbeddingForecast* forecast = nullptr, CrossingForecast* crossing = nullptr) {
+                      EmbeddingForecast* forecast = nullptr, CrossingForecast* crossing = nullptr,
+                      PlanObserver* plans = nullptr) {
   const topology::Topology& topology = *setup.topology;
   workloads::CommPlanner planner(topology, setup.comm);
   ProgramBuildTicks routes(progress, std::string(what));  // a ring of 65,536 GPUs: seconds
@@ -280,6 +281,7 @@ bool make_collectives(const StepSetup& setup, const workloads::StepProgram& prog
     if (uniform) own.uniform_trees = out.uniform_trees.get();
     if (forecast != nullptr) forecast->note_plan(plan);
     if (crossing != nullptr) crossing->note_plan(c, spec, plan);
+    if (plans != nullptr) plans->on_plan(static_cast<std::uint32_t>(c), plan);
     out.owned.push_back(workloads::make_collective(network, std::move(plan), own));
     out.pointers.push_back(out.owned.back().get());
   }
@@ -476,7 +478,7 @@ StepResult simulate_once(const StepSetup& setup, const workloads::StepProgram& p
   StepCollectives collectives;
   collectives.uniform_trees->threads = sim::model_threads(setup.limits.model_threads);
   if (!make_collectives(setup, program, fold, network, collective_config, collectives, attempt,
-                        observers.progress, what))
+                        observers.progress, what, nullptr, nullptr, observers.plans))
     return {};
   sim::EmbedPlan embedded;  // before the collectives start; its groups outlive their run
   std::vector<sim::EmbeddedRing*> rings;  // per collective: the embedded ring it became, if any

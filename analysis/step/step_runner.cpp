@@ -174,11 +174,11 @@ std::optional<StepResult> refuse(Ladder& ladder, std::string reason) {
 // same plan and embedding give the same events, which is checked.
 StepResult observed_again(const StepSetup& setup, const workloads::StepProgram& program,
                           StepObservers observers, const StepFoldPlan& fold, Embed embed, StepResult result) {
-  sim::StreamObserver* stream =
-      observers.fold == nullptr ? nullptr : observers.fold->observe_fold(fold.fold, result);
-  if (stream == nullptr) return result;
+  if (observers.fold == nullptr) return result;
+  StepObservers only = observers.fold->observe_fold(fold.fold, result);
+  if (only.stream == nullptr) return result;
+  only.progress = observers.progress;
   Attempt again;
-  const StepObservers only{.stream = stream, .progress = observers.progress};
   StepResult r = simulate_once(setup, program, only, fold, again, embed, attempt_label(setup, "traced"));
   if (r.step_time != result.step_time || r.events != result.events || again.fold_broken || again.interfered)
     throw InternalError("the step run again for its trace gave another result");

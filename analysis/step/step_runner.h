@@ -51,18 +51,18 @@ struct StepSetup : workloads::StepConfig {
 
 struct StepResult;
 
-// Told which way of simulating the step held (a trace of some GPUs, analysis/trace/step_trace.h):
-// `fold` is the folded step's (its representatives), or empty when every GPU was simulated, and
-// `held` the result. Returns an observer of the GPUs' streams to run that same attempt once more with
-// (the same plan gives the same events and result, which is checked), or null for none. Attempts
-// that did not hold are never observed.
-class FoldObserver {
+// Told each collective's plan as a run sets it up, before its events start (a trace names the
+// algorithm and protocol that ran from the run's own plans, not by planning them again). A folded
+// step's shadows are never planned: no GPU it runs takes part in them.
+class PlanObserver {
  public:
-  virtual sim::StreamObserver* observe_fold(const sim::StepFold& fold, const StepResult& held) = 0;
+  virtual void on_plan(std::uint32_t collective, const workloads::CollectivePlan& plan) = 0;
 
  protected:
-  ~FoldObserver() = default;
+  ~PlanObserver() = default;
 };
+
+class FoldObserver;
 
 // Optional observers of the run, e.g. a trace writer (the step's own metrics are always collected).
 // `stream` and `network` see every GPU and message, so with either the step is not folded; `fold`
@@ -72,6 +72,20 @@ struct StepObservers {
   sim::NetworkObserver* network = nullptr;
   SimulationProgress* progress = nullptr;  // lines for a person waiting (does not stop the step folding)
   FoldObserver* fold = nullptr;
+  PlanObserver* plans = nullptr;  // told each collective's plan, attempt by attempt (the same each time)
+};
+
+// Told which way of simulating the step held (a trace of some GPUs, analysis/trace/step_trace.h):
+// `fold` is the folded step's (its representatives), or empty when every GPU was simulated, and
+// `held` the result. Returns observers of the GPUs' streams and the collectives' plans to run that
+// same attempt once more with (the same plan gives the same events and result, which is checked), or
+// no stream observer for none. Attempts that did not hold are never observed.
+class FoldObserver {
+ public:
+  virtual StepObservers observe_fold(const sim::StepFold& fold, const StepResult& held) = 0;
+
+ protected:
+  ~FoldObserver() = default;
 };
 
 struct StepResult {

@@ -200,10 +200,8 @@ StudyNetwork read_network(FieldReader& r, const TreeNode& n, const std::string& 
   const std::string eff = workloads::canonical_network_name(
       efficiency != nullptr ? r.to_text(*efficiency, path + ".efficiency") : profile.meta.network);
   if (efficiency != nullptr)
-    if (const auto problem = curve_family_mismatch(profile.meta.network, eff)) {
-      const auto cut = problem->find("; expected ");
-      fail_at(efficiency->where, path + ".efficiency", problem->substr(0, cut), problem->substr(cut + 11));
-    }
+    if (const auto mismatch = curve_family_mismatch(profile.meta.network, eff))
+      fail_at(efficiency->where, path + ".efficiency", mismatch->problem, mismatch->expected);
   EfficiencyCurve curve = read_network_curve(r, n, path, eff);
   // A custom curve has no built-in siblings: only variants listed on the network itself.
   const TreeNode* own = r.written(&n, path + ".sensitivity");

@@ -81,7 +81,6 @@ StepTraceObserver::StepTraceObserver(ChromeTraceWriter& writer, const StepSetup&
       profile_(*setup.profile),
       program_(program),
       options_(options),
-      planner_(topology_, setup.comm),
       network_pid_(network_pid(topology_)),
       link_lanes_(writer) {
   const ChromeTraceOptions checked = writer_options(options_, topology_);  // validates the filter
@@ -263,22 +262,24 @@ const std::string& StepTraceObserver::collective_name(std::uint32_t c) {
     name += " parameters " + profile_.ops[spec.op_index].name;
   else
     name += " " + profile_.ops[spec.op_index].name;
-  name += " · " + sim::human_bytes(spec.size) + " · " + std::to_string(spec.members.size()) + " GPUs · " +
-          ran(c).algorithm;
+  name += " · " + sim::human_bytes(spec.size) + " · ";
+  // One GPU's collective (a dp 1 step's gradient all-reduce) sends nothing and ends as it starts; the
+  // planner's NCCL model still picks a protocol for it by its size (LL, Simple), which nothing runs.
+  if (spec.members.size() == 1) return name += "1 GPU, nothing sent";
+  name += std::to_string(spec.members.size()) + " GPUs · " + std::string(ran_algorithm(c));
   return name;
 }
 
-const StepTraceObserver::Ran& StepTraceObserver::ran(std::uint32_t c) {
-  Ran& r = ran_[c];
-  if (!r.algorithm.empty()) return r;
-  const workloads::CollectiveSpec& spec = program_.collectives[c];
-  const workloads::CollectivePlan plan = planner_.plan(spec);
+void StepTraceObserver::on_plan(std::uint32_t c, const workloads::CollectivePlan& plan) {
+  ran_[c] = {plan.algorithm, plan.protocol};
+}
+
+std::string_view StepTraceObserver::ran_algorithm(std::uint32_t c) const {
+  if (ran_[c].algorithm == workloads::AllReduceAlgorithm::Auto)
+    throw InternalError("a trace's collective " + std::to_string(c) + " ran with no plan told");
   // An all-to-all is NCCL's grouped sends, each pair on its own route (its plan says Ring by default).
-  r.algorithm = spec.op == sim::CollectiveOp::AllToAll
-                    ? "point-to-point"
-                    : std::string(workloads::algorithm_name(plan.algorithm));
-  r.protocol = std::string(sim::protocol_name(plan.protocol));
-  return r;
+  if (program_.collectives[c].op == sim::CollectiveOp::AllToAll) return "point-to-point";
+  return workloads::algorithm_name(ran_[c].algorithm);
 }
 
 void StepTraceObserver::on_collective(std::uint32_t gpu, std::uint32_t stream, std::uint32_t task,
@@ -300,18 +301,23 @@ void StepTraceObserver::write_collective(std::uint32_t gpu, std::uint32_t stream
   const workloads::CollectiveSpec& spec = program_.collectives[t.id];
   const TraceTid tid = static_cast<TraceTid>(stream) + 1;
   if (!outside_window(start, end)) {
-    const Ran& how = ran(t.id);
-    const TraceArg args[] = {{"op", sim::collective_op_name(spec.op)},
-                             {"bytes", spec.size.count()},
-                             {"gpus", spec.members.size()},
-                             {"rank", t.rank},
-                             {"algorithm", how.algorithm},
-                             {"protocol", how.protocol},
-                             {"last_op", profile_.ops[spec.op_index].name},
-                             {"bucket", spec.bucket}};
-    const bool bucket = spec.role == CollectiveRole::GradientAllReduce;
+    const bool lone = spec.members.size() == 1;  // nothing ran: no algorithm, no protocol (collective_name)
+    TraceArg args[] = {{"op", sim::collective_op_name(spec.op)},
+                       {"bytes", spec.size.count()},
+                       {"gpus", spec.members.size()},
+                       {"rank", t.rank},
+                       {"algorithm", lone ? std::string_view() : ran_algorithm(t.id)},
+                       {"protocol", sim::protocol_name(ran_[t.id].protocol)},
+                       {"last_op", profile_.ops[spec.op_index].name},
+                       {"bucket", spec.bucket}};
+    std::size_t count = spec.role == CollectiveRole::GradientAllReduce ? 8 : 7;
+    if (lone) {
+      args[4] = args[6];
+      args[5] = args[7];
+      count -= 2;
+    }
     writer_.complete(gpu_pid(static_cast<int>(gpu)), tid, collective_name(t.id), "collective", start, end,
-                     std::span<const TraceArg>(args, bucket ? 8 : 7));
+                     std::span<const TraceArg>(args, count));
   }
   if (tid == comm_tid_[gpu]) write_held_steps(gpu, start, end);
 }

@@ -37,7 +37,8 @@ struct StepTraceSummary {
 // trace per point, and add otherData). Reuse: one observer per run.
 class StepTraceObserver final : public sim::StreamObserver,
                                 public sim::NetworkObserver,
-                                public sim::RingObserver {
+                                public sim::RingObserver,
+                                public PlanObserver {
  public:
   // GPU rank r is process r + 1; the network is process gpu_count + 1 (sorted after the GPUs).
   static TracePid gpu_pid(int rank) { return rank + 1; }
@@ -57,7 +58,7 @@ class StepTraceObserver final : public sim::StreamObserver,
   StepTraceObserver& operator=(const StepTraceObserver&) = delete;
 
   // For simulate_program(setup, program, observer.observers()).
-  StepObservers observers() { return {this, this}; }
+  StepObservers observers() { return {.stream = this, .network = this, .plans = this}; }
   // For StepSetup::collective.observer: this observer at detail steps or messages, else null (so
   // the rings pay nothing for traces that do not show their steps).
   sim::RingObserver* ring_observer() { return options_.detail >= TraceDetail::Steps ? this : nullptr; }
@@ -68,6 +69,7 @@ class StepTraceObserver final : public sim::StreamObserver,
                      sim::Time end) override;
   void on_hop(const sim::HopRecord& hop) override;
   void on_ring_arrival(const sim::RingArrival& arrival) override;
+  void on_plan(std::uint32_t collective, const workloads::CollectivePlan& plan) override;
 
   // Writes what is still pending (each link counter's last bin, a pipeline stage's last micro-batch
   // and its bubble until `step_end`). Once, after the run and before writer.finish().
@@ -164,16 +166,16 @@ class StepTraceObserver final : public sim::StreamObserver,
   const workloads::Profile& profile_;
   const workloads::StepProgram& program_;
   StepTraceOptions options_;
-  // The run's own choices, asked again of a planner over the same topology and options: a
-  // collective's name and args say what ran ("ring", "tree", its protocol), not the scenario's
-  // "auto" (hunt44); deterministic, so the same plan as the run's.
-  workloads::CommPlanner planner_;
+  // The run's own choices, told as it plans each collective (on_plan): a collective's name and args
+  // say what ran ("ring", "tree", its protocol), not the scenario's "auto" (hunt44).
   struct Ran {
-    std::string algorithm;  // ring, tree, hierarchical; point-to-point for an all-to-all
-    std::string protocol;   // Simple, LL, LL128, ideal
+    workloads::AllReduceAlgorithm algorithm = workloads::AllReduceAlgorithm::Auto;  // Auto: not told
+    sim::Protocol protocol = sim::Protocol::Ideal;
   };
-  const Ran& ran(std::uint32_t collective);
-  std::vector<Ran> ran_;  // by collective index, filled when first needed
+  // "ring", "tree", "hierarchical"; "point-to-point" for an all-to-all. Throws InternalError for a
+  // collective whose plan the run did not tell.
+  std::string_view ran_algorithm(std::uint32_t collective) const;
+  std::vector<Ran> ran_;  // by collective index
   TracePid network_pid_;
   std::vector<char> keep_gpu_;     // by global rank
   std::vector<TraceTid> comm_tid_;  // by global rank: the stream of its gradient collectives (0: none)

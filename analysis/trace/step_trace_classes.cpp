@@ -20,10 +20,13 @@ class ClassTrace final : public FoldObserver {
       : setup_(setup), program_(program), file_(std::move(file)), options_(std::move(options)),
         classes_(std::move(classes)) {}
 
-  sim::StreamObserver* observe_fold(const sim::StepFold& fold, const StepResult& held) override {
+  // The fold's run traced: its streams and the plans of its collectives (not its network, whose
+  // folded rings run without messages).
+  StepObservers observe_fold(const sim::StepFold& fold, const StepResult& held) override {
     if (tracer_) throw InternalError("a step trace was given a second run");
-    if (!fold.representative.empty()) return start(fold.representative, -1);
-    return start(classes_, held.critical.gpu);
+    StepTraceObserver* tracer =
+        fold.representative.empty() ? start(classes_, held.critical.gpu) : start(fold.representative, -1);
+    return {.stream = tracer, .plans = tracer};
   }
 
   // Traces one GPU per class (`representative`: per GPU, the GPU standing for it) and `extra` (a

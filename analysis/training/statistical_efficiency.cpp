@@ -273,8 +273,8 @@ TrainingDataset training_dataset_by_name(std::string_view network) {
                    "\"; expected one of: inception-v3, gnmt, biglstm");
 }
 
-std::optional<std::string> curve_family_mismatch(std::string_view workload_network,
-                                                 std::string_view curve_network) {
+std::optional<CurveFamilyMismatch> curve_family_mismatch(std::string_view workload_network,
+                                                         std::string_view curve_network) {
   const bool workload_transformer = workloads::is_transformer_network(workload_network);
   if (workload_transformer == workloads::is_transformer_network(curve_network)) return std::nullopt;
   const std::string curve(curve_network), workload(workload_network);
@@ -284,15 +284,16 @@ std::optional<std::string> curve_family_mismatch(std::string_view workload_netwo
         dataset ? " (its curve counts epochs of " + dataset->name + ", one sample being one " +
                       dataset->sample + ")"
                 : "";
-    return curve + " is a 2017 network" + counted + ", but the workload " + workload +
-           " is a transformer, whose samples are sequences; expected it left out, with a curve of the "
-           "transformer's own (training.efficiency: {e_min, b_noise} or {table: [[B, epochs], ...]}) and "
-           "training.dataset_samples in sequences";
+    return CurveFamilyMismatch{
+        curve + " is a 2017 network" + counted + ", but the workload " + workload +
+            " is a transformer, whose samples are sequences",
+        "it left out, with a curve of the transformer's own (training.efficiency: {e_min, b_noise} or "
+        "{table: [[B, epochs], ...]}) and training.dataset_samples in sequences"};
   }
   std::string known;
   for (const auto& d : builtin_training_datasets()) known += (known.empty() ? "" : ", ") + d.network;
-  return curve + " is a transformer, but the workload " + workload + " is a 2017 network; expected it left " +
-         "out (" + workload + "'s own) or a 2017 network (" + known + ")";
+  return CurveFamilyMismatch{curve + " is a transformer, but the workload " + workload + " is a 2017 network",
+                             "it left out (" + workload + "'s own) or a 2017 network (" + known + ")"};
 }
 
 }  // namespace hybridsim::analysis

@@ -109,9 +109,14 @@ TrainingDataset training_dataset_by_name(std::string_view network);
 // pairs, ImageNet images, 1B-word sequences of 20): on a transformer, whose samples are its sequences,
 // it gives a time to train of nothing, and a transformer's name as a 2017 network's curve the reverse.
 // What is wrong when `curve_network` (training.network, a study's efficiency) is of another family
-// than `workload_network` (the profile's network), said as "problem; expected ..."; nullopt when the
-// two are of one family. Run, sweep, study and the Python module all ask this one function.
-std::optional<std::string> curve_family_mismatch(std::string_view workload_network,
-                                                 std::string_view curve_network);
+// than `workload_network` (the profile's network), in the two parts a located refusal writes as
+// "problem; expected ..." at the key; nullopt when the two are of one family. Run, sweep, study and
+// the Python module all ask this one function.
+struct CurveFamilyMismatch {
+  std::string problem;
+  std::string expected;
+};
+std::optional<CurveFamilyMismatch> curve_family_mismatch(std::string_view workload_network,
+                                                         std::string_view curve_network);
 
 }  // namespace hybridsim::analysis

@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -35,12 +36,15 @@ struct Traced {
   step_trace_test::Trace trace;
 };
 
-Traced traced(const std::string& file, const std::vector<std::string>& sets, const TempDir& dir) {
+// `all_gpus`: every GPU simulated in full and shown (--trace-gpus all); else the trace's default, one
+// GPU per class of alike GPUs, on the fold the untraced run takes.
+Traced traced(const std::string& file, const std::vector<std::string>& sets, const TempDir& dir,
+              bool all_gpus = true) {
   const scenarios::Scenario s = scenarios::load_scenario(kLlm + file, sets);
   scenarios::ResolvedScenario resolved = scenarios::resolve(s);
   analysis::ScenarioRunOptions options;
   options.trace = dir.path / "t.json";
-  options.trace_options.all_gpus = true;
+  options.trace_options.all_gpus = all_gpus;
   analysis::ScenarioRun run = analysis::run_scenario(resolved, options);
   return {std::move(run), std::move(resolved), check_trace(read_whole_file(dir.path / "t.json"))};
 }
@@ -146,4 +150,67 @@ TEST_CASE("transformer trace: a collective is named by what ran, not by the scen
       CHECK(s.args["protocol"] == "Simple");
     }
   CHECK(all_to_all > 0);
+}
+
+TEST_CASE("transformer trace: one GPU per class names its collectives as the trace of every GPU does") {
+  // The default trace runs the step as the untraced run does and is told the plans of that run
+  // (FoldObserver::observe_fold's plan observer); --trace-gpus all is told them as every GPU runs. The
+  // two runs plan the same collectives over the same topology and options, so GPU 0 (shown in both)
+  // has the same collectives under the same names, algorithm and protocol. The scenario's 8 DGX A100
+  // (dp 64), 2 layers, 2 micro-batches of 2: its GPUs fall in classes, and the step runs every GPU
+  // (a ring they share would run in full), told to the trace through observe_fold. (On one machine
+  // no GPUs are alike and the default trace is the every-GPU one, which would not tell the two apart.)
+  const std::vector<std::string> sets = {"workload.model.layers_simulated=2", "training.global_batch=256"};
+  TempDir all_dir, class_dir;
+  const Traced all = traced("llama2-7b-zero3-dgx-a100.yaml", sets, all_dir);
+  const Traced by_class = traced("llama2-7b-zero3-dgx-a100.yaml", sets, class_dir, false);
+  CHECK(by_class.trace.doc["otherData"]["gpus_shown"].get<std::string>().starts_with("one GPU per class"));
+  const auto gpu0 = [](const step_trace_test::Trace& t) {
+    std::vector<std::string> out;
+    for (const auto& [thread, slices] : t.slices)
+      for (const auto& s : slices)
+        if (thread.first == 1 && s.cat == "collective")
+          out.push_back(s.name + " | " + s.args["algorithm"].get<std::string>() + " | " +
+                        s.args["protocol"].get<std::string>());
+    return out;
+  };
+  const std::vector<std::string> expected = gpu0(all.trace);
+  // GPU 0's gathers and reduce-scatters (the count of the test above, for one GPU).
+  CHECK(expected.size() == 4 * 2 * 2 + 4 * 2);
+  CHECK(gpu0(by_class.trace) == expected);
+}
+
+TEST_CASE("transformer trace: a collective of one GPU says nothing was sent, with no algorithm or protocol") {
+  TempDir dir;
+  // GPT-3's tp 8 × pp 2 with dp 1: each GPU's gradients are all-reduced over itself alone, which
+  // sends nothing and ends as it starts (an instant). Before, it was named "· 1 GPUs · ring" with the
+  // protocol NCCL's model picks for its size, as if a ring had run.
+  const Traced pp = traced(
+      "gpt3-175b-pp8-dgx-a100.yaml",
+      {"parallelism.pp=2", "cluster.nodes=2", "workload.model.layers_simulated=4", "training.global_batch=2"},
+      dir);
+  std::set<std::int64_t> gpus;
+  for (const auto& [thread, instants] : pp.trace.instants)
+    for (const auto& s : instants) {
+      if (s.cat != "collective") continue;
+      CAPTURE(s.name);
+      CHECK(s.args["gpus"] == 1);
+      CHECK(s.name.ends_with(" · 1 GPU, nothing sent"));
+      CHECK_FALSE(s.args.contains("algorithm"));
+      CHECK_FALSE(s.args.contains("protocol"));
+      CHECK(s.args["op"] == "all-reduce");
+      gpus.insert(thread.first);
+    }
+  CHECK(gpus.size() == 16);  // every GPU's (processes 1 to 16), dp 1 everywhere
+  // The tensor-parallel collectives, over 8 GPUs, ran and say how.
+  int tp = 0;
+  for (const auto& [thread, slices] : pp.trace.slices)
+    for (const auto& s : slices)
+      if (s.cat == "collective") {
+        CAPTURE(s.name);
+        CHECK(s.args["gpus"] == 8);
+        CHECK(s.args.contains("protocol"));
+        ++tp;
+      }
+  CHECK(tp > 0);
 }
