@@ -14,9 +14,22 @@
 namespace hybridsim::analysis {
 namespace {
 
+// mp is the GPUs of one data-parallel worker (a 2017 network's model-parallel ranks; a transformer's
+// tp × pp), so dp × mp = gpus for both; tp, pp, ep and zero are a transformer's (empty for a 2017
+// network, which has none of them).
 constexpr const char* kMetricColumns =
-    "gpus,dp,mp,global_batch,step_time_ms,samples_per_second,units_per_second,unit,compute_ms,"
+    "gpus,dp,mp,tp,pp,ep,zero,global_batch,step_time_ms,samples_per_second,units_per_second,unit,compute_ms,"
     "exposed_comm_ms,idle_ms,exposed_comm_share,epochs,time_to_train_hours,extrapolated";
+
+// gpus, dp, mp (GPUs per DP worker), tp, pp, ep, zero: the step's own mp is a transformer's pp alone.
+std::string size_fields(int gpus, int dp, int mp, int tp, bool transformer, int pp, int ep, int zero) {
+  std::string s = std::to_string(gpus) + "," + std::to_string(dp) + "," + std::to_string(mp * tp) + ",";
+  if (transformer)
+    s +=
+        std::to_string(tp) + "," + std::to_string(pp) + "," + std::to_string(ep) + "," + std::to_string(zero);
+  else s += ",,,";
+  return s;
+}
 
 }  // namespace
 
@@ -39,7 +52,7 @@ std::string sweep_row(const scenarios::SweepPoint& point, const ScenarioRun& run
   std::string s = std::to_string(point.index) + "," + csv_field(point.label);
   for (const auto& [path, value] : point.assignments) s += "," + csv_field(value);
   const double step = r.step_time.to_ms();
-  s += "," + std::to_string(r.gpus) + "," + std::to_string(r.dp) + "," + std::to_string(r.mp) + "," +
+  s += "," + size_fields(r.gpus, r.dp, r.mp, r.tp, r.transformer, r.pp, r.ep, r.zero) + "," +
        std::to_string(r.global_batch) + "," + format_fixed(step, 6) + "," +
        format_fixed(r.samples_per_second, 3) + "," + format_fixed(r.units_per_second, 3) + "," +
        csv_field(r.unit) + "," + format_fixed(r.mean.compute.to_ms(), 6) + "," +
@@ -70,7 +83,8 @@ std::string unfit_sweep_row(const scenarios::SweepPoint& point, const scenarios:
   for (const auto& [path, value] : point.assignments) s += "," + csv_field(value);
   // As the step would count them (analysis/step): the mapping's workers are dp × tp, each of mp
   // (a pipeline's pp) GPUs; a replica's tp GPUs process the same samples.
-  s += "," + std::to_string(m.dp * m.mp) + "," + std::to_string(m.dp / tp) + "," + std::to_string(m.mp) +
+  s += "," +
+       size_fields(m.dp * m.mp, m.dp / tp, m.mp, tp, true, m.mp, resolved.step.ep.ep, resolved.step.zero) +
        "," + std::to_string(workloads::step_global_batch(resolved.profile, m, resolved.step));
   // step_time_ms to extrapolated, the bytes of each link kind, steps and p95: not simulated.
   s += std::string(11, ',') + std::string(sim::kLinkKindCount + 2, ',');

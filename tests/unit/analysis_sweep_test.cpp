@@ -54,6 +54,8 @@ TEST_CASE("a sweep writes one row per point in point order, the same bytes for a
   }
   CHECK(csv.find("\n1,\"nvlink.bandwidth=25 GB/s, parallelism={dp: 4, mp: 2}\",25 GB/s") !=
         std::string::npos);
+  // GNMT (a 2017 network) as written: 8 GPUs, dp 4 × mp 2, and no tp, pp, ep or zero (empty).
+  CHECK(csv.find("{dp: 4, mp: 2}\",25 GB/s,\"{dp: 4, mp: 2}\",8,4,2,,,,,") != std::string::npos);
   CHECK_FALSE(fs::exists(a.directory / "points.partial.csv"));
   CHECK(fs::exists(a.directory / "summary.json"));
   const auto b = analysis::run_sweep(kScenario, options(fresh_temp_dir("sweep-test-b"), 1));
@@ -177,6 +179,15 @@ TEST_CASE(
                     why = column(head, "not_simulated");
   for (std::size_t i = 1; i < rows.size(); ++i) REQUIRE(rows[i].size() == head.size());
   const auto& unfit = rows[3];
+  // Each row's size: mp the GPUs of one DP worker (tp 8 × pp 1), so dp × mp = gpus; the step's own mp
+  // (pp) read 1 here, and there was no tp column.
+  for (std::size_t i = 1; i < rows.size(); ++i) {
+    CHECK(rows[i][column(head, "mp")] == "8");
+    CHECK(rows[i][column(head, "tp")] == "8");
+    CHECK(rows[i][column(head, "pp")] == "1");
+    CHECK(rows[i][column(head, "ep")] == "1");
+    CHECK(rows[i][column(head, "zero")] == "0");
+  }
   // Its size as the simulated points count theirs: 8 GPUs, one replica (dp 1) of tp 8, 64 samples a
   // step (micro-batch 64, one micro-batch); no step figures: it was not simulated.
   CHECK(unfit[column(head, "gpus")] == "8");
@@ -283,4 +294,26 @@ TEST_CASE("summary.json's fastest point is chosen among the simulated rows, one 
         std::string::npos);
   CHECK(json.find("\"not_simulated\": [\n    {\"label\": \"mb 64\", \"fits_memory\": false, \"why\": "
                   "\"needs 318.5 GiB, has 80\"}]\n}") != std::string::npos);
+}
+
+TEST_CASE("--resume refuses the results of an older hybridsim, whose columns and mp differ, saying so") {
+  // A results.csv with main's header (no tp, pp, ep, zero, not_simulated) and this sweep's fingerprint:
+  // "its columns differ from this sweep's (was the scenario changed?)" sent the user to the scenario.
+  const fs::path dir = fresh_temp_dir("sweep-test-old-header");
+  const auto done = analysis::run_sweep(kScenario, options(dir, 1));
+  std::string old_head = done.csv.substr(0, done.csv.find('\n'));
+  for (const std::string added : {",tp,pp,ep,zero", ",not_simulated"}) {
+    REQUIRE(old_head.find(added) != std::string::npos);
+    old_head.erase(old_head.find(added), added.size());
+  }
+  REQUIRE(old_head.ends_with("memory_capacity_bytes,fits_memory"));
+  REQUIRE(old_head.find(",gpus,dp,mp,global_batch,") != std::string::npos);
+  std::ofstream(dir / "results.csv") << old_head << "\n";
+  auto again = options(dir, 1);
+  again.resume = true;
+  CHECK_THROWS_WITH_AS(
+      analysis::run_sweep(kScenario, again),
+      doctest::Contains("results.csv:1: written by an older hybridsim, without the columns tp, "
+                        "pp, ep, zero and not_simulated"),
+      InputError);
 }
