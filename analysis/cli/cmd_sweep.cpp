@@ -36,6 +36,8 @@ bool launched_as_mpi_job() {
 
 void print_outcome(const analysis::SweepOutcome& r, const analysis::SweepOptions& o) {
   std::cout << "sweep: " << r.points_run << " points run";
+  if (r.points_not_simulated > 0)
+    std::cout << ", " << r.points_not_simulated << " not simulated (they do not fit memory: see the notes)";
   if (r.points_in_shard != r.points_total)
     std::cout << " (shard " << o.shard.first << "/" << o.shard.second << ": " << r.points_in_shard << " of "
               << r.points_total << ")";

@@ -106,7 +106,16 @@ py::dict critical_path(const analysis::CriticalPath& p) {
 py::dict step_figures(const analysis::StepResult& s) {
   py::dict d;
   d["dp"] = s.dp;
-  d["mp"] = s.mp;
+  // As results.csv's columns (analysis/sweep/sweep_table.cpp): mp the GPUs of one DP worker (the
+  // step's mp is a transformer's pp alone), tp, pp, ep, zero a transformer's (None for a 2017 network).
+  d["mp"] = s.mp * s.tp;
+  const auto dimension = [&](int n) {
+    return s.transformer ? py::object(py::int_(n)) : py::object(py::none());
+  };
+  d["tp"] = dimension(s.tp);
+  d["pp"] = dimension(s.pp);
+  d["ep"] = dimension(s.ep);
+  d["zero"] = dimension(s.zero);
   d["gpus"] = s.gpus;
   d["global_batch"] = s.global_batch;
   d["step_time_ps"] = s.step_time.ps();

@@ -95,8 +95,26 @@ std::size_t check_row(const std::filesystem::path& file, std::size_t line_number
   return *index;
 }
 
+// The header an older hybridsim wrote for the same sweep: without tp, pp, ep, zero (its mp a
+// transformer's pp alone) and without not_simulated.
+std::string older_header(std::string header) {
+  for (const std::string_view added : {",tp,pp,ep,zero,", ",not_simulated"})
+    if (const auto at = header.find(added); at != std::string::npos)
+      header.replace(at, added.size(), added.back() == ',' ? "," : "");
+  return header;
+}
+
 SweepRows check_rows(const std::filesystem::path& file, const std::vector<std::string>& lines,
                      std::size_t first, const SweepRowCheck& check) {
+  // Rows of an older version cannot be mixed with this one's: their mp meant another thing for a
+  // transformer, and they lack columns. Refused, saying so, where "columns differ" sent the user
+  // looking for a change in the scenario.
+  if (lines.size() > first && lines[first] == older_header(check.header))
+    fail(file, first + 1,
+         "written by an older hybridsim, without the columns tp, pp, ep, zero and not_simulated (and with "
+         "mp a transformer's pp, where it is now the GPUs of one data-parallel worker, tp x pp); its rows "
+         "cannot be resumed: rerun without " + check.spelling.switched_on("resume") + " (use " +
+             another_out(check.spelling) + ", or remove the folder)");
   if (lines.size() <= first || lines[first] != check.header)
     fail(file, first + 1, "its columns differ from this sweep's (was the scenario changed?)");
   const std::size_t header_fields = csv_split(check.header).size();

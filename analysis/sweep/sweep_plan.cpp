@@ -47,13 +47,86 @@ void check_options(const SweepOptions& options, const std::string& head) {
     for (std::size_t i = columns.size(); i-- > 0;)
       if (columns[i] == "gpus") {
         for (std::size_t j = i; j < columns.size(); ++j)
-          if (columns[j] != "unit" && columns[j] != "extrapolated" && columns[j] != "fits_memory")
+          if (columns[j] != "unit" && columns[j] != "extrapolated" && columns[j] != "fits_memory" &&
+              columns[j] != "not_simulated")
             list += (list.empty() ? "" : ", ") + columns[j];
         break;
       }
     throw InputError("--plot-metric \"" + options.plot_metric +
                      "\" is not a results.csv column; expected one of " + list);
   }
+}
+
+// A point that stops the sweep before any runs, named.
+[[noreturn]] void refuse_point(const scenarios::SweepPoint& p, const InputError& e) {
+  const std::string why = "sweep point " + std::to_string(p.index) + " (" + p.label + "): " + e.what() +
+                          "\n(no point was run)";
+  if (dynamic_cast<const BudgetRefusal*>(&e) != nullptr) throw BudgetRefusal(why);
+  throw InputError(why);
+}
+
+// The points resolved as transformers their GPUs cannot hold: `hybridsim run` refuses each by design
+// (it is not simulated), and a sweep lists it as a row saying so (a 2017 network's point is simulated
+// and marked fits_memory "no"); where the sweep would then simulate nothing (no point to run fits,
+// no row finished before was simulated), the first one's refusal stops it, as a run's would. A shard
+// of several (--shard K/N, N > 1) is not refused: the other shards' points may fit, and merge joins
+// its rows.
+struct UnfitPoints {
+  SweepRows rows;
+  std::vector<std::pair<const scenarios::SweepPoint*, std::string>> why;
+};
+void list_unfit_points(SweepPlan& plan, UnfitPoints unfit, const SweepOptions& options) {
+  if (unfit.why.empty()) return;
+  const auto simulated = [](const auto& row) { return csv_split(row.second).back().empty(); };
+  if (options.shard.second == 1 && plan.estimates.empty() &&
+      std::none_of(plan.rows.begin(), plan.rows.end(), simulated))
+    throw InputError("sweep point " + std::to_string(unfit.why.front().first->index) + " (" +
+                     unfit.why.front().first->label + "): " + unfit.why.front().second +
+                     "\n(no point of the sweep fits its GPUs' memory: no point was run)");
+  for (const auto& [p, why] : unfit.why)
+    plan.notes.push_back("sweep point " + std::to_string(p->index) + " (" + p->label +
+                         "): not simulated (fits_memory no in results.csv): " + why);
+  plan.not_simulated = unfit.rows.size();
+  plan.rows.merge(unfit.rows);
+}
+
+// Every point still to run is built, resolved and estimated now: a bad one, or one over its caps,
+// stops the sweep before any runs. First each point's floor of events, before any cluster is built
+// (as run's, analysis/run/scenario_run.h): 65,536 GPUs take seconds to build.
+void check_points(SweepPlan& plan, const SweepOptions& options) {
+  for (const scenarios::SweepPoint* p : plan.todo) {
+    if (plan.rows.contains(p->index)) continue;
+    try {
+      check_scenario_event_floor(plan.point_scenario(*p, options), options.spelling);
+    } catch (const InputError& e) {
+      refuse_point(*p, e);
+    }
+  }
+  std::map<std::string, std::string> unused_fabric;  // note → the points it holds for
+  UnfitPoints unfit;
+  for (const scenarios::SweepPoint* p : plan.todo) {
+    if (plan.rows.contains(p->index)) continue;
+    try {
+      const scenarios::Scenario point = plan.point_scenario(*p, options);
+      if (const auto note = scenarios::unused_fabric_note(point))
+        unused_fabric[*note] += (unused_fabric[*note].empty() ? "" : ", ") + std::to_string(p->index);
+      const scenarios::ResolvedScenario resolved =
+          scenarios::resolve(point, nullptr, scenarios::MemoryFit::Report);
+      training_model(point, resolved.profile.meta.network);  // refused now, not after other points ran
+      if (!resolved.does_not_fit.empty()) {
+        unfit.rows[p->index] = unfit_sweep_row(*p, resolved);
+        unfit.why.emplace_back(p, resolved.does_not_fit);
+        continue;
+      }
+      plan.estimates[p->index] = estimate_point(resolved, options.spelling);
+    } catch (const InputError& e) {
+      refuse_point(*p, e);
+    }
+  }
+  list_unfit_points(plan, std::move(unfit), options);
+  // Said once per sweep, not per point: a sweep over cluster.nodes that includes 1 runs as asked.
+  for (const auto& [note, points] : unused_fabric)
+    plan.notes.push_back("sweep points " + points + ": " + note);
 }
 
 }  // namespace
@@ -103,40 +176,7 @@ SweepPlan plan_sweep(scenarios::ScenarioSource source, const SweepOptions& optio
                            plan.directory.string() +
                            " (no results.csv or points.partial.csv there): every point runs");
   }
-  // Every point still to run is built, resolved and estimated now: a bad one, or one over its caps,
-  // stops the sweep before any runs. First each point's floor of events, before any cluster is built
-  // (as run's, analysis/run/scenario_run.h): 65,536 GPUs take seconds to build.
-  const auto named = [](const scenarios::SweepPoint& p, const InputError& e) {
-    const std::string why = "sweep point " + std::to_string(p.index) + " (" + p.label + "): " + e.what() +
-                            "\n(no point was run)";
-    if (dynamic_cast<const BudgetRefusal*>(&e) != nullptr) throw BudgetRefusal(why);
-    throw InputError(why);
-  };
-  for (const scenarios::SweepPoint* p : plan.todo) {
-    if (plan.rows.contains(p->index)) continue;
-    try {
-      check_scenario_event_floor(plan.point_scenario(*p, options), options.spelling);
-    } catch (const InputError& e) {
-      named(*p, e);
-    }
-  }
-  std::map<std::string, std::string> unused_fabric;  // note → the points it holds for
-  for (const scenarios::SweepPoint* p : plan.todo) {
-    if (plan.rows.contains(p->index)) continue;
-    try {
-      const scenarios::Scenario point = plan.point_scenario(*p, options);
-      if (const auto note = scenarios::unused_fabric_note(point))
-        unused_fabric[*note] += (unused_fabric[*note].empty() ? "" : ", ") + std::to_string(p->index);
-      const scenarios::ResolvedScenario resolved = scenarios::resolve(point);
-      training_model(point, resolved.profile.meta.network);  // refused now, not after other points ran
-      plan.estimates[p->index] = estimate_point(resolved, options.spelling);
-    } catch (const InputError& e) {
-      named(*p, e);
-    }
-  }
-  // Said once per sweep, not per point: a sweep over cluster.nodes that includes 1 runs as asked.
-  for (const auto& [note, points] : unused_fabric)
-    plan.notes.push_back("sweep points " + points + ": " + note);
+  check_points(plan, options);
   return plan;
 }
 

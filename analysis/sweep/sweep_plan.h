@@ -27,7 +27,10 @@ struct SweepPlan {
   std::vector<std::string> paths = {};  // the swept fields, in order
   std::string head = {};                // the CSV header
   std::vector<const scenarios::SweepPoint*> todo = {};
-  SweepRows rows = {};                  // finished before this run (leader only)
+  // Finished before this run (leader only), and each point not simulated (every process): a
+  // transformer its GPUs cannot hold, listed as its row (unfit_sweep_row) instead of refusing the sweep.
+  SweepRows rows = {};
+  std::size_t not_simulated = 0;        // of this run's points
   std::vector<std::string> notes = {};  // what resuming dropped, and why
   // By point index, each point still to run: its cost as its run estimates it before it starts
   // (analysis/step/step_estimate.h; a variability run's events times the steps it simulates,
@@ -38,7 +41,9 @@ struct SweepPlan {
   scenarios::Scenario point_scenario(const scenarios::SweepPoint& point, const SweepOptions& options) const;
 };
 
-// Reads, expands and checks; `leader` reads what a resumed sweep already has.
+// Reads, expands and checks; `leader` reads what a resumed sweep already has. A point whose
+// transformer does not fit its GPUs' memory becomes a row that says so (and a note); where no point
+// of the sweep fits, the first one's refusal stops it, as every other bad point does.
 SweepPlan plan_sweep(scenarios::ScenarioSource source, const SweepOptions& options, bool leader);
 
 }  // namespace hybridsim::analysis

@@ -33,11 +33,18 @@ SweepPlot plot_sweep(const std::filesystem::path& dir, const std::vector<std::st
   std::vector<std::string> series_order, x_order;
   for (const auto& [index, line] : rows) {
     const auto f = csv_split(line);
+    // A point not simulated (results.csv's not_simulated) has no figure to draw: gnuplot read its
+    // empty field as the next number.
+    if (mcol >= f.size() || f[mcol].empty()) continue;
     const std::string key = paths.size() == 2 ? f[2] : metric;
     const std::string x = f[paths.size() == 2 ? 3 : 2];
     if (!series.count(key)) series_order.push_back(key);
     if (std::find(x_order.begin(), x_order.end(), x) == x_order.end()) x_order.push_back(x);
     series[key].push_back({x, f[mcol]});
+  }
+  if (series_order.empty()) {
+    outcome.note = "no plot: no point has a " + metric + " (none was simulated)";
+    return outcome;
   }
   std::string body = "set title " + gnuplot_quote(metric + " against " + paths.back()) +
                      " noenhanced\nset xlabel " + gnuplot_quote(paths.back()) + " noenhanced\nset ylabel " +

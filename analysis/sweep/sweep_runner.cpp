@@ -230,6 +230,7 @@ SweepOutcome run_sweep(scenarios::ScenarioSource source, const SweepOptions& opt
   outcome.directory = plan.directory;
   outcome.points_total = plan.points.size();
   outcome.points_in_shard = plan.todo.size();
+  outcome.points_not_simulated = plan.not_simulated;
   if (const auto trace = scenario_trace_options(plan.base, outcome.directory).trace)
     outcome.traces = sweep_point_trace_file(*trace, plan.points.front().index);
 

@@ -39,6 +39,9 @@ struct SweepOutcome {
   std::size_t points_total = 0;    // in the whole sweep
   std::size_t points_in_shard = 0;
   std::size_t points_run = 0;      // this time (resume skips the rest), by all ranks of a team
+  // This time, listed as rows without being simulated: transformers their GPUs cannot hold (each
+  // with a note saying why).
+  std::size_t points_not_simulated = 0;
   std::vector<std::size_t> points_by_rank;  // the leader's count of points each rank ran
   std::string csv;                 // results.csv contents
   std::optional<std::filesystem::path> plot;

@@ -9,13 +9,27 @@
 #include "analysis/output/json_text.h"
 #include "sim/error.h"
 #include "sim/link.h"
+#include "workloads/program/step_program.h"
 
 namespace hybridsim::analysis {
 namespace {
 
+// mp is the GPUs of one data-parallel worker (a 2017 network's model-parallel ranks; a transformer's
+// tp × pp), so dp × mp = gpus for both; tp, pp, ep and zero are a transformer's (empty for a 2017
+// network, which has none of them).
 constexpr const char* kMetricColumns =
-    "gpus,dp,mp,global_batch,step_time_ms,samples_per_second,units_per_second,unit,compute_ms,"
+    "gpus,dp,mp,tp,pp,ep,zero,global_batch,step_time_ms,samples_per_second,units_per_second,unit,compute_ms,"
     "exposed_comm_ms,idle_ms,exposed_comm_share,epochs,time_to_train_hours,extrapolated";
+
+// gpus, dp, mp (GPUs per DP worker), tp, pp, ep, zero: the step's own mp is a transformer's pp alone.
+std::string size_fields(int gpus, int dp, int mp, int tp, bool transformer, int pp, int ep, int zero) {
+  std::string s = std::to_string(gpus) + "," + std::to_string(dp) + "," + std::to_string(mp * tp) + ",";
+  if (transformer)
+    s +=
+        std::to_string(tp) + "," + std::to_string(pp) + "," + std::to_string(ep) + "," + std::to_string(zero);
+  else s += ",,,";
+  return s;
+}
 
 }  // namespace
 
@@ -29,7 +43,8 @@ std::string sweep_header(const std::vector<std::string>& paths) {
     h += "," + std::string(sim::link_kind_key(static_cast<sim::LinkKind>(k))) + "_bytes";
   // Steps simulated (variability.steps) and their 95th-percentile step time; the largest GPU's
   // peak memory, the capacity it is checked against (empty: unknown) and whether every GPU fits.
-  return h + ",steps,p95_step_time_ms,peak_memory_bytes,memory_capacity_bytes,fits_memory";
+  // Last, why the point was not simulated (empty: it was): a transformer its GPUs cannot hold.
+  return h + ",steps,p95_step_time_ms,peak_memory_bytes,memory_capacity_bytes,fits_memory,not_simulated";
 }
 
 std::string sweep_row(const scenarios::SweepPoint& point, const ScenarioRun& run) {
@@ -37,7 +52,7 @@ std::string sweep_row(const scenarios::SweepPoint& point, const ScenarioRun& run
   std::string s = std::to_string(point.index) + "," + csv_field(point.label);
   for (const auto& [path, value] : point.assignments) s += "," + csv_field(value);
   const double step = r.step_time.to_ms();
-  s += "," + std::to_string(r.gpus) + "," + std::to_string(r.dp) + "," + std::to_string(r.mp) + "," +
+  s += "," + size_fields(r.gpus, r.dp, r.mp, r.tp, r.transformer, r.pp, r.ep, r.zero) + "," +
        std::to_string(r.global_batch) + "," + format_fixed(step, 6) + "," +
        format_fixed(r.samples_per_second, 3) + "," + format_fixed(r.units_per_second, 3) + "," +
        csv_field(r.unit) + "," + format_fixed(r.mean.compute.to_ms(), 6) + "," +
@@ -56,6 +71,25 @@ std::string sweep_row(const scenarios::SweepPoint& point, const ScenarioRun& run
   s += "," + std::to_string(workloads::largest_peak(peaks).count());
   s += "," + (run.gpu_capacity ? std::to_string(run.gpu_capacity->bytes.count()) : std::string());
   s += std::string(",") + (!run.gpu_capacity ? "" : fits_in_memory(run) ? "yes" : "no");
+  return s + ",";
+}
+
+std::string unfit_sweep_row(const scenarios::SweepPoint& point, const scenarios::ResolvedScenario& resolved) {
+  if (resolved.does_not_fit.empty() || !resolved.transformer || !resolved.gpu_capacity)
+    throw InternalError("unfit_sweep_row: the point fits (or is no transformer with a known capacity)");
+  const workloads::WorkerMapping& m = resolved.mapping;
+  const int tp = std::max(resolved.step.tp, 1);
+  std::string s = std::to_string(point.index) + "," + csv_field(point.label);
+  for (const auto& [path, value] : point.assignments) s += "," + csv_field(value);
+  // As the step would count them (analysis/step): the mapping's workers are dp × tp, each of mp
+  // (a pipeline's pp) GPUs; a replica's tp GPUs process the same samples.
+  s += "," +
+       size_fields(m.dp * m.mp, m.dp / tp, m.mp, tp, true, m.mp, resolved.step.ep.ep, resolved.step.zero) +
+       "," + std::to_string(workloads::step_global_batch(resolved.profile, m, resolved.step));
+  // step_time_ms to extrapolated, the bytes of each link kind, steps and p95: not simulated.
+  s += std::string(11, ',') + std::string(sim::kLinkKindCount + 2, ',');
+  s += "," + std::to_string(workloads::largest_peak(resolved.transformer->memory.peaks()).count()) + "," +
+       std::to_string(resolved.gpu_capacity->bytes.count()) + ",no," + csv_field(resolved.does_not_fit);
   return s;
 }
 
@@ -80,15 +114,21 @@ std::string sweep_summary_json(const std::string& scenario, const SweepIdentity&
   // "no"), it says so, with the fastest that fits beside it: the summary named a point that could
   // not run as the fastest, without a word.
   const auto fits_col = std::find(columns.begin(), columns.end(), "fits_memory") - columns.begin();
+  const auto why_col = static_cast<std::size_t>(
+      std::find(columns.begin(), columns.end(), "not_simulated") - columns.begin());
   struct Fastest {
     double ms = -1;
     std::string label;
   };
   Fastest any, fitting;
   bool any_fits = true;
+  std::vector<std::pair<std::string, std::string>> not_simulated;  // label, why
   for (const auto& [index, line] : rows) {
     const auto f = csv_split(line);
-    if (static_cast<std::size_t>(step_col) >= f.size()) continue;
+    if (why_col < f.size() && !f[why_col].empty()) not_simulated.emplace_back(f[1], f[why_col]);
+    // A point not simulated has no step time: it is no candidate for fastest (nor fastest that fits).
+    if (static_cast<std::size_t>(step_col) >= f.size() || f[static_cast<std::size_t>(step_col)].empty())
+      continue;
     const double v = std::stod(f[static_cast<std::size_t>(step_col)]);
     const bool fits =
         static_cast<std::size_t>(fits_col) >= f.size() || f[static_cast<std::size_t>(fits_col)] != "no";
@@ -98,7 +138,24 @@ std::string sweep_summary_json(const std::string& scenario, const SweepIdentity&
     }
     if (fits && (fitting.ms < 0 || v < fitting.ms)) fitting = {v, f[1]};
   }
-  if (any.ms < 0) return out + "\n}\n";  // no rows: no fastest point
+  // Each point not simulated, with the run's refusal: that it is in no fastest line is no verdict on
+  // its speed.
+  const auto list_not_simulated = [&] {
+    if (not_simulated.empty()) return;
+    out += ",\n  \"not_simulated\": [";
+    for (std::size_t i = 0; i < not_simulated.size(); ++i) {
+      out += i ? ",\n    {\"label\": " : "\n    {\"label\": ";
+      append_json_string(out, not_simulated[i].first);
+      out += ", \"fits_memory\": false, \"why\": ";
+      append_json_string(out, not_simulated[i].second);
+      out += "}";
+    }
+    out += "]";
+  };
+  if (any.ms < 0) {  // no simulated rows: no fastest point
+    list_not_simulated();
+    return out + "\n}\n";
+  }
   const auto member = [&](const char* key, const Fastest& p, const char* note) {
     out += ",\n  \"" + std::string(key) + "\": {\"label\": ";
     append_json_string(out, p.label);
@@ -108,6 +165,7 @@ std::string sweep_summary_json(const std::string& scenario, const SweepIdentity&
   if (!any_fits && fitting.ms >= 0) member("fastest_step_that_fits", fitting, "");
   // No point fits: said as null, where leaving the key out read as "the fastest is the one to run".
   if (!any_fits && fitting.ms < 0) out += ",\n  \"fastest_step_that_fits\": null";
+  list_not_simulated();
   return out + "\n}\n";
 }
 

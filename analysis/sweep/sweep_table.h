@@ -1,6 +1,6 @@
 // The table a sweep writes: its CSV header (the swept paths, then the metrics of a run: step time,
-// throughput, breakdown, time to train, the bytes each link kind carried, peak memory and whether
-// it fits), one row per point,
+// throughput, breakdown, time to train, the bytes each link kind carried, peak memory, whether
+// it fits, and why a point was not simulated), one row per point,
 // reading such files back (points.partial.csv, results.csv, shards), and the final results.csv +
 // summary.json. Rows are keyed by point index, so the files come out in point order.
 //   std::string head = sweep_header({"cluster.links.nvlink.bandwidth"});
@@ -21,6 +21,11 @@ using SweepRows = std::map<std::size_t, std::string>;  // point index → its CS
 
 std::string sweep_header(const std::vector<std::string>& paths);
 std::string sweep_row(const scenarios::SweepPoint& point, const ScenarioRun& run);
+// The row of a point not simulated: a transformer its GPUs cannot hold (resolved with
+// scenarios::MemoryFit::Report, `does_not_fit` set), which `hybridsim run` refuses. Its size (GPUs,
+// dp, mp, global batch) and memory (the model's peak, the capacity, fits_memory "no") are filled
+// in, the step's figures left empty, and not_simulated holds the run's refusal.
+std::string unfit_sweep_row(const scenarios::SweepPoint& point, const scenarios::ResolvedScenario& resolved);
 
 // Which sweep the rows come from (analysis/sweep/sweep_integrity.h): its fingerprint, how many
 // points the whole sweep has, and which shard of it these rows are ("1/1": all of it).
@@ -31,9 +36,9 @@ struct SweepIdentity {
 };
 
 // summary.json: the scenario, the point count, the sweep's identity, the columns and the fastest
-// point (none for an empty shard); where that point does not fit in memory, it says so
-// ("fits_memory": false) and the fastest that fits follows ("fastest_step_that_fits"; null where no point
-// fits).
+// point among those simulated (none for an empty shard); where that point does not fit in memory, it
+// says so ("fits_memory": false) and the fastest that fits follows ("fastest_step_that_fits"; null
+// where no point fits); then the points not simulated, each with its reason ("not_simulated").
 std::string sweep_summary_json(const std::string& scenario, const SweepIdentity& identity,
                                const std::string& head, const SweepRows& rows);
 // Writes results.csv and summary.json into `dir` (each atomically); returns the CSV text.

@@ -357,19 +357,26 @@ void refuse_ll128_where_off(const Scenario& s, const ResolvedScenario& r) {
       throw InputError(location_of(s, "communication.protocol") + ": communication.protocol: ll128: " + why);
 }
 
-ResolvedScenario resolve(const Scenario& s, sim::WorkProgress* progress) {
+ResolvedScenario resolve(const Scenario& s, sim::WorkProgress* progress, MemoryFit fit) {
   topology::Topology topology = build_topology(s, progress);
   workloads::Profile profile = load_workload_profile(s);
   workloads::StepConfig config = resolve_step_config(s, topology, profile);
   std::optional<workloads::MemoryCapacity> capacity = gpu_memory_capacity(s, profile);
-  ResolvedScenario r{std::move(config), s, std::move(topology), std::move(profile), std::move(capacity), {}};
+  ResolvedScenario r{
+      std::move(config), s, std::move(topology), std::move(profile), std::move(capacity), {}, {}};
   if (is_transformer(s)) {
     const TransformerResolution t = resolve_transformer(s);
-    if (s.parallelism.pp > 1) check_pipeline_memory(s, t, r.gpu_capacity, r.step.accumulation);
-    else
-      check_transformer_memory(
-          s, t, r.gpu_capacity, static_cast<int>(r.topology.gpus().size()),
-          static_cast<int>(r.topology.gpus().size()) / std::max(r.topology.node_count(), 1));
+    try {
+      if (s.parallelism.pp > 1) check_pipeline_memory(s, t, r.gpu_capacity, r.step.accumulation);
+      else
+        check_transformer_memory(
+            s, t, r.gpu_capacity, static_cast<int>(r.topology.gpus().size()),
+            static_cast<int>(r.topology.gpus().size()) / std::max(r.topology.node_count(), 1));
+    } catch (const InputError& e) {
+      if (fit == MemoryFit::Refuse) throw;
+      r.does_not_fit = e.what();
+      std::replace(r.does_not_fit.begin(), r.does_not_fit.end(), '\n', ' ');
+    }
     const workloads::TransformerMemoryInput memory = transformer_memory_input(s, t);
     workloads::StepMemory step_memory = workloads::transformer_step_memory(memory);
     workloads::StepMemory by_stage = step_memory;

@@ -55,7 +55,17 @@ struct ResolvedScenario : workloads::StepConfig {
   workloads::Profile profile;  // already scaled to the batch per worker
   std::optional<workloads::MemoryCapacity> gpu_capacity;  // gpu_memory_capacity(scenario, profile)
   std::optional<TransformerFacts> transformer;            // transformer networks only
+  // MemoryFit::Report only: the refusal `hybridsim run` gives a transformer that does not fit its
+  // GPUs' memory (one line, located at workload.model); empty when it fits.
+  std::string does_not_fit;
 };
+
+// What resolve() does with a transformer whose GPUs cannot hold it (weights, gradients, optimizer
+// state and activations over the capacity): refuse it, as `hybridsim run` does by design (its step
+// is not simulated: workloads/README.md), or resolve it all the same with the refusal kept in
+// ResolvedScenario::does_not_fit, for a sweep that lists such a point as a row it did not simulate.
+// A 2017 network is simulated either way and its peak checked after the step.
+enum class MemoryFit { Refuse, Report };
 
 // Each step on its own (resolve() calls them in this order).
 // `progress` (null: none) is told as a cluster of machines is built (seconds at 8,192 machines).
@@ -82,7 +92,8 @@ workloads::Profile scale_profile_batch(const workloads::Profile& profile, std::i
 // it, and so do the study and planner (analysis/study/study_steps.h), with their own profile.
 workloads::StepConfig resolve_step_config(const Scenario& scenario, const topology::Topology& topology,
                                           const workloads::Profile& profile);
-ResolvedScenario resolve(const Scenario& scenario, sim::WorkProgress* progress = nullptr);
+ResolvedScenario resolve(const Scenario& scenario, sim::WorkProgress* progress = nullptr,
+                         MemoryFit fit = MemoryFit::Refuse);
 
 // The key settings of a resolved scenario as (key, value) pairs, for run summaries and a trace's
 // otherData: scenario, source, cluster, link overrides, workload, parallelism, placement, mapping,

@@ -45,6 +45,16 @@ def test_typed_figures_agree_with_each_other(cli):
     assert (same.step_time_ps, same.events, same.per_gpu) == (r.step_time_ps, r.events, r.per_gpu)
 
 
+def test_mp_is_the_gpus_of_one_dp_worker_as_in_results_csv(source_dir):
+    # Llama 3 8B at tp 8 on one DGX H100: one replica of 8 GPUs, so mp 8 (tp 8 x pp 1) as results.csv
+    # says; RunResult.mp was the step's pp (1), and there was no tp. A 2017 network has no tp, pp, ep, zero.
+    r = hybridsim.run(os.path.join(source_dir, "scenarios/llm/llama3-8b-dgx-h100-tp8.yaml"))
+    assert (r.gpus, r.dp, r.mp, r.tp, r.pp, r.ep, r.zero) == (8, 1, 8, 8, 1, 1, 0)
+    assert r.dp * r.mp == r.gpus
+    g = hybridsim.run(GNMT_DP8, set={"parallelism": {"dp": 4, "mp": 2}})
+    assert (g.dp, g.mp, g.tp, g.pp, g.ep, g.zero) == (4, 2, None, None, None, None)
+
+
 def test_notes_are_the_command_lines_stderr_notes(cli, tmp_path):
     # Fabric keys on one machine change nothing: the note hybridsim run prints on stderr is in notes.
     text = "cluster: {preset: dgx1-v100, fabric: rail-optimized}\nworkload: {network: gnmt}\nparallelism: {dp: 8}\n"

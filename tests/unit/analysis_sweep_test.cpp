@@ -1,11 +1,16 @@
 // Sweeps: determinism across thread counts, shard + merge equal to one run, resume skips finished
-// points. Uses the shipped example scenarios/examples/dgx1-nvlink-sweep.yaml (6 points).
+// points. Uses the shipped example scenarios/examples/dgx1-nvlink-sweep.yaml (6 points); a transformer
+// point that does not fit its GPUs is a row not simulated (the shipped Llama 3 8B tp 8 scenario, swept).
 #include <doctest/doctest.h>
 
+#include <algorithm>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
 
+#include "analysis/output/csv.h"
+#include "analysis/sweep/sweep_integrity.h"
 #include "analysis/sweep/sweep_runner.h"
 #include "analysis/sweep/sweep_table.h"
 #include "sim/error.h"
@@ -49,6 +54,8 @@ TEST_CASE("a sweep writes one row per point in point order, the same bytes for a
   }
   CHECK(csv.find("\n1,\"nvlink.bandwidth=25 GB/s, parallelism={dp: 4, mp: 2}\",25 GB/s") !=
         std::string::npos);
+  // GNMT (a 2017 network) as written: 8 GPUs, dp 4 × mp 2, and no tp, pp, ep or zero (empty).
+  CHECK(csv.find("{dp: 4, mp: 2}\",25 GB/s,\"{dp: 4, mp: 2}\",8,4,2,,,,,") != std::string::npos);
   CHECK_FALSE(fs::exists(a.directory / "points.partial.csv"));
   CHECK(fs::exists(a.directory / "summary.json"));
   const auto b = analysis::run_sweep(kScenario, options(fresh_temp_dir("sweep-test-b"), 1));
@@ -121,4 +128,192 @@ TEST_CASE("summary.json's fastest point says when it does not fit, and names the
   const std::string nothing =
       analysis::sweep_summary_json("s.yaml", {.fingerprint = "f", .sweep_points = 2}, head, none);
   CHECK(nothing.find("\"fits_memory\": false},\n  \"fastest_step_that_fits\": null\n}") != std::string::npos);
+}
+
+namespace {
+
+// Llama 3 8B at tp 8 on one DGX H100 (scenarios/llm/llama3-8b-dgx-h100-tp8.yaml) swept over the
+// micro-batch: at 1 and 2 it fits the 80 GiB H100s (19.7 GiB at 1, `hybridsim run`), at 64 its
+// activations alone are 64 times micro-batch 1's, about 300 GiB, and `hybridsim run` refuses it.
+fs::path llama_micro_batch_sweep(const fs::path& dir, const std::string& values) {
+  fs::create_directories(dir);
+  const fs::path file = dir / "llama-mb.yaml";
+  std::ofstream(file) << read_whole_file(std::string(HYBRIDSIM_SOURCE_DIR) +
+                                         "/scenarios/llm/llama3-8b-dgx-h100-tp8.yaml")
+                      << "sweep:\n  parameters:\n    - {path: training.micro_batch, values: " << values
+                      << "}\n";
+  return file;
+}
+
+std::vector<std::vector<std::string>> csv_rows(const std::string& csv) {
+  std::vector<std::vector<std::string>> out;
+  std::istringstream lines(csv);
+  for (std::string line; std::getline(lines, line);) out.push_back(analysis::csv_split(line));
+  return out;
+}
+
+std::size_t column(const std::vector<std::string>& head, const std::string& name) {
+  const auto at = std::find(head.begin(), head.end(), name);
+  REQUIRE(at != head.end());
+  return static_cast<std::size_t>(at - head.begin());
+}
+
+}  // namespace
+
+TEST_CASE(
+    "a transformer sweep runs the points that fit and lists one that does not as a row, not simulated") {
+  // The whole sweep was refused ("sweep point 2 (training.micro_batch=64): ... needs 318.5 GiB per
+  // GPU ... (no point was run)") although points 0 and 1 fit.
+  const fs::path dir = fresh_temp_dir("sweep-test-unfit");
+  const fs::path scenario = llama_micro_batch_sweep(dir / "in", "[1, 2, 64]");
+  const auto r = analysis::run_sweep(scenario.string(), options(dir / "out", 2));
+  CHECK(r.points_run == 2);
+  CHECK(r.points_not_simulated == 1);
+  REQUIRE(r.notes.size() == 1);
+  CHECK(r.notes[0].starts_with("sweep point 2 (training.micro_batch=64): not simulated"));
+  const auto rows = csv_rows(r.csv);
+  REQUIRE(rows.size() == 4);
+  const auto& head = rows[0];
+  const std::size_t step = column(head, "step_time_ms"), peak = column(head, "peak_memory_bytes"),
+                    capacity = column(head, "memory_capacity_bytes"), fits = column(head, "fits_memory"),
+                    why = column(head, "not_simulated");
+  for (std::size_t i = 1; i < rows.size(); ++i) REQUIRE(rows[i].size() == head.size());
+  const auto& unfit = rows[3];
+  // Each row's size: mp the GPUs of one DP worker (tp 8 × pp 1), so dp × mp = gpus; the step's own mp
+  // (pp) read 1 here, and there was no tp column.
+  for (std::size_t i = 1; i < rows.size(); ++i) {
+    CHECK(rows[i][column(head, "mp")] == "8");
+    CHECK(rows[i][column(head, "tp")] == "8");
+    CHECK(rows[i][column(head, "pp")] == "1");
+    CHECK(rows[i][column(head, "ep")] == "1");
+    CHECK(rows[i][column(head, "zero")] == "0");
+  }
+  // Its size as the simulated points count theirs: 8 GPUs, one replica (dp 1) of tp 8, 64 samples a
+  // step (micro-batch 64, one micro-batch); no step figures: it was not simulated.
+  CHECK(unfit[column(head, "gpus")] == "8");
+  CHECK(unfit[column(head, "dp")] == "1");
+  CHECK(unfit[column(head, "global_batch")] == "64");
+  CHECK(rows[1][column(head, "global_batch")] == "1");
+  CHECK(unfit[step].empty());
+  CHECK(unfit[column(head, "samples_per_second")].empty());
+  CHECK(unfit[column(head, "nvswitch_bytes")].empty());
+  CHECK(unfit[fits] == "no");
+  CHECK(rows[1][fits] == "yes");
+  CHECK(rows[2][fits] == "yes");
+  CHECK(rows[1][why].empty());
+  CHECK(rows[2][why].empty());
+  CHECK(unfit[why].find("workload.model: llama3-8b needs ") != std::string::npos);
+  CHECK(unfit[why].find("but the GPU has 80 GiB") != std::string::npos);
+  // The H100's 80 GiB, and a peak of the same memory model as the points that ran: Korthikanti's
+  // activations grow linearly with the micro-batch and nothing else does, so micro-batch 64 needs
+  // micro-batch 1's peak plus 63 times what one more sample adds (micro-batch 2 minus 1).
+  CHECK(unfit[capacity] == std::to_string(80LL << 30));
+  const long long p1 = std::stoll(rows[1][peak]), p2 = std::stoll(rows[2][peak]),
+                  p64 = std::stoll(unfit[peak]);
+  CHECK(p2 > p1);
+  CHECK(std::llabs(p64 - (p1 + 63 * (p2 - p1))) <= 64);  // each activation rounded to a byte
+  CHECK(p64 > (80LL << 30));
+  // summary.json: the fastest among the points simulated, and the one not simulated listed with why.
+  const std::string json = read_whole_file(r.directory / "summary.json");
+  const double ms1 = std::stod(rows[1][step]), ms2 = std::stod(rows[2][step]);
+  CHECK(json.find("\"fastest_step\": {\"label\": \"training.micro_batch=" +
+                  std::string(ms1 <= ms2 ? "1" : "2") + "\"") != std::string::npos);
+  CHECK(json.find("fastest_step_that_fits") == std::string::npos);
+  CHECK(
+      json.find("\"not_simulated\": [\n    {\"label\": \"training.micro_batch=64\", \"fits_memory\": false, "
+                "\"why\": \"") != std::string::npos);
+}
+
+TEST_CASE("a transformer sweep's unfit rows survive --resume, from results.csv and from points.partial.csv") {
+  const fs::path dir = fresh_temp_dir("sweep-test-unfit-resume");
+  const fs::path scenario = llama_micro_batch_sweep(dir / "in", "[1, 2, 64]");
+  const auto whole = analysis::run_sweep(scenario.string(), options(dir / "whole", 1));
+  // Shard 1/2 holds points 0 and 2 (2 does not fit); the resume runs point 1 alone and keeps the row.
+  auto first = options(dir / "resumed", 1);
+  first.shard = {1, 2};
+  const auto s1 = analysis::run_sweep(scenario.string(), first);
+  CHECK(s1.points_run == 1);
+  CHECK(s1.points_not_simulated == 1);
+  auto rest = options(dir / "resumed", 1);
+  rest.resume = true;
+  const auto r = analysis::run_sweep(scenario.string(), rest);
+  CHECK(r.points_run == 1);
+  CHECK(r.points_not_simulated == 0);
+  CHECK(r.csv == whole.csv);
+  CHECK(read_whole_file(r.directory / "summary.json") == read_whole_file(whole.directory / "summary.json"));
+  // The same rows as an interrupted sweep's points.partial.csv (its preamble, the header, rows 0
+  // and 2): the resume again runs point 1 alone.
+  const fs::path partial = dir / "partial";
+  fs::create_directories(partial);
+  const auto lines = csv_rows(s1.csv);
+  const std::string fingerprint = [&] {
+    const std::string j = read_whole_file(s1.directory / "summary.json");
+    const auto at = j.find("\"fingerprint\": \"") + 16;
+    return j.substr(at, 16);
+  }();
+  std::ofstream(partial / "points.partial.csv") << analysis::partial_preamble(fingerprint, 3) << "\n"
+                                                << s1.csv;
+  auto again = options(partial, 1);
+  again.resume = true;
+  const auto p = analysis::run_sweep(scenario.string(), again);
+  CHECK(p.points_run == 1);
+  CHECK(p.csv == whole.csv);
+  CHECK(lines.size() == 3);
+}
+
+TEST_CASE("a transformer sweep where no point fits is refused, located, as a run is") {
+  const fs::path dir = fresh_temp_dir("sweep-test-unfit-all");
+  const fs::path scenario = llama_micro_batch_sweep(dir / "in", "[64, 128]");
+  const std::string located = "sweep point 0 (training.micro_batch=64): " + scenario.string() +
+                              ":10:3: workload.model: llama3-8b needs ";
+  CHECK_THROWS_WITH_AS(analysis::run_sweep(scenario.string(), options(dir / "out", 1)),
+                       doctest::Contains(located.c_str()), InputError);
+  CHECK_THROWS_WITH_AS(analysis::run_sweep(scenario.string(), options(dir / "out", 1)),
+                       doctest::Contains("(no point of the sweep fits its GPUs' memory: no point was run)"),
+                       InputError);
+  CHECK_FALSE(fs::exists(dir / "out"));
+  // One shard of several is not refused (the other shards' points may fit): its row says why.
+  auto shard = options(dir / "shard", 1);
+  shard.shard = {1, 2};
+  const auto s = analysis::run_sweep(scenario.string(), shard);
+  CHECK(s.points_run == 0);
+  CHECK(s.points_not_simulated == 1);
+  CHECK_FALSE(s.plot.has_value());
+  const std::string json = read_whole_file(s.directory / "summary.json");
+  CHECK(json.find("fastest_step") == std::string::npos);
+  CHECK(json.find("\"not_simulated\": [\n    {\"label\": \"training.micro_batch=64\"") != std::string::npos);
+}
+
+TEST_CASE("summary.json's fastest point is chosen among the simulated rows, one not simulated listed apart") {
+  // A row with an empty step_time_ms (not simulated) made std::stod throw; it is no candidate.
+  const std::string head = "index,label,step_time_ms,fits_memory,not_simulated";
+  const analysis::SweepRows rows = {{0, "0,mb 64,,no,\"needs 318.5 GiB, has 80\""}, {1, "1,mb 1,435.0,yes,"}};
+  const std::string json =
+      analysis::sweep_summary_json("s.yaml", {.fingerprint = "f", .sweep_points = 2}, head, rows);
+  CHECK(json.find("\"fastest_step\": {\"label\": \"mb 1\", \"step_time_ms\": 435.000000}") !=
+        std::string::npos);
+  CHECK(json.find("\"not_simulated\": [\n    {\"label\": \"mb 64\", \"fits_memory\": false, \"why\": "
+                  "\"needs 318.5 GiB, has 80\"}]\n}") != std::string::npos);
+}
+
+TEST_CASE("--resume refuses the results of an older hybridsim, whose columns and mp differ, saying so") {
+  // A results.csv with main's header (no tp, pp, ep, zero, not_simulated) and this sweep's fingerprint:
+  // "its columns differ from this sweep's (was the scenario changed?)" sent the user to the scenario.
+  const fs::path dir = fresh_temp_dir("sweep-test-old-header");
+  const auto done = analysis::run_sweep(kScenario, options(dir, 1));
+  std::string old_head = done.csv.substr(0, done.csv.find('\n'));
+  for (const std::string added : {",tp,pp,ep,zero", ",not_simulated"}) {
+    REQUIRE(old_head.find(added) != std::string::npos);
+    old_head.erase(old_head.find(added), added.size());
+  }
+  REQUIRE(old_head.ends_with("memory_capacity_bytes,fits_memory"));
+  REQUIRE(old_head.find(",gpus,dp,mp,global_batch,") != std::string::npos);
+  std::ofstream(dir / "results.csv") << old_head << "\n";
+  auto again = options(dir, 1);
+  again.resume = true;
+  CHECK_THROWS_WITH_AS(
+      analysis::run_sweep(kScenario, again),
+      doctest::Contains("results.csv:1: written by an older hybridsim, without the columns tp, "
+                        "pp, ep, zero and not_simulated"),
+      InputError);
 }
