@@ -53,11 +53,9 @@ analysis::CollectiveSweepOptions sweep_options(const CollectiveRequest& r, int g
                           : parse_field(n, n.gpus, r.gpus, topology::parse_gpu_list);
   topology::check_gpus_exist(o.gpus, gpu_count);
   // "a collective needs at least 2 GPUs" named neither the list given nor the topology.
-  if (o.gpus.size() < 2)
-    throw InputError((r.gpus.empty() ? "the topology " + r.topology + " has 1 GPU"
-                                     : n.said(n.gpus, r.gpus) + ": 1 GPU") +
-                     "; a collective needs at least 2 GPUs" +
-                     (r.gpus.empty() ? "" : ", such as " + n.said(n.gpus, "0-1")));
+  if (const std::string why = analysis::too_few_gpus(o.gpus.size(), !r.gpus.empty(), n); !why.empty())
+    throw InputError(
+        (r.gpus.empty() ? "the topology " + r.topology + " has " : n.said(n.gpus, r.gpus) + ": ") + why);
   o.comm.algorithm = parse_field(n, n.algorithm, r.algorithm, workloads::parse_algorithm);
   o.comm.protocol = parse_field(n, n.protocol, r.protocol, workloads::parse_protocol_option);
   if (r.channels < 0)

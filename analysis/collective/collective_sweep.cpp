@@ -166,6 +166,21 @@ CollectiveOptionNames CollectiveOptionNames::for_language(const OptionSpelling& 
   return n;
 }
 
+std::string too_few_gpus(std::size_t gpus, bool listed, const CollectiveOptionNames& names) {
+  if (gpus >= 2) return {};
+  return std::to_string(gpus) + " GPU" + (gpus == 1 ? "" : "s") + "; a collective needs at least 2 GPUs" +
+         (listed ? ", such as " + names.said(names.gpus, "0-1") : "");
+}
+
+std::string not_whole_floats(sim::Bytes size) {
+  if (size.count() % kElementBytes == 0) return {};
+  const sim::Bytes below =
+      sim::Bytes::of(std::max(kElementBytes, size.count() / kElementBytes * kElementBytes));
+  return " is not a whole number of 4 B floats (the element it counts); expected a multiple of 4 B, "
+         "such as " +
+         sim::format_bytes(below);
+}
+
 void fill_row(CollectiveSweepRow& row, const sim::Collective& coll, sim::Bytes size,
               const CollectiveSweepOptions& options);
 
@@ -280,11 +295,8 @@ std::vector<CollectiveSweepRow> run_collective_sweep(const topology::Topology& t
   const std::pair<const std::string*, sim::Bytes> given[] = {{&n.min_bytes, options.min_bytes},
                                                              {&n.max_bytes, options.max_bytes}};
   for (const auto& [option, bytes] : given)
-    if (bytes.count() % kElementBytes != 0)
-      throw InputError(n.said(*option, sim::format_bytes(bytes)) +
-                       " is not a whole number of 4 B floats (the element it counts); expected a multiple "
-                       "of 4 B, such as " +
-                       sim::format_bytes(sim::Bytes::of(std::max(kElementBytes, bytes.count() / 4 * 4))));
+    if (const std::string why = not_whole_floats(bytes); !why.empty())
+      throw InputError(n.said(*option, sim::format_bytes(bytes)) + why);
   if (options.comm.channels && (*options.comm.channels < 1 || *options.comm.channels > kMaxChannels))
     throw InputError(n.said_number(n.channels, std::to_string(*options.comm.channels)) +
                      ": expected 0 (as NCCL would) or 1 to " + std::to_string(kMaxChannels));

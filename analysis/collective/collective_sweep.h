@@ -99,6 +99,14 @@ inline constexpr int kMaxChannels = sim::limits::kChannels.value;
 
 std::vector<CollectiveSweepRow> run_collective_sweep(const topology::Topology& topology,
                                                      const CollectiveSweepOptions& options);
+// The rules on what a collective is, for every command that runs one (`collective`, `validate`):
+// at least 2 GPUs (one GPU's "collective" took no time: a busbw of 0, a time of NaN), and a size that
+// is a whole number of 4 B floats (nccl-tests' element). Each returns "" where the input is right,
+// else the refusal after the name of what was given: "1 GPU; a collective needs at least 2 GPUs, such
+// as --gpus 0-1" (the example where the GPUs were `listed`, not a topology's all),
+// " is not a whole number of 4 B floats ...; expected a multiple of 4 B, such as 4 B".
+std::string too_few_gpus(std::size_t gpus, bool listed, const CollectiveOptionNames& names);
+std::string not_whole_floats(sim::Bytes size);
 // One collective of one size (the building block; also used by tests); throws InputError for
 // the tree or hierarchical algorithm with any op but all-reduce.
 CollectiveSweepRow run_one_collective(const topology::Topology& topology,

@@ -183,7 +183,8 @@ std::vector<StepRequest> candidate_requests(const PlanRequest& request, const st
 // those that do not fit in request.memory go to `unfit` and, unless shown, no further.
 std::vector<PlanCandidate> rank_candidates(const PlanRequest& request, const std::vector<StepRef>& ids,
                                            const StepCache& steps, std::vector<std::string>& skipped,
-                                           std::vector<PlanResult::Unfit>& unfit) {
+                                           std::vector<PlanResult::Unfit>& unfit,
+                                           std::vector<PlanResult::Unfit>& as_ring) {
   std::vector<PlanCandidate> ranked;
   for (std::size_t i = 0; i < ids.size(); ++i) {
     if (const StepFailure* f = steps.failure(ids[i].id)) {
@@ -193,6 +194,13 @@ std::vector<PlanCandidate> rank_candidates(const PlanRequest& request, const std
     }
     PlanCandidate c;
     c.step = steps.point(ids[i]);
+    // The hierarchical all-reduce where its GPUs cannot run it (one machine, unequal machines) is the
+    // ring under another label: ranked, it tied with its ring row "differing in algorithm", with more
+    // NCCL buffers counted (GNMT on 8 GPUs: 22 of 44 rows), where `collective` and `validate` refuse it.
+    if (!c.step.hierarchical_as_ring.empty()) {
+      as_ring.push_back({c.step.label, c.step.hierarchical_as_ring});
+      continue;
+    }
     c.samples_per_second = static_cast<double>(c.step.global_batch) / c.step.step_time.to_seconds();
     if (request.curve && request.dataset)
       c.ttt = time_to_train(c.step.step_time, c.step.global_batch, request.dataset->samples,
@@ -302,7 +310,7 @@ PlanResult plan(const PlanRequest& request, StepCache* cache) {
     result.kernel_times = workloads::kernel_times_note(request.profile);
   result.show_unfit = request.show_unfit;
   const std::size_t placements_skipped = result.skipped.size();
-  result.ranked = rank_candidates(request, ids, steps, result.skipped, result.unfit);
+  result.ranked = rank_candidates(request, ids, steps, result.skipped, result.unfit, result.as_ring);
   if (result.ranked.empty()) refuse_empty_ranking(request, result, placements_skipped);
   explain_winners(result.ranked, request.objective);
   // A winner with no rival of the other kind because none of those fits says so.
@@ -335,7 +343,7 @@ void print_plan(const PlanResult& r, std::ostream& out, int top) {
   if (!r.kernel_times.empty()) out << "\nGPU, precision " << r.kernel_times;
   out << "\n" << r.ranked.size() << " configurations ranked (mp in";
   for (const int m : r.mp_searched) out << " " << m;
-  out << "; " << r.simulated << " steps simulated); " << r.skipped.size() << " left out";
+  out << "; " << r.simulated << " steps simulated); " << r.skipped.size() + r.as_ring.size() << " left out";
   if (!r.unfit.empty())
     out << "; " << r.unfit.size()
         << (r.show_unfit ? " do not fit in memory (ranked last, marked !)"
@@ -377,6 +385,27 @@ void print_plan(const PlanResult& r, std::ostream& out, int top) {
                   [](const PlanCandidate& c) { return c.ttt && c.ttt->extrapolated; }))
     out << "* epochs extrapolated outside the curve's supported batch range\n";
   for (const auto& s : r.skipped) out << "left out: " << s << "\n";
+  // The hierarchical candidates that ran as rings, one line per reason: "8 x 1, 4 x 2 layers, ..."
+  // (each with every bucket size searched).
+  std::vector<std::string> reasons;
+  for (const auto& a : r.as_ring)
+    if (std::find(reasons.begin(), reasons.end(), a.why) == reasons.end()) reasons.push_back(a.why);
+  for (const std::string& why : reasons) {
+    std::vector<std::string> shapes;
+    std::size_t count = 0;
+    for (const auto& a : r.as_ring) {
+      if (a.why != why) continue;
+      ++count;
+      std::string shape = std::to_string(a.label.dp()) + " x " + std::to_string(a.label.mp);
+      if (a.label.mp > 1) shape += " " + std::string(workloads::partitioner_name(a.label.partitioner));
+      if (std::find(shapes.begin(), shapes.end(), shape) == shapes.end()) shapes.push_back(shape);
+    }
+    std::string listed;
+    for (const std::string& shape : shapes) listed += (listed.empty() ? "" : ", ") + shape;
+    out << "left out: " << count << " hierarchical configuration" << (count == 1 ? "" : "s") << " (" << listed
+        << "), the same steps as their ring rows: each ran its all-reduces as the ring, their GPUs being "
+        << why << " (hierarchical needs the same number, 2 or more, on each of two machines or more)\n";
+  }
   for (const auto& u : r.unfit)
     out << (r.show_unfit ? "does not fit: " : "left out: ") << label(u.label) << ": " << u.why << "\n";
 }

@@ -87,6 +87,9 @@ struct PlanResult {
     std::string why;  // "does not fit: GPU 0 needs ..."
   };
   std::vector<Unfit> unfit;           // candidates that do not fit (left out unless show_unfit)
+  // Hierarchical candidates whose every all-reduce ran as the ring (StepPoint::hierarchical_as_ring):
+  // the same steps as their ring rows, left out and printed as one line per reason.
+  std::vector<Unfit> as_ring;
   bool show_unfit = false;
   OptionSpelling spelling{};          // the language print_plan's hints name options in (show_unfit=True)
   std::string kernel_times{};         // how they are known, where not the calibrated V100's; else empty

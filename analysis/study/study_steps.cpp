@@ -230,6 +230,9 @@ StepPoint simulate_resolved(const Resolved& r, SimulationProgress* progress, boo
   p.mp_cut_bytes = setup.placement.cut_bytes(*r.profile);
   p.memory_peaks = workloads::model_step_memory(*r.profile, setup).peaks();
   p.events = result.events;
+  if (result.simulation.hierarchical > 0 &&
+      result.simulation.hierarchical_as_ring == result.simulation.hierarchical)
+    p.hierarchical_as_ring = result.simulation.hierarchical_unfit;
   p.wall_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   return p;
 }

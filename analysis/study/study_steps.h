@@ -112,6 +112,10 @@ struct StepPoint {
   std::vector<workloads::MemoryBreakdown> memory_peaks{};
   std::uint64_t events = 0;
   double wall_seconds = 0;  // how long the simulation took (not part of any result)
+  // Under the hierarchical algorithm, where every all-reduce ran as the ring: why (its GPUs "all on
+  // machine 0", workloads::hierarchical_unfit); empty otherwise. Such a step is its ring's under
+  // another label, with more NCCL buffers counted (the planner leaves it out).
+  std::string hierarchical_as_ring{};
 };
 
 struct StepRunContext {

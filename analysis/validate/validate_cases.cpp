@@ -16,6 +16,7 @@
 #include "sim/yaml/input_file.h"
 #include "sim/yaml/schema.h"
 #include "sim/yaml/tree.h"
+#include "topology/gpu_list.h"
 
 namespace hybridsim::analysis {
 namespace {
@@ -128,11 +129,25 @@ CollectiveCase read_collective(FieldReader& r, const TreeNode& v, const std::str
   c.gpus = r.text_opt(&v, path + ".gpus").value_or("");
   c.op = sim::parse_collective_op(r.choice(&v, path + ".op"));
   c.size = r.size(&v, path + ".size");
-  // The collective command's limit (collective_sweep.h), so validate simulates nothing it refuses.
+  // The collective command's limits and rules (collective_sweep.h), so validate simulates nothing it
+  // refuses: a size of 6 B and a list of one GPU (busbw 0, "ok" within 100%, exit 0) ran here.
   if (c.size > kMaxCollectiveBytes)
     fail_at(v.find("size")->where, path + ".size",
             "got " + sim::format_bytes(c.size) + " per rank, more than any GPU holds",
             "at most " + sim::format_bytes(kMaxCollectiveBytes));
+  if (const std::string why = not_whole_floats(c.size); !why.empty())
+    fail_at(v.find("size")->where, path + ".size", sim::format_bytes(c.size) + why, "");
+  if (!c.gpus.empty()) {
+    // A list that does not parse is refused as the case runs, naming the list (case_gpus).
+    std::size_t listed = 2;
+    try {
+      listed = topology::parse_gpu_list(c.gpus).size();
+    } catch (const InputError&) {
+    }
+    if (const std::string why = too_few_gpus(listed, true, {.gpus = path + ".gpus", .separator = ": "});
+        !why.empty())
+      fail_at(v.find("gpus")->where, path + ".gpus", "\"" + c.gpus + "\" is " + why, "");
+  }
   c.algorithm = r.choice(&v, path + ".algorithm");
   c.protocol = r.choice(&v, path + ".protocol");
   c.path = path;

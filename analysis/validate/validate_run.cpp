@@ -26,6 +26,9 @@ std::vector<int> case_gpus(const CollectiveCase& c, const topology::Topology& t)
   const std::vector<int> gpus =
       topology::parse_gpu_list(c.gpus.empty() ? "0-" + std::to_string(gpu_count - 1) : c.gpus);
   topology::check_gpus_exist(gpus, gpu_count);
+  // A listed single GPU is refused as the file is read (validate_cases.cpp); here a topology of one.
+  if (const std::string why = too_few_gpus(gpus.size(), false, {}); c.gpus.empty() && !why.empty())
+    throw InputError(c.path + ".topology: " + c.topology + " has " + why);
   topology::check_gpus_span_machines(t, gpus, c.nodes,
                                      {.gpus = "collective.gpus", .nodes = "collective.nodes"});
   return gpus;

@@ -13,6 +13,7 @@
 #include "workloads/comm/comm_plan.h"
 #include "workloads/generators/gpu_choice.h"
 #include "workloads/generators/profile_gen.h"
+#include "workloads/memory/memory_model.h"
 #include "workloads/profile/profile_io.h"
 
 namespace hybridsim::scenarios {
@@ -227,7 +228,10 @@ void apply_training_loop(const Scenario& s, const workloads::Profile& profile, i
                      "communication.ddp: torch");
   step.copy_passes = workloads::ddp_copy_passes(c.ddp);
   if (c.ddp == workloads::Ddp::Apex && !s.provenance.where.contains("communication.bucket_size"))
-    step.bucket_size = workloads::apex_bucket_size(profile.meta.precision == "amp" ? 2 : 4);
+    // 10 M elements of the gradients' type, by the rule the memory model counts them with: "fp16" and
+    // "bf16" (what `import kineto` writes for a half-precision trace) got 4-byte elements here, and
+    // half as many buckets as the same file marked "amp".
+    step.bucket_size = workloads::apex_bucket_size(workloads::parameter_rule(profile).bytes_per_parameter);
   step.exchange_every_micro_batch = c.exchange_every_micro_batch;
   if (!s.training.global_batch) return;
   const std::int64_t per_step = profile.meta.batch_per_gpu * dp;

@@ -580,8 +580,10 @@ def test_hints_name_the_python_keywords(cli, source_dir, tmp_path):
     message = str(caught.value)
     assert message.endswith("; expected a larger memory or more GPUs (show_unfit=True ranks them anyway)"), message
     assert "--" not in message, message
-    # At 5 GiB the hierarchical all-reduce's buffers (5.02 GiB) do not fit; the ring's do.
-    printed = hybridsim.plan("gnmt", 8, memory="5 GiB").printed
+    # At 4 GiB DP's 4.96 GiB does not fit; the hybrids do. (5 GiB left out only the hierarchical
+    # all-reduce's extra buffers, 5.02 GiB, on one machine where it runs as the ring: the plan now
+    # leaves those out as the ring's steps.)
+    printed = hybridsim.plan("gnmt", 8, memory="4 GiB").printed
     assert "do not fit in memory (left out; show_unfit=True ranks them)" in printed, printed
     assert "--" not in printed, printed
     # ci.yaml's BigLSTM fits no DP configuration in 16 GiB (tests/golden/study/ci.txt).

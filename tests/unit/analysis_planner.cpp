@@ -2,6 +2,7 @@
 // matches or beats every configuration the study simulates at the same GPU count.
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <sstream>
 
 #include "analysis/plan/planner.h"
@@ -59,10 +60,12 @@ TEST_CASE("planner: finds the known best on a toy case and explains it") {
   analysis::PlanRequest req = two_branches_request(3'200);
   const auto r = analysis::plan(req);
   CHECK(r.mp_searched == std::vector<int>{1, 2});  // divisors of 2
-  // DP: 3 buckets × 2 algorithms; MP 1 × 2 with the branches placement: one key (no gradient
-  // exchange, so buckets and algorithms do not matter). Layers and stacks leave GPU 1 empty.
-  REQUIRE(r.ranked.size() == 7);
+  // DP: 3 buckets × 2 algorithms, of which the 3 hierarchical ones run as the ring on one machine
+  // and are left out; MP 1 × 2 with the branches placement: one key (no gradient exchange, so
+  // buckets and algorithms do not matter). Layers and stacks leave GPU 1 empty.
+  REQUIRE(r.ranked.size() == 4);
   CHECK(r.skipped.size() == 2);
+  CHECK(r.as_ring.size() == 3);
   CHECK(r.skipped[0] == "mp = 2 layers: gives only 1 of its 2 GPUs ops (GPU 0 would stay idle)");
 
   // The best: 1 × 2 with the branches placement. Each GPU runs one branch: 5 × 3 ms = 15 ms plus
@@ -92,14 +95,46 @@ TEST_CASE("planner: finds the known best on a toy case and explains it") {
   // they rank 6.25 MB, then 25 MB, then 100 MB.
   req.objective = analysis::PlanObjective::Throughput;
   const auto t = analysis::plan(req);
-  REQUIRE(t.ranked.size() == 7);
+  REQUIRE(t.ranked.size() == 4);
   for (std::size_t i = 1; i < t.ranked.size(); ++i)
     CHECK(t.ranked[i - 1].samples_per_second >= t.ranked[i].samples_per_second);
   CHECK(t.ranked[0].step.label.mp == 2);
   CHECK(t.ranked[0].samples_per_second < 1.05 * t.ranked[1].samples_per_second);
   CHECK(t.ranked[1].step.label.bucket_bytes == 6'250'000);
-  CHECK(t.ranked[6].step.label.bucket_bytes == 100'000'000);
-  CHECK(t.ranked[1].step.critical.exposed_communication < t.ranked[6].step.critical.exposed_communication);
+  CHECK(t.ranked[3].step.label.bucket_bytes == 100'000'000);
+  CHECK(t.ranked[1].step.critical.exposed_communication < t.ranked[3].step.critical.exposed_communication);
+}
+
+TEST_CASE("planner: the hierarchical all-reduce is ranked only where its GPUs can run it") {
+  // On one machine every data-parallel all-reduce of "hierarchical" runs as the ring (a ring within
+  // each machine, then one across: one machine has no second level): the same step as the ring's
+  // row, with more NCCL buffers counted. It tied with that row "differing in algorithm"; now it is
+  // left out, saying why. On 2 DGX-1 of 8 GPUs each (16 GPUs: dp 16, and dp 8 × mp 2, whose groups
+  // hold 4 GPUs on each machine) it runs as itself and is ranked.
+  const auto one = analysis::plan(two_branches_request(3'200));
+  for (const auto& c : one.ranked)
+    CHECK(c.step.label.algorithm != workloads::AllReduceAlgorithm::Hierarchical);
+  REQUIRE(one.as_ring.size() == 3);  // 2 x 1 with buckets of 6.25, 25 and 100 MB
+  for (const auto& a : one.as_ring) {
+    CHECK(a.label.algorithm == workloads::AllReduceAlgorithm::Hierarchical);
+    CHECK(a.why == "all on machine 0");
+  }
+  std::ostringstream printed;
+  analysis::print_plan(one, printed, 5);
+  CHECK(printed.str().find("; 5 left out\n") != std::string::npos);  // 2 placements and 3 of these
+  CHECK(
+      printed.str().find("left out: 3 hierarchical configurations (2 x 1), the same steps as their ring "
+                         "rows: each ran its all-reduces as the ring, their GPUs being all on machine 0 (") !=
+      std::string::npos);
+  analysis::PlanRequest two = two_branches_request(3'200);
+  two.gpus = 16;
+  const auto r = analysis::plan(two);
+  const auto hierarchical =
+      std::count_if(r.ranked.begin(), r.ranked.end(), [](const analysis::PlanCandidate& c) {
+        return c.step.label.algorithm == workloads::AllReduceAlgorithm::Hierarchical;
+      });
+  CHECK(hierarchical == 6);  // 16 x 1 and 8 x 2 branches, 3 bucket sizes each
+  CHECK(r.as_ring.empty());
 }
 
 TEST_CASE("planner: a candidate whose global batch is over the dataset counts steps from samples") {
@@ -107,7 +142,7 @@ TEST_CASE("planner: a candidate whose global batch is over the dataset counts st
   // (B = 64 > 48): 4 epochs × 48 samples in 192 / 64 = 3 steps (one step an epoch said 4), an epoch
   // 0.75 of a step; its line says so ("4.00 epochs of 0.75 steps").
   const auto r = analysis::plan(two_branches_request(48));
-  REQUIRE(r.ranked.size() == 7);
+  REQUIRE(r.ranked.size() == 4);  // the hierarchical three run as the ring: left out
   for (const auto& c : r.ranked) {
     REQUIRE(c.ttt);
     CAPTURE(c.step.label.mp);

@@ -5,6 +5,7 @@
 #include <doctest/doctest.h>
 
 #include <filesystem>
+#include <fstream>
 #include <string>
 #include <vector>
 
@@ -12,9 +13,12 @@
 #include "scenarios/loader/resolve.h"
 #include "scenarios/loader/scenario.h"
 #include "sim/error.h"
+#include "tests/unit/test_files.h"
 #include "tests/unit/toy_profile.h"
 #include "topology/presets.h"
+#include "workloads/generators/profile_gen.h"
 #include "workloads/gpu/optimizer_cost.h"
+#include "workloads/profile/profile_io.h"
 
 using namespace hybridsim;
 using sim::Bytes;
@@ -133,4 +137,27 @@ TEST_CASE("training loop: training.global_batch gives the micro-batches, or a lo
       resolved({"training.global_batch=1000"}),
       doctest::Contains("training.global_batch: 1000 is not a multiple of batch per worker x dp"),
       InputError);
+}
+
+TEST_CASE(
+    "training loop: apex's buckets are 10 M elements of the profile's gradient type, however it is spelt") {
+  // A profile file of 16-bit gradients under apex DDP: 10 M × 2 B = 20 MB buckets, whether the file
+  // says amp, fp16 or bf16 (what `import kineto` writes for a half-precision trace); fp32 and tf32
+  // gradients are 4-byte values, 40 MB. The memory model counts 2 bytes a parameter for all three
+  // 16-bit names (workloads::parameter_rule), and the buckets follow the same rule.
+  const testing::ScratchDir dir;
+  auto bucket = [&](const std::string& precision) {
+    workloads::Profile p =
+        workloads::builtin_profile("gnmt", {.gpu = "v100", .precision = workloads::Precision::Amp});
+    p.meta.precision = precision;
+    std::ofstream(dir.path / "p.yaml") << workloads::profile_to_yaml(p);
+    std::ofstream(dir.path / "s.yaml") << "cluster: {preset: dgx1-v100}\nworkload: {profile: p.yaml}\n"
+                                          "parallelism: {dp: 8}\ncommunication: {ddp: apex}\n";
+    return scenarios::resolve(scenarios::load_scenario((dir.path / "s.yaml").string(), {})).step.bucket_size;
+  };
+  CHECK(bucket("amp") == Bytes::of(20'000'000));
+  CHECK(bucket("fp16") == Bytes::of(20'000'000));
+  CHECK(bucket("bf16") == Bytes::of(20'000'000));
+  CHECK(bucket("fp32") == Bytes::of(40'000'000));
+  CHECK(bucket("tf32") == Bytes::of(40'000'000));
 }

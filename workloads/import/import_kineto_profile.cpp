@@ -5,6 +5,7 @@
 #include "sim/error.h"
 #include "sim/text.h"
 #include "workloads/import/import_kineto_parts.h"
+#include "workloads/profile/profile_io.h"
 
 namespace hybridsim::workloads::kineto_detail {
 
@@ -133,6 +134,9 @@ Profile assemble_profile(const ProfileInputs& in, std::vector<std::string>& note
     for (const auto& b : in.ref.buckets) p.ops[b.op].buckets.push_back(b.bytes);
   set_optimizer(p, in, notes);
   validate_profile(p);
+  if (p.step_time_1gpu() == sim::Time::zero())
+    throw InputError(in.report.source + ": " + in.report.average.name + ": " + std::string(kNoTimeStep) +
+                     "; expected a trace whose GPU kernels take time (were their durations recorded?)");
   return p;
 }
 

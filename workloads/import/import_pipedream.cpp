@@ -8,6 +8,7 @@
 
 #include "sim/error.h"
 #include "workloads/import/import_pipedream_detail.h"
+#include "workloads/profile/profile_io.h"
 
 namespace hybridsim::workloads {
 
@@ -114,6 +115,11 @@ PipeDreamImport import_pipedream(const PipeDreamGraph& g, const PipeDreamOptions
     r.notes.push_back(std::to_string(r.input_nodes) + " input node(s): " + sim::format_time(r.input_time) +
                       " of recorded time (loading the batch) not kept as compute");
   validate_profile(p);
+  if (p.step_time_1gpu() == sim::Time::zero())
+    throw InputError(
+        g.source + ": every node's forward_compute_time and backward_compute_time is 0 and " +
+        "there is no optimizer time: " + std::string(kNoTimeStep) +
+        "; expected a graph with compute times above 0 ms, or --optimizer-time-per-gib above 0 s");
   return result;
 }
 

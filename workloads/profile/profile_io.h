@@ -14,6 +14,15 @@
 
 namespace hybridsim::workloads {
 
+// A profile whose one-GPU step takes 0 s (every kernel, kept gap and optimizer update of 0 s) has no
+// throughput: the loader refuses such a file at `ops` and the importers refuse to write one (they
+// wrote it, exit 0, and every command then refused it). What is wrong, then what a file needs:
+inline constexpr std::string_view kNoTimeStep =
+    "every kernel, kept gap and optimizer update takes 0 s, so one GPU's step takes no time and its "
+    "throughput (units_per_step / step time) has no value";
+inline constexpr std::string_view kNoTimeStepExpected =
+    "at least one kernel duration or optimizer.time_per_gib above 0 s (with a gradient to update)";
+
 // The value of the top-level `format` key this code reads and writes.
 inline constexpr std::string_view kProfileFormat = "hybridsim-profile/1";
 
