@@ -271,8 +271,17 @@ class EventQueue {
     if (bucket.count == 0) {
       mark_occupied(b);
     } else {
-      if (bucket.tail_size == kChunkEntries) [[unlikely]]
-        return false;
+      if (bucket.tail_size == kChunkEntries) [[unlikely]] {
+        // A bucket's second entry takes its first chunk here: in the 1,024-GPU step that was
+        // most of post_slow's calls (tests/bench/MEASUREMENTS.md, branch perf44). A full chunk
+        // (a 65th entry) or an empty pool still goes the slow way.
+        Chunk* const c = free_chunks_;
+        if (bucket.tail != nullptr || c == nullptr) return false;
+        free_chunks_ = c->next;
+        c->next = nullptr;
+        bucket.head = bucket.tail = c;
+        bucket.tail_size = 0;
+      }
       to = &bucket.tail->entries[bucket.tail_size++];
     }
     ++bucket.count;
