@@ -194,8 +194,13 @@ std::string step_summary_json(const StepResult& r,
     out += ": ";
     append_json_string(out, context[i].second);
   }
-  out += "},\n  \"dp\": " + std::to_string(r.dp) + ", \"mp\": " + std::to_string(r.mp) +
-         ", \"gpus\": " + std::to_string(r.gpus) + ", \"global_batch\": " + std::to_string(r.global_batch) +
+  // mp as results.csv's: the GPUs of one data-parallel worker (a transformer's tp × pp; r.mp is its
+  // pp alone), so dp × mp = gpus for both kinds; tp, pp, ep, zero a transformer's, null otherwise.
+  const auto dimension = [&](int n) { return r.transformer ? std::to_string(n) : std::string("null"); };
+  out += "},\n  \"dp\": " + std::to_string(r.dp) + ", \"mp\": " + std::to_string(r.mp * r.tp) +
+         ", \"tp\": " + dimension(r.tp) + ", \"pp\": " + dimension(r.pp) + ", \"ep\": " + dimension(r.ep) +
+         ", \"zero\": " + dimension(r.zero) + ", \"gpus\": " + std::to_string(r.gpus) +
+         ", \"global_batch\": " + std::to_string(r.global_batch) +
          ",\n  \"step_time_us\": " + format_fixed(r.step_time.to_us(), 3) +
          ", \"steps\": " + std::to_string(r.spread.steps) +
          ", \"p95_step_time_us\": " + format_fixed(r.spread.p95.to_us(), 3) +

@@ -51,8 +51,13 @@ def test_mp_is_the_gpus_of_one_dp_worker_as_in_results_csv(source_dir):
     r = hybridsim.run(os.path.join(source_dir, "scenarios/llm/llama3-8b-dgx-h100-tp8.yaml"))
     assert (r.gpus, r.dp, r.mp, r.tp, r.pp, r.ep, r.zero) == (8, 1, 8, 8, 1, 1, 0)
     assert r.dp * r.mp == r.gpus
+    # The run's own summary.json says the same (its "mp" was the step's pp, 1, with no tp, pp, ep, zero).
+    d = r.to_dict()
+    assert (d["dp"], d["mp"], d["tp"], d["pp"], d["ep"], d["zero"]) == (1, 8, 8, 1, 1, 0)
     g = hybridsim.run(GNMT_DP8, set={"parallelism": {"dp": 4, "mp": 2}})
     assert (g.dp, g.mp, g.tp, g.pp, g.ep, g.zero) == (4, 2, None, None, None, None)
+    d = g.to_dict()
+    assert (d["dp"], d["mp"], d["tp"], d["pp"], d["ep"], d["zero"]) == (4, 2, None, None, None, None)
 
 
 def test_notes_are_the_command_lines_stderr_notes(cli, tmp_path):

@@ -313,8 +313,8 @@ class RunResult:
         self._request = request
         self.dp: int = figures["dp"]
         # GPUs of one data-parallel worker, as results.csv's mp: a 2017 network's model-parallel
-        # ranks, a transformer's tp × pp (dp × mp = gpus); summary.json's "mp" is the step's own (a
-        # transformer's pp). tp, pp, ep and zero are a transformer's, None for a 2017 network.
+        # ranks, a transformer's tp × pp (dp × mp = gpus), as summary.json's "mp". tp, pp, ep and zero
+        # are a transformer's, None for a 2017 network.
         self.mp: int = figures["mp"]
         self.tp: Optional[int] = figures["tp"]
         self.pp: Optional[int] = figures["pp"]
