@@ -24,7 +24,7 @@ ProfileMetadata read_metadata(FieldReader& r, const TreeNode& root) {
   ProfileMetadata meta;
   meta.network = r.text(m, "metadata.network");
   meta.gpu = r.text(m, "metadata.gpu");
-  meta.precision = r.text(m, "metadata.precision");
+  meta.precision = r.choice(m, "metadata.precision");
   meta.batch_per_gpu = r.integer(m, "metadata.batch_per_gpu");
   meta.sequence_length = r.integer(m, "metadata.sequence_length");
   meta.target_length = r.integer(m, "metadata.target_length");

@@ -24,7 +24,15 @@ constexpr yaml::FieldSpec kFields[] = {
      .kind = K::Text,
      .required = true,
      .help = "The GPU the durations describe, e.g. V100-SXM2-16GB."},
-    {.path = "metadata.precision", .kind = K::Text, .required = true, .help = "fp32, fp16/mixed, ..."},
+    // A choice, not free text: the memory model, the precision check against workload.precision and
+    // apex's bucket size read it, and a value none of them knows ("fp16/mixed", "FP16", "half") was
+    // counted as FP32 without a word. fp64 and unknown are what `import kineto` writes for such dtypes.
+    {.path = "metadata.precision",
+     .kind = K::Choice,
+     .required = true,
+     .choices = "fp32|tf32|fp16|bf16|amp|mixed|fp8|fp64|unknown",
+     .help = "The precision the durations were measured in: fp16, bf16, amp and mixed train as AMP does "
+             "(16-bit weights and gradients, FP32 master weights), the others count 4 bytes a parameter."},
     {.path = "metadata.batch_per_gpu",
      .kind = K::Integer,
      .required = true,
