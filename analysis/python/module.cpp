@@ -14,6 +14,7 @@
 #include "analysis/api/trace_arguments.h"
 #include "analysis/collective/collective_report.h"
 #include "analysis/step/budget_error.h"
+#include "analysis/step/worker_shape.h"
 #include "analysis/trace/step_trace_options.h"
 #include "sim/error.h"
 #include "sim/time_window.h"
@@ -105,18 +106,19 @@ py::dict critical_path(const analysis::CriticalPath& p) {
 
 py::dict step_figures(const analysis::StepResult& s) {
   py::dict d;
-  d["dp"] = s.dp;
-  // As results.csv's columns (analysis/sweep/sweep_table.cpp): mp the GPUs of one DP worker (the
-  // step's mp is a transformer's pp alone), tp, pp, ep, zero a transformer's (None for a 2017 network).
-  d["mp"] = s.mp * s.tp;
-  const auto dimension = [&](int n) {
-    return s.transformer ? py::object(py::int_(n)) : py::object(py::none());
+  // As results.csv's columns (analysis/step/worker_shape.h): mp the GPUs of one DP worker, tp, pp, ep,
+  // zero a transformer's (None for a 2017 network).
+  const analysis::WorkerShape w = analysis::worker_shape(s);
+  d["dp"] = w.dp;
+  d["mp"] = w.gpus_per_worker;
+  const auto dimension = [&](int analysis::WorkerShape::Transformer::*field) {
+    return w.transformer ? py::object(py::int_((*w.transformer).*field)) : py::object(py::none());
   };
-  d["tp"] = dimension(s.tp);
-  d["pp"] = dimension(s.pp);
-  d["ep"] = dimension(s.ep);
-  d["zero"] = dimension(s.zero);
-  d["gpus"] = s.gpus;
+  d["tp"] = dimension(&analysis::WorkerShape::Transformer::tp);
+  d["pp"] = dimension(&analysis::WorkerShape::Transformer::pp);
+  d["ep"] = dimension(&analysis::WorkerShape::Transformer::ep);
+  d["zero"] = dimension(&analysis::WorkerShape::Transformer::zero);
+  d["gpus"] = w.gpus;
   d["global_batch"] = s.global_batch;
   d["step_time_ps"] = s.step_time.ps();
   d["p95_step_time_ps"] = s.spread.p95.ps();

@@ -5,6 +5,7 @@
 #include "analysis/output/format_fixed.h"
 #include "analysis/output/json_text.h"
 #include "analysis/output/text_table.h"
+#include "analysis/step/worker_shape.h"
 #include "sim/link.h"
 #include "workloads/program/strategy_label.h"
 
@@ -194,13 +195,18 @@ std::string step_summary_json(const StepResult& r,
     out += ": ";
     append_json_string(out, context[i].second);
   }
-  // mp as results.csv's: the GPUs of one data-parallel worker (a transformer's tp × pp; r.mp is its
-  // pp alone), so dp × mp = gpus for both kinds; tp, pp, ep, zero a transformer's, null otherwise.
-  const auto dimension = [&](int n) { return r.transformer ? std::to_string(n) : std::string("null"); };
-  out += "},\n  \"dp\": " + std::to_string(r.dp) + ", \"mp\": " + std::to_string(r.mp * r.tp) +
-         ", \"tp\": " + dimension(r.tp) + ", \"pp\": " + dimension(r.pp) + ", \"ep\": " + dimension(r.ep) +
-         ", \"zero\": " + dimension(r.zero) + ", \"gpus\": " + std::to_string(r.gpus) +
-         ", \"global_batch\": " + std::to_string(r.global_batch) +
+  // As results.csv's (analysis/step/worker_shape.h): mp the GPUs of one data-parallel worker, so
+  // dp × mp = gpus for both kinds; tp, pp, ep, zero a transformer's, null otherwise.
+  const WorkerShape w = worker_shape(r);
+  const auto dimension = [&](int WorkerShape::Transformer::*field) {
+    return w.transformer ? std::to_string((*w.transformer).*field) : std::string("null");
+  };
+  out += "},\n  \"dp\": " + std::to_string(w.dp) + ", \"mp\": " + std::to_string(w.gpus_per_worker) +
+         ", \"tp\": " + dimension(&WorkerShape::Transformer::tp) +
+         ", \"pp\": " + dimension(&WorkerShape::Transformer::pp) +
+         ", \"ep\": " + dimension(&WorkerShape::Transformer::ep) +
+         ", \"zero\": " + dimension(&WorkerShape::Transformer::zero) +
+         ", \"gpus\": " + std::to_string(w.gpus) + ", \"global_batch\": " + std::to_string(r.global_batch) +
          ",\n  \"step_time_us\": " + format_fixed(r.step_time.to_us(), 3) +
          ", \"steps\": " + std::to_string(r.spread.steps) +
          ", \"p95_step_time_us\": " + format_fixed(r.spread.p95.to_us(), 3) +

@@ -7,6 +7,7 @@
 #include "analysis/output/csv.h"
 #include "analysis/output/format_fixed.h"
 #include "analysis/output/json_text.h"
+#include "analysis/step/worker_shape.h"
 #include "sim/error.h"
 #include "sim/link.h"
 #include "workloads/program/step_program.h"
@@ -21,12 +22,13 @@ constexpr const char* kMetricColumns =
     "gpus,dp,mp,tp,pp,ep,zero,global_batch,step_time_ms,samples_per_second,units_per_second,unit,compute_ms,"
     "exposed_comm_ms,idle_ms,exposed_comm_share,epochs,time_to_train_hours,extrapolated";
 
-// gpus, dp, mp (GPUs per DP worker), tp, pp, ep, zero: the step's own mp is a transformer's pp alone.
-std::string size_fields(int gpus, int dp, int mp, int tp, bool transformer, int pp, int ep, int zero) {
-  std::string s = std::to_string(gpus) + "," + std::to_string(dp) + "," + std::to_string(mp * tp) + ",";
-  if (transformer)
-    s +=
-        std::to_string(tp) + "," + std::to_string(pp) + "," + std::to_string(ep) + "," + std::to_string(zero);
+// gpus, dp, mp (GPUs per DP worker), tp, pp, ep, zero (empty for a 2017 network).
+std::string size_fields(const WorkerShape& w) {
+  std::string s = std::to_string(w.gpus) + "," + std::to_string(w.dp) + "," +
+                  std::to_string(w.gpus_per_worker) + ",";
+  if (const auto& t = w.transformer)
+    s += std::to_string(t->tp) + "," + std::to_string(t->pp) + "," + std::to_string(t->ep) + "," +
+         std::to_string(t->zero);
   else s += ",,,";
   return s;
 }
@@ -52,7 +54,7 @@ std::string sweep_row(const scenarios::SweepPoint& point, const ScenarioRun& run
   std::string s = std::to_string(point.index) + "," + csv_field(point.label);
   for (const auto& [path, value] : point.assignments) s += "," + csv_field(value);
   const double step = r.step_time.to_ms();
-  s += "," + size_fields(r.gpus, r.dp, r.mp, r.tp, r.transformer, r.pp, r.ep, r.zero) + "," +
+  s += "," + size_fields(worker_shape(r)) + "," +
        std::to_string(r.global_batch) + "," + format_fixed(step, 6) + "," +
        format_fixed(r.samples_per_second, 3) + "," + format_fixed(r.units_per_second, 3) + "," +
        csv_field(r.unit) + "," + format_fixed(r.mean.compute.to_ms(), 6) + "," +
@@ -84,7 +86,8 @@ std::string unfit_sweep_row(const scenarios::SweepPoint& point, const scenarios:
   // As the step would count them (analysis/step): the mapping's workers are dp × tp, each of mp
   // (a pipeline's pp) GPUs; a replica's tp GPUs process the same samples.
   s += "," +
-       size_fields(m.dp * m.mp, m.dp / tp, m.mp, tp, true, m.mp, resolved.step.ep.ep, resolved.step.zero) +
+       size_fields(worker_shape(m.dp * m.mp, m.dp / tp, m.mp, tp, true, m.mp, resolved.step.ep.ep,
+                                resolved.step.zero)) +
        "," + std::to_string(workloads::step_global_batch(resolved.profile, m, resolved.step));
   // step_time_ms to extrapolated, the bytes of each link kind, steps and p95: not simulated.
   s += std::string(11, ',') + std::string(sim::kLinkKindCount + 2, ',');
