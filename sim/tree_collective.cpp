@@ -8,19 +8,38 @@
 namespace hybridsim::sim {
 namespace {
 
-// Arrival tags: low 32 bits ((channel · N + rank) << 1) | direction, high 32 bits the message.
-// Up: `rank` sent to its parent; down: `rank` received from its parent.
+// Arrival tags: bits 0-31 ((channel · N + rank) << 1) | direction, where `rank` receives (from a
+// child: up; from its parent: down); bits 32-55 the message; bits 56-63 an up message's sender's
+// slot among the receiver's children (0 down). With the sender named instead, an up arrival read
+// the sender's node line for its parent and slot, mostly a D1 miss (0.30 an event in the 1,024-GPU
+// step, tests/bench/MEASUREMENTS.md, perf44). The fields are fixed (no shift by the plans' widest
+// rank, which cost 2.9% of bench_collective's tree instructions, perf45): a rank has at most 255
+// children (check_fits) and a channel fewer than 2^24 messages (kMaxMessages, the constructor: at
+// the default 512-KiB messages, 8 TiB a channel, where a collective is at most 1 TiB a rank).
 constexpr std::uint64_t kUp = 0, kDown = 1;
+constexpr unsigned kMessageShift = 32, kSlotShift = 56;
+constexpr std::uint32_t kMaxMessages = std::uint32_t{1} << (kSlotShift - kMessageShift);
+
+// The tag's high half (message, and the slot in its top byte) split.
+std::uint32_t message_of(std::uint32_t high) { return high & (kMaxMessages - 1); }
+std::uint32_t slot_of(std::uint32_t high) { return high >> (kSlotShift - kMessageShift); }
+
+// The tag of a rank's messages up but their number: its parent in channel c of n ranks, and its
+// slot among the parent's children.
+std::uint64_t up_tag(std::uint32_t c, std::uint32_t n, std::int32_t parent, std::uint8_t slot_in_parent) {
+  return (static_cast<std::uint64_t>(slot_in_parent) << kSlotShift) |
+         ((static_cast<std::uint64_t>(c) * n + static_cast<std::uint32_t>(parent)) << 1) | kUp;
+}
 
 // An arrival tag decoded, with one division.
 struct ArrivalTag {
-  std::uint32_t channel, rank, message;
+  std::uint32_t channel, rank, high;  // high: the message and slot (message_of, slot_of)
   bool up;
 };
 ArrivalTag decode(std::uint64_t tag, std::uint32_t n) {
   const auto low = static_cast<std::uint32_t>(tag & 0xffffffffu);
   const std::uint32_t c = (low >> 1) / n;
-  return {c, (low >> 1) - c * n, static_cast<std::uint32_t>(tag >> 32), (low & 1) == kUp};
+  return {c, (low >> 1) - c * n, static_cast<std::uint32_t>(tag >> kMessageShift), (low & 1) == kUp};
 }
 
 void check_tree(const TreeChannel& t, std::uint32_t n, std::size_t c) {
@@ -143,7 +162,9 @@ TreeCollective::TreeCollective(Network& network, std::uint32_t ranks,
     channels_.push_back(std::move(ch));
   }
   messages_ = segment.messages > 0 ? segment.messages : static_cast<std::uint32_t>(max_messages);
-  if (messages_ >= 0xfffffffeu) throw InternalError("too many messages per tree channel");
+  if (messages_ >= kMaxMessages)
+    throw InternalError("too many messages per tree channel: " + std::to_string(messages_) + " (at most " +
+                        std::to_string(kMaxMessages - 1) + "); raise the message size");
   rate_class_ = network.rate_class(config_.timing.link_rate_scale);
   for (ChannelState& ch : channels_) {
     check_fits(*ch.plan, n_, messages_);
@@ -231,6 +252,7 @@ void TreeCollective::notify_rank_done(EventHandler& handler, std::uint64_t tag_b
 [[gnu::always_inline]] inline void TreeCollective::send(ChannelState& ch, std::uint32_t from,
                                                         const Edge& edge, std::uint64_t low, std::uint32_t j,
                                                         Time at) {
+  // `low` holds the receiver and direction, and for an up message the sender's slot (bits 56-63).
   const std::size_t shorter = j < ch.longer ? 0 : 1;
   const std::int64_t bytes = ch.base + 1 - static_cast<std::int64_t>(shorter);
   at += edge.delay;
@@ -241,7 +263,7 @@ void TreeCollective::notify_rank_done(EventHandler& handler, std::uint64_t tag_b
   mix_bytes_[edge.mix] += bytes;
   ++messages_sent_;
   network_.send_at(at, Route(edge.route, edge.hops), Bytes::of(bytes), *this,
-                   (static_cast<std::uint64_t>(j) << 32) | low, rate_class_);
+                   (static_cast<std::uint64_t>(j) << kMessageShift) | low, rate_class_);
 }
 
 // send_up and send_down are inlined into the arrival's handling (their calls' frames were about
@@ -249,7 +271,8 @@ void TreeCollective::notify_rank_done(EventHandler& handler, std::uint64_t tag_b
 [[gnu::always_inline]] inline void TreeCollective::send_up(std::uint32_t c, std::uint32_t r, std::uint32_t j,
                                                            Time at) {
   ChannelState& ch = channels_[c];
-  send(ch, r, ch.nodes[r].up(), ((static_cast<std::uint64_t>(c) * n_ + r) << 1) | kUp, j, at);
+  const Node& node = ch.nodes[r];
+  send(ch, r, node.up(), up_tag(c, n_, node.parent, node.slot_in_parent), j, at);
 }
 
 [[gnu::always_inline]] inline void TreeCollective::send_down(std::uint32_t c, std::uint32_t r,
@@ -286,17 +309,24 @@ void TreeCollective::start_at(std::uint32_t rank, Time joined) {
 
 void TreeCollective::send_leaves(std::uint32_t rank, Time at) {
   for (std::uint32_t c = 0; c < channels_.size(); ++c) {
-    const ChannelState& ch = channels_[c];
-    // A leaf has nothing to wait for: all its messages go up at once.
-    if (ch.nodes[rank].child_count == 0 && ch.nodes[rank].parent >= 0)
-      for (std::uint32_t j = 0; j < messages_; ++j) send_up(c, rank, j, at);
+    ChannelState& ch = channels_[c];
+    const Node& node = ch.nodes[rank];
+    // A leaf has nothing to wait for: all its messages go up at once (its edge and tag read once:
+    // the sends' stores might alias the node for the compiler).
+    if (node.child_count == 0 && node.parent >= 0) {
+      const Edge up = node.up();
+      const std::uint64_t low = up_tag(c, n_, node.parent, node.slot_in_parent);
+      for (std::uint32_t j = 0; j < messages_; ++j) send(ch, rank, up, low, j, at);
+    }
   }
 }
 
 // Inlined into on_event, its one caller per arrival (the call and its frame were about 20
-// instructions an arrival); handle(tag) calls it for the rare early arrival.
+// instructions an arrival); handle(tag) calls it for the rare early arrival. r receives; `high` is
+// the tag's high half: the message and, for an up arrival, the sender's slot among r's children.
 [[gnu::always_inline]] inline void TreeCollective::handle(ChannelState& ch, std::uint32_t c, std::uint32_t r,
-                                                          bool up, std::uint32_t j) {
+                                                          bool up, std::uint32_t high) {
+  const std::uint32_t j = message_of(high);
   const Time now = queue_.now();
   if (!up) {
     // Message j of the result reached r: it is done with it and passes it on (not before its base
@@ -307,11 +337,10 @@ void TreeCollective::send_leaves(std::uint32_t rank, Time at) {
     send_down(c, r, j, max(now, node.ready_from));
     return;
   }
-  // r's message arrived at its parent p: complete there once every child has delivered it.
-  const auto p = static_cast<std::uint32_t>(ch.nodes[r].parent);
-  Node& node = ch.nodes[p];
+  // A child's message arrived at r (from its `slot`): complete there once every child has delivered it.
+  Node& node = ch.nodes[r];
   ChildSlot* slots = ch.slots.data() + node.first_child;
-  ++slots[ch.nodes[r].slot_in_parent].received;
+  ++slots[slot_of(high)].received;
   std::uint32_t least = messages_;
   for (std::uint32_t k = 0; k < node.child_count; ++k) least = std::min(least, slots[k].received);
   if (least <= node.reduced) return;
@@ -321,31 +350,33 @@ void TreeCollective::send_leaves(std::uint32_t rank, Time at) {
   ready += ch.reduce[m < ch.longer ? 0 : 1];  // zero without a reduction bandwidth
   if (ready > node.finish) node.finish = ready;
   node.done = max(node.done, ready);
-  if (node.parent >= 0) send_up(c, p, m, ready);
-  else send_down(c, p, m, ready);  // the root holds the full sum of message m
+  if (node.parent >= 0) send_up(c, r, m, ready);
+  else send_down(c, r, m, ready);  // the root holds the full sum of message m
 }
 
 void TreeCollective::on_event(std::uint64_t tag) {
-  // handle() takes what was decoded here.
-  const auto [c, r, j, up] = decode(tag, n_);
+  // handle() takes what was decoded here. The tag names the receiver (and an up message's slot
+  // among its children), so that an arrival reads the receiver's node line, not the sender's first.
+  const auto [c, receiver, high, up] = decode(tag, n_);
+  const std::uint32_t j = message_of(high);
   ChannelState& ch = channels_[c];
-  const auto parent = static_cast<std::uint32_t>(ch.nodes[r].parent);
-  const std::uint32_t receiver = up ? parent : r;
   // The latest the receiver has done anything (a reduction may end later than now).
   const Time now = queue_.now();
   Node& to = ch.nodes[receiver];
   to.done = max(to.done, now);
   --to.receives_left;
   if (to.ready_from == Time::max()) rank_[receiver].early_arrivals.push_back(tag);  // not joined
-  else handle(ch, c, r, up, j);
+  else handle(ch, c, receiver, up, high);
   // The sender's node is read and written by its edge's last message only (a second line an
   // arrival, mostly a D1 miss, was read for each): an edge delivers its messages in order (links
   // serve first come first, same-time events keep their order), so the last to arrive is the last
   // sent, at the latest of the edge's times, and the sender is idle once its every edge has
   // delivered its last. Its `done` is read once the tree has finished (node_done), when it is the
-  // same; nothing in handle() reads the sender's counts.
+  // same; nothing in handle() reads the sender's counts. An up message's sender is in its slot's
+  // line, which handle() read; a down one's is the receiver's parent.
   if (j == messages_ - 1) {
-    const std::uint32_t sender = up ? r : parent;
+    const std::uint32_t sender =
+        up ? ch.slots[to.first_child + slot_of(high)].child : static_cast<std::uint32_t>(to.parent);
     Node& from = ch.nodes[sender];
     from.done = max(from.done, now);
     from.sends_left -= messages_;
@@ -356,7 +387,7 @@ void TreeCollective::on_event(std::uint64_t tag) {
 
 void TreeCollective::handle(std::uint64_t tag) {
   const ArrivalTag t = decode(tag, n_);
-  handle(channels_[t.channel], t.channel, t.rank, t.up, t.message);
+  handle(channels_[t.channel], t.channel, t.rank, t.up, t.high);
 }
 
 void TreeCollective::finish_rank(std::uint32_t rank) {

@@ -143,6 +143,22 @@ TEST_CASE("tree all-reduce: 255 children run, 256 are refused (a node counts the
                        doctest::Contains("more than 255 children"), InternalError);
 }
 
+TEST_CASE("tree all-reduce: a channel's messages fit the 24 bits of an arrival tag, 2^24 are refused") {
+  // 1-B messages, one a byte: 2^24 - 1 bytes are as many messages as a tag can number (its top 8
+  // bits name an up message's sender's slot); 2^24 pass the count of the root's messages
+  // (5 edges x 2^24 < 2^32) but not the tag, and are refused as the collective is built.
+  Tree tree({-1, 0, 0, 0, 0, 0});
+  CollectiveConfig config;
+  config.message_size = Bytes::of(1);
+  EventQueue queue;
+  Network network(queue, tree.links);
+  CHECK(TreeCollective(network, 6, {tree.channel}, Bytes::of(16'777'215), config).messages_per_channel() ==
+        16'777'215u);
+  CHECK_THROWS_WITH_AS(TreeCollective(network, 6, {tree.channel}, Bytes::of(16'777'216), config),
+                       doctest::Contains("too many messages per tree channel: 16777216 (at most 16777215)"),
+                       InternalError);
+}
+
 TEST_CASE("tree all-reduce: a chain 2 → 1 → 0 pipelines its messages, reductions included") {
   Tree tree({-1, 0, 1});
   CollectiveConfig config;
