@@ -13,6 +13,28 @@ namespace {
 
 constexpr std::int64_t kGiB = std::int64_t{1} << 30;
 
+// The least optimizer rate (ps per GiB) whose replay (Profile::optimizer_time: one update per op
+// with a gradient, each rounded up to a ps) takes at least `measured`: exactly `measured` wherever a
+// rate gives it. The floor of measured × GiB / parameter bytes replayed up to 1 ps per op over ("an
+// optimizer of 44.345001 us" for a measured 44.345 us, and the one-GPU step with it), and the
+// replay only grows with the rate, so the rate is found by bisection below floor + 1, whose replay
+// is past `measured` (its unrounded sum alone is).
+std::int64_t least_rate_reaching(Profile& p, sim::Time measured, std::int64_t floor_rate) {
+  const auto replay = [&](std::int64_t rate) {
+    p.optimizer.time_per_gib = sim::Time::ps(rate);
+    return p.optimizer_time(1);
+  };
+  if (measured <= sim::Time::zero()) return 0;
+  std::int64_t low = 0;  // replays 0 s, under any measured time above 0
+  std::int64_t high = floor_rate < INT64_MAX ? floor_rate + 1 : floor_rate;
+  if (replay(high) < measured) return high;  // only at 2^63 - 1 ps per GiB: kept as it was
+  while (high - low > 1) {
+    const std::int64_t mid = low + (high - low) / 2;
+    (replay(mid) >= measured ? high : low) = mid;
+  }
+  return high;
+}
+
 }  // namespace
 
 std::string network_name(const std::string& path) {
@@ -92,7 +114,7 @@ void set_optimizer(Profile& p, const ProfileInputs& in, std::vector<std::string>
   const sim::Time optimizer = mean_time(in.used.optimizer, in.used.n);
   const sim::Time optimizer_idle = mean_time(in.used.optimizer_idle, in.used.n);
   p.optimizer.name = in.ref.optimizer_name.empty() ? "measured" : in.ref.optimizer_name;
-  // Spread over the parameter bytes (ceil per op, so replay adds at most 1 ps per op with a gradient).
+  // Spread over the parameter bytes (ceil per op: the rate whose replay is the measured time).
   const sim::Bytes parameters = p.parameter_bytes();
   if (parameters.count() > 0) {
     const Wide per_gib = static_cast<Wide>(optimizer.ps()) * kGiB / parameters.count();
@@ -102,7 +124,8 @@ void set_optimizer(Profile& p, const ProfileInputs& in, std::vector<std::string>
           sim::format_time(optimizer) + " over " + sim::human_bytes(parameters) +
           " of parameters is more than 2^63 ps per GiB; expected an optimizer time a profile can "
           "hold per GiB of parameters (is the gradients' size right?)");
-    p.optimizer.time_per_gib = sim::Time::ps(static_cast<std::int64_t>(per_gib));
+    p.optimizer.time_per_gib =
+        sim::Time::ps(least_rate_reaching(p, optimizer, static_cast<std::int64_t>(per_gib)));
     p.optimizer.idle_before = optimizer_idle;
   } else if (optimizer > sim::Time::zero() || optimizer_idle > sim::Time::zero()) {
     p.ops.front().backward.push_back({"optimizer", optimizer, optimizer_idle});
