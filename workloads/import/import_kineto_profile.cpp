@@ -13,26 +13,33 @@ namespace {
 
 constexpr std::int64_t kGiB = std::int64_t{1} << 30;
 
-// The least optimizer rate (ps per GiB) whose replay (Profile::optimizer_time: one update per op
-// with a gradient, each rounded up to a ps) takes at least `measured`: exactly `measured` wherever a
-// rate gives it. The floor of measured × GiB / parameter bytes replayed up to 1 ps per op over ("an
-// optimizer of 44.345001 us" for a measured 44.345 us, and the one-GPU step with it), and the
-// replay only grows with the rate, so the rate is found by bisection below floor + 1, whose replay
-// is past `measured` (its unrounded sum alone is).
-std::int64_t least_rate_reaching(Profile& p, sim::Time measured, std::int64_t floor_rate) {
+// The optimizer rate (ps per GiB) nearest the measured one whose replay (Profile::optimizer_time:
+// one update per op with a gradient, each rounded up to a ps) takes exactly `measured`, where one
+// does. The floor of measured × GiB / parameter bytes replayed up to 1 ps per op over ("an
+// optimizer of 44.345001 us" for a measured 44.345 us, and the one-GPU step with it). The replay
+// only grows with the rate, so: the floor where it is exact; below a floor that replays over, the
+// largest rate that does not; above one that replays under (over a GiB of parameters), floor + 1,
+// whose replay's unrounded sum alone is past `measured`. The floor where none is exact.
+std::int64_t exact_rate(Profile& p, sim::Time measured, std::int64_t floor_rate) {
   const auto replay = [&](std::int64_t rate) {
     p.optimizer.time_per_gib = sim::Time::ps(rate);
     return p.optimizer_time(1);
   };
-  if (measured <= sim::Time::zero()) return 0;
-  std::int64_t low = 0;  // replays 0 s, under any measured time above 0
-  std::int64_t high = floor_rate < INT64_MAX ? floor_rate + 1 : floor_rate;
-  if (replay(high) < measured) return high;  // only at 2^63 - 1 ps per GiB: kept as it was
-  while (high - low > 1) {
-    const std::int64_t mid = low + (high - low) / 2;
-    (replay(mid) >= measured ? high : low) = mid;
+  const sim::Time at_floor = replay(floor_rate);
+  if (at_floor == measured) return floor_rate;
+  std::int64_t candidate = floor_rate;
+  if (at_floor < measured) {
+    if (floor_rate < INT64_MAX) candidate = floor_rate + 1;
+  } else {
+    std::int64_t low = 0, high = floor_rate;  // replay(low) <= measured < replay(high)
+    if (replay(low) > measured) return floor_rate;
+    while (high - low > 1) {
+      const std::int64_t mid = low + (high - low) / 2;
+      (replay(mid) <= measured ? low : high) = mid;
+    }
+    candidate = low;
   }
-  return high;
+  return replay(candidate) == measured ? candidate : floor_rate;
 }
 
 }  // namespace
@@ -125,7 +132,7 @@ void set_optimizer(Profile& p, const ProfileInputs& in, std::vector<std::string>
           " of parameters is more than 2^63 ps per GiB; expected an optimizer time a profile can "
           "hold per GiB of parameters (is the gradients' size right?)");
     p.optimizer.time_per_gib =
-        sim::Time::ps(least_rate_reaching(p, optimizer, static_cast<std::int64_t>(per_gib)));
+        sim::Time::ps(exact_rate(p, optimizer, static_cast<std::int64_t>(per_gib)));
     p.optimizer.idle_before = optimizer_idle;
   } else if (optimizer > sim::Time::zero() || optimizer_idle > sim::Time::zero()) {
     p.ops.front().backward.push_back({"optimizer", optimizer, optimizer_idle});
