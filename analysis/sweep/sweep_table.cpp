@@ -44,6 +44,11 @@ std::string whole_model_fields(const std::optional<scenarios::ModelSlice>& slice
          std::to_string(slice->whole_model.total().count()) + "," + (!fits ? "" : *fits ? "yes" : "no");
 }
 
+// Whether a row's field at `col` says "no" (a column past the row's end: it does not).
+bool says_no(const std::vector<std::string>& f, std::ptrdiff_t col) {
+  return static_cast<std::size_t>(col) < f.size() && f[static_cast<std::size_t>(col)] == "no";
+}
+
 }  // namespace
 
 std::string sweep_header(const std::vector<std::string>& paths) {
@@ -129,10 +134,8 @@ std::string sweep_summary_json(const std::string& scenario, const SweepIdentity&
   }
   out += "]";
   // The fastest point, and where it does not fit in the GPUs' memory (results.csv's fits_memory
-  // "no"), it says so, with the fastest that fits beside it: the summary named a point that could
-  // not run as the fastest, without a word.
-  // A layer-slice's fits_memory is the slice's: the point fits only where its whole model does too
-  // (whole_model_fits "no" is a verdict on the model the point stands for).
+  // "no"; a layer-slice's whole_model_fits "no", its fits_memory being the slice's), it says so, with
+  // the fastest that fits beside it: the summary named a point that could not run as the fastest.
   const auto fits_col = std::find(columns.begin(), columns.end(), "fits_memory") - columns.begin();
   const auto whole_col = std::find(columns.begin(), columns.end(), "whole_model_fits") - columns.begin();
   const auto why_col = static_cast<std::size_t>(
@@ -151,10 +154,7 @@ std::string sweep_summary_json(const std::string& scenario, const SweepIdentity&
     if (static_cast<std::size_t>(step_col) >= f.size() || f[static_cast<std::size_t>(step_col)].empty())
       continue;
     const double v = std::stod(f[static_cast<std::size_t>(step_col)]);
-    const auto is_no = [&](std::ptrdiff_t col) {
-      return static_cast<std::size_t>(col) < f.size() && f[static_cast<std::size_t>(col)] == "no";
-    };
-    const bool slice_fits = !is_no(fits_col), whole_fits = !is_no(whole_col);
+    const bool slice_fits = !says_no(f, fits_col), whole_fits = !says_no(f, whole_col);
     if (any.ms < 0 || v < any.ms) {
       any = {v, f[1]};
       any_fits = slice_fits;
