@@ -156,15 +156,11 @@ struct StudyWorkload {
 // A profile file must have the GPU and precision the workload section names.
 void check_profile_file(const workloads::Profile& profile, const StudyWorkload& w) {
   if (w.choice.gpu)
-    if (const auto problem = workloads::gpu_mismatch(profile, *w.choice.gpu)) {
-      const auto cut = problem->find("; expected ");
-      fail_at(w.gpu->where, "workload.gpu", problem->substr(0, cut), problem->substr(cut + 11));
-    }
+    if (const auto problem = workloads::gpu_mismatch(profile, *w.choice.gpu))
+      fail_at(w.gpu->where, "workload.gpu", problem->problem, problem->expected);
   if (w.choice.precision)
-    if (const auto problem = workloads::precision_mismatch(profile, *w.choice.precision)) {
-      const auto cut = problem->find("; expected ");
-      fail_at(w.precision->where, "workload.precision", problem->substr(0, cut), problem->substr(cut + 11));
-    }
+    if (const auto problem = workloads::precision_mismatch(profile, *w.choice.precision))
+      fail_at(w.precision->where, "workload.precision", problem->problem, problem->expected);
 }
 
 StudyNetwork read_network(FieldReader& r, const TreeNode& n, const std::string& path,

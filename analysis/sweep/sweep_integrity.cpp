@@ -5,7 +5,10 @@
 #include <cstdint>
 #include <cstdio>
 #include <fstream>
+#include <optional>
 #include <sstream>
+#include <string>
+#include <string_view>
 
 #include "analysis/output/csv.h"
 #include "sim/error.h"
@@ -95,26 +98,51 @@ std::size_t check_row(const std::filesystem::path& file, std::size_t line_number
   return *index;
 }
 
-// The header an older hybridsim wrote for the same sweep: without tp, pp, ep, zero (its mp a
-// transformer's pp alone) and without not_simulated.
-std::string older_header(std::string header) {
-  for (const std::string_view added : {",tp,pp,ep,zero,", ",not_simulated"})
-    if (const auto at = header.find(added); at != std::string::npos)
-      header.replace(at, added.size(), added.back() == ',' ? "," : "");
-  return header;
+// The columns each newer hybridsim added to a sweep's header, newest first: a header that is this
+// sweep's less the first k of them was written by an older hybridsim for the same sweep.
+struct AddedColumns {
+  std::string_view text;   // as the header holds them, with the comma before
+  std::string_view names;  // as a message lists them
+};
+constexpr AddedColumns kAddedColumns[] = {
+    {",layers_simulated,layers,whole_model_peak_bytes,whole_model_fits",
+     "layers_simulated, layers, whole_model_peak_bytes, whole_model_fits"},
+    {",tp,pp,ep,zero", "tp, pp, ep, zero"},  // its mp a transformer's pp alone
+    {",not_simulated", "not_simulated"},
+};
+
+// The columns a header written by an older hybridsim lacks, "a, b and c", where `header` is this
+// sweep's `current` less the columns some newer versions added; nullopt for any other header.
+std::optional<std::string> older_header_lacks(const std::string& header, std::string current) {
+  std::string lacks;
+  for (const AddedColumns& added : kAddedColumns) {
+    const auto at = current.find(added.text);
+    if (at == std::string::npos) return std::nullopt;
+    current.erase(at, added.text.size());
+    lacks += (lacks.empty() ? "" : ", ") + std::string(added.names);
+    if (header == current) {
+      const auto last = lacks.rfind(", ");
+      return lacks.substr(0, last) + " and " + lacks.substr(last + 2);
+    }
+  }
+  return std::nullopt;
 }
 
 SweepRows check_rows(const std::filesystem::path& file, const std::vector<std::string>& lines,
                      std::size_t first, const SweepRowCheck& check) {
-  // Rows of an older version cannot be mixed with this one's: their mp meant another thing for a
-  // transformer, and they lack columns. Refused, saying so, where "columns differ" sent the user
+  // Rows of an older version cannot be mixed with this one's: they lack columns, and their mp meant
+  // another thing for a transformer. Refused, saying so, where "columns differ" sent the user
   // looking for a change in the scenario.
-  if (lines.size() > first && lines[first] == older_header(check.header))
-    fail(file, first + 1,
-         "written by an older hybridsim, without the columns tp, pp, ep, zero and not_simulated (and with "
-         "mp a transformer's pp, where it is now the GPUs of one data-parallel worker, tp x pp); its rows "
-         "cannot be resumed: rerun without " + check.spelling.switched_on("resume") + " (use " +
-             another_out(check.spelling) + ", or remove the folder)");
+  if (lines.size() > first)
+    if (const auto lacks = older_header_lacks(lines[first], check.header))
+      fail(file, first + 1,
+           "written by an older hybridsim, without the columns " + *lacks +
+               (lacks->find("tp, pp") == std::string::npos
+                    ? std::string()
+                    : " (and with mp a transformer's pp, where it is now the GPUs of one data-parallel "
+                      "worker, tp x pp)") +
+               "; its rows cannot be resumed: rerun without " + check.spelling.switched_on("resume") +
+               " (use " + another_out(check.spelling) + ", or remove the folder)");
   if (lines.size() <= first || lines[first] != check.header)
     fail(file, first + 1, "its columns differ from this sweep's (was the scenario changed?)");
   const std::size_t header_fields = csv_split(check.header).size();

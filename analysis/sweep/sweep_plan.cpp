@@ -48,7 +48,7 @@ void check_options(const SweepOptions& options, const std::string& head) {
       if (columns[i] == "gpus") {
         for (std::size_t j = i; j < columns.size(); ++j)
           if (columns[j] != "unit" && columns[j] != "extrapolated" && columns[j] != "fits_memory" &&
-              columns[j] != "not_simulated")
+              columns[j] != "whole_model_fits" && columns[j] != "not_simulated")
             list += (list.empty() ? "" : ", ") + columns[j];
         break;
       }

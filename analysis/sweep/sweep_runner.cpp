@@ -272,6 +272,7 @@ SweepOutcome run_sweep(scenarios::ScenarioSource source, const SweepOptions& opt
   }
   made.keep();
   outcome.csv = write_sweep_results(outcome.directory, plan.base.source, plan.identity, plan.head, plan.rows);
+  if (auto note = whole_model_note(plan.head, plan.rows)) outcome.notes.push_back(std::move(*note));
   std::filesystem::remove(partial_path);
   if (plan.rows.empty()) {
     outcome.plot_note = "no plot: this shard has no points";
@@ -316,6 +317,7 @@ SweepOutcome merge_sweep_outputs(const std::vector<std::filesystem::path>& shard
                                .shard = missing.empty() ? "1/1" : "incomplete"};
   outcome.csv = write_sweep_results(out, "merged from " + std::to_string(shard_dirs.size()) + " shards",
                                     identity, first.header, rows);
+  if (auto note = whole_model_note(first.header, rows)) outcome.notes.push_back(std::move(*note));
   return outcome;
 }
 

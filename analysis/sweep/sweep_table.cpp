@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <exception>
+#include <optional>
 
 #include "analysis/output/atomic_file.h"
 #include "analysis/output/csv.h"
@@ -33,6 +34,23 @@ std::string size_fields(const WorkerShape& w) {
   return s;
 }
 
+// A layer-slice's whole model (scenarios/loader/model_slice.h), by run's own figures and under
+// its summary.json's names: the slice's layers, the model's, one GPU's peak at every layer and
+// whether that fits the capacity (empty where the capacity is unknown). All four empty for a run of
+// every layer and for a 2017 network: their fits_memory is already the model's.
+std::string whole_model_fields(const std::optional<scenarios::ModelSlice>& slice,
+                               const std::optional<workloads::MemoryCapacity>& capacity) {
+  if (!slice) return ",,,";
+  const std::optional<bool> fits = whole_model_fits(*slice, capacity);
+  return std::to_string(slice->layers_simulated) + "," + std::to_string(slice->layers) + "," +
+         std::to_string(slice->whole_model.total().count()) + "," + (!fits ? "" : *fits ? "yes" : "no");
+}
+
+// Whether a row's field at `col` says "no" (a column past the row's end: it does not).
+bool says_no(const std::vector<std::string>& f, std::ptrdiff_t col) {
+  return static_cast<std::size_t>(col) < f.size() && f[static_cast<std::size_t>(col)] == "no";
+}
+
 }  // namespace
 
 std::string sweep_header(const std::vector<std::string>& paths) {
@@ -44,9 +62,11 @@ std::string sweep_header(const std::vector<std::string>& paths) {
   for (int k = 0; k < sim::kLinkKindCount; ++k)
     h += "," + std::string(sim::link_kind_key(static_cast<sim::LinkKind>(k))) + "_bytes";
   // Steps simulated (variability.steps) and their 95th-percentile step time; the largest GPU's
-  // peak memory, the capacity it is checked against (empty: unknown) and whether every GPU fits.
+  // peak memory, the capacity it is checked against (empty: unknown) and whether every GPU fits;
+  // for a layer-slice, its whole model's (whole_model_fields): fits_memory is the slice's.
   // Last, why the point was not simulated (empty: it was): a transformer its GPUs cannot hold.
-  return h + ",steps,p95_step_time_ms,peak_memory_bytes,memory_capacity_bytes,fits_memory,not_simulated";
+  return h + ",steps,p95_step_time_ms,peak_memory_bytes,memory_capacity_bytes,fits_memory," +
+         kWholeModelColumns + ",not_simulated";
 }
 
 std::string sweep_row(const scenarios::SweepPoint& point, const ScenarioRun& run) {
@@ -73,6 +93,7 @@ std::string sweep_row(const scenarios::SweepPoint& point, const ScenarioRun& run
   s += "," + std::to_string(workloads::largest_peak(peaks).count());
   s += "," + (run.gpu_capacity ? std::to_string(run.gpu_capacity->bytes.count()) : std::string());
   s += std::string(",") + (!run.gpu_capacity ? "" : fits_in_memory(run) ? "yes" : "no");
+  s += "," + whole_model_fields(run.model_slice, run.gpu_capacity);
   return s + ",";
 }
 
@@ -92,7 +113,9 @@ std::string unfit_sweep_row(const scenarios::SweepPoint& point, const scenarios:
   // step_time_ms to extrapolated, the bytes of each link kind, steps and p95: not simulated.
   s += std::string(11, ',') + std::string(sim::kLinkKindCount + 2, ',');
   s += "," + std::to_string(workloads::largest_peak(resolved.transformer->memory.peaks()).count()) + "," +
-       std::to_string(resolved.gpu_capacity->bytes.count()) + ",no," + csv_field(resolved.does_not_fit);
+       std::to_string(resolved.gpu_capacity->bytes.count()) + ",no," +
+       whole_model_fields(resolved.transformer->slice, resolved.gpu_capacity) + "," +
+       csv_field(resolved.does_not_fit);
   return s;
 }
 
@@ -114,9 +137,10 @@ std::string sweep_summary_json(const std::string& scenario, const SweepIdentity&
   }
   out += "]";
   // The fastest point, and where it does not fit in the GPUs' memory (results.csv's fits_memory
-  // "no"), it says so, with the fastest that fits beside it: the summary named a point that could
-  // not run as the fastest, without a word.
+  // "no"; a layer-slice's whole_model_fits "no", its fits_memory being the slice's), it says so, with
+  // the fastest that fits beside it: the summary named a point that could not run as the fastest.
   const auto fits_col = std::find(columns.begin(), columns.end(), "fits_memory") - columns.begin();
+  const auto whole_col = std::find(columns.begin(), columns.end(), "whole_model_fits") - columns.begin();
   const auto why_col = static_cast<std::size_t>(
       std::find(columns.begin(), columns.end(), "not_simulated") - columns.begin());
   struct Fastest {
@@ -124,7 +148,7 @@ std::string sweep_summary_json(const std::string& scenario, const SweepIdentity&
     std::string label;
   };
   Fastest any, fitting;
-  bool any_fits = true;
+  bool any_fits = true, any_whole_fits = true;
   std::vector<std::pair<std::string, std::string>> not_simulated;  // label, why
   for (const auto& [index, line] : rows) {
     const auto f = csv_split(line);
@@ -133,13 +157,13 @@ std::string sweep_summary_json(const std::string& scenario, const SweepIdentity&
     if (static_cast<std::size_t>(step_col) >= f.size() || f[static_cast<std::size_t>(step_col)].empty())
       continue;
     const double v = std::stod(f[static_cast<std::size_t>(step_col)]);
-    const bool fits =
-        static_cast<std::size_t>(fits_col) >= f.size() || f[static_cast<std::size_t>(fits_col)] != "no";
+    const bool slice_fits = !says_no(f, fits_col), whole_fits = !says_no(f, whole_col);
     if (any.ms < 0 || v < any.ms) {
       any = {v, f[1]};
-      any_fits = fits;
+      any_fits = slice_fits;
+      any_whole_fits = whole_fits;
     }
-    if (fits && (fitting.ms < 0 || v < fitting.ms)) fitting = {v, f[1]};
+    if (slice_fits && whole_fits && (fitting.ms < 0 || v < fitting.ms)) fitting = {v, f[1]};
   }
   // Each point not simulated, with the run's refusal: that it is in no fastest line is no verdict on
   // its speed.
@@ -164,12 +188,45 @@ std::string sweep_summary_json(const std::string& scenario, const SweepIdentity&
     append_json_string(out, p.label);
     out += ", \"step_time_ms\": " + format_fixed(p.ms, 6) + note + "}";
   };
-  member("fastest_step", any, any_fits ? "" : ", \"fits_memory\": false");
-  if (!any_fits && fitting.ms >= 0) member("fastest_step_that_fits", fitting, "");
+  const std::string note = std::string(any_fits ? "" : ", \"fits_memory\": false") +
+                           (any_whole_fits ? "" : ", \"whole_model_fits\": false");
+  member("fastest_step", any, note.c_str());
+  const bool fastest_fits = any_fits && any_whole_fits;
+  if (!fastest_fits && fitting.ms >= 0) member("fastest_step_that_fits", fitting, "");
   // No point fits: said as null, where leaving the key out read as "the fastest is the one to run".
-  if (!any_fits && fitting.ms < 0) out += ",\n  \"fastest_step_that_fits\": null";
+  if (!fastest_fits && fitting.ms < 0) out += ",\n  \"fastest_step_that_fits\": null";
   list_not_simulated();
   return out + "\n}\n";
+}
+
+std::optional<std::string> whole_model_note(const std::string& head, const SweepRows& rows) {
+  const auto columns = csv_split(head);
+  const auto col = [&](std::string_view name) {
+    return static_cast<std::size_t>(std::find(columns.begin(), columns.end(), name) - columns.begin());
+  };
+  const std::size_t simulated = col("layers_simulated"), layers = col("layers"),
+                    fits = col("whole_model_fits");
+  std::map<std::string, std::string> slices;  // "4 of 32" → its points, "0, 1, 2"
+  std::string fit, unfit;
+  const auto add = [](std::string& list, std::size_t index) {
+    list += (list.empty() ? "" : ", ") + std::to_string(index);
+  };
+  for (const auto& [index, line] : rows) {
+    const auto f = csv_split(line);
+    if (fits >= f.size() || simulated >= f.size() || layers >= f.size() || f[simulated].empty()) continue;
+    add(slices[f[simulated] + " of " + f[layers]], index);
+    if (f[fits] == "yes") add(fit, index);
+    if (f[fits] == "no") add(unfit, index);
+  }
+  if (slices.empty()) return std::nullopt;
+  std::string note = "layer slices:";
+  for (const auto& [which, points] : slices)
+    note += " points " + points + " simulate " + which + " layers;";
+  note += " their step figures and fits_memory are the slice's, whole_model_peak_bytes and "
+          "whole_model_fits the whole model's";
+  if (!fit.empty()) note += "; the whole model fits at points " + fit;
+  if (!unfit.empty()) note += "; the whole model does not fit at points " + unfit;
+  return note;
 }
 
 std::string write_sweep_results(const std::filesystem::path& dir, const std::string& scenario,

@@ -1,6 +1,6 @@
 // The table a sweep writes: its CSV header (the swept paths, then the metrics of a run: step time,
 // throughput, breakdown, time to train, the bytes each link kind carried, peak memory, whether
-// it fits, and why a point was not simulated), one row per point,
+// it fits, a layer-slice's whole model, and why a point was not simulated), one row per point,
 // reading such files back (points.partial.csv, results.csv, shards), and the final results.csv +
 // summary.json. Rows are keyed by point index, so the files come out in point order.
 //   std::string head = sweep_header({"cluster.links.nvlink.bandwidth"});
@@ -9,6 +9,7 @@
 #include <cstddef>
 #include <filesystem>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -18,6 +19,10 @@
 namespace hybridsim::analysis {
 
 using SweepRows = std::map<std::size_t, std::string>;  // point index → its CSV line
+
+// A layer-slice's whole-model columns (empty for a run of every layer), after fits_memory.
+inline constexpr const char* kWholeModelColumns =
+    "layers_simulated,layers,whole_model_peak_bytes,whole_model_fits";
 
 std::string sweep_header(const std::vector<std::string>& paths);
 std::string sweep_row(const scenarios::SweepPoint& point, const ScenarioRun& run);
@@ -37,10 +42,15 @@ struct SweepIdentity {
 
 // summary.json: the scenario, the point count, the sweep's identity, the columns and the fastest
 // point among those simulated (none for an empty shard); where that point does not fit in memory, it
-// says so ("fits_memory": false) and the fastest that fits follows ("fastest_step_that_fits"; null
+// says so ("fits_memory": false; a layer-slice whose whole model does not fit: "whole_model_fits":
+// false) and the fastest that fits, slice and whole model, follows ("fastest_step_that_fits"; null
 // where no point fits); then the points not simulated, each with its reason ("not_simulated").
 std::string sweep_summary_json(const std::string& scenario, const SweepIdentity& identity,
                                const std::string& head, const SweepRows& rows);
+// What a sweep of layer-slices must say beside its rows (nullopt where no row is one): which points
+// simulate how many of the model's layers, that their step figures and fits_memory are the slice's,
+// and at which points the whole model fits or does not (results.csv's whole_model_fits).
+std::optional<std::string> whole_model_note(const std::string& head, const SweepRows& rows);
 // Writes results.csv and summary.json into `dir` (each atomically); returns the CSV text.
 std::string write_sweep_results(const std::filesystem::path& dir, const std::string& scenario,
                                 const SweepIdentity& identity, const std::string& head,

@@ -103,10 +103,12 @@ workloads::Profile load_workload_profile(const Scenario& s) {
                 [&] { return workloads::load_profile(input_path(s, w.profile).string()); });
     if (choice.gpu)
       if (const auto problem = workloads::gpu_mismatch(p, *choice.gpu))
-        throw InputError(location_of(s, "workload.gpu") + ": workload.gpu: " + *problem);
+        throw InputError(location_of(s, "workload.gpu") + ": workload.gpu: " + problem->problem +
+                         "; expected " + problem->expected);
     if (choice.precision)
       if (const auto problem = workloads::precision_mismatch(p, *choice.precision))
-        throw InputError(location_of(s, "workload.precision") + ": workload.precision: " + *problem);
+        throw InputError(location_of(s, "workload.precision") + ": workload.precision: " + problem->problem +
+                         "; expected " + problem->expected);
   }
   if (w.batch_per_worker)
     p = located(s, "workload.batch_per_worker", [&] { return scale_profile_batch(p, *w.batch_per_worker); });

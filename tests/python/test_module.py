@@ -111,6 +111,36 @@ def test_sweep_gives_the_command_lines_results_csv(cli, tmp_path):
     assert list(frame["cluster.links.nvlink.bandwidth"])[:2] == ["25 GB/s", "25 GB/s"]
 
 
+def test_a_sweeps_empty_fields_are_missing_numbers_not_text(source_dir, tmp_path):
+    # Read with keep_default_na=False, a column with one empty field was text throughout: a GNMT
+    # sweep's tp ("" for a 2017 network), a transformer point not simulated's step_time_ms. Now whole
+    # numbers are nullable Int64, others float64 with NaN; text columns keep "".
+    frame = hybridsim.sweep(NVLINK_SWEEP, jobs=1, out=tmp_path / "gnmt")
+    for column in ("tp", "pp", "ep", "zero", "layers_simulated", "whole_model_peak_bytes"):
+        assert str(frame[column].dtype) == "Int64", column
+        assert frame[column].isna().all(), column
+    assert str(frame["step_time_ms"].dtype) == "float64"
+    assert list(frame["not_simulated"]) == [""] * 6
+    assert list(frame["whole_model_fits"]) == [""] * 6
+    # Llama 3 8B at tp 8, micro-batch 1 and 64: the second does not fit the H100s and is not simulated.
+    with open(os.path.join(source_dir, "scenarios/llm/llama3-8b-dgx-h100-tp8.yaml"), encoding="utf-8") as f:
+        text = f.read()
+    scenario = tmp_path / "llama-mb.yaml"
+    scenario.write_text(text + "sweep:\n  parameters:\n    - {path: training.micro_batch, values: [1, 64]}\n")
+    frame = hybridsim.sweep(str(scenario), jobs=1, out=tmp_path / "llama")
+    rows = [line.split(",") for line in frame.attrs["csv"].splitlines()]
+    head, first = rows[0], rows[1]
+    assert str(frame["step_time_ms"].dtype) == "float64"
+    assert frame["step_time_ms"][0] == float(first[head.index("step_time_ms")])
+    assert frame["step_time_ms"].isna().tolist() == [False, True]
+    assert str(frame["nvswitch_bytes"].dtype) == "Int64"
+    assert frame["nvswitch_bytes"][0] == int(first[head.index("nvswitch_bytes")]) > 0
+    assert frame["nvswitch_bytes"].isna().tolist() == [False, True]
+    assert frame["peak_memory_bytes"].dtype == "int64"
+    assert frame["tp"].tolist() == [8, 8]
+    assert frame["fits_memory"].tolist() == ["yes", "no"]
+
+
 def test_bad_input_raises_a_located_scenario_error_with_the_clis_message(cli, tmp_path):
     bad = tmp_path / "bad.yaml"
     bad.write_text("name: bad\ncluster:\n  preset: dgx1-v100\nworkload:\n  network: gnmt\nparallelism:\n  dp: -3\n")

@@ -297,12 +297,14 @@ TEST_CASE("summary.json's fastest point is chosen among the simulated rows, one 
 }
 
 TEST_CASE("--resume refuses the results of an older hybridsim, whose columns and mp differ, saying so") {
-  // A results.csv with main's header (no tp, pp, ep, zero, not_simulated) and this sweep's fingerprint:
+  // A results.csv with the header before sweep45 (no tp, pp, ep, zero, not_simulated, nor the
+  // whole-model columns) and this sweep's fingerprint:
   // "its columns differ from this sweep's (was the scenario changed?)" sent the user to the scenario.
   const fs::path dir = fresh_temp_dir("sweep-test-old-header");
   const auto done = analysis::run_sweep(kScenario, options(dir, 1));
   std::string old_head = done.csv.substr(0, done.csv.find('\n'));
-  for (const std::string added : {",tp,pp,ep,zero", ",not_simulated"}) {
+  for (const std::string added : {",layers_simulated,layers,whole_model_peak_bytes,whole_model_fits",
+                                  ",tp,pp,ep,zero", ",not_simulated"}) {
     REQUIRE(old_head.find(added) != std::string::npos);
     old_head.erase(old_head.find(added), added.size());
   }
@@ -313,7 +315,84 @@ TEST_CASE("--resume refuses the results of an older hybridsim, whose columns and
   again.resume = true;
   CHECK_THROWS_WITH_AS(
       analysis::run_sweep(kScenario, again),
-      doctest::Contains("results.csv:1: written by an older hybridsim, without the columns tp, "
-                        "pp, ep, zero and not_simulated"),
+      doctest::Contains(
+          "results.csv:1: written by an older hybridsim, without the columns layers_simulated, "
+          "layers, whole_model_peak_bytes, whole_model_fits, tp, pp, ep, zero and not_simulated "
+          "(and with mp a transformer's pp"),
       InputError);
+}
+
+TEST_CASE("--resume refuses the results of the hybridsim before the whole-model columns, naming them") {
+  // The header sweep45 wrote (tp to zero and not_simulated, no layer-slice columns): "its columns
+  // differ from this sweep's (was the scenario changed?)" on the code before, as if the scenario had
+  // changed; its rows of a slice would say nothing of the whole model.
+  const fs::path dir = fresh_temp_dir("sweep-test-sweep45-header");
+  const auto done = analysis::run_sweep(kScenario, options(dir, 1));
+  std::string old_head = done.csv.substr(0, done.csv.find('\n'));
+  const std::string added = ",layers_simulated,layers,whole_model_peak_bytes,whole_model_fits";
+  REQUIRE(old_head.find(added + ",not_simulated") != std::string::npos);
+  old_head.erase(old_head.find(added), added.size());
+  REQUIRE(old_head.ends_with("memory_capacity_bytes,fits_memory,not_simulated"));
+  std::ofstream(dir / "results.csv") << old_head << "\n";
+  auto again = options(dir, 1);
+  again.resume = true;
+  CHECK_THROWS_WITH_AS(
+      analysis::run_sweep(kScenario, again),
+      doctest::Contains("results.csv:1: written by an older hybridsim, without the columns layers_simulated, "
+                        "layers, whole_model_peak_bytes and whole_model_fits; its rows cannot be resumed"),
+      InputError);
+}
+
+TEST_CASE("a sweep of layer-slices says what the whole model needs, as run does, beside the slice's fits") {
+  // The shipped GPT-3 175B slice (2 of 96 layers, tp 8 x dp 2 on DGX A100 80 GiB, BF16, full
+  // recomputation, unfused attention) swept over parallelism.zero [0, 1]. Its fits_memory is the
+  // slice's (about 9.8 GiB: yes); results.csv had no whole-model column, so the sweep said the points fit.
+  // The whole model by hand (h = 12,288, s = 2,048, a = 96, t = 8, vocabulary padded to 51,200):
+  // parameters 96 x (12h^2 + 4h) + 2 x 51,200 x h = 175,209,185,280, 21,901,148,160 a GPU over tp 8;
+  // activations 96 layer inputs 2sh, one layer whole 13sh + 5as^2/t and the FP32 logits
+  // 4s x 51,200 / t: 5,463,080,960 B. ZeRO 0: 16 B a parameter, 350,418,370,560 + 5,463,080,960 =
+  // 355,881,451,520 B; ZeRO 1 over dp 2: 2 + 2 + 12 / 2 = 10 B, 219,011,481,600 + 5,463,080,960 =
+  // 224,474,562,560 B. Both above 80 GiB: the whole model fits at neither point.
+  const fs::path dir = fresh_temp_dir("sweep-test-slice");
+  fs::create_directories(dir / "in");
+  const fs::path scenario = dir / "in" / "slice.yaml";
+  std::ofstream(scenario) << read_whole_file(std::string(HYBRIDSIM_SOURCE_DIR) +
+                                             "/scenarios/llm/gpt3-175b-slice-dgx-a100.yaml")
+                          << "sweep:\n  parameters:\n    - {path: parallelism.zero, values: [0, 1]}\n";
+  const auto r = analysis::run_sweep(scenario.string(), options(dir / "out", 1));
+  REQUIRE(r.points_run == 2);
+  const auto rows = csv_rows(r.csv);
+  REQUIRE(rows.size() == 3);
+  const auto& head = rows[0];
+  const std::size_t fits = column(head, "fits_memory");
+  CHECK(head[fits + 1] == "layers_simulated");
+  CHECK(head[fits + 4] == "whole_model_fits");
+  CHECK(head.back() == "not_simulated");
+  for (std::size_t i = 1; i < rows.size(); ++i) {
+    REQUIRE(rows[i].size() == head.size());
+    CHECK(rows[i][fits] == "yes");
+    CHECK(rows[i][column(head, "layers_simulated")] == "2");
+    CHECK(rows[i][column(head, "layers")] == "96");
+    CHECK(rows[i][column(head, "whole_model_fits")] == "no");
+  }
+  CHECK(rows[1][column(head, "whole_model_peak_bytes")] == "355881451520");
+  CHECK(rows[2][column(head, "whole_model_peak_bytes")] == "224474562560");
+  // summary.json: the fastest point is marked, and no point fits once the whole model is counted.
+  const std::string json = read_whole_file(r.directory / "summary.json");
+  CHECK(json.find("\"whole_model_fits\": false}") != std::string::npos);
+  CHECK(json.find("\"fastest_step_that_fits\": null") != std::string::npos);
+  REQUIRE_FALSE(r.notes.empty());
+  CHECK(r.notes.back() ==
+        "layer slices: points 0, 1 simulate 2 of 96 layers; their step figures and fits_memory are the "
+        "slice's, whole_model_peak_bytes and whole_model_fits the whole model's; the whole model does not "
+        "fit at "
+        "points 0, 1");
+  // A run of every layer (Llama 3 8B at tp 8) leaves the four empty, and says nothing.
+  const fs::path llama = llama_micro_batch_sweep(dir / "in2", "[1]");
+  const auto plain = analysis::run_sweep(llama.string(), options(dir / "out2", 1));
+  const auto plain_rows = csv_rows(plain.csv);
+  REQUIRE(plain_rows.size() == 2);
+  for (const char* name : {"layers_simulated", "layers", "whole_model_peak_bytes", "whole_model_fits"})
+    CHECK(plain_rows[1][column(plain_rows[0], name)].empty());
+  CHECK(plain.notes.empty());
 }

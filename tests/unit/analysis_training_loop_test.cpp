@@ -160,4 +160,8 @@ TEST_CASE(
   CHECK(bucket("bf16") == Bytes::of(20'000'000));
   CHECK(bucket("fp32") == Bytes::of(40'000'000));
   CHECK(bucket("tf32") == Bytes::of(40'000'000));
+  // fp8 trains over BF16 gradients (Transformer Engine casts to FP8 for the GEMMs only): 20 MB;
+  // fp64's gradients are 8-byte values: 80 MB. Both were 40 MB, as if FP32.
+  CHECK(bucket("fp8") == Bytes::of(20'000'000));
+  CHECK(bucket("fp64") == Bytes::of(80'000'000));
 }

@@ -190,9 +190,13 @@ TEST_CASE("kineto: --steps averages whole iterations with the same ops") {
   CHECK_FALSE(mentions(r.report.skipped, "not selected"));
   const auto one = import_kineto(data("single_gpu.json"), {.steps = 1});
   CHECK(r.profile.ops == one.profile.ops);  // every other kernel took the same time twice
-  CHECK(r.profile.optimizer_time(1) <= us(44.345) + Time::ps(2));
-  CHECK(r.profile.optimizer_time(1) >= us(44.345));
+  // Replayed as measured, to the ps: the floor of 44.345 us x 2^30 / 2,624,512 B = 18,142,451,314 ps
+  // a GiB replayed as 44,345,001 ps (ceil(rate x 2,099,200 B / 2^30) + ceil(rate x 525,312 B /
+  // 2^30), one up-rounded ps each), which the report printed as "44.345001 us".
+  CHECK(r.profile.optimizer_time(1) == us(44.345));
   const std::string text = workloads::describe_kineto_import(r);
+  CHECK(text.find("  optimizer                 44.345 us (SGD)\n") != std::string::npos);
+  CHECK(text.find("  one-GPU step              624.345 us (") != std::string::npos);
   CHECK(text.find("iterations: ProfilerStep#1, ProfilerStep#2 (averaged)") != std::string::npos);
 }
 

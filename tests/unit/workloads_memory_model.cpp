@@ -150,15 +150,22 @@ TEST_CASE("memory: parameters keep weights, gradients and optimizer state by pre
     // Under AMP the gradient bytes are FP16 (2 B a parameter): 4 Mi + 8 Mi = 12 Mi parameters.
     // Weights 24 MiB (FP16), dense gradients 8 MiB, master weights 12 Mi × 4 B = 48 MiB, Adam
     // 12 Mi × 2 × 4 B = 96 MiB; the activation peak 29 MiB: 24 + 8 + 48 + 96 + 29 = 205 MiB.
-    p.meta.precision = "amp";
-    const StepMemory m = model(p, pl, bare());
-    const MemoryBreakdown& b = m.ranks[0].peak;
-    CHECK(m.rule.mixed_precision);
-    CHECK(m.rule.bytes_per_parameter == 2);
-    CHECK(b[MemoryPart::Weights] == Bytes::mib(24));
-    CHECK(b[MemoryPart::MasterWeights] == Bytes::mib(48));
-    CHECK(b[MemoryPart::OptimizerState] == Bytes::mib(96));
-    CHECK(b.total() == Bytes::mib(205));
+    // fp8 the same: Transformer Engine keeps the parameters in BF16 and casts them to FP8 for each
+    // GEMM, the optimizer keeping FP32 masters and state. It was counted at 4 B a parameter before:
+    // 6 Mi parameters, Adam 48 MiB, no master weights, 109 MiB (half the state the run holds).
+    for (const char* precision : {"amp", "fp8"}) {
+      CAPTURE(precision);
+      p.meta.precision = precision;
+      const StepMemory m = model(p, pl, bare());
+      const MemoryBreakdown& b = m.ranks[0].peak;
+      CHECK(m.rule.mixed_precision);
+      CHECK(m.rule.bytes_per_parameter == 2);
+      CHECK(b[MemoryPart::Weights] == Bytes::mib(24));
+      CHECK(b[MemoryPart::Gradients] == Bytes::mib(8));
+      CHECK(b[MemoryPart::MasterWeights] == Bytes::mib(48));
+      CHECK(b[MemoryPart::OptimizerState] == Bytes::mib(96));
+      CHECK(b.total() == Bytes::mib(205));
+    }
   }
   SUBCASE("fp16 and bf16 profiles: the same rule as AMP (16-bit values over FP32 master weights)") {
     // scenarios/README.md's workload.precision: fp16 and bf16 keep FP32 master weights, and their
@@ -175,6 +182,24 @@ TEST_CASE("memory: parameters keep weights, gradients and optimizer state by pre
     }
     p.meta.precision = "tf32";  // FP32 storage: 4 B a parameter, no master copy
     CHECK(model(p, pl, bare()).ranks[0].peak[MemoryPart::MasterWeights] == Bytes());
+  }
+  SUBCASE("fp64: 8-byte weights and gradients, and Adam's two states in FP64 like the parameters") {
+    // The gradient bytes are 8 B a parameter: 24 MiB / 8 = 3 Mi parameters. Weights 24 MiB, dense
+    // gradients 8 MiB, Adam 3 Mi × 2 × 8 B = 48 MiB (PyTorch allocates the state like the parameter),
+    // no master copy; activations 29 MiB: 109 MiB. The rule said 4 B a parameter (6 Mi parameters)
+    // with 4-byte state, the same 48 MiB by two errors that cancel; apex's buckets, 10 M elements,
+    // read the wrong size from it (analysis_training_loop_test.cpp).
+    p.meta.precision = "fp64";
+    const StepMemory m = model(p, pl, bare());
+    const MemoryBreakdown& b = m.ranks[0].peak;
+    CHECK_FALSE(m.rule.mixed_precision);
+    CHECK(m.rule.bytes_per_parameter == 8);
+    CHECK(m.rule.state_bytes == 8);
+    CHECK(b[MemoryPart::Weights] == Bytes::mib(24));
+    CHECK(b[MemoryPart::Gradients] == Bytes::mib(8));
+    CHECK(b[MemoryPart::MasterWeights] == Bytes());
+    CHECK(b[MemoryPart::OptimizerState] == Bytes::mib(48));
+    CHECK(b.total() == Bytes::mib(109));
   }
 }
 

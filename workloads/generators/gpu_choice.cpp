@@ -24,26 +24,28 @@ BuiltinProfileOptions builtin_options(const GpuChoice& choice, std::string_view 
   return o;
 }
 
-std::optional<std::string> gpu_mismatch(const Profile& profile, std::string_view gpu_key) {
+std::optional<ProfileMismatch> gpu_mismatch(const Profile& profile, std::string_view gpu_key) {
   const Gpu& wanted = gpu_by_key(gpu_key);
   const Gpu* has = find_gpu(profile.meta.gpu);
   if (has != nullptr && has->chip == wanted.chip) return std::nullopt;
-  return "the profile's kernels are for the " + profile.meta.gpu + ", not the " + std::string(wanted.key) +
-         "; expected " +
-         (has != nullptr ? std::string(has->chip) + " (the profile's GPU) or auto" : std::string("auto")) +
-         " (another GPU needs a built-in network, workload.network)";
+  return ProfileMismatch{
+      "the profile's kernels are for the " + profile.meta.gpu + ", not the " + std::string(wanted.key),
+      (has != nullptr ? std::string(has->chip) + " (the profile's GPU) or auto" : std::string("auto")) +
+          " (another GPU needs a built-in network, workload.network)"};
 }
 
-std::optional<std::string> precision_mismatch(const Profile& profile, Precision precision) {
+std::optional<ProfileMismatch> precision_mismatch(const Profile& profile, Precision precision) {
   // A built-in network's file records its math (fp32 or amp): fp16 is amp, tf32 is fp32.
   const auto has = find_precision(profile.meta.precision);
   if (profile.meta.precision == precision_name(precision) ||
       (has && is_sixteen_bit(*has) == is_sixteen_bit(precision) && *has != Precision::Fp8 &&
        precision != Precision::Fp8))
     return std::nullopt;
-  return "the profile's kernels are in " + profile.meta.precision + ", not " +
-         std::string(precision_name(precision)) + "; expected " + profile.meta.precision +
-         " (the profile's) or no precision (another precision needs a built-in network, workload.network)";
+  return ProfileMismatch{
+      "the profile's kernels are in " + profile.meta.precision + ", not " +
+          std::string(precision_name(precision)),
+      profile.meta.precision +
+          " (the profile's) or no precision (another precision needs a built-in network, workload.network)"};
 }
 
 std::string kernel_times_note(const Profile& profile) {

@@ -28,11 +28,16 @@ std::vector<std::string> gpu_choice_names();
 std::string auto_gpu_key(std::string_view cluster_gpu);
 // The cost model a built-in network gets: the choice's GPU (or auto_gpu_key) and precision (or fp32).
 BuiltinProfileOptions builtin_options(const GpuChoice& choice, std::string_view cluster_gpu);
-// What is wrong when a profile file contradicts an explicit choice, nullopt when it agrees:
-// "the profile's kernels are for the V100-SXM2-16GB, not the h100; expected v100 (the profile's
-// GPU) or auto (...)".
-std::optional<std::string> gpu_mismatch(const Profile& profile, std::string_view gpu_key);
-std::optional<std::string> precision_mismatch(const Profile& profile, Precision precision);
+// What is wrong when a profile file contradicts an explicit choice, nullopt when it agrees, in the
+// two parts a located refusal writes as "problem; expected ..." at the key (a run's resolve and a
+// study's workload section both): problem "the profile's kernels are for the V100-SXM2-16GB, not the
+// h100", expected "v100 (the profile's GPU) or auto (...)".
+struct ProfileMismatch {
+  std::string problem;
+  std::string expected;
+};
+std::optional<ProfileMismatch> gpu_mismatch(const Profile& profile, std::string_view gpu_key);
+std::optional<ProfileMismatch> precision_mismatch(const Profile& profile, Precision precision);
 // How a profile's kernel times are known, for run summaries: "H100, amp: an ESTIMATE (...)",
 // "V100, fp32: calibrated on one V100", or "... as the profile file records them" for a file that
 // hybridsim did not generate. The GPU's short name when the facts table knows it, else its name.

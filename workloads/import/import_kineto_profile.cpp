@@ -13,6 +13,35 @@ namespace {
 
 constexpr std::int64_t kGiB = std::int64_t{1} << 30;
 
+// The optimizer rate (ps per GiB) nearest the measured one whose replay (Profile::optimizer_time:
+// one update per op with a gradient, each rounded up to a ps) takes exactly `measured`, where one
+// does. The floor of measured × GiB / parameter bytes replayed up to 1 ps per op over ("an
+// optimizer of 44.345001 us" for a measured 44.345 us, and the one-GPU step with it). The replay
+// only grows with the rate, so: the floor where it is exact; below a floor that replays over, the
+// largest rate that does not; above one that replays under (over a GiB of parameters), floor + 1,
+// whose replay's unrounded sum alone is past `measured`. The floor where none is exact.
+std::int64_t exact_rate(Profile& p, sim::Time measured, std::int64_t floor_rate) {
+  const auto replay = [&](std::int64_t rate) {
+    p.optimizer.time_per_gib = sim::Time::ps(rate);
+    return p.optimizer_time(1);
+  };
+  const sim::Time at_floor = replay(floor_rate);
+  if (at_floor == measured) return floor_rate;
+  std::int64_t candidate = floor_rate;
+  if (at_floor < measured) {
+    if (floor_rate < INT64_MAX) candidate = floor_rate + 1;
+  } else {
+    std::int64_t low = 0, high = floor_rate;  // replay(low) <= measured < replay(high)
+    if (replay(low) > measured) return floor_rate;
+    while (high - low > 1) {
+      const std::int64_t mid = low + (high - low) / 2;
+      (replay(mid) <= measured ? low : high) = mid;
+    }
+    candidate = low;
+  }
+  return replay(candidate) == measured ? candidate : floor_rate;
+}
+
 }  // namespace
 
 std::string network_name(const std::string& path) {
@@ -92,7 +121,7 @@ void set_optimizer(Profile& p, const ProfileInputs& in, std::vector<std::string>
   const sim::Time optimizer = mean_time(in.used.optimizer, in.used.n);
   const sim::Time optimizer_idle = mean_time(in.used.optimizer_idle, in.used.n);
   p.optimizer.name = in.ref.optimizer_name.empty() ? "measured" : in.ref.optimizer_name;
-  // Spread over the parameter bytes (ceil per op, so replay adds at most 1 ps per op with a gradient).
+  // Spread over the parameter bytes (ceil per op: the rate whose replay is the measured time).
   const sim::Bytes parameters = p.parameter_bytes();
   if (parameters.count() > 0) {
     const Wide per_gib = static_cast<Wide>(optimizer.ps()) * kGiB / parameters.count();
@@ -102,7 +131,8 @@ void set_optimizer(Profile& p, const ProfileInputs& in, std::vector<std::string>
           sim::format_time(optimizer) + " over " + sim::human_bytes(parameters) +
           " of parameters is more than 2^63 ps per GiB; expected an optimizer time a profile can "
           "hold per GiB of parameters (is the gradients' size right?)");
-    p.optimizer.time_per_gib = sim::Time::ps(static_cast<std::int64_t>(per_gib));
+    p.optimizer.time_per_gib =
+        sim::Time::ps(exact_rate(p, optimizer, static_cast<std::int64_t>(per_gib)));
     p.optimizer.idle_before = optimizer_idle;
   } else if (optimizer > sim::Time::zero() || optimizer_idle > sim::Time::zero()) {
     p.ops.front().backward.push_back({"optimizer", optimizer, optimizer_idle});

@@ -68,8 +68,8 @@ MemoryBreakdown persistent_parts(const Profile& profile, const MpPlacement& plac
   }
   b[MemoryPart::Weights] = sim::Bytes::of(weights);
   b[MemoryPart::Gradients] = sim::Bytes::of(dense);
-  b[MemoryPart::OptimizerState] = sim::Bytes::of(parameters * rule.optimizer_states * kFp32);
-  if (rule.mixed_precision) b[MemoryPart::MasterWeights] = sim::Bytes::of(parameters * kFp32);
+  b[MemoryPart::OptimizerState] = sim::Bytes::of(parameters * rule.optimizer_states * rule.state_bytes);
+  if (rule.mixed_precision) b[MemoryPart::MasterWeights] = sim::Bytes::of(parameters * rule.state_bytes);
   if (o.dp > 1 && o.gradient_copies) b[MemoryPart::GradientBuckets] = sim::Bytes::of(dense);
   if (o.dp > 1 && exchanges)
     b[MemoryPart::CommBuffers] =
@@ -218,9 +218,20 @@ ParameterRule parameter_rule(const Profile& profile) {
   // fp16 and bf16 profiles train as AMP does: 16-bit weights and gradients over FP32 master weights and
   // FP32 optimizer state (the convention workload.precision documents, scenarios/README.md; 2 + 2 + 12
   // bytes a parameter under Adam, ../shared/reference/transformers.md after ZeRO, Rajbhandari et al.).
-  r.mixed_precision =
-      precision == "amp" || precision == "mixed" || precision == "fp16" || precision == "bf16";
-  r.bytes_per_parameter = r.mixed_precision ? 2 : 4;
+  // fp8 trains as they do: FP8 is the GEMMs' input format only. Transformer Engine keeps the
+  // parameters in their higher-precision dtype (BF16 weights and gradients here) and casts them to
+  // FP8 for each GEMM, the optimizer updating FP32 master weights with FP32 state ("Using FP8 with
+  // Transformer Engine", docs.nvidia.com/deeplearning/transformer-engine/user-guide/examples/
+  // fp8_primer.html; Micikevicius et al., "FP8 Formats for Deep Learning", arXiv 2209.05433), the
+  // 2 + 2 + 12 bytes of transformer_memory's fp8 (value_bytes 2). The transient FP8 copies are not
+  // counted, as a transformer's are not.
+  r.mixed_precision = precision == "amp" || precision == "mixed" || precision == "fp16" ||
+                      precision == "bf16" || precision == "fp8";
+  // fp64 keeps everything in FP64: PyTorch's optimizers allocate their state like the parameter
+  // (torch.zeros_like), so each optimizer value is 8 bytes too, and there is no master copy.
+  const bool fp64 = precision == "fp64";
+  r.bytes_per_parameter = r.mixed_precision ? 2 : fp64 ? 8 : 4;
+  r.state_bytes = fp64 ? 8 : static_cast<int>(kFp32);
   const std::string name = normalized(profile.optimizer.name);
   if (name == "adam" || name == "adamw" || name == "lamb")
     r.optimizer_states = 2;

@@ -56,12 +56,14 @@ struct MemoryBreakdown {
 
 // What the precision and the optimizer keep, per parameter (the rule of model_step_memory).
 struct ParameterRule {
-  bool mixed_precision = false;   // metadata.precision amp, mixed, fp16 or bf16
-  int bytes_per_parameter = 4;    // of weights and gradients: 4 (FP32, TF32), 2 (16-bit, mixed precision)
-  int optimizer_states = 0;       // FP32 values per parameter
+  bool mixed_precision = false;   // FP32 master weights: metadata.precision amp, mixed, fp16, bf16 or fp8
+  int bytes_per_parameter = 4;    // of weights and gradients: 4 (FP32, TF32), 2 (16-bit, fp8), 8 (FP64)
+  int optimizer_states = 0;       // optimizer values per parameter
+  int state_bytes = 4;            // of each optimizer value and master weight: FP32, FP64's own 8
   bool optimizer_known = true;    // false: an optimizer name the rule does not know (counted as 0)
 };
-// By metadata.precision ("amp", "mixed", "fp16", "bf16": mixed precision; anything else FP32) and
+// By metadata.precision (amp, mixed, fp16, bf16, fp8: mixed precision, 2-byte weights and gradients;
+// fp64: 8 bytes for weights, gradients and optimizer values; fp32, tf32, unknown: 4) and
 // optimizer.name (case, '-', '_' and spaces ignored): sgd-momentum, sgd, momentum, nesterov, lars, adagrad,
 // rmsprop → 1; adam, adamw, lamb → 2.
 ParameterRule parameter_rule(const Profile& profile);

@@ -31,8 +31,9 @@ constexpr yaml::FieldSpec kFields[] = {
      .kind = K::Choice,
      .required = true,
      .choices = "fp32|tf32|fp16|bf16|amp|mixed|fp8|fp64|unknown",
-     .help = "The precision the durations were measured in: fp16, bf16, amp and mixed train as AMP does "
-             "(16-bit weights and gradients, FP32 master weights), the others count 4 bytes a parameter."},
+     .help = "The precision the durations were measured in: fp16, bf16, amp, mixed and fp8 (FP8 GEMMs over "
+             "BF16 parameters) train as AMP does (2-byte weights and gradients, FP32 master weights and "
+             "optimizer state); fp64 counts 8 bytes a parameter and an optimizer value, the others 4."},
     {.path = "metadata.batch_per_gpu",
      .kind = K::Integer,
      .required = true,

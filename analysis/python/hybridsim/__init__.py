@@ -470,15 +470,48 @@ class Rows(list):
         self.attrs = attrs
 
 
+# results.csv's columns of text, and of numbers with a fractional part, for those whose fields can all
+# be empty (a sweep of 2017 networks: tp to zero; no training model: epochs to extrapolated; every
+# point simulated: not_simulated), where the fields cannot tell (analysis/sweep/sweep_table.cpp).
+_TEXT_COLUMNS = frozenset({"label", "unit", "extrapolated", "fits_memory", "whole_model_fits", "not_simulated"})
+_REAL_COLUMNS = frozenset({"epochs", "time_to_train_hours"})
+_WHOLE = re.compile(r"[+-]?[0-9]+")
+
+
+def _typed_columns(frame, pandas):
+    """Gives the columns with empty fields the type of their other fields: read with
+    keep_default_na=False (so that text such as "NA" or "null" stays text), a column with one empty
+    field was text throughout, and a sweep's step_time_ms or tp could not be summed or compared. Whole
+    numbers become pandas' nullable Int64 (empty: <NA>), other numbers float64 (empty: NaN); text with
+    empty fields stays text ("")."""
+    for column in frame.columns:
+        values = frame[column]
+        if values.dtype != object or column in _TEXT_COLUMNS:
+            continue
+        empty = values == ""
+        if not empty.any():
+            continue  # text in every field: pandas has typed numbers already
+        filled = values[~empty]
+        if pandas.to_numeric(filled, errors="coerce").isna().any():
+            continue  # text, some fields empty
+        if column not in _REAL_COLUMNS and all(_WHOLE.fullmatch(v) for v in filled):
+            frame[column] = pandas.array([pandas.NA if e else int(v) for v, e in zip(values, empty)],
+                                         dtype="Int64")
+        else:
+            frame[column] = pandas.to_numeric(values.mask(empty, None), errors="raise").astype("float64")
+    return frame
+
+
 def _table(csv_text: str, **attrs):
-    """A pandas DataFrame of a CSV text (a Rows list of dicts where pandas is absent); the text itself
-    and `attrs` ride along in `.attrs`."""
+    """A pandas DataFrame of a CSV text (a Rows list of dicts where pandas is absent, every field its
+    text); the text itself and `attrs` ride along in `.attrs`. Empty fields are missing numbers in a
+    numeric column (_typed_columns), "" in a text one."""
     try:
         import pandas
     except ImportError:
         import csv
         return Rows(csv.DictReader(io.StringIO(csv_text)), dict(attrs, csv=csv_text))
-    frame = pandas.read_csv(io.StringIO(csv_text), keep_default_na=False)
+    frame = _typed_columns(pandas.read_csv(io.StringIO(csv_text), keep_default_na=False), pandas)
     frame.attrs.update(attrs, csv=csv_text)
     return frame
 
