@@ -117,8 +117,9 @@ class TreeCollective final : public Collective {
     std::uint8_t mix = 0;  // into kind_mixes_
   };
   // One rank in one channel: all an arrival at it or from it reads and writes, in one 64-byte line
-  // (an up arrival reads the sender's and the parent's, a down one the parent's and the receiver's;
-  // with the rank's state apart, a RankProgress each, and nodes across lines, it read four to six).
+  // (an up arrival reads the parent's alone, its tag naming the sender's child slot; a down one the
+  // parent's and the receiver's; with the rank's state apart, a RankProgress each, and nodes across
+  // lines, it read four to six).
   // The rank's own progress is kept here per channel: its messages left, its finish so far, and its
   // join (RankProgress holds what is rare: the early arrivals, whether it is done).
   struct alignas(64) Node {
