@@ -329,8 +329,8 @@ CollectiveSizes collective_sizes(const CollectiveSweepOptions& options) {
   const std::string one_float = "one 4 B float for each of the " + std::to_string(gpus) +
                                 " GPUs of an all-to-all (" + sim::format_bytes(sim::Bytes::of(unit)) + ")";
   if (options.max_bytes.count() < unit)
-    throw InputError(max + " is under " + one_float + ", less than one element to each; expected " + n.max_bytes +
-                     " of at least " + sim::format_bytes(sim::Bytes::of(unit)));
+    throw InputError(max + " is under " + one_float + ", less than one element to each; expected " +
+                     n.max_bytes + " of at least " + sim::format_bytes(sim::Bytes::of(unit)));
   std::vector<sim::Bytes> kept;
   std::size_t under = 0, rounded = 0;
   for (const sim::Bytes s : sizes) {

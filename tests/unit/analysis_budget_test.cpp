@@ -83,9 +83,10 @@ TEST_CASE("budget: a refusal quotes what the step takes if its fold is given up,
   // folded attempt's given up (analysis/step/fold_forecast.h), and a cap at the cap it quotes runs it.
   CHECK_THROWS_AS(run_mixtral_trees("simulation.max_events=293424"), InputError);  // not enough
   const Refusal r = refusal_at("simulation.max_events=2000");
-  CHECK(r.what.ends_with("the step would simulate about 1.1e6 events (under a second at 5e6 events/s), over "
-                         "the limit simulation.max_events = 2000; raise it to 1100000 or more (--max-events N "
-                         "or simulation.max_events, 0 = no limit)"));
+  CHECK(
+      r.what.ends_with("the step would simulate about 1.1e6 events (under a second at 5e6 events/s), over "
+                       "the limit simulation.max_events = 2000; raise it to 1100000 or more (--max-events N "
+                       "or simulation.max_events, 0 = no limit)"));
   CHECK(r.quoted == "1100000");
   CHECK(run_mixtral_trees("simulation.max_events=" + r.quoted).step.events == 1081008);
 }

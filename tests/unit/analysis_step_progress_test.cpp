@@ -424,7 +424,7 @@ TEST_CASE("progress: after a way of simulating the step is given up, the lines c
   for (const auto& line : told.lines) CHECK(line.events <= given_up + r.events);
 }
 
-TEST_CASE("progress: a run's lines count against the step's estimate, the one a sweep checks, and say its way") {
+TEST_CASE("progress: a run's lines count against estimate_step's figure, as a sweep's, and name its way") {
   // Issue 31 item 3: Mixtral 8x7B ep 8 on 2 DGX H100 with trees. Its folded first attempt is given up
   // (the experts' all-to-alls cross a folded tree) and every GPU runs, 1,081,008 events. `run`'s
   // lines and refusal quoted that first attempt's own estimate (293,424), a one-point sweep
