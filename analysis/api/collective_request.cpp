@@ -98,15 +98,20 @@ CollectiveReport collective(const CollectiveRequest& request) {
   CollectiveReport report{.rows = analysis::run_collective_sweep(topo, o)};
   workloads::CommPlanner planner(topo, o.comm);
   const std::size_t used_channels = planner.ring_channels(o.gpus).size();
-  report.title = std::string(sim::collective_op_name(o.op)) + " over " + std::to_string(o.gpus.size()) +
-                 " GPUs of " + topo.name() + ", " + std::string(workloads::algorithm_name(o.comm.algorithm)) +
-                 "/" + workloads::protocol_option_name(o.comm.protocol) + ", " +
-                 std::to_string(used_channels) + " channels, " +
-                 sim::format_bytes(o.collective.message_size) + " messages";
+  // An all-to-all runs as direct sends on no channel: its title said "auto/auto, 6 channels".
+  const bool direct = o.op == sim::CollectiveOp::AllToAll;
+  report.title =
+      std::string(sim::collective_op_name(o.op)) + " over " + std::to_string(o.gpus.size()) + " GPUs of " +
+      topo.name() + ", " +
+      (direct ? std::string("point-to-point") : std::string(workloads::algorithm_name(o.comm.algorithm))) +
+      "/" + workloads::protocol_option_name(o.comm.protocol) + ", " +
+      (direct ? std::string() : std::to_string(used_channels) + " channels, ") +
+      sim::format_bytes(o.collective.message_size) + " messages";
   // "--message-size 1 GiB" over sizes up to 256 MiB showed "1 GiB messages" in the title, as if some
   // message were that large: no chunk is cut at all, and the title says so.
   if (o.collective.message_size > o.max_bytes)
     report.title += " (above the largest size, " + sim::format_bytes(o.max_bytes) + ": no chunk is cut)";
+  if (const std::string note = analysis::collective_sizes(o).note; !note.empty()) report.title += "; " + note;
   return report;
 }
 

@@ -29,7 +29,10 @@ class ProgressLines final : public analysis::SimulationProgress {
       const double at_rate = static_cast<double>(r.estimated_events) / sim::kEventsPerSecond;
       std::cerr << "  simulating " << r.what << ": starting, about "
                 << analysis::format_fixed(static_cast<double>(r.estimated_events) / 1e6, 1)
-                << " M events estimated (about " << analysis::wall_text(at_rate) << " at "
+                << " M events estimated"
+                << (r.estimate_way.empty() ? std::string()
+                                           : " for the step, " + std::string(r.estimate_way) + ",")
+                << " (about " << analysis::wall_text(at_rate) << " at "
                 << analysis::format_fixed(sim::kEventsPerSecond / 1e6, 0) << " M events/s), "
                 << analysis::wall_text(r.wall_seconds) << " so far" << std::endl;
       return;
@@ -40,13 +43,16 @@ class ProgressLines final : public analysis::SimulationProgress {
       return;
     }
     std::string events = analysis::format_fixed(static_cast<double>(r.events) / 1e6, 1) + " M";
+    // Which way the estimate counts, where it is the step's (StepEstimate::way), not this attempt's.
+    const std::string way = r.estimate_way.empty() ? "" : ", " + std::string(r.estimate_way);
     if (r.estimated_events > r.events)
       events += " of about " + analysis::format_fixed(static_cast<double>(r.estimated_events) / 1e6, 1) +
-                " M events (" + std::to_string(r.events * 100 / r.estimated_events) + "%)";
+                " M events estimated" + way + " (" + std::to_string(r.events * 100 / r.estimated_events) +
+                "%)";
     else if (r.estimated_events > 0 && r.events > r.estimated_events)
       events += " events, past the estimate of about " +
-                analysis::format_fixed(static_cast<double>(r.estimated_events) / 1e6, 1) +
-                " M (taken as twice what is done)";
+                analysis::format_fixed(static_cast<double>(r.estimated_events) / 1e6, 1) + " M" + way +
+                " (taken as twice what is done)";
     else
       events += " events";
     std::cerr << "  simulating " << r.what << ": "

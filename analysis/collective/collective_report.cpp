@@ -16,8 +16,10 @@ std::string pad(const std::string& s, std::size_t width) {
   return s.size() >= width ? s : std::string(width - s.size(), ' ') + s;
 }
 
-std::string algorithm(const CollectiveSweepRow& r) {
-  return std::string(workloads::algorithm_name(r.algorithm));
+std::string algorithm(const CollectiveSweepRow& r) { return row_algorithm_name(r); }
+// An all-to-all's direct sends use no channel: "-" in the table (0 in the CSV and JSON).
+std::string channels(const CollectiveSweepRow& r) {
+  return r.op == sim::CollectiveOp::AllToAll ? "-" : std::to_string(r.channels);
 }
 std::string protocol(const CollectiveSweepRow& r) { return std::string(sim::protocol_name(r.protocol)); }
 // NCCL's model of the row's algorithm × protocol as nccl-tests would report it: busbw of its time.
@@ -70,19 +72,18 @@ std::string simulation_note(const std::vector<CollectiveSweepRow>& rows) {
 
 std::string collective_table(const std::vector<CollectiveSweepRow>& rows, const std::string& title) {
   std::string out = "# hybridsim collective: " + title + "\n#\n";
-  out += "#" + pad("size", 13) + pad("count", 13) + pad("type", 7) + pad("time", 12) +
-         pad("algbw", 9) + pad("busbw", 9) + pad("messages", 11) + pad("algo", 14) +
-         pad("proto", 7) + pad("ch", 4) + pad("nccl", 9) + "\n";
-  out += "#" + pad("(B)", 13) + pad("(elements)", 13) + pad("", 7) + pad("(us)", 12) +
-         pad("(GB/s)", 9) + pad("(GB/s)", 9) + pad("", 11) + pad("", 14) + pad("", 7) + pad("", 4) +
-         pad("(GB/s)", 9) + "\n";
+  out += "#" + pad("size", 13) + pad("count", 13) + pad("type", 7) + pad("time", 12) + pad("algbw", 9) +
+         pad("busbw", 9) + pad("messages", 11) + pad("algo", 16) + pad("proto", 7) + pad("ch", 4) +
+         pad("nccl", 9) + "\n";
+  out += "#" + pad("(B)", 13) + pad("(elements)", 13) + pad("", 7) + pad("(us)", 12) + pad("(GB/s)", 9) +
+         pad("(GB/s)", 9) + pad("", 11) + pad("", 16) + pad("", 7) + pad("", 4) + pad("(GB/s)", 9) + "\n";
   for (const auto& r : rows) {
     out += " " + pad(std::to_string(r.size.count()), 13) + pad(std::to_string(r.count), 13) +
            pad("float", 7) + pad(format_fixed(r.time.to_us(), 2), 12) +
            pad(format_fixed(r.algbw_gb_per_s, 2), 9) + pad(format_fixed(r.busbw_gb_per_s, 2), 9) +
-           pad(std::to_string(r.messages), 11) + pad(algorithm(r), 14) + pad(protocol(r), 7) +
-           pad(std::to_string(r.channels), 4) +
-           pad(r.nccl ? format_fixed(model_busbw(r, row_bus_factor(r)), 2) : "-", 9) + "\n";
+           pad(std::to_string(r.messages), 11) + pad(algorithm(r), 16) + pad(protocol(r), 7) +
+           pad(channels(r), 4) + pad(r.nccl ? format_fixed(model_busbw(r, row_bus_factor(r)), 2) : "-", 9) +
+           "\n";
   }
   if (!rows.empty()) {
     double sum = 0;

@@ -215,9 +215,12 @@ CollectiveSweepRow run_one_with(workloads::CommPlanner& planner, const topology:
                                 SimulationProgress* ticks = nullptr) {
   workloads::CollectivePlan plan = planner.plan(spec_of(options, size));
   CollectiveSweepRow row;
+  row.op = options.op;
   row.algorithm = plan.algorithm;
   row.protocol = plan.protocol;
-  row.channels = plan.channels;
+  // An all-to-all's plan keeps the ring count for the SMs its copies take in a step; its sends
+  // use no channel (check_algorithm refuses --channels for it).
+  row.channels = plan.pairs != nullptr ? 0 : plan.channels;
   row.nccl = plan.nccl;
   sim::CollectiveConfig config = options.collective;
   for (;;) {
@@ -270,10 +273,7 @@ void fill_row(CollectiveSweepRow& row, const sim::Collective& coll, sim::Bytes s
   row.path = coll.simulation_path();
 }
 
-std::vector<CollectiveSweepRow> run_collective_sweep(const topology::Topology& topology,
-                                                     const CollectiveSweepOptions& options) {
-  if (options.gpus.size() < 2) throw InputError("a collective needs at least 2 GPUs");
-  check_algorithm(topology, options);
+CollectiveSizes collective_sizes(const CollectiveSweepOptions& options) {
   const CollectiveOptionNames& n = options.names;
   const std::string min = n.said(n.min_bytes, sim::format_bytes(options.min_bytes));
   const std::string max = n.said(n.max_bytes, sim::format_bytes(options.max_bytes));
@@ -297,11 +297,9 @@ std::vector<CollectiveSweepRow> run_collective_sweep(const topology::Topology& t
   for (const auto& [option, bytes] : given)
     if (const std::string why = not_whole_floats(bytes); !why.empty())
       throw InputError(n.said(*option, sim::format_bytes(bytes)) + why);
-  if (options.comm.channels && (*options.comm.channels < 1 || *options.comm.channels > kMaxChannels))
-    throw InputError(n.said_number(n.channels, std::to_string(*options.comm.channels)) +
-                     ": expected 0 (as NCCL would) or 1 to " + std::to_string(kMaxChannels));
   // The sizes, counted before any runs: a step factor barely above 1 asks for millions of rows.
-  std::vector<sim::Bytes> sizes;
+  CollectiveSizes out;
+  std::vector<sim::Bytes>& sizes = out.sizes;
   double size = static_cast<double>(options.min_bytes.count());
   while (size <= static_cast<double>(options.max_bytes.count()) * (1 + 1e-12)) {
     if (sizes.size() == kMaxCollectiveRows)
@@ -323,6 +321,52 @@ std::vector<CollectiveSweepRow> run_collective_sweep(const topology::Topology& t
                      format_number(static_cast<double>(options.max_bytes.count()) /
                                    static_cast<double>(options.min_bytes.count())) +
                      ", or " + n.min_bytes + " = " + n.max_bytes + " for one size");
+  if (options.op != sim::CollectiveOp::AllToAll || options.gpus.empty()) return out;
+  // An all-to-all sends each GPU size / n (sim/collectives/all_to_all.h): in whole floats, as
+  // nccl-tests' count per peer, a size is a multiple of n × 4 B, and under it nothing is sent.
+  const auto gpus = static_cast<std::int64_t>(options.gpus.size());
+  const std::int64_t unit = gpus * kElementBytes;
+  const std::string one_float = "one 4 B float for each of the " + std::to_string(gpus) +
+                                " GPUs of an all-to-all (" + sim::format_bytes(sim::Bytes::of(unit)) + ")";
+  if (options.max_bytes.count() < unit)
+    throw InputError(max + " is under " + one_float + ", less than one element to each; expected " +
+                     n.max_bytes + " of at least " + sim::format_bytes(sim::Bytes::of(unit)));
+  std::vector<sim::Bytes> kept;
+  std::size_t under = 0, rounded = 0;
+  for (const sim::Bytes s : sizes) {
+    const sim::Bytes whole = sim::Bytes::of(s.count() / unit * unit);
+    if (whole.count() == 0) {
+      ++under;
+      continue;
+    }
+    if (whole != s) ++rounded;
+    if (kept.empty() || kept.back() != whole) kept.push_back(whole);  // two sizes that round alike run once
+  }
+  if (under > 0)
+    out.note = std::to_string(under) + " size" + (under == 1 ? "" : "s") + " from " +
+               sim::format_bytes(sizes.front()) + " left out, under " + one_float;
+  if (rounded > 0)
+    out.note += std::string(out.note.empty() ? "" : "; ") + std::to_string(rounded) + " size" +
+                (rounded == 1 ? "" : "s") + " rounded down to a multiple of " +
+                sim::format_bytes(sim::Bytes::of(unit)) + " (whole floats for each GPU, as nccl-tests)";
+  sizes = std::move(kept);
+  return out;
+}
+
+std::string row_algorithm_name(const CollectiveSweepRow& row) {
+  if (row.op == sim::CollectiveOp::AllToAll) return "point-to-point";
+  return std::string(workloads::algorithm_name(row.algorithm));
+}
+
+std::vector<CollectiveSweepRow> run_collective_sweep(const topology::Topology& topology,
+                                                     const CollectiveSweepOptions& options) {
+  if (options.gpus.size() < 2) throw InputError("a collective needs at least 2 GPUs");
+  check_algorithm(topology, options);
+  const CollectiveOptionNames& n = options.names;
+  if (options.comm.channels && (*options.comm.channels < 1 || *options.comm.channels > kMaxChannels))
+    throw InputError(n.said_number(n.channels, std::to_string(*options.comm.channels)) +
+                     ": expected 0 (as NCCL would) or 1 to " + std::to_string(kMaxChannels));
+  const std::vector<sim::Bytes> sizes = collective_sizes(options).sizes;
   // Every size's cost before the first runs: none fails after others took minutes.
   // One planner for all: it keeps the rings and trees it found for these GPUs.
   workloads::CommPlanner planner(topology, options.comm);

@@ -76,7 +76,10 @@ struct CollectiveSweepRow {
   std::uint64_t events = 0;  // its queue's and those of a folded ring's own model (private_events)
   std::array<sim::Bytes, sim::kLinkKindCount> bytes_by_link_kind{};
   // What ran (NCCL's choice under --algorithm/--protocol auto): ring, tree or hierarchical; LL,
-  // LL128, Simple or ideal; and its channels.
+  // LL128, Simple or ideal; and its channels. An all-to-all (`op`) runs as direct sends between
+  // every pair, on no ring or channel: its rows say "point-to-point" and 0 channels (they said
+  // "ring" and NCCL's ring count).
+  sim::CollectiveOp op = sim::CollectiveOp::AllReduce;
   workloads::AllReduceAlgorithm algorithm = workloads::AllReduceAlgorithm::Ring;
   sim::Protocol protocol = sim::Protocol::Ideal;
   int channels = 0;
@@ -107,6 +110,18 @@ std::vector<CollectiveSweepRow> run_collective_sweep(const topology::Topology& t
 // " is not a whole number of 4 B floats ...; expected a multiple of 4 B, such as 4 B".
 std::string too_few_gpus(std::size_t gpus, bool listed, const CollectiveOptionNames& names);
 std::string not_whole_floats(sim::Bytes size);
+// The sizes a sweep runs (min, min·f, ... up to max, in whole floats) and, for an all-to-all, what
+// became of them: each rank's buffer is one part a GPU of whole floats (nccl-tests' count per peer,
+// count / n), so a size rounds down to a multiple of n × 4 B, and one under n × 4 B has less than
+// one element for each (it ran as parts of 0 to 3 B, 0 B in 0 us): left out, and `note` says so.
+// Throws InputError where the range, the factor or (for an all-to-all) every size is refused.
+struct CollectiveSizes {
+  std::vector<sim::Bytes> sizes;
+  std::string note;  // "" where every size ran as asked
+};
+CollectiveSizes collective_sizes(const CollectiveSweepOptions& options);
+// "point-to-point" for an all-to-all's row, else the algorithm that ran ("ring", "tree", ...).
+std::string row_algorithm_name(const CollectiveSweepRow& row);
 // One collective of one size (the building block; also used by tests); throws InputError for
 // the tree or hierarchical algorithm with any op but all-reduce.
 CollectiveSweepRow run_one_collective(const topology::Topology& topology,

@@ -13,6 +13,7 @@
 #include "analysis/study/study_report.h"
 #include "sim/budget.h"
 #include "topology/preset_registry.h"
+#include "workloads/program/strategy_label.h"
 
 namespace hybridsim::analysis {
 namespace {
@@ -38,7 +39,7 @@ std::string budget_text(const LlmPlanRequest& q) {
 void print_header(const LlmPlanResult& r, std::ostream& out) {
   const LlmPlanRequest& q = r.request;
   const auto seq = q.setting.model.sequence;
-  out << "plan: " << r.model << " on " << r.gpus << " GPUs of " << q.cluster.preset
+  out << "plan: " << r.model << " on " << workloads::gpus_text(r.gpus) << " of " << q.cluster.preset
       << " machines (InfiniBand " << sim::format_bandwidth(topology::ib_bandwidth_of(q.cluster))
       << "), global batch " << format_count(q.global_batch) << " sequences ("
       << format_count(q.global_batch * seq) << " tokens)\n";

@@ -11,6 +11,7 @@
 #include "scenarios/loader/scenario.h"
 #include "sim/budget.h"
 #include "sim/error.h"
+#include "workloads/program/strategy_label.h"
 
 namespace hybridsim::analysis {
 namespace {
@@ -27,7 +28,7 @@ std::string memory_text(const LlmMemory& m) {
 
 // Nothing fits: the layout needing the least memory, what it needs, and the options to change.
 [[noreturn]] void refuse_nothing_fits(const LlmPlanRequest& r, std::size_t enumerated) {
-  const std::string what = r.model + " on " + std::to_string(r.gpus) + " GPUs";
+  const std::string what = r.model + " on " + workloads::gpus_text(r.gpus);
   if (enumerated == 0)
     throw LlmPlanRefused(
         LlmPlanRefusal::NoLayout,

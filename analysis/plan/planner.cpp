@@ -9,12 +9,13 @@
 #include "analysis/step/memory_report.h"
 #include "analysis/study/study_config.h"
 #include "analysis/study/study_report.h"
-#include "topology/preset_registry.h"
 #include "sim/error.h"
+#include "topology/preset_registry.h"
 #include "workloads/generators/gpu_choice.h"
 #include "workloads/generators/profile_gen.h"
 #include "workloads/gpu/gpu.h"
 #include "workloads/profile/profile_io.h"
+#include "workloads/program/strategy_label.h"
 
 namespace hybridsim::analysis {
 namespace {
@@ -255,7 +256,7 @@ void explain_winners(std::vector<PlanCandidate>& ranked, PlanObjective objective
 // candidate needs and the option to change; or every candidate failed) instead of printing an empty table.
 [[noreturn]] void refuse_empty_ranking(const PlanRequest& request, const PlanResult& result,
                                        std::size_t placements_skipped) {
-  const std::string what = request.model + " on " + std::to_string(request.gpus) + " GPUs";
+  const std::string what = request.model + " on " + workloads::gpus_text(request.gpus);
   if (!result.unfit.empty()) {
     const PlanResult::Unfit& first = result.unfit.front();
     throw InputError("none of the " + std::to_string(result.unfit.size()) + " configurations of " + what +
@@ -333,7 +334,7 @@ PlanResult plan(const PlanRequest& request, StepCache* cache) {
 }
 
 void print_plan(const PlanResult& r, std::ostream& out, int top) {
-  out << "plan: " << r.model << " on " << r.gpus << " GPUs of " << r.cluster.preset
+  out << "plan: " << r.model << " on " << workloads::gpus_text(r.gpus) << " of " << r.cluster.preset
       << " machines (InfiniBand " << sim::format_bandwidth(topology::ib_bandwidth_of(r.cluster))
       << "), objective " << objective_name(r.objective);
   if (r.curve) out << ", curve " << r.curve->network << "/" << r.curve->variant;
@@ -341,9 +342,11 @@ void print_plan(const PlanResult& r, std::ostream& out, int top) {
   out << "\nGPU memory " << (r.memory ? workloads::format_gib(r.memory->bytes) + " (" + r.memory->source + ")"
                                       : std::string("unknown: every configuration counted as fitting"));
   if (!r.kernel_times.empty()) out << "\nGPU, precision " << r.kernel_times;
-  out << "\n" << r.ranked.size() << " configurations ranked (mp in";
+  out << "\n"
+      << r.ranked.size() << (r.ranked.size() == 1 ? " configuration" : " configurations") << " ranked (mp in";
   for (const int m : r.mp_searched) out << " " << m;
-  out << "; " << r.simulated << " steps simulated); " << r.skipped.size() + r.as_ring.size() << " left out";
+  out << "; " << r.simulated << (r.simulated == 1 ? " step" : " steps") << " simulated); "
+      << r.skipped.size() + r.as_ring.size() << " left out";
   if (!r.unfit.empty())
     out << "; " << r.unfit.size()
         << (r.show_unfit ? " do not fit in memory (ranked last, marked !)"

@@ -8,6 +8,7 @@
 #include "analysis/output/text_table.h"
 #include "sim/error.h"
 #include "topology/rings.h"
+#include "workloads/program/strategy_label.h"
 
 namespace hybridsim::analysis {
 namespace {
@@ -119,8 +120,8 @@ void print_route(const Topology& t, int a, int b, std::ostream& out) {
 // The rings a collective over all GPUs would use, one line per channel.
 void print_rings(const Topology& t, bool pcie_only, std::ostream& out) {
   const auto plan = topology::find_rings(t, t.gpus(), {.pcie_only = pcie_only});
-  out << "rings over all " << t.gpus().size() << " GPUs" << (pcie_only ? " (PCIe only)" : "")
-      << ": " << plan.saturating_channels << " channels\n";
+  out << "rings over all " << workloads::gpus_text(static_cast<std::int64_t>(t.gpus().size()))
+      << (pcie_only ? " (PCIe only)" : "") << ": " << plan.saturating_channels << " channels\n";
   for (std::size_t c = 0; c < plan.rings.size(); ++c) {
     sim::Bandwidth slowest = t.route_bandwidth(plan.routes[c].front());
     for (const auto& r : plan.routes[c])
@@ -138,9 +139,9 @@ void print_rings(const Topology& t, bool pcie_only, std::ostream& out) {
 
 std::string topology_report(const Topology& t, const TopologyReportOptions& options) {
   std::ostringstream out;
-  out << "topology " << t.name() << ": " << t.gpus().size() << " GPUs on " << t.node_count()
-      << (t.node_count() == 1 ? " machine, " : " machines, ") << t.device_count() << " devices, "
-      << t.links().size() << " directed links\n\n";
+  out << "topology " << t.name() << ": " << workloads::gpus_text(static_cast<std::int64_t>(t.gpus().size()))
+      << " on " << t.node_count() << (t.node_count() == 1 ? " machine, " : " machines, ") << t.device_count()
+      << " devices, " << t.links().size() << " directed links\n\n";
   print_devices(t, out);
   out << "\n";
   print_links(t, out);

@@ -197,8 +197,9 @@ ScenarioRun run_scenario_unchecked(const scenarios::ResolvedScenario& resolved,
     run.step = simulate_steps(setup, std::nullopt, options.progress);
   }
   // A transformer's memory is its own model's (Korthikanti et al., TP and ZeRO divisions).
-  run.memory = resolved.transformer ? resolved.transformer->memory
-                                    : workloads::model_step_memory(resolved.profile, resolved);
+  run.memory = resolved.transformer
+                   ? resolved.transformer->memory
+                   : workloads::model_step_memory(resolved.profile, resolved, resolved.topology);
   if (resolved.transformer) {
     run.memory_rule = resolved.transformer->memory_rule;
     run.model_slice = resolved.transformer->slice;

@@ -501,7 +501,8 @@ StepResult simulate_once(const StepSetup& setup, const workloads::StepProgram& p
   if (!fold.empty()) executor.set_fold(fold.fold);
   executor.start();
   try {
-    ticks.set_expected(estimate.events());
+    ticks.set_expected(observers.expected_events > 0 ? observers.expected_events : estimate.events(),
+                       observers.expected_way);  // the step's (StepObservers), else this attempt's
     ticks.set_given_up(given_up);
     ticks.run();
   } catch (sim::BudgetExceeded& over) {  // a fallback's charge: in the words of the user's cap

@@ -87,6 +87,7 @@ StepEstimate either_way(const StepEstimate& folded, const StepEstimate& every_gp
   out.full_events = std::max(folded.full_events, every_gpu.full_events);
   out.full_memory = std::max(folded.full_memory, every_gpu.full_memory);
   out.full_in_flight = std::max(folded.full_in_flight, every_gpu.full_in_flight);
+  out.way = "folded or every GPU simulated";
   return out;
 }
 
@@ -94,10 +95,15 @@ StepEstimate either_way(const StepEstimate& folded, const StepEstimate& every_gp
 // another party is expected to cross one of its folded collectives (CrossingForecast).
 StepEstimate every_gpu_estimate(const StepSetup& setup, const workloads::StepProgram& program,
                                 SimulationProgress* progress) {
-  if (std::optional<StepEstimate> e = estimate_once(setup, program, {}, Embed::On, progress)) return *e;
+  if (std::optional<StepEstimate> e = estimate_once(setup, program, {}, Embed::On, progress)) {
+    e->way = "every GPU simulated";
+    return *e;
+  }
   StepSetup full = setup;
   full.collective.fast_path = sim::FastPath::Off;
-  return *estimate_once(full, program, {}, Embed::Off, progress);
+  StepEstimate e = *estimate_once(full, program, {}, Embed::Off, progress);
+  e.way = "every GPU and collective simulated in full";
+  return e;
 }
 
 }  // namespace
@@ -128,8 +134,9 @@ StepEstimate estimate_program(const StepSetup& setup, const workloads::StepProgr
       if (fold_p2p_shadows_exact(program, *setup.topology, setup.comm, fold, progress ? &ticks : nullptr))
         break;
       Attempt refused;
-      if (const std::optional<StepEstimate> e =
+      if (std::optional<StepEstimate> e =
               estimate_once(setup, program, fold, Embed::On, progress, &refused)) {
+        e->way = "folded onto representative GPUs";
         if (!refused.embed_bounded) return *e;
         // Past its bound, the run tries the fold again without embedding; where that is refused up
         // front (a ring they share cannot fold alone: two of its edges on one NVSwitch link), every GPU.

@@ -50,6 +50,10 @@ struct StepEstimate {
   // embeds or falls back to full as it starts, summed over those that can have messages in flight
   // together. What memory() counts, and what a fallback is checked against (sim/budget.h).
   std::uint64_t in_flight = 0;
+  // Which of the ladder's ways it counts (estimate_program): "folded onto representative GPUs",
+  // "every GPU simulated", "every GPU and collective simulated in full", or "folded or every GPU
+  // simulated" (the geometric mean of two where the plan cannot tell which holds). Progress lines say it.
+  std::string_view way = {};
   std::uint64_t events() const { return task_events + collective_events.total(); }
   // What a cap must reach for the step to pass whichever way it runs.
   std::uint64_t most_events() const { return std::max(events(), full_events); }

@@ -13,7 +13,7 @@ std::string eta_text(double eta_seconds) {
 }
 
 void SimulationProgress::tick(std::string_view what, sim::Time simulated, std::uint64_t events,
-                              std::uint64_t estimated_events) {
+                              std::uint64_t estimated_events, std::string_view estimate_way) {
   poll();
   const double now = clock_();
   if (now < next_) return;
@@ -26,7 +26,9 @@ void SimulationProgress::tick(std::string_view what, sim::Time simulated, std::u
       estimated_events > 0 && events > 0
           ? seconds_left(wall, done, past_estimate_total(done, static_cast<double>(estimated_events)))
           : -1;
-  report({what, simulated, events, wall, eta, estimated_events});
+  SimulationProgressReport r{what, simulated, events, wall, eta, estimated_events};
+  r.estimate_way = estimate_way;
+  report(r);
 }
 
 void SimulationProgress::run_estimate(int steps, std::uint64_t events) {
@@ -144,7 +146,7 @@ void ProgramBuildTicks::built(std::string_view part, std::uint64_t done, std::ui
 void StepTicks::tick() {
   const std::uint64_t charged = budget_ != nullptr ? budget_->events() : 0;
   progress_->tick(what_, queue_.now(), given_up_ + queue_.events_processed() - first_ + events(),
-                  given_up_ + std::max(expected_, charged));
+                  given_up_ + std::max(expected_, charged), way_);
 }
 
 void StepTicks::run() {

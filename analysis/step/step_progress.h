@@ -37,6 +37,9 @@ struct SimulationProgressReport {
   // Between the steps of a variability run (run_estimate, step_done): the steps done of all.
   int steps_done = 0;
   int steps_total = 0;
+  // Which way of simulating the step `estimated_events` counts (StepEstimate::way; empty: the
+  // attempt's own, `what`).
+  std::string_view estimate_way{};
 };
 
 // ", about 12 s left" (", about 3 min left"); empty when unknown.
@@ -58,7 +61,7 @@ class SimulationProgress {
   // Called every 2^18 events (kTickEvents): polls, then reports if one is due.
   // `estimated_events` (0: none) is the step's own estimate, for the time left.
   void tick(std::string_view what, sim::Time simulated, std::uint64_t events,
-            std::uint64_t estimated_events = 0);
+            std::uint64_t estimated_events = 0, std::string_view estimate_way = {});
   // After the first of `steps` steps (variability.steps), before the others: the whole run's
   // estimate (`events`: step 1's times the steps; its wall time from step 1's), reported at once
   // when the rest will take longer than the first report's delay.
@@ -140,7 +143,11 @@ class StepTicks final : public sim::ModelProgress {
       : queue_(queue), progress_(progress), what_(what), budget_(budget), expected_(expected) {}
   // What to give CollectiveConfig::model_progress: null when no one is told (the models run() then).
   sim::ModelProgress* for_models() { return progress_ != nullptr ? this : nullptr; }
-  void set_expected(std::uint64_t expected) { expected_ = expected; }
+  // `way`: which way of the step `expected` counts (StepEstimate::way; empty: this attempt's).
+  void set_expected(std::uint64_t expected, std::string_view way = {}) {
+    expected_ = expected;
+    way_ = way;
+  }
   // The events of the step's attempts given up before this one (a fold given up mid-run, step_runner.cpp):
   // counted as done, and in the total, so that the line is the step's, and its rate, over the wall time
   // since the step began, is not taken for this attempt's alone.
@@ -155,6 +162,7 @@ class StepTicks final : public sim::ModelProgress {
   std::string_view what_;
   const sim::SimulationBudget* budget_;
   std::uint64_t expected_;
+  std::string_view way_{};
   std::uint64_t given_up_ = 0;
   std::uint64_t first_ = 0;  // the queue's events before run()
 };

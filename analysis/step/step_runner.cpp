@@ -178,6 +178,8 @@ StepResult observed_again(const StepSetup& setup, const workloads::StepProgram& 
   StepObservers only = observers.fold->observe_fold(fold.fold, result);
   if (only.stream == nullptr) return result;
   only.progress = observers.progress;
+  only.expected_events = observers.expected_events;
+  only.expected_way = observers.expected_way;
   Attempt again;
   StepResult r = simulate_once(setup, program, only, fold, again, embed, attempt_label(setup, "traced"));
   if (r.step_time != result.step_time || r.events != result.events || again.fold_broken || again.interfered)

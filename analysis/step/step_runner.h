@@ -73,6 +73,12 @@ struct StepObservers {
   SimulationProgress* progress = nullptr;  // lines for a person waiting (does not stop the step folding)
   FoldObserver* fold = nullptr;
   PlanObserver* plans = nullptr;  // told each collective's plan, attempt by attempt (the same each time)
+  // The step's own estimate (estimate_program: what sweep, study and plan check up front) and the
+  // way it counts (StepEstimate::way), which the progress lines count against in every attempt;
+  // 0: each attempt's own (its first, folded attempt quoted 293,424 events of a step that ran
+  // 1,081,008 every GPU simulated, where sweep quoted 1.1e6).
+  std::uint64_t expected_events = 0;
+  std::string_view expected_way = {};
 };
 
 // Told which way of simulating the step held (a trace of some GPUs, analysis/trace/step_trace.h):

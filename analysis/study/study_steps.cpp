@@ -228,7 +228,7 @@ StepPoint simulate_resolved(const Resolved& r, SimulationProgress* progress, boo
   p.critical = result.critical;
   p.mean = result.mean;
   p.mp_cut_bytes = setup.placement.cut_bytes(*r.profile);
-  p.memory_peaks = workloads::model_step_memory(*r.profile, setup).peaks();
+  p.memory_peaks = workloads::model_step_memory(*r.profile, setup, *setup.topology).peaks();
   p.events = result.events;
   if (result.simulation.hierarchical > 0 &&
       result.simulation.hierarchical_as_ring == result.simulation.hierarchical)

@@ -21,7 +21,7 @@ double gib(sim::Bytes b) {
 
 void StepTraceObserver::init_memory_levels(const StepSetup& setup) {
   if (setup.memory != nullptr) return init_peak_levels(*setup.memory);
-  const workloads::StepMemory memory = workloads::model_step_memory(profile_, setup);
+  const workloads::StepMemory memory = workloads::model_step_memory(profile_, setup, *setup.topology);
   memory_levels_.assign(memory.ranks.size(), MemoryLevels{});
   for (std::size_t k = 0; k < memory.ranks.size(); ++k) {
     MemoryLevels& levels = memory_levels_[k];

@@ -67,7 +67,8 @@ std::vector<std::pair<std::string, std::string>> key_settings(const ResolvedScen
   std::vector<std::pair<std::string, std::string>> out;
   out.emplace_back("scenario", s.name);
   out.emplace_back("source", s.source);
-  std::string cluster = r.topology.name() + ", " + std::to_string(r.topology.gpus().size()) + " GPUs";
+  std::string cluster =
+      r.topology.name() + ", " + workloads::gpus_text(static_cast<std::int64_t>(r.topology.gpus().size()));
   if (s.cluster.topology.empty() && s.cluster.nodes > 1)
     cluster += ", " + std::to_string(s.cluster.nodes) + " nodes, " + key_text(s, "cluster.fabric") +
                ", oversubscription " + key_text(s, "cluster.oversubscription");

@@ -75,16 +75,18 @@ TEST_CASE("budget: a step over its event cap is refused up front, and runs under
 
 TEST_CASE("budget: a refusal quotes what the step takes if its fold is given up, and that cap runs it") {
   // Mixtral 8x7B ep 8 on 2 DGX H100 with trees: its folded attempt is estimated at 293,424 events
-  // (its trees' models; 995,600 while every folded tree was also counted in full), is given up as it
-  // runs, and the next attempt (every GPU) takes 1,081,008. A cap raised to the first figure quoted
-  // was refused again by the second (issue 31); the refusal now quotes the full path's figure, and a
-  // cap at the cap it quotes runs the step.
+  // (its trees' models), is given up as it runs, and the next attempt (every GPU) takes 1,081,008. A
+  // cap raised to the first figure quoted was refused again by the second (issue 31); then the
+  // refusal quoted the full path's figure beside the folded attempt's 293,424 ("up to 1.1e6"), where a
+  // one-point sweep quoted estimate_step's 1.1e6 alone. Now `run` checks estimate_step's figure before
+  // any attempt, as the sweep does (fix46): the step's events as the plan foresees them run, the
+  // folded attempt's given up (analysis/step/fold_forecast.h), and a cap at the cap it quotes runs it.
   CHECK_THROWS_AS(run_mixtral_trees("simulation.max_events=293424"), InputError);  // not enough
   const Refusal r = refusal_at("simulation.max_events=2000");
-  CHECK(r.what.find("the step would simulate about 293424 events (under a second at 5e6 events/s), up to "
-                    "1.1e6 if its collectives do not fold, once its folded collectives' models are counted "
-                    "(as estimated before its first event), over the limit simulation.max_events = 2000; "
-                    "raise it to ") != std::string::npos);
+  CHECK(
+      r.what.ends_with("the step would simulate about 1.1e6 events (under a second at 5e6 events/s), over "
+                       "the limit simulation.max_events = 2000; raise it to 1100000 or more (--max-events N "
+                       "or simulation.max_events, 0 = no limit)"));
   CHECK(r.quoted == "1100000");
   CHECK(run_mixtral_trees("simulation.max_events=" + r.quoted).step.events == 1081008);
 }
@@ -138,17 +140,16 @@ TEST_CASE(
     "budget: a memory refusal quotes what the step holds if its fold is given up, and that cap runs it") {
   // The same step: its folded attempt holds its representatives' collectives' state, is given up as
   // it runs, and the next attempt (every GPU) holds every GPU's. A cap raised to the first figure was
-  // refused again by the second (issue 31); the refusal now quotes every collective's state in full
-  // and the most messages they can hold in flight at once (StepEstimate::full_memory), and a cap at
-  // the size it quotes runs the step. (4.31 MB before each collective's SimulationPath held its
-  // models' most messages in flight: 8 bytes more in every TreeCollective, sim/collective_cost.cpp.)
+  // refused again by the second (issue 31); then the refusal quoted the folded attempt's 4.32 MB
+  // "up to 4.73 MB" and a cap of 4.4 MB was refused by the next attempt's own 4.73 MB after the folded
+  // attempt ran. Now the step's estimate (estimate_step, as a sweep's) is checked before any attempt:
+  // every GPU's collectives, 16,384 messages in flight at once, 4.73 MB; a cap at the size it quotes
+  // runs the step.
   const Refusal r = refusal_at("simulation.max_memory=1 KiB");
-  CHECK(
-      r.what.find("the step would hold about 4.32 MB of simulation state (14592 messages in flight at once), "
-                  "up to 4.73 MB if its collectives do not fold, over the limit simulation.max_memory = "
-                  "1 KiB; raise it to 4.8 MB or more (--max-sim-memory SIZE") != std::string::npos);
+  CHECK(r.what.find("the step would hold about 4.73 MB of simulation state (16384 messages in flight at "
+                    "once), over the limit simulation.max_memory = 1 KiB; raise it to 4.8 MB or more "
+                    "(--max-sim-memory SIZE") != std::string::npos);
   CHECK(r.quoted == "4.8 MB");
-  // Over the folded attempt's 4.32 MB: refused by the next attempt's own estimate, 4.73 MB.
   CHECK(refusal_at("simulation.max_memory=4.4 MB").what.find("would hold about 4.73 MB") !=
         std::string::npos);
   CHECK(run_mixtral_trees("simulation.max_memory=" + r.quoted).step.events == 1081008);

@@ -174,3 +174,39 @@ TEST_CASE("collective: a folded ideal ring of 16,384 GPUs holds state that grows
                            "--max-sim-memory 1MB",
                            out) != 0);
 }
+
+TEST_CASE("an all-to-all runs whole floats for each GPU, says point-to-point and no channels") {
+  // An all-to-all sends size / n to each of its n GPUs; nccl-tests counts that part in whole floats,
+  // so on 8 GPUs the smallest all-to-all is 8 × 4 B = 32 B. The default sweep's 8 B and 16 B rows
+  // sent nothing and printed 0.00 us under "ring ... 6" (NCCL's channel count on a DGX-1).
+  const auto t = topology::build_cluster({.preset = "dgx1-v100"});
+  auto o = all_gpus(t);
+  o.op = sim::CollectiveOp::AllToAll;
+  o.min_bytes = sim::Bytes::of(8);
+  o.max_bytes = sim::Bytes::of(64);
+  const analysis::CollectiveSizes sizes = analysis::collective_sizes(o);
+  CHECK(sizes.sizes == std::vector<sim::Bytes>{sim::Bytes::of(32), sim::Bytes::of(64)});
+  CHECK(sizes.note.find("2 sizes from 8 B left out, under one 4 B float for each of the 8 GPUs") !=
+        std::string::npos);
+  const auto rows = analysis::run_collective_sweep(t, o);
+  REQUIRE(rows.size() == 2);
+  for (const auto& r : rows) {
+    CHECK(r.time > sim::Time::zero());
+    CHECK(r.messages == 8 * 7);  // one message to each other GPU (a part is under the message size)
+    CHECK(analysis::row_algorithm_name(r) == "point-to-point");
+    CHECK(r.channels == 0);
+  }
+  CHECK(analysis::collective_table(rows, "x").find(" point-to-point Simple   -") != std::string::npos);
+  // 6 GPUs: 64 B rounds down to 48 B (2 floats each), 32 B to 24 B; 8 B and 16 B are left out.
+  o.gpus = {0, 1, 2, 3, 4, 5};
+  CHECK(analysis::collective_sizes(o).sizes ==
+        std::vector<sim::Bytes>{sim::Bytes::of(24), sim::Bytes::of(48)});
+  CHECK(analysis::collective_sizes(o).note.find("2 sizes rounded down to a multiple of 24 B") !=
+        std::string::npos);
+  // A range wholly under one float a GPU is refused, naming the option.
+  o.max_bytes = sim::Bytes::of(16);
+  CHECK_THROWS_WITH_AS(analysis::collective_sizes(o),
+                       "--max-bytes 16 B is under one 4 B float for each of the 6 GPUs of an all-to-all "
+                       "(24 B), less than one element to each; expected --max-bytes of at least 24 B",
+                       InputError);
+}

@@ -10,6 +10,7 @@
 #include "analysis/step/step_report.h"
 #include "topology/preset_registry.h"
 #include "workloads/comm/comm_plan.h"
+#include "workloads/memory/memory_model.h"
 
 namespace api = hybridsim::api;
 namespace analysis = hybridsim::analysis;
@@ -50,6 +51,25 @@ TEST_CASE("hierarchical on two machines: rings where a step's GPUs fit one, said
   CHECK(two.run.step.simulation.hierarchical > 0);
   CHECK(two.run.step.simulation.hierarchical_as_ring == 0);
   CHECK(analysis::step_summary_table(two.run.step, {}).find("all-reduce algorithm") == std::string::npos);
+}
+
+TEST_CASE(
+    "hierarchical where every all-reduce ran as the ring: the memory line counts the ring's NCCL buffers") {
+  // NCCL's buffers: channels (6 assumed, kAssumedNcclChannels) × connections a channel × one
+  // connection's buffers; the ring receives on 1 connection, hierarchical's two rings on 2. Before,
+  // the one-machine step counted 2 (0.11 GiB) although every all-reduce ran as the ring.
+  using workloads::MemoryPart;
+  const auto buffers = [](int connections) {
+    return hybridsim::sim::Bytes::of(workloads::kAssumedNcclChannels * connections *
+                                     workloads::kNcclConnectionBuffers.count());
+  };
+  const api::RunReport one = run_gnmt(1, 8, 1);
+  REQUIRE(one.run.step.simulation.hierarchical_as_ring == one.run.step.simulation.hierarchical);
+  CHECK(one.run.memory.ranks.at(0).peak[MemoryPart::CommBuffers] == buffers(1));
+  // dp 8 × mp 4 on four DGX-1 runs hierarchical: both ranks' groups two a machine.
+  const api::RunReport four = run_gnmt(4, 8, 4);
+  REQUIRE(four.run.step.simulation.hierarchical_as_ring == 0);
+  for (const auto& rank : four.run.memory.ranks) CHECK(rank.peak[MemoryPart::CommBuffers] == buffers(2));
 }
 
 TEST_CASE("hierarchical_unfit: why a GPU list cannot run the hierarchical all-reduce") {

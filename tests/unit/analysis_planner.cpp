@@ -9,6 +9,7 @@
 #include "analysis/study/study.h"
 #include "sim/error.h"
 #include "tests/unit/toy_profile.h"
+#include "workloads/program/strategy_label.h"
 
 using namespace hybridsim;
 using sim::Bytes;
@@ -200,4 +201,25 @@ TEST_CASE("planner: requests from names, and their errors") {
   CHECK_THROWS_AS(analysis::make_plan_request({.model = "gnmt", .variant = "wild"}), InputError);
   const auto ib = analysis::make_plan_request({.model = "biglstm", .gpus = 16, .ib_bandwidth = "200 Gb/s"});
   CHECK(topology::ib_bandwidth_of(ib.cluster) == sim::Bandwidth::bytes_per_second(25'000'000'000));
+}
+
+TEST_CASE("planner: one GPU, one configuration and one step are said in the singular") {
+  // `plan --gpus 1` printed "gnmt on 1 GPUs", "1 configurations ranked", "1 steps simulated".
+  analysis::PlanRequest req = two_branches_request(3'200);
+  req.gpus = 1;
+  const auto r = analysis::plan(req);
+  std::ostringstream out;
+  analysis::print_plan(r, out, 3);
+  const std::string text = out.str();
+  CHECK(text.find("plan: toy-branches on 1 GPU of ") != std::string::npos);
+  CHECK(text.find("1 GPUs") == std::string::npos);
+  const std::string ranked = std::to_string(r.ranked.size()) +
+                             (r.ranked.size() == 1 ? " configuration ranked" : " configurations ranked");
+  CHECK(text.find("\n" + ranked + " (mp in 1; ") != std::string::npos);
+  const std::string steps =
+      std::to_string(r.simulated) + (r.simulated == 1 ? " step simulated" : " steps simulated");
+  CHECK(text.find("; " + steps + ")") != std::string::npos);
+  CHECK(workloads::gpus_text(1) == "1 GPU");
+  CHECK(workloads::gpus_text(8) == "8 GPUs");
+  CHECK(workloads::strategy_label({.gpus = 1}) == "dp 1 × mp 1 = 1 GPU");
 }

@@ -423,3 +423,38 @@ TEST_CASE("progress: after a way of simulating the step is given up, the lines c
   // The attempts before it started from what was given up before them, never above it.
   for (const auto& line : told.lines) CHECK(line.events <= given_up + r.events);
 }
+
+TEST_CASE("progress: a run's lines count against estimate_step's figure, as a sweep's, and name its way") {
+  // Issue 31 item 3: Mixtral 8x7B ep 8 on 2 DGX H100 with trees. Its folded first attempt is given up
+  // (the experts' all-to-alls cross a folded tree) and every GPU runs, 1,081,008 events. `run`'s
+  // lines and refusal quoted that first attempt's own estimate (293,424), a one-point sweep
+  // estimate_step's (1.1e6). Now simulate_steps counts every attempt against estimate_step's figure.
+  struct Lines final : analysis::SimulationProgress {
+    std::vector<analysis::SimulationProgressReport> loops;  // the event loops' lines
+    std::vector<std::string> ways;
+    Lines() : SimulationProgress(std::chrono::seconds(0), std::chrono::seconds(0)) {}
+
+   protected:
+    void report(const analysis::SimulationProgressReport& r) override {
+      if (!r.part.empty() || r.estimated_events == 0) return;
+      loops.push_back(r);
+      ways.emplace_back(r.estimate_way);
+    }
+  } told;
+  const scenarios::ResolvedScenario resolved = scenarios::resolve(
+      scenarios::load_scenario(HYBRIDSIM_SOURCE_DIR "/scenarios/llm/mixtral-8x7b-2x-dgx-h100-ep8.yaml",
+                               std::vector<std::string>{"communication.algorithm=tree"}));
+  const analysis::StepSetup setup = analysis::step_setup(resolved);
+  const analysis::StepEstimate estimate = analysis::estimate_step(setup);
+  REQUIRE(!estimate.way.empty());
+  const analysis::StepResult r = analysis::simulate_steps(setup, std::nullopt, &told);
+  REQUIRE(r.simulation.given_up_events > 0);
+  REQUIRE(!told.loops.empty());
+  // The first line, before anything was given up: the step's estimate, not the first attempt's.
+  CHECK(told.loops.front().events == 0);
+  CHECK(told.loops.front().estimated_events == estimate.events());
+  CHECK(told.ways.front() == std::string(estimate.way));
+  // That estimate is within a factor of 2 of what the step ran (1,088,032 for 1,081,008 when written).
+  CHECK(estimate.events() * 2 > r.events);
+  CHECK(estimate.events() < 2 * r.events);
+}

@@ -5,7 +5,9 @@
 #include <doctest/doctest.h>
 
 #include "tests/unit/toy_profile.h"
+#include "topology/preset_registry.h"
 #include "workloads/memory/memory_model.h"
+#include "workloads/program/mapping.h"
 
 using namespace hybridsim;
 using namespace hybridsim::workloads;
@@ -226,23 +228,40 @@ TEST_CASE("memory: optimizer state per parameter by the optimizer's name") {
 
 TEST_CASE("memory: NCCL connections follow the algorithm, channels the scenario") {
   // Ring 1 connection per channel, tree 3 (parent, two children), auto both (4), hierarchical two rings.
+  const topology::Topology t = topology::build_cluster({.preset = "dgx1-v100", .nodes = 2});
   StepConfig c;
-  c.mapping.dp = 8;
+  c.mapping = default_mapping(t, 8, 1);
   c.comm.algorithm = AllReduceAlgorithm::Ring;
-  CHECK(memory_options(c).nccl_connections_per_channel == 1);
-  CHECK(memory_options(c).nccl_channels == kAssumedNcclChannels);
+  CHECK(memory_options(c, t).nccl_connections_per_channel == 1);
+  CHECK(memory_options(c, t).nccl_channels == kAssumedNcclChannels);
   c.comm.algorithm = AllReduceAlgorithm::Tree;
-  CHECK(memory_options(c).nccl_connections_per_channel == 3);
+  CHECK(memory_options(c, t).nccl_connections_per_channel == 3);
   c.comm.algorithm = AllReduceAlgorithm::Hierarchical;
-  CHECK(memory_options(c).nccl_connections_per_channel == 2);
+  CHECK(memory_options(c, t).nccl_connections_per_channel == 2);
   c.comm.algorithm = AllReduceAlgorithm::Auto;
   c.comm.channels = 12;
-  const MemoryOptions o = memory_options(c);
+  const MemoryOptions o = memory_options(c, t);
   CHECK(o.nccl_connections_per_channel == 4);
   CHECK(o.nccl_channels == 12);
   CHECK(o.dp == 8);
   // One connection's buffers: Simple 4 MiB + LL128 120 × 640 × 8 × 8 B + LL 8 × 512 × 8 × 16 B.
   CHECK(kNcclConnectionBuffers == Bytes::of(4'194'304 + 4'915'200 + 524'288));
+}
+
+TEST_CASE("memory: an MP rank whose group cannot run hierarchical is counted at the ring's one connection") {
+  // Hierarchical needs two machines or more holding the same number (2 or more) of the group's GPUs
+  // (hierarchical_unfit); elsewhere the planner runs the ring, which receives on 1 connection a channel.
+  const topology::Topology t = topology::build_cluster({.preset = "dgx1-v100", .nodes = 2});
+  StepConfig c;
+  c.comm.algorithm = AllReduceAlgorithm::Hierarchical;
+  c.mapping = default_mapping(t, 8, 1);  // GPUs 0-7: all on machine 0
+  CHECK(memory_options(c, t).ring_by_rank == std::vector<std::uint8_t>{1});
+  c.mapping = default_mapping(t, 16, 1);  // 8 on each machine: hierarchical runs
+  CHECK(memory_options(c, t).ring_by_rank == std::vector<std::uint8_t>{0});
+  c.mapping = default_mapping(t, 8, 2);  // each rank's group of 8: 4 on each machine
+  CHECK(memory_options(c, t).ring_by_rank == std::vector<std::uint8_t>{0, 0});
+  c.comm.algorithm = AllReduceAlgorithm::Ring;  // nothing to fall back from
+  CHECK(memory_options(c, t).ring_by_rank.empty());
 }
 
 TEST_CASE("memory: capacities come from the GPU table, read as GiB") {

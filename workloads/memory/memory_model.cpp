@@ -71,10 +71,12 @@ MemoryBreakdown persistent_parts(const Profile& profile, const MpPlacement& plac
   b[MemoryPart::OptimizerState] = sim::Bytes::of(parameters * rule.optimizer_states * rule.state_bytes);
   if (rule.mixed_precision) b[MemoryPart::MasterWeights] = sim::Bytes::of(parameters * rule.state_bytes);
   if (o.dp > 1 && o.gradient_copies) b[MemoryPart::GradientBuckets] = sim::Bytes::of(dense);
+  const bool ring =
+      static_cast<std::size_t>(k) < o.ring_by_rank.size() && o.ring_by_rank[static_cast<std::size_t>(k)] != 0;
   if (o.dp > 1 && exchanges)
     b[MemoryPart::CommBuffers] =
-        sim::Bytes::of(static_cast<std::int64_t>(o.nccl_channels) * o.nccl_connections_per_channel *
-                       kNcclConnectionBuffers.count());
+        sim::Bytes::of(static_cast<std::int64_t>(o.nccl_channels) *
+                       (ring ? 1 : o.nccl_connections_per_channel) * kNcclConnectionBuffers.count());
   b[MemoryPart::Framework] = o.framework;
   return b;
 }
@@ -243,7 +245,7 @@ ParameterRule parameter_rule(const Profile& profile) {
   return r;
 }
 
-MemoryOptions memory_options(const StepConfig& config) {
+MemoryOptions memory_options(const StepConfig& config, const topology::Topology& topology) {
   MemoryOptions o;
   o.dp = config.mapping.dp;
   o.gradient_copies = config.step.gradient_copies;
@@ -254,6 +256,9 @@ MemoryOptions memory_options(const StepConfig& config) {
     case AllReduceAlgorithm::Hierarchical: o.nccl_connections_per_channel = 2; break;
     case AllReduceAlgorithm::Auto: o.nccl_connections_per_channel = 4; break;
   }
+  if (config.comm.algorithm == AllReduceAlgorithm::Hierarchical && config.mapping.dp > 1)
+    for (int k = 0; k < config.mapping.mp; ++k)
+      o.ring_by_rank.push_back(hierarchical_unfit(topology, config.mapping.dp_group(k)).empty() ? 0 : 1);
   return o;
 }
 
@@ -318,10 +323,11 @@ StepMemory model_step_memory(const Profile& profile, const MpPlacement& placemen
   return m;
 }
 
-StepMemory model_step_memory(const Profile& profile, const StepConfig& config) {
+StepMemory model_step_memory(const Profile& profile, const StepConfig& config,
+                             const topology::Topology& topology) {
   return model_step_memory(profile, config.placement,
                            order_ops(profile, config.placement, config.step.mp_transfer_estimate),
-                           memory_options(config));
+                           memory_options(config, topology));
 }
 
 std::string format_gib(sim::Bytes b) {

@@ -6,7 +6,7 @@
 // gradients, data-parallel bucket copies, NCCL's buffers and an allowance for the framework. All
 // workers are alike, so the answer is per MP rank; workloads/README.md states every rule and
 // assumption.
-//   StepMemory m = model_step_memory(profile, config);         // config: a StepConfig
+//   StepMemory m = model_step_memory(profile, config, topology);  // config: a StepConfig
 //   m.ranks[0].peak.total();  m.ranks[0].peak[MemoryPart::Activations];  m.largest_rank();
 #pragma once
 #include <array>
@@ -86,11 +86,17 @@ struct MemoryOptions {
   // Connections per channel a GPU receives on: a ring 1, a double binary tree up to 3 (parent and
   // two children), NCCL's auto both (4), the hierarchical all-reduce two rings (2).
   int nccl_connections_per_channel = 4;
+  // By MP rank, 1 where the rank's all-reduces run as the ring although hierarchical was asked (its
+  // data-parallel group is hierarchical_unfit: the planner's own fallback), so 1 connection a
+  // channel there; empty: every rank at nccl_connections_per_channel.
+  std::vector<std::uint8_t> ring_by_rank = {};
   sim::Bytes framework = kFrameworkAllowance;
 };
-// The options of a step's configuration: dp, gradient copies, channels (communication.channels or
-// kAssumedNcclChannels) and connections by algorithm.
-MemoryOptions memory_options(const StepConfig& config);
+// The options of a step's configuration on `topology`: dp, gradient copies, channels
+// (communication.channels or kAssumedNcclChannels) and connections by the algorithm that will run,
+// which under hierarchical is the ring for an MP rank whose data-parallel group cannot run it
+// (hierarchical_unfit, the rule CommPlanner::plan falls back by).
+MemoryOptions memory_options(const StepConfig& config, const topology::Topology& topology);
 
 // One point of an MP rank's compute stream: an op's forward or backward, or the end of the step
 // (copies out of gradient buckets and the optimizer), with everything live while it runs.
@@ -146,7 +152,8 @@ std::optional<MemoryCapacity> workload_gpu_capacity(std::string_view preset, std
 StepMemory model_step_memory(const Profile& profile, const MpPlacement& placement, const OpOrder& order,
                              const MemoryOptions& options);
 // The same with the op order a step program uses (order_ops at config.step.mp_transfer_estimate).
-StepMemory model_step_memory(const Profile& profile, const StepConfig& config);
+StepMemory model_step_memory(const Profile& profile, const StepConfig& config,
+                             const topology::Topology& topology);
 
 // "15.2 GiB", with two decimals below 10 GiB ("6.62 GiB") and none for whole GiB ("16 GiB"), for
 // memory figures everywhere.

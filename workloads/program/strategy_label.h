@@ -4,6 +4,7 @@
 // replicas: "tp 8 × pp 8 × dp 16 = 1024 GPUs, ZeRO-1", "dp 16 = 16 GPUs, ep 8".
 //   strategy_label({.dp = 2, .tp = 8, .gpus = 16, .transformer = true}) == "tp 8 × dp 2 = 16 GPUs"
 #pragma once
+#include <cstdint>
 #include <string>
 
 namespace hybridsim::workloads {
@@ -17,5 +18,8 @@ struct StrategyDimensions {
 };
 
 std::string strategy_label(const StrategyDimensions& d);
+// "1 GPU", "8 GPUs": a count of GPUs in the number it takes (`plan --gpus 1` said "gnmt on 1 GPUs",
+// a one-GPU run "dp 1 × mp 1 = 1 GPUs").
+std::string gpus_text(std::int64_t n);
 
 }  // namespace hybridsim::workloads
