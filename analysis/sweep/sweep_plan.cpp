@@ -108,6 +108,7 @@ void check_points(SweepPlan& plan, const SweepOptions& options) {
     if (plan.rows.contains(p->index)) continue;
     try {
       const scenarios::Scenario point = plan.point_scenario(*p, options);
+      scenarios::refuse_trace_step_without_trace(point, false, "");  // a sweep has no --trace
       for (const auto& note :
            {scenarios::unused_fabric_note(point), scenarios::pipeline_unsimulated_note(point)})
         if (note) point_notes[*note] += (point_notes[*note].empty() ? "" : ", ") + std::to_string(p->index);

@@ -52,6 +52,21 @@ void check_variability(const Scenario& s, const workloads::Profile& profile) {
   }
 }
 
+// The step a trace shows means nothing without a trace: said as --trace-step without --trace is
+// ("--trace-step needs --trace FILE"), not ignored (a run of 2 steps with trace_step: 2 wrote no
+// trace and said nothing).
+void refuse_trace_step_without_trace(const Scenario& s, bool trace_requested,
+                                     const std::string& trace_option) {
+  if (trace_requested || s.outputs.trace || s.trace_step == Scenario{}.trace_step ||
+      !s.provenance.where.contains("variability.trace_step"))
+    return;
+  const std::string step = s.trace_step == kSlowestTraceStep ? "slowest" : std::to_string(s.trace_step);
+  throw InputError(location_of(s, "variability.trace_step") + ": variability.trace_step: " + step +
+                   " chooses the step a trace shows, but no trace is written (no outputs.trace block" +
+                   (trace_option.empty() ? std::string() : ", no " + trace_option) +
+                   "); expected it left out, or a trace");
+}
+
 // A speed for a GPU that runs no worker (dp × mp below the cluster's GPUs) would change nothing.
 void refuse_idle_gpu_speed(const Scenario& s, const workloads::WorkerMapping& mapping, int gpu,
                            const std::string& path) {

@@ -15,6 +15,11 @@ namespace hybridsim::scenarios {
 // variability.trace_step past the steps; drawn lengths without an encoder-decoder; batching,
 // length_buckets or seed with nothing drawn.
 void check_variability(const Scenario& s, const workloads::Profile& profile);
+// variability.trace_step written (other than first) where no trace is written: no outputs.trace block
+// and no trace asked of the run (`trace_requested`: hybridsim run --trace, Python's trace=, named by
+// `trace_option` in the refusal; a sweep has none: false, ""), as --trace-step is refused without --trace.
+void refuse_trace_step_without_trace(const Scenario& s, bool trace_requested,
+                                     const std::string& trace_option);
 // workload.gpu_speeds[i] (at `path`) for a GPU that runs no worker of `mapping`.
 void refuse_idle_gpu_speed(const Scenario& s, const workloads::WorkerMapping& mapping, int gpu,
                            const std::string& path);
