@@ -172,7 +172,7 @@ TEST_CASE("pipeline with ZeRO: the step is ZeRO 0's, and the run says so") {
         "lines count ZeRO-1's shards, but the step time, throughput and time to train leave them out");
 }
 
-TEST_CASE("pipeline note: experts' all-to-alls named; none at pp 1 or without ZeRO and EP") {
+TEST_CASE("pipeline note: experts' all-to-alls named, and none at pp 1 or without ZeRO and EP") {
   auto note = [](const std::string& text) {
     return scenarios::pipeline_unsimulated_note(scenarios::parse_scenario(text, "m.yaml"));
   };
