@@ -138,6 +138,8 @@ RunReport run(const ScenarioInput& input, const RunRequest& request) {
                      ": the run has " + std::to_string(steps) + (steps == 1 ? " step" : " steps") + " (" +
                      scenarios::location_of(report.scenario, "variability.steps") +
                      ": variability.steps); expected first, slowest or 1 to " + std::to_string(steps));
+  scenarios::refuse_trace_step_without_trace(report.scenario, request.trace.has_value(),
+                                             request.spelling.name("trace"));
   const std::filesystem::path dir = request.out.value_or(report.scenario.outputs.directory);
   check_destinations(request, report.scenario, dir);
   // A run simulates the scenario as written, once: the points of its sweep block are not run, and
@@ -150,6 +152,8 @@ RunReport run(const ScenarioInput& input, const RunRequest& request) {
   if (auto note = replaced_trace_note(request, report.scenario)) report.notes.push_back(std::move(*note));
   if (auto note = scenarios::unused_fabric_note(report.scenario)) report.notes.push_back(std::move(*note));
   if (auto note = scenarios::identical_steps_note(report.scenario)) report.notes.push_back(std::move(*note));
+  if (auto note = scenarios::pipeline_unsimulated_note(report.scenario))
+    report.notes.push_back(std::move(*note));
   if (auto note = scenarios::unused_model_threads_note(report.scenario))
     report.notes.push_back(std::move(*note));
   // A step whose kernels alone pass the events cap is refused before its cluster is built (48 s

@@ -124,7 +124,11 @@ std::optional<TrainingModel> training_model(const scenarios::Scenario& scenario,
   } else {
     std::vector<BatchEpochs> points;
     for (const auto& [b, epochs] : e.table) points.push_back({b, epochs});
-    m.efficiency = StatisticalEfficiency::table(std::move(points));
+    // min_batch and max_batch default to the table's ends (custom_codecs_run.cpp checks them
+    // against the table); written, they move where the curve is flagged as extrapolated.
+    const BatchRange range{e.min_batch.value_or(points.front().global_batch),
+                           e.max_batch.value_or(points.back().global_batch)};
+    m.efficiency = StatisticalEfficiency::table(std::move(points), range);
     m.label = "table of " + std::to_string(e.table.size()) + " points";
   }
   if (scenario.training.dataset_samples) m.dataset_samples = *scenario.training.dataset_samples;

@@ -102,14 +102,16 @@ void check_points(SweepPlan& plan, const SweepOptions& options) {
       refuse_point(*p, e);
     }
   }
-  std::map<std::string, std::string> unused_fabric;  // note → the points it holds for
+  std::map<std::string, std::string> point_notes;  // note (fabric, pipeline) → the points it holds for
   UnfitPoints unfit;
   for (const scenarios::SweepPoint* p : plan.todo) {
     if (plan.rows.contains(p->index)) continue;
     try {
       const scenarios::Scenario point = plan.point_scenario(*p, options);
-      if (const auto note = scenarios::unused_fabric_note(point))
-        unused_fabric[*note] += (unused_fabric[*note].empty() ? "" : ", ") + std::to_string(p->index);
+      scenarios::refuse_trace_step_without_trace(point, false, "");  // a sweep has no --trace
+      for (const auto& note :
+           {scenarios::unused_fabric_note(point), scenarios::pipeline_unsimulated_note(point)})
+        if (note) point_notes[*note] += (point_notes[*note].empty() ? "" : ", ") + std::to_string(p->index);
       const scenarios::ResolvedScenario resolved =
           scenarios::resolve(point, nullptr, scenarios::MemoryFit::Report);
       training_model(point, resolved.profile.meta.network);  // refused now, not after other points ran
@@ -124,9 +126,9 @@ void check_points(SweepPlan& plan, const SweepOptions& options) {
     }
   }
   list_unfit_points(plan, std::move(unfit), options);
-  // Said once per sweep, not per point: a sweep over cluster.nodes that includes 1 runs as asked.
-  for (const auto& [note, points] : unused_fabric)
-    plan.notes.push_back("sweep points " + points + ": " + note);
+  // Said once per sweep, not per point: a sweep over cluster.nodes that includes 1 runs as asked; a
+  // pipeline point's ZeRO or EP left out of its step (scenarios/loader/ignored_keys.h) alike.
+  for (const auto& [note, points] : point_notes) plan.notes.push_back("sweep points " + points + ": " + note);
 }
 
 }  // namespace

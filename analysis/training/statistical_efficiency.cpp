@@ -40,6 +40,15 @@ StatisticalEfficiency StatisticalEfficiency::table(std::vector<BatchEpochs> poin
   return s;
 }
 
+StatisticalEfficiency StatisticalEfficiency::table(std::vector<BatchEpochs> points, BatchRange supported) {
+  if (supported.min < 1 || supported.max < supported.min)
+    throw InputError("statistical-efficiency table: expected a supported batch range 1 <= min <= max, got [" +
+                     std::to_string(supported.min) + ", " + std::to_string(supported.max) + "]");
+  StatisticalEfficiency s = table(std::move(points));
+  s.supported_ = supported;
+  return s;
+}
+
 StatisticalEfficiency StatisticalEfficiency::parametric(double e_min, double b_noise, BatchRange supported) {
   if (!(e_min > 0) || !std::isfinite(e_min))
     throw InputError("statistical efficiency: expected E_min > 0 epochs, got " + std::to_string(e_min));
@@ -94,8 +103,8 @@ EpochsEstimate StatisticalEfficiency::table_epochs(std::int64_t global_batch) co
   const BatchEpochs& a = points_[i];
   const BatchEpochs& b = points_[i + 1];
   // Exact at the points: no rounding through logarithms there.
-  if (global_batch == a.global_batch) return {a.epochs, false};
-  if (global_batch == b.global_batch) return {b.epochs, false};
+  if (global_batch == a.global_batch) return {a.epochs, !supported_.contains(global_batch)};
+  if (global_batch == b.global_batch) return {b.epochs, !supported_.contains(global_batch)};
   const double slope = std::log(b.epochs / a.epochs) /
                        std::log(static_cast<double>(b.global_batch) / static_cast<double>(a.global_batch));
   const double epochs =

@@ -42,6 +42,9 @@ class StatisticalEfficiency {
   // supported range is [first batch, last batch]; outside it the end segment's log-log slope is
   // extended and the estimate is flagged.
   static StatisticalEfficiency table(std::vector<BatchEpochs> points);
+  // The same points supported on another range (training.efficiency's min_batch, max_batch): a batch
+  // outside it is flagged, a point of the table too; 1 <= supported.min <= supported.max.
+  static StatisticalEfficiency table(std::vector<BatchEpochs> points, BatchRange supported);
   // epochs(B) = e_min·(1 + B/b_noise); e_min > 0, b_noise > 0, 1 <= supported.min <= supported.max.
   static StatisticalEfficiency parametric(double e_min, double b_noise, BatchRange supported);
   // The parametric curve above supported.min, joined below it to a measured point under the fitted

@@ -52,6 +52,21 @@ void check_variability(const Scenario& s, const workloads::Profile& profile) {
   }
 }
 
+// The step a trace shows means nothing without a trace: said as --trace-step without --trace is
+// ("--trace-step needs --trace FILE"), not ignored (a run of 2 steps with trace_step: 2 wrote no
+// trace and said nothing).
+void refuse_trace_step_without_trace(const Scenario& s, bool trace_requested,
+                                     const std::string& trace_option) {
+  if (trace_requested || s.outputs.trace || s.trace_step == Scenario{}.trace_step ||
+      !s.provenance.where.contains("variability.trace_step"))
+    return;
+  const std::string step = s.trace_step == kSlowestTraceStep ? "slowest" : std::to_string(s.trace_step);
+  throw InputError(location_of(s, "variability.trace_step") + ": variability.trace_step: " + step +
+                   " chooses the step a trace shows, but no trace is written (no outputs.trace block" +
+                   (trace_option.empty() ? std::string() : ", no " + trace_option) +
+                   "); expected it left out, or a trace");
+}
+
 // A speed for a GPU that runs no worker (dp × mp below the cluster's GPUs) would change nothing.
 void refuse_idle_gpu_speed(const Scenario& s, const workloads::WorkerMapping& mapping, int gpu,
                            const std::string& path) {
@@ -127,6 +142,33 @@ std::optional<std::string> unused_model_threads_note(const Scenario& s) {
   return "simulation.model_threads (" + location_of(s, "simulation.model_threads") + "): not used: " + why +
          ", and the threads run a folded step's tree models; it applies with communication.algorithm tree or "
          "auto";
+}
+
+std::optional<std::string> pipeline_unsimulated_note(const Scenario& s) {
+  const ParallelismSettings& p = s.parallelism;
+  const bool zero = p.zero != "0", ep = p.ep > 1;
+  if (p.pp <= 1 || (!zero && !ep)) return std::nullopt;
+  const std::string pp =
+      "parallelism.pp " + std::to_string(p.pp) + " (" + location_of(s, "parallelism.pp") + ")";
+  std::string left_out, counted;
+  if (zero) {
+    left_out =
+        "ZeRO: each stage's gradients are all-reduced whole, its optimizer updates every parameter "
+        "and no parameters are gathered";
+    counted = "ZeRO-" + std::string(p.zero == "fsdp" ? "3" : p.zero) + "'s shards";
+  }
+  if (ep) {
+    left_out += std::string(zero ? "; " : "") + "the experts' dispatch and combine all-to-alls";
+    counted += std::string(zero ? " and " : "") + "ep " + std::to_string(p.ep) + "'s experts";
+  }
+  std::string keys =
+      zero ? "parallelism.zero " + p.zero + " (" + location_of(s, "parallelism.zero") + ")" : "";
+  if (ep)
+    keys += std::string(zero ? " and " : "") + "parallelism.ep " + std::to_string(p.ep) + " (" +
+            location_of(s, "parallelism.ep") + ")";
+  return keys + " with " + pp + ": the pipeline's step does not simulate " + left_out +
+         " (workloads/program/pipeline_program.h); the memory lines count " + counted +
+         ", but the step time, throughput and time to train leave them out";
 }
 
 std::optional<std::string> unused_fabric_note(const Scenario& s) {

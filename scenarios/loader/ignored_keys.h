@@ -15,6 +15,11 @@ namespace hybridsim::scenarios {
 // variability.trace_step past the steps; drawn lengths without an encoder-decoder; batching,
 // length_buckets or seed with nothing drawn.
 void check_variability(const Scenario& s, const workloads::Profile& profile);
+// variability.trace_step written (other than first) where no trace is written: no outputs.trace block
+// and no trace asked of the run (`trace_requested`: hybridsim run --trace, Python's trace=, named by
+// `trace_option` in the refusal; a sweep has none: false, ""), as --trace-step is refused without --trace.
+void refuse_trace_step_without_trace(const Scenario& s, bool trace_requested,
+                                     const std::string& trace_option);
 // workload.gpu_speeds[i] (at `path`) for a GPU that runs no worker of `mapping`.
 void refuse_idle_gpu_speed(const Scenario& s, const workloads::WorkerMapping& mapping, int gpu,
                            const std::string& path);
@@ -38,5 +43,11 @@ std::optional<std::string> identical_steps_note(const Scenario& s);
 // run a folded step's tree models, so they change nothing there: a note, as a sweep over the
 // algorithm may include ring.
 std::optional<std::string> unused_model_threads_note(const Scenario& s);
+// parallelism.zero (1, 2, 3, fsdp) or parallelism.ep above 1 with parallelism.pp above 1: the
+// pipeline's step program (workloads/program/pipeline_program.h) applies neither (no reduce-scatters,
+// gathers or sharded optimizer; no dispatch and combine all-to-alls), while the memory model counts
+// them: a note naming what the step leaves out, so its time is not read as ZeRO's or EP's. None
+// otherwise.
+std::optional<std::string> pipeline_unsimulated_note(const Scenario& s);
 
 }  // namespace hybridsim::scenarios

@@ -66,7 +66,8 @@ inline constexpr ScenarioKey kRun[] = {
       .max = 10000,
       .help = "Which step a trace (outputs.trace, or hybridsim run --trace) shows, as hybridsim run "
               "--trace-step, which overrides it: first, slowest (every step simulated untraced "
-              "first, then the slowest again, traced) or a step number up to variability.steps."},
+              "first, then the slowest again, traced) or a step number up to variability.steps. "
+              "Refused where no trace is written (no outputs.trace, no --trace)."},
      bind_unless_default<Member<&Scenario::trace_step>, TraceStepCodec>()},
 
     {{.path = "simulation",

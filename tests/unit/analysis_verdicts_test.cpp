@@ -381,6 +381,37 @@ TEST_CASE("run: time to train with a global batch over the dataset counts its st
                   "2.05 epochs)") != std::string::npos);
 }
 
+TEST_CASE("run: a table curve's min_batch and max_batch move where its epochs are flagged extrapolated") {
+  // Table 256 → 4, 512 → 6: log-log slope log 1.5 / log 2, so 1,024 (the end segment extended) is
+  // 6 × 1.5 = 9 epochs and 128 is 4 / 1.5 = 2.67. Left out, the range is the table's ends [256, 512];
+  // written, it is the user's (the key's help: "outside: flagged as extrapolated"), a table point
+  // outside it flagged too. Before, both keys were read, checked against the table and then dropped.
+  const auto curve = [](const std::string& range) {
+    const auto m = analysis::training_model(
+        scenarios::parse_scenario("cluster: {preset: dgx1-v100}\nworkload: {network: gnmt}\n"
+                                  "training: {efficiency: {table: [[256, 4], [512, 6]]" +
+                                      range + "}}\n",
+                                  "t.yaml"),
+        "gnmt");
+    REQUIRE(m);
+    return m->efficiency;
+  };
+  const auto plain = curve("");
+  CHECK(plain.epochs(1'024).epochs == doctest::Approx(9.0).epsilon(1e-12));
+  CHECK(plain.epochs(1'024).extrapolated);
+  CHECK_FALSE(plain.epochs(512).extrapolated);
+  const auto wide = curve(", min_batch: 1, max_batch: 4096");
+  CHECK(wide.epochs(1'024).epochs == doctest::Approx(9.0).epsilon(1e-12));
+  CHECK_FALSE(wide.epochs(1'024).extrapolated);
+  CHECK(wide.epochs(128).epochs == doctest::Approx(4.0 / 1.5).epsilon(1e-12));
+  CHECK_FALSE(wide.epochs(128).extrapolated);
+  CHECK(wide.epochs(8'192).extrapolated);
+  const auto narrow = curve(", max_batch: 300");
+  CHECK(narrow.epochs(512).epochs == 6.0);
+  CHECK(narrow.epochs(512).extrapolated);
+  CHECK_FALSE(narrow.epochs(256).extrapolated);
+}
+
 namespace {
 
 // The columns after the layout of the table's row `rank` (1-based): step s, est. s, tokens/s, ...
