@@ -293,6 +293,17 @@ void apply_sharding_settings(const Scenario& s, workloads::StepOptions& step) {
   if (s.parallelism.dp == 1)
     throw InputError(where + "zero " + s.parallelism.zero + " shards over data-parallel replicas, but dp is "
                      "1: nothing to shard; expected dp > 1 or zero 0");
+  // A pipeline holds each stage's gradients whole until its flush, so stages 2 and 3 would promise
+  // memory it does not save; the frameworks that run pipelines shard the optimizer only (DeepSpeed's
+  // PipelineEngine asserts a ZeRO stage below 2; Megatron-LM's distributed optimizer is ZeRO-1). Its
+  // step also simulates none of ZeRO's collectives yet (pipeline_unsimulated_note).
+  if (stage >= 2 && s.parallelism.pp > 1)
+    throw InputError(
+        where + "zero " + s.parallelism.zero + " with parallelism.pp " + std::to_string(s.parallelism.pp) +
+        " (" + location_of(s, "parallelism.pp") +
+        "): a pipeline holds each stage's gradients whole until its flush, so ZeRO-2 and "
+        "ZeRO-3 would promise memory no pipeline saves (DeepSpeed's pipeline engine refuses "
+        "them; Megatron-LM's pipelines shard the optimizer only); expected zero 0 or 1, or pp 1");
   if (stage >= 2 && !s.communication.exchange_every_micro_batch &&
       s.provenance.where.contains("communication.exchange"))
     throw InputError(

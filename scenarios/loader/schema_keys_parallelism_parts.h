@@ -87,7 +87,8 @@ inline constexpr ScenarioKey kParallelism[] = {
       .help = "Transformers, dp > 1: ZeRO stage. 1 shards the optimizer state over dp, 2 also the "
               "gradients (reduce-scatter per bucket in backward), 3 or fsdp also the parameters "
               "(all-gathered per layer before its forward and its backward, one layer ahead). With "
-              "accumulation, 1 reduces after the last micro-batch, 2 and 3 after every one."},
+              "accumulation, 1 reduces after the last micro-batch, 2 and 3 after every one. A pipeline "
+              "(pp > 1) takes 0 or 1 only, as DeepSpeed's pipeline engine."},
      bind_unless_default<Member<&Scenario::parallelism, &ParallelismSettings::zero>>()},
     {{.path = "parallelism.ep",
       .kind = K::Integer,

@@ -18,8 +18,9 @@ using namespace hybridsim;
 
 namespace {
 
-// Llama 3 8B, 2 layers, pp 2 x dp 4N under ZeRO-3 on N DGX H100: each stage's parameter gathers
-// and gradient reduce-scatters are rings over its data-parallel group, on one stream of its GPUs,
+// Llama 3 8B, 2 layers, pp 2 x dp 4N under ZeRO-1 on N DGX H100: each stage's gradient all-reduces
+// are rings over its data-parallel group (a pipeline's step simulates ZeRO 0's collectives:
+// pipeline_unsimulated_note; ZeRO-2 and -3 with a pipeline are refused), on one stream of its GPUs,
 // embedded together with the other stage's (they share links); the stages' activations and their
 // gradients are transfers of their own.
 std::vector<std::string> pipeline_on(int nodes) {
@@ -28,7 +29,7 @@ std::vector<std::string> pipeline_on(int nodes) {
           "parallelism.sequence_parallel=false",
           "parallelism.dp=" + std::to_string(4 * nodes),
           "parallelism.pp=2",
-          "parallelism.zero=3",
+          "parallelism.zero=1",
           "workload.model.layers_simulated=2",
           "training.recompute=none",
           "training.global_batch=" + std::to_string(16 * nodes)};

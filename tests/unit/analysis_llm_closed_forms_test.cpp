@@ -163,12 +163,23 @@ TEST_CASE("llm closed forms: experts divided by ep, DP volumes, and layout probl
         "ZeRO without data parallelism");
   // The pipeline rules `run` applies: ci-llm's study once ranked dp 256 tp 8 pp 2 interleaved v4 mb 2
   // best at 4,096 GPUs with GPT-3's 1,536 sequences, 3 micro-batches, which run refuses (groups of pp).
-  const LlmLayout three{.dp = 256, .tp = 8, .pp = 2, .sequence_parallel = true, .micro_batch = 2, .zero = 3,
+  const LlmLayout three{.dp = 256, .tp = 8, .pp = 2, .sequence_parallel = true, .micro_batch = 2, .zero = 1,
                         .schedule = PipelineSchedule::Interleaved, .virtual_stages = 4, .global_batch = 1536};
   CHECK(analysis::llm_layout_problem(s, three, 8).find("multiple of 2 micro-batches") != std::string::npos);
   LlmLayout four = three;
   four.global_batch = 2048;  // 4 micro-batches: two groups of pp
   CHECK(analysis::llm_layout_problem(s, four, 8).empty());
+  // ZeRO-2 and -3 with a pipeline, as `run` refuses them: a stage holds its gradients whole until the
+  // flush (DeepSpeed's pipeline engine refuses them); ZeRO-1 (Megatron's distributed optimizer) runs.
+  LlmLayout sharded = four;
+  sharded.zero = 3;
+  CHECK(analysis::llm_layout_problem(s, sharded, 8) == "ZeRO-3 with a pipeline");
+  sharded.zero = 2;
+  CHECK(analysis::llm_layout_problem(s, sharded, 8) == "ZeRO-2 with a pipeline");
+  sharded.pp = 1;
+  sharded.schedule = PipelineSchedule::OneFOneB;
+  sharded.virtual_stages = 1;
+  CHECK(analysis::llm_layout_problem(s, sharded, 8).empty());
 }
 
 TEST_CASE("llm plan dimensions: one row per dimension, every row searched") {

@@ -383,7 +383,7 @@ TEST_CASE("progress: after a way of simulating the step is given up, the lines c
   // their rate was taken over the wall time since the step began, the attempts given up included: the
   // time left was the longer the more had been thrown away. Now an attempt's lines start from the
   // events given up before it, in the count and in the total. Llama 3 8B, 2 layers, pp 2 x dp 16 under
-  // ZeRO-3 on 4 DGX H100 (tests/unit/analysis_embedding_forecast_test.cpp): its embedded attempts are
+  // ZeRO-1 on 4 DGX H100 (tests/unit/analysis_embedding_forecast_test.cpp): its embedded attempts are
   // interfered with and given up, and every GPU without embedding runs.
   struct Lines final : analysis::SimulationProgress {
     struct Line {
@@ -401,7 +401,7 @@ TEST_CASE("progress: after a way of simulating the step is given up, the lines c
   const scenarios::ResolvedScenario resolved = scenarios::resolve(scenarios::load_scenario(
       HYBRIDSIM_SOURCE_DIR "/scenarios/llm/llama3-8b-dgx-h100-tp8.yaml",
       std::vector<std::string>{"cluster.nodes=4", "parallelism.tp=1", "parallelism.sequence_parallel=false",
-                               "parallelism.dp=16", "parallelism.pp=2", "parallelism.zero=3",
+                               "parallelism.dp=16", "parallelism.pp=2", "parallelism.zero=1",
                                "workload.model.layers_simulated=2", "training.recompute=none",
                                "training.global_batch=64"}));
   const analysis::StepSetup setup = analysis::step_setup(resolved);
