@@ -2,6 +2,7 @@
 // shipped input), every shipped scenario, the study files and a custom topology of 64 GPUs. Loading
 // must stay well under the time of a simulated step (bench_step: about 10 ms for GNMT on 8 GPUs).
 #include <benchmark/benchmark.h>
+#include "tests/paths/paths.h"
 
 #include <algorithm>
 #include <filesystem>

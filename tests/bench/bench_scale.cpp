@@ -24,6 +24,7 @@
 // size; memory malloc'ed directly by C libraries is not seen). README's "Cost growth" table comes from
 // `--benchmark_format=json` through `tests/bench/readme_tables.py scale`.
 #include <benchmark/benchmark.h>
+#include "tests/paths/paths.h"
 #include <malloc.h>
 
 #include <algorithm>
@@ -125,7 +126,7 @@ void step_case(benchmark::State& state, const char* path, const std::vector<std:
 
 void BM_DpStep(benchmark::State& state) {
   const std::int64_t gpus = state.range(0);
-  step_case(state, HYBRIDSIM_SOURCE_DIR "/scenarios/examples/dgx1-gnmt-dp8.yaml",
+  step_case(state, HYBRIDSIM_SOURCE_DIR + "/scenarios/examples/dgx1-gnmt-dp8.yaml",
             {"cluster.nodes=" + count(gpus / 8), "parallelism.dp=" + count(gpus),
              "communication.fast_path=bounded"},
             gpus);
@@ -136,7 +137,7 @@ void BM_DpStep(benchmark::State& state) {
 // parallelism="{dp: N/mp, mp: mp}"` runs it, every other setting at the scenario's or its default.
 void BM_ClusterStep(benchmark::State& state) {
   const std::int64_t gpus = state.range(0), mp = state.range(1);
-  step_case(state, HYBRIDSIM_SOURCE_DIR "/scenarios/cluster-hybrid-vs-dp.yaml",
+  step_case(state, HYBRIDSIM_SOURCE_DIR + "/scenarios/cluster-hybrid-vs-dp.yaml",
             {"cluster.nodes=" + count(gpus / 8),
              "parallelism={dp: " + count(gpus / mp) + ", mp: " + count(mp) + "}"},
             gpus);
@@ -147,7 +148,7 @@ void BM_ClusterStep(benchmark::State& state) {
 // share links"); dp x mp 2 runs in full (README, "Where this does not reach yet"), so it is not here.
 void BM_ClusterStepH100(benchmark::State& state) {
   const std::int64_t gpus = state.range(0), mp = state.range(1);
-  step_case(state, HYBRIDSIM_SOURCE_DIR "/scenarios/cluster-hybrid-vs-dp.yaml",
+  step_case(state, HYBRIDSIM_SOURCE_DIR + "/scenarios/cluster-hybrid-vs-dp.yaml",
             {"cluster.preset=dgx-h100", "cluster.fabric=rail-optimized", "cluster.nodes=" + count(gpus / 8),
              "parallelism={dp: " + count(gpus / mp) + ", mp: " + count(mp) + "}"},
             gpus);
@@ -158,7 +159,7 @@ void BM_ClusterStepH100(benchmark::State& state) {
 // (issue 28: under 10 s and 2 GB at N = 1,024).
 void BM_TpDpStep(benchmark::State& state) {
   const std::int64_t gpus = state.range(0);
-  step_case(state, HYBRIDSIM_SOURCE_DIR "/scenarios/llm/llama3-70b-1024-h100.yaml",
+  step_case(state, HYBRIDSIM_SOURCE_DIR + "/scenarios/llm/llama3-70b-1024-h100.yaml",
             {"cluster.nodes=" + count(gpus / 8), "parallelism.dp=" + count(gpus / 8)}, gpus);
   if (state.counters["gpus_simulated"] != 8) state.SkipWithError("the step did not fold onto one machine");
 }
@@ -170,7 +171,7 @@ void BM_TpDpStep(benchmark::State& state) {
 // (`--benchmark_filter=BM_ZeroStep`).
 void BM_ZeroStep(benchmark::State& state) {
   const std::int64_t gpus = state.range(0);
-  step_case(state, HYBRIDSIM_SOURCE_DIR "/scenarios/llm/llama2-7b-zero3-dgx-a100.yaml",
+  step_case(state, HYBRIDSIM_SOURCE_DIR + "/scenarios/llm/llama2-7b-zero3-dgx-a100.yaml",
             {"cluster.nodes=" + count(gpus / 8), "parallelism.dp=" + count(gpus),
              "parallelism.zero=" + count(state.range(1))},
             gpus);
@@ -185,7 +186,7 @@ void BM_ZeroStep(benchmark::State& state) {
 // at N = 16,384). Transfers and rings that share spine links fold (analysis/step/step_fold_p2p.h).
 void pipeline_step(benchmark::State& state, const char* preset) {
   const std::int64_t gpus = state.range(0);
-  step_case(state, HYBRIDSIM_SOURCE_DIR "/scenarios/llm/gpt3-175b-pp8-dgx-a100.yaml",
+  step_case(state, HYBRIDSIM_SOURCE_DIR + "/scenarios/llm/gpt3-175b-pp8-dgx-a100.yaml",
             {std::string("cluster.preset=") + preset, "cluster.nodes=" + count(gpus / 8),
              "cluster.fabric=rail-optimized",
              "parallelism.dp=" + count(gpus / 128), "parallelism.pp=16", "workload.model.layers_simulated=96",

@@ -5,6 +5,7 @@
 // GPipe, 1F1B and interleaved 1F1B: with the fast path on every GPU must finish at the time, with
 // the communication, of the step simulated rank by rank.
 #include <doctest/doctest.h>
+#include "tests/paths/paths.h"
 
 #include <string>
 #include <vector>
@@ -31,7 +32,7 @@ analysis::StepResult run_pipeline(const std::string& schedule, sim::FastPath mod
   if (schedule == "interleaved") sets.push_back("pipeline.virtual_stages=2");
   sets.insert(sets.end(), fabric.begin(), fabric.end());
   scenarios::Scenario s =
-      scenarios::load_scenario(HYBRIDSIM_SOURCE_DIR "/scenarios/llm/gpt3-175b-pp8-dgx-a100.yaml", sets);
+      scenarios::load_scenario(HYBRIDSIM_SOURCE_DIR + "/scenarios/llm/gpt3-175b-pp8-dgx-a100.yaml", sets);
   s.communication.fast_path = mode;
   return analysis::run_scenario(scenarios::resolve(s), {}).step;
 }

@@ -5,6 +5,7 @@
 // checked up front over what the run holds (its collectives' state and the messages its network held
 // at once), which must bound it.
 #include <doctest/doctest.h>
+#include "tests/paths/paths.h"
 
 #include <algorithm>
 #include <cstdio>
@@ -71,5 +72,5 @@ TEST_CASE("shipped estimate: shipped scenarios with what-ifs the estimate once m
   // gradients, and the run gives its fold up (estimated at 0.27 of the run before est44).
   const std::string file = "scenarios/llm/mixtral-8x7b-2x-dgx-h100-ep8.yaml";
   const std::vector<std::string> sets = {"communication.algorithm=tree"};
-  check_point(file + " " + sets.front(), scenarios::load_scenario(HYBRIDSIM_SOURCE_DIR "/" + file, sets));
+  check_point(file + " " + sets.front(), scenarios::load_scenario(HYBRIDSIM_SOURCE_DIR + "/" + file, sets));
 }

@@ -4,6 +4,7 @@
 // same bytes on every kind of link. Release builds only (tests/CMakeLists.txt): the full
 // simulation of the 2,048-GPU example alone takes about 9 s.
 #include <doctest/doctest.h>
+#include "tests/paths/paths.h"
 
 #include <algorithm>
 #include <filesystem>

@@ -5,6 +5,7 @@
 // GNMT on DGX-1 clusters, ZeRO-3, a pipeline, experts, NCCL trees. Release builds only
 // (tests/CMakeLists.txt): the ZeRO-3 step alone simulates tens of millions of events.
 #include <doctest/doctest.h>
+#include "tests/paths/paths.h"
 
 #include <string>
 #include <vector>
@@ -27,7 +28,7 @@ struct Case {
 // The estimate over the events the run reports.
 double estimate_over_actual(const Case& c) {
   const scenarios::ResolvedScenario resolved =
-      scenarios::resolve(scenarios::load_scenario(HYBRIDSIM_SOURCE_DIR "/" + c.file, c.sets));
+      scenarios::resolve(scenarios::load_scenario(HYBRIDSIM_SOURCE_DIR + "/" + c.file, c.sets));
   const analysis::StepSetup setup = analysis::step_setup(resolved);
   const analysis::StepEstimate e = analysis::estimate_step(setup);
   const analysis::StepResult r = analysis::simulate_step(setup);
@@ -74,7 +75,7 @@ TEST_CASE("step estimate: a step the estimate passes at its cap runs to the end,
     CAPTURE(c.file);
     CAPTURE(c.sets.front());
     const scenarios::ResolvedScenario resolved =
-        scenarios::resolve(scenarios::load_scenario(HYBRIDSIM_SOURCE_DIR "/" + c.file, c.sets));
+        scenarios::resolve(scenarios::load_scenario(HYBRIDSIM_SOURCE_DIR + "/" + c.file, c.sets));
     analysis::StepSetup setup = analysis::step_setup(resolved);
     const analysis::StepEstimate e = analysis::estimate_step(setup);
     setup.limits.max_events = e.events();

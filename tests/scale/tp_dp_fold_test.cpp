@@ -5,6 +5,7 @@
 // scenario's own 1,024 GPUs take 1e9 events in full): with the fast path on (auto, exact) every
 // GPU must finish at the time, with the communication, of the step simulated rank by rank.
 #include <doctest/doctest.h>
+#include "tests/paths/paths.h"
 
 #include <string>
 #include <vector>
@@ -23,7 +24,7 @@ analysis::StepResult run_llama(int replicas, const std::string& layers, sim::Fas
                                          "parallelism.dp=" + std::to_string(replicas),
                                          "workload.model.layers_simulated=" + layers};
   scenarios::Scenario s =
-      scenarios::load_scenario(HYBRIDSIM_SOURCE_DIR "/scenarios/llm/llama3-70b-1024-h100.yaml", sets);
+      scenarios::load_scenario(HYBRIDSIM_SOURCE_DIR + "/scenarios/llm/llama3-70b-1024-h100.yaml", sets);
   s.communication.fast_path = mode;
   return analysis::run_scenario(scenarios::resolve(s), {}).step;
 }

@@ -10,6 +10,7 @@
 // folds yet (the channels tie at each GPU's switch link). With the fast path on (auto, exact) every
 // GPU must finish at the time, with the communication, of the step simulated rank by rank.
 #include <doctest/doctest.h>
+#include "tests/paths/paths.h"
 
 #include <string>
 #include <vector>
@@ -25,7 +26,7 @@ namespace {
 
 analysis::StepResult run_as_written(const std::string& scenario, const std::vector<std::string>& sets,
                                     sim::FastPath mode) {
-  scenarios::Scenario s = scenarios::load_scenario(HYBRIDSIM_SOURCE_DIR "/scenarios/llm/" + scenario, sets);
+  scenarios::Scenario s = scenarios::load_scenario(HYBRIDSIM_SOURCE_DIR + "/scenarios/llm/" + scenario, sets);
   s.communication.fast_path = mode;
   return analysis::run_scenario(scenarios::resolve(s), {}).step;
 }

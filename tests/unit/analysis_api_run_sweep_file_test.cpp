@@ -2,6 +2,7 @@
 // that the sweep's points are not run; `sweep` refuses a --set of a field its points set (no point
 // would keep it). Documented commands (README's performance table) run such a file with --set.
 #include <doctest/doctest.h>
+#include "tests/paths/paths.h"
 #include <string>
 #include "analysis/api/hybridsim.h"
 #include "sim/error.h"

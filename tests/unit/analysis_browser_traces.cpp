@@ -4,6 +4,7 @@
 // tests/CMakeLists.txt) they stay in DIR with manifest.json: each trace's file and the tracks and
 // slices speedscope must show. The shipped example trace is listed as it is committed.
 #include <doctest/doctest.h>
+#include "tests/paths/paths.h"
 
 #include <cstdlib>
 #include <fstream>

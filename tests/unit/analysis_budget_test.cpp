@@ -1,6 +1,7 @@
 // A step's simulation budget (sim/budget.h) end to end: estimated before the step starts, refused
 // with the scenario's words past the cap, run as before under a raised one.
 #include <doctest/doctest.h>
+#include "tests/paths/paths.h"
 
 #include <filesystem>
 #include <string>

@@ -1,6 +1,7 @@
 // Collectives on real topologies through the planner (ring search + routes), as `hybridsim
 // collective` runs them.
 #include <doctest/doctest.h>
+#include "tests/paths/paths.h"
 
 #include <cstdio>
 #include <string>

@@ -4,6 +4,7 @@
 // (analysis/step/step_attempt.cpp), and the estimate, which counted the embedded attempt, fell short
 // (analysis/step/embedding_forecast.h). Llama 3 8B pipelines of 2 stages under ZeRO-3, made small.
 #include <doctest/doctest.h>
+#include "tests/paths/paths.h"
 
 #include <string>
 #include <vector>
@@ -42,7 +43,7 @@ struct Run {
 
 Run estimate_and_run(const std::vector<std::string>& sets) {
   const scenarios::ResolvedScenario resolved = scenarios::resolve(
-      scenarios::load_scenario(HYBRIDSIM_SOURCE_DIR "/scenarios/llm/llama3-8b-dgx-h100-tp8.yaml", sets));
+      scenarios::load_scenario(HYBRIDSIM_SOURCE_DIR + "/scenarios/llm/llama3-8b-dgx-h100-tp8.yaml", sets));
   const analysis::StepSetup setup = analysis::step_setup(resolved);  // points into `resolved`
   return {analysis::estimate_step(setup), analysis::simulate_step(setup)};
 }
@@ -93,7 +94,7 @@ TEST_CASE("embedding forecast: rings of two streams that never run at once do no
   // the run without embedding.
   const auto llama2 = [](const std::string& zero) {
     const scenarios::ResolvedScenario resolved = scenarios::resolve(scenarios::load_scenario(
-        HYBRIDSIM_SOURCE_DIR "/scenarios/llm/llama2-7b-zero3-dgx-a100.yaml",
+        HYBRIDSIM_SOURCE_DIR + "/scenarios/llm/llama2-7b-zero3-dgx-a100.yaml",
         std::vector<std::string>{"cluster.nodes=2", "parallelism.dp=16", "parallelism.zero=" + zero,
                                  "workload.model.layers_simulated=2", "training.global_batch=32"}));
     const analysis::StepSetup setup = analysis::step_setup(resolved);

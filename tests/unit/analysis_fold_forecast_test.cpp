@@ -4,6 +4,7 @@
 // points of 32 GPUs were estimated at 0.45 of their runs' events.
 // A fold that holds keeps its folded estimate.
 #include <doctest/doctest.h>
+#include "tests/paths/paths.h"
 
 #include <string>
 #include <vector>
@@ -30,7 +31,7 @@ struct Outcome {
 
 Outcome estimate_and_run(const std::string& file, const std::vector<std::string>& sets) {
   const scenarios::ResolvedScenario resolved =
-      scenarios::resolve(scenarios::load_scenario(HYBRIDSIM_SOURCE_DIR "/" + file, sets));
+      scenarios::resolve(scenarios::load_scenario(HYBRIDSIM_SOURCE_DIR + "/" + file, sets));
   const analysis::StepSetup setup = analysis::step_setup(resolved);
   const workloads::StepProgram program = analysis::build_program(setup);
   Outcome out;

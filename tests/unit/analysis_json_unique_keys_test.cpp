@@ -3,6 +3,7 @@
 // its largest (two peaks, once printed under the same name) — summary.json, the JSON on stdout and
 // the trace — and on every committed golden JSON file.
 #include <doctest/doctest.h>
+#include "tests/paths/paths.h"
 
 #include <cstdlib>
 #include <filesystem>

@@ -4,6 +4,7 @@
 // where the two rows' times to train meet, the family named faster above it is; each plan shown fits
 // in the GPU's memory, and "no layout" / "none fits" are what the planner finds at that batch.
 #include <doctest/doctest.h>
+#include "tests/paths/paths.h"
 
 #include <algorithm>
 #include <cctype>

@@ -3,6 +3,7 @@
 // says so; a what-if capacity changes the answer. The footprints themselves are derived by hand in
 // tests/unit/workloads_memory_model.cpp; here BigLSTM's, on the DGX-1's 16 GiB V100s.
 #include <doctest/doctest.h>
+#include "tests/paths/paths.h"
 
 #include <algorithm>
 #include <filesystem>

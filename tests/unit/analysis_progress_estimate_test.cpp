@@ -3,6 +3,7 @@
 // says the fraction done and about how long is left of how long in all. Clocks are driven by hand,
 // so nothing here depends on how fast the machine is.
 #include <doctest/doctest.h>
+#include "tests/paths/paths.h"
 
 #include <algorithm>
 

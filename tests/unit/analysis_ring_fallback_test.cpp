@@ -4,6 +4,7 @@
 // the same three on three streams (three lanes) start together, and the third finds its links held
 // by one folded ring and promised to another, so it runs in full, where the rule called none safe.
 #include <doctest/doctest.h>
+#include "tests/paths/paths.h"
 
 #include <cstdint>
 #include <memory>
@@ -158,7 +159,7 @@ TEST_CASE("ring fallback: a step's data-parallel rings are checked up front at t
   // what its run held, its models' messages included. (GNMT DP 8 on the same machine is not
   // tightened, 576 of 576: the rule calls none of its rings safe.)
   const testing::EstimatedRun run = testing::estimate_and_run(
-      scenarios::load_scenario(HYBRIDSIM_SOURCE_DIR "/scenarios/examples/dgx1-gnmt-mp2-rules.yaml", {}));
+      scenarios::load_scenario(HYBRIDSIM_SOURCE_DIR + "/scenarios/examples/dgx1-gnmt-mp2-rules.yaml", {}));
   MESSAGE("in flight ", run.estimate.in_flight, " of ", run.estimate.full_in_flight, "; held ", run.held,
           " of ", run.estimate.memory());
   CHECK(run.result.simulation.gpus_simulated == 0);  // every GPU: the two figures count the same collectives

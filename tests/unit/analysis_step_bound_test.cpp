@@ -6,6 +6,7 @@
 // the events it runs, the memory its budget checks, and the messages its network really held in
 // flight at once (analysis/step/step_in_flight.h).
 #include <doctest/doctest.h>
+#include "tests/paths/paths.h"
 
 #include <string>
 #include <vector>
@@ -58,7 +59,7 @@ TEST_CASE("step bound: a step with nothing folded stays within its estimate's fu
     CAPTURE(c.file);
     CAPTURE(sets);
     const scenarios::ResolvedScenario resolved =
-        scenarios::resolve(scenarios::load_scenario(HYBRIDSIM_SOURCE_DIR "/" + c.file, c.sets));
+        scenarios::resolve(scenarios::load_scenario(HYBRIDSIM_SOURCE_DIR + "/" + c.file, c.sets));
     analysis::StepSetup setup = analysis::step_setup(resolved);  // points into `resolved`
     const analysis::StepEstimate folded = analysis::estimate_step(setup);
     setup.collective.fast_path = sim::FastPath::Off;
@@ -102,9 +103,9 @@ TEST_CASE(
   for (const char* zero : {"parallelism.zero=2", "parallelism.zero=3"}) {
     const std::vector<std::string> sets = {"cluster.nodes=2", "parallelism.dp=16", zero,
                                            "workload.model.layers_simulated=2", "training.global_batch=32"};
-    runs.emplace_back(
-        std::string("llama2-7b ") + zero,
-        scenarios::load_scenario(HYBRIDSIM_SOURCE_DIR "/scenarios/llm/llama2-7b-zero3-dgx-a100.yaml", sets));
+    runs.emplace_back(std::string("llama2-7b ") + zero,
+                      scenarios::load_scenario(
+                          HYBRIDSIM_SOURCE_DIR + "/scenarios/llm/llama2-7b-zero3-dgx-a100.yaml", sets));
   }
   int folded = 0;
   // Not a structured binding: CAPTURE takes its argument in a lambda, which clang before 16 refuses

@@ -2,6 +2,7 @@
 // pair between machines once, seconds at 16,384 GPUs: it is told of them (PlanTicks) by the GPUs of
 // the rings and pairs planned, from 0 to all of them, at least every kWorkTickEvery.
 #include <doctest/doctest.h>
+#include "tests/paths/paths.h"
 
 #include <cstdint>
 #include <string>
@@ -48,7 +49,7 @@ TEST_CASE("fold p2p: planning the routes between machines is told by their GPUs,
                                          "communication.algorithm=ring",
                                          "cluster.fabric=rail-optimized"};
   const scenarios::Scenario s =
-      scenarios::load_scenario(HYBRIDSIM_SOURCE_DIR "/scenarios/llm/gpt3-175b-pp8-dgx-a100.yaml", sets);
+      scenarios::load_scenario(HYBRIDSIM_SOURCE_DIR + "/scenarios/llm/gpt3-175b-pp8-dgx-a100.yaml", sets);
   const scenarios::ResolvedScenario resolved = scenarios::resolve(s);
   const analysis::StepSetup setup = analysis::step_setup(resolved);
   const workloads::StepProgram program = analysis::build_program(setup);

@@ -3,6 +3,7 @@
 // step simulated without; set-up parts (the programs built, the collectives set up) report the time
 // left at their rate, by a clock driven by hand.
 #include <doctest/doctest.h>
+#include "tests/paths/paths.h"
 
 #include <algorithm>
 #include <chrono>
@@ -399,7 +400,7 @@ TEST_CASE("progress: after a way of simulating the step is given up, the lines c
     }
   } told;
   const scenarios::ResolvedScenario resolved = scenarios::resolve(scenarios::load_scenario(
-      HYBRIDSIM_SOURCE_DIR "/scenarios/llm/llama3-8b-dgx-h100-tp8.yaml",
+      HYBRIDSIM_SOURCE_DIR + "/scenarios/llm/llama3-8b-dgx-h100-tp8.yaml",
       std::vector<std::string>{"cluster.nodes=4", "parallelism.tp=1", "parallelism.sequence_parallel=false",
                                "parallelism.dp=16", "parallelism.pp=2", "parallelism.zero=1",
                                "workload.model.layers_simulated=2", "training.recompute=none",
@@ -442,7 +443,7 @@ TEST_CASE("progress: a run's lines count against estimate_step's figure, as a sw
     }
   } told;
   const scenarios::ResolvedScenario resolved = scenarios::resolve(
-      scenarios::load_scenario(HYBRIDSIM_SOURCE_DIR "/scenarios/llm/mixtral-8x7b-2x-dgx-h100-ep8.yaml",
+      scenarios::load_scenario(HYBRIDSIM_SOURCE_DIR + "/scenarios/llm/mixtral-8x7b-2x-dgx-h100-ep8.yaml",
                                std::vector<std::string>{"communication.algorithm=tree"}));
   const analysis::StepSetup setup = analysis::step_setup(resolved);
   const analysis::StepEstimate estimate = analysis::estimate_step(setup);

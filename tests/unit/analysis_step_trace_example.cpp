@@ -3,6 +3,7 @@
 // regenerate it with
 //   HYBRIDSIM_REGENERATE_TRACE_EXAMPLE=1 ./build/tests/hybridsim_tests -tc='*example trace*'
 #include <doctest/doctest.h>
+#include "tests/paths/paths.h"
 
 #include <cstdlib>
 

@@ -1,6 +1,7 @@
 // The study file reader: the shipped study files parse, every field lands in the config, and bad
 // input names file:line:col, the field and what was expected.
 #include <doctest/doctest.h>
+#include "tests/paths/paths.h"
 
 #include <unistd.h>
 

@@ -2,6 +2,7 @@
 // BigLSTM on 8, 16 and 32 GPUs, mp 2 and 4, 2x InfiniBand sensitivity), its conclusions, the report
 // folder it writes and the gnuplot driver. About a second in a Release build.
 #include <doctest/doctest.h>
+#include "tests/paths/paths.h"
 
 #include <unistd.h>
 

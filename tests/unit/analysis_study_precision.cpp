@@ -2,6 +2,7 @@
 // networks with the chosen (or the preset's) cost model, and a profile file that disagrees is a
 // located error.
 #include <doctest/doctest.h>
+#include "tests/paths/paths.h"
 
 #include <unistd.h>
 

@@ -3,6 +3,7 @@
 // shard, each once — and merge of every point unless told otherwise. Also the checks a sweep makes
 // before its first point runs. Uses a copy of scenarios/examples/dgx1-nvlink-sweep.yaml (6 points).
 #include <doctest/doctest.h>
+#include "tests/paths/paths.h"
 
 #include <filesystem>
 #include <fstream>

@@ -2,6 +2,7 @@
 // threads joined through an in-memory exchange: the same protocol as the MPI team, testable (and
 // sanitizer-checked) without MPI. tests/mpi/mpi_sweep_test.sh runs the real thing under mpirun.
 #include <doctest/doctest.h>
+#include "tests/paths/paths.h"
 
 #include <condition_variable>
 #include <deque>

@@ -2,6 +2,7 @@
 // points. Uses the shipped example scenarios/examples/dgx1-nvlink-sweep.yaml (6 points); a transformer
 // point that does not fit its GPUs is a row not simulated (the shipped Llama 3 8B tp 8 scenario, swept).
 #include <doctest/doctest.h>
+#include "tests/paths/paths.h"
 
 #include <algorithm>
 #include <cstdlib>

@@ -3,6 +3,7 @@
 // CLI — one trace for a run, one per point for a sweep, named from the point's index, without
 // changing the sweep's results.csv. The traces are parsed back with nlohmann-json.
 #include <doctest/doctest.h>
+#include "tests/paths/paths.h"
 
 #include <algorithm>
 #include <cstdlib>

@@ -3,6 +3,7 @@
 // every micro-batch or only the last, apex DDP's three copy passes, and the optimizer update priced
 // as the kernels torch.optim launches. Expected values derived by hand in the comments.
 #include <doctest/doctest.h>
+#include "tests/paths/paths.h"
 
 #include <filesystem>
 #include <fstream>

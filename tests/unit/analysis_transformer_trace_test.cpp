@@ -5,6 +5,7 @@
 // own stage's; and each collective's name and args say what ran (ring, tree, point-to-point, and the
 // protocol), not the scenario's "auto".
 #include <doctest/doctest.h>
+#include "tests/paths/paths.h"
 
 #include <algorithm>
 #include <cmath>

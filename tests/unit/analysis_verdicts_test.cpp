@@ -10,6 +10,7 @@
 // results.csv (and the fastest that fits, where that one does not), and each row's fits_memory is its
 // own peak against its own capacity.
 #include <doctest/doctest.h>
+#include "tests/paths/paths.h"
 
 #include <algorithm>
 #include <cstdio>

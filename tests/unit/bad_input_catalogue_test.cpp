@@ -2,6 +2,7 @@
 // scratch folder and must exit with its code, print its exact first error line, and leave the
 // folder as it found it.
 #include <doctest/doctest.h>
+#include "tests/paths/paths.h"
 
 #include <cstdio>
 #include <filesystem>

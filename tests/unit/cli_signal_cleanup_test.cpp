@@ -2,6 +2,7 @@
 // a temporary file next to its target, and SIGTERM (as SIGINT, SIGHUP) removes it, and the folders
 // made for it, before the process dies of the signal (analysis/output/temp_files.h).
 #include <doctest/doctest.h>
+#include "tests/paths/paths.h"
 
 #include <chrono>
 #include <cstdlib>

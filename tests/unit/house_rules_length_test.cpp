@@ -2,6 +2,7 @@
 // on the source tree itself with the text scan of tests/unit/function_lengths.h, which is first held
 // to hand-counted snippets so that a scan that found nothing, or everything, cannot pass.
 #include <doctest/doctest.h>
+#include "tests/paths/paths.h"
 
 #include <filesystem>
 #include <fstream>

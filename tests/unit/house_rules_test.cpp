@@ -3,6 +3,7 @@
 // room's private headers (`*_detail.h`, `*_parts.h`) are included only inside that
 // room (and by the tests that test them) and never include the entry header they serve.
 #include <doctest/doctest.h>
+#include "tests/paths/paths.h"
 
 #include <algorithm>
 #include <filesystem>

@@ -4,6 +4,7 @@
 // (negative_dur.json, huge_dur.json, time_reversed.json), small hand-written documents, and
 // hand-made traces (tests/unit/import_kineto_maker.h).
 #include <doctest/doctest.h>
+#include "tests/paths/paths.h"
 
 #include <algorithm>
 #include <cstdio>

@@ -3,6 +3,7 @@
 //   TempFile f("x.json", replace_nth(read_whole_file(kineto_data("ddp_rank1.json")), "a", "b", 2));
 #pragma once
 #include <doctest/doctest.h>
+#include "tests/paths/paths.h"
 
 #include <filesystem>
 #include <fstream>

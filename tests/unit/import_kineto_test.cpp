@@ -4,6 +4,7 @@
 // launch gaps replay as idle time. (Recorded all-reduces replayed as the buckets, in a scenario too:
 // import_kineto_replay_test.cpp.)
 #include <doctest/doctest.h>
+#include "tests/paths/paths.h"
 
 #include <filesystem>
 #include <fstream>

@@ -1,6 +1,7 @@
 // The PipeDream graph importer on a small graph in PipeDream's format (tests/data/pipedream, written
 // for these tests): parsing, topological order, edges, the correction, and located errors.
 #include <doctest/doctest.h>
+#include "tests/paths/paths.h"
 
 #include <cstdio>
 

@@ -4,6 +4,7 @@
 // To regenerate the committed files after changing the generator:
 //   HYBRIDSIM_REGENERATE_PROFILES=1 ./build/tests/hybridsim_tests -tc='*committed*'
 #include <doctest/doctest.h>
+#include "tests/paths/paths.h"
 
 #include <algorithm>
 #include <cstdlib>

@@ -1,6 +1,7 @@
 // The profile format (workloads/profile/profile_io.h): a small hand-written profile parsed, summed and
 // round-tripped, and every malformed variant rejected with file:line:col and the field at fault.
 #include <doctest/doctest.h>
+#include "tests/paths/paths.h"
 
 #include <string>
 

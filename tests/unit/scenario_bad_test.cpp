@@ -2,6 +2,7 @@
 // InputError recorded in tests/scenarios/bad/expected.txt — and no YAML input, however broken (every
 // truncation and many mutations of the shipped examples), may end in any other exception or a crash.
 #include <doctest/doctest.h>
+#include "tests/paths/paths.h"
 
 #include <algorithm>
 #include <filesystem>

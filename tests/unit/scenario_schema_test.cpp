@@ -1,6 +1,7 @@
 // The scenario schema table: well-formed declarations, defaults that parse, suggestions, and the
 // field reference in scenarios/README.md kept identical to the generated text.
 #include <doctest/doctest.h>
+#include "tests/paths/paths.h"
 
 #include <cstdlib>
 #include <filesystem>

@@ -5,6 +5,7 @@
 // diff and the READMEs that quote the numbers). The study files under scenarios/study/ and the
 // validation cases under scenarios/validate/ (the `validate` ctest) have their own tests.
 #include <doctest/doctest.h>
+#include "tests/paths/paths.h"
 
 #include <algorithm>
 #include <cstdlib>

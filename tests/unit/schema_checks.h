@@ -5,6 +5,7 @@
 //   HYBRIDSIM_REGENERATE_SCHEMA_REFERENCE=1 hybridsim_tests -tc='*README*'   (then review the diff)
 #pragma once
 #include <doctest/doctest.h>
+#include "tests/paths/paths.h"
 
 #include <cstdlib>
 #include <filesystem>

@@ -2,6 +2,7 @@
 // value is its value, and every command listed for a limit has a bad-input catalogue case that
 // passes it ("<command>-limit-<name>", run by bad_input_catalogue_test.cpp).
 #include <doctest/doctest.h>
+#include "tests/paths/paths.h"
 
 #include <filesystem>
 #include <set>

@@ -1,5 +1,6 @@
 // `hybridsim topology`: the summary, --route, --rings, --dot, YAML files and errors.
 #include <doctest/doctest.h>
+#include "tests/paths/paths.h"
 #include <sys/wait.h>
 
 #include <cstdio>

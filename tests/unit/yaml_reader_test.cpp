@@ -1,6 +1,7 @@
 // The located YAML reader every input file shares (sim/yaml/): the tree's rules and budget, the
 // schema mechanics on a small table of their own, the field reader, and reading input files.
 #include <doctest/doctest.h>
+#include "tests/paths/paths.h"
 
 #include <sys/stat.h>
 #include <unistd.h>
