@@ -97,7 +97,7 @@ double seconds_since(Clock::time_point t) { return std::chrono::duration<double>
 std::string count(std::int64_t n) { return std::to_string(n); }
 
 // One step of the scenario at `path` with `sets`, as `hybridsim run` runs it (load, resolve, run).
-void step_case(benchmark::State& state, const char* path, const std::vector<std::string>& sets,
+void step_case(benchmark::State& state, const std::string& path, const std::vector<std::string>& sets,
                std::int64_t gpus) {
   const HeapPeak heap;
   analysis::StepResult r;
