@@ -8,6 +8,7 @@
 #include <doctest/doctest.h>
 
 #include <set>
+#include <utility>
 #include <vector>
 
 #include "analysis/step/step_runner.h"
@@ -30,31 +31,37 @@ const topology::Topology& dgx_h100() {
 
 TransformerCost h100() { return transformer_cost(gpu_by_key("h100"), Precision::Bf16); }
 
+StepOptions pipeline_options(int micro_batches, PipelineOptions pipeline) {
+  StepOptions o;
+  o.accumulation = micro_batches;
+  o.pipeline = std::move(pipeline);
+  return o;
+}
+
+// A pipeline's step of `step`'s profile on one DGX H100, 4 workers of 2 stages.
+analysis::StepSetup pipeline_setup(const TransformerStep& step, const StepOptions& options) {
+  analysis::StepSetup s;
+  s.profile = &step.profile;
+  s.topology = &dgx_h100();
+  s.mapping = default_mapping(dgx_h100(), 4, 2);
+  s.step = options;
+  return s;
+}
+
 // 2 replicas × tp 2 × pp 2 of Llama 2 7B's 4-layer slice, 4 micro-batches, on one DGX H100.
 struct ZeroCase {
   TransformerStep step = generate_transformer(
       {.model = named_transformer("llama2-7b"), .micro_batch = 1, .tp = 2, .layers_simulated = 4}, h100());
-  WorkerMapping mapping = default_mapping(dgx_h100(), 4, 2);
-
   StepOptions options(int zero) const {
-    StepOptions o;
-    o.accumulation = 4;
-    o.pipeline.pp = 2;
+    StepOptions o = pipeline_options(4, {.pp = 2});
     o.tp = 2;
     o.tp_syncs = step.syncs;
     o.zero = zero;
     return o;
   }
-  StepProgram build(int zero) const {
-    return build_pipeline_program(step.profile, mapping, 8, options(zero));
-  }
+  StepProgram build(int zero) const { return analysis::build_program(pipeline_setup(step, options(zero))); }
   analysis::StepResult simulate(int zero) const {
-    analysis::StepSetup s;
-    s.profile = &step.profile;
-    s.topology = &dgx_h100();
-    s.mapping = mapping;
-    s.step = options(zero);
-    return analysis::simulate_step(s);
+    return analysis::simulate_step(pipeline_setup(step, options(zero)));
   }
   // The parameter bytes of stage s's ops (one TP rank's shard of them).
   sim::Bytes stage_bytes(int s) const {
@@ -149,7 +156,7 @@ TEST_CASE("pipeline with ZeRO-1: the step is not ZeRO 0's") {
 
 TEST_CASE("pipeline: ZeRO-2 and -3 are refused on a stage's program") {
   const ZeroCase c;
-  StepProgram p = build_pipeline_program(c.step.profile, c.mapping, 8, c.options(0));
+  StepProgram p = c.build(0);
   CHECK_THROWS_WITH_AS(apply_sharded_data_parallel(p, c.step.profile, 2),
                        "sharded data parallelism (zero) 2 needs mp = 1; got mp 2 (zero 1 shards each MP "
                        "rank's optimizer)",
@@ -164,23 +171,12 @@ namespace {
 struct EpCase {
   TransformerStep step = generate_transformer(
       {.model = named_transformer("mixtral-8x7b"), .micro_batch = 1, .ep = 2, .layers_simulated = 2}, h100());
-  WorkerMapping mapping = default_mapping(dgx_h100(), 4, 2);
-
   StepOptions options(int ep) const {
-    StepOptions o;
-    o.accumulation = 2;
-    o.pipeline = {.pp = 2, .chunk_layers = {1, 3}};
+    StepOptions o = pipeline_options(2, {.pp = 2, .chunk_layers = {1, 3}});
     o.ep = {.ep = ep, .syncs = step.ep_syncs, .expert_ops = step.expert_ops};
     return o;
   }
-  analysis::StepSetup setup(int ep) const {
-    analysis::StepSetup s;
-    s.profile = &step.profile;
-    s.topology = &dgx_h100();
-    s.mapping = mapping;
-    s.step = options(ep);
-    return s;
-  }
+  analysis::StepSetup setup(int ep) const { return pipeline_setup(step, options(ep)); }
 };
 
 }  // namespace
