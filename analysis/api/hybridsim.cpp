@@ -152,8 +152,6 @@ RunReport run(const ScenarioInput& input, const RunRequest& request) {
   if (auto note = replaced_trace_note(request, report.scenario)) report.notes.push_back(std::move(*note));
   if (auto note = scenarios::unused_fabric_note(report.scenario)) report.notes.push_back(std::move(*note));
   if (auto note = scenarios::identical_steps_note(report.scenario)) report.notes.push_back(std::move(*note));
-  if (auto note = scenarios::pipeline_unsimulated_note(report.scenario))
-    report.notes.push_back(std::move(*note));
   if (auto note = scenarios::unused_model_threads_note(report.scenario))
     report.notes.push_back(std::move(*note));
   // A step whose kernels alone pass the events cap is refused before its cluster is built (48 s

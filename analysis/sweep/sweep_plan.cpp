@@ -102,16 +102,15 @@ void check_points(SweepPlan& plan, const SweepOptions& options) {
       refuse_point(*p, e);
     }
   }
-  std::map<std::string, std::string> point_notes;  // note (fabric, pipeline) → the points it holds for
+  std::map<std::string, std::string> point_notes;  // note (fabric) → the points it holds for
   UnfitPoints unfit;
   for (const scenarios::SweepPoint* p : plan.todo) {
     if (plan.rows.contains(p->index)) continue;
     try {
       const scenarios::Scenario point = plan.point_scenario(*p, options);
       scenarios::refuse_trace_step_without_trace(point, false, "");  // a sweep has no --trace
-      for (const auto& note :
-           {scenarios::unused_fabric_note(point), scenarios::pipeline_unsimulated_note(point)})
-        if (note) point_notes[*note] += (point_notes[*note].empty() ? "" : ", ") + std::to_string(p->index);
+      if (const auto note = scenarios::unused_fabric_note(point))
+        point_notes[*note] += (point_notes[*note].empty() ? "" : ", ") + std::to_string(p->index);
       const scenarios::ResolvedScenario resolved =
           scenarios::resolve(point, nullptr, scenarios::MemoryFit::Report);
       training_model(point, resolved.profile.meta.network);  // refused now, not after other points ran

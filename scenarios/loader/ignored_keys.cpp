@@ -144,33 +144,6 @@ std::optional<std::string> unused_model_threads_note(const Scenario& s) {
          "auto";
 }
 
-std::optional<std::string> pipeline_unsimulated_note(const Scenario& s) {
-  const ParallelismSettings& p = s.parallelism;
-  const bool zero = p.zero != "0", ep = p.ep > 1;
-  if (p.pp <= 1 || (!zero && !ep)) return std::nullopt;
-  const std::string pp =
-      "parallelism.pp " + std::to_string(p.pp) + " (" + location_of(s, "parallelism.pp") + ")";
-  std::string left_out, counted;
-  if (zero) {
-    left_out =
-        "ZeRO: each stage's gradients are all-reduced whole, its optimizer updates every parameter "
-        "and no parameters are gathered";
-    counted = "ZeRO-" + std::string(p.zero == "fsdp" ? "3" : p.zero) + "'s shards";
-  }
-  if (ep) {
-    left_out += std::string(zero ? "; " : "") + "the experts' dispatch and combine all-to-alls";
-    counted += std::string(zero ? " and " : "") + "ep " + std::to_string(p.ep) + "'s experts";
-  }
-  std::string keys =
-      zero ? "parallelism.zero " + p.zero + " (" + location_of(s, "parallelism.zero") + ")" : "";
-  if (ep)
-    keys += std::string(zero ? " and " : "") + "parallelism.ep " + std::to_string(p.ep) + " (" +
-            location_of(s, "parallelism.ep") + ")";
-  return keys + " with " + pp + ": the pipeline's step does not simulate " + left_out +
-         " (workloads/program/pipeline_program.h); the memory lines count " + counted +
-         ", but the step time, throughput and time to train leave them out";
-}
-
 std::optional<std::string> unused_fabric_note(const Scenario& s) {
   const ClusterSettings& c = s.cluster;
   if (!c.topology.empty() || c.nodes != 1) return std::nullopt;

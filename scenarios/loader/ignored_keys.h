@@ -43,11 +43,5 @@ std::optional<std::string> identical_steps_note(const Scenario& s);
 // run a folded step's tree models, so they change nothing there: a note, as a sweep over the
 // algorithm may include ring.
 std::optional<std::string> unused_model_threads_note(const Scenario& s);
-// parallelism.zero (1, 2, 3, fsdp) or parallelism.ep above 1 with parallelism.pp above 1: the
-// pipeline's step program (workloads/program/pipeline_program.h) applies neither (no reduce-scatters,
-// gathers or sharded optimizer; no dispatch and combine all-to-alls), while the memory model counts
-// them: a note naming what the step leaves out, so its time is not read as ZeRO's or EP's. None
-// otherwise.
-std::optional<std::string> pipeline_unsimulated_note(const Scenario& s);
 
 }  // namespace hybridsim::scenarios

@@ -295,8 +295,8 @@ void apply_sharding_settings(const Scenario& s, workloads::StepOptions& step) {
                      "1: nothing to shard; expected dp > 1 or zero 0");
   // A pipeline holds each stage's gradients whole until its flush, so stages 2 and 3 would promise
   // memory it does not save; the frameworks that run pipelines shard the optimizer only (DeepSpeed's
-  // PipelineEngine asserts a ZeRO stage below 2; Megatron-LM's distributed optimizer is ZeRO-1). Its
-  // step also simulates none of ZeRO's collectives yet (pipeline_unsimulated_note).
+  // PipelineEngine asserts a ZeRO stage below 2; Megatron-LM's distributed optimizer is ZeRO-1),
+  // which the pipeline's step simulates per stage (workloads/program/pipeline_program.h).
   if (stage >= 2 && s.parallelism.pp > 1)
     throw InputError(
         where + "zero " + s.parallelism.zero + " with parallelism.pp " + std::to_string(s.parallelism.pp) +

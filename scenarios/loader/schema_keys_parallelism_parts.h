@@ -88,7 +88,9 @@ inline constexpr ScenarioKey kParallelism[] = {
               "gradients (reduce-scatter per bucket in backward), 3 or fsdp also the parameters "
               "(all-gathered per layer before its forward and its backward, one layer ahead). With "
               "accumulation, 1 reduces after the last micro-batch, 2 and 3 after every one. A pipeline "
-              "(pp > 1) takes 0 or 1 only, as DeepSpeed's pipeline engine."},
+              "(pp > 1) takes 0 or 1 only, as DeepSpeed's pipeline engine: with 1 each stage "
+              "reduce-scatters its gradients after the flush over the same stage of every replica, "
+              "updates its 1/dp and all-gathers its parameters (Megatron-LM's distributed optimizer)."},
      bind_unless_default<Member<&Scenario::parallelism, &ParallelismSettings::zero>>()},
     {{.path = "parallelism.ep",
       .kind = K::Integer,
@@ -97,7 +99,8 @@ inline constexpr ScenarioKey kParallelism[] = {
       .max = 4096,
       .help = "Expert parallel (mixtures of experts): experts / ep on each GPU; an EP group is ep "
               "consecutive data-parallel replicas (one machine under the default mapping) that trade "
-              "tokens by all-to-all; ep must divide dp and experts."},
+              "tokens by all-to-all; ep must divide dp and experts. In a pipeline each stage's EP "
+              "groups are its own, and a stage's all-to-alls are those of the MoE layers it holds."},
      bind_unless_default<Member<&Scenario::parallelism, &ParallelismSettings::ep>>()},
     {{.path = "parallelism.pp",
       .kind = K::Integer,

@@ -2,8 +2,8 @@
 // its stages' machines are the representatives, the other replicas' transfers between their
 // stages are shadows, and each stage's gradient ring folds over the replicas. GPT-3 175B's layers
 // (a slice the full simulation can afford) on DGX A100 at tp 8 × pp 4 × dp 4 (16 machines), under
-// GPipe, 1F1B and interleaved 1F1B: with the fast path on every GPU must finish at the time, with
-// the communication, of the step simulated rank by rank.
+// GPipe, 1F1B and interleaved 1F1B, and under ZeRO-1: with the fast path on every GPU must finish
+// at the time, with the communication, of the step simulated rank by rank.
 #include <doctest/doctest.h>
 #include "tests/paths/paths.h"
 
@@ -20,15 +20,16 @@ using namespace hybridsim;
 namespace {
 
 analysis::StepResult run_pipeline(const std::string& schedule, sim::FastPath mode,
-                                  const std::vector<std::string>& fabric = {
-                                      "cluster.fabric=rail-optimized"}) {
+                                  const std::vector<std::string>& fabric = {"cluster.fabric=rail-optimized"},
+                                  const std::string& zero = "0") {
   std::vector<std::string> sets = {"cluster.nodes=16",
                                    "parallelism.dp=4",
                                    "parallelism.pp=4",
                                    "workload.model.layers_simulated=8",
                                    "training.global_batch=32",
                                    "communication.algorithm=ring",
-                                   "pipeline.schedule=" + schedule};
+                                   "pipeline.schedule=" + schedule,
+                                   "parallelism.zero=" + zero};
   if (schedule == "interleaved") sets.push_back("pipeline.virtual_stages=2");
   sets.insert(sets.end(), fabric.begin(), fabric.end());
   scenarios::Scenario s =
@@ -85,4 +86,25 @@ TEST_CASE("GPT-3 175B slice, tp 8 x pp 4 x dp 4: transfers through the spines, f
       if (c.folds) CHECK(fast.simulation.gpus_simulated == 32);
       testing::check_same_step(fast, full);
     }
+}
+
+// Issue 31: under ZeRO-1 each stage's group reduce-scatters its gradients after the flush and
+// all-gathers its updated parameters after the optimizer; those rings fold over the replicas as the
+// all-reduces did.
+TEST_CASE("GPT-3 175B slice, tp 8 x pp 4 x dp 4 under ZeRO-1: folded onto one replica, as in full") {
+  for (const std::string schedule : {"1f1b", "interleaved"}) {
+    CAPTURE(schedule);
+    const analysis::StepResult fast =
+        run_pipeline(schedule, sim::FastPath::Auto, {"cluster.fabric=rail-optimized"}, "1");
+    const analysis::StepResult full =
+        run_pipeline(schedule, sim::FastPath::Off, {"cluster.fabric=rail-optimized"}, "1");
+    std::string refused;
+    for (const std::string& r : fast.simulation.refused) refused += r + "; ";
+    CAPTURE(refused);
+    CAPTURE(fast.simulation.step_fold_reason);
+    CHECK(full.simulation.folded == 0);
+    CHECK(fast.simulation.gpus_simulated == 32);
+    testing::check_same_step(fast, full);
+    CHECK(full.step_time != run_pipeline(schedule, sim::FastPath::Off).step_time);
+  }
 }

@@ -19,10 +19,10 @@ using namespace hybridsim;
 
 namespace {
 
-// Llama 3 8B, 2 layers, pp 2 x dp 4N under ZeRO-1 on N DGX H100: each stage's gradient all-reduces
-// are rings over its data-parallel group (a pipeline's step simulates ZeRO 0's collectives:
-// pipeline_unsimulated_note; ZeRO-2 and -3 with a pipeline are refused), on one stream of its GPUs,
-// embedded together with the other stage's (they share links); the stages' activations and their
+// Llama 3 8B, 2 layers, pp 2 x dp 4N under ZeRO-1 on N DGX H100: each stage's gradient
+// reduce-scatters (on one stream of its GPUs) and its parameters' all-gather (on the compute stream,
+// after the optimizer) are rings over its data-parallel group (ZeRO-2 and -3 with a pipeline are
+// refused), embedded together with the other stage's (they share links); the stages' activations and their
 // gradients are transfers of their own.
 std::vector<std::string> pipeline_on(int nodes) {
   return {"cluster.nodes=" + std::to_string(nodes),

@@ -22,17 +22,18 @@ void apply_expert_parallel(StepProgram& p, const ExpertParallelOptions& options)
         return std::ranges::find(options.expert_ops, c.op_index) != options.expert_ops.end();
       },
       [ep, tp](int w) { return (w / tp) % ep; });
-  std::vector<int> gpu_of_worker(static_cast<std::size_t>(p.dp * tp), -1);
-  for (std::size_t g = 0; g < p.worker_of_gpu.size(); ++g)
-    if (p.worker_of_gpu[g] >= 0)
-      gpu_of_worker[static_cast<std::size_t>(p.worker_of_gpu[g])] = static_cast<int>(g);
+  // A pipeline's worker holds its pp stages (mp ranks): each stage's EP groups are its own, and only
+  // the stages holding MoE layers issue all-to-alls (the others' kernels match none of the syncs).
+  const std::vector<std::vector<int>> gpu_of_worker = gpu_of_worker_rank(p, p.dp * tp);
+  std::vector<std::vector<int>> groups;
   for (int block = 0; block < p.dp / ep; ++block)
-    for (int r = 0; r < tp; ++r) {
-      std::vector<int> group;
-      for (int e = 0; e < ep; ++e)
-        group.push_back(gpu_of_worker[static_cast<std::size_t>((block * ep + e) * tp + r)]);
-      insert_group_collectives(p, options.syncs, group, CollectiveRole::ExpertParallel);
-    }
+    for (int r = 0; r < tp; ++r)
+      for (std::size_t k = 0; k < static_cast<std::size_t>(p.mp); ++k) {
+        std::vector<int>& group = groups.emplace_back();
+        for (int e = 0; e < ep; ++e)
+          group.push_back(gpu_of_worker[static_cast<std::size_t>((block * ep + e) * tp + r)][k]);
+      }
+  insert_group_collectives(p, options.syncs, groups, CollectiveRole::ExpertParallel);
 }
 
 }  // namespace hybridsim::workloads

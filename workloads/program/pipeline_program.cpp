@@ -8,7 +8,6 @@
 #include "workloads/program/pipeline_layout.h"
 #include "workloads/program/step_program.h"
 #include "workloads/program/step_program_parts.h"
-#include "workloads/program/tensor_parallel.h"
 
 namespace hybridsim::workloads {
 
@@ -271,7 +270,7 @@ StepProgram build_pipeline_program(const Profile& profile, const WorkerMapping& 
     }
   }
   out.event_count = static_cast<std::uint32_t>(mapping.dp) * l.events_per_worker;
-  if (options.tp > 1) apply_tensor_parallel(out, options.tp_syncs, options.tp, progress);
+  apply_parallel_dimensions(out, profile, options, progress);
   return out;
 }
 

@@ -10,7 +10,11 @@
 // and the peer's matching receive stream. After a chunk's last backward its gradients go to the
 // stage's data-parallel collectives (over the same stage of every worker), and the optimizer runs
 // once they are all done. Kernels are labelled with their micro-batch (KernelLabel::micro_batch).
-// With tp > 1 the TP collectives are added on each stage's TP group (tensor_parallel.h).
+// With tp > 1 the TP collectives are added on each stage's TP group (tensor_parallel.h); with
+// options.zero 1 each stage's gradients are reduce-scattered over its data-parallel group after the
+// flush, its optimizer updates 1/dp of them and the stage's updated parameters are all-gathered
+// (sharded_data_parallel.h); with options.ep.ep > 1 the stages holding MoE layers run their
+// all-to-alls on per-stage EP groups (expert_parallel.h).
 //   StepProgram p = build_pipeline_program(profile, mapping, gpus, {.accumulation = 8,
 //                                          .pipeline = {.pp = 4}});
 #pragma once

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <map>
 #include <optional>
+#include <set>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -94,18 +95,36 @@ std::optional<Group> group_of(const StepProgram& p, sim::GpuProgram& gpu) {
   return std::nullopt;
 }
 
-// Stages 1 and 2: the updated parameters (this rank's whole profile, in its precision) all-gathered
-// over the group right after the optimizer, on the compute stream (the next step needs them).
-void gather_updated(StepProgram& p, const Profile& profile) {
+// The parameters a GPU updates a shard of: those whose gradients it reduce-scatters, its buckets'
+// bytes (in the profile's precision), each bucket once (stage 2 reduces every micro-batch's round
+// of the same buckets). Without a pipeline, every op of the profile (one TP rank's shard where
+// tp > 1); in a pipeline, its stage's ops alone.
+sim::Bytes scattered_bytes(const StepProgram& p, const sim::GpuProgram& gpu) {
+  sim::Bytes total;
+  std::set<int> buckets;
+  for (const sim::StreamProgram& stream : gpu.streams)
+    if (stream.name == "communication")
+      for (const Task& t : stream.tasks) {
+        if (t.kind != sim::TaskKind::Collective) continue;
+        const CollectiveSpec& c = p.collectives[t.id];
+        if (c.role == CollectiveRole::GradientAllReduce && buckets.insert(c.bucket).second) total += c.size;
+      }
+  return total;
+}
+
+// Stages 1 and 2: the updated parameters (scattered_bytes) all-gathered over the group right after
+// the optimizer, on the compute stream (the next step needs them).
+void gather_updated(StepProgram& p) {
   std::map<std::vector<int>, std::uint32_t> spec_of;
-  for (auto& gpu : p.gpus) {
+  for (std::size_t g = 0; g < p.gpus.size(); ++g) {
+    sim::GpuProgram& gpu = p.gpus[g];
     const std::optional<Group> group = group_of(p, gpu);
     if (!group) continue;
     const auto [it, fresh] =
         spec_of.try_emplace(group->members, static_cast<std::uint32_t>(p.collectives.size()));
     if (fresh)
       p.collectives.push_back({CollectiveRole::UpdatedParameterAllGather, sim::CollectiveOp::AllGather,
-                               profile.parameter_bytes(), group->members, 0, -1, 0});
+                               scattered_bytes(p, gpu), group->members, 0, -1, p.mp_rank_of_gpu[g]});
     sim::StreamProgram* compute = stream_named(gpu, "compute");
     if (compute == nullptr) throw InternalError("sharded data parallel: a GPU without a compute stream");
     std::vector<Task>& tasks = compute->tasks.mutate();
@@ -257,8 +276,12 @@ void apply_sharded_data_parallel(StepProgram& p, const Profile& profile, int sta
   if (stage < 0 || stage > 3)
     throw InputError("zero stage " + std::to_string(stage) + ": expected 0, 1, 2 or 3 (fsdp)");
   if (stage == 0 || p.dp == 1) return;
-  if (p.mp != 1)
-    throw InputError("sharded data parallelism (zero) needs mp = 1; got mp " + std::to_string(p.mp));
+  // An MP rank (a pipeline's stage) holds its gradients whole until its last backward: stage 1
+  // shards its optimizer over its own data-parallel group, as Megatron-LM's distributed optimizer
+  // does; stages 2 and 3 would save no memory there.
+  if (p.mp != 1 && stage >= 2)
+    throw InputError("sharded data parallelism (zero) " + std::to_string(stage) + " needs mp = 1; got mp " +
+                     std::to_string(p.mp) + " (zero 1 shards each MP rank's optimizer)");
   scatter_gradients(p);
   shard_kernels(p, p.dp);
   if (stage == 3) {
@@ -268,7 +291,7 @@ void apply_sharded_data_parallel(StepProgram& p, const Profile& profile, int sta
   if (stage == 1)
     for (auto& gpu : p.gpus)
       if (sim::StreamProgram* comm = stream_named(gpu, "communication")) reduce_after_backward(*comm);
-  gather_updated(p, profile);
+  gather_updated(p);
 }
 
 }  // namespace hybridsim::workloads

@@ -4,7 +4,9 @@
 // updates only that shard (its kernel's time divided by dp, rounded up).
 //   stage 1: the reduce-scatters wait until backward is done (DeepSpeed stage 1 reduces at the end
 //            of the micro-batch that exchanges), then the optimizer, then an all-gather of the
-//            updated 16-bit parameters over the group;
+//            updated 16-bit parameters over the group: those whose gradients the GPU reduce-scattered
+//            (the profile's; in a pipeline its stage's, after the flush, over the same stage of every
+//            replica: Megatron-LM's distributed optimizer, DeepSpeed's pipeline engine with ZeRO-1);
 //   stage 2: the reduce-scatters run per bucket during backward (DeepSpeed's overlap_comm), then
 //            the optimizer and the all-gather, as stage 1;
 //   stage 3 (FSDP): before each op with parameters (a layer, the embedding, the head) runs its
@@ -30,7 +32,8 @@ namespace hybridsim::workloads {
 StepOptions sharded_layout_options(StepOptions options);
 
 // Nothing for stage 0 or a program of one replica (program.dp == 1: nothing to shard over).
-// InputError for a stage outside 0..3, model parallelism (program.mp > 1) or sparse gradients.
+// InputError for a stage outside 0..3, stage 2 or 3 with model parallelism (program.mp > 1: a
+// pipeline's stages) or sparse gradients.
 void apply_sharded_data_parallel(StepProgram& program, const Profile& profile, int stage);
 
 }  // namespace hybridsim::workloads

@@ -210,10 +210,15 @@ StepProgram build_step_program(const Profile& profile, const MpPlacement& placem
     }
   }
   out.event_count = next_event;
-  if (options.tp > 1) apply_tensor_parallel(out, options.tp_syncs, options.tp, progress);
-  if (options.zero > 0) apply_sharded_data_parallel(out, profile, options.zero);
-  if (options.ep.ep > 1) apply_expert_parallel(out, options.ep);
+  apply_parallel_dimensions(out, profile, options, progress);
   return out;
+}
+
+void apply_parallel_dimensions(StepProgram& program, const Profile& profile, const StepOptions& options,
+                               ProgramBuildProgress* progress) {
+  if (options.tp > 1) apply_tensor_parallel(program, options.tp_syncs, options.tp, progress);
+  if (options.zero > 0) apply_sharded_data_parallel(program, profile, options.zero);
+  if (options.ep.ep > 1) apply_expert_parallel(program, options.ep);
 }
 
 }  // namespace hybridsim::workloads

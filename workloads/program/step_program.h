@@ -23,6 +23,13 @@ double gpu_compute_scale(const StepOptions& options, std::size_t gpu);
 std::int64_t step_global_batch(const Profile& profile, const WorkerMapping& mapping,
                                const StepOptions& options);
 
+// Tensor parallelism (options.tp, tensor_parallel.h), then ZeRO (options.zero,
+// sharded_data_parallel.h), then expert parallelism (options.ep, expert_parallel.h) on a program
+// just built: each reads the collectives the one before left. The one order, for build_step_program
+// and build_pipeline_program alike.
+void apply_parallel_dimensions(StepProgram& program, const Profile& profile, const StepOptions& options,
+                               ProgramBuildProgress* progress);
+
 // `gpu_count` is the cluster's GPU count (programs are indexed by global GPU rank). `progress`
 // (null: nobody) is told every few workers (build_progress.h).
 StepProgram build_step_program(const Profile& profile, const MpPlacement& placement,

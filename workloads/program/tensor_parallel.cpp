@@ -38,6 +38,16 @@ class CollectiveFree {
 
 }  // namespace
 
+std::vector<std::vector<int>> gpu_of_worker_rank(const StepProgram& p, int workers) {
+  std::vector<std::vector<int>> out(static_cast<std::size_t>(workers),
+                                    std::vector<int>(static_cast<std::size_t>(p.mp), -1));
+  for (std::size_t g = 0; g < p.worker_of_gpu.size(); ++g)
+    if (p.worker_of_gpu[g] >= 0)
+      out[static_cast<std::size_t>(p.worker_of_gpu[g])][static_cast<std::size_t>(p.mp_rank_of_gpu[g])] =
+          static_cast<int>(g);
+  return out;
+}
+
 void split_gradient_collectives(StepProgram& p, int parts,
                                 const std::function<bool(const CollectiveSpec&)>& selected,
                                 const std::function<int(int)>& part_of) {
@@ -203,9 +213,10 @@ void drop_gradient_copies(StepProgram& p) {
 
 }  // namespace
 
-void insert_group_collectives(StepProgram& p, std::span<const TpSync> syncs, const std::vector<int>& group,
-                              CollectiveRole role) {
-  GroupInserter(p, syncs, role).insert(group);
+void insert_group_collectives(StepProgram& p, std::span<const TpSync> syncs,
+                              const std::vector<std::vector<int>>& groups, CollectiveRole role) {
+  GroupInserter inserter(p, syncs, role);
+  for (const std::vector<int>& group : groups) inserter.insert(group);
 }
 
 void apply_tensor_parallel(StepProgram& p, std::span<const TpSync> syncs, int tp,
@@ -214,13 +225,8 @@ void apply_tensor_parallel(StepProgram& p, std::span<const TpSync> syncs, int tp
     throw InputError("tensor parallelism needs dp x tp workers; got " + std::to_string(p.dp) +
                      " workers, tp " + std::to_string(tp));
   if (tp == 1) return;
-  // [worker][mp rank] → GPU (mp > 1: a pipeline's stages, each stage a TP group of its own).
-  std::vector<std::vector<int>> gpu_of_worker(static_cast<std::size_t>(p.dp),
-                                              std::vector<int>(static_cast<std::size_t>(p.mp), -1));
-  for (std::size_t g = 0; g < p.worker_of_gpu.size(); ++g)
-    if (p.worker_of_gpu[g] >= 0)
-      gpu_of_worker[static_cast<std::size_t>(p.worker_of_gpu[g])]
-                   [static_cast<std::size_t>(p.mp_rank_of_gpu[g])] = static_cast<int>(g);
+  // mp > 1: a pipeline's stages, each stage a TP group of its own.
+  const std::vector<std::vector<int>> gpu_of_worker = gpu_of_worker_rank(p, p.dp);
   // Each gradient collective over all dp × tp workers becomes tp collectives over one TP rank's
   // replicas (each rank holds a different shard).
   split_gradient_collectives(
