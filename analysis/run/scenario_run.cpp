@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <stdexcept>
 
+#include "analysis/run/training_at_step.h"
 #include "analysis/step/budget_error.h"
 #include "analysis/step/memory_report.h"
 #include "analysis/step/step_estimate.h"
@@ -120,7 +121,10 @@ std::optional<TrainingModel> training_model(const scenarios::Scenario& scenario,
   } else if (e.kind == scenarios::EfficiencySettings::Kind::Parametric) {
     const BatchRange range{e.min_batch.value_or(1), e.max_batch.value_or(1'000'000'000)};
     m.efficiency = StatisticalEfficiency::parametric(e.e_min, e.b_noise, range);
-    m.label = "parametric E_min " + std::to_string(e.e_min) + ", B_noise " + std::to_string(e.b_noise);
+    // %g: std::to_string's %f wrote an E_min of 1e300 in 301 digits and one of 1e-7 as 0.000000.
+    char label[100];
+    std::snprintf(label, sizeof label, "parametric E_min %.6g, B_noise %.6g", e.e_min, e.b_noise);
+    m.label = label;
   } else {
     std::vector<BatchEpochs> points;
     for (const auto& [b, epochs] : e.table) points.push_back({b, epochs});
@@ -185,7 +189,7 @@ ScenarioRun run_scenario_unchecked(const scenarios::ResolvedScenario& resolved,
   ScenarioRun run;
   run.context = scenarios::key_settings(resolved);
   // Before the step: a training key that cannot give a time to train is refused without simulating.
-  const auto model = training_model(resolved.scenario, resolved.profile.meta.network);
+  const auto model = training_model_at_step(resolved);
   const StepSetup setup = step_setup(resolved);
   if (options.trace) {
     StepTraceOptions t = options.trace_options;
