@@ -27,15 +27,23 @@ std::string link_overrides(const Scenario& s) {
   return out;
 }
 
-// A profile file recorded on another GPU than the preset's, under workload.gpu: auto (which means
-// the preset's GPU for a built-in network): its kernel times are replayed as recorded, so say so.
+// Kernel times for another GPU than the preset's, under workload.gpu: auto (which means the preset's
+// GPU for a built-in network): a profile file recorded on another GPU is replayed as recorded, and a
+// preset of another part of the chip whose kernels run (pcie-server's V100-PCIE-16GB, dgx2's
+// V100-SXM3-32GB: the V100-SXM2-16GB's kernels) ran them unscaled without a word; say so.
 std::optional<std::pair<std::string, std::string>> profile_gpu_note(const ResolvedScenario& r) {
   const Scenario& s = r.scenario;
-  if (s.workload.profile.empty() || s.workload.gpu_choice.gpu || s.cluster.preset.empty())
-    return std::nullopt;
+  if (s.workload.gpu_choice.gpu || s.cluster.preset.empty() || r.transformer) return std::nullopt;
   const topology::PresetInfo* preset = topology::find_preset(s.cluster.preset);
-  if (preset == nullptr || workloads::find_gpu(preset->gpu) == workloads::find_gpu(r.profile.meta.gpu))
-    return std::nullopt;
+  if (preset == nullptr || preset->gpu == r.profile.meta.gpu) return std::nullopt;
+  const workloads::Gpu* has = workloads::find_gpu(r.profile.meta.gpu);
+  const workloads::Gpu* cluster = workloads::find_gpu(preset->gpu);
+  if (has != nullptr && cluster != nullptr && has->chip == cluster->chip)
+    return std::pair<std::string, std::string>{
+        "GPU mismatch", s.cluster.preset + " has " + std::string(preset->gpu) + ", another part of the " +
+                            std::string(has->name) + ": the kernel times are the " + r.profile.meta.gpu +
+                            "'s, not scaled to its clocks (workload.compute_speed scales them)"};
+  if (s.workload.profile.empty() || has == cluster) return std::nullopt;
   return std::pair<std::string, std::string>{
       "GPU mismatch", "the profile was recorded on " + r.profile.meta.gpu + ", but " + s.cluster.preset +
                           " has " + std::string(preset->gpu) +

@@ -282,6 +282,22 @@ TEST_CASE("run: a profile file recorded on a V100 under gpu: auto on dgx-h100 is
                      [](const auto& kv) { return kv.first == "GPU mismatch"; }));
 }
 
+TEST_CASE("run: a V100 preset of another part (pcie-server, dgx2) says whose kernel times run") {
+  // Both take the V100-SXM2-16GB's kernel times under gpu: auto; they ran them without a word.
+  const auto note_of = [](const std::string& preset) {
+    const auto settings = scenarios::key_settings(scenarios::resolve(scenarios::parse_scenario(
+        "cluster: {preset: " + preset + "}\nworkload: {network: gnmt}\nparallelism: {dp: 2}\n", "v.yaml")));
+    const auto note = std::find_if(settings.begin(), settings.end(),
+                                   [](const auto& kv) { return kv.first == "GPU mismatch"; });
+    return note == settings.end() ? std::string("(none)") : note->second;
+  };
+  CHECK(note_of("pcie-server") ==
+        "pcie-server has V100-PCIE-16GB, another part of the V100: the kernel times are the "
+        "V100-SXM2-16GB's, not scaled to its clocks (workload.compute_speed scales them)");
+  CHECK(note_of("dgx2").starts_with("dgx2 has V100-SXM3-32GB, another part of the V100: the kernel times"));
+  CHECK(note_of("dgx1-v100") == "(none)");  // the part the kernels are for
+}
+
 namespace {
 
 std::string metric(const std::vector<std::pair<std::string, std::string>>& lines, const std::string& key) {
