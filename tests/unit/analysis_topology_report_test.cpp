@@ -11,7 +11,7 @@ using namespace hybridsim;
 
 namespace {
 
-// The row of the per-GPU bandwidth table that starts with `gpu` (the device's name), header first.
+// The line of the report that starts with `first` after its two spaces of indent.
 std::string row_of(const std::string& report, const std::string& first) {
   const auto at = report.find("\n  " + first);
   REQUIRE(at != std::string::npos);
@@ -23,14 +23,14 @@ std::string row_of(const std::string& report, const std::string& first) {
 TEST_CASE("topology report: Generic links have a column of their own, not NVLink's") {
   // ideal-ring's 25 GB/s links each way are Generic: their 50 GB/s a GPU was printed under NVLink.
   const std::string ring = analysis::topology_report(topology::presets::ideal_ring({.gpus = 4}));
-  const std::string header = row_of(ring, "GPU ");
+  const std::string header = row_of(ring, "GPU           NVLink");
   CHECK(header.find("Generic") != std::string::npos);
   const std::string gpu0 = row_of(ring, "GPU0 ");
   // NVLink, NVSwitch and PCIe columns empty; the Generic column holds both ring neighbours' links.
   CHECK(gpu0.find("-             -             -             50 GB/s") != std::string::npos);
   // A machine without Generic links keeps its columns as they were.
   const std::string dgx1 = analysis::topology_report(topology::presets::dgx1_v100());
-  CHECK(row_of(dgx1, "GPU ").find("Generic") == std::string::npos);
+  CHECK(row_of(dgx1, "GPU           NVLink").find("Generic") == std::string::npos);
 }
 
 TEST_CASE("topology report: one channel is \"1 channel\"") {

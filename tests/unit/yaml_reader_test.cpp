@@ -130,9 +130,9 @@ TEST_CASE("yaml tree: a merge key '<<' puts the named mappings' entries in its p
         "t.yaml:1:5: invalid YAML: a merge key '<<' takes a mapping or a list of mappings, such as "
         "<<: *base or <<: [*a, *b]; expected one of those, or '<<' in quotes for a key of that name");
   CHECK(parse_error("b: &b {x: 1}\na: {<<: [*b, 2]}\n").starts_with("t.yaml:2:5: invalid YAML: a merge key"));
-  CHECK(parse_error("b: &b {x: 1}\na: {<<: *b, <<: *b}\n") == "t.yaml:2:14: invalid YAML: repeated key '<<'");
+  CHECK(parse_error("b: &b {x: 1}\na: {<<: *b, <<: *b}\n") == "t.yaml:2:13: invalid YAML: repeated key '<<'");
   CHECK(parse_error("b: &b {x: 1}\na: {<<: *b, y: 2, y: 3}\n") ==
-        "t.yaml:2:22: invalid YAML: repeated key 'y'");
+        "t.yaml:2:19: invalid YAML: repeated key 'y'");
 }
 
 TEST_CASE("yaml tree: one document, keys written once and as plain text, at most 64 levels") {
