@@ -9,6 +9,7 @@
 #include "topology/preset_registry.h"
 #include "workloads/generators/gpu_choice.h"
 #include "workloads/gpu/gpu.h"
+#include "workloads/gpu/gpu_part_note.h"
 #include "workloads/program/step_program.h"
 #include "workloads/program/strategy_label.h"
 
@@ -36,14 +37,11 @@ std::optional<std::pair<std::string, std::string>> profile_gpu_note(const Resolv
   if (s.workload.gpu_choice.gpu || s.cluster.preset.empty() || r.transformer) return std::nullopt;
   const topology::PresetInfo* preset = topology::find_preset(s.cluster.preset);
   if (preset == nullptr || preset->gpu == r.profile.meta.gpu) return std::nullopt;
-  const workloads::Gpu* has = workloads::find_gpu(r.profile.meta.gpu);
-  const workloads::Gpu* cluster = workloads::find_gpu(preset->gpu);
-  if (has != nullptr && cluster != nullptr && has->chip == cluster->chip)
-    return std::pair<std::string, std::string>{
-        "GPU mismatch", s.cluster.preset + " has " + std::string(preset->gpu) + ", another part of the " +
-                            std::string(has->name) + ": the kernel times are the " + r.profile.meta.gpu +
-                            "'s, not scaled to its clocks (workload.compute_speed scales them)"};
-  if (s.workload.profile.empty() || has == cluster) return std::nullopt;
+  if (auto note = workloads::other_part_note(s.cluster.preset, preset->gpu, r.profile.meta.gpu))
+    return std::pair<std::string, std::string>{"GPU mismatch", std::move(*note)};
+  if (s.workload.profile.empty() ||
+      workloads::find_gpu(preset->gpu) == workloads::find_gpu(r.profile.meta.gpu))
+    return std::nullopt;
   return std::pair<std::string, std::string>{
       "GPU mismatch", "the profile was recorded on " + r.profile.meta.gpu + ", but " + s.cluster.preset +
                           " has " + std::string(preset->gpu) +
