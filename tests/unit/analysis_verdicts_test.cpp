@@ -298,6 +298,21 @@ TEST_CASE("run: a V100 preset of another part (pcie-server, dgx2) says whose ker
   CHECK(note_of("dgx1-v100") == "(none)");  // the part the kernels are for
 }
 
+TEST_CASE("run: a time to train under 0.005 h or epochs is written in significant digits, not 0.00") {
+  // e_min 1e-300: "0.00 h (0.00 epochs ...)" read as training that takes nothing.
+  const scenarios::ResolvedScenario r = scenarios::resolve(scenarios::parse_scenario(
+      "cluster: {preset: dgx1-v100}\nworkload: {network: gnmt}\nparallelism: {dp: 2}\n"
+      "training: {efficiency: {e_min: 1e-300, b_noise: 1}}\n",
+      "t.yaml"));
+  const analysis::ScenarioRun run = analysis::run_scenario(r, {});
+  std::string line;
+  for (const auto& [k, v] : analysis::run_metrics(run))
+    if (k == "time to train") line = v;
+  CHECK(line.find("e-29") != std::string::npos);  // hours about 1e-297, epochs about 2.6e-298
+  CHECK(line.find("0.00 h") == std::string::npos);
+  CHECK(line.find("(0.00 epochs") == std::string::npos);
+}
+
 namespace {
 
 std::string metric(const std::vector<std::pair<std::string, std::string>>& lines, const std::string& key) {
