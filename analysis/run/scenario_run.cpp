@@ -149,10 +149,15 @@ namespace {
 // A step whose simulated time passes what sim::Time holds (2^63 ps, 106 days) is the input's doing:
 // an InputError naming the fields that lengthen the step, where they were written.
 [[noreturn]] void step_too_long(const scenarios::Scenario& s, const std::string& what) {
-  static constexpr std::string_view kFields[] = {"workload.batch_per_worker", "workload.compute_speed",
-                                                 "workload.gpu_speeds", "workload.profile",
-                                                 "cluster.links", "cluster.topology",
-                                                 "communication.message_size", "communication.bucket_size",
+  static constexpr std::string_view kFields[] = {"workload.batch_per_worker",
+                                                 "workload.compute_speed",
+                                                 "workload.gpu_speeds",
+                                                 "workload.profile",
+                                                 "cluster.links",
+                                                 "cluster.topology",
+                                                 "communication.message_size",
+                                                 "communication.bucket_size",
+                                                 "communication.reduction_bandwidth",
                                                  "variability"};
   std::string written;
   for (const auto field : kFields)
