@@ -12,8 +12,10 @@ namespace hybridsim::analysis {
 
 namespace {
 
+// Right-aligned in `width`, and one space before a value that fills or passes it: a time of
+// 3670016007890.21 us (a reduction at 1 B/s) ran into the type column, "float3670016007890.21".
 std::string pad(const std::string& s, std::size_t width) {
-  return s.size() >= width ? s : std::string(width - s.size(), ' ') + s;
+  return s.size() >= width ? " " + s : std::string(width - s.size(), ' ') + s;
 }
 
 std::string algorithm(const CollectiveSweepRow& r) { return row_algorithm_name(r); }

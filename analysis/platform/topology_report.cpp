@@ -73,10 +73,17 @@ void print_gpu_bandwidth(const Topology& t, std::ostream& out) {
     return bps == 0 ? std::string("-")
                     : sim::format_bandwidth(sim::Bandwidth::bytes_per_second(bps));
   };
+  // Generic links (ideal-ring, fully-connected, a topology file's `generic`) get a column of their own
+  // where a GPU has one: they were summed under NVLink, which they are not.
+  bool generic = false;
+  for (const DeviceId g : gpus)
+    for (const sim::LinkId l : t.out_links(g))
+      generic = generic || t.links()[l].kind == sim::LinkKind::Generic;
   out << "per-GPU bandwidth out of each GPU, per direction";
   if (t.node_count() > 1) out << " (machine " << node.value_or(0) << " shown)";
   out << "\n  " << pad_columns("GPU", 14) << pad_columns("NVLink", 14) << pad_columns("NVSwitch", 14)
-      << pad_columns("PCIe", 14) << "network (share of the machine's NICs)\n";
+      << pad_columns("PCIe", 14) << (generic ? pad_columns("Generic", 14) : std::string())
+      << "network (share of the machine's NICs)\n";
   int shown = 0;
   for (const DeviceId g : gpus) {
     if (t.device(g).node != node) break;
@@ -88,11 +95,11 @@ void print_gpu_bandwidth(const Topology& t, std::ostream& out) {
     for (const sim::LinkId l : t.out_links(g))
       by_kind[static_cast<int>(t.links()[l].kind)] += t.links()[l].bandwidth.bytes_per_second();
     out << "  " << pad_columns(t.device(g).name, 14)
-        << pad_columns(cell(by_kind[static_cast<int>(sim::LinkKind::NVLink)] +
-                    by_kind[static_cast<int>(sim::LinkKind::Generic)]),
-               14)
+        << pad_columns(cell(by_kind[static_cast<int>(sim::LinkKind::NVLink)]), 14)
         << pad_columns(cell(by_kind[static_cast<int>(sim::LinkKind::NVSwitch)]), 14)
         << pad_columns(cell(by_kind[static_cast<int>(sim::LinkKind::PCIe)]), 14)
+        << (generic ? pad_columns(cell(by_kind[static_cast<int>(sim::LinkKind::Generic)]), 14)
+                    : std::string())
         << cell(node_gpus ? network / node_gpus : 0) << "\n";
   }
 }
@@ -121,7 +128,8 @@ void print_route(const Topology& t, int a, int b, std::ostream& out) {
 void print_rings(const Topology& t, bool pcie_only, std::ostream& out) {
   const auto plan = topology::find_rings(t, t.gpus(), {.pcie_only = pcie_only});
   out << "rings over all " << workloads::gpus_text(static_cast<std::int64_t>(t.gpus().size()))
-      << (pcie_only ? " (PCIe only)" : "") << ": " << plan.saturating_channels << " channels\n";
+      << (pcie_only ? " (PCIe only)" : "") << ": " << plan.saturating_channels
+      << (plan.saturating_channels == 1 ? " channel\n" : " channels\n");
   for (std::size_t c = 0; c < plan.rings.size(); ++c) {
     sim::Bandwidth slowest = t.route_bandwidth(plan.routes[c].front());
     for (const auto& r : plan.routes[c])

@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <stdexcept>
 
+#include "analysis/run/training_at_step.h"
 #include "analysis/step/budget_error.h"
 #include "analysis/step/memory_report.h"
 #include "analysis/step/step_estimate.h"
@@ -120,7 +121,10 @@ std::optional<TrainingModel> training_model(const scenarios::Scenario& scenario,
   } else if (e.kind == scenarios::EfficiencySettings::Kind::Parametric) {
     const BatchRange range{e.min_batch.value_or(1), e.max_batch.value_or(1'000'000'000)};
     m.efficiency = StatisticalEfficiency::parametric(e.e_min, e.b_noise, range);
-    m.label = "parametric E_min " + std::to_string(e.e_min) + ", B_noise " + std::to_string(e.b_noise);
+    // %g: std::to_string's %f wrote an E_min of 1e300 in 301 digits and one of 1e-7 as 0.000000.
+    char label[100];
+    std::snprintf(label, sizeof label, "parametric E_min %.6g, B_noise %.6g", e.e_min, e.b_noise);
+    m.label = label;
   } else {
     std::vector<BatchEpochs> points;
     for (const auto& [b, epochs] : e.table) points.push_back({b, epochs});
@@ -145,10 +149,15 @@ namespace {
 // A step whose simulated time passes what sim::Time holds (2^63 ps, 106 days) is the input's doing:
 // an InputError naming the fields that lengthen the step, where they were written.
 [[noreturn]] void step_too_long(const scenarios::Scenario& s, const std::string& what) {
-  static constexpr std::string_view kFields[] = {"workload.batch_per_worker", "workload.compute_speed",
-                                                 "workload.gpu_speeds", "workload.profile",
-                                                 "cluster.links", "cluster.topology",
-                                                 "communication.message_size", "communication.bucket_size",
+  static constexpr std::string_view kFields[] = {"workload.batch_per_worker",
+                                                 "workload.compute_speed",
+                                                 "workload.gpu_speeds",
+                                                 "workload.profile",
+                                                 "cluster.links",
+                                                 "cluster.topology",
+                                                 "communication.message_size",
+                                                 "communication.bucket_size",
+                                                 "communication.reduction_bandwidth",
                                                  "variability"};
   std::string written;
   for (const auto field : kFields)
@@ -185,7 +194,7 @@ ScenarioRun run_scenario_unchecked(const scenarios::ResolvedScenario& resolved,
   ScenarioRun run;
   run.context = scenarios::key_settings(resolved);
   // Before the step: a training key that cannot give a time to train is refused without simulating.
-  const auto model = training_model(resolved.scenario, resolved.profile.meta.network);
+  const auto model = training_model_at_step(resolved);
   const StepSetup setup = step_setup(resolved);
   if (options.trace) {
     StepTraceOptions t = options.trace_options;
@@ -282,10 +291,17 @@ std::vector<std::pair<std::string, std::string>> run_metrics(const ScenarioRun& 
           static_cast<long long>(t.dataset_samples), 1 / t.steps_per_epoch);
     else
       std::snprintf(steps, sizeof steps, "%lld steps", std::llround(t.steps_per_epoch));
+    // Under 0.005 two decimals say 0.00: an e_min of 1e-300 read "0.00 h (0.00 epochs ...)". Those
+    // are written with three significant digits instead.
+    const auto two_decimals = [](double x) {
+      char text[64];
+      std::snprintf(text, sizeof text, x > 0 && x < 0.005 ? "%.3g" : "%.2f", x);
+      return std::string(text);
+    };
     char buf[400];
-    std::snprintf(buf, sizeof buf, "%.2f h (%.2f epochs × %s of %s; training steps only, no evaluation)%s",
-                  t.seconds / 3600.0, t.epochs, steps, sim::human_time(t.step_time).c_str(),
-                  t.extrapolated ? ", extrapolated" : "");
+    std::snprintf(buf, sizeof buf, "%s h (%s epochs × %s of %s; training steps only, no evaluation)%s",
+                  two_decimals(t.seconds / 3600.0).c_str(), two_decimals(t.epochs).c_str(), steps,
+                  sim::human_time(t.step_time).c_str(), t.extrapolated ? ", extrapolated" : "");
     out.emplace_back("time to train", buf);
     out.emplace_back("statistical efficiency", run.efficiency);
   }

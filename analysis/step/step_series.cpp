@@ -147,18 +147,17 @@ StepResult combine_weighted(const std::vector<Weighted>& steps, const workloads:
   for (const Weighted& w : steps) of.push_back(&w.step->mean);
   out.mean = mean_metrics(of, steps, out.step_time);
   out.mean.gpu = -1;
-  // The critical GPU's metrics averaged over the steps, labelled with the GPU critical most often.
+  // The GPU that finished last most often (the lowest rank of a tie), with its own metrics averaged
+  // over the steps: the mean of each step's critical GPU was labelled with one GPU but mixed several
+  // GPUs' figures (issue 31), a breakdown no GPU had.
   std::map<int, std::int64_t> critical_count;
-  of.clear();
-  for (const Weighted& w : steps) {
-    of.push_back(&w.step->critical);
-    critical_count[w.step->critical.gpu] += w.times;
-  }
-  out.critical = mean_metrics(of, steps, out.step_time);
-  out.critical.gpu =
-      std::max_element(critical_count.begin(), critical_count.end(), [](const auto& a, const auto& b) {
-        return a.second < b.second;
-      })->first;
+  for (const Weighted& w : steps) critical_count[w.step->critical.gpu] += w.times;
+  const auto most = std::max_element(critical_count.begin(), critical_count.end(),
+                                     [](const auto& a, const auto& b) { return a.second < b.second; });
+  const auto own = std::find_if(out.per_gpu.begin(), out.per_gpu.end(),
+                                [&](const GpuStepMetrics& m) { return m.gpu == most->first; });
+  if (own == out.per_gpu.end()) throw InternalError("combine_steps: the critical GPU has no metrics");
+  out.critical = *own;
   out.critical_path = mean_path(steps, out.step_time);
   for (std::size_t k = 0; k < out.bytes_by_link_kind.size(); ++k) {
     std::int64_t b = 0;

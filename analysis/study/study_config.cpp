@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "analysis/training/epochs_limit.h"
 #include "scenarios/loader/efficiency_points.h"
 #include "sim/error.h"
 #include "sim/yaml/field_reader.h"
@@ -142,6 +143,29 @@ EfficiencyCurve read_network_curve(FieldReader& r, const TreeNode& n, const std:
   const std::string name = r.text(&n, path + ".variant");
   return located(variant != nullptr ? *variant : n, path + ".variant",
                  [&] { return efficiency_curve_by_name(eff, name); });
+}
+
+// A custom curve held to the epochs limit at every global batch the study projects (1 GPU, mp alone
+// and each grid point: data-parallel replicas × the profile's batch), before any step runs; a tiny
+// b_noise or a steep table printed "inf h" to train. Built-in curves stay far inside it.
+void check_curve_at_grid(const StudyConfig& c, const StudyNetwork& net, const TreeNode& written,
+                         const std::string& path) {
+  const TreeNode* curve = written.is_map() ? written.find("curve") : nullptr;
+  if (curve == nullptr) return;
+  std::vector<int> replicas{1};
+  for (const int gpus : c.gpus) {
+    replicas.push_back(gpus);
+    for (const int mp : c.mp)
+      if (gpus % mp == 0) replicas.push_back(gpus / mp);
+  }
+  for (const int dp : replicas) {
+    const std::int64_t global_batch = std::int64_t{dp} * net.profile.meta.batch_per_gpu;
+    if (const std::string problem = epochs_limit_problem(net.curve.efficiency, global_batch);
+        !problem.empty())
+      fail_at(curve->where, path,
+              problem + " (" + std::to_string(dp) + " data-parallel worker" + (dp == 1 ? ")" : "s)"),
+              "a curve within it at every global batch of the grid");
+  }
 }
 
 // What a study's workload section asks of every network: the cost model of built-in ones, and
@@ -349,6 +373,8 @@ StudyConfig parse_study_config(std::string_view yaml, const std::string& source_
         fail_at(nets.items[i].where, item_path("networks", i), "\"" + c.networks[i].name + "\" appears twice",
                 "each network once");
   }
+  for (std::size_t i = 0; i < nets.items.size(); ++i)
+    check_curve_at_grid(c, c.networks[i], nets.items[i], item_path("networks", i) + ".curve");
   c.output = r.text(&root, "output");
   c.threads = static_cast<int>(r.integer(&root, "threads"));
   return c;

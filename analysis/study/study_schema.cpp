@@ -5,6 +5,7 @@
 #include <string>
 
 #include "analysis/study/study_config.h"
+#include "scenarios/loader/efficiency_points.h"
 #include "scenarios/loader/shared_keys.h"
 #include "sim/collective.h"
 #include "topology/preset_registry.h"
@@ -70,6 +71,7 @@ constexpr yaml::FieldSpec kFields[] = {
     {.path = "networks[].curve.e_min",
      .kind = K::Number,
      .min = 0,
+     .max = scenarios::kMaxEpochs,
      .min_exclusive = true,
      .help = "Parametric form: epochs at a small batch."},
     {.path = "networks[].curve.b_noise",
@@ -93,7 +95,7 @@ constexpr yaml::FieldSpec kFields[] = {
     {.path = "networks[].curve.table[]",
      .kind = K::Any,
      .type_doc = "[global batch, epochs]",
-     .help = "One measured point: a whole batch >= 1 and epochs > 0."},
+     .help = "One measured point: a whole batch >= 1 and epochs > 0, at most 1,000,000."},
     {.path = "networks[].dataset_samples",
      .kind = K::Integer,
      .default_doc = "the built-in dataset of `efficiency`",

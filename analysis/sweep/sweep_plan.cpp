@@ -7,6 +7,7 @@
 #include "analysis/output/csv.h"
 #include "analysis/output/output_folder.h"
 #include "analysis/run/scenario_run.h"
+#include "analysis/run/training_at_step.h"
 #include "analysis/step/budget_error.h"
 #include "analysis/step/step_estimate.h"
 #include "analysis/step/step_series.h"
@@ -113,7 +114,7 @@ void check_points(SweepPlan& plan, const SweepOptions& options) {
         point_notes[*note] += (point_notes[*note].empty() ? "" : ", ") + std::to_string(p->index);
       const scenarios::ResolvedScenario resolved =
           scenarios::resolve(point, nullptr, scenarios::MemoryFit::Report);
-      training_model(point, resolved.profile.meta.network);  // refused now, not after other points ran
+      training_model_at_step(resolved);  // refused now, not after other points ran
       if (!resolved.does_not_fit.empty()) {
         unfit.rows[p->index] = unfit_sweep_row(*p, resolved);
         unfit.why.emplace_back(p, resolved.does_not_fit);

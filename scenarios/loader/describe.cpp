@@ -9,6 +9,7 @@
 #include "topology/preset_registry.h"
 #include "workloads/generators/gpu_choice.h"
 #include "workloads/gpu/gpu.h"
+#include "workloads/gpu/gpu_part_note.h"
 #include "workloads/program/step_program.h"
 #include "workloads/program/strategy_label.h"
 
@@ -27,14 +28,19 @@ std::string link_overrides(const Scenario& s) {
   return out;
 }
 
-// A profile file recorded on another GPU than the preset's, under workload.gpu: auto (which means
-// the preset's GPU for a built-in network): its kernel times are replayed as recorded, so say so.
+// Kernel times for another GPU than the preset's, under workload.gpu: auto (which means the preset's
+// GPU for a built-in network): a profile file recorded on another GPU is replayed as recorded, and a
+// preset of another part of the chip whose kernels run (pcie-server's V100-PCIE-16GB, dgx2's
+// V100-SXM3-32GB: the V100-SXM2-16GB's kernels) ran them unscaled without a word; say so.
 std::optional<std::pair<std::string, std::string>> profile_gpu_note(const ResolvedScenario& r) {
   const Scenario& s = r.scenario;
-  if (s.workload.profile.empty() || s.workload.gpu_choice.gpu || s.cluster.preset.empty())
-    return std::nullopt;
+  if (s.workload.gpu_choice.gpu || s.cluster.preset.empty() || r.transformer) return std::nullopt;
   const topology::PresetInfo* preset = topology::find_preset(s.cluster.preset);
-  if (preset == nullptr || workloads::find_gpu(preset->gpu) == workloads::find_gpu(r.profile.meta.gpu))
+  if (preset == nullptr || preset->gpu == r.profile.meta.gpu) return std::nullopt;
+  if (auto note = workloads::other_part_note(s.cluster.preset, preset->gpu, r.profile.meta.gpu))
+    return std::pair<std::string, std::string>{"GPU mismatch", std::move(*note)};
+  if (s.workload.profile.empty() ||
+      workloads::find_gpu(preset->gpu) == workloads::find_gpu(r.profile.meta.gpu))
     return std::nullopt;
   return std::pair<std::string, std::string>{
       "GPU mismatch", "the profile was recorded on " + r.profile.meta.gpu + ", but " + s.cluster.preset +

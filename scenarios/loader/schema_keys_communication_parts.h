@@ -3,6 +3,7 @@
 // order. schema_table.cpp assembles the table from the parts; they are files of their own only to keep each a
 // readable size. Internal to scenarios/loader.
 #pragma once
+#include "scenarios/loader/efficiency_points.h"
 #include "scenarios/loader/schema_keys_common_parts.h"
 
 namespace hybridsim::scenarios::schema_keys {
@@ -110,6 +111,7 @@ inline constexpr ScenarioKey kCommunication[] = {
     {{.path = "training.efficiency.e_min",
       .kind = K::Number,
       .min = 0,
+      .max = kMaxEpochs,
       .min_exclusive = true,
       .help = "Parametric form: epochs at a small batch."}},
     {{.path = "training.efficiency.b_noise",
@@ -124,7 +126,7 @@ inline constexpr ScenarioKey kCommunication[] = {
     {{.path = "training.efficiency.table[]",
       .kind = K::Any,
       .type_doc = "[global batch, epochs]",
-      .help = "One measured point: a whole batch >= 1 and epochs > 0."}},
+      .help = "One measured point: a whole batch >= 1 and epochs > 0, at most 1,000,000."}},
     {{.path = "training.efficiency.min_batch",
       .kind = K::Integer,
       .default_doc = "table: its first batch",

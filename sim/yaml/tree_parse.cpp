@@ -10,6 +10,7 @@
 #include <yaml-cpp/eventhandler.h>
 #include <yaml-cpp/yaml.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <cstdio>
 #include <functional>
@@ -33,6 +34,7 @@ struct RawNode {
   YAML::Mark mark;
   std::uint32_t target = 0;             // Alias
   std::string scalar;                   // Scalar
+  bool plain = false;                   // Scalar: written without quotes or a tag ("<<" merges only so)
   std::vector<std::uint32_t> children;  // Sequence: items; Map: key, value, key, value, ...
 };
 
@@ -65,9 +67,11 @@ class GraphBuilder final : public YAML::EventHandler {
     const std::uint32_t i = add(RawNode::Kind::Alias, mark, YAML::NullAnchor);
     nodes_[i].target = anchors_.at(anchor);  // the parser has checked that the anchor exists
   }
-  void OnScalar(const YAML::Mark& mark, const std::string&, YAML::anchor_t anchor,
+  void OnScalar(const YAML::Mark& mark, const std::string& tag, YAML::anchor_t anchor,
                 const std::string& value) override {
-    nodes_[add(RawNode::Kind::Scalar, mark, anchor)].scalar = value;
+    RawNode& node = nodes_[add(RawNode::Kind::Scalar, mark, anchor)];
+    node.scalar = value;
+    node.plain = tag == "?";  // yaml-cpp's tag of a plain scalar; "!" for a quoted one
   }
   void OnSequenceStart(const YAML::Mark& mark, const std::string&, YAML::anchor_t anchor,
                        YAML::EmitterStyle::value) override {
@@ -163,21 +167,71 @@ class TreeCopier {
         for (const std::uint32_t item : raw.children) out.items.push_back(copy(item, depth + 1));
         break;
       case RawNode::Kind::Map:
-        out.kind = TreeNode::Kind::Map;
-        out.entries.reserve(raw.children.size() / 2);
-        for (std::size_t i = 0; i + 1 < raw.children.size(); i += 2) {
-          const RawNode& key = resolve(raw.children[i]);
-          count(key);
-          const std::string key_where = locate_(key.mark);
-          if (key.kind != RawNode::Kind::Scalar)
-            throw InputError(key_where + ": invalid YAML: a key must be plain text, not a list or mapping");
-          if (out.find(key.scalar) != nullptr)
-            throw InputError(key_where + ": invalid YAML: repeated key '" + key.scalar + "'");
-          out.entries.push_back({key.scalar, key_where, copy(raw.children[i + 1], depth + 1)});
-        }
+        copy_map(raw, depth, out);
         break;
     }
     return out;
+  }
+
+  // A mapping's entries in the order written. A merge key (`<<: *base` or `<<: [*a, *b]`, YAML 1.1's
+  // merge type, which yaml-cpp's parser leaves to the reader) puts the entries of the mappings it
+  // names where it stands, except those the mapping writes itself; of two merged mappings the
+  // first written wins. A merged entry keeps the location of what it copies.
+  void copy_map(const RawNode& raw, int depth, TreeNode& out) {
+    out.kind = TreeNode::Kind::Map;
+    out.entries.reserve(raw.children.size() / 2);
+    std::vector<std::uint32_t> merges;  // the merge keys' values
+    for (std::size_t i = 0; i + 1 < raw.children.size(); i += 2) {
+      const RawNode& key = resolve(raw.children[i]);
+      count(key);
+      const std::string key_where = locate_(key.mark);
+      if (key.kind != RawNode::Kind::Scalar)
+        throw InputError(key_where + ": invalid YAML: a key must be plain text, not a list or mapping");
+      if (is_merge_key(key)) {
+        if (!merges.empty()) throw InputError(key_where + ": invalid YAML: repeated key '<<'");
+        merges.push_back(raw.children[i + 1]);
+        out.entries.push_back({key.scalar, key_where, TreeNode{}});  // its place, filled below
+        continue;
+      }
+      if (out.find(key.scalar) != nullptr)
+        throw InputError(key_where + ": invalid YAML: repeated key '" + key.scalar + "'");
+      out.entries.push_back({key.scalar, key_where, copy(raw.children[i + 1], depth + 1)});
+    }
+    if (merges.empty()) return;
+    const auto at = std::find_if(out.entries.begin(), out.entries.end(),
+                                 [](const TreeEntry& e) { return e.key == "<<"; });
+    const std::string merge_where = at->key_where;
+    const auto position = at - out.entries.begin();
+    out.entries.erase(at);
+    std::vector<TreeEntry> merged;
+    for (const std::uint32_t source : merge_sources(merges.front(), merge_where)) {
+      TreeNode from = copy(source, depth + 1);
+      for (TreeEntry& e : from.entries) {
+        const auto named = [&e](const TreeEntry& x) { return x.key == e.key; };
+        if (out.find(e.key) != nullptr || std::any_of(merged.begin(), merged.end(), named)) continue;
+        merged.push_back(std::move(e));
+      }
+    }
+    out.entries.insert(out.entries.begin() + position, std::make_move_iterator(merged.begin()),
+                       std::make_move_iterator(merged.end()));
+  }
+
+  static bool is_merge_key(const RawNode& key) { return key.plain && key.scalar == "<<"; }
+
+  // The mappings a merge key's value names: one mapping, or a list of mappings; anything else is
+  // refused where the merge key is.
+  std::vector<std::uint32_t> merge_sources(std::uint32_t value, const std::string& where) const {
+    const auto is_map = [this](std::uint32_t i) { return resolve(i).kind == RawNode::Kind::Map; };
+    if (is_map(value)) return {value};
+    const RawNode& list = resolve(value);
+    bool all_maps = list.kind == RawNode::Kind::Sequence && !list.children.empty();
+    for (const std::uint32_t item : list.children) all_maps = all_maps && is_map(item);
+    if (!all_maps)
+      throw InputError(where +
+                       ": invalid YAML: a merge key '<<' takes a mapping or a list of mappings, such as "
+                       "<<: *base or <<: [*a, *b]; expected one of those, or '<<' in quotes for a key "
+                       "of that name");
+    return list.children;
   }
 
   // The node an alias names (itself for other nodes).

@@ -96,6 +96,17 @@ TEST_CASE("sweep sizes, bus factors and report formats") {
   CHECK(b.busbw_gb_per_s == doctest::Approx(b.algbw_gb_per_s).scale(0));
 }
 
+TEST_CASE("collective table: a value wider than its column keeps a space before it") {
+  // 42 days of one all-reduce (--reduction-bandwidth "1 B/s") printed "float3670016007890.21".
+  analysis::CollectiveSweepRow row;
+  row.size = sim::Bytes::gib(1);
+  row.count = row.size.count() / 4;
+  row.time = sim::Time::us(3'670'016'007'890);
+  const std::string table = analysis::collective_table({row}, "x");
+  CHECK(table.find("float 3670016007890.00") != std::string::npos);
+  CHECK(table.find("float3670016007890") == std::string::npos);
+}
+
 TEST_CASE("hybridsim collective prints nccl-tests columns") {
   const std::string cmd = std::string(HYBRIDSIM_CLI) +
                           " collective -t dgx1-v100 -b 1MiB -e 4MiB -f 4 --format csv 2>&1";

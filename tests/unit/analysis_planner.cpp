@@ -223,3 +223,23 @@ TEST_CASE("planner: one GPU, one configuration and one step are said in the sing
   CHECK(workloads::gpus_text(8) == "8 GPUs");
   CHECK(workloads::strategy_label({.gpus = 1}) == "dp 1 × mp 1 = 1 GPU");
 }
+
+TEST_CASE("planner: a V100 machine of another part (pcie-server) says whose kernel times ran") {
+  // run and sweep say it in their settings (scenarios/loader/describe.cpp); plan said nothing.
+  analysis::PlanRequest req =
+      analysis::make_plan_request({.model = "gnmt", .gpus = 2, .cluster = "pcie-server"});
+  req.threads = 1;
+  req.search.bucket_sizes = {Bytes::of(25'000'000)};
+  const auto p = analysis::plan(req);
+  CHECK(p.kernel_times.ends_with(
+      "; pcie-server has V100-PCIE-16GB, another part of the V100: the kernel times are the "
+      "V100-SXM2-16GB's, not scaled to its clocks (workload.compute_speed scales them)"));
+  std::ostringstream printed;
+  analysis::print_plan(p, printed, 1);
+  CHECK(printed.str().find("\nGPU, precision V100 (V100-SXM2-16GB), fp32: ") != std::string::npos);
+  // The part the kernels are for says nothing.
+  req = analysis::make_plan_request({.model = "gnmt", .gpus = 2});
+  req.threads = 1;
+  req.search.bucket_sizes = {Bytes::of(25'000'000)};
+  CHECK(analysis::plan(req).kernel_times.empty());
+}

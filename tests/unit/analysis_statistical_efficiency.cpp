@@ -4,7 +4,9 @@
 
 #include <cmath>
 #include <set>
+#include <string>
 
+#include "analysis/training/epochs_limit.h"
 #include "analysis/training/statistical_efficiency.h"
 #include "sim/error.h"
 
@@ -71,6 +73,22 @@ TEST_CASE("analysis: bad statistical-efficiency input is rejected") {
   CHECK_THROWS_WITH_AS(analysis::efficiency_curve_by_name("gnmt", "wild"), doctest::Contains("gnmt/default"),
                        InputError);
   CHECK_THROWS_AS(analysis::training_dataset_by_name("alexnet"), InputError);
+}
+
+TEST_CASE("analysis: epochs past the limit of a million are refused, naming the batch") {
+  // A b_noise of 1e-300 samples gave infinite epochs, and time to train "inf h" with exit 0.
+  const auto tiny_noise = StatisticalEfficiency::parametric(3, 1e-300, {1, 100});
+  CHECK(analysis::epochs_limit_problem(tiny_noise, 64) ==
+        "at the global batch 64 the curve gives 1.92e+302 epochs, over the limit of 1,000,000 epochs (a "
+        "b_noise "
+        "far under the batch)");
+  // A table whose last segment rises steeply, extrapolated far past it.
+  const auto steep = StatisticalEfficiency::table({{1, 1}, {2, 1'000}});
+  CHECK(analysis::epochs_limit_problem(steep, 1'000) ==
+        "at the global batch 1000 the curve gives 7.9e+29 epochs, over the limit of 1,000,000 epochs (a "
+        "table extrapolated steeply past its ends)");
+  CHECK(analysis::epochs_limit_problem(steep, 2) == "");  // its own points stand
+  CHECK(steep.epochs(2).epochs == 1'000);
 }
 
 TEST_CASE("analysis: every network has default, optimistic and pessimistic curves") {

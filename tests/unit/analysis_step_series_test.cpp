@@ -4,8 +4,11 @@
 // workloads/program/variability.h draws.
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <cmath>
+#include <string>
 
+#include "analysis/step/step_report.h"
 #include "analysis/step/step_series.h"
 #include "sim/error.h"
 #include "tests/unit/toy_profile.h"
@@ -65,6 +68,40 @@ TEST_CASE("step series: mean, p95 by nearest rank, min and max, and averaged par
   CHECK(c.critical_path.compute + c.critical_path.gradient_communication == c.step_time);
   CHECK(c.events == 200);  // totals over the steps
   CHECK(c.samples_per_second == doctest::Approx(32 / 0.0105));
+}
+
+TEST_CASE("step series: the critical GPU is the one last most often, with its own means and count") {
+  // Three steps of two GPUs: GPU 1 finishes last in steps 1 and 3, GPU 0 in step 2. The line was the
+  // mean of each step's critical GPU (GPU 1, 1, 0: compute 8 ms) labelled "GPU 1", a breakdown no
+  // GPU had (issue 31); it is GPU 1's own mean, and says so.
+  const Time compute[3][2] = {
+      {Time::ms(4), Time::ms(9)}, {Time::ms(6), Time::ms(3)}, {Time::ms(2), Time::ms(9)}};
+  std::vector<analysis::StepResult> steps;
+  for (const auto& step : compute) {
+    analysis::StepResult r;
+    r.dp = 2;
+    r.global_batch = 64;
+    r.step_time = std::max(step[0], step[1]);
+    for (int g = 0; g < 2; ++g) {
+      analysis::GpuStepMetrics m;
+      m.gpu = g;
+      m.finish = step[g];
+      m.compute = step[g];
+      m.idle = r.step_time - step[g];
+      r.per_gpu.push_back(m);
+    }
+    r.critical = r.per_gpu[step[1] > step[0] ? 1 : 0];
+    r.mean = r.per_gpu[0];
+    r.critical_path.compute = r.step_time;
+    steps.push_back(r);
+  }
+  const analysis::StepResult c = analysis::combine_steps(steps, two_ops(Bytes()));
+  CHECK(c.critical.gpu == 1);
+  CHECK(c.critical.compute == Time::ms(7));  // GPU 1's mean (9 + 3 + 9) / 3, not (9 + 6 + 9) / 3
+  CHECK(c.critical.compute == c.per_gpu[1].compute);
+  CHECK(c.critical.compute + c.critical.exposed_communication + c.critical.idle == c.step_time);
+  const std::string table = analysis::step_summary_table(c, {});
+  CHECK(table.find("critical GPU 1 (most often)") != std::string::npos);
 }
 
 TEST_CASE("step series: with kernel noise, each step lasts as long as its slowest GPU") {

@@ -167,7 +167,20 @@ TEST_CASE("study config: errors name the place, the field and what was expected"
   CHECK(error_of(kHead + "networks: [{name: gnmt, curve: {table: [[1024, 25], [2048]]}}]\ngpus: [8]\n") ==
         "s.yaml:2:53: networks[0].curve.table[1]: got a list; expected [global batch, epochs]: a whole batch "
         ">= 1 and "
-        "epochs > 0");
+        "epochs > 0, at most 1,000,000 epochs");
+  // A curve past the epochs limit (scenarios/loader/efficiency_points.h): as written, or at a global batch of
+  // the grid (gnmt's 128 a GPU: 1 GPU is 128, 8 GPUs 1,024), refused at the curve before any step runs.
+  CHECK(error_of(kHead + "networks: [{name: gnmt, curve: {e_min: 1e300, b_noise: 2, supported: [1, 2]}}]\n"
+                         "gpus: [8]\n") ==
+        "s.yaml:2:40: networks[0].curve.e_min: got \"1e300\"; expected a number > 0 and <= 1000000");
+  CHECK(error_of(kHead + "networks: [{name: gnmt, curve: {e_min: 3, b_noise: 1e-300, supported: [1, 2]}}]\n"
+                         "gpus: [8]\n") ==
+        "s.yaml:2:32: networks[0].curve: at the global batch 128 the curve gives 3.84e+302 epochs, over the "
+        "limit "
+        "of 1,000,000 epochs (a b_noise far under the batch) (1 data-parallel worker); expected a curve "
+        "within it at every global batch of the grid");
+  CHECK(error_of(kHead + "networks: [{name: gnmt, curve: {table: [[128, 1], [256, 1000]]}}]\ngpus: [64]\n")
+            .find("at the global batch 8192 the curve gives") != std::string::npos);
   CHECK(
       error_of(kHead +
                "networks: [{name: gnmt, curve: {e_min: 3, b_noise: 2, supported: [1, 2], table: []}}]\n"

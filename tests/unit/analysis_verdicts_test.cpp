@@ -282,12 +282,33 @@ TEST_CASE("run: a profile file recorded on a V100 under gpu: auto on dgx-h100 is
                      [](const auto& kv) { return kv.first == "GPU mismatch"; }));
 }
 
+TEST_CASE("run: a V100 preset of another part (pcie-server, dgx2) says whose kernel times run") {
+  // Both take the V100-SXM2-16GB's kernel times under gpu: auto; they ran them without a word.
+  const auto note_of = [](const std::string& preset) {
+    const auto settings = scenarios::key_settings(scenarios::resolve(scenarios::parse_scenario(
+        "cluster: {preset: " + preset + "}\nworkload: {network: gnmt}\nparallelism: {dp: 2}\n", "v.yaml")));
+    const auto note = std::find_if(settings.begin(), settings.end(),
+                                   [](const auto& kv) { return kv.first == "GPU mismatch"; });
+    return note == settings.end() ? std::string("(none)") : note->second;
+  };
+  CHECK(note_of("pcie-server") ==
+        "pcie-server has V100-PCIE-16GB, another part of the V100: the kernel times are the "
+        "V100-SXM2-16GB's, not scaled to its clocks (workload.compute_speed scales them)");
+  CHECK(note_of("dgx2").starts_with("dgx2 has V100-SXM3-32GB, another part of the V100: the kernel times"));
+  CHECK(note_of("dgx1-v100") == "(none)");  // the part the kernels are for
+}
+
 namespace {
 
 std::string metric(const std::vector<std::pair<std::string, std::string>>& lines, const std::string& key) {
   for (const auto& [k, v] : lines)
     if (k == key) return v;
   return "(none)";
+}
+
+// One run of a scenario given as text.
+analysis::ScenarioRun run_text(const std::string& text) {
+  return analysis::run_scenario(scenarios::resolve(scenarios::parse_scenario(text, "v.yaml")), {});
 }
 
 // Every conclusion `run` prints for one scenario, held to the rows it comes from.
@@ -365,11 +386,9 @@ TEST_CASE("run: every conclusion it prints agrees with its own rows") {
 TEST_CASE("run: time to train with a global batch over the dataset counts its steps from samples") {
   // 8 workers × 128 = 1,024 sentence pairs a step over a 500-pair dataset: epochs × 500 samples take
   // epochs × 500 / 1,024 steps (one step an epoch was 2.05x too long), and the line says why.
-  const scenarios::ResolvedScenario r = scenarios::resolve(scenarios::parse_scenario(
+  const analysis::ScenarioRun run = run_text(
       "cluster: {preset: dgx1-v100}\nworkload: {network: gnmt}\nparallelism: {dp: 8}\n"
-      "training: {efficiency: default, dataset_samples: 500}\n",
-      "v.yaml"));
-  const analysis::ScenarioRun run = analysis::run_scenario(r, {});
+      "training: {efficiency: default, dataset_samples: 500}\n");
   REQUIRE(run.time_to_train);
   const auto& t = *run.time_to_train;
   CHECK(t.global_batch == 1'024);
@@ -380,6 +399,18 @@ TEST_CASE("run: time to train with a global batch over the dataset counts its st
     if (key == "time to train") line = value;
   CHECK(line.find("× 0.488 steps (the global batch 1024 is over the dataset's 500 samples: a step covers "
                   "2.05 epochs)") != std::string::npos);
+}
+
+TEST_CASE("run: a time to train under 0.005 h or epochs is written in significant digits, not 0.00") {
+  // e_min 1e-300: "0.00 h (0.00 epochs ...)" read as training that takes nothing.
+  const std::string line =
+      metric(analysis::run_metrics(
+                 run_text("cluster: {preset: dgx1-v100}\nworkload: {network: gnmt}\nparallelism: {dp: 2}\n"
+                          "training: {efficiency: {e_min: 1e-300, b_noise: 1}}\n")),
+             "time to train");
+  CHECK(line.find("e-29") != std::string::npos);  // hours about 1e-297, epochs about 2.6e-298
+  CHECK(line.find("0.00 h") == std::string::npos);
+  CHECK(line.find("(0.00 epochs") == std::string::npos);
 }
 
 TEST_CASE("run: a table curve's min_batch and max_batch move where its epochs are flagged extrapolated") {

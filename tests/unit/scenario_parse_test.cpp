@@ -362,3 +362,18 @@ TEST_CASE("scenario: an override a later one would make count for nothing is ref
   CHECK_NOTHROW(check_overrides_once(std::vector<std::string>{"communication=50MB", "communication.x=1"}));
   CHECK_FALSE(lost_override("parallelism={dp: 2}", "parallelism.dpx=1"));
 }
+
+TEST_CASE("scenario: a YAML merge key '<<' reads the mapping it names, the mapping's own keys first") {
+  // yaml-cpp leaves merge keys to the reader: "<<" was refused as an unknown field, "did you mean".
+  const Scenario s = parse_scenario(std::string(kMinimal) +
+                                        "communication: &c {algorithm: ring, message_size: 1 MiB}\n"
+                                        "sweep:\n  parameters:\n    - path: communication\n"
+                                        "      values: [*c, {<<: *c, algorithm: tree}]\n",
+                                    "s.yaml");
+  CHECK(s.communication.message_size == sim::Bytes::mib(1));
+  CHECK(error_of(std::string(kMinimal) + "communication: {<<: {algorithm: ring, mesage_size: 1 MiB}}\n")
+            .starts_with("s.yaml:"));
+  CHECK(error_of(std::string(kMinimal) + "communication: {<<: {algorithm: ring, mesage_size: 1 MiB}}\n")
+            .find("communication.mesage_size: unknown field") != std::string::npos);
+  CHECK(error_of(std::string(kMinimal) + "communication: {<<: {algorithm: ring}, channels: 2}\n") == "");
+}

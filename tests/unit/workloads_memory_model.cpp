@@ -294,4 +294,9 @@ TEST_CASE("memory: the breakdown reads in GiB") {
   CHECK(format_gib(b.total()) == "7.62 GiB");
   CHECK(format_gib(Bytes::gib(16)) == "16 GiB");
   CHECK(format_gib(Bytes::of(17'714'187'248)) == "16.5 GiB");
+  // Under 0.005 GiB, "0.00 GiB" would read as nothing: a capacity of 1 KiB (cluster.gpu_memory) said
+  // "4.96 GiB of 0.00 GiB".
+  CHECK(format_gib(Bytes::of(1024)) == "1 KiB");
+  CHECK(format_gib(Bytes::mib(5)) == "5 MiB");
+  CHECK(format_gib(Bytes::mib(6)) == "0.01 GiB");
 }

@@ -10,6 +10,7 @@
 #include <fstream>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include "sim/error.h"
 #include "sim/yaml/field_reader.h"
@@ -99,6 +100,39 @@ TEST_CASE("yaml tree: UTF-16 and UTF-32 are named as such, a UTF-8 byte-order ma
   // A NUL later in a file is still a control character where it is.
   CHECK(parse_error("ab\0"s) ==
         "t.yaml:1:3: invalid YAML: control character U+0000 (a binary file?); expected text");
+}
+
+TEST_CASE("yaml tree: a merge key '<<' puts the named mappings' entries in its place, written keys first") {
+  // yaml-cpp's parser reports '<<' as a plain key: it was refused as an unknown field (issue 31).
+  const TreeNode t = parse_yaml_tree(
+      "base: &b {dp: 4, mp: 2, bucket: 25}\n"
+      "more: &m {mp: 8, algorithm: ring}\n"
+      "one:\n  <<: *b\n  mp: 1\n"
+      "two: {x: 0, <<: [*m, *b]}\n",
+      "t.yaml");
+  const TreeNode& one = *t.find("one");
+  REQUIRE(one.entries.size() == 3);
+  CHECK(one.entries[0].key == "dp");
+  CHECK(one.find("dp")->scalar == "4");
+  CHECK(one.find("dp")->where == "t.yaml:1:15");  // where the merged value is written
+  CHECK(one.find("mp")->scalar == "1");           // the mapping's own key wins over a merged one
+  CHECK(one.find("bucket")->scalar == "25");
+  CHECK(one.find("<<") == nullptr);
+  // A list of mappings: the first that has a key gives it; merged entries stand where '<<' stood.
+  const TreeNode& two = *t.find("two");
+  std::vector<std::string> keys;
+  for (const auto& e : two.entries) keys.push_back(e.key);
+  CHECK(keys == std::vector<std::string>{"x", "mp", "algorithm", "dp", "bucket"});
+  CHECK(two.find("mp")->scalar == "8");
+  // Quoted, '<<' is an ordinary key; a merge of anything but mappings is refused where it is.
+  CHECK(parse_yaml_tree("a: {'<<': 1}\n", "t.yaml").find("a")->find("<<")->scalar == "1");
+  CHECK(parse_error("a: {<<: 1}\n") ==
+        "t.yaml:1:5: invalid YAML: a merge key '<<' takes a mapping or a list of mappings, such as "
+        "<<: *base or <<: [*a, *b]; expected one of those, or '<<' in quotes for a key of that name");
+  CHECK(parse_error("b: &b {x: 1}\na: {<<: [*b, 2]}\n").starts_with("t.yaml:2:5: invalid YAML: a merge key"));
+  CHECK(parse_error("b: &b {x: 1}\na: {<<: *b, <<: *b}\n") == "t.yaml:2:13: invalid YAML: repeated key '<<'");
+  CHECK(parse_error("b: &b {x: 1}\na: {<<: *b, y: 2, y: 3}\n") ==
+        "t.yaml:2:19: invalid YAML: repeated key 'y'");
 }
 
 TEST_CASE("yaml tree: one document, keys written once and as plain text, at most 64 levels") {

@@ -334,6 +334,8 @@ std::string format_gib(sim::Bytes b) {
   constexpr std::int64_t kGib = std::int64_t{1} << 30;
   if (b.count() > 0 && b.count() % kGib == 0) return std::to_string(b.count() / kGib) + " GiB";  // "16 GiB"
   const double gib = static_cast<double>(b.count()) / static_cast<double>(kGib);
+  // Under 0.005 GiB two decimals say "0.00 GiB": a capacity of 1 KiB read "4.96 GiB of 0.00 GiB".
+  if (b.count() > 0 && gib < 0.005) return sim::format_bytes(b);
   char buf[48];
   std::snprintf(buf, sizeof buf, gib >= 9.995 ? "%.1f GiB" : "%.2f GiB", gib);
   return buf;

@@ -1,0 +1,19 @@
+// A machine whose GPU is another part of the chip whose kernel times run (pcie-server's
+// V100-PCIE-16GB, dgx2's V100-SXM3-32GB, both running the V100-SXM2-16GB's kernels under
+// workload.gpu: auto): the note that says so, which run, sweep (scenarios/loader/describe.cpp) and
+// plan print alike; they ran them unscaled without a word (issue 31).
+//   other_part_note("pcie-server", "V100-PCIE-16GB", "V100-SXM2-16GB")
+//   // "pcie-server has V100-PCIE-16GB, another part of the V100: the kernel times are the ..."
+#pragma once
+#include <optional>
+#include <string>
+#include <string_view>
+
+namespace hybridsim::workloads {
+
+// The note where `machine_gpu` and `kernels_gpu` (a profile's meta.gpu) are two parts of one chip of
+// the GPU table; nullopt where they are the same part, or not parts of one known chip.
+std::optional<std::string> other_part_note(std::string_view machine, std::string_view machine_gpu,
+                                           std::string_view kernels_gpu);
+
+}  // namespace hybridsim::workloads
