@@ -351,8 +351,11 @@ namespace {
 StagedAttempt set_up_attempt(const StepSetup& setup, const workloads::StepProgram& program,
                              const StepFoldPlan& fold, Embed embed, SimulationProgress* progress,
                              std::string_view what, Attempt& attempt, EmbeddingForecast* forecast = nullptr,
-                             CrossingForecast* crossing = nullptr, PlanObserver* plans = nullptr) {
+                             CrossingForecast* crossing = nullptr, PlanObserver* plans = nullptr,
+                             sim::NetworkObserver* watcher = nullptr) {
   StagedAttempt stage(new AttemptStage(setup, progress, what));
+  // Before the collectives are made: a folded ring or tree watched by a trace runs in full.
+  stage->network.set_observer(watcher);
   sim::CollectiveConfig config = setup.collective;
   config.budget = &stage->budget;
   config.model_progress = stage->ticks.for_models();
@@ -510,21 +513,22 @@ StepResult simulate_once(const StepSetup& setup, const workloads::StepProgram& p
                          std::string_view what, StagedAttempt staged) {
   if (setup.profile == nullptr || setup.topology == nullptr)
     throw InternalError("a step setup needs a profile and a topology");
-  // A set-up told to other progress, or made without this run's plan observer, is made again.
-  if (staged && (staged->ticks.progress() != observers.progress || observers.plans != nullptr))
+  // A set-up told to other progress, or made without this run's plan or network observer, is made
+  // again.
+  if (staged && (staged->ticks.progress() != observers.progress || observers.plans != nullptr ||
+                 staged->network.observer() != observers.network))
     staged = nullptr;
   // The parts of the set-up that are one call each, told at their start and end (a second each at
   // 65,536 GPUs), and those grown in batches (the network's links, the executor's state): a line
   // when one is due, so none waits past the next.
   if (!staged)
     staged = set_up_attempt(setup, program, fold, embed, observers.progress, what, attempt, nullptr, nullptr,
-                            observers.plans);
+                            observers.plans, observers.network);
   if (!staged) return {};
   AttemptStage& stage = *staged;
   ProgramBuildTicks parts(observers.progress, std::string(what));
   sim::EventQueue& queue = stage.queue;
   sim::Network& network = stage.network;
-  network.set_observer(observers.network);
   sim::SimulationBudget& budget = stage.budget;
   StepTicks& ticks = stage.ticks;
   ticks.set_what(what);

@@ -49,14 +49,20 @@ TEST_CASE("sweep plot: points whose whole model does not fit are ringed, with a 
   // the three alike.
   const std::string head = analysis::sweep_header({"cluster.gpu_memory"});
   analysis::SweepRows rows;
-  rows[0] = row(head, {{"index", "0"}, {"label", "a"}, {"cluster.gpu_memory", "80 GiB"},
-                       {"step_time_ms", "12.5"}, {"whole_model_fits", "no"}});
-  rows[1] = row(head, {{"index", "1"}, {"label", "b"}, {"cluster.gpu_memory", "512 GiB"},
-                       {"step_time_ms", "11.25"}, {"whole_model_fits", "yes"}});
-  rows[2] = row(head, {{"index", "2"}, {"label", "c"}, {"cluster.gpu_memory", "1024 GiB"},
-                       {"step_time_ms", "10"}});
-  const analysis::SweepPlotScript s = analysis::sweep_plot_script({"cluster.gpu_memory"}, head, rows,
-                                                                  "step_time_ms");
+  rows[0] = row(head, {{"index", "0"},
+                       {"label", "a"},
+                       {"cluster.gpu_memory", "80 GiB"},
+                       {"step_time_ms", "12.5"},
+                       {"whole_model_fits", "no"}});
+  rows[1] = row(head, {{"index", "1"},
+                       {"label", "b"},
+                       {"cluster.gpu_memory", "512 GiB"},
+                       {"step_time_ms", "11.25"},
+                       {"whole_model_fits", "yes"}});
+  rows[2] =
+      row(head, {{"index", "2"}, {"label", "c"}, {"cluster.gpu_memory", "1024 GiB"}, {"step_time_ms", "10"}});
+  const analysis::SweepPlotScript s =
+      analysis::sweep_plot_script({"cluster.gpu_memory"}, head, rows, "step_time_ms");
   REQUIRE(s.note.empty());
   CHECK(datablock(s.body, "$d0") == "0 12.5\n1 11.25\n2 10\n");  // every point on its line
   CHECK(datablock(s.body, "$whole_model_unfit") == "0 12.5\n");  // point 0 alone ringed
@@ -64,8 +70,8 @@ TEST_CASE("sweep plot: points whose whole model does not fit are ringed, with a 
                     std::string(analysis::kWholeModelUnfitLegend) + "'") != std::string::npos);
   // Where every whole model fits, nothing is ringed and the legend has no such entry.
   rows.erase(0);
-  const analysis::SweepPlotScript fits = analysis::sweep_plot_script({"cluster.gpu_memory"}, head, rows,
-                                                                     "step_time_ms");
+  const analysis::SweepPlotScript fits =
+      analysis::sweep_plot_script({"cluster.gpu_memory"}, head, rows, "step_time_ms");
   CHECK(fits.body.find("whole_model_unfit") == std::string::npos);
   CHECK(fits.body.find(analysis::kWholeModelUnfitLegend) == std::string::npos);
 }
@@ -73,14 +79,22 @@ TEST_CASE("sweep plot: points whose whole model does not fit are ringed, with a 
 TEST_CASE("sweep plot: a two-parameter sweep rings the point on its own line's position") {
   const std::string head = analysis::sweep_header({"parallelism.zero", "cluster.gpu_memory"});
   analysis::SweepRows rows;
-  rows[0] = row(head, {{"parallelism.zero", "0"}, {"cluster.gpu_memory", "80 GiB"},
-                       {"step_time_ms", "3"}, {"whole_model_fits", "no"}});
-  rows[1] = row(head, {{"parallelism.zero", "0"}, {"cluster.gpu_memory", "512 GiB"},
-                       {"step_time_ms", "2"}, {"whole_model_fits", "yes"}});
-  rows[2] = row(head, {{"parallelism.zero", "1"}, {"cluster.gpu_memory", "80 GiB"},
-                       {"step_time_ms", "4"}, {"whole_model_fits", "yes"}});
-  rows[3] = row(head, {{"parallelism.zero", "1"}, {"cluster.gpu_memory", "512 GiB"},
-                       {"step_time_ms", "5"}, {"whole_model_fits", "no"}});
+  rows[0] = row(head, {{"parallelism.zero", "0"},
+                       {"cluster.gpu_memory", "80 GiB"},
+                       {"step_time_ms", "3"},
+                       {"whole_model_fits", "no"}});
+  rows[1] = row(head, {{"parallelism.zero", "0"},
+                       {"cluster.gpu_memory", "512 GiB"},
+                       {"step_time_ms", "2"},
+                       {"whole_model_fits", "yes"}});
+  rows[2] = row(head, {{"parallelism.zero", "1"},
+                       {"cluster.gpu_memory", "80 GiB"},
+                       {"step_time_ms", "4"},
+                       {"whole_model_fits", "yes"}});
+  rows[3] = row(head, {{"parallelism.zero", "1"},
+                       {"cluster.gpu_memory", "512 GiB"},
+                       {"step_time_ms", "5"},
+                       {"whole_model_fits", "no"}});
   const analysis::SweepPlotScript s =
       analysis::sweep_plot_script({"parallelism.zero", "cluster.gpu_memory"}, head, rows, "step_time_ms");
   CHECK(datablock(s.body, "$d0") == "0 3\n1 2\n");
@@ -99,9 +113,9 @@ TEST_CASE("sweep plot: the script written beside a slice sweep's picture rings i
   const fs::path dir = testing::fresh_temp_dir("sweep-plot-slice");
   fs::create_directories(dir / "in");
   const fs::path scenario = dir / "in" / "slice.yaml";
-  std::ofstream(scenario) << testing::read_whole_file(HYBRIDSIM_SOURCE_DIR +
-                                                      "/scenarios/llm/gpt3-175b-slice-dgx-a100.yaml")
-                          << "sweep:\n  parameters:\n    - {path: cluster.gpu_memory, values: [80 GiB, 512 GiB]}\n";
+  std::ofstream(scenario)
+      << testing::read_whole_file(HYBRIDSIM_SOURCE_DIR + "/scenarios/llm/gpt3-175b-slice-dgx-a100.yaml")
+      << "sweep:\n  parameters:\n    - {path: cluster.gpu_memory, values: [80 GiB, 512 GiB]}\n";
   analysis::SweepOptions o;
   o.out = dir / "out";
   o.jobs = 1;
