@@ -207,7 +207,8 @@ ScenarioRun run_scenario_unchecked(const scenarios::ResolvedScenario& resolved,
     run.trace_events = summary.events;
     run.trace_shows = summary.shows;
   } else {
-    run.step = simulate_steps(setup, std::nullopt, options.progress);
+    run.step = simulate_steps(setup, std::nullopt, options.progress,
+                              options.step_estimate ? &*options.step_estimate : nullptr);
   }
   // A transformer's memory is its own model's (Korthikanti et al., TP and ZeRO divisions).
   run.memory = resolved.transformer

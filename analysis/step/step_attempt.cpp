@@ -320,6 +320,58 @@ std::optional<std::vector<sim::EmbeddedRing*>> embed_rings(const workloads::Step
   return rings;
 }
 
+}  // namespace
+
+struct AttemptStage {
+  AttemptStage(const StepSetup& setup, SimulationProgress* progress, std::string_view name)
+      : what(name),
+        parts(progress, this->what),
+        network(queue, setup.topology->links(), setup.switching, &parts),
+        budget(run_limits(setup.limits)),  // past the estimate, a fallback's tolerance
+        ticks(queue, progress, this->what, &budget) {}
+  std::string what;  // its set-up's lines' name, which `ticks` views until the run names its own
+  sim::EventQueue queue;
+  ProgramBuildTicks parts;  // told of its set-up
+  sim::Network network;
+  sim::SimulationBudget budget;
+  // The folded collectives' models count their events here: a tree's model of seconds, within one
+  // of the queue's events, gives lines with the step's time left (its expected events set in the run).
+  StepTicks ticks;
+  StepCollectives collectives;
+  sim::EmbedPlan embedded;                // before the collectives start; its groups outlive their run
+  std::vector<sim::EmbeddedRing*> rings;  // per collective: the embedded ring it became, if any
+};
+
+void AttemptStageDeleter::operator()(AttemptStage* stage) const { delete stage; }
+
+namespace {
+
+// One try set up (AttemptStage), or null where it is refused before it starts (`attempt` says why,
+// as make_collectives and embed_rings leave it). `forecast`, `crossing` and `plans` as make_collectives'.
+StagedAttempt set_up_attempt(const StepSetup& setup, const workloads::StepProgram& program,
+                             const StepFoldPlan& fold, Embed embed, SimulationProgress* progress,
+                             std::string_view what, Attempt& attempt, EmbeddingForecast* forecast = nullptr,
+                             CrossingForecast* crossing = nullptr, PlanObserver* plans = nullptr,
+                             sim::NetworkObserver* watcher = nullptr) {
+  StagedAttempt stage(new AttemptStage(setup, progress, what));
+  // Before the collectives are made: a folded ring or tree watched by a trace runs in full.
+  stage->network.set_observer(watcher);
+  sim::CollectiveConfig config = setup.collective;
+  config.budget = &stage->budget;
+  config.model_progress = stage->ticks.for_models();
+  stage->collectives.uniform_trees->threads = sim::model_threads(setup.limits.model_threads);
+  if (!make_collectives(setup, program, fold, stage->network, config, stage->collectives, attempt, progress,
+                        what, forecast, crossing, plans))
+    return nullptr;
+  if (embed == Embed::On) {
+    auto rings = embed_rings(program, fold, stage->network, stage->collectives,
+                             progress ? &stage->parts : nullptr, stage->embedded, attempt);
+    if (!rings) return nullptr;
+    stage->rings = std::move(*rings);
+  }
+  return stage;
+}
+
 // The step's figures, read off the finished run.
 StepResult step_result(const StepSetup& setup, const workloads::StepProgram& program,
                        const StepFoldPlan& fold, const sim::StreamExecutor& executor,
@@ -458,36 +510,32 @@ void charge_attempt(const StepEstimate& estimate, sim::SimulationBudget& budget,
 
 StepResult simulate_once(const StepSetup& setup, const workloads::StepProgram& program,
                          StepObservers observers, const StepFoldPlan& fold, Attempt& attempt, Embed embed,
-                         std::string_view what) {
+                         std::string_view what, StagedAttempt staged) {
   if (setup.profile == nullptr || setup.topology == nullptr)
     throw InternalError("a step setup needs a profile and a topology");
-  sim::EventQueue queue;
+  // A set-up told to other progress, or made without this run's plan or network observer, is made
+  // again.
+  if (staged && (staged->ticks.progress() != observers.progress || observers.plans != nullptr ||
+                 staged->network.observer() != observers.network))
+    staged = nullptr;
   // The parts of the set-up that are one call each, told at their start and end (a second each at
   // 65,536 GPUs), and those grown in batches (the network's links, the executor's state): a line
   // when one is due, so none waits past the next.
+  if (!staged)
+    staged = set_up_attempt(setup, program, fold, embed, observers.progress, what, attempt, nullptr, nullptr,
+                            observers.plans, observers.network);
+  if (!staged) return {};
+  AttemptStage& stage = *staged;
   ProgramBuildTicks parts(observers.progress, std::string(what));
-  sim::Network network(queue, setup.topology->links(), setup.switching, &parts);
-  network.set_observer(observers.network);
-  sim::SimulationBudget budget(run_limits(setup.limits));  // past the estimate, a fallback's tolerance
-  sim::CollectiveConfig collective_config = setup.collective;
-  collective_config.budget = &budget;
-  // The folded collectives' models count their events here: a tree's model of seconds, within one
-  // of the queue's events, gives lines with the step's time left (its expected events set below).
-  StepTicks ticks(queue, observers.progress, what, &budget);
-  collective_config.model_progress = ticks.for_models();
-  StepCollectives collectives;
-  collectives.uniform_trees->threads = sim::model_threads(setup.limits.model_threads);
-  if (!make_collectives(setup, program, fold, network, collective_config, collectives, attempt,
-                        observers.progress, what, nullptr, nullptr, observers.plans))
-    return {};
-  sim::EmbedPlan embedded;  // before the collectives start; its groups outlive their run
-  std::vector<sim::EmbeddedRing*> rings;  // per collective: the embedded ring it became, if any
-  if (embed == Embed::On) {
-    auto embedded_rings = embed_rings(program, fold, network, collectives, &parts, embedded, attempt);
-    if (!embedded_rings) return {};
-    rings = std::move(*embedded_rings);
-    set_embedded_to_run(*setup.topology, fold, embedded, network);
-  }
+  sim::EventQueue& queue = stage.queue;
+  sim::Network& network = stage.network;
+  sim::SimulationBudget& budget = stage.budget;
+  StepTicks& ticks = stage.ticks;
+  ticks.set_what(what);
+  StepCollectives& collectives = stage.collectives;
+  const sim::EmbedPlan& embedded = stage.embedded;
+  const std::vector<sim::EmbeddedRing*>& rings = stage.rings;
+  if (embed == Embed::On) set_embedded_to_run(*setup.topology, fold, embedded, network);
   if (!fold.empty() && !shared_rings_may_fold(program, fold, collectives.owned, attempt, &parts)) return {};
   const StepEstimate estimate =
       step_budget_cost(program, collectives.owned, fold.fold, fold.shadow_of, &parts);
@@ -539,52 +587,65 @@ StepResult simulate_once(const StepSetup& setup, const workloads::StepProgram& p
   return r;
 }
 
-std::optional<StepEstimate> estimate_once(const StepSetup& setup, const workloads::StepProgram& program,
-                                          const StepFoldPlan& fold, Embed embed, SimulationProgress* progress,
-                                          Attempt* refused) {
-  sim::EventQueue queue;
-  const std::string what = progress ? attempt_label(setup, "estimating its events") : "";
-  ProgramBuildTicks parts(progress, what);
-  sim::Network network(queue, setup.topology->links(), setup.switching, progress ? &parts : nullptr);
-  StepCollectives collectives;
-  Attempt own;
-  Attempt& attempt = refused != nullptr ? *refused : own;
-  EmbeddingForecast forecast(embed == Embed::On ? network.links().size() : 0);
-  CrossingForecast crossing(network.links().size());
-  if (!make_collectives(setup, program, fold, network, setup.collective, collectives, attempt, progress, what,
-                        embed == Embed::On ? &forecast : nullptr, &crossing))
-    return {};
-  sim::EmbedPlan embedded;  // as simulate_once: embedded rings cost what they cost there
+namespace {
+
+// estimate_once's count of a try set up (`stage`, as simulate_once would run it).
+std::optional<StepEstimate> estimate_staged(const StepSetup& setup, const workloads::StepProgram& program,
+                                            const StepFoldPlan& fold, Embed embed,
+                                            SimulationProgress* progress, Attempt& attempt,
+                                            AttemptStage& stage, const EmbeddingForecast& forecast,
+                                            const CrossingForecast& crossing) {
+  const std::vector<std::unique_ptr<sim::Collective>>& owned = stage.collectives.owned;
   if (embed == Embed::On) {
-    // As simulate_once: members standing where their representatives' embedded rings do not repeat
-    // break the fold before it runs.
-    if (!embed_rings(program, fold, network, collectives, progress ? &parts : nullptr, embedded, attempt))
-      return {};
     // The run would throw such an attempt away (simulate_attempt) and run without embedding; its
     // first try stops at the interference, and is not counted.
-    const std::vector<sim::LinkId> tolerated = fold.empty() || embedded.rings == 0
-                                                   ? std::vector<sim::LinkId>{}
-                                                   : representative_links(*setup.topology, fold, embedded);
-    if (forecast.expected_to_fail(program, collectives.owned, embedded, tolerated))
-      return estimate_once(setup, program, fold, Embed::Off, progress, refused);
+    const std::vector<sim::LinkId> tolerated =
+        fold.empty() || stage.embedded.rings == 0
+            ? std::vector<sim::LinkId>{}
+            : representative_links(*setup.topology, fold, stage.embedded);
+    if (forecast.expected_to_fail(program, owned, stage.embedded, tolerated))
+      return estimate_once(setup, program, fold, Embed::Off, progress, &attempt);
   }
-  sim::WorkProgress* told = progress ? &parts : nullptr;
-  if (!fold.empty() && !shared_rings_may_fold(program, fold, collectives.owned, attempt, told)) return {};
+  sim::WorkProgress* told = progress ? &stage.parts : nullptr;
+  if (!fold.empty() && !shared_rings_may_fold(program, fold, owned, attempt, told)) return {};
   // A ring they share that will run in full: the run gives the fold up after it (check_step_fold).
-  if (auto why = folded_ring_expected_in_full(program, fold, collectives.owned)) {
+  if (auto why = folded_ring_expected_in_full(program, fold, owned)) {
     attempt.unsuitable = true;
     attempt.why = std::move(*why);
     return {};
   }
   // A folded collective that another party is expected to cross: the run gives the attempt up
   // (interfered) and takes the ladder's next way.
-  if (auto why = crossing.expected_crossed(collectives.owned)) {
+  if (auto why = crossing.expected_crossed(owned)) {
     attempt.interfered = true;
     attempt.why = std::move(*why);
     return {};
   }
-  attempt.embed_bounded = embedded.bounded;
-  return step_budget_cost(program, collectives.owned, fold.fold, fold.shadow_of, told);
+  attempt.embed_bounded = stage.embedded.bounded;
+  return step_budget_cost(program, owned, fold.fold, fold.shadow_of, told);
+}
+
+}  // namespace
+
+std::optional<StepEstimate> estimate_once(const StepSetup& setup, const workloads::StepProgram& program,
+                                          const StepFoldPlan& fold, Embed embed, SimulationProgress* progress,
+                                          Attempt* refused, StagedAttempt* keep) {
+  const std::string what = progress ? attempt_label(setup, "estimating its events") : "";
+  Attempt own;
+  Attempt& attempt = refused != nullptr ? *refused : own;
+  const std::size_t links = setup.topology->links().size();
+  EmbeddingForecast forecast(embed == Embed::On ? links : 0);
+  CrossingForecast crossing(links);
+  // As simulate_once, which runs it where it is kept: embedded rings cost what they cost there, and
+  // members standing where their representatives' embedded rings do not repeat break the fold
+  // before it runs.
+  StagedAttempt stage = set_up_attempt(setup, program, fold, embed, progress, what, attempt,
+                                       embed == Embed::On ? &forecast : nullptr, &crossing);
+  if (!stage) return {};
+  std::optional<StepEstimate> e =
+      estimate_staged(setup, program, fold, embed, progress, attempt, *stage, forecast, crossing);
+  if (keep != nullptr) *keep = std::move(stage);
+  return e;
 }
 
 // One attempt with rings that share links folded together; if one of them with chunks of unequal
@@ -592,8 +653,8 @@ std::optional<StepEstimate> estimate_once(const StepSetup& setup, const workload
 // again without.
 StepResult simulate_attempt(const StepSetup& setup, const workloads::StepProgram& program,
                             StepObservers observers, const StepFoldPlan& fold, Attempt& attempt,
-                            std::string_view what) {
-  StepResult r = simulate_once(setup, program, observers, fold, attempt, Embed::On, what);
+                            std::string_view what, StagedAttempt staged) {
+  StepResult r = simulate_once(setup, program, observers, fold, attempt, Embed::On, what, std::move(staged));
   // Rings embedded together assume their models' messages never tie with another route's at a
   // link; a ring whose channels share links in lockstep (a TP group's on an NVSwitch) ties at once.
   // Without embedding such a ring runs plain and claims nothing, so the others may still fold.

@@ -45,10 +45,34 @@ struct Attempt {
 // Whether rings that share links are folded together (sim/fast/ring_embedding.h).
 enum class Embed : std::uint8_t { Off, On };
 
-// One try: `fold` empty simulates every GPU; `what` names it in progress lines.
+// One try's set-up, before its first event (step_attempt.cpp): its queue, network, budget and ticks,
+// its collectives planned and built, its rings embedded. What estimate_once counts and simulate_once
+// runs, alike; a step's estimate keeps its first attempt's (FirstAttempt, step_runner.h), so that the
+// run does not set it up again. Opaque outside step_attempt.cpp.
+struct AttemptStage;
+struct AttemptStageDeleter {
+  void operator()(AttemptStage* stage) const;
+};
+using StagedAttempt = std::unique_ptr<AttemptStage, AttemptStageDeleter>;
+
+// The ladder's first try (step_runner.cpp) as a step's estimate set it up (estimate_program): the
+// step's fold basis, its first fold where its transfers' check passed it (fold_p2p_shadows_exact),
+// and the set-up of the try that fold runs first (Embed::On), or, where the ladder folds nothing, of
+// its every-GPU try. simulate_program runs them rather than making them again: made twice, they cost
+// a GNMT dp 8 run 4% more instructions (tests/bench/MEASUREMENTS.md, rev). Parts absent are made.
+struct FirstAttempt {
+  std::optional<StepFoldBasis> basis;
+  std::optional<StepFoldPlan> fold;
+  StagedAttempt folded;     // `fold`'s try's set-up
+  StagedAttempt every_gpu;  // the every-GPU try's, where no folded try runs before it
+};
+
+// One try: `fold` empty simulates every GPU; `what` names it in progress lines. `staged` (null:
+// none): this try's set-up as estimate_once made it (the same setup, program, fold and embedding,
+// told to the same progress, no plan observer), run instead of being set up again.
 StepResult simulate_once(const StepSetup& setup, const workloads::StepProgram& program,
                          StepObservers observers, const StepFoldPlan& fold, Attempt& attempt, Embed embed,
-                         std::string_view what);
+                         std::string_view what, StagedAttempt staged = nullptr);
 
 // One attempt with rings that share links folded together; if one of them with chunks of unequal
 // size strays from its bound (more than 0.1% of its time), or the network was interfered with while
@@ -56,9 +80,10 @@ StepResult simulate_once(const StepSetup& setup, const workloads::StepProgram& p
 // rings"). A try with embedded rings stops at the first interference: its result would be thrown
 // away, and running it to its end cost Llama 2 7B ZeRO-3 on 8 DGX A100 two whole steps of its three
 // attempts (now 4.1e6 events before the one that holds, 9.3e7).
+// `staged` (null: none): its first try's set-up (simulate_once).
 StepResult simulate_attempt(const StepSetup& setup, const workloads::StepProgram& program,
                             StepObservers observers, const StepFoldPlan& fold, Attempt& attempt,
-                            std::string_view what);
+                            std::string_view what, StagedAttempt staged = nullptr);
 
 // What simulate_once checks before its event loop, without running it (analysis/step/step_estimate.h);
 // nullopt when the attempt would be refused before it starts (a fold a collective cannot take, members
@@ -67,9 +92,13 @@ StepResult simulate_attempt(const StepSetup& setup, const workloads::StepProgram
 // to cross, interfered: analysis/step/fold_forecast.h); `refused` (null: not wanted) then says how, as
 // the run's Attempt would (its signature where the fold broke).
 // `progress` (null: none) is told of its collectives' set-up and ring embedding, part by part.
+// `keep` (null: not wanted) receives its set-up, `embed`'s, wherever it was made in full (its
+// collectives built, its rings embedded), whether or not the estimate counts it: simulate_once runs
+// it as that try.
 std::optional<StepEstimate> estimate_once(const StepSetup& setup, const workloads::StepProgram& program,
                                           const StepFoldPlan& fold, Embed embed,
-                                          SimulationProgress* progress = nullptr, Attempt* refused = nullptr);
+                                          SimulationProgress* progress = nullptr, Attempt* refused = nullptr,
+                                          StagedAttempt* keep = nullptr);
 // check_step_budget's figures: the program's task events, the collectives' state, and the full cost
 // of those that cannot fold (step_runner.cpp); under a fold, only the representatives' tasks. Its
 // full_events count every GPU and collective, a shadow (null) as the collective `shadow_of` names.

@@ -93,9 +93,10 @@ StepEstimate either_way(const StepEstimate& folded, const StepEstimate& every_gp
 
 // The ladder's second way, every GPU simulated, or its third, every collective in full too, where
 // another party is expected to cross one of its folded collectives (CrossingForecast).
+// `keep` (null: not wanted) receives its every-GPU try's set-up.
 StepEstimate every_gpu_estimate(const StepSetup& setup, const workloads::StepProgram& program,
-                                SimulationProgress* progress) {
-  if (std::optional<StepEstimate> e = estimate_once(setup, program, {}, Embed::On, progress)) {
+                                SimulationProgress* progress, StagedAttempt* keep = nullptr) {
+  if (std::optional<StepEstimate> e = estimate_once(setup, program, {}, Embed::On, progress, nullptr, keep)) {
     e->way = "every GPU simulated";
     return *e;
   }
@@ -113,17 +114,22 @@ StepEstimate estimate_step(const StepSetup& setup, SimulationProgress* progress)
 }
 
 StepEstimate estimate_program(const StepSetup& setup, const workloads::StepProgram& program,
-                              SimulationProgress* progress) {
+                              SimulationProgress* progress, FirstAttempt* first) {
   // The ladder's first way (step_runner.cpp): folded onto representatives when the fast path is on
   // and some GPUs are alike, its classes split as the run splits them where members stand apart from
   // their representatives in an embedded ring; a fold refused before it starts, or expected to be
   // given up after its run (a ring they share that runs in full), leaves every GPU simulated: counted
   // as folded there, the estimate was 0.36-0.49 of the run on five shipped points (what-if fast-path
   // point 0, precision-and-gpu 4, 6 and 7, variability 11; tests/scale/shipped_estimate_test.cpp).
+  // What the ladder's first try is, where it is kept: the first fold's, or, where none is tried,
+  // every GPU's (as simulate_program takes it).
+  FirstAttempt kept;
+  FirstAttempt& keep = first != nullptr ? *first : kept;
   if (setup.collective.fast_path != sim::FastPath::Off) {
     // Told part by part, as the run's set-up is (16,384 GPUs: seconds each).
     ProgramBuildTicks ticks(progress, progress ? attempt_label(setup, "estimating its events") : "");
-    const StepFoldBasis basis = step_fold_basis(program, *setup.topology, progress ? &ticks : nullptr);
+    const StepFoldBasis& basis =
+        keep.basis.emplace(step_fold_basis(program, *setup.topology, progress ? &ticks : nullptr));
     std::vector<std::uint64_t> refine;
     for (int i = 0; i < kFoldAttempts; ++i) {
       StepFoldPlan fold =
@@ -133,9 +139,11 @@ StepEstimate estimate_program(const StepSetup& setup, const workloads::StepProgr
       // refuse the fold before its attempt, and every GPU is simulated.
       if (fold_p2p_shadows_exact(program, *setup.topology, setup.comm, fold, progress ? &ticks : nullptr))
         break;
+      const bool first_try = i == 0 && first != nullptr;
+      if (first_try) keep.fold = fold;
       Attempt refused;
-      if (std::optional<StepEstimate> e =
-              estimate_once(setup, program, fold, Embed::On, progress, &refused)) {
+      if (std::optional<StepEstimate> e = estimate_once(setup, program, fold, Embed::On, progress, &refused,
+                                                        first_try ? &keep.folded : nullptr)) {
         e->way = "folded onto representative GPUs";
         if (!refused.embed_bounded) return *e;
         // Past its bound, the run tries the fold again without embedding; where that is refused up
@@ -148,7 +156,9 @@ StepEstimate estimate_program(const StepSetup& setup, const workloads::StepProgr
       refine_classes(refine, refused.signature);
     }
   }
-  return every_gpu_estimate(setup, program, progress);
+  // The ladder's every-GPU try comes first where it folds nothing.
+  const bool first_try = first != nullptr && !keep.fold;
+  return every_gpu_estimate(setup, program, progress, first_try ? &keep.every_gpu : nullptr);
 }
 
 }  // namespace hybridsim::analysis

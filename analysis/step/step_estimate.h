@@ -93,8 +93,10 @@ void check_event_floor(const workloads::Profile& profile, std::uint64_t max_even
 // none) hears of the program's building, as build_program's.
 StepEstimate estimate_step(const StepSetup& setup, SimulationProgress* progress = nullptr);
 // The same for a program already built (build_program(setup)); `progress` hears of the fold's and
-// the collectives' set-up, part by part.
+// the collectives' set-up, part by part. `first` (null: not wanted) receives the ladder's first try
+// as set up here (analysis/step/step_attempt.h), for simulate_program(setup, program, ..., first).
+struct FirstAttempt;
 StepEstimate estimate_program(const StepSetup& setup, const workloads::StepProgram& program,
-                              SimulationProgress* progress = nullptr);
+                              SimulationProgress* progress = nullptr, FirstAttempt* first = nullptr);
 
 }  // namespace hybridsim::analysis

@@ -143,6 +143,10 @@ class StepTicks final : public sim::ModelProgress {
       : queue_(queue), progress_(progress), what_(what), budget_(budget), expected_(expected) {}
   // What to give CollectiveConfig::model_progress: null when no one is told (the models run() then).
   sim::ModelProgress* for_models() { return progress_ != nullptr ? this : nullptr; }
+  SimulationProgress* progress() const { return progress_; }
+  // Names its lines anew: a step's estimate sets up its first attempt under its own name, and the
+  // attempt runs under the ladder's (analysis/step/step_attempt.h, AttemptStage). `what` must outlive it.
+  void set_what(std::string_view what) { what_ = what; }
   // `way`: which way of the step `expected` counts (StepEstimate::way; empty: this attempt's).
   void set_expected(std::uint64_t expected, std::string_view way = {}) {
     expected_ = expected;

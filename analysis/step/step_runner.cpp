@@ -163,7 +163,7 @@ struct Ladder {
   std::uint64_t given_up_events = 0;  // of the attempts whose results were thrown away
 };
 using Strategy = std::optional<StepResult> (*)(const StepSetup&, const workloads::StepProgram&, StepObservers,
-                                               Ladder&);
+                                               Ladder&, FirstAttempt&);
 
 std::optional<StepResult> refuse(Ladder& ladder, std::string reason) {
   ladder.refusal = std::move(reason);
@@ -191,27 +191,33 @@ StepResult observed_again(const StepSetup& setup, const workloads::StepProgram& 
 // Alike GPUs simulated once (analysis/step/step_fold.h), retried with the classes split by what
 // their members saw, keeping the splits made before.
 std::optional<StepResult> folded_gpus(const StepSetup& setup, const workloads::StepProgram& program,
-                                      StepObservers observers, Ladder& ladder) {
+                                      StepObservers observers, Ladder& ladder, FirstAttempt& first) {
   if (setup.collective.fast_path == sim::FastPath::Off) return refuse(ladder, "fast path off");
   // A trace records every GPU's every task and message: the representatives' would stand for many.
   if (observers.stream != nullptr || observers.network != nullptr)
     return refuse(ladder, "a trace records every GPU");
   ProgramBuildTicks ticks(observers.progress, attempt_label(setup, "folded onto representative GPUs"));
-  const StepFoldBasis basis = step_fold_basis(program, *setup.topology, &ticks);
+  const StepFoldBasis basis =
+      first.basis ? std::move(*first.basis) : step_fold_basis(program, *setup.topology, &ticks);
   for (int i = 0; i < kFoldAttempts; ++i) {
-    StepFoldPlan fold = sim::work_part(&ticks, "choosing its representatives", [&] {
-      return plan_step_fold(program, *setup.topology, basis, ladder.refine, &ticks);
-    });
+    // The first fold as the step's estimate planned and checked it, else planned here.
+    const bool estimated = i == 0 && first.fold.has_value();
+    StepFoldPlan fold =
+        estimated ? std::move(*first.fold) : sim::work_part(&ticks, "choosing its representatives", [&] {
+          return plan_step_fold(program, *setup.topology, basis, ladder.refine, &ticks);
+        });
     if (fold.empty())
       return refuse(ladder, i == 0 ? "no GPUs alike in program and machine" : ladder.step_fold_reason);
-    if (auto why = fold_p2p_shadows_exact(program, *setup.topology, setup.comm, fold, &ticks)) {
+    if (auto why = estimated ? std::nullopt
+                             : fold_p2p_shadows_exact(program, *setup.topology, setup.comm, fold, &ticks)) {
       ladder.step_fold_reason = *why;
       return refuse(ladder, *why);
     }
     Attempt attempt;
     attempt.before = ladder.given_up_events;
     StepResult r = simulate_attempt(setup, program, observers, fold, attempt,
-                                    attempt_label(setup, "folded onto representative GPUs"));
+                                    attempt_label(setup, "folded onto representative GPUs"),
+                                    estimated ? std::move(first.folded) : nullptr);
     ladder.given_up_events += attempt.given_up_events;
     const bool held = !attempt.unsuitable && !attempt.interfered && !attempt.fold_broken;
     if (!held) ladder.given_up_events += r.events;
@@ -233,11 +239,11 @@ std::optional<StepResult> folded_gpus(const StepSetup& setup, const workloads::S
 
 // Every GPU simulated, each collective folded where it may (sim/README.md, "Folding").
 std::optional<StepResult> every_gpu(const StepSetup& setup, const workloads::StepProgram& program,
-                                    StepObservers observers, Ladder& ladder) {
+                                    StepObservers observers, Ladder& ladder, FirstAttempt& first) {
   Attempt attempt;
   attempt.before = ladder.given_up_events;
-  StepResult r =
-      simulate_attempt(setup, program, observers, {}, attempt, attempt_label(setup, "every GPU simulated"));
+  StepResult r = simulate_attempt(setup, program, observers, {}, attempt,
+                                  attempt_label(setup, "every GPU simulated"), std::move(first.every_gpu));
   ladder.given_up_events += attempt.given_up_events + (attempt.interfered ? r.events : 0);
   // A folded ring assumed nothing else crossed its links; something did, so the fold's timeline
   // is not the step's.
@@ -250,7 +256,7 @@ std::optional<StepResult> every_gpu(const StepSetup& setup, const workloads::Ste
 // Every GPU and collective simulated in full: always holds.
 std::optional<StepResult> every_collective_in_full(const StepSetup& setup,
                                                    const workloads::StepProgram& program,
-                                                   StepObservers observers, Ladder& ladder) {
+                                                   StepObservers observers, Ladder& ladder, FirstAttempt&) {
   StepSetup full = setup;
   full.collective.fast_path = sim::FastPath::Off;
   Attempt attempt;
@@ -274,11 +280,17 @@ constexpr NamedStrategy kStrategies[] = {
 }  // namespace
 
 StepResult simulate_program(const StepSetup& setup, const workloads::StepProgram& program,
-                            StepObservers observers) {
+                            StepObservers observers, FirstAttempt* first) {
   Ladder ladder;
   std::vector<std::string> refused;
+  FirstAttempt none;
   for (const NamedStrategy& strategy : kStrategies) {
-    std::optional<StepResult> r = strategy.run(setup, program, observers, ladder);
+    std::optional<StepResult> r = strategy.run(setup, program, observers, ladder, first ? *first : none);
+    if (first != nullptr) {  // the folded try's parts are no later strategy's: freed now
+      first->basis.reset();
+      first->fold.reset();
+      first->folded = nullptr;
+    }
     if (!r) {
       refused.push_back(std::string(strategy.name) + ": " + ladder.refusal);
       continue;

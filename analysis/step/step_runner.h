@@ -167,9 +167,12 @@ workloads::StepProgram build_program(const StepSetup& setup, SimulationProgress*
 // padded length) for step setup.step_index. Throws InputError for sentence lengths on a profile
 // that is not an encoder-decoder (metadata target_length 0).
 void apply_step_variability(const StepSetup& setup, workloads::StepProgram& program);
-// Runs a program built by build_program(setup).
+// Runs a program built by build_program(setup). `first` (null: none): the ladder's first try as the
+// step's estimate set it up (estimate_program, analysis/step/step_attempt.h), run rather than set up
+// again; what it holds is taken.
+struct FirstAttempt;
 StepResult simulate_program(const StepSetup& setup, const workloads::StepProgram& program,
-                            StepObservers observers = {});
+                            StepObservers observers = {}, FirstAttempt* first = nullptr);
 // Before the event loop starts: records the program's tasks and the collectives' state in `budget`
 // and checks it with the full cost of every collective that cannot fold (sim/budget.h); throws
 // sim::BudgetExceeded past setup.limits. The others are checked as they start in full. Under a

@@ -232,7 +232,7 @@ StepResult combine_steps(const std::vector<StepResult>& steps, const workloads::
 }
 
 StepResult simulate_steps(const StepSetup& setup, std::optional<StepResult> first,
-                          SimulationProgress* progress) {
+                          SimulationProgress* progress, const StepEstimate* estimated) {
   const int n = std::max(1, setup.variability.steps);
   // Nothing drawn: every step is step 1 again (same program, same inputs), so step 1 is simulated
   // alone and stands for all n; its events are the whole run's work, so no estimate of n is made.
@@ -248,9 +248,12 @@ StepResult simulate_steps(const StepSetup& setup, std::optional<StepResult> firs
   // total every attempt's progress lines count against. Each attempt charged its own before (a
   // folded first attempt's 293,424 events for Mixtral 8x7B ep 8 with trees, where the step ran
   // 1,081,008 every GPU simulated and a one-point sweep said 1.1e6).
-  StepEstimate estimate;
-  if (static_cast<int>(steps.size()) < simulated) {
-    estimate = estimate_program(setup, program, progress);
+  // Its first try, as the estimate set it up, is the one step 1 runs (not set up again).
+  StepEstimate estimate = estimated != nullptr ? *estimated : StepEstimate{};
+  FirstAttempt staged;
+  const bool from_zero = steps.empty() && setup.step_index == 0;
+  if (static_cast<int>(steps.size()) < simulated && estimated == nullptr) {
+    estimate = estimate_program(setup, program, progress, from_zero ? &staged : nullptr);
     estimate.check(setup.limits);
   }
   const StepObservers observers{
@@ -258,7 +261,7 @@ StepResult simulate_steps(const StepSetup& setup, std::optional<StepResult> firs
   for (int i = static_cast<int>(steps.size()); i < simulated; ++i) {
     one.step_index = i;
     apply_step_variability(one, program);
-    steps.push_back(simulate_program(one, program, observers));
+    steps.push_back(simulate_program(one, program, observers, i == 0 && from_zero ? &staged : nullptr));
     if (simulated > 1 && i == 0) check_whole_run(setup, steps.front(), n, progress);
     if (progress != nullptr && !alike) progress->step_done(i + 1, n, steps.back().step_time);
   }

@@ -17,9 +17,10 @@ namespace hybridsim::analysis {
 // Every step of setup.variability.steps (one when it is 1); when they are alike (steps_alike), step 1
 // alone, repeated (repeat_step): the same result as simulating each, in one step's time. `first`, when given,
 // is step 0 already simulated (e.g. with a trace: simulate_step with setup.step_index = 0); the others start
-// at 1.
+// at 1. `estimated` (null: made here, estimate_program, and checked against setup.limits): the step's
+// estimate, already checked (a sweep point's), which every attempt's progress lines count against.
 StepResult simulate_steps(const StepSetup& setup, std::optional<StepResult> first = std::nullopt,
-                          SimulationProgress* progress = nullptr);
+                          SimulationProgress* progress = nullptr, const StepEstimate* estimated = nullptr);
 
 // Whether the setup's several steps are provably the same step: more than one, nothing drawn (no
 // kernel jitter, fixed lengths: workloads::Variability::varies), so each is step 1's program again.

@@ -39,6 +39,7 @@ StepRunProgress::StepRunProgress(std::ostream* out, std::string label, std::vect
       estimate_(std::move(events)),
       counted_(estimate_),
       reached_(estimate_.size(), 0),
+      way_(estimate_.size()),
       total_(std::accumulate(estimate_.begin(), estimate_.end(), std::uint64_t{0})),
       noun_(std::move(noun)),
       progress_(out, std::move(label), sum(estimate_), "events", std::move(clock), timing) {}
@@ -50,9 +51,11 @@ void StepRunProgress::count_as(std::size_t i, std::uint64_t events) {
   progress_.set_total(static_cast<double>(total_));
 }
 
-void StepRunProgress::step_events(std::size_t i, std::uint64_t events, std::uint64_t estimated) {
+void StepRunProgress::step_events(std::size_t i, std::uint64_t events, std::uint64_t estimated,
+                                  std::string_view way) {
   std::lock_guard guard(lock_);
   if (i >= reached_.size()) return;
+  if (!way.empty()) way_[i] = way;
   // Re-estimated by its own run: a fold given up (every GPU simulated after it) costs the step what
   // that way's estimate says, not what the folded one's did.
   estimate_[i] = std::max(estimate_[i], estimated);
@@ -104,7 +107,8 @@ void StepRunProgress::advance_locked(std::string_view what) {
   if (!what.empty()) said += ", the last " + std::string(what);
   if (past_)
     said += "; one running past its estimate of about " + sim::BudgetExceeded::count_text(estimate_[*past_]) +
-            " events, taken as twice what it has run";
+            " events" + (way_[*past_].empty() ? "" : " (" + way_[*past_] + ")") +
+            ", taken as twice what it has run";
   progress_.advance(static_cast<double>(done_), said);
 }
 

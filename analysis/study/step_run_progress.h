@@ -38,7 +38,10 @@ class StepRunProgress {
   // lines' total (SimulationProgressReport::estimated_events; 0: none), which jumps where its fold is
   // given up and it runs again another way (the events given up and that way's estimate): where more
   // than its estimate so far, the step is re-estimated at it, and the whole run's total with it.
-  void step_events(std::size_t i, std::uint64_t events, std::uint64_t estimated = 0);
+  // `way`: which way of simulating the step that total counts (StepEstimate::way; empty: unknown),
+  // said where the step runs past it.
+  void step_events(std::size_t i, std::uint64_t events, std::uint64_t estimated = 0,
+                   std::string_view way = {});
   // Step i (a point of several steps) has done `share` (0 to 1) of its estimate.
   void step_share(std::size_t i, double share);
   // Step i finished (or failed): it counts its whole estimate from now on.
@@ -60,7 +63,7 @@ class StepRunProgress {
       if (r.steps_total > 0)
         run_.step_share(i_, static_cast<double>(r.steps_done) / r.steps_total);
       else if (!steps_)
-        run_.step_events(i_, r.events, r.estimated_events);
+        run_.step_events(i_, r.events, r.estimated_events, r.estimate_way);
     }
 
    private:
@@ -76,6 +79,7 @@ class StepRunProgress {
   std::vector<std::uint64_t> estimate_;
   std::vector<std::uint64_t> counted_;  // per step: its share of the total (its estimate, or more)
   std::vector<std::uint64_t> reached_;  // per step: its events so far
+  std::vector<std::string> way_;        // per step: the way its estimate counts, where told
   std::uint64_t total_ = 0;
   std::uint64_t done_ = 0;              // finished steps' estimates (or more) and running steps' events
   std::optional<std::size_t> past_;     // the step last seen running past its estimate

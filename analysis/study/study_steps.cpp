@@ -206,15 +206,18 @@ BudgetRefusal refusal(const Resolved& r, const StepSetup& setup, const sim::Budg
       budget_error_text(e, "the step", knobs, setup.collective.fast_path == sim::FastPath::Off));
 }
 
+// `estimate`: the step's, made before any step ran (estimate_todo), which its attempts' lines count
+// against and name the way of, as a run's do (each attempt counted against its own before).
 StepPoint simulate_resolved(const Resolved& r, SimulationProgress* progress, bool parallel,
-                            const BudgetKnobs& knobs) {
+                            const BudgetKnobs& knobs, const StepEstimate& estimate) {
   const auto start = std::chrono::steady_clock::now();
   StepSetup setup = setup_of(r);
   // Steps on several threads already use the cores: a step's tree models run on its own.
   if (parallel) setup.limits.model_threads = 1;
   StepResult result;
   try {
-    result = simulate_step(setup, {.progress = progress});
+    result = simulate_step(
+        setup, {.progress = progress, .expected_events = estimate.events(), .expected_way = estimate.way});
   } catch (const sim::BudgetExceeded& e) {  // named by its configuration, with the option to raise
     throw refusal(r, setup, e, knobs);
   }
@@ -388,8 +391,8 @@ struct Ran {
   std::vector<char> over_budget;
 };
 
-Ran run_todo(const std::vector<Resolved>& todo, const StepRunOptions& options, MemoryGate& gate,
-             StepRunProgress& whole) {
+Ran run_todo(const std::vector<Resolved>& todo, const std::vector<StepEstimate>& estimates,
+             const StepRunOptions& options, MemoryGate& gate, StepRunProgress& whole) {
   Ran ran{.results = std::vector<StepPoint>(todo.size()),
           .failed_why = std::vector<std::optional<std::string>>(todo.size()),
           .over_budget = std::vector<char>(todo.size(), 0)};
@@ -402,7 +405,7 @@ Ran run_todo(const std::vector<Resolved>& todo, const StepRunOptions& options, M
         {
           MemoryGate::Hold hold(&gate, todo[i].memory);
           ran.results[i] = simulate_resolved(todo[i], options.progress ? &share : nullptr, parallel,
-                                             options.budget_knobs);
+                                             options.budget_knobs, estimates[i]);
         }
         whole.step_done(i, describe(todo[i].label));
         std::lock_guard guard(lock);
@@ -511,7 +514,7 @@ std::vector<StepRef> StepCache::simulate(const std::vector<StepRequest>& request
   StepRunProgress whole(options.progress, options.label, std::move(events), "steps", options.clock,
                         {.since = options.started});
 
-  Ran ran = run_todo(todo, options, gate, whole);
+  Ran ran = run_todo(todo, estimates, options, gate, whole);
   for (std::size_t i = 0; i < todo.size(); ++i) {
     if (ran.failed_why[i])
       failures_.emplace(todo[i].id, StepFailure{*ran.failed_why[i], {}, ran.over_budget[i] != 0});

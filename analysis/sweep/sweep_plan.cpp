@@ -19,8 +19,8 @@
 namespace hybridsim::analysis {
 namespace {
 
-// A point's estimate as its run checks it before it starts, refused past its caps in the words
-// `hybridsim run` uses (analysis/run/scenario_run.cpp); a variability run counts the steps it simulates.
+// A point's step's estimate as its run checks it before it starts, refused past its caps in the
+// words `hybridsim run` uses (analysis/run/scenario_run.cpp).
 StepEstimate estimate_point(const scenarios::ResolvedScenario& resolved, const OptionSpelling& spelling) {
   const StepSetup setup = step_setup(resolved);
   StepEstimate e = estimate_step(setup);
@@ -31,7 +31,7 @@ StepEstimate estimate_point(const scenarios::ResolvedScenario& resolved, const O
                         budget_error_text(over, "the step", scenario_budget_knobs(spelling),
                                           resolved.collective.fast_path == sim::FastPath::Off));
   }
-  return estimate_of_steps(e, setup);
+  return e;
 }
 
 void check_options(const SweepOptions& options, const std::string& head) {
@@ -120,7 +120,9 @@ void check_points(SweepPlan& plan, const SweepOptions& options) {
         unfit.why.emplace_back(p, resolved.does_not_fit);
         continue;
       }
-      plan.estimates[p->index] = estimate_point(resolved, options.spelling);
+      const StepEstimate step = plan.step_estimates[p->index] = estimate_point(resolved, options.spelling);
+      // A variability run counts the steps it simulates.
+      plan.estimates[p->index] = estimate_of_steps(step, step_setup(resolved));
     } catch (const InputError& e) {
       refuse_point(*p, e);
     }

@@ -36,6 +36,9 @@ struct SweepPlan {
   // (analysis/step/step_estimate.h; a variability run's events times the steps it simulates,
   // estimate_of_steps).
   std::map<std::size_t, StepEstimate> estimates = {};
+  // And its step's own estimate, which its run counts against (ScenarioRunOptions::step_estimate)
+  // rather than estimating the step again: a point's program and collectives were built twice more.
+  std::map<std::size_t, StepEstimate> step_estimates = {};
 
   // The scenario at one point, from the text read once.
   scenarios::Scenario point_scenario(const scenarios::SweepPoint& point, const SweepOptions& options) const;

@@ -142,6 +142,9 @@ class PointRunner {
       const scenarios::ResolvedScenario resolved = scenarios::resolve(s);
       ScenarioRunOptions how = point_trace_options(s, point, directory_, made_);
       how.spelling = options_.spelling;
+      // Estimated and checked before any point ran (sweep_plan.h): not again.
+      if (const auto e = plan_.step_estimates.find(point.index); e != plan_.step_estimates.end())
+        how.step_estimate = e->second;
       StepRunProgress::Share share(progress_, i);  // the point's own ticks, for the sweep's lines
       if (options_.progress && leader()) how.progress = &share;
       return {i, false, sweep_row(point, run_scenario(resolved, how))};

@@ -421,3 +421,20 @@ TEST_CASE("step run progress: a step whose fold is given up is re-estimated at i
                            "in all; 0 of 2 steps done"));
   CHECK(lines[1].find("past its estimate") == std::string::npos);
 }
+
+TEST_CASE("step run progress: a step past its estimate names the way that estimate counts, as run's do") {
+  // A study's or plan's step counts against its own up-front estimate (StepObservers::expected_way,
+  // analysis/study/study_steps.cpp), and its lines say which way that figure counts: past it, the
+  // whole run's line said the figure alone, where `run`'s line names the way.
+  HandClock hand;
+  std::ostringstream out;
+  analysis::StepRunProgress run(&out, "plan", {100, 300}, "steps", hand.clock(), {.first = 0, .every = 0});
+  analysis::StepRunProgress::Share share(run, 1);
+  hand.now = 102;
+  share.tick("the step, every GPU simulated", sim::Time::zero(), 500, 300, "every GPU simulated");
+  const auto lines = lines_of(out.str());
+  REQUIRE(lines.size() == 1);
+  CHECK(
+      lines[0].ends_with("0 of 2 steps done; one running past its estimate of about 300 events (every GPU "
+                         "simulated), taken as twice what it has run"));
+}

@@ -1,0 +1,114 @@
+// A run's step is estimated before it runs (estimate_program), which plans its fold and sets up the
+// collectives of the way it counts; the ladder's first try then runs that set-up rather than making
+// it again (FirstAttempt, analysis/step/step_attempt.h), and a sweep point's run counts against the
+// estimate its sweep made rather than estimating again (ScenarioRunOptions::step_estimate). Made
+// twice, they cost a GNMT dp 8 run 4% more instructions (tests/bench/MEASUREMENTS.md, rev).
+#include <doctest/doctest.h>
+#include "tests/paths/paths.h"
+
+#include <chrono>
+#include <string>
+#include <vector>
+
+#include "analysis/run/scenario_run.h"
+#include "analysis/step/step_estimate.h"
+#include "analysis/step/step_progress.h"
+#include "analysis/step/step_runner.h"
+#include "analysis/step/step_series.h"
+#include "scenarios/loader/resolve.h"
+#include "scenarios/loader/scenario.h"
+#include "tests/unit/fold_exact_case.h"
+#include "tests/unit/toy_profile.h"
+
+using namespace hybridsim;
+
+namespace {
+
+// Every report, due at once.
+struct Recorded final : analysis::SimulationProgress {
+  std::vector<analysis::SimulationProgressReport> reports;
+  std::vector<std::string> what;
+  Recorded() : SimulationProgress(std::chrono::seconds(0), std::chrono::seconds(0)) {}
+
+  // Reports of the part `part` whose line starts with `label`.
+  std::size_t parts(std::string_view label, std::string_view part) const {
+    std::size_t n = 0;
+    for (std::size_t i = 0; i < reports.size(); ++i)
+      if (reports[i].part == part && what[i].starts_with(label)) ++n;
+    return n;
+  }
+
+ protected:
+  void report(const analysis::SimulationProgressReport& r) override {
+    reports.push_back(r);
+    what.emplace_back(r.what);
+  }
+};
+
+void check_same_result(const analysis::StepResult& a, const analysis::StepResult& b) {
+  CHECK(a.step_time == b.step_time);
+  CHECK(a.events == b.events);
+  CHECK(a.messages == b.messages);
+  CHECK(a.simulation.strategy == b.simulation.strategy);
+  CHECK(a.simulation.folded == b.simulation.folded);
+  CHECK(a.simulation.gpus_simulated == b.simulation.gpus_simulated);
+  CHECK(a.critical.exposed_communication == b.critical.exposed_communication);
+}
+
+}  // namespace
+
+TEST_CASE("first attempt: a folded run's collectives are set up once, by its estimate") {
+  // 4 DGX-1 on a fat tree, dp 32: folded onto one machine's representatives. Before, the estimate set
+  // up the fold's collectives ("the step, estimating its events: setting up its collectives") and the
+  // folded attempt set them up again ("the step, folded onto representative GPUs: setting up ...").
+  const workloads::Profile p = testing::toy_chain(6, sim::Bytes::mib(4));
+  const testing::FoldCase c{4, topology::presets::Fabric::FatTree, 1.0, 32,
+                            1, workloads::AllReduceAlgorithm::Ring};
+  const topology::Topology t = testing::fold_case_cluster(c);
+  const analysis::StepSetup setup = testing::fold_case_setup(c, t, p, sim::FastPath::Auto);
+  Recorded told;
+  const analysis::StepResult run = analysis::simulate_steps(setup, std::nullopt, &told);
+  REQUIRE(run.simulation.strategy == "folded onto representative GPUs");
+  CHECK(told.parts("the step, estimating its events", "setting up its collectives") > 0);
+  CHECK(told.parts("the step, folded onto representative GPUs", "setting up its collectives") == 0);
+  CHECK(told.parts("the step, folded onto representative GPUs", "choosing its representatives") == 0);
+  // The same step as one set up by the attempt itself (simulate_step: no estimate).
+  check_same_result(run, analysis::simulate_step(setup));
+  check_same_result(analysis::simulate_steps(setup), run);  // and untold
+}
+
+TEST_CASE("first attempt: a run of every GPU sets up its collectives once, by its estimate") {
+  // GNMT dp 8 on one DGX-1: nothing to fold onto (one machine), so every GPU is simulated first.
+  const scenarios::ResolvedScenario resolved = scenarios::resolve(
+      scenarios::load_scenario(HYBRIDSIM_SOURCE_DIR + "/scenarios/examples/dgx1-gnmt-dp8.yaml"));
+  const analysis::StepSetup setup = analysis::step_setup(resolved);
+  Recorded told;
+  const analysis::StepResult run = analysis::simulate_steps(setup, std::nullopt, &told);
+  REQUIRE(run.simulation.strategy == "every GPU simulated");
+  CHECK(told.parts("the step, estimating its events", "setting up its collectives") > 0);
+  CHECK(told.parts("the step, every GPU simulated", "setting up its collectives") == 0);
+  check_same_result(run, analysis::simulate_step(setup));
+}
+
+TEST_CASE("first attempt: a run given its step's estimate counts against it and does not estimate again") {
+  // A sweep estimates every point before any runs; its runs estimated each point again.
+  const scenarios::ResolvedScenario resolved = scenarios::resolve(
+      scenarios::load_scenario(HYBRIDSIM_SOURCE_DIR + "/scenarios/examples/dgx1-gnmt-dp8.yaml"));
+  const analysis::StepSetup setup = analysis::step_setup(resolved);
+  analysis::StepEstimate given = analysis::estimate_step(setup);
+  given.task_events += 1000;  // a figure of its own, to tell it from one made again
+  Recorded told;
+  analysis::ScenarioRunOptions options;
+  options.progress = &told;
+  options.step_estimate = given;
+  const analysis::ScenarioRun run = analysis::run_scenario(resolved, options);
+  for (const std::string& line : told.what) CHECK(line.find("estimating its events") == std::string::npos);
+  std::size_t loops = 0;
+  for (const auto& r : told.reports)
+    if (r.part.empty() && r.estimated_events > 0) {
+      ++loops;
+      CHECK(r.estimated_events == given.events());
+    }
+  CHECK(loops > 0);
+  check_same_result(run.step, analysis::simulate_step(setup));
+}

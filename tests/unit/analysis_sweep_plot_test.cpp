@@ -1,0 +1,131 @@
+// A sweep's plot (analysis/sweep/sweep_plot.h) marks the points of a layer slice whose whole model
+// does not fit (results.csv's whole_model_fits "no"): drawn unmarked among runs of every layer, a
+// slice's step time read as the model's, where the model cannot run at all.
+#include <doctest/doctest.h>
+#include "tests/paths/paths.h"
+
+#include <filesystem>
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include "analysis/output/csv.h"
+#include "analysis/output/plot_gnuplot.h"
+#include "analysis/sweep/sweep_plot.h"
+#include "analysis/sweep/sweep_runner.h"
+#include "analysis/sweep/sweep_table.h"
+#include "tests/unit/test_files.h"
+
+using namespace hybridsim;
+namespace fs = std::filesystem;
+
+namespace {
+
+// A results.csv row of `head`'s columns: those named set, the others empty.
+std::string row(const std::string& head, const std::vector<std::pair<std::string, std::string>>& set) {
+  std::vector<std::string> fields(analysis::csv_split(head).size());
+  const std::vector<std::string> columns = analysis::csv_split(head);
+  for (const auto& [name, value] : set)
+    for (std::size_t i = 0; i < columns.size(); ++i)
+      if (columns[i] == name) fields[i] = value;
+  std::string out;
+  for (std::size_t i = 0; i < fields.size(); ++i) out += (i ? "," : "") + fields[i];
+  return out;
+}
+
+// The datablock named `name` in a gnuplot script, its lines; empty where there is none.
+std::string datablock(const std::string& script, const std::string& name) {
+  const std::size_t at = script.find(name + " << EOD\n");
+  if (at == std::string::npos) return {};
+  const std::size_t from = at + name.size() + 8;
+  return script.substr(from, script.find("EOD\n", from) - from);
+}
+
+}  // namespace
+
+TEST_CASE("sweep plot: points whose whole model does not fit are ringed, with a legend entry") {
+  // Three points over cluster.gpu_memory: a slice whose whole model does not fit (point 0), one whose
+  // does (point 1), and a run of every layer (point 2, whole_model_fits empty). Before, the script drew
+  // the three alike.
+  const std::string head = analysis::sweep_header({"cluster.gpu_memory"});
+  analysis::SweepRows rows;
+  rows[0] = row(head, {{"index", "0"},
+                       {"label", "a"},
+                       {"cluster.gpu_memory", "80 GiB"},
+                       {"step_time_ms", "12.5"},
+                       {"whole_model_fits", "no"}});
+  rows[1] = row(head, {{"index", "1"},
+                       {"label", "b"},
+                       {"cluster.gpu_memory", "512 GiB"},
+                       {"step_time_ms", "11.25"},
+                       {"whole_model_fits", "yes"}});
+  rows[2] =
+      row(head, {{"index", "2"}, {"label", "c"}, {"cluster.gpu_memory", "1024 GiB"}, {"step_time_ms", "10"}});
+  const analysis::SweepPlotScript s =
+      analysis::sweep_plot_script({"cluster.gpu_memory"}, head, rows, "step_time_ms");
+  REQUIRE(s.note.empty());
+  CHECK(datablock(s.body, "$d0") == "0 12.5\n1 11.25\n2 10\n");  // every point on its line
+  CHECK(datablock(s.body, "$whole_model_unfit") == "0 12.5\n");  // point 0 alone ringed
+  CHECK(s.body.find("$whole_model_unfit using 1:2 with points pt 6 ps 3 lw 2 lc rgb 'red' title '" +
+                    std::string(analysis::kWholeModelUnfitLegend) + "'") != std::string::npos);
+  // Where every whole model fits, nothing is ringed and the legend has no such entry.
+  rows.erase(0);
+  const analysis::SweepPlotScript fits =
+      analysis::sweep_plot_script({"cluster.gpu_memory"}, head, rows, "step_time_ms");
+  CHECK(fits.body.find("whole_model_unfit") == std::string::npos);
+  CHECK(fits.body.find(analysis::kWholeModelUnfitLegend) == std::string::npos);
+}
+
+TEST_CASE("sweep plot: a two-parameter sweep rings the point on its own line's position") {
+  const std::string head = analysis::sweep_header({"parallelism.zero", "cluster.gpu_memory"});
+  analysis::SweepRows rows;
+  rows[0] = row(head, {{"parallelism.zero", "0"},
+                       {"cluster.gpu_memory", "80 GiB"},
+                       {"step_time_ms", "3"},
+                       {"whole_model_fits", "no"}});
+  rows[1] = row(head, {{"parallelism.zero", "0"},
+                       {"cluster.gpu_memory", "512 GiB"},
+                       {"step_time_ms", "2"},
+                       {"whole_model_fits", "yes"}});
+  rows[2] = row(head, {{"parallelism.zero", "1"},
+                       {"cluster.gpu_memory", "80 GiB"},
+                       {"step_time_ms", "4"},
+                       {"whole_model_fits", "yes"}});
+  rows[3] = row(head, {{"parallelism.zero", "1"},
+                       {"cluster.gpu_memory", "512 GiB"},
+                       {"step_time_ms", "5"},
+                       {"whole_model_fits", "no"}});
+  const analysis::SweepPlotScript s =
+      analysis::sweep_plot_script({"parallelism.zero", "cluster.gpu_memory"}, head, rows, "step_time_ms");
+  CHECK(datablock(s.body, "$d0") == "0 3\n1 2\n");
+  CHECK(datablock(s.body, "$d1") == "0 4\n1 5\n");
+  CHECK(datablock(s.body, "$whole_model_unfit") == "0 3\n1 5\n");
+}
+
+TEST_CASE("sweep plot: the script written beside a slice sweep's picture rings its unfit point") {
+  // GPT-3 175B's 2-layer slice on 2 DGX A100 (tp 8 x dp 2): the whole model needs 331 GiB a GPU
+  // (355,881,451,520 B), so at 80 GiB it does not fit and at 512 GiB it does.
+  const analysis::GnuplotStatus gnuplot = analysis::find_gnuplot();
+  if (!gnuplot.available) {
+    MESSAGE("skipped: " << gnuplot.why_not);
+    return;
+  }
+  const fs::path dir = testing::fresh_temp_dir("sweep-plot-slice");
+  fs::create_directories(dir / "in");
+  const fs::path scenario = dir / "in" / "slice.yaml";
+  std::ofstream(scenario)
+      << testing::read_whole_file(HYBRIDSIM_SOURCE_DIR + "/scenarios/llm/gpt3-175b-slice-dgx-a100.yaml")
+      << "sweep:\n  parameters:\n    - {path: cluster.gpu_memory, values: [80 GiB, 512 GiB]}\n";
+  analysis::SweepOptions o;
+  o.out = dir / "out";
+  o.jobs = 1;
+  o.progress = false;
+  const analysis::SweepOutcome r = analysis::run_sweep(scenario.string(), o);
+  REQUIRE(r.plot.has_value());
+  const std::string script = testing::read_whole_file(r.directory / "step_time_ms.png.gp");
+  const std::string all = datablock(script, "$d0");
+  const std::string ringed = datablock(script, "$whole_model_unfit");
+  REQUIRE(all.find('\n') != std::string::npos);
+  CHECK(ringed == all.substr(0, all.find('\n') + 1));  // point 0's line alone
+  CHECK(script.find(analysis::kWholeModelUnfitLegend) != std::string::npos);
+}
