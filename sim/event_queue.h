@@ -231,7 +231,7 @@ class EventQueue {
   static constexpr std::uint32_t kInsertionSortMax = 16;
   // The most a bucket holds in its first entry and first chunk: a level-1 bucket (a 64-ns span) of
   // up to this many events goes to the front whole, by insertion up to kInsertionSortMax, above by a
-  // sort of 32-bit keys (see take_few).
+  // ranking of 16-bit keys (see take_few).
   static constexpr std::uint32_t kFewMax = 1 + kChunkEntries;
 
   static unsigned bucket_of(std::uint64_t block, std::uint64_t base_block) {

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <array>
 #include <cstdint>
+#include <cstring>
 #include <limits>
 #include <utility>
 
@@ -64,43 +65,88 @@ std::size_t insert_few(std::vector<E>& front, const B& bucket) {
   return n;
 }
 // More entries than insertion suits, up to a first entry and one chunk's (64), all of one 64-ns span
-// (their times agree above the low `span_bits`): each entry's place in the front is its rank among
-// 32-bit keys, the time's low bits above the entry's index (0 the first, i the chunk's entry i - 1),
-// so that equal times keep the bucket's order (scheduling order) and every key is distinct. The rank
-// is a count of smaller keys, without a branch (four at a time in a vector): std::sort of the keys
-// took fewer instructions but mispredicted, and the hold model at N = 1,000 (about 64 events a
-// span) ran 15% slower with it than spreading. The 1,024-GPU jittered step's spans come in bursts:
-// half its events came in spans of 17 to 63, spread one by one over level-0 buckets before.
+// (their times agree above the low `span_bits`, 16): each entry's place in the front is its rank,
+// counted without a branch on the keys. Entries of equal time keep the bucket's order (scheduling
+// order): entry i's rank is i - #{j < i: t_j > t_i} + #{j > i: t_j < t_i}. The keys are the times'
+// low 16 bits, biased so that a signed compare orders them, in 16-bit lanes: eight entries' ranks
+// are one vector, counted against each entry's key held in every lane. With the entries' indices
+// in the keys (32-bit lanes, four to a vector, one entry's rank at a time, its lanes then summed)
+// the 1,024-GPU jittered step spent 1.6 times the instructions here (tests/bench/MEASUREMENTS.md,
+// perf of 2026-12-06). std::sort of the keys took fewer instructions but mispredicted, and the
+// hold model at N = 1,000 (about 64 events a span) ran 15% slower with it than spreading. That
+// step's spans come in bursts: half its events come in spans of 17 to 63.
 template <unsigned span_bits, class E, class B>
 [[gnu::noinline]] std::size_t sort_few(std::vector<E>& front, const B& bucket) {
-  constexpr unsigned kIndexBits = 6;
-  // Signed keys, below 2^31: the vector compare of signed 32-bit lanes is one instruction (an
-  // unsigned one subtracted a bias from both sides first), and the padding's INT32_MAX is never
-  // smaller than a key. Four lanes: SSE2, the baseline of an x86-64 build without -march.
-  static_assert(span_bits + kIndexBits <= 31);
-  using Lanes = std::int32_t __attribute__((vector_size(16)));
-  constexpr std::size_t kLanes = 4;
+  static_assert(span_bits <= 16, "a key is 16 bits");
+  // Eight lanes: SSE2, the baseline of an x86-64 build without -march.
+  using Lanes = std::int16_t __attribute__((vector_size(16)));
+  constexpr std::size_t kLanes = 8;
+  constexpr std::size_t kMax = 64;
   constexpr std::uint64_t kSpanMask = (std::uint64_t{1} << span_bits) - 1;
+  constexpr Lanes kLane = {0, 1, 2, 3, 4, 5, 6, 7};
+  using LaneMasks = std::array<std::array<std::int16_t, kLanes>, kLanes>;
+  // kAfter[q]: -1 in the lanes after lane q; kBefore[q]: in the lanes before it.
+  alignas(16) static constexpr LaneMasks kAfter = [] {
+    LaneMasks m{};
+    for (std::size_t q = 0; q < kLanes; ++q)
+      for (std::size_t l = q + 1; l < kLanes; ++l) m[q][l] = -1;
+    return m;
+  }();
+  alignas(16) static constexpr LaneMasks kBefore = [] {
+    LaneMasks m{};
+    for (std::size_t q = 0; q < kLanes; ++q)
+      for (std::size_t l = 0; l < q; ++l) m[q][l] = -1;
+    return m;
+  }();
+  const auto lanes = [](const std::array<std::int16_t, kLanes>& a) {
+    Lanes v;
+    std::memcpy(&v, a.data(), sizeof v);
+    return v;
+  };
+  const auto splat = [](std::int16_t x) { return Lanes{x, x, x, x, x, x, x, x}; };
+  const auto key_of = [](std::uint64_t time) {
+    return static_cast<std::int16_t>(static_cast<std::uint16_t>((time & kSpanMask) ^ 0x8000u));
+  };
   const std::size_t n = bucket.count;
   const std::size_t groups = (n + kLanes - 1) / kLanes;
-  std::array<Lanes, (std::size_t{1} << kIndexBits) / kLanes> keys;
-  auto* key = reinterpret_cast<std::int32_t*>(keys.data());
-  key[0] = static_cast<std::int32_t>((bucket.first.time & kSpanMask) << kIndexBits);
+  std::array<Lanes, kMax / kLanes> keys;  // entry i's key in lane i % 8 of keys[i / 8]
+  std::array<Lanes, kMax> each;           // entry j's key in every lane
+  auto* key = reinterpret_cast<std::int16_t*>(keys.data());
   const E* chunk = bucket.head->entries.data();
-  for (std::size_t i = 1; i < n; ++i)
-    key[i] = static_cast<std::int32_t>(((chunk[i - 1].time & kSpanMask) << kIndexBits) | i);
-  // The last group's unused lanes: counted as smaller by no key, so the loop below has no tail.
-  for (std::size_t i = n; i < groups * kLanes; ++i) key[i] = std::numeric_limits<std::int32_t>::max();
+  key[0] = key_of(bucket.first.time);
+  each[0] = splat(key[0]);
+  for (std::size_t j = 1; j < n; ++j) {
+    key[j] = key_of(chunk[j - 1].time);
+    each[j] = splat(key[j]);
+  }
+  // The last group's lanes past n: the top key, which no key is above (so no entry counts them), and
+  // the loops below run whole groups (fewer loop exits to mispredict); their own ranks are not read.
+  constexpr std::int16_t kTop = std::numeric_limits<std::int16_t>::max();
+  for (std::size_t j = n; j < groups * kLanes; ++j) {
+    key[j] = kTop;
+    each[j] = splat(kTop);
+  }
+  std::array<Lanes, kMax / kLanes> rank;
+  for (std::size_t g = 0; g < groups; ++g) {
+    const Lanes k = keys[g];
+    const Lanes* own = &each[g * kLanes];
+    Lanes r = kLane + splat(static_cast<std::int16_t>(g * kLanes));  // i
+    for (std::size_t h = 0; h < g; ++h)
+#pragma GCC unroll 8
+      for (std::size_t l = 0; l < kLanes; ++l) r += each[h * kLanes + l] > k;  // j < i: -1 if t_j > t_i
+#pragma GCC unroll 8
+    for (std::size_t l = 0; l < kLanes; ++l)
+      r += ((own[l] > k) & lanes(kAfter[l])) - ((k > own[l]) & lanes(kBefore[l]));
+    for (std::size_t h = g + 1; h < groups; ++h)
+#pragma GCC unroll 8
+      for (std::size_t l = 0; l < kLanes; ++l) r -= k > each[h * kLanes + l];  // j > i: +1 if t_j < t_i
+    rank[g] = r;
+  }
   ensure_size(front, n);
   E* out = front.data();
-  for (std::size_t i = 0; i < n; ++i) {
-    const std::int32_t k = key[i];
-    const Lanes ks = {k, k, k, k};
-    Lanes smaller = {0, 0, 0, 0};
-    for (std::size_t g = 0; g < groups; ++g) smaller += keys[g] < ks;  // -1 in each lane that is
-    const auto rank = static_cast<std::size_t>(-(smaller[0] + smaller[1] + smaller[2] + smaller[3]));
-    out[rank] = i == 0 ? bucket.first : chunk[i - 1];
-  }
+  const auto* at = reinterpret_cast<const std::int16_t*>(rank.data());
+  out[static_cast<std::size_t>(at[0])] = bucket.first;
+  for (std::size_t i = 1; i < n; ++i) out[static_cast<std::size_t>(at[i])] = chunk[i - 1];
   return n;
 }
 }  // namespace
@@ -198,7 +244,7 @@ void EventQueue::spread(const Bucket& bucket) {  // base_block_ is its earliest 
 }
 
 void EventQueue::take_few(Bucket& few) {  // see insert_few and sort_few
-  static_assert(kFewMax <= 64, "sort_few: an entry's index in 6 bits");
+  static_assert(kFewMax <= 64, "sort_few: at most 64 entries, 16-bit ranks");
   front_end_ = few.count <= kInsertionSortMax ? insert_few(front_, few)
                                               : sort_few<kBlockBits + kDigitBits>(front_, few);
   front_data_ = front_.data();

@@ -3,6 +3,7 @@
 #include <doctest/doctest.h>
 
 #include <algorithm>
+#include <array>
 #include <cstdint>
 #include <map>
 #include <numeric>
@@ -509,8 +510,8 @@ TEST_CASE("EventQueue: a 64-ns span of up to 64 events, with ties, fires by time
   // n events in the span [1,048,576 ps, + 64 ns) (a span's start: 16 * 65,536 ps), event i in block
   // 11 * (37 i mod 23) of it, at 200 ps into the block for odd i: times out of scheduling order,
   // over blocks across the span, ties between events 46 apart. A level-1 bucket of at most 64
-  // events becomes the front in one refill: sorted by insertion up to 16, above by a sort of keys of
-  // the time's low 16 bits and the entry's index (more are staged by radix sort); an event scheduled
+  // events becomes the front in one refill: sorted by insertion up to 16, above by ranks of the
+  // time's low 16 bits, counted eight at a time (more are staged by radix sort); an event scheduled
   // by the first into the span, at a time before the front's latest entry, must come out among them
   // by time. n covers both sides of 16 (the limit was 8) and of 64.
   for (const std::uint64_t n : {9, 12, 16, 17, 18, 40, 47, 48, 63, 64, 65, 66}) {
@@ -548,6 +549,32 @@ TEST_CASE("EventQueue: a 64-ns span of up to 64 events, with ties, fires by time
     expected.insert(expected.begin(), 999);
     q.run();
     CHECK(r.tags() == expected);
+  }
+}
+
+TEST_CASE("EventQueue: a 64-ns span's ties in every group of eight, at its ends, keep scheduling order") {
+  // 17 to 64 events in one level-1 bucket, each at one of four times of the span [1,048,576 ps,
+  // + 65,536 ps): its first and last picosecond and the two either side of its middle (the 16-bit
+  // keys' sign bit once biased), the offset (5 i + i / 8) mod 4, so that every time recurs in every
+  // group of eight entries, before and after an entry's own lane: the front's ranks must put each
+  // time's events in scheduling order (rank(i) = i - #{j < i later} + #{j > i earlier}).
+  constexpr std::int64_t kSpan = 16 * 65'536;
+  constexpr std::array<std::int64_t, 4> kOffsets = {65'535, 0, 32'768, 32'767};
+  for (const std::uint64_t n : {17, 23, 24, 25, 40, 56, 63, 64}) {
+    CAPTURE(n);
+    EventQueue q;
+    Recorder r(q);
+    const auto at = [&](std::uint64_t i) { return kSpan + kOffsets[(5 * i + i / 8) % 4]; };
+    q.schedule_at(Time::ps(5), r, 999);  // the clock's first block: the span is a level-1 bucket
+    for (std::uint64_t i = 0; i < n; ++i) q.schedule_at(Time::ps(at(i)), r, i);
+    std::vector<std::uint64_t> expected(n);
+    std::iota(expected.begin(), expected.end(), 0);
+    std::stable_sort(expected.begin(), expected.end(),
+                     [&](std::uint64_t a, std::uint64_t b) { return at(a) < at(b); });
+    expected.insert(expected.begin(), 999);
+    q.run();
+    CHECK(r.tags() == expected);
+    CHECK(r.log.back().first == kSpan + 65'535);
   }
 }
 
