@@ -139,11 +139,9 @@ void gather_updated(StepProgram& p) {
     }
     std::vector<Task> tasks;
     tasks.reserve(list.size() + 1);
-    for (std::size_t i = 0; i < list.size(); ++i) {
-      if (i == at) tasks.push_back(Task::collective(it->second, group->rank));
-      tasks.push_back(list[i]);
-    }
-    if (at == list.size()) tasks.push_back(Task::collective(it->second, group->rank));
+    for (std::size_t i = 0; i < at; ++i) tasks.push_back(list[i]);
+    tasks.push_back(Task::collective(it->second, group->rank));
+    for (std::size_t i = at; i < list.size(); ++i) tasks.push_back(list[i]);
     compute->tasks = std::move(tasks);
   }
 }
