@@ -134,7 +134,8 @@ void gather_updated(StepProgram& p) {
     std::size_t at = list.size();
     for (std::size_t i = 0; i < list.size(); ++i) {
       const Task t = list[i];
-      if (t.kind == sim::TaskKind::Kernel && t.id < p.labels.size() && p.labels[t.id].phase == Phase::Optimizer)
+      if (t.kind == sim::TaskKind::Kernel && t.id < p.labels.size() &&
+          p.labels[t.id].phase == Phase::Optimizer)
         at = i + 1;
     }
     std::vector<Task> tasks;
