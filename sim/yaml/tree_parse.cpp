@@ -15,6 +15,7 @@
 #include <cstdio>
 #include <functional>
 #include <istream>
+#include <optional>
 #include <streambuf>
 #include <string_view>
 
@@ -180,7 +181,11 @@ class TreeCopier {
   void copy_map(const RawNode& raw, int depth, TreeNode& out) {
     out.kind = TreeNode::Kind::Map;
     out.entries.reserve(raw.children.size() / 2);
-    std::vector<std::uint32_t> merges;  // the merge keys' values
+    // The merge key's value, where among the entries it stands, and where it is written (a quoted
+    // '<<' is an entry like any other, never taken for it).
+    std::optional<std::uint32_t> merge;
+    std::size_t merge_at = 0;
+    std::string merge_where;
     for (std::size_t i = 0; i + 1 < raw.children.size(); i += 2) {
       const RawNode& key = resolve(raw.children[i]);
       count(key);
@@ -188,31 +193,28 @@ class TreeCopier {
       if (key.kind != RawNode::Kind::Scalar)
         throw InputError(key_where + ": invalid YAML: a key must be plain text, not a list or mapping");
       if (is_merge_key(key)) {
-        if (!merges.empty()) throw InputError(key_where + ": invalid YAML: repeated key '<<'");
-        merges.push_back(raw.children[i + 1]);
-        out.entries.push_back({key.scalar, key_where, TreeNode{}});  // its place, filled below
+        if (merge) throw InputError(key_where + ": invalid YAML: repeated key '<<'");
+        merge = raw.children[i + 1];
+        merge_at = out.entries.size();
+        merge_where = key_where;
         continue;
       }
       if (out.find(key.scalar) != nullptr)
         throw InputError(key_where + ": invalid YAML: repeated key '" + key.scalar + "'");
       out.entries.push_back({key.scalar, key_where, copy(raw.children[i + 1], depth + 1)});
     }
-    if (merges.empty()) return;
-    const auto at = std::find_if(out.entries.begin(), out.entries.end(),
-                                 [](const TreeEntry& e) { return e.key == "<<"; });
-    const std::string merge_where = at->key_where;
-    const auto position = at - out.entries.begin();
-    out.entries.erase(at);
+    if (!merge) return;
     std::vector<TreeEntry> merged;
-    for (const std::uint32_t source : merge_sources(merges.front(), merge_where)) {
-      TreeNode from = copy(source, depth + 1);
+    for (const std::uint32_t source : merge_sources(*merge, merge_where)) {
+      TreeNode from = copy(source, depth);  // its entries stand at this mapping's entries' depth
       for (TreeEntry& e : from.entries) {
         const auto named = [&e](const TreeEntry& x) { return x.key == e.key; };
         if (out.find(e.key) != nullptr || std::any_of(merged.begin(), merged.end(), named)) continue;
         merged.push_back(std::move(e));
       }
     }
-    out.entries.insert(out.entries.begin() + position, std::make_move_iterator(merged.begin()),
+    out.entries.insert(out.entries.begin() + static_cast<std::ptrdiff_t>(merge_at),
+                       std::make_move_iterator(merged.begin()),
                        std::make_move_iterator(merged.end()));
   }
 

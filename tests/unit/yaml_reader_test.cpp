@@ -133,6 +133,24 @@ TEST_CASE("yaml tree: a merge key '<<' puts the named mappings' entries in its p
   CHECK(parse_error("b: &b {x: 1}\na: {<<: *b, <<: *b}\n") == "t.yaml:2:13: invalid YAML: repeated key '<<'");
   CHECK(parse_error("b: &b {x: 1}\na: {<<: *b, y: 2, y: 3}\n") ==
         "t.yaml:2:19: invalid YAML: repeated key 'y'");
+  // A quoted '<<' beside a merge key is an entry of its own, before or after it (it was refused as a
+  // repeated '<<', or erased in the merge key's place and its value lost).
+  for (const std::string a : {"a: {<<: *b, '<<': 1}\n", "a: {'<<': 1, <<: *b}\n"}) {
+    CAPTURE(a);
+    const TreeNode quoted = parse_yaml_tree("b: &b {x: 1}\n" + a, "t.yaml");
+    REQUIRE(quoted.find("a")->entries.size() == 2);
+    CHECK(quoted.find("a")->find("<<")->scalar == "1");
+    CHECK(quoted.find("a")->find("x")->scalar == "1");
+  }
+  // Merged entries stand at the mapping's entries' depth: at 62 lists the mapping is at depth 63 and
+  // its values, merged or written, at 64 (accepted); at 63 lists at 65 (refused).
+  const auto nested = [](std::size_t lists, const std::string& map) {
+    return "b: &b {x: 1}\na: " + repeated("[", lists) + map + repeated("]", lists) + "\n";
+  };
+  CHECK(parse_error(nested(62, "{x: 1}")) == "no error");
+  CHECK(parse_error(nested(62, "{<<: *b}")) == "no error");
+  CHECK(parse_error(nested(63, "{x: 1}")).ends_with("invalid YAML: nested more than 64 levels deep"));
+  CHECK(parse_error(nested(63, "{<<: *b}")).ends_with("invalid YAML: nested more than 64 levels deep"));
 }
 
 TEST_CASE("yaml tree: one document, keys written once and as plain text, at most 64 levels") {
