@@ -76,9 +76,11 @@ void print_gpu_bandwidth(const Topology& t, std::ostream& out) {
   // Generic links (ideal-ring, fully-connected, a topology file's `generic`) get a column of their own
   // where a GPU has one: they were summed under NVLink, which they are not.
   bool generic = false;
-  for (const DeviceId g : gpus)
+  for (const DeviceId g : gpus) {
+    if (t.device(g).node != node) break;  // the rows are the shown machine's GPUs
     for (const sim::LinkId l : t.out_links(g))
       generic = generic || t.links()[l].kind == sim::LinkKind::Generic;
+  }
   out << "per-GPU bandwidth out of each GPU, per direction";
   if (t.node_count() > 1) out << " (machine " << node.value_or(0) << " shown)";
   out << "\n  " << pad_columns("GPU", 14) << pad_columns("NVLink", 14) << pad_columns("NVSwitch", 14)
