@@ -3,7 +3,7 @@
 // absurd epochs, and a time to train of "inf h" with exit 0 (issue 31). Run, sweep and study ask
 // before any step runs and locate the refusal at the curve's key.
 //   epochs_limit_problem(StatisticalEfficiency::parametric(3, 1e-300, {1, 2}), 64)
-//   // "at the global batch 64 the curve gives inf epochs, over the limit of 1,000,000 epochs (...)"
+//   // "at the global batch 64 the curve gives 1.92e+302 epochs, over the limit of 1,000,000 epochs (...)"
 #pragma once
 #include <cstdint>
 #include <string>
