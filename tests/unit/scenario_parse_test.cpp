@@ -371,9 +371,17 @@ TEST_CASE("scenario: a YAML merge key '<<' reads the mapping it names, the mappi
                                         "      values: [*c, {<<: *c, algorithm: tree}]\n",
                                     "s.yaml");
   CHECK(s.communication.message_size == sim::Bytes::mib(1));
-  CHECK(error_of(std::string(kMinimal) + "communication: {<<: {algorithm: ring, mesage_size: 1 MiB}}\n")
-            .starts_with("s.yaml:"));
-  CHECK(error_of(std::string(kMinimal) + "communication: {<<: {algorithm: ring, mesage_size: 1 MiB}}\n")
-            .find("communication.mesage_size: unknown field") != std::string::npos);
+  // The sweep's second value: the anchor's entries, its own algorithm first.
+  REQUIRE(s.sweep.parameters.size() == 1);
+  REQUIRE(s.sweep.parameters[0].values.size() == 2);
+  const std::string& merged = s.sweep.parameters[0].values[1];
+  CAPTURE(merged);
+  CHECK(merged.find("algorithm: tree") != std::string::npos);
+  CHECK(merged.find("ring") == std::string::npos);
+  CHECK(merged.find("message_size: 1 MiB") != std::string::npos);
+  const std::string misspelt =
+      error_of(std::string(kMinimal) + "communication: {<<: {algorithm: ring, mesage_size: 1 MiB}}\n");
+  CHECK(misspelt.starts_with("s.yaml:"));
+  CHECK(misspelt.find("communication.mesage_size: unknown field") != std::string::npos);
   CHECK(error_of(std::string(kMinimal) + "communication: {<<: {algorithm: ring}, channels: 2}\n") == "");
 }
