@@ -146,12 +146,16 @@ StepEstimate estimate_program(const StepSetup& setup, const workloads::StepProgr
                                                         first_try ? &keep.folded : nullptr)) {
         e->way = "folded onto representative GPUs";
         if (!refused.embed_bounded) return *e;
+        // Another way is estimated next: the kept set-up is let go first, so that two set-ups (one a
+        // whole every-GPU one) are never held at once; the run's folded try sets up again.
+        if (first_try) keep.folded = nullptr;
         // Past its bound, the run tries the fold again without embedding; where that is refused up
         // front (a ring they share cannot fold alone: two of its edges on one NVSwitch link), every GPU.
         Attempt plain;
         if (estimate_once(setup, program, fold, Embed::Off, nullptr, &plain) || !plain.unsuitable) return *e;
         return either_way(*e, every_gpu_estimate(setup, program, progress));
       }
+      if (first_try) keep.folded = nullptr;  // as above: refined or every GPU next
       if (!refused.fold_broken || refused.unsuitable) break;
       refine_classes(refine, refused.signature);
     }
