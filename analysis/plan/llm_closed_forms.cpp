@@ -5,6 +5,7 @@
 
 #include "sim/error.h"
 #include "workloads/memory/transformer_memory.h"
+#include "workloads/program/sharded_data_parallel.h"
 
 namespace hybridsim::analysis {
 
@@ -34,9 +35,9 @@ std::string llm_layout_problem(const LlmSetting& setting, const LlmLayout& l, in
   if (l.schedule != PipelineSchedule::GPipe && l.micro_batches() < l.pp)
     return "fewer micro-batches than stages";
   if (l.zero > 0 && l.dp == 1) return "ZeRO without data parallelism";
-  // As `run` refuses it (scenarios/loader/resolve.cpp, apply_sharding_settings): a pipeline shards
-  // the optimizer only.
-  if (l.zero >= 2 && l.pp > 1) return "ZeRO-" + std::to_string(l.zero) + " with a pipeline";
+  // The rule `run` refuses by (scenarios/loader/resolve.cpp, apply_sharding_settings).
+  if (!workloads::zero_runs_with_pipeline(l.zero, l.pp))
+    return "ZeRO-" + std::to_string(l.zero) + " with a pipeline";
   if (l.sequence_parallel && l.tp == 1) return "sequence parallelism without tp";
   if (l.ep > 1 && (m.experts % l.ep != 0 || l.dp % l.ep != 0))
     return "ep divides neither experts nor dp";

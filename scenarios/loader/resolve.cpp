@@ -15,6 +15,7 @@
 #include "workloads/generators/profile_gen.h"
 #include "workloads/memory/memory_model.h"
 #include "workloads/profile/profile_io.h"
+#include "workloads/program/sharded_data_parallel.h"
 
 namespace hybridsim::scenarios {
 namespace {
@@ -293,11 +294,9 @@ void apply_sharding_settings(const Scenario& s, workloads::StepOptions& step) {
   if (s.parallelism.dp == 1)
     throw InputError(where + "zero " + s.parallelism.zero + " shards over data-parallel replicas, but dp is "
                      "1: nothing to shard; expected dp > 1 or zero 0");
-  // A pipeline holds each stage's gradients whole until its flush, so stages 2 and 3 would promise
-  // memory it does not save; the frameworks that run pipelines shard the optimizer only (DeepSpeed's
-  // PipelineEngine asserts a ZeRO stage below 2; Megatron-LM's distributed optimizer is ZeRO-1),
-  // which the pipeline's step simulates per stage (workloads/program/pipeline_program.h).
-  if (stage >= 2 && s.parallelism.pp > 1)
+  // ZeRO-2 and -3 with a pipeline: the rule is workloads::zero_runs_with_pipeline's; ZeRO-1 the
+  // pipeline's step simulates per stage (workloads/program/pipeline_program.h).
+  if (!workloads::zero_runs_with_pipeline(stage, s.parallelism.pp))
     throw InputError(
         where + "zero " + s.parallelism.zero + " with parallelism.pp " + std::to_string(s.parallelism.pp) +
         " (" + location_of(s, "parallelism.pp") +

@@ -286,10 +286,9 @@ void apply_sharded_data_parallel(StepProgram& p, const Profile& profile, int sta
   if (stage < 0 || stage > 3)
     throw InputError("zero stage " + std::to_string(stage) + ": expected 0, 1, 2 or 3 (fsdp)");
   if (stage == 0 || p.dp == 1) return;
-  // An MP rank (a pipeline's stage) holds its gradients whole until its last backward: stage 1
-  // shards its optimizer over its own data-parallel group, as Megatron-LM's distributed optimizer
-  // does; stages 2 and 3 would save no memory there.
-  if (p.mp != 1 && stage >= 2)
+  // An MP rank (a pipeline's stage) shards its optimizer over its own data-parallel group at stage 1
+  // only (zero_runs_with_pipeline).
+  if (!zero_runs_with_pipeline(stage, p.mp))
     throw InputError("sharded data parallelism (zero) " + std::to_string(stage) + " needs mp = 1; got mp " +
                      std::to_string(p.mp) + " (zero 1 shards each MP rank's optimizer)");
   scatter_gradients(p);

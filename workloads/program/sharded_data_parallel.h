@@ -31,6 +31,12 @@ namespace hybridsim::workloads {
 // the shards); stage 3 makes one bucket per op (FSDP reduce-scatters each wrapped layer's own).
 StepOptions sharded_layout_options(StepOptions options);
 
+// Whether ZeRO `stage` runs with `pp` pipeline stages (a program's mp ranks): a pipeline holds each
+// stage's gradients whole until its flush, so stages 2 and 3 would save no memory there (DeepSpeed's
+// PipelineEngine refuses them; Megatron-LM's distributed optimizer is ZeRO-1). The one rule for the
+// scenario loader, the planner and apply_sharded_data_parallel.
+constexpr bool zero_runs_with_pipeline(int stage, int pp) { return stage <= 1 || pp <= 1; }
+
 // Nothing for stage 0 or a program of one replica (program.dp == 1: nothing to shard over).
 // InputError for a stage outside 0..3, stage 2 or 3 with model parallelism (program.mp > 1: a
 // pipeline's stages) or sparse gradients.
