@@ -7,6 +7,7 @@
 #include <utility>
 
 #include "sim/saturating.h"
+#include "sim/text.h"
 #include "sim/units.h"
 
 namespace hybridsim::sim {
@@ -32,7 +33,7 @@ std::string message_for(BudgetExceeded::Kind kind, std::uint64_t estimate, std::
            " (simulation.max_events; 0 = no limit)";
   return "the simulation would hold about " + human_bytes(Bytes::of(static_cast<std::int64_t>(estimate))) +
          " of state, over the limit of " + human_bytes(Bytes::of(static_cast<std::int64_t>(limit))) +
-         " (simulation.max_memory; 0 = no limit)";
+         " (simulation.max_memory; 0 B or unlimited = no limit)";
 }
 
 // 93,456,789 → 94,000,000: never under `v`, and short to type.
@@ -136,6 +137,21 @@ void SimulationBudget::charge(const SimulationCost& cost, std::string_view cause
   running.in_flight = std::max(running.in_flight, in_flight_);
   check(running, cause);
   events_ = add_saturating(events_, cost.events);
+}
+
+std::uint64_t parse_events_cap(std::string_view text) {
+  if (text == "unlimited") return 0;
+  if (const auto n = parse_whole<std::uint64_t>(text)) return *n;
+  throw InputError("expected a whole number of events (0 or unlimited: no limit)");
+}
+
+std::int64_t parse_memory_cap(std::string_view text) {
+  if (text == "unlimited") return 0;
+  try {
+    return parse_bytes(text).count();
+  } catch (const InputError& e) {
+    throw InputError(std::string(e.what()) + " (0 B or unlimited: no limit)");
+  }
 }
 
 }  // namespace hybridsim::sim

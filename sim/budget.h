@@ -39,6 +39,13 @@ struct SimulationLimits {
   bool operator==(const SimulationLimits&) const = default;
 };
 
+// The caps as every command and key reads them (--max-events, --max-sim-memory,
+// simulation.max_events / max_memory): "unlimited" is no limit, as is 0 events or a size of 0 ("0 B");
+// a memory cap is a size with its unit (a bare "0" is refused, as the scenario key refuses it).
+// Throw InputError with the accepted forms; the caller prefixes the option or key. Return 0 for none.
+std::uint64_t parse_events_cap(std::string_view text);
+std::int64_t parse_memory_cap(std::string_view text);
+
 // What simulating something message by message costs: events (a message of h hops takes about h + 1:
 // one per link it enters and its delivery), its messages, the state it holds while it lives
 // (per rank, per route) and the most messages it can have in flight at once.

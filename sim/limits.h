@@ -82,7 +82,7 @@ inline constexpr Limit kEvents{"events", 2'000'000'000, "events", "2×10⁹ even
 inline constexpr Limit kSimMemory{"sim-memory", std::int64_t{4} << 30, "bytes", "4 GiB",
                                   "the simulation state one step (one size of collective, one validate "
                                   "case) may hold",
-                                  "--max-sim-memory or simulation.max_memory (0 = no limit)",
+                                  "--max-sim-memory or simulation.max_memory (0 B or unlimited = no limit)",
                                   "run, sweep, study, plan, collective, validate"};
 
 inline constexpr std::array<const Limit*, 14> kAll{

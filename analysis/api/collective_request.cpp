@@ -3,6 +3,7 @@
 #include "analysis/api/fabric_options.h"
 
 #include "analysis/platform/platform.h"
+#include "sim/budget.h"
 #include "sim/error.h"
 #include "sim/text.h"
 #include "topology/gpu_list.h"
@@ -26,18 +27,8 @@ auto parse_field(const analysis::CollectiveOptionNames& n, const std::string& na
 sim::SimulationLimits parse_limits(const CollectiveRequest& r) {
   const analysis::CollectiveOptionNames& n = r.names;
   sim::SimulationLimits limits;
-  if (r.max_events == "unlimited") {
-    limits.max_events = 0;
-  } else if (const auto events = sim::parse_whole<std::uint64_t>(r.max_events)) {
-    limits.max_events = *events;
-  } else {
-    throw InputError(
-        (n.python ? n.said(n.max_events, r.max_events) : n.max_events + " \"" + r.max_events + "\"") +
-        ": expected a whole number of events (0 or unlimited: no limit)");
-  }
-  limits.max_memory = r.max_sim_memory == "unlimited" || r.max_sim_memory == "0"
-                          ? 0
-                          : parse_field(n, n.max_sim_memory, r.max_sim_memory, sim::parse_bytes).count();
+  limits.max_events = parse_field(n, n.max_events, r.max_events, sim::parse_events_cap);
+  limits.max_memory = parse_field(n, n.max_sim_memory, r.max_sim_memory, sim::parse_memory_cap);
   return limits;
 }
 

@@ -9,6 +9,7 @@
 #include "analysis/cli/parse_options.h"
 #include "analysis/study/study_steps.h"
 #include "analysis/validate/validate_run.h"
+#include "sim/budget.h"
 #include "sim/text.h"
 #include "sim/units.h"
 #include "sim/error.h"
@@ -39,12 +40,9 @@ int validate_command(int argc, const char* const* argv) {
     throw InputError("--format must be table or csv (got \"" + format + "\")");
   analysis::ValidateBudget budget;
   budget.sets = analysis::limit_overlay(max_events, max_sim_memory);
-  if (!max_events.empty())
-    budget.collective.max_events =
-        max_events == "unlimited" ? 0 : *sim::parse_whole<std::uint64_t>(max_events);
-  if (!max_sim_memory.empty())
-    budget.collective.max_memory =
-        max_sim_memory == "unlimited" ? 0 : sim::parse_bytes(max_sim_memory).count();
+  // limit_overlay has read both texts (and refused a bad one naming its option).
+  if (!max_events.empty()) budget.collective.max_events = sim::parse_events_cap(max_events);
+  if (!max_sim_memory.empty()) budget.collective.max_memory = sim::parse_memory_cap(max_sim_memory);
   const auto results = analysis::run_validate_cases(analysis::load_validate_cases(dir), budget,
                                                     vm.count("quiet") ? nullptr : &std::cerr);
   std::cout << (format == "csv" ? analysis::validate_csv(results) : analysis::validate_table(results));

@@ -115,13 +115,12 @@ LlmPlanRequest make_llm_plan_request(const LlmPlanOptions& o) {
   const std::string events = o.max_events.empty() ? std::to_string(kPlanCandidateEvents) : o.max_events;
   r.limits = limit_overlay(events, o.max_sim_memory, o.spelling);
   r.budget_knobs = study_budget_knobs(o.spelling);
-  r.events_budget_count = events == "unlimited" ? 0 : std::stoull(events);
+  r.events_budget_count = sim::parse_events_cap(events);
   r.events_budget_given = o.max_events;
   // The same figure bounds what the candidates built at once hold together (limit_overlay has
   // checked the text).
   if (!o.max_sim_memory.empty())
-    r.memory_budget_bytes =
-        o.max_sim_memory == "unlimited" ? 0 : sim::parse_bytes(o.max_sim_memory).count();
+    r.memory_budget_bytes = sim::parse_memory_cap(o.max_sim_memory);
   return r;
 }
 

@@ -40,7 +40,7 @@ std::string budget_error_text(const sim::BudgetExceeded& e, std::string_view wha
   } else {
     out += ", over the limit " + knobs.memory_limit + " = " +
            sim::format_bytes(sim::Bytes::of(static_cast<std::int64_t>(e.limit))) + "; raise it" + to + " (" +
-           knobs.memory_raise + ", 0 = no limit)";
+           knobs.memory_raise + ", 0 B or unlimited = no limit)";
   }
   if (fast_path_off) out += " or " + knobs.fast_path_on;
   return out;

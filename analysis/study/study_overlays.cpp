@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "analysis/study/study_steps.h"
+#include "sim/budget.h"
 #include "sim/error.h"
 #include "sim/text.h"
 #include "sim/units.h"
@@ -69,15 +70,16 @@ std::vector<std::string> limit_overlay(const std::string& max_events, const std:
                                        const OptionSpelling& spelling) {
   std::vector<std::string> out;
   if (!max_events.empty()) {
-    const auto n = sim::parse_whole<std::int64_t>(max_events);
-    if (max_events != "unlimited" && (!n || *n < 0))
-      throw InputError(spelling.quoted("max-events", max_events) +
-                       ": expected a whole number of events (0 or unlimited: no limit)");
+    try {
+      sim::parse_events_cap(max_events);
+    } catch (const InputError& e) {
+      throw InputError(spelling.quoted("max-events", max_events) + ": " + e.what());
+    }
     out.push_back("simulation.max_events=" + max_events);
   }
   if (!max_sim_memory.empty()) {
     try {
-      sim::parse_bytes(max_sim_memory);
+      sim::parse_memory_cap(max_sim_memory);
     } catch (const InputError& e) {
       throw InputError(spelling.quoted("max-sim-memory", max_sim_memory) + ": " + e.what());
     }

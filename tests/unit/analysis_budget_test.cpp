@@ -133,7 +133,7 @@ TEST_CASE("budget: a step over its memory cap names the state and the messages i
     CHECK(what.ends_with(
         "the step would hold about 222 kB of simulation state (576 messages in flight at once), "
         "over the limit simulation.max_memory = 64 KiB; raise it to 230 kB or more (--max-sim-memory SIZE or "
-        "simulation.max_memory, 0 = no limit) or set communication.fast_path: auto"));
+        "simulation.max_memory, 0 B or unlimited = no limit) or set communication.fast_path: auto"));
   }
 }
 

@@ -99,6 +99,9 @@ TEST_CASE("option spelling: plan's and study's options in Python's words") {
   CHECK_THROWS_WITH_AS(analysis::limit_overlay("x", "", py),
                        "max_events='x': expected a whole number of events (0 or unlimited: no limit)",
                        InputError);
+  // "unlimited" is what every command's help and refusal offers (study and plan refused it before).
+  CHECK(analysis::limit_overlay("unlimited", "unlimited", py) ==
+        std::vector<std::string>{"simulation.max_events=unlimited", "simulation.max_memory=unlimited"});
   CHECK_THROWS_WITH_AS(analysis::make_plan_request({.model = "gnmt", .gpus = 100000000, .spelling = py}),
                        doctest::Contains("gpus=100000000: more than 8192"), InputError);
   CHECK_THROWS_WITH_AS(analysis::make_plan_request({.model = "gnmt", .threads = -1, .spelling = py}),

@@ -462,3 +462,18 @@ TEST_CASE("budget: a folded tree lays out its plain tree's nodes only where that
   CHECK(full > nodes);
   CHECK(folded < nodes);
 }
+
+TEST_CASE("SimulationBudget: every command reads a cap's text by one rule (unlimited, 0, 0 B: none)") {
+  CHECK(parse_events_cap("unlimited") == 0);
+  CHECK(parse_events_cap("0") == 0);
+  CHECK(parse_events_cap("2000000000") == 2'000'000'000);
+  CHECK_THROWS_WITH_AS(parse_events_cap("-1"), "expected a whole number of events (0 or unlimited: no limit)",
+                       InputError);
+  CHECK(parse_memory_cap("unlimited") == 0);
+  CHECK(parse_memory_cap("0 B") == 0);
+  CHECK(parse_memory_cap("8 GiB") == std::int64_t{8} << 30);
+  // As the scenario key simulation.max_memory refuses it: a size needs its unit.
+  CHECK_THROWS_WITH_AS(parse_memory_cap("0"), doctest::Contains("bad size \"0\""), InputError);
+  CHECK_THROWS_WITH_AS(parse_memory_cap("lots"),
+                       doctest::Contains("\"512 KiB\" (0 B or unlimited: no limit)"), InputError);
+}
