@@ -65,6 +65,11 @@ struct FirstAttempt {
   std::optional<StepFoldPlan> fold;
   StagedAttempt folded;     // `fold`'s try's set-up
   StagedAttempt every_gpu;  // the every-GPU try's, where no folded try runs before it
+  // Where the estimate counted the fold alone because every GPU simulated may pass the memory cap
+  // (estimate_program): its bound on that way's state (StepEstimate::full_memory); 0: none. The run
+  // refuses to fall back to every GPU with it, before that way's set-up.
+  std::int64_t every_gpu_bound = 0;
+  std::uint64_t every_gpu_in_flight = 0;  // the messages in flight that bound counts
 };
 
 // One try: `fold` empty simulates every GPU; `what` names it in progress lines. `staged` (null:

@@ -146,13 +146,25 @@ StepEstimate estimate_program(const StepSetup& setup, const workloads::StepProgr
                                                         first_try ? &keep.folded : nullptr)) {
         e->way = "folded onto representative GPUs";
         if (!refused.embed_bounded) return *e;
-        // Another way is estimated next: the kept set-up is let go first, so that two set-ups (one a
-        // whole every-GPU one) are never held at once; the run's folded try sets up again.
-        if (first_try) keep.folded = nullptr;
         // Past its bound, the run tries the fold again without embedding; where that is refused up
         // front (a ring they share cannot fold alone: two of its edges on one NVSwitch link), every GPU.
         Attempt plain;
         if (estimate_once(setup, program, fold, Embed::Off, nullptr, &plain) || !plain.unsuitable) return *e;
+        // Where every GPU simulated may hold more than the memory cap (the fold's bound on it,
+        // full_memory, passes the cap), that way is not set up to be counted: its set-up alone can
+        // hold past the cap (GNMT dp 32,768 x mp 2 on 8,192 DGX H100: 13 GB and a minute to refuse a
+        // step whose fold holds, 669 ms in about 3 GB). The estimate is the fold's, the way the run
+        // tries first and keeps unless the ring's ties go the other way; if they do, the run refuses
+        // that fallback before setting it up (FirstAttempt::every_gpu_bound, step_runner.cpp).
+        const std::int64_t cap = setup.limits.max_memory;
+        if (cap != 0 && e->full_memory > cap) {
+          keep.every_gpu_bound = e->full_memory;
+          keep.every_gpu_in_flight = e->full_in_flight;
+          return *e;
+        }
+        // Every GPU is estimated next: the kept set-up is let go first, so that two set-ups (one a
+        // whole every-GPU one) are never held at once; the run's folded try sets up again.
+        if (first_try) keep.folded = nullptr;
         return either_way(*e, every_gpu_estimate(setup, program, progress));
       }
       if (first_try) keep.folded = nullptr;  // as above: refined or every GPU next

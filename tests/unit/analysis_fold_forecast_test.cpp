@@ -13,8 +13,10 @@
 #include "analysis/step/step_attempt.h"
 #include "analysis/step/step_estimate.h"
 #include "analysis/step/step_runner.h"
+#include "analysis/step/step_series.h"
 #include "scenarios/loader/resolve.h"
 #include "scenarios/loader/scenario.h"
+#include "sim/budget.h"
 #include "sim/collective.h"
 
 using namespace hybridsim;
@@ -172,4 +174,51 @@ TEST_CASE(
   const double ratio = double(o.estimate) / double(o.run.events);
   CHECK(ratio >= 0.5);
   CHECK(ratio <= 2.0);
+}
+
+TEST_CASE("fold forecast: where every GPU simulated may pass the memory cap, the estimate counts the fold, "
+          "and the run refuses that fallback before setting it up") {
+  // The same step as above: its estimate between its two ways holds the larger way's memory (every
+  // GPU simulated). With a cap under that, the every-GPU way is not set up to be counted (at 65,536
+  // GPUs of GNMT dp x mp 2 on DGX H100 that set-up held 13 GB to refuse a step whose fold holds in
+  // 3 GB): FP32's fold holds and runs as without the cap; AMP's run, whose ties give up the fold,
+  // is refused as it falls back to every GPU.
+  for (const std::string precision : {"fp32", "amp"}) {
+    CAPTURE(precision);
+    const std::vector<std::string> sets = {"cluster.preset=dgx-h100", "workload.precision=" + precision,
+                                           "parallelism={dp: 32, mp: 2}"};
+    const scenarios::Scenario scenario =
+        scenarios::load_scenario(HYBRIDSIM_SOURCE_DIR + "/scenarios/what-if/precision-and-gpu.yaml", sets);
+    const scenarios::ResolvedScenario resolved = scenarios::resolve(scenario);
+    analysis::StepSetup setup = analysis::step_setup(resolved);
+    setup.limits.max_memory = 0;
+    const analysis::StepEstimate both = analysis::estimate_step(setup);
+    REQUIRE(both.way == "folded or every GPU simulated");
+    const analysis::StepResult unlimited = analysis::simulate_steps(setup);
+    setup.limits.max_memory = both.memory() - 1;
+    const analysis::StepEstimate folded = analysis::estimate_step(setup);
+    CHECK(folded.way == "folded onto representative GPUs");
+    CHECK(folded.memory() <= setup.limits.max_memory);
+    CHECK(folded.events() < both.events());
+    if (precision == "fp32") {
+      const analysis::StepResult r = analysis::simulate_steps(setup);
+      CHECK(r.simulation.strategy == "folded onto representative GPUs");
+      CHECK(r.step_time == unlimited.step_time);
+      CHECK(r.events == unlimited.events);
+    } else {
+      REQUIRE(unlimited.simulation.strategy == "every GPU simulated");
+      try {
+        analysis::simulate_steps(setup);
+        FAIL("the fallback to every GPU ran past the memory cap");
+      } catch (const sim::BudgetExceeded& over) {
+        CHECK(over.kind == sim::BudgetExceeded::Kind::Memory);
+        CHECK(over.estimate > static_cast<std::uint64_t>(setup.limits.max_memory));
+        CHECK(
+            over.estimate_text("the step")
+                .ends_with(" messages in flight at once), once its fold is given up (a ring they share would "
+                           "run in full: two ring edges share a link) and every GPU is simulated"));
+        CHECK(over.in_flight > 0);
+      }
+    }
+  }
 }
