@@ -2,6 +2,7 @@
 // simulated once and stands for every step. What the run prints and writes is byte for byte what
 // simulating each step and combining them gives, and only one step's work is done (the progress
 // lines never name step 2).
+#include <unistd.h>
 #include <doctest/doctest.h>
 
 #include <algorithm>
@@ -97,7 +98,8 @@ TEST_CASE("alike variability steps: step 1 simulated once gives every step's sum
 TEST_CASE("alike variability steps: a traced step among them, every GPU in full, combines as each would") {
   // Step 2 of 3 traced with every GPU simulated in full: it counts its own events (more than a folded
   // step's), the two others an untraced step's, and the means are of the three in their order.
-  const auto dir = std::filesystem::temp_directory_path() / "hybridsim-alike-steps-trace";
+  const auto dir =
+      std::filesystem::temp_directory_path() / ("hybridsim-alike-steps-trace-" + std::to_string(getpid()));
   std::filesystem::remove_all(dir);
   auto traced = [&](int steps, int step, const char* file) {
     api::RunRequest request{.write_outputs = false, .trace = dir / file, .trace_step = step};

@@ -9,6 +9,7 @@
 // rows it comes from. A sweep's summary.json names as fastest the row of least step time in its own
 // results.csv (and the fastest that fits, where that one does not), and each row's fits_memory is its
 // own peak against its own capacity.
+#include <unistd.h>
 #include <doctest/doctest.h>
 #include "tests/paths/paths.h"
 
@@ -258,7 +259,8 @@ TEST_CASE("study: the rows are checked against the GPU workload.gpu names, as ru
 }
 
 TEST_CASE("run: a profile file recorded on a V100 under gpu: auto on dgx-h100 is noted") {
-  const auto folder = std::filesystem::temp_directory_path() / "hybridsim-verdicts-profile";
+  const auto folder =
+      std::filesystem::temp_directory_path() / ("hybridsim-verdicts-profile-" + std::to_string(getpid()));
   std::filesystem::create_directories(folder);
   {
     std::ofstream out(folder / "gnmt-v100.yaml");

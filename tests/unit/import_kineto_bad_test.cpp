@@ -3,6 +3,7 @@
 // is legitimate — import with the right answer and a note: the files make_traces.py writes
 // (negative_dur.json, huge_dur.json, time_reversed.json), small hand-written documents, and
 // hand-made traces (tests/unit/import_kineto_maker.h).
+#include <unistd.h>
 #include <doctest/doctest.h>
 #include "tests/paths/paths.h"
 
@@ -104,7 +105,8 @@ TEST_CASE("kineto bad input: a time-reversed trace is an error naming the first 
 }
 
 TEST_CASE("kineto bad input: the command's first error line, its exit status, and no profile left") {
-  const auto out = std::filesystem::temp_directory_path() / "hybridsim_bad_kineto.yaml";
+  const auto out =
+      std::filesystem::temp_directory_path() / ("hybridsim_bad_kineto-" + std::to_string(getpid()) + ".yaml");
   std::filesystem::remove(out);
   const std::string path = data("negative_dur.json");
   const std::string cmd =

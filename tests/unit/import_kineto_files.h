@@ -2,6 +2,7 @@
 // that remove themselves, and text surgery on a trace.
 //   TempFile f("x.json", replace_nth(read_whole_file(kineto_data("ddp_rank1.json")), "a", "b", 2));
 #pragma once
+#include <unistd.h>
 #include <doctest/doctest.h>
 #include "tests/paths/paths.h"
 
@@ -19,7 +20,9 @@ inline std::string kineto_data(const std::string& name) {
 struct TempFile {
   std::string path;
   TempFile(const std::string& name, const std::string& text)
-      : path((std::filesystem::temp_directory_path() / ("hybridsim_import_" + name)).string()) {
+      : path((std::filesystem::temp_directory_path() /
+              ("hybridsim_import_" + std::to_string(getpid()) + "_" + name))
+                 .string()) {
     std::ofstream(path, std::ios::binary) << text;
   }
   TempFile(const TempFile&) = delete;

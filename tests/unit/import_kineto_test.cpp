@@ -3,6 +3,7 @@
 // with NCCL all-reduces, and broken files. Every time below is read off make_traces.py. Also: kept
 // launch gaps replay as idle time. (Recorded all-reduces replayed as the buckets, in a scenario too:
 // import_kineto_replay_test.cpp.)
+#include <unistd.h>
 #include <doctest/doctest.h>
 #include "tests/paths/paths.h"
 
@@ -330,16 +331,18 @@ TEST_CASE("kineto: files that are not traces, or are cut short, fail with a clea
   for (const std::size_t cut : {std::size_t{1}, std::size_t{200}, full.size() / 2, full.size() / 2 + 7,
                                 full.size() - 3}) {
     CAPTURE(cut);
-    const std::string e = error_of(TempFile("cut.json", full.substr(0, cut)));
+    const TempFile file("cut.json", full.substr(0, cut));
+    const std::string e = error_of(file);
     CHECK(e.find("truncated") != std::string::npos);
-    CHECK(e.find("hybridsim_import_cut.json") != std::string::npos);
+    CHECK(e.find(file.path) != std::string::npos);
   }
   CHECK(error_of(TempFile("cut.json", full.substr(0, full.size() / 2))).find("inside traceEvents") !=
         std::string::npos);
 }
 
 TEST_CASE("hybridsim import kineto writes a loadable profile and reports the replay check") {
-  const auto out = std::filesystem::temp_directory_path() / "hybridsim_import_cli.yaml";
+  const auto out =
+      std::filesystem::temp_directory_path() / ("hybridsim_import_cli-" + std::to_string(getpid()) + ".yaml");
   std::filesystem::remove(out);
   const std::string cmd = std::string(HYBRIDSIM_CLI) + " import kineto " + data("single_gpu.json") +
                           " --steps 1 --keep-gaps --batch 64 --out " + out.string() + " 2>&1";

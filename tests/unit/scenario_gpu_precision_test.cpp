@@ -1,5 +1,6 @@
 // workload.precision and workload.gpu: which cost model prices a built-in network (the preset's GPU
 // when auto), what the run summary says of it, and located errors when a profile file disagrees.
+#include <unistd.h>
 #include <doctest/doctest.h>
 
 #include <filesystem>
@@ -93,7 +94,8 @@ TEST_CASE("workload.precision and workload.gpu: the chosen, or the preset's, cos
 }
 
 TEST_CASE("workload.precision and workload.gpu: a profile file must agree, else a located error") {
-  const auto dir = std::filesystem::temp_directory_path() / "hybridsim-scenario-gpu-precision";
+  const auto dir = std::filesystem::temp_directory_path() /
+                   ("hybridsim-scenario-gpu-precision-" + std::to_string(getpid()));
   std::filesystem::remove_all(dir);
   std::filesystem::create_directories(dir);
   std::ofstream(dir / "p.yaml") << workloads::profile_to_yaml(workloads::builtin_profile("gnmt"));

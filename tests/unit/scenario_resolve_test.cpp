@@ -1,5 +1,6 @@
 // Resolution of scenarios into runnable objects: topologies with link overrides, profiles scaled to
 // the batch, placements, mappings and options; errors located at the scenario field.
+#include <unistd.h>
 #include <doctest/doctest.h>
 #include "tests/paths/paths.h"
 
@@ -42,7 +43,8 @@ const sim::LinkSpec& link(const topology::Topology& t, std::string_view a, std::
 struct TempDir {
   std::filesystem::path path;
   explicit TempDir(const std::string& name)
-      : path(std::filesystem::temp_directory_path() / ("hybridsim-scenario-" + name)) {
+      : path(std::filesystem::temp_directory_path() /
+             ("hybridsim-scenario-" + name + "-" + std::to_string(getpid()))) {
     std::filesystem::remove_all(path);
     std::filesystem::create_directories(path);
   }

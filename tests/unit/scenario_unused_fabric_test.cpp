@@ -3,6 +3,7 @@
 // RunReport::notes, Python's notes) naming each key and where it was written, and a sweep over
 // cluster.nodes that includes 1 runs every point and says it once for those points. A note, not a
 // refusal: the same file runs with --set cluster.nodes=1 and sweeps over nodes include 1.
+#include <unistd.h>
 #include <doctest/doctest.h>
 
 #include <algorithm>
@@ -89,7 +90,8 @@ TEST_CASE("variability steps with nothing drawn: a note that they are alike") {
 }
 
 TEST_CASE("a sweep over cluster.nodes that includes 1 runs every point and notes the fabric once") {
-  const auto out = std::filesystem::temp_directory_path() / "hybridsim-unused-fabric-sweep";
+  const auto out =
+      std::filesystem::temp_directory_path() / ("hybridsim-unused-fabric-sweep-" + std::to_string(getpid()));
   std::filesystem::remove_all(out);
   api::SweepOptions options;
   options.out = out;

@@ -1,4 +1,5 @@
 // `hybridsim topology`: the summary, --route, --rings, --dot, YAML files and errors.
+#include <unistd.h>
 #include <doctest/doctest.h>
 #include "tests/paths/paths.h"
 #include <sys/wait.h>
@@ -30,7 +31,8 @@ bool has(const std::string& text, const std::string& part) {
 }  // namespace
 
 TEST_CASE("hybridsim topology: DGX-1 summary, route, rings and Graphviz") {
-  const auto dot = std::filesystem::temp_directory_path() / "hybridsim_cli_topology_test.dot";
+  const auto dot = std::filesystem::temp_directory_path() /
+                   ("hybridsim_cli_topology_test-" + std::to_string(getpid()) + ".dot");
   const auto [status, out] = run_cli("dgx1-v100 --route 0 5 --rings --dot " + dot.string());
   CHECK(status == 0);
   CHECK(has(out, "topology dgx1-v100: 8 GPUs on 1 machine, 18 devices, 66 directed links"));
@@ -54,7 +56,8 @@ TEST_CASE("hybridsim topology: clusters, YAML files and errors") {
   CHECK(status == 0);
   CHECK(has(out, "16 GPUs on 2 machines"));
   CHECK(has(out, "IB n0.NIC0→leaf0"));
-  const auto file = std::filesystem::temp_directory_path() / "hybridsim_cli_topology_test.yaml";
+  const auto file = std::filesystem::temp_directory_path() /
+                    ("hybridsim_cli_topology_test-" + std::to_string(getpid()) + ".yaml");
   {
     std::ofstream f(file);
     f << "nodes:\n  - {name: g0, kind: gpu}\n  - {name: g1, kind: gpu}\nlinks:\n"

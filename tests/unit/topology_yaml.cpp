@@ -1,5 +1,6 @@
 // Custom topologies from YAML, and one located error per kind of mistake (file:line:col, field,
 // what was expected), with the messages every YAML input shares.
+#include <unistd.h>
 #include <doctest/doctest.h>
 #include "tests/paths/paths.h"
 
@@ -57,7 +58,8 @@ TEST_CASE("yaml: a custom topology parses into devices and directed links") {
 }
 
 TEST_CASE("yaml: machine indices and a file on disk") {
-  const auto path = std::filesystem::temp_directory_path() / "hybridsim_topology_yaml_test.yaml";
+  const auto path = std::filesystem::temp_directory_path() /
+                    ("hybridsim_topology_yaml_test-" + std::to_string(getpid()) + ".yaml");
   {
     std::ofstream out(path);
     out << "nodes:\n  - {name: a, kind: gpu, node: 1}\n  - {name: b, kind: gpu, node: 0}\n"
