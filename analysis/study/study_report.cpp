@@ -45,7 +45,7 @@ std::string ddp_list(const StudyConfig& c) {
 }
 
 std::string epochs_cell(const TimeToTrain& t) {
-  return format_fixed(t.epochs, 1) + (t.extrapolated ? "*" : "");
+  return format_fixed_nonzero(t.epochs, 1) + (t.extrapolated ? "*" : "");
 }
 
 // Where memory leaves no best DP or no best hybrid, the answer were memory no limit (so a reader sees
