@@ -307,16 +307,11 @@ PlanResult plan(const PlanRequest& request, StepCache* cache) {
   result.simulated = steps.simulated() - before;
   result.memory = request.memory;
   result.spelling = request.spelling;
-  // Said where the kernels are not the calibrated V100's (as run's "GPU, precision" line).
-  if (request.profile.meta.gpu != workloads::gpu_table().front().model)
-    result.kernel_times = workloads::kernel_times_note(request.profile);
-  // A machine of another part of that chip (pcie-server, dgx2) says whose kernel times ran.
-  if (const topology::PresetInfo* preset = topology::find_preset(request.cluster.preset))
-    if (const auto note =
-            workloads::other_part_note(request.cluster.preset, preset->gpu, request.profile.meta.gpu))
-      result.kernel_times = (result.kernel_times.empty() ? workloads::kernel_times_note(request.profile)
-                                                         : result.kernel_times) +
-                            "; " + *note;
+  // Said where the kernels are not the calibrated V100's (as run's "GPU, precision" line), or a
+  // machine of another part of that chip (pcie-server, dgx2) runs them: whose kernel times ran.
+  const auto part = workloads::preset_part_note(request.cluster.preset, request.profile.meta.gpu);
+  if (part || request.profile.meta.gpu != workloads::gpu_table().front().model)
+    result.kernel_times = workloads::kernel_times_note(request.profile) + (part ? "; " + *part : "");
   result.show_unfit = request.show_unfit;
   const std::size_t placements_skipped = result.skipped.size();
   result.ranked = rank_candidates(request, ids, steps, result.skipped, result.unfit, result.as_ring);

@@ -332,6 +332,7 @@ void print_headline_table(const StudyResult& result, std::ostream& out) {
           << result.memory->source << ") and are left out of best (the report's notes list them)\n";
     if (const std::string line = unlimited_memory_line(result, ns); !line.empty()) out << line << "\n";
     if (!ns.no_hybrid.empty()) out << result.network(ns).name << ": " << ns.no_hybrid << "\n";
+    if (!ns.kernel_note.empty()) out << result.network(ns).name << ": " << ns.kernel_note << "\n";
   }
   out << "where DP stops paying, and how far the answer is from flipping (headline curve; "
          "analysis/README.md, "

@@ -39,6 +39,7 @@
 #include "sim/error.h"
 #include "tests/unit/test_files.h"
 #include "workloads/generators/profile_gen.h"
+#include "workloads/gpu/gpu_part_note.h"
 #include "workloads/profile/profile_io.h"
 
 using namespace hybridsim;
@@ -299,6 +300,35 @@ TEST_CASE("run: a V100 preset of another part (pcie-server, dgx2) says whose ker
         "V100-SXM2-16GB's, not scaled to its clocks (workload.compute_speed scales them)");
   CHECK(note_of("dgx2").starts_with("dgx2 has V100-SXM3-32GB, another part of the V100: the kernel times"));
   CHECK(note_of("dgx1-v100") == "(none)");  // the part the kernels are for
+}
+
+TEST_CASE("run, plan and study: one rule for the note of a V100 preset of another part") {
+  // workload.gpu: v100 named on pcie-server runs the same V100-SXM2-16GB kernels as auto: run said
+  // nothing (its note was for auto alone) where plan said it, and a study on pcie-server said nothing.
+  const std::string expected = "pcie-server has V100-PCIE-16GB, another part of the V100: the kernel times "
+                               "are the V100-SXM2-16GB's, not scaled to its clocks (workload.compute_speed "
+                               "scales them)";
+  const auto settings = scenarios::key_settings(scenarios::resolve(scenarios::parse_scenario(
+      "cluster: {preset: pcie-server}\nworkload: {network: gnmt, gpu: v100}\nparallelism: {dp: 2}\n", "v.yaml")));
+  const auto note = std::find_if(settings.begin(), settings.end(),
+                                 [](const auto& kv) { return kv.first == "GPU mismatch"; });
+  REQUIRE(note != settings.end());
+  CHECK(note->second == expected);
+  CHECK(workloads::preset_part_note("pcie-server", "V100-SXM2-16GB") == expected);
+  CHECK_FALSE(workloads::preset_part_note("dgx1-v100", "V100-SXM2-16GB"));
+  CHECK_FALSE(workloads::preset_part_note("no-such-preset", "V100-SXM2-16GB"));
+
+  const analysis::StudyResult study = analysis::run_study(analysis::parse_study_config(
+      "format: hybridsim-study/1\ntitle: t\nnetworks: [gnmt]\ngpus: [2]\nmp: [2]\n"
+      "cluster: {preset: pcie-server}\n",
+      "s.yaml"));
+  REQUIRE(study.networks.size() == 1);
+  CHECK(study.networks[0].kernel_note == expected);
+  std::ostringstream printed;
+  analysis::print_headline_table(study, printed);
+  CHECK(printed.str().find("gnmt: " + expected + "\n") != std::string::npos);
+  const std::string report = analysis::study_markdown(study, {}, {}, "hybridsim study s.yaml");
+  CHECK(report.find("Note: " + expected) != std::string::npos);
 }
 
 TEST_CASE("a tiny time to train is written by one rule: run's summary, a sweep's and a study's CSV") {
