@@ -36,7 +36,7 @@ std::string link_overrides(const Scenario& s) {
 std::optional<std::pair<std::string, std::string>> profile_gpu_note(const ResolvedScenario& r) {
   const Scenario& s = r.scenario;
   if (s.cluster.preset.empty() || r.transformer) return std::nullopt;
-  if (auto note = workloads::preset_part_note(s.cluster.preset, r.profile.meta.gpu))
+  if (auto note = workloads::preset_part_note(s.cluster.preset, r.profile.meta.gpu, s.workload.compute_speed))
     return std::pair<std::string, std::string>{"GPU mismatch", std::move(*note)};
   const topology::PresetInfo* preset = topology::find_preset(s.cluster.preset);
   if (s.workload.gpu_choice.gpu || preset == nullptr || preset->gpu == r.profile.meta.gpu) return std::nullopt;

@@ -300,6 +300,15 @@ TEST_CASE("run: a V100 preset of another part (pcie-server, dgx2) says whose ker
         "V100-SXM2-16GB's, not scaled to its clocks (workload.compute_speed scales them)");
   CHECK(note_of("dgx2").starts_with("dgx2 has V100-SXM3-32GB, another part of the V100: the kernel times"));
   CHECK(note_of("dgx1-v100") == "(none)");  // the part the kernels are for
+  // Scaled by workload.compute_speed (validate's DGX-2 cases: 1.0567), the note said "not scaled".
+  const auto settings = scenarios::key_settings(scenarios::resolve(scenarios::parse_scenario(
+      "cluster: {preset: dgx2}\nworkload: {network: gnmt, compute_speed: 1.0567}\nparallelism: {dp: 2}\n",
+      "v.yaml")));
+  const auto scaled = std::find_if(settings.begin(), settings.end(),
+                                   [](const auto& kv) { return kv.first == "GPU mismatch"; });
+  REQUIRE(scaled != settings.end());
+  CHECK(scaled->second == "dgx2 has V100-SXM3-32GB, another part of the V100: the kernel times are the "
+                          "V100-SXM2-16GB's, scaled by workload.compute_speed 1.0567");
 }
 
 TEST_CASE("run, plan and study: one rule for the note of a V100 preset of another part") {

@@ -14,10 +14,13 @@
 namespace hybridsim::workloads {
 
 // The note where `machine_gpu` and `kernels_gpu` (a profile's meta.gpu) are two parts of one chip of
-// the GPU table; nullopt where they are the same part, or not parts of one known chip.
+// the GPU table; nullopt where they are the same part, or not parts of one known chip. A
+// workload.compute_speed other than 1 is said as the scale the times ran at ("not scaled ... (
+// workload.compute_speed scales them)" was said beside a compute_speed of 1.0567).
 std::optional<std::string> other_part_note(std::string_view machine, std::string_view machine_gpu,
-                                           std::string_view kernels_gpu);
+                                           std::string_view kernels_gpu, double compute_speed = 1);
 // other_part_note for a machine preset's GPU; nullopt for a name that is no preset (a topology file).
-std::optional<std::string> preset_part_note(std::string_view preset, std::string_view kernels_gpu);
+std::optional<std::string> preset_part_note(std::string_view preset, std::string_view kernels_gpu,
+                                            double compute_speed = 1);
 
 }  // namespace hybridsim::workloads
