@@ -144,6 +144,15 @@ std::optional<std::string> unused_model_threads_note(const Scenario& s) {
          "auto";
 }
 
+std::optional<std::string> unused_placement_note(const Scenario& s) {
+  const ParallelismSettings& p = s.parallelism;
+  if (p.mp != 1 || p.pp != 1 || p.placement == PlacementSettings{} ||
+      !s.provenance.where.contains("parallelism.placement"))
+    return std::nullopt;
+  return "parallelism.placement (" + location_of(s, "parallelism.placement") +
+         "): not used: parallelism.mp is 1, so each worker runs every op on its one GPU; it applies with mp > 1";
+}
+
 std::optional<std::string> unused_fabric_note(const Scenario& s) {
   const ClusterSettings& c = s.cluster;
   if (!c.topology.empty() || c.nodes != 1) return std::nullopt;

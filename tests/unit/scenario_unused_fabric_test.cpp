@@ -161,3 +161,25 @@ TEST_CASE("pipeline with ZeRO-1: the step is ZeRO-1's, without a note leaving it
   CHECK_FALSE(has_pipeline_note(plain));
   CHECK_FALSE(has_pipeline_note(zero1));
 }
+
+TEST_CASE("placement: a partitioner or rules for workers of one GPU is noted as not used") {
+  // mp 1: every op runs on the worker's one GPU, so placement: layers changed nothing, without a word.
+  auto note = [](const std::string& parallelism) {
+    return scenarios::unused_placement_note(scenarios::parse_scenario(
+        "cluster: {preset: dgx1-v100}\nworkload: {network: gnmt}\nparallelism: " + parallelism + "\n", "p.yaml"));
+  };
+  CHECK(note("{dp: 8, placement: layers}").value_or("") ==
+        "parallelism.placement (p.yaml:3:33): not used: parallelism.mp is 1, so each worker runs every op on its "
+        "one GPU; it applies with mp > 1");
+  CHECK(note("{dp: 8, placement: [{match: \"*\", gpu: 0}]}").has_value());
+  CHECK_FALSE(note("{dp: 4, mp: 2, placement: layers}"));
+  CHECK_FALSE(note("{dp: 8, placement: auto}"));  // the default, as scenario_to_yaml writes it
+  CHECK_FALSE(note("{dp: 8}"));
+  const api::RunReport r =
+      api::run({.path = "p.yaml",
+                .text = "cluster: {preset: dgx1-v100}\nworkload: {network: gnmt}\nparallelism: {dp: 8}\n",
+                .set = {"parallelism.placement=stacks"}},
+               {.write_outputs = false});
+  REQUIRE(r.notes.size() == 1);
+  CHECK(r.notes[0].starts_with("parallelism.placement (--set parallelism.placement=stacks): not used"));
+}
