@@ -103,7 +103,7 @@ struct StudyVariant {
 struct NetworkStudy {
   std::size_t network = 0;                // index into StudyResult::config.networks
   std::vector<int> mp;                    // the mp values the model allows (every GPU gets ops)
-  std::vector<std::string> notes{};         // configurations left out and why (kernel_note first)
+  std::vector<std::string> notes{};       // configurations left out and why (kernel_note first)
   // Where the preset's GPU is another part of the chip whose kernels run (pcie-server, dgx2: the
   // V100-SXM2-16GB's): workloads/gpu/gpu_part_note.h's note, as run and plan say it; else empty.
   std::string kernel_note{};

@@ -39,7 +39,8 @@ std::optional<std::pair<std::string, std::string>> profile_gpu_note(const Resolv
   if (auto note = workloads::preset_part_note(s.cluster.preset, r.profile.meta.gpu, s.workload.compute_speed))
     return std::pair<std::string, std::string>{"GPU mismatch", std::move(*note)};
   const topology::PresetInfo* preset = topology::find_preset(s.cluster.preset);
-  if (s.workload.gpu_choice.gpu || preset == nullptr || preset->gpu == r.profile.meta.gpu) return std::nullopt;
+  if (s.workload.gpu_choice.gpu || preset == nullptr || preset->gpu == r.profile.meta.gpu)
+    return std::nullopt;
   if (s.workload.profile.empty() ||
       workloads::find_gpu(preset->gpu) == workloads::find_gpu(r.profile.meta.gpu))
     return std::nullopt;

@@ -150,7 +150,8 @@ std::optional<std::string> unused_placement_note(const Scenario& s) {
       !s.provenance.where.contains("parallelism.placement"))
     return std::nullopt;
   return "parallelism.placement (" + location_of(s, "parallelism.placement") +
-         "): not used: parallelism.mp is 1, so each worker runs every op on its one GPU; it applies with mp > 1";
+         "): not used: parallelism.mp is 1, so each worker runs every op on its one GPU; it applies with mp "
+         "> 1";
 }
 
 std::optional<std::string> unused_fabric_note(const Scenario& s) {

@@ -126,7 +126,8 @@ TEST_CASE("collective table: cells are right-aligned in display columns, a non-A
   std::set<std::size_t> widths;
   std::string line;
   for (int i = 0; i < 3; ++i) std::getline(table, line);  // the title and the empty "#"
-  while (std::getline(table, line) && !line.starts_with("# Avg")) widths.insert(analysis::display_columns(line));
+  while (std::getline(table, line) && !line.starts_with("# Avg"))
+    widths.insert(analysis::display_columns(line));
   CHECK(widths.size() == 1);
 }
 

@@ -103,7 +103,14 @@ TEST_CASE("step series: the critical GPU is the one last most often, with its ow
   // GPU 1 was last in two steps of three, and the line says so.
   CHECK(c.spread.critical_steps == 2);
   const std::string table = analysis::step_summary_table(c, {});
-  CHECK(table.find("critical GPU 1 (in 2 of 3 steps)") != std::string::npos);
+  CHECK(table.find("critical GPU 1 (in 2 of 3 steps) ") != std::string::npos);
+  // A key wider than its column keeps a space before its value.
+  analysis::StepResult wide = c;
+  wide.critical.gpu = 12;
+  wide.spread.steps = 100;
+  wide.spread.critical_steps = 12;
+  CHECK(analysis::step_summary_table(wide, {}).find("  critical GPU 12 (in 12 of 100 steps) compute ") !=
+        std::string::npos);
 
   // Where one GPU is last in every step there is no "most often" to say: GPU 1, last in 3 of 3.
   steps[1] = steps[0];

@@ -307,18 +307,21 @@ TEST_CASE("run: a V100 preset of another part (pcie-server, dgx2) says whose ker
   const auto scaled = std::find_if(settings.begin(), settings.end(),
                                    [](const auto& kv) { return kv.first == "GPU mismatch"; });
   REQUIRE(scaled != settings.end());
-  CHECK(scaled->second == "dgx2 has V100-SXM3-32GB, another part of the V100: the kernel times are the "
-                          "V100-SXM2-16GB's, scaled by workload.compute_speed 1.0567");
+  CHECK(scaled->second ==
+        "dgx2 has V100-SXM3-32GB, another part of the V100: the kernel times are the "
+        "V100-SXM2-16GB's, scaled by workload.compute_speed 1.0567");
 }
 
 TEST_CASE("run, plan and study: one rule for the note of a V100 preset of another part") {
   // workload.gpu: v100 named on pcie-server runs the same V100-SXM2-16GB kernels as auto: run said
   // nothing (its note was for auto alone) where plan said it, and a study on pcie-server said nothing.
-  const std::string expected = "pcie-server has V100-PCIE-16GB, another part of the V100: the kernel times "
-                               "are the V100-SXM2-16GB's, not scaled to its clocks (workload.compute_speed "
-                               "scales them)";
+  const std::string expected =
+      "pcie-server has V100-PCIE-16GB, another part of the V100: the kernel times "
+      "are the V100-SXM2-16GB's, not scaled to its clocks (workload.compute_speed "
+      "scales them)";
   const auto settings = scenarios::key_settings(scenarios::resolve(scenarios::parse_scenario(
-      "cluster: {preset: pcie-server}\nworkload: {network: gnmt, gpu: v100}\nparallelism: {dp: 2}\n", "v.yaml")));
+      "cluster: {preset: pcie-server}\nworkload: {network: gnmt, gpu: v100}\nparallelism: {dp: 2}\n",
+      "v.yaml")));
   const auto note = std::find_if(settings.begin(), settings.end(),
                                  [](const auto& kv) { return kv.first == "GPU mismatch"; });
   REQUIRE(note != settings.end());

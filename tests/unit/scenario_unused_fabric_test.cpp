@@ -166,10 +166,12 @@ TEST_CASE("placement: a partitioner or rules for workers of one GPU is noted as 
   // mp 1: every op runs on the worker's one GPU, so placement: layers changed nothing, without a word.
   auto note = [](const std::string& parallelism) {
     return scenarios::unused_placement_note(scenarios::parse_scenario(
-        "cluster: {preset: dgx1-v100}\nworkload: {network: gnmt}\nparallelism: " + parallelism + "\n", "p.yaml"));
+        "cluster: {preset: dgx1-v100}\nworkload: {network: gnmt}\nparallelism: " + parallelism + "\n",
+        "p.yaml"));
   };
   CHECK(note("{dp: 8, placement: layers}").value_or("") ==
-        "parallelism.placement (p.yaml:3:33): not used: parallelism.mp is 1, so each worker runs every op on its "
+        "parallelism.placement (p.yaml:3:33): not used: parallelism.mp is 1, so each worker runs every op on "
+        "its "
         "one GPU; it applies with mp > 1");
   CHECK(note("{dp: 8, placement: [{match: \"*\", gpu: 0}]}").has_value());
   CHECK_FALSE(note("{dp: 4, mp: 2, placement: layers}"));

@@ -13,9 +13,10 @@ namespace hybridsim::workloads {
 inline void check_throughput_units(const std::string& unit, std::int64_t units_per_step, std::int64_t batch) {
   if (units_per_step < 0) throw InputError("--units-per-step must be positive");
   if (unit == "samples" && units_per_step > 0 && units_per_step != batch)
-    throw InputError("--units-per-step " + std::to_string(units_per_step) + ": under --unit samples a step counts " +
-                     "its --batch, " + std::to_string(batch) + "; expected 0 or " + std::to_string(batch) +
-                     ", or the --unit a step counts " + std::to_string(units_per_step) + " of (tokens, ...)");
+    throw InputError("--units-per-step " + std::to_string(units_per_step) +
+                     ": under --unit samples a step counts " + "its --batch, " + std::to_string(batch) +
+                     "; expected 0 or " + std::to_string(batch) + ", or the --unit a step counts " +
+                     std::to_string(units_per_step) + " of (tokens, ...)");
 }
 
 }  // namespace hybridsim::workloads
