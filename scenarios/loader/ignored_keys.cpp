@@ -154,6 +154,16 @@ std::optional<std::string> unused_placement_note(const Scenario& s) {
          "> 1";
 }
 
+std::optional<std::string> unused_bucket_size_note(const Scenario& s) {
+  // Written at its default it changes nothing anywhere (scenario_to_yaml writes every key).
+  if (s.parallelism.dp != 1 || s.communication.bucket_size == CommunicationSettings{}.bucket_size ||
+      !s.provenance.where.contains("communication.bucket_size"))
+    return std::nullopt;
+  return "communication.bucket_size (" + location_of(s, "communication.bucket_size") +
+         "): not used: parallelism.dp is 1, so no gradients are exchanged between data-parallel replicas "
+         "(no bucket is formed); it applies with dp > 1";
+}
+
 std::optional<std::string> unused_fabric_note(const Scenario& s) {
   const ClusterSettings& c = s.cluster;
   if (!c.topology.empty() || c.nodes != 1) return std::nullopt;

@@ -47,5 +47,8 @@ std::optional<std::string> unused_model_threads_note(const Scenario& s);
 // every op runs on the worker's one GPU, so it changes nothing. A note, as the fabric's: a sweep over
 // parallelism ({dp: 8, mp: 1}, {dp: 4, mp: 2}) places its mp 2 points by it.
 std::optional<std::string> unused_placement_note(const Scenario& s);
+// communication.bucket_size written for dp 1: no gradient is exchanged between data-parallel replicas,
+// so no bucket is formed and it changes nothing. A note, as a sweep over dp may include 1.
+std::optional<std::string> unused_bucket_size_note(const Scenario& s);
 
 }  // namespace hybridsim::scenarios

@@ -185,3 +185,21 @@ TEST_CASE("placement: a partitioner or rules for workers of one GPU is noted as 
   REQUIRE(r.notes.size() == 1);
   CHECK(r.notes[0].starts_with("parallelism.placement (--set parallelism.placement=stacks): not used"));
 }
+
+TEST_CASE("bucket size: written for dp 1 is noted as not used") {
+  // dp 1 exchanges no gradients between replicas: communication.bucket_size 1 MB changed nothing,
+  // without a word.
+  auto note = [](const std::string& parallelism) {
+    return scenarios::unused_bucket_size_note(scenarios::parse_scenario(
+        "cluster: {preset: dgx1-v100}\nworkload: {network: gnmt}\nparallelism: " + parallelism +
+            "\ncommunication: {bucket_size: 1 MB}\n",
+        "b.yaml"));
+  };
+  CHECK(note("{dp: 1, mp: 2}").value_or("") ==
+        "communication.bucket_size (b.yaml:4:30): not used: parallelism.dp is 1, so no gradients are exchanged "
+        "between data-parallel replicas (no bucket is formed); it applies with dp > 1");
+  CHECK_FALSE(note("{dp: 2}"));
+  CHECK_FALSE(scenarios::unused_bucket_size_note(scenarios::parse_scenario(
+      "cluster: {preset: dgx1-v100}\nworkload: {network: gnmt}\ncommunication: {bucket_size: 25 MB}\n",
+      "b.yaml")));  // the default, as scenario_to_yaml writes it
+}
