@@ -195,9 +195,10 @@ TEST_CASE("bucket size: written for dp 1 is noted as not used") {
             "\ncommunication: {bucket_size: 1 MB}\n",
         "b.yaml"));
   };
-  CHECK(note("{dp: 1, mp: 2}").value_or("") ==
-        "communication.bucket_size (b.yaml:4:30): not used: parallelism.dp is 1, so no gradients are exchanged "
-        "between data-parallel replicas (no bucket is formed); it applies with dp > 1");
+  CHECK(
+      note("{dp: 1, mp: 2}").value_or("") ==
+      "communication.bucket_size (b.yaml:4:30): not used: parallelism.dp is 1, so no gradients are exchanged "
+      "between data-parallel replicas (no bucket is formed); it applies with dp > 1");
   CHECK_FALSE(note("{dp: 2}"));
   CHECK_FALSE(scenarios::unused_bucket_size_note(scenarios::parse_scenario(
       "cluster: {preset: dgx1-v100}\nworkload: {network: gnmt}\ncommunication: {bucket_size: 25 MB}\n",
