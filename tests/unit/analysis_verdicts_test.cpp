@@ -286,14 +286,24 @@ TEST_CASE("run: a profile file recorded on a V100 under gpu: auto on dgx-h100 is
                      [](const auto& kv) { return kv.first == "GPU mismatch"; }));
 }
 
+namespace {
+
+// The "GPU mismatch" line run prints for a scenario's text, "(none)" where it prints none.
+std::string gpu_mismatch_note(const std::string& text) {
+  const auto settings =
+      scenarios::key_settings(scenarios::resolve(scenarios::parse_scenario(text, "v.yaml")));
+  const auto note = std::find_if(settings.begin(), settings.end(),
+                                 [](const auto& kv) { return kv.first == "GPU mismatch"; });
+  return note == settings.end() ? std::string("(none)") : note->second;
+}
+
+}  // namespace
+
 TEST_CASE("run: a V100 preset of another part (pcie-server, dgx2) says whose kernel times run") {
   // Both take the V100-SXM2-16GB's kernel times under gpu: auto; they ran them without a word.
   const auto note_of = [](const std::string& preset) {
-    const auto settings = scenarios::key_settings(scenarios::resolve(scenarios::parse_scenario(
-        "cluster: {preset: " + preset + "}\nworkload: {network: gnmt}\nparallelism: {dp: 2}\n", "v.yaml")));
-    const auto note = std::find_if(settings.begin(), settings.end(),
-                                   [](const auto& kv) { return kv.first == "GPU mismatch"; });
-    return note == settings.end() ? std::string("(none)") : note->second;
+    return gpu_mismatch_note("cluster: {preset: " + preset +
+                             "}\nworkload: {network: gnmt}\nparallelism: {dp: 2}\n");
   };
   CHECK(note_of("pcie-server") ==
         "pcie-server has V100-PCIE-16GB, another part of the V100: the kernel times are the "
@@ -301,13 +311,8 @@ TEST_CASE("run: a V100 preset of another part (pcie-server, dgx2) says whose ker
   CHECK(note_of("dgx2").starts_with("dgx2 has V100-SXM3-32GB, another part of the V100: the kernel times"));
   CHECK(note_of("dgx1-v100") == "(none)");  // the part the kernels are for
   // Scaled by workload.compute_speed (validate's DGX-2 cases: 1.0567), the note said "not scaled".
-  const auto settings = scenarios::key_settings(scenarios::resolve(scenarios::parse_scenario(
-      "cluster: {preset: dgx2}\nworkload: {network: gnmt, compute_speed: 1.0567}\nparallelism: {dp: 2}\n",
-      "v.yaml")));
-  const auto scaled = std::find_if(settings.begin(), settings.end(),
-                                   [](const auto& kv) { return kv.first == "GPU mismatch"; });
-  REQUIRE(scaled != settings.end());
-  CHECK(scaled->second ==
+  CHECK(gpu_mismatch_note("cluster: {preset: dgx2}\nworkload: {network: gnmt, compute_speed: "
+                          "1.0567}\nparallelism: {dp: 2}\n") ==
         "dgx2 has V100-SXM3-32GB, another part of the V100: the kernel times are the "
         "V100-SXM2-16GB's, scaled by workload.compute_speed 1.0567");
 }
@@ -319,13 +324,9 @@ TEST_CASE("run, plan and study: one rule for the note of a V100 preset of anothe
       "pcie-server has V100-PCIE-16GB, another part of the V100: the kernel times "
       "are the V100-SXM2-16GB's, not scaled to its clocks (workload.compute_speed "
       "scales them)";
-  const auto settings = scenarios::key_settings(scenarios::resolve(scenarios::parse_scenario(
-      "cluster: {preset: pcie-server}\nworkload: {network: gnmt, gpu: v100}\nparallelism: {dp: 2}\n",
-      "v.yaml")));
-  const auto note = std::find_if(settings.begin(), settings.end(),
-                                 [](const auto& kv) { return kv.first == "GPU mismatch"; });
-  REQUIRE(note != settings.end());
-  CHECK(note->second == expected);
+  CHECK(gpu_mismatch_note(
+            "cluster: {preset: pcie-server}\nworkload: {network: gnmt, gpu: v100}\nparallelism: {dp: 2}\n") ==
+        expected);
   CHECK(workloads::preset_part_note("pcie-server", "V100-SXM2-16GB") == expected);
   CHECK_FALSE(workloads::preset_part_note("dgx1-v100", "V100-SXM2-16GB"));
   CHECK_FALSE(workloads::preset_part_note("no-such-preset", "V100-SXM2-16GB"));
