@@ -78,6 +78,16 @@ inline constexpr Limit kEvents{"events", 2'000'000'000, "events", "2×10⁹ even
                                "run's steps together) may simulate",
                                "--max-events or simulation.max_events (0 = no limit)",
                                "run, sweep, study, plan, collective, validate"};
+// Far past any published run (ImageNet about 90 epochs, LM1B about 25): past it is a typo or a fit
+// extrapolated beyond sense, whose time to train printed "inf h" or a number of 301 digits with
+// exit 0. Held on a curve as written (the schemas' e_min and table epochs,
+// scenarios/loader/efficiency_points.h) and on what it gives at each global batch projected
+// (analysis/training/epochs_limit.h).
+inline constexpr Limit kEpochs{"epochs", 1'000'000, "epochs", "1,000,000 epochs",
+                               "the epochs to the quality target a statistical-efficiency curve gives "
+                               "(training.efficiency, a study's networks[].curve), as written and at each "
+                               "global batch projected",
+                               "", "run, sweep, study"};
 // 4 GiB of simulation state: the process stays under a few GB.
 inline constexpr Limit kSimMemory{"sim-memory", std::int64_t{4} << 30, "bytes", "4 GiB",
                                   "the simulation state one step (one size of collective, one validate "
@@ -85,9 +95,10 @@ inline constexpr Limit kSimMemory{"sim-memory", std::int64_t{4} << 30, "bytes", 
                                   "--max-sim-memory or simulation.max_memory (0 B or unlimited = no limit)",
                                   "run, sweep, study, plan, collective, validate"};
 
-inline constexpr std::array<const Limit*, 14> kAll{
+inline constexpr std::array<const Limit*, 15> kAll{
     &kInputFile, &kYamlNodes,   &kYamlDepth, &kMachines,     &kCollectiveSize, &kCollectiveRows, &kChannels,
-    &kLinkLatency, &kSpeed,     &kStepTime,  &kImportedTime, &kTensorSize,     &kEvents,         &kSimMemory};
+    &kLinkLatency, &kSpeed,     &kStepTime,  &kImportedTime, &kTensorSize,     &kEvents,         &kEpochs,
+    &kSimMemory};
 
 // The table as README.md's "Limits" section has it, one row a limit:
 // "| name | shown | what | raised by (or —) | commands |".

@@ -151,6 +151,9 @@ RunReport run(const ScenarioInput& input, const RunRequest& request) {
         " points) is not run: run simulates the scenario as written, once (hybridsim sweep runs its points)");
   if (auto note = replaced_trace_note(request, report.scenario)) report.notes.push_back(std::move(*note));
   if (auto note = scenarios::unused_fabric_note(report.scenario)) report.notes.push_back(std::move(*note));
+  if (auto note = scenarios::unused_placement_note(report.scenario)) report.notes.push_back(std::move(*note));
+  if (auto note = scenarios::unused_bucket_size_note(report.scenario))
+    report.notes.push_back(std::move(*note));
   if (auto note = scenarios::identical_steps_note(report.scenario)) report.notes.push_back(std::move(*note));
   if (auto note = scenarios::unused_model_threads_note(report.scenario))
     report.notes.push_back(std::move(*note));

@@ -5,6 +5,7 @@
 
 #include "analysis/output/format_fixed.h"
 #include "analysis/output/json_text.h"
+#include "analysis/output/text_table.h"
 #include "sim/fast/unfolded_reason.h"
 #include "sim/link.h"
 
@@ -12,10 +13,11 @@ namespace hybridsim::analysis {
 
 namespace {
 
-// Right-aligned in `width`, and one space before a value that fills or passes it: a time of
-// 3670016007890.21 us (a reduction at 1 B/s) ran into the type column, "float3670016007890.21".
+// Right-aligned in `width` display columns (text_table.h: it counted bytes, so a "µs" or "×" would have
+// shifted its row), and one space before a value that fills or passes it: a time of 3670016007890.21
+// us (a reduction at 1 B/s) ran into the type column, "float3670016007890.21".
 std::string pad(const std::string& s, std::size_t width) {
-  return s.size() >= width ? " " + s : std::string(width - s.size(), ' ') + s;
+  return display_columns(s) >= width ? " " + s : right_aligned(s, width);
 }
 
 std::string algorithm(const CollectiveSweepRow& r) { return row_algorithm_name(r); }

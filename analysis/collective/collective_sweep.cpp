@@ -44,7 +44,7 @@ void refuse_protocol_and_channels(const CollectiveSweepOptions& options, std::op
 }
 
 // The tree and hierarchical algorithms are all-reduces; the planner runs every other op as a
-// ring, so asking for them there would silently do something else.
+// ring (all-to-all as direct sends), so asking for them there would silently do something else.
 void check_algorithm(const topology::Topology& t, const CollectiveSweepOptions& options) {
   const auto a = options.comm.algorithm;
   const CollectiveOptionNames& n = options.names;
@@ -54,7 +54,15 @@ void check_algorithm(const topology::Topology& t, const CollectiveSweepOptions& 
                      " applies only to all-reduce (" + n.said(n.op, "allreduce") + "), not to " +
                      std::string(sim::collective_op_name(options.op)) +
                      "; broadcast, all-gather and reduce-scatter run as rings, all-to-all as direct sends (" +
-                     n.said(n.algorithm, "ring") + " or auto)");
+                     (options.op == sim::CollectiveOp::AllToAll ? std::string("auto")
+                                                                : n.said(n.algorithm, "ring") + " or auto") +
+                     ")");
+  // An all-to-all sends directly between every pair: a ring asked for ran as those sends, its rows
+  // "point-to-point" under the title's "auto", without a word.
+  if (a == workloads::AllReduceAlgorithm::Ring && options.op == sim::CollectiveOp::AllToAll)
+    throw InputError(n.algorithm_at + n.said(n.algorithm, "ring") +
+                     ": all-to-all runs as direct sends between every pair of GPUs, not as a ring; expected "
+                     "auto (or the option left out)");
   // The hierarchical all-reduce needs the same number (2 or more) of GPUs on each of two machines
   // or more: otherwise the planner runs the ring, under the label asked for.
   const std::string unfit = a == workloads::AllReduceAlgorithm::Hierarchical

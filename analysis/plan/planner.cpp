@@ -66,7 +66,7 @@ std::string breakdown(const PlanCandidate& c) {
                   ms(m.exposed_communication) + " exposed communication, " + ms(m.idle) + " idle)";
   s += ", global batch " + format_count(c.step.global_batch);
   if (c.ttt)
-    s += ", " + format_fixed(c.ttt->epochs, 2) + (c.ttt->extrapolated ? "* " : " ") + "epochs of " +
+    s += ", " + format_fixed_nonzero(c.ttt->epochs, 2) + (c.ttt->extrapolated ? "* " : " ") + "epochs of " +
          format_steps_per_epoch(*c.ttt) + " steps";
   return s;
 }
@@ -307,16 +307,11 @@ PlanResult plan(const PlanRequest& request, StepCache* cache) {
   result.simulated = steps.simulated() - before;
   result.memory = request.memory;
   result.spelling = request.spelling;
-  // Said where the kernels are not the calibrated V100's (as run's "GPU, precision" line).
-  if (request.profile.meta.gpu != workloads::gpu_table().front().model)
-    result.kernel_times = workloads::kernel_times_note(request.profile);
-  // A machine of another part of that chip (pcie-server, dgx2) says whose kernel times ran.
-  if (const topology::PresetInfo* preset = topology::find_preset(request.cluster.preset))
-    if (const auto note =
-            workloads::other_part_note(request.cluster.preset, preset->gpu, request.profile.meta.gpu))
-      result.kernel_times = (result.kernel_times.empty() ? workloads::kernel_times_note(request.profile)
-                                                         : result.kernel_times) +
-                            "; " + *note;
+  // Said where the kernels are not the calibrated V100's (as run's "GPU, precision" line), or a
+  // machine of another part of that chip (pcie-server, dgx2) runs them: whose kernel times ran.
+  const auto part = workloads::preset_part_note(request.cluster.preset, request.profile.meta.gpu);
+  if (part || request.profile.meta.gpu != workloads::gpu_table().front().model)
+    result.kernel_times = workloads::kernel_times_note(request.profile) + (part ? "; " + *part : "");
   result.show_unfit = request.show_unfit;
   const std::size_t placements_skipped = result.skipped.size();
   result.ranked = rank_candidates(request, ids, steps, result.skipped, result.unfit, result.as_ring);
@@ -372,16 +367,17 @@ void print_plan(const PlanResult& r, std::ostream& out, int top) {
     const StepLabel& k = c.step.label;
     const std::string split = ms(c.step.critical.compute) + "/" + ms(c.step.critical.exposed_communication) +
                               "/" + ms(c.step.critical.idle);
-    std::snprintf(line, sizeof line, "%-4zu %-9s %-9s %-9s %-13s %9s %9s %21s %8s %14s %12s %9s\n", i + 1,
-                  (std::to_string(k.dp()) + " x " + std::to_string(k.mp)).c_str(),
-                  k.mp > 1 ? std::string(workloads::partitioner_name(k.partitioner)).c_str() : "-",
-                  sim::human_bytes(sim::Bytes::of(k.bucket_bytes)).c_str(),
-                  std::string(workloads::algorithm_name(k.algorithm)).c_str(),
-                  format_count(c.step.global_batch).c_str(), ms(c.step.step_time).c_str(), split.c_str(),
-                  c.ttt ? (format_fixed(c.ttt->epochs, 2) + (c.ttt->extrapolated ? "*" : "")).c_str() : "-",
-                  c.ttt ? format_duration(c.ttt->seconds).c_str() : "-",
-                  format_count(std::llround(c.samples_per_second)).c_str(),
-                  (peak_gib(c) + (c.does_not_fit.empty() ? "" : "!")).c_str());
+    std::snprintf(
+        line, sizeof line, "%-4zu %-9s %-9s %-9s %-13s %9s %9s %21s %8s %14s %12s %9s\n", i + 1,
+        (std::to_string(k.dp()) + " x " + std::to_string(k.mp)).c_str(),
+        k.mp > 1 ? std::string(workloads::partitioner_name(k.partitioner)).c_str() : "-",
+        sim::human_bytes(sim::Bytes::of(k.bucket_bytes)).c_str(),
+        std::string(workloads::algorithm_name(k.algorithm)).c_str(),
+        format_count(c.step.global_batch).c_str(), ms(c.step.step_time).c_str(), split.c_str(),
+        c.ttt ? (format_fixed_nonzero(c.ttt->epochs, 2) + (c.ttt->extrapolated ? "*" : "")).c_str() : "-",
+        c.ttt ? format_duration(c.ttt->seconds).c_str() : "-",
+        format_count(std::llround(c.samples_per_second)).c_str(),
+        (peak_gib(c) + (c.does_not_fit.empty() ? "" : "!")).c_str());
     out << line;
   }
   out << "\n";

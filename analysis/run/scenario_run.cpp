@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <stdexcept>
 
+#include "analysis/output/format_fixed.h"
 #include "analysis/run/training_at_step.h"
 #include "analysis/step/budget_error.h"
 #include "analysis/step/memory_report.h"
@@ -292,17 +293,13 @@ std::vector<std::pair<std::string, std::string>> run_metrics(const ScenarioRun& 
           static_cast<long long>(t.dataset_samples), 1 / t.steps_per_epoch);
     else
       std::snprintf(steps, sizeof steps, "%lld steps", std::llround(t.steps_per_epoch));
-    // Under 0.005 two decimals say 0.00: an e_min of 1e-300 read "0.00 h (0.00 epochs ...)". Those
-    // are written with three significant digits instead.
-    const auto two_decimals = [](double x) {
-      char text[64];
-      std::snprintf(text, sizeof text, x > 0 && x < 0.005 ? "%.3g" : "%.2f", x);
-      return std::string(text);
-    };
+    // Under 0.005, two decimals said "0.00 h (0.00 epochs ...)" for an e_min of 1e-300: the one rule
+    // of a sweep's and a study's CSV instead (format_fixed_nonzero).
     char buf[400];
     std::snprintf(buf, sizeof buf, "%s h (%s epochs × %s of %s; training steps only, no evaluation)%s",
-                  two_decimals(t.seconds / 3600.0).c_str(), two_decimals(t.epochs).c_str(), steps,
-                  sim::human_time(t.step_time).c_str(), t.extrapolated ? ", extrapolated" : "");
+                  format_fixed_nonzero(t.seconds / 3600.0, 2).c_str(),
+                  format_fixed_nonzero(t.epochs, 2).c_str(), steps, sim::human_time(t.step_time).c_str(),
+                  t.extrapolated ? ", extrapolated" : "");
     out.emplace_back("time to train", buf);
     out.emplace_back("statistical efficiency", run.efficiency);
   }

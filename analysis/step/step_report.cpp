@@ -19,8 +19,10 @@ std::string share(sim::Time part, sim::Time whole) {
              : "-";
 }
 
+// A key as wide as its column or wider keeps a space before its value: "critical GPU 2 (in 2 of 10
+// steps)" ran into it.
 std::string line(const std::string& key, const std::string& value) {
-  return pad_columns("  " + key, kSummaryKeyColumns) + value + "\n";
+  return pad_columns("  " + key + " ", kSummaryKeyColumns) + value + "\n";
 }
 
 // "compute 289 ms (99.5%)", or with its named parts: "compute 289 ms (99.5%: kernels 284 ms, gradient
@@ -163,9 +165,16 @@ std::string step_summary_table(const StepResult& r,
                                      ? ""
                                      : ", " + format_fixed(r.units_per_second, 0) + " " + r.unit + "/s"));
   out += line("per GPU (mean)", breakdown(r.mean, r.step_time));
-  // Over several steps: the GPU last to finish in the most steps, with its own means (step_series.h).
-  out += line("critical GPU " + std::to_string(r.critical.gpu) + (r.spread.steps > 1 ? " (most often)" : ""),
-              breakdown(r.critical, r.step_time));
+  // Over several steps: the GPU last to finish in the most steps, with its own means (step_series.h),
+  // and in how many where another GPU was last in some ("(most often)" was said when it was last in
+  // every step).
+  const StepResult::Spread& spread = r.spread;
+  out +=
+      line("critical GPU " + std::to_string(r.critical.gpu) +
+               (spread.critical_steps < spread.steps ? " (in " + std::to_string(spread.critical_steps) +
+                                                           " of " + std::to_string(spread.steps) + " steps)"
+                                                     : ""),
+           breakdown(r.critical, r.step_time));
   out += line("critical path", path_breakdown(r.critical_path, r.step_time));
   out += line("step parts (per GPU, mean)", step_parts(r.mean, r.step_time));
   std::string bytes;

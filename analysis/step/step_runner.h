@@ -116,10 +116,12 @@ struct StepResult {
   std::vector<GpuStepMetrics> per_gpu;
   std::array<sim::Bytes, sim::kLinkKindCount> bytes_by_link_kind{};  // payload × links crossed
   // Over several steps (analysis/step/step_series.h): how many, and their mean (= step_time), p95
-  // (nearest rank), shortest and longest; one step: all four are its time.
+  // (nearest rank), shortest and longest; one step: all four are its time. critical_steps: in how
+  // many of them `critical` (the GPU last most often) finished last; `steps` where it always did.
   struct Spread {
     int steps = 1;
     sim::Time mean, p95, min, max;
+    int critical_steps = 1;
   } spread;
   std::uint64_t events = 0;  // its own queue's and those of folded rings' models
   std::uint64_t messages = 0;

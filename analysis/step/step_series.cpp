@@ -158,6 +158,7 @@ StepResult combine_weighted(const std::vector<Weighted>& steps, const workloads:
                                 [&](const GpuStepMetrics& m) { return m.gpu == most->first; });
   if (own == out.per_gpu.end()) throw InternalError("combine_steps: the critical GPU has no metrics");
   out.critical = *own;
+  out.spread.critical_steps = static_cast<int>(most->second);
   out.critical_path = mean_path(steps, out.step_time);
   for (std::size_t k = 0; k < out.bytes_by_link_kind.size(); ++k) {
     std::int64_t b = 0;

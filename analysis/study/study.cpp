@@ -9,6 +9,7 @@
 #include "analysis/step/memory_report.h"
 #include "sim/error.h"
 #include "workloads/gpu/gpu.h"
+#include "workloads/gpu/gpu_part_note.h"
 
 namespace hybridsim::analysis {
 namespace {
@@ -124,6 +125,10 @@ NetworkStudy probe_network(const StudyConfig& config, std::size_t n) {
   const StudyNetwork& net = config.networks[n];
   NetworkStudy ns;
   ns.network = n;
+  if (auto note = workloads::preset_part_note(config.cluster.preset, net.profile.meta.gpu)) {
+    ns.kernel_note = *note;
+    ns.notes.push_back(*note);
+  }
   for (const int mp : config.mp) {
     std::string why;
     try {

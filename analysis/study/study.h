@@ -103,7 +103,10 @@ struct StudyVariant {
 struct NetworkStudy {
   std::size_t network = 0;                // index into StudyResult::config.networks
   std::vector<int> mp;                    // the mp values the model allows (every GPU gets ops)
-  std::vector<std::string> notes{};         // configurations left out and why
+  std::vector<std::string> notes{};       // configurations left out and why (kernel_note first)
+  // Where the preset's GPU is another part of the chip whose kernels run (pcie-server, dgx2: the
+  // V100-SXM2-16GB's): workloads/gpu/gpu_part_note.h's note, as run and plan say it; else empty.
+  std::string kernel_note{};
   std::vector<std::string> mp_left_out{};   // "mp = 16: the stacks partitioner gives only 5 of …"
   std::string no_hybrid{};  // why the grid holds no hybrid configuration; empty when it holds one
   std::vector<StudyVariant> variants{};     // [0] the headline curve; then the sensitivity runs

@@ -288,6 +288,22 @@ void check_gpu_counts(const TreeNode& list, const StudyConfig& c) {
               "at most " + std::to_string(most) + " GPUs");
 }
 
+// The keys of the fabric between machines, on a grid whose every GPU count fits one machine: as
+// sensitivity.ib_factors there (and plan's --ib-bandwidth on one machine), refused at the key; a study
+// of cluster.ib_bandwidth 200 Gb/s on 2 to 8 GPUs of a DGX-1 ran without a word of it.
+void check_fabric_used(FieldReader& r, const TreeNode& root, const StudyConfig& c) {
+  const int per_machine = topology::gpus_per_machine(c.cluster);
+  if (c.gpus.back() > per_machine) return;
+  const TreeNode* cl = r.section(&root, "cluster");
+  for (const char* path : {"cluster.ib_bandwidth", "cluster.fabric", "cluster.oversubscription"})
+    if (const TreeNode* key = r.written(cl, path))
+      fail_at(key->where, path,
+              "every GPU count of the grid (up to " + std::to_string(c.gpus.back()) + ") fits one " +
+                  c.cluster.preset + " machine of " + std::to_string(per_machine) +
+                  " GPUs, so no step crosses InfiniBand",
+              "it left out, or a GPU count above " + std::to_string(per_machine));
+}
+
 StudyWorkload read_workload(FieldReader& r, const TreeNode& root, StudyConfig& c) {
   const TreeNode* ws = r.section(&root, "workload");
   StudyWorkload w;
@@ -356,6 +372,7 @@ StudyConfig parse_study_config(std::string_view yaml, const std::string& source_
   c.mp = ascending_ints(r, *r.value(&root, "mp"), "mp");
   read_cluster(r, root, c.cluster);
   check_gpu_counts(*root.find("gpus"), c);
+  check_fabric_used(r, root, c);
   read_communication(r, root, c);
   const StudyWorkload workload = read_workload(r, root, c);
   const TreeNode* s = r.section(&root, "sensitivity");

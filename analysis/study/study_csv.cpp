@@ -14,9 +14,13 @@ namespace {
 
 std::string num(double v, int decimals = 6) { return format_fixed(v, decimals); }
 std::string ms(sim::Time t) { return num(t.to_ms(), 6); }
+// Epochs, steps and times to train as run's line and a sweep's results.csv write them
+// (format_fixed_nonzero): an e_min of 1e-300 wrote 0.000000 epochs in 0.000 s.
+std::string ttt_num(double v, int decimals = 6) { return format_fixed_nonzero(v, decimals); }
 // A whole number as before; the share of a step an epoch is when the global batch is over the dataset.
 std::string steps_per_epoch(const TimeToTrain& t) {
-  return t.batch_over_dataset() ? num(t.steps_per_epoch) : std::to_string(std::llround(t.steps_per_epoch));
+  return t.batch_over_dataset() ? ttt_num(t.steps_per_epoch)
+                                : std::to_string(std::llround(t.steps_per_epoch));
 }
 
 std::string steps_csv(const StudyResult& result) {
@@ -57,10 +61,10 @@ std::string ttt_csv(const StudyResult& result) {
         o << csv_field(result.network(ns).name) << "," << csv_field(v.label) << ","
           << csv_field(v.curve.network + "/" + v.curve.variant) << "," << num(v.ib_factor, 3) << "," << kind
           << "," << r.gpus << "," << r.dp << "," << r.mp << "," << r.ttt.global_batch << ","
-          << ms(r.step.step_time) << "," << num(r.ttt.epochs) << ","
+          << ms(r.step.step_time) << "," << ttt_num(r.ttt.epochs) << ","
           << (r.ttt.extrapolated ? "true" : "false") << "," << steps_per_epoch(r.ttt) << ","
-          << num(r.ttt.total_steps, 3) << "," << num(r.ttt.seconds, 3) << "," << num(r.step_speedup) << ","
-          << num(r.e2e_speedup) << "," << workloads::largest_peak(r.step.memory_peaks).count() << ","
+          << ttt_num(r.ttt.total_steps, 3) << "," << ttt_num(r.ttt.seconds, 3) << "," << num(r.step_speedup)
+          << "," << num(r.e2e_speedup) << "," << workloads::largest_peak(r.step.memory_peaks).count() << ","
           << (r.does_not_fit.empty() ? "true" : "false") << "\n";
       };
       line(v.baseline, "baseline");
@@ -94,7 +98,7 @@ std::string break_even_fields(const StudyVariant& v) {
   }
   o << (be.best_hybrid >= 0 && be.best_dp >= 0 ? num(be.step_factor) : "") << ",";
   if (be.best_dp >= 0)
-    o << be.epochs_batch << "," << num(be.epochs_now) << ",";
+    o << be.epochs_batch << "," << ttt_num(be.epochs_now) << ",";
   else
     o << ",,";
   o << (be.epochs_factor ? num(*be.epochs_factor) : "");
@@ -114,12 +118,12 @@ std::string headline_csv(const StudyResult& result) {
       o << csv_field(result.network(ns).name) << "," << csv_field(v.label) << "," << num(v.ib_factor, 3)
         << ",";
       if (h.best_dp >= 0)
-        o << v.row(h.best_dp).gpus << "," << num(v.row(h.best_dp).ttt.seconds, 3) << ",";
+        o << v.row(h.best_dp).gpus << "," << ttt_num(v.row(h.best_dp).ttt.seconds, 3) << ",";
       else
         o << ",,";
       if (h.best_hybrid >= 0) {
         const StudyRow& r = v.row(h.best_hybrid);
-        o << r.gpus << "," << r.dp << "," << r.mp << "," << num(r.ttt.seconds, 3) << ",";
+        o << r.gpus << "," << r.dp << "," << r.mp << "," << ttt_num(r.ttt.seconds, 3) << ",";
       } else {
         o << ",,,,";
       }
@@ -143,7 +147,7 @@ std::string epochs_csv(const StudyResult& result) {
       for (std::int64_t b = lo; b <= hi; b *= 2) {
         const EpochsEstimate e = c->efficiency.epochs(b);
         o << csv_field(net.name) << "," << csv_field(c->network + "/" + c->variant) << "," << b << ","
-          << num(e.epochs) << "," << (e.extrapolated ? "true" : "false") << "\n";
+          << ttt_num(e.epochs) << "," << (e.extrapolated ? "true" : "false") << "\n";
       }
   }
   return o.str();

@@ -25,7 +25,7 @@ std::string format_duration_scaled(double seconds, double scale) {
   if (scale >= 2 * 86'400) return format_fixed(seconds / 86'400, 1) + " d";
   if (scale >= 2 * 3'600) return format_fixed(seconds / 3'600, 1) + " h";
   if (scale >= 2 * 60) return format_fixed(seconds / 60, 1) + " min";
-  return format_fixed(seconds, 1) + " s";
+  return format_fixed_nonzero(seconds, 1) + " s";  // 1e-297 s was "0.0 s"
 }
 
 }  // namespace

@@ -45,7 +45,7 @@ std::string ddp_list(const StudyConfig& c) {
 }
 
 std::string epochs_cell(const TimeToTrain& t) {
-  return format_fixed(t.epochs, 1) + (t.extrapolated ? "*" : "");
+  return format_fixed_nonzero(t.epochs, 1) + (t.extrapolated ? "*" : "");
 }
 
 // Where memory leaves no best DP or no best hybrid, the answer were memory no limit (so a reader sees
@@ -332,6 +332,7 @@ void print_headline_table(const StudyResult& result, std::ostream& out) {
           << result.memory->source << ") and are left out of best (the report's notes list them)\n";
     if (const std::string line = unlimited_memory_line(result, ns); !line.empty()) out << line << "\n";
     if (!ns.no_hybrid.empty()) out << result.network(ns).name << ": " << ns.no_hybrid << "\n";
+    if (!ns.kernel_note.empty()) out << result.network(ns).name << ": " << ns.kernel_note << "\n";
   }
   out << "where DP stops paying, and how far the answer is from flipping (headline curve; "
          "analysis/README.md, "

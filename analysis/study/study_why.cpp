@@ -19,7 +19,7 @@ std::string describe_row(const StudyRow& r) {
                   " (critical GPU: " + ms(r.step.critical.compute) + " compute, " +
                   ms(r.step.critical.exposed_communication) + " exposed communication";
   if (r.step.critical.idle > sim::Time::zero()) s += ", " + ms(r.step.critical.idle) + " idle";
-  s += "), " + format_fixed(r.ttt.epochs, 1) + (r.ttt.extrapolated ? "* " : " ") + "epochs of " +
+  s += "), " + format_fixed_nonzero(r.ttt.epochs, 1) + (r.ttt.extrapolated ? "* " : " ") + "epochs of " +
        format_steps_per_epoch(r.ttt) + " steps, one epoch " + format_duration(epoch_seconds(r)) +
        ", time to train " + format_duration(r.ttt.seconds);
   return s;
@@ -84,8 +84,9 @@ std::string why_text(const NetworkStudy& study) {
            " GPUs: per-step speedup vs 1 GPU x" + format_fixed(first->step_speedup, 1) + " -> x" +
            format_fixed(last->step_speedup, 1) + " (ideal x" + std::to_string(last->gpus) +
            "), end to end x" + format_fixed(first->e2e_speedup, 1) + " -> x" +
-           format_fixed(last->e2e_speedup, 1) + ": epochs grow from " + format_fixed(first->ttt.epochs, 1) +
-           " at B = " + format_count(first->ttt.global_batch) + " to " + format_fixed(last->ttt.epochs, 1) +
+           format_fixed(last->e2e_speedup, 1) + ": epochs grow from " +
+           format_fixed_nonzero(first->ttt.epochs, 1) + " at B = " + format_count(first->ttt.global_batch) +
+           " to " + format_fixed_nonzero(last->ttt.epochs, 1) +
            " at B = " + format_count(last->ttt.global_batch) + ", and the step grows from " +
            ms(first->step.step_time) + " to " + ms(last->step.step_time) + " (exposed communication " +
            ms(first->step.critical.exposed_communication) + " -> " +

@@ -2,7 +2,9 @@
 
 #include <algorithm>
 #include <filesystem>
+#include <iterator>
 #include <system_error>
+#include <vector>
 
 #include "analysis/output/csv.h"
 #include "analysis/output/output_folder.h"
@@ -42,19 +44,23 @@ void check_options(const SweepOptions& options, const std::string& head) {
   if (options.jobs < 0)
     throw InputError(options.spelling.said_number("jobs", std::to_string(options.jobs)) +
                      ": expected 0 (all cores) or positive");
+  // The metric columns that hold numbers, from gpus on: the only ones a plot can draw. Any column was
+  // taken (index, label, a swept path, unit, fits_memory, ...), and a column of words gave gnuplot's
+  // "x range is invalid", no picture, and exit 0.
   const auto columns = csv_split(head);
-  if (std::find(columns.begin(), columns.end(), options.plot_metric) == columns.end()) {
+  std::vector<std::string> numeric;
+  const auto first = std::find(columns.rbegin(), columns.rend(), "gpus");
+  for (auto c = first == columns.rend() ? columns.end() : std::prev(first.base()); c != columns.end(); ++c)
+    if (*c != "unit" && *c != "extrapolated" && *c != "fits_memory" && *c != "whole_model_fits" &&
+        *c != "not_simulated")
+      numeric.push_back(*c);
+  if (std::find(numeric.begin(), numeric.end(), options.plot_metric) == numeric.end()) {
     std::string list;
-    for (std::size_t i = columns.size(); i-- > 0;)
-      if (columns[i] == "gpus") {
-        for (std::size_t j = i; j < columns.size(); ++j)
-          if (columns[j] != "unit" && columns[j] != "extrapolated" && columns[j] != "fits_memory" &&
-              columns[j] != "whole_model_fits" && columns[j] != "not_simulated")
-            list += (list.empty() ? "" : ", ") + columns[j];
-        break;
-      }
-    throw InputError("--plot-metric \"" + options.plot_metric +
-                     "\" is not a results.csv column; expected one of " + list);
+    for (const std::string& c : numeric) list += (list.empty() ? "" : ", ") + c;
+    const bool words = std::find(columns.begin(), columns.end(), options.plot_metric) != columns.end();
+    throw InputError("--plot-metric \"" + options.plot_metric + "\" is " +
+                     (words ? "a results.csv column of no numbers to plot" : "not a results.csv column") +
+                     "; expected one of " + list);
   }
 }
 
@@ -110,8 +116,9 @@ void check_points(SweepPlan& plan, const SweepOptions& options) {
     try {
       const scenarios::Scenario point = plan.point_scenario(*p, options);
       scenarios::refuse_trace_step_without_trace(point, false, "");  // a sweep has no --trace
-      if (const auto note = scenarios::unused_fabric_note(point))
-        point_notes[*note] += (point_notes[*note].empty() ? "" : ", ") + std::to_string(p->index);
+      for (const auto& note : {scenarios::unused_fabric_note(point), scenarios::unused_placement_note(point),
+                               scenarios::unused_bucket_size_note(point)})
+        if (note) point_notes[*note] += (point_notes[*note].empty() ? "" : ", ") + std::to_string(p->index);
       const scenarios::ResolvedScenario resolved =
           scenarios::resolve(point, nullptr, scenarios::MemoryFit::Report);
       training_model_at_step(resolved);  // refused now, not after other points ran

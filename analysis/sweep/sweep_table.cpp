@@ -81,8 +81,9 @@ std::string sweep_row(const scenarios::SweepPoint& point, const ScenarioRun& run
        format_fixed(r.mean.exposed_communication.to_ms(), 6) + "," + format_fixed(r.mean.idle.to_ms(), 6) +
        "," + format_fixed(step > 0 ? r.mean.exposed_communication.to_ms() / step : 0, 6) + ",";
   if (run.time_to_train) {
-    s += format_fixed(run.time_to_train->epochs, 4) + "," +
-         format_fixed(run.time_to_train->seconds / 3600.0, 6) + "," +
+    // As run's line (format_fixed_nonzero): an e_min of 1e-300 wrote 0.0000 epochs in 0.000000 h.
+    s += format_fixed_nonzero(run.time_to_train->epochs, 4) + "," +
+         format_fixed_nonzero(run.time_to_train->seconds / 3600.0, 6) + "," +
          (run.time_to_train->extrapolated ? "yes" : "no");
   } else {
     s += ",,";

@@ -1,4 +1,4 @@
-// The epochs limit (scenarios/loader/efficiency_points.h, kMaxEpochs) held on what a curve gives at
+// The epochs limit (sim/limits.h, kEpochs) held on what a curve gives at
 // a global batch: a tiny b_noise, or a table extrapolated steeply past its ends, gave infinite or
 // absurd epochs, and a time to train of "inf h" with exit 0 (issue 31). Run, sweep and study ask
 // before any step runs and locate the refusal at the curve's key.

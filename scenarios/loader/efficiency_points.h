@@ -9,17 +9,15 @@
 #include <utility>
 #include <vector>
 
+#include "sim/limits.h"
 #include "sim/yaml/field_reader.h"
 
 namespace hybridsim::scenarios {
 
-// The most epochs to the quality target a curve may give: far past any published run (ImageNet about
-// 90, LM1B about 25). Past it is a typo or a fit extrapolated beyond sense, whose time to train
-// printed "inf h" or a number of 301 digits with exit 0. Held on a curve as written (e_min, a table's
-// epochs: the schemas) and on what it gives at each global batch projected
-// (analysis/training/epochs_limit.h).
-inline constexpr double kMaxEpochs = 1'000'000;
-inline constexpr std::string_view kMaxEpochsText = "1,000,000 epochs";
+// The most epochs to the quality target a curve may give: the epochs limit of sim/limits.h, as the
+// schemas' bound (a double) and its text.
+inline constexpr double kMaxEpochs = static_cast<double>(sim::limits::kEpochs.value);
+inline constexpr std::string_view kMaxEpochsText = sim::limits::kEpochs.shown;
 
 // At least two points, batches whole, >= 1 and strictly increasing, epochs > 0; `path` is the
 // list's declared path in the reader's schema. Errors are located at the offending item.

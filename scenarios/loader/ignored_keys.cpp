@@ -128,8 +128,19 @@ std::optional<std::string> identical_steps_note(const Scenario& s) {
          std::to_string(v.steps) + " times)";
 }
 
+namespace {
+
+// A key written (with another value than its default) that changes nothing in this scenario: the
+// note naming it where it was written, why, and what it applies with; none where it was not written.
+std::optional<std::string> not_used_note(const Scenario& s, const std::string& key, bool changes_nothing,
+                                         const std::string& why) {
+  if (!changes_nothing || !s.provenance.where.contains(key)) return std::nullopt;
+  return key + " (" + location_of(s, key) + "): not used: " + why;
+}
+
+}  // namespace
+
 std::optional<std::string> unused_model_threads_note(const Scenario& s) {
-  if (!s.provenance.where.contains("simulation.model_threads")) return std::nullopt;
   const auto algorithm = s.communication.algorithm;
   std::string why;
   if (s.communication.fast_path == sim::FastPath::Off)
@@ -137,11 +148,25 @@ std::optional<std::string> unused_model_threads_note(const Scenario& s) {
   else if (algorithm == workloads::AllReduceAlgorithm::Ring ||
            algorithm == workloads::AllReduceAlgorithm::Hierarchical)
     why = "communication.algorithm: " + std::string(workloads::algorithm_name(algorithm)) + " runs no tree";
-  else
-    return std::nullopt;
-  return "simulation.model_threads (" + location_of(s, "simulation.model_threads") + "): not used: " + why +
-         ", and the threads run a folded step's tree models; it applies with communication.algorithm tree or "
-         "auto";
+  return not_used_note(s, "simulation.model_threads", !why.empty(),
+                       why + ", and the threads run a folded step's tree models; it applies with "
+                             "communication.algorithm tree or auto");
+}
+
+std::optional<std::string> unused_placement_note(const Scenario& s) {
+  const ParallelismSettings& p = s.parallelism;
+  return not_used_note(
+      s, "parallelism.placement", p.mp == 1 && p.pp == 1 && p.placement != PlacementSettings{},
+      "parallelism.mp is 1, so each worker runs every op on its one GPU; it applies with mp > 1");
+}
+
+std::optional<std::string> unused_bucket_size_note(const Scenario& s) {
+  // Written at its default it changes nothing anywhere (scenario_to_yaml writes every key).
+  return not_used_note(
+      s, "communication.bucket_size",
+      s.parallelism.dp == 1 && s.communication.bucket_size != CommunicationSettings{}.bucket_size,
+      "parallelism.dp is 1, so no gradients are exchanged between data-parallel replicas (no "
+      "bucket is formed); it applies with dp > 1");
 }
 
 std::optional<std::string> unused_fabric_note(const Scenario& s) {

@@ -43,5 +43,12 @@ std::optional<std::string> identical_steps_note(const Scenario& s);
 // run a folded step's tree models, so they change nothing there: a note, as a sweep over the
 // algorithm may include ring.
 std::optional<std::string> unused_model_threads_note(const Scenario& s);
+// parallelism.placement written (a partitioner or rules) for workers of one GPU (mp 1, no pipeline):
+// every op runs on the worker's one GPU, so it changes nothing. A note, as the fabric's: a sweep over
+// parallelism ({dp: 8, mp: 1}, {dp: 4, mp: 2}) places its mp 2 points by it.
+std::optional<std::string> unused_placement_note(const Scenario& s);
+// communication.bucket_size written for dp 1: no gradient is exchanged between data-parallel replicas,
+// so no bucket is formed and it changes nothing. A note, as a sweep over dp may include 1.
+std::optional<std::string> unused_bucket_size_note(const Scenario& s);
 
 }  // namespace hybridsim::scenarios

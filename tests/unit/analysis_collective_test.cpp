@@ -4,10 +4,13 @@
 #include "tests/paths/paths.h"
 
 #include <cstdio>
+#include <set>
+#include <sstream>
 #include <string>
 
 #include "analysis/collective/collective_report.h"
 #include "analysis/collective/collective_sweep.h"
+#include "analysis/output/text_table.h"
 #include "sim/error.h"
 #include "topology/preset_registry.h"
 
@@ -105,6 +108,27 @@ TEST_CASE("collective table: a value wider than its column keeps a space before 
   const std::string table = analysis::collective_table({row}, "x");
   CHECK(table.find("float 3670016007890.00") != std::string::npos);
   CHECK(table.find("float3670016007890") == std::string::npos);
+}
+
+TEST_CASE("collective table: cells are right-aligned in display columns, a non-ASCII unit included") {
+  // The table padded by bytes: "µs" (3 bytes, 2 columns) or "×" (2 bytes, 1 column) took one column
+  // too few. Its cells are the shared text_table.h's, which count columns.
+  CHECK(analysis::right_aligned("12.5 µs", 9) == "  12.5 µs");
+  CHECK(analysis::display_columns(analysis::right_aligned("x4 ×", 6)) == 6);
+  CHECK(analysis::right_aligned("wider", 3) == "wider");
+  // Every line of a table, titles and rows, ends at the same column.
+  const auto t = topology::build_cluster({.preset = "ideal-ring"});
+  auto o = all_gpus(t);
+  o.min_bytes = sim::Bytes::of(1024);
+  o.max_bytes = sim::Bytes::mib(1);
+  o.step_factor = 4;
+  std::istringstream table(analysis::collective_table(analysis::run_collective_sweep(t, o), "x"));
+  std::set<std::size_t> widths;
+  std::string line;
+  for (int i = 0; i < 3; ++i) std::getline(table, line);  // the title and the empty "#"
+  while (std::getline(table, line) && !line.starts_with("# Avg"))
+    widths.insert(analysis::display_columns(line));
+  CHECK(widths.size() == 1);
 }
 
 TEST_CASE("hybridsim collective prints nccl-tests columns") {

@@ -100,8 +100,27 @@ TEST_CASE("step series: the critical GPU is the one last most often, with its ow
   CHECK(c.critical.compute == Time::ms(7));  // GPU 1's mean (9 + 3 + 9) / 3, not (9 + 6 + 9) / 3
   CHECK(c.critical.compute == c.per_gpu[1].compute);
   CHECK(c.critical.compute + c.critical.exposed_communication + c.critical.idle == c.step_time);
+  // GPU 1 was last in two steps of three, and the line says so.
+  CHECK(c.spread.critical_steps == 2);
   const std::string table = analysis::step_summary_table(c, {});
-  CHECK(table.find("critical GPU 1 (most often)") != std::string::npos);
+  CHECK(table.find("critical GPU 1 (in 2 of 3 steps) ") != std::string::npos);
+  // A key wider than its column keeps a space before its value.
+  analysis::StepResult wide = c;
+  wide.critical.gpu = 12;
+  wide.spread.steps = 100;
+  wide.spread.critical_steps = 12;
+  CHECK(analysis::step_summary_table(wide, {}).find("  critical GPU 12 (in 12 of 100 steps) compute ") !=
+        std::string::npos);
+
+  // Where one GPU is last in every step there is no "most often" to say: GPU 1, last in 3 of 3.
+  steps[1] = steps[0];
+  const analysis::StepResult same = analysis::combine_steps(steps, two_ops(Bytes()));
+  CHECK(same.critical.gpu == 1);
+  CHECK(same.spread.critical_steps == 3);
+  const std::string plain = analysis::step_summary_table(same, {});
+  CHECK(plain.find("critical GPU 1 ") != std::string::npos);
+  CHECK(plain.find("critical GPU 1 (") == std::string::npos);
+  CHECK(plain.find("most often") == std::string::npos);
 }
 
 TEST_CASE("step series: with kernel noise, each step lasts as long as its slowest GPU") {

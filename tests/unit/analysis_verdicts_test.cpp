@@ -30,13 +30,17 @@
 #include "analysis/study/study.h"
 #include "analysis/study/study_config.h"
 #include "analysis/study/study_report.h"
+#include "analysis/study/study_report_detail.h"
+#include "analysis/output/format_fixed.h"
 #include "analysis/sweep/sweep_runner.h"
+#include "analysis/sweep/sweep_table.h"
 #include "analysis/output/csv.h"
 #include "scenarios/loader/resolve.h"
 #include "scenarios/loader/scenario.h"
 #include "sim/error.h"
 #include "tests/unit/test_files.h"
 #include "workloads/generators/profile_gen.h"
+#include "workloads/gpu/gpu_part_note.h"
 #include "workloads/profile/profile_io.h"
 
 using namespace hybridsim;
@@ -284,20 +288,123 @@ TEST_CASE("run: a profile file recorded on a V100 under gpu: auto on dgx-h100 is
                      [](const auto& kv) { return kv.first == "GPU mismatch"; }));
 }
 
+namespace {
+
+// The "GPU mismatch" line run prints for a scenario's text, "(none)" where it prints none.
+std::string gpu_mismatch_note(const std::string& text) {
+  const auto settings =
+      scenarios::key_settings(scenarios::resolve(scenarios::parse_scenario(text, "v.yaml")));
+  const auto note = std::find_if(settings.begin(), settings.end(),
+                                 [](const auto& kv) { return kv.first == "GPU mismatch"; });
+  return note == settings.end() ? std::string("(none)") : note->second;
+}
+
+}  // namespace
+
 TEST_CASE("run: a V100 preset of another part (pcie-server, dgx2) says whose kernel times run") {
   // Both take the V100-SXM2-16GB's kernel times under gpu: auto; they ran them without a word.
   const auto note_of = [](const std::string& preset) {
-    const auto settings = scenarios::key_settings(scenarios::resolve(scenarios::parse_scenario(
-        "cluster: {preset: " + preset + "}\nworkload: {network: gnmt}\nparallelism: {dp: 2}\n", "v.yaml")));
-    const auto note = std::find_if(settings.begin(), settings.end(),
-                                   [](const auto& kv) { return kv.first == "GPU mismatch"; });
-    return note == settings.end() ? std::string("(none)") : note->second;
+    return gpu_mismatch_note("cluster: {preset: " + preset +
+                             "}\nworkload: {network: gnmt}\nparallelism: {dp: 2}\n");
   };
   CHECK(note_of("pcie-server") ==
         "pcie-server has V100-PCIE-16GB, another part of the V100: the kernel times are the "
         "V100-SXM2-16GB's, not scaled to its clocks (workload.compute_speed scales them)");
   CHECK(note_of("dgx2").starts_with("dgx2 has V100-SXM3-32GB, another part of the V100: the kernel times"));
   CHECK(note_of("dgx1-v100") == "(none)");  // the part the kernels are for
+  // Scaled by workload.compute_speed (validate's DGX-2 cases: 1.0567), the note said "not scaled".
+  CHECK(gpu_mismatch_note("cluster: {preset: dgx2}\nworkload: {network: gnmt, compute_speed: "
+                          "1.0567}\nparallelism: {dp: 2}\n") ==
+        "dgx2 has V100-SXM3-32GB, another part of the V100: the kernel times are the "
+        "V100-SXM2-16GB's, scaled by workload.compute_speed 1.0567");
+}
+
+TEST_CASE("run, plan and study: one rule for the note of a V100 preset of another part") {
+  // workload.gpu: v100 named on pcie-server runs the same V100-SXM2-16GB kernels as auto: run said
+  // nothing (its note was for auto alone) where plan said it, and a study on pcie-server said nothing.
+  const std::string expected =
+      "pcie-server has V100-PCIE-16GB, another part of the V100: the kernel times "
+      "are the V100-SXM2-16GB's, not scaled to its clocks (workload.compute_speed "
+      "scales them)";
+  CHECK(gpu_mismatch_note(
+            "cluster: {preset: pcie-server}\nworkload: {network: gnmt, gpu: v100}\nparallelism: {dp: 2}\n") ==
+        expected);
+  CHECK(workloads::preset_part_note("pcie-server", "V100-SXM2-16GB") == expected);
+  CHECK_FALSE(workloads::preset_part_note("dgx1-v100", "V100-SXM2-16GB"));
+  CHECK_FALSE(workloads::preset_part_note("no-such-preset", "V100-SXM2-16GB"));
+
+  const analysis::StudyResult study = analysis::run_study(analysis::parse_study_config(
+      "format: hybridsim-study/1\ntitle: t\nnetworks: [gnmt]\ngpus: [2]\nmp: [2]\n"
+      "cluster: {preset: pcie-server}\n",
+      "s.yaml"));
+  REQUIRE(study.networks.size() == 1);
+  CHECK(study.networks[0].kernel_note == expected);
+  std::ostringstream printed;
+  analysis::print_headline_table(study, printed);
+  CHECK(printed.str().find("gnmt: " + expected + "\n") != std::string::npos);
+  const std::string report = analysis::study_markdown(study, {}, {}, "hybridsim study s.yaml");
+  CHECK(report.find("Note: " + expected) != std::string::npos);
+}
+
+TEST_CASE("a tiny time to train is written by one rule: run's summary, a sweep's and a study's CSV") {
+  // Fixed decimals, except a value other than 0 that they would write as zero: three significant
+  // digits. A sweep's results.csv and a study's time_to_train.csv wrote e_min 1e-300's epochs and
+  // hours as 0.0000 and 0.000000 where run said 2.6e-298 epochs (issue 31).
+  CHECK(analysis::format_fixed_nonzero(3.14159, 2) == "3.14");
+  CHECK(analysis::format_fixed_nonzero(0, 4) == "0.0000");
+  CHECK(analysis::format_fixed_nonzero(0.00123, 2) == "0.00123");
+  CHECK(analysis::format_fixed_nonzero(-4e-9, 6) == "-4e-09");
+  CHECK(analysis::format_fixed_nonzero(0.005, 2) == "0.01");  // rounds up: written as before
+
+  const scenarios::ResolvedScenario r = scenarios::resolve(scenarios::parse_scenario(
+      "cluster: {preset: dgx1-v100}\nworkload: {network: gnmt}\nparallelism: {dp: 2}\n"
+      "training: {efficiency: {e_min: 1e-300, b_noise: 1}}\n",
+      "t.yaml"));
+  const analysis::ScenarioRun run = analysis::run_scenario(r, {});
+  REQUIRE(run.time_to_train);
+  const std::vector<std::string> head = analysis::csv_split(analysis::sweep_header({}));
+  const std::vector<std::string> row = analysis::csv_split(analysis::sweep_row({}, run));
+  const auto column = [&](const std::string& name) {
+    const auto at = std::find(head.begin(), head.end(), name);
+    REQUIRE(at != head.end());
+    return row.at(static_cast<std::size_t>(at - head.begin()));
+  };
+  // Epochs about 2.6e-298 (e_min · (1 + b_noise / B) at B = 256), hours about 1e-297: as run's line.
+  CHECK(std::stod(column("epochs")) == doctest::Approx(run.time_to_train->epochs).epsilon(0.01));
+  CHECK(std::stod(column("time_to_train_hours")) ==
+        doctest::Approx(run.time_to_train->seconds / 3600).epsilon(0.01));
+  CHECK(std::stod(column("epochs")) > 0);
+  CHECK(std::stod(column("time_to_train_hours")) > 0);
+
+  // A study of the same curve: time_to_train.csv's epochs and seconds, epochs.csv's epochs.
+  analysis::StudyConfig study = analysis::parse_study_config(
+      "format: hybridsim-study/1\ntitle: t\nnetworks:\n  - {name: gnmt, curve: {e_min: 1e-300, b_noise: 1, "
+      "supported: [128, 512]}}\n"
+      "gpus: [2]\nmp: [2]\n",
+      "s.yaml");
+  const analysis::StudyResult result = analysis::run_study(study);
+  for (const auto& [name, text] : analysis::study_detail::csv_files(result)) {
+    if (name != "time_to_train.csv" && name != "epochs.csv") continue;
+    CAPTURE(name);
+    std::istringstream in(text);
+    std::string header_line, data;
+    std::getline(in, header_line);
+    const std::vector<std::string> columns = analysis::csv_split(header_line);
+    int rows = 0;
+    while (std::getline(in, data)) {
+      const std::vector<std::string> fields = analysis::csv_split(data);
+      for (const std::string wanted : {"epochs", "time_to_train_s"}) {
+        const auto at = std::find(columns.begin(), columns.end(), wanted);
+        if (at == columns.end()) continue;
+        const std::string value = fields.at(static_cast<std::size_t>(at - columns.begin()));
+        CAPTURE(value);
+        CHECK(std::stod(value) > 0);
+        CHECK(value.find("e-") != std::string::npos);
+      }
+      ++rows;
+    }
+    CHECK(rows > 0);
+  }
 }
 
 namespace {

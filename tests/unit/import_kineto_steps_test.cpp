@@ -47,6 +47,14 @@ TEST_CASE("kineto steps: check_options") {
   CHECK(error_of([] { check_options({.batch = 0}); }) == "--batch must be at least 1");
   CHECK(error_of([] { check_options({.units_per_step = -2}); }) == "--units-per-step must be positive");
   CHECK(error_of([] { check_options({.steps = 3, .batch = 64}); }) == "(no error)");
+  // --unit samples (the default) counts a step's batch: 5 samples a step of batch 1 was written, and
+  // run printed 1 sample a step beside a results.csv of 5 (issue 31). Another unit takes any count.
+  CHECK(error_of([] { check_options({.units_per_step = 5}); }) ==
+        "--units-per-step 5: under --unit samples a step counts its --batch, 1; expected 0 or 1, or the "
+        "--unit a "
+        "step counts 5 of (tokens, ...)");
+  CHECK(error_of([] { check_options({.batch = 5, .units_per_step = 5}); }) == "(no error)");
+  CHECK(error_of([] { check_options({.throughput_unit = "tokens", .units_per_step = 5}); }) == "(no error)");
 }
 
 TEST_CASE("kineto steps: choose_device takes the lowest device with GPU work, or the one asked for") {

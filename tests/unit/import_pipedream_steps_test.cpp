@@ -207,6 +207,12 @@ TEST_CASE("pipedream steps: check_options") {
   };
   CHECK(error({.batch = 0}) == "--batch must be at least 1");
   CHECK(error({.units_per_step = -1}) == "--units-per-step must be positive");
+  // As kineto's (import_units.h): samples are the batch, 8, not 5.
+  CHECK(error({.batch = 8, .units_per_step = 5}) ==
+        "--units-per-step 5: under --unit samples a step counts its --batch, 8; expected 0 or 8, or the "
+        "--unit a "
+        "step counts 5 of (tokens, ...)");
+  CHECK(error({.batch = 8, .throughput_unit = "tokens", .units_per_step = 5}) == "(no error)");
   workloads::PipeDreamCorrection c;
   c.min_forward = Time::us(-1);
   CHECK(error({.correction = c}) == "--sync-overhead and --min-forward must not be negative");

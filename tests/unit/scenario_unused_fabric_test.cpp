@@ -163,3 +163,46 @@ TEST_CASE("pipeline with ZeRO-1: the step is ZeRO-1's, without a note leaving it
   CHECK_FALSE(has_pipeline_note(plain));
   CHECK_FALSE(has_pipeline_note(zero1));
 }
+
+TEST_CASE("placement: a partitioner or rules for workers of one GPU is noted as not used") {
+  // mp 1: every op runs on the worker's one GPU, so placement: layers changed nothing, without a word.
+  auto note = [](const std::string& parallelism) {
+    return scenarios::unused_placement_note(scenarios::parse_scenario(
+        "cluster: {preset: dgx1-v100}\nworkload: {network: gnmt}\nparallelism: " + parallelism + "\n",
+        "p.yaml"));
+  };
+  CHECK(note("{dp: 8, placement: layers}").value_or("") ==
+        "parallelism.placement (p.yaml:3:33): not used: parallelism.mp is 1, so each worker runs every op on "
+        "its "
+        "one GPU; it applies with mp > 1");
+  CHECK(note("{dp: 8, placement: [{match: \"*\", gpu: 0}]}").has_value());
+  CHECK_FALSE(note("{dp: 4, mp: 2, placement: layers}"));
+  CHECK_FALSE(note("{dp: 8, placement: auto}"));  // the default, as scenario_to_yaml writes it
+  CHECK_FALSE(note("{dp: 8}"));
+  const api::RunReport r =
+      api::run({.path = "p.yaml",
+                .text = "cluster: {preset: dgx1-v100}\nworkload: {network: gnmt}\nparallelism: {dp: 8}\n",
+                .set = {"parallelism.placement=stacks"}},
+               {.write_outputs = false});
+  REQUIRE(r.notes.size() == 1);
+  CHECK(r.notes[0].starts_with("parallelism.placement (--set parallelism.placement=stacks): not used"));
+}
+
+TEST_CASE("bucket size: written for dp 1 is noted as not used") {
+  // dp 1 exchanges no gradients between replicas: communication.bucket_size 1 MB changed nothing,
+  // without a word.
+  auto note = [](const std::string& parallelism) {
+    return scenarios::unused_bucket_size_note(scenarios::parse_scenario(
+        "cluster: {preset: dgx1-v100}\nworkload: {network: gnmt}\nparallelism: " + parallelism +
+            "\ncommunication: {bucket_size: 1 MB}\n",
+        "b.yaml"));
+  };
+  CHECK(
+      note("{dp: 1, mp: 2}").value_or("") ==
+      "communication.bucket_size (b.yaml:4:30): not used: parallelism.dp is 1, so no gradients are exchanged "
+      "between data-parallel replicas (no bucket is formed); it applies with dp > 1");
+  CHECK_FALSE(note("{dp: 2}"));
+  CHECK_FALSE(scenarios::unused_bucket_size_note(scenarios::parse_scenario(
+      "cluster: {preset: dgx1-v100}\nworkload: {network: gnmt}\ncommunication: {bucket_size: 25 MB}\n",
+      "b.yaml")));  // the default, as scenario_to_yaml writes it
+}

@@ -61,6 +61,8 @@ TEST_CASE("each limit's shown value is its value") {
   CHECK(hybridsim::sim::parse_time(limits::kLinkLatency.shown).ps() == limits::kLinkLatency.value);
   CHECK(limits::kImportedTime.value == std::int64_t{1} << 62);
   CHECK(limits::kEvents.value == 2'000'000'000);
+  CHECK(limits::kEpochs.value == 1'000'000);
+  CHECK(limits::kEpochs.shown == "1,000,000 epochs");
   CHECK(limits::kYamlNodes.shown == "250,000 nodes");
   CHECK(limits::kMachines.shown == "8,192 machines");
   CHECK(limits::kCollectiveRows.shown == "1,000 rows");

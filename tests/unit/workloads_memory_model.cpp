@@ -299,4 +299,11 @@ TEST_CASE("memory: the breakdown reads in GiB") {
   CHECK(format_gib(Bytes::of(1024)) == "1 KiB");
   CHECK(format_gib(Bytes::mib(5)) == "5 MiB");
   CHECK(format_gib(Bytes::mib(6)) == "0.01 GiB");
+  // Not exact bytes ("1234567 B"): MiB or KiB as GiB are written, two decimals, one from 10, none from
+  // 100 (1,234,567 B = 1.177 MiB; 5,000 B = 4.883 KiB; 50,000 B = 48.83 KiB; 500,000 B = 488.3 KiB).
+  CHECK(format_gib(Bytes::of(1'234'567)) == "1.18 MiB");
+  CHECK(format_gib(Bytes::of(5'000)) == "4.88 KiB");
+  CHECK(format_gib(Bytes::of(50'000)) == "48.8 KiB");
+  CHECK(format_gib(Bytes::of(500'000)) == "488 KiB");
+  CHECK(format_gib(Bytes::of(1'000)) == "1000 B");
 }

@@ -1,9 +1,11 @@
 // A machine whose GPU is another part of the chip whose kernel times run (pcie-server's
 // V100-PCIE-16GB, dgx2's V100-SXM3-32GB, both running the V100-SXM2-16GB's kernels under
-// workload.gpu: auto): the note that says so, which run, sweep (scenarios/loader/describe.cpp) and
-// plan print alike; they ran them unscaled without a word (issue 31).
+// workload.gpu auto or v100): the note that says so, which run, sweep (scenarios/loader/describe.cpp),
+// plan and study print alike, whether the GPU was named or not; they ran them unscaled without a word
+// (issue 31), and then run and sweep said it only under auto, study never.
 //   other_part_note("pcie-server", "V100-PCIE-16GB", "V100-SXM2-16GB")
 //   // "pcie-server has V100-PCIE-16GB, another part of the V100: the kernel times are the ..."
+//   preset_part_note("dgx2", "V100-SXM2-16GB")  // the same, for the preset's own GPU
 #pragma once
 #include <optional>
 #include <string>
@@ -12,8 +14,13 @@
 namespace hybridsim::workloads {
 
 // The note where `machine_gpu` and `kernels_gpu` (a profile's meta.gpu) are two parts of one chip of
-// the GPU table; nullopt where they are the same part, or not parts of one known chip.
+// the GPU table; nullopt where they are the same part, or not parts of one known chip. A
+// workload.compute_speed other than 1 is said as the scale the times ran at ("not scaled ... (
+// workload.compute_speed scales them)" was said beside a compute_speed of 1.0567).
 std::optional<std::string> other_part_note(std::string_view machine, std::string_view machine_gpu,
-                                           std::string_view kernels_gpu);
+                                           std::string_view kernels_gpu, double compute_speed = 1);
+// other_part_note for a machine preset's GPU; nullopt for a name that is no preset (a topology file).
+std::optional<std::string> preset_part_note(std::string_view preset, std::string_view kernels_gpu,
+                                            double compute_speed = 1);
 
 }  // namespace hybridsim::workloads

@@ -7,6 +7,7 @@
 #include "workloads/import/import_kineto_parts.h"
 #include "workloads/import/import_kineto_values.h"
 #include "workloads/import/import_limits.h"
+#include "workloads/import/import_units.h"
 
 namespace hybridsim::workloads::kineto_detail {
 
@@ -21,7 +22,7 @@ sim::Time mean_time(Wide total, std::int64_t n) {
 void check_options(const KinetoImportOptions& o) {
   if (o.steps < 0) throw InputError("--steps must be 0 (all) or positive");
   if (o.batch < 1) throw InputError("--batch must be at least 1");
-  if (o.units_per_step < 0) throw InputError("--units-per-step must be positive");
+  check_throughput_units(o.throughput_unit, o.units_per_step, o.batch);
 }
 
 DeviceChoice choose_device(const KinetoTrace& t, std::optional<int> wanted) {

@@ -8,6 +8,7 @@
 
 #include "sim/error.h"
 #include "workloads/import/import_pipedream_detail.h"
+#include "workloads/import/import_units.h"
 #include "workloads/profile/profile_io.h"
 
 namespace hybridsim::workloads {
@@ -28,7 +29,7 @@ namespace pipedream_detail {
 
 void check_options(const PipeDreamOptions& o) {
   if (o.batch < 1) throw InputError("--batch must be at least 1");
-  if (o.units_per_step < 0) throw InputError("--units-per-step must be positive");
+  check_throughput_units(o.throughput_unit, o.units_per_step, o.batch);
   if (o.correction && (o.correction->sync_overhead < sim::Time::zero() ||
                        o.correction->min_forward < sim::Time::zero()))
     throw InputError("--sync-overhead and --min-forward must not be negative");

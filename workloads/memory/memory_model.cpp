@@ -4,6 +4,7 @@
 #include <cctype>
 #include <cstdio>
 #include <limits>
+#include <utility>
 
 #include "sim/error.h"
 #include "topology/preset_registry.h"
@@ -334,8 +335,26 @@ std::string format_gib(sim::Bytes b) {
   constexpr std::int64_t kGib = std::int64_t{1} << 30;
   if (b.count() > 0 && b.count() % kGib == 0) return std::to_string(b.count() / kGib) + " GiB";  // "16 GiB"
   const double gib = static_cast<double>(b.count()) / static_cast<double>(kGib);
-  // Under 0.005 GiB two decimals say "0.00 GiB": a capacity of 1 KiB read "4.96 GiB of 0.00 GiB".
-  if (b.count() > 0 && gib < 0.005) return sim::format_bytes(b);
+  // Under 0.005 GiB two decimals say "0.00 GiB" (a capacity of 1 KiB read "4.96 GiB of 0.00 GiB"), and
+  // exact bytes ("1234567 B") are not read at a glance: MiB or KiB by the rule GiB are written in,
+  // whole where exact, else two decimals (one from 10, none from 100): "1 KiB", "1.18 MiB".
+  if (b.count() > 0 && gib < 0.005) {
+    constexpr std::pair<const char*, std::int64_t> kUnits[] = {{"MiB", std::int64_t{1} << 20},
+                                                               {"KiB", std::int64_t{1} << 10}};
+    for (const auto& [unit, size] : kUnits) {
+      if (b.count() < size) continue;
+      if (b.count() % size == 0) return std::to_string(b.count() / size) + " " + unit;
+      const double value = static_cast<double>(b.count()) / static_cast<double>(size);
+      char buf[48];
+      std::snprintf(buf, sizeof buf,
+                    value >= 99.95   ? "%.0f %s"
+                    : value >= 9.995 ? "%.1f %s"
+                                     : "%.2f %s",
+                    value, unit);
+      return buf;
+    }
+    return std::to_string(b.count()) + " B";
+  }
   char buf[48];
   std::snprintf(buf, sizeof buf, gib >= 9.995 ? "%.1f GiB" : "%.2f GiB", gib);
   return buf;
