@@ -383,6 +383,41 @@ TEST_CASE("run: every conclusion it prints agrees with its own rows") {
       "mp: 2}\n");
 }
 
+TEST_CASE("run: a pipeline's peak memory line gives the critical GPU its own stage's peak") {
+  // Llama 3 8B's 2-layer slice at dp 2 x pp 2: stage 0 (GPUs 0, 1) holds the embedding and two
+  // micro-batches in flight under 1F1B, stage 1 (GPUs 2, 3) the LM head and its FP32 logits. The run
+  // showed the largest stage's 16.1 GiB as "GPU 0 (critical, largest)", GPU 0 being stage 0's.
+  const scenarios::ResolvedScenario r = scenarios::resolve(scenarios::parse_scenario(
+      "cluster: {preset: dgx-h100}\nworkload: {network: llama3-8b, model: {layers_simulated: 2}}\n"
+      "parallelism: {dp: 2, pp: 2}\ntraining: {micro_batch: 1, global_batch: 4}\n",
+      "v.yaml"));
+  const analysis::ScenarioRun run = analysis::run_scenario(r, {});
+  const auto& stages = r.transformer->memory_by_stage.ranks;
+  REQUIRE(stages.size() == 2);
+  REQUIRE(run.memory.ranks.size() == 2);
+  const sim::Bytes stage0 = stages[0].peak.total(), stage1 = stages[1].peak.total();
+  REQUIRE(stage0 < stage1);  // the logits: 8,192 x 128,256 x 4 B = 3.9 GiB on the last stage
+  const int critical = run.step.critical.gpu;
+  const int stage = analysis::mp_rank_of_gpu(run.mapping, critical);
+  CHECK(stage == critical / 2);  // stage s on GPUs s x dp x tp onwards
+  const auto lines = analysis::run_metrics(run);
+  const sim::Bytes own = stage == 0 ? stage0 : stage1;
+  CHECK(metric(lines, "peak memory")
+            .starts_with("GPU " + std::to_string(critical) +
+                         (stage == 1 ? " (critical, largest): " : " (critical): ") +
+                         workloads::format_gib(own) + " of 80 GiB"));
+  if (stage == 0) {
+    const std::string largest = metric(lines, "peak memory, largest GPU");
+    REQUIRE(largest.starts_with("GPU "));
+    CHECK(std::stoi(largest.substr(4)) / 2 == 1);
+    CHECK(largest.find("(largest): " + workloads::format_gib(stage1) + " of 80 GiB") != std::string::npos);
+  }
+  // summary.json: one entry per stage, and the largest is a stage-1 GPU.
+  const std::string json = analysis::memory_json(run.memory, run.mapping, run.gpu_capacity, critical);
+  CHECK(json.find("\"peak_bytes\": " + std::to_string(stage0.count())) != std::string::npos);
+  CHECK(json.find("\"peak_bytes\": " + std::to_string(stage1.count())) != std::string::npos);
+}
+
 TEST_CASE("run: time to train with a global batch over the dataset counts its steps from samples") {
   // 8 workers × 128 = 1,024 sentence pairs a step over a 500-pair dataset: epochs × 500 samples take
   // epochs × 500 / 1,024 steps (one step an epoch was 2.05x too long), and the line says why.
