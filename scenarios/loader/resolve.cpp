@@ -329,6 +329,7 @@ workloads::StepConfig resolve_step_config(const Scenario& s, const topology::Top
   // replicas, training.global_batch / (dp × micro_batch).
   apply_training_loop(s, profile, mapping.dp / s.parallelism.tp, step);
   refuse_exchange_without_accumulation(s, step.accumulation);
+  refuse_exchange_every_micro_batch_where_once(s, step.accumulation);
   check_variability(s, profile);
   apply_tensor_parallel_settings(s, step);
   apply_sharding_settings(s, step);
