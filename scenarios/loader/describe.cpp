@@ -31,10 +31,11 @@ std::string link_overrides(const Scenario& s) {
 // Kernel times for another GPU than the preset's, under workload.gpu: auto (which means the preset's
 // GPU for a built-in network): a profile file recorded on another GPU is replayed as recorded, and a
 // preset of another part of the chip whose kernels run (pcie-server's V100-PCIE-16GB, dgx2's
-// V100-SXM3-32GB: the V100-SXM2-16GB's kernels) ran them unscaled without a word; say so.
+// V100-SXM3-32GB: the V100-SXM2-16GB's kernels) ran them unscaled without a word; say so, for a
+// transformer too (its cost model prices the V100-SXM2-16GB there, "calibrated on one GPU of this kind").
 std::optional<std::pair<std::string, std::string>> profile_gpu_note(const ResolvedScenario& r) {
   const Scenario& s = r.scenario;
-  if (s.workload.gpu_choice.gpu || s.cluster.preset.empty() || r.transformer) return std::nullopt;
+  if (s.workload.gpu_choice.gpu || s.cluster.preset.empty()) return std::nullopt;
   const topology::PresetInfo* preset = topology::find_preset(s.cluster.preset);
   if (preset == nullptr || preset->gpu == r.profile.meta.gpu) return std::nullopt;
   if (auto note = workloads::other_part_note(s.cluster.preset, preset->gpu, r.profile.meta.gpu))
