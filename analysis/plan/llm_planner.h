@@ -47,6 +47,12 @@ struct LlmPlanNames {
   std::string max_events = "--max-events", max_sim_memory = "--max-sim-memory";
 };
 
+// Kaplan et al.'s critical batch, in tokens: from one token to 1e15, a thousand times the largest
+// training set of a named model. Under one token the time to train came out n/a (inf / inf) on
+// every row, above 9.2e18 the header printed "critical batch -0 tokens" (a rounding past int64).
+inline constexpr double kCriticalBatchTokensMin = 1;
+inline constexpr double kCriticalBatchTokensMax = 1e15;
+
 struct LlmPlanRequest {
   std::string model;  // a named transformer
   LlmSetting setting{};
