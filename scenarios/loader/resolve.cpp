@@ -321,6 +321,16 @@ void apply_sharding_settings(const Scenario& s, workloads::StepOptions& step) {
         "): a pipeline holds each stage's gradients whole until its flush, so ZeRO-2 and "
         "ZeRO-3 would promise memory no pipeline saves (DeepSpeed's pipeline engine refuses "
         "them; Megatron-LM's pipelines shard the optimizer only); expected zero 0 or 1, or pp 1");
+  // apex's DistributedDataParallel all-reduces whole gradients; a ZeRO stage runs DeepSpeed's, FSDP's or
+  // Megatron-LM's own engine, which no apex DDP wraps. The pair ran apex's 3 copy passes around the
+  // shards' reduce-scatters with exit 0.
+  if (s.communication.ddp == workloads::Ddp::Apex && s.provenance.where.contains("communication.ddp"))
+    throw InputError(location_of(s, "communication.ddp") +
+                     ": communication.ddp: apex is apex's DistributedDataParallel, which all-reduces whole "
+                     "gradients, but parallelism.zero " +
+                     s.parallelism.zero + " (" + location_of(s, "parallelism.zero") +
+                     ") shards them in DeepSpeed's, FSDP's or Megatron-LM's own engine, which no apex DDP "
+                     "wraps; expected it left out (torch), or zero 0");
   if (stage >= 2 && !s.communication.exchange_every_micro_batch &&
       s.provenance.where.contains("communication.exchange"))
     throw InputError(
