@@ -11,6 +11,7 @@
 #include "sim/units.h"
 #include "topology/preset_registry.h"
 #include "workloads/gpu/gpu.h"
+#include "workloads/gpu/gpu_part_note.h"
 #include "workloads/gpu/transformer_cost.h"
 #include "workloads/memory/memory_model.h"
 
@@ -103,6 +104,8 @@ LlmPlanRequest make_llm_plan_request(const LlmPlanOptions& o) {
   r.memory = o.memory          ? memory_what_if(*o.memory, o.spelling)
              : preset_capacity ? *preset_capacity
                                : workloads::MemoryCapacity{gpu.memory(), source};
+  if (o.gpu.empty() && !preset_gpu.empty())
+    r.gpu_note = workloads::other_part_note(r.cluster.preset, preset_gpu, gpu.model).value_or("");
   // "--memory: none of the layouts fits" led a refusal where no --memory was given.
   if (!o.memory) r.names.memory.clear();
   const Published pub = published(o.model);

@@ -66,6 +66,9 @@ struct LlmPlanRequest {
   double training_tokens = 0;
   std::int64_t reference_batch = 0;
   workloads::MemoryCapacity memory{};
+  // Where the preset's GPU is another part of the chip whose cost model prices the kernels (dgx2,
+  // pcie-server under no --gpu): the note run and the 2017 networks' plan print; empty otherwise.
+  std::string gpu_note{};
   std::vector<PlanDimension> dimensions = llm_plan_dimensions();
   int simulate = 8;  // the best K by the estimate that are simulated; 0: every one that fits
   // Candidates tried for simulation at most, best estimate first, while fewer than K simulated (those

@@ -128,8 +128,18 @@ TEST_CASE("llm planner: a preset's own GPU holds the memory, as run checks it (d
   CHECK(pcie.memory.source == "V100-PCIE-16GB of pcie-server");
   CHECK(pcie.memory.bytes == sim::Bytes::gib(16));
   // --gpu names its own part's memory whatever the cluster.
-  CHECK(analysis::make_llm_plan_request({.model = "llama3-8b", .gpus = 16, .gpu = "v100", .cluster = "dgx2"})
-            .memory.bytes == sim::Bytes::gib(16));
+  const analysis::LlmPlanRequest named =
+      analysis::make_llm_plan_request({.model = "llama3-8b", .gpus = 16, .gpu = "v100", .cluster = "dgx2"});
+  CHECK(named.memory.bytes == sim::Bytes::gib(16));
+  // And the kernel times are the V100-SXM2-16GB's: said as run and the 2017 networks' plan say it (the
+  // transformer plan said nothing of it).
+  CHECK(
+      dgx2.gpu_note.starts_with("dgx2 has V100-SXM3-32GB, another part of the V100: the kernel times are "
+                                "the V100-SXM2-16GB's"));
+  CHECK(pcie.gpu_note.starts_with("pcie-server has V100-PCIE-16GB"));
+  CHECK(named.gpu_note.empty());  // --gpu v100 asks for that part's kernels
+  CHECK(analysis::make_llm_plan_request({.model = "llama3-8b", .gpus = 16, .cluster = "dgx1-v100"})
+            .gpu_note.empty());
 }
 
 TEST_CASE("llm planner: refuses when nothing fits, naming the option") {
