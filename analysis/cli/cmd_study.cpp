@@ -2,6 +2,7 @@
 // folder; `hybridsim plan`: the best dp × mp, placement, bucket size and algorithm for a model.
 #include <boost/program_options.hpp>
 #include <iostream>
+#include <sstream>
 #include <string>
 
 #include "analysis/api/hybridsim.h"
@@ -72,7 +73,9 @@ int plan_llm_command(const analysis::PlanCommandOptions& o, analysis::LlmPlanOpt
   if (!ib.empty()) llm.ib_bandwidth = ib;
   if (!memory.empty()) llm.memory = memory;
   if (vm.count("critical-batch")) {
-    if (!(critical > 0)) throw InputError("--critical-batch: expected tokens > 0");
+    if (!(critical >= analysis::kCriticalBatchTokensMin && critical <= analysis::kCriticalBatchTokensMax))
+      throw InputError("--critical-batch " + (std::ostringstream() << critical).str() +
+                       ": expected tokens from 1 to 1e15");
     llm.critical_batch_tokens = critical;
   }
   if (llm.simulate < 0)

@@ -11,7 +11,9 @@
 #include "sim/units.h"
 #include "topology/preset_registry.h"
 #include "workloads/gpu/gpu.h"
+#include "workloads/gpu/gpu_part_note.h"
 #include "workloads/gpu/transformer_cost.h"
+#include "workloads/memory/memory_model.h"
 
 namespace hybridsim::analysis {
 namespace {
@@ -95,8 +97,15 @@ LlmPlanRequest make_llm_plan_request(const LlmPlanOptions& o) {
   const std::string source = !o.gpu.empty() ? std::string(gpu.name) + " (" + o.spelling.name("gpu") + ")"
                                             : (preset_gpu.empty() ? std::string(gpu.name) : preset_gpu) +
                                                   " of " + r.cluster.preset;
-  r.memory =
-      o.memory ? memory_what_if(*o.memory, o.spelling) : workloads::MemoryCapacity{gpu.memory(), source};
+  // Without --gpu the preset's own part holds the memory, as run checks it: dgx2's V100-SXM3-32GB was
+  // checked against the 16 GiB of the V100 whose kernel times price it (the source said 32GB's).
+  const auto preset_capacity =
+      o.gpu.empty() && !preset_gpu.empty() ? workloads::preset_gpu_capacity(r.cluster.preset) : std::nullopt;
+  r.memory = o.memory          ? memory_what_if(*o.memory, o.spelling)
+             : preset_capacity ? *preset_capacity
+                               : workloads::MemoryCapacity{gpu.memory(), source};
+  if (o.gpu.empty() && !preset_gpu.empty())
+    r.gpu_note = workloads::other_part_note(r.cluster.preset, preset_gpu, gpu.model).value_or("");
   // "--memory: none of the layouts fits" led a refusal where no --memory was given.
   if (!o.memory) r.names.memory.clear();
   const Published pub = published(o.model);

@@ -49,6 +49,7 @@ void print_header(const LlmPlanResult& r, std::ostream& out) {
         << format_count(q.reference_batch * seq) << "-token batches\n";
   else
     out << "ranked by tokens/s (no critical batch given: --critical-batch TOKENS ranks by time to train)\n";
+  if (!q.gpu_note.empty()) out << "GPU mismatch: " << q.gpu_note << "\n";
   out << "GPU memory " << workloads::format_gib(q.memory.bytes) << " (" << q.memory.source << "); searched:";
   std::string off;
   for (const PlanDimension& d : q.dimensions) {

@@ -26,17 +26,43 @@ std::string memory_text(const LlmMemory& m) {
          gib(m.activations) + ")";
 }
 
+// Why no layout exists where the replicas outnumber the batch: the fewest a searched tp x pp leaves
+// (dp = GPUs / (tp x pp)), or that none divides the GPUs; empty where that is not the reason. The
+// refusal named tp and the batch only, while pp's rule (whole, equal stages) was what ruled out
+// Llama 3 405B's 126 layers on 16,384 GPUs at 512 sequences.
+std::string fewest_replicas_text(const LlmPlanRequest& r, const LlmSpace& space) {
+  std::vector<int> tps{1}, pps{1};
+  for (const PlanDimension& d : r.dimensions) {
+    std::vector<int>* into = d.name == "tp" ? &tps : d.name == "pp" ? &pps : nullptr;
+    if (into == nullptr || !d.enabled || !d.values) continue;
+    into->clear();
+    for (const std::string& v : d.values(space)) into->push_back(std::stoi(v));
+  }
+  std::optional<LlmLayout> fewest;
+  for (const int tp : tps)
+    for (const int pp : pps)
+      if (r.gpus % (tp * pp) == 0 && (!fewest || r.gpus / (tp * pp) < fewest->dp))
+        fewest = LlmLayout{.dp = r.gpus / (tp * pp), .tp = tp, .pp = pp};
+  if (!fewest) return ": no tp x pp divides the GPUs";
+  if (fewest->dp <= r.global_batch) return "";
+  return ": the fewest replicas, dp " + std::to_string(fewest->dp) + " at tp " + std::to_string(fewest->tp) +
+         " x pp " + std::to_string(fewest->pp) + ", are more than the batch's " +
+         std::to_string(r.global_batch) + " sequences";
+}
+
 // Nothing fits: the layout needing the least memory, what it needs, and the options to change.
 [[noreturn]] void refuse_nothing_fits(const LlmPlanRequest& r, std::size_t enumerated) {
   const std::string what = r.model + " on " + workloads::gpus_text(r.gpus);
-  if (enumerated == 0)
-    throw LlmPlanRefused(
-        LlmPlanRefusal::NoLayout,
-        (r.names.gpus.empty() ? "" : r.names.gpus + " " + std::to_string(r.gpus) + ": ") + "no layout of " +
-            what + " with global batch " + std::to_string(r.global_batch) + " (tp up to " +
-            std::to_string(r.machine.gpus_per_machine) +
-            " dividing the heads, dp x micro-batch dividing the batch); expected " + r.names.other_layout);
   const LlmSpace space{r.setting, r.gpus, r.machine.gpus_per_machine, r.global_batch};
+  if (enumerated == 0)
+    throw LlmPlanRefused(LlmPlanRefusal::NoLayout,
+                         (r.names.gpus.empty() ? "" : r.names.gpus + " " + std::to_string(r.gpus) + ": ") +
+                             "no layout of " + what + " with global batch " + std::to_string(r.global_batch) +
+                             " (tp up to " + std::to_string(r.machine.gpus_per_machine) +
+                             " dividing the heads, pp dividing both the " +
+                             std::to_string(r.setting.model.layers) +
+                             " layers and the GPUs, dp x micro-batch dividing the batch" +
+                             fewest_replicas_text(r, space) + "); expected " + r.names.other_layout);
   std::optional<std::pair<LlmLayout, LlmMemory>> least;
   for (const LlmLayout& l : enumerate_layouts(r.dimensions, space)) {
     const LlmMemory m = llm_peak_memory(r.setting, l);

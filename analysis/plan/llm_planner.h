@@ -47,6 +47,12 @@ struct LlmPlanNames {
   std::string max_events = "--max-events", max_sim_memory = "--max-sim-memory";
 };
 
+// Kaplan et al.'s critical batch, in tokens: from one token to 1e15, a thousand times the largest
+// training set of a named model. Under one token the time to train came out n/a (inf / inf) on
+// every row, above 9.2e18 the header printed "critical batch -0 tokens" (a rounding past int64).
+inline constexpr double kCriticalBatchTokensMin = 1;
+inline constexpr double kCriticalBatchTokensMax = 1e15;
+
 struct LlmPlanRequest {
   std::string model;  // a named transformer
   LlmSetting setting{};
@@ -60,6 +66,9 @@ struct LlmPlanRequest {
   double training_tokens = 0;
   std::int64_t reference_batch = 0;
   workloads::MemoryCapacity memory{};
+  // Where the preset's GPU is another part of the chip whose cost model prices the kernels (dgx2,
+  // pcie-server under no --gpu): the note run and the 2017 networks' plan print; empty otherwise.
+  std::string gpu_note{};
   std::vector<PlanDimension> dimensions = llm_plan_dimensions();
   int simulate = 8;  // the best K by the estimate that are simulated; 0: every one that fits
   // Candidates tried for simulation at most, best estimate first, while fewer than K simulated (those

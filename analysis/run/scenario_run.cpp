@@ -211,9 +211,12 @@ ScenarioRun run_scenario_unchecked(const scenarios::ResolvedScenario& resolved,
     run.step = simulate_steps(setup, std::nullopt, options.progress,
                               options.step_estimate ? &*options.step_estimate : nullptr);
   }
-  // A transformer's memory is its own model's (Korthikanti et al., TP and ZeRO divisions).
+  // A transformer's memory is its own model's (Korthikanti et al., TP and ZeRO divisions), one rank
+  // per pipeline stage (the mapping's MP ranks): the peak line names the critical GPU's own stage and
+  // the largest stage's GPU. (One rank, the largest stage's, was shown as GPU 0's: stage 1's 16.1 GiB
+  // of a pp 2 run on GPU 0, which holds stage 0.)
   run.memory = resolved.transformer
-                   ? resolved.transformer->memory
+                   ? resolved.transformer->memory_by_stage
                    : workloads::model_step_memory(resolved.profile, resolved, resolved.topology);
   if (resolved.transformer) {
     run.memory_rule = resolved.transformer->memory_rule;

@@ -32,10 +32,11 @@ std::string link_overrides(const Scenario& s) {
 // run (pcie-server's V100-PCIE-16GB, dgx2's V100-SXM3-32GB: the V100-SXM2-16GB's kernels, under
 // workload.gpu auto or v100 alike, as plan and study say it) ran them unscaled without a word; and
 // under workload.gpu: auto (the preset's GPU for a built-in network) a profile file recorded on
-// another GPU is replayed as recorded. Say so.
+// another GPU is replayed as recorded. Say so, for a transformer too (its cost model prices the
+// V100-SXM2-16GB there, "calibrated on one GPU of this kind").
 std::optional<std::pair<std::string, std::string>> profile_gpu_note(const ResolvedScenario& r) {
   const Scenario& s = r.scenario;
-  if (s.cluster.preset.empty() || r.transformer) return std::nullopt;
+  if (s.cluster.preset.empty()) return std::nullopt;
   if (auto note = workloads::preset_part_note(s.cluster.preset, r.profile.meta.gpu, s.workload.compute_speed))
     return std::pair<std::string, std::string>{"GPU mismatch", std::move(*note)};
   const topology::PresetInfo* preset = topology::find_preset(s.cluster.preset);

@@ -28,6 +28,10 @@ void refuse_transformer_keys(const Scenario& s);
 // communication.exchange: last-micro-batch written for a step of one micro-batch (no gradient
 // accumulation: `accumulation` 1), where the only micro-batch is the last and every-micro-batch the same.
 void refuse_exchange_without_accumulation(const Scenario& s, int accumulation);
+// communication.exchange: every-micro-batch written where the step exchanges once after its last
+// micro-batch whatever it says: a pipeline (parallelism.pp > 1: each stage's gradients after the
+// flush) or ZeRO-1 (the accumulated gradients reduce-scattered once), with accumulation > 1.
+void refuse_exchange_every_micro_batch_where_once(const Scenario& s, int accumulation);
 // The fabric keys (cluster.fabric, oversubscription, leaf_radix, spines, links.infiniband) written with
 // another value than their default for a preset cluster of one machine, where no step crosses
 // InfiniBand: a note naming each with where it was written, or none. A note, not a refusal: the same

@@ -152,9 +152,27 @@ workloads::MpPlacement every_gpu_used(const Scenario& s, workloads::MpPlacement 
                    ", or placement rules that say where each op goes");
 }
 
+// parallelism.placement other than auto with mp 1: a worker of one GPU runs every op there whatever the
+// placement says, so `placement: layers` (or rules sending every op to GPU 0) ran the step of auto with
+// exit 0; a transformer's ops go where tp and pp put them. Refused at the key, naming mp.
+void refuse_placement_without_mp(const Scenario& s) {
+  const PlacementSettings& pl = s.parallelism.placement;
+  if (s.parallelism.mp > 1 || pl.kind == PlacementSettings::Kind::Auto ||
+      !s.provenance.where.contains("parallelism.placement"))
+    return;
+  throw InputError(
+      location_of(s, "parallelism.placement") +
+      ": parallelism.placement: places a worker's ops over its parallelism.mp GPUs, but mp is 1: "
+      "every op runs on the worker's one GPU whatever it says" +
+      (is_transformer(s) ? " (a transformer's layers go where parallelism.tp and pp put them)"
+                         : std::string()) +
+      "; expected it left out (auto), or mp > 1");
+}
+
 workloads::MpPlacement build_placement(const Scenario& s, const workloads::Profile& profile) {
   const int mp = s.parallelism.mp;
   const PlacementSettings& pl = s.parallelism.placement;
+  refuse_placement_without_mp(s);
   if (pl.kind != PlacementSettings::Kind::Rules) return every_gpu_used(s, partitioned(s, profile), profile);
   std::vector<workloads::PlacementRule> rules;
   for (std::size_t i = 0; i < pl.rules.size(); ++i) {
@@ -303,6 +321,25 @@ void apply_sharding_settings(const Scenario& s, workloads::StepOptions& step) {
         "): a pipeline holds each stage's gradients whole until its flush, so ZeRO-2 and "
         "ZeRO-3 would promise memory no pipeline saves (DeepSpeed's pipeline engine refuses "
         "them; Megatron-LM's pipelines shard the optimizer only); expected zero 0 or 1, or pp 1");
+  // apex's DistributedDataParallel all-reduces whole gradients; a ZeRO stage runs DeepSpeed's, FSDP's or
+  // Megatron-LM's own engine, which no apex DDP wraps. The pair ran apex's 3 copy passes around the
+  // shards' reduce-scatters with exit 0.
+  if (s.communication.ddp == workloads::Ddp::Apex && s.provenance.where.contains("communication.ddp"))
+    throw InputError(location_of(s, "communication.ddp") +
+                     ": communication.ddp: apex is apex's DistributedDataParallel, which all-reduces whole "
+                     "gradients, but parallelism.zero " +
+                     s.parallelism.zero + " (" + location_of(s, "parallelism.zero") +
+                     ") shards them in DeepSpeed's, FSDP's or Megatron-LM's own engine, which no apex DDP "
+                     "wraps; expected it left out (torch), or zero 0");
+  // ZeRO-3 reduce-scatters each op's gradients on their own after its backward (FSDP's per-module
+  // flat parameters; sharded_layout_options), so a written bucket size sized nothing: 25 MB, 1 GB and
+  // 4 GB ran one step (610 ms, 48 collectives) with exit 0.
+  if (stage == 3 && s.provenance.where.contains("communication.bucket_size"))
+    throw InputError(location_of(s, "communication.bucket_size") +
+                     ": communication.bucket_size: packs gradients into buckets, but parallelism.zero " +
+                     s.parallelism.zero + " (" + location_of(s, "parallelism.zero") +
+                     ") reduce-scatters each op's gradients on their own, after its backward (FSDP's "
+                     "per-module flat parameters); expected it left out, or zero 0, 1 or 2");
   if (stage >= 2 && !s.communication.exchange_every_micro_batch &&
       s.provenance.where.contains("communication.exchange"))
     throw InputError(
@@ -329,6 +366,7 @@ workloads::StepConfig resolve_step_config(const Scenario& s, const topology::Top
   // replicas, training.global_batch / (dp × micro_batch).
   apply_training_loop(s, profile, mapping.dp / s.parallelism.tp, step);
   refuse_exchange_without_accumulation(s, step.accumulation);
+  refuse_exchange_every_micro_batch_where_once(s, step.accumulation);
   check_variability(s, profile);
   apply_tensor_parallel_settings(s, step);
   apply_sharding_settings(s, step);

@@ -77,7 +77,9 @@ inline constexpr ScenarioKey kCommunication[] = {
       .help = "With gradient accumulation (training.global_batch): all-reduce after every "
               "micro-batch (apex DDP; PyTorch DDP by default) or only after the last one (PyTorch "
               "DDP's no_sync on the others). last-micro-batch without accumulation (one micro-batch, "
-              "the last) is refused."},
+              "the last) is refused; so is every-micro-batch written with parallelism.pp > 1 or zero 1, "
+              "which exchange once after the last (a pipeline's flush; ZeRO-1's one reduce-scatter), "
+              "and last-micro-batch with zero 2 or 3, which reduce-scatter every micro-batch's."},
      bind<Member<&Scenario::communication, &CommunicationSettings::exchange_every_micro_batch>>()},
     {{.path = "communication.pcie_only",
       .kind = K::Boolean,

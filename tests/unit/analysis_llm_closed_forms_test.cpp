@@ -252,6 +252,49 @@ TEST_CASE("llm closed forms: ZeRO-3's memory agrees with the simulated memory mo
   }
 }
 
+TEST_CASE(
+    "llm closed forms: the last stage holds each waiting micro-batch's logits, as the run counts them") {
+  // Llama 3 70B at tp 2 (its vocabulary needs no padding), pp 4, ZeRO-1 over dp 8. GPipe's last stage
+  // holds the FP32 logits of all m micro-batches until their backward (interleaved too at m = pp);
+  // both the planner and the run counted one, so a GPipe layout's peak was short by (m - 1) x 1 GiB.
+  const analysis::LlmSetting s{.model = workloads::named_transformer("llama3-70b")};
+  const std::int64_t logits = std::int64_t{4} * 8192 * 128'256 / 2;
+  struct Case {
+    PipelineSchedule schedule;
+    int v;
+    std::int64_t global_batch;  // m = global_batch / 8
+    std::int64_t logits_held;
+  };
+  for (const Case c :
+       {Case{PipelineSchedule::OneFOneB, 1, 64, 1}, Case{PipelineSchedule::GPipe, 1, 64, 8},
+        Case{PipelineSchedule::Interleaved, 2, 64, 1}, Case{PipelineSchedule::Interleaved, 2, 32, 4}}) {
+    CAPTURE(static_cast<int>(c.schedule));
+    CAPTURE(c.global_batch);
+    const LlmLayout l{.dp = 8,
+                      .tp = 2,
+                      .pp = 4,
+                      .zero = 1,
+                      .schedule = c.schedule,
+                      .virtual_stages = c.v,
+                      .global_batch = c.global_batch};
+    const workloads::TransformerMemoryInput in{
+        .model = s.model, .micro_batch = 1, .tp = 2, .value_bytes = 2, .zero = 1, .dp = 8};
+    const auto stages = workloads::pipeline_memory(
+        in, {.pp = 4, .schedule = c.schedule, .virtual_stages = c.v}, static_cast<int>(l.micro_batches()));
+    // Every stage, the interleaved ones' warm-ups too (the closed form held later stages at
+    // min(p - s, m) micro-batches).
+    for (int st = 0; st < 4; ++st) {
+      CAPTURE(st);
+      CHECK(analysis::llm_stage_memory(s, l, st).activations ==
+            stages[static_cast<std::size_t>(st)].memory.activations);
+    }
+    // The logits' share: what the last stage holds over the layers' activations alone.
+    const std::int64_t layers_only = static_cast<std::int64_t>(stages[3].in_flight * stages[3].layers + 0.5) *
+                                     workloads::layer_activation_bytes(in);
+    CHECK(stages[3].memory.activations.count() - layers_only == c.logits_held * logits);
+  }
+}
+
 TEST_CASE("llm closed forms: a mixture of experts is planned with its experts, as run models it") {
   // Mixtral 8x7B (8 experts, top 2; transformers.md). The planner kept the experts and top_k in fields
   // of its own that were never set, so it planned Mixtral as a dense model: one MLP a token (its

@@ -116,6 +116,32 @@ TEST_CASE("llm planner: the capacity is named where it came from, --gpu only whe
         "V100 (--gpu)");
 }
 
+TEST_CASE("llm planner: a preset's own GPU holds the memory, as run checks it (dgx2's 32 GB V100)") {
+  // The kernel times of dgx2 are the V100-SXM2-16GB's, but its parts have 32 GiB: the plan checked
+  // every layout against 16 GiB while naming "V100-SXM3-32GB of dgx2", and run checks 32 GiB.
+  const analysis::LlmPlanRequest dgx2 =
+      analysis::make_llm_plan_request({.model = "llama3-8b", .gpus = 16, .cluster = "dgx2"});
+  CHECK(dgx2.memory.source == "V100-SXM3-32GB of dgx2");
+  CHECK(dgx2.memory.bytes == sim::Bytes::gib(32));
+  const analysis::LlmPlanRequest pcie =
+      analysis::make_llm_plan_request({.model = "llama3-8b", .gpus = 16, .cluster = "pcie-server"});
+  CHECK(pcie.memory.source == "V100-PCIE-16GB of pcie-server");
+  CHECK(pcie.memory.bytes == sim::Bytes::gib(16));
+  // --gpu names its own part's memory whatever the cluster.
+  const analysis::LlmPlanRequest named =
+      analysis::make_llm_plan_request({.model = "llama3-8b", .gpus = 16, .gpu = "v100", .cluster = "dgx2"});
+  CHECK(named.memory.bytes == sim::Bytes::gib(16));
+  // And the kernel times are the V100-SXM2-16GB's: said as run and the 2017 networks' plan say it (the
+  // transformer plan said nothing of it).
+  CHECK(
+      dgx2.gpu_note.starts_with("dgx2 has V100-SXM3-32GB, another part of the V100: the kernel times are "
+                                "the V100-SXM2-16GB's"));
+  CHECK(pcie.gpu_note.starts_with("pcie-server has V100-PCIE-16GB"));
+  CHECK(named.gpu_note.empty());  // --gpu v100 asks for that part's kernels
+  CHECK(analysis::make_llm_plan_request({.model = "llama3-8b", .gpus = 16, .cluster = "dgx1-v100"})
+            .gpu_note.empty());
+}
+
 TEST_CASE("llm planner: refuses when nothing fits, naming the option") {
   analysis::LlmPlanOptions o{.model = "gpt3-175b", .gpus = 1024, .gpu = "a100-80gb"};
   const analysis::LlmPlanRequest r = analysis::make_llm_plan_request(o);

@@ -303,9 +303,10 @@ std::string gpu_mismatch_note(const std::string& text) {
 
 TEST_CASE("run: a V100 preset of another part (pcie-server, dgx2) says whose kernel times run") {
   // Both take the V100-SXM2-16GB's kernel times under gpu: auto; they ran them without a word.
-  const auto note_of = [](const std::string& preset) {
-    return gpu_mismatch_note("cluster: {preset: " + preset +
-                             "}\nworkload: {network: gnmt}\nparallelism: {dp: 2}\n");
+  const auto note_of = [](const std::string& preset, const std::string& network = "gnmt") {
+    const std::string model = network == "gnmt" ? "" : ", model: {layers_simulated: 1}";
+    return gpu_mismatch_note("cluster: {preset: " + preset + ", gpu_memory: 1 TiB}\nworkload: {network: " +
+                             network + model + "}\nparallelism: {dp: 2}\n");
   };
   CHECK(note_of("pcie-server") ==
         "pcie-server has V100-PCIE-16GB, another part of the V100: the kernel times are the "
@@ -317,6 +318,11 @@ TEST_CASE("run: a V100 preset of another part (pcie-server, dgx2) says whose ker
                           "1.0567}\nparallelism: {dp: 2}\n") ==
         "dgx2 has V100-SXM3-32GB, another part of the V100: the kernel times are the "
         "V100-SXM2-16GB's, scaled by workload.compute_speed 1.0567");
+  // A transformer's cost model prices the V100-SXM2-16GB too ("calibrated on one GPU of this kind"):
+  // on these presets it said nothing more.
+  CHECK(note_of("pcie-server", "llama3-8b") == note_of("pcie-server"));
+  CHECK(note_of("dgx2", "llama3-8b") == note_of("dgx2"));
+  CHECK(note_of("dgx-h100", "llama3-8b") == "(none)");
 }
 
 TEST_CASE("run, plan and study: one rule for the note of a V100 preset of another part") {
@@ -490,6 +496,41 @@ TEST_CASE("run: every conclusion it prints agrees with its own rows") {
   check_run_verdicts(
       "cluster: {preset: dgx1-v100, gpu_memory: 2 GiB}\nworkload: {network: biglstm}\nparallelism: {dp: 4, "
       "mp: 2}\n");
+}
+
+TEST_CASE("run: a pipeline's peak memory line gives the critical GPU its own stage's peak") {
+  // Llama 3 8B's 2-layer slice at dp 2 x pp 2: stage 0 (GPUs 0, 1) holds the embedding and two
+  // micro-batches in flight under 1F1B, stage 1 (GPUs 2, 3) the LM head and its FP32 logits. The run
+  // showed the largest stage's 16.1 GiB as "GPU 0 (critical, largest)", GPU 0 being stage 0's.
+  const scenarios::ResolvedScenario r = scenarios::resolve(scenarios::parse_scenario(
+      "cluster: {preset: dgx-h100}\nworkload: {network: llama3-8b, model: {layers_simulated: 2}}\n"
+      "parallelism: {dp: 2, pp: 2}\ntraining: {micro_batch: 1, global_batch: 4}\n",
+      "v.yaml"));
+  const analysis::ScenarioRun run = analysis::run_scenario(r, {});
+  const auto& stages = r.transformer->memory_by_stage.ranks;
+  REQUIRE(stages.size() == 2);
+  REQUIRE(run.memory.ranks.size() == 2);
+  const sim::Bytes stage0 = stages[0].peak.total(), stage1 = stages[1].peak.total();
+  REQUIRE(stage0 < stage1);  // the logits: 8,192 x 128,256 x 4 B = 3.9 GiB on the last stage
+  const int critical = run.step.critical.gpu;
+  const int stage = analysis::mp_rank_of_gpu(run.mapping, critical);
+  CHECK(stage == critical / 2);  // stage s on GPUs s x dp x tp onwards
+  const auto lines = analysis::run_metrics(run);
+  const sim::Bytes own = stage == 0 ? stage0 : stage1;
+  CHECK(metric(lines, "peak memory")
+            .starts_with("GPU " + std::to_string(critical) +
+                         (stage == 1 ? " (critical, largest): " : " (critical): ") +
+                         workloads::format_gib(own) + " of 80 GiB"));
+  if (stage == 0) {
+    const std::string largest = metric(lines, "peak memory, largest GPU");
+    REQUIRE(largest.starts_with("GPU "));
+    CHECK(std::stoi(largest.substr(4)) / 2 == 1);
+    CHECK(largest.find("(largest): " + workloads::format_gib(stage1) + " of 80 GiB") != std::string::npos);
+  }
+  // summary.json: one entry per stage, and the largest is a stage-1 GPU.
+  const std::string json = analysis::memory_json(run.memory, run.mapping, run.gpu_capacity, critical);
+  CHECK(json.find("\"peak_bytes\": " + std::to_string(stage0.count())) != std::string::npos);
+  CHECK(json.find("\"peak_bytes\": " + std::to_string(stage1.count())) != std::string::npos);
 }
 
 TEST_CASE("run: time to train with a global batch over the dataset counts its steps from samples") {

@@ -10,6 +10,8 @@
 #include "sim/error.h"
 #include "tests/unit/toy_profile.h"
 #include "topology/presets.h"
+#include "workloads/generators/transformer_gen.h"
+#include "workloads/gpu/gpu.h"
 #include "workloads/program/pipeline_program.h"
 #include "workloads/program/tensor_parallel.h"
 
@@ -154,6 +156,35 @@ TEST_CASE("pipeline: stages hold whole layers, the embedding with the first and 
         std::vector<int>{0, 0, 0, 1, 1});
   p.ops[3].inputs = {0};
   CHECK_THROWS_WITH_AS(workloads::pipeline_chunk_of_op(p, {.pp = 2}), doctest::Contains("chain"), InputError);
+}
+
+TEST_CASE("pipeline: a mixture's layer is one layer, its experts op in its stage") {
+  // Mixtral's 3-layer slice: each layer is two ops, "layer.N" (attention, router) and
+  // "layer.N.experts". Both were counted as layers: pipeline.stages counted ops, and 3 layers over
+  // pp 2 cut layer 1 between the stages while the memory model gave them 1 and 2 layers.
+  const workloads::TransformerStep step = workloads::generate_transformer(
+      {.model = workloads::named_transformer("mixtral-8x7b"), .micro_batch = 1, .layers_simulated = 3},
+      workloads::transformer_cost(workloads::gpu_by_key("h100"), workloads::Precision::Bf16));
+  CHECK(workloads::pipeline_layer_count(step.profile) == 3);
+  const auto chunk_of = [&](const std::vector<int>& chunks, const std::string& name) {
+    for (std::size_t v = 0; v < step.profile.ops.size(); ++v)
+      if (step.profile.ops[v].name == name) return chunks[v];
+    FAIL("no op " << name);
+    return -1;
+  };
+  const std::vector<int> balanced = workloads::pipeline_chunk_of_op(step.profile, {.pp = 2});
+  CHECK(workloads::balanced_layers(3, 2) == std::vector<int>{1, 2});  // as the memory model splits them
+  for (int l = 0; l < 3; ++l) {
+    const std::string layer = "layer." + std::to_string(l);
+    CHECK(chunk_of(balanced, layer) == (l == 0 ? 0 : 1));
+    CHECK(chunk_of(balanced, layer + ".experts") == chunk_of(balanced, layer));
+  }
+  const std::vector<int> listed =
+      workloads::pipeline_chunk_of_op(step.profile, {.pp = 2, .chunk_layers = {2, 1}});
+  CHECK(chunk_of(listed, "layer.1.experts") == 0);
+  CHECK(chunk_of(listed, "layer.2") == 1);
+  CHECK_THROWS_WITH_AS(workloads::pipeline_chunk_of_op(step.profile, {.pp = 2, .chunk_layers = {2, 4}}),
+                       doctest::Contains("the model has 3"), InputError);
 }
 
 TEST_CASE("pipeline with tp: the replicas share one replica's streams, exactly as if built GPU by GPU") {

@@ -4,6 +4,7 @@
 // one-GPU calibration figures (all expected values computed here, independently of the code).
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <string>
 
@@ -222,6 +223,45 @@ TEST_CASE("transformer: the whole model's parameters per rank are its layers' co
       }
     }
   }
+}
+
+TEST_CASE("transformer pipeline: the last stage holds the logits of each micro-batch awaiting its backward") {
+  // Llama 3 8B cut to 4 layers, pp 2, 4 micro-batches: the last stage computes each micro-batch's
+  // loss on FP32 logits of s x V values and keeps them for its backward. 1F1B runs each loss's
+  // backward at once (one set held), GPipe runs every forward first (all four); the logits were
+  // counted once under every schedule.
+  TransformerModel m = named_transformer("llama3-8b");
+  m.layers = 4;
+  const TransformerMemoryInput in{.model = m};
+  const std::int64_t layer = layer_activation_bytes(in);
+  const std::int64_t logits = 4 * m.sequence * padded_vocab(m, 1);  // 8,192 x 128,256 x 4 B = 3.9 GiB
+  const auto last = [&](PipelineSchedule schedule) {
+    return pipeline_memory(in, {.pp = 2, .schedule = schedule}, 4).back().memory.activations.count();
+  };
+  CHECK(last(PipelineSchedule::OneFOneB) == 2 * layer + logits);
+  CHECK(last(PipelineSchedule::GPipe) == 4 * (2 * layer + logits));
+  // The first stage holds no logits: 2 micro-batches of 2 layers under 1F1B, 4 under GPipe.
+  CHECK(pipeline_memory(in, {.pp = 2}, 4).front().memory.activations.count() == 2 * 2 * layer);
+  CHECK(pipeline_memory(in, {.pp = 2, .schedule = PipelineSchedule::GPipe}, 4)
+            .front()
+            .memory.activations.count() == 4 * 2 * layer);
+  // logits_in_flight's closed form against the last stage's own order of tasks.
+  for (const PipelineSchedule schedule :
+       {PipelineSchedule::OneFOneB, PipelineSchedule::GPipe, PipelineSchedule::Interleaved})
+    for (const int pp : {2, 3, 4, 8})
+      for (const int v : {1, 2, 4}) {
+        if ((schedule == PipelineSchedule::Interleaved) != (v > 1)) continue;
+        for (const int mb : {1, pp, 2 * pp, 3 * pp + 1}) {
+          if (schedule == PipelineSchedule::Interleaved && mb % pp != 0) continue;
+          int now = 0, most = 0;
+          for (const PipelineTask& t : stage_schedule(schedule, {pp, v, mb}, pp - 1))
+            if (t.chunk == v - 1) most = std::max(most, now += t.backward ? -1 : 1);
+          CAPTURE(pp);
+          CAPTURE(v);
+          CAPTURE(mb);
+          CHECK(logits_in_flight({.pp = pp, .schedule = schedule, .virtual_stages = v}, mb) == most);
+        }
+      }
 }
 
 TEST_CASE("transformer: the one-GPU calibration figures are reproduced within 3%") {

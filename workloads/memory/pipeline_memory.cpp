@@ -49,10 +49,30 @@ std::vector<StageMemory> pipeline_memory(const TransformerMemoryInput& in, const
     st.in_flight = static_cast<double>(held) / st.layers;
     std::int64_t act = held * layer_activation_bytes(in);
     if (in.recompute == Recompute::Full) act += layer_activation_bytes(full_layer);
-    if (head) act += 4 * m.sequence * in.micro_batch * padded_vocab(m, in.tp) / in.tp;  // FP32 logits
+    if (head) act += pipeline_logits_bytes(in) * logits_in_flight(o, micro_batches);
     st.memory.activations = sim::Bytes::of(act);
   }
   return out;
+}
+
+std::int64_t pipeline_logits_bytes(const TransformerMemoryInput& in) {
+  return 4 * in.model.sequence * in.micro_batch * padded_vocab(in.model, in.tp) / in.tp;
+}
+
+int logits_in_flight(const PipelineOptions& o, int m) {
+  // Closed, as the planner evaluates it for every layout (a test holds it to stage_schedule's
+  // order): the last stage runs each loss's backward right after its forward under 1F1B, and under
+  // interleaved once m > pp; GPipe, and interleaved with m = pp, run every forward first.
+  if (o.pp <= 1) return 1;
+  switch (o.schedule) {
+    case PipelineSchedule::GPipe:
+      return m;
+    case PipelineSchedule::Interleaved:
+      return m == o.pp ? m : 1;
+    case PipelineSchedule::OneFOneB:
+      break;
+  }
+  return 1;
 }
 
 int largest_stage(const std::vector<StageMemory>& stages) {

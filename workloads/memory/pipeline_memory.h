@@ -4,7 +4,8 @@
 // micro-batch whose forward it has run and whose backward it has not, counted along the stage's
 // schedule (pipeline_schedule.h): 1F1B holds min(p − s, m) micro-batches on stage s (p on the
 // first), GPipe all m, interleaved (p − s − 1)·2 + (v − 1)·p + 1 chunk passes (Narayanan et al.
-// 2021, §2.2; ../shared/reference/transformers.md); the loss's FP32 logits on the last.
+// 2021, §2.2; ../shared/reference/transformers.md); the loss's FP32 logits on the last, for each
+// micro-batch whose loss it holds for its backward (one under 1F1B, m under GPipe).
 //   auto stages = pipeline_memory({.model = named_transformer("gpt3-175b"), .tp = 8}, {.pp = 8}, 64);
 //   stages[0].in_flight == 8
 #pragma once
@@ -24,6 +25,15 @@ struct StageMemory {
 // One entry per stage; `in.model.layers` is the layers pipelined (a slice's), `micro_batches` m.
 std::vector<StageMemory> pipeline_memory(const TransformerMemoryInput& in, const PipelineOptions& pipeline,
                                          int micro_batches);
+
+// One micro-batch's FP32 logits of the loss, on each GPU of the last stage (the vocabulary padded
+// and split over tp, as the step computes it).
+std::int64_t pipeline_logits_bytes(const TransformerMemoryInput& in);
+// The most micro-batches whose loss the last stage holds at once for their backward (its model
+// chunk's forwards not yet run backward): 1 under 1F1B, m under GPipe, m under interleaved with
+// m = pp (every forward first, as Megatron-LM warms up then). The logits were counted once under
+// every schedule: a GPipe last stage of Llama 3 8B at m 4 held 3.9 GiB of them, not 15.7.
+int logits_in_flight(const PipelineOptions& pipeline, int micro_batches);
 
 // The stage that holds the most (the first of equals): what one GPU of the pipeline needs.
 int largest_stage(const std::vector<StageMemory>& stages);

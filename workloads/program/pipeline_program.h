@@ -25,8 +25,9 @@
 
 namespace hybridsim::workloads {
 
-// The global model chunk (0 .. pp·v − 1) of each op: the ops named "layer.*" (every op when none
-// is) split by options.chunk_layers (or balanced_layers), the ops before the first layer with
+// The global model chunk (0 .. pp·v − 1) of each op: the ops named "layer.N" (every op when none
+// is) split by options.chunk_layers (or balanced_layers), a layer's other ops ("layer.N.experts")
+// with it, the ops before the first layer with
 // chunk 0 and those after the last with the last chunk. InputError when the ops are not a chain
 // (each op reading only the one before it) or pipeline_problem finds one.
 std::vector<int> pipeline_chunk_of_op(const Profile& profile, const PipelineOptions& options);
