@@ -152,27 +152,9 @@ workloads::MpPlacement every_gpu_used(const Scenario& s, workloads::MpPlacement 
                    ", or placement rules that say where each op goes");
 }
 
-// parallelism.placement other than auto with mp 1: a worker of one GPU runs every op there whatever the
-// placement says, so `placement: layers` (or rules sending every op to GPU 0) ran the step of auto with
-// exit 0; a transformer's ops go where tp and pp put them. Refused at the key, naming mp.
-void refuse_placement_without_mp(const Scenario& s) {
-  const PlacementSettings& pl = s.parallelism.placement;
-  if (s.parallelism.mp > 1 || pl.kind == PlacementSettings::Kind::Auto ||
-      !s.provenance.where.contains("parallelism.placement"))
-    return;
-  throw InputError(
-      location_of(s, "parallelism.placement") +
-      ": parallelism.placement: places a worker's ops over its parallelism.mp GPUs, but mp is 1: "
-      "every op runs on the worker's one GPU whatever it says" +
-      (is_transformer(s) ? " (a transformer's layers go where parallelism.tp and pp put them)"
-                         : std::string()) +
-      "; expected it left out (auto), or mp > 1");
-}
-
 workloads::MpPlacement build_placement(const Scenario& s, const workloads::Profile& profile) {
   const int mp = s.parallelism.mp;
   const PlacementSettings& pl = s.parallelism.placement;
-  refuse_placement_without_mp(s);
   if (pl.kind != PlacementSettings::Kind::Rules) return every_gpu_used(s, partitioned(s, profile), profile);
   std::vector<workloads::PlacementRule> rules;
   for (std::size_t i = 0; i < pl.rules.size(); ++i) {

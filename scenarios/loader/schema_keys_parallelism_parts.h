@@ -32,8 +32,7 @@ inline constexpr ScenarioKey kParallelism[] = {
               "(branches for inception-v3, stacks for gnmt, layers otherwise); layers: contiguous "
               "layers with balanced compute; stacks: each stack of layers (enc.*, dec.*) split by "
               "depth; branches: parallel branches spread over the GPUs; a list: rules "
-              "tried in order, first match wins, every op must match one. Other than auto with mp 1 "
-              "(a transformer too), where every op runs on the worker's one GPU: refused."},
+              "tried in order, first match wins, every op must match one."},
      {.read = read_placement, .write = write_placement}},
     {{.path = "parallelism.placement[]", .kind = K::Section, .help = "One placement rule."}},
     {{.path = "parallelism.placement[].match",
