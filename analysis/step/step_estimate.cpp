@@ -183,7 +183,6 @@ StepEstimate estimate_program(const StepSetup& setup, const workloads::StepProgr
         // front (a ring they share cannot fold alone: two of its edges on one NVSwitch link), every GPU.
         Attempt plain;
         if (estimate_once(setup, program, fold, Embed::Off, nullptr, &plain) || !plain.unsuitable) return *e;
-        if (auto refused = every_gpu_past_cap(setup, e, plain.why)) return *refused;
         return either_way(*e, every_gpu_estimate(setup, program, progress));
       }
       if (first_try) keep.folded = nullptr;  // as above: refined or every GPU next

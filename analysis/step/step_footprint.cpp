@@ -40,15 +40,18 @@ std::int64_t program_bytes(const workloads::StepProgram& program) {
   for (const sim::GpuProgram& gpu : program.gpus) {
     bytes += heap_array<sim::StreamProgram>(gpu.streams.size());
     for (const sim::StreamProgram& stream : gpu.streams) {
-      if (stream.tasks.is_shared()) shared.emplace_back(stream.tasks.same_tasks(), stream.tasks.size());
-      else bytes += heap_array<sim::Task>(stream.tasks.size());
+      if (stream.tasks.is_shared())
+        shared.emplace_back(stream.tasks.same_tasks(), stream.tasks.size());
+      else
+        bytes += heap_array<sim::Task>(stream.tasks.size());
     }
   }
   std::sort(shared.begin(), shared.end());
   shared.erase(std::unique(shared.begin(), shared.end()), shared.end());
   for (const auto& list : shared) bytes += heap_block(kSharedListBlock) + heap_array<sim::Task>(list.second);
   bytes += heap_array<workloads::CollectiveSpec>(program.collectives.size());
-  for (const workloads::CollectiveSpec& spec : program.collectives) bytes += heap_array<int>(spec.members.size());
+  for (const workloads::CollectiveSpec& spec : program.collectives)
+    bytes += heap_array<int>(spec.members.size());
   bytes += heap_array<workloads::KernelLabel>(program.labels.size()) +
            heap_array<int>(program.worker_of_gpu.size()) + heap_array<int>(program.mp_rank_of_gpu.size());
   return bytes;
@@ -70,7 +73,8 @@ std::int64_t attempt_bytes(const workloads::StepProgram& program, const sim::Ste
     if (folded && fold.shadow[c] != 0) continue;
     // A collective built: its ranks' streams, and its ranks running (bits) where loads are kept.
     const std::size_t ranks = program.collectives[c].members.size();
-    bytes += heap_array<std::uint32_t>(ranks) + (shape.loads ? heap_array<std::uint64_t>((ranks + 63) / 64) : 0);
+    bytes +=
+        heap_array<std::uint32_t>(ranks) + (shape.loads ? heap_array<std::uint64_t>((ranks + 63) / 64) : 0);
   }
   std::int64_t streams = 0, tasks = 0;
   for (std::size_t g = 0; g < program.gpus.size(); ++g) {

@@ -37,7 +37,8 @@ std::int64_t estimated_memory(int gpus, const std::vector<std::string>& more) {
 
 }  // namespace
 
-TEST_CASE("step footprint: a folded pipeline's estimate grows with its GPUs, as its run's program and arrays do") {
+TEST_CASE(
+    "step footprint: a folded pipeline's estimate grows with its GPUs, as its run's program and arrays do") {
   // Folded onto one replica's 64 GPUs, the step's collectives' state and messages in flight stay flat
   // (40.6-40.9 MB from 128 to 512 GPUs before), while the run holds each GPU's program and each of its
   // collectives' spec, array slots and ranks' table: 26.6 collectives a GPU here (213 at 64
@@ -56,7 +57,9 @@ TEST_CASE("step footprint: a folded pipeline's estimate grows with its GPUs, as 
   }
 }
 
-TEST_CASE("step estimate: an every-GPU set-up past the memory cap is refused before it is built, and the cap it quotes runs it") {
+TEST_CASE(
+    "step estimate: an every-GPU set-up past the memory cap is refused before it is built, and the cap it "
+    "quotes runs it") {
   // Trees over 2 replicas: a folded tree may be crossed by the pipeline's transfers
   // (CrossingForecast), so the folded try is given up after its set-up and the estimate goes to every
   // GPU. Its state there is counted from the folded try's collectives (a shadow as its
@@ -72,10 +75,11 @@ TEST_CASE("step estimate: an every-GPU set-up past the memory cap is refused bef
   } catch (const InputError& e) {
     what = e.what();
   }
-  CHECK(what.find("the step would hold about 167 MB of simulation state (143104 messages in flight at once), "
-                  "once its fold is given up (a folded tree shares a link with an all-to-all or transfers that "
-                  "may run at once) and every GPU is simulated, as counted before that is set up, over the "
-                  "limit simulation.max_memory = 100 MB; raise it to 170 MB or more") != std::string::npos);
+  CHECK(
+      what.find("the step would hold about 167 MB of simulation state (143104 messages in flight at once), "
+                "once its fold is given up (a folded tree shares a link with an all-to-all or transfers that "
+                "may run at once) and every GPU is simulated, as counted before that is set up, over the "
+                "limit simulation.max_memory = 100 MB; raise it to 170 MB or more") != std::string::npos);
   // The cap quoted passes the estimate's every-GPU set-up, and the run (which folds: the forecast is
   // a caution).
   std::vector<std::string> raised = tree;
