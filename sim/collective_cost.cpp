@@ -7,6 +7,7 @@
 #include <string>
 
 #include "sim/collective_chain.h"
+#include "sim/heap_bytes.h"
 #include "sim/ring_collective.h"
 #include "sim/tree_collective.h"
 
@@ -14,19 +15,6 @@ namespace hybridsim::sim {
 
 namespace {
 
-// The heap a block of n bytes takes (glibc, 64-bit): its chunk, n plus an 8-byte header rounded up
-// to 16, at least 32; a block of 128 KiB or more is mapped on its own, rounded up to pages.
-std::int64_t heap_block(std::int64_t n) {
-  if (n <= 0) return 0;  // an empty vector allocates nothing
-  if (n >= 128 * 1024) return (n + 16 + 4095) / 4096 * 4096;
-  return std::max<std::int64_t>(32, (n + 8 + 15) / 16 * 16);
-}
-template <typename T>
-std::int64_t heap_array(std::size_t count) {
-  // Over-aligned elements (the ring's positions, the tree's nodes) may take up to one alignment more.
-  const std::int64_t slack = alignof(T) > 16 ? static_cast<std::int64_t>(alignof(T)) : 0;
-  return count == 0 ? 0 : heap_block(static_cast<std::int64_t>(count * sizeof(T))) + slack;
-}
 // A route held as its own vector (a ring position's, a tree edge's in the plan).
 std::int64_t route_block(const std::vector<LinkId>& route) { return heap_array<LinkId>(route.size()); }
 

@@ -538,7 +538,7 @@ StepResult simulate_once(const StepSetup& setup, const workloads::StepProgram& p
   if (embed == Embed::On) set_embedded_to_run(*setup.topology, fold, embedded, network);
   if (!fold.empty() && !shared_rings_may_fold(program, fold, collectives.owned, attempt, &parts)) return {};
   const StepEstimate estimate =
-      step_budget_cost(program, collectives.owned, fold.fold, fold.shadow_of, &parts);
+      step_budget_cost(program, collectives.owned, fold.fold, fold.shadow_of, &parts, attempt_shape(setup));
   const std::uint64_t given_up = attempt.before + attempt.given_up_events;
   charge_attempt(estimate, budget, setup.limits.max_events, given_up);
 
@@ -608,10 +608,18 @@ std::optional<StepEstimate> estimate_staged(const StepSetup& setup, const worklo
   }
   sim::WorkProgress* told = progress ? &stage.parts : nullptr;
   if (!fold.empty() && !shared_rings_may_fold(program, fold, owned, attempt, told)) return {};
+  // Where the fold is given up below, its count says what the every-GPU way would hold
+  // (estimate_program checks it before that way is set up).
+  const auto count = [&] {
+    if (!fold.empty())
+      attempt.counted =
+          step_budget_cost(program, owned, fold.fold, fold.shadow_of, nullptr, attempt_shape(setup));
+  };
   // A ring they share that will run in full: the run gives the fold up after it (check_step_fold).
   if (auto why = folded_ring_expected_in_full(program, fold, owned)) {
     attempt.unsuitable = true;
     attempt.why = std::move(*why);
+    count();
     return {};
   }
   // A folded collective that another party is expected to cross: the run gives the attempt up
@@ -619,10 +627,11 @@ std::optional<StepEstimate> estimate_staged(const StepSetup& setup, const worklo
   if (auto why = crossing.expected_crossed(owned)) {
     attempt.interfered = true;
     attempt.why = std::move(*why);
+    count();
     return {};
   }
   attempt.embed_bounded = stage.embedded.bounded;
-  return step_budget_cost(program, owned, fold.fold, fold.shadow_of, told);
+  return step_budget_cost(program, owned, fold.fold, fold.shadow_of, told, attempt_shape(setup));
 }
 
 }  // namespace
@@ -667,6 +676,10 @@ StepResult simulate_attempt(const StepSetup& setup, const workloads::StepProgram
   attempt.given_up_events = r.events;
   const std::string again = std::string(what) + ", again without embedding its rings";
   return simulate_once(setup, program, observers, fold, attempt, Embed::Off, again);
+}
+
+AttemptShape attempt_shape(const StepSetup& setup) {
+  return {.links = setup.topology->links().size(), .loads = setup.executor.contention};
 }
 
 // What a progress line says the step is doing.

@@ -15,6 +15,7 @@
 
 #include "analysis/step/step_estimate.h"
 #include "analysis/step/step_fold.h"
+#include "analysis/step/step_footprint.h"
 #include "analysis/step/step_runner.h"
 #include "sim/work_progress.h"
 
@@ -40,6 +41,10 @@ struct Attempt {
   std::string why;
 
   std::vector<std::uint64_t> signature;
+  // An estimate's (estimate_once) whose folded try is given up after its set-up (a ring they share
+  // that will run in full, a folded collective another party is expected to cross): its count, whose
+  // every_gpu_held and full_memory say what the every-GPU way would hold before that is built.
+  std::optional<StepEstimate> counted;
 };
 
 // Whether rings that share links are folded together (sim/fast/ring_embedding.h).
@@ -107,12 +112,15 @@ std::optional<StepEstimate> estimate_once(const StepSetup& setup, const workload
 // check_step_budget's figures: the program's task events, the collectives' state, and the full cost
 // of those that cannot fold (step_runner.cpp); under a fold, only the representatives' tasks. Its
 // full_events count every GPU and collective, a shadow (null) as the collective `shadow_of` names.
+// Its held bytes are the program's and an attempt's of `shape` (analysis/step/step_footprint.h).
 // `progress` (null: none) is told collective by collective (a ring of 65,536 GPUs: milliseconds).
 StepEstimate step_budget_cost(const workloads::StepProgram& program,
                               const std::vector<std::unique_ptr<sim::Collective>>& collectives,
                               const sim::StepFold& fold = {},
                               const std::vector<std::uint32_t>& shadow_of = {},
-                              sim::WorkProgress* progress = nullptr);
+                              sim::WorkProgress* progress = nullptr, const AttemptShape& shape = {});
+// The shape of a step's attempts (its network's links, whether it keeps loads).
+AttemptShape attempt_shape(const StepSetup& setup);
 
 // What a progress line says the step is doing.
 std::string attempt_label(const StepSetup& setup, std::string_view how);

@@ -23,6 +23,7 @@ sim::SimulationLimits run_limits(const sim::SimulationLimits& limits) {
 }
 
 void StepEstimate::charge(sim::SimulationBudget& budget, std::uint64_t max_events) const {
+  if (refused) throw *refused;
   // The expected events include the sure ones (every collective that cannot fold, in full) and may
   // pass the cap where those do not: a step whose folded collectives' models are long is refused
   // here, before its first event, not after its models ran. In a run that passes, each folded
@@ -35,7 +36,7 @@ void StepEstimate::charge(sim::SimulationBudget& budget, std::uint64_t max_event
     over.upper = full_events;
     throw over;
   }
-  budget.record(task_events, state_bytes);
+  budget.record(task_events, state_bytes + held_bytes);
   budget.record_in_flight(in_flight);  // what a fallback is checked against with every other's
   try {
     // The sure events, and every message that may be in flight at once (not only the sure
@@ -83,11 +84,37 @@ StepEstimate either_way(const StepEstimate& folded, const StepEstimate& every_gp
   const auto events = static_cast<std::uint64_t>(std::llround(mean));
   if (events > out.events()) out.collective_events.queue += events - out.events();
   out.state_bytes = std::max(folded.state_bytes, every_gpu.state_bytes);
+  out.held_bytes = std::max(folded.held_bytes, every_gpu.held_bytes);
+  out.every_gpu_held = std::max(folded.every_gpu_held, every_gpu.every_gpu_held);
   out.in_flight = std::max(folded.in_flight, every_gpu.in_flight);
   out.full_events = std::max(folded.full_events, every_gpu.full_events);
   out.full_memory = std::max(folded.full_memory, every_gpu.full_memory);
   out.full_in_flight = std::max(folded.full_in_flight, every_gpu.full_in_flight);
   out.way = "folded or every GPU simulated";
+  return out;
+}
+
+// Before the ladder's every-GPU way is set up: where what it holds before its first message (its
+// collectives' state, its program and its attempt's arrays), counted from a folded try's collectives
+// (`counted`, null: none counted), is past the memory cap, that count, refused (StepEstimate::refused:
+// its check throws), so that the set-up is never built. Set up first, a GPT-3 pipeline of 4,096 GPUs
+// whose fold was given up (CrossingForecast) built 9 GB of collectives before its estimate was
+// checked (issue 31, memp). The refusal quotes that way's whole figure.
+std::optional<StepEstimate> every_gpu_past_cap(const StepSetup& setup,
+                                               const std::optional<StepEstimate>& counted,
+                                               const std::string& why) {
+  const std::int64_t cap = setup.limits.max_memory;
+  if (!counted || cap == 0 || counted->every_gpu_held <= cap) return std::nullopt;
+  StepEstimate out = *counted;
+  out.way = "every GPU simulated";
+  sim::BudgetExceeded over(sim::BudgetExceeded::Kind::Memory,
+                           static_cast<std::uint64_t>(counted->full_memory), static_cast<std::uint64_t>(cap),
+                           counted->full_in_flight,
+                           "its fold is given up (" + why +
+                               ") and every GPU is simulated, as counted before "
+                               "that is set up");
+  over.upper = static_cast<std::uint64_t>(counted->full_memory);
+  out.refused = std::move(over);
   return out;
 }
 
@@ -125,6 +152,9 @@ StepEstimate estimate_program(const StepSetup& setup, const workloads::StepProgr
   // every GPU's (as simulate_program takes it).
   FirstAttempt kept;
   FirstAttempt& keep = first != nullptr ? *first : kept;
+  // The last folded try's count where it was given up after its set-up, and why.
+  std::optional<StepEstimate> counted;
+  std::string given_up;
   if (setup.collective.fast_path != sim::FastPath::Off) {
     // Told part by part, as the run's set-up is (16,384 GPUs: seconds each).
     ProgramBuildTicks ticks(progress, progress ? attempt_label(setup, "estimating its events") : "");
@@ -168,10 +198,13 @@ StepEstimate estimate_program(const StepSetup& setup, const workloads::StepProgr
         return either_way(*e, every_gpu_estimate(setup, program, progress));
       }
       if (first_try) keep.folded = nullptr;  // as above: refined or every GPU next
+      counted = std::move(refused.counted);
+      given_up = refused.why;
       if (!refused.fold_broken || refused.unsuitable) break;
       refine_classes(refine, refused.signature);
     }
   }
+  if (auto refused = every_gpu_past_cap(setup, counted, given_up)) return *refused;
   // The ladder's every-GPU try comes first where it folds nothing.
   const bool first_try = first != nullptr && !keep.fold;
   return every_gpu_estimate(setup, program, progress, first_try ? &keep.every_gpu : nullptr);

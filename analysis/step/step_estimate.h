@@ -10,6 +10,7 @@
 #pragma once
 #include <algorithm>
 #include <cstdint>
+#include <optional>
 #include <string_view>
 
 #include "sim/budget.h"
@@ -30,17 +31,25 @@ struct StepEstimate {
   // sim/collective.h): on the step's queue (in full, embedded rings) and on folded models'.
   sim::ExpectedEvents collective_events{};
   std::int64_t state_bytes = 0;  // every collective's state
+  // What its run holds beside: its program, its attempt's arrays and its network
+  // (analysis/step/step_footprint.h), this way's.
+  std::int64_t held_bytes = 0;
   sim::SimulationCost sure{};    // the collectives that cannot fold, simulated in full
   // Every GPU's tasks and every collective in full (full_cost(), sim/collective.h): the ladder's last
   // way (step_runner.cpp), where it goes when a fold is given up, and the most any of its ways is
   // expected to take. A folded step's shadows count as their representatives do.
   std::uint64_t full_events = 0;
   // The state that last way holds: every GPU's collectives (full_cost().state_bytes, shadows as
-  // their representatives) and the most messages its network can hold in flight at once
-  // (full_in_flight), as its run checks it before its event loop; more than memory() wherever the
-  // step folds. What a memory cap must reach for the step to pass whichever way it runs
-  // (BudgetExceeded::upper), and a bound on what it holds.
+  // their representatives), its held bytes (every GPU's) and the most messages its network can hold
+  // in flight at once (full_in_flight), as its run checks it before its event loop; more than
+  // memory() wherever the step folds. What a memory cap must reach for the step to pass whichever way
+  // it runs (BudgetExceeded::upper), and a bound on what it holds.
   std::int64_t full_memory = 0;
+  // The same without its messages in flight: what the every-GPU way holds before its first message,
+  // whether its collectives fold or not; counted from this way's collectives (a shadow as its
+  // representative), so that a step whose fold is given up is refused before its every-GPU set-up
+  // is built where that alone is past the memory cap (estimate_program).
+  std::int64_t every_gpu_held = 0;
   // Those messages: each collective's most in flight (full_cost().in_flight) summed over those that
   // can have messages in flight at once (analysis/step/step_in_flight.h). `sure.in_flight` is the
   // same over the collectives that cannot fold.
@@ -54,17 +63,20 @@ struct StepEstimate {
   // "every GPU simulated", "every GPU and collective simulated in full", or "folded or every GPU
   // simulated" (the geometric mean of two where the plan cannot tell which holds). Progress lines say it.
   std::string_view way = {};
+  // Where the every-GPU way is refused before its set-up is built (estimate_program: what it would
+  // hold alone is past the memory cap), the refusal charge() and check() throw.
+  std::optional<sim::BudgetExceeded> refused;
   std::uint64_t events() const { return task_events + collective_events.total(); }
   // What a cap must reach for the step to pass whichever way it runs.
   std::uint64_t most_events() const { return std::max(events(), full_events); }
   std::uint64_t queue_events() const { return task_events + collective_events.queue; }
-  // A bound on what its run holds: every collective's state and `in_flight` messages.
+  // A bound on what its run holds: every collective's state, its held bytes and `in_flight` messages.
   std::int64_t memory() const {
-    return sim::SimulationCost{.state_bytes = state_bytes, .in_flight = in_flight}.memory();
+    return sim::SimulationCost{.state_bytes = state_bytes + held_bytes, .in_flight = in_flight}.memory();
   }
   // Records its sure figures in `budget` and throws sim::BudgetExceeded past its caps, as before the
   // run's event loop: the sure part, and events() past `max_events` (cause kEstimatedCause), saying
-  // full_events (or full_memory) where it is more (BudgetExceeded::upper).
+  // full_events (or full_memory) where it is more (BudgetExceeded::upper); `refused` where set.
   void charge(sim::SimulationBudget& budget, std::uint64_t max_events) const;
   // The same against a budget of its own.
   void check(const sim::SimulationLimits& limits) const;

@@ -13,9 +13,11 @@
 #include "analysis/step/step_attempt.h"
 #include "analysis/step/step_fold.h"
 #include "analysis/step/step_fold_p2p.h"
+#include "analysis/step/step_footprint.h"
 #include "analysis/step/step_in_flight.h"
 #include "sim/error.h"
 #include "sim/fast/folded_ring.h"
+#include "sim/saturating.h"
 #include "sim/work_progress.h"
 #include "topology/presets.h"
 #include "workloads/program/pipeline_program.h"
@@ -32,7 +34,7 @@ constexpr std::uint64_t kEventsPerTask = 2;
 StepEstimate step_budget_cost(const workloads::StepProgram& program,
                               const std::vector<std::unique_ptr<sim::Collective>>& collectives,
                               const sim::StepFold& fold, const std::vector<std::uint32_t>& shadow_of,
-                              sim::WorkProgress* progress) {
+                              sim::WorkProgress* progress, const AttemptShape& shape) {
   std::uint64_t tasks = 0, all_tasks = 0;
   for (std::size_t g = 0; g < program.gpus.size(); ++g) {
     std::uint64_t own = 0;
@@ -93,7 +95,14 @@ StepEstimate step_budget_cost(const workloads::StepProgram& program,
   e.in_flight = lanes.most(simulated_in_flight);
   e.full_events = kEventsPerTask * all_tasks + full;
   e.full_in_flight = in_full.in_flight;
-  e.full_memory = in_full.memory();
+  // Beside the collectives: the program, and this way's attempt (every GPU's where it is the last way).
+  const std::int64_t held = program_bytes(program);
+  e.held_bytes = held + attempt_bytes(program, fold, shape);
+  const std::int64_t every_gpu = held + attempt_bytes(program, {}, shape);
+  e.every_gpu_held = sim::add_saturating(in_full.state_bytes, every_gpu);
+  // The most any way holds beside its collectives: a folded step's arrays (its members' checks, its
+  // shadows' flags) pass every GPU's where a few GPUs fold onto fewer.
+  e.full_memory = sim::add_saturating(in_full.memory(), std::max(e.held_bytes, every_gpu));
   return e;
 }
 

@@ -123,16 +123,18 @@ TEST_CASE("budget: a step over its memory cap names the state and the messages i
   // (131 MB, larger than a bucket), cuts it into 6 channels × 8 chunks of 2.73 MB = 6 messages of
   // 512 KiB: 288 messages in flight at most; its rings all on one stream of the same 8 GPUs, two of
   // them may have messages in flight at once (analysis/step/step_in_flight.h): 576, 576 × 192 B =
-  // 110592 B, beside the 111408 B its collectives hold running in full (sim/collective_cost.cpp):
-  // 222000 B, over a cap of 64 KiB; the cap quoted is that figure, rounded up.
+  // 110592 B, beside the 111408 B its collectives hold running in full (sim/collective_cost.cpp)
+  // and the 422996 B of its program, attempt and network (analysis/step/step_footprint.h;
+  // analysis_progress_estimate_test.cpp): 644996 B, over a cap of 64 KiB; the cap quoted is that
+  // figure, rounded up.
   try {
     run_with({"communication.fast_path=off", "simulation.max_memory=64 KiB"});
     FAIL("the step ran over its memory cap");
   } catch (const InputError& e) {
     const std::string what = e.what();
     CHECK(what.ends_with(
-        "the step would hold about 222 kB of simulation state (576 messages in flight at once), "
-        "over the limit simulation.max_memory = 64 KiB; raise it to 230 kB or more (--max-sim-memory SIZE or "
+        "the step would hold about 645 kB of simulation state (576 messages in flight at once), "
+        "over the limit simulation.max_memory = 64 KiB; raise it to 650 kB or more (--max-sim-memory SIZE or "
         "simulation.max_memory, 0 B or unlimited = no limit) or set communication.fast_path: auto"));
   }
 }
@@ -144,14 +146,21 @@ TEST_CASE(
   // refused again by the second (issue 31); then the refusal quoted the folded attempt's 4.32 MB
   // "up to 4.73 MB" and a cap of 4.4 MB was refused by the next attempt's own 4.73 MB after the folded
   // attempt ran. Now the step's estimate (estimate_step, as a sweep's) is checked before any attempt:
-  // every GPU's collectives, 16,384 messages in flight at once, 4.73 MB; a cap at the size it quotes
-  // runs the step.
+  // every GPU's collectives, 16,384 messages in flight at once, and its program, arrays and network
+  // (analysis/step/step_footprint.h), 5.03 MB; a cap at the size it quotes runs the step. Under a
+  // cap below what that way holds before its first message, the figure is counted from the folded
+  // try's collectives, before the every-GPU set-up is built (memp); above it, from that set-up: the
+  // same 5.03 MB.
   const Refusal r = refusal_at("simulation.max_memory=1 KiB");
-  CHECK(r.what.find("the step would hold about 4.73 MB of simulation state (16384 messages in flight at "
-                    "once), over the limit simulation.max_memory = 1 KiB; raise it to 4.8 MB or more "
+  CHECK(r.what.find("the step would hold about 5.03 MB of simulation state (16384 messages in flight at "
+                    "once), once its fold is given up (a folded tree shares a link with an all-to-all or "
+                    "transfers that may run at once) and every GPU is simulated, as counted before that is "
+                    "set up, over the limit simulation.max_memory = 1 KiB; raise it to 5.1 MB or more "
                     "(--max-sim-memory SIZE") != std::string::npos);
-  CHECK(r.quoted == "4.8 MB");
-  CHECK(refusal_at("simulation.max_memory=4.4 MB").what.find("would hold about 4.73 MB") !=
+  CHECK(r.quoted == "5.1 MB");
+  CHECK(refusal_at("simulation.max_memory=4.4 MB")
+            .what.find(
+                "would hold about 5.03 MB of simulation state (16384 messages in flight at once), over") !=
         std::string::npos);
   CHECK(run_mixtral_trees("simulation.max_memory=" + r.quoted).step.events == 1081008);
 }
