@@ -227,10 +227,10 @@ class EventQueue {
   }();
   static constexpr unsigned kWords = (kBuckets + 63) / 64;
   static_assert(kWords <= 64, "one summary word indexes the occupancy words");
-  // Up to this many events are sorted by insertion (up to 3 by a network), more by counting sort.
+  // A block with at most this many events is sorted by insertion, a larger one by counting sort.
   static constexpr std::uint32_t kInsertionSortMax = 16;
   // The most a bucket holds in its first entry and first chunk: a level-1 bucket (a 64-ns span) of
-  // up to this many events goes to the front whole, by insert_few up to kInsertionSortMax, above by a
+  // up to this many events goes to the front whole, by insertion up to kInsertionSortMax, above by a
   // ranking of 16-bit keys (see take_few).
   static constexpr std::uint32_t kFewMax = 1 + kChunkEntries;
 

@@ -50,58 +50,16 @@ void insert_sorted(E* out, std::size_t n, const E& e) {
   for (; j > 0 && out[j - 1].time > e.time; --j) out[j] = out[j - 1];
   out[j] = e;
 }
-// A bucket's N entries (its first and its chunk's first N - 1) sorted into out[0, N) by bubble
-// sort's compare-exchange network, which is stable (adjacent entries swap only when the earlier is
-// later), on pointers selected by masks: no branch on the times. A bucket of two or three comes up
-// in 1.76 M of the 1,024-GPU jittered step's 5.66 M refills, its times in no particular order, and
-// insertion's loop mispredicted on them: with this the step took 2.99 M fewer mispredictions
-// (-4.2%) for 33.2 M more instructions (+0.31%); four entries (six exchanges) saved fewer, their
-// extra case costing the dispatch on the count more (tests/bench/MEASUREMENTS.md, perf of
-// 2026-12-06 04:10).
-template <std::size_t N, class E, class B>
-void network_sort(E* out, const B& bucket) {
-  std::array<const E*, N> p;
-  p[0] = &bucket.first;
-  for (std::size_t i = 1; i < N; ++i) p[i] = &bucket.head->entries[i - 1];
-#pragma GCC unroll 8
-  for (std::size_t pass = N - 1; pass > 0; --pass) {
-#pragma GCC unroll 8
-    for (std::size_t i = 0; i < pass; ++i) {
-      // As a ternary on the comparison GCC compiled this to a branch.
-      const auto a = reinterpret_cast<std::uintptr_t>(p[i]);
-      const auto b = reinterpret_cast<std::uintptr_t>(p[i + 1]);
-      const std::uintptr_t swap = (a ^ b) & (std::uintptr_t{0} - (p[i]->time > p[i + 1]->time));
-      p[i] = reinterpret_cast<const E*>(a ^ swap);
-      p[i + 1] = reinterpret_cast<const E*>(b ^ swap);
-    }
-  }
-  for (std::size_t i = 0; i < N; ++i) out[i] = *p[i];
-}
-// A bucket of a few entries (at most kInsertionSortMax, checked by the caller) sorted into `front`,
-// stable as sort_into_front; returns their number: up to three by network_sort, more by insertion.
-// A bucket takes a second chunk only when its first is full, so they are its first entry and its
-// first chunk's: read straight from there, neither gathered into scratch nor walked chunk by chunk
-// (in a step's sparse pattern, about two events a refill, that overhead was a third of the
-// refill's instructions).
+// A bucket of a few entries (at most kInsertionSortMax, checked by the caller) sorted into `front`
+// by insertion, stable as sort_into_front; returns their number. A bucket takes a second chunk only
+// when its first is full, so they are its first entry and its first chunk's: read straight from
+// there, neither gathered into scratch nor walked chunk by chunk (in a step's sparse pattern, about
+// two events a refill, that overhead was a third of the refill's instructions).
 template <class E, class B>
 std::size_t insert_few(std::vector<E>& front, const B& bucket) {
   const std::size_t n = bucket.count;
   ensure_size(front, n);
   E* out = front.data();
-  if (n <= 3) {
-    switch (n) {
-      case 2:
-        network_sort<2>(out, bucket);
-        break;
-      case 3:
-        network_sort<3>(out, bucket);
-        break;
-      default:  // one
-        out[0] = bucket.first;
-        break;
-    }
-    return n;
-  }
   out[0] = bucket.first;
   for (std::size_t i = 1; i < n; ++i) insert_sorted(out, i, bucket.head->entries[i - 1]);
   return n;

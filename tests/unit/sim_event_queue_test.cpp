@@ -578,38 +578,6 @@ TEST_CASE("EventQueue: a 64-ns span's ties in every group of eight, at its ends,
   }
 }
 
-TEST_CASE("EventQueue: 2 to 5 events of a 64-ns span in every order of three times keep scheduling order") {
-  // Every assignment of three times of the span [1,048,576 ps, + 65,536 ps) (its last picosecond,
-  // its first, its middle) to 2 to 5 events scheduled into one level-1 bucket: each arrangement of
-  // earlier, later and equal times. A bucket of up to four becomes the front through a
-  // compare-exchange network without branches on the times (up to 16 by insertion, which the
-  // five events take); either must put equal times in scheduling order.
-  constexpr std::int64_t kSpan = 16 * 65'536;
-  constexpr std::array<std::int64_t, 3> kOffsets = {65'535, 0, 32'768};
-  for (std::uint64_t n = 2; n <= 5; ++n) {
-    std::uint64_t arrangements = 1;
-    for (std::uint64_t i = 0; i < n; ++i) arrangements *= kOffsets.size();
-    for (std::uint64_t a = 0; a < arrangements; ++a) {
-      CAPTURE(n);
-      CAPTURE(a);
-      std::vector<std::int64_t> at(n);
-      for (std::uint64_t i = 0, digits = a; i < n; ++i, digits /= kOffsets.size())
-        at[i] = kSpan + kOffsets[digits % kOffsets.size()];
-      EventQueue q;
-      Recorder r(q);
-      q.schedule_at(Time::ps(5), r, 999);  // the clock's first block: the span is a level-1 bucket
-      for (std::uint64_t i = 0; i < n; ++i) q.schedule_at(Time::ps(at[i]), r, i);
-      Tags expected(n);
-      std::iota(expected.begin(), expected.end(), 0);
-      std::stable_sort(expected.begin(), expected.end(),
-                       [&](std::uint64_t x, std::uint64_t y) { return at[x] < at[y]; });
-      expected.insert(expected.begin(), 999);
-      q.run();
-      CHECK(r.tags() == expected);
-    }
-  }
-}
-
 TEST_CASE("EventQueue orders times that differ in every bit, near 2^62 ps") {
   // Times 2^62 + 2^k for k = 61 down to 0, scheduled in that (descending) order, each twice, and
   // 2^62 itself last: expected 2^62 first, then k = 0, 1, ..., 61, each pair in scheduling order.
