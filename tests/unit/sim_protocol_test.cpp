@@ -108,6 +108,33 @@ TEST_CASE("hop kinds and the step delay: the protocol's hop latency less the lin
   CHECK_THROWS_AS(parse_protocol("fast"), hybridsim::InputError);
 }
 
+TEST_CASE("the step delay of a route depends on its links' kinds and latencies alone") {
+  // A folded tree matches two channel groups by their routes, link by link (kind, bandwidth,
+  // latency), and no longer compares the routes' delays (sim/fast/tree_groups.cpp): it relies on
+  // this. Two routes over other links of the same kinds and latencies (other bandwidths and names)
+  // have the same delay under every protocol; one latency changed, they do not.
+  LinkTable links;
+  links.add({LinkKind::NVLink, Bandwidth::gb_per_second(10), Time::ns(700), "nv a"});
+  links.add({LinkKind::PCIe, Bandwidth::gb_per_second(10), Time::ns(500), "pcie a"});
+  links.add({LinkKind::InfiniBand, Bandwidth::gb_per_second(10), Time::ns(450), "ib a"});
+  links.add({LinkKind::NVLink, Bandwidth::gb_per_second(25), Time::ns(700), "nv b"});
+  links.add({LinkKind::PCIe, Bandwidth::gb_per_second(16), Time::ns(500), "pcie b"});
+  links.add({LinkKind::InfiniBand, Bandwidth::gb_per_second(12), Time::ns(450), "ib b"});
+  links.add({LinkKind::InfiniBand, Bandwidth::gb_per_second(10), Time::ns(451), "ib c"});
+  const LinkId a[] = {1, 2, 1}, b[] = {4, 5, 4}, c[] = {4, 6, 4}, nv_a[] = {0}, nv_b[] = {3};
+  ProtocolTiming t;
+  t.protocol = Protocol::Simple;
+  t.hop_latency = {Time::ns(3400), Time::ns(5700), Time::ns(9600)};
+  CHECK(t.step_delay(a, links) == Time::ns(9600 - 1450));
+  CHECK(t.step_delay(b, links) == t.step_delay(a, links));
+  CHECK(t.step_delay(nv_b, links) == t.step_delay(nv_a, links));
+  CHECK(t.step_delay(c, links) == Time::ns(9600 - 1451));  // one latency 1 ns longer
+  t.protocol = Protocol::LL;
+  t.hop_latency = {Time::ns(470), Time::ns(1000), Time::ns(2700)};
+  CHECK(t.step_delay(b, links) == t.step_delay(a, links));
+  CHECK(t.step_delay(a, links) == Time::ns(2700 - 1450));
+}
+
 TEST_CASE("ring all-reduce under a protocol: base latency, per-step latency, scaled link rate") {
   Ring ring(4);
   CollectiveConfig config;
