@@ -10,9 +10,9 @@
 #include "analysis/study/study_steps.h"
 #include "analysis/validate/validate_run.h"
 #include "sim/budget.h"
+#include "sim/error.h"
 #include "sim/text.h"
 #include "sim/units.h"
-#include "sim/error.h"
 
 namespace po = boost::program_options;
 

@@ -128,8 +128,7 @@ LlmPlanRequest make_llm_plan_request(const LlmPlanOptions& o) {
   r.events_budget_given = o.max_events;
   // The same figure bounds what the candidates built at once hold together (limit_overlay has
   // checked the text).
-  if (!o.max_sim_memory.empty())
-    r.memory_budget_bytes = sim::parse_memory_cap(o.max_sim_memory);
+  if (!o.max_sim_memory.empty()) r.memory_budget_bytes = sim::parse_memory_cap(o.max_sim_memory);
   return r;
 }
 

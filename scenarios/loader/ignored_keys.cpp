@@ -172,8 +172,9 @@ std::optional<std::string> unused_model_threads_note(const Scenario& s) {
            algorithm == workloads::AllReduceAlgorithm::Hierarchical)
     why = "communication.algorithm: " + std::string(workloads::algorithm_name(algorithm)) + " runs no tree";
   return not_used_note(s, "simulation.model_threads", !why.empty(),
-                       why + ", and the threads run a folded step's tree models; it applies with "
-                             "communication.algorithm tree or auto");
+                       why +
+                           ", and the threads run a folded step's tree models; it applies with "
+                           "communication.algorithm tree or auto");
 }
 
 std::optional<std::string> unused_placement_note(const Scenario& s) {

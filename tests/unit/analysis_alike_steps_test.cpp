@@ -2,8 +2,8 @@
 // simulated once and stands for every step. What the run prints and writes is byte for byte what
 // simulating each step and combining them gives, and only one step's work is done (the progress
 // lines never name step 2).
-#include <unistd.h>
 #include <doctest/doctest.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <chrono>

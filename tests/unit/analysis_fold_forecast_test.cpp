@@ -176,8 +176,9 @@ TEST_CASE(
   CHECK(ratio <= 2.0);
 }
 
-TEST_CASE("fold forecast: where every GPU simulated may pass the memory cap, the estimate counts the fold, "
-          "and the run refuses that fallback before setting it up") {
+TEST_CASE(
+    "fold forecast: where every GPU simulated may pass the memory cap, the estimate counts the fold, "
+    "and the run refuses that fallback before setting it up") {
   // The same step as above: its estimate between its two ways holds the larger way's memory (every
   // GPU simulated). With a cap under that, the every-GPU way is not set up to be counted (at 65,536
   // GPUs of GNMT dp x mp 2 on DGX H100 that set-up held 13 GB to refuse a step whose fold holds in

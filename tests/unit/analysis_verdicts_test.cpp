@@ -9,8 +9,8 @@
 // rows it comes from. A sweep's summary.json names as fastest the row of least step time in its own
 // results.csv (and the fastest that fits, where that one does not), and each row's fits_memory is its
 // own peak against its own capacity.
-#include <unistd.h>
 #include <doctest/doctest.h>
+#include <unistd.h>
 #include "tests/paths/paths.h"
 
 #include <algorithm>
@@ -22,6 +22,8 @@
 #include <set>
 #include <sstream>
 
+#include "analysis/output/csv.h"
+#include "analysis/output/format_fixed.h"
 #include "analysis/plan/llm_candidate_cost.h"
 #include "analysis/plan/llm_planner.h"
 #include "analysis/plan/planner.h"
@@ -31,10 +33,8 @@
 #include "analysis/study/study_config.h"
 #include "analysis/study/study_report.h"
 #include "analysis/study/study_report_detail.h"
-#include "analysis/output/format_fixed.h"
 #include "analysis/sweep/sweep_runner.h"
 #include "analysis/sweep/sweep_table.h"
-#include "analysis/output/csv.h"
 #include "scenarios/loader/resolve.h"
 #include "scenarios/loader/scenario.h"
 #include "sim/error.h"

@@ -3,8 +3,8 @@
 // is legitimate — import with the right answer and a note: the files make_traces.py writes
 // (negative_dur.json, huge_dur.json, time_reversed.json), small hand-written documents, and
 // hand-made traces (tests/unit/import_kineto_maker.h).
-#include <unistd.h>
 #include <doctest/doctest.h>
+#include <unistd.h>
 #include "tests/paths/paths.h"
 
 #include <algorithm>

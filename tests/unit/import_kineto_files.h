@@ -2,8 +2,8 @@
 // that remove themselves, and text surgery on a trace.
 //   TempFile f("x.json", replace_nth(read_whole_file(kineto_data("ddp_rank1.json")), "a", "b", 2));
 #pragma once
-#include <unistd.h>
 #include <doctest/doctest.h>
+#include <unistd.h>
 #include "tests/paths/paths.h"
 
 #include <filesystem>

@@ -3,8 +3,8 @@
 // with NCCL all-reduces, and broken files. Every time below is read off make_traces.py. Also: kept
 // launch gaps replay as idle time. (Recorded all-reduces replayed as the buckets, in a scenario too:
 // import_kineto_replay_test.cpp.)
-#include <unistd.h>
 #include <doctest/doctest.h>
+#include <unistd.h>
 #include "tests/paths/paths.h"
 
 #include <filesystem>

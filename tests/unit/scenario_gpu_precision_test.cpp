@@ -1,7 +1,7 @@
 // workload.precision and workload.gpu: which cost model prices a built-in network (the preset's GPU
 // when auto), what the run summary says of it, and located errors when a profile file disagrees.
-#include <unistd.h>
 #include <doctest/doctest.h>
+#include <unistd.h>
 
 #include <filesystem>
 #include <fstream>

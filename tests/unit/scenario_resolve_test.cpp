@@ -1,7 +1,7 @@
 // Resolution of scenarios into runnable objects: topologies with link overrides, profiles scaled to
 // the batch, placements, mappings and options; errors located at the scenario field.
-#include <unistd.h>
 #include <doctest/doctest.h>
+#include <unistd.h>
 #include "tests/paths/paths.h"
 
 #include <filesystem>

@@ -3,8 +3,8 @@
 // RunReport::notes, Python's notes) naming each key and where it was written, and a sweep over
 // cluster.nodes that includes 1 runs every point and says it once for those points. A note, not a
 // refusal: the same file runs with --set cluster.nodes=1 and sweeps over nodes include 1.
-#include <unistd.h>
 #include <doctest/doctest.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <filesystem>

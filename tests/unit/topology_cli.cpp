@@ -1,8 +1,8 @@
 // `hybridsim topology`: the summary, --route, --rings, --dot, YAML files and errors.
-#include <unistd.h>
 #include <doctest/doctest.h>
-#include "tests/paths/paths.h"
 #include <sys/wait.h>
+#include <unistd.h>
+#include "tests/paths/paths.h"
 
 #include <cstdio>
 #include <filesystem>

@@ -1,7 +1,7 @@
 // Custom topologies from YAML, and one located error per kind of mistake (file:line:col, field,
 // what was expected), with the messages every YAML input shares.
-#include <unistd.h>
 #include <doctest/doctest.h>
+#include <unistd.h>
 #include "tests/paths/paths.h"
 
 #include <cstdio>
