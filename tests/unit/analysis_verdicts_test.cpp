@@ -389,7 +389,9 @@ TEST_CASE("a tiny time to train is written by one rule: run's summary, a sweep's
       "gpus: [2]\nmp: [2]\n",
       "s.yaml");
   const analysis::StudyResult result = analysis::run_study(study);
-  for (const auto& [name, text] : analysis::study_detail::csv_files(result)) {
+  for (const auto& file : analysis::study_detail::csv_files(result)) {
+    const std::string& name = file.first;  // not a structured binding: clang's CAPTURE cannot take one
+    const std::string& text = file.second;
     if (name != "time_to_train.csv" && name != "epochs.csv") continue;
     CAPTURE(name);
     std::istringstream in(text);
