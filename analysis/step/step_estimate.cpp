@@ -54,6 +54,16 @@ void StepEstimate::check(const sim::SimulationLimits& limits) const {
   charge(budget, limits.max_events);
 }
 
+sim::BudgetExceeded every_gpu_refusal(std::int64_t bytes, std::uint64_t in_flight, std::int64_t cap,
+                                      const std::string& why) {
+  sim::BudgetExceeded over(sim::BudgetExceeded::Kind::Memory, static_cast<std::uint64_t>(bytes),
+                           static_cast<std::uint64_t>(cap), in_flight,
+                           "its fold is given up (" + why +
+                               ") and every GPU is simulated, as counted before that is set up");
+  over.upper = static_cast<std::uint64_t>(bytes);
+  return over;
+}
+
 void check_event_floor(const workloads::Profile& profile, std::uint64_t max_events) {
   if (max_events == 0) return;
   std::uint64_t kernels = 0;
@@ -107,14 +117,7 @@ std::optional<StepEstimate> every_gpu_past_cap(const StepSetup& setup,
   if (!counted || cap == 0 || counted->every_gpu_held <= cap) return std::nullopt;
   StepEstimate out = *counted;
   out.way = "every GPU simulated";
-  sim::BudgetExceeded over(sim::BudgetExceeded::Kind::Memory,
-                           static_cast<std::uint64_t>(counted->full_memory), static_cast<std::uint64_t>(cap),
-                           counted->full_in_flight,
-                           "its fold is given up (" + why +
-                               ") and every GPU is simulated, as counted before "
-                               "that is set up");
-  over.upper = static_cast<std::uint64_t>(counted->full_memory);
-  out.refused = std::move(over);
+  out.refused = every_gpu_refusal(counted->full_memory, counted->full_in_flight, cap, why);
   return out;
 }
 

@@ -11,6 +11,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <optional>
+#include <string>
 #include <string_view>
 
 #include "sim/budget.h"
@@ -100,6 +101,12 @@ inline constexpr std::string_view kEstimatedCause =
 // no limit), so that `--max-events 1` at 65,536 GPUs is refused at once, not after minutes of
 // building (plan, study, run).
 void check_event_floor(const workloads::Profile& profile, std::uint64_t max_events);
+
+// The refusal of the ladder's every-GPU way before its set-up is built, the fold given up for `why`:
+// `bytes`, what that way holds (with `in_flight` messages in flight), past `cap`. The estimate's
+// (estimate_program) and the run's (step_runner.cpp, where the estimate counted the fold alone) alike.
+sim::BudgetExceeded every_gpu_refusal(std::int64_t bytes, std::uint64_t in_flight, std::int64_t cap,
+                                      const std::string& why);
 
 // Builds the step's program and its first attempt's collectives (no event is run). `progress` (null:
 // none) hears of the program's building, as build_program's.

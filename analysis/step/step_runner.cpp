@@ -251,15 +251,9 @@ std::optional<StepResult> every_gpu(const StepSetup& setup, const workloads::Ste
                                     StepObservers observers, Ladder& ladder, FirstAttempt& first) {
   // The estimate counted the fold alone, this way being over the memory cap: refused before its
   // set-up, which alone may hold past the cap.
-  if (first.every_gpu_bound > setup.limits.max_memory && setup.limits.max_memory != 0) {
-    sim::BudgetExceeded over(
-        sim::BudgetExceeded::Kind::Memory, static_cast<std::uint64_t>(first.every_gpu_bound),
-        static_cast<std::uint64_t>(setup.limits.max_memory), first.every_gpu_in_flight,
-        "its fold is given up (" +
-            (ladder.step_fold_reason.empty() ? "its run strayed" : ladder.step_fold_reason) +
-            ") and every GPU is simulated");
-    throw over;
-  }
+  if (first.every_gpu_bound > setup.limits.max_memory && setup.limits.max_memory != 0)
+    throw every_gpu_refusal(first.every_gpu_bound, first.every_gpu_in_flight, setup.limits.max_memory,
+                            ladder.step_fold_reason.empty() ? "its run strayed" : ladder.step_fold_reason);
   Attempt attempt;
   attempt.before = ladder.given_up_events;
   StepResult r = simulate_attempt(setup, program, observers, {}, attempt,

@@ -62,8 +62,7 @@ TEST_CASE("first attempt: a folded run's collectives are set up once, by its est
   // up the fold's collectives ("the step, estimating its events: setting up its collectives") and the
   // folded attempt set them up again ("the step, folded onto representative GPUs: setting up ...").
   const workloads::Profile p = testing::toy_chain(6, sim::Bytes::mib(4));
-  const testing::FoldCase c{4, topology::presets::Fabric::FatTree, 1.0, 32,
-                            1, workloads::AllReduceAlgorithm::Ring};
+  const testing::FoldCase c = testing::kFourDgx1Dp32;
   const topology::Topology t = testing::fold_case_cluster(c);
   const analysis::StepSetup setup = testing::fold_case_setup(c, t, p, sim::FastPath::Auto);
   Recorded told;

@@ -216,8 +216,10 @@ TEST_CASE(
         CHECK(over.estimate > static_cast<std::uint64_t>(setup.limits.max_memory));
         CHECK(
             over.estimate_text("the step")
-                .ends_with(" messages in flight at once), once its fold is given up (a ring they share would "
-                           "run in full: two ring edges share a link) and every GPU is simulated"));
+                .ends_with(
+                    " messages in flight at once), once its fold is given up (a ring they share would "
+                    "run in full: two ring edges share a link) and every GPU is simulated, as counted before "
+                    "that is set up"));
         CHECK(over.in_flight > 0);
       }
     }

@@ -137,8 +137,7 @@ TEST_CASE("progress: a step's collectives set up say how many ranks are done and
   double now = 100;
   Timed progress([&now] { return now += 1; }, std::chrono::seconds(0));
   const workloads::Profile p = testing::toy_chain(6, sim::Bytes::mib(4));
-  const testing::FoldCase c{4, topology::presets::Fabric::FatTree, 1.0, 32,
-                            1, workloads::AllReduceAlgorithm::Ring};
+  const testing::FoldCase c = testing::kFourDgx1Dp32;
   const topology::Topology t = testing::fold_case_cluster(c);
   const analysis::StepResult watched =
       testing::run_fold_case(c, t, p, sim::FastPath::Off, {.progress = &progress});
@@ -321,8 +320,7 @@ TEST_CASE("progress: a step's estimate is told its fold's and collectives' set-u
   // A study or plan estimates a step before it runs (estimate_step): the same fold and collectives
   // as the run's, told the same parts (16,384 GPUs: seconds each), and the same estimate as untold.
   const workloads::Profile p = testing::toy_chain(6, sim::Bytes::mib(4));
-  const testing::FoldCase c{4, topology::presets::Fabric::FatTree, 1.0, 32,
-                            1, workloads::AllReduceAlgorithm::Ring};
+  const testing::FoldCase c = testing::kFourDgx1Dp32;
   const topology::Topology t = testing::fold_case_cluster(c);
   const analysis::StepSetup s = testing::fold_case_setup(c, t, p, sim::FastPath::Auto);
   Recorded told;
@@ -364,8 +362,7 @@ TEST_CASE("progress: a done line without the time left does not take the next es
 TEST_CASE("progress: a run's programs are freed GPU by GPU, told as a part") {
   // Freeing a 65,536-GPU program takes seconds after the last step: told like any part, to its end.
   const workloads::Profile p = testing::toy_chain(6, sim::Bytes::mib(4));
-  const testing::FoldCase c{4, topology::presets::Fabric::FatTree, 1.0, 32,
-                            1, workloads::AllReduceAlgorithm::Ring};
+  const testing::FoldCase c = testing::kFourDgx1Dp32;
   const topology::Topology t = testing::fold_case_cluster(c);
   Recorded told;
   const analysis::StepResult r =

@@ -22,6 +22,11 @@ struct FoldCase {
   workloads::AllReduceAlgorithm algorithm;
 };
 
+// Four DGX-1 on a fat tree, dp 32 with rings: folds onto one machine's representatives (the progress
+// and first-attempt tests' case).
+inline const FoldCase kFourDgx1Dp32{4, topology::presets::Fabric::FatTree, 1.0, 32, 1,
+                                    workloads::AllReduceAlgorithm::Ring};
+
 inline std::string describe(const FoldCase& c) {
   return std::to_string(c.nodes) + " DGX-1 " + std::string(topology::presets::fabric_name(c.fabric)) +
          " over " + std::to_string(c.oversubscription) + ", dp " + std::to_string(c.dp) + " x mp " +
