@@ -66,6 +66,7 @@ po::variables_map parse(int argc, const char* const* argv, const po::options_des
   po::positional_options_description positional;
   positional.add("input", 1);
   po::variables_map vm;
+  refuse_empty_arguments(argc, argv, all);
   po::store(po::command_line_parser(argc, argv).options(all).positional(positional).style(kOptionStyle).run(),
             vm);
   if (vm.count("help")) return vm;

@@ -9,6 +9,7 @@
 #include <iostream>
 #include <limits>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "scenarios/loader/override_origin.h"
@@ -48,6 +49,28 @@ inline void refuse_empty_values(const boost::program_options::variables_map& vm,
                          ? "the " + words + " argument is empty (an unset shell variable?); expected a value"
                          : "--" + name +
                                " is empty (an unset shell variable?); give a value or leave the option out");
+  }
+}
+
+// The same for an option of a typed value (a whole number, a factor): Boost refused `--jobs ""` itself,
+// as "the argument for option '--jobs' is invalid" with exit 2, where `--out ""` said why with exit 1.
+// Read from the words as typed ("--jobs" then "", "--jobs=", "-j" then ""), before Boost parses them.
+inline void refuse_empty_arguments(int argc, const char* const* argv,
+                                   const boost::program_options::options_description& options) {
+  for (int i = 1; i < argc; ++i) {
+    const std::string_view word = argv[i];
+    if (word == "--") return;  // the rest are positional
+    if (word.size() < 2 || word[0] != '-') continue;
+    const std::size_t eq = word.find('=');
+    const bool attached = eq != std::string_view::npos;
+    if (!attached && i + 1 >= argc) continue;  // no value at all: Boost says so
+    if (!(attached ? word.substr(eq + 1) : std::string_view(argv[i + 1])).empty()) continue;
+    const std::string_view key = word.substr(0, eq);
+    const std::string name(key.starts_with("--") ? key.substr(2) : key);  // "jobs", or "-j"
+    const auto* option = options.find_nothrow(name, false);
+    if (option == nullptr || option->semantic()->max_tokens() == 0) continue;
+    throw InputError("--" + option->long_name() +
+                     " is empty (an unset shell variable?); give a value or leave the option out");
   }
 }
 
@@ -96,6 +119,7 @@ inline bool parse_options(int argc, const char* const* argv,
     all_positional.add(kExtra, -1);
     all_options.add_options()(kExtra, po::value<std::vector<std::string>>());
   }
+  refuse_empty_arguments(argc, argv, options);
   try {
     po::store(po::command_line_parser(argc, argv)
                   .options(all_options)

@@ -5,6 +5,7 @@
 #include <cmath>
 #include <cstdio>
 #include <memory>
+#include <optional>
 #include <set>
 #include <string>
 #include <utility>
@@ -13,6 +14,7 @@
 #include "analysis/step/budget_error.h"
 #include "analysis/step/step_progress.h"
 #include "sim/collective_chain.h"
+#include "sim/collectives/all_to_all.h"
 #include "sim/error.h"
 #include "sim/fast/link_claims.h"
 #include "sim/ring_collective.h"
@@ -142,6 +144,43 @@ workloads::CollectiveSpec spec_of(const CollectiveSweepOptions& options, sim::By
   return spec;
 }
 
+// An all-to-all's least cost, checked before the planner finds its routes between every pair (n ×
+// (n − 1) of them): at 65,536 GPUs their table alone took 17 GB and the kernel's OOM killer ended the
+// command without a line; at 16,384, "out of memory" after 6 GB. An all-to-all never folds.
+void check_least_cost(const CollectiveSweepOptions& options, sim::Bytes size) {
+  if (options.op != sim::CollectiveOp::AllToAll) return;
+  const sim::SimulationBudget budget(options.limits);
+  try {
+    budget.check(sim::AllToAllCollective::least_cost(static_cast<std::uint32_t>(options.gpus.size()), size,
+                                                     options.collective.message_size));
+  } catch (const sim::BudgetExceeded& e) {
+    over_budget(e, options, size, false);
+  }
+}
+
+// The planner's set-up (an all-to-all's routes between every pair: minutes at 4,096 GPUs of DGX-1;
+// the rings' search at 65,536), before any size is weighed, as lines with the time left at the part's
+// own rate.
+class SetupLines final : public sim::WorkProgress {
+ public:
+  SetupLines(std::ostream* out, double since) : out_(out), since_(since) {}
+  void built(std::string_view part, std::uint64_t done, std::uint64_t total, std::string_view unit) override {
+    if (!line_ || done == 0 || part != part_) {
+      part_ = part;
+      line_.emplace(
+          out_, "collective", static_cast<double>(total), std::string(unit), steady_progress_clock(),
+          ProgressTiming{.since = since_, .until = "the set-up is done, the sizes not yet counted"});
+    }
+    line_->advance(static_cast<double>(done), part_);
+  }
+
+ private:
+  std::ostream* out_;
+  double since_;
+  std::string part_;
+  std::optional<ProgressEstimate> line_;
+};
+
 // Returns the events the size would take simulated in full (its weight in the progress lines).
 std::uint64_t check_budget_with(workloads::CommPlanner& planner, const topology::Topology& topology,
                                 const CollectiveSweepOptions& options, sim::Bytes size) {
@@ -236,11 +275,15 @@ CollectiveSweepRow run_one_with(workloads::CommPlanner& planner, const topology:
     sim::Network network(queue, topology.links());
     sim::SimulationBudget budget(options.limits);
     config.budget = &budget;
+    // A folded collective's models run on queues of their own as it starts (at 65,536 GPUs of DGX-1
+    // a small size's folded trees ran 8 to 40 s without a line): their events are told as well.
+    StepTicks size_ticks(queue, ticks, {});
+    config.model_progress = size_ticks.for_models();
     std::unique_ptr<sim::Collective> coll = workloads::make_collective(network, plan, config);
     try {
       check_up_front(budget, *coll);
       coll->start_all();
-      run_with_progress(queue, ticks, {});
+      size_ticks.run();
     } catch (const sim::BudgetExceeded& e) {
       over_budget(e, options, size, options.collective.fast_path == sim::FastPath::Off);
     }
@@ -262,6 +305,7 @@ CollectiveSweepRow run_one_with(workloads::CommPlanner& planner, const topology:
 CollectiveSweepRow run_one_collective(const topology::Topology& topology,
                                       const CollectiveSweepOptions& options, sim::Bytes size) {
   check_algorithm(topology, options);
+  check_least_cost(options, size);
   workloads::CommPlanner planner(topology, options.comm);
   check_ll128(planner, options);
   return run_one_with(planner, topology, options, size);
@@ -375,15 +419,30 @@ std::vector<CollectiveSweepRow> run_collective_sweep(const topology::Topology& t
     throw InputError(n.said_number(n.channels, std::to_string(*options.comm.channels)) +
                      ": expected 0 (as NCCL would) or 1 to " + std::to_string(kMaxChannels));
   const std::vector<sim::Bytes> sizes = collective_sizes(options).sizes;
+  const double start = steady_progress_clock()();
+  for (const sim::Bytes s : sizes) check_least_cost(options, s);
   // Every size's cost before the first runs: none fails after others took minutes.
   // One planner for all: it keeps the rings and trees it found for these GPUs.
   workloads::CommPlanner planner(topology, options.comm);
+  SetupLines setup(options.progress, start);
+  if (options.progress != nullptr) planner.set_progress(&setup);
   check_ll128(planner, options);
+  // Weighing a size sets its collective up over every GPU (a few tenths of a second at 65,536): told
+  // as sizes weighed, with the set-up's lines of the first.
+  ProgressEstimate weighing(
+      options.progress, "collective", static_cast<double>(sizes.size()), "sizes weighed",
+      steady_progress_clock(),
+      {.since = start, .until = "every size is weighed, their simulation not yet counted"});
   std::vector<std::uint64_t> weight;
-  for (const sim::Bytes s : sizes) weight.push_back(check_budget_with(planner, topology, options, s));
+  for (const sim::Bytes s : sizes) {
+    weight.push_back(check_budget_with(planner, topology, options, s));
+    weighing.advance(static_cast<double>(weight.size()), "the last " + sim::format_bytes(s));
+  }
+  planner.set_progress(nullptr);
   double total = 0, done = 0;
   for (const std::uint64_t w : weight) total += static_cast<double>(w);
-  ProgressEstimate progress(options.progress, "collective", total, "events in full");
+  ProgressEstimate progress(options.progress, "collective", total, "events in full", steady_progress_clock(),
+                            {.since = start});
   std::vector<CollectiveSweepRow> rows;
   for (std::size_t i = 0; i < sizes.size(); ++i) {
     SizeTicks ticks(progress, done, static_cast<double>(weight[i]),

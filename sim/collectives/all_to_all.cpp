@@ -1,10 +1,24 @@
 #include "sim/collectives/all_to_all.h"
 
+#include <algorithm>
 #include <string>
 
 #include "sim/error.h"
 
 namespace hybridsim::sim {
+
+namespace {
+
+// Each rank's buffer in n equal parts (NCCL's all-to-all takes a count per peer: size / n), each sent
+// as messages of at most `message_size` (0: one message).
+Bytes part_of(Bytes size, std::uint32_t ranks) { return Bytes::of(size.count() / ranks); }
+
+std::uint32_t messages_of(Bytes part, Bytes message_size) {
+  const std::int64_t cap = message_size.count() > 0 ? message_size.count() : part.count();
+  return part.count() == 0 ? 0 : static_cast<std::uint32_t>((part.count() + cap - 1) / cap);
+}
+
+}  // namespace
 
 AllToAllCollective::AllToAllCollective(Network& network, std::uint32_t ranks, PairRoutes routes, Bytes size,
                                        CollectiveConfig config)
@@ -12,10 +26,8 @@ AllToAllCollective::AllToAllCollective(Network& network, std::uint32_t ranks, Pa
   if (n_ == 0 || routes_.size() != n_) throw InternalError("all-to-all: routes must be ranks x ranks");
   for (const auto& row : routes_)
     if (row.size() != n_) throw InternalError("all-to-all: routes must be ranks x ranks");
-  // Each rank's buffer in n equal parts (NCCL's all-to-all takes a count per peer: size / n).
-  part_ = Bytes::of(size.count() / n_);
-  const std::int64_t cap = config_.message_size.count() > 0 ? config_.message_size.count() : part_.count();
-  messages_per_part_ = part_.count() == 0 ? 0 : static_cast<std::uint32_t>((part_.count() + cap - 1) / cap);
+  part_ = part_of(size, n_);
+  messages_per_part_ = messages_of(part_, config_.message_size);
   rate_class_ = network_.rate_class(config_.timing.link_rate_scale);
   for (auto& r : rank_) {
     r.receives_left = static_cast<std::int64_t>(n_ - 1) * messages_per_part_;
@@ -81,6 +93,19 @@ SimulationCost AllToAllCollective::full_cost() const {
       cost.in_flight += messages_per_part_;  // a rank sends everything as it joins
     }
   cost.state_bytes += static_cast<std::int64_t>(n_ * sizeof(RankProgress));
+  return cost;
+}
+
+SimulationCost AllToAllCollective::least_cost(std::uint32_t ranks, Bytes size, Bytes message_size) {
+  // full_cost() with every route one link long, pair by pair.
+  const std::uint64_t pairs = std::uint64_t{ranks} * (ranks == 0 ? 0 : ranks - 1);
+  const std::uint64_t messages = pairs * messages_of(part_of(size, std::max(ranks, 1u)), message_size);
+  SimulationCost cost;
+  cost.state_bytes = static_cast<std::int64_t>(pairs * (sizeof(LinkId) + sizeof(std::vector<LinkId>)) +
+                                               std::uint64_t{ranks} * sizeof(RankProgress));
+  cost.messages = messages;
+  cost.events = 2 * messages;
+  cost.in_flight = messages;
   return cost;
 }
 

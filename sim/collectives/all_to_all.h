@@ -15,6 +15,7 @@
 
 #include "sim/collective.h"
 #include "sim/network.h"
+#include "sim/units.h"
 
 namespace hybridsim::sim {
 
@@ -38,6 +39,10 @@ class AllToAllCollective final : public Collective {
   std::uint64_t messages_sent() const override { return sent_; }
   std::array<Bytes, kLinkKindCount> bytes_by_link_kind() const override { return by_kind_; }
   SimulationCost full_cost() const override;
+  // The least full_cost() of an all-to-all of `size` over `ranks` whatever its routes (each taken as
+  // one link), known before the ranks × (ranks − 1) routes are found: at 65,536 GPUs their table
+  // alone passes any machine's memory, so a cap must refuse it before they are.
+  static SimulationCost least_cost(std::uint32_t ranks, Bytes size, Bytes message_size);
   ExpectedEvents expected_events() const override;  // all of full_cost()'s: it runs in full
   void on_event(std::uint64_t tag) override;
 

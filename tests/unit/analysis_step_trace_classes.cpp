@@ -98,7 +98,10 @@ TEST_CASE("step trace: every GPU on request, a list or a detail that needs every
     CHECK(t.process_names.size() == 17);  // 16 GPUs and the network
     CHECK(t.process_names.at(17) == "network");
     CHECK(t.process_names.at(16) == "GPU 15 · node 1");
-    CHECK(summary.shows == "every GPU (--trace-gpus all), each simulated in full");
+    // And how much more than the untraced run, which folds onto one GPU per class (it said nothing).
+    CHECK(summary.shows ==
+          "every GPU (--trace-gpus all), each simulated in full; the untraced run simulates 8 of these 16 "
+          "GPUs, where its fold holds");
     CHECK(t.doc["otherData"]["gpus_shown"] == summary.shows);
   }
   SUBCASE("a list of GPUs") {
@@ -106,6 +109,7 @@ TEST_CASE("step trace: every GPU on request, a list or a detail that needs every
     analysis::simulate_step_with_trace(m.setup, dir.path / "l.json", {.gpus = std::vector<int>{0, 9}},
                                        &summary);
     CHECK(summary.shows.starts_with("GPUs 0,9, with every GPU simulated in full"));
+    CHECK(summary.shows.ends_with("; the untraced run simulates 8 of these 16 GPUs, where its fold holds"));
   }
   SUBCASE("detail steps") {
     analysis::StepTraceSummary summary;
@@ -113,7 +117,7 @@ TEST_CASE("step trace: every GPU on request, a list or a detail that needs every
                                        &summary);
     CHECK(summary.shows ==
           "every GPU, simulated in full (detail steps records every ring message, which a folded step "
-          "does not send)");
+          "does not send); the untraced run simulates 8 of these 16 GPUs, where its fold holds");
   }
 }
 

@@ -14,6 +14,7 @@
 #include "tests/paths/paths.h"
 
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -225,6 +226,45 @@ TEST_CASE("plan: #1 is the best ranked configuration and fits, nothing that fits
                        "--gpus 100000000: more than 8192 dgx1-v100 machines of 8 GPUs hold; expected at most "
                        "65536",
                        InputError);
+}
+
+TEST_CASE(
+    "plan: #1's comparison with the best of the other kind, its ties and 'next' follow the ranked rows") {
+  // The default objective, time to train. #1 (DP alone here) is compared with the fitting hybrid of
+  // least time to train, and each of the first five says "ties with #k" exactly where the next row's
+  // time is within 0.5% of its own (else "next: vs ..."): words print_plan shows, held to the rows.
+  analysis::StepCache cache;
+  const analysis::PlanResult r =
+      analysis::plan(analysis::make_plan_request({.model = "gnmt", .gpus = 16}), &cache);
+  REQUIRE(r.ranked.size() > 5);
+  for (std::size_t i = 1; i < r.ranked.size(); ++i)
+    CHECK(r.ranked[i - 1].ttt->seconds <= r.ranked[i].ttt->seconds);
+  const bool dp = r.ranked[0].step.label.mp == 1;
+  const analysis::PlanCandidate* other = nullptr;
+  for (const auto& c : r.ranked)
+    if ((c.step.label.mp == 1) != dp && c.does_not_fit.empty() &&
+        (other == nullptr || c.ttt->seconds < other->ttt->seconds))
+      other = &c;
+  REQUIRE(other != nullptr);
+  const std::string& why = r.ranked[0].why;
+  CAPTURE(why);
+  const std::string said = std::string("; best ") + (dp ? "hybrid" : "DP alone") + ": vs " +
+                           std::to_string(other->step.label.dp()) + " x " +
+                           std::to_string(other->step.label.mp);
+  REQUIRE(why.find(said) != std::string::npos);
+  CHECK(why.find("(" + analysis::format_duration(other->ttt->seconds) + "): that one needs x" +
+                     analysis::format_fixed(other->ttt->epochs / r.ranked[0].ttt->epochs, 2) + " the epochs",
+                 why.find(said)) != std::string::npos);
+  for (std::size_t i = 0; i < 5; ++i) {
+    const analysis::PlanCandidate& c = r.ranked[i];
+    const analysis::PlanCandidate& next = r.ranked[i + 1];
+    CAPTURE(c.why);
+    if (&next == other) continue;  // compared as the best of the other kind instead
+    const bool tie = std::abs(next.ttt->seconds / c.ttt->seconds - 1) < 0.005;
+    CHECK((c.why.find("; ties with #" + std::to_string(i + 2) + " (within 0.5%") != std::string::npos) ==
+          tie);
+    CHECK((c.why.find("; next: vs ") != std::string::npos) == !tie);
+  }
 }
 
 TEST_CASE("run: the memory verdict is the named GPU's, and a profile from another GPU is noted") {

@@ -240,13 +240,19 @@ CollectivePlan CommPlanner::all_to_all(const CollectiveSpec& spec) {
     topology::RouteOptions ro;
     ro.avoid_nvlink = options_.pcie_only;
     sim::PairRoutes pairs(n, std::vector<std::vector<sim::LinkId>>(n));
-    for (std::size_t i = 0; i < n; ++i)
-      for (std::size_t j = 0; j < n; ++j) {
-        if (i == j) continue;
-        const sim::Route r =
-            topology_.route(topology_.gpu(spec.members[i]), topology_.gpu(spec.members[j]), ro);
-        pairs[i][j].assign(r.begin(), r.end());
-      }
+    // Told GPU by GPU (each of its n − 1 routes): at 4,096 GPUs of DGX-1 the 16.7 M route searches
+    // take minutes.
+    sim::ticked_loop(
+        progress_, "finding the all-to-all's routes", n, "GPUs",
+        [&](std::size_t i) {
+          for (std::size_t j = 0; j < n; ++j) {
+            if (i == j) continue;
+            const sim::Route r =
+                topology_.route(topology_.gpu(spec.members[i]), topology_.gpu(spec.members[j]), ro);
+            pairs[i][j].assign(r.begin(), r.end());
+          }
+        },
+        1);
     e.pairs = std::make_shared<const sim::PairRoutes>(std::move(pairs));
   }
   CollectivePlan plan;
