@@ -47,12 +47,13 @@ StepEstimate step_budget_cost(const workloads::StepProgram& program,
   // at once are summed over the collectives that can have them together (step_in_flight.h).
   StepEstimate e;
   e.task_events = kEventsPerTask * tasks;
-  std::uint64_t full = 0;
+  std::uint64_t full = 0, every_gpu_events = 0;
   sim::SimulationCost in_full;  // its state
   const std::size_t n = collectives.size();
   // Per collective, in full: of every one (a shadow as its representative), of those this way
   // simulates (not shadows), of those that cannot fold.
   std::vector<std::uint64_t> in_flight(n, 0), simulated_in_flight(n, 0), sure_in_flight(n, 0);
+  std::vector<std::uint64_t> every_gpu_in_flight(n, 0);  // of every one, as the every-GPU way runs it
   const InFlightLanes lanes(program);
   // A ring that folds whatever the run's timing holds its models' messages only (ring_fallback.h).
   const std::vector<std::uint8_t> no_fallback = rings_without_fallback(lanes, collectives);
@@ -71,17 +72,21 @@ StepEstimate step_budget_cost(const workloads::StepProgram& program,
     full += std::max(cost.events, expected.total());  // a collective without a full_cost() runs so
     in_full += sim::SimulationCost{.state_bytes = cost.state_bytes};
     in_flight[i] = cost.in_flight;
-    if (own != i) continue;
     // Whatever way it takes, what it holds in flight is at most its own in full: folded, its models'
     // messages (a window of its positions, on their own network, within one event of the step's);
     // embedded, its segments' (two copies of a window of at most half its positions); fallen back
     // as it starts, every message of its own (issue 31: a folded ZeRO-2 step held 11.97 MB where
     // 10.71 MB was checked, its embedded rings' messages and rings that ran in full left out). A
     // ring that cannot fall back holds its models' window at most (ring_fallback.h).
-    simulated_in_flight[i] =
-        no_fallback[i] != 0
+    every_gpu_in_flight[i] =
+        no_fallback[own] != 0
             ? std::min(cost.in_flight, folding_ring_window(dynamic_cast<const sim::FoldedRing&>(c)))
             : cost.in_flight;
+    // The every-GPU way simulates a shadow as its representative's collective here: its members
+    // repeat its representatives, the same plan on routes alike (step_fold.h).
+    every_gpu_events += expected.total();
+    if (own != i) continue;
+    simulated_in_flight[i] = every_gpu_in_flight[i];
     e.state_bytes += cost.state_bytes;
     e.collective_events += expected;
     if (c.may_fold()) continue;
@@ -99,7 +104,10 @@ StepEstimate step_budget_cost(const workloads::StepProgram& program,
   const std::int64_t held = program_bytes(program);
   e.held_bytes = held + attempt_bytes(program, fold, shape);
   const std::int64_t every_gpu = held + attempt_bytes(program, {}, shape);
-  e.every_gpu_held = sim::add_saturating(in_full.state_bytes, every_gpu);
+  e.every_gpu = {.events = sim::add_saturating(kEventsPerTask * all_tasks, every_gpu_events),
+                 .state_bytes = in_full.state_bytes,
+                 .held_bytes = every_gpu,
+                 .in_flight = lanes.most(every_gpu_in_flight)};
   // The most any way holds beside its collectives: a folded step's arrays (its members' checks, its
   // shadows' flags) pass every GPU's where a few GPUs fold onto fewer.
   e.full_memory = sim::add_saturating(in_full.memory(), std::max(e.held_bytes, every_gpu));
