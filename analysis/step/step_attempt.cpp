@@ -543,6 +543,7 @@ StepResult simulate_once(const StepSetup& setup, const workloads::StepProgram& p
   if (!fold.empty() && !shared_rings_may_fold(program, fold, collectives.owned, attempt, &parts)) return {};
   const StepEstimate estimate =
       step_budget_cost(program, collectives.owned, fold.fold, fold.shadow_of, &parts, attempt_shape(setup));
+  if (!fold.empty() && embed == Embed::On) attempt.every_gpu_set_up = estimate.every_gpu;
   const std::uint64_t given_up = attempt.before + attempt.given_up_events;
   charge_attempt(estimate, budget, setup.limits.max_events, given_up);
 
@@ -690,8 +691,10 @@ StepResult simulate_attempt(const StepSetup& setup, const workloads::StepProgram
   const bool embedding_failed = attempt.interfered && r.simulation.embedded > 0;
   if (!attempt.embed_unbounded && !embedding_failed) return r;
   const std::uint64_t before = attempt.before;
+  std::optional<StepEstimate::EveryGpu> every_gpu = std::move(attempt.every_gpu_set_up);
   attempt = {};
   attempt.before = before;
+  attempt.every_gpu_set_up = std::move(every_gpu);
   attempt.embed_off = true;
   attempt.given_up_events = r.events;
   const std::string again = std::string(what) + ", again without embedding its rings";

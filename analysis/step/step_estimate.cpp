@@ -52,6 +52,10 @@ void StepEstimate::charge(sim::SimulationBudget& budget, std::uint64_t max_event
 
 std::int64_t StepEstimate::EveryGpu::held() const { return sim::add_saturating(state_bytes, held_bytes); }
 
+std::int64_t StepEstimate::EveryGpu::memory() const {
+  return sim::SimulationCost{.state_bytes = held(), .in_flight = in_flight}.memory();
+}
+
 void StepEstimate::check(const sim::SimulationLimits& limits) const {
   sim::SimulationBudget budget(limits);
   charge(budget, limits.max_events);
@@ -184,18 +188,14 @@ StepEstimate estimate_program(const StepSetup& setup, const workloads::StepProgr
         // front (a ring they share cannot fold alone: two of its edges on one NVSwitch link), every GPU.
         Attempt plain;
         if (estimate_once(setup, program, fold, Embed::Off, nullptr, &plain) || !plain.unsuitable) return *e;
-        // Where every GPU simulated may hold more than the memory cap (the fold's bound on it,
-        // full_memory, passes the cap), that way is not set up to be counted: its set-up alone can
-        // hold past the cap (GNMT dp 32,768 x mp 2 on 8,192 DGX H100: 13 GB and a minute to refuse a
-        // step whose fold holds, 669 ms in about 3 GB). The estimate is the fold's, the way the run
-        // tries first and keeps unless the ring's ties go the other way; if they do, the run refuses
-        // that fallback before setting it up (FirstAttempt::every_gpu_bound, step_runner.cpp).
+        // Where every GPU simulated holds more than the memory cap (as this try counts that way's
+        // first try, its rings embedded), the estimate is the fold's, the way the run tries first and
+        // keeps unless the ring's ties go the other way; if they do, the run refuses that fallback
+        // before setting it up (step_runner.cpp, every_gpu), from the same count. Counted between the
+        // two, a step whose fold holds was refused (GNMT dp 32,768 x mp 2 on 8,192 DGX H100, at
+        // 8.79 GB where its fold holds in about 3 GB).
         const std::int64_t cap = setup.limits.max_memory;
-        if (cap != 0 && e->full_memory > cap) {
-          keep.every_gpu_bound = e->full_memory;
-          keep.every_gpu_in_flight = e->full_in_flight;
-          return *e;
-        }
+        if (cap != 0 && e->every_gpu.memory() > cap) return *e;
         // The every-GPU way is counted from the fold's try (with embedding, or without where that
         // way's embedding is expected to be interfered with), not set up: at 65,536 GPUs of GNMT DP on
         // DGX H100 its set-up cost about 8 s of CPU and 0.5 GB (tests/bench/MEASUREMENTS.md, est).

@@ -60,6 +60,8 @@ struct StepEstimate {
     // whose fold is given up is refused before its every-GPU set-up is built where that alone is
     // past the memory cap (estimate_program).
     std::int64_t held() const;
+    // And with its messages in flight: what its set-up is charged (memory()).
+    std::int64_t memory() const;
   } every_gpu;
   // Those messages: each collective's most in flight (full_cost().in_flight) summed over those that
   // can have messages in flight at once (analysis/step/step_in_flight.h). `sure.in_flight` is the

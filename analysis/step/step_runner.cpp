@@ -178,6 +178,8 @@ struct Ladder {
   std::string step_fold_reason;       // why the folded step was given up (reported with the result)
   std::string refusal;                // why the strategy just tried did not hold
   std::uint64_t given_up_events = 0;  // of the attempts whose results were thrown away
+  // The every-GPU way's first try as the last folded try counted it (Attempt::every_gpu_set_up).
+  std::optional<StepEstimate::EveryGpu> every_gpu;
 };
 using Strategy = std::optional<StepResult> (*)(const StepSetup&, const workloads::StepProgram&, StepObservers,
                                                Ladder&, FirstAttempt&);
@@ -236,6 +238,7 @@ std::optional<StepResult> folded_gpus(const StepSetup& setup, const workloads::S
                                     attempt_label(setup, "folded onto representative GPUs"),
                                     estimated ? std::move(first.folded) : nullptr);
     ladder.given_up_events += attempt.given_up_events;
+    if (attempt.every_gpu_set_up) ladder.every_gpu = attempt.every_gpu_set_up;
     const bool held = !attempt.unsuitable && !attempt.interfered && !attempt.fold_broken;
     if (!held) ladder.given_up_events += r.events;
     if (attempt.unsuitable) {
@@ -257,10 +260,13 @@ std::optional<StepResult> folded_gpus(const StepSetup& setup, const workloads::S
 // Every GPU simulated, each collective folded where it may (sim/README.md, "Folding").
 std::optional<StepResult> every_gpu(const StepSetup& setup, const workloads::StepProgram& program,
                                     StepObservers observers, Ladder& ladder, FirstAttempt& first) {
-  // The estimate counted the fold alone, this way being over the memory cap: refused before its
-  // set-up, which alone may hold past the cap.
-  if (first.every_gpu_bound > setup.limits.max_memory && setup.limits.max_memory != 0)
-    throw every_gpu_refusal(first.every_gpu_bound, first.every_gpu_in_flight, setup.limits.max_memory,
+  // Past the memory cap as a folded try counted it, refused before its set-up, which alone may hold
+  // past the cap (GNMT dp 32,768 x mp 2 on 8,192 DGX H100: 13 GB), and would be refused by the same
+  // figure once built. Here, wherever a step falls back: a run's first step, a variability run's
+  // later ones, a sweep's, study's or plan's step (run with the estimate made before, no first try).
+  const std::int64_t cap = setup.limits.max_memory;
+  if (cap != 0 && ladder.every_gpu && ladder.every_gpu->memory() > cap)
+    throw every_gpu_refusal(ladder.every_gpu->memory(), ladder.every_gpu->in_flight, cap,
                             ladder.step_fold_reason.empty() ? "its run strayed" : ladder.step_fold_reason);
   Attempt attempt;
   attempt.before = ladder.given_up_events;
