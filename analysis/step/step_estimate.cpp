@@ -184,18 +184,19 @@ StepEstimate estimate_program(const StepSetup& setup, const workloads::StepProgr
                                                         first_try ? &keep.folded : nullptr)) {
         e->way = "folded onto representative GPUs";
         if (!refused.embed_bounded) return *e;
-        // Past its bound, the run tries the fold again without embedding; where that is refused up
-        // front (a ring they share cannot fold alone: two of its edges on one NVSwitch link), every GPU.
-        Attempt plain;
-        if (estimate_once(setup, program, fold, Embed::Off, nullptr, &plain) || !plain.unsuitable) return *e;
         // Where every GPU simulated holds more than the memory cap (as this try counts that way's
         // first try, its rings embedded), the estimate is the fold's, the way the run tries first and
         // keeps unless the ring's ties go the other way; if they do, the run refuses that fallback
         // before setting it up (step_runner.cpp, every_gpu), from the same count. Counted between the
         // two, a step whose fold holds was refused (GNMT dp 32,768 x mp 2 on 8,192 DGX H100, at
-        // 8.79 GB where its fold holds in about 3 GB).
+        // 8.79 GB where its fold holds in about 3 GB). Asked first: the try without embedding below
+        // would change nothing here.
         const std::int64_t cap = setup.limits.max_memory;
         if (cap != 0 && e->every_gpu.memory() > cap) return *e;
+        // Past its bound, the run tries the fold again without embedding; where that is refused up
+        // front (a ring they share cannot fold alone: two of its edges on one NVSwitch link), every GPU.
+        Attempt plain;
+        if (estimate_once(setup, program, fold, Embed::Off, nullptr, &plain) || !plain.unsuitable) return *e;
         // The every-GPU way is counted from the fold's try (with embedding, or without where that
         // way's embedding is expected to be interfered with), not set up: at 65,536 GPUs of GNMT DP on
         // DGX H100 its set-up cost about 8 s of CPU and 0.5 GB (tests/bench/MEASUREMENTS.md, est).
