@@ -27,7 +27,13 @@ bool EmbeddingForecast::expected_to_fail(const workloads::StepProgram& program,
                                          const sim::EmbedPlan& embedded,
                                          const std::vector<sim::LinkId>& tolerated) const {
   if (embedded.rings == 0) return false;
-  if (embedding_expected_to_tie(program, owned)) return true;
+  return embedding_expected_to_tie(program, owned) || expected_crossed(owned, embedded, tolerated);
+}
+
+bool EmbeddingForecast::expected_crossed(const std::vector<std::unique_ptr<sim::Collective>>& owned,
+                                         const sim::EmbedPlan& embedded,
+                                         const std::vector<sim::LinkId>& tolerated) const {
+  if (embedded.rings == 0) return false;
   std::vector<std::uint8_t> claimed(crossed_.size(), 0);
   for (const auto& group : embedded.groups)
     for (const sim::LinkId l : group->links())

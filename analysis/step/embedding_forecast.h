@@ -46,6 +46,10 @@ class EmbeddingForecast {
   bool expected_to_fail(const workloads::StepProgram& program,
                         const std::vector<std::unique_ptr<sim::Collective>>& owned,
                         const sim::EmbedPlan& embedded, const std::vector<sim::LinkId>& tolerated) const;
+  // Its second part alone: another party crossing a claimed link other than `tolerated` (where the
+  // first was asked already, with more links tolerated: the tie is not looked for again).
+  bool expected_crossed(const std::vector<std::unique_ptr<sim::Collective>>& owned,
+                        const sim::EmbedPlan& embedded, const std::vector<sim::LinkId>& tolerated) const;
 
  private:
   std::vector<std::uint8_t> crossed_;  // per link: crossed by a noted plan

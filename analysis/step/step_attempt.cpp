@@ -186,6 +186,9 @@ struct StepCollectives {
   // hierarchical, 2 for one whose GPUs cannot (workloads::hierarchical_unfit) and ran the ring.
   std::vector<std::uint8_t> hierarchical;
   std::string hierarchical_unfit;  // the first such all-reduce's reason
+  // Whether a tree runs on `uniform_trees` (one that representatives and members share under
+  // bounded): counted so in a fold alone, each GPU's tree its own with every GPU simulated.
+  bool uniform = false;
 };
 
 // Progress of make_collectives: the ranks of the collectives set up so far, of all (a ring's set-up
@@ -279,6 +282,7 @@ bool make_collectives(const StepSetup& setup, const workloads::StepProgram& prog
       out.loads.push_back(workloads::collective_load(spec, plan, topology.links()));
     sim::CollectiveConfig own = config;
     if (uniform) own.uniform_trees = out.uniform_trees.get();
+    out.uniform = out.uniform || uniform;
     if (forecast != nullptr) forecast->note_plan(plan);
     if (crossing != nullptr) crossing->note_plan(c, spec, plan);
     if (plans != nullptr) plans->on_plan(static_cast<std::uint32_t>(c), plan);
@@ -539,6 +543,7 @@ StepResult simulate_once(const StepSetup& setup, const workloads::StepProgram& p
   if (!fold.empty() && !shared_rings_may_fold(program, fold, collectives.owned, attempt, &parts)) return {};
   const StepEstimate estimate =
       step_budget_cost(program, collectives.owned, fold.fold, fold.shadow_of, &parts, attempt_shape(setup));
+  if (!fold.empty() && embed == Embed::On) attempt.every_gpu_set_up = estimate.every_gpu;
   const std::uint64_t given_up = attempt.before + attempt.given_up_events;
   charge_attempt(estimate, budget, setup.limits.max_events, given_up);
 
@@ -605,16 +610,30 @@ std::optional<StepEstimate> estimate_staged(const StepSetup& setup, const worklo
             : representative_links(*setup.topology, fold, stage.embedded);
     if (forecast.expected_to_fail(program, owned, stage.embedded, tolerated))
       return estimate_once(setup, program, fold, Embed::Off, progress, &attempt);
+    attempt.every_gpu_unembedded = !tolerated.empty() && forecast.expected_crossed(owned, stage.embedded, {});
   }
   sim::WorkProgress* told = progress ? &stage.parts : nullptr;
-  if (!fold.empty() && !shared_rings_may_fold(program, fold, owned, attempt, told)) return {};
-  // Where the fold is given up below, its count says what the every-GPU way would hold
-  // (estimate_program checks it before that way is set up).
-  const auto count = [&] {
-    if (!fold.empty())
-      attempt.counted =
-          step_budget_cost(program, owned, fold.fold, fold.shadow_of, nullptr, attempt_shape(setup));
+  // The every-GPU way from this try's count (Attempt::every_gpu): where another party is expected to
+  // cross its collectives (`crossed`), the ladder's third way, every collective in full.
+  const auto count_every_gpu = [&](const StepEstimate& count, bool crossed) {
+    if (fold.empty() || attempt.every_gpu_unembedded || stage.collectives.uniform) return;
+    attempt.every_gpu = count.every_gpu;
+    if (!crossed) return;
+    attempt.every_gpu->events = count.full_events;
+    attempt.every_gpu->in_flight = count.full_in_flight;
   };
+  // Where the fold is given up below, its count says what the every-GPU way would hold and take
+  // (estimate_program checks it before that way is set up, and counts that way from it).
+  const auto count = [&] {
+    if (fold.empty()) return;
+    attempt.counted =
+        step_budget_cost(program, owned, fold.fold, fold.shadow_of, nullptr, attempt_shape(setup));
+    count_every_gpu(*attempt.counted, crossing.expected_crossed(owned).has_value());
+  };
+  if (!fold.empty() && !shared_rings_may_fold(program, fold, owned, attempt, told)) {
+    count();
+    return {};
+  }
   // A ring they share that will run in full: the run gives the fold up after it (check_step_fold).
   if (auto why = folded_ring_expected_in_full(program, fold, owned)) {
     attempt.unsuitable = true;
@@ -631,7 +650,9 @@ std::optional<StepEstimate> estimate_staged(const StepSetup& setup, const worklo
     return {};
   }
   attempt.embed_bounded = stage.embedded.bounded;
-  return step_budget_cost(program, owned, fold.fold, fold.shadow_of, told, attempt_shape(setup));
+  StepEstimate e = step_budget_cost(program, owned, fold.fold, fold.shadow_of, told, attempt_shape(setup));
+  count_every_gpu(e, false);
+  return e;
 }
 
 }  // namespace
@@ -670,8 +691,10 @@ StepResult simulate_attempt(const StepSetup& setup, const workloads::StepProgram
   const bool embedding_failed = attempt.interfered && r.simulation.embedded > 0;
   if (!attempt.embed_unbounded && !embedding_failed) return r;
   const std::uint64_t before = attempt.before;
+  std::optional<StepEstimate::EveryGpu> every_gpu = std::move(attempt.every_gpu_set_up);
   attempt = {};
   attempt.before = before;
+  attempt.every_gpu_set_up = std::move(every_gpu);
   attempt.embed_off = true;
   attempt.given_up_events = r.events;
   const std::string again = std::string(what) + ", again without embedding its rings";

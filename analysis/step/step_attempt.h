@@ -43,8 +43,25 @@ struct Attempt {
   std::vector<std::uint64_t> signature;
   // An estimate's (estimate_once) whose folded try is given up after its set-up (a ring they share
   // that will run in full, a folded collective another party is expected to cross): its count, whose
-  // every_gpu_held and full_memory say what the every-GPU way would hold before that is built.
+  // every_gpu and full_memory say what the every-GPU way would hold before that is built.
   std::optional<StepEstimate> counted;
+  // An estimate's of a folded try with embedded rings: the every-GPU way's embedding is expected to
+  // be interfered with (EmbeddingForecast, none of its links tolerated: the links where a fold's
+  // models meet other transfers live are the fold's alone), so that way runs its rings unembedded,
+  // as the same fold's try without embedding counts it.
+  bool every_gpu_unembedded = false;
+  // An estimate's of a folded try set up: the ladder's every-GPU way as its count gives it, without
+  // setting that way up (StepEstimate::every_gpu: every GPU's tasks, a shadow as its representative;
+  // the third way, every collective in full, where another party is expected to cross its folded
+  // collectives, CrossingForecast). Counted so, it was the every-GPU set-up's own on every shipped
+  // point (tests/bench/MEASUREMENTS.md, est). None where every_gpu_unembedded, or where a tree the
+  // members share runs uniform (sim::UniformTrees), which counts otherwise with every GPU simulated.
+  std::optional<StepEstimate::EveryGpu> every_gpu;
+  // A run's folded try with its rings embedded (simulate_once): the every-GPU way's first try, as
+  // its count gives it (StepEstimate::every_gpu), what that try's set-up is charged before its event
+  // loop. The ladder refuses that way before setting it up where this passes the memory cap
+  // (step_runner.cpp, every_gpu), kept through the try again without embedding (simulate_attempt).
+  std::optional<StepEstimate::EveryGpu> every_gpu_set_up;
 };
 
 // Whether rings that share links are folded together (sim/fast/ring_embedding.h).
@@ -70,11 +87,6 @@ struct FirstAttempt {
   std::optional<StepFoldPlan> fold;
   StagedAttempt folded;     // `fold`'s try's set-up
   StagedAttempt every_gpu;  // the every-GPU try's, where no folded try runs before it
-  // Where the estimate counted the fold alone because every GPU simulated may pass the memory cap
-  // (estimate_program): its bound on that way's state (StepEstimate::full_memory); 0: none. The run
-  // refuses to fall back to every GPU with it, before that way's set-up.
-  std::int64_t every_gpu_bound = 0;
-  std::uint64_t every_gpu_in_flight = 0;  // the messages in flight that bound counts
 };
 
 // One try: `fold` empty simulates every GPU; `what` names it in progress lines. `staged` (null:

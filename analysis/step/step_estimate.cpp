@@ -11,6 +11,7 @@
 #include "analysis/step/step_fold.h"
 #include "analysis/step/step_fold_p2p.h"
 #include "analysis/step/step_runner.h"
+#include "sim/saturating.h"
 #include "workloads/profile/profile.h"
 
 namespace hybridsim::analysis {
@@ -47,6 +48,12 @@ void StepEstimate::charge(sim::SimulationBudget& budget, std::uint64_t max_event
                                                                 : static_cast<std::uint64_t>(full_memory);
     throw;
   }
+}
+
+std::int64_t StepEstimate::EveryGpu::held() const { return sim::add_saturating(state_bytes, held_bytes); }
+
+std::int64_t StepEstimate::EveryGpu::memory() const {
+  return sim::SimulationCost{.state_bytes = held(), .in_flight = in_flight}.memory();
 }
 
 void StepEstimate::check(const sim::SimulationLimits& limits) const {
@@ -88,18 +95,16 @@ namespace {
 // byte apart and both leads are many times one byte's transfer, so a bound from the chunk difference
 // and the ring's length gives both the same verdict, and either verdict puts one of them outside
 // [0.5, 2.05] (point 7 folded 0.439, point 5 every GPU 3.44; tests/bench/MEASUREMENTS.md, est44).
-StepEstimate either_way(const StepEstimate& folded, const StepEstimate& every_gpu) {
+// `every_gpu` as the folded try counts that way (Attempt::every_gpu); its bounds on every way
+// (full_events, full_memory) are the fold's own, a shadow counted as its representative.
+StepEstimate either_way(const StepEstimate& folded, const StepEstimate::EveryGpu& every_gpu) {
   StepEstimate out = folded;
-  const double mean = std::sqrt(double(folded.events()) * double(every_gpu.events()));
+  const double mean = std::sqrt(double(folded.events()) * double(every_gpu.events));
   const auto events = static_cast<std::uint64_t>(std::llround(mean));
   if (events > out.events()) out.collective_events.queue += events - out.events();
   out.state_bytes = std::max(folded.state_bytes, every_gpu.state_bytes);
   out.held_bytes = std::max(folded.held_bytes, every_gpu.held_bytes);
-  out.every_gpu_held = std::max(folded.every_gpu_held, every_gpu.every_gpu_held);
   out.in_flight = std::max(folded.in_flight, every_gpu.in_flight);
-  out.full_events = std::max(folded.full_events, every_gpu.full_events);
-  out.full_memory = std::max(folded.full_memory, every_gpu.full_memory);
-  out.full_in_flight = std::max(folded.full_in_flight, every_gpu.full_in_flight);
   out.way = "folded or every GPU simulated";
   return out;
 }
@@ -114,7 +119,7 @@ std::optional<StepEstimate> every_gpu_past_cap(const StepSetup& setup,
                                                const std::optional<StepEstimate>& counted,
                                                const std::string& why) {
   const std::int64_t cap = setup.limits.max_memory;
-  if (!counted || cap == 0 || counted->every_gpu_held <= cap) return std::nullopt;
+  if (!counted || cap == 0 || counted->every_gpu.held() <= cap) return std::nullopt;
   StepEstimate out = *counted;
   out.way = "every GPU simulated";
   out.refused = every_gpu_refusal(counted->full_memory, counted->full_in_flight, cap, why);
@@ -179,26 +184,34 @@ StepEstimate estimate_program(const StepSetup& setup, const workloads::StepProgr
                                                         first_try ? &keep.folded : nullptr)) {
         e->way = "folded onto representative GPUs";
         if (!refused.embed_bounded) return *e;
+        // Where every GPU simulated holds more than the memory cap (as this try counts that way's
+        // first try, its rings embedded), the estimate is the fold's, the way the run tries first and
+        // keeps unless the ring's ties go the other way; if they do, the run refuses that fallback
+        // before setting it up (step_runner.cpp, every_gpu), from the same count. Counted between the
+        // two, a step whose fold holds was refused (GNMT dp 32,768 x mp 2 on 8,192 DGX H100, at
+        // 8.79 GB where its fold holds in about 3 GB). Asked first: the try without embedding below
+        // would change nothing here.
+        const std::int64_t cap = setup.limits.max_memory;
+        if (cap != 0 && e->every_gpu.memory() > cap) return *e;
         // Past its bound, the run tries the fold again without embedding; where that is refused up
         // front (a ring they share cannot fold alone: two of its edges on one NVSwitch link), every GPU.
         Attempt plain;
         if (estimate_once(setup, program, fold, Embed::Off, nullptr, &plain) || !plain.unsuitable) return *e;
-        // Where every GPU simulated may hold more than the memory cap (the fold's bound on it,
-        // full_memory, passes the cap), that way is not set up to be counted: its set-up alone can
-        // hold past the cap (GNMT dp 32,768 x mp 2 on 8,192 DGX H100: 13 GB and a minute to refuse a
-        // step whose fold holds, 669 ms in about 3 GB). The estimate is the fold's, the way the run
-        // tries first and keeps unless the ring's ties go the other way; if they do, the run refuses
-        // that fallback before setting it up (FirstAttempt::every_gpu_bound, step_runner.cpp).
-        const std::int64_t cap = setup.limits.max_memory;
-        if (cap != 0 && e->full_memory > cap) {
-          keep.every_gpu_bound = e->full_memory;
-          keep.every_gpu_in_flight = e->full_in_flight;
-          return *e;
-        }
-        // Every GPU is estimated next: the kept set-up is let go first, so that two set-ups (one a
-        // whole every-GPU one) are never held at once; the run's folded try sets up again.
+        // The every-GPU way is counted from the fold's try (with embedding, or without where that
+        // way's embedding is expected to be interfered with), not set up: at 65,536 GPUs of GNMT DP on
+        // DGX H100 its set-up cost about 8 s of CPU and 0.5 GB (tests/bench/MEASUREMENTS.md, est).
+        const std::optional<StepEstimate::EveryGpu>& every_gpu =
+            refused.every_gpu_unembedded ? plain.every_gpu : refused.every_gpu;
+        if (every_gpu) return either_way(*e, *every_gpu);
+        // Where it is not (a tree the members share runs uniform), the every-GPU way is set up: the
+        // kept set-up is let go first, so that two set-ups (one a whole every-GPU one) are never held
+        // at once; the run's folded try sets up again.
         if (first_try) keep.folded = nullptr;
-        return either_way(*e, every_gpu_estimate(setup, program, progress));
+        const StepEstimate set_up = every_gpu_estimate(setup, program, progress);
+        return either_way(*e, {.events = set_up.events(),
+                               .state_bytes = set_up.state_bytes,
+                               .held_bytes = set_up.held_bytes,
+                               .in_flight = set_up.in_flight});
       }
       if (first_try) keep.folded = nullptr;  // as above: refined or every GPU next
       counted = std::move(refused.counted);

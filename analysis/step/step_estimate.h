@@ -46,11 +46,23 @@ struct StepEstimate {
   // memory() wherever the step folds. What a memory cap must reach for the step to pass whichever way
   // it runs (BudgetExceeded::upper), and a bound on what it holds.
   std::int64_t full_memory = 0;
-  // The same without its messages in flight: what the every-GPU way holds before its first message,
-  // whether its collectives fold or not; counted from this way's collectives (a shadow as its
-  // representative), so that a step whose fold is given up is refused before its every-GPU set-up
-  // is built where that alone is past the memory cap (estimate_program).
-  std::int64_t every_gpu_held = 0;
+  // The ladder's every-GPU way (its second) as this way's collectives count it, a folded step's shadow
+  // as its representative, without setting that way up: what the estimate of a fold that may be
+  // given up counts for it (estimate_program). Where this way is every GPU's, its own figures.
+  struct EveryGpu {
+    // Every GPU's tasks and every collective's expected events (the set-up of every GPU counted the
+    // same on the shipped points and at 65,536 GPUs: tests/bench/MEASUREMENTS.md, est).
+    std::uint64_t events = 0;
+    std::int64_t state_bytes = 0;  // every collective's state
+    std::int64_t held_bytes = 0;   // its program and every GPU's attempt arrays
+    std::uint64_t in_flight = 0;   // as `in_flight` below, over every collective
+    // What it holds before its first message, whether its collectives fold or not, so that a step
+    // whose fold is given up is refused before its every-GPU set-up is built where that alone is
+    // past the memory cap (estimate_program).
+    std::int64_t held() const;
+    // And with its messages in flight: what its set-up is charged (memory()).
+    std::int64_t memory() const;
+  } every_gpu;
   // Those messages: each collective's most in flight (full_cost().in_flight) summed over those that
   // can have messages in flight at once (analysis/step/step_in_flight.h). `sure.in_flight` is the
   // same over the collectives that cannot fold.

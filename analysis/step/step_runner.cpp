@@ -47,12 +47,13 @@ StepEstimate step_budget_cost(const workloads::StepProgram& program,
   // at once are summed over the collectives that can have them together (step_in_flight.h).
   StepEstimate e;
   e.task_events = kEventsPerTask * tasks;
-  std::uint64_t full = 0;
+  std::uint64_t full = 0, every_gpu_events = 0;
   sim::SimulationCost in_full;  // its state
   const std::size_t n = collectives.size();
   // Per collective, in full: of every one (a shadow as its representative), of those this way
   // simulates (not shadows), of those that cannot fold.
   std::vector<std::uint64_t> in_flight(n, 0), simulated_in_flight(n, 0), sure_in_flight(n, 0);
+  std::vector<std::uint64_t> every_gpu_in_flight(n, 0);  // of every one, as the every-GPU way runs it
   const InFlightLanes lanes(program);
   // A ring that folds whatever the run's timing holds its models' messages only (ring_fallback.h).
   const std::vector<std::uint8_t> no_fallback = rings_without_fallback(lanes, collectives);
@@ -71,17 +72,21 @@ StepEstimate step_budget_cost(const workloads::StepProgram& program,
     full += std::max(cost.events, expected.total());  // a collective without a full_cost() runs so
     in_full += sim::SimulationCost{.state_bytes = cost.state_bytes};
     in_flight[i] = cost.in_flight;
-    if (own != i) continue;
     // Whatever way it takes, what it holds in flight is at most its own in full: folded, its models'
     // messages (a window of its positions, on their own network, within one event of the step's);
     // embedded, its segments' (two copies of a window of at most half its positions); fallen back
     // as it starts, every message of its own (issue 31: a folded ZeRO-2 step held 11.97 MB where
     // 10.71 MB was checked, its embedded rings' messages and rings that ran in full left out). A
     // ring that cannot fall back holds its models' window at most (ring_fallback.h).
-    simulated_in_flight[i] =
-        no_fallback[i] != 0
+    every_gpu_in_flight[i] =
+        no_fallback[own] != 0
             ? std::min(cost.in_flight, folding_ring_window(dynamic_cast<const sim::FoldedRing&>(c)))
             : cost.in_flight;
+    // The every-GPU way simulates a shadow as its representative's collective here: its members
+    // repeat its representatives, the same plan on routes alike (step_fold.h).
+    every_gpu_events += expected.total();
+    if (own != i) continue;
+    simulated_in_flight[i] = every_gpu_in_flight[i];
     e.state_bytes += cost.state_bytes;
     e.collective_events += expected;
     if (c.may_fold()) continue;
@@ -99,7 +104,10 @@ StepEstimate step_budget_cost(const workloads::StepProgram& program,
   const std::int64_t held = program_bytes(program);
   e.held_bytes = held + attempt_bytes(program, fold, shape);
   const std::int64_t every_gpu = held + attempt_bytes(program, {}, shape);
-  e.every_gpu_held = sim::add_saturating(in_full.state_bytes, every_gpu);
+  e.every_gpu = {.events = sim::add_saturating(kEventsPerTask * all_tasks, every_gpu_events),
+                 .state_bytes = in_full.state_bytes,
+                 .held_bytes = every_gpu,
+                 .in_flight = lanes.most(every_gpu_in_flight)};
   // The most any way holds beside its collectives: a folded step's arrays (its members' checks, its
   // shadows' flags) pass every GPU's where a few GPUs fold onto fewer.
   e.full_memory = sim::add_saturating(in_full.memory(), std::max(e.held_bytes, every_gpu));
@@ -170,6 +178,8 @@ struct Ladder {
   std::string step_fold_reason;       // why the folded step was given up (reported with the result)
   std::string refusal;                // why the strategy just tried did not hold
   std::uint64_t given_up_events = 0;  // of the attempts whose results were thrown away
+  // The every-GPU way's first try as the last folded try counted it (Attempt::every_gpu_set_up).
+  std::optional<StepEstimate::EveryGpu> every_gpu;
 };
 using Strategy = std::optional<StepResult> (*)(const StepSetup&, const workloads::StepProgram&, StepObservers,
                                                Ladder&, FirstAttempt&);
@@ -228,6 +238,7 @@ std::optional<StepResult> folded_gpus(const StepSetup& setup, const workloads::S
                                     attempt_label(setup, "folded onto representative GPUs"),
                                     estimated ? std::move(first.folded) : nullptr);
     ladder.given_up_events += attempt.given_up_events;
+    if (attempt.every_gpu_set_up) ladder.every_gpu = attempt.every_gpu_set_up;
     const bool held = !attempt.unsuitable && !attempt.interfered && !attempt.fold_broken;
     if (!held) ladder.given_up_events += r.events;
     if (attempt.unsuitable) {
@@ -249,10 +260,13 @@ std::optional<StepResult> folded_gpus(const StepSetup& setup, const workloads::S
 // Every GPU simulated, each collective folded where it may (sim/README.md, "Folding").
 std::optional<StepResult> every_gpu(const StepSetup& setup, const workloads::StepProgram& program,
                                     StepObservers observers, Ladder& ladder, FirstAttempt& first) {
-  // The estimate counted the fold alone, this way being over the memory cap: refused before its
-  // set-up, which alone may hold past the cap.
-  if (first.every_gpu_bound > setup.limits.max_memory && setup.limits.max_memory != 0)
-    throw every_gpu_refusal(first.every_gpu_bound, first.every_gpu_in_flight, setup.limits.max_memory,
+  // Past the memory cap as a folded try counted it, refused before its set-up, which alone may hold
+  // past the cap (GNMT dp 32,768 x mp 2 on 8,192 DGX H100: 13 GB), and would be refused by the same
+  // figure once built. Here, wherever a step falls back: a run's first step, a variability run's
+  // later ones, a sweep's, study's or plan's step (run with the estimate made before, no first try).
+  const std::int64_t cap = setup.limits.max_memory;
+  if (cap != 0 && ladder.every_gpu && ladder.every_gpu->memory() > cap)
+    throw every_gpu_refusal(ladder.every_gpu->memory(), ladder.every_gpu->in_flight, cap,
                             ladder.step_fold_reason.empty() ? "its run strayed" : ladder.step_fold_reason);
   Attempt attempt;
   attempt.before = ladder.given_up_events;

@@ -225,3 +225,39 @@ TEST_CASE(
     }
   }
 }
+
+TEST_CASE(
+    "fold forecast: a fallback to every GPU past the memory cap is refused before its set-up wherever "
+    "the step runs") {
+  // AMP's step above, under the same cap: run with no first try from its estimate, as a variability
+  // run's later steps and a study's or plan's steps run (simulate_program), and given the estimate
+  // made before, as a sweep's point runs. Its fold is given up after its run (the ring's ties), and
+  // the fallback is refused from the folded try's own count of every GPU, before that is set up
+  // (before, only a run's first step was: the others set every GPU up and were refused after it, or
+  // not at all).
+  const std::vector<std::string> sets = {"cluster.preset=dgx-h100", "workload.precision=amp",
+                                         "parallelism={dp: 32, mp: 2}"};
+  const scenarios::ResolvedScenario resolved = scenarios::resolve(
+      scenarios::load_scenario(HYBRIDSIM_SOURCE_DIR + "/scenarios/what-if/precision-and-gpu.yaml", sets));
+  analysis::StepSetup setup = analysis::step_setup(resolved);
+  setup.limits.max_memory = 0;
+  setup.limits.max_memory = analysis::estimate_step(setup).memory() - 1;
+  const analysis::StepEstimate folded = analysis::estimate_step(setup);
+  REQUIRE(folded.way == "folded onto representative GPUs");
+  const workloads::StepProgram program = analysis::build_program(setup);
+  for (const bool given : {false, true}) {
+    CAPTURE(given);
+    try {
+      if (given)
+        analysis::simulate_steps(setup, std::nullopt, nullptr, &folded);
+      else
+        analysis::simulate_program(setup, program);
+      FAIL("the fallback to every GPU ran past the memory cap");
+    } catch (const sim::BudgetExceeded& over) {
+      CHECK(over.kind == sim::BudgetExceeded::Kind::Memory);
+      CHECK(over.estimate > static_cast<std::uint64_t>(setup.limits.max_memory));
+      CHECK(over.estimate_text("the step")
+                .ends_with("and every GPU is simulated, as counted before that is set up"));
+    }
+  }
+}
