@@ -191,8 +191,7 @@ void Network::note_queue(LinkServer& server, LinkQueue& queue, Time arrival, Tim
   }
 }
 
-inline void Network::serve(std::uint32_t index, Message& m, LinkServer& server, Time start,
-                           Time finish) {
+inline void Network::serve(std::uint32_t index, Message& m, LinkServer& server, Time start, Time finish) {
   server.busy_until = finish;
   server.bytes += Bytes::of(m.bytes);
   server.busy += finish - start;

@@ -261,8 +261,7 @@ void TreeCollective::notify_rank_done(EventHandler& handler, std::uint64_t tag_b
   }
   mix_bytes_[edge.mix] += bytes;
   ++messages_sent_;
-  network_.send_at(at, Route(edge.route, edge.hops), Bytes::of(bytes), *this,
-                   tag, rate_class_);
+  network_.send_at(at, Route(edge.route, edge.hops), Bytes::of(bytes), *this, tag, rate_class_);
 }
 
 // send_up and send_down are inlined into the arrival's handling (their calls' frames were about
@@ -281,8 +280,8 @@ void TreeCollective::notify_rank_done(EventHandler& handler, std::uint64_t tag_b
   for (std::uint32_t k = 0; k < node.child_count; ++k) {
     const ChildSlot& slot = ch.slots[node.first_child + k];
     send(ch, r, slot.down,
-         (static_cast<std::uint64_t>(j) << kHighShift) | ((static_cast<std::uint64_t>(c) * n_ + slot.child) << 1) |
-             kDown,
+         (static_cast<std::uint64_t>(j) << kHighShift) |
+             ((static_cast<std::uint64_t>(c) * n_ + slot.child) << 1) | kDown,
          j, at);
   }
 }

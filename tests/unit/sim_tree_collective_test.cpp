@@ -271,7 +271,8 @@ TEST_CASE("tree channels on 4 DGX-1s: chains over NVLink inside, heads joined th
   }
 }
 
-TEST_CASE("tree all-reduce: arrivals before their receiver joined are reduced in their order across channels") {
+TEST_CASE(
+    "tree all-reduce: arrivals before their receiver joined are reduced in their order across channels") {
   // Two channels of the tree 0 ← 1 ← {2, 3}, rank 1's route up one link that both share, every
   // other route a link of its own (1 µs; channel 0's from rank 3 10 µs, channel 1's from the leaves
   // 2 µs). 8000 B: 4000 B a channel, height 2, so 4 messages of 1000 B (100 ns a link) each. Ranks
