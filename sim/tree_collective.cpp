@@ -9,36 +9,37 @@ namespace hybridsim::sim {
 namespace {
 
 // Arrival tags: bits 0-31 ((channel · N + rank) << 1) | direction, where `rank` receives (from a
-// child: up; from its parent: down); bits 32-63 a down message's number, or an up message's
-// sender's slot (its index in the channel's slots, Node::parent_slot). With the sender named
-// instead, an up arrival read the sender's node line for its parent and slot, mostly a D1 miss
-// (0.30 an event in the 1,024-GPU step, tests/bench/MEASUREMENTS.md, perf44); with the slot's place
-// among the receiver's children (8 bits beside the message's number), it read the receiver's node
-// for where its slots begin before it could ask for the slot's line (0.15 D1 misses an event, perf
-// of 2026-12-06 04:10). An up message's number is not needed: children deliver in order, so the
-// slot's count of arrivals says which it is. The fields are fixed (no shift by the plans' widest
-// rank, which cost 2.9% of bench_collective's tree instructions, perf45); a channel has fewer than
-// 2^24 messages (kMaxMessages, the constructor: at the default 512-KiB messages, 8 TiB a channel,
-// where a collective is at most 1 TiB a rank).
+// child: up; from its parent: down); bits 32-55 the message; bits 56-63 an up message's sender's
+// slot among the receiver's children (0 down). With the sender named instead, an up arrival read
+// the sender's node line for its parent and slot, mostly a D1 miss (0.30 an event in the 1,024-GPU
+// step, tests/bench/MEASUREMENTS.md, perf44). The fields are fixed (no shift by the plans' widest
+// rank, which cost 2.9% of bench_collective's tree instructions, perf45): a rank has at most 255
+// children (check_fits) and a channel fewer than 2^24 messages (kMaxMessages, the constructor: at
+// the default 512-KiB messages, 8 TiB a channel, where a collective is at most 1 TiB a rank).
 constexpr std::uint64_t kUp = 0, kDown = 1;
-constexpr unsigned kHighShift = 32;
-constexpr std::uint32_t kMaxMessages = std::uint32_t{1} << 24;
+constexpr unsigned kMessageShift = 32, kSlotShift = 56;
+constexpr std::uint32_t kMaxMessages = std::uint32_t{1} << (kSlotShift - kMessageShift);
 
-// The tag of a rank's messages up: its parent in channel c of n ranks, and its own slot there.
-std::uint64_t up_tag(std::uint32_t c, std::uint32_t n, std::int32_t parent, std::uint32_t parent_slot) {
-  return (static_cast<std::uint64_t>(parent_slot) << kHighShift) |
+// The tag's high half (message, and the slot in its top byte) split.
+std::uint32_t message_of(std::uint32_t high) { return high & (kMaxMessages - 1); }
+std::uint32_t slot_of(std::uint32_t high) { return high >> (kSlotShift - kMessageShift); }
+
+// The tag of a rank's messages up but their number: its parent in channel c of n ranks, and its
+// slot among the parent's children.
+std::uint64_t up_tag(std::uint32_t c, std::uint32_t n, std::int32_t parent, std::uint8_t slot_in_parent) {
+  return (static_cast<std::uint64_t>(slot_in_parent) << kSlotShift) |
          ((static_cast<std::uint64_t>(c) * n + static_cast<std::uint32_t>(parent)) << 1) | kUp;
 }
 
 // An arrival tag decoded, with one division.
 struct ArrivalTag {
-  std::uint32_t channel, rank, high;  // high: a down message's number, an up message's slot
+  std::uint32_t channel, rank, high;  // high: the message and slot (message_of, slot_of)
   bool up;
 };
 ArrivalTag decode(std::uint64_t tag, std::uint32_t n) {
   const auto low = static_cast<std::uint32_t>(tag & 0xffffffffu);
   const std::uint32_t c = (low >> 1) / n;
-  return {c, (low >> 1) - c * n, static_cast<std::uint32_t>(tag >> kHighShift), (low & 1) == kUp};
+  return {c, (low >> 1) - c * n, static_cast<std::uint32_t>(tag >> kMessageShift), (low & 1) == kUp};
 }
 
 void check_tree(const TreeChannel& t, std::uint32_t n, std::size_t c) {
@@ -192,12 +193,12 @@ void TreeCollective::run_state() {
       node.child_count = static_cast<std::uint8_t>(ch.plan->children[r].size());  // checked: at most 255
       for (std::uint32_t k = 0; k < node.child_count; ++k) {
         const std::uint32_t child = ch.plan->children[r][k];
-        ch.nodes[child].parent_slot = static_cast<std::uint32_t>(ch.slots.size());
+        ch.nodes[child].slot_in_parent = static_cast<std::uint8_t>(k);
         ch.slots.push_back({edge(ch, ch.plan->down[r][k]), child, 0});
       }
       if (node.parent >= 0) {
         const Edge up = edge(ch, ch.plan->up[r]);
-        node.up_route = static_cast<std::uint32_t>(up.route - ch.links.data());
+        node.up_route = up.route;
         node.up_delay = up.delay;
         node.up_hops = up.hops;
         node.up_mix = up.mix;
@@ -249,9 +250,9 @@ void TreeCollective::notify_rank_done(EventHandler& handler, std::uint64_t tag_b
 }
 
 [[gnu::always_inline]] inline void TreeCollective::send(ChannelState& ch, std::uint32_t from,
-                                                        const Edge& edge, std::uint64_t tag, std::uint32_t j,
+                                                        const Edge& edge, std::uint64_t low, std::uint32_t j,
                                                         Time at) {
-  // `tag` is the arrival's (see up_tag and send_down); j is the message's number, for its size.
+  // `low` holds the receiver and direction, and for an up message the sender's slot (bits 56-63).
   const std::size_t shorter = j < ch.longer ? 0 : 1;
   const std::int64_t bytes = ch.base + 1 - static_cast<std::int64_t>(shorter);
   at += edge.delay;
@@ -261,7 +262,8 @@ void TreeCollective::notify_rank_done(EventHandler& handler, std::uint64_t tag_b
   }
   mix_bytes_[edge.mix] += bytes;
   ++messages_sent_;
-  network_.send_at(at, Route(edge.route, edge.hops), Bytes::of(bytes), *this, tag, rate_class_);
+  network_.send_at(at, Route(edge.route, edge.hops), Bytes::of(bytes), *this,
+                   (static_cast<std::uint64_t>(j) << kMessageShift) | low, rate_class_);
 }
 
 // send_up and send_down are inlined into the arrival's handling (their calls' frames were about
@@ -270,7 +272,7 @@ void TreeCollective::notify_rank_done(EventHandler& handler, std::uint64_t tag_b
                                                            Time at) {
   ChannelState& ch = channels_[c];
   const Node& node = ch.nodes[r];
-  send(ch, r, node.up(ch.links.data()), up_tag(c, n_, node.parent, node.parent_slot), j, at);
+  send(ch, r, node.up(), up_tag(c, n_, node.parent, node.slot_in_parent), j, at);
 }
 
 [[gnu::always_inline]] inline void TreeCollective::send_down(std::uint32_t c, std::uint32_t r,
@@ -279,10 +281,7 @@ void TreeCollective::notify_rank_done(EventHandler& handler, std::uint64_t tag_b
   const Node& node = ch.nodes[r];
   for (std::uint32_t k = 0; k < node.child_count; ++k) {
     const ChildSlot& slot = ch.slots[node.first_child + k];
-    send(ch, r, slot.down,
-         (static_cast<std::uint64_t>(j) << kHighShift) |
-             ((static_cast<std::uint64_t>(c) * n_ + slot.child) << 1) | kDown,
-         j, at);
+    send(ch, r, slot.down, ((static_cast<std::uint64_t>(c) * n_ + slot.child) << 1) | kDown, j, at);
   }
 }
 
@@ -304,12 +303,6 @@ void TreeCollective::start_at(std::uint32_t rank, Time joined) {
   send_leaves(rank, joined + config_.timing.base_latency);
   std::vector<std::uint64_t> early;
   early.swap(rs.early_arrivals);
-  // Their up messages were counted in their slots on arrival (on_event, for each edge's last): they
-  // are uncounted, then counted again one by one as each is handled (handle(tag)), so that each
-  // channel's reductions come at the same arrivals, and in the same order among the channels, as
-  // if they had arrived now.
-  for (const std::uint64_t tag : early)
-    if (const ArrivalTag t = decode(tag, n_); t.up) --channels_[t.channel].slots[t.high].received;
   for (const std::uint64_t tag : early) handle(tag);
   check_done(rank);
 }
@@ -321,9 +314,9 @@ void TreeCollective::send_leaves(std::uint32_t rank, Time at) {
     // A leaf has nothing to wait for: all its messages go up at once (its edge and tag read once:
     // the sends' stores might alias the node for the compiler).
     if (node.child_count == 0 && node.parent >= 0) {
-      const Edge up = node.up(ch.links.data());
-      const std::uint64_t tag = up_tag(c, n_, node.parent, node.parent_slot);
-      for (std::uint32_t j = 0; j < messages_; ++j) send(ch, rank, up, tag, j, at);
+      const Edge up = node.up();
+      const std::uint64_t low = up_tag(c, n_, node.parent, node.slot_in_parent);
+      for (std::uint32_t j = 0; j < messages_; ++j) send(ch, rank, up, low, j, at);
     }
   }
 }
@@ -333,20 +326,21 @@ void TreeCollective::send_leaves(std::uint32_t rank, Time at) {
 // the tag's high half: the message and, for an up arrival, the sender's slot among r's children.
 [[gnu::always_inline]] inline void TreeCollective::handle(ChannelState& ch, std::uint32_t c, std::uint32_t r,
                                                           bool up, std::uint32_t high) {
+  const std::uint32_t j = message_of(high);
   const Time now = queue_.now();
   if (!up) {
-    // Message `high` of the result reached r: it is done with it and passes it on (not before its
-    // base latency has passed since it joined, as in the ring).
+    // Message j of the result reached r: it is done with it and passes it on (not before its base
+    // latency has passed since it joined, as in the ring).
     Node& node = ch.nodes[r];
     if (now > node.finish) node.finish = now;
     node.done = max(node.done, now);
-    send_down(c, r, high, max(now, node.ready_from));
+    send_down(c, r, j, max(now, node.ready_from));
     return;
   }
-  // A child's message arrived at r (counted in its slot: by on_event, or for an arrival before r
-  // joined by handle(tag)): complete there once every child has delivered it.
+  // A child's message arrived at r (from its `slot`): complete there once every child has delivered it.
   Node& node = ch.nodes[r];
-  const ChildSlot* slots = ch.slots.data() + node.first_child;
+  ChildSlot* slots = ch.slots.data() + node.first_child;
+  ++slots[slot_of(high)].received;
   std::uint32_t least = messages_;
   for (std::uint32_t k = 0; k < node.child_count; ++k) least = std::min(least, slots[k].received);
   if (least <= node.reduced) return;
@@ -362,17 +356,13 @@ void TreeCollective::send_leaves(std::uint32_t rank, Time at) {
 
 void TreeCollective::on_event(std::uint64_t tag) {
   // handle() takes what was decoded here. The tag names the receiver (and an up message's slot
-  // among its children), so that an arrival reads the receiver's node line, not the sender's first,
-  // and an up one asks for its slot's line at the same time.
+  // among its children), so that an arrival reads the receiver's node line, not the sender's first.
   const auto [c, receiver, high, up] = decode(tag, n_);
+  const std::uint32_t j = message_of(high);
   ChannelState& ch = channels_[c];
   // The latest the receiver has done anything (a reduction may end later than now).
   const Time now = queue_.now();
   Node& to = ch.nodes[receiver];
-  // An up message's count in its slot: children deliver in order, so the last (messages_) is the
-  // edge's last message.
-  ChildSlot* const from_child = up ? &ch.slots[high] : nullptr;
-  const bool last = up ? ++from_child->received == messages_ : high == messages_ - 1;
   to.done = max(to.done, now);
   --to.receives_left;
   if (to.ready_from == Time::max()) rank_[receiver].early_arrivals.push_back(tag);  // not joined
@@ -382,10 +372,11 @@ void TreeCollective::on_event(std::uint64_t tag) {
   // serve first come first, same-time events keep their order), so the last to arrive is the last
   // sent, at the latest of the edge's times, and the sender is idle once its every edge has
   // delivered its last. Its `done` is read once the tree has finished (node_done), when it is the
-  // same; nothing in handle() reads the sender's counts. An up message's sender is in its slot,
-  // which this read; a down one's is the receiver's parent.
-  if (last) {
-    const std::uint32_t sender = up ? from_child->child : static_cast<std::uint32_t>(to.parent);
+  // same; nothing in handle() reads the sender's counts. An up message's sender is in its slot's
+  // line, which handle() read; a down one's is the receiver's parent.
+  if (j == messages_ - 1) {
+    const std::uint32_t sender =
+        up ? ch.slots[to.first_child + slot_of(high)].child : static_cast<std::uint32_t>(to.parent);
     Node& from = ch.nodes[sender];
     from.done = max(from.done, now);
     from.sends_left -= messages_;
@@ -396,9 +387,7 @@ void TreeCollective::on_event(std::uint64_t tag) {
 
 void TreeCollective::handle(std::uint64_t tag) {
   const ArrivalTag t = decode(tag, n_);
-  ChannelState& ch = channels_[t.channel];
-  if (t.up) ++ch.slots[t.high].received;  // uncounted by start_at
-  handle(ch, t.channel, t.rank, t.up, t.high);
+  handle(channels_[t.channel], t.channel, t.rank, t.up, t.high);
 }
 
 void TreeCollective::finish_rank(std::uint32_t rank) {
@@ -419,9 +408,9 @@ Time TreeCollective::down_delay(std::uint32_t c, std::uint32_t r, std::uint32_t 
 
 std::uint32_t TreeCollective::slot_in_parent(std::uint32_t c, std::uint32_t r) const {
   const ChannelState& ch = channels_[c];
+  if (laid_out()) return ch.nodes[r].slot_in_parent;
   const std::int32_t p = ch.plan->parent[r];
-  if (p < 0) return 0;
-  if (laid_out()) return ch.nodes[r].parent_slot - ch.nodes[static_cast<std::uint32_t>(p)].first_child;
+  if (p < 0) return 0;  // the root's node says 0 too
   const auto& siblings = ch.plan->children[static_cast<std::size_t>(p)];
   return static_cast<std::uint32_t>(std::find(siblings.begin(), siblings.end(), r) - siblings.begin());
 }

@@ -123,25 +123,21 @@ class TreeCollective final : public Collective {
   // The rank's own progress is kept here per channel: its messages left, its finish so far, and its
   // join (RankProgress holds what is rare: the early arrivals, whether it is done).
   struct alignas(64) Node {
+    const LinkId* up_route = nullptr;  // to its parent (none for the root), into ChannelState::links
     Time up_delay;
     Time done;
     Time finish;      // the latest it received the result or finished a reduction, in this channel
     Time ready_from;  // its join plus the protocol's base latency; Time::max() until it joins
-    // Its route to its parent (none for the root): where it starts in ChannelState::links (an index,
-    // not a pointer, so that parent_slot fits the line).
-    std::uint32_t up_route = 0;
     std::int32_t parent = -1;
     std::uint32_t first_child = 0;  // into ChannelState::slots
-    // Its own slot among its parent's children, in ChannelState::slots (0 for the root): its messages
-    // up carry it in their tag, so that an arrival asks for the slot's line with the parent's node's.
-    std::uint32_t parent_slot = 0;
     std::uint32_t reduced = 0;  // messages complete here (all children's arrived and reduced)
     std::uint32_t receives_left = 0;  // messages still to arrive here, in this channel
     std::uint32_t sends_left = 0;     // messages sent from here still to be delivered
     std::uint8_t up_hops = 0;
     std::uint8_t up_mix = 0;  // into kind_mixes_
     std::uint8_t child_count = 0;
-    Edge up(const LinkId* links) const { return {links + up_route, up_delay, up_hops, up_mix}; }
+    std::uint8_t slot_in_parent = 0;
+    Edge up() const { return {up_route, up_delay, up_hops, up_mix}; }
   };
   static_assert(sizeof(Node) == 64);
   struct ChildSlot {  // one child of a rank in one channel
@@ -179,7 +175,7 @@ class TreeCollective final : public Collective {
   void run_state();
   Edge edge(ChannelState& ch, const std::vector<LinkId>& route);
   void size_messages(ChannelState& ch) const;
-  void send(ChannelState& ch, std::uint32_t from, const Edge& edge, std::uint64_t tag, std::uint32_t j,
+  void send(ChannelState& ch, std::uint32_t from, const Edge& edge, std::uint64_t low, std::uint32_t j,
             Time at);
   void send_up(std::uint32_t c, std::uint32_t r, std::uint32_t j, Time at);
   void send_down(std::uint32_t c, std::uint32_t r, std::uint32_t j, Time at);
