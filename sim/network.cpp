@@ -81,13 +81,13 @@ void Network::send_at(Time at, Route route, Bytes bytes, EventHandler& receiver,
   m.receiver = &receiver;
   m.party = party != nullptr ? party : &receiver;
   m.tag = tag;
-  m.next_link = route[0];
   m.rate_class = rate_class;
+  const LinkId first = route[0];
   if (at == queue_.now()) {
-    on_event(index);  // the head is at the first link now
+    on_event(hop_tag(index, first));  // the head is at the first link now
   } else {
-    __builtin_prefetch(&servers_[m.next_link]);  // as for a later hop (serve)
-    queue_.post_at(at, *this, index);
+    __builtin_prefetch(&servers_[first]);  // as for a later hop (serve)
+    queue_.post_at(at, *this, hop_tag(index, first));
   }
 }
 
@@ -149,8 +149,8 @@ void Network::append_link_state(std::vector<std::int64_t>& words, const std::vec
   }
 }
 
-void Network::shift_message(std::uint64_t index, Time dt, std::uint64_t tag) {
-  Message& m = messages_[index];
+void Network::shift_message(std::uint64_t hop, Time dt, std::uint64_t tag) {
+  Message& m = messages_[message_of(hop)];
   m.tail_ready = m.tail_ready + dt;
   m.tag = tag;
 }
@@ -191,8 +191,7 @@ void Network::note_queue(LinkServer& server, LinkQueue& queue, Time arrival, Tim
   }
 }
 
-inline void Network::serve(std::uint64_t index, Message& m, LinkServer& server, Time start,
-                           Time finish) {
+inline void Network::serve(std::uint32_t index, Message& m, LinkServer& server, Time start, Time finish) {
   server.busy_until = finish;
   server.bytes += Bytes::of(m.bytes);
   server.busy += finish - start;
@@ -203,40 +202,42 @@ inline void Network::serve(std::uint64_t index, Message& m, LinkServer& server, 
     EventHandler& receiver = *m.receiver;
     const std::uint64_t tag = m.tag;
     m.next_hop = free_message_;  // the slot is free once the tail is on its last link
-    free_message_ = static_cast<std::uint32_t>(index);
+    free_message_ = index;
     queue_.post_at(tail_arrives, receiver, tag);
   } else {
     m.tail_ready = tail_arrives;
     const LinkId next = m.route[m.next_hop];
-    m.next_link = next;
     // The next hop's first read is that link's line, mostly gone from the cache by then (1.8 M of the
     // 128-GPU step's 16.3 M D1 misses, 0.8 a hop): asked for now, it comes while this hop's latency
     // runs. Cachegrind does not model prefetches: only CPU time can show the gain (MEASUREMENTS.md).
     __builtin_prefetch(&servers_[next]);
     const Time head_arrives =
         switching_ == Switching::CutThrough ? start + server.latency : tail_arrives;
-    queue_.post_at(head_arrives, *this, index);
+    queue_.post_at(head_arrives, *this, hop_tag(index, next));
   }
 }
 
-void Network::on_event(std::uint64_t index) {
+void Network::on_event(std::uint64_t hop) {
+  // The message's line and the link's are both asked for here, neither waiting for the other.
+  const std::uint32_t index = message_of(hop);
+  LinkServer& server = servers_[link_of(hop)];
   Message& m = messages_[index];
-  LinkServer& server = servers_[m.next_link];
   const Time arrival = queue_.now();
   // The common hop: the link is free, not watched, its service time cached for this message's size
   // and class, and nobody observes. Its only calls are tail calls, so it saves no registers.
   if (server.busy_until > arrival || server.watched == kWatched || server.cached_bytes != m.bytes ||
       server.cached_class != m.rate_class || observer_ != nullptr) [[unlikely]] {
-    hop_in_full(index);
+    hop_in_full(hop);
     return;
   }
   // Cut-through: the tail cannot leave this link before it has arrived from the previous one.
   serve(index, m, server, arrival, max(arrival + server.cached_service, m.tail_ready));
 }
 
-void Network::hop_in_full(std::uint64_t index) {
+void Network::hop_in_full(std::uint64_t hop) {
+  const std::uint32_t index = message_of(hop);
   Message& m = messages_[index];
-  const LinkId link = m.next_link;
+  const LinkId link = link_of(hop);
   LinkServer& server = servers_[link];
   const Time arrival = queue_.now();
   const Time start = max(arrival, server.busy_until);

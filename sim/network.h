@@ -138,19 +138,21 @@ class Network final : public EventHandler {
     const EventHandler* receiver;
     std::uint64_t tag;
   };
-  InFlight in_flight(std::uint64_t index) const {
-    const Message& m = messages_[index];
+  // `hop`: the tag of the network's event that moves it (its message index and next link).
+  InFlight in_flight(std::uint64_t hop) const {
+    const Message& m = messages_[message_of(hop)];
     return {m.route, m.next_hop, m.bytes, m.rate_class, m.tail_ready, m.receiver, m.tag};
   }
   // `only`: those links alone (in that order; `extra` is then indexed alike), else every link.
   void append_link_state(std::vector<std::int64_t>& words, const std::vector<LinkId>* only = nullptr) const;
-  // Moves message `index` `dt` later (its tail) and gives it `tag`; links busy past now stay busy
-  // `dt` longer; each link's counters grow by `extra[link]` and the hop count by `extra_hops`.
-  void shift_message(std::uint64_t index, Time dt, std::uint64_t tag);
+  // Moves the message that event `hop` moves `dt` later (its tail) and gives it `tag`; links busy past
+  // now stay busy `dt` longer; each link's counters grow by `extra[link]` and the hop count by
+  // `extra_hops`.
+  void shift_message(std::uint64_t hop, Time dt, std::uint64_t tag);
   void shift_links(Time dt, const std::vector<LinkCounters>& extra, std::uint64_t extra_hops,
                    const std::vector<LinkId>* only = nullptr);
 
-  void on_event(std::uint64_t message) override;
+  void on_event(std::uint64_t hop) override;
 
  private:
   // A link's state, split by use so that a hop touches one line of it: what every hop reads and
@@ -194,18 +196,24 @@ class Network final : public EventHandler {
     EventHandler* receiver;
     const EventHandler* party;  // shown to the watcher at watched links
     std::uint64_t tag;
-    // route[next_hop], read when the previous hop was served: the next hop's link state can then
-    // be fetched without waiting for the route.
-    LinkId next_link;
     std::uint8_t rate_class;
   };
   static_assert(sizeof(Message) == 64);
   static constexpr std::uint32_t kNoMessage = ~std::uint32_t{0};
+  // A hop's event tag: the message's index (bits 0-31) and the link it is to cross (bits 32-63).
+  // With the link in the message only, a hop loaded the message's line before it could ask for the
+  // link's: two dependent misses (0.34 and 0.51 D1 misses an event in the 1,024-GPU step,
+  // tests/bench/MEASUREMENTS.md, perf of 2026-12-06 04:10); from the tag both are asked for at once.
+  static std::uint64_t hop_tag(std::uint32_t message, LinkId link) {
+    return message | (static_cast<std::uint64_t>(link) << 32);
+  }
+  static std::uint32_t message_of(std::uint64_t hop) { return static_cast<std::uint32_t>(hop); }
+  static LinkId link_of(std::uint64_t hop) { return static_cast<LinkId>(hop >> 32); }
   // A hop that waits, is watched, is observed or finds another size or class than the link's last:
   // out of line, so that the common hop (on_event) saves no registers (17 instructions a hop).
-  [[gnu::noinline]] void hop_in_full(std::uint64_t index);
+  [[gnu::noinline]] void hop_in_full(std::uint64_t hop);
   // What every hop ends with: the link's counters, and the message's next event.
-  void serve(std::uint64_t index, Message& m, LinkServer& server, Time start, Time finish);
+  void serve(std::uint32_t index, Message& m, LinkServer& server, Time start, Time finish);
   [[gnu::noinline]] void add_message_slot();
   // send_at's rare cases: an empty route, a refusal, no free message slot.
   [[gnu::noinline]] void send_rare(Time at, Route route, Bytes bytes, EventHandler& receiver,

@@ -270,3 +270,44 @@ TEST_CASE("tree channels on 4 DGX-1s: chains over NVLink inside, heads joined th
     CHECK(network_edges == 3);  // 4 machines: 3 edges between their heads
   }
 }
+
+TEST_CASE(
+    "tree all-reduce: arrivals before their receiver joined are reduced in their order across channels") {
+  // Two channels of the tree 0 ← 1 ← {2, 3}, rank 1's route up one link that both share, every
+  // other route a link of its own (1 µs; channel 0's from rank 3 10 µs, channel 1's from the leaves
+  // 2 µs). 8000 B: 4000 B a channel, height 2, so 4 messages of 1000 B (100 ns a link) each. Ranks
+  // 0, 2 and 3 join at 0; rank 1 at 20 µs, when every leaf's message has arrived there, in this
+  // order: channel 0's from rank 2 (1.1-1.4 µs), channel 1's from both (2.1-2.4 µs), channel 0's
+  // from rank 3 (10.1-10.4 µs). Handled in that order at 20 µs, channel 1's messages are complete
+  // first (at its second arrival of each), and go up the shared link first: they reach the root at
+  // 21.1-21.4 µs, channel 0's at 21.5-21.8 µs. The root sends each down at once: channel 1's last
+  // reaches rank 1 at 22.5 µs, channel 0's at 22.9 µs (the root's last doing in each). Had each
+  // channel's messages been complete as soon as all had been counted, channel 0's would go first.
+  LinkTable links;
+  const auto link = [&](Time latency) {
+    return links.add({LinkKind::Generic, Bandwidth::gb_per_second(10), latency, "l"});
+  };
+  const LinkId shared_up = link(Time::us(1));
+  std::vector<TreeChannel> channels;
+  for (const Time from_3 : {Time::us(10), Time::us(2)}) {
+    const Time from_2 = channels.empty() ? Time::us(1) : Time::us(2);
+    TreeChannel t;
+    t.parent = {-1, 0, 1, 1};
+    t.children = {{1}, {2, 3}, {}, {}};
+    t.up = {{}, {shared_up}, {link(from_2)}, {link(from_3)}};
+    t.down = {{{link(Time::us(1))}}, {{link(Time::us(1))}, {link(Time::us(1))}}, {}, {}};
+    channels.push_back(t);
+  }
+  CollectiveConfig config;
+  config.reduction_bandwidth = Bandwidth::bytes_per_second(0);
+  EventQueue queue;
+  Network network(queue, links);
+  TreeCollective coll(network, 4, channels, Bytes::of(8000), config);
+  for (const std::uint32_t r : {0u, 2u, 3u}) coll.start(r);
+  queue.run_until(Time::us(20));
+  coll.start(1);
+  queue.run();
+  REQUIRE(coll.is_done());
+  CHECK(coll.node_done(1, 0) == Time::ns(22500));
+  CHECK(coll.node_done(0, 0) == Time::ns(22900));
+}
