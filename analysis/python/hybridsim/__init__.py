@@ -325,6 +325,9 @@ class RunResult:
         self.step_time_ps: int = figures["step_time_ps"]
         self.p95_step_time_ps: int = figures["p95_step_time_ps"]
         self.steps: int = figures["steps"]
+        # In how many of the steps the critical GPU (critical.gpu, the one last most often) was last:
+        # the run's "critical GPU 3 (in 7 of 10 steps)", summary.json's "critical_gpu_steps".
+        self.critical_gpu_steps: int = figures["critical_gpu_steps"]
         self.samples_per_second: float = figures["samples_per_second"]
         self.units_per_second: float = figures["units_per_second"]
         self.unit: str = figures["unit"]
