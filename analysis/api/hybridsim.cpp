@@ -154,6 +154,7 @@ RunReport run(const ScenarioInput& input, const RunRequest& request) {
   if (auto note = scenarios::unused_placement_note(report.scenario)) report.notes.push_back(std::move(*note));
   if (auto note = scenarios::unused_bucket_size_note(report.scenario))
     report.notes.push_back(std::move(*note));
+  if (auto note = scenarios::unused_recompute_note(report.scenario)) report.notes.push_back(std::move(*note));
   if (auto note = scenarios::identical_steps_note(report.scenario)) report.notes.push_back(std::move(*note));
   if (auto note = scenarios::unused_model_threads_note(report.scenario))
     report.notes.push_back(std::move(*note));

@@ -172,8 +172,9 @@ inline constexpr ScenarioKey kCommunication[] = {
       .kind = K::Choice,
       .default_text = "none",
       .choices = "none|selective|full",
-      .help = "Transformers' activation recomputation: selective (attention's softmax and dropout) or "
-              "full (each layer's forward again in backward)."},
+      .help = "Transformers' activation recomputation: selective (attention's softmax and dropout; "
+              "nothing under workload.model.attention: flash, which never stores them: the run says so "
+              "in a note) or full (each layer's forward again in backward)."},
      bind_unless_default<Member<&Scenario::training, &TrainingSettings::recompute>>()},
 };
 
