@@ -77,16 +77,7 @@ std::int64_t llm_max_stage_layers(const LlmSetting& s, const LlmLayout& l) {
 
 std::string llm_stage_split_text(const LlmSetting& s, const LlmLayout& l) {
   if (l.pp <= 1 || s.model.layers % l.pp == 0 || l.pp > s.model.layers) return "";
-  const std::vector<int> split = workloads::balanced_layers(static_cast<int>(s.model.layers), l.pp);
-  std::string out;
-  for (std::size_t i = 0; i < split.size();) {
-    std::size_t j = i;
-    while (j < split.size() && split[j] == split[i]) ++j;
-    out += (out.empty() ? "" : ", ") + std::to_string(split[i]) +
-           (j - i > 1 ? " x" + std::to_string(j - i) : std::string());
-    i = j;
-  }
-  return "stages of " + out + " layers";
+  return "stages of " + workloads::balanced_layers_text(static_cast<int>(s.model.layers), l.pp) + " layers";
 }
 
 std::int64_t llm_stage_parameters(const LlmSetting& s, const LlmLayout& l, int stage) {
