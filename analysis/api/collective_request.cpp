@@ -82,8 +82,9 @@ CollectiveReport collective(const CollectiveRequest& request) {
       spec, {.nodes = request.nodes, .fabric = request.fabric, .oversubscription = request.oversubscription},
       spelling);
   const topology::Topology topo = analysis::load_platform(request.topology, spec, spelling);
-  const analysis::CollectiveSweepOptions o = sweep_options(request, static_cast<int>(topo.gpus().size()),
-                                                           analysis::platform_reduction_bandwidth(request.topology));
+  const analysis::CollectiveSweepOptions o =
+      sweep_options(request, static_cast<int>(topo.gpus().size()),
+                    analysis::platform_reduction_bandwidth(request.topology));
   topology::check_gpus_span_machines(topo, o.gpus, request.nodes,
                                      {.gpus = o.names.gpus,
                                       .nodes = o.names.nodes,

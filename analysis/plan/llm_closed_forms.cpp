@@ -21,7 +21,8 @@ std::string llm_layout_problem(const LlmSetting& setting, const LlmLayout& l, in
   const int v = l.schedule == PipelineSchedule::Interleaved ? l.virtual_stages : 1;
   // GPipe and 1F1B take uneven stages (the run's balanced split); interleaved's chunk passes need
   // equal chunks.
-  if (l.pp > m.layers) return "pp " + std::to_string(l.pp) + " is more than the " + std::to_string(m.layers) + " layers";
+  if (l.pp > m.layers)
+    return "pp " + std::to_string(l.pp) + " is more than the " + std::to_string(m.layers) + " layers";
   if (v > 1 && m.layers % (static_cast<std::int64_t>(l.pp) * v) != 0)
     return std::to_string(m.layers) + " layers do not split into pp x v = " + std::to_string(l.pp * v);
   if (l.pp == 1 && (l.schedule != PipelineSchedule::OneFOneB || l.virtual_stages != 1))

@@ -61,8 +61,8 @@ std::string fewest_replicas_text(const LlmPlanRequest& r, const LlmSpace& space)
                              " (tp up to " + std::to_string(r.machine.gpus_per_machine) +
                              " dividing the heads, pp dividing the GPUs, at most the " +
                              std::to_string(r.setting.model.layers) +
-                             " layers, dp x micro-batch dividing the batch" +
-                             fewest_replicas_text(r, space) + "); expected " + r.names.other_layout);
+                             " layers, dp x micro-batch dividing the batch" + fewest_replicas_text(r, space) +
+                             "); expected " + r.names.other_layout);
   std::optional<std::pair<LlmLayout, LlmMemory>> least;
   for (const LlmLayout& l : enumerate_layouts(r.dimensions, space)) {
     const LlmMemory m = llm_peak_memory(r.setting, l);

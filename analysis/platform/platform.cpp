@@ -42,7 +42,8 @@ topology::Topology load_platform(const std::string& argument, topology::ClusterS
 }
 
 sim::Bandwidth platform_reduction_bandwidth(const std::string& argument) {
-  const topology::PresetInfo* preset = names_topology_file(argument) ? nullptr : topology::find_preset(argument);
+  const topology::PresetInfo* preset =
+      names_topology_file(argument) ? nullptr : topology::find_preset(argument);
   return workloads::reduction_bandwidth(preset ? workloads::find_gpu(preset->gpu) : nullptr);
 }
 

@@ -231,7 +231,8 @@ void assumptions_section(const StudyResult& result, std::ostream& md) {
              : " (collectives simulated with communication.fast_path " +
                    std::string(sim::fast_path_name(c.fast_path)) + ", sim/README.md \"Folding\")")
      << "; reductions at a quarter of the simulated GPU's HBM peak ("
-     << sim::format_bandwidth(workloads::reduction_bandwidth(&workloads::gpu_by_key("v100"))) << " on a V100, "
+     << sim::format_bandwidth(workloads::reduction_bandwidth(&workloads::gpu_by_key("v100")))
+     << " on a V100, "
      << sim::format_bandwidth(workloads::reduction_bandwidth(&workloads::gpu_by_key("a100")))
      << " on an A100 80GB)"
      << "; compute is not slowed by concurrent communication. Model-parallel "

@@ -190,12 +190,16 @@ void ReductionBandwidthCodec::read(FieldReader& r, const TreeNode* map, const Fi
   const TreeNode* node = r.written(map, spec.path);  // left out: auto, the member's nullopt
   if (node == nullptr) return;
   const std::string word = r.word(*node, spec.path);
-  if (word == "auto") out = std::nullopt;
-  else if (word == "off") out = sim::Bandwidth();
-  else out = r.rate(map, spec.path);
+  if (word == "auto")
+    out = std::nullopt;
+  else if (word == "off")
+    out = sim::Bandwidth();
+  else
+    out = r.rate(map, spec.path);
 }
 
-std::optional<TreeNode> ReductionBandwidthCodec::write(const FieldSpec&, const std::optional<sim::Bandwidth>& v) {
+std::optional<TreeNode> ReductionBandwidthCodec::write(const FieldSpec&,
+                                                       const std::optional<sim::Bandwidth>& v) {
   if (!v) return scalar("auto");
   return scalar(v->bytes_per_second() == 0 ? "off" : sim::format_bandwidth(*v));
 }

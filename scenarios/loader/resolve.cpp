@@ -370,7 +370,9 @@ workloads::StepConfig resolve_step_config(const Scenario& s, const topology::Top
       .placement = std::move(placement),
       .mapping = std::move(mapping),
       .step = step,
-      .comm = {.algorithm = c.algorithm, .protocol = c.protocol, .channels = c.channels,
+      .comm = {.algorithm = c.algorithm,
+               .protocol = c.protocol,
+               .channels = c.channels,
                .pcie_only = c.pcie_only},
       .collective = {.message_size = c.message_size,
                      .reduction_bandwidth = c.reduction_bandwidth.value_or(

@@ -31,8 +31,8 @@ TEST_CASE("llm closed forms: uneven stages hold the run's split, byte for byte")
       CHECK(analysis::llm_layout_problem(s, l, 8).empty());  // main: "80 layers do not split ..."
       const workloads::TransformerMemoryInput in{
           .model = s.model, .micro_batch = 1, .tp = 2, .value_bytes = 2, .zero = 1, .dp = 8};
-      const auto stages =
-          workloads::pipeline_memory(in, {.pp = pp, .schedule = schedule}, static_cast<int>(l.micro_batches()));
+      const auto stages = workloads::pipeline_memory(in, {.pp = pp, .schedule = schedule},
+                                                     static_cast<int>(l.micro_batches()));
       REQUIRE(stages.size() == static_cast<std::size_t>(pp));
       const std::vector<int> split = workloads::balanced_layers(80, pp);
       sim::Bytes peak;
@@ -54,13 +54,19 @@ TEST_CASE("llm closed forms: uneven stages hold the run's split, byte for byte")
   CHECK(analysis::llm_stage_split_text(s, {.pp = 32}) == "stages of 2, 3 x16, 2 x15 layers");
   CHECK(analysis::llm_stage_split_text(s, {.pp = 16}).empty());  // 5 each
   // Interleaved still needs pp x v to divide the layers: its chunk passes count equal chunks.
-  CHECK(analysis::llm_layout_problem(
-            s, {.dp = 8, .pp = 3, .schedule = PipelineSchedule::Interleaved, .virtual_stages = 2, .global_batch = 48},
-            8) == "80 layers do not split into pp x v = 6");
-  CHECK(analysis::llm_layout_problem(s, {.pp = 81, .global_batch = 81}, 8) == "pp 81 is more than the 80 layers");
+  CHECK(analysis::llm_layout_problem(s,
+                                     {.dp = 8,
+                                      .pp = 3,
+                                      .schedule = PipelineSchedule::Interleaved,
+                                      .virtual_stages = 2,
+                                      .global_batch = 48},
+                                     8) == "80 layers do not split into pp x v = 6");
+  CHECK(analysis::llm_layout_problem(s, {.pp = 81, .global_batch = 81}, 8) ==
+        "pp 81 is more than the 80 layers");
 }
 
-TEST_CASE("llm planner: Llama 3 405B at pp 16 over 126 layers is searched, its split shown, its FLOP/s true") {
+TEST_CASE(
+    "llm planner: Llama 3 405B at pp 16 over 126 layers is searched, its split shown, its FLOP/s true") {
   const analysis::LlmPlanRequest r =
       analysis::make_llm_plan_request({.model = "llama3-405b", .gpus = 16384, .gpu = "h100"});
   const analysis::LlmSpace space{r.setting, r.gpus, r.machine.gpus_per_machine, r.global_batch};

@@ -192,7 +192,7 @@ TEST_CASE("scenario: round trip — a scenario written as YAML and read back is 
         "parallelism:\n  dp: 1\n  mp: 1\n  placement: auto\n  mapping: auto\n"
         "communication:\n  algorithm: auto\n  protocol: auto\n  channels: auto\n  message_size: 512 KiB\n  "
         "bucket_size: 25 MB\n"
-        "  reduction_bandwidth: 225 GB/s\n  switching: cut-through\n"
+        "  reduction_bandwidth: auto\n  switching: cut-through\n"
         "  compute_contention: on\n  gradient_copies: on\n  ddp: torch\n  exchange: every-micro-batch\n"
         "  pcie_only: false\n"
         "training:\n  network: auto\n  efficiency: default\n  dataset_samples: auto\n  global_batch: auto\n"

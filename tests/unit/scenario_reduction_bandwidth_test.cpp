@@ -36,14 +36,16 @@ TEST_CASE("reduction bandwidth: auto is the simulated GPU's HBM peak / 4, and a 
   CHECK(resolved_rate("cluster: {preset: dgx-a100}\n" + gnmt) == gb(509.75));
   CHECK(resolved_rate("cluster: {preset: dgx-a100}\nworkload: {network: gnmt, gpu: a100-40gb}\n"
                       "parallelism: {dp: 8}\n") == gb(388.75));
-  const std::string llama = "cluster: {preset: dgx-h100}\nworkload: {network: llama3-8b, model: "
-                            "{layers_simulated: 2}}\nparallelism: {dp: 8}\n";
+  const std::string llama =
+      "cluster: {preset: dgx-h100}\nworkload: {network: llama3-8b, model: "
+      "{layers_simulated: 2}}\nparallelism: {dp: 8}\n";
   CHECK(resolved_rate(llama) == gb(837.5));  // main: 225 GB/s, the V100's
   CHECK(resolved_rate(llama + "communication: {reduction_bandwidth: auto}\n") == gb(837.5));
   CHECK(resolved_rate(llama + "communication: {reduction_bandwidth: 100 GB/s}\n") == gb(100));
   CHECK(resolved_rate(llama + "communication: {reduction_bandwidth: off}\n") == sim::Bandwidth());
   // What the run's settings line says: the figure, and whose it is.
-  const std::string text = scenarios::describe(scenarios::resolve(scenarios::parse_scenario(llama, "r.yaml")));
+  const std::string text =
+      scenarios::describe(scenarios::resolve(scenarios::parse_scenario(llama, "r.yaml")));
   CHECK(text.find(", reduction 837.5 GB/s (auto: H100's HBM / 4), ") != std::string::npos);
 }
 

@@ -237,7 +237,8 @@ TEST_CASE("recompute: selective under flash attention is noted as not used, and 
   const api::RunReport selective = run({"training.recompute=selective"});
   const api::RunReport none = run({});
   REQUIRE(selective.notes.size() == 1);
-  CHECK(selective.notes[0].starts_with("training.recompute (--set training.recompute=selective): not used: "));
+  CHECK(
+      selective.notes[0].starts_with("training.recompute (--set training.recompute=selective): not used: "));
   CHECK(none.notes.empty());
   namespace workloads = hybridsim::workloads;
   const auto peak = [](const api::RunReport& r) { return workloads::largest_peak(r.run.memory.peaks()); };
