@@ -227,9 +227,8 @@ ScenarioRun run_scenario_unchecked(const scenarios::ResolvedScenario& resolved,
     // Per GPU: a replica's tp × pp GPUs share its micro-batches' FLOPs.
     const double per_gpu =
         static_cast<double>(run.step.accumulation) / (t->tp * t->pp) / run.step.step_time.to_seconds();
-    run.model_tflops_per_gpu = static_cast<double>(t->model_flop_per_micro_batch) * per_gpu / 1e12;
-    run.mfu = static_cast<double>(t->mfu_flop_per_micro_batch) * per_gpu /
-              static_cast<double>(t->peak_flop_per_second);
+    run.model_tflops_per_gpu = t->model_flop_per_micro_batch * per_gpu / 1e12;
+    run.mfu = t->mfu_flop_per_micro_batch * per_gpu / static_cast<double>(t->peak_flop_per_second);
     run.transformer_estimate = t->estimate;
   }
   run.gpu_capacity = resolved.gpu_capacity;
