@@ -21,6 +21,10 @@ class ExecutionRecord {
   struct Entry;  // below
 
  public:
+  // The bytes of a task's entry, asserted below: analysis/step/step_footprint.cpp models the
+  // record's memory with it.
+  static constexpr std::int64_t kEntryBytes = 16;
+
   struct TaskRef {
     std::uint32_t stream = 0;
     std::uint32_t task = 0;
@@ -91,6 +95,7 @@ class ExecutionRecord {
     std::int64_t ended;
     std::int64_t aux;
   };
+  static_assert(sizeof(Entry) == kEntryBytes);
   struct Free {
     void operator()(Entry* p) const { std::free(p); }
   };

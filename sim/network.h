@@ -67,6 +67,9 @@ class Network final : public EventHandler {
   // network at 65,536 GPUs: a million links, a second under load).
   Network(EventQueue& queue, const LinkTable& links, Switching switching = Switching::CutThrough,
           WorkProgress* progress = nullptr);
+  // The bytes a link holds (its server, its watch's end, its queue), asserted where they are
+  // defined: analysis/step/step_footprint.cpp models the network's memory with it.
+  static constexpr std::int64_t kBytesPerLink = 64 + 8 + 32;
   Network(const Network&) = delete;
   Network& operator=(const Network&) = delete;
 
@@ -237,6 +240,11 @@ class Network final : public EventHandler {
   std::uint64_t hops_ = 0;
   NetworkObserver* observer_ = nullptr;
   std::unique_ptr<ArrivalWatcher> watcher_;
+
+  // What kBytesPerLink counts: an entry of each per-link vector.
+  static_assert(sizeof(decltype(servers_)::value_type) + sizeof(decltype(watch_end_)::value_type) +
+                    sizeof(decltype(queues_)::value_type) ==
+                kBytesPerLink);
 };
 
 }  // namespace hybridsim::sim

@@ -84,6 +84,16 @@ class StreamExecutor final : public EventHandler {
   StreamExecutor(const StreamExecutor&) = delete;
   StreamExecutor& operator=(const StreamExecutor&) = delete;
 
+  // The bytes of its private entries (a stream's state and info, a folded stream's check, a GPU's
+  // state, an event's), each asserted where it is defined: analysis/step/step_footprint.cpp models
+  // the executor's memory with these, so a member added fails the assert here rather than leaving
+  // that model short.
+  static constexpr std::int64_t kStreamStateBytes = 64;
+  static constexpr std::int64_t kStreamInfoBytes = 32;
+  static constexpr std::int64_t kMemberCheckBytes = 56;
+  static constexpr std::int64_t kGpuStateBytes = 64;
+  static constexpr std::int64_t kEventStateBytes = 32;
+
   // Before start(): fold the step (see StepFold). The programs of a member and its representative
   // must have the same shape (same tasks in the same places); analysis/ checks that.
   void set_fold(StepFold fold);
@@ -138,7 +148,7 @@ class StreamExecutor final : public EventHandler {
     Rate rate;
     EventId finish_event;
   };
-  static_assert(sizeof(StreamState) == 64);
+  static_assert(sizeof(StreamState) == kStreamStateBytes);
   struct StreamInfo {
     const StreamProgram* program = nullptr;
     std::uint32_t local = 0;  // index within its GPU
@@ -146,6 +156,7 @@ class StreamExecutor final : public EventHandler {
     std::int64_t remaining = 0;
     Time progress_at;
   };
+  static_assert(sizeof(StreamInfo) == kStreamInfoBytes);
   // A GPU's state and what its kernels' durations and rates read of its program (one line): its
   // scales, and its resources (sms 0 where kernels never slow: none given, or contention off).
   struct alignas(64) GpuState {
@@ -159,11 +170,12 @@ class StreamExecutor final : public EventHandler {
     std::int64_t memory_bandwidth = 0;         // B/s
     std::int64_t memory_kernel_bandwidth = 0;  // B/s
   };
-  static_assert(sizeof(GpuState) == 64);
+  static_assert(sizeof(GpuState) == kGpuStateBytes);
   struct EventState {
     bool recorded = false;
     std::vector<std::uint32_t> waiters;  // streams blocked on it
   };
+  static_assert(sizeof(EventState) == kEventStateBytes);
   // Stream s's task i as its program lists it (shifts applied).
   Task task_at(std::uint32_t s, std::uint32_t i) const {
     return info_[s].program->tasks.shifted(streams_[s].tasks[i]);
@@ -231,6 +243,7 @@ class StreamExecutor final : public EventHandler {
     std::uint64_t signature = 0;  // of its first mismatch (0: none)
     std::uint32_t joining = 0;    // the task it joins next
   };
+  static_assert(sizeof(MemberCheck) == kMemberCheckBytes);
   StepFold fold_;
   std::vector<std::vector<std::uint32_t>> members_;
   std::vector<MemberCheck> check_;  // per stream

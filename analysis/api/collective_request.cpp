@@ -32,7 +32,8 @@ sim::SimulationLimits parse_limits(const CollectiveRequest& r) {
   return limits;
 }
 
-analysis::CollectiveSweepOptions sweep_options(const CollectiveRequest& r, int gpu_count) {
+analysis::CollectiveSweepOptions sweep_options(const CollectiveRequest& r, int gpu_count,
+                                               sim::Bandwidth auto_reduction) {
   const analysis::CollectiveOptionNames& n = r.names;
   analysis::CollectiveSweepOptions o;
   o.names = n;
@@ -57,7 +58,8 @@ analysis::CollectiveSweepOptions sweep_options(const CollectiveRequest& r, int g
   o.collective.message_size = parse_field(n, n.message_size, r.message_size, sim::parse_bytes);
   if (o.collective.message_size.count() <= 0)
     throw InputError(n.said(n.message_size, r.message_size) + ": expected a size above 0 B");
-  o.collective.reduction_bandwidth = parse_field(n, n.reduction, r.reduction, sim::parse_bandwidth);
+  o.collective.reduction_bandwidth =
+      r.reduction == "auto" ? auto_reduction : parse_field(n, n.reduction, r.reduction, sim::parse_bandwidth);
   o.collective.fast_path = parse_field(n, n.fast_path, r.fast_path, sim::parse_fast_path);
   o.limits = parse_limits(r);
   o.min_bytes = parse_field(n, n.min_bytes, r.min_bytes, sim::parse_bytes);
@@ -80,7 +82,9 @@ CollectiveReport collective(const CollectiveRequest& request) {
       spec, {.nodes = request.nodes, .fabric = request.fabric, .oversubscription = request.oversubscription},
       spelling);
   const topology::Topology topo = analysis::load_platform(request.topology, spec, spelling);
-  const analysis::CollectiveSweepOptions o = sweep_options(request, static_cast<int>(topo.gpus().size()));
+  const analysis::CollectiveSweepOptions o =
+      sweep_options(request, static_cast<int>(topo.gpus().size()),
+                    analysis::platform_reduction_bandwidth(request.topology));
   topology::check_gpus_span_machines(topo, o.gpus, request.nodes,
                                      {.gpus = o.names.gpus,
                                       .nodes = o.names.nodes,

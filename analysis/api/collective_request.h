@@ -29,7 +29,8 @@ struct CollectiveRequest {
   std::optional<std::string> fabric{};       // between machines; none: fat-tree (as topology's)
   std::optional<double> oversubscription{};  // none: 1, a full-bisection fabric
   std::string message_size = sim::format_bytes(sim::CollectiveConfig{}.message_size);
-  std::string reduction = sim::format_bandwidth(sim::CollectiveConfig{}.reduction_bandwidth);
+  // auto: a quarter of the preset's GPU's HBM peak (analysis::platform_reduction_bandwidth).
+  std::string reduction = "auto";
   // Whether the caller gave `reduction` (not its default): an op that adds nothing up refuses it,
   // in every language (Python's collective(op='allgather', reduction=...) took it without a word).
   bool reduction_given = false;

@@ -150,13 +150,11 @@ RunReport run(const ScenarioInput& input, const RunRequest& request) {
         std::to_string(scenarios::expand_sweep(report.scenario).size()) +
         " points) is not run: run simulates the scenario as written, once (hybridsim sweep runs its points)");
   if (auto note = replaced_trace_note(request, report.scenario)) report.notes.push_back(std::move(*note));
-  if (auto note = scenarios::unused_fabric_note(report.scenario)) report.notes.push_back(std::move(*note));
-  if (auto note = scenarios::unused_placement_note(report.scenario)) report.notes.push_back(std::move(*note));
-  if (auto note = scenarios::unused_bucket_size_note(report.scenario))
-    report.notes.push_back(std::move(*note));
-  if (auto note = scenarios::identical_steps_note(report.scenario)) report.notes.push_back(std::move(*note));
-  if (auto note = scenarios::unused_model_threads_note(report.scenario))
-    report.notes.push_back(std::move(*note));
+  const scenarios::Scenario& s = report.scenario;
+  for (auto note : {scenarios::unused_fabric_note(s), scenarios::unused_placement_note(s),
+                    scenarios::unused_bucket_size_note(s), scenarios::unused_recompute_note(s),
+                    scenarios::identical_steps_note(s), scenarios::unused_model_threads_note(s)})
+    if (note) report.notes.push_back(std::move(*note));
   // A step whose kernels alone pass the events cap is refused before its cluster is built (48 s
   // at 65,536 GPUs and --max-events 1).
   analysis::check_scenario_event_floor(report.scenario, request.spelling);

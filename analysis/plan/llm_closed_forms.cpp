@@ -19,7 +19,11 @@ std::string llm_layout_problem(const LlmSetting& setting, const LlmLayout& l, in
   }
   if (l.tp > gpus_per_machine) return "tp " + std::to_string(l.tp) + " spans machines";
   const int v = l.schedule == PipelineSchedule::Interleaved ? l.virtual_stages : 1;
-  if (m.layers % (static_cast<std::int64_t>(l.pp) * v) != 0)
+  // GPipe and 1F1B take uneven stages (the run's balanced split); interleaved's chunk passes need
+  // equal chunks.
+  if (l.pp > m.layers)
+    return "pp " + std::to_string(l.pp) + " is more than the " + std::to_string(m.layers) + " layers";
+  if (v > 1 && m.layers % (static_cast<std::int64_t>(l.pp) * v) != 0)
     return std::to_string(m.layers) + " layers do not split into pp x v = " + std::to_string(l.pp * v);
   if (l.pp == 1 && (l.schedule != PipelineSchedule::OneFOneB || l.virtual_stages != 1))
     return "a schedule without a pipeline";
@@ -63,16 +67,30 @@ double top_k(const workloads::TransformerModel& m) { return m.is_moe() ? static_
 
 }  // namespace
 
+std::int64_t llm_stage_layers(const LlmSetting& s, const LlmLayout& l, int stage) {
+  if (l.pp <= 1 || s.model.layers % l.pp == 0 || l.pp > s.model.layers) return s.model.layers / l.pp;
+  return workloads::balanced_layers(static_cast<int>(s.model.layers), l.pp)[static_cast<std::size_t>(stage)];
+}
+
+std::int64_t llm_max_stage_layers(const LlmSetting& s, const LlmLayout& l) {
+  return (s.model.layers + l.pp - 1) / l.pp;  // balanced_layers' largest
+}
+
+std::string llm_stage_split_text(const LlmSetting& s, const LlmLayout& l) {
+  if (l.pp <= 1 || s.model.layers % l.pp == 0 || l.pp > s.model.layers) return "";
+  return "stages of " + workloads::balanced_layers_text(static_cast<int>(s.model.layers), l.pp) + " layers";
+}
+
 std::int64_t llm_stage_parameters(const LlmSetting& s, const LlmLayout& l, int stage) {
   const std::int64_t vocab_rank = workloads::padded_vocab(s.model, l.tp) * s.model.hidden / l.tp;
-  std::int64_t p = s.model.layers / l.pp * layer_parameters_per_rank(s, l);
+  std::int64_t p = llm_stage_layers(s, l, stage) * layer_parameters_per_rank(s, l);
   if (first(l, stage)) p += vocab_rank;
   if (last(l, stage)) p += vocab_rank;
   return p;
 }
 
 std::int64_t llm_layers_held_times_v(const LlmSetting& s, const LlmLayout& l, int stage) {
-  const std::int64_t per_stage = s.model.layers / l.pp, m = l.micro_batches();
+  const std::int64_t per_stage = llm_stage_layers(s, l, stage), m = l.micro_batches();
   const std::int64_t v = l.schedule == PipelineSchedule::Interleaved ? l.virtual_stages : 1;
   if (l.pp == 1) return per_stage * v;
   switch (l.schedule) {
@@ -113,7 +131,7 @@ LlmMemory llm_stage_memory(const LlmSetting& s, const LlmLayout& l, int stage) {
   // ZeRO-3's gathered parameters in flight, as the simulated memory model counts them
   // (workloads/memory/pipeline_memory.cpp): the largest pair of neighbouring ops of the stage.
   const std::int64_t gathered =
-      workloads::zero3_gathered_bytes(in, s.model.layers / l.pp, first(l, stage), last(l, stage));
+      workloads::zero3_gathered_bytes(in, llm_stage_layers(s, l, stage), first(l, stage), last(l, stage));
   r.weights = sim::Bytes::of((mixed ? 2 : 4) * params / (l.zero >= 3 ? dp : 1) + gathered);
   r.gradients = sim::Bytes::of((mixed ? 2 : 4) * params / (l.zero >= 2 ? dp : 1));
   r.optimizer = sim::Bytes::of((mixed ? 12 : 8) * params / (l.zero >= 1 ? dp : 1));
@@ -136,10 +154,14 @@ LlmMemory llm_stage_memory(const LlmSetting& s, const LlmLayout& l, int stage) {
 }
 
 LlmMemory llm_peak_memory(const LlmSetting& s, const LlmLayout& l) {
-  const LlmMemory a = llm_stage_memory(s, l, 0);
-  if (l.pp == 1) return a;
-  const LlmMemory b = llm_stage_memory(s, l, l.pp - 1);
-  return b.total() > a.total() ? b : a;
+  LlmMemory peak = llm_stage_memory(s, l, 0);
+  if (l.pp == 1) return peak;
+  // Equal stages peak on the first or the last (the embedding, the most micro-batches; the head and
+  // logits); uneven ones can on the second, which holds a layer more than the first.
+  const bool even = s.model.layers % l.pp == 0;
+  for (int stage = even ? l.pp - 1 : 1; stage < l.pp; ++stage)
+    if (const LlmMemory m = llm_stage_memory(s, l, stage); m.total() > peak.total()) peak = m;
+  return peak;
 }
 
 double dp_volume_factor(const LlmLayout& l) {
@@ -178,7 +200,11 @@ double stage_micro_batch_seconds(const LlmSetting& s, const LlmLayout& l, const 
   const double head_flop = 2.0 * static_cast<double>(l.micro_batch * s.model.sequence * s.model.hidden) *
                            static_cast<double>(workloads::padded_vocab(s.model, l.tp)) / l.tp;
   const double head = 3 * (head_flop + mc.gemm_half_flop) / mc.gemm_flop_per_second;
-  return static_cast<double>(s.model.layers / l.pp) * per_layer + head;
+  // Uneven stages (balanced_layers): the last holds the fewest layers and the head; the middle ones
+  // the most. The slower of the two kinds.
+  const auto most = static_cast<double>(llm_max_stage_layers(s, l));
+  const auto last = static_cast<double>(llm_stage_layers(s, l, l.pp - 1));
+  return std::max(most * per_layer, last * per_layer + head);
 }
 
 }  // namespace
@@ -190,7 +216,7 @@ LlmTimeEstimate llm_time_estimate(const LlmSetting& s, const LlmLayout& l, const
   const double stage_mb = stage_micro_batch_seconds(s, l, mc);
   e.compute = m * stage_mb;
   const double bsh = static_cast<double>(l.micro_batch * s.model.sequence * s.model.hidden * s.value_bytes);
-  const double layers = static_cast<double>(s.model.layers / l.pp);
+  const double layers = static_cast<double>(llm_max_stage_layers(s, l));
   const int tp_collectives = l.recompute == workloads::Recompute::Full ? 6 : 4;
   e.tp_communication = m * layers * tp_collectives * ring_factor(l.tp) * bsh / mc.nvlink_bytes_per_second;
   e.bubble = (l.pp - 1) / (v * m) * (e.compute + e.tp_communication);

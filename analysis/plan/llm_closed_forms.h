@@ -53,10 +53,21 @@ struct LlmLayout {
 };
 
 // Why `layout` is not a configuration of `setting` on machines of `gpus_per_machine` GPUs (empty
-// when it is): tp splitting heads, tp within a machine, pp dividing the layers (by pp · v when
-// interleaved), the batch dividing into micro-batches, 1F1B needing at least pp micro-batches, ZeRO
-// and sequence parallelism needing dp > 1 and tp > 1, ep dividing dp and the experts.
+// when it is): tp splitting heads, tp within a machine, pp at most the layers (pp · v dividing them
+// when interleaved: the chunk passes below count equal chunks), the batch dividing into micro-batches, 1F1B
+// needing at least pp micro-batches, ZeRO and sequence parallelism needing dp > 1 and tp > 1, ep dividing dp
+// and the experts.
 std::string llm_layout_problem(const LlmSetting& setting, const LlmLayout& layout, int gpus_per_machine);
+
+// The layers of pipeline stage `stage` (GPipe, 1F1B): the run's split when pipeline.stages is left
+// out (workloads::balanced_layers: as even as can be, the first stage one fewer where they do not
+// divide: Llama 3 405B's 126 layers over pp 16 are 7, 8 × 14, 7, as Meta trained it); interleaved,
+// L/p (its layers divide into pp · v chunks). The most loaded stage's: llm_max_stage_layers.
+std::int64_t llm_stage_layers(const LlmSetting& setting, const LlmLayout& layout, int stage);
+std::int64_t llm_max_stage_layers(const LlmSetting& setting, const LlmLayout& layout);
+// The split where it is uneven, as plan prints it beside pp ("stages of 7, 8 x14, 7 layers"); empty
+// where every stage holds L/p.
+std::string llm_stage_split_text(const LlmSetting& setting, const LlmLayout& layout);
 
 struct LlmMemory {
   sim::Bytes weights, gradients, optimizer, activations;

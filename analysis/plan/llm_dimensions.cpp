@@ -30,12 +30,15 @@ std::vector<std::string> tp_values(const LlmSpace& s) {
   return texts(powers_dividing(s.gpus, std::min(s.gpus, s.gpus_per_machine)));
 }
 
-// Divisors of the layer count that divide the GPU count too (stages of whole, equal layers).
+// Divisors of the GPU count up to the layers: stages of whole layers, split as the run splits them
+// where they do not divide (llm_stage_layers; Llama 3 405B's 126 layers over pp 16, as Meta trained
+// it, were not searched while pp had to divide the layers). Interleaved layouts still need pp · v to
+// divide the layers (llm_layout_problem).
 std::vector<std::string> pp_values(const LlmSpace& s) {
   std::vector<int> out;
   const auto layers = static_cast<int>(s.setting.model.layers);
   for (int p = 1; p <= std::min(layers, s.gpus); ++p)
-    if (layers % p == 0 && s.gpus % p == 0) out.push_back(p);
+    if (s.gpus % p == 0) out.push_back(p);
   return texts(out);
 }
 

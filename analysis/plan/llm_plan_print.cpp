@@ -69,6 +69,13 @@ void print_header(const LlmPlanResult& r, std::ostream& out) {
   out << "\n\n";
 }
 
+// A row's layout, and its stages' layers where pp does not divide them (the run splits them so):
+// "dp 128 tp 8 pp 16 ... (stages of 7, 8 x14, 7 layers)".
+std::string row_label(const LlmPlanResult& r, const LlmLayout& layout) {
+  const std::string split = llm_stage_split_text(r.request.setting, layout);
+  return layout_label(r.request.dimensions, layout) + (split.empty() ? "" : " (" + split + ")");
+}
+
 // The table's rows [from, to) of r.ranked: numbered from 1 when `numbered` (the ranking), else
 // "-" (estimated rows listed apart from the simulated ranking).
 void print_rows(const LlmPlanResult& r, std::size_t from, std::size_t to, bool numbered, std::ostream& out) {
@@ -76,7 +83,7 @@ void print_rows(const LlmPlanResult& r, std::size_t from, std::size_t to, bool n
   // so that the numbers stay under their headings.
   int width = 6;
   for (std::size_t i = from; i < to; ++i)
-    width = std::max(width, static_cast<int>(layout_label(r.request.dimensions, r.ranked[i].layout).size()));
+    width = std::max(width, static_cast<int>(row_label(r, r.ranked[i].layout).size()));
   std::vector<char> line(static_cast<std::size_t>(width) + 128);
   std::snprintf(line.data(), line.size(), "%-4s %-*s %9s %9s %12s %9s %11s %9s\n", "rank", width, "layout",
                 "step s", "est. s", "tokens/s", "TFLOP/s", "to train", "peak GiB");
@@ -86,15 +93,17 @@ void print_rows(const LlmPlanResult& r, std::size_t from, std::size_t to, bool n
   for (std::size_t i = from; i < to; ++i) {
     const LlmPlanCandidate& c = r.ranked[i];
     const bool full = c.layout.recompute == workloads::Recompute::Full;
-    // Model TFLOP/s per GPU as Narayanan et al. count them (recomputation included).
-    const double flop =
-        static_cast<double>(workloads::model_flop_per_iteration(model, c.layout.global_batch, full));
+    // Model TFLOP/s per GPU as Narayanan et al. count them (recomputation included): a sequence's
+    // FLOPs (linear in the batch) times the batch, in double: Llama 3 405B's 512 sequences are about
+    // 1e19 FLOPs, past int64 (the column printed -60.1 TFLOP/s).
+    const double flop = static_cast<double>(workloads::model_flop_per_iteration(model, 1, full)) *
+                        static_cast<double>(c.layout.global_batch);
     const double tflops = flop / c.step_seconds() / r.gpus / 1e12;
     const std::string gib = workloads::format_gib(c.memory.total());
     const std::string rank = numbered ? std::to_string(i - from + 1) : "-";
     // An estimated row has no simulated step: its step column says so, its rates are the estimate's.
     std::snprintf(line.data(), line.size(), "%-4s %-*s %9s %9s %12s %9s %11s %9s\n", rank.c_str(), width,
-                  layout_label(r.request.dimensions, c.layout).c_str(),
+                  row_label(r, c.layout).c_str(),
                   c.simulated() ? format_fixed(c.step_seconds(), 3).c_str() : "estimated",
                   format_fixed(c.estimate.step(), 3).c_str(),
                   format_count(std::llround(c.tokens_per_second)).c_str(), format_fixed(tflops, 1).c_str(),
@@ -156,7 +165,7 @@ void print_llm_plan(const LlmPlanResult& r, std::ostream& out, int top) {
   print_rows(r, 0, n, true, out);
   out << "\n";
   const LlmPlanCandidate& best = r.ranked.front();
-  const std::string label = layout_label(r.request.dimensions, best.layout);
+  const std::string label = row_label(r, best.layout);
   if (r.simulated_rows() > 0)
     out << "best: #1 " << label << ", simulated: " << figures(best) << "\n";
   else

@@ -28,7 +28,7 @@ std::string memory_text(const LlmMemory& m) {
 
 // Why no layout exists where the replicas outnumber the batch: the fewest a searched tp x pp leaves
 // (dp = GPUs / (tp x pp)), or that none divides the GPUs; empty where that is not the reason. The
-// refusal named tp and the batch only, while pp's rule (whole, equal stages) was what ruled out
+// refusal named tp and the batch only, while pp's rule (then whole, equal stages) was what ruled out
 // Llama 3 405B's 126 layers on 16,384 GPUs at 512 sequences.
 std::string fewest_replicas_text(const LlmPlanRequest& r, const LlmSpace& space) {
   std::vector<int> tps{1}, pps{1};
@@ -59,10 +59,10 @@ std::string fewest_replicas_text(const LlmPlanRequest& r, const LlmSpace& space)
                          (r.names.gpus.empty() ? "" : r.names.gpus + " " + std::to_string(r.gpus) + ": ") +
                              "no layout of " + what + " with global batch " + std::to_string(r.global_batch) +
                              " (tp up to " + std::to_string(r.machine.gpus_per_machine) +
-                             " dividing the heads, pp dividing both the " +
+                             " dividing the heads, pp dividing the GPUs, at most the " +
                              std::to_string(r.setting.model.layers) +
-                             " layers and the GPUs, dp x micro-batch dividing the batch" +
-                             fewest_replicas_text(r, space) + "); expected " + r.names.other_layout);
+                             " layers, dp x micro-batch dividing the batch" + fewest_replicas_text(r, space) +
+                             "); expected " + r.names.other_layout);
   std::optional<std::pair<LlmLayout, LlmMemory>> least;
   for (const LlmLayout& l : enumerate_layouts(r.dimensions, space)) {
     const LlmMemory m = llm_peak_memory(r.setting, l);

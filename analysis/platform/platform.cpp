@@ -5,6 +5,7 @@
 #include "sim/error.h"
 #include "topology/preset_registry.h"
 #include "topology/yaml_loader.h"
+#include "workloads/gpu/gpu.h"
 
 namespace hybridsim::analysis {
 
@@ -38,6 +39,12 @@ topology::Topology load_platform(const std::string& argument, topology::ClusterS
     throw InputError(said + ": " + problem->what + "; expected " + problem->expected);
   }
   return topology::build_cluster(spec);
+}
+
+sim::Bandwidth platform_reduction_bandwidth(const std::string& argument) {
+  const topology::PresetInfo* preset =
+      names_topology_file(argument) ? nullptr : topology::find_preset(argument);
+  return workloads::reduction_bandwidth(preset ? workloads::find_gpu(preset->gpu) : nullptr);
 }
 
 }  // namespace hybridsim::analysis

@@ -7,6 +7,7 @@
 #include <string_view>
 
 #include "analysis/output/option_spelling.h"
+#include "sim/units.h"
 #include "topology/cluster_spec.h"
 #include "topology/topology.h"
 
@@ -23,5 +24,10 @@ bool names_topology_file(std::string_view argument);
 // `topology='nope': unknown topology preset ...`).
 topology::Topology load_platform(const std::string& argument, topology::ClusterSpec spec,
                                  const OptionSpelling& spelling = {}, std::string_view option = "topology");
+
+// The reduction rate a collective on the platform gets when none is given (`collective
+// --reduction-bandwidth auto`, validate's collective cases): a quarter of the preset's GPU's HBM peak
+// (workloads::reduction_bandwidth); a topology file's or an unknown GPU's: the V100's 225 GB/s.
+sim::Bandwidth platform_reduction_bandwidth(const std::string& argument);
 
 }  // namespace hybridsim::analysis

@@ -123,6 +123,7 @@ py::dict step_figures(const analysis::StepResult& s) {
   d["step_time_ps"] = s.step_time.ps();
   d["p95_step_time_ps"] = s.spread.p95.ps();
   d["steps"] = s.spread.steps;
+  d["critical_gpu_steps"] = s.spread.critical_steps;
   d["samples_per_second"] = s.samples_per_second;
   d["units_per_second"] = s.units_per_second;
   d["unit"] = s.unit;

@@ -16,6 +16,7 @@
 #include "sim/time_window.h"
 #include "topology/gpu_list.h"
 #include "workloads/generators/profile_gen.h"
+#include "workloads/program/pipeline_schedule.h"
 
 namespace hybridsim::analysis {
 
@@ -226,9 +227,8 @@ ScenarioRun run_scenario_unchecked(const scenarios::ResolvedScenario& resolved,
     // Per GPU: a replica's tp × pp GPUs share its micro-batches' FLOPs.
     const double per_gpu =
         static_cast<double>(run.step.accumulation) / (t->tp * t->pp) / run.step.step_time.to_seconds();
-    run.model_tflops_per_gpu = static_cast<double>(t->model_flop_per_micro_batch) * per_gpu / 1e12;
-    run.mfu = static_cast<double>(t->mfu_flop_per_micro_batch) * per_gpu /
-              static_cast<double>(t->peak_flop_per_second);
+    run.model_tflops_per_gpu = t->model_flop_per_micro_batch * per_gpu / 1e12;
+    run.mfu = t->mfu_flop_per_micro_batch * per_gpu / static_cast<double>(t->peak_flop_per_second);
     run.transformer_estimate = t->estimate;
   }
   run.gpu_capacity = resolved.gpu_capacity;
@@ -260,9 +260,14 @@ std::string model_slice_text(const scenarios::ModelSlice& slice,
   const std::optional<bool> fits = whole_model_fits(slice, capacity);
   const std::string verdict = !fits ? "" : *fits ? " fits" : " does not fit";
   std::string where;
+  // The whole model's layers split as run splits them (balanced_layers); "evenly" was said of 32
+  // layers over pp 3, stages of 10, 11 and 11.
   if (slice.pp > 1)
     where = "pipeline stage " + std::to_string(slice.stage) + " of " + std::to_string(slice.pp) +
-            " (the largest; the layers split evenly) ";
+            (slice.layers % slice.pp == 0
+                 ? std::string(" (the largest; the layers split evenly) ")
+                 : " (the largest; the layers split " +
+                       workloads::balanced_layers_text(static_cast<int>(slice.layers), slice.pp) + ") ");
   return std::to_string(slice.layers_simulated) + " of " + std::to_string(slice.layers) +
          " layers simulated: step time, throughput and memory are the slice's; the whole " + slice.model +
          verdict + ": " + where + memory_peak_text(slice.whole_model, capacity);

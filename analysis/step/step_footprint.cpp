@@ -6,7 +6,10 @@
 #include <vector>
 
 #include "sim/collective.h"
+#include "sim/execution_record.h"
 #include "sim/heap_bytes.h"
+#include "sim/network.h"
+#include "sim/stream_executor.h"
 
 namespace hybridsim::analysis {
 
@@ -15,16 +18,17 @@ namespace {
 using sim::heap_array;
 using sim::heap_block;
 
-// The sizes of the executor's, the record's and the network's private entries (sim/stream_executor.h,
-// sim/execution_record.h, sim/network.h), as their static_asserts and members give them.
-constexpr std::int64_t kStreamState = 64;  // StreamState, one cache line
-constexpr std::int64_t kStreamInfo = 32;   // StreamInfo: its program, index, work left and when
-constexpr std::int64_t kMemberCheck = 56;  // MemberCheck: a folded step's comparisons, per stream
-constexpr std::int64_t kGpuState = 64;     // GpuState, one cache line
-constexpr std::int64_t kEventState = 32;   // EventState: recorded, and its waiters' vector
-constexpr std::int64_t kRecordEntry = 16;  // ExecutionRecord's Entry, per task simulated
+// The sizes of the executor's, the record's and the network's private entries, as sim/ exports them
+// beside the static_asserts that hold them to the structs.
+using Executor = sim::StreamExecutor;
+constexpr std::int64_t kStreamState = Executor::kStreamStateBytes;  // StreamState, one cache line
+constexpr std::int64_t kStreamInfo = Executor::kStreamInfoBytes;    // its program, index, work left, when
+constexpr std::int64_t kMemberCheck = Executor::kMemberCheckBytes;  // a folded step's comparisons
+constexpr std::int64_t kGpuState = Executor::kGpuStateBytes;        // GpuState, one cache line
+constexpr std::int64_t kEventState = Executor::kEventStateBytes;    // recorded, and its waiters' vector
+constexpr std::int64_t kRecordEntry = sim::ExecutionRecord::kEntryBytes;  // per task simulated
 // LinkServer (one cache line), its watch's end, its LinkQueue (a vector and its head).
-constexpr std::int64_t kNetworkLink = 64 + 8 + 32;
+constexpr std::int64_t kNetworkLink = sim::Network::kBytesPerLink;
 // A shared task list's own block: std::make_shared's control block and the vector in it.
 constexpr std::int64_t kSharedListBlock = 16 + 24;
 

@@ -220,6 +220,7 @@ std::string step_summary_json(const StepResult& r,
          ", \"gpus\": " + std::to_string(w.gpus) + ", \"global_batch\": " + std::to_string(r.global_batch) +
          ",\n  \"step_time_us\": " + format_fixed(r.step_time.to_us(), 3) +
          ", \"steps\": " + std::to_string(r.spread.steps) +
+         ", \"critical_gpu_steps\": " + std::to_string(r.spread.critical_steps) +
          ", \"p95_step_time_us\": " + format_fixed(r.spread.p95.to_us(), 3) +
          ", \"min_step_time_us\": " + format_fixed(r.spread.min.to_us(), 3) +
          ", \"max_step_time_us\": " + format_fixed(r.spread.max.to_us(), 3) +

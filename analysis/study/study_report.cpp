@@ -9,6 +9,7 @@
 #include "analysis/study/study_report_detail.h"
 #include "scenarios/loader/scenario.h"
 #include "sim/error.h"
+#include "workloads/gpu/gpu.h"
 
 namespace hybridsim::analysis {
 namespace {
@@ -229,7 +230,11 @@ void assumptions_section(const StudyResult& result, std::ostream& md) {
              ? std::string()
              : " (collectives simulated with communication.fast_path " +
                    std::string(sim::fast_path_name(c.fast_path)) + ", sim/README.md \"Folding\")")
-     << "; reductions at " << sim::format_bandwidth(sim::CollectiveConfig{}.reduction_bandwidth)
+     << "; reductions at a quarter of the simulated GPU's HBM peak ("
+     << sim::format_bandwidth(workloads::reduction_bandwidth(&workloads::gpu_by_key("v100")))
+     << " on a V100, "
+     << sim::format_bandwidth(workloads::reduction_bandwidth(&workloads::gpu_by_key("a100")))
+     << " on an A100 80GB)"
      << "; compute is not slowed by concurrent communication. Model-parallel "
         "activations and their gradients are sent point to point between a worker's GPUs.\n"
      << "- **Step**: one simulated training step per configuration (forward, backward, gradient "

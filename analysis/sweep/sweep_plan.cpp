@@ -116,8 +116,9 @@ void check_points(SweepPlan& plan, const SweepOptions& options) {
     try {
       const scenarios::Scenario point = plan.point_scenario(*p, options);
       scenarios::refuse_trace_step_without_trace(point, false, "");  // a sweep has no --trace
-      for (const auto& note : {scenarios::unused_fabric_note(point), scenarios::unused_placement_note(point),
-                               scenarios::unused_bucket_size_note(point)})
+      for (const auto& note :
+           {scenarios::unused_fabric_note(point), scenarios::unused_placement_note(point),
+            scenarios::unused_bucket_size_note(point), scenarios::unused_recompute_note(point)})
         if (note) point_notes[*note] += (point_notes[*note].empty() ? "" : ", ") + std::to_string(p->index);
       const scenarios::ResolvedScenario resolved =
           scenarios::resolve(point, nullptr, scenarios::MemoryFit::Report);

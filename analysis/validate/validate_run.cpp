@@ -42,6 +42,7 @@ double run_collective_case(const CollectiveCase& c, const sim::SimulationLimits&
   o.comm.algorithm = workloads::parse_algorithm(c.algorithm);
   o.comm.protocol = workloads::parse_protocol_option(c.protocol);
   o.limits = limits;
+  o.collective.reduction_bandwidth = platform_reduction_bandwidth(c.topology);
   // A refusal names the case file's keys, where they were written: validate has no --algorithm.
   o.names = {.algorithm = c.path + ".algorithm",
              .protocol = c.path + ".protocol",

@@ -52,6 +52,11 @@ struct GpuListCodec {          // outputs.trace.gpus: classes, all, or "0-7", "0
   static void read(FieldReader& r, const TreeNode* map, const FieldSpec& spec, TraceGpus& out);
   static std::optional<TreeNode> write(const FieldSpec& spec, const TraceGpus& v);
 };
+struct ReductionBandwidthCodec {  // communication.reduction_bandwidth: auto, off or a rate
+  static void read(FieldReader& r, const TreeNode* map, const FieldSpec& spec,
+                   std::optional<sim::Bandwidth>& out);
+  static std::optional<TreeNode> write(const FieldSpec& spec, const std::optional<sim::Bandwidth>& v);
+};
 struct TraceStepCodec {        // variability.trace_step: first, slowest or a step number
   static void read(FieldReader& r, const TreeNode* map, const FieldSpec& spec, int& out);
   static std::optional<TreeNode> write(const FieldSpec& spec, int v);

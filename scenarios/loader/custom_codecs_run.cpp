@@ -185,6 +185,25 @@ std::optional<TreeNode> GpuListCodec::write(const FieldSpec&, const TraceGpus& v
   return scalar(v.list ? topology::format_gpu_list(*v.list) : "classes");
 }
 
+void ReductionBandwidthCodec::read(FieldReader& r, const TreeNode* map, const FieldSpec& spec,
+                                   std::optional<sim::Bandwidth>& out) {
+  const TreeNode* node = r.written(map, spec.path);  // left out: auto, the member's nullopt
+  if (node == nullptr) return;
+  const std::string word = r.word(*node, spec.path);
+  if (word == "auto")
+    out = std::nullopt;
+  else if (word == "off")
+    out = sim::Bandwidth();
+  else
+    out = r.rate(map, spec.path);
+}
+
+std::optional<TreeNode> ReductionBandwidthCodec::write(const FieldSpec&,
+                                                       const std::optional<sim::Bandwidth>& v) {
+  if (!v) return scalar("auto");
+  return scalar(v->bytes_per_second() == 0 ? "off" : sim::format_bandwidth(*v));
+}
+
 void TraceStepCodec::read(FieldReader& r, const TreeNode* map, const FieldSpec& spec, int& out) {
   const TreeNode* node = r.written(map, spec.path);  // `trace_step:` with no value: left out, as any key
   if (node == nullptr) return;

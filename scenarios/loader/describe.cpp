@@ -71,6 +71,17 @@ std::optional<std::pair<std::string, std::string>> kernel_times_setting(const Re
   return std::pair<std::string, std::string>{"GPU, precision", workloads::kernel_times_note(r.profile)};
 }
 
+// The rate written, or auto's with the GPU it follows: "509.75 GB/s (auto: A100 80GB's HBM / 4)".
+std::string reduction_text(const ResolvedScenario& r) {
+  const Scenario& s = r.scenario;
+  if (s.communication.reduction_bandwidth) return key_text(s, "communication.reduction_bandwidth");
+  const workloads::Gpu* gpu = workloads::find_gpu(r.profile.meta.gpu);
+  return sim::format_bandwidth(r.collective.reduction_bandwidth) + " (auto: " +
+         (gpu ? std::string(gpu->name) + "'s HBM / 4"
+              : "the V100's, GPU \"" + r.profile.meta.gpu + "\" unknown") +
+         ")";
+}
+
 std::vector<std::pair<std::string, std::string>> key_settings(const ResolvedScenario& r) {
   const Scenario& s = r.scenario;
   std::vector<std::pair<std::string, std::string>> out;
@@ -107,17 +118,15 @@ std::vector<std::pair<std::string, std::string>> key_settings(const ResolvedScen
   out.emplace_back("placement", r.placement.description);
   out.emplace_back("mapping", r.mapping.description);
   const CommunicationSettings& c = s.communication;
-  out.emplace_back(
-      "communication",
-      key_text(s, "communication.algorithm") + "/" + key_text(s, "communication.protocol") + ", channels " +
-          key_text(s, "communication.channels") + ", messages " + key_text(s, "communication.message_size") +
-          ", buckets " +
-          (r.step.recorded_buckets && r.profile.has_recorded_buckets()
-               ? std::string("as recorded in the profile")
-               : key_text(s, "communication.bucket_size")) +
-          ", reduction " + key_text(s, "communication.reduction_bandwidth") + ", " +
-          key_text(s, "communication.switching") +
-          (c.pcie_only ? ", PCIe only" : ""));
+  out.emplace_back("communication",
+                   key_text(s, "communication.algorithm") + "/" + key_text(s, "communication.protocol") +
+                       ", channels " + key_text(s, "communication.channels") + ", messages " +
+                       key_text(s, "communication.message_size") + ", buckets " +
+                       (r.step.recorded_buckets && r.profile.has_recorded_buckets()
+                            ? std::string("as recorded in the profile")
+                            : key_text(s, "communication.bucket_size")) +
+                       ", reduction " + reduction_text(r) + ", " + key_text(s, "communication.switching") +
+                       (c.pcie_only ? ", PCIe only" : ""));
   // A fixed LL or LL128 labelled the expert all-to-alls too, which ran Simple (NCCL's point-to-point).
   if (step.ep.ep > 1)
     if (std::string note = workloads::all_to_all_protocol_note(c.protocol); !note.empty())

@@ -193,6 +193,15 @@ std::optional<std::string> unused_bucket_size_note(const Scenario& s) {
       "bucket is formed); it applies with dp > 1");
 }
 
+std::optional<std::string> unused_recompute_note(const Scenario& s) {
+  return not_used_note(
+      s, "training.recompute",
+      is_transformer(s) && s.training.recompute == "selective" && s.workload.model.attention == "flash",
+      "selective recomputation drops the attention's stored softmax and dropout outputs to recompute "
+      "them in backward, but workload.model.attention: flash never stores them, so the step and its "
+      "memory are recompute none's; it applies with workload.model.attention: unfused");
+}
+
 std::optional<std::string> unused_fabric_note(const Scenario& s) {
   const ClusterSettings& c = s.cluster;
   if (!c.topology.empty() || c.nodes != 1) return std::nullopt;

@@ -54,5 +54,12 @@ std::optional<std::string> unused_placement_note(const Scenario& s);
 // communication.bucket_size written for dp 1: no gradient is exchanged between data-parallel replicas,
 // so no bucket is formed and it changes nothing. A note, as a sweep over dp may include 1.
 std::optional<std::string> unused_bucket_size_note(const Scenario& s);
+// training.recompute: selective under flash attention (workload.model.attention: flash, the default):
+// selective recomputation drops the attention's softmax and dropout outputs (Korthikanti et al.'s
+// 5·a·s/h term) to recompute them in backward, and flash attention never stores them, so nothing is
+// dropped or recomputed. A note, not a refusal: Megatron-LM takes the two flags together (its legacy
+// ParallelAttention checkpoints the core attention on its unfused path only, so selective changes
+// nothing under --use-flash-attn), its Llama recipes pass both, and so do the shipped Llama files.
+std::optional<std::string> unused_recompute_note(const Scenario& s);
 
 }  // namespace hybridsim::scenarios

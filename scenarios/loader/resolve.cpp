@@ -13,6 +13,7 @@
 #include "workloads/comm/comm_plan.h"
 #include "workloads/generators/gpu_choice.h"
 #include "workloads/generators/profile_gen.h"
+#include "workloads/gpu/gpu.h"
 #include "workloads/memory/memory_model.h"
 #include "workloads/profile/profile_io.h"
 #include "workloads/program/sharded_data_parallel.h"
@@ -369,10 +370,13 @@ workloads::StepConfig resolve_step_config(const Scenario& s, const topology::Top
       .placement = std::move(placement),
       .mapping = std::move(mapping),
       .step = step,
-      .comm = {.algorithm = c.algorithm, .protocol = c.protocol, .channels = c.channels,
+      .comm = {.algorithm = c.algorithm,
+               .protocol = c.protocol,
+               .channels = c.channels,
                .pcie_only = c.pcie_only},
       .collective = {.message_size = c.message_size,
-                     .reduction_bandwidth = c.reduction_bandwidth,
+                     .reduction_bandwidth = c.reduction_bandwidth.value_or(
+                         workloads::reduction_bandwidth(workloads::find_gpu(profile.meta.gpu))),
                      .fast_path = c.fast_path},
       .switching = c.switching,
       .executor = {.contention = c.compute_contention},

@@ -31,8 +31,8 @@ namespace hybridsim::scenarios {
 
 // What a transformer's results are counted with (analysis/run: model TFLOP/s per GPU and MFU).
 struct TransformerFacts {
-  std::int64_t model_flop_per_micro_batch = 0;  // Narayanan et al.'s count, the simulated layers'
-  std::int64_t mfu_flop_per_micro_batch = 0;    // the same without recomputation
+  double model_flop_per_micro_batch = 0;        // Narayanan et al.'s count, the simulated layers' (double:
+  double mfu_flop_per_micro_batch = 0;          // the same without recomputation; past int64 at 1e19)
   std::int64_t peak_flop_per_second = 0;        // the GPU's dense peak at the precision
   int tp = 1;
   bool estimate = true;                         // kernel times not calibrated for this GPU

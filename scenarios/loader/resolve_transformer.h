@@ -19,8 +19,9 @@ bool is_transformer(const Scenario& s);
 struct TransformerResolution {
   workloads::TransformerStep step;
   workloads::TransformerCost cost;
-  std::int64_t model_flop_per_micro_batch = 0;  // Narayanan et al.'s count, the simulated layers'
-  std::int64_t mfu_flop_per_micro_batch = 0;    // without recomputation: what MFU counts
+  // In double: Llama 3 405B's 512-sequence micro-batch is about 1e19 FLOPs, past int64.
+  double model_flop_per_micro_batch = 0;  // Narayanan et al.'s count, the simulated layers'
+  double mfu_flop_per_micro_batch = 0;    // without recomputation: what MFU counts
 };
 TransformerResolution resolve_transformer(const Scenario& s);
 

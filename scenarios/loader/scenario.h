@@ -121,7 +121,8 @@ struct CommunicationSettings {
   std::optional<int> channels;  // nullopt: auto
   sim::Bytes message_size = sim::CollectiveConfig{}.message_size;
   sim::Bytes bucket_size = workloads::StepOptions{}.bucket_size;
-  sim::Bandwidth reduction_bandwidth = sim::CollectiveConfig{}.reduction_bandwidth;  // zero: "off"
+  // nullopt: auto, a quarter of the simulated GPU's HBM peak (workloads::reduction_bandwidth); zero: off.
+  std::optional<sim::Bandwidth> reduction_bandwidth;
   sim::Switching switching = sim::Switching::CutThrough;
   bool compute_contention = true;  // collectives take SMs and memory bandwidth from kernels
   bool gradient_copies = true;     // DP gradients copied into and out of flat buffers

@@ -36,12 +36,16 @@ inline constexpr ScenarioKey kCommunication[] = {
     {shared_keys::kBucketSize, bind<Member<&Scenario::communication, &CommunicationSettings::bucket_size>>()},
     {{.path = "communication.reduction_bandwidth",
       .kind = K::Rate,
-      .default_fn = [] { return sim::format_bandwidth(sim::CollectiveConfig{}.reduction_bandwidth); },
-      .words = "off",
+      .default_text = "auto",
+      .words = "auto|off",
       .min = 0,
       .min_exclusive = true,
-      .help = "A receiving rank reduces bytes at this rate (V100: 900 GB/s HBM2 / 4); off: free."},
-     bind<Member<&Scenario::communication, &CommunicationSettings::reduction_bandwidth>>()},
+      .help = "A receiving rank reduces bytes at this rate; auto: a quarter of the simulated GPU's HBM "
+              "peak, as the add reads two buffers and writes one (V100 900 GB/s: 225 GB/s; A100 80GB "
+              "2,039: 509.75; A100 40GB 1,555: 388.75; H100 3,350: 837.5; H200 4,800: 1,200; a GPU not "
+              "in the table: the V100's); off: free."},
+     bind<Member<&Scenario::communication, &CommunicationSettings::reduction_bandwidth>,
+          ReductionBandwidthCodec>()},
     {{.path = "communication.switching",
       .kind = K::Choice,
       .default_text = "cut-through",
@@ -172,8 +176,9 @@ inline constexpr ScenarioKey kCommunication[] = {
       .kind = K::Choice,
       .default_text = "none",
       .choices = "none|selective|full",
-      .help = "Transformers' activation recomputation: selective (attention's softmax and dropout) or "
-              "full (each layer's forward again in backward)."},
+      .help = "Transformers' activation recomputation: selective (attention's softmax and dropout; "
+              "nothing under workload.model.attention: flash, which never stores them: the run says so "
+              "in a note) or full (each layer's forward again in backward)."},
      bind_unless_default<Member<&Scenario::training, &TrainingSettings::recompute>>()},
 };
 

@@ -369,6 +369,9 @@ def test_trace_step_by_keyword_and_by_the_scenario(tmp_path):
     # unless run(trace_step=) overrides it, as `--trace-step` does.
     noisy = {"variability": {"steps": 3, "kernel_jitter": 0.05}}
     slowest = hybridsim.run(GNMT_DP8, set=noisy, trace=tmp_path / "a.json", trace_step="slowest")
+    # The critical GPU's count of steps, as summary.json holds it.
+    assert 1 <= slowest.critical_gpu_steps <= slowest.steps == 3
+    assert slowest.to_dict()["critical_gpu_steps"] == slowest.critical_gpu_steps
     assert _traced_step(slowest.trace_path).endswith("(the slowest); the run's figures are the mean of all 3")
     from_file = {"variability": dict(noisy["variability"], trace_step=2)}
     r = hybridsim.run(GNMT_DP8, set=from_file, trace=tmp_path / "b.json")

@@ -152,8 +152,12 @@ TEST_CASE("llm closed forms: experts divided by ep, DP volumes, and layout probl
   CHECK(analysis::dp_volume_factor(d) == doctest::Approx(9.0 * 63 / 64));
 
   const auto s = gpt3();
-  CHECK(analysis::llm_layout_problem(s, {.pp = 5, .global_batch = 8}, 8).find("do not split") !=
-        std::string::npos);
+  // Uneven stages (96 layers over pp 5) plan as the run splits them; interleaved chunks must divide.
+  CHECK(analysis::llm_layout_problem(s, {.pp = 5, .global_batch = 8}, 8).empty());
+  CHECK(
+      analysis::llm_layout_problem(
+          s, {.pp = 5, .schedule = PipelineSchedule::Interleaved, .virtual_stages = 2, .global_batch = 10}, 8)
+          .find("do not split") != std::string::npos);
   CHECK(analysis::llm_layout_problem(s, {.pp = 4, .global_batch = 2}, 8) ==
         "fewer micro-batches than stages");
   CHECK(analysis::llm_layout_problem(s, {.pp = 4, .schedule = PipelineSchedule::GPipe, .global_batch = 2}, 8)

@@ -165,14 +165,15 @@ TEST_CASE("llm planner: refuses when nothing fits, naming the option") {
     CHECK(what.find("fits in 1 GiB") != std::string::npos);
     CHECK(what.find("not searched") == std::string::npos);
   }
-  // 7 GPUs: tp and pp 1 (7 divides neither 8 nor 96 layers), dp 7 divides no batch of 1,536: no layout.
+  // 97 GPUs: tp and pp 1 (97 divides 8 not, and is more than the 96 layers; 7 GPUs now take pp 7,
+  // uneven stages of 13 and 14 layers), dp 97 divides no batch of 1,536: no layout.
   try {
     analysis::plan_llm(
-        analysis::make_llm_plan_request({.model = "gpt3-175b", .gpus = 7, .gpu = "a100-80gb"}));
+        analysis::make_llm_plan_request({.model = "gpt3-175b", .gpus = 97, .gpu = "a100-80gb"}));
     FAIL("expected a refusal");
   } catch (const analysis::LlmPlanRefused& e) {
     CHECK(e.reason == analysis::LlmPlanRefusal::NoLayout);
-    CHECK(std::string(e.what()).starts_with("--gpus 7: no layout of gpt3-175b on 7 GPUs"));
+    CHECK(std::string(e.what()).starts_with("--gpus 97: no layout of gpt3-175b on 97 GPUs"));
   }
   CHECK_THROWS_WITH_AS(analysis::make_llm_plan_request({.model = "gpt3-175b", .gpus = 8, .gpu = "b200"}),
                        doctest::Contains("--gpu: unknown GPU"), InputError);

@@ -104,6 +104,9 @@ TEST_CASE("step series: the critical GPU is the one last most often, with its ow
   CHECK(c.spread.critical_steps == 2);
   const std::string table = analysis::step_summary_table(c, {});
   CHECK(table.find("critical GPU 1 (in 2 of 3 steps) ") != std::string::npos);
+  // summary.json holds the count the line prints (it printed the line only).
+  CHECK(analysis::step_summary_json(c, {}, {}).find("\"steps\": 3, \"critical_gpu_steps\": 2,") !=
+        std::string::npos);
   // A key wider than its column keeps a space before its value.
   analysis::StepResult wide = c;
   wide.critical.gpu = 12;
@@ -121,6 +124,8 @@ TEST_CASE("step series: the critical GPU is the one last most often, with its ow
   CHECK(plain.find("critical GPU 1 ") != std::string::npos);
   CHECK(plain.find("critical GPU 1 (") == std::string::npos);
   CHECK(plain.find("most often") == std::string::npos);
+  CHECK(analysis::step_summary_json(same, {}, {}).find("\"steps\": 3, \"critical_gpu_steps\": 3,") !=
+        std::string::npos);
 }
 
 TEST_CASE("step series: with kernel noise, each step lasts as long as its slowest GPU") {

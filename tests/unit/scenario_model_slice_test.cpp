@@ -176,3 +176,16 @@ TEST_CASE("run summary: a layer-slice says its figures are the slice's and wheth
   CHECK(every.json.find("whole_model") == std::string::npos);
   CHECK(every.json.find("layers_simulated") == std::string::npos);
 }
+
+TEST_CASE("model slice: a pipeline whose stages do not divide the layers says how they split") {
+  // Llama 3 8B's 32 layers over pp 3 are 10, 11 and 11 (balanced_layers, as the run splits them); the
+  // line said "the layers split evenly".
+  const scenarios::ResolvedScenario r = resolved(
+      "cluster: {preset: dgx-h100}\nworkload: {network: llama3-8b, model: {layers_simulated: 3}}\n"
+      "parallelism: {dp: 2, pp: 3}\ntraining: {micro_batch: 1, global_batch: 6}\n");
+  REQUIRE(r.transformer);
+  REQUIRE(r.transformer->slice);
+  const std::string text = analysis::model_slice_text(*r.transformer->slice, std::nullopt);
+  CHECK(text.find("pipeline stage 0 of 3 (the largest; the layers split 10, 11 x2) ") != std::string::npos);
+  CHECK(text.find("evenly") == std::string::npos);
+}

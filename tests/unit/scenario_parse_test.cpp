@@ -94,11 +94,11 @@ TEST_CASE("scenario: absent fields take the schema's defaults, which match the s
   CHECK_FALSE(s.workload.batch_per_worker);
   CHECK(s.workload.compute_speed == 1.0);
   CHECK(s.parallelism == ParallelismSettings{});
-  // The schema's default texts ("512 KiB", "25 MB", "225 GB/s") give exactly the struct defaults.
+  // The schema's default texts ("512 KiB", "25 MB", "auto") give exactly the struct defaults.
   CHECK(s.communication == CommunicationSettings{});
   CHECK(s.communication.message_size == sim::Bytes::of(524'288));
   CHECK(s.communication.bucket_size == sim::Bytes::of(25'000'000));
-  CHECK(s.communication.reduction_bandwidth == sim::Bandwidth::gb_per_second(225));
+  CHECK_FALSE(s.communication.reduction_bandwidth);  // auto: the simulated GPU's, at resolve
   CHECK(s.training == TrainingSettings{});
   CHECK(s.training.efficiency.variant == "default");
   CHECK(s.outputs.directory == "out/minimal");
@@ -192,7 +192,7 @@ TEST_CASE("scenario: round trip — a scenario written as YAML and read back is 
         "parallelism:\n  dp: 1\n  mp: 1\n  placement: auto\n  mapping: auto\n"
         "communication:\n  algorithm: auto\n  protocol: auto\n  channels: auto\n  message_size: 512 KiB\n  "
         "bucket_size: 25 MB\n"
-        "  reduction_bandwidth: 225 GB/s\n  switching: cut-through\n"
+        "  reduction_bandwidth: auto\n  switching: cut-through\n"
         "  compute_contention: on\n  gradient_copies: on\n  ddp: torch\n  exchange: every-micro-batch\n"
         "  pcie_only: false\n"
         "training:\n  network: auto\n  efficiency: default\n  dataset_samples: auto\n  global_batch: auto\n"

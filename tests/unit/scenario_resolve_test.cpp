@@ -83,8 +83,8 @@ TEST_CASE("resolve: GNMT data parallel over the 8 GPUs of one DGX-1") {
   CHECK(text.find("\ncluster:       dgx1-v100, 8 GPUs\n") != std::string::npos);
   CHECK(text.find("\nparallelism:   dp 8 × mp 1 = 8 GPUs, global batch 1024\n") != std::string::npos);
   CHECK(text.find(
-            "\ncommunication: ring/auto, channels auto, messages 512 KiB, buckets 25 MB, reduction 225 GB/s, "
-            "cut-through\n") != std::string::npos);
+            "\ncommunication: ring/auto, channels auto, messages 512 KiB, buckets 25 MB, reduction 225 GB/s "
+            "(auto: V100's HBM / 4), cut-through\n") != std::string::npos);
 }
 
 TEST_CASE("resolve: a 4-node cluster shows its NVLink and InfiniBand overrides in the built links") {

@@ -45,7 +45,7 @@ TEST_CASE("schema: expected texts and suggestions") {
   CHECK(expected_text(field("cluster.nodes")) == "a whole number from 1 to 8192");
   CHECK(expected_text(field("cluster.gpus_per_node")) == "auto or a whole number from 1 to 65536");
   CHECK(expected_text(field("communication.reduction_bandwidth")) ==
-        "off or a bandwidth such as \"25 GB/s\" or \"100 Gb/s\", > 0");
+        "auto, off or a bandwidth such as \"25 GB/s\" or \"100 Gb/s\", > 0");
   CHECK(expected_text(field("communication.algorithm")) == "one of: auto, ring, tree, hierarchical");
   CHECK(expected_text(field("workload.compute_speed")) == "a number from 0.001 to 1000");
   CHECK(expected_text(field("cluster.oversubscription")) == "a number >= 1");

@@ -206,3 +206,48 @@ TEST_CASE("bucket size: written for dp 1 is noted as not used") {
       "cluster: {preset: dgx1-v100}\nworkload: {network: gnmt}\ncommunication: {bucket_size: 25 MB}\n",
       "b.yaml")));  // the default, as scenario_to_yaml writes it
 }
+
+TEST_CASE("recompute: selective under flash attention is noted as not used, and is none's step") {
+  // Selective recomputation drops the attention's stored softmax and dropout outputs; flash attention
+  // never stores them, so selective ran recompute none's step and memory without a word.
+  const std::string slice =
+      "cluster: {preset: dgx-h100}\nworkload: {network: llama3-8b, model: {layers_simulated: 2}}\n"
+      "parallelism: {dp: 8}\n";
+  auto note = [&](const std::string& recompute) {
+    return scenarios::unused_recompute_note(
+        scenarios::parse_scenario(slice + "training: {recompute: " + recompute + "}\n", "r.yaml"));
+  };
+  CHECK(note("selective").value_or("") ==
+        "training.recompute (r.yaml:4:23): not used: selective recomputation drops the attention's stored "
+        "softmax and dropout outputs to recompute them in backward, but workload.model.attention: flash "
+        "never stores them, so the step and its memory are recompute none's; it applies with "
+        "workload.model.attention: unfused");
+  CHECK_FALSE(note("full"));
+  CHECK_FALSE(note("none"));
+  CHECK_FALSE(scenarios::unused_recompute_note(scenarios::parse_scenario(slice, "r.yaml")));
+  CHECK_FALSE(scenarios::unused_recompute_note(scenarios::parse_scenario(
+      "cluster: {preset: dgx-h100}\nworkload: {network: llama3-8b, model: {layers_simulated: 2, attention: "
+      "unfused}}\nparallelism: {dp: 8}\ntraining: {recompute: selective}\n",
+      "r.yaml")));
+
+  // The run says it, and its step and memory are none's; unfused, selective moves both.
+  const auto run = [&](const std::vector<std::string>& set) {
+    return api::run({.path = "r.yaml", .text = slice, .set = set}, {.write_outputs = false});
+  };
+  const api::RunReport selective = run({"training.recompute=selective"});
+  const api::RunReport none = run({});
+  REQUIRE(selective.notes.size() == 1);
+  CHECK(
+      selective.notes[0].starts_with("training.recompute (--set training.recompute=selective): not used: "));
+  CHECK(none.notes.empty());
+  namespace workloads = hybridsim::workloads;
+  const auto peak = [](const api::RunReport& r) { return workloads::largest_peak(r.run.memory.peaks()); };
+  CHECK(selective.run.step.step_time == none.run.step.step_time);
+  CHECK(peak(selective) == peak(none));
+  const api::RunReport unfused_selective =
+      run({"workload.model.attention=unfused", "training.recompute=selective"});
+  const api::RunReport unfused_none = run({"workload.model.attention=unfused"});
+  CHECK(unfused_selective.notes.empty());
+  CHECK(unfused_selective.run.step.step_time != unfused_none.run.step.step_time);
+  CHECK(peak(unfused_selective) < peak(unfused_none));
+}

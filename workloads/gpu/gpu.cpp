@@ -2,6 +2,7 @@
 
 #include <vector>
 
+#include "sim/collective.h"
 #include "sim/error.h"
 #include "sim/text.h"
 #include "workloads/gpu/cost_model.h"
@@ -136,6 +137,11 @@ sim::GpuResources gpu_resources(const Gpu& gpu) {
   // Memory-bound kernels reach the V100's calibrated fraction of peak (600 of 900 GB/s) on every GPU:
   // cost_model.h, where the rule is written down.
   return {gpu.sms, gpu.memory_bandwidth, memory_kernel_bandwidth(gpu)};
+}
+
+sim::Bandwidth reduction_bandwidth(const Gpu* gpu) {
+  if (gpu == nullptr) return sim::CollectiveConfig{}.reduction_bandwidth;
+  return scaled_bandwidth(gpu->memory_bandwidth, 1, 4);
 }
 
 sim::Bandwidth scaled_bandwidth(sim::Bandwidth bw, std::int64_t num, std::int64_t den) {

@@ -57,6 +57,13 @@ const Gpu& gpu_by_key(std::string_view key, std::string_view option);
 // What the simulation kernel sees of the GPU: SMs, HBM peak, memory-bound kernels' bandwidth.
 sim::GpuResources gpu_resources(const Gpu& gpu);
 
+// The rate a receiving rank adds received bytes at when none is given (communication.reduction_bandwidth:
+// auto, collective's --reduction-bandwidth left out): a quarter of the GPU's HBM peak, as the add reads
+// two buffers and writes one (the V100's 900 GB/s gave the 225 GB/s every GPU had before; A100 80GB:
+// 2,039 / 4 = 509.75 GB/s, H100: 837.5, H200: 1,200). A GPU not in the table (nullptr) keeps the
+// V100's figure, sim::CollectiveConfig's default.
+sim::Bandwidth reduction_bandwidth(const Gpu* gpu);
+
 // A bandwidth × a fraction given as a ratio, rounded down (for memory-bound kernels' share of peak).
 sim::Bandwidth scaled_bandwidth(sim::Bandwidth bw, std::int64_t num, std::int64_t den);
 

@@ -70,6 +70,19 @@ std::vector<int> balanced_layers(int layers, int chunks) {
   return out;
 }
 
+std::string balanced_layers_text(int layers, int chunks) {
+  const std::vector<int> split = balanced_layers(layers, chunks);
+  std::string out;
+  for (std::size_t i = 0; i < split.size();) {
+    std::size_t j = i;
+    while (j < split.size() && split[j] == split[i]) ++j;
+    out += (out.empty() ? "" : ", ") + std::to_string(split[i]) +
+           (j - i > 1 ? " x" + std::to_string(j - i) : std::string());
+    i = j;
+  }
+  return out;
+}
+
 std::optional<PipelineProblem> pipeline_problem(const PipelineOptions& o, int layers, int m) {
   const std::string ls = std::to_string(layers);
   if (o.pp > layers)

@@ -56,6 +56,9 @@ std::vector<PipelineTask> stage_schedule(PipelineSchedule schedule, PipelineShap
 // `layers` split into `chunks` as evenly as possible; the chunks after the first take the extra
 // layers (the first holds the embedding as well). InputError when chunks > layers.
 std::vector<int> balanced_layers(int layers, int chunks);
+// balanced_layers(layers, chunks) as reports write it, runs of equal counts folded: "7, 8 x14, 7"
+// (Llama 3 405B's 126 layers over 16 stages), "5 x16" where they divide.
+std::string balanced_layers_text(int layers, int chunks);
 
 // What is wrong with a pipeline, and the scenario key at fault (the loader locates it): pp larger
 // than the layers, virtual stages without the interleaved schedule (or more chunks than layers),

@@ -325,6 +325,9 @@ class RunResult:
         self.step_time_ps: int = figures["step_time_ps"]
         self.p95_step_time_ps: int = figures["p95_step_time_ps"]
         self.steps: int = figures["steps"]
+        # In how many of the steps the critical GPU (critical.gpu, the one last most often) was last:
+        # the run's "critical GPU 3 (in 7 of 10 steps)", summary.json's "critical_gpu_steps".
+        self.critical_gpu_steps: int = figures["critical_gpu_steps"]
         self.samples_per_second: float = figures["samples_per_second"]
         self.units_per_second: float = figures["units_per_second"]
         self.unit: str = figures["unit"]
@@ -647,7 +650,7 @@ _COLLECTIVE_KEYWORDS = {
     "fabric": _collective_text("'fat-tree' or 'rail-optimized' (with nodes > 1)"),
     "oversubscription": lambda k, v: _number("collective", k, v, "a ratio of 1 or more (with nodes > 1)"),
     "message_size": _collective_text("a size such as '512 KiB'"),
-    "reduction_bandwidth": _collective_text("a rate such as '100 GB/s'"),
+    "reduction_bandwidth": _collective_text("a rate such as '100 GB/s', or 'auto' (the GPU's HBM peak / 4)"),
     "min_bytes": _collective_text("a size such as '8 B'"),
     "max_bytes": _collective_text("a size such as '256 MiB'"),
     "step_factor": lambda k, v: _number("collective", k, v, "a factor above 1"),
