@@ -284,8 +284,9 @@ void run_parallel(std::size_t count, int threads_wanted, Work work, OnInputError
 
 // The simulation after the estimating, told to its lines so that they give the command's end (issue
 // 31: `plan -m gnmt --gpus 16384` estimated for minutes, its lines giving only the estimating's end):
-// the events of the steps estimated so far (`events`, over `gpus_done` of `gpus` GPUs' steps),
-// extrapolated over the rest by their GPUs, at sim::kEventsPerSecond as the run's estimate counts them.
+// the events of the steps estimated so far and within their caps (`events`, over `gpus_done` of
+// `gpus` GPUs' steps), extrapolated over the rest by their GPUs, at sim::kEventsPerSecond as the
+// run's estimate counts them.
 void tell_simulation_after(ProgressEstimate& estimating, std::uint64_t events, double gpus_done, double gpus,
                            std::size_t steps_done, std::size_t steps) {
   if (!(gpus_done > 0)) return;
@@ -328,16 +329,21 @@ std::vector<StepEstimate> estimate_todo(std::vector<Resolved>& todo, const StepR
               "before any step is simulated");
           return estimate_step(setup, options.progress ? &share : nullptr);
         }();
-        tell_simulation_after(estimating, events_estimated += estimates[i].events(),
-                              static_cast<double>(estimated + todo[i].label.gpus), gpus, ++steps_estimated,
-                              todo.size());
-        estimating.advance(static_cast<double>(estimated += todo[i].label.gpus),
-                           "before any step is simulated");
+        // A step refused by its caps is not simulated: its events count for nothing after.
+        const auto told = [&](std::uint64_t events) {
+          tell_simulation_after(estimating, events_estimated += events,
+                                static_cast<double>(estimated + todo[i].label.gpus), gpus, ++steps_estimated,
+                                todo.size());
+          estimating.advance(static_cast<double>(estimated += todo[i].label.gpus),
+                             "before any step is simulated");
+        };
         try {
           estimates[i].check(setup.limits);
         } catch (const sim::BudgetExceeded& e) {
+          told(0);
           throw refusal(todo[i], setup, e, options.budget_knobs);
         }
+        told(estimates[i].events());
       },
       [&](std::size_t i, const InputError&) {
         refused[i] = std::current_exception();
