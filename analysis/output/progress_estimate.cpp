@@ -89,10 +89,10 @@ std::string ProgressEstimate::line_locked(double done, std::string_view what, do
     return text;
   };
   if (unit_ == "events" && done > total_ && total_ > 0) {
-    std::string out =
-        label_ + ": " + wall_text(elapsed) + ", " + count(done) +
-        " events done, past the estimate of about " + count(total_) + " (taken as twice what is done)" +
-        estimate(seconds_left(own, done, past_estimate_total(done, total_)));
+    std::string out = label_ + ": " + wall_text(elapsed) + ", " + count(done) +
+                      " events done, past the estimate of about " + count(total_) +
+                      " (taken as twice what is done)" +
+                      estimate(seconds_left(own, done, past_estimate_total(done, total_)));
     if (!what.empty()) out += "; " + std::string(what);
     return out;
   }
