@@ -47,6 +47,12 @@ class ModelProgress {
   void waiting() {
     if (std::this_thread::get_id() == owner_) told();
   }
+  // The owner, at work between model runs for seconds (a folded tree matching its channel groups and
+  // claiming its links at 65,536 GPUs): tick() with the count so far, so a line falls due as it
+  // would in a model run. Off the owner's thread, nothing.
+  void setting_up() {
+    if (std::this_thread::get_id() == owner_) told();
+  }
   // Whether a tick has thrown: the owner's step stops, and so do the workers' runs for it.
   bool stopped() const { return stopped_.load(std::memory_order_relaxed); }
   // Every model run's events counted so far, on any thread.

@@ -27,11 +27,16 @@ int binary_tree_parent(int n, int rank, bool second) {
 }
 
 std::vector<sim::TreeChannel> to_tree_channels(const Topology& t, const RingPlan& plan,
-                                               std::span<const DeviceId> communicator) {
+                                               std::span<const DeviceId> communicator,
+                                               sim::WorkProgress* progress) {
   std::unordered_map<DeviceId, std::uint32_t> position;
   for (std::uint32_t i = 0; i < communicator.size(); ++i) position.emplace(communicator[i], i);
   const auto n = static_cast<std::uint32_t>(communicator.size());
   std::vector<sim::TreeChannel> trees;
+  // Every position but a tree's root is linked to its parent, in each ring's two trees.
+  const std::uint64_t positions = plan.rings.size() * 2 * (n > 0 ? n - 1 : 0);
+  std::uint64_t linked = 0;
+  sim::work_tick(progress, "building the trees", 0, positions, "tree positions");
   for (std::size_t c = 0; c < plan.rings.size(); ++c) {
     // The ring's runs of GPUs of one machine, in the order it visits the machines.
     std::vector<std::vector<std::uint32_t>> segments;
@@ -60,6 +65,7 @@ std::vector<sim::TreeChannel> to_tree_channels(const Topology& t, const RingPlan
         tree.up[child].assign(up.begin(), up.end());
         tree.children[parent].push_back(child);
         tree.down[parent].emplace_back(down.begin(), down.end());
+        sim::work_tick(progress, "building the trees", ++linked, positions, "tree positions");
       };
       for (int k = 0; k < machines; ++k) {
         const auto& seg = segments[static_cast<std::size_t>(k)];

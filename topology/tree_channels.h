@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "sim/tree_collective.h"
+#include "sim/work_progress.h"
 #include "topology/rings.h"
 
 namespace hybridsim::topology {
@@ -20,8 +21,11 @@ namespace hybridsim::topology {
 // inner in both). Depth about log2 n.
 int binary_tree_parent(int n, int rank, bool second = false);
 
-// Throws InputError when a ring holds a GPU that is not in `communicator`.
+// Throws InputError when a ring holds a GPU that is not in `communicator`. `progress` (null: nobody)
+// is told as the positions are linked to their parents, two routes each: at 65,536 GPUs of DGX-1 the
+// trees of 4 rings took 10 to 20 s under load without a line.
 std::vector<sim::TreeChannel> to_tree_channels(const Topology& topology, const RingPlan& plan,
-                                               std::span<const DeviceId> communicator);
+                                               std::span<const DeviceId> communicator,
+                                               sim::WorkProgress* progress = nullptr);
 
 }  // namespace hybridsim::topology

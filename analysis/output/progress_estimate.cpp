@@ -66,6 +66,11 @@ ProgressEstimate::ProgressEstimate(std::ostream* out, std::string label, double 
 double past_estimate_total(double done, double total) { return done > total && done > 0 ? 2 * done : total; }
 
 std::string ProgressEstimate::line(double done, std::string_view what) const {
+  std::lock_guard guard(lock_);
+  return line_locked(done, what, nullptr);
+}
+
+std::string ProgressEstimate::line_locked(double done, std::string_view what, double* whole) const {
   const double now = clock_();
   const double own = now - start_;  // this part's: its rate gives the time left
   const double elapsed = timing_.since >= 0 ? now - timing_.since : own;
@@ -74,11 +79,20 @@ std::string ProgressEstimate::line(double done, std::string_view what) const {
   // so, with the time left that gives: "nearly done" with no time left, 10 s before the end of a
   // plan whose second step ran 2.5 times its estimate, was no estimate at all (issue 31). An exact
   // total (points, cases, bytes) is done when reached.
+  // With the work after this part estimated, its time is added and the total is the command's.
+  const std::string_view until = after_ >= 0 ? std::string_view() : timing_.until;
+  const auto estimate = [&](double left) {
+    if (left >= 0 && after_ >= 0) left += after_;
+    if (whole != nullptr) *whole = left >= 0 ? elapsed + left : -1;
+    std::string text = estimate_text(elapsed, left, until);
+    if (!text.empty() && after_ >= 0) text += " (" + after_how_ + ")";
+    return text;
+  };
   if (unit_ == "events" && done > total_ && total_ > 0) {
-    std::string out =
-        label_ + ": " + wall_text(elapsed) + ", " + count(done) +
-        " events done, past the estimate of about " + count(total_) + " (taken as twice what is done)" +
-        estimate_text(elapsed, seconds_left(own, done, past_estimate_total(done, total_)), timing_.until);
+    std::string out = label_ + ": " + wall_text(elapsed) + ", " + count(done) +
+                      " events done, past the estimate of about " + count(total_) +
+                      " (taken as twice what is done)" +
+                      estimate(seconds_left(own, done, past_estimate_total(done, total_)));
     if (!what.empty()) out += "; " + std::string(what);
     return out;
   }
@@ -89,11 +103,18 @@ std::string ProgressEstimate::line(double done, std::string_view what) const {
   if (!(done > 0))
     out += ", time left not yet known";
   else if (done >= total_)
-    out += ", nearly done";
+    out += after_ >= 0 ? ", this part nearly done" + estimate(0) : ", nearly done";
   else
-    out += estimate_text(elapsed, seconds_left(own, shown, total_), timing_.until);
+    out += estimate(seconds_left(own, shown, total_));
   if (!what.empty()) out += "; " + std::string(what);
   return out;
+}
+
+void ProgressEstimate::set_after(double seconds, std::string how) {
+  std::lock_guard guard(lock_);
+  if (after_ < 0) last_whole_ = -1;  // the lines before gave this part's end, not the command's
+  after_ = std::max(0.0, seconds);
+  after_how_ = std::move(how);
 }
 
 void ProgressEstimate::set_total(double total) {
@@ -108,7 +129,14 @@ void ProgressEstimate::advance(double done, std::string_view what) {
   if (now < next_) return;
   next_ = now + timing_.every;
   ++lines_;
-  *out_ << line(done, what) << "\n" << std::flush;
+  double whole = -1;
+  std::string text = line_locked(done, what, &whole);
+  // A whole command's estimate that moved by more than a quarter says so: the person waiting sees
+  // that the end moved, and by how much.
+  if (after_ >= 0 && whole >= 0 && last_whole_ > 0 && std::abs(whole - last_whole_) > 0.25 * last_whole_)
+    text += " (revised from about " + wall_text(last_whole_) + " in the last line)";
+  if (whole >= 0) last_whole_ = whole;
+  *out_ << text << "\n" << std::flush;
 }
 
 }  // namespace hybridsim::analysis

@@ -63,6 +63,11 @@ class ProgressEstimate {
   // The total, once better known (a file read more times than first thought); the next line's share
   // and time left are of it.
   void set_total(double total);
+  // The work after this part, once it can be estimated (a plan's or study's simulation, from the
+  // steps estimated so far): `seconds` more are added to the time left, the line's total is the whole
+  // command's ("in all", ProgressTiming::until no longer said) and `how` says how they were counted.
+  // A line whose total moved by more than a quarter since the last one says it was revised.
+  void set_after(double seconds, std::string how);
 
  private:
   std::ostream* out_;
@@ -74,6 +79,10 @@ class ProgressEstimate {
   double start_;
   double next_;
   std::size_t lines_ = 0;
+  double after_ = -1;  // set_after's seconds (< 0: none)
+  std::string after_how_;
+  double last_whole_ = -1;  // the last line's whole time (elapsed + left), for "revised from"
+  std::string line_locked(double done, std::string_view what, double* whole) const;
   mutable std::mutex lock_;
 };
 

@@ -23,6 +23,7 @@
 #include "analysis/study/step_run_progress.h"
 #include "scenarios/loader/resolve.h"
 #include "scenarios/loader/scenario.h"
+#include "sim/budget.h"
 #include "sim/error.h"
 #include "sim/text.h"
 #include "sim/units.h"
@@ -281,6 +282,23 @@ void run_parallel(std::size_t count, int threads_wanted, Work work, OnInputError
   if (error) std::rethrow_exception(error);
 }
 
+// The simulation after the estimating, told to its lines so that they give the command's end (issue
+// 31: `plan -m gnmt --gpus 16384` estimated for minutes, its lines giving only the estimating's end):
+// the events of the steps estimated so far and within their caps (`events`, over `gpus_done` of
+// `gpus` GPUs' steps), extrapolated over the rest by their GPUs, at sim::kEventsPerSecond as the
+// run's estimate counts them.
+void tell_simulation_after(ProgressEstimate& estimating, std::uint64_t events, double gpus_done, double gpus,
+                           std::size_t steps_done, std::size_t steps) {
+  if (!(gpus_done > 0)) return;
+  const double all = static_cast<double>(events) * std::max(1.0, gpus / gpus_done);
+  estimating.set_after(
+      all / sim::kEventsPerSecond,
+      "its simulation after: about " + sim::BudgetExceeded::count_text(static_cast<std::uint64_t>(all)) +
+          " events at " + sim::BudgetExceeded::count_text(static_cast<std::uint64_t>(sim::kEventsPerSecond)) +
+          " events/s, from the " + std::to_string(steps_done) + " of " + std::to_string(steps) +
+          " steps estimated");
+}
+
 // Every step's estimate before any is simulated, checked against its caps. Whatever one step's
 // estimate throws is kept by position and, without keep_going, the first in `todo`'s order is
 // rethrown (the same step whatever the threads); with it, the step is recorded in `failures` and
@@ -297,6 +315,8 @@ std::vector<StepEstimate> estimate_todo(std::vector<Resolved>& todo, const StepR
       options.progress, options.label, gpus, "GPUs' steps estimated", options.clock,
       {.since = options.started, .until = "every step is estimated, their simulation not yet counted"});
   std::atomic<std::int64_t> estimated{0};
+  std::atomic<std::uint64_t> events_estimated{0};
+  std::atomic<std::size_t> steps_estimated{0};
   run_parallel(
       todo.size(), options.threads,
       [&](std::size_t i, std::mutex&) {
@@ -309,13 +329,21 @@ std::vector<StepEstimate> estimate_todo(std::vector<Resolved>& todo, const StepR
               "before any step is simulated");
           return estimate_step(setup, options.progress ? &share : nullptr);
         }();
-        estimating.advance(static_cast<double>(estimated += todo[i].label.gpus),
-                           "before any step is simulated");
+        // A step refused by its caps is not simulated: its events count for nothing after.
+        const auto told = [&](std::uint64_t events) {
+          tell_simulation_after(estimating, events_estimated += events,
+                                static_cast<double>(estimated + todo[i].label.gpus), gpus, ++steps_estimated,
+                                todo.size());
+          estimating.advance(static_cast<double>(estimated += todo[i].label.gpus),
+                             "before any step is simulated");
+        };
         try {
           estimates[i].check(setup.limits);
         } catch (const sim::BudgetExceeded& e) {
+          told(0);
           throw refusal(todo[i], setup, e, options.budget_knobs);
         }
+        told(estimates[i].events());
       },
       [&](std::size_t i, const InputError&) {
         refused[i] = std::current_exception();

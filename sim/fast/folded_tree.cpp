@@ -17,6 +17,7 @@
 
 #include "sim/error.h"
 #include "sim/fast/link_claims.h"
+#include "sim/model_progress.h"
 
 namespace hybridsim::sim {
 
@@ -77,10 +78,17 @@ Time FoldedTree::first_message_lead() const {
   // the least delay of a leaf's send (only leaves send before they have received).
   Time least = Time::max();
   for (std::uint32_t c = 0; c < tree_->channel_count(); ++c)
-    for (std::uint32_t r = 0; r < n_; ++r)
+    for (std::uint32_t r = 0; r < n_; ++r) {
+      setup_tick(r);
       if (is_leaf(tree_->channel_plan(c), r)) least = min(least, tree_->up_delay(c, r));
+    }
   const Time base = tree_->config().timing.base_latency;
   return least == Time::max() ? base : base + least;
+}
+
+void FoldedTree::setup_tick(std::uint64_t unit) const {
+  if (unit % kSetupTickRanks != 0) return;
+  if (ModelProgress* progress = tree_->config().model_progress; progress != nullptr) progress->setting_up();
 }
 
 const char* FoldedTree::refusal() {
@@ -164,6 +172,7 @@ bool FoldedTree::links_free(Time first_send) const {
   for (std::uint32_t c = 0; c < tree_->channel_count(); ++c) {
     const TreeChannel& t = tree_->channel_plan(c);
     for (std::uint32_t r = 0; r < n_; ++r) {
+      setup_tick(r);
       if (!free(t.up[r])) return false;
       for (const auto& route : t.down[r])
         if (!free(route)) return false;
@@ -177,6 +186,7 @@ void FoldedTree::claim_links() {
   for (std::uint32_t c = 0; c < tree_->channel_count(); ++c) {
     const TreeChannel& t = tree_->channel_plan(c);
     for (std::uint32_t r = 0; r < n_; ++r) {
+      setup_tick(r);
       for (const LinkId l : t.up[r]) claims.claim(l, claimant());
       for (const auto& route : t.down[r])
         for (const LinkId l : route) claims.claim(l, claimant());
@@ -194,6 +204,7 @@ void FoldedTree::release_links(std::uint32_t rank) {
     const std::uint32_t first = rank == n_ ? 0 : rank;
     const std::uint32_t last = rank == n_ ? n_ : rank + 1;
     for (std::uint32_t r = first; r < last; ++r) {
+      setup_tick(r);
       release(plan->up[r]);
       for (const auto& route : plan->down[r]) release(route);
       if (rank == n_) continue;  // every route is some rank's way out
@@ -295,6 +306,7 @@ void FoldedTree::go_full() {
   };
   for (std::uint32_t c = 0; c < tree_->channel_count(); ++c)
     for (std::uint32_t r = 0; r < n_; ++r) {
+      setup_tick(r);
       end(tree_->channel_plan(c).up[r]);
       for (const auto& route : tree_->channel_plan(c).down[r]) end(route);
     }
@@ -374,6 +386,7 @@ void FoldedTree::apply_run(std::size_t h, const TreeGroupFold& fold, std::vector
     const TreeCorrespondence& map = fold.maps[g];
     for (std::size_t i = 0; i < groups_[h].size(); ++i)
       for (std::uint32_t r = 0; r < n_; ++r) {
+        setup_tick(r);
         const std::uint32_t to = self ? r : map.position[i][r];
         finish[to] = max(finish[to], run.done[i][r]);
       }

@@ -35,6 +35,7 @@ std::vector<std::vector<std::uint32_t>> FoldedTree::channel_groups() const {
   };
   for (std::uint32_t c = 0; c < count; ++c)
     for (std::uint32_t r = 0; r < n_; ++r) {
+      setup_tick(r);
       visit(c, tree_->channel_plan(c).up[r]);
       for (const auto& route : tree_->channel_plan(c).down[r]) visit(c, route);
     }
@@ -97,7 +98,8 @@ bool FoldedTree::correspond(const std::vector<std::uint32_t>& a, const std::vect
         if (q.parent[r] < 0) todo.back().second = r;
       map.position[i][todo.back().first] = todo.back().second;
       // Walk both trees from their roots, child slot by child slot.
-      while (!todo.empty()) {
+      for (std::uint64_t walked = 0; !todo.empty(); ++walked) {
+        setup_tick(walked);
         const auto [x, y] = todo.back();
         todo.pop_back();
         const auto& kx = p.children[x];
@@ -133,12 +135,14 @@ bool FoldedTree::leaves_send_alike(const std::vector<std::uint32_t>& a, const st
   std::iota(b_order.begin(), b_order.end(), std::size_t{0});
   std::sort(b_order.begin(), b_order.end(), [&](std::size_t x, std::size_t y) { return b[x] < b[y]; });
   std::vector<std::uint64_t> sa, sb;
-  for (const std::uint32_t r : *map.leaves_joined)
+  for (const std::uint32_t r : *map.leaves_joined) {
+    setup_tick(r);
     for (std::size_t k = 0; k < a.size(); ++k) {
       if (is_leaf(tree_->channel_plan(a[k]), r)) sa.push_back((std::uint64_t{k} << 32) | map.position[k][r]);
       const std::size_t i = b_order[k];
       if (is_leaf(tree_->channel_plan(b[i]), r)) sb.push_back((std::uint64_t{i} << 32) | r);
     }
+  }
   return sa == sb;
 }
 

@@ -230,6 +230,39 @@ TEST_CASE(
   CHECK(simulate != lines.end());
 }
 
+TEST_CASE("progress estimate: the work after a part, once estimated, makes its lines the command's") {
+  // plan -m gnmt --gpus 16384 estimated its steps for minutes, its lines giving that part's end only
+  // ("until every step is estimated"). Once the simulation after is estimated (set_after), the time
+  // left adds it and the total is the command's, "in all"; a line whose total moved by more than a
+  // quarter since the last says so.
+  HandClock hand;  // 100: the part starts
+  std::ostringstream out;
+  analysis::ProgressEstimate part(&out, "plan", 100, "GPUs' steps estimated", hand.clock(),
+                                  {.first = 2, .every = 5, .since = 100, .until = "every step is estimated"});
+  hand.now = 102;
+  part.advance(10);  // 10 of 100 in 2 s: 18 s left of this part, its own end only
+  part.set_after(60, "its simulation after: about 3e8 events at 5e6 events/s");
+  hand.now = 107;
+  part.advance(50);  // 50 in 7 s: 7 s left of this part, 60 s of simulation after
+  part.set_after(200, "its simulation after: about 1e9 events at 5e6 events/s");
+  hand.now = 112;
+  part.advance(80);  // 80 in 12 s: 3 s left, 200 s after: 215 s in all, more than a quarter over 74 s
+  hand.now = 117;
+  part.advance(100);
+  INFO(out.str());
+  CHECK(lines_of(out.str()) ==
+        std::vector<std::string>{
+            "plan: 2 s, 10 of 100 GPUs' steps estimated done (10%), about 18 s left of about 20 s until "
+            "every step is estimated",
+            "plan: 7 s, 50 of 100 GPUs' steps estimated done (50%), about 67 s left of about 74 s in all "
+            "(its simulation after: about 3e8 events at 5e6 events/s)",
+            "plan: 12 s, 80 of 100 GPUs' steps estimated done (80%), about 4 min left of about 4 min in all "
+            "(its simulation after: about 1e9 events at 5e6 events/s) (revised from about 74 s in the last "
+            "line)",
+            "plan: 17 s, 100 of 100 GPUs' steps estimated done (100%), this part nearly done, about 4 min "
+            "left of about 4 min in all (its simulation after: about 1e9 events at 5e6 events/s)"});
+}
+
 TEST_CASE("progress estimate: a part of a longer command counts the time from the command's start") {
   // A study's third part (simulating) began 40 s after the study: its line says 50 s so far, the time
   // left at the part's own rate (1e6 of 4e6 events in 10 s: 30 s), and 80 s in all, not 40 s.
@@ -266,15 +299,17 @@ TEST_CASE("progress estimate: a study's lines count from its start in every part
         "study: 54 s, 11 of 40 GPUs placed done (29%), about 8 s left of about 62 s until every "
         "configuration is resolved, its steps not yet estimated; resolving the configurations before any "
         "step is estimated");
-  // Every line before the steps' estimate says what its total covers; the simulating part's, after
-  // it, are the whole study's, "in all".
+  // Every line before the steps' estimate says what its total covers, or, once a step is estimated,
+  // is the whole study's with the simulation after it extrapolated; the simulating part's, after the
+  // estimate, are the whole study's, "in all".
   bool estimated = false;
   for (const std::string& l : lines) {
     INFO(l);
     if (l.starts_with("study: 3 steps to simulate"))
       estimated = true;
     else if (l.find(" left of about ") != std::string::npos)
-      CHECK((l.find(" in all") != std::string::npos) == estimated);
+      CHECK((l.find(" in all") != std::string::npos) ==
+            (estimated || l.find(" in all (its simulation after: about ") != std::string::npos));
   }
   // Every later line, whichever part, says no less time than the one before (none starts at 0 s).
   auto seconds = [](const std::string& l) {  // "study: 54 s, ..." or "study: 3 min, ..."

@@ -328,7 +328,7 @@ CollectivePlan CommPlanner::plan(const CollectiveSpec& spec) {
       std::vector<topology::DeviceId> devices;
       for (const int r : spec.members) devices.push_back(topology_.gpu(r));
       e.trees = std::make_shared<const std::vector<sim::TreeChannel>>(
-          topology::to_tree_channels(topology_, e.rings, devices));
+          topology::to_tree_channels(topology_, e.rings, devices, progress_));
     }
     plan.algorithm = AllReduceAlgorithm::Tree;
     plan.trees = e.trees;
