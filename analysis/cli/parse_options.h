@@ -27,6 +27,11 @@ inline bool given(const boost::program_options::variables_map& vm, const std::st
 // An empty value ("--memory $UNSET" after the shell has dropped the variable's text) would otherwise
 // read as "all" or "the default": refused, naming the option. Typed options (whole numbers, sizes
 // parsed by Boost) already refuse "" themselves; this covers text and lists of text.
+// The refusal of an option given an empty value, as both checks below word it.
+inline std::string empty_option_text(const std::string& long_name) {
+  return "--" + long_name + " is empty (an unset shell variable?); give a value or leave the option out";
+}
+
 inline void refuse_empty_values(const boost::program_options::variables_map& vm,
                                 const boost::program_options::options_description& options,
                                 const boost::program_options::positional_options_description& positional) {
@@ -47,8 +52,7 @@ inline void refuse_empty_values(const boost::program_options::variables_map& vm,
     std::replace(words.begin(), words.end(), '-', ' ');
     throw InputError(is_positional
                          ? "the " + words + " argument is empty (an unset shell variable?); expected a value"
-                         : "--" + name +
-                               " is empty (an unset shell variable?); give a value or leave the option out");
+                         : empty_option_text(name));
   }
 }
 
@@ -69,8 +73,7 @@ inline void refuse_empty_arguments(int argc, const char* const* argv,
     const std::string name(key.starts_with("--") ? key.substr(2) : key);  // "jobs", or "-j"
     const auto* option = options.find_nothrow(name, false);
     if (option == nullptr || option->semantic()->max_tokens() == 0) continue;
-    throw InputError("--" + option->long_name() +
-                     " is empty (an unset shell variable?); give a value or leave the option out");
+    throw InputError(empty_option_text(option->long_name()));
   }
 }
 
