@@ -3,11 +3,14 @@
 #include <algorithm>
 #include <bit>
 #include <cstdint>
+#include <set>
 
+#include "analysis/step/collective_timeline.h"
 #include "analysis/step/step_fold_p2p.h"
 #include "sim/fast/embedded_ring.h"
 #include "sim/fast/fold_cost.h"
 #include "sim/fast/folded_ring.h"
+#include "sim/fast/folded_tree.h"
 
 namespace hybridsim::analysis {
 
@@ -105,6 +108,8 @@ void CrossingForecast::note_plan(std::size_t c, const workloads::CollectiveSpec&
     kind = Kind::Transfer;
   else if (plan.phases.size() == 1 && plan.phases[0].size() == 1)
     kind = Kind::Ring;
+  if (expected_time_.size() <= c) expected_time_.resize(c + 1, sim::Time::max());
+  if (plan.nccl) expected_time_[c] = sim::Time::from_seconds(plan.nccl->time_us * 1e-6);
   if (!kind) return;  // a chain of phases (hierarchical): not looked at
   const auto [it, fresh] = group_of_.try_emplace({*kind, spec.members}, groups_.size());
   if (!fresh) {
@@ -144,6 +149,69 @@ std::optional<std::string> CrossingForecast::expected_crossed(
       }
     }
   return std::nullopt;
+}
+
+std::vector<std::size_t> CrossingForecast::expected_in_full(
+    const std::vector<std::unique_ptr<sim::Collective>>& owned, const workloads::StepProgram& program) const {
+  // Nothing to look at (the common case, asked of every try) unless a tree and a ring share a link.
+  const auto tree_and_ring = [&](const std::vector<std::uint32_t>& groups) {
+    bool tree = false, ring = false;
+    for (const std::uint32_t g : groups) {
+      tree = tree || groups_[g].kind == Kind::Tree;
+      ring = ring || groups_[g].kind == Kind::Ring;
+    }
+    return tree && ring;
+  };
+  if (std::none_of(on_.begin(), on_.end(), tree_and_ring)) return {};
+  // The pairs of groups that cross one link (a group with itself too: one bucket after another).
+  std::set<std::pair<std::uint32_t, std::uint32_t>> met;
+  for (const std::vector<std::uint32_t>& groups : on_)
+    for (const std::uint32_t a : groups)
+      for (const std::uint32_t b : groups) met.insert({a, b});
+  const auto at = [&](std::size_t c) { return c < owned.size() ? owned[c].get() : nullptr; };
+  const auto folded_ring = [&](std::size_t c) {
+    const auto* ring = dynamic_cast<const sim::FoldedRing*>(at(c));
+    return ring != nullptr && ring->may_fold();
+  };
+  const auto may_fold = [&](std::size_t c) {
+    const sim::Collective* x = at(c);
+    return folded_ring(c) || (dynamic_cast<const sim::FoldedTree*>(x) != nullptr && x->may_fold());
+  };
+  const std::vector<CollectiveWindow> window = collective_windows(program, expected_time_);
+  const auto time_of = [&](std::size_t c) {
+    return c < expected_time_.size() ? expected_time_[c] : sim::Time::max();
+  };
+  // Whether `later` starts while `earlier` may still be on their links: it starts no earlier, and
+  // before `earlier`'s last arrival plus twice its time (unknown: forever).
+  const auto within = [&](std::size_t earlier, std::size_t later) {
+    const CollectiveWindow &e = window[earlier], &l = window[later];
+    if (!e.reached() || !l.reached() || l.first_arrival < e.first_arrival) return false;
+    const sim::Time t = time_of(earlier);
+    if (t == sim::Time::max() || t > (sim::Time::max() - e.last_arrival) / 2) return true;
+    return l.first_arrival <= e.last_arrival + t + t;
+  };
+  std::vector<std::uint8_t> in_full(owned.size(), 0);
+  for (bool changed = true; changed;) {
+    changed = false;
+    for (const auto& [a, b] : met)
+      for (const std::size_t x : groups_[a].collectives) {
+        if (in_full[x] != 0 || !may_fold(x)) continue;
+        for (const std::size_t y : groups_[b].collectives) {
+          if (y == x) continue;
+          // A tree that meets a folded ring's claims, or anything that meets messages in full.
+          const bool claimed = groups_[a].kind == Kind::Tree && in_full[y] == 0 && folded_ring(y);
+          if ((claimed || in_full[y] != 0) && within(y, x)) {
+            in_full[x] = 1;
+            changed = true;
+            break;
+          }
+        }
+      }
+  }
+  std::vector<std::size_t> out;
+  for (std::size_t c = 0; c < in_full.size(); ++c)
+    if (in_full[c] != 0) out.push_back(c);
+  return out;
 }
 
 }  // namespace hybridsim::analysis

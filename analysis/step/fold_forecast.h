@@ -2,8 +2,9 @@
 // shared by representatives and members must fold, and one that is known from its plan and its GPUs
 // to run in full makes the ladder (step_runner.cpp) throw the attempt away after its run and simulate
 // every GPU; and whether any attempt's folded collectives are expected to be crossed by another
-// party (CrossingForecast), which the ladder gives up too. What the step's estimate must foresee to
-// count the way the step ends up running (estimate_program, analysis/step/step_estimate.cpp).
+// party (CrossingForecast), which the ladder gives up too, or to run in full as they start. What the
+// step's estimate must foresee to count the way the step ends up running (estimate_program,
+// analysis/step/step_estimate.cpp).
 // Private to analysis/step/.
 //   if (auto why = folded_ring_expected_in_full(program, fold, collectives)) { /* every GPU's estimate */ }
 #pragma once
@@ -82,6 +83,27 @@ class CrossingForecast {
   std::optional<std::string> expected_crossed(
       const std::vector<std::unique_ptr<sim::Collective>>& owned) const;
 
+  // The collectives among `owned` (by collective: a shadow null) of `program` expected to run in full
+  // as they start, sorted; empty where no folded tree shares a link with a folded ring. A folded ring
+  // claims each rank's links until that rank is done (sim/fast/link_claims.h); a tree decides at its
+  // first rank's start, over every link of its routes, and one still claimed then makes it run in
+  // full (FoldedTree::links_free); a tree's messages in full make a collective that starts on their
+  // links before they end run in full too (a ring finds them busy, FoldedRing::refusal), and so on.
+  // When each rank arrives comes from the program's kernels and each collective's time by NCCL's
+  // model (collective_windows): a tree meets a folded ring whose first rank arrived no later than
+  // the tree's, unless the tree's first rank arrives more than the ring's time after the ring's end
+  // (its last rank's arrival plus its time), a doubling of the ring's time for the model's error and
+  // the spread of the ring's ranks' finishes. A collective whose time NCCL's model does not give
+  // (protocol ideal) is taken to last forever: where unsure, in full (an estimate over the run
+  // refuses earlier, one under it lets a step run past its cap). BigLSTM DP on 40 DGX-1 under
+  // algorithm auto: its softmax embedding's all-gather (295 ms by NCCL's model) starts at 105 ms and
+  // its buckets' trees (from 320 ranks NCCL's choice) are ready at 275 ms, on the same stream: they
+  // start as the first rank finishes the ring and run in full, and the input embedding's all-gather
+  // after them (8,958,516 events run, 882,888 estimated as folded). Inception-v3 DP 32 on 4 DGX-1:
+  // its last bucket's tree is ready 79 ms after its rings of about 1.3 ms each are issued, and folds.
+  std::vector<std::size_t> expected_in_full(const std::vector<std::unique_ptr<sim::Collective>>& owned,
+                                            const workloads::StepProgram& program) const;
+
  private:
   enum class Kind : std::uint8_t { Ring, Tree, AllToAll, Transfer };
   struct Group {
@@ -89,6 +111,7 @@ class CrossingForecast {
     std::vector<std::size_t> collectives;
   };
   std::map<std::pair<Kind, std::vector<int>>, std::size_t> group_of_;
+  std::vector<sim::Time> expected_time_;  // per collective: NCCL's model of its plan, Time::max() unknown
   std::vector<Group> groups_;
   std::vector<std::vector<std::uint32_t>> on_;  // per link: the groups that cross it, each once
 };

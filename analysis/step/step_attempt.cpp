@@ -17,6 +17,7 @@
 #include "sim/fast/ring_embedding.h"
 #include "sim/fast/unfolded_reason.h"
 #include "sim/hash.h"
+#include "sim/saturating.h"
 #include "sim/stream_executor.h"
 #include "workloads/comm/collective_load.h"
 #include "workloads/generators/transformer_model.h"
@@ -594,6 +595,19 @@ StepResult simulate_once(const StepSetup& setup, const workloads::StepProgram& p
 
 namespace {
 
+// Adds to a count the collectives expected to run in full as they start (`in_full`,
+// CrossingForecast::expected_in_full): each one's full cost over what it counted for it as folding,
+// in this way's events and in the every-GPU way's, where they run in full alike.
+void count_in_full(StepEstimate& e, const std::vector<std::unique_ptr<sim::Collective>>& owned,
+                   const std::vector<std::size_t>& in_full) {
+  for (const std::size_t i : in_full) {
+    const std::uint64_t full = owned[i]->full_cost().events, counted = owned[i]->expected_events().total();
+    if (full <= counted) continue;
+    e.collective_events.queue = sim::add_saturating(e.collective_events.queue, full - counted);
+    e.every_gpu.events = sim::add_saturating(e.every_gpu.events, full - counted);
+  }
+}
+
 // estimate_once's count of a try set up (`stage`, as simulate_once would run it).
 std::optional<StepEstimate> estimate_staged(const StepSetup& setup, const workloads::StepProgram& program,
                                             const StepFoldPlan& fold, Embed embed,
@@ -622,12 +636,14 @@ std::optional<StepEstimate> estimate_staged(const StepSetup& setup, const worklo
     attempt.every_gpu->events = count.full_events;
     attempt.every_gpu->in_flight = count.full_in_flight;
   };
+  const std::vector<std::size_t> in_full = crossing.expected_in_full(owned, program);
   // Where the fold is given up below, its count says what the every-GPU way would hold and take
   // (estimate_program checks it before that way is set up, and counts that way from it).
   const auto count = [&] {
     if (fold.empty()) return;
     attempt.counted =
         step_budget_cost(program, owned, fold.fold, fold.shadow_of, nullptr, attempt_shape(setup));
+    count_in_full(*attempt.counted, owned, in_full);
     count_every_gpu(*attempt.counted, crossing.expected_crossed(owned).has_value());
   };
   if (!fold.empty() && !shared_rings_may_fold(program, fold, owned, attempt, told)) {
@@ -649,8 +665,18 @@ std::optional<StepEstimate> estimate_staged(const StepSetup& setup, const worklo
     count();
     return {};
   }
+  // One they share that runs in full as it starts, its links claimed or busy: the run gives the fold
+  // up after it (check_step_fold), as above.
+  for (const std::size_t i : in_full)
+    if (!fold.empty() && spans_members(fold, program.collectives[i])) {
+      attempt.unsuitable = true;
+      attempt.why = "a collective they share would run in full: its links are still busy";
+      count();
+      return {};
+    }
   attempt.embed_bounded = stage.embedded.bounded;
   StepEstimate e = step_budget_cost(program, owned, fold.fold, fold.shadow_of, told, attempt_shape(setup));
+  count_in_full(e, owned, in_full);
   count_every_gpu(e, false);
   return e;
 }
