@@ -18,9 +18,10 @@ namespace hybridsim::sim {
 // else (a kernel's end), so that in a step it runs nearly every step (GNMT's data-parallel rings on
 // 256 DGX-1: tests/scale/step_estimate_test.cpp).
 enum class Jumps : std::uint8_t { Alone, Live };
-// Steps a model of `window` positions of channel c of `ring` runs one by one: all of them, or where
-// the jump applies alone (RingJump::applies() as far as the plan tells it) what the jump needs per
-// phase (the reduce-scatter and all-gather halves of an all-reduce jump apart), in steps of the
+// Steps a model of `window` positions of channel c of `ring` runs one by one: all of them where the
+// jump does not apply alone or the window is every position (outside the fit below: such a model
+// may jump far less); else (RingJump::applies() as far as the plan tells it) what the jump needs
+// per phase (the reduce-scatter and all-gather halves of an all-reduce jump apart), in steps of the
 // slowest edges' gap (fold_cost.cpp: an estimate fitted to sim_ring_jump_test.cpp's grid and the
 // shipped scenarios, never under there), the rest jumped over.
 std::uint64_t ring_steps_simulated(const RingCollective& ring, std::uint32_t c, std::uint32_t window,

@@ -74,3 +74,19 @@ TEST_CASE("shipped estimate: shipped scenarios with what-ifs the estimate once m
   const std::vector<std::string> sets = {"communication.algorithm=tree"};
   check_point(file + " " + sets.front(), scenarios::load_scenario(HYBRIDSIM_SOURCE_DIR + "/" + file, sets));
 }
+
+TEST_CASE("shipped estimate: BigLSTM DP under algorithm auto on 33 and 40 DGX-1, estimated the way it runs") {
+  // The hybrid-vs-DP scenario's BigLSTM on 264 and 320 GPUs. At 320 NCCL's model picks trees for its
+  // buckets; they start on their stream as the softmax embedding's folded all-gather finishes and
+  // run in full, and the input embedding's all-gather after them (CrossingForecast::expected_in_full):
+  // estimated folded at 0.099 of its run before. At 264 its rings through 33 machines repeat no
+  // pattern: each runs a model of every position, counted at every step (ring_steps_simulated);
+  // counted by the jump's fit, 0.33 of its run (tests/bench/MEASUREMENTS.md, late2).
+  const std::string file = "scenarios/cluster-hybrid-vs-dp.yaml";
+  for (const int nodes : {33, 40}) {
+    const std::vector<std::string> sets = {
+        "sweep=null", "workload.network=biglstm", "cluster.nodes=" + std::to_string(nodes),
+        "parallelism.dp=" + std::to_string(8 * nodes), "communication.algorithm=auto"};
+    check_point(file + " " + sets[2], scenarios::load_scenario(HYBRIDSIM_SOURCE_DIR + "/" + file, sets));
+  }
+}
