@@ -237,7 +237,14 @@ LlmTimeEstimate llm_time_estimate(const LlmSetting& s, const LlmLayout& l, const
     e.ep_communication = m * layers * 4 * bsh * top_k(s.model) * share / link;
   }
   // Adam with FP32 masters: about 32 bytes read and written per parameter updated (optimizer_cost.h).
-  const double updated = static_cast<double>(llm_stage_parameters(s, l, 0)) / (l.zero >= 1 ? l.dp : 1);
+  // Under ZeRO each GPU updates 1/dp of the rest and 1/(dp / ep) of its experts, as the run shards
+  // them (workloads::shard_experts).
+  const std::int64_t params = llm_stage_parameters(s, l, 0);
+  const std::int64_t experts =
+      l.ep > 1 ? llm_stage_layers(s, l, 0) * (workloads::layer_expert_parameters(s.model) / l.tp / l.ep) : 0;
+  const double updated = l.zero >= 1 ? static_cast<double>(params - experts) / l.dp +
+                                           static_cast<double>(experts) / std::max(l.dp / l.ep, 1)
+                                     : static_cast<double>(params);
   e.optimizer = updated * 32 / mc.memory_bytes_per_second;
   return e;
 }

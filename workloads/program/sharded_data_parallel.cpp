@@ -273,7 +273,97 @@ void gather_per_op(StepProgram& p, const Profile& profile) {
   }
 }
 
+// The bytes a GPU reduce-scatters (scattered_bytes) and the experts' share of them.
+struct ScatteredBytes {
+  std::int64_t all = 0, experts = 0;
+};
+ScatteredBytes scattered_expert_bytes(const StepProgram& p, const sim::GpuProgram& gpu,
+                                      const std::vector<std::uint32_t>& expert_ops) {
+  ScatteredBytes out{scattered_bytes(p, gpu).count(), 0};
+  std::set<int> buckets;
+  for (const sim::StreamProgram& stream : gpu.streams)
+    if (stream.name == "communication")
+      for (const Task& t : stream.tasks) {
+        if (t.kind != sim::TaskKind::Collective) continue;
+        const CollectiveSpec& c = p.collectives[t.id];
+        if (c.role == CollectiveRole::GradientAllReduce && std::ranges::count(expert_ops, c.op_index) > 0 &&
+            buckets.insert(c.bucket).second)
+          out.experts += c.size.count();
+      }
+  return out;
+}
+
+// The optimizer kernel of GPUs reading one list ran 1/dp of the step's update; the experts' share
+// of it (`experts` of `all` bytes) runs on 1/(dp / ep): ep times as long.
+void widen_expert_update(const SharedGroup& group, const StepProgram& p, ScatteredBytes bytes, int ep) {
+  if (bytes.experts == 0 || bytes.all == 0) return;
+  edit_alike(group, [&](std::vector<Task>& tasks) {
+    for (Task& t : tasks)
+      if (t.kind == sim::TaskKind::Kernel && t.id < p.labels.size() &&
+          p.labels[t.id].phase == Phase::Optimizer) {
+        const __int128 extra = static_cast<__int128>(t.duration.ps()) * bytes.experts * (ep - 1) / bytes.all;
+        t.duration = t.duration + sim::Time::ps(static_cast<std::int64_t>(extra));
+      }
+  });
+}
+
+// Stages 1 and 2: the experts' bytes of a GPU's updated-parameter gather moved to a gather of their
+// own, right after it, over the same members (split over the replicas that hold them afterwards).
+void gather_experts_apart(StepProgram& p, sim::GpuProgram& gpu, std::int64_t expert_bytes,
+                          std::uint32_t expert_op, std::map<std::uint32_t, std::uint32_t>& expert_spec_of) {
+  sim::StreamProgram* compute = stream_named(gpu, "compute");
+  if (compute == nullptr) return;
+  std::vector<Task> tasks;
+  bool found = false;
+  for (const Task& t : compute->tasks) {
+    tasks.push_back(t);
+    if (t.kind != sim::TaskKind::Collective ||
+        p.collectives[t.id].role != CollectiveRole::UpdatedParameterAllGather)
+      continue;
+    const auto [it, fresh] =
+        expert_spec_of.try_emplace(t.id, static_cast<std::uint32_t>(p.collectives.size()));
+    if (fresh) {
+      CollectiveSpec experts = p.collectives[t.id];
+      experts.size = sim::Bytes::of(expert_bytes);
+      experts.op_index = expert_op;
+      p.collectives[t.id].size = p.collectives[t.id].size - experts.size;
+      p.collectives.push_back(experts);
+    }
+    tasks.push_back(Task::collective(it->second, t.rank));
+    found = true;
+  }
+  if (found) compute->tasks = std::move(tasks);
+}
+
 }  // namespace
+
+void shard_experts(StepProgram& p, const ExpertParallelOptions& ep) {
+  if (ep.ep <= 1 || ep.expert_ops.empty() || p.dp <= 1) return;
+  const bool sharded = std::ranges::any_of(p.collectives, [](const CollectiveSpec& c) {
+    return c.role == CollectiveRole::GradientAllReduce && c.op == sim::CollectiveOp::ReduceScatter;
+  });
+  if (!sharded) return;
+  std::map<const void*, ScatteredBytes> bytes_of;  // by the tasks a compute stream reads
+  std::map<std::uint32_t, std::uint32_t> expert_spec_of;
+  std::vector<sim::TaskList*> lists;
+  for (auto& gpu : p.gpus) {
+    sim::StreamProgram* compute = stream_named(gpu, "compute");
+    if (compute == nullptr) continue;
+    const ScatteredBytes bytes = scattered_expert_bytes(p, gpu, ep.expert_ops);
+    // A gather made of experts alone keeps its one collective, which the split takes whole.
+    if (bytes.experts > 0 && bytes.experts < bytes.all)
+      gather_experts_apart(p, gpu, bytes.experts, ep.expert_ops.front(), expert_spec_of);
+    else if (bytes.experts > 0)
+      for (const Task& t : compute->tasks)
+        if (t.kind == sim::TaskKind::Collective &&
+            p.collectives[t.id].role == CollectiveRole::UpdatedParameterAllGather)
+          p.collectives[t.id].op_index = ep.expert_ops.front();
+    bytes_of[compute->tasks.same_tasks()] = bytes;
+    lists.push_back(&compute->tasks);
+  }
+  for (const SharedGroup& group : shared_groups(lists))
+    widen_expert_update(group, p, bytes_of.at(group.lists[0]->same_tasks()), ep.ep);
+}
 
 StepOptions sharded_layout_options(StepOptions options) {
   if (options.zero == 1) options.exchange_every_micro_batch = false;

@@ -42,4 +42,12 @@ constexpr bool zero_runs_with_pipeline(int stage, int pp) { return stage <= 1 ||
 // pipeline's stages) or sparse gradients.
 void apply_sharded_data_parallel(StepProgram& program, const Profile& profile, int stage);
 
+// A mixture's experts under ZeRO (apply_expert_parallel calls it first, after the pass above): each
+// expert lives on the dp / ep replicas of one EP rank, so its state is sharded over those, not over
+// all dp. The optimizer kernel's experts' share (by the bytes the GPU reduce-scatters) runs on 1/(dp /
+// ep) of them, not 1/dp, and stages 1 and 2 gather the experts' updated parameters in a collective
+// of their own (op_index an expert op), which apply_expert_parallel then splits over those replicas
+// as it splits their gradients. Nothing where no gradient is reduce-scattered (no ZeRO).
+void shard_experts(StepProgram& program, const ExpertParallelOptions& ep);
+
 }  // namespace hybridsim::workloads
