@@ -98,8 +98,9 @@ std::optional<Group> group_of(const StepProgram& p, sim::GpuProgram& gpu) {
 // The parameters a GPU updates a shard of: those whose gradients it reduce-scatters, its buckets'
 // bytes (in the profile's precision), each bucket once (stage 2 reduces every micro-batch's round
 // of the same buckets). Without a pipeline, every op of the profile (one TP rank's shard where
-// tp > 1); in a pipeline, its stage's ops alone.
-sim::Bytes scattered_bytes(const StepProgram& p, const sim::GpuProgram& gpu) {
+// tp > 1); in a pipeline, its stage's ops alone. `experts`: only the buckets of those ops.
+sim::Bytes scattered_bytes(const StepProgram& p, const sim::GpuProgram& gpu,
+                           const std::vector<std::uint32_t>* experts = nullptr) {
   sim::Bytes total;
   std::set<int> buckets;
   for (const sim::StreamProgram& stream : gpu.streams)
@@ -107,6 +108,7 @@ sim::Bytes scattered_bytes(const StepProgram& p, const sim::GpuProgram& gpu) {
       for (const Task& t : stream.tasks) {
         if (t.kind != sim::TaskKind::Collective) continue;
         const CollectiveSpec& c = p.collectives[t.id];
+        if (experts != nullptr && std::ranges::count(*experts, c.op_index) == 0) continue;
         if (c.role == CollectiveRole::GradientAllReduce && buckets.insert(c.bucket).second) total += c.size;
       }
   return total;
@@ -279,18 +281,7 @@ struct ScatteredBytes {
 };
 ScatteredBytes scattered_expert_bytes(const StepProgram& p, const sim::GpuProgram& gpu,
                                       const std::vector<std::uint32_t>& expert_ops) {
-  ScatteredBytes out{scattered_bytes(p, gpu).count(), 0};
-  std::set<int> buckets;
-  for (const sim::StreamProgram& stream : gpu.streams)
-    if (stream.name == "communication")
-      for (const Task& t : stream.tasks) {
-        if (t.kind != sim::TaskKind::Collective) continue;
-        const CollectiveSpec& c = p.collectives[t.id];
-        if (c.role == CollectiveRole::GradientAllReduce && std::ranges::count(expert_ops, c.op_index) > 0 &&
-            buckets.insert(c.bucket).second)
-          out.experts += c.size.count();
-      }
-  return out;
+  return {scattered_bytes(p, gpu).count(), scattered_bytes(p, gpu, &expert_ops).count()};
 }
 
 // The optimizer kernel of GPUs reading one list ran 1/dp of the step's update; the experts' share
