@@ -17,6 +17,7 @@
 #include "sim/error.h"
 #include "topology/preset_registry.h"
 #include "workloads/generators/transformer_gen.h"
+#include "workloads/gpu/cost_model.h"
 #include "workloads/gpu/gpu.h"
 #include "workloads/program/pipeline_program.h"
 #include "workloads/program/placement.h"
@@ -91,6 +92,24 @@ sim::Time optimizer_time(const StepProgram& p, std::size_t gpu) {
         if (t.kind == sim::TaskKind::Kernel && t.id < p.labels.size() &&
             p.labels[t.id].phase == Phase::Optimizer)
           return t.duration;
+  return sim::Time::zero();
+}
+
+// The copies of buckets out of their flat buffers on a GPU's compute stream.
+std::vector<sim::Task> copies_out(const StepProgram& p, std::size_t gpu) {
+  std::vector<sim::Task> out;
+  for (const sim::StreamProgram& stream : p.gpus[gpu].streams)
+    if (stream.name == "compute")
+      for (const sim::Task& t : stream.tasks)
+        if (t.kind == sim::TaskKind::Kernel && t.id < p.labels.size() &&
+            p.labels[t.id].phase == Phase::GradientCopyOut)
+          out.push_back(t);
+  return out;
+}
+
+sim::Time copy_out_of(const StepProgram& p, std::size_t gpu, std::uint32_t label) {
+  for (const sim::Task& t : copies_out(p, gpu))
+    if (t.id == label) return t.duration;
   return sim::Time::zero();
 }
 
@@ -277,6 +296,18 @@ TEST_CASE("pipeline with ZeRO-1 and ep: the experts' state is sharded over the d
       const double expected = whole * (static_cast<double>(dense) / 4 + static_cast<double>(experts) / 2) /
                               static_cast<double>(dense + experts);
       CHECK(std::abs(static_cast<double>(optimizer_time(z1, g).ps()) - expected) <= 4);
+      // Each copy out of a bucket brings back the shard the GPU updates: 1/2 of an expert bucket.
+      std::size_t expert_copies = 0;
+      for (const sim::Task& t : copies_out(z1, g)) {
+        const std::uint32_t bucket = z1.labels[t.id].kernel;
+        const bool expert = std::ranges::count(c.step.expert_ops, z1.collectives[bucket].op_index) > 0;
+        expert_copies += expert;
+        const sim::Time whole = copy_out_of(z0, g, t.id);
+        REQUIRE(whole > sim::Time::zero());
+        CHECK(t.duration ==
+              max(kernel_launch_floor(), sim::Time::ps((whole.ps() + (expert ? 1 : 3)) / (expert ? 2 : 4))));
+      }
+      CHECK(expert_copies > 0);
     }
   }
   CHECK(analysis::simulate_program(pipeline_setup(c.step, o1), z1).step_time !=

@@ -44,16 +44,23 @@ std::vector<sim::TaskList*> compute_lists(StepProgram& p) {
   return out;
 }
 
-// The optimizer updates its 1/dp of the parameters; each copy out of a bucket brings back 1/dp of it.
-// Edited once per shared list: the GPUs that read one keep reading one.
-void shard_kernels(StepProgram& p, int dp) {
+// The optimizer updates its 1/dp of the parameters (shard_experts then widens the experts' share);
+// each copy out of a bucket brings back 1/dp of it, an expert bucket 1/(dp / ep), the replicas it is
+// reduce-scattered over. Edited once per shared list: the GPUs that read one keep reading one.
+void shard_kernels(StepProgram& p, int dp, const ExpertParallelOptions& ep) {
+  const auto copied_by = [&](std::uint32_t collective) {
+    const bool expert = ep.ep > 1 && collective < p.collectives.size() &&
+                        std::ranges::count(ep.expert_ops, p.collectives[collective].op_index) > 0;
+    return expert ? std::max(dp / ep.ep, 1) : dp;
+  };
   for (const SharedGroup& group : shared_groups(compute_lists(p)))
     edit_alike(group, [&](std::vector<Task>& tasks) {
       for (Task& t : tasks) {
         if (t.kind != sim::TaskKind::Kernel || t.id >= p.labels.size()) continue;
-        if (p.labels[t.id].phase == Phase::Optimizer) t.duration = sharded(t.duration, dp);
-        if (p.labels[t.id].phase == Phase::GradientCopyOut)
-          t.duration = max(kernel_launch_floor(), sharded(t.duration, dp));
+        const KernelLabel& label = p.labels[t.id];
+        if (label.phase == Phase::Optimizer) t.duration = sharded(t.duration, dp);
+        if (label.phase == Phase::GradientCopyOut)
+          t.duration = max(kernel_launch_floor(), sharded(t.duration, copied_by(label.kernel)));
       }
     });
 }
@@ -363,7 +370,8 @@ StepOptions sharded_layout_options(StepOptions options) {
   return options;
 }
 
-void apply_sharded_data_parallel(StepProgram& p, const Profile& profile, int stage) {
+void apply_sharded_data_parallel(StepProgram& p, const Profile& profile, int stage,
+                                 const ExpertParallelOptions& ep) {
   if (stage < 0 || stage > 3)
     throw InputError("zero stage " + std::to_string(stage) + ": expected 0, 1, 2 or 3 (fsdp)");
   if (stage == 0 || p.dp == 1) return;
@@ -373,7 +381,7 @@ void apply_sharded_data_parallel(StepProgram& p, const Profile& profile, int sta
     throw InputError("sharded data parallelism (zero) " + std::to_string(stage) + " needs mp = 1; got mp " +
                      std::to_string(p.mp) + " (zero 1 shards each MP rank's optimizer)");
   scatter_gradients(p);
-  shard_kernels(p, p.dp);
+  shard_kernels(p, p.dp, ep);
   if (stage == 3) {
     gather_per_op(p, profile);
     return;

@@ -40,7 +40,10 @@ constexpr bool zero_runs_with_pipeline(int stage, int pp) { return stage <= 1 ||
 // Nothing for stage 0 or a program of one replica (program.dp == 1: nothing to shard over).
 // InputError for a stage outside 0..3, stage 2 or 3 with model parallelism (program.mp > 1: a
 // pipeline's stages) or sparse gradients.
-void apply_sharded_data_parallel(StepProgram& program, const Profile& profile, int stage);
+// `ep`: a mixture's expert ops, whose buckets' copies out bring back 1/(dp / ep) (shard_experts below
+// does the rest for them, after expert parallelism's split).
+void apply_sharded_data_parallel(StepProgram& program, const Profile& profile, int stage,
+                                 const ExpertParallelOptions& ep = {});
 
 // A mixture's experts under ZeRO (apply_expert_parallel calls it first, after the pass above): each
 // expert lives on the dp / ep replicas of one EP rank, so its state is sharded over those, not over
