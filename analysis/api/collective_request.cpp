@@ -58,8 +58,12 @@ analysis::CollectiveSweepOptions sweep_options(const CollectiveRequest& r, int g
   o.collective.message_size = parse_field(n, n.message_size, r.message_size, sim::parse_bytes);
   if (o.collective.message_size.count() <= 0)
     throw InputError(n.said(n.message_size, r.message_size) + ": expected a size above 0 B");
-  o.collective.reduction_bandwidth =
-      r.reduction == "auto" ? auto_reduction : parse_field(n, n.reduction, r.reduction, sim::parse_bandwidth);
+  // The scenario key's words (communication.reduction_bandwidth: auto, off or a rate): "off" was
+  // refused here as a bad unit, where only "0 B/s" turned the reduction off.
+  o.collective.reduction_bandwidth = r.reduction == "auto" ? auto_reduction
+                                     : r.reduction == "off"
+                                         ? sim::Bandwidth()
+                                         : parse_field(n, n.reduction, r.reduction, sim::parse_bandwidth);
   o.collective.fast_path = parse_field(n, n.fast_path, r.fast_path, sim::parse_fast_path);
   o.limits = parse_limits(r);
   o.min_bytes = parse_field(n, n.min_bytes, r.min_bytes, sim::parse_bytes);

@@ -113,9 +113,6 @@ std::int64_t llm_layers_held_times_v(const LlmSetting& s, const LlmLayout& l, in
 }
 
 LlmMemory llm_stage_memory(const LlmSetting& s, const LlmLayout& l, int stage) {
-  const std::int64_t params = llm_stage_parameters(s, l, stage);
-  const bool mixed = s.value_bytes == 2;
-  const std::int64_t dp = l.dp;
   workloads::TransformerMemoryInput in{.model = s.model,
                                        .micro_batch = l.micro_batch,
                                        .tp = l.tp,
@@ -128,13 +125,14 @@ LlmMemory llm_stage_memory(const LlmSetting& s, const LlmLayout& l, int stage) {
                                        .ep = l.ep};
   LlmMemory r;
   r.stage = stage;
-  // ZeRO-3's gathered parameters in flight, as the simulated memory model counts them
-  // (workloads/memory/pipeline_memory.cpp): the largest pair of neighbouring ops of the stage.
-  const std::int64_t gathered =
-      workloads::zero3_gathered_bytes(in, llm_stage_layers(s, l, stage), first(l, stage), last(l, stage));
-  r.weights = sim::Bytes::of((mixed ? 2 : 4) * params / (l.zero >= 3 ? dp : 1) + gathered);
-  r.gradients = sim::Bytes::of((mixed ? 2 : 4) * params / (l.zero >= 2 ? dp : 1));
-  r.optimizer = sim::Bytes::of((mixed ? 12 : 8) * params / (l.zero >= 1 ? dp : 1));
+  // The weights (ZeRO-3's gathered pair in flight included), gradients and optimizer state as the
+  // simulated memory model counts them, by its one function (a copy here divided a mixture's experts
+  // by dp, where ZeRO shards them over the dp / ep replicas that hold them).
+  const workloads::TransformerMemory state =
+      workloads::model_state_memory(in, llm_stage_layers(s, l, stage), first(l, stage), last(l, stage));
+  r.weights = state.weights;
+  r.gradients = state.gradients;
+  r.optimizer = state.optimizer;
   const std::int64_t v = l.schedule == PipelineSchedule::Interleaved ? l.virtual_stages : 1;
   std::int64_t act = workloads::layer_activation_bytes(in) * llm_layers_held_times_v(s, l, stage) / v;
   if (l.recompute == workloads::Recompute::Full) {
@@ -239,7 +237,14 @@ LlmTimeEstimate llm_time_estimate(const LlmSetting& s, const LlmLayout& l, const
     e.ep_communication = m * layers * 4 * bsh * top_k(s.model) * share / link;
   }
   // Adam with FP32 masters: about 32 bytes read and written per parameter updated (optimizer_cost.h).
-  const double updated = static_cast<double>(llm_stage_parameters(s, l, 0)) / (l.zero >= 1 ? l.dp : 1);
+  // Under ZeRO each GPU updates 1/dp of the rest and 1/(dp / ep) of its experts, as the run shards
+  // them (workloads::shard_experts).
+  const std::int64_t params = llm_stage_parameters(s, l, 0);
+  const std::int64_t experts =
+      l.ep > 1 ? llm_stage_layers(s, l, 0) * (workloads::layer_expert_parameters(s.model) / l.tp / l.ep) : 0;
+  const double updated = l.zero >= 1 ? static_cast<double>(params - experts) / l.dp +
+                                           static_cast<double>(experts) / std::max(l.dp / l.ep, 1)
+                                     : static_cast<double>(params);
   e.optimizer = updated * 32 / mc.memory_bytes_per_second;
   return e;
 }

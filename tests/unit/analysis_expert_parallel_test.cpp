@@ -161,6 +161,33 @@ TEST_CASE("expert parallel: memory divides expert state by ep and keeps the expe
   CHECK(layer_activation_bytes({.model = m, .ep = 1}) == layer);
 }
 
+TEST_CASE("expert parallel: ZeRO shards the experts over the dp / ep replicas that hold them") {
+  // Mixtral at ep 8 over dp 16: each expert lives on 16 / 8 = 2 replicas (the expert gradients'
+  // reduce-scatters run over those two), so ZeRO divides its state by 2, the rest by 16. Dividing
+  // all by 16 counted the whole model at 63.5 GiB a GPU under ZeRO-1, "fits" in 80 GiB; it needs 91.1.
+  const TransformerModel m = named_transformer("mixtral-8x7b");
+  const std::int64_t expert = 32LL * (8 * 3 * 4096 * 14336 / 8);  // one GPU's eighth of the experts
+  const TransformerMemory none = transformer_memory({.model = m, .dp = 16, .ep = 8});
+  const std::int64_t params = none.weights.count() / 2, dense = params - expert;
+  for (int zero = 1; zero <= 3; ++zero) {
+    CAPTURE(zero);
+    const TransformerMemory z = transformer_memory({.model = m, .zero = zero, .dp = 16, .ep = 8});
+    CHECK(z.optimizer.count() == 12 * dense / 16 + 12 * expert / 2);
+    CHECK(z.gradients.count() == (zero >= 2 ? 2 * dense / 16 + 2 * expert / 2 : 2 * params));
+    if (zero == 3)
+      CHECK(z.weights.count() ==
+            2 * dense / 16 + 2 * expert / 2 +
+                zero3_gathered_bytes({.model = m, .zero = 3, .dp = 16, .ep = 8}, 32, true, true));
+  }
+  // ep 1: every replica holds every expert, all of it over dp, as a dense model's.
+  CHECK(transformer_memory({.model = m, .zero = 1, .dp = 16, .ep = 1}).optimizer.count() ==
+        12 * transformer_memory({.model = m, .dp = 16, .ep = 1}).weights.count() / 2 / 16);
+  // The rule the run prints says so.
+  CHECK(transformer_memory_rule({.model = m, .zero = 1, .dp = 16, .ep = 8}) ==
+        "Korthikanti et al. 2022's activations; weights, gradients, optimizer / tp 1 (the experts' also / "
+        "ep 8); ZeRO-1 over dp 16: optimizer / 16 (the experts' / 2, the dp / ep replicas that hold them)");
+}
+
 TEST_CASE("mixture of experts: bad input is refused with its numbers") {
   TransformerModel m = named_transformer("mixtral-8x7b");
   CHECK_THROWS_WITH_AS(check_experts(m, 3), doctest::Contains("experts 8 are not divisible by ep 3"),

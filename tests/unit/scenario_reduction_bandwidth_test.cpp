@@ -62,3 +62,19 @@ TEST_CASE("reduction bandwidth: collective's auto is the preset's GPU's, as a ra
   CHECK(automatic == time_of("837.5 GB/s"));
   CHECK(automatic < time_of("225 GB/s"));  // main's default on every preset
 }
+
+TEST_CASE("reduction bandwidth: collective takes the scenario key's off, the same as 0 B/s") {
+  // communication.reduction_bandwidth: off turns the reduction off; --reduction-bandwidth off was
+  // refused as "bad bandwidth", only "0 B/s" meaning it.
+  const auto time_of = [](const std::string& reduction) {
+    api::CollectiveRequest r{.topology = "dgx-h100", .reduction = reduction};
+    r.min_bytes = r.max_bytes = "4 MiB";
+    r.protocol = "simple";
+    return api::collective(r).rows.at(0).time;
+  };
+  const sim::Time off = time_of("off");
+  CHECK(off == time_of("0 B/s"));
+  CHECK(off < time_of("auto"));
+  CHECK(resolved_rate("cluster: {preset: dgx-h100}\nworkload: {network: gnmt}\n"
+                      "communication: {reduction_bandwidth: off}\n") == sim::Bandwidth());
+}

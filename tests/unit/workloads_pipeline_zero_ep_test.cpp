@@ -7,6 +7,8 @@
 // these: ZeRO 0's all-reduces, every stage's whole optimizer and no all-to-all.
 #include <doctest/doctest.h>
 
+#include <algorithm>
+#include <cmath>
 #include <set>
 #include <utility>
 #include <vector>
@@ -15,8 +17,10 @@
 #include "sim/error.h"
 #include "topology/preset_registry.h"
 #include "workloads/generators/transformer_gen.h"
+#include "workloads/gpu/cost_model.h"
 #include "workloads/gpu/gpu.h"
 #include "workloads/program/pipeline_program.h"
+#include "workloads/program/placement.h"
 #include "workloads/program/sharded_data_parallel.h"
 
 using namespace hybridsim;
@@ -88,6 +92,24 @@ sim::Time optimizer_time(const StepProgram& p, std::size_t gpu) {
         if (t.kind == sim::TaskKind::Kernel && t.id < p.labels.size() &&
             p.labels[t.id].phase == Phase::Optimizer)
           return t.duration;
+  return sim::Time::zero();
+}
+
+// The copies of buckets out of their flat buffers on a GPU's compute stream.
+std::vector<sim::Task> copies_out(const StepProgram& p, std::size_t gpu) {
+  std::vector<sim::Task> out;
+  for (const sim::StreamProgram& stream : p.gpus[gpu].streams)
+    if (stream.name == "compute")
+      for (const sim::Task& t : stream.tasks)
+        if (t.kind == sim::TaskKind::Kernel && t.id < p.labels.size() &&
+            p.labels[t.id].phase == Phase::GradientCopyOut)
+          out.push_back(t);
+  return out;
+}
+
+sim::Time copy_out_of(const StepProgram& p, std::size_t gpu, std::uint32_t label) {
+  for (const sim::Task& t : copies_out(p, gpu))
+    if (t.id == label) return t.duration;
   return sim::Time::zero();
 }
 
@@ -228,4 +250,100 @@ TEST_CASE("pipeline with ep: the all-to-alls on the stage holding the experts, e
     CHECK(r.per_gpu[g].ep_communication > sim::Time::zero());  // both stages hold MoE layers
     CHECK(without.per_gpu[g].ep_communication == sim::Time::zero());
   }
+}
+
+TEST_CASE("pipeline with ZeRO-1 and ep: the experts' state is sharded over the dp / ep replicas holding it") {
+  // Each expert lives on the 2 replicas of one EP rank: its gradients were reduce-scattered over
+  // those, but its updated parameters were gathered over all 4 replicas and its optimizer ran on a
+  // quarter of it, as a dense op's; now half, and a gather over the same 2 replicas.
+  const EpCase c;
+  StepOptions o0 = c.options(2), o1 = c.options(2);
+  o1.zero = 1;
+  const StepProgram z0 = analysis::build_program(pipeline_setup(c.step, o0));
+  const StepProgram z1 = analysis::build_program(pipeline_setup(c.step, o1));
+  const std::vector<int> chunk = pipeline_chunk_of_op(c.step.profile, o1.pipeline);
+  for (int s = 0; s < 2; ++s) {
+    CAPTURE(s);
+    std::int64_t dense = 0, experts = 0;
+    for (std::size_t v = 0; v < chunk.size(); ++v)
+      if (chunk[v] == s)
+        (std::ranges::count(c.step.expert_ops, v) > 0 ? experts : dense) +=
+            c.step.profile.ops[v].gradient_bytes.count();
+    REQUIRE(experts > 0);
+    std::size_t dense_gathers = 0, expert_gathers = 0;
+    for (const CollectiveSpec& x : z1.collectives) {
+      if (x.role != CollectiveRole::UpdatedParameterAllGather || x.mp_rank != s) continue;
+      std::set<int> workers;
+      for (const int g : x.members) workers.insert(z1.worker_of_gpu[static_cast<std::size_t>(g)]);
+      if (std::ranges::count(c.step.expert_ops, x.op_index) > 0) {
+        ++expert_gathers;
+        CHECK(x.size.count() == experts);
+        const bool same = workers == std::set<int>{0, 2} || workers == std::set<int>{1, 3};
+        CHECK(same);
+      } else {
+        ++dense_gathers;
+        CHECK(x.size.count() == dense);
+        CHECK(workers == std::set<int>{0, 1, 2, 3});
+      }
+    }
+    CHECK(dense_gathers == 1);
+    CHECK(expert_gathers == 2);  // one per EP rank
+    for (std::size_t g = 0; g < z1.gpus.size(); ++g) {
+      if (z1.mp_rank_of_gpu[g] != s) continue;
+      CAPTURE(g);
+      // ZeRO 0's update: the dense share on 1/4, the experts' on 1/2 (within rounding).
+      const double whole = static_cast<double>(optimizer_time(z0, g).ps());
+      const double expected = whole * (static_cast<double>(dense) / 4 + static_cast<double>(experts) / 2) /
+                              static_cast<double>(dense + experts);
+      CHECK(std::abs(static_cast<double>(optimizer_time(z1, g).ps()) - expected) <= 4);
+      // Each copy out of a bucket brings back the shard the GPU updates: 1/2 of an expert bucket.
+      std::size_t expert_copies = 0;
+      for (const sim::Task& t : copies_out(z1, g)) {
+        const std::uint32_t bucket = z1.labels[t.id].kernel;
+        const bool expert = std::ranges::count(c.step.expert_ops, z1.collectives[bucket].op_index) > 0;
+        expert_copies += expert;
+        const sim::Time whole = copy_out_of(z0, g, t.id);
+        REQUIRE(whole > sim::Time::zero());
+        CHECK(t.duration ==
+              max(kernel_launch_floor(), sim::Time::ps((whole.ps() + (expert ? 1 : 3)) / (expert ? 2 : 4))));
+      }
+      CHECK(expert_copies > 0);
+    }
+  }
+  CHECK(analysis::simulate_program(pipeline_setup(c.step, o1), z1).step_time !=
+        analysis::simulate_step(pipeline_setup(c.step, o0)).step_time);
+}
+
+TEST_CASE("ZeRO-3 with ep: an expert op's parameters are gathered over the replicas holding it") {
+  // Mixtral's 2-layer slice over 4 replicas at ep 2, no pipeline: each op's gather before its
+  // forward and backward ran over all 4 replicas, two of which hold other experts.
+  const TransformerStep step = generate_transformer(
+      {.model = named_transformer("mixtral-8x7b"), .micro_batch = 1, .ep = 2, .layers_simulated = 2}, h100());
+  StepOptions o;
+  o.zero = 3;
+  o.ep = {.ep = 2, .syncs = step.ep_syncs, .expert_ops = step.expert_ops};
+  analysis::StepSetup s;
+  s.profile = &step.profile;
+  s.topology = &dgx_h100();
+  s.placement = place_all_on_first(step.profile, 1);
+  s.mapping = default_mapping(dgx_h100(), 4, 1);
+  s.step = sharded_layout_options(o);
+  const StepProgram p = analysis::build_program(s);
+  std::size_t expert_gathers = 0, dense_gathers = 0;
+  for (const CollectiveSpec& x : p.collectives) {
+    if (x.role != CollectiveRole::ParameterAllGather) continue;
+    std::set<int> workers;
+    for (const int g : x.members) workers.insert(p.worker_of_gpu[static_cast<std::size_t>(g)]);
+    if (std::ranges::count(step.expert_ops, x.op_index) > 0) {
+      ++expert_gathers;
+      const bool same = workers == std::set<int>{0, 2} || workers == std::set<int>{1, 3};
+      CHECK(same);
+    } else {
+      ++dense_gathers;
+      CHECK(workers == std::set<int>{0, 1, 2, 3});
+    }
+  }
+  CHECK(expert_gathers == 2 * 2 * step.expert_ops.size());  // forward and backward, each EP rank
+  CHECK(dense_gathers > 0);
+  CHECK(analysis::simulate_program(s, p).step_time > sim::Time::zero());
 }

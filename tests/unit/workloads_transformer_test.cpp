@@ -217,7 +217,12 @@ TEST_CASE("transformer: the whole model's parameters per rank are its layers' co
             const std::int64_t vocab = (m.vocab + 128 * tp - 1) / (128 * tp) * (128 * tp);
             const std::int64_t params =
                 m.layers * layer_parameters_per_rank(m, tp, ep) + 2 * (vocab * m.hidden / tp);
-            CHECK(whole.gradients.count() == (zero >= 2 ? value_bytes * params / 8 : value_bytes * params));
+            // ZeRO-2 shards them over dp 8, a mixture's experts over the 8 / ep replicas that hold
+            // them (each of those replicas holds the same experts).
+            const std::int64_t experts = ep > 1 ? m.layers * (layer_expert_parameters(m) / tp / ep) : 0;
+            CHECK(whole.gradients.count() ==
+                  (zero >= 2 ? value_bytes * (params - experts) / 8 + value_bytes * experts / (8 / ep)
+                             : value_bytes * params));
           }
         }
       }

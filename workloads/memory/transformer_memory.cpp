@@ -68,13 +68,23 @@ TransformerMemory model_state_memory(const TransformerMemoryInput& in, std::int6
   const std::int64_t vocab = padded_vocab(m, in.tp) * m.hidden / std::max(in.tp, 1);
   const std::int64_t params = layers * layer_parameters_per_rank(m, in.tp, in.ep) + (embedding ? vocab : 0) +
                               (head ? vocab : 0);
+  // ZeRO shards each parameter over the replicas that hold it: a mixture's experts over the dp / ep
+  // that hold the same experts (expert_parallel.h reduce-scatters their gradients over those), the
+  // rest over all dp. Dividing the experts by dp counted Mixtral ep 8 dp 16 under ZeRO-1 at 5.06 GiB
+  // of optimizer state a GPU, where its experts alone hold 31.5.
+  const std::int64_t ep = std::max(in.ep, 1), dp = std::max(in.dp, 1);
+  const std::int64_t expert = ep > 1 ? layers * (layer_expert_parameters(m) / std::max(in.tp, 1) / ep) : 0;
+  const std::int64_t expert_dp = std::max<std::int64_t>(dp / ep, 1);
   const bool mixed = in.value_bytes == 2;
-  const std::int64_t dp = std::max(in.dp, 1);
-  const std::int64_t w = (mixed ? 2 : 4) * params, g = w, o = (mixed ? 12 : 8) * params;
+  // Bytes of `per_parameter` a parameter, each part divided by its group when ZeRO `stage` shards it.
+  const auto held = [&](std::int64_t per_parameter, int stage) {
+    if (in.zero < stage) return per_parameter * params;
+    return per_parameter * (params - expert) / dp + per_parameter * expert / expert_dp;
+  };
   TransformerMemory r;
-  r.weights = sim::Bytes::of((in.zero >= 3 ? w / dp : w) + zero3_gathered_bytes(in, layers, embedding, head));
-  r.gradients = sim::Bytes::of(in.zero >= 2 ? g / dp : g);
-  r.optimizer = sim::Bytes::of(in.zero >= 1 ? o / dp : o);
+  r.weights = sim::Bytes::of(held(mixed ? 2 : 4, 3) + zero3_gathered_bytes(in, layers, embedding, head));
+  r.gradients = sim::Bytes::of(held(mixed ? 2 : 4, 2));
+  r.optimizer = sim::Bytes::of(held(mixed ? 12 : 8, 1));
   return r;
 }
 
@@ -142,8 +152,13 @@ std::string transformer_memory_rule(const TransformerMemoryInput& in) {
   if (in.zero == 0 || in.dp <= 1) return out + "; no ZeRO (each replica holds them all)";
   const char* parts = in.zero == 1 ? "optimizer" : in.zero == 2 ? "gradients, optimizer"
                                                                 : "weights, gradients, optimizer";
+  // The experts' shards are over the dp / ep replicas that hold them (model_state_memory).
+  const std::string experts = in.ep > 1 ? " (the experts' / " + std::to_string(std::max(in.dp / in.ep, 1)) +
+                                              ", the dp / ep replicas that hold them)"
+                                        : "";
   return out + "; ZeRO-" + std::to_string(in.zero) + " over dp " + std::to_string(in.dp) + ": " + parts +
-         " / " + std::to_string(in.dp) + (in.zero >= 3 ? ", plus two ops' gathered weights in flight" : "");
+         " / " + std::to_string(in.dp) + experts +
+         (in.zero >= 3 ? ", plus two ops' gathered weights in flight" : "");
 }
 
 void check_transformer_fits(const TransformerMemory& mem, sim::Bytes capacity, const std::string& model,

@@ -1,6 +1,7 @@
 // Memory of one GPU training a transformer under tensor (and sequence) parallelism, recomputation
 // and ZeRO: weights, gradients and Adam state per parameter (2 + 2 + 12 bytes under 16-bit mixed
-// precision, 4 + 4 + 8 in FP32) divided by tp and by the ZeRO stage's sharding over dp, and the
+// precision, 4 + 4 + 8 in FP32) divided by tp and by the ZeRO stage's sharding over dp (a mixture's
+// experts over dp / ep), and the
 // activations of Korthikanti et al. 2022 (arXiv 2205.05198, Table 2; ../shared/reference/
 // transformers.md) per layer, times the layers, plus the FP32 logits of the loss.
 //   TransformerMemory m = transformer_memory({.model = named_transformer("gpt3-175b"), .tp = 8, ...});
@@ -54,7 +55,8 @@ std::int64_t zero3_gathered_bytes(const TransformerMemoryInput& in, std::int64_t
                                   bool head);
 // The weights (ZeRO-3's gathered pair in flight included), gradients and optimizer state one rank
 // holds for `layers` layers at layer_parameters_per_rank, and the embedding and the LM head
-// (vocab · h / tp each) where it holds them, divided as the ZeRO stage says; activations 0. The one
+// (vocab · h / tp each) where it holds them, divided as the ZeRO stage says (over dp; a mixture's
+// experts over the dp / ep replicas that hold the same experts); activations 0. The one
 // count of a rank's parameters: the whole model's (transformer_memory: every layer, both ends) and a
 // pipeline stage's (pipeline_memory.h).
 TransformerMemory model_state_memory(const TransformerMemoryInput& in, std::int64_t layers, bool embedding,

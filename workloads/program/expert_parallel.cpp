@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "sim/error.h"
+#include "workloads/program/sharded_data_parallel.h"
 #include "workloads/program/tensor_parallel.h"
 
 namespace hybridsim::workloads {
@@ -15,6 +16,9 @@ void apply_expert_parallel(StepProgram& p, const ExpertParallelOptions& options)
     throw InputError("expert parallelism needs ep dividing the " + std::to_string(p.dp) +
                      " data-parallel replicas; got ep " + std::to_string(ep));
   if (ep == 1) return;
+  // Under ZeRO the experts' optimizer share and updated gather go to their own replicas first; the
+  // split below then takes their gathers with their gradients (an expert op's collectives).
+  shard_experts(p, options);
   // Worker w is replica w / tp, TP rank w % tp; replica q is EP rank q % ep of block q / ep.
   split_gradient_collectives(
       p, ep,

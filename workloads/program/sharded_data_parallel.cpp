@@ -44,16 +44,23 @@ std::vector<sim::TaskList*> compute_lists(StepProgram& p) {
   return out;
 }
 
-// The optimizer updates its 1/dp of the parameters; each copy out of a bucket brings back 1/dp of it.
-// Edited once per shared list: the GPUs that read one keep reading one.
-void shard_kernels(StepProgram& p, int dp) {
+// The optimizer updates its 1/dp of the parameters (shard_experts then widens the experts' share);
+// each copy out of a bucket brings back 1/dp of it, an expert bucket 1/(dp / ep), the replicas it is
+// reduce-scattered over. Edited once per shared list: the GPUs that read one keep reading one.
+void shard_kernels(StepProgram& p, int dp, const ExpertParallelOptions& ep) {
+  const auto copied_by = [&](std::uint32_t collective) {
+    const bool expert = ep.ep > 1 && collective < p.collectives.size() &&
+                        std::ranges::count(ep.expert_ops, p.collectives[collective].op_index) > 0;
+    return expert ? std::max(dp / ep.ep, 1) : dp;
+  };
   for (const SharedGroup& group : shared_groups(compute_lists(p)))
     edit_alike(group, [&](std::vector<Task>& tasks) {
       for (Task& t : tasks) {
         if (t.kind != sim::TaskKind::Kernel || t.id >= p.labels.size()) continue;
-        if (p.labels[t.id].phase == Phase::Optimizer) t.duration = sharded(t.duration, dp);
-        if (p.labels[t.id].phase == Phase::GradientCopyOut)
-          t.duration = max(kernel_launch_floor(), sharded(t.duration, dp));
+        const KernelLabel& label = p.labels[t.id];
+        if (label.phase == Phase::Optimizer) t.duration = sharded(t.duration, dp);
+        if (label.phase == Phase::GradientCopyOut)
+          t.duration = max(kernel_launch_floor(), sharded(t.duration, copied_by(label.kernel)));
       }
     });
 }
@@ -98,8 +105,9 @@ std::optional<Group> group_of(const StepProgram& p, sim::GpuProgram& gpu) {
 // The parameters a GPU updates a shard of: those whose gradients it reduce-scatters, its buckets'
 // bytes (in the profile's precision), each bucket once (stage 2 reduces every micro-batch's round
 // of the same buckets). Without a pipeline, every op of the profile (one TP rank's shard where
-// tp > 1); in a pipeline, its stage's ops alone.
-sim::Bytes scattered_bytes(const StepProgram& p, const sim::GpuProgram& gpu) {
+// tp > 1); in a pipeline, its stage's ops alone. `experts`: only the buckets of those ops.
+sim::Bytes scattered_bytes(const StepProgram& p, const sim::GpuProgram& gpu,
+                           const std::vector<std::uint32_t>* experts = nullptr) {
   sim::Bytes total;
   std::set<int> buckets;
   for (const sim::StreamProgram& stream : gpu.streams)
@@ -107,6 +115,7 @@ sim::Bytes scattered_bytes(const StepProgram& p, const sim::GpuProgram& gpu) {
       for (const Task& t : stream.tasks) {
         if (t.kind != sim::TaskKind::Collective) continue;
         const CollectiveSpec& c = p.collectives[t.id];
+        if (experts != nullptr && std::ranges::count(*experts, c.op_index) == 0) continue;
         if (c.role == CollectiveRole::GradientAllReduce && buckets.insert(c.bucket).second) total += c.size;
       }
   return total;
@@ -273,7 +282,86 @@ void gather_per_op(StepProgram& p, const Profile& profile) {
   }
 }
 
+// The bytes a GPU reduce-scatters (scattered_bytes) and the experts' share of them.
+struct ScatteredBytes {
+  std::int64_t all = 0, experts = 0;
+};
+ScatteredBytes scattered_expert_bytes(const StepProgram& p, const sim::GpuProgram& gpu,
+                                      const std::vector<std::uint32_t>& expert_ops) {
+  return {scattered_bytes(p, gpu).count(), scattered_bytes(p, gpu, &expert_ops).count()};
+}
+
+// The optimizer kernel of GPUs reading one list ran 1/dp of the step's update; the experts' share
+// of it (`experts` of `all` bytes) runs on 1/(dp / ep): ep times as long.
+void widen_expert_update(const SharedGroup& group, const StepProgram& p, ScatteredBytes bytes, int ep) {
+  if (bytes.experts == 0 || bytes.all == 0) return;
+  edit_alike(group, [&](std::vector<Task>& tasks) {
+    for (Task& t : tasks)
+      if (t.kind == sim::TaskKind::Kernel && t.id < p.labels.size() &&
+          p.labels[t.id].phase == Phase::Optimizer) {
+        const __int128 extra = static_cast<__int128>(t.duration.ps()) * bytes.experts * (ep - 1) / bytes.all;
+        t.duration = t.duration + sim::Time::ps(static_cast<std::int64_t>(extra));
+      }
+  });
+}
+
+// Stages 1 and 2: the experts' bytes of a GPU's updated-parameter gather moved to a gather of their
+// own, right after it, over the same members (split over the replicas that hold them afterwards).
+void gather_experts_apart(StepProgram& p, sim::GpuProgram& gpu, std::int64_t expert_bytes,
+                          std::uint32_t expert_op, std::map<std::uint32_t, std::uint32_t>& expert_spec_of) {
+  sim::StreamProgram* compute = stream_named(gpu, "compute");
+  if (compute == nullptr) return;
+  std::vector<Task> tasks;
+  bool found = false;
+  for (const Task& t : compute->tasks) {
+    tasks.push_back(t);
+    if (t.kind != sim::TaskKind::Collective ||
+        p.collectives[t.id].role != CollectiveRole::UpdatedParameterAllGather)
+      continue;
+    const auto [it, fresh] =
+        expert_spec_of.try_emplace(t.id, static_cast<std::uint32_t>(p.collectives.size()));
+    if (fresh) {
+      CollectiveSpec experts = p.collectives[t.id];
+      experts.size = sim::Bytes::of(expert_bytes);
+      experts.op_index = expert_op;
+      p.collectives[t.id].size = p.collectives[t.id].size - experts.size;
+      p.collectives.push_back(experts);
+    }
+    tasks.push_back(Task::collective(it->second, t.rank));
+    found = true;
+  }
+  if (found) compute->tasks = std::move(tasks);
+}
+
 }  // namespace
+
+void shard_experts(StepProgram& p, const ExpertParallelOptions& ep) {
+  if (ep.ep <= 1 || ep.expert_ops.empty() || p.dp <= 1) return;
+  const bool sharded = std::ranges::any_of(p.collectives, [](const CollectiveSpec& c) {
+    return c.role == CollectiveRole::GradientAllReduce && c.op == sim::CollectiveOp::ReduceScatter;
+  });
+  if (!sharded) return;
+  std::map<const void*, ScatteredBytes> bytes_of;  // by the tasks a compute stream reads
+  std::map<std::uint32_t, std::uint32_t> expert_spec_of;
+  std::vector<sim::TaskList*> lists;
+  for (auto& gpu : p.gpus) {
+    sim::StreamProgram* compute = stream_named(gpu, "compute");
+    if (compute == nullptr) continue;
+    const ScatteredBytes bytes = scattered_expert_bytes(p, gpu, ep.expert_ops);
+    // A gather made of experts alone keeps its one collective, which the split takes whole.
+    if (bytes.experts > 0 && bytes.experts < bytes.all)
+      gather_experts_apart(p, gpu, bytes.experts, ep.expert_ops.front(), expert_spec_of);
+    else if (bytes.experts > 0)
+      for (const Task& t : compute->tasks)
+        if (t.kind == sim::TaskKind::Collective &&
+            p.collectives[t.id].role == CollectiveRole::UpdatedParameterAllGather)
+          p.collectives[t.id].op_index = ep.expert_ops.front();
+    bytes_of[compute->tasks.same_tasks()] = bytes;
+    lists.push_back(&compute->tasks);
+  }
+  for (const SharedGroup& group : shared_groups(lists))
+    widen_expert_update(group, p, bytes_of.at(group.lists[0]->same_tasks()), ep.ep);
+}
 
 StepOptions sharded_layout_options(StepOptions options) {
   if (options.zero == 1) options.exchange_every_micro_batch = false;
@@ -282,7 +370,8 @@ StepOptions sharded_layout_options(StepOptions options) {
   return options;
 }
 
-void apply_sharded_data_parallel(StepProgram& p, const Profile& profile, int stage) {
+void apply_sharded_data_parallel(StepProgram& p, const Profile& profile, int stage,
+                                 const ExpertParallelOptions& ep) {
   if (stage < 0 || stage > 3)
     throw InputError("zero stage " + std::to_string(stage) + ": expected 0, 1, 2 or 3 (fsdp)");
   if (stage == 0 || p.dp == 1) return;
@@ -292,7 +381,7 @@ void apply_sharded_data_parallel(StepProgram& p, const Profile& profile, int sta
     throw InputError("sharded data parallelism (zero) " + std::to_string(stage) + " needs mp = 1; got mp " +
                      std::to_string(p.mp) + " (zero 1 shards each MP rank's optimizer)");
   scatter_gradients(p);
-  shard_kernels(p, p.dp);
+  shard_kernels(p, p.dp, ep);
   if (stage == 3) {
     gather_per_op(p, profile);
     return;

@@ -40,6 +40,17 @@ constexpr bool zero_runs_with_pipeline(int stage, int pp) { return stage <= 1 ||
 // Nothing for stage 0 or a program of one replica (program.dp == 1: nothing to shard over).
 // InputError for a stage outside 0..3, stage 2 or 3 with model parallelism (program.mp > 1: a
 // pipeline's stages) or sparse gradients.
-void apply_sharded_data_parallel(StepProgram& program, const Profile& profile, int stage);
+// `ep`: a mixture's expert ops, whose buckets' copies out bring back 1/(dp / ep) (shard_experts below
+// does the rest for them, after expert parallelism's split).
+void apply_sharded_data_parallel(StepProgram& program, const Profile& profile, int stage,
+                                 const ExpertParallelOptions& ep = {});
+
+// A mixture's experts under ZeRO (apply_expert_parallel calls it first, after the pass above): each
+// expert lives on the dp / ep replicas of one EP rank, so its state is sharded over those, not over
+// all dp. The optimizer kernel's experts' share (by the bytes the GPU reduce-scatters) runs on 1/(dp /
+// ep) of them, not 1/dp, and stages 1 and 2 gather the experts' updated parameters in a collective
+// of their own (op_index an expert op), which apply_expert_parallel then splits over those replicas
+// as it splits their gradients. Nothing where no gradient is reduce-scattered (no ZeRO).
+void shard_experts(StepProgram& program, const ExpertParallelOptions& ep);
 
 }  // namespace hybridsim::workloads

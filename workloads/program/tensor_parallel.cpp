@@ -16,6 +16,11 @@ bool is_gradient(CollectiveRole role) {
   return role == CollectiveRole::GradientAllReduce || role == CollectiveRole::GradientAllGather;
 }
 
+// ZeRO's gathers of parameters run over the group their gradients were reduce-scattered over.
+bool is_parameter_gather(CollectiveRole role) {
+  return role == CollectiveRole::ParameterAllGather || role == CollectiveRole::UpdatedParameterAllGather;
+}
+
 // Whether a list holds no collective task, the tasks of shared lists read once however many GPUs
 // share them (each kept alive meanwhile, so that no other list's tasks take their address).
 class CollectiveFree {
@@ -55,7 +60,7 @@ void split_gradient_collectives(StepProgram& p, int parts,
   std::vector<std::vector<std::uint32_t>> index(n), new_rank(n);
   for (std::size_t i = 0; i < n; ++i) {
     const CollectiveSpec spec = p.collectives[i];
-    if (!is_gradient(spec.role) || !selected(spec)) continue;
+    if (!(is_gradient(spec.role) || is_parameter_gather(spec.role)) || !selected(spec)) continue;
     std::vector<std::vector<int>> groups(static_cast<std::size_t>(parts));
     for (const int g : spec.members) {
       auto& group = groups[static_cast<std::size_t>(part_of(p.worker_of_gpu[static_cast<std::size_t>(g)]))];

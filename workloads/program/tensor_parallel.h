@@ -31,7 +31,8 @@ void apply_tensor_parallel(StepProgram& program, std::span<const TpSync> syncs, 
 // a worker without a pipeline, its pp stages in one.
 std::vector<std::vector<int>> gpu_of_worker_rank(const StepProgram& program, int workers);
 
-// Each data-parallel gradient collective that `selected` accepts becomes `parts` collectives: the
+// Each data-parallel gradient collective (or ZeRO's gather of parameters, which runs over the same
+// group) that `selected` accepts becomes `parts` collectives: the
 // GPU of worker w goes to part part_of(w), keeping the members' order; every GPU's tasks are
 // pointed at its part's collective and its rank within it.
 void split_gradient_collectives(StepProgram& program, int parts,

@@ -650,7 +650,7 @@ _COLLECTIVE_KEYWORDS = {
     "fabric": _collective_text("'fat-tree' or 'rail-optimized' (with nodes > 1)"),
     "oversubscription": lambda k, v: _number("collective", k, v, "a ratio of 1 or more (with nodes > 1)"),
     "message_size": _collective_text("a size such as '512 KiB'"),
-    "reduction_bandwidth": _collective_text("a rate such as '100 GB/s', or 'auto' (the GPU's HBM peak / 4)"),
+    "reduction_bandwidth": _collective_text("a rate such as '100 GB/s', 'auto' (the GPU's HBM peak / 4) or 'off'"),
     "min_bytes": _collective_text("a size such as '8 B'"),
     "max_bytes": _collective_text("a size such as '256 MiB'"),
     "step_factor": lambda k, v: _number("collective", k, v, "a factor above 1"),
