@@ -98,6 +98,22 @@ TEST_CASE("first attempt: a run of every GPU sets up its collectives once, by it
   check_same_result(run, analysis::simulate_step(setup));
 }
 
+TEST_CASE("first attempt: a run of every GPU counts its collectives' cost once, by its estimate") {
+  // GNMT dp 8 on one DGX-1, every GPU simulated, no ring embedded. The estimate counts the cost of
+  // the try it sets up (step_budget_cost, "counting its collectives' cost"); the run of that set-up
+  // counted it again, at 1,024 GPUs 0.65% of the step's instructions (tests/bench/MEASUREMENTS.md).
+  const scenarios::ResolvedScenario resolved = scenarios::resolve(
+      scenarios::load_scenario(HYBRIDSIM_SOURCE_DIR + "/scenarios/examples/dgx1-gnmt-dp8.yaml"));
+  const analysis::StepSetup setup = analysis::step_setup(resolved);
+  Recorded told;
+  const analysis::StepResult run = analysis::simulate_steps(setup, std::nullopt, &told);
+  REQUIRE(run.simulation.strategy == "every GPU simulated");
+  CHECK(told.finished("the step, estimating its events", "counting its collectives' cost") == 1);
+  CHECK(told.parts("the step, every GPU simulated", "counting its collectives' cost") == 0);
+  // The run charges the same count: its events and figures are those of a run set up by itself.
+  check_same_result(run, analysis::simulate_step(setup));
+}
+
 TEST_CASE("first attempt: a run given its step's estimate counts against it and does not estimate again") {
   // A sweep estimates every point before any runs; its runs estimated each point again.
   const scenarios::ResolvedScenario resolved = scenarios::resolve(
