@@ -345,6 +345,11 @@ struct AttemptStage {
   StepCollectives collectives;
   sim::EmbedPlan embedded;                // before the collectives start; its groups outlive their run
   std::vector<sim::EmbeddedRing*> rings;  // per collective: the embedded ring it became, if any
+  // The estimate's count of this try (estimate_staged's step_budget_cost), which its run takes
+  // rather than counting it again: 68.7 M instructions, 0.65% of the 1,024-GPU jittered step
+  // (tests/bench/MEASUREMENTS.md, perf of 07:35). Where rings are embedded the run counts again:
+  // their counts may read the claims set_embedded_to_run makes.
+  std::optional<StepEstimate> counted;
 };
 
 void AttemptStageDeleter::operator()(AttemptStage* stage) const { delete stage; }
@@ -542,8 +547,10 @@ StepResult simulate_once(const StepSetup& setup, const workloads::StepProgram& p
   const std::vector<sim::EmbeddedRing*>& rings = stage.rings;
   if (embed == Embed::On) set_embedded_to_run(*setup.topology, fold, embedded, network);
   if (!fold.empty() && !shared_rings_may_fold(program, fold, collectives.owned, attempt, &parts)) return {};
-  const StepEstimate estimate =
-      step_budget_cost(program, collectives.owned, fold.fold, fold.shadow_of, &parts, attempt_shape(setup));
+  const StepEstimate estimate = stage.counted && embedded.rings == 0
+                                    ? *stage.counted
+                                    : step_budget_cost(program, collectives.owned, fold.fold, fold.shadow_of,
+                                                       &parts, attempt_shape(setup));
   if (!fold.empty() && embed == Embed::On) attempt.every_gpu_set_up = estimate.every_gpu;
   const std::uint64_t given_up = attempt.before + attempt.given_up_events;
   charge_attempt(estimate, budget, setup.limits.max_events, given_up);
@@ -678,6 +685,7 @@ std::optional<StepEstimate> estimate_staged(const StepSetup& setup, const worklo
   StepEstimate e = step_budget_cost(program, owned, fold.fold, fold.shadow_of, told, attempt_shape(setup));
   count_in_full(e, owned, in_full);
   count_every_gpu(e, false);
+  stage.counted = e;
   return e;
 }
 

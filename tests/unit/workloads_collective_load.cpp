@@ -2,6 +2,10 @@
 // channel, memory traffic from the rate its channels receive at, shares of links crossed twice.
 #include <doctest/doctest.h>
 
+#include <memory>
+#include <vector>
+
+#include "sim/tree_collective.h"
 #include "tests/unit/toy_profile.h"
 #include "topology/presets.h"
 #include "workloads/comm/collective_load.h"
@@ -83,4 +87,28 @@ TEST_CASE("collective load from a real plan: channels over the same link share i
   spec.size = sim::Bytes::mib(64);
   CHECK(collective_load(spec, planner.plan(spec), t.links()) ==
         sim::CollectiveLoad{3, Bandwidth::bytes_per_second(59'999'999'994)});
+}
+
+TEST_CASE("collective load of trees: a link is shared by the tree channels crossing it, each counted once") {
+  // Two tree channels over ranks 0 <- 1. Channel 0 goes up over L0 and down over L0 then L1: it
+  // crosses L0 twice, but is one channel on it. Channel 1 goes up over L0 and down over L2. So L0
+  // is shared by 2 channels (5 GB/s each; counted per crossing, 3 would give 3.33), L1 and L2 are
+  // alone (25): each channel runs at 5 GB/s, a rank receives 10 GB/s, 3 x 10 of memory traffic.
+  const sim::LinkTable links = three_links();
+  const auto tree = [](std::vector<sim::LinkId> up, std::vector<sim::LinkId> down) {
+    sim::TreeChannel t;
+    t.parent = {-1, 0};
+    t.up = {{}, std::move(up)};
+    t.children = {{1}, {}};
+    t.down = {{std::move(down)}, {}};
+    return t;
+  };
+  CollectivePlan plan;
+  plan.algorithm = AllReduceAlgorithm::Tree;
+  plan.channels = 1;  // a channel's two trees share its CTA
+  plan.trees = std::make_shared<const std::vector<sim::TreeChannel>>(
+      std::vector<sim::TreeChannel>{tree({0}, {0, 1}), tree({0}, {2})});
+  CollectiveSpec spec;
+  spec.role = CollectiveRole::GradientAllReduce;
+  CHECK(collective_load(spec, plan, links) == sim::CollectiveLoad{1, Bandwidth::gb_per_second(30)});
 }
