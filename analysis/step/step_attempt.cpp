@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <memory>
 #include <optional>
+#include <string>
+#include <string_view>
 #include <utility>
 
 #include "analysis/step/embedding_forecast.h"
@@ -451,6 +453,20 @@ StepResult step_result(const StepSetup& setup, const workloads::StepProgram& pro
   return r;
 }
 
+// Why a folded step was given up where a collective its representatives and members share ran in
+// full (`reason`, the collective's): check_step_fold's words, and those a run that skips the fold
+// because its estimate foresaw that gives (Attempt::run_refusal).
+std::string shared_ran_in_full(std::string_view reason) {
+  return "a ring they share ran in full: " + std::string(reason);
+}
+
+// The reason a collective that may fold gives where it starts in full on links still busy
+// (CrossingForecast::expected_in_full foresees that for rings and trees alone).
+const char* busy_refusal(const sim::Collective& c) {
+  if (const auto* tree = dynamic_cast<const sim::FoldedTree*>(&c)) return tree->busy_refusal();
+  return sim::FoldedRing::busy_refusal();
+}
+
 // Whether a folded step held: a collective shared by representatives and members must have
 // folded (in full, its messages in the members' machines would miss the shadows' traffic there),
 // and every member must have seen what its representative did.
@@ -463,7 +479,7 @@ void check_step_fold(const StepFoldPlan& fold, const workloads::StepProgram& pro
     attempt.fold_broken = spans_members(fold, program.collectives[i]);
     if (attempt.fold_broken) {  // the same ring would run in full again
       attempt.unsuitable = true;
-      attempt.why = "a ring they share ran in full: " + sim::unfolded_reason(owned[i]->simulation_path());
+      attempt.why = shared_ran_in_full(sim::unfolded_reason(owned[i]->simulation_path()));
     }
   }
   if (!attempt.fold_broken) attempt.fold_broken = !executor.fold_held();
@@ -678,6 +694,7 @@ std::optional<StepEstimate> estimate_staged(const StepSetup& setup, const worklo
     if (!fold.empty() && spans_members(fold, program.collectives[i])) {
       attempt.unsuitable = true;
       attempt.why = "a collective they share would run in full: its links are still busy";
+      attempt.run_refusal = shared_ran_in_full(busy_refusal(*owned[i]));
       count();
       return {};
     }

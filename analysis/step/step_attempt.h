@@ -39,6 +39,11 @@ struct Attempt {
   // progress lines count them done.
   std::uint64_t before = 0;
   std::string why;
+  // An estimate's (estimate_once) that foresees the run giving its fold up after running it (a
+  // collective they share expected in full as it starts, CrossingForecast::expected_in_full): the
+  // refusal the run's check would then give (check_step_fold's words), which the ladder gives instead
+  // of trying the fold (FirstAttempt::fold_given_up). Empty: none foreseen so.
+  std::string run_refusal;
 
   std::vector<std::uint64_t> signature;
   // An estimate's (estimate_once) whose folded try is given up after its set-up (a ring they share
@@ -87,6 +92,11 @@ struct FirstAttempt {
   std::optional<StepFoldPlan> fold;
   StagedAttempt folded;     // `fold`'s try's set-up
   StagedAttempt every_gpu;  // the every-GPU try's, where no folded try runs before it
+  // Where the estimate foresees the first fold given up after its run (Attempt::run_refusal): the
+  // refusal that run would end in. The ladder's folded way refuses with it at once, and the step
+  // starts from the every-GPU way its estimate counts: BigLSTM DP on 128 DGX-1 ran 74.3 M events
+  // folded before throwing them away (tests/bench/MEASUREMENTS.md, skipfold). `fold` is then empty.
+  std::string fold_given_up;
 };
 
 // One try: `fold` empty simulates every GPU; `what` names it in progress lines. `staged` (null:

@@ -214,6 +214,12 @@ StepEstimate estimate_program(const StepSetup& setup, const workloads::StepProgr
                                .in_flight = set_up.in_flight});
       }
       if (first_try) keep.folded = nullptr;  // as above: refined or every GPU next
+      // Foreseen given up after its run: the run starts from the every-GPU way counted below, whose
+      // set-up is then the one kept.
+      if (first_try && !refused.run_refusal.empty()) {
+        keep.fold.reset();
+        keep.fold_given_up = refused.run_refusal;
+      }
       counted = std::move(refused.counted);
       given_up = refused.why;
       if (!refused.fold_broken || refused.unsuitable) break;

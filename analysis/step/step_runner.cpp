@@ -215,6 +215,11 @@ std::optional<StepResult> folded_gpus(const StepSetup& setup, const workloads::S
   // A trace records every GPU's every task and message: the representatives' would stand for many.
   if (observers.stream != nullptr || observers.network != nullptr)
     return refuse(ladder, "a trace records every GPU");
+  // Given up after its run as the estimate foresees (FirstAttempt::fold_given_up): not tried.
+  if (!first.fold_given_up.empty()) {
+    ladder.step_fold_reason = first.fold_given_up;
+    return refuse(ladder, first.fold_given_up);
+  }
   ProgramBuildTicks ticks(observers.progress, attempt_label(setup, "folded onto representative GPUs"));
   const StepFoldBasis basis =
       first.basis ? std::move(*first.basis) : step_fold_basis(program, *setup.topology, &ticks);
@@ -318,6 +323,7 @@ StepResult simulate_program(const StepSetup& setup, const workloads::StepProgram
       first->basis.reset();
       first->fold.reset();
       first->folded = nullptr;
+      first->fold_given_up.clear();
     }
     if (!r) {
       refused.push_back(std::string(strategy.name) + ": " + ladder.refusal);

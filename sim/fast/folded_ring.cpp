@@ -96,7 +96,7 @@ const char* FoldedRing::refusal() {
         claims.settle(l, queue_.now());
         const bool held = claims.holder(l) != nullptr;
         if (seen[l] != 0) return kSharedEdges;
-        if (!held && !network_.is_idle(l)) return "its links are still busy";
+        if (!held && !network_.is_idle(l)) return busy_refusal();
         if (held && claims.promised(l) != nullptr) return "two other folded collectives hold its links";
         seen[l] = 1;
       }

@@ -53,6 +53,9 @@ class FoldedRing final : public Collective {
   // refusal()'s reasons its plan alone gives (plan_refusal, two ring edges on one link), or null:
   // known before any rank joins (a folded step's estimate, analysis/step/).
   const char* plan_only_refusal() const;
+  // refusal()'s reason where a link of its routes is busy with other messages as it starts: what a
+  // folded step's estimate that foresees that (analysis/step/fold_forecast.h) says the run would.
+  static const char* busy_refusal() { return "its links are still busy"; }
   // Takes `earlier`'s answer to whether two ring edges share a link, if it has one and the two
   // rings take the same routes (same_ring_routes): the caller that asks plan_only_refusal() of a
   // step's rings in turn (analysis/step/) hands each the previous one's. Whether it took it.

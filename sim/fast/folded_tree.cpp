@@ -100,15 +100,14 @@ const char* FoldedTree::refusal() {
   const Time lead = first_message_lead();
   if (lead <= Time::zero()) return "a tree without protocol latency";
   groups_ = uniform_ != nullptr ? uniform_groups(*this) : channel_groups();
-  if (uniform_ != nullptr) return links_free(queue_.now() + lead) ? nullptr : "its links are still busy";
+  if (uniform_ != nullptr) return links_free(queue_.now() + lead) ? nullptr : busy_refusal();
   if (groups_.size() < 2) return "a tree whose channels all share links";
   bool alike = false;
   Correspondence map;
   for (std::size_t g = 1; g < groups_.size() && !alike; ++g)
     for (std::size_t h = 0; h < g && !alike; ++h) alike = correspond(groups_[h], groups_[g], map);
   if (!alike) return "a tree whose channel groups differ";
-  if (!links_free(queue_.now() + lead))
-    return "its links are still busy or held by another folded collective";
+  if (!links_free(queue_.now() + lead)) return busy_refusal();
   return nullptr;
 }
 

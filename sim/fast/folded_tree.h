@@ -101,6 +101,12 @@ class FoldedTree final : public Collective {
   static constexpr std::uint32_t kSetupTickRanks = 1024;
   // Why it would be simulated in full if it started now, or null. Claims nothing, schedules nothing.
   const char* refusal();
+  // refusal()'s reason where its links are not free as its first message is due: what a folded
+  // step's estimate that foresees that (analysis/step/fold_forecast.h) says the run would.
+  const char* busy_refusal() const {
+    return uniform_ != nullptr ? "its links are still busy"
+                               : "its links are still busy or held by another folded collective";
+  }
 
   void notify_rank_done(EventHandler& handler, std::uint64_t tag_base) override;
   void start(std::uint32_t rank) override;

@@ -6,6 +6,7 @@
 #include <doctest/doctest.h>
 #include "tests/paths/paths.h"
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -45,6 +46,13 @@ Outcome estimate_and_run(const std::string& file, const std::vector<std::string>
   out.in_full = analysis::estimate_once(full, program, {}, analysis::Embed::Off)->events();
   out.run = analysis::simulate_program(setup, program);
   return out;
+}
+
+// The step as `hybridsim run` takes it (simulate_steps): its estimate's first try handed to its run.
+analysis::StepResult run_as_cli(const std::string& file, const std::vector<std::string>& sets) {
+  const scenarios::ResolvedScenario resolved =
+      scenarios::resolve(scenarios::load_scenario(HYBRIDSIM_SOURCE_DIR + "/" + file, sets));
+  return analysis::simulate_steps(analysis::step_setup(resolved), std::nullopt, nullptr, nullptr);
 }
 
 // A step whose fold was given up for `reason` (the start of the run's step_fold_reason) ran every
@@ -281,6 +289,17 @@ TEST_CASE("fold forecast: a tree that starts while a folded ring holds its links
   check_estimated_as_every_gpu(o, "a ring they share ran in full: its links are still busy");
   CHECK(o.run.simulation.folded == 1);  // the first all-gather; the trees and the second in full
   CHECK(o.estimate < o.in_full / 2);    // not every collective counted in full
+  // Run as `hybridsim run` runs it, its estimate foreseeing the fold given up, the folded try is not
+  // made (FirstAttempt::fold_given_up): nothing thrown away (before, 8,829,036 events run folded and
+  // thrown away), and the same result and refusal as the ladder that tries the fold first (above).
+  const analysis::StepResult skipped = run_as_cli("scenarios/cluster-hybrid-vs-dp.yaml", sets);
+  CHECK(o.run.simulation.given_up_events > 0);  // simulate_program without the estimate's first try
+  CHECK(skipped.simulation.given_up_events == 0);
+  CHECK(skipped.simulation.strategy == o.run.simulation.strategy);
+  CHECK(skipped.simulation.refused == o.run.simulation.refused);
+  CHECK(skipped.simulation.step_fold_reason == o.run.simulation.step_fold_reason);
+  CHECK(skipped.step_time == o.run.step_time);
+  CHECK(skipped.events == o.run.events);
 }
 
 TEST_CASE("fold forecast: a tree issued long after the folded rings end still folds in the estimate") {
@@ -301,4 +320,10 @@ TEST_CASE("fold forecast: a tree issued long after the folded rings end still fo
     CHECK(ratio >= 0.5);
     CHECK(ratio <= 2.05);
   }
+  // Its estimate foresees the fold held: `hybridsim run` tries it first, and it holds.
+  const analysis::StepResult run =
+      run_as_cli("scenarios/what-if/infiniband-bandwidth.yaml",
+                 {"sweep=null", "workload.network=inception-v3", "parallelism.dp=32"});
+  CHECK(run.simulation.strategy == "folded onto representative GPUs");
+  CHECK(run.simulation.given_up_events == 0);
 }
