@@ -95,7 +95,7 @@ struct FirstAttempt {
   // Where the estimate foresees the first fold given up after its run (Attempt::run_refusal): the
   // refusal that run would end in. The ladder's folded way refuses with it at once, and the step
   // starts from the every-GPU way its estimate counts: BigLSTM DP on 128 DGX-1 ran 74.3 M events
-  // folded before throwing them away (tests/bench/MEASUREMENTS.md, skipfold). `fold` is then empty.
+  // folded before throwing them away (tests/bench/MEASUREMENTS.md, skipfold). `fold` is then not run.
   std::string fold_given_up;
 };
 

@@ -5,6 +5,7 @@
 #include <limits>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "analysis/step/step_attempt.h"
@@ -214,12 +215,8 @@ StepEstimate estimate_program(const StepSetup& setup, const workloads::StepProgr
                                .in_flight = set_up.in_flight});
       }
       if (first_try) keep.folded = nullptr;  // as above: refined or every GPU next
-      // Foreseen given up after its run: the run starts from the every-GPU way counted below, whose
-      // set-up is then the one kept.
-      if (first_try && !refused.run_refusal.empty()) {
-        keep.fold.reset();
-        keep.fold_given_up = refused.run_refusal;
-      }
+      // Foreseen given up after its run: the run starts from the every-GPU way counted below.
+      if (first_try && !refused.run_refusal.empty()) keep.fold_given_up = std::move(refused.run_refusal);
       counted = std::move(refused.counted);
       given_up = refused.why;
       if (!refused.fold_broken || refused.unsuitable) break;
@@ -227,8 +224,8 @@ StepEstimate estimate_program(const StepSetup& setup, const workloads::StepProgr
     }
   }
   if (auto refused = every_gpu_past_cap(setup, counted, given_up)) return *refused;
-  // The ladder's every-GPU try comes first where it folds nothing.
-  const bool first_try = first != nullptr && !keep.fold;
+  // The ladder's every-GPU try comes first where it folds nothing, or skips its fold.
+  const bool first_try = first != nullptr && (!keep.fold || !keep.fold_given_up.empty());
   return every_gpu_estimate(setup, program, progress, first_try ? &keep.every_gpu : nullptr);
 }
 
