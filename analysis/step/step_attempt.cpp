@@ -454,10 +454,12 @@ StepResult step_result(const StepSetup& setup, const workloads::StepProgram& pro
 }
 
 // Why a folded step was given up where a collective its representatives and members share ran in
-// full (`reason`, the collective's): check_step_fold's words, and those a run that skips the fold
-// because its estimate foresaw that gives (Attempt::run_refusal).
-std::string shared_ran_in_full(std::string_view reason) {
-  return "a ring they share ran in full: " + std::string(reason);
+// full (`reason`, the collective's): check_step_fold's words; where the estimate foresaw it and the
+// fold was not tried (Attempt::run_refusal), words that say so rather than that it ran.
+std::string shared_ran_in_full(std::string_view reason, bool foreseen = false) {
+  return (foreseen ? "a ring they share would run in full, foreseen before the run (the fold not tried): "
+                   : "a ring they share ran in full: ") +
+         std::string(reason);
 }
 
 // The reason a collective that may fold gives where it starts in full on links still busy
@@ -694,7 +696,7 @@ std::optional<StepEstimate> estimate_staged(const StepSetup& setup, const worklo
     if (!fold.empty() && spans_members(fold, program.collectives[i])) {
       attempt.unsuitable = true;
       attempt.why = "a collective they share would run in full: its links are still busy";
-      attempt.run_refusal = shared_ran_in_full(busy_refusal(*owned[i]));
+      attempt.run_refusal = shared_ran_in_full(busy_refusal(*owned[i]), true);
       count();
       return {};
     }

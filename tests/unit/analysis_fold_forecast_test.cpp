@@ -291,13 +291,24 @@ TEST_CASE("fold forecast: a tree that starts while a folded ring holds its links
   CHECK(o.estimate < o.in_full / 2);    // not every collective counted in full
   // Run as `hybridsim run` runs it, its estimate foreseeing the fold given up, the folded try is not
   // made (FirstAttempt::fold_given_up): nothing thrown away (before, 8,829,036 events run folded and
-  // thrown away), and the same result and refusal as the ladder that tries the fold first (above).
+  // thrown away), and the same result as the ladder that tries the fold first (above).
   const analysis::StepResult skipped = run_as_cli("scenarios/cluster-hybrid-vs-dp.yaml", sets);
   CHECK(o.run.simulation.given_up_events > 0);  // simulate_program without the estimate's first try
   CHECK(skipped.simulation.given_up_events == 0);
   CHECK(skipped.simulation.strategy == o.run.simulation.strategy);
-  CHECK(skipped.simulation.refused == o.run.simulation.refused);
-  CHECK(skipped.simulation.step_fold_reason == o.run.simulation.step_fold_reason);
+  // The same reasons, said as foreseen: the shared ring never ran.
+  const auto foreseen = [](std::string said) {
+    const std::string ran = "a ring they share ran in full: ";
+    if (const std::size_t at = said.find(ran); at != std::string::npos)
+      said.replace(at, ran.size(),
+                   "a ring they share would run in full, foreseen before the run (the fold not tried): ");
+    return said;
+  };
+  REQUIRE(skipped.simulation.refused.size() == o.run.simulation.refused.size());
+  for (std::size_t i = 0; i < o.run.simulation.refused.size(); ++i)
+    CHECK(skipped.simulation.refused[i] == foreseen(o.run.simulation.refused[i]));
+  CHECK(skipped.simulation.step_fold_reason != o.run.simulation.step_fold_reason);
+  CHECK(skipped.simulation.step_fold_reason == foreseen(o.run.simulation.step_fold_reason));
   CHECK(skipped.step_time == o.run.step_time);
   CHECK(skipped.events == o.run.events);
 }
