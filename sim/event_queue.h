@@ -128,6 +128,9 @@ class EventQueue {
   Time now() const { return now_; }
   std::uint64_t events_processed() const { return processed_; }
   std::size_t pending() const { return live_; }
+  // Entries copied to make the front its own array or to drop its fired ones (own_front): what a
+  // front of many events at one time costs as its handlers schedule more into it.
+  std::uint64_t front_entries_moved() const { return front_moved_; }
   // Time of the next live event, or Time::max() when empty.
   Time next_time();
   // Pre-sizes the slot table and the chunk pool for this many pending events (optional).
@@ -308,7 +311,7 @@ class EventQueue {
     if (front_data_ != front_.data() || front_end_ == front_.size()) [[unlikely]] own_front();
     front_[front_end_++] = e;
   }
-  void own_front();  // makes the front its own array (not a staged part), with room for one more
+  void own_front();  // makes the front its own array (not a staged part), with room for as many again
   void grow_pool(std::size_t chunks);
   // Gives the bucket's chunks back to the pool and empties it. Inline: most buckets in a step have
   // none, and the call with its 64-byte reset was 13 instructions a refill. Its first entry is left
@@ -396,6 +399,7 @@ class EventQueue {
   std::size_t front_pos_ = 0;
   std::size_t front_end_ = 0;
   std::uint64_t front_last_ = 0;  // time of the front's latest entry; earlier ones go to late_
+  std::uint64_t front_moved_ = 0;  // front_entries_moved()
   std::vector<LateEntry> late_;
   std::uint64_t late_seq_ = 0;
   bool next_is_late_ = false;     // set by next_live(): the next event is late_'s top

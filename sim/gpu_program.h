@@ -63,8 +63,15 @@ struct Task {
 // `event_shift` and each collective index by `collective_shift` (shifted_from). At 16,384 GPUs the
 // workers' compute streams are one list and per-GPU shifts instead of a copy each (sim/README.md,
 // "Shared programs"). Reading gives tasks by value, shifts applied; changing a shared list copies it.
+// A shared list may hold one collective task that is each reader's own (its index and rank differ
+// from GPU to GPU in no way a shift gives: ZeRO's gather of the updated parameters, each GPU's rank
+// in its data-parallel group): stored as own_collective(), it reads as the list's set_own_collective.
 class TaskList {
  public:
+  // The stored index and rank of the collective task that reads as the list's own (own_collective()).
+  static constexpr std::uint32_t kOwnCollective = 0xFFFFFFFFu;
+  static Task own_collective() { return Task::collective(kOwnCollective, kOwnCollective); }
+
   TaskList() = default;
   TaskList(std::initializer_list<Task> tasks) : own_(tasks) {}
   TaskList(std::vector<Task> tasks) : own_(std::move(tasks)) {}  // NOLINT: implicit, as the vector was
@@ -81,6 +88,14 @@ class TaskList {
   const void* same_tasks() const { return shared_ ? static_cast<const void*>(shared_.get()) : &own_; }
   std::uint32_t event_shift() const { return event_shift_; }
   std::uint32_t collective_shift() const { return collective_shift_; }
+  // What a stored own_collective() reads as in this list (no shift applies to it); shifted_from
+  // passes the base's on. Only a shared list holds one (mutate() writes it out).
+  void set_own_collective(std::uint32_t index, std::uint32_t rank) {
+    own_index_ = index;
+    own_rank_ = rank;
+  }
+  std::uint32_t own_collective_index() const { return own_index_; }
+  std::uint32_t own_collective_rank() const { return own_rank_; }
   // The tasks as stored, shifts not applied (shifted() applies them), for a reader that walks a list
   // task by task on a hot path (the executor, step metrics): operator[] tests which storage holds
   // the list, and copies the task out, at every read.
@@ -115,13 +130,22 @@ class TaskList {
  private:
   Task shift(Task t) const {
     if (t.kind == TaskKind::Record || t.kind == TaskKind::Wait) t.id += event_shift_;
-    if (t.kind == TaskKind::Collective) t.id += collective_shift_;
+    if (t.kind == TaskKind::Collective) {
+      if (t.id == kOwnCollective && t.rank == kOwnCollective) {
+        t.id = own_index_;
+        t.rank = own_rank_;
+      } else {
+        t.id += collective_shift_;
+      }
+    }
     return t;
   }
   std::vector<Task> own_;
   std::shared_ptr<const std::vector<Task>> shared_;
   std::uint32_t event_shift_ = 0;
   std::uint32_t collective_shift_ = 0;
+  std::uint32_t own_index_ = kOwnCollective;
+  std::uint32_t own_rank_ = kOwnCollective;
 };
 
 struct StreamProgram {

@@ -12,6 +12,8 @@ TaskList TaskList::shifted_from(TaskList& base, std::uint32_t event_shift, std::
   // Shifts add up: a list shifted from a shifted list shifts its base by both.
   out.event_shift_ = base.event_shift_ + event_shift;
   out.collective_shift_ = base.collective_shift_ + collective_shift;
+  out.own_index_ = base.own_index_;
+  out.own_rank_ = base.own_rank_;
   return out;
 }
 
@@ -22,6 +24,7 @@ std::vector<Task>& TaskList::mutate() {
     for (const Task& t : *shared_) own_.push_back(shift(t));
     shared_.reset();
     event_shift_ = collective_shift_ = 0;
+    own_index_ = own_rank_ = kOwnCollective;
   }
   return own_;
 }

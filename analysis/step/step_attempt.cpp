@@ -13,6 +13,7 @@
 #include "analysis/step/step_series.h"
 #include "sim/error.h"
 #include "sim/fast/embedded_ring.h"
+#include "sim/fast/fold_cost.h"
 #include "sim/fast/folded_ring.h"
 #include "sim/fast/folded_tree.h"
 #include "sim/fast/link_claims.h"
@@ -633,6 +634,21 @@ void count_in_full(StepEstimate& e, const std::vector<std::unique_ptr<sim::Colle
   }
 }
 
+// Whether a ring this try embedded, shared by representatives and members, has two edges on one
+// link: without embedding it would be the FoldedRing of the same plan, which shared_rings_may_fold
+// refuses (its plan_refusal passed, or it would not have been embedded: FoldedRing::may_embed), and
+// the other shared rings are that try's as this one's, which passed. So the try without embedding
+// is known unsuitable without setting it up (at 65,536 GPUs of GNMT DP on DGX H100, a second set-up
+// of about 0.5 GB beside the kept one: tests/bench/MEASUREMENTS.md, mem).
+bool embedded_shared_ring_shares_edges(const workloads::StepProgram& program, const StepFoldPlan& fold,
+                                       const std::vector<sim::EmbeddedRing*>& rings) {
+  for (std::size_t i = 0; i < rings.size(); ++i)
+    if (rings[i] != nullptr && spans_members(fold, program.collectives[i]) &&
+        sim::ring_edges_share_a_link(rings[i]->ring()))
+      return true;
+  return false;
+}
+
 // estimate_once's count of a try set up (`stage`, as simulate_once would run it).
 std::optional<StepEstimate> estimate_staged(const StepSetup& setup, const workloads::StepProgram& program,
                                             const StepFoldPlan& fold, Embed embed,
@@ -701,6 +717,8 @@ std::optional<StepEstimate> estimate_staged(const StepSetup& setup, const worklo
       return {};
     }
   attempt.embed_bounded = stage.embedded.bounded;
+  if (attempt.embed_bounded && !fold.empty())
+    attempt.unembedded_unsuitable = embedded_shared_ring_shares_edges(program, fold, stage.rings);
   StepEstimate e = step_budget_cost(program, owned, fold.fold, fold.shadow_of, told, attempt_shape(setup));
   count_in_full(e, owned, in_full);
   count_every_gpu(e, false);

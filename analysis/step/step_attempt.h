@@ -55,6 +55,10 @@ struct Attempt {
   // models meet other transfers live are the fold's alone), so that way runs its rings unembedded,
   // as the same fold's try without embedding counts it.
   bool every_gpu_unembedded = false;
+  // An estimate's of a folded try with embedded rings whose bound may not hold (embed_bounded): the
+  // run's try again without embedding would be refused before it runs (unsuitable: a ring they share
+  // has two edges on one link, as shared_rings_may_fold finds it), as this try's rings tell it.
+  bool unembedded_unsuitable = false;
   // An estimate's of a folded try set up: the ladder's every-GPU way as its count gives it, without
   // setting that way up (StepEstimate::every_gpu: every GPU's tasks, a shadow as its representative;
   // the third way, every collective in full, where another party is expected to cross its folded

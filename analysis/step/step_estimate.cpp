@@ -196,8 +196,12 @@ StepEstimate estimate_program(const StepSetup& setup, const workloads::StepProgr
         if (cap != 0 && e->every_gpu.memory() > cap) return *e;
         // Past its bound, the run tries the fold again without embedding; where that is refused up
         // front (a ring they share cannot fold alone: two of its edges on one NVSwitch link), every GPU.
+        // Known from this try's rings, it is not set up (beside the kept try: 0.5 GB at 65,536 GPUs),
+        // unless its own count of the every-GPU way is wanted (every_gpu_unembedded).
         Attempt plain;
-        if (estimate_once(setup, program, fold, Embed::Off, nullptr, &plain) || !plain.unsuitable) return *e;
+        const bool known = refused.unembedded_unsuitable && !refused.every_gpu_unembedded;
+        if (!known && (estimate_once(setup, program, fold, Embed::Off, nullptr, &plain) || !plain.unsuitable))
+          return *e;
         // The every-GPU way is counted from the fold's try (with embedding, or without where that
         // way's embedding is expected to be interfered with), not set up: at 65,536 GPUs of GNMT DP on
         // DGX H100 its set-up cost about 8 s of CPU and 0.5 GB (tests/bench/MEASUREMENTS.md, est).

@@ -6,6 +6,7 @@
 #include <doctest/doctest.h>
 
 #include <map>
+#include <set>
 
 #include "scenarios/loader/resolve.h"
 #include "sim/error.h"
@@ -220,8 +221,8 @@ TEST_CASE("zero: the replicas' compute streams stay one shared list, each GPU's 
     const void* first = nullptr;
     for (const sim::GpuProgram& gpu : z.program.gpus)
       for (const sim::StreamProgram& stream : gpu.streams) {
-        if (stream.name == "compute" && zero == 3) {
-          // (Stage 1's all-gather after the optimizer has each GPU's rank: its lists are its own.)
+        if (stream.name == "compute") {
+          // Stage 1's all-gather after the optimizer, each GPU's rank, is the list's own collective.
           CHECK(stream.tasks.is_shared());
           if (first == nullptr) first = stream.tasks.same_tasks();
           CHECK(stream.tasks.same_tasks() == first);
@@ -235,6 +236,43 @@ TEST_CASE("zero: the replicas' compute streams stay one shared list, each GPU's 
     for (std::size_t e = 0; e < records.size(); ++e)
       if (waits[e] > 0) CHECK(records[e] == 1);
     for (const int n : records) CHECK(n <= 1);
+  }
+}
+
+TEST_CASE("zero: stages 1 and 2 keep compute lists shared as stage 0 does, each GPU gathering as itself") {
+  // The all-gather of the updated parameters goes on each GPU's compute stream with its own rank in
+  // its group (and, under tp, its own group's collective): it was a copy of the list a GPU (N lists
+  // of N x tasks at N GPUs), now the list's own collective (sim::TaskList::own_collective).
+  for (const int tp : {1, 2}) {
+    const auto distinct_compute_lists = [](const StepProgram& p) {
+      std::set<const void*> lists;
+      for (const sim::GpuProgram& gpu : p.gpus)
+        for (const sim::StreamProgram& stream : gpu.streams)
+          if (stream.name == "compute") lists.insert(stream.tasks.same_tasks());
+      return lists.size();
+    };
+    const Run z0 = run({.zero = 0, .dp = 8 / tp, .tp = tp});
+    for (const int zero : {1, 2}) {
+      CAPTURE(tp);
+      CAPTURE(zero);
+      const Run z = run({.zero = zero, .dp = 8 / tp, .tp = tp});
+      CHECK(distinct_compute_lists(z.program) == distinct_compute_lists(z0.program));
+      CHECK(distinct_compute_lists(z.program) < z.program.gpus.size());
+      for (std::size_t g = 0; g < z.program.gpus.size(); ++g) {
+        int gathers = 0;
+        for (const sim::StreamProgram& stream : z.program.gpus[g].streams)
+          for (const sim::Task t : stream.tasks) {
+            if (t.kind != sim::TaskKind::Collective) continue;
+            const CollectiveSpec& c = z.program.collectives.at(t.id);
+            if (c.role != CollectiveRole::UpdatedParameterAllGather) continue;
+            ++gathers;
+            CHECK(stream.name == "compute");
+            REQUIRE(t.rank < c.members.size());
+            CHECK(c.members[t.rank] == static_cast<int>(g));
+          }
+        CHECK(gathers == 1);
+      }
+    }
   }
 }
 

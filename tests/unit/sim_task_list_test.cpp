@@ -37,3 +37,30 @@ TEST_CASE("a shifted list reads as its base with events and collectives moved") 
   for (const Task& t : again) ids += t.id;
   CHECK(ids == 13 + 7 + 14 + 107);
 }
+
+TEST_CASE("a list's own collective reads as that list's index and rank, passed on and written out") {
+  // ZeRO's gather after the optimizer: one task of a shared list whose index and rank are each
+  // reader's own (no shift gives a GPU's rank in its group).
+  TaskList base{Task::kernel(Time::us(40), 7), TaskList::own_collective(), Task::collective(5, 1)};
+  TaskList later = TaskList::shifted_from(base, 10, 100);
+  base.set_own_collective(20, 0);
+  later.set_own_collective(21, 3);
+  CHECK(later.same_tasks() == base.same_tasks());
+  CHECK(base[1].id == 20);
+  CHECK(base[1].rank == 0);
+  CHECK(later[1].id == 21);  // not shifted by 100
+  CHECK(later[1].rank == 3);
+  CHECK(later[2].id == 105);  // the others' collectives shift as before
+  CHECK(later[2].rank == 1);
+  CHECK(later.shifted(later.stored()[1]).id == 21);
+  // A list shifted from it reads the same own collective until given its own.
+  const TaskList again = TaskList::shifted_from(later, 1, 2);
+  CHECK(again[1].id == 21);
+  CHECK(again[1].rank == 3);
+  // Changing one copies it with its own collective written out.
+  later.push_back(Task::record(4));
+  CHECK_FALSE(later.is_shared());
+  CHECK(later[1].id == 21);
+  CHECK(later[1].rank == 3);
+  CHECK(base[1].id == 20);
+}

@@ -4,6 +4,7 @@
 #include <map>
 #include <optional>
 #include <set>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -121,10 +122,38 @@ sim::Bytes scattered_bytes(const StepProgram& p, const sim::GpuProgram& gpu,
   return total;
 }
 
+// Where the gather goes in a compute stream: after its last optimizer kernel (its end if none).
+std::size_t after_optimizer(const StepProgram& p, const sim::TaskList& list) {
+  std::size_t at = list.size();
+  const std::span<const Task> stored = list.stored();  // kernels: no shift applies to them
+  for (std::size_t i = 0; i < stored.size(); ++i)
+    if (stored[i].kind == sim::TaskKind::Kernel && stored[i].id < p.labels.size() &&
+        p.labels[stored[i].id].phase == Phase::Optimizer)
+      at = i + 1;
+  return at;
+}
+
+// `list`'s tasks with `gather` inserted at `at`, in a vector of the final size (mutate() and an
+// insert held about twice the list a GPU, 425 KB at 16,384 GPUs of a GPT-3 pipeline;
+// tests/bench/MEASUREMENTS.md, Lead of 2026-12-06).
+std::vector<Task> with_gather(const sim::TaskList& list, std::size_t at, const Task& gather) {
+  std::vector<Task> tasks;
+  tasks.reserve(list.size() + 1);
+  for (std::size_t i = 0; i < at; ++i) tasks.push_back(list[i]);
+  tasks.push_back(gather);
+  for (std::size_t i = at; i < list.size(); ++i) tasks.push_back(list[i]);
+  return tasks;
+}
+
 // Stages 1 and 2: the updated parameters (scattered_bytes) all-gathered over the group right after
-// the optimizer, on the compute stream (the next step needs them).
+// the optimizer, on the compute stream (the next step needs them). The gather's index and rank are
+// each GPU's own, so GPUs that share a compute list keep sharing it, with the gather as the list's
+// own collective (sim::TaskList::own_collective): a copy a GPU held N x the list (16,384 GPUs of a
+// ZeRO-1 step: tests/bench/MEASUREMENTS.md, mem of 2026-12-06).
 void gather_updated(StepProgram& p) {
   std::map<std::vector<int>, std::uint32_t> spec_of;
+  std::map<const sim::TaskList*, Task> gather_of;  // by compute list: its GPU's gather
+  std::vector<sim::TaskList*> lists;
   for (std::size_t g = 0; g < p.gpus.size(); ++g) {
     sim::GpuProgram& gpu = p.gpus[g];
     const std::optional<Group> group = group_of(p, gpu);
@@ -136,23 +165,22 @@ void gather_updated(StepProgram& p) {
                                scattered_bytes(p, gpu), group->members, 0, -1, p.mp_rank_of_gpu[g]});
     sim::StreamProgram* compute = stream_named(gpu, "compute");
     if (compute == nullptr) throw InternalError("sharded data parallel: a GPU without a compute stream");
-    // The gather (its rank this GPU's) makes the GPU's list its own: copied once at its final size
-    // (mutate() and an insert held about twice the list a GPU, 425 KB at 16,384 GPUs of a GPT-3
-    // pipeline; tests/bench/MEASUREMENTS.md, Lead of 2026-12-06).
-    const sim::TaskList& list = compute->tasks;
-    std::size_t at = list.size();
-    for (std::size_t i = 0; i < list.size(); ++i) {
-      const Task t = list[i];
-      if (t.kind == sim::TaskKind::Kernel && t.id < p.labels.size() &&
-          p.labels[t.id].phase == Phase::Optimizer)
-        at = i + 1;
+    lists.push_back(&compute->tasks);
+    gather_of[&compute->tasks] = Task::collective(it->second, group->rank);
+  }
+  for (const SharedGroup& group : shared_groups(lists)) {
+    const std::size_t at = after_optimizer(p, *group.lists[0]);
+    if (group.lists.size() == 1 && !group.lists[0]->is_shared()) {
+      *group.lists[0] = with_gather(*group.lists[0], at, gather_of.at(group.lists[0]));
+      continue;
     }
-    std::vector<Task> tasks;
-    tasks.reserve(list.size() + 1);
-    for (std::size_t i = 0; i < at; ++i) tasks.push_back(list[i]);
-    tasks.push_back(Task::collective(it->second, group->rank));
-    for (std::size_t i = at; i < list.size(); ++i) tasks.push_back(list[i]);
-    compute->tasks = std::move(tasks);
+    edit_alike(group, [&](std::vector<Task>& tasks) {
+      tasks.insert(tasks.begin() + static_cast<std::ptrdiff_t>(at), sim::TaskList::own_collective());
+    });
+    for (sim::TaskList* list : group.lists) {
+      const Task gather = gather_of.at(list);
+      list->set_own_collective(gather.id, gather.rank);
+    }
   }
 }
 
