@@ -149,6 +149,50 @@ StepEstimate estimate_step(const StepSetup& setup, SimulationProgress* progress)
   return estimate_program(setup, build_program(setup, progress), progress);
 }
 
+namespace {
+
+// A fold's count `e` whose rings were embedded within a bound (Attempt::embed_bounded, `refused` its
+// try): the fold's where the run keeps it, else either way (the fold's or every GPU's, as the ring's
+// ties go). `kept`: the ladder's first try where this is it (its set-up let go before another).
+StepEstimate bounded_fold_estimate(const StepSetup& setup, const workloads::StepProgram& program,
+                                   const StepFoldPlan& fold, const StepEstimate& e, const Attempt& refused,
+                                   SimulationProgress* progress, FirstAttempt* kept) {
+  // Where every GPU simulated holds more than the memory cap (as this try counts that way's
+  // first try, its rings embedded), the estimate is the fold's, the way the run tries first and
+  // keeps unless the ring's ties go the other way; if they do, the run refuses that fallback
+  // before setting it up (step_runner.cpp, every_gpu), from the same count. Counted between the
+  // two, a step whose fold holds was refused (GNMT dp 32,768 x mp 2 on 8,192 DGX H100, at
+  // 8.79 GB where its fold holds in about 3 GB). Asked first: the try without embedding below
+  // would change nothing here.
+  const std::int64_t cap = setup.limits.max_memory;
+  if (cap != 0 && e.every_gpu.memory() > cap) return e;
+  // Past its bound, the run tries the fold again without embedding; where that is refused up
+  // front (a ring they share cannot fold alone: two of its edges on one NVSwitch link), every GPU.
+  // Known from this try's rings, it is not set up (beside the kept try: 0.5 GB at 65,536 GPUs),
+  // unless its own count of the every-GPU way is wanted (every_gpu_unembedded).
+  Attempt plain;
+  const bool known = refused.unembedded_unsuitable && !refused.every_gpu_unembedded;
+  if (!known && (estimate_once(setup, program, fold, Embed::Off, nullptr, &plain) || !plain.unsuitable))
+    return e;
+  // The every-GPU way is counted from the fold's try (with embedding, or without where that
+  // way's embedding is expected to be interfered with), not set up: at 65,536 GPUs of GNMT DP on
+  // DGX H100 its set-up cost about 8 s of CPU and 0.5 GB (tests/bench/MEASUREMENTS.md, est).
+  const std::optional<StepEstimate::EveryGpu>& every_gpu =
+      refused.every_gpu_unembedded ? plain.every_gpu : refused.every_gpu;
+  if (every_gpu) return either_way(e, *every_gpu);
+  // Where it is not (a tree the members share runs uniform), the every-GPU way is set up: the
+  // kept set-up is let go first, so that two set-ups (one a whole every-GPU one) are never held
+  // at once; the run's folded try sets up again.
+  if (kept != nullptr) kept->folded = nullptr;
+  const StepEstimate set_up = every_gpu_estimate(setup, program, progress);
+  return either_way(e, {.events = set_up.events(),
+                         .state_bytes = set_up.state_bytes,
+                         .held_bytes = set_up.held_bytes,
+                         .in_flight = set_up.in_flight});
+}
+
+}  // namespace
+
 StepEstimate estimate_program(const StepSetup& setup, const workloads::StepProgram& program,
                               SimulationProgress* progress, FirstAttempt* first) {
   // The ladder's first way (step_runner.cpp): folded onto representatives when the fast path is on
@@ -185,38 +229,8 @@ StepEstimate estimate_program(const StepSetup& setup, const workloads::StepProgr
                                                         first_try ? &keep.folded : nullptr)) {
         e->way = "folded onto representative GPUs";
         if (!refused.embed_bounded) return *e;
-        // Where every GPU simulated holds more than the memory cap (as this try counts that way's
-        // first try, its rings embedded), the estimate is the fold's, the way the run tries first and
-        // keeps unless the ring's ties go the other way; if they do, the run refuses that fallback
-        // before setting it up (step_runner.cpp, every_gpu), from the same count. Counted between the
-        // two, a step whose fold holds was refused (GNMT dp 32,768 x mp 2 on 8,192 DGX H100, at
-        // 8.79 GB where its fold holds in about 3 GB). Asked first: the try without embedding below
-        // would change nothing here.
-        const std::int64_t cap = setup.limits.max_memory;
-        if (cap != 0 && e->every_gpu.memory() > cap) return *e;
-        // Past its bound, the run tries the fold again without embedding; where that is refused up
-        // front (a ring they share cannot fold alone: two of its edges on one NVSwitch link), every GPU.
-        // Known from this try's rings, it is not set up (beside the kept try: 0.5 GB at 65,536 GPUs),
-        // unless its own count of the every-GPU way is wanted (every_gpu_unembedded).
-        Attempt plain;
-        const bool known = refused.unembedded_unsuitable && !refused.every_gpu_unembedded;
-        if (!known && (estimate_once(setup, program, fold, Embed::Off, nullptr, &plain) || !plain.unsuitable))
-          return *e;
-        // The every-GPU way is counted from the fold's try (with embedding, or without where that
-        // way's embedding is expected to be interfered with), not set up: at 65,536 GPUs of GNMT DP on
-        // DGX H100 its set-up cost about 8 s of CPU and 0.5 GB (tests/bench/MEASUREMENTS.md, est).
-        const std::optional<StepEstimate::EveryGpu>& every_gpu =
-            refused.every_gpu_unembedded ? plain.every_gpu : refused.every_gpu;
-        if (every_gpu) return either_way(*e, *every_gpu);
-        // Where it is not (a tree the members share runs uniform), the every-GPU way is set up: the
-        // kept set-up is let go first, so that two set-ups (one a whole every-GPU one) are never held
-        // at once; the run's folded try sets up again.
-        if (first_try) keep.folded = nullptr;
-        const StepEstimate set_up = every_gpu_estimate(setup, program, progress);
-        return either_way(*e, {.events = set_up.events(),
-                               .state_bytes = set_up.state_bytes,
-                               .held_bytes = set_up.held_bytes,
-                               .in_flight = set_up.in_flight});
+        return bounded_fold_estimate(setup, program, fold, *e, refused, progress,
+                                     first_try ? &keep : nullptr);
       }
       if (first_try) keep.folded = nullptr;  // as above: refined or every GPU next
       // Foreseen given up after its run: the run starts from the every-GPU way counted below.
