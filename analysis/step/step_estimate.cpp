@@ -71,12 +71,18 @@ sim::BudgetExceeded every_gpu_refusal(std::int64_t bytes, std::uint64_t in_fligh
   return over;
 }
 
-void check_event_floor(const workloads::Profile& profile, std::uint64_t max_events) {
-  if (max_events == 0) return;
+std::uint64_t event_floor(const workloads::Profile& profile) {
   std::uint64_t kernels = 0;
   for (const workloads::Op& op : profile.ops) kernels += op.forward.size() + op.backward.size();
-  if (2 * kernels <= max_events) return;
-  throw sim::BudgetExceeded(sim::BudgetExceeded::Kind::Events, 2 * kernels, max_events, 0,
+  return 2 * kernels;
+}
+
+void check_event_floor(const workloads::Profile& profile, std::uint64_t max_events) {
+  if (max_events == 0) return;
+  const std::uint64_t floor = event_floor(profile);
+  if (floor <= max_events) return;
+  const std::uint64_t kernels = floor / 2;
+  throw sim::BudgetExceeded(sim::BudgetExceeded::Kind::Events, floor, max_events, 0,
                             "its worker's " + std::to_string(kernels) +
                                 " kernels alone are counted, two events each (a floor, before its cluster "
                                 "is built)");
