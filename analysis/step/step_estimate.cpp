@@ -134,10 +134,10 @@ std::optional<StepEstimate> every_gpu_past_cap(const StepSetup& setup,
 
 // Before the ladder's last way, every GPU and collective simulated in full, is set up: where what it
 // holds, counted from the every-GPU try's collectives (`counted`: its full_memory, which was that
-// set-up's own figure on every plan candidate of GNMT on 64 to 4,096 GPUs; tests/bench/MEASUREMENTS.md,
-// plan16k), is past the memory cap, that count, refused (StepEstimate::refused), so that the set-up is
-// never built. Set up first, GNMT dp 4,096 x mp 4 on 16,384 GPUs built 2.5 GB inside its estimate
-// whatever --max-sim-memory said (issue 31, plan16k).
+// set-up's own figure on each of 26 plan candidates of GNMT that take that way, on 64 to 16,384
+// GPUs; tests/bench/MEASUREMENTS.md, plan16k), is past the memory cap, that count, refused
+// (StepEstimate::refused), so that the set-up is never built. Set up first, GNMT dp 4,096 x mp 4 on
+// 16,384 GPUs built 2 to 2.6 GB inside its estimate whatever --max-sim-memory said (issue 31).
 std::optional<StepEstimate> in_full_past_cap(const StepSetup& setup,
                                              const std::optional<StepEstimate>& counted,
                                              const std::string& why) {
