@@ -59,6 +59,25 @@ analysis::StepRequest request(int gpus, int mp) {
   return r;
 }
 
+// The progress lines of `requests` resolved, estimated and simulated on one thread under `label`, by a
+// clock that reads a second later each time (from 100), the command begun at `started`.
+std::vector<std::string> step_lines(const std::vector<analysis::StepRequest>& requests,
+                                    const std::string& label, double started) {
+  const workloads::Profile profile = workloads::builtin_profile("gnmt");
+  double now = 100;
+  std::ostringstream out;
+  analysis::StepCache cache;
+  cache.simulate(requests, {.profiles = {{"gnmt", &profile}}},
+                 {.threads = 1,
+                  .on_progress = {},
+                  .keep_going = false,
+                  .progress = &out,
+                  .label = label,
+                  .clock = [&now] { return now += 1; },
+                  .started = started});
+  return lines_of(out.str());
+}
+
 }  // namespace
 
 TEST_CASE("progress estimate: lines come when due and say the fraction, the time left and the total") {
@@ -289,19 +308,7 @@ TEST_CASE("progress estimate: a study's lines count from its start in every part
   // The same three requests as above, the study begun 50 s before its steps were resolved (clock
   // 50): every line's time so far is from then, and the simulating part's "in all" covers the parts
   // before it (each part restarted at 0 s: its "in all" was that part's alone).
-  const workloads::Profile profile = workloads::builtin_profile("gnmt");
-  double now = 100;  // every reading of the clock is a second later
-  std::ostringstream out;
-  analysis::StepCache cache;
-  cache.simulate({request(8, 1), request(16, 1), request(16, 2)}, {.profiles = {{"gnmt", &profile}}},
-                 {.threads = 1,
-                  .on_progress = {},
-                  .keep_going = false,
-                  .progress = &out,
-                  .label = "study",
-                  .clock = [&now] { return now += 1; },
-                  .started = 50});
-  const auto lines = lines_of(out.str());
+  const auto lines = step_lines({request(8, 1), request(16, 1), request(16, 2)}, "study", 50);
   REQUIRE(lines.size() >= 4);
   // Due 2 s into resolving: 54 s since the study began (the clock read at 104), the part's 8 s left.
   // Its total, 62 s, is until the configurations are resolved, not the study's: its steps are not
@@ -350,19 +357,8 @@ TEST_CASE(
   std::uint64_t kernels = 0;
   for (const workloads::Op& op : profile.ops) kernels += op.forward.size() + op.backward.size();
   CHECK(kernels == 2218);
-  double now = 100;  // every reading of the clock is a second later
-  std::ostringstream out;
-  analysis::StepCache cache;
-  cache.simulate({request(64, 1), request(64, 2), request(64, 4)}, {.profiles = {{"gnmt", &profile}}},
-                 {.threads = 1,
-                  .on_progress = {},
-                  .keep_going = false,
-                  .progress = &out,
-                  .label = "plan",
-                  .clock = [&now] { return now += 1; },
-                  .started = 100});
   std::size_t before_any = 0, estimating = 0;
-  for (const std::string& l : lines_of(out.str())) {
+  for (const std::string& l : step_lines({request(64, 1), request(64, 2), request(64, 4)}, "plan", 100)) {
     if (l.find("GPUs' steps estimated") == std::string::npos) continue;
     INFO(l);
     ++estimating;
