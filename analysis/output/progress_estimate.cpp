@@ -100,7 +100,12 @@ std::string ProgressEstimate::line_locked(double done, std::string_view what, do
   const long percent = total_ > 0 ? std::lround(100 * shown / total_) : 0;
   std::string out = label_ + ": " + wall_text(elapsed) + ", " + amounts(shown, total_, unit_) + " done (" +
                     std::to_string(percent) + "%)";
-  if (!(done > 0))
+  if (!(done > 0) && unit_ == "events" && total_ > 0)
+    // None done yet (a plan's largest step of 16,384 GPUs set itself up for 10 s and more before its
+    // first event, its lines saying no end): the time left at the rate the up-front estimate quotes.
+    out += estimate(total_ / sim::kEventsPerSecond) + " (at " + count(sim::kEventsPerSecond) +
+           " events/s, none done yet)";
+  else if (!(done > 0))
     out += ", time left not yet known";
   else if (done >= total_)
     out += after_ >= 0 ? ", this part nearly done" + estimate(0) : ", nearly done";

@@ -679,9 +679,10 @@ std::optional<StepEstimate> estimate_staged(const StepSetup& setup, const worklo
   };
   const std::vector<std::size_t> in_full = crossing.expected_in_full(owned, program);
   // Where the fold is given up below, its count says what the every-GPU way would hold and take
-  // (estimate_program checks it before that way is set up, and counts that way from it).
+  // (estimate_program checks it before that way is set up, and counts that way from it); where the
+  // every-GPU try is, what the ladder's last way, every collective in full, would hold (its
+  // full_memory, checked before that way is set up: step_estimate.cpp).
   const auto count = [&] {
-    if (fold.empty()) return;
     attempt.counted =
         step_budget_cost(program, owned, fold.fold, fold.shadow_of, nullptr, attempt_shape(setup));
     count_in_full(*attempt.counted, owned, in_full);

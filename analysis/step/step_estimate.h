@@ -113,6 +113,8 @@ inline constexpr std::string_view kEstimatedCause =
 // no limit), so that `--max-events 1` at 65,536 GPUs is refused at once, not after minutes of
 // building (plan, study, run).
 void check_event_floor(const workloads::Profile& profile, std::uint64_t max_events);
+// That floor: two events for each kernel of the worker's ops, forward and backward.
+std::uint64_t event_floor(const workloads::Profile& profile);
 
 // The refusal of the ladder's every-GPU way before its set-up is built, the fold given up for `why`:
 // `bytes`, what that way holds (with `in_flight` messages in flight), past `cap`. The estimate's

@@ -149,7 +149,9 @@ TEST_CASE(
   // every GPU's collectives, 16,384 messages in flight at once, and its program, arrays and network
   // (analysis/step/step_footprint.h), 5.03 MB; a cap at the size it quotes runs the step. Under a
   // cap below what that way holds before its first message, the figure is counted from the folded
-  // try's collectives, before the every-GPU set-up is built (memp); above it, from that set-up: the
+  // try's collectives, before the every-GPU set-up is built (memp); above it, where that way's try is
+  // given up too and the last way (every collective in full) is what runs, from the every-GPU try's
+  // collectives, before that last set-up is built (plan16k; it was built first, then refused): the
   // same 5.03 MB.
   const Refusal r = refusal_at("simulation.max_memory=1 KiB");
   CHECK(r.what.find("the step would hold about 5.03 MB of simulation state (16384 messages in flight at "
@@ -158,10 +160,13 @@ TEST_CASE(
                     "set up, over the limit simulation.max_memory = 1 KiB; raise it to 5.1 MB or more "
                     "(--max-sim-memory SIZE") != std::string::npos);
   CHECK(r.quoted == "5.1 MB");
-  CHECK(refusal_at("simulation.max_memory=4.4 MB")
-            .what.find(
-                "would hold about 5.03 MB of simulation state (16384 messages in flight at once), over") !=
-        std::string::npos);
+  CHECK(
+      refusal_at("simulation.max_memory=4.4 MB")
+          .what.find("would hold about 5.03 MB of simulation state (16384 messages in flight at once), once "
+                     "its fold is given up and every GPU is simulated with every collective in full (a "
+                     "folded tree shares a link with an all-to-all or transfers that may run at once), as "
+                     "counted before that is set up, over the limit simulation.max_memory = 4.4 MB; raise "
+                     "it to 5.1 MB or more") != std::string::npos);
   CHECK(run_mixtral_trees("simulation.max_memory=" + r.quoted).step.events == 1081008);
 }
 

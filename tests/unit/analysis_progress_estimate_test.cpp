@@ -59,6 +59,25 @@ analysis::StepRequest request(int gpus, int mp) {
   return r;
 }
 
+// The progress lines of `requests` resolved, estimated and simulated on one thread under `label`, by a
+// clock that reads a second later each time (from 100), the command begun at `started`.
+std::vector<std::string> step_lines(const std::vector<analysis::StepRequest>& requests,
+                                    const std::string& label, double started) {
+  const workloads::Profile profile = workloads::builtin_profile("gnmt");
+  double now = 100;
+  std::ostringstream out;
+  analysis::StepCache cache;
+  cache.simulate(requests, {.profiles = {{"gnmt", &profile}}},
+                 {.threads = 1,
+                  .on_progress = {},
+                  .keep_going = false,
+                  .progress = &out,
+                  .label = label,
+                  .clock = [&now] { return now += 1; },
+                  .started = started});
+  return lines_of(out.str());
+}
+
 }  // namespace
 
 TEST_CASE("progress estimate: lines come when due and say the fraction, the time left and the total") {
@@ -114,7 +133,12 @@ TEST_CASE("progress estimate: estimated events, sizes in bytes, and work past it
   // An exact total reached is done.
   analysis::ProgressEstimate cases(nullptr, "validate", 4, "cases", hand.clock());
   CHECK(cases.line(4, "").ends_with("4 of 4 cases done (100%), nearly done"));
-  CHECK(events.line(0, "").ends_with("done (0%), time left not yet known"));
+  // Estimated events with none done yet (a large step setting itself up before its first event): the
+  // time left at the rate the up-front estimate quotes, 4e6 at 5e6 events/s (it said "time left not
+  // yet known", 17 s without an end in plan -m gnmt --gpus 16384).
+  CHECK(events.line(0, "") ==
+        "study: 10 s, 0 of about 4e6 events done (0%), about 1 s left of about 11 s in "
+        "all (at 5e6 events/s, none done yet)");
   // import's: bytes of the file read.
   analysis::ProgressEstimate bytes(nullptr, "import", 200e6, "bytes", hand.clock());
   hand.now = 115;  // 50 MB in 5 s: 15 s left
@@ -221,8 +245,14 @@ TEST_CASE(
       "is resolved, its steps not yet estimated; resolving the configurations before any step is estimated");
   CHECK(lines[1].starts_with("study: 8 s, 40 of 40 GPUs placed done (100%), nearly done; resolving"));
   // The largest steps are estimated first, each told as its parts are (the fold, the collectives:
-  // estimate_program), a share of its GPUs: the first line comes within the first 16-GPU step's.
-  CHECK(lines[2].starts_with("study: 3 s, 12 of 40 GPUs' steps estimated done (30%), about 7 s left of "));
+  // estimate_program), a share of its GPUs: the first line comes within the first 16-GPU step's. Its
+  // end is the study's, the simulation after counted from below until a step is estimated (its steps'
+  // kernels: 13,308 events, 3 ms, which round the 7 s left up to 8 s).
+  INFO(lines[2]);
+  CHECK(
+      lines[2].starts_with("study: 3 s, 12 of 40 GPUs' steps estimated done (30%), about 8 s left of about "
+                           "11 s in all (its simulation after: at least 13308 events, its steps' kernels, "
+                           "none of the 3 steps estimated yet)"));
   CHECK(lines[2].ends_with("; before any step is simulated"));
   const auto simulate = std::find_if(lines.begin(), lines.end(), [](const std::string& l) {
     return l.starts_with("study: 3 steps to simulate, about ");
@@ -278,19 +308,7 @@ TEST_CASE("progress estimate: a study's lines count from its start in every part
   // The same three requests as above, the study begun 50 s before its steps were resolved (clock
   // 50): every line's time so far is from then, and the simulating part's "in all" covers the parts
   // before it (each part restarted at 0 s: its "in all" was that part's alone).
-  const workloads::Profile profile = workloads::builtin_profile("gnmt");
-  double now = 100;  // every reading of the clock is a second later
-  std::ostringstream out;
-  analysis::StepCache cache;
-  cache.simulate({request(8, 1), request(16, 1), request(16, 2)}, {.profiles = {{"gnmt", &profile}}},
-                 {.threads = 1,
-                  .on_progress = {},
-                  .keep_going = false,
-                  .progress = &out,
-                  .label = "study",
-                  .clock = [&now] { return now += 1; },
-                  .started = 50});
-  const auto lines = lines_of(out.str());
+  const auto lines = step_lines({request(8, 1), request(16, 1), request(16, 2)}, "study", 50);
   REQUIRE(lines.size() >= 4);
   // Due 2 s into resolving: 54 s since the study began (the clock read at 104), the part's 8 s left.
   // Its total, 62 s, is until the configurations are resolved, not the study's: its steps are not
@@ -309,7 +327,7 @@ TEST_CASE("progress estimate: a study's lines count from its start in every part
       estimated = true;
     else if (l.find(" left of about ") != std::string::npos)
       CHECK((l.find(" in all") != std::string::npos) ==
-            (estimated || l.find(" in all (its simulation after: about ") != std::string::npos));
+            (estimated || l.find(" in all (its simulation after: ") != std::string::npos));
   }
   // Every later line, whichever part, says no less time than the one before (none starts at 0 s).
   auto seconds = [](const std::string& l) {  // "study: 54 s, ..." or "study: 3 min, ..."
@@ -325,6 +343,33 @@ TEST_CASE("progress estimate: a study's lines count from its start in every part
     CHECK(seconds(l) >= std::max(last, 54));
     last = seconds(l);
   }
+}
+
+TEST_CASE(
+    "progress estimate: a plan's estimating lines give the command's end before any step is estimated") {
+  // plan -m gnmt --gpus 16384: its first step took seconds to estimate (20 s at load 7) and the lines
+  // meanwhile gave only the estimating's end ("until every step is estimated, their simulation not yet
+  // counted"). Now the simulation after is counted from below until a step is estimated: each step
+  // simulates at least its worker's kernels, two events each (GNMT's 2,218: 4,436 events, 13,308 for
+  // the three steps), so that every line of the estimating says the command's end, "in all", and
+  // once a step is estimated, from it.
+  const workloads::Profile profile = workloads::builtin_profile("gnmt");
+  std::uint64_t kernels = 0;
+  for (const workloads::Op& op : profile.ops) kernels += op.forward.size() + op.backward.size();
+  CHECK(kernels == 2218);
+  std::size_t before_any = 0, estimating = 0;
+  for (const std::string& l : step_lines({request(64, 1), request(64, 2), request(64, 4)}, "plan", 100)) {
+    if (l.find("GPUs' steps estimated") == std::string::npos) continue;
+    INFO(l);
+    ++estimating;
+    CHECK(l.find(" in all (its simulation after: ") != std::string::npos);
+    CHECK(l.find("until every step is estimated") == std::string::npos);
+    if (l.find("(its simulation after: at least 13308 events, its steps' kernels, none of the 3 steps "
+               "estimated yet)") != std::string::npos)
+      ++before_any;
+  }
+  CHECK(estimating >= 2);
+  CHECK(before_any >= 1);
 }
 
 TEST_CASE("step estimate: the figures the run checks before its event loop, without running it") {

@@ -91,3 +91,53 @@ TEST_CASE(
 }
 
 }  // namespace hybridsim
+
+namespace hybridsim {
+namespace {
+
+// GNMT dp 8 x mp 8 (layers) on 8 DGX-1 machines, `more` settings beside.
+scenarios::ResolvedScenario gnmt_dp8_mp8(const std::vector<std::string>& more) {
+  std::vector<std::string> sets = {"sweep=null", "cluster.nodes=8",
+                                   "parallelism={dp: 8, mp: 8, placement: layers}"};
+  sets.insert(sets.end(), more.begin(), more.end());
+  return scenarios::resolve(
+      scenarios::load_scenario(HYBRIDSIM_SOURCE_DIR + "/scenarios/cluster-hybrid-vs-dp.yaml", sets));
+}
+
+}  // namespace
+
+TEST_CASE(
+    "step estimate: the last way's set-up, every collective in full, past the memory cap is refused before "
+    "it "
+    "is built, at the figure that set-up gives") {
+  // The folded try is given up (a ring they share would run in full) and its count puts the every-GPU
+  // way's held bytes under 8.5 MB; the every-GPU try is given up too (two folded rings share a link),
+  // so the estimate goes to every collective in full: 8,589,332 B with 2,144 messages in flight, as
+  // that set-up counts itself (uncapped below). Past a cap of 8.5 MB the every-GPU try's count of it
+  // (its full_memory) refuses it before it is built; before, it was built first (GNMT dp 4,096 x mp 4
+  // on 16,384 GPUs: 2.5 GB inside the estimate whatever the cap), then refused.
+  const analysis::StepEstimate uncapped = analysis::estimate_step(analysis::step_setup(gnmt_dp8_mp8({})));
+  CHECK(uncapped.way == "every GPU and collective simulated in full");
+  CHECK(uncapped.memory() == 8'589'332);
+  const analysis::StepEstimate capped =
+      analysis::estimate_step(analysis::step_setup(gnmt_dp8_mp8({"simulation.max_memory=8.5 MB"})));
+  REQUIRE(capped.refused.has_value());
+  CHECK(capped.refused->estimate == static_cast<std::uint64_t>(uncapped.memory()));
+  CHECK(capped.refused->in_flight == uncapped.in_flight);
+  std::string what;
+  try {
+    analysis::run_scenario(gnmt_dp8_mp8({"simulation.max_memory=8.5 MB"}), {});
+    FAIL("the step ran past its memory cap");
+  } catch (const InputError& e) {
+    what = e.what();
+  }
+  CHECK(what.find("the step would hold about 8.59 MB of simulation state (2144 messages in flight at once), "
+                  "once its fold is given up and every GPU is simulated with every collective in full (two "
+                  "folded rings of other GPUs share a link and may run at once), as counted before that is "
+                  "set up, over the limit simulation.max_memory = 8.5 MB; raise it to 8.6 MB or more") !=
+        std::string::npos);
+  // The cap it quotes passes, and the step runs.
+  CHECK(analysis::run_scenario(gnmt_dp8_mp8({"simulation.max_memory=8.6 MB"}), {}).step.gpus == 64);
+}
+
+}  // namespace hybridsim
