@@ -174,10 +174,10 @@ void GpuListCodec::read(FieldReader& r, const TreeNode* map, const FieldSpec& sp
   if (!gpus) return;
   out.list = topology::try_parse_gpu_list(*gpus);
   if (out.list) return;
-  const auto twice = topology::repeated_gpu(*gpus);
+  const auto problem = topology::gpu_list_problem(*gpus);
   fail_at(map->find("gpus")->where, spec.path,
-          "got \"" + *gpus + "\"" + (twice ? " (GPU " + std::to_string(*twice) + " listed twice)" : ""),
-          twice ? "each GPU once" : expected_text(spec));
+          "got \"" + *gpus + "\"" + (problem ? " (" + problem->why + ")" : ""),
+          problem && !problem->expected.empty() ? problem->expected : expected_text(spec));
 }
 
 std::optional<TreeNode> GpuListCodec::write(const FieldSpec&, const TraceGpus& v) {

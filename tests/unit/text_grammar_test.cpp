@@ -30,6 +30,15 @@ TEST_CASE("GPU lists take ranks and inclusive ranges, a bare number is one GPU")
     CHECK_THROWS_WITH_AS(topology::parse_gpu_list(bad),
                          doctest::Contains("expected GPU ranks and inclusive ranges"), InputError);
   }
+  // Why, where the form alone does not say (issue 31: "7-0" read as if it were no range at all).
+  CHECK_THROWS_WITH_AS(
+      topology::parse_gpu_list("7-0"),
+      "GPU list \"7-0\": the range 7-0's first GPU is after its last: write 0-7; expected GPU "
+      "ranks and inclusive ranges separated by commas, such as \"0-3,8,12-15\"",
+      InputError);
+  CHECK_THROWS_WITH_AS(topology::parse_gpu_list("0-99999999"),
+                       doctest::Contains("GPU 99999999 is past 1048576, the largest rank a list may name"),
+                       InputError);
   CHECK(topology::format_gpu_list({0, 1, 2, 3, 8, 12, 13}) == "0-3,8,12-13");
   CHECK(topology::format_gpu_list({5}) == "5");
   CHECK_NOTHROW(topology::check_gpus_exist({0, 7}, 8));
