@@ -53,10 +53,19 @@ TEST_CASE("time windows are START:END with either side optional") {
   CHECK(sim::parse_time_window("1.5us:2us").start == Time::ns(1500));
   CHECK(sim::parse_time_window(":5 ms").start == Time::zero());
   CHECK(sim::parse_time_window("2 ms:").end == Time::max());
+  // A side's unit the parser does not know is said, naming the side (issue 31).
+  CHECK_THROWS_WITH_AS(
+      sim::parse_time_window("5 days:"),
+      doctest::Contains("\"5 days:\": START: unknown unit \"days\" in \"5 days\"; the time units"),
+      InputError);
   CHECK(sim::format_time_window(w) == "2 ms:5 ms");
   CHECK(sim::format_time_window(sim::parse_time_window("2 ms:")) == "2 ms:");
-  for (const char* bad : {"5 ms", "5 ms:2 ms", "2 ms:2 ms", "1:2", "a:b", "1 ms:2 ms:3 ms", "-1 ms:2 ms",
-                          "1e30 s:"}) {
+  CHECK_FALSE(sim::try_parse_time_window("1:2"));
+  CHECK_THROWS_WITH_AS(sim::parse_time_window("1:2"), doctest::Contains("\"1:2\": START: no unit in \"1\""),
+                       InputError);
+  CHECK_THROWS_WITH_AS(sim::parse_time_window("1e30 s:"),
+                       doctest::Contains("START: time \"1e30 s\" is too large (over 106 days)"), InputError);
+  for (const char* bad : {"5 ms", "5 ms:2 ms", "2 ms:2 ms", "a:b", "1 ms:2 ms:3 ms", "-1 ms:2 ms"}) {
     CAPTURE(bad);
     CHECK_FALSE(sim::try_parse_time_window(bad));
     CHECK_THROWS_WITH_AS(
