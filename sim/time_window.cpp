@@ -30,12 +30,7 @@ std::optional<TimeWindow> try_parse_time_window(std::string_view text) {
   return w;
 }
 
-namespace {
-
-// Why a side's time was refused, where the form does not say it: "START: unknown unit "days" in "5
-// days"; the time units are ...; " (the form alone did not say that "days" is not a unit), a time
-// too large; empty otherwise.
-std::string side_problem(std::string_view text) {
+std::string time_window_side_problem(std::string_view text) {
   const auto colon = text.find(':');
   if (colon == std::string_view::npos || text.find(':', colon + 1) != std::string_view::npos) return {};
   const std::pair<const char*, std::string_view> sides[] = {{"START", trim(text.substr(0, colon))},
@@ -47,15 +42,13 @@ std::string side_problem(std::string_view text) {
     } catch (const InputError& e) {
       // Not a number at all ("bad time ..."): the form below says what one looks like.
       if (std::string_view(e.what()).starts_with("bad ")) return {};
-      return std::string(name) + ": " + e.what() + "; ";
+      return std::string(name) + ": " + e.what();
     } catch (const std::overflow_error&) {
-      return std::string(name) + ": \"" + std::string(side) + "\" is too large; ";
+      return std::string(name) + ": \"" + std::string(side) + "\" is too large";
     }
   }
   return {};
 }
-
-}  // namespace
 
 TimeWindow parse_time_window(std::string_view text) {
   if (const auto w = try_parse_time_window(text)) return *w;
@@ -63,8 +56,9 @@ TimeWindow parse_time_window(std::string_view text) {
     throw InputError("time window \"" + std::string(text) +
                      "\": both ends left out, which is the whole step; expected a start, an end or both "
                      "(leave the window out for the whole step)");
-  throw InputError("time window \"" + std::string(text) + "\": " + side_problem(text) + "expected " +
-                   std::string(kTimeWindowForm));
+  const std::string side = time_window_side_problem(text);
+  throw InputError("time window \"" + std::string(text) + "\": " + (side.empty() ? "" : side + "; ") +
+                   "expected " + std::string(kTimeWindowForm));
 }
 
 std::string format_time_window(const TimeWindow& window) {

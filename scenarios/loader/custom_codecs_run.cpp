@@ -222,9 +222,11 @@ void WindowCodec::read(FieldReader& r, const TreeNode* map, const FieldSpec& spe
   const auto window = r.text_opt(map, spec.path);
   if (!window) return;
   out = sim::try_parse_time_window(*window);
-  if (!out)
-    fail_at(map->find("window")->where, spec.path, "got \"" + *window + "\"",
-            expected_text(spec) + " with 0 <= START < END");
+  if (out) return;
+  const std::string side = sim::time_window_side_problem(*window);
+  fail_at(map->find("window")->where, spec.path,
+          "got \"" + *window + "\"" + (side.empty() ? "" : " (" + side + ")"),
+          expected_text(spec) + " with 0 <= START < END");
 }
 
 std::optional<TreeNode> WindowCodec::write(const FieldSpec&, const std::optional<sim::TimeWindow>& v) {
