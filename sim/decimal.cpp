@@ -16,6 +16,13 @@ constexpr __int128 kMantissaLimit = static_cast<__int128>(1) << 100;
 
 }  // namespace
 
+std::string unknown_unit_reason(std::string_view text, std::string_view unit, std::string_view kind,
+                                std::string_view units) {
+  const std::string quoted = "\"" + std::string(text) + "\"";
+  return (unit.empty() ? "no unit in " + quoted : "unknown unit \"" + std::string(unit) + "\" in " + quoted) +
+         "; the " + std::string(kind) + " units are " + std::string(units);
+}
+
 std::optional<NumberAndUnit> split_number(std::string_view text) {
   text = trim(text);
   std::size_t i = 0;

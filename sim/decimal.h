@@ -2,6 +2,7 @@
 // an integer mantissa, so that "12.5 GiB/s" converts to bytes per second without floating point.
 #pragma once
 #include <optional>
+#include <string>
 #include <string_view>
 
 namespace hybridsim::sim::detail {
@@ -19,6 +20,12 @@ struct NumberAndUnit {
   std::string_view unit;
 };
 std::optional<NumberAndUnit> split_number(std::string_view text);
+
+// Why a number's unit was refused, for every unit parser alike: 'no unit in "5"; the rate units are
+// B/s, ...' or 'unknown unit "PB/s" in "1 PB/s"; the rate units are ...' (`units` lists them). Not
+// "bad ...": a scenario key's refusal keeps this reason after the value it names.
+std::string unknown_unit_reason(std::string_view text, std::string_view unit, std::string_view kind,
+                                std::string_view units);
 
 // Rounds number × numerator / denominator to the nearest integer; nullopt on overflow of int64.
 // Sets `exact` to whether no rounding happened (false when the text had digits beyond the mantissa).

@@ -26,8 +26,10 @@ struct TimeUnit {
 constexpr TimeUnit kTimeUnits[] = {
     {"s", 1'000'000'000'000}, {"ms", 1'000'000'000}, {"us", 1'000'000}, {"ns", 1'000}, {"ps", 1}};
 
+constexpr std::string_view kTimeUnitNames = "ps, ns, us (or µs), ms, s";
+
 std::string accepted() {
-  return "expected a non-negative number and a unit: ps, ns, us (or µs), ms, s — e.g. \"2 us\"";
+  return "expected a non-negative number and a unit: " + std::string(kTimeUnitNames) + " — e.g. \"2 us\"";
 }
 
 }  // namespace
@@ -44,7 +46,7 @@ Time parse_time(std::string_view text) {
       return Time::ps(*v);
     }
   }
-  throw InputError("bad time unit in \"" + std::string(text) + "\": " + accepted());
+  throw InputError(detail::unknown_unit_reason(text, parsed->unit, "time", kTimeUnitNames));
 }
 
 std::string format_time(Time t) {

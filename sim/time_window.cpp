@@ -1,6 +1,8 @@
 #include "sim/time_window.h"
 
 #include <stdexcept>
+#include <string>
+#include <utility>
 
 #include "sim/error.h"
 #include "sim/text.h"
@@ -28,13 +30,35 @@ std::optional<TimeWindow> try_parse_time_window(std::string_view text) {
   return w;
 }
 
+std::string time_window_side_problem(std::string_view text) {
+  const auto colon = text.find(':');
+  if (colon == std::string_view::npos || text.find(':', colon + 1) != std::string_view::npos) return {};
+  const std::pair<const char*, std::string_view> sides[] = {{"START", trim(text.substr(0, colon))},
+                                                            {"END", trim(text.substr(colon + 1))}};
+  for (const auto& [name, side] : sides) {
+    if (side.empty()) continue;
+    try {
+      parse_time(side);
+    } catch (const InputError& e) {
+      // Not a number at all ("bad time ..."): the form below says what one looks like.
+      if (std::string_view(e.what()).starts_with("bad ")) return {};
+      return std::string(name) + ": " + e.what();
+    } catch (const std::overflow_error&) {
+      return std::string(name) + ": \"" + std::string(side) + "\" is too large";
+    }
+  }
+  return {};
+}
+
 TimeWindow parse_time_window(std::string_view text) {
   if (const auto w = try_parse_time_window(text)) return *w;
   if (trim(text) == ":")
     throw InputError("time window \"" + std::string(text) +
                      "\": both ends left out, which is the whole step; expected a start, an end or both "
                      "(leave the window out for the whole step)");
-  throw InputError("time window \"" + std::string(text) + "\": expected " + std::string(kTimeWindowForm));
+  const std::string side = time_window_side_problem(text);
+  throw InputError("time window \"" + std::string(text) + "\": " + (side.empty() ? "" : side + "; ") +
+                   "expected " + std::string(kTimeWindowForm));
 }
 
 std::string format_time_window(const TimeWindow& window) {

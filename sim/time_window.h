@@ -24,6 +24,10 @@ inline constexpr std::string_view kTimeWindowForm =
 
 // nullopt when the text is not of that form, a time does not parse, START < 0 or START >= END.
 std::optional<TimeWindow> try_parse_time_window(std::string_view text);
+// Why a side's time was refused, where the form does not say it: "START: unknown unit "days" in "5
+// days"; the time units are ..." (the form alone did not say that "days" is not a unit), a time too
+// large; empty otherwise. parse_time_window and the outputs.trace.window key say it.
+std::string time_window_side_problem(std::string_view text);
 // Throws InputError "time window "x": expected ..." instead.
 TimeWindow parse_time_window(std::string_view text);
 // "2 ms:5 ms", "2 ms:" (an open end), exact (parse_time_window(format_time_window(w)) == w).

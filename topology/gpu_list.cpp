@@ -40,19 +40,41 @@ std::optional<std::vector<int>> try_parse_gpu_list(std::string_view text) {
   return out;
 }
 
-std::optional<int> repeated_gpu(std::string_view text) {
+std::optional<GpuListProblem> gpu_list_problem(std::string_view text) {
+  // Item by item, for a range written backwards or a rank past the cap: the form alone said neither
+  // ("7-0" was refused as if it were not a range at all).
+  for (std::string_view rest = text;;) {
+    const auto comma = rest.find(',');
+    const std::string_view item = sim::trim(rest.substr(0, comma));
+    const auto dash = item.find('-');
+    const auto first = sim::parse_whole<long long>(sim::trim(item.substr(0, dash)));
+    const auto last = dash == std::string_view::npos
+                          ? first
+                          : sim::parse_whole<long long>(sim::trim(item.substr(dash + 1)));
+    if (first && last && *first >= 0 && *last < *first)
+      return GpuListProblem{"the range " + std::string(item) + "'s first GPU is after its last: write " +
+                                std::to_string(*last) + "-" + std::to_string(*first),
+                            ""};
+    for (const auto rank : {first, last})
+      if (rank && *rank > kMaxListedGpu)
+        return GpuListProblem{"GPU " + std::to_string(*rank) + " is past " + std::to_string(kMaxListedGpu) +
+                                  ", the largest rank a list may name",
+                              ""};
+    if (comma == std::string_view::npos) break;
+    rest.remove_prefix(comma + 1);
+  }
   const auto out = listed_gpus(text);
   if (!out) return std::nullopt;
   const auto twice = std::adjacent_find(out->begin(), out->end());
   if (twice == out->end()) return std::nullopt;
-  return *twice;
+  return GpuListProblem{"GPU " + std::to_string(*twice) + " is listed twice", "each GPU once"};
 }
 
 std::vector<int> parse_gpu_list(std::string_view text) {
   if (auto gpus = try_parse_gpu_list(text)) return std::move(*gpus);
-  if (const auto twice = repeated_gpu(text))
-    throw InputError("GPU list \"" + std::string(text) + "\": GPU " + std::to_string(*twice) +
-                     " is listed twice; expected each GPU once");
+  if (const auto problem = gpu_list_problem(text))
+    throw InputError("GPU list \"" + std::string(text) + "\": " + problem->why + "; expected " +
+                     (problem->expected.empty() ? std::string(kGpuListForm) : problem->expected));
   throw InputError("GPU list \"" + std::string(text) + "\": expected " + std::string(kGpuListForm));
 }
 

@@ -22,9 +22,15 @@ inline constexpr int kMaxListedGpu = 1 << 20;
 // nullopt when the text is not of that form (empty, a backwards range, a rank above kMaxListedGpu,
 // a GPU listed twice).
 std::optional<std::vector<int>> try_parse_gpu_list(std::string_view text);
-// The first GPU a list of that form names twice, if any.
-std::optional<int> repeated_gpu(std::string_view text);
-// Throws InputError "GPU list "x": expected ..." instead.
+// Why a text is not of that form, where it can say, and what to write instead where that is not
+// the form itself (empty: the caller's words for the form): {"GPU 2 is listed twice", "each GPU
+// once"}, {"the range 7-0's first GPU is after its last: write 0-7", ""}; nullopt when
+// the text is a list, or is wrong in a way the form itself says (a letter, an empty item).
+struct GpuListProblem {
+  std::string why, expected;
+};
+std::optional<GpuListProblem> gpu_list_problem(std::string_view text);
+// Throws InputError "GPU list "x": expected ..." instead (with the problem's why where there is one).
 std::vector<int> parse_gpu_list(std::string_view text);
 // The shortest text of that grammar for a sorted list: {0, 1, 2, 3, 8} → "0-3,8".
 std::string format_gpu_list(const std::vector<int>& gpus);

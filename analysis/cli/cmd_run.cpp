@@ -10,6 +10,7 @@
 #include "analysis/api/trace_arguments.h"
 #include "analysis/cli/commands.h"
 #include "analysis/cli/parse_options.h"
+#include "analysis/study/study_steps.h"
 #include "analysis/output/format_fixed.h"
 #include "sim/error.h"
 
@@ -108,6 +109,8 @@ int run_command(int argc, const char* const* argv) {
 
   scenarios::OverrideOrigin origin;
   add_shorthand(sets, origin, "memory", "cluster.gpu_memory", memory);
+  // Read as study, plan and collective read them, so that all refuse a bad cap in one text.
+  analysis::limit_overlay(max_events, max_sim_memory);
   add_shorthand(sets, origin, "max-events", "simulation.max_events", max_events);
   add_shorthand(sets, origin, "max-sim-memory", "simulation.max_memory", max_sim_memory);
   add_shorthand(sets, origin, "model-threads", "simulation.model_threads", model_threads);

@@ -11,6 +11,7 @@
 #include "analysis/api/hybridsim.h"
 #include "analysis/cli/commands.h"
 #include "analysis/cli/parse_options.h"
+#include "analysis/study/study_steps.h"
 #include "analysis/output/output_folder.h"
 #include "sim/error.h"
 #include "sim/text.h"
@@ -98,6 +99,8 @@ int sweep_command(int argc, const char* const* argv) {
   scenarios::OverrideOrigin origin;
   // The shorthands run takes, so that a sweep of the run's command line does not stop at them.
   add_shorthand(sets, origin, "memory", "cluster.gpu_memory", memory);
+  // Read as study, plan and collective read them, so that all refuse a bad cap in one text.
+  analysis::limit_overlay(max_events, max_sim_memory);
   add_shorthand(sets, origin, "max-events", "simulation.max_events", max_events);
   add_shorthand(sets, origin, "max-sim-memory", "simulation.max_memory", max_sim_memory);
   add_shorthand(sets, origin, "model-threads", "simulation.model_threads", model_threads);

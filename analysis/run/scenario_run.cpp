@@ -182,12 +182,11 @@ ScenarioRun run_scenario(const scenarios::ResolvedScenario& resolved, const Scen
   } catch (const std::overflow_error& e) {
     step_too_long(resolved.scenario, e.what());
   } catch (const sim::BudgetExceeded& e) {
-    throw BudgetRefusal(resolved.scenario.source + ": " +
-                        budget_error_text(e,
-                                          e.cause.find("variability steps") != std::string::npos ? "the run"
-                                                                                                : "the step",
-                                          scenario_budget_knobs(options.spelling),
-                                          resolved.collective.fast_path == sim::FastPath::Off));
+    throw BudgetRefusal(
+        resolved.scenario.source + ": " +
+        budget_error_text(e, e.cause.find("variability steps") != std::string::npos ? "the run" : "the step",
+                          options.budget_knobs.value_or(scenario_budget_knobs(options.spelling)),
+                          resolved.collective.fast_path == sim::FastPath::Off));
   }
 }
 

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "analysis/output/option_spelling.h"
+#include "analysis/step/budget_error.h"
 #include "analysis/step/step_estimate.h"
 #include "analysis/step/step_runner.h"
 #include "analysis/trace/step_trace_options.h"
@@ -26,6 +27,9 @@ struct ScenarioRunOptions {
   // The language a refusal for the step's caps names their options in: the command line's
   // (--max-events N) or Python's (set={'simulation.max_events': N}).
   OptionSpelling spelling{};
+  // How a refusal for the caps names them where a command's own options set them over the scenario's
+  // keys (validate --max-events); none: the scenario's keys in `spelling`'s language.
+  std::optional<BudgetKnobs> budget_knobs;
   // The step's estimate, made and checked against its caps already (a sweep's, before any point
   // ran): the run counts against it rather than estimating the step again. None: the run makes it.
   std::optional<StepEstimate> step_estimate;

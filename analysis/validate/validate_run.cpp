@@ -110,7 +110,9 @@ ValidateResult run_validate_case(const ValidateCase& reference, const ValidateBu
       }
     } else {
       const scenarios::ResolvedScenario resolved = scenarios::resolve(case_scenario(reference, budget));
-      const ScenarioRun run = run_scenario(resolved, {});
+      ScenarioRunOptions run_options;
+      run_options.budget_knobs = budget.knobs();
+      const ScenarioRun run = run_scenario(resolved, run_options);
       r.simulated = reference.metric == CaseMetric::StepTime ? run.step.step_time.to_ms()
                                                              : run.step.units_per_second;
       if (reference.metric == CaseMetric::IterationRate)

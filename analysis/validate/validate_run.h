@@ -4,9 +4,11 @@
 //   std::cout << validate_table(results);   // all_within(results) decides the exit code
 #pragma once
 #include <iosfwd>
+#include <optional>
 #include <string>
 #include <vector>
 
+#include "analysis/step/budget_error.h"
 #include "analysis/validate/validate_cases.h"
 #include "sim/budget.h"
 
@@ -25,6 +27,15 @@ struct ValidateResult {
 struct ValidateBudget {
   std::vector<std::string> sets;
   sim::SimulationLimits collective;
+  // How a scenario case's refusal names its caps: validate's options where they were given (they
+  // override the case's scenario; its simulation.max_events was named where --max-events was typed),
+  // else the scenario's keys.
+  std::optional<BudgetKnobs> knobs() const {
+    if (sets.empty()) return std::nullopt;
+    BudgetKnobs k = study_budget_knobs();
+    k.fast_path_on = scenario_budget_knobs().fast_path_on;  // the case's scenario's key
+    return k;
+  }
 };
 
 // Every case's unit is checked against its scenario's profile before the first case runs (a wrong

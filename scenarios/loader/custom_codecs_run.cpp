@@ -174,10 +174,10 @@ void GpuListCodec::read(FieldReader& r, const TreeNode* map, const FieldSpec& sp
   if (!gpus) return;
   out.list = topology::try_parse_gpu_list(*gpus);
   if (out.list) return;
-  const auto twice = topology::repeated_gpu(*gpus);
+  const auto problem = topology::gpu_list_problem(*gpus);
   fail_at(map->find("gpus")->where, spec.path,
-          "got \"" + *gpus + "\"" + (twice ? " (GPU " + std::to_string(*twice) + " listed twice)" : ""),
-          twice ? "each GPU once" : expected_text(spec));
+          "got \"" + *gpus + "\"" + (problem ? " (" + problem->why + ")" : ""),
+          problem && !problem->expected.empty() ? problem->expected : expected_text(spec));
 }
 
 std::optional<TreeNode> GpuListCodec::write(const FieldSpec&, const TraceGpus& v) {
@@ -222,9 +222,11 @@ void WindowCodec::read(FieldReader& r, const TreeNode* map, const FieldSpec& spe
   const auto window = r.text_opt(map, spec.path);
   if (!window) return;
   out = sim::try_parse_time_window(*window);
-  if (!out)
-    fail_at(map->find("window")->where, spec.path, "got \"" + *window + "\"",
-            expected_text(spec) + " with 0 <= START < END");
+  if (out) return;
+  const std::string side = sim::time_window_side_problem(*window);
+  fail_at(map->find("window")->where, spec.path,
+          "got \"" + *window + "\"" + (side.empty() ? "" : " (" + side + ")"),
+          expected_text(spec) + " with 0 <= START < END");
 }
 
 std::optional<TreeNode> WindowCodec::write(const FieldSpec&, const std::optional<sim::TimeWindow>& v) {

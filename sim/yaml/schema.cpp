@@ -46,6 +46,14 @@ std::string bounds_text(const FieldSpec& s) {
   return ">= " + number_text(s.min);
 }
 
+// A size's or rate's bounds after its example, in bytes (or per second): ", > 0", ", >= 4 B" (a
+// collective's size: the refusal said only "a size such as ..." and not why 2 B is too small).
+std::string unit_bounds_text(const FieldSpec& s, const char* unit) {
+  if (s.min_exclusive) return ", > " + number_text(s.min) + (s.min != 0 ? unit : "");
+  if (s.min != 0) return ", >= " + number_text(s.min) + unit;
+  return "";
+}
+
 // The short type column of the reference: "integer 1–4096", "bandwidth > 0".
 std::string short_type(const FieldSpec& s) {
   if (!s.type_doc.empty()) return std::string(s.type_doc);
@@ -176,10 +184,9 @@ std::string Schema::value_text(const FieldSpec& s) const {
     case FieldKind::Boolean: return "true or false";
     case FieldKind::Choice: return "one of: " + join(choices_of(s), ", ");
     case FieldKind::Size:
-      return std::string("a size such as \"512 KiB\" or \"25 MB\"") + (s.min_exclusive ? ", > 0" : "");
+      return std::string("a size such as \"512 KiB\" or \"25 MB\"") + unit_bounds_text(s, " B");
     case FieldKind::Rate:
-      return std::string("a bandwidth such as \"25 GB/s\" or \"100 Gb/s\"") +
-             (s.min_exclusive ? ", > 0" : "");
+      return std::string("a bandwidth such as \"25 GB/s\" or \"100 Gb/s\"") + unit_bounds_text(s, " B/s");
     case FieldKind::Duration:
       if (s.max != 0)
         return "a time such as \"700 ns\", from " +

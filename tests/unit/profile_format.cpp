@@ -139,15 +139,17 @@ TEST_CASE("profile format: errors name file:line:col, the field and what was exp
   SUBCASE("bad unit") {
     const auto e =
         error_of(replaced(kTiny, "[{name: gemm, duration: 100 us}]", "[{name: gemm, duration: 100 uss}]"));
-    CHECK(e ==
-          "tiny.yaml:28:38: ops[2].forward[0].duration: got \"100 uss\"; expected a time such as \"700 ns\", "
-          ">= 0");
+    CHECK(
+        e ==
+        "tiny.yaml:28:38: ops[2].forward[0].duration: got \"100 uss\" (unknown unit \"uss\" in \"100 uss\"; "
+        "the time units are ps, ns, us (or µs), ms, s); expected a time such as \"700 ns\", >= 0");
   }
   SUBCASE("bad size") {
     const auto e = error_of(replaced(kTiny, "activation: 1 KiB", "activation: 1 KiBB"));
     CHECK(e ==
-          "tiny.yaml:13:17: ops[0].activation: got \"1 KiBB\"; expected a size such as \"512 KiB\" or \"25 "
-          "MB\"");
+          "tiny.yaml:13:17: ops[0].activation: got \"1 KiBB\" (unknown unit \"KiBB\" in \"1 KiBB\"; the size "
+          "units are B, kB, MB, GB, TB (powers of 1000), KiB, MiB, GiB, TiB (powers of 1024), or the same "
+          "with b for bits); expected a size such as \"512 KiB\" or \"25 MB\"");
   }
   SUBCASE("unknown key") {
     const auto e = error_of(replaced(kTiny, "    layer: rnn\n    step: 1", "    layr: rnn\n    step: 1"));

@@ -473,7 +473,7 @@ TEST_CASE("SimulationBudget: every command reads a cap's text by one rule (unlim
   CHECK(parse_memory_cap("0 B") == 0);
   CHECK(parse_memory_cap("8 GiB") == std::int64_t{8} << 30);
   // As the scenario key simulation.max_memory refuses it: a size needs its unit.
-  CHECK_THROWS_WITH_AS(parse_memory_cap("0"), doctest::Contains("bad size \"0\""), InputError);
+  CHECK_THROWS_WITH_AS(parse_memory_cap("0"), doctest::Contains("no unit in \"0\""), InputError);
   CHECK_THROWS_WITH_AS(parse_memory_cap("lots"),
                        doctest::Contains("\"512 KiB\" (0 B or unlimited: no limit)"), InputError);
 }

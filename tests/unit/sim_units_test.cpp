@@ -125,6 +125,21 @@ TEST_CASE("parse_bandwidth rejects bad text, quoting it and listing the accepted
   CHECK(error_of(parse_bandwidth, "1e30 GB/s").find("too large") != std::string::npos);
 }
 
+TEST_CASE(
+    "a unit the parsers do not know is named, with the units they do (issue 31: 1 PB/s said only 'bad')") {
+  CHECK(error_of(parse_bandwidth, "1 PB/s") ==
+        "unknown unit \"PB/s\" in \"1 PB/s\"; the rate units are B/s, kB/s, MB/s, GB/s, TB/s, KiB/s ... "
+        "TiB/s, the same with b for bits (Gb/s), or Gbps/GBps");
+  CHECK(error_of(parse_bandwidth, "25").starts_with("no unit in \"25\"; the rate units are B/s, "));
+  CHECK(error_of(hybridsim::sim::parse_bytes, "4 PiB")
+            .starts_with("unknown unit \"PiB\" in \"4 PiB\"; the size units are B, kB"));
+  CHECK(error_of(hybridsim::sim::parse_time, "5 days") ==
+        "unknown unit \"days\" in \"5 days\"; the time units are ps, ns, us (or µs), ms, s");
+  // Text that is not a number at all still lists the whole form.
+  CHECK(error_of(parse_bandwidth, "lots")
+            .starts_with("bad bandwidth \"lots\": expected a non-negative number"));
+}
+
 TEST_CASE("format_bytes picks the shortest exact form") {
   CHECK(format_bytes(Bytes::of(0)) == "0 B");
   CHECK(format_bytes(Bytes::of(1)) == "1 B");
