@@ -67,8 +67,13 @@ po::variables_map parse(int argc, const char* const* argv, const po::options_des
   positional.add("input", 1);
   po::variables_map vm;
   refuse_empty_arguments(argc, argv, all);
-  po::store(po::command_line_parser(argc, argv).options(all).positional(positional).style(kOptionStyle).run(),
-            vm);
+  try {
+    po::store(
+        po::command_line_parser(argc, argv).options(all).positional(positional).style(kOptionStyle).run(),
+        vm);
+  } catch (const po::invalid_option_value& e) {
+    refuse_typed_value(argc, argv, all, e);
+  }
   if (vm.count("help")) return vm;
   if (!vm.count("input"))
     throw InputError(std::string("no file to import given (hybridsim ") + "import " + argv[0] + " FILE ...)");

@@ -10,6 +10,7 @@
 #include <limits>
 #include <string>
 #include <string_view>
+#include <typeinfo>
 #include <vector>
 
 #include "scenarios/loader/override_origin.h"
@@ -77,6 +78,45 @@ inline void refuse_empty_arguments(int argc, const char* const* argv,
   }
 }
 
+// An option of a typed value given text that is not one (`import --steps lots`): Boost said "the
+// argument ('lots') for option '--steps' is invalid" with exit 2, neither why nor what is expected,
+// where every other value's refusal says both with exit 1 (issue 31). The text as typed, read from the
+// words (--steps lots, --steps=lots, -k lots, -klots), and the kind of value the option takes.
+inline std::string typed_value_refusal(int argc, const char* const* argv,
+                                       const boost::program_options::option_description& option) {
+  namespace po = boost::program_options;
+  const std::string long_word = "--" + option.long_name();
+  const std::string short_word = option.canonical_display_name(po::command_line_style::allow_dash_for_short);
+  std::string typed;
+  for (int i = 1; i < argc; ++i) {
+    const std::string_view word = argv[i];
+    for (const std::string& name : {long_word, short_word}) {
+      if (name.size() < 2 || !word.starts_with(name)) continue;
+      if (word.size() == name.size() && i + 1 < argc) typed = argv[i + 1];
+      else if (word.size() > name.size() && (word[name.size()] == '=' || name != long_word))
+        typed = word.substr(name.size() + (word[name.size()] == '=' ? 1 : 0));
+    }
+  }
+  const auto* value = dynamic_cast<const po::typed_value_base*>(option.semantic().get());
+  const std::type_info* type = value != nullptr ? &value->value_type() : nullptr;
+  const bool real = type != nullptr && (*type == typeid(double) || *type == typeid(float));
+  const bool natural = type != nullptr && (*type == typeid(unsigned) || *type == typeid(unsigned long) ||
+                                           *type == typeid(unsigned long long));
+  return long_word + " \"" + typed + "\": expected " +
+         (real ? "a number, such as 1.5" : natural ? "a whole number, 0 or more" : "a whole number");
+}
+
+// Boost's refusal of a typed option's text (po::store's invalid_option_value), said as above.
+[[noreturn]] inline void refuse_typed_value(int argc, const char* const* argv,
+                                            const boost::program_options::options_description& options,
+                                            const boost::program_options::invalid_option_value& e) {
+  std::string name = e.get_option_name();  // "--steps"
+  name.erase(0, name.find_first_not_of('-'));
+  const auto* option = options.find_nothrow(name, false);
+  if (option == nullptr) throw e;
+  throw InputError(typed_value_refusal(argc, argv, *option));
+}
+
 // An option that only means something beside another is refused without it, naming both:
 //   refuse_without(vm, "min-forward", "correct", "--correct")  →  "--min-forward needs --correct" (import)
 inline void refuse_without(const boost::program_options::variables_map& vm, const std::string& option,
@@ -138,6 +178,8 @@ inline bool parse_options(int argc, const char* const* argv,
     const std::string suggestion = yaml::did_you_mean(e.get_option_name(), names);
     if (suggestion.empty()) throw;
     throw po::error(e.what() + suggestion);
+  } catch (const po::invalid_option_value& e) {
+    refuse_typed_value(argc, argv, options, e);
   }
   if (vm.count(kExtra)) {
     const auto& extra = vm[kExtra].as<std::vector<std::string>>();
