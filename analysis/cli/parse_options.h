@@ -8,6 +8,7 @@
 #include <boost/program_options.hpp>
 #include <iostream>
 #include <limits>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <typeinfo>
@@ -57,22 +58,34 @@ inline void refuse_empty_values(const boost::program_options::variables_map& vm,
   }
 }
 
+// An option and the text typed for it at argv[i]: "--jobs 3", "--jobs=3", "-j 3", "-j3". `key` is
+// as Boost's options_description::find_nothrow takes it ("jobs", or "-j"); nullopt where argv[i] is
+// not an option followed by a value (the last word, a positional, "--").
+struct TypedArgument {
+  std::string key;
+  std::string_view text;
+};
+inline std::optional<TypedArgument> typed_argument(int argc, const char* const* argv, int i) {
+  const std::string_view word = argv[i];
+  if (word.size() < 2 || word[0] != '-' || word == "--") return std::nullopt;
+  if (word[1] != '-' && word.size() > 2) return TypedArgument{std::string(word.substr(0, 2)), word.substr(2)};
+  const std::size_t eq = word[1] == '-' ? word.find('=') : std::string_view::npos;
+  const std::string_view key = word.substr(0, eq);
+  const std::string name(key.starts_with("--") ? key.substr(2) : key);
+  if (eq != std::string_view::npos) return TypedArgument{name, word.substr(eq + 1)};
+  if (i + 1 >= argc) return std::nullopt;  // no value at all: Boost says so
+  return TypedArgument{name, argv[i + 1]};
+}
+
 // The same for an option of a typed value (a whole number, a factor): Boost refused `--jobs ""` itself,
 // as "the argument for option '--jobs' is invalid" with exit 2, where `--out ""` said why with exit 1.
-// Read from the words as typed ("--jobs" then "", "--jobs=", "-j" then ""), before Boost parses them.
+// Read from the words as typed, before Boost parses them.
 inline void refuse_empty_arguments(int argc, const char* const* argv,
                                    const boost::program_options::options_description& options) {
-  for (int i = 1; i < argc; ++i) {
-    const std::string_view word = argv[i];
-    if (word == "--") return;  // the rest are positional
-    if (word.size() < 2 || word[0] != '-') continue;
-    const std::size_t eq = word.find('=');
-    const bool attached = eq != std::string_view::npos;
-    if (!attached && i + 1 >= argc) continue;  // no value at all: Boost says so
-    if (!(attached ? word.substr(eq + 1) : std::string_view(argv[i + 1])).empty()) continue;
-    const std::string_view key = word.substr(0, eq);
-    const std::string name(key.starts_with("--") ? key.substr(2) : key);  // "jobs", or "-j"
-    const auto* option = options.find_nothrow(name, false);
+  for (int i = 1; i < argc && std::string_view(argv[i]) != "--"; ++i) {  // after "--": positionals
+    const std::optional<TypedArgument> argument = typed_argument(argc, argv, i);
+    if (!argument || !argument->text.empty()) continue;
+    const auto* option = options.find_nothrow(argument->key, false);
     if (option == nullptr || option->semantic()->max_tokens() == 0) continue;
     throw InputError(empty_option_text(option->long_name()));
   }
@@ -80,29 +93,22 @@ inline void refuse_empty_arguments(int argc, const char* const* argv,
 
 // An option of a typed value given text that is not one (`import --steps lots`): Boost said "the
 // argument ('lots') for option '--steps' is invalid" with exit 2, neither why nor what is expected,
-// where every other value's refusal says both with exit 1 (issue 31). The text as typed, read from the
-// words (--steps lots, --steps=lots, -k lots, -klots), and the kind of value the option takes.
+// where every other value's refusal says both with exit 1 (issue 31). The text as typed
+// (typed_argument), and the kind of value the option takes.
 inline std::string typed_value_refusal(int argc, const char* const* argv,
+                                       const boost::program_options::options_description& options,
                                        const boost::program_options::option_description& option) {
   namespace po = boost::program_options;
-  const std::string long_word = "--" + option.long_name();
-  const std::string short_word = option.canonical_display_name(po::command_line_style::allow_dash_for_short);
-  std::string typed;
-  for (int i = 1; i < argc; ++i) {
-    const std::string_view word = argv[i];
-    for (const std::string& name : {long_word, short_word}) {
-      if (name.size() < 2 || !word.starts_with(name)) continue;
-      if (word.size() == name.size() && i + 1 < argc) typed = argv[i + 1];
-      else if (word.size() > name.size() && (word[name.size()] == '=' || name != long_word))
-        typed = word.substr(name.size() + (word[name.size()] == '=' ? 1 : 0));
-    }
-  }
+  std::string_view typed;
+  for (int i = 1; i < argc && std::string_view(argv[i]) != "--"; ++i)
+    if (const std::optional<TypedArgument> argument = typed_argument(argc, argv, i))
+      if (options.find_nothrow(argument->key, false) == &option) typed = argument->text;
   const auto* value = dynamic_cast<const po::typed_value_base*>(option.semantic().get());
   const std::type_info* type = value != nullptr ? &value->value_type() : nullptr;
   const bool real = type != nullptr && (*type == typeid(double) || *type == typeid(float));
   const bool natural = type != nullptr && (*type == typeid(unsigned) || *type == typeid(unsigned long) ||
                                            *type == typeid(unsigned long long));
-  return long_word + " \"" + typed + "\": expected " +
+  return "--" + option.long_name() + " \"" + std::string(typed) + "\": expected " +
          (real ? "a number, such as 1.5" : natural ? "a whole number, 0 or more" : "a whole number");
 }
 
@@ -114,7 +120,7 @@ inline std::string typed_value_refusal(int argc, const char* const* argv,
   name.erase(0, name.find_first_not_of('-'));
   const auto* option = options.find_nothrow(name, false);
   if (option == nullptr) throw e;
-  throw InputError(typed_value_refusal(argc, argv, *option));
+  throw InputError(typed_value_refusal(argc, argv, options, *option));
 }
 
 // An option that only means something beside another is refused without it, naming both:
