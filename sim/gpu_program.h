@@ -169,6 +169,12 @@ struct GpuProgram {
   // Kernels with per_sample work are multiplied by this too (a batch of longer sequences).
   double sample_scale = 1.0;
   GpuResources resources;
+  // What a kernel's duration is multiplied by on this GPU: compute_scale, times sample_scale for a
+  // per-sample kernel. The executor (StreamExecutor, both factors kept per GPU) and the step's
+  // collective timeline (analysis/step/collective_timeline.cpp) scale kernels by it.
+  double kernel_scale(bool per_sample) const {
+    return per_sample ? compute_scale * sample_scale : compute_scale;
+  }
 };
 
 }  // namespace hybridsim::sim

@@ -144,8 +144,8 @@ StreamExecutor::StreamExecutor(EventQueue& queue, const std::vector<GpuProgram>&
     gpu.first_stream = static_cast<std::uint32_t>(streams_.size());
     gpu.streams = static_cast<std::uint32_t>(program.streams.size());
     gpu.sms = options_.contention ? program.resources.sms : 0;
-    gpu.compute_scale = program.compute_scale;
-    gpu.sample_scale = program.compute_scale * program.sample_scale;  // as start_kernel multiplied them
+    gpu.compute_scale = program.kernel_scale(false);
+    gpu.sample_scale = program.kernel_scale(true);
     gpu.memory_bandwidth = program.resources.memory_bandwidth.bytes_per_second();
     gpu.memory_kernel_bandwidth = program.resources.memory_kernel_bandwidth.bytes_per_second();
     for (std::uint32_t s = 0; s < program.streams.size(); ++s) {

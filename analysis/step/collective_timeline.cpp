@@ -14,7 +14,7 @@ constexpr std::uint32_t kNoGpu = std::numeric_limits<std::uint32_t>::max();
 
 // A kernel's time on its GPU, as StreamExecutor::start_kernel scales it, and its launch delay.
 sim::Time kernel_time(const sim::GpuProgram& gpu, const sim::Task& t) {
-  const double scale = t.per_sample ? gpu.compute_scale * gpu.sample_scale : gpu.compute_scale;
+  const double scale = gpu.kernel_scale(t.per_sample);
   const auto ps = static_cast<std::int64_t>(std::llround(static_cast<double>(t.duration.ps()) * scale));
   return sim::Time::ps(ps) + t.launch_delay;
 }
