@@ -2,7 +2,7 @@
 // is built: its program's tasks counted on its generated profile, the time building them takes (in
 // events' time, against the plan's --max-events) and the memory its program and simulation hold
 // (against the plan's --max-sim-memory, which the candidates built at once on the threads share:
-// analysis/study/memory_gate.h). A candidate past either is not built and is ranked by its closed
+// analysis/step/memory_gate.h). A candidate past either is not built and is ranked by its closed
 // form, saying why and which option would raise the limit.
 //   const LlmCandidateCost cost = llm_candidate_cost(profile, layout, r.gpus);
 //   if (std::string why = llm_candidate_refusal(r, cost); !why.empty()) ...;   // estimated only

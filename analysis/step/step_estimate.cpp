@@ -8,6 +8,7 @@
 #include <utility>
 #include <vector>
 
+#include "analysis/step/memory_gate.h"
 #include "analysis/step/step_attempt.h"
 #include "analysis/step/step_fold.h"
 #include "analysis/step/step_fold_p2p.h"
@@ -158,17 +159,25 @@ std::optional<StepEstimate> in_full_past_cap(const StepSetup& setup,
 
 // The ladder's second way, every GPU simulated, or its third, every collective in full too, where
 // another party is expected to cross one of its folded collectives (CrossingForecast).
-// `keep` (null: not wanted) receives its every-GPU try's set-up.
+// `keep` (null: not wanted) receives its every-GPU try's set-up. `counted`: the every-GPU way as a
+// folded try counted it (null: not counted), which its set-up holds on `shared` while it is built;
+// the in-full set-up holds the every-GPU try's count of it. One at a time: the first is let go before
+// the second is asked for, so that a thread waiting on `shared` holds nothing on it (no deadlock).
 StepEstimate every_gpu_estimate(const StepSetup& setup, const workloads::StepProgram& program,
-                                SimulationProgress* progress, StagedAttempt* keep = nullptr) {
+                                SimulationProgress* progress, StagedAttempt* keep = nullptr,
+                                const StepEstimate::EveryGpu* counted = nullptr, MemoryGate* shared = nullptr) {
   Attempt tried;
-  if (std::optional<StepEstimate> e = estimate_once(setup, program, {}, Embed::On, progress, &tried, keep)) {
-    e->way = "every GPU simulated";
-    return *e;
+  {
+    MemoryGate::Hold hold(counted ? shared : nullptr, counted ? counted->memory() : 0);
+    if (std::optional<StepEstimate> e = estimate_once(setup, program, {}, Embed::On, progress, &tried, keep)) {
+      e->way = "every GPU simulated";
+      return *e;
+    }
   }
   if (auto refused = in_full_past_cap(setup, tried.counted, tried.why)) return *refused;
   StepSetup full = setup;
   full.collective.fast_path = sim::FastPath::Off;
+  MemoryGate::Hold hold(tried.counted ? shared : nullptr, tried.counted ? tried.counted->full_memory : 0);
   StepEstimate e = *estimate_once(full, program, {}, Embed::Off, progress);
   e.way = "every GPU and collective simulated in full";
   return e;
@@ -176,8 +185,8 @@ StepEstimate every_gpu_estimate(const StepSetup& setup, const workloads::StepPro
 
 }  // namespace
 
-StepEstimate estimate_step(const StepSetup& setup, SimulationProgress* progress) {
-  return estimate_program(setup, build_program(setup, progress), progress);
+StepEstimate estimate_step(const StepSetup& setup, SimulationProgress* progress, MemoryGate* shared) {
+  return estimate_program(setup, build_program(setup, progress), progress, nullptr, shared);
 }
 
 namespace {
@@ -187,7 +196,7 @@ namespace {
 // ties go). `kept`: the ladder's first try where this is it (its set-up let go before another).
 StepEstimate bounded_fold_estimate(const StepSetup& setup, const workloads::StepProgram& program,
                                    const StepFoldPlan& fold, const StepEstimate& e, const Attempt& refused,
-                                   SimulationProgress* progress, FirstAttempt* kept) {
+                                   SimulationProgress* progress, FirstAttempt* kept, MemoryGate* shared) {
   // Where every GPU simulated holds more than the memory cap (as this try counts that way's
   // first try, its rings embedded), the estimate is the fold's, the way the run tries first and
   // keeps unless the ring's ties go the other way; if they do, the run refuses that fallback
@@ -215,7 +224,7 @@ StepEstimate bounded_fold_estimate(const StepSetup& setup, const workloads::Step
   // kept set-up is let go first, so that two set-ups (one a whole every-GPU one) are never held
   // at once; the run's folded try sets up again.
   if (kept != nullptr) kept->folded = nullptr;
-  const StepEstimate set_up = every_gpu_estimate(setup, program, progress);
+  const StepEstimate set_up = every_gpu_estimate(setup, program, progress, nullptr, nullptr, shared);
   return either_way(e, {.events = set_up.events(),
                          .state_bytes = set_up.state_bytes,
                          .held_bytes = set_up.held_bytes,
@@ -225,7 +234,7 @@ StepEstimate bounded_fold_estimate(const StepSetup& setup, const workloads::Step
 }  // namespace
 
 StepEstimate estimate_program(const StepSetup& setup, const workloads::StepProgram& program,
-                              SimulationProgress* progress, FirstAttempt* first) {
+                              SimulationProgress* progress, FirstAttempt* first, MemoryGate* shared) {
   // The ladder's first way (step_runner.cpp): folded onto representatives when the fast path is on
   // and some GPUs are alike, its classes split as the run splits them where members stand apart from
   // their representatives in an embedded ring; a fold refused before it starts, or expected to be
@@ -261,7 +270,7 @@ StepEstimate estimate_program(const StepSetup& setup, const workloads::StepProgr
         e->way = "folded onto representative GPUs";
         if (!refused.embed_bounded) return *e;
         return bounded_fold_estimate(setup, program, fold, *e, refused, progress,
-                                     first_try ? &keep : nullptr);
+                                     first_try ? &keep : nullptr, shared);
       }
       if (first_try) keep.folded = nullptr;  // as above: refined or every GPU next
       // Foreseen given up after its run: the run starts from the every-GPU way counted below.
@@ -275,7 +284,8 @@ StepEstimate estimate_program(const StepSetup& setup, const workloads::StepProgr
   if (auto refused = every_gpu_past_cap(setup, counted, given_up)) return *refused;
   // The ladder's every-GPU try comes first where it folds nothing, or skips its fold.
   const bool first_try = first != nullptr && (!keep.fold || !keep.fold_given_up.empty());
-  return every_gpu_estimate(setup, program, progress, first_try ? &keep.every_gpu : nullptr);
+  return every_gpu_estimate(setup, program, progress, first_try ? &keep.every_gpu : nullptr,
+                            counted ? &counted->every_gpu : nullptr, shared);
 }
 
 }  // namespace hybridsim::analysis

@@ -19,7 +19,7 @@
 #include "analysis/step/step_estimate.h"
 #include "analysis/step/step_progress.h"
 #include "analysis/step/step_runner.h"
-#include "analysis/study/memory_gate.h"
+#include "analysis/step/memory_gate.h"
 #include "analysis/study/step_run_progress.h"
 #include "scenarios/loader/resolve.h"
 #include "scenarios/loader/scenario.h"
@@ -337,7 +337,8 @@ std::vector<StepEstimate> estimate_todo(std::vector<Resolved>& todo, const StepR
           PartShare share(
               estimating, [&] { return static_cast<double>(estimated.load()); }, todo[i].label.gpus,
               "before any step is simulated");
-          return estimate_step(setup, options.progress ? &share : nullptr);
+          // Its later set-ups held against the budget, where the caller reserved nothing for it.
+          return estimate_step(setup, options.progress ? &share : nullptr, todo[i].memory > 0 ? nullptr : &gate);
         }();
         // A step refused by its caps is not simulated: its events count for nothing after.
         const auto told = [&](std::uint64_t events) {
@@ -429,6 +430,27 @@ struct Ran {
   std::vector<char> over_budget;
 };
 
+// What a step holds while it is simulated, against the budget the steps on the threads share: its
+// estimate's state (what its run checks against its own cap), or what the caller reserved for it
+// (StepRunOptions::memory) where that is more.
+std::int64_t simulation_memory(const Resolved& r, const StepEstimate& estimate) {
+  return std::max(r.memory, estimate.memory());
+}
+
+// The budget the steps running at once share (MemoryGate): the caller's (StepRunOptions::memory_budget),
+// else the least memory cap of the steps (simulation.max_memory, --max-sim-memory; 0: none). Each step's
+// estimate is checked against its cap alone: `plan -m gnmt --gpus 16384` simulated and estimated two
+// candidates at once on 2 threads, each within the 4 GiB default, and reached 5.2 GB (issue 31, plan16k).
+std::int64_t shared_memory_budget(const std::vector<Resolved>& todo, const StepRunOptions& options) {
+  if (options.memory_budget > 0) return options.memory_budget;
+  std::int64_t least = 0;
+  for (const Resolved& r : todo) {
+    const std::int64_t cap = r.config.limits.max_memory;
+    if (cap > 0 && (least == 0 || cap < least)) least = cap;
+  }
+  return least;
+}
+
 Ran run_todo(const std::vector<Resolved>& todo, const std::vector<StepEstimate>& estimates,
              const StepRunOptions& options, MemoryGate& gate, StepRunProgress& whole) {
   Ran ran{.results = std::vector<StepPoint>(todo.size()),
@@ -441,7 +463,7 @@ Ran run_todo(const std::vector<Resolved>& todo, const std::vector<StepEstimate>&
       [&](std::size_t i, std::mutex& lock) {
         StepRunProgress::Share share(whole, i);
         {
-          MemoryGate::Hold hold(&gate, todo[i].memory);
+          MemoryGate::Hold hold(&gate, simulation_memory(todo[i], estimates[i]));
           ran.results[i] = simulate_resolved(todo[i], options.progress ? &share : nullptr, parallel,
                                              options.budget_knobs, estimates[i]);
         }
@@ -544,7 +566,7 @@ std::vector<StepRef> StepCache::simulate(const std::vector<StepRequest>& request
     return cost_estimate(a.label) > cost_estimate(b.label);
   });
 
-  MemoryGate gate(options.memory_budget);
+  MemoryGate gate(shared_memory_budget(todo, options));
   const std::vector<StepEstimate> estimates = estimate_todo(todo, options, gate, failures_);
   print_run_estimate(todo, estimates, options);
   std::vector<std::uint64_t> events;
@@ -560,6 +582,7 @@ std::vector<StepRef> StepCache::simulate(const std::vector<StepRequest>& request
       points_.emplace(todo[i].id, std::move(ran.results[i]));
   }
   simulated_ += todo.size();
+  most_memory_held_ = std::max(most_memory_held_, gate.most_held());
   return ids;
 }
 

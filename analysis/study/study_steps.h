@@ -147,8 +147,10 @@ struct StepRunOptions {
   double started = -1;
   // Bytes each request's step is estimated to hold while its program is built, estimated and
   // simulated (by request; missing or 0: not known, nothing reserved), and the budget the steps
-  // running at once on the threads share (analysis/study/memory_gate.h): a step waits while the
-  // others' estimates leave it too little. 0: no shared budget.
+  // running at once on the threads share (analysis/step/memory_gate.h): a step waits while the
+  // others' estimates leave it too little. While simulated, a step holds the larger of this and its
+  // own estimate's state. 0: the least memory cap of the steps (simulation.max_memory), so that the
+  // cap bounds the steps on every thread together, not each alone.
   std::vector<std::int64_t> memory{};
   std::int64_t memory_budget = 0;
   // How a step refused for its caps names them: study's and plan's options, in the language they
@@ -194,12 +196,17 @@ class StepCache {
   std::size_t simulated() const { return simulated_; }
   // Why a request could not be resolved or simulated (with keep_going); null when it was.
   const StepFailure* failure(StepId id) const;
+  // The most bytes its steps held at once against their shared budget (StepRunOptions::memory_budget,
+  // else their memory cap), by their estimates, over every simulate(): at most that budget unless one
+  // step alone held more (by itself).
+  std::int64_t most_memory_held() const { return most_memory_held_; }
 
  private:
   std::map<StepId, StepPoint> points_;
   std::map<StepId, StepFailure> failures_;
   std::map<StepId, std::string> fingerprints_;  // to tell a hash collision from a cache hit
   std::size_t simulated_ = 0;
+  std::int64_t most_memory_held_ = 0;
 };
 
 // A progress printer for StepRunOptions::on_progress, one line per step on `out` (stderr in the CLI):

@@ -1,4 +1,4 @@
-// The shared memory budget of steps built and simulated at once (analysis/study/memory_gate.h): what
+// The shared memory budget of steps built and simulated at once (analysis/step/memory_gate.h): what
 // is held together never passes the budget, a piece over it alone still runs (by itself), and a
 // budget of 0 holds nothing back.
 #include <doctest/doctest.h>
@@ -8,7 +8,7 @@
 #include <thread>
 #include <vector>
 
-#include "analysis/study/memory_gate.h"
+#include "analysis/step/memory_gate.h"
 
 using namespace hybridsim;
 

@@ -19,6 +19,8 @@ class MemoryGate {
   void acquire(std::int64_t bytes);
   void release(std::int64_t bytes);
   std::int64_t held() const;
+  // The most bytes held at once since the gate was made: what a test reads to see the budget kept.
+  std::int64_t most_held() const;
 
   class Hold {
    public:
@@ -39,6 +41,7 @@ class MemoryGate {
  private:
   std::int64_t budget_;
   std::int64_t held_ = 0;
+  std::int64_t most_held_ = 0;
   mutable std::mutex lock_;
   std::condition_variable freed_;
 };
