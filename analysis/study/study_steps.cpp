@@ -422,6 +422,38 @@ ReadRequests read_requests(const std::vector<StepRequest>& requests) {
   return out;
 }
 
+// Every GPU's share of its worker's kernels: the tasks of a request's program, which its estimate
+// builds for every GPU whatever folds (dp workers of the profile's kernels, forward and backward).
+double tasks_to_estimate(const scenarios::Scenario& s, const workloads::Profile& profile) {
+  return static_cast<double>(s.parallelism.dp) * static_cast<double>(event_floor(profile) / 2);
+}
+
+// The work after resolving, counted before any configuration is resolved, so that the resolving's lines
+// give the command's end from the first (issue 31: `plan -m gnmt --gpus 16384` resolved for 13-17 s at
+// load 9-10 with lines that gave only the resolving's end): the estimating, each task of every GPU's
+// program at one event's time (its 54 candidates, 8.1e6 tasks at 2 threads, estimated in 3 min at load
+// 2 and 11 min at load 10: 0.04-0.16 s a million tasks, about the 0.2 of 5e6 events/s;
+// tests/bench/MEASUREMENTS.md, plan16k2), and their simulation from below, each step's kernels
+// (event_floor), both at sim::kEventsPerSecond. The estimating's lines revise it.
+void tell_work_after_resolving(ProgressEstimate& resolving, const ReadRequests& read,
+                               const std::vector<StepRequest>& requests, const StepRunContext& context) {
+  double tasks = 0;
+  std::uint64_t floor = 0;
+  for (std::size_t i = 0; i < requests.size(); ++i) {
+    const auto it = context.profiles.find(requests[i].network);
+    if (!read.scenarios[i] || it == context.profiles.end() || it->second == nullptr) continue;
+    tasks += tasks_to_estimate(*read.scenarios[i], *it->second);
+    floor += event_floor(*it->second);
+  }
+  resolving.set_after((tasks + static_cast<double>(floor)) / sim::kEventsPerSecond,
+                      "its steps' estimating and simulation after: about " +
+                          sim::BudgetExceeded::count_text(static_cast<std::uint64_t>(tasks)) +
+                          " GPUs' tasks to estimate and at least " + sim::BudgetExceeded::count_text(floor) +
+                          " events to simulate, at " +
+                          sim::BudgetExceeded::count_text(static_cast<std::uint64_t>(sim::kEventsPerSecond)) +
+                          " a second, none estimated yet");
+}
+
 // The steps simulated in parallel, each holding its memory estimate against the shared budget
 // while it runs; by position, its point or (with keep_going) why it failed.
 struct Ran {
@@ -517,12 +549,13 @@ std::vector<StepRef> StepCache::simulate(const std::vector<StepRequest>& request
   // Resolving builds each cluster's topology and every request's mapping: seconds for a large grid.
   ReadRequests read = read_requests(requests);
   std::vector<double>& weights = read.weights;
-  // Its lines' total is this part's: the steps' estimates and simulation after it are not known yet
-  // (it said "about 37 s left of about 39 s in all" of a study that ran minutes more).
-  ProgressEstimate resolving(
-      options.progress, options.label, std::accumulate(weights.begin(), weights.end(), 0.0), "GPUs placed",
-      options.clock,
-      {.since = options.started, .until = "every configuration is resolved, its steps not yet estimated"});
+  // Its lines' total is the command's, the steps' estimating and simulation after it counted from their
+  // tasks and kernels (they said "about 37 s left of about 39 s in all" of a study that ran minutes
+  // more, then only "until every configuration is resolved").
+  ProgressEstimate resolving(options.progress, options.label,
+                             std::accumulate(weights.begin(), weights.end(), 0.0), "GPUs placed", options.clock,
+                             {.since = options.started});
+  tell_work_after_resolving(resolving, read, requests, context);
   double resolved = 0;
   for (std::size_t i = 0; i < requests.size(); ++i) {
     const StepRequest& request = requests[i];
