@@ -2,6 +2,10 @@
 
 #include <algorithm>
 
+#if defined(__GLIBC__)
+#include <malloc.h>
+#endif
+
 namespace hybridsim::analysis {
 
 void MemoryGate::acquire(std::int64_t bytes) {
@@ -17,6 +21,13 @@ void MemoryGate::release(std::int64_t bytes) {
     held_ -= bytes;
   }
   freed_.notify_all();
+  // What was freed goes back to the system, so that the process's memory follows what is held: glibc
+  // keeps each thread's arena at its highest use, and `plan -m gnmt --gpus 16384` on 2 threads stayed
+  // at 4.8-5.2 GB for minutes under a 4 GiB cap while its candidates' set-ups came and went
+  // (tests/bench/MEASUREMENTS.md, plan16k2).
+#if defined(__GLIBC__)
+  malloc_trim(0);
+#endif
 }
 
 std::int64_t MemoryGate::held() const {

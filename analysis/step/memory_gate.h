@@ -17,6 +17,7 @@ class MemoryGate {
   explicit MemoryGate(std::int64_t budget) : budget_(budget) {}  // 0: no budget, nothing waits
   // Waits until `bytes` fit beside what is held (or nothing is), then holds them.
   void acquire(std::int64_t bytes);
+  // Gives `bytes` back, and the heap's free pages to the system (glibc: malloc_trim).
   void release(std::int64_t bytes);
   std::int64_t held() const;
   // The most bytes held at once since the gate was made: what a test reads to see the budget kept.
