@@ -91,8 +91,7 @@ inline constexpr Limit kEpochs{"epochs", 1'000'000, "epochs", "1,000,000 epochs"
 // 4 GiB of simulation state: the process stays under a few GB.
 inline constexpr Limit kSimMemory{"sim-memory", std::int64_t{4} << 30, "bytes", "4 GiB",
                                   "the simulation state one step (one size of collective, one validate "
-                                  "case) may hold; the steps a study or plan runs at once on its threads, "
-                                  "together",
+                                  "case) may hold",
                                   "--max-sim-memory or simulation.max_memory (0 B or unlimited = no limit)",
                                   "run, sweep, study, plan, collective, validate"};
 

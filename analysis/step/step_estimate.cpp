@@ -165,11 +165,13 @@ std::optional<StepEstimate> in_full_past_cap(const StepSetup& setup,
 // the second is asked for, so that a thread waiting on `shared` holds nothing on it (no deadlock).
 StepEstimate every_gpu_estimate(const StepSetup& setup, const workloads::StepProgram& program,
                                 SimulationProgress* progress, StagedAttempt* keep = nullptr,
-                                const StepEstimate::EveryGpu* counted = nullptr, MemoryGate* shared = nullptr) {
+                                const StepEstimate::EveryGpu* counted = nullptr,
+                                MemoryGate* shared = nullptr) {
   Attempt tried;
   {
     MemoryGate::Hold hold(counted ? shared : nullptr, counted ? counted->memory() : 0);
-    if (std::optional<StepEstimate> e = estimate_once(setup, program, {}, Embed::On, progress, &tried, keep)) {
+    if (std::optional<StepEstimate> e =
+            estimate_once(setup, program, {}, Embed::On, progress, &tried, keep)) {
       e->way = "every GPU simulated";
       return *e;
     }
@@ -269,8 +271,8 @@ StepEstimate estimate_program(const StepSetup& setup, const workloads::StepProgr
                                                         first_try ? &keep.folded : nullptr)) {
         e->way = "folded onto representative GPUs";
         if (!refused.embed_bounded) return *e;
-        return bounded_fold_estimate(setup, program, fold, *e, refused, progress,
-                                     first_try ? &keep : nullptr, shared);
+        return bounded_fold_estimate(setup, program, fold, *e, refused, progress, first_try ? &keep : nullptr,
+                                     shared);
       }
       if (first_try) keep.folded = nullptr;  // as above: refined or every GPU next
       // Foreseen given up after its run: the run starts from the every-GPU way counted below.

@@ -16,10 +16,10 @@
 #include <utility>
 
 #include "analysis/step/budget_error.h"
+#include "analysis/step/memory_gate.h"
 #include "analysis/step/step_estimate.h"
 #include "analysis/step/step_progress.h"
 #include "analysis/step/step_runner.h"
-#include "analysis/step/memory_gate.h"
 #include "analysis/study/step_run_progress.h"
 #include "scenarios/loader/resolve.h"
 #include "scenarios/loader/scenario.h"
@@ -338,7 +338,8 @@ std::vector<StepEstimate> estimate_todo(std::vector<Resolved>& todo, const StepR
               estimating, [&] { return static_cast<double>(estimated.load()); }, todo[i].label.gpus,
               "before any step is simulated");
           // Its later set-ups held against the budget, where the caller reserved nothing for it.
-          return estimate_step(setup, options.progress ? &share : nullptr, todo[i].memory > 0 ? nullptr : &gate);
+          return estimate_step(setup, options.progress ? &share : nullptr,
+                               todo[i].memory > 0 ? nullptr : &gate);
         }();
         // A step refused by its caps is not simulated: its events count for nothing after.
         const auto told = [&](std::uint64_t events) {
@@ -553,8 +554,8 @@ std::vector<StepRef> StepCache::simulate(const std::vector<StepRequest>& request
   // tasks and kernels (they said "about 37 s left of about 39 s in all" of a study that ran minutes
   // more, then only "until every configuration is resolved").
   ProgressEstimate resolving(options.progress, options.label,
-                             std::accumulate(weights.begin(), weights.end(), 0.0), "GPUs placed", options.clock,
-                             {.since = options.started});
+                             std::accumulate(weights.begin(), weights.end(), 0.0), "GPUs placed",
+                             options.clock, {.since = options.started});
   tell_work_after_resolving(resolving, read, requests, context);
   double resolved = 0;
   for (std::size_t i = 0; i < requests.size(); ++i) {

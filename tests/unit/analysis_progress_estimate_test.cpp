@@ -316,8 +316,9 @@ TEST_CASE("progress estimate: a study's lines count from its start in every part
   // Due 2 s into resolving: 54 s since the study began (the clock read at 104), the part's 8 s left.
   // Its total, 62 s, is the study's, the estimating and simulation after counted from the steps' GPUs
   // and kernels (it said "until every configuration is resolved, its steps not yet estimated").
-  CHECK(lines[0].starts_with("study: 54 s, 11 of 40 GPUs placed done (29%), about 8 s left of about 62 s in "
-                             "all (its steps' estimating and simulation after: "));
+  CHECK(
+      lines[0].starts_with("study: 54 s, 11 of 40 GPUs placed done (29%), about 8 s left of about 62 s in "
+                           "all (its steps' estimating and simulation after: "));
   // Every line with an end, whichever part, gives the study's: resolving's and estimating's with the
   // work after them counted, the simulating part's from the steps' estimate.
   for (const std::string& l : lines) {
