@@ -82,7 +82,8 @@ TEST_CASE("shared memory cap: steps whose estimates together pass the cap run on
   CHECK(std::none_of(under_cap.step_ms.begin(), under_cap.step_ms.end(), [](double ms) { return ms < 0; }));
 }
 
-TEST_CASE("shared memory cap: an estimate's later set-ups hold their counts on the shared budget while built") {
+TEST_CASE(
+    "shared memory cap: an estimate's later set-ups hold their counts on the shared budget while built") {
   // GNMT dp 8 x mp 8 layers on 8 DGX-1: its fold is given up, its every-GPU try too (two folded rings of
   // other GPUs share a link), and every collective is set up in full, counted before at 8,592,916 B
   // (analysis_step_footprint_test.cpp). Estimated beside other steps, each of those set-ups holds its
