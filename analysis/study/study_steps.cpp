@@ -433,7 +433,7 @@ double tasks_to_estimate(const scenarios::Scenario& s, const workloads::Profile&
 // give the command's end from the first (issue 31: `plan -m gnmt --gpus 16384` resolved for 13-17 s at
 // load 9-10 with lines that gave only the resolving's end): the estimating, each task of every GPU's
 // program at one event's time (its 54 candidates, 7.6e8 tasks so counted, estimated on 2 threads in 3
-// min at load 2 and 11 min at load 10-13: 0.24 and 0.9 us a task, where 5e6 events/s gives 0.2;
+// min at load 2 and 11-12.5 min at load 10-14: 0.24 and 0.9-1 us a task, where 5e6 events/s gives 0.2;
 // tests/bench/MEASUREMENTS.md, plan16k2), and their simulation from below, each step's kernels
 // (event_floor), both at sim::kEventsPerSecond. The estimating's lines revise it.
 void tell_work_after_resolving(ProgressEstimate& resolving, const ReadRequests& read,
