@@ -223,7 +223,7 @@ void WindowCodec::read(FieldReader& r, const TreeNode* map, const FieldSpec& spe
   if (!window) return;
   out = sim::try_parse_time_window(*window);
   if (out) return;
-  const std::string side = sim::time_window_side_problem(*window);
+  const std::string side = sim::time_window_problem(*window);
   fail_at(map->find("window")->where, spec.path,
           "got \"" + *window + "\"" + (side.empty() ? "" : " (" + side + ")"),
           expected_text(spec) + " with 0 <= START < END");
