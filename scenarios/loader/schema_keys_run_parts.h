@@ -187,7 +187,8 @@ inline constexpr ScenarioKey kRun[] = {
       .kind = K::Text,
       .required = true,
       .help = "A field path as for --set (cluster.links.nvlink.bandwidth, parallelism); not in "
-              "sweep, not overlapping another parameter's path."}},
+              "sweep, not overlapping another parameter's path, and not one that changes no point's "
+              "result: name, outputs (outputs.trace.* may vary), simulation."}},
     {{.path = "sweep.parameters[].values",
       .kind = K::List,
       .required = true,
