@@ -61,9 +61,7 @@ std::string time_window_problem(std::string_view text) {
   if (end < start)
     return "END " + std::string(end_text) + " is before START " + std::string(start_text) + "; write \"" +
            std::string(end_text) + ":" + std::string(start_text) + "\"";
-  if (end == start)
-    return "START and END are both " + format_time(start) +
-           ", a window that holds nothing";
+  if (end == start) return "START and END are both " + format_time(start) + ", a window that holds nothing";
   return {};
 }
 

@@ -236,8 +236,10 @@ void append_figures(std::string& out, const std::vector<StepFigure>& figures) {
     out += i ? ", " : "";
     append_json_string(out, figures[i].key);
     out += ": ";
-    if (figures[i].text) append_json_string(out, figures[i].value);
-    else out += figures[i].value;
+    if (figures[i].text)
+      append_json_string(out, figures[i].value);
+    else
+      out += figures[i].value;
   }
 }
 

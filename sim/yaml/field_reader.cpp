@@ -192,8 +192,7 @@ std::int64_t FieldReader::to_integer(const TreeNode& node, std::string_view path
   const FieldSpec& spec = field(path);
   std::int64_t v = 0;
   const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
-  if (text.empty() || ec != std::errc() || end != text.data() + text.size() ||
-      !within_integer(v, spec))
+  if (text.empty() || ec != std::errc() || end != text.data() + text.size() || !within_integer(v, spec))
     fail_at(node.where, path, "got \"" + text + "\"", schema_.expected_text(spec));
   return v;
 }

@@ -44,10 +44,10 @@ TEST_CASE("run summary: summary.csv holds summary.json's step figures under thei
     const analysis::RunSummary s = summary_of(yaml);
     const std::map<std::string, std::string> csv(s.settings.begin(), s.settings.end());
     int rows = 0;
-    for (const char* key : {"dp", "mp", "tp", "pp", "ep", "zero", "gpus", "global_batch", "step_time_us",
-                            "steps", "critical_gpu_steps", "p95_step_time_us", "min_step_time_us",
-                            "max_step_time_us", "samples_per_second", "units_per_second", "events",
-                            "messages", "collectives"}) {
+    for (const char* key :
+         {"dp", "mp", "tp", "pp", "ep", "zero", "gpus", "global_batch", "step_time_us", "steps",
+          "critical_gpu_steps", "p95_step_time_us", "min_step_time_us", "max_step_time_us",
+          "samples_per_second", "units_per_second", "events", "messages", "collectives"}) {
       CAPTURE(key);
       REQUIRE(csv.contains(key));
       const std::string json = json_value(s.json, key);
