@@ -141,8 +141,8 @@ void SimulationBudget::charge(const SimulationCost& cost, std::string_view cause
 
 std::uint64_t parse_events_cap(std::string_view text) {
   if (text == "unlimited") return 0;
-  if (const auto n = parse_whole<std::uint64_t>(text)) return *n;
-  throw InputError("expected a whole number of events (0 or unlimited: no limit)");
+  if (const auto n = parse_whole<std::uint64_t>(text); n && *n <= kLargestEventsCap) return *n;
+  throw InputError("expected a whole number of events from 0 to 1e18 (0 or unlimited: no limit)");
 }
 
 std::int64_t parse_memory_cap(std::string_view text) {

@@ -21,6 +21,10 @@ namespace hybridsim::sim {
 // 2×10^9 events: about 7 minutes at the 5 million events a second measured on a 1,024-GPU step of
 // GNMT with every ring in full (sim/README.md, "Budgets"); no shipped scenario or study comes near.
 inline constexpr std::uint64_t kDefaultMaxEvents = limits::kEvents.value;
+// The largest events cap a command or key takes: 10^18 events are about 6,000 years at
+// kEventsPerSecond, so a larger cap would limit nothing, and 10^18 is exact as the double the
+// scenario schema bounds simulation.max_events with. --max-events and the key hold the same bound.
+inline constexpr std::uint64_t kLargestEventsCap = 1'000'000'000'000'000'000;
 // 4 GiB of simulation state: the process stays under a few GB.
 inline constexpr std::int64_t kDefaultMaxMemory = limits::kSimMemory.value;
 // Bytes a message in flight holds: its Network slot (56 B) and free-list index (4 B), the event
@@ -41,7 +45,8 @@ struct SimulationLimits {
 
 // The caps as every command and key reads them (--max-events, --max-sim-memory,
 // simulation.max_events / max_memory): "unlimited" is no limit, as is 0 events or a size of 0 ("0 B");
-// a memory cap is a size with its unit (a bare "0" is refused, as the scenario key refuses it).
+// a memory cap is a size with its unit (a bare "0" is refused, as the scenario key refuses it); an
+// events cap past kLargestEventsCap is refused, as the key refuses it.
 // Throw InputError with the accepted forms; the caller prefixes the option or key. Return 0 for none.
 std::uint64_t parse_events_cap(std::string_view text);
 std::int64_t parse_memory_cap(std::string_view text);

@@ -30,13 +30,18 @@ std::optional<TimeWindow> try_parse_time_window(std::string_view text) {
   return w;
 }
 
-std::string time_window_side_problem(std::string_view text) {
+std::string time_window_problem(std::string_view text) {
   const auto colon = text.find(':');
   if (colon == std::string_view::npos || text.find(':', colon + 1) != std::string_view::npos) return {};
-  const std::pair<const char*, std::string_view> sides[] = {{"START", trim(text.substr(0, colon))},
-                                                            {"END", trim(text.substr(colon + 1))}};
+  const std::string_view start_text = trim(text.substr(0, colon));
+  const std::string_view end_text = trim(text.substr(colon + 1));
+  const std::pair<const char*, std::string_view> sides[] = {{"START", start_text}, {"END", end_text}};
   for (const auto& [name, side] : sides) {
     if (side.empty()) continue;
+    // The time parser reads no sign, so it would say only the form.
+    if (side.front() == '-')
+      return std::string(name) + " " + std::string(side) + " is negative: a window's times count from the " +
+             "step's start, 0 s";
     try {
       parse_time(side);
     } catch (const InputError& e) {
@@ -47,6 +52,16 @@ std::string time_window_side_problem(std::string_view text) {
       return std::string(name) + ": \"" + std::string(side) + "\" is too large";
     }
   }
+  // Both sides read: what is left is their order (the form's "START before END" did not say which
+  // side was wrong, nor what to write instead).
+  const Time start = start_text.empty() ? Time::zero() : parse_time(start_text);
+  const Time end = end_text.empty() ? Time::max() : parse_time(end_text);
+  if (end <= start && start_text.empty())
+    return "END " + std::string(end_text) + " is not after the step's start, 0 s: the window holds nothing";
+  if (end < start)
+    return "END " + std::string(end_text) + " is before START " + std::string(start_text) + "; write \"" +
+           std::string(end_text) + ":" + std::string(start_text) + "\"";
+  if (end == start) return "START and END are both " + format_time(start) + ", a window that holds nothing";
   return {};
 }
 
@@ -56,7 +71,7 @@ TimeWindow parse_time_window(std::string_view text) {
     throw InputError("time window \"" + std::string(text) +
                      "\": both ends left out, which is the whole step; expected a start, an end or both "
                      "(leave the window out for the whole step)");
-  const std::string side = time_window_side_problem(text);
+  const std::string side = time_window_problem(text);
   throw InputError("time window \"" + std::string(text) + "\": " + (side.empty() ? "" : side + "; ") +
                    "expected " + std::string(kTimeWindowForm));
 }

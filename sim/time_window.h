@@ -24,10 +24,11 @@ inline constexpr std::string_view kTimeWindowForm =
 
 // nullopt when the text is not of that form, a time does not parse, START < 0 or START >= END.
 std::optional<TimeWindow> try_parse_time_window(std::string_view text);
-// Why a side's time was refused, where the form does not say it: "START: unknown unit "days" in "5
-// days"; the time units are ..." (the form alone did not say that "days" is not a unit), a time too
-// large; empty otherwise. parse_time_window and the outputs.trace.window key say it.
-std::string time_window_side_problem(std::string_view text);
+// Why a window was refused, where the form does not say it: a side's time ("START: unknown unit
+// "days" in "5 days"; the time units are ...", a time too large), a START before 0, an END before
+// START with the window to write instead ("END 2 ms is before START 5 ms; write "2 ms:5 ms""), or
+// both equal; empty otherwise. parse_time_window and the outputs.trace.window key say it.
+std::string time_window_problem(std::string_view text);
 // Throws InputError "time window "x": expected ..." instead.
 TimeWindow parse_time_window(std::string_view text);
 // "2 ms:5 ms", "2 ms:" (an open end), exact (parse_time_window(format_time_window(w)) == w).

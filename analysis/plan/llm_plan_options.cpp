@@ -6,6 +6,7 @@
 #include "analysis/plan/llm_planner.h"
 #include "analysis/plan/planner.h"
 #include "analysis/study/study_config.h"
+#include "scenarios/loader/scenario.h"
 #include "sim/budget.h"
 #include "sim/error.h"
 #include "sim/units.h"
@@ -112,9 +113,12 @@ LlmPlanRequest make_llm_plan_request(const LlmPlanOptions& o) {
   const auto seq = static_cast<double>(r.setting.model.sequence);
   // The published batch in sequences, to a multiple of 256 (GPT-3's 3.2 M tokens: 1,536 sequences).
   r.reference_batch = std::max<std::int64_t>(256, std::llround(pub.batch_tokens / seq / 256) * 256);
-  if (o.global_batch < 0)  // was taken for the published batch, as 0 is
-    throw InputError("--global-batch: expected sequences a step, 1 or more (0: the model's published batch), "
-                     "got " + std::to_string(o.global_batch));
+  // Below 0 was taken for the published batch, as 0 is; past the key's bound it was refused as a
+  // "--set training.global_batch=..." that was never typed.
+  if (o.global_batch < 0 || o.global_batch > scenarios::kMaxGlobalBatch)
+    throw InputError("--global-batch: expected sequences a step, from 1 to " +
+                     std::to_string(scenarios::kMaxGlobalBatch) + " (0: the model's published batch), got " +
+                     std::to_string(o.global_batch));
   r.global_batch = o.global_batch > 0 ? o.global_batch : r.reference_batch;
   r.training_tokens = pub.training_tokens;
   r.critical_batch_tokens = o.critical_batch_tokens;

@@ -64,7 +64,12 @@ RunSummary run_summary(const ScenarioRun& run, const scenarios::Scenario& scenar
     members.emplace_back("whole_model_fits", !fits ? "null" : *fits ? "true" : "false");
   }
   s.json = step_summary_json(run.step, s.settings, members);
-  // The CSV's rows of the same figures, under the JSON's names.
+  // The CSV's rows of the same figures, under the JSON's names: it held the settings and the memory
+  // lines only, no step time, rate or count (every shipped transformer scenario writes it).
+  const StepFigures figures = step_summary_figures(run.step);
+  for (const auto* group : {&figures.shape, &figures.times, &figures.counts})
+    for (const StepFigure& f : *group)  // null (not a transformer's tp, ...) empty, as in results.csv
+      s.settings.emplace_back(f.key, !f.text && f.value == "null" ? std::string() : f.value);
   for (std::size_t i = 1; i < members.size(); ++i) s.settings.push_back(members[i]);
   return s;
 }

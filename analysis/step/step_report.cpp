@@ -196,6 +196,55 @@ std::string step_summary_table(const StepResult& r,
   return out;
 }
 
+StepFigures step_summary_figures(const StepResult& r) {
+  // As results.csv's (analysis/step/worker_shape.h): mp the GPUs of one data-parallel worker, so
+  // dp × mp = gpus for both kinds; tp, pp, ep, zero a transformer's, null otherwise.
+  const WorkerShape w = worker_shape(r);
+  const auto dimension = [&](int WorkerShape::Transformer::*field) {
+    return w.transformer ? std::to_string((*w.transformer).*field) : std::string("null");
+  };
+  const auto us = [](sim::Time t) { return format_fixed(t.to_us(), 3); };
+  StepFigures f;
+  f.shape = {{"dp", std::to_string(w.dp)},
+             {"mp", std::to_string(w.gpus_per_worker)},
+             {"tp", dimension(&WorkerShape::Transformer::tp)},
+             {"pp", dimension(&WorkerShape::Transformer::pp)},
+             {"ep", dimension(&WorkerShape::Transformer::ep)},
+             {"zero", dimension(&WorkerShape::Transformer::zero)},
+             {"gpus", std::to_string(w.gpus)},
+             {"global_batch", std::to_string(r.global_batch)}};
+  f.times = {{"step_time_us", us(r.step_time)},
+             {"steps", std::to_string(r.spread.steps)},
+             {"critical_gpu_steps", std::to_string(r.spread.critical_steps)},
+             {"p95_step_time_us", us(r.spread.p95)},
+             {"min_step_time_us", us(r.spread.min)},
+             {"max_step_time_us", us(r.spread.max)},
+             {"samples_per_second", format_fixed(r.samples_per_second, 3)},
+             {"units_per_second", format_fixed(r.units_per_second, 3)},
+             {"unit", r.unit, true}};
+  f.counts = {{"events", std::to_string(r.events)},
+              {"messages", std::to_string(r.messages)},
+              {"collectives", std::to_string(r.collectives)}};
+  return f;
+}
+
+namespace {
+
+// "\"dp\": 8, \"mp\": 1": one line of summary.json's figures.
+void append_figures(std::string& out, const std::vector<StepFigure>& figures) {
+  for (std::size_t i = 0; i < figures.size(); ++i) {
+    out += i ? ", " : "";
+    append_json_string(out, figures[i].key);
+    out += ": ";
+    if (figures[i].text)
+      append_json_string(out, figures[i].value);
+    else
+      out += figures[i].value;
+  }
+}
+
+}  // namespace
+
 std::string step_summary_json(const StepResult& r,
                               const std::vector<std::pair<std::string, std::string>>& context,
                               const std::vector<std::pair<std::string, std::string>>& members) {
@@ -206,27 +255,11 @@ std::string step_summary_json(const StepResult& r,
     out += ": ";
     append_json_string(out, context[i].second);
   }
-  // As results.csv's (analysis/step/worker_shape.h): mp the GPUs of one data-parallel worker, so
-  // dp × mp = gpus for both kinds; tp, pp, ep, zero a transformer's, null otherwise.
-  const WorkerShape w = worker_shape(r);
-  const auto dimension = [&](int WorkerShape::Transformer::*field) {
-    return w.transformer ? std::to_string((*w.transformer).*field) : std::string("null");
-  };
-  out += "},\n  \"dp\": " + std::to_string(w.dp) + ", \"mp\": " + std::to_string(w.gpus_per_worker) +
-         ", \"tp\": " + dimension(&WorkerShape::Transformer::tp) +
-         ", \"pp\": " + dimension(&WorkerShape::Transformer::pp) +
-         ", \"ep\": " + dimension(&WorkerShape::Transformer::ep) +
-         ", \"zero\": " + dimension(&WorkerShape::Transformer::zero) +
-         ", \"gpus\": " + std::to_string(w.gpus) + ", \"global_batch\": " + std::to_string(r.global_batch) +
-         ",\n  \"step_time_us\": " + format_fixed(r.step_time.to_us(), 3) +
-         ", \"steps\": " + std::to_string(r.spread.steps) +
-         ", \"critical_gpu_steps\": " + std::to_string(r.spread.critical_steps) +
-         ", \"p95_step_time_us\": " + format_fixed(r.spread.p95.to_us(), 3) +
-         ", \"min_step_time_us\": " + format_fixed(r.spread.min.to_us(), 3) +
-         ", \"max_step_time_us\": " + format_fixed(r.spread.max.to_us(), 3) +
-         ", \"samples_per_second\": " + format_fixed(r.samples_per_second, 3) +
-         ", \"units_per_second\": " + format_fixed(r.units_per_second, 3) + ", \"unit\": ";
-  append_json_string(out, r.unit);
+  const StepFigures figures = step_summary_figures(r);
+  out += "},\n  ";
+  append_figures(out, figures.shape);
+  out += ",\n  ";
+  append_figures(out, figures.times);
   out += ",\n  \"mean\": ";
   metrics_json(out, r.mean);
   out += ",\n  \"critical\": ";
@@ -254,8 +287,9 @@ std::string step_summary_json(const StepResult& r,
     append_json_string(out, sim::link_kind_name(static_cast<sim::LinkKind>(k)));
     out += ": " + std::to_string(b.count());
   }
-  out += "},\n  \"events\": " + std::to_string(r.events) + ", \"messages\": " + std::to_string(r.messages) +
-         ", \"collectives\": " + std::to_string(r.collectives) + ",\n  \"per_gpu\": [";
+  out += "},\n  ";
+  append_figures(out, figures.counts);
+  out += ",\n  \"per_gpu\": [";
   for (std::size_t i = 0; i < r.per_gpu.size(); ++i) {
     out += i ? ",\n    " : "\n    ";
     metrics_json(out, r.per_gpu[i]);

@@ -20,6 +20,19 @@ std::string strategy_text(const StepResult& r);
 // `context` lines (key, value) are printed first: scenario, cluster, strategy...
 std::string step_summary_table(const StepResult& r,
                                const std::vector<std::pair<std::string, std::string>>& context);
+// The step's figures at the top of summary.json, under its names and in its order: what it holds
+// (dp ... global_batch), its times and rates (step_time_us ... unit) and what was simulated
+// (events, messages, collectives). summary.json writes them (a text one quoted), summary.csv lists
+// them as rows, so the two files hold the same numbers.
+struct StepFigure {
+  std::string key;
+  std::string value;  // as JSON writes a number or null; the text itself where `text`
+  bool text = false;
+};
+struct StepFigures {
+  std::vector<StepFigure> shape, times, counts;
+};
+StepFigures step_summary_figures(const StepResult& r);
 // `members`: more members of the object, each a key and its JSON text (the run's "memory").
 std::string step_summary_json(const StepResult& r,
                               const std::vector<std::pair<std::string, std::string>>& context,

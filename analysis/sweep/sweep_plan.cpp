@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <filesystem>
 #include <iterator>
+#include <map>
+#include <string>
 #include <system_error>
 #include <vector>
 
@@ -101,10 +103,20 @@ void list_unfit_points(SweepPlan& plan, UnfitPoints unfit, const SweepOptions& o
 // stops the sweep before any runs. First each point's floor of events, before any cluster is built
 // (as run's, analysis/run/scenario_run.h): 65,536 GPUs take seconds to build.
 void check_points(SweepPlan& plan, const SweepOptions& options) {
+  // Two points written differently that load as one scenario ("25 GB/s" and "200 Gb/s", {dp: 8} and
+  // {dp: 8, mp: 1}) would be simulated twice, two rows that differ in their label only: the values'
+  // texts are compared as the sweep is read (refuse_repeated_value), their meaning here.
+  std::map<std::string, const scenarios::SweepPoint*> seen;  // canonical YAML → its first point
   for (const scenarios::SweepPoint* p : plan.todo) {
     if (plan.rows.contains(p->index)) continue;
     try {
-      check_scenario_event_floor(plan.point_scenario(*p, options), options.spelling);
+      const scenarios::Scenario point = plan.point_scenario(*p, options);
+      if (const auto [at, added] = seen.emplace(scenarios::scenario_to_yaml(point), p); !added)
+        throw InputError("the same scenario as sweep point " + std::to_string(at->second->index) + " (" +
+                         at->second->label +
+                         "), written another way: the sweep would simulate it twice; expected each "
+                         "point once");
+      check_scenario_event_floor(point, options.spelling);
     } catch (const InputError& e) {
       refuse_point(*p, e);
     }

@@ -60,13 +60,22 @@ void check_sweep_path(const SweepSettings& sweep, const std::string& path, const
     fail_at(where, ip + ".path", problem, "a field path as for --set, e.g. cluster.nodes");
   if (path == "sweep" || path.starts_with("sweep."))
     fail_at(where, ip + ".path", "a sweep cannot vary its own settings", "a field outside sweep");
-  // A sweep writes one results folder for all its points: a point's own directory or formats are
-  // never used, and every point would be the same.
-  if (path == "outputs.directory" || path == "outputs.formats")
+  // A sweep writes one results folder for all its points: a point's own name, directory or formats
+  // are never used, and every point would be the same ("outputs" whole holds the last two).
+  if (path == "name" || path == "outputs" || path == "outputs.directory" || path == "outputs.formats")
     fail_at(where, ip + ".path",
             "'" + path +
                 "' is not used by a sweep's points (the sweep writes results.csv, summary.json "
-                "and a plot for all of them, into --out or the scenario's outputs.directory)",
+                "and a plot for all of them, into --out or the scenario's outputs.directory; a "
+                "point is named by its label)",
+            "a field that changes the simulation, or outputs.trace.*");
+  // The caps and the model's threads change no result, only whether it may run: every point the same.
+  if (path == "simulation" || path.starts_with("simulation."))
+    fail_at(where, ip + ".path",
+            "'" + path +
+                "' changes no point's result (caps on the work, and threads that give the same step "
+                "whatever their number): every point would be the same; set it once for the sweep "
+                "(--max-events, --max-sim-memory, --model-threads)",
             "a field that changes the simulation, or outputs.trace.*");
   for (std::size_t j = 0; j < sweep.parameters.size(); ++j) {
     const std::string& q = sweep.parameters[j].path;
@@ -223,7 +232,7 @@ void WindowCodec::read(FieldReader& r, const TreeNode* map, const FieldSpec& spe
   if (!window) return;
   out = sim::try_parse_time_window(*window);
   if (out) return;
-  const std::string side = sim::time_window_side_problem(*window);
+  const std::string side = sim::time_window_problem(*window);
   fail_at(map->find("window")->where, spec.path,
           "got \"" + *window + "\"" + (side.empty() ? "" : " (" + side + ")"),
           expected_text(spec) + " with 0 <= START < END");

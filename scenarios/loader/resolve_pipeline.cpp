@@ -19,8 +19,6 @@ workloads::WorkerMapping pipeline_mapping(const Scenario& s, const topology::Top
     fail(s, "parallelism.pp",
          "pipeline parallelism needs a transformer network (workload.network: "
          "llama3-8b, ..., or transformer); the MP placements are the 2017 networks' pipelines");
-  if (p.mp > 1)
-    fail(s, "parallelism.pp", "pp cannot be combined with mp " + std::to_string(p.mp) + "; expected mp = 1");
   if (p.mapping) fail(s, "parallelism.mapping", "a pipeline's GPUs follow from dp, tp and pp; expected auto");
   const long long workers = static_cast<long long>(p.dp) * p.tp, gpus = workers * p.pp;
   const auto have = static_cast<long long>(topology.gpus().size());

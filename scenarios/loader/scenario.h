@@ -144,6 +144,9 @@ struct EfficiencySettings {
   bool operator==(const EfficiencySettings&) const = default;
 };
 
+// training.global_batch's largest value, and plan --global-batch's: a billion samples a step.
+inline constexpr std::int64_t kMaxGlobalBatch = 1'000'000'000;
+
 struct TrainingSettings {
   std::optional<std::string> network;  // nullopt: the workload's network
   EfficiencySettings efficiency;

@@ -159,7 +159,7 @@ inline constexpr ScenarioKey kCommunication[] = {
       .default_text = "auto",
       .words = "auto",
       .min = 1,
-      .max = 1'000'000'000,
+      .max = static_cast<double>(kMaxGlobalBatch),
       .help = "Samples per optimizer update over all workers; a multiple of batch per worker x dp: "
               "the quotient is the micro-batches each worker runs per step (gradient accumulation, "
               "mp = 1 only); auto: batch per worker x dp (no accumulation)."},

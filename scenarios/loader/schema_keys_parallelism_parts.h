@@ -21,7 +21,8 @@ inline constexpr ScenarioKey kParallelism[] = {
       .default_text = "1",
       .min = 1,
       .max = 4096,
-      .help = "GPUs per worker (model parallelism)."},
+      .help = "GPUs per worker (model parallelism: a 2017 network's ops placed over them); a "
+              "transformer splits its model with tp and pp, and takes mp 1."},
      bind<Member<&Scenario::parallelism, &ParallelismSettings::mp>>()},
     {{.path = "parallelism.placement",
       .kind = K::List,

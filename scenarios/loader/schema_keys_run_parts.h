@@ -80,7 +80,7 @@ inline constexpr ScenarioKey kRun[] = {
       .default_fn = [] { return std::to_string(sim::kDefaultMaxEvents); },
       .words = "unlimited",
       .min = 0,
-      .max = 1e18,
+      .max = static_cast<double>(sim::kLargestEventsCap),
       .help = "Events one step may simulate (the default, 2000000000, is about 7 minutes at the 5 "
               "million events a second measured on this machine); 0 or unlimited: no cap. Also "
               "--max-events. communication.fast_path: auto keeps most rings far below it."},
@@ -187,7 +187,8 @@ inline constexpr ScenarioKey kRun[] = {
       .kind = K::Text,
       .required = true,
       .help = "A field path as for --set (cluster.links.nvlink.bandwidth, parallelism); not in "
-              "sweep, not overlapping another parameter's path."}},
+              "sweep, not overlapping another parameter's path, and not one that changes no point's "
+              "result: name, outputs (outputs.trace.* may vary), simulation."}},
     {{.path = "sweep.parameters[].values",
       .kind = K::List,
       .required = true,

@@ -42,6 +42,13 @@ bool within(double v, const FieldSpec& spec) {
   return spec.max == 0 || v <= spec.max;
 }
 
+// An integer against its bounds exactly: as a double, 10^18 + 1 rounds to 10^18 and passed
+// simulation.max_events' bound of 10^18 (--max-events refused it).
+bool within_integer(std::int64_t v, const FieldSpec& spec) {
+  if (!within(static_cast<double>(v), spec)) return false;
+  return spec.max == 0 || spec.max >= 0x1p63 || v <= static_cast<std::int64_t>(spec.max);
+}
+
 }  // namespace
 
 template <class Parse, class Magnitude>
@@ -185,8 +192,7 @@ std::int64_t FieldReader::to_integer(const TreeNode& node, std::string_view path
   const FieldSpec& spec = field(path);
   std::int64_t v = 0;
   const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
-  if (text.empty() || ec != std::errc() || end != text.data() + text.size() ||
-      !within(static_cast<double>(v), spec))
+  if (text.empty() || ec != std::errc() || end != text.data() + text.size() || !within_integer(v, spec))
     fail_at(node.where, path, "got \"" + text + "\"", schema_.expected_text(spec));
   return v;
 }

@@ -467,8 +467,15 @@ TEST_CASE("SimulationBudget: every command reads a cap's text by one rule (unlim
   CHECK(parse_events_cap("unlimited") == 0);
   CHECK(parse_events_cap("0") == 0);
   CHECK(parse_events_cap("2000000000") == 2'000'000'000);
-  CHECK_THROWS_WITH_AS(parse_events_cap("-1"), "expected a whole number of events (0 or unlimited: no limit)",
+  CHECK_THROWS_WITH_AS(parse_events_cap("-1"),
+                       "expected a whole number of events from 0 to 1e18 (0 or unlimited: no limit)",
                        InputError);
+  // The bound simulation.max_events holds (issue 31): past it --max-events was taken, whatever its size.
+  CHECK(parse_events_cap("1000000000000000000") == kLargestEventsCap);
+  for (const char* past : {"1000000000000000001", "18446744073709551615", "18446744073709551616"}) {
+    CAPTURE(past);
+    CHECK_THROWS_WITH_AS(parse_events_cap(past), doctest::Contains("from 0 to 1e18"), InputError);
+  }
   CHECK(parse_memory_cap("unlimited") == 0);
   CHECK(parse_memory_cap("0 B") == 0);
   CHECK(parse_memory_cap("8 GiB") == std::int64_t{8} << 30);

@@ -6,6 +6,7 @@
 #include <span>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "scenarios/loader/trace_settings.h"
@@ -65,7 +66,19 @@ TEST_CASE("time windows are START:END with either side optional") {
                        InputError);
   CHECK_THROWS_WITH_AS(sim::parse_time_window("1e30 s:"),
                        doctest::Contains("START: time \"1e30 s\" is too large (over 106 days)"), InputError);
-  for (const char* bad : {"5 ms", "5 ms:2 ms", "2 ms:2 ms", "a:b", "1 ms:2 ms:3 ms", "-1 ms:2 ms"}) {
+  // A window in the wrong order says which side and what to write (issue 31: "5 ms:2 ms" said only the form).
+  const std::pair<const char*, const char*> ordered[] = {
+      {"5 ms:2 ms", "END 2 ms is before START 5 ms; write \"2 ms:5 ms\"; expected START:END"},
+      {"2 ms:2000 us", "START and END are both 2 ms, a window that holds nothing; expected"},
+      {":0 s", "END 0 s is not after the step's start, 0 s: the window holds nothing; expected"},
+      {"-1 ms:2 ms", "START -1 ms is negative: a window's times count from the step's start, 0 s; expected"},
+      {"2 ms:-1 ms", "END -1 ms is negative"}};
+  for (const auto& [bad, why] : ordered) {
+    CAPTURE(bad);
+    CHECK_FALSE(sim::try_parse_time_window(bad));
+    CHECK_THROWS_WITH_AS(sim::parse_time_window(bad), doctest::Contains(why), InputError);
+  }
+  for (const char* bad : {"5 ms", "a:b", "1 ms:2 ms:3 ms"}) {
     CAPTURE(bad);
     CHECK_FALSE(sim::try_parse_time_window(bad));
     CHECK_THROWS_WITH_AS(
