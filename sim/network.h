@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "sim/event_queue.h"
+#include "sim/huge_pages.h"
 #include "sim/link.h"
 #include "sim/work_progress.h"
 
@@ -226,14 +227,14 @@ class Network final : public EventHandler {
   EventQueue& queue_;
   const LinkTable& links_;
   Switching switching_;
-  std::vector<LinkServer> servers_;
+  std::vector<LinkServer, HugePageAllocator<LinkServer>> servers_;
   std::vector<Time> watch_end_;  // per link: when a watched link stops being seen (read if watched)
   std::vector<LinkQueue> queues_;
   // Rate classes beyond 0: their scales, and each link's bandwidth in them ([class-1][link]).
   std::vector<std::array<double, kLinkKindCount>> class_scales_;
   std::vector<Bandwidth> class_bandwidth_;
   std::uint8_t class_count_ = 0;  // class_scales_.size(), for a send's check (its size is a division)
-  std::vector<Message> messages_;
+  std::vector<Message, HugePageAllocator<Message>> messages_;
   // Free slots, last freed first, linked through their next_hop: a vector of them cost a send and a
   // delivery a size check each, and a delivery a call that made every hop save registers.
   std::uint32_t free_message_ = kNoMessage;
