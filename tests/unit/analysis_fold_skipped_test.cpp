@@ -54,15 +54,16 @@ TEST_CASE("fold skipped: a sweep point whose estimate foresees its fold given up
   CHECK(swept.step.events == run.step.events);
 }
 
-TEST_CASE("fold skipped: a study's or plan's step whose estimate foresees its fold given up does not try it") {
+TEST_CASE(
+    "fold skipped: a study's or plan's step whose estimate foresees its fold given up does not try it") {
   const workloads::Profile biglstm = workloads::builtin_profile("biglstm");
   const analysis::StepRunContext context{.profiles = {{"biglstm", &biglstm}}};
   analysis::StepRequest request{"biglstm",
                                 analysis::cluster_overlay({}, 320, topology::presets::kEdrBandwidth)};
   for (const std::string& o : analysis::workload_overlay("biglstm", "", {})) request.overlay.push_back(o);
   for (const std::string& o : analysis::parallelism_overlay(320, 1, "auto")) request.overlay.push_back(o);
-  for (const std::string& o : analysis::communication_overlay(workloads::AllReduceAlgorithm::Auto, std::nullopt,
-                                                              sim::Bytes::kib(512), sim::FastPath::Bounded))
+  for (const std::string& o : analysis::communication_overlay(
+           workloads::AllReduceAlgorithm::Auto, std::nullopt, sim::Bytes::kib(512), sim::FastPath::Bounded))
     request.overlay.push_back(o);
   analysis::StepCache cache;
   const auto refs = cache.simulate({request}, context, {.threads = 1, .on_progress = {}});
