@@ -63,14 +63,22 @@ struct Task {
 // `event_shift` and each collective index by `collective_shift` (shifted_from). At 16,384 GPUs the
 // workers' compute streams are one list and per-GPU shifts instead of a copy each (sim/README.md,
 // "Shared programs"). Reading gives tasks by value, shifts applied; changing a shared list copies it.
-// A shared list may hold one collective task that is each reader's own (its index and rank differ
+// A shared list may hold collective tasks that are each reader's own (their index and rank differ
 // from GPU to GPU in no way a shift gives: ZeRO's gather of the updated parameters, each GPU's rank
-// in its data-parallel group): stored as own_collective(), it reads as the list's set_own_collective.
+// in its data-parallel group, and with experts the gather of theirs after it): stored as
+// own_collective(k), the k-th reads as the list's set_own_collective(.., k). The first is held in
+// the list's fields; any more in its vector of tasks, which a shared list holds none in otherwise.
 class TaskList {
  public:
-  // The stored index and rank of the collective task that reads as the list's own (own_collective()).
+  // The stored rank of a collective task that reads as one of the list's own (own_collective(k)),
+  // and the stored index of the first (the k-th's: kOwnCollective - k). No collective has as many ranks.
   static constexpr std::uint32_t kOwnCollective = 0xFFFFFFFFu;
-  static Task own_collective() { return Task::collective(kOwnCollective, kOwnCollective); }
+  static Task own_collective(std::uint32_t k = 0) {
+    return Task::collective(kOwnCollective - k, kOwnCollective);
+  }
+  static bool is_own_collective(const Task& t) {
+    return t.kind == TaskKind::Collective && t.rank == kOwnCollective;
+  }
 
   TaskList() = default;
   TaskList(std::initializer_list<Task> tasks) : own_(tasks) {}
@@ -88,14 +96,20 @@ class TaskList {
   const void* same_tasks() const { return shared_ ? static_cast<const void*>(shared_.get()) : &own_; }
   std::uint32_t event_shift() const { return event_shift_; }
   std::uint32_t collective_shift() const { return collective_shift_; }
-  // What a stored own_collective() reads as in this list (no shift applies to it); shifted_from
-  // passes the base's on. Only a shared list holds one (mutate() writes it out).
-  void set_own_collective(std::uint32_t index, std::uint32_t rank) {
-    own_index_ = index;
-    own_rank_ = rank;
-  }
+  // What a stored own_collective(k) reads as in this list (no shift applies to it); shifted_from
+  // passes the base's on. Only a shared list holds them (mutate() writes them out).
+  void set_own_collective(std::uint32_t index, std::uint32_t rank, std::uint32_t k = 0);
   std::uint32_t own_collective_index() const { return own_index_; }
   std::uint32_t own_collective_rank() const { return own_rank_; }
+  // Every own collective set, the k-th at k (unset ones read as stored), to set again on a list
+  // made anew from an edit of the tasks (set_own_collectives).
+  std::vector<Task> own_collectives() const;
+  void set_own_collectives(const std::vector<Task>& own);
+  // A list of `tasks`, those stored as own_collective(k) reading as `own`'s k-th: a shared list (of
+  // one reader) where any is, else a list of its own.
+  static TaskList with_own_collectives(std::vector<Task> tasks, const std::vector<Task>& own);
+  // How many own collectives a shared list holds in its vector of tasks (all but the first).
+  std::size_t own_collectives_beside() const { return shared_ ? own_.size() : 0; }
   // The tasks as stored, shifts not applied (shifted() applies them), for a reader that walks a list
   // task by task on a hot path (the executor, step metrics): operator[] tests which storage holds
   // the list, and copies the task out, at every read.
@@ -131,16 +145,18 @@ class TaskList {
   Task shift(Task t) const {
     if (t.kind == TaskKind::Record || t.kind == TaskKind::Wait) t.id += event_shift_;
     if (t.kind == TaskKind::Collective) {
-      if (t.id == kOwnCollective && t.rank == kOwnCollective) {
+      if (t.rank != kOwnCollective) {
+        t.id += collective_shift_;
+      } else if (t.id == kOwnCollective) {
         t.id = own_index_;
         t.rank = own_rank_;
-      } else {
-        t.id += collective_shift_;
+      } else if (const std::size_t k = kOwnCollective - t.id; shared_ && k <= own_.size()) {
+        t = own_[k - 1];
       }
     }
     return t;
   }
-  std::vector<Task> own_;
+  std::vector<Task> own_;  // a shared list's: its own collectives but the first (own_collective(k))
   std::shared_ptr<const std::vector<Task>> shared_;
   std::uint32_t event_shift_ = 0;
   std::uint32_t collective_shift_ = 0;

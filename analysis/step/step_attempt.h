@@ -96,10 +96,10 @@ struct FirstAttempt {
   std::optional<StepFoldPlan> fold;
   StagedAttempt folded;     // `fold`'s try's set-up
   StagedAttempt every_gpu;  // the every-GPU try's, where no folded try runs before it
-  // Where the estimate foresees the first fold given up after its run (Attempt::run_refusal): the
-  // refusal that run would end in. The ladder's folded way refuses with it at once, and the step
-  // starts from the every-GPU way its estimate counts: BigLSTM DP on 128 DGX-1 ran 74.3 M events
-  // folded before throwing them away (tests/bench/MEASUREMENTS.md, skipfold). `fold` is then not run.
+  // Where the step's estimate foresees the first fold given up after its run: the refusal that run
+  // would end in (StepEstimate::fold_given_up, which the run's caller hands on: simulate_steps,
+  // simulate_step). The ladder's folded way refuses with it at once, and the step starts from the
+  // every-GPU way its estimate counts. `fold` is then not run.
   std::string fold_given_up;
 };
 

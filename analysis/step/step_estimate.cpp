@@ -247,9 +247,11 @@ StepEstimate estimate_program(const StepSetup& setup, const workloads::StepProgr
   // every GPU's (as simulate_program takes it).
   FirstAttempt kept;
   FirstAttempt& keep = first != nullptr ? *first : kept;
-  // The last folded try's count where it was given up after its set-up, and why.
+  // The last folded try's count where it was given up after its set-up, and why; the first's
+  // refusal where its run is foreseen giving it up (StepEstimate::fold_given_up).
   std::optional<StepEstimate> counted;
   std::string given_up;
+  std::string fold_given_up;
   if (setup.collective.fast_path != sim::FastPath::Off) {
     // Told part by part, as the run's set-up is (16,384 GPUs: seconds each).
     ProgramBuildTicks ticks(progress, progress ? attempt_label(setup, "estimating its events") : "");
@@ -276,18 +278,24 @@ StepEstimate estimate_program(const StepSetup& setup, const workloads::StepProgr
       }
       if (first_try) keep.folded = nullptr;  // as above: refined or every GPU next
       // Foreseen given up after its run: the run starts from the every-GPU way counted below.
-      if (first_try && !refused.run_refusal.empty()) keep.fold_given_up = std::move(refused.run_refusal);
+      if (i == 0) fold_given_up = std::move(refused.run_refusal);
       counted = std::move(refused.counted);
       given_up = refused.why;
       if (!refused.fold_broken || refused.unsuitable) break;
       refine_classes(refine, refused.signature);
     }
   }
-  if (auto refused = every_gpu_past_cap(setup, counted, given_up)) return *refused;
-  // The ladder's every-GPU try comes first where it folds nothing, or skips its fold.
-  const bool first_try = first != nullptr && (!keep.fold || !keep.fold_given_up.empty());
-  return every_gpu_estimate(setup, program, progress, first_try ? &keep.every_gpu : nullptr,
-                            counted ? &counted->every_gpu : nullptr, shared);
+  StepEstimate e;
+  if (auto refused = every_gpu_past_cap(setup, counted, given_up)) {
+    e = *refused;
+  } else {
+    // The ladder's every-GPU try comes first where it folds nothing, or skips its fold.
+    const bool first_try = first != nullptr && (!keep.fold || !fold_given_up.empty());
+    e = every_gpu_estimate(setup, program, progress, first_try ? &keep.every_gpu : nullptr,
+                           counted ? &counted->every_gpu : nullptr, shared);
+  }
+  e.fold_given_up = std::move(fold_given_up);
+  return e;
 }
 
 }  // namespace hybridsim::analysis

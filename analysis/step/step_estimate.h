@@ -79,6 +79,13 @@ struct StepEstimate {
   // Where the every-GPU way is refused before its set-up is built (estimate_program: what it would
   // hold alone is past the memory cap), the refusal charge() and check() throw.
   std::optional<sim::BudgetExceeded> refused;
+  // Where it foresees the ladder's first fold given up after its run (a collective they share
+  // expected in full as it starts: estimate_program), the refusal that run would end in; empty: none
+  // foreseen. The run takes it and does not try that fold (FirstAttempt::fold_given_up): `run`'s from
+  // its own estimate, sweep's, study's and plan's from the estimate they made of every step before
+  // any ran. BigLSTM DP on 128 DGX-1 ran 74.3 M events folded before throwing them away
+  // (tests/bench/MEASUREMENTS.md, skipfold).
+  std::string fold_given_up;
   std::uint64_t events() const { return task_events + collective_events.total(); }
   // What a cap must reach for the step to pass whichever way it runs.
   std::uint64_t most_events() const { return std::max(events(), full_events); }

@@ -44,9 +44,12 @@ std::int64_t program_bytes(const workloads::StepProgram& program) {
   for (const sim::GpuProgram& gpu : program.gpus) {
     bytes += heap_array<sim::StreamProgram>(gpu.streams.size());
     for (const sim::StreamProgram& stream : gpu.streams) {
-      if (stream.tasks.is_shared())
+      if (stream.tasks.is_shared()) {
         shared.emplace_back(stream.tasks.same_tasks(), stream.tasks.size());
-      else
+        // Its own collectives but the first, its own (ZeRO's gather of experts apart from the rest).
+        if (const std::size_t beside = stream.tasks.own_collectives_beside(); beside > 0)
+          bytes += heap_array<sim::Task>(beside);
+      } else
         bytes += heap_array<sim::Task>(stream.tasks.size());
     }
   }

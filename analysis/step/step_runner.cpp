@@ -154,9 +154,11 @@ void apply_step_variability(const StepSetup& setup, workloads::StepProgram& prog
   }
 }
 
-StepResult simulate_step(const StepSetup& setup, StepObservers observers) {
+StepResult simulate_step(const StepSetup& setup, StepObservers observers, const StepEstimate* estimated) {
   const workloads::StepProgram program = build_program(setup, observers.progress);
-  return simulate_program(setup, program, observers);
+  FirstAttempt first;
+  if (estimated != nullptr) first.fold_given_up = estimated->fold_given_up;
+  return simulate_program(setup, program, observers, &first);
 }
 
 StepResult simulate_on_one_gpu(const workloads::Profile& profile) {

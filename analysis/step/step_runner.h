@@ -182,8 +182,12 @@ StepResult simulate_program(const StepSetup& setup, const workloads::StepProgram
 void check_step_budget(sim::SimulationBudget& budget, const workloads::StepProgram& program,
                        const std::vector<std::unique_ptr<sim::Collective>>& collectives,
                        const sim::StepFold& fold = {});
-// Both in one.
-StepResult simulate_step(const StepSetup& setup, StepObservers observers = {});
+// Both in one. `estimated` (null: none): the step's estimate made before (estimate_step(setup), a
+// study's or plan's), whose foresight the run takes: a first fold it foresaw given up after its run
+// (StepEstimate::fold_given_up) is not tried.
+struct StepEstimate;
+StepResult simulate_step(const StepSetup& setup, StepObservers observers = {},
+                         const StepEstimate* estimated = nullptr);
 // The whole profile on one GPU, alone (the replay check of imported profiles).
 StepResult simulate_on_one_gpu(const workloads::Profile& profile);
 

@@ -257,6 +257,9 @@ StepResult simulate_steps(const StepSetup& setup, std::optional<StepResult> firs
     estimate = estimate_program(setup, program, progress, from_zero ? &staged : nullptr);
     estimate.check(setup.limits);
   }
+  // Its first fold, where the estimate (its own, or a sweep point's made before) foresaw it given up,
+  // is not tried by step 1 (whose program the estimate counted).
+  if (from_zero) staged.fold_given_up = estimate.fold_given_up;
   const StepObservers observers{
       .progress = progress, .expected_events = estimate.events(), .expected_way = estimate.way};
   for (int i = static_cast<int>(steps.size()); i < simulated; ++i) {

@@ -217,8 +217,10 @@ StepPoint simulate_resolved(const Resolved& r, SimulationProgress* progress, boo
   if (parallel) setup.limits.model_threads = 1;
   StepResult result;
   try {
+    // With the estimate's foresight: a fold it foresaw given up is not tried (as `run`'s).
     result = simulate_step(
-        setup, {.progress = progress, .expected_events = estimate.events(), .expected_way = estimate.way});
+        setup, {.progress = progress, .expected_events = estimate.events(), .expected_way = estimate.way},
+        &estimate);
   } catch (const sim::BudgetExceeded& e) {  // named by its configuration, with the option to raise
     throw refusal(r, setup, e, knobs);
   }
@@ -234,6 +236,7 @@ StepPoint simulate_resolved(const Resolved& r, SimulationProgress* progress, boo
   p.mp_cut_bytes = setup.placement.cut_bytes(*r.profile);
   p.memory_peaks = workloads::model_step_memory(*r.profile, setup, *setup.topology).peaks();
   p.events = result.events;
+  p.given_up_events = result.simulation.given_up_events;
   if (result.simulation.hierarchical > 0 &&
       result.simulation.hierarchical_as_ring == result.simulation.hierarchical)
     p.hierarchical_as_ring = result.simulation.hierarchical_unfit;

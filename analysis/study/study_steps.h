@@ -111,6 +111,9 @@ struct StepPoint {
   // plans and studies (analysis/step/memory_report.h).
   std::vector<workloads::MemoryBreakdown> memory_peaks{};
   std::uint64_t events = 0;
+  // Events of the ways tried before the one that held and thrown away (StepResult::Simulation's
+  // given_up_events: not part of any result, as wall_seconds).
+  std::uint64_t given_up_events = 0;
   double wall_seconds = 0;  // how long the simulation took (not part of any result)
   // Under the hierarchical algorithm, where every all-reduce ran as the ring: why (its GPUs "all on
   // machine 0", workloads::hierarchical_unfit); empty otherwise. Such a step is its ring's under

@@ -64,3 +64,38 @@ TEST_CASE("a list's own collective reads as that list's index and rank, passed o
   CHECK(later[1].rank == 3);
   CHECK(base[1].id == 20);
 }
+
+TEST_CASE("a list's second own collective reads as that list's too, passed on and written out") {
+  // ZeRO's gather of the experts' updated parameters after the rest's: each reader's own index (its
+  // group's) and rank, beside the first.
+  TaskList base{TaskList::own_collective(), TaskList::own_collective(1), Task::collective(5, 1)};
+  TaskList later = TaskList::shifted_from(base, 10, 100);
+  base.set_own_collective(20, 0);
+  base.set_own_collective(40, 0, 1);
+  later.set_own_collective(21, 3);
+  later.set_own_collective(41, 3, 1);
+  CHECK(later.same_tasks() == base.same_tasks());
+  CHECK(base[1].id == 40);
+  CHECK(later[0].id == 21);
+  CHECK(later[1].id == 41);  // not shifted by 100
+  CHECK(later[1].rank == 3);
+  CHECK(later[2].id == 105);
+  CHECK(later.own_collectives_beside() == 1);
+  CHECK(TaskList::is_own_collective(later.stored()[1]));
+  // A list shifted from it reads the same until given its own; changing one writes both out.
+  const TaskList again = TaskList::shifted_from(later, 1, 2);
+  CHECK(again[1].id == 41);
+  later.push_back(Task::record(4));
+  CHECK_FALSE(later.is_shared());
+  CHECK(later[0].id == 21);
+  CHECK(later[1].id == 41);
+  CHECK(later[1].rank == 3);
+  CHECK(later.own_collectives_beside() == 0);
+  CHECK(base[1].id == 40);
+  // Tasks holding one stored so make a shared list that reads it as given.
+  const TaskList made = TaskList::with_own_collectives({Task::record(0), TaskList::own_collective(1)},
+                                                       {Task::collective(7, 2), Task::collective(8, 2)});
+  CHECK(made.is_shared());
+  CHECK(made[1].id == 8);
+  CHECK_FALSE(TaskList::with_own_collectives({Task::record(0)}, {}).is_shared());
+}

@@ -334,31 +334,49 @@ void widen_expert_update(const SharedGroup& group, const StepProgram& p, Scatter
 }
 
 // Stages 1 and 2: the experts' bytes of a GPU's updated-parameter gather moved to a gather of their
-// own, right after it, over the same members (split over the replicas that hold them afterwards).
-void gather_experts_apart(StepProgram& p, sim::GpuProgram& gpu, std::int64_t expert_bytes,
-                          std::uint32_t expert_op, std::map<std::uint32_t, std::uint32_t>& expert_spec_of) {
-  sim::StreamProgram* compute = stream_named(gpu, "compute");
-  if (compute == nullptr) return;
-  std::vector<Task> tasks;
-  bool found = false;
-  for (const Task& t : compute->tasks) {
-    tasks.push_back(t);
+// own over the same members (split over the replicas that hold them afterwards), its spec made as
+// its GPU comes (in the GPUs' order, as the step's collectives are numbered).
+void split_expert_gather(StepProgram& p, const sim::TaskList& compute, std::int64_t expert_bytes,
+                         std::uint32_t expert_op, std::map<std::uint32_t, std::uint32_t>& expert_spec_of) {
+  for (const Task& t : compute) {
     if (t.kind != sim::TaskKind::Collective ||
         p.collectives[t.id].role != CollectiveRole::UpdatedParameterAllGather)
       continue;
     const auto [it, fresh] =
         expert_spec_of.try_emplace(t.id, static_cast<std::uint32_t>(p.collectives.size()));
-    if (fresh) {
-      CollectiveSpec experts = p.collectives[t.id];
-      experts.size = sim::Bytes::of(expert_bytes);
-      experts.op_index = expert_op;
-      p.collectives[t.id].size = p.collectives[t.id].size - experts.size;
-      p.collectives.push_back(experts);
-    }
-    tasks.push_back(Task::collective(it->second, t.rank));
-    found = true;
+    if (!fresh) continue;
+    CollectiveSpec experts = p.collectives[t.id];
+    experts.size = sim::Bytes::of(expert_bytes);
+    experts.op_index = expert_op;
+    p.collectives[t.id].size = p.collectives[t.id].size - experts.size;
+    p.collectives.push_back(experts);
   }
-  if (found) compute->tasks = std::move(tasks);
+}
+
+// The experts' gather (split_expert_gather) runs right after the rest, at the same rank. GPUs that
+// share a compute list keep sharing it: their gather is the list's own collective, and the experts'
+// is its second (sim::TaskList::own_collective(1)), where a copy each held N x the list (Mixtral
+// 8x7B ZeRO-1 at 8,192 GPUs: tests/bench/MEASUREMENTS.md, skipfold2).
+void gather_experts_after(const StepProgram& p, const SharedGroup& group,
+                          const std::map<std::uint32_t, std::uint32_t>& expert_spec_of) {
+  edit_alike(group, [&](std::vector<Task>& tasks) {
+    std::vector<Task> out;
+    out.reserve(tasks.size() + 1);
+    for (const Task& t : tasks) {
+      out.push_back(t);
+      if (t.kind != sim::TaskKind::Collective) continue;
+      if (sim::TaskList::is_own_collective(t) && t.id == sim::TaskList::kOwnCollective)
+        out.push_back(sim::TaskList::own_collective(1));
+      else if (!sim::TaskList::is_own_collective(t) &&
+               p.collectives[t.id].role == CollectiveRole::UpdatedParameterAllGather)
+        out.push_back(Task::collective(expert_spec_of.at(t.id), t.rank));
+    }
+    tasks = std::move(out);
+  });
+  for (sim::TaskList* list : group.lists)
+    if (list->is_shared() && list->own_collective_index() != sim::TaskList::kOwnCollective)
+      list->set_own_collective(expert_spec_of.at(list->own_collective_index()), list->own_collective_rank(),
+                               1);
 }
 
 }  // namespace
@@ -369,26 +387,34 @@ void shard_experts(StepProgram& p, const ExpertParallelOptions& ep) {
     return c.role == CollectiveRole::GradientAllReduce && c.op == sim::CollectiveOp::ReduceScatter;
   });
   if (!sharded) return;
-  std::map<const void*, ScatteredBytes> bytes_of;  // by the tasks a compute stream reads
+  // A gather made of experts alone keeps its one collective, which the split takes whole.
+  const auto split = [](const ScatteredBytes& b) { return b.experts > 0 && b.experts < b.all; };
+  std::map<const sim::TaskList*, ScatteredBytes> bytes_of;  // by compute list
   std::map<std::uint32_t, std::uint32_t> expert_spec_of;
   std::vector<sim::TaskList*> lists;
   for (auto& gpu : p.gpus) {
     sim::StreamProgram* compute = stream_named(gpu, "compute");
     if (compute == nullptr) continue;
     const ScatteredBytes bytes = scattered_expert_bytes(p, gpu, ep.expert_ops);
-    // A gather made of experts alone keeps its one collective, which the split takes whole.
-    if (bytes.experts > 0 && bytes.experts < bytes.all)
-      gather_experts_apart(p, gpu, bytes.experts, ep.expert_ops.front(), expert_spec_of);
+    if (split(bytes))
+      split_expert_gather(p, compute->tasks, bytes.experts, ep.expert_ops.front(), expert_spec_of);
     else if (bytes.experts > 0)
       for (const Task& t : compute->tasks)
         if (t.kind == sim::TaskKind::Collective &&
             p.collectives[t.id].role == CollectiveRole::UpdatedParameterAllGather)
           p.collectives[t.id].op_index = ep.expert_ops.front();
-    bytes_of[compute->tasks.same_tasks()] = bytes;
+    bytes_of[&compute->tasks] = bytes;
     lists.push_back(&compute->tasks);
   }
-  for (const SharedGroup& group : shared_groups(lists))
-    widen_expert_update(group, p, bytes_of.at(group.lists[0]->same_tasks()), ep.ep);
+  for (const SharedGroup& group : shared_groups(lists)) {
+    // GPUs reading one compute list are replicas of one MP rank: their buckets, and bytes, alike.
+    const ScatteredBytes bytes = bytes_of.at(group.lists[0]);
+    for (const sim::TaskList* list : group.lists)
+      if (bytes_of.at(list).all != bytes.all || bytes_of.at(list).experts != bytes.experts)
+        throw InternalError("sharded data parallel: GPUs sharing a compute list scatter other bytes");
+    if (split(bytes)) gather_experts_after(p, group, expert_spec_of);
+    widen_expert_update(group, p, bytes, ep.ep);
+  }
 }
 
 StepOptions sharded_layout_options(StepOptions options) {

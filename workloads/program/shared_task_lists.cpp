@@ -30,18 +30,19 @@ void edit_alike(const SharedGroup& group, const std::function<void(std::vector<s
     edit(group.lists[0]->mutate());
     return;
   }
-  // Read with its shifts, but a task that is each list's own collective kept as stored: the base's
-  // would otherwise be written into every list's.
-  sim::TaskList base = *group.lists[0];
-  base.set_own_collective(sim::TaskList::kOwnCollective, sim::TaskList::kOwnCollective);
-  std::vector<sim::Task> tasks(base.begin(), base.end());
+  // Read with its shifts, but the tasks that are each list's own collectives kept as stored: the
+  // base's would otherwise be written into every list's.
+  const sim::TaskList& base = *group.lists[0];
+  std::vector<sim::Task> tasks;
+  tasks.reserve(base.size());
+  for (const sim::Task& t : base.stored())
+    tasks.push_back(sim::TaskList::is_own_collective(t) ? t : base.shifted(t));
   edit(tasks);
   sim::TaskList edited(std::move(tasks));
   for (std::size_t k = 0; k < group.lists.size(); ++k) {
-    const std::uint32_t index = group.lists[k]->own_collective_index(),
-                        rank = group.lists[k]->own_collective_rank();
+    const std::vector<sim::Task> own = group.lists[k]->own_collectives();
     *group.lists[k] = sim::TaskList::shifted_from(edited, group.event_shift[k], group.collective_shift[k]);
-    group.lists[k]->set_own_collective(index, rank);
+    group.lists[k]->set_own_collectives(own);
   }
 }
 

@@ -21,8 +21,9 @@ bool is_parameter_gather(CollectiveRole role) {
   return role == CollectiveRole::ParameterAllGather || role == CollectiveRole::UpdatedParameterAllGather;
 }
 
-// Whether a list holds no collective task, the tasks of shared lists read once however many GPUs
-// share them (each kept alive meanwhile, so that no other list's tasks take their address).
+// Whether a list holds no collective task but its own ones (sim::TaskList::own_collective: ZeRO's
+// gathers, each list's, which no shift of its tasks moves), the tasks of shared lists read once however
+// many GPUs share them (each kept alive meanwhile, so that no other list's tasks take their address).
 class CollectiveFree {
  public:
   bool operator()(const sim::TaskList& list) {
@@ -34,8 +35,9 @@ class CollectiveFree {
 
  private:
   static bool none(const sim::TaskList& list) {
-    return std::none_of(list.begin(), list.end(),
-                        [](const sim::Task& t) { return t.kind == sim::TaskKind::Collective; });
+    return std::ranges::none_of(list.stored(), [](const sim::Task& t) {
+      return t.kind == sim::TaskKind::Collective && !sim::TaskList::is_own_collective(t);
+    });
   }
   // By the tasks read; only looked up, never ordered by.
   std::unordered_map<const void*, std::pair<sim::TaskList, bool>> free_;
@@ -82,6 +84,11 @@ void split_gradient_collectives(StepProgram& p, int parts,
   const auto split = [&](const sim::Task& t) {
     return t.kind == sim::TaskKind::Collective && t.id < n && !index[t.id].empty();
   };
+  const auto split_one = [&](sim::Task& task, int w) {
+    const std::uint32_t old = task.id;
+    task.rank = new_rank[old][task.rank];
+    task.id = index[old][static_cast<std::size_t>(part_of(w))];
+  };
   CollectiveFree free;
   for (std::size_t g = 0; g < p.gpus.size(); ++g) {
     const int w = p.worker_of_gpu[g];
@@ -89,13 +96,19 @@ void split_gradient_collectives(StepProgram& p, int parts,
     for (auto& stream : p.gpus[g].streams) {
       // Copy (mutate) only the lists that change: a shared list stays shared, and one without any
       // collective is not read at all (a pipeline's compute streams, at 16,384 GPUs).
-      if (free(stream.tasks) || std::none_of(stream.tasks.begin(), stream.tasks.end(), split)) continue;
-      for (auto& task : stream.tasks.mutate()) {
-        if (!split(task)) continue;
-        const std::uint32_t old = task.id;
-        task.rank = new_rank[old][task.rank];
-        task.id = index[old][static_cast<std::size_t>(part_of(w))];
+      if (!free(stream.tasks)) {
+        if (std::none_of(stream.tasks.begin(), stream.tasks.end(), split)) continue;
+        for (auto& task : stream.tasks.mutate())
+          if (split(task)) split_one(task, w);
+        continue;
       }
+      // Its only collectives its own (ZeRO's gathers of an expert op): changed where they are kept,
+      // the list still shared (copied, ZeRO-1 with experts held a list a GPU).
+      std::vector<sim::Task> own = stream.tasks.own_collectives();
+      if (std::none_of(own.begin(), own.end(), split)) continue;
+      for (sim::Task& task : own)
+        if (split(task)) split_one(task, w);
+      stream.tasks.set_own_collectives(own);
     }
   }
 }
@@ -122,7 +135,10 @@ std::vector<std::uint32_t> insert_replica(StepProgram& p,
     std::vector<sim::Task> tasks;
     tasks.reserve(stream.tasks.size());
     std::size_t k = 0;
-    for (const sim::Task& task : stream.tasks) {
+    // Its own collectives (sim::TaskList::own_collective) kept as stored, and its own after.
+    const std::vector<sim::Task> own = stream.tasks.own_collectives();
+    for (const sim::Task& stored : stream.tasks.stored()) {
+      const sim::Task task = sim::TaskList::is_own_collective(stored) ? stored : stream.tasks.shifted(stored);
       tasks.push_back(task);
       if (task.kind != sim::TaskKind::Kernel || task.id >= p.labels.size()) continue;
       const KernelLabel& label = p.labels[task.id];
@@ -139,7 +155,7 @@ std::vector<std::uint32_t> insert_replica(StepProgram& p,
       }
     }
     if (k != specs.size()) throw InternalError("a group's ranks issue different collectives");
-    stream.tasks = std::move(tasks);
+    stream.tasks = sim::TaskList::with_own_collectives(std::move(tasks), own);
   }
   return specs;
 }
@@ -184,9 +200,12 @@ class GroupInserter {
       p_.collectives.push_back(std::move(spec));
     }
     const std::uint32_t shift = d.specs.empty() ? 0 : first - d.specs.front();
-    for (std::size_t r = 0; r < lists.size(); ++r)
+    for (std::size_t r = 0; r < lists.size(); ++r) {
+      const std::vector<sim::Task> own = lists[r]->own_collectives();  // not the earlier group's
       *lists[r] =
           sim::TaskList::shifted_from(*d.result[r], lists[r]->event_shift() - d.event_shift[r], shift);
+      lists[r]->set_own_collectives(own);
+    }
   }
 
  private:
