@@ -43,8 +43,9 @@ TEST_CASE("zero with experts: the experts' gather keeps compute lists shared, ea
     int zero;
   };
   // ep 8 x dp 16 on 2 DGX H100 (ZeRO-1 and -2); pp 2 x dp 8 x ep 4, ZeRO-1 (its shipped setting).
-  for (const Case& c : {Case{"mixtral-8x7b-2x-dgx-h100-ep8.yaml", 1}, Case{"mixtral-8x7b-2x-dgx-h100-ep8.yaml", 2},
-                        Case{"mixtral-8x7b-pp2-zero1-2x-dgx-h100.yaml", 1}}) {
+  for (const Case& c :
+       {Case{"mixtral-8x7b-2x-dgx-h100-ep8.yaml", 1}, Case{"mixtral-8x7b-2x-dgx-h100-ep8.yaml", 2},
+        Case{"mixtral-8x7b-pp2-zero1-2x-dgx-h100.yaml", 1}}) {
     CAPTURE(c.file);
     CAPTURE(c.zero);
     const workloads::StepProgram z0 = mixtral(c.file, 0);
