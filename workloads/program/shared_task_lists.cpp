@@ -25,6 +25,14 @@ std::vector<SharedGroup> shared_groups(const std::vector<sim::TaskList*>& lists)
   return out;
 }
 
+std::vector<sim::Task> tasks_keeping_own(const sim::TaskList& list) {
+  std::vector<sim::Task> tasks;
+  tasks.reserve(list.size());
+  for (const sim::Task& t : list.stored())
+    tasks.push_back(sim::TaskList::is_own_collective(t) ? t : list.shifted(t));
+  return tasks;
+}
+
 void edit_alike(const SharedGroup& group, const std::function<void(std::vector<sim::Task>&)>& edit) {
   if (group.lists.size() == 1 && !group.lists[0]->is_shared()) {
     edit(group.lists[0]->mutate());
@@ -32,11 +40,7 @@ void edit_alike(const SharedGroup& group, const std::function<void(std::vector<s
   }
   // Read with its shifts, but the tasks that are each list's own collectives kept as stored: the
   // base's would otherwise be written into every list's.
-  const sim::TaskList& base = *group.lists[0];
-  std::vector<sim::Task> tasks;
-  tasks.reserve(base.size());
-  for (const sim::Task& t : base.stored())
-    tasks.push_back(sim::TaskList::is_own_collective(t) ? t : base.shifted(t));
+  std::vector<sim::Task> tasks = tasks_keeping_own(*group.lists[0]);
   edit(tasks);
   sim::TaskList edited(std::move(tasks));
   for (std::size_t k = 0; k < group.lists.size(); ++k) {

@@ -21,6 +21,11 @@ struct SharedGroup {
 // group's first list comes.
 std::vector<SharedGroup> shared_groups(const std::vector<sim::TaskList*>& lists);
 
+// The list's tasks read with its shifts, but those stored as its own collectives
+// (sim::TaskList::own_collective) kept as stored, so that an edit of them made a list again
+// (sim::TaskList::set_own_collectives, with_own_collectives) still reads each list's own.
+std::vector<sim::Task> tasks_keeping_own(const sim::TaskList& list);
+
 // Runs `edit` once on the tasks as the group's base reads them (its shifts applied), then makes
 // every list of the group read the result, shifted from it as it was from the base. An event the
 // edit adds, id e, is e + event_shift[k] in list k: the caller keeps those apart.

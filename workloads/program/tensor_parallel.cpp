@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "sim/error.h"
+#include "workloads/program/shared_task_lists.h"
 
 namespace hybridsim::workloads {
 namespace {
@@ -137,8 +138,7 @@ std::vector<std::uint32_t> insert_replica(StepProgram& p,
     std::size_t k = 0;
     // Its own collectives (sim::TaskList::own_collective) kept as stored, and its own after.
     const std::vector<sim::Task> own = stream.tasks.own_collectives();
-    for (const sim::Task& stored : stream.tasks.stored()) {
-      const sim::Task task = sim::TaskList::is_own_collective(stored) ? stored : stream.tasks.shifted(stored);
+    for (const sim::Task& task : tasks_keeping_own(stream.tasks)) {
       tasks.push_back(task);
       if (task.kind != sim::TaskKind::Kernel || task.id >= p.labels.size()) continue;
       const KernelLabel& label = p.labels[task.id];
