@@ -4,6 +4,7 @@
 #include <chrono>
 #include <functional>
 #include <map>
+#include <optional>
 #include <ostream>
 
 #include "analysis/step/memory_report.h"
@@ -50,6 +51,19 @@ std::string ib_label(double factor) {
   s.erase(s.find_last_not_of('0') + 1);
   if (!s.empty() && s.back() == '.') s.pop_back();
   return "IB x" + s;
+}
+
+// One configuration's simulated step, or why it was not simulated (`step` empty).
+struct StepOrWhy {
+  std::optional<StepPoint> step;
+  std::string why;
+};
+using StepSource = std::function<StepOrWhy(int gpus, int mp, double ib_factor)>;
+
+// A step the study cannot do without (the baseline, mp alone: every row is measured against them).
+const StepPoint& needed(const StepOrWhy& s) {
+  if (!s.step) throw InputError(s.why);
+  return *s.step;
 }
 
 }  // namespace
@@ -163,21 +177,29 @@ void add_requests(const RequestMaker& request, const StudyConfig& config, const 
   }
 }
 
-// One variant of a network: its rows projected from the simulated steps, checked against memory.
+// One variant of a network: its rows projected from the simulated steps, checked against memory; a
+// configuration of the grid not simulated is no row, and is named in `not_simulated`.
 StudyVariant project_variant(const StudyResult& result, const NetworkStudy& ns, std::string label,
-                             const EfficiencyCurve& curve, double ib_factor,
-                             const std::function<StepPoint(int gpus, int mp, double ib_factor)>& step) {
+                             const EfficiencyCurve& curve, double ib_factor, const StepSource& step) {
   const StudyNetwork& net = result.config.networks[ns.network];
   StudyVariant v(std::move(label), curve, ib_factor);
   const auto samples = net.dataset.samples;
-  v.baseline = project_row(step(1, 1, ib_factor), v.curve, samples, nullptr);
+  v.baseline = project_row(needed(step(1, 1, ib_factor)), v.curve, samples, nullptr);
   for (const int mp : ns.mp)
-    v.mp_alone.push_back(project_row(step(mp, mp, ib_factor), v.curve, samples, &v.baseline));
+    v.mp_alone.push_back(project_row(needed(step(mp, mp, ib_factor)), v.curve, samples, &v.baseline));
+  const auto add = [&](int gpus, int mp) {
+    const StepOrWhy s = step(gpus, mp, ib_factor);
+    if (s.step)
+      v.rows.push_back(project_row(*s.step, v.curve, samples, &v.baseline));
+    else
+      v.not_simulated.push_back(
+          {"N = " + std::to_string(gpus) + ", " + std::to_string(gpus / mp) + " x " + std::to_string(mp),
+           s.why});
+  };
   for (const int gpus : result.config.gpus) {
-    v.rows.push_back(project_row(step(gpus, 1, ib_factor), v.curve, samples, &v.baseline));
+    add(gpus, 1);
     for (const int mp : ns.mp)
-      if (fits(gpus, mp))
-        v.rows.push_back(project_row(step(gpus, mp, ib_factor), v.curve, samples, &v.baseline));
+      if (fits(gpus, mp)) add(gpus, mp);
   }
   for (StudyRow& r : v.rows) r.does_not_fit = does_not_fit_text(r.step.memory_peaks, {}, result.memory);
   v.headline = compute_headline(v);
@@ -207,23 +229,34 @@ std::string no_hybrid_reason(const StudyConfig& config, const NetworkStudy& ns) 
          int_list(config.gpus) + "]";
 }
 
+// A note on a configuration not simulated, under `variant`'s steps (empty: the headline's).
+std::string not_simulated_note(const StudyVariant::NotSimulated& n, const std::string& variant) {
+  return n.configuration + (variant.empty() ? "" : " (" + variant + ")") +
+         " not simulated, left out of every figure: refused during its run: " + n.why;
+}
+
 // The headline curve, the sensitivity curves, then the faster-InfiniBand runs; the first variant
 // says once which rows memory leaves out.
 void project_network(const StudyResult& result, NetworkStudy& ns, const std::vector<double>& ib_factors,
-                     const std::function<StepPoint(int gpus, int mp, double ib_factor)>& step) {
+                     const StepSource& step) {
   const StudyNetwork& net = result.config.networks[ns.network];
   ns.variants.push_back(project_variant(result, ns, net.curve.variant, net.curve, 1.0, step));
   for (const StudyRow& r : ns.variants.front().rows)
     if (!r.does_not_fit.empty())
       ns.notes.push_back("N = " + std::to_string(r.gpus) + ", " + std::to_string(r.dp) + " x " +
                          std::to_string(r.mp) + " left out of best: " + r.does_not_fit);
+  for (const auto& n : ns.variants.front().not_simulated) ns.notes.push_back(not_simulated_note(n, ""));
   ns.no_hybrid = no_hybrid_reason(result.config, ns);
   if (!ns.no_hybrid.empty()) ns.notes.push_back(ns.no_hybrid);
   for (const auto& c : net.sensitivity_curves)
     ns.variants.push_back(project_variant(result, ns, c.variant, c, 1.0, step));
-  for (std::size_t i = 1; i < ib_factors.size(); ++i)
+  for (std::size_t i = 1; i < ib_factors.size(); ++i) {
     ns.variants.push_back(
         project_variant(result, ns, ib_label(ib_factors[i]), net.curve, ib_factors[i], step));
+    // The efficiency curves share the headline's steps; the faster InfiniBand's are steps of their own.
+    for (const auto& n : ns.variants.back().not_simulated)
+      ns.notes.push_back(not_simulated_note(n, ns.variants.back().label));
+  }
 }
 
 }  // namespace
@@ -266,15 +299,27 @@ StudyResult run_study(const StudyConfig& config, const StudyRunOptions& options,
   run.label = "study";
   run.budget_knobs = study_budget_knobs(options.spelling);
   const std::size_t before = cache.simulated();
+  const std::size_t refused_before = cache.refused_in_run();
+  // A step refused during its run (its fold given up on timings, its next way over the events cap:
+  // GNMT dp 4096 x mp 4 on 16,384 GPUs, tests/bench/MEASUREMENTS.md, foldtie) would otherwise stop the
+  // study after every other step ran: it is reported not simulated instead, and the others finish.
+  run.keep_going_past_run_refusals = true;
   const std::vector<StepRef> ids = cache.simulate(requests, context, run);
-  result.steps_simulated = cache.simulated() - before;
   std::map<StepRequest, StepRef> id_of;
   for (std::size_t i = 0; i < requests.size(); ++i) id_of.emplace(requests[i], ids[i]);
+  result.steps_simulated = cache.simulated() - before - (cache.refused_in_run() - refused_before);
 
   for (NetworkStudy& ns : result.networks) {
     const StudyNetwork& net = result.config.networks[ns.network];
-    project_network(result, ns, ib_factors, [&](int gpus, int mp, double f) {
-      return cache.point(id_of.at(request(net, gpus, mp, f)));
+    project_network(result, ns, ib_factors, [&](int gpus, int mp, double f) -> StepOrWhy {
+      const StepRef& ref = id_of.at(request(net, gpus, mp, f));
+      if (cache.contains(ref.id)) return {cache.point(ref), {}};
+      const StepFailure* failed = cache.failure(ref.id);
+      if (failed == nullptr)
+        throw InternalError("step neither simulated nor refused: " + describe(ref.label));
+      // Any other failure (a shared cache's, with keep_going) is the study's error, as it was.
+      if (!failed->in_run) throw InputError(failed->why);
+      return {std::nullopt, failed->why};
     });
   }
   result.wall_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();

@@ -95,6 +95,13 @@ struct StudyVariant {
   StudyRow baseline{};                 // 1 GPU
   std::vector<StudyRow> mp_alone{};    // dp = 1, one per mp of the study the model allows
   std::vector<StudyRow> rows{};        // the grid: by N, then DP before hybrid by mp
+  // Configurations of the grid refused during their run (StepFailure::in_run), left out of `rows` and
+  // so of every figure (the network's notes name them): "N = 16384, 4096 x 4" and the refusal.
+  struct NotSimulated {
+    std::string configuration;
+    std::string why;
+  };
+  std::vector<NotSimulated> not_simulated{};
   StudyHeadline headline{};
   StudyBreakEven break_even{};
   const StudyRow& row(int index) const { return rows.at(static_cast<std::size_t>(index)); }

@@ -335,6 +335,14 @@ void print_headline_table(const StudyResult& result, std::ostream& out) {
       out << result.network(ns).name << ": " << unfit << " of " << rows.size()
           << " configurations do not fit in " << workloads::format_gib(result.memory->bytes) << " ("
           << result.memory->source << ") and are left out of best (the report's notes list them)\n";
+    // The headline's steps, then the faster InfiniBand's (the efficiency curves share the headline's).
+    for (const auto& v : ns.variants)
+      if (&v == &ns.main() || v.ib_factor != 1.0)
+        for (const auto& n : v.not_simulated)
+          out << result.network(ns).name << ": " << n.configuration
+              << (&v == &ns.main() ? "" : " (" + v.label + ")")
+              << " not simulated (refused during its run) and left out of every figure (the report's notes "
+                 "say why)\n";
     if (const std::string line = unlimited_memory_line(result, ns); !line.empty()) out << line << "\n";
     if (!ns.no_hybrid.empty()) out << result.network(ns).name << ": " << ns.no_hybrid << "\n";
     if (!ns.kernel_note.empty()) out << result.network(ns).name << ": " << ns.kernel_note << "\n";

@@ -463,7 +463,7 @@ void tell_work_after_resolving(ProgressEstimate& resolving, const ReadRequests& 
 struct Ran {
   std::vector<StepPoint> results;
   std::vector<std::optional<std::string>> failed_why;
-  std::vector<char> over_budget;
+  std::vector<char> over_budget;  // a BudgetRefusal, in its run (its estimate had passed the caps)
 };
 
 // What a step holds while it is simulated, against the budget the steps on the threads share: its
@@ -509,10 +509,11 @@ Ran run_todo(const std::vector<Resolved>& todo, const std::vector<StepEstimate>&
         if (options.on_progress) options.on_progress({done, todo.size(), &ran.results[i]});
       },
       [&](std::size_t i, const InputError& e) {
-        if (!options.keep_going) return false;
+        const bool budget = dynamic_cast<const BudgetRefusal*>(&e) != nullptr;
+        if (!options.keep_going && !(options.keep_going_past_run_refusals && budget)) return false;
         ran.failed_why[i] = e.what();
         whole.step_done(i, {});
-        ran.over_budget[i] = dynamic_cast<const BudgetRefusal*>(&e) != nullptr;
+        ran.over_budget[i] = budget;
         ++done;
         return true;
       });
@@ -613,9 +614,12 @@ std::vector<StepRef> StepCache::simulate(const std::vector<StepRequest>& request
 
   Ran ran = run_todo(todo, estimates, options, gate, whole);
   for (std::size_t i = 0; i < todo.size(); ++i) {
-    if (ran.failed_why[i])
-      failures_.emplace(todo[i].id, StepFailure{*ran.failed_why[i], {}, ran.over_budget[i] != 0});
-    else
+    if (ran.failed_why[i]) {
+      failures_.emplace(todo[i].id, StepFailure{.why = *ran.failed_why[i],
+                                                .over_budget = ran.over_budget[i] != 0,
+                                                .in_run = ran.over_budget[i] != 0});
+      refused_in_run_ += ran.over_budget[i] != 0 ? 1 : 0;
+    } else
       points_.emplace(todo[i].id, std::move(ran.results[i]));
   }
   simulated_ += todo.size();

@@ -139,6 +139,12 @@ struct StepRunOptions {
   // StepCache::failure() and the others go on; false: the first exception stops the run and is
   // rethrown.
   bool keep_going = false;
+  // true: a step refused for its caps during its run (BudgetRefusal after its estimate passed them:
+  // its fold given up on timings no plan foresees, and its next way over the cap; tests/bench/
+  // MEASUREMENTS.md, foldtie) is recorded in StepCache::failure() (in_run) and the others go on, even
+  // without keep_going: the study, which would otherwise fail only after minutes of other steps. A
+  // step refused by its estimate, before any step runs, still stops the run without keep_going.
+  bool keep_going_past_run_refusals = false;
   // Where the whole run's estimate goes before any step is simulated, and its progress lines with an
   // estimated end (analysis/study/step_run_progress.h); null: nowhere. `label` starts each line.
   std::ostream* progress = nullptr;
@@ -172,6 +178,7 @@ struct StepFailure {
   std::string why;
   std::string overlay{};
   bool over_budget = false;  // refused before its event loop for its simulation budget (BudgetRefusal)
+  bool in_run = false;       // refused so during its run, once its estimate had passed its caps
 };
 
 // A request's answer from StepCache::simulate: the step it resolved to, and its own label (two
@@ -197,6 +204,8 @@ class StepCache {
   std::size_t size() const { return points_.size(); }
   // How many steps simulate() had to run (a cache hit counts nothing).
   std::size_t simulated() const { return simulated_; }
+  // How many of those were refused during their run (StepFailure::in_run).
+  std::size_t refused_in_run() const { return refused_in_run_; }
   // Why a request could not be resolved or simulated (with keep_going); null when it was.
   const StepFailure* failure(StepId id) const;
   // The most bytes its steps held at once against their shared budget (StepRunOptions::memory_budget,
@@ -210,6 +219,7 @@ class StepCache {
   std::map<StepId, std::string> fingerprints_;  // to tell a hash collision from a cache hit
   std::size_t simulated_ = 0;
   std::int64_t most_memory_held_ = 0;
+  std::size_t refused_in_run_ = 0;
 };
 
 // A progress printer for StepRunOptions::on_progress, one line per step on `out` (stderr in the CLI):
