@@ -66,7 +66,8 @@ TEST_CASE("study: a step refused during its run is reported not simulated, and t
   CHECK(v.not_simulated[0].why.find("over the limit --max-events = 280000") != std::string::npos);
   REQUIRE(ns.variants[1].not_simulated.size() == 1);  // IB x2's own step, refused alike
   const auto noted = [&](const std::string& start) {
-    return std::any_of(ns.notes.begin(), ns.notes.end(), [&](const std::string& n) { return n.starts_with(start); });
+    return std::any_of(ns.notes.begin(), ns.notes.end(),
+                       [&](const std::string& n) { return n.starts_with(start); });
   };
   CHECK(noted("N = 64, 16 x 4 not simulated, left out of every figure: refused during its run: gnmt N=64"));
   CHECK(noted("N = 64, 16 x 4 (IB x2) not simulated, left out of every figure: refused during its run: "));
