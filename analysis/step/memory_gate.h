@@ -20,6 +20,9 @@ class MemoryGate {
   // Gives `bytes` back, and the heap's free pages to the system (glibc: malloc_trim).
   void release(std::int64_t bytes);
   std::int64_t held() const;
+  // The whole budget (0: none): what a piece of work whose bytes are not known before it is built
+  // holds, so that it runs when nothing else is held.
+  std::int64_t budget() const { return budget_; }
   // The most bytes held at once since the gate was made: what a test reads to see the budget kept.
   std::int64_t most_held() const;
 
