@@ -392,6 +392,37 @@ TEST_CASE("run, plan and study: one rule for the note of a V100 preset of anothe
   CHECK(report.find("Note: " + expected) != std::string::npos);
 }
 
+TEST_CASE("run, plan and study: a GPU named by workload.gpu or --gpu that is not the preset's is said") {
+  // A100-40GB on dgx-h100 (hunt3's leftover) and an A100 on dgx1-v100 ran the named GPU's kernels
+  // and memory on the other machine's links with no word; a V100 profile under auto said it.
+  const std::string a100_on_h100 =
+      "dgx-h100 has H100-SXM5-80GB, not the A100-SXM4-40GB that workload.gpu names: a what-if, with "
+      "the A100-SXM4-40GB's kernel times and memory on dgx-h100's links";
+  CHECK(gpu_mismatch_note("cluster: {preset: dgx-h100}\nworkload: {network: llama3-8b, gpu: a100-40gb, "
+                          "model: {layers_simulated: 1}}\nparallelism: {dp: 8}\n") == a100_on_h100);
+  CHECK(gpu_mismatch_note("cluster: {preset: dgx1-v100}\nworkload: {network: gnmt, gpu: a100}\n"
+                          "parallelism: {dp: 2}\n")
+            .starts_with("dgx1-v100 has V100-SXM2-16GB, not the A100-SXM4-80GB that workload.gpu names"));
+  // The preset's own GPU, named, says nothing; another part of its chip keeps other_part_note's words.
+  CHECK(gpu_mismatch_note("cluster: {preset: dgx-h100}\nworkload: {network: llama3-8b, gpu: h100, "
+                          "model: {layers_simulated: 1}}\nparallelism: {dp: 8}\n") == "(none)");
+  CHECK_FALSE(workloads::named_gpu_note("pcie-server", "V100-SXM2-16GB", "workload.gpu"));
+  CHECK_FALSE(workloads::named_gpu_note("no-such-preset", "A100-SXM4-40GB", "workload.gpu"));
+  CHECK(workloads::named_gpu_note("dgx-h100", "A100-SXM4-40GB", "--gpu") ==
+        "dgx-h100 has H100-SXM5-80GB, not the A100-SXM4-40GB that --gpu names: a what-if, with the "
+        "A100-SXM4-40GB's kernel times and memory on dgx-h100's links");
+  // A study: the console's line and the report's note.
+  const analysis::StudyResult study = analysis::run_study(analysis::parse_study_config(
+      "format: hybridsim-study/1\ntitle: t\nnetworks: [gnmt]\ngpus: [2]\nmp: [2]\n"
+      "cluster: {preset: dgx1-v100}\nworkload: {gpu: a100}\n",
+      "s.yaml"));
+  REQUIRE(study.networks.size() == 1);
+  CHECK(study.networks[0].kernel_note.starts_with("dgx1-v100 has V100-SXM2-16GB, not the A100-SXM4-80GB"));
+  std::ostringstream printed;
+  analysis::print_headline_table(study, printed);
+  CHECK(printed.str().find("gnmt: dgx1-v100 has V100-SXM2-16GB, not the A100") != std::string::npos);
+}
+
 TEST_CASE("a tiny time to train is written by one rule: run's summary, a sweep's and a study's CSV") {
   // Fixed decimals, except a value other than 0 that they would write as zero: three significant
   // digits. A sweep's results.csv and a study's time_to_train.csv wrote e_min 1e-300's epochs and
