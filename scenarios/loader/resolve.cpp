@@ -6,6 +6,7 @@
 #include "scenarios/loader/ignored_keys.h"
 #include "scenarios/loader/resolve_pipeline.h"
 #include "scenarios/loader/resolve_transformer.h"
+#include "scenarios/loader/transformer_layout_text.h"
 
 #include "sim/error.h"
 #include "topology/preset_registry.h"
@@ -364,6 +365,12 @@ workloads::StepConfig resolve_step_config(const Scenario& s, const topology::Top
   apply_tensor_parallel_settings(s, step);
   apply_sharding_settings(s, step);
   apply_pipeline_settings(s, profile, step, placement);
+  if (is_transformer(s) && !s.parallelism.mapping) {  // a mapping written says itself
+    TransformerLayoutText text =
+        transformer_layout_text(s.parallelism.dp, s.parallelism.tp, s.parallelism.pp);
+    placement.description = std::move(text.placement);
+    mapping.description = std::move(text.mapping);
+  }
   const auto gpus = static_cast<int>(topology.gpus().size());
   for (std::size_t i = 0; i < s.workload.gpu_speeds.size(); ++i) {
     const GpuSpeedSetting& g = s.workload.gpu_speeds[i];
