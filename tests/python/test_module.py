@@ -633,7 +633,8 @@ def test_hints_name_the_python_keywords(cli, source_dir, tmp_path):
     with pytest.raises(hybridsim.ScenarioError) as caught:
         hybridsim.plan("gnmt", 8, memory="1 GiB")
     message = str(caught.value)
-    assert message.endswith("; expected a larger memory or more GPUs (show_unfit=True ranks them anyway)"), message
+    assert message.endswith("; expected a larger memory or more gpus (show_unfit=True ranks them anyway)"), message
+    assert message.startswith("memory: none of the 23 configurations of gnmt on 8 GPUs"), message
     assert "--" not in message, message
     # At 4 GiB DP's 4.96 GiB does not fit; the hybrids do. (5 GiB left out only the hierarchical
     # all-reduce's extra buffers, 5.02 GiB, on one machine where it runs as the ring: the plan now
@@ -647,7 +648,7 @@ def test_hints_name_the_python_keywords(cli, source_dir, tmp_path):
     assert "memory='32 GiB' checks it" in (tmp_path / "s" / "README.md").read_text()
     # The command line keeps its own words.
     r = cli("plan", "-m", "gnmt", "--memory", "1 GiB", "-q")
-    assert r.stderr.rstrip().endswith("expected a larger --memory or more GPUs (--show-unfit ranks them anyway)")
+    assert r.stderr.rstrip().endswith("expected a larger --memory or more --gpus (--show-unfit ranks them anyway)")
 
 
 def test_a_resume_with_nothing_to_resume_says_so(cli, tmp_path):

@@ -218,7 +218,7 @@ TEST_CASE("plan: #1 is the best ranked configuration and fits, nothing that fits
     const std::string what = e.what();
     CHECK(what.starts_with("none of the "));
     CHECK(what.find("configurations of gnmt on 16 GPUs fits in 1 GiB (--memory 1 GiB)") != std::string::npos);
-    CHECK(what.find("expected a larger --memory or more GPUs") != std::string::npos);
+    CHECK(what.find("expected a larger --memory or more --gpus") != std::string::npos);
   }
   CHECK_THROWS_WITH_AS(analysis::memory_what_if("lots"), doctest::Contains("--memory \"lots\": "),
                        InputError);
@@ -226,6 +226,35 @@ TEST_CASE("plan: #1 is the best ranked configuration and fits, nothing that fits
                        "--gpus 100000000: more than 8192 dgx1-v100 machines of 8 GPUs hold; expected at most "
                        "65536",
                        InputError);
+}
+
+TEST_CASE("plan: nothing fits is said in one wording, for the 2017 networks and a transformer alike") {
+  // hunt3's leftover (b): the 2017 networks' refusal named "the first" candidate and "more GPUs",
+  // without the --memory lead, where a transformer's named the least and "more --gpus".
+  const auto refusal = [](const auto& plan) {
+    try {
+      plan();
+    } catch (const InputError& e) {
+      return std::string(e.what());
+    }
+    return std::string("(no refusal)");
+  };
+  const std::string lstm = refusal([] {
+    analysis::plan(analysis::make_plan_request({.model = "biglstm", .gpus = 8, .memory = "1 GiB"}));
+  });
+  CHECK(lstm ==
+        "--memory: none of the 9 configurations of biglstm on 8 GPUs fits in 1 GiB (--memory 1 GiB); the "
+        "least, 2 x 4 layers, 6.25 MB buckets, ring, needs 7.45 GiB on GPU 3 (weights 3.03, gradients 0.04, "
+        "optimizer 3.03, activations 0.18, sparse gathers 0.08, gradient buckets 0.04, NCCL buffers 0.05, "
+        "framework 1.00); expected a larger --memory or more --gpus (--show-unfit ranks them anyway)");
+  const std::string llama = refusal([] {
+    analysis::plan_llm(analysis::make_llm_plan_request({.model = "llama3-8b", .gpus = 8, .memory = "1 GiB"}));
+  });
+  CHECK(
+      llama.starts_with("--memory: none of the 592 layouts of llama3-8b on 8 GPUs fits in 1 GiB (--memory "
+                        "1 GiB); the least, dp 1 tp 8 "));
+  CHECK(llama.find(", needs 15.8 GiB on stage 0 (weights 1.87 GiB,") != std::string::npos);
+  CHECK(llama.ends_with("; expected a larger --memory or more --gpus"));
 }
 
 TEST_CASE(
