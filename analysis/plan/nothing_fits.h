@@ -15,7 +15,7 @@
 namespace hybridsim::analysis {
 
 struct NothingFits {
-  std::string lead;      // the option that set the capacity, as the user wrote it ("--memory"); else empty
+  std::string lead;  // the option that set the capacity, as the user wrote it ("--memory"); else empty
   std::size_t count = 0;
   std::string kind;      // "configurations", "layouts"
   std::string what;      // "gnmt on 8 GPUs"

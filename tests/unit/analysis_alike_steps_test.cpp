@@ -80,8 +80,9 @@ TEST_CASE("alike variability steps: step 1 simulated once gives every step's sum
   CHECK(three.run.step.collectives == 3 * one.run.step.collectives);
   CHECK(three.run.step.simulation.folded == 3 * one.run.step.simulation.folded);
   CHECK(three.run.step.simulation.folded <= three.run.step.collectives);
-  CHECK(three.summary.table.find(std::to_string(3 * one.run.step.collectives) + " collectives and transfers, " +
-                                 std::to_string(three.run.step.messages) + " messages") != std::string::npos);
+  CHECK(three.summary.table.find(std::to_string(3 * one.run.step.collectives) +
+                                 " collectives and transfers, " + std::to_string(three.run.step.messages) +
+                                 " messages") != std::string::npos);
 
   // One step's work: the progress lines name step 1 and never step 2 or 3, and say so.
   REQUIRE_FALSE(lines.what.empty());

@@ -14,11 +14,12 @@ using namespace hybridsim::scenarios;
 namespace {
 
 ResolvedScenario llama(const std::string& parallelism) {
-  return resolve(parse_scenario("cluster: {preset: dgx-h100, nodes: 2}\n"
-                                "workload: {network: llama3-8b, model: {layers_simulated: 8}}\n"
-                                "parallelism: " +
-                                    parallelism + "\ntraining: {global_batch: 8}\n",
-                                "s.yaml"));
+  return resolve(
+      parse_scenario("cluster: {preset: dgx-h100, nodes: 2}\n"
+                     "workload: {network: llama3-8b, model: {layers_simulated: 8}}\n"
+                     "parallelism: " +
+                         parallelism + "\ntraining: {global_batch: 8}\n",
+                     "s.yaml"));
 }
 
 }  // namespace
@@ -40,14 +41,16 @@ TEST_CASE("transformer layout: the lines say which GPU runs each replica's stage
   const ResolvedScenario tensor = llama("{dp: 2, tp: 4}");
   CHECK(tensor.placement.description ==
         "every layer split over a TP group of 4 GPUs (its weight matrices by columns and rows, Megatron's)");
-  CHECK(tensor.mapping.description == "replica q: its TP group on GPUs 4q to 4q + 3 (TP rank r on GPU 4q + r)");
+  CHECK(tensor.mapping.description ==
+        "replica q: its TP group on GPUs 4q to 4q + 3 (TP rank r on GPU 4q + r)");
   for (int q = 0; q < 2; ++q)
     for (int r = 0; r < 4; ++r) CHECK(tensor.mapping.gpu_rank[q * 4 + r][0] == 4 * q + r);
 
   CHECK(llama("{dp: 8}").mapping.description == "replica q on GPU q");
   CHECK(llama("{dp: 8}").placement.description == "every layer on every GPU");
   CHECK(transformer_layout_text(1, 8, 1).mapping == "the TP group on GPUs 0 to 7 (TP rank r on GPU r)");
-  CHECK(transformer_layout_text(1, 2, 4).mapping == "stage s: its TP group on GPUs 2s to 2s + 1 (TP rank r on GPU 2s + r)");
+  CHECK(transformer_layout_text(1, 2, 4).mapping ==
+        "stage s: its TP group on GPUs 2s to 2s + 1 (TP rank r on GPU 2s + r)");
   CHECK(transformer_layout_text(2, 1, 4).mapping ==
         "replica q's stage s on GPU 2s + q; stage s of every replica on GPUs 2s to 2s + 1");
   CHECK(transformer_layout_text(1, 1, 1).mapping == "the one replica on GPU 0");
