@@ -136,6 +136,7 @@ LlmPlanRequest make_llm_plan_request(const LlmPlanOptions& o) {
   // The same figure bounds what the candidates built at once hold together (limit_overlay has
   // checked the text).
   if (!o.max_sim_memory.empty()) r.memory_budget_bytes = sim::parse_memory_cap(o.max_sim_memory);
+  r.memory_budget_given = o.max_sim_memory;
   return r;
 }
 
