@@ -33,7 +33,7 @@ namespace hybridsim::scenarios {
 struct TransformerFacts {
   double model_flop_per_micro_batch = 0;        // Narayanan et al.'s count, the simulated layers' (double:
   double mfu_flop_per_micro_batch = 0;          // the same without recomputation; past int64 at 1e19)
-  std::int64_t peak_flop_per_second = 0;        // the GPU's dense peak at the precision
+  std::int64_t peak_flop_per_second = 0;        // the GPU's dense peak at the precision × compute_speed
   int tp = 1;
   bool estimate = true;                         // kernel times not calibrated for this GPU
   workloads::StepMemory memory;  // one GPU's (transformer_memory.h): Korthikanti's, TP's and ZeRO's divisions
