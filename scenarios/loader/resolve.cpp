@@ -19,6 +19,7 @@
 #include "workloads/memory/memory_model.h"
 #include "workloads/profile/profile_io.h"
 #include "workloads/program/sharded_data_parallel.h"
+#include "workloads/program/step_program.h"
 
 namespace hybridsim::scenarios {
 namespace {
@@ -452,10 +453,17 @@ ResolvedScenario resolve(const Scenario& s, sim::WorkProgress* progress, MemoryF
         by_stage.ranks.back().mp_rank = static_cast<int>(k);
       }
     }
-    // The peak of the GPU simulated: workload.compute_speed 4 runs every kernel 4 times as fast, a GPU
-    // of 4 times the peak; against the preset's own peak the MFU read 106.8% (hunt4).
-    const auto peak = static_cast<std::int64_t>(
-        std::llround(static_cast<double>(t.cost.peak_flop_per_second) * s.workload.compute_speed));
+    // The peak of the GPUs simulated: workload.compute_speed 4 (or gpu_speeds of 4 on every GPU) runs
+    // every kernel 4 times as fast, GPUs of 4 times the peak; against the preset's own peak the MFU
+    // read 106.8% (hunt4). The mean over the step's GPUs (a straggler's lower peak counted with it),
+    // so that the MFU is the model FLOPs over the sum of the GPUs' peaks.
+    double speed = 0;
+    for (const auto& worker : r.mapping.gpu_rank)
+      for (const int g : worker)
+        speed += 1 / workloads::gpu_compute_scale(r.step, static_cast<std::size_t>(g));
+    speed /= std::max(r.mapping.gpu_count(), 1);
+    const auto peak =
+        static_cast<std::int64_t>(std::llround(static_cast<double>(t.cost.peak_flop_per_second) * speed));
     r.transformer = TransformerFacts{t.model_flop_per_micro_batch,
                                      t.mfu_flop_per_micro_batch,
                                      peak,
@@ -465,7 +473,8 @@ ResolvedScenario resolve(const Scenario& s, sim::WorkProgress* progress, MemoryF
                                      std::move(rule),
                                      s.parallelism.pp,
                                      std::move(by_stage),
-                                     model_slice(s, t, r.step.accumulation)};
+                                     model_slice(s, t, r.step.accumulation),
+                                     speed};
   }
   refuse_ll128_where_off(s, r);
   return r;

@@ -28,7 +28,7 @@ TEST_CASE("model FLOPs: a micro-batch past int64's FLOPs is counted, not wrapped
   CHECK(r.transformer->model_flop_per_micro_batch >= r.transformer->mfu_flop_per_micro_batch);
 }
 
-TEST_CASE("model FLOPs: MFU is of the peak of the GPU simulated, workload.compute_speed times the preset's") {
+TEST_CASE("model FLOPs: MFU is of the peak of the GPUs simulated, the preset's times their mean speed") {
   // compute_speed 4 runs every kernel 4 times as fast; against the H100's own peak the MFU read 106.8%,
   // at 10 206.9% (hunt4). The same layer slice at speed 1 and 4: each MFU of its own GPU's peak, under 1.
   const auto run = [](double speed) {
@@ -54,5 +54,17 @@ TEST_CASE("model FLOPs: MFU is of the peak of the GPU simulated, workload.comput
   const auto line =
       std::find_if(metrics.begin(), metrics.end(), [](const auto& kv) { return kv.first == "model FLOPs"; });
   REQUIRE(line != metrics.end());
-  CHECK(line->second.find(" of the GPU's peak x workload.compute_speed 4 ") != std::string::npos);
+  CHECK(line->second.find(" of the GPUs' peak x 4, their mean speed (workload.compute_speed, gpu_speeds)") !=
+        std::string::npos);
+  // gpu_speeds of 4 on every GPU are the same GPUs: the same MFU (it read 106.8% too).
+  const analysis::ScenarioRun each = analysis::run_scenario(
+      scenarios::resolve(scenarios::parse_scenario(
+          "cluster: {preset: dgx-h100}\nworkload: {network: llama3-8b, model: {layers_simulated: 2}, "
+          "gpu_speeds: [{gpu: 0, speed: 4}, {gpu: 1, speed: 4}, {gpu: 2, speed: 4}, {gpu: 3, speed: 4}, "
+          "{gpu: 4, speed: 4}, {gpu: 5, speed: 4}, {gpu: 6, speed: 4}, {gpu: 7, speed: 4}]}\n"
+          "parallelism: {dp: 8}\ntraining: {micro_batch: 1, global_batch: 8, recompute: none}\n",
+          "s.yaml")),
+      {});
+  REQUIRE(each.mfu);
+  CHECK(*each.mfu == doctest::Approx(*four.mfu));
 }
