@@ -4,6 +4,8 @@
 
 #include "analysis/plan/llm_planner.h"
 #include "sim/budget.h"
+#include "sim/limits.h"
+#include "sim/units.h"
 #include "workloads/memory/memory_model.h"
 
 namespace hybridsim::analysis {
@@ -44,15 +46,18 @@ std::string llm_candidate_refusal(const LlmPlanRequest& r, const LlmCandidateCos
   if (cap > 0 && cost.program_tasks > static_cast<double>(cap))
     return "the step's program would hold about " + sim::BudgetExceeded::count_text(tasks) +
            " tasks over all GPUs, over the plan's " + sim::BudgetExceeded::count_text(cap) + " (" +
-           r.names.max_events + " / " + std::to_string(kBuildEventsPerTask) +
-           ") before the fold is known";
+           r.names.max_events + " / " + std::to_string(kBuildEventsPerTask) + ") before the fold is known";
+  // The need in the decimal units a run's budget refusal gives it in, the cap as the user wrote it:
+  // "--max-sim-memory 10 MB" was said "over the plan's 0.01 GiB", "1 MB" "977 KiB" (hunt4).
   if (r.memory_budget_bytes > 0 && cost.memory > r.memory_budget_bytes)
-    return "building and simulating it would hold about " +
-           workloads::format_gib(sim::Bytes::of(cost.memory)) + " (" +
-           sim::BudgetExceeded::count_text(tasks) + " tasks over all GPUs at about " +
+    return "building and simulating it would hold about " + sim::human_bytes(sim::Bytes::of(cost.memory)) +
+           " (" + sim::BudgetExceeded::count_text(tasks) + " tasks over all GPUs at about " +
            std::to_string(kBytesPerProgramTask) + " B each), over the plan's " +
-           workloads::format_gib(sim::Bytes::of(r.memory_budget_bytes)) + " (" + r.names.max_sim_memory +
-           ", shared by the candidates built at once)";
+           (r.memory_budget_given.empty() && r.memory_budget_bytes == sim::kDefaultMaxMemory
+                ? std::string(sim::limits::kSimMemory.shown)
+            : r.memory_budget_given.empty() ? sim::human_bytes(sim::Bytes::of(r.memory_budget_bytes))
+                                            : r.memory_budget_given) +
+           " (" + r.names.max_sim_memory + ", shared by the candidates built at once)";
   return {};
 }
 

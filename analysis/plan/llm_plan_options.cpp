@@ -107,6 +107,9 @@ LlmPlanRequest make_llm_plan_request(const LlmPlanOptions& o) {
                                : workloads::MemoryCapacity{gpu.memory(), source};
   if (o.gpu.empty() && !preset_gpu.empty())
     r.gpu_note = workloads::other_part_note(r.cluster.preset, preset_gpu, gpu.model).value_or("");
+  // --gpu a100-40gb --cluster dgx-h100: the A100 on the H100 machine's links, as run says it.
+  if (!o.gpu.empty() && !o.cluster.empty())
+    r.gpu_note = workloads::named_gpu_note(o.cluster, gpu.model, o.spelling.name("gpu")).value_or("");
   // "--memory: none of the layouts fits" led a refusal where no --memory was given.
   if (!o.memory) r.names.memory.clear();
   const Published pub = published(o.model);
@@ -133,6 +136,7 @@ LlmPlanRequest make_llm_plan_request(const LlmPlanOptions& o) {
   // The same figure bounds what the candidates built at once hold together (limit_overlay has
   // checked the text).
   if (!o.max_sim_memory.empty()) r.memory_budget_bytes = sim::parse_memory_cap(o.max_sim_memory);
+  r.memory_budget_given = o.max_sim_memory;
   return r;
 }
 

@@ -6,6 +6,7 @@
 #include <ostream>
 
 #include "analysis/plan/llm_candidate_cost.h"
+#include "analysis/plan/nothing_fits.h"
 #include "analysis/study/study_report.h"
 #include "scenarios/loader/resolve.h"
 #include "scenarios/loader/scenario.h"
@@ -72,12 +73,15 @@ std::string fewest_replicas_text(const LlmPlanRequest& r, const LlmSpace& space)
   for (const PlanDimension& d : r.dimensions)
     if (!d.enabled) off += (off.empty() ? "" : ", ") + std::string(d.name);
   throw LlmPlanRefused(LlmPlanRefusal::NothingFits,
-                       (r.names.memory.empty() ? "" : r.names.memory + ": ") + "none of the " +
-                           std::to_string(enumerated) + " layouts of " + what + " fits in " +
-                           gib(r.memory.bytes) + " (" + r.memory.source + "); the least, " +
-                           layout_label(r.dimensions, least->first) + ", needs " +
-                           memory_text(least->second) + "; expected " + r.names.more_memory +
-                           (off.empty() ? std::string() : " (not searched: " + off + ")"));
+                       nothing_fits_text({.lead = r.names.memory,
+                                          .count = enumerated,
+                                          .kind = "layouts",
+                                          .what = what,
+                                          .capacity = gib(r.memory.bytes) + " (" + r.memory.source + ")",
+                                          .least = layout_label(r.dimensions, least->first),
+                                          .needs = memory_text(least->second),
+                                          .expected = r.names.more_memory,
+                                          .aside = off.empty() ? std::string() : "not searched: " + off}));
 }
 
 std::vector<std::string> candidate_overlay(const LlmPlanRequest& r, const LlmLayout& l) {

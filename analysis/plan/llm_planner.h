@@ -85,6 +85,7 @@ struct LlmPlanRequest {
   // The memory the candidates built and simulated at once share (--max-sim-memory, by default
   // sim::kDefaultMaxMemory; analysis/plan/llm_candidate_cost.h); 0: no limit.
   std::int64_t memory_budget_bytes = sim::kDefaultMaxMemory;
+  std::string memory_budget_given{};  // that budget as the user wrote it ("10 MB"); empty: the default
   LlmMachine machine{};
   LlmPlanNames names{};
   // How a candidate refused by its caps says to raise them, in the request's language ("--max-events N",

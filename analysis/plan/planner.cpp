@@ -6,6 +6,7 @@
 #include <filesystem>
 #include <ostream>
 
+#include "analysis/plan/nothing_fits.h"
 #include "analysis/step/memory_report.h"
 #include "analysis/study/study_config.h"
 #include "analysis/study/study_report.h"
@@ -200,7 +201,7 @@ std::vector<PlanCandidate> rank_candidates(const PlanRequest& request, const std
     // ring under another label: ranked, it tied with its ring row "differing in algorithm", with more
     // NCCL buffers counted (GNMT on 8 GPUs: 22 of 44 rows), where `collective` and `validate` refuse it.
     if (!c.step.hierarchical_as_ring.empty()) {
-      as_ring.push_back({c.step.label, c.step.hierarchical_as_ring});
+      as_ring.push_back({c.step.label, c.step.hierarchical_as_ring, {}, {}});
       continue;
     }
     c.samples_per_second = static_cast<double>(c.step.global_batch) / c.step.step_time.to_seconds();
@@ -209,7 +210,8 @@ std::vector<PlanCandidate> rank_candidates(const PlanRequest& request, const std
                             request.curve->efficiency);
     c.does_not_fit = does_not_fit_text(c.step.memory_peaks, {}, request.memory);
     if (!c.does_not_fit.empty()) {
-      unfit.push_back({c.step.label, c.does_not_fit});
+      unfit.push_back({c.step.label, c.does_not_fit, workloads::largest_peak(c.step.memory_peaks),
+                       largest_need_text(c.step.memory_peaks, {})});
       if (!request.show_unfit) continue;
     }
     ranked.push_back(std::move(c));
@@ -259,12 +261,20 @@ void explain_winners(std::vector<PlanCandidate>& ranked, PlanObjective objective
                                        std::size_t placements_skipped) {
   const std::string what = request.model + " on " + workloads::gpus_text(request.gpus);
   if (!result.unfit.empty()) {
-    const PlanResult::Unfit& first = result.unfit.front();
-    throw InputError("none of the " + std::to_string(result.unfit.size()) + " configurations of " + what +
-                     " fits in " + workloads::format_gib(request.memory->bytes) + " (" +
-                     request.memory->source + "); the first, " + label(first.label) + ": " + first.why +
-                     "; expected a larger " + request.spelling.name("memory") + " or more GPUs (" +
-                     request.spelling.switched_on("show-unfit") + " ranks them anyway)");
+    const auto least = std::min_element(
+        result.unfit.begin(), result.unfit.end(),
+        [](const PlanResult::Unfit& a, const PlanResult::Unfit& b) { return a.need < b.need; });
+    const OptionSpelling& o = request.spelling;
+    throw InputError(nothing_fits_text(
+        {.lead = request.memory_given ? o.name("memory") : std::string(),
+         .count = result.unfit.size(),
+         .kind = "configurations",
+         .what = what,
+         .capacity = workloads::format_gib(request.memory->bytes) + " (" + request.memory->source + ")",
+         .least = label(least->label),
+         .needs = least->needs,
+         .expected = "a larger " + o.name("memory") + " or more " + o.name("gpus"),
+         .aside = o.switched_on("show-unfit") + " ranks them anyway"}));
   }
   // The first failure of a simulated candidate (a budget, say) tells more than a placement left out.
   const std::size_t first = placements_skipped < result.skipped.size() ? placements_skipped : 0;
@@ -491,6 +501,7 @@ PlanRequest make_plan_request(const PlanCommandOptions& o) {
   }
   r.memory = o.memory ? std::optional<workloads::MemoryCapacity>(memory_what_if(*o.memory, o.spelling))
                       : workloads::preset_gpu_capacity(o.cluster);
+  r.memory_given = o.memory.has_value();
   r.show_unfit = o.show_unfit;
   r.objective = look_up_named(o.spelling, "objective", o.objective, parse_objective);
   if (r.objective == PlanObjective::TimeToTrain && !r.curve)

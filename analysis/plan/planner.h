@@ -58,6 +58,7 @@ struct PlanRequest {
   // Each GPU's memory (none: unknown, nothing is left out) and whether configurations that do not
   // fit are shown (ranked last, marked) rather than left out.
   std::optional<workloads::MemoryCapacity> memory{};
+  bool memory_given = false;  // by --memory (a "nothing fits" refusal leads with it)
   bool show_unfit = false;
   // "simulation.max_events=N", "simulation.max_memory=SIZE" for every step (limit_overlay()).
   std::vector<std::string> limits{};
@@ -84,7 +85,9 @@ struct PlanResult {
   std::optional<workloads::MemoryCapacity> memory{};
   struct Unfit {
     StepLabel label{};
-    std::string why;  // "does not fit: GPU 0 needs ..."
+    std::string why;    // "does not fit: GPU 0 needs ..."
+    sim::Bytes need{};  // its largest GPU's peak
+    std::string needs;  // "4.96 GiB on GPU 0 (weights 0.60, ...)" (largest_need_text)
   };
   std::vector<Unfit> unfit;           // candidates that do not fit (left out unless show_unfit)
   // Hierarchical candidates whose every all-reduce ran as the ring (StepPoint::hierarchical_as_ring):

@@ -16,6 +16,7 @@
 #include "analysis/step/budget_error.h"
 #include "analysis/step/worker_shape.h"
 #include "analysis/trace/step_trace_options.h"
+#include "sim/budget.h"
 #include "sim/error.h"
 #include "sim/time_window.h"
 #include "topology/gpu_list.h"
@@ -336,6 +337,22 @@ py::dict transformer_model(const std::string& name) {
 
 }  // namespace
 
+// A cap's text (max_events, max_sim_memory) read by the rule every command reads it by
+// (sim::parse_events_cap, parse_memory_cap), refused as `spelled: ` and that rule's words, `spelled`
+// the keyword as the caller wrote it (max_events=10**18 + 1 unquoted). run() and sweep() said the
+// scenario key's words ("simulation.max_events: got ...") where plan(), study() and collective()
+// said these, and those three quoted an int as a str ('1000000000000000001').
+void check_cap(const std::string& keyword, const std::string& text, const std::string& spelled) {
+  try {
+    if (keyword == "max_events")
+      sim::parse_events_cap(text);
+    else
+      sim::parse_memory_cap(text);
+  } catch (const InputError& e) {
+    throw InputError(spelled + ": " + e.what());
+  }
+}
+
 }  // namespace hybridsim::python
 
 PYBIND11_MODULE(_hybridsim, m) {
@@ -409,5 +426,6 @@ PYBIND11_MODULE(_hybridsim, m) {
       .def_readwrite("dot", &TopologyRequest::dot);
   m.def("topology", &hp::topology, py::arg("request"));
   m.def("transformer_models", &hybridsim::workloads::transformer_model_names);
+  m.def("check_cap", &hp::check_cap, py::arg("keyword"), py::arg("text"), py::arg("spelled"));
   m.def("transformer_model", &hp::transformer_model, py::arg("name"));
 }

@@ -228,6 +228,7 @@ ScenarioRun run_scenario_unchecked(const scenarios::ResolvedScenario& resolved,
         static_cast<double>(run.step.accumulation) / (t->tp * t->pp) / run.step.step_time.to_seconds();
     run.model_tflops_per_gpu = t->model_flop_per_micro_batch * per_gpu / 1e12;
     run.mfu = t->mfu_flop_per_micro_batch * per_gpu / static_cast<double>(t->peak_flop_per_second);
+    run.mfu_peak_scale = t->speed;
     run.transformer_estimate = t->estimate;
   }
   run.gpu_capacity = resolved.gpu_capacity;
@@ -278,9 +279,13 @@ std::vector<std::pair<std::string, std::string>> run_metrics(const ScenarioRun& 
   if (!run.memory_rule.empty()) out.emplace_back("memory model", run.memory_rule);
   if (run.model_slice) out.emplace_back("model slice", model_slice_text(*run.model_slice, run.gpu_capacity));
   if (run.model_tflops_per_gpu && run.mfu) {
-    char buf[200];
-    std::snprintf(buf, sizeof buf, "%.1f TFLOP/s per GPU, MFU %.1f%%%s", *run.model_tflops_per_gpu,
-                  *run.mfu * 100,
+    char buf[400], scale[160] = "";
+    if (run.mfu_peak_scale != 1)
+      std::snprintf(scale, sizeof scale,
+                    " of the GPUs' peak x %g, their mean speed (workload.compute_speed, gpu_speeds)",
+                    run.mfu_peak_scale);
+    std::snprintf(buf, sizeof buf, "%.1f TFLOP/s per GPU, MFU %.1f%%%s%s", *run.model_tflops_per_gpu,
+                  *run.mfu * 100, scale,
                   run.transformer_estimate ? " (ESTIMATE: kernel times not calibrated on this GPU)" : "");
     out.emplace_back("model FLOPs", buf);
   }

@@ -54,6 +54,7 @@ struct ScenarioRun {
   // peak (model FLOPs without recomputation), from resolve's TransformerFacts.
   std::optional<double> model_tflops_per_gpu;
   std::optional<double> mfu;
+  double mfu_peak_scale = 1;  // the GPUs' mean speed: the peak MFU is of is the GPU's times it
   bool transformer_estimate = false;
   std::string memory_rule;  // transformers: what the memory model divides (transformer_memory_rule)
   // A layer-slice's whole model (scenarios/loader/model_slice.h): the figures above are the slice's.

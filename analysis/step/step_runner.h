@@ -125,7 +125,7 @@ struct StepResult {
   } spread;
   std::uint64_t events = 0;  // its own queue's and those of folded rings' models
   std::uint64_t messages = 0;
-  std::size_t collectives = 0;
+  std::size_t collectives = 0;  // over every step of a variability run, as events and messages
   // How its collectives were simulated (sim/README.md, "Folding"): how many were folded onto
   // representatives, the largest bound of a bounded fold, the first unfolded one's reason, and
   // whether another transfer crossed a folded ring's links so the step was simulated again in full.

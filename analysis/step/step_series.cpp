@@ -80,15 +80,18 @@ std::uint64_t times_saturating(std::uint64_t x, std::int64_t k) {
   return m != 0 && x > UINT64_MAX / m ? UINT64_MAX : x * m;
 }
 
-// Events and messages summed over the steps; how they were simulated as the first step's, or the
-// most any step needed.
+// Events, messages and collectives summed over the steps; how they were simulated as the first
+// step's, or the most any step needed. The collectives were step 1's alone: "779 collectives and
+// transfers, 25776 messages, 59016 events over 3 steps" and "folded 33 of 779 collectives" (hunt4).
 void add_totals(StepResult& out, const std::vector<Weighted>& steps) {
   out.events = out.messages = 0;
+  out.collectives = 0;
   out.simulation = {};
   for (const Weighted& w : steps) {
     const StepResult& r = *w.step;
     out.events += times_saturating(r.events, w.times);
     out.messages += times_saturating(r.messages, w.times);
+    out.collectives += r.collectives * static_cast<std::size_t>(w.times);
     out.simulation.folded += r.simulation.folded * static_cast<std::size_t>(w.times);
     out.simulation.embedded += r.simulation.embedded * static_cast<std::size_t>(w.times);
     out.simulation.bound = max(out.simulation.bound, r.simulation.bound);

@@ -143,6 +143,12 @@ NetworkStudy probe_network(const StudyConfig& config, std::size_t n) {
     ns.kernel_note = *note;
     ns.notes.push_back(*note);
   }
+  // A GPU of another chip named by workload.gpu (the two notes exclude each other: same chip or not).
+  if (config.gpu_choice.gpu)
+    if (auto note = workloads::named_gpu_note(config.cluster.preset, net.profile.meta.gpu, "workload.gpu")) {
+      ns.kernel_note = *note;
+      ns.notes.push_back(*note);
+    }
   for (const int mp : config.mp) {
     std::string why;
     try {

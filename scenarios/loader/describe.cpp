@@ -33,15 +33,20 @@ std::string link_overrides(const Scenario& s) {
 // workload.gpu auto or v100 alike, as plan and study say it) ran them unscaled without a word; and
 // under workload.gpu: auto (the preset's GPU for a built-in network) a profile file recorded on
 // another GPU is replayed as recorded. Say so, for a transformer too (its cost model prices the
-// V100-SXM2-16GB there, "calibrated on one GPU of this kind").
+// V100-SXM2-16GB there, "calibrated on one GPU of this kind"). A GPU named by workload.gpu that is not
+// the preset's says so too (named_gpu_note).
 std::optional<std::pair<std::string, std::string>> profile_gpu_note(const ResolvedScenario& r) {
   const Scenario& s = r.scenario;
   if (s.cluster.preset.empty()) return std::nullopt;
   if (auto note = workloads::preset_part_note(s.cluster.preset, r.profile.meta.gpu, s.workload.compute_speed))
     return std::pair<std::string, std::string>{"GPU mismatch", std::move(*note)};
-  const topology::PresetInfo* preset = topology::find_preset(s.cluster.preset);
-  if (s.workload.gpu_choice.gpu || preset == nullptr || preset->gpu == r.profile.meta.gpu)
+  if (s.workload.gpu_choice.gpu) {
+    if (auto note = workloads::named_gpu_note(s.cluster.preset, r.profile.meta.gpu, "workload.gpu"))
+      return std::pair<std::string, std::string>{"GPU mismatch", std::move(*note)};
     return std::nullopt;
+  }
+  const topology::PresetInfo* preset = topology::find_preset(s.cluster.preset);
+  if (preset == nullptr || preset->gpu == r.profile.meta.gpu) return std::nullopt;
   if (s.workload.profile.empty() ||
       workloads::find_gpu(preset->gpu) == workloads::find_gpu(r.profile.meta.gpu))
     return std::nullopt;

@@ -33,7 +33,7 @@ namespace hybridsim::scenarios {
 struct TransformerFacts {
   double model_flop_per_micro_batch = 0;        // Narayanan et al.'s count, the simulated layers' (double:
   double mfu_flop_per_micro_batch = 0;          // the same without recomputation; past int64 at 1e19)
-  std::int64_t peak_flop_per_second = 0;        // the GPU's dense peak at the precision
+  std::int64_t peak_flop_per_second = 0;        // the GPU's dense peak at the precision × `speed`
   int tp = 1;
   bool estimate = true;                         // kernel times not calibrated for this GPU
   workloads::StepMemory memory;  // one GPU's (transformer_memory.h): Korthikanti's, TP's and ZeRO's divisions
@@ -45,6 +45,9 @@ struct TransformerFacts {
   // A layer-slice's whole model (model_slice.h): what one GPU would hold at every layer, so the run
   // can say whether the model it stands for fits; none when every layer is simulated.
   std::optional<ModelSlice> slice;
+  // The step's GPUs' mean speed (workload.compute_speed, times gpu_speeds where given): the peak above
+  // is the GPU's times it.
+  double speed = 1;
 };
 
 // The step's configuration (placement, mapping, options; compute_scale = 1 / compute_speed) with

@@ -31,11 +31,8 @@ workloads::WorkerMapping pipeline_mapping(const Scenario& s, const topology::Top
   for (long long w = 0; w < workers; ++w)
     for (int st = 0; st < p.pp; ++st)
       rows[static_cast<std::size_t>(w)].push_back(static_cast<int>(st * workers + w));
-  workloads::WorkerMapping m =
-      workloads::custom_mapping(topology, static_cast<int>(workers), p.pp, std::move(rows));
-  m.description = "pipeline: stage s of TP rank r of replica q on GPU s x " + std::to_string(workers) +
-                  " + q x " + std::to_string(p.tp) + " + r";
-  return m;
+  // Described, with its placement, by transformer_layout_text (resolve_step_config).
+  return workloads::custom_mapping(topology, static_cast<int>(workers), p.pp, std::move(rows));
 }
 
 void apply_pipeline_settings(const Scenario& s, const workloads::Profile& profile,
@@ -66,7 +63,7 @@ void apply_pipeline_settings(const Scenario& s, const workloads::Profile& profil
     fail(s, problem->key, what);
   }
   try {
-    placement = {p.pp, {}, "pipeline: " + std::to_string(p.pp) + " stages of whole layers"};
+    placement = {p.pp, {}, {}};  // described by transformer_layout_text (resolve_step_config)
     for (const int chunk : workloads::pipeline_chunk_of_op(profile, step.pipeline))
       placement.gpu_of_op.push_back(static_cast<std::uint32_t>(chunk % p.pp));
   } catch (const InputError& e) {

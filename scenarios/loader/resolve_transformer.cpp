@@ -125,6 +125,13 @@ TransformerResolution resolve_transformer(const Scenario& s) {
     const std::string what = e.what();
     fail(s, model_check_path(s, model.name, what), what);
   }
+  if (s.parallelism.sequence_parallel) {
+    try {
+      workloads::check_sequence_parallel(model, s.parallelism.tp);
+    } catch (const InputError& e) {
+      fail(s, "parallelism.sequence_parallel", e.what());
+    }
+  }
   check_expert_parallel(s, model);
   TransformerResolution r{workloads::generate_transformer(config, cost), cost, 0, 0};
   workloads::TransformerModel slice = model;

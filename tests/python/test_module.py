@@ -410,6 +410,23 @@ def test_study_takes_max_events_as_the_command_line(tmp_path, source_dir):
                         plots=False, max_events="5000")
 
 
+def test_every_function_words_a_cap_past_its_bound_alike():
+    # One rule, one wording (hunt4): run() and sweep() said the scenario key's words
+    # ("simulation.max_events: got ...") where plan(), study() and collective() said the command
+    # line's, and those quoted an int as a str (max_events='1000000000000000001').
+    words = "expected a whole number of events from 0 to 1e18 (0 or unlimited: no limit)"
+    calls = [lambda v: hybridsim.run(GNMT_DP8, max_events=v),
+             lambda v: hybridsim.sweep(NVLINK_SWEEP, max_events=v),
+             lambda v: hybridsim.plan("gnmt", 8, max_events=v),
+             lambda v: hybridsim.study(_STUDY, plots=False, max_events=v),
+             lambda v: hybridsim.collective("dgx1-v100", max_events=v)]
+    for call in calls:
+        for value, spelled in ((10**18 + 1, "max_events=1000000000000000001"), ("lots", "max_events='lots'")):
+            with pytest.raises(hybridsim.ScenarioError) as refused:
+                call(value)
+            assert str(refused.value) == f"{spelled}: {words}"
+
+
 def test_plan_takes_max_events_and_max_sim_memory_as_the_command_line():
     # In Python's words (issue 31): the keyword, not the command line's --max-events.
     with pytest.raises(hybridsim.ScenarioError, match=r"over the limit max_events = 1000; raise it \(max_events=N"):
@@ -616,7 +633,8 @@ def test_hints_name_the_python_keywords(cli, source_dir, tmp_path):
     with pytest.raises(hybridsim.ScenarioError) as caught:
         hybridsim.plan("gnmt", 8, memory="1 GiB")
     message = str(caught.value)
-    assert message.endswith("; expected a larger memory or more GPUs (show_unfit=True ranks them anyway)"), message
+    assert message.endswith("; expected a larger memory or more gpus (show_unfit=True ranks them anyway)"), message
+    assert message.startswith("memory: none of the 23 configurations of gnmt on 8 GPUs"), message
     assert "--" not in message, message
     # At 4 GiB DP's 4.96 GiB does not fit; the hybrids do. (5 GiB left out only the hierarchical
     # all-reduce's extra buffers, 5.02 GiB, on one machine where it runs as the ring: the plan now
@@ -630,7 +648,7 @@ def test_hints_name_the_python_keywords(cli, source_dir, tmp_path):
     assert "memory='32 GiB' checks it" in (tmp_path / "s" / "README.md").read_text()
     # The command line keeps its own words.
     r = cli("plan", "-m", "gnmt", "--memory", "1 GiB", "-q")
-    assert r.stderr.rstrip().endswith("expected a larger --memory or more GPUs (--show-unfit ranks them anyway)")
+    assert r.stderr.rstrip().endswith("expected a larger --memory or more --gpus (--show-unfit ranks them anyway)")
 
 
 def test_a_resume_with_nothing_to_resume_says_so(cli, tmp_path):

@@ -74,6 +74,15 @@ TEST_CASE("alike variability steps: step 1 simulated once gives every step's sum
   check_as_each(three, {one.run.step, one.run.step, one.run.step});
   CHECK(three.run.step.spread.steps == 3);
   CHECK(three.run.step.events == 3 * one.run.step.events);
+  // The collectives are counted over the steps as the events, messages and folded ones are: the
+  // line said "11 collectives and transfers, ... over 3 steps" and "folded 33 of 11" (hunt4).
+  CHECK(three.run.step.messages == 3 * one.run.step.messages);
+  CHECK(three.run.step.collectives == 3 * one.run.step.collectives);
+  CHECK(three.run.step.simulation.folded == 3 * one.run.step.simulation.folded);
+  CHECK(three.run.step.simulation.folded <= three.run.step.collectives);
+  CHECK(three.summary.table.find(std::to_string(3 * one.run.step.collectives) +
+                                 " collectives and transfers, " + std::to_string(three.run.step.messages) +
+                                 " messages") != std::string::npos);
 
   // One step's work: the progress lines name step 1 and never step 2 or 3, and say so.
   REQUIRE_FALSE(lines.what.empty());

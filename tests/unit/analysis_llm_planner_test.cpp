@@ -12,7 +12,9 @@
 #include "analysis/plan/llm_candidate_cost.h"
 #include "analysis/plan/llm_planner.h"
 #include "analysis/study/study_report.h"
+#include "sim/budget.h"
 #include "sim/error.h"
+#include "sim/units.h"
 
 using namespace hybridsim;
 
@@ -394,6 +396,24 @@ TEST_CASE("llm planner: the table's columns line up whatever the layout labels' 
     CHECK(row.size() == table[0].size());
     CHECK(row[tokens_end - 1] != ' ');
     CHECK(row[tokens_end] == ' ');
+  }
+}
+
+TEST_CASE("llm planner: the shared memory budget is said as the user wrote it, beside the need in bytes") {
+  // --max-sim-memory "10 MB" was said "over the plan's 0.01 GiB", "1 MB" "977 KiB" (hunt4).
+  for (const std::string given : {"1 MB", "10 MB"}) {
+    CAPTURE(given);
+    const analysis::LlmPlanRequest r =
+        analysis::make_llm_plan_request({.model = "llama3-8b", .gpus = 16, .max_sim_memory = given});
+    const auto fit = analysis::llm_fitting_candidates(r, nullptr);
+    REQUIRE_FALSE(fit.empty());
+    const analysis::LlmCandidateCost cost = analysis::llm_plan_candidate_cost(r, fit.front().layout);
+    REQUIRE(cost.memory > sim::parse_memory_cap(given));
+    const std::string why = analysis::llm_candidate_refusal(r, cost);
+    CHECK(why.starts_with("building and simulating it would hold about " +
+                          sim::human_bytes(sim::Bytes::of(cost.memory)) + " ("));
+    CHECK(why.ends_with("over the plan's " + given +
+                        " (--max-sim-memory, shared by the candidates built at once)"));
   }
 }
 

@@ -218,7 +218,7 @@ TEST_CASE("plan: #1 is the best ranked configuration and fits, nothing that fits
     const std::string what = e.what();
     CHECK(what.starts_with("none of the "));
     CHECK(what.find("configurations of gnmt on 16 GPUs fits in 1 GiB (--memory 1 GiB)") != std::string::npos);
-    CHECK(what.find("expected a larger --memory or more GPUs") != std::string::npos);
+    CHECK(what.find("expected a larger --memory or more --gpus") != std::string::npos);
   }
   CHECK_THROWS_WITH_AS(analysis::memory_what_if("lots"), doctest::Contains("--memory \"lots\": "),
                        InputError);
@@ -226,6 +226,35 @@ TEST_CASE("plan: #1 is the best ranked configuration and fits, nothing that fits
                        "--gpus 100000000: more than 8192 dgx1-v100 machines of 8 GPUs hold; expected at most "
                        "65536",
                        InputError);
+}
+
+TEST_CASE("plan: nothing fits is said in one wording, for the 2017 networks and a transformer alike") {
+  // hunt3's leftover (b): the 2017 networks' refusal named "the first" candidate and "more GPUs",
+  // without the --memory lead, where a transformer's named the least and "more --gpus".
+  const auto refusal = [](const auto& plan) {
+    try {
+      plan();
+    } catch (const InputError& e) {
+      return std::string(e.what());
+    }
+    return std::string("(no refusal)");
+  };
+  const std::string lstm = refusal([] {
+    analysis::plan(analysis::make_plan_request({.model = "biglstm", .gpus = 8, .memory = "1 GiB"}));
+  });
+  CHECK(lstm ==
+        "--memory: none of the 9 configurations of biglstm on 8 GPUs fits in 1 GiB (--memory 1 GiB); the "
+        "least, 2 x 4 layers, 6.25 MB buckets, ring, needs 7.45 GiB on GPU 3 (weights 3.03, gradients 0.04, "
+        "optimizer 3.03, activations 0.18, sparse gathers 0.08, gradient buckets 0.04, NCCL buffers 0.05, "
+        "framework 1.00); expected a larger --memory or more --gpus (--show-unfit ranks them anyway)");
+  const std::string llama = refusal([] {
+    analysis::plan_llm(analysis::make_llm_plan_request({.model = "llama3-8b", .gpus = 8, .memory = "1 GiB"}));
+  });
+  CHECK(
+      llama.starts_with("--memory: none of the 592 layouts of llama3-8b on 8 GPUs fits in 1 GiB (--memory "
+                        "1 GiB); the least, dp 1 tp 8 "));
+  CHECK(llama.find(", needs 15.8 GiB on stage 0 (weights 1.87 GiB,") != std::string::npos);
+  CHECK(llama.ends_with("; expected a larger --memory or more --gpus"));
 }
 
 TEST_CASE(
@@ -390,6 +419,37 @@ TEST_CASE("run, plan and study: one rule for the note of a V100 preset of anothe
   CHECK(printed.str().find("gnmt: " + expected + "\n") != std::string::npos);
   const std::string report = analysis::study_markdown(study, {}, {}, "hybridsim study s.yaml");
   CHECK(report.find("Note: " + expected) != std::string::npos);
+}
+
+TEST_CASE("run, plan and study: a GPU named by workload.gpu or --gpu that is not the preset's is said") {
+  // A100-40GB on dgx-h100 (hunt3's leftover) and an A100 on dgx1-v100 ran the named GPU's kernels
+  // and memory on the other machine's links with no word; a V100 profile under auto said it.
+  const std::string a100_on_h100 =
+      "dgx-h100 has H100-SXM5-80GB, not the A100-SXM4-40GB that workload.gpu names: a what-if, with "
+      "the A100-SXM4-40GB's kernel times and memory on dgx-h100's links";
+  CHECK(gpu_mismatch_note("cluster: {preset: dgx-h100}\nworkload: {network: llama3-8b, gpu: a100-40gb, "
+                          "model: {layers_simulated: 1}}\nparallelism: {dp: 8}\n") == a100_on_h100);
+  CHECK(gpu_mismatch_note("cluster: {preset: dgx1-v100}\nworkload: {network: gnmt, gpu: a100}\n"
+                          "parallelism: {dp: 2}\n")
+            .starts_with("dgx1-v100 has V100-SXM2-16GB, not the A100-SXM4-80GB that workload.gpu names"));
+  // The preset's own GPU, named, says nothing; another part of its chip keeps other_part_note's words.
+  CHECK(gpu_mismatch_note("cluster: {preset: dgx-h100}\nworkload: {network: llama3-8b, gpu: h100, "
+                          "model: {layers_simulated: 1}}\nparallelism: {dp: 8}\n") == "(none)");
+  CHECK_FALSE(workloads::named_gpu_note("pcie-server", "V100-SXM2-16GB", "workload.gpu"));
+  CHECK_FALSE(workloads::named_gpu_note("no-such-preset", "A100-SXM4-40GB", "workload.gpu"));
+  CHECK(workloads::named_gpu_note("dgx-h100", "A100-SXM4-40GB", "--gpu") ==
+        "dgx-h100 has H100-SXM5-80GB, not the A100-SXM4-40GB that --gpu names: a what-if, with the "
+        "A100-SXM4-40GB's kernel times and memory on dgx-h100's links");
+  // A study: the console's line and the report's note.
+  const analysis::StudyResult study = analysis::run_study(analysis::parse_study_config(
+      "format: hybridsim-study/1\ntitle: t\nnetworks: [gnmt]\ngpus: [2]\nmp: [2]\n"
+      "cluster: {preset: dgx1-v100}\nworkload: {gpu: a100}\n",
+      "s.yaml"));
+  REQUIRE(study.networks.size() == 1);
+  CHECK(study.networks[0].kernel_note.starts_with("dgx1-v100 has V100-SXM2-16GB, not the A100-SXM4-80GB"));
+  std::ostringstream printed;
+  analysis::print_headline_table(study, printed);
+  CHECK(printed.str().find("gnmt: dgx1-v100 has V100-SXM2-16GB, not the A100") != std::string::npos);
 }
 
 TEST_CASE("a tiny time to train is written by one rule: run's summary, a sweep's and a study's CSV") {

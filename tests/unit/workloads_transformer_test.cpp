@@ -78,6 +78,23 @@ TEST_CASE("transformer: a split that cannot be made is an error naming the numbe
   CHECK_NOTHROW(check_transformer(named_transformer("llama3-70b"), 8));
 }
 
+TEST_CASE("transformer: sequence parallelism needs tp dividing the sequence (Megatron's assertion)") {
+  // A sequence of 1001 over tp 8 ran as 125 tokens a GPU, exit 0 (hunt4).
+  TransformerModel m = named_transformer("llama3-8b");
+  m.sequence = 1001;
+  CHECK_THROWS_WITH_AS(check_sequence_parallel(m, 8),
+                       "llama3-8b: sequence 1001 is not divisible by tp 8, which sequence parallelism "
+                       "splits it over; expected a sequence that tp divides, or sequence_parallel false",
+                       InputError);
+  CHECK_THROWS_AS(generate_transformer({.model = m, .tp = 8, .sequence_parallel = true},
+                                       transformer_cost(gpu_by_key("h100"), Precision::Bf16)),
+                  InputError);
+  CHECK_NOTHROW(check_sequence_parallel(m, 1));
+  CHECK_NOTHROW(check_sequence_parallel(named_transformer("llama3-8b"), 8));
+  // A scenario refuses it at parallelism.sequence_parallel: tests/bad_inputs/catalogue.txt
+  // run-sequence-parallel-tp-not-dividing-the-sequence.
+}
+
 TEST_CASE("transformer: tensor parallelism issues Megatron's collectives per layer") {
   const TransformerModel m = named_transformer("llama3-8b");
   const std::int64_t b = 2, s = 8192, h = 4096;

@@ -390,6 +390,7 @@ std::uint32_t add_moe_layer(TransformerStep& out, const TransformerConfig& c, co
 TransformerStep generate_transformer(const TransformerConfig& c, const TransformerCost& cost) {
   check_transformer(c.model, c.tp);
   check_experts(c.model, c.ep);
+  if (c.sequence_parallel) check_sequence_parallel(c.model, c.tp);
   if (c.micro_batch < 1) throw InputError("micro-batch must be at least 1");
   if (c.layers_simulated < 0 || c.layers_simulated > c.model.layers)
     throw InputError("layers simulated must be from 1 to the model's " + std::to_string(c.model.layers));

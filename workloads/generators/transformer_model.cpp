@@ -83,6 +83,17 @@ void check_transformer(const TransformerModel& m, int tp) {
                      "; expected tp dividing ffn_hidden");
 }
 
+// Megatron-LM asserts it (arguments.py: "sequence length must be divisible by tensor parallel size"
+// under --sequence-parallel): each GPU of the group holds sequence / tp tokens of the LayerNorm and
+// dropout activations, and a sequence of 1001 over tp 8 was simulated as 125 tokens a GPU (the
+// activations 0.09 GiB where the layer holds 125.125 tokens' worth), with exit 0.
+void check_sequence_parallel(const TransformerModel& m, int tp) {
+  if (tp > 1 && m.sequence % tp != 0)
+    throw InputError(m.name + ": sequence " + num(m.sequence) + " is not divisible by tp " + num(tp) +
+                     ", which sequence parallelism splits it over; expected a sequence that tp divides, or " +
+                     "sequence_parallel false");
+}
+
 void check_experts(const TransformerModel& m, int ep) {
   if (ep < 1) throw InputError("ep must be at least 1, got " + num(ep));
   if (m.experts < 1) throw InputError(m.name + ": experts must be at least 1, got " + num(m.experts));

@@ -51,6 +51,8 @@ TransformerModel named_transformer(std::string_view name);
 // divisible by tp (Megatron splits by heads; a KV head is not split), ffn_hidden divisible by tp.
 // The vocabulary need not be: it is padded (padded_vocab).
 void check_transformer(const TransformerModel& model, int tp);
+// What sequence parallelism over `tp` GPUs needs, as InputError: tp dividing the sequence.
+void check_sequence_parallel(const TransformerModel& model, int tp);
 // What a mixture of experts over an expert-parallel group of `ep` needs, as InputError: experts
 // divisible by ep, 1 <= top_k <= experts, capacity_factor > 0 (and ep = 1 for a dense model).
 void check_experts(const TransformerModel& model, int ep);

@@ -30,4 +30,18 @@ std::optional<std::string> preset_part_note(std::string_view preset, std::string
   return other_part_note(preset, info->gpu, kernels_gpu, compute_speed);
 }
 
+std::optional<std::string> named_gpu_note(std::string_view preset, std::string_view named_gpu,
+                                          std::string_view named_by) {
+  const topology::PresetInfo* info = topology::find_preset(preset);
+  const Gpu* named = find_gpu(named_gpu);
+  if (info == nullptr || named == nullptr) return std::nullopt;
+  const Gpu* machine = find_gpu(info->gpu);
+  // The same rule as the capacity a run checks (workload_gpu_capacity): the named GPU's own where
+  // it is not the preset's.
+  if (machine == named || (machine != nullptr && machine->chip == named->chip)) return std::nullopt;
+  return std::string(preset) + " has " + std::string(info->gpu) + ", not the " + std::string(named->model) +
+         " that " + std::string(named_by) + " names: a what-if, with the " + std::string(named->model) +
+         "'s kernel times and memory on " + std::string(preset) + "'s links";
+}
+
 }  // namespace hybridsim::workloads

@@ -22,5 +22,14 @@ std::optional<std::string> other_part_note(std::string_view machine, std::string
 // other_part_note for a machine preset's GPU; nullopt for a name that is no preset (a topology file).
 std::optional<std::string> preset_part_note(std::string_view preset, std::string_view kernels_gpu,
                                             double compute_speed = 1);
+// The note where the user named a GPU (`named_by`: "workload.gpu", "--gpu") of another chip than a
+// machine preset's: a what-if that runs the named GPU's kernel times and memory on the preset's links.
+// A100-40GB on dgx-h100 ran with no word that the machine holds H100s, where a V100 profile under
+// auto says it (issue 31). nullopt for the preset's own GPU, another part of its chip
+// (other_part_note's), an unknown GPU or a name that is no preset.
+//   named_gpu_note("dgx-h100", "A100-SXM4-40GB", "workload.gpu")
+//   // "dgx-h100 has H100-SXM5-80GB, not the A100-SXM4-40GB that workload.gpu names: a what-if ..."
+std::optional<std::string> named_gpu_note(std::string_view preset, std::string_view named_gpu,
+                                          std::string_view named_by);
 
 }  // namespace hybridsim::workloads

@@ -49,8 +49,8 @@ std::int64_t layer_parameters_per_rank(const TransformerModel& model, int tp, in
 // the op being computed and the one gathered ahead of it (program/sharded_data_parallel.h prefetches
 // one op ahead, as FSDP does), at the largest adjacent pair of the ops gathered in turn: the
 // embedding (if `embedding`), each of `layers` layers (a mixture of experts' as two: attention with
-// router, then experts / ep), the LM head (if `head`). Zero below stage 3 or at dp 1. Counted with
-// the weights.
+// router, then experts / ep, where dp / ep > 1 shards them; at dp = ep they are held whole, not
+// gathered), the LM head (if `head`). Zero below stage 3 or at dp 1. Counted with the weights.
 std::int64_t zero3_gathered_bytes(const TransformerMemoryInput& in, std::int64_t layers, bool embedding,
                                   bool head);
 // The weights (ZeRO-3's gathered pair in flight included), gradients and optimizer state one rank

@@ -232,8 +232,20 @@ def _shorthand_overlays(function: str, **given) -> list:
             text = _text(function, keyword, value, "a whole number")
         else:
             text = _text(function, keyword, value, "a size such as '32 GiB'", optional=True)
+        if keyword in _CAPS:
+            _check_cap(keyword, text, value)
         out.append((f"{path}={text}", f"{keyword}={value!r}"))
     return out
+
+
+# The caps every function takes, read by the library's one rule (as `--max-events` on every command).
+_CAPS = ("max_events", "max_sim_memory")
+
+
+def _check_cap(keyword: str, text: str, value: Any) -> None:
+    """`text` of a cap refused in the command line's words, led by the keyword as written: an int
+    unquoted (max_events=1000000000000000001), a str quoted."""
+    _native_call(_native.check_cap, keyword, text, f"{keyword}={value!r}")
 
 
 def _scenario(scenario: Scenario):
@@ -556,8 +568,12 @@ def _limits(function: str, max_events: Any, max_sim_memory: Any) -> tuple:
                         "(an int, or 'unlimited'; None the default)")
     if isinstance(max_events, str):
         _text(function, "max_events", max_events, "a whole number of events or 'unlimited'")
+    if max_events is not None:
+        _check_cap("max_events", str(max_events), max_events)
     max_sim_memory = _text(function, "max_sim_memory", max_sim_memory, "a size such as '8 GiB' or 'unlimited'",
                            optional=True)
+    if max_sim_memory:
+        _check_cap("max_sim_memory", max_sim_memory, max_sim_memory)
     return ("" if max_events is None else str(max_events)), max_sim_memory or ""
 
 
@@ -632,6 +648,7 @@ def _collective_events(keyword: str, value: Any) -> str:
     if isinstance(value, bool) or not isinstance(value, (int, str)):
         raise TypeError(f"collective(): {keyword}={value!r}: expected a whole number of events "
                         "(an int, or 'unlimited')")
+    _check_cap(keyword, str(value), value)
     return str(value)
 
 
