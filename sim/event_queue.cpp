@@ -29,8 +29,9 @@ namespace hybridsim::sim {
 //    the same reason.
 //  - The front is sorted by time with a stable sort: a staged part is already sorted and is merged
 //    with the few entries appended to its bucket since (sorted by insertion), ahead of them among
-//    equal times; otherwise insertion for up to 16 entries, ranks by the time's low 16 bits (ties
-//    by the entry's place in its bucket) for up to 64, counting sort on the 8 low bits for more.
+//    equal times; otherwise ranks counted without a branch for two or three entries, insertion
+//    for up to 16, ranks by the time's low 16 bits (ties by the entry's place in its bucket) for
+//    up to 64, counting sort on the 8 low bits for more.
 //  - An event scheduled into the front's block at or after the front's latest entry is appended to
 //    it; an earlier one (a short delay, or after a look-ahead moved base_block_ past now()) goes to
 //    late_, a binary heap by (time, sequence). Every late entry was scheduled after every front entry

@@ -233,8 +233,9 @@ class EventQueue {
   // A block with at most this many events is sorted by insertion, a larger one by counting sort.
   static constexpr std::uint32_t kInsertionSortMax = 16;
   // The most a bucket holds in its first entry and first chunk: a level-1 bucket (a 64-ns span) of
-  // up to this many events goes to the front whole, by insertion up to kInsertionSortMax, above by a
-  // ranking of 16-bit keys (see take_few).
+  // up to this many events goes to the front whole, by insertion up to kInsertionSortMax (two or
+  // three by their ranks, without a branch on their times), above by a ranking of 16-bit keys (see
+  // take_few).
   static constexpr std::uint32_t kFewMax = 1 + kChunkEntries;
 
   static unsigned bucket_of(std::uint64_t block, std::uint64_t base_block) {

@@ -50,6 +50,24 @@ void insert_sorted(E* out, std::size_t n, const E& e) {
   for (; j > 0 && out[j - 1].time > e.time; --j) out[j] = out[j - 1];
   out[j] = e;
 }
+// Exactly N entries (a bucket's first and its first chunk's) into out[0, N) by their ranks, stable:
+// entry i goes to #{j: t_j < t_i} + #{j < i: t_j == t_i}. No branch depends on the times: a
+// jittered step's two or three events of a 64-ns span come in no order, and insertion's loop
+// mispredicted on them (tests/bench/MEASUREMENTS.md, perf4).
+template <std::size_t N, class E, class B>
+std::size_t rank_few(E* out, const B& bucket) {
+  const E* rest = bucket.head->entries.data();
+  std::array<std::uint64_t, N> time;
+  time[0] = bucket.first.time;
+  for (std::size_t i = 1; i < N; ++i) time[i] = rest[i - 1].time;
+  std::array<std::size_t, N> rank{};
+  for (std::size_t i = 0; i < N; ++i)
+    for (std::size_t j = 0; j < N; ++j)
+      rank[i] += static_cast<std::size_t>(j < i ? time[j] <= time[i] : time[j] < time[i]);
+  out[rank[0]] = bucket.first;
+  for (std::size_t i = 1; i < N; ++i) out[rank[i]] = rest[i - 1];
+  return N;
+}
 // A bucket of a few entries (at most kInsertionSortMax, checked by the caller) sorted into `front`
 // by insertion, stable as sort_into_front; returns their number. A bucket takes a second chunk only
 // when its first is full, so they are its first entry and its first chunk's: read straight from
@@ -60,6 +78,8 @@ std::size_t insert_few(std::vector<E>& front, const B& bucket) {
   const std::size_t n = bucket.count;
   ensure_size(front, n);
   E* out = front.data();
+  if (n == 2) return rank_few<2>(out, bucket);
+  if (n == 3) return rank_few<3>(out, bucket);
   out[0] = bucket.first;
   for (std::size_t i = 1; i < n; ++i) insert_sorted(out, i, bucket.head->entries[i - 1]);
   return n;
@@ -266,7 +286,9 @@ void EventQueue::refill_from_lowest_bucket() {
   occupied_[w] &= occupied_[w] - 1;
   if (occupied_[w] == 0) summary_ &= summary_ - 1;
   Bucket& lowest = buckets_[b];
-  if (b >= kDigits && (lowest.count == 1 || (is_level1(b) && lowest.count <= kFewMax))) {
+  // One branch, not a chain of three: the bucket's level and count come in no order in a step.
+  const bool few = (b >= kDigits) & ((lowest.count == 1) | (is_level1(b) & (lowest.count <= kFewMax)));
+  if (few) {
     // A bucket of one, or a few events within 256 blocks (64 ns): the front takes them all, up to
     // the bucket's last block, rather than spreading them one per block. The buckets above stay
     // valid: the new base block agrees with the old on their digits. Read in place, not copied out

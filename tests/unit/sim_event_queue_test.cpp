@@ -552,6 +552,48 @@ TEST_CASE("EventQueue: a 64-ns span of up to 64 events, with ties, fires by time
   }
 }
 
+TEST_CASE(
+    "EventQueue: two to four events of a 64-ns span, at every choice of three times, keep scheduling order") {
+  // n events in one level-1 bucket (the span [1,048,576 ps, + 65,536 ps) while the clock is in its
+  // first block), each at one of three times: the span's last picosecond, its first, and 300 ps in
+  // (block 1), every one of the 3^n assignments: the front must list them by time, ties in
+  // scheduling order. Two and three are placed by their ranks (rank_few), four by insertion; the
+  // odd events are posted, the even ones scheduled with an id, which must no longer be pending once
+  // they fired.
+  constexpr std::int64_t kSpan = 16 * 65'536;
+  constexpr std::array<std::int64_t, 3> kOffsets = {65'535, 0, 300};
+  for (const std::uint64_t n : {2, 3, 4}) {
+    std::uint64_t assignments = 1;
+    for (std::uint64_t i = 0; i < n; ++i) assignments *= kOffsets.size();
+    for (std::uint64_t a = 0; a < assignments; ++a) {
+      CAPTURE(n);
+      CAPTURE(a);
+      std::vector<std::int64_t> at(n);
+      for (std::uint64_t i = 0, rest = a; i < n; ++i, rest /= kOffsets.size())
+        at[i] = kSpan + kOffsets[rest % kOffsets.size()];
+      EventQueue q;
+      Recorder r(q);
+      q.schedule_at(Time::ps(5), r, 999);  // the clock's first block: the span is a level-1 bucket
+      std::vector<EventId> ids;
+      for (std::uint64_t i = 0; i < n; ++i) {
+        if (i % 2 == 0)
+          ids.push_back(q.schedule_at(Time::ps(at[i]), r, i));
+        else
+          q.post_at(Time::ps(at[i]), r, i);
+      }
+      std::vector<std::uint64_t> expected(n);
+      std::iota(expected.begin(), expected.end(), 0);
+      std::stable_sort(expected.begin(), expected.end(),
+                       [&](std::uint64_t x, std::uint64_t y) { return at[x] < at[y]; });
+      expected.insert(expected.begin(), 999);
+      q.run();
+      CHECK(r.tags() == expected);
+      for (const EventId id : ids) CHECK_FALSE(q.is_pending(id));
+      CHECK(q.pending() == 0);
+    }
+  }
+}
+
 TEST_CASE("EventQueue: a 64-ns span's ties in every group of eight, at its ends, keep scheduling order") {
   // 17 to 64 events in one level-1 bucket, each at one of four times of the span [1,048,576 ps,
   // + 65,536 ps): its first and last picosecond and the two either side of its middle (the 16-bit
