@@ -19,6 +19,9 @@ class MemoryGate {
   void acquire(std::int64_t bytes);
   // Gives `bytes` back, and the heap's free pages to the system (glibc: malloc_trim).
   void release(std::int64_t bytes);
+  // Holds `to` bytes in place of `from`: lets `from` go first, then waits as acquire does, so that two
+  // holders that both grow never wait on each other (no deadlock).
+  void exchange(std::int64_t from, std::int64_t to);
   std::int64_t held() const;
   // The most bytes held at once since the gate was made: what a test reads to see the budget kept.
   std::int64_t most_held() const;
@@ -31,6 +34,14 @@ class MemoryGate {
     ~Hold() {
       if (gate_) gate_->release(bytes_);
     }
+    // Holds `bytes` from now on where that is more than it holds (MemoryGate::exchange): a step's
+    // later set-up, beyond its estimate's, held before it is built (step_runner.cpp).
+    void grow_to(std::int64_t bytes) {
+      if (gate_ == nullptr || bytes <= bytes_) return;
+      gate_->exchange(bytes_, bytes);
+      bytes_ = bytes;
+    }
+    std::int64_t bytes() const { return bytes_; }
     Hold(const Hold&) = delete;
     Hold& operator=(const Hold&) = delete;
 
