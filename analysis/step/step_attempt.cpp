@@ -535,6 +535,17 @@ void charge_attempt(const StepEstimate& estimate, sim::SimulationBudget& budget,
   throw again;
 }
 
+// What a try's count says of the ladder's later ways, for the ladder (Attempt::every_gpu_set_up and
+// after): every GPU in full's memory always; a folded try with embedded rings' every-GPU way and its
+// events in full.
+void note_later_ways(const StepEstimate& estimate, bool folded_embedded, Attempt& attempt) {
+  attempt.full_memory_set_up = estimate.full_memory;
+  if (!folded_embedded) return;
+  attempt.every_gpu_set_up = estimate.every_gpu;
+  attempt.full_events_set_up = estimate.full_events;
+  attempt.full_in_flight_set_up = estimate.full_in_flight;
+}
+
 }  // namespace
 
 StepResult simulate_once(const StepSetup& setup, const workloads::StepProgram& program,
@@ -570,12 +581,7 @@ StepResult simulate_once(const StepSetup& setup, const workloads::StepProgram& p
                                     ? *stage.counted
                                     : step_budget_cost(program, collectives.owned, fold.fold, fold.shadow_of,
                                                        &parts, attempt_shape(setup));
-  attempt.full_memory_set_up = estimate.full_memory;
-  if (!fold.empty() && embed == Embed::On) {
-    attempt.every_gpu_set_up = estimate.every_gpu;
-    attempt.full_events_set_up = estimate.full_events;
-    attempt.full_in_flight_set_up = estimate.full_in_flight;
-  }
+  note_later_ways(estimate, !fold.empty() && embed == Embed::On, attempt);
   const std::uint64_t given_up = attempt.before + attempt.given_up_events;
   charge_attempt(estimate, budget, setup.limits.max_events, given_up);
 
