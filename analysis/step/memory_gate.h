@@ -41,7 +41,6 @@ class MemoryGate {
       gate_->exchange(bytes_, bytes);
       bytes_ = bytes;
     }
-    std::int64_t bytes() const { return bytes_; }
     Hold(const Hold&) = delete;
     Hold& operator=(const Hold&) = delete;
 
