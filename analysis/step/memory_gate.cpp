@@ -30,6 +30,15 @@ void MemoryGate::release(std::int64_t bytes) {
 #endif
 }
 
+void MemoryGate::exchange(std::int64_t from, std::int64_t to) {
+  std::unique_lock guard(lock_);
+  held_ -= from;
+  freed_.notify_all();
+  freed_.wait(guard, [&] { return budget_ <= 0 || held_ == 0 || held_ + to <= budget_; });
+  held_ += to;
+  most_held_ = std::max(most_held_, held_);
+}
+
 std::int64_t MemoryGate::held() const {
   std::lock_guard guard(lock_);
   return held_;

@@ -19,6 +19,9 @@ class MemoryGate {
   void acquire(std::int64_t bytes);
   // Gives `bytes` back, and the heap's free pages to the system (glibc: malloc_trim).
   void release(std::int64_t bytes);
+  // Holds `to` bytes in place of `from`: lets `from` go first, then waits as acquire does, so that two
+  // holders that both grow never wait on each other (no deadlock).
+  void exchange(std::int64_t from, std::int64_t to);
   std::int64_t held() const;
   // The whole budget (0: none): what a piece of work whose bytes are not known before it is built
   // holds, so that it runs when nothing else is held.
@@ -33,6 +36,13 @@ class MemoryGate {
     }
     ~Hold() {
       if (gate_) gate_->release(bytes_);
+    }
+    // Holds `bytes` from now on where that is more than it holds (MemoryGate::exchange): a step's
+    // later set-up, beyond its estimate's, held before it is built (step_runner.cpp).
+    void grow_to(std::int64_t bytes) {
+      if (gate_ == nullptr || bytes <= bytes_) return;
+      gate_->exchange(bytes_, bytes);
+      bytes_ = bytes;
     }
     Hold(const Hold&) = delete;
     Hold& operator=(const Hold&) = delete;

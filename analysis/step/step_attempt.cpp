@@ -535,6 +535,17 @@ void charge_attempt(const StepEstimate& estimate, sim::SimulationBudget& budget,
   throw again;
 }
 
+// What a try's count says of the ladder's later ways, for the ladder (Attempt::every_gpu_set_up and
+// after): every GPU in full's memory always; a folded try with embedded rings' every-GPU way and its
+// events in full.
+void note_later_ways(const StepEstimate& estimate, bool folded_embedded, Attempt& attempt) {
+  attempt.full_memory_set_up = estimate.full_memory;
+  if (!folded_embedded) return;
+  attempt.every_gpu_set_up = estimate.every_gpu;
+  attempt.full_events_set_up = estimate.full_events;
+  attempt.full_in_flight_set_up = estimate.full_in_flight;
+}
+
 }  // namespace
 
 StepResult simulate_once(const StepSetup& setup, const workloads::StepProgram& program,
@@ -570,7 +581,7 @@ StepResult simulate_once(const StepSetup& setup, const workloads::StepProgram& p
                                     ? *stage.counted
                                     : step_budget_cost(program, collectives.owned, fold.fold, fold.shadow_of,
                                                        &parts, attempt_shape(setup));
-  if (!fold.empty() && embed == Embed::On) attempt.every_gpu_set_up = estimate.every_gpu;
+  note_later_ways(estimate, !fold.empty() && embed == Embed::On, attempt);
   const std::uint64_t given_up = attempt.before + attempt.given_up_events;
   charge_attempt(estimate, budget, setup.limits.max_events, given_up);
 
@@ -729,6 +740,31 @@ std::optional<StepEstimate> estimate_staged(const StepSetup& setup, const worklo
   return e;
 }
 
+// Before a fold given up with its rings embedded (`tried`) is tried again without: where every GPU
+// and collective in full, the ladder's last way, is past the events cap, and the try without
+// embedding is foreseen crossed (CrossingForecast, on its own set-up), so that the every-GPU way is
+// too (its folded collectives are the same rings: estimate_staged counts it as that last way), the
+// step is refused now, before the every-GPU set-up is built. GNMT dp 4,096 x mp 4 on 2,048 DGX-1 at
+// --max-events 2e9 ran both tries, built the every-GPU set-up (3.8 GB) and was refused for the same
+// 3.6e9 events after 25-150 s (tests/bench/MEASUREMENTS.md, escal). Where the last way fits, or the
+// retry is not foreseen crossed, nothing is set up here: the ladder goes on as before.
+void refuse_if_only_in_full_remains(const StepSetup& setup, const workloads::StepProgram& program,
+                                    const StepFoldPlan& fold, const Attempt& tried, std::uint64_t given_up) {
+  const std::uint64_t cap = setup.limits.max_events;
+  if (fold.empty() || cap == 0 || tried.full_events_set_up <= cap) return;
+  Attempt plain;
+  if (estimate_once(setup, program, fold, Embed::Off, nullptr, &plain) || !plain.interfered) return;
+  std::string cause = "its fold was given up with its rings embedded, and without embedding it is foreseen "
+                      "crossed (" + plain.why + "), as every GPU's way would be: every GPU and collective "
+                      "would be simulated in full, as counted before that is set up";
+  if (given_up > 0)
+    cause += " (" + sim::BudgetExceeded::count_text(given_up) + " events run, thrown away)";
+  sim::BudgetExceeded over(sim::BudgetExceeded::Kind::Events, tried.full_events_set_up, cap,
+                           tried.full_in_flight_set_up, std::move(cause));
+  over.upper = tried.full_events_set_up;
+  throw over;
+}
+
 }  // namespace
 
 std::optional<StepEstimate> estimate_once(const StepSetup& setup, const workloads::StepProgram& program,
@@ -775,11 +811,14 @@ StepResult simulate_attempt(const StepSetup& setup, const workloads::StepProgram
   // Without embedding such a ring runs plain and claims nothing, so the others may still fold.
   const bool embedding_failed = attempt.interfered && r.simulation.embedded > 0;
   if (!attempt.embed_unbounded && !embedding_failed) return r;
+  refuse_if_only_in_full_remains(setup, program, fold, attempt, attempt.before + r.events);
   const std::uint64_t before = attempt.before;
   std::optional<StepEstimate::EveryGpu> every_gpu = std::move(attempt.every_gpu_set_up);
+  const std::int64_t full_memory = attempt.full_memory_set_up;
   attempt = {};
   attempt.before = before;
   attempt.every_gpu_set_up = std::move(every_gpu);
+  attempt.full_memory_set_up = full_memory;
   attempt.embed_off = true;
   attempt.given_up_events = r.events;
   const std::string again = std::string(what) + ", again without embedding its rings";

@@ -71,6 +71,15 @@ struct Attempt {
   // loop. The ladder refuses that way before setting it up where this passes the memory cap
   // (step_runner.cpp, every_gpu), kept through the try again without embedding (simulate_attempt).
   std::optional<StepEstimate::EveryGpu> every_gpu_set_up;
+  // A run's folded try with its rings embedded (simulate_once): every GPU and collective in full as
+  // its set-up counts it (StepEstimate::full_events, full_in_flight), the ladder's last way, which
+  // simulate_attempt weighs against the cap before it tries the fold again without embedding.
+  std::uint64_t full_events_set_up = 0;
+  std::uint64_t full_in_flight_set_up = 0;
+  // A run's try of any way (simulate_once): what every GPU and collective in full holds as its set-up
+  // counts it (StepEstimate::full_memory), which the ladder's last way holds on a shared memory
+  // budget before it is built (StepObservers::shared). Kept through the try again without embedding.
+  std::int64_t full_memory_set_up = 0;
 };
 
 // Whether rings that share links are folded together (sim/fast/ring_embedding.h).

@@ -182,6 +182,8 @@ struct Ladder {
   std::uint64_t given_up_events = 0;  // of the attempts whose results were thrown away
   // The every-GPU way's first try as the last folded try counted it (Attempt::every_gpu_set_up).
   std::optional<StepEstimate::EveryGpu> every_gpu;
+  // Every GPU and collective in full as the last try counted it (Attempt::full_memory_set_up).
+  std::int64_t in_full_memory = 0;
 };
 using Strategy = std::optional<StepResult> (*)(const StepSetup&, const workloads::StepProgram&, StepObservers,
                                                Ladder&, FirstAttempt&);
@@ -246,6 +248,7 @@ std::optional<StepResult> folded_gpus(const StepSetup& setup, const workloads::S
                                     estimated ? std::move(first.folded) : nullptr);
     ladder.given_up_events += attempt.given_up_events;
     if (attempt.every_gpu_set_up) ladder.every_gpu = attempt.every_gpu_set_up;
+    if (attempt.full_memory_set_up > 0) ladder.in_full_memory = attempt.full_memory_set_up;
     const bool held = !attempt.unsuitable && !attempt.interfered && !attempt.fold_broken;
     if (!held) ladder.given_up_events += r.events;
     if (attempt.unsuitable) {
@@ -275,11 +278,14 @@ std::optional<StepResult> every_gpu(const StepSetup& setup, const workloads::Ste
   if (cap != 0 && ladder.every_gpu && ladder.every_gpu->memory() > cap)
     throw every_gpu_refusal(ladder.every_gpu->memory(), ladder.every_gpu->in_flight, cap,
                             ladder.step_fold_reason.empty() ? "its run strayed" : ladder.step_fold_reason);
+  // Held on the budget shared with other steps before it is built, as counted (StepObservers::shared).
+  if (observers.shared != nullptr && ladder.every_gpu) observers.shared->grow_to(ladder.every_gpu->memory());
   Attempt attempt;
   attempt.before = ladder.given_up_events;
   StepResult r = simulate_attempt(setup, program, observers, {}, attempt,
                                   attempt_label(setup, "every GPU simulated"), std::move(first.every_gpu));
   ladder.given_up_events += attempt.given_up_events + (attempt.interfered ? r.events : 0);
+  if (attempt.full_memory_set_up > 0) ladder.in_full_memory = attempt.full_memory_set_up;
   // A folded ring assumed nothing else crossed its links; something did, so the fold's timeline
   // is not the step's.
   if (attempt.interfered) return refuse(ladder, "another transfer crossed a folded ring's links");
@@ -292,6 +298,8 @@ std::optional<StepResult> every_gpu(const StepSetup& setup, const workloads::Ste
 std::optional<StepResult> every_collective_in_full(const StepSetup& setup,
                                                    const workloads::StepProgram& program,
                                                    StepObservers observers, Ladder& ladder, FirstAttempt&) {
+  // Held on the budget shared with other steps before it is built, as the last try counted it.
+  if (observers.shared != nullptr) observers.shared->grow_to(ladder.in_full_memory);
   StepSetup full = setup;
   full.collective.fast_path = sim::FastPath::Off;
   Attempt attempt;

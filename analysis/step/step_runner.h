@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "analysis/step/critical_path.h"
+#include "analysis/step/memory_gate.h"
 #include "analysis/step/step_metrics.h"
 #include "analysis/step/step_progress.h"
 #include "sim/network.h"
@@ -79,6 +80,13 @@ struct StepObservers {
   // 1,081,008 every GPU simulated, where sweep quoted 1.1e6).
   std::uint64_t expected_events = 0;
   std::string_view expected_way = {};
+  // The step's hold on a memory budget shared with steps run at once on other threads (StepCache's,
+  // analysis/study/study_steps.cpp), taken for its estimate (null: none shared). Each later way of the
+  // ladder (every GPU, every collective in full) grows it to that way's count before its set-up is
+  // built, so that two steps on two threads never hold past the budget together: two fallbacks of
+  // GNMT dp 4,096 x mp 4 on 16,384 GPUs peaked at 7.8 GB under a 4 GiB cap (tests/bench/MEASUREMENTS.md,
+  // escal).
+  MemoryGate::Hold* shared = nullptr;
 };
 
 // Told which way of simulating the step held (a trace of some GPUs, analysis/trace/step_trace.h):

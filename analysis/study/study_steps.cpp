@@ -208,9 +208,10 @@ BudgetRefusal refusal(const Resolved& r, const StepSetup& setup, const sim::Budg
 }
 
 // `estimate`: the step's, made before any step ran (estimate_todo), which its attempts' lines count
-// against and name the way of, as a run's do (each attempt counted against its own before).
+// against and name the way of, as a run's do (each attempt counted against its own before). `held`
+// (null: none): its hold on the budget shared with the steps run at once, which its later ways grow.
 StepPoint simulate_resolved(const Resolved& r, SimulationProgress* progress, bool parallel,
-                            const BudgetKnobs& knobs, const StepEstimate& estimate) {
+                            const BudgetKnobs& knobs, const StepEstimate& estimate, MemoryGate::Hold* held) {
   const auto start = std::chrono::steady_clock::now();
   StepSetup setup = setup_of(r);
   // Steps on several threads already use the cores: a step's tree models run on its own.
@@ -218,9 +219,12 @@ StepPoint simulate_resolved(const Resolved& r, SimulationProgress* progress, boo
   StepResult result;
   try {
     // With the estimate's foresight: a fold it foresaw given up is not tried (as `run`'s).
-    result = simulate_step(
-        setup, {.progress = progress, .expected_events = estimate.events(), .expected_way = estimate.way},
-        &estimate);
+    result = simulate_step(setup,
+                           {.progress = progress,
+                            .expected_events = estimate.events(),
+                            .expected_way = estimate.way,
+                            .shared = held},
+                           &estimate);
   } catch (const sim::BudgetExceeded& e) {  // named by its configuration, with the option to raise
     throw refusal(r, setup, e, knobs);
   }
@@ -501,7 +505,7 @@ Ran run_todo(const std::vector<Resolved>& todo, const std::vector<StepEstimate>&
         {
           MemoryGate::Hold hold(&gate, simulation_memory(todo[i], estimates[i]));
           ran.results[i] = simulate_resolved(todo[i], options.progress ? &share : nullptr, parallel,
-                                             options.budget_knobs, estimates[i]);
+                                             options.budget_knobs, estimates[i], &hold);
         }
         whole.step_done(i, describe(todo[i].label));
         std::lock_guard guard(lock);

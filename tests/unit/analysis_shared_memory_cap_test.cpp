@@ -8,11 +8,13 @@
 
 #include <algorithm>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "analysis/run/scenario_run.h"
 #include "analysis/step/memory_gate.h"
 #include "analysis/step/step_estimate.h"
+#include "analysis/step/step_runner.h"
 #include "analysis/study/study_steps.h"
 #include "scenarios/loader/resolve.h"
 #include "scenarios/loader/scenario.h"
@@ -121,4 +123,39 @@ TEST_CASE(
   CHECK(gate.held() == 0);
   // The same estimate as alone.
   CHECK(analysis::estimate_step(analysis::step_setup(resolved)).memory() == e.memory());
+}
+
+TEST_CASE(
+    "shared memory cap: a run's later ways hold their counts on the shared budget before they are built") {
+  // GNMT dp 8 x mp 8 layers on 8 DGX-1, as above: its run tries the fold, then every GPU, then every
+  // collective in full, whose set-ups pass what a folded step's estimate would have held. Two such runs
+  // on two threads, each holding nothing for its estimate, under a budget one in-full set-up passes
+  // alone and two do not: each set-up is held before it is built (on main nothing was: 0), and never
+  // two at once.
+  const std::vector<std::string> sets = {"sweep=null", "cluster.nodes=8",
+                                         "parallelism={dp: 8, mp: 8, placement: layers}"};
+  const scenarios::ResolvedScenario resolved = scenarios::resolve(
+      scenarios::load_scenario(HYBRIDSIM_SOURCE_DIR + "/scenarios/cluster-hybrid-vs-dp.yaml", sets));
+  const analysis::StepSetup setup = analysis::step_setup(resolved);
+  const std::int64_t in_full = analysis::estimate_step(setup).memory();
+  REQUIRE(in_full == 8'592'916);
+  const std::int64_t budget = in_full + in_full / 2;
+  analysis::MemoryGate gate(budget);
+  std::vector<analysis::StepResult> results(2);
+  std::vector<std::thread> threads;
+  for (analysis::StepResult& result : results)
+    threads.emplace_back([&] {
+      analysis::MemoryGate::Hold hold(&gate, 0);
+      result = analysis::simulate_step(setup, {.shared = &hold});
+    });
+  for (std::thread& t : threads) t.join();
+  for (const analysis::StepResult& r : results)
+    CHECK(r.simulation.strategy == "every GPU and collective simulated in full");
+  CHECK(gate.most_held() >= in_full);
+  CHECK(gate.most_held() <= budget);
+  CHECK(gate.held() == 0);
+  // The same step as run alone, with no budget shared.
+  const analysis::StepResult alone = analysis::simulate_step(setup);
+  CHECK(results[0].step_time == alone.step_time);
+  CHECK(results[1].events == alone.events);
 }
