@@ -227,7 +227,8 @@ ScenarioRun run_scenario_unchecked(const scenarios::ResolvedScenario& resolved,
     const double per_gpu =
         static_cast<double>(run.step.accumulation) / (t->tp * t->pp) / run.step.step_time.to_seconds();
     run.model_tflops_per_gpu = t->model_flop_per_micro_batch * per_gpu / 1e12;
-    run.mfu = t->mfu_flop_per_micro_batch * per_gpu / static_cast<double>(t->peak_flop_per_second);
+    run.mfu =
+        t->mfu_flop_per_micro_batch * per_gpu / (static_cast<double>(t->peak_flop_per_second) * t->speed);
     run.mfu_peak_scale = t->speed;
     run.transformer_estimate = t->estimate;
   }

@@ -746,8 +746,9 @@ std::optional<StepEstimate> estimate_staged(const StepSetup& setup, const worklo
 // too (its folded collectives are the same rings: estimate_staged counts it as that last way), the
 // step is refused now, before the every-GPU set-up is built. GNMT dp 4,096 x mp 4 on 2,048 DGX-1 at
 // --max-events 2e9 ran both tries, built the every-GPU set-up (3.8 GB) and was refused for the same
-// 3.6e9 events after 25-150 s (tests/bench/MEASUREMENTS.md, escal). Where the last way fits, or the
-// retry is not foreseen crossed, nothing is set up here: the ladder goes on as before.
+// 3.6e9 events after 25-150 s (tests/bench/MEASUREMENTS.md, escal). Where the last way fits, nothing
+// is set up here; where the retry is not foreseen crossed, its set-up, built here to ask, is let go
+// and the ladder goes on as before (building it again to run it: a cost paid only past the cap).
 void refuse_if_only_in_full_remains(const StepSetup& setup, const workloads::StepProgram& program,
                                     const StepFoldPlan& fold, const Attempt& tried, std::uint64_t given_up) {
   const std::uint64_t cap = setup.limits.max_events;

@@ -462,11 +462,9 @@ ResolvedScenario resolve(const Scenario& s, sim::WorkProgress* progress, MemoryF
       for (const int g : worker)
         speed += 1 / workloads::gpu_compute_scale(r.step, static_cast<std::size_t>(g));
     speed /= std::max(r.mapping.gpu_count(), 1);
-    const auto peak =
-        static_cast<std::int64_t>(std::llround(static_cast<double>(t.cost.peak_flop_per_second) * speed));
     r.transformer = TransformerFacts{t.model_flop_per_micro_batch,
                                      t.mfu_flop_per_micro_batch,
-                                     peak,
+                                     t.cost.peak_flop_per_second,
                                      s.parallelism.tp,
                                      !t.cost.calibrated,
                                      std::move(step_memory),

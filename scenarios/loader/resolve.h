@@ -33,7 +33,7 @@ namespace hybridsim::scenarios {
 struct TransformerFacts {
   double model_flop_per_micro_batch = 0;        // Narayanan et al.'s count, the simulated layers' (double:
   double mfu_flop_per_micro_batch = 0;          // the same without recomputation; past int64 at 1e19)
-  std::int64_t peak_flop_per_second = 0;        // the GPU's dense peak at the precision × `speed`
+  std::int64_t peak_flop_per_second = 0;        // the preset GPU's dense peak at the precision
   int tp = 1;
   bool estimate = true;                         // kernel times not calibrated for this GPU
   workloads::StepMemory memory;  // one GPU's (transformer_memory.h): Korthikanti's, TP's and ZeRO's divisions
@@ -45,8 +45,9 @@ struct TransformerFacts {
   // A layer-slice's whole model (model_slice.h): what one GPU would hold at every layer, so the run
   // can say whether the model it stands for fits; none when every layer is simulated.
   std::optional<ModelSlice> slice;
-  // The step's GPUs' mean speed (workload.compute_speed, times gpu_speeds where given): the peak above
-  // is the GPU's times it.
+  // The step's GPUs' mean speed (workload.compute_speed, times gpu_speeds where given): the GPUs
+  // simulated have the peak above times it (a product kept in double: speeds up to 1000 × 1000 times
+  // an H100's 1e15 pass int64).
   double speed = 1;
 };
 

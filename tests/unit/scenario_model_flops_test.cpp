@@ -68,3 +68,28 @@ TEST_CASE("model FLOPs: MFU is of the peak of the GPUs simulated, the preset's t
   REQUIRE(each.mfu);
   CHECK(*each.mfu == doctest::Approx(*four.mfu));
 }
+
+TEST_CASE("model FLOPs: the MFU of GPUs a million times the preset's speed is of their peak, not wrapped") {
+  // compute_speed 1000 and gpu_speeds of 1000 on every GPU (each key's bound): the GPUs simulated have
+  // 1e6 times an H100's BF16 peak, about 1e21 FLOP/s, past int64; kept as one int64 product it read
+  // "MFU -0.0% of the GPUs' peak x 1e+06" with exit 0 (the review of hunt4).
+  std::string speeds;
+  for (int g = 0; g < 8; ++g)
+    speeds += (g ? ", " : "") + std::string("{gpu: ") + std::to_string(g) + ", speed: 1000}";
+  const analysis::ScenarioRun fast = analysis::run_scenario(
+      scenarios::resolve(scenarios::parse_scenario(
+          "cluster: {preset: dgx-h100}\nworkload: {network: llama3-8b, compute_speed: 1000, model: "
+          "{layers_simulated: 2}, gpu_speeds: [" +
+              speeds +
+              "]}\nparallelism: {dp: 8}\ntraining: {micro_batch: 1, global_batch: 8, recompute: none}\n",
+          "s.yaml")),
+      {});
+  REQUIRE(fast.mfu);
+  REQUIRE(fast.model_tflops_per_gpu);
+  CHECK(*fast.mfu > 0);
+  CHECK(*fast.mfu < 1);
+  // The MFU is the achieved rate over the GPUs' peak, the H100's 989.4 TFLOP/s (BF16 dense) times 1e6.
+  CHECK(*fast.mfu ==
+        doctest::Approx(*fast.model_tflops_per_gpu / (fast.mfu_peak_scale * 989.4)).epsilon(0.01));
+  CHECK(fast.mfu_peak_scale == doctest::Approx(1e6));
+}

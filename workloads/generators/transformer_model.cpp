@@ -87,8 +87,10 @@ void check_transformer(const TransformerModel& m, int tp) {
 // under --sequence-parallel): each GPU of the group holds sequence / tp tokens of the LayerNorm and
 // dropout activations, and a sequence of 1001 over tp 8 was simulated as 125 tokens a GPU (the
 // activations 0.09 GiB where the layer holds 125.125 tokens' worth), with exit 0.
+bool sequence_parallel_divides(const TransformerModel& m, int tp) { return tp > 1 && m.sequence % tp == 0; }
+
 void check_sequence_parallel(const TransformerModel& m, int tp) {
-  if (tp > 1 && m.sequence % tp != 0)
+  if (tp > 1 && !sequence_parallel_divides(m, tp))
     throw InputError(m.name + ": sequence " + num(m.sequence) + " is not divisible by tp " + num(tp) +
                      ", which sequence parallelism splits it over; expected a sequence that tp divides, or " +
                      "sequence_parallel false");

@@ -53,6 +53,8 @@ TransformerModel named_transformer(std::string_view name);
 void check_transformer(const TransformerModel& model, int tp);
 // What sequence parallelism over `tp` GPUs needs, as InputError: tp dividing the sequence.
 void check_sequence_parallel(const TransformerModel& model, int tp);
+// Whether sequence parallelism can split `model`'s sequence over `tp` (check_sequence_parallel's rule).
+bool sequence_parallel_divides(const TransformerModel& model, int tp);
 // What a mixture of experts over an expert-parallel group of `ep` needs, as InputError: experts
 // divisible by ep, 1 <= top_k <= experts, capacity_factor > 0 (and ep = 1 for a dense model).
 void check_experts(const TransformerModel& model, int ep);

@@ -144,7 +144,7 @@ TransformerMemoryInput largest_sharding(const TransformerMemoryInput& in, int gp
   }
   out.dp = std::max(gpus / out.tp, 1);
   out.zero = out.dp > 1 ? 3 : 0;
-  out.sequence_parallel = out.tp > 1 && in.model.sequence % out.tp == 0;  // check_sequence_parallel's rule
+  out.sequence_parallel = sequence_parallel_divides(in.model, out.tp);
   out.recompute = Recompute::Full;
   return out;
 }
