@@ -54,7 +54,8 @@ po::options_description collective_options(CollectiveArgs& a) {
       "reduction-bandwidth", po::value(&a.reduction)->default_value(a.reduction),
       "rate of the element-wise add at a receiving rank; auto: a quarter of the preset's GPU's HBM "
       "peak (V100 225 GB/s, A100 80GB 509.75, H100 837.5; a topology file's: the V100's); off (or 0 "
-      "B/s) turns it off")("min-bytes,b", po::value(&a.min_bytes)->default_value("8 B"), "smallest size")(
+      "B/s) turns it off; --protocol ideal's alpha-beta ring adds it too (ideal links, not ideal "
+      "adds)")("min-bytes,b", po::value(&a.min_bytes)->default_value("8 B"), "smallest size")(
       "max-bytes,e", po::value(&a.max_bytes)->default_value("256 MiB"), "largest size")(
       "step-factor,f", po::value(&a.step_factor)->default_value(2.0), "size multiplier between rows")(
       "pcie-only", "keep rings off NVLink/NVSwitch")(
