@@ -8,12 +8,7 @@
 
 namespace hybridsim::analysis {
 
-void MemoryGate::acquire(std::int64_t bytes) {
-  std::unique_lock guard(lock_);
-  freed_.wait(guard, [&] { return budget_ <= 0 || held_ == 0 || held_ + bytes <= budget_; });
-  held_ += bytes;
-  most_held_ = std::max(most_held_, held_);
-}
+void MemoryGate::acquire(std::int64_t bytes) { exchange(0, bytes); }
 
 void MemoryGate::release(std::int64_t bytes) {
   {
@@ -32,8 +27,10 @@ void MemoryGate::release(std::int64_t bytes) {
 
 void MemoryGate::exchange(std::int64_t from, std::int64_t to) {
   std::unique_lock guard(lock_);
-  held_ -= from;
-  freed_.notify_all();
+  if (from != 0) {
+    held_ -= from;
+    freed_.notify_all();
+  }
   freed_.wait(guard, [&] { return budget_ <= 0 || held_ == 0 || held_ + to <= budget_; });
   held_ += to;
   most_held_ = std::max(most_held_, held_);

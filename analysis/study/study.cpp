@@ -60,6 +60,11 @@ struct StepOrWhy {
 };
 using StepSource = std::function<StepOrWhy(int gpus, int mp, double ib_factor)>;
 
+// "N = 64, 16 x 4": a configuration of the grid as the notes name it.
+std::string configuration_label(int gpus, int dp, int mp) {
+  return "N = " + std::to_string(gpus) + ", " + std::to_string(dp) + " x " + std::to_string(mp);
+}
+
 // A step the study cannot do without (the baseline, mp alone: every row is measured against them).
 const StepPoint& needed(const StepOrWhy& s) {
   if (!s.step) throw InputError(s.why);
@@ -198,9 +203,7 @@ StudyVariant project_variant(const StudyResult& result, const NetworkStudy& ns, 
     if (s.step)
       v.rows.push_back(project_row(*s.step, v.curve, samples, &v.baseline));
     else
-      v.not_simulated.push_back(
-          {"N = " + std::to_string(gpus) + ", " + std::to_string(gpus / mp) + " x " + std::to_string(mp),
-           s.why});
+      v.not_simulated.push_back({configuration_label(gpus, gpus / mp, mp), s.why});
   };
   for (const int gpus : result.config.gpus) {
     add(gpus, 1);
@@ -249,8 +252,7 @@ void project_network(const StudyResult& result, NetworkStudy& ns, const std::vec
   ns.variants.push_back(project_variant(result, ns, net.curve.variant, net.curve, 1.0, step));
   for (const StudyRow& r : ns.variants.front().rows)
     if (!r.does_not_fit.empty())
-      ns.notes.push_back("N = " + std::to_string(r.gpus) + ", " + std::to_string(r.dp) + " x " +
-                         std::to_string(r.mp) + " left out of best: " + r.does_not_fit);
+      ns.notes.push_back(configuration_label(r.gpus, r.dp, r.mp) + " left out of best: " + r.does_not_fit);
   for (const auto& n : ns.variants.front().not_simulated) ns.notes.push_back(not_simulated_note(n, ""));
   ns.no_hybrid = no_hybrid_reason(result.config, ns);
   if (!ns.no_hybrid.empty()) ns.notes.push_back(ns.no_hybrid);
