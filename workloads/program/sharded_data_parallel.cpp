@@ -45,13 +45,19 @@ std::vector<sim::TaskList*> compute_lists(StepProgram& p) {
   return out;
 }
 
+// Whether op `op` is a mixture's expert op that expert parallelism places on ep.ep of the replicas'
+// EP ranks (each expert then lives on dp / ep replicas, not on all dp).
+bool is_expert_op(const ExpertParallelOptions& ep, std::uint32_t op) {
+  return ep.ep > 1 && std::ranges::count(ep.expert_ops, op) > 0;
+}
+
 // The optimizer updates its 1/dp of the parameters (shard_experts then widens the experts' share);
 // each copy out of a bucket brings back 1/dp of it, an expert bucket 1/(dp / ep), the replicas it is
 // reduce-scattered over. Edited once per shared list: the GPUs that read one keep reading one.
 void shard_kernels(StepProgram& p, int dp, const ExpertParallelOptions& ep) {
   const auto copied_by = [&](std::uint32_t collective) {
-    const bool expert = ep.ep > 1 && collective < p.collectives.size() &&
-                        std::ranges::count(ep.expert_ops, p.collectives[collective].op_index) > 0;
+    const bool expert =
+        collective < p.collectives.size() && is_expert_op(ep, p.collectives[collective].op_index);
     return expert ? std::max(dp / ep.ep, 1) : dp;
   };
   for (const SharedGroup& group : shared_groups(compute_lists(p)))
@@ -185,16 +191,23 @@ void gather_updated(StepProgram& p) {
 }
 
 // Stage 3: where the compute stream first runs an op with parameters, forward or backward (with
-// accumulation, once per micro-batch): the index of that kernel's task and the op.
+// accumulation, once per micro-batch): the index of that kernel's task and the op. Not an expert op
+// at dp = ep: each replica holds its experts whole (nothing of them is sharded, so nothing is
+// gathered), and the next op's gather is prefetched past them, as transformer_memory's
+// zero3_gathered_bytes counts the pair in flight. There each had a one-member gather, which took no
+// time but held the next op's prefetch back until the experts started.
 using Points = std::vector<std::pair<std::size_t, std::uint32_t>>;
-Points gather_points(const StepProgram& p, const Profile& profile, const sim::TaskList& compute) {
+Points gather_points(const StepProgram& p, const Profile& profile, const sim::TaskList& compute,
+                     const ExpertParallelOptions& ep) {
+  const bool experts_whole = p.dp / std::max(ep.ep, 1) <= 1;
   Points out;
   for (std::size_t i = 0; i < compute.size(); ++i) {
     const Task t = compute[i];
     if (t.kind != sim::TaskKind::Kernel || t.id >= p.labels.size()) continue;
     const KernelLabel& label = p.labels[t.id];
     if ((label.phase == Phase::Forward || label.phase == Phase::Backward) && label.kernel == 0 &&
-        profile.ops[label.op].exchange == GradientExchange::DenseAllReduce)
+        profile.ops[label.op].exchange == GradientExchange::DenseAllReduce &&
+        !(experts_whole && is_expert_op(ep, label.op)))
       out.push_back({i, label.op});
   }
   return out;
@@ -267,7 +280,7 @@ void gather_before_use(const SharedGroup& g, const GroupEvents& e, const Points&
 
 // Each group's gathers (made when its first GPU comes, one per point), then each set of GPUs
 // sharing a compute stream edited once (or, where sharing would not pay, each GPU's own copy).
-void gather_per_op(StepProgram& p, const Profile& profile) {
+void gather_per_op(StepProgram& p, const Profile& profile, const ExpertParallelOptions& ep) {
   std::map<std::vector<int>, std::vector<std::uint32_t>> specs_of;
   std::map<const void*, Points> points_of;  // by the tasks a compute stream reads
   std::map<const sim::TaskList*, GpuGather> gather;
@@ -279,7 +292,7 @@ void gather_per_op(StepProgram& p, const Profile& profile) {
     sim::StreamProgram* compute = stream_named(gpu, "compute");
     if (compute == nullptr) throw InternalError("sharded data parallel: a GPU without a compute stream");
     const auto [pt, new_points] = points_of.try_emplace(compute->tasks.same_tasks());
-    if (new_points) pt->second = gather_points(p, profile, compute->tasks);
+    if (new_points) pt->second = gather_points(p, profile, compute->tasks, ep);
     const auto [it, fresh] = specs_of.try_emplace(group->members);
     if (fresh)
       for (const auto& [task, op] : pt->second) {
@@ -437,7 +450,7 @@ void apply_sharded_data_parallel(StepProgram& p, const Profile& profile, int sta
   scatter_gradients(p);
   shard_kernels(p, p.dp, ep);
   if (stage == 3) {
-    gather_per_op(p, profile);
+    gather_per_op(p, profile, ep);
     return;
   }
   if (stage == 1)

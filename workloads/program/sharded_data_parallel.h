@@ -41,7 +41,9 @@ constexpr bool zero_runs_with_pipeline(int stage, int pp) { return stage <= 1 ||
 // InputError for a stage outside 0..3, stage 2 or 3 with model parallelism (program.mp > 1: a
 // pipeline's stages) or sparse gradients.
 // `ep`: a mixture's expert ops, whose buckets' copies out bring back 1/(dp / ep) (shard_experts below
-// does the rest for them, after expert parallelism's split).
+// does the rest for them, after expert parallelism's split, which also takes stage 3's gathers of
+// an expert op over its dp / ep replicas); at dp = ep stage 3 gathers no expert op (each replica
+// holds its experts whole) and prefetches the next op's parameters past it.
 void apply_sharded_data_parallel(StepProgram& program, const Profile& profile, int stage,
                                  const ExpertParallelOptions& ep = {});
 
