@@ -5,6 +5,8 @@
 
 #include <algorithm>
 #include <atomic>
+#include <chrono>
+#include <optional>
 #include <thread>
 #include <vector>
 
@@ -46,4 +48,80 @@ TEST_CASE("memory gate: pieces run at once only while their bytes fit the budget
   CHECK(most_held(50, {70, 70, 70, 70}, 3) == 70);
   // No budget: nothing waits (what is held at once is at most the threads' pieces).
   CHECK(most_held(0, sizes, 2) <= 120);
+}
+
+namespace {
+
+// Waits (yielding, no sleep) until `ready` holds, for at most 20 s: false where it never did, so that a
+// gate that serves out of turn fails a CHECK rather than hanging the suite.
+template <class Ready>
+bool within_seconds(Ready ready) {
+  const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+  while (!ready()) {
+    if (std::chrono::steady_clock::now() > until) return false;
+    std::this_thread::yield();
+  }
+  return true;
+}
+
+}  // namespace
+
+TEST_CASE("memory gate: a step growing its hold is served before a newcomer that fits beside the others") {
+  // Budget 100; another step holds 60. A step holding 30 grows to 80 (a later way's set-up): it lets its
+  // 30 go and waits, 60 + 80 not fitting. A newcomer asks for 30, which fits beside the 60: before, it
+  // was let in at once, ahead of the growth, and newcomers that kept coming kept the growth waiting for
+  // as long as they came (no bound). In turn, it waits behind the growth, which goes first once the 60
+  // is let go.
+  analysis::MemoryGate gate(100);
+  std::atomic<int> order{0};
+  std::atomic<int> grown_at{-1}, newcomer_at{-1};
+  std::optional<analysis::MemoryGate::Hold> other;
+  other.emplace(&gate, 60);
+  std::thread growing([&] {
+    analysis::MemoryGate::Hold hold(&gate, 30);
+    hold.grow_to(80);
+    grown_at = order++;
+  });
+  REQUIRE(within_seconds([&] { return gate.waiting() == 1 && gate.held() == 60; }));  // the growth waits
+  std::thread newcomer([&] {
+    analysis::MemoryGate::Hold hold(&gate, 30);
+    newcomer_at = order++;
+  });
+  // Queued behind the growth (2 waiting), or, out of turn, let in at once.
+  REQUIRE(within_seconds([&] { return gate.waiting() == 2 || newcomer_at >= 0; }));
+  CHECK(newcomer_at == -1);  // 0 before: the newcomer passed the waiting growth
+  other.reset();             // the 60 let go: the growth fits, then the newcomer
+  growing.join();
+  newcomer.join();
+  CHECK(grown_at == 0);
+  CHECK(newcomer_at == 1);
+  CHECK(gate.held() == 0);
+  CHECK(gate.waiting() == 0);
+}
+
+TEST_CASE("memory gate: a piece that needs the whole budget is served before newcomers that fit") {
+  // An uncounted set-up holds the whole budget (step_estimate.cpp), let in only when nothing else is
+  // held; before, each newcomer that fitted beside the holder passed it, so it waited while any did.
+  analysis::MemoryGate gate(100);
+  std::atomic<int> order{0};
+  std::atomic<int> whole_at{-1}, newcomer_at{-1};
+  std::optional<analysis::MemoryGate::Hold> other;
+  other.emplace(&gate, 40);
+  std::thread whole([&] {
+    analysis::MemoryGate::Hold hold(&gate, gate.budget());
+    whole_at = order++;
+  });
+  REQUIRE(within_seconds([&] { return gate.waiting() == 1; }));
+  std::thread newcomer([&] {
+    analysis::MemoryGate::Hold hold(&gate, 40);
+    newcomer_at = order++;
+  });
+  REQUIRE(within_seconds([&] { return gate.waiting() == 2 || newcomer_at >= 0; }));
+  CHECK(newcomer_at == -1);
+  other.reset();
+  whole.join();
+  newcomer.join();
+  CHECK(whole_at == 0);
+  CHECK(newcomer_at == 1);
+  CHECK(gate.most_held() == 100);
 }
