@@ -51,13 +51,15 @@ TEST_CASE("early refusal: the memory cap that refuses the every-GPU way first is
   CHECK(over.estimate == kEveryGpuBytes);
   CHECK(over.limit == 12'000'000u);
   CHECK(over.upper >= over.estimate);
-  CHECK(over.cause.starts_with("its fold was given up with its rings embedded, and without embedding it is "
-                               "foreseen crossed (two folded rings of other GPUs share a link"));
+  CHECK(
+      over.cause.starts_with("its fold was given up with its rings embedded, and without embedding it is "
+                             "foreseen crossed (two folded rings of other GPUs share a link"));
   CHECK(over.cause.find("so every GPU would be simulated, as counted before that is set up (44385 events "
                         "run, thrown away)") != std::string::npos);
   // And the other cap, which every collective in full passes after it.
-  CHECK(over.cause.ends_with("every collective in full after it would simulate about 404272 events, past "
-                             "the events limit (280000) too"));
+  CHECK(
+      over.cause.ends_with("every collective in full after it would simulate about 404272 events, past "
+                           "the events limit (280000) too"));
 }
 
 TEST_CASE("early refusal: where the every-GPU way fits the memory cap, the events cap is the one named") {

@@ -64,6 +64,41 @@ bool within_seconds(Ready ready) {
   return true;
 }
 
+// The order in which a waiter and a newcomer are let in: another piece holds `other` bytes of `gate`;
+// `wait(gate)` runs on a thread of its own until it waits; then a newcomer asks for `newcomer` bytes.
+// The other piece lets go once the newcomer is queued (or was let in out of turn); 0 is first, 1 second.
+struct Served {
+  int waiter = -1;
+  int newcomer = -1;
+  int newcomer_before_release = -1;  // where it was let in while the waiter waited (out of turn)
+};
+template <class Wait>
+Served served_in_order(analysis::MemoryGate& gate, std::int64_t other, Wait wait, std::int64_t newcomer) {
+  std::atomic<int> order{0};
+  std::atomic<int> waiter_at{-1}, newcomer_at{-1};
+  std::optional<analysis::MemoryGate::Hold> held;
+  held.emplace(&gate, other);
+  std::thread waiter([&] {
+    wait(gate);
+    waiter_at = order++;
+  });
+  REQUIRE(within_seconds([&] { return gate.waiting() == 1 && gate.held() == other; }));
+  std::thread comer([&] {
+    analysis::MemoryGate::Hold hold(&gate, newcomer);
+    newcomer_at = order++;
+  });
+  // Queued behind the waiter (2 waiting), or, out of turn, let in at once.
+  REQUIRE(within_seconds([&] { return gate.waiting() == 2 || newcomer_at >= 0; }));
+  Served out;
+  out.newcomer_before_release = newcomer_at;
+  held.reset();
+  waiter.join();
+  comer.join();
+  out.waiter = waiter_at;
+  out.newcomer = newcomer_at;
+  return out;
+}
+
 }  // namespace
 
 TEST_CASE("memory gate: a step growing its hold is served before a newcomer that fits beside the others") {
@@ -73,28 +108,16 @@ TEST_CASE("memory gate: a step growing its hold is served before a newcomer that
   // as long as they came (no bound). In turn, it waits behind the growth, which goes first once the 60
   // is let go.
   analysis::MemoryGate gate(100);
-  std::atomic<int> order{0};
-  std::atomic<int> grown_at{-1}, newcomer_at{-1};
-  std::optional<analysis::MemoryGate::Hold> other;
-  other.emplace(&gate, 60);
-  std::thread growing([&] {
-    analysis::MemoryGate::Hold hold(&gate, 30);
-    hold.grow_to(80);
-    grown_at = order++;
-  });
-  REQUIRE(within_seconds([&] { return gate.waiting() == 1 && gate.held() == 60; }));  // the growth waits
-  std::thread newcomer([&] {
-    analysis::MemoryGate::Hold hold(&gate, 30);
-    newcomer_at = order++;
-  });
-  // Queued behind the growth (2 waiting), or, out of turn, let in at once.
-  REQUIRE(within_seconds([&] { return gate.waiting() == 2 || newcomer_at >= 0; }));
-  CHECK(newcomer_at == -1);  // 0 before: the newcomer passed the waiting growth
-  other.reset();             // the 60 let go: the growth fits, then the newcomer
-  growing.join();
-  newcomer.join();
-  CHECK(grown_at == 0);
-  CHECK(newcomer_at == 1);
+  const Served s = served_in_order(
+      gate, 60,
+      [](analysis::MemoryGate& g) {
+        analysis::MemoryGate::Hold hold(&g, 30);
+        hold.grow_to(80);
+      },
+      30);
+  CHECK(s.newcomer_before_release == -1);  // 0 before: the newcomer passed the waiting growth
+  CHECK(s.waiter == 0);
+  CHECK(s.newcomer == 1);
   CHECK(gate.held() == 0);
   CHECK(gate.waiting() == 0);
 }
@@ -103,25 +126,10 @@ TEST_CASE("memory gate: a piece that needs the whole budget is served before new
   // An uncounted set-up holds the whole budget (step_estimate.cpp), let in only when nothing else is
   // held; before, each newcomer that fitted beside the holder passed it, so it waited while any did.
   analysis::MemoryGate gate(100);
-  std::atomic<int> order{0};
-  std::atomic<int> whole_at{-1}, newcomer_at{-1};
-  std::optional<analysis::MemoryGate::Hold> other;
-  other.emplace(&gate, 40);
-  std::thread whole([&] {
-    analysis::MemoryGate::Hold hold(&gate, gate.budget());
-    whole_at = order++;
-  });
-  REQUIRE(within_seconds([&] { return gate.waiting() == 1; }));
-  std::thread newcomer([&] {
-    analysis::MemoryGate::Hold hold(&gate, 40);
-    newcomer_at = order++;
-  });
-  REQUIRE(within_seconds([&] { return gate.waiting() == 2 || newcomer_at >= 0; }));
-  CHECK(newcomer_at == -1);
-  other.reset();
-  whole.join();
-  newcomer.join();
-  CHECK(whole_at == 0);
-  CHECK(newcomer_at == 1);
+  const Served s = served_in_order(
+      gate, 40, [](analysis::MemoryGate& g) { analysis::MemoryGate::Hold hold(&g, g.budget()); }, 40);
+  CHECK(s.newcomer_before_release == -1);
+  CHECK(s.waiter == 0);
+  CHECK(s.newcomer == 1);
   CHECK(gate.most_held() == 100);
 }
