@@ -210,8 +210,8 @@ std::vector<PlanCandidate> rank_candidates(const PlanRequest& request, const std
                             request.curve->efficiency);
     c.does_not_fit = does_not_fit_text(c.step.memory_peaks, {}, request.memory);
     if (!c.does_not_fit.empty()) {
-      unfit.push_back({c.step.label, c.does_not_fit, workloads::largest_peak(c.step.memory_peaks),
-                       largest_need_text(c.step.memory_peaks, {})});
+      const LargestNeed need = largest_need(c.step.memory_peaks, {});
+      unfit.push_back({c.step.label, c.does_not_fit, need.bytes, need.text});
       if (!request.show_unfit) continue;
     }
     ranked.push_back(std::move(c));
@@ -255,6 +255,14 @@ void explain_winners(std::vector<PlanCandidate>& ranked, PlanObjective objective
   }
 }
 
+// Whether the capacity is --memory's: memory_what_if names its source as the option was said ("--memory
+// 32 GiB", "memory='32 GiB'"); a preset's names its GPU ("V100-SXM2-16GB of dgx1-v100"). Read from the
+// source, not kept beside it: a request given memory_what_if's capacity and no flag led without it.
+bool memory_given_by_option(const PlanRequest& request) {
+  const OptionSpelling& o = request.spelling;
+  return request.memory && request.memory->source.starts_with(o.name("memory") + (o.is_python() ? "=" : " "));
+}
+
 // An empty ranking is no answer: say why nothing is ranked (nothing fits in memory: what the first
 // candidate needs and the option to change; or every candidate failed) instead of printing an empty table.
 [[noreturn]] void refuse_empty_ranking(const PlanRequest& request, const PlanResult& result,
@@ -266,7 +274,7 @@ void explain_winners(std::vector<PlanCandidate>& ranked, PlanObjective objective
         [](const PlanResult::Unfit& a, const PlanResult::Unfit& b) { return a.need < b.need; });
     const OptionSpelling& o = request.spelling;
     throw InputError(nothing_fits_text(
-        {.lead = request.memory_given ? o.name("memory") : std::string(),
+        {.lead = memory_given_by_option(request) ? o.name("memory") : std::string(),
          .count = result.unfit.size(),
          .kind = "configurations",
          .what = what,
@@ -501,7 +509,6 @@ PlanRequest make_plan_request(const PlanCommandOptions& o) {
   }
   r.memory = o.memory ? std::optional<workloads::MemoryCapacity>(memory_what_if(*o.memory, o.spelling))
                       : workloads::preset_gpu_capacity(o.cluster);
-  r.memory_given = o.memory.has_value();
   r.show_unfit = o.show_unfit;
   r.objective = look_up_named(o.spelling, "objective", o.objective, parse_objective);
   if (r.objective == PlanObjective::TimeToTrain && !r.curve)

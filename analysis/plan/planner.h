@@ -56,9 +56,9 @@ struct PlanRequest {
   int threads = 0;                   // 0: one per hardware thread
   std::ostream* progress = nullptr;  // one line per simulated step
   // Each GPU's memory (none: unknown, nothing is left out) and whether configurations that do not
-  // fit are shown (ranked last, marked) rather than left out.
+  // fit are shown (ranked last, marked) rather than left out. Its source says where it came from: the
+  // preset's GPU, or --memory as read (memory_what_if), which a "nothing fits" refusal then leads with.
   std::optional<workloads::MemoryCapacity> memory{};
-  bool memory_given = false;  // by --memory (a "nothing fits" refusal leads with it)
   bool show_unfit = false;
   // "simulation.max_events=N", "simulation.max_memory=SIZE" for every step (limit_overlay()).
   std::vector<std::string> limits{};
@@ -87,7 +87,7 @@ struct PlanResult {
     StepLabel label{};
     std::string why;    // "does not fit: GPU 0 needs ..."
     sim::Bytes need{};  // its largest GPU's peak
-    std::string needs;  // "4.96 GiB on GPU 0 (weights 0.60, ...)" (largest_need_text)
+    std::string needs;  // "4.96 GiB on GPU 0 (weights 0.60, ...)" (largest_need)
   };
   std::vector<Unfit> unfit;           // candidates that do not fit (left out unless show_unfit)
   // Hierarchical candidates whose every all-reduce ran as the ring (StepPoint::hierarchical_as_ring):

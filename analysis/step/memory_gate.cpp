@@ -31,14 +31,24 @@ void MemoryGate::exchange(std::int64_t from, std::int64_t to) {
     held_ -= from;
     freed_.notify_all();
   }
-  freed_.wait(guard, [&] { return budget_ <= 0 || held_ == 0 || held_ + to <= budget_; });
+  // In turn: a newcomer that fits takes a ticket behind one that does not yet, rather than pass it.
+  const std::uint64_t ticket = next_ticket_++;
+  freed_.wait(guard,
+              [&] { return ticket == serving_ && (budget_ <= 0 || held_ == 0 || held_ + to <= budget_); });
+  ++serving_;
   held_ += to;
   most_held_ = std::max(most_held_, held_);
+  freed_.notify_all();  // the next in turn may fit beside it
 }
 
 std::int64_t MemoryGate::held() const {
   std::lock_guard guard(lock_);
   return held_;
+}
+
+std::uint64_t MemoryGate::waiting() const {
+  std::lock_guard guard(lock_);
+  return next_ticket_ - serving_;
 }
 
 std::int64_t MemoryGate::most_held() const {

@@ -1,8 +1,12 @@
 // A memory budget shared by work running at once on several threads: each piece of work reserves
 // its estimated bytes before it starts and waits while the others' reservations leave too little
-// (one whose estimate is over the whole budget runs when nothing else does, so nothing waits for
-// ever). The planner reserves each candidate's program and simulation estimate so (StepCache), so
-// that two candidates built at once on two threads are counted against one budget.
+// (one whose estimate is over the whole budget runs when nothing else does). Waiters are served in
+// the order they came (a ticket each): a step growing its hold, or one asking for the whole budget,
+// was passed by every newcomer that fitted beside the others, and could wait for as long as they kept
+// coming. Nothing waits for ever so long as no thread asks for more while it holds bytes (a step grows
+// its own hold by exchange, which lets it go first). The planner reserves each candidate's program and
+// simulation estimate so (StepCache), so that two candidates built at once on two threads are counted
+// against one budget.
 //   MemoryGate gate(4 << 30);
 //   { MemoryGate::Hold hold(&gate, bytes);  build_and_simulate(); }  // released at scope end
 #pragma once
@@ -15,7 +19,8 @@ namespace hybridsim::analysis {
 class MemoryGate {
  public:
   explicit MemoryGate(std::int64_t budget) : budget_(budget) {}  // 0: no budget, nothing waits
-  // Waits until `bytes` fit beside what is held (or nothing is), then holds them.
+  // Waits until every earlier waiter is served and `bytes` fit beside what is held (or nothing is),
+  // then holds them.
   void acquire(std::int64_t bytes);
   // Gives `bytes` back, and the heap's free pages to the system (glibc: malloc_trim).
   void release(std::int64_t bytes);
@@ -28,6 +33,8 @@ class MemoryGate {
   std::int64_t budget() const { return budget_; }
   // The most bytes held at once since the gate was made: what a test reads to see the budget kept.
   std::int64_t most_held() const;
+  // How many wait now: what a test reads to know a holder is queued.
+  std::uint64_t waiting() const;
 
   class Hold {
    public:
@@ -56,6 +63,8 @@ class MemoryGate {
   std::int64_t budget_;
   std::int64_t held_ = 0;
   std::int64_t most_held_ = 0;
+  std::uint64_t next_ticket_ = 0;  // the next waiter's
+  std::uint64_t serving_ = 0;      // the ticket served next: waiters are let in in their order
   mutable std::mutex lock_;
   std::condition_variable freed_;
 };

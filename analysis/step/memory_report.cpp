@@ -91,12 +91,11 @@ std::string does_not_fit_text(const std::vector<MemoryBreakdown>& peaks,
          workloads::describe_parts(peaks[static_cast<std::size_t>(l.rank)]);
 }
 
-std::string largest_need_text(const std::vector<MemoryBreakdown>& peaks,
-                              const workloads::WorkerMapping& mapping) {
-  if (peaks.empty()) return "";
+LargestNeed largest_need(const std::vector<MemoryBreakdown>& peaks, const workloads::WorkerMapping& mapping) {
+  if (peaks.empty()) return {};
   const Largest l = largest_of(peaks, mapping, std::nullopt);
-  return format_gib(l.bytes) + " on GPU " + std::to_string(l.gpu) + " (" +
-         workloads::describe_parts(peaks[static_cast<std::size_t>(l.rank)]) + ")";
+  return {l.bytes, format_gib(l.bytes) + " on GPU " + std::to_string(l.gpu) + " (" +
+                       workloads::describe_parts(peaks[static_cast<std::size_t>(l.rank)]) + ")"};
 }
 
 std::vector<std::pair<std::string, std::string>> memory_lines(

@@ -37,10 +37,15 @@ std::string does_not_fit_text(const std::vector<workloads::MemoryBreakdown>& pea
                               const workloads::WorkerMapping& mapping,
                               const std::optional<workloads::MemoryCapacity>& capacity,
                               std::optional<int> critical_gpu = std::nullopt);
-// What the largest rank needs, whatever the capacity: "4.96 GiB on GPU 0 (weights 0.60, ...)" (plan's
-// "nothing fits" refusal, nothing_fits.h, names the candidate that needs the least by it).
-std::string largest_need_text(const std::vector<workloads::MemoryBreakdown>& peaks,
-                              const workloads::WorkerMapping& mapping);
+// What the largest rank needs, whatever the capacity: its bytes, and as text "4.96 GiB on GPU 0 (weights
+// 0.60, ...)" (plan's "nothing fits" refusal, nothing_fits.h, names the candidate that needs the least
+// by it); one rank found once for both (planner.cpp found it twice, workloads::largest_peak beside).
+struct LargestNeed {
+  sim::Bytes bytes;
+  std::string text;  // empty where there are no peaks
+};
+LargestNeed largest_need(const std::vector<workloads::MemoryBreakdown>& peaks,
+                         const workloads::WorkerMapping& mapping);
 // The lines a run prints: the critical GPU's peak ("peak memory") and, when another rank is larger,
 // the largest (kLargestPeakKey); then the verdict. (key, value) pairs as run_metrics gives them; keys
 // are unique, as summary.json's context needs.

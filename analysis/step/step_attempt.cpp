@@ -348,6 +348,7 @@ struct AttemptStage {
   StepCollectives collectives;
   sim::EmbedPlan embedded;                // before the collectives start; its groups outlive their run
   std::vector<sim::EmbeddedRing*> rings;  // per collective: the embedded ring it became, if any
+  PlanObserver* plans = nullptr;          // told each collective's plan as it was made (none: no one)
   // The estimate's count of this try (estimate_staged's step_budget_cost), which its run takes
   // rather than counting it again: 68.7 M instructions, 0.65% of the 1,024-GPU jittered step
   // (tests/bench/MEASUREMENTS.md, perf of 07:35). Where rings are embedded the run counts again:
@@ -369,6 +370,7 @@ StagedAttempt set_up_attempt(const StepSetup& setup, const workloads::StepProgra
   StagedAttempt stage(new AttemptStage(setup, progress, what));
   // Before the collectives are made: a folded ring or tree watched by a trace runs in full.
   stage->network.set_observer(watcher);
+  stage->plans = plans;
   sim::CollectiveConfig config = setup.collective;
   config.budget = &stage->budget;
   config.model_progress = stage->ticks.for_models();
@@ -555,7 +557,7 @@ StepResult simulate_once(const StepSetup& setup, const workloads::StepProgram& p
     throw InternalError("a step setup needs a profile and a topology");
   // A set-up told to other progress, or made without this run's plan or network observer, is made
   // again.
-  if (staged && (staged->ticks.progress() != observers.progress || observers.plans != nullptr ||
+  if (staged && (staged->ticks.progress() != observers.progress || staged->plans != observers.plans ||
                  staged->network.observer() != observers.network))
     staged = nullptr;
   // The parts of the set-up that are one call each, told at their start and end (a second each at
@@ -747,21 +749,61 @@ std::optional<StepEstimate> estimate_staged(const StepSetup& setup, const worklo
 // step is refused now, before the every-GPU set-up is built. GNMT dp 4,096 x mp 4 on 2,048 DGX-1 at
 // --max-events 2e9 ran both tries, built the every-GPU set-up (3.8 GB) and was refused for the same
 // 3.6e9 events after 25-150 s (tests/bench/MEASUREMENTS.md, escal). Where the last way fits, nothing
-// is set up here; where the retry is not foreseen crossed, its set-up, built here to ask, is let go
-// and the ladder goes on as before (building it again to run it: a cost paid only past the cap).
-void refuse_if_only_in_full_remains(const StepSetup& setup, const workloads::StepProgram& program,
-                                    const StepFoldPlan& fold, const Attempt& tried, std::uint64_t given_up) {
+// is set up here; where the retry is not foreseen crossed, its set-up, built here to ask as the run
+// builds it (`observers`, named `what`), is returned for the run to take: built once, where it was let
+// go and built again, GNMT dp 32 x mp 2 on 8 DGX H100 at --max-events 676479 ran 5.2% more
+// instructions (tests/bench/MEASUREMENTS.md, nice).
+// The refusal names the cap the ladder would meet first: the every-GPU way's memory, checked before its
+// set-up (step_runner.cpp, every_gpu), where that passes the memory cap, else the events of every
+// collective in full; each saying where the other cap is passed too, so that one raise is not
+// refused by the other.
+StagedAttempt refuse_if_only_in_full_remains(const StepSetup& setup, const workloads::StepProgram& program,
+                                             const StepObservers& observers, const StepFoldPlan& fold,
+                                             const Attempt& tried, std::uint64_t given_up,
+                                             std::string_view what) {
   const std::uint64_t cap = setup.limits.max_events;
-  if (fold.empty() || cap == 0 || tried.full_events_set_up <= cap) return;
+  if (fold.empty() || cap == 0 || tried.full_events_set_up <= cap) return nullptr;
   Attempt plain;
-  if (estimate_once(setup, program, fold, Embed::Off, nullptr, &plain) || !plain.interfered) return;
-  std::string cause = "its fold was given up with its rings embedded, and without embedding it is foreseen "
-                      "crossed (" + plain.why + "), as every GPU's way would be: every GPU and collective "
-                      "would be simulated in full, as counted before that is set up";
-  if (given_up > 0)
-    cause += " (" + sim::BudgetExceeded::count_text(given_up) + " events run, thrown away)";
+  CrossingForecast crossing(setup.topology->links().size());
+  StagedAttempt stage = set_up_attempt(setup, program, fold, Embed::Off, observers.progress, what, plain,
+                                       nullptr, &crossing, observers.plans, observers.network);
+  if (!stage) return nullptr;  // refused before it starts: the run's try finds it so again
+  const EmbeddingForecast no_embedding(0);
+  if (estimate_staged(setup, program, fold, Embed::Off, nullptr, plain, *stage, no_embedding, crossing) ||
+      !plain.interfered) {
+    stage->counted.reset();  // the run counts its try itself, as where it sets it up
+    return stage;
+  }
+  stage = nullptr;
+  const std::string thrown_away =
+      given_up > 0 ? " (" + sim::BudgetExceeded::count_text(given_up) + " events run, thrown away)" : "";
+  const std::string crossed =
+      "its fold was given up with its rings embedded, and without embedding it is foreseen crossed (" +
+      plain.why + ")";
+  const std::int64_t memory_cap = setup.limits.max_memory;
+  const std::string in_full_events = "about " + sim::BudgetExceeded::count_text(tried.full_events_set_up) +
+                                     " events, past the events limit (" +
+                                     sim::BudgetExceeded::count_text(cap) + ") too";
+  if (memory_cap != 0 && tried.every_gpu_set_up && tried.every_gpu_set_up->memory() > memory_cap) {
+    const std::int64_t every_gpu = tried.every_gpu_set_up->memory();
+    sim::BudgetExceeded over(sim::BudgetExceeded::Kind::Memory, static_cast<std::uint64_t>(every_gpu),
+                             static_cast<std::uint64_t>(memory_cap), tried.every_gpu_set_up->in_flight,
+                             crossed + ", so every GPU would be simulated, as counted before that is set up" +
+                                 thrown_away + "; every collective in full after it would simulate " +
+                                 in_full_events);
+    over.upper = static_cast<std::uint64_t>(std::max(every_gpu, tried.full_memory_set_up));
+    throw over;
+  }
+  std::string cause =
+      crossed +
+      ", as every GPU's way would be: every GPU and collective would be simulated in full, as "
+      "counted before that is set up";
+  if (memory_cap != 0 && tried.full_memory_set_up > memory_cap)
+    cause += " (holding about " + sim::human_bytes(sim::Bytes::of(tried.full_memory_set_up)) +
+             " of simulation state, past the memory limit (" + sim::human_bytes(sim::Bytes::of(memory_cap)) +
+             ") too)";
   sim::BudgetExceeded over(sim::BudgetExceeded::Kind::Events, tried.full_events_set_up, cap,
-                           tried.full_in_flight_set_up, std::move(cause));
+                           tried.full_in_flight_set_up, cause + thrown_away);
   over.upper = tried.full_events_set_up;
   throw over;
 }
@@ -812,7 +854,9 @@ StepResult simulate_attempt(const StepSetup& setup, const workloads::StepProgram
   // Without embedding such a ring runs plain and claims nothing, so the others may still fold.
   const bool embedding_failed = attempt.interfered && r.simulation.embedded > 0;
   if (!attempt.embed_unbounded && !embedding_failed) return r;
-  refuse_if_only_in_full_remains(setup, program, fold, attempt, attempt.before + r.events);
+  const std::string again = std::string(what) + ", again without embedding its rings";
+  StagedAttempt plain = refuse_if_only_in_full_remains(setup, program, observers, fold, attempt,
+                                                       attempt.before + r.events, again);
   const std::uint64_t before = attempt.before;
   std::optional<StepEstimate::EveryGpu> every_gpu = std::move(attempt.every_gpu_set_up);
   const std::int64_t full_memory = attempt.full_memory_set_up;
@@ -822,8 +866,7 @@ StepResult simulate_attempt(const StepSetup& setup, const workloads::StepProgram
   attempt.full_memory_set_up = full_memory;
   attempt.embed_off = true;
   attempt.given_up_events = r.events;
-  const std::string again = std::string(what) + ", again without embedding its rings";
-  return simulate_once(setup, program, observers, fold, attempt, Embed::Off, again);
+  return simulate_once(setup, program, observers, fold, attempt, Embed::Off, again, std::move(plain));
 }
 
 AttemptShape attempt_shape(const StepSetup& setup) {

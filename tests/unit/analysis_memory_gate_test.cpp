@@ -5,6 +5,8 @@
 
 #include <algorithm>
 #include <atomic>
+#include <chrono>
+#include <optional>
 #include <thread>
 #include <vector>
 
@@ -46,4 +48,88 @@ TEST_CASE("memory gate: pieces run at once only while their bytes fit the budget
   CHECK(most_held(50, {70, 70, 70, 70}, 3) == 70);
   // No budget: nothing waits (what is held at once is at most the threads' pieces).
   CHECK(most_held(0, sizes, 2) <= 120);
+}
+
+namespace {
+
+// Waits (yielding, no sleep) until `ready` holds, for at most 20 s: false where it never did, so that a
+// gate that serves out of turn fails a CHECK rather than hanging the suite.
+template <class Ready>
+bool within_seconds(Ready ready) {
+  const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+  while (!ready()) {
+    if (std::chrono::steady_clock::now() > until) return false;
+    std::this_thread::yield();
+  }
+  return true;
+}
+
+// The order in which a waiter and a newcomer are let in: another piece holds `other` bytes of `gate`;
+// `wait(gate)` runs on a thread of its own until it waits; then a newcomer asks for `newcomer` bytes.
+// The other piece lets go once the newcomer is queued (or was let in out of turn); 0 is first, 1 second.
+struct Served {
+  int waiter = -1;
+  int newcomer = -1;
+  int newcomer_before_release = -1;  // where it was let in while the waiter waited (out of turn)
+};
+template <class Wait>
+Served served_in_order(analysis::MemoryGate& gate, std::int64_t other, Wait wait, std::int64_t newcomer) {
+  std::atomic<int> order{0};
+  std::atomic<int> waiter_at{-1}, newcomer_at{-1};
+  std::optional<analysis::MemoryGate::Hold> held;
+  held.emplace(&gate, other);
+  std::thread waiter([&] {
+    wait(gate);
+    waiter_at = order++;
+  });
+  REQUIRE(within_seconds([&] { return gate.waiting() == 1 && gate.held() == other; }));
+  std::thread comer([&] {
+    analysis::MemoryGate::Hold hold(&gate, newcomer);
+    newcomer_at = order++;
+  });
+  // Queued behind the waiter (2 waiting), or, out of turn, let in at once.
+  REQUIRE(within_seconds([&] { return gate.waiting() == 2 || newcomer_at >= 0; }));
+  Served out;
+  out.newcomer_before_release = newcomer_at;
+  held.reset();
+  waiter.join();
+  comer.join();
+  out.waiter = waiter_at;
+  out.newcomer = newcomer_at;
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("memory gate: a step growing its hold is served before a newcomer that fits beside the others") {
+  // Budget 100; another step holds 60. A step holding 30 grows to 80 (a later way's set-up): it lets its
+  // 30 go and waits, 60 + 80 not fitting. A newcomer asks for 30, which fits beside the 60: before, it
+  // was let in at once, ahead of the growth, and newcomers that kept coming kept the growth waiting for
+  // as long as they came (no bound). In turn, it waits behind the growth, which goes first once the 60
+  // is let go.
+  analysis::MemoryGate gate(100);
+  const Served s = served_in_order(
+      gate, 60,
+      [](analysis::MemoryGate& g) {
+        analysis::MemoryGate::Hold hold(&g, 30);
+        hold.grow_to(80);
+      },
+      30);
+  CHECK(s.newcomer_before_release == -1);  // 0 before: the newcomer passed the waiting growth
+  CHECK(s.waiter == 0);
+  CHECK(s.newcomer == 1);
+  CHECK(gate.held() == 0);
+  CHECK(gate.waiting() == 0);
+}
+
+TEST_CASE("memory gate: a piece that needs the whole budget is served before newcomers that fit") {
+  // An uncounted set-up holds the whole budget (step_estimate.cpp), let in only when nothing else is
+  // held; before, each newcomer that fitted beside the holder passed it, so it waited while any did.
+  analysis::MemoryGate gate(100);
+  const Served s = served_in_order(
+      gate, 40, [](analysis::MemoryGate& g) { analysis::MemoryGate::Hold hold(&g, g.budget()); }, 40);
+  CHECK(s.newcomer_before_release == -1);
+  CHECK(s.waiter == 0);
+  CHECK(s.newcomer == 1);
+  CHECK(gate.most_held() == 100);
 }

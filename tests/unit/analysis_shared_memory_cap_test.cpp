@@ -7,6 +7,8 @@
 #include <doctest/doctest.h>
 
 #include <algorithm>
+#include <chrono>
+#include <map>
 #include <string>
 #include <thread>
 #include <vector>
@@ -14,6 +16,7 @@
 #include "analysis/run/scenario_run.h"
 #include "analysis/step/memory_gate.h"
 #include "analysis/step/step_estimate.h"
+#include "analysis/step/step_progress.h"
 #include "analysis/step/step_runner.h"
 #include "analysis/study/study_steps.h"
 #include "scenarios/loader/resolve.h"
@@ -158,4 +161,54 @@ TEST_CASE(
   const analysis::StepResult alone = analysis::simulate_step(setup);
   CHECK(results[0].step_time == alone.step_time);
   CHECK(results[1].events == alone.events);
+}
+
+namespace {
+
+// Samples the shared budget's hold as each of the ladder's ways starts its set-up (its first line; a
+// line is due at every tick here), by the way's name.
+struct HeldAtSetUp : analysis::SimulationProgress {
+  explicit HeldAtSetUp(const analysis::MemoryGate& gate)
+      : SimulationProgress(std::chrono::seconds(0), std::chrono::seconds(0)), gate(gate) {}
+  void report(const analysis::SimulationProgressReport& r) override {
+    for (const char* way : {"every GPU simulated", "every GPU and collective simulated in full"})
+      if (r.what.ends_with(way) && !held.contains(way)) held[way] = gate.held();
+  }
+  const analysis::MemoryGate& gate;
+  std::map<std::string, std::int64_t> held;
+};
+
+}  // namespace
+
+TEST_CASE(
+    "shared memory cap: the in-full way is held before it is built where no folded try counted "
+    "every GPU") {
+  // BigLSTM dp 16 x mp 4 on 8 DGX-1, trees under auto: no fold is tried (the estimate counts every GPU),
+  // so the every-GPU way grows nothing (no folded try counted it: its count is the step's estimate, which
+  // a study's or plan's run holds, run_todo); its run is crossed and the step goes to every collective
+  // in full, which the every-GPU try counted (4,940,016 B) and holds before its set-up, whichever way
+  // came before. Holding nothing for its estimate here, the hold as that set-up starts is its count.
+  const std::vector<std::string> sets = {"sweep=null", "workload.network=biglstm",
+                                         "parallelism={dp: 16, mp: 4}", "communication.fast_path=auto",
+                                         "communication.algorithm=tree"};
+  const scenarios::ResolvedScenario resolved = scenarios::resolve(
+      scenarios::load_scenario(HYBRIDSIM_SOURCE_DIR + "/scenarios/cluster-hybrid-vs-dp.yaml", sets));
+  const analysis::StepSetup setup = analysis::step_setup(resolved);
+  const analysis::StepEstimate estimate = analysis::estimate_step(setup);
+  CHECK(estimate.way == "every GPU simulated");
+  CHECK(estimate.memory() == 4'940'016);
+  analysis::MemoryGate gate(estimate.memory() * 3 / 2);
+  HeldAtSetUp seen(gate);
+  analysis::StepResult r;
+  {
+    analysis::MemoryGate::Hold hold(&gate, 0);
+    r = analysis::simulate_step(setup, {.progress = &seen, .shared = &hold});
+  }
+  CHECK(r.simulation.strategy == "every GPU and collective simulated in full");
+  CHECK(seen.held["every GPU simulated"] == 0);  // the step's estimate: its caller's to hold
+  CHECK(seen.held["every GPU and collective simulated in full"] == 4'940'016);  // 0 without the growth
+  CHECK(gate.held() == 0);
+  const analysis::StepResult alone = analysis::simulate_step(setup);
+  CHECK(r.step_time == alone.step_time);
+  CHECK(r.events == alone.events);
 }
