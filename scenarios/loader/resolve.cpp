@@ -215,8 +215,14 @@ workloads::WorkerMapping build_mapping(const Scenario& s, const topology::Topolo
                            " is outside the cluster " + topology.name() + "; expected a GPU rank from 0 to " +
                            std::to_string(gpus - 1));
         }
+    // A transformer's row is a TP group: worker q x tp + r (TP rank r of replica q) gets its column r.
+    std::vector<std::vector<int>> workers;
+    for (const auto& row : rows)
+      for (std::size_t r = 0; r < row.size(); r += static_cast<std::size_t>(mp))
+        workers.emplace_back(row.begin() + static_cast<std::ptrdiff_t>(r),
+                             row.begin() + static_cast<std::ptrdiff_t>(r) + mp);
     return located(s, "parallelism.mapping",
-                   [&] { return workloads::custom_mapping(topology, dp, mp, *s.parallelism.mapping); });
+                   [&] { return workloads::custom_mapping(topology, dp, mp, std::move(workers)); });
   }
   return located(s, "parallelism", [&] { return workloads::default_mapping(topology, dp, mp); });
 }
