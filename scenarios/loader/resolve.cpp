@@ -34,9 +34,6 @@ auto located(const Scenario& s, std::string_view path, F&& step) -> decltype(ste
   }
 }
 
-std::filesystem::path input_path(const Scenario& s, const std::filesystem::path& p) {
-  return p.is_absolute() ? p : s.base_dir / p;
-}
 
 sim::Time scale_time(sim::Time t, std::int64_t num, std::int64_t den) {
   const __int128 v = (static_cast<__int128>(t.ps()) * num + den / 2) / den;
@@ -482,6 +479,17 @@ ResolvedScenario resolve(const Scenario& s, sim::WorkProgress* progress, MemoryF
   }
   refuse_ll128_where_off(s, r);
   return r;
+}
+
+std::filesystem::path input_path(const Scenario& s, const std::filesystem::path& p) {
+  return p.is_absolute() ? p : s.base_dir / p;
+}
+
+std::vector<std::filesystem::path> input_files(const Scenario& s) {
+  std::vector<std::filesystem::path> files;
+  if (!s.cluster.topology.empty()) files.push_back(input_path(s, s.cluster.topology));
+  if (!s.workload.profile.empty()) files.push_back(input_path(s, s.workload.profile));
+  return files;
 }
 
 }  // namespace hybridsim::scenarios
