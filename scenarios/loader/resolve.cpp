@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <set>
 
 #include "scenarios/loader/ignored_keys.h"
 #include "scenarios/loader/resolve_pipeline.h"
@@ -41,6 +42,32 @@ sim::Time scale_time(sim::Time t, std::int64_t num, std::int64_t den) {
     throw InputError("a kernel of " + sim::format_time(t) + " scaled by " + std::to_string(num) + "/" +
                      std::to_string(den) + " overflows");
   return sim::Time::ps(static_cast<std::int64_t>(v));
+}
+
+// A TP group on GPUs of more than one machine (tp 16 on DGX A100s, tp 8 on 4-GPU servers): its
+// collectives cross the network every layer, which the layout line did not say (tp's help promised
+// "one machine's NVLink"); "" where every group is on one machine, as the default mapping puts it.
+std::string tp_groups_spanning_machines(const topology::Topology& topology, const ParallelismSettings& p,
+                                        const workloads::WorkerMapping& mapping) {
+  const auto machine = [&](int gpu) { return topology.device(topology.gpu(gpu)).node.value_or(0); };
+  int spanning = 0, machines = 1;
+  for (std::size_t first = 0; first < mapping.gpu_rank.size(); first += static_cast<std::size_t>(p.tp))
+    for (std::size_t stage = 0; stage < mapping.gpu_rank[first].size(); ++stage) {
+      std::set<int> on;
+      for (std::size_t r = first; r < first + static_cast<std::size_t>(p.tp); ++r)
+        on.insert(machine(mapping.gpu_rank[r][stage]));
+      spanning += on.size() > 1;
+      machines = std::max(machines, static_cast<int>(on.size()));
+    }
+  if (spanning == 0) return "";
+  int per_machine = 0;
+  for (std::size_t g = 0; g < topology.gpus().size() && machine(static_cast<int>(g)) == machine(0); ++g)
+    ++per_machine;
+  return "; " + std::to_string(spanning) + (spanning == 1 ? " TP group spans" : " TP groups span") +
+         " up to " + std::to_string(machines) + " machines (tp " + std::to_string(p.tp) +
+         (p.tp > per_machine ? " is more than" : " does not divide") + " a machine's " +
+         std::to_string(per_machine) + " GPUs): " + (spanning == 1 ? "its" : "their") +
+         " collectives cross the network";
 }
 
 }  // namespace
@@ -374,7 +401,8 @@ workloads::StepConfig resolve_step_config(const Scenario& s, const topology::Top
     TransformerLayoutText text =
         transformer_layout_text(s.parallelism.dp, s.parallelism.tp, s.parallelism.pp);
     placement.description = std::move(text.placement);
-    mapping.description = std::move(text.mapping);
+    mapping.description =
+        std::move(text.mapping) + tp_groups_spanning_machines(topology, s.parallelism, mapping);
   }
   const auto gpus = static_cast<int>(topology.gpus().size());
   for (std::size_t i = 0; i < s.workload.gpu_speeds.size(); ++i) {

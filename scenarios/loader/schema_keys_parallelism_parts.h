@@ -73,7 +73,8 @@ inline constexpr ScenarioKey kParallelism[] = {
       .min = 1,
       .max = 4096,
       .help = "Tensor parallel (transformers): GPUs per data-parallel replica, consecutive GPUs (one "
-              "machine's NVLink under the default mapping); dp x tp GPUs in all."},
+              "machine's NVLink under the default mapping, where tp divides a machine's GPUs; else a "
+              "TP group spans machines, and the run's mapping line says so); dp x tp GPUs in all."},
      bind_unless_default<Member<&Scenario::parallelism, &ParallelismSettings::tp>>()},
     {{.path = "parallelism.sequence_parallel",
       .kind = K::Boolean,

@@ -74,3 +74,18 @@ TEST_CASE("transformer mapping: a written mapping lists each replica's TP group,
                     "s.yaml:3:39: parallelism.mapping[0]: lists 1 GPUs, but parallelism.tp = 4; expected tp "
                     "GPU ranks per replica (its TP group, TP rank r in column r)");
 }
+
+TEST_CASE("transformer mapping: a TP group on more than one machine is said, with why") {
+  // tp 16 on two DGX A100 ran its TP collectives over InfiniBand while the line said only "the TP
+  // group on GPUs 0 to 15", and tp's help "one machine's NVLink".
+  const ResolvedScenario wide =
+      resolve(parse_scenario("cluster: {preset: dgx-a100, nodes: 2}\n"
+                             "workload: {network: llama3-8b, model: {layers_simulated: 2, kv_heads: 16}}\n"
+                             "parallelism: {tp: 16}\ntraining: {global_batch: 1}\n",
+                             "s.yaml"));
+  CHECK(wide.mapping.description ==
+        "the TP group on GPUs 0 to 15 (TP rank r on GPU r); 1 TP group spans up to 2 machines (tp 16 is more "
+        "than a machine's 8 GPUs): its collectives cross the network");
+  // tp 4 of a pipeline on 2 DGX H100: every group on one machine, nothing added.
+  CHECK(llama("{dp: 2, tp: 4}").mapping.description.find("spans") == std::string::npos);
+}
