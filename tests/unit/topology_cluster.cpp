@@ -147,7 +147,8 @@ TEST_CASE("cluster: invalid parameters are rejected with the field named") {
   CHECK_THROWS_WITH_AS(presets::parse_fabric("torus"), doctest::Contains("fat-tree"), InputError);
 }
 
-TEST_CASE("cluster: leaf_count is the leaves the fabric builds; with one, no spine, whatever the ratio") {
+TEST_CASE(
+    "cluster: leaf_count is the leaves the fabric builds, and with one there is no spine at any ratio") {
   // Fat tree: the NICs in order, leaf_radix a leaf (2 DGX H100: 16 NICs, one leaf; 3: 24, two).
   CHECK(presets::leaf_count(presets::Fabric::FatTree, 2, 8, 16) == 1);
   CHECK(presets::leaf_count(presets::Fabric::FatTree, 3, 8, 16) == 2);
