@@ -53,15 +53,13 @@ void validate(const ClusterParams& p) {
 std::vector<std::vector<int>> leaf_assignment(const ClusterParams& p, int nics, int& leaves) {
   std::vector<std::vector<int>> leaf_of(static_cast<std::size_t>(p.nodes),
                                         std::vector<int>(static_cast<std::size_t>(nics)));
+  leaves = leaf_count(p.fabric, p.nodes, nics, p.leaf_radix);
   if (p.fabric == Fabric::FatTree) {
-    const long total = static_cast<long>(p.nodes) * nics;
-    leaves = static_cast<int>((total + p.leaf_radix - 1) / p.leaf_radix);
     for (int n = 0; n < p.nodes; ++n)
       for (int k = 0; k < nics; ++k)
         leaf_of[n][k] = static_cast<int>((static_cast<long>(n) * nics + k) / p.leaf_radix);
   } else {
     const int per_rail = (p.nodes + p.leaf_radix - 1) / p.leaf_radix;
-    leaves = nics * per_rail;
     for (int n = 0; n < p.nodes; ++n)
       for (int k = 0; k < nics; ++k) leaf_of[n][k] = k * per_rail + n / p.leaf_radix;
   }
@@ -69,6 +67,12 @@ std::vector<std::vector<int>> leaf_assignment(const ClusterParams& p, int nics, 
 }
 
 }  // namespace
+
+int leaf_count(Fabric fabric, int nodes, int nics, int leaf_radix) {
+  if (fabric == Fabric::FatTree)
+    return static_cast<int>((static_cast<long>(nodes) * nics + leaf_radix - 1) / leaf_radix);
+  return nics * ((nodes + leaf_radix - 1) / leaf_radix);
+}
 
 Topology cluster(const ClusterParams& p, sim::WorkProgress* progress) {
   validate(p);

@@ -49,6 +49,11 @@ struct ClusterParams {
   std::optional<int> spines = {};
 };
 
+// Leaf switches of a fabric of `nodes` machines with `nics` NICs each: fat-tree, the NICs in
+// order `leaf_radix` a leaf; rail-optimized, ceil(nodes / leaf_radix) leaves a rail. With one leaf
+// no traffic crosses a spine, so spines and oversubscription change nothing.
+int leaf_count(Fabric fabric, int nodes, int nics, int leaf_radix);
+
 // Each leaf's uplink capacity is leaf_radix × ib_bandwidth / oversubscription, split evenly over
 // its links to the spines (one link per spine, `count` = cables when that is a whole number).
 // `progress` (null: none) is told machine by machine, then as the topology is sealed (seconds at

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <array>
+#include <variant>
 #include <vector>
 
 #include "sim/error.h"
@@ -265,6 +266,13 @@ Topology build_cluster(const ClusterSpec& spec, sim::WorkProgress* progress) {
                            .leaf_radix = spec.leaf_radix,
                            .spines = spec.spines},
                           progress);
+}
+
+int fabric_leaves(const ClusterSpec& spec) {
+  const PresetInfo& p = preset_by_name(spec.preset);
+  if (p.single || spec.nodes <= 1) return 0;
+  const int nics = std::visit([](const auto& machine) { return machine.nics; }, p.machine(spec));
+  return presets::leaf_count(spec.fabric, spec.nodes, nics, spec.leaf_radix);
 }
 
 sim::Bandwidth ib_bandwidth_of(const ClusterSpec& spec) {

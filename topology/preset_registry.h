@@ -74,6 +74,10 @@ void check_cluster_spec(const ClusterSpec& spec);
 // `progress` (null: none) is told as a cluster of machines is built (presets::cluster).
 Topology build_cluster(const ClusterSpec& spec, sim::WorkProgress* progress = nullptr);
 
+// Leaf switches of the spec's fabric (presets::leaf_count): 0 for one machine or a validation
+// machine. With 1, every NIC plugs into one leaf, so cluster.spines and oversubscription change nothing.
+int fabric_leaves(const ClusterSpec& spec);
+
 // The InfiniBand bandwidth per NIC port of the spec: its override, else the preset's.
 sim::Bandwidth ib_bandwidth_of(const ClusterSpec& spec);
 // GPUs in one machine of the spec (its gpus_per_node, else the preset's).

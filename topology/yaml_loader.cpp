@@ -68,7 +68,8 @@ void read_devices(FieldReader& r, const TreeNode& nodes, TopologyBuilder& builde
   }
 }
 
-// Reads links[]; `ends` gets each link's two device indices.
+// Reads links[]; `ends_out` gets each direction a link carries as (from, to) device indices: a to b,
+// and b to a unless the link is duplex: false.
 void read_links(FieldReader& r, const TreeNode& links, TopologyBuilder& builder,
                 std::vector<std::pair<std::uint32_t, std::uint32_t>>& ends_out) {
   for (std::size_t i = 0; i < links.items.size(); ++i) {
@@ -95,6 +96,7 @@ void read_links(FieldReader& r, const TreeNode& links, TopologyBuilder& builder,
     p.duplex = r.boolean(&l, path + ".duplex");
     if (const auto label = r.text_opt(&l, path + ".label")) p.label = *label;
     ends_out.emplace_back(ends[0].value, ends[1].value);
+    if (p.duplex) ends_out.emplace_back(ends[1].value, ends[0].value);
     try {
       builder.connect(ends[0], ends[1], p);
     } catch (const InputError& e) {
@@ -127,6 +129,43 @@ void check_gpus_connected(const std::vector<DeclaredDevice>& devices,
               "every GPU connected to the others");
 }
 
+// Joined is not enough where a link is duplex: false: GPU0 -> GPU1 one way only loaded, and every
+// run then stopped at its first route, "no route from GPU1 to GPU0 ...", naming neither the file nor
+// a line. Every GPU must reach the first one and be reached from it along the links' directions
+// (through any device: whether a route may relay through a GPU is the router's rule).
+void check_gpus_reach_each_other(const std::vector<DeclaredDevice>& devices,
+                                 const std::vector<std::pair<std::uint32_t, std::uint32_t>>& directed) {
+  std::uint32_t first = 0;
+  while (first < devices.size() && !devices[first].gpu) ++first;
+  if (first == devices.size()) return;
+  const auto reached = [&](bool forward) {
+    std::vector<std::vector<std::uint32_t>> next(devices.size());
+    for (const auto& [from, to] : directed) next[forward ? from : to].push_back(forward ? to : from);
+    std::vector<bool> seen(devices.size(), false);
+    std::vector<std::uint32_t> todo{first};
+    seen[first] = true;
+    while (!todo.empty()) {
+      const std::uint32_t v = todo.back();
+      todo.pop_back();
+      for (const std::uint32_t w : next[v]) {
+        if (seen[w]) continue;
+        seen[w] = true;
+        todo.push_back(w);
+      }
+    }
+    return seen;
+  };
+  const std::vector<bool> from_first = reached(true), to_first = reached(false);
+  for (std::uint32_t g = first + 1; g < devices.size(); ++g) {
+    if (!devices[g].gpu || (from_first[g] && to_first[g])) continue;
+    const std::string a = "GPU \"" + devices[g].name + "\"", b = "GPU \"" + devices[first].name + "\"";
+    fail_at(devices[g].where, "nodes[" + std::to_string(g) + "]",
+            (to_first[g] ? b + " cannot send to " + a : a + " cannot send to " + b) +
+                " along the links' directions (a duplex: false link carries a to b only)",
+            "every GPU able to send to every other");
+  }
+}
+
 }  // namespace
 
 Topology parse_topology_yaml(std::string_view text, std::string_view source) {
@@ -141,6 +180,7 @@ Topology parse_topology_yaml(std::string_view text, std::string_view source) {
   read_devices(r, r.to_list(*nodes, "nodes", 0), builder, declared, devices);
   read_links(r, r.to_list(*r.value(&root, "links"), "links", 0), builder, link_ends);
   check_gpus_connected(devices, link_ends);
+  check_gpus_reach_each_other(devices, link_ends);
   try {
     return std::move(builder).build();
   } catch (const InputError& e) {

@@ -85,6 +85,10 @@ CollectiveReport collective(const CollectiveRequest& request) {
   apply_fabric_options(
       spec, {.nodes = request.nodes, .fabric = request.fabric, .oversubscription = request.oversubscription},
       spelling);
+  refuse_oversubscription_on_one_leaf(
+      request.topology, spec,
+      {.nodes = request.nodes, .fabric = request.fabric, .oversubscription = request.oversubscription},
+      spelling);
   const topology::Topology topo = analysis::load_platform(request.topology, spec, spelling);
   const analysis::CollectiveSweepOptions o =
       sweep_options(request, static_cast<int>(topo.gpus().size()),

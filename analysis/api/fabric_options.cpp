@@ -5,6 +5,7 @@
 
 #include "sim/error.h"
 #include "topology/cluster.h"
+#include "topology/preset_registry.h"
 
 namespace hybridsim::api {
 
@@ -26,6 +27,21 @@ void apply_fabric_options(topology::ClusterSpec& spec, const FabricOptions& give
       analysis::look_up_named(o, "fabric", given.fabric.value_or("fat-tree"),
                               [](const std::string& f) { return topology::presets::parse_fabric(f); });
   spec.oversubscription = given.oversubscription.value_or(1.0);
+}
+
+void refuse_oversubscription_on_one_leaf(const std::string& platform, topology::ClusterSpec spec,
+                                         const FabricOptions& given, const analysis::OptionSpelling& o) {
+  if (!given.oversubscription || given.nodes == 1 || !topology::find_preset(platform)) return;
+  spec.preset = platform;
+  if (topology::fabric_leaves(spec) != 1) return;
+  std::ostringstream said;
+  said << *given.oversubscription;
+  throw InputError(o.said_number("oversubscription", said.str()) + ": every NIC of the " +
+                   std::to_string(given.nodes) + " " + platform + " machines plugs into one leaf switch of " +
+                   std::to_string(spec.leaf_radix) +
+                   " ports, so nothing crosses a spine and the ratio would change nothing; expected more "
+                   "machines (" +
+                   o.takes("nodes", "N") + ") than fill one leaf");
 }
 
 }  // namespace hybridsim::api

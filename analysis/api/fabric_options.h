@@ -21,4 +21,11 @@ struct FabricOptions {
 void apply_fabric_options(topology::ClusterSpec& spec, const FabricOptions& given,
                           const analysis::OptionSpelling& spelling);
 
+// --oversubscription on machines of the preset `platform` whose NICs all plug into one leaf switch
+// (2 DGX H100: 16 NICs, a leaf of 16 ports) shapes nothing either: no traffic crosses a spine (it ran
+// as 1 without a word). Refused, naming both options; a topology file is left to its own links.
+void refuse_oversubscription_on_one_leaf(const std::string& platform, topology::ClusterSpec spec,
+                                         const FabricOptions& given,
+                                         const analysis::OptionSpelling& spelling);
+
 }  // namespace hybridsim::api

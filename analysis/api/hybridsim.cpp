@@ -267,6 +267,9 @@ std::string topology(const TopologyRequest& request) {
   apply_fabric_options(
       spec, {.nodes = request.nodes, .fabric = request.fabric, .oversubscription = request.oversubscription},
       o);
+  refuse_oversubscription_on_one_leaf(
+      request.topology, spec,
+      {.nodes = request.nodes, .fabric = request.fabric, .oversubscription = request.oversubscription}, o);
   // Python's topology() takes the preset or file as preset_or_file.
   const topology::Topology t = analysis::load_platform(request.topology, spec, o, "preset-or-file");
   if (request.route) check_route(t, *request.route, o);

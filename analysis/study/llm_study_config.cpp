@@ -1,4 +1,5 @@
 // The LLM study's file (format hybridsim-llm-study/1): its schema and its reader.
+#include <algorithm>
 #include <cmath>
 
 #include "analysis/study/llm_study.h"
@@ -7,6 +8,7 @@
 #include "sim/error.h"
 #include "sim/yaml/field_reader.h"
 #include "sim/yaml/input_file.h"
+#include "topology/preset_registry.h"
 
 namespace hybridsim::analysis {
 namespace {
@@ -28,7 +30,8 @@ constexpr yaml::FieldSpec kFields[] = {
     yaml::required_list("gpus", "a list of GPU counts", "The scaling grid, increasing without repeats."),
     {.path = "gpus[]", .kind = K::Integer, .min = 8, .max = 65536, .help = "A GPU count."},
     yaml::required_list("ib_bandwidths", "a list of rates",
-                        "InfiniBand per GPU; the first is the headline, the others the sensitivity."),
+                        "InfiniBand per GPU; the first is the headline, the others the sensitivity (refused "
+                        "where every GPU count fits one machine: no step crosses InfiniBand)."),
     {.path = "ib_bandwidths[]", .kind = K::Rate, .help = "e.g. 200 Gb/s."},
     {.path = "critical_batch_tokens",
      .kind = K::List,
@@ -104,6 +107,18 @@ void check_grid(const yaml::TreeNode& root, const LlmStudyConfig& c) {
         yaml::fail_at(clusters.items[i].where, "clusters[" + std::to_string(i) + "]", e.what());
       }
     }
+  // A second bandwidth where every GPU count fits one machine of every cluster: no step crosses
+  // InfiniBand, so its rows were the first's again, without a word (as the hybrid study's
+  // cluster.ib_bandwidth there, refused).
+  int per_machine = 0;
+  for (const auto& cluster : c.clusters)
+    per_machine = std::max(per_machine, topology::gpus_per_machine({.preset = cluster}));
+  if (c.ib_bandwidths.size() > 1 && c.gpus.back() <= per_machine)
+    yaml::fail_at(ib.items[1].where, "ib_bandwidths[1]",
+                  "every GPU count of the grid (up to " + std::to_string(c.gpus.back()) +
+                      ") fits one machine of " + std::to_string(per_machine) +
+                      " GPUs, so no step crosses InfiniBand: its rows would be " + "ib_bandwidths[0]'s",
+                  "one bandwidth, or a GPU count above " + std::to_string(per_machine));
   for (std::size_t i = 0; i < c.models.size() && !c.critical_batch_tokens.empty(); ++i)
     if (make_llm_plan_request({.model = c.models[i], .gpus = 8}).training_tokens <= 0)
       yaml::fail_at(models.items[i].where, "models[" + std::to_string(i) + "]",

@@ -291,10 +291,24 @@ void check_gpu_counts(const TreeNode& list, const StudyConfig& c) {
 // The keys of the fabric between machines, on a grid whose every GPU count fits one machine: as
 // sensitivity.ib_factors there (and plan's --ib-bandwidth on one machine), refused at the key; a study
 // of cluster.ib_bandwidth 200 Gb/s on 2 to 8 GPUs of a DGX-1 ran without a word of it.
+// cluster.oversubscription likewise where the grid's largest count's machines all plug into one leaf
+// switch (32 GPUs of DGX-1: 4 machines of 4 NICs, a leaf of 16 ports): no step crosses a spine.
 void check_fabric_used(FieldReader& r, const TreeNode& root, const StudyConfig& c) {
   const int per_machine = topology::gpus_per_machine(c.cluster);
-  if (c.gpus.back() > per_machine) return;
   const TreeNode* cl = r.section(&root, "cluster");
+  if (c.gpus.back() > per_machine) {
+    const TreeNode* key = r.written(cl, "cluster.oversubscription");
+    topology::ClusterSpec spec = topology::cluster_for_gpus(c.cluster, c.gpus.back());
+    if (!key || topology::fabric_leaves(spec) != 1) return;
+    const int machines = spec.nodes;
+    while (topology::fabric_leaves(spec) == 1) ++spec.nodes;  // the fewest machines past one leaf
+    fail_at(key->where, "cluster.oversubscription",
+            "every NIC of the grid's largest count, " + std::to_string(c.gpus.back()) + " GPUs on " +
+                std::to_string(machines) + " " + c.cluster.preset +
+                " machines, plugs into one leaf switch of " + std::to_string(spec.leaf_radix) +
+                " ports, so no step crosses a spine",
+            "it left out, or a GPU count above " + std::to_string((spec.nodes - 1) * per_machine));
+  }
   for (const char* path : {"cluster.ib_bandwidth", "cluster.fabric", "cluster.oversubscription"})
     if (const TreeNode* key = r.written(cl, path))
       fail_at(key->where, path,

@@ -57,9 +57,9 @@ std::vector<std::string> lines_of(const std::string& text) {
 // Python module's set= and section keywords (each an overlay of the same kind).
 std::string what_changed(const OptionSpelling& spelling) {
   if (spelling.is_python())
-    return "the scenario, its overlays (set=, workload=, training=, parallelism=, pipeline=) or its sweep "
-           "values changed";
-  return "the scenario, its --set overrides or its sweep values changed";
+    return "the scenario, its overlays (set=, workload=, training=, parallelism=, pipeline=), its sweep "
+           "values or a profile or topology file it reads changed";
+  return "the scenario, its --set overrides, its sweep values or a profile or topology file it reads changed";
 }
 
 // Where else to write: "another --out" / "another out=".
@@ -176,8 +176,13 @@ SummaryFacts read_summary(const std::filesystem::path& file) {
 }  // namespace
 
 std::string sweep_fingerprint(std::string_view scenario_text, std::span<const std::string> overrides,
-                              std::span<const scenarios::SweepPoint> points) {
+                              std::span<const scenarios::SweepPoint> points,
+                              std::span<const std::string> inputs) {
   Fnv1a f;
+  for (const auto& text : inputs) {
+    f.add(text);
+    f.add_separator();
+  }
   f.add(scenario_text);
   for (const auto& o : overrides) f.add(o);
   f.add_separator();

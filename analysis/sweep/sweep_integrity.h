@@ -21,10 +21,13 @@
 
 namespace hybridsim::analysis {
 
-// 16 hex digits (64-bit FNV-1a) over the scenario text, each override and each point's index and
-// assignments. Any edit of the file, another --set or another value list gives another one.
+// 16 hex digits (64-bit FNV-1a) over the scenario text, each override, each point's index and
+// assignments, and the texts of the files the points read (`inputs`: a profile's or topology file's
+// contents). Any edit of the file or of a profile it names, another --set
+// or another value list gives another one.
 std::string sweep_fingerprint(std::string_view scenario_text, std::span<const std::string> overrides,
-                              std::span<const scenarios::SweepPoint> points);
+                              std::span<const scenarios::SweepPoint> points,
+                              std::span<const std::string> inputs = {});
 
 // The first line of points.partial.csv: "# hybridsim sweep <fingerprint>, <points> points".
 std::string partial_preamble(const std::string& fingerprint, std::size_t points);

@@ -4,6 +4,7 @@
 #include <filesystem>
 #include <iterator>
 #include <map>
+#include <set>
 #include <string>
 #include <system_error>
 #include <vector>
@@ -19,6 +20,7 @@
 #include "scenarios/loader/ignored_keys.h"
 #include "scenarios/loader/resolve.h"
 #include "sim/error.h"
+#include "sim/yaml/input_file.h"
 
 namespace hybridsim::analysis {
 namespace {
@@ -156,6 +158,43 @@ void check_points(SweepPlan& plan, const SweepOptions& options) {
   for (const auto& [note, points] : point_notes) plan.notes.push_back("sweep points " + points + ": " + note);
 }
 
+// The contents of the files the sweep's points read (scenarios::input_files: a profile, a topology
+// file), for the fingerprint: a profile edited between a sweep and its --resume kept the
+// old profile's rows beside the new one's. A point that sets a workload or cluster key may name
+// another file; the others read the base scenario's. A file that cannot be read is left out (its
+// point is refused, located, when it runs).
+std::vector<std::string> sweep_input_texts(const SweepPlan& plan, const SweepOptions& options) {
+  std::set<std::filesystem::path> files;
+  const auto add = [&](const scenarios::Scenario& s) {
+    for (auto& f : scenarios::input_files(s)) files.insert(std::move(f));
+  };
+  add(plan.base);
+  for (const auto& p : plan.points)
+    if (std::ranges::any_of(p.assignments, [](const auto& a) {
+          return a.first.starts_with("workload") || a.first.starts_with("cluster");
+        })) {
+      try {
+        add(plan.point_scenario(p, options));
+      } catch (const InputError&) {
+        // refused, located, with the sweep's other bad points
+      }
+    }
+  // By contents alone, in their own order: a path depends on the folder the sweep was started from,
+  // and the fingerprint must not (shards run elsewhere are merged; goldens are byte for byte).
+  std::set<std::string> texts;
+  for (const auto& file : files) {
+    std::error_code ec;
+    // A regular file only: a pipe read here would be empty when the point reads it.
+    if (!std::filesystem::is_regular_file(file, ec)) continue;
+    try {
+      texts.insert(yaml::read_input_file(file.string(), "input file"));
+    } catch (const InputError&) {
+      // too large or unreadable: the point's own read refuses it
+    }
+  }
+  return {texts.begin(), texts.end()};
+}
+
 }  // namespace
 
 scenarios::Scenario SweepPlan::point_scenario(const scenarios::SweepPoint& point,
@@ -184,7 +223,8 @@ SweepPlan plan_sweep(scenarios::ScenarioSource source, const SweepOptions& optio
   plan.head = sweep_header(plan.paths);
   check_options(options, plan.head);
   const auto [k, n] = options.shard;
-  plan.identity = {.fingerprint = sweep_fingerprint(plan.source.text, options.overrides, plan.points),
+  plan.identity = {.fingerprint = sweep_fingerprint(plan.source.text, options.overrides, plan.points,
+                                                    sweep_input_texts(plan, options)),
                    .sweep_points = plan.points.size(),
                    .shard = std::to_string(k) + "/" + std::to_string(n)};
   for (const auto& p : plan.points)

@@ -174,7 +174,11 @@ std::optional<TreeNode> write_placement(const Scenario& s, const FieldSpec&) {
 }
 
 void read_mapping(FieldReader& r, const TreeNode* map, const FieldSpec& spec, Scenario& s) {
+  // A row is one replica's GPUs: a 2017 network's mp model-parallel ranks, or a transformer's TP
+  // group (TP rank r at column r; its mp is 1). tp is read here, before its own codec, since a row's
+  // length depends on it: with tp > 1 every mapping was refused, by two rules that disagreed.
   const int dp = s.parallelism.dp, mp = s.parallelism.mp;
+  const auto tp = static_cast<int>(r.integer(map, "parallelism.tp"));
   const std::string mapping_path(spec.path);
   const TreeNode& mapping = *r.value(map, mapping_path);
   if (r.word(mapping, mapping_path) == "auto") return;
@@ -184,13 +188,18 @@ void read_mapping(FieldReader& r, const TreeNode* map, const FieldSpec& spec, Sc
     fail_at(mapping.where, mapping_path,
             "lists " + std::to_string(mapping.items.size()) +
                 " workers, but parallelism.dp = " + std::to_string(dp),
-            "dp lists of mp GPU ranks");
+            tp > 1 ? "dp lists of tp GPU ranks" : "dp lists of mp GPU ranks");
   std::vector<std::vector<int>> rows;
   std::set<std::int64_t> seen;
   for (std::size_t w = 0; w < mapping.items.size(); ++w) {
     const std::string rp = mapping_path + "[" + std::to_string(w) + "]";
     const TreeNode& row = r.to_list(mapping.items[w], rp, 1);
-    if (static_cast<int>(row.items.size()) != mp)
+    if (tp > 1 && static_cast<int>(row.items.size()) != mp * tp)
+      fail_at(
+          row.where, rp,
+          "lists " + std::to_string(row.items.size()) + " GPUs, but parallelism.tp = " + std::to_string(tp),
+          "tp GPU ranks per replica (its TP group, TP rank r in column r)");
+    if (static_cast<int>(row.items.size()) != mp * tp)
       fail_at(
           row.where, rp,
           "lists " + std::to_string(row.items.size()) + " GPUs, but parallelism.mp = " + std::to_string(mp),

@@ -35,7 +35,9 @@ void refuse_exchange_every_micro_batch_where_once(const Scenario& s, int accumul
 // The fabric keys (cluster.fabric, oversubscription, leaf_radix, spines, links.infiniband) written with
 // another value than their default for a preset cluster of one machine, where no step crosses
 // InfiniBand: a note naming each with where it was written, or none. A note, not a refusal: the same
-// file runs with --set cluster.nodes=1, and a sweep over cluster.nodes may include 1.
+// file runs with --set cluster.nodes=1, and a sweep over cluster.nodes may include 1. On several
+// machines whose NICs all plug into one leaf (topology::fabric_leaves 1), the same note for
+// cluster.oversubscription and spines: no step crosses a spine.
 std::optional<std::string> unused_fabric_note(const Scenario& s);
 // variability.steps above 1 with nothing drawn (no kernel_jitter, fixed lengths): every step is the
 // first again, so step 1 is simulated once and stands for all (analysis/step/step_series.h), and the

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <set>
 
 #include "scenarios/loader/ignored_keys.h"
 #include "scenarios/loader/resolve_pipeline.h"
@@ -34,9 +35,6 @@ auto located(const Scenario& s, std::string_view path, F&& step) -> decltype(ste
   }
 }
 
-std::filesystem::path input_path(const Scenario& s, const std::filesystem::path& p) {
-  return p.is_absolute() ? p : s.base_dir / p;
-}
 
 sim::Time scale_time(sim::Time t, std::int64_t num, std::int64_t den) {
   const __int128 v = (static_cast<__int128>(t.ps()) * num + den / 2) / den;
@@ -44,6 +42,32 @@ sim::Time scale_time(sim::Time t, std::int64_t num, std::int64_t den) {
     throw InputError("a kernel of " + sim::format_time(t) + " scaled by " + std::to_string(num) + "/" +
                      std::to_string(den) + " overflows");
   return sim::Time::ps(static_cast<std::int64_t>(v));
+}
+
+// A TP group on GPUs of more than one machine (tp 16 on DGX A100s, tp 8 on 4-GPU servers): its
+// collectives cross the network every layer, which the layout line did not say (tp's help promised
+// "one machine's NVLink"); "" where every group is on one machine, as the default mapping puts it.
+std::string tp_groups_spanning_machines(const topology::Topology& topology, const ParallelismSettings& p,
+                                        const workloads::WorkerMapping& mapping) {
+  const auto machine = [&](int gpu) { return topology.device(topology.gpu(gpu)).node.value_or(0); };
+  int spanning = 0, machines = 1;
+  for (std::size_t first = 0; first < mapping.gpu_rank.size(); first += static_cast<std::size_t>(p.tp))
+    for (std::size_t stage = 0; stage < mapping.gpu_rank[first].size(); ++stage) {
+      std::set<int> on;
+      for (std::size_t r = first; r < first + static_cast<std::size_t>(p.tp); ++r)
+        on.insert(machine(mapping.gpu_rank[r][stage]));
+      spanning += on.size() > 1;
+      machines = std::max(machines, static_cast<int>(on.size()));
+    }
+  if (spanning == 0) return "";
+  int per_machine = 0;
+  for (std::size_t g = 0; g < topology.gpus().size() && machine(static_cast<int>(g)) == machine(0); ++g)
+    ++per_machine;
+  return "; " + std::to_string(spanning) + (spanning == 1 ? " TP group spans" : " TP groups span") +
+         " up to " + std::to_string(machines) + " machines (tp " + std::to_string(p.tp) +
+         (p.tp > per_machine ? " is more than" : " does not divide") + " a machine's " +
+         std::to_string(per_machine) + " GPUs): " + (spanning == 1 ? "its" : "their") +
+         " collectives cross the network";
 }
 
 }  // namespace
@@ -215,8 +239,14 @@ workloads::WorkerMapping build_mapping(const Scenario& s, const topology::Topolo
                            " is outside the cluster " + topology.name() + "; expected a GPU rank from 0 to " +
                            std::to_string(gpus - 1));
         }
+    // A transformer's row is a TP group: worker q x tp + r (TP rank r of replica q) gets its column r.
+    std::vector<std::vector<int>> workers;
+    for (const auto& row : rows)
+      for (std::size_t r = 0; r < row.size(); r += static_cast<std::size_t>(mp))
+        workers.emplace_back(row.begin() + static_cast<std::ptrdiff_t>(r),
+                             row.begin() + static_cast<std::ptrdiff_t>(r) + mp);
     return located(s, "parallelism.mapping",
-                   [&] { return workloads::custom_mapping(topology, dp, mp, *s.parallelism.mapping); });
+                   [&] { return workloads::custom_mapping(topology, dp, mp, std::move(workers)); });
   }
   return located(s, "parallelism", [&] { return workloads::default_mapping(topology, dp, mp); });
 }
@@ -371,7 +401,8 @@ workloads::StepConfig resolve_step_config(const Scenario& s, const topology::Top
     TransformerLayoutText text =
         transformer_layout_text(s.parallelism.dp, s.parallelism.tp, s.parallelism.pp);
     placement.description = std::move(text.placement);
-    mapping.description = std::move(text.mapping);
+    mapping.description =
+        std::move(text.mapping) + tp_groups_spanning_machines(topology, s.parallelism, mapping);
   }
   const auto gpus = static_cast<int>(topology.gpus().size());
   for (std::size_t i = 0; i < s.workload.gpu_speeds.size(); ++i) {
@@ -476,6 +507,17 @@ ResolvedScenario resolve(const Scenario& s, sim::WorkProgress* progress, MemoryF
   }
   refuse_ll128_where_off(s, r);
   return r;
+}
+
+std::filesystem::path input_path(const Scenario& s, const std::filesystem::path& p) {
+  return p.is_absolute() ? p : s.base_dir / p;
+}
+
+std::vector<std::filesystem::path> input_files(const Scenario& s) {
+  std::vector<std::filesystem::path> files;
+  if (!s.cluster.topology.empty()) files.push_back(input_path(s, s.cluster.topology));
+  if (!s.workload.profile.empty()) files.push_back(input_path(s, s.workload.profile));
+  return files;
 }
 
 }  // namespace hybridsim::scenarios

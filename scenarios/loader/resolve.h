@@ -96,6 +96,13 @@ workloads::Profile scale_profile_batch(const workloads::Profile& profile, std::i
 // it, and so do the study and planner (analysis/study/study_steps.h), with their own profile.
 workloads::StepConfig resolve_step_config(const Scenario& scenario, const topology::Topology& topology,
                                           const workloads::Profile& profile);
+// A path the scenario names (a profile or topology file) as it is opened: relative to its base_dir.
+std::filesystem::path input_path(const Scenario& s, const std::filesystem::path& p);
+// The files resolve() reads besides the scenario: its cluster.topology and workload.profile (none for
+// a preset and a named network). A sweep's fingerprint reads them: a profile edited between a sweep
+// and its --resume kept the old profile's rows beside the new one's.
+std::vector<std::filesystem::path> input_files(const Scenario& s);
+
 ResolvedScenario resolve(const Scenario& scenario, sim::WorkProgress* progress = nullptr,
                          MemoryFit fit = MemoryFit::Refuse);
 

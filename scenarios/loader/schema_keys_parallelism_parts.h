@@ -50,15 +50,16 @@ inline constexpr ScenarioKey kParallelism[] = {
       .kind = K::List,
       .default_text = "auto",
       .words = "auto",
-      .type_doc = "auto or a list of dp lists of mp GPU ranks",
+      .type_doc = "auto or a list of dp lists of mp (a transformer: tp) GPU ranks",
       .help = "Which physical GPUs each worker uses: [[0, 3], [1, 2], ...] gives worker w's model-"
-              "parallel rank k the global GPU rank in row w, column k (machine-major numbering). "
+              "parallel rank k the global GPU rank in row w, column k (machine-major numbering); a "
+              "transformer's row is a replica's TP group, TP rank r in column r (with pp > 1: auto only). "
               "auto: a worker's GPUs on the fastest links of one machine (where mp does not divide a "
               "machine's GPUs, consecutive GPUs; the run's mapping line says which workers span machines)."},
      {.read = read_mapping, .write = write_mapping}},
     {{.path = "parallelism.mapping[]",
       .kind = K::List,
-      .type_doc = "a list of mp GPU ranks",
+      .type_doc = "a list of mp (a transformer: tp) GPU ranks",
       .help = "One worker's GPUs."}},
     {{.path = "parallelism.mapping[][]",
       .kind = K::Integer,
@@ -72,7 +73,8 @@ inline constexpr ScenarioKey kParallelism[] = {
       .min = 1,
       .max = 4096,
       .help = "Tensor parallel (transformers): GPUs per data-parallel replica, consecutive GPUs (one "
-              "machine's NVLink under the default mapping); dp x tp GPUs in all."},
+              "machine's NVLink under the default mapping, where tp divides a machine's GPUs; else a "
+              "TP group spans machines, and the run's mapping line says so); dp x tp GPUs in all."},
      bind_unless_default<Member<&Scenario::parallelism, &ParallelismSettings::tp>>()},
     {{.path = "parallelism.sequence_parallel",
       .kind = K::Boolean,

@@ -29,8 +29,14 @@ inline constexpr yaml::FieldSpec kFabric{
     .help = "The InfiniBand fabric between machines: a two-level fat tree, or rails (NIC k of "
             "every machine on rail k)."};
 inline constexpr yaml::FieldSpec kOversubscription{
-    .path = "cluster.oversubscription", .kind = yaml::FieldKind::Number, .default_text = "1", .min = 1,
-    .help = "Leaf downlink / uplink bandwidth of the fabric; 1 is non-blocking."};
+    .path = "cluster.oversubscription",
+    .kind = yaml::FieldKind::Number,
+    .default_text = "1",
+    .min = 1,
+    .help =
+        "Leaf downlink / uplink bandwidth of the fabric; 1 is non-blocking. Where every NIC "
+        "plugs into one leaf switch (2 DGX H100, 4 DGX-1 at leaf_radix 16) nothing crosses a spine: "
+        "a scenario's run notes it, a study refuses it."};
 
 inline constexpr yaml::FieldSpec kPrecision{
     .path = "workload.precision",

@@ -335,6 +335,21 @@ def test_collective_takes_the_fabric_topology_takes(cli):
         hybridsim.collective("dgx1-v100", fabric="rail-optimized")
 
 
+def test_oversubscription_on_machines_that_fill_one_leaf_is_refused_as_the_command_line_does(cli):
+    # 2 DGX H100 machines: 16 NICs, one leaf switch of 16 ports, no spine: the ratio changed nothing
+    # (busbw 381.51 GB/s at 4 as at 1) and ran without a word. 3 machines fill two leaves: it applies.
+    words = ("oversubscription=4: every NIC of the 2 dgx-h100 machines plugs into one leaf switch of 16 "
+             "ports, so nothing crosses a spine and the ratio would change nothing; expected more machines "
+             "(nodes=N) than fill one leaf")
+    for function in (hybridsim.collective, hybridsim.topology):
+        with pytest.raises(hybridsim.ScenarioError, match="^" + re.escape(words) + "$"):
+            function("dgx-h100", nodes=2, oversubscription=4.0)
+    printed = cli("collective", "-t", "dgx-h100", "--nodes", "2", "--oversubscription", "4")
+    assert printed.returncode == 1
+    assert printed.stderr.startswith("hybridsim collective: error: --oversubscription 4: every NIC of the 2")
+    assert hybridsim.topology("dgx-h100", nodes=3, oversubscription=4.0).startswith("topology 3 × dgx-h100")
+
+
 def test_topology_refuses_what_shapes_nothing_as_the_command_line_does(cli):
     # One rule in the library (api::topology), each in its own words; Python's accepted all three.
     for keywords, python_words, cli_args in [

@@ -88,7 +88,36 @@ TEST_CASE("resume refuses the rows of another version of the sweep") {
   copy_example(dir.path, "25 GB/s", "30 GB/s");
   const std::string e = error_of([&] { analysis::run_sweep(file, quiet(dir.path / "out", {1, 1}, true)); });
   CHECK(e.find("results.csv: written by another sweep (fingerprint ") != std::string::npos);
-  CHECK(e.find("the scenario, its --set overrides or its sweep values changed") != std::string::npos);
+  CHECK(e.find("the scenario, its --set overrides, its sweep values or a profile or topology file it reads "
+               "changed") != std::string::npos);
+}
+
+TEST_CASE("resume refuses the rows of a sweep whose profile file was edited since") {
+  // A profile edited between a sweep and its --resume kept the old profile's rows beside the new one's
+  // (dp 2 at 9.78 ms of 100 us kernels, dp 4 at 7.96 ms of 900 us ones), exit 0: the fingerprint read
+  // the scenario's text only.
+  ScratchDir dir;
+  const auto profile = [&](const std::string& duration) {
+    std::ofstream(dir.path / "p.yaml")
+        << "format: hybridsim-profile/1\nmetadata: {network: mine, gpu: V100-SXM2-16GB, precision: fp32, "
+           "batch_per_gpu: 32, throughput_unit: images, units_per_step: 32}\n"
+           "optimizer: {name: sgd, time_per_gib: 10 ms}\nops:\n"
+           "  - {name: a, forward: [{name: k, duration: "
+        << duration << "}], backward: [{name: k, duration: " << duration
+        << "}], gradient: {bytes: 100 MB, exchange: dense-allreduce}}\n";
+  };
+  const std::string file = (dir.path / "sweep.yaml").string();
+  std::ofstream(file) << "cluster: {preset: dgx1-v100}\nworkload: {profile: p.yaml}\nparallelism: {dp: 8}\n"
+                         "sweep: {parameters: [{path: parallelism.dp, values: [2, 4]}]}\n";
+  profile("100 us");
+  analysis::run_sweep(file, quiet(dir.path / "out", {1, 2}));  // point 0
+  profile("900 us");
+  const std::string e = error_of([&] { analysis::run_sweep(file, quiet(dir.path / "out", {1, 1}, true)); });
+  CHECK(e.find("results.csv: written by another sweep (fingerprint ") != std::string::npos);
+  // Restored, the finished row is resumed: the fingerprint is of the file's contents.
+  profile("100 us");
+  const auto resumed = analysis::run_sweep(file, quiet(dir.path / "out", {1, 1}, true));
+  CHECK(resumed.csv == analysis::run_sweep(file, quiet(dir.path / "whole")).csv);
 }
 
 TEST_CASE("resume drops a row cut short, runs its point again, and refuses damaged or foreign rows") {

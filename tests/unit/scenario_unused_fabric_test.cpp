@@ -251,3 +251,38 @@ TEST_CASE("recompute: selective under flash attention is noted as not used, and 
   CHECK(unfused_selective.run.step.step_time != unfused_none.run.step.step_time);
   CHECK(peak(unfused_selective) < peak(unfused_none));
 }
+
+TEST_CASE("oversubscription and spines where every NIC plugs into one leaf: a note, the step unchanged") {
+  // 2 DGX H100 machines: 16 NICs, one leaf of 16 ports, so no spine; oversubscription 4 ran as 1.
+  const std::string two =
+      "cluster: {preset: dgx-h100, nodes: 2, oversubscription: 4, spines: 2}\n"
+      "workload: {network: gnmt}\nparallelism: {dp: 16}\n";
+  const auto note = scenarios::unused_fabric_note(scenarios::parse_scenario(two, "leaf.yaml"));
+  CHECK(note.value_or("") ==
+        "cluster.oversubscription (leaf.yaml:1:57), cluster.spines (leaf.yaml:1:68): not used: every NIC of "
+        "the 2 dgx-h100 machines plugs into one leaf switch (cluster.leaf_radix 16), so no step crosses a "
+        "spine; they apply with more than one leaf (more machines, or a smaller cluster.leaf_radix)");
+  // run says it (its notes, as stderr's), and the step is the one without them.
+  const api::RunReport r = api::run({.path = "leaf.yaml", .text = two}, {.write_outputs = false});
+  REQUIRE(r.notes.size() == 1);
+  CHECK(r.notes[0] == *note);
+  const api::RunReport plain = api::run(
+      {.path = "plain.yaml",
+       .text = "cluster: {preset: dgx-h100, nodes: 2}\nworkload: {network: gnmt}\nparallelism: {dp: 16}\n"},
+      {.write_outputs = false});
+  CHECK(r.run.step.step_time == plain.run.step.step_time);
+  // Past one leaf (3 machines, or leaf_radix 8) they shape the fabric: no note.
+  CHECK_FALSE(scenarios::unused_fabric_note(scenarios::parse_scenario(
+      "cluster: {preset: dgx-h100, nodes: 3, oversubscription: 4}\nworkload: {network: gnmt}\n", "f.yaml")));
+  CHECK_FALSE(scenarios::unused_fabric_note(
+      scenarios::parse_scenario("cluster: {preset: dgx-h100, nodes: 2, leaf_radix: 8, oversubscription: "
+                                "4}\nworkload: {network: gnmt}\n",
+                                "f.yaml")));
+  // A DGX-1 has 4 NICs: 4 machines (32 GPUs) fill one leaf.
+  CHECK(scenarios::unused_fabric_note(
+            scenarios::parse_scenario("cluster: {preset: dgx1-v100, nodes: 4, oversubscription: 2}\n"
+                                      "workload: {network: gnmt}\n",
+                                      "f.yaml"))
+            .value_or("")
+            .starts_with("cluster.oversubscription (f.yaml:1:58): not used: every NIC of the 4 dgx1-v100"));
+}

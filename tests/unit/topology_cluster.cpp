@@ -146,3 +146,26 @@ TEST_CASE("cluster: invalid parameters are rejected with the field named") {
   CHECK(presets::parse_fabric("rail") == presets::Fabric::RailOptimized);
   CHECK_THROWS_WITH_AS(presets::parse_fabric("torus"), doctest::Contains("fat-tree"), InputError);
 }
+
+TEST_CASE(
+    "cluster: leaf_count is the leaves the fabric builds, and with one there is no spine at any ratio") {
+  // Fat tree: the NICs in order, leaf_radix a leaf (2 DGX H100: 16 NICs, one leaf; 3: 24, two).
+  CHECK(presets::leaf_count(presets::Fabric::FatTree, 2, 8, 16) == 1);
+  CHECK(presets::leaf_count(presets::Fabric::FatTree, 3, 8, 16) == 2);
+  CHECK(presets::leaf_count(presets::Fabric::FatTree, 4, 4, 16) == 1);  // 4 DGX-1, 4 NICs each
+  CHECK(presets::leaf_count(presets::Fabric::FatTree, 5, 4, 16) == 2);
+  // Rails: ceil(nodes / leaf_radix) leaves on each of the NICs' rails.
+  CHECK(presets::leaf_count(presets::Fabric::RailOptimized, 2, 8, 16) == 8);
+  CHECK(presets::leaf_count(presets::Fabric::RailOptimized, 17, 4, 16) == 8);
+  for (const auto& [nodes, leaves] : {std::pair{4, 1}, std::pair{5, 2}}) {
+    const auto t =
+        presets::cluster({.node = presets::Dgx1V100Params{}, .nodes = nodes, .oversubscription = 4.0});
+    int built = 0, spines = 0;
+    for (const auto d : t.devices_of_kind(DeviceKind::NetworkSwitch)) {
+      built += t.device(d).name.starts_with("leaf");
+      spines += t.device(d).name.starts_with("spine");
+    }
+    CHECK(built == leaves);
+    CHECK((spines == 0) == (leaves == 1));
+  }
+}

@@ -218,3 +218,22 @@ TEST_CASE("yaml error: a GPU joined to no other is named where it is declared") 
   CHECK(error_of("nodes:\n  - {name: a, kind: gpu}\n  - {name: b, kind: gpu}\n")
             .starts_with("box.yaml:3:5: nodes[1]: GPU \"b\" is not connected"));
 }
+
+TEST_CASE("topology yaml: a GPU that cannot send to another along the links' directions is named") {
+  // GPU0 -> GPU1 one way only loaded, and every run stopped at its first route ("no route from GPU1
+  // to GPU0 ..."), naming neither the file nor a line.
+  CHECK(error_of("nodes:\n  - {name: GPU0, kind: gpu}\n  - {name: GPU1, kind: gpu}\nlinks:\n"
+                 "  - {a: GPU0, b: GPU1, kind: nvlink, bandwidth: 25 GB/s, duplex: false}\n") ==
+        "box.yaml:3:5: nodes[1]: GPU \"GPU1\" cannot send to GPU \"GPU0\" along the links' directions (a "
+        "duplex: false link carries a to b only); expected every GPU able to send to every other");
+  CHECK(error_of("nodes:\n  - {name: GPU0, kind: gpu}\n  - {name: GPU1, kind: gpu}\nlinks:\n"
+                 "  - {a: GPU1, b: GPU0, kind: nvlink, bandwidth: 25 GB/s, duplex: false}\n")
+            .starts_with("box.yaml:3:5: nodes[1]: GPU \"GPU0\" cannot send to GPU \"GPU1\""));
+  // One-way links that close a cycle reach every GPU: a directed ring loads.
+  CHECK(error_of(
+            "nodes:\n  - {name: GPU0, kind: gpu}\n  - {name: GPU1, kind: gpu}\n  - {name: GPU2, kind: gpu}\n"
+            "links:\n  - {a: GPU0, b: GPU1, kind: nvlink, bandwidth: 25 GB/s, duplex: false}\n"
+            "  - {a: GPU1, b: GPU2, kind: nvlink, bandwidth: 25 GB/s, duplex: false}\n"
+            "  - {a: GPU2, b: GPU0, kind: nvlink, bandwidth: 25 GB/s, duplex: false}\n")
+            .empty());
+}
