@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "analysis/output/option_spelling.h"
+#include "analysis/output/progress_estimate.h"
 #include "sim/collective.h"
 #include "sim/limits.h"
 #include "topology/topology.h"
@@ -63,6 +64,8 @@ struct CollectiveSweepOptions {
   // Progress lines with an estimated end (analysis/output/progress_estimate.h), the sizes weighted by
   // the events each would take in full; null: none.
   std::ostream* progress = nullptr;
+  // The lines' clock (a test's hand clock; the command's: steady time).
+  ProgressClock clock = steady_progress_clock();
   CollectiveOptionNames names{};
 };
 
