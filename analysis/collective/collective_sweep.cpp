@@ -109,11 +109,13 @@ void check_ll128(workloads::CommPlanner& planner, const CollectiveSweepOptions& 
 
 // Records the collective's state in `budget` and checks what is sure to be simulated in full
 // (all of it, unless it may fold: then it is checked as it starts).
-void check_up_front(sim::SimulationBudget& budget, const sim::Collective& coll) {
+// Returns the events the collective takes in full.
+std::uint64_t check_up_front(sim::SimulationBudget& budget, const sim::Collective& coll) {
   sim::SimulationCost cost = coll.full_cost();
   budget.record(0, cost.state_bytes);
   cost.state_bytes = 0;
   if (!coll.may_fold()) budget.check(cost);
+  return cost.events;
 }
 
 std::string collective_name(const CollectiveSweepOptions& options, sim::Bytes size) {
@@ -296,7 +298,8 @@ CollectiveSweepRow run_one_with(workloads::CommPlanner& planner, const topology:
     config.model_progress = size_ticks.for_models();
     std::unique_ptr<sim::Collective> coll = workloads::make_collective(network, plan, config);
     try {
-      check_up_front(budget, *coll);
+      // Its ticks' share is of its events in full (a folded one runs fewer: its lines end early).
+      size_ticks.set_expected(check_up_front(budget, *coll));
       coll->start_all();
       size_ticks.run();
     } catch (const sim::BudgetExceeded& e) {
@@ -318,12 +321,13 @@ CollectiveSweepRow run_one_with(workloads::CommPlanner& planner, const topology:
 }  // namespace
 
 CollectiveSweepRow run_one_collective(const topology::Topology& topology,
-                                      const CollectiveSweepOptions& options, sim::Bytes size) {
+                                      const CollectiveSweepOptions& options, sim::Bytes size,
+                                      SimulationProgress* ticks) {
   check_algorithm(topology, options);
   check_least_cost(options, size);
   workloads::CommPlanner planner(topology, options.comm);
   check_ll128(planner, options);
-  return run_one_with(planner, topology, options, size);
+  return run_one_with(planner, topology, options, size, ticks);
 }
 
 void fill_row(CollectiveSweepRow& row, const sim::Collective& coll, sim::Bytes size,

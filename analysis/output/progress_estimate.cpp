@@ -106,7 +106,8 @@ std::string ProgressEstimate::line_locked(double done, std::string_view what, do
   }
   const double shown = std::min(done, total_);
   const long percent = total_ > 0 ? std::lround(100 * shown / total_) : 0;
-  std::string out = label_ + ": " + wall_text(elapsed) + ", " + amounts(shown, total_, unit_) + " done (" +
+  std::string out = label_ + ": " + wall_text(elapsed) + ", " +
+                    amounts(timing_.whole_items ? std::floor(shown) : shown, total_, unit_) + " done (" +
                     std::to_string(percent) + "%)";
   if (!(done > 0) && unit_ == "events" && total_ > 0)
     // None done yet (a plan's largest step of 16,384 GPUs set itself up for 10 s and more before its

@@ -35,6 +35,9 @@ struct ProgressTiming {
   // before any is simulated): what its total covers, said instead of "in all" ("until every step is
   // estimated, their simulation not yet counted"); empty: "in all", the whole command's.
   std::string_view until{};
+  // Items counted done only when whole (validate's cases, a running case's share in the percentage
+  // alone): "0 of 1 cases done (65%)", not "1 of 1".
+  bool whole_items = false;
 };
 
 // "12 s", "3 min", "2.5 h": a wall time as a progress line says it.
