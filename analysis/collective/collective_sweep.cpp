@@ -109,11 +109,13 @@ void check_ll128(workloads::CommPlanner& planner, const CollectiveSweepOptions& 
 
 // Records the collective's state in `budget` and checks what is sure to be simulated in full
 // (all of it, unless it may fold: then it is checked as it starts).
-void check_up_front(sim::SimulationBudget& budget, const sim::Collective& coll) {
+// Returns the events the collective takes in full.
+std::uint64_t check_up_front(sim::SimulationBudget& budget, const sim::Collective& coll) {
   sim::SimulationCost cost = coll.full_cost();
   budget.record(0, cost.state_bytes);
   cost.state_bytes = 0;
   if (!coll.may_fold()) budget.check(cost);
+  return cost.events;
 }
 
 std::string collective_name(const CollectiveSweepOptions& options, sim::Bytes size) {
@@ -176,12 +178,13 @@ void check_least_cost(const CollectiveSweepOptions& options, sim::Bytes size) {
 // own rate.
 class SetupLines final : public sim::WorkProgress {
  public:
-  SetupLines(std::ostream* out, double since) : out_(out), since_(since) {}
+  SetupLines(std::ostream* out, ProgressClock clock, double since)
+      : out_(out), clock_(std::move(clock)), since_(since) {}
   void built(std::string_view part, std::uint64_t done, std::uint64_t total, std::string_view unit) override {
     if (!line_ || done == 0 || part != part_) {
       part_ = part;
       line_.emplace(
-          out_, "collective", static_cast<double>(total), std::string(unit), steady_progress_clock(),
+          out_, "collective", static_cast<double>(total), std::string(unit), clock_,
           ProgressTiming{.since = since_, .until = "the set-up is done, the sizes not yet counted"});
     }
     line_->advance(static_cast<double>(done), part_);
@@ -189,6 +192,7 @@ class SetupLines final : public sim::WorkProgress {
 
  private:
   std::ostream* out_;
+  ProgressClock clock_;
   double since_;
   std::string part_;
   std::optional<ProgressEstimate> line_;
@@ -294,7 +298,8 @@ CollectiveSweepRow run_one_with(workloads::CommPlanner& planner, const topology:
     config.model_progress = size_ticks.for_models();
     std::unique_ptr<sim::Collective> coll = workloads::make_collective(network, plan, config);
     try {
-      check_up_front(budget, *coll);
+      // Its ticks' share is of its events in full (a folded one runs fewer: its lines end early).
+      size_ticks.set_expected(check_up_front(budget, *coll));
       coll->start_all();
       size_ticks.run();
     } catch (const sim::BudgetExceeded& e) {
@@ -316,12 +321,13 @@ CollectiveSweepRow run_one_with(workloads::CommPlanner& planner, const topology:
 }  // namespace
 
 CollectiveSweepRow run_one_collective(const topology::Topology& topology,
-                                      const CollectiveSweepOptions& options, sim::Bytes size) {
+                                      const CollectiveSweepOptions& options, sim::Bytes size,
+                                      SimulationProgress* ticks) {
   check_algorithm(topology, options);
   check_least_cost(options, size);
   workloads::CommPlanner planner(topology, options.comm);
   check_ll128(planner, options);
-  return run_one_with(planner, topology, options, size);
+  return run_one_with(planner, topology, options, size, ticks);
 }
 
 void fill_row(CollectiveSweepRow& row, const sim::Collective& coll, sim::Bytes size,
@@ -432,29 +438,39 @@ std::vector<CollectiveSweepRow> run_collective_sweep(const topology::Topology& t
     throw InputError(n.said_number(n.channels, std::to_string(*options.comm.channels)) +
                      ": expected 0 (as NCCL would) or 1 to " + std::to_string(kMaxChannels));
   const std::vector<sim::Bytes> sizes = collective_sizes(options).sizes;
-  const double start = steady_progress_clock()();
+  const double start = options.clock();
   for (const sim::Bytes s : sizes) check_least_cost(options, s);
   // Every size's cost before the first runs: none fails after others took minutes.
   // One planner for all: it keeps the rings and trees it found for these GPUs.
   workloads::CommPlanner planner(topology, options.comm);
-  SetupLines setup(options.progress, start);
+  SetupLines setup(options.progress, options.clock, start);
   if (options.progress != nullptr) planner.set_progress(&setup);
   check_ll128(planner, options);
   // Weighing a size sets its collective up over every GPU (a few tenths of a second at 65,536): told
-  // as sizes weighed, with the set-up's lines of the first.
+  // as sizes weighed, with the set-up's lines of the first, and once a size is weighed with the
+  // simulation after, so that they give the command's end (issue 31: at 65,536 GPUs of DGX-1 the 26
+  // sizes took 6 to 10 s to weigh, whose lines said "their simulation not yet counted").
   ProgressEstimate weighing(
-      options.progress, "collective", static_cast<double>(sizes.size()), "sizes weighed",
-      steady_progress_clock(),
+      options.progress, "collective", static_cast<double>(sizes.size()), "sizes weighed", options.clock,
       {.since = start, .until = "every size is weighed, their simulation not yet counted"});
   std::vector<std::uint64_t> weight;
+  double weighed = 0;
   for (const sim::Bytes s : sizes) {
     weight.push_back(check_budget_with(planner, topology, options, s));
+    weighed += static_cast<double>(weight.back());
+    // Each size left is taken at the last one's events (sizes grow, and a larger one mostly sends no
+    // fewer messages: revised as each is weighed), at sim::kEventsPerSecond as the run's estimate
+    // counts them.
+    const double after =
+        weighed + static_cast<double>(weight.back()) * static_cast<double>(sizes.size() - weight.size());
+    auto [seconds, how] = simulation_after(after, weight.size(), sizes.size(), "sizes weighed");
+    weighing.set_after(seconds, std::move(how));
     weighing.advance(static_cast<double>(weight.size()), "the last " + sim::format_bytes(s));
   }
   planner.set_progress(nullptr);
   double total = 0, done = 0;
   for (const std::uint64_t w : weight) total += static_cast<double>(w);
-  ProgressEstimate progress(options.progress, "collective", total, "events in full", steady_progress_clock(),
+  ProgressEstimate progress(options.progress, "collective", total, "events in full", options.clock,
                             {.since = start});
   std::vector<CollectiveSweepRow> rows;
   for (std::size_t i = 0; i < sizes.size(); ++i) {

@@ -13,12 +13,15 @@
 #include <vector>
 
 #include "analysis/output/option_spelling.h"
+#include "analysis/output/progress_estimate.h"
 #include "sim/collective.h"
 #include "sim/limits.h"
 #include "topology/topology.h"
 #include "workloads/comm/comm_plan.h"
 
 namespace hybridsim::analysis {
+
+class SimulationProgress;  // analysis/step/step_progress.h
 
 // How a refusal names the options it is about, every option of a request: the collective
 // command's by default (for_language: the Python module's keywords, "algorithm='tree'"); validate's
@@ -63,6 +66,8 @@ struct CollectiveSweepOptions {
   // Progress lines with an estimated end (analysis/output/progress_estimate.h), the sizes weighted by
   // the events each would take in full; null: none.
   std::ostream* progress = nullptr;
+  // The lines' clock (a test's hand clock; the command's: steady time).
+  ProgressClock clock = steady_progress_clock();
   CollectiveOptionNames names{};
 };
 
@@ -123,8 +128,10 @@ CollectiveSizes collective_sizes(const CollectiveSweepOptions& options);
 // "point-to-point" for an all-to-all's row, else the algorithm that ran ("ring", "tree", ...).
 std::string row_algorithm_name(const CollectiveSweepRow& row);
 // One collective of one size (the building block; also used by tests); throws InputError for
-// the tree or hierarchical algorithm with any op but all-reduce.
+// the tree or hierarchical algorithm with any op but all-reduce. `ticks` (null: none) hears of its
+// events every SimulationProgress::kTickEvents, against its events in full (validate's cases).
 CollectiveSweepRow run_one_collective(const topology::Topology& topology,
-                                      const CollectiveSweepOptions& options, sim::Bytes size);
+                                      const CollectiveSweepOptions& options, sim::Bytes size,
+                                      SimulationProgress* ticks = nullptr);
 
 }  // namespace hybridsim::analysis

@@ -65,6 +65,14 @@ ProgressEstimate::ProgressEstimate(std::ostream* out, std::string label, double 
 
 double past_estimate_total(double done, double total) { return done > total && done > 0 ? 2 * done : total; }
 
+SimulationAfter simulation_after(double events, std::size_t done, std::size_t of, std::string_view from) {
+  const auto count = [](double v) { return sim::BudgetExceeded::count_text(static_cast<std::uint64_t>(v)); };
+  return {events / sim::kEventsPerSecond, "its simulation after: about " + count(events) + " events at " +
+                                              count(sim::kEventsPerSecond) + " events/s, from the " +
+                                              std::to_string(done) + " of " + std::to_string(of) + " " +
+                                              std::string(from)};
+}
+
 std::string ProgressEstimate::line(double done, std::string_view what) const {
   std::lock_guard guard(lock_);
   return line_locked(done, what, nullptr);
@@ -98,7 +106,8 @@ std::string ProgressEstimate::line_locked(double done, std::string_view what, do
   }
   const double shown = std::min(done, total_);
   const long percent = total_ > 0 ? std::lround(100 * shown / total_) : 0;
-  std::string out = label_ + ": " + wall_text(elapsed) + ", " + amounts(shown, total_, unit_) + " done (" +
+  std::string out = label_ + ": " + wall_text(elapsed) + ", " +
+                    amounts(timing_.whole_items ? std::floor(shown) : shown, total_, unit_) + " done (" +
                     std::to_string(percent) + "%)";
   if (!(done > 0) && unit_ == "events" && total_ > 0)
     // None done yet (a plan's largest step of 16,384 GPUs set itself up for 10 s and more before its

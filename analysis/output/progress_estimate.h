@@ -7,6 +7,7 @@
 //   p.advance(3, "point 3 done");  // prints when due: "sweep: 3 s, 3 of 40 points (8%), about 37 s
 //                                  //  left of about 40 s in all; point 3 done"
 #pragma once
+#include <cstddef>
 #include <cstdint>
 #include <functional>
 #include <iosfwd>
@@ -34,6 +35,9 @@ struct ProgressTiming {
   // before any is simulated): what its total covers, said instead of "in all" ("until every step is
   // estimated, their simulation not yet counted"); empty: "in all", the whole command's.
   std::string_view until{};
+  // Items counted done only when whole (validate's cases, a running case's share in the percentage
+  // alone): "0 of 1 cases done (65%)", not "1 of 1".
+  bool whole_items = false;
 };
 
 // "12 s", "3 min", "2.5 h": a wall time as a progress line says it.
@@ -46,6 +50,14 @@ double seconds_left(double elapsed, double done, double total);
 // The total an estimated one stands for once `done` has passed it: the work is taken to need as
 // much again as it has done (twice `done`), so a line past its estimate still has a time left.
 double past_estimate_total(double done, double total);
+// The seconds and words a part's set_after gives a simulation counted from what was estimated so far:
+// about `events` events at sim::kEventsPerSecond, "its simulation after: about 3e8 events at 5e6
+// events/s, from the 3 of 54 steps estimated" (`from`: "steps estimated", "sizes weighed").
+struct SimulationAfter {
+  double seconds;
+  std::string how;
+};
+SimulationAfter simulation_after(double events, std::size_t done, std::size_t of, std::string_view from);
 
 class ProgressEstimate {
  public:

@@ -298,12 +298,8 @@ void tell_simulation_after(ProgressEstimate& estimating, std::uint64_t events, d
                            std::size_t steps_done, std::size_t steps) {
   if (!(gpus_done > 0)) return;
   const double all = static_cast<double>(events) * std::max(1.0, gpus / gpus_done);
-  estimating.set_after(
-      all / sim::kEventsPerSecond,
-      "its simulation after: about " + sim::BudgetExceeded::count_text(static_cast<std::uint64_t>(all)) +
-          " events at " + sim::BudgetExceeded::count_text(static_cast<std::uint64_t>(sim::kEventsPerSecond)) +
-          " events/s, from the " + std::to_string(steps_done) + " of " + std::to_string(steps) +
-          " steps estimated");
+  auto [seconds, how] = simulation_after(all, steps_done, steps, "steps estimated");
+  estimating.set_after(seconds, std::move(how));
 }
 
 // Every step's estimate before any is simulated, checked against its caps. Whatever one step's

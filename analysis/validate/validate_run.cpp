@@ -2,8 +2,11 @@
 
 #include <algorithm>
 #include <array>
+#include <chrono>
 #include <cmath>
 #include <map>
+#include <string>
+#include <utility>
 
 #include "analysis/collective/collective_sweep.h"
 #include "analysis/output/format_fixed.h"
@@ -11,6 +14,7 @@
 #include "analysis/output/text_table.h"
 #include "analysis/platform/platform.h"
 #include "analysis/run/scenario_run.h"
+#include "analysis/step/step_progress.h"
 #include "analysis/validate/iteration_rate.h"
 #include "scenarios/loader/resolve.h"
 #include "scenarios/loader/scenario.h"
@@ -34,7 +38,41 @@ std::vector<int> case_gpus(const CollectiveCase& c, const topology::Topology& t)
   return gpus;
 }
 
-double run_collective_case(const CollectiveCase& c, const sim::SimulationLimits& limits, std::string& what) {
+// A case's own work, told to the cases' lines as it runs, as a share of the case (its events are
+// counted against its step's estimate, a collective's against its events in full). One case ran 44 s
+// without a line (an all-reduce of 1 GiB over 8,192 DGX-1; issue 31, done-when 3), the lines counting
+// finished cases only. Every poll reports; the cases' lines print when due.
+class CaseShare final : public SimulationProgress {
+ public:
+  CaseShare(ProgressEstimate& lines, double before, std::string what, ProgressClock clock)
+      : SimulationProgress(std::chrono::seconds(0), std::chrono::seconds(0), std::move(clock)),
+        lines_(lines),
+        before_(before),
+        what_(std::move(what)) {}
+
+ protected:
+  void report(const SimulationProgressReport& r) override {
+    // The case's own time left as its lines would say it (its step's events of their estimate, its
+    // set-up part's rate before the first event, its steps done; SimulationProgressReport::eta_seconds):
+    // the share whose rate over the case's time so far leaves that. Unknown: its events of their
+    // estimate, else nothing yet.
+    double share = 0;
+    if (r.eta_seconds >= 0 && r.wall_seconds + r.eta_seconds > 0)
+      share = r.wall_seconds / (r.wall_seconds + r.eta_seconds);
+    else if (r.estimated_events > 0)
+      share = static_cast<double>(r.events) / static_cast<double>(r.estimated_events);
+    // Never the whole case until it returns: a run past its estimate is not done.
+    lines_.advance(before_ + std::clamp(share, 0.0, 0.99), what_);
+  }
+
+ private:
+  ProgressEstimate& lines_;
+  double before_;
+  std::string what_;
+};
+
+double run_collective_case(const CollectiveCase& c, const sim::SimulationLimits& limits, std::string& what,
+                           SimulationProgress* ticks) {
   const topology::Topology t = load_platform(c.topology, {.preset = c.topology, .nodes = c.nodes});
   CollectiveSweepOptions o;
   o.op = c.op;
@@ -52,7 +90,7 @@ double run_collective_case(const CollectiveCase& c, const sim::SimulationLimits&
              .algorithm_at = c.algorithm_where.empty() ? "" : c.algorithm_where + ": ",
              .protocol_at = c.protocol_where.empty() ? "" : c.protocol_where + ": ",
              .separator = ": "};
-  const CollectiveSweepRow row = run_one_collective(t, o, c.size);
+  const CollectiveSweepRow row = run_one_collective(t, o, c.size, ticks);
   what = std::string(workloads::algorithm_name(row.algorithm)) + "/" +
          std::string(sim::protocol_name(row.protocol)) + ", " + std::to_string(row.channels) + " ch";
   return row.busbw_gb_per_s;
@@ -91,13 +129,14 @@ void check_rate_units(const std::vector<ValidateCase>& cases, const ValidateBudg
   }
 }
 
-// One case, its unit already checked (check_rate_units).
-ValidateResult run_validate_case(const ValidateCase& reference, const ValidateBudget& budget) {
+// One case, its unit already checked (check_rate_units); `ticks` (null: none) hears of its work.
+ValidateResult run_validate_case(const ValidateCase& reference, const ValidateBudget& budget,
+                                 SimulationProgress* ticks) {
   ValidateResult r;
   r.reference = reference;
   within_case(reference, [&] {
     if (reference.collective) {
-      const double busbw = run_collective_case(*reference.collective, budget.collective, r.what);
+      const double busbw = run_collective_case(*reference.collective, budget.collective, r.what, ticks);
       if (reference.metric == CaseMetric::BusBandwidth) {
         r.simulated = busbw;
       } else {
@@ -112,6 +151,7 @@ ValidateResult run_validate_case(const ValidateCase& reference, const ValidateBu
       const scenarios::ResolvedScenario resolved = scenarios::resolve(case_scenario(reference, budget));
       ScenarioRunOptions run_options;
       run_options.budget_knobs = budget.knobs();
+      run_options.progress = ticks;
       const ScenarioRun run = run_scenario(resolved, run_options);
       r.simulated = reference.metric == CaseMetric::StepTime ? run.step.step_time.to_ms()
                                                              : run.step.units_per_second;
@@ -131,12 +171,18 @@ ValidateResult run_validate_case(const ValidateCase& reference, const ValidateBu
 }  // namespace
 
 std::vector<ValidateResult> run_validate_cases(const std::vector<ValidateCase>& cases,
-                                               const ValidateBudget& budget, std::ostream* progress) {
+                                               const ValidateBudget& budget, std::ostream* progress,
+                                               const ProgressClock& clock) {
   check_rate_units(cases, budget);
   std::vector<ValidateResult> out;
-  ProgressEstimate lines(progress, "validate", static_cast<double>(cases.size()), "cases");
+  ProgressEstimate lines(progress, "validate", static_cast<double>(cases.size()), "cases", clock,
+                         {.whole_items = true});
   for (const auto& c : cases) {
-    out.push_back(run_validate_case(c, budget));
+    CaseShare share(lines, static_cast<double>(out.size()),
+                    "case " + std::to_string(out.size() + 1) + " of " + std::to_string(cases.size()) + " (" +
+                        c.name + ") running",
+                    clock);
+    out.push_back(run_validate_case(c, budget, progress != nullptr ? &share : nullptr));
     lines.advance(static_cast<double>(out.size()), "the last " + c.name);
   }
   return out;

@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "analysis/output/progress_estimate.h"
 #include "analysis/step/budget_error.h"
 #include "analysis/validate/validate_cases.h"
 #include "sim/budget.h"
@@ -39,11 +40,13 @@ struct ValidateBudget {
 };
 
 // Every case's unit is checked against its scenario's profile before the first case runs (a wrong
-// unit is an InputError at the unit's key). `progress` (null: none): lines with an estimated end as
-// cases finish (analysis/output/progress_estimate.h), each case counted alike.
+// unit is an InputError at the unit's key). `progress` (null: none): lines with an estimated end
+// (analysis/output/progress_estimate.h), each case counted alike, a running case by its share done
+// (its steps, or its events of its estimate); `clock`: theirs (a test's hand clock).
 std::vector<ValidateResult> run_validate_cases(const std::vector<ValidateCase>& cases,
                                                const ValidateBudget& budget = {},
-                                               std::ostream* progress = nullptr);
+                                               std::ostream* progress = nullptr,
+                                               const ProgressClock& clock = steady_progress_clock());
 bool all_within(const std::vector<ValidateResult>& results);
 
 // A table (one row per case, then a count of cases within tolerance, by kind) and CSV.

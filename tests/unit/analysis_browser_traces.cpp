@@ -113,6 +113,17 @@ TEST_CASE("browser traces: every trace the browser test opens is written and pas
        {},
        {},
        0},
+      // Issue 30 item 6: README's 1,024-GPU example (GNMT dp 512 × mp 2 on 128 DGX-1), 833 MB of
+      // JSON when every GPU was traced, which speedscope took 200 s and 4.8 GB to open; by default
+      // one GPU per class (8 of 1,024), about 5.4 MB, opened here as a user opens it.
+      {"GNMT dp 512 × mp 2 on 128 DGX-1 (1,024 GPUs), default: one GPU per class",
+       "dgx1-gnmt-dp8.yaml",
+       {"cluster.nodes=128", "parallelism={dp: 512, mp: 2}"},
+       "gnmt-1024-classes.json",
+       "kernels",
+       {},
+       {},
+       0},
       // A 1F1B pipeline (GPT-3 175B, 8 layers, tp 8 × pp 4, 8 micro-batches, full recomputation):
       // micro-batch, recompute and bubble slices on each stage's compute thread. One GPU per stage
       // (0, 8, 16, 24): compute, and a send and a receive stream per neighbouring stage, 16 tracks.
@@ -145,6 +156,11 @@ TEST_CASE("browser traces: every trace the browser test opens is written and pas
       CHECK(t.process_names.at(1) == "GPU 0 · node 0 · for 4 GPUs");
       CHECK(t.process_names.size() <= 9);  // 8 classes and perhaps the critical GPU; no network
       CHECK(t.pid_named("network") == -1);
+    }
+    if (b.file == "gnmt-1024-classes.json") {  // 8 GPUs for 128 each, under 100 MB (issue 30)
+      CHECK(t.process_names.at(1) == "GPU 0 · node 0 · for 128 GPUs");
+      CHECK(t.process_names.size() == 8);
+      CHECK(fs::file_size(dir / b.file) < 100'000'000);
     }
     if (b.detail == "messages") {  // the GPU streams and at least one link
       std::size_t gpu_tracks = 0;

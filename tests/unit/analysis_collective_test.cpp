@@ -211,6 +211,35 @@ TEST_CASE("collective: a folded ideal ring of 16,384 GPUs holds state that grows
                            out) != 0);
 }
 
+TEST_CASE("collective: the lines while sizes are weighed give the command's end, their simulation counted") {
+  // Issue 31 ("no command runs more than 10 s without a line that estimates its end"): collective -t
+  // dgx1-v100 --nodes 8192 weighed its 26 sizes for 6 to 10 s, its lines saying "until every size is
+  // weighed, their simulation not yet counted". Each size weighed now tells the simulation after: the
+  // events in full of those weighed, each size left at the last one's. A clock a second later at each
+  // reading makes lines due while the 4 sizes are weighed.
+  const auto t = topology::build_cluster({.preset = "dgx1-v100", .nodes = 2});
+  auto o = all_gpus(t);
+  o.min_bytes = sim::Bytes::of(8);
+  o.max_bytes = sim::Bytes::of(64);
+  std::ostringstream lines;
+  o.progress = &lines;
+  double now = 100;
+  o.clock = [&now] { return now += 1; };
+  const auto rows = analysis::run_collective_sweep(t, o);
+  REQUIRE(rows.size() == 4);  // 8, 16, 32, 64 B
+  CAPTURE(lines.str());
+  std::istringstream in(lines.str());
+  int weighing = 0;
+  for (std::string line; std::getline(in, line);) {
+    if (line.find("sizes weighed done") == std::string::npos) continue;
+    ++weighing;
+    CHECK(line.find("their simulation not yet counted") == std::string::npos);
+    CHECK(line.find(" in all (its simulation after: about ") != std::string::npos);
+    CHECK(line.find(" events at 5e6 events/s, from the ") != std::string::npos);
+  }
+  CHECK(weighing >= 1);
+}
+
 TEST_CASE("an all-to-all runs whole floats for each GPU, says point-to-point and no channels") {
   // An all-to-all sends size / n to each of its n GPUs; nccl-tests counts that part in whole floats,
   // so on 8 GPUs the smallest all-to-all is 8 × 4 B = 32 B. The default sweep's 8 B and 16 B rows

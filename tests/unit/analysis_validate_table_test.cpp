@@ -68,3 +68,38 @@ TEST_CASE("validate table: the error and case columns widen to their widest cell
   const std::vector<std::string> plain = lines_of(validate_table({ValidateResult{}}));
   CHECK(column_of(plain[2], "kind") == 2 + 46);
 }
+
+TEST_CASE("validate: a running case is told with the command's end, not only once it ends") {
+  // Issue 31, done-when 3: one case, an all-reduce of 1 GiB over 8,192 DGX-1, ran 44 s without a line
+  // (validate's lines counted finished cases). A running case now tells its share done, from its own
+  // time left (its collective's events of their count in full here), to the cases' lines: a clock a
+  // second later at each reading makes one due while the case runs, and it gives the command's end.
+  ValidateCase c;
+  c.name = "all-reduce of 1 GiB over 2 DGX-1";
+  c.where = "cases.yaml:2:5";
+  c.kind = CaseKind::Model;
+  CollectiveCase all_reduce;
+  all_reduce.nodes = 2;
+  all_reduce.size = sim::Bytes::gib(1);
+  c.collective = all_reduce;
+  c.metric = CaseMetric::BusBandwidth;
+  c.unit = "GB/s";
+  c.published = 48;
+  c.tolerance = 0.5;
+  std::ostringstream out;
+  double now = 100;
+  const auto results = run_validate_cases({c}, {}, &out, [&now] { return now += 1; });
+  REQUIRE(results.size() == 1);
+  CHECK(results[0].within);
+  CAPTURE(out.str());
+  int running = 0;
+  for (const std::string& line : lines_of(out.str())) {
+    if (!line.ends_with("; case 1 of 1 (all-reduce of 1 GiB over 2 DGX-1) running")) continue;
+    ++running;
+    // Counted done only when whole: the running case's share is in the percentage alone.
+    CHECK(line.find(", 0 of 1 cases done (") != std::string::npos);
+    CHECK(line.find(" left of about ") != std::string::npos);
+    CHECK(line.find(" in all; ") != std::string::npos);
+  }
+  CHECK(running >= 1);
+}
