@@ -1,5 +1,6 @@
 #include "workloads/generators/transformer_model.h"
 
+#include <algorithm>
 #include <cmath>
 
 #include "sim/error.h"
@@ -108,6 +109,8 @@ void check_experts(const TransformerModel& m, int ep) {
     throw InputError(m.name + ": top_k " + num(m.top_k) + " must be from 1 to experts " + num(m.experts));
   if (!(m.capacity_factor > 0)) throw InputError(m.name + ": capacity_factor must be positive");
 }
+
+int expert_replicas(int dp, int ep) { return std::max(dp / std::max(ep, 1), 1); }
 
 std::int64_t expert_tokens(const TransformerModel& m, std::int64_t tokens) {
   const double share =

@@ -58,6 +58,10 @@ bool sequence_parallel_divides(const TransformerModel& model, int tp);
 // What a mixture of experts over an expert-parallel group of `ep` needs, as InputError: experts
 // divisible by ep, 1 <= top_k <= experts, capacity_factor > 0 (and ep = 1 for a dense model).
 void check_experts(const TransformerModel& model, int ep);
+// The data-parallel replicas that hold the same experts, dp / ep (at least 1): the group an expert
+// op's gradients are reduced over and its ZeRO state sharded over (workloads/program/expert_parallel.h
+// splits dp into ep blocks of them); 1 at dp = ep, where each replica holds its experts whole.
+int expert_replicas(int dp, int ep);
 // Tokens one expert processes out of `tokens` routed ones: ceil(tokens × top_k × capacity / experts).
 std::int64_t expert_tokens(const TransformerModel& model, std::int64_t tokens);
 // The parameters of one layer's experts (experts × the MLP; zero for a dense model) and the router's

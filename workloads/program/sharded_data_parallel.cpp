@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "sim/error.h"
+#include "workloads/generators/transformer_model.h"
 #include "workloads/gpu/cost_model.h"
 #include "workloads/program/shared_task_lists.h"
 
@@ -58,7 +59,7 @@ void shard_kernels(StepProgram& p, int dp, const ExpertParallelOptions& ep) {
   const auto copied_by = [&](std::uint32_t collective) {
     const bool expert =
         collective < p.collectives.size() && is_expert_op(ep, p.collectives[collective].op_index);
-    return expert ? std::max(dp / ep.ep, 1) : dp;
+    return expert ? expert_replicas(dp, ep.ep) : dp;
   };
   for (const SharedGroup& group : shared_groups(compute_lists(p)))
     edit_alike(group, [&](std::vector<Task>& tasks) {
@@ -199,7 +200,7 @@ void gather_updated(StepProgram& p) {
 using Points = std::vector<std::pair<std::size_t, std::uint32_t>>;
 Points gather_points(const StepProgram& p, const Profile& profile, const sim::TaskList& compute,
                      const ExpertParallelOptions& ep) {
-  const bool experts_whole = p.dp / std::max(ep.ep, 1) <= 1;
+  const bool experts_whole = expert_replicas(p.dp, ep.ep) <= 1;
   Points out;
   for (std::size_t i = 0; i < compute.size(); ++i) {
     const Task t = compute[i];
