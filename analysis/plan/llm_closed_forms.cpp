@@ -255,9 +255,10 @@ LlmTimeEstimate llm_time_estimate(const LlmSetting& s, const LlmLayout& l, const
   // them (workloads::shard_experts).
   const std::int64_t params = llm_stage_parameters(s, l, 0);
   const std::int64_t experts = llm_stage_expert_parameters(s, l, 0);
-  const double updated = l.zero >= 1 ? static_cast<double>(params - experts) / l.dp +
-                                           static_cast<double>(experts) / workloads::expert_replicas(l.dp, l.ep)
-                                     : static_cast<double>(params);
+  const double updated = l.zero >= 1
+                             ? static_cast<double>(params - experts) / l.dp +
+                                   static_cast<double>(experts) / workloads::expert_replicas(l.dp, l.ep)
+                             : static_cast<double>(params);
   e.optimizer = updated * 32 / mc.memory_bytes_per_second;
   return e;
 }

@@ -123,6 +123,11 @@ std::int64_t layer_expert_parameters(const TransformerModel& m) {
   return m.experts * (m.ffn == FfnKind::Swiglu ? 3 : 2) * m.hidden * m.ffn_hidden;
 }
 
+std::int64_t layer_shared_parameters_per_rank(const TransformerModel& m, int tp) {
+  const std::int64_t router = m.is_moe() ? m.hidden * m.experts : 0;
+  return (layer_parameters(m) - layer_expert_parameters(m) - router) / std::max(tp, 1) + router;
+}
+
 std::int64_t padded_vocab(const TransformerModel& m, int tp) {
   const std::int64_t unit = 128 * static_cast<std::int64_t>(tp);
   return (m.vocab + unit - 1) / unit * unit;

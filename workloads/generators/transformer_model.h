@@ -68,6 +68,12 @@ std::int64_t expert_tokens(const TransformerModel& model, std::int64_t tokens);
 // (h × experts): expert parameters are divided by ep, the router's are not.
 std::int64_t layer_expert_parameters(const TransformerModel& model);
 
+// One layer's parameters on one tensor-parallel rank apart from its experts: attention and norms
+// divided by tp, and a mixture's router (h × experts) whole, as Megatron-LM keeps it on every TP
+// rank (its TopKRouter's weight is not split; its gradient is all-reduced over the TP group). The one
+// rule for the profile's op (profile_gen_transformer.cpp) and the memory model's weights.
+std::int64_t layer_shared_parameters_per_rank(const TransformerModel& model, int tp);
+
 // The vocabulary as Megatron-LM pads it for a tp split: up to a multiple of 128 · tp (GPT-3's
 // 50,257 becomes 51,200 at tp 8); the embedding, LM head and loss run on the padded size.
 std::int64_t padded_vocab(const TransformerModel& model, int tp);

@@ -39,8 +39,8 @@ std::int64_t layer_activation_bytes(const TransformerMemoryInput& in) {
 }
 
 std::int64_t layer_parameters_per_rank(const TransformerModel& m, int tp, int ep) {
-  const std::int64_t experts = layer_expert_parameters(m);
-  return (layer_parameters(m) - experts) / std::max(tp, 1) + experts / std::max(tp, 1) / std::max(ep, 1);
+  return layer_shared_parameters_per_rank(m, tp) +
+         layer_expert_parameters(m) / std::max(tp, 1) / std::max(ep, 1);
 }
 
 std::int64_t zero3_gathered_bytes(const TransformerMemoryInput& in, std::int64_t layers, bool embedding,
@@ -57,7 +57,7 @@ std::int64_t zero3_gathered_bytes(const TransformerMemoryInput& in, std::int64_t
   std::vector<std::int64_t> ops;  // parameters per rank of each op gathered, in order
   if (embedding) ops.push_back(padded_vocab(m, in.tp) * m.hidden / tp);
   for (std::int64_t l = 0; l < layers; ++l) {
-    ops.push_back((layer_parameters(m) - experts) / tp);
+    ops.push_back(layer_shared_parameters_per_rank(m, in.tp));
     if (experts_gathered) ops.push_back(experts / tp / ep);
   }
   if (head) ops.push_back(padded_vocab(m, in.tp) * m.hidden / tp);
@@ -158,9 +158,10 @@ std::string transformer_memory_rule(const TransformerMemoryInput& in) {
   const char* parts = in.zero == 1 ? "optimizer" : in.zero == 2 ? "gradients, optimizer"
                                                                 : "weights, gradients, optimizer";
   // The experts' shards are over the dp / ep replicas that hold them (model_state_memory).
-  const std::string experts = in.ep > 1 ? " (the experts' / " + std::to_string(expert_replicas(in.dp, in.ep)) +
-                                              ", the dp / ep replicas that hold them)"
-                                        : "";
+  const std::string experts = in.ep > 1
+                                  ? " (the experts' / " + std::to_string(expert_replicas(in.dp, in.ep)) +
+                                        ", the dp / ep replicas that hold them)"
+                                  : "";
   return out + "; ZeRO-" + std::to_string(in.zero) + " over dp " + std::to_string(in.dp) + ": " + parts +
          " / " + std::to_string(in.dp) + experts +
          (in.zero >= 3 ? ", plus two ops' gathered weights in flight" : "");
