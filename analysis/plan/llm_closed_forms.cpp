@@ -162,10 +162,23 @@ LlmMemory llm_peak_memory(const LlmSetting& s, const LlmLayout& l) {
   return peak;
 }
 
-double dp_volume_factor(const LlmLayout& l) {
-  if (l.dp <= 1) return 0;
-  const double once = static_cast<double>(l.dp - 1) / l.dp;
+double dp_volume_factor(const LlmLayout& l, int replicas) {
+  if (replicas <= 1) return 0;
+  const double once = static_cast<double>(replicas - 1) / replicas;
   return l.zero >= 3 ? (2.0 * static_cast<double>(l.micro_batches()) + 1) * once : 2 * once;
+}
+
+double llm_dp_bytes(const LlmSetting& s, const LlmLayout& l) {
+  const std::int64_t all = llm_stage_parameters(s, l, 0);
+  const std::int64_t experts = llm_stage_expert_parameters(s, l, 0);
+  const auto bytes = [&](std::int64_t parameters) { return static_cast<double>(parameters * s.value_bytes); };
+  return dp_volume_factor(l, l.dp) * bytes(all - experts) +
+         dp_volume_factor(l, workloads::expert_replicas(l.dp, l.ep)) * bytes(experts);
+}
+
+std::int64_t llm_stage_expert_parameters(const LlmSetting& s, const LlmLayout& l, int stage) {
+  if (l.ep <= 1) return 0;
+  return llm_stage_layers(s, l, stage) * (workloads::layer_expert_parameters(s.model) / l.tp / l.ep);
 }
 
 namespace {
@@ -223,10 +236,11 @@ LlmTimeEstimate llm_time_estimate(const LlmSetting& s, const LlmLayout& l, const
     const double link = across ? mc.ib_bytes_per_second : mc.nvlink_bytes_per_second;
     e.pp_communication = 2 * v * m * bsh / (l.sequence_parallel ? l.tp : 1) / link;
   }
-  const double grad_bytes = static_cast<double>(llm_stage_parameters(s, l, 0) * s.value_bytes);
+  // An expert's replicas (every ep-th replica of the dense group) span the same machines as the
+  // dense group under the default mapping, so both cross InfiniBand where dp · tp outgrows one.
   const double dp_link =
       l.tp * l.dp > mc.gpus_per_machine ? mc.ib_bytes_per_second : mc.nvlink_bytes_per_second;
-  const double dp_time = dp_volume_factor(l) * grad_bytes / dp_link;
+  const double dp_time = llm_dp_bytes(s, l) / dp_link;
   // ZeRO-3's gathers run beside every micro-batch; the others hide behind the last backward.
   const double hidden = l.zero >= 3 ? e.compute : stage_mb * 2 / 3;
   e.dp_exposed = std::max(0.0, dp_time - hidden);
@@ -240,11 +254,11 @@ LlmTimeEstimate llm_time_estimate(const LlmSetting& s, const LlmLayout& l, const
   // Under ZeRO each GPU updates 1/dp of the rest and 1/(dp / ep) of its experts, as the run shards
   // them (workloads::shard_experts).
   const std::int64_t params = llm_stage_parameters(s, l, 0);
-  const std::int64_t experts =
-      l.ep > 1 ? llm_stage_layers(s, l, 0) * (workloads::layer_expert_parameters(s.model) / l.tp / l.ep) : 0;
-  const double updated = l.zero >= 1 ? static_cast<double>(params - experts) / l.dp +
-                                           static_cast<double>(experts) / std::max(l.dp / l.ep, 1)
-                                     : static_cast<double>(params);
+  const std::int64_t experts = llm_stage_expert_parameters(s, l, 0);
+  const double updated = l.zero >= 1
+                             ? static_cast<double>(params - experts) / l.dp +
+                                   static_cast<double>(experts) / workloads::expert_replicas(l.dp, l.ep)
+                             : static_cast<double>(params);
   e.optimizer = updated * 32 / mc.memory_bytes_per_second;
   return e;
 }

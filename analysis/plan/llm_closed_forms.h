@@ -118,9 +118,17 @@ struct LlmTimeEstimate {
 LlmTimeEstimate llm_time_estimate(const LlmSetting& setting, const LlmLayout& layout,
                                   const LlmMachine& machine);
 
-// Data-parallel bytes each GPU sends per step relative to its gradient bytes: 2(dp−1)/dp for an
-// all-reduce (ZeRO 0) or reduce-scatter + all-gather (1, 2); ZeRO 3 gathers the weights again in
-// forward and backward of every micro-batch, (2m + 1)(dp−1)/dp.
-double dp_volume_factor(const LlmLayout& layout);
+// Data-parallel bytes each GPU sends per step relative to the gradient bytes it exchanges over a
+// group of `replicas` (n): 2(n−1)/n for an all-reduce (ZeRO 0) or reduce-scatter + all-gather (1,
+// 2); ZeRO 3 gathers the weights again in forward and backward of every micro-batch, (2m + 1)(n−1)/n.
+// Nothing over one replica.
+double dp_volume_factor(const LlmLayout& layout, int replicas);
+// The parameters of stage `stage`'s GPU that are a mixture's experts (its layers' experts / tp /
+// ep; 0 without expert parallelism).
+std::int64_t llm_stage_expert_parameters(const LlmSetting& setting, const LlmLayout& layout, int stage);
+// Data-parallel bytes the first stage's GPU sends per step: its dense parameters' over all dp, its
+// experts' over the dp / ep replicas that hold them (workloads::expert_replicas, the group the run
+// reduces and gathers them over: none at dp = ep).
+double llm_dp_bytes(const LlmSetting& setting, const LlmLayout& layout);
 
 }  // namespace hybridsim::analysis

@@ -111,7 +111,7 @@ StepTraceObserver::StepTraceObserver(ChromeTraceWriter& writer, const StepSetup&
       continue;
     }
     if (workloads::is_gradient_copy(l.phase)) {  // "bucket 3 · copy in", "all-gather softmax · copy out"
-      const workloads::CollectiveSpec& c = program_.collectives[l.kernel];
+      const workloads::CollectiveSpec& c = program_.copy_bucket(l);
       label_names_.push_back((c.role == CollectiveRole::GradientAllReduce
                                   ? "bucket " + std::to_string(c.bucket)
                                   : "all-gather " + profile_.ops[c.op_index].name) +
@@ -220,7 +220,7 @@ void StepTraceObserver::write_kernel(std::uint32_t gpu, std::uint32_t stream, st
   }
   if (workloads::is_gradient_copy(label.phase)) {
     const std::string_view phase = workloads::phase_name(label.phase);
-    const workloads::CollectiveSpec& c = program_.collectives[label.kernel];
+    const workloads::CollectiveSpec& c = program_.copy_bucket(label);
     const std::int64_t bytes = label.phase == Phase::GradientCopyOut ? c.size.count()
                                : c.role == CollectiveRole::GradientAllGather
                                    ? c.size.count() / static_cast<std::int64_t>(c.members.size())

@@ -191,8 +191,9 @@ TEST_CASE("expert parallel: ZeRO shards the experts over the dp / ep replicas th
 TEST_CASE("expert parallel: ZeRO-3 at dp = ep gathers no expert, as a hand count of Mixtral says") {
   // Mixtral 8x7B (../shared/reference/transformers.md: hidden 4,096, 32 heads of which 8 KV heads,
   // SwiGLU FFN 14,336 per expert, 8 experts, vocabulary 32,000) over dp 2 x ep 2 x tp 8, 2-layer
-  // slice, BF16. One GPU holds per layer the attention (q and o 4096^2, k and v 4096 x 1024), the
-  // router (4096 x 8) and two norms over tp 8: 5,248,000; its 4 experts (8 / ep 2) of 3 x 4096 x
+  // slice, BF16. One GPU holds per layer the attention (q and o 4096^2, k and v 4096 x 1024) and two
+  // norms over tp 8, and the router (4096 x 8) whole, as Megatron-LM keeps it on every TP rank:
+  // 5,276,672 (5,248,000 when the router was divided by tp too); its 4 experts (8 / ep 2) of 3 x 4096 x
   // 14336 over tp 8: 88,080,384; the embedding and the LM head, vocabulary padded to 32,768 (a
   // multiple of 128 x tp), 32768 x 4096 / 8 = 16,777,216 each. ZeRO-3 shards the dense part over
   // dp 2 and the experts over dp / ep = 1 (held whole): nothing of them is gathered, so the pair in
@@ -211,16 +212,16 @@ TEST_CASE("expert parallel: ZeRO-3 at dp = ep gathers no expert, as a hand count
         whole ? r.transformer->slice->whole_model : r.transformer->memory.ranks.front().peak;
     return peak[MemoryPart::Weights].count();
   };
-  const std::int64_t attention = (2 * 4096LL * 4096 + 2 * 4096LL * 1024 + 4096 * 8 + 2 * 4096) / 8;
+  const std::int64_t attention = (2 * 4096LL * 4096 + 2 * 4096LL * 1024 + 2 * 4096) / 8 + 4096 * 8;
   const std::int64_t experts = 4 * 3 * 4096LL * 14336 / 8, vocab = 32768LL * 4096 / 8;
-  CHECK(attention == 5'248'000);
+  CHECK(attention == 5'276'672);
   const std::int64_t pair = 2 * (vocab + attention);  // BF16: 2 bytes a parameter
   const auto zero3 = [&](std::int64_t layers) {
     return 2 * (layers * attention + 2 * vocab) / 2 + 2 * layers * experts + pair;
   };
-  CHECK(weights("3", false) == zero3(2));  // 440,422,400 B, 0.41 GiB
+  CHECK(weights("3", false) == zero3(2));  // 440,537,088 B, 0.41 GiB
   CHECK(weights("3", false) <= weights("0", false));
-  CHECK(weights("3", true) == zero3(32));  // 5,882,685,440 B, 5.48 GiB (5.63 without ZeRO)
+  CHECK(weights("3", true) == zero3(32));  // 5,883,660,288 B, 5.48 GiB (5.63 without ZeRO)
   CHECK(weights("3", true) < weights("0", true));
   // At dp 4 x ep 2 each expert lives on 2 replicas, sharded and gathered: the pair is the last
   // layer's experts with the LM head, as before.

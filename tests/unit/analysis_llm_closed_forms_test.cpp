@@ -147,9 +147,10 @@ TEST_CASE("llm closed forms: experts divided by ep, DP volumes, and layout probl
   CHECK(analysis::llm_time_estimate(moe, l, a100()).ep_communication > 0);
 
   LlmLayout d{.dp = 64, .global_batch = 64 * 4};
-  CHECK(analysis::dp_volume_factor(d) == doctest::Approx(2.0 * 63 / 64));
+  CHECK(analysis::dp_volume_factor(d, 64) == doctest::Approx(2.0 * 63 / 64));
+  CHECK(analysis::dp_volume_factor(d, 1) == 0);  // one replica exchanges nothing
   d.zero = 3;  // m = 4: gathered forward and backward of each micro-batch, reduce-scattered once
-  CHECK(analysis::dp_volume_factor(d) == doctest::Approx(9.0 * 63 / 64));
+  CHECK(analysis::dp_volume_factor(d, 64) == doctest::Approx(9.0 * 63 / 64));
 
   const auto s = gpt3();
   // Uneven stages (96 layers over pp 5) plan as the run splits them; interleaved chunks must divide.
@@ -337,12 +338,51 @@ TEST_CASE("llm closed forms: a mixture of experts is planned with its experts, a
       CHECK(planned.gradients == model.gradients);
       CHECK(planned.optimizer.count() == model.optimizer.count());
     }
-    // By hand, a middle stage of pp 4 (8 layers, no embedding or head): attention 2h^2 + 2h.kv, the
-    // router h.E and two norms over tp 2, one of the 8 experts (3.h.ffn) a rank: 2 bytes each. The
+    // By hand, a middle stage of pp 4 (8 layers, no embedding or head): attention 2h^2 + 2h.kv and two
+    // norms over tp 2, the router h.E whole, one of the 8 experts (3.h.ffn) a rank: 2 bytes each. The
     // run's pipeline memory counted all 8 experts on every rank (11,610,161,152 B).
     if (pp == 4) {
-      const std::int64_t h = 4096, kv = 1024, shared = 2 * h * h + 2 * h * kv + h * 8 + 2 * h;
-      CHECK(stages[1].memory.weights.count() == 2 * 8 * (shared / 2 + 3 * h * 14'336 / 2));
+      const std::int64_t h = 4096, kv = 1024, shared = (2 * h * h + 2 * h * kv + 2 * h) / 2 + h * 8;
+      CHECK(stages[1].memory.weights.count() == 2 * 8 * (shared + 3 * h * 14'336 / 2));
     }
   }
+}
+
+TEST_CASE("llm closed forms: a mixture's experts exchange over the dp / ep replicas that hold them") {
+  // Mixtral 8x7B at tp 2 (transformers.md), by hand: a GPU's dense parameters are 32 layers of
+  // attention 2h^2 + 2h.kv and two norms h over tp 2 with the router h.8 whole, and the embedding and head of
+  // 32,000 x h / 2 each; its experts 32 layers of 8 x 3.h.ffn / 2 / ep. The dense part exchanges over
+  // all dp 8, the experts over the dp / ep replicas holding them: at ep 4 two, at ep 8 = dp one (no
+  // exchange). The closed form counted the experts over dp 8 too (expert_parallel.h's groups are
+  // dp / ep), so it priced Mixtral's ZeRO-3 at dp = ep at 4.5 times its dense traffic.
+  const analysis::LlmSetting moe{.model = workloads::named_transformer("mixtral-8x7b")};
+  const std::int64_t h = 4096, kv = 1024, ffn = 14'336;
+  const std::int64_t dense = 32 * ((2 * h * h + 2 * h * kv + 2 * h) / 2 + h * 8) + 2 * 32'000 * h / 2;
+  const auto experts = [&](std::int64_t ep) { return 32 * (8 * 3 * h * ffn / 2 / ep); };
+  // A machine that computes in no time, so that the whole exchange is exposed: bytes / link.
+  const analysis::LlmMachine instant{.gemm_flop_per_second = 1e300,
+                                     .memory_bytes_per_second = 2e12,
+                                     .nvlink_bytes_per_second = 300e9,
+                                     .ib_bytes_per_second = 25e9,
+                                     .gpus_per_machine = 16};
+  const auto exposed = [&](const LlmLayout& l) {
+    return analysis::llm_time_estimate(moe, l, instant).dp_exposed;
+  };
+
+  // ZeRO 0, dp 8 x ep 4: an all-reduce, 2(n-1)/n of the bytes, n = 8 dense and 2 for the experts.
+  LlmLayout l{.dp = 8, .tp = 2, .ep = 4, .global_batch = 16};
+  REQUIRE(analysis::llm_layout_problem(moe, l, 16).empty());
+  const double ep4 =
+      2.0 * 7 / 8 * 2 * static_cast<double>(dense) + 2.0 * 1 / 2 * 2 * static_cast<double>(experts(4));
+  CHECK(analysis::llm_dp_bytes(moe, l) == doctest::Approx(ep4));
+  CHECK(exposed(l) == doctest::Approx(ep4 / 300e9));
+  // ZeRO 3 at dp = ep = 8, m = 2 micro-batches: (2m + 1)(n-1)/n of the dense bytes; none of the experts'.
+  l = {.dp = 8, .tp = 2, .ep = 8, .zero = 3, .global_batch = 16};
+  REQUIRE(analysis::llm_layout_problem(moe, l, 16).empty());
+  const double zero3 = 5.0 * 7 / 8 * 2 * static_cast<double>(dense);
+  CHECK(analysis::llm_dp_bytes(moe, l) == doctest::Approx(zero3));
+  CHECK(exposed(l) == doctest::Approx(zero3 / 300e9));
+  // ZeRO 1 at dp = ep: the dense reduce-scatter and gather alone.
+  l.zero = 1;
+  CHECK(exposed(l) == doctest::Approx(2.0 * 7 / 8 * 2 * static_cast<double>(dense) / 300e9));
 }

@@ -194,16 +194,17 @@ TEST_CASE("transformer: the memory refusal says GiB, as the run's memory line do
 TEST_CASE("transformer: the whole model's parameters per rank are its layers' counted one by one, as a "
           "pipeline's stages count them") {
   // Mixtral 8x7B (32 layers, hidden 4,096, 32 heads of 128, 8 KV heads, SwiGLU ffn 14,336, 8 experts,
-  // vocabulary 32,000) at tp 2, ep 4, by hand: attention 2h² + 2h·1,024 = 41,943,040, the router
-  // h·8 = 32,768 and two RMSNorms 2h = 8,192 (41,984,000 / tp 2 = 20,992,000) and the experts
-  // 8 · 3 · h · 14,336 = 1,409,286,144 (/ tp 2 / ep 4 = 176,160,768): 197,152,768 a layer, times 32 =
-  // 6,308,888,576, plus the embedding and the LM head, 32,000 · 4,096 / 2 = 65,536,000 each:
-  // 6,439,960,576 parameters, 2 bytes each as weights and gradients, 12 as Adam's state.
+  // vocabulary 32,000) at tp 2, ep 4, by hand: attention 2h² + 2h·1,024 = 41,943,040 and two
+  // RMSNorms 2h = 8,192 (41,951,232 / tp 2 = 20,975,616), the router h·8 = 32,768 whole on every TP
+  // rank (as Megatron-LM and the profile hold it) and the experts 8 · 3 · h · 14,336 = 1,409,286,144
+  // (/ tp 2 / ep 4 = 176,160,768): 197,169,152 a layer, times 32 = 6,309,412,864, plus the embedding
+  // and the LM head, 32,000 · 4,096 / 2 = 65,536,000 each: 6,440,484,864 parameters, 2 bytes each as
+  // weights and gradients, 12 as Adam's state.
   TransformerMemoryInput in{.model = named_transformer("mixtral-8x7b"), .tp = 2, .dp = 8, .ep = 4};
   const TransformerMemory mixtral = transformer_memory(in);
-  CHECK(mixtral.weights.count() == 2 * 6'439'960'576);
-  CHECK(mixtral.gradients.count() == 2 * 6'439'960'576);
-  CHECK(mixtral.optimizer.count() == 12 * 6'439'960'576);
+  CHECK(mixtral.weights.count() == 2 * 6'440'484'864);
+  CHECK(mixtral.gradients.count() == 2 * 6'440'484'864);
+  CHECK(mixtral.optimizer.count() == 12 * 6'440'484'864);
   // Every named model at every tp and ep its shape takes, each ZeRO stage and both precisions: the
   // same bytes as the one stage of a pipeline of 1 (pipeline_memory.h), which counts by
   // layer_parameters_per_rank.
@@ -326,4 +327,40 @@ TEST_CASE("transformer: precisions a GPU lacks are refused, GEMM efficiency grow
   CHECK(rate(100'000'000'000) < rate(10'000'000'000'000));
   CHECK(transformer_cost(gpu_by_key("h100"), Precision::Fp8).peak_flop_per_second ==
         2 * c.peak_flop_per_second);
+}
+
+TEST_CASE(
+    "transformer: the profile's ops hold the parameters the memory model counts, the router whole "
+    "on every TP rank and the vocabulary padded") {
+  // Mixtral 8x7B (hidden 4,096, 8 KV heads of 128, SwiGLU ffn 14,336, 8 experts, vocabulary 32,000)
+  // at tp 8, ep 2, BF16, by hand. Megatron-LM splits attention's matrices over tp and keeps the
+  // router (h x 8, its TopKRouter's weight) whole on every TP rank; it pads the vocabulary to a
+  // multiple of 128 x tp (32,768 at tp 8; 32,000 already is one at tp 2). The memory model divided
+  // the router by tp (5,248,000 parameters a layer where the profile's op holds 5,276,672).
+  const TransformerModel m = named_transformer("mixtral-8x7b");
+  const std::int64_t h = 4096, kv = 1024;
+  const std::int64_t shared = (2 * h * h + 2 * h * kv + 2 * h) / 8 + h * 8;  // attention, norms; router
+  const std::int64_t experts = 4 * 3 * h * 14'336 / 8, vocab = 32'768 * h / 8;
+  CHECK(shared == 5'276'672);
+  const TransformerStep step =
+      generate_transformer({.model = m, .tp = 8, .ep = 2, .layers_simulated = 2}, h100_bf16());
+  const auto bytes = [&](const char* op) {
+    return step.profile.ops[step.profile.op_by_name(op)].gradient_bytes.count();
+  };
+  CHECK(bytes("layer.1") == 2 * shared);
+  CHECK(bytes("layer.1.experts") == 2 * experts);
+  CHECK(bytes("embedding") == 2 * vocab);
+  CHECK(bytes("lm_head") == 2 * (vocab + h));  // and the final norm, which the memory model leaves out
+  CHECK(layer_shared_parameters_per_rank(m, 8) == shared);
+  CHECK(layer_parameters_per_rank(m, 8, 2) == shared + experts);
+  const TransformerMemoryInput in{.model = m, .tp = 8, .dp = 2, .ep = 2};
+  CHECK(model_state_memory(in, 2, true, false).weights.count() ==
+        bytes("embedding") + bytes("layer.0") + bytes("layer.0.experts") + bytes("layer.1") +
+            bytes("layer.1.experts"));
+  // At tp 2 the vocabulary needs no padding: 32,000 x h / 2 on both sides.
+  const TransformerStep tp2 =
+      generate_transformer({.model = m, .tp = 2, .ep = 2, .layers_simulated = 2}, h100_bf16());
+  CHECK(tp2.profile.ops[tp2.profile.op_by_name("embedding")].gradient_bytes.count() == 2 * 32'000 * h / 2);
+  CHECK(model_state_memory({.model = m, .tp = 2, .dp = 2, .ep = 2}, 0, true, false).weights.count() ==
+        2 * 32'000 * h / 2);
 }

@@ -366,15 +366,13 @@ std::uint32_t add_dense_layer(TransformerStep& out, const TransformerConfig& c, 
 std::uint32_t add_moe_layer(TransformerStep& out, const TransformerConfig& c, const Shape& x,
                             const TransformerCost& cost, std::int64_t l, std::uint32_t prev) {
   const TransformerModel& m = c.model;
-  const std::int64_t router = m.hidden * m.experts;
-  const std::int64_t attention = layer_parameters(m) - layer_expert_parameters(m) - router;
   Seq f{cost, x, {}, {}}, b{cost, x, {}, {}};
   attention_block_forward(f);
   router_forward(f);
   moe_attention_backward(b, c.recompute);
   const std::string name = "layer." + std::to_string(l);
   Op op = detail::make_op(name, name, {prev}, x.tokens * x.h * x.e / x.ns);
-  detail::set_dense_gradient(op, attention / x.t + router, x.e);
+  detail::set_dense_gradient(op, layer_shared_parameters_per_rank(m, c.tp), x.e);
   const std::uint32_t first = add_seq_op(out, std::move(op), f, b);
   Seq ef{cost, x, {}, {}}, eb{cost, x, {}, {}};
   experts_forward(ef);

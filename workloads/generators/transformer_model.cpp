@@ -1,5 +1,6 @@
 #include "workloads/generators/transformer_model.h"
 
+#include <algorithm>
 #include <cmath>
 
 #include "sim/error.h"
@@ -109,6 +110,8 @@ void check_experts(const TransformerModel& m, int ep) {
   if (!(m.capacity_factor > 0)) throw InputError(m.name + ": capacity_factor must be positive");
 }
 
+int expert_replicas(int dp, int ep) { return std::max(dp / std::max(ep, 1), 1); }
+
 std::int64_t expert_tokens(const TransformerModel& m, std::int64_t tokens) {
   const double share =
       static_cast<double>(tokens * m.top_k) * m.capacity_factor / static_cast<double>(m.experts);
@@ -118,6 +121,11 @@ std::int64_t expert_tokens(const TransformerModel& m, std::int64_t tokens) {
 std::int64_t layer_expert_parameters(const TransformerModel& m) {
   if (!m.is_moe()) return 0;
   return m.experts * (m.ffn == FfnKind::Swiglu ? 3 : 2) * m.hidden * m.ffn_hidden;
+}
+
+std::int64_t layer_shared_parameters_per_rank(const TransformerModel& m, int tp) {
+  const std::int64_t router = m.is_moe() ? m.hidden * m.experts : 0;
+  return (layer_parameters(m) - layer_expert_parameters(m) - router) / std::max(tp, 1) + router;
 }
 
 std::int64_t padded_vocab(const TransformerModel& m, int tp) {

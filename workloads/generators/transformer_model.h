@@ -58,11 +58,21 @@ bool sequence_parallel_divides(const TransformerModel& model, int tp);
 // What a mixture of experts over an expert-parallel group of `ep` needs, as InputError: experts
 // divisible by ep, 1 <= top_k <= experts, capacity_factor > 0 (and ep = 1 for a dense model).
 void check_experts(const TransformerModel& model, int ep);
+// The data-parallel replicas that hold the same experts, dp / ep (at least 1): the group an expert
+// op's gradients are reduced over and its ZeRO state sharded over (workloads/program/expert_parallel.h
+// splits dp into ep blocks of them); 1 at dp = ep, where each replica holds its experts whole.
+int expert_replicas(int dp, int ep);
 // Tokens one expert processes out of `tokens` routed ones: ceil(tokens × top_k × capacity / experts).
 std::int64_t expert_tokens(const TransformerModel& model, std::int64_t tokens);
 // The parameters of one layer's experts (experts × the MLP; zero for a dense model) and the router's
 // (h × experts): expert parameters are divided by ep, the router's are not.
 std::int64_t layer_expert_parameters(const TransformerModel& model);
+
+// One layer's parameters on one tensor-parallel rank apart from its experts: attention and norms
+// divided by tp, and a mixture's router (h × experts) whole, as Megatron-LM keeps it on every TP
+// rank (its TopKRouter's weight is not split; its gradient is all-reduced over the TP group). The one
+// rule for the profile's op (profile_gen_transformer.cpp) and the memory model's weights.
+std::int64_t layer_shared_parameters_per_rank(const TransformerModel& model, int tp);
 
 // The vocabulary as Megatron-LM pads it for a tp split: up to a multiple of 128 · tp (GPT-3's
 // 50,257 becomes 51,200 at tp 8); the embedding, LM head and loss run on the padded size.

@@ -39,8 +39,8 @@ std::int64_t layer_activation_bytes(const TransformerMemoryInput& in) {
 }
 
 std::int64_t layer_parameters_per_rank(const TransformerModel& m, int tp, int ep) {
-  const std::int64_t experts = layer_expert_parameters(m);
-  return (layer_parameters(m) - experts) / std::max(tp, 1) + experts / std::max(tp, 1) / std::max(ep, 1);
+  return layer_shared_parameters_per_rank(m, tp) +
+         layer_expert_parameters(m) / std::max(tp, 1) / std::max(ep, 1);
 }
 
 std::int64_t zero3_gathered_bytes(const TransformerMemoryInput& in, std::int64_t layers, bool embedding,
@@ -53,11 +53,11 @@ std::int64_t zero3_gathered_bytes(const TransformerMemoryInput& in, std::int64_t
   // ep each replica holds its experts whole, and nothing of them is gathered. Counting them in the
   // pair put Mixtral dp 2 x ep 2 x tp 8 under ZeRO-3 at 0.56 GiB of weights a GPU of a 2-layer
   // slice, more than the 0.41 it holds with no ZeRO at all.
-  const bool experts_gathered = m.is_moe() && in.dp / ep > 1;
+  const bool experts_gathered = m.is_moe() && expert_replicas(in.dp, in.ep) > 1;
   std::vector<std::int64_t> ops;  // parameters per rank of each op gathered, in order
   if (embedding) ops.push_back(padded_vocab(m, in.tp) * m.hidden / tp);
   for (std::int64_t l = 0; l < layers; ++l) {
-    ops.push_back((layer_parameters(m) - experts) / tp);
+    ops.push_back(layer_shared_parameters_per_rank(m, in.tp));
     if (experts_gathered) ops.push_back(experts / tp / ep);
   }
   if (head) ops.push_back(padded_vocab(m, in.tp) * m.hidden / tp);
@@ -79,7 +79,7 @@ TransformerMemory model_state_memory(const TransformerMemoryInput& in, std::int6
   // of optimizer state a GPU, where its experts alone hold 31.5.
   const std::int64_t ep = std::max(in.ep, 1), dp = std::max(in.dp, 1);
   const std::int64_t expert = ep > 1 ? layers * (layer_expert_parameters(m) / std::max(in.tp, 1) / ep) : 0;
-  const std::int64_t expert_dp = std::max<std::int64_t>(dp / ep, 1);
+  const std::int64_t expert_dp = expert_replicas(in.dp, in.ep);
   const bool mixed = in.value_bytes == 2;
   // Bytes of `per_parameter` a parameter, each part divided by its group when ZeRO `stage` shards it.
   const auto held = [&](std::int64_t per_parameter, int stage) {
@@ -158,9 +158,10 @@ std::string transformer_memory_rule(const TransformerMemoryInput& in) {
   const char* parts = in.zero == 1 ? "optimizer" : in.zero == 2 ? "gradients, optimizer"
                                                                 : "weights, gradients, optimizer";
   // The experts' shards are over the dp / ep replicas that hold them (model_state_memory).
-  const std::string experts = in.ep > 1 ? " (the experts' / " + std::to_string(std::max(in.dp / in.ep, 1)) +
-                                              ", the dp / ep replicas that hold them)"
-                                        : "";
+  const std::string experts = in.ep > 1
+                                  ? " (the experts' / " + std::to_string(expert_replicas(in.dp, in.ep)) +
+                                        ", the dp / ep replicas that hold them)"
+                                  : "";
   return out + "; ZeRO-" + std::to_string(in.zero) + " over dp " + std::to_string(in.dp) + ": " + parts +
          " / " + std::to_string(in.dp) + experts +
          (in.zero >= 3 ? ", plus two ops' gathered weights in flight" : "");

@@ -42,7 +42,8 @@ struct TransformerMemory {
 // Expert weights, gradients and optimizer state are divided by ep as well as tp.
 std::int64_t layer_activation_bytes(const TransformerMemoryInput& in);
 // One layer's parameters on one rank: a mixture's experts / tp / ep (an expert-parallel group holds
-// each expert once), the rest / tp. The pipeline's stages and the planner's closed forms count by it.
+// each expert once), its router whole and the rest / tp (layer_shared_parameters_per_rank, as the
+// profile's op holds them). The pipeline's stages and the planner's closed forms count by it.
 std::int64_t layer_parameters_per_rank(const TransformerModel& model, int tp, int ep);
 
 // ZeRO-3's gathered parameters in flight, whole for this TP (and EP) rank in the training precision:

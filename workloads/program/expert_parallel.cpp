@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "sim/error.h"
+#include "workloads/program/lone_collectives.h"
 #include "workloads/program/sharded_data_parallel.h"
 #include "workloads/program/tensor_parallel.h"
 
@@ -20,12 +21,12 @@ void apply_expert_parallel(StepProgram& p, const ExpertParallelOptions& options)
   // split below then takes their gathers with their gradients (an expert op's collectives).
   shard_experts(p, options);
   // Worker w is replica w / tp, TP rank w % tp; replica q is EP rank q % ep of block q / ep.
-  split_gradient_collectives(
-      p, ep,
-      [&](const CollectiveSpec& c) {
-        return std::ranges::find(options.expert_ops, c.op_index) != options.expert_ops.end();
-      },
-      [ep, tp](int w) { return (w / tp) % ep; });
+  const auto expert = [&](const CollectiveSpec& c) {
+    return std::ranges::find(options.expert_ops, c.op_index) != options.expert_ops.end();
+  };
+  split_gradient_collectives(p, ep, expert, [ep, tp](int w) { return (w / tp) % ep; });
+  // At dp = ep each expert's gradients are on one replica: nothing to reduce (lone_collectives.h).
+  drop_lone_collectives(p, expert);
   // A pipeline's worker holds its pp stages (mp ranks): each stage's EP groups are its own, and only
   // the stages holding MoE layers issue all-to-alls (the others' kernels match none of the syncs).
   const std::vector<std::vector<int>> gpu_of_worker = gpu_of_worker_rank(p, p.dp * tp);

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "sim/error.h"
+#include "workloads/generators/transformer_model.h"
 #include "workloads/gpu/cost_model.h"
 #include "workloads/program/shared_task_lists.h"
 
@@ -58,7 +59,7 @@ void shard_kernels(StepProgram& p, int dp, const ExpertParallelOptions& ep) {
   const auto copied_by = [&](std::uint32_t collective) {
     const bool expert =
         collective < p.collectives.size() && is_expert_op(ep, p.collectives[collective].op_index);
-    return expert ? std::max(dp / ep.ep, 1) : dp;
+    return expert ? expert_replicas(dp, ep.ep) : dp;
   };
   for (const SharedGroup& group : shared_groups(compute_lists(p)))
     edit_alike(group, [&](std::vector<Task>& tasks) {
@@ -199,7 +200,7 @@ void gather_updated(StepProgram& p) {
 using Points = std::vector<std::pair<std::size_t, std::uint32_t>>;
 Points gather_points(const StepProgram& p, const Profile& profile, const sim::TaskList& compute,
                      const ExpertParallelOptions& ep) {
-  const bool experts_whole = p.dp / std::max(ep.ep, 1) <= 1;
+  const bool experts_whole = expert_replicas(p.dp, ep.ep) <= 1;
   Points out;
   for (std::size_t i = 0; i < compute.size(); ++i) {
     const Task t = compute[i];
@@ -348,9 +349,12 @@ void widen_expert_update(const SharedGroup& group, const StepProgram& p, Scatter
 
 // Stages 1 and 2: the experts' bytes of a GPU's updated-parameter gather moved to a gather of their
 // own over the same members (split over the replicas that hold them afterwards), its spec made as
-// its GPU comes (in the GPUs' order, as the step's collectives are numbered).
+// its GPU comes (in the GPUs' order, as the step's collectives are numbered). Where each replica
+// holds its experts whole (`gathered` false: dp = ep), they leave the gather and have none: one of
+// one member moved nothing.
 void split_expert_gather(StepProgram& p, const sim::TaskList& compute, std::int64_t expert_bytes,
-                         std::uint32_t expert_op, std::map<std::uint32_t, std::uint32_t>& expert_spec_of) {
+                         std::uint32_t expert_op, bool gathered,
+                         std::map<std::uint32_t, std::uint32_t>& expert_spec_of) {
   for (const Task& t : compute) {
     if (t.kind != sim::TaskKind::Collective ||
         p.collectives[t.id].role != CollectiveRole::UpdatedParameterAllGather)
@@ -362,7 +366,7 @@ void split_expert_gather(StepProgram& p, const sim::TaskList& compute, std::int6
     experts.size = sim::Bytes::of(expert_bytes);
     experts.op_index = expert_op;
     p.collectives[t.id].size = p.collectives[t.id].size - experts.size;
-    p.collectives.push_back(experts);
+    if (gathered) p.collectives.push_back(experts);
   }
 }
 
@@ -402,6 +406,7 @@ void shard_experts(StepProgram& p, const ExpertParallelOptions& ep) {
   if (!sharded) return;
   // A gather made of experts alone keeps its one collective, which the split takes whole.
   const auto split = [](const ScatteredBytes& b) { return b.experts > 0 && b.experts < b.all; };
+  const bool gathered = expert_replicas(p.dp, ep.ep) > 1;
   std::map<const sim::TaskList*, ScatteredBytes> bytes_of;  // by compute list
   std::map<std::uint32_t, std::uint32_t> expert_spec_of;
   std::vector<sim::TaskList*> lists;
@@ -410,7 +415,7 @@ void shard_experts(StepProgram& p, const ExpertParallelOptions& ep) {
     if (compute == nullptr) continue;
     const ScatteredBytes bytes = scattered_expert_bytes(p, gpu, ep.expert_ops);
     if (split(bytes))
-      split_expert_gather(p, compute->tasks, bytes.experts, ep.expert_ops.front(), expert_spec_of);
+      split_expert_gather(p, compute->tasks, bytes.experts, ep.expert_ops.front(), gathered, expert_spec_of);
     else if (bytes.experts > 0)
       for (const Task& t : compute->tasks)
         if (t.kind == sim::TaskKind::Collective &&
@@ -425,7 +430,7 @@ void shard_experts(StepProgram& p, const ExpertParallelOptions& ep) {
     for (const sim::TaskList* list : group.lists)
       if (bytes_of.at(list).all != bytes.all || bytes_of.at(list).experts != bytes.experts)
         throw InternalError("sharded data parallel: GPUs sharing a compute list scatter other bytes");
-    if (split(bytes)) gather_experts_after(p, group, expert_spec_of);
+    if (split(bytes) && gathered) gather_experts_after(p, group, expert_spec_of);
     widen_expert_update(group, p, bytes, ep.ep);
   }
 }

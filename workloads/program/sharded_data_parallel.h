@@ -52,7 +52,8 @@ void apply_sharded_data_parallel(StepProgram& program, const Profile& profile, i
 // all dp. The optimizer kernel's experts' share (by the bytes the GPU reduce-scatters) runs on 1/(dp /
 // ep) of them, not 1/dp, and stages 1 and 2 gather the experts' updated parameters in a collective
 // of their own (op_index an expert op), which apply_expert_parallel then splits over those replicas
-// as it splits their gradients. Nothing where no gradient is reduce-scattered (no ZeRO).
+// as it splits their gradients; none at dp = ep (each replica holds its experts whole: it would
+// have one member). Nothing where no gradient is reduce-scattered (no ZeRO).
 void shard_experts(StepProgram& program, const ExpertParallelOptions& ep);
 
 }  // namespace hybridsim::workloads

@@ -30,7 +30,7 @@ struct KernelLabel {
       0;  // index into the profile's ops (copies: the collective's last op); unused for the optimizer
   Phase phase = Phase::Forward;
   std::uint32_t kernel =
-      0;  // index into the op's forward or backward kernels; copies: into StepProgram::collectives
+      0;  // index into the op's forward or backward kernels; copies: StepProgram::copy_bucket's
   std::int32_t micro_batch = -1;  // pipelines (pipeline_program.h): the micro-batch; -1 elsewhere
 };
 
@@ -131,6 +131,17 @@ struct StepProgram {
   int accumulation = 1;           // micro-batches per step (StepOptions::accumulation)
   int tp = 1;                     // GPUs per data-parallel replica's TP group (dp × mp × tp GPUs)
   std::int64_t global_batch = 0;  // samples per step over all workers and micro-batches
+
+  // Buckets whose collective had one member and was dropped (lone_collectives.h): their copies stay,
+  // labelled kUnexchanged − j for the j-th.
+  std::vector<CollectiveSpec> unexchanged_buckets;
+  static constexpr std::uint32_t kUnexchanged = UINT32_MAX;
+
+  // The bucket a gradient copy's label names: a collective, or one of unexchanged_buckets.
+  const CollectiveSpec& copy_bucket(const KernelLabel& copy) const {
+    return copy.kernel < collectives.size() ? collectives[copy.kernel]
+                                            : unexchanged_buckets.at(kUnexchanged - copy.kernel);
+  }
 
   // Whether a kernel task is one of the data-parallel gradient copies (false for unlabelled ones).
   bool is_gradient_copy(const sim::Task& t) const {
