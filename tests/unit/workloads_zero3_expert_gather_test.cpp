@@ -26,14 +26,14 @@ namespace {
 // ep as given, ZeRO `zero`.
 analysis::StepSetup mixtral_setup(int ep, const std::string& zero) {
   static std::vector<scenarios::ResolvedScenario> kept;  // the setup points into its scenario
-  kept.push_back(scenarios::resolve(scenarios::parse_scenario(
-      "cluster: {preset: dgx-h100}\n"
-      "workload: {network: mixtral-8x7b, model: {layers_simulated: 2}}\n"
-      "parallelism: {dp: 4, tp: 2, ep: " +
-          std::to_string(ep) + ", zero: " + zero +
-          "}\n"
-          "training: {micro_batch: 1, global_batch: 4, recompute: none}\n",
-      "m.yaml")));
+  kept.push_back(scenarios::resolve(
+      scenarios::parse_scenario("cluster: {preset: dgx-h100}\n"
+                                "workload: {network: mixtral-8x7b, model: {layers_simulated: 2}}\n"
+                                "parallelism: {dp: 4, tp: 2, ep: " +
+                                    std::to_string(ep) + ", zero: " + zero +
+                                    "}\n"
+                                    "training: {micro_batch: 1, global_batch: 4, recompute: none}\n",
+                                "m.yaml")));
   return analysis::step_setup(kept.back());
 }
 
