@@ -109,10 +109,14 @@ void check_grid(const yaml::TreeNode& root, const LlmStudyConfig& c) {
     }
   // A second bandwidth where every GPU count fits one machine of every cluster: no step crosses
   // InfiniBand, so its rows were the first's again, without a word (as the hybrid study's
-  // cluster.ib_bandwidth there, refused).
+  // cluster.ib_bandwidth there, refused). The smallest machine decides: on the others' larger ones
+  // a count may fit, but on it a step crosses InfiniBand (taking the largest refused DGX-2 and
+  // DGX A100 at 16 GPUs, two DGX A100s whose rows the second bandwidth changes).
   int per_machine = 0;
-  for (const auto& cluster : c.clusters)
-    per_machine = std::max(per_machine, topology::gpus_per_machine({.preset = cluster}));
+  for (const auto& cluster : c.clusters) {
+    const int gpus = topology::gpus_per_machine({.preset = cluster});
+    per_machine = per_machine == 0 ? gpus : std::min(per_machine, gpus);
+  }
   if (c.ib_bandwidths.size() > 1 && c.gpus.back() <= per_machine)
     yaml::fail_at(ib.items[1].where, "ib_bandwidths[1]",
                   "every GPU count of the grid (up to " + std::to_string(c.gpus.back()) +

@@ -65,8 +65,11 @@ bool within_seconds(Ready ready) {
 }
 
 // The order in which a waiter and a newcomer are let in: another piece holds `other` bytes of `gate`;
-// `wait(gate)` runs on a thread of its own until it waits; then a newcomer asks for `newcomer` bytes.
-// The other piece lets go once the newcomer is queued (or was let in out of turn); 0 is first, 1 second.
+// `wait(gate, served)` runs on a thread of its own until it waits, and calls `served` while it holds
+// its bytes; then a newcomer asks for `newcomer` bytes. The other piece lets go once the newcomer is
+// queued (or was let in out of turn); 0 is first, 1 second. Each is numbered while it holds: numbered
+// after its hold was let go, the waiter could be passed by the newcomer it had just let in, and the
+// order read then was the threads' timing, not the gate's.
 struct Served {
   int waiter = -1;
   int newcomer = -1;
@@ -78,10 +81,7 @@ Served served_in_order(analysis::MemoryGate& gate, std::int64_t other, Wait wait
   std::atomic<int> waiter_at{-1}, newcomer_at{-1};
   std::optional<analysis::MemoryGate::Hold> held;
   held.emplace(&gate, other);
-  std::thread waiter([&] {
-    wait(gate);
-    waiter_at = order++;
-  });
+  std::thread waiter([&] { wait(gate, [&] { waiter_at = order++; }); });
   REQUIRE(within_seconds([&] { return gate.waiting() == 1 && gate.held() == other; }));
   std::thread comer([&] {
     analysis::MemoryGate::Hold hold(&gate, newcomer);
@@ -110,9 +110,10 @@ TEST_CASE("memory gate: a step growing its hold is served before a newcomer that
   analysis::MemoryGate gate(100);
   const Served s = served_in_order(
       gate, 60,
-      [](analysis::MemoryGate& g) {
+      [](analysis::MemoryGate& g, const auto& served) {
         analysis::MemoryGate::Hold hold(&g, 30);
         hold.grow_to(80);
+        served();
       },
       30);
   CHECK(s.newcomer_before_release == -1);  // 0 before: the newcomer passed the waiting growth
@@ -127,7 +128,12 @@ TEST_CASE("memory gate: a piece that needs the whole budget is served before new
   // held; before, each newcomer that fitted beside the holder passed it, so it waited while any did.
   analysis::MemoryGate gate(100);
   const Served s = served_in_order(
-      gate, 40, [](analysis::MemoryGate& g) { analysis::MemoryGate::Hold hold(&g, g.budget()); }, 40);
+      gate, 40,
+      [](analysis::MemoryGate& g, const auto& served) {
+        analysis::MemoryGate::Hold hold(&g, g.budget());
+        served();
+      },
+      40);
   CHECK(s.newcomer_before_release == -1);
   CHECK(s.waiter == 0);
   CHECK(s.newcomer == 1);
