@@ -5,7 +5,9 @@
 #include <algorithm>
 #include <utility>
 
+#include "analysis/step/step_estimate.h"
 #include "analysis/step/step_fold.h"
+#include "sim/budget.h"
 #include "sim/error.h"
 
 namespace hybridsim::analysis {
@@ -101,20 +103,25 @@ class ClassTrace final : public FoldObserver {
 
 // How much more a trace of every GPU simulated in full simulates than the untraced run, which folds
 // onto one GPU per class where its fold holds: the words said nothing of it (issue 31 item 4: "or
-// says why not, and how much slower"; a 1,024-GPU run took 5.6 s untraced, 48 s traced).
-std::string untraced_share(const workloads::StepProgram& program, const topology::Topology& topology) {
-  const StepFoldPlan plan = plan_step_fold(program, topology, {});
+// says why not, and how much slower"; a 1,024-GPU run took 5.6 s untraced, 48 s traced). The events,
+// the measure of a run's time, are the step's estimate's (estimate_program): the way the untraced run
+// takes against every GPU and collective in full.
+std::string untraced_share(const StepSetup& setup, const workloads::StepProgram& program) {
+  const StepFoldPlan plan = plan_step_fold(program, *setup.topology, {});
   const auto gpus = static_cast<std::uint32_t>(std::count_if(
       program.worker_of_gpu.begin(), program.worker_of_gpu.end(), [](int w) { return w >= 0; }));
   if (plan.empty() || plan.representatives >= gpus) return "; the untraced run simulates every GPU too";
+  const StepEstimate estimate = estimate_program(setup, program);
   return "; the untraced run simulates " + std::to_string(plan.representatives) + " of these " +
-         std::to_string(gpus) + " GPUs, where its fold holds";
+         std::to_string(gpus) + " GPUs, where its fold holds (by its estimate about " +
+         sim::BudgetExceeded::count_text(estimate.events()) + " events, against about " +
+         sim::BudgetExceeded::count_text(estimate.full_events) + " in full)";
 }
 
 // Why a trace cannot take the folded path before trying it, and what that costs; empty if it may.
 std::string why_not_by_class(const StepSetup& setup, const workloads::StepProgram& program,
                              const StepTraceOptions& options) {
-  const auto share = [&] { return untraced_share(program, *setup.topology); };
+  const auto share = [&] { return untraced_share(setup, program); };
   if (options.all_gpus) return "every GPU (" + options.all_gpus_said + "), each simulated in full" + share();
   if (options.gpus)
     return "GPUs " + format_gpu_list(*options.gpus) +
