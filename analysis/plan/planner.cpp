@@ -172,7 +172,7 @@ std::vector<StepRequest> candidate_requests(const PlanRequest& request, const st
           for (auto& o :
                communication_overlay(single_worker ? workloads::AllReduceAlgorithm::Ring : algorithm,
                                      single_worker ? workloads::StepOptions{}.bucket_size : bucket,
-                                     request.message_size, sim::CollectiveConfig{}.fast_path))
+                                     request.message_size, request.fast_path))
             r.overlay.push_back(std::move(o));
           r.overlay.insert(r.overlay.end(), request.limits.begin(), request.limits.end());
           if (std::find(requests.begin(), requests.end(), r) == requests.end())

@@ -18,6 +18,7 @@
 #include "analysis/study/study_steps.h"
 #include "analysis/training/statistical_efficiency.h"
 #include "analysis/training/time_to_train.h"
+#include "scenarios/loader/scenario.h"
 #include "sim/collective.h"
 #include "workloads/comm/comm_plan.h"
 #include "workloads/memory/memory_model.h"
@@ -60,6 +61,11 @@ struct PlanRequest {
   PlanObjective objective = PlanObjective::TimeToTrain;
   PlanSearch search{};
   sim::Bytes message_size = sim::CollectiveConfig{}.message_size;
+  // How the candidates' collectives are simulated: `run`'s and the study's default (bounded), so that a
+  // row is the step `run` gives for that configuration. sim::CollectiveConfig's own `auto` folded no
+  // ring of unequal chunks, the rule at scale: GNMT's DP candidates on 16,384 GPUs ran in full, about
+  // 2e9 events each, hours for the plan (tests/bench/MEASUREMENTS.md, plan16k4).
+  sim::FastPath fast_path = scenarios::kDefaultFastPath;
   int threads = 0;                   // 0: one per hardware thread
   std::ostream* progress = nullptr;  // one line per simulated step
   // Each GPU's memory (none: unknown, nothing is left out) and whether configurations that do not
