@@ -370,6 +370,45 @@ PlanResult plan(const PlanRequest& request, StepCache* cache) {
   return result;
 }
 
+namespace {
+
+// What was not ranked and why: the candidates past their caps, those left out (placements, failures)
+// and the hierarchical ones that ran as rings, one line per reason.
+void print_left_out(const PlanResult& r, std::ostream& out) {
+  if (!r.not_simulated.empty()) {
+    out << "not simulated: " << r.not_simulated.size() << " configuration"
+        << (r.not_simulated.size() == 1 ? "" : "s")
+        << " past their caps (each line says which, and by how much); the ranking above is of the simulated "
+           "ones only"
+        << (r.events_cap.empty() ? std::string() : " (events: " + r.events_cap + ")") << "\n";
+    for (const auto& n : r.not_simulated) out << "not simulated: " << label(n.label) << ": " << n.why << "\n";
+  }
+  for (const auto& s : r.skipped) out << "left out: " << s << "\n";
+  // The hierarchical candidates that ran as rings, one line per reason: "8 x 1, 4 x 2 layers, ..."
+  // (each with every bucket size searched).
+  std::vector<std::string> reasons;
+  for (const auto& a : r.as_ring)
+    if (std::find(reasons.begin(), reasons.end(), a.why) == reasons.end()) reasons.push_back(a.why);
+  for (const std::string& why : reasons) {
+    std::vector<std::string> shapes;
+    std::size_t count = 0;
+    for (const auto& a : r.as_ring) {
+      if (a.why != why) continue;
+      ++count;
+      std::string shape = std::to_string(a.label.dp()) + " x " + std::to_string(a.label.mp);
+      if (a.label.mp > 1) shape += " " + std::string(workloads::partitioner_name(a.label.partitioner));
+      if (std::find(shapes.begin(), shapes.end(), shape) == shapes.end()) shapes.push_back(shape);
+    }
+    std::string listed;
+    for (const std::string& shape : shapes) listed += (listed.empty() ? "" : ", ") + shape;
+    out << "left out: " << count << " hierarchical configuration" << (count == 1 ? "" : "s") << " (" << listed
+        << "), the same steps as their ring rows: each ran its all-reduces as the ring, their GPUs being "
+        << why << " (hierarchical needs the same number, 2 or more, on each of two machines or more)\n";
+  }
+}
+
+}  // namespace
+
 void print_plan(const PlanResult& r, std::ostream& out, int top) {
   out << "plan: " << r.model << " on " << workloads::gpus_text(r.gpus) << " of " << r.cluster.preset
       << " machines (InfiniBand " << sim::format_bandwidth(topology::ib_bandwidth_of(r.cluster))
@@ -427,36 +466,7 @@ void print_plan(const PlanResult& r, std::ostream& out, int top) {
   if (std::any_of(r.ranked.begin(), shown,
                   [](const PlanCandidate& c) { return c.ttt && c.ttt->extrapolated; }))
     out << "* epochs extrapolated outside the curve's supported batch range\n";
-  if (!r.not_simulated.empty()) {
-    out << "not simulated: " << r.not_simulated.size() << " configuration"
-        << (r.not_simulated.size() == 1 ? "" : "s")
-        << " past their caps (each line says which, and by how much); the ranking above is of the simulated "
-           "ones only"
-        << (r.events_cap.empty() ? std::string() : " (events: " + r.events_cap + ")") << "\n";
-    for (const auto& n : r.not_simulated) out << "not simulated: " << label(n.label) << ": " << n.why << "\n";
-  }
-  for (const auto& s : r.skipped) out << "left out: " << s << "\n";
-  // The hierarchical candidates that ran as rings, one line per reason: "8 x 1, 4 x 2 layers, ..."
-  // (each with every bucket size searched).
-  std::vector<std::string> reasons;
-  for (const auto& a : r.as_ring)
-    if (std::find(reasons.begin(), reasons.end(), a.why) == reasons.end()) reasons.push_back(a.why);
-  for (const std::string& why : reasons) {
-    std::vector<std::string> shapes;
-    std::size_t count = 0;
-    for (const auto& a : r.as_ring) {
-      if (a.why != why) continue;
-      ++count;
-      std::string shape = std::to_string(a.label.dp()) + " x " + std::to_string(a.label.mp);
-      if (a.label.mp > 1) shape += " " + std::string(workloads::partitioner_name(a.label.partitioner));
-      if (std::find(shapes.begin(), shapes.end(), shape) == shapes.end()) shapes.push_back(shape);
-    }
-    std::string listed;
-    for (const std::string& shape : shapes) listed += (listed.empty() ? "" : ", ") + shape;
-    out << "left out: " << count << " hierarchical configuration" << (count == 1 ? "" : "s") << " (" << listed
-        << "), the same steps as their ring rows: each ran its all-reduces as the ring, their GPUs being "
-        << why << " (hierarchical needs the same number, 2 or more, on each of two machines or more)\n";
-  }
+  print_left_out(r, out);
   for (const auto& u : r.unfit)
     out << (r.show_unfit ? "does not fit: " : "left out: ") << label(u.label) << ": " << u.why << "\n";
 }

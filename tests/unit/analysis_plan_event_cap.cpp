@@ -20,7 +20,7 @@ TEST_CASE("plan: without --max-events each candidate is capped at the plan's def
   CHECK(given.events_cap == "--max-events 0");
 }
 
-TEST_CASE("plan: a candidate past --max-events is listed as not simulated; the best is of the simulated") {
+TEST_CASE("plan: a candidate past --max-events is listed as not simulated, the best is of the simulated") {
   // GNMT on 16 GPUs: three DP ring candidates (1.07e5 events), the DP hierarchical ones (1.6-1.8e5) and the
   // hierarchical 8 x 2 stacks ones (1.05-1.08e5 once their fold is given up) pass 1e5 events.
   analysis::PlanCommandOptions o{.model = "gnmt", .gpus = 16};
