@@ -114,8 +114,9 @@ int plan_command(int argc, const char* const* argv) {
       "each GPU's memory, a what-if, e.g. \"32 GiB\" (default: the preset's GPU)")(
       "show-unfit", "also rank configurations that do not fit in memory (last, marked !)")(
       "max-events", po::value(&o.max_events),
-      "events one step may simulate (default 2000000000; transformers: 20000000 a candidate, one past it "
-      "is listed by its closed form after the simulated ones, not ranked with them; 0 = no limit)")(
+      "events one candidate's step may simulate (default 200000000, one past it is listed as not simulated "
+      "after the ranked ones; transformers: 20000000, one past it is listed by its closed form after the "
+      "simulated ones, not ranked with them; 0 = no limit)")(
       "max-sim-memory", po::value(&o.max_sim_memory),
       "simulation state one step may hold, e.g. \"8 GiB\" (0 B or unlimited = no limit)")(
       "threads,j", po::value(&o.threads)->default_value(0), "simulations at once; 0 = all cores")(

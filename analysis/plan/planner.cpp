@@ -172,7 +172,7 @@ std::vector<StepRequest> candidate_requests(const PlanRequest& request, const st
           for (auto& o :
                communication_overlay(single_worker ? workloads::AllReduceAlgorithm::Ring : algorithm,
                                      single_worker ? workloads::StepOptions{}.bucket_size : bucket,
-                                     request.message_size, sim::CollectiveConfig{}.fast_path))
+                                     request.message_size, request.fast_path))
             r.overlay.push_back(std::move(o));
           r.overlay.insert(r.overlay.end(), request.limits.begin(), request.limits.end());
           if (std::find(requests.begin(), requests.end(), r) == requests.end())
@@ -187,10 +187,16 @@ std::vector<StepRequest> candidate_requests(const PlanRequest& request, const st
 std::vector<PlanCandidate> rank_candidates(const PlanRequest& request, const std::vector<StepRef>& ids,
                                            const StepCache& steps, std::vector<std::string>& skipped,
                                            std::vector<PlanResult::Unfit>& unfit,
-                                           std::vector<PlanResult::Unfit>& as_ring) {
+                                           std::vector<PlanResult::Unfit>& as_ring,
+                                           std::vector<PlanResult::NotSimulated>& not_simulated) {
   std::vector<PlanCandidate> ranked;
   for (std::size_t i = 0; i < ids.size(); ++i) {
     if (const StepFailure* f = steps.failure(ids[i].id)) {
+      if (f->over_budget) {  // past its caps: said apart as not simulated, its cost from "the step would"
+        const std::size_t at = f->why.find("the step would");
+        not_simulated.push_back({ids[i].label, at == std::string::npos ? f->why : f->why.substr(at)});
+        continue;
+      }
       const std::string who = (f->overlay.empty() ? describe(ids[i].label) : f->overlay) + ": ";
       skipped.push_back(f->why.starts_with(who) ? f->why : who + f->why);  // a budget names it already
       continue;
@@ -284,7 +290,11 @@ bool memory_given_by_option(const PlanRequest& request) {
          .expected = "a larger " + o.name("memory") + " or more " + o.name("gpus"),
          .aside = o.switched_on("show-unfit") + " ranks them anyway"}));
   }
-  // The first failure of a simulated candidate (a budget, say) tells more than a placement left out.
+  // The first candidate past its caps, with the cap to raise, tells more than a placement left out; then
+  // the first failure of a simulated candidate.
+  if (!result.not_simulated.empty())
+    throw InputError("no configuration of " + what + " could be simulated: " +
+                     describe(result.not_simulated[0].label) + ": " + result.not_simulated[0].why);
   const std::size_t first = placements_skipped < result.skipped.size() ? placements_skipped : 0;
   throw InputError("no configuration of " + what + " could be simulated" +
                    (result.skipped.empty() ? std::string() : ": " + result.skipped[first]));
@@ -332,9 +342,15 @@ PlanResult plan(const PlanRequest& request, StepCache* cache) {
     result.kernel_times = workloads::kernel_times_note(request.profile) + (part ? "; " + *part : "");
   result.show_unfit = request.show_unfit;
   const std::size_t placements_skipped = result.skipped.size();
-  result.ranked = rank_candidates(request, ids, steps, result.skipped, result.unfit, result.as_ring);
+  result.events_cap = request.events_cap;
+  result.ranked = rank_candidates(request, ids, steps, result.skipped, result.unfit, result.as_ring,
+                                  result.not_simulated);
   if (result.ranked.empty()) refuse_empty_ranking(request, result, placements_skipped);
   explain_winners(result.ranked, request.objective);
+  // The verdict is of the simulated rows: one past its caps could be faster, and is said to exist.
+  if (!result.ranked.empty() && !result.not_simulated.empty())
+    result.ranked[0].why += "; best of the simulated (" + std::to_string(result.not_simulated.size()) +
+                            " not simulated, listed below)";
   // A winner with no rival of the other kind because none of those fits says so.
   if (!result.ranked.empty() && result.ranked[0].does_not_fit.empty()) {
     PlanCandidate& best = result.ranked[0];
@@ -354,6 +370,45 @@ PlanResult plan(const PlanRequest& request, StepCache* cache) {
   return result;
 }
 
+namespace {
+
+// What was not ranked and why: the candidates past their caps, those left out (placements, failures)
+// and the hierarchical ones that ran as rings, one line per reason.
+void print_left_out(const PlanResult& r, std::ostream& out) {
+  if (!r.not_simulated.empty()) {
+    out << "not simulated: " << r.not_simulated.size() << " configuration"
+        << (r.not_simulated.size() == 1 ? "" : "s")
+        << " past their caps (each line says which, and by how much); the ranking above is of the simulated "
+           "ones only"
+        << (r.events_cap.empty() ? std::string() : " (events: " + r.events_cap + ")") << "\n";
+    for (const auto& n : r.not_simulated) out << "not simulated: " << label(n.label) << ": " << n.why << "\n";
+  }
+  for (const auto& s : r.skipped) out << "left out: " << s << "\n";
+  // The hierarchical candidates that ran as rings, one line per reason: "8 x 1, 4 x 2 layers, ..."
+  // (each with every bucket size searched).
+  std::vector<std::string> reasons;
+  for (const auto& a : r.as_ring)
+    if (std::find(reasons.begin(), reasons.end(), a.why) == reasons.end()) reasons.push_back(a.why);
+  for (const std::string& why : reasons) {
+    std::vector<std::string> shapes;
+    std::size_t count = 0;
+    for (const auto& a : r.as_ring) {
+      if (a.why != why) continue;
+      ++count;
+      std::string shape = std::to_string(a.label.dp()) + " x " + std::to_string(a.label.mp);
+      if (a.label.mp > 1) shape += " " + std::string(workloads::partitioner_name(a.label.partitioner));
+      if (std::find(shapes.begin(), shapes.end(), shape) == shapes.end()) shapes.push_back(shape);
+    }
+    std::string listed;
+    for (const std::string& shape : shapes) listed += (listed.empty() ? "" : ", ") + shape;
+    out << "left out: " << count << " hierarchical configuration" << (count == 1 ? "" : "s") << " (" << listed
+        << "), the same steps as their ring rows: each ran its all-reduces as the ring, their GPUs being "
+        << why << " (hierarchical needs the same number, 2 or more, on each of two machines or more)\n";
+  }
+}
+
+}  // namespace
+
 void print_plan(const PlanResult& r, std::ostream& out, int top) {
   out << "plan: " << r.model << " on " << workloads::gpus_text(r.gpus) << " of " << r.cluster.preset
       << " machines (InfiniBand " << sim::format_bandwidth(topology::ib_bandwidth_of(r.cluster))
@@ -368,6 +423,8 @@ void print_plan(const PlanResult& r, std::ostream& out, int top) {
   for (const int m : r.mp_searched) out << " " << m;
   out << "; " << r.simulated << (r.simulated == 1 ? " step" : " steps") << " simulated); "
       << r.skipped.size() + r.as_ring.size() << " left out";
+  if (!r.not_simulated.empty())
+    out << "; " << r.not_simulated.size() << " not simulated (over their caps; listed below, not ranked)";
   if (!r.unfit.empty())
     out << "; " << r.unfit.size()
         << (r.show_unfit ? " do not fit in memory (ranked last, marked !)"
@@ -409,28 +466,7 @@ void print_plan(const PlanResult& r, std::ostream& out, int top) {
   if (std::any_of(r.ranked.begin(), shown,
                   [](const PlanCandidate& c) { return c.ttt && c.ttt->extrapolated; }))
     out << "* epochs extrapolated outside the curve's supported batch range\n";
-  for (const auto& s : r.skipped) out << "left out: " << s << "\n";
-  // The hierarchical candidates that ran as rings, one line per reason: "8 x 1, 4 x 2 layers, ..."
-  // (each with every bucket size searched).
-  std::vector<std::string> reasons;
-  for (const auto& a : r.as_ring)
-    if (std::find(reasons.begin(), reasons.end(), a.why) == reasons.end()) reasons.push_back(a.why);
-  for (const std::string& why : reasons) {
-    std::vector<std::string> shapes;
-    std::size_t count = 0;
-    for (const auto& a : r.as_ring) {
-      if (a.why != why) continue;
-      ++count;
-      std::string shape = std::to_string(a.label.dp()) + " x " + std::to_string(a.label.mp);
-      if (a.label.mp > 1) shape += " " + std::string(workloads::partitioner_name(a.label.partitioner));
-      if (std::find(shapes.begin(), shapes.end(), shape) == shapes.end()) shapes.push_back(shape);
-    }
-    std::string listed;
-    for (const std::string& shape : shapes) listed += (listed.empty() ? "" : ", ") + shape;
-    out << "left out: " << count << " hierarchical configuration" << (count == 1 ? "" : "s") << " (" << listed
-        << "), the same steps as their ring rows: each ran its all-reduces as the ring, their GPUs being "
-        << why << " (hierarchical needs the same number, 2 or more, on each of two machines or more)\n";
-  }
+  print_left_out(r, out);
   for (const auto& u : r.unfit)
     out << (r.show_unfit ? "does not fit: " : "left out: ") << label(u.label) << ": " << u.why << "\n";
 }
@@ -518,7 +554,11 @@ PlanRequest make_plan_request(const PlanCommandOptions& o) {
     throw InputError(o.spelling.said_number("threads", std::to_string(o.threads)) +
                      ": expected 0 (all cores) or positive");
   r.threads = o.threads;
-  r.limits = limit_overlay(o.max_events, o.max_sim_memory, o.spelling);
+  // The plan's own default cap (kPlanStepEvents), so that no candidate runs for hours unasked.
+  const std::string events = o.max_events.empty() ? std::to_string(kPlanStepEvents) : o.max_events;
+  r.limits = limit_overlay(events, o.max_sim_memory, o.spelling);
+  r.events_cap =
+      o.spelling.said_number("max-events", events) + (o.max_events.empty() ? ", the plan's default" : "");
   r.spelling = o.spelling;
   return r;
 }

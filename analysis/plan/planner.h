@@ -18,6 +18,7 @@
 #include "analysis/study/study_steps.h"
 #include "analysis/training/statistical_efficiency.h"
 #include "analysis/training/time_to_train.h"
+#include "scenarios/loader/scenario.h"
 #include "sim/collective.h"
 #include "workloads/comm/comm_plan.h"
 #include "workloads/memory/memory_model.h"
@@ -26,6 +27,13 @@
 #include "workloads/program/step_program.h"
 
 namespace hybridsim::analysis {
+
+// Events one candidate's step may simulate where --max-events is not given: 2×10^8, about 40 s at
+// sim/budget.h's 5 M events/s. The simulation's own default (2×10^9) let a 16,384-GPU plan of GNMT
+// simulate its hybrid candidates whose collectives do not fold, hours in all (tests/bench/
+// MEASUREMENTS.md, plan16k4); a candidate past this is found by its estimate before any step runs,
+// not simulated, and listed as such below the ranking (PlanResult::not_simulated), never ranked.
+inline constexpr std::uint64_t kPlanStepEvents = 200'000'000;
 
 enum class PlanObjective : std::uint8_t { TimeToTrain, Throughput };
 std::string_view objective_name(PlanObjective o);      // "time-to-train", "throughput"
@@ -53,6 +61,11 @@ struct PlanRequest {
   PlanObjective objective = PlanObjective::TimeToTrain;
   PlanSearch search{};
   sim::Bytes message_size = sim::CollectiveConfig{}.message_size;
+  // How the candidates' collectives are simulated: `run`'s and the study's default (bounded), so that a
+  // row is the step `run` gives for that configuration. sim::CollectiveConfig's own `auto` folded no
+  // ring of unequal chunks, the rule at scale: GNMT's DP candidates on 16,384 GPUs ran in full, about
+  // 2e9 events each, hours for the plan (tests/bench/MEASUREMENTS.md, plan16k4).
+  sim::FastPath fast_path = scenarios::kDefaultFastPath;
   int threads = 0;                   // 0: one per hardware thread
   std::ostream* progress = nullptr;  // one line per simulated step
   // Each GPU's memory (none: unknown, nothing is left out) and whether configurations that do not
@@ -62,6 +75,7 @@ struct PlanRequest {
   bool show_unfit = false;
   // "simulation.max_events=N", "simulation.max_memory=SIZE" for every step (limit_overlay()).
   std::vector<std::string> limits{};
+  std::string events_cap{};  // how the events' cap was set, for the report (PlanResult::events_cap)
   OptionSpelling spelling{};  // the language refusals name the plan's options in (--max-events, max_events=)
 };
 
@@ -93,6 +107,14 @@ struct PlanResult {
   // Hierarchical candidates whose every all-reduce ran as the ring (StepPoint::hierarchical_as_ring):
   // the same steps as their ring rows, left out and printed as one line per reason.
   std::vector<Unfit> as_ring;
+  // Candidates refused for their caps (--max-events, --max-sim-memory) by their estimate or in their
+  // run: not simulated, so not ranked; `why` from "the step would simulate about ...".
+  struct NotSimulated {
+    StepLabel label{};
+    std::string why;
+  };
+  std::vector<NotSimulated> not_simulated;
+  std::string events_cap{};  // "--max-events 200000000 (the plan's default)", as the user would raise it
   bool show_unfit = false;
   OptionSpelling spelling{};          // the language print_plan's hints name options in (show_unfit=True)
   std::string kernel_times{};         // how they are known, where not the calibrated V100's; else empty
@@ -118,7 +140,7 @@ struct PlanCommandOptions {
   std::optional<std::string> memory{};        // each GPU's memory, e.g. "32 GiB" (else the preset's)
   bool show_unfit = false;
   int threads = 0;
-  std::string max_events{};      // --max-events: a step's events (empty: the default cap)
+  std::string max_events{};      // --max-events: a step's events (empty: kPlanStepEvents)
   std::string max_sim_memory{};   // --max-sim-memory: a step's simulation state
   // The language refusals name these options in: the command line's (--gpus) or Python's (gpus=).
   OptionSpelling spelling{};

@@ -290,9 +290,12 @@ py::dict plan(analysis::PlanCommandOptions options, int top, bool progress) {
     row["why"] = c.why;
     ranked.append(row);
   }
+  py::list not_simulated;  // past their caps: not ranked (print_plan lists them with their estimate)
+  for (const auto& n : result.not_simulated) not_simulated.append(analysis::describe(n.label));
   py::dict d;
   d["printed"] = printed.str();
   d["ranked"] = ranked;
+  d["not_simulated"] = not_simulated;
   return d;
 }
 

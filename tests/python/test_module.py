@@ -452,6 +452,17 @@ def test_plan_takes_max_events_and_max_sim_memory_as_the_command_line():
         hybridsim.plan("gnmt", 16, max_sim_memory="1 kB")
 
 
+def test_plan_lists_the_candidates_past_max_events_as_not_simulated():
+    # A candidate past the cap is not ranked (plan16k4): its label is in not_simulated, and the
+    # printed plan says the ranking is of the simulated ones only.
+    result = hybridsim.plan("gnmt", 16, max_events=100000, threads=1)
+    assert len(result.not_simulated) == 8 and len(result.ranked) == 40
+    assert "gnmt N=16 dp=16 mp=1 bucket=6.25 MB" in result.not_simulated
+    assert not {row["label"] for row in result.ranked} & set(result.not_simulated)
+    assert "best of the simulated (8 not simulated, listed below)" in result.printed
+    assert hybridsim.plan("gnmt", 8, threads=1).not_simulated == []
+
+
 # Each entry point's refusals in Python's words (issue 31): the keyword as the user wrote it
 # (`min_bytes='lots'`), never the command line's `--min-bytes`. A value of the wrong type is a
 # TypeError naming the keyword (pybind11's listed the native signatures); a value the library cannot

@@ -608,6 +608,7 @@ def study(study_file: Union[str, os.PathLike], *, out: Union[None, str, os.PathL
 class PlanResult:
     printed: str  # what `hybridsim plan` prints
     ranked: list  # best first: a dict per configuration (label, dp, mp, step_time_ps, ...)
+    not_simulated: list  # labels of the configurations past their caps (max_events): not ranked
 
 
 def plan(model: str, gpus: int = 8, *, cluster: str = "dgx1-v100", objective: str = "time-to-train",
@@ -615,7 +616,8 @@ def plan(model: str, gpus: int = 8, *, cluster: str = "dgx1-v100", objective: st
          show_unfit: bool = False, threads: int = 0, top: int = 5, max_events: Union[None, int, str] = None,
          max_sim_memory: Optional[str] = None, progress: bool = False) -> PlanResult:
     """The fastest dp × mp, placement, buckets and algorithm for a model on `gpus` GPUs (`hybridsim plan`);
-    max_events, max_sim_memory: each step's caps (`--max-events`, `--max-sim-memory`; None the default)."""
+    max_events, max_sim_memory: each step's caps (`--max-events`, `--max-sim-memory`; None the default,
+    2e8 events a candidate: one past it is in not_simulated, not ranked)."""
     model = _text("plan", "model", model, "gnmt, inception-v3, biglstm or a profile file")
     gpus = _whole("plan", "gpus", gpus, "a whole number of GPUs")
     cluster = _text("plan", "cluster", cluster, "a machine preset such as 'dgx1-v100'")
