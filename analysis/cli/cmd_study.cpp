@@ -106,8 +106,8 @@ int plan_command(int argc, const char* const* argv) {
       "gpus,g", po::value(&o.gpus)->default_value(8), "GPUs to use")(
       "cluster,c", po::value(&o.cluster)->default_value("dgx1-v100"),
       "machine preset (nodes follow from --gpus); transformers: --gpu's machine unless given, dgx-a100 "
-      "with neither")(
-      "objective", po::value(&o.objective)->default_value("time-to-train"), "time-to-train | throughput")(
+      "with neither")("objective", po::value(&o.objective)->default_value("time-to-train"),
+                      "time-to-train | throughput")(
       "variant", po::value(&o.variant)->default_value("default"), "statistical-efficiency curve variant")(
       "ib-bandwidth", po::value(&ib), "InfiniBand bandwidth, e.g. \"200 Gb/s\"")(
       "memory", po::value(&memory),

@@ -75,7 +75,7 @@ struct PlanRequest {
   bool show_unfit = false;
   // "simulation.max_events=N", "simulation.max_memory=SIZE" for every step (limit_overlay()).
   std::vector<std::string> limits{};
-  std::string events_cap{};  // how the events' cap was set, for the report (PlanResult::events_cap)
+  std::string events_cap{};   // how the events' cap was set, for the report (PlanResult::events_cap)
   OptionSpelling spelling{};  // the language refusals name the plan's options in (--max-events, max_events=)
 };
 
@@ -140,7 +140,7 @@ struct PlanCommandOptions {
   std::optional<std::string> memory{};        // each GPU's memory, e.g. "32 GiB" (else the preset's)
   bool show_unfit = false;
   int threads = 0;
-  std::string max_events{};      // --max-events: a step's events (empty: kPlanStepEvents)
+  std::string max_events{};       // --max-events: a step's events (empty: kPlanStepEvents)
   std::string max_sim_memory{};   // --max-sim-memory: a step's simulation state
   // The language refusals name these options in: the command line's (--gpus) or Python's (gpus=).
   OptionSpelling spelling{};

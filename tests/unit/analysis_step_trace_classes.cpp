@@ -117,8 +117,9 @@ TEST_CASE("step trace: every GPU on request, a list or a detail that needs every
     analysis::simulate_step_with_trace(m.setup, dir.path / "l.json", {.gpus = std::vector<int>{0, 9}},
                                        &summary);
     CHECK(summary.shows.starts_with("GPUs 0,9, with every GPU simulated in full"));
-    CHECK(summary.shows.ends_with("; the untraced run simulates 8 of these 16 GPUs, where its fold holds (by "
-                                  "its estimate about 25128 events, against about 50096 in full)"));
+    CHECK(
+        summary.shows.ends_with("; the untraced run simulates 8 of these 16 GPUs, where its fold holds (by "
+                                "its estimate about 25128 events, against about 50096 in full)"));
   }
   SUBCASE("detail steps") {
     analysis::StepTraceSummary summary;
