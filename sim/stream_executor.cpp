@@ -51,7 +51,8 @@ std::int64_t round_duration(double x) {
 
 // ceil(work × den / num) and floor(elapsed × num / den), exact. At the full rate (num == den, most
 // kernels) without the 128-bit division, a library call of about 30 instructions per kernel; at
-// another rate, in 64 bits where the product fits (a kernel's ps times a GPU's SMs always does).
+// another rate, in 64 bits where the product fits (a kernel's ps times a GPU's 80 SMs does up to 32
+// hours; times a memory demand in B/s, only kernels under about 9 us).
 std::int64_t time_for(std::int64_t work, std::int64_t num, std::int64_t den) {
   if (num == den) return work;
   std::int64_t product = 0;
@@ -469,7 +470,7 @@ void StreamExecutor::collective_done(std::uint64_t tag) {
 
 // A kernel's end (most of the executor's events). The next task, where it is a kernel without a
 // launch delay (most are), starts here: advance() would save its six registers and a 88-byte frame
-// for it, and test the task's kind and delay again (perf exec, tests/bench/MEASUREMENTS.md).
+// for it, and test the task's kind and delay again (branch exec, tests/bench/MEASUREMENTS.md).
 [[gnu::always_inline]] inline void StreamExecutor::kernel_done(std::uint32_t s) {
   StreamState& st = streams_[s];
   st.running = false;
