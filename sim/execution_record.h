@@ -80,7 +80,12 @@ class ExecutionRecord {
   // before it ends: a task's reach is not written, it is the previous task's end.
   void set_ended(std::uint32_t stream, std::uint32_t task, Time t) { at(stream, task).ended = t.ps() + 1; }
   void set_released_by(std::uint32_t stream, std::uint32_t task, TaskRef by);
-  void set_slowed(std::uint32_t stream, std::uint32_t task, Time extra) { at(stream, task).aux = extra.ps(); }
+  // A kernel's end and how much longer it ran than alone, with one lookup of its entry.
+  void set_kernel_ended(std::uint32_t stream, std::uint32_t task, Time t, Time extra) {
+    Entry& e = at(stream, task);
+    e.ended = t.ps() + 1;
+    e.aux = extra.ps();
+  }
 
  private:
   // 16 bytes a task, zero until written: `ended` holds the time in ps + 1 (0: not yet), so that the

@@ -181,6 +181,8 @@ class StreamExecutor final : public EventHandler {
     return info_[s].program->tasks.shifted(streams_[s].tasks[i]);
   }
   void advance(std::uint32_t stream);
+  void kernel_done(std::uint32_t stream);
+  void collective_done(std::uint64_t tag);
   void start_kernel(std::uint32_t stream, const Task& task);
   static Rate rate_of(const GpuState& gpu, KernelBound bound);
   // A collective's SMs (or its memory traffic) came to (+1) or left (−1) `gpu`.

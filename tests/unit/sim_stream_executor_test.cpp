@@ -234,6 +234,37 @@ TEST_CASE(
   CHECK(r.slowed[1] == Time::zero());
 }
 
+TEST_CASE("contention: a slowed kernel's end is exact past 2^63 ps of work times SMs too") {
+  // 1 of 80 SMs held throughout, so each kernel runs at 79/80 and takes ceil(work × 80 / 79):
+  // 1 s = 10^12 ps gives 1,012,658,227,848.1... -> 1,012,658,227,849 ps; 40 hours = 1.44 × 10^17 ps,
+  // whose product with 80 (1.152 × 10^19) is past 2^63, gives 145,822,784,810,126,582.2... ->
+  // 145,822,784,810,126,583 ps.
+  const Time one = Time::ps(1'012'658'227'849);
+  const Time forty_hours = Time::ps(145'822'784'810'126'583);
+  const Run r = contend({Task::kernel(Time::s(1), 0), Task::kernel(Time::s(144'000), 1)}, Time::zero(),
+                        Time::s(1'000'000), {1, Bandwidth()});
+  CHECK(r.ended[0] == one);
+  CHECK(r.slowed[0] == one - Time::s(1));
+  CHECK(r.ended[1] == one + forty_hours);
+  CHECK(r.slowed[1] == forty_hours - Time::s(144'000));
+}
+
+TEST_CASE("kernel after kernel: each one's launch delay is sat out, and each starts at the rate of then") {
+  // Compute stream: 10 us, then 10 us after a 5 us launch delay, then 10 us, then 10 us after 2 us.
+  // Alone: ends at 10, 25, 35 and 47 us. With the collective holding 40 of 80 SMs from 0 to 30 us
+  // (half rate): the first kernel takes 20 us; the second is reached at 20, starts at 25, has done
+  // 2.5 us of its work by 30 (5 us at half rate) and the other 7.5 us alone: ends at 37.5 us; the
+  // third runs 37.5-47.5; the fourth starts at 49.5 and ends at 59.5 us.
+  const std::vector<Task> compute = {
+      Task::kernel(Time::us(10), 0), Task::kernel(Time::us(10), 1, Time::us(5)),
+      Task::kernel(Time::us(10), 2), Task::kernel(Time::us(10), 3, Time::us(2))};
+  const Run alone = contend(compute, Time::zero(), Time::us(30), {40, Bandwidth()}, {.contention = false});
+  CHECK(alone.ended == std::vector<Time>{Time::us(10), Time::us(25), Time::us(35), Time::us(47)});
+  const Run r = contend(compute, Time::zero(), Time::us(30), {40, Bandwidth()});
+  CHECK(r.ended == std::vector<Time>{Time::us(20), Time::ns(37'500), Time::ns(47'500), Time::ns(59'500)});
+  CHECK(r.slowed == std::vector<Time>{Time::us(10), Time::ns(2'500), Time::zero(), Time::zero()});
+}
+
 TEST_CASE("a per-sample kernel scales with the GPU's sample scale, a fixed-work one does not") {
   GpuProgram gpu;
   gpu.sample_scale = 2.0;
