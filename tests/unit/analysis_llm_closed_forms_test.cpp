@@ -355,10 +355,10 @@ TEST_CASE("llm closed forms: a mixture of experts is planned with its experts, a
 TEST_CASE("llm closed forms: a mixture's experts exchange over the dp / ep replicas that hold them") {
   // Mixtral 8x7B at tp 2 (transformers.md), by hand: a GPU's dense parameters are 32 layers of
   // attention 2h^2 + 2h.kv over tp 2 with two norms h and the router h.8 whole, and the embedding and head
-  // of 32,000 x h / 2 each with the final norm h whole; its experts 32 layers of 8 x 3.h.ffn / 2 / ep. The dense part exchanges over
-  // all dp 8, the experts over the dp / ep replicas holding them: at ep 4 two, at ep 8 = dp one (no
-  // exchange). The closed form counted the experts over dp 8 too (expert_parallel.h's groups are
-  // dp / ep), so it priced Mixtral's ZeRO-3 at dp = ep at 4.5 times its dense traffic.
+  // of 32,000 x h / 2 each with the final norm h whole; its experts 32 layers of 8 x 3.h.ffn / 2 / ep. The
+  // dense part exchanges over all dp 8, the experts over the dp / ep replicas holding them: at ep 4 two, at
+  // ep 8 = dp one (no exchange). The closed form counted the experts over dp 8 too (expert_parallel.h's
+  // groups are dp / ep), so it priced Mixtral's ZeRO-3 at dp = ep at 4.5 times its dense traffic.
   const analysis::LlmSetting moe{.model = workloads::named_transformer("mixtral-8x7b")};
   const std::int64_t h = 4096, kv = 1024, ffn = 14'336;
   const std::int64_t dense = 32 * ((2 * h * h + 2 * h * kv) / 2 + 2 * h + h * 8) + 2 * 32'000 * h / 2 + h;

@@ -30,7 +30,7 @@ constexpr std::int64_t kLayerPerRank = 12 * kH * kH / kTp + 4 * kH;
 // Megatron pads the vocabulary to a multiple of 128 · tp = 1,024: 50,257 → 51,200 rows.
 constexpr std::int64_t kPaddedVocab = 51200;
 constexpr std::int64_t kVocabPerRank = kPaddedVocab * kH / kTp;  // the embedding's, and the LM head's
-constexpr std::int64_t kFinalNorm = 2 * kH;                        // with the LM head, whole
+constexpr std::int64_t kFinalNorm = 2 * kH;                      // with the LM head, whole
 // Korthikanti et al. 2022 (Table 2), bytes of 16-bit values, micro-batch 1: under full recomputation
 // a layer keeps only its input, 2·s·h; while one layer's backward recomputes it, that layer's whole
 // activations live: 10·s·h replicated + 24·s·h / t split, and the softmax 5·a·s² / t (unfused).

@@ -161,7 +161,8 @@ TEST_CASE("transformer: weights, gradients and Adam state are 2 + 2 + 12 bytes a
   // The GEMMs and the vocabulary over tp 2; each layer's two RMSNorms (2h) and the final one (h) whole.
   const std::int64_t h = m.hidden;
   const double per_rank =
-      static_cast<double>(m.layers * (layer_parameters(m) - 2 * h) + 2 * m.vocab * h) / 2 + m.layers * 2 * h + h;
+      static_cast<double>(m.layers * (layer_parameters(m) - 2 * h) + 2 * m.vocab * h) / 2 + m.layers * 2 * h +
+      h;
   TransformerMemoryInput in{.model = m, .tp = 2, .dp = 4};
   TransformerMemory r = transformer_memory(in);
   CHECK(relative(static_cast<double>(r.weights.count()), 2 * per_rank) < 1e-6);

@@ -315,17 +315,15 @@ void add_head(TransformerStep& out, const TransformerConfig& c, const Shape& x, 
 // rank's tensors, as a time per GiB of its gradient bytes (Profile::optimizer_time).
 OptimizerCost adam(const TransformerStep& out, const Shape& x, const TransformerCost& cost,
                    std::int64_t layers) {
-  // A norm's tensors, whole on every TP rank: RMSNorm's weight, or LayerNorm's weight and bias.
-  const std::size_t norm_tensors = x.swiglu ? 1 : 2;
-  std::vector<std::int64_t> tensors = {x.vocab * x.h / x.t, x.vocab * x.h / x.t};
-  tensors.insert(tensors.end(), norm_tensors, x.h);  // the final norm
+  std::vector<std::int64_t> tensors = {x.vocab * x.h / x.t, x.vocab * x.h / x.t, x.h};
   for (std::int64_t l = 0; l < layers; ++l) {
-    // Q/K/V, O, the MLP's matrices (each local expert's, with the router), the two norms.
+    // Q/K/V, O, the MLP's matrices (each local expert's, with the router), the two norms (whole on
+    // every TP rank; a LayerNorm's bias is left out of the launch count, as it was calibrated).
     tensors.push_back(x.h * (x.h + 2 * x.kv) / x.t);
     tensors.push_back(x.h * x.h / x.t);
     for (std::int64_t e = 0; e < (x.experts > 1 ? x.local : 1); ++e)
       tensors.insert(tensors.end(), 2, x.h * x.ffn / x.t);
-    tensors.insert(tensors.end(), 2 * norm_tensors, x.h);
+    tensors.insert(tensors.end(), {x.h, x.h});
     for (std::int64_t e = 0; e < (x.experts > 1 ? x.local : 1) && x.swiglu; ++e)
       tensors.push_back(x.h * x.ffn / x.t);
     if (x.experts > 1) tensors.push_back(x.h * x.experts);  // the router
