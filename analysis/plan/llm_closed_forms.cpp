@@ -82,10 +82,9 @@ std::string llm_stage_split_text(const LlmSetting& s, const LlmLayout& l) {
 }
 
 std::int64_t llm_stage_parameters(const LlmSetting& s, const LlmLayout& l, int stage) {
-  const std::int64_t vocab_rank = workloads::padded_vocab(s.model, l.tp) * s.model.hidden / l.tp;
   std::int64_t p = llm_stage_layers(s, l, stage) * layer_parameters_per_rank(s, l);
-  if (first(l, stage)) p += vocab_rank;
-  if (last(l, stage)) p += vocab_rank;
+  if (first(l, stage)) p += workloads::embedding_parameters_per_rank(s.model, l.tp);
+  if (last(l, stage)) p += workloads::head_parameters_per_rank(s.model, l.tp);  // and the final norm
   return p;
 }
 

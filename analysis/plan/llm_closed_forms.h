@@ -75,7 +75,8 @@ struct LlmMemory {
   sim::Bytes total() const { return weights + gradients + optimizer + activations; }
 };
 // Parameters one GPU of `stage` holds before ZeRO: its layers' (an MoE layer's experts divided by
-// ep) over tp, plus the vocabulary-parallel embedding on the first stage and LM head on the last.
+// ep, its norms whole) over tp, plus the vocabulary-parallel embedding on the first stage and the LM
+// head with the final norm on the last (workloads::head_parameters_per_rank, as the profile's op).
 std::int64_t llm_stage_parameters(const LlmSetting& setting, const LlmLayout& layout, int stage);
 // Layers' worth of one micro-batch's activations the stage holds at its peak, in units of 1/v:
 // pp 1: the layers (one micro-batch lives at a time, accumulation frees it); GPipe: m micro-batches

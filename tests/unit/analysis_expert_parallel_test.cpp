@@ -191,13 +191,15 @@ TEST_CASE("expert parallel: ZeRO shards the experts over the dp / ep replicas th
 TEST_CASE("expert parallel: ZeRO-3 at dp = ep gathers no expert, as a hand count of Mixtral says") {
   // Mixtral 8x7B (../shared/reference/transformers.md: hidden 4,096, 32 heads of which 8 KV heads,
   // SwiGLU FFN 14,336 per expert, 8 experts, vocabulary 32,000) over dp 2 x ep 2 x tp 8, 2-layer
-  // slice, BF16. One GPU holds per layer the attention (q and o 4096^2, k and v 4096 x 1024) and two
-  // norms over tp 8, and the router (4096 x 8) whole, as Megatron-LM keeps it on every TP rank:
-  // 5,276,672 (5,248,000 when the router was divided by tp too); its 4 experts (8 / ep 2) of 3 x 4096 x
-  // 14336 over tp 8: 88,080,384; the embedding and the LM head, vocabulary padded to 32,768 (a
-  // multiple of 128 x tp), 32768 x 4096 / 8 = 16,777,216 each. ZeRO-3 shards the dense part over
-  // dp 2 and the experts over dp / ep = 1 (held whole): nothing of them is gathered, so the pair in
-  // flight is the embedding with layer 0's attention. Before, the experts' op was counted as
+  // slice, BF16. One GPU holds per layer the attention (q and o 4096^2, k and v 4096 x 1024) over tp
+  // 8, and the two norms (2 x 4096) and the router (4096 x 8) whole, as Megatron-LM keeps them on
+  // every TP rank: 5,283,840 (5,276,672 when the norms were divided by tp, 5,248,000 when the router
+  // was too); its 4 experts (8 / ep 2) of 3 x 4096 x 14336 over tp 8: 88,080,384; the embedding and
+  // the LM head, vocabulary padded to 32,768 (a multiple of 128 x tp), 32768 x 4096 / 8 = 16,777,216
+  // each, the head with the final norm (4096) whole. ZeRO-3 shards the dense part over dp 2 and the
+  // experts over dp / ep = 1 (held whole): nothing of them is gathered, so the pair in flight is the
+  // last layer's attention with the head (the final norm makes it 4096 more than the embedding with
+  // layer 0's). Before, the experts' op was counted as
   // gathered too: 0.56 GiB of weights, more than the 0.41 GiB of no ZeRO at all.
   const auto weights = [](const std::string& zero, bool whole) {
     const scenarios::ResolvedScenario r = scenarios::resolve(scenarios::parse_scenario(
@@ -212,22 +214,26 @@ TEST_CASE("expert parallel: ZeRO-3 at dp = ep gathers no expert, as a hand count
         whole ? r.transformer->slice->whole_model : r.transformer->memory.ranks.front().peak;
     return peak[MemoryPart::Weights].count();
   };
-  const std::int64_t attention = (2 * 4096LL * 4096 + 2 * 4096LL * 1024 + 2 * 4096) / 8 + 4096 * 8;
-  const std::int64_t experts = 4 * 3 * 4096LL * 14336 / 8, vocab = 32768LL * 4096 / 8;
-  CHECK(attention == 5'276'672);
-  const std::int64_t pair = 2 * (vocab + attention);  // BF16: 2 bytes a parameter
+  const std::int64_t attention = (2 * 4096LL * 4096 + 2 * 4096LL * 1024) / 8 + 2 * 4096 + 4096 * 8;
+  const std::int64_t experts = 4 * 3 * 4096LL * 14336 / 8, vocab = 32768LL * 4096 / 8, head = vocab + 4096;
+  CHECK(attention == 5'283'840);
+  const std::int64_t pair = 2 * (attention + head);  // BF16: 2 bytes a parameter
   const auto zero3 = [&](std::int64_t layers) {
-    return 2 * (layers * attention + 2 * vocab) / 2 + 2 * layers * experts + pair;
+    return 2 * (layers * attention + vocab + head) / 2 + 2 * layers * experts + pair;
   };
-  CHECK(weights("3", false) == zero3(2));  // 440,537,088 B, 0.41 GiB
-  CHECK(weights("3", false) <= weights("0", false));
-  CHECK(weights("3", true) == zero3(32));  // 5,883,660,288 B, 5.48 GiB (5.63 without ZeRO)
+  CHECK(weights("3", false) == zero3(2));  // 440,578,048 B, 0.41 GiB
+  // Against no ZeRO's 2 x (2 x attention + 2 x experts + vocab + head): the dense half ZeRO-3 shards
+  // away at dp 2, (2 x attention + vocab + head) / 2, is the pair in flight (attention + head) less
+  // half the final norm, (head - vocab) / 2 = 2,048 parameters: this 2-layer slice holds 4,096 B more
+  // under ZeRO-3 (the two were equal when the head held no final norm); the whole model holds less.
+  CHECK(weights("3", false) - weights("0", false) == 2 * 2'048);
+  CHECK(weights("3", true) == zero3(32));  // 5,883,916,288 B, 5.48 GiB (5.63 without ZeRO)
   CHECK(weights("3", true) < weights("0", true));
   // At dp 4 x ep 2 each expert lives on 2 replicas, sharded and gathered: the pair is the last
   // layer's experts with the LM head, as before.
   const TransformerModel m = named_transformer("mixtral-8x7b");
   CHECK(zero3_gathered_bytes({.model = m, .tp = 8, .zero = 3, .dp = 4, .ep = 2}, 2, true, true) ==
-        2 * (experts + vocab));
+        2 * (experts + head));
 }
 
 TEST_CASE("mixture of experts: bad input is refused with its numbers") {

@@ -32,9 +32,11 @@ analysis::LlmMachine a100() {
 TEST_CASE("llm closed forms: parameters per GPU and ZeRO's divisions by dp") {
   const auto s = gpt3();
   const std::int64_t h = 12'288, V = 51'200;      // 50,257 padded to a multiple of 128 x 8
-  const std::int64_t layer = 12 * h * h + 4 * h;  // Q, K, V, O, two 4h MLP matrices, two LayerNorms
+  // A rank's layer: Q, K, V, O and two 4h MLP matrices over tp 8, two LayerNorms (2h each) whole, as
+  // Megatron-LM keeps them on every TP rank; the final LayerNorm (2h) whole with the LM head.
+  const std::int64_t layer = 12 * h * h / 8 + 4 * h;
   LlmLayout l{.dp = 16, .tp = 8, .global_batch = 16};
-  const std::int64_t params = (96 * layer + 2 * V * h) / 8;
+  const std::int64_t params = 96 * layer + 2 * V * h / 8 + 2 * h;
   CHECK(analysis::llm_stage_parameters(s, l, 0) == params);
   for (int zero = 0; zero <= 3; ++zero) {
     l.zero = zero;
@@ -42,14 +44,16 @@ TEST_CASE("llm closed forms: parameters per GPU and ZeRO's divisions by dp") {
     CAPTURE(zero);
     // ZeRO-3 also holds two neighbouring ops gathered whole for the rank: two layers (each larger
     // than the 50,257-row embedding or head), 2 bytes each.
-    CHECK(m.weights.count() == 2 * params / (zero >= 3 ? 16 : 1) + (zero >= 3 ? 2 * 2 * layer / 8 : 0));
+    CHECK(m.weights.count() == 2 * params / (zero >= 3 ? 16 : 1) + (zero >= 3 ? 2 * 2 * layer : 0));
     CHECK(m.gradients.count() == 2 * params / (zero >= 2 ? 16 : 1));
     CHECK(m.optimizer.count() == 12 * params / (zero >= 1 ? 16 : 1));
   }
-  // A pipeline stage holds L/p layers; the embedding on the first, the LM head on the last.
+  // A pipeline stage holds L/p layers; the embedding on the first, the LM head and final norm on the
+  // last.
   l = {.dp = 2, .tp = 8, .pp = 8, .global_batch = 16};
-  CHECK(analysis::llm_stage_parameters(s, l, 0) == (12 * layer + V * h) / 8);
-  CHECK(analysis::llm_stage_parameters(s, l, 3) == 12 * layer / 8);
+  CHECK(analysis::llm_stage_parameters(s, l, 0) == 12 * layer + V * h / 8);
+  CHECK(analysis::llm_stage_parameters(s, l, 3) == 12 * layer);
+  CHECK(analysis::llm_stage_parameters(s, l, 7) == 12 * layer + V * h / 8 + 2 * h);
 }
 
 TEST_CASE("llm closed forms: activations in flight, 1F1B against GPipe and interleaved") {
@@ -338,11 +342,11 @@ TEST_CASE("llm closed forms: a mixture of experts is planned with its experts, a
       CHECK(planned.gradients == model.gradients);
       CHECK(planned.optimizer.count() == model.optimizer.count());
     }
-    // By hand, a middle stage of pp 4 (8 layers, no embedding or head): attention 2h^2 + 2h.kv and two
-    // norms over tp 2, the router h.E whole, one of the 8 experts (3.h.ffn) a rank: 2 bytes each. The
-    // run's pipeline memory counted all 8 experts on every rank (11,610,161,152 B).
+    // By hand, a middle stage of pp 4 (8 layers, no embedding or head): attention 2h^2 + 2h.kv over
+    // tp 2, the two norms (2h) and the router h.E whole, one of the 8 experts (3.h.ffn) a rank: 2
+    // bytes each. The run's pipeline memory counted all 8 experts on every rank (11,610,161,152 B).
     if (pp == 4) {
-      const std::int64_t h = 4096, kv = 1024, shared = (2 * h * h + 2 * h * kv + 2 * h) / 2 + h * 8;
+      const std::int64_t h = 4096, kv = 1024, shared = (2 * h * h + 2 * h * kv) / 2 + 2 * h + h * 8;
       CHECK(stages[1].memory.weights.count() == 2 * 8 * (shared + 3 * h * 14'336 / 2));
     }
   }
@@ -350,14 +354,14 @@ TEST_CASE("llm closed forms: a mixture of experts is planned with its experts, a
 
 TEST_CASE("llm closed forms: a mixture's experts exchange over the dp / ep replicas that hold them") {
   // Mixtral 8x7B at tp 2 (transformers.md), by hand: a GPU's dense parameters are 32 layers of
-  // attention 2h^2 + 2h.kv and two norms h over tp 2 with the router h.8 whole, and the embedding and head of
-  // 32,000 x h / 2 each; its experts 32 layers of 8 x 3.h.ffn / 2 / ep. The dense part exchanges over
-  // all dp 8, the experts over the dp / ep replicas holding them: at ep 4 two, at ep 8 = dp one (no
-  // exchange). The closed form counted the experts over dp 8 too (expert_parallel.h's groups are
-  // dp / ep), so it priced Mixtral's ZeRO-3 at dp = ep at 4.5 times its dense traffic.
+  // attention 2h^2 + 2h.kv over tp 2 with two norms h and the router h.8 whole, and the embedding and head
+  // of 32,000 x h / 2 each with the final norm h whole; its experts 32 layers of 8 x 3.h.ffn / 2 / ep. The
+  // dense part exchanges over all dp 8, the experts over the dp / ep replicas holding them: at ep 4 two, at
+  // ep 8 = dp one (no exchange). The closed form counted the experts over dp 8 too (expert_parallel.h's
+  // groups are dp / ep), so it priced Mixtral's ZeRO-3 at dp = ep at 4.5 times its dense traffic.
   const analysis::LlmSetting moe{.model = workloads::named_transformer("mixtral-8x7b")};
   const std::int64_t h = 4096, kv = 1024, ffn = 14'336;
-  const std::int64_t dense = 32 * ((2 * h * h + 2 * h * kv + 2 * h) / 2 + h * 8) + 2 * 32'000 * h / 2;
+  const std::int64_t dense = 32 * ((2 * h * h + 2 * h * kv) / 2 + 2 * h + h * 8) + 2 * 32'000 * h / 2 + h;
   const auto experts = [&](std::int64_t ep) { return 32 * (8 * 3 * h * ffn / 2 / ep); };
   // A machine that computes in no time, so that the whole exchange is exposed: bytes / link.
   const analysis::LlmMachine instant{.gemm_flop_per_second = 1e300,

@@ -135,7 +135,8 @@ TEST_CASE("zero: memory per GPU divides weights, gradients and optimizer as each
   // Rajbhandari et al. 2020, section 5: (2 + 2 + K)·Ψ with K = 12 for mixed-precision Adam; stage 1
   // divides the K·Ψ by Nd, stage 2 also the gradients' 2Ψ, stage 3 also the weights' 2Ψ.
   const TransformerModel m = named_transformer("llama2-7b");
-  const std::int64_t psi = m.layers * layer_parameters(m) + 2 * m.vocab * m.hidden, nd = 64;
+  // Layers, the untied embedding and head, the final RMSNorm (h).
+  const std::int64_t psi = m.layers * layer_parameters(m) + 2 * m.vocab * m.hidden + m.hidden, nd = 64;
   CHECK(psi > 6'700'000'000);  // Llama 2 7B: 6.74 B parameters (untied embedding and head)
   CHECK(psi < 6'800'000'000);
   const auto persistent = [&](int zero) {
@@ -160,22 +161,26 @@ TEST_CASE("zero: memory per GPU divides weights, gradients and optimizer as each
 }
 
 TEST_CASE("zero: stage 3's gathered parameters in flight are the largest two adjacent ops, per TP rank") {
-  // Llama 3 8B: the embedding and the first layer (2h² + 2·h·1,024 + 3·h·14,336 + 2h = 218,112,000)
-  // outweigh two layers; / tp 8, 2 bytes each. The embedding is Megatron's padded one, the one the
-  // step computes on: 128,256 rows rounded up to a multiple of 128·tp = 1,024, 129,024, times 4,096 =
-  // 528,482,304 parameters (the unpadded 525,336,576 was counted before).
+  // Llama 3 8B: a layer's GEMMs (2h² + 2·h·1,024 + 3·h·14,336 = 218,103,808) / tp 8 with its two
+  // RMSNorms (2h = 8,192) whole, 27,271,168; the embedding is Megatron's padded one, the one the step
+  // computes on: 128,256 rows rounded up to a multiple of 128·tp = 1,024, 129,024, times 4,096 / tp 8
+  // = 66,060,288 parameters (the unpadded 525,336,576 / 8 was counted before), and the LM head the
+  // same with the final RMSNorm (h) whole. The last layer and the head outweigh two layers and the
+  // embedding with the first; 2 bytes each.
   const TransformerModel m = named_transformer("llama3-8b");
   const TransformerMemoryInput in{.model = m, .tp = 8, .zero = 3, .dp = 8};
-  CHECK(zero3_gathered_bytes(in, m.layers, true, true) == 2 * (528'482'304 + 218'112'000) / 8);
+  const std::int64_t layer = 218'103'808 / 8 + 8'192, head = 528'482'304 / 8 + 4'096;
+  CHECK(zero3_gathered_bytes(in, m.layers, true, true) == 2 * (head + layer));
+  CHECK(zero3_gathered_bytes(in, m.layers, true, false) == 2 * (528'482'304 / 8 + layer));
   // A middle pipeline stage's (layers only): two layers; one layer alone: that layer.
-  CHECK(zero3_gathered_bytes(in, 4, false, false) == 2 * 2 * 218'112'000 / 8);
-  CHECK(zero3_gathered_bytes(in, 1, false, false) == 2 * 218'112'000 / 8);
+  CHECK(zero3_gathered_bytes(in, 4, false, false) == 2 * 2 * layer);
+  CHECK(zero3_gathered_bytes(in, 1, false, false) == 2 * layer);
   // Nothing is gathered below stage 3 or without replicas to gather from.
   CHECK(zero3_gathered_bytes({.model = m, .tp = 8, .zero = 2, .dp = 8}, m.layers, true, true) == 0);
   CHECK(zero3_gathered_bytes({.model = m, .tp = 8, .zero = 3, .dp = 1}, m.layers, true, true) == 0);
   // In FP32 the gathered values take 4 bytes.
   CHECK(zero3_gathered_bytes({.model = m, .tp = 8, .value_bytes = 4, .zero = 3, .dp = 8}, 4, false, false) ==
-        4 * 2 * 218'112'000 / 8);
+        4 * 2 * layer);
 }
 
 TEST_CASE("zero: with a free network, stage 3 is stage 0's compute plus the optimizer on 1/dp") {

@@ -354,11 +354,12 @@ TEST_CASE("a sweep of layer-slices says what the whole model needs, as run does,
   // recomputation, unfused attention) swept over parallelism.zero [0, 1]. Its fits_memory is the
   // slice's (about 9.8 GiB: yes); results.csv had no whole-model column, so the sweep said the points fit.
   // The whole model by hand (h = 12,288, s = 2,048, a = 96, t = 8, vocabulary padded to 51,200):
-  // parameters 96 x (12h^2 + 4h) + 2 x 51,200 x h = 175,209,185,280, 21,901,148,160 a GPU over tp 8;
+  // parameters a GPU 96 x (12h^2 / 8 + 4h) + 2 x 51,200 x h / 8 + 2h = 21,905,301,504 (the matrices
+  // and the vocabulary over tp 8, the layer norms and the final norm whole on every TP rank);
   // activations 96 layer inputs 2sh, one layer whole 13sh + 5as^2/t and the FP32 logits
-  // 4s x 51,200 / t: 5,463,080,960 B. ZeRO 0: 16 B a parameter, 350,418,370,560 + 5,463,080,960 =
-  // 355,881,451,520 B; ZeRO 1 over dp 2: 2 + 2 + 12 / 2 = 10 B, 219,011,481,600 + 5,463,080,960 =
-  // 224,474,562,560 B. Both above 80 GiB: the whole model fits at neither point.
+  // 4s x 51,200 / t: 5,463,080,960 B. ZeRO 0: 16 B a parameter, 350,484,824,064 + 5,463,080,960 =
+  // 355,947,905,024 B; ZeRO 1 over dp 2: 2 + 2 + 12 / 2 = 10 B, 219,053,015,040 + 5,463,080,960 =
+  // 224,516,096,000 B. Both above 80 GiB: the whole model fits at neither point.
   const fs::path dir = fresh_temp_dir("sweep-test-slice");
   fs::create_directories(dir / "in");
   const fs::path scenario = dir / "in" / "slice.yaml";
@@ -381,8 +382,8 @@ TEST_CASE("a sweep of layer-slices says what the whole model needs, as run does,
     CHECK(rows[i][column(head, "layers")] == "96");
     CHECK(rows[i][column(head, "whole_model_fits")] == "no");
   }
-  CHECK(rows[1][column(head, "whole_model_peak_bytes")] == "355881451520");
-  CHECK(rows[2][column(head, "whole_model_peak_bytes")] == "224474562560");
+  CHECK(rows[1][column(head, "whole_model_peak_bytes")] == "355947905024");
+  CHECK(rows[2][column(head, "whole_model_peak_bytes")] == "224516096000");
   // summary.json: the fastest point is marked, and no point fits once the whole model is counted.
   const std::string json = read_whole_file(r.directory / "summary.json");
   CHECK(json.find("\"whole_model_fits\": false}") != std::string::npos);

@@ -23,12 +23,14 @@ scenarios::ResolvedScenario resolved(const std::string& yaml) {
 // vocabulary, 2,048-token sequences. BF16 on A100s, unfused attention, full recomputation, micro-batch
 // 1, tp 8: the shipped slice scenarios' settings.
 constexpr std::int64_t kH = 12288, kHeads = 96, kSeq = 2048, kTp = 8;
-// A layer's parameters as the model counts them: QKV 3h² and the output projection h², the MLP's two
-// h × 4h matrices 8h², two layer norms' scale and bias 4h (no biases on the matrices).
-constexpr std::int64_t kLayerParameters = 12 * kH * kH + 4 * kH;
+// A layer's parameters on one TP rank: QKV 3h² and the output projection h², the MLP's two h × 4h
+// matrices 8h², over tp; two layer norms' scale and bias 4h whole, as Megatron-LM keeps them on every
+// TP rank (no biases on the matrices).
+constexpr std::int64_t kLayerPerRank = 12 * kH * kH / kTp + 4 * kH;
 // Megatron pads the vocabulary to a multiple of 128 · tp = 1,024: 50,257 → 51,200 rows.
 constexpr std::int64_t kPaddedVocab = 51200;
 constexpr std::int64_t kVocabPerRank = kPaddedVocab * kH / kTp;  // the embedding's, and the LM head's
+constexpr std::int64_t kFinalNorm = 2 * kH;                      // with the LM head, whole
 // Korthikanti et al. 2022 (Table 2), bytes of 16-bit values, micro-batch 1: under full recomputation
 // a layer keeps only its input, 2·s·h; while one layer's backward recomputes it, that layer's whole
 // activations live: 10·s·h replicated + 24·s·h / t split, and the softmax 5·a·s² / t (unfused).
@@ -62,16 +64,17 @@ TEST_CASE("model slice: a GPT-3 175B slice at tp 8 x dp 2 gives the whole model'
   CHECK(s.layers_simulated == 2);
   CHECK(s.layers == 96);
   CHECK(s.pp == 1);
-  // Every layer and both ends on each GPU: 96 × 226,498,560 + 2 × 78,643,200 = 21,901,148,160
-  // parameters, 175e9 / 8 and the padded vocabulary.
-  const std::int64_t parameters = 96 * kLayerParameters / kTp + 2 * kVocabPerRank;
-  CHECK(parameters == 21'901'148'160);
+  // Every layer and both ends on each GPU: 96 × 226,541,568 + 2 × 78,643,200 + 24,576 =
+  // 21,905,301,504 parameters, 175e9 / 8 with the norms whole and the padded vocabulary (the norms
+  // over tp and no final norm: 21,901,148,160).
+  const std::int64_t parameters = 96 * kLayerPerRank + 2 * kVocabPerRank + kFinalNorm;
+  CHECK(parameters == 21'905'301'504);
   check_states(s.whole_model, parameters);
   const std::int64_t activations = 96 * kLayerInput + kOneLayerWhole + kLogits;
   CHECK(s.whole_model[MemoryPart::Activations].count() == activations);
-  // 16 B × 21.9e9 + 5.46 GB = 355,881,451,520 B, 331.4 GiB: four times the A100's 80 GiB.
+  // 16 B × 21.9e9 + 5.46 GB = 355,947,905,024 B, 331.5 GiB: four times the A100's 80 GiB.
   CHECK(s.whole_model.total().count() == 16 * parameters + activations);
-  CHECK(s.whole_model.total().count() == 355'881'451'520);
+  CHECK(s.whole_model.total().count() == 355'947'905'024);
   // The slice itself is what the run checks and prints: 2 layers, 9.78 GiB.
   CHECK(r.transformer->memory.peaks().front().total().count() < 11 * (std::int64_t{1} << 30));
 }
@@ -93,11 +96,11 @@ TEST_CASE("model slice: a pipeline's whole model is its largest stage with the l
   CHECK(s.layers == 96);
   CHECK(s.pp == 8);
   CHECK(s.stage == 0);
-  const std::int64_t parameters = 12 * kLayerParameters / kTp + kVocabPerRank;  // 2,796,625,920
+  const std::int64_t parameters = 12 * kLayerPerRank + kVocabPerRank;  // 2,797,142,016
   check_states(s.whole_model, parameters);
   const std::int64_t activations = 8 * 12 * kLayerInput + kOneLayerWhole;
   CHECK(s.whole_model[MemoryPart::Activations].count() == activations);
-  CHECK(s.whole_model.total().count() == 50'156'666'880);  // 46.7 GiB: fits 80 GiB
+  CHECK(s.whole_model.total().count() == 50'164'924'416);  // 46.7 GiB: fits 80 GiB
 }
 
 TEST_CASE("model slice: the whole model's memory is what a run of every layer is checked with") {

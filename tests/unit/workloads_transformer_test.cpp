@@ -132,7 +132,8 @@ TEST_CASE("transformer: tensor parallelism issues Megatron's collectives per lay
   const TransformerStep one =
       generate_transformer({.model = m, .micro_batch = b, .layers_simulated = 2}, h100_bf16());
   CHECK(one.syncs.empty());
-  CHECK(tp.profile.ops[layer].gradient_bytes.count() == layer_parameters(m) / 8 * 2);
+  // The two RMSNorms (2h) are whole on every TP rank, as Megatron-LM keeps them.
+  CHECK(tp.profile.ops[layer].gradient_bytes.count() == ((layer_parameters(m) - 2 * h) / 8 + 2 * h) * 2);
 }
 
 TEST_CASE("transformer: activation memory is Korthikanti et al.'s Table 2") {
@@ -157,7 +158,11 @@ TEST_CASE("transformer: activation memory is Korthikanti et al.'s Table 2") {
 
 TEST_CASE("transformer: weights, gradients and Adam state are 2 + 2 + 12 bytes a parameter, / tp, / ZeRO") {
   const TransformerModel m = named_transformer("llama2-7b");
-  const double per_rank = static_cast<double>(m.layers * layer_parameters(m) + 2 * m.vocab * m.hidden) / 2;
+  // The GEMMs and the vocabulary over tp 2; each layer's two RMSNorms (2h) and the final one (h) whole.
+  const std::int64_t h = m.hidden;
+  const double per_rank =
+      static_cast<double>(m.layers * (layer_parameters(m) - 2 * h) + 2 * m.vocab * h) / 2 + m.layers * 2 * h +
+      h;
   TransformerMemoryInput in{.model = m, .tp = 2, .dp = 4};
   TransformerMemory r = transformer_memory(in);
   CHECK(relative(static_cast<double>(r.weights.count()), 2 * per_rank) < 1e-6);
@@ -167,8 +172,9 @@ TEST_CASE("transformer: weights, gradients and Adam state are 2 + 2 + 12 bytes a
   in.zero = 3;
   r = transformer_memory(in);
   // Stage 3 also holds two layers gathered whole for the TP rank (Llama 2 7B's layer: 202,383,360
-  // parameters, / tp 2, 2 bytes each).
-  CHECK(relative(static_cast<double>(r.weights.count()), per_rank / 2 + 2 * 2 * 202'383'360.0 / 2) < 1e-6);
+  // parameters, the 202,375,168 of its GEMMs / tp 2 and its norms' 8,192 whole: 101,195,776, 2 bytes
+  // each).
+  CHECK(relative(static_cast<double>(r.weights.count()), per_rank / 2 + 2 * 2 * 101'195'776.0) < 1e-6);
   CHECK(relative(static_cast<double>(r.gradients.count()), per_rank / 2) < 1e-6);
   // 405 B on one 80 GB GPU does not fit, and says what it needs.
   const TransformerMemory big = transformer_memory({.model = named_transformer("llama3-405b")});
@@ -194,17 +200,17 @@ TEST_CASE("transformer: the memory refusal says GiB, as the run's memory line do
 TEST_CASE("transformer: the whole model's parameters per rank are its layers' counted one by one, as a "
           "pipeline's stages count them") {
   // Mixtral 8x7B (32 layers, hidden 4,096, 32 heads of 128, 8 KV heads, SwiGLU ffn 14,336, 8 experts,
-  // vocabulary 32,000) at tp 2, ep 4, by hand: attention 2h² + 2h·1,024 = 41,943,040 and two
-  // RMSNorms 2h = 8,192 (41,951,232 / tp 2 = 20,975,616), the router h·8 = 32,768 whole on every TP
-  // rank (as Megatron-LM and the profile hold it) and the experts 8 · 3 · h · 14,336 = 1,409,286,144
-  // (/ tp 2 / ep 4 = 176,160,768): 197,169,152 a layer, times 32 = 6,309,412,864, plus the embedding
-  // and the LM head, 32,000 · 4,096 / 2 = 65,536,000 each: 6,440,484,864 parameters, 2 bytes each as
-  // weights and gradients, 12 as Adam's state.
+  // vocabulary 32,000) at tp 2, ep 4, by hand: attention 2h² + 2h·1,024 = 41,943,040 (/ tp 2 =
+  // 20,971,520), two RMSNorms 2h = 8,192 and the router h·8 = 32,768 whole on every TP rank (as
+  // Megatron-LM and the profile hold them) and the experts 8 · 3 · h · 14,336 = 1,409,286,144
+  // (/ tp 2 / ep 4 = 176,160,768): 197,173,248 a layer, times 32 = 6,309,543,936, plus the embedding
+  // and the LM head, 32,000 · 4,096 / 2 = 65,536,000 each, and the final RMSNorm h = 4,096 whole:
+  // 6,440,620,032 parameters, 2 bytes each as weights and gradients, 12 as Adam's state.
   TransformerMemoryInput in{.model = named_transformer("mixtral-8x7b"), .tp = 2, .dp = 8, .ep = 4};
   const TransformerMemory mixtral = transformer_memory(in);
-  CHECK(mixtral.weights.count() == 2 * 6'440'484'864);
-  CHECK(mixtral.gradients.count() == 2 * 6'440'484'864);
-  CHECK(mixtral.optimizer.count() == 12 * 6'440'484'864);
+  CHECK(mixtral.weights.count() == 2 * 6'440'620'032);
+  CHECK(mixtral.gradients.count() == 2 * 6'440'620'032);
+  CHECK(mixtral.optimizer.count() == 12 * 6'440'620'032);
   // Every named model at every tp and ep its shape takes, each ZeRO stage and both precisions: the
   // same bytes as the one stage of a pipeline of 1 (pipeline_memory.h), which counts by
   // layer_parameters_per_rank.
@@ -231,10 +237,12 @@ TEST_CASE("transformer: the whole model's parameters per rank are its layers' co
             CHECK(whole.weights == stage.weights);
             CHECK(whole.gradients == stage.gradients);
             CHECK(whole.optimizer == stage.optimizer);
-            // The embedding and the head at Megatron's padded vocabulary (a multiple of 128·tp).
+            // The embedding and the head at Megatron's padded vocabulary (a multiple of 128·tp), the
+            // head with the final norm whole (RMSNorm h with SwiGLU, LayerNorm 2h with GELU).
             const std::int64_t vocab = (m.vocab + 128 * tp - 1) / (128 * tp) * (128 * tp);
+            const std::int64_t final_norm = m.ffn == FfnKind::Swiglu ? m.hidden : 2 * m.hidden;
             const std::int64_t params =
-                m.layers * layer_parameters_per_rank(m, tp, ep) + 2 * (vocab * m.hidden / tp);
+                m.layers * layer_parameters_per_rank(m, tp, ep) + 2 * (vocab * m.hidden / tp) + final_norm;
             // ZeRO-2 shards them over dp 8, a mixture's experts over the 8 / ep replicas that hold
             // them (each of those replicas holds the same experts).
             const std::int64_t experts = ep > 1 ? m.layers * (layer_expert_parameters(m) / tp / ep) : 0;
@@ -334,14 +342,15 @@ TEST_CASE(
     "on every TP rank and the vocabulary padded") {
   // Mixtral 8x7B (hidden 4,096, 8 KV heads of 128, SwiGLU ffn 14,336, 8 experts, vocabulary 32,000)
   // at tp 8, ep 2, BF16, by hand. Megatron-LM splits attention's matrices over tp and keeps the
-  // router (h x 8, its TopKRouter's weight) whole on every TP rank; it pads the vocabulary to a
-  // multiple of 128 x tp (32,768 at tp 8; 32,000 already is one at tp 2). The memory model divided
-  // the router by tp (5,248,000 parameters a layer where the profile's op holds 5,276,672).
+  // router (h x 8, its TopKRouter's weight) and the two RMSNorms (2h) whole on every TP rank; it pads
+  // the vocabulary to a multiple of 128 x tp (32,768 at tp 8; 32,000 already is one at tp 2). The
+  // memory model divided the router by tp (5,248,000 parameters a layer where the profile's op held
+  // 5,276,672), and both divided the norms (5,276,672 where Megatron holds 5,283,840).
   const TransformerModel m = named_transformer("mixtral-8x7b");
   const std::int64_t h = 4096, kv = 1024;
-  const std::int64_t shared = (2 * h * h + 2 * h * kv + 2 * h) / 8 + h * 8;  // attention, norms; router
+  const std::int64_t shared = (2 * h * h + 2 * h * kv) / 8 + 2 * h + h * 8;  // attention; norms, router
   const std::int64_t experts = 4 * 3 * h * 14'336 / 8, vocab = 32'768 * h / 8;
-  CHECK(shared == 5'276'672);
+  CHECK(shared == 5'283'840);
   const TransformerStep step =
       generate_transformer({.model = m, .tp = 8, .ep = 2, .layers_simulated = 2}, h100_bf16());
   const auto bytes = [&](const char* op) {
@@ -350,13 +359,13 @@ TEST_CASE(
   CHECK(bytes("layer.1") == 2 * shared);
   CHECK(bytes("layer.1.experts") == 2 * experts);
   CHECK(bytes("embedding") == 2 * vocab);
-  CHECK(bytes("lm_head") == 2 * (vocab + h));  // and the final norm, which the memory model leaves out
+  CHECK(bytes("lm_head") == 2 * (vocab + h));  // and the final norm, whole
   CHECK(layer_shared_parameters_per_rank(m, 8) == shared);
   CHECK(layer_parameters_per_rank(m, 8, 2) == shared + experts);
   const TransformerMemoryInput in{.model = m, .tp = 8, .dp = 2, .ep = 2};
-  CHECK(model_state_memory(in, 2, true, false).weights.count() ==
+  CHECK(model_state_memory(in, 2, true, true).weights.count() ==
         bytes("embedding") + bytes("layer.0") + bytes("layer.0.experts") + bytes("layer.1") +
-            bytes("layer.1.experts"));
+            bytes("layer.1.experts") + bytes("lm_head"));
   // At tp 2 the vocabulary needs no padding: 32,000 x h / 2 on both sides.
   const TransformerStep tp2 =
       generate_transformer({.model = m, .tp = 2, .ep = 2, .layers_simulated = 2}, h100_bf16());

@@ -72,8 +72,9 @@ class FirstStarts final : public sim::StreamObserver {
 TEST_CASE("ZeRO-3 with experts: each op gathered over the replicas holding its shards, none at dp = ep") {
   // By hand (../shared/reference/transformers.md's Mixtral row: hidden 4,096, 8 KV heads of 128,
   // SwiGLU 14,336 per expert, 8 experts; BF16, 2 bytes a parameter; tp 2):
-  //  - layer.<i> (attention, norms, router): (2 x 4096^2 + 2 x 4096 x 1024 + 2 x 4096) / 2 + the
-  //    router's 4096 x 8, which every TP rank holds whole: 21,008,384 parameters, 42,016,768 B, over
+  //  - layer.<i> (attention, norms, router): (2 x 4096^2 + 2 x 4096 x 1024) / 2 + the two norms'
+  //    2 x 4096 and the router's 4096 x 8, which every TP rank holds whole: 21,012,480 parameters,
+  //    42,024,960 B, over
   //    the 4 replicas of the GPU's TP rank, GPUs {r, r + 2, r + 4, r + 6};
   //  - layer.<i>.experts at ep 2: 8 / 2 = 4 experts of 3 x 4096 x 14336 / 2: 352,321,536
   //    parameters, 704,643,072 B, over the dp / ep = 2 replicas of its EP rank e (replicas e and
@@ -82,9 +83,9 @@ TEST_CASE("ZeRO-3 with experts: each op gathered over the replicas holding its s
   //    is gathered (before: a one-member gather, forward and backward, on every GPU).
   // Each GPU gathers each op it gathers twice (before its forward and its backward): embedding,
   // 2 layers, head, and the 2 expert ops where dp / ep > 1: 12 at ep 2, 8 at ep 4.
-  const std::int64_t dense_bytes = 2 * ((2 * 4096LL * 4096 + 2 * 4096LL * 1024 + 2 * 4096) / 2 + 4096 * 8);
+  const std::int64_t dense_bytes = 2 * ((2 * 4096LL * 4096 + 2 * 4096LL * 1024) / 2 + 2 * 4096 + 4096 * 8);
   const std::int64_t expert_bytes = 2 * (4 * 3 * 4096LL * 14336 / 2);
-  CHECK(dense_bytes == 42'016'768);
+  CHECK(dense_bytes == 42'024'960);
   CHECK(expert_bytes == 704'643'072);
   struct Case {
     int ep;

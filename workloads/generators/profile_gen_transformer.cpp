@@ -274,7 +274,8 @@ std::uint32_t add_seq_op(TransformerStep& out, Op op, const Seq& fwd, const Seq&
   return index;
 }
 
-std::uint32_t add_embedding(TransformerStep& out, const Shape& x, const TransformerCost& cost) {
+std::uint32_t add_embedding(TransformerStep& out, const TransformerConfig& c, const Shape& x,
+                            const TransformerCost& cost) {
   // Vocabulary-parallel: each rank looks up its rows (zeros elsewhere), then g sums them.
   Seq f{cost, x, {}, {}}, b{cost, x, {}, {}};
   f.mem("embedding_gather", 2 * x.tokens * x.h * x.e);
@@ -282,11 +283,12 @@ std::uint32_t add_embedding(TransformerStep& out, const Shape& x, const Transfor
   b.gather();
   b.mem("embedding_grad", 2 * x.tokens * x.h * x.e);
   Op op = detail::make_op("embedding", "embedding", {}, x.tokens * x.h * x.e / x.ns);
-  detail::set_dense_gradient(op, x.vocab * x.h / x.t, x.e);
+  detail::set_dense_gradient(op, embedding_parameters_per_rank(c.model, c.tp), x.e);
   return add_seq_op(out, std::move(op), f, b);
 }
 
-void add_head(TransformerStep& out, const Shape& x, const TransformerCost& cost, std::uint32_t input) {
+void add_head(TransformerStep& out, const TransformerConfig& c, const Shape& x, const TransformerCost& cost,
+              std::uint32_t input) {
   // Final norm, the column-parallel output layer and the vocabulary-parallel cross entropy (three
   // all-reduces of b·s FP32 values: the max, the sum of exponentials, the target's logit).
   Seq f{cost, x, {}, {}}, b{cost, x, {}, {}};
@@ -305,7 +307,7 @@ void add_head(TransformerStep& out, const Shape& x, const TransformerCost& cost,
   b.reduce_input_grad();
   b.mem("final_norm_grad", 4 * act(x));
   Op op = detail::make_op("lm_head", "lm_head", {input}, x.tokens * 4);
-  detail::set_dense_gradient(op, x.vocab * x.h / x.t + x.h, x.e);
+  detail::set_dense_gradient(op, head_parameters_per_rank(c.model, c.tp), x.e);  // the final norm whole
   add_seq_op(out, std::move(op), f, b);
 }
 
@@ -315,7 +317,8 @@ OptimizerCost adam(const TransformerStep& out, const Shape& x, const Transformer
                    std::int64_t layers) {
   std::vector<std::int64_t> tensors = {x.vocab * x.h / x.t, x.vocab * x.h / x.t, x.h};
   for (std::int64_t l = 0; l < layers; ++l) {
-    // Q/K/V, O, the MLP's matrices (each local expert's, with the router), the two norms.
+    // Q/K/V, O, the MLP's matrices (each local expert's, with the router), the two norms (whole on
+    // every TP rank; a LayerNorm's bias is left out of the launch count, as it was calibrated).
     tensors.push_back(x.h * (x.h + 2 * x.kv) / x.t);
     tensors.push_back(x.h * x.h / x.t);
     for (std::int64_t e = 0; e < (x.experts > 1 ? x.local : 1); ++e)
@@ -358,7 +361,7 @@ std::uint32_t add_dense_layer(TransformerStep& out, const TransformerConfig& c, 
   layer_backward(b, c.recompute);
   const std::string name = "layer." + std::to_string(l);
   Op op = detail::make_op(name, name, {prev}, x.tokens * x.h * x.e / x.ns);
-  detail::set_dense_gradient(op, layer_parameters(c.model) / x.t, x.e);
+  detail::set_dense_gradient(op, layer_shared_parameters_per_rank(c.model, c.tp), x.e);
   return add_seq_op(out, std::move(op), f, b);
 }
 
@@ -396,11 +399,11 @@ TransformerStep generate_transformer(const TransformerConfig& c, const Transform
   out.config = c;
   out.layers_simulated = c.layers_simulated == 0 ? c.model.layers : c.layers_simulated;
   const Shape x = shape_of(c, cost);
-  std::uint32_t prev = add_embedding(out, x, cost);
+  std::uint32_t prev = add_embedding(out, c, x, cost);
   for (std::int64_t l = 0; l < out.layers_simulated; ++l)
     prev =
         x.experts > 1 ? add_moe_layer(out, c, x, cost, l, prev) : add_dense_layer(out, c, x, cost, l, prev);
-  add_head(out, x, cost, prev);
+  add_head(out, c, x, cost, prev);
   out.profile.optimizer = adam(out, x, cost, out.layers_simulated);
   describe(out, c, cost);
   validate_profile(out.profile);

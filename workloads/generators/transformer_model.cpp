@@ -123,9 +123,14 @@ std::int64_t layer_expert_parameters(const TransformerModel& m) {
   return m.experts * (m.ffn == FfnKind::Swiglu ? 3 : 2) * m.hidden * m.ffn_hidden;
 }
 
+std::int64_t norm_parameters(const TransformerModel& m) {
+  return m.ffn == FfnKind::Swiglu ? m.hidden : 2 * m.hidden;
+}
+
 std::int64_t layer_shared_parameters_per_rank(const TransformerModel& m, int tp) {
   const std::int64_t router = m.is_moe() ? m.hidden * m.experts : 0;
-  return (layer_parameters(m) - layer_expert_parameters(m) - router) / std::max(tp, 1) + router;
+  const std::int64_t whole = 2 * norm_parameters(m) + router;
+  return (layer_parameters(m) - layer_expert_parameters(m) - whole) / std::max(tp, 1) + whole;
 }
 
 std::int64_t padded_vocab(const TransformerModel& m, int tp) {
@@ -133,17 +138,24 @@ std::int64_t padded_vocab(const TransformerModel& m, int tp) {
   return (m.vocab + unit - 1) / unit * unit;
 }
 
+std::int64_t embedding_parameters_per_rank(const TransformerModel& m, int tp) {
+  return padded_vocab(m, tp) * m.hidden / std::max(tp, 1);
+}
+
+std::int64_t head_parameters_per_rank(const TransformerModel& m, int tp) {
+  return embedding_parameters_per_rank(m, tp) + norm_parameters(m);
+}
+
 std::int64_t layer_parameters(const TransformerModel& m) {
   const std::int64_t h = m.hidden, kv = m.kv_heads * (h / m.heads);
   const std::int64_t mlp = (m.ffn == FfnKind::Swiglu ? 3 : 2) * h * m.ffn_hidden;
-  const std::int64_t norms = 2 * (m.ffn == FfnKind::Swiglu ? h : 2 * h);
+  const std::int64_t norms = 2 * norm_parameters(m);
   if (m.is_moe()) return 2 * h * h + 2 * h * kv + layer_expert_parameters(m) + h * m.experts + norms;
   return 2 * h * h + 2 * h * kv + mlp + norms;
 }
 
 std::int64_t transformer_parameters(const TransformerModel& m) {
-  const std::int64_t final_norm = m.ffn == FfnKind::Swiglu ? m.hidden : 2 * m.hidden;
-  return m.layers * layer_parameters(m) + 2 * m.vocab * m.hidden + final_norm;
+  return m.layers * layer_parameters(m) + 2 * m.vocab * m.hidden + norm_parameters(m);
 }
 
 std::int64_t layer_forward_flop(const TransformerModel& m, std::int64_t b) {

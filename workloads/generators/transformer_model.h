@@ -68,11 +68,21 @@ std::int64_t expert_tokens(const TransformerModel& model, std::int64_t tokens);
 // (h × experts): expert parameters are divided by ep, the router's are not.
 std::int64_t layer_expert_parameters(const TransformerModel& model);
 
-// One layer's parameters on one tensor-parallel rank apart from its experts: attention and norms
-// divided by tp, and a mixture's router (h × experts) whole, as Megatron-LM keeps it on every TP
-// rank (its TopKRouter's weight is not split; its gradient is all-reduced over the TP group). The one
-// rule for the profile's op (profile_gen_transformer.cpp) and the memory model's weights.
+// One norm's parameters: RMSNorm's weight (h) with SwiGLU models, LayerNorm's weight and bias (2h)
+// with GELU ones.
+std::int64_t norm_parameters(const TransformerModel& model);
+// One layer's parameters on one tensor-parallel rank apart from its experts: attention and a dense
+// MLP divided by tp; the two norms and a mixture's router (h × experts) whole, as Megatron-LM keeps
+// them on every TP rank (its LayerNorm / RMSNorm and TopKRouter weights are not split;
+// ../shared/reference/transformers.md, "How Megatron-LM parallelises a layer", splits only the
+// GEMMs and the vocabulary). The one rule for the profile's op (profile_gen_transformer.cpp), the
+// memory model's weights and plan's closed form.
 std::int64_t layer_shared_parameters_per_rank(const TransformerModel& model, int tp);
+// The input embedding on one TP rank: padded_vocab × h / tp (vocabulary-parallel).
+std::int64_t embedding_parameters_per_rank(const TransformerModel& model, int tp);
+// The LM head's op on one TP rank: the final norm, whole on every TP rank, and the output layer,
+// padded_vocab × h / tp. It lives where the head does: the last pipeline stage.
+std::int64_t head_parameters_per_rank(const TransformerModel& model, int tp);
 
 // The vocabulary as Megatron-LM pads it for a tp split: up to a multiple of 128 · tp (GPT-3's
 // 50,257 becomes 51,200 at tp 8); the embedding, LM head and loss run on the padded size.

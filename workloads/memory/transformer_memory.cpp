@@ -55,12 +55,12 @@ std::int64_t zero3_gathered_bytes(const TransformerMemoryInput& in, std::int64_t
   // slice, more than the 0.41 it holds with no ZeRO at all.
   const bool experts_gathered = m.is_moe() && expert_replicas(in.dp, in.ep) > 1;
   std::vector<std::int64_t> ops;  // parameters per rank of each op gathered, in order
-  if (embedding) ops.push_back(padded_vocab(m, in.tp) * m.hidden / tp);
+  if (embedding) ops.push_back(embedding_parameters_per_rank(m, in.tp));
   for (std::int64_t l = 0; l < layers; ++l) {
     ops.push_back(layer_shared_parameters_per_rank(m, in.tp));
     if (experts_gathered) ops.push_back(experts / tp / ep);
   }
-  if (head) ops.push_back(padded_vocab(m, in.tp) * m.hidden / tp);
+  if (head) ops.push_back(head_parameters_per_rank(m, in.tp));
   std::int64_t pair = ops.empty() ? 0 : ops.front();
   for (std::size_t i = 1; i < ops.size(); ++i) pair = std::max(pair, ops[i - 1] + ops[i]);
   return (in.value_bytes == 2 ? 2 : 4) * pair;
@@ -69,10 +69,11 @@ std::int64_t zero3_gathered_bytes(const TransformerMemoryInput& in, std::int64_t
 TransformerMemory model_state_memory(const TransformerMemoryInput& in, std::int64_t layers, bool embedding,
                                      bool head) {
   const TransformerModel& m = in.model;
-  // Megatron's padded vocabulary (a multiple of 128·tp): the embedding and head the step computes on.
-  const std::int64_t vocab = padded_vocab(m, in.tp) * m.hidden / std::max(in.tp, 1);
-  const std::int64_t params = layers * layer_parameters_per_rank(m, in.tp, in.ep) + (embedding ? vocab : 0) +
-                              (head ? vocab : 0);
+  // Megatron's padded vocabulary (a multiple of 128·tp): the embedding and head the step computes on;
+  // the head's op holds the final norm too, whole on every TP rank (the profile's lm_head).
+  const std::int64_t params = layers * layer_parameters_per_rank(m, in.tp, in.ep) +
+                              (embedding ? embedding_parameters_per_rank(m, in.tp) : 0) +
+                              (head ? head_parameters_per_rank(m, in.tp) : 0);
   // ZeRO shards each parameter over the replicas that hold it: a mixture's experts over the dp / ep
   // that hold the same experts (expert_parallel.h reduce-scatters their gradients over those), the
   // rest over all dp. Dividing the experts by dp counted Mixtral ep 8 dp 16 under ZeRO-1 at 5.06 GiB

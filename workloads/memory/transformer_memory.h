@@ -1,9 +1,9 @@
 // Memory of one GPU training a transformer under tensor (and sequence) parallelism, recomputation
 // and ZeRO: weights, gradients and Adam state per parameter (2 + 2 + 12 bytes under 16-bit mixed
-// precision, 4 + 4 + 8 in FP32) divided by tp and by the ZeRO stage's sharding over dp (a mixture's
-// experts over dp / ep), and the
-// activations of Korthikanti et al. 2022 (arXiv 2205.05198, Table 2; ../shared/reference/
-// transformers.md) per layer, times the layers, plus the FP32 logits of the loss.
+// precision, 4 + 4 + 8 in FP32) divided by tp (the norms and a router kept whole) and by the ZeRO
+// stage's sharding over dp (a mixture's experts over dp / ep), and the activations of Korthikanti
+// et al. 2022 (arXiv 2205.05198, Table 2; ../shared/reference/transformers.md) per layer, times the
+// layers, plus the FP32 logits of the loss.
 //   TransformerMemory m = transformer_memory({.model = named_transformer("gpt3-175b"), .tp = 8, ...});
 //   m.total() > capacity  → check_transformer_fits throws InputError "needs ... of ..."
 #pragma once
@@ -42,8 +42,8 @@ struct TransformerMemory {
 // Expert weights, gradients and optimizer state are divided by ep as well as tp.
 std::int64_t layer_activation_bytes(const TransformerMemoryInput& in);
 // One layer's parameters on one rank: a mixture's experts / tp / ep (an expert-parallel group holds
-// each expert once), its router whole and the rest / tp (layer_shared_parameters_per_rank, as the
-// profile's op holds them). The pipeline's stages and the planner's closed forms count by it.
+// each expert once), its norms and router whole and the rest / tp (layer_shared_parameters_per_rank,
+// as the profile's op holds them). The pipeline's stages and the planner's closed forms count by it.
 std::int64_t layer_parameters_per_rank(const TransformerModel& model, int tp, int ep);
 
 // ZeRO-3's gathered parameters in flight, whole for this TP (and EP) rank in the training precision:
@@ -56,7 +56,8 @@ std::int64_t zero3_gathered_bytes(const TransformerMemoryInput& in, std::int64_t
                                   bool head);
 // The weights (ZeRO-3's gathered pair in flight included), gradients and optimizer state one rank
 // holds for `layers` layers at layer_parameters_per_rank, and the embedding and the LM head
-// (vocab · h / tp each) where it holds them, divided as the ZeRO stage says (over dp; a mixture's
+// (embedding_parameters_per_rank, head_parameters_per_rank: padded vocab · h / tp each, the head with
+// the final norm whole) where it holds them, divided as the ZeRO stage says (over dp; a mixture's
 // experts over the dp / ep replicas that hold the same experts); activations 0. The one
 // count of a rank's parameters: the whole model's (transformer_memory: every layer, both ends) and a
 // pipeline stage's (pipeline_memory.h).
