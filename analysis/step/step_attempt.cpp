@@ -744,7 +744,7 @@ std::optional<StepEstimate> estimate_staged(const StepSetup& setup, const worklo
 
 // The step refused before the try without embedding is set up again for the run (set_up_retry_or_refuse
 // below), where every GPU and collective in full, the last way left, is past the events cap (`tried`'s
-// counts; `crossed`: why that try is foreseen crossed; `given_up`: the events run and thrown away).
+// counts; `crossed_why`: why that try is foreseen crossed; `given_up`: the events run and thrown away).
 // The refusal names the cap the ladder would meet first: the every-GPU way's memory, checked before its
 // set-up (step_runner.cpp, every_gpu), where that passes the memory cap, else the events of every
 // collective in full; each saying where the other cap is passed too, so that one raise is not
