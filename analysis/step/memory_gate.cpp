@@ -23,7 +23,8 @@ std::int64_t held_by(const ByThread& by_thread, std::thread::id thread) {
 
 // Adds `bytes` (negative: lets them go) to what `thread` holds, leaving out a thread that holds none.
 void add_held(ByThread& by_thread, std::thread::id thread, std::int64_t bytes) {
-  const auto it = std::find_if(by_thread.begin(), by_thread.end(), [&](const auto& e) { return e.first == thread; });
+  const auto it =
+      std::find_if(by_thread.begin(), by_thread.end(), [&](const auto& e) { return e.first == thread; });
   if (it == by_thread.end()) {
     if (bytes != 0) by_thread.emplace_back(thread, bytes);
     return;

@@ -71,7 +71,8 @@ void check_options(const SweepOptions& options, const std::string& head) {
 [[noreturn]] void refuse_point(const scenarios::SweepPoint& p, const InputError& e) {
   const std::string why = "sweep point " + std::to_string(p.index) + " (" + p.label + "): " + e.what() +
                           "\n(no point was run)";
-  if (const auto* budget = dynamic_cast<const BudgetRefusal*>(&e)) throw BudgetRefusal(why, budget->refused());
+  if (const auto* budget = dynamic_cast<const BudgetRefusal*>(&e))
+    throw BudgetRefusal(why, budget->refused());
   throw InputError(why);
 }
 

@@ -3,6 +3,8 @@
 // simulate (the resolved StepConfig, profile and topology), not by how they were asked for.
 #include <doctest/doctest.h>
 
+#include <tuple>
+
 #include "analysis/step/step_runner.h"
 #include "analysis/study/study_steps.h"
 #include "scenarios/loader/resolve.h"
@@ -130,23 +132,20 @@ TEST_CASE("step requests: a step refused for its caps keeps the cap, its estimat
   const auto refs =
       cache.simulate({events, memory}, context, {.threads = 1, .on_progress = {}, .keep_going = true});
   REQUIRE(refs.size() == 2);
-  const analysis::StepFailure* e = cache.failure(refs[0].id);
-  REQUIRE(e != nullptr);
-  REQUIRE(e->over_budget);
-  CHECK(e->over_budget->kind == sim::BudgetExceeded::Kind::Events);
-  CHECK(e->over_budget->limit == 1000);
-  CHECK(e->over_budget->estimate > 1000);
-  CHECK(e->over_budget->words.starts_with("the step would simulate about "));
-  CHECK(e->over_budget->words.find("over the limit --max-events = 1000") != std::string::npos);
-  CHECK(e->why == analysis::describe(refs[0].label) + ": " + e->over_budget->words);
-  CHECK_FALSE(e->in_run);
-  const analysis::StepFailure* m = cache.failure(refs[1].id);
-  REQUIRE(m != nullptr);
-  REQUIRE(m->over_budget);
-  CHECK(m->over_budget->kind == sim::BudgetExceeded::Kind::Memory);
-  CHECK(m->over_budget->limit == 1000);
-  CHECK(m->over_budget->estimate > 1000);
-  CHECK(m->over_budget->words.starts_with("the step would hold about "));
-  CHECK(m->why == analysis::describe(refs[1].label) + ": " + m->over_budget->words);
+  using Kind = sim::BudgetExceeded::Kind;
+  for (const auto& [ref, kind, words] : {std::tuple{refs[0], Kind::Events, "the step would simulate about "},
+                                         std::tuple{refs[1], Kind::Memory, "the step would hold about "}}) {
+    const analysis::StepFailure* f = cache.failure(ref.id);
+    REQUIRE(f != nullptr);
+    REQUIRE(f->over_budget);
+    CHECK(f->over_budget->kind == kind);
+    CHECK(f->over_budget->limit == 1000);
+    CHECK(f->over_budget->estimate > 1000);
+    CHECK(f->over_budget->words.starts_with(words));
+    CHECK(f->why == analysis::describe(ref.label) + ": " + f->over_budget->words);
+    CHECK_FALSE(f->in_run);
+  }
+  CHECK(cache.failure(refs[0].id)->over_budget->words.find("over the limit --max-events = 1000") !=
+        std::string::npos);
   CHECK(cache.simulated() == 0);
 }
