@@ -590,11 +590,10 @@ std::vector<StepRef> StepCache::simulate(const std::vector<StepRequest>& request
       std::string what = request.network;
       for (const auto& o : request.overlay) what += " " + o;
       // A refusal for its budget names the configuration itself (refuse_under_event_floor).
-      const bool budget = dynamic_cast<const BudgetRefusal*>(&e) != nullptr && read.scenarios[i];
+      std::optional<BudgetRefused> budget = read.scenarios[i] ? budget_refused(e) : std::nullopt;
       ids.push_back({fnv1a("unresolved;" + what), budget ? label_before_resolving(request, *read.scenarios[i])
                                                          : StepLabel{.network = request.network}});
-      failures_.emplace(ids.back().id, StepFailure{e.what(), budget ? std::string() : what,
-                                                   budget ? budget_refused(e) : std::nullopt});
+      failures_.emplace(ids.back().id, StepFailure{e.what(), budget ? "" : what, std::move(budget)});
       continue;
     }
     const auto [known, added] = fingerprints_.try_emplace(r.id, r.fingerprint);
@@ -621,11 +620,10 @@ std::vector<StepRef> StepCache::simulate(const std::vector<StepRequest>& request
   Ran ran = run_todo(todo, estimates, options, gate, whole);
   for (std::size_t i = 0; i < todo.size(); ++i) {
     if (ran.failed_why[i]) {
-      const bool in_run = ran.over_budget[i].has_value();
       failures_.emplace(todo[i].id, StepFailure{.why = *ran.failed_why[i],
-                                                .over_budget = std::move(ran.over_budget[i]),
-                                                .in_run = in_run});
-      refused_in_run_ += in_run ? 1 : 0;
+                                                .over_budget = ran.over_budget[i],
+                                                .in_run = ran.over_budget[i].has_value()});
+      refused_in_run_ += ran.over_budget[i] ? 1 : 0;
     } else
       points_.emplace(todo[i].id, std::move(ran.results[i]));
   }
