@@ -134,8 +134,7 @@ BudgetKnobs budget_knobs(const CollectiveOptionNames& n) {
 
 [[noreturn]] void over_budget(const sim::BudgetExceeded& e, const CollectiveSweepOptions& options,
                               sim::Bytes size, bool fast_path_off) {
-  throw BudgetRefusal(
-      budget_error_text(e, collective_name(options, size), budget_knobs(options.names), fast_path_off));
+  throw budget_refusal("", e, collective_name(options, size), budget_knobs(options.names), fast_path_off);
 }
 
 // The same, with the figure that passes whichever way the size runs: the collective in full (the

@@ -251,9 +251,8 @@ void simulate_candidates(const LlmPlanRequest& r, const std::vector<LlmPlanCandi
         skipped.push_back(layout_label(r.dimensions, c.layout) + ": " + f->why);
         continue;
       }
-      // "...: the step would simulate about 3.1e9 events (...), over the limit ...": from "the step".
-      const std::size_t at = f->why.find("the step would");
-      c.estimated_only = at == std::string::npos ? f->why : f->why.substr(at);
+      // "the step would simulate about 3.1e9 events (...), over the limit ...", without its name.
+      c.estimated_only = f->over_budget->words;
     } else {
       c.step = steps.point(ids[i]);
     }

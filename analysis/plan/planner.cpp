@@ -192,9 +192,8 @@ std::vector<PlanCandidate> rank_candidates(const PlanRequest& request, const std
   std::vector<PlanCandidate> ranked;
   for (std::size_t i = 0; i < ids.size(); ++i) {
     if (const StepFailure* f = steps.failure(ids[i].id)) {
-      if (f->over_budget) {  // past its caps: said apart as not simulated, its cost from "the step would"
-        const std::size_t at = f->why.find("the step would");
-        not_simulated.push_back({ids[i].label, at == std::string::npos ? f->why : f->why.substr(at)});
+      if (f->over_budget) {  // past its caps: said apart as not simulated, by the refusal's own words
+        not_simulated.push_back({ids[i].label, f->over_budget->words});
         continue;
       }
       const std::string who = (f->overlay.empty() ? describe(ids[i].label) : f->overlay) + ": ";
@@ -261,14 +260,6 @@ void explain_winners(std::vector<PlanCandidate>& ranked, PlanObjective objective
   }
 }
 
-// Whether the capacity is --memory's: memory_what_if names its source as the option was said ("--memory
-// 32 GiB", "memory='32 GiB'"); a preset's names its GPU ("V100-SXM2-16GB of dgx1-v100"). Read from the
-// source, not kept beside it: a request given memory_what_if's capacity and no flag led without it.
-bool memory_given_by_option(const PlanRequest& request) {
-  const OptionSpelling& o = request.spelling;
-  return request.memory && request.memory->source.starts_with(o.name("memory") + (o.is_python() ? "=" : " "));
-}
-
 // An empty ranking is no answer: say why nothing is ranked (nothing fits in memory: what the first
 // candidate needs and the option to change; or every candidate failed) instead of printing an empty table.
 [[noreturn]] void refuse_empty_ranking(const PlanRequest& request, const PlanResult& result,
@@ -280,7 +271,8 @@ bool memory_given_by_option(const PlanRequest& request) {
         [](const PlanResult::Unfit& a, const PlanResult::Unfit& b) { return a.need < b.need; });
     const OptionSpelling& o = request.spelling;
     throw InputError(nothing_fits_text(
-        {.lead = memory_given_by_option(request) ? o.name("memory") : std::string(),
+        {.lead = request.memory->origin == workloads::MemoryCapacity::Origin::Option ? o.name("memory")
+                                                                                     : std::string(),
          .count = result.unfit.size(),
          .kind = "configurations",
          .what = what,

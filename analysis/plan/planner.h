@@ -69,8 +69,9 @@ struct PlanRequest {
   int threads = 0;                   // 0: one per hardware thread
   std::ostream* progress = nullptr;  // one line per simulated step
   // Each GPU's memory (none: unknown, nothing is left out) and whether configurations that do not
-  // fit are shown (ranked last, marked) rather than left out. Its source says where it came from: the
-  // preset's GPU, or --memory as read (memory_what_if), which a "nothing fits" refusal then leads with.
+  // fit are shown (ranked last, marked) rather than left out. Its origin says where it came from: the
+  // preset's GPU, or --memory as read (memory_what_if: Origin::Option), which a "nothing fits" refusal
+  // then leads with.
   std::optional<workloads::MemoryCapacity> memory{};
   bool show_unfit = false;
   // "simulation.max_events=N", "simulation.max_memory=SIZE" for every step (limit_overlay()).
@@ -108,7 +109,8 @@ struct PlanResult {
   // the same steps as their ring rows, left out and printed as one line per reason.
   std::vector<Unfit> as_ring;
   // Candidates refused for their caps (--max-events, --max-sim-memory) by their estimate or in their
-  // run: not simulated, so not ranked; `why` from "the step would simulate about ...".
+  // run: not simulated, so not ranked; `why`: the refusal's words, "the step would simulate about ..."
+  // (BudgetRefused::words, without the step's name).
   struct NotSimulated {
     StepLabel label{};
     std::string why;

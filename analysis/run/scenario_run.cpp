@@ -73,9 +73,8 @@ void check_scenario_event_floor(const scenarios::Scenario& scenario, const Optio
   try {
     check_event_floor(scenarios::load_workload_profile(scenario), scenario.simulation.max_events);
   } catch (const sim::BudgetExceeded& e) {
-    throw BudgetRefusal(scenario.source + ": " +
-                        budget_error_text(e, "the step", scenario_budget_knobs(spelling),
-                                          scenario.communication.fast_path == sim::FastPath::Off));
+    throw budget_refusal(scenario.source, e, "the step", scenario_budget_knobs(spelling),
+                         scenario.communication.fast_path == sim::FastPath::Off);
   }
 }
 
@@ -182,11 +181,10 @@ ScenarioRun run_scenario(const scenarios::ResolvedScenario& resolved, const Scen
   } catch (const std::overflow_error& e) {
     step_too_long(resolved.scenario, e.what());
   } catch (const sim::BudgetExceeded& e) {
-    throw BudgetRefusal(
-        resolved.scenario.source + ": " +
-        budget_error_text(e, e.cause.find("variability steps") != std::string::npos ? "the run" : "the step",
-                          options.budget_knobs.value_or(scenario_budget_knobs(options.spelling)),
-                          resolved.collective.fast_path == sim::FastPath::Off));
+    throw budget_refusal(resolved.scenario.source, e,
+                         e.cause.find("variability steps") != std::string::npos ? "the run" : "the step",
+                         options.budget_knobs.value_or(scenario_budget_knobs(options.spelling)),
+                         resolved.collective.fast_path == sim::FastPath::Off);
   }
 }
 

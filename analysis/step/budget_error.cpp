@@ -46,4 +46,14 @@ std::string budget_error_text(const sim::BudgetExceeded& e, std::string_view wha
   return out;
 }
 
+BudgetRefusal budget_refusal(std::string_view who, const sim::BudgetExceeded& e, std::string_view what,
+                             const BudgetKnobs& knobs, bool fast_path_off) {
+  BudgetRefused refused{.kind = e.kind,
+                        .estimate = e.estimate,
+                        .limit = e.limit,
+                        .words = budget_error_text(e, what, knobs, fast_path_off)};
+  const std::string text = who.empty() ? refused.words : std::string(who) + ": " + refused.words;
+  return BudgetRefusal(text, std::move(refused));
+}
+
 }  // namespace hybridsim::analysis

@@ -1,11 +1,13 @@
 // The words of a sim::BudgetExceeded for the one who asked (sim/budget.h): the estimate, the
 // limit as that command or file sets it, and the ways past it.
 //   catch (const sim::BudgetExceeded& e) {
-//     throw BudgetRefusal("s.yaml: " + budget_error_text(e, "the step", scenario_budget_knobs(), off));
+//     throw budget_refusal("s.yaml", e, "the step", scenario_budget_knobs(), off);
 //   }
 #pragma once
+#include <cstdint>
 #include <string>
 #include <string_view>
+#include <utility>
 
 #include "analysis/output/option_spelling.h"
 #include "sim/budget.h"
@@ -13,11 +15,27 @@
 
 namespace hybridsim::analysis {
 
+// What a step or collective was refused for, beside the text: the cap it passed, its estimate against
+// that cap, and the refusal's words from the estimate on (budget_error_text's, below), without who
+// was refused: what a caller reads instead of cutting the text (the planner's "not simulated" rows).
+struct BudgetRefused {
+  sim::BudgetExceeded::Kind kind = sim::BudgetExceeded::Kind::Events;
+  std::uint64_t estimate = 0;  // events, or bytes for Memory
+  std::uint64_t limit = 0;     // the cap passed, in the same unit
+  std::string words;           // "the step would simulate about 3.1e9 events (...), over the limit ..."
+};
+
 // A step or collective refused for its simulation budget, in the words above: bad input like any
 // other to the command line; its own exception type to the Python module (hybridsim.BudgetError).
 class BudgetRefusal : public InputError {
  public:
-  using InputError::InputError;
+  // what(): `text`, which says `refused.words` (after who was refused: budget_refusal below).
+  BudgetRefusal(const std::string& text, BudgetRefused refused)
+      : InputError(text), refused_(std::move(refused)) {}
+  const BudgetRefused& refused() const { return refused_; }
+
+ private:
+  BudgetRefused refused_;
 };
 
 // How a command sets each cap ("simulation.max_events", "--max-events N or simulation.max_events")
@@ -45,5 +63,9 @@ BudgetKnobs study_budget_knobs(const OptionSpelling& spelling = {});
 // do not fold, ...; raise it to 310 MB or more (--max-sim-memory SIZE ...)".
 std::string budget_error_text(const sim::BudgetExceeded& e, std::string_view what, const BudgetKnobs& knobs,
                               bool fast_path_off);
+// `who` refused for `e`: what() "<who>: <budget_error_text>" ("s.yaml: the step would ..."), the words
+// alone where `who` is empty, with the cap, estimate and words kept (BudgetRefused).
+BudgetRefusal budget_refusal(std::string_view who, const sim::BudgetExceeded& e, std::string_view what,
+                             const BudgetKnobs& knobs, bool fast_path_off);
 
 }  // namespace hybridsim::analysis

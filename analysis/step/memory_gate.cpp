@@ -1,12 +1,39 @@
 #include "analysis/step/memory_gate.h"
 
 #include <algorithm>
+#include <string>
 
 #if defined(__GLIBC__)
 #include <malloc.h>
 #endif
 
+#include "sim/error.h"
+
 namespace hybridsim::analysis {
+namespace {
+
+using ByThread = std::vector<std::pair<std::thread::id, std::int64_t>>;
+
+// The bytes `thread` holds (0: none recorded).
+std::int64_t held_by(const ByThread& by_thread, std::thread::id thread) {
+  for (const auto& [id, bytes] : by_thread)
+    if (id == thread) return bytes;
+  return 0;
+}
+
+// Adds `bytes` (negative: lets them go) to what `thread` holds, leaving out a thread that holds none.
+void add_held(ByThread& by_thread, std::thread::id thread, std::int64_t bytes) {
+  const auto it =
+      std::find_if(by_thread.begin(), by_thread.end(), [&](const auto& e) { return e.first == thread; });
+  if (it == by_thread.end()) {
+    if (bytes != 0) by_thread.emplace_back(thread, bytes);
+    return;
+  }
+  it->second += bytes;
+  if (it->second == 0) by_thread.erase(it);
+}
+
+}  // namespace
 
 void MemoryGate::acquire(std::int64_t bytes) { exchange(0, bytes); }
 
@@ -14,6 +41,7 @@ void MemoryGate::release(std::int64_t bytes) {
   {
     std::lock_guard guard(lock_);
     held_ -= bytes;
+    add_held(by_thread_, std::this_thread::get_id(), -bytes);
   }
   freed_.notify_all();
   // What was freed goes back to the system, so that the process's memory follows what is held: glibc
@@ -27,8 +55,17 @@ void MemoryGate::release(std::int64_t bytes) {
 
 void MemoryGate::exchange(std::int64_t from, std::int64_t to) {
   std::unique_lock guard(lock_);
+  const std::thread::id me = std::this_thread::get_id();
+  // The rule that keeps the gate free of deadlock: a holder waits behind the waiters before it, which
+  // may wait for the very bytes it holds (the gate's own deadlock, `plan` hanging with no error).
+  if (const std::int64_t kept = held_by(by_thread_, me) - from; kept > 0)
+    throw InternalError("memory gate: a thread asked for " + std::to_string(to) + " B while it holds " +
+                        std::to_string(kept) +
+                        " B; a holder does not acquire again while it holds (it could wait for ever on "
+                        "itself): let the first hold go, or grow it (MemoryGate::Hold::grow_to)");
   if (from != 0) {
     held_ -= from;
+    add_held(by_thread_, me, -from);
     freed_.notify_all();
   }
   // In turn: a newcomer that fits takes a ticket behind one that does not yet, rather than pass it.
@@ -37,6 +74,7 @@ void MemoryGate::exchange(std::int64_t from, std::int64_t to) {
               [&] { return ticket == serving_ && (budget_ <= 0 || held_ == 0 || held_ + to <= budget_); });
   ++serving_;
   held_ += to;
+  add_held(by_thread_, me, to);
   most_held_ = std::max(most_held_, held_);
   freed_.notify_all();  // the next in turn may fit beside it
 }

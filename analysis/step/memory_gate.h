@@ -4,7 +4,10 @@
 // the order they came (a ticket each): a step growing its hold, or one asking for the whole budget,
 // was passed by every newcomer that fitted beside the others, and could wait for as long as they kept
 // coming. Nothing waits for ever so long as no thread asks for more while it holds bytes (a step grows
-// its own hold by exchange, which lets it go first). The planner reserves each candidate's program and
+// its own hold by exchange, which lets it go first): the rule is enforced, each thread's bytes counted
+// apart, and a thread that asks while it holds bytes it does not give back in the same exchange gets
+// an InternalError (it could wait for ever on itself; a Hold is let go on the thread that took it).
+// The planner reserves each candidate's program and
 // simulation estimate so (StepCache), so that two candidates built at once on two threads are counted
 // against one budget.
 //   MemoryGate gate(4 << 30);
@@ -13,6 +16,9 @@
 #include <condition_variable>
 #include <cstdint>
 #include <mutex>
+#include <thread>
+#include <utility>
+#include <vector>
 
 namespace hybridsim::analysis {
 
@@ -20,12 +26,13 @@ class MemoryGate {
  public:
   explicit MemoryGate(std::int64_t budget) : budget_(budget) {}  // 0: no budget, nothing waits
   // Waits until every earlier waiter is served and `bytes` fit beside what is held (or nothing is),
-  // then holds them.
+  // then holds them. InternalError, before it waits, where the calling thread holds bytes already.
   void acquire(std::int64_t bytes);
   // Gives `bytes` back, and the heap's free pages to the system (glibc: malloc_trim).
   void release(std::int64_t bytes);
   // Holds `to` bytes in place of `from`: lets `from` go first, then waits as acquire does, so that two
-  // holders that both grow never wait on each other (no deadlock).
+  // holders that both grow never wait on each other (no deadlock). InternalError, before anything is
+  // let go, where the calling thread holds more than `from`.
   void exchange(std::int64_t from, std::int64_t to);
   std::int64_t held() const;
   // The whole budget (0: none): what a piece of work whose bytes are not known before it is built
@@ -65,6 +72,8 @@ class MemoryGate {
   std::int64_t most_held_ = 0;
   std::uint64_t next_ticket_ = 0;  // the next waiter's
   std::uint64_t serving_ = 0;      // the ticket served next: waiters are let in in their order
+  // The bytes each thread holds (those holding none left out): a few threads, looked up per hold.
+  std::vector<std::pair<std::thread::id, std::int64_t>> by_thread_;
   mutable std::mutex lock_;
   std::condition_variable freed_;
 };

@@ -742,44 +742,21 @@ std::optional<StepEstimate> estimate_staged(const StepSetup& setup, const worklo
   return e;
 }
 
-// Before a fold given up with its rings embedded (`tried`) is tried again without: where every GPU
-// and collective in full, the ladder's last way, is past the events cap, and the try without
-// embedding is foreseen crossed (CrossingForecast, on its own set-up), so that the every-GPU way is
-// too (its folded collectives are the same rings: estimate_staged counts it as that last way), the
-// step is refused now, before the every-GPU set-up is built. GNMT dp 4,096 x mp 4 on 2,048 DGX-1 at
-// --max-events 2e9 ran both tries, built the every-GPU set-up (3.8 GB) and was refused for the same
-// 3.6e9 events after 25-150 s (tests/bench/MEASUREMENTS.md, escal). Where the last way fits, nothing
-// is set up here; where the retry is not foreseen crossed, its set-up, built here to ask as the run
-// builds it (`observers`, named `what`), is returned for the run to take: built once, where it was let
-// go and built again, GNMT dp 32 x mp 2 on 8 DGX H100 at --max-events 676479 ran 5.2% more
-// instructions (tests/bench/MEASUREMENTS.md, nice).
+// The step refused before the try without embedding is set up again for the run (set_up_retry_or_refuse
+// below), where every GPU and collective in full, the last way left, is past the events cap (`tried`'s
+// counts; `crossed_why`: why that try is foreseen crossed; `given_up`: the events run and thrown away).
 // The refusal names the cap the ladder would meet first: the every-GPU way's memory, checked before its
 // set-up (step_runner.cpp, every_gpu), where that passes the memory cap, else the events of every
 // collective in full; each saying where the other cap is passed too, so that one raise is not
 // refused by the other.
-StagedAttempt refuse_if_only_in_full_remains(const StepSetup& setup, const workloads::StepProgram& program,
-                                             const StepObservers& observers, const StepFoldPlan& fold,
-                                             const Attempt& tried, std::uint64_t given_up,
-                                             std::string_view what) {
+[[noreturn]] void refuse_only_in_full_remains(const StepSetup& setup, const Attempt& tried,
+                                              const std::string& crossed_why, std::uint64_t given_up) {
   const std::uint64_t cap = setup.limits.max_events;
-  if (fold.empty() || cap == 0 || tried.full_events_set_up <= cap) return nullptr;
-  Attempt plain;
-  CrossingForecast crossing(setup.topology->links().size());
-  StagedAttempt stage = set_up_attempt(setup, program, fold, Embed::Off, observers.progress, what, plain,
-                                       nullptr, &crossing, observers.plans, observers.network);
-  if (!stage) return nullptr;  // refused before it starts: the run's try finds it so again
-  const EmbeddingForecast no_embedding(0);
-  if (estimate_staged(setup, program, fold, Embed::Off, nullptr, plain, *stage, no_embedding, crossing) ||
-      !plain.interfered) {
-    stage->counted.reset();  // the run counts its try itself, as where it sets it up
-    return stage;
-  }
-  stage = nullptr;
   const std::string thrown_away =
       given_up > 0 ? " (" + sim::BudgetExceeded::count_text(given_up) + " events run, thrown away)" : "";
   const std::string crossed =
       "its fold was given up with its rings embedded, and without embedding it is foreseen crossed (" +
-      plain.why + ")";
+      crossed_why + ")";
   const std::int64_t memory_cap = setup.limits.max_memory;
   const std::string in_full_events = "about " + sim::BudgetExceeded::count_text(tried.full_events_set_up) +
                                      " events, past the events limit (" +
@@ -806,6 +783,38 @@ StagedAttempt refuse_if_only_in_full_remains(const StepSetup& setup, const workl
                            tried.full_in_flight_set_up, cause + thrown_away);
   over.upper = tried.full_events_set_up;
   throw over;
+}
+
+// Before a fold given up with its rings embedded (`tried`) is tried again without: the retry's
+// set-up, built here as the run builds it (`observers`, named `what`) and returned for the run to
+// take, or the step refused. Where every GPU and collective in full, the ladder's last way, is past
+// the events cap, the retry is set up to ask whether it is foreseen crossed (CrossingForecast, on its
+// own set-up); if it is, the every-GPU way is too (its folded collectives are the same rings:
+// estimate_staged counts it as that last way), and the step is refused now
+// (refuse_only_in_full_remains), before the every-GPU set-up is built: GNMT dp 4,096 x mp 4 on 2,048
+// DGX-1 at --max-events 2e9 ran both tries, built the every-GPU set-up (3.8 GB) and was refused for
+// the same 3.6e9 events after 25-150 s (tests/bench/MEASUREMENTS.md, escal). Where the last way fits,
+// nothing is set up here (null: the run builds its own); where the retry is not foreseen crossed, its
+// set-up is returned: built once, where it was let go and built again, GNMT dp 32 x mp 2 on 8 DGX
+// H100 at --max-events 676479 ran 5.2% more instructions (tests/bench/MEASUREMENTS.md, nice).
+StagedAttempt set_up_retry_or_refuse(const StepSetup& setup, const workloads::StepProgram& program,
+                                     const StepObservers& observers, const StepFoldPlan& fold,
+                                     const Attempt& tried, std::uint64_t given_up, std::string_view what) {
+  const std::uint64_t cap = setup.limits.max_events;
+  if (fold.empty() || cap == 0 || tried.full_events_set_up <= cap) return nullptr;
+  Attempt plain;
+  CrossingForecast crossing(setup.topology->links().size());
+  StagedAttempt stage = set_up_attempt(setup, program, fold, Embed::Off, observers.progress, what, plain,
+                                       nullptr, &crossing, observers.plans, observers.network);
+  if (!stage) return nullptr;  // refused before it starts: the run's try finds it so again
+  const EmbeddingForecast no_embedding(0);
+  if (estimate_staged(setup, program, fold, Embed::Off, nullptr, plain, *stage, no_embedding, crossing) ||
+      !plain.interfered) {
+    stage->counted.reset();  // the run counts its try itself, as where it sets it up
+    return stage;
+  }
+  stage = nullptr;  // let go before the refusal is made
+  refuse_only_in_full_remains(setup, tried, plain.why, given_up);
 }
 
 }  // namespace
@@ -855,8 +864,8 @@ StepResult simulate_attempt(const StepSetup& setup, const workloads::StepProgram
   const bool embedding_failed = attempt.interfered && r.simulation.embedded > 0;
   if (!attempt.embed_unbounded && !embedding_failed) return r;
   const std::string again = std::string(what) + ", again without embedding its rings";
-  StagedAttempt plain = refuse_if_only_in_full_remains(setup, program, observers, fold, attempt,
-                                                       attempt.before + r.events, again);
+  StagedAttempt plain =
+      set_up_retry_or_refuse(setup, program, observers, fold, attempt, attempt.before + r.events, again);
   const std::uint64_t before = attempt.before;
   std::optional<StepEstimate::EveryGpu> every_gpu = std::move(attempt.every_gpu_set_up);
   const std::int64_t full_memory = attempt.full_memory_set_up;

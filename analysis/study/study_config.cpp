@@ -415,7 +415,8 @@ workloads::MemoryCapacity memory_what_if(const std::string& text, const OptionSp
   const sim::Bytes bytes = option_value(
       spelling, "memory", text, [](const std::string& s) { return sim::parse_bytes(s); },
       [](sim::Bytes b) { return b.count() > 0; }, "more than 0 B");
-  return workloads::MemoryCapacity{bytes, spelling.said("memory", text)};
+  return workloads::MemoryCapacity{bytes, spelling.said("memory", text),
+                                   workloads::MemoryCapacity::Origin::Option};
 }
 
 StudyConfig load_study_config(const std::filesystem::path& path) {

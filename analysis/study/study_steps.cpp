@@ -137,8 +137,7 @@ void refuse_under_event_floor(const StepRequest& request, const scenarios::Scena
     check_event_floor(p, s.simulation.max_events);
   } catch (const sim::BudgetExceeded& e) {
     const bool off = s.communication.fast_path == sim::FastPath::Off;
-    throw BudgetRefusal(describe(label_before_resolving(request, s)) + ": " +
-                        budget_error_text(e, "the step", knobs, off));
+    throw budget_refusal(describe(label_before_resolving(request, s)), e, "the step", knobs, off);
   }
 }
 
@@ -199,12 +198,17 @@ StepSetup setup_of(const Resolved& r) {
   return setup;
 }
 
+// What `e` was refused for where it is a refusal for the simulation budget; none for any other error.
+std::optional<BudgetRefused> budget_refused(const InputError& e) {
+  const auto* refusal = dynamic_cast<const BudgetRefusal*>(&e);
+  return refusal != nullptr ? std::optional<BudgetRefused>(refusal->refused()) : std::nullopt;
+}
+
 // A step over its caps, named by its configuration, with the option to raise them.
 BudgetRefusal refusal(const Resolved& r, const StepSetup& setup, const sim::BudgetExceeded& e,
                       const BudgetKnobs& knobs) {
-  return BudgetRefusal(
-      describe(r.label) + ": " +
-      budget_error_text(e, "the step", knobs, setup.collective.fast_path == sim::FastPath::Off));
+  return budget_refusal(describe(r.label), e, "the step", knobs,
+                        setup.collective.fast_path == sim::FastPath::Off);
 }
 
 // `estimate`: the step's, made before any step ran (estimate_todo), which its attempts' lines count
@@ -377,8 +381,7 @@ std::vector<StepEstimate> estimate_todo(std::vector<Resolved>& todo, const StepR
       std::rethrow_exception(refused[i]);
     } catch (const InputError& e) {
       // Refused by its up-front estimate for its budget: over_budget, as a refusal in the run is.
-      failures.emplace(todo[i].id,
-                       StepFailure{e.what(), {}, dynamic_cast<const BudgetRefusal*>(&e) != nullptr});
+      failures.emplace(todo[i].id, StepFailure{e.what(), {}, budget_refused(e)});
     }
   }
   todo = std::move(kept);
@@ -463,7 +466,9 @@ void tell_work_after_resolving(ProgressEstimate& resolving, const ReadRequests& 
 struct Ran {
   std::vector<StepPoint> results;
   std::vector<std::optional<std::string>> failed_why;
-  std::vector<char> over_budget;  // a BudgetRefusal, in its run (its estimate had passed the caps)
+  // What a BudgetRefusal in its run was refused for (its estimate had passed the caps); none for any
+  // other failure.
+  std::vector<std::optional<BudgetRefused>> over_budget;
 };
 
 // What a step holds while it is simulated, against the budget the steps on the threads share: its
@@ -491,7 +496,7 @@ Ran run_todo(const std::vector<Resolved>& todo, const std::vector<StepEstimate>&
              const StepRunOptions& options, MemoryGate& gate, StepRunProgress& whole) {
   Ran ran{.results = std::vector<StepPoint>(todo.size()),
           .failed_why = std::vector<std::optional<std::string>>(todo.size()),
-          .over_budget = std::vector<char>(todo.size(), 0)};
+          .over_budget = std::vector<std::optional<BudgetRefused>>(todo.size())};
   std::size_t done = 0;
   const bool parallel = parallel_threads(todo.size(), options.threads) > 1;
   run_parallel(
@@ -509,11 +514,11 @@ Ran run_todo(const std::vector<Resolved>& todo, const std::vector<StepEstimate>&
         if (options.on_progress) options.on_progress({done, todo.size(), &ran.results[i]});
       },
       [&](std::size_t i, const InputError& e) {
-        const bool budget = dynamic_cast<const BudgetRefusal*>(&e) != nullptr;
+        std::optional<BudgetRefused> budget = budget_refused(e);
         if (!options.keep_going && !(options.keep_going_past_run_refusals && budget)) return false;
         ran.failed_why[i] = e.what();
         whole.step_done(i, {});
-        ran.over_budget[i] = budget;
+        ran.over_budget[i] = std::move(budget);
         ++done;
         return true;
       });
@@ -585,10 +590,10 @@ std::vector<StepRef> StepCache::simulate(const std::vector<StepRequest>& request
       std::string what = request.network;
       for (const auto& o : request.overlay) what += " " + o;
       // A refusal for its budget names the configuration itself (refuse_under_event_floor).
-      const bool budget = dynamic_cast<const BudgetRefusal*>(&e) != nullptr && read.scenarios[i];
+      std::optional<BudgetRefused> budget = read.scenarios[i] ? budget_refused(e) : std::nullopt;
       ids.push_back({fnv1a("unresolved;" + what), budget ? label_before_resolving(request, *read.scenarios[i])
                                                          : StepLabel{.network = request.network}});
-      failures_.emplace(ids.back().id, StepFailure{e.what(), budget ? std::string() : what, budget});
+      failures_.emplace(ids.back().id, StepFailure{e.what(), budget ? "" : what, std::move(budget)});
       continue;
     }
     const auto [known, added] = fingerprints_.try_emplace(r.id, r.fingerprint);
@@ -616,9 +621,9 @@ std::vector<StepRef> StepCache::simulate(const std::vector<StepRequest>& request
   for (std::size_t i = 0; i < todo.size(); ++i) {
     if (ran.failed_why[i]) {
       failures_.emplace(todo[i].id, StepFailure{.why = *ran.failed_why[i],
-                                                .over_budget = ran.over_budget[i] != 0,
-                                                .in_run = ran.over_budget[i] != 0});
-      refused_in_run_ += ran.over_budget[i] != 0 ? 1 : 0;
+                                                .over_budget = ran.over_budget[i],
+                                                .in_run = ran.over_budget[i].has_value()});
+      refused_in_run_ += ran.over_budget[i] ? 1 : 0;
     } else
       points_.emplace(todo[i].id, std::move(ran.results[i]));
   }

@@ -177,8 +177,11 @@ workloads::MpPlacement worker_placement(const workloads::Profile& profile, int m
 struct StepFailure {
   std::string why;
   std::string overlay{};
-  bool over_budget = false;  // refused before its event loop for its simulation budget (BudgetRefusal)
-  bool in_run = false;       // refused so during its run, once its estimate had passed its caps
+  // Refused for its simulation budget (a BudgetRefusal), before its event loop or in it: the cap, the
+  // estimate and the words from the estimate on, which `why` says after the step's name; none for any
+  // other failure.
+  std::optional<BudgetRefused> over_budget{};
+  bool in_run = false;  // refused so during its run, once its estimate had passed its caps
 };
 
 // A request's answer from StepCache::simulate: the step it resolved to, and its own label (two

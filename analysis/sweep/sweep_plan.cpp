@@ -33,9 +33,8 @@ StepEstimate estimate_point(const scenarios::ResolvedScenario& resolved, const S
   try {
     e.check(setup.limits);
   } catch (const sim::BudgetExceeded& over) {
-    throw BudgetRefusal(resolved.scenario.source + ": " +
-                        budget_error_text(over, "the step", scenario_budget_knobs(spelling),
-                                          resolved.collective.fast_path == sim::FastPath::Off));
+    throw budget_refusal(resolved.scenario.source, over, "the step", scenario_budget_knobs(spelling),
+                         resolved.collective.fast_path == sim::FastPath::Off);
   }
   return e;
 }
@@ -72,7 +71,8 @@ void check_options(const SweepOptions& options, const std::string& head) {
 [[noreturn]] void refuse_point(const scenarios::SweepPoint& p, const InputError& e) {
   const std::string why = "sweep point " + std::to_string(p.index) + " (" + p.label + "): " + e.what() +
                           "\n(no point was run)";
-  if (dynamic_cast<const BudgetRefusal*>(&e) != nullptr) throw BudgetRefusal(why);
+  if (const auto* budget = dynamic_cast<const BudgetRefusal*>(&e))
+    throw BudgetRefusal(why, budget->refused());
   throw InputError(why);
 }
 

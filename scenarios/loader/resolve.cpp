@@ -253,7 +253,9 @@ workloads::WorkerMapping build_mapping(const Scenario& s, const topology::Topolo
 
 std::optional<workloads::MemoryCapacity> gpu_memory_capacity(const Scenario& s,
                                                              const workloads::Profile& profile) {
-  if (s.cluster.gpu_memory) return workloads::MemoryCapacity{*s.cluster.gpu_memory, "cluster.gpu_memory"};
+  if (s.cluster.gpu_memory)
+    return workloads::MemoryCapacity{*s.cluster.gpu_memory, "cluster.gpu_memory",
+                                     workloads::MemoryCapacity::Origin::Scenario};
   if (auto named = workloads::workload_gpu_capacity(s.cluster.preset, s.workload.gpu_choice.gpu
                                                                           ? std::string_view(profile.meta.gpu)
                                                                           : std::string_view()))

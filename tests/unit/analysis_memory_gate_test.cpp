@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "analysis/step/memory_gate.h"
+#include "sim/error.h"
 
 using namespace hybridsim;
 
@@ -138,4 +139,60 @@ TEST_CASE("memory gate: a piece that needs the whole budget is served before new
   CHECK(s.waiter == 0);
   CHECK(s.newcomer == 1);
   CHECK(gate.most_held() == 100);
+}
+
+TEST_CASE("memory gate: a thread that holds bytes and acquires again is refused, naming the rule") {
+  // Budget 100; this thread holds 60. Asking for 10 more beside them would fit, but a holder that asks
+  // again queues behind the waiters before it, which may wait for its own 60: the gate's deadlock
+  // (asking for 50 here would wait for ever on itself). Refused before it waits, nothing changed:
+  // before, the 10 were let in.
+  analysis::MemoryGate gate(100);
+  const auto hold_again = [&](std::int64_t bytes) { analysis::MemoryGate::Hold again(&gate, bytes); };
+  {
+    analysis::MemoryGate::Hold outer(&gate, 60);
+    CHECK_THROWS_WITH_AS(
+        hold_again(10),
+        doctest::Contains("a holder does not acquire again while it holds (it could wait for "
+                          "ever on itself)"),
+        InternalError);
+    CHECK_THROWS_WITH_AS(hold_again(0), doctest::Contains("asked for 0 B while it holds 60 B"),
+                         InternalError);
+    CHECK(gate.held() == 60);
+    CHECK(gate.waiting() == 0);  // no ticket taken
+    // The way to hold more: grow the hold it has (it lets its 60 go first).
+    outer.grow_to(90);
+    CHECK(gate.held() == 90);
+  }
+  CHECK(gate.held() == 0);
+  // A hold of no bytes holds nothing anyone waits for: a step that reserved nothing holds its later
+  // set-ups inside it (StepCache's estimates, step_estimate.cpp), and grows it once they are let go.
+  {
+    analysis::MemoryGate::Hold none(&gate, 0);
+    {
+      analysis::MemoryGate::Hold inner(&gate, 70);
+      CHECK(gate.held() == 70);
+      CHECK_THROWS_AS(none.grow_to(20), InternalError);  // the inner 70 still held
+    }
+    none.grow_to(20);
+    CHECK(gate.held() == 20);
+  }
+  CHECK(gate.held() == 0);
+  // Another thread's bytes are its own: it holds 30 while this one takes 50.
+  std::atomic<bool> holding{false}, done{false};
+  std::thread other([&] {
+    analysis::MemoryGate::Hold hold(&gate, 30);
+    holding = true;
+    while (!done) std::this_thread::yield();
+  });
+  while (!holding) std::this_thread::yield();
+  {
+    analysis::MemoryGate::Hold mine(&gate, 50);
+    CHECK(gate.held() == 80);
+  }
+  done = true;
+  other.join();
+  // No budget: nothing waits, and the rule holds still.
+  analysis::MemoryGate unlimited(0);
+  analysis::MemoryGate::Hold first(&unlimited, 5);
+  CHECK_THROWS_AS([&] { analysis::MemoryGate::Hold again(&unlimited, 5); }(), InternalError);
 }

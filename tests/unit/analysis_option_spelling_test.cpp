@@ -98,6 +98,7 @@ TEST_CASE("option spelling: plan's and study's options in Python's words") {
   CHECK_THROWS_WITH_AS(analysis::memory_what_if("lots", py), doctest::Contains("memory='lots': bad size"),
                        InputError);
   CHECK(analysis::memory_what_if("32 GiB", py).source == "memory='32 GiB'");
+  CHECK(analysis::memory_what_if("32 GiB", py).origin == workloads::MemoryCapacity::Origin::Option);
   CHECK_THROWS_WITH_AS(
       analysis::limit_overlay("x", "", py),
       "max_events='x': expected a whole number of events from 0 to 1e18 (0 or unlimited: no limit)",

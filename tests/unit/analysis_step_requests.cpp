@@ -3,6 +3,8 @@
 // simulate (the resolved StepConfig, profile and topology), not by how they were asked for.
 #include <doctest/doctest.h>
 
+#include <tuple>
+
 #include "analysis/step/step_runner.h"
 #include "analysis/study/study_steps.h"
 #include "scenarios/loader/resolve.h"
@@ -109,5 +111,41 @@ TEST_CASE("step requests: a request that does not resolve names its key") {
   REQUIRE(f != nullptr);
   CHECK(f->overlay.ends_with("parallelism.dp=9"));
   CHECK(f->why.find("expected dp × mp <= 8") != std::string::npos);
+  CHECK_FALSE(f->over_budget);  // not a refusal for its caps
+  CHECK(cache.simulated() == 0);
+}
+
+TEST_CASE("step requests: a step refused for its caps keeps the cap, its estimate and the words apart") {
+  // GNMT dp 16 on 2 DGX-1. At 1000 events its worker's kernels alone pass the cap (refused before it
+  // resolves); with no events cap and 1 kB of simulation state its estimate's state passes that cap.
+  // Each failure keeps the cap as given, an estimate past it, and the refusal's words from the
+  // estimate on, which its text says after the step's name (what the planner's "not simulated" rows
+  // read, where they cut the text at "the step would").
+  const workloads::Profile profile = workloads::builtin_profile("gnmt");
+  const analysis::StepRunContext context{.profiles = {{"gnmt", &profile}}};
+  auto events = gnmt(16, 1, "auto", topology::presets::kEdrBandwidth);
+  events.overlay.push_back("simulation.max_events=1000");
+  auto memory = gnmt(16, 1, "auto", topology::presets::kEdrBandwidth);
+  memory.overlay.push_back("simulation.max_events=0");
+  memory.overlay.push_back("simulation.max_memory=1 kB");
+  analysis::StepCache cache;
+  const auto refs =
+      cache.simulate({events, memory}, context, {.threads = 1, .on_progress = {}, .keep_going = true});
+  REQUIRE(refs.size() == 2);
+  using Kind = sim::BudgetExceeded::Kind;
+  for (const auto& [ref, kind, words] : {std::tuple{refs[0], Kind::Events, "the step would simulate about "},
+                                         std::tuple{refs[1], Kind::Memory, "the step would hold about "}}) {
+    const analysis::StepFailure* f = cache.failure(ref.id);
+    REQUIRE(f != nullptr);
+    REQUIRE(f->over_budget);
+    CHECK(f->over_budget->kind == kind);
+    CHECK(f->over_budget->limit == 1000);
+    CHECK(f->over_budget->estimate > 1000);
+    CHECK(f->over_budget->words.starts_with(words));
+    CHECK(f->why == analysis::describe(ref.label) + ": " + f->over_budget->words);
+    CHECK_FALSE(f->in_run);
+  }
+  CHECK(cache.failure(refs[0].id)->over_budget->words.find("over the limit --max-events = 1000") !=
+        std::string::npos);
   CHECK(cache.simulated() == 0);
 }

@@ -213,15 +213,23 @@ TEST_CASE("plan: #1 is the best ranked configuration and fits, nothing that fits
   // capacity read from --memory leads the refusal with it, told by its source alone (a flag kept beside
   // it, unset here, left the lead out).
   request.memory = analysis::memory_what_if("1 GiB");
-  try {
-    analysis::plan(request, &cache);
-    FAIL("an empty ranking was printed");
-  } catch (const InputError& e) {
-    const std::string what = e.what();
-    CHECK(what.starts_with("--memory: none of the "));
-    CHECK(what.find("configurations of gnmt on 16 GPUs fits in 1 GiB (--memory 1 GiB)") != std::string::npos);
-    CHECK(what.find("expected a larger --memory or more --gpus") != std::string::npos);
-  }
+  const auto refusal = [&] {
+    try {
+      analysis::plan(request, &cache);
+    } catch (const InputError& e) {
+      return std::string(e.what());
+    }
+    return std::string("(an empty ranking was printed)");
+  };
+  const std::string what = refusal();
+  CHECK(what.starts_with("--memory: none of the "));
+  CHECK(what.find("configurations of gnmt on 16 GPUs fits in 1 GiB (--memory 1 GiB)") != std::string::npos);
+  CHECK(what.find("expected a larger --memory or more --gpus") != std::string::npos);
+  // The lead follows where the capacity came from (MemoryCapacity::origin), not its words: the same
+  // figure and source text from elsewhere leads without it (the source's text decided before).
+  CHECK(request.memory->origin == workloads::MemoryCapacity::Origin::Option);
+  request.memory->origin = workloads::MemoryCapacity::Origin::Gpu;
+  CHECK(refusal() == what.substr(std::string("--memory: ").size()));
   CHECK_THROWS_WITH_AS(analysis::memory_what_if("lots"), doctest::Contains("--memory \"lots\": "),
                        InputError);
   CHECK_THROWS_WITH_AS(analysis::make_plan_request({.model = "gnmt", .gpus = 100'000'000}),
@@ -306,6 +314,13 @@ TEST_CASE("run: the memory verdict is the named GPU's, and a profile from anothe
   REQUIRE(a100.gpu_capacity);
   CHECK(a100.gpu_capacity->bytes == sim::Bytes::gib(40));
   CHECK(a100.gpu_capacity->source == "A100-SXM4-40GB of workload.gpu");
+  CHECK(a100.gpu_capacity->origin == workloads::MemoryCapacity::Origin::Gpu);
+  // Written in the scenario, it is the scenario's.
+  const scenarios::ResolvedScenario written = scenarios::resolve(scenarios::parse_scenario(
+      "cluster: {preset: dgx-a100, gpu_memory: 24 GiB}\nworkload: {network: gnmt}\nparallelism: {dp: 8}\n",
+      "w.yaml"));
+  CHECK(written.gpu_capacity->source == "cluster.gpu_memory");
+  CHECK(written.gpu_capacity->origin == workloads::MemoryCapacity::Origin::Scenario);
   const scenarios::ResolvedScenario same = scenarios::resolve(scenarios::parse_scenario(
       "cluster: {preset: dgx-a100}\nworkload: {network: gnmt, gpu: a100}\nparallelism: {dp: 8}\n", "b.yaml"));
   CHECK(same.gpu_capacity->source == "A100-SXM4-80GB of dgx-a100");

@@ -13,6 +13,7 @@
 #include "analysis/step/step_runner.h"
 #include "scenarios/loader/resolve.h"
 #include "scenarios/loader/scenario.h"
+#include "workloads/program/sharded_data_parallel.h"
 #include "workloads/program/step_program.h"
 
 using namespace hybridsim;
@@ -71,4 +72,19 @@ TEST_CASE("zero with experts: the experts' gather keeps compute lists shared, ea
     }
     CHECK(split > 0);
   }
+}
+
+TEST_CASE("expert ops: one test, for expert parallelism and ZeRO alike, and none at ep 1") {
+  // workloads::is_expert_op is what apply_expert_parallel splits and drops the gradients of, and what
+  // the sharding pass divides the experts' copies and gathers by: ops 3 and 5 listed, ep 4 places them
+  // on 4 EP ranks; op 4 is dense. At ep 1 no op is an expert op, listed or not (every replica holds
+  // every expert: nothing is split).
+  const workloads::ExpertParallelOptions ep4{.ep = 4, .syncs = {}, .expert_ops = {3, 5}};
+  CHECK(workloads::is_expert_op(ep4, 3));
+  CHECK(workloads::is_expert_op(ep4, 5));
+  CHECK_FALSE(workloads::is_expert_op(ep4, 4));
+  CHECK_FALSE(workloads::is_expert_op(ep4, 0));
+  workloads::ExpertParallelOptions ep1 = ep4;
+  ep1.ep = 1;
+  CHECK_FALSE(workloads::is_expert_op(ep1, 3));
 }

@@ -133,8 +133,13 @@ bool fits_in(const std::vector<MemoryBreakdown>& peaks, sim::Bytes capacity);
 
 // A GPU's memory capacity and where it comes from ("V100-SXM2-16GB of dgx1-v100", "cluster.gpu_memory").
 struct MemoryCapacity {
+  // Where the figure came from: a GPU's part (a preset's, one named), the scenario's
+  // cluster.gpu_memory, or a command's option (--memory, Python's memory=: analysis's
+  // memory_what_if), which the planner's refusal when nothing fits then leads with.
+  enum class Origin : std::uint8_t { Gpu, Scenario, Option };
   sim::Bytes bytes;
   std::string source;
+  Origin origin = Origin::Gpu;
   bool operator==(const MemoryCapacity&) const = default;
 };
 // The capacity of the GPU a name describes (find_gpu), none for an unknown GPU.

@@ -1,6 +1,5 @@
 #include "workloads/program/expert_parallel.h"
 
-#include <algorithm>
 #include <string>
 #include <vector>
 
@@ -21,9 +20,7 @@ void apply_expert_parallel(StepProgram& p, const ExpertParallelOptions& options)
   // split below then takes their gathers with their gradients (an expert op's collectives).
   shard_experts(p, options);
   // Worker w is replica w / tp, TP rank w % tp; replica q is EP rank q % ep of block q / ep.
-  const auto expert = [&](const CollectiveSpec& c) {
-    return std::ranges::find(options.expert_ops, c.op_index) != options.expert_ops.end();
-  };
+  const auto expert = [&](const CollectiveSpec& c) { return is_expert_op(options, c.op_index); };
   split_gradient_collectives(p, ep, expert, [ep, tp](int w) { return (w / tp) % ep; });
   // At dp = ep each expert's gradients are on one replica: nothing to reduce (lone_collectives.h).
   drop_lone_collectives(p, expert);

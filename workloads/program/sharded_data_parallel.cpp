@@ -46,12 +46,6 @@ std::vector<sim::TaskList*> compute_lists(StepProgram& p) {
   return out;
 }
 
-// Whether op `op` is a mixture's expert op that expert parallelism places on ep.ep of the replicas'
-// EP ranks (each expert then lives on dp / ep replicas, not on all dp).
-bool is_expert_op(const ExpertParallelOptions& ep, std::uint32_t op) {
-  return ep.ep > 1 && std::ranges::count(ep.expert_ops, op) > 0;
-}
-
 // The optimizer updates its 1/dp of the parameters (shard_experts then widens the experts' share);
 // each copy out of a bucket brings back 1/dp of it, an expert bucket 1/(dp / ep), the replicas it is
 // reduce-scattered over. Edited once per shared list: the GPUs that read one keep reading one.
@@ -397,6 +391,10 @@ void gather_experts_after(const StepProgram& p, const SharedGroup& group,
 }
 
 }  // namespace
+
+bool is_expert_op(const ExpertParallelOptions& ep, std::uint32_t op) {
+  return ep.ep > 1 && std::ranges::count(ep.expert_ops, op) > 0;
+}
 
 void shard_experts(StepProgram& p, const ExpertParallelOptions& ep) {
   if (ep.ep <= 1 || ep.expert_ops.empty() || p.dp <= 1) return;

@@ -37,6 +37,11 @@ StepOptions sharded_layout_options(StepOptions options);
 // scenario loader, the planner and apply_sharded_data_parallel.
 constexpr bool zero_runs_with_pipeline(int stage, int pp) { return stage <= 1 || pp <= 1; }
 
+// Whether op `op` is a mixture's expert op that expert parallelism places on ep.ep of the replicas'
+// EP ranks (each expert then lives on dp / ep replicas, not on all dp): none at ep 1. The one test
+// for this pass, shard_experts and apply_expert_parallel.
+bool is_expert_op(const ExpertParallelOptions& ep, std::uint32_t op);
+
 // Nothing for stage 0 or a program of one replica (program.dp == 1: nothing to shard over).
 // InputError for a stage outside 0..3, stage 2 or 3 with model parallelism (program.mp > 1: a
 // pipeline's stages) or sparse gradients.
