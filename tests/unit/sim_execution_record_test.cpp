@@ -59,10 +59,11 @@ TEST_CASE("stream executor: a record on an earlier run's entries reads as one on
   ExecutionRecord::Storage kept = exec1.take_record_storage();
   REQUIRE(kept.capacity() == 9);
 
-  // Run 2 (6 entries) on them: e0 is recorded at 0 us, so the same wait, reached at 5 us, is released
-  // by nothing and passes at 5 us; GPU1's 10 us kernel then runs 8-18 us (3 us launch delay).
+  // Run 2 (7 entries, the wait's at the same place) on them: e0 is recorded at 0 us, so the same wait,
+  // reached at 5 us, is released by nothing and passes at 5 us; GPU1's 10 us kernel then runs 8-18 us
+  // (3 us launch delay).
   GpuProgram h0, h1;
-  h0.streams = {{"compute", {Task::record(0), Task::kernel(Time::us(100), 0)}}};
+  h0.streams = {{"compute", {Task::record(0), Task::kernel(Time::us(100), 0), Task::kernel(Time::us(1), 4)}}};
   h1.streams = {
       {"compute", {Task::kernel(Time::us(5), 1), Task::wait(0), Task::kernel(Time::us(10), 2, Time::us(3))}}};
   EventQueue q2;
@@ -77,6 +78,6 @@ TEST_CASE("stream executor: a record on an earlier run's entries reads as one on
   CHECK(r.ended(1, 1) == Time::us(5));
   CHECK(r.ended(1, 2) == Time::us(18));
   CHECK(r.slowed(1, 2) == Time::zero());
-  CHECK(r.ended(0, 1) == Time::us(100));
+  CHECK(r.ended(0, 2) == Time::us(101));
   CHECK(exec2.take_record_storage().capacity() == 9);  // the first run's block
 }
