@@ -119,11 +119,12 @@ class ExecutionRecord {
 
  public:
   // A record's entries, kept between the records of one run by whoever runs them (a variability
-  // run's steps, analysis/step/step_series.cpp): calloc takes a block of a record's size (37 MB at
-  // 1,024 GPUs) fresh from the system, which zeroes it as it is first touched, a step's second
-  // largest cost of the kernel on this machine's transparent huge pages, and many times that where
-  // the virtual machine's host has taken the free pages back (tests/bench/MEASUREMENTS.md, faults).
-  // Cleared and reused instead, the next step's record touches memory already the process's.
+  // run's steps, analysis/step/step_series.cpp). calloc takes a block of a record's size (37 MB at
+  // 1,024 GPUs) fresh from the system, which zeroes it page by page as it is first touched: the
+  // largest first touch of the 1,024-GPU jittered step's second step, and where the virtual
+  // machine's host has taken the free pages back, tens of times dearer than the zeroing
+  // (tests/bench/MEASUREMENTS.md, faults). Cleared and reused instead, the next record writes
+  // memory that is already the process's.
   class Storage {
    public:
     Storage() = default;
