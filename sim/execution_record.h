@@ -31,10 +31,16 @@ class ExecutionRecord {
     bool operator==(const TaskRef&) const = default;
   };
 
+  class Storage;  // below: a record's entries, handed on to the next record of a run
+
   // One entry per task of each stream; `gpu_of_stream[s]` is the GPU stream s belongs to; every
-  // stream reached its first task at `start`.
+  // stream reached its first task at `start`. `reuse`: an earlier record's entries (take_storage),
+  // cleared and taken where they hold this record's tasks and are not over twice as many, else freed
+  // before fresh ones are taken.
   ExecutionRecord(const std::vector<std::uint32_t>& tasks_per_stream,
                   std::vector<std::uint32_t> gpu_of_stream, Time start = Time::zero());
+  ExecutionRecord(const std::vector<std::uint32_t>& tasks_per_stream,
+                  std::vector<std::uint32_t> gpu_of_stream, Time start, Storage reuse);
 
   std::uint32_t stream_count() const { return static_cast<std::uint32_t>(gpu_of_stream_.size()); }
   std::uint32_t gpu_of(std::uint32_t stream) const { return gpu_of_stream_[stream]; }
@@ -87,6 +93,9 @@ class ExecutionRecord {
     e.aux = extra.ps();
   }
 
+  // Its entries, for the next record of the same run; the record is left with no streams.
+  Storage take_storage();
+
  private:
   // 16 bytes a task, zero until written: `ended` holds the time in ps + 1 (0: not yet), so that the
   // entries need no fill. `aux`: a wait's releasing record as (stream + 1) << 32 | task (0: none), or
@@ -110,7 +119,27 @@ class ExecutionRecord {
   std::vector<std::uint32_t> offset_;  // per stream, then the total
   std::vector<std::uint32_t> gpu_of_stream_;
   std::unique_ptr<Entry[], Free> entries_;
+  std::size_t capacity_ = 0;  // entries allocated (the tasks and one)
   Time start_;
+
+ public:
+  // A record's entries, kept between the records of one run by whoever runs them (a variability
+  // run's steps, analysis/step/step_series.cpp). calloc takes a block of a record's size (37 MB at
+  // 1,024 GPUs) fresh from the system, which zeroes it page by page as it is first touched: the
+  // largest first touch of the 1,024-GPU jittered step's second step, and where the virtual
+  // machine's host has taken the free pages back, tens of times dearer than the zeroing
+  // (tests/bench/MEASUREMENTS.md, faults). Cleared and reused instead, the next record writes
+  // memory that is already the process's.
+  class Storage {
+   public:
+    Storage() = default;
+    std::size_t capacity() const { return capacity_; }  // entries (0: none)
+
+   private:
+    friend class ExecutionRecord;
+    std::unique_ptr<Entry[], Free> entries_;
+    std::size_t capacity_ = 0;
+  };
 };
 
 }  // namespace hybridsim::sim

@@ -27,7 +27,7 @@ constexpr std::uint64_t kRankMask = (1ULL << kRankBits) - 1;
 // theirs, so their streams get none (what is recorded stays proportional to what is simulated).
 ExecutionRecord make_record(const std::vector<GpuProgram>& programs,
                             const std::vector<std::uint32_t>& representative, Time start,
-                            WorkProgress* progress) {
+                            WorkProgress* progress, ExecutionRecord::Storage spare) {
   std::vector<std::uint32_t> tasks, gpu;
   const auto n = static_cast<std::uint32_t>(programs.size());
   ticked_loop(progress, "recording its GPUs' tasks", n, "GPUs", [&](std::uint32_t g) {
@@ -37,7 +37,7 @@ ExecutionRecord make_record(const std::vector<GpuProgram>& programs,
       gpu.push_back(g);
     }
   });
-  return ExecutionRecord(tasks, std::move(gpu), start);
+  return ExecutionRecord(tasks, std::move(gpu), start, std::move(spare));
 }
 
 // std::llround(x), inline for the durations it scales (0 <= x < 2^62): the library call was about
@@ -189,7 +189,7 @@ StreamExecutor::StreamExecutor(EventQueue& queue, const std::vector<GpuProgram>&
 
 void StreamExecutor::start() {
   // After set_fold: members record nothing.
-  record_ = make_record(programs_, fold_.representative, queue_.now(), progress_);
+  record_ = make_record(programs_, fold_.representative, queue_.now(), progress_, std::move(spare_record_));
   const auto n = static_cast<std::uint32_t>(streams_.size());
   ticked_loop(progress_, "starting its GPUs' streams", n, "streams", [&](std::uint32_t s) {
     if (!streams_[s].done) advance(s);  // a folded step's members are marked done already

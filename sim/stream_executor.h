@@ -20,6 +20,7 @@
 //   exec.start();  queue.run();  exec.finish_time();  exec.record();
 #pragma once
 #include <cstdint>
+#include <utility>
 #include <vector>
 
 #include "sim/collective.h"
@@ -117,6 +118,10 @@ class StreamExecutor final : public EventHandler {
   std::string describe_stuck() const;
   // From start() on; a folded step's member streams have no entries (they run no task).
   const ExecutionRecord& record() const { return record_; }
+  // Before start(): an earlier record's entries for this one's (ExecutionRecord::Storage); after the
+  // record is read: its entries for the next executor of the run (the record is then empty).
+  void reuse_record_storage(ExecutionRecord::Storage spare) { spare_record_ = std::move(spare); }
+  ExecutionRecord::Storage take_record_storage() { return record_.take_storage(); }
 
   void on_event(std::uint64_t tag) override;
 
@@ -216,6 +221,7 @@ class StreamExecutor final : public EventHandler {
   StreamObserver* observer_ = nullptr;
   WorkProgress* progress_ = nullptr;  // told of the set-up (constructor, set_fold, start)
   ExecutionRecord record_;
+  ExecutionRecord::Storage spare_record_;  // taken by start()'s record
   // Folding: members per representative GPU; per member stream, its collective finishes against
   // its representative's; whether every comparison so far agreed.
   // The finishes of the side that is ahead, not yet compared, oldest first: a vector and the index

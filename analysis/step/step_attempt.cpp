@@ -328,6 +328,25 @@ std::optional<std::vector<sim::EmbeddedRing*>> embed_rings(const workloads::Step
   return rings;
 }
 
+// The record entries a try takes from the one before it and leaves to the next, on every way out
+// of simulate_once (StepObservers::record_storage; null: none handed on).
+class RecordHandOn {
+ public:
+  RecordHandOn(sim::StreamExecutor& executor, sim::ExecutionRecord::Storage* kept)
+      : executor_(executor), kept_(kept) {
+    if (kept_ != nullptr) executor_.reuse_record_storage(std::move(*kept_));
+  }
+  RecordHandOn(const RecordHandOn&) = delete;
+  RecordHandOn& operator=(const RecordHandOn&) = delete;
+  ~RecordHandOn() {
+    if (kept_ != nullptr) *kept_ = executor_.take_record_storage();
+  }
+
+ private:
+  sim::StreamExecutor& executor_;
+  sim::ExecutionRecord::Storage* kept_;
+};
+
 }  // namespace
 
 struct AttemptStage {
@@ -590,6 +609,7 @@ StepResult simulate_once(const StepSetup& setup, const workloads::StepProgram& p
   // Told GPU by GPU: at 65,536 GPUs its check, fold and start take seconds.
   sim::StreamExecutor executor(queue, program.gpus, collectives.pointers, program.event_count, setup.executor,
                                std::move(collectives.loads), &parts);
+  const RecordHandOn hand_on(executor, observers.record_storage);
   executor.set_observer(observers.stream);
   if (!fold.empty()) executor.set_fold(fold.fold);
   executor.start();

@@ -87,6 +87,10 @@ struct StepObservers {
   // GNMT dp 4,096 x mp 4 on 16,384 GPUs peaked at 7.8 GB under a 4 GiB cap (tests/bench/MEASUREMENTS.md,
   // escal).
   MemoryGate::Hold* shared = nullptr;
+  // The execution record's entries handed from one try to the next (null: each takes fresh ones):
+  // a variability run's steps take their last step's, cleared, rather than 37 MB fresh from the
+  // system a step at 1,024 GPUs (sim::ExecutionRecord::Storage; simulate_steps holds them).
+  sim::ExecutionRecord::Storage* record_storage = nullptr;
 };
 
 // Told which way of simulating the step held (a trace of some GPUs, analysis/trace/step_trace.h):

@@ -266,8 +266,12 @@ StepResult simulate_steps(const StepSetup& setup, std::optional<StepResult> firs
   // Its first fold, where the estimate (its own, or a sweep point's made before) foresaw it given up,
   // is not tried by step 1 (whose program the estimate counted).
   if (from_zero) staged.fold_given_up = estimate.fold_given_up;
-  const StepObservers observers{
-      .progress = progress, .expected_events = estimate.events(), .expected_way = estimate.way};
+  // Each step's record entries, cleared and taken by the next (StepObservers::record_storage).
+  sim::ExecutionRecord::Storage record_storage;
+  const StepObservers observers{.progress = progress,
+                                .expected_events = estimate.events(),
+                                .expected_way = estimate.way,
+                                .record_storage = simulated > 1 ? &record_storage : nullptr};
   for (int i = static_cast<int>(steps.size()); i < simulated; ++i) {
     one.step_index = i;
     apply_step_variability(one, program);
@@ -283,6 +287,7 @@ StepResult simulate_steps(const StepSetup& setup, std::optional<StepResult> firs
     if (simulated > 1 && i == 0) check_whole_run(setup, steps.front(), n, progress);
     if (progress != nullptr && !alike) progress->step_done(i + 1, n, steps.back().step_time);
   }
+  record_storage = {};  // the last step's: no step follows
   StepResult out =
       alike ? repeat_step(steps.front(), n, *setup.profile) : combine_steps(steps, *setup.profile);
   // Freeing a 65,536-GPU program takes seconds (its tasks and collectives' members: gdb found the

@@ -3,6 +3,7 @@
 #include <doctest/doctest.h>
 
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "sim/ring_collective.h"
@@ -23,6 +24,17 @@ Time run(const std::vector<GpuProgram>& programs, std::uint32_t events,
   CHECK(exec.is_done());
   CHECK(exec.describe_stuck().empty());
   return exec.finish_time();
+}
+
+// The execution record's case: GPU0 records e1, runs 100 us, records e0; GPU1 runs 5 us, waits for
+// e0, runs 10 us after a 3 us launch delay; GPU1's second stream runs 1 us and waits for e1.
+std::vector<GpuProgram> waits_across_gpus() {
+  GpuProgram g0, g1;
+  g0.streams = {{"compute", {Task::record(1), Task::kernel(Time::us(100), 0), Task::record(0)}}};
+  g1.streams = {
+      {"compute", {Task::kernel(Time::us(5), 1), Task::wait(0), Task::kernel(Time::us(10), 2, Time::us(3))}},
+      {"side", {Task::kernel(Time::us(1), 3), Task::wait(1)}}};
+  return {g0, g1};
 }
 
 }  // namespace
@@ -298,13 +310,8 @@ TEST_CASE("execution record: reach, end, and which record released a wait") {
   // GPU0: 100 us kernel, record e0. GPU1: 5 us kernel, wait e0 (reached at 5 us, released by GPU0's
   // record at 100 us), 10 us kernel with a 3 us launch delay (reached at 100 us, runs 103-113 us).
   // GPU1's second stream waits for e1, recorded by GPU0 at 0 us before it got there: not released.
-  GpuProgram g0, g1;
-  g0.streams = {{"compute", {Task::record(1), Task::kernel(Time::us(100), 0), Task::record(0)}}};
-  g1.streams = {
-      {"compute", {Task::kernel(Time::us(5), 1), Task::wait(0), Task::kernel(Time::us(10), 2, Time::us(3))}},
-      {"side", {Task::kernel(Time::us(1), 3), Task::wait(1)}}};
   EventQueue q;
-  const std::vector<GpuProgram> programs = {g0, g1};
+  const std::vector<GpuProgram> programs = waits_across_gpus();
   StreamExecutor exec(q, programs, {}, 2, {});
   exec.start();
   q.run();
@@ -482,4 +489,38 @@ TEST_CASE("the executor's events and collectives are prepared in batches, told p
   q.run();
   CHECK(exec.is_done());
   CHECK(exec.finish_time() == Time::us(10));
+}
+
+TEST_CASE("stream executor: a record on an earlier run's entries reads as one on fresh ones") {
+  // Run 1 (9 entries): GPU1's wait (stream 1, task 1) is released by GPU0's record at 100 us.
+  EventQueue q1;
+  const std::vector<GpuProgram> first = waits_across_gpus();
+  StreamExecutor exec1(q1, first, {}, 2, {});
+  exec1.start();
+  q1.run();
+  REQUIRE(exec1.record().released_by(1, 1) == ExecutionRecord::TaskRef{0, 2});
+  ExecutionRecord::Storage kept = exec1.take_record_storage();
+  REQUIRE(kept.capacity() == 9);
+
+  // Run 2 (7 entries, the wait's at the same place) on them: e0 is recorded at 0 us, so the same wait,
+  // reached at 5 us, is released by nothing and passes at 5 us; GPU1's 10 us kernel then runs 8-18 us
+  // (3 us launch delay).
+  GpuProgram h0, h1;
+  h0.streams = {{"compute", {Task::record(0), Task::kernel(Time::us(100), 0), Task::kernel(Time::us(1), 4)}}};
+  h1.streams = {
+      {"compute", {Task::kernel(Time::us(5), 1), Task::wait(0), Task::kernel(Time::us(10), 2, Time::us(3))}}};
+  EventQueue q2;
+  const std::vector<GpuProgram> second = {h0, h1};
+  StreamExecutor exec2(q2, second, {}, 1, {});
+  exec2.reuse_record_storage(std::move(kept));
+  exec2.start();
+  q2.run();
+  const ExecutionRecord& r = exec2.record();
+  REQUIRE(r.stream_count() == 2);
+  CHECK_FALSE(r.released_by(1, 1));
+  CHECK(r.ended(1, 1) == Time::us(5));
+  CHECK(r.ended(1, 2) == Time::us(18));
+  CHECK(r.slowed(1, 2) == Time::zero());
+  CHECK(r.ended(0, 2) == Time::us(101));
+  CHECK(exec2.take_record_storage().capacity() == 9);  // the first run's block
 }
