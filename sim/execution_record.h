@@ -36,7 +36,8 @@ class ExecutionRecord {
   // One entry per task of each stream; `gpu_of_stream[s]` is the GPU stream s belongs to; every
   // stream reached its first task at `start`. `reuse`: an earlier record's entries (take_storage),
   // cleared and taken where they hold this record's tasks and are not over twice as many, else freed
-  // before fresh ones are taken.
+  // before fresh ones are taken (so a record may lie in up to twice the bytes the step's memory model
+  // counts for it; a run's steps have the same tasks, so in practice the block fits exactly).
   ExecutionRecord(const std::vector<std::uint32_t>& tasks_per_stream,
                   std::vector<std::uint32_t> gpu_of_stream, Time start = Time::zero());
   ExecutionRecord(const std::vector<std::uint32_t>& tasks_per_stream,
@@ -102,9 +103,9 @@ class ExecutionRecord {
   // a kernel's slowed time in ps; the task's kind (known from its program) says which. No `reached`:
   // it is the previous task's `ended` (24 bytes a task with it: at 1,024 GPUs the record, 56 MB a
   // step, outgrew the last-level cache by more, and the executor wrote a third more lines that
-  // step_metrics read back). The entries come from calloc: a fresh block of a record's size (tens of
-  // MB at 1,024 GPUs) arrives zeroed from the system, where a vector's fill wrote every byte again,
-  // once per step.
+  // step_metrics read back). Fresh entries come from calloc: a block of a record's size (tens of MB
+  // at 1,024 GPUs) arrives zeroed from the system, where a vector's fill wrote every byte again; a
+  // block handed on from an earlier step (Storage) is cleared instead.
   struct Entry {
     std::int64_t ended;
     std::int64_t aux;
@@ -133,7 +134,8 @@ class ExecutionRecord {
   class Storage {
    public:
     Storage() = default;
-    std::size_t capacity() const { return capacity_; }  // entries (0: none)
+    // Entries (0: none, a moved-from one included: its count is copied, its block is not).
+    std::size_t capacity() const { return entries_ != nullptr ? capacity_ : 0; }
 
    private:
     friend class ExecutionRecord;

@@ -121,7 +121,10 @@ class StreamExecutor final : public EventHandler {
   // Before start(): an earlier record's entries for this one's (ExecutionRecord::Storage); after the
   // record is read: its entries for the next executor of the run (the record is then empty).
   void reuse_record_storage(ExecutionRecord::Storage spare) { spare_record_ = std::move(spare); }
-  ExecutionRecord::Storage take_record_storage() { return record_.take_storage(); }
+  // The record's entries, or the block handed in if no record took it (start() did not run).
+  ExecutionRecord::Storage take_record_storage() {
+    return spare_record_.capacity() > 0 ? std::move(spare_record_) : record_.take_storage();
+  }
 
   void on_event(std::uint64_t tag) override;
 
@@ -186,9 +189,9 @@ class StreamExecutor final : public EventHandler {
     return info_[s].program->tasks.shifted(streams_[s].tasks[i]);
   }
   void advance(std::uint32_t stream);
-  void kernel_done(std::uint32_t stream);
+  inline void kernel_done(std::uint32_t stream);
   void collective_done(std::uint64_t tag);
-  void start_kernel(std::uint32_t stream, const Task& task);
+  inline void start_kernel(std::uint32_t stream, const Task& task);
   static Rate rate_of(const GpuState& gpu, KernelBound bound);
   // A collective's SMs (or its memory traffic) came to (+1) or left (−1) `gpu`.
   void change_load(std::uint32_t gpu, std::uint32_t sms, std::int64_t traffic, int sign);

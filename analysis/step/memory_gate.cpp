@@ -58,7 +58,11 @@ void MemoryGate::exchange(std::int64_t from, std::int64_t to) {
   const std::thread::id me = std::this_thread::get_id();
   // The rule that keeps the gate free of deadlock: a holder waits behind the waiters before it, which
   // may wait for the very bytes it holds (the gate's own deadlock, `plan` hanging with no error).
-  if (const std::int64_t kept = held_by(by_thread_, me) - from; kept > 0)
+  const std::int64_t mine = held_by(by_thread_, me);
+  if (mine < from)
+    throw InternalError("memory gate: a thread gave back " + std::to_string(from) + " B but holds " +
+                        std::to_string(mine) + " B; a hold is grown and let go on the thread that took it");
+  if (const std::int64_t kept = mine - from; kept > 0)
     throw InternalError("memory gate: a thread asked for " + std::to_string(to) + " B while it holds " +
                         std::to_string(kept) +
                         " B; a holder does not acquire again while it holds (it could wait for ever on "

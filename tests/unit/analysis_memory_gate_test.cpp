@@ -7,6 +7,7 @@
 #include <atomic>
 #include <chrono>
 #include <optional>
+#include <string>
 #include <thread>
 #include <vector>
 
@@ -191,6 +192,23 @@ TEST_CASE("memory gate: a thread that holds bytes and acquires again is refused,
   }
   done = true;
   other.join();
+  // A hold grown on another thread than the one that took it is refused, nothing changed: counted
+  // under the other thread, it would have let that thread hold and ask again.
+  {
+    analysis::MemoryGate::Hold taken_here(&gate, 30);
+    std::string refused;
+    std::thread elsewhere([&] {
+      try {
+        taken_here.grow_to(40);
+      } catch (const InternalError& e) {
+        refused = e.what();
+      }
+    });
+    elsewhere.join();
+    CHECK(refused.find("gave back 30 B but holds 0 B") != std::string::npos);
+    CHECK(gate.held() == 30);
+  }
+  CHECK(gate.held() == 0);
   // No budget: nothing waits, and the rule holds still.
   analysis::MemoryGate unlimited(0);
   analysis::MemoryGate::Hold first(&unlimited, 5);

@@ -15,7 +15,7 @@ TEST_CASE("execution record: entries handed on are cleared and reused where they
   ExecutionRecord a({3, 2}, {0, 0});
   for (std::uint32_t t = 0; t < 3; ++t) a.set_ended(0, t, Time::us(t + 1));
   for (std::uint32_t t = 0; t < 2; ++t) a.set_ended(1, t, Time::us(t + 5));
-  a.set_slowed(0, 0, Time::ps(7));
+  a.set_kernel_ended(0, 0, Time::us(1), Time::ps(7));
   a.set_released_by(1, 1, {0, 2});
   ExecutionRecord::Storage kept = a.take_storage();
   CHECK(kept.capacity() == 6);

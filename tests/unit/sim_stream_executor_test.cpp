@@ -522,5 +522,15 @@ TEST_CASE("stream executor: a record on an earlier run's entries reads as one on
   CHECK(r.ended(1, 2) == Time::us(18));
   CHECK(r.slowed(1, 2) == Time::zero());
   CHECK(r.ended(0, 2) == Time::us(101));
-  CHECK(exec2.take_record_storage().capacity() == 9);  // the first run's block
+  ExecutionRecord::Storage back = exec2.take_record_storage();
+  CHECK(back.capacity() == 9);  // the first run's block
+
+  // An executor that never started hands the block it was given back, not its placeholder record.
+  EventQueue q3;
+  StreamExecutor exec3(q3, second, {}, 1, {});
+  exec3.reuse_record_storage(std::move(back));
+  ExecutionRecord::Storage unused = exec3.take_record_storage();
+  CHECK(unused.capacity() == 9);
+  CHECK(ExecutionRecord::Storage(std::move(unused)).capacity() == 9);
+  CHECK(unused.capacity() == 0);  // moved from: no block, whatever count it copied
 }
