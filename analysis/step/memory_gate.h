@@ -7,9 +7,8 @@
 // its own hold by exchange, which lets it go first): the rule is enforced, each thread's bytes counted
 // apart, and a thread that asks while it holds bytes it does not give back in the same exchange gets
 // an InternalError (it could wait for ever on itself; a Hold is let go on the thread that took it).
-// The planner reserves each candidate's program and
-// simulation estimate so (StepCache), so that two candidates built at once on two threads are counted
-// against one budget.
+// The planner reserves each candidate's program and simulation estimate so (StepCache), so that two
+// candidates built at once on two threads are counted against one budget.
 //   MemoryGate gate(4 << 30);
 //   { MemoryGate::Hold hold(&gate, bytes);  build_and_simulate(); }  // released at scope end
 #pragma once
