@@ -69,13 +69,9 @@ std::uint64_t BudgetExceeded::memory_cap_at_least(std::uint64_t bytes) {
   return bytes < 1000 ? bytes : round_up_at_second_digit(bytes);
 }
 
-std::string BudgetExceeded::upper_cap_text() const {
-  if (kind == Kind::Events) return upper > estimate ? std::to_string(cap_at_least(upper)) : std::string();
-  // Memory: also where the estimate is already the figure in full (a step none of whose
-  // collectives is left out of its messages in flight: every GPU simulated), so that a refusal still
-  // quotes the size that passes.
-  if (upper == 0 || upper < estimate) return {};
-  return format_bytes(Bytes::of(static_cast<std::int64_t>(memory_cap_at_least(upper))));
+std::uint64_t BudgetExceeded::cap_that_passes() const {
+  if (upper == 0 || upper < estimate) return 0;
+  return kind == Kind::Events ? cap_at_least(upper) : memory_cap_at_least(upper);
 }
 
 SimulationCost& SimulationCost::operator+=(const SimulationCost& o) {

@@ -101,9 +101,11 @@ class BudgetExceeded : public InputError {
   // like, without the limit, with ", up to 9.3e9 if its collectives do not fold" (or ", up to
   // 2.1 GB ...") where `upper` says so; `what` names the simulation ("the step", "the collective").
   std::string estimate_text(std::string_view what) const;
-  // The cap to quote beside "raise it": for events cap_at_least(upper) as a number, for memory
-  // memory_cap_at_least(upper) as a size ("97 kB"); empty where `upper` is not more than `estimate`.
-  std::string upper_cap_text() const;
+  // The cap that passes whichever way the step runs, to quote beside "raise it": cap_at_least(upper)
+  // events or memory_cap_at_least(upper) bytes; 0 where `upper` is unknown or under `estimate`. An
+  // `upper` equal to `estimate` counts: the estimate is then the figure in full (every GPU and
+  // collective simulated), and the cap that passes it is known.
+  std::uint64_t cap_that_passes() const;
   // A count as people read it: whole below a million, else "3.1e9", "2e9".
   static std::string count_text(std::uint64_t v);
   // A cap at least `v` as a whole number to type: `v` below a million, else rounded up at its

@@ -356,16 +356,43 @@ void check_cap(const std::string& keyword, const std::string& text, const std::s
   }
 }
 
+// Sets `type`'s exception for `e`, its figures as attributes (None where a cap that passes is not known).
+void raise_budget_exceeded(const py::object& type, const hybridsim::analysis::BudgetRefusal& e) {
+  const hybridsim::analysis::BudgetRefused& r = e.refused();
+  py::object error = type(e.what());
+  error.attr("kind") = r.kind == sim::BudgetExceeded::Kind::Events ? "events" : "memory";
+  error.attr("estimate") = r.estimate;
+  error.attr("limit") = r.limit;
+  error.attr("needed") = r.needed != 0 ? py::object(py::int_(r.needed)) : py::object(py::none());
+  PyErr_SetObject(type.ptr(), error.ptr());
+}
+
+// The module's exceptions, which hybridsim/__init__.py turns into its own: bad input, a refusal for a
+// budget, and a bug.
+void register_errors(py::module_& m) {
+  // Bad input: the message is the one the command line prints ("file:line:col: field: ...").
+  py::register_exception<hybridsim::InputError>(m, "InputError", PyExc_ValueError);
+  // A refusal for a budget carries its figures, not only its words: hybridsim.BudgetError's kind,
+  // estimate, limit and needed (registered after InputError, so that it is tried first).
+  static py::exception<hybridsim::analysis::BudgetRefusal> budget_exceeded(m, "BudgetExceeded",
+                                                                           PyExc_ValueError);
+  py::register_exception_translator([](std::exception_ptr p) {
+    try {
+      if (p) std::rethrow_exception(p);
+    } catch (const hybridsim::analysis::BudgetRefusal& e) {
+      raise_budget_exceeded(budget_exceeded, e);
+    }
+  });
+  py::register_exception<hybridsim::InternalError>(m, "InternalError", PyExc_RuntimeError);
+}
+
 }  // namespace hybridsim::python
 
 PYBIND11_MODULE(_hybridsim, m) {
   namespace hp = hybridsim::python;
   m.doc() = "hybridsim's native part; use the hybridsim package (analysis/python/hybridsim)";
   hp::main_thread();  // remembered at import
-  // Bad input: the message is the one the command line prints ("file:line:col: field: ...").
-  py::register_exception<hybridsim::InputError>(m, "InputError", PyExc_ValueError);
-  py::register_exception<hybridsim::analysis::BudgetRefusal>(m, "BudgetExceeded", PyExc_ValueError);
-  py::register_exception<hybridsim::InternalError>(m, "InternalError", PyExc_RuntimeError);
+  hp::register_errors(m);
   m.def("run", &hp::run, py::arg("path"), py::arg("text"), py::arg("set"), py::arg("set_spelled"),
         py::arg("base_dir"),
         py::arg("out"), py::arg("write_outputs"), py::arg("trace"), py::arg("trace_detail"),

@@ -25,13 +25,16 @@ std::string budget_error_text(const sim::BudgetExceeded& e, std::string_view wha
   std::string out = e.estimate_text(what);
   // With the figure it takes if its collectives do not fold: a cap raised to the estimate alone
   // passed the folded step, then refused the way the run falls back to (issue 31); the same for
-  // memory, where the fold holds only its representatives' state.
-  std::string cap = e.upper_cap_text();
-  // Events: also where the estimate is the figure in full (every GPU and collective simulated; a step
-  // refused by its own estimate once its fold was given up), so that every refusal that knows what
-  // passes says it: Mixtral 8x7B ep 8 with trees at --max-events 995600 said "raise it" alone.
-  if (cap.empty() && e.kind == sim::BudgetExceeded::Kind::Events && e.upper != 0 && e.upper >= e.estimate)
-    cap = std::to_string(sim::BudgetExceeded::cap_at_least(e.upper));
+  // memory, where the fold holds only its representatives' state. Also where the estimate is the
+  // figure in full (a step refused by its own estimate once its fold was given up), so that every
+  // refusal that knows what passes says it: Mixtral 8x7B ep 8 with trees at --max-events 995600
+  // said "raise it" alone.
+  const std::uint64_t passes = e.cap_that_passes();
+  std::string cap;
+  if (passes != 0)
+    cap = e.kind == sim::BudgetExceeded::Kind::Events
+              ? std::to_string(passes)
+              : sim::format_bytes(sim::Bytes::of(static_cast<std::int64_t>(passes)));
   const std::string to = cap.empty() ? std::string() : " to " + cap + " or more";
   if (e.kind == sim::BudgetExceeded::Kind::Events) {
     out += ", over the limit " + knobs.events_limit + " = " +
@@ -51,6 +54,7 @@ BudgetRefusal budget_refusal(std::string_view who, const sim::BudgetExceeded& e,
   BudgetRefused refused{.kind = e.kind,
                         .estimate = e.estimate,
                         .limit = e.limit,
+                        .needed = e.cap_that_passes(),
                         .words = budget_error_text(e, what, knobs, fast_path_off)};
   const std::string text = who.empty() ? refused.words : std::string(who) + ": " + refused.words;
   return BudgetRefusal(text, std::move(refused));

@@ -16,12 +16,14 @@
 namespace hybridsim::analysis {
 
 // What a step or collective was refused for, beside the text: the cap it passed, its estimate against
-// that cap, and the refusal's words from the estimate on (budget_error_text's, below), without who
-// was refused: what a caller reads instead of cutting the text (the planner's "not simulated" rows).
+// that cap, the cap that passes where it is known, and the refusal's words from the estimate on
+// (budget_error_text's, below), without who was refused: what a caller reads instead of cutting the
+// text (the planners' "not simulated" rows; the Python module's BudgetError attributes).
 struct BudgetRefused {
   sim::BudgetExceeded::Kind kind = sim::BudgetExceeded::Kind::Events;
   std::uint64_t estimate = 0;  // events, or bytes for Memory
   std::uint64_t limit = 0;     // the cap passed, in the same unit
+  std::uint64_t needed = 0;    // a cap that passes whichever way it runs, as the words quote it; 0: not known
   std::string words;           // "the step would simulate about 3.1e9 events (...), over the limit ..."
 };
 

@@ -284,8 +284,24 @@ def test_ctrl_c_inside_a_model_run_stops_at_once_and_writes_nothing(tmp_path):
 
 
 def test_a_step_over_its_budget_raises_budget_error():
-    with pytest.raises(hybridsim.BudgetError, match="simulation.max_events"):
+    with pytest.raises(hybridsim.BudgetError, match="simulation.max_events") as refused:
         hybridsim.run(GNMT_DP8, set={"simulation.max_events": 1000, "communication.fast_path": "off"})
+    # Its figures beside its words: a floor from the kernels alone, before the cluster is built, so
+    # no cap that passes is known yet ("raise it", no figure).
+    e = refused.value
+    assert (e.kind, e.limit, e.needed) == ("events", 1000, None)
+    assert e.estimate == 2 * 2218 and f"about {e.estimate} events" in str(e) and "raise it (" in str(e)
+
+
+def test_a_budget_error_carries_the_cap_that_passes():
+    # A script can raise its cap to the figure the refusal quotes, and the step then runs.
+    with pytest.raises(hybridsim.BudgetError) as refused:
+        hybridsim.run(GNMT_DP8, max_sim_memory="1 KiB")
+    e = refused.value
+    assert (e.kind, e.limit) == ("memory", 1024)
+    assert e.needed >= e.estimate > e.limit
+    assert f"raise it to {e.needed // 1000} kB or more" in str(e)
+    assert hybridsim.run(GNMT_DP8, max_sim_memory=f"{e.needed} B").events > 0
 
 
 @pytest.mark.parametrize("keyword", [dict(trace_gzip=True), dict(trace_gpus="0-3"),

@@ -8,10 +8,12 @@
 #include <vector>
 
 #include "analysis/run/scenario_run.h"
+#include "analysis/step/budget_error.h"
 #include "analysis/step/step_estimate.h"
 #include "scenarios/loader/resolve.h"
 #include "scenarios/loader/scenario.h"
 #include "sim/error.h"
+#include "sim/units.h"
 
 using namespace hybridsim;
 
@@ -31,18 +33,26 @@ analysis::ScenarioRun run_mixtral_trees(const std::string& cap) {
   return analysis::run_scenario(scenarios::resolve(scenarios::load_scenario(file.string(), sets)), {});
 }
 
-// The refusal's words for `cap`, and the cap it quotes ("raise it to CAP or more"; empty: none).
+// The refusal's words for `cap`, the cap they quote ("raise it to CAP or more"; empty: none) and the
+// one its figures carry (BudgetRefused::needed, 0: none), which must be the same.
 struct Refusal {
   std::string what;
   std::string quoted;
+  std::uint64_t needed = 0;
 };
 Refusal refusal_at(const std::string& cap) {
   try {
     run_mixtral_trees(cap);
-  } catch (const InputError& e) {
-    Refusal r{e.what(), {}};
+  } catch (const analysis::BudgetRefusal& e) {
+    Refusal r{e.what(), {}, e.refused().needed};
     const auto to = r.what.find("raise it to ");
     if (to != std::string::npos) r.quoted = r.what.substr(to + 12, r.what.find(" or more", to) - (to + 12));
+    const bool events = e.refused().kind == sim::BudgetExceeded::Kind::Events;
+    const std::string needed = events
+                                   ? std::to_string(r.needed)
+                                   : sim::format_bytes(sim::Bytes::of(static_cast<std::int64_t>(r.needed)));
+    CHECK(r.quoted == (r.needed != 0 ? needed : std::string()));
+    CHECK(r.what.ends_with(e.refused().words));
     return r;
   }
   FAIL("the step ran over its cap");
@@ -89,6 +99,7 @@ TEST_CASE("budget: a refusal quotes what the step takes if its fold is given up,
                        "the limit simulation.max_events = 2000; raise it to 1100000 or more (--max-events N "
                        "or simulation.max_events, 0 = no limit)"));
   CHECK(r.quoted == "1100000");
+  CHECK(r.needed == 1100000);
   CHECK(run_mixtral_trees("simulation.max_events=" + r.quoted).step.events == 1081008);
 }
 
@@ -160,6 +171,7 @@ TEST_CASE(
                     "set up, over the limit simulation.max_memory = 1 KiB; raise it to 5.1 MB or more "
                     "(--max-sim-memory SIZE") != std::string::npos);
   CHECK(r.quoted == "5.1 MB");
+  CHECK(r.needed == 5'100'000);
   CHECK(
       refusal_at("simulation.max_memory=4.4 MB")
           .what.find("would hold about 5.03 MB of simulation state (16384 messages in flight at once), once "

@@ -78,7 +78,17 @@ class ScenarioError(HybridsimError, ValueError):
 
 
 class BudgetError(ScenarioError):
-    """A simulation over its budget (simulation.max_events / max_memory): the message says by how much."""
+    """A simulation over its budget (simulation.max_events / max_memory): the message says by how much.
+
+    `kind` is "events" or "memory"; `estimate` what the simulation would reach (events, or bytes);
+    `limit` the cap it passed, in the same unit; `needed` a cap that passes whichever way it runs (the
+    figure the message quotes after "raise it to"), or None where that is not known.
+    """
+
+    def __init__(self, message: str, given: Iterable[str] = (), kind: Optional[str] = None,
+                 estimate: Optional[int] = None, limit: Optional[int] = None, needed: Optional[int] = None):
+        super().__init__(message, given)
+        self.kind, self.estimate, self.limit, self.needed = kind, estimate, limit, needed
 
 
 class InternalError(HybridsimError, RuntimeError):
@@ -90,7 +100,8 @@ def _native_call(function: Callable, *args, given: Iterable[str] = (), **kwargs)
     try:
         return function(*args, **kwargs)
     except _native.BudgetExceeded as e:
-        raise BudgetError(str(e), given) from None
+        raise BudgetError(str(e), given, getattr(e, "kind", None), getattr(e, "estimate", None),
+                          getattr(e, "limit", None), getattr(e, "needed", None)) from None
     except _native.InputError as e:
         raise ScenarioError(str(e), given) from None
     except _native.InternalError as e:
