@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <charconv>
 #include <cmath>
+#include <span>
 #include <stdexcept>
 
 #include "sim/error.h"
@@ -88,6 +89,19 @@ std::string describe_node(const TreeNode& node) {
   return {};
 }
 
+namespace {
+// " (did you mean ...?)", or where the key is a field, a colon and a value with no space between
+// (`{dp:1}`, which YAML reads as the one key "dp:1" with no value), how to write it: `dp: 1`.
+std::string unspaced_colon(std::string_view key, std::span<const std::string> names) {
+  const auto colon = key.find(':');
+  if (colon != std::string_view::npos && colon + 1 < key.size() &&
+      std::find(names.begin(), names.end(), key.substr(0, colon)) != names.end())
+    return " (YAML reads '" + std::string(key) + "' as one key: write '" + std::string(key.substr(0, colon)) +
+           ": " + std::string(key.substr(colon + 1)) + "', with a space after the colon)";
+  return did_you_mean(key, names);
+}
+}  // namespace
+
 void FieldReader::check_section(const TreeNode& node, std::string_view path) {
   const auto children = schema_.children_of(spec_path_of(path));
   if (!node.is_map()) {
@@ -102,7 +116,7 @@ void FieldReader::check_section(const TreeNode& node, std::string_view path) {
     if (known != children.end()) continue;
     std::vector<std::string> names;
     for (const auto* c : children) names.emplace_back(leaf_name(c->path));
-    fail_at(e.key_where, child_path(path, e.key), "unknown field" + did_you_mean(e.key, names),
+    fail_at(e.key_where, child_path(path, e.key), "unknown field" + unspaced_colon(e.key, names),
             "one of: " + join_names(children));
   }
   for (const auto* c : children) {

@@ -285,6 +285,10 @@ TEST_CASE("yaml field reader: declared keys, defaults located at their mapping, 
   CHECK(error_of("") == "t.yaml:1:1: name: missing required field; expected a single value (text)");
   CHECK(error_of("name: a\nlinks: {}\n") ==
         "t.yaml:2:1: links: unknown field (did you mean 'link'?); expected one of: name, link, gpus");
+  // A flow mapping with no space after a colon is one key ("count:2") with no value: said how to write it.
+  CHECK(error_of("name: a\nlink: {count:2}\n") ==
+        "t.yaml:2:8: link.count:2: unknown field (YAML reads 'count:2' as one key: write 'count: 2', with a "
+        "space after the colon); expected one of: count, kind, speed");
   CHECK(error_of("name: a\nlink: {count: 9}\n") ==
         "t.yaml:2:15: link.count: got \"9\"; expected a whole number from 1 to 8");
   CHECK(
