@@ -50,6 +50,7 @@ inline analysis::StepSetup transformer_step_setup(const TransformerStepSpec& s,
   setup.mapping = workloads::default_mapping(topology, s.dp * s.tp, 1);
   setup.step.tp = s.tp;
   setup.step.tp_syncs = step.syncs;
+  setup.step.tp_gradients = step.tp_gradients;
   setup.step.zero = s.zero;
   setup.step.accumulation = s.accumulation;
   setup.step.gradient_copies = s.gradient_copies;

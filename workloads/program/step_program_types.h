@@ -45,6 +45,8 @@ enum class CollectiveRole : std::uint8_t {
   UpdatedParameterAllGather,  // ZeRO-1/2: every updated parameter, gathered after the sharded optimizer
   ExpertParallel,             // expert parallel: a MoE layer's dispatch or combine all-to-all on its EP
                               // group, between kernels of the compute stream
+  NormGradientAllReduce,      // sequence parallel: the norms' (and routers') gradients, whole on every
+                              // TP rank, all-reduced on its TP group before the optimizer (TpGradient)
 };
 
 struct CollectiveSpec {
@@ -110,6 +112,7 @@ struct StepOptions {
   // TP group tp consecutive workers, and these collectives run between the kernels that issue them.
   int tp = 1;
   std::vector<TpSync> tp_syncs = {};
+  std::vector<TpGradient> tp_gradients = {};  // sequence parallelism's, all-reduced before the optimizer
   // Sharded data parallelism (workloads/program/sharded_data_parallel.h): ZeRO stage 0..3 over
   // the data-parallel replicas (3: FSDP).
   int zero = 0;
