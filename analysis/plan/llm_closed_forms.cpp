@@ -234,7 +234,8 @@ LlmTimeEstimate llm_time_estimate(const LlmSetting& s, const LlmLayout& l, const
   // gradients all-reduced over its TP group (the last stage's with the final norm).
   if (l.sequence_parallel) {
     const auto replicated = [&](std::int64_t stage_layers) {
-      return static_cast<double>(stage_layers * workloads::layer_replicated_parameters(s.model) * s.value_bytes);
+      return static_cast<double>(stage_layers * workloads::layer_replicated_parameters(s.model) *
+                                 s.value_bytes);
     };
     const double last = replicated(llm_stage_layers(s, l, l.pp - 1)) +
                         static_cast<double>(workloads::norm_parameters(s.model) * s.value_bytes);

@@ -84,7 +84,8 @@ TEST_CASE("sequence parallel norms: one all-reduce of a TP group's norm gradient
       CHECK(norms[q].size.count() == 20'480);
       // The replica's TP group: tp consecutive GPUs.
       REQUIRE(norms[q].members.size() == static_cast<std::size_t>(tp));
-      for (int r = 0; r < tp; ++r) CHECK(norms[q].members[static_cast<std::size_t>(r)] == static_cast<int>(q) * tp + r);
+      for (int r = 0; r < tp; ++r)
+        CHECK(norms[q].members[static_cast<std::size_t>(r)] == static_cast<int>(q) * tp + r);
     }
   }
 }
@@ -121,7 +122,8 @@ TEST_CASE("sequence parallel norms: none without sequence parallelism or without
   CHECK(norm_collectives(build(alone, 2, 1, 1)).empty());
 }
 
-TEST_CASE("sequence parallel norms: a pipeline stage all-reduces its own layers' norms, the last the final norm") {
+TEST_CASE(
+    "sequence parallel norms: a pipeline stage all-reduces its own layers' norms, the last the final norm") {
   // 4 layers over pp 2: layers 0-1 on stage 0, 2-3 and the head on stage 1. By hand, per rank:
   // stage 0 2 × 2 × 2,048 × 2 B = 16,384 B; stage 1 the same and the final norm's 4,096 B: 20,480 B.
   const TransformerStep step = generate(small_gpt(4), 2, true);
@@ -172,6 +174,7 @@ TEST_CASE("sequence parallel norms: plan's closed form adds their ring all-reduc
   l.sequence_parallel = true;
   const analysis::LlmTimeEstimate on = analysis::llm_time_estimate(s, l, mc);
   const double us = 1e6;  // 7.2 µs: compared in µs, which Approx's absolute margin does not swallow
-  CHECK((on.tp_communication - off.tp_communication) * us == doctest::Approx(2.0 * 7 / 8 * 1'228'800 / 300e9 * us));
+  CHECK((on.tp_communication - off.tp_communication) * us ==
+        doctest::Approx(2.0 * 7 / 8 * 1'228'800 / 300e9 * us));
   CHECK(on.bubble == doctest::Approx(off.bubble));
 }

@@ -277,8 +277,7 @@ std::uint32_t add_seq_op(TransformerStep& out, Op op, const Seq& fwd, const Seq&
 // Under sequence parallelism, op `index`'s `parameters` whole on every TP rank (norms, a router).
 void add_tp_gradient(TransformerStep& out, const TransformerConfig& c, const Shape& x, std::uint32_t index,
                      std::int64_t parameters) {
-  if (c.sequence_parallel && c.tp > 1)
-    out.tp_gradients.push_back({index, sim::Bytes::of(parameters * x.e)});
+  if (c.sequence_parallel && c.tp > 1) out.tp_gradients.push_back({index, sim::Bytes::of(parameters * x.e)});
 }
 
 std::uint32_t add_embedding(TransformerStep& out, const TransformerConfig& c, const Shape& x,

@@ -191,7 +191,9 @@ std::vector<GradientSync> gradient_syncs(const StepProgram& p, std::span<const T
                                          const std::vector<std::vector<int>>& gpu_of_worker) {
   std::vector<GradientSync> out(static_cast<std::size_t>(p.mp));
   if (gradients.empty()) return out;
-  std::vector<bool> runs(p.labels.size(), false);  // by op (no more ops than labels)
+  std::uint32_t ops = 0;
+  for (const TpGradient& t : gradients) ops = std::max(ops, t.op + 1);
+  std::vector<bool> runs(ops, false);  // by op
   for (std::size_t k = 0; k < out.size(); ++k) {
     std::fill(runs.begin(), runs.end(), false);
     const sim::GpuProgram& gpu = p.gpus[static_cast<std::size_t>(gpu_of_worker[0][k])];
@@ -200,7 +202,7 @@ std::vector<GradientSync> gradient_syncs(const StepProgram& p, std::span<const T
           p.labels[task.id].phase == Phase::Backward && p.labels[task.id].op < runs.size())
         runs[p.labels[task.id].op] = true;
     for (const TpGradient& t : gradients)
-      if (t.op < runs.size() && runs[t.op]) out[k] = {out[k].bytes + t.bytes, t.op};
+      if (runs[t.op]) out[k] = {out[k].bytes + t.bytes, t.op};
   }
   return out;
 }
