@@ -6,11 +6,18 @@
 #include <string>
 
 #include "analysis/step/step_runner.h"
+#include "topology/preset_registry.h"
 #include "topology/topology.h"
 #include "workloads/generators/transformer_gen.h"
 #include "workloads/gpu/gpu.h"
 
 namespace hybridsim::testing {
+
+// One DGX H100 (8 GPUs on its NVSwitch), built once.
+inline const topology::Topology& one_dgx_h100() {
+  static const topology::Topology t = topology::build_cluster({.preset = "dgx-h100", .nodes = 1});
+  return t;
+}
 
 struct TransformerStepSpec {
   std::string model;   // a named model (workloads/generators/transformer_model.h)

@@ -10,7 +10,7 @@
 
 #include "analysis/plan/llm_closed_forms.h"
 #include "analysis/step/step_runner.h"
-#include "topology/preset_registry.h"
+#include "transformer_step_run.h"
 #include "workloads/generators/transformer_gen.h"
 #include "workloads/gpu/gpu.h"
 
@@ -19,10 +19,7 @@ using namespace hybridsim::workloads;
 
 namespace {
 
-const topology::Topology& dgx_h100() {
-  static const topology::Topology t = topology::build_cluster({.preset = "dgx-h100", .nodes = 1});
-  return t;
-}
+const topology::Topology& dgx_h100() { return testing::one_dgx_h100(); }
 
 // `layers` layers, hidden 1,024 (LayerNorm: weight and bias, 2h = 2,048 each), 16 heads, GELU ffn
 // 4,096, GPT's vocabulary, sequence 1,024.
