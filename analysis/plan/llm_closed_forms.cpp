@@ -230,6 +230,18 @@ LlmTimeEstimate llm_time_estimate(const LlmSetting& s, const LlmLayout& l, const
   const int tp_collectives = l.recompute == workloads::Recompute::Full ? 6 : 4;
   e.tp_communication = m * layers * tp_collectives * ring_factor(l.tp) * bsh / mc.nvlink_bytes_per_second;
   e.bubble = (l.pp - 1) / (v * m) * (e.compute + e.tp_communication);
+  // Sequence parallelism: once a step, after the bubble, the slowest stage's norms' (and routers')
+  // gradients all-reduced over its TP group (the last stage's with the final norm).
+  if (l.sequence_parallel) {
+    const auto replicated = [&](std::int64_t stage_layers) {
+      return static_cast<double>(stage_layers * workloads::layer_replicated_parameters(s.model) *
+                                 s.value_bytes);
+    };
+    const double last = replicated(llm_stage_layers(s, l, l.pp - 1)) +
+                        static_cast<double>(workloads::norm_parameters(s.model) * s.value_bytes);
+    e.tp_communication += ring_factor(l.tp) * std::max(replicated(llm_max_stage_layers(s, l)), last) /
+                          mc.nvlink_bytes_per_second;
+  }
   const bool across = l.tp * l.dp > mc.gpus_per_machine;  // stages (outermost) sit on other machines
   if (l.pp > 1) {
     const double link = across ? mc.ib_bytes_per_second : mc.nvlink_bytes_per_second;

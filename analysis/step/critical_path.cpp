@@ -102,6 +102,7 @@ std::int64_t& communication_part(workloads::CollectiveRole role, PathSums& sum) 
     case workloads::CollectiveRole::UpdatedParameterAllGather:
       return sum.gradients;
     case workloads::CollectiveRole::TensorParallel:
+    case workloads::CollectiveRole::NormGradientAllReduce:  // on the TP group, before the optimizer
       return sum.tensor;
     case workloads::CollectiveRole::ExpertParallel:
       return sum.expert;

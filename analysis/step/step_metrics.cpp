@@ -111,7 +111,9 @@ void add_stream(const workloads::StepProgram& program, const sim::ExecutionRecor
     if (t.kind == sim::TaskKind::Collective && !is_receive(program, t)) {
       out.comm.push_back(ran);
       const workloads::CollectiveRole role = program.collectives[t.id].role;
-      if (role == workloads::CollectiveRole::TensorParallel) out.tp.push_back(ran);
+      if (role == workloads::CollectiveRole::TensorParallel ||
+          role == workloads::CollectiveRole::NormGradientAllReduce)  // on the TP group too
+        out.tp.push_back(ran);
       else if (role == workloads::CollectiveRole::ExpertParallel) out.ep.push_back(ran);
       else if (role != workloads::CollectiveRole::Activation &&
                role != workloads::CollectiveRole::ActivationGradient)

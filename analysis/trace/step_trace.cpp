@@ -260,6 +260,8 @@ const std::string& StepTraceObserver::collective_name(std::uint32_t c) {
     name += " updated parameters";
   else if (spec.role == CollectiveRole::ParameterAllGather)
     name += " parameters " + profile_.ops[spec.op_index].name;
+  else if (spec.role == CollectiveRole::NormGradientAllReduce)  // sequence parallelism's, on the TP group
+    name += " norm gradients";
   else
     name += " " + profile_.ops[spec.op_index].name;
   name += " · " + sim::human_bytes(spec.size) + " · ";

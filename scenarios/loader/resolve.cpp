@@ -324,6 +324,7 @@ void apply_tensor_parallel_settings(const Scenario& s, workloads::StepOptions& s
   const TransformerResolution t = resolve_transformer(s);
   step.tp = s.parallelism.tp;
   step.tp_syncs = t.step.syncs;
+  step.tp_gradients = t.step.tp_gradients;
   step.ep = {.ep = s.parallelism.ep, .syncs = t.step.ep_syncs, .expert_ops = t.step.expert_ops};
 }
 

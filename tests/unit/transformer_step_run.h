@@ -6,11 +6,18 @@
 #include <string>
 
 #include "analysis/step/step_runner.h"
+#include "topology/preset_registry.h"
 #include "topology/topology.h"
 #include "workloads/generators/transformer_gen.h"
 #include "workloads/gpu/gpu.h"
 
 namespace hybridsim::testing {
+
+// One DGX H100 (8 GPUs on its NVSwitch), built once.
+inline const topology::Topology& one_dgx_h100() {
+  static const topology::Topology t = topology::build_cluster({.preset = "dgx-h100", .nodes = 1});
+  return t;
+}
 
 struct TransformerStepSpec {
   std::string model;   // a named model (workloads/generators/transformer_model.h)
@@ -50,6 +57,7 @@ inline analysis::StepSetup transformer_step_setup(const TransformerStepSpec& s,
   setup.mapping = workloads::default_mapping(topology, s.dp * s.tp, 1);
   setup.step.tp = s.tp;
   setup.step.tp_syncs = step.syncs;
+  setup.step.tp_gradients = step.tp_gradients;
   setup.step.zero = s.zero;
   setup.step.accumulation = s.accumulation;
   setup.step.gradient_copies = s.gradient_copies;

@@ -15,7 +15,7 @@
 
 #include "analysis/step/step_runner.h"
 #include "sim/error.h"
-#include "topology/preset_registry.h"
+#include "transformer_step_run.h"
 #include "workloads/generators/transformer_gen.h"
 #include "workloads/gpu/cost_model.h"
 #include "workloads/gpu/gpu.h"
@@ -28,10 +28,7 @@ using namespace hybridsim::workloads;
 
 namespace {
 
-const topology::Topology& dgx_h100() {
-  static const topology::Topology t = topology::build_cluster({.preset = "dgx-h100", .nodes = 1});
-  return t;
-}
+const topology::Topology& dgx_h100() { return testing::one_dgx_h100(); }
 
 TransformerCost h100() { return transformer_cost(gpu_by_key("h100"), Precision::Bf16); }
 

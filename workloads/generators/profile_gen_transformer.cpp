@@ -274,6 +274,12 @@ std::uint32_t add_seq_op(TransformerStep& out, Op op, const Seq& fwd, const Seq&
   return index;
 }
 
+// Under sequence parallelism, op `index`'s `parameters` whole on every TP rank (norms, a router).
+void add_tp_gradient(TransformerStep& out, const TransformerConfig& c, const Shape& x, std::uint32_t index,
+                     std::int64_t parameters) {
+  if (c.sequence_parallel && c.tp > 1) out.tp_gradients.push_back({index, sim::Bytes::of(parameters * x.e)});
+}
+
 std::uint32_t add_embedding(TransformerStep& out, const TransformerConfig& c, const Shape& x,
                             const TransformerCost& cost) {
   // Vocabulary-parallel: each rank looks up its rows (zeros elsewhere), then g sums them.
@@ -308,7 +314,7 @@ void add_head(TransformerStep& out, const TransformerConfig& c, const Shape& x, 
   b.mem("final_norm_grad", 4 * act(x));
   Op op = detail::make_op("lm_head", "lm_head", {input}, x.tokens * 4);
   detail::set_dense_gradient(op, head_parameters_per_rank(c.model, c.tp), x.e);  // the final norm whole
-  add_seq_op(out, std::move(op), f, b);
+  add_tp_gradient(out, c, x, add_seq_op(out, std::move(op), f, b), norm_parameters(c.model));
 }
 
 // Adam (multi-tensor, with gradient clipping; FP32 master weights under 16-bit training) over this
@@ -362,7 +368,9 @@ std::uint32_t add_dense_layer(TransformerStep& out, const TransformerConfig& c, 
   const std::string name = "layer." + std::to_string(l);
   Op op = detail::make_op(name, name, {prev}, x.tokens * x.h * x.e / x.ns);
   detail::set_dense_gradient(op, layer_shared_parameters_per_rank(c.model, c.tp), x.e);
-  return add_seq_op(out, std::move(op), f, b);
+  const std::uint32_t index = add_seq_op(out, std::move(op), f, b);
+  add_tp_gradient(out, c, x, index, layer_replicated_parameters(c.model));
+  return index;
 }
 
 // Two ops: the attention with the router (dense gradients), then the experts (their own).
@@ -377,6 +385,7 @@ std::uint32_t add_moe_layer(TransformerStep& out, const TransformerConfig& c, co
   Op op = detail::make_op(name, name, {prev}, x.tokens * x.h * x.e / x.ns);
   detail::set_dense_gradient(op, layer_shared_parameters_per_rank(m, c.tp), x.e);
   const std::uint32_t first = add_seq_op(out, std::move(op), f, b);
+  add_tp_gradient(out, c, x, first, layer_replicated_parameters(m));
   Seq ef{cost, x, {}, {}}, eb{cost, x, {}, {}};
   experts_forward(ef);
   experts_backward(eb, c.recompute);

@@ -43,6 +43,9 @@ struct TransformerConfig {
 struct TransformerStep {
   Profile profile;                // one TP rank's ops; gradients are its shard's
   std::vector<TpSync> syncs;      // empty for tp = 1
+  // Sequence parallelism (tp > 1): each layer's norms (and router) and the head's final norm, whose
+  // gradients are all-reduced over the TP group before the optimizer; empty without it.
+  std::vector<TpGradient> tp_gradients;
   // Expert parallelism (ep > 1): the dispatch and combine all-to-alls of each MoE layer, forward
   // and backward, on the rank's EP group (workloads/program/expert_parallel.h).
   std::vector<TpSync> ep_syncs;

@@ -127,9 +127,13 @@ std::int64_t norm_parameters(const TransformerModel& m) {
   return m.ffn == FfnKind::Swiglu ? m.hidden : 2 * m.hidden;
 }
 
-std::int64_t layer_shared_parameters_per_rank(const TransformerModel& m, int tp) {
+std::int64_t layer_replicated_parameters(const TransformerModel& m) {
   const std::int64_t router = m.is_moe() ? m.hidden * m.experts : 0;
-  const std::int64_t whole = 2 * norm_parameters(m) + router;
+  return 2 * norm_parameters(m) + router;
+}
+
+std::int64_t layer_shared_parameters_per_rank(const TransformerModel& m, int tp) {
+  const std::int64_t whole = layer_replicated_parameters(m);
   return (layer_parameters(m) - layer_expert_parameters(m) - whole) / std::max(tp, 1) + whole;
 }
 

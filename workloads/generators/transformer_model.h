@@ -78,6 +78,11 @@ std::int64_t norm_parameters(const TransformerModel& model);
 // GEMMs and the vocabulary). The one rule for the profile's op (profile_gen_transformer.cpp), the
 // memory model's weights and plan's closed form.
 std::int64_t layer_shared_parameters_per_rank(const TransformerModel& model, int tp);
+// The part of that whole on every TP rank: the two norms and a mixture's router (h × experts).
+// Under sequence parallelism each rank's gradient of them sees s/t of the tokens, so Megatron-LM
+// all-reduces them over the TP group once a step (workloads/profile/tp_sync.h, TpGradient); the
+// head's share is the final norm, norm_parameters.
+std::int64_t layer_replicated_parameters(const TransformerModel& model);
 // The input embedding on one TP rank: padded_vocab × h / tp (vocabulary-parallel).
 std::int64_t embedding_parameters_per_rank(const TransformerModel& model, int tp);
 // The LM head's op on one TP rank: the final norm, whole on every TP rank, and the output layer,

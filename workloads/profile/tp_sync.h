@@ -1,5 +1,6 @@
 // A tensor-parallel collective of one rank between two of its kernels (the transformer generator,
-// workloads/generators/transformer_gen.h, emits them; tensor_parallel.h puts them in a program).
+// workloads/generators/transformer_gen.h, emits them; tensor_parallel.h puts them in a program), and
+// the gradients that sequence parallelism all-reduces over the TP group before the optimizer.
 #pragma once
 #include <cstdint>
 
@@ -17,6 +18,17 @@ struct TpSync {
   sim::CollectiveOp kind = sim::CollectiveOp::AllReduce;
   sim::Bytes bytes;  // the whole buffer (b·s·h values): all-reduced, or scattered/gathered in t parts
   bool operator==(const TpSync&) const = default;
+};
+
+// An op's gradients that every TP rank holds whole (the norms, a mixture's router) but, under
+// sequence parallelism, computes from its s/t of the tokens: tensor_parallel.h sums a stage's ops'
+// into one all-reduce over its TP group a step, after the data-parallel gradient collectives and
+// before the optimizer, on the compute stream (Megatron-LM's finalize_model_grads,
+// _allreduce_layernorm_grads: one coalesced buffer).
+struct TpGradient {
+  std::uint32_t op = 0;
+  sim::Bytes bytes;  // in the gradients' dtype
+  bool operator==(const TpGradient&) const = default;
 };
 
 }  // namespace hybridsim::workloads

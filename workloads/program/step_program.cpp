@@ -216,7 +216,8 @@ StepProgram build_step_program(const Profile& profile, const MpPlacement& placem
 
 void apply_parallel_dimensions(StepProgram& program, const Profile& profile, const StepOptions& options,
                                ProgramBuildProgress* progress) {
-  if (options.tp > 1) apply_tensor_parallel(program, options.tp_syncs, options.tp, progress);
+  if (options.tp > 1)
+    apply_tensor_parallel(program, options.tp_syncs, options.tp, options.tp_gradients, progress);
   if (options.zero > 0) apply_sharded_data_parallel(program, profile, options.zero, options.ep);
   if (options.ep.ep > 1) apply_expert_parallel(program, options.ep);
 }

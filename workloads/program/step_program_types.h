@@ -35,16 +35,18 @@ struct KernelLabel {
 };
 
 enum class CollectiveRole : std::uint8_t {
-  GradientAllReduce,  // a dense gradient bucket, all-reduced over a data-parallel group
-  GradientAllGather,  // a sparse gradient, all-gathered over a data-parallel group
-  Activation,         // model parallel: an op's output sent to a consumer's GPU (forward)
-  ActivationGradient, // model parallel: the gradient of that output sent back (backward)
-  TensorParallel,     // tensor parallel: a layer's all-reduce (or reduce-scatter, all-gather) of
-                      // activations on its TP group, between kernels of the compute stream
+  GradientAllReduce,          // a dense gradient bucket, all-reduced over a data-parallel group
+  GradientAllGather,          // a sparse gradient, all-gathered over a data-parallel group
+  Activation,                 // model parallel: an op's output sent to a consumer's GPU (forward)
+  ActivationGradient,         // model parallel: the gradient of that output sent back (backward)
+  TensorParallel,             // tensor parallel: a layer's all-reduce (or reduce-scatter, all-gather) of
+                              // activations on its TP group, between kernels of the compute stream
   ParameterAllGather,         // ZeRO-3/FSDP: one op's parameters, gathered before its forward or backward
   UpdatedParameterAllGather,  // ZeRO-1/2: every updated parameter, gathered after the sharded optimizer
   ExpertParallel,             // expert parallel: a MoE layer's dispatch or combine all-to-all on its EP
                               // group, between kernels of the compute stream
+  NormGradientAllReduce,      // sequence parallel: the norms' (and routers') gradients, whole on every
+                              // TP rank, all-reduced on its TP group before the optimizer (TpGradient)
 };
 
 struct CollectiveSpec {
@@ -110,6 +112,7 @@ struct StepOptions {
   // TP group tp consecutive workers, and these collectives run between the kernels that issue them.
   int tp = 1;
   std::vector<TpSync> tp_syncs = {};
+  std::vector<TpGradient> tp_gradients = {};  // sequence parallelism's, all-reduced before the optimizer
   // Sharded data parallelism (workloads/program/sharded_data_parallel.h): ZeRO stage 0..3 over
   // the data-parallel replicas (3: FSDP).
   int zero = 0;

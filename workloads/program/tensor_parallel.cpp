@@ -118,46 +118,93 @@ namespace {
 
 using SyncKey = std::tuple<std::uint32_t, bool, std::uint32_t>;  // op, backward, kernel
 
-sim::StreamProgram& compute_stream_of(sim::GpuProgram& gpu) {
+// (A const GPU's: const.)
+template <class Gpu>
+auto& compute_stream_of(Gpu& gpu) {
   for (auto& s : gpu.streams)
     if (s.name == "compute") return s;
   throw InternalError("tensor parallel: a GPU without a compute stream");
 }
 
+// A group's all-reduce of its TpGradients before the optimizer: their bytes summed (zero: none)
+// and the last op that holds some.
+struct GradientSync {
+  sim::Bytes bytes;
+  std::uint32_t op = 0;
+};
+
+bool is_optimizer(const StepProgram& p, const sim::Task& task) {
+  return task.kind == sim::TaskKind::Kernel && task.id < p.labels.size() &&
+         p.labels[task.id].phase == Phase::Optimizer;
+}
+
 // The TP collectives of replica q: rank 0's stream creates them in the order it issues them; the
 // other ranks, whose compute streams are the same kernels, join the same ones in the same order.
+// `gradients` goes before the first optimizer kernel (after the data-parallel gradients' wait and
+// copies out: step_program_streams.cpp), at the end where there is none.
 // Returns the collectives created, in that order.
 std::vector<std::uint32_t> insert_replica(StepProgram& p,
                                           const std::map<SyncKey, std::vector<const TpSync*>>& at,
-                                          const std::vector<int>& group, CollectiveRole role) {
+                                          const std::vector<int>& group, CollectiveRole role,
+                                          const GradientSync& gradients) {
   std::vector<std::uint32_t> specs;
   for (std::size_t r = 0; r < group.size(); ++r) {
     sim::StreamProgram& stream = compute_stream_of(p.gpus[static_cast<std::size_t>(group[r])]);
     std::vector<sim::Task> tasks;
-    tasks.reserve(stream.tasks.size());
+    tasks.reserve(stream.tasks.size() + 1);
     std::size_t k = 0;
+    const auto add = [&](CollectiveRole as, sim::CollectiveOp op, sim::Bytes bytes, std::uint32_t of) {
+      if (r == 0) {
+        specs.push_back(static_cast<std::uint32_t>(p.collectives.size()));
+        p.collectives.push_back({as, op, bytes, group, of, -1, 0});
+      }
+      if (k >= specs.size()) throw InternalError("a group's ranks issue different collectives");
+      tasks.push_back(sim::Task::collective(specs[k++], static_cast<std::uint32_t>(r)));
+    };
+    bool synced = gradients.bytes == sim::Bytes();
+    const auto sync_gradients = [&] {
+      add(CollectiveRole::NormGradientAllReduce, sim::CollectiveOp::AllReduce, gradients.bytes, gradients.op);
+      synced = true;
+    };
     // Its own collectives (sim::TaskList::own_collective) kept as stored, and its own after.
     const std::vector<sim::Task> own = stream.tasks.own_collectives();
     for (const sim::Task& task : tasks_keeping_own(stream.tasks)) {
+      if (!synced && is_optimizer(p, task)) sync_gradients();
       tasks.push_back(task);
       if (task.kind != sim::TaskKind::Kernel || task.id >= p.labels.size()) continue;
       const KernelLabel& label = p.labels[task.id];
       if (label.phase != Phase::Forward && label.phase != Phase::Backward) continue;
       const auto it = at.find({label.op, label.phase == Phase::Backward, label.kernel});
       if (it == at.end()) continue;
-      for (const TpSync* sync : it->second) {
-        if (r == 0) {
-          specs.push_back(static_cast<std::uint32_t>(p.collectives.size()));
-          p.collectives.push_back({role, sync->kind, sync->bytes, group, sync->op, -1, 0});
-        }
-        if (k >= specs.size()) throw InternalError("a group's ranks issue different collectives");
-        tasks.push_back(sim::Task::collective(specs[k++], static_cast<std::uint32_t>(r)));
-      }
+      for (const TpSync* sync : it->second) add(role, sync->kind, sync->bytes, sync->op);
     }
+    if (!synced) sync_gradients();
     if (k != specs.size()) throw InternalError("a group's ranks issue different collectives");
     stream.tasks = sim::TaskList::with_own_collectives(std::move(tasks), own);
   }
   return specs;
+}
+
+// Per MP rank (a pipeline's stage): the TpGradients of the ops whose backward kernels its first
+// worker's compute stream runs (every replica's stage runs the same), summed.
+std::vector<GradientSync> gradient_syncs(const StepProgram& p, std::span<const TpGradient> gradients,
+                                         const std::vector<std::vector<int>>& gpu_of_worker) {
+  std::vector<GradientSync> out(static_cast<std::size_t>(p.mp));
+  if (gradients.empty()) return out;
+  std::uint32_t ops = 0;
+  for (const TpGradient& t : gradients) ops = std::max(ops, t.op + 1);
+  std::vector<bool> runs(ops, false);  // by op
+  for (std::size_t k = 0; k < out.size(); ++k) {
+    std::fill(runs.begin(), runs.end(), false);
+    const sim::GpuProgram& gpu = p.gpus[static_cast<std::size_t>(gpu_of_worker[0][k])];
+    for (const sim::Task& task : compute_stream_of(gpu).tasks.stored())
+      if (task.kind == sim::TaskKind::Kernel && task.id < p.labels.size() &&
+          p.labels[task.id].phase == Phase::Backward && p.labels[task.id].op < runs.size())
+        runs[p.labels[task.id].op] = true;
+    for (const TpGradient& t : gradients)
+      if (runs[t.op]) out[k] = {out[k].bytes + t.bytes, t.op};
+  }
+  return out;
 }
 
 // TP groups whose ranks' compute streams read the same tasks as an earlier group's, rank by rank,
@@ -170,7 +217,7 @@ class GroupInserter {
   GroupInserter(StepProgram& p, std::span<const TpSync> syncs, CollectiveRole role) : p_(p), role_(role) {
     for (const TpSync& s : syncs) at_[{s.op, s.backward, s.after}].push_back(&s);
   }
-  void insert(const std::vector<int>& group) {
+  void insert(const std::vector<int>& group, const GradientSync& gradients = {}) {
     std::vector<sim::TaskList*> lists;
     std::vector<const void*> key;
     bool shared = true;
@@ -186,7 +233,7 @@ class GroupInserter {
         d.event_shift.push_back(list->event_shift());
         if (shared) d.kept.push_back(*list);
       }
-      d.specs = insert_replica(p_, at_, group, role_);
+      d.specs = insert_replica(p_, at_, group, role_, gradients);
       for (const int g : group)
         d.result.push_back(&compute_stream_of(p_.gpus[static_cast<std::size_t>(g)]).tasks);
       if (shared) done_.try_emplace(std::move(key), std::move(d));
@@ -244,7 +291,7 @@ void insert_group_collectives(StepProgram& p, std::span<const TpSync> syncs,
 }
 
 void apply_tensor_parallel(StepProgram& p, std::span<const TpSync> syncs, int tp,
-                           ProgramBuildProgress* progress) {
+                           std::span<const TpGradient> gradients, ProgramBuildProgress* progress) {
   if (tp < 1 || p.dp % tp != 0)
     throw InputError("tensor parallelism needs dp x tp workers; got " + std::to_string(p.dp) +
                      " workers, tp " + std::to_string(tp));
@@ -255,6 +302,7 @@ void apply_tensor_parallel(StepProgram& p, std::span<const TpSync> syncs, int tp
   // replicas (each rank holds a different shard).
   split_gradient_collectives(
       p, tp, [](const CollectiveSpec&) { return true; }, [tp](int w) { return w % tp; });
+  const std::vector<GradientSync> per_stage = gradient_syncs(p, gradients, gpu_of_worker);
   GroupInserter inserter(p, syncs, CollectiveRole::TensorParallel);
   for (int q = 0; q < p.dp / tp; ++q) {
     build_tick(progress, "the TP groups' collectives", static_cast<std::uint64_t>(q),
@@ -262,7 +310,7 @@ void apply_tensor_parallel(StepProgram& p, std::span<const TpSync> syncs, int tp
     for (std::size_t k = 0; k < static_cast<std::size_t>(p.mp); ++k) {
       std::vector<int> group;
       for (int r = 0; r < tp; ++r) group.push_back(gpu_of_worker[static_cast<std::size_t>(q * tp + r)][k]);
-      inserter.insert(group);
+      inserter.insert(group, per_stage[k]);
     }
   }
   if (p.dp == tp) drop_gradient_copies(p);

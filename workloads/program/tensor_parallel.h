@@ -20,11 +20,15 @@
 namespace hybridsim::workloads {
 
 // A pipeline's program (mp = pp stages, pipeline_program.h) gets a TP group per replica and stage.
+// `gradients` (sequence parallelism's norms and routers; empty: none) become one all-reduce per TP
+// group (CollectiveRole::NormGradientAllReduce) of those of the ops its stage runs, on the compute
+// stream before the optimizer kernel, after the data-parallel gradients are done.
 // The program's global_batch is left as its builder counted it (step_global_batch, step_program.h,
 // which counts replicas by options.tp): apply it with that tp.
 // InputError when the program's workers are not a multiple of tp. `progress` (null: nobody) is told
 // every few replicas (build_progress.h).
 void apply_tensor_parallel(StepProgram& program, std::span<const TpSync> syncs, int tp,
+                           std::span<const TpGradient> gradients = {},
                            ProgramBuildProgress* progress = nullptr);
 
 // [worker][mp rank] → the GPU that runs it (-1: none), for a program of `workers` workers: one rank

@@ -36,10 +36,10 @@ auto fields_of(const WorkerMapping& m) {
 auto fields_of(const StepOptions& s) {
   const auto& [bucket_size, recorded_buckets, mp_transfer_estimate, compute_scale, gpu_compute_scale,
                gradient_copies, copy_passes, accumulation, exchange_every_micro_batch, tp, tp_syncs,
-               zero, ep, pipeline] = s;
-  // tp_syncs: made by the transformer generator together with the profile, from the same model,
-  // tp, sequence parallelism and recomputation that make the profile's kernels (its fingerprint);
-  // so is ep (its all-to-alls and expert ops come with the kernels of ep's local experts).
+               tp_gradients, zero, ep, pipeline] = s;
+  // tp_syncs and tp_gradients: made by the transformer generator together with the profile, from the
+  // same model, tp, sequence parallelism and recomputation that make the profile's kernels (its
+  // fingerprint); so is ep (its all-to-alls and expert ops come with the kernels of ep's local experts).
   return std::tuple{Named{"step.bucket_size", bucket_size}, Named{"step.recorded_buckets", recorded_buckets},
                     Named{"step.mp_transfer_estimate", mp_transfer_estimate},
                     Named{"step.compute_scale", compute_scale},
