@@ -610,6 +610,9 @@ std::vector<StepRef> StepCache::simulate(const std::vector<StepRequest>& request
   });
 
   MemoryGate gate(shared_memory_budget(todo, options));
+  // What is held beside the steps shares their budget: the resolved clusters now, and the routes
+  // their estimates cached too once they are simulated.
+  gate.hold_beside(heap_in_use());
   const std::vector<StepEstimate> estimates = estimate_todo(todo, options, gate, failures_);
   print_run_estimate(todo, estimates, options);
   std::vector<std::uint64_t> events;
@@ -617,6 +620,7 @@ std::vector<StepRef> StepCache::simulate(const std::vector<StepRequest>& request
   StepRunProgress whole(options.progress, options.label, std::move(events), "steps", options.clock,
                         {.since = options.started});
 
+  gate.hold_beside(heap_in_use());
   Ran ran = run_todo(todo, estimates, options, gate, whole);
   for (std::size_t i = 0; i < todo.size(); ++i) {
     if (ran.failed_why[i]) {
