@@ -12,6 +12,7 @@
 //   MemoryGate gate(4 << 30);
 //   { MemoryGate::Hold hold(&gate, bytes);  build_and_simulate(); }  // released at scope end
 #pragma once
+#include <algorithm>
 #include <chrono>
 #include <condition_variable>
 #include <cstdint>
@@ -24,7 +25,9 @@ namespace hybridsim::analysis {
 
 class MemoryGate {
  public:
-  explicit MemoryGate(std::int64_t budget) : budget_(budget) {}  // 0: no budget, nothing waits
+  // 0: no budget, nothing waits. `beside`: as hold_beside.
+  explicit MemoryGate(std::int64_t budget, std::int64_t beside = 0)
+      : budget_(budget), beside_(std::max<std::int64_t>(beside, 0)) {}
   // Waits until every earlier waiter is served and `bytes` fit beside what is held (or nothing is),
   // then holds them. InternalError, before it waits, where the calling thread holds bytes already.
   void acquire(std::int64_t bytes);
