@@ -37,6 +37,19 @@ void add_held(ByThread& by_thread, std::thread::id thread, std::int64_t bytes) {
 
 void MemoryGate::acquire(std::int64_t bytes) { exchange(0, bytes); }
 
+void MemoryGate::hold_beside(std::int64_t bytes) {
+  {
+    std::lock_guard guard(lock_);
+    beside_ = std::max<std::int64_t>(bytes, 0);
+  }
+  freed_.notify_all();  // less beside: a waiter may fit now
+}
+
+std::int64_t MemoryGate::budget() const {
+  std::lock_guard guard(lock_);
+  return budget_ <= 0 ? budget_ : std::max<std::int64_t>(budget_ - beside_, 1);
+}
+
 void MemoryGate::release(std::int64_t bytes) {
   {
     std::lock_guard guard(lock_);
@@ -74,8 +87,9 @@ void MemoryGate::exchange(std::int64_t from, std::int64_t to) {
   }
   // In turn: a newcomer that fits takes a ticket behind one that does not yet, rather than pass it.
   const std::uint64_t ticket = next_ticket_++;
-  freed_.wait(guard,
-              [&] { return ticket == serving_ && (budget_ <= 0 || held_ == 0 || held_ + to <= budget_); });
+  freed_.wait(guard, [&] {
+    return ticket == serving_ && (budget_ <= 0 || held_ == 0 || beside_ + held_ + to <= budget_);
+  });
   ++serving_;
   held_ += to;
   add_held(by_thread_, me, to);
@@ -96,6 +110,24 @@ std::uint64_t MemoryGate::waiting() const {
 std::int64_t MemoryGate::most_held() const {
   std::lock_guard guard(lock_);
   return most_held_;
+}
+
+void HeapReturn::when_due() {
+  const auto now = std::chrono::steady_clock::now();
+  if (now - last_ < every_) return;
+#if defined(__GLIBC__)
+  malloc_trim(0);
+#endif
+  last_ = std::chrono::steady_clock::now();  // after it: a long trim does not make the next one due
+}
+
+std::int64_t heap_in_use() {
+#if defined(__GLIBC__)
+  const struct mallinfo2 heap = mallinfo2();
+  return static_cast<std::int64_t>(heap.uordblks + heap.hblkhd);
+#else
+  return 0;
+#endif
 }
 
 }  // namespace hybridsim::analysis

@@ -1,5 +1,7 @@
 #include "analysis/step/step_progress.h"
 
+#include "analysis/step/memory_gate.h"
+
 #include <algorithm>
 #include <cmath>
 
@@ -162,8 +164,12 @@ void StepTicks::run() {
   // told(), not tick(): where a tick throws, the models run ahead on workers stop with the step.
   told();
   std::uint32_t count = 0;
+  HeapReturn heap(std::chrono::seconds(2));  // a trim takes milliseconds: a tick is about 0.1 s
   while (!queue_.stop_requested() && queue_.step())
-    if (++count % SimulationProgress::kTickEvents == 0) told();
+    if (++count % SimulationProgress::kTickEvents == 0) {
+      told();
+      heap.when_due();
+    }
 }
 
 void run_with_progress(sim::EventQueue& queue, SimulationProgress* progress, std::string_view what,

@@ -499,6 +499,7 @@ Ran run_todo(const std::vector<Resolved>& todo, const std::vector<StepEstimate>&
           .over_budget = std::vector<std::optional<BudgetRefused>>(todo.size())};
   std::size_t done = 0;
   const bool parallel = parallel_threads(todo.size(), options.threads) > 1;
+  gate.hold_beside(heap_in_use());  // the routes the estimates cached too
   run_parallel(
       todo.size(), options.threads,
       [&](std::size_t i, std::mutex& lock) {
@@ -609,7 +610,7 @@ std::vector<StepRef> StepCache::simulate(const std::vector<StepRequest>& request
     return cost_estimate(a.label) > cost_estimate(b.label);
   });
 
-  MemoryGate gate(shared_memory_budget(todo, options));
+  MemoryGate gate(shared_memory_budget(todo, options), heap_in_use());  // the resolved clusters beside
   const std::vector<StepEstimate> estimates = estimate_todo(todo, options, gate, failures_);
   print_run_estimate(todo, estimates, options);
   std::vector<std::uint64_t> events;
