@@ -39,7 +39,8 @@ struct LlmStudyConfig {
   int threads = 0;
 };
 
-// True when the file's `format` is kLlmStudyFormat (the study command dispatches on it).
+// True when the file's `format`, as YAML reads it, is of kLlmStudyFormat's family ("hybridsim-llm-study/";
+// the study command dispatches on it, and the LLM reader refuses another version).
 bool is_llm_study_file(const std::filesystem::path& path);
 LlmStudyConfig load_llm_study_config(const std::filesystem::path& path);
 
