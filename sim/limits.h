@@ -88,6 +88,18 @@ inline constexpr Limit kEpochs{"epochs", 1'000'000, "epochs", "1,000,000 epochs"
                                "(training.efficiency, a study's networks[].curve), as written and at each "
                                "global batch projected",
                                "", "run, sweep, study"};
+// A transformer layer's forward FLOPs (its attention 4·b·s²·h among them), or its LM head's, for one
+// micro-batch: about 20 minutes of one layer at 1 PFLOP/s, so no real model reaches it; below it the
+// backward's multiples and the memory's s² terms stay within int64 (sequence 1e8 overflowed them:
+// "internal error: transformer cost: negative work", exit 3).
+inline constexpr Limit kLayerFlop{"layer-flop",
+                                  std::int64_t{1} << 60,
+                                  "FLOPs",
+                                  "2^60 FLOPs (1.2e18)",
+                                  "a transformer layer's or LM head's forward FLOPs for one micro-batch "
+                                  "(workload.model.sequence, hidden, vocab, training.micro_batch)",
+                                  "",
+                                  "run, sweep"};
 // 4 GiB of simulation state: the process stays under a few GB.
 inline constexpr Limit kSimMemory{"sim-memory", std::int64_t{4} << 30, "bytes", "4 GiB",
                                   "the simulation state one step (one size of collective, one validate "
@@ -95,10 +107,10 @@ inline constexpr Limit kSimMemory{"sim-memory", std::int64_t{4} << 30, "bytes", 
                                   "--max-sim-memory or simulation.max_memory (0 B or unlimited = no limit)",
                                   "run, sweep, study, plan, collective, validate"};
 
-inline constexpr std::array<const Limit*, 15> kAll{
-    &kInputFile, &kYamlNodes,   &kYamlDepth, &kMachines,     &kCollectiveSize, &kCollectiveRows, &kChannels,
-    &kLinkLatency, &kSpeed,     &kStepTime,  &kImportedTime, &kTensorSize,     &kEvents,         &kEpochs,
-    &kSimMemory};
+inline constexpr std::array<const Limit*, 16> kAll{
+    &kInputFile, &kYamlNodes,   &kYamlDepth, &kMachines, &kCollectiveSize, &kCollectiveRows,
+    &kChannels,  &kLinkLatency, &kSpeed,     &kStepTime, &kImportedTime,   &kTensorSize,
+    &kEvents,    &kEpochs,      &kLayerFlop, &kSimMemory};
 
 // The table as README.md's "Limits" section has it, one row a limit:
 // "| name | shown | what | raised by (or —) | commands |".

@@ -30,7 +30,8 @@ int study_command(int argc, const char* const* argv) {
       "memory", po::value(&memory),
       "each GPU's memory, a what-if, e.g. \"32 GiB\" (default: the preset's GPU)")(
       "max-events", po::value(&o.max_events),
-      "events one step may simulate (default 2000000000; 0 = no limit)")(
+      "events one step may simulate (default 2000000000; an LLM study's candidates: 20000000, as plan's "
+      "for a transformer; 0 = no limit)")(
       "max-sim-memory", po::value(&o.max_sim_memory),
       "simulation state one step may hold, e.g. \"8 GiB\" (0 B or unlimited = no limit)")(
       "no-plots", "skip the gnuplot pictures")(

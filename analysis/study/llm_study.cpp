@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <functional>
 #include <ostream>
+#include <tuple>
 
 #include "analysis/output/progress_estimate.h"
 #include "analysis/study/study_report.h"
@@ -48,13 +49,18 @@ bool faster(const LlmStudyConfig& c, const LlmPlanRequest& r, const LlmPlanCandi
 // the table's verdict and the larger batch below follow.
 struct FamilyBest {
   std::optional<LlmPlanCandidate> plan{};
+  std::optional<LlmPlanCandidate> faster_estimate{};  // see LlmStudyCell::dp_heavy_faster_estimate
   std::string note{};
   std::optional<LlmPlanRefusal> refusal{};  // empty with a note: failed otherwise
 };
 
 FamilyBest plan_best(const LlmPlanRequest& r, StepCache& cache) {
   try {
-    return {.plan = plan_llm(r, &cache).ranked.front()};
+    const LlmPlanResult plan = plan_llm(r, &cache);
+    FamilyBest best{.plan = plan.ranked.front()};
+    // The estimated rows follow the simulated ones, best closed form first.
+    if (llm_estimated_faster(plan) > 0) best.faster_estimate = plan.ranked[plan.simulated_rows()];
+    return best;
   } catch (const LlmPlanRefused& e) {
     return {.note = e.what(), .refusal = e.reason};
   } catch (const InputError& e) {
@@ -76,9 +82,10 @@ FamilyBest best_of(LlmPlanRequest r, StepCache& cache) {
   return plan_best(r, cache);
 }
 
-void keep(FamilyBest best, std::optional<LlmPlanCandidate>& plan, std::string& note,
-          std::optional<LlmPlanRefusal>& refusal) {
+void keep(FamilyBest best, std::optional<LlmPlanCandidate>& plan, std::optional<LlmPlanCandidate>& faster,
+          std::string& note, std::optional<LlmPlanRefusal>& refusal) {
   plan = std::move(best.plan);
+  faster = std::move(best.faster_estimate);
   note = std::move(best.note);
   refusal = best.refusal;
 }
@@ -124,9 +131,11 @@ LlmStudyCell plan_cell(const LlmStudyConfig& c, const LlmStudyRunOptions& o, Llm
   dp_heavy.progress_label = label + "DP-heavy";
   cell.published_batch = three_d.global_batch;
   cell.sequence = three_d.setting.model.sequence;
-  keep(best_of(three_d, cache), cell.three_d, cell.three_d_note, cell.three_d_refusal);
+  keep(best_of(three_d, cache), cell.three_d, cell.three_d_faster_estimate, cell.three_d_note,
+       cell.three_d_refusal);
   told(1);
-  keep(best_of(dp_heavy, cache), cell.dp_heavy, cell.dp_heavy_note, cell.dp_heavy_refusal);
+  keep(best_of(dp_heavy, cache), cell.dp_heavy, cell.dp_heavy_faster_estimate, cell.dp_heavy_note,
+       cell.dp_heavy_refusal);
   told(2);
   // Where DP-heavy had to take a larger batch, 3D may take it too (a fixed batch starves a pipeline
   // of micro-batches): 3D's better plan of the two batches, by time to train at the first critical
@@ -135,8 +144,10 @@ LlmStudyCell plan_cell(const LlmStudyConfig& c, const LlmStudyRunOptions& o, Llm
     LlmPlanRequest larger = three_d;
     larger.global_batch = cell.dp_heavy->layout.global_batch;
     if (const FamilyBest alt = best_of(larger, cache);
-        alt.plan && (!cell.three_d || faster(c, larger, *alt.plan, *cell.three_d)))
+        alt.plan && (!cell.three_d || faster(c, larger, *alt.plan, *cell.three_d))) {
       cell.three_d = alt.plan;
+      cell.three_d_faster_estimate = alt.faster_estimate;
+    }
   }
   cell.three_d_ttt = times_to_train(c, three_d, cell.three_d);
   cell.dp_heavy_ttt = times_to_train(c, dp_heavy, cell.dp_heavy);
@@ -220,12 +231,13 @@ std::string count_list(const std::vector<int>& gpus) {
 void print_stops_paying(const LlmStudyResult& r, std::ostream& out) {
   for (std::size_t i = 0; i < r.cells.size(); i += r.config.gpus.size()) {
     const LlmStudyCell& head = r.cells[i];
-    std::vector<int> compared, paying;
+    std::vector<int> compared, paying, open;
     bool all_simulated = true;
     for (std::size_t j = i; j < i + r.config.gpus.size() && j < r.cells.size(); ++j) {
       const LlmStudyCell& c = r.cells[j];
       if (!c.dp_heavy || !c.three_d) continue;
       compared.push_back(c.gpus);
+      if (c.dp_heavy_faster_estimate || c.three_d_faster_estimate) open.push_back(c.gpus);
       if (llm_three_d_advantage(r, c) < 1.05) continue;
       paying.push_back(c.gpus);
       all_simulated = all_simulated && c.three_d->simulated() && c.dp_heavy->simulated();
@@ -246,9 +258,29 @@ void print_stops_paying(const LlmStudyResult& r, std::ostream& out) {
       where = "at " + count_list(paying) + " GPUs, not at " + std::to_string(compared.back());
     }
     if (!paying.empty() && !all_simulated) where += " (estimated, not simulated)";
+    if (!open.empty())
+      where += " (at " + count_list(open) +
+               " GPUs a layout not simulated may beat a family's simulated best: see its line above)";
     out << "DP-heavy stops paying, " << head.model << " on " << head.cluster << " at " << head.ib << ": "
         << where << "\n";
   }
+}
+
+// Each simulated best that a layout of its family, estimated and not simulated, may beat by the
+// closed form (hunt6: a study's verdict rested on a second-best row without a word).
+void print_faster_estimates(const LlmStudyResult& r, std::ostream& out) {
+  for (const LlmStudyCell& c : r.cells)
+    for (const auto& [family, plan, faster] :
+         {std::tuple{"DP-heavy", &c.dp_heavy, &c.dp_heavy_faster_estimate},
+          std::tuple{"3D", &c.three_d, &c.three_d_faster_estimate}}) {
+      if (!*plan || !*faster) continue;
+      out << family << ", " << c.model << " on " << c.gpus << " GPUs of " << c.cluster << " at " << c.ib
+          << ": " << short_label(c, (*faster)->layout) << ", not simulated (" << (*faster)->estimated_only
+          << "), may be faster than the simulated row: "
+          << format_count(std::llround((*faster)->tokens_per_second))
+          << " tokens/s by its closed form against " << format_count(std::llround((*plan)->tokens_per_second))
+          << "\n";
+    }
 }
 
 // Per critical batch, the headline bandwidth's time to train of each family.
@@ -338,6 +370,7 @@ void print_llm_table(const LlmStudyResult& r, std::ostream& out) {
       out << "3D, " << c.model << " on " << c.gpus << " GPUs of " << c.cluster << ": " << c.three_d_note
           << "\n";
   }
+  print_faster_estimates(r, out);
   print_stops_paying(r, out);
   print_break_even(r, out);
   print_times_to_train(r, out);

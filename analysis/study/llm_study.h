@@ -39,7 +39,8 @@ struct LlmStudyConfig {
   int threads = 0;
 };
 
-// True when the file's `format` is kLlmStudyFormat (the study command dispatches on it).
+// True when the file's `format`, as YAML reads it, is of kLlmStudyFormat's family ("hybridsim-llm-study/";
+// the study command dispatches on it, and the LLM reader refuses another version).
 bool is_llm_study_file(const std::filesystem::path& path);
 LlmStudyConfig load_llm_study_config(const std::filesystem::path& path);
 
@@ -47,6 +48,10 @@ struct LlmStudyCell {
   std::string model, cluster, ib;
   int gpus = 0;
   std::optional<LlmPlanCandidate> dp_heavy{}, three_d{};
+  // Where a family's plan is simulated, its best layout estimated, not simulated (over the events
+  // budget), when that layout's closed form beats the simulated one (the planner's "may be faster
+  // than #1"): the table and the verdict say that the simulated row may not be the family's best.
+  std::optional<LlmPlanCandidate> dp_heavy_faster_estimate{}, three_d_faster_estimate{};
   std::string dp_heavy_note{}, three_d_note{};  // why a family has no plan
   // Its kind, which the table's verdict follows ("no layout", "none fits"); empty: "failed".
   std::optional<LlmPlanRefusal> dp_heavy_refusal{}, three_d_refusal{};

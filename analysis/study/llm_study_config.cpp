@@ -8,6 +8,7 @@
 #include "sim/error.h"
 #include "sim/yaml/field_reader.h"
 #include "sim/yaml/input_file.h"
+#include "sim/yaml/tree.h"
 #include "topology/preset_registry.h"
 
 namespace hybridsim::analysis {
@@ -132,9 +133,21 @@ void check_grid(const yaml::TreeNode& root, const LlmStudyConfig& c) {
 
 }  // namespace
 
+// By the value YAML reads (quoted, spaced or in a flow map alike; a comment is no format), and by
+// its family: "hybridsim-llm-study/2" is refused by the LLM reader as a version, not by the hybrid
+// study's reader as a file of unknown fields. A file that does not parse goes to the hybrid reader,
+// which refuses it with the parser's words.
 bool is_llm_study_file(const std::filesystem::path& path) {
-  const std::string text = yaml::read_input_file(path.string(), "study file");
-  return text.find("format: " + std::string(kLlmStudyFormat)) != std::string::npos;
+  const std::string source = path.string();
+  const std::string text = yaml::read_input_file(source, "study file");
+  try {
+    const yaml::TreeNode tree = yaml::parse_yaml_tree(text, source);
+    const yaml::TreeNode* format = tree.find("format");
+    const std::string_view family = kLlmStudyFormat.substr(0, kLlmStudyFormat.find('/') + 1);
+    return format && format->is_scalar() && format->scalar.starts_with(family);
+  } catch (const InputError&) {
+    return false;
+  }
 }
 
 LlmStudyConfig load_llm_study_config(const std::filesystem::path& path) {

@@ -19,13 +19,23 @@ struct Family {
   const char* name;
   const std::optional<LlmPlanCandidate> LlmStudyCell::*plan;
   const std::string LlmStudyCell::*note;
+  const std::optional<LlmPlanCandidate> LlmStudyCell::*faster_estimate;
   const std::vector<double> LlmStudyCell::*ttt;
 };
-constexpr Family kFamilies[] = {
-    {"dp-heavy", &LlmStudyCell::dp_heavy, &LlmStudyCell::dp_heavy_note, &LlmStudyCell::dp_heavy_ttt},
-    {"3d", &LlmStudyCell::three_d, &LlmStudyCell::three_d_note, &LlmStudyCell::three_d_ttt}};
+constexpr Family kFamilies[] = {{"dp-heavy", &LlmStudyCell::dp_heavy, &LlmStudyCell::dp_heavy_note,
+                                 &LlmStudyCell::dp_heavy_faster_estimate, &LlmStudyCell::dp_heavy_ttt},
+                                {"3d", &LlmStudyCell::three_d, &LlmStudyCell::three_d_note,
+                                 &LlmStudyCell::three_d_faster_estimate, &LlmStudyCell::three_d_ttt}};
 
 const char* basis(const LlmPlanCandidate& c) { return c.simulated() ? "simulated" : "estimated"; }
+
+// A row's note: why it is not simulated, or which layout of its family, not simulated, may beat it.
+std::string note(const LlmPlanCandidate& p, const std::optional<LlmPlanCandidate>& faster) {
+  if (!p.simulated() || !faster) return p.estimated_only;
+  return "may be beaten by " + layout_label(llm_plan_dimensions(), faster->layout, LabelForm::Compact) +
+         ", not simulated (" + faster->estimated_only +
+         "): " + format_count(std::llround(faster->tokens_per_second)) + " tokens/s by its closed form";
+}
 
 std::string cells_csv(const LlmStudyResult& r) {
   std::ostringstream o;
@@ -47,7 +57,7 @@ std::string cells_csv(const LlmStudyResult& r) {
         << (l.sequence_parallel ? "true" : "false") << ","
         << (p->simulated() ? num(p->step_seconds()) : std::string()) << "," << num(p->estimate.step()) << ","
         << num(p->tokens_per_second) << "," << num(p->tokens_per_second / c.gpus) << ","
-        << p->memory.total().count() << "," << csv_field(p->estimated_only) << "\n";
+        << p->memory.total().count() << "," << csv_field(note(*p, c.*f.faster_estimate)) << "\n";
     }
   return o.str();
 }

@@ -121,6 +121,7 @@ TransformerResolution resolve_transformer(const Scenario& s) {
                                             .layers_simulated = s.workload.model.layers_simulated};
   try {
     workloads::check_transformer(model, s.parallelism.tp);
+    workloads::check_transformer_counts(model, s.training.micro_batch);
   } catch (const InputError& e) {
     const std::string what = e.what();
     fail(s, model_check_path(s, model.name, what), what);

@@ -842,3 +842,12 @@ def test_every_option_of_the_command_line_is_a_keyword_by_its_name(cli, command)
     skipped = dict(_CLI_ONLY["*"], **_CLI_ONLY[command])
     missing = sorted(o for o in options - set(skipped) if o.replace("-", "_") not in keywords)
     assert missing == []
+
+
+def test_study_help_gives_the_llm_study_its_own_events_default(cli):
+    # hunt6: `study --help` said "default 2000000000" for --max-events, but an LLM study's candidates
+    # run under the transformer planner's 2e7 (its table's rows say "over the limit --max-events =
+    # 2e7"): the help gave a default a hundred times too large for that kind of file.
+    text = " ".join(cli("study", "--help").stdout.split())
+    assert "default 2000000000" in text
+    assert "an LLM study's candidates: 20000000" in text

@@ -2,9 +2,12 @@
 // "stops paying" and the break-even critical batch, each expected number derived below.
 #include <doctest/doctest.h>
 
+#include <filesystem>
+#include <fstream>
 #include <sstream>
 
 #include "analysis/study/llm_study.h"
+#include "analysis/study/study_report.h"
 
 using namespace hybridsim;
 using analysis::LlmPlanCandidate;
@@ -161,4 +164,47 @@ TEST_CASE(
     CHECK(note.find("--gpus") == std::string::npos);
     CHECK(note.find("expected a larger --memory") == std::string::npos);
   }
+}
+
+TEST_CASE(
+    "llm study: a family's simulated best that its own estimated, not simulated layout may beat is said") {
+  // hunt6: llama3-8b on 8 GPUs of dgx-h100 (simulate 2). DP-heavy's best by the closed form, dp 8 mb 1
+  // Z3 (49,200 tokens/s), was over the events budget; the row shown was the next one simulated, mb 8
+  // full recomputation (45,328), so 3D's 50,046 was 1.10x: "stops paying at 8 GPUs". Simulated
+  // (`run --max-events 0`), the mb 1 layout gives 48,384 tokens/s: 1.03x, under the 5%.
+  LlmStudyCell c = cell(8);
+  c.dp_heavy = plan(2000, 45328, 8);
+  c.dp_heavy->step = analysis::StepPoint{};  // simulated
+  c.dp_heavy->estimated_only.clear();
+  c.dp_heavy_faster_estimate = plan(2000, 49200, 8);
+  c.dp_heavy_faster_estimate->layout.micro_batch = 1;
+  c.three_d = plan(2000, 50046, 8);
+  c.three_d->step = analysis::StepPoint{};
+  c.three_d->estimated_only.clear();
+  c.dp_heavy_ttt = {110.4};
+  c.three_d_ttt = {100};
+  const auto r = study({c}, {8});
+  REQUIRE(analysis::llm_three_d_advantage(r, r.cells[0]) == doctest::Approx(1.104));
+  std::ostringstream out;
+  analysis::print_llm_table(r, out);
+  const std::string table = out.str();
+  CAPTURE(table);
+  CHECK(table.find("DP-heavy, toy on 8 GPUs of dgx-h100 at 50 GB/s: dp 8 tp 8 mb 1 Z3, not simulated (over "
+                   "the budget), may be faster than the simulated row: 49,200 tokens/s by its closed form "
+                   "against 45,328\n") != std::string::npos);
+  CHECK(table.find("DP-heavy stops paying, toy on dgx-h100 at 50 GB/s: from 8 GPUs (at 8 GPUs a layout not "
+                   "simulated may beat a family's simulated best: see its line above)\n") !=
+        std::string::npos);
+  // cells.csv's note for the simulated row names the layout that may beat it.
+  const auto dir = std::filesystem::temp_directory_path() / "hybridsim-llm-study-faster-estimate";
+  std::filesystem::remove_all(dir);
+  analysis::StudyReportOptions options;
+  options.plots = false;
+  analysis::write_llm_study_report(r, dir, options);
+  std::ifstream in(dir / "cells.csv");
+  const std::string csv{std::istreambuf_iterator<char>(in), {}};
+  CAPTURE(csv);
+  CHECK(csv.find(",45328.000000,5666.000000,0,\"may be beaten by dp 8 tp 8 mb 1 Z3, not simulated (over the "
+                 "budget): 49,200 tokens/s by its closed form\"\n") != std::string::npos);
+  std::filesystem::remove_all(dir);
 }

@@ -63,6 +63,8 @@ TEST_CASE("each limit's shown value is its value") {
   CHECK(limits::kEvents.value == 2'000'000'000);
   CHECK(limits::kEpochs.value == 1'000'000);
   CHECK(limits::kEpochs.shown == "1,000,000 epochs");
+  CHECK(limits::kLayerFlop.value == std::int64_t{1} << 60);
+  CHECK(limits::kLayerFlop.shown.starts_with("2^60 FLOPs"));
   CHECK(limits::kYamlNodes.shown == "250,000 nodes");
   CHECK(limits::kMachines.shown == "8,192 machines");
   CHECK(limits::kCollectiveRows.shown == "1,000 rows");

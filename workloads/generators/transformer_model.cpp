@@ -2,8 +2,10 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 
 #include "sim/error.h"
+#include "sim/limits.h"
 
 namespace hybridsim::workloads {
 namespace {
@@ -82,6 +84,32 @@ void check_transformer(const TransformerModel& m, int tp) {
   if (m.ffn_hidden % tp != 0)
     throw InputError(m.name + ": ffn_hidden " + num(m.ffn_hidden) + " is not divisible by tp " + num(tp) +
                      "; expected tp dividing ffn_hidden");
+}
+
+void check_transformer_counts(const TransformerModel& m, std::int64_t micro_batch) {
+  // In 128 bits: the int64 products these bound overflowed (sequence 1e8: "internal error:
+  // transformer cost: negative work", exit 3).
+  using Wide = __int128;
+  const Wide b = micro_batch, s = m.sequence, h = m.hidden, kv = m.kv_heads * (m.hidden / m.heads);
+  const Wide mlp = Wide{m.ffn == FfnKind::Swiglu ? 3 : 2} * h * m.ffn_hidden;
+  const Wide active = m.is_moe() ? Wide{m.top_k} * mlp + h * m.experts : mlp;
+  const Wide attention = 4 * b * s * s * h;
+  const Wide layer = 2 * b * s * (2 * h * h + 2 * h * kv + active) + attention;
+  const Wide logits = 2 * b * s * h * m.vocab;
+  const std::int64_t limit = sim::limits::kLayerFlop.value;
+  if (layer <= limit && logits <= limit) return;
+  const auto sci = [](Wide v) {
+    char text[32];
+    std::snprintf(text, sizeof text, "%.2g", static_cast<double>(v));
+    return std::string(text);
+  };
+  throw InputError(m.name + ": sequence " + num(m.sequence) + " at micro_batch " + num(micro_batch) +
+                   " gives " +
+                   (layer > limit ? "a layer of " + sci(layer) + " FLOPs a micro-batch (its attention, " +
+                                        "4·b·s²·h, " + sci(attention) + ")"
+                                  : "the LM head " + sci(logits) + " FLOPs a micro-batch") +
+                   ", past the " + std::string(sim::limits::kLayerFlop.shown) +
+                   " a layer's kernels may count; expected a smaller sequence, micro_batch or model");
 }
 
 // Megatron-LM asserts it (arguments.py: "sequence length must be divisible by tensor parallel size"

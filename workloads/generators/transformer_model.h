@@ -51,6 +51,11 @@ TransformerModel named_transformer(std::string_view name);
 // divisible by tp (Megatron splits by heads; a KV head is not split), ffn_hidden divisible by tp.
 // The vocabulary need not be: it is padded (padded_vocab).
 void check_transformer(const TransformerModel& model, int tp);
+// The largest count a step's kernels derive from the sizes: a layer's forward FLOPs for one
+// micro-batch (its attention 4·b·s²·h among them) and the LM head's, each at most
+// sim::limits::kLayerFlop, so that the backward's multiples and the memory's s² terms stay within
+// int64. InputError naming the sequence otherwise ("llama3-8b: sequence 100000000 at micro_batch 1 ...").
+void check_transformer_counts(const TransformerModel& model, std::int64_t micro_batch);
 // What sequence parallelism over `tp` GPUs needs, as InputError: tp dividing the sequence.
 void check_sequence_parallel(const TransformerModel& model, int tp);
 // Whether sequence parallelism can split `model`'s sequence over `tp` (check_sequence_parallel's rule).
