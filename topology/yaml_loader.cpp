@@ -168,8 +168,23 @@ void check_gpus_reach_each_other(const std::vector<DeclaredDevice>& devices,
 
 }  // namespace
 
+namespace {
+// A scenario given where a topology file is expected (`hybridsim topology SCENARIO.yaml`): said so at
+// its `cluster` key, not "cluster: unknown field; expected one of: name, nodes, links".
+void refuse_scenario_file(const TreeNode& tree) {
+  if (!tree.is_map() || tree.find("nodes") != nullptr) return;
+  for (const auto& e : tree.entries)
+    if (e.key == "cluster")
+      fail_at(e.key_where, "cluster",
+              "a scenario's section: this is a scenario file, not a topology file (name, nodes, links)",
+              "a topology file, or the scenario's cluster.preset with --nodes (e.g. `hybridsim topology "
+              "dgx1-v100 --nodes 2`)");
+}
+}  // namespace
+
 Topology parse_topology_yaml(std::string_view text, std::string_view source) {
   const TreeNode tree = yaml::parse_yaml_tree(text, std::string(source));
+  refuse_scenario_file(tree);
   FieldReader r(topology_schema(), nullptr, std::string(source));
   const TreeNode& root = r.document(tree);
   const TreeNode* nodes = root.find("nodes");  // required: present after the check
