@@ -175,10 +175,10 @@ void refuse_scenario_file(const TreeNode& tree) {
   if (!tree.is_map() || tree.find("nodes") != nullptr) return;
   for (const auto& e : tree.entries)
     if (e.key == "cluster")
-      fail_at(e.key_where, "cluster",
-              "a scenario's section: this is a scenario file, not a topology file (name, nodes, links)",
-              "a topology file, or the scenario's cluster.preset with --nodes (e.g. `hybridsim topology "
-              "dgx1-v100 --nodes 2`)");
+      fail_at(
+          e.key_where, "cluster",
+          "a scenario's section: this is a scenario file, not a topology file (name, nodes, links)",
+          "a topology file; for a scenario's cluster, its cluster.preset's name with --nodes in its place");
 }
 }  // namespace
 

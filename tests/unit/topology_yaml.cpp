@@ -127,8 +127,8 @@ TEST_CASE("yaml error: a scenario file given as a topology file is said to be on
   // `hybridsim topology SCENARIO.yaml` said "cluster: unknown field" (hunt6).
   CHECK(error_of("name: gnmt\ncluster: {preset: dgx1-v100, nodes: 1}\nworkload: {network: gnmt}\n") ==
         "box.yaml:2:1: cluster: a scenario's section: this is a scenario file, not a topology file (name, "
-        "nodes, links); expected a topology file, or the scenario's cluster.preset with --nodes (e.g. "
-        "`hybridsim topology dgx1-v100 --nodes 2`)");
+        "nodes, links); expected a topology file; for a scenario's cluster, its cluster.preset's name with "
+        "--nodes in its place");
   // A topology file with a stray `cluster` key beside its nodes is an unknown field as before.
   CHECK(error_of("nodes: []\ncluster: 1\n") ==
         "box.yaml:2:1: cluster: unknown field; expected one of: name, nodes, links");
