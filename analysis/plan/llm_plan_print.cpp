@@ -96,8 +96,8 @@ void print_rows(const LlmPlanResult& r, std::size_t from, std::size_t to, bool n
     // Model TFLOP/s per GPU as Narayanan et al. count them (recomputation included): a sequence's
     // FLOPs (linear in the batch) times the batch, in double: Llama 3 405B's 512 sequences are about
     // 1e19 FLOPs, past int64 (the column printed -60.1 TFLOP/s).
-    const double flop = static_cast<double>(workloads::model_flop_per_iteration(model, 1, full)) *
-                        static_cast<double>(c.layout.global_batch);
+    const double flop =
+        workloads::model_flop_per_iteration(model, 1, full) * static_cast<double>(c.layout.global_batch);
     const double tflops = flop / c.step_seconds() / r.gpus / 1e12;
     const std::string gib = workloads::format_gib(c.memory.total());
     const std::string rank = numbered ? std::to_string(i - from + 1) : "-";

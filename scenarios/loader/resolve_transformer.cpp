@@ -141,10 +141,8 @@ TransformerResolution resolve_transformer(const Scenario& s) {
   // A sequence's FLOPs (linear in the batch) times the micro-batch, in double: in int64 a 405B
   // micro-batch of 512 printed -271.1 TFLOP/s per GPU.
   const auto micro_batch = static_cast<double>(config.micro_batch);
-  r.model_flop_per_micro_batch =
-      static_cast<double>(workloads::model_flop_per_iteration(slice, 1, full)) * micro_batch;
-  r.mfu_flop_per_micro_batch =
-      static_cast<double>(workloads::model_flop_per_iteration(slice, 1, false)) * micro_batch;
+  r.model_flop_per_micro_batch = workloads::model_flop_per_iteration(slice, 1, full) * micro_batch;
+  r.mfu_flop_per_micro_batch = workloads::model_flop_per_iteration(slice, 1, false) * micro_batch;
   return r;
 }
 

@@ -60,6 +60,16 @@ TEST_CASE("transformer: model FLOPs are Narayanan et al.'s count for a GPT shape
   // Without recomputation the layers count 3 forwards: 72·B·s·l·h²·(1 + s/6h) + 6·B·s·h·V.
   const double without = 72 * B * s * l * h * h * (1 + s / (6 * h)) + 6 * B * s * h * V;
   CHECK(relative(static_cast<double>(model_flop_per_iteration(m, 4, false)), without) < 1e-9);
+  // Past int64 over the whole model, each layer within its limit (kLayerFlop): Llama 3 8B at a
+  // sequence of 8e6 is 3·32 layers of 1.05e18 FLOPs, 1.0e20 (int64 wrapped it to 8.8e18).
+  TransformerModel long_sequence = named_transformer("llama3-8b");
+  long_sequence.sequence = 8'000'000;
+  check_transformer_counts(long_sequence, 1);
+  const double b = 1, seq = 8e6, hidden = 4096, kv = 1024, ffn = 14336, vocab = 128256;
+  const double layer =
+      2 * b * seq * (2 * hidden * hidden + 2 * hidden * kv + 3 * hidden * ffn) + 4 * b * seq * seq * hidden;
+  CHECK(relative(model_flop_per_iteration(long_sequence, 1, false),
+                 3 * 32 * layer + 3 * 2 * b * seq * hidden * vocab) < 1e-12);
 }
 
 TEST_CASE("transformer: a split that cannot be made is an error naming the numbers") {

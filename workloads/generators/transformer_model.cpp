@@ -201,8 +201,11 @@ std::int64_t logits_forward_flop(const TransformerModel& m, std::int64_t b) {
   return 2 * b * m.sequence * m.hidden * m.vocab;
 }
 
-std::int64_t model_flop_per_iteration(const TransformerModel& m, std::int64_t b, bool full_recompute) {
-  return (full_recompute ? 4 : 3) * m.layers * layer_forward_flop(m, b) + 3 * logits_forward_flop(m, b);
+double model_flop_per_iteration(const TransformerModel& m, std::int64_t b, bool full_recompute) {
+  // Summed in 128 bits and rounded once, so that a count within int64 is the double it was.
+  using Wide = __int128;
+  return static_cast<double>(Wide{full_recompute ? 4 : 3} * m.layers * layer_forward_flop(m, b) +
+                             Wide{3} * logits_forward_flop(m, b));
 }
 
 }  // namespace hybridsim::workloads
