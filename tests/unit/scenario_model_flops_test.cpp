@@ -21,7 +21,7 @@ TEST_CASE("model FLOPs: a micro-batch past int64's FLOPs is counted, not wrapped
       "f.yaml"));
   REQUIRE(r.transformer);
   const workloads::TransformerModel model = workloads::named_transformer("llama3-405b");
-  const double sequence = static_cast<double>(workloads::model_flop_per_iteration(model, 1, false));
+  const double sequence = workloads::model_flop_per_iteration(model, 1, false);
   CHECK(r.transformer->mfu_flop_per_micro_batch == 512 * sequence);
   CHECK(r.transformer->mfu_flop_per_micro_batch >
         static_cast<double>(std::numeric_limits<std::int64_t>::max()));  // main: negative, wrapped

@@ -56,10 +56,10 @@ TEST_CASE("transformer: model FLOPs are Narayanan et al.'s count for a GPT shape
   const TransformerModel m = named_transformer("gpt3-175b");
   const double B = 4, s = 2048, l = 96, h = 12288, V = 50257;
   const double with = 96 * B * s * l * h * h * (1 + s / (6 * h) + V / (16 * l * h));
-  CHECK(relative(static_cast<double>(model_flop_per_iteration(m, 4, true)), with) < 1e-9);
+  CHECK(relative(model_flop_per_iteration(m, 4, true), with) < 1e-9);
   // Without recomputation the layers count 3 forwards: 72·B·s·l·h²·(1 + s/6h) + 6·B·s·h·V.
   const double without = 72 * B * s * l * h * h * (1 + s / (6 * h)) + 6 * B * s * h * V;
-  CHECK(relative(static_cast<double>(model_flop_per_iteration(m, 4, false)), without) < 1e-9);
+  CHECK(relative(model_flop_per_iteration(m, 4, false), without) < 1e-9);
   // Past int64 over the whole model, each layer within its limit (kLayerFlop): Llama 3 8B at a
   // sequence of 8e6 is 3·32 layers of 1.05e18 FLOPs, 1.0e20 (int64 wrapped it to 8.8e18).
   TransformerModel long_sequence = named_transformer("llama3-8b");
@@ -327,7 +327,7 @@ TEST_CASE("transformer: the one-GPU calibration figures are reproduced within 3%
     const double seconds = static_cast<double>(a.profile.step_time_1gpu().ps()) / 1e12;
     const int micro_batch = mb;  // clang cannot capture a structured binding in CAPTURE's lambda
     CAPTURE(micro_batch);
-    CHECK(relative(static_cast<double>(model_flop_per_iteration(g, mb, true)) / seconds / 1e12, tflops) <
+    CHECK(relative(model_flop_per_iteration(g, mb, true) / seconds / 1e12, tflops) <
           0.03);
   }
 }
