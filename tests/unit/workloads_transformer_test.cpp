@@ -327,8 +327,7 @@ TEST_CASE("transformer: the one-GPU calibration figures are reproduced within 3%
     const double seconds = static_cast<double>(a.profile.step_time_1gpu().ps()) / 1e12;
     const int micro_batch = mb;  // clang cannot capture a structured binding in CAPTURE's lambda
     CAPTURE(micro_batch);
-    CHECK(relative(model_flop_per_iteration(g, mb, true) / seconds / 1e12, tflops) <
-          0.03);
+    CHECK(relative(model_flop_per_iteration(g, mb, true) / seconds / 1e12, tflops) < 0.03);
   }
 }
 
