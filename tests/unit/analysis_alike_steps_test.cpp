@@ -19,9 +19,9 @@
 #include "analysis/step/step_estimate.h"
 #include "analysis/step/step_progress.h"
 #include "analysis/step/step_series.h"
-#include "analysis/trace/step_trace_options.h"
 #include "analysis/sweep/sweep_plan.h"
 #include "analysis/sweep/sweep_runner.h"
+#include "analysis/trace/step_trace_options.h"
 #include "scenarios/loader/resolve.h"
 #include "sim/error.h"
 #include "tests/unit/test_files.h"
@@ -147,7 +147,7 @@ TEST_CASE("one step traced at its slowest is that step, simulated once with its 
   const api::RunReport slowest = traced(analysis::kSlowestStep, "slowest.json");
   CHECK(slowest.run.step.step_time == first.run.step.step_time);
   CHECK(slowest.run.step.events == first.run.step.events);  // one step simulated, not two
-  std::string json = slowest.summary.json;  // the same but for the trace file's name
+  std::string json = slowest.summary.json;                  // the same but for the trace file's name
   json.replace(json.find("slowest.json"), 12, "first.json");
   CHECK(json == first.summary.json);
   std::filesystem::remove_all(dir);
