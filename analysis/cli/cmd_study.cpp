@@ -142,6 +142,8 @@ int plan_command(int argc, const char* const* argv) {
   if (!memory.empty()) o.memory = memory;
   o.show_unfit = vm.count("show-unfit") != 0;
   if (analysis::is_llm_plan_model(o.model)) return plan_llm_command(o, llm, vm, critical, ib, memory, top);
+  // A misspelt model first: `-m llama3-8B --gpu h100` said "--gpu: transformers only".
+  analysis::check_plan_model(o);
   // Given, not defaulted: --global-batch 64 or --simulate 2 on gnmt were ignored without a word.
   for (const char* name : {"gpu", "critical-batch", "global-batch", "simulate"})
     if (vm.count(name) && !vm[name].defaulted())

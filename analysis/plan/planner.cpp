@@ -11,9 +11,11 @@
 #include "analysis/study/study_config.h"
 #include "analysis/study/study_report.h"
 #include "sim/error.h"
+#include "sim/yaml/schema.h"
 #include "topology/preset_registry.h"
 #include "workloads/generators/gpu_choice.h"
 #include "workloads/generators/profile_gen.h"
+#include "workloads/generators/transformer_model.h"
 #include "workloads/gpu/gpu.h"
 #include "workloads/gpu/gpu_part_note.h"
 #include "workloads/profile/profile_io.h"
@@ -491,6 +493,32 @@ void refuse_ib_bandwidth_on_one_machine(const std::string& text, const ClusterSp
                      spelling.name("gpus") + " above " + std::to_string(per_machine));
 }
 
+namespace {
+
+InputError unknown_model(const PlanCommandOptions& o) {
+  auto names = workloads::builtin_profile_names();
+  for (const auto& name : workloads::transformer_model_names()) names.push_back(name);
+  // Python's plan() has no transformer planner (the command line's plan_llm_command runs it).
+  const bool transformer = workloads::is_transformer_model_name(o.model);
+  return InputError(
+      o.spelling.quoted("model", o.model) + ": unknown" +
+      (transformer ? std::string() : yaml::did_you_mean(o.model, names)) +
+      "; expected a built-in profile (inception-v3, gnmt, biglstm), a profile file " +
+      (o.spelling.is_python()
+           ? std::string("(a named transformer such as gpt3-175b is planned by the command "
+                         "line's hybridsim plan only)")
+           : std::string("or a named transformer (gpt3-175b, llama3-70b, ...; workloads/README.md)")));
+}
+
+}  // namespace
+
+void check_plan_model(const PlanCommandOptions& o) {
+  const auto names = workloads::builtin_profile_names();
+  if (std::find(names.begin(), names.end(), o.model) == names.end() &&
+      !workloads::is_transformer_model_name(o.model) && !std::filesystem::is_regular_file(o.model))
+    throw unknown_model(o);
+}
+
 PlanRequest make_plan_request(const PlanCommandOptions& o) {
   PlanRequest r;
   const auto names = workloads::builtin_profile_names();
@@ -500,14 +528,7 @@ PlanRequest make_plan_request(const PlanCommandOptions& o) {
     r.profile = workloads::load_profile(o.model);
     r.profile_file = o.model;
   } else {
-    // Python's plan() has no transformer planner (the command line's plan_llm_command runs it).
-    throw InputError(
-        o.spelling.quoted("model", o.model) +
-        ": unknown; expected a built-in profile (inception-v3, gnmt, biglstm), a profile file " +
-        (o.spelling.is_python()
-             ? std::string("(a named transformer such as gpt3-175b is planned by the command "
-                           "line's hybridsim plan only)")
-             : std::string("or a named transformer (gpt3-175b, llama3-70b, ...; workloads/README.md)")));
+    throw unknown_model(o);
   }
   r.model = r.profile.meta.network;
   const std::string eff = workloads::canonical_network_name(r.model);

@@ -150,6 +150,9 @@ struct PlanCommandOptions {
 // Resolves names into a request (built-in curve and dataset of the profile's network when they
 // exist). Throws InputError for an unknown model or preset, and for time-to-train without a curve.
 PlanRequest make_plan_request(const PlanCommandOptions& options);
+// InputError for a --model that is no built-in profile, named transformer or file, with the nearest
+// name: checked before the options that only a transformer takes are judged.
+void check_plan_model(const PlanCommandOptions& options);
 // The options both planners (this one and the transformer planner) read alike: --gpus within the
 // machines a cluster may have (topology::kMaxNodes of the preset's), and --ib-bandwidth, a rate
 // above 0; InputError naming the option otherwise.

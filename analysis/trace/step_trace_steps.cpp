@@ -30,11 +30,12 @@ StepResult simulate_steps_with_trace(const StepSetup& setup, const std::filesyst
     apply_step_variability(one, program);
     steps[static_cast<std::size_t>(i)] = simulate_program(one, program, {.progress = progress});
   };
-  int traced = options.step - 1;
-  if (options.step == kSlowestStep && alike) traced = 0;
+  // One step is the slowest: traced once, as the first (simulated twice, its traced run, in full
+  // where the untraced one folded within its bound, was refused as taking another time: exit 3).
+  const bool slowest = options.step == kSlowestStep && n > 1;
+  int traced = options.step == kSlowestStep ? 0 : options.step - 1;
   // Every step first, then the slowest (the first of equals) again.
-  if (options.step == kSlowestStep && !alike) {
-    traced = 0;
+  if (slowest && !alike) {
     for (int i = 0; i < n; ++i) {
       untraced(i);
       if (steps[static_cast<std::size_t>(i)].step_time > steps[static_cast<std::size_t>(traced)].step_time)
@@ -55,10 +56,10 @@ StepResult simulate_steps_with_trace(const StepSetup& setup, const std::filesyst
     return repeat_step_with(other, n, r, traced, *setup.profile);
   }
   auto& slot = steps[static_cast<std::size_t>(traced)];
-  if (options.step == kSlowestStep && r.step_time != slot.step_time)
+  if (slowest && r.step_time != slot.step_time)
     throw InternalError("the slowest step simulated again for its trace took another time");
   slot = std::move(r);
-  if (options.step != kSlowestStep)
+  if (!slowest)
     for (int i = 0; i < n; ++i)
       if (i != traced) untraced(i);
   if (summary != nullptr && n > 1) summary->shows = which + "; " + summary->shows;

@@ -50,12 +50,21 @@ std::optional<std::pair<std::string, std::string>> profile_gpu_note(const Resolv
   if (s.workload.profile.empty() ||
       workloads::find_gpu(preset->gpu) == workloads::find_gpu(r.profile.meta.gpu))
     return std::nullopt;
+  // DDP's bucket copies are priced at the recorded GPU's memory bandwidth (step_program_layout.cpp):
+  // a GPU the table does not know leaves them out, which the step said nothing of.
+  const bool copies_left_out = workloads::find_gpu(r.profile.meta.gpu) == nullptr &&
+                               s.communication.gradient_copies && s.parallelism.dp > 1 &&
+                               !r.profile.has_recorded_buckets();
   return std::pair<std::string, std::string>{
       "GPU mismatch", "the profile was recorded on " + r.profile.meta.gpu + ", but " + s.cluster.preset +
                           " has " + std::string(preset->gpu) +
                           ": its kernel times are replayed as recorded " +
                           "(workload.gpu: auto does not convert a profile file), and memory is checked " +
-                          "against " + (r.gpu_capacity ? r.gpu_capacity->source : std::string("nothing"))};
+                          "against " + (r.gpu_capacity ? r.gpu_capacity->source : std::string("nothing")) +
+                          (copies_left_out ? "; its gradient copies are left out: " + r.profile.meta.gpu +
+                                                 " is not in the GPU table, whose memory bandwidth prices "
+                                                 "them (communication.gradient_copies)"
+                                           : std::string())};
 }
 
 }  // namespace

@@ -75,7 +75,9 @@ void check_expert_parallel(const Scenario& s, const workloads::TransformerModel&
 // Where a refusal of check_transformer ("llama3-8b: kv_heads 3 does not divide heads 32") is located:
 // at the size it names where the user wrote that key itself, else at workload.model; one against tp
 // at parallelism.tp, unless the size was given by --set (the later word: ffn_hidden set to 14337 by
-// --set was located at the file's parallelism.tp line).
+// --set was located at the file's parallelism.tp line). One of two sizes ("hidden 4096 is not divisible
+// by heads 33") is located at heads where the user wrote heads and not the first, or set it by --set
+// (`--set workload.model.heads=33` was located at the file's workload.model line, which names no size).
 std::string model_check_path(const Scenario& s, const std::string& model_name, const std::string& what) {
   const std::string prefix = model_name + ": ";
   std::string size;
@@ -86,6 +88,12 @@ std::string model_check_path(const Scenario& s, const std::string& model_name, c
   const bool given = !size.empty() && written != s.provenance.where.end();
   if (what.find(" tp ") != std::string::npos)
     return given && written->second.starts_with("--set") ? field : "parallelism.tp";
+  const std::string heads = "workload.model.heads";
+  const auto heads_written = s.provenance.where.find(heads);
+  const bool names_heads = what.find(" heads ") != std::string::npos && size != "heads";
+  if (names_heads && heads_written != s.provenance.where.end() &&
+      (!given || heads_written->second.starts_with("--set")))
+    return heads;
   return given ? field : "workload.model";
 }
 

@@ -21,6 +21,7 @@
 #include "analysis/step/step_series.h"
 #include "analysis/sweep/sweep_plan.h"
 #include "analysis/sweep/sweep_runner.h"
+#include "analysis/trace/step_trace_options.h"
 #include "scenarios/loader/resolve.h"
 #include "sim/error.h"
 #include "tests/unit/test_files.h"
@@ -123,6 +124,32 @@ TEST_CASE("alike variability steps: a traced step among them, every GPU in full,
 
   check_as_each(three, {untraced.run.step, alone.run.step, untraced.run.step});
   CHECK(three.run.step.events == 2 * untraced.run.step.events + alone.run.step.events);
+  std::filesystem::remove_all(dir);
+}
+
+TEST_CASE("one step traced at its slowest is that step, simulated once with its trace") {
+  // A run of one step (no variability) with --trace-step slowest simulated the step, then again with
+  // its trace, and required the two times equal; the untraced run folds Llama 3 8B's collectives at
+  // tp 8 (bounded, within a few hundred ps) where the traced one runs them in full, so the shipped
+  // llama3-8b-dgx-h100-tp8.yaml stopped with "internal error: the slowest step simulated again for
+  // its trace took another time" (exit 3). One step is the slowest: it is traced as the first is.
+  const auto dir =
+      std::filesystem::temp_directory_path() / ("hybridsim-slowest-of-one-" + std::to_string(getpid()));
+  std::filesystem::remove_all(dir);
+  const std::string text =
+      "cluster: {preset: dgx-h100}\nworkload: {network: llama3-8b, model: {layers_simulated: 2}}\n"
+      "parallelism: {dp: 1, tp: 8}\ntraining: {micro_batch: 1, global_batch: 1}\n";
+  auto traced = [&](int step, const char* file) {
+    return api::run({.path = "tp8.yaml", .text = text},
+                    {.write_outputs = false, .trace = dir / file, .trace_step = step});
+  };
+  const api::RunReport first = traced(1, "first.json");
+  const api::RunReport slowest = traced(analysis::kSlowestStep, "slowest.json");
+  CHECK(slowest.run.step.step_time == first.run.step.step_time);
+  CHECK(slowest.run.step.events == first.run.step.events);  // one step simulated, not two
+  std::string json = slowest.summary.json;                  // the same but for the trace file's name
+  json.replace(json.find("slowest.json"), 12, "first.json");
+  CHECK(json == first.summary.json);
   std::filesystem::remove_all(dir);
 }
 

@@ -374,6 +374,40 @@ TEST_CASE("run: a profile file recorded on a V100 under gpu: auto on dgx-h100 is
                      [](const auto& kv) { return kv.first == "GPU mismatch"; }));
 }
 
+TEST_CASE("run: a profile recorded on a GPU not in the table says its gradient copies are left out") {
+  // The copies into and out of DDP's buckets are priced at the recorded GPU's memory bandwidth
+  // (step_program_layout.cpp); a GPU the table does not know has none, so they were left out without
+  // a word: GNMT dp 8 recorded on "V200" ran on dgx1-v100 without its copies (the step shorter by
+  // them), the note saying only that kernel times are replayed as recorded.
+  const auto folder =
+      std::filesystem::temp_directory_path() / ("hybridsim-verdicts-unknown-gpu-" + std::to_string(getpid()));
+  std::filesystem::create_directories(folder);
+  {
+    workloads::Profile profile = workloads::builtin_profile("gnmt");
+    profile.meta.gpu = "V200";
+    std::ofstream out(folder / "gnmt-v200.yaml");
+    workloads::save_profile(profile, out);
+  }
+  const auto note_of = [&](const std::string& more) {
+    const std::string text = "cluster: {preset: dgx1-v100}\nworkload: {profile: gnmt-v200.yaml}\n" + more;
+    const auto settings =
+        scenarios::key_settings(scenarios::resolve(scenarios::parse_scenario(text, "u.yaml", {}, folder)));
+    const auto note = std::find_if(settings.begin(), settings.end(),
+                                   [](const auto& kv) { return kv.first == "GPU mismatch"; });
+    return note == settings.end() ? std::string("(none)") : note->second;
+  };
+  const std::string dp8 = note_of("parallelism: {dp: 8}\n");
+  const std::string off = note_of("parallelism: {dp: 8}\ncommunication: {gradient_copies: off}\n");
+  const std::string one = note_of("parallelism: {dp: 1}\n");
+  std::filesystem::remove_all(folder);
+  CHECK(
+      dp8.ends_with("; its gradient copies are left out: V200 is not in the GPU table, whose memory "
+                    "bandwidth prices them (communication.gradient_copies)"));
+  CHECK(dp8.starts_with("the profile was recorded on V200, but dgx1-v100 has V100-SXM2-16GB"));
+  CHECK(off.find("gradient copies") == std::string::npos);  // none asked for
+  CHECK(one.find("gradient copies") == std::string::npos);  // one worker: no data-parallel copies
+}
+
 namespace {
 
 // The "GPU mismatch" line run prints for a scenario's text, "(none)" where it prints none.
