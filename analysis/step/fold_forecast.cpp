@@ -110,15 +110,36 @@ void CrossingForecast::note_plan(std::size_t c, const workloads::CollectiveSpec&
     kind = Kind::Ring;
   if (expected_time_.size() <= c) expected_time_.resize(c + 1, sim::Time::max());
   if (plan.nccl) expected_time_[c] = sim::Time::from_seconds(plan.nccl->time_us * 1e-6);
-  if (!kind) return;  // a chain of phases (hierarchical): not looked at
-  const auto [it, fresh] = group_of_.try_emplace({*kind, spec.members}, groups_.size());
+  if (kind) {
+    note_group(c, *kind, spec.members, false, [&](const RouteVisit& visit) { for_each_route(plan, visit); });
+    return;
+  }
+  // A chain of phases (hierarchical): each part is a ring that folds alone, over its own GPUs, and
+  // is its ring's group (the part over the same GPUs in another phase, or bucket, takes its routes).
+  for (const auto& phase : plan.phases)
+    for (const sim::CollectiveChain::Part& part : phase) {
+      std::vector<int> members;
+      members.reserve(part.members.size());
+      for (const std::uint32_t m : part.members) members.push_back(spec.members[m]);
+      note_group(c, Kind::Ring, members, true, [&](const RouteVisit& visit) {
+        for (const sim::RingChannel& channel : part.channels)
+          for (const auto& route : channel.routes) visit(route);
+      });
+    }
+}
+
+void CrossingForecast::note_group(std::size_t c, Kind kind, const std::vector<int>& members, bool chained,
+                                  const std::function<void(const RouteVisit&)>& routes) {
+  const auto [it, fresh] = group_of_.try_emplace({kind, members}, groups_.size());
   if (!fresh) {
-    groups_[it->second].collectives.push_back(c);
+    Group& group = groups_[it->second];
+    if (group.collectives.back() != c) group.collectives.push_back(c);
+    group.chained = group.chained || chained;
     return;
   }
   const auto g = static_cast<std::uint32_t>(groups_.size());
-  groups_.push_back({*kind, {c}});
-  for_each_route(plan, [&](const std::vector<sim::LinkId>& route) {
+  groups_.push_back({kind, {c}, chained});
+  routes([&](const std::vector<sim::LinkId>& route) {
     for (const sim::LinkId l : route)
       if (on_[l].empty() || on_[l].back() != g) on_[l].push_back(g);
   });
@@ -145,7 +166,10 @@ std::optional<std::string> CrossingForecast::expected_crossed(
         if (x == Kind::Tree && (y == Kind::AllToAll || y == Kind::Transfer))
           return "a folded tree shares a link with an all-to-all or transfers that may run at once";
         if (x == Kind::Ring && y == Kind::Ring && folds[b] != 0)
-          return "two folded rings of other GPUs share a link and may run at once";
+          return groups_[a].chained || groups_[b].chained
+                     ? "a hierarchical all-reduce's folded rings share a link with other folded rings "
+                       "that may run at once"
+                     : "two folded rings of other GPUs share a link and may run at once";
       }
     }
   return std::nullopt;

@@ -79,7 +79,13 @@ class CrossingForecast {
   //    it runs in full (in a folded step, one that members share breaks the fold) and its messages
   //    cross the other's claim (GPT-3's slice tp 8 x pp 4 x dp 4 on 16 DGX A100, a fat tree of two
   //    machines a leaf over one spine: the data-parallel rings of its tensor-parallel ranks on the
-  //    same leaf-spine links).
+  //    same leaf-spine links). A hierarchical all-reduce's phases are such rings, each part its
+  //    own group: where two of them share a link, the one that joins while the other holds it is
+  //    interfered (FoldedRing::join), whether they are parts of one phase or of two (GNMT DP on
+  //    DGX-1 under hierarchical: the inter-machine rings of GPUs 0 and 1 leave each machine through
+  //    n.PLX0->n.NIC0 at once, on 2 to 2,048 machines; on pcie-server an inter-machine ring joins
+  //    n0.CPU0->n0.PLX0 while the machine's reduce-scatter still holds it). On DGX H100 or A100, a
+  //    NIC to each GPU, they share none and hold.
   std::optional<std::string> expected_crossed(
       const std::vector<std::unique_ptr<sim::Collective>>& owned) const;
 
@@ -109,7 +115,13 @@ class CrossingForecast {
   struct Group {
     Kind kind = Kind::Ring;
     std::vector<std::size_t> collectives;
+    bool chained = false;  // some of its rings are parts of a hierarchical all-reduce's phases
   };
+  using RouteVisit = std::function<void(const std::vector<sim::LinkId>&)>;
+  // Collective c's rings over `members` (kind's group, made on first sight with the links `routes`
+  // visits); `chained`: parts of c's phases.
+  void note_group(std::size_t c, Kind kind, const std::vector<int>& members, bool chained,
+                  const std::function<void(const RouteVisit&)>& routes);
   std::map<std::pair<Kind, std::vector<int>>, std::size_t> group_of_;
   std::vector<sim::Time> expected_time_;  // per collective: NCCL's model of its plan, Time::max() unknown
   std::vector<Group> groups_;
