@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <array>
+#include <utility>
 #include <variant>
 #include <vector>
 
@@ -277,6 +278,19 @@ int fabric_leaves(const ClusterSpec& spec) {
 
 sim::Bandwidth ib_bandwidth_of(const ClusterSpec& spec) {
   return spec.links[LinkKind::InfiniBand].bandwidth.value_or(preset_by_name(spec.preset).ib_bandwidth);
+}
+
+sim::Bandwidth ib_share_per_gpu(const ClusterSpec& spec) {
+  const sim::Bandwidth port = ib_bandwidth_of(spec);
+  const PresetInfo& p = preset_by_name(spec.preset);
+  if (p.single) return port;
+  const auto [nics, pcie] = std::visit(
+      [](const auto& machine) {
+        return std::pair{machine.nics, machine.pcie_bandwidth};
+      },
+      p.machine(spec));
+  const std::int64_t nic = std::min(port.bytes_per_second(), pcie.bytes_per_second());
+  return sim::Bandwidth::bytes_per_second(nic * nics / gpus_per_machine(spec));
 }
 
 int gpus_per_machine(const ClusterSpec& spec) {

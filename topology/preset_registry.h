@@ -80,6 +80,11 @@ int fabric_leaves(const ClusterSpec& spec);
 
 // The InfiniBand bandwidth per NIC port of the spec: its override, else the preset's.
 sim::Bandwidth ib_bandwidth_of(const ClusterSpec& spec);
+// What InfiniBand carries for one GPU of the spec's machine when all of them send at once: its NICs'
+// rate, each the lesser of its port and the PCIe link it sits on, shared by the machine's GPUs (DGX
+// H100: 8 NICs of 50 GB/s on 48 GB/s Gen5 links, 48 GB/s a GPU; DGX-1: 4 EDR NICs on 12 GB/s Gen3
+// links for 8 GPUs, 6 GB/s a GPU). A validation machine (one, no NICs): its port's rate.
+sim::Bandwidth ib_share_per_gpu(const ClusterSpec& spec);
 // GPUs in one machine of the spec (its gpus_per_node, else the preset's).
 int gpus_per_machine(const ClusterSpec& spec);
 // The smallest cluster of the spec's machines holding `gpus` GPUs: the spec with `nodes` set to

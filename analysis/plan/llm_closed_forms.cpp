@@ -167,12 +167,42 @@ double dp_volume_factor(const LlmLayout& l, int replicas) {
   return l.zero >= 3 ? (2.0 * static_cast<double>(l.micro_batches()) + 1) * once : 2 * once;
 }
 
-double llm_dp_bytes(const LlmSetting& s, const LlmLayout& l) {
+namespace {
+
+// The first stage's GPU's data-parallel bytes: its dense parameters' and its experts'.
+struct DpBytes {
+  double dense = 0;
+  double experts = 0;
+};
+
+DpBytes dp_bytes(const LlmSetting& s, const LlmLayout& l) {
   const std::int64_t all = llm_stage_parameters(s, l, 0);
   const std::int64_t experts = llm_stage_expert_parameters(s, l, 0);
   const auto bytes = [&](std::int64_t parameters) { return static_cast<double>(parameters * s.value_bytes); };
-  return dp_volume_factor(l, l.dp) * bytes(all - experts) +
-         dp_volume_factor(l, workloads::expert_replicas(l.dp, l.ep)) * bytes(experts);
+  return {dp_volume_factor(l, l.dp) * bytes(all - experts),
+          dp_volume_factor(l, workloads::expert_replicas(l.dp, l.ep)) * bytes(experts)};
+}
+
+}  // namespace
+
+double llm_dp_bytes(const LlmSetting& s, const LlmLayout& l) {
+  const DpBytes b = dp_bytes(s, l);
+  return b.dense + b.experts;
+}
+
+double llm_dp_seconds(const LlmSetting& s, const LlmLayout& l, const LlmMachine& mc) {
+  const DpBytes b = dp_bytes(s, l);
+  if (l.tp * l.dp <= mc.gpus_per_machine) return (b.dense + b.experts) / mc.nvlink_bytes_per_second;
+  // Across machines each of a group's rings leaves a machine through the NIC of one of its GPUs there:
+  // the group's members on a machine carry it at their InfiniBand shares together (topology/README.md:
+  // 383 GB/s between 2 DGX H100 at 8 GPUs a machine), never faster than NVLink within the machine. The
+  // dense group holds a machine's GPUs / tp (tp innermost); every ep-th of them holds an expert's
+  // replicas, at least one a machine.
+  const int dense = mc.gpus_per_machine / l.tp;
+  const auto rate = [&](int members) {
+    return std::min(mc.nvlink_bytes_per_second, std::max(1, members) * mc.ib_bytes_per_second);
+  };
+  return b.dense / rate(dense) + b.experts / rate(dense / std::max(1, l.ep));
 }
 
 std::int64_t llm_stage_expert_parameters(const LlmSetting& s, const LlmLayout& l, int stage) {
@@ -242,16 +272,15 @@ LlmTimeEstimate llm_time_estimate(const LlmSetting& s, const LlmLayout& l, const
     e.tp_communication += ring_factor(l.tp) * std::max(replicated(llm_max_stage_layers(s, l)), last) /
                           mc.nvlink_bytes_per_second;
   }
-  const bool across = l.tp * l.dp > mc.gpus_per_machine;  // stages (outermost) sit on other machines
+  // Stages (outermost) that fill a machine or more sit on other machines: every boundary crosses it.
+  const bool across = l.tp * l.dp >= mc.gpus_per_machine;
   if (l.pp > 1) {
     const double link = across ? mc.ib_bytes_per_second : mc.nvlink_bytes_per_second;
     e.pp_communication = 2 * v * m * bsh / (l.sequence_parallel ? l.tp : 1) / link;
   }
   // An expert's replicas (every ep-th replica of the dense group) span the same machines as the
   // dense group under the default mapping, so both cross InfiniBand where dp · tp outgrows one.
-  const double dp_link =
-      l.tp * l.dp > mc.gpus_per_machine ? mc.ib_bytes_per_second : mc.nvlink_bytes_per_second;
-  const double dp_time = llm_dp_bytes(s, l) / dp_link;
+  const double dp_time = llm_dp_seconds(s, l, mc);
   // ZeRO-3's gathers run beside every micro-batch; the others hide behind the last backward.
   const double hidden = l.zero >= 3 ? e.compute : stage_mb * 2 / 3;
   e.dp_exposed = std::max(0.0, dp_time - hidden);

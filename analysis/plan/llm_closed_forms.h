@@ -93,7 +93,9 @@ LlmMemory llm_stage_memory(const LlmSetting& setting, const LlmLayout& layout, i
 LlmMemory llm_peak_memory(const LlmSetting& setting, const LlmLayout& layout);
 
 // The machine as the estimate sees it: GEMMs at (F + F½) / rate (workloads/gpu/transformer_cost.h),
-// HBM for the optimizer, a GPU's NVLink bandwidth within a machine and its InfiniBand share.
+// HBM for the optimizer, a GPU's NVLink bandwidth within a machine and its InfiniBand share
+// (topology::ib_share_per_gpu: its machine's NICs, each at the lesser of its port and its PCIe link,
+// over its GPUs).
 struct LlmMachine {
   double gemm_flop_per_second = 0;
   double gemm_half_flop = 0;
@@ -132,5 +134,8 @@ std::int64_t llm_stage_expert_parameters(const LlmSetting& setting, const LlmLay
 // experts' over the dp / ep replicas that hold them (workloads::expert_replicas, the group the run
 // reduces and gathers them over: none at dp = ep).
 double llm_dp_bytes(const LlmSetting& setting, const LlmLayout& layout);
+// Seconds of those bytes: over NVLink within a machine; across machines at the InfiniBand shares of
+// the group's GPUs on one machine (the dense group's machine GPUs / tp, an expert's 1 / ep of them).
+double llm_dp_seconds(const LlmSetting& setting, const LlmLayout& layout, const LlmMachine& machine);
 
 }  // namespace hybridsim::analysis

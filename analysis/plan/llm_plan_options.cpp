@@ -91,7 +91,7 @@ LlmPlanRequest make_llm_plan_request(const LlmPlanOptions& o) {
       .gemm_half_flop = static_cast<double>(cost.gemm_half_flop),
       .memory_bytes_per_second = static_cast<double>(cost.memory_bandwidth.bytes_per_second()),
       .nvlink_bytes_per_second = nvlink_bytes_per_second(r.cluster.preset),
-      .ib_bytes_per_second = static_cast<double>(topology::ib_bandwidth_of(r.cluster).bytes_per_second()),
+      .ib_bytes_per_second = static_cast<double>(topology::ib_share_per_gpu(r.cluster).bytes_per_second()),
       .gpus_per_machine = topology::gpus_per_machine(r.cluster)};
   // The capacity named where it came from, as run names it ("V100-SXM2-16GB of dgx1-v100"): it said
   // "V100 (--gpu)" under --cluster dgx1-v100 with no --gpu given.

@@ -390,3 +390,50 @@ TEST_CASE("llm closed forms: a mixture's experts exchange over the dp / ep repli
   l.zero = 1;
   CHECK(exposed(l) == doctest::Approx(2.0 * 7 / 8 * 2 * static_cast<double>(dense) / 300e9));
 }
+
+TEST_CASE("llm closed forms: data parallelism across machines at its group's InfiniBand shares together") {
+  // hunt7: a dp 16 ZeRO-3 step on 2 DGX H100 was estimated at one NIC's rate where its rings leave
+  // each machine through all 8 NICs (the simulated step: 2.22 s at 400 and 800 Gb/s, the estimate
+  // 5.30 and 2.67 s). The group's members on a machine carry it together, never past NVLink.
+  const analysis::LlmSetting moe{.model = workloads::named_transformer("mixtral-8x7b")};
+  const analysis::LlmMachine m = a100();  // 8 GPUs a machine, NVLink 300 GB/s, 25 GB/s a GPU
+  const auto seconds = [&](const LlmLayout& l) { return analysis::llm_dp_seconds(moe, l, m); };
+  // Within one machine (tp × dp ≤ 8): NVLink.
+  LlmLayout l{.dp = 4, .tp = 2, .global_batch = 16};
+  CHECK(seconds(l) == doctest::Approx(analysis::llm_dp_bytes(moe, l) / 300e9));
+  // dp 16 tp 1: 8 members a machine, 8 × 25 = 200 GB/s (was 25).
+  l = {.dp = 16, .tp = 1, .global_batch = 16};
+  CHECK(seconds(l) == doctest::Approx(analysis::llm_dp_bytes(moe, l) / 200e9));
+  // dp 4 tp 4 (2 machines): 2 members a machine, 50 GB/s.
+  l = {.dp = 4, .tp = 4, .global_batch = 16};
+  CHECK(seconds(l) == doctest::Approx(analysis::llm_dp_bytes(moe, l) / 50e9));
+  // dp 2 tp 8: one member a machine, its own share.
+  l = {.dp = 2, .tp = 8, .global_batch = 16};
+  CHECK(seconds(l) == doctest::Approx(analysis::llm_dp_bytes(moe, l) / 25e9));
+  // NVLink caps the group: 16 members' shares at 40 GB/s each would be 320 GB/s.
+  analysis::LlmMachine fast = m;
+  fast.ib_bytes_per_second = 40e9;
+  l = {.dp = 16, .tp = 1, .global_batch = 16};
+  CHECK(analysis::llm_dp_seconds(moe, l, fast) == doctest::Approx(analysis::llm_dp_bytes(moe, l) / 300e9));
+  // Experts over dp 16 / ep 4 = 4 replicas, every 4th member of the dense group: 2 a machine at tp 1.
+  l = {.dp = 16, .tp = 1, .ep = 4, .global_batch = 16};
+  REQUIRE(analysis::llm_layout_problem(moe, l, 8).empty());
+  const double dense = 2.0 * 15 / 16 *
+                       static_cast<double>(analysis::llm_stage_parameters(moe, l, 0) -
+                                           analysis::llm_stage_expert_parameters(moe, l, 0)) *
+                       2;
+  const double experts =
+      2.0 * 3 / 4 * static_cast<double>(analysis::llm_stage_expert_parameters(moe, l, 0)) * 2;
+  CHECK(seconds(l) == doctest::Approx(dense / 200e9 + experts / 50e9));
+}
+
+TEST_CASE("llm closed forms: a pipeline whose stages fill a machine sends between machines") {
+  // dp 1 × tp 8 fills a DGX: stage 1 is the next machine, so every boundary crosses InfiniBand (the
+  // estimate used NVLink unless a stage outgrew a machine).
+  const auto s = gpt3();
+  const LlmLayout l{.dp = 1, .tp = 8, .pp = 2, .global_batch = 16};
+  REQUIRE(analysis::llm_layout_problem(s, l, 8).empty());
+  const double bsh = static_cast<double>(l.micro_batch) * 2048 * 12'288 * 2;
+  const double m = static_cast<double>(l.micro_batches());
+  CHECK(analysis::llm_time_estimate(s, l, a100()).pp_communication == doctest::Approx(2 * m * bsh / 25e9));
+}

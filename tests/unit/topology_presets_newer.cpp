@@ -127,3 +127,18 @@ TEST_CASE("newer presets: across two DGX H100 every NIC carries a channel, cappe
     CHECK(seconds == doctest::Approx(bound).scale(0).epsilon(0.03));
   }
 }
+
+TEST_CASE("newer presets: a GPU's InfiniBand share is its machine's NICs, each capped by its PCIe link") {
+  // DGX H100: 8 NDR NICs (50 GB/s) on PCIe Gen5 (48 GB/s) for 8 GPUs; DGX A100: 8 HDR (25 GB/s) on
+  // Gen4 (24 GB/s); DGX-1: 4 EDR (12.5 GB/s) on Gen3 (12 GB/s) for 8 GPUs.
+  const auto share = [](topology::ClusterSpec spec) {
+    return topology::ib_share_per_gpu(spec).bytes_per_second();
+  };
+  CHECK(share({.preset = "dgx-h100", .nodes = 2}) == 48'000'000'000);
+  CHECK(share({.preset = "dgx-a100", .nodes = 2}) == 24'000'000'000);
+  CHECK(share({.preset = "dgx1-v100", .nodes = 2}) == 6'000'000'000);
+  // A slower port than its PCIe link is the port's.
+  topology::ClusterSpec slow{.preset = "dgx-h100", .nodes = 2};
+  slow.links[sim::LinkKind::InfiniBand].bandwidth = sim::parse_bandwidth("100 Gb/s");
+  CHECK(share(slow) == 12'500'000'000);
+}
