@@ -152,19 +152,22 @@ void StepTicks::tick() {
 }
 
 void StepTicks::run() {
+  if (progress_ == nullptr) {
+    queue_.run();
+    return;
+  }
   // step() processes the events run() would, in the same order, and stops where run() would: a
   // step's embedded attempt stops at the first interference with its rings (sim::LinkClaims).
-  // The loop is the same without progress lines (-q): the heap's free pages go back either way.
   first_ = queue_.events_processed();
   // Before the first event, a report if one is already due: building a large step's program and
   // collectives takes seconds, and the person waiting hears of it with the step's estimate.
   // told(), not tick(): where a tick throws, the models run ahead on workers stop with the step.
-  if (progress_ != nullptr) told();
+  told();
   std::uint32_t count = 0;
   HeapReturn heap(std::chrono::seconds(2));  // a trim takes milliseconds: a tick is about 0.1 s
   while (!queue_.stop_requested() && queue_.step())
     if (++count % SimulationProgress::kTickEvents == 0) {
-      if (progress_ != nullptr) told();
+      told();
       heap.when_due();
     }
 }
