@@ -1,7 +1,6 @@
 #include "analysis/step/embedding_forecast.h"
 
 #include <algorithm>
-#include <limits>
 #include <unordered_map>
 
 #include "analysis/step/fold_forecast.h"
@@ -53,12 +52,13 @@ bool EmbeddingForecast::expected_crossed(const std::vector<std::unique_ptr<sim::
 
 namespace {
 
-// Whether stream x's tasks up to `last_x` all end before stream y reaches `first_y`, by the events
-// the GPU's streams record and wait for (sim/gpu_program.h): a vector clock per stream, each wait
-// taking the clock of its record. An event recorded on another GPU orders nothing here.
-bool ends_before(const sim::GpuProgram& gpu, std::size_t x, std::size_t last_x, std::size_t y,
-                 std::size_t first_y) {
+// Per stream of `gpu`, per task: how many tasks of each stream have ended before it starts (at
+// [task * streams + stream]), by the events the GPU's streams record and wait for
+// (sim/gpu_program.h): a vector clock per stream, each wait taking the clock of its record; along a
+// stream each entry only grows. An event recorded on another GPU orders nothing here.
+std::vector<std::vector<std::size_t>> start_clocks(const sim::GpuProgram& gpu) {
   const std::size_t n = gpu.streams.size();
+  std::vector<std::vector<std::size_t>> at(n);
   std::unordered_map<std::uint32_t, std::vector<std::size_t>> recorded;  // event → clock at its record
   // Records may come later in the streams' order than their waits: again until nothing changes,
   // at most once per stream a chain of them crosses.
@@ -67,13 +67,11 @@ bool ends_before(const sim::GpuProgram& gpu, std::size_t x, std::size_t last_x, 
     for (std::size_t s = 0; s < n; ++s) {
       std::vector<std::size_t> clock(n, 0);  // per stream: how many of its tasks have ended
       const sim::TaskList& tasks = gpu.streams[s].tasks;
+      at[s].assign(tasks.size() * n, 0);
       for (std::size_t i = 0; i < tasks.size(); ++i) {
         const sim::Task t = tasks[i];
         clock[s] = i;
-        if (s == y && i == first_y) {
-          if (clock[x] > last_x) return true;
-          break;
-        }
+        std::copy(clock.begin(), clock.end(), at[s].begin() + static_cast<std::ptrdiff_t>(i * n));
         if (t.kind == sim::TaskKind::Wait)
           if (const auto it = recorded.find(t.id); it != recorded.end())
             for (std::size_t k = 0; k < n; ++k) clock[k] = std::max(clock[k], it->second[k]);
@@ -90,6 +88,28 @@ bool ends_before(const sim::GpuProgram& gpu, std::size_t x, std::size_t last_x, 
     }
     if (!changed) break;
   }
+  return at;
+}
+
+// Whether a tying ring of one stream (`tying_at`, by place) and an embedded ring of another
+// (`embedded`) may run at once: neither ends before the other starts (`clocks`, start_clocks). Pair
+// by pair, not stream by stream: under sequence parallelism a tensor-parallel stream's gathers and
+// reduce-scatters run between the compute stream's rings, each ordered by the events around it
+// (workloads/profile/tp_sync.h), and the run keeps them embedded.
+bool tying_ring_meets_another(const std::vector<std::vector<std::size_t>>& clocks,
+                              const std::vector<std::vector<std::size_t>>& embedded,
+                              const std::vector<std::vector<std::size_t>>& tying_at) {
+  const std::size_t n = clocks.size();
+  for (std::size_t x = 0; x < n; ++x)
+    for (const std::size_t i : tying_at[x])
+      for (std::size_t y = 0; y < n; ++y) {
+        if (y == x) continue;
+        // y's first embedded ring not ended before ring i starts; the later ones start no earlier
+        // in x's terms (a clock only grows along its stream), so it is the one that may overlap.
+        const std::size_t ended = clocks[x][i * n + y];
+        const auto j = std::lower_bound(embedded[y].begin(), embedded[y].end(), ended);
+        if (j != embedded[y].end() && clocks[y][*j * n + x] <= i) return true;
+      }
   return false;
 }
 
@@ -111,31 +131,21 @@ bool embedding_expected_to_tie(const workloads::StepProgram& program,
     any = any || tying[i] != 0;
   }
   if (!any) return false;
-  constexpr std::size_t kNone = std::numeric_limits<std::size_t>::max();
   for (const sim::GpuProgram& gpu : program.gpus) {
-    // Per stream: whether it runs a tying ring, and its first and last embedded ring.
+    // Per stream: its embedded rings' and its tying rings' places among its tasks, in order.
     const std::size_t n = gpu.streams.size();
-    std::vector<std::uint8_t> has_tying(n, 0);
-    std::vector<std::size_t> first(n, kNone), last(n, kNone);
+    std::vector<std::vector<std::size_t>> embedded(n), tying_at(n);
     for (std::size_t s = 0; s < n; ++s) {
       const sim::TaskList& tasks = gpu.streams[s].tasks;
       for (std::size_t i = 0; i < tasks.size(); ++i) {
         const sim::Task t = tasks[i];
         if (t.kind != sim::TaskKind::Collective || t.id >= owned.size()) continue;
-        has_tying[s] = has_tying[s] != 0 || tying[t.id] != 0 ? 1 : 0;
-        if (dynamic_cast<const sim::EmbeddedRing*>(owned[t.id].get()) == nullptr) continue;
-        if (first[s] == kNone) first[s] = i;
-        last[s] = i;
+        if (tying[t.id] != 0) tying_at[s].push_back(i);
+        if (dynamic_cast<const sim::EmbeddedRing*>(owned[t.id].get()) != nullptr) embedded[s].push_back(i);
       }
     }
-    if (std::find(has_tying.begin(), has_tying.end(), 1) == has_tying.end()) continue;
-    // A tie needs a tying stream's rings and another stream's to run at once.
-    for (std::size_t x = 0; x < n; ++x)
-      for (std::size_t y = 0; y < n; ++y)
-        if (x != y && has_tying[x] != 0 && first[x] != kNone && first[y] != kNone &&
-            !ends_before(gpu, x, last[x], y, first[y]) && !ends_before(gpu, y, last[y], x, first[x]))
-          return true;
-    return false;
+    if (std::all_of(tying_at.begin(), tying_at.end(), [](const auto& v) { return v.empty(); })) continue;
+    return tying_ring_meets_another(start_clocks(gpu), embedded, tying_at);
   }
   return false;
 }

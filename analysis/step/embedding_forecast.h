@@ -33,7 +33,9 @@ class EmbeddingForecast {
   //  - a tie (embedding_expected_to_tie): rings of two streams of one GPU, one of them with two
   //    edges on one link, run at once and their messages meet there at the same instant (ZeRO-3's
   //    gathers beside its reduce-scatters on an NVSwitch machine); not where the GPU's events order
-  //    one stream's rings after the other's (ZeRO-2's gathers, after the optimizer);
+  //    one stream's rings after the other's (ZeRO-2's gathers, after the optimizer), looked at ring
+  //    by ring (sequence parallelism's tensor-parallel stream: each of its rings between two of the
+  //    compute stream's);
   //  - another party: a collective that is not embedded (a pipeline's transfers between stages, a
   //    ring that folds alone or runs in full, a tree, an all-to-all) crosses a link an embedded
   //    group claims from the step's start until its last ring is done, other than `tolerated`

@@ -120,18 +120,22 @@ TEST_CASE("transformer: tensor parallelism issues Megatron's collectives per lay
       CHECK(x.bytes.count() == activations);
     }
   }
-  // Sequence parallel: each all-reduce becomes a reduce-scatter and an all-gather of the same buffer.
+  // Sequence parallel: each all-reduce becomes a reduce-scatter and an all-gather of the same buffer;
+  // in backward each column-parallel linear (QKV, the MLP's first) all-gathers its input again, and
+  // that all-gather and its input gradient's reduce-scatter run beside a GEMM (overlap 1).
   const TransformerStep sp = generate_transformer(
       {.model = m, .micro_batch = b, .tp = 8, .sequence_parallel = true, .layers_simulated = 2}, h100_bf16());
   for (bool backward : {false, true}) {
-    int rs = 0, ag = 0;
+    int rs = 0, ag = 0, overlapped = 0;
     for (const auto& x : syncs_of(sp, sp.profile.op_by_name("layer.0"), backward)) {
       CHECK(x.bytes.count() == activations);
       rs += x.kind == sim::CollectiveOp::ReduceScatter;
       ag += x.kind == sim::CollectiveOp::AllGather;
+      overlapped += x.overlap == 1;
     }
     CHECK(rs == 2);
-    CHECK(ag == 2);
+    CHECK(ag == (backward ? 4 : 2));
+    CHECK(overlapped == (backward ? 4 : 0));
   }
   // Full recomputation runs the forward (and its two all-reduces) again in backward.
   const TransformerStep full = generate_transformer(

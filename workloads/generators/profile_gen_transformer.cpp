@@ -47,12 +47,20 @@ Shape shape_of(const TransformerConfig& c, const TransformerCost& cost) {
                expert_tokens(m, c.micro_batch * m.sequence) * m.experts * m.hidden * cost.value_bytes()};
 }
 
+// A TP collective issued after kernel `after` (TpSync: `overlap` kernels run beside it).
+struct Issued {
+  std::uint32_t after = 0;
+  CollectiveOp op = CollectiveOp::AllReduce;
+  std::int64_t bytes = 0;
+  std::uint32_t overlap = 0;
+};
+
 // Kernels in order, and the TP collectives issued after some of them.
 struct Seq {
   const TransformerCost& cost;
   const Shape& x;
   std::vector<Kernel> kernels;
-  std::vector<std::pair<std::uint32_t, std::pair<CollectiveOp, std::int64_t>>> syncs;
+  std::vector<Issued> syncs;
   void gemm(std::string name, std::int64_t flop) { kernels.push_back(cost.gemm(std::move(name), flop)); }
   void mem(std::string name, std::int64_t bytes) { kernels.push_back(cost.memory(std::move(name), bytes)); }
   // A GEMM that also moves `bytes` through HBM: the slower of its math and its traffic. The
@@ -62,8 +70,11 @@ struct Seq {
     k.duration = max(k.duration, cost.memory("", bytes).duration);
     kernels.push_back(std::move(k));
   }
-  void sync(CollectiveOp op, std::int64_t bytes) {
-    if (x.t > 1) syncs.push_back({static_cast<std::uint32_t>(kernels.size() - 1), {op, bytes}});
+  // After the last kernel so far; before the op's first where there is none yet (TpSync::kBeforeFirst).
+  void sync(CollectiveOp op, std::int64_t bytes, std::uint32_t overlap = 0) {
+    const std::uint32_t after =
+        kernels.empty() ? TpSync::kBeforeFirst : static_cast<std::uint32_t>(kernels.size() - 1);
+    if (x.t > 1) syncs.push_back({after, op, bytes, overlap});
   }
   // Megatron's g: an all-reduce of the activations; with sequence parallelism a reduce-scatter.
   void reduce() { sync(x.sp ? CollectiveOp::ReduceScatter : CollectiveOp::AllReduce, x.tokens * x.h * x.e); }
@@ -75,10 +86,22 @@ struct Seq {
   void all_to_all() {
     if (x.ep > 1)
       syncs.push_back(
-          {static_cast<std::uint32_t>(kernels.size() - 1), {CollectiveOp::AllToAll, x.routed_bytes}});
+          {static_cast<std::uint32_t>(kernels.size() - 1), CollectiveOp::AllToAll, x.routed_bytes});
   }
   // The backward of f without sequence parallelism: an all-reduce of the input gradient.
   void reduce_input_grad() { x.sp ? sync(CollectiveOp::ReduceScatter, x.tokens * x.h * x.e) : reduce(); }
+  // A column-parallel linear's backward (Megatron-LM's LinearWithGradAccumulationAndAsync
+  // Communication.backward). Under sequence parallelism the forward's gathered input is not kept:
+  // it is all-gathered again (s·b·h/t a rank to s·b·h) beside the input-gradient GEMM, which the
+  // weight-gradient GEMM waits for, and the input gradient's reduce-scatter runs beside the
+  // weight-gradient GEMM; both on the TP stream. Without it, the all-reduce after both, as before.
+  void column_backward(const std::string& name, std::int64_t flop) {
+    if (x.sp) sync(CollectiveOp::AllGather, x.tokens * x.h * x.e, 1);
+    gemm(name + "_dgrad", flop);
+    if (x.sp) sync(CollectiveOp::ReduceScatter, x.tokens * x.h * x.e, 1);
+    gemm(name + "_wgrad", flop);
+    if (!x.sp) reduce();
+  }
   // Full recomputation: `forward` again inside a backward, its kernels named "recompute_…" as
   // selective recomputation's are, so that a trace shows them apart (analysis/trace).
   template <typename Forward>
@@ -167,9 +190,7 @@ void mlp_backward(Seq& q) {
   q.gemm("mlp_out_dgrad", mlp_out);
   q.gemm("mlp_out_wgrad", mlp_out);
   q.mem(x.swiglu ? "swiglu_grad" : "gelu_grad", (x.swiglu ? 5 : 3) * x.tokens * x.ffn * x.e / x.t);
-  q.gemm("mlp_in_dgrad", mlp_in);
-  q.gemm("mlp_in_wgrad", mlp_in);
-  q.reduce_input_grad();
+  q.column_backward("mlp_in", mlp_in);
 }
 
 void attention_block_backward(Seq& q, Recompute recompute) {
@@ -182,9 +203,7 @@ void attention_block_backward(Seq& q, Recompute recompute) {
   q.gemm("attention_output_wgrad", out);
   attention_backward(q, recompute);
   const std::int64_t qkv = 2 * x.tokens * x.h * (x.h + 2 * x.kv) / x.t;
-  q.gemm("qkv_dgrad", qkv);
-  q.gemm("qkv_wgrad", qkv);
-  q.reduce_input_grad();
+  q.column_backward("qkv", qkv);
   q.mem("input_norm_grad", 4 * act(x));
 }
 
@@ -268,9 +287,9 @@ std::uint32_t add_seq_op(TransformerStep& out, Op op, const Seq& fwd, const Seq&
   op.backward = bwd.kernels;
   const std::uint32_t index = detail::add_op(out.profile, std::move(op));
   for (const Seq* seq : {&fwd, &bwd})
-    for (const auto& [after, what] : seq->syncs)
-      (what.first == CollectiveOp::AllToAll ? out.ep_syncs : out.syncs)
-          .push_back({index, seq == &bwd, after, what.first, sim::Bytes::of(what.second)});
+    for (const Issued& i : seq->syncs)
+      (i.op == CollectiveOp::AllToAll ? out.ep_syncs : out.syncs)
+          .push_back({index, seq == &bwd, i.after, i.op, sim::Bytes::of(i.bytes), i.overlap});
   return index;
 }
 
@@ -308,9 +327,7 @@ void add_head(TransformerStep& out, const TransformerConfig& c, const Shape& x, 
   }
   f.mem("cross_entropy", 2 * logits);
   b.mem("cross_entropy_grad", 2 * logits);
-  b.gemm("lm_head_dgrad", 2 * x.tokens * x.h * x.vocab / x.t);
-  b.gemm("lm_head_wgrad", 2 * x.tokens * x.h * x.vocab / x.t);
-  b.reduce_input_grad();
+  b.column_backward("lm_head", 2 * x.tokens * x.h * x.vocab / x.t);
   b.mem("final_norm_grad", 4 * act(x));
   Op op = detail::make_op("lm_head", "lm_head", {input}, x.tokens * 4);
   detail::set_dense_gradient(op, head_parameters_per_rank(c.model, c.tp), x.e);  // the final norm whole

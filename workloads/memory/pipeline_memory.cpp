@@ -50,7 +50,7 @@ std::vector<StageMemory> pipeline_memory(const TransformerMemoryInput& in, const
     std::int64_t act = held * layer_activation_bytes(in);
     if (in.recompute == Recompute::Full) act += layer_activation_bytes(full_layer);
     if (head) act += pipeline_logits_bytes(in) * logits_in_flight(o, micro_batches);
-    st.memory.activations = sim::Bytes::of(act);
+    st.memory.activations = sim::Bytes::of(with_sequence_parallel_buffers(in, act, st.layers, head));
   }
   return out;
 }

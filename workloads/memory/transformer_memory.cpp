@@ -38,6 +38,16 @@ std::int64_t layer_activation_bytes(const TransformerMemoryInput& in) {
   return bytes;
 }
 
+std::int64_t with_sequence_parallel_buffers(const TransformerMemoryInput& in, std::int64_t activations,
+                                            std::int64_t layers, bool head) {
+  if (!in.sequence_parallel || in.tp <= 1) return activations;
+  const TransformerModel& m = in.model;
+  const std::int64_t gathered = m.sequence * in.micro_batch * m.hidden * in.value_bytes;
+  const std::int64_t norms =
+      (layers * layer_replicated_parameters(m) + (head ? norm_parameters(m) : 0)) * in.value_bytes;
+  return gathered + std::max(activations, norms);
+}
+
 std::int64_t layer_parameters_per_rank(const TransformerModel& m, int tp, int ep) {
   return layer_shared_parameters_per_rank(m, tp) +
          layer_expert_parameters(m) / std::max(tp, 1) / std::max(ep, 1);
@@ -107,7 +117,7 @@ TransformerMemory transformer_memory(const TransformerMemoryInput& in) {
     act += layer_activation_bytes(kept);
   }
   act += 4 * m.sequence * in.micro_batch * padded_vocab(m, in.tp) / in.tp;  // FP32 logits of the loss
-  r.activations = sim::Bytes::of(act);
+  r.activations = sim::Bytes::of(with_sequence_parallel_buffers(in, act, m.layers, true));
   return r;
 }
 

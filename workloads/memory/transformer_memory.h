@@ -41,6 +41,15 @@ struct TransformerMemory {
 // activated values (3 × ffn_hidden / t), and the router's FP32 logits (4 bytes × s·b·experts).
 // Expert weights, gradients and optimizer state are divided by ep as well as tp.
 std::int64_t layer_activation_bytes(const TransformerMemoryInput& in);
+// A rank's activations (`activations`, for `layers` layers and the head where `head`) with sequence
+// parallelism's two buffers (none without it or at tp 1): Megatron-LM's global buffer that each
+// column-parallel linear all-gathers its input into, s·b·h values, in forward and again in backward
+// (layers.py; made once, then kept), and the flat copy of the norms' (and routers') gradients that
+// finalize_model_grads all-reduces over the TP group after the backward has freed the activations
+// (layer_replicated_parameters a layer, norm_parameters with the head): gathered + max(activations,
+// norm gradients).
+std::int64_t with_sequence_parallel_buffers(const TransformerMemoryInput& in, std::int64_t activations,
+                                            std::int64_t layers, bool head);
 // One layer's parameters on one rank: a mixture's experts / tp / ep (an expert-parallel group holds
 // each expert once), its norms and router whole and the rest / tp (layer_shared_parameters_per_rank,
 // as the profile's op holds them). The pipeline's stages and the planner's closed forms count by it.

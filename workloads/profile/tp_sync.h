@@ -9,14 +9,21 @@
 
 namespace hybridsim::workloads {
 
-// Issued on the compute stream right after kernel `after` of op `op`'s forward (or backward)
-// kernels: nothing runs on the rank until it is done.
+// Issued right after kernel `after` of op `op`'s forward (or backward) kernels (kBeforeFirst: before
+// its first, as the embedding's backward gathers its output gradient first). overlap 0: on the
+// compute stream, nothing runs on the rank until it is done. overlap n: on the rank's TP stream
+// (after the TP collectives issued before it), the compute stream running on and waiting for it
+// after its next n kernels of the op: Megatron-LM's column-parallel backward under sequence
+// parallelism (layers.py, LinearWithGradAccumulationAndAsyncCommunication.backward) all-gathers its
+// input beside the input-gradient GEMM and reduce-scatters that gradient beside the weight-gradient GEMM.
 struct TpSync {
+  static constexpr std::uint32_t kBeforeFirst = UINT32_MAX;
   std::uint32_t op = 0;
   bool backward = false;
   std::uint32_t after = 0;
   sim::CollectiveOp kind = sim::CollectiveOp::AllReduce;
   sim::Bytes bytes;  // the whole buffer (b·s·h values): all-reduced, or scattered/gathered in t parts
+  std::uint32_t overlap = 0;
   bool operator==(const TpSync&) const = default;
 };
 

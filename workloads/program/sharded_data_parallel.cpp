@@ -209,29 +209,17 @@ Points gather_points(const StepProgram& p, const Profile& profile, const sim::Ta
 }
 
 // The 2n events stage 3 adds to GPUs sharing a compute stream (a gather's end and the op's start
-// per point): id(j) in the shared list is id(j) + event_shift[k] on GPU k (shared_task_lists.h), so
-// they go in blocks of `gap` consecutive ids (the least distance between two GPUs' shifts), each
-// block spanning every GPU's shift; one GPU alone: 2n consecutive ids.
-struct GroupEvents {
-  std::uint64_t first = 0, gap = 1, span = 1;
-  std::uint32_t id(std::size_t j) const {
-    return static_cast<std::uint32_t>(first + j / gap * span + j % gap);
-  }
-};
-
-// None when sharing would not save memory (the ids spread over more events, 32 bytes each in the
-// executor, than the copies of the shared tasks it spares) or two GPUs' shifts are alike.
+// per point), laid out by events_alike (shared_task_lists.h). None when sharing would not save memory
+// (the ids spread over more events, 32 bytes each in the executor, than the copies of the shared
+// tasks it spares) or two GPUs' shifts are alike.
 std::optional<GroupEvents> group_events(StepProgram& p, const SharedGroup& g, std::size_t points) {
   const std::uint64_t n = 2 * points;
-  std::uint64_t gap = std::max<std::uint64_t>(n, 1);
-  for (std::size_t k = 1; k < g.event_shift.size(); ++k)
-    gap = std::min<std::uint64_t>(gap, g.event_shift[k] - g.event_shift[k - 1]);
-  if (gap == 0) return std::nullopt;
-  const std::uint64_t span = g.event_shift.back() + gap, added = (n + gap - 1) / gap * span;
+  const std::optional<GroupEvents> e = events_alike(g, p.event_count, n);
+  if (!e) return std::nullopt;
   const std::uint64_t copies = g.lists.size(), spared = (copies - 1) * g.lists[0]->size();
-  if (p.event_count + added > UINT32_MAX || (copies > 1 && added - n * copies > spared)) return std::nullopt;
-  const GroupEvents e{p.event_count, gap, span};
-  p.event_count = static_cast<std::uint32_t>(p.event_count + added);
+  if (p.event_count + e->added > UINT32_MAX || (copies > 1 && e->added - n * copies > spared))
+    return std::nullopt;
+  p.event_count = static_cast<std::uint32_t>(p.event_count + e->added);
   return e;
 }
 

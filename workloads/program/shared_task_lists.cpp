@@ -33,6 +33,15 @@ std::vector<sim::Task> tasks_keeping_own(const sim::TaskList& list) {
   return tasks;
 }
 
+std::optional<GroupEvents> events_alike(const SharedGroup& g, std::uint64_t first, std::uint64_t n) {
+  std::uint64_t gap = std::max<std::uint64_t>(n, 1);
+  for (std::size_t k = 1; k < g.event_shift.size(); ++k)
+    gap = std::min<std::uint64_t>(gap, g.event_shift[k] - g.event_shift[k - 1]);
+  if (gap == 0) return std::nullopt;
+  const std::uint64_t span = (g.event_shift.empty() ? 0 : g.event_shift.back()) + gap;
+  return GroupEvents{first, gap, span, (n + gap - 1) / gap * span};
+}
+
 void edit_alike(const SharedGroup& group, const std::function<void(std::vector<sim::Task>&)>& edit) {
   if (group.lists.size() == 1 && !group.lists[0]->is_shared()) {
     edit(group.lists[0]->mutate());

@@ -5,6 +5,7 @@
 #pragma once
 #include <cstdint>
 #include <functional>
+#include <optional>
 #include <vector>
 
 #include "sim/gpu_program.h"
@@ -25,6 +26,19 @@ std::vector<SharedGroup> shared_groups(const std::vector<sim::TaskList*>& lists)
 // (sim::TaskList::own_collective) kept as stored, so that an edit of them made a list again
 // (sim::TaskList::set_own_collectives, with_own_collectives) still reads each list's own.
 std::vector<sim::Task> tasks_keeping_own(const sim::TaskList& list);
+
+// Ids for n events added alike to a group's lists: id(j) as the base reads it, id(j) + event_shift[k]
+// in list k, none twice. They go in blocks of `gap` consecutive ids from `first` (the least distance
+// between two lists' shifts), each block spanning every list's shift: `added` ids in all, from
+// `first`. One list alone: n consecutive ids.
+struct GroupEvents {
+  std::uint64_t first = 0, gap = 1, span = 1, added = 0;
+  std::uint32_t id(std::size_t j) const {
+    return static_cast<std::uint32_t>(first + j / gap * span + j % gap);
+  }
+};
+// None where two lists' shifts are alike (their events would be one).
+std::optional<GroupEvents> events_alike(const SharedGroup& group, std::uint64_t first, std::uint64_t n);
 
 // Runs `edit` once on the tasks as the group's base reads them (its shifts applied), then makes
 // every list of the group read the result, shifted from it as it was from the base. An event the

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <functional>
 #include <map>
+#include <optional>
+#include <set>
 #include <tuple>
 #include <unordered_map>
 #include <vector>
@@ -138,20 +140,81 @@ bool is_optimizer(const StepProgram& p, const sim::Task& task) {
          p.labels[task.id].phase == Phase::Optimizer;
 }
 
+// The syncs issued right after the kernel `label` names, or (`before`) before it, where it is its
+// op's first (TpSync::kBeforeFirst).
+std::span<const TpSync* const> syncs_at(const std::map<SyncKey, std::vector<const TpSync*>>& at,
+                                        const KernelLabel& label, bool before) {
+  if (before && label.kernel != 0) return {};
+  const auto it =
+      at.find({label.op, label.phase == Phase::Backward, before ? TpSync::kBeforeFirst : label.kernel});
+  return it == at.end() ? std::span<const TpSync* const>() : std::span<const TpSync* const>(it->second);
+}
+
+// A TP rank's events for its overlapped collectives (TpSync::overlap), two each: the j-th id as its
+// compute list reads it.
+struct RankEvents {
+  GroupEvents ids;
+  std::uint32_t shift = 0;  // its list's event shift less its shared group's base's
+  std::uint32_t id(std::size_t j) const { return ids.id(j) + shift; }
+};
+
+// One TP rank's compute stream with its group's collectives inserted, and its TP stream: each
+// overlapped collective issued there once the compute stream records that it has reached it, the
+// compute stream waiting for its end `overlap` kernels of the op later.
+class RankTasks {
+ public:
+  RankTasks(std::size_t size, const RankEvents* events) : events_(events) { compute_.reserve(size + 1); }
+  void kernel_ran(const sim::Task& task, const KernelLabel& label) {
+    compute_.push_back(task);
+    for (std::size_t i = 0; i < due_.size();) {
+      if (due_[i].first != SyncKey{label.op, label.phase == Phase::Backward, label.kernel}) {
+        ++i;
+        continue;
+      }
+      compute_.push_back(sim::Task::wait(due_[i].second));
+      due_.erase(due_.begin() + static_cast<std::ptrdiff_t>(i));
+    }
+  }
+  void issue(const sim::Task& collective, const TpSync& sync) {
+    if (sync.overlap == 0) {
+      compute_.push_back(collective);
+      return;
+    }
+    if (events_ == nullptr) throw InternalError("tensor parallel: an overlapped collective without events");
+    const std::uint32_t issued = events_->id(next_++), done = events_->id(next_++);
+    compute_.push_back(sim::Task::record(issued));
+    tp_.insert(tp_.end(), {sim::Task::wait(issued), collective, sim::Task::record(done)});
+    due_.push_back({{sync.op, sync.backward, sync.after + sync.overlap}, done});
+  }
+  std::vector<sim::Task>& compute() { return compute_; }
+  std::vector<sim::Task> tp() {
+    if (!due_.empty()) throw InternalError("tensor parallel: an overlapped collective never waited for");
+    return std::move(tp_);
+  }
+
+ private:
+  const RankEvents* events_;
+  std::vector<sim::Task> compute_, tp_;
+  std::vector<std::pair<SyncKey, std::uint32_t>> due_;  // a kernel, and the event to wait for after it
+  std::size_t next_ = 0;
+};
+
 // The TP collectives of replica q: rank 0's stream creates them in the order it issues them; the
 // other ranks, whose compute streams are the same kernels, join the same ones in the same order.
 // `gradients` goes before the first optimizer kernel (after the data-parallel gradients' wait and
-// copies out: step_program_streams.cpp), at the end where there is none.
+// copies out: step_program_streams.cpp), at the end where there is none. Overlapped collectives
+// go on each rank's "tensor-parallel" stream, with events[r] (null: none).
 // Returns the collectives created, in that order.
 std::vector<std::uint32_t> insert_replica(StepProgram& p,
                                           const std::map<SyncKey, std::vector<const TpSync*>>& at,
                                           const std::vector<int>& group, CollectiveRole role,
-                                          const GradientSync& gradients) {
+                                          const GradientSync& gradients,
+                                          const std::vector<const RankEvents*>& events) {
   std::vector<std::uint32_t> specs;
   for (std::size_t r = 0; r < group.size(); ++r) {
-    sim::StreamProgram& stream = compute_stream_of(p.gpus[static_cast<std::size_t>(group[r])]);
-    std::vector<sim::Task> tasks;
-    tasks.reserve(stream.tasks.size() + 1);
+    sim::GpuProgram& gpu = p.gpus[static_cast<std::size_t>(group[r])];
+    sim::StreamProgram& stream = compute_stream_of(gpu);
+    RankTasks tasks(stream.tasks.size(), events[r]);
     std::size_t k = 0;
     const auto add = [&](CollectiveRole as, sim::CollectiveOp op, sim::Bytes bytes, std::uint32_t of) {
       if (r == 0) {
@@ -159,28 +222,38 @@ std::vector<std::uint32_t> insert_replica(StepProgram& p,
         p.collectives.push_back({as, op, bytes, group, of, -1, 0});
       }
       if (k >= specs.size()) throw InternalError("a group's ranks issue different collectives");
-      tasks.push_back(sim::Task::collective(specs[k++], static_cast<std::uint32_t>(r)));
+      return sim::Task::collective(specs[k++], static_cast<std::uint32_t>(r));
     };
     bool synced = gradients.bytes == sim::Bytes();
     const auto sync_gradients = [&] {
-      add(CollectiveRole::NormGradientAllReduce, sim::CollectiveOp::AllReduce, gradients.bytes, gradients.op);
+      tasks.compute().push_back(add(CollectiveRole::NormGradientAllReduce, sim::CollectiveOp::AllReduce,
+                                    gradients.bytes, gradients.op));
       synced = true;
     };
     // Its own collectives (sim::TaskList::own_collective) kept as stored, and its own after.
     const std::vector<sim::Task> own = stream.tasks.own_collectives();
     for (const sim::Task& task : tasks_keeping_own(stream.tasks)) {
       if (!synced && is_optimizer(p, task)) sync_gradients();
-      tasks.push_back(task);
-      if (task.kind != sim::TaskKind::Kernel || task.id >= p.labels.size()) continue;
+      if (task.kind != sim::TaskKind::Kernel || task.id >= p.labels.size()) {
+        tasks.compute().push_back(task);
+        continue;
+      }
       const KernelLabel& label = p.labels[task.id];
-      if (label.phase != Phase::Forward && label.phase != Phase::Backward) continue;
-      const auto it = at.find({label.op, label.phase == Phase::Backward, label.kernel});
-      if (it == at.end()) continue;
-      for (const TpSync* sync : it->second) add(role, sync->kind, sync->bytes, sync->op);
+      if (label.phase != Phase::Forward && label.phase != Phase::Backward) {
+        tasks.compute().push_back(task);
+        continue;
+      }
+      for (const TpSync* sync : syncs_at(at, label, true))
+        tasks.issue(add(role, sync->kind, sync->bytes, sync->op), *sync);
+      tasks.kernel_ran(task, label);
+      for (const TpSync* sync : syncs_at(at, label, false))
+        tasks.issue(add(role, sync->kind, sync->bytes, sync->op), *sync);
     }
     if (!synced) sync_gradients();
     if (k != specs.size()) throw InternalError("a group's ranks issue different collectives");
-    stream.tasks = sim::TaskList::with_own_collectives(std::move(tasks), own);
+    stream.tasks = sim::TaskList::with_own_collectives(std::move(tasks.compute()), own);
+    std::vector<sim::Task> tp = tasks.tp();
+    if (!tp.empty()) gpu.streams.push_back({"tensor-parallel", std::move(tp)});  // `stream` moves
   }
   return specs;
 }
@@ -215,27 +288,59 @@ std::vector<GradientSync> gradient_syncs(const StepProgram& p, std::span<const T
 class GroupInserter {
  public:
   GroupInserter(StepProgram& p, std::span<const TpSync> syncs, CollectiveRole role) : p_(p), role_(role) {
-    for (const TpSync& s : syncs) at_[{s.op, s.backward, s.after}].push_back(&s);
+    for (const TpSync& s : syncs) {
+      at_[{s.op, s.backward, s.after}].push_back(&s);
+      overlapped_ = overlapped_ || s.overlap > 0;
+    }
+  }
+  // Before any insert: the events of the overlapped collectives (TpSync::overlap) of every compute
+  // list in `lists`, laid out alike for lists that read one (events_alike), so that a group whose
+  // ranks read an earlier group's lists reads its result shifted; else each list's own.
+  void plan_events(const std::vector<sim::TaskList*>& lists) {
+    if (!overlapped_) return;
+    for (const SharedGroup& g : shared_groups(lists)) {
+      const std::uint64_t n = 2 * overlapped_in(*g.lists[0]);
+      const std::optional<GroupEvents> e = events_alike(g, p_.event_count, n);
+      if (e && p_.event_count + e->added <= UINT32_MAX) {
+        p_.event_count = static_cast<std::uint32_t>(p_.event_count + e->added);
+        for (std::size_t k = 0; k < g.lists.size(); ++k) events_[g.lists[k]] = {*e, g.event_shift[k]};
+        continue;
+      }
+      for (sim::TaskList* list : g.lists) {
+        if (p_.event_count + n > UINT32_MAX)
+          throw InputError("tensor parallel: more events than an index holds");
+        events_[list] = {{p_.event_count, std::max<std::uint64_t>(n, 1), std::max<std::uint64_t>(n, 1), n},
+                         0};
+        apart_.insert(list);
+        p_.event_count = static_cast<std::uint32_t>(p_.event_count + n);
+      }
+    }
   }
   void insert(const std::vector<int>& group, const GradientSync& gradients = {}) {
     std::vector<sim::TaskList*> lists;
     std::vector<const void*> key;
+    std::vector<const RankEvents*> events;
     bool shared = true;
     for (const int g : group) {
       lists.push_back(&compute_stream_of(p_.gpus[static_cast<std::size_t>(g)]).tasks);
       key.push_back(lists.back()->same_tasks());
-      shared = shared && lists.back()->is_shared() && free_(*lists.back());
+      shared = shared && lists.back()->is_shared() && free_(*lists.back()) && !apart_.contains(lists.back());
+      const auto e = events_.find(lists.back());
+      events.push_back(e == events_.end() ? nullptr : &e->second);
     }
     const auto it = shared ? done_.find(key) : done_.end();
     if (it == done_.end() || !shifts_up(it->second, lists)) {
-      Done d{{}, {}, {}, {}};
+      Done d{{}, {}, {}, {}, {}};
       for (const sim::TaskList* list : lists) {
         d.event_shift.push_back(list->event_shift());
         if (shared) d.kept.push_back(*list);
       }
-      d.specs = insert_replica(p_, at_, group, role_, gradients);
-      for (const int g : group)
-        d.result.push_back(&compute_stream_of(p_.gpus[static_cast<std::size_t>(g)]).tasks);
+      d.specs = insert_replica(p_, at_, group, role_, gradients, events);
+      for (const int g : group) {
+        sim::GpuProgram& gpu = p_.gpus[static_cast<std::size_t>(g)];
+        d.result.push_back(&compute_stream_of(gpu).tasks);
+        d.tp.push_back(overlapped_ ? &gpu.streams.back().tasks : nullptr);
+      }
       if (shared) done_.try_emplace(std::move(key), std::move(d));
       return;
     }
@@ -249,9 +354,12 @@ class GroupInserter {
     const std::uint32_t shift = d.specs.empty() ? 0 : first - d.specs.front();
     for (std::size_t r = 0; r < lists.size(); ++r) {
       const std::vector<sim::Task> own = lists[r]->own_collectives();  // not the earlier group's
-      *lists[r] =
-          sim::TaskList::shifted_from(*d.result[r], lists[r]->event_shift() - d.event_shift[r], shift);
+      const std::uint32_t event_shift = lists[r]->event_shift() - d.event_shift[r];
+      *lists[r] = sim::TaskList::shifted_from(*d.result[r], event_shift, shift);
       lists[r]->set_own_collectives(own);
+      if (d.tp[r] != nullptr)  // `lists[r]` moves
+        p_.gpus[static_cast<std::size_t>(group[r])].streams.push_back(
+            {"tensor-parallel", sim::TaskList::shifted_from(*d.tp[r], event_shift, shift)});
     }
   }
 
@@ -261,7 +369,20 @@ class GroupInserter {
     std::vector<std::uint32_t> event_shift;      // [rank]: its list's before insertion
     std::vector<sim::TaskList*> result;          // [rank]: its list after
     std::vector<sim::TaskList> kept;             // [rank]: its list before, kept (see CollectiveFree)
+    std::vector<sim::TaskList*> tp;              // [rank]: its TP stream (null: none)
   };
+  // How many overlapped collectives a compute list issues (its kernels are read unshifted).
+  std::uint64_t overlapped_in(const sim::TaskList& list) const {
+    std::uint64_t n = 0;
+    for (const sim::Task& t : list.stored()) {
+      if (t.kind != sim::TaskKind::Kernel || t.id >= p_.labels.size()) continue;
+      const KernelLabel& label = p_.labels[t.id];
+      if (label.phase != Phase::Forward && label.phase != Phase::Backward) continue;
+      for (const bool before : {true, false})
+        for (const TpSync* sync : syncs_at(at_, label, before)) n += sync->overlap > 0 ? 1 : 0;
+    }
+    return n;
+  }
   static bool shifts_up(const Done& d, const std::vector<sim::TaskList*>& lists) {
     for (std::size_t r = 0; r < lists.size(); ++r)
       if (lists[r]->event_shift() < d.event_shift[r]) return false;
@@ -272,6 +393,9 @@ class GroupInserter {
   std::map<SyncKey, std::vector<const TpSync*>> at_;
   CollectiveFree free_;
   std::map<std::vector<const void*>, Done> done_;  // by the tasks each rank read; only looked up
+  bool overlapped_ = false;                        // any TpSync::overlap
+  std::map<const sim::TaskList*, RankEvents> events_;  // by compute list (plan_events); only looked up
+  std::set<const sim::TaskList*> apart_;               // lists whose events are their own
 };
 
 // One replica: each TP rank's gradient "collective" has itself alone; the flat-buffer copies around
@@ -304,6 +428,13 @@ void apply_tensor_parallel(StepProgram& p, std::span<const TpSync> syncs, int tp
       p, tp, [](const CollectiveSpec&) { return true; }, [tp](int w) { return w % tp; });
   const std::vector<GradientSync> per_stage = gradient_syncs(p, gradients, gpu_of_worker);
   GroupInserter inserter(p, syncs, CollectiveRole::TensorParallel);
+  std::vector<sim::TaskList*> lists;  // every compute stream of a TP group, in place for good
+  for (sim::GpuProgram& gpu : p.gpus) {
+    if (gpu.streams.empty()) continue;
+    gpu.streams.reserve(gpu.streams.size() + 1);  // a TP stream beside it
+    lists.push_back(&compute_stream_of(gpu).tasks);
+  }
+  inserter.plan_events(lists);
   for (int q = 0; q < p.dp / tp; ++q) {
     build_tick(progress, "the TP groups' collectives", static_cast<std::uint64_t>(q),
                static_cast<std::uint64_t>(p.dp / tp), "replicas");
