@@ -7,11 +7,15 @@
 #include <algorithm>
 #include <string>
 
+#include "analysis/run/scenario_run.h"
 #include "analysis/step/step_series.h"
 #include "analysis/trace/step_trace.h"
 #include "analysis_step_trace_check.h"
+#include "scenarios/loader/resolve.h"
+#include "scenarios/loader/scenario.h"
 #include "sim/error.h"
 #include "sim/time_window.h"
+#include "tests/paths/paths.h"
 #include "topology/preset_registry.h"
 #include "workloads/comm/comm_plan.h"
 #include "workloads/generators/profile_gen.h"
@@ -130,6 +134,39 @@ TEST_CASE("step trace: every GPU on request, a list or a detail that needs every
           "does not send); the untraced run simulates 8 of these 16 GPUs, where its fold holds (by its "
           "estimate about 25128 events, against about 50096 in full)");
   }
+}
+
+TEST_CASE("step trace: with no GPUs alike, a step whose collectives fold untraced says so") {
+  // Llama 3 8B at tp 8 on one DGX H100 (two layers): no two GPUs are alike in program and machine, so
+  // untraced every GPU is simulated too, but the tensor-parallel collectives fold onto representative
+  // ranks, bounded; the trace records every message, so it runs them in full. It said "the untraced
+  // run simulates every GPU too" alone, where the figures differed by picoseconds and the critical
+  // GPU by a tie (review7: 426,930.733 us and GPU 0 against 426,930.723 us and GPU 5).
+  const std::vector<std::string> sets = {"workload.model.layers_simulated=2"};
+  const scenarios::ResolvedScenario resolved = scenarios::resolve(
+      scenarios::load_scenario(HYBRIDSIM_SOURCE_DIR + "/scenarios/llm/llama3-8b-dgx-h100-tp8.yaml", sets));
+  const analysis::StepSetup setup = analysis::step_setup(resolved);  // points into `resolved`
+  const analysis::StepResult untraced = analysis::simulate_step(setup);
+  REQUIRE(untraced.simulation.strategy == "every GPU simulated");
+  REQUIRE(untraced.simulation.folded > 0);
+  TempDir dir;
+  analysis::StepTraceSummary summary;
+  const analysis::StepResult traced =
+      analysis::simulate_step_with_trace(setup, dir.path / "t.json", {}, &summary);
+  CHECK(traced.simulation.folded == 0);
+  CHECK(traced.events > untraced.events);
+  // Folded, a collective's ranks finish no earlier than in full (sim/README.md, "Folding"): the
+  // untraced step is as late or later, by a few ns (its stated bound, the largest collective's own,
+  // is passed by the chain of them: MEASUREMENTS, the lead's section of 2026-12-07 09:47).
+  CHECK(untraced.step_time >= traced.step_time);
+  CHECK(untraced.step_time - traced.step_time < sim::Time::ns(100));
+  CHECK(summary.shows.starts_with(
+      "every GPU (no GPUs alike in program and machine: the untraced run simulates every GPU too, but folds "
+      "the collectives that fold, which this trace runs in full to record their messages (by its estimate "
+      "about "));
+  CHECK(summary.shows.ends_with(
+      "in full): where that fold is bounded its figures may be later than these (each folded collective by "
+      "at most the bound it states) and its critical GPU another of a tie)"));
 }
 
 TEST_CASE("step trace: a window that starts after the step is refused and leaves no file") {
