@@ -1,6 +1,7 @@
 // The short text summary of a resolved scenario: what a run summary prints and a trace records.
 // Each scenario key's value is shown as its binding writes it back (key_text, key_binding.h).
 #include <algorithm>
+#include <cstdio>
 
 #include "scenarios/loader/key_binding.h"
 #include "scenarios/loader/resolve.h"
@@ -65,6 +66,20 @@ std::optional<std::pair<std::string, std::string>> profile_gpu_note(const Resolv
                                                  " is not in the GPU table, whose memory bandwidth prices "
                                                  "them (communication.gradient_copies)"
                                            : std::string())};
+}
+
+// A capacity_factor below 1 drops tokens (every expert gets its even share, so each drops the same
+// share); the run's tokens/s counts them as trained and its MFU leaves their experts' FLOPs out
+// (workloads::layer_forward_flop), which the output did not say.
+std::optional<std::string> token_dropping_note(const ResolvedScenario& r) {
+  if (!r.transformer || r.transformer->dropped_token_share <= 0) return std::nullopt;
+  char share[64], kept[64];
+  std::snprintf(share, sizeof share, "%.3g%%", r.transformer->dropped_token_share * 100);
+  std::snprintf(kept, sizeof kept, "%.3g%%", (1 - r.transformer->dropped_token_share) * 100);
+  return "capacity_factor " + key_text(r.scenario, "workload.model.capacity_factor") + ": " + share +
+         " of the tokens routed to each MoE layer's experts are dropped (they skip their experts, the "
+         "residual carries them); tokens/s counts them, model FLOPs and MFU count only the " +
+         kept + " of the experts' FLOPs that run";
 }
 
 }  // namespace
@@ -145,6 +160,7 @@ std::vector<std::pair<std::string, std::string>> key_settings(const ResolvedScen
   if (step.ep.ep > 1)
     if (std::string note = workloads::all_to_all_protocol_note(c.protocol); !note.empty())
       out.emplace_back("expert all-to-alls", std::move(note));
+  if (auto note = token_dropping_note(r)) out.emplace_back("token dropping", std::move(*note));
   if (const workloads::Gpu* gpu = workloads::find_gpu(meta.gpu))
     out.emplace_back("GPU sharing", std::string(gpu->name) + ": " + std::to_string(gpu->sms) + " SMs, " +
                                         sim::format_bandwidth(gpu->memory_bandwidth) + "; contention " +
