@@ -196,9 +196,9 @@ TEST_CASE("planner: requests from names, and their errors") {
                        doctest::Contains("--model \"resnet\": unknown; expected"), InputError);
   // A name that reads as a path and is no file was "unknown" too: it is refused as run refuses a
   // missing scenario, with the reason; a file that is not a profile has its own error.
-  CHECK_THROWS_WITH_AS(
-      analysis::make_plan_request({.model = "/nonexistent.yaml"}),
-      "--model: cannot open profile file \"/nonexistent.yaml\": No such file or directory", InputError);
+  CHECK_THROWS_WITH_AS(analysis::make_plan_request({.model = "/nonexistent.yaml"}),
+                       "--model: cannot open profile file \"/nonexistent.yaml\": No such file or directory",
+                       InputError);
   CHECK_THROWS_WITH_AS(analysis::make_plan_request({.model = "nonexistent.csv"}),
                        doctest::Contains("\"nonexistent.csv\": No such file or directory"), InputError);
   CHECK_THROWS_WITH_AS(analysis::make_plan_request({.model = "no/such/profile"}),

@@ -406,9 +406,10 @@ TEST_CASE("run: a profile recorded on a GPU not in the table says its gradient c
   const std::string custom_off =
       note_of("parallelism: {dp: 2}\ncommunication: {gradient_copies: off}\n", "topology: two.yaml");
   std::filesystem::remove_all(folder);
-  CHECK(custom == "the profile was recorded on V200, on a custom topology (which names no GPU): its kernel "
-                  "times are replayed as recorded; its gradient copies are left out: V200 is not in the GPU "
-                  "table, whose memory bandwidth prices them (communication.gradient_copies)");
+  CHECK(custom ==
+        "the profile was recorded on V200, on a custom topology (which names no GPU): its kernel "
+        "times are replayed as recorded; its gradient copies are left out: V200 is not in the GPU "
+        "table, whose memory bandwidth prices them (communication.gradient_copies)");
   CHECK(custom_off == "(none)");  // nothing left out, and no preset's GPU to differ from
   CHECK(
       dp8.ends_with("; its gradient copies are left out: V200 is not in the GPU table, whose memory "

@@ -197,8 +197,7 @@ std::int64_t layer_forward_flop(const TransformerModel& m, std::int64_t b) {
   // The routed tokens past an expert's capacity skip it (dropped_token_share): not computed, so not
   // counted; at capacity_factor >= 1 the integer count is exact, as before.
   std::int64_t experts = 2 * b * s * m.top_k * mlp;
-  if (m.capacity_factor < 1)
-    experts = std::llround(static_cast<double>(experts) * m.capacity_factor);
+  if (m.capacity_factor < 1) experts = std::llround(static_cast<double>(experts) * m.capacity_factor);
   return 2 * b * s * (2 * h * h + 2 * h * kv + h * m.experts) + experts + 4 * b * s * s * h;
 }
 
