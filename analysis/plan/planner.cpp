@@ -11,6 +11,7 @@
 #include "analysis/study/study_config.h"
 #include "analysis/study/study_report.h"
 #include "sim/error.h"
+#include "sim/yaml/input_file.h"
 #include "sim/yaml/schema.h"
 #include "topology/preset_registry.h"
 #include "workloads/generators/gpu_choice.h"
@@ -495,7 +496,21 @@ void refuse_ib_bandwidth_on_one_machine(const std::string& text, const ClusterSp
 
 namespace {
 
+// A name that reads as a path: a folder in it, or a file's suffix.
+bool looks_like_path(const std::string& model) {
+  for (const char* suffix : {".yaml", ".yml", ".csv", ".json"})
+    if (model.ends_with(suffix)) return true;
+  return model.find('/') != std::string::npos;
+}
+
 InputError unknown_model(const PlanCommandOptions& o) {
+  // `plan -m /nonexistent.yaml` said the model was "unknown": a path that is not a file is refused
+  // with why it cannot be read, in run's and study's words (read_input_file's).
+  if (looks_like_path(o.model)) try {
+      (void)yaml::read_input_file(o.model, "profile file");
+    } catch (const InputError& e) {
+      return InputError(o.spelling.name("model") + ": " + e.what());
+    }
   auto names = workloads::builtin_profile_names();
   for (const auto& name : workloads::transformer_model_names()) names.push_back(name);
   // Python's plan() has no transformer planner (the command line's plan_llm_command runs it).

@@ -39,10 +39,11 @@ RunSummary run_summary(const ScenarioRun& run, const scenarios::Scenario& scenar
   RunSummary s;
   std::vector<std::pair<std::string, std::string>> context = {{"scenario", scenario_title(scenario)}};
   // The GPU and precision when they are not the V100 FP32 every older scenario runs on, a profile
-  // recorded on another GPU than the preset's, and expert all-to-alls that ran another protocol than
-  // communication.protocol fixed.
+  // recorded on another GPU than the preset's, expert all-to-alls that ran another protocol than
+  // communication.protocol fixed, and the tokens a capacity_factor below 1 drops.
   for (const auto& kv : run.context)
-    if (kv.first == "GPU, precision" || kv.first == "GPU mismatch" || kv.first == "expert all-to-alls")
+    if (kv.first == "GPU, precision" || kv.first == "GPU mismatch" || kv.first == "expert all-to-alls" ||
+        kv.first == "token dropping")
       context.push_back(kv);
   s.table = step_summary_table(run.step, context);
   const auto metrics = run_metrics(run);

@@ -1,6 +1,7 @@
 // The short text summary of a resolved scenario: what a run summary prints and a trace records.
 // Each scenario key's value is shown as its binding writes it back (key_text, key_binding.h).
 #include <algorithm>
+#include <cstdio>
 
 #include "scenarios/loader/key_binding.h"
 #include "scenarios/loader/resolve.h"
@@ -28,16 +29,38 @@ std::string link_overrides(const Scenario& s) {
   return out;
 }
 
+// DDP's bucket copies are priced at the recorded GPU's memory bandwidth (step_program_layout.cpp):
+// a GPU the table does not know leaves them out, which the step said nothing of.
+bool gradient_copies_left_out(const ResolvedScenario& r) {
+  const Scenario& s = r.scenario;
+  return workloads::find_gpu(r.profile.meta.gpu) == nullptr && s.communication.gradient_copies &&
+         s.parallelism.dp > 1 && !r.profile.has_recorded_buckets();
+}
+
+std::string copies_left_out_text(const ResolvedScenario& r) {
+  return "its gradient copies are left out: " + r.profile.meta.gpu +
+         " is not in the GPU table, whose memory bandwidth prices them (communication.gradient_copies)";
+}
+
 // Kernel times for another GPU than the preset's: a preset of another part of the chip whose kernels
 // run (pcie-server's V100-PCIE-16GB, dgx2's V100-SXM3-32GB: the V100-SXM2-16GB's kernels, under
 // workload.gpu auto or v100 alike, as plan and study say it) ran them unscaled without a word; and
 // under workload.gpu: auto (the preset's GPU for a built-in network) a profile file recorded on
 // another GPU is replayed as recorded. Say so, for a transformer too (its cost model prices the
 // V100-SXM2-16GB there, "calibrated on one GPU of this kind"). A GPU named by workload.gpu that is not
-// the preset's says so too (named_gpu_note).
+// the preset's says so too (named_gpu_note). A custom topology names no GPU, so nothing mismatches,
+// but a profile recorded on a GPU the table does not know loses its gradient copies there too: the
+// early return for it said nothing of them (moecap).
 std::optional<std::pair<std::string, std::string>> profile_gpu_note(const ResolvedScenario& r) {
   const Scenario& s = r.scenario;
-  if (s.cluster.preset.empty()) return std::nullopt;
+  if (s.cluster.preset.empty()) {
+    if (!gradient_copies_left_out(r)) return std::nullopt;
+    return std::pair<std::string, std::string>{
+        "GPU mismatch", "the profile was recorded on " + r.profile.meta.gpu +
+                            ", on a custom topology (which names no GPU): its kernel times are replayed as "
+                            "recorded; " +
+                            copies_left_out_text(r)};
+  }
   if (auto note = workloads::preset_part_note(s.cluster.preset, r.profile.meta.gpu, s.workload.compute_speed))
     return std::pair<std::string, std::string>{"GPU mismatch", std::move(*note)};
   if (s.workload.gpu_choice.gpu) {
@@ -50,21 +73,27 @@ std::optional<std::pair<std::string, std::string>> profile_gpu_note(const Resolv
   if (s.workload.profile.empty() ||
       workloads::find_gpu(preset->gpu) == workloads::find_gpu(r.profile.meta.gpu))
     return std::nullopt;
-  // DDP's bucket copies are priced at the recorded GPU's memory bandwidth (step_program_layout.cpp):
-  // a GPU the table does not know leaves them out, which the step said nothing of.
-  const bool copies_left_out = workloads::find_gpu(r.profile.meta.gpu) == nullptr &&
-                               s.communication.gradient_copies && s.parallelism.dp > 1 &&
-                               !r.profile.has_recorded_buckets();
   return std::pair<std::string, std::string>{
       "GPU mismatch", "the profile was recorded on " + r.profile.meta.gpu + ", but " + s.cluster.preset +
                           " has " + std::string(preset->gpu) +
                           ": its kernel times are replayed as recorded " +
                           "(workload.gpu: auto does not convert a profile file), and memory is checked " +
                           "against " + (r.gpu_capacity ? r.gpu_capacity->source : std::string("nothing")) +
-                          (copies_left_out ? "; its gradient copies are left out: " + r.profile.meta.gpu +
-                                                 " is not in the GPU table, whose memory bandwidth prices "
-                                                 "them (communication.gradient_copies)"
-                                           : std::string())};
+                          (gradient_copies_left_out(r) ? "; " + copies_left_out_text(r) : std::string())};
+}
+
+// A capacity_factor below 1 drops tokens (every expert gets its even share, so each drops the same
+// share); the run's tokens/s counts them as trained and its MFU leaves their experts' FLOPs out
+// (workloads::layer_forward_flop), which the output did not say.
+std::optional<std::string> token_dropping_note(const ResolvedScenario& r) {
+  if (!r.transformer || r.transformer->dropped_token_share <= 0) return std::nullopt;
+  char share[64], kept[64];
+  std::snprintf(share, sizeof share, "%.3g%%", r.transformer->dropped_token_share * 100);
+  std::snprintf(kept, sizeof kept, "%.3g%%", (1 - r.transformer->dropped_token_share) * 100);
+  return "capacity_factor " + key_text(r.scenario, "workload.model.capacity_factor") + ": " + share +
+         " of the tokens routed to each MoE layer's experts are dropped (they skip their experts, the "
+         "residual carries them); tokens/s counts them, model FLOPs and MFU count only the " +
+         kept + " of the experts' FLOPs that run";
 }
 
 }  // namespace
@@ -145,6 +174,7 @@ std::vector<std::pair<std::string, std::string>> key_settings(const ResolvedScen
   if (step.ep.ep > 1)
     if (std::string note = workloads::all_to_all_protocol_note(c.protocol); !note.empty())
       out.emplace_back("expert all-to-alls", std::move(note));
+  if (auto note = token_dropping_note(r)) out.emplace_back("token dropping", std::move(*note));
   if (const workloads::Gpu* gpu = workloads::find_gpu(meta.gpu))
     out.emplace_back("GPU sharing", std::string(gpu->name) + ": " + std::to_string(gpu->sms) + " SMs, " +
                                         sim::format_bandwidth(gpu->memory_bandwidth) + "; contention " +

@@ -506,7 +506,8 @@ ResolvedScenario resolve(const Scenario& s, sim::WorkProgress* progress, MemoryF
                                      s.parallelism.pp,
                                      std::move(by_stage),
                                      model_slice(s, t, r.step.accumulation),
-                                     speed};
+                                     speed,
+                                     workloads::dropped_token_share(t.step.config.model)};
   }
   refuse_ll128_where_off(s, r);
   return r;

@@ -49,6 +49,9 @@ struct TransformerFacts {
   // simulated have the peak above times it (a product kept in double: speeds up to 1000 × 1000 times
   // an H100's 1e15 pass int64).
   double speed = 1;
+  // A mixture of experts' routed tokens that skip their experts at capacity_factor < 1
+  // (workloads::dropped_token_share): the run says so, as model FLOPs leave their experts out.
+  double dropped_token_share = 0;
 };
 
 // The step's configuration (placement, mapping, options; compute_scale = 1 / compute_speed) with

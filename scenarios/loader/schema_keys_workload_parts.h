@@ -181,7 +181,8 @@ inline constexpr ScenarioKey kWorkload[] = {
       .min = 0.01,
       .max = 1000,
       .help = "Tokens an expert takes, relative to its even share tokens x top_k / experts (the "
-              "experts' GEMMs run on that many; the all-to-alls carry them)."},
+              "experts' GEMMs run on that many; the all-to-alls carry them). Below 1 the rest skip "
+              "their experts (dropped; model FLOPs and MFU leave them out)."},
      bind_unless_default<
          Member<&Scenario::workload, &WorkloadSettings::model, &TransformerSettings::capacity_factor>>()},
 };

@@ -4,6 +4,7 @@
 // located errors of bad input.
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <set>
 #include <string>
@@ -308,4 +309,41 @@ TEST_CASE("expert parallel: a fixed LL128 or LL is said not to reach the all-to-
             .protocol == sim::Protocol::Simple);
   CHECK(planner.plan({.op = sim::CollectiveOp::AllReduce, .size = sim::Bytes::mib(64), .members = gpus})
             .protocol == sim::Protocol::LL128);
+}
+
+TEST_CASE("mixture of experts: the tokens past capacity are dropped, said so and not counted in MFU") {
+  // Below capacity 1 each expert runs capacity × its share of the routed tokens; the rest skip it.
+  // Model FLOPs counted all top_k experts of every token, so MFU rose as capacity fell (25.5% at 1,
+  // 39.6% at 0.01 on one DGX H100: MEASUREMENTS.md, hunt7). The experts' part, 2·s·top_k·3·h·f a
+  // sequence, now counts min(1, capacity) of itself; the padding above 1 was never counted.
+  TransformerModel m = named_transformer("mixtral-8x7b");
+  const std::int64_t s = 4096, h = 4096, f = 14336;
+  const std::int64_t experts = 2 * s * 2 * 3 * h * f, full = layer_forward_flop(m, 1);
+  for (const double capacity : {0.5, 0.1, 1.25}) {
+    CAPTURE(capacity);
+    m.capacity_factor = capacity;
+    const double kept = std::min(capacity, 1.0);
+    CHECK(layer_forward_flop(m, 1) == full - experts + std::llround(static_cast<double>(experts) * kept));
+    CHECK(dropped_token_share(m) == doctest::Approx(1 - kept));
+  }
+  CHECK(dropped_token_share(named_transformer("llama3-8b")) == 0);
+  // The run says it, in its summary's table and settings, and MFU counts what runs.
+  const auto run_at = [](const std::string& capacity) {
+    const scenarios::ResolvedScenario r = scenarios::resolve(scenarios::parse_scenario(
+        "cluster: {preset: dgx-h100}\nworkload: {network: mixtral-8x7b, model: {layers_simulated: 1, "
+        "capacity_factor: " +
+            capacity + "}}\nparallelism: {dp: 8, ep: 8}\n",
+        "c.yaml"));
+    return std::pair{r.transformer->mfu_flop_per_micro_batch,
+                     analysis::run_summary(analysis::run_scenario(r, {}), r.scenario).table};
+  };
+  const auto [at_one, table_one] = run_at("1");
+  const auto [at_half, table_half] = run_at("0.5");
+  // One layer, forward and backward (3 forwards): half the experts' FLOPs are gone.
+  CHECK(at_one - at_half == doctest::Approx(3.0 * static_cast<double>(experts) / 2).epsilon(1e-12));
+  CHECK(table_one.find("token dropping") == std::string::npos);
+  CHECK(table_half.find("  token dropping ") != std::string::npos);
+  CHECK(table_half.find("capacity_factor 0.5: 50% of the tokens routed to each MoE layer's experts are "
+                        "dropped") != std::string::npos);
+  CHECK(table_half.find("MFU count only the 50% of the experts' FLOPs that run") != std::string::npos);
 }

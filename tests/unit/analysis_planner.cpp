@@ -194,6 +194,17 @@ TEST_CASE("planner: requests from names, and their errors") {
   CHECK(analysis::plan_mp_values(r) == std::vector<int>{1, 2, 4, 8});
   CHECK_THROWS_WITH_AS(analysis::make_plan_request({.model = "resnet"}),
                        doctest::Contains("--model \"resnet\": unknown; expected"), InputError);
+  // A name that reads as a path and is no file was "unknown" too: it is refused as run refuses a
+  // missing scenario, with the reason; a file that is not a profile has its own error.
+  CHECK_THROWS_WITH_AS(analysis::make_plan_request({.model = "/nonexistent.yaml"}),
+                       "--model: cannot open profile file \"/nonexistent.yaml\": No such file or directory",
+                       InputError);
+  CHECK_THROWS_WITH_AS(analysis::make_plan_request({.model = "nonexistent.csv"}),
+                       doctest::Contains("\"nonexistent.csv\": No such file or directory"), InputError);
+  CHECK_THROWS_WITH_AS(analysis::make_plan_request({.model = "no/such/profile"}),
+                       doctest::Contains("\"no/such/profile\": No such file or directory"), InputError);
+  CHECK_THROWS_WITH_AS(analysis::make_plan_request({.model = "/"}),
+                       "--model: cannot open profile file \"/\": is a directory", InputError);
   CHECK_THROWS_WITH_AS(analysis::make_plan_request({.model = "gnmt", .cluster = "ideal-ring"}),
                        doctest::Contains("ideal-ring"), InputError);
   CHECK_THROWS_WITH_AS(analysis::make_plan_request({.model = "gnmt", .objective = "speed"}),

@@ -388,8 +388,11 @@ TEST_CASE("run: a profile recorded on a GPU not in the table says its gradient c
     std::ofstream out(folder / "gnmt-v200.yaml");
     workloads::save_profile(profile, out);
   }
-  const auto note_of = [&](const std::string& more) {
-    const std::string text = "cluster: {preset: dgx1-v100}\nworkload: {profile: gnmt-v200.yaml}\n" + more;
+  // A custom topology (no preset, so no GPU of its own): the note returned before it said anything.
+  std::ofstream(folder / "two.yaml") << "nodes: [{name: GPU0, kind: gpu}, {name: GPU1, kind: gpu}]\n"
+                                        "links: [{a: GPU0, b: GPU1, kind: nvlink, bandwidth: 25 GB/s}]\n";
+  const auto note_of = [&](const std::string& more, const std::string& cluster = "preset: dgx1-v100") {
+    const std::string text = "cluster: {" + cluster + "}\nworkload: {profile: gnmt-v200.yaml}\n" + more;
     const auto settings =
         scenarios::key_settings(scenarios::resolve(scenarios::parse_scenario(text, "u.yaml", {}, folder)));
     const auto note = std::find_if(settings.begin(), settings.end(),
@@ -399,7 +402,15 @@ TEST_CASE("run: a profile recorded on a GPU not in the table says its gradient c
   const std::string dp8 = note_of("parallelism: {dp: 8}\n");
   const std::string off = note_of("parallelism: {dp: 8}\ncommunication: {gradient_copies: off}\n");
   const std::string one = note_of("parallelism: {dp: 1}\n");
+  const std::string custom = note_of("parallelism: {dp: 2}\n", "topology: two.yaml");
+  const std::string custom_off =
+      note_of("parallelism: {dp: 2}\ncommunication: {gradient_copies: off}\n", "topology: two.yaml");
   std::filesystem::remove_all(folder);
+  CHECK(custom ==
+        "the profile was recorded on V200, on a custom topology (which names no GPU): its kernel "
+        "times are replayed as recorded; its gradient copies are left out: V200 is not in the GPU "
+        "table, whose memory bandwidth prices them (communication.gradient_copies)");
+  CHECK(custom_off == "(none)");  // nothing left out, and no preset's GPU to differ from
   CHECK(
       dp8.ends_with("; its gradient copies are left out: V200 is not in the GPU table, whose memory "
                     "bandwidth prices them (communication.gradient_copies)"));

@@ -193,8 +193,16 @@ std::int64_t transformer_parameters(const TransformerModel& m) {
 std::int64_t layer_forward_flop(const TransformerModel& m, std::int64_t b) {
   const std::int64_t h = m.hidden, s = m.sequence, kv = m.kv_heads * (h / m.heads);
   const std::int64_t mlp = (m.ffn == FfnKind::Swiglu ? 3 : 2) * h * m.ffn_hidden;
-  const std::int64_t active = m.is_moe() ? m.top_k * mlp + h * m.experts : mlp;
-  return 2 * b * s * (2 * h * h + 2 * h * kv + active) + 4 * b * s * s * h;
+  if (!m.is_moe()) return 2 * b * s * (2 * h * h + 2 * h * kv + mlp) + 4 * b * s * s * h;
+  // The routed tokens past an expert's capacity skip it (dropped_token_share): not computed, so not
+  // counted; at capacity_factor >= 1 the integer count is exact, as before.
+  std::int64_t experts = 2 * b * s * m.top_k * mlp;
+  if (m.capacity_factor < 1) experts = std::llround(static_cast<double>(experts) * m.capacity_factor);
+  return 2 * b * s * (2 * h * h + 2 * h * kv + h * m.experts) + experts + 4 * b * s * s * h;
+}
+
+double dropped_token_share(const TransformerModel& m) {
+  return m.is_moe() && m.capacity_factor < 1 ? 1 - m.capacity_factor : 0;
 }
 
 std::int64_t logits_forward_flop(const TransformerModel& m, std::int64_t b) {

@@ -109,8 +109,12 @@ std::int64_t transformer_parameters(const TransformerModel& model);
 // Forward FLOPs of one layer for `batch` samples: 2 per multiply-add of every GEMM, attention's
 // scores and weighted sum 2·2·b·s²·h (no causal halving, as Narayanan et al. count). A mixture of
 // experts counts the router and top_k experts' MLPs per token (the active parameters; the capacity
-// factor's padding is not model FLOPs).
+// factor's padding is not model FLOPs), times min(1, capacity_factor): the tokens an expert drops
+// are not computed, so not counted (Megatron-LM counts them; MFU would rise as capacity falls).
 std::int64_t layer_forward_flop(const TransformerModel& model, std::int64_t batch);
+// The share of each MoE layer's routed tokens that its experts drop, with every expert getting its
+// even share (load imbalance is not modelled): 1 - capacity_factor below 1, else 0 (and 0 dense).
+double dropped_token_share(const TransformerModel& model);
 // Forward FLOPs of the output layer (logits): 2·b·s·h·V.
 std::int64_t logits_forward_flop(const TransformerModel& model, std::int64_t batch);
 // Model FLOPs of one training iteration of `batch` samples as Narayanan et al. (arXiv 2104.04473)
