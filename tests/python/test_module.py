@@ -155,6 +155,27 @@ def test_bad_input_raises_a_located_scenario_error_with_the_clis_message(cli, tm
     assert isinstance(e, ValueError)
 
 
+# A YAML syntax error names no field, but its place as any other refusal does: file, line and column
+# were None for it, though the message leads with them.
+@pytest.mark.parametrize("text, line, column", [
+    ("cluster: {preset: dgx1-v100}\nworkload: {network: gnmt}\nparallelism: {dp: [}\n", 3, 20),
+    ("cluster: {preset: dgx1-v100}\nworkload: {network: gnmt}\nparallelism:\n  dp: 8\n  dp: 4\n", 5, 3),
+])
+def test_a_yaml_syntax_error_is_located_without_a_field(cli, tmp_path, text, line, column):
+    bad = tmp_path / "bad.yaml"
+    bad.write_text(text)
+    printed = cli("run", str(bad), "-q")
+    assert printed.returncode == 1 and f"{bad}:{line}:{column}: invalid YAML: " in printed.stderr
+    with pytest.raises(hybridsim.ScenarioError) as caught:
+        hybridsim.run(str(bad))
+    e = caught.value
+    assert printed.stderr == f"hybridsim run: error: {e.message}\n"
+    assert (e.file, e.line, e.column, e.field) == (str(bad), line, column, None)
+    with pytest.raises(hybridsim.ScenarioError) as caught:
+        hybridsim.run(text)
+    assert (caught.value.file, caught.value.line, caught.value.column) == ("<text>", line, column)
+
+
 def test_an_unknown_preset_in_an_overlay_is_a_scenario_error():
     with pytest.raises(hybridsim.ScenarioError, match="cluster.preset"):
         hybridsim.run(GNMT_DP8, set={"cluster.preset": "dgx-none"})

@@ -51,12 +51,13 @@ class HybridsimError(Exception):
 class ScenarioError(HybridsimError, ValueError):
     """Bad input, located as the command line locates it: `file:line:column: field: what`.
 
-    `file`, `line`, `column` and `field` are None where the message names no such place (an option).
+    `file`, `line`, `column` and `field` are None where the message names no such place (an option);
+    a YAML syntax error (`bad.yaml:3:20: invalid YAML: ...`) has its place and no field.
     A refused overlay (`set=`, a typed section) is located by how it was written instead: `given`
     is that text (`communication=Communication(bucket_size='0 B')`, `set={'dp': 0}`) and `field` the
     key the library refused (`communication.bucket_size`), as a file's refusal names them."""
 
-    _located = re.compile(r"^(?P<file>[^\n]+?):(?P<line>\d+):(?P<column>\d+): (?P<field>[^\s:]+): ")
+    _located = re.compile(r"^(?P<file>[^\n]+?):(?P<line>\d+):(?P<column>\d+): (?:(?P<field>[^\s:]+): )?")
     _field = re.compile(r"(?P<field>[A-Za-z_][\w.\[\]-]*): ")
 
     def __init__(self, message: str, given: Iterable[str] = ()):
