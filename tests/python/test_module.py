@@ -2,7 +2,10 @@
 the printed table, results.csv), errors carry the CLI's message and its location, threads give the
 answers one thread gives, and Ctrl-C stops a long step."""
 import concurrent.futures
+import decimal
+import fractions
 import os
+import pathlib
 import re
 import signal
 import subprocess
@@ -872,3 +875,30 @@ def test_study_help_gives_the_llm_study_its_own_events_default(cli):
     text = " ".join(cli("study", "--help").stdout.split())
     assert "default 2000000000" in text
     assert "an LLM study's candidates: 20000000" in text
+
+
+# A dict scenario (or a set= value that is a dict) holding a value YAML has no word for was refused
+# by json.dumps ("Object of type Decimal is not JSON serializable"), naming neither the key nor what
+# was expected; a path (pathlib.Path, as for workload.profile) is its text, as in a file.
+@pytest.mark.parametrize("call, names", [
+    (lambda: hybridsim.run({"cluster": {"preset": "dgx1-v100"}, "workload": {"network": "gnmt"},
+                            "parallelism": {"dp": decimal.Decimal(8)}}),
+     "run(): scenario['parallelism']['dp']: a Decimal"),
+    (lambda: hybridsim.sweep({"cluster": {"preset": "dgx1-v100"}, "workload": {"network": "gnmt"},
+                              "sweep": {"parameters": [{"path": "parallelism.dp", "values": [1, {2}]}]}}),
+     "sweep(): scenario['sweep']['parameters'][0]['values'][1]: a set"),
+    (lambda: hybridsim.run(GNMT_DP8, set={"parallelism": {"dp": 4, "mp": fractions.Fraction(2)}}),
+     "run(): set={'parallelism': {'dp': 4, 'mp': Fraction(2, 1)}}: ['mp']: a Fraction"),
+])
+def test_a_dict_value_yaml_cannot_hold_is_a_type_error_naming_its_key(call, names):
+    with pytest.raises(TypeError) as caught:
+        call()
+    assert str(caught.value).startswith(names + " is not a value a scenario holds; expected a str")
+
+
+def test_a_path_in_a_dict_scenario_is_its_text(source_dir):
+    profile = pathlib.Path(source_dir) / "workloads" / "profiles" / "v100" / "inception_v3.yaml"
+    scenario = {"cluster": {"preset": "dgx1-v100"}, "workload": {"profile": profile}, "parallelism": {"dp": 2}}
+    by_path = hybridsim.run(scenario)
+    by_text = hybridsim.run({**scenario, "workload": {"profile": str(profile)}})
+    assert by_path.step_time_ps == by_text.step_time_ps > 0

@@ -161,13 +161,29 @@ def _path(function: str, keyword: str, value: Any, what: str) -> Optional[str]:
     return text
 
 
-def _overlay_value(value: Any) -> str:
+def _yaml_plain(value: Any, function: str, where: str) -> Any:
+    """`value` with only what YAML writes (str, int, float, bool, None, dicts and lists; a path as its
+    text, a tuple as a list); anything else is a TypeError naming where it sits (`scenario['a']['b']`),
+    where json.dumps would say only "Object of type Decimal is not JSON serializable"."""
+    if value is None or isinstance(value, (str, int, float)):
+        return value
+    if isinstance(value, os.PathLike):
+        return os.fspath(value)
+    if isinstance(value, Mapping):
+        return {k: _yaml_plain(v, function, f"{where}[{k!r}]") for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_yaml_plain(v, function, f"{where}[{i}]") for i, v in enumerate(value)]
+    raise TypeError(f"{function}(): {where}: a {type(value).__name__} is not a value a scenario holds; "
+                    "expected a str (with its unit, '25 GB/s'), an int, a float, a bool, None, a dict or a list")
+
+
+def _overlay_value(value: Any, function: str, spelled: str) -> str:
     if isinstance(value, bool):
         return "true" if value else "false"
     if value is None:
         return "null"  # removes the key; an empty text is refused (an unset shell variable)
     if isinstance(value, (Mapping, list, tuple)):
-        return json.dumps(value)  # JSON is YAML flow syntax
+        return json.dumps(_yaml_plain(value, function, f"{spelled}: "))  # JSON is YAML flow syntax
     return str(value)
 
 
@@ -182,7 +198,8 @@ def _overlays(function: str, set: Overlay) -> list:
             if not isinstance(path, str):
                 raise TypeError(f"{function}(): set={{{path!r}: {value!r}}}: expected field paths such as "
                                 "'cluster.nodes' (str keys)")
-            out.append((f"{path}={_overlay_value(value)}", f"set={{{path!r}: {value!r}}}"))
+            spelled = f"set={{{path!r}: {value!r}}}"
+            out.append((f"{path}={_overlay_value(value, function, spelled)}", spelled))
         return out
     if isinstance(set, str):
         texts = [(set, f"set={set!r}")]
@@ -260,10 +277,10 @@ def _check_cap(keyword: str, text: str, value: Any) -> None:
     _native_call(_native.check_cap, keyword, text, f"{keyword}={value!r}")
 
 
-def _scenario(scenario: Scenario):
+def _scenario(scenario: Scenario, function: str):
     """(path, text, base_dir): a file is read by the library; text and dicts are handed over."""
     if isinstance(scenario, Mapping):
-        return "<dict>", json.dumps(scenario, indent=2), os.getcwd()
+        return "<dict>", json.dumps(_yaml_plain(scenario, function, "scenario"), indent=2), os.getcwd()
     if isinstance(scenario, os.PathLike):
         return os.fspath(scenario), None, "."
     if isinstance(scenario, str):
@@ -462,7 +479,7 @@ def run(scenario: Scenario, set: Overlay = None, *, out: Union[None, str, os.Pat
     of cluster.gpu_memory and simulation.max_events, max_memory, model_threads.
     cluster, workload, training, parallelism, pipeline, communication, variability, simulation: the
     scenario's sections typed (hybridsim/sections.py), overlaid after `set`."""
-    path, text, base_dir = _scenario(scenario)
+    path, text, base_dir = _scenario(scenario, "run")
     if not (progress is None or isinstance(progress, bool) or callable(progress)):
         raise TypeError(f"run(): progress={progress!r}: expected True, False, None or a callable")
     callback = _progress_printer if progress is True else (progress or None)
@@ -556,7 +573,7 @@ def sweep(scenario: Scenario, set: Overlay = None, *, jobs: int = 0, out: Union[
     The output files are written as the command line writes them (to `out` or outputs.directory);
     memory, max_events, max_sim_memory, model_threads and cluster, workload, training, parallelism,
     pipeline, communication, variability, simulation as run()'s, for every point."""
-    path, text, base_dir = _scenario(scenario)
+    path, text, base_dir = _scenario(scenario, "sweep")
     overlays = _overlays("sweep", set) + _shorthand_overlays(
         "sweep", memory=memory, max_events=max_events, max_sim_memory=max_sim_memory,
         model_threads=model_threads) + _section_overlays(
