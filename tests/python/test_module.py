@@ -902,3 +902,16 @@ def test_a_path_in_a_dict_scenario_is_its_text(source_dir):
     by_path = hybridsim.run(scenario)
     by_text = hybridsim.run({**scenario, "workload": {"profile": str(profile)}})
     assert by_path.step_time_ps == by_text.step_time_ps > 0
+
+
+# A path with a NUL character reached the library as a C string, cut at the NUL: the file before it
+# ran (exit 0, another file's answer) where Python's own open() raises "embedded null byte".
+@pytest.mark.parametrize("call, keyword", [
+    (lambda: hybridsim.run(GNMT_DP8 + "\0.bak"), "scenario"),
+    (lambda: hybridsim.sweep("scenarios/examples/dgx1-nvlink-sweep.yaml\0x"), "scenario"),
+    (lambda: hybridsim.run(GNMT_DP8, out="out/x\0y"), "out"),
+    (lambda: hybridsim.study("scenarios/study/ci.yaml\0x"), "study_file"),
+])
+def test_a_path_with_a_nul_character_is_refused(call, keyword):
+    with pytest.raises(hybridsim.ScenarioError, match=f"^{keyword}=.*: a path with a NUL character"):
+        call()

@@ -158,6 +158,14 @@ def _path(function: str, keyword: str, value: Any, what: str) -> Optional[str]:
     text = os.fspath(value)
     if text == "":
         raise ScenarioError(f"{keyword}='' is empty; expected {what} or None")
+    return _no_nul(keyword, text, what)
+
+
+def _no_nul(keyword: str, text: str, what: str) -> str:
+    """A path as the library reads it, a C string: cut at a NUL, another file would be read (Python's
+    open() raises "embedded null byte")."""
+    if "\0" in text:
+        raise ScenarioError(f"{keyword}={text!r}: a path with a NUL character; expected {what}")
     return text
 
 
@@ -282,11 +290,11 @@ def _scenario(scenario: Scenario, function: str):
     if isinstance(scenario, Mapping):
         return "<dict>", json.dumps(_yaml_plain(scenario, function, "scenario"), indent=2), os.getcwd()
     if isinstance(scenario, os.PathLike):
-        return os.fspath(scenario), None, "."
+        return _no_nul("scenario", os.fspath(scenario), "a scenario file"), None, "."
     if isinstance(scenario, str):
         if "\n" in scenario:
             return "<text>", scenario, os.getcwd()
-        return scenario, None, "."
+        return _no_nul("scenario", scenario, "a scenario file"), None, "."
     raise TypeError(f"a scenario is a file path, YAML text or a dict, not {type(scenario).__name__}")
 
 
