@@ -34,8 +34,9 @@ struct PlotOutcome {
 };
 
 // Writes `<target>.gp`, runs gnuplot on a copy that writes a temporary picture, renames it over the
-// target on success; on failure an earlier picture at the target is removed. Never throws for gnuplot failures (they are in the outcome); throws InputError
-// only when the script file itself cannot be written.
+// target on success; on failure an earlier picture at the target is removed. Never throws for
+// gnuplot failures (they are in the outcome); throws InputError only when the script file itself
+// cannot be written.
 PlotOutcome render_plot(const GnuplotStatus& gnuplot, const PlotRequest& request);
 
 // Removes the picture an earlier run left at `target` (and with `script_too` its `<target>.gp`)

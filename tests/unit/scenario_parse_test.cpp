@@ -285,8 +285,9 @@ TEST_CASE("scenario: --set errors name the override, with a suggestion for a nea
   CHECK(error_of(kMinimal, {"training.accumulation=4"}) ==
         "--set training.accumulation=4: unknown field 'training.accumulation' (training's fields: network, "
         "efficiency, dataset_samples, global_batch, micro_batch, recompute)");
-  CHECK(error_of(kMinimal, {"cluster.links.nvlink.speed=1 GB/s"}).ends_with(
-      "unknown field 'cluster.links.nvlink.speed' (cluster.links.nvlink's fields: bandwidth, latency)"));
+  CHECK(error_of(kMinimal, {"cluster.links.nvlink.speed=1 GB/s"})
+            .ends_with("unknown field 'cluster.links.nvlink.speed' (cluster.links.nvlink's fields: "
+                       "bandwidth, latency)"));
   CHECK(error_of(kMinimal, {"cluster.nodes"}).starts_with("--set cluster.nodes: expected path=value"));
   CHECK(error_of(kMinimal, {"cluster.nodes=four"}) ==
         "--set cluster.nodes=four: cluster.nodes: got \"four\"; expected a whole number from 1 to 8192");
