@@ -33,6 +33,15 @@ std::string row(const std::string& head, const std::vector<std::pair<std::string
   return out;
 }
 
+// A sweep's options writing into `out`, one point at a time, without progress lines.
+analysis::SweepOptions quiet_sweep_into(const fs::path& out) {
+  analysis::SweepOptions o;
+  o.out = out;
+  o.jobs = 1;
+  o.progress = false;
+  return o;
+}
+
 // The datablock named `name` in a gnuplot script, its lines; empty where there is none.
 std::string datablock(const std::string& script, const std::string& name) {
   const std::size_t at = script.find(name + " << EOD\n");
@@ -116,10 +125,7 @@ TEST_CASE("sweep plot: the script written beside a slice sweep's picture rings i
   std::ofstream(scenario)
       << testing::read_whole_file(HYBRIDSIM_SOURCE_DIR + "/scenarios/llm/gpt3-175b-slice-dgx-a100.yaml")
       << "sweep:\n  parameters:\n    - {path: cluster.gpu_memory, values: [80 GiB, 512 GiB]}\n";
-  analysis::SweepOptions o;
-  o.out = dir / "out";
-  o.jobs = 1;
-  o.progress = false;
+  const analysis::SweepOptions o = quiet_sweep_into(dir / "out");
   const analysis::SweepOutcome r = analysis::run_sweep(scenario.string(), o);
   REQUIRE(r.plot.has_value());
   const std::string script = testing::read_whole_file(r.directory / "step_time_ms.png.gp");
@@ -143,10 +149,7 @@ TEST_CASE("sweep plot: a sweep that draws no picture removes the one an earlier 
                              "    - {path: cluster.links.nvlink.bandwidth, values: [25 GB/s]}\n"
                              "    - {path: communication.bucket_size, values: [25 MB]}\n"
                              "    - {path: communication.algorithm, values: [ring, tree]}\n";
-  analysis::SweepOptions o;
-  o.out = dir / "out";
-  o.jobs = 1;
-  o.progress = false;
+  const analysis::SweepOptions o = quiet_sweep_into(dir / "out");
   const analysis::SweepOutcome r = analysis::run_sweep(scenario.string(), o);
   CHECK_FALSE(r.plot.has_value());
   CHECK(r.plot_note == "plots are drawn for one- and two-parameter sweeps");
