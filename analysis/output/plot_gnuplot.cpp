@@ -103,7 +103,16 @@ GnuplotStatus find_gnuplot(const std::string& program) {
   return s;
 }
 
-PlotOutcome render_plot(const GnuplotStatus& gnuplot, const PlotRequest& request) {
+void remove_stale_plot(const std::filesystem::path& target, bool script_too) {
+  std::error_code ec;
+  if (std::filesystem::is_regular_file(target, ec)) std::filesystem::remove(target, ec);
+  const std::filesystem::path script = target.string() + ".gp";
+  if (script_too && std::filesystem::is_regular_file(script, ec)) std::filesystem::remove(script, ec);
+}
+
+namespace {
+
+PlotOutcome draw(const GnuplotStatus& gnuplot, const PlotRequest& request) {
   PlotOutcome out;
   const std::filesystem::path dir = request.target.parent_path().empty() ? "." : request.target.parent_path();
   const std::string header = "# Rendered by hybridsim with gnuplot: gnuplot " +
@@ -152,6 +161,14 @@ PlotOutcome render_plot(const GnuplotStatus& gnuplot, const PlotRequest& request
     return out;
   }
   out.ok = true;
+  return out;
+}
+
+}  // namespace
+
+PlotOutcome render_plot(const GnuplotStatus& gnuplot, const PlotRequest& request) {
+  PlotOutcome out = draw(gnuplot, request);
+  if (!out.ok) remove_stale_plot(request.target, /*script_too=*/false);  // this run's script stays
   return out;
 }
 

@@ -34,9 +34,15 @@ struct PlotOutcome {
 };
 
 // Writes `<target>.gp`, runs gnuplot on a copy that writes a temporary picture, renames it over the
-// target on success. Never throws for gnuplot failures (they are in the outcome); throws InputError
-// only when the script file itself cannot be written.
+// target on success; on failure an earlier picture at the target is removed. Never throws for
+// gnuplot failures (they are in the outcome); throws InputError only when the script file itself
+// cannot be written.
 PlotOutcome render_plot(const GnuplotStatus& gnuplot, const PlotRequest& request);
+
+// Removes the picture an earlier run left at `target` (and with `script_too` its `<target>.gp`)
+// where this run draws none: left beside this run's CSVs it reads as theirs. Only regular files go
+// (a folder of that name stays); a failure to remove is ignored, as the picture is extra.
+void remove_stale_plot(const std::filesystem::path& target, bool script_too);
 
 // A gnuplot string literal: single quotes, with embedded single quotes doubled.
 std::string gnuplot_quote(const std::string& text);

@@ -398,6 +398,7 @@ StudyReportFiles write_report_folder(const std::filesystem::path& dir, const Rep
     }
   } else {
     files.plot_problems.push_back("pictures were not requested");
+    for (const auto& request : parts.plots) remove_stale_plot(request.target, /*script_too=*/true);
   }
   files.plots_drawn = !drawn.empty();
   for (const auto& [name, content] : parts.csv) write(name, content);

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <map>
+#include <utility>
 
 #include "analysis/output/csv.h"
 #include "analysis/output/plot_gnuplot.h"
@@ -88,21 +89,18 @@ SweepPlotScript sweep_plot_script(const std::vector<std::string>& paths, const s
 SweepPlot plot_sweep(const std::filesystem::path& dir, const std::vector<std::string>& paths,
                      const std::string& head, const SweepRows& rows, const std::string& metric) {
   SweepPlot outcome;
-  if (paths.empty() || paths.size() > 2) {
-    outcome.note = "plots are drawn for one- and two-parameter sweeps";
-    return outcome;
-  }
-  const GnuplotStatus g = find_gnuplot();
-  if (!g.available) {
-    outcome.note = "no plot: " + g.why_not + " (the CSV is complete)";
-    return outcome;
-  }
-  const SweepPlotScript script = sweep_plot_script(paths, head, rows, metric);
-  if (script.body.empty()) {
-    outcome.note = script.note;
-    return outcome;
-  }
   const std::filesystem::path target = dir / (metric + ".png");
+  // No picture drawn: an earlier sweep's in this folder would read as this one's.
+  const auto none = [&](std::string note) {
+    remove_stale_plot(target, /*script_too=*/true);
+    outcome.note = std::move(note);
+    return outcome;
+  };
+  if (paths.empty() || paths.size() > 2) return none("plots are drawn for one- and two-parameter sweeps");
+  const GnuplotStatus g = find_gnuplot();
+  if (!g.available) return none("no plot: " + g.why_not + " (the CSV is complete)");
+  const SweepPlotScript script = sweep_plot_script(paths, head, rows, metric);
+  if (script.body.empty()) return none(script.note);
   const PlotOutcome o = render_plot(g, {.body = script.body, .target = target});
   if (o.ok) outcome.file = target;
   else outcome.note = "no plot: gnuplot failed: " + o.error;

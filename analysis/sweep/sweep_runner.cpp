@@ -12,6 +12,7 @@
 #include <thread>
 
 #include "analysis/output/created_folders.h"
+#include "analysis/output/plot_gnuplot.h"
 #include "analysis/run/scenario_run.h"
 #include "analysis/study/step_run_progress.h"
 #include "analysis/sweep/sweep_integrity.h"
@@ -279,6 +280,7 @@ SweepOutcome run_sweep(scenarios::ScenarioSource source, const SweepOptions& opt
   std::filesystem::remove(partial_path);
   if (plan.rows.empty()) {
     outcome.plot_note = "no plot: this shard has no points";
+    remove_stale_plot(outcome.directory / (options.plot_metric + ".png"), /*script_too=*/true);
   } else {
     SweepPlot picture = plot_sweep(outcome.directory, plan.paths, plan.head, plan.rows, options.plot_metric);
     outcome.plot = picture.file;

@@ -2,7 +2,10 @@
 the printed table, results.csv), errors carry the CLI's message and its location, threads give the
 answers one thread gives, and Ctrl-C stops a long step."""
 import concurrent.futures
+import decimal
+import fractions
 import os
+import pathlib
 import re
 import signal
 import subprocess
@@ -153,6 +156,27 @@ def test_bad_input_raises_a_located_scenario_error_with_the_clis_message(cli, tm
     assert (e.file, e.line, e.field) == (str(bad), 7, "parallelism.dp")
     assert e.column == 7
     assert isinstance(e, ValueError)
+
+
+# A YAML syntax error names no field, but its place as any other refusal does: file, line and column
+# were None for it, though the message leads with them.
+@pytest.mark.parametrize("text, line, column", [
+    ("cluster: {preset: dgx1-v100}\nworkload: {network: gnmt}\nparallelism: {dp: [}\n", 3, 20),
+    ("cluster: {preset: dgx1-v100}\nworkload: {network: gnmt}\nparallelism:\n  dp: 8\n  dp: 4\n", 5, 3),
+])
+def test_a_yaml_syntax_error_is_located_without_a_field(cli, tmp_path, text, line, column):
+    bad = tmp_path / "bad.yaml"
+    bad.write_text(text)
+    printed = cli("run", str(bad), "-q")
+    assert printed.returncode == 1 and f"{bad}:{line}:{column}: invalid YAML: " in printed.stderr
+    with pytest.raises(hybridsim.ScenarioError) as caught:
+        hybridsim.run(str(bad))
+    e = caught.value
+    assert printed.stderr == f"hybridsim run: error: {e.message}\n"
+    assert (e.file, e.line, e.column, e.field) == (str(bad), line, column, None)
+    with pytest.raises(hybridsim.ScenarioError) as caught:
+        hybridsim.run(text)
+    assert (caught.value.file, caught.value.line, caught.value.column) == ("<text>", line, column)
 
 
 def test_an_unknown_preset_in_an_overlay_is_a_scenario_error():
@@ -851,3 +875,43 @@ def test_study_help_gives_the_llm_study_its_own_events_default(cli):
     text = " ".join(cli("study", "--help").stdout.split())
     assert "default 2000000000" in text
     assert "an LLM study's candidates: 20000000" in text
+
+
+# A dict scenario (or a set= value that is a dict) holding a value YAML has no word for was refused
+# by json.dumps ("Object of type Decimal is not JSON serializable"), naming neither the key nor what
+# was expected; a path (pathlib.Path, as for workload.profile) is its text, as in a file.
+@pytest.mark.parametrize("call, names", [
+    (lambda: hybridsim.run({"cluster": {"preset": "dgx1-v100"}, "workload": {"network": "gnmt"},
+                            "parallelism": {"dp": decimal.Decimal(8)}}),
+     "run(): scenario['parallelism']['dp']: a Decimal"),
+    (lambda: hybridsim.sweep({"cluster": {"preset": "dgx1-v100"}, "workload": {"network": "gnmt"},
+                              "sweep": {"parameters": [{"path": "parallelism.dp", "values": [1, {2}]}]}}),
+     "sweep(): scenario['sweep']['parameters'][0]['values'][1]: a set"),
+    (lambda: hybridsim.run(GNMT_DP8, set={"parallelism": {"dp": 4, "mp": fractions.Fraction(2)}}),
+     "run(): set={'parallelism': {'dp': 4, 'mp': Fraction(2, 1)}}: ['mp']: a Fraction"),
+])
+def test_a_dict_value_yaml_cannot_hold_is_a_type_error_naming_its_key(call, names):
+    with pytest.raises(TypeError) as caught:
+        call()
+    assert str(caught.value).startswith(names + " is not a value a scenario holds; expected a str")
+
+
+def test_a_path_in_a_dict_scenario_is_its_text(source_dir):
+    profile = pathlib.Path(source_dir) / "workloads" / "profiles" / "v100" / "inception_v3.yaml"
+    scenario = {"cluster": {"preset": "dgx1-v100"}, "workload": {"profile": profile}, "parallelism": {"dp": 2}}
+    by_path = hybridsim.run(scenario)
+    by_text = hybridsim.run({**scenario, "workload": {"profile": str(profile)}})
+    assert by_path.step_time_ps == by_text.step_time_ps > 0
+
+
+# A path with a NUL character reached the library as a C string, cut at the NUL: the file before it
+# ran (exit 0, another file's answer) where Python's own open() raises "embedded null byte".
+@pytest.mark.parametrize("call, keyword", [
+    (lambda: hybridsim.run(GNMT_DP8 + "\0.bak"), "scenario"),
+    (lambda: hybridsim.sweep("scenarios/examples/dgx1-nvlink-sweep.yaml\0x"), "scenario"),
+    (lambda: hybridsim.run(GNMT_DP8, out="out/x\0y"), "out"),
+    (lambda: hybridsim.study("scenarios/study/ci.yaml\0x"), "study_file"),
+])
+def test_a_path_with_a_nul_character_is_refused(call, keyword):
+    with pytest.raises(hybridsim.ScenarioError, match=f"^{keyword}=.*: a path with a NUL character"):
+        call()

@@ -152,6 +152,9 @@ TEST_CASE("study on the CI grid: conclusions, step reuse and the report folder")
   const auto dir =
       std::filesystem::temp_directory_path() / ("hybridsim-study-grid-test-" + std::to_string(getpid()));
   std::filesystem::remove_all(dir);
+  // An earlier study's picture in the folder: this one draws none, so it must not stay beside its CSVs.
+  std::filesystem::create_directories(dir);
+  std::ofstream(dir / "dp_vs_hybrid.png") << "an earlier study's picture";
   const auto files = analysis::write_study_report(
       r, dir, {.plots = true, .gnuplot = "hybridsim-no-such-gnuplot", .command = ""});
   CHECK_FALSE(files.plots_drawn);
@@ -172,8 +175,12 @@ TEST_CASE("study on the CI grid: conclusions, step reuse and the report folder")
   CHECK_FALSE(std::filesystem::exists(dir / "dp_vs_hybrid.png"));
   // The same result gives the same bytes.
   const std::string first = read_whole_file(dir / "time_to_train.csv");
+  std::ofstream(dir / "dp_vs_hybrid.png") << "an earlier study's picture";
   analysis::write_study_report(r, dir, {.plots = false, .gnuplot = "gnuplot", .command = ""});
   CHECK(read_whole_file(dir / "time_to_train.csv") == first);
+  // Without pictures asked for, neither an earlier picture nor its script stays (--no-plots).
+  CHECK_FALSE(std::filesystem::exists(dir / "dp_vs_hybrid.png"));
+  CHECK_FALSE(std::filesystem::exists(dir / "dp_vs_hybrid.png.gp"));
 
   std::ostringstream table;
   analysis::print_headline_table(r, table);

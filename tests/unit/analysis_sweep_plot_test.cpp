@@ -33,6 +33,15 @@ std::string row(const std::string& head, const std::vector<std::pair<std::string
   return out;
 }
 
+// A sweep's options writing into `out`, one point at a time, without progress lines.
+analysis::SweepOptions quiet_sweep_into(const fs::path& out) {
+  analysis::SweepOptions o;
+  o.out = out;
+  o.jobs = 1;
+  o.progress = false;
+  return o;
+}
+
 // The datablock named `name` in a gnuplot script, its lines; empty where there is none.
 std::string datablock(const std::string& script, const std::string& name) {
   const std::size_t at = script.find(name + " << EOD\n");
@@ -116,10 +125,7 @@ TEST_CASE("sweep plot: the script written beside a slice sweep's picture rings i
   std::ofstream(scenario)
       << testing::read_whole_file(HYBRIDSIM_SOURCE_DIR + "/scenarios/llm/gpt3-175b-slice-dgx-a100.yaml")
       << "sweep:\n  parameters:\n    - {path: cluster.gpu_memory, values: [80 GiB, 512 GiB]}\n";
-  analysis::SweepOptions o;
-  o.out = dir / "out";
-  o.jobs = 1;
-  o.progress = false;
+  const analysis::SweepOptions o = quiet_sweep_into(dir / "out");
   const analysis::SweepOutcome r = analysis::run_sweep(scenario.string(), o);
   REQUIRE(r.plot.has_value());
   const std::string script = testing::read_whole_file(r.directory / "step_time_ms.png.gp");
@@ -128,4 +134,31 @@ TEST_CASE("sweep plot: the script written beside a slice sweep's picture rings i
   REQUIRE(all.find('\n') != std::string::npos);
   CHECK(ringed == all.substr(0, all.find('\n') + 1));  // point 0's line alone
   CHECK(script.find(analysis::kWholeModelUnfitLegend) != std::string::npos);
+}
+
+TEST_CASE("sweep plot: a sweep that draws no picture removes the one an earlier sweep left there") {
+  // Sweeps share a folder (--out, outputs.directory): a 3-parameter sweep, which draws no plot, left
+  // the earlier 2-parameter sweep's step_time_ms.png beside its own results.csv, read as its picture.
+  const fs::path dir = testing::fresh_temp_dir("sweep-plot-stale");
+  fs::create_directories(dir / "out");
+  std::ofstream(dir / "out" / "step_time_ms.png") << "an earlier sweep's picture";
+  std::ofstream(dir / "out" / "step_time_ms.png.gp") << "an earlier sweep's script";
+  const fs::path scenario = dir / "three.yaml";
+  std::ofstream(scenario) << "cluster: {preset: dgx1-v100}\nworkload: {network: gnmt}\nparallelism: {dp: 8}\n"
+                             "sweep:\n  parameters:\n"
+                             "    - {path: cluster.links.nvlink.bandwidth, values: [25 GB/s]}\n"
+                             "    - {path: communication.bucket_size, values: [25 MB]}\n"
+                             "    - {path: communication.algorithm, values: [ring, tree]}\n";
+  const analysis::SweepOptions o = quiet_sweep_into(dir / "out");
+  const analysis::SweepOutcome r = analysis::run_sweep(scenario.string(), o);
+  CHECK_FALSE(r.plot.has_value());
+  CHECK(r.plot_note == "plots are drawn for one- and two-parameter sweeps");
+  CHECK(fs::exists(r.directory / "results.csv"));
+  CHECK_FALSE(fs::exists(r.directory / "step_time_ms.png"));
+  CHECK_FALSE(fs::exists(r.directory / "step_time_ms.png.gp"));
+  // A folder of that name is not a picture: it stays.
+  fs::remove(dir / "out" / "step_time_ms.png");
+  fs::create_directories(dir / "out" / "step_time_ms.png");
+  analysis::run_sweep(scenario.string(), o);
+  CHECK(fs::is_directory(dir / "out" / "step_time_ms.png"));
 }

@@ -277,7 +277,17 @@ TEST_CASE("scenario: --set errors name the override, with a suggestion for a nea
   CHECK(error_of(kMinimal, {"comunication.message_size=1 MB"}) ==
         "--set comunication.message_size=1 MB: unknown field 'comunication.message_size' (did you mean "
         "'communication.message_size'?)");
-  CHECK(error_of(kMinimal, {"frobnicate=1"}) == "--set frobnicate=1: unknown field 'frobnicate'");
+  // With no near name, the fields of the section it names (a file's refusal lists them too): "unknown
+  // field 'training.accumulation'" alone left a DeepSpeed user to guess that it is global_batch.
+  CHECK(error_of(kMinimal, {"frobnicate=1"}) ==
+        "--set frobnicate=1: unknown field 'frobnicate' (a scenario's fields: name, description, cluster, "
+        "workload, parallelism, pipeline, communication, training, variability, simulation, outputs, sweep)");
+  CHECK(error_of(kMinimal, {"training.accumulation=4"}) ==
+        "--set training.accumulation=4: unknown field 'training.accumulation' (training's fields: network, "
+        "efficiency, dataset_samples, global_batch, micro_batch, recompute)");
+  CHECK(error_of(kMinimal, {"cluster.links.nvlink.speed=1 GB/s"})
+            .ends_with("unknown field 'cluster.links.nvlink.speed' (cluster.links.nvlink's fields: "
+                       "bandwidth, latency)"));
   CHECK(error_of(kMinimal, {"cluster.nodes"}).starts_with("--set cluster.nodes: expected path=value"));
   CHECK(error_of(kMinimal, {"cluster.nodes=four"}) ==
         "--set cluster.nodes=four: cluster.nodes: got \"four\"; expected a whole number from 1 to 8192");

@@ -51,12 +51,13 @@ class HybridsimError(Exception):
 class ScenarioError(HybridsimError, ValueError):
     """Bad input, located as the command line locates it: `file:line:column: field: what`.
 
-    `file`, `line`, `column` and `field` are None where the message names no such place (an option).
+    `file`, `line`, `column` and `field` are None where the message names no such place (an option);
+    a YAML syntax error (`bad.yaml:3:20: invalid YAML: ...`) has its place and no field.
     A refused overlay (`set=`, a typed section) is located by how it was written instead: `given`
     is that text (`communication=Communication(bucket_size='0 B')`, `set={'dp': 0}`) and `field` the
     key the library refused (`communication.bucket_size`), as a file's refusal names them."""
 
-    _located = re.compile(r"^(?P<file>[^\n]+?):(?P<line>\d+):(?P<column>\d+): (?P<field>[^\s:]+): ")
+    _located = re.compile(r"^(?P<file>[^\n]+?):(?P<line>\d+):(?P<column>\d+): (?:(?P<field>[^\s:]+): )?")
     _field = re.compile(r"(?P<field>[A-Za-z_][\w.\[\]-]*): ")
 
     def __init__(self, message: str, given: Iterable[str] = ()):
@@ -157,16 +158,40 @@ def _path(function: str, keyword: str, value: Any, what: str) -> Optional[str]:
     text = os.fspath(value)
     if text == "":
         raise ScenarioError(f"{keyword}='' is empty; expected {what} or None")
+    return _no_nul(keyword, text, what)
+
+
+def _no_nul(keyword: str, text: str, what: str) -> str:
+    """A path as the library reads it, a C string: cut at a NUL, another file would be read (Python's
+    open() raises "embedded null byte")."""
+    if "\0" in text:
+        raise ScenarioError(f"{keyword}={text!r}: a path with a NUL character; expected {what}")
     return text
 
 
-def _overlay_value(value: Any) -> str:
+def _yaml_plain(value: Any, function: str, where: str) -> Any:
+    """`value` with only what YAML writes (str, int, float, bool, None, dicts and lists; a path as its
+    text, a tuple as a list); anything else is a TypeError naming where it sits (`scenario['a']['b']`),
+    where json.dumps would say only "Object of type Decimal is not JSON serializable"."""
+    if value is None or isinstance(value, (str, int, float)):
+        return value
+    if isinstance(value, os.PathLike):
+        return os.fspath(value)
+    if isinstance(value, Mapping):
+        return {k: _yaml_plain(v, function, f"{where}[{k!r}]") for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_yaml_plain(v, function, f"{where}[{i}]") for i, v in enumerate(value)]
+    raise TypeError(f"{function}(): {where}: a {type(value).__name__} is not a value a scenario holds; "
+                    "expected a str (with its unit, '25 GB/s'), an int, a float, a bool, None, a dict or a list")
+
+
+def _overlay_value(value: Any, function: str, spelled: str) -> str:
     if isinstance(value, bool):
         return "true" if value else "false"
     if value is None:
         return "null"  # removes the key; an empty text is refused (an unset shell variable)
     if isinstance(value, (Mapping, list, tuple)):
-        return json.dumps(value)  # JSON is YAML flow syntax
+        return json.dumps(_yaml_plain(value, function, f"{spelled}: "))  # JSON is YAML flow syntax
     return str(value)
 
 
@@ -181,7 +206,8 @@ def _overlays(function: str, set: Overlay) -> list:
             if not isinstance(path, str):
                 raise TypeError(f"{function}(): set={{{path!r}: {value!r}}}: expected field paths such as "
                                 "'cluster.nodes' (str keys)")
-            out.append((f"{path}={_overlay_value(value)}", f"set={{{path!r}: {value!r}}}"))
+            spelled = f"set={{{path!r}: {value!r}}}"
+            out.append((f"{path}={_overlay_value(value, function, spelled)}", spelled))
         return out
     if isinstance(set, str):
         texts = [(set, f"set={set!r}")]
@@ -259,16 +285,16 @@ def _check_cap(keyword: str, text: str, value: Any) -> None:
     _native_call(_native.check_cap, keyword, text, f"{keyword}={value!r}")
 
 
-def _scenario(scenario: Scenario):
+def _scenario(scenario: Scenario, function: str):
     """(path, text, base_dir): a file is read by the library; text and dicts are handed over."""
     if isinstance(scenario, Mapping):
-        return "<dict>", json.dumps(scenario, indent=2), os.getcwd()
+        return "<dict>", json.dumps(_yaml_plain(scenario, function, "scenario"), indent=2), os.getcwd()
     if isinstance(scenario, os.PathLike):
-        return os.fspath(scenario), None, "."
+        return _no_nul("scenario", os.fspath(scenario), "a scenario file"), None, "."
     if isinstance(scenario, str):
         if "\n" in scenario:
             return "<text>", scenario, os.getcwd()
-        return scenario, None, "."
+        return _no_nul("scenario", scenario, "a scenario file"), None, "."
     raise TypeError(f"a scenario is a file path, YAML text or a dict, not {type(scenario).__name__}")
 
 
@@ -461,7 +487,7 @@ def run(scenario: Scenario, set: Overlay = None, *, out: Union[None, str, os.Pat
     of cluster.gpu_memory and simulation.max_events, max_memory, model_threads.
     cluster, workload, training, parallelism, pipeline, communication, variability, simulation: the
     scenario's sections typed (hybridsim/sections.py), overlaid after `set`."""
-    path, text, base_dir = _scenario(scenario)
+    path, text, base_dir = _scenario(scenario, "run")
     if not (progress is None or isinstance(progress, bool) or callable(progress)):
         raise TypeError(f"run(): progress={progress!r}: expected True, False, None or a callable")
     callback = _progress_printer if progress is True else (progress or None)
@@ -555,7 +581,7 @@ def sweep(scenario: Scenario, set: Overlay = None, *, jobs: int = 0, out: Union[
     The output files are written as the command line writes them (to `out` or outputs.directory);
     memory, max_events, max_sim_memory, model_threads and cluster, workload, training, parallelism,
     pipeline, communication, variability, simulation as run()'s, for every point."""
-    path, text, base_dir = _scenario(scenario)
+    path, text, base_dir = _scenario(scenario, "sweep")
     overlays = _overlays("sweep", set) + _shorthand_overlays(
         "sweep", memory=memory, max_events=max_events, max_sim_memory=max_sim_memory,
         model_threads=model_threads) + _section_overlays(
