@@ -69,16 +69,18 @@ FamilyBest plan_best(const LlmPlanRequest& r, StepCache& cache) {
 }
 
 // The family's best plan at the model's published batch; when no layout takes that batch (the
-// planner's NoLayout: DP-heavy needs dp >= GPUs / gpus-per-machine sequences a step), its best at
-// the smallest multiple of that many replicas above it: the batch the family would have to train
-// at, whose cost in tokens the critical batch then prices.
+// planner's NoLayout: DP-heavy needs dp >= GPUs / gpus-per-machine sequences a step, and dp dividing
+// the batch), its best at the smallest batch above it that a layout of the family takes: the batch
+// the family would have to train at, whose cost in tokens the critical batch then prices. (It was
+// the smallest multiple of GPUs / gpus-per-machine, which at 12 GPUs of 8 a machine is the published
+// batch itself: "no layout", where dp 3 tp 4 takes 513 sequences.)
 FamilyBest best_of(LlmPlanRequest r, StepCache& cache) {
   FamilyBest best = plan_best(r, cache);
-  const std::int64_t replicas = r.gpus / std::max(1, r.machine.gpus_per_machine);
-  if (best.plan || best.refusal != LlmPlanRefusal::NoLayout || replicas <= 0) return best;
-  const std::int64_t raised = (r.global_batch + replicas - 1) / replicas * replicas;
-  if (raised == r.global_batch) return best;
-  r.global_batch = raised;
+  if (best.plan || best.refusal != LlmPlanRefusal::NoLayout) return best;
+  const std::optional<std::int64_t> raised =
+      smallest_batch_above(r.dimensions, {r.setting, r.gpus, r.machine.gpus_per_machine, r.global_batch});
+  if (!raised) return best;
+  r.global_batch = *raised;
   return plan_best(r, cache);
 }
 

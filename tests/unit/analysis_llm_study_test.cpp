@@ -208,3 +208,38 @@ TEST_CASE(
                  "budget): 49,200 tokens/s by its closed form\"\n") != std::string::npos);
   std::filesystem::remove_all(dir);
 }
+
+TEST_CASE("llm study: a family with no layout at the published batch takes the smallest batch with one") {
+  // hunt7: Llama 3 8B (512 sequences) on 12 GPUs of DGX H100. DP-heavy (pp 1, tp 1, 2, 4 or 8 dividing
+  // the GPUs) has dp 12, 6 or 3, none dividing 512: no layout. The batch was raised to a multiple of
+  // GPUs / 8 = 1 replica, 512 again, and the cell read "no layout ... or the smallest above it with a
+  // layout". 513 = 3 × 171 takes dp 3 tp 4 (micro-batch 1, 171 of them).
+  analysis::LlmStudyConfig config;
+  config.models = {"llama3-8b"};
+  config.clusters = {"dgx-h100"};
+  config.gpus = {12};
+  config.ib_bandwidths = {"50 GB/s"};
+  config.simulate = 1;
+  const analysis::LlmStudyResult r = analysis::run_llm_study(config, {.max_events = "1"});  // estimates
+  REQUIRE(r.cells.size() == 1);
+  const LlmStudyCell& c = r.cells[0];
+  CAPTURE(c.dp_heavy_note);
+  CHECK(c.published_batch == 512);
+  REQUIRE(c.dp_heavy);
+  CHECK(c.dp_heavy->layout.global_batch == 513);
+  CHECK(c.dp_heavy->layout.dp == 3);
+  CHECK(c.dp_heavy->layout.tp == 4);
+  // The rule itself, on DP-heavy's rows (the pipeline's off): nothing at 512, then 513; after 513 the
+  // next batch a replica count divides, 516 (dp 12, 6 or 3).
+  const analysis::LlmPlanRequest q =
+      analysis::make_llm_plan_request({.model = "llama3-8b", .gpus = 12, .cluster = "dgx-h100"});
+  std::vector<analysis::PlanDimension> rows = q.dimensions;
+  for (analysis::PlanDimension& d : rows)
+    if (d.name == "pp" || d.name == "schedule" || d.name == "virtual_stages") d.enabled = false;
+  analysis::LlmSpace space{q.setting, 12, 8, 512};
+  CHECK(analysis::enumerate_layouts(rows, space).empty());
+  CHECK(!analysis::enumerate_layouts(q.dimensions, space).empty());  // 3D: dp 4 tp 1 pp 3, ...
+  CHECK(analysis::smallest_batch_above(rows, space) == 513);
+  space.global_batch = 513;
+  CHECK(analysis::smallest_batch_above(rows, space) == 516);
+}
