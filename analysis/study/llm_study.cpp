@@ -11,6 +11,7 @@
 #include "analysis/output/progress_estimate.h"
 #include "analysis/study/study_report.h"
 #include "sim/error.h"
+#include "topology/preset_registry.h"
 
 namespace hybridsim::analysis {
 namespace {
@@ -131,6 +132,7 @@ LlmStudyCell plan_cell(const LlmStudyConfig& c, const LlmStudyRunOptions& o, Llm
   LlmPlanRequest dp_heavy = three_d;
   restrict_to_dp_heavy(dp_heavy);
   dp_heavy.progress_label = label + "DP-heavy";
+  cell.ib_per_gpu = sim::format_bandwidth(topology::ib_share_per_gpu(three_d.cluster));
   cell.published_batch = three_d.global_batch;
   cell.sequence = three_d.setting.model.sequence;
   keep(best_of(three_d, cache), cell.three_d, cell.three_d_faster_estimate, cell.three_d_note,
@@ -225,6 +227,9 @@ std::string count_list(const std::vector<int>& gpus) {
   return s;
 }
 
+// "50 GB/s a NIC port (48 GB/s a GPU)": the study file's rate and what it carries for a GPU.
+std::string ib_words(const LlmStudyCell& c) { return c.ib + " a NIC port (" + c.ib_per_gpu + " a GPU)"; }
+
 // Per model, machine and bandwidth: where the best 3D plan trains at least 5% faster than the best
 // DP-heavy one (the cells come in that order, GPU counts innermost). "From N GPUs" only when it
 // holds at every compared count from N on; counts below N where it holds too are named, and where
@@ -263,8 +268,8 @@ void print_stops_paying(const LlmStudyResult& r, std::ostream& out) {
     if (!open.empty())
       where += " (at " + count_list(open) +
                " GPUs a layout not simulated may beat a family's simulated best: see its line above)";
-    out << "DP-heavy stops paying, " << head.model << " on " << head.cluster << " at " << head.ib << ": "
-        << where << "\n";
+    out << "DP-heavy stops paying, " << head.model << " on " << head.cluster << " at " << ib_words(head)
+        << ": " << where << "\n";
   }
 }
 
@@ -276,9 +281,9 @@ void print_faster_estimates(const LlmStudyResult& r, std::ostream& out) {
          {std::tuple{"DP-heavy", &c.dp_heavy, &c.dp_heavy_faster_estimate},
           std::tuple{"3D", &c.three_d, &c.three_d_faster_estimate}}) {
       if (!*plan || !*faster) continue;
-      out << family << ", " << c.model << " on " << c.gpus << " GPUs of " << c.cluster << " at " << c.ib
-          << ": " << short_label(c, (*faster)->layout) << ", not simulated (" << (*faster)->estimated_only
-          << "), may be faster than the simulated row: "
+      out << family << ", " << c.model << " on " << c.gpus << " GPUs of " << c.cluster << " at "
+          << ib_words(c) << ": " << short_label(c, (*faster)->layout) << ", not simulated ("
+          << (*faster)->estimated_only << "), may be faster than the simulated row: "
           << format_count(std::llround((*faster)->tokens_per_second))
           << " tokens/s by its closed form against " << format_count(std::llround((*plan)->tokens_per_second))
           << "\n";
@@ -349,15 +354,20 @@ void print_llm_table(const LlmStudyResult& r, std::ostream& out) {
       << "sim: simulated; est: estimated, not simulated (its step would simulate past the planner's events "
          "budget), the closed form's tokens/s\n"
       << "3D/DP: time to train at the first critical batch, DP-heavy's over 3D's (tokens/s when none is "
-         "stated)\n\n";
+         "stated)\n"
+      << "IB port: InfiniBand per NIC port (the study file's ib_bandwidths); IB/GPU: what it carries for a "
+         "GPU when all send at once, the machine's NICs, each at the lesser of its port and its PCIe link, "
+         "over its GPUs\n\n";
   char line[640];
-  std::snprintf(line, sizeof line, "%-10s %-8s %-9s %6s  %-45s %-67s %5s\n", "model", "machine", "IB/GPU",
-                "GPUs", "DP-heavy: tokens/s, basis, layout", "3D: tokens/s, basis, layout", "3D/DP");
+  std::snprintf(line, sizeof line, "%-10s %-9s %-9s %-9s %6s  %-45s %-67s %5s\n", "model", "machine",
+                "IB port", "IB/GPU", "GPUs", "DP-heavy: tokens/s, basis, layout",
+                "3D: tokens/s, basis, layout", "3D/DP");
   out << line;
   for (const LlmStudyCell& c : r.cells) {
     const double advantage = llm_three_d_advantage(r, c);
-    std::snprintf(line, sizeof line, "%-10s %-8s %-9s %6d  %s %s %5s\n", c.model.c_str(), c.cluster.c_str(),
-                  c.ib.c_str(), c.gpus, family(c, c.dp_heavy, c.dp_heavy_refusal, 28).c_str(),
+    std::snprintf(line, sizeof line, "%-10s %-9s %-9s %-9s %6d  %s %s %5s\n", c.model.c_str(),
+                  c.cluster.c_str(), c.ib.c_str(), c.ib_per_gpu.c_str(), c.gpus,
+                  family(c, c.dp_heavy, c.dp_heavy_refusal, 28).c_str(),
                   family(c, c.three_d, c.three_d_refusal, 50).c_str(),
                   advantage > 0 ? format_fixed(advantage, 2).c_str() : "-");
     out << line;

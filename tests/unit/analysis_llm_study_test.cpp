@@ -44,6 +44,7 @@ analysis::LlmStudyResult study(std::vector<LlmStudyCell> cells, std::vector<int>
     c.model = "toy";
     c.cluster = "dgx-h100";
     c.ib = "50 GB/s";
+    c.ib_per_gpu = "48 GB/s";
     c.published_batch = 2000;
     c.sequence = 1000;
   }
@@ -69,8 +70,9 @@ TEST_CASE("llm study: 3D/DP is the ratio of times to train, and DP-heavy stops p
   CHECK(analysis::llm_three_d_advantage(r, r.cells[1]) == doctest::Approx(2.0));
   std::ostringstream out;
   analysis::print_llm_table(r, out);
-  CHECK(out.str().find("DP-heavy stops paying, toy on dgx-h100 at 50 GB/s: from 4096 GPUs (estimated, not "
-                       "simulated)") != std::string::npos);
+  CHECK(out.str().find(
+            "DP-heavy stops paying, toy on dgx-h100 at 50 GB/s a NIC port (48 GB/s a GPU): from 4096 GPUs "
+            "(estimated, not simulated)") != std::string::npos);
   CHECK(out.str().find("dp 512 tp 8 mb 1 Z3") != std::string::npos);
   CHECK(out.str().find("break-even") == std::string::npos);  // one batch: no crossing to report
 }
@@ -89,15 +91,15 @@ TEST_CASE("llm study: \"stops paying\" names only what its rows show when 3D's l
     const auto r = study({at(64, 109, 100), at(256, 100, 100), at(4096, 163, 100)}, {64, 256, 4096});
     std::ostringstream out;
     analysis::print_llm_table(r, out);
-    CHECK(out.str().find("at 50 GB/s: from 4096 GPUs, and at 64 GPUs (estimated, not simulated)\n") !=
-          std::string::npos);
+    CHECK(out.str().find("at 50 GB/s a NIC port (48 GB/s a GPU): from 4096 GPUs, and at 64 GPUs (estimated, "
+                         "not simulated)\n") != std::string::npos);
   }
   {  // ahead at the smaller counts only: no "from"
     const auto r = study({at(64, 109, 100), at(256, 106, 100), at(4096, 100, 100)}, {64, 256, 4096});
     std::ostringstream out;
     analysis::print_llm_table(r, out);
-    CHECK(out.str().find("at 50 GB/s: at 64 and 256 GPUs, not at 4096 (estimated, not simulated)\n") !=
-          std::string::npos);
+    CHECK(out.str().find("at 50 GB/s a NIC port (48 GB/s a GPU): at 64 and 256 GPUs, not at 4096 (estimated, "
+                         "not simulated)\n") != std::string::npos);
   }
 }
 
@@ -189,10 +191,12 @@ TEST_CASE(
   analysis::print_llm_table(r, out);
   const std::string table = out.str();
   CAPTURE(table);
-  CHECK(table.find("DP-heavy, toy on 8 GPUs of dgx-h100 at 50 GB/s: dp 8 tp 8 mb 1 Z3, not simulated (over "
+  CHECK(table.find("DP-heavy, toy on 8 GPUs of dgx-h100 at 50 GB/s a NIC port (48 GB/s a GPU): dp 8 tp 8 mb "
+                   "1 Z3, not simulated (over "
                    "the budget), may be faster than the simulated row: 49,200 tokens/s by its closed form "
                    "against 45,328\n") != std::string::npos);
-  CHECK(table.find("DP-heavy stops paying, toy on dgx-h100 at 50 GB/s: from 8 GPUs (at 8 GPUs a layout not "
+  CHECK(table.find("DP-heavy stops paying, toy on dgx-h100 at 50 GB/s a NIC port (48 GB/s a GPU): from 8 "
+                   "GPUs (at 8 GPUs a layout not "
                    "simulated may beat a family's simulated best: see its line above)\n") !=
         std::string::npos);
   // cells.csv's note for the simulated row names the layout that may beat it.
@@ -207,6 +211,30 @@ TEST_CASE(
   CHECK(csv.find(",45328.000000,5666.000000,0,\"may be beaten by dp 8 tp 8 mb 1 Z3, not simulated (over the "
                  "budget): 49,200 tokens/s by its closed form\"\n") != std::string::npos);
   std::filesystem::remove_all(dir);
+}
+
+TEST_CASE("llm study: IB port is the study file's rate a NIC port, IB/GPU what it carries for a GPU") {
+  // hunt7: on a DGX-1 (4 EDR NICs for 8 GPUs, each NIC on a 12 GB/s PCIe Gen3 link) the column said
+  // "50 GB/s" for the GPU. A GPU's share (topology::ib_share_per_gpu) is 4 × min(50, 12) / 8 = 6 GB/s;
+  // a DGX H100's, 8 NICs on 48 GB/s Gen5 links for 8 GPUs, 8 × min(50, 48) / 8 = 48 GB/s. GPT-3 175B
+  // on 8 GPUs fits neither (no candidate is built), so the cells come without a simulation.
+  analysis::LlmStudyConfig config;
+  config.models = {"gpt3-175b"};
+  config.clusters = {"dgx1-v100", "dgx-h100"};
+  config.gpus = {8};
+  config.ib_bandwidths = {"50 GB/s"};
+  const analysis::LlmStudyResult r = analysis::run_llm_study(config);
+  REQUIRE(r.cells.size() == 2);
+  CHECK(r.cells[0].ib == "50 GB/s");
+  CHECK(r.cells[0].ib_per_gpu == "6 GB/s");
+  CHECK(r.cells[1].ib_per_gpu == "48 GB/s");
+  std::ostringstream out;
+  analysis::print_llm_table(r, out);
+  const std::string table = out.str();
+  CAPTURE(table);
+  CHECK(table.find("gpt3-175b  dgx1-v100 50 GB/s   6 GB/s         8 ") != std::string::npos);
+  CHECK(table.find("DP-heavy stops paying, gpt3-175b on dgx1-v100 at 50 GB/s a NIC port (6 GB/s a GPU): ") !=
+        std::string::npos);
 }
 
 TEST_CASE("llm study: a family with no layout at the published batch takes the smallest batch with one") {
