@@ -150,8 +150,7 @@ std::vector<LlmLayout> enumerate_layouts(const std::vector<PlanDimension>& dims,
   return out;
 }
 
-std::optional<std::int64_t> smallest_batch_above(const std::vector<PlanDimension>& dims,
-                                                 const LlmSpace& space) {
+std::vector<std::int64_t> batches_above(const std::vector<PlanDimension>& dims, const LlmSpace& space) {
   std::vector<int> tps{1}, pps{1};
   for (const PlanDimension& d : dims) {
     std::vector<int>* into = d.name == "tp" ? &tps : d.name == "pp" ? &pps : nullptr;
@@ -159,22 +158,25 @@ std::optional<std::int64_t> smallest_batch_above(const std::vector<PlanDimension
     into->clear();
     for (const std::string& v : d.values(space)) into->push_back(to_int(v));
   }
-  // A batch no replica count divides has no layout (dp × micro-batch divides it): only the others are
-  // enumerated.
-  std::vector<int> replicas;
+  std::vector<std::int64_t> replicas;
   for (const int tp : tps)
     for (const int pp : pps)
       if (space.gpus % (tp * pp) == 0) replicas.push_back(space.gpus / (tp * pp));
-  if (replicas.empty()) return std::nullopt;
-  const std::int64_t most = *std::max_element(replicas.begin(), replicas.end());
+  std::sort(replicas.begin(), replicas.end());
+  replicas.erase(std::unique(replicas.begin(), replicas.end()), replicas.end());
+  std::vector<std::int64_t> out;
+  if (replicas.empty()) return out;
+  const std::int64_t last = (space.global_batch / replicas.back() + 1) * replicas.back();
   LlmSpace at = space;
-  for (at.global_batch = space.global_batch + 1; at.global_batch <= (space.global_batch / most + 1) * most;
-       ++at.global_batch) {
-    const bool divided =
-        std::any_of(replicas.begin(), replicas.end(), [&](int dp) { return at.global_batch % dp == 0; });
-    if (divided && !enumerate_layouts(dims, at).empty()) return at.global_batch;
-  }
-  return std::nullopt;
+  for (const std::int64_t dp : replicas)
+    for (at.global_batch = (space.global_batch / dp + 1) * dp; at.global_batch <= last; at.global_batch += dp)
+      if (!enumerate_layouts(dims, at).empty()) {
+        out.push_back(at.global_batch);
+        break;
+      }
+  std::sort(out.begin(), out.end());
+  out.erase(std::unique(out.begin(), out.end()), out.end());
+  return out;
 }
 
 std::vector<std::string> layout_overlay(const std::vector<PlanDimension>& dims, const LlmLayout& layout) {

@@ -53,6 +53,7 @@ struct FamilyBest {
   std::optional<LlmPlanCandidate> faster_estimate{};  // see LlmStudyCell::dp_heavy_faster_estimate
   std::string note{};
   std::optional<LlmPlanRefusal> refusal{};  // empty with a note: failed otherwise
+  std::vector<std::int64_t> batches{};      // those above the published one it chose among (best_of)
 };
 
 FamilyBest plan_best(const LlmPlanRequest& r, StepCache& cache) {
@@ -71,18 +72,34 @@ FamilyBest plan_best(const LlmPlanRequest& r, StepCache& cache) {
 
 // The family's best plan at the model's published batch; when no layout takes that batch (the
 // planner's NoLayout: DP-heavy needs dp >= GPUs / gpus-per-machine sequences a step, and dp dividing
-// the batch), its best at the smallest batch above it that a layout of the family takes: the batch
-// the family would have to train at, whose cost in tokens the critical batch then prices. (It was
-// the smallest multiple of GPUs / gpus-per-machine, which at 12 GPUs of 8 a machine is the published
-// batch itself: "no layout", where dp 3 tp 4 takes 513 sequences.)
+// the batch), its best at the batch above it that trains fastest at every critical batch: of the
+// smallest each of its replica counts takes (batches_above), the one whose best step by the closed
+// form is shortest (a larger batch with a shorter step takes no more steps, each shorter; a smaller
+// one with a shorter step, fewer steps). The critical batch then prices its tokens. (It was the
+// smallest multiple of GPUs / gpus-per-machine, the published batch itself at 12 GPUs of 8 a machine:
+// "no layout"; the smallest batch with a layout alone, 513 there, is dp 3 tp 4's 105.9 s step, where
+// 516 has dp 12's 57.3 s.)
 FamilyBest best_of(LlmPlanRequest r, StepCache& cache) {
   FamilyBest best = plan_best(r, cache);
   if (best.plan || best.refusal != LlmPlanRefusal::NoLayout) return best;
-  const std::optional<std::int64_t> raised =
-      smallest_batch_above(r.dimensions, {r.setting, r.gpus, r.machine.gpus_per_machine, r.global_batch});
-  if (!raised) return best;
-  r.global_batch = *raised;
-  return plan_best(r, cache);
+  const std::vector<std::int64_t> batches =
+      batches_above(r.dimensions, {r.setting, r.gpus, r.machine.gpus_per_machine, r.global_batch});
+  if (batches.empty()) return best;
+  std::int64_t chosen = batches.front();  // where none fits: its refusal
+  double shortest = 0;
+  for (const std::int64_t batch : batches) {
+    LlmPlanRequest at = r;
+    at.global_batch = batch;
+    std::size_t enumerated = 0;
+    const std::vector<LlmPlanCandidate> fitting = llm_fitting_candidates(at, &enumerated);
+    if (fitting.empty() || (shortest > 0 && fitting.front().estimate.step() >= shortest)) continue;
+    shortest = fitting.front().estimate.step();
+    chosen = batch;
+  }
+  r.global_batch = chosen;
+  FamilyBest raised = plan_best(r, cache);
+  raised.batches = batches;
+  return raised;
 }
 
 void keep(FamilyBest best, std::optional<LlmPlanCandidate>& plan, std::optional<LlmPlanCandidate>& faster,
@@ -103,7 +120,8 @@ LlmPlanNames study_names(const OptionSpelling& spelling) {
   return {.gpus = "",
           .other_layout =
               "another GPU count in the study file's gpus (the batch is the model's published one, "
-              "or the smallest above it with a layout; the study file cannot set it)",
+              "or above it the one of the shortest step of the smallest each replica count takes; the "
+              "study file cannot set it)",
           .memory = "",
           .more_memory = "more GPUs in the study file's gpus, or a larger " + option("memory"),
           .max_events = option("max-events"),
@@ -138,15 +156,22 @@ LlmStudyCell plan_cell(const LlmStudyConfig& c, const LlmStudyRunOptions& o, Llm
   keep(best_of(three_d, cache), cell.three_d, cell.three_d_faster_estimate, cell.three_d_note,
        cell.three_d_refusal);
   told(1);
-  keep(best_of(dp_heavy, cache), cell.dp_heavy, cell.dp_heavy_faster_estimate, cell.dp_heavy_note,
+  FamilyBest dp_best = best_of(dp_heavy, cache);
+  std::vector<std::int64_t> larger_batches = dp_best.batches;
+  // Without a critical batch to price them, tokens/s would favour the largest: DP-heavy's batch only.
+  if ((c.critical_batch_tokens.empty() || three_d.training_tokens <= 0) && dp_best.plan)
+    larger_batches = {dp_best.plan->layout.global_batch};
+  keep(std::move(dp_best), cell.dp_heavy, cell.dp_heavy_faster_estimate, cell.dp_heavy_note,
        cell.dp_heavy_refusal);
   told(2);
-  // Where DP-heavy had to take a larger batch, 3D may take it too (a fixed batch starves a pipeline
-  // of micro-batches): 3D's better plan of the two batches, by time to train at the first critical
-  // batch (by tokens/s when none is stated).
-  if (cell.dp_heavy && cell.dp_heavy->layout.global_batch != three_d.global_batch) {
+  // Where DP-heavy had to take a larger batch, 3D may take one too (a fixed batch starves a pipeline
+  // of micro-batches): 3D's best plan of the published batch and each DP-heavy chose among (not only
+  // DP-heavy's: GPT-3's on 16,384 H100 is 4,096 sequences, 3D's best 2,048), by time to train at the
+  // first critical batch.
+  for (const std::int64_t batch : larger_batches) {
+    if (!cell.dp_heavy || batch == three_d.global_batch) break;
     LlmPlanRequest larger = three_d;
-    larger.global_batch = cell.dp_heavy->layout.global_batch;
+    larger.global_batch = batch;
     if (const FamilyBest alt = best_of(larger, cache);
         alt.plan && (!cell.three_d || faster(c, larger, *alt.plan, *cell.three_d))) {
       cell.three_d = alt.plan;
@@ -349,8 +374,9 @@ double llm_three_d_advantage(const LlmStudyResult& r, const LlmStudyCell& c) {
 void print_llm_table(const LlmStudyResult& r, std::ostream& out) {
   out << r.config.title << "\n"
       << "tokens/s of each family's best plan by the planner, each model at its published global batch (\"B "
-         "n\": "
-         "the smallest batch of sequences the family has a layout for, when larger)\n"
+         "n\": above it where none of the family's layouts takes it, of the smallest batches each replica "
+         "count "
+         "takes the one whose step is shortest by the closed form)\n"
       << "sim: simulated; est: estimated, not simulated (its step would simulate past the planner's events "
          "budget), the closed form's tokens/s\n"
       << "3D/DP: time to train at the first critical batch, DP-heavy's over 3D's (tokens/s when none is "

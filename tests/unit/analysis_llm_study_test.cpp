@@ -237,11 +237,15 @@ TEST_CASE("llm study: IB port is the study file's rate a NIC port, IB/GPU what i
         std::string::npos);
 }
 
-TEST_CASE("llm study: a family with no layout at the published batch takes the smallest batch with one") {
+TEST_CASE(
+    "llm study: a family with no layout at the published batch takes the batch above of the shortest step") {
   // hunt7: Llama 3 8B (512 sequences) on 12 GPUs of DGX H100. DP-heavy (pp 1, tp 1, 2, 4 or 8 dividing
   // the GPUs) has dp 12, 6 or 3, none dividing 512: no layout. The batch was raised to a multiple of
   // GPUs / 8 = 1 replica, 512 again, and the cell read "no layout ... or the smallest above it with a
-  // layout". 513 = 3 × 171 takes dp 3 tp 4 (micro-batch 1, 171 of them).
+  // layout". Above 512 the smallest batches its replica counts take are 513 (dp 3, tp 4) and 516 (dp
+  // 12 or 6); by the closed form (`plan -m llama3-8b --gpus 12 --gpu h100 --global-batch B`) the best
+  // steps are 105.9 s at 513 (dp 3 tp 4 sp) and 57.3 s at 516 (dp 12 tp 1): 516 trains faster at every
+  // critical batch, 513 would have made DP-heavy look 1.8x slower than 3D.
   analysis::LlmStudyConfig config;
   config.models = {"llama3-8b"};
   config.clusters = {"dgx-h100"};
@@ -254,11 +258,11 @@ TEST_CASE("llm study: a family with no layout at the published batch takes the s
   CAPTURE(c.dp_heavy_note);
   CHECK(c.published_batch == 512);
   REQUIRE(c.dp_heavy);
-  CHECK(c.dp_heavy->layout.global_batch == 513);
-  CHECK(c.dp_heavy->layout.dp == 3);
-  CHECK(c.dp_heavy->layout.tp == 4);
-  // The rule itself, on DP-heavy's rows (the pipeline's off): nothing at 512, then 513; after 513 the
-  // next batch a replica count divides, 516 (dp 12, 6 or 3).
+  CHECK(c.dp_heavy->layout.global_batch == 516);
+  CHECK(c.dp_heavy->layout.dp == 12);
+  CHECK(c.dp_heavy->layout.pp == 1);
+  // The batches, on DP-heavy's rows (the pipeline's off): none at 512, then 513 and 516; from 516,
+  // each replica count's next multiple, 519, 522 and 528.
   const analysis::LlmPlanRequest q =
       analysis::make_llm_plan_request({.model = "llama3-8b", .gpus = 12, .cluster = "dgx-h100"});
   std::vector<analysis::PlanDimension> rows = q.dimensions;
@@ -267,7 +271,7 @@ TEST_CASE("llm study: a family with no layout at the published batch takes the s
   analysis::LlmSpace space{q.setting, 12, 8, 512};
   CHECK(analysis::enumerate_layouts(rows, space).empty());
   CHECK(!analysis::enumerate_layouts(q.dimensions, space).empty());  // 3D: dp 4 tp 1 pp 3, ...
-  CHECK(analysis::smallest_batch_above(rows, space) == 513);
-  space.global_batch = 513;
-  CHECK(analysis::smallest_batch_above(rows, space) == 516);
+  CHECK(analysis::batches_above(rows, space) == std::vector<std::int64_t>{513, 516});
+  space.global_batch = 516;
+  CHECK(analysis::batches_above(rows, space) == std::vector<std::int64_t>{519, 522, 528});
 }
