@@ -52,6 +52,17 @@ analysis::LlmStudyResult study(std::vector<LlmStudyCell> cells, std::vector<int>
   return r;
 }
 
+// A study of one model on `clusters` at `gpus`, one InfiniBand rate a NIC port.
+analysis::LlmStudyConfig grid(const std::string& model, std::vector<std::string> clusters,
+                              std::vector<int> gpus, const std::string& ib) {
+  analysis::LlmStudyConfig config;
+  config.models = {model};
+  config.clusters = std::move(clusters);
+  config.gpus = std::move(gpus);
+  config.ib_bandwidths = {ib};
+  return config;
+}
+
 }  // namespace
 
 TEST_CASE("llm study: 3D/DP is the ratio of times to train, and DP-heavy stops paying from 5%") {
@@ -150,12 +161,7 @@ TEST_CASE(
     "llm study: a family's note names the study file's keys and the study's options, not the planner's") {
   // GPT-3 175B on one DGX A100: 175 B parameters at 16 bytes over 8 GPUs is 350 GB a GPU, nothing
   // fits in 80 GiB (no candidate is built).
-  analysis::LlmStudyConfig config;
-  config.models = {"gpt3-175b"};
-  config.clusters = {"dgx-a100"};
-  config.gpus = {8};
-  config.ib_bandwidths = {"25 GB/s"};
-  const analysis::LlmStudyResult r = analysis::run_llm_study(config);
+  const analysis::LlmStudyResult r = analysis::run_llm_study(grid("gpt3-175b", {"dgx-a100"}, {8}, "25 GB/s"));
   REQUIRE(r.cells.size() == 1);
   const LlmStudyCell& c = r.cells[0];
   CHECK(c.dp_heavy_refusal == analysis::LlmPlanRefusal::NothingFits);
@@ -218,12 +224,8 @@ TEST_CASE("llm study: IB port is the study file's rate a NIC port, IB/GPU what i
   // "50 GB/s" for the GPU. A GPU's share (topology::ib_share_per_gpu) is 4 × min(50, 12) / 8 = 6 GB/s;
   // a DGX H100's, 8 NICs on 48 GB/s Gen5 links for 8 GPUs, 8 × min(50, 48) / 8 = 48 GB/s. GPT-3 175B
   // on 8 GPUs fits neither (no candidate is built), so the cells come without a simulation.
-  analysis::LlmStudyConfig config;
-  config.models = {"gpt3-175b"};
-  config.clusters = {"dgx1-v100", "dgx-h100"};
-  config.gpus = {8};
-  config.ib_bandwidths = {"50 GB/s"};
-  const analysis::LlmStudyResult r = analysis::run_llm_study(config);
+  const analysis::LlmStudyResult r =
+      analysis::run_llm_study(grid("gpt3-175b", {"dgx1-v100", "dgx-h100"}, {8}, "50 GB/s"));
   REQUIRE(r.cells.size() == 2);
   CHECK(r.cells[0].ib == "50 GB/s");
   CHECK(r.cells[0].ib_per_gpu == "6 GB/s");
@@ -246,11 +248,7 @@ TEST_CASE(
   // 12 or 6); by the closed form (`plan -m llama3-8b --gpus 12 --gpu h100 --global-batch B`) the best
   // steps are 105.9 s at 513 (dp 3 tp 4 sp) and 57.3 s at 516 (dp 12 tp 1): 516 trains faster at every
   // critical batch, 513 would have made DP-heavy look 1.8x slower than 3D.
-  analysis::LlmStudyConfig config;
-  config.models = {"llama3-8b"};
-  config.clusters = {"dgx-h100"};
-  config.gpus = {12};
-  config.ib_bandwidths = {"50 GB/s"};
+  analysis::LlmStudyConfig config = grid("llama3-8b", {"dgx-h100"}, {12}, "50 GB/s");
   config.simulate = 1;
   const analysis::LlmStudyResult r = analysis::run_llm_study(config, {.max_events = "1"});  // estimates
   REQUIRE(r.cells.size() == 1);
