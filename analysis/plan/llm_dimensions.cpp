@@ -150,6 +150,35 @@ std::vector<LlmLayout> enumerate_layouts(const std::vector<PlanDimension>& dims,
   return out;
 }
 
+std::vector<std::int64_t> batches_above(const std::vector<PlanDimension>& dims, const LlmSpace& space) {
+  std::vector<int> tps{1}, pps{1};
+  for (const PlanDimension& d : dims) {
+    std::vector<int>* into = d.name == "tp" ? &tps : d.name == "pp" ? &pps : nullptr;
+    if (into == nullptr || !d.enabled || !d.values) continue;
+    into->clear();
+    for (const std::string& v : d.values(space)) into->push_back(to_int(v));
+  }
+  std::vector<std::int64_t> replicas;
+  for (const int tp : tps)
+    for (const int pp : pps)
+      if (space.gpus % (tp * pp) == 0) replicas.push_back(space.gpus / (tp * pp));
+  std::sort(replicas.begin(), replicas.end());
+  replicas.erase(std::unique(replicas.begin(), replicas.end()), replicas.end());
+  std::vector<std::int64_t> out;
+  if (replicas.empty()) return out;
+  const std::int64_t last = (space.global_batch / replicas.back() + 1) * replicas.back();
+  LlmSpace at = space;
+  for (const std::int64_t dp : replicas)
+    for (at.global_batch = (space.global_batch / dp + 1) * dp; at.global_batch <= last; at.global_batch += dp)
+      if (!enumerate_layouts(dims, at).empty()) {
+        out.push_back(at.global_batch);
+        break;
+      }
+  std::sort(out.begin(), out.end());
+  out.erase(std::unique(out.begin(), out.end()), out.end());
+  return out;
+}
+
 std::vector<std::string> layout_overlay(const std::vector<PlanDimension>& dims, const LlmLayout& layout) {
   std::vector<std::string> out;
   for (const PlanDimension& d : dims) {

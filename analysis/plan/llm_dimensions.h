@@ -45,6 +45,11 @@ std::vector<PlanDimension> llm_plan_dimensions_all_enabled();
 // derived, those with an llm_layout_problem left out. Deterministic order (table order, values in
 // order).
 std::vector<LlmLayout> enumerate_layouts(const std::vector<PlanDimension>& dimensions, const LlmSpace& space);
+// Per replica count the rows allow (dp = GPUs / (tp · pp)), the smallest multiple of it above
+// space.global_batch that some layout takes (enumerate_layouts not empty there), looked for up to the
+// first multiple of the most replicas; in increasing order, each once. Llama 3 8B's DP-heavy rows
+// (pp 1) on 12 GPUs of 8 a machine take no 512 (dp 12, 6 or 3): 513 (dp 3) and 516 (dp 6 and 12).
+std::vector<std::int64_t> batches_above(const std::vector<PlanDimension>& dimensions, const LlmSpace& space);
 
 // The `--set` texts of the enabled rows for `layout` ("parallelism.tp=8", ...).
 std::vector<std::string> layout_overlay(const std::vector<PlanDimension>& dimensions,

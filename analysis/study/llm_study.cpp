@@ -11,6 +11,7 @@
 #include "analysis/output/progress_estimate.h"
 #include "analysis/study/study_report.h"
 #include "sim/error.h"
+#include "topology/preset_registry.h"
 
 namespace hybridsim::analysis {
 namespace {
@@ -52,6 +53,7 @@ struct FamilyBest {
   std::optional<LlmPlanCandidate> faster_estimate{};  // see LlmStudyCell::dp_heavy_faster_estimate
   std::string note{};
   std::optional<LlmPlanRefusal> refusal{};  // empty with a note: failed otherwise
+  std::vector<std::int64_t> batches{};      // those above the published one it chose among (best_of)
 };
 
 FamilyBest plan_best(const LlmPlanRequest& r, StepCache& cache) {
@@ -69,17 +71,35 @@ FamilyBest plan_best(const LlmPlanRequest& r, StepCache& cache) {
 }
 
 // The family's best plan at the model's published batch; when no layout takes that batch (the
-// planner's NoLayout: DP-heavy needs dp >= GPUs / gpus-per-machine sequences a step), its best at
-// the smallest multiple of that many replicas above it: the batch the family would have to train
-// at, whose cost in tokens the critical batch then prices.
+// planner's NoLayout: DP-heavy needs dp >= GPUs / gpus-per-machine sequences a step, and dp dividing
+// the batch), its best at the batch above it that trains fastest at every critical batch: of the
+// smallest each of its replica counts takes (batches_above), the one whose best step by the closed
+// form is shortest (a larger batch with a shorter step takes no more steps, each shorter; a smaller
+// one with a shorter step, fewer steps). The critical batch then prices its tokens. (It was the
+// smallest multiple of GPUs / gpus-per-machine, the published batch itself at 12 GPUs of 8 a machine:
+// "no layout"; the smallest batch with a layout alone, 513 there, is dp 3 tp 4's 105.9 s step, where
+// 516 has dp 12's 57.3 s.)
 FamilyBest best_of(LlmPlanRequest r, StepCache& cache) {
   FamilyBest best = plan_best(r, cache);
-  const std::int64_t replicas = r.gpus / std::max(1, r.machine.gpus_per_machine);
-  if (best.plan || best.refusal != LlmPlanRefusal::NoLayout || replicas <= 0) return best;
-  const std::int64_t raised = (r.global_batch + replicas - 1) / replicas * replicas;
-  if (raised == r.global_batch) return best;
-  r.global_batch = raised;
-  return plan_best(r, cache);
+  if (best.plan || best.refusal != LlmPlanRefusal::NoLayout) return best;
+  const std::vector<std::int64_t> batches =
+      batches_above(r.dimensions, {r.setting, r.gpus, r.machine.gpus_per_machine, r.global_batch});
+  if (batches.empty()) return best;
+  std::int64_t chosen = batches.front();  // where none fits: its refusal
+  double shortest = 0;
+  for (const std::int64_t batch : batches) {
+    LlmPlanRequest at = r;
+    at.global_batch = batch;
+    std::size_t enumerated = 0;
+    const std::vector<LlmPlanCandidate> fitting = llm_fitting_candidates(at, &enumerated);
+    if (fitting.empty() || (shortest > 0 && fitting.front().estimate.step() >= shortest)) continue;
+    shortest = fitting.front().estimate.step();
+    chosen = batch;
+  }
+  r.global_batch = chosen;
+  FamilyBest raised = plan_best(r, cache);
+  raised.batches = batches;
+  return raised;
 }
 
 void keep(FamilyBest best, std::optional<LlmPlanCandidate>& plan, std::optional<LlmPlanCandidate>& faster,
@@ -100,7 +120,8 @@ LlmPlanNames study_names(const OptionSpelling& spelling) {
   return {.gpus = "",
           .other_layout =
               "another GPU count in the study file's gpus (the batch is the model's published one, "
-              "or the smallest above it with a layout; the study file cannot set it)",
+              "or above it the one of the shortest step of the smallest each replica count takes; the "
+              "study file cannot set it)",
           .memory = "",
           .more_memory = "more GPUs in the study file's gpus, or a larger " + option("memory"),
           .max_events = option("max-events"),
@@ -129,20 +150,28 @@ LlmStudyCell plan_cell(const LlmStudyConfig& c, const LlmStudyRunOptions& o, Llm
   LlmPlanRequest dp_heavy = three_d;
   restrict_to_dp_heavy(dp_heavy);
   dp_heavy.progress_label = label + "DP-heavy";
+  cell.ib_per_gpu = sim::format_bandwidth(topology::ib_share_per_gpu(three_d.cluster));
   cell.published_batch = three_d.global_batch;
   cell.sequence = three_d.setting.model.sequence;
   keep(best_of(three_d, cache), cell.three_d, cell.three_d_faster_estimate, cell.three_d_note,
        cell.three_d_refusal);
   told(1);
-  keep(best_of(dp_heavy, cache), cell.dp_heavy, cell.dp_heavy_faster_estimate, cell.dp_heavy_note,
+  FamilyBest dp_best = best_of(dp_heavy, cache);
+  std::vector<std::int64_t> larger_batches = dp_best.batches;
+  // Without a critical batch to price them, tokens/s would favour the largest: DP-heavy's batch only.
+  if ((c.critical_batch_tokens.empty() || three_d.training_tokens <= 0) && dp_best.plan)
+    larger_batches = {dp_best.plan->layout.global_batch};
+  keep(std::move(dp_best), cell.dp_heavy, cell.dp_heavy_faster_estimate, cell.dp_heavy_note,
        cell.dp_heavy_refusal);
   told(2);
-  // Where DP-heavy had to take a larger batch, 3D may take it too (a fixed batch starves a pipeline
-  // of micro-batches): 3D's better plan of the two batches, by time to train at the first critical
-  // batch (by tokens/s when none is stated).
-  if (cell.dp_heavy && cell.dp_heavy->layout.global_batch != three_d.global_batch) {
+  // Where DP-heavy had to take a larger batch, 3D may take one too (a fixed batch starves a pipeline
+  // of micro-batches): 3D's best plan of the published batch and each DP-heavy chose among (not only
+  // DP-heavy's: GPT-3's on 16,384 H100 is 4,096 sequences, 3D's best 2,048), by time to train at the
+  // first critical batch.
+  for (const std::int64_t batch : larger_batches) {
+    if (!cell.dp_heavy || batch == three_d.global_batch) break;
     LlmPlanRequest larger = three_d;
-    larger.global_batch = cell.dp_heavy->layout.global_batch;
+    larger.global_batch = batch;
     if (const FamilyBest alt = best_of(larger, cache);
         alt.plan && (!cell.three_d || faster(c, larger, *alt.plan, *cell.three_d))) {
       cell.three_d = alt.plan;
@@ -223,6 +252,9 @@ std::string count_list(const std::vector<int>& gpus) {
   return s;
 }
 
+// "50 GB/s a NIC port (48 GB/s a GPU)": the study file's rate and what it carries for a GPU.
+std::string ib_words(const LlmStudyCell& c) { return c.ib + " a NIC port (" + c.ib_per_gpu + " a GPU)"; }
+
 // Per model, machine and bandwidth: where the best 3D plan trains at least 5% faster than the best
 // DP-heavy one (the cells come in that order, GPU counts innermost). "From N GPUs" only when it
 // holds at every compared count from N on; counts below N where it holds too are named, and where
@@ -261,8 +293,8 @@ void print_stops_paying(const LlmStudyResult& r, std::ostream& out) {
     if (!open.empty())
       where += " (at " + count_list(open) +
                " GPUs a layout not simulated may beat a family's simulated best: see its line above)";
-    out << "DP-heavy stops paying, " << head.model << " on " << head.cluster << " at " << head.ib << ": "
-        << where << "\n";
+    out << "DP-heavy stops paying, " << head.model << " on " << head.cluster << " at " << ib_words(head)
+        << ": " << where << "\n";
   }
 }
 
@@ -274,9 +306,9 @@ void print_faster_estimates(const LlmStudyResult& r, std::ostream& out) {
          {std::tuple{"DP-heavy", &c.dp_heavy, &c.dp_heavy_faster_estimate},
           std::tuple{"3D", &c.three_d, &c.three_d_faster_estimate}}) {
       if (!*plan || !*faster) continue;
-      out << family << ", " << c.model << " on " << c.gpus << " GPUs of " << c.cluster << " at " << c.ib
-          << ": " << short_label(c, (*faster)->layout) << ", not simulated (" << (*faster)->estimated_only
-          << "), may be faster than the simulated row: "
+      out << family << ", " << c.model << " on " << c.gpus << " GPUs of " << c.cluster << " at "
+          << ib_words(c) << ": " << short_label(c, (*faster)->layout) << ", not simulated ("
+          << (*faster)->estimated_only << "), may be faster than the simulated row: "
           << format_count(std::llround((*faster)->tokens_per_second))
           << " tokens/s by its closed form against " << format_count(std::llround((*plan)->tokens_per_second))
           << "\n";
@@ -342,20 +374,26 @@ double llm_three_d_advantage(const LlmStudyResult& r, const LlmStudyCell& c) {
 void print_llm_table(const LlmStudyResult& r, std::ostream& out) {
   out << r.config.title << "\n"
       << "tokens/s of each family's best plan by the planner, each model at its published global batch (\"B "
-         "n\": "
-         "the smallest batch of sequences the family has a layout for, when larger)\n"
+         "n\": above it where none of the family's layouts takes it, of the smallest batches each replica "
+         "count "
+         "takes the one whose step is shortest by the closed form)\n"
       << "sim: simulated; est: estimated, not simulated (its step would simulate past the planner's events "
          "budget), the closed form's tokens/s\n"
       << "3D/DP: time to train at the first critical batch, DP-heavy's over 3D's (tokens/s when none is "
-         "stated)\n\n";
+         "stated)\n"
+      << "IB port: InfiniBand per NIC port (the study file's ib_bandwidths); IB/GPU: what it carries for a "
+         "GPU when all send at once, the machine's NICs, each at the lesser of its port and its PCIe link, "
+         "over its GPUs\n\n";
   char line[640];
-  std::snprintf(line, sizeof line, "%-10s %-8s %-9s %6s  %-45s %-67s %5s\n", "model", "machine", "IB/GPU",
-                "GPUs", "DP-heavy: tokens/s, basis, layout", "3D: tokens/s, basis, layout", "3D/DP");
+  std::snprintf(line, sizeof line, "%-10s %-9s %-9s %-9s %6s  %-45s %-67s %5s\n", "model", "machine",
+                "IB port", "IB/GPU", "GPUs", "DP-heavy: tokens/s, basis, layout",
+                "3D: tokens/s, basis, layout", "3D/DP");
   out << line;
   for (const LlmStudyCell& c : r.cells) {
     const double advantage = llm_three_d_advantage(r, c);
-    std::snprintf(line, sizeof line, "%-10s %-8s %-9s %6d  %s %s %5s\n", c.model.c_str(), c.cluster.c_str(),
-                  c.ib.c_str(), c.gpus, family(c, c.dp_heavy, c.dp_heavy_refusal, 28).c_str(),
+    std::snprintf(line, sizeof line, "%-10s %-9s %-9s %-9s %6d  %s %s %5s\n", c.model.c_str(),
+                  c.cluster.c_str(), c.ib.c_str(), c.ib_per_gpu.c_str(), c.gpus,
+                  family(c, c.dp_heavy, c.dp_heavy_refusal, 28).c_str(),
                   family(c, c.three_d, c.three_d_refusal, 50).c_str(),
                   advantage > 0 ? format_fixed(advantage, 2).c_str() : "-");
     out << line;

@@ -29,7 +29,7 @@ struct LlmStudyConfig {
   std::vector<std::string> models{};
   std::vector<std::string> clusters{};  // machine presets (dgx-a100, dgx-h100)
   std::vector<int> gpus{};
-  std::vector<std::string> ib_bandwidths{};       // per GPU; the first is the headline
+  std::vector<std::string> ib_bandwidths{};  // per NIC port; the first is the headline
   // Kaplan et al.'s critical batch in tokens, a stated assumption varied over these values (the
   // first is the headline); empty: tokens/s only. At each model's fixed batch it moves both
   // families' time to train alike, so plans are ranked by tokens/s.
@@ -45,8 +45,13 @@ bool is_llm_study_file(const std::filesystem::path& path);
 LlmStudyConfig load_llm_study_config(const std::filesystem::path& path);
 
 struct LlmStudyCell {
+  // `ib`: InfiniBand per NIC port, as the study file gives it (cluster.links.infiniband.bandwidth);
+  // `ib_per_gpu`: what it carries for one GPU when all send at once (topology::ib_share_per_gpu: the
+  // machine's NICs, each at the lesser of its port and its PCIe link, over its GPUs; DGX-1's 4 NICs
+  // on 12 GB/s links for 8 GPUs give 6 GB/s at any port from 100 Gb/s).
   std::string model, cluster, ib;
   int gpus = 0;
+  std::string ib_per_gpu{};
   std::optional<LlmPlanCandidate> dp_heavy{}, three_d{};
   // Where a family's plan is simulated, its best layout estimated, not simulated (over the events
   // budget), when that layout's closed form beats the simulated one (the planner's "may be faster

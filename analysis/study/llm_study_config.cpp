@@ -26,13 +26,19 @@ constexpr yaml::FieldSpec kFields[] = {
     yaml::required_list("models", "a list of named transformers",
                         "gpt3-175b, llama3-70b, ... (workloads/README.md)."),
     {.path = "models[]", .kind = K::Text, .help = "A named transformer."},
-    yaml::required_list("clusters", "a list of machine presets", "dgx-a100, dgx-h100, hgx-h200."),
+    yaml::required_list("clusters", "a list of machine presets",
+                        "dgx-a100, dgx-h100, hgx-h200 (a NIC a GPU), or another preset that forms a cluster "
+                        "(dgx1-v100: 4 NICs for 8 GPUs)."),
     {.path = "clusters[]", .kind = K::Text, .help = "A machine preset."},
     yaml::required_list("gpus", "a list of GPU counts", "The scaling grid, increasing without repeats."),
     {.path = "gpus[]", .kind = K::Integer, .min = 8, .max = 65536, .help = "A GPU count."},
-    yaml::required_list("ib_bandwidths", "a list of rates",
-                        "InfiniBand per GPU; the first is the headline, the others the sensitivity (refused "
-                        "where every GPU count fits one machine: no step crosses InfiniBand)."),
+    yaml::required_list(
+        "ib_bandwidths", "a list of rates",
+        "InfiniBand per NIC port, as cluster.links.infiniband.bandwidth sets it (the table's "
+        "IB port; its IB/GPU is what that carries for a GPU: the machine's NICs, each at the "
+        "lesser of its port and its PCIe link, over its GPUs); the first is the headline, the "
+        "others the sensitivity (refused where every GPU count fits one machine: no step "
+        "crosses InfiniBand)."),
     {.path = "ib_bandwidths[]", .kind = K::Rate, .help = "e.g. 200 Gb/s."},
     {.path = "critical_batch_tokens",
      .kind = K::List,

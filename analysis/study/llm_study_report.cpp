@@ -39,12 +39,13 @@ std::string note(const LlmPlanCandidate& p, const std::optional<LlmPlanCandidate
 
 std::string cells_csv(const LlmStudyResult& r) {
   std::ostringstream o;
-  o << "model,cluster,ib,gpus,family,basis,dp,tp,pp,zero,micro_batch,recompute,schedule,virtual_stages,"
-       "sequence_parallel,step_s,estimate_s,tokens_per_second,tokens_per_second_per_gpu,peak_memory_bytes,"
-       "note\n";
+  o << "model,cluster,ib_port,ib_per_gpu,gpus,family,basis,dp,tp,pp,zero,micro_batch,recompute,schedule,"
+       "virtual_stages,sequence_parallel,step_s,estimate_s,tokens_per_second,tokens_per_second_per_gpu,"
+       "peak_memory_bytes,note\n";
   for (const LlmStudyCell& c : r.cells)
     for (const Family& f : kFamilies) {
-      o << csv_field(c.model) << "," << c.cluster << "," << csv_field(c.ib) << "," << c.gpus << "," << f.name;
+      o << csv_field(c.model) << "," << c.cluster << "," << csv_field(c.ib) << "," << csv_field(c.ib_per_gpu)
+        << "," << c.gpus << "," << f.name;
       const auto& p = c.*f.plan;
       if (!p) {
         o << ",none,,,,,,,,,,,,,,," << csv_field(c.*f.note) << "\n";
@@ -64,14 +65,14 @@ std::string cells_csv(const LlmStudyResult& r) {
 
 std::string ttt_csv(const LlmStudyResult& r) {
   std::ostringstream o;
-  o << "model,cluster,ib,gpus,family,basis,critical_batch_tokens,time_to_train_s\n";
+  o << "model,cluster,ib_port,ib_per_gpu,gpus,family,basis,critical_batch_tokens,time_to_train_s\n";
   for (const LlmStudyCell& c : r.cells)
     for (const Family& f : kFamilies) {
       const auto& p = c.*f.plan;
       for (std::size_t i = 0; p && i < r.config.critical_batch_tokens.size(); ++i)
-        o << csv_field(c.model) << "," << c.cluster << "," << csv_field(c.ib) << "," << c.gpus << ","
-          << f.name << "," << basis(*p) << "," << num(r.config.critical_batch_tokens[i]) << ","
-          << num((c.*f.ttt)[i]) << "\n";
+        o << csv_field(c.model) << "," << c.cluster << "," << csv_field(c.ib) << ","
+          << csv_field(c.ib_per_gpu) << "," << c.gpus << "," << f.name << "," << basis(*p) << ","
+          << num(r.config.critical_batch_tokens[i]) << "," << num((c.*f.ttt)[i]) << "\n";
     }
   return o.str();
 }
@@ -120,8 +121,8 @@ PlotRequest tokens_plot(const LlmStudyResult& r, const std::filesystem::path& di
   const std::string& ib = r.config.ib_bandwidths.front();
   return panels(
       r, dir,
-      {"Tokens/s per GPU, best DP-heavy (ZeRO-3, pp 1) vs best 3D plan, at " + ib +
-           " per GPU (hollow: estimated)",
+      {"Tokens/s per GPU, best DP-heavy (ZeRO-3, pp 1) vs best 3D plan, InfiniBand at " + ib +
+           " a NIC port (hollow: estimated)",
        "tokens/s per GPU", "tokens_per_gpu.png",
        [&](std::ostream& s, const std::string& model, const std::string& cluster, int g) {
          const LlmStudyCell* c = find(r, model, cluster, ib, g);
@@ -139,24 +140,24 @@ PlotRequest tokens_plot(const LlmStudyResult& r, const std::filesystem::path& di
 
 // The best 3D plan over the best DP-heavy one (the table's 3D/DP), per InfiniBand bandwidth.
 PlotRequest ib_plot(const LlmStudyResult& r, const std::filesystem::path& dir) {
-  return panels(
-      r, dir,
-      {"Best 3D over best DP-heavy (the table's 3D/DP), per InfiniBand bandwidth per GPU", "3D / DP-heavy",
-       "ib_sensitivity.png",
-       [&](std::ostream& s, const std::string& model, const std::string& cluster, int g) {
-         for (const auto& ib : r.config.ib_bandwidths) {
-           const LlmStudyCell* c = find(r, model, cluster, ib, g);
-           const double advantage = c ? llm_three_d_advantage(r, *c) : 0;
-           s << " " << (advantage > 0 ? num(advantage) : "?");
-         }
-       },
-       [&](const std::string& b) {
-         std::string plot;
-         for (std::size_t i = 0; i < r.config.ib_bandwidths.size(); ++i)
-           plot += (i ? ", " : "") + b + " using 1:" + std::to_string(i + 2) +
-                   " with linespoints lw 2 title " + gnuplot_quote(r.config.ib_bandwidths[i]);
-         return plot + ", 1 with lines dt 2 lc rgb 'gray' notitle";
-       }});
+  return panels(r, dir,
+                {"Best 3D over best DP-heavy (the table's 3D/DP), per InfiniBand rate a NIC port",
+                 "3D / DP-heavy", "ib_sensitivity.png",
+                 [&](std::ostream& s, const std::string& model, const std::string& cluster, int g) {
+                   for (const auto& ib : r.config.ib_bandwidths) {
+                     const LlmStudyCell* c = find(r, model, cluster, ib, g);
+                     const double advantage = c ? llm_three_d_advantage(r, *c) : 0;
+                     s << " " << (advantage > 0 ? num(advantage) : "?");
+                   }
+                 },
+                 [&](const std::string& b) {
+                   std::string plot;
+                   for (std::size_t i = 0; i < r.config.ib_bandwidths.size(); ++i)
+                     plot += (i ? ", " : "") + b + " using 1:" + std::to_string(i + 2) +
+                             " with linespoints lw 2 title " +
+                             gnuplot_quote(r.config.ib_bandwidths[i] + " a port");
+                   return plot + ", 1 with lines dt 2 lc rgb 'gray' notitle";
+                 }});
 }
 
 std::string markdown(const LlmStudyResult& r, const std::vector<std::string>& drawn,

@@ -44,11 +44,23 @@ analysis::LlmStudyResult study(std::vector<LlmStudyCell> cells, std::vector<int>
     c.model = "toy";
     c.cluster = "dgx-h100";
     c.ib = "50 GB/s";
+    c.ib_per_gpu = "48 GB/s";
     c.published_batch = 2000;
     c.sequence = 1000;
   }
   r.cells = std::move(cells);
   return r;
+}
+
+// A study of one model on `clusters` at `gpus`, one InfiniBand rate a NIC port.
+analysis::LlmStudyConfig grid(const std::string& model, std::vector<std::string> clusters,
+                              std::vector<int> gpus, const std::string& ib) {
+  analysis::LlmStudyConfig config;
+  config.models = {model};
+  config.clusters = std::move(clusters);
+  config.gpus = std::move(gpus);
+  config.ib_bandwidths = {ib};
+  return config;
 }
 
 }  // namespace
@@ -69,8 +81,9 @@ TEST_CASE("llm study: 3D/DP is the ratio of times to train, and DP-heavy stops p
   CHECK(analysis::llm_three_d_advantage(r, r.cells[1]) == doctest::Approx(2.0));
   std::ostringstream out;
   analysis::print_llm_table(r, out);
-  CHECK(out.str().find("DP-heavy stops paying, toy on dgx-h100 at 50 GB/s: from 4096 GPUs (estimated, not "
-                       "simulated)") != std::string::npos);
+  CHECK(out.str().find(
+            "DP-heavy stops paying, toy on dgx-h100 at 50 GB/s a NIC port (48 GB/s a GPU): from 4096 GPUs "
+            "(estimated, not simulated)") != std::string::npos);
   CHECK(out.str().find("dp 512 tp 8 mb 1 Z3") != std::string::npos);
   CHECK(out.str().find("break-even") == std::string::npos);  // one batch: no crossing to report
 }
@@ -89,15 +102,15 @@ TEST_CASE("llm study: \"stops paying\" names only what its rows show when 3D's l
     const auto r = study({at(64, 109, 100), at(256, 100, 100), at(4096, 163, 100)}, {64, 256, 4096});
     std::ostringstream out;
     analysis::print_llm_table(r, out);
-    CHECK(out.str().find("at 50 GB/s: from 4096 GPUs, and at 64 GPUs (estimated, not simulated)\n") !=
-          std::string::npos);
+    CHECK(out.str().find("at 50 GB/s a NIC port (48 GB/s a GPU): from 4096 GPUs, and at 64 GPUs (estimated, "
+                         "not simulated)\n") != std::string::npos);
   }
   {  // ahead at the smaller counts only: no "from"
     const auto r = study({at(64, 109, 100), at(256, 106, 100), at(4096, 100, 100)}, {64, 256, 4096});
     std::ostringstream out;
     analysis::print_llm_table(r, out);
-    CHECK(out.str().find("at 50 GB/s: at 64 and 256 GPUs, not at 4096 (estimated, not simulated)\n") !=
-          std::string::npos);
+    CHECK(out.str().find("at 50 GB/s a NIC port (48 GB/s a GPU): at 64 and 256 GPUs, not at 4096 (estimated, "
+                         "not simulated)\n") != std::string::npos);
   }
 }
 
@@ -148,12 +161,7 @@ TEST_CASE(
     "llm study: a family's note names the study file's keys and the study's options, not the planner's") {
   // GPT-3 175B on one DGX A100: 175 B parameters at 16 bytes over 8 GPUs is 350 GB a GPU, nothing
   // fits in 80 GiB (no candidate is built).
-  analysis::LlmStudyConfig config;
-  config.models = {"gpt3-175b"};
-  config.clusters = {"dgx-a100"};
-  config.gpus = {8};
-  config.ib_bandwidths = {"25 GB/s"};
-  const analysis::LlmStudyResult r = analysis::run_llm_study(config);
+  const analysis::LlmStudyResult r = analysis::run_llm_study(grid("gpt3-175b", {"dgx-a100"}, {8}, "25 GB/s"));
   REQUIRE(r.cells.size() == 1);
   const LlmStudyCell& c = r.cells[0];
   CHECK(c.dp_heavy_refusal == analysis::LlmPlanRefusal::NothingFits);
@@ -189,10 +197,12 @@ TEST_CASE(
   analysis::print_llm_table(r, out);
   const std::string table = out.str();
   CAPTURE(table);
-  CHECK(table.find("DP-heavy, toy on 8 GPUs of dgx-h100 at 50 GB/s: dp 8 tp 8 mb 1 Z3, not simulated (over "
+  CHECK(table.find("DP-heavy, toy on 8 GPUs of dgx-h100 at 50 GB/s a NIC port (48 GB/s a GPU): dp 8 tp 8 mb "
+                   "1 Z3, not simulated (over "
                    "the budget), may be faster than the simulated row: 49,200 tokens/s by its closed form "
                    "against 45,328\n") != std::string::npos);
-  CHECK(table.find("DP-heavy stops paying, toy on dgx-h100 at 50 GB/s: from 8 GPUs (at 8 GPUs a layout not "
+  CHECK(table.find("DP-heavy stops paying, toy on dgx-h100 at 50 GB/s a NIC port (48 GB/s a GPU): from 8 "
+                   "GPUs (at 8 GPUs a layout not "
                    "simulated may beat a family's simulated best: see its line above)\n") !=
         std::string::npos);
   // cells.csv's note for the simulated row names the layout that may beat it.
@@ -207,4 +217,59 @@ TEST_CASE(
   CHECK(csv.find(",45328.000000,5666.000000,0,\"may be beaten by dp 8 tp 8 mb 1 Z3, not simulated (over the "
                  "budget): 49,200 tokens/s by its closed form\"\n") != std::string::npos);
   std::filesystem::remove_all(dir);
+}
+
+TEST_CASE("llm study: IB port is the study file's rate a NIC port, IB/GPU what it carries for a GPU") {
+  // hunt7: on a DGX-1 (4 EDR NICs for 8 GPUs, each NIC on a 12 GB/s PCIe Gen3 link) the column said
+  // "50 GB/s" for the GPU. A GPU's share (topology::ib_share_per_gpu) is 4 × min(50, 12) / 8 = 6 GB/s;
+  // a DGX H100's, 8 NICs on 48 GB/s Gen5 links for 8 GPUs, 8 × min(50, 48) / 8 = 48 GB/s. GPT-3 175B
+  // on 8 GPUs fits neither (no candidate is built), so the cells come without a simulation.
+  const analysis::LlmStudyResult r =
+      analysis::run_llm_study(grid("gpt3-175b", {"dgx1-v100", "dgx-h100"}, {8}, "50 GB/s"));
+  REQUIRE(r.cells.size() == 2);
+  CHECK(r.cells[0].ib == "50 GB/s");
+  CHECK(r.cells[0].ib_per_gpu == "6 GB/s");
+  CHECK(r.cells[1].ib_per_gpu == "48 GB/s");
+  std::ostringstream out;
+  analysis::print_llm_table(r, out);
+  const std::string table = out.str();
+  CAPTURE(table);
+  CHECK(table.find("gpt3-175b  dgx1-v100 50 GB/s   6 GB/s         8 ") != std::string::npos);
+  CHECK(table.find("DP-heavy stops paying, gpt3-175b on dgx1-v100 at 50 GB/s a NIC port (6 GB/s a GPU): ") !=
+        std::string::npos);
+}
+
+TEST_CASE(
+    "llm study: a family with no layout at the published batch takes the batch above of the shortest step") {
+  // hunt7: Llama 3 8B (512 sequences) on 12 GPUs of DGX H100. DP-heavy (pp 1, tp 1, 2, 4 or 8 dividing
+  // the GPUs) has dp 12, 6 or 3, none dividing 512: no layout. The batch was raised to a multiple of
+  // GPUs / 8 = 1 replica, 512 again, and the cell read "no layout ... or the smallest above it with a
+  // layout". Above 512 the smallest batches its replica counts take are 513 (dp 3, tp 4) and 516 (dp
+  // 12 or 6); by the closed form (`plan -m llama3-8b --gpus 12 --gpu h100 --global-batch B`) the best
+  // steps are 105.9 s at 513 (dp 3 tp 4 sp) and 57.3 s at 516 (dp 12 tp 1): 516 trains faster at every
+  // critical batch, 513 would have made DP-heavy look 1.8x slower than 3D.
+  analysis::LlmStudyConfig config = grid("llama3-8b", {"dgx-h100"}, {12}, "50 GB/s");
+  config.simulate = 1;
+  const analysis::LlmStudyResult r = analysis::run_llm_study(config, {.max_events = "1"});  // estimates
+  REQUIRE(r.cells.size() == 1);
+  const LlmStudyCell& c = r.cells[0];
+  CAPTURE(c.dp_heavy_note);
+  CHECK(c.published_batch == 512);
+  REQUIRE(c.dp_heavy);
+  CHECK(c.dp_heavy->layout.global_batch == 516);
+  CHECK(c.dp_heavy->layout.dp == 12);
+  CHECK(c.dp_heavy->layout.pp == 1);
+  // The batches, on DP-heavy's rows (the pipeline's off): none at 512, then 513 and 516; from 516,
+  // each replica count's next multiple, 519, 522 and 528.
+  const analysis::LlmPlanRequest q =
+      analysis::make_llm_plan_request({.model = "llama3-8b", .gpus = 12, .cluster = "dgx-h100"});
+  std::vector<analysis::PlanDimension> rows = q.dimensions;
+  for (analysis::PlanDimension& d : rows)
+    if (d.name == "pp" || d.name == "schedule" || d.name == "virtual_stages") d.enabled = false;
+  analysis::LlmSpace space{q.setting, 12, 8, 512};
+  CHECK(analysis::enumerate_layouts(rows, space).empty());
+  CHECK(!analysis::enumerate_layouts(q.dimensions, space).empty());  // 3D: dp 4 tp 1 pp 3, ...
+  CHECK(analysis::batches_above(rows, space) == std::vector<std::int64_t>{513, 516});
+  space.global_batch = 516;
+  CHECK(analysis::batches_above(rows, space) == std::vector<std::int64_t>{519, 522, 528});
 }

@@ -50,8 +50,8 @@ std::vector<int> counts(const std::string& text) {
 // The table's row of a cell, found by its first four columns; its last column is 3D/DP.
 void check_row(const LlmStudyResult& r, const LlmStudyCell& c, const std::string& text) {
   char head[128];
-  std::snprintf(head, sizeof head, "%-10s %-8s %-9s %6d  ", c.model.c_str(), c.cluster.c_str(), c.ib.c_str(),
-                c.gpus);
+  std::snprintf(head, sizeof head, "%-10s %-9s %-9s %-9s %6d  ", c.model.c_str(), c.cluster.c_str(),
+                c.ib.c_str(), c.ib_per_gpu.c_str(), c.gpus);
   const std::string row = line_of(text, head);
   CAPTURE(row);
   REQUIRE_FALSE(row.empty());
@@ -78,8 +78,8 @@ void check_stops_paying(const LlmStudyResult& r, const std::string& text) {
       paying.push_back(c.gpus);
       estimated = estimated || !c.dp_heavy->simulated() || !c.three_d->simulated();
     }
-    const std::string prefix =
-        "DP-heavy stops paying, " + head.model + " on " + head.cluster + " at " + head.ib + ": ";
+    const std::string prefix = "DP-heavy stops paying, " + head.model + " on " + head.cluster + " at " +
+                               head.ib + " a NIC port (" + head.ib_per_gpu + " a GPU): ";
     std::string verdict = line_of(text, prefix);
     CAPTURE(verdict);
     REQUIRE_FALSE(verdict.empty());
@@ -241,7 +241,8 @@ TEST_CASE("llm study: the break-even and 'stops paying' of hand-made rows agree 
   r.config.critical_batch_tokens = {8e6};
   r.config.gpus = {1024, 4096};
   for (const int gpus : {1024, 4096}) {
-    LlmStudyCell c{.model = "toy", .cluster = "dgx-h100", .ib = "50 GB/s", .gpus = gpus};
+    LlmStudyCell c{
+        .model = "toy", .cluster = "dgx-h100", .ib = "50 GB/s", .gpus = gpus, .ib_per_gpu = "48 GB/s"};
     c.published_batch = 2000;
     c.sequence = 1000;
     c.dp_heavy = plan(gpus == 1024 ? 4000 : 2000, 2e6);
