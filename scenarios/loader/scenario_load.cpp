@@ -1,10 +1,10 @@
 // Loading a scenario: read the file, parse it into a located tree, apply `--set` overrides (and a
 // sweep point's assignments), build the Scenario, and check every sweep value against the rest.
-#include <algorithm>
 #include <string>
 #include <vector>
 
 #include "scenarios/loader/scenario_build.h"
+#include "scenarios/loader/schema.h"
 #include "sim/error.h"
 #include "sim/text.h"
 #include "sim/yaml/field_reader.h"
@@ -45,24 +45,21 @@ void check_sweep_values(const TreeNode& root, const Scenario& s) {
   }
 }
 
-// " (training's fields: network, ...)": the fields of the longest section `path` begins with (the
-// scenario's at the top), as a file's "unknown field; expected one of" lists them.
-std::string fields_beside(std::string_view path, const std::vector<std::string>& paths) {
-  std::string section(path.substr(0, path.rfind('.') == std::string_view::npos ? 0 : path.rfind('.')));
-  std::vector<std::string> fields;
-  while (true) {
-    const std::string prefix = section.empty() ? "" : section + ".";
-    for (const auto& p : paths) {
-      if (!p.starts_with(prefix) || p.size() == prefix.size()) continue;
-      std::string field = p.substr(prefix.size(), p.find('.', prefix.size()) - prefix.size());
-      if (std::find(fields.begin(), fields.end(), field) == fields.end()) fields.push_back(std::move(field));
-    }
-    if (!fields.empty() || section.empty()) break;
-    const auto dot = section.rfind('.');
-    section.resize(dot == std::string::npos ? 0 : dot);
-  }
-  std::string out = " (" + (section.empty() ? std::string("a scenario") : section) + "'s fields: ";
-  for (std::size_t i = 0; i < fields.size(); ++i) out += (i ? ", " : "") + fields[i];
+// " (training's fields: network, ...)": the fields of the longest declared section `path` begins
+// with (the scenario's at the top), as a file's "unknown field; expected one of" lists them.
+std::string fields_beside(std::string_view path) {
+  const yaml::Schema& schema = scenario_schema();
+  const auto parent = [](std::string_view p) {
+    const auto dot = p.rfind('.');
+    return dot == std::string_view::npos ? std::string_view() : p.substr(0, dot);
+  };
+  std::string_view section = parent(path);
+  while (!section.empty() && schema.children_of(section).empty()) section = parent(section);
+  std::string out =
+      " (" + (section.empty() ? std::string("a scenario") : std::string(section)) + "'s fields: ";
+  const auto children = schema.children_of(section);
+  for (std::size_t i = 0; i < children.size(); ++i)
+    out += (i ? ", " : "") + std::string(yaml::leaf_name(children[i]->path));
   return out + ")";
 }
 
@@ -74,7 +71,7 @@ std::string settable_path_problem(std::string_view path) {
     if (p == path) return {};
   const auto guess = yaml::closest_path(path, paths);
   return "unknown field '" + std::string(path) + "'" +
-         (guess ? " (did you mean '" + *guess + "'?)" : fields_beside(path, paths));
+         (guess ? " (did you mean '" + *guess + "'?)" : fields_beside(path));
 }
 
 void set_path(TreeNode& root, std::string_view path, const TreeNode& value, const std::string& where) {
