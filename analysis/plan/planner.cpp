@@ -527,23 +527,36 @@ InputError unknown_model(const PlanCommandOptions& o) {
 
 }  // namespace
 
-void check_plan_model(const PlanCommandOptions& o) {
+namespace {
+
+enum class PlanModel { Builtin, File, Transformer };
+
+// What --model names, in the order both planners look: a built-in profile, a profile file, a named
+// transformer; InputError (unknown_model) for none of them.
+PlanModel plan_model(const PlanCommandOptions& o) {
   const auto names = workloads::builtin_profile_names();
-  if (std::find(names.begin(), names.end(), o.model) == names.end() &&
-      !workloads::is_transformer_model_name(o.model) && !std::filesystem::is_regular_file(o.model))
-    throw unknown_model(o);
+  if (std::find(names.begin(), names.end(), o.model) != names.end()) return PlanModel::Builtin;
+  if (std::filesystem::is_regular_file(o.model)) return PlanModel::File;
+  if (workloads::is_transformer_model_name(o.model)) return PlanModel::Transformer;
+  throw unknown_model(o);
 }
+
+}  // namespace
+
+void check_plan_model(const PlanCommandOptions& o) { (void)plan_model(o); }
 
 PlanRequest make_plan_request(const PlanCommandOptions& o) {
   PlanRequest r;
-  const auto names = workloads::builtin_profile_names();
-  if (std::find(names.begin(), names.end(), o.model) != names.end()) {
-    r.profile = workloads::builtin_profile(o.model);
-  } else if (std::filesystem::is_regular_file(o.model)) {
-    r.profile = workloads::load_profile(o.model);
-    r.profile_file = o.model;
-  } else {
-    throw unknown_model(o);
+  switch (plan_model(o)) {
+    case PlanModel::Builtin:
+      r.profile = workloads::builtin_profile(o.model);
+      break;
+    case PlanModel::File:
+      r.profile = workloads::load_profile(o.model);
+      r.profile_file = o.model;
+      break;
+    case PlanModel::Transformer:  // this planner takes profiles: the transformer one is plan_llm's
+      throw unknown_model(o);
   }
   r.model = r.profile.meta.network;
   const std::string eff = workloads::canonical_network_name(r.model);
