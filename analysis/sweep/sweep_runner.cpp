@@ -270,6 +270,8 @@ SweepOutcome run_sweep(scenarios::ScenarioSource source, const SweepOptions& opt
   outcome.points_total = plan.points.size();
   outcome.points_in_shard = plan.todo.size();
   outcome.points_not_simulated = plan.not_simulated;
+  outcome.points_refused = static_cast<std::size_t>(std::count_if(
+      plan.rows.begin(), plan.rows.end(), [](const auto& row) { return is_refused_row(row.second); }));
   if (const auto trace = scenario_trace_options(plan.base, outcome.directory).trace)
     outcome.traces = sweep_point_trace_file(*trace, plan.points.front().index);
 
@@ -289,7 +291,11 @@ SweepOutcome run_sweep(scenarios::ScenarioSource source, const SweepOptions& opt
   int jobs =
       options.jobs > 0 ? options.jobs : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   jobs = std::min<int>(jobs, static_cast<int>(std::max<std::size_t>(1, plan.todo.size())));
-  if (options.progress && leader) print_sweep_estimate(plan);
+  if (options.progress && leader) {
+    // Said before the others run, so that a mistyped value need not wait for the whole sweep.
+    for (const std::string& refusal : plan.refusals) std::cerr << "note: " << refusal << std::endl;
+    print_sweep_estimate(plan);
+  }
   PointRunner runner(options, plan, outcome.directory, partial, made);
   runner.run(jobs, outcome);
   if (!leader) {

@@ -120,6 +120,25 @@ std::string unfit_sweep_row(const scenarios::SweepPoint& point, const scenarios:
   return s;
 }
 
+std::string refused_sweep_row(const scenarios::SweepPoint& point, const std::string& head,
+                              const std::string& why) {
+  std::string s = std::to_string(point.index) + "," + csv_field(point.label);
+  for (const auto& [path, value] : point.assignments) s += "," + csv_field(value);
+  const std::size_t columns = csv_split(head).size(), written = 2 + point.assignments.size();
+  if (columns < written + 1) throw InternalError("refused_sweep_row: the header has no figure columns");
+  s += std::string(columns - written - 1, ',');
+  // One line: a row is a line of results.csv and points.partial.csv, read back by --resume.
+  std::string line = std::string(kRefusedPrefix) + why;
+  for (std::size_t at = line.find('\n'); at != std::string::npos; at = line.find('\n', at))
+    line.replace(at, 1, "; ");
+  return s + "," + csv_field(line);
+}
+
+bool is_refused_row(const std::string& row) {
+  const auto fields = csv_split(row);
+  return !fields.empty() && fields.back().starts_with(kRefusedPrefix);
+}
+
 std::string sweep_summary_json(const std::string& scenario, const SweepIdentity& identity,
                                const std::string& head, const SweepRows& rows) {
   const auto columns = csv_split(head);
@@ -174,8 +193,11 @@ std::string sweep_summary_json(const std::string& scenario, const SweepIdentity&
     for (std::size_t i = 0; i < not_simulated.size(); ++i) {
       out += i ? ",\n    {\"label\": " : "\n    {\"label\": ";
       append_json_string(out, not_simulated[i].first);
-      out += ", \"fits_memory\": false, \"why\": ";
-      append_json_string(out, not_simulated[i].second);
+      // One the loader refused (refused_sweep_row) has no memory figure: it says so, then why.
+      const std::string& why = not_simulated[i].second;
+      const bool refused = why.starts_with(kRefusedPrefix);
+      out += refused ? ", \"refused\": true, \"why\": " : ", \"fits_memory\": false, \"why\": ";
+      append_json_string(out, refused ? why.substr(kRefusedPrefix.size()) : why);
       out += "}";
     }
     out += "]";
