@@ -41,6 +41,9 @@ struct StudyReportFiles {
 StudyReportFiles write_study_report(const StudyResult& result, const std::filesystem::path& dir,
                                     const StudyReportOptions& options = {});
 
+// The reason a report gives for its missing pictures under --no-plots (no script is written either).
+inline constexpr const char* kPicturesNotRequested = "pictures were not requested";
+
 // What a study's report folder holds: CSV files (name, content), pictures to draw, and the Markdown
 // summary, told which pictures were drawn and why others were not.
 struct ReportFolder {
