@@ -35,7 +35,10 @@ bool launched_as_mpi_job() {
   return false;
 }
 
-void print_outcome(const analysis::SweepOutcome& r, const analysis::SweepOptions& o) {
+int refused_status(const analysis::SweepOutcome& r);
+
+// Prints the outcome; returns the exit status (refused_status).
+int print_outcome(const analysis::SweepOutcome& r, const analysis::SweepOptions& o) {
   std::cout << "sweep: " << r.points_run << " points run";
   if (r.points_not_simulated > 0)
     std::cout << ", " << r.points_not_simulated << " not simulated (they do not fit memory: see the notes)";
@@ -57,6 +60,7 @@ void print_outcome(const analysis::SweepOutcome& r, const analysis::SweepOptions
               << ", ... (one per point, the point's index in the name)\n";
   if (r.plot) std::cout << "  plot      " << r.plot->string() << "\n";
   else if (!r.plot_note.empty()) std::cout << "  " << r.plot_note << "\n";
+  return refused_status(r);
 }
 
 // A sweep with points the loader refused wrote the others' results, but is not whole: said last, on
@@ -128,21 +132,14 @@ int sweep_command(int argc, const char* const* argv) {
   o.shard = {*k, *n};
   const api::ScenarioInput scenario{
       .path = vm["scenario"].as<std::string>(), .set = sets, .set_origin = origin};
-  if (!launched_as_mpi_job()) {
-    const auto r = api::sweep(scenario, o);
-    print_outcome(r, o);
-    return refused_status(r);
-  }
+  if (!launched_as_mpi_job()) return print_outcome(api::sweep(scenario, o), o);
 #ifdef HYBRIDSIM_WITH_MPI
   analysis::MpiSweepTeam team;
   o.team = &team;
   o.progress = o.progress && team.rank() == 0;
   try {
     const auto r = api::sweep(scenario, o);
-    if (team.rank() == 0) {
-      print_outcome(r, o);
-      return refused_status(r);
-    }
+    if (team.rank() == 0) return print_outcome(r, o);
   } catch (const std::exception& e) {
     // One failed rank would leave the others waiting for it: report, then end the whole job.
     std::cerr << "hybridsim sweep (MPI rank " << team.rank() << "): error: " << e.what() << "\n";
