@@ -333,6 +333,9 @@ void print_headline_table(const StudyResult& result, std::ostream& out) {
   }
   out << "gain vs best = best-DP time / best-hybrid time - 1 over every N <= " << max_gpus
       << "; sensitivity range over the efficiency variants and faster InfiniBand.\n";
+  // Whose DDP: plan and run default to torch, so a study's GNMT (apex) differs from their steps.
+  out << "data parallelism as each network's framework's wrapper (networks[].communication.ddp): "
+      << ddp_list(result.config) << "; hybridsim plan and run default to torch\n";
   for (const auto& ns : result.networks) {
     const auto& rows = ns.main().rows;
     const auto unfit =
