@@ -39,7 +39,7 @@ int refused_status(const analysis::SweepOutcome& r);
 
 // Prints the outcome; returns the exit status (refused_status).
 int print_outcome(const analysis::SweepOutcome& r, const analysis::SweepOptions& o) {
-  std::cout << "sweep: " << r.points_run << " points run";
+  std::cout << "sweep: " << r.points_run << (r.points_run == 1 ? " point run" : " points run");
   if (r.points_not_simulated > 0)
     std::cout << ", " << r.points_not_simulated << " not simulated (they do not fit memory: see the notes)";
   if (r.points_refused > 0) std::cout << ", " << r.points_refused << " refused (see the notes)";

@@ -231,3 +231,24 @@ TEST_CASE("a sweep into a folder of an earlier, larger sweep removes the point t
   analysis::run_sweep(sweep_of("[ring, tree, hierarchical]", "three.yaml"), shard);
   CHECK(listing(dir.path / "shared") == std::vector<std::string>{"t-0.json", "t-1.json", "t-2.json"});
 }
+
+TEST_CASE("one point, one GPU and one hop are said in the singular") {
+  // A one-point sweep printed "sweep: 1 points run"; a trace of --trace-gpus 0 "trace shows GPUs 0";
+  // a critical path over two GPUs "1 hops between them".
+  const ScratchDir dir;
+  REQUIRE(run_cli("sweep -q " + kSource + "/scenarios/examples/dgx1-nvlink-sweep.yaml --set sweep.mode=zip " +
+                      "--set 'sweep.parameters=[{path: parallelism, values: [{dp: 8}]}]' --out " +
+                      (dir.path / "s").string(),
+                  dir.path / "sweep.log"));
+  CHECK(read_whole_file(dir.path / "sweep.log").starts_with("sweep: 1 point run\n"));
+  // GNMT dp 16 on 2 DGX-1, hierarchical in 6.25 MB buckets: the path crosses to another GPU once.
+  REQUIRE(run_cli("run -q " + kSource + "/scenarios/dgx1/gnmt-dp8.yaml --set cluster.nodes=2 " +
+                      "--set parallelism.dp=16 --set communication.algorithm=hierarchical --set " +
+                      "'communication.bucket_size=6.25 MB' --trace " + (dir.path / "t.json").string() +
+                      " --trace-gpus 3",
+                  dir.path / "run.log"));
+  const std::string run = read_whole_file(dir.path / "run.log");
+  CHECK(run.find("trace shows                     GPU 3, with every GPU simulated in full") !=
+        std::string::npos);
+  CHECK(run.find("; on 2 GPUs, 1 hop between them\n") != std::string::npos);
+}
