@@ -419,8 +419,7 @@ std::string data_parallel_wrapper_line(const PlanResult& r) {
 
 void print_plan(const PlanResult& r, std::ostream& out, int top) {
   out << "plan: " << r.model << " on " << workloads::gpus_text(r.gpus) << " of " << r.cluster.preset
-      << " machines (InfiniBand " << sim::format_bandwidth(topology::ib_bandwidth_of(r.cluster))
-      << "), objective " << objective_name(r.objective);
+      << " machines (" << infiniband_words(r.cluster) << "), objective " << objective_name(r.objective);
   if (r.curve) out << ", curve " << r.curve->network << "/" << r.curve->variant;
   if (r.dataset) out << ", " << r.dataset->name << " (" << format_count(r.dataset->samples) << " samples)";
   out << "\nGPU memory " << (r.memory ? workloads::format_gib(r.memory->bytes) + " (" + r.memory->source + ")"

@@ -264,6 +264,10 @@ TEST_CASE("planner and study say whose data-parallel wrapper their GNMT steps mo
   const auto r = analysis::plan(req);
   std::ostringstream out;
   analysis::print_plan(r, out, 1);
+  // The header's InfiniBand is the port's, then a GPU's share: 4 EDR NICs on 12 GB/s PCIe for 8 GPUs.
+  CHECK(
+      out.str().starts_with("plan: gnmt on 1 GPU of dgx1-v100 machines (InfiniBand 12.5 GB/s a NIC port, 6 "
+                            "GB/s a GPU), objective"));
   CHECK(out.str().find("\ndata parallelism as PyTorch DDP (communication.ddp torch, as hybridsim run's "
                        "default); hybridsim study runs gnmt under apex DDP, its framework's "
                        "(networks[].communication.ddp), whose steps differ\n") != std::string::npos);
