@@ -402,18 +402,31 @@ void print_left_out(const PlanResult& r, std::ostream& out) {
   }
 }
 
+// Whose data-parallel wrapper the candidates' steps model: PyTorch DDP, `hybridsim run`'s default, so
+// that a row's layout run as a scenario gives its step. The study runs a network under its own
+// framework's (study_ddp: apex for GNMT), and its steps differ: said where they do.
+std::string data_parallel_wrapper_line(const PlanResult& r) {
+  std::string line = "data parallelism as PyTorch DDP (communication.ddp torch, as hybridsim run's default)";
+  const std::string network = r.curve ? r.curve->network : r.model;
+  if (study_ddp(network) != workloads::Ddp::Torch)
+    line += "; hybridsim study runs " + network + " under " +
+            std::string(workloads::ddp_name(study_ddp(network))) +
+            " DDP, its framework's (networks[].communication.ddp), whose steps differ";
+  return line;
+}
+
 }  // namespace
 
 void print_plan(const PlanResult& r, std::ostream& out, int top) {
   out << "plan: " << r.model << " on " << workloads::gpus_text(r.gpus) << " of " << r.cluster.preset
-      << " machines (InfiniBand " << sim::format_bandwidth(topology::ib_bandwidth_of(r.cluster))
-      << "), objective " << objective_name(r.objective);
+      << " machines (" << infiniband_words(r.cluster) << "), objective " << objective_name(r.objective);
   if (r.curve) out << ", curve " << r.curve->network << "/" << r.curve->variant;
   if (r.dataset) out << ", " << r.dataset->name << " (" << format_count(r.dataset->samples) << " samples)";
   out << "\nGPU memory " << (r.memory ? workloads::format_gib(r.memory->bytes) + " (" + r.memory->source + ")"
                                       : std::string("unknown: every configuration counted as fitting"));
   if (!r.kernel_times.empty()) out << "\nGPU, precision " << r.kernel_times;
   out << "\n"
+      << data_parallel_wrapper_line(r) << "\n"
       << r.ranked.size() << (r.ranked.size() == 1 ? " configuration" : " configurations") << " ranked (mp in";
   for (const int m : r.mp_searched) out << " " << m;
   out << "; " << r.simulated << (r.simulated == 1 ? " step" : " steps") << " simulated); "
