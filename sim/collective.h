@@ -75,7 +75,9 @@ struct SimulationPath {
   std::uint32_t ranks = 0;
   std::string_view unit = "ring positions";
   std::string_view reason = "message by message";
-  Time bound;  // bounded folds: the upper bound's largest lead over the lower bound
+  // Bounded folds: how much later than in full a rank may finish, given its joins (a ring's upper
+  // bound's largest lead over its lower; a uniform tree's spread; a chain's phases' largest, added).
+  Time bound;
   std::uint64_t private_events = 0;
   std::uint64_t jumped_steps = 0;  // ring steps its models jumped over, periodic (sim/fast/ring_jump.h)
   // The most messages one of its models held in flight at once on its own network (0: none ran),

@@ -93,11 +93,14 @@ SimulationPath CollectiveChain::simulation_path() const {
   out.ranks = n_;
   std::string_view reason;
   Time unfolded_bound;  // an unfolded part's: what bounded would have folded it within
-  for (const auto& p : parts_) {
-    const SimulationPath part = p->simulation_path();
+  // A phase's parts (one per machine or local index) run side by side, each joined as the phase
+  // before ends: a rank is late by its phases' largest bounds, added up.
+  std::vector<Time> phase_bound(phase_count_);
+  for (std::size_t i = 0; i < parts_.size(); ++i) {
+    const SimulationPath part = parts_[i]->simulation_path();
     out.folded = out.folded || part.folded;
     out.simulated = std::max(out.simulated, part.simulated);
-    if (part.folded) out.bound += part.bound;  // each part joins as the one before ends: late as it
+    if (part.folded) phase_bound[phase_of_part_[i]] = max(phase_bound[phase_of_part_[i]], part.bound);
     out.private_events += part.private_events;
     out.jumped_steps += part.jumped_steps;
     out.model_in_flight = std::max(out.model_in_flight, part.model_in_flight);  // parts run one after another
@@ -106,6 +109,7 @@ SimulationPath CollectiveChain::simulation_path() const {
       unfolded_bound = part.bound;
     }
   }
+  for (const Time b : phase_bound) out.bound += b;
   out.reason = out.folded ? std::string_view() : reason;
   if (!out.folded) out.bound = unfolded_bound;
   return out;

@@ -538,14 +538,11 @@ InputError unknown_model(const PlanCommandOptions& o) {
            : std::string("or a named transformer (gpt3-175b, llama3-70b, ...; workloads/README.md)")));
 }
 
-}  // namespace
-
-namespace {
-
 enum class PlanModel { Builtin, File, Transformer };
 
-// What --model names, in the order both planners look: a built-in profile, a profile file, a named
-// transformer; InputError (unknown_model) for none of them.
+// What --model names, in the order this planner looks: a built-in profile, a profile file, a named
+// transformer (which the command line hands to the transformer planner before: cmd_study.cpp; from
+// Python it is refused here); InputError (unknown_model) for none of them.
 PlanModel plan_model(const PlanCommandOptions& o) {
   const auto names = workloads::builtin_profile_names();
   if (std::find(names.begin(), names.end(), o.model) != names.end()) return PlanModel::Builtin;

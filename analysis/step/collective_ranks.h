@@ -1,7 +1,6 @@
 // Where each collective's ranks lie in a step's execution record: for collective c and rank r, the
 // (stream, task) that ran it, numbered as sim::ExecutionRecord numbers them (streams GPU by GPU).
-// The critical path walks back through them (a rank ends only after its last rank joined) and the
-// step's bound carries lateness forward through them (analysis/step/step_bound.h).
+// The critical path walks back through them (a rank ends only after its last rank joined).
 //   const auto ranks = collective_ranks(program, fold.representative);
 //   for (TaskRef r : ranks[c]) if (r.stream != kRankNotRun) record.reached(r.stream, r.task);
 #pragma once

@@ -454,14 +454,17 @@ StepResult step_result(const StepSetup& setup, const workloads::StepProgram& pro
     r.messages += owned[i]->messages_sent() * static_cast<std::uint64_t>(times[i]);
   }
   r.events = events;
-  std::vector<sim::Time> own_bound(owned.size());  // a shadow's: its representative's, below
+  // Only representatives' collectives are walked (a shadow's ranks are members', which ran nothing).
+  OwnBounds own_bound;
+  sim::Time largest_own;
   for (std::size_t i = 0; i < owned.size(); ++i) {
     if (owned[i] == nullptr) continue;  // a shadow: its representative is counted
     const sim::SimulationPath path = owned[i]->simulation_path();
     r.events += path.private_events;
     if (path.folded) {
       ++r.simulation.folded;
-      own_bound[i] = path.bound;
+      if (path.bound > sim::Time::zero()) own_bound.emplace_back(static_cast<std::uint32_t>(i), path.bound);
+      largest_own = max(largest_own, path.bound);
     } else if (r.simulation.full_reason.empty()) {
       r.simulation.full_reason = sim::unfolded_reason(path);
     }
@@ -472,10 +475,8 @@ StepResult step_result(const StepSetup& setup, const workloads::StepProgram& pro
   // folded ring's links, make the rest of the step depend a little on when a collective's ranks
   // finish, outside the walk's rules (GNMT dp 512 × mp 4: its buckets' lateness absorbed by the
   // backward's records, yet the step 1 ns late against the exact path).
-  if (!fold.empty())
-    for (std::size_t i = 0; i < owned.size(); ++i) own_bound[i] = own_bound[fold.shadow_of[i]];
-  r.simulation.bound = step_bound(program, executor.record(), own_bound, fold.fold.representative);
-  for (const sim::Time b : own_bound) r.simulation.bound = max(r.simulation.bound, b);
+  r.simulation.bound =
+      max(step_bound(program, executor.record(), own_bound, fold.fold.representative), largest_own);
   for (std::size_t i = 0; i < owned.size(); ++i) {  // a shadow counted as its representative
     const std::size_t of = fold.empty() ? i : fold.shadow_of[i];
     if (of >= collectives.hierarchical.size() || collectives.hierarchical[of] == 0) continue;

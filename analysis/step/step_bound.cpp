@@ -47,7 +47,7 @@ constexpr std::int64_t kNotJoined = -1;
 class BoundWalk {
  public:
   BoundWalk(const workloads::StepProgram& program, const sim::ExecutionRecord& record,
-            const std::vector<sim::Time>& own_bound, const std::vector<std::uint32_t>& representative)
+            const OwnBounds& own_bound, const std::vector<std::uint32_t>& representative)
       : record_(record), own_bound_(own_bound) {
     std::uint32_t s = 0;
     for (std::uint32_t g = 0; g < program.gpus.size(); ++g)
@@ -81,14 +81,28 @@ class BoundWalk {
     }
     std::int64_t most = 0;
     for (const StreamWalk& w : walks_) {
-      if (w.next < w.tasks->tasks.size())
-        throw InternalError("step bound: a task waits on one that never passes");
+      if (w.next < w.tasks->tasks.size()) return every_bound_added();
       most = std::max(most, w.late);
     }
     return sim::Time::ps(most);
   }
 
  private:
+  // The walk stalled: a rank ended at the time another joined, and that join came of the end (a
+  // receiver whose data came first), which the record's times cannot tell from a join the end
+  // waited on. Any chain of the walked collectives is late by at most their bounds added up.
+  sim::Time every_bound_added() const {
+    sim::Time sum;
+    for (const auto& [id, c] : collectives_) sum += own(id);
+    return sum;
+  }
+
+  sim::Time own(std::uint32_t collective) const {
+    const auto it = std::lower_bound(own_bound_.begin(), own_bound_.end(),
+                                     std::pair<std::uint32_t, sim::Time>(collective, sim::Time::zero()));
+    return it != own_bound_.end() && it->first == collective ? it->second : sim::Time::zero();
+  }
+
   // Walk w's collective ranks, counted on their collectives.
   void add_ranks(std::uint32_t w) {
     const StreamWalk& walk = walks_[w];
@@ -164,18 +178,16 @@ class BoundWalk {
       return false;
     }
     walk.joined = false;
-    const sim::Time own = t.id < own_bound_.size() ? own_bound_[t.id] : sim::Time::zero();
-    walk.late = late + own.ps();
+    walk.late = late + own(t.id).ps();
     return true;
   }
 
   // Whether every rank joined by `end` has been taken, and the most any of them was late by.
   bool joined_by_end(const CollectiveWalk& c, sim::Time end, std::int64_t& late) const {
-    if (c.unjoined == 0) {
+    if (c.every_join_first) {
       late = c.most_late;
-      return true;
+      return c.unjoined == 0;
     }
-    if (c.every_join_first) return false;
     late = 0;
     for (const auto& [rank, joined_late] : c.ranks) {
       if (record_.reached(walks_[rank.stream].stream, rank.task) > end) continue;
@@ -186,7 +198,7 @@ class BoundWalk {
   }
 
   const sim::ExecutionRecord& record_;
-  const std::vector<sim::Time>& own_bound_;
+  const OwnBounds& own_bound_;
   std::vector<std::uint32_t> walk_of_;  // per stream of the record: its walk, kNotWalked for a member's
   std::vector<StreamWalk> walks_;
   std::unordered_map<std::uint32_t, CollectiveWalk> collectives_;  // by collective
@@ -196,10 +208,8 @@ class BoundWalk {
 }  // namespace
 
 sim::Time step_bound(const workloads::StepProgram& program, const sim::ExecutionRecord& record,
-                     const std::vector<sim::Time>& own_bound,
-                     const std::vector<std::uint32_t>& representative) {
-  if (std::none_of(own_bound.begin(), own_bound.end(), [](sim::Time b) { return b > sim::Time::zero(); }))
-    return sim::Time::zero();
+                     const OwnBounds& own_bound, const std::vector<std::uint32_t>& representative) {
+  if (own_bound.empty()) return sim::Time::zero();
   return BoundWalk(program, record, own_bound, representative).run();
 }
 

@@ -6,9 +6,10 @@
 // collective's rank ends after its ranks joined. The largest collective's own bound was stated
 // before: Llama 3 8B at tp 8, whose tensor-parallel all-reduces each wait on the compute after the
 // last, ran 880 ps late under "bounded, within 348 ps".
-//   sim::Time b = step_bound(program, executor.record(), own_bound, fold.representative);
+//   sim::Time b = step_bound(program, executor.record(), {{c, bound}, ...}, fold.representative);
 #pragma once
 #include <cstdint>
+#include <utility>
 #include <vector>
 
 #include "sim/execution_record.h"
@@ -17,17 +18,20 @@
 
 namespace hybridsim::analysis {
 
-// `own_bound[c]`: collective c's own bound (zero where it ran exactly or message by message). Each
-// task's end is late by at most L against the full simulation:
+// Collective c's own bound (those above zero, by collective, in order: a step of millions of
+// transfers has a few bounded collectives). Each task's end is late by at most L against the full
+// simulation:
 // - a kernel, record or collective rank's join: L of the task before it on its stream;
 // - a wait released by a record at t2 (late by L2) after its stream reached it at t1 (late by L1):
 //   t2 - max(t1 - L1, t2 - L2), since in full it passed at the later of the two;
 // - a collective's rank end: the largest L of the ranks joined by then, plus c's own bound.
 // The step's bound is the largest L of a stream's last task. A folded step's members
 // (`representative[g] != g`) ran nothing and repeat their representatives' timelines. Zero where no
-// collective has a bound; the tasks are walked only otherwise.
+// collective has a bound; the tasks are walked only otherwise. Where the walk stalls (a rank's end
+// and another's join at one time, the join caused by the end), the walked collectives' own bounds
+// added up, which bound any chain of them.
+using OwnBounds = std::vector<std::pair<std::uint32_t, sim::Time>>;
 sim::Time step_bound(const workloads::StepProgram& program, const sim::ExecutionRecord& record,
-                     const std::vector<sim::Time>& own_bound,
-                     const std::vector<std::uint32_t>& representative);
+                     const OwnBounds& own_bound, const std::vector<std::uint32_t>& representative);
 
 }  // namespace hybridsim::analysis

@@ -139,8 +139,9 @@ struct StepResult {
   std::uint64_t messages = 0;
   std::size_t collectives = 0;  // over every step of a variability run, as events and messages
   // How its collectives were simulated (sim/README.md, "Folding"): how many were folded onto
-  // representatives, the largest bound of a bounded fold, the first unfolded one's reason, and
-  // whether another transfer crossed a folded ring's links so the step was simulated again in full.
+  // representatives, how late a bounded fold may make the step (analysis/step/step_bound.h), the
+  // first unfolded one's reason, and whether another transfer crossed a folded ring's links so the
+  // step was simulated again in full.
   struct Simulation {
     std::size_t folded = 0;
     std::size_t embedded = 0;  // of those, folded together with the rings that share their links

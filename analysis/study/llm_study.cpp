@@ -1,12 +1,7 @@
 #include "analysis/study/llm_study.h"
 
-#include <algorithm>
 #include <chrono>
-#include <cmath>
-#include <cstdio>
 #include <functional>
-#include <ostream>
-#include <tuple>
 
 #include "analysis/output/progress_estimate.h"
 #include "analysis/study/study_report.h"

@@ -91,12 +91,11 @@ void print_stops_paying(const LlmStudyResult& r, std::ostream& out) {
   }
 }
 
-// Each simulated best that a layout of its family, estimated and not simulated, may beat by the
-// closed form (hunt6: a study's verdict rested on a second-best row without a word).
 // Two port rates of the grid that give a machine's GPUs the same share (each NIC held to its PCIe
 // link: DGX H100's Gen5 links carry 48 GB/s, so 400 and 800 Gb/s ports both give 48 GB/s a GPU): their
-// rows repeat, which a reader of a bandwidth sweep would otherwise take for a fault (llmstudy's
-// leftover: ci-llm's rows at 800 Gb/s repeated its 400's without a word).
+// rows repeat but where the fabric's leaf-spine links (which grow with the port rate) decide, which a
+// reader of a bandwidth sweep would otherwise take for a fault (llmstudy's leftover: ci-llm's rows at
+// 800 Gb/s repeated its 400's without a word).
 void print_same_share(const LlmStudyResult& r, std::ostream& out) {
   for (const std::string& cluster : r.config.clusters) {
     std::vector<std::pair<std::string, std::string>> shares;  // (port, per GPU), in the file's order
@@ -116,12 +115,14 @@ void print_same_share(const LlmStudyResult& r, std::ostream& out) {
         ports += (k + 1 == same.size() ? " and " : ", ") + same[k];
       out << "IB on " << cluster << ": " << ports << " a NIC port " << (same.size() == 2 ? "both" : "all")
           << " carry " << shares[i].second
-          << " a GPU (each NIC held to the lesser of its port and its PCIe link), so their rows are the "
-             "same\n";
+          << " a GPU (each NIC held to the lesser of its port and its PCIe link), so their rows differ "
+             "only where the leaf-spine links, which grow with the port rate, decide\n";
     }
   }
 }
 
+// Each simulated best that a layout of its family, estimated and not simulated, may beat by the
+// closed form (hunt6: a study's verdict rested on a second-best row without a word).
 void print_faster_estimates(const LlmStudyResult& r, std::ostream& out) {
   for (const LlmStudyCell& c : r.cells)
     for (const auto& [family, plan, faster] :

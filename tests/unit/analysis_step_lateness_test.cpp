@@ -71,7 +71,10 @@ struct BucketStep {
     record.set_ended(1, 3, passed + Time::ps(100));
   }
   Time bound(std::int64_t own0, std::int64_t own1, std::int64_t own2) const {
-    return analysis::step_bound(program, record, {Time::ps(own0), Time::ps(own1), Time::ps(own2)}, {});
+    analysis::OwnBounds own;
+    for (const auto& [c, b] : {std::pair{0u, own0}, {1u, own1}, {2u, own2}})
+      if (b > 0) own.emplace_back(c, Time::ps(b));
+    return analysis::step_bound(program, record, own, {});
   }
 };
 
@@ -79,18 +82,60 @@ struct BucketStep {
 
 TEST_CASE("step lateness: a chain of collectives on one stream adds their bounds") {
   const ChainStep s(2);
-  CHECK(analysis::step_bound(s.program, s.record, {Time::ps(3), Time::ps(5)}, {}) == Time::ps(8));
-  CHECK(analysis::step_bound(s.program, s.record, {Time::zero(), Time::ps(5)}, {}) == Time::ps(5));
-  CHECK(analysis::step_bound(s.program, s.record, {Time::zero(), Time::zero()}, {}) == Time::zero());
+  CHECK(analysis::step_bound(s.program, s.record, {{0, Time::ps(3)}, {1, Time::ps(5)}}, {}) == Time::ps(8));
+  CHECK(analysis::step_bound(s.program, s.record, {{1, Time::ps(5)}}, {}) == Time::ps(5));
+  CHECK(analysis::step_bound(s.program, s.record, {}, {}) == Time::zero());
 }
 
 TEST_CASE("step lateness: a folded step's members are not walked") {
-  // GPU 1 stands for itself and GPU 2 (members ran nothing: their record holds no task).
-  const ChainStep s(3);
+  // GPU 1 stands for itself and GPU 2, which ran nothing (its record holds no task). GPU 2's program
+  // also has a collective of its own, 100 ps bounded: walked, the step would be 108 ps late.
+  ChainStep s(3);
+  s.program.collectives.resize(3);
+  s.program.gpus[2].streams[0].tasks = {Task::collective(0, 2), Task::kernel(Time::ps(100), 0),
+                                        Task::collective(1, 2), Task::collective(2, 0)};
   sim::ExecutionRecord record({4, 4, 4}, {0, 1, 2});
   for (std::uint32_t g = 0; g < 2; ++g)
     for (std::uint32_t t = 0; t < 4; ++t) record.set_ended(g, t, Time::ps(100 * (t + 1)));
-  CHECK(analysis::step_bound(s.program, record, {Time::ps(3), Time::ps(5)}, {0, 1, 1}) == Time::ps(8));
+  const analysis::OwnBounds own = {{0, Time::ps(3)}, {1, Time::ps(5)}, {2, Time::ps(100)}};
+  CHECK(analysis::step_bound(s.program, record, own, {0, 1, 1}) == Time::ps(8));
+}
+
+TEST_CASE("step lateness: a rank that ended before another joined carries none of that one's lateness") {
+  // A transfer's sender (GPU 0) ends at 150 ps, before its receiver (GPU 1) joins at 200, 7 ps late
+  // from collective 0 before it; the sender's stream goes on to collective 2. Whichever GPU's walk
+  // is taken first, the sender is late by its own bound alone, not the receiver's 7 ps.
+  workloads::StepProgram program;
+  program.collectives.resize(3);
+  program.gpus.emplace_back().streams.push_back(
+      {"compute", {Task::collective(1, 0), Task::collective(2, 0)}});
+  program.gpus.emplace_back().streams.push_back(
+      {"compute", {Task::collective(0, 0), Task::collective(1, 1)}});
+  sim::ExecutionRecord record({2, 2}, {0, 1});
+  record.set_ended(0, 0, Time::ps(150));
+  record.set_ended(0, 1, Time::ps(400));
+  record.set_ended(1, 0, Time::ps(200));
+  record.set_ended(1, 1, Time::ps(300));
+  const analysis::OwnBounds own = {{0, Time::ps(7)}, {1, Time::ps(2)}, {2, Time::ps(1)}};
+  CHECK(analysis::step_bound(program, record, own, {}) == Time::ps(9));  // GPU 1: 7 + 2; GPU 0: 2 + 1
+  CHECK(analysis::step_bound(program, record, {{1, Time::ps(2)}, {2, Time::ps(1)}}, {}) == Time::ps(3));
+}
+
+TEST_CASE("step lateness: a walk that stalls on a tie states every walked collective's bound added up") {
+  // A rank ends at 200 ps as another joins at 200 ps, that join caused by the end (the second GPU
+  // waits on a record after the first rank's end): the times cannot tell it from a join the end
+  // waited on, so the walk stalls; any chain is late by at most the bounds added up.
+  workloads::StepProgram program;
+  program.collectives.resize(1);
+  program.gpus.emplace_back().streams.push_back({"compute", {Task::collective(0, 0), Task::record(0)}});
+  program.gpus.emplace_back().streams.push_back({"compute", {Task::wait(0), Task::collective(0, 1)}});
+  sim::ExecutionRecord record({2, 2}, {0, 1});
+  record.set_ended(0, 0, Time::ps(200));
+  record.set_ended(0, 1, Time::ps(200));
+  record.set_ended(1, 0, Time::ps(200));
+  record.set_released_by(1, 0, {0, 1});
+  record.set_ended(1, 1, Time::ps(300));
+  CHECK(analysis::step_bound(program, record, {{0, Time::ps(4)}}, {}) == Time::ps(4));
 }
 
 TEST_CASE(

@@ -1,8 +1,9 @@
 // A uniform tree (CollectiveConfig::uniform_trees; sim/README.md, "Trees in a step: bounded"):
 // when every rank joins at one time, every rank finishes when the last rank of the same trees
-// simulated rank by rank does, its bound is the spread of those finishes (plus what an earlier
-// uniform tree it joined right after may have hidden), its links carry what they carry in full,
-// and a later tree over the same channels and bytes repeats the earlier one's run shifted in time.
+// simulated rank by rank does, its bound is the spread of those finishes (what an earlier uniform
+// tree it joined right after may have hidden, the step carries), its links carry what they carry
+// in full, and a later tree over the same channels and bytes repeats the earlier one's run shifted
+// in time.
 #include <doctest/doctest.h>
 
 #include <algorithm>
@@ -91,7 +92,7 @@ TEST_CASE("uniform tree: every rank finishes with the full tree's last, within i
 TEST_CASE("uniform tree: one joined as an earlier one ends states its own bound") {
   // A rank of the second tree may have waited on the first, which a rank may really have finished
   // up to its bound earlier: the step carries that lateness through what waited on it
-  // (analysis/step/step_bound.h, tests/unit/analysis_step_bound_test.cpp); the tree states its own.
+  // (analysis/step/step_bound.h, tests/unit/analysis_step_lateness_test.cpp); the tree states its own.
   const auto f = make_trees(32, 4);
   const Time end = run_two(f, 32, Bytes::mib(8), FastPath::Bounded, {Time::zero()})[0].finish[0];
   const std::vector<FoldOutcome> chained =
