@@ -279,7 +279,7 @@ TEST_CASE("llm planner: the verdict rests on simulated rows, estimated ones are 
       range + " of the simulated step on the " +
       (k == 1 ? std::string("simulated row") : std::to_string(k) + " simulated rows") + " here";
   std::ostringstream out;
-  analysis::print_llm_plan(p, out, 16);
+  analysis::print_llm_plan(p, out, 20);
   const std::string text = out.str();
   CAPTURE(text);
   const auto label = [&](std::size_t i) { return analysis::layout_label(r.dimensions, p.ranked[i].layout); };

@@ -914,7 +914,7 @@ TEST_CASE("plan --model transformer: the best is a simulated row, estimated rows
   REQUIRE(r.simulated_rows() > 0);
   REQUIRE(r.estimated > 0);
   std::ostringstream out;
-  analysis::print_llm_plan(r, out, 16);
+  analysis::print_llm_plan(r, out, 20);
   const std::string text = out.str();
   CAPTURE(text);
   const std::vector<PrintedLlmRow> rows = printed_llm_rows(r, text);
