@@ -240,11 +240,13 @@ LlmLayerSeconds llm_layer_seconds(const LlmSetting& s, const LlmLayout& l, const
   const workloads::TransformerGemms g = gemms_of(s, l);
   const auto gemm = [&](double flop) { return (flop + mc.gemm_half_flop) / mc.gemm_flop_per_second; };
   const auto f = [](std::int64_t flop) { return static_cast<double>(flop); };
-  const double linear = gemm(f(g.qkv)) + gemm(f(g.attention_output)) + (g.router > 0 ? gemm(f(g.router)) : 0.0);
+  const double linear =
+      gemm(f(g.qkv)) + gemm(f(g.attention_output)) + (g.router > 0 ? gemm(f(g.router)) : 0.0);
   const double attention = s.flash_attention ? gemm(f(g.attention)) : 2 * gemm(f(g.attention) / 2);
   LlmLayerSeconds r;
   r.attention_forward = linear + attention;
-  r.attention_backward = 2 * linear + (s.flash_attention ? gemm(f(g.attention) * 5 / 2) : 2 * gemm(f(g.attention)));
+  r.attention_backward =
+      2 * linear + (s.flash_attention ? gemm(f(g.attention) * 5 / 2) : 2 * gemm(f(g.attention)));
   r.mlp_forward = static_cast<double>(g.mlps) * (gemm(f(g.mlp_in)) + gemm(f(g.mlp_out)));
   r.mlp_backward = 2 * r.mlp_forward;
   if (l.recompute == workloads::Recompute::Full) {
@@ -262,7 +264,8 @@ namespace {
 // head's three on the last stage.
 double stage_micro_batch_seconds(const LlmSetting& s, const LlmLayout& l, const LlmMachine& mc) {
   const double per_layer = llm_layer_seconds(s, l, mc).total();
-  const double head = 3 * (static_cast<double>(gemms_of(s, l).lm_head) + mc.gemm_half_flop) / mc.gemm_flop_per_second;
+  const double head =
+      3 * (static_cast<double>(gemms_of(s, l).lm_head) + mc.gemm_half_flop) / mc.gemm_flop_per_second;
   // Uneven stages (balanced_layers): the last holds the fewest layers and the head; the middle ones
   // the most. The slower of the two kinds.
   const auto most = static_cast<double>(llm_max_stage_layers(s, l));
@@ -285,7 +288,8 @@ double sequence_parallel_layer_seconds(const LlmSetting& s, const LlmLayout& l, 
   // dispatcher's gather, not a column-parallel linear's).
   const double exposed = ((l.recompute == workloads::Recompute::Full ? 10 : 6) + (m.is_moe() ? 1 : 0)) * half;
   const auto beside = [&](std::int64_t flop) {
-    return 2 * std::max(0.0, half - (static_cast<double>(flop) + mc.gemm_half_flop) / mc.gemm_flop_per_second);
+    return 2 *
+           std::max(0.0, half - (static_cast<double>(flop) + mc.gemm_half_flop) / mc.gemm_flop_per_second);
   };
   const workloads::TransformerGemms g = gemms_of(s, l);
   return exposed + beside(g.qkv) + (m.is_moe() ? 0.0 : beside(g.mlp_in));

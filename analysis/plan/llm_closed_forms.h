@@ -132,7 +132,8 @@ struct LlmLayerSeconds {
   double attention_forward = 0, attention_backward = 0, mlp_forward = 0, mlp_backward = 0;
   double total() const { return attention_forward + attention_backward + mlp_forward + mlp_backward; }
 };
-LlmLayerSeconds llm_layer_seconds(const LlmSetting& setting, const LlmLayout& layout, const LlmMachine& machine);
+LlmLayerSeconds llm_layer_seconds(const LlmSetting& setting, const LlmLayout& layout,
+                                  const LlmMachine& machine);
 
 // Data-parallel bytes each GPU sends per step relative to the gradient bytes it exchanges over a
 // group of `replicas` (n), as the run's program moves them: 2(n−1)/n for an all-reduce (ZeRO 0) or

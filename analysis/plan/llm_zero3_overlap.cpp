@@ -27,8 +27,8 @@ std::vector<Point> points_of(const LlmSetting& s, const LlmLayout& l, const LlmM
   };
   const LlmLayerSeconds layer = llm_layer_seconds(s, l, mc);
   const double head =
-      (static_cast<double>(workloads::transformer_gemms({.model = m, .micro_batch = l.micro_batch, .tp = l.tp})
-                               .lm_head) +
+      (static_cast<double>(
+           workloads::transformer_gemms({.model = m, .micro_batch = l.micro_batch, .tp = l.tp}).lm_head) +
        mc.gemm_half_flop) /
       mc.gemm_flop_per_second;
   struct Op {
@@ -38,7 +38,8 @@ std::vector<Point> points_of(const LlmSetting& s, const LlmLayout& l, const LlmM
   std::vector<Op> ops{{0, 0, seconds(workloads::embedding_parameters_per_rank(m, l.tp), false), false}};
   for (std::int64_t i = 0; i < m.layers; ++i) {
     if (!m.is_moe()) {
-      ops.push_back({layer.attention_forward + layer.mlp_forward, layer.attention_backward + layer.mlp_backward,
+      ops.push_back({layer.attention_forward + layer.mlp_forward,
+                     layer.attention_backward + layer.mlp_backward,
                      seconds(workloads::layer_parameters_per_rank(m, l.tp, l.ep), false), false});
       continue;
     }

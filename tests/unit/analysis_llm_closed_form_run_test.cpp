@@ -50,15 +50,18 @@ TEST_CASE("llm closed form against the run: ZeRO-1 holds its reduce-scatters to 
   // behind two thirds of a micro-batch (dp 0 s; the step 2.024 s against the run's 2.586 s, 0.78).
   // Measured here: dp 0.729 s, the step 2.483 s, 0.960 of the run (its memory-bound kernels, 32 ms, and
   // 38 ms more of TP are not in the closed form).
-  const Both b = estimate_and_run({.model = "llama3-70b", .gpus = 1024, .gpu = "h100"},
-                                  {.dp = 128, .tp = 8, .sequence_parallel = true, .zero = 1, .global_batch = 128});
-  CHECK(b.estimate.dp_exposed / b.run.critical.dp_communication.to_seconds() == doctest::Approx(1).epsilon(0.02));
+  const Both b =
+      estimate_and_run({.model = "llama3-70b", .gpus = 1024, .gpu = "h100"},
+                       {.dp = 128, .tp = 8, .sequence_parallel = true, .zero = 1, .global_batch = 128});
+  CHECK(b.estimate.dp_exposed / b.run.critical.dp_communication.to_seconds() ==
+        doctest::Approx(1).epsilon(0.02));
   CHECK(b.ratio() > 0.94);
   CHECK(b.ratio() < 1.02);
   // ZeRO-2 reduce-scatters bucket by bucket beside the backward: its all-gather alone shows (0.365 s
   // against the run's 0.374 s).
-  const Both z2 = estimate_and_run({.model = "llama3-70b", .gpus = 1024, .gpu = "h100"},
-                                   {.dp = 128, .tp = 8, .sequence_parallel = true, .zero = 2, .global_batch = 128});
+  const Both z2 =
+      estimate_and_run({.model = "llama3-70b", .gpus = 1024, .gpu = "h100"},
+                       {.dp = 128, .tp = 8, .sequence_parallel = true, .zero = 2, .global_batch = 128});
   CHECK(z2.estimate.dp_exposed / z2.run.critical.dp_communication.to_seconds() ==
         doctest::Approx(1).epsilon(0.05));
 }
@@ -86,14 +89,13 @@ TEST_CASE("llm closed form against the run: a pipeline waits only on its edges' 
   // boundary across InfiniBand. Main counted every transfer exposed (2.v.m of 67 MB at 48 GB/s,
   // 0.716 s); the run sends them on streams of their own beside the compute, and its critical path
   // crosses the 2(p.v - 1) = 14 of the warm-up and cool-down: 19.6 ms, as the closed form now says.
-  const Both b = estimate_and_run(
-      {.model = "llama3-8b", .gpus = 16, .gpu = "h100"},
-      {.dp = 8,
-       .pp = 2,
-       .zero = 1,
-       .schedule = analysis::PipelineSchedule::Interleaved,
-       .virtual_stages = 4,
-       .global_batch = 512});
+  const Both b = estimate_and_run({.model = "llama3-8b", .gpus = 16, .gpu = "h100"},
+                                  {.dp = 8,
+                                   .pp = 2,
+                                   .zero = 1,
+                                   .schedule = analysis::PipelineSchedule::Interleaved,
+                                   .virtual_stages = 4,
+                                   .global_batch = 512});
   CHECK(b.estimate.pp_communication / b.run.critical_path.model_parallel_transfers.to_seconds() ==
         doctest::Approx(1).epsilon(0.01));
   CHECK(b.ratio() > 0.93);

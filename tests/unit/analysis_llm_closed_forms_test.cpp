@@ -337,7 +337,8 @@ TEST_CASE("llm closed forms: a mixture of experts is planned with its experts, a
   const LlmLayout l{.dp = 8, .global_batch = 8};
   const auto gemm = [](double flop) { return (flop + 1e10) / 150e12; };
   const double h = 4096, ffn = 14'336;
-  const double experts = 8 * (gemm(2 * 1024 * h * ffn * 2) + gemm(2 * 1024 * ffn * h)) + gemm(2 * 4096 * h * 8);
+  const double experts =
+      8 * (gemm(2 * 1024 * h * ffn * 2) + gemm(2 * 1024 * ffn * h)) + gemm(2 * 4096 * h * 8);
   const double one = gemm(2 * 4096 * h * ffn * 2) + gemm(2 * 4096 * ffn * h);
   CHECK(analysis::llm_time_estimate(moe, l, a100()).compute -
             analysis::llm_time_estimate(dense, l, a100()).compute ==
