@@ -97,7 +97,7 @@ SimulationPath CollectiveChain::simulation_path() const {
     const SimulationPath part = p->simulation_path();
     out.folded = out.folded || part.folded;
     out.simulated = std::max(out.simulated, part.simulated);
-    if (part.folded) out.bound = max(out.bound, part.bound);
+    if (part.folded) out.bound += part.bound;  // each part joins as the one before ends: late as it
     out.private_events += part.private_events;
     out.jumped_steps += part.jumped_steps;
     out.model_in_flight = std::max(out.model_in_flight, part.model_in_flight);  // parts run one after another

@@ -105,10 +105,8 @@ class ClassTrace final : public FoldObserver {
 // representative ranks (sim/fast/), which a trace that records every message runs in full: the
 // words said "every GPU too" alone, and the figures differed by a bounded fold's picoseconds, the
 // critical GPU by a tie (review7: llama3-8b tp 8, 426,930.733 us and GPU 0 untraced, 426,930.723 us
-// and GPU 5 traced). By the step's estimate, as untraced_share's counts are. The bound a run states
-// is its largest folded collective's, which a chain of them may pass (there 880 ps late under
-// "within 348 ps": tests/bench/MEASUREMENTS.md, the lead's section of 2026-12-07 09:47), so the
-// words promise only each collective's.
+// and GPU 5 traced). By the step's estimate, as untraced_share's counts are. The bound the run
+// states carries each folded collective's through what waits on it (analysis/step/step_bound.h).
 std::string every_gpu_too(const StepSetup& setup, const workloads::StepProgram& program) {
   const StepEstimate estimate = estimate_program(setup, program);
   if (estimate.events() >= estimate.full_events) return "the untraced run simulates every GPU too";
@@ -116,8 +114,8 @@ std::string every_gpu_too(const StepSetup& setup, const workloads::StepProgram& 
          "runs in full to record their messages (by its estimate about " +
          sim::BudgetExceeded::count_text(estimate.events()) + " events, against about " +
          sim::BudgetExceeded::count_text(estimate.full_events) +
-         " in full): where that fold is bounded its figures may be later than these (each folded "
-         "collective by at most the bound it states) and its critical GPU another of a tie";
+         " in full): where that fold is bounded its figures may be later than these (by at most "
+         "the bound it states) and its critical GPU another of a tie";
 }
 
 // How much more a trace of every GPU simulated in full simulates than the untraced run, which folds

@@ -492,16 +492,11 @@ void FoldedTree::make_uniform(std::vector<Time>& finish) {
     last = max(last, f);
   }
   std::fill(finish.begin(), finish.end(), last);
-  // A rank really joined early by as much as an earlier uniform tree it may have waited on (one
-  // not finished before this joined) finished early; otherwise (its stream joined later, for
-  // something else) at its time. Finishes are monotone in joins, so the spreads add up.
-  Time carried;
-  for (const UniformTrees::Finished& f : uniform_->finished)
-    if (f.at >= queue_.now()) carried = max(carried, f.early);
+  // Its own bound, given its joins; what an earlier bounded collective left late is carried on by
+  // the step, through what waited on it (analysis/step/step_bound.h).
   path_.folded = true;
-  path_.bound = last - first + carried;
+  path_.bound = last - first;
   path_.reason = {};
-  uniform_->finished.push_back({last, path_.bound});
 }
 
 void FoldedTree::finish_folded_rank(std::uint32_t rank) {

@@ -43,17 +43,13 @@ struct TreeGroupFold {
 
 class FoldedTree;
 
-// The uniform trees of one folded step so far (CollectiveConfig::uniform_trees): when each
-// finished and how far before that a rank of it may really have finished; and their groups' model
-// runs, which a later tree over the same channels, bytes, timing and join order repeats, shifted in
-// time (its links start free, so the run does not depend on when it starts). With threads > 1, the
-// first tree to fold has the runs its step's other trees will need (if they join in its order)
-// computed ahead on threads - 1 workers (sim/README.md, "Trees in a step: the second core").
+// The uniform trees of one folded step so far (CollectiveConfig::uniform_trees): their groups'
+// model runs, which a later tree over the same channels, bytes, timing and join order repeats,
+// shifted in time (its links start free, so the run does not depend on when it starts). With
+// threads > 1, the first tree to fold has the runs its step's other trees will need (if they join
+// in its order) computed ahead on threads - 1 workers (sim/README.md, "Trees in a step: the second
+// core").
 struct UniformTrees {
-  struct Finished {
-    Time at;
-    Time early;
-  };
   struct Run {
     const TreeChannel* plan = nullptr;  // the group's first channel
     std::vector<std::int64_t> channel_bytes;
@@ -79,7 +75,6 @@ struct UniformTrees {
     std::vector<std::uint32_t> join_order;
     TreeGroupFold groups;
   };
-  std::vector<Finished> finished;
   std::vector<Run> runs;
   std::deque<Fold> folds;  // a deque: a fold in use stays put as later trees' are added
   std::vector<Groups> groups;
@@ -193,7 +188,8 @@ class FoldedTree final : public Collective {
   // Bounded, for a folded step (sim/README.md, "Trees in a step: bounded"), when the config names
   // the step's uniform trees (CollectiveConfig::uniform_trees, which outlive this): when every rank
   // joins at one time, every rank finishes when the last one would; simulation_path().bound is the
-  // spread of the ranks' finishes this hides, plus what earlier such trees hid from this one's joins.
+  // spread of the ranks' finishes this hides (what earlier such trees hid from this one's joins,
+  // the step carries: analysis/step/step_bound.h).
   // Groups need not correspond (each is simulated).
   UniformTrees* uniform_;
   std::vector<RankProgress> rank_;

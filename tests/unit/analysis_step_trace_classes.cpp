@@ -156,17 +156,21 @@ TEST_CASE("step trace: with no GPUs alike, a step whose collectives fold untrace
   CHECK(traced.simulation.folded == 0);
   CHECK(traced.events > untraced.events);
   // Folded, a collective's ranks finish no earlier than in full (sim/README.md, "Folding"): the
-  // untraced step is as late or later, by a few ns (its stated bound, the largest collective's own,
-  // is passed by the chain of them: MEASUREMENTS, the lead's section of 2026-12-07 09:47).
+  // untraced step is as late or later, within the bound it states. Each tensor-parallel all-reduce
+  // waits on the compute after the last, so their bounds add up: the largest collective's own (348
+  // ps), stated before, was passed (880 ps late).
+  MESSAGE("untraced " << untraced.step_time.ps() << " ps, traced " << traced.step_time.ps()
+                      << " ps, stated bound " << untraced.simulation.bound.ps() << " ps");
   CHECK(untraced.step_time >= traced.step_time);
-  CHECK(untraced.step_time - traced.step_time < sim::Time::ns(100));
+  CHECK(untraced.step_time - traced.step_time <= untraced.simulation.bound);
+  CHECK(untraced.simulation.bound < sim::Time::ns(100));
   CHECK(summary.shows.starts_with(
       "every GPU (no GPUs alike in program and machine: the untraced run simulates every GPU too, but folds "
       "the collectives that fold, which this trace runs in full to record their messages (by its estimate "
       "about "));
   CHECK(summary.shows.ends_with(
-      "in full): where that fold is bounded its figures may be later than these (each folded collective by "
-      "at most the bound it states) and its critical GPU another of a tie)"));
+      "in full): where that fold is bounded its figures may be later than these (by at most the bound it "
+      "states) and its critical GPU another of a tie)"));
 }
 
 TEST_CASE("step trace: a window that starts after the step is refused and leaves no file") {
