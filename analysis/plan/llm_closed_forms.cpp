@@ -223,15 +223,12 @@ std::int64_t llm_stage_expert_parameters(const LlmSetting& s, const LlmLayout& l
 
 namespace {
 
-// The GEMMs of one micro-batch on one TP rank, by the generator's own sizes (transformer_gemms.h).
+// The GEMMs of one micro-batch on one TP rank, by the generator's own sizes (transformer_gemms.h: they
+// depend on the model, the micro-batch, tp, ep and sequence parallelism).
 workloads::TransformerGemms gemms_of(const LlmSetting& s, const LlmLayout& l) {
-  return workloads::transformer_gemms({.model = s.model,
-                                       .micro_batch = l.micro_batch,
-                                       .tp = l.tp,
-                                       .ep = l.ep,
-                                       .sequence_parallel = l.sequence_parallel,
-                                       .recompute = l.recompute,
-                                       .flash_attention = s.flash_attention});
+  workloads::TransformerConfig c{.model = s.model, .micro_batch = l.micro_batch, .tp = l.tp, .ep = l.ep};
+  c.sequence_parallel = l.sequence_parallel;
+  return workloads::transformer_gemms(c);
 }
 
 }  // namespace
