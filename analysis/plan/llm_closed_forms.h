@@ -107,12 +107,13 @@ struct LlmMachine {
 
 // Seconds of one optimizer step on the slowest stage's GPU.
 struct LlmTimeEstimate {
-  double compute = 0;           // GEMMs of the step's micro-batches (memory-bound kernels left out)
+  double compute = 0;           // GEMMs of the step's micro-batches, the generated step's (memory-bound
+                                // kernels left out)
   double tp_communication = 0;  // Megatron's all-reduces (or RS + AG), on the compute's path; under
                                 // sequence parallelism also the norms' gradients' all-reduce a step
   double bubble = 0;            // (p−1)/(v·m) of compute + the micro-batches' TP (GPipe, 1F1B: v = 1)
-  double pp_communication = 0;  // activations and gradients between stages (× v interleaved)
-  double dp_exposed = 0;        // the gradient exchange beyond what the last backward hides
+  double pp_communication = 0;  // transfers between stages the step waits on: warm-up's and cool-down's
+  double dp_exposed = 0;        // the data-parallel exchange the step waits on, as ZeRO's program runs it
   double ep_communication = 0;  // the experts' all-to-alls
   double optimizer = 0;         // Adam over the parameters this GPU updates
   double step() const {
