@@ -76,8 +76,7 @@ void print_stops_paying(const LlmStudyResult& r, std::ostream& out) {
     } else if (paying.empty()) {
       where = "not within the grid";
     } else if (from < compared.size()) {
-      const std::vector<int> before(paying.begin(),
-                                    std::find(paying.begin(), paying.end(), compared[from]));
+      const std::vector<int> before(paying.begin(), std::find(paying.begin(), paying.end(), compared[from]));
       where = "from " + std::to_string(compared[from]) + " GPUs" +
               (before.empty() ? "" : ", and at " + count_list(before) + " GPUs");
     } else {
@@ -94,6 +93,34 @@ void print_stops_paying(const LlmStudyResult& r, std::ostream& out) {
 
 // Each simulated best that a layout of its family, estimated and not simulated, may beat by the
 // closed form (hunt6: a study's verdict rested on a second-best row without a word).
+// Two port rates of the grid that give a machine's GPUs the same share (each NIC held to its PCIe
+// link: DGX H100's Gen5 links carry 48 GB/s, so 400 and 800 Gb/s ports both give 48 GB/s a GPU): their
+// rows repeat, which a reader of a bandwidth sweep would otherwise take for a fault (llmstudy's
+// leftover: ci-llm's rows at 800 Gb/s repeated its 400's without a word).
+void print_same_share(const LlmStudyResult& r, std::ostream& out) {
+  for (const std::string& cluster : r.config.clusters) {
+    std::vector<std::pair<std::string, std::string>> shares;  // (port, per GPU), in the file's order
+    for (const std::string& ib : r.config.ib_bandwidths)
+      for (const LlmStudyCell& c : r.cells)
+        if (c.cluster == cluster && c.ib == ib) {
+          shares.emplace_back(ib, c.ib_per_gpu);
+          break;
+        }
+    for (std::size_t i = 0; i < shares.size(); ++i) {
+      std::vector<std::string> same;
+      for (std::size_t j = 0; j < shares.size(); ++j)
+        if (shares[j].second == shares[i].second) same.push_back(shares[j].first);
+      if (same.size() < 2 || same.front() != shares[i].first) continue;  // each group once, by its first
+      std::string ports = same.front();
+      for (std::size_t k = 1; k < same.size(); ++k)
+        ports += (k + 1 == same.size() ? " and " : ", ") + same[k];
+      out << "IB on " << cluster << ": " << ports << " a NIC port " << (same.size() == 2 ? "both" : "all") << " carry " << shares[i].second
+          << " a GPU (each NIC held to the lesser of its port and its PCIe link), so their rows are the "
+             "same\n";
+    }
+  }
+}
+
 void print_faster_estimates(const LlmStudyResult& r, std::ostream& out) {
   for (const LlmStudyCell& c : r.cells)
     for (const auto& [family, plan, faster] :
@@ -202,6 +229,7 @@ void print_llm_table(const LlmStudyResult& r, std::ostream& out) {
       out << "3D, " << c.model << " on " << c.gpus << " GPUs of " << c.cluster << ": " << c.three_d_note
           << "\n";
   }
+  print_same_share(r, out);
   print_faster_estimates(r, out);
   print_stops_paying(r, out);
   print_break_even(r, out);

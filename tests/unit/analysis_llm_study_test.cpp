@@ -239,6 +239,26 @@ TEST_CASE("llm study: IB port is the study file's rate a NIC port, IB/GPU what i
         std::string::npos);
 }
 
+TEST_CASE("llm study: port rates that give a machine's GPUs the same share are said to repeat their rows") {
+  // A DGX H100's 8 NICs sit on PCIe Gen5 links of 48 GB/s: 400 and 800 Gb/s ports (50 and 100 GB/s)
+  // both carry 48 GB/s a GPU, 200 Gb/s (25 GB/s) its own. A DGX-1's 4 NICs on 12 GB/s Gen3 links give
+  // 4 × 12 / 8 = 6 GB/s a GPU at 25 GB/s and above. GPT-3 175B on 8 GPUs fits neither: no candidate built.
+  analysis::LlmStudyConfig config = grid("gpt3-175b", {"dgx-h100", "dgx1-v100"}, {8}, "200 Gb/s");
+  config.ib_bandwidths = {"200 Gb/s", "400 Gb/s", "800 Gb/s"};
+  const analysis::LlmStudyResult r = analysis::run_llm_study(config);
+  REQUIRE(r.cells.size() == 6);
+  std::ostringstream out;
+  analysis::print_llm_table(r, out);
+  const std::string table = out.str();
+  CAPTURE(table);
+  CHECK(table.find("IB on dgx-h100: 400 Gb/s and 800 Gb/s a NIC port both carry 48 GB/s a GPU (each NIC held "
+                   "to the lesser of its port and its PCIe link), so their rows are the same\n") !=
+        std::string::npos);
+  CHECK(table.find("IB on dgx1-v100: 200 Gb/s, 400 Gb/s and 800 Gb/s a NIC port all carry 6 GB/s a GPU") !=
+        std::string::npos);
+  CHECK(table.find("IB on dgx-h100: 200 Gb/s") == std::string::npos);
+}
+
 TEST_CASE(
     "llm study: a family with no layout at the published batch takes the batch above of the shortest step") {
   // hunt7: Llama 3 8B (512 sequences) on 12 GPUs of DGX H100. DP-heavy (pp 1, tp 1, 2, 4 or 8 dividing
