@@ -35,10 +35,14 @@ bool launched_as_mpi_job() {
   return false;
 }
 
-void print_outcome(const analysis::SweepOutcome& r, const analysis::SweepOptions& o) {
-  std::cout << "sweep: " << r.points_run << " points run";
+int refused_status(const analysis::SweepOutcome& r);
+
+// Prints the outcome; returns the exit status (refused_status).
+int print_outcome(const analysis::SweepOutcome& r, const analysis::SweepOptions& o) {
+  std::cout << "sweep: " << r.points_run << (r.points_run == 1 ? " point run" : " points run");
   if (r.points_not_simulated > 0)
     std::cout << ", " << r.points_not_simulated << " not simulated (they do not fit memory: see the notes)";
+  if (r.points_refused > 0) std::cout << ", " << r.points_refused << " refused (see the notes)";
   if (r.points_in_shard != r.points_total)
     std::cout << " (shard " << o.shard.first << "/" << o.shard.second << ": " << r.points_in_shard << " of "
               << r.points_total << ")";
@@ -56,6 +60,17 @@ void print_outcome(const analysis::SweepOutcome& r, const analysis::SweepOptions
               << ", ... (one per point, the point's index in the name)\n";
   if (r.plot) std::cout << "  plot      " << r.plot->string() << "\n";
   else if (!r.plot_note.empty()) std::cout << "  " << r.plot_note << "\n";
+  return refused_status(r);
+}
+
+// A sweep with points the loader refused wrote the others' results, but is not whole: said last, on
+// stderr, with exit status 1 (a script reading results.csv learns that rows lack figures).
+int refused_status(const analysis::SweepOutcome& r) {
+  if (r.points_refused == 0) return 0;
+  std::cerr << "hybridsim sweep: error: " << r.points_refused << " of " << r.points_in_shard
+            << " points refused (named in the notes above and in results.csv's not_simulated); the "
+               "others' results are written\n";
+  return 1;
 }
 
 }  // namespace
@@ -117,17 +132,14 @@ int sweep_command(int argc, const char* const* argv) {
   o.shard = {*k, *n};
   const api::ScenarioInput scenario{
       .path = vm["scenario"].as<std::string>(), .set = sets, .set_origin = origin};
-  if (!launched_as_mpi_job()) {
-    print_outcome(api::sweep(scenario, o), o);
-    return 0;
-  }
+  if (!launched_as_mpi_job()) return print_outcome(api::sweep(scenario, o), o);
 #ifdef HYBRIDSIM_WITH_MPI
   analysis::MpiSweepTeam team;
   o.team = &team;
   o.progress = o.progress && team.rank() == 0;
   try {
     const auto r = api::sweep(scenario, o);
-    if (team.rank() == 0) print_outcome(r, o);
+    if (team.rank() == 0) return print_outcome(r, o);
   } catch (const std::exception& e) {
     // One failed rank would leave the others waiting for it: report, then end the whole job.
     std::cerr << "hybridsim sweep (MPI rank " << team.rank() << "): error: " << e.what() << "\n";

@@ -40,9 +40,8 @@ void print_header(const LlmPlanResult& r, std::ostream& out) {
   const LlmPlanRequest& q = r.request;
   const auto seq = q.setting.model.sequence;
   out << "plan: " << r.model << " on " << workloads::gpus_text(r.gpus) << " of " << q.cluster.preset
-      << " machines (InfiniBand " << sim::format_bandwidth(topology::ib_bandwidth_of(q.cluster))
-      << "), global batch " << format_count(q.global_batch) << " sequences ("
-      << format_count(q.global_batch * seq) << " tokens)\n";
+      << " machines (" << infiniband_words(q.cluster) << "), global batch " << format_count(q.global_batch)
+      << " sequences (" << format_count(q.global_batch * seq) << " tokens)\n";
   if (r.by_time_to_train)
     out << "ranked by time to train: critical batch " << format_count(std::llround(*q.critical_batch_tokens))
         << " tokens (Kaplan et al. 2020), " << format_fixed(q.training_tokens / 1e9, 0) << " B tokens at "

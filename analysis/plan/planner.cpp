@@ -402,18 +402,31 @@ void print_left_out(const PlanResult& r, std::ostream& out) {
   }
 }
 
+// Whose data-parallel wrapper the candidates' steps model: PyTorch DDP, `hybridsim run`'s default, so
+// that a row's layout run as a scenario gives its step. The study runs a network under its own
+// framework's (study_ddp: apex for GNMT), and its steps differ: said where they do.
+std::string data_parallel_wrapper_line(const PlanResult& r) {
+  std::string line = "data parallelism as PyTorch DDP (communication.ddp torch, as hybridsim run's default)";
+  const std::string network = r.curve ? r.curve->network : r.model;
+  if (study_ddp(network) != workloads::Ddp::Torch)
+    line += "; hybridsim study runs " + network + " under " +
+            std::string(workloads::ddp_name(study_ddp(network))) +
+            " DDP, its framework's (networks[].communication.ddp), whose steps differ";
+  return line;
+}
+
 }  // namespace
 
 void print_plan(const PlanResult& r, std::ostream& out, int top) {
   out << "plan: " << r.model << " on " << workloads::gpus_text(r.gpus) << " of " << r.cluster.preset
-      << " machines (InfiniBand " << sim::format_bandwidth(topology::ib_bandwidth_of(r.cluster))
-      << "), objective " << objective_name(r.objective);
+      << " machines (" << infiniband_words(r.cluster) << "), objective " << objective_name(r.objective);
   if (r.curve) out << ", curve " << r.curve->network << "/" << r.curve->variant;
   if (r.dataset) out << ", " << r.dataset->name << " (" << format_count(r.dataset->samples) << " samples)";
   out << "\nGPU memory " << (r.memory ? workloads::format_gib(r.memory->bytes) + " (" + r.memory->source + ")"
                                       : std::string("unknown: every configuration counted as fitting"));
   if (!r.kernel_times.empty()) out << "\nGPU, precision " << r.kernel_times;
   out << "\n"
+      << data_parallel_wrapper_line(r) << "\n"
       << r.ranked.size() << (r.ranked.size() == 1 ? " configuration" : " configurations") << " ranked (mp in";
   for (const int m : r.mp_searched) out << " " << m;
   out << "; " << r.simulated << (r.simulated == 1 ? " step" : " steps") << " simulated); "
@@ -527,23 +540,36 @@ InputError unknown_model(const PlanCommandOptions& o) {
 
 }  // namespace
 
-void check_plan_model(const PlanCommandOptions& o) {
+namespace {
+
+enum class PlanModel { Builtin, File, Transformer };
+
+// What --model names, in the order both planners look: a built-in profile, a profile file, a named
+// transformer; InputError (unknown_model) for none of them.
+PlanModel plan_model(const PlanCommandOptions& o) {
   const auto names = workloads::builtin_profile_names();
-  if (std::find(names.begin(), names.end(), o.model) == names.end() &&
-      !workloads::is_transformer_model_name(o.model) && !std::filesystem::is_regular_file(o.model))
-    throw unknown_model(o);
+  if (std::find(names.begin(), names.end(), o.model) != names.end()) return PlanModel::Builtin;
+  if (std::filesystem::is_regular_file(o.model)) return PlanModel::File;
+  if (workloads::is_transformer_model_name(o.model)) return PlanModel::Transformer;
+  throw unknown_model(o);
 }
+
+}  // namespace
+
+void check_plan_model(const PlanCommandOptions& o) { (void)plan_model(o); }
 
 PlanRequest make_plan_request(const PlanCommandOptions& o) {
   PlanRequest r;
-  const auto names = workloads::builtin_profile_names();
-  if (std::find(names.begin(), names.end(), o.model) != names.end()) {
-    r.profile = workloads::builtin_profile(o.model);
-  } else if (std::filesystem::is_regular_file(o.model)) {
-    r.profile = workloads::load_profile(o.model);
-    r.profile_file = o.model;
-  } else {
-    throw unknown_model(o);
+  switch (plan_model(o)) {
+    case PlanModel::Builtin:
+      r.profile = workloads::builtin_profile(o.model);
+      break;
+    case PlanModel::File:
+      r.profile = workloads::load_profile(o.model);
+      r.profile_file = o.model;
+      break;
+    case PlanModel::Transformer:  // this planner takes profiles: the transformer one is plan_llm's
+      throw unknown_model(o);
   }
   r.model = r.profile.meta.network;
   const std::string eff = workloads::canonical_network_name(r.model);

@@ -1,5 +1,6 @@
 #include "analysis/platform/topology_report.h"
 
+#include <algorithm>
 #include <iomanip>
 #include <map>
 #include <sstream>
@@ -61,13 +62,17 @@ void print_gpu_bandwidth(const Topology& t, std::ostream& out) {
   const auto node = t.device(gpus.front()).node;
   int node_gpus = 0;
   for (const DeviceId g : gpus) node_gpus += t.device(g).node == node;
-  // Network: bandwidth out of this machine's NICs into the fabric, shared by its GPUs.
+  // Network: what this machine's NICs carry into the fabric, each at the lesser of its port and the
+  // PCIe link it sits on, shared by its GPUs: topology::ib_share_per_gpu's rule, read off the graph
+  // (a topology file has no preset), so that the report, the planner and the LLM study agree.
   std::int64_t network = 0;
   for (const DeviceId nic : t.devices_of_kind(DeviceKind::Nic)) {
     if (t.device(nic).node != node) continue;
+    std::int64_t port = 0, machine_side = 0;
     for (const sim::LinkId l : t.out_links(nic))
-      if (t.device(t.link_ends(l).to).kind == DeviceKind::NetworkSwitch)
-        network += t.links()[l].bandwidth.bytes_per_second();
+      (t.device(t.link_ends(l).to).kind == DeviceKind::NetworkSwitch ? port : machine_side) +=
+          t.links()[l].bandwidth.bytes_per_second();
+    network += machine_side > 0 ? std::min(port, machine_side) : port;
   }
   auto cell = [](std::int64_t bps) {
     return bps == 0 ? std::string("-")
@@ -85,7 +90,7 @@ void print_gpu_bandwidth(const Topology& t, std::ostream& out) {
   if (t.node_count() > 1) out << " (machine " << node.value_or(0) << " shown)";
   out << "\n  " << pad_columns("GPU", 14) << pad_columns("NVLink", 14) << pad_columns("NVSwitch", 14)
       << pad_columns("PCIe", 14) << (generic ? pad_columns("Generic", 14) : std::string())
-      << "network (share of the machine's NICs)\n";
+      << "network (share of the machine's NICs, each capped by its PCIe link)\n";
   int shown = 0;
   for (const DeviceId g : gpus) {
     if (t.device(g).node != node) break;

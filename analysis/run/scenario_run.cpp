@@ -46,7 +46,13 @@ ScenarioRunOptions scenario_trace_options(const scenarios::Scenario& scenario,
   return options;
 }
 
-std::filesystem::path sweep_point_trace_file(const std::filesystem::path& file, std::size_t index) {
+namespace {
+
+// A point's trace name is `before` + "-<index>" + `after`.
+struct NumberedName {
+  std::string before, after;
+};
+NumberedName numbered_name(const std::filesystem::path& file) {
   std::string name = file.filename().string();
   std::string gz;
   if (name.size() > 3 && name.ends_with(".gz")) {
@@ -55,8 +61,29 @@ std::filesystem::path sweep_point_trace_file(const std::filesystem::path& file, 
   }
   // Before the last extension; a name without one (or a dot-file such as ".json") gets it at the end.
   const auto dot = name.rfind('.');
-  name.insert(dot == std::string::npos || dot == 0 ? name.size() : dot, "-" + std::to_string(index));
-  return file.parent_path() / (name + gz);
+  const std::size_t at = dot == std::string::npos || dot == 0 ? name.size() : dot;
+  return {name.substr(0, at), name.substr(at) + gz};
+}
+
+}  // namespace
+
+std::filesystem::path sweep_point_trace_file(const std::filesystem::path& file, std::size_t index) {
+  const NumberedName n = numbered_name(file);
+  return file.parent_path() / (n.before + "-" + std::to_string(index) + n.after);
+}
+
+std::optional<std::size_t> sweep_point_trace_index(const std::filesystem::path& file,
+                                                   const std::string& name) {
+  const NumberedName n = numbered_name(file);
+  const std::size_t outside = n.before.size() + 1 + n.after.size();
+  if (name.size() <= outside || !name.starts_with(n.before + "-") || !name.ends_with(n.after))
+    return std::nullopt;
+  const std::string digits = name.substr(n.before.size() + 1, name.size() - outside);
+  // As std::to_string writes an index: digits alone, no leading zero, within size_t.
+  if (digits.size() > 18 || (digits.size() > 1 && digits[0] == '0') ||
+      !std::all_of(digits.begin(), digits.end(), [](char c) { return c >= '0' && c <= '9'; }))
+    return std::nullopt;
+  return static_cast<std::size_t>(std::stoull(digits));
 }
 
 StepSetup step_setup(const scenarios::ResolvedScenario& r) {

@@ -71,6 +71,10 @@ ScenarioRunOptions scenario_trace_options(const scenarios::Scenario& scenario,
 // after it), so the points of a sweep, and of all its shards, never share a name:
 // out/trace.json → out/trace-3.json, t.json.gz → t-3.json.gz, trace → trace-3.
 std::filesystem::path sweep_point_trace_file(const std::filesystem::path& file, std::size_t index);
+// The inverse: the index whose sweep_point_trace_file of `file` is named `name` (a file name, no
+// folder), or nullopt where it is no point's (t-3.json → 3 for t.json; t-x.json, t-03.json → none).
+std::optional<std::size_t> sweep_point_trace_index(const std::filesystem::path& file,
+                                                   const std::string& name);
 
 StepSetup step_setup(const scenarios::ResolvedScenario& resolved);
 // Before its cluster is built (seconds at thousands of machines): a scenario whose worker's kernels

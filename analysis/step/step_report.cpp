@@ -62,7 +62,8 @@ std::string path_breakdown(const CriticalPath& p, sim::Time step) {
   if (p.launch_gaps > sim::Time::zero())
     out += ", launch gaps " + sim::human_time(p.launch_gaps) + " (" + share(p.launch_gaps, step) + ")";
   out += "; on " + std::to_string(p.gpus_visited) + (p.gpus_visited == 1 ? " GPU" : " GPUs");
-  if (p.gpu_changes > 0) out += ", " + std::to_string(p.gpu_changes) + " hops between them";
+  if (p.gpu_changes > 0)
+    out += ", " + std::to_string(p.gpu_changes) + (p.gpu_changes == 1 ? " hop" : " hops") + " between them";
   return out;
 }
 

@@ -114,7 +114,8 @@ void print_same_share(const LlmStudyResult& r, std::ostream& out) {
       std::string ports = same.front();
       for (std::size_t k = 1; k < same.size(); ++k)
         ports += (k + 1 == same.size() ? " and " : ", ") + same[k];
-      out << "IB on " << cluster << ": " << ports << " a NIC port " << (same.size() == 2 ? "both" : "all") << " carry " << shares[i].second
+      out << "IB on " << cluster << ": " << ports << " a NIC port " << (same.size() == 2 ? "both" : "all")
+          << " carry " << shares[i].second
           << " a GPU (each NIC held to the lesser of its port and its PCIe link), so their rows are the "
              "same\n";
     }

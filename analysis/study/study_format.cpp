@@ -5,6 +5,7 @@
 #include <ostream>
 
 #include "analysis/study/study_report.h"
+#include "topology/preset_registry.h"
 #include "workloads/generators/profile_gen.h"
 
 namespace hybridsim::analysis {
@@ -39,6 +40,11 @@ std::pair<std::string, std::string> format_durations_alike(double a, double b) {
   if (!std::isfinite(a) || !std::isfinite(b)) return {format_duration(a), format_duration(b)};
   const double scale = std::max(a, b);
   return {format_duration_scaled(a, scale), format_duration_scaled(b, scale)};
+}
+
+std::string infiniband_words(const topology::ClusterSpec& spec) {
+  return "InfiniBand " + sim::format_bandwidth(topology::ib_bandwidth_of(spec)) + " a NIC port, " +
+         sim::format_bandwidth(topology::ib_share_per_gpu(spec)) + " a GPU";
 }
 
 std::string format_percent(double fraction) {

@@ -284,8 +284,14 @@ std::string study_markdown(const StudyResult& result, const std::vector<std::str
   md << "## Files\n\n- `steps.csv`: every simulated step (critical GPU breakdown)\n"
         "- `time_to_train.csv`: every configuration under every variant\n"
         "- `headline.csv`: best DP, best hybrid, gains, crossover and break-even per network and variant\n"
-        "- `epochs.csv`: the efficiency curves sampled at powers of two\n"
-        "- `*.png` with their gnuplot scripts `*.png.gp` (data inline)\n";
+        "- `epochs.csv`: the efficiency curves sampled at powers of two\n";
+  // What is there: --no-plots writes neither pictures nor scripts; gnuplot missing (or failing), the
+  // scripts alone.
+  if (!plots.empty())
+    md << "- `*.png` with their gnuplot scripts `*.png.gp` (data inline)\n";
+  else if (std::find(problems.begin(), problems.end(), kPicturesNotRequested) == problems.end())
+    md << "- `*.png.gp`: the pictures' gnuplot scripts (data inline), none drawn: `gnuplot FILE` draws "
+          "one\n";
   return md.str();
 }
 
@@ -327,6 +333,9 @@ void print_headline_table(const StudyResult& result, std::ostream& out) {
   }
   out << "gain vs best = best-DP time / best-hybrid time - 1 over every N <= " << max_gpus
       << "; sensitivity range over the efficiency variants and faster InfiniBand.\n";
+  // Whose DDP: plan and run default to torch, so a study's GNMT (apex) differs from their steps.
+  out << "data parallelism as each network's framework's wrapper (networks[].communication.ddp): "
+      << ddp_list(result.config) << "; hybridsim plan and run default to torch\n";
   for (const auto& ns : result.networks) {
     const auto& rows = ns.main().rows;
     const auto unfit =
@@ -397,7 +406,7 @@ StudyReportFiles write_report_folder(const std::filesystem::path& dir, const Rep
       }
     }
   } else {
-    files.plot_problems.push_back("pictures were not requested");
+    files.plot_problems.push_back(kPicturesNotRequested);
     for (const auto& request : parts.plots) remove_stale_plot(request.target, /*script_too=*/true);
   }
   files.plots_drawn = !drawn.empty();

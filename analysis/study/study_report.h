@@ -18,6 +18,7 @@
 #include "analysis/output/format_fixed.h"  // format_fixed, used with the helpers below
 #include "analysis/output/plot_gnuplot.h"
 #include "analysis/study/study.h"
+#include "topology/cluster_spec.h"
 
 namespace hybridsim::analysis {
 
@@ -40,6 +41,9 @@ struct StudyReportFiles {
 // headline.png (each with its .gp script). Throws InputError when a file cannot be written.
 StudyReportFiles write_study_report(const StudyResult& result, const std::filesystem::path& dir,
                                     const StudyReportOptions& options = {});
+
+// The reason a report gives for its missing pictures under --no-plots (no script is written either).
+inline constexpr const char* kPicturesNotRequested = "pictures were not requested";
 
 // What a study's report folder holds: CSV files (name, content), pictures to draw, and the Markdown
 // summary, told which pictures were drawn and why others were not.
@@ -74,6 +78,10 @@ std::string format_duration(double seconds);
 // against 1.8 d", not "2.4 d against 44.0 h".
 std::pair<std::string, std::string> format_durations_alike(double a, double b);
 std::string format_percent(double fraction);
+// "InfiniBand 12.5 GB/s a NIC port, 6 GB/s a GPU": the spec's port rate, as --ib-bandwidth and
+// cluster.links.infiniband.bandwidth set it, and what it carries for a GPU (topology::ib_share_per_gpu:
+// NICs capped by their PCIe links, shared by the machine's GPUs). The planners' headers.
+std::string infiniband_words(const topology::ClusterSpec& spec);
 std::string format_count(std::int64_t n);
 // Steps per epoch: "484" (format_count), or the share of a step an epoch is when the global batch is
 // over the dataset, to three significant digits ("0.611").

@@ -4,6 +4,7 @@
 #include <filesystem>
 #include <iterator>
 #include <map>
+#include <optional>
 #include <set>
 #include <string>
 #include <system_error>
@@ -82,22 +83,39 @@ void check_options(const SweepOptions& options, const std::string& head) {
 // no row finished before was simulated), the first one's refusal stops it, as a run's would. A shard
 // of several (--shard K/N, N > 1) is not refused: the other shards' points may fit, and merge joins
 // its rows.
+// The points the loader refuses (a value, or a combination of values, that `hybridsim run` refuses:
+// dp 16 on 8 GPUs, last-micro-batch at a batch of one micro-batch) are listed alike, as rows saying
+// "refused: " and why (refused_sweep_row): in a product sweep such a cell would otherwise refuse every
+// other point. The sweep then ends with a non-zero exit (SweepOutcome::points_refused). Where it would
+// simulate nothing, the first refusal stops it before any point runs, as before.
 struct UnfitPoints {
   SweepRows rows;
   std::vector<std::pair<const scenarios::SweepPoint*, std::string>> why;
+  std::vector<std::pair<const scenarios::SweepPoint*, InputError>> refused;
 };
 void list_unfit_points(SweepPlan& plan, UnfitPoints unfit, const SweepOptions& options) {
-  if (unfit.why.empty()) return;
+  if (unfit.why.empty() && unfit.refused.empty()) return;
+  std::stable_sort(unfit.refused.begin(), unfit.refused.end(),
+                   [](const auto& a, const auto& b) { return a.first->index < b.first->index; });
   const auto simulated = [](const auto& row) { return csv_split(row.second).back().empty(); };
   if (options.shard.second == 1 && plan.estimates.empty() &&
-      std::none_of(plan.rows.begin(), plan.rows.end(), simulated))
+      std::none_of(plan.rows.begin(), plan.rows.end(), simulated)) {
+    if (!unfit.refused.empty()) refuse_point(*unfit.refused.front().first, unfit.refused.front().second);
     throw InputError("sweep point " + std::to_string(unfit.why.front().first->index) + " (" +
                      unfit.why.front().first->label + "): " + unfit.why.front().second +
                      "\n(no point of the sweep fits its GPUs' memory: no point was run)");
+  }
   for (const auto& [p, why] : unfit.why)
     plan.notes.push_back("sweep point " + std::to_string(p->index) + " (" + p->label +
                          "): not simulated (fits_memory no in results.csv): " + why);
-  plan.not_simulated = unfit.rows.size();
+  for (const auto& [p, e] : unfit.refused) {
+    unfit.rows[p->index] = refused_sweep_row(*p, plan.head, e.what());
+    plan.refusals.push_back("sweep point " + std::to_string(p->index) + " (" + p->label +
+                            "): refused (not_simulated in results.csv): " + e.what());
+    plan.notes.push_back(plan.refusals.back());
+  }
+  plan.not_simulated = unfit.why.size();
+  plan.refused = unfit.refused.size();
   plan.rows.merge(unfit.rows);
 }
 
@@ -109,10 +127,22 @@ void check_points(SweepPlan& plan, const SweepOptions& options) {
   // {dp: 8, mp: 1}) would be simulated twice, two rows that differ in their label only: the values'
   // texts are compared as the sweep is read (refuse_repeated_value), their meaning here.
   std::map<std::string, const scenarios::SweepPoint*> seen;  // canonical YAML → its first point
+  UnfitPoints unfit;
+  const auto refused = [&](const scenarios::SweepPoint* p) {
+    return std::any_of(unfit.refused.begin(), unfit.refused.end(),
+                       [&](const auto& r) { return r.first == p; });
+  };
   for (const scenarios::SweepPoint* p : plan.todo) {
     if (plan.rows.contains(p->index)) continue;
+    std::optional<scenarios::Scenario> read;
     try {
-      const scenarios::Scenario point = plan.point_scenario(*p, options);
+      read = plan.point_scenario(*p, options);
+    } catch (const InputError& e) {
+      unfit.refused.emplace_back(p, e);
+      continue;
+    }
+    try {
+      const scenarios::Scenario& point = *read;
       if (const auto [at, added] = seen.emplace(scenarios::scenario_to_yaml(point), p); !added)
         throw InputError("the same scenario as sweep point " + std::to_string(at->second->index) + " (" +
                          at->second->label +
@@ -124,9 +154,8 @@ void check_points(SweepPlan& plan, const SweepOptions& options) {
     }
   }
   std::map<std::string, std::string> point_notes;  // note (fabric) → the points it holds for
-  UnfitPoints unfit;
   for (const scenarios::SweepPoint* p : plan.todo) {
-    if (plan.rows.contains(p->index)) continue;
+    if (plan.rows.contains(p->index) || refused(p)) continue;
     try {
       const scenarios::Scenario point = plan.point_scenario(*p, options);
       scenarios::refuse_trace_step_without_trace(point, false, "");  // a sweep has no --trace
@@ -148,8 +177,10 @@ void check_points(SweepPlan& plan, const SweepOptions& options) {
           estimate_point(resolved, setup, options.spelling);
       // A variability run counts the steps it simulates.
       plan.estimates[p->index] = estimate_of_steps(step, setup);
+    } catch (const BudgetRefusal& e) {
+      refuse_point(*p, e);  // its caps are the sweep's: raising them is the answer for every point
     } catch (const InputError& e) {
-      refuse_point(*p, e);
+      unfit.refused.emplace_back(p, e);
     }
   }
   list_unfit_points(plan, std::move(unfit), options);

@@ -30,7 +30,9 @@ struct SweepPlan {
   // Finished before this run (leader only), and each point not simulated (every process): a
   // transformer its GPUs cannot hold, listed as its row (unfit_sweep_row) instead of refusing the sweep.
   SweepRows rows = {};
-  std::size_t not_simulated = 0;        // of this run's points
+  std::size_t not_simulated = 0;           // of this run's points: unfit transformers
+  std::size_t refused = 0;                 // and the points the loader refuses (refused_sweep_row)
+  std::vector<std::string> refusals = {};  // each one's note (also in notes), said before any runs
   std::vector<std::string> notes = {};  // what resuming dropped, and why
   // By point index, each point still to run: its cost as its run estimates it before it starts
   // (analysis/step/step_estimate.h; a variability run's events times the steps it simulates,

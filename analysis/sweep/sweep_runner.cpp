@@ -12,6 +12,7 @@
 #include <thread>
 
 #include "analysis/output/created_folders.h"
+#include "analysis/output/csv.h"
 #include "analysis/output/plot_gnuplot.h"
 #include "analysis/run/scenario_run.h"
 #include "analysis/study/step_run_progress.h"
@@ -48,6 +49,40 @@ ScenarioRunOptions point_trace_options(const scenarios::Scenario& point_scenario
     }
   }
   return options;
+}
+
+// Point traces an earlier sweep wrote into this folder that this one does not write: a point past
+// this sweep's last, a point of this shard not simulated (no trace; its row says why), and a point
+// of this shard under the other name (gzip changed: t-0.json.gz beside the t-0.json written now).
+// Read as this sweep's, they were another's. Another shard's points may share the folder (MPI
+// ranks, --shard K/N with one --out): theirs stay. Regular files only, as remove_stale_plot.
+void remove_stale_point_traces(const SweepPlan& plan, const std::filesystem::path& directory,
+                               std::pair<int, int> shard) {
+  const auto trace = scenario_trace_options(plan.base, directory).trace;
+  if (!trace) return;  // no name to know an earlier sweep's traces by
+  const std::string name = trace->filename().string();
+  const std::filesystem::path renamed =
+      trace->parent_path() / (name.ends_with(".gz") ? name.substr(0, name.size() - 3) : name + ".gz");
+  const auto ours = [&](std::size_t i) {
+    return static_cast<int>(i % static_cast<std::size_t>(shard.second)) == shard.first - 1;
+  };
+  const auto traced = [&](std::size_t i) {
+    const auto row = plan.rows.find(i);
+    return row != plan.rows.end() && csv_split(row->second).back().empty();  // not_simulated empty
+  };
+  std::vector<std::filesystem::path> stale;
+  std::error_code ec;
+  const std::filesystem::path folder = trace->has_parent_path() ? trace->parent_path() : ".";
+  for (const auto& entry : std::filesystem::directory_iterator(folder, ec)) {
+    if (!entry.is_regular_file(ec)) continue;
+    const std::string file = entry.path().filename().string();
+    const auto as_named = sweep_point_trace_index(*trace, file);
+    const auto as_renamed = sweep_point_trace_index(renamed, file);
+    if ((as_named && (*as_named >= plan.points.size() || (ours(*as_named) && !traced(*as_named)))) ||
+        (as_renamed && (*as_renamed >= plan.points.size() || ours(*as_renamed))))
+      stale.push_back(entry.path());
+  }
+  for (const auto& file : stale) std::filesystem::remove(file, ec);
 }
 
 // The points' estimates in `todo`'s order (analysis/sweep/sweep_plan.h), for the progress lines.
@@ -235,6 +270,8 @@ SweepOutcome run_sweep(scenarios::ScenarioSource source, const SweepOptions& opt
   outcome.points_total = plan.points.size();
   outcome.points_in_shard = plan.todo.size();
   outcome.points_not_simulated = plan.not_simulated;
+  outcome.points_refused = static_cast<std::size_t>(std::count_if(
+      plan.rows.begin(), plan.rows.end(), [](const auto& row) { return is_refused_row(row.second); }));
   if (const auto trace = scenario_trace_options(plan.base, outcome.directory).trace)
     outcome.traces = sweep_point_trace_file(*trace, plan.points.front().index);
 
@@ -254,7 +291,11 @@ SweepOutcome run_sweep(scenarios::ScenarioSource source, const SweepOptions& opt
   int jobs =
       options.jobs > 0 ? options.jobs : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   jobs = std::min<int>(jobs, static_cast<int>(std::max<std::size_t>(1, plan.todo.size())));
-  if (options.progress && leader) print_sweep_estimate(plan);
+  if (options.progress && leader) {
+    // Said before the others run, so that a mistyped value need not wait for the whole sweep.
+    for (const std::string& refusal : plan.refusals) std::cerr << "note: " << refusal << std::endl;
+    print_sweep_estimate(plan);
+  }
   PointRunner runner(options, plan, outcome.directory, partial, made);
   runner.run(jobs, outcome);
   if (!leader) {
@@ -278,6 +319,7 @@ SweepOutcome run_sweep(scenarios::ScenarioSource source, const SweepOptions& opt
   outcome.csv = write_sweep_results(outcome.directory, plan.base.source, plan.identity, plan.head, plan.rows);
   if (auto note = whole_model_note(plan.head, plan.rows)) outcome.notes.push_back(std::move(*note));
   std::filesystem::remove(partial_path);
+  remove_stale_point_traces(plan, outcome.directory, options.shard);
   if (plan.rows.empty()) {
     outcome.plot_note = "no plot: this shard has no points";
     remove_stale_plot(outcome.directory / (options.plot_metric + ".png"), /*script_too=*/true);

@@ -42,6 +42,9 @@ struct SweepOutcome {
   // This time, listed as rows without being simulated: transformers their GPUs cannot hold (each
   // with a note saying why).
   std::size_t points_not_simulated = 0;
+  // Of this shard, listed as rows the loader refused (a value or combination `hybridsim run`
+  // refuses; resumed ones too), each with a note: the sweep's other points ran, but it is not whole.
+  std::size_t points_refused = 0;
   std::vector<std::size_t> points_by_rank;  // the leader's count of points each rank ran
   std::string csv;                 // results.csv contents
   std::optional<std::filesystem::path> plot;

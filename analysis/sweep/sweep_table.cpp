@@ -51,6 +51,23 @@ bool says_no(const std::vector<std::string>& f, std::ptrdiff_t col) {
   return static_cast<std::size_t>(col) < f.size() && f[static_cast<std::size_t>(col)] == "no";
 }
 
+// Each point not simulated, with the run's refusal: that it is in no fastest line is no verdict on
+// its speed. One the loader refused (refused_sweep_row) has no memory figure: it says so, then why.
+void append_not_simulated(std::string& out, const std::vector<std::pair<std::string, std::string>>& points) {
+  if (points.empty()) return;
+  out += ",\n  \"not_simulated\": [";
+  for (std::size_t i = 0; i < points.size(); ++i) {
+    out += i ? ",\n    {\"label\": " : "\n    {\"label\": ";
+    append_json_string(out, points[i].first);
+    const std::string& why = points[i].second;
+    const bool refused = why.starts_with(kRefusedPrefix);
+    out += refused ? ", \"refused\": true, \"why\": " : ", \"fits_memory\": false, \"why\": ";
+    append_json_string(out, refused ? why.substr(kRefusedPrefix.size()) : why);
+    out += "}";
+  }
+  out += "]";
+}
+
 }  // namespace
 
 std::string sweep_header(const std::vector<std::string>& paths) {
@@ -120,6 +137,25 @@ std::string unfit_sweep_row(const scenarios::SweepPoint& point, const scenarios:
   return s;
 }
 
+std::string refused_sweep_row(const scenarios::SweepPoint& point, const std::string& head,
+                              const std::string& why) {
+  std::string s = std::to_string(point.index) + "," + csv_field(point.label);
+  for (const auto& [path, value] : point.assignments) s += "," + csv_field(value);
+  const std::size_t columns = csv_split(head).size(), written = 2 + point.assignments.size();
+  if (columns < written + 1) throw InternalError("refused_sweep_row: the header has no figure columns");
+  s += std::string(columns - written - 1, ',');
+  // One line: a row is a line of results.csv and points.partial.csv, read back by --resume.
+  std::string line = std::string(kRefusedPrefix) + why;
+  for (std::size_t at = line.find('\n'); at != std::string::npos; at = line.find('\n', at))
+    line.replace(at, 1, "; ");
+  return s + "," + csv_field(line);
+}
+
+bool is_refused_row(const std::string& row) {
+  const auto fields = csv_split(row);
+  return !fields.empty() && fields.back().starts_with(kRefusedPrefix);
+}
+
 std::string sweep_summary_json(const std::string& scenario, const SweepIdentity& identity,
                                const std::string& head, const SweepRows& rows) {
   const auto columns = csv_split(head);
@@ -166,20 +202,7 @@ std::string sweep_summary_json(const std::string& scenario, const SweepIdentity&
     }
     if (slice_fits && whole_fits && (fitting.ms < 0 || v < fitting.ms)) fitting = {v, f[1]};
   }
-  // Each point not simulated, with the run's refusal: that it is in no fastest line is no verdict on
-  // its speed.
-  const auto list_not_simulated = [&] {
-    if (not_simulated.empty()) return;
-    out += ",\n  \"not_simulated\": [";
-    for (std::size_t i = 0; i < not_simulated.size(); ++i) {
-      out += i ? ",\n    {\"label\": " : "\n    {\"label\": ";
-      append_json_string(out, not_simulated[i].first);
-      out += ", \"fits_memory\": false, \"why\": ";
-      append_json_string(out, not_simulated[i].second);
-      out += "}";
-    }
-    out += "]";
-  };
+  const auto list_not_simulated = [&] { append_not_simulated(out, not_simulated); };
   if (any.ms < 0) {  // no simulated rows: no fastest point
     list_not_simulated();
     return out + "\n}\n";

@@ -11,6 +11,7 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "analysis/run/scenario_run.h"
@@ -31,6 +32,13 @@ std::string sweep_row(const scenarios::SweepPoint& point, const ScenarioRun& run
 // dp, mp, global batch) and memory (the model's peak, the capacity, fits_memory "no") are filled
 // in, the step's figures left empty, and not_simulated holds the run's refusal.
 std::string unfit_sweep_row(const scenarios::SweepPoint& point, const scenarios::ResolvedScenario& resolved);
+// The row of a point the loader refuses (a value or a combination of values `hybridsim run` refuses:
+// dp 16 on 8 GPUs, last-micro-batch without accumulation): its swept values, every figure empty, and
+// not_simulated kRefusedPrefix and the refusal, on one line. is_refused_row tells it from the others.
+inline constexpr std::string_view kRefusedPrefix = "refused: ";
+std::string refused_sweep_row(const scenarios::SweepPoint& point, const std::string& head,
+                              const std::string& why);
+bool is_refused_row(const std::string& row);
 
 // Which sweep the rows come from (analysis/sweep/sweep_integrity.h): its fingerprint, how many
 // points the whole sweep has, and which shard of it these rows are ("1/1": all of it).

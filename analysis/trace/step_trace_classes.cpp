@@ -141,7 +141,7 @@ std::string why_not_by_class(const StepSetup& setup, const workloads::StepProgra
   const auto share = [&] { return untraced_share(setup, program); };
   if (options.all_gpus) return "every GPU (" + options.all_gpus_said + "), each simulated in full" + share();
   if (options.gpus)
-    return "GPUs " + format_gpu_list(*options.gpus) +
+    return (options.gpus->size() == 1 ? "GPU " : "GPUs ") + format_gpu_list(*options.gpus) +
            ", with every GPU simulated in full (a list of GPUs needs them all; leave " + options.gpus_option +
            " out to trace one GPU per class as the untraced run simulates them)" + share();
   if (options.detail != TraceDetail::Kernels)

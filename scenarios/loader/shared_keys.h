@@ -90,7 +90,9 @@ inline constexpr yaml::FieldSpec kFastPath{
             "Folding), else in full, and the run says which (and, where chunks of unequal size kept it "
             "from folding, what bounded would fold it within); bounded: also when chunks of unequal "
             "size keep it within 0.1% of the collective's time (reports the upper bound), and trees in "
-            "a folded step, every rank given the latest finish, within a bound the run states "
-            "(sim/README.md, Trees in a step: bounded); off: every rank message by message."};
+            "a folded step, every rank given the latest finish, within a bound the run states (each "
+            "folded collective's own, carried through what waits on it: sim/README.md, Trees in a "
+            "step: bounded, and The bound, carried through the step); off: every rank message by "
+            "message."};
 
 }  // namespace hybridsim::scenarios::shared_keys

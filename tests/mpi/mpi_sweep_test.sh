@@ -27,9 +27,27 @@ grep -q "6 points run by 2 MPI ranks" "$work/mpi.txt" || fail "expected 6 points
 grep -Eq "rank 0: [1-9][0-9]*, rank 1: [1-9]" "$work/mpi.txt" || fail "a rank ran no point"
 [ ! -e "$work/mpi/points.partial.csv" ] || fail "the partial file was left behind"
 
-# A point that cannot run (16 GPUs of an 8-GPU DGX-1), on whichever rank takes it: every rank
-# stops, the exit status says so, the error names the point, and no results.csv is written.
+# A point that fails once run (its trace window starts after the 306 ms step), on whichever rank
+# takes it: every rank stops, the exit status says so, the error names the point, and no results.csv
+# is written.
 cat > "$work/bad.yaml" <<YAML
+cluster: {preset: dgx1-v100}
+workload: {network: gnmt}
+parallelism: {dp: 8}
+outputs: {trace: {file: t.json}}
+sweep:
+  parameters:
+    - {path: outputs.trace.window, values: ["0 ms:1 ms", "10 s:11 s", "1 ms:2 ms", "2 ms:3 ms"]}
+YAML
+if mpirun -n 2 "$hybridsim" sweep "$work/bad.yaml" --out "$work/bad" --jobs 1 --quiet > "$work/bad.txt" 2>&1; then
+  fail "a failing MPI sweep exited 0"
+fi
+grep -q "error: sweep point 1" "$work/bad.txt" || fail "no error naming point 1: $(cat "$work/bad.txt")"
+[ ! -e "$work/bad/results.csv" ] || fail "a failing sweep wrote results.csv"
+
+# A point the loader refuses (16 GPUs of an 8-GPU DGX-1): the others run on both ranks, its row says
+# why, and the exit status is 1.
+cat > "$work/refused.yaml" <<YAML
 cluster: {preset: dgx1-v100}
 workload: {network: gnmt}
 parallelism: {dp: 8}
@@ -37,11 +55,13 @@ sweep:
   parameters:
     - {path: parallelism.dp, values: [8, 16, 4, 2]}
 YAML
-if mpirun -n 2 "$hybridsim" sweep "$work/bad.yaml" --out "$work/bad" --jobs 1 --quiet > "$work/bad.txt" 2>&1; then
-  fail "a failing MPI sweep exited 0"
+if mpirun -n 2 "$hybridsim" sweep "$work/refused.yaml" --out "$work/refused" --jobs 1 --quiet \
+     > "$work/refused.txt" 2>&1; then
+  fail "an MPI sweep with a refused point exited 0"
 fi
-grep -q "error: sweep point 1" "$work/bad.txt" || fail "no error naming point 1: $(cat "$work/bad.txt")"
-[ ! -e "$work/bad/results.csv" ] || fail "a failing sweep wrote results.csv"
+grep -q "error: 1 of 4 points refused" "$work/refused.txt" || fail "no refusal count: $(cat "$work/refused.txt")"
+grep -q '^1,parallelism.dp=16,16,.*,"refused: ' "$work/refused/results.csv" || fail "no refused row for point 1"
+[ "$(wc -l < "$work/refused/results.csv")" = 5 ] || fail "expected a header and 4 rows"
 
 # An input error found by every rank before the sweep starts ends the job the same way.
 if mpirun -n 2 "$hybridsim" sweep "$scenario" --set workload.network=nope --out "$work/bad2" --quiet \

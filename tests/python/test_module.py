@@ -915,3 +915,17 @@ def test_a_path_in_a_dict_scenario_is_its_text(source_dir):
 def test_a_path_with_a_nul_character_is_refused(call, keyword):
     with pytest.raises(hybridsim.ScenarioError, match=f"^{keyword}=.*: a path with a NUL character"):
         call()
+
+
+def test_a_sweep_with_a_point_the_loader_refuses_returns_the_others_and_names_it(tmp_path):
+    # GNMT at dp 8: global batch 1024 is one micro-batch, so last-micro-batch is refused there; the
+    # whole sweep was refused. Python returns the table (the command line exits 1 after writing it).
+    grid = {"sweep": {"parameters": [
+        {"path": "training.global_batch", "values": [1024, 2048]},
+        {"path": "communication.exchange", "values": ["every-micro-batch", "last-micro-batch"]}]}}
+    rows = hybridsim.sweep(GNMT_DP8, grid, jobs=1, out=str(tmp_path))
+    why = list(rows["not_simulated"]) if hasattr(rows, "columns") else [row["not_simulated"] for row in rows]
+    assert [w.startswith("refused: sweep value communication.exchange=last-micro-batch") for w in why] == \
+        [False, True, False, False], why
+    assert any(n.startswith("sweep point 1 (") and "refused" in n for n in rows.attrs["notes"])
+    assert (tmp_path / "results.csv").read_text().count("\n") == 5

@@ -7,6 +7,7 @@
 
 #include "analysis/plan/planner.h"
 #include "analysis/study/study.h"
+#include "analysis/study/study_report.h"
 #include "sim/error.h"
 #include "tests/unit/toy_profile.h"
 #include "workloads/program/strategy_label.h"
@@ -253,4 +254,38 @@ TEST_CASE("planner: a V100 machine of another part (pcie-server) says whose kern
   req.threads = 1;
   req.search.bucket_sizes = {Bytes::of(25'000'000)};
   CHECK(analysis::plan(req).kernel_times.empty());
+}
+
+TEST_CASE("planner and study say whose data-parallel wrapper their GNMT steps model") {
+  // plan (and run) model PyTorch DDP; the study runs GNMT under apex DDP, NVIDIA's GNMT's (study_ddp):
+  // at 16 GPUs dp 16 ring 25 MB plan's step read 309.957 ms and the study's 312.784 ms (40 MB
+  // buckets), with nothing in either output saying why.
+  analysis::PlanRequest req = analysis::make_plan_request({.model = "gnmt", .gpus = 1});
+  const auto r = analysis::plan(req);
+  std::ostringstream out;
+  analysis::print_plan(r, out, 1);
+  // The header's InfiniBand is the port's, then a GPU's share: 4 EDR NICs on 12 GB/s PCIe for 8 GPUs.
+  CHECK(
+      out.str().starts_with("plan: gnmt on 1 GPU of dgx1-v100 machines (InfiniBand 12.5 GB/s a NIC port, 6 "
+                            "GB/s a GPU), objective"));
+  CHECK(out.str().find("\ndata parallelism as PyTorch DDP (communication.ddp torch, as hybridsim run's "
+                       "default); hybridsim study runs gnmt under apex DDP, its framework's "
+                       "(networks[].communication.ddp), whose steps differ\n") != std::string::npos);
+  // A network the study also runs under torch: no second clause.
+  std::ostringstream toy;
+  analysis::print_plan(analysis::plan(two_branches_request(3'200)), toy, 1);
+  CHECK(toy.str().find("\ndata parallelism as PyTorch DDP (communication.ddp torch, as hybridsim run's "
+                       "default)\n") != std::string::npos);
+  // The study's headline table says each network's.
+  analysis::StudyConfig config;
+  config.source = "test";
+  config.gpus = {2};
+  config.mp = {2};
+  config.networks.push_back(analysis::builtin_study_network("gnmt", {}));
+  config.networks.push_back(analysis::builtin_study_network("inception-v3", {}));
+  std::ostringstream study;
+  analysis::print_headline_table(analysis::run_study(config), study);
+  CHECK(study.str().find("\ndata parallelism as each network's framework's wrapper "
+                         "(networks[].communication.ddp): gnmt: apex, inception-v3: torch; hybridsim plan "
+                         "and run default to torch\n") != std::string::npos);
 }

@@ -173,6 +173,10 @@ TEST_CASE("study on the CI grid: conclusions, step reuse and the report folder")
   CHECK(std::filesystem::exists(dir / "epochs.csv"));
   CHECK(std::filesystem::exists(dir / "dp_vs_hybrid.png.gp"));  // scripts are kept for re-rendering
   CHECK_FALSE(std::filesystem::exists(dir / "dp_vs_hybrid.png"));
+  // README's Files list the scripts written, not pictures that are not there.
+  CHECK(md.find("- `*.png.gp`: the pictures' gnuplot scripts (data inline), none drawn") !=
+        std::string::npos);
+  CHECK(md.find("`*.png` with") == std::string::npos);
   // The same result gives the same bytes.
   const std::string first = read_whole_file(dir / "time_to_train.csv");
   std::ofstream(dir / "dp_vs_hybrid.png") << "an earlier study's picture";
@@ -181,6 +185,10 @@ TEST_CASE("study on the CI grid: conclusions, step reuse and the report folder")
   // Without pictures asked for, neither an earlier picture nor its script stays (--no-plots).
   CHECK_FALSE(std::filesystem::exists(dir / "dp_vs_hybrid.png"));
   CHECK_FALSE(std::filesystem::exists(dir / "dp_vs_hybrid.png.gp"));
+  // And its Files name neither (they listed "*.png with their gnuplot scripts").
+  const std::string none = read_whole_file(dir / "README.md");
+  CHECK(none.find("No pictures were drawn.") != std::string::npos);
+  CHECK(none.find(".png") == std::string::npos);
 
   std::ostringstream table;
   analysis::print_headline_table(r, table);

@@ -189,10 +189,14 @@ TEST_CASE("sweep team: a point that fails on any rank fails the sweep at the lea
   const fs::path dir = fresh_temp_dir("team-test-team-fail");
   fs::create_directories(dir);
   const fs::path scenario = dir / "bad.yaml";
-  // Point 1 asks for 16 GPUs of an 8-GPU DGX-1.
+  // Point 1's trace window starts after its step (306 ms): refused once the step has run, not before
+  // (a point the loader refuses is a row that says so, analysis_sweep_test.cpp).
   std::ofstream(scenario) << "cluster: {preset: dgx1-v100}\nworkload: {network: gnmt}\nparallelism: {dp: 8}\n"
-                             "outputs: {directory: " << (dir / "out").string() << "}\n"
-                             "sweep:\n  parameters:\n    - {path: parallelism.dp, values: [8, 16, 4, 2]}\n";
+                             "outputs: {directory: "
+                          << (dir / "out").string()
+                          << ", trace: {file: t.json}}\n"
+                             "sweep:\n  parameters:\n    - {path: outputs.trace.window, values: "
+                             "[\"0 ms:1 ms\", \"10 s:11 s\", \"1 ms:2 ms\", \"2 ms:3 ms\"]}\n";
   const auto team = run_as_team(scenario.string(), dir / "out", 3, 1);
   CHECK(team.leader_error.find("sweep point 1") != std::string::npos);
   CHECK_FALSE(fs::exists(dir / "out" / "results.csv"));

@@ -10,6 +10,8 @@
 #include <fstream>
 #include <sstream>
 
+#include <sys/wait.h>
+
 #include "analysis/output/csv.h"
 #include "analysis/sweep/sweep_integrity.h"
 #include "analysis/sweep/sweep_runner.h"
@@ -402,4 +404,70 @@ TEST_CASE("a sweep of layer-slices says what the whole model needs, as run does,
   for (const char* name : {"layers_simulated", "layers", "whole_model_peak_bytes", "whole_model_fits"})
     CHECK(plain_rows[1][column(plain_rows[0], name)].empty());
   CHECK(plain.notes.empty());
+}
+
+TEST_CASE("a product sweep runs every point the loader takes and lists the one it refuses, with why") {
+  // GNMT at dp 8 over global batch × exchange: 1024 is one micro-batch a worker (128 × 8), so
+  // last-micro-batch has no accumulation to wait for and `hybridsim run` refuses point 1. The whole
+  // sweep was refused ("sweep point 1 (...): ... (no point was run)"); only mode: zip could leave
+  // the one combination out.
+  const fs::path dir = fresh_temp_dir("sweep-test-refused");
+  fs::create_directories(dir);
+  const fs::path scenario = dir / "grid.yaml";
+  std::ofstream(scenario)
+      << "cluster: {preset: dgx1-v100}\nworkload: {network: gnmt}\nparallelism: {dp: 8}\n"
+         "sweep:\n  parameters:\n    - {path: training.global_batch, values: [1024, 2048]}\n"
+         "    - {path: communication.exchange, values: [every-micro-batch, "
+         "last-micro-batch]}\n";
+  const auto r = analysis::run_sweep(scenario.string(), options(dir / "out", 2));
+  CHECK(r.points_run == 3);
+  CHECK(r.points_refused == 1);
+  CHECK(r.points_not_simulated == 0);
+  const auto rows = csv_rows(r.csv);
+  REQUIRE(rows.size() == 5);
+  const auto& head = rows[0];
+  for (std::size_t i = 1; i < rows.size(); ++i) REQUIRE(rows[i].size() == head.size());
+  const std::size_t step = column(head, "step_time_ms"), why = column(head, "not_simulated");
+  const auto& refused = rows[2];
+  CHECK(refused[0] == "1");
+  CHECK(refused[column(head, "training.global_batch")] == "1024");
+  CHECK(refused[column(head, "communication.exchange")] == "last-micro-batch");
+  CHECK(refused[step].empty());
+  CHECK(refused[column(head, "gpus")].empty());
+  CHECK(refused[column(head, "fits_memory")].empty());
+  CHECK(
+      refused[why].starts_with("refused: sweep value communication.exchange=last-micro-batch: "
+                               "communication.exchange: last-micro-batch needs gradient accumulation"));
+  for (const std::size_t i : {1u, 3u, 4u}) {
+    CHECK_FALSE(rows[i][step].empty());
+    CHECK(rows[i][why].empty());
+  }
+  // The two points at 2048 take two micro-batches a worker; last-micro-batch exchanges once.
+  CHECK(std::stod(rows[4][step]) < std::stod(rows[3][step]));
+  REQUIRE_FALSE(r.notes.empty());
+  CHECK(
+      r.notes.front().starts_with("sweep point 1 (training.global_batch=1024, "
+                                  "communication.exchange=last-micro-batch): refused (not_simulated in "
+                                  "results.csv): sweep value communication.exchange=last-micro-batch"));
+  const std::string json = read_whole_file(r.directory / "summary.json");
+  CHECK(json.find("\"not_simulated\": [\n    {\"label\": \"training.global_batch=1024, "
+                  "communication.exchange=last-micro-batch\", \"refused\": true, \"why\": \"sweep value ") !=
+        std::string::npos);
+  // --resume keeps the row (the same sweep refuses it again) and still counts it.
+  auto again = options(dir / "out", 1);
+  again.resume = true;
+  const auto resumed = analysis::run_sweep(scenario.string(), again);
+  CHECK(resumed.points_run == 0);
+  CHECK(resumed.points_refused == 1);
+  CHECK(resumed.csv == r.csv);
+  // The command line writes the same and exits 1, naming the count.
+  const std::string cmd = std::string(HYBRIDSIM_CLI) + " sweep -q " + scenario.string() + " --out " +
+                          (dir / "cli").string() + " > " + (dir / "cli.log").string() + " 2>&1";
+  const int status = std::system(cmd.c_str());
+  const std::string log = read_whole_file(dir / "cli.log");
+  INFO(log);
+  CHECK(WIFEXITED(status));
+  CHECK(WEXITSTATUS(status) == 1);
+  CHECK(read_whole_file(dir / "cli" / "results.csv") == r.csv);
+  CHECK(log.find("hybridsim sweep: error: 1 of 4 points refused") != std::string::npos);
 }

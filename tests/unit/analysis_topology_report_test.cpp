@@ -5,6 +5,7 @@
 #include <string>
 
 #include "analysis/platform/topology_report.h"
+#include "topology/preset_registry.h"
 #include "topology/presets.h"
 
 using namespace hybridsim;
@@ -40,4 +41,28 @@ TEST_CASE("topology report: one channel is \"1 channel\"") {
   CHECK(one.find("1 channels") == std::string::npos);
   const std::string many = analysis::topology_report(topology::presets::dgx1_v100(), {.rings = true});
   CHECK(many.find(" channels\n") != std::string::npos);
+}
+
+TEST_CASE("topology report: a GPU's network share is topology::ib_share_per_gpu's, NICs capped by PCIe") {
+  // DGX-1: 4 EDR NICs of 12.5 GB/s, each on a 12 GB/s PCIe Gen3 link, for 8 GPUs: 6 GB/s a GPU, where
+  // the report summed the ports alone (6.25 GB/s) and the planner and LLM study said 6.
+  const auto network_cell = [](const topology::ClusterSpec& spec) {
+    const std::string report = analysis::topology_report(topology::build_cluster(spec));
+    const std::string gpu0 = row_of(report, "n0.GPU0 ");
+    return gpu0.substr(gpu0.find_last_of(' ', gpu0.size() - 6) + 1);  // "6 GB/s": the last two words
+  };
+  CHECK(network_cell({.preset = "dgx1-v100", .nodes = 2}) == "6 GB/s");
+  for (const auto& preset : topology::presets_list()) {
+    if (!preset.forms_clusters) continue;
+    const topology::ClusterSpec spec{.preset = std::string(preset.name), .nodes = 2};
+    INFO(preset.name);
+    CHECK(network_cell(spec) == sim::format_bandwidth(topology::ib_share_per_gpu(spec)));
+    // A port faster than its PCIe link (50 GB/s) and one slower (1 GB/s).
+    for (const char* port : {"50 GB/s", "1 GB/s"}) {
+      topology::ClusterSpec set = spec;
+      set.links[sim::LinkKind::InfiniBand].bandwidth = sim::parse_bandwidth(port);
+      INFO(port);
+      CHECK(network_cell(set) == sim::format_bandwidth(topology::ib_share_per_gpu(set)));
+    }
+  }
 }

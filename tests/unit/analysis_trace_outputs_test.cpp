@@ -7,11 +7,13 @@
 
 #include <algorithm>
 #include <cstdlib>
+#include <fstream>
 #include <iterator>
 #include <string>
 #include <vector>
 
 #include "analysis/run/scenario_run.h"
+#include "analysis/sweep/sweep_runner.h"
 #include "analysis_step_trace_check.h"
 #include "scenarios/loader/scenario.h"
 #include "sim/error.h"
@@ -122,6 +124,13 @@ TEST_CASE("a sweep point's trace file has the point's index before the extension
   CHECK(analysis::sweep_point_trace_file("a/b.c/trace", 0) == fs::path("a/b.c/trace-0"));
   CHECK(analysis::sweep_point_trace_file("my.step.json", 1) == fs::path("my.step-1.json"));
   CHECK(analysis::sweep_point_trace_file(".json", 2) == fs::path(".json-2"));
+  // And back, from a file's name: what a sweep removes of an earlier sweep's traces.
+  CHECK(analysis::sweep_point_trace_index("out/trace.json", "trace-3.json") == 3u);
+  CHECK(analysis::sweep_point_trace_index("t.json.gz", "t-12.json.gz") == 12u);
+  CHECK(analysis::sweep_point_trace_index("a/b.c/trace", "trace-0") == 0u);
+  for (const char* other : {"t-12.json", "t-.json.gz", "t-x.json.gz", "t-012.json.gz", "t-1-2.json.gz",
+                            "u-1.json.gz", "t-99999999999999999999.json.gz"})
+    CHECK_FALSE(analysis::sweep_point_trace_index("t.json.gz", other).has_value());
 }
 
 TEST_CASE("hybridsim run writes the scenario's outputs.trace at detail steps") {
@@ -176,4 +185,70 @@ TEST_CASE("hybridsim sweep writes one trace per point, named by index, and the s
     CHECK(has_ring_steps(t));
   }
   CHECK_FALSE(fs::exists(dir.path / "plain" / "trace-0.json"));
+}
+
+TEST_CASE("a sweep into a folder of an earlier, larger sweep removes the point traces it no longer writes") {
+  // Three points traced, then one into the same folder: trace-1.json and trace-2.json of the first
+  // stayed beside a one-row results.csv, read as this sweep's. Files of other names stay, and so do
+  // the points of another shard sharing the folder (--shard, MPI ranks): they are theirs to write.
+  const ScratchDir dir;
+  const auto sweep_of = [&](const std::string& algorithms, const std::string& name) {
+    const fs::path scenario = dir.path / name;
+    std::ofstream(scenario)
+        << "cluster: {preset: dgx1-v100}\nworkload: {network: gnmt}\nparallelism: {dp: 8}\n"
+           "outputs: {trace: {file: t.json, detail: kernels, gpus: \"0\"}}\n"
+           "sweep:\n  parameters:\n    - {path: communication.algorithm, values: "
+        << algorithms << "}\n";
+    return scenario.string();
+  };
+  const auto listing = [&](const fs::path& folder) {
+    std::vector<std::string> names;
+    for (const auto& e : fs::directory_iterator(folder))
+      if (e.path().filename().string().starts_with("t")) names.push_back(e.path().filename().string());
+    std::sort(names.begin(), names.end());
+    return names;
+  };
+  analysis::SweepOptions o;
+  o.out = dir.path / "out";
+  o.jobs = 1;
+  o.progress = false;
+  analysis::run_sweep(sweep_of("[ring, tree, hierarchical]", "three.yaml"), o);
+  CHECK(listing(dir.path / "out") == std::vector<std::string>{"t-0.json", "t-1.json", "t-2.json"});
+  // Earlier gzipped traces (of a point past this sweep's, and of point 0, which now writes t-0.json),
+  // and files a user put there.
+  std::ofstream(dir.path / "out" / "t-9.json.gz") << "an earlier sweep's trace";
+  std::ofstream(dir.path / "out" / "t-0.json.gz") << "point 0's, gzipped by an earlier sweep";
+  std::ofstream(dir.path / "out" / "t-notes.json") << "not a point's trace";
+  std::ofstream(dir.path / "out" / "t-1.txt") << "not a point's trace";
+  analysis::run_sweep(sweep_of("[ring]", "one.yaml"), o);
+  CHECK(listing(dir.path / "out") == std::vector<std::string>{"t-0.json", "t-1.txt", "t-notes.json"});
+  // Shard 1 of 2 of the three points writes points 0 and 2; point 1 is the other shard's.
+  analysis::SweepOptions shard = o;
+  shard.out = dir.path / "shared";
+  analysis::run_sweep(sweep_of("[ring, tree, hierarchical]", "three.yaml"), shard);
+  std::ofstream(dir.path / "shared" / "t-3.json") << "an earlier sweep's trace";
+  shard.shard = {1, 2};
+  analysis::run_sweep(sweep_of("[ring, tree, hierarchical]", "three.yaml"), shard);
+  CHECK(listing(dir.path / "shared") == std::vector<std::string>{"t-0.json", "t-1.json", "t-2.json"});
+}
+
+TEST_CASE("one point, one GPU and one hop are said in the singular") {
+  // A one-point sweep printed "sweep: 1 points run"; a trace of --trace-gpus 0 "trace shows GPUs 0";
+  // a critical path over two GPUs "1 hops between them".
+  const ScratchDir dir;
+  REQUIRE(run_cli("sweep -q " + kSource + "/scenarios/examples/dgx1-nvlink-sweep.yaml --set sweep.mode=zip " +
+                      "--set 'sweep.parameters=[{path: parallelism, values: [{dp: 8}]}]' --out " +
+                      (dir.path / "s").string(),
+                  dir.path / "sweep.log"));
+  CHECK(read_whole_file(dir.path / "sweep.log").starts_with("sweep: 1 point run\n"));
+  // GNMT dp 16 on 2 DGX-1, hierarchical in 6.25 MB buckets: the path crosses to another GPU once.
+  REQUIRE(run_cli("run -q " + kSource + "/scenarios/dgx1/gnmt-dp8.yaml --set cluster.nodes=2 " +
+                      "--set parallelism.dp=16 --set communication.algorithm=hierarchical --set " +
+                      "'communication.bucket_size=6.25 MB' --trace " + (dir.path / "t.json").string() +
+                      " --trace-gpus 3",
+                  dir.path / "run.log"));
+  const std::string run = read_whole_file(dir.path / "run.log");
+  CHECK(run.find("trace shows                     GPU 3, with every GPU simulated in full") !=
+        std::string::npos);
+  CHECK(run.find("; on 2 GPUs, 1 hop between them\n") != std::string::npos);
 }
