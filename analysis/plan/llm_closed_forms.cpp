@@ -3,7 +3,9 @@
 #include <algorithm>
 #include <limits>
 
+#include "analysis/plan/llm_zero3_overlap.h"
 #include "sim/error.h"
+#include "workloads/generators/transformer_gemms.h"
 #include "workloads/memory/pipeline_memory.h"
 #include "workloads/memory/transformer_memory.h"
 #include "workloads/program/sharded_data_parallel.h"
@@ -166,7 +168,12 @@ LlmMemory llm_peak_memory(const LlmSetting& s, const LlmLayout& l) {
 double dp_volume_factor(const LlmLayout& l, int replicas) {
   if (replicas <= 1) return 0;
   const double once = static_cast<double>(replicas - 1) / replicas;
-  return l.zero >= 3 ? (2.0 * static_cast<double>(l.micro_batches()) + 1) * once : 2 * once;
+  // The run's program (workloads/program/sharded_data_parallel.h): stage 2 reduce-scatters every
+  // micro-batch and gathers once, stage 3 gathers forward and backward and reduce-scatters every
+  // micro-batch (sharded_layout_options).
+  const double m = static_cast<double>(l.micro_batches());
+  if (l.zero == 2) return (m + 1) * once;
+  return l.zero >= 3 ? 3 * m * once : 2 * once;
 }
 
 namespace {
@@ -192,19 +199,21 @@ double llm_dp_bytes(const LlmSetting& s, const LlmLayout& l) {
   return b.dense + b.experts;
 }
 
-double llm_dp_seconds(const LlmSetting& s, const LlmLayout& l, const LlmMachine& mc) {
-  const DpBytes b = dp_bytes(s, l);
-  if (l.tp * l.dp <= mc.gpus_per_machine) return (b.dense + b.experts) / mc.nvlink_bytes_per_second;
+double llm_dp_rate(const LlmLayout& l, const LlmMachine& mc, bool experts) {
+  if (l.tp * l.dp <= mc.gpus_per_machine) return mc.nvlink_bytes_per_second;
   // Across machines each of a group's rings leaves a machine through the NIC of one of its GPUs there:
   // the group's members on a machine carry it at their InfiniBand shares together (topology/README.md:
   // 383 GB/s between 2 DGX H100 at 8 GPUs a machine), never faster than NVLink within the machine. The
   // dense group holds a machine's GPUs / tp (tp innermost); every ep-th of them holds an expert's
   // replicas, at least one a machine.
   const int dense = mc.gpus_per_machine / l.tp;
-  const auto rate = [&](int members) {
-    return std::min(mc.nvlink_bytes_per_second, std::max(1, members) * mc.ib_bytes_per_second);
-  };
-  return b.dense / rate(dense) + b.experts / rate(dense / std::max(1, l.ep));
+  const int members = experts ? dense / std::max(1, l.ep) : dense;
+  return std::min(mc.nvlink_bytes_per_second, std::max(1, members) * mc.ib_bytes_per_second);
+}
+
+double llm_dp_seconds(const LlmSetting& s, const LlmLayout& l, const LlmMachine& mc) {
+  const DpBytes b = dp_bytes(s, l);
+  return b.dense / llm_dp_rate(l, mc, false) + b.experts / llm_dp_rate(l, mc, true);
 }
 
 std::int64_t llm_stage_expert_parameters(const LlmSetting& s, const LlmLayout& l, int stage) {
@@ -214,34 +223,46 @@ std::int64_t llm_stage_expert_parameters(const LlmSetting& s, const LlmLayout& l
 
 namespace {
 
-// One micro-batch's GEMMs of one layer on one TP rank, forward: (F + F½) / rate each.
-double layer_forward_seconds(const LlmSetting& s, const LlmLayout& l, const LlmMachine& mc,
-                             bool attention_only) {
-  const workloads::TransformerModel& m = s.model;
-  const double b = static_cast<double>(l.micro_batch), sq = static_cast<double>(m.sequence);
-  const double h = static_cast<double>(m.hidden), t = l.tp;
-  const double kv = static_cast<double>(m.kv_heads) * h / static_cast<double>(m.heads);
-  const auto gemm = [&](double flop) { return (flop + mc.gemm_half_flop) / mc.gemm_flop_per_second; };
-  const double attention = 2 * gemm(2 * b * sq * sq * h / t);
-  if (attention_only) return attention;
-  const int mlps = m.ffn == workloads::FfnKind::Swiglu ? 3 : 2;
-  const double mlp = mlps * gemm(2 * b * sq * h * static_cast<double>(m.ffn_hidden) / t) * top_k(m);
-  return gemm(2 * b * sq * h * (h + 2 * kv) / t) + gemm(2 * b * sq * h * h / t) + attention + mlp;
+// The GEMMs of one micro-batch on one TP rank, by the generator's own sizes (transformer_gemms.h: they
+// depend on the model, the micro-batch, tp, ep and sequence parallelism).
+workloads::TransformerGemms gemms_of(const LlmSetting& s, const LlmLayout& l) {
+  workloads::TransformerConfig c{.model = s.model, .micro_batch = l.micro_batch, .tp = l.tp, .ep = l.ep};
+  c.sequence_parallel = l.sequence_parallel;
+  return workloads::transformer_gemms(c);
 }
 
-// The slowest stage's compute of one micro-batch: its layers forward, backward (twice forward) and
-// recomputed, and the LM head's three GEMMs on the last stage. Selective recomputation redoes the
-// unfused attention's scores; under flash attention it recomputes nothing, as the generated step
-// (workloads/generators/profile_gen_transformer.cpp: flash's backward recomputes its scores anyway).
-double stage_micro_batch_seconds(const LlmSetting& s, const LlmLayout& l, const LlmMachine& mc) {
-  const double fwd = layer_forward_seconds(s, l, mc, false);
-  double per_layer = 3 * fwd;
-  if (l.recompute == workloads::Recompute::Full) per_layer += fwd;
+}  // namespace
+
+LlmLayerSeconds llm_layer_seconds(const LlmSetting& s, const LlmLayout& l, const LlmMachine& mc) {
+  const workloads::TransformerGemms g = gemms_of(s, l);
+  const auto gemm = [&](double flop) { return (flop + mc.gemm_half_flop) / mc.gemm_flop_per_second; };
+  const auto f = [](std::int64_t flop) { return static_cast<double>(flop); };
+  const double linear =
+      gemm(f(g.qkv)) + gemm(f(g.attention_output)) + (g.router > 0 ? gemm(f(g.router)) : 0.0);
+  const double attention = s.flash_attention ? gemm(f(g.attention)) : 2 * gemm(f(g.attention) / 2);
+  LlmLayerSeconds r;
+  r.attention_forward = linear + attention;
+  r.attention_backward =
+      2 * linear + (s.flash_attention ? gemm(f(g.attention) * 5 / 2) : 2 * gemm(f(g.attention)));
+  r.mlp_forward = static_cast<double>(g.mlps) * (gemm(f(g.mlp_in)) + gemm(f(g.mlp_out)));
+  r.mlp_backward = 2 * r.mlp_forward;
+  if (l.recompute == workloads::Recompute::Full) {
+    r.attention_backward += r.attention_forward;
+    r.mlp_backward += r.mlp_forward;
+  }
   if (l.recompute == workloads::Recompute::Selective && !s.flash_attention)
-    per_layer += layer_forward_seconds(s, l, mc, true);
-  const double head_flop = 2.0 * static_cast<double>(l.micro_batch * s.model.sequence * s.model.hidden) *
-                           static_cast<double>(workloads::padded_vocab(s.model, l.tp)) / l.tp;
-  const double head = 3 * (head_flop + mc.gemm_half_flop) / mc.gemm_flop_per_second;
+    r.attention_backward += gemm(f(g.attention) / 2);
+  return r;
+}
+
+namespace {
+
+// The slowest stage's compute of one micro-batch: its layers' GEMMs (layer_gemm_seconds) and the LM
+// head's three on the last stage.
+double stage_micro_batch_seconds(const LlmSetting& s, const LlmLayout& l, const LlmMachine& mc) {
+  const double per_layer = llm_layer_seconds(s, l, mc).total();
+  const double head =
+      3 * (static_cast<double>(gemms_of(s, l).lm_head) + mc.gemm_half_flop) / mc.gemm_flop_per_second;
   // Uneven stages (balanced_layers): the last holds the fewest layers and the head; the middle ones
   // the most. The slower of the two kinds.
   const auto most = static_cast<double>(llm_max_stage_layers(s, l));
@@ -263,15 +284,42 @@ double sequence_parallel_layer_seconds(const LlmSetting& s, const LlmLayout& l, 
   // A mixture's experts reduce-scatter their input gradient after the experts, exposed (its
   // dispatcher's gather, not a column-parallel linear's).
   const double exposed = ((l.recompute == workloads::Recompute::Full ? 10 : 6) + (m.is_moe() ? 1 : 0)) * half;
-  const double b = static_cast<double>(l.micro_batch), sq = static_cast<double>(m.sequence);
-  const double h = static_cast<double>(m.hidden), t = l.tp;
-  const double kv = static_cast<double>(m.kv_heads) * h / static_cast<double>(m.heads);
-  const auto beside = [&](double flop) {
-    return 2 * std::max(0.0, half - (flop + mc.gemm_half_flop) / mc.gemm_flop_per_second);
+  const auto beside = [&](std::int64_t flop) {
+    return 2 *
+           std::max(0.0, half - (static_cast<double>(flop) + mc.gemm_half_flop) / mc.gemm_flop_per_second);
   };
-  const double mlp_in =
-      2 * b * sq * h * static_cast<double>(m.ffn_hidden) * (m.ffn == workloads::FfnKind::Swiglu ? 2 : 1) / t;
-  return exposed + beside(2 * b * sq * h * (h + 2 * kv) / t) + (m.is_moe() ? 0.0 : beside(mlp_in));
+  const workloads::TransformerGemms g = gemms_of(s, l);
+  return exposed + beside(g.qkv) + (m.is_moe() ? 0.0 : beside(g.mlp_in));
+}
+
+// The data-parallel exchange the step waits for, as the ZeRO program orders it
+// (workloads/program/sharded_data_parallel.h). dp_time is a reduce-scatter and an all-gather of
+// equal bytes (stages 1 and 2) or an all-reduce (0), each at the group's rate (llm_dp_seconds).
+//   0: the all-reduce bucket by bucket during the last micro-batch's backward, beside it; in a
+//      pipeline a chunk's gradients after its last backward (pipeline_program.h), which on the first
+//      stage ends the step: none of it beside compute (GPT-3 175B dp 8 tp 8 pp 8 v 4 on 512 H100:
+//      0.204 s, all of it exposed in the run);
+//   1: the reduce-scatters held until backward is done, then the optimizer, then the all-gather of
+//      the updated parameters on the compute stream: none of it beside compute;
+//   2: every micro-batch's reduce-scatters bucket by bucket during its backward, on one stream: the
+//      m rounds queue behind the m−1 micro-batches after the first one's backward and the last's
+//      backward; the all-gather after the optimizer, exposed as in stage 1;
+//   3: the gathers and scatters beside each op (zero3_exposed_seconds).
+double dp_exposed_seconds(const LlmSetting& s, const LlmLayout& l, const LlmMachine& mc, double stage_mb) {
+  const double dp_time = llm_dp_seconds(s, l, mc);
+  const double backward = stage_mb * 2 / 3;
+  switch (l.zero) {
+    case 0:
+      return l.pp > 1 ? dp_time : std::max(0.0, dp_time - backward);
+    case 1:
+      return dp_time;
+    case 2: {
+      const double m = static_cast<double>(l.micro_batches()), pass = dp_time / (m + 1);
+      return pass + std::max(0.0, m * pass - ((m - 1) * stage_mb + backward));
+    }
+    default:
+      return zero3_exposed_seconds(s, l, mc);
+  }
 }
 
 }  // namespace
@@ -306,14 +354,17 @@ LlmTimeEstimate llm_time_estimate(const LlmSetting& s, const LlmLayout& l, const
   const bool across = l.tp * l.dp >= mc.gpus_per_machine;
   if (l.pp > 1) {
     const double link = across ? mc.ib_bytes_per_second : mc.nvlink_bytes_per_second;
-    e.pp_communication = 2 * v * m * bsh / (l.sequence_parallel ? l.tp : 1) / link;
+    // Each transfer runs on a send stream of its own beside the stages' compute (pipeline_program.h,
+    // as Megatron-LM's asynchronous point-to-point); the step waits only for those on its edges: the
+    // first micro-batch's activations into each of the p·v − 1 later chunks (warm-up) and the last
+    // one's gradients back (cool-down). The rest shows only where one direction's v·m transfers
+    // outlast the compute they run beside.
+    const double transfer = bsh / (l.sequence_parallel ? l.tp : 1) / link;
+    e.pp_communication = 2 * (l.pp * v - 1) * transfer + std::max(0.0, v * m * transfer - e.compute);
   }
   // An expert's replicas (every ep-th replica of the dense group) span the same machines as the
   // dense group under the default mapping, so both cross InfiniBand where dp · tp outgrows one.
-  const double dp_time = llm_dp_seconds(s, l, mc);
-  // ZeRO-3's gathers run beside every micro-batch; the others hide behind the last backward.
-  const double hidden = l.zero >= 3 ? e.compute : stage_mb * 2 / 3;
-  e.dp_exposed = std::max(0.0, dp_time - hidden);
+  e.dp_exposed = dp_exposed_seconds(s, l, mc, stage_mb);
   if (s.model.is_moe() && l.ep > 1) {
     const double link =
         l.ep * l.tp > mc.gpus_per_machine ? mc.ib_bytes_per_second : mc.nvlink_bytes_per_second;

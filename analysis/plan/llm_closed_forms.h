@@ -107,12 +107,13 @@ struct LlmMachine {
 
 // Seconds of one optimizer step on the slowest stage's GPU.
 struct LlmTimeEstimate {
-  double compute = 0;           // GEMMs of the step's micro-batches (memory-bound kernels left out)
+  double compute = 0;           // GEMMs of the step's micro-batches, the generated step's (memory-bound
+                                // kernels left out)
   double tp_communication = 0;  // Megatron's all-reduces (or RS + AG), on the compute's path; under
                                 // sequence parallelism also the norms' gradients' all-reduce a step
   double bubble = 0;            // (p−1)/(v·m) of compute + the micro-batches' TP (GPipe, 1F1B: v = 1)
-  double pp_communication = 0;  // activations and gradients between stages (× v interleaved)
-  double dp_exposed = 0;        // the gradient exchange beyond what the last backward hides
+  double pp_communication = 0;  // transfers between stages the step waits on: warm-up's and cool-down's
+  double dp_exposed = 0;        // the data-parallel exchange the step waits on, as ZeRO's program runs it
   double ep_communication = 0;  // the experts' all-to-alls
   double optimizer = 0;         // Adam over the parameters this GPU updates
   double step() const {
@@ -122,10 +123,24 @@ struct LlmTimeEstimate {
 LlmTimeEstimate llm_time_estimate(const LlmSetting& setting, const LlmLayout& layout,
                                   const LlmMachine& machine);
 
+// One layer's GEMMs of one micro-batch on one TP rank, (F + F½) / rate each, as the generated step
+// issues them (workloads/generators/transformer_gemms.h, profile_gen_transformer.cpp), split as a
+// mixture's two ops are: QKV, attention, output and the router; the MLP (a mixture's local experts,
+// each on its own tokens). Backward twice each linear (input and weight gradients), flash attention
+// 2.5 times its forward (it recomputes the scores), the unfused one's two GEMMs twice; selective
+// recomputation adds the unfused scores, full recomputation the forward.
+struct LlmLayerSeconds {
+  double attention_forward = 0, attention_backward = 0, mlp_forward = 0, mlp_backward = 0;
+  double total() const { return attention_forward + attention_backward + mlp_forward + mlp_backward; }
+};
+LlmLayerSeconds llm_layer_seconds(const LlmSetting& setting, const LlmLayout& layout,
+                                  const LlmMachine& machine);
+
 // Data-parallel bytes each GPU sends per step relative to the gradient bytes it exchanges over a
-// group of `replicas` (n): 2(n−1)/n for an all-reduce (ZeRO 0) or reduce-scatter + all-gather (1,
-// 2); ZeRO 3 gathers the weights again in forward and backward of every micro-batch, (2m + 1)(n−1)/n.
-// Nothing over one replica.
+// group of `replicas` (n), as the run's program moves them: 2(n−1)/n for an all-reduce (ZeRO 0) or
+// a reduce-scatter and an all-gather (1); ZeRO 2 reduce-scatters every micro-batch, (m + 1)(n−1)/n;
+// ZeRO 3 gathers the weights forward and backward and reduce-scatters every micro-batch,
+// 3m(n−1)/n. Nothing over one replica.
 double dp_volume_factor(const LlmLayout& layout, int replicas);
 // The parameters of stage `stage`'s GPU that are a mixture's experts (its layers' experts / tp /
 // ep; 0 without expert parallelism).
@@ -137,5 +152,8 @@ double llm_dp_bytes(const LlmSetting& setting, const LlmLayout& layout);
 // Seconds of those bytes: over NVLink within a machine; across machines at the InfiniBand shares of
 // the group's GPUs on one machine (the dense group's machine GPUs / tp, an expert's 1 / ep of them).
 double llm_dp_seconds(const LlmSetting& setting, const LlmLayout& layout, const LlmMachine& machine);
+// The rate those bytes move at: NVLink within a machine; across machines, the InfiniBand shares of
+// the group's GPUs on one machine (the dense group's, or with `experts` an expert's replicas').
+double llm_dp_rate(const LlmLayout& layout, const LlmMachine& machine, bool experts);
 
 }  // namespace hybridsim::analysis

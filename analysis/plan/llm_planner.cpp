@@ -84,19 +84,6 @@ std::string fewest_replicas_text(const LlmPlanRequest& r, const LlmSpace& space)
                                           .aside = off.empty() ? std::string() : "not searched: " + off}));
 }
 
-std::vector<std::string> candidate_overlay(const LlmPlanRequest& r, const LlmLayout& l) {
-  std::vector<std::string> o = cluster_overlay(r.cluster, r.gpus, topology::ib_bandwidth_of(r.cluster));
-  o.push_back("workload.network=" + r.model);
-  if (!r.gpu.empty()) o.push_back("workload.gpu=" + r.gpu);
-  for (auto& s : layout_overlay(r.dimensions, l)) o.push_back(std::move(s));
-  o.push_back("training.global_batch=" + std::to_string(l.global_batch));
-  // Megatron exchanges gradients once per optimizer step, after the last micro-batch; from ZeRO 2 on,
-  // every micro-batch's gradients are reduce-scattered into the shards (the loader's default). One
-  // micro-batch exchanges once either way (and the loader refuses last-micro-batch there).
-  if (l.zero < 2 && l.micro_batches() > 1) o.push_back("communication.exchange=last-micro-batch");
-  o.insert(o.end(), r.limits.begin(), r.limits.end());
-  return o;
-}
 
 // Kaplan et al.'s trade-off (S/S_min − 1)(E/E_min − 1) = 1: the tokens needed at batch B tokens grow
 // as E_min (1 + B / B_crit); E_min follows from the training tokens at the reference batch.
@@ -165,6 +152,20 @@ bool better(const LlmPlanCandidate& a, const LlmPlanCandidate& b) {
 
 }  // namespace
 
+std::vector<std::string> llm_candidate_overlay(const LlmPlanRequest& r, const LlmLayout& l) {
+  std::vector<std::string> o = cluster_overlay(r.cluster, r.gpus, topology::ib_bandwidth_of(r.cluster));
+  o.push_back("workload.network=" + r.model);
+  if (!r.gpu.empty()) o.push_back("workload.gpu=" + r.gpu);
+  for (auto& s : layout_overlay(r.dimensions, l)) o.push_back(std::move(s));
+  o.push_back("training.global_batch=" + std::to_string(l.global_batch));
+  // Megatron exchanges gradients once per optimizer step, after the last micro-batch; from ZeRO 2 on,
+  // every micro-batch's gradients are reduce-scattered into the shards (the loader's default). One
+  // micro-batch exchanges once either way (and the loader refuses last-micro-batch there).
+  if (l.zero < 2 && l.micro_batches() > 1) o.push_back("communication.exchange=last-micro-batch");
+  o.insert(o.end(), r.limits.begin(), r.limits.end());
+  return o;
+}
+
 double llm_tokens_to_train(const LlmPlanRequest& r, double critical, double batch_tokens) {
   const double ref = static_cast<double>(r.reference_batch * r.setting.model.sequence);
   return r.training_tokens * (1 + batch_tokens / critical) / (1 + ref / critical);
@@ -188,7 +189,7 @@ std::vector<LlmPlanCandidate> llm_fitting_candidates(const LlmPlanRequest& r, st
 }
 
 LlmCandidateCost llm_plan_candidate_cost(const LlmPlanRequest& r, const LlmLayout& l) {
-  const scenarios::Scenario s = scenarios::parse_scenario("", kPlanSource, candidate_overlay(r, l));
+  const scenarios::Scenario s = scenarios::parse_scenario("", kPlanSource, llm_candidate_overlay(r, l));
   return llm_candidate_cost(scenarios::load_workload_profile(s), l, r.gpus);
 }
 
@@ -218,7 +219,7 @@ void simulate_candidates(const LlmPlanRequest& r, const std::vector<LlmPlanCandi
   std::vector<LlmPlanCandidate> to_simulate;
   std::vector<std::int64_t> memory;
   for (const LlmPlanCandidate& c : chosen) {
-    StepRequest q{r.model + " " + layout_label(r.dimensions, c.layout), candidate_overlay(r, c.layout)};
+    StepRequest q{r.model + " " + layout_label(r.dimensions, c.layout), llm_candidate_overlay(r, c.layout)};
     const scenarios::Scenario s = scenarios::parse_scenario("", kPlanSource, q.overlay);
     const workloads::Profile& p =
         profiles.emplace(q.network, scenarios::load_workload_profile(s)).first->second;

@@ -160,6 +160,11 @@ class LlmPlanRefused : public InputError {
 LlmPlanResult plan_llm(const LlmPlanRequest& request, StepCache* cache = nullptr);
 void print_llm_plan(const LlmPlanResult& result, std::ostream& out, int top = 5);
 
+// The `--set` overlay a candidate is simulated with (the request's cluster, model and GPU, the
+// layout's rows, its batch and exchange, the request's limits): what `hybridsim run` resolves for
+// it, so that a test can hold the closed form to the run of the same layout.
+std::vector<std::string> llm_candidate_overlay(const LlmPlanRequest& request, const LlmLayout& layout);
+
 // A candidate's cost judged before it is built (analysis/plan/llm_candidate_cost.h), on its own
 // generated profile.
 struct LlmCandidateCost;

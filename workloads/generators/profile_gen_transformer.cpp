@@ -6,6 +6,7 @@
 
 #include "sim/error.h"
 #include "workloads/generators/profile_gen_detail.h"
+#include "workloads/generators/transformer_gemms.h"
 #include "workloads/generators/transformer_gen.h"
 #include "workloads/gpu/optimizer_cost.h"
 
@@ -20,6 +21,7 @@ struct Shape {
   // A mixture of experts: experts, top_k, ep, experts on this GPU, tokens each of them takes, the
   // bytes of one GPU's dispatched tokens (an all-to-all's buffer). experts = 1: dense.
   std::int64_t experts = 1, top_k = 1, ep = 1, local = 1, per_expert = 0, routed_bytes = 0;
+  TransformerGemms g{};  // the GEMMs' FLOPs (transformer_gemms.h, the closed form's source too)
 };
 
 Shape shape_of(const TransformerConfig& c, const TransformerCost& cost) {
@@ -44,7 +46,8 @@ Shape shape_of(const TransformerConfig& c, const TransformerCost& cost) {
                c.ep,
                m.experts / c.ep,
                expert_tokens(m, c.micro_batch * m.sequence * c.ep),
-               expert_tokens(m, c.micro_batch * m.sequence) * m.experts * m.hidden * cost.value_bytes()};
+               expert_tokens(m, c.micro_batch * m.sequence) * m.experts * m.hidden * cost.value_bytes(),
+               transformer_gemms(c)};
 }
 
 // A TP collective issued after kernel `after` (TpSync: `overlap` kernels run beside it).
@@ -113,7 +116,7 @@ struct Seq {
 };
 
 std::int64_t score_bytes(const Shape& x) { return x.b * (x.heads / x.t) * x.s * x.s * x.e; }
-std::int64_t attention_flop(const Shape& x) { return 4 * x.b * x.s * x.s * x.h / x.t; }
+std::int64_t attention_flop(const Shape& x) { return x.g.attention; }
 std::int64_t act(const Shape& x) { return x.tokens * x.h * x.e / x.ns; }  // a norm's or dropout's values
 
 void attention_scores_forward(Seq& q, std::string_view prefix) {
@@ -142,9 +145,9 @@ void attention_block_forward(Seq& q) {
   const Shape& x = q.x;
   q.mem("input_norm", 2 * act(x));
   q.gather();
-  q.gemm("qkv", 2 * x.tokens * x.h * (x.h + 2 * x.kv) / x.t);
+  q.gemm("qkv", x.g.qkv);
   attention_forward(q);
-  q.gemm("attention_output", 2 * x.tokens * x.h * x.h / x.t);
+  q.gemm("attention_output", x.g.attention_output);
   q.reduce();
   q.mem("dropout_residual", 3 * act(x));
   q.mem("post_attention_norm", 2 * act(x));
@@ -153,9 +156,9 @@ void attention_block_forward(Seq& q) {
 void mlp_forward(Seq& q) {
   const Shape& x = q.x;
   q.gather();
-  q.gemm("mlp_in", 2 * x.tokens * x.h * x.ffn * (x.swiglu ? 2 : 1) / x.t);
+  q.gemm("mlp_in", x.g.mlp_in);
   q.mem(x.swiglu ? "swiglu" : "gelu", (x.swiglu ? 3 : 2) * x.tokens * x.ffn * x.e / x.t);
-  q.gemm("mlp_out", 2 * x.tokens * x.ffn * x.h / x.t);
+  q.gemm("mlp_out", x.g.mlp_out);
   q.reduce();
   q.mem("dropout_residual", 3 * act(x));
 }
@@ -183,8 +186,7 @@ void attention_backward(Seq& q, Recompute recompute) {
 
 void mlp_backward(Seq& q) {
   const Shape& x = q.x;
-  const std::int64_t mlp_in = 2 * x.tokens * x.h * x.ffn * (x.swiglu ? 2 : 1) / x.t;
-  const std::int64_t mlp_out = 2 * x.tokens * x.ffn * x.h / x.t;
+  const std::int64_t mlp_in = x.g.mlp_in, mlp_out = x.g.mlp_out;
   q.mem("dropout_residual_grad", 3 * act(x));
   q.gather();  // the backward of the reduce-scatter
   q.gemm("mlp_out_dgrad", mlp_out);
@@ -198,11 +200,11 @@ void attention_block_backward(Seq& q, Recompute recompute) {
   q.mem("post_attention_norm_grad", 4 * act(x));
   q.mem("dropout_residual_grad", 3 * act(x));
   q.gather();
-  const std::int64_t out = 2 * x.tokens * x.h * x.h / x.t;
+  const std::int64_t out = x.g.attention_output;
   q.gemm("attention_output_dgrad", out);
   q.gemm("attention_output_wgrad", out);
   attention_backward(q, recompute);
-  const std::int64_t qkv = 2 * x.tokens * x.h * (x.h + 2 * x.kv) / x.t;
+  const std::int64_t qkv = x.g.qkv;
   q.column_backward("qkv", qkv);
   q.mem("input_norm_grad", 4 * act(x));
 }
@@ -218,7 +220,7 @@ void layer_backward(Seq& q, Recompute recompute) {
 void router_forward(Seq& q, std::string_view suffix = "") {
   const Shape& x = q.x;
   const std::int64_t tokens = x.tokens / x.ns;
-  q.gemm("router" + std::string(suffix), 2 * tokens * x.h * x.experts);
+  q.gemm("router" + std::string(suffix), x.g.router);
   q.mem("router_topk" + std::string(suffix), 2 * tokens * x.experts * 4 + tokens * x.top_k * 8);
 }
 
@@ -226,8 +228,8 @@ void router_backward(Seq& q) {
   const Shape& x = q.x;
   const std::int64_t tokens = x.tokens / x.ns;
   q.mem("router_topk_grad", 2 * tokens * x.experts * 4 + tokens * x.top_k * 8);
-  q.gemm("router_dgrad", 2 * tokens * x.h * x.experts);
-  q.gemm("router_wgrad", 2 * tokens * x.h * x.experts);
+  q.gemm("router_dgrad", x.g.router);
+  q.gemm("router_wgrad", x.g.router);
 }
 
 // The experts: tokens permuted into expert order and dispatched to their experts' GPUs, each local
@@ -239,9 +241,9 @@ void experts_forward(Seq& q) {
   q.all_to_all();  // dispatch
   for (std::int64_t i = 0; i < x.local; ++i) {
     const std::string e = "expert." + std::to_string(i) + ".";
-    q.gemm(e + "mlp_in", 2 * x.per_expert * x.h * x.ffn * (x.swiglu ? 2 : 1) / x.t);
+    q.gemm(e + "mlp_in", x.g.mlp_in);
     q.mem(e + (x.swiglu ? "swiglu" : "gelu"), (x.swiglu ? 3 : 2) * x.per_expert * x.ffn * x.e / x.t);
-    q.gemm(e + "mlp_out", 2 * x.per_expert * x.ffn * x.h / x.t);
+    q.gemm(e + "mlp_out", x.g.mlp_out);
   }
   q.all_to_all();  // combine
   q.mem("unpermute_combine", 2 * x.routed_bytes + act(x));
@@ -258,8 +260,7 @@ void experts_backward(Seq& q, Recompute recompute) {
   q.all_to_all();  // the combine's backward
   for (std::int64_t i = 0; i < x.local; ++i) {
     const std::string e = "expert." + std::to_string(i) + ".";
-    const std::int64_t in = 2 * x.per_expert * x.h * x.ffn * (x.swiglu ? 2 : 1) / x.t;
-    const std::int64_t out = 2 * x.per_expert * x.ffn * x.h / x.t;
+    const std::int64_t in = x.g.mlp_in, out = x.g.mlp_out;
     q.gemm(e + "mlp_out_dgrad", out);
     q.gemm(e + "mlp_out_wgrad", out);
     q.mem(e + (x.swiglu ? "swiglu_grad" : "gelu_grad"),
@@ -320,14 +321,14 @@ void add_head(TransformerStep& out, const TransformerConfig& c, const Shape& x, 
   const std::int64_t logits = x.tokens * x.vocab / x.t * x.e;
   f.mem("final_norm", 2 * act(x));
   f.gather();
-  f.gemm("lm_head", 2 * x.tokens * x.h * x.vocab / x.t);
+  f.gemm("lm_head", x.g.lm_head);
   for (const char* name : {"logits_max", "softmax_sum", "target_logit"}) {
     f.mem(name, logits);
     f.sync(CollectiveOp::AllReduce, x.tokens * 4);
   }
   f.mem("cross_entropy", 2 * logits);
   b.mem("cross_entropy_grad", 2 * logits);
-  b.column_backward("lm_head", 2 * x.tokens * x.h * x.vocab / x.t);
+  b.column_backward("lm_head", x.g.lm_head);
   b.mem("final_norm_grad", 4 * act(x));
   Op op = detail::make_op("lm_head", "lm_head", {input}, x.tokens * 4);
   detail::set_dense_gradient(op, head_parameters_per_rank(c.model, c.tp), x.e);  // the final norm whole
