@@ -120,7 +120,8 @@ bool tying_ring_meets_another(const std::vector<std::vector<std::size_t>>& clock
 // then has its messages tie with the other's there at once. Llama 2 7B ZeRO-3 on 4 and 8 DGX A100
 // (tests/scale/step_estimate_test.cpp) runs so; GPT-3's tensor-parallel rings, on one stream, stay
 // embedded, and so do ZeRO-2's gathers of updated parameters, which wait for the optimizer and so for
-// every reduce-scatter (the streams' events order them). The first GPU in such a ring stands for all.
+// every reduce-scatter (the streams' events order them). Every GPU in such a ring is asked: what
+// orders one GPU's streams (its events) need not order another's.
 bool embedding_expected_to_tie(const workloads::StepProgram& program,
                                const std::vector<std::unique_ptr<sim::Collective>>& owned) {
   std::vector<std::uint8_t> tying(owned.size(), 0);
@@ -145,7 +146,7 @@ bool embedding_expected_to_tie(const workloads::StepProgram& program,
       }
     }
     if (std::all_of(tying_at.begin(), tying_at.end(), [](const auto& v) { return v.empty(); })) continue;
-    return tying_ring_meets_another(start_clocks(gpu), embedded, tying_at);
+    if (tying_ring_meets_another(start_clocks(gpu), embedded, tying_at)) return true;
   }
   return false;
 }
