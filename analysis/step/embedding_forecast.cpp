@@ -124,12 +124,14 @@ bool tying_ring_meets_another(const std::vector<std::vector<std::size_t>>& clock
 // orders one GPU's streams (its events) need not order another's.
 bool embedding_expected_to_tie(const workloads::StepProgram& program,
                                const std::vector<std::unique_ptr<sim::Collective>>& owned) {
-  std::vector<std::uint8_t> tying(owned.size(), 0);
+  // Per collective: embedded (1), and a tying ring too (3); read once, not per GPU that joins it.
+  std::vector<std::uint8_t> ring_kind(owned.size(), 0);
   bool any = false;
   for (std::size_t i = 0; i < owned.size(); ++i) {
     const auto* ring = dynamic_cast<const sim::EmbeddedRing*>(owned[i].get());
-    tying[i] = ring != nullptr && sim::ring_edges_share_a_link(ring->ring()) ? 1 : 0;
-    any = any || tying[i] != 0;
+    if (ring == nullptr) continue;
+    ring_kind[i] = sim::ring_edges_share_a_link(ring->ring()) ? 3 : 1;
+    any = any || ring_kind[i] == 3;
   }
   if (!any) return false;
   for (const sim::GpuProgram& gpu : program.gpus) {
@@ -140,9 +142,9 @@ bool embedding_expected_to_tie(const workloads::StepProgram& program,
       const sim::TaskList& tasks = gpu.streams[s].tasks;
       for (std::size_t i = 0; i < tasks.size(); ++i) {
         const sim::Task t = tasks[i];
-        if (t.kind != sim::TaskKind::Collective || t.id >= owned.size()) continue;
-        if (tying[t.id] != 0) tying_at[s].push_back(i);
-        if (dynamic_cast<const sim::EmbeddedRing*>(owned[t.id].get()) != nullptr) embedded[s].push_back(i);
+        if (t.kind != sim::TaskKind::Collective || t.id >= owned.size() || ring_kind[t.id] == 0) continue;
+        embedded[s].push_back(i);
+        if (ring_kind[t.id] == 3) tying_at[s].push_back(i);
       }
     }
     if (std::all_of(tying_at.begin(), tying_at.end(), [](const auto& v) { return v.empty(); })) continue;
