@@ -270,26 +270,29 @@ double stage_micro_batch_seconds(const LlmSetting& s, const LlmLayout& l, const 
   return std::max(most * per_layer, last * per_layer + head);
 }
 
-// Sequence parallelism's TP communication of one layer and micro-batch, as the generated step runs
-// it (profile_gen_transformer.cpp): exposed, the forward's two all-gathers and two reduce-scatters
-// and the backward's two all-gathers of the output gradients (three all-reduces' bytes; two more
-// with full recomputation; a mixture's experts' reduce-scatter too); beside a GEMM, each column-parallel
-// linear's (QKV, a dense MLP's first) input all-gathered again beside its input-gradient GEMM and its input
-// gradient reduce-scattered beside its weight-gradient GEMM (Megatron-LM's layers.py), which show only where
-// longer.
-double sequence_parallel_layer_seconds(const LlmSetting& s, const LlmLayout& l, const LlmMachine& mc,
-                                       double bsh) {
+// The TP communication of one layer and micro-batch, as the generated step runs it
+// (profile_gen_transformer.cpp), in gathers of s·b·h (a reduce-scatter is one, an all-reduce two).
+// Exposed: the forward's two all-reduces (under sequence parallelism two all-gathers and two
+// reduce-scatters, and the backward's two all-gathers of the output gradients); two more with full
+// recomputation; a mixture's experts' input-gradient reduce. Beside a GEMM, each column-parallel
+// linear's (QKV, a dense MLP's first) input gradient reduced beside its weight-gradient GEMM, and
+// under sequence parallelism its input all-gathered again beside its input-gradient GEMM
+// (Megatron-LM's layers.py, LinearWithGradAccumulationAndAsyncCommunication.backward), which show
+// only where longer than the GEMM.
+double tensor_parallel_layer_seconds(const LlmSetting& s, const LlmLayout& l, const LlmMachine& mc,
+                                     double bsh) {
   const workloads::TransformerModel& m = s.model;
   const double half = ring_factor(l.tp) / 2 * bsh / mc.nvlink_bytes_per_second;  // one gather of s·b·h
-  // A mixture's experts reduce-scatter their input gradient after the experts, exposed (its
-  // dispatcher's gather, not a column-parallel linear's).
-  const double exposed = ((l.recompute == workloads::Recompute::Full ? 10 : 6) + (m.is_moe() ? 1 : 0)) * half;
+  const bool sp = l.sequence_parallel, full = l.recompute == workloads::Recompute::Full;
+  // A mixture's experts reduce their input gradient after the experts, exposed (its dispatcher's
+  // gather or all-reduce, not a column-parallel linear's).
+  const int exposed = (sp ? 6 : 4) + (full ? 4 : 0) + (m.is_moe() ? (sp ? 1 : 2) : 0);
   const auto beside = [&](std::int64_t flop) {
-    return 2 *
-           std::max(0.0, half - (static_cast<double>(flop) + mc.gemm_half_flop) / mc.gemm_flop_per_second);
+    const double gemm = (static_cast<double>(flop) + mc.gemm_half_flop) / mc.gemm_flop_per_second;
+    return sp ? 2 * std::max(0.0, half - gemm) : std::max(0.0, 2 * half - gemm);
   };
   const workloads::TransformerGemms g = gemms_of(s, l);
-  return exposed + beside(g.qkv) + (m.is_moe() ? 0.0 : beside(g.mlp_in));
+  return exposed * half + beside(g.qkv) + (m.is_moe() ? 0.0 : beside(g.mlp_in));
 }
 
 // The data-parallel exchange the step waits for, as the ZeRO program orders it
@@ -332,11 +335,7 @@ LlmTimeEstimate llm_time_estimate(const LlmSetting& s, const LlmLayout& l, const
   e.compute = m * stage_mb;
   const double bsh = static_cast<double>(l.micro_batch * s.model.sequence * s.model.hidden * s.value_bytes);
   const double layers = static_cast<double>(llm_max_stage_layers(s, l));
-  const int tp_collectives = l.recompute == workloads::Recompute::Full ? 6 : 4;
-  e.tp_communication =
-      m * layers *
-      (l.sequence_parallel ? sequence_parallel_layer_seconds(s, l, mc, bsh)
-                           : tp_collectives * ring_factor(l.tp) * bsh / mc.nvlink_bytes_per_second);
+  e.tp_communication = m * layers * tensor_parallel_layer_seconds(s, l, mc, bsh);
   e.bubble = (l.pp - 1) / (v * m) * (e.compute + e.tp_communication);
   // Sequence parallelism: once a step, after the bubble, the slowest stage's norms' (and routers')
   // gradients all-reduced over its TP group (the last stage's with the final norm).

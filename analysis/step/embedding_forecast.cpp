@@ -120,15 +120,18 @@ bool tying_ring_meets_another(const std::vector<std::vector<std::size_t>>& clock
 // then has its messages tie with the other's there at once. Llama 2 7B ZeRO-3 on 4 and 8 DGX A100
 // (tests/scale/step_estimate_test.cpp) runs so; GPT-3's tensor-parallel rings, on one stream, stay
 // embedded, and so do ZeRO-2's gathers of updated parameters, which wait for the optimizer and so for
-// every reduce-scatter (the streams' events order them). The first GPU in such a ring stands for all.
+// every reduce-scatter (the streams' events order them). Every GPU in such a ring is asked: what
+// orders one GPU's streams (its events) need not order another's.
 bool embedding_expected_to_tie(const workloads::StepProgram& program,
                                const std::vector<std::unique_ptr<sim::Collective>>& owned) {
-  std::vector<std::uint8_t> tying(owned.size(), 0);
+  // Per collective: embedded (1), and a tying ring too (3); read once, not per GPU that joins it.
+  std::vector<std::uint8_t> ring_kind(owned.size(), 0);
   bool any = false;
   for (std::size_t i = 0; i < owned.size(); ++i) {
     const auto* ring = dynamic_cast<const sim::EmbeddedRing*>(owned[i].get());
-    tying[i] = ring != nullptr && sim::ring_edges_share_a_link(ring->ring()) ? 1 : 0;
-    any = any || tying[i] != 0;
+    if (ring == nullptr) continue;
+    ring_kind[i] = sim::ring_edges_share_a_link(ring->ring()) ? 3 : 1;
+    any = any || ring_kind[i] == 3;
   }
   if (!any) return false;
   for (const sim::GpuProgram& gpu : program.gpus) {
@@ -139,13 +142,13 @@ bool embedding_expected_to_tie(const workloads::StepProgram& program,
       const sim::TaskList& tasks = gpu.streams[s].tasks;
       for (std::size_t i = 0; i < tasks.size(); ++i) {
         const sim::Task t = tasks[i];
-        if (t.kind != sim::TaskKind::Collective || t.id >= owned.size()) continue;
-        if (tying[t.id] != 0) tying_at[s].push_back(i);
-        if (dynamic_cast<const sim::EmbeddedRing*>(owned[t.id].get()) != nullptr) embedded[s].push_back(i);
+        if (t.kind != sim::TaskKind::Collective || t.id >= owned.size() || ring_kind[t.id] == 0) continue;
+        embedded[s].push_back(i);
+        if (ring_kind[t.id] == 3) tying_at[s].push_back(i);
       }
     }
     if (std::all_of(tying_at.begin(), tying_at.end(), [](const auto& v) { return v.empty(); })) continue;
-    return tying_ring_meets_another(start_clocks(gpu), embedded, tying_at);
+    if (tying_ring_meets_another(start_clocks(gpu), embedded, tying_at)) return true;
   }
   return false;
 }

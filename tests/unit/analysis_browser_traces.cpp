@@ -126,7 +126,8 @@ TEST_CASE("browser traces: every trace the browser test opens is written and pas
        0},
       // A 1F1B pipeline (GPT-3 175B, 8 layers, tp 8 × pp 4, 8 micro-batches, full recomputation):
       // micro-batch, recompute and bubble slices on each stage's compute thread. One GPU per stage
-      // (0, 8, 16, 24): compute, and a send and a receive stream per neighbouring stage, 16 tracks.
+      // (0, 8, 16, 24): compute, a send and a receive stream per neighbouring stage, and the TP stream
+      // (each column-parallel linear's input-gradient all-reduce beside its wgrad), 20 tracks.
       {"GPT-3 175B tp 8 × pp 4, 1F1B, GPUs 0,8,16,24",
        "../llm/gpt3-175b-pp8-dgx-a100.yaml",
        {"parallelism.pp=4", "cluster.nodes=4", "workload.model.layers_simulated=8",
@@ -135,7 +136,7 @@ TEST_CASE("browser traces: every trace the browser test opens is written and pas
        "kernels",
        "0,8,16,24",
        {},
-       16},
+       20},
   };
   nlohmann::json manifest = {{"traces", nlohmann::json::array()}};
   for (const BrowserTrace& b : traces) {

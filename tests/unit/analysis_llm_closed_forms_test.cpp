@@ -504,3 +504,33 @@ TEST_CASE("llm closed forms: sequence parallelism's exposed and beside-GEMM gath
   CHECK(tp(moe, l, slow) - norms == doctest::Approx(32 * 7 * moe_half));
   CHECK(tp(moe, l, fast) - tp(moe, l, slow) == doctest::Approx(32 * 2 * moe_half));
 }
+
+TEST_CASE("llm closed forms: without SP the backward's all-reduces run beside the weight-gradient GEMMs") {
+  // GPT-3 at tp 8, one micro-batch of one sequence: an all-reduce of s·b·h = 2,048 × 12,288 × 2 B
+  // = 50,331,648 B is 2 · 7/8 of it over NVLink. A layer's forward all-reduces two, exposed; its
+  // backward two more, QKV's and MLP-in's input gradients, each beside its weight-gradient GEMM
+  // (Megatron-LM's layers.py; workloads_tensor_parallel_backward_test.cpp), exposed only where longer:
+  // QKV's GEMM 2 · 2,048 · 12,288 · 36,864 / 8 FLOP, MLP-in's 2 · 2,048 · 12,288 · 49,152 / 8, each
+  // (F + F½) / rate. Before, all four were counted.
+  auto s = gpt3();
+  s.value_bytes = 2;
+  const LlmLayout l{.dp = 1, .tp = 8, .global_batch = 1};
+  const double bsh = 2048.0 * 12'288 * 2;
+  const double qkv = (2.0 * 2048 * 12'288 * 36'864 / 8 + 1e10) / 150e12;
+  const double mlp_in = (2.0 * 2048 * 12'288 * 49'152 / 8 + 1e10) / 150e12;
+  for (const double nvlink : {300e9, 10e9}) {
+    CAPTURE(nvlink);
+    analysis::LlmMachine mc = a100();
+    mc.nvlink_bytes_per_second = nvlink;
+    const double all_reduce = 2 * 7.0 / 8 * bsh / nvlink;  // 0.29 ms at 300 GB/s, 8.8 ms at 10
+    const double layer =
+        2 * all_reduce + std::max(0.0, all_reduce - qkv) + std::max(0.0, all_reduce - mlp_in);
+    CHECK(analysis::llm_time_estimate(s, l, mc).tp_communication * 1e6 == doctest::Approx(96 * layer * 1e6));
+  }
+  // With full recomputation the forward's two run again, exposed.
+  LlmLayout full = l;
+  full.recompute = workloads::Recompute::Full;
+  const double all_reduce = 2 * 7.0 / 8 * bsh / 300e9;
+  CHECK(analysis::llm_time_estimate(s, full, a100()).tp_communication * 1e6 ==
+        doctest::Approx(96 * 4 * all_reduce * 1e6));
+}

@@ -1,5 +1,6 @@
 // A tensor-parallel step's trace: each TP collective is a slice on the compute stream of each GPU
-// of its group, named after the layer that issues it and right after one of that layer's kernels.
+// of its group, named after the layer that issues it and right after one of that layer's kernels;
+// the backward's input-gradient all-reduces on the GPU's tensor-parallel stream.
 #include <doctest/doctest.h>
 
 #include <map>
@@ -42,8 +43,22 @@ TEST_CASE("tensor parallel trace: TP collectives sit under the layers that issue
       CHECK(compute[i - 1].args["op"] == op);
       ++per_layer[op];
     }
-    // Megatron's two all-reduces per layer forward and two backward (no recomputation here).
-    CHECK(per_layer.at("layer.0") == 4);
-    CHECK(per_layer.at("layer.1") == 4);
+    // Megatron's two all-reduces per layer forward (no recomputation here); the backward's two, each
+    // column-parallel linear's input gradient, run beside its weight-gradient GEMM on the GPU's
+    // tensor-parallel stream.
+    CHECK(per_layer.at("layer.0") == 2);
+    CHECK(per_layer.at("layer.1") == 2);
+    int side = -1;
+    for (const auto& [thread, name] : t.thread_names)
+      if (thread.first == pid && name == "tensor-parallel") side = thread.second;
+    REQUIRE(side > 0);
+    std::map<std::string, int> beside;
+    for (const Slice& s : t.on(pid, side))
+      if (s.depth == 0 && s.cat == "collective") {
+        CHECK(s.name.starts_with("all-reduce " + std::string(s.args["last_op"]) + " · "));
+        ++beside[s.args["last_op"]];
+      }
+    CHECK(beside.at("layer.0") == 2);
+    CHECK(beside.at("layer.1") == 2);
   }
 }

@@ -5,6 +5,9 @@
 #include <doctest/doctest.h>
 
 #include <algorithm>
+#include <map>
+#include <string>
+#include <vector>
 
 #include "analysis/step/step_runner.h"
 #include "sim/error.h"
@@ -19,6 +22,7 @@ using namespace hybridsim;
 using sim::Time;
 using workloads::PipelineSchedule;
 using workloads::PipelineTask;
+using workloads::TpSync;
 
 namespace {
 
@@ -187,20 +191,21 @@ TEST_CASE("pipeline: a mixture's layer is one layer, its experts op in its stage
                        doctest::Contains("the model has 3"), InputError);
 }
 
-TEST_CASE("pipeline with tp: the replicas share one replica's streams, exactly as if built GPU by GPU") {
-  // 3 replicas of pp 2 × tp 2: 12 GPUs; every layer's forward and backward issues a TP all-reduce.
+namespace {
+
+// 3 replicas of pp 2 × tp 2 over 4 uniform layers: 12 GPUs. The program as built, its replicas sharing
+// one replica's streams, against every list a copy of its own before the TP collectives go in, one
+// GPU at a time: the same tasks and collectives. Returns the shared program.
+workloads::StepProgram shared_as_if_built_gpu_by_gpu(const std::vector<TpSync>& syncs) {
   const workloads::Profile p = uniform_layers(4, sim::Bytes::of(1000));
   const topology::Topology t = free_links(12);
   workloads::StepOptions o;
   o.accumulation = 2;
   o.pipeline.pp = 2;
   o.tp = 2;
-  for (std::uint32_t op = 0; op < 4; ++op)
-    for (const bool backward : {false, true})
-      o.tp_syncs.push_back({op, backward, 0, sim::CollectiveOp::AllReduce, sim::Bytes::of(64)});
+  o.tp_syncs = syncs;
   const workloads::WorkerMapping mapping = workloads::default_mapping(t, 6, 2);
-  const workloads::StepProgram shared = workloads::build_pipeline_program(p, mapping, 12, o);
-  // The reference: every list a copy of its own before the TP collectives go in, one GPU at a time.
+  workloads::StepProgram shared = workloads::build_pipeline_program(p, mapping, 12, o);
   workloads::StepOptions plain = o;
   plain.tp = 1;
   workloads::StepProgram reference = workloads::build_pipeline_program(p, mapping, 12, plain);
@@ -214,14 +219,18 @@ TEST_CASE("pipeline with tp: the replicas share one replica's streams, exactly a
   }
   std::vector<const void*> distinct;
   for (std::size_t g = 0; g < 12; ++g) {
+    CAPTURE(g);
     REQUIRE(shared.gpus[g].streams.size() == reference.gpus[g].streams.size());
     for (std::size_t s = 0; s < shared.gpus[g].streams.size(); ++s) {
+      CHECK(shared.gpus[g].streams[s].name == reference.gpus[g].streams[s].name);
       const sim::TaskList& a = shared.gpus[g].streams[s].tasks;
       const sim::TaskList& b = reference.gpus[g].streams[s].tasks;
       REQUIRE(a.size() == b.size());
       for (std::size_t i = 0; i < a.size(); ++i) {
         CHECK(a[i].kind == b[i].kind);
-        CHECK(a[i].id == b[i].id);
+        // Events are laid out alike for shared lists (GroupInserter::plan_events), one after another
+        // for lists of their own: compared by what they pair (below).
+        if (a[i].kind != sim::TaskKind::Record && a[i].kind != sim::TaskKind::Wait) CHECK(a[i].id == b[i].id);
         CHECK(a[i].rank == b[i].rank);
       }
       if (shared.gpus[g].streams[s].name != "compute") continue;
@@ -231,4 +240,47 @@ TEST_CASE("pipeline with tp: the replicas share one replica's streams, exactly a
     }
   }
   CHECK(distinct.size() == 4);  // pp × tp compute streams, whatever the replicas
+  // Each event a GPU waits for is recorded on it, and on no other GPU.
+  std::map<std::uint32_t, std::size_t> recorded_on;
+  for (std::size_t g = 0; g < 12; ++g)
+    for (const auto& stream : shared.gpus[g].streams)
+      for (const sim::Task& t : stream.tasks)
+        if (t.kind == sim::TaskKind::Record) CHECK(recorded_on.try_emplace(t.id, g).first->second == g);
+  for (std::size_t g = 0; g < 12; ++g)
+    for (const auto& stream : shared.gpus[g].streams)
+      for (const sim::Task& t : stream.tasks)
+        if (t.kind == sim::TaskKind::Wait) CHECK(recorded_on.at(t.id) == g);
+  return shared;
+}
+
+bool has_stream(const sim::GpuProgram& gpu, const std::string& name) {
+  return std::any_of(gpu.streams.begin(), gpu.streams.end(), [&](const auto& s) { return s.name == name; });
+}
+
+}  // namespace
+
+TEST_CASE("pipeline with tp: the replicas share one replica's streams, exactly as if built GPU by GPU") {
+  // Every layer's forward and backward issues a TP all-reduce.
+  std::vector<TpSync> syncs;
+  for (std::uint32_t op = 0; op < 4; ++op)
+    for (const bool backward : {false, true})
+      syncs.push_back({op, backward, 0, sim::CollectiveOp::AllReduce, sim::Bytes::of(64)});
+  const workloads::StepProgram p = shared_as_if_built_gpu_by_gpu(syncs);
+  for (const sim::GpuProgram& gpu : p.gpus) CHECK_FALSE(has_stream(gpu, "tensor-parallel"));
+}
+
+TEST_CASE("pipeline with tp: a TP stream only on the stages whose ops overlap a collective") {
+  // The last stage's layers (2 and 3) all-reduce beside their backward kernel (issued before it,
+  // TpSync::kBeforeFirst, waited for after it); the first stage's block. Its GPUs had a TP stream
+  // all the same where a replica shared the first's: the builder took the GPU's last stream for it
+  // (a copy of the pipeline's own, a second time, named "tensor-parallel").
+  std::vector<TpSync> syncs;
+  for (std::uint32_t op = 0; op < 4; ++op)
+    syncs.push_back({op, true, op < 2 ? 0 : TpSync::kBeforeFirst, sim::CollectiveOp::AllReduce,
+                     sim::Bytes::of(64), op < 2 ? 0U : 1U});
+  const workloads::StepProgram p = shared_as_if_built_gpu_by_gpu(syncs);
+  for (std::size_t g = 0; g < p.gpus.size(); ++g) {
+    CAPTURE(g);
+    CHECK(has_stream(p.gpus[g], "tensor-parallel") == (p.mp_rank_of_gpu[g] == 1));
+  }
 }

@@ -172,12 +172,14 @@ TEST_CASE("sequence parallel norms: plan's closed form adds their ring all-reduc
   const analysis::LlmTimeEstimate on = analysis::llm_time_estimate(s, l, mc);
   const double us = 1e6;  // 7.2 µs: compared in µs, which Approx's absolute margin does not swallow
   // The layers' own TP communication under SP (workloads_sequence_parallel_backward_test.cpp): six
-  // exposed gathers or scatters of s·b·h = 50,331,648 B a layer and micro-batch where an all-reduce's
-  // ring counts eight, as the backward's two column-parallel ones run beside GEMMs that outlast them
-  // (QKV's 2.3 TFLOP at 312 TFLOP/s, 7.4 ms, against 7/8 · 50.3 MB / 300 GB/s, 0.15 ms): 8
-  // micro-batches × 12 layers × 2 × 7/8 · 50,331,648 B / 300 GB/s less, inside the bubble's (p−1)/m.
-  const double layers_less = 8 * 12 * 2 * 7.0 / 8 * 50'331'648 / 300e9;
+  // exposed gathers or scatters of s·b·h = 50,331,648 B a layer and micro-batch, where without SP
+  // the forward's two all-reduces' rings count four: in both the backward's column-parallel ones run
+  // beside GEMMs that outlast them (QKV's 2.3 TFLOP at 312 TFLOP/s, 7.4 ms, against 2 · 7/8 · 50.3
+  // MB / 300 GB/s, 0.29 ms; workloads_tensor_parallel_backward_test.cpp), but SP's two gathers of
+  // the output gradients do not: 8 micro-batches × 12 layers × 2 × 7/8 · 50,331,648 B / 300 GB/s
+  // more, inside the bubble's (p−1)/m.
+  const double layers_more = 8 * 12 * 2 * 7.0 / 8 * 50'331'648 / 300e9;
   CHECK((on.tp_communication - off.tp_communication) * us ==
-        doctest::Approx((2.0 * 7 / 8 * 1'228'800 / 300e9 - layers_less) * us));
-  CHECK((on.bubble - off.bubble) * us == doctest::Approx(-7.0 / 8 * layers_less * us));
+        doctest::Approx((2.0 * 7 / 8 * 1'228'800 / 300e9 + layers_more) * us));
+  CHECK((on.bubble - off.bubble) * us == doctest::Approx(7.0 / 8 * layers_more * us));
 }

@@ -96,14 +96,15 @@ struct Seq {
   // A column-parallel linear's backward (Megatron-LM's LinearWithGradAccumulationAndAsync
   // Communication.backward). Under sequence parallelism the forward's gathered input is not kept:
   // it is all-gathered again (s·b·h/t a rank to s·b·h) beside the input-gradient GEMM, which the
-  // weight-gradient GEMM waits for, and the input gradient's reduce-scatter runs beside the
-  // weight-gradient GEMM; both on the TP stream. Without it, the all-reduce after both, as before.
+  // weight-gradient GEMM waits for. The input gradient's reduce (a reduce-scatter under sequence
+  // parallelism, else the all-reduce of `allreduce_dgrad`, launched with async_op=True) is issued
+  // after the input-gradient GEMM and runs beside the weight-gradient GEMM, waited for after it;
+  // both on the TP stream.
   void column_backward(const std::string& name, std::int64_t flop) {
     if (x.sp) sync(CollectiveOp::AllGather, x.tokens * x.h * x.e, 1);
     gemm(name + "_dgrad", flop);
-    if (x.sp) sync(CollectiveOp::ReduceScatter, x.tokens * x.h * x.e, 1);
+    sync(x.sp ? CollectiveOp::ReduceScatter : CollectiveOp::AllReduce, x.tokens * x.h * x.e, 1);
     gemm(name + "_wgrad", flop);
-    if (!x.sp) reduce();
   }
   // Full recomputation: `forward` again inside a backward, its kernels named "recompute_…" as
   // selective recomputation's are, so that a trace shows them apart (analysis/trace).

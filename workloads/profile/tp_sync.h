@@ -13,9 +13,10 @@ namespace hybridsim::workloads {
 // its first, as the embedding's backward gathers its output gradient first). overlap 0: on the
 // compute stream, nothing runs on the rank until it is done. overlap n: on the rank's TP stream
 // (after the TP collectives issued before it), the compute stream running on and waiting for it
-// after its next n kernels of the op: Megatron-LM's column-parallel backward under sequence
-// parallelism (layers.py, LinearWithGradAccumulationAndAsyncCommunication.backward) all-gathers its
-// input beside the input-gradient GEMM and reduce-scatters that gradient beside the weight-gradient GEMM.
+// after its next n kernels of the op: Megatron-LM's column-parallel backward (layers.py,
+// LinearWithGradAccumulationAndAsyncCommunication.backward) reduces its input gradient beside the
+// weight-gradient GEMM (an all-reduce, or under sequence parallelism a reduce-scatter, after an
+// all-gather of its input beside the input-gradient GEMM).
 struct TpSync {
   static constexpr std::uint32_t kBeforeFirst = UINT32_MAX;
   std::uint32_t op = 0;

@@ -128,6 +128,15 @@ auto& compute_stream_of(Gpu& gpu) {
   throw InternalError("tensor parallel: a GPU without a compute stream");
 }
 
+constexpr const char* kTpStream = "tensor-parallel";
+
+// The GPU's TP stream's tasks (null: it has none).
+sim::TaskList* tp_stream_of(sim::GpuProgram& gpu) {
+  for (auto& s : gpu.streams)
+    if (s.name == kTpStream) return &s.tasks;
+  return nullptr;
+}
+
 // A group's all-reduce of its TpGradients before the optimizer: their bytes summed (zero: none)
 // and the last op that holds some.
 struct GradientSync {
@@ -151,12 +160,27 @@ std::span<const TpSync* const> syncs_at(const std::map<SyncKey, std::vector<cons
 }
 
 // A TP rank's events for its overlapped collectives (TpSync::overlap), two each: the j-th id as its
-// compute list reads it.
+// compute list reads it. Past the `count` planned for it (GroupInserter::plan_events), an id would be
+// another list's: refused.
 struct RankEvents {
   GroupEvents ids;
   std::uint32_t shift = 0;  // its list's event shift less its shared group's base's
-  std::uint32_t id(std::size_t j) const { return ids.id(j) + shift; }
+  std::uint64_t count = 0;
+  std::uint32_t id(std::size_t j) const {
+    if (j >= count) throw InternalError("tensor parallel: more overlapped collectives than events planned");
+    return ids.id(j) + shift;
+  }
 };
+
+// The kernel of a sync's op after which the compute stream waits for it: `overlap` kernels after
+// the one it is issued after, or after its op's overlap-th where it is issued before the first.
+std::uint32_t waited_after(const TpSync& sync) {
+  const std::uint64_t last = sync.after == TpSync::kBeforeFirst ? std::uint64_t{sync.overlap} - 1
+                                                                : std::uint64_t{sync.after} + sync.overlap;
+  if (sync.overlap == 0 || last >= TpSync::kBeforeFirst)
+    throw InternalError("tensor parallel: an overlapped collective waited for past its op's kernels");
+  return static_cast<std::uint32_t>(last);
+}
 
 // One TP rank's compute stream with its group's collectives inserted, and its TP stream: each
 // overlapped collective issued there once the compute stream records that it has reached it, the
@@ -184,7 +208,7 @@ class RankTasks {
     const std::uint32_t issued = events_->id(next_++), done = events_->id(next_++);
     compute_.push_back(sim::Task::record(issued));
     tp_.insert(tp_.end(), {sim::Task::wait(issued), collective, sim::Task::record(done)});
-    due_.push_back({{sync.op, sync.backward, sync.after + sync.overlap}, done});
+    due_.push_back({{sync.op, sync.backward, waited_after(sync)}, done});
   }
   std::vector<sim::Task>& compute() { return compute_; }
   std::vector<sim::Task> tp() {
@@ -253,7 +277,10 @@ std::vector<std::uint32_t> insert_replica(StepProgram& p,
     if (k != specs.size()) throw InternalError("a group's ranks issue different collectives");
     stream.tasks = sim::TaskList::with_own_collectives(std::move(tasks.compute()), own);
     std::vector<sim::Task> tp = tasks.tp();
-    if (!tp.empty()) gpu.streams.push_back({"tensor-parallel", std::move(tp)});  // `stream` moves
+    if (tp.empty()) continue;
+    // One a GPU: a second would be a second TP group's, and a group's shared result finds its own by name.
+    if (tp_stream_of(gpu) != nullptr) throw InternalError("tensor parallel: a GPU in two TP groups");
+    gpu.streams.push_back({kTpStream, std::move(tp)});  // `stream` moves
   }
   return specs;
 }
@@ -303,14 +330,14 @@ class GroupInserter {
       const std::optional<GroupEvents> e = events_alike(g, p_.event_count, n);
       if (e && p_.event_count + e->added <= UINT32_MAX) {
         p_.event_count = static_cast<std::uint32_t>(p_.event_count + e->added);
-        for (std::size_t k = 0; k < g.lists.size(); ++k) events_[g.lists[k]] = {*e, g.event_shift[k]};
+        for (std::size_t k = 0; k < g.lists.size(); ++k) events_[g.lists[k]] = {*e, g.event_shift[k], n};
         continue;
       }
       for (sim::TaskList* list : g.lists) {
         if (p_.event_count + n > UINT32_MAX)
           throw InputError("tensor parallel: more events than an index holds");
-        events_[list] = {{p_.event_count, std::max<std::uint64_t>(n, 1), std::max<std::uint64_t>(n, 1), n},
-                         0};
+        events_[list] = {
+            {p_.event_count, std::max<std::uint64_t>(n, 1), std::max<std::uint64_t>(n, 1), n}, 0, n};
         apart_.insert(list);
         p_.event_count = static_cast<std::uint32_t>(p_.event_count + n);
       }
@@ -339,7 +366,7 @@ class GroupInserter {
       for (const int g : group) {
         sim::GpuProgram& gpu = p_.gpus[static_cast<std::size_t>(g)];
         d.result.push_back(&compute_stream_of(gpu).tasks);
-        d.tp.push_back(overlapped_ ? &gpu.streams.back().tasks : nullptr);
+        d.tp.push_back(tp_stream_of(gpu));  // none where its ops overlap nothing
       }
       if (shared) done_.try_emplace(std::move(key), std::move(d));
       return;
@@ -359,7 +386,7 @@ class GroupInserter {
       lists[r]->set_own_collectives(own);
       if (d.tp[r] != nullptr)  // `lists[r]` moves
         p_.gpus[static_cast<std::size_t>(group[r])].streams.push_back(
-            {"tensor-parallel", sim::TaskList::shifted_from(*d.tp[r], event_shift, shift)});
+            {kTpStream, sim::TaskList::shifted_from(*d.tp[r], event_shift, shift)});
     }
   }
 
