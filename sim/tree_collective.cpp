@@ -339,12 +339,16 @@ void TreeCollective::send_leaves(std::uint32_t rank, Time at) {
   }
   // A child's message arrived at r (from its `slot`): complete there once every child has delivered it.
   Node& node = ch.nodes[r];
-  ChildSlot* slots = ch.slots.data() + node.first_child;
-  ++slots[slot_of(high)].received;
-  std::uint32_t least = messages_;
-  for (std::uint32_t k = 0; k < node.child_count; ++k) least = std::min(least, slots[k].received);
-  if (least <= node.reduced) return;
-  // Children deliver in order, so one arrival completes at most one message: number `reduced`.
+  // Children deliver in order, so one arrival completes at most one message: number `reduced`. From
+  // an only child (the chains inside a machine: most up arrivals), every arrival completes one, so
+  // its count is not kept and its slot's line not read.
+  if (node.child_count > 1) {
+    ChildSlot* slots = ch.slots.data() + node.first_child;
+    ++slots[slot_of(high)].received;
+    std::uint32_t least = messages_;
+    for (std::uint32_t k = 0; k < node.child_count; ++k) least = std::min(least, slots[k].received);
+    if (least <= node.reduced) return;
+  }
   const std::uint32_t m = node.reduced++;
   Time ready = max(now, node.ready_from);
   ready += ch.reduce[m < ch.longer ? 0 : 1];  // zero without a reduction bandwidth

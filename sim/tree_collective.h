@@ -143,7 +143,7 @@ class TreeCollective final : public Collective {
   struct ChildSlot {  // one child of a rank in one channel
     Edge down;  // from the rank to the child
     std::uint32_t child = 0;
-    std::uint32_t received = 0;  // messages arrived from it
+    std::uint32_t received = 0;  // messages arrived from it (kept where a rank has two or more)
   };
   static_assert(sizeof(ChildSlot) * 2 == kCacheLine);
   // A channel's plan and bytes, and what it runs on. The nodes, slots, packed links and pacing (and
