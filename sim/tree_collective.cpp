@@ -92,9 +92,11 @@ void check_fits(const TreeChannel& t, std::uint32_t n, std::uint32_t messages) {
   for (std::uint32_t r = 0; r < n; ++r) {
     if (t.children[r].size() > 0xff)
       throw InternalError("a tree rank with more than 255 children (channel plans are binary trees)");
-    if (t.up[r].size() > 0xff) throw InternalError("a tree route of more than 255 links");
+    // Not empty either: an arrival's sends do not test it (Network::send_at_unchecked).
+    const auto fits = [](const std::vector<LinkId>& route) { return !route.empty() && route.size() <= 0xff; };
+    if (t.parent[r] >= 0 && !fits(t.up[r])) throw InternalError("a tree route of no links or more than 255");
     for (const auto& route : t.down[r])
-      if (route.size() > 0xff) throw InternalError("a tree route of more than 255 links");
+      if (!fits(route)) throw InternalError("a tree route of no links or more than 255");
     if ((t.children[r].size() + (t.parent[r] >= 0 ? 1u : 0u)) * std::uint64_t{messages} > 0xffffffffu)
       throw InternalError("too many messages per tree channel");
   }
@@ -251,7 +253,7 @@ void TreeCollective::notify_rank_done(EventHandler& handler, std::uint64_t tag_b
 
 [[gnu::always_inline]] inline void TreeCollective::send(ChannelState& ch, std::uint32_t from,
                                                         const Edge& edge, std::uint64_t low, std::uint32_t j,
-                                                        Time at) {
+                                                        Time at, bool known_not_past) {
   // `low` holds the receiver and direction, and for an up message the sender's slot (bits 56-63).
   const std::size_t shorter = j < ch.longer ? 0 : 1;
   const std::int64_t bytes = ch.base + 1 - static_cast<std::int64_t>(shorter);
@@ -262,8 +264,13 @@ void TreeCollective::notify_rank_done(EventHandler& handler, std::uint64_t tag_b
   }
   mix_bytes_[edge.mix] += bytes;
   ++messages_sent_;
-  network_.send_at(at, Route(edge.route, edge.hops), Bytes::of(bytes), *this,
-                   (static_cast<std::uint64_t>(j) << kMessageShift) | low, rate_class_);
+  const std::uint64_t tag = (static_cast<std::uint64_t>(j) << kMessageShift) | low;
+  // The route and class were checked as the plan was built (check_fits, the constructor); an
+  // arrival's sends are at its time plus delays, none negative. A leaf's first sends go checked.
+  if (known_not_past)
+    network_.send_at_unchecked(at, Route(edge.route, edge.hops), Bytes::of(bytes), *this, tag, rate_class_);
+  else
+    network_.send_at(at, Route(edge.route, edge.hops), Bytes::of(bytes), *this, tag, rate_class_);
 }
 
 // send_up and send_down are inlined into the arrival's handling (their calls' frames were about
@@ -272,7 +279,7 @@ void TreeCollective::notify_rank_done(EventHandler& handler, std::uint64_t tag_b
                                                            Time at) {
   ChannelState& ch = channels_[c];
   const Node& node = ch.nodes[r];
-  send(ch, r, node.up(), up_tag(c, n_, node.parent, node.slot_in_parent), j, at);
+  send(ch, r, node.up(), up_tag(c, n_, node.parent, node.slot_in_parent), j, at, true);
 }
 
 [[gnu::always_inline]] inline void TreeCollective::send_down(std::uint32_t c, std::uint32_t r,
@@ -281,7 +288,7 @@ void TreeCollective::notify_rank_done(EventHandler& handler, std::uint64_t tag_b
   const Node& node = ch.nodes[r];
   for (std::uint32_t k = 0; k < node.child_count; ++k) {
     const ChildSlot& slot = ch.slots[node.first_child + k];
-    send(ch, r, slot.down, ((static_cast<std::uint64_t>(c) * n_ + slot.child) << 1) | kDown, j, at);
+    send(ch, r, slot.down, ((static_cast<std::uint64_t>(c) * n_ + slot.child) << 1) | kDown, j, at, true);
   }
 }
 
@@ -316,7 +323,7 @@ void TreeCollective::send_leaves(std::uint32_t rank, Time at) {
     if (node.child_count == 0 && node.parent >= 0) {
       const Edge up = node.up();
       const std::uint64_t low = up_tag(c, n_, node.parent, node.slot_in_parent);
-      for (std::uint32_t j = 0; j < messages_; ++j) send(ch, rank, up, low, j, at);
+      for (std::uint32_t j = 0; j < messages_; ++j) send(ch, rank, up, low, j, at, false);
     }
   }
 }
@@ -339,12 +346,16 @@ void TreeCollective::send_leaves(std::uint32_t rank, Time at) {
   }
   // A child's message arrived at r (from its `slot`): complete there once every child has delivered it.
   Node& node = ch.nodes[r];
-  ChildSlot* slots = ch.slots.data() + node.first_child;
-  ++slots[slot_of(high)].received;
-  std::uint32_t least = messages_;
-  for (std::uint32_t k = 0; k < node.child_count; ++k) least = std::min(least, slots[k].received);
-  if (least <= node.reduced) return;
-  // Children deliver in order, so one arrival completes at most one message: number `reduced`.
+  // Children deliver in order, so one arrival completes at most one message: number `reduced`. From
+  // an only child (the chains inside a machine: most up arrivals), every arrival completes one, so
+  // its count is not kept and its slot's line not read.
+  if (node.child_count > 1) {
+    ChildSlot* slots = ch.slots.data() + node.first_child;
+    ++slots[slot_of(high)].received;
+    std::uint32_t least = messages_;
+    for (std::uint32_t k = 0; k < node.child_count; ++k) least = std::min(least, slots[k].received);
+    if (least <= node.reduced) return;
+  }
   const std::uint32_t m = node.reduced++;
   Time ready = max(now, node.ready_from);
   ready += ch.reduce[m < ch.longer ? 0 : 1];  // zero without a reduction bandwidth

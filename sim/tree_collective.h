@@ -143,7 +143,7 @@ class TreeCollective final : public Collective {
   struct ChildSlot {  // one child of a rank in one channel
     Edge down;  // from the rank to the child
     std::uint32_t child = 0;
-    std::uint32_t received = 0;  // messages arrived from it
+    std::uint32_t received = 0;  // messages arrived from it (kept where a rank has two or more)
   };
   static_assert(sizeof(ChildSlot) * 2 == kCacheLine);
   // A channel's plan and bytes, and what it runs on. The nodes, slots, packed links and pacing (and
@@ -175,8 +175,9 @@ class TreeCollective final : public Collective {
   void run_state();
   Edge edge(ChannelState& ch, const std::vector<LinkId>& route);
   void size_messages(ChannelState& ch) const;
+  // `known_not_past`: `at` is not before now (an arrival's sends), so the network need not test it.
   void send(ChannelState& ch, std::uint32_t from, const Edge& edge, std::uint64_t low, std::uint32_t j,
-            Time at);
+            Time at, bool known_not_past);
   void send_up(std::uint32_t c, std::uint32_t r, std::uint32_t j, Time at);
   void send_down(std::uint32_t c, std::uint32_t r, std::uint32_t j, Time at);
   void handle(std::uint64_t tag);  // an arrival that came before its receiver started
