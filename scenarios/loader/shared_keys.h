@@ -82,17 +82,19 @@ inline constexpr yaml::FieldSpec kDdp{
             "10 M elements unless communication.bucket_size is written, flatten, divide and copy "
             "back, 3 passes; gnmt_training_loop.md section 2)."};
 inline constexpr yaml::FieldSpec kFastPath{
-    .path = "communication.fast_path", .kind = yaml::FieldKind::Choice,
+    .path = "communication.fast_path",
+    .kind = yaml::FieldKind::Choice,
     .default_fn = [] { return std::string(sim::fast_path_name(kDefaultFastPath)); },
     .choices = "auto|bounded|off",
-    .help = "auto: a ring whose ranks repeat a pattern (same links, same join time) and whose links "
-            "nothing else crosses is simulated on representative ranks only, exactly (sim/README.md, "
-            "Folding), else in full, and the run says which (and, where chunks of unequal size kept it "
-            "from folding, what bounded would fold it within); bounded: also when chunks of unequal "
-            "size keep it within 0.1% of the collective's time (reports the upper bound), and trees in "
-            "a folded step, every rank given the latest finish, within a bound the run states (each "
-            "folded collective's own, carried through what waits on it: sim/README.md, Trees in a "
-            "step: bounded, and The bound, carried through the step); off: every rank message by "
-            "message."};
+    .help =
+        "auto: a ring whose ranks repeat a pattern (same links, same join time) and whose links "
+        "nothing else crosses is simulated on representative ranks only, exactly (sim/README.md, "
+        "Folding), else in full, and the run says which (and, where chunks of unequal size kept it "
+        "from folding, what bounded would fold it within); bounded: also when chunks of unequal "
+        "size keep it within 0.1% of the collective's time (reports the upper bound), and trees in "
+        "a folded step, every rank given the latest finish, within a bound the run states (each "
+        "folded collective's own, carried through what waits on it: sim/README.md, Trees in a "
+        "step: bounded, and The bound, carried through the step); off: every rank message by "
+        "message."};
 
 }  // namespace hybridsim::scenarios::shared_keys

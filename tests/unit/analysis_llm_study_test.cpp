@@ -247,14 +247,15 @@ TEST_CASE("llm study: port rates that give a machine's GPUs the same share are s
   config.ib_bandwidths = {"200 Gb/s", "400 Gb/s", "800 Gb/s"};
   const analysis::LlmStudyResult r = analysis::run_llm_study(config);
   REQUIRE(r.cells.size() == 6);
-  std::ostringstream out;
-  analysis::print_llm_table(r, out);
-  const std::string table = out.str();
+  const std::string table = [&] {
+    std::ostringstream out;
+    analysis::print_llm_table(r, out);
+    return out.str();
+  }();
   CAPTURE(table);
   CHECK(table.find("IB on dgx-h100: 400 Gb/s and 800 Gb/s a NIC port both carry 48 GB/s a GPU (each NIC held "
                    "to the lesser of its port and its PCIe link), so their rows differ only where the "
-                   "leaf-spine links, "
-                   "which grow with the port rate, decide\n") != std::string::npos);
+                   "leaf-spine links, which grow with the port rate, decide\n") != std::string::npos);
   CHECK(table.find("IB on dgx1-v100: 200 Gb/s, 400 Gb/s and 800 Gb/s a NIC port all carry 6 GB/s a GPU") !=
         std::string::npos);
   CHECK(table.find("IB on dgx-h100: 200 Gb/s") == std::string::npos);
