@@ -67,9 +67,13 @@ int print_outcome(const analysis::SweepOutcome& r, const analysis::SweepOptions&
 // stderr, with exit status 1 (a script reading results.csv learns that rows lack figures).
 int refused_status(const analysis::SweepOutcome& r) {
   if (r.points_refused == 0) return 0;
-  std::cerr << "hybridsim sweep: error: " << r.points_refused << " of " << r.points_in_shard
-            << " points refused (named in the notes above and in results.csv's not_simulated); the "
-               "others' results are written\n";
+  // One write, after stdout's: std::cerr writes each << at once, and under mpirun the report's
+  // stdout, forwarded on a channel of its own, landed between them (the MPI test's grep failed).
+  std::cout.flush();
+  std::cerr << ("hybridsim sweep: error: " + std::to_string(r.points_refused) + " of " +
+                std::to_string(r.points_in_shard) +
+                " points refused (named in the notes above and in results.csv's not_simulated); the "
+                "others' results are written\n");
   return 1;
 }
 
