@@ -3,9 +3,9 @@
 #include <cstdint>
 #include <optional>
 #include <set>
+#include <span>
 #include <vector>
 
-#include "analysis/step/collective_ranks.h"
 #include "sim/error.h"
 
 namespace hybridsim::analysis {
@@ -13,6 +13,33 @@ namespace hybridsim::analysis {
 namespace {
 
 using TaskRef = sim::ExecutionRecord::TaskRef;
+
+// Marks a rank run by no stream that ran (a folded step's member).
+constexpr std::uint32_t kNotRun = UINT32_MAX;
+
+// Each collective's ranks, as (stream, task) in the record's numbering; a folded step's members
+// (`representative[g] != g`) ran nothing, so their ranks stay kNotRun and their tasks are not read.
+std::vector<std::vector<TaskRef>> collective_ranks(const workloads::StepProgram& program,
+                                                   const std::vector<std::uint32_t>& representative) {
+  std::vector<std::vector<TaskRef>> ranks(program.collectives.size());
+  std::uint32_t s = 0;
+  for (std::uint32_t g = 0; g < program.gpus.size(); ++g)
+    for (const sim::StreamProgram& sp : program.gpus[g].streams) {
+      const bool member = !representative.empty() && representative[g] != g;
+      // Read as stored, only collectives shifted: through operator[] every task of every stream
+      // was copied out with its shifts.
+      const std::span<const sim::Task> stored = member ? std::span<const sim::Task>() : sp.tasks.stored();
+      for (std::uint32_t i = 0; i < stored.size(); ++i) {
+        if (stored[i].kind != sim::TaskKind::Collective) continue;
+        const sim::Task t = sp.tasks.shifted(stored[i]);
+        auto& r = ranks.at(t.id);
+        if (r.size() <= t.rank) r.resize(t.rank + 1, {kNotRun, 0});
+        r[t.rank] = {s, i};
+      }
+      ++s;
+    }
+  return ranks;
+}
 
 std::vector<const sim::StreamProgram*> streams_of(const workloads::StepProgram& program) {
   std::vector<const sim::StreamProgram*> out;
@@ -134,7 +161,7 @@ CriticalPath critical_path(const workloads::StepProgram& program, const sim::Exe
         TaskRef last{s, task};
         // (A folded step's members joined with their representatives: only those are looked at.)
         for (const TaskRef& r : ranks[t.id])
-          if (r.stream != kRankNotRun && !member(r.stream) &&
+          if (r.stream != kNotRun && !member(r.stream) &&
               record.reached(r.stream, r.task) > record.reached(last.stream, last.task))
             last = r;
         const std::int64_t span = (record.ended(s, task) - record.reached(last.stream, last.task)).ps();
