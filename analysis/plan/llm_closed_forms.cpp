@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <limits>
 
+#include "analysis/plan/llm_generated_kernels.h"
 #include "analysis/plan/llm_zero3_overlap.h"
 #include "sim/error.h"
 #include "workloads/generators/transformer_gemms.h"
@@ -252,22 +253,37 @@ LlmLayerSeconds llm_layer_seconds(const LlmSetting& s, const LlmLayout& l, const
   }
   if (l.recompute == workloads::Recompute::Selective && !s.flash_attention)
     r.attention_backward += gemm(f(g.attention) / 2);
+  // The memory-bound kernels, recomputation's included, as the generator emits them.
+  const LlmMemoryBound mb = llm_memory_bound_seconds(s, l, mc);
+  r.attention_forward += mb.attention_forward;
+  r.attention_backward += mb.attention_backward;
+  r.mlp_forward += mb.mlp_forward;
+  r.mlp_backward += mb.mlp_backward;
   return r;
+}
+
+LlmEndSeconds llm_end_seconds(const LlmSetting& s, const LlmLayout& l, const LlmMachine& mc) {
+  const double head = (static_cast<double>(gemms_of(s, l).lm_head) + mc.gemm_half_flop) / mc.gemm_flop_per_second;
+  const LlmMemoryBound mb = llm_memory_bound_seconds(s, l, mc);
+  return {mb.embedding_forward, mb.embedding_backward, head + mb.head_forward, 2 * head + mb.head_backward};
 }
 
 namespace {
 
-// The slowest stage's compute of one micro-batch: its layers' GEMMs (layer_gemm_seconds) and the LM
-// head's three on the last stage.
+// The slowest stage's compute of one micro-batch: its layers' kernels (llm_layer_seconds), the
+// embedding's on the first stage and the LM head's on the last (llm_end_seconds).
 double stage_micro_batch_seconds(const LlmSetting& s, const LlmLayout& l, const LlmMachine& mc) {
   const double per_layer = llm_layer_seconds(s, l, mc).total();
-  const double head =
-      3 * (static_cast<double>(gemms_of(s, l).lm_head) + mc.gemm_half_flop) / mc.gemm_flop_per_second;
-  // Uneven stages (balanced_layers): the last holds the fewest layers and the head; the middle ones
-  // the most. The slower of the two kinds.
+  const LlmEndSeconds ends = llm_end_seconds(s, l, mc);
+  const double embedding = ends.embedding_forward + ends.embedding_backward;
+  const double head = ends.head_forward + ends.head_backward;
+  const auto first = static_cast<double>(llm_stage_layers(s, l, 0));
+  if (l.pp == 1) return first * per_layer + embedding + head;
+  // Uneven stages (balanced_layers): the first and the last hold the fewest layers, with the
+  // embedding and the head; the middle ones the most. The slowest of the three kinds.
   const auto most = static_cast<double>(llm_max_stage_layers(s, l));
   const auto last = static_cast<double>(llm_stage_layers(s, l, l.pp - 1));
-  return std::max(most * per_layer, last * per_layer + head);
+  return std::max({first * per_layer + embedding, most * per_layer, last * per_layer + head});
 }
 
 // The TP communication of one layer and micro-batch, as the generated step runs it
@@ -370,8 +386,7 @@ LlmTimeEstimate llm_time_estimate(const LlmSetting& s, const LlmLayout& l, const
     const double share = static_cast<double>(l.ep - 1) / l.ep;
     e.ep_communication = m * layers * 4 * bsh * top_k(s.model) * share / link;
   }
-  // Adam with FP32 masters: about 32 bytes read and written per parameter updated (optimizer_cost.h).
-  // Under ZeRO each GPU updates 1/dp of the rest and 1/(dp / ep) of its experts, as the run shards
+  // Adam with FP32 masters as the generated step prices it (llm_generated_kernels.h). Under ZeRO each GPU updates 1/dp of the rest and 1/(dp / ep) of its experts, as the run shards
   // them (workloads::shard_experts).
   const std::int64_t params = llm_stage_parameters(s, l, 0);
   const std::int64_t experts = llm_stage_expert_parameters(s, l, 0);
@@ -379,7 +394,7 @@ LlmTimeEstimate llm_time_estimate(const LlmSetting& s, const LlmLayout& l, const
                              ? static_cast<double>(params - experts) / l.dp +
                                    static_cast<double>(experts) / workloads::expert_replicas(l.dp, l.ep)
                              : static_cast<double>(params);
-  e.optimizer = updated * 32 / mc.memory_bytes_per_second;
+  e.optimizer = llm_optimizer_seconds(s, l, mc, updated);
   return e;
 }
 

@@ -93,22 +93,23 @@ LlmMemory llm_stage_memory(const LlmSetting& setting, const LlmLayout& layout, i
 LlmMemory llm_peak_memory(const LlmSetting& setting, const LlmLayout& layout);
 
 // The machine as the estimate sees it: GEMMs at (F + F½) / rate (workloads/gpu/transformer_cost.h),
-// HBM for the optimizer, a GPU's NVLink bandwidth within a machine and its InfiniBand share
-// (topology::ib_share_per_gpu: its machine's NICs, each at the lesser of its port and its PCIe link,
-// over its GPUs).
+// the run's kernel cost for the generated step's memory-bound kernels and its optimizer
+// (llm_generated_kernels.h; left default, a memory bandwidth of 0, they cost nothing: GEMMs alone), a
+// GPU's NVLink bandwidth within a machine and its InfiniBand share (topology::ib_share_per_gpu: its
+// machine's NICs, each at the lesser of its port and its PCIe link, over its GPUs).
 struct LlmMachine {
   double gemm_flop_per_second = 0;
   double gemm_half_flop = 0;
-  double memory_bytes_per_second = 0;
   double nvlink_bytes_per_second = 0;
   double ib_bytes_per_second = 0;
   int gpus_per_machine = 8;
+  workloads::TransformerCost kernels{};
 };
 
 // Seconds of one optimizer step on the slowest stage's GPU.
 struct LlmTimeEstimate {
-  double compute = 0;           // GEMMs of the step's micro-batches, the generated step's (memory-bound
-                                // kernels left out)
+  double compute = 0;           // the generated step's kernels of its micro-batches: GEMMs and
+                                // memory-bound kernels
   double tp_communication = 0;  // Megatron's all-reduces (or RS + AG), on the compute's path; under
                                 // sequence parallelism also the norms' gradients' all-reduce a step
   double bubble = 0;            // (p−1)/(v·m) of compute + the micro-batches' TP (GPipe, 1F1B: v = 1)
@@ -128,13 +129,20 @@ LlmTimeEstimate llm_time_estimate(const LlmSetting& setting, const LlmLayout& la
 // mixture's two ops are: QKV, attention, output and the router; the MLP (a mixture's local experts,
 // each on its own tokens). Backward twice each linear (input and weight gradients), flash attention
 // 2.5 times its forward (it recomputes the scores), the unfused one's two GEMMs twice; selective
-// recomputation adds the unfused scores, full recomputation the forward.
+// recomputation adds the unfused scores, full recomputation the forward. Plus each op's memory-bound
+// kernels, the generator's own (llm_generated_kernels.h).
 struct LlmLayerSeconds {
   double attention_forward = 0, attention_backward = 0, mlp_forward = 0, mlp_backward = 0;
   double total() const { return attention_forward + attention_backward + mlp_forward + mlp_backward; }
 };
 LlmLayerSeconds llm_layer_seconds(const LlmSetting& setting, const LlmLayout& layout,
                                   const LlmMachine& machine);
+// The embedding's and the LM head's kernels of one micro-batch on one TP rank: the head's GEMM (three
+// with its two gradients) and both ops' memory-bound kernels (the lookup, the final norm, the loss).
+struct LlmEndSeconds {
+  double embedding_forward = 0, embedding_backward = 0, head_forward = 0, head_backward = 0;
+};
+LlmEndSeconds llm_end_seconds(const LlmSetting& setting, const LlmLayout& layout, const LlmMachine& machine);
 
 // Data-parallel bytes each GPU sends per step relative to the gradient bytes it exchanges over a
 // group of `replicas` (n), as the run's program moves them: 2(n−1)/n for an all-reduce (ZeRO 0) or

@@ -89,10 +89,10 @@ LlmPlanRequest make_llm_plan_request(const LlmPlanOptions& o) {
   r.machine = {
       .gemm_flop_per_second = static_cast<double>(cost.gemm_flop_per_second),
       .gemm_half_flop = static_cast<double>(cost.gemm_half_flop),
-      .memory_bytes_per_second = static_cast<double>(cost.memory_bandwidth.bytes_per_second()),
       .nvlink_bytes_per_second = nvlink_bytes_per_second(r.cluster.preset),
       .ib_bytes_per_second = static_cast<double>(topology::ib_share_per_gpu(r.cluster).bytes_per_second()),
-      .gpus_per_machine = topology::gpus_per_machine(r.cluster)};
+      .gpus_per_machine = topology::gpus_per_machine(r.cluster),
+      .kernels = cost};
   // The capacity named where it came from, as run names it ("V100-SXM2-16GB of dgx1-v100"): it said
   // "V100 (--gpu)" under --cluster dgx1-v100 with no --gpu given.
   const std::string source = !o.gpu.empty() ? std::string(gpu.name) + " (" + o.spelling.name("gpu") + ")"

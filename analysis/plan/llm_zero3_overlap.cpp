@@ -4,7 +4,6 @@
 #include <cstdint>
 #include <vector>
 
-#include "workloads/generators/transformer_gemms.h"
 #include "workloads/memory/transformer_memory.h"
 
 namespace hybridsim::analysis {
@@ -26,16 +25,13 @@ std::vector<Point> points_of(const LlmSetting& s, const LlmLayout& l, const LlmM
     return static_cast<double>(parameters * s.value_bytes) * (n - 1) / n / llm_dp_rate(l, mc, experts);
   };
   const LlmLayerSeconds layer = llm_layer_seconds(s, l, mc);
-  const double head =
-      (static_cast<double>(
-           workloads::transformer_gemms({.model = m, .micro_batch = l.micro_batch, .tp = l.tp}).lm_head) +
-       mc.gemm_half_flop) /
-      mc.gemm_flop_per_second;
+  const LlmEndSeconds ends = llm_end_seconds(s, l, mc);
   struct Op {
     double forward, backward, moved;
     bool experts;
   };
-  std::vector<Op> ops{{0, 0, seconds(workloads::embedding_parameters_per_rank(m, l.tp), false), false}};
+  std::vector<Op> ops{{ends.embedding_forward, ends.embedding_backward,
+                       seconds(workloads::embedding_parameters_per_rank(m, l.tp), false), false}};
   for (std::int64_t i = 0; i < m.layers; ++i) {
     if (!m.is_moe()) {
       ops.push_back({layer.attention_forward + layer.mlp_forward,
@@ -48,7 +44,8 @@ std::vector<Point> points_of(const LlmSetting& s, const LlmLayout& l, const LlmM
     ops.push_back({layer.mlp_forward, layer.mlp_backward,
                    seconds(workloads::layer_expert_parameters(m) / l.ep / l.tp, true), true});
   }
-  ops.push_back({head, 2 * head, seconds(workloads::head_parameters_per_rank(m, l.tp), false), false});
+  ops.push_back({ends.head_forward, ends.head_backward, seconds(workloads::head_parameters_per_rank(m, l.tp), false),
+                 false});
   std::vector<Point> out;
   for (const Op& o : ops) out.push_back({o.forward, o.moved, 0});
   for (auto o = ops.rbegin(); o != ops.rend(); ++o) out.push_back({o->backward, o->moved, o->moved});

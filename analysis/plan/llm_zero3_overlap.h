@@ -12,9 +12,9 @@ namespace hybridsim::analysis {
 
 // The seconds the compute stream waits on gathers over the step's m micro-batches, and the last
 // reduce-scatters after the last backward, on the first (the only: ZeRO-3 takes no pipeline)
-// stage's GPU. Each op's window is its GEMMs (llm_layer_seconds; the head's three), the gather of
+// stage's GPU. Each op's window is its kernels (llm_layer_seconds, llm_end_seconds), the gather of
 // the next op beside it and the reduce-scatters still queued: the next op starts when both the
-// window's GEMMs and that gather are done. A mixture's experts at dp = ep gather nothing (each
+// window's kernels and that gather are done. A mixture's experts at dp = ep gather nothing (each
 // replica holds its experts whole): the next op's gather runs beside them too.
 double zero3_exposed_seconds(const LlmSetting& setting, const LlmLayout& layout, const LlmMachine& machine);
 

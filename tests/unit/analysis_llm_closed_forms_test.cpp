@@ -21,7 +21,6 @@ analysis::LlmSetting gpt3() { return {.model = workloads::named_transformer("gpt
 analysis::LlmMachine a100() {
   return {.gemm_flop_per_second = 150e12,
           .gemm_half_flop = 1e10,
-          .memory_bytes_per_second = 2e12,
           .nvlink_bytes_per_second = 300e9,
           .ib_bytes_per_second = 25e9,
           .gpus_per_machine = 8};
@@ -384,7 +383,6 @@ TEST_CASE("llm closed forms: a mixture's experts exchange over the dp / ep repli
   const auto experts = [&](std::int64_t ep) { return 32 * (8 * 3 * h * ffn / 2 / ep); };
   // A machine that computes in no time, so that the whole exchange is exposed: bytes / link.
   const analysis::LlmMachine instant{.gemm_flop_per_second = 1e300,
-                                     .memory_bytes_per_second = 2e12,
                                      .nvlink_bytes_per_second = 300e9,
                                      .ib_bytes_per_second = 25e9,
                                      .gpus_per_machine = 16};
@@ -474,7 +472,6 @@ TEST_CASE("llm closed forms: sequence parallelism's exposed and beside-GEMM gath
   // pair compared, and taken out where a total is asserted.
   const auto machine = [](double gemm_rate) {
     return analysis::LlmMachine{.gemm_flop_per_second = gemm_rate,
-                                .memory_bytes_per_second = 2e12,
                                 .nvlink_bytes_per_second = 300e9,
                                 .ib_bytes_per_second = 25e9};
   };

@@ -163,7 +163,6 @@ TEST_CASE("sequence parallel norms: plan's closed form adds their ring all-reduc
   s.model = named_transformer("gpt3-175b");
   s.value_bytes = 2;
   const analysis::LlmMachine mc{.gemm_flop_per_second = 312e12,
-                                .memory_bytes_per_second = 2e12,
                                 .nvlink_bytes_per_second = 300e9,
                                 .ib_bytes_per_second = 25e9};
   analysis::LlmLayout l{.dp = 1, .tp = 8, .pp = 8, .global_batch = 8};

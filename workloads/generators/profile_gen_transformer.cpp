@@ -338,8 +338,7 @@ void add_head(TransformerStep& out, const TransformerConfig& c, const Shape& x, 
 
 // Adam (multi-tensor, with gradient clipping; FP32 master weights under 16-bit training) over this
 // rank's tensors, as a time per GiB of its gradient bytes (Profile::optimizer_time).
-OptimizerCost adam(const TransformerStep& out, const Shape& x, const TransformerCost& cost,
-                   std::int64_t layers) {
+OptimizerCost adam(const Shape& x, const TransformerCost& cost, std::int64_t layers, sim::Bytes bytes) {
   std::vector<std::int64_t> tensors = {x.vocab * x.h / x.t, x.vocab * x.h / x.t, x.h};
   for (std::int64_t l = 0; l < layers; ++l) {
     // Q/K/V, O, the MLP's matrices (each local expert's, with the router), the two norms (whole on
@@ -356,8 +355,7 @@ OptimizerCost adam(const TransformerStep& out, const Shape& x, const Transformer
   const OptimizerRecipe recipe{.kind = OptimizerKind::Adam, .launch = OptimizerLaunch::MultiTensor,
                                .clip = true, .zero_grad = true};
   const sim::Time t = optimizer_update_time(cost.optimizer_cost, recipe, tensors);
-  const std::int64_t bytes = out.profile.parameter_bytes().count();
-  const __int128 per_gib = (static_cast<__int128>(t.ps()) << 30) / bytes;
+  const __int128 per_gib = (static_cast<__int128>(t.ps()) << 30) / bytes.count();
   return OptimizerCost{"adam", sim::Time::ps(static_cast<std::int64_t>(per_gib))};
 }
 
@@ -432,10 +430,15 @@ TransformerStep generate_transformer(const TransformerConfig& c, const Transform
     prev =
         x.experts > 1 ? add_moe_layer(out, c, x, cost, l, prev) : add_dense_layer(out, c, x, cost, l, prev);
   add_head(out, c, x, cost, prev);
-  out.profile.optimizer = adam(out, x, cost, out.layers_simulated);
+  out.profile.optimizer = adam(x, cost, out.layers_simulated, out.profile.parameter_bytes());
   describe(out, c, cost);
   validate_profile(out.profile);
   return out;
+}
+
+OptimizerCost transformer_optimizer_cost(const TransformerConfig& c, const TransformerCost& cost,
+                                         std::int64_t layers, sim::Bytes parameter_bytes) {
+  return adam(shape_of(c, cost), cost, layers, parameter_bytes);
 }
 
 std::string_view recompute_name(Recompute r) {

@@ -63,4 +63,11 @@ struct TransformerStep {
 // (check_experts), or a batch < 1.
 TransformerStep generate_transformer(const TransformerConfig& config, const TransformerCost& cost);
 
+// The Adam update generate_transformer prices its step's optimizer with (its profile's optimizer): a
+// time per GiB of gradient bytes over a rank's tensors of `layers` layers of `config`, whose gradients
+// are `parameter_bytes`. For the planner's closed form (analysis/plan/llm_generated_kernels.h), which
+// prices the update as the run does.
+OptimizerCost transformer_optimizer_cost(const TransformerConfig& config, const TransformerCost& cost,
+                                         std::int64_t layers, sim::Bytes parameter_bytes);
+
 }  // namespace hybridsim::workloads
