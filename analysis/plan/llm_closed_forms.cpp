@@ -311,6 +311,39 @@ double tensor_parallel_layer_seconds(const LlmSetting& s, const LlmLayout& l, co
   return exposed * half + beside(g.qkv) + (m.is_moe() ? 0.0 : beside(g.mlp_in));
 }
 
+// The embedding's and the LM head's TP communication of one micro-batch, as the generated step runs
+// them (profile_gen_transformer.cpp, add_embedding and add_head), in gathers of s·b·h: the
+// vocabulary-parallel lookup's all-reduce (under sequence parallelism a reduce-scatter forward and
+// an all-gather backward), exposed; the head's input all-gathered under sequence parallelism,
+// exposed, the cross entropy's three all-reduces of b·s FP32 values, exposed, and its backward a
+// column-parallel linear's beside its GEMMs (as QKV's). Not recomputed.
+struct EndsTp {
+  double embedding = 0, head = 0;
+};
+EndsTp tensor_parallel_end_seconds(const LlmSetting& s, const LlmLayout& l, const LlmMachine& mc, double bsh) {
+  if (l.tp <= 1) return {};
+  const double half = ring_factor(l.tp) / 2 * bsh / mc.nvlink_bytes_per_second;
+  const bool sp = l.sequence_parallel;
+  const double tokens = static_cast<double>(l.micro_batch * s.model.sequence);
+  const double loss = 3 * ring_factor(l.tp) * tokens * 4 / mc.nvlink_bytes_per_second;
+  const double gemm =
+      (static_cast<double>(gemms_of(s, l).lm_head) + mc.gemm_half_flop) / mc.gemm_flop_per_second;
+  const double beside = sp ? 2 * std::max(0.0, half - gemm) : std::max(0.0, 2 * half - gemm);
+  return {2 * half, (sp ? half : 0.0) + loss + beside};
+}
+
+// The slowest stage's TP communication of one micro-batch: its layers', the first stage's with the
+// embedding's and the last's with the head's (one stage holds all three without a pipeline).
+double stage_tensor_parallel_seconds(const LlmSetting& s, const LlmLayout& l, const LlmMachine& mc, double bsh) {
+  const double per_layer = tensor_parallel_layer_seconds(s, l, mc, bsh);
+  const EndsTp ends = tensor_parallel_end_seconds(s, l, mc, bsh);
+  const auto first = static_cast<double>(llm_stage_layers(s, l, 0));
+  if (l.pp == 1) return first * per_layer + ends.embedding + ends.head;
+  const auto most = static_cast<double>(llm_max_stage_layers(s, l));
+  const auto last = static_cast<double>(llm_stage_layers(s, l, l.pp - 1));
+  return std::max({first * per_layer + ends.embedding, most * per_layer, last * per_layer + ends.head});
+}
+
 // The data-parallel exchange the step waits for, as the ZeRO program orders it
 // (workloads/program/sharded_data_parallel.h). dp_time is a reduce-scatter and an all-gather of
 // equal bytes (stages 1 and 2) or an all-reduce (0), each at the group's rate (llm_dp_seconds).
@@ -351,7 +384,7 @@ LlmTimeEstimate llm_time_estimate(const LlmSetting& s, const LlmLayout& l, const
   e.compute = m * stage_mb;
   const double bsh = static_cast<double>(l.micro_batch * s.model.sequence * s.model.hidden * s.value_bytes);
   const double layers = static_cast<double>(llm_max_stage_layers(s, l));
-  e.tp_communication = m * layers * tensor_parallel_layer_seconds(s, l, mc, bsh);
+  e.tp_communication = m * stage_tensor_parallel_seconds(s, l, mc, bsh);
   e.bubble = (l.pp - 1) / (v * m) * (e.compute + e.tp_communication);
   // Sequence parallelism: once a step, after the bubble, the slowest stage's norms' (and routers')
   // gradients all-reduced over its TP group (the last stage's with the final norm).

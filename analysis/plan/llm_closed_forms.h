@@ -110,8 +110,9 @@ struct LlmMachine {
 struct LlmTimeEstimate {
   double compute = 0;           // the generated step's kernels of its micro-batches: GEMMs and
                                 // memory-bound kernels
-  double tp_communication = 0;  // Megatron's all-reduces (or RS + AG), on the compute's path; under
-                                // sequence parallelism also the norms' gradients' all-reduce a step
+  double tp_communication = 0;  // Megatron's all-reduces (or RS + AG), on the compute's path, the
+                                // layers', the embedding's and the LM head's; under sequence
+                                // parallelism also the norms' gradients' all-reduce a step
   double bubble = 0;            // (p−1)/(v·m) of compute + the micro-batches' TP (GPipe, 1F1B: v = 1)
   double pp_communication = 0;  // transfers between stages the step waits on: warm-up's and cool-down's
   double dp_exposed = 0;        // the data-parallel exchange the step waits on, as ZeRO's program runs it

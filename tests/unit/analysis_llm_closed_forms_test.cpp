@@ -488,8 +488,9 @@ TEST_CASE("llm closed forms: sequence parallelism's exposed and beside-GEMM gath
   full.recompute = workloads::Recompute::Full;
   CHECK(tp(dense, full, slow) - tp(dense, l, slow) == doctest::Approx(32 * 4 * half));
   // Beside QKV's and the MLP's first GEMM, the input's gather again and the input gradient's scatter
-  // show whole where the GEMMs take no time: 2 . 2 more a layer.
-  CHECK(tp(dense, l, fast) - tp(dense, l, slow) == doctest::Approx(32 * 4 * half));
+  // show whole where the GEMMs take no time: 2 . 2 more a layer, and 2 once beside the LM head's
+  // (closed2: the head's collectives, which the run's program has, counted).
+  CHECK(tp(dense, l, fast) - tp(dense, l, slow) == doctest::Approx(32 * 4 * half + 2 * half));
   // A mixture: its experts' input gradient reduce-scattered after them, exposed (6 + 1 a layer), and
   // no MLP beside a column-parallel linear (QKV's two only).
   const analysis::LlmSetting moe{.model = workloads::named_transformer("mixtral-8x7b")};
@@ -498,8 +499,11 @@ TEST_CASE("llm closed forms: sequence parallelism's exposed and beside-GEMM gath
                        static_cast<double>(32 * workloads::layer_replicated_parameters(moe.model) +
                                            workloads::norm_parameters(moe.model)) *
                        2 / 300e9;
-  CHECK(tp(moe, l, slow) - norms == doctest::Approx(32 * 7 * moe_half));
-  CHECK(tp(moe, l, fast) - tp(moe, l, slow) == doctest::Approx(32 * 2 * moe_half));
+  // The ends, exposed: the embedding's reduce-scatter and all-gather, the head's input gathered, the
+  // loss's three all-reduces of 4,096 FP32 values.
+  const double ends = 3 * moe_half + 3 * 2 * 7.0 / 8 * 4096 * 4 / 300e9;
+  CHECK(tp(moe, l, slow) - norms == doctest::Approx(32 * 7 * moe_half + ends));
+  CHECK(tp(moe, l, fast) - tp(moe, l, slow) == doctest::Approx(32 * 2 * moe_half + 2 * moe_half));
 }
 
 TEST_CASE("llm closed forms: without SP the backward's all-reduces run beside the weight-gradient GEMMs") {
@@ -515,6 +519,14 @@ TEST_CASE("llm closed forms: without SP the backward's all-reduces run beside th
   const double bsh = 2048.0 * 12'288 * 2;
   const double qkv = (2.0 * 2048 * 12'288 * 36'864 / 8 + 1e10) / 150e12;
   const double mlp_in = (2.0 * 2048 * 12'288 * 49'152 / 8 + 1e10) / 150e12;
+  // The ends (closed2; the run's program has them, the closed form counted none): the embedding's
+  // vocabulary-parallel all-reduce, exposed; the loss's three all-reduces of 2,048 FP32 values,
+  // exposed; the LM head's input gradient all-reduced beside its weight-gradient GEMM of
+  // 2 · 2,048 · 12,288 · 51,200 / 8 FLOP (the vocabulary padded for tp 8).
+  const double head = (2.0 * 2048 * 12'288 * 51'200 / 8 + 1e10) / 150e12;
+  const auto ends = [&](double all_reduce, double nvlink) {
+    return all_reduce + 3 * 2 * 7.0 / 8 * 2048 * 4 / nvlink + std::max(0.0, all_reduce - head);
+  };
   for (const double nvlink : {300e9, 10e9}) {
     CAPTURE(nvlink);
     analysis::LlmMachine mc = a100();
@@ -522,12 +534,13 @@ TEST_CASE("llm closed forms: without SP the backward's all-reduces run beside th
     const double all_reduce = 2 * 7.0 / 8 * bsh / nvlink;  // 0.29 ms at 300 GB/s, 8.8 ms at 10
     const double layer =
         2 * all_reduce + std::max(0.0, all_reduce - qkv) + std::max(0.0, all_reduce - mlp_in);
-    CHECK(analysis::llm_time_estimate(s, l, mc).tp_communication * 1e6 == doctest::Approx(96 * layer * 1e6));
+    CHECK(analysis::llm_time_estimate(s, l, mc).tp_communication * 1e6 ==
+          doctest::Approx((96 * layer + ends(all_reduce, nvlink)) * 1e6));
   }
-  // With full recomputation the forward's two run again, exposed.
+  // With full recomputation the forward's two run again, exposed (the ends are not recomputed).
   LlmLayout full = l;
   full.recompute = workloads::Recompute::Full;
   const double all_reduce = 2 * 7.0 / 8 * bsh / 300e9;
   CHECK(analysis::llm_time_estimate(s, full, a100()).tp_communication * 1e6 ==
-        doctest::Approx(96 * 4 * all_reduce * 1e6));
+        doctest::Approx((96 * 4 * all_reduce + ends(all_reduce, 300e9)) * 1e6));
 }
