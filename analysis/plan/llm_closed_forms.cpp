@@ -263,7 +263,8 @@ LlmLayerSeconds llm_layer_seconds(const LlmSetting& s, const LlmLayout& l, const
 }
 
 LlmEndSeconds llm_end_seconds(const LlmSetting& s, const LlmLayout& l, const LlmMachine& mc) {
-  const double head = (static_cast<double>(gemms_of(s, l).lm_head) + mc.gemm_half_flop) / mc.gemm_flop_per_second;
+  const double head =
+      (static_cast<double>(gemms_of(s, l).lm_head) + mc.gemm_half_flop) / mc.gemm_flop_per_second;
   const LlmMemoryBound mb = llm_memory_bound_seconds(s, l, mc);
   return {mb.embedding_forward, mb.embedding_backward, head + mb.head_forward, 2 * head + mb.head_backward};
 }
@@ -320,7 +321,8 @@ double tensor_parallel_layer_seconds(const LlmSetting& s, const LlmLayout& l, co
 struct EndsTp {
   double embedding = 0, head = 0;
 };
-EndsTp tensor_parallel_end_seconds(const LlmSetting& s, const LlmLayout& l, const LlmMachine& mc, double bsh) {
+EndsTp tensor_parallel_end_seconds(const LlmSetting& s, const LlmLayout& l, const LlmMachine& mc,
+                                   double bsh) {
   if (l.tp <= 1) return {};
   const double half = ring_factor(l.tp) / 2 * bsh / mc.nvlink_bytes_per_second;
   const bool sp = l.sequence_parallel;
@@ -334,7 +336,8 @@ EndsTp tensor_parallel_end_seconds(const LlmSetting& s, const LlmLayout& l, cons
 
 // The slowest stage's TP communication of one micro-batch: its layers', the first stage's with the
 // embedding's and the last's with the head's (one stage holds all three without a pipeline).
-double stage_tensor_parallel_seconds(const LlmSetting& s, const LlmLayout& l, const LlmMachine& mc, double bsh) {
+double stage_tensor_parallel_seconds(const LlmSetting& s, const LlmLayout& l, const LlmMachine& mc,
+                                     double bsh) {
   const double per_layer = tensor_parallel_layer_seconds(s, l, mc, bsh);
   const EndsTp ends = tensor_parallel_end_seconds(s, l, mc, bsh);
   const auto first = static_cast<double>(llm_stage_layers(s, l, 0));
@@ -419,8 +422,9 @@ LlmTimeEstimate llm_time_estimate(const LlmSetting& s, const LlmLayout& l, const
     const double share = static_cast<double>(l.ep - 1) / l.ep;
     e.ep_communication = m * layers * 4 * bsh * top_k(s.model) * share / link;
   }
-  // Adam with FP32 masters as the generated step prices it (llm_generated_kernels.h). Under ZeRO each GPU updates 1/dp of the rest and 1/(dp / ep) of its experts, as the run shards
-  // them (workloads::shard_experts).
+  // Adam with FP32 masters as the generated step prices it (llm_generated_kernels.h). Under ZeRO each GPU
+  // updates 1/dp of the rest and 1/(dp / ep) of its experts, as the run shards them
+  // (workloads::shard_experts).
   const std::int64_t params = llm_stage_parameters(s, l, 0);
   const std::int64_t experts = llm_stage_expert_parameters(s, l, 0);
   const double updated = l.zero >= 1

@@ -44,8 +44,8 @@ std::vector<Point> points_of(const LlmSetting& s, const LlmLayout& l, const LlmM
     ops.push_back({layer.mlp_forward, layer.mlp_backward,
                    seconds(workloads::layer_expert_parameters(m) / l.ep / l.tp, true), true});
   }
-  ops.push_back({ends.head_forward, ends.head_backward, seconds(workloads::head_parameters_per_rank(m, l.tp), false),
-                 false});
+  ops.push_back({ends.head_forward, ends.head_backward,
+                 seconds(workloads::head_parameters_per_rank(m, l.tp), false), false});
   std::vector<Point> out;
   for (const Op& o : ops) out.push_back({o.forward, o.moved, 0});
   for (auto o = ops.rbegin(); o != ops.rend(); ++o) out.push_back({o->backward, o->moved, o->moved});

@@ -82,7 +82,12 @@ TEST_CASE("llm closed form against the run: Mixtral's experts and ZeRO-3's gathe
   CHECK(b.estimate.compute == doctest::Approx(kernel_seconds(b.profile)).epsilon(1e-6));
   CHECK(b.estimate.optimizer == doctest::Approx(b.run.critical.optimizer.to_seconds()).epsilon(0.01));
   const double dp = b.estimate.dp_exposed / b.run.critical.dp_communication.to_seconds();
-  CHECK(dp > 1.0);  // the run shares the links by its rings' messages, not equally
+  // The run's gather and reduce-scatter share the links equally, as the closed form has them (its
+  // trace: a layer's 2.82 GB expert gather and reduce-scatter, 6.6 ms each alone, start together and
+  // end 13.3 and 13.8 ms later); what the closed form leaves out is the compute beside them, which the
+  // run slows by the SMs the collectives hold (41 ms of the step) and which so hides more of them:
+  // 0.332 s against the run's 0.292 s (closed2).
+  CHECK(dp > 1.0);
   CHECK(dp < 1.25);
   CHECK(b.ratio() > 0.9);
   CHECK(b.ratio() < 1.02);
