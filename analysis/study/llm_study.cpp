@@ -143,8 +143,7 @@ LlmPlanNames study_names(const OptionSpelling& spelling) {
   return {.gpus = "",
           .other_layout =
               "another GPU count in the study file's gpus (the batch is the model's published one, "
-              "or above it the one of the shortest step of the smallest each replica count takes; the "
-              "study file cannot set it)",
+              "or above it each of the smallest each replica count takes; the study file cannot set it)",
           .memory = "",
           .more_memory = "more GPUs in the study file's gpus, or a larger " + option("memory"),
           .max_events = option("max-events"),

@@ -282,9 +282,10 @@ double llm_three_d_advantage(const LlmStudyResult& r, const LlmStudyCell& c) {
 void print_llm_table(const LlmStudyResult& r, std::ostream& out) {
   out << r.config.title << "\n"
       << "tokens/s of each family's best plan by the planner, each model at its published global batch (\"B "
-         "n\": above it where none of the family's layouts takes it, of the smallest batches each replica "
-         "count "
-         "takes the one whose step is shortest by the closed form)\n"
+         "n\": above it where none of the family's layouts takes it: of the smallest batches each replica "
+         "count takes, where 3D is planned too, the one the family trains fastest at by the first critical "
+         "batch, or of the shortest step where none is stated; at each critical batch below, each family "
+         "at its fastest of them)\n"
       << "sim: simulated; est: estimated, not simulated (its step would simulate past the planner's events "
          "budget), the closed form's tokens/s\n"
       << "3D/DP: time to train at the first critical batch, DP-heavy's over 3D's (tokens/s when none is "
