@@ -1,7 +1,10 @@
 #include "analysis/study/llm_study.h"
 
+#include <algorithm>
 #include <chrono>
 #include <functional>
+#include <optional>
+#include <vector>
 
 #include "analysis/output/progress_estimate.h"
 #include "analysis/study/study_report.h"
@@ -19,18 +22,11 @@ void restrict_to_dp_heavy(LlmPlanRequest& r) {
   }
 }
 
-// The family's time to train under each critical batch (0 without a plan or published run).
-std::vector<double> times_to_train(const LlmStudyConfig& c, const LlmPlanRequest& r,
-                                   const std::optional<LlmPlanCandidate>& best) {
-  std::vector<double> out;
-  for (const double critical : c.critical_batch_tokens) {
-    const double batch =
-        best ? static_cast<double>(best->layout.global_batch * r.setting.model.sequence) : 0;
-    out.push_back(best && r.training_tokens > 0
-                      ? llm_tokens_to_train(r, critical, batch) / best->tokens_per_second
-                      : 0.0);
-  }
-  return out;
+// A plan's time to train at `critical` tokens (0 without a published run to scale from).
+double time_to_train(const LlmPlanRequest& r, double critical, const LlmPlanCandidate& plan) {
+  if (r.training_tokens <= 0) return 0;
+  const double batch = static_cast<double>(plan.layout.global_batch * r.setting.model.sequence);
+  return llm_tokens_to_train(r, critical, batch) / plan.tokens_per_second;
 }
 
 // Whether `a` trains faster than `b` at the first critical batch (has more tokens/s when none is stated).
@@ -38,17 +34,16 @@ bool faster(const LlmStudyConfig& c, const LlmPlanRequest& r, const LlmPlanCandi
             const LlmPlanCandidate& b) {
   if (c.critical_batch_tokens.empty() || r.training_tokens <= 0)
     return a.tokens_per_second > b.tokens_per_second;
-  return times_to_train(c, r, a)[0] < times_to_train(c, r, b)[0];
+  return time_to_train(r, c.critical_batch_tokens[0], a) < time_to_train(r, c.critical_batch_tokens[0], b);
 }
 
-// A family's best plan, or why it has none: the planner's refusal, whose kind (not its message)
-// the table's verdict and the larger batch below follow.
+// A family's best plan at one batch, or why it has none: the planner's refusal, whose kind (not its
+// message) the table's verdict and the larger batch below follow.
 struct FamilyBest {
   std::optional<LlmPlanCandidate> plan{};
   std::optional<LlmPlanCandidate> faster_estimate{};  // see LlmStudyCell::dp_heavy_faster_estimate
   std::string note{};
   std::optional<LlmPlanRefusal> refusal{};  // empty with a note: failed otherwise
-  std::vector<std::int64_t> batches{};      // those above the published one it chose among (best_of)
 };
 
 FamilyBest plan_best(const LlmPlanRequest& r, StepCache& cache) {
@@ -67,38 +62,71 @@ FamilyBest plan_best(const LlmPlanRequest& r, StepCache& cache) {
 
 // The family's best plan at the model's published batch; when no layout takes that batch (the
 // planner's NoLayout: DP-heavy needs dp >= GPUs / gpus-per-machine sequences a step, and dp dividing
-// the batch), its best at the batch above it that trains fastest at every critical batch: of the
-// smallest each of its replica counts takes (batches_above), the one whose best step by the closed
-// form is shortest (a larger batch with a shorter step takes no more steps, each shorter; a smaller
-// one with a shorter step, fewer steps). The critical batch then prices its tokens. (It was the
-// smallest multiple of GPUs / gpus-per-machine, the published batch itself at 12 GPUs of 8 a machine:
-// "no layout"; the smallest batch with a layout alone, 513 there, is dp 3 tp 4's 105.9 s step, where
-// 516 has dp 12's 57.3 s.)
-FamilyBest best_of(LlmPlanRequest r, StepCache& cache) {
+// the batch), its best at each of the smallest batches above it that its replica counts take
+// (batches_above), the first of them where none has a plan (its refusal). (It was the smallest multiple
+// of GPUs / gpus-per-machine, the published batch itself at 12 GPUs of 8 a machine: "no layout"; then
+// the one of those whose closed-form step was shortest, right against the smaller batches at every
+// critical batch but not against a larger one of more tokens/s: pick_of chooses now.)
+std::vector<FamilyBest> plans_of(LlmPlanRequest r, StepCache& cache) {
   FamilyBest best = plan_best(r, cache);
-  if (best.plan || best.refusal != LlmPlanRefusal::NoLayout) return best;
+  if (best.plan || best.refusal != LlmPlanRefusal::NoLayout) return {std::move(best)};
   const std::vector<std::int64_t> batches =
       batches_above(r.dimensions, {r.setting, r.gpus, r.machine.gpus_per_machine, r.global_batch});
-  if (batches.empty()) return best;
-  std::int64_t chosen = batches.front();  // where none fits: its refusal
-  double shortest = 0;
+  if (batches.empty()) return {std::move(best)};
+  std::vector<FamilyBest> out;
+  std::optional<FamilyBest> refused;  // the first batch's, where none has a plan
   for (const std::int64_t batch : batches) {
-    LlmPlanRequest at = r;
-    at.global_batch = batch;
-    std::size_t enumerated = 0;
-    const std::vector<LlmPlanCandidate> fitting = llm_fitting_candidates(at, &enumerated);
-    if (fitting.empty() || (shortest > 0 && fitting.front().estimate.step() >= shortest)) continue;
-    shortest = fitting.front().estimate.step();
-    chosen = batch;
+    r.global_batch = batch;
+    FamilyBest at = plan_best(r, cache);
+    if (at.plan)
+      out.push_back(std::move(at));
+    else if (!refused)
+      refused = std::move(at);
   }
-  r.global_batch = chosen;
-  FamilyBest raised = plan_best(r, cache);
-  raised.batches = batches;
-  return raised;
+  if (out.empty()) out.push_back(std::move(*refused));
+  return out;
 }
 
-void keep(FamilyBest best, std::optional<LlmPlanCandidate>& plan, std::optional<LlmPlanCandidate>& faster,
-          std::string& note, std::optional<LlmPlanRefusal>& refusal) {
+// Of a family's plans, its headline: the fastest to train at the first critical batch (where none is
+// stated, the one of the shortest step: tokens/s alone would favour the largest batch).
+std::size_t pick_of(const LlmStudyConfig& c, const LlmPlanRequest& r, const std::vector<FamilyBest>& plans) {
+  const bool priced = !c.critical_batch_tokens.empty() && r.training_tokens > 0;
+  const auto step = [](const LlmPlanCandidate& p) {
+    return static_cast<double>(p.layout.global_batch) / p.tokens_per_second;
+  };
+  std::size_t best = 0;
+  for (std::size_t i = 1; i < plans.size(); ++i) {
+    const auto& a = plans[i].plan;
+    const auto& b = plans[best].plan;
+    if (a && (!b || (priced ? faster(c, r, *a, *b) : step(*a) < step(*b)))) best = i;
+  }
+  return best;
+}
+
+// Per critical batch, the family's fastest time to train of its options and the batch it takes.
+void times_to_train(const LlmStudyConfig& c, const LlmPlanRequest& r,
+                    const std::vector<LlmPlanCandidate>& options, std::vector<double>& ttt,
+                    std::vector<std::int64_t>& batch) {
+  for (const double critical : c.critical_batch_tokens) {
+    double best = 0;
+    std::int64_t at = 0;
+    for (const LlmPlanCandidate& p : options)
+      if (const double t = time_to_train(r, critical, p); t > 0 && (best == 0 || t < best)) {
+        best = t;
+        at = p.layout.global_batch;
+      }
+    ttt.push_back(best);
+    batch.push_back(at);
+  }
+}
+
+// The family's headline (pick_of) into the cell's fields, and every plan into `options`.
+void keep(std::vector<FamilyBest> plans, std::size_t headline, std::optional<LlmPlanCandidate>& plan,
+          std::optional<LlmPlanCandidate>& faster, std::string& note, std::optional<LlmPlanRefusal>& refusal,
+          std::vector<LlmPlanCandidate>& options) {
+  for (const FamilyBest& p : plans)
+    if (p.plan) options.push_back(*p.plan);
+  FamilyBest& best = plans[headline];
   plan = std::move(best.plan);
   faster = std::move(best.faster_estimate);
   note = std::move(best.note);
@@ -115,8 +143,7 @@ LlmPlanNames study_names(const OptionSpelling& spelling) {
   return {.gpus = "",
           .other_layout =
               "another GPU count in the study file's gpus (the batch is the model's published one, "
-              "or above it the one of the shortest step of the smallest each replica count takes; the "
-              "study file cannot set it)",
+              "or above it each of the smallest each replica count takes; the study file cannot set it)",
           .memory = "",
           .more_memory = "more GPUs in the study file's gpus, or a larger " + option("memory"),
           .max_events = option("max-events"),
@@ -148,33 +175,37 @@ LlmStudyCell plan_cell(const LlmStudyConfig& c, const LlmStudyRunOptions& o, Llm
   cell.ib_per_gpu = sim::format_bandwidth(topology::ib_share_per_gpu(three_d.cluster));
   cell.published_batch = three_d.global_batch;
   cell.sequence = three_d.setting.model.sequence;
-  keep(best_of(three_d, cache), cell.three_d, cell.three_d_faster_estimate, cell.three_d_note,
-       cell.three_d_refusal);
+  std::vector<FamilyBest> three_d_plans = plans_of(three_d, cache);
   told(1);
-  FamilyBest dp_best = best_of(dp_heavy, cache);
-  std::vector<std::int64_t> larger_batches = dp_best.batches;
-  // Without a critical batch to price them, tokens/s would favour the largest: DP-heavy's batch only.
-  if ((c.critical_batch_tokens.empty() || three_d.training_tokens <= 0) && dp_best.plan)
-    larger_batches = {dp_best.plan->layout.global_batch};
-  keep(std::move(dp_best), cell.dp_heavy, cell.dp_heavy_faster_estimate, cell.dp_heavy_note,
-       cell.dp_heavy_refusal);
+  std::vector<FamilyBest> dp_plans = plans_of(dp_heavy, cache);
+  const std::size_t dp_pick = pick_of(c, dp_heavy, dp_plans);
   told(2);
   // Where DP-heavy had to take a larger batch, 3D may take one too (a fixed batch starves a pipeline
-  // of micro-batches): 3D's best plan of the published batch and each DP-heavy chose among (not only
-  // DP-heavy's: GPT-3's on 16,384 H100 is 4,096 sequences, 3D's best 2,048), by time to train at the
-  // first critical batch.
-  for (const std::int64_t batch : larger_batches) {
-    if (!cell.dp_heavy || batch == three_d.global_batch) break;
+  // of micro-batches): 3D's best plan at each batch DP-heavy was planned at as well (DP-heavy's
+  // headline's alone where no critical batch is stated, as tokens/s would favour the largest), so that
+  // at every critical batch each family trains at its best of the same batches. (3D's batch was the
+  // first critical batch's alone: GPT-3's on 16,384 H100 took 2,048 sequences at 8 M tokens too, where
+  // its 4,096 trains faster than DP-heavy's there, and the break-even line said DP-heavy won above 7.2 M.)
+  const bool priced = !c.critical_batch_tokens.empty() && three_d.training_tokens > 0;
+  for (std::size_t i = 0; i < dp_plans.size(); ++i) {
+    if (!dp_plans[i].plan || (!priced && i != dp_pick)) continue;
+    const std::int64_t batch = dp_plans[i].plan->layout.global_batch;
+    if (std::ranges::any_of(
+            three_d_plans,
+            [&](const FamilyBest& p) { return p.plan && p.plan->layout.global_batch == batch; }) ||
+        batch == three_d.global_batch)
+      continue;
     LlmPlanRequest larger = three_d;
     larger.global_batch = batch;
-    if (const FamilyBest alt = best_of(larger, cache);
-        alt.plan && (!cell.three_d || faster(c, larger, *alt.plan, *cell.three_d))) {
-      cell.three_d = alt.plan;
-      cell.three_d_faster_estimate = alt.faster_estimate;
-    }
+    if (FamilyBest alt = plan_best(larger, cache); alt.plan) three_d_plans.push_back(std::move(alt));
   }
-  cell.three_d_ttt = times_to_train(c, three_d, cell.three_d);
-  cell.dp_heavy_ttt = times_to_train(c, dp_heavy, cell.dp_heavy);
+  const std::size_t three_d_pick = pick_of(c, three_d, three_d_plans);
+  keep(std::move(dp_plans), dp_pick, cell.dp_heavy, cell.dp_heavy_faster_estimate, cell.dp_heavy_note,
+       cell.dp_heavy_refusal, cell.dp_heavy_options);
+  keep(std::move(three_d_plans), three_d_pick, cell.three_d, cell.three_d_faster_estimate, cell.three_d_note,
+       cell.three_d_refusal, cell.three_d_options);
+  times_to_train(c, three_d, cell.three_d_options, cell.three_d_ttt, cell.three_d_ttt_batch);
+  times_to_train(c, dp_heavy, cell.dp_heavy_options, cell.dp_heavy_ttt, cell.dp_heavy_ttt_batch);
   return cell;
 }
 

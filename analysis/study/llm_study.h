@@ -63,8 +63,15 @@ struct LlmStudyCell {
   // The model's published global batch and sequence length: a family whose plan had to take a larger
   // batch (DP-heavy past batch / (GPUs / 8) replicas) shows it, and the critical batch prices it.
   std::int64_t published_batch = 0, sequence = 0;
-  // Per critical batch of the config: each family's time to train in seconds (0: no plan).
+  // Each family's best plan at every batch it was planned at: the published one, or where the family
+  // had to take a larger one, each it chose among (3D also DP-heavy's). At each critical batch a family
+  // trains at the one of them it trains fastest at, so that both are compared each at its best batch;
+  // `dp_heavy` and `three_d` above are the first critical batch's (empty: those alone).
+  std::vector<LlmPlanCandidate> dp_heavy_options{}, three_d_options{};
+  // Per critical batch of the config: each family's time to train in seconds (0: no plan), and the
+  // batch in sequences it trains at there.
   std::vector<double> dp_heavy_ttt{}, three_d_ttt{};
+  std::vector<std::int64_t> dp_heavy_ttt_batch{}, three_d_ttt_batch{};
 };
 
 struct LlmStudyResult {

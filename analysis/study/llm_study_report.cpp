@@ -2,6 +2,7 @@
 // (write_report_folder): cells.csv and time_to_train.csv, the pictures of tokens/s per GPU and of
 // the InfiniBand sensitivity, and README.md with the table. Every row says whether its plan was
 // simulated or is the closed form's estimate.
+#include <algorithm>
 #include <cmath>
 #include <functional>
 #include <sstream>
@@ -21,11 +22,15 @@ struct Family {
   const std::string LlmStudyCell::*note;
   const std::optional<LlmPlanCandidate> LlmStudyCell::*faster_estimate;
   const std::vector<double> LlmStudyCell::*ttt;
+  const std::vector<std::int64_t> LlmStudyCell::*ttt_batch;
+  const std::vector<LlmPlanCandidate> LlmStudyCell::*options;
 };
-constexpr Family kFamilies[] = {{"dp-heavy", &LlmStudyCell::dp_heavy, &LlmStudyCell::dp_heavy_note,
-                                 &LlmStudyCell::dp_heavy_faster_estimate, &LlmStudyCell::dp_heavy_ttt},
-                                {"3d", &LlmStudyCell::three_d, &LlmStudyCell::three_d_note,
-                                 &LlmStudyCell::three_d_faster_estimate, &LlmStudyCell::three_d_ttt}};
+constexpr Family kFamilies[] = {
+    {"dp-heavy", &LlmStudyCell::dp_heavy, &LlmStudyCell::dp_heavy_note,
+     &LlmStudyCell::dp_heavy_faster_estimate, &LlmStudyCell::dp_heavy_ttt, &LlmStudyCell::dp_heavy_ttt_batch,
+     &LlmStudyCell::dp_heavy_options},
+    {"3d", &LlmStudyCell::three_d, &LlmStudyCell::three_d_note, &LlmStudyCell::three_d_faster_estimate,
+     &LlmStudyCell::three_d_ttt, &LlmStudyCell::three_d_ttt_batch, &LlmStudyCell::three_d_options}};
 
 const char* basis(const LlmPlanCandidate& c) { return c.simulated() ? "simulated" : "estimated"; }
 
@@ -63,16 +68,25 @@ std::string cells_csv(const LlmStudyResult& r) {
   return o.str();
 }
 
+// Per critical batch, each family's time to train at its fastest of the batches it was planned at:
+// that plan's batch (sequences) and basis beside it.
 std::string ttt_csv(const LlmStudyResult& r) {
   std::ostringstream o;
-  o << "model,cluster,ib_port,ib_per_gpu,gpus,family,basis,critical_batch_tokens,time_to_train_s\n";
+  o << "model,cluster,ib_port,ib_per_gpu,gpus,family,basis,global_batch,critical_batch_tokens,time_to_train_"
+       "s\n";
   for (const LlmStudyCell& c : r.cells)
     for (const Family& f : kFamilies) {
       const auto& p = c.*f.plan;
-      for (std::size_t i = 0; p && i < r.config.critical_batch_tokens.size(); ++i)
+      for (std::size_t i = 0; p && i < r.config.critical_batch_tokens.size(); ++i) {
+        const std::int64_t batch = i < (c.*f.ttt_batch).size() ? (c.*f.ttt_batch)[i] : p->layout.global_batch;
+        const auto& options = c.*f.options;
+        const auto at = std::ranges::find_if(
+            options, [&](const LlmPlanCandidate& q) { return q.layout.global_batch == batch; });
         o << csv_field(c.model) << "," << c.cluster << "," << csv_field(c.ib) << ","
-          << csv_field(c.ib_per_gpu) << "," << c.gpus << "," << f.name << "," << basis(*p) << ","
+          << csv_field(c.ib_per_gpu) << "," << c.gpus << "," << f.name << ","
+          << basis(at == options.end() ? *p : *at) << "," << batch << ","
           << num(r.config.critical_batch_tokens[i]) << "," << num((c.*f.ttt)[i]) << "\n";
+      }
     }
   return o.str();
 }

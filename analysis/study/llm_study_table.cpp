@@ -150,36 +150,121 @@ void print_times_to_train(const LlmStudyResult& r, std::ostream& out) {
       // The pair in one unit (hunt42 saw "2.4 d" beside "44.0 h").
       const double dp_heavy = c.dp_heavy_ttt[i], three_d = c.three_d_ttt[i];
       const auto [dp_text, three_d_text] = format_durations_alike(dp_heavy, three_d);
+      // " (B 4096)" where the family trains there at another batch than the published one.
+      const auto at = [&](const std::vector<std::int64_t>& batch) {
+        return i < batch.size() && batch[i] != 0 && batch[i] != c.published_batch
+                   ? " (B " + std::to_string(batch[i]) + ")"
+                   : std::string();
+      };
       out << (i ? ";" : "") << " B_crit " << format_count(std::llround(crit[i])) << ": DP-heavy "
-          << (dp_heavy > 0 ? dp_text : "-") << ", 3D " << (three_d > 0 ? three_d_text : "-");
+          << (dp_heavy > 0 ? dp_text + at(c.dp_heavy_ttt_batch) : "-") << ", 3D "
+          << (three_d > 0 ? three_d_text + at(c.three_d_ttt_batch) : "-");
     }
     out << "\n";
   }
 }
 
-// Where the families train at different batches (DP-heavy past its replicas' batch), the critical
-// batch at which their times to train are equal: with E(B) ~ 1 + B / B_crit (Kaplan et al.), the
-// family with more tokens/s wins above it and the one with the smaller batch below it.
+// A family's plans at the batches it was planned at (LlmStudyCell::dp_heavy_options; its headline alone
+// where the cell lists none).
+std::vector<LlmPlanCandidate> options_of(const std::vector<LlmPlanCandidate>& options,
+                                         const std::optional<LlmPlanCandidate>& headline) {
+  if (!options.empty() || !headline) return options;
+  return {*headline};
+}
+
+// A family's time to train at x = 1 / B_crit, in units of E_min, at its fastest plan there: a plan of
+// b tokens a batch at r tokens/s takes E_min (1 + b x) / r (Kaplan et al.; E_min, set by the published
+// run, is the families' alike), a line in x; the family's time is their lower envelope.
+double envelope_at(const std::vector<LlmPlanCandidate>& plans, double sequence, double x) {
+  double best = INFINITY;
+  for (const LlmPlanCandidate& p : plans)
+    best =
+        std::min(best, (1 + static_cast<double>(p.layout.global_batch) * sequence * x) / p.tokens_per_second);
+  return best;
+}
+
+// Stretches of B_crit from the smallest up: who trains faster there (+1 3D, -1 DP-heavy, 0 alike), each
+// family at its fastest plan, and the critical batch in tokens where the stretch ends (infinity: the
+// last). Between two consecutive crossings of any two plans' lines both envelopes are straight, so the
+// sign of their difference in its middle holds for the whole stretch.
+std::vector<std::pair<int, double>> break_even_stretches(const std::vector<LlmPlanCandidate>& dp,
+                                                         const std::vector<LlmPlanCandidate>& three_d,
+                                                         double sequence) {
+  std::vector<double> xs;  // every crossing of two plans' lines, 1 / tokens
+  std::vector<LlmPlanCandidate> all = dp;
+  all.insert(all.end(), three_d.begin(), three_d.end());
+  for (std::size_t i = 0; i < all.size(); ++i)
+    for (std::size_t j = i + 1; j < all.size(); ++j) {
+      const double ai = 1 / all[i].tokens_per_second, aj = 1 / all[j].tokens_per_second;
+      const double si = static_cast<double>(all[i].layout.global_batch) * sequence * ai;
+      const double sj = static_cast<double>(all[j].layout.global_batch) * sequence * aj;
+      if (const double x = (aj - ai) / (si - sj); std::isfinite(x) && x > 0) xs.push_back(x);
+    }
+  std::ranges::sort(xs);
+  std::vector<std::pair<int, double>> stretches;
+  for (std::size_t k = xs.size() + 1; k-- > 0;) {  // from the largest x, the smallest B_crit
+    const double lo = k == 0 ? 0 : xs[k - 1], hi = k == xs.size() ? INFINITY : xs[k];
+    const double mid = k == xs.size() ? (xs.empty() ? 1e-6 : 2 * lo) : k == 0 ? hi / 2 : (lo + hi) / 2;
+    const double dp_time = envelope_at(dp, sequence, mid),
+                 lead = dp_time - envelope_at(three_d, sequence, mid);
+    const int winner = std::abs(lead) <= 1e-9 * dp_time ? 0 : lead > 0 ? 1 : -1;
+    if (stretches.empty() || stretches.back().first != winner) stretches.emplace_back(winner, 0.0);
+    stretches.back().second = lo > 0 ? 1 / lo : INFINITY;
+  }
+  return stretches;
+}
+
+// Where the families train at different batches (DP-heavy past its replicas' batch, 3D at its best of
+// the same batches), the critical batches at which the faster one changes, each family at its fastest
+// plan at every critical batch (with one plan each: the family with more tokens/s wins above the one
+// crossing, the one with the shorter step below it).
 void print_break_even(const LlmStudyResult& r, std::ostream& out) {
+  const auto who = [](int w) {
+    return w > 0 ? "3D trains faster" : w < 0 ? "DP-heavy trains faster" : "both train alike";
+  };
+  const auto tokens = [](double t) { return format_count(std::llround(t)); };
   for (const LlmStudyCell& c : r.cells) {
     if (!c.dp_heavy || !c.three_d || c.ib != r.config.ib_bandwidths.front()) continue;
-    const double bd = static_cast<double>(c.dp_heavy->layout.global_batch * c.sequence);
-    const double b3 = static_cast<double>(c.three_d->layout.global_batch * c.sequence);
-    if (bd == b3) continue;
-    const double rd = c.dp_heavy->tokens_per_second, r3 = c.three_d->tokens_per_second;
-    const double critical = (b3 / r3 - bd / rd) / (1 / rd - 1 / r3);
-    // As B_crit grows the family with more tokens/s wins; as it shrinks, the one with the shorter step
-    // (the number of steps to train no longer depends on the batch): a crossing only when they differ.
-    const char* fast = rd > r3 ? "DP-heavy" : "3D";
-    const char* other = rd > r3 ? "3D" : "DP-heavy";
-    out << "break-even, " << c.model << " on " << c.gpus << " GPUs of " << c.cluster << " (DP-heavy at "
-        << format_count(std::llround(bd)) << " tokens a batch, 3D at " << format_count(std::llround(b3))
-        << "): ";
-    if (std::isfinite(critical) && critical > 0)
-      out << "critical batch " << format_count(std::llround(critical)) << " tokens; " << fast
-          << " trains faster above it, " << other << " below\n";
+    const std::vector<LlmPlanCandidate> dp = options_of(c.dp_heavy_options, c.dp_heavy);
+    const std::vector<LlmPlanCandidate> td = options_of(c.three_d_options, c.three_d);
+    std::vector<double> batches;  // tokens
+    for (const auto* family : {&dp, &td})
+      for (const LlmPlanCandidate& p : *family)
+        batches.push_back(static_cast<double>(p.layout.global_batch * c.sequence));
+    std::ranges::sort(batches);
+    if (batches.front() == batches.back()) continue;  // one batch: the critical batch moves both alike
+    const auto stretches = break_even_stretches(dp, td, static_cast<double>(c.sequence));
+    out << "break-even, " << c.model << " on " << c.gpus << " GPUs of " << c.cluster;
+    if (dp.size() == 1 && td.size() == 1)
+      out << " (DP-heavy at " << tokens(static_cast<double>(dp[0].layout.global_batch * c.sequence))
+          << " tokens a batch, 3D at " << tokens(static_cast<double>(td[0].layout.global_batch * c.sequence))
+          << "): ";
     else
-      out << fast << " trains faster at every critical batch\n";
+      out << " (each family at its fastest of the batches it was planned at, " << tokens(batches.front())
+          << " to " << tokens(batches.back()) << " tokens): ";
+    if (stretches.size() == 1) {
+      out << who(stretches[0].first) << " at every critical batch\n";
+    } else if (stretches.size() == 2) {
+      const int below = stretches[0].first;
+      out << "critical batch " << tokens(stretches[0].second) << " tokens; " << who(stretches[1].first)
+          << " above it, "
+          << (below > 0   ? "3D"
+              : below < 0 ? "DP-heavy"
+                          : "both train alike")
+          << " below\n";
+    } else {
+      out << "critical batches";
+      for (std::size_t k = 0; k + 1 < stretches.size(); ++k)
+        out << (k ? ", " : " ") << tokens(stretches[k].second);
+      out << " tokens;";
+      for (std::size_t k = 0; k < stretches.size(); ++k)
+        out << (k ? "," : "") << " " << who(stretches[k].first)
+            << (k == 0 ? " below " + tokens(stretches[0].second)
+                : k + 1 == stretches.size()
+                    ? " above " + tokens(stretches[k - 1].second)
+                    : " from " + tokens(stretches[k - 1].second) + " to " + tokens(stretches[k].second));
+      out << "\n";
+    }
   }
 }
 
@@ -197,9 +282,10 @@ double llm_three_d_advantage(const LlmStudyResult& r, const LlmStudyCell& c) {
 void print_llm_table(const LlmStudyResult& r, std::ostream& out) {
   out << r.config.title << "\n"
       << "tokens/s of each family's best plan by the planner, each model at its published global batch (\"B "
-         "n\": above it where none of the family's layouts takes it, of the smallest batches each replica "
-         "count "
-         "takes the one whose step is shortest by the closed form)\n"
+         "n\": above it where none of the family's layouts takes it: of the smallest batches each replica "
+         "count takes, where 3D is planned too, the one the family trains fastest at by the first critical "
+         "batch, or of the shortest step where none is stated; at each critical batch below, each family "
+         "at its fastest of them)\n"
       << "sim: simulated; est: estimated, not simulated (its step would simulate past the planner's events "
          "budget), the closed form's tokens/s\n"
       << "3D/DP: time to train at the first critical batch, DP-heavy's over 3D's (tokens/s when none is "

@@ -2,9 +2,12 @@
 // "stops paying" and the break-even critical batch, each expected number derived below.
 #include <doctest/doctest.h>
 
+#include <cmath>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
+#include <tuple>
+#include <vector>
 
 #include "analysis/study/llm_study.h"
 #include "analysis/study/study_report.h"
@@ -134,6 +137,104 @@ TEST_CASE("llm study: where the families train at different batches, the critica
   std::ostringstream slower;
   analysis::print_llm_table(study({c}, {16384}), slower);
   CHECK(slower.str().find("3D trains faster at every critical batch") != std::string::npos);
+}
+
+TEST_CASE("llm study: the break-even compares each family at its fastest of the batches it was planned at") {
+  // Sequences of 1,000 tokens. A time to train goes as (1 + B x) / R, x = 1 / B_crit, B tokens a batch
+  // at R tokens/s: a line in x for each plan, a family's time the lowest of its lines.
+  // 1. DP-heavy at 4 M tokens and 2 M tokens/s; 3D at 2 M and 1.5 M tokens/s, and at DP-heavy's 4 M at
+  // 2.1 M tokens/s. Against 3D's 2 M plan alone DP-heavy wins above B_crit 4 M (the test above), but 3D's
+  // 4 M plan beats DP-heavy's at every critical batch (the same batch, more tokens/s): 3D everywhere.
+  LlmStudyCell c = cell(16384);
+  c.dp_heavy = plan(4000, 2e6, 2048);
+  c.three_d = plan(2000, 1.5e6, 256);
+  c.dp_heavy_options = {*c.dp_heavy};
+  c.three_d_options = {*c.three_d, plan(4000, 2.1e6, 512)};
+  c.dp_heavy_ttt = c.three_d_ttt = {1};
+  std::ostringstream out;
+  analysis::print_llm_table(study({c}, {16384}), out);
+  CAPTURE(out.str());
+  CHECK(out.str().find("break-even, toy on 16384 GPUs of dgx-h100 (each family at its fastest of the batches "
+                       "it was planned at, 2,000,000 to 4,000,000 tokens): 3D trains faster at every "
+                       "critical batch\n") != std::string::npos);
+  // 2. 3D's plan at 4 M is DP-heavy's own (as where 3D's layouts include DP-heavy's): 3D's 2 M plan is
+  // faster below B_crit 4 M (where it met DP-heavy's above), the same plan above it.
+  c.three_d_options[1] = *c.dp_heavy;
+  std::ostringstream same;
+  analysis::print_llm_table(study({c}, {16384}), same);
+  CHECK(
+      same.str().find("(each family at its fastest of the batches it was planned at, 2,000,000 to 4,000,000 "
+                      "tokens): critical batch 4,000,000 tokens; both train alike above it, 3D below\n") !=
+      std::string::npos);
+  // 3. DP-heavy at 1 M tokens and 1 M tokens/s (1/R 1e-6, B/R 1 s) and at 8 M and 4 M tokens/s (0.25e-6,
+  // 2 s); 3D at 2 M and 1.6 M tokens/s (0.625e-6, 1.25 s). 3D's line is lowest between its crossings
+  // with DP-heavy's 1 M plan, 1e-6 + x = 0.625e-6 + 1.25 x at x = 1.5e-6 (B_crit 666,667 tokens), and
+  // with its 8 M plan, 0.625e-6 + 1.25 x = 0.25e-6 + 2 x at x = 0.5e-6 (B_crit 2 M); DP-heavy's 1 M plan
+  // below the first, its 8 M plan above the second.
+  c.dp_heavy = plan(1000, 1e6, 1024);
+  c.dp_heavy_options = {*c.dp_heavy, plan(8000, 4e6, 8192)};
+  c.three_d = plan(2000, 1.6e6, 256);
+  c.three_d_options = {*c.three_d};
+  std::ostringstream three;
+  analysis::print_llm_table(study({c}, {16384}), three);
+  CAPTURE(three.str());
+  CHECK(
+      three.str().find("(each family at its fastest of the batches it was planned at, 1,000,000 to 8,000,000 "
+                       "tokens): critical batches 666,667, 2,000,000 tokens; DP-heavy trains faster below "
+                       "666,667, 3D trains faster from 666,667 to 2,000,000, DP-heavy trains faster above "
+                       "2,000,000\n") != std::string::npos);
+}
+
+TEST_CASE("llm study: at every critical batch each family trains at its fastest of the same batches") {
+  // GPT-3 175B (1,536 sequences of 2,048 tokens; 300 B tokens at that batch, transformers.md) on 16,384
+  // GPUs of DGX H100: DP-heavy (dp >= 2,048) has no layout at 1,536 and is planned at 2,048, 4,096,
+  // 8,192 and 16,384 sequences; 3D at 1,536 and at each of those. A plan of B tokens a batch at R tokens/s
+  // trains in 300e9 (1 + B / B_crit) / (1 + 3,145,728 / B_crit) / R seconds (Kaplan et al.). Each
+  // family's time at each critical batch must be the least of its plans', and 3D's no more than
+  // DP-heavy's (3D's layouts include DP-heavy's at every batch DP-heavy was planned at). 3D took the
+  // first critical batch's plan at every critical batch: at 8 M its 2,048 sequences took 41.2 h, more
+  // than DP-heavy's 40.5 h, where its plan at DP-heavy's batch is as fast as DP-heavy's own; and
+  // DP-heavy took the batch of its shortest step, 4,096, where 8,192 trains faster at 2 M tokens.
+  analysis::LlmStudyConfig config = grid("gpt3-175b", {"dgx-h100"}, {16384}, "400 Gb/s");
+  config.critical_batch_tokens = {2e6, 8e6};
+  config.simulate = 1;
+  const analysis::LlmStudyResult r = analysis::run_llm_study(config, {.max_events = "1"});  // estimates
+  REQUIRE(r.cells.size() == 1);
+  const LlmStudyCell& c = r.cells[0];
+  REQUIRE(c.published_batch == 1536);
+  REQUIRE(c.sequence == 2048);
+  REQUIRE(c.dp_heavy);
+  REQUIRE(c.three_d);
+  const auto seconds = [](const LlmPlanCandidate& p, double critical) {
+    const double batch = static_cast<double>(p.layout.global_batch) * 2048;
+    return 300e9 * (1 + batch / critical) / (1 + 1536.0 * 2048 / critical) / p.tokens_per_second;
+  };
+  std::vector<std::int64_t> dp_batches, three_d_batches;
+  for (const LlmPlanCandidate& p : c.dp_heavy_options) dp_batches.push_back(p.layout.global_batch);
+  for (const LlmPlanCandidate& p : c.three_d_options) three_d_batches.push_back(p.layout.global_batch);
+  CHECK(dp_batches == std::vector<std::int64_t>{2048, 4096, 8192, 16384});
+  CHECK(three_d_batches == std::vector<std::int64_t>{1536, 2048, 4096, 8192, 16384});
+  for (std::size_t i = 0; i < 2; ++i) {
+    const double critical = config.critical_batch_tokens[i];
+    CAPTURE(critical);
+    for (const auto& [options, ttt, batch] :
+         {std::tuple{&c.dp_heavy_options, &c.dp_heavy_ttt, &c.dp_heavy_ttt_batch},
+          std::tuple{&c.three_d_options, &c.three_d_ttt, &c.three_d_ttt_batch}}) {
+      double least = INFINITY;
+      std::int64_t at = 0;
+      for (const LlmPlanCandidate& p : *options)
+        if (seconds(p, critical) < least) {
+          least = seconds(p, critical);
+          at = p.layout.global_batch;
+        }
+      CHECK((*ttt)[i] == doctest::Approx(least).epsilon(1e-12));
+      CHECK((*batch)[i] == at);
+    }
+    CHECK(c.three_d_ttt[i] <= c.dp_heavy_ttt[i] * (1 + 1e-12));
+  }
+  // The rows shown are the first critical batch's.
+  CHECK(c.dp_heavy_ttt[0] == doctest::Approx(seconds(*c.dp_heavy, 2e6)).epsilon(1e-12));
+  CHECK(c.three_d_ttt[0] == doctest::Approx(seconds(*c.three_d, 2e6)).epsilon(1e-12));
 }
 
 TEST_CASE("llm study: a family without a plan is named by the planner's kind of refusal, not its wording") {

@@ -1,7 +1,8 @@
 // Every verdict the LLM study prints held to its own rows (issue 31): each row's 3D/DP column is its
 // cells' ratio; "DP-heavy stops paying" names exactly the GPU counts whose rows show 3D at least 5%
 // ahead ("from N" only when every larger compared count does too); a break-even critical batch is
-// where the two rows' times to train meet, the family named faster above it is; each plan shown fits
+// where the two families' times to train meet, each at its fastest of the batches it was planned at,
+// the family named faster above it is; each plan shown fits
 // in the GPU's memory, and "no layout" / "none fits" are what the planner finds at that batch.
 #include <doctest/doctest.h>
 #include "tests/paths/paths.h"
@@ -11,7 +12,9 @@
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
+#include <optional>
 #include <sstream>
+#include <vector>
 
 #include "analysis/study/llm_study.h"
 #include "analysis/study/study_report.h"
@@ -123,7 +126,31 @@ double relative_time(double batch_tokens, double tokens_per_second, double criti
   return (1 + batch_tokens / critical) / tokens_per_second;
 }
 
-// Each break-even line against the two rows it compares.
+// A family's plans at the batches it was planned at (its headline alone where the cell lists none).
+std::vector<LlmPlanCandidate> options_of(const std::vector<LlmPlanCandidate>& options,
+                                         const std::optional<LlmPlanCandidate>& headline) {
+  return options.empty() && headline ? std::vector<LlmPlanCandidate>{*headline} : options;
+}
+
+// "4,000,000" read as 4e6.
+double number(const std::string& text) {
+  std::string digits;
+  for (const char ch : text)
+    if (ch != ',') digits += ch;
+  return std::stod(digits);
+}
+
+// Who a break-even line names: "3D trains faster" (or "3D") +1, "DP-heavy trains faster" -1, "both
+// train alike" 0.
+int named(const std::string& words) {
+  if (words.starts_with("3D")) return 1;
+  if (words.starts_with("DP-heavy")) return -1;
+  REQUIRE(words.starts_with("both train alike"));
+  return 0;
+}
+
+// Each break-even line against the plans it compares: each family at its fastest, at each critical
+// batch, of the batches it was planned at; the line shows where a cell's plans span more than one batch.
 void check_break_even(const LlmStudyResult& r, const std::string& text) {
   for (const LlmStudyCell& c : r.cells) {
     if (c.ib != r.config.ib_bandwidths.front()) continue;
@@ -131,30 +158,57 @@ void check_break_even(const LlmStudyResult& r, const std::string& text) {
         "break-even, " + c.model + " on " + std::to_string(c.gpus) + " GPUs of " + c.cluster + " ";
     const std::string line = line_of(text, prefix);
     CAPTURE(line);
-    const bool differ =
-        c.dp_heavy && c.three_d && c.dp_heavy->layout.global_batch != c.three_d->layout.global_batch;
+    const std::vector<LlmPlanCandidate> dp = options_of(c.dp_heavy_options, c.dp_heavy);
+    const std::vector<LlmPlanCandidate> td = options_of(c.three_d_options, c.three_d);
+    std::vector<std::int64_t> batches;
+    for (const auto* family : {&dp, &td})
+      for (const LlmPlanCandidate& p : *family) batches.push_back(p.layout.global_batch);
+    const bool differ = c.dp_heavy && c.three_d && std::ranges::min(batches) != std::ranges::max(batches);
     REQUIRE(line.empty() != differ);
     if (!differ) continue;
-    const double bd = static_cast<double>(c.dp_heavy->layout.global_batch * c.sequence);
-    const double b3 = static_cast<double>(c.three_d->layout.global_batch * c.sequence);
-    const double rd = c.dp_heavy->tokens_per_second, r3 = c.three_d->tokens_per_second;
-    // DP-heavy's time over 3D's at a critical batch; below 1: DP-heavy trains faster.
-    auto dp_over_3d = [&](double critical) {
-      return relative_time(bd, rd, critical) / relative_time(b3, r3, critical);
+    const auto fastest = [&](const std::vector<LlmPlanCandidate>& plans, double critical) {
+      double best = INFINITY;
+      for (const LlmPlanCandidate& p : plans)
+        best = std::min(best, relative_time(static_cast<double>(p.layout.global_batch * c.sequence),
+                                            p.tokens_per_second, critical));
+      return best;
     };
-    const std::string faster = line.substr(line.find("): ") + 3);
-    const bool dp_named = faster.find("DP-heavy trains faster") != std::string::npos;
-    if (faster.starts_with("critical batch ")) {
-      std::string digits;  // "4,000,000" without its commas
-      for (const char ch : faster.substr(15, faster.find(" tokens") - 15))
-        if (ch != ',') digits += ch;
-      const double at = std::stod(digits);
+    // DP-heavy's time over 3D's at a critical batch, and who trains faster there.
+    const auto dp_over_3d = [&](double critical) { return fastest(dp, critical) / fastest(td, critical); };
+    const auto winner = [&](double critical) {
+      const double ratio = dp_over_3d(critical);
+      return std::abs(ratio - 1) < 1e-9 ? 0 : ratio > 1 ? 1 : -1;
+    };
+    const std::string said = line.substr(line.find("): ") + 3);
+    if (said.starts_with("critical batch ")) {  // "critical batch X tokens; A above it, B below"
+      const double at = number(said.substr(15, said.find(" tokens") - 15));
       CHECK(at > 0);
-      CHECK(dp_over_3d(at) == doctest::Approx(1).epsilon(1e-4));  // they meet there
-      CHECK((dp_over_3d(at * 2) < 1) == dp_named);                // the family named faster above it is
-      CHECK((dp_over_3d(at / 2) < 1) != dp_named);                // and the other below
+      CHECK(dp_over_3d(at) == doctest::Approx(1).epsilon(1e-6));  // they meet there
+      const std::string above = said.substr(said.find("; ") + 2);
+      CHECK(winner(at * 2) == named(above));  // the family named above it is faster
+      CHECK(winner(at / 2) == named(above.substr(above.find(" above it, ") + 11)));  // and below
+    } else if (said.starts_with("critical batches ")) {
+      // "critical batches X, Y tokens; A below X, B from X to Y, C above Y": each stretch's middle.
+      std::vector<double> at;
+      std::istringstream list(said.substr(17, said.find(" tokens") - 17));
+      for (std::string item; std::getline(list, item, ' ');)
+        if (!item.empty()) at.push_back(number(item.back() == ',' ? item.substr(0, item.size() - 1) : item));
+      REQUIRE(at.size() >= 2);
+      // Split at commas, the numbers' too: a stretch's words are the pieces that start with a letter.
+      std::istringstream parts(said.substr(said.find("; ") + 2));
+      std::vector<std::string> stretch;
+      for (std::string part; std::getline(parts, part, ',');) {
+        if (part.starts_with(" ")) part.erase(0, 1);
+        if (!part.empty() && !std::isdigit(static_cast<unsigned char>(part[0]))) stretch.push_back(part);
+      }
+      REQUIRE(stretch.size() == at.size() + 1);
+      for (std::size_t k = 0; k < at.size(); ++k) {
+        CHECK(dp_over_3d(at[k]) == doctest::Approx(1).epsilon(1e-6));
+        CHECK(winner(k == 0 ? at[0] / 2 : std::sqrt(at[k - 1] * at[k])) == named(stretch[k]));
+      }
+      CHECK(winner(at.back() * 2) == named(stretch.back()));
     } else {
-      for (const double critical : {1e3, 1e6, 1e9, 1e12}) CHECK((dp_over_3d(critical) < 1) == dp_named);
+      for (const double critical : {1e3, 1e6, 1e9, 1e12}) CHECK(winner(critical) == named(said));
     }
   }
 }
