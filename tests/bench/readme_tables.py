@@ -2,7 +2,8 @@
 """README's measured tables, printed as Markdown from Google Benchmark JSON output.
 
 Each table is one subcommand; it reads the JSON files of one or more runs of the benchmark targets
-(`--benchmark_format=json`; several files: each case takes its fastest run) and prints the table,
+(`--benchmark_format=json`; several files: the performance table gives each figure's range over them,
+the others each case's fastest run) and prints the table,
 then a line saying when and on what the runs were made (the JSON's context). Which command
 regenerates which table:
 
@@ -12,9 +13,11 @@ regenerates which table:
       build/tests/bench_event_queue --benchmark_repetitions=5 --benchmark_filter='Hold/100000$|StdPriorityQueue/100000$' --benchmark_format=json > queue.json
       build/tests/bench_network --benchmark_format=json > network.json
       build/tests/bench_collective --benchmark_filter=BM_Ring --benchmark_format=json > collective.json
-      for c in 128/2 2048/1 2048/2 2048/4; do build/tests/bench_step --benchmark_filter="BM_GnmtStep/$c/" --benchmark_format=json > step-${c/\//-}.json; done
-      /usr/bin/time -v build/tests/bench_collective --benchmark_filter=BM_RingAllReduce/1024/   # the 1,024-GPU row's peak resident set
-      python3 tests/bench/readme_tables.py performance [--commit SHA] [--collective-peak-mb MB] queue.json network.json collective.json step-*.json [more runs' files ...]
+      for c in 128/2 2048/1 2048/2 2048/4; do build/tests/bench_step --benchmark_filter="BM_GnmtStep/$c/" --benchmark_format=json > step-${c%/*}-${c#*/}.json; done
+      /usr/bin/time -v build/tests/bench_collective --benchmark_filter=BM_RingAllReduce/1024/
+          (its "Maximum resident set size" is the 1,024-GPU row's peak memory, --collective-peak-mb)
+      python3 tests/bench/readme_tables.py performance [--commit SHA] [--collective-peak-mb MB]
+          queue.json network.json collective.json step-*.json [more runs' files ...]
         (a step's `peak_rss_mb` is its process's peak, so each case runs in a process of its own;
         the commit is HEAD's, short, unless --commit names the one the binaries were built from)
   scale         README.md, "Cost growth"
@@ -64,14 +67,6 @@ def case_name(run):
     return "/".join(p for p in parts if ":" not in p and p not in ("real_time", "manual_time"))
 
 
-def fastest(runs, name):
-    """The run of case `name` (a median aggregate stands for its repetitions) with the least wall time."""
-    found = [r for r in runs if case_name(r) == name]
-    medians = [r for r in found if r.get("aggregate_name") == "median"]
-    found = medians or found
-    return min(found, key=lambda r: seconds(r)[0]) if found else None
-
-
 def duration(s):
     return f"{s:.2f} s" if s >= 1 else f"{s * 1e3:.0f} ms"
 
@@ -103,10 +98,6 @@ def table(header, rows):
     print("|" + "---|" * len(header))
     for row in rows:
         print("| " + " | ".join(row) + " |")
-
-
-def cell(run, text):
-    return "—" if run is None else text(run)
 
 
 def span(values, text):
@@ -147,6 +138,68 @@ def verdict(met, text):
     return f"**{'met' if met else 'not met'}**: {text}"
 
 
+def cases(runs, name):
+    """Every file's run of case `name` (a median aggregate stands for its file's repetitions)."""
+    found = [r for r in runs if case_name(r) == name]
+    medians = [r for r in found if r.get("aggregate_name") == "median"]
+    return medians or found
+
+
+def walls(found):
+    return [seconds(r)[0] for r in found]
+
+
+def mevents(x):
+    return f"{x / 1e6:.1f}"
+
+
+def queue_cell(runs, commit):
+    """The hold model against a plain priority queue, each ratio from one file (the same run)."""
+    queue, baseline = cases(runs, "BM_Hold/100000"), cases(runs, "BM_HoldStdPriorityQueue/100000")
+    pairs = [(q, b) for q in queue for b in baseline if q["_context"] is b["_context"]]
+    if not pairs:
+        return "—"
+    ratios = [q["events_per_second"] / b["events_per_second"] for q, b in pairs]
+    return verdict(min(ratios) >= 5, (
+        f"{span(ratios, lambda x: f'{x:.1f}')}× ({span([q['events_per_second'] for q, _ in pairs], mevents)} M "
+        f"events/s against {span([b['events_per_second'] for _, b in pairs], mevents)} M, the medians of 5 in "
+        f"each of {len(pairs)} runs); {when([q for q, _ in pairs], commit)}"))
+
+
+def network_cell(runs, commit):
+    network = [r for r in runs if r["name"].startswith("BM_ThreeHopContention")]
+    hops = [r["message_hops_per_second"] for r in network]
+    return "—" if not hops else verdict(min(hops) >= 5e6, (
+        f"{span(hops, mevents)} M message-hops/s ({len(network)} runs of its cases); {when(network, commit)}"))
+
+
+def ring_cells(runs, commit, ring_peak):
+    """The 1,024-GPU ring's cell (its peak memory given by hand: the JSON has none) and the 16,384's."""
+    folded, full = cases(runs, "BM_RingAllReduce/1024/0"), cases(runs, "BM_RingAllReduce/1024/1")
+    big = cases(runs, "BM_RingAllReduce/16384/0")
+    peak = (f"{memory(float(ring_peak))} peak resident set (`/usr/bin/time -v`)" if ring_peak else
+            "peak memory not given (`--collective-peak-mb`, from `/usr/bin/time -v`): not judged")
+    ring_met = folded and max(walls(folded)) < 0.2 and (ring_peak is None or float(ring_peak) < 200)
+    ring = "—" if not folded else verdict(ring_met, (
+        f"{span(walls(folded), fine_duration)} folded and jumped (`BM_RingAllReduce/1024/0`, the default)"
+        + (f", {span(walls(full), fine_duration)} message by message (`/1024/1`)" if full else "")
+        + f" in {len(folded)} runs; {peak}; {when(folded + full, commit)}"))
+    return ring, "—" if not big else verdict(max(walls(big)) < 2, (
+        f"{span(walls(big), fine_duration)} in {len(big)} runs; {when(big, commit)}"))
+
+
+def step_cell(runs, commit, keys, names=("",)):
+    """GNMT steps of bench_step (one or two cases on one row): wall and peak RSS, each < 10 s, < 2 GB."""
+    steps = [cases(runs, f"BM_GnmtStep/{k}") for k in keys]
+    if not all(steps):
+        return "—"
+    found = [r for step in steps for r in step]
+    met = max(walls(found)) < 10 and max(r["peak_rss_mb"] for r in found) < 2000
+    text = "; ".join(f"{name}{span(walls(step), duration)} wall, "
+                     f"{span([r['peak_rss_mb'] for r in step], memory)} peak" for name, step in zip(names, steps))
+    return verdict(met, f"{text} ({len(steps[0])} runs); {when(found, commit)}")
+
+
 def performance(args):
     """README's "Performance" table, its Google Benchmark rows: each measured cell is the range over
     the runs given, then whether the row's target is met by all of them, the commit, date and load."""
@@ -154,75 +207,25 @@ def performance(args):
     commit = commit or head_commit()
     ring_peak, paths = option(args, "--collective-peak-mb")
     runs, contexts = load(paths)
-
-    def cases(name):
-        """Every file's run of case `name` (a median aggregate stands for its file's repetitions)."""
-        found = [r for r in runs if case_name(r) == name]
-        medians = [r for r in found if r.get("aggregate_name") == "median"]
-        return medians or found
-
-    queue, baseline = cases("BM_Hold/100000"), cases("BM_HoldStdPriorityQueue/100000")
-    pairs = [(q, b) for q in queue for b in baseline if q["_context"] is b["_context"]]
-    ratios = [q["events_per_second"] / b["events_per_second"] for q, b in pairs]
-    mevents = lambda x: f"{x / 1e6:.1f}"  # noqa: E731
-    queue_cell = "—" if not pairs else verdict(min(ratios) >= 5, (
-        f"{span(ratios, lambda x: f'{x:.1f}')}× ({span([q['events_per_second'] for q, _ in pairs], mevents)} M "
-        f"events/s against {span([b['events_per_second'] for _, b in pairs], mevents)} M, the medians of 5 in "
-        f"each of {len(pairs)} runs); {when([q for q, _ in pairs], commit)}"))
-
-    network = [r for r in runs if r["name"].startswith("BM_ThreeHopContention")]
-    hops = [r["message_hops_per_second"] for r in network]
-    network_cell = "—" if not hops else verdict(min(hops) >= 5e6, (
-        f"{span(hops, mevents)} M message-hops/s ({len(network)} runs of its cases); {when(network, commit)}"))
-
-    def wall(found):
-        return [seconds(r)[0] for r in found]
-
-    folded, full, big = cases("BM_RingAllReduce/1024/0"), cases("BM_RingAllReduce/1024/1"), \
-        cases("BM_RingAllReduce/16384/0")
-    peak = (f"{memory(float(ring_peak))} peak resident set (`/usr/bin/time -v`)" if ring_peak else
-            "peak memory not given (`--collective-peak-mb`, from `/usr/bin/time -v`): not judged")
-    ring_met = max(wall(folded or [0])) < 0.2 and (ring_peak is None or float(ring_peak) < 200)
-    ring_cell = "—" if not folded else verdict(ring_met, (
-        f"{span(wall(folded), fine_duration)} folded and jumped (`BM_RingAllReduce/1024/0`, the default)"
-        + (f", {span(wall(full), fine_duration)} message by message (`/1024/1`)" if full else "")
-        + f" in {len(folded)} runs; {peak}; {when(folded + full, commit)}"))
-    big_cell = "—" if not big else verdict(max(wall(big)) < 2, (
-        f"{span(wall(big), fine_duration)} in {len(big)} runs; {when(big, commit)}"))
-
-    def step_text(found):
-        peaks = [r["peak_rss_mb"] for r in found]
-        return f"{span(wall(found), duration)} wall, {span(peaks, memory)} peak"
-
-    def step_met(found):
-        return max(wall(found)) < 10 and max(r["peak_rss_mb"] for r in found) < 2000
-
-    steps = {k: cases(f"BM_GnmtStep/{k}") for k in ("128/2", "2048/1", "2048/2", "2048/4")}
-
-    def step_cell(*keys, names=("",)):
-        found = [r for k in keys for r in steps[k]]
-        if any(not steps[k] for k in keys):
-            return "—"
-        text = "; ".join(f"{name}{step_text(steps[k])}" for name, k in zip(names, keys))
-        return verdict(step_met(found), f"{text} ({len(steps[keys[0]])} runs); {when(found, commit)}")
-
+    ring, big = ring_cells(runs, commit, ring_peak)
     rows = [
         ["event queue, hold model, N = 10^5",
          "`build/tests/bench_event_queue --benchmark_repetitions=5 --benchmark_filter='Hold'`",
-         "≥ 5× a plain `std::priority_queue` in the same run", queue_cell],
+         "≥ 5× a plain `std::priority_queue` in the same run", queue_cell(runs, commit)],
         ["1 M messages over a 3-hop route under contention", "`build/tests/bench_network`",
-         "≥ 5 M message-hops/s", network_cell],
+         "≥ 5 M message-hops/s", network_cell(runs, commit)],
         ["all-reduce of 1 GiB over 1024 GPUs, 50 GB/s ring, 256 KiB messages (8.4 M messages)",
-         "`build/tests/bench_collective`", "< 0.2 s (issue 14), < 200 MB", ring_cell],
-        ["the same over 16,384 GPUs (537 M messages)", "same (`BM_RingAllReduce/16384/0`)", "< 2 s", big_cell],
+         "`build/tests/bench_collective`", "< 0.2 s (issue 14), < 200 MB", ring],
+        ["the same over 16,384 GPUs (537 M messages)", "same (`BM_RingAllReduce/16384/0`)", "< 2 s", big],
         ["one GNMT step, dp × mp = 512 × 2 on 128 DGX-1 nodes (1024 GPUs, EDR fat tree)",
-         "`build/tests/bench_step --benchmark_filter=BM_GnmtStep/128/2`", "< 10 s, < 2 GB", step_cell("128/2")],
+         "`build/tests/bench_step --benchmark_filter=BM_GnmtStep/128/2`", "< 10 s, < 2 GB",
+         step_cell(runs, commit, ["128/2"])],
         ["one GNMT step on 2,048 DGX-1 (16,384 GPUs), DP 16,384 × 1 and hybrid 8,192 × 2, ring, "
          "`fast_path: bounded` (the default)",
          "`build/tests/bench_step --benchmark_filter=BM_GnmtStep/2048/1/` (and `/2048/2/`)",
-         "< 10 s, < 2 GB each (issue 14)", step_cell("2048/1", "2048/2", names=("DP ", "hybrid "))],
+         "< 10 s, < 2 GB each (issue 14)", step_cell(runs, commit, ["2048/1", "2048/2"], ("DP ", "hybrid "))],
         ["the same, hybrid 4,096 × 4 (two stages' rings share each machine's NIC, folded together)",
-         "`… --benchmark_filter=BM_GnmtStep/2048/4/`", "same", step_cell("2048/4")],
+         "`… --benchmark_filter=BM_GnmtStep/2048/4/`", "same", step_cell(runs, commit, ["2048/4"])],
     ]
     table(["benchmark", "command", "target", "measured"], rows)
     print()
