@@ -185,7 +185,8 @@ TEST_CASE("sweep team: a resumed sweep skips the leader's finished points on eve
   CHECK(read_whole_file(dir / "results.csv") == alone.csv);
 }
 
-TEST_CASE("sweep team: a point that fails once run, on any rank, is a row at the leader; the others run") {
+TEST_CASE(
+    "sweep team: a point that fails once run, on any rank, is a row at the leader, and the others run") {
   const fs::path dir = fresh_temp_dir("team-test-team-fail");
   fs::create_directories(dir);
   const fs::path scenario = dir / "bad.yaml";

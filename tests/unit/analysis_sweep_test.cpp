@@ -473,7 +473,7 @@ TEST_CASE("a product sweep runs every point the loader takes and lists the one i
 }
 
 TEST_CASE(
-    "a sweep point that fails once run is a row that says why; the others run, and --resume runs it again") {
+    "a sweep point that fails once run is a row that says why, the others run, and --resume runs it again") {
   // Point 1's trace window starts after its 305.8 ms step: the loader takes it, the run refuses it
   // once the step is known. The sweep stopped there ("sweep point 1 (...): ... starts after the step"),
   // no results.csv written, its two good points kept for --resume only.
