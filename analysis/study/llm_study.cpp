@@ -24,8 +24,7 @@ std::vector<double> times_to_train(const LlmStudyConfig& c, const LlmPlanRequest
                                    const std::optional<LlmPlanCandidate>& best) {
   std::vector<double> out;
   for (const double critical : c.critical_batch_tokens) {
-    const double batch =
-        best ? static_cast<double>(best->layout.global_batch * r.setting.model.sequence) : 0;
+    const double batch = best ? static_cast<double>(best->layout.global_batch * r.setting.model.sequence) : 0;
     out.push_back(best && r.training_tokens > 0
                       ? llm_tokens_to_train(r, critical, batch) / best->tokens_per_second
                       : 0.0);
