@@ -88,8 +88,8 @@ TEST_CASE(
 TEST_CASE("fold: the idle GPUs of a cluster larger than the step are not counted as its simulated GPUs") {
   // Four DGX-1 (32 GPUs): the idle GPUs of machines 1 to 3 fold onto machine 1's, and were counted
   // with the step's: dp 8 (machine 0 alone, each of its GPUs simulated) said "16 of 8 GPUs simulated
-  // (the others repeat them)"; dp 16 (machines 0 and 1, one machine's 8 GPUs standing for both) said
-  // 16 of 16.
+  // (the others repeat them)" and ran as folded (its trace without the network); dp 16 (machines 0
+  // and 1, one machine's 8 GPUs standing for both) said 16 of 16.
   const workloads::Profile p = testing::toy_chain(6, Bytes::mib(4));
   using F = topology::presets::Fabric;
   const std::pair<Case, std::uint32_t> cases[] = {
@@ -103,8 +103,10 @@ TEST_CASE("fold: the idle GPUs of a cluster larger than the step are not counted
     CHECK(fast.gpus == c.dp);
     CHECK(fast.step_time == full.step_time);
     const std::string table = analysis::step_summary_table(fast, {});
-    if (simulated == 0) {  // dp 8: each of its 8 GPUs simulated, and the report says no fold of them
-      CHECK(fast.simulation.gpus_simulated == 8);
+    if (simulated == 0) {  // dp 8: not folded (only idle GPUs are alike), each of its 8 GPUs simulated
+      CHECK(fast.simulation.gpus_simulated == 0);
+      CHECK(fast.simulation.strategy != "folded onto representative GPUs");
+      CHECK(fast.messages == full.messages);
       CHECK(table.find("GPUs simulated (the others repeat them)") == std::string::npos);
     } else {
       CHECK(fast.simulation.gpus_simulated == simulated);
