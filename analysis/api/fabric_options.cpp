@@ -35,6 +35,7 @@ void apply_fabric_options(topology::ClusterSpec& spec, const FabricOptions& give
       analysis::look_up_named(o, "fabric", given.fabric.value_or("fat-tree"),
                               [](const std::string& f) { return topology::presets::parse_fabric(f); });
   spec.oversubscription = given.oversubscription.value_or(1.0);
+  refuse_oversubscription_on_one_leaf(given.platform, spec, given, o);
 }
 
 void refuse_oversubscription_on_one_leaf(const std::string& platform, topology::ClusterSpec spec,

@@ -19,7 +19,15 @@ struct FabricOptions {
   std::optional<double> oversubscription{};  // none: 1 (a full-bisection fabric)
 };
 
-// Sets spec.fabric and spec.oversubscription; throws InputError as the header says.
+// The fabric options of a request that has them under these names (TopologyRequest, CollectiveRequest).
+template <class Request>
+FabricOptions fabric_options_of(const Request& r) {
+  return {
+      .platform = r.topology, .nodes = r.nodes, .fabric = r.fabric, .oversubscription = r.oversubscription};
+}
+
+// Sets spec.fabric and spec.oversubscription; throws InputError as the header says, and as
+// refuse_oversubscription_on_one_leaf below (of given.platform) does.
 void apply_fabric_options(topology::ClusterSpec& spec, const FabricOptions& given,
                           const analysis::OptionSpelling& spelling);
 

@@ -38,6 +38,19 @@ analysis::SweepOptions options(const fs::path& out, int jobs) {
   return o;
 }
 
+// `hybridsim sweep -q SCENARIO --out DIR/cli`: its exit status (1 where points were refused or failed)
+// and what it printed, stdout and stderr together (kept in DIR/cli.log).
+struct CommandLineSweep {
+  int status = -1;
+  std::string log;
+};
+CommandLineSweep sweep_on_command_line(const fs::path& scenario, const fs::path& dir) {
+  const std::string cmd = std::string(HYBRIDSIM_CLI) + " sweep -q " + scenario.string() + " --out " +
+                          (dir / "cli").string() + " > " + (dir / "cli.log").string() + " 2>&1";
+  const int status = std::system(cmd.c_str());
+  return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, read_whole_file(dir / "cli.log")};
+}
+
 }  // namespace
 
 TEST_CASE("a sweep writes one row per point in point order, the same bytes for any thread count") {
@@ -461,13 +474,9 @@ TEST_CASE("a product sweep runs every point the loader takes and lists the one i
   CHECK(resumed.points_refused == 1);
   CHECK(resumed.csv == r.csv);
   // The command line writes the same and exits 1, naming the count.
-  const std::string cmd = std::string(HYBRIDSIM_CLI) + " sweep -q " + scenario.string() + " --out " +
-                          (dir / "cli").string() + " > " + (dir / "cli.log").string() + " 2>&1";
-  const int status = std::system(cmd.c_str());
-  const std::string log = read_whole_file(dir / "cli.log");
+  const auto [status, log] = sweep_on_command_line(scenario, dir);
   INFO(log);
-  CHECK(WIFEXITED(status));
-  CHECK(WEXITSTATUS(status) == 1);
+  CHECK(status == 1);
   CHECK(read_whole_file(dir / "cli" / "results.csv") == r.csv);
   CHECK(log.find("hybridsim sweep: error: 1 of 4 points refused") != std::string::npos);
 }
@@ -530,13 +539,9 @@ TEST_CASE(
   REQUIRE(resumed.notes.size() == 2);
   CHECK(resumed.notes[0] == "--resume: point 1 failed once run before: run again");
   // The command line writes the same and exits 1, naming the count.
-  const std::string cmd = std::string(HYBRIDSIM_CLI) + " sweep -q " + scenario.string() + " --out " +
-                          (dir / "cli").string() + " > " + (dir / "cli.log").string() + " 2>&1";
-  const int status = std::system(cmd.c_str());
-  const std::string log = read_whole_file(dir / "cli.log");
+  const auto [status, log] = sweep_on_command_line(scenario, dir);
   INFO(log);
-  CHECK(WIFEXITED(status));
-  CHECK(WEXITSTATUS(status) == 1);
+  CHECK(status == 1);
   CHECK(read_whole_file(dir / "cli" / "results.csv") == r.csv);
   CHECK(log.find("sweep: 2 points run, 1 failed once run (see the notes)") != std::string::npos);
   CHECK(log.find("hybridsim sweep: error: 1 of 3 points failed once run") != std::string::npos);
