@@ -23,6 +23,15 @@ std::string unknown_unit_reason(std::string_view text, std::string_view unit, st
          "; the " + std::string(kind) + " units are " + std::string(units);
 }
 
+std::optional<std::string> leading_plus_reason(std::string_view text, std::string_view kind) {
+  text = trim(text);
+  if (text.size() < 2 || text[0] != '+' ||
+      !(std::isdigit(static_cast<unsigned char>(text[1])) || text[1] == '.'))
+    return std::nullopt;
+  return "\"" + std::string(text) + "\" has a sign, which a " + std::string(kind) +
+         " does not take: write \"" + std::string(text.substr(1)) + "\"";
+}
+
 std::optional<NumberAndUnit> split_number(std::string_view text) {
   text = trim(text);
   std::size_t i = 0;

@@ -27,6 +27,13 @@ std::optional<NumberAndUnit> split_number(std::string_view text);
 std::string unknown_unit_reason(std::string_view text, std::string_view unit, std::string_view kind,
                                 std::string_view units);
 
+// Why a number with a leading "+" was refused ('"+25 GB/s" has a sign, which a rate does not take:
+// write "25 GB/s"'), for every parser of a quantity alike (sizes, rates, times, a schema's whole
+// numbers and numbers); nullopt where the text does not start with "+" and a digit or point. The
+// parsers read no sign, so they said only "a non-negative number", and the key's refusal only its
+// bounds ("> 0"), which +25 GB/s meets.
+std::optional<std::string> leading_plus_reason(std::string_view text, std::string_view kind);
+
 // Rounds number × numerator / denominator to the nearest integer; nullopt on overflow of int64.
 // Sets `exact` to whether no rounding happened (false when the text had digits beyond the mantissa).
 std::optional<long long> scale(const Decimal& number, __int128 numerator, __int128 denominator,

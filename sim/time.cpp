@@ -36,6 +36,7 @@ std::string accepted() {
 
 Time parse_time(std::string_view text) {
   const auto parsed = detail::split_number(text);
+  if (const auto plus = detail::leading_plus_reason(text, "time")) throw InputError(*plus);
   if (!parsed) throw InputError("bad time \"" + std::string(text) + "\": " + accepted());
   std::string_view unit = parsed->unit;
   if (unit == "µs" || unit == "μs") unit = "us";

@@ -88,6 +88,7 @@ std::string three_digits(double v, const char* unit) {
 Bytes parse_bytes(std::string_view text) {
   const auto parsed = detail::split_number(text);
   __int128 num = 0, den = 1;
+  if (const auto plus = detail::leading_plus_reason(text, "size")) throw InputError(*plus);
   if (!parsed) throw InputError("bad size \"" + std::string(text) + "\": " + kSizeForms);
   if (!size_unit(parsed->unit, &num, &den))
     throw InputError(detail::unknown_unit_reason(text, parsed->unit, "size", kSizeUnits));
@@ -102,6 +103,7 @@ Bytes parse_bytes(std::string_view text) {
 // Like sizes, a rate is a whole number of its unit (bytes per second): "0.5 B/s" is refused.
 Bandwidth parse_bandwidth(std::string_view text) {
   const auto parsed = detail::split_number(text);
+  if (const auto plus = detail::leading_plus_reason(text, "bandwidth")) throw InputError(*plus);
   if (!parsed) throw InputError("bad bandwidth \"" + std::string(text) + "\": " + kBandwidthForms);
   std::string_view unit = parsed->unit;
   std::string size_part;

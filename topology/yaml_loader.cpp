@@ -2,6 +2,9 @@
 // and links handed to TopologyBuilder, whose own errors are located at the device or link.
 #include "topology/yaml_loader.h"
 
+#include <algorithm>
+#include <optional>
+#include <set>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -39,6 +42,7 @@ struct DeclaredDevice {
   std::string name;
   bool gpu = false;
   std::string where;
+  std::optional<int> machine;  // none: a network switch without a node (it joins machines)
 };
 
 // Reads nodes[]; `declared` maps each device name to where it was written.
@@ -58,13 +62,17 @@ void read_devices(FieldReader& r, const TreeNode& nodes, TopologyBuilder& builde
     spec.name = name;
     spec.kind = read_device_kind(r, *d.find("kind"), path + ".kind");
     if (const auto node = r.integer_opt(&d, path + ".node")) spec.node = static_cast<int>(*node);
+    const bool gpu = spec.kind == DeviceKind::Gpu;
+    const std::optional<int> machine =  // a network switch of no node joins machines: it is on none
+        spec.kind == DeviceKind::NetworkSwitch && !spec.node ? std::nullopt
+                                                             : std::optional(spec.node.value_or(0));
     try {
       builder.add_device(std::move(spec));
     } catch (const InputError& e) {
       fail_at(d.where, path, e.what());
     }
     declared.emplace(name, name_node.where);
-    order.push_back({name, spec.kind == DeviceKind::Gpu, d.where});
+    order.push_back({name, gpu, d.where, machine});
   }
 }
 
@@ -166,6 +174,34 @@ void check_gpus_reach_each_other(const std::vector<DeclaredDevice>& devices,
   }
 }
 
+// A file of no GPU loaded ("0 GPUs on 0 machines", exit 0), and each command on it failed far from
+// it: collective's GPUs read as the list "0--1", run's dp 1 as "expected dp × mp <= 0". Machines
+// numbered with a gap (nodes 0 and 2) were counted as 3, one of them holding nothing.
+void check_gpus_and_machines(const std::vector<DeclaredDevice>& devices, const TreeNode& nodes) {
+  if (std::none_of(devices.begin(), devices.end(), [](const DeclaredDevice& d) { return d.gpu; }))
+    fail_at(nodes.where, "nodes",
+            "no GPU among " + std::string(devices.empty() ? "them (the list is empty)"
+                                          : devices.size() == 1
+                                              ? "its 1 device"
+                                              : "its " + std::to_string(devices.size()) + " devices"),
+            "at least one device of kind gpu");
+  std::set<int> machines;
+  for (const DeclaredDevice& d : devices)
+    if (d.machine) machines.insert(*d.machine);
+  int next = 0;
+  for (const int m : machines) {
+    if (m != next) {
+      const auto first = std::find_if(devices.begin(), devices.end(),
+                                      [&](const DeclaredDevice& d) { return d.machine == m; });
+      const auto at = static_cast<std::size_t>(first - devices.begin());
+      fail_at(first->where, "nodes[" + std::to_string(at) + "].node",
+              "machine " + std::to_string(m) + ", but no device is on machine " + std::to_string(next),
+              "machines numbered from 0 without a gap (a machine of no device is counted, empty)");
+    }
+    ++next;
+  }
+}
+
 }  // namespace
 
 namespace {
@@ -193,6 +229,7 @@ Topology parse_topology_yaml(std::string_view text, std::string_view source) {
   std::vector<DeclaredDevice> devices;
   std::vector<std::pair<std::uint32_t, std::uint32_t>> link_ends;
   read_devices(r, r.to_list(*nodes, "nodes", 0), builder, declared, devices);
+  check_gpus_and_machines(devices, *nodes);
   read_links(r, r.to_list(*r.value(&root, "links"), "links", 0), builder, link_ends);
   check_gpus_connected(devices, link_ends);
   check_gpus_reach_each_other(devices, link_ends);

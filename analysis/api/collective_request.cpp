@@ -82,13 +82,7 @@ CollectiveReport collective(const CollectiveRequest& request) {
   const analysis::OptionSpelling spelling =
       request.names.python ? analysis::OptionSpelling::python() : analysis::OptionSpelling::command_line();
   // The fabric topology takes (it ran every cluster collective on a full-bisection fat tree).
-  apply_fabric_options(
-      spec, {.nodes = request.nodes, .fabric = request.fabric, .oversubscription = request.oversubscription},
-      spelling);
-  refuse_oversubscription_on_one_leaf(
-      request.topology, spec,
-      {.nodes = request.nodes, .fabric = request.fabric, .oversubscription = request.oversubscription},
-      spelling);
+  apply_fabric_options(spec, fabric_options_of(request), spelling);
   const topology::Topology topo = analysis::load_platform(request.topology, spec, spelling);
   const analysis::CollectiveSweepOptions o =
       sweep_options(request, static_cast<int>(topo.gpus().size()),

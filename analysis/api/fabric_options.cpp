@@ -3,6 +3,7 @@
 #include <cmath>
 #include <sstream>
 
+#include "analysis/platform/platform.h"
 #include "sim/error.h"
 #include "topology/cluster.h"
 #include "topology/preset_registry.h"
@@ -11,11 +12,18 @@ namespace hybridsim::api {
 
 void apply_fabric_options(topology::ClusterSpec& spec, const FabricOptions& given,
                           const analysis::OptionSpelling& o) {
-  // One machine has no fabric between machines: these shape only a cluster.
+  // One machine has no fabric between machines: these shape only a cluster of a preset's machines. A
+  // topology file's links are its fabric: "needs --nodes N > 1" sent its user to an option a file
+  // refuses ("--nodes and --gpus-per-node apply to presets, not to topology files").
   for (const auto& [option, is_given] : {std::pair{"fabric", given.fabric.has_value()},
-                                         std::pair{"oversubscription", given.oversubscription.has_value()}})
+                                         std::pair{"oversubscription", given.oversubscription.has_value()}}) {
+    if (is_given && analysis::names_topology_file(given.platform))
+      throw InputError(o.name(option) + " shapes the fabric between a preset's machines (" +
+                       o.takes("nodes", "N") + " > 1); the topology file " + given.platform +
+                       " has its own: its links and switches");
     if (is_given && given.nodes == 1)
       throw InputError(o.name(option) + " needs " + o.takes("nodes", "N") + " > 1");
+  }
   // The cluster's own check said "cluster: oversubscription must be ...", in neither language.
   if (const auto ratio = given.oversubscription; ratio && !(std::isfinite(*ratio) && *ratio >= 1.0)) {
     std::ostringstream said;
@@ -27,6 +35,7 @@ void apply_fabric_options(topology::ClusterSpec& spec, const FabricOptions& give
       analysis::look_up_named(o, "fabric", given.fabric.value_or("fat-tree"),
                               [](const std::string& f) { return topology::presets::parse_fabric(f); });
   spec.oversubscription = given.oversubscription.value_or(1.0);
+  refuse_oversubscription_on_one_leaf(given.platform, spec, given, o);
 }
 
 void refuse_oversubscription_on_one_leaf(const std::string& platform, topology::ClusterSpec spec,

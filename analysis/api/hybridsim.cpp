@@ -264,12 +264,7 @@ std::string topology(const TopologyRequest& request) {
   topology::ClusterSpec spec;
   spec.nodes = request.nodes;
   if (request.gpus_per_node != 0) spec.gpus_per_node = request.gpus_per_node;
-  apply_fabric_options(
-      spec, {.nodes = request.nodes, .fabric = request.fabric, .oversubscription = request.oversubscription},
-      o);
-  refuse_oversubscription_on_one_leaf(
-      request.topology, spec,
-      {.nodes = request.nodes, .fabric = request.fabric, .oversubscription = request.oversubscription}, o);
+  apply_fabric_options(spec, fabric_options_of(request), o);
   // Python's topology() takes the preset or file as preset_or_file.
   const topology::Topology t = analysis::load_platform(request.topology, spec, o, "preset-or-file");
   if (request.route) check_route(t, *request.route, o);

@@ -43,6 +43,7 @@ int print_outcome(const analysis::SweepOutcome& r, const analysis::SweepOptions&
   if (r.points_not_simulated > 0)
     std::cout << ", " << r.points_not_simulated << " not simulated (they do not fit memory: see the notes)";
   if (r.points_refused > 0) std::cout << ", " << r.points_refused << " refused (see the notes)";
+  if (r.points_failed > 0) std::cout << ", " << r.points_failed << " failed once run (see the notes)";
   if (r.points_in_shard != r.points_total)
     std::cout << " (shard " << o.shard.first << "/" << o.shard.second << ": " << r.points_in_shard << " of "
               << r.points_total << ")";
@@ -63,17 +64,27 @@ int print_outcome(const analysis::SweepOutcome& r, const analysis::SweepOptions&
   return refused_status(r);
 }
 
-// A sweep with points the loader refused wrote the others' results, but is not whole: said last, on
-// stderr, with exit status 1 (a script reading results.csv learns that rows lack figures).
+// A sweep with points the loader refused, or that failed once run, wrote the others' results, but is
+// not whole: said last, on stderr, with exit status 1 (a script reading results.csv learns that rows
+// lack figures).
 int refused_status(const analysis::SweepOutcome& r) {
-  if (r.points_refused == 0) return 0;
+  if (r.points_refused == 0 && r.points_failed == 0) return 0;
+  // "1 of 4 points refused", "1 of 3 points failed once run", "1 of 4 points refused, 1 failed once run".
+  std::string counts;
+  const auto count = [&](std::size_t n, const char* what) {
+    if (n == 0) return;
+    counts += counts.empty() ? std::to_string(n) + " of " + std::to_string(r.points_in_shard) + " points "
+                             : ", " + std::to_string(n) + " ";
+    counts += what;
+  };
+  count(r.points_refused, "refused");
+  count(r.points_failed, "failed once run");
   // One write, after stdout's: std::cerr writes each << at once, and under mpirun the report's
   // stdout, forwarded on a channel of its own, landed between them (the MPI test's grep failed).
   std::cout.flush();
-  std::cerr << ("hybridsim sweep: error: " + std::to_string(r.points_refused) + " of " +
-                std::to_string(r.points_in_shard) +
-                " points refused (named in the notes above and in results.csv's not_simulated); the "
-                "others' results are written\n");
+  std::cerr << ("hybridsim sweep: error: " + counts +
+                " (named in the notes above and in results.csv's not_simulated); the others' results are "
+                "written\n");
   return 1;
 }
 

@@ -343,6 +343,52 @@ void fill_row(CollectiveSweepRow& row, const sim::Collective& coll, sim::Bytes s
   row.path = coll.simulation_path();
 }
 
+namespace {
+
+// Ops that give each GPU a part of the size (an all-to-all: size / n to each peer; a reduce-scatter:
+// size / n to each; an all-gather: size / n from each) count that part in whole floats, as nccl-tests'
+// count per rank: a size is a multiple of n × 4 B, and under it a GPU has nothing. The default sweep's
+// 8 B and 16 B reduce-scatters on 8 GPUs ran parts of a quarter and a half float (8.50 us rows where
+// nccl-tests has none), and a 36 B all-gather parts of 4.5 B.
+void round_to_whole_floats_per_gpu(const CollectiveSweepOptions& options, const std::string& max,
+                                   CollectiveSizes& out) {
+  const bool parts = options.op == sim::CollectiveOp::AllToAll ||
+                     options.op == sim::CollectiveOp::ReduceScatter ||
+                     options.op == sim::CollectiveOp::AllGather;
+  if (!parts || options.gpus.empty()) return;
+  std::vector<sim::Bytes>& sizes = out.sizes;
+  const auto gpus = static_cast<std::int64_t>(options.gpus.size());
+  const std::int64_t unit = gpus * kElementBytes;
+  const std::string one_float = "one 4 B float for each of the " + std::to_string(gpus) + " GPUs of " +
+                                (options.op == sim::CollectiveOp::ReduceScatter ? "a " : "an ") +
+                                std::string(sim::collective_op_name(options.op)) + " (" +
+                                sim::format_bytes(sim::Bytes::of(unit)) + ")";
+  if (options.max_bytes.count() < unit)
+    throw InputError(max + " is under " + one_float + ", less than one element to each; expected " +
+                     options.names.max_bytes + " of at least " + sim::format_bytes(sim::Bytes::of(unit)));
+  std::vector<sim::Bytes> kept;
+  std::size_t under = 0, rounded = 0;
+  for (const sim::Bytes s : sizes) {
+    const sim::Bytes whole = sim::Bytes::of(s.count() / unit * unit);
+    if (whole.count() == 0) {
+      ++under;
+      continue;
+    }
+    if (whole != s) ++rounded;
+    if (kept.empty() || kept.back() != whole) kept.push_back(whole);  // two sizes that round alike run once
+  }
+  if (under > 0)
+    out.note = std::to_string(under) + " size" + (under == 1 ? "" : "s") + " from " +
+               sim::format_bytes(sizes.front()) + " left out, under " + one_float;
+  if (rounded > 0)
+    out.note += std::string(out.note.empty() ? "" : "; ") + std::to_string(rounded) + " size" +
+                (rounded == 1 ? "" : "s") + " rounded down to a multiple of " +
+                sim::format_bytes(sim::Bytes::of(unit)) + " (whole floats for each GPU, as nccl-tests)";
+  sizes = std::move(kept);
+}
+
+}  // namespace
+
 CollectiveSizes collective_sizes(const CollectiveSweepOptions& options) {
   const CollectiveOptionNames& n = options.names;
   const std::string min = n.said(n.min_bytes, sim::format_bytes(options.min_bytes));
@@ -391,35 +437,7 @@ CollectiveSizes collective_sizes(const CollectiveSweepOptions& options) {
                      format_number(static_cast<double>(options.max_bytes.count()) /
                                    static_cast<double>(options.min_bytes.count())) +
                      ", or " + n.min_bytes + " = " + n.max_bytes + " for one size");
-  if (options.op != sim::CollectiveOp::AllToAll || options.gpus.empty()) return out;
-  // An all-to-all sends each GPU size / n (sim/collectives/all_to_all.h): in whole floats, as
-  // nccl-tests' count per peer, a size is a multiple of n × 4 B, and under it nothing is sent.
-  const auto gpus = static_cast<std::int64_t>(options.gpus.size());
-  const std::int64_t unit = gpus * kElementBytes;
-  const std::string one_float = "one 4 B float for each of the " + std::to_string(gpus) +
-                                " GPUs of an all-to-all (" + sim::format_bytes(sim::Bytes::of(unit)) + ")";
-  if (options.max_bytes.count() < unit)
-    throw InputError(max + " is under " + one_float + ", less than one element to each; expected " +
-                     n.max_bytes + " of at least " + sim::format_bytes(sim::Bytes::of(unit)));
-  std::vector<sim::Bytes> kept;
-  std::size_t under = 0, rounded = 0;
-  for (const sim::Bytes s : sizes) {
-    const sim::Bytes whole = sim::Bytes::of(s.count() / unit * unit);
-    if (whole.count() == 0) {
-      ++under;
-      continue;
-    }
-    if (whole != s) ++rounded;
-    if (kept.empty() || kept.back() != whole) kept.push_back(whole);  // two sizes that round alike run once
-  }
-  if (under > 0)
-    out.note = std::to_string(under) + " size" + (under == 1 ? "" : "s") + " from " +
-               sim::format_bytes(sizes.front()) + " left out, under " + one_float;
-  if (rounded > 0)
-    out.note += std::string(out.note.empty() ? "" : "; ") + std::to_string(rounded) + " size" +
-                (rounded == 1 ? "" : "s") + " rounded down to a multiple of " +
-                sim::format_bytes(sim::Bytes::of(unit)) + " (whole floats for each GPU, as nccl-tests)";
-  sizes = std::move(kept);
+  round_to_whole_floats_per_gpu(options, max, out);
   return out;
 }
 

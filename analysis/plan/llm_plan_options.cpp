@@ -71,7 +71,9 @@ LlmPlanRequest make_llm_plan_request(const LlmPlanOptions& o) {
     throw InputError(o.spelling.said_number("gpus", std::to_string(o.gpus)) + ": expected 1 GPU or more");
   r.gpus = o.gpus;
   const std::string preset_gpu =
-      o.cluster.empty() ? std::string() : std::string(topology::preset_by_name(o.cluster).gpu);
+      o.cluster.empty()
+          ? std::string()
+          : std::string(topology::preset_by_name(plan_cluster_preset(o.cluster, o.spelling)).gpu);
   const workloads::Gpu& gpu =
       o.gpu.empty()
           ? workloads::gpu_by_key(workloads::auto_gpu_key(preset_gpu.empty() ? "A100-SXM4-80GB" : preset_gpu))

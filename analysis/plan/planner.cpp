@@ -7,6 +7,7 @@
 #include <ostream>
 
 #include "analysis/plan/nothing_fits.h"
+#include "analysis/platform/platform.h"
 #include "analysis/step/memory_report.h"
 #include "analysis/study/study_config.h"
 #include "analysis/study/study_report.h"
@@ -488,6 +489,19 @@ void check_plan_gpus(const ClusterSpec& cluster, int gpus, const OptionSpelling&
                      std::to_string(static_cast<long long>(per_machine) * topology::kMaxNodes));
 }
 
+std::string plan_cluster_preset(const std::string& cluster, const OptionSpelling& spelling) {
+  if (names_topology_file(cluster))
+    throw InputError(spelling.said("cluster", cluster) + ": a topology file, which plan does not take: it " +
+                     "sizes a preset's machines to " + spelling.name("gpus") + "; expected a preset (" +
+                     topology::preset_name_list() +
+                     "); a file's machines are simulated by hybridsim run (its cluster.topology) and "
+                     "collective -t");
+  return look_up_named(spelling, "cluster", cluster, [](const std::string& c) {
+    topology::preset_by_name(c);
+    return c;
+  });
+}
+
 sim::Bandwidth ib_bandwidth_option(const std::string& text, const OptionSpelling& spelling) {
   // 0 was refused only once a candidate's scenario was built, in the words of a --set overlay.
   return option_value(
@@ -578,10 +592,7 @@ PlanRequest make_plan_request(const PlanCommandOptions& o) {
   if (o.gpus < 1)
     throw InputError(o.spelling.said_number("gpus", std::to_string(o.gpus)) + ": expected 1 GPU or more");
   r.gpus = o.gpus;
-  r.cluster.preset = look_up_named(o.spelling, "cluster", o.cluster, [](const std::string& c) {
-    topology::preset_by_name(c);
-    return c;
-  });
+  r.cluster.preset = plan_cluster_preset(o.cluster, o.spelling);
   build_cluster(r.cluster, 1, topology::ib_bandwidth_of(r.cluster));
   // A built-in network is priced for the preset's GPU, as run and study price it under gpu: auto:
   // plan -m gnmt -c dgx-h100 ran the V100's kernel times (304.6 ms a step where run says 35.6 ms)

@@ -157,6 +157,9 @@ void check_plan_model(const PlanCommandOptions& options);
 // machines a cluster may have (topology::kMaxNodes of the preset's), and --ib-bandwidth, a rate
 // above 0; InputError naming the option otherwise.
 void check_plan_gpus(const ClusterSpec& cluster, int gpus, const OptionSpelling& spelling = {});
+// --cluster's preset, checked: a topology file is refused as such (the preset's refusal offered "or a
+// topology YAML file", which plan does not take: it sizes a preset's machines to --gpus).
+std::string plan_cluster_preset(const std::string& cluster, const OptionSpelling& spelling = {});
 sim::Bandwidth ib_bandwidth_option(const std::string& text, const OptionSpelling& spelling = {});
 // `plan --ib-bandwidth` with --gpus that fit one machine of `cluster` (no candidate crosses
 // InfiniBand): InputError naming the option. The command's check only: a study grid's cells that fit

@@ -156,7 +156,7 @@ std::string topology_report(const Topology& t, const TopologyReportOptions& opti
   std::ostringstream out;
   out << "topology " << t.name() << ": " << workloads::gpus_text(static_cast<std::int64_t>(t.gpus().size()))
       << " on " << t.node_count() << (t.node_count() == 1 ? " machine, " : " machines, ") << t.device_count()
-      << " devices, " << t.links().size() << " directed links\n\n";
+      << (t.device_count() == 1 ? " device, " : " devices, ") << t.links().size() << " directed links\n\n";
   print_devices(t, out);
   out << "\n";
   print_links(t, out);

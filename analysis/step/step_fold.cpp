@@ -310,13 +310,19 @@ StepFoldPlan plan_step_fold(const workloads::StepProgram& program, const topolog
   const auto gpus = static_cast<std::uint32_t>(program.gpus.size());
   std::vector<std::uint32_t> rep = representatives(basis, topology, refine);
   std::vector<std::uint8_t> is_rep(gpus, 0);
-  std::uint32_t reps = 0;
-  for (std::uint32_t g = 0; g < gpus; ++g)
+  std::uint32_t reps = 0, working = 0, working_reps = 0;
+  for (std::uint32_t g = 0; g < gpus; ++g) {
+    if (program.worker_of_gpu[g] >= 0) ++working;
     if (rep[g] == g) {
       is_rep[g] = 1;
       ++reps;
+      if (program.worker_of_gpu[g] >= 0) ++working_reps;
     }
-  if (reps == gpus) return {};
+  }
+  // Only idle GPUs alike (a cluster larger than the step: GNMT dp 8 on 4 DGX-1) is no fold of the
+  // step: it ran as "folded onto representative GPUs", its trace without the network and saying its
+  // rings ran without messages, where they ran message by message as on one machine.
+  if (reps == gpus || working_reps == working) return {};
   // A representative must not wait on an event only a member records (members do not run).
   for (std::uint32_t g = 0; g < gpus; ++g) {
     sim::work_tick(progress, "checking its representatives' waits", g, gpus, "GPUs");

@@ -109,7 +109,9 @@ std::string simulation_path_text(const StepResult& r) {
   const StepResult::Simulation& s = r.simulation;
   if (s.rerun) return "full: another transfer crossed a folded ring's links, so the step ran again in full";
   std::string out;
-  if (s.gpus_simulated > 0)
+  // Every GPU of the step simulated where only idle GPUs folded (a cluster larger than the step): no
+  // word, as a step that did not fold.
+  if (s.gpus_simulated > 0 && s.gpus_simulated < static_cast<std::uint32_t>(r.gpus))
     out = std::to_string(s.gpus_simulated) + " of " + std::to_string(r.gpus) +
           " GPUs simulated (the others repeat them); ";
   else if (!s.step_fold_reason.empty())

@@ -266,6 +266,16 @@ SweepPlan plan_sweep(scenarios::ScenarioSource source, const SweepOptions& optio
     plan.rows = read_finished_rows(plan.directory, check);
     for (auto& [i, line] : read_partial_rows(plan.directory / "points.partial.csv", check, plan.notes))
       plan.rows[i] = line;
+    // A point that failed once run is not finished: what failed may have been mended (a folder made
+    // writable), and a value wrong as written fails again, as a row again.
+    std::string again;
+    for (const auto& [i, line] : plan.rows)
+      if (is_failed_row(line)) again += (again.empty() ? "" : ", ") + std::to_string(i);
+    std::erase_if(plan.rows, [](const auto& row) { return is_failed_row(row.second); });
+    if (!again.empty())
+      plan.notes.push_back(options.spelling.switched_on("resume") + ": point" +
+                           (again.find(',') == std::string::npos ? " " : "s ") + again +
+                           " failed once run before: run again");
     // A resume that finds nothing ran every point without a word (a mistyped folder looked resumed).
     std::error_code ec;
     if (!std::filesystem::exists(plan.directory / "results.csv", ec) &&

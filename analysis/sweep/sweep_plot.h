@@ -1,7 +1,9 @@
 // The picture of a one- or two-parameter sweep: a results.csv column against the last swept
 // parameter, one line per value of the first, drawn by gnuplot into <dir>/<metric>.png (its script
 // beside it, <metric>.png.gp). Points of a layer slice whose whole model does not fit (results.csv's
-// whole_model_fits "no") are ringed, with a legend entry that says so.
+// whole_model_fits "no") are ringed, with a legend entry that says so. A parameter whose values all
+// read as one quantity (bandwidth, size, time, plain number) is drawn in its order, each value at its
+// own position; others in the order written, as categories. Either way the ticks are the values' text.
 //   SweepPlot p = plot_sweep(dir, paths, head, rows, "step_time_ms");   // p.file, or p.note why not
 #pragma once
 #include <filesystem>

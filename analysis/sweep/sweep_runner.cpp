@@ -6,6 +6,7 @@
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <map>
 #include <mutex>
 #include <set>
 #include <system_error>
@@ -15,6 +16,7 @@
 #include "analysis/output/csv.h"
 #include "analysis/output/plot_gnuplot.h"
 #include "analysis/run/scenario_run.h"
+#include "analysis/step/budget_error.h"
 #include "analysis/study/step_run_progress.h"
 #include "analysis/sweep/sweep_integrity.h"
 #include "analysis/sweep/sweep_plan.h"
@@ -23,6 +25,7 @@
 #include "analysis/sweep/sweep_team.h"
 #include "scenarios/loader/resolve.h"
 #include "scenarios/loader/sweep.h"
+#include "sim/budget.h"
 #include "sim/error.h"
 
 namespace hybridsim::analysis {
@@ -157,6 +160,9 @@ class PointRunner {
     outcome.points_run = leader() ? done_ : follower_done_;
   }
   const std::string& error() const { return error_; }
+  // The points that failed once run (failed_sweep_row): why, by point index (in point order,
+  // whichever thread or rank finished first).
+  const std::map<std::size_t, std::string>& failures() const { return failures_; }
 
  private:
   // A position in `todo` not yet handed out, or nullopt when all are (or a point failed).
@@ -184,9 +190,21 @@ class PointRunner {
       StepRunProgress::Share share(progress_, i);  // the point's own ticks, for the sweep's lines
       if (options_.progress && leader()) how.progress = &share;
       return {i, false, sweep_row(point, run_scenario(resolved, how))};
+    } catch (const sim::BudgetExceeded& e) {
+      return failure(point, i, e);  // its caps are the sweep's: raising them is the answer for every point
+    } catch (const BudgetRefusal& e) {
+      return failure(point, i, e);
+    } catch (const InputError& e) {
+      // Its own value, found wrong only once it ran (a trace window past its step): a row that says
+      // so, as the loader's refusals are, and the other points run.
+      return {i, false, failed_sweep_row(point, plan_.head, e.what())};
     } catch (const std::exception& e) {
-      return {i, true, "sweep point " + std::to_string(point.index) + " (" + point.label + "): " + e.what()};
+      return failure(point, i, e);
     }
+  }
+  static SweepTeam::Finished failure(const scenarios::SweepPoint& point, std::size_t i,
+                                     const std::exception& e) {
+    return {i, true, "sweep point " + std::to_string(point.index) + " (" + point.label + "): " + e.what()};
   }
 
   // The leader keeps a finished point: in the rows, in the partial file at once, in the progress.
@@ -200,11 +218,16 @@ class PointRunner {
       if (error_.empty()) error_ = f.text;
       return;
     }
-    plan_.rows[plan_.todo[f.position]->index] = f.text;
+    const scenarios::SweepPoint& point = *plan_.todo[f.position];
+    plan_.rows[point.index] = f.text;
     partial_ << f.text << "\n" << std::flush;
     if (!partial_ && error_.empty()) error_ = "cannot write points.partial.csv (is the disk full?)";
-    ++done_;
-    ++by_rank_[static_cast<std::size_t>(rank)];
+    if (is_failed_row(f.text)) {
+      failures_[point.index] = csv_split(f.text).back().substr(kFailedPrefix.size());
+    } else {
+      ++done_;
+      ++by_rank_[static_cast<std::size_t>(rank)];
+    }
     progress_.step_done(f.position, "point " + std::to_string(plan_.todo[f.position]->index));
   }
 
@@ -218,7 +241,7 @@ class PointRunner {
       std::optional<std::size_t> i;
       {
         std::lock_guard<std::mutex> lock(mutex_);
-        if (previous && !previous->failed) ++follower_done_;
+        if (previous && !previous->failed && !is_failed_row(previous->text)) ++follower_done_;
         i = options_.team->next(previous);
       }
       if (!i) return;
@@ -237,6 +260,7 @@ class PointRunner {
   std::size_t done_ = 0, follower_done_ = 0;
   std::vector<std::size_t> by_rank_;
   std::string error_;
+  std::map<std::size_t, std::string> failures_;
   bool parallel_ = false;  // points on several threads (set before they start)
 };
 
@@ -253,6 +277,27 @@ std::ofstream open_partial(const std::filesystem::path& path, const SweepPlan& p
       throw InputError("cannot write " + path.string() + " (is the disk full, or the folder read-only?)");
   }
   return std::ofstream(path, std::ios::app);
+}
+
+// The points that failed once run: each one's note, and their count. Where no point of a whole
+// sweep was simulated (this time or before), the first one's failure stops it as it did before
+// such points became rows: the sweep's partial file holds nothing to resume, and goes.
+void settle_failures(const SweepPlan& plan, const std::map<std::size_t, std::string>& failures,
+                     const SweepOptions& options, const std::filesystem::path& partial_path,
+                     SweepOutcome& outcome) {
+  if (failures.empty()) return;
+  const auto simulated = [](const auto& row) { return csv_split(row.second).back().empty(); };
+  const auto named = [&](std::size_t index) {
+    return "sweep point " + std::to_string(index) + " (" + plan.points[index].label + "): ";
+  };
+  if (options.shard.second == 1 && std::none_of(plan.rows.begin(), plan.rows.end(), simulated)) {
+    std::error_code ignored;
+    std::filesystem::remove(partial_path, ignored);
+    throw InputError(named(failures.begin()->first) + failures.begin()->second);
+  }
+  for (const auto& [index, why] : failures)
+    outcome.notes.push_back(named(index) + "failed once run (not_simulated in results.csv): " + why);
+  outcome.points_failed = failures.size();
 }
 
 }  // namespace
@@ -315,6 +360,7 @@ SweepOutcome run_sweep(scenarios::ScenarioSource source, const SweepOptions& opt
     throw InputError(runner.error() + "\n(finished points are kept in " + partial_path.string() +
                      "; rerun with " + (options.spelling.is_python() ? "resume=True" : "--resume") + ")");
   }
+  settle_failures(plan, runner.failures(), options, partial_path, outcome);
   made.keep();
   outcome.csv = write_sweep_results(outcome.directory, plan.base.source, plan.identity, plan.head, plan.rows);
   if (auto note = whole_model_note(plan.head, plan.rows)) outcome.notes.push_back(std::move(*note));

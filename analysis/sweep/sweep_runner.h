@@ -45,6 +45,9 @@ struct SweepOutcome {
   // Of this shard, listed as rows the loader refused (a value or combination `hybridsim run`
   // refuses; resumed ones too), each with a note: the sweep's other points ran, but it is not whole.
   std::size_t points_refused = 0;
+  // This time, listed as rows that failed once run (a trace window past the step), each with a note:
+  // as a refused point, the others ran but the sweep is not whole. --resume runs them again.
+  std::size_t points_failed = 0;
   std::vector<std::size_t> points_by_rank;  // the leader's count of points each rank ran
   std::string csv;                 // results.csv contents
   std::optional<std::filesystem::path> plot;

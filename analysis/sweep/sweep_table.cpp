@@ -52,7 +52,8 @@ bool says_no(const std::vector<std::string>& f, std::ptrdiff_t col) {
 }
 
 // Each point not simulated, with the run's refusal: that it is in no fastest line is no verdict on
-// its speed. One the loader refused (refused_sweep_row) has no memory figure: it says so, then why.
+// its speed. One the loader refused (refused_sweep_row), or that failed once run (failed_sweep_row), has
+// no memory figure: it says which, then why.
 void append_not_simulated(std::string& out, const std::vector<std::pair<std::string, std::string>>& points) {
   if (points.empty()) return;
   out += ",\n  \"not_simulated\": [";
@@ -60,9 +61,13 @@ void append_not_simulated(std::string& out, const std::vector<std::pair<std::str
     out += i ? ",\n    {\"label\": " : "\n    {\"label\": ";
     append_json_string(out, points[i].first);
     const std::string& why = points[i].second;
-    const bool refused = why.starts_with(kRefusedPrefix);
-    out += refused ? ", \"refused\": true, \"why\": " : ", \"fits_memory\": false, \"why\": ";
-    append_json_string(out, refused ? why.substr(kRefusedPrefix.size()) : why);
+    const bool refused = why.starts_with(kRefusedPrefix), failed = why.starts_with(kFailedPrefix);
+    out += refused  ? ", \"refused\": true, \"why\": "
+           : failed ? ", \"failed_once_run\": true, \"why\": "
+                    : ", \"fits_memory\": false, \"why\": ";
+    append_json_string(out, refused  ? why.substr(kRefusedPrefix.size())
+                            : failed ? why.substr(kFailedPrefix.size())
+                                     : why);
     out += "}";
   }
   out += "]";
@@ -137,24 +142,44 @@ std::string unfit_sweep_row(const scenarios::SweepPoint& point, const scenarios:
   return s;
 }
 
-std::string refused_sweep_row(const scenarios::SweepPoint& point, const std::string& head,
-                              const std::string& why) {
+namespace {
+
+// A row of the point's swept values, every figure empty, and not_simulated `prefix` and why.
+std::string row_without_figures(const scenarios::SweepPoint& point, const std::string& head,
+                                std::string_view prefix, const std::string& why) {
   std::string s = std::to_string(point.index) + "," + csv_field(point.label);
   for (const auto& [path, value] : point.assignments) s += "," + csv_field(value);
   const std::size_t columns = csv_split(head).size(), written = 2 + point.assignments.size();
-  if (columns < written + 1) throw InternalError("refused_sweep_row: the header has no figure columns");
+  if (columns < written + 1)
+    throw InternalError("a sweep row without figures: the header has no figure columns");
   s += std::string(columns - written - 1, ',');
   // One line: a row is a line of results.csv and points.partial.csv, read back by --resume.
-  std::string line = std::string(kRefusedPrefix) + why;
+  std::string line = std::string(prefix) + why;
   for (std::size_t at = line.find('\n'); at != std::string::npos; at = line.find('\n', at))
     line.replace(at, 1, "; ");
   return s + "," + csv_field(line);
 }
 
-bool is_refused_row(const std::string& row) {
+bool why_starts_with(const std::string& row, std::string_view prefix) {
   const auto fields = csv_split(row);
-  return !fields.empty() && fields.back().starts_with(kRefusedPrefix);
+  return !fields.empty() && fields.back().starts_with(prefix);
 }
+
+}  // namespace
+
+std::string refused_sweep_row(const scenarios::SweepPoint& point, const std::string& head,
+                              const std::string& why) {
+  return row_without_figures(point, head, kRefusedPrefix, why);
+}
+
+bool is_refused_row(const std::string& row) { return why_starts_with(row, kRefusedPrefix); }
+
+std::string failed_sweep_row(const scenarios::SweepPoint& point, const std::string& head,
+                             const std::string& why) {
+  return row_without_figures(point, head, kFailedPrefix, why);
+}
+
+bool is_failed_row(const std::string& row) { return why_starts_with(row, kFailedPrefix); }
 
 std::string sweep_summary_json(const std::string& scenario, const SweepIdentity& identity,
                                const std::string& head, const SweepRows& rows) {

@@ -39,6 +39,13 @@ inline constexpr std::string_view kRefusedPrefix = "refused: ";
 std::string refused_sweep_row(const scenarios::SweepPoint& point, const std::string& head,
                               const std::string& why);
 bool is_refused_row(const std::string& row);
+// The row of a point the loader took that failed once it ran (a trace window past its step, a trace
+// that cannot be written): as a refused one, not_simulated kFailedPrefix and why. Not a run's caps
+// (sim::BudgetExceeded): they are the sweep's, and stop it whole. --resume runs such a point again.
+inline constexpr std::string_view kFailedPrefix = "failed once run: ";
+std::string failed_sweep_row(const scenarios::SweepPoint& point, const std::string& head,
+                             const std::string& why);
+bool is_failed_row(const std::string& row);
 
 // Which sweep the rows come from (analysis/sweep/sweep_integrity.h): its fingerprint, how many
 // points the whole sweep has, and which shard of it these rows are ("1/1": all of it).

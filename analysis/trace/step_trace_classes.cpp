@@ -51,8 +51,11 @@ class ClassTrace final : public FoldObserver {
     return &*tracer_;
   }
 
-  // `unfolded`: why the step did not fold (its shown GPUs then stand for GPUs alike in program and
-  // machine whose timelines differ); empty for a folded step.
+  // `unfolded`: why the step did not fold, as the run's refusal says it ("folded onto representative
+  // GPUs: a ring they share would run in full ..."; its shown GPUs then stand for GPUs alike in program
+  // and machine whose timelines differ); empty for a folded step. Said after "not": the words read "as
+  // untraced: folded onto representative GPUs", the way this run did not take. Nor do its collectives
+  // fold for certain ("fold as untraced, without messages"): an untraced run may run them in full.
   void finish(const StepResult& result, StepTraceSummary* summary, const std::string& unfolded = {}) {
     tracer_->finish(result.step_time);
     // Which GPUs each shown GPU stands for: "GPU 0: 0,8,16; GPU 1: 1,9,17".
@@ -68,7 +71,7 @@ class ClassTrace final : public FoldObserver {
     const std::string shows =
         "one GPU per class of alike GPUs, " + std::to_string(shown_) + " of " + std::to_string(result.gpus) +
         (unfolded.empty() ? " (the step ran folded onto them, as untraced"
-                          : " with the critical GPU (every GPU simulated, as untraced: " + unfolded +
+                          : " with the critical GPU (every GPU simulated, as untraced, not " + unfolded +
                                 "; a class's GPUs ran the same program, not in step") +
         "; " + options_.all_gpus_said + " for every GPU)";
     auto& extra = options_.other_data;
@@ -82,8 +85,9 @@ class ClassTrace final : public FoldObserver {
     extra.insert(
         extra.begin() + 2,
         {"network",
-         std::string(unfolded.empty() ? "not traced: the folded step's rings run without messages ("
-                                      : "not traced: its collectives fold as untraced, without messages (") +
+         std::string(unfolded.empty()
+                         ? "not traced: the folded step's rings run without messages ("
+                         : "not traced: its collectives run as untraced, their messages not recorded (") +
              options_.all_gpus_said + " for link utilization)"});
     finish_step_trace(*writer_, setup_, result, options_, summary);
     if (summary != nullptr) summary->shows = shows;

@@ -6,6 +6,7 @@
 #include <span>
 #include <stdexcept>
 
+#include "sim/decimal.h"
 #include "sim/error.h"
 
 namespace hybridsim::yaml {
@@ -48,6 +49,12 @@ bool within(double v, const FieldSpec& spec) {
 bool within_integer(std::int64_t v, const FieldSpec& spec) {
   if (!within(static_cast<double>(v), spec)) return false;
   return spec.max == 0 || spec.max >= 0x1p63 || v <= static_cast<std::int64_t>(spec.max);
+}
+
+// 'got "8"', or with a leading "+", which std::from_chars does not read, why ("+8" is within bounds).
+std::string got_number(const std::string& text, std::string_view kind) {
+  const auto plus = sim::detail::leading_plus_reason(text, kind);
+  return "got \"" + text + "\"" + (plus ? " (" + *plus + ")" : "");
 }
 
 }  // namespace
@@ -207,7 +214,7 @@ std::int64_t FieldReader::to_integer(const TreeNode& node, std::string_view path
   std::int64_t v = 0;
   const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
   if (text.empty() || ec != std::errc() || end != text.data() + text.size() || !within_integer(v, spec))
-    fail_at(node.where, path, "got \"" + text + "\"", schema_.expected_text(spec));
+    fail_at(node.where, path, got_number(text, "whole number"), schema_.expected_text(spec));
   return v;
 }
 
@@ -218,7 +225,7 @@ double FieldReader::to_number(const TreeNode& node, std::string_view path) const
   const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
   if (text.empty() || ec != std::errc() || end != text.data() + text.size() || !std::isfinite(v) ||
       !within(v, spec))
-    fail_at(node.where, path, "got \"" + text + "\"", schema_.expected_text(spec));
+    fail_at(node.where, path, got_number(text, "number"), schema_.expected_text(spec));
   return v;
 }
 

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # The MPI sweep mode: `mpirun -n 2 hybridsim sweep` gives byte-identical results to one process,
-# both ranks run points, and a failing sweep ends every rank with an error and no results.
+# both ranks run points, a point refused or failed is a row of its own (exit 1), and a bad scenario
+# ends every rank with an error and no results.
 # Usage: mpi_sweep_test.sh HYBRIDSIM SOURCE_DIR WORK_DIR
 set -euo pipefail
 hybridsim=$1 source_dir=$2 work=$3
@@ -28,8 +29,8 @@ grep -Eq "rank 0: [1-9][0-9]*, rank 1: [1-9]" "$work/mpi.txt" || fail "a rank ra
 [ ! -e "$work/mpi/points.partial.csv" ] || fail "the partial file was left behind"
 
 # A point that fails once run (its trace window starts after the 306 ms step), on whichever rank
-# takes it: every rank stops, the exit status says so, the error names the point, and no results.csv
-# is written.
+# takes it: a row that says why, the other points run on both ranks, and the exit status is 1 (it
+# stopped every rank, and no results.csv was written).
 cat > "$work/bad.yaml" <<YAML
 cluster: {preset: dgx1-v100}
 workload: {network: gnmt}
@@ -40,10 +41,11 @@ sweep:
     - {path: outputs.trace.window, values: ["0 ms:1 ms", "10 s:11 s", "1 ms:2 ms", "2 ms:3 ms"]}
 YAML
 if mpirun -n 2 "$hybridsim" sweep "$work/bad.yaml" --out "$work/bad" --jobs 1 --quiet > "$work/bad.txt" 2>&1; then
-  fail "a failing MPI sweep exited 0"
+  fail "an MPI sweep with a point that failed exited 0"
 fi
-grep -q "error: sweep point 1" "$work/bad.txt" || fail "no error naming point 1: $(cat "$work/bad.txt")"
-[ ! -e "$work/bad/results.csv" ] || fail "a failing sweep wrote results.csv"
+grep -q "error: 1 of 4 points failed once run" "$work/bad.txt" || fail "no failure count: $(cat "$work/bad.txt")"
+grep -q '^1,trace.window=10 s:11 s,.*,"failed once run: ' "$work/bad/results.csv" || fail "no failed row for point 1"
+[ "$(grep -c ',305\.840228,' "$work/bad/results.csv")" = 3 ] || fail "expected the 3 other points' steps"
 
 # A point the loader refuses (16 GPUs of an 8-GPU DGX-1): the others run on both ranks, its row says
 # why, and the exit status is 1.

@@ -240,6 +240,41 @@ TEST_CASE("collective: the lines while sizes are weighed give the command's end,
   CHECK(weighing >= 1);
 }
 
+TEST_CASE("a reduce-scatter and an all-gather run whole floats for each GPU, as nccl-tests") {
+  // Each GPU's part is size / n. The default sweep's 8 B and 16 B reduce-scatters on a DGX-1's 8 GPUs
+  // ran parts of a quarter and a half float (8.50 us rows, where nccl-tests has none), and a 36 B
+  // all-gather parts of 4.5 B: nccl-tests' count per rank is whole floats, 32 B here.
+  const auto t = topology::build_cluster({.preset = "dgx1-v100"});
+  auto o = all_gpus(t);
+  o.min_bytes = sim::Bytes::of(8);
+  o.max_bytes = sim::Bytes::of(72);
+  o.step_factor = 4.5;  // 8 B, 36 B
+  o.op = sim::CollectiveOp::ReduceScatter;
+  const analysis::CollectiveSizes rs = analysis::collective_sizes(o);
+  CHECK(rs.sizes == std::vector<sim::Bytes>{sim::Bytes::of(32)});
+  CHECK(rs.note ==
+        "1 size from 8 B left out, under one 4 B float for each of the 8 GPUs of a reduce-scatter (32 B); 1 "
+        "size rounded down to a multiple of 32 B (whole floats for each GPU, as nccl-tests)");
+  o.op = sim::CollectiveOp::AllGather;
+  CHECK(analysis::collective_sizes(o).sizes == std::vector<sim::Bytes>{sim::Bytes::of(32)});
+  const auto rows = analysis::run_collective_sweep(t, o);
+  REQUIRE(rows.size() == 1);
+  CHECK(rows[0].size == sim::Bytes::of(32));
+  o.max_bytes = sim::Bytes::of(16);
+  o.step_factor = 2;  // 8 B, 16 B
+  CHECK_THROWS_WITH_AS(
+      analysis::collective_sizes(o),
+      "--max-bytes 16 B is under one 4 B float for each of the 8 GPUs of an all-gather (32 B), "
+      "less than one element to each; expected --max-bytes of at least 32 B",
+      InputError);
+  // An all-reduce and a broadcast move the whole size: their sizes are whole floats only.
+  for (const auto op : {sim::CollectiveOp::AllReduce, sim::CollectiveOp::Broadcast}) {
+    o.op = op;
+    CHECK(analysis::collective_sizes(o).sizes ==
+          std::vector<sim::Bytes>{sim::Bytes::of(8), sim::Bytes::of(16)});
+  }
+}
+
 TEST_CASE("an all-to-all runs whole floats for each GPU, says point-to-point and no channels") {
   // An all-to-all sends size / n to each of its n GPUs; nccl-tests counts that part in whole floats,
   // so on 8 GPUs the smallest all-to-all is 8 × 4 B = 32 B. The default sweep's 8 B and 16 B rows

@@ -7,6 +7,7 @@
 #include <string>
 
 #include "analysis/collective/collective_sweep.h"
+#include "analysis/step/step_report.h"
 #include "analysis/step/step_runner.h"
 #include "tests/unit/fold_exact_case.h"
 #include "tests/unit/toy_profile.h"
@@ -81,6 +82,36 @@ TEST_CASE(
     CHECK(fast.time == full.time);
     CHECK(fast.messages == full.messages);
     CHECK(fast.bytes_by_link_kind == full.bytes_by_link_kind);
+  }
+}
+
+TEST_CASE("fold: the idle GPUs of a cluster larger than the step are not counted as its simulated GPUs") {
+  // Four DGX-1 (32 GPUs): the idle GPUs of machines 1 to 3 fold onto machine 1's, and were counted
+  // with the step's: dp 8 (machine 0 alone, each of its GPUs simulated) said "16 of 8 GPUs simulated
+  // (the others repeat them)" and ran as folded (its trace without the network); dp 16 (machines 0
+  // and 1, one machine's 8 GPUs standing for both) said 16 of 16.
+  const workloads::Profile p = testing::toy_chain(6, Bytes::mib(4));
+  using F = topology::presets::Fabric;
+  const std::pair<Case, std::uint32_t> cases[] = {
+      {{4, F::FatTree, 1.0, 8, 1, workloads::AllReduceAlgorithm::Ring}, 0},
+      {{4, F::FatTree, 1.0, 16, 1, workloads::AllReduceAlgorithm::Ring}, 8}};
+  for (const auto& [c, simulated] : cases) {
+    CAPTURE(describe(c));
+    const topology::Topology t = testing::fold_case_cluster(c);
+    const analysis::StepResult fast = run_fold_case(c, t, p, sim::FastPath::Auto);
+    const analysis::StepResult full = run_fold_case(c, t, p, sim::FastPath::Off);
+    CHECK(fast.gpus == c.dp);
+    CHECK(fast.step_time == full.step_time);
+    const std::string table = analysis::step_summary_table(fast, {});
+    if (simulated == 0) {  // dp 8: not folded (only idle GPUs are alike), each of its 8 GPUs simulated
+      CHECK(fast.simulation.gpus_simulated == 0);
+      CHECK(fast.simulation.strategy != "folded onto representative GPUs");
+      CHECK(fast.messages == full.messages);
+      CHECK(table.find("GPUs simulated (the others repeat them)") == std::string::npos);
+    } else {
+      CHECK(fast.simulation.gpus_simulated == simulated);
+      CHECK(table.find("8 of 16 GPUs simulated (the others repeat them)") != std::string::npos);
+    }
   }
 }
 

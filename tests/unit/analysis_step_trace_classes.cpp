@@ -257,7 +257,14 @@ TEST_CASE("step trace: a step that does not fold shows one GPU per class and its
         "GPU " + std::to_string(critical) + ", shown as GPU " + std::to_string(critical));
   CHECK(
       t.doc["otherData"]["gpu_classes"].get<std::string>().starts_with("GPU 0: 0,8,16,24; GPU 1: 1,9,17,25"));
-  CHECK(summary.shows.starts_with(
-      "one GPU per class of alike GPUs, " + std::to_string(t.process_names.size()) +
-      " of 32 with the critical GPU (every GPU simulated, as untraced: folded onto representative GPUs: "));
+  CHECK(summary.shows.starts_with("one GPU per class of alike GPUs, " +
+                                  std::to_string(t.process_names.size()) +
+                                  " of 32 with the critical GPU (every GPU simulated, as untraced, not "
+                                  "folded onto representative GPUs: "));
+  // Nor are its collectives said to fold: this step runs them in full, untraced or traced ("as untraced:
+  // folded onto representative GPUs" and "its collectives fold as untraced, without messages").
+  REQUIRE(untraced.simulation.strategy == "every GPU and collective simulated in full");
+  CHECK(t.doc["otherData"]["simulation"] == untraced.simulation.strategy);
+  CHECK(t.doc["otherData"]["network"].get<std::string>().starts_with(
+      "not traced: its collectives run as untraced, their messages not recorded ("));
 }

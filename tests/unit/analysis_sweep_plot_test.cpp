@@ -73,8 +73,9 @@ TEST_CASE("sweep plot: points whose whole model does not fit are ringed, with a 
   const analysis::SweepPlotScript s =
       analysis::sweep_plot_script({"cluster.gpu_memory"}, head, rows, "step_time_ms");
   REQUIRE(s.note.empty());
-  CHECK(datablock(s.body, "$d0") == "0 12.5\n1 11.25\n2 10\n");  // every point on its line
-  CHECK(datablock(s.body, "$whole_model_unfit") == "0 12.5\n");  // point 0 alone ringed
+  // Every point on its line, each at its size in bytes (80, 512 and 1024 GiB); point 0 alone ringed.
+  CHECK(datablock(s.body, "$d0") == "85899345920 12.5\n549755813888 11.25\n1099511627776 10\n");
+  CHECK(datablock(s.body, "$whole_model_unfit") == "85899345920 12.5\n");
   CHECK(s.body.find("$whole_model_unfit using 1:2 with points pt 6 ps 3 lw 2 lc rgb 'red' title '" +
                     std::string(analysis::kWholeModelUnfitLegend) + "'") != std::string::npos);
   // Where every whole model fits, nothing is ringed and the legend has no such entry.
@@ -106,9 +107,64 @@ TEST_CASE("sweep plot: a two-parameter sweep rings the point on its own line's p
                        {"whole_model_fits", "no"}});
   const analysis::SweepPlotScript s =
       analysis::sweep_plot_script({"parallelism.zero", "cluster.gpu_memory"}, head, rows, "step_time_ms");
-  CHECK(datablock(s.body, "$d0") == "0 3\n1 2\n");
-  CHECK(datablock(s.body, "$d1") == "0 4\n1 5\n");
-  CHECK(datablock(s.body, "$whole_model_unfit") == "0 3\n1 5\n");
+  // At 80 GiB (85,899,345,920 B) and 512 GiB (549,755,813,888 B).
+  CHECK(datablock(s.body, "$d0") == "85899345920 3\n549755813888 2\n");
+  CHECK(datablock(s.body, "$d1") == "85899345920 4\n549755813888 5\n");
+  CHECK(datablock(s.body, "$whole_model_unfit") == "85899345920 3\n549755813888 5\n");
+}
+
+TEST_CASE("sweep plot: an axis of one quantity is drawn sorted by value, its values' text as ticks") {
+  // hunt9's U2: NVLink [25GB/s, 400 Gb/s, 1e2 GB/s] x InfiniBand [100 Gb/s, 6.25GB/s, 25 GB/s]. Drawn
+  // in the order written, as categories at 0, 1, 2, the InfiniBand axis went 12.5 -> 6.25 -> 25 GB/s:
+  // a zig-zag (the middle point the slowest) read as a response that is not monotone.
+  const std::vector<std::string> paths = {"cluster.links.nvlink.bandwidth",
+                                          "cluster.links.infiniband.bandwidth"};
+  const std::string head = analysis::sweep_header(paths);
+  const char* nvlink[] = {"25GB/s", "400 Gb/s", "1e2 GB/s"};
+  const char* infiniband[] = {"100 Gb/s", "6.25GB/s", "25 GB/s"};
+  const char* step[] = {"312.5", "317.25", "309.75"};  // at 12.5, 6.25 and 25 GB/s
+  analysis::SweepRows rows;
+  for (std::size_t n = 0; n < 3; ++n)
+    for (std::size_t i = 0; i < 3; ++i)
+      rows[3 * n + i] = row(head, {{"index", std::to_string(3 * n + i)},
+                                   {paths[0], nvlink[n]},
+                                   {paths[1], infiniband[i]},
+                                   {"step_time_ms", step[i]}});
+  const analysis::SweepPlotScript s = analysis::sweep_plot_script(paths, head, rows, "step_time_ms");
+  REQUIRE(s.note.empty());
+  // Each InfiniBand value at its bytes per second, the line in that order; the ticks say what was written.
+  CHECK(datablock(s.body, "$d0") == "6250000000 317.25\n12500000000 312.5\n25000000000 309.75\n");
+  CHECK(s.body.find("set xtics ('6.25GB/s' 6250000000, '100 Gb/s' 12500000000, '25 GB/s' 25000000000)\n") !=
+        std::string::npos);
+  CHECK(s.body.find("set logscale x") == std::string::npos);  // 6.25 to 25 GB/s: a factor of 4
+  // The lines (NVLink, 25 to 100 GB/s) in the legend by value too: 25GB/s, 1e2 GB/s, 400 Gb/s (50 GB/s).
+  CHECK(s.body.find("title 'cluster.links.nvlink.bandwidth = 25GB/s', $d1 using 1:2 with linespoints title "
+                    "'cluster.links.nvlink.bandwidth = 400 Gb/s', $d2 using 1:2 with linespoints title "
+                    "'cluster.links.nvlink.bandwidth = 1e2 GB/s'") != std::string::npos);
+  // Times, sizes and plain numbers alike; a factor of 10 or more draws on a log scale.
+  const std::string one = analysis::sweep_header({"communication.bucket_size"});
+  analysis::SweepRows sizes;
+  const char* bucket[] = {"100 MB", "1 MB", "25MB"};
+  for (std::size_t i = 0; i < 3; ++i)
+    sizes[i] = row(one, {{"communication.bucket_size", bucket[i]}, {"step_time_ms", std::to_string(i + 1)}});
+  const analysis::SweepPlotScript b =
+      analysis::sweep_plot_script({"communication.bucket_size"}, one, sizes, "step_time_ms");
+  CHECK(datablock(b.body, "$d0") == "1000000 2\n25000000 3\n100000000 1\n");
+  CHECK(b.body.find("set logscale x\nset xtics ('1 MB' 1000000, '25MB' 25000000, '100 MB' 100000000)\n") !=
+        std::string::npos);
+  // Words, or values that are not all one quantity, stay in the order written, at 0, 1, 2.
+  for (const auto& written :
+       {std::vector<std::string>{"tree", "ring", "auto"}, std::vector<std::string>{"25 GB/s", "8", "1 ms"}}) {
+    analysis::SweepRows words;
+    for (std::size_t i = 0; i < 3; ++i)
+      words[i] =
+          row(one, {{"communication.bucket_size", written[i]}, {"step_time_ms", std::to_string(i + 1)}});
+    const analysis::SweepPlotScript w =
+        analysis::sweep_plot_script({"communication.bucket_size"}, one, words, "step_time_ms");
+    CHECK(datablock(w.body, "$d0") == "0 1\n1 2\n2 3\n");
+    CHECK(w.body.find("set xtics ('" + written[0] + "' 0, '" + written[1] + "' 1, '" + written[2] + "' 2)") !=
+          std::string::npos);
+  }
 }
 
 TEST_CASE("sweep plot: the script written beside a slice sweep's picture rings its unfit point") {

@@ -38,6 +38,19 @@ analysis::SweepOptions options(const fs::path& out, int jobs) {
   return o;
 }
 
+// `hybridsim sweep -q SCENARIO --out DIR/cli`: its exit status (1 where points were refused or failed)
+// and what it printed, stdout and stderr together (kept in DIR/cli.log).
+struct CommandLineSweep {
+  int status = -1;
+  std::string log;
+};
+CommandLineSweep sweep_on_command_line(const fs::path& scenario, const fs::path& dir) {
+  const std::string cmd = std::string(HYBRIDSIM_CLI) + " sweep -q " + scenario.string() + " --out " +
+                          (dir / "cli").string() + " > " + (dir / "cli.log").string() + " 2>&1";
+  const int status = std::system(cmd.c_str());
+  return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, read_whole_file(dir / "cli.log")};
+}
+
 }  // namespace
 
 TEST_CASE("a sweep writes one row per point in point order, the same bytes for any thread count") {
@@ -461,13 +474,82 @@ TEST_CASE("a product sweep runs every point the loader takes and lists the one i
   CHECK(resumed.points_refused == 1);
   CHECK(resumed.csv == r.csv);
   // The command line writes the same and exits 1, naming the count.
-  const std::string cmd = std::string(HYBRIDSIM_CLI) + " sweep -q " + scenario.string() + " --out " +
-                          (dir / "cli").string() + " > " + (dir / "cli.log").string() + " 2>&1";
-  const int status = std::system(cmd.c_str());
-  const std::string log = read_whole_file(dir / "cli.log");
+  const auto [status, log] = sweep_on_command_line(scenario, dir);
   INFO(log);
-  CHECK(WIFEXITED(status));
-  CHECK(WEXITSTATUS(status) == 1);
+  CHECK(status == 1);
   CHECK(read_whole_file(dir / "cli" / "results.csv") == r.csv);
   CHECK(log.find("hybridsim sweep: error: 1 of 4 points refused") != std::string::npos);
+}
+
+TEST_CASE(
+    "a sweep point that fails once run is a row that says why, the others run, and --resume runs it again") {
+  // Point 1's trace window starts after its 305.8 ms step: the loader takes it, the run refuses it
+  // once the step is known. The sweep stopped there ("sweep point 1 (...): ... starts after the step"),
+  // no results.csv written, its two good points kept for --resume only.
+  const fs::path dir = fresh_temp_dir("sweep-test-failed-once-run");
+  fs::create_directories(dir);
+  const fs::path scenario = dir / "window.yaml";
+  const auto write_sweep = [&](const std::string& windows) {
+    std::ofstream(scenario)
+        << "cluster: {preset: dgx1-v100}\nworkload: {network: gnmt}\nparallelism: {dp: 8}\n"
+           "outputs: {trace: {file: t.json, detail: steps}}\n"
+           "sweep:\n  parameters:\n    - {path: outputs.trace.window, values: "
+        << windows << "}\n";
+  };
+  write_sweep(R"(["0 ms:1 ms", "10 s:11 s", "1 ms:2 ms"])");
+  const auto r = analysis::run_sweep(scenario.string(), options(dir / "out", 2));
+  CHECK(r.points_run == 2);
+  CHECK(r.points_failed == 1);
+  CHECK(r.points_refused == 0);
+  const auto rows = csv_rows(r.csv);
+  REQUIRE(rows.size() == 4);
+  const auto& head = rows[0];
+  const std::size_t step = column(head, "step_time_ms"), why = column(head, "not_simulated");
+  REQUIRE(rows[2].size() == head.size());
+  CHECK(rows[2][0] == "1");
+  CHECK(rows[2][column(head, "outputs.trace.window")] == "10 s:11 s");
+  CHECK(rows[2][step].empty());
+  CHECK(rows[2][column(head, "gpus")].empty());
+  CHECK(
+      rows[2][why].starts_with("failed once run: sweep value outputs.trace.window=10 s:11 s: "
+                               "outputs.trace.window \"10 s:11 s\" starts after the step, which ends at "
+                               "305.840228333 ms"));
+  for (const std::size_t i : {1u, 3u}) {
+    CHECK_FALSE(rows[i][step].empty());
+    CHECK(rows[i][why].empty());
+  }
+  CHECK(fs::exists(dir / "out" / "t-0.json"));
+  CHECK_FALSE(fs::exists(dir / "out" / "t-1.json"));
+  CHECK(fs::exists(dir / "out" / "t-2.json"));
+  CHECK_FALSE(fs::exists(dir / "out" / "points.partial.csv"));
+  REQUIRE(r.notes.size() == 1);
+  CHECK(
+      r.notes[0].starts_with("sweep point 1 (trace.window=10 s:11 s): failed once run (not_simulated in "
+                             "results.csv): sweep value outputs.trace.window=10 s:11 s"));
+  const std::string json = read_whole_file(r.directory / "summary.json");
+  CHECK(json.find("{\"label\": \"trace.window=10 s:11 s\", \"failed_once_run\": true, \"why\": \"sweep "
+                  "value outputs.trace.window") != std::string::npos);
+  // --resume keeps the two finished points and runs the failed one again: it fails again, a row again.
+  auto again = options(dir / "out", 1);
+  again.resume = true;
+  const auto resumed = analysis::run_sweep(scenario.string(), again);
+  CHECK(resumed.points_run == 0);
+  CHECK(resumed.points_failed == 1);
+  CHECK(resumed.csv == r.csv);
+  REQUIRE(resumed.notes.size() == 2);
+  CHECK(resumed.notes[0] == "--resume: point 1 failed once run before: run again");
+  // The command line writes the same and exits 1, naming the count.
+  const auto [status, log] = sweep_on_command_line(scenario, dir);
+  INFO(log);
+  CHECK(status == 1);
+  CHECK(read_whole_file(dir / "cli" / "results.csv") == r.csv);
+  CHECK(log.find("sweep: 2 points run, 1 failed once run (see the notes)") != std::string::npos);
+  CHECK(log.find("hybridsim sweep: error: 1 of 3 points failed once run") != std::string::npos);
+  // Where no point would be simulated, the first failure stops the sweep, as before, and leaves nothing.
+  write_sweep(R"(["10 s:11 s", "20 s:21 s"])");
+  CHECK_THROWS_WITH_AS(analysis::run_sweep(scenario.string(), options(dir / "none", 1)),
+                       doctest::Contains("sweep point 0 (trace.window=10 s:11 s): sweep value "
+                                         "outputs.trace.window=10 s:11 s"),
+                       InputError);
+  CHECK_FALSE(fs::exists(dir / "none"));
 }

@@ -131,6 +131,41 @@ TEST_CASE("schema: a key's value as its binding writes it") {
   CHECK_THROWS_AS(key_text(s, "cluster"), InternalError);  // a section has no value
 }
 
+TEST_CASE("schema: a value with a leading + is refused at every kind of number, saying the sign is why") {
+  // "+25 GB/s" was refused as 'got "+25 GB/s"; expected a bandwidth such as "25 GB/s" ..., > 0', which
+  // it is: neither the number's parser nor the key said that the sign is what is not taken.
+  const auto refusal = [](const std::string& set) {
+    try {
+      const std::vector<std::string> overrides{set};
+      parse_scenario("cluster: {preset: dgx1-v100}\nworkload: {network: gnmt}\n", "p.yaml", overrides);
+    } catch (const InputError& e) {
+      return std::string(e.what());
+    }
+    return std::string("taken");
+  };
+  const std::pair<const char*, const char*> kinds[] = {
+      {"parallelism.dp=+8",
+       "got \"+8\" (\"+8\" has a sign, which a whole number does not take: write \"8\")"},
+      {"variability.kernel_jitter=+0.05",
+       "got \"+0.05\" (\"+0.05\" has a sign, which a number does not take: write \"0.05\")"},
+      {"communication.bucket_size=+25 MB",
+       "got \"+25 MB\" (\"+25 MB\" has a sign, which a size does not take: write \"25 MB\")"},
+      {"cluster.links.nvlink.bandwidth=+25 GB/s",
+       "got \"+25 GB/s\" (\"+25 GB/s\" has a sign, which a bandwidth does not take: write \"25 GB/s\")"},
+      {"cluster.links.nvlink.latency=+1 us",
+       "got \"+1 us\" (\"+1 us\" has a sign, which a time does not take: write \"1 us\")"},
+  };
+  for (const auto& [set, why] : kinds) {
+    INFO(set);
+    CHECK(refusal(set).find(why) != std::string::npos);
+  }
+  // Without the sign each is taken.
+  for (const char* set :
+       {"parallelism.dp=8", "variability.kernel_jitter=0.05", "communication.bucket_size=25 MB",
+        "cluster.links.nvlink.bandwidth=25 GB/s", "cluster.links.nvlink.latency=1 us"})
+    CHECK(refusal(set) == "taken");
+}
+
 TEST_CASE("schema: a section's keys follow it in the table, before any other key") {
   // read_section finds a section's children in one pass over the keys after it.
   const auto fields = scenario_schema().fields();

@@ -140,6 +140,22 @@ TEST_CASE(
             .starts_with("bad bandwidth \"lots\": expected a non-negative number"));
 }
 
+TEST_CASE("a leading + is refused by every unit parser, saying the sign is what it does not take") {
+  // The grammar reads no sign: "+25 GB/s" was refused as "bad bandwidth ...: expected a non-negative
+  // number", which +25 is. Each parser now names the sign and the text to write instead.
+  CHECK(error_of(parse_bandwidth, "+25 GB/s") ==
+        "\"+25 GB/s\" has a sign, which a bandwidth does not take: write \"25 GB/s\"");
+  CHECK(error_of(hybridsim::sim::parse_bytes, " +512 KiB") ==
+        "\"+512 KiB\" has a sign, which a size does not take: write \"512 KiB\"");
+  CHECK(error_of(hybridsim::sim::parse_time, "+.5 us") ==
+        "\"+.5 us\" has a sign, which a time does not take: write \".5 us\"");
+  // A "+" not before a number is no sign to explain: the form is listed as before.
+  CHECK(error_of(parse_bandwidth, "+fast").starts_with("bad bandwidth \"+fast\": expected a non-negative"));
+  CHECK(error_of(hybridsim::sim::parse_time, "-1 us")
+            .starts_with("bad time \"-1 us\": expected a non-negative"));
+  CHECK(parse_bandwidth("25 GB/s") == Bandwidth::gb_per_second(25));
+}
+
 TEST_CASE("format_bytes picks the shortest exact form") {
   CHECK(format_bytes(Bytes::of(0)) == "0 B");
   CHECK(format_bytes(Bytes::of(1)) == "1 B");

@@ -78,6 +78,29 @@ TEST_CASE("yaml: machine indices and a file on disk") {
       ("cannot open topology file \"" + path.string() + "\": No such file or directory").c_str(), InputError);
 }
 
+TEST_CASE("yaml error: a file of no GPU, and machines numbered with a gap, are refused where written") {
+  // Both loaded (exit 0): "0 GPUs on 0 machines" and "2 GPUs on 3 machines". On the first, collective
+  // refused its default GPUs as the list "0--1" and run its dp 1 as "expected dp × mp <= 0"; the
+  // second counted a machine 1 that holds nothing.
+  CHECK(
+      error_of("nodes: []\n") ==
+      "box.yaml:1:8: nodes: no GPU among them (the list is empty); expected at least one device of kind gpu");
+  CHECK(error_of("nodes:\n  - {name: c, kind: cpu}\n  - {name: s, kind: plx}\nlinks:\n"
+                 "  - {a: c, b: s, kind: pcie, bandwidth: 16 GB/s}\n") ==
+        "box.yaml:2:3: nodes: no GPU among its 2 devices; expected at least one device of kind gpu");
+  CHECK(
+      error_of("nodes:\n  - {name: a, kind: gpu, node: 0}\n  - {name: s, kind: switch}\n"
+               "  - {name: b, kind: gpu, node: 2}\nlinks:\n  - {a: a, b: s, kind: ib, bandwidth: 100 Gb/s}\n"
+               "  - {a: b, b: s, kind: ib, bandwidth: 100 Gb/s}\n") ==
+      "box.yaml:4:5: nodes[2].node: machine 2, but no device is on machine 1; expected machines numbered "
+      "from 0 "
+      "without a gap (a machine of no device is counted, empty)");
+  // A switch of no machine joins them and needs none; one GPU alone is a topology (of 1 device).
+  const auto one = topology::parse_topology_yaml("nodes:\n  - {name: g, kind: gpu}\n", "one.yaml");
+  CHECK(one.node_count() == 1);
+  CHECK(one.device_count() == 1);
+}
+
 TEST_CASE("yaml error: a link to an unknown device") {
   CHECK(error_of("nodes:\n  - {name: GPU0, kind: gpu}\nlinks:\n"
                  "  - {a: GPU0, b: GPU9, kind: nvlink, bandwidth: 25 GB/s}\n") ==
