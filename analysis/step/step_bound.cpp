@@ -1,6 +1,8 @@
 #include "analysis/step/step_bound.h"
 
 #include <algorithm>
+#include <functional>
+#include <tuple>
 #include <unordered_map>
 #include <utility>
 
@@ -25,20 +27,37 @@ struct StreamWalk {
   std::vector<std::pair<std::uint32_t, std::uint32_t>> waiters;  // (record task, waiting walk)
 };
 
+// A walked rank of a collective that is not every_join_first: when it joined (the record's time),
+// which it is, and the most it, and every rank that joined no later, were late by (kNotJoined until
+// it and all of those are taken; till then `late` is its own join's lateness).
+struct RankJoin {
+  std::int64_t reached = 0;
+  TaskRef rank;
+  std::int64_t late = 0;
+  auto key() const { return std::tuple(reached, rank.stream, rank.task); }
+};
+constexpr std::int64_t kNotJoined = -1;
+
 // A collective some walked stream runs a rank of (a folded step's members run none: a step of
 // 65,536 GPUs walks its 8 representatives' collectives, not its millions).
 struct CollectiveWalk {
+  std::uint32_t walked = 0;    // walked ranks
   std::uint32_t unjoined = 0;  // walked ranks that have not joined
   std::int64_t most_late = 0;  // the most a joined rank was late by
   std::int64_t last_join = 0;  // the record's times, for every_join_first
   std::int64_t first_end = INT64_MAX;
-  bool every_join_first = true;        // every rank joined before any rank ended
-  std::vector<std::uint32_t> blocked;  // walks whose rank end waits for a join
-  // Only where a rank ended before another joined: each walked rank's (walk, task) and its join's
-  // lateness (kNotJoined until then), for the ranks joined by a given end.
-  std::vector<std::pair<TaskRef, std::int64_t>> ranks;
+  bool every_join_first = true;  // every rank joined before any rank ended
+  // Walks whose rank end waits for joins: (joins it needs, walk), a heap of the fewest first. Joins
+  // count every walked rank's where every_join_first, else those of `ranks` in order (joined_prefix).
+  std::vector<std::pair<std::uint32_t, std::uint32_t>> blocked;
+  // Only where a rank ended before another joined: each walked rank, in the order of its join's time,
+  // so that the ranks joined by an end are a prefix, found by a binary search; ranks[0,
+  // joined_prefix) have been taken, each's `late` the most of the prefix up to it. An end then costs
+  // O(log n), where a scan of every rank made a collective's walk O(n^2) in its ranks.
+  std::vector<RankJoin> ranks;
+  std::uint32_t joined_prefix = 0;
+  std::uint32_t joins() const { return every_join_first ? walked - unjoined : joined_prefix; }
 };
-constexpr std::int64_t kNotJoined = -1;
 
 // The walk over the step's tasks in the order of their dependencies (not of time: a wait on a record
 // passed at the same time, or a collective joined by its last rank as another rank's task ends, is
@@ -69,7 +88,11 @@ class BoundWalk {
     }
     for (auto& [id, c] : collectives_) {
       c.every_join_first = c.last_join <= c.first_end;
-      if (c.every_join_first) c.ranks = {};
+      if (c.every_join_first)
+        c.ranks = {};
+      else
+        std::sort(c.ranks.begin(), c.ranks.end(),
+                  [](const RankJoin& a, const RankJoin& b) { return a.key() < b.key(); });
     }
   }
 
@@ -111,10 +134,12 @@ class BoundWalk {
       const sim::Task t = walk.tasks->tasks[i];
       if (t.kind != sim::TaskKind::Collective) continue;
       CollectiveWalk& c = collectives_[t.id];
+      ++c.walked;
       ++c.unjoined;
-      c.last_join = std::max(c.last_join, record_.reached(walk.stream, i).ps());
+      const std::int64_t reached = record_.reached(walk.stream, i).ps();
+      c.last_join = std::max(c.last_join, reached);
       c.first_end = std::min(c.first_end, record_.ended(walk.stream, i).ps());
-      c.ranks.push_back({{w, i}, kNotJoined});
+      c.ranks.push_back({reached, {w, i}, kNotJoined});
     }
   }
 
@@ -165,16 +190,16 @@ class BoundWalk {
     if (!walk.joined) {
       walk.joined = true;
       c.most_late = std::max(c.most_late, walk.late);
-      for (auto& [rank, late] : c.ranks)
-        if (rank == TaskRef{w, walk.next}) late = walk.late;
-      if (--c.unjoined == 0 || !c.every_join_first) {
-        ready_.insert(ready_.end(), c.blocked.begin(), c.blocked.end());
-        c.blocked.clear();
-      }
+      --c.unjoined;
+      if (!c.every_join_first)
+        join_in_order(c, {record_.reached(walk.stream, walk.next).ps(), {w, walk.next}, walk.late});
+      wake_blocked(c);
     }
     std::int64_t late = 0;
-    if (!joined_by_end(c, record_.ended(walk.stream, walk.next), late)) {
-      c.blocked.push_back(w);
+    if (const std::uint32_t needed = joins_by_end(c, record_.ended(walk.stream, walk.next), late);
+        needed > 0) {
+      c.blocked.emplace_back(needed, w);
+      std::push_heap(c.blocked.begin(), c.blocked.end(), std::greater<>());
       return false;
     }
     walk.joined = false;
@@ -182,19 +207,43 @@ class BoundWalk {
     return true;
   }
 
-  // Whether every rank joined by `end` has been taken, and the most any of them was late by.
-  bool joined_by_end(const CollectiveWalk& c, sim::Time end, std::int64_t& late) const {
+  // A rank of a collective that is not every_join_first joined, late by `join.late`: its place in
+  // `ranks` found by its key, and the prefix of ranks taken grown over every rank joined since.
+  static void join_in_order(CollectiveWalk& c, RankJoin join) {
+    const auto it = std::lower_bound(c.ranks.begin(), c.ranks.end(), join,
+                                     [](const RankJoin& a, const RankJoin& b) { return a.key() < b.key(); });
+    if (it == c.ranks.end() || it->key() != join.key()) throw InternalError("step bound: a rank not counted");
+    it->late = join.late;
+    for (; c.joined_prefix < c.ranks.size() && c.ranks[c.joined_prefix].late != kNotJoined; ++c.joined_prefix)
+      if (c.joined_prefix > 0)
+        c.ranks[c.joined_prefix].late =
+            std::max(c.ranks[c.joined_prefix].late, c.ranks[c.joined_prefix - 1].late);
+  }
+
+  // The walks whose rank ends now have every join they need, made ready.
+  void wake_blocked(CollectiveWalk& c) {
+    while (!c.blocked.empty() && c.blocked.front().first <= c.joins()) {
+      std::pop_heap(c.blocked.begin(), c.blocked.end(), std::greater<>());
+      ready_.push_back(c.blocked.back().second);
+      c.blocked.pop_back();
+    }
+  }
+
+  // Zero where every rank joined by `end` has been taken (`late`: the most any of them was late by);
+  // else the joins (CollectiveWalk::joins) that the end waits for.
+  std::uint32_t joins_by_end(const CollectiveWalk& c, sim::Time end, std::int64_t& late) const {
     if (c.every_join_first) {
       late = c.most_late;
-      return c.unjoined == 0;
+      return c.unjoined == 0 ? 0 : c.walked;
     }
-    late = 0;
-    for (const auto& [rank, joined_late] : c.ranks) {
-      if (record_.reached(walks_[rank.stream].stream, rank.task) > end) continue;
-      if (joined_late == kNotJoined) return false;
-      late = std::max(late, joined_late);
-    }
-    return true;
+    // The ranks that joined by `end`: those of a join time no later (a prefix, at least the rank
+    // itself).
+    const auto by = std::upper_bound(c.ranks.begin(), c.ranks.end(), end.ps(),
+                                     [](std::int64_t t, const RankJoin& r) { return t < r.reached; });
+    const auto needed = static_cast<std::uint32_t>(by - c.ranks.begin());
+    if (needed > c.joined_prefix) return needed;
+    late = needed == 0 ? 0 : c.ranks[needed - 1].late;
+    return 0;
   }
 
   const sim::ExecutionRecord& record_;
