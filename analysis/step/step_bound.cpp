@@ -3,10 +3,10 @@
 #include <algorithm>
 #include <functional>
 #include <tuple>
-#include <unordered_map>
 #include <utility>
 
 #include "sim/error.h"
+#include "sim/heap_bytes.h"
 
 namespace hybridsim::analysis {
 
@@ -23,8 +23,11 @@ struct StreamWalk {
   std::uint32_t next = 0;
   std::int64_t late = 0;
   bool joined = false;  // `next` is a collective rank whose join is counted; its end is not yet
-  std::vector<std::pair<std::uint32_t, std::int64_t>> records;   // (task, late) of records passed
-  std::vector<std::pair<std::uint32_t, std::uint32_t>> waiters;  // (record task, waiting walk)
+  std::vector<std::pair<std::uint32_t, std::int64_t>> records;  // (task, late) of records passed
+  // The walks waiting on a record of this stream, each linked to the next by its own next_waiter
+  // (a walk waits on one record at a time: no allocation, step_bound_bytes counts none); its own
+  // wait's record task.
+  std::uint32_t first_waiter = kNotWalked, next_waiter = kNotWalked, waits_for = 0;
 };
 
 // A walked rank of a collective that is not every_join_first: when it joined (the record's time),
@@ -41,6 +44,7 @@ constexpr std::int64_t kNotJoined = -1;
 // A collective some walked stream runs a rank of (a folded step's members run none: a step of
 // 65,536 GPUs walks its 8 representatives' collectives, not its millions).
 struct CollectiveWalk {
+  std::uint32_t id = 0;        // the program's
   std::uint32_t walked = 0;    // walked ranks
   std::uint32_t unjoined = 0;  // walked ranks that have not joined
   std::int64_t most_late = 0;  // the most a joined rank was late by
@@ -59,6 +63,13 @@ struct CollectiveWalk {
   std::uint32_t joins() const { return every_join_first ? walked - unjoined : joined_prefix; }
 };
 
+// A stream's record tasks: the (task, late) entries its walk keeps.
+std::size_t records_in(const sim::TaskList& tasks) {
+  std::size_t n = 0;
+  for (std::size_t i = 0; i < tasks.size(); ++i) n += tasks[i].kind == sim::TaskKind::Record ? 1 : 0;
+  return n;
+}
+
 // The walk over the step's tasks in the order of their dependencies (not of time: a wait on a record
 // passed at the same time, or a collective joined by its last rank as another rank's task ends, is
 // taken after what it depends on). Each stream is taken until a task waits on something not taken
@@ -67,26 +78,21 @@ class BoundWalk {
  public:
   BoundWalk(const workloads::StepProgram& program, const sim::ExecutionRecord& record,
             const OwnBounds& own_bound, const std::vector<std::uint32_t>& representative)
-      : record_(record), own_bound_(own_bound) {
-    std::uint32_t s = 0;
-    for (std::uint32_t g = 0; g < program.gpus.size(); ++g)
-      for (const sim::StreamProgram& sp : program.gpus[g].streams) {
-        const bool member = !representative.empty() && representative[g] != g;
-        walk_of_.push_back(member ? kNotWalked : static_cast<std::uint32_t>(walks_.size()));
-        if (!member) {
-          StreamWalk& walk = walks_.emplace_back();
-          walk.stream = s;
-          walk.tasks = &sp;
-        }
-        ++s;
-      }
-    if (walk_of_.size() != record.stream_count())
-      throw InternalError("step bound: the record is of another program");
+      : record_(record), own_bound_(own_bound), walk_of_(record.stream_count(), kNotWalked) {
+    add_walks(program, representative);
+    // Each array taken at its size (what step_bound_bytes counts), the ranks once they are counted.
+    collective_of_.assign(program.collectives.size(), kNotWalked);
+    for (std::uint32_t w = 0; w < walks_.size(); ++w) count_ranks(w);
+    for (CollectiveWalk& c : collectives_) {
+      c.ranks.reserve(c.walked);
+      c.blocked.reserve(c.walked);
+    }
+    ready_.reserve(walks_.size());
     for (std::uint32_t w = 0; w < walks_.size(); ++w) {
       add_ranks(w);
       ready_.push_back(w);
     }
-    for (auto& [id, c] : collectives_) {
+    for (CollectiveWalk& c : collectives_) {
       c.every_join_first = c.last_join <= c.first_end;
       if (c.every_join_first)
         c.ranks = {};
@@ -116,7 +122,7 @@ class BoundWalk {
   // waited on. Any chain of the walked collectives is late by at most their bounds added up.
   sim::Time every_bound_added() const {
     sim::Time sum;
-    for (const auto& [id, c] : collectives_) sum += own(id);
+    for (const CollectiveWalk& c : collectives_) sum += own(c.id);
     return sum;
   }
 
@@ -126,20 +132,58 @@ class BoundWalk {
     return it != own_bound_.end() && it->first == collective ? it->second : sim::Time::zero();
   }
 
-  // Walk w's collective ranks, counted on their collectives.
+  // A walk for each stream of a GPU that ran (not a folded step's member), its records' array taken.
+  void add_walks(const workloads::StepProgram& program, const std::vector<std::uint32_t>& representative) {
+    std::uint32_t s = 0, walked = 0;
+    for (std::uint32_t g = 0; g < program.gpus.size(); ++g)
+      if (representative.empty() || representative[g] == g)
+        walked += static_cast<std::uint32_t>(program.gpus[g].streams.size());
+    walks_.reserve(walked);
+    for (std::uint32_t g = 0; g < program.gpus.size(); ++g)
+      for (const sim::StreamProgram& sp : program.gpus[g].streams) {
+        if (s >= walk_of_.size()) throw InternalError("step bound: the record is of another program");
+        if (representative.empty() || representative[g] == g) {
+          walk_of_[s] = static_cast<std::uint32_t>(walks_.size());
+          StreamWalk& walk = walks_.emplace_back();
+          walk.stream = s;
+          walk.tasks = &sp;
+          walk.records.reserve(records_in(sp.tasks));
+        }
+        ++s;
+      }
+    if (s != walk_of_.size()) throw InternalError("step bound: the record is of another program");
+  }
+
+  // Walk w's collective ranks, counted on their collectives (each walked collective numbered as first
+  // met), with their joins' and ends' times.
+  void count_ranks(std::uint32_t w) {
+    const StreamWalk& walk = walks_[w];
+    const auto n = static_cast<std::uint32_t>(walk.tasks->tasks.size());
+    for (std::uint32_t i = 0; i < n; ++i) {
+      const sim::Task t = walk.tasks->tasks[i];
+      if (t.kind != sim::TaskKind::Collective) continue;
+      if (t.id >= collective_of_.size()) throw InternalError("step bound: a task of no collective");
+      if (collective_of_[t.id] == kNotWalked) {
+        collective_of_[t.id] = static_cast<std::uint32_t>(collectives_.size());
+        collectives_.emplace_back().id = t.id;
+      }
+      CollectiveWalk& c = collectives_[collective_of_[t.id]];
+      ++c.walked;
+      ++c.unjoined;
+      c.last_join = std::max(c.last_join, record_.reached(walk.stream, i).ps());
+      c.first_end = std::min(c.first_end, record_.ended(walk.stream, i).ps());
+    }
+  }
+
+  // Walk w's collective ranks, each in its collective's `ranks`.
   void add_ranks(std::uint32_t w) {
     const StreamWalk& walk = walks_[w];
     const auto n = static_cast<std::uint32_t>(walk.tasks->tasks.size());
     for (std::uint32_t i = 0; i < n; ++i) {
       const sim::Task t = walk.tasks->tasks[i];
       if (t.kind != sim::TaskKind::Collective) continue;
-      CollectiveWalk& c = collectives_[t.id];
-      ++c.walked;
-      ++c.unjoined;
-      const std::int64_t reached = record_.reached(walk.stream, i).ps();
-      c.last_join = std::max(c.last_join, reached);
-      c.first_end = std::min(c.first_end, record_.ended(walk.stream, i).ps());
-      c.ranks.push_back({reached, {w, i}, kNotJoined});
+      collectives_[collective_of_[t.id]].ranks.push_back(
+          {record_.reached(walk.stream, i).ps(), {w, i}, kNotJoined});
     }
   }
 
@@ -158,10 +202,15 @@ class BoundWalk {
 
   void pass_record(StreamWalk& walk) {
     walk.records.emplace_back(walk.next, walk.late);
-    auto waiting = std::stable_partition(walk.waiters.begin(), walk.waiters.end(),
-                                         [&](const auto& x) { return x.first > walk.next; });
-    for (auto it = waiting; it != walk.waiters.end(); ++it) ready_.push_back(it->second);
-    walk.waiters.erase(waiting, walk.waiters.end());
+    for (std::uint32_t* link = &walk.first_waiter; *link != kNotWalked;) {
+      StreamWalk& waiter = walks_[*link];
+      if (waiter.waits_for > walk.next) {
+        link = &waiter.next_waiter;
+        continue;
+      }
+      ready_.push_back(*link);
+      *link = waiter.next_waiter;
+    }
   }
 
   bool take_wait(std::uint32_t w) {
@@ -171,7 +220,9 @@ class BoundWalk {
     if (walk_of_.at(by->stream) == kNotWalked) throw InternalError("step bound: a wait released by a member");
     StreamWalk& from = walks_[walk_of_[by->stream]];
     if (from.next <= by->task) {
-      from.waiters.emplace_back(by->task, w);
+      walk.waits_for = by->task;
+      walk.next_waiter = from.first_waiter;
+      from.first_waiter = w;
       return false;
     }
     const auto it = std::lower_bound(from.records.begin(), from.records.end(),
@@ -186,7 +237,7 @@ class BoundWalk {
 
   bool take_collective(std::uint32_t w, const sim::Task& t) {
     StreamWalk& walk = walks_[w];
-    CollectiveWalk& c = collectives_.at(t.id);
+    CollectiveWalk& c = collectives_[collective_of_[t.id]];
     if (!walk.joined) {
       walk.joined = true;
       c.most_late = std::max(c.most_late, walk.late);
@@ -250,7 +301,8 @@ class BoundWalk {
   const OwnBounds& own_bound_;
   std::vector<std::uint32_t> walk_of_;  // per stream of the record: its walk, kNotWalked for a member's
   std::vector<StreamWalk> walks_;
-  std::unordered_map<std::uint32_t, CollectiveWalk> collectives_;  // by collective
+  std::vector<std::uint32_t> collective_of_;  // per collective of the program: its walk, or kNotWalked
+  std::vector<CollectiveWalk> collectives_;   // in the order first met
   std::vector<std::uint32_t> ready_;
 };
 
@@ -260,6 +312,34 @@ sim::Time step_bound(const workloads::StepProgram& program, const sim::Execution
                      const OwnBounds& own_bound, const std::vector<std::uint32_t>& representative) {
   if (own_bound.empty()) return sim::Time::zero();
   return BoundWalk(program, record, own_bound, representative).run();
+}
+
+std::int64_t step_bound_bytes(const workloads::StepProgram& program,
+                              const std::vector<std::uint32_t>& representative) {
+  using sim::heap_array;
+  std::vector<std::uint32_t> ranks(program.collectives.size(), 0);  // walked, per collective
+  std::size_t streams = 0, walked = 0;
+  std::int64_t bytes = 0;
+  for (std::uint32_t g = 0; g < program.gpus.size(); ++g) {
+    streams += program.gpus[g].streams.size();
+    if (!representative.empty() && representative[g] != g) continue;
+    for (const sim::StreamProgram& sp : program.gpus[g].streams) {
+      ++walked;
+      bytes += heap_array<std::pair<std::uint32_t, std::int64_t>>(records_in(sp.tasks));
+      for (std::size_t i = 0; i < sp.tasks.size(); ++i)
+        if (const sim::Task t = sp.tasks[i]; t.kind == sim::TaskKind::Collective && t.id < ranks.size())
+          ++ranks[t.id];
+    }
+  }
+  std::size_t collectives = 0;
+  for (const std::uint32_t n : ranks) {
+    if (n == 0) continue;
+    ++collectives;
+    bytes += heap_array<RankJoin>(n) + heap_array<std::pair<std::uint32_t, std::uint32_t>>(n);
+  }
+  return bytes + heap_array<std::uint32_t>(streams) + heap_array<StreamWalk>(walked) +
+         heap_array<std::uint32_t>(program.collectives.size()) + heap_array<CollectiveWalk>(collectives) +
+         heap_array<std::uint32_t>(walked);
 }
 
 }  // namespace hybridsim::analysis

@@ -34,4 +34,12 @@ using OwnBounds = std::vector<std::pair<std::uint32_t, sim::Time>>;
 sim::Time step_bound(const workloads::StepProgram& program, const sim::ExecutionRecord& record,
                      const OwnBounds& own_bound, const std::vector<std::uint32_t>& representative);
 
+// What step_bound's walk holds at most, for the step's memory model before the run
+// (step_footprint.h): per stream its place, per walked stream (not a member's) its walk, its records'
+// lateness and a slot among the ready, per collective of the program its place, and per walked
+// collective its walk and, per walked rank, its join and a slot among the blocked. Every array is
+// taken at its size, so this is what the walk allocates, the ranks of every walked collective at once.
+std::int64_t step_bound_bytes(const workloads::StepProgram& program,
+                              const std::vector<std::uint32_t>& representative);
+
 }  // namespace hybridsim::analysis

@@ -8,11 +8,15 @@
 #include <vector>
 
 #include "analysis/run/scenario_run.h"
+#include "analysis/step/step_attempt.h"
+#include "analysis/step/step_bound.h"
 #include "analysis/step/step_estimate.h"
+#include "analysis/step/step_footprint.h"
 #include "analysis/step/step_runner.h"
 #include "scenarios/loader/resolve.h"
 #include "scenarios/loader/scenario.h"
 #include "sim/error.h"
+#include "tests/unit/staggered_join_step.h"
 
 namespace hybridsim {
 namespace {
@@ -141,6 +145,40 @@ TEST_CASE(
         std::string::npos);
   // The cap it quotes passes, and the step runs.
   CHECK(analysis::run_scenario(gnmt_dp8_mp8({"simulation.max_memory=8.6 MB"}), {}).step.gpus == 64);
+}
+
+}  // namespace hybridsim
+
+namespace hybridsim {
+
+TEST_CASE(
+    "step footprint: a bounded step counts the step bound's walk over its record, which grows with its "
+    "ranks") {
+  // The walk (analysis/step/step_bound.h) runs after the step, while the executor's arrays and the
+  // record live: per walked rank of a collective its join (time, which, lateness: 24 B) and a slot
+  // among the blocked (8 B). The step of tests/unit/staggered_join_step.h: N GPUs of one stream, each
+  // with a collective of its own (two blocks of at least 32 B) and a rank of one collective over all:
+  // at least 96 B a GPU. Only where the step's folds may be bounded (fast_path: bounded) does the walk
+  // run; the footprint counted none of it before.
+  const auto shape = [](const std::string& fast_path) {
+    const std::vector<std::string> sets = {"communication.fast_path=" + fast_path};
+    const scenarios::ResolvedScenario r = scenarios::resolve(
+        scenarios::load_scenario(HYBRIDSIM_SOURCE_DIR + "/scenarios/examples/dgx1-gnmt-dp8.yaml", sets));
+    return analysis::attempt_shape(analysis::step_setup(r));
+  };
+  const analysis::AttemptShape bounded = shape("bounded"), exact = shape("auto");
+  std::int64_t walk[2] = {};
+  for (const std::uint32_t gpus : {1024u, 2048u}) {
+    CAPTURE(gpus);
+    const testing::StaggeredJoinStep s(gpus);
+    const std::int64_t with = analysis::attempt_bytes(s.program, {}, bounded);
+    const std::int64_t without = analysis::attempt_bytes(s.program, {}, exact);
+    walk[gpus == 2048u] = with - without;
+    MESSAGE(gpus, " GPUs: the walk ", with - without, " B of ", with);
+    CHECK(with - without >= 96 * static_cast<std::int64_t>(gpus));
+    CHECK(with - without == analysis::step_bound_bytes(s.program, {}));
+  }
+  CHECK(walk[1] - walk[0] >= 96 * 1024);  // a term that grows with the walk's ranks
 }
 
 }  // namespace hybridsim
