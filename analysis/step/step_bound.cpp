@@ -79,19 +79,11 @@ class BoundWalk {
   BoundWalk(const workloads::StepProgram& program, const sim::ExecutionRecord& record,
             const OwnBounds& own_bound, const std::vector<std::uint32_t>& representative)
       : record_(record), own_bound_(own_bound), walk_of_(record.stream_count(), kNotWalked) {
+    // Each array taken at its size, what step_bound_bytes counts.
     add_walks(program, representative);
-    // Each array taken at its size (what step_bound_bytes counts), the ranks once they are counted.
-    collective_of_.assign(program.collectives.size(), kNotWalked);
-    for (std::uint32_t w = 0; w < walks_.size(); ++w) count_ranks(w);
-    for (CollectiveWalk& c : collectives_) {
-      c.ranks.reserve(c.walked);
-      c.blocked.reserve(c.walked);
-    }
+    add_collectives(program.collectives.size());
     ready_.reserve(walks_.size());
-    for (std::uint32_t w = 0; w < walks_.size(); ++w) {
-      add_ranks(w);
-      ready_.push_back(w);
-    }
+    for (std::uint32_t w = 0; w < walks_.size(); ++w) ready_.push_back(w);
     for (CollectiveWalk& c : collectives_) {
       c.every_join_first = c.last_join <= c.first_end;
       if (c.every_join_first)
@@ -154,37 +146,45 @@ class BoundWalk {
     if (s != walk_of_.size()) throw InternalError("step bound: the record is of another program");
   }
 
-  // Walk w's collective ranks, counted on their collectives (each walked collective numbered as first
-  // met), with their joins' and ends' times.
-  void count_ranks(std::uint32_t w) {
+  // f(task, i) for each collective rank of walk w, the task i of its stream.
+  template <class F>
+  void for_each_rank(std::uint32_t w, const F& f) const {
     const StreamWalk& walk = walks_[w];
     const auto n = static_cast<std::uint32_t>(walk.tasks->tasks.size());
-    for (std::uint32_t i = 0; i < n; ++i) {
-      const sim::Task t = walk.tasks->tasks[i];
-      if (t.kind != sim::TaskKind::Collective) continue;
-      if (t.id >= collective_of_.size()) throw InternalError("step bound: a task of no collective");
-      if (collective_of_[t.id] == kNotWalked) {
-        collective_of_[t.id] = static_cast<std::uint32_t>(collectives_.size());
-        collectives_.emplace_back().id = t.id;
-      }
-      CollectiveWalk& c = collectives_[collective_of_[t.id]];
-      ++c.walked;
-      ++c.unjoined;
-      c.last_join = std::max(c.last_join, record_.reached(walk.stream, i).ps());
-      c.first_end = std::min(c.first_end, record_.ended(walk.stream, i).ps());
-    }
+    for (std::uint32_t i = 0; i < n; ++i)
+      if (const sim::Task t = walk.tasks->tasks[i]; t.kind == sim::TaskKind::Collective) f(t, i);
   }
 
-  // Walk w's collective ranks, each in its collective's `ranks`.
-  void add_ranks(std::uint32_t w) {
-    const StreamWalk& walk = walks_[w];
-    const auto n = static_cast<std::uint32_t>(walk.tasks->tasks.size());
-    for (std::uint32_t i = 0; i < n; ++i) {
-      const sim::Task t = walk.tasks->tasks[i];
-      if (t.kind != sim::TaskKind::Collective) continue;
-      collectives_[collective_of_[t.id]].ranks.push_back(
-          {record_.reached(walk.stream, i).ps(), {w, i}, kNotJoined});
+  // The collectives the walks run ranks of, numbered as first met and each counted with its walked
+  // ranks, their joins' and ends' times; then each rank in its collective's `ranks`. Each array is
+  // taken at its size: numbered first, then counted.
+  void add_collectives(std::size_t program_collectives) {
+    collective_of_.assign(program_collectives, kNotWalked);
+    std::uint32_t walked = 0;
+    for (std::uint32_t w = 0; w < walks_.size(); ++w)
+      for_each_rank(w, [&](const sim::Task& t, std::uint32_t) {
+        if (t.id >= collective_of_.size()) throw InternalError("step bound: a task of no collective");
+        if (collective_of_[t.id] == kNotWalked) collective_of_[t.id] = walked++;
+      });
+    collectives_.resize(walked);
+    for (std::uint32_t w = 0; w < walks_.size(); ++w)
+      for_each_rank(w, [&](const sim::Task& t, std::uint32_t i) {
+        CollectiveWalk& c = collectives_[collective_of_[t.id]];
+        c.id = t.id;
+        ++c.walked;
+        ++c.unjoined;
+        c.last_join = std::max(c.last_join, record_.reached(walks_[w].stream, i).ps());
+        c.first_end = std::min(c.first_end, record_.ended(walks_[w].stream, i).ps());
+      });
+    for (CollectiveWalk& c : collectives_) {
+      c.ranks.reserve(c.walked);
+      c.blocked.reserve(c.walked);
     }
+    for (std::uint32_t w = 0; w < walks_.size(); ++w)
+      for_each_rank(w, [&](const sim::Task& t, std::uint32_t i) {
+        collectives_[collective_of_[t.id]].ranks.push_back(
+            {record_.reached(walks_[w].stream, i).ps(), {w, i}, kNotJoined});
+      });
   }
 
   // Takes walk w's tasks until its last or one that waits.
