@@ -102,7 +102,7 @@ std::int64_t attempt_bytes(const workloads::StepProgram& program, const sim::Ste
   bytes += tasks * kRecordEntry;
   bytes += static_cast<std::int64_t>(shape.links) * kNetworkLink;
   // The step bound's walk over the record, after the run and while the record and executor live.
-  if (shape.bounds) bytes += step_bound_bytes(program, fold.representative);
+  if (shape.bounds) bytes += step_bound_bytes(program, fold);
   return bytes;
 }
 

@@ -44,6 +44,8 @@ struct StaggeredJoinStep {
       record.set_ended(g, 1, Time::ps(at + 5));
       record.set_ended(g, 2, Time::ps(at + 10));
       own.emplace_back(g + 1, Time::ps(own_of(g)));
+      program.collectives[0].members.push_back(static_cast<int>(g));
+      program.collectives[g + 1].members = {static_cast<int>(g)};
     }
   }
 
