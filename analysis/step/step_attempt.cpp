@@ -922,7 +922,9 @@ StepResult simulate_attempt(const StepSetup& setup, const workloads::StepProgram
 }
 
 AttemptShape attempt_shape(const StepSetup& setup) {
-  return {.links = setup.topology->links().size(), .loads = setup.executor.contention};
+  return {.links = setup.topology->links().size(),
+          .loads = setup.executor.contention,
+          .bounds = setup.collective.fast_path == sim::FastPath::Bounded};
 }
 
 // What a progress line says the step is doing.

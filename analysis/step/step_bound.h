@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "sim/execution_record.h"
+#include "sim/stream_executor.h"
 #include "sim/time.h"
 #include "workloads/program/step_program.h"
 
@@ -33,5 +34,13 @@ namespace hybridsim::analysis {
 using OwnBounds = std::vector<std::pair<std::uint32_t, sim::Time>>;
 sim::Time step_bound(const workloads::StepProgram& program, const sim::ExecutionRecord& record,
                      const OwnBounds& own_bound, const std::vector<std::uint32_t>& representative);
+
+// What step_bound's walk holds at most, for the step's memory model before the run
+// (step_footprint.h): per stream its place, per walked stream (a GPU that ran: not a member of
+// `fold`) its walk, its records' lateness and a slot among the ready, per collective of the program
+// its place, and per collective that may be walked (not a shadow) its walk and, per member, its join
+// and a slot among the blocked. The walk takes each array at its size; a folded step's collective
+// with members among its ranks is counted at all its members, an upper bound.
+std::int64_t step_bound_bytes(const workloads::StepProgram& program, const sim::StepFold& fold);
 
 }  // namespace hybridsim::analysis

@@ -5,6 +5,7 @@
 #include <utility>
 #include <vector>
 
+#include "analysis/step/step_bound.h"
 #include "sim/collective.h"
 #include "sim/execution_record.h"
 #include "sim/heap_bytes.h"
@@ -100,6 +101,8 @@ std::int64_t attempt_bytes(const workloads::StepProgram& program, const sim::Ste
   bytes += static_cast<std::int64_t>(program.event_count) * kEventState;
   bytes += tasks * kRecordEntry;
   bytes += static_cast<std::int64_t>(shape.links) * kNetworkLink;
+  // The step bound's walk over the record, after the run and while the record and executor live.
+  if (shape.bounds) bytes += step_bound_bytes(program, fold);
   return bytes;
 }
 

@@ -488,7 +488,7 @@ def test_plan_takes_max_events_and_max_sim_memory_as_the_command_line():
         hybridsim.plan("gnmt", 16, max_events="1000")
     # With the figure it takes unfolded (the memory refusal's "raise it to … or more", issue 31).
     with pytest.raises(hybridsim.ScenarioError, match=r"over the limit max_sim_memory = 1 kB; "
-                                                      r"raise it to 990 kB or more \(max_sim_memory='SIZE'"):
+                                                      r"raise it to 1 MB or more \(max_sim_memory='SIZE'"):
         hybridsim.plan("gnmt", 16, max_sim_memory="1 kB")
 
 

@@ -28,6 +28,10 @@ TEST_CASE("early refusal: a fold given up whose other ways end in full past the 
       scenarios::load_scenario(HYBRIDSIM_SOURCE_DIR + "/scenarios/cluster-hybrid-vs-dp.yaml", sets));
   analysis::StepSetup setup = analysis::step_setup(resolved);
   setup.limits.max_events = 2'000'000'000;
+  // No memory cap: the every-GPU way, counted with the step bound's walk over its record since tidy10
+  // (analysis/step/step_bound.h, step_bound_bytes), holds 4.56 GB, past the default 4 GiB, and would
+  // be the cap named first (early_refusal_caps_test.cpp: the memory cap that refuses first is named).
+  setup.limits.max_memory = 0;
   bool refused = false;
   try {
     (void)analysis::simulate_step(setup);

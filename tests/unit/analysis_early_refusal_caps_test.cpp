@@ -21,7 +21,8 @@ namespace {
 
 // GNMT (torch's buckets) dp 16 x mp 4 on 8 DGX-1, bounded: its embedded fold is given up (44,385 events
 // run), its try without embedding is foreseen crossed, and every GPU and collective in full counts
-// 404,272 events, past 280,000; the every-GPU way, as the folded try counts it, holds 16,192,324 B.
+// 404,272 events, past 280,000; the every-GPU way, as the folded try counts it, holds 18,229,780 B
+// (16,192,324 before the step bound's walk over its record was counted, tidy10).
 sim::BudgetExceeded refused_with(std::int64_t max_memory) {
   const std::vector<std::string> sets = {"sweep=null", "parallelism={dp: 16, mp: 4}",
                                          "communication.fast_path=bounded", "communication.ddp=torch"};
@@ -40,7 +41,7 @@ sim::BudgetExceeded refused_with(std::int64_t max_memory) {
   return {sim::BudgetExceeded::Kind::Events, 0, 0, 0, ""};
 }
 
-constexpr std::int64_t kEveryGpuBytes = 16'192'324;
+constexpr std::int64_t kEveryGpuBytes = 18'229'780;
 
 }  // namespace
 

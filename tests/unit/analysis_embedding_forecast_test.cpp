@@ -2,18 +2,27 @@
 // (sim/fast/ring_embedding.h) assume that nothing else crosses their links; where something does,
 // the run throws the embedded attempt away and runs the step again without embedding
 // (analysis/step/step_attempt.cpp), and the estimate, which counted the embedded attempt, fell short
-// (analysis/step/embedding_forecast.h). Llama 3 8B pipelines of 2 stages under ZeRO-3, made small.
+// (analysis/step/embedding_forecast.h). Llama 3 8B pipelines of 2 stages under ZeRO-3, made small;
+// and the tie, GPU by GPU, on programs and rings built by hand.
 #include <doctest/doctest.h>
 #include "tests/paths/paths.h"
 
+#include <memory>
 #include <string>
 #include <vector>
 
 #include "analysis/run/scenario_run.h"
+#include "analysis/step/embedding_forecast.h"
 #include "analysis/step/step_estimate.h"
 #include "analysis/step/step_runner.h"
 #include "scenarios/loader/resolve.h"
 #include "scenarios/loader/scenario.h"
+#include "sim/fast/embedded_ring.h"
+#include "sim/fast/fold_cost.h"
+#include "sim/fast/ring_embedding.h"
+#include "sim/network.h"
+#include "sim/ring_collective.h"
+#include "workloads/program/step_program.h"
 
 using namespace hybridsim;
 
@@ -128,4 +137,60 @@ TEST_CASE("embedding forecast: sequence parallelism's tensor-parallel stream, ri
   CHECK(r.result.simulation.given_up_events == 0);
   CHECK(static_cast<double>(r.estimate.events()) >= 0.5 * static_cast<double>(r.result.events));
   CHECK(static_cast<double>(r.estimate.events()) <= 2.0 * static_cast<double>(r.result.events));
+}
+
+namespace {
+
+// Two embedded rings of two ranks (sim::EmbeddedRing, a window of one position), each with both
+// edges on one NVSwitch link: rings that tie with another ring running beside them
+// (embedding_expected_to_tie). Built by hand; only their kind and routes are read.
+struct TyingRings {
+  sim::EventQueue queue;
+  sim::LinkTable links;
+  sim::LinkId port = links.add({sim::LinkKind::NVSwitch, sim::Bandwidth::bytes_per_second(300'000'000'000),
+                                sim::Time::ns(500), "nvswitch port"});
+  sim::Network network{queue, links};
+  sim::EmbeddedRingGroup group{network, 2, {port}, {}};
+  std::vector<std::unique_ptr<sim::Collective>> owned;
+  TyingRings() {
+    for (int i = 0; i < 2; ++i) {
+      const sim::RingChannel channel{{0, 1}, {{port}, {port}}};
+      auto ring = std::make_unique<sim::RingCollective>(network, sim::CollectiveOp::AllReduce, 2,
+                                                        std::vector<sim::RingChannel>{channel},
+                                                        sim::Bytes::mib(1), sim::CollectiveConfig{});
+      owned.push_back(std::make_unique<sim::EmbeddedRing>(
+          std::move(ring), sim::RingEmbedding{.group = &group, .window = {1}, .routes = {{{port}}}}));
+    }
+  }
+};
+
+// GPU g runs ring 0 on its first stream, then records event g; ring 1 on its second stream, after
+// waiting for event g where `ordered[g]` (then the rings never run at once), else after a kernel.
+workloads::StepProgram two_stream_gpus(const std::vector<bool>& ordered) {
+  using sim::Task;
+  workloads::StepProgram p;
+  p.collectives.resize(2);
+  for (std::uint32_t g = 0; g < ordered.size(); ++g) {
+    auto& gpu = p.gpus.emplace_back();
+    gpu.streams.push_back({"compute", {Task::collective(0, g), Task::record(g)}});
+    gpu.streams.push_back(
+        {"communication",
+         {ordered[g] ? Task::wait(g) : Task::kernel(sim::Time::us(1), 0), Task::collective(1, g)}});
+  }
+  p.event_count = static_cast<std::uint32_t>(ordered.size());
+  return p;
+}
+
+}  // namespace
+
+TEST_CASE("embedding forecast: every GPU is asked whether its streams' rings may tie, not the first alone") {
+  // Review8 finding 7: the first GPU with a tying ring stood for all. Here GPU 0's events order its
+  // rings one after the other, GPU 1's do not: they may run at once there and tie on the port. The
+  // first GPU's answer (no tie) was every GPU's; each GPU is asked now.
+  const TyingRings rings;
+  REQUIRE(sim::ring_edges_share_a_link(dynamic_cast<const sim::EmbeddedRing&>(*rings.owned[0]).ring()));
+  CHECK_FALSE(analysis::embedding_expected_to_tie(two_stream_gpus({true, true}), rings.owned));
+  CHECK(analysis::embedding_expected_to_tie(two_stream_gpus({false, false}), rings.owned));
+  CHECK(analysis::embedding_expected_to_tie(two_stream_gpus({true, false}), rings.owned));
+  CHECK(analysis::embedding_expected_to_tie(two_stream_gpus({false, true}), rings.owned));
 }

@@ -8,11 +8,15 @@
 #include <vector>
 
 #include "analysis/run/scenario_run.h"
+#include "analysis/step/step_attempt.h"
+#include "analysis/step/step_bound.h"
 #include "analysis/step/step_estimate.h"
+#include "analysis/step/step_footprint.h"
 #include "analysis/step/step_runner.h"
 #include "scenarios/loader/resolve.h"
 #include "scenarios/loader/scenario.h"
 #include "sim/error.h"
+#include "tests/unit/staggered_join_step.h"
 
 namespace hybridsim {
 namespace {
@@ -67,8 +71,9 @@ TEST_CASE(
   // Trees over 2 replicas: a folded tree may be crossed by the pipeline's transfers
   // (CrossingForecast), so the folded try is given up after its set-up and the estimate goes to every
   // GPU. Its state there is counted from the folded try's collectives (a shadow as its
-  // representative) before that set-up is built: 171 MB past a cap of 100 MB (167 MB before each
-  // column-parallel linear's input-gradient all-reduce ran beside its weight-gradient GEMM, 2026-12-07).
+  // representative) before that set-up is built: 172 MB past a cap of 100 MB (167 MB before each
+  // column-parallel linear's input-gradient all-reduce ran beside its weight-gradient GEMM, 2026-12-07;
+  // 171 MB before the step bound's walk over the record was counted, tidy10).
   // Before, the every-GPU set-up was built first (9 GB at 4,096 GPUs, out of memory inside the estimate).
   const std::vector<std::string> tree = {"communication.algorithm=tree"};
   std::vector<std::string> capped = tree;
@@ -81,7 +86,7 @@ TEST_CASE(
     what = e.what();
   }
   CHECK(
-      what.find("the step would hold about 171 MB of simulation state (153856 messages in flight at once), "
+      what.find("the step would hold about 172 MB of simulation state (153856 messages in flight at once), "
                 "once its fold is given up (a folded tree shares a link with an all-to-all or transfers that "
                 "may run at once) and every GPU is simulated, as counted before that is set up, over the "
                 "limit simulation.max_memory = 100 MB; raise it to 180 MB or more") != std::string::npos);
@@ -98,10 +103,13 @@ TEST_CASE(
 namespace hybridsim {
 namespace {
 
-// GNMT dp 8 x mp 8 (layers) on 8 DGX-1 machines, `more` settings beside.
+// GNMT dp 8 x mp 8 (layers) on 8 DGX-1 machines, `more` settings beside. Its folds exact
+// (fast_path auto): bounded, the every-GPU try's count holds the step bound's walk over the record
+// beside it (step_bound_bytes), 9.64 MB, past the last way's 8.59 MB, and refuses first.
 scenarios::ResolvedScenario gnmt_dp8_mp8(const std::vector<std::string>& more) {
   std::vector<std::string> sets = {"sweep=null", "cluster.nodes=8",
-                                   "parallelism={dp: 8, mp: 8, placement: layers}"};
+                                   "parallelism={dp: 8, mp: 8, placement: layers}",
+                                   "communication.fast_path=auto"};
   sets.insert(sets.end(), more.begin(), more.end());
   return scenarios::resolve(
       scenarios::load_scenario(HYBRIDSIM_SOURCE_DIR + "/scenarios/cluster-hybrid-vs-dp.yaml", sets));
@@ -141,6 +149,40 @@ TEST_CASE(
         std::string::npos);
   // The cap it quotes passes, and the step runs.
   CHECK(analysis::run_scenario(gnmt_dp8_mp8({"simulation.max_memory=8.6 MB"}), {}).step.gpus == 64);
+}
+
+}  // namespace hybridsim
+
+namespace hybridsim {
+
+TEST_CASE(
+    "step footprint: a bounded step counts the step bound's walk over its record, which grows with its "
+    "ranks") {
+  // The walk (analysis/step/step_bound.h) runs after the step, while the executor's arrays and the
+  // record live: per walked rank of a collective its join (time, which, lateness: 24 B) and a slot
+  // among the blocked (8 B). The step of tests/unit/staggered_join_step.h: N GPUs of one stream, each
+  // with a collective of its own (two blocks of at least 32 B) and a rank of one collective over all:
+  // at least 96 B a GPU. Only where the step's folds may be bounded (fast_path: bounded) does the walk
+  // run; the footprint counted none of it before.
+  const auto shape = [](const std::string& fast_path) {
+    const std::vector<std::string> sets = {"communication.fast_path=" + fast_path};
+    const scenarios::ResolvedScenario r = scenarios::resolve(
+        scenarios::load_scenario(HYBRIDSIM_SOURCE_DIR + "/scenarios/examples/dgx1-gnmt-dp8.yaml", sets));
+    return analysis::attempt_shape(analysis::step_setup(r));
+  };
+  const analysis::AttemptShape bounded = shape("bounded"), exact = shape("auto");
+  std::int64_t walk[2] = {};
+  for (const std::uint32_t gpus : {1024u, 2048u}) {
+    CAPTURE(gpus);
+    const testing::StaggeredJoinStep s(gpus);
+    const std::int64_t with = analysis::attempt_bytes(s.program, {}, bounded);
+    const std::int64_t without = analysis::attempt_bytes(s.program, {}, exact);
+    walk[gpus == 2048u] = with - without;
+    MESSAGE(gpus, " GPUs: the walk ", with - without, " B of ", with);
+    CHECK(with - without >= 96 * static_cast<std::int64_t>(gpus));
+    CHECK(with - without == analysis::step_bound_bytes(s.program, {}));
+  }
+  CHECK(walk[1] - walk[0] >= 96 * 1024);  // a term that grows with the walk's ranks
 }
 
 }  // namespace hybridsim

@@ -17,6 +17,7 @@
 #include "scenarios/loader/scenario.h"
 #include "sim/execution_record.h"
 #include "tests/paths/paths.h"
+#include "tests/unit/staggered_join_step.h"
 #include "workloads/program/step_program.h"
 
 using namespace hybridsim;
@@ -119,6 +120,19 @@ TEST_CASE("step lateness: a rank that ended before another joined carries none o
   const analysis::OwnBounds own = {{0, Time::ps(7)}, {1, Time::ps(2)}, {2, Time::ps(1)}};
   CHECK(analysis::step_bound(program, record, own, {}) == Time::ps(9));  // GPU 1: 7 + 2; GPU 0: 2 + 1
   CHECK(analysis::step_bound(program, record, {{1, Time::ps(2)}, {2, Time::ps(1)}}, {}) == Time::ps(3));
+}
+
+TEST_CASE("step lateness: a collective of 2,048 ranks, each ending before the next joins, walked in full") {
+  // Rank g's end carries the most the ranks joined by then were late by (tests/unit/
+  // staggered_join_step.h): the walk finds them as a prefix of the ranks in join order. Stalled, it
+  // would state every bound added up; scanned rank by rank, it took 0.17 s of CPU at 4,096 ranks
+  // (tests/bench/bench_step_bound.cpp).
+  const testing::StaggeredJoinStep s(2048);
+  CHECK(s.expected() == Time::ps(997 + 1000));
+  CHECK(analysis::step_bound(s.program, s.record, s.own, {}) == s.expected());
+  // Without collective 0's bound, the most of the lone collectives' own, carried through it.
+  analysis::OwnBounds lone(s.own.begin() + 1, s.own.end());
+  CHECK(analysis::step_bound(s.program, s.record, lone, {}) == Time::ps(997));
 }
 
 TEST_CASE("step lateness: a walk that stalls on a tie states every walked collective's bound added up") {

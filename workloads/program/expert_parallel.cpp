@@ -4,6 +4,8 @@
 #include <vector>
 
 #include "sim/error.h"
+#include "workloads/program/gradient_split.h"
+#include "workloads/program/group_collectives.h"
 #include "workloads/program/lone_collectives.h"
 #include "workloads/program/sharded_data_parallel.h"
 #include "workloads/program/tensor_parallel.h"

@@ -9,13 +9,12 @@
 //                                      default_mapping(topology, dp * tp, 1), gpus, options);
 //   apply_tensor_parallel(p, step.syncs, tp);
 #pragma once
-#include <functional>
 #include <span>
 #include <vector>
 
+#include "workloads/profile/tp_sync.h"
 #include "workloads/program/build_progress.h"
 #include "workloads/program/step_program_types.h"
-#include "workloads/profile/tp_sync.h"
 
 namespace hybridsim::workloads {
 
@@ -34,20 +33,5 @@ void apply_tensor_parallel(StepProgram& program, std::span<const TpSync> syncs, 
 // [worker][mp rank] → the GPU that runs it (-1: none), for a program of `workers` workers: one rank
 // a worker without a pipeline, its pp stages in one.
 std::vector<std::vector<int>> gpu_of_worker_rank(const StepProgram& program, int workers);
-
-// Each data-parallel gradient collective (or ZeRO's gather of parameters, which runs over the same
-// group) that `selected` accepts becomes `parts` collectives: the
-// GPU of worker w goes to part part_of(w), keeping the members' order; every GPU's tasks are
-// pointed at its part's collective and its rank within it.
-void split_gradient_collectives(StepProgram& program, int parts,
-                                const std::function<bool(const CollectiveSpec&)>& selected,
-                                const std::function<int(int)>& part_of);
-
-// Inserts `syncs` into the compute streams of each group (global GPU ranks, in collective-rank
-// order, all running the same kernels) after the kernels that issue them: new collectives of `role`
-// over the group, created in the order its first GPU issues them, group by group (also for
-// expert_parallel.h). Groups whose streams read one list share the result, as TP groups do.
-void insert_group_collectives(StepProgram& program, std::span<const TpSync> syncs,
-                              const std::vector<std::vector<int>>& groups, CollectiveRole role);
 
 }  // namespace hybridsim::workloads
