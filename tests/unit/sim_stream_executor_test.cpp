@@ -567,7 +567,7 @@ TEST_CASE("stream executor: events that no stream records or waits on take no re
   CHECK(exec.finish_time() == Time::us(10));
 }
 
-TEST_CASE("the executor's collectives are prepared in batches, told past one batch; its events are not told") {
+TEST_CASE("the executor's collectives are prepared in batches, told past one batch, its events not told") {
   // 2^17 + 1 events (none used) and 2^16 + 2 collectives (null: a folded step's shadows, never
   // started) on 2 GPUs: the collectives told in batches of kStateBatch (2^16), after the GPUs'
   // programs are checked: at 0, 65,536 and 65,538. The events' states come zeroed from one calloc
