@@ -140,7 +140,8 @@ StreamExecutor::StreamExecutor(EventQueue& queue, const std::vector<GpuProgram>&
   // Zeroed by the system as each page is first touched (a vector's fill of 13 M events at 65,536 GPUs
   // of dp 32,768 x mp 2 took 0.75 s at load 1.7, most of it page faults): a folded step's members'
   // events are never touched.
-  events_.reset(static_cast<EventState*>(std::calloc(std::max<std::size_t>(event_count, 1), sizeof(EventState))));
+  events_.reset(
+      static_cast<EventState*>(std::calloc(std::max<std::size_t>(event_count, 1), sizeof(EventState))));
   if (events_ == nullptr) throw std::bad_alloc();
   const auto n = static_cast<std::uint32_t>(programs.size());
   ProgramCheck check(event_count, collectives_);
@@ -433,8 +434,10 @@ void StreamExecutor::advance(std::uint32_t s) {
       }
       case TaskKind::Wait:
         if (EventState& e = events_[t.id]; e.recorded == 0) {
-          if (e.last_waiter == 0) e.first_waiter = s + 1;
-          else info_[e.last_waiter - 1].next_waiter = s + 1;
+          if (e.last_waiter == 0)
+            e.first_waiter = s + 1;
+          else
+            info_[e.last_waiter - 1].next_waiter = s + 1;
           e.last_waiter = s + 1;
           return;
         }

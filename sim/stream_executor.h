@@ -232,7 +232,7 @@ class StreamExecutor final : public EventHandler {
   std::vector<std::vector<std::uint32_t>> collective_stream_;  // [collective][rank] → stream
   std::vector<std::uint32_t> ranks_joined_;                    // [collective]
   std::vector<std::vector<bool>> rank_running_;                // [collective][rank], with loads only
-  std::unique_ptr<EventState[], FreeEvents> events_;  // calloc'd: see EventState
+  std::unique_ptr<EventState[], FreeEvents> events_;           // calloc'd: see EventState
   std::vector<Time> gpu_finish_;
   std::size_t streams_done_ = 0;
   StreamExecutorOptions options_;

@@ -137,7 +137,8 @@ TEST_CASE("budget: a step over its memory cap names the state and the messages i
   // 110592 B, beside the 111408 B its collectives hold running in full (sim/collective_cost.cpp)
   // and the 421204 B of its program, attempt and network (analysis/step/step_footprint.h;
   // analysis_progress_estimate_test.cpp): 643204 B, over a cap of 64 KiB; the cap quoted is that
-  // figure, rounded up (645124 B before an event's state 12 bytes, not 32, since evstate (sim/stream_executor.h): 96 events × 20 B fewer).
+  // figure, rounded up (645124 B before an event's state 12 bytes, not 32, since evstate
+  // (sim/stream_executor.h): 96 events × 20 B fewer).
   try {
     run_with({"communication.fast_path=off", "simulation.max_memory=64 KiB"});
     FAIL("the step ran over its memory cap");

@@ -143,7 +143,8 @@ TEST_CASE(
   // and memory: tests/bench/MEASUREMENTS.md, est; 8 B a stream more since a task list may hold its own
   // collective, sim::TaskList::own_collective: 3,422,176 and 12,605,840 B before; the step bound's
   // walk over the record counted since tidy10, analysis/step/step_bound.h: 3,423,200 and 12,607,888;
-  // 3,463,312 and 14,101,232 before an event's state 12 bytes, not 32, since evstate (sim/stream_executor.h): 576 and 12,608 events × 20 B fewer).
+  // 3,463,312 and 14,101,232 before an event's state 12 bytes, not 32, since evstate (sim/stream_executor.h):
+  // 576 and 12,608 events × 20 B fewer).
   struct Case {
     std::string parallelism;
     std::uint64_t events;

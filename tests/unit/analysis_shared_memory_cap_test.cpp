@@ -93,8 +93,10 @@ TEST_CASE(
   // other GPUs share a link), and every collective is set up in full, counted before at 8,427,956 B
   // (analysis_step_footprint_test.cpp); the every-GPU set-up at 9,473,604 B, the step bound's walk over
   // its record among them (step_bound_bytes, counted since tidy10; its folds may be bounded, the full
-  // way's not). 8,592,916 and 9,638,564 B before an event's state 12 bytes, not 32, since evstate (sim/stream_executor.h): 8,248 events × 20 B fewer. Estimated beside other steps, each of those set-ups holds its count on their shared
-  // budget while it is built (one at a time: the most held is the larger count).
+  // way's not). 8,592,916 and 9,638,564 B before an event's state 12 bytes, not 32, since evstate
+  // (sim/stream_executor.h): 8,248 events × 20 B fewer. Estimated beside other steps, each of those set-ups
+  // holds its count on their shared budget while it is built (one at a time: the most held is the larger
+  // count).
   const std::vector<std::string> sets = {"sweep=null", "cluster.nodes=8",
                                          "parallelism={dp: 8, mp: 8, placement: layers}"};
   const scenarios::ResolvedScenario resolved = scenarios::resolve(
@@ -191,9 +193,10 @@ TEST_CASE(
   // BigLSTM dp 16 x mp 4 on 8 DGX-1, trees under auto: no fold is tried (the estimate counts every GPU),
   // so the every-GPU way grows nothing (no folded try counted it: its count is the step's estimate, which
   // a study's or plan's run holds, run_todo); its run is crossed and the step goes to every collective
-  // in full, which the every-GPU try counted (4,884,976 B; 4,940,016 before an event's state 12 bytes, not 32, since evstate (sim/stream_executor.h):
-  // 2,752 events × 20 B fewer) and holds before its set-up, whichever way
-  // came before. Holding nothing for its estimate here, the hold as that set-up starts is its count.
+  // in full, which the every-GPU try counted (4,884,976 B; 4,940,016 before an event's state 12 bytes, not
+  // 32, since evstate (sim/stream_executor.h): 2,752 events × 20 B fewer) and holds before its set-up,
+  // whichever way came before. Holding nothing for its estimate here, the hold as that set-up starts is its
+  // count.
   const std::vector<std::string> sets = {"sweep=null", "workload.network=biglstm",
                                          "parallelism={dp: 16, mp: 4}", "communication.fast_path=auto",
                                          "communication.algorithm=tree"};

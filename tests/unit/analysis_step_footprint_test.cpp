@@ -59,7 +59,8 @@ TEST_CASE(
     // Linear in its GPUs, at 13.6 KB a GPU (14.0 KB with ZeRO-1): 10.6 (11.0) KB before each
     // column-parallel linear's input-gradient all-reduce went to a TP stream of its own, beside
     // the weight-gradient GEMM, with two events each (2026-12-07, tpoverlap); 19.6 (20.0) KB, 5,985 B
-    // more, before an event's state 12 bytes, not 32, since evstate (sim/stream_executor.h): 299.25 events a GPU × 20 B.
+    // more, before an event's state 12 bytes, not 32, since evstate (sim/stream_executor.h): 299.25 events a
+    // GPU × 20 B.
     const double per_gpu = static_cast<double>(m512 - m256) / 256;
     CHECK(static_cast<double>(m256 - m128) / 128 == doctest::Approx(per_gpu).epsilon(0.01));
     CHECK(per_gpu == doctest::Approx(zero1 ? 13981 : 13589).epsilon(0.02));
@@ -125,10 +126,10 @@ TEST_CASE(
   // The folded try is given up (a ring they share would run in full) and its count puts the every-GPU
   // way's held bytes under 8.4 MB; the every-GPU try is given up too (two folded rings share a link),
   // so the estimate goes to every collective in full: 8,427,956 B with 2,144 messages in flight, as
-  // that set-up counts itself (uncapped below; 8,592,916 B, past a cap of 8.5 MB, before an event's state 12 bytes, not 32, since evstate (sim/stream_executor.h):
-  // 8,248 events × 20 B fewer). Past a cap of 8.4 MB the every-GPU try's count of it
-  // (its full_memory) refuses it before it is built; before, it was built first (GNMT dp 4,096 x mp 4
-  // on 16,384 GPUs: 2.5 GB inside the estimate whatever the cap), then refused.
+  // that set-up counts itself (uncapped below; 8,592,916 B, past a cap of 8.5 MB, before an event's state 12
+  // bytes, not 32, since evstate (sim/stream_executor.h): 8,248 events × 20 B fewer). Past a cap of 8.4 MB
+  // the every-GPU try's count of it (its full_memory) refuses it before it is built; before, it was built
+  // first (GNMT dp 4,096 x mp 4 on 16,384 GPUs: 2.5 GB inside the estimate whatever the cap), then refused.
   const analysis::StepEstimate uncapped = analysis::estimate_step(analysis::step_setup(gnmt_dp8_mp8({})));
   CHECK(uncapped.way == "every GPU and collective simulated in full");
   CHECK(uncapped.memory() == 8'427'956);

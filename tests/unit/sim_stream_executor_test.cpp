@@ -475,9 +475,10 @@ TEST_CASE("stream executor: a stream woken by a record that at once waits on ano
   GpuProgram g0, g1;
   g0.streams = {{"r0", {Task::kernel(Time::us(100), 0), Task::record(0)}},
                 {"r1", {Task::kernel(Time::us(300), 1), Task::record(1)}}};
-  g1.streams = {{"d", {Task::wait(1), Task::kernel(Time::us(10), 2)}},
-                {"b", {Task::kernel(Time::us(50), 3), Task::wait(0), Task::wait(1), Task::kernel(Time::us(10), 4)}},
-                {"a", {Task::kernel(Time::us(60), 5), Task::wait(0), Task::kernel(Time::us(20), 6)}}};
+  g1.streams = {
+      {"d", {Task::wait(1), Task::kernel(Time::us(10), 2)}},
+      {"b", {Task::kernel(Time::us(50), 3), Task::wait(0), Task::wait(1), Task::kernel(Time::us(10), 4)}},
+      {"a", {Task::kernel(Time::us(60), 5), Task::wait(0), Task::kernel(Time::us(20), 6)}}};
   EventQueue q;
   const std::vector<GpuProgram> programs = {g0, g1};
   StreamExecutor exec(q, programs, {}, 2, {});
@@ -486,17 +487,21 @@ TEST_CASE("stream executor: a stream woken by a record that at once waits on ano
   REQUIRE(exec.is_done());
   CHECK(exec.finish_time() == Time::us(310));
   const ExecutionRecord& r = exec.record();
-  const ExecutionRecord::TaskRef e0{0, 1}, e1{1, 1};
-  CHECK(r.ended(3, 1) == Time::us(100));
-  CHECK(r.released_by(3, 1) == e0);
-  CHECK(r.ended(4, 1) == Time::us(100));
-  CHECK(r.released_by(4, 1) == e0);
-  CHECK(r.ended(4, 2) == Time::us(120));
+  // Each wait (stream, task): when it ended and the record (stream, task) that released it.
+  struct Released {
+    std::uint32_t stream, task;
+    Time ended;
+    ExecutionRecord::TaskRef by;
+  };
+  for (const Released w : {Released{3, 1, Time::us(100), {0, 1}}, Released{4, 1, Time::us(100), {0, 1}},
+                           Released{3, 2, Time::us(300), {1, 1}}, Released{2, 0, Time::us(300), {1, 1}}}) {
+    CAPTURE(w.stream);
+    CAPTURE(w.task);
+    CHECK(r.ended(w.stream, w.task) == w.ended);
+    CHECK(r.released_by(w.stream, w.task) == w.by);
+  }
   CHECK(r.reached(3, 2) == Time::us(100));
-  CHECK(r.ended(3, 2) == Time::us(300));
-  CHECK(r.released_by(3, 2) == e1);
-  CHECK(r.ended(2, 0) == Time::us(300));
-  CHECK(r.released_by(2, 0) == e1);
+  CHECK(r.ended(4, 2) == Time::us(120));
   CHECK(r.ended(3, 3) == Time::us(310));
   CHECK(r.ended(2, 1) == Time::us(310));
 }
@@ -523,8 +528,10 @@ TEST_CASE("stream executor: many streams blocked on one event are all released b
     CAPTURE(k);
     CHECK(r.ended(k, 1) == Time::us(100));
     CHECK(r.ended(k, 2) == Time::us(100 + k));
-    if (k < 7) CHECK(r.released_by(k, 1) == ExecutionRecord::TaskRef{0, 1});
-    else CHECK_FALSE(r.released_by(k, 1));
+    if (k < 7)
+      CHECK(r.released_by(k, 1) == ExecutionRecord::TaskRef{0, 1});
+    else
+      CHECK_FALSE(r.released_by(k, 1));
   }
   CHECK(exec.finish_time() == Time::us(107));
 }
