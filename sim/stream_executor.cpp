@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <new>
 #include <span>
 #include <string>
 #include <unordered_map>
@@ -136,11 +137,12 @@ StreamExecutor::StreamExecutor(EventQueue& queue, const std::vector<GpuProgram>&
       record_({}, {}) {
   if (!loads_.empty() && loads_.size() != collectives_.size())
     throw InternalError("stream executor: one load per collective expected");
-  // Grown in batches, told: 13 M events (32 bytes each) at 65,536 GPUs of dp 32,768 x mp 2 took 0.75 s
-  // in one call at load 1.7, before the set-up's first line, most of it page faults.
-  events_.reserve(event_count);
-  ticked_batches(progress_, "preparing its events", event_count, "events", kStateBatch,
-                 [&](std::size_t, std::size_t end) { events_.resize(end); });
+  // Zeroed by the system as each page is first touched (a vector's fill of 13 M events at 65,536 GPUs
+  // of dp 32,768 x mp 2 took 0.75 s at load 1.7, most of it page faults): a folded step's members'
+  // events are never touched.
+  events_.reset(
+      static_cast<EventState*>(std::calloc(std::max<std::size_t>(event_count, 1), sizeof(EventState))));
+  if (events_ == nullptr) throw std::bad_alloc();
   const auto n = static_cast<std::uint32_t>(programs.size());
   ProgramCheck check(event_count, collectives_);
   ticked_loop(progress_, "checking its GPUs' programs", n, "GPUs", [&](std::uint32_t g) {
@@ -409,14 +411,19 @@ void StreamExecutor::advance(std::uint32_t s) {
         break;  // started above
       case TaskKind::Record: {
         EventState& e = events_[t.id];
-        e.recorded = true;
+        e.recorded = 1;
         record_.set_ended(s, st.next, queue_.now());
         const ExecutionRecord::TaskRef by{s, st.next};
         ++st.next;
-        std::vector<std::uint32_t> waiters;
-        waiters.swap(e.waiters);
-        for (const std::uint32_t w : waiters) {
+        // The list is taken whole first: a woken stream may block on another event, which rewrites
+        // its next_waiter.
+        std::uint32_t next = e.first_waiter;
+        e.first_waiter = e.last_waiter = 0;
+        while (next != 0) {
+          const std::uint32_t w = next - 1;
           StreamState& ws = streams_[w];
+          next = info_[w].next_waiter;
+          info_[w].next_waiter = 0;
           // A wait reached at this very time was not held up by the record.
           if (record_.reached(w, ws.next) < queue_.now()) record_.set_released_by(w, ws.next, by);
           record_.set_ended(w, ws.next, queue_.now());
@@ -426,8 +433,12 @@ void StreamExecutor::advance(std::uint32_t s) {
         break;
       }
       case TaskKind::Wait:
-        if (!events_[t.id].recorded) {
-          events_[t.id].waiters.push_back(s);
+        if (EventState& e = events_[t.id]; e.recorded == 0) {
+          if (e.last_waiter == 0)
+            e.first_waiter = s + 1;
+          else
+            info_[e.last_waiter - 1].next_waiter = s + 1;
+          e.last_waiter = s + 1;
           return;
         }
         record_.set_ended(s, st.next, queue_.now());

@@ -135,16 +135,17 @@ TEST_CASE("budget: a step over its memory cap names the state and the messages i
   // 512 KiB: 288 messages in flight at most; its rings all on one stream of the same 8 GPUs, two of
   // them may have messages in flight at once (analysis/step/step_in_flight.h): 576, 576 × 192 B =
   // 110592 B, beside the 111408 B its collectives hold running in full (sim/collective_cost.cpp)
-  // and the 423124 B of its program, attempt and network (analysis/step/step_footprint.h;
-  // analysis_progress_estimate_test.cpp): 645124 B, over a cap of 64 KiB; the cap quoted is that
-  // figure, rounded up.
+  // and the 421204 B of its program, attempt and network (analysis/step/step_footprint.h;
+  // analysis_progress_estimate_test.cpp): 643204 B, over a cap of 64 KiB; the cap quoted is that
+  // figure, rounded up (645124 B before an event's state 12 bytes, not 32, since evstate
+  // (sim/stream_executor.h): 96 events × 20 B fewer).
   try {
     run_with({"communication.fast_path=off", "simulation.max_memory=64 KiB"});
     FAIL("the step ran over its memory cap");
   } catch (const InputError& e) {
     const std::string what = e.what();
     CHECK(what.ends_with(
-        "the step would hold about 645 kB of simulation state (576 messages in flight at once), "
+        "the step would hold about 643 kB of simulation state (576 messages in flight at once), "
         "over the limit simulation.max_memory = 64 KiB; raise it to 650 kB or more (--max-sim-memory SIZE or "
         "simulation.max_memory, 0 B or unlimited = no limit) or set communication.fast_path: auto"));
   }

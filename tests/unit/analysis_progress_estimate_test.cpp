@@ -392,19 +392,20 @@ TEST_CASE("step estimate: the figures the run checks before its event loop, with
   // analysis_budget_test.cpp derives them for GNMT DP 8 with every ring in full: 36416 task events
   // and 45696 message events; 111408 B of collective state and 576 messages in flight × 192 B (the
   // largest ring's 288, twice: two rings of one stream may have messages in flight at once); and
-  // what the run holds beside (analysis/step/step_footprint.h), 423124 B: its program's 117360 B
-  // (shared task lists, specs, labels), its attempt's 298900 B (a 16-byte record entry for each of
-  // its 18208 tasks, and its streams', GPUs', collectives' and events' slots) and 66 links × 104 B.
+  // what the run holds beside (analysis/step/step_footprint.h), 421204 B: its program's 117360 B
+  // (shared task lists, specs, labels), its attempt's 296980 B (a 16-byte record entry for each of
+  // its 18208 tasks, and its streams', GPUs', collectives' and 96 events' slots, 12 B each) and 66
+  // links × 104 B (423124 and 645124 B with an event's state 32 bytes, before evstate: 96 × 20 B more).
   const scenarios::ResolvedScenario r = gnmt_dp8({"communication.fast_path=off"});
   const analysis::StepEstimate e = analysis::estimate_step(analysis::step_setup(r));
   CHECK(e.task_events == 36416);
   CHECK(e.events() == 82112);
-  CHECK(e.held_bytes == 423124);
-  CHECK(e.memory() == 645124);
+  CHECK(e.held_bytes == 421204);
+  CHECK(e.memory() == 643204);
   CHECK_THROWS_AS(e.check({.max_events = 82111}), sim::BudgetExceeded);
   CHECK_NOTHROW(e.check({.max_events = 82112}));
-  CHECK_THROWS_AS(e.check({.max_events = 0, .max_memory = 645123}), sim::BudgetExceeded);
-  CHECK_NOTHROW(e.check({.max_events = 0, .max_memory = 645124}));
+  CHECK_THROWS_AS(e.check({.max_events = 0, .max_memory = 643203}), sim::BudgetExceeded);
+  CHECK_NOTHROW(e.check({.max_events = 0, .max_memory = 643204}));
 }
 
 TEST_CASE("step estimate: a folded step over its cap is refused before its first event, within it runs") {
