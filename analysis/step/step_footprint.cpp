@@ -26,7 +26,7 @@ constexpr std::int64_t kStreamState = Executor::kStreamStateBytes;  // StreamSta
 constexpr std::int64_t kStreamInfo = Executor::kStreamInfoBytes;    // its program, index, work left, when
 constexpr std::int64_t kMemberCheck = Executor::kMemberCheckBytes;  // a folded step's comparisons
 constexpr std::int64_t kGpuState = Executor::kGpuStateBytes;        // GpuState, one cache line
-constexpr std::int64_t kEventState = Executor::kEventStateBytes;    // recorded, and its waiters' vector
+constexpr std::int64_t kEventState = Executor::kEventStateBytes;    // recorded, its first and last waiter
 constexpr std::int64_t kRecordEntry = sim::ExecutionRecord::kEntryBytes;  // per task simulated
 // LinkServer (one cache line), its watch's end, its LinkQueue (a vector and its head).
 constexpr std::int64_t kNetworkLink = sim::Network::kBytesPerLink;
