@@ -95,7 +95,10 @@ TEST_CASE("fold: the idle GPUs of a cluster larger than the step are not counted
   const std::pair<Case, std::uint32_t> cases[] = {
       {{4, F::FatTree, 1.0, 8, 1, workloads::AllReduceAlgorithm::Ring}, 0},
       {{4, F::FatTree, 1.0, 16, 1, workloads::AllReduceAlgorithm::Ring}, 8}};
-  for (const auto& [c, simulated] : cases) {
+  for (const auto& one : cases) {
+    // Not a structured binding: clang cannot capture one in CAPTURE's lambda (the sanitizer build).
+    const Case& c = one.first;
+    const std::uint32_t simulated = one.second;
     CAPTURE(describe(c));
     const topology::Topology t = testing::fold_case_cluster(c);
     const analysis::StepResult fast = run_fold_case(c, t, p, sim::FastPath::Auto);
