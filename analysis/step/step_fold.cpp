@@ -147,7 +147,10 @@ StepFoldBasis step_fold_basis(const workloads::StepProgram& program, const topol
   }
   ListShapes shapes;
   // Where each event is recorded, so a wait can be described by its recorder's place.
-  std::vector<StepFoldBasis::Place> recorder(program.event_count);
+  struct Place {
+    std::uint32_t gpu = 0, stream = 0, task = 0;
+  };
+  std::vector<Place> recorder(program.event_count);
   for (std::uint32_t g = 0; g < gpus; ++g)
     for (std::uint32_t s = 0; s < program.gpus[g].streams.size(); ++s) {
       const sim::TaskList& tasks = program.gpus[g].streams[s].tasks;
@@ -189,7 +192,7 @@ StepFoldBasis step_fold_basis(const workloads::StepProgram& program, const topol
       for (const std::uint32_t i : shape.per_gpu) {
         const sim::Task t = sp.tasks[i];
         if (t.kind == sim::TaskKind::Wait) {
-          const StepFoldBasis::Place& r = recorder[t.id];
+          const Place& r = recorder[t.id];
           h = mix(mix(mix(h, r.gpu == g ? 0 : 1 + static_cast<std::uint64_t>(local[r.gpu])), r.stream),
                   r.task);
           continue;
@@ -205,7 +208,8 @@ StepFoldBasis step_fold_basis(const workloads::StepProgram& program, const topol
   out.node = std::move(node);
   out.local = std::move(local);
   out.key = std::move(key);
-  out.recorder = std::move(recorder);
+  out.recorder_gpu.resize(recorder.size());
+  for (std::size_t e = 0; e < recorder.size(); ++e) out.recorder_gpu[e] = recorder[e].gpu;
   return out;
 }
 
@@ -329,7 +333,7 @@ StepFoldPlan plan_step_fold(const workloads::StepProgram& program, const topolog
     if (is_rep[g] == 0) continue;
     for (const sim::StreamProgram& sp : program.gpus[g].streams)
       for (const sim::Task& t : sp.tasks)
-        if (t.kind == sim::TaskKind::Wait && is_rep[basis.recorder[t.id].gpu] == 0) return {};
+        if (t.kind == sim::TaskKind::Wait && is_rep[basis.recorder_gpu[t.id]] == 0) return {};
   }
   sim::work_tick(progress, "checking its representatives' waits", gpus, gpus, "GPUs");
   StepFoldPlan out;

@@ -6,7 +6,9 @@
 #include <doctest/doctest.h>
 #include "tests/paths/paths.h"
 
+#include <array>
 #include <chrono>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -19,6 +21,8 @@
 #include "analysis/step/step_series.h"
 #include "scenarios/loader/resolve.h"
 #include "scenarios/loader/scenario.h"
+#include "sim/collective.h"
+#include "sim/stream_executor.h"
 #include "tests/unit/fold_exact_case.h"
 #include "tests/unit/toy_profile.h"
 
@@ -200,4 +204,59 @@ TEST_CASE(
   CHECK(plain.why == "a ring they share would run in full: two ring edges share a link");
   CHECK(embedded.unembedded_unsuitable == plain.unsuitable);
   CHECK(!embedded.every_gpu_unembedded);  // so the estimate asks the folded try alone
+}
+
+namespace {
+
+// A collective that costs `kEvents` events in full and counts how often it is asked.
+struct CountedCollective final : sim::Collective {
+  static constexpr std::uint64_t kEvents = 10;
+  int* asked;
+  explicit CountedCollective(int* a) : asked(a) {}
+  void notify_rank_done(sim::EventHandler&, std::uint64_t) override {}
+  void on_event(std::uint64_t) override {}
+  void start(std::uint32_t) override {}
+  std::uint32_t ranks() const override { return 2; }
+  bool is_done() const override { return false; }
+  sim::Time rank_finish_time(std::uint32_t) const override { return sim::Time::zero(); }
+  sim::Time finish_time() const override { return sim::Time::zero(); }
+  std::uint64_t messages_sent() const override { return 0; }
+  std::array<sim::Bytes, sim::kLinkKindCount> bytes_by_link_kind() const override { return {}; }
+  sim::SimulationCost full_cost() const override {
+    ++*asked;
+    return {.events = kEvents, .messages = 1, .state_bytes = 64, .in_flight = 1};
+  }
+  sim::ExpectedEvents expected_events() const override {
+    ++*asked;
+    return {.queue = kEvents};
+  }
+};
+
+}  // namespace
+
+TEST_CASE("first attempt: a folded step's shadows are counted as their representative, asked once") {
+  // One collective of two GPUs simulated and 999 shadows of it (GPT-3 pp 16 at 16,384 GPUs: 10,636
+  // simulated, 1,251,204 shadows). Each shadow costs what its representative does: 1,000 x 10 events
+  // in full. Before, the representative's full_cost() and expected_events() were asked once for
+  // every shadow (2,000 times here; a quarter of that step's CPU, tests/bench/MEASUREMENTS.md, pp16k).
+  constexpr std::size_t kCollectives = 1000;
+  workloads::StepProgram program;
+  program.gpus.resize(2);
+  workloads::CollectiveSpec spec;
+  spec.size = sim::Bytes::mib(1);
+  spec.members = {0, 1};
+  program.collectives.assign(kCollectives, spec);
+  int asked = 0;
+  std::vector<std::unique_ptr<sim::Collective>> collectives(kCollectives);
+  collectives[0] = std::make_unique<CountedCollective>(&asked);
+  sim::StepFold fold;
+  fold.representative = {0, 0};
+  fold.shadow.assign(kCollectives, 1);
+  fold.shadow[0] = 0;
+  const std::vector<std::uint32_t> shadow_of(kCollectives, 0);
+  const analysis::StepEstimate e = analysis::step_budget_cost(program, collectives, fold, shadow_of);
+  CHECK(e.full_events == kCollectives * CountedCollective::kEvents);
+  CHECK(e.every_gpu.events == kCollectives * CountedCollective::kEvents);
+  CHECK(e.collective_events.queue == CountedCollective::kEvents);  // the shadows are not simulated
+  CHECK(asked == 2);  // its full_cost() and its expected_events(), once each
 }
