@@ -121,6 +121,7 @@ namespace {
 
 NcclEstimate estimate_on(const NcclMachine& m, NcclAlgorithm a, Protocol p, Bytes size, int channels) {
   NcclEstimate e;
+  e.channels = channels;
   if (p == Protocol::Ideal || m.ranks < 2) return e;
   if (a == NcclAlgorithm::Tree && m.op != CollectiveOp::AllReduce) return e;
   // NCCL's all-to-all is grouped point-to-point sends on the Simple protocol, timed here as a
@@ -128,7 +129,6 @@ NcclEstimate estimate_on(const NcclMachine& m, NcclAlgorithm a, Protocol p, Byte
   if (m.op == CollectiveOp::AllToAll && p != Protocol::Simple) return e;
   if (p == Protocol::LL128 && !m.ll128) return e;
   e.usable = true;
-  e.channels = channels;
   const int proto = protocol_index(p);
   const int alg = a == NcclAlgorithm::Ring ? 0 : 1;
   double bus = channels * m.channel_gb_per_s;

@@ -217,7 +217,8 @@ std::vector<sim::CollectiveChain::Part> CommPlanner::ring_phase(
     if (options_.protocol != sim::Protocol::Ideal && global.size() > 1) {
       const sim::NcclMachine m = nccl_machine(global, op);
       const sim::NcclChoice c = sim::nccl_choose(m, size, sim::NcclAlgorithm::Ring, options_.protocol);
-      part.channels.resize(std::min(part.channels.size(), static_cast<std::size_t>(c.estimate.channels)));
+      if (c.estimate.usable)
+        part.channels.resize(std::min(part.channels.size(), static_cast<std::size_t>(c.estimate.channels)));
       part.timing = sim::nccl_timing(m, sim::NcclAlgorithm::Ring, c.protocol, size);
       if (chosen) *chosen = c.protocol;
       if (nccl) *nccl = c.estimate;
@@ -338,7 +339,7 @@ CollectivePlan CommPlanner::plan(const CollectiveSpec& spec) {
     plan.protocol = c.protocol;
     plan.nccl = c.estimate;
     plan.timing = sim::nccl_timing(m, c.algorithm, c.protocol, spec.size);
-    channels = std::min(channels, c.estimate.channels);
+    if (c.estimate.usable) channels = std::min(channels, c.estimate.channels);
   }
   plan.channels = channels;
   sim::CollectiveChain::Part part;
