@@ -86,9 +86,9 @@ std::string collective_table(const std::vector<CollectiveSweepRow>& rows, const 
   out += "#" + pad("size", 13) + pad("count", 13) + pad("type", 7) + pad("redop", 8) + pad("root", 6) +
          pad("time", 12) + pad("algbw", 9) + pad("busbw", 9) + pad("messages", 11) + pad("algo", 16) +
          pad("proto", 7) + pad("ch", 4) + pad("nccl", 9) + "\n";
-  out += "#" + pad("(B)", 13) + pad("(elements)", 13) + pad("", 7) + pad("", 8) + pad("", 6) + pad("(us)", 12) +
-         pad("(GB/s)", 9) + pad("(GB/s)", 9) + pad("", 11) + pad("", 16) + pad("", 7) + pad("", 4) +
-         pad("(GB/s)", 9) + "\n";
+  out += "#" + pad("(B)", 13) + pad("(elements)", 13) + pad("", 7) + pad("", 8) + pad("", 6) +
+         pad("(us)", 12) + pad("(GB/s)", 9) + pad("(GB/s)", 9) + pad("", 11) + pad("", 16) + pad("", 7) +
+         pad("", 4) + pad("(GB/s)", 9) + "\n";
   for (const auto& r : rows) {
     out += " " + pad(std::to_string(r.size.count()), 13) + pad(std::to_string(r.count), 13) +
            pad("float", 7) + pad(redop(r), 8) + pad(root(r), 6) + pad(format_fixed(r.time.to_us(), 2), 12) +

@@ -131,13 +131,16 @@ TEST_CASE("collective table: nccl-tests' columns first, redop and root among the
   row.count = 262'144;
   row.time = sim::Time::us(100);
   const std::string reduce = analysis::collective_table({row}, "x");
-  CHECK(reduce.find("#         size        count   type   redop  root        time    algbw") != std::string::npos);
+  CHECK(reduce.find("#         size        count   type   redop  root        time    algbw") !=
+        std::string::npos);
   CHECK(reduce.find(" 262144  float     sum    -1      100.00") != std::string::npos);
   CHECK(reduce.find("# in-place: the same time as out-of-place") != std::string::npos);
   row.op = sim::CollectiveOp::Broadcast;
-  CHECK(analysis::collective_table({row}, "x").find("  float    none     0      100.00") != std::string::npos);
+  CHECK(analysis::collective_table({row}, "x").find("  float    none     0      100.00") !=
+        std::string::npos);
   row.op = sim::CollectiveOp::AllGather;
-  CHECK(analysis::collective_table({row}, "x").find("  float    none    -1      100.00") != std::string::npos);
+  CHECK(analysis::collective_table({row}, "x").find("  float    none    -1      100.00") !=
+        std::string::npos);
 }
 
 TEST_CASE("collective table: a value wider than its column keeps a space before it") {

@@ -130,7 +130,8 @@ TEST_CASE("NCCL's launch: fewer channels while size < channels × threads × byt
   CHECK(nccl_channels(four_dgx1(), NcclAlgorithm::Ring, Protocol::LL, Bytes::of(393'216)) == 3);
   // Not NCCL's launch: the ideal protocol and the all-to-all's direct sends keep every channel.
   CHECK(nccl_channels(m, NcclAlgorithm::Ring, Protocol::Ideal, Bytes::of(4)) == 6);
-  CHECK(nccl_channels(dgx1(CollectiveOp::AllToAll), NcclAlgorithm::Ring, Protocol::Simple, Bytes::of(64)) == 6);
+  CHECK(nccl_channels(dgx1(CollectiveOp::AllToAll), NcclAlgorithm::Ring, Protocol::Simple, Bytes::of(64)) ==
+        6);
   // The closed form counts those channels: 4 B over 1 channel, busBw 20 / 4 = 5 GB/s.
   const NcclEstimate one = nccl_estimate(m, NcclAlgorithm::Ring, Protocol::LL, Bytes::of(4));
   CHECK(one.channels == 1);
@@ -144,8 +145,7 @@ TEST_CASE("NCCL's launch: fewer channels while size < channels × threads × byt
   CHECK(mid.protocol == Protocol::LL);
   CHECK(mid.estimate.channels == 2);
   CHECK(mid.estimate.time_us == doctest::Approx(10.18 + 65536 / (10.0 * 8 / 14 * 1000)));
-  CHECK(nccl_estimate(m, NcclAlgorithm::Tree, Protocol::LL, Bytes::kib(64)).time_us <
-        mid.estimate.time_us);
+  CHECK(nccl_estimate(m, NcclAlgorithm::Tree, Protocol::LL, Bytes::kib(64)).time_us < mid.estimate.time_us);
 }
 
 TEST_CASE("NCCL timing for sim/: payload rates, caps, latencies") {

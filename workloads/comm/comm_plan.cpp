@@ -149,7 +149,7 @@ CommPlanner::Entry& CommPlanner::entry(const std::vector<int>& members) {
 }
 
 std::shared_ptr<const std::vector<sim::TreeChannel>> CommPlanner::trees(const std::vector<int>& members,
-                                                                         int channels) {
+                                                                        int channels) {
   Entry& e = entry(members);
   if (e.trees == nullptr) {
     std::vector<topology::DeviceId> devices;
