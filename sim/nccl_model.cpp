@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
 
 #include "sim/error.h"
 
@@ -74,7 +75,31 @@ bool plateau(const NcclMachine& m, NcclAlgorithm a, Protocol p, Bytes size) {
          static_cast<double>(size.count()) >= m.ranks / 16.0 * 65536.0;
 }
 
+// NCCL's threads a channel (maxThreads) and bytes a thread (threadThresholds) before its enqueue
+// adds a channel (NCCL 2.7-2.8 tuning.cc and enqueue.cc, from its source: nccl.md is silent).
+int max_threads(const NcclMachine& m, Protocol p) {
+  if (p == Protocol::LL128) return 640;
+  // Simple: 256 where the ring's channels give at most PCIe's 12 GB/s (PCI_WIDTH), else 512.
+  if (p == Protocol::Simple && m.channels * m.channel_gb_per_s <= 12.0) return 256;
+  return 512;
+}
+std::int64_t thread_threshold(const NcclMachine& m, NcclAlgorithm a, Protocol p) {
+  if (p == Protocol::Simple) return 64;
+  return a == NcclAlgorithm::Ring && p == Protocol::LL ? 8 * static_cast<std::int64_t>(m.ranks) : 8;
+}
+
+NcclEstimate estimate_on(const NcclMachine& m, NcclAlgorithm a, Protocol p, Bytes size, int channels);
+
 }  // namespace
+
+int nccl_channels(const NcclMachine& m, NcclAlgorithm a, Protocol p, Bytes size) {
+  if (p == Protocol::Ideal || m.op == CollectiveOp::AllToAll) return m.channels;
+  std::int64_t nc = m.channels, nt = max_threads(m, p);
+  const std::int64_t threshold = thread_threshold(m, a, p);
+  // Only the channels matter here; NCCL halves the threads after them, at one channel.
+  while (nc >= 2 && size.count() < nc * nt * threshold) --nc;
+  return static_cast<int>(nc);
+}
 
 std::array<double, kLinkKindCount> nccl_payload_efficiency() {
   std::array<double, kLinkKindCount> e{};
@@ -89,7 +114,14 @@ std::array<double, kLinkKindCount> nccl_payload_efficiency() {
 }
 
 NcclEstimate nccl_estimate(const NcclMachine& m, NcclAlgorithm a, Protocol p, Bytes size) {
+  return estimate_on(m, a, p, size, p == Protocol::Ideal ? m.channels : nccl_channels(m, a, p, size));
+}
+
+namespace {
+
+NcclEstimate estimate_on(const NcclMachine& m, NcclAlgorithm a, Protocol p, Bytes size, int channels) {
   NcclEstimate e;
+  e.channels = channels;
   if (p == Protocol::Ideal || m.ranks < 2) return e;
   if (a == NcclAlgorithm::Tree && m.op != CollectiveOp::AllReduce) return e;
   // NCCL's all-to-all is grouped point-to-point sends on the Simple protocol, timed here as a
@@ -99,10 +131,10 @@ NcclEstimate nccl_estimate(const NcclMachine& m, NcclAlgorithm a, Protocol p, By
   e.usable = true;
   const int proto = protocol_index(p);
   const int alg = a == NcclAlgorithm::Ring ? 0 : 1;
-  double bus = m.channels * m.channel_gb_per_s;
+  double bus = channels * m.channel_gb_per_s;
   if (a == NcclAlgorithm::Ring) {
     bus *= bandwidth_factor(m, a, p);
-    if (p == Protocol::LL128) bus = std::min(bus, ll128_channel_cap(m.op) * m.channels);
+    if (p == Protocol::LL128) bus = std::min(bus, ll128_channel_cap(m.op) * channels);
     const int steps = m.op == CollectiveOp::AllReduce ? 2 * (m.ranks - 1)
                       : m.op == CollectiveOp::Broadcast ? m.ranks
                                                         : m.ranks - 1;
@@ -132,6 +164,8 @@ NcclEstimate nccl_estimate(const NcclMachine& m, NcclAlgorithm a, Protocol p, By
   return e;
 }
 
+}  // namespace
+
 NcclChoice nccl_choose(const NcclMachine& m, Bytes size, std::optional<NcclAlgorithm> algorithm,
                        std::optional<Protocol> protocol) {
   if (protocol == Protocol::Ideal) throw InternalError("NCCL's model does not choose the ideal protocol");
@@ -141,20 +175,23 @@ NcclChoice nccl_choose(const NcclMachine& m, Bytes size, std::optional<NcclAlgor
     if (algorithm && *algorithm != a) continue;
     for (const Protocol p : {Protocol::LL, Protocol::LL128, Protocol::Simple}) {
       if (protocol && *protocol != p) continue;
-      const NcclEstimate e = nccl_estimate(m, a, p, size);
+      // NCCL compares the times on every channel of the communicator, then cuts the channels.
+      const NcclEstimate e = estimate_on(m, a, p, size, m.channels);
       if (!e.usable || (found && !(e.time_us < best.estimate.time_us))) continue;
       best = {a, p, e};
       found = true;
     }
   }
-  if (!found) {
-    // Nothing usable as asked (e.g. LL128 without NVLink): the ring with Simple always is.
-    best = {NcclAlgorithm::Ring, Protocol::Simple,
-            nccl_estimate(m, NcclAlgorithm::Ring, Protocol::Simple, size)};
-    if (algorithm == NcclAlgorithm::Tree && m.op == CollectiveOp::AllReduce)
-      best = {NcclAlgorithm::Tree, Protocol::Simple,
-              nccl_estimate(m, NcclAlgorithm::Tree, Protocol::Simple, size)};
+  if (found) {
+    best.estimate = nccl_estimate(m, best.algorithm, best.protocol, size);
+    return best;
   }
+  // Nothing usable as asked (e.g. LL128 without NVLink): the ring with Simple always is.
+  best = {NcclAlgorithm::Ring, Protocol::Simple,
+          nccl_estimate(m, NcclAlgorithm::Ring, Protocol::Simple, size)};
+  if (algorithm == NcclAlgorithm::Tree && m.op == CollectiveOp::AllReduce)
+    best = {NcclAlgorithm::Tree, Protocol::Simple,
+            nccl_estimate(m, NcclAlgorithm::Tree, Protocol::Simple, size)};
   return best;
 }
 

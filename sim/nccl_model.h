@@ -40,13 +40,27 @@ struct NcclMachine {
   int gpus_per_node() const { return nodes > 0 ? ranks / nodes : ranks; }
 };
 
+// The channels NCCL runs one call of `size` bytes on (its enqueue's getAlgoInfo, NCCL 2.7-2.8:
+// ../shared/reference/nccl.md is silent on it, so this follows NCCL's source as we know it). From
+// the communicator's channels (m.channels) and the protocol's threads a channel (LL 512, LL128 640,
+// Simple 512, or 256 where channels × speed <= 12 GB/s, PCIe's width), while size < channels ×
+// threads × threshold it drops a channel, then, at one channel, halves the threads (while a multiple
+// of 128). The threshold a thread: LL and LL128 8 B (the ring's LL 8 B × ranks), Simple 64 B. So a
+// 4 B all-reduce on a DGX-1 runs on 1 channel of 6, and the ring's LL on 8 GPUs on all 6 from
+// 196,608 B (6 × 512 × 64). Size is the whole buffer (an all-gather's n parts); the other channels
+// are not launched at all. Protocol::Ideal and the all-to-all (direct sends) keep m.channels.
+int nccl_channels(const NcclMachine& m, NcclAlgorithm a, Protocol p, Bytes size);
+
 struct NcclEstimate {
   bool usable = false;          // this algorithm × protocol applies (tree: all-reduce; LL128: on)
+  int channels = 0;             // the channels it runs on: nccl_channels (busBw counts these)
   double bus_gb_per_s = 0;      // busBw after the protocol's refinements
   double algo_gb_per_s = 0;     // algorithm bandwidth: bytes of one rank's buffer per second
   double latency_us = 0;
   double time_us = 0;           // latency + bytes / (1000 × algorithm bandwidth)
 };
+// NCCL's closed form on the channels the call runs on (nccl_channels): busBw = those channels ×
+// speed; a small call's bandwidth term so grows as NCCL's does.
 NcclEstimate nccl_estimate(const NcclMachine& m, NcclAlgorithm a, Protocol p, Bytes size);
 
 struct NcclChoice {
@@ -54,9 +68,11 @@ struct NcclChoice {
   Protocol protocol = Protocol::Simple;
   NcclEstimate estimate;
 };
-// The fastest usable algorithm × protocol by nccl_estimate (ties: ring before tree; LL, LL128,
-// Simple in that order, as NCCL tries them), optionally with the algorithm or protocol fixed.
-// Protocol::Ideal is never chosen; fixing it throws InternalError.
+// The fastest usable algorithm × protocol (ties: ring before tree; LL, LL128, Simple in that order,
+// as NCCL tries them), optionally with the algorithm or protocol fixed. As NCCL's getAlgoInfo, it
+// compares the times on all the communicator's channels and cuts the channels after choosing: the
+// choice is NCCL's, its `estimate` nccl_estimate's (on nccl_channels). Protocol::Ideal is never
+// chosen; fixing it throws InternalError.
 NcclChoice nccl_choose(const NcclMachine& m, Bytes size,
                        std::optional<NcclAlgorithm> algorithm = {},
                        std::optional<Protocol> protocol = {});

@@ -29,7 +29,8 @@ po::options_description collective_options(CollectiveArgs& a) {
   po::options_description options(
       "hybridsim collective --topology PRESET-or-FILE --op OP [options]\n\n"
       "Simulates one collective at a range of sizes and prints nccl-tests columns:\n"
-      "algbw = size / time, busbw = algbw x 2(n-1)/n (all-reduce), x (n-1)/n (reduce-scatter,\n"
+      "count = floats a rank (reduce-scatter, all-gather, all-to-all) or of the buffer (all-reduce,\n"
+      "broadcast), algbw = size / time, busbw = algbw x 2(n-1)/n (all-reduce), x (n-1)/n (reduce-scatter,\n"
       "all-gather, all-to-all), x 1 (broadcast). GB/s are 10^9 bytes per second.\n\noptions");
   options.add_options()("help,h", "show this help")(
       "topology,t", po::value(&a.topology)->required(),

@@ -26,6 +26,12 @@ std::string channels(const CollectiveSweepRow& r) {
   return r.op == sim::CollectiveOp::AllToAll ? "-" : std::to_string(r.channels);
 }
 std::string protocol(const CollectiveSweepRow& r) { return std::string(sim::protocol_name(r.protocol)); }
+// nccl-tests' redop and root columns: the reducing ops sum, the others name none; only a broadcast
+// has a root (rank 0 here, as nccl-tests' default -r 0), the others -1.
+std::string redop(const CollectiveSweepRow& r) {
+  return r.op == sim::CollectiveOp::AllReduce || r.op == sim::CollectiveOp::ReduceScatter ? "sum" : "none";
+}
+std::string root(const CollectiveSweepRow& r) { return r.op == sim::CollectiveOp::Broadcast ? "0" : "-1"; }
 // NCCL's model of the row's algorithm × protocol as nccl-tests would report it: busbw of its time.
 double model_busbw(const CollectiveSweepRow& r, double bus_factor) {
   if (!r.nccl || r.nccl->time_us <= 0) return 0;
@@ -76,14 +82,16 @@ std::string simulation_note(const std::vector<CollectiveSweepRow>& rows) {
 
 std::string collective_table(const std::vector<CollectiveSweepRow>& rows, const std::string& title) {
   std::string out = "# hybridsim collective: " + title + "\n#\n";
-  out += "#" + pad("size", 13) + pad("count", 13) + pad("type", 7) + pad("time", 12) + pad("algbw", 9) +
-         pad("busbw", 9) + pad("messages", 11) + pad("algo", 16) + pad("proto", 7) + pad("ch", 4) +
-         pad("nccl", 9) + "\n";
-  out += "#" + pad("(B)", 13) + pad("(elements)", 13) + pad("", 7) + pad("(us)", 12) + pad("(GB/s)", 9) +
-         pad("(GB/s)", 9) + pad("", 11) + pad("", 16) + pad("", 7) + pad("", 4) + pad("(GB/s)", 9) + "\n";
+  // nccl-tests' first columns (size to busbw, its out-of-place set), then the simulator's own.
+  out += "#" + pad("size", 13) + pad("count", 13) + pad("type", 7) + pad("redop", 8) + pad("root", 6) +
+         pad("time", 12) + pad("algbw", 9) + pad("busbw", 9) + pad("messages", 11) + pad("algo", 16) +
+         pad("proto", 7) + pad("ch", 4) + pad("nccl", 9) + "\n";
+  out += "#" + pad("(B)", 13) + pad("(elements)", 13) + pad("", 7) + pad("", 8) + pad("", 6) +
+         pad("(us)", 12) + pad("(GB/s)", 9) + pad("(GB/s)", 9) + pad("", 11) + pad("", 16) + pad("", 7) +
+         pad("", 4) + pad("(GB/s)", 9) + "\n";
   for (const auto& r : rows) {
     out += " " + pad(std::to_string(r.size.count()), 13) + pad(std::to_string(r.count), 13) +
-           pad("float", 7) + pad(format_fixed(r.time.to_us(), 2), 12) +
+           pad("float", 7) + pad(redop(r), 8) + pad(root(r), 6) + pad(format_fixed(r.time.to_us(), 2), 12) +
            pad(format_fixed(r.algbw_gb_per_s, 2), 9) + pad(format_fixed(r.busbw_gb_per_s, 2), 9) +
            pad(std::to_string(r.messages), 11) + pad(algorithm(r), 16) + pad(protocol(r), 7) +
            pad(channels(r), 4) + pad(r.nccl ? format_fixed(model_busbw(r, row_bus_factor(r)), 2) : "-", 9) +
@@ -94,6 +102,9 @@ std::string collective_table(const std::vector<CollectiveSweepRow>& rows, const 
     for (const auto& r : rows) sum += r.busbw_gb_per_s;
     out += "# Avg bus bandwidth    : " + format_fixed(sum / static_cast<double>(rows.size()), 3) + "\n";
     out += "# nccl: NCCL's own model (sim/nccl_model.h) of the algorithm and protocol used, as busbw\n";
+    // nccl-tests times each size out of place and in place; the simulation moves the same messages
+    // either way (an out-of-place all-gather's copy of a rank's own part is not modelled).
+    out += "# in-place: the same time as out-of-place (the same messages move either way)\n";
     out += simulation_note(rows);
   }
   return out;

@@ -333,7 +333,7 @@ void fill_row(CollectiveSweepRow& row, const sim::Collective& coll, sim::Bytes s
               const CollectiveSweepOptions& options) {
   const auto n = static_cast<std::uint32_t>(options.gpus.size());
   row.size = size;
-  row.count = size.count() / kElementBytes;
+  row.count = nccl_tests_count(options.op, size, static_cast<int>(n));
   row.time = coll.finish_time();
   const double seconds = row.time.to_seconds();
   row.algbw_gb_per_s = seconds > 0 ? static_cast<double>(size.count()) / seconds * 1e-9 : 0;
@@ -439,6 +439,13 @@ CollectiveSizes collective_sizes(const CollectiveSweepOptions& options) {
                      ", or " + n.min_bytes + " = " + n.max_bytes + " for one size");
   round_to_whole_floats_per_gpu(options, max, out);
   return out;
+}
+
+std::int64_t nccl_tests_count(sim::CollectiveOp op, sim::Bytes size, int gpus) {
+  const std::int64_t floats = size.count() / kElementBytes;
+  const bool per_rank = op == sim::CollectiveOp::ReduceScatter || op == sim::CollectiveOp::AllGather ||
+                        op == sim::CollectiveOp::AllToAll;
+  return per_rank && gpus > 0 ? floats / gpus : floats;
 }
 
 std::string row_algorithm_name(const CollectiveSweepRow& row) {

@@ -1,5 +1,6 @@
 // nccl-tests for the simulator: one collective over a set of GPUs at a range of sizes, reporting
-// what users know from nccl-tests — size, count (float elements), time, algbw and busbw (GB/s of
+// what users know from nccl-tests — size, count (float elements per rank, as nccl-tests counts them
+// for a reduce-scatter, an all-gather and an all-to-all), time, algbw and busbw (GB/s of
 // 10^9 bytes; busbw = algbw × 2(n−1)/n for all-reduce, × (n−1)/n for reduce-scatter and all-gather,
 // × 1 for broadcast), so the table can be held next to a real run.
 //   auto rows = run_collective_sweep(topology, {.op = CollectiveOp::AllReduce, .gpus = {0,...,7}});
@@ -73,7 +74,7 @@ struct CollectiveSweepOptions {
 
 struct CollectiveSweepRow {
   sim::Bytes size;
-  std::int64_t count = 0;  // float elements
+  std::int64_t count = 0;  // float elements, as nccl-tests counts them: nccl_tests_count
   sim::Time time;          // the last rank's finish, all ranks starting together
   double algbw_gb_per_s = 0;
   double busbw_gb_per_s = 0;
@@ -125,6 +126,11 @@ struct CollectiveSizes {
   std::string note;  // "" where every size ran as asked
 };
 CollectiveSizes collective_sizes(const CollectiveSweepOptions& options);
+// nccl-tests' count column for `size` bytes of floats over `gpus` GPUs: the count it passes NCCL,
+// so each rank's part for a reduce-scatter, an all-gather and an all-to-all (size / (4 n): its
+// all_gather.cu and the others print the count per rank), the whole buffer's floats for an all-reduce
+// and a broadcast (size / 4).
+std::int64_t nccl_tests_count(sim::CollectiveOp op, sim::Bytes size, int gpus);
 // "point-to-point" for an all-to-all's row, else the algorithm that ran ("ring", "tree", ...).
 std::string row_algorithm_name(const CollectiveSweepRow& row);
 // One collective of one size (the building block; also used by tests); throws InputError for

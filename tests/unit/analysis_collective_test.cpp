@@ -99,6 +99,50 @@ TEST_CASE("sweep sizes, bus factors and report formats") {
   CHECK(b.busbw_gb_per_s == doctest::Approx(b.algbw_gb_per_s).scale(0));
 }
 
+TEST_CASE("collective: the count column is nccl-tests' count, per rank where nccl-tests has it so") {
+  // nccl-tests prints the count it passes NCCL: the whole buffer's floats for an all-reduce and a
+  // broadcast, each rank's part for a reduce-scatter, an all-gather and an all-to-all (size / (4 n)).
+  // 1 MiB on 8 GPUs: 262,144 floats, 32,768 a rank.
+  using sim::CollectiveOp;
+  CHECK(analysis::nccl_tests_count(CollectiveOp::AllReduce, sim::Bytes::mib(1), 8) == 262'144);
+  CHECK(analysis::nccl_tests_count(CollectiveOp::Broadcast, sim::Bytes::mib(1), 8) == 262'144);
+  for (const auto op : {CollectiveOp::ReduceScatter, CollectiveOp::AllGather, CollectiveOp::AllToAll}) {
+    CAPTURE(sim::collective_op_name(op));
+    CHECK(analysis::nccl_tests_count(op, sim::Bytes::mib(1), 8) == 32'768);
+  }
+  // In a sweep's rows, the table and the CSV: a reduce-scatter of 96 B over 6 GPUs counts 4 a rank.
+  const auto t = topology::build_cluster({.preset = "dgx1-v100"});
+  auto o = all_gpus(t);
+  o.gpus = {0, 1, 2, 3, 4, 5};
+  o.op = CollectiveOp::ReduceScatter;
+  o.min_bytes = o.max_bytes = sim::Bytes::of(96);
+  const auto rows = analysis::run_collective_sweep(t, o);
+  REQUIRE(rows.size() == 1);
+  CHECK(rows[0].count == 4);
+  CHECK(analysis::collective_csv(rows).find("\n96,4,") != std::string::npos);
+}
+
+TEST_CASE("collective table: nccl-tests' columns first, redop and root among them") {
+  // nccl-tests: size, count, type, redop, root, then time, algbw, busbw (its out-of-place set; the
+  // in-place set the simulation would time alike, said under the table). A reduction sums, the
+  // others name none; a broadcast's root is rank 0, the other ops' -1.
+  analysis::CollectiveSweepRow row;
+  row.size = sim::Bytes::mib(1);
+  row.count = 262'144;
+  row.time = sim::Time::us(100);
+  const std::string reduce = analysis::collective_table({row}, "x");
+  CHECK(reduce.find("#         size        count   type   redop  root        time    algbw") !=
+        std::string::npos);
+  CHECK(reduce.find(" 262144  float     sum    -1      100.00") != std::string::npos);
+  CHECK(reduce.find("# in-place: the same time as out-of-place") != std::string::npos);
+  row.op = sim::CollectiveOp::Broadcast;
+  CHECK(analysis::collective_table({row}, "x").find("  float    none     0      100.00") !=
+        std::string::npos);
+  row.op = sim::CollectiveOp::AllGather;
+  CHECK(analysis::collective_table({row}, "x").find("  float    none    -1      100.00") !=
+        std::string::npos);
+}
+
 TEST_CASE("collective table: a value wider than its column keeps a space before it") {
   // 42 days of one all-reduce (--reduction-bandwidth "1 B/s") printed "float3670016007890.21".
   analysis::CollectiveSweepRow row;
@@ -106,8 +150,8 @@ TEST_CASE("collective table: a value wider than its column keeps a space before 
   row.count = row.size.count() / 4;
   row.time = sim::Time::us(3'670'016'007'890);
   const std::string table = analysis::collective_table({row}, "x");
-  CHECK(table.find("float 3670016007890.00") != std::string::npos);
-  CHECK(table.find("float3670016007890") == std::string::npos);
+  CHECK(table.find("-1 3670016007890.00") != std::string::npos);
+  CHECK(table.find("-13670016007890") == std::string::npos);
 }
 
 TEST_CASE("collective table: cells are right-aligned in display columns, a non-ASCII unit included") {
@@ -260,6 +304,8 @@ TEST_CASE("a reduce-scatter and an all-gather run whole floats for each GPU, as 
   const auto rows = analysis::run_collective_sweep(t, o);
   REQUIRE(rows.size() == 1);
   CHECK(rows[0].size == sim::Bytes::of(32));
+  // nccl-tests' count of an all-gather is its count per rank: 32 B on 8 GPUs is 1 float each.
+  CHECK(rows[0].count == 1);
   o.max_bytes = sim::Bytes::of(16);
   o.step_factor = 2;  // 8 B, 16 B
   CHECK_THROWS_WITH_AS(

@@ -79,14 +79,15 @@ TEST_CASE("option spelling: every option of a collective request is named in the
   bad.min_bytes = "1 MiB";
   bad.max_bytes = "4 B";
   CHECK(refused(bad) == "min_bytes='1 MiB' is above max_bytes='4 B'; expected min_bytes <= max_bytes");
-  // The budget's own words: 8 B over 8 GPUs of a DGX-1 in full takes 1,344 events, over a cap of 10.
+  // The budget's own words: 8 B over 8 GPUs of a DGX-1 in full takes 224 events (its one channel's 112
+  // messages: NCCL launches 1 of the 6 for it; 1,344 on all 6), over a cap of 10.
   bad = r;
   bad.min_bytes = bad.max_bytes = "8 B";
   bad.max_events = "10";
   bad.fast_path = "off";
   // With the figure that passes, the collective in full (it said "raise it" alone).
   CHECK(
-      refused(bad).ends_with("over the limit max_events = 10; raise it to 1344 or more (max_events=N, 0 = no "
+      refused(bad).ends_with("over the limit max_events = 10; raise it to 224 or more (max_events=N, 0 = no "
                              "limit) or use fast_path='auto'"));
   // The command line's words are unchanged.
   api::CollectiveRequest cli_bad{.topology = "dgx1-v100", .algorithm = "x"};

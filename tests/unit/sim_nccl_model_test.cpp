@@ -33,11 +33,11 @@ TEST_CASE("NCCL model on one DGX-1: ring and tree bandwidths and latencies") {
   CHECK(simple.algo_gb_per_s == doctest::Approx(120.0 * 8 / 14));
   CHECK(simple.latency_us == doctest::Approx(56));
   CHECK(simple.time_us == doctest::Approx(1034.67).epsilon(1e-5));
-  // Ring LL: busBw / 4 = 30 GB/s; latency 3.6 + 14 × 0.47 = 10.18 µs.
-  const NcclEstimate ll = nccl_estimate(m, NcclAlgorithm::Ring, Protocol::LL, Bytes::kib(1));
+  // Ring LL (at 1 MiB, on all 6 channels): busBw / 4 = 30 GB/s; latency 3.6 + 14 × 0.47 = 10.18 µs.
+  const NcclEstimate ll = nccl_estimate(m, NcclAlgorithm::Ring, Protocol::LL, Bytes::mib(1));
   CHECK(ll.bus_gb_per_s == doctest::Approx(30));
   CHECK(ll.latency_us == doctest::Approx(10.18));
-  CHECK(ll.time_us == doctest::Approx(10.18 + 1024 / (30.0 * 8 / 14 * 1000)));
+  CHECK(ll.time_us == doctest::Approx(10.18 + 1048576 / (30.0 * 8 / 14 * 1000)));
   // Ring LL128: min(120 × 0.92, 6 × 16.7) = 100.2 GB/s; latency 10 + 14 × 1.9 = 36.6 µs.
   const NcclEstimate ll128 = nccl_estimate(m, NcclAlgorithm::Ring, Protocol::LL128, Bytes::mib(1));
   CHECK(ll128.bus_gb_per_s == doctest::Approx(100.2));
@@ -56,7 +56,7 @@ TEST_CASE("NCCL model on one DGX-1: ring and tree bandwidths and latencies") {
   CHECK_FALSE(nccl_estimate(pcie, NcclAlgorithm::Ring, Protocol::LL128, Bytes::kib(1)).usable);
   // All-gather: 7 steps, algbw = busBw × 8/7; LL is × 1/3 on one node for ops but all-reduce.
   const NcclEstimate ag =
-      nccl_estimate(dgx1(CollectiveOp::AllGather), NcclAlgorithm::Ring, Protocol::LL, Bytes::kib(1));
+      nccl_estimate(dgx1(CollectiveOp::AllGather), NcclAlgorithm::Ring, Protocol::LL, Bytes::mib(1));
   CHECK(ag.bus_gb_per_s == doctest::Approx(40));
   CHECK(ag.algo_gb_per_s == doctest::Approx(40.0 * 8 / 7));
   CHECK(ag.latency_us == doctest::Approx(3.6 + 7 * 0.47));
@@ -64,8 +64,9 @@ TEST_CASE("NCCL model on one DGX-1: ring and tree bandwidths and latencies") {
 
 TEST_CASE("NCCL model across 4 DGX-1s: network hops, LL's 1.8, the ring's plateau") {
   const NcclMachine m = four_dgx1();
-  // Tree LL: min(48 × 0.9, 80) / 3.8 = 11.368 GB/s; latency 4.4 + 2 × (7 × 0.52 + 2 × 5.0) = 31.68 µs.
-  const NcclEstimate tree = nccl_estimate(m, NcclAlgorithm::Tree, Protocol::LL, Bytes::kib(1));
+  // Tree LL (16 KiB: 4 channels of 4,096 B): min(48 × 0.9, 80) / 3.8 = 11.368 GB/s; latency
+  // 4.4 + 2 × (7 × 0.52 + 2 × 5.0) = 31.68 µs.
+  const NcclEstimate tree = nccl_estimate(m, NcclAlgorithm::Tree, Protocol::LL, Bytes::kib(16));
   CHECK(tree.bus_gb_per_s == doctest::Approx(43.2 / 3.8));
   CHECK(tree.latency_us == doctest::Approx(31.68));
   // Ring LL: 62 steps, 6 of them between machines: 3.6 + 56 × 0.47 × 1.8 + 6 × 2.7 = 67.176 µs.
@@ -102,6 +103,49 @@ TEST_CASE("NCCL's choice: LL at small sizes, Simple on the ring at large ones") 
   pcie.ll128 = false;
   CHECK(nccl_choose(pcie, Bytes::mib(1), NcclAlgorithm::Ring, Protocol::LL128).protocol == Protocol::Simple);
   CHECK_THROWS_AS(nccl_choose(dgx1(), Bytes::kib(1), {}, Protocol::Ideal), hybridsim::InternalError);
+}
+
+TEST_CASE("NCCL's launch: fewer channels while size < channels × threads × bytes a thread") {
+  const NcclMachine m = dgx1();
+  // Ring LL on 8 ranks: 512 threads × 8 B × 8 ranks = 32,768 B a channel; 6 channels from 196,608 B.
+  CHECK(nccl_channels(m, NcclAlgorithm::Ring, Protocol::LL, Bytes::of(4)) == 1);
+  CHECK(nccl_channels(m, NcclAlgorithm::Ring, Protocol::LL, Bytes::of(65'535)) == 1);
+  CHECK(nccl_channels(m, NcclAlgorithm::Ring, Protocol::LL, Bytes::of(65'536)) == 2);
+  CHECK(nccl_channels(m, NcclAlgorithm::Ring, Protocol::LL, Bytes::of(196'607)) == 5);
+  CHECK(nccl_channels(m, NcclAlgorithm::Ring, Protocol::LL, Bytes::of(196'608)) == 6);
+  CHECK(nccl_channels(m, NcclAlgorithm::Ring, Protocol::LL, Bytes::gib(1)) == 6);
+  // LL128: 640 × 8 = 5,120 B a channel; Simple: 512 × 64 = 32,768 B; tree LL: 512 × 8 = 4,096 B.
+  CHECK(nccl_channels(m, NcclAlgorithm::Ring, Protocol::LL128, Bytes::of(30'719)) == 5);
+  CHECK(nccl_channels(m, NcclAlgorithm::Ring, Protocol::LL128, Bytes::of(30'720)) == 6);
+  CHECK(nccl_channels(m, NcclAlgorithm::Ring, Protocol::Simple, Bytes::of(163'839)) == 4);
+  CHECK(nccl_channels(m, NcclAlgorithm::Ring, Protocol::Simple, Bytes::of(163'840)) == 5);
+  CHECK(nccl_channels(m, NcclAlgorithm::Tree, Protocol::LL, Bytes::of(8'192)) == 2);
+  // Simple on channels of at most PCIe's 12 GB/s in all: 256 threads, 16,384 B a channel.
+  NcclMachine pcie = dgx1();
+  pcie.channels = 2;
+  pcie.channel_gb_per_s = 6;
+  CHECK(nccl_channels(pcie, NcclAlgorithm::Ring, Protocol::Simple, Bytes::of(32'768)) == 2);
+  CHECK(nccl_channels(pcie, NcclAlgorithm::Ring, Protocol::Simple, Bytes::of(32'767)) == 1);
+  // The ring's LL threshold grows with the ranks: 32 ranks, 4 channels, 131,072 B a channel.
+  CHECK(nccl_channels(four_dgx1(), NcclAlgorithm::Ring, Protocol::LL, Bytes::of(393'216)) == 3);
+  // Not NCCL's launch: the ideal protocol and the all-to-all's direct sends keep every channel.
+  CHECK(nccl_channels(m, NcclAlgorithm::Ring, Protocol::Ideal, Bytes::of(4)) == 6);
+  CHECK(nccl_channels(dgx1(CollectiveOp::AllToAll), NcclAlgorithm::Ring, Protocol::Simple, Bytes::of(64)) ==
+        6);
+  // The closed form counts those channels: 4 B over 1 channel, busBw 20 / 4 = 5 GB/s.
+  const NcclEstimate one = nccl_estimate(m, NcclAlgorithm::Ring, Protocol::LL, Bytes::of(4));
+  CHECK(one.channels == 1);
+  CHECK(one.bus_gb_per_s == doctest::Approx(5));
+  CHECK(one.time_us == doctest::Approx(10.18 + 4 / (5.0 * 8 / 14 * 1000)));
+  // NCCL chooses on every channel, then launches fewer. At 64 KiB ring LL on 6 channels (10.18 +
+  // 65,536 / 17,142.9 = 14.00 µs) beats tree LL (11.68 + 65,536 / 14,210.5 = 16.29 µs), so the ring
+  // runs, on 2 channels: 10.18 + 65,536 / 5,714.3 = 21.65 µs, which the tree would have beaten.
+  const NcclChoice mid = nccl_choose(m, Bytes::kib(64));
+  CHECK(mid.algorithm == NcclAlgorithm::Ring);
+  CHECK(mid.protocol == Protocol::LL);
+  CHECK(mid.estimate.channels == 2);
+  CHECK(mid.estimate.time_us == doctest::Approx(10.18 + 65536 / (10.0 * 8 / 14 * 1000)));
+  CHECK(nccl_estimate(m, NcclAlgorithm::Tree, Protocol::LL, Bytes::kib(64)).time_us < mid.estimate.time_us);
 }
 
 TEST_CASE("NCCL timing for sim/: payload rates, caps, latencies") {

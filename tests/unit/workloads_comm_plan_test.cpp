@@ -81,9 +81,16 @@ TEST_CASE("comm plan: NCCL's choice per call, fixed choices, point-to-point copi
   const auto small = planner.plan(spec_of(sim::CollectiveOp::AllReduce, sim::Bytes::kib(1), first(8)));
   CHECK(small.algorithm == AllReduceAlgorithm::Ring);
   CHECK(small.protocol == sim::Protocol::LL);
-  CHECK(small.channels == 6);
+  // 1 KiB is under one channel's 512 threads × 64 B (ring LL: 8 B × 8 ranks): NCCL launches 1
+  // of the 6 channels, and its model's busBw is that channel's 20 GB/s / 4 = 5 GB/s.
+  CHECK(small.channels == 1);
+  CHECK(small.phases.at(0).at(0).channels.size() == 1);
   REQUIRE(small.nccl);
-  CHECK(small.nccl->time_us == doctest::Approx(10.18 + 1024 / (30.0 * 8 / 14 * 1000)));
+  CHECK(small.nccl->channels == 1);
+  CHECK(small.nccl->time_us == doctest::Approx(10.18 + 1024 / (5.0 * 8 / 14 * 1000)));
+  // From 6 × 32,768 B on, all 6.
+  CHECK(planner.plan(spec_of(sim::CollectiveOp::AllReduce, sim::Bytes::of(196'607), first(8))).channels == 5);
+  CHECK(planner.plan(spec_of(sim::CollectiveOp::AllReduce, sim::Bytes::of(196'608), first(8))).channels == 6);
   const auto large = planner.plan(spec_of(sim::CollectiveOp::AllReduce, sim::Bytes::gib(1), first(8)));
   CHECK(large.protocol == sim::Protocol::Simple);
   CHECK(large.timing.hop_latency[static_cast<int>(sim::HopKind::NVLink)] == sim::Time::ns(3400));
@@ -94,15 +101,25 @@ TEST_CASE("comm plan: NCCL's choice per call, fixed choices, point-to-point copi
   const auto tree = across.plan(spec_of(sim::CollectiveOp::AllReduce, sim::Bytes::kib(1), first(32)));
   CHECK(tree.algorithm == AllReduceAlgorithm::Tree);
   CHECK(tree.protocol == sim::Protocol::LL);
-  CHECK(tree.channels == 4);
+  // Tree LL: 512 threads × 8 B a channel, so 1 KiB runs on 1 channel of 4: its two trees.
+  CHECK(tree.channels == 1);
   REQUIRE(tree.trees != nullptr);
-  CHECK(tree.trees->size() == 8);
+  CHECK(tree.trees->size() == 2);
+  // 16 KiB = 4 × 4,096 B: all 4 channels, 8 trees; the first two are the 1-channel plan's.
+  const auto wide = across.plan(spec_of(sim::CollectiveOp::AllReduce, sim::Bytes::kib(16), first(32)));
+  CHECK(wide.algorithm == AllReduceAlgorithm::Tree);
+  CHECK(wide.channels == 4);
+  REQUIRE(wide.trees != nullptr);
+  REQUIRE(wide.trees->size() == 8);
+  CHECK(wide.trees->at(1).parent == tree.trees->at(1).parent);
+  CHECK(wide.trees->at(1).up == tree.trees->at(1).up);
   // Fixed: the ideal protocol is the α-β ring, with no NCCL estimate.
   workloads::CommPlanner ideal(one, {.protocol = sim::Protocol::Ideal});
   const auto plain = ideal.plan(spec_of(sim::CollectiveOp::AllReduce, sim::Bytes::kib(1), first(8)));
   CHECK(plain.algorithm == AllReduceAlgorithm::Ring);
   CHECK(plain.timing.is_ideal());
   CHECK_FALSE(plain.nccl);
+  CHECK(plain.channels == 6);  // not NCCL's launch: every channel at every size
   // A tree asked for an all-gather runs as a ring.
   workloads::CommPlanner trees(one, {.algorithm = AllReduceAlgorithm::Tree});
   CHECK(trees.plan(spec_of(sim::CollectiveOp::AllGather, sim::Bytes::mib(1), first(8))).algorithm ==
@@ -151,6 +168,13 @@ TEST_CASE("comm plan: hierarchical all-reduce in three phases, its inter-machine
   CHECK(plan.phases[1][0].timing);
   CHECK(plan.phases[1][0].timing->protocol == plan.protocol);
   CHECK(plan.protocol != sim::Protocol::Ideal);
+  // Each phase on the channels NCCL launches for its own size: the machines' 64 KiB reduce-scatters
+  // run ring LL (8 B a thread × 8 ranks × 512 threads: 32,768 B a channel) on 2 channels of 6.
+  const auto small = planner.plan(spec_of(sim::CollectiveOp::AllReduce, sim::Bytes::kib(64), first(16)));
+  REQUIRE(small.phases.size() == 3);
+  CHECK(planner.ring_channels(first(8)).size() == 6);
+  CHECK(small.phases[0][0].channels.size() == 2);
+  CHECK(small.phases[2][0].channels.size() == 2);
   // Not uniform (only machine 0): the flat ring with NCCL's protocol.
   CHECK(planner.plan(spec_of(sim::CollectiveOp::AllReduce, sim::Bytes::mib(64), first(8))).algorithm !=
         AllReduceAlgorithm::Hierarchical);

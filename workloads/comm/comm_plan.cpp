@@ -148,6 +148,25 @@ CommPlanner::Entry& CommPlanner::entry(const std::vector<int>& members) {
   return cache_.emplace(members, std::move(e)).first->second;
 }
 
+std::shared_ptr<const std::vector<sim::TreeChannel>> CommPlanner::trees(const std::vector<int>& members,
+                                                                        int channels) {
+  Entry& e = entry(members);
+  if (e.trees == nullptr) {
+    std::vector<topology::DeviceId> devices;
+    for (const int r : members) devices.push_back(topology_.gpu(r));
+    e.trees = std::make_shared<const std::vector<sim::TreeChannel>>(
+        topology::to_tree_channels(topology_, e.rings, devices, progress_));
+  }
+  // Each ring channel gives two trees, its own in a row (topology/tree_channels.h).
+  const auto count = static_cast<std::size_t>(channels) * 2;
+  if (count >= e.trees->size()) return e.trees;
+  if (e.trees_on.size() <= static_cast<std::size_t>(channels)) e.trees_on.resize(channels + 1);
+  auto& cut = e.trees_on[static_cast<std::size_t>(channels)];
+  if (cut == nullptr)
+    cut = std::make_shared<const std::vector<sim::TreeChannel>>(e.trees->begin(), e.trees->begin() + count);
+  return cut;
+}
+
 const std::vector<sim::RingChannel>& CommPlanner::ring_channels(const std::vector<int>& members) {
   return entry(members).channels;
 }
@@ -198,6 +217,8 @@ std::vector<sim::CollectiveChain::Part> CommPlanner::ring_phase(
     if (options_.protocol != sim::Protocol::Ideal && global.size() > 1) {
       const sim::NcclMachine m = nccl_machine(global, op);
       const sim::NcclChoice c = sim::nccl_choose(m, size, sim::NcclAlgorithm::Ring, options_.protocol);
+      if (c.estimate.usable)
+        part.channels.resize(std::min(part.channels.size(), static_cast<std::size_t>(c.estimate.channels)));
       part.timing = sim::nccl_timing(m, sim::NcclAlgorithm::Ring, c.protocol, size);
       if (chosen) *chosen = c.protocol;
       if (nccl) *nccl = c.estimate;
@@ -306,7 +327,7 @@ CollectivePlan CommPlanner::plan(const CollectiveSpec& spec) {
     }
   }
   Entry& e = entry(spec.members);
-  plan.channels = static_cast<int>(e.channels.size());
+  int channels = static_cast<int>(e.channels.size());
   std::optional<sim::NcclAlgorithm> algorithm;
   if (options_.algorithm == AllReduceAlgorithm::Tree && all_reduce) algorithm = sim::NcclAlgorithm::Tree;
   if (options_.algorithm != AllReduceAlgorithm::Auto && !algorithm) algorithm = sim::NcclAlgorithm::Ring;
@@ -318,23 +339,19 @@ CollectivePlan CommPlanner::plan(const CollectiveSpec& spec) {
     plan.protocol = c.protocol;
     plan.nccl = c.estimate;
     plan.timing = sim::nccl_timing(m, c.algorithm, c.protocol, spec.size);
+    if (c.estimate.usable) channels = std::min(channels, c.estimate.channels);
   }
+  plan.channels = channels;
   sim::CollectiveChain::Part part;
   part.members.assign(all.begin(), all.end());
   part.op = spec.op;
   part.size = spec.size;
   if (run == sim::NcclAlgorithm::Tree) {
-    if (e.trees == nullptr) {
-      std::vector<topology::DeviceId> devices;
-      for (const int r : spec.members) devices.push_back(topology_.gpu(r));
-      e.trees = std::make_shared<const std::vector<sim::TreeChannel>>(
-          topology::to_tree_channels(topology_, e.rings, devices, progress_));
-    }
     plan.algorithm = AllReduceAlgorithm::Tree;
-    plan.trees = e.trees;
+    plan.trees = trees(spec.members, channels);
   } else {
     plan.algorithm = AllReduceAlgorithm::Ring;
-    part.channels = e.channels;
+    part.channels.assign(e.channels.begin(), e.channels.begin() + channels);
   }
   plan.phases = {{std::move(part)}};  // for a tree: only its size and members
   return plan;

@@ -64,8 +64,9 @@ struct CollectivePlan {
   // for hierarchical; Ideal for point-to-point copies, which move at the links' line rate).
   AllReduceAlgorithm algorithm = AllReduceAlgorithm::Ring;
   sim::Protocol protocol = sim::Protocol::Ideal;
-  // Channels the collective runs on (NCCL: one CTA, so one SM, per channel). A tree runs each of
-  // them as two trees (two TreeChannels) that share the channel's links and NIC.
+  // Channels the collective runs on (NCCL: one CTA, so one SM, per channel): under an NCCL protocol
+  // the communicator's first sim::nccl_channels of them for this size, as NCCL launches. A tree runs
+  // each of them as two trees (two TreeChannels) that share the channel's links and NIC.
   int channels = 0;
   CollectivePhases phases;             // Ring, Hierarchical
   // Tree: shared with the other plans over the same members (the planner's cache), never changed.
@@ -109,11 +110,16 @@ class CommPlanner {
     topology::RingPlan rings;
     std::vector<sim::RingChannel> channels;
     std::shared_ptr<const std::vector<sim::TreeChannel>> trees;  // built on first use
+    // trees_on[c]: the trees of the first c channels (2c of them), for a call NCCL runs on fewer
+    // channels than the communicator has (sim::nccl_channels); made on first use.
+    std::vector<std::shared_ptr<const std::vector<sim::TreeChannel>>> trees_on;
     std::optional<sim::NcclMachine> machine;  // describe_for_nccl's answer, on first use
     std::shared_ptr<const sim::PairRoutes> pairs;  // all-to-all routes, on first use
   };
   CollectivePlan all_to_all(const CollectiveSpec& spec);
   Entry& entry(const std::vector<int>& members);
+  // The trees of `members`' first `channels` channels (all of them: Entry::trees).
+  std::shared_ptr<const std::vector<sim::TreeChannel>> trees(const std::vector<int>& members, int channels);
   std::vector<sim::CollectiveChain::Part> ring_phase(const std::vector<std::vector<int>>& groups,
                                                      const std::vector<int>& members,
                                                      sim::CollectiveOp op, sim::Bytes size,
