@@ -41,6 +41,31 @@ workloads::TransformerGemms gemms_of(const LlmSetting& s, const LlmLayout& l) {
   return workloads::transformer_gemms(c);
 }
 
+// One GEMM of `flop` floating-point operations, (F + F½) / rate (workloads/gpu/transformer_cost.h).
+double gemm_seconds(const LlmMachine& mc, double flop) {
+  return (flop + mc.gemm_half_flop) / mc.gemm_flop_per_second;
+}
+
+// A column-parallel linear's backward communication beside its GEMM (`gemm` seconds), which shows
+// only where longer: its input gradient reduced, two gathers of `half` seconds, beside its
+// weight-gradient GEMM; under sequence parallelism one gather beside each of its two GEMMs.
+double beside_gemm(double half, double gemm, bool sequence_parallel) {
+  return sequence_parallel ? 2 * std::max(0.0, half - gemm) : std::max(0.0, 2 * half - gemm);
+}
+
+// The slowest stage's seconds of one micro-batch from one layer's and the ends' (the embedding's on
+// the first stage, the LM head's on the last; one stage holds all three without a pipeline). Uneven
+// stages (balanced_layers): the first and the last hold the fewest layers, with the embedding and
+// the head; the middle ones the most. The slowest of the three kinds.
+double slowest_stage_seconds(const LlmSetting& s, const LlmLayout& l, double per_layer, double embedding,
+                             double head) {
+  const auto first = static_cast<double>(llm_stage_layers(s, l, 0));
+  if (l.pp == 1) return first * per_layer + embedding + head;
+  const auto most = static_cast<double>(llm_max_stage_layers(s, l));
+  const auto last = static_cast<double>(llm_stage_layers(s, l, l.pp - 1));
+  return std::max({first * per_layer + embedding, most * per_layer, last * per_layer + head});
+}
+
 // The slowest stage's compute of one micro-batch: its layers' kernels (llm_layer_seconds), the
 // embedding's on the first stage and the LM head's on the last (llm_end_seconds).
 double stage_micro_batch_seconds(const LlmSetting& s, const LlmLayout& l, const LlmMachine& mc) {
@@ -48,13 +73,7 @@ double stage_micro_batch_seconds(const LlmSetting& s, const LlmLayout& l, const 
   const LlmEndSeconds ends = llm_end_seconds(s, l, mc);
   const double embedding = ends.embedding_forward + ends.embedding_backward;
   const double head = ends.head_forward + ends.head_backward;
-  const auto first = static_cast<double>(llm_stage_layers(s, l, 0));
-  if (l.pp == 1) return first * per_layer + embedding + head;
-  // Uneven stages (balanced_layers): the first and the last hold the fewest layers, with the
-  // embedding and the head; the middle ones the most. The slowest of the three kinds.
-  const auto most = static_cast<double>(llm_max_stage_layers(s, l));
-  const auto last = static_cast<double>(llm_stage_layers(s, l, l.pp - 1));
-  return std::max({first * per_layer + embedding, most * per_layer, last * per_layer + head});
+  return slowest_stage_seconds(s, l, per_layer, embedding, head);
 }
 
 // The TP communication of one layer and micro-batch, as the generated step runs it
@@ -75,8 +94,7 @@ double tensor_parallel_layer_seconds(const LlmSetting& s, const LlmLayout& l, co
   // gather or all-reduce, not a column-parallel linear's).
   const int exposed = (sp ? 6 : 4) + (full ? 4 : 0) + (m.is_moe() ? (sp ? 1 : 2) : 0);
   const auto beside = [&](std::int64_t flop) {
-    const double gemm = (static_cast<double>(flop) + mc.gemm_half_flop) / mc.gemm_flop_per_second;
-    return sp ? 2 * std::max(0.0, half - gemm) : std::max(0.0, 2 * half - gemm);
+    return beside_gemm(half, gemm_seconds(mc, static_cast<double>(flop)), sp);
   };
   const workloads::TransformerGemms g = gemms_of(s, l);
   return exposed * half + beside(g.qkv) + (m.is_moe() ? 0.0 : beside(g.mlp_in));
@@ -99,10 +117,8 @@ EndsTp tensor_parallel_end_seconds(const LlmSetting& s, const LlmLayout& l, cons
   const bool sp = l.sequence_parallel;
   const double tokens = static_cast<double>(l.micro_batch * s.model.sequence);
   const double loss = 3 * ring_factor(l.tp) * tokens * 4 / mc.nvlink_bytes_per_second;
-  const double gemm =
-      (static_cast<double>(gemms_of(s, l).lm_head) + mc.gemm_half_flop) / mc.gemm_flop_per_second;
-  const double beside = sp ? 2 * std::max(0.0, half - gemm) : std::max(0.0, 2 * half - gemm);
-  return {2 * half, (sp ? half : 0.0) + loss + beside};
+  const double gemm = gemm_seconds(mc, static_cast<double>(gemms_of(s, l).lm_head));
+  return {2 * half, (sp ? half : 0.0) + loss + beside_gemm(half, gemm, sp)};
 }
 
 // The slowest stage's TP communication of one micro-batch: its layers', the first stage's with the
@@ -111,11 +127,7 @@ double stage_tensor_parallel_seconds(const LlmSetting& s, const LlmLayout& l, co
                                      double bsh) {
   const double per_layer = tensor_parallel_layer_seconds(s, l, mc, bsh);
   const EndsTp ends = tensor_parallel_end_seconds(s, l, mc, bsh);
-  const auto first = static_cast<double>(llm_stage_layers(s, l, 0));
-  if (l.pp == 1) return first * per_layer + ends.embedding + ends.head;
-  const auto most = static_cast<double>(llm_max_stage_layers(s, l));
-  const auto last = static_cast<double>(llm_stage_layers(s, l, l.pp - 1));
-  return std::max({first * per_layer + ends.embedding, most * per_layer, last * per_layer + ends.head});
+  return slowest_stage_seconds(s, l, per_layer, ends.embedding, ends.head);
 }
 
 // The data-parallel exchange the step waits for, as the ZeRO program orders it
@@ -185,7 +197,7 @@ double llm_dp_seconds(const LlmSetting& s, const LlmLayout& l, const LlmMachine&
 
 LlmLayerSeconds llm_layer_seconds(const LlmSetting& s, const LlmLayout& l, const LlmMachine& mc) {
   const workloads::TransformerGemms g = gemms_of(s, l);
-  const auto gemm = [&](double flop) { return (flop + mc.gemm_half_flop) / mc.gemm_flop_per_second; };
+  const auto gemm = [&](double flop) { return gemm_seconds(mc, flop); };
   const auto f = [](std::int64_t flop) { return static_cast<double>(flop); };
   const double linear =
       gemm(f(g.qkv)) + gemm(f(g.attention_output)) + (g.router > 0 ? gemm(f(g.router)) : 0.0);
@@ -212,8 +224,7 @@ LlmLayerSeconds llm_layer_seconds(const LlmSetting& s, const LlmLayout& l, const
 }
 
 LlmEndSeconds llm_end_seconds(const LlmSetting& s, const LlmLayout& l, const LlmMachine& mc) {
-  const double head =
-      (static_cast<double>(gemms_of(s, l).lm_head) + mc.gemm_half_flop) / mc.gemm_flop_per_second;
+  const double head = gemm_seconds(mc, static_cast<double>(gemms_of(s, l).lm_head));
   const LlmMemoryBound mb = llm_memory_bound_seconds(s, l, mc);
   return {mb.embedding_forward, mb.embedding_backward, head + mb.head_forward, 2 * head + mb.head_backward};
 }
