@@ -16,12 +16,13 @@
 #include <utility>
 #include <vector>
 
-#include "analysis/output/option_spelling.h"
 #include "analysis/api/collective_request.h"
+#include "analysis/output/option_spelling.h"
 #include "analysis/plan/planner.h"
 #include "analysis/run/run_outputs.h"
 #include "analysis/run/scenario_run.h"
 #include "analysis/study/study_command.h"
+#include "analysis/sweep/sweep_merge.h"
 #include "analysis/sweep/sweep_runner.h"
 #include "scenarios/loader/scenario.h"
 

@@ -85,10 +85,10 @@ struct Attempt {
 // Whether rings that share links are folded together (sim/fast/ring_embedding.h).
 enum class Embed : std::uint8_t { Off, On };
 
-// One try's set-up, before its first event (step_attempt.cpp): its queue, network, budget and ticks,
+// One try's set-up, before its first event (attempt_stage.h): its queue, network, budget and ticks,
 // its collectives planned and built, its rings embedded. What estimate_once counts and simulate_once
 // runs, alike; a step's estimate keeps its first attempt's (FirstAttempt, step_runner.h), so that the
-// run does not set it up again. Opaque outside step_attempt.cpp.
+// run does not set it up again. Opaque outside the attempt_*.cpp files and step_attempt.cpp.
 struct AttemptStage;
 struct AttemptStageDeleter {
   void operator()(AttemptStage* stage) const;

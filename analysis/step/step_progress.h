@@ -145,7 +145,7 @@ class StepTicks final : public sim::ModelProgress {
   sim::ModelProgress* for_models() { return progress_ != nullptr ? this : nullptr; }
   SimulationProgress* progress() const { return progress_; }
   // Names its lines anew: a step's estimate sets up its first attempt under its own name, and the
-  // attempt runs under the ladder's (analysis/step/step_attempt.h, AttemptStage). `what` must outlive it.
+  // attempt runs under the ladder's (analysis/step/attempt_stage.h, AttemptStage). `what` must outlive it.
   void set_what(std::string_view what) { what_ = what; }
   // `way`: which way of the step `expected` counts (StepEstimate::way; empty: this attempt's).
   void set_expected(std::uint64_t expected, std::string_view way = {}) {

@@ -165,7 +165,7 @@ struct StepResult {
     // And the most messages its networks of their own held at once, at most: its folded
     // collectives' models' (sim::SimulationPath::model_in_flight) and its embedded rings' ghost
     // network's, which the step's network does not see (issue 31). A bound: each part's most,
-    // summed where they may coincide (step_attempt.cpp's models_in_flight).
+    // summed where they may coincide (attempt_result.cpp's models_in_flight).
     std::uint64_t model_in_flight = 0;
     // The events of the attempts run before this one and thrown away (their queues' and models'),
     // counted in `events` of none: what the step's estimate (analysis/step/step_estimate.h) and its

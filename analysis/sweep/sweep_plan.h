@@ -2,7 +2,7 @@
 // that text), its points, its fingerprint, the points of this shard still to run, and the rows
 // already finished (a resumed sweep, after the checks of sweep_integrity.h). Every point of the
 // shard is built and resolved here first, so a bad point stops the sweep before the first one runs.
-// Internal to analysis/sweep/ (sweep_runner.cpp).
+// Internal to analysis/sweep/ (sweep_runner.cpp, sweep_point_runner.cpp).
 #pragma once
 #include <cstdint>
 #include <filesystem>

@@ -3,8 +3,9 @@
 // interrupted sweep can `resume`), and at the end the rows are written in point order to
 // `results.csv` with a `summary.json` (deterministic: the same sweep gives the same bytes, whatever
 // the thread count or shard split), plus a plot for one- and two-parameter sweeps. `shard = {K, N}`
-// runs only points with index % N == K − 1; `merge_sweep_outputs` joins shard folders. With a
-// `team` (analysis/sweep/sweep_team.h) the processes of an MPI job share the points and rank 0 writes.
+// runs only points with index % N == K − 1; `merge_sweep_outputs` (analysis/sweep/sweep_merge.h)
+// joins shard folders. With a `team` (analysis/sweep/sweep_team.h) the processes of an MPI job share
+// the points and rank 0 writes.
 //   SweepOutcome o = run_sweep("scenarios/examples/dgx1-nvlink-sweep.yaml", {.jobs = 2});
 #pragma once
 #include <filesystem>
@@ -56,20 +57,11 @@ struct SweepOutcome {
   std::vector<std::string> notes;  // what --resume dropped or merge found missing, for the user
 };
 
-struct MergeOptions {
-  bool allow_incomplete = false;  // merge even when some points are in no shard (said in the notes)
-};
-
 // Reads the scenario once and builds every point from that text; checks the options and every
 // point of the shard before running any; with `resume`, keeps only rows of this very sweep
 // (analysis/sweep/sweep_integrity.h).
 SweepOutcome run_sweep(const std::string& scenario_path, const SweepOptions& options);
 // The same from a scenario's text already read (YAML text given by a caller: the Python module).
 SweepOutcome run_sweep(scenarios::ScenarioSource source, const SweepOptions& options);
-// Joins the results.csv of shard folders into `out` (results.csv + summary.json), rows in point
-// order; throws InputError on shards of different sweeps (fingerprints), mismatched headers, a
-// damaged row, a point present twice, and (unless allow_incomplete) points in no shard.
-SweepOutcome merge_sweep_outputs(const std::vector<std::filesystem::path>& shard_dirs,
-                                 const std::filesystem::path& out, const MergeOptions& options = {});
 
 }  // namespace hybridsim::analysis

@@ -1,7 +1,7 @@
 // A folded step whose embedded rings are given up (here a tie of two rings' messages at a link), whose
 // try without embedding is foreseen crossed (CrossingForecast), and whose last way, every GPU and
 // collective in full, is past the events cap: refused before that try and the every-GPU set-up are
-// built (analysis/step/step_attempt.cpp, set_up_retry_or_refuse). GNMT dp 4096 x mp 4 on
+// built (analysis/step/attempt_retry.cpp, set_up_retry_or_refuse). GNMT dp 4096 x mp 4 on
 // 2,048 DGX-1 at the hybrid-vs-DP study's cap: before, refused for the same 3.6e9 events after
 // 158 s of CPU and 3.9 GB (tests/bench/MEASUREMENTS.md, escal); now about 3 s and 0.84 GB.
 #include <doctest/doctest.h>

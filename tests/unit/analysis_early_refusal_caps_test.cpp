@@ -1,4 +1,4 @@
-// The early refusal of a fold given up whose other ways end in full (analysis/step/step_attempt.cpp,
+// The early refusal of a fold given up whose other ways end in full (analysis/step/attempt_retry.cpp,
 // refuse_only_in_full_remains) names the cap the ladder would meet first: the every-GPU way's memory,
 // checked before that way is set up (step_runner.cpp, every_gpu), where the memory cap refuses it, else
 // the events of every collective in full; and says where the other cap is passed too. It named the

@@ -36,7 +36,7 @@ scenarios::ResolvedScenario biglstm_320() {
 TEST_CASE("fold skipped: a sweep point whose estimate foresees its fold given up does not try it") {
   const scenarios::ResolvedScenario resolved = biglstm_320();
   const analysis::StepSetup setup = analysis::step_setup(resolved);
-  // As the sweep does (sweep_plan.cpp, sweep_runner.cpp): every point estimated before any runs, and
+  // As the sweep does (sweep_plan.cpp, sweep_point_runner.cpp): every point estimated before any runs, and
   // its run handed that estimate.
   analysis::ScenarioRunOptions point;
   point.step_estimate = analysis::estimate_step(setup);

@@ -14,6 +14,7 @@
 #include <sys/stat.h>
 
 #include "analysis/sweep/sweep_integrity.h"
+#include "analysis/sweep/sweep_merge.h"
 #include "analysis/sweep/sweep_runner.h"
 #include "scenarios/loader/scenario.h"
 #include "scenarios/loader/sweep.h"

@@ -14,6 +14,7 @@
 
 #include "analysis/output/csv.h"
 #include "analysis/sweep/sweep_integrity.h"
+#include "analysis/sweep/sweep_merge.h"
 #include "analysis/sweep/sweep_runner.h"
 #include "analysis/sweep/sweep_table.h"
 #include "sim/error.h"

@@ -266,7 +266,7 @@ TEST_CASE("fold: the next bucket on the same ring is promised its links and fold
 
 TEST_CASE("fold: a ring of the same routes takes an earlier ring's answer on shared edges, others ask") {
   // A step's buckets over one member set are rings of one plan; the step asks each in turn whether
-  // two of its edges share a link (analysis/step/step_attempt.cpp), and each takes the answer of
+  // two of its edges share a link (analysis/step/attempt_fold_check.cpp), and each takes the answer of
   // the ring before it where their routes are the same, whatever their ranks' order.
   RingFabric f = make_ring(8, 1);
   f.channels[0].routes[3] = f.channels[0].routes[2];  // edges 2 and 3 share link 2

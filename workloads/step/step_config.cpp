@@ -60,7 +60,7 @@ auto fields_of(const CommOptions& c) {
 auto fields_of(const sim::CollectiveConfig& c) {
   // observer, budget and model_progress watch the simulation (a trace, the caps' accounting, the
   // progress lines): they change no result. uniform_trees is set per tree of a folded step as it is
-  // built (analysis/step/step_attempt.cpp), never in a step's config.
+  // built (analysis/step/attempt_collectives.cpp), never in a step's config.
   const auto& [message_size, reduction_bandwidth, timing, observer, fast_path, budget, uniform_trees,
                model_progress] = c;
   const auto& [protocol, link_rate_scale, channel_cap, base_latency, hop_latency] = timing;
