@@ -1,5 +1,6 @@
 #include "analysis/sweep/sweep_point_runner.h"
 
+#include <algorithm>
 #include <cstdint>
 #include <exception>
 #include <iostream>
@@ -43,12 +44,19 @@ PointRunner::PointRunner(const SweepOptions& options, SweepPlan& plan, const std
 void PointRunner::run(int jobs, SweepOutcome& outcome) {
   by_rank_.assign(options_.team ? static_cast<std::size_t>(options_.team->size()) : 1, 0);
   parallel_ = jobs > 1;
+  // Another rank's first ask gets the point kept for it (position rank - 1): with the points handed
+  // out first come first served, a rank that started late (loading its scenario, MPI's start) found
+  // them all taken when points are quick, and ran none (tests/mpi/mpi_sweep_test.sh failed so under
+  // load). The leader's workers and every later ask take the rest in order.
+  reserved_ = std::min(by_rank_.size() - 1, plan_.todo.size());
+  first_asked_.assign(by_rank_.size(), false);
+  next_ = reserved_;
   std::vector<std::thread> threads;
   for (int j = 0; j < jobs; ++j) threads.emplace_back([this] { leader() ? lead() : follow(); });
   std::exception_ptr serve_failure;
   if (options_.team && leader()) {
     try {
-      options_.team->serve([this] { return take(); },
+      options_.team->serve([this](int rank) { return take(rank); },
                            [this](int rank, const SweepTeam::Finished& f) { record(rank, f); });
     } catch (...) {
       serve_failure = std::current_exception();
@@ -62,10 +70,15 @@ void PointRunner::run(int jobs, SweepOutcome& outcome) {
   outcome.points_run = leader() ? done_ : follower_done_;
 }
 
-std::optional<std::size_t> PointRunner::take() {
+std::optional<std::size_t> PointRunner::take(int rank) {
   {
     std::lock_guard<std::mutex> lock(mutex_);
     if (!error_.empty()) return std::nullopt;
+    const auto r = static_cast<std::size_t>(rank);
+    if (r > 0 && r < first_asked_.size() && !first_asked_[r]) {
+      first_asked_[r] = true;
+      if (r - 1 < reserved_) return r - 1;
+    }
   }
   const std::size_t i = next_++;
   return i < plan_.todo.size() ? std::optional<std::size_t>(i) : std::nullopt;
@@ -128,7 +141,7 @@ void PointRunner::record(int rank, const SweepTeam::Finished& f) {
 }
 
 void PointRunner::lead() {
-  while (const auto i = take()) record(0, run_point(*i));
+  while (const auto i = take(0)) record(0, run_point(*i));
 }
 
 void PointRunner::follow() {

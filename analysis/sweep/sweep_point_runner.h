@@ -41,8 +41,9 @@ class PointRunner {
   const std::map<std::size_t, std::string>& failures() const { return failures_; }
 
  private:
-  // A position in `todo` not yet handed out, or nullopt when all are (or a point failed).
-  std::optional<std::size_t> take();
+  // A position in `todo` not yet handed out, for a worker of rank `rank` (0: the leader's own), or
+  // nullopt when all are (or a point failed). Each other rank's first ask gets a point kept for it.
+  std::optional<std::size_t> take(int rank);
   SweepTeam::Finished run_point(std::size_t i);
   static SweepTeam::Finished failure(const scenarios::SweepPoint& point, std::size_t i,
                                      const std::exception& e);
@@ -60,6 +61,8 @@ class PointRunner {
   StepRunProgress progress_;
   std::mutex mutex_;
   std::atomic<std::size_t> next_{0};
+  std::size_t reserved_ = 0;       // positions 0 .. reserved_ - 1: ranks 1 .. reserved_'s first points
+  std::vector<bool> first_asked_;  // per rank: its first point handed out
   std::size_t done_ = 0, follower_done_ = 0;
   std::vector<std::size_t> by_rank_;
   std::string error_;

@@ -27,8 +27,8 @@ class SweepTeam {
   virtual std::vector<std::size_t> share_finished(std::vector<std::size_t> finished) = 0;
   // Leader: answers every other process's requests until each has said it is done. A request
   // may carry the result of the asker's previous point, passed to `record` with the asker's rank;
-  // the answer is `take()`: a position, or nullopt when there is nothing left to run.
-  virtual void serve(const std::function<std::optional<std::size_t>()>& take,
+  // the answer is `take(rank)` for the asker: a position, or nullopt when there is nothing left.
+  virtual void serve(const std::function<std::optional<std::size_t>(int rank)>& take,
                      const std::function<void(int rank, const Finished&)>& record) = 0;
   // Others: hands in the previous result, if any, and gets the next position (nullopt: stop).
   virtual std::optional<std::size_t> next(const std::optional<Finished>& previous) = 0;

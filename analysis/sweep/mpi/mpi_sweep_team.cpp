@@ -68,7 +68,7 @@ std::vector<std::size_t> MpiSweepTeam::share_finished(std::vector<std::size_t> f
   return {wire.begin(), wire.end()};
 }
 
-void MpiSweepTeam::serve(const std::function<std::optional<std::size_t>()>& take,
+void MpiSweepTeam::serve(const std::function<std::optional<std::size_t>(int rank)>& take,
                          const std::function<void(int rank, const Finished&)>& record) {
   int active = size_ - 1;
   std::vector<char> buffer;
@@ -87,7 +87,7 @@ void MpiSweepTeam::serve(const std::function<std::optional<std::size_t>()>& take
     if (status.MPI_TAG != kAsk)
       throw InternalError("MPI sweep: unexpected message tag " + std::to_string(status.MPI_TAG));
     if (!buffer.empty()) record(from, decode(buffer, from));
-    const auto position = take();
+    const auto position = take(from);
     const std::uint64_t answer = position ? *position : kStop;
     MPI_Send(&answer, 1, MPI_UINT64_T, from, kAnswer, MPI_COMM_WORLD);
   }

@@ -16,7 +16,7 @@ class MpiSweepTeam final : public SweepTeam {
   int rank() const override { return rank_; }
   int size() const override { return size_; }
   std::vector<std::size_t> share_finished(std::vector<std::size_t> finished) override;
-  void serve(const std::function<std::optional<std::size_t>()>& take,
+  void serve(const std::function<std::optional<std::size_t>(int rank)>& take,
              const std::function<void(int rank, const Finished&)>& record) override;
   std::optional<std::size_t> next(const std::optional<Finished>& previous) override;
   void done() override;
