@@ -2,10 +2,12 @@
 // "stops paying" and the break-even critical batch, each expected number derived below.
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
+#include <string>
 #include <tuple>
 #include <vector>
 
@@ -318,6 +320,59 @@ TEST_CASE(
   CHECK(csv.find(",45328.000000,5666.000000,0,\"may be beaten by dp 8 tp 8 mb 1 Z3, not simulated (over the "
                  "budget): 49,200 tokens/s by its closed form\"\n") != std::string::npos);
   std::filesystem::remove_all(dir);
+}
+
+TEST_CASE("llm study: cells.csv says the batch each family's row ran at") {
+  // moe3d: a family with no layout at the published batch (2,000 sequences here) runs at one of
+  // batches_above, and the table's label says "B n"; cells.csv had no batch column, so a reader of
+  // the CSV took the row's tokens/s as the published batch's. DP-heavy at 4,096 sequences (dp 512),
+  // 3D at the published 2,000 (dp 250); a family with no plan has the column empty.
+  LlmStudyCell c = cell(4096);
+  c.dp_heavy = plan(4096, 2e6, 512);
+  c.three_d = plan(2000, 1.5e6, 250);
+  c.dp_heavy_ttt = {50};
+  c.three_d_ttt = {60};
+  LlmStudyCell none = cell(8);
+  none.dp_heavy_note = "no layout";
+  none.three_d_note = "no layout";
+  none.dp_heavy_ttt = {0};  // as the study fills them: no time
+  none.three_d_ttt = {0};
+  const auto r = study({none, c}, {8, 4096});
+  const auto dir = std::filesystem::temp_directory_path() / "hybridsim-llm-study-cells-batch";
+  std::filesystem::remove_all(dir);
+  analysis::StudyReportOptions options;
+  options.plots = false;
+  analysis::write_llm_study_report(r, dir, options);
+  std::ifstream in(dir / "cells.csv");
+  std::vector<std::vector<std::string>> rows;  // no field here holds a comma
+  for (std::string line; std::getline(in, line);) {
+    rows.emplace_back();
+    std::istringstream fields(line);
+    for (std::string f; std::getline(fields, f, ',');) rows.back().push_back(f);
+    if (line.ends_with(",")) rows.back().emplace_back();
+  }
+  std::filesystem::remove_all(dir);
+  REQUIRE(rows.size() == 5);
+  const auto& header = rows[0];
+  const auto column = [&](const std::string& name) {
+    return static_cast<std::size_t>(std::ranges::find(header, name) - header.begin());
+  };
+  REQUIRE(column("global_batch") < header.size());
+  for (const auto& row : rows) REQUIRE(row.size() == header.size());
+  const struct {
+    const char *gpus, *family, *dp, *batch;
+  } expected[] = {{"8", "dp-heavy", "", ""},
+                  {"8", "3d", "", ""},
+                  {"4096", "dp-heavy", "512", "4096"},
+                  {"4096", "3d", "250", "2000"}};
+  for (std::size_t i = 0; i < 4; ++i) {
+    const auto& row = rows[i + 1];
+    CAPTURE(i);
+    CHECK(row[column("gpus")] == expected[i].gpus);
+    CHECK(row[column("family")] == expected[i].family);
+    CHECK(row[column("dp")] == expected[i].dp);
+    CHECK(row[column("global_batch")] == expected[i].batch);
+  }
 }
 
 TEST_CASE("llm study: IB port is the study file's rate a NIC port, IB/GPU what it carries for a GPU") {
