@@ -76,6 +76,25 @@ def test_notes_are_the_command_lines_stderr_notes(cli, tmp_path):
     assert hybridsim.run(GNMT_DP8).notes == []
 
 
+def test_a_topology_files_infiniband_link_inside_a_machine_is_a_note_of_the_run(cli, tmp_path):
+    # hunt10: an InfiniBand link between two GPUs of one machine was taken without a word. It runs as
+    # written (a what-if), and run says it, naming the file's line, as the command line's stderr does.
+    (tmp_path / "ib.yaml").write_text(
+        "nodes:\n  - {name: GPU0, kind: gpu}\n  - {name: GPU1, kind: gpu}\n"
+        "links:\n  - {a: GPU0, b: GPU1, kind: infiniband, bandwidth: 25 GB/s}\n", encoding="utf-8")
+    path = tmp_path / "s.yaml"
+    path.write_text("cluster: {topology: ib.yaml}\nworkload: {network: gnmt}\nparallelism: {dp: 2}\n",
+                    encoding="utf-8")
+    printed = cli("run", str(path), "--out", str(tmp_path / "o"), "-q")
+    assert printed.returncode == 0, printed.stderr
+    r = hybridsim.run(str(path))
+    assert r.notes == [f"{tmp_path / 'ib.yaml'}:5:5: links[0]: a link of kind infiniband between GPUs \"GPU0\" and "
+                       "\"GPU1\" of one machine (node 0), taken as written; a machine's GPUs usually meet over "
+                       "nvlink, nvswitch or pcie, and InfiniBand joins machines through their NICs"]
+    assert printed.stderr == f"hybridsim run: note: {r.notes[0]}\n"
+    assert r.dp == 2 and r.step_time_ms > 0
+
+
 def test_a_trace_given_says_it_replaces_the_scenarios_trace_block(cli, tmp_path):
     # The scenario traces GPUs 0-7 over "0 ms:50 ms" into trace.json; a trace given to the run replaces
     # that block as a whole, which the run now says (the window silently became the whole step).
