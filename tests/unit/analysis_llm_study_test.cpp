@@ -322,6 +322,33 @@ TEST_CASE(
   std::filesystem::remove_all(dir);
 }
 
+TEST_CASE("llm study: a model's name longer than the column keeps every row under the header") {
+  // mixtral-8x7b (12 characters) in the 10-wide model column pushed its row's GPUs, tokens/s and
+  // 3D/DP two columns right of the header's: each row's GPU count must end where "GPUs" ends.
+  LlmStudyCell c = cell(64);
+  c.dp_heavy = plan(2000, 2e6, 8);
+  c.three_d = plan(2000, 2e6, 8);
+  c.dp_heavy_ttt = {50};
+  c.three_d_ttt = {50};
+  auto r = study({c, c}, {64});
+  r.cells[0].model = "mixtral-8x7b";
+  std::ostringstream out;
+  analysis::print_llm_table(r, out);
+  const std::string table = out.str();
+  CAPTURE(table);
+  const std::size_t header = table.find("\nmodel ") + 1;  // the header's line
+  REQUIRE(header != 0);
+  const std::size_t header_end = table.find('\n', header);
+  const std::size_t gpus_end = table.find("GPUs", header) + 4 - header;
+  const std::string rows[] = {"mixtral-8x7b ", "toy "};
+  for (const std::string& model : rows) {
+    CAPTURE(model);
+    const std::size_t row = table.find("\n" + model, header_end) + 1;
+    REQUIRE(row != 0);
+    CHECK(table.substr(row + gpus_end - 2, 3) == "64 ");
+  }
+}
+
 TEST_CASE("llm study: cells.csv says the batch each family's row ran at") {
   // moe3d: a family with no layout at the published batch (2,000 sequences here) runs at one of
   // batches_above, and the table's label says "B n"; cells.csv had no batch column, so a reader of
