@@ -9,6 +9,7 @@
 #include <sstream>
 #include <string>
 #include <tuple>
+#include <utility>
 #include <vector>
 
 #include "analysis/study/llm_study.h"
@@ -38,6 +39,17 @@ LlmStudyCell cell(int gpus) {
   return c;
 }
 
+// A cell of both families' plans and their times to train at the one critical batch.
+LlmStudyCell planned(int gpus, LlmPlanCandidate dp_heavy, LlmPlanCandidate three_d, double dp_heavy_ttt,
+                     double three_d_ttt) {
+  LlmStudyCell c = cell(gpus);
+  c.dp_heavy = std::move(dp_heavy);
+  c.three_d = std::move(three_d);
+  c.dp_heavy_ttt = {dp_heavy_ttt};
+  c.three_d_ttt = {three_d_ttt};
+  return c;
+}
+
 // Sequences of 1,000 tokens, a published batch of 2,000 sequences (2 M tokens); one critical batch.
 analysis::LlmStudyResult study(std::vector<LlmStudyCell> cells, std::vector<int> gpus) {
   analysis::LlmStudyResult r;
@@ -55,6 +67,19 @@ analysis::LlmStudyResult study(std::vector<LlmStudyCell> cells, std::vector<int>
   }
   r.cells = std::move(cells);
   return r;
+}
+
+// The cells.csv the study's report folder holds (written without plots to a scratch `folder`).
+std::string written_cells_csv(const analysis::LlmStudyResult& r, const std::string& folder) {
+  const auto dir = std::filesystem::temp_directory_path() / folder;
+  std::filesystem::remove_all(dir);
+  analysis::StudyReportOptions options;
+  options.plots = false;
+  analysis::write_llm_study_report(r, dir, options);
+  std::ifstream in(dir / "cells.csv");
+  std::string csv{std::istreambuf_iterator<char>(in), {}};
+  std::filesystem::remove_all(dir);
+  return csv;
 }
 
 // A study of one model on `clusters` at `gpus`, one InfiniBand rate a NIC port.
@@ -309,27 +334,16 @@ TEST_CASE(
                    "simulated may beat a family's simulated best: see its line above)\n") !=
         std::string::npos);
   // cells.csv's note for the simulated row names the layout that may beat it.
-  const auto dir = std::filesystem::temp_directory_path() / "hybridsim-llm-study-faster-estimate";
-  std::filesystem::remove_all(dir);
-  analysis::StudyReportOptions options;
-  options.plots = false;
-  analysis::write_llm_study_report(r, dir, options);
-  std::ifstream in(dir / "cells.csv");
-  const std::string csv{std::istreambuf_iterator<char>(in), {}};
+  const std::string csv = written_cells_csv(r, "hybridsim-llm-study-faster-estimate");
   CAPTURE(csv);
   CHECK(csv.find(",45328.000000,5666.000000,0,\"may be beaten by dp 8 tp 8 mb 1 Z3, not simulated (over the "
                  "budget): 49,200 tokens/s by its closed form\"\n") != std::string::npos);
-  std::filesystem::remove_all(dir);
 }
 
 TEST_CASE("llm study: a model's name longer than the column keeps every row under the header") {
   // mixtral-8x7b (12 characters) in the 10-wide model column pushed its row's GPUs, tokens/s and
   // 3D/DP two columns right of the header's: each row's GPU count must end where "GPUs" ends.
-  LlmStudyCell c = cell(64);
-  c.dp_heavy = plan(2000, 2e6, 8);
-  c.three_d = plan(2000, 2e6, 8);
-  c.dp_heavy_ttt = {50};
-  c.three_d_ttt = {50};
+  const LlmStudyCell c = planned(64, plan(2000, 2e6, 8), plan(2000, 2e6, 8), 50, 50);
   auto r = study({c, c}, {64});
   r.cells[0].model = "mixtral-8x7b";
   std::ostringstream out;
@@ -354,23 +368,13 @@ TEST_CASE("llm study: cells.csv says the batch each family's row ran at") {
   // batches_above, and the table's label says "B n"; cells.csv had no batch column, so a reader of
   // the CSV took the row's tokens/s as the published batch's. DP-heavy at 4,096 sequences (dp 512),
   // 3D at the published 2,000 (dp 250); a family with no plan has the column empty.
-  LlmStudyCell c = cell(4096);
-  c.dp_heavy = plan(4096, 2e6, 512);
-  c.three_d = plan(2000, 1.5e6, 250);
-  c.dp_heavy_ttt = {50};
-  c.three_d_ttt = {60};
+  const LlmStudyCell c = planned(4096, plan(4096, 2e6, 512), plan(2000, 1.5e6, 250), 50, 60);
   LlmStudyCell none = cell(8);
   none.dp_heavy_note = "no layout";
   none.three_d_note = "no layout";
   none.dp_heavy_ttt = {0};  // as the study fills them: no time
   none.three_d_ttt = {0};
-  const auto r = study({none, c}, {8, 4096});
-  const auto dir = std::filesystem::temp_directory_path() / "hybridsim-llm-study-cells-batch";
-  std::filesystem::remove_all(dir);
-  analysis::StudyReportOptions options;
-  options.plots = false;
-  analysis::write_llm_study_report(r, dir, options);
-  std::ifstream in(dir / "cells.csv");
+  std::istringstream in(written_cells_csv(study({none, c}, {8, 4096}), "hybridsim-llm-study-cells-batch"));
   std::vector<std::vector<std::string>> rows;  // no field here holds a comma
   for (std::string line; std::getline(in, line);) {
     rows.emplace_back();
@@ -378,7 +382,6 @@ TEST_CASE("llm study: cells.csv says the batch each family's row ran at") {
     for (std::string f; std::getline(fields, f, ',');) rows.back().push_back(f);
     if (line.ends_with(",")) rows.back().emplace_back();
   }
-  std::filesystem::remove_all(dir);
   REQUIRE(rows.size() == 5);
   const auto& header = rows[0];
   const auto column = [&](const std::string& name) {
