@@ -93,6 +93,11 @@ def test_a_topology_files_infiniband_link_inside_a_machine_is_a_note_of_the_run(
                        "nvlink, nvswitch or pcie, and InfiniBand joins machines through their NICs"]
     assert printed.stderr == f"hybridsim run: note: {r.notes[0]}\n"
     assert r.dp == 2 and r.step_time_ms > 0
+    # A sweep on the file says it once for the points it holds for, as its other notes.
+    swept = tmp_path / "sweep.yaml"
+    swept.write_text(path.read_text(encoding="utf-8") +
+                     "sweep:\n  parameters:\n    - {path: parallelism.dp, values: [1, 2]}\n", encoding="utf-8")
+    assert hybridsim.sweep(str(swept)).attrs["notes"] == [f"sweep points 0, 1: {r.notes[0]}"]
 
 
 def test_a_trace_given_says_it_replaces_the_scenarios_trace_block(cli, tmp_path):
