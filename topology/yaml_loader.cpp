@@ -76,10 +76,32 @@ void read_devices(FieldReader& r, const TreeNode& nodes, TopologyBuilder& builde
   }
 }
 
+// A link a machine rarely has, taken as written (users model odd machines; a slip of a kind or a node
+// would otherwise run silently): InfiniBand between two GPUs of one machine, whose GPUs meet over
+// NVLink, NVSwitch or PCIe and leave it through NICs; NVLink (or an NVSwitch port) between machines,
+// which an NVLink domain across machines (GB200 NVL72) has and a cluster of DGX machines does not.
+std::optional<std::string> odd_link_note(const DeclaredDevice& a, const DeclaredDevice& b,
+                                         sim::LinkKind kind) {
+  const std::string kind_name(sim::link_kind_key(kind));  // as the file writes it
+  if (kind == sim::LinkKind::InfiniBand && a.gpu && b.gpu && a.machine == b.machine)
+    return "a link of kind " + kind_name + " between GPUs \"" + a.name + "\" and \"" + b.name +
+           "\" of one machine (node " + std::to_string(a.machine.value_or(0)) +
+           "), taken as written; a machine's GPUs usually meet over nvlink, nvswitch or pcie, and InfiniBand "
+           "joins machines through their NICs";
+  if ((kind == sim::LinkKind::NVLink || kind == sim::LinkKind::NVSwitch) && a.machine && b.machine &&
+      *a.machine != *b.machine)
+    return "a link of kind " + kind_name + " between \"" + a.name + "\" (node " + std::to_string(*a.machine) +
+           ") and \"" + b.name + "\" (node " + std::to_string(*b.machine) +
+           "), two machines, taken as written (an NVLink domain across machines); machines are usually "
+           "joined by infiniband through their NICs";
+  return std::nullopt;
+}
+
 // Reads links[]; `ends_out` gets each direction a link carries as (from, to) device indices: a to b,
-// and b to a unless the link is duplex: false.
-void read_links(FieldReader& r, const TreeNode& links, TopologyBuilder& builder,
-                std::vector<std::pair<std::uint32_t, std::uint32_t>>& ends_out) {
+// and b to a unless the link is duplex: false. A link machines rarely have is a line of `notes`.
+void read_links(FieldReader& r, const TreeNode& links, const std::vector<DeclaredDevice>& devices,
+                TopologyBuilder& builder, std::vector<std::pair<std::uint32_t, std::uint32_t>>& ends_out,
+                std::vector<std::string>& notes) {
   for (std::size_t i = 0; i < links.items.size(); ++i) {
     const TreeNode& l = links.items[i];
     const std::string path = "links[" + std::to_string(i) + "]";
@@ -98,6 +120,8 @@ void read_links(FieldReader& r, const TreeNode& links, TopologyBuilder& builder,
     const auto link_kind = sim::find_link_kind(r.to_text(kind, path + ".kind"));
     if (!link_kind) r.fail_unknown(kind, path + ".kind", kLinkKinds);
     p.kind = *link_kind;
+    if (const auto note = odd_link_note(devices[ends[0].value], devices[ends[1].value], p.kind))
+      notes.push_back(l.where + ": " + path + ": " + *note);
     p.bandwidth = r.rate(&l, path + ".bandwidth");
     p.latency = r.duration(&l, path + ".latency");
     p.count = static_cast<int>(r.integer(&l, path + ".count"));
@@ -218,7 +242,8 @@ void refuse_scenario_file(const TreeNode& tree) {
 }
 }  // namespace
 
-Topology parse_topology_yaml(std::string_view text, std::string_view source) {
+Topology parse_topology_yaml(std::string_view text, std::string_view source,
+                             std::vector<std::string>* notes) {
   const TreeNode tree = yaml::parse_yaml_tree(text, std::string(source));
   refuse_scenario_file(tree);
   FieldReader r(topology_schema(), nullptr, std::string(source));
@@ -230,9 +255,11 @@ Topology parse_topology_yaml(std::string_view text, std::string_view source) {
   std::vector<std::pair<std::uint32_t, std::uint32_t>> link_ends;
   read_devices(r, r.to_list(*nodes, "nodes", 0), builder, declared, devices);
   check_gpus_and_machines(devices, *nodes);
-  read_links(r, r.to_list(*r.value(&root, "links"), "links", 0), builder, link_ends);
+  std::vector<std::string> odd_links;
+  read_links(r, r.to_list(*r.value(&root, "links"), "links", 0), devices, builder, link_ends, odd_links);
   check_gpus_connected(devices, link_ends);
   check_gpus_reach_each_other(devices, link_ends);
+  if (notes != nullptr) notes->insert(notes->end(), odd_links.begin(), odd_links.end());
   try {
     return std::move(builder).build();
   } catch (const InputError& e) {
@@ -240,8 +267,8 @@ Topology parse_topology_yaml(std::string_view text, std::string_view source) {
   }
 }
 
-Topology load_topology_yaml(const std::string& path) {
-  return parse_topology_yaml(yaml::read_input_file(path, "topology file"), path);
+Topology load_topology_yaml(const std::string& path, std::vector<std::string>* notes) {
+  return parse_topology_yaml(yaml::read_input_file(path, "topology file"), path, notes);
 }
 
 }  // namespace hybridsim::topology

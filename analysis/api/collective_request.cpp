@@ -83,7 +83,11 @@ CollectiveReport collective(const CollectiveRequest& request) {
       request.names.python ? analysis::OptionSpelling::python() : analysis::OptionSpelling::command_line();
   // The fabric topology takes (it ran every cluster collective on a full-bisection fat tree).
   apply_fabric_options(spec, fabric_options_of(request), spelling);
-  const topology::Topology topo = analysis::load_platform(request.topology, spec, spelling);
+  std::vector<std::string> notes;
+  const topology::Topology topo =
+      analysis::load_platform(request.topology, spec, spelling, "topology", &notes);
+  if (request.on_note)
+    for (const std::string& note : notes) request.on_note(note);
   const analysis::CollectiveSweepOptions o =
       sweep_options(request, static_cast<int>(topo.gpus().size()),
                     analysis::platform_reduction_bandwidth(request.topology));

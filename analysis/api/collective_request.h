@@ -4,6 +4,7 @@
 //   api::CollectiveReport r = api::collective({.topology = "dgx1-v100", .max_bytes = "1 GiB"});
 //   std::cout << analysis::collective_table(r.rows, r.title);
 #pragma once
+#include <functional>
 #include <iosfwd>
 #include <string>
 #include <vector>
@@ -39,6 +40,8 @@ struct CollectiveRequest {
   std::string max_events = std::to_string(sim::kDefaultMaxEvents);  // or "unlimited"
   std::string max_sim_memory = sim::format_bytes(sim::Bytes::of(sim::kDefaultMaxMemory));
   std::ostream* progress = nullptr;  // the sweep's estimate and progress lines (stderr in the CLI)
+  // Told each of a topology file's notes (topology::Topology::notes) before the sizes run.
+  std::function<void(const std::string&)> on_note{};
   // How refusals name these fields: the command line's options, or Python's keywords.
   analysis::CollectiveOptionNames names{};
 };

@@ -16,6 +16,7 @@
 #include "scenarios/loader/ignored_keys.h"
 #include "scenarios/loader/resolve.h"
 #include "scenarios/loader/sweep.h"
+#include "scenarios/loader/topology_file_notes.h"
 #include "sim/time_window.h"
 #include "topology/cluster.h"
 #include "topology/gpu_list.h"
@@ -126,6 +127,16 @@ std::optional<std::string> replaced_trace_note(const RunRequest& request,
                              ", " + o.name("trace-gpus") + ", " + o.name("trace-detail") + ")");
 }
 
+// What the scenario writes that changes nothing (fabric keys on one machine, ...), and its
+// cluster.topology file's links that machines rarely have (an InfiniBand link inside a machine).
+void add_scenario_notes(const scenarios::Scenario& s, std::vector<std::string>& notes) {
+  for (auto note : {scenarios::unused_fabric_note(s), scenarios::unused_placement_note(s),
+                    scenarios::unused_bucket_size_note(s), scenarios::unused_recompute_note(s),
+                    scenarios::identical_steps_note(s), scenarios::unused_model_threads_note(s)})
+    if (note) notes.push_back(std::move(*note));
+  for (std::string& note : scenarios::topology_file_notes(s)) notes.push_back(std::move(note));
+}
+
 }  // namespace
 
 RunReport run(const ScenarioInput& input, const RunRequest& request) {
@@ -150,11 +161,7 @@ RunReport run(const ScenarioInput& input, const RunRequest& request) {
         std::to_string(scenarios::expand_sweep(report.scenario).size()) +
         " points) is not run: run simulates the scenario as written, once (hybridsim sweep runs its points)");
   if (auto note = replaced_trace_note(request, report.scenario)) report.notes.push_back(std::move(*note));
-  const scenarios::Scenario& s = report.scenario;
-  for (auto note : {scenarios::unused_fabric_note(s), scenarios::unused_placement_note(s),
-                    scenarios::unused_bucket_size_note(s), scenarios::unused_recompute_note(s),
-                    scenarios::identical_steps_note(s), scenarios::unused_model_threads_note(s)})
-    if (note) report.notes.push_back(std::move(*note));
+  add_scenario_notes(report.scenario, report.notes);
   // A step whose kernels alone pass the events cap is refused before its cluster is built (48 s
   // at 65,536 GPUs and --max-events 1).
   analysis::check_scenario_event_floor(report.scenario, request.spelling);
@@ -266,7 +273,10 @@ std::string topology(const TopologyRequest& request) {
   if (request.gpus_per_node != 0) spec.gpus_per_node = request.gpus_per_node;
   apply_fabric_options(spec, fabric_options_of(request), o);
   // Python's topology() takes the preset or file as preset_or_file.
-  const topology::Topology t = analysis::load_platform(request.topology, spec, o, "preset-or-file");
+  std::vector<std::string> notes;
+  const topology::Topology t = analysis::load_platform(request.topology, spec, o, "preset-or-file", &notes);
+  if (request.on_note)
+    for (const std::string& note : notes) request.on_note(note);
   if (request.route) check_route(t, *request.route, o);
   analysis::TopologyReportOptions report;
   report.route = request.route;

@@ -94,6 +94,8 @@ struct TopologyRequest {
   bool pcie_only = false;
   std::optional<std::filesystem::path> dot{};  // write the graph here
   analysis::OptionSpelling spelling{};
+  // Told each of a topology file's notes (topology::Topology::notes) before the report is made.
+  std::function<void(const std::string&)> on_note{};
 };
 std::string topology(const TopologyRequest& request);
 

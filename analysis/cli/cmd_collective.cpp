@@ -97,6 +97,7 @@ int collective_command(int argc, const char* const* argv) {
   if (given(vm, "fabric")) a.fabric = vm["fabric"].as<std::string>();
   if (given(vm, "oversubscription")) a.oversubscription = vm["oversubscription"].as<double>();
   if (vm.count("quiet") == 0) a.progress = &std::cerr;
+  a.on_note = [](const std::string& note) { std::cerr << "hybridsim collective: note: " << note << "\n"; };
   const api::CollectiveReport r = api::collective(a);
   if (a.format == "csv") std::cout << analysis::collective_csv(r.rows);
   else if (a.format == "json") std::cout << analysis::collective_json(r.rows, r.title);

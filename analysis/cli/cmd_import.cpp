@@ -67,6 +67,7 @@ po::variables_map parse(int argc, const char* const* argv, const po::options_des
   positional.add("input", 1);
   po::variables_map vm;
   refuse_empty_arguments(argc, argv, all);
+  refuse_signed_arguments(argc, argv, all);
   try {
     po::store(
         po::command_line_parser(argc, argv).options(all).positional(positional).style(kOptionStyle).run(),

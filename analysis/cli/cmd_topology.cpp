@@ -56,6 +56,9 @@ int topology_command(int argc, const char* const* argv) {
   request.rings = vm.count("rings") > 0;
   request.pcie_only = vm.count("pcie-only") > 0;
   if (vm.count("dot")) request.dot = vm["dot"].as<std::string>();
+  request.on_note = [](const std::string& note) {
+    std::cerr << "hybridsim topology: note: " << note << "\n";
+  };
   const std::string text = api::topology(request);
   std::cout << text;
   return 0;

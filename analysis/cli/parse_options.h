@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "scenarios/loader/override_origin.h"
+#include "sim/decimal.h"
 #include "sim/error.h"
 #include "sim/text.h"
 #include "sim/yaml/schema.h"
@@ -91,6 +92,46 @@ inline void refuse_empty_arguments(int argc, const char* const* argv,
   }
 }
 
+// The kind of number an option's value is read as by Boost (`--gpus`, `--step-factor`, `--route`'s
+// list): "whole number", "natural" (unsigned) or "number"; nullopt for text (a size, a rate, a list
+// of GPUs: parsed by the unit parsers, which say their own refusals) and switches.
+inline std::optional<std::string_view> number_kind(const boost::program_options::option_description& option) {
+  namespace po = boost::program_options;
+  const auto* value = dynamic_cast<const po::typed_value_base*>(option.semantic().get());
+  if (value == nullptr) return std::nullopt;
+  const std::type_info& type = value->value_type();
+  if (type == typeid(double) || type == typeid(float) || type == typeid(std::vector<double>)) return "number";
+  if (type == typeid(unsigned) || type == typeid(unsigned long) || type == typeid(unsigned long long))
+    return "natural";
+  if (type == typeid(int) || type == typeid(long) || type == typeid(long long) ||
+      type == typeid(std::vector<int>))
+    return "whole number";
+  return std::nullopt;
+}
+
+// A number option typed with a leading "+" (`plan --gpus +16`, `topology --nodes +2`,
+// `collective --step-factor +2`): Boost's std::istream read it as 16, where a scenario key and every
+// unit parser refuse it, saying the sign is why (sim::detail::leading_plus_reason). One check for every
+// option of every command, read from the words as typed; a list's every value (`--route 0 +3`).
+inline void refuse_signed_arguments(int argc, const char* const* argv,
+                                    const boost::program_options::options_description& options) {
+  for (int i = 1; i < argc && std::string_view(argv[i]) != "--"; ++i) {
+    const std::optional<TypedArgument> argument = typed_argument(argc, argv, i);
+    if (!argument) continue;
+    const auto* option = options.find_nothrow(argument->key, false);
+    const auto kind = option != nullptr ? number_kind(*option) : std::nullopt;
+    if (!kind) continue;
+    std::vector<std::string_view> texts{argument->text};
+    const bool separate = i + 1 < argc && argument->text.data() == argv[i + 1];  // "--route 0 +3"
+    if (separate && option->semantic()->max_tokens() > 1)
+      for (int j = i + 2; j < argc && argv[j][0] != '-'; ++j) texts.emplace_back(argv[j]);
+    const std::string_view said = *kind == "natural" ? "whole number" : *kind;
+    for (const std::string_view text : texts)
+      if (const auto plus = sim::detail::leading_plus_reason(text, said))
+        throw InputError("--" + option->long_name() + " \"" + std::string(text) + "\": " + *plus);
+  }
+}
+
 // An option of a typed value given text that is not one (`import --steps lots`): Boost said "the
 // argument ('lots') for option '--steps' is invalid" with exit 2, neither why nor what is expected,
 // where every other value's refusal says both with exit 1 (issue 31). The text as typed
@@ -98,18 +139,15 @@ inline void refuse_empty_arguments(int argc, const char* const* argv,
 inline std::string typed_value_refusal(int argc, const char* const* argv,
                                        const boost::program_options::options_description& options,
                                        const boost::program_options::option_description& option) {
-  namespace po = boost::program_options;
   std::string_view typed;
   for (int i = 1; i < argc && std::string_view(argv[i]) != "--"; ++i)
     if (const std::optional<TypedArgument> argument = typed_argument(argc, argv, i))
       if (options.find_nothrow(argument->key, false) == &option) typed = argument->text;
-  const auto* value = dynamic_cast<const po::typed_value_base*>(option.semantic().get());
-  const std::type_info* type = value != nullptr ? &value->value_type() : nullptr;
-  const bool real = type != nullptr && (*type == typeid(double) || *type == typeid(float));
-  const bool natural = type != nullptr && (*type == typeid(unsigned) || *type == typeid(unsigned long) ||
-                                           *type == typeid(unsigned long long));
+  const auto kind = number_kind(option);
   return "--" + option.long_name() + " \"" + std::string(typed) + "\": expected " +
-         (real ? "a number, such as 1.5" : natural ? "a whole number, 0 or more" : "a whole number");
+         (kind == "number"    ? "a number, such as 1.5"
+          : kind == "natural" ? "a whole number, 0 or more"
+                              : "a whole number");
 }
 
 // Boost's refusal of a typed option's text (po::store's invalid_option_value), said as above.
@@ -169,6 +207,7 @@ inline bool parse_options(int argc, const char* const* argv,
     all_options.add_options()(kExtra, po::value<std::vector<std::string>>());
   }
   refuse_empty_arguments(argc, argv, options);
+  refuse_signed_arguments(argc, argv, options);
   try {
     po::store(po::command_line_parser(argc, argv)
                   .options(all_options)

@@ -57,11 +57,14 @@ std::string simulation_note(const std::vector<CollectiveSweepRow>& rows) {
       ranks[k] = std::max(ranks[k], r.path.ranks);
       bound = max(bound, r.path.bound);
     } else if (reason.empty()) {
-      reason = sim::unfolded_reason(r.path);
+      // An all-to-all has no shortcut to take, so its path keeps the default reason, "message by
+      // message": "every rank message by message (message by message)" said nothing twice.
+      reason = r.op == sim::CollectiveOp::AllToAll
+                   ? "point-to-point sends between every pair: no ring or tree to fold"
+                   : sim::unfolded_reason(r.path);
     }
   }
-  if (folded == 0 && reruns == 0)
-    return "# simulation: every rank message by message (" + reason + ")\n";
+  if (folded == 0 && reruns == 0) return "# simulation: every rank message by message (" + reason + ")\n";
   std::string out = "# simulation: " + std::to_string(folded) + " of " + std::to_string(rows.size()) +
                     " sizes folded onto representative ranks";
   std::string most;

@@ -44,6 +44,9 @@ std::string llm_layout_problem(const LlmSetting& setting, const LlmLayout& l, in
   if (!workloads::zero_runs_with_pipeline(l.zero, l.pp))
     return "ZeRO-" + std::to_string(l.zero) + " with a pipeline";
   if (l.sequence_parallel && l.tp == 1) return "sequence parallelism without tp";
+  // The rule `run` refuses by (resolve_transformer.cpp, check_expert_parallel), as Megatron-LM does.
+  if (m.is_moe() && l.tp > 1 && !l.sequence_parallel)
+    return "a mixture under tp without sequence parallelism";
   if (l.ep > 1 && (m.experts % l.ep != 0 || l.dp % l.ep != 0))
     return "ep divides neither experts nor dp";
   return {};

@@ -56,7 +56,7 @@ struct LlmLayout {
 // when it is): tp splitting heads, tp within a machine, pp at most the layers (pp · v dividing them
 // when interleaved: the chunk passes below count equal chunks), the batch dividing into micro-batches, 1F1B
 // needing at least pp micro-batches, ZeRO and sequence parallelism needing dp > 1 and tp > 1, ep dividing dp
-// and the experts.
+// and the experts, a mixture under tp > 1 needing sequence parallelism (Megatron-LM's rule).
 std::string llm_layout_problem(const LlmSetting& setting, const LlmLayout& layout, int gpus_per_machine);
 
 // The layers of pipeline stage `stage` (GPipe, 1F1B): the run's split when pipeline.stages is left

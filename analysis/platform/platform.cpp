@@ -16,14 +16,15 @@ bool names_topology_file(std::string_view argument) {
 }
 
 topology::Topology load_platform(const std::string& argument, topology::ClusterSpec spec,
-                                 const OptionSpelling& spelling, std::string_view option) {
+                                 const OptionSpelling& spelling, std::string_view option,
+                                 std::vector<std::string>* notes) {
   if (names_topology_file(argument)) {
     topology::ClusterSpec plain;
     plain.preset = spec.preset;
     if (!(spec == plain))
       throw InputError(spelling.name("nodes") + " and " + spelling.name("gpus-per-node") +
                        " apply to presets, not to topology files");
-    return topology::load_topology_yaml(argument);
+    return topology::load_topology_yaml(argument, notes);
   }
   look_up_named(spelling, option, argument,
                 [](const std::string& name) { return topology::preset_by_name(name); });

@@ -5,6 +5,7 @@
 #pragma once
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "analysis/output/option_spelling.h"
 #include "sim/units.h"
@@ -22,8 +23,10 @@ bool names_topology_file(std::string_view argument);
 // InputError ("--nodes and --gpus-per-node apply to presets, not to topology files"). Refusals name
 // the options in `spelling`'s language, the argument as `option` (Python's keyword for it:
 // `topology='nope': unknown topology preset ...`).
+// `notes` (null: not wanted) gets a topology file's notes (topology::load_topology_yaml).
 topology::Topology load_platform(const std::string& argument, topology::ClusterSpec spec,
-                                 const OptionSpelling& spelling = {}, std::string_view option = "topology");
+                                 const OptionSpelling& spelling = {}, std::string_view option = "topology",
+                                 std::vector<std::string>* notes = nullptr);
 
 // The reduction rate a collective on the platform gets when none is given (`collective
 // --reduction-bandwidth auto`, validate's collective cases): a quarter of the preset's GPU's HBM peak

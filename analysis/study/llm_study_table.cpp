@@ -293,14 +293,18 @@ void print_llm_table(const LlmStudyResult& r, std::ostream& out) {
       << "IB port: InfiniBand per NIC port (the study file's ib_bandwidths); IB/GPU: what it carries for a "
          "GPU when all send at once, the machine's NICs, each at the lesser of its port and its PCIe link, "
          "over its GPUs\n\n";
+  // As wide as the longest model's name: mixtral-8x7b and llama3-405b pushed their rows' columns right
+  // of the header's.
+  int model_width = 10;
+  for (const LlmStudyCell& c : r.cells) model_width = std::max(model_width, static_cast<int>(c.model.size()));
   char line[640];
-  std::snprintf(line, sizeof line, "%-10s %-9s %-9s %-9s %6s  %-45s %-67s %5s\n", "model", "machine",
-                "IB port", "IB/GPU", "GPUs", "DP-heavy: tokens/s, basis, layout",
+  std::snprintf(line, sizeof line, "%-*s %-9s %-9s %-9s %6s  %-45s %-67s %5s\n", model_width, "model",
+                "machine", "IB port", "IB/GPU", "GPUs", "DP-heavy: tokens/s, basis, layout",
                 "3D: tokens/s, basis, layout", "3D/DP");
   out << line;
   for (const LlmStudyCell& c : r.cells) {
     const double advantage = llm_three_d_advantage(r, c);
-    std::snprintf(line, sizeof line, "%-10s %-9s %-9s %-9s %6d  %s %s %5s\n", c.model.c_str(),
+    std::snprintf(line, sizeof line, "%-*s %-9s %-9s %-9s %6d  %s %s %5s\n", model_width, c.model.c_str(),
                   c.cluster.c_str(), c.ib.c_str(), c.ib_per_gpu.c_str(), c.gpus,
                   family(c, c.dp_heavy, c.dp_heavy_refusal, 28).c_str(),
                   family(c, c.three_d, c.three_d_refusal, 50).c_str(),

@@ -20,6 +20,7 @@
 #include "analysis/sweep/sweep_integrity.h"
 #include "scenarios/loader/ignored_keys.h"
 #include "scenarios/loader/resolve.h"
+#include "scenarios/loader/topology_file_notes.h"
 #include "sim/error.h"
 #include "sim/yaml/input_file.h"
 
@@ -159,10 +160,13 @@ void check_points(SweepPlan& plan, const SweepOptions& options) {
     try {
       const scenarios::Scenario point = plan.point_scenario(*p, options);
       scenarios::refuse_trace_step_without_trace(point, false, "");  // a sweep has no --trace
-      for (const auto& note :
-           {scenarios::unused_fabric_note(point), scenarios::unused_placement_note(point),
-            scenarios::unused_bucket_size_note(point), scenarios::unused_recompute_note(point)})
-        if (note) point_notes[*note] += (point_notes[*note].empty() ? "" : ", ") + std::to_string(p->index);
+      // The keys that change nothing here, and a cluster.topology file's links machines rarely have.
+      std::vector<std::string> notes = scenarios::topology_file_notes(point);
+      for (auto& note : {scenarios::unused_fabric_note(point), scenarios::unused_placement_note(point),
+                         scenarios::unused_bucket_size_note(point), scenarios::unused_recompute_note(point)})
+        if (note) notes.push_back(*note);
+      for (const std::string& note : notes)
+        point_notes[note] += (point_notes[note].empty() ? "" : ", ") + std::to_string(p->index);
       const scenarios::ResolvedScenario resolved =
           scenarios::resolve(point, nullptr, scenarios::MemoryFit::Report);
       training_model_at_step(resolved);  // refused now, not after other points ran

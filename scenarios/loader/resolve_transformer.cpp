@@ -65,6 +65,19 @@ void check_expert_parallel(const Scenario& s, const workloads::TransformerModel&
                                                    : "workload.model",
          what);
   }
+  // Megatron-LM refuses a mixture under TP without sequence parallelism (its arguments' check, "When
+  // using MoE and tensor parallelism, sequence parallelism must be used"; MoELayer raises it too):
+  // hybridsim ran it, a what-if Megatron never runs. Refused at the key written (sequence_parallel:
+  // false, else tp), as the planner leaves such layouts out (analysis/plan llm_layout_problem).
+  if (model.is_moe() && s.parallelism.tp > 1 && !s.parallelism.sequence_parallel)
+    fail(s,
+         s.provenance.where.contains("parallelism.sequence_parallel") ? "parallelism.sequence_parallel"
+                                                                      : "parallelism.tp",
+         "tp " + std::to_string(s.parallelism.tp) + " with " + model.name + "'s mixture of " +
+             std::to_string(model.experts) +
+             " experts needs sequence parallelism, as Megatron-LM requires (\"When using MoE and tensor "
+             "parallelism, sequence parallelism must be used\"); expected parallelism.sequence_parallel: "
+             "true, or tp 1");
   if (s.parallelism.dp % s.parallelism.ep != 0)
     fail(s, "parallelism.ep",
          "ep " + std::to_string(s.parallelism.ep) + " does not divide dp " +

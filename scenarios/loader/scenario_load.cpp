@@ -147,11 +147,11 @@ Scenario parse_scenario_with(std::string_view yaml, const std::string& source,
     if (text.find('=') != std::string::npos && override_value(text).empty()) {
       const std::string path = override_path(text);
       // Spelled otherwise than the command line's --set or a shorthand (--memory " "): Python's
-      // set={...}, whose null is None.
+      // set={...}, whose null is hybridsim.DEFAULT (its None is refused: a section's None keeps the value).
       const bool python =
           i < origin.spelled.size() && !origin.spelled[i].empty() && !origin.spelled[i].starts_with("--");
       throw InputError(origin.where(i, text) + ": the value is empty" +
-                       (python ? "; expected a value, or set={'" + path + "': None}"
+                       (python ? "; expected a value, or set={'" + path + "': hybridsim.DEFAULT}"
                                : " (an unset shell variable?); expected path=value, or " + path + "=null") +
                        " to remove the key (its default again)");
     }

@@ -76,6 +76,30 @@ def test_notes_are_the_command_lines_stderr_notes(cli, tmp_path):
     assert hybridsim.run(GNMT_DP8).notes == []
 
 
+def test_a_topology_files_infiniband_link_inside_a_machine_is_a_note_of_the_run(cli, tmp_path):
+    # hunt10: an InfiniBand link between two GPUs of one machine was taken without a word. It runs as
+    # written (a what-if), and run says it, naming the file's line, as the command line's stderr does.
+    (tmp_path / "ib.yaml").write_text(
+        "nodes:\n  - {name: GPU0, kind: gpu}\n  - {name: GPU1, kind: gpu}\n"
+        "links:\n  - {a: GPU0, b: GPU1, kind: infiniband, bandwidth: 25 GB/s}\n", encoding="utf-8")
+    path = tmp_path / "s.yaml"
+    path.write_text("cluster: {topology: ib.yaml}\nworkload: {network: gnmt}\nparallelism: {dp: 2}\n",
+                    encoding="utf-8")
+    printed = cli("run", str(path), "--out", str(tmp_path / "o"), "-q")
+    assert printed.returncode == 0, printed.stderr
+    r = hybridsim.run(str(path))
+    assert r.notes == [f"{tmp_path / 'ib.yaml'}:5:5: links[0]: a link of kind infiniband between GPUs \"GPU0\" and "
+                       "\"GPU1\" of one machine (node 0), taken as written; a machine's GPUs usually meet over "
+                       "nvlink, nvswitch or pcie, and InfiniBand joins machines through their NICs"]
+    assert printed.stderr == f"hybridsim run: note: {r.notes[0]}\n"
+    assert r.dp == 2 and r.step_time_ms > 0
+    # A sweep on the file says it once for the points it holds for, as its other notes.
+    swept = tmp_path / "sweep.yaml"
+    swept.write_text(path.read_text(encoding="utf-8") +
+                     "sweep:\n  parameters:\n    - {path: parallelism.dp, values: [1, 2]}\n", encoding="utf-8")
+    assert hybridsim.sweep(str(swept)).attrs["notes"] == [f"sweep points 0, 1: {r.notes[0]}"]
+
+
 def test_a_trace_given_says_it_replaces_the_scenarios_trace_block(cli, tmp_path):
     # The scenario traces GPUs 0-7 over "0 ms:50 ms" into trace.json; a trace given to the run replaces
     # that block as a whole, which the run now says (the window silently became the whole step).
@@ -777,15 +801,38 @@ def test_plan_prices_a_built_in_network_for_the_presets_gpu_as_run_does():
     assert "GPU, precision" not in hybridsim.plan("gnmt", 8, objective="throughput").printed
 
 
-def test_an_empty_overlay_value_is_refused_and_none_removes_the_key(cli):
+def test_an_empty_overlay_value_is_refused_and_default_removes_the_key(cli):
     # An empty value removed the key without a word (the command line's --set k=$UNSET ran the
-    # default); None says it out loud, as null does on the command line.
+    # default); hybridsim.DEFAULT says it out loud, as null does on the command line.
     with pytest.raises(hybridsim.ScenarioError) as caught:
         hybridsim.run(GNMT_DP8, set={"cluster.nodes": ""})
     assert str(caught.value) == ("set={'cluster.nodes': ''}: the value is empty; expected a value, or "
-                                 "set={'cluster.nodes': None} to remove the key (its default again)")
-    assert hybridsim.run(GNMT_DP8, set={"parallelism.dp": None}).dp == 1
+                                 "set={'cluster.nodes': hybridsim.DEFAULT} to remove the key (its default again)")
+    # The file's dp is 8; the key removed, its default 1, as the command line's =null.
+    assert hybridsim.run(GNMT_DP8, set={"parallelism.dp": hybridsim.DEFAULT}).dp == 1
+    assert hybridsim.run(GNMT_DP8, parallelism=hybridsim.Parallelism(dp=hybridsim.DEFAULT)).dp == 1
     assert cli("run", GNMT_DP8, "--set", "parallelism.dp=null", "-q").returncode == 0
+
+
+def test_none_in_set_is_refused_where_a_sections_none_keeps_the_files_value():
+    # Main took set={'parallelism.dp': None} as null (dp 1), where Parallelism(dp=None) is "not
+    # given" (the file's dp 8): a script passing an unset option's None got dp 1 without a word.
+    assert hybridsim.run(GNMT_DP8, parallelism=hybridsim.Parallelism(dp=None)).dp == 8
+    with pytest.raises(hybridsim.ScenarioError) as caught:
+        hybridsim.run(GNMT_DP8, set={"parallelism.dp": None})
+    assert str(caught.value) == (
+        "set={'parallelism.dp': None}: parallelism.dp: None could mean the scenario's value (a section's "
+        "field None leaves it) or the key's default (--set parallelism.dp=null); expected "
+        "set={'parallelism.dp': hybridsim.DEFAULT} to remove the key (its default again), or the key "
+        "left out to keep the scenario's value")
+    assert caught.value.given == "set={'parallelism.dp': None}"
+    assert caught.value.field == "parallelism.dp"
+    # Inside a mapping, which replaces the whole section, None is YAML's null (nothing is kept):
+    # {dp: null} is the key absent, dp 1, and DEFAULT there says the same.
+    assert hybridsim.run(GNMT_DP8, set={"parallelism": {"dp": None}}).dp == 1
+    assert hybridsim.run(GNMT_DP8, set={"parallelism": {"dp": hybridsim.DEFAULT, "mp": 2}}).mp == 2
+    assert repr(hybridsim.DEFAULT) == "hybridsim.DEFAULT"
+    assert hybridsim.Parallelism(dp=hybridsim.DEFAULT).overlays() == ["parallelism.dp=null"]
 
 
 def test_an_empty_option_is_refused_as_the_command_lines(tmp_path):

@@ -343,6 +343,11 @@ TEST_CASE("an all-to-all runs whole floats for each GPU, says point-to-point and
     CHECK(r.channels == 0);
   }
   CHECK(analysis::collective_table(rows, "x").find(" point-to-point Simple   -") != std::string::npos);
+  // Why it ran in full: its sends are point to point, nothing to fold (it said "every rank message by
+  // message (message by message)", the default reason of a collective with no shortcut).
+  CHECK(analysis::collective_table(rows, "x").ends_with(
+      "# simulation: every rank message by message (point-to-point sends between every pair: no ring or tree "
+      "to fold)\n"));
   // 6 GPUs: 64 B rounds down to 48 B (2 floats each), 32 B to 24 B; 8 B and 16 B are left out.
   o.gpus = {0, 1, 2, 3, 4, 5};
   CHECK(analysis::collective_sizes(o).sizes ==

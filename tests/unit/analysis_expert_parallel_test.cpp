@@ -206,7 +206,7 @@ TEST_CASE("expert parallel: ZeRO-3 at dp = ep gathers no expert, as a hand count
     const scenarios::ResolvedScenario r = scenarios::resolve(scenarios::parse_scenario(
         "cluster: {preset: dgx-h100, nodes: 2}\n"
         "workload: {network: mixtral-8x7b, model: {layers_simulated: 2}}\n"
-        "parallelism: {dp: 2, ep: 2, tp: 8, zero: " +
+        "parallelism: {dp: 2, ep: 2, tp: 8, sequence_parallel: true, zero: " +
             zero + "}\ntraining: {micro_batch: 1, global_batch: 2, recompute: none}\n",
         "s.yaml"));
     REQUIRE(r.transformer);

@@ -345,7 +345,9 @@ TEST_CASE("llm closed forms: a mixture of experts is planned with its experts, a
   // Its weights, gradients and optimizer state per GPU are the run's memory model's, byte for byte:
   // the experts / tp / ep, the rest / tp (32,000 rows need no padding at tp 2).
   for (const int pp : {1, 4}) {
-    const LlmLayout x{.dp = 8, .tp = 2, .pp = pp, .ep = 8, .zero = 1, .global_batch = 64};
+    // Sequence parallel, as Megatron-LM runs a mixture under tp (llm_layout_problem refuses it without).
+    const LlmLayout x{
+        .dp = 8, .tp = 2, .pp = pp, .ep = 8, .sequence_parallel = true, .zero = 1, .global_batch = 64};
     REQUIRE(analysis::llm_layout_problem(moe, x, 8).empty());
     const workloads::TransformerMemoryInput in{
         .model = moe.model, .micro_batch = 1, .tp = 2, .value_bytes = 2, .zero = 1, .dp = 8, .ep = 8};
@@ -370,6 +372,25 @@ TEST_CASE("llm closed forms: a mixture of experts is planned with its experts, a
   }
 }
 
+TEST_CASE("llm closed forms: a mixture under tp is planned with sequence parallelism only, as run takes it") {
+  // Megatron-LM refuses MoE under tensor parallelism without sequence parallelism ("When using MoE and
+  // tensor parallelism, sequence parallelism must be used"), and so does run (check_expert_parallel):
+  // the planner searched such layouts (Mixtral on 64 GPUs of 8: tp 2, 4, 8 with sp false among them).
+  const analysis::LlmSetting moe{.model = workloads::named_transformer("mixtral-8x7b")};
+  const auto all = analysis::enumerate_layouts(analysis::llm_plan_dimensions(), {moe, 64, 8, 64});
+  CHECK(std::any_of(all.begin(), all.end(), [](const LlmLayout& x) { return x.tp > 1; }));
+  CHECK(std::none_of(all.begin(), all.end(),
+                     [](const LlmLayout& x) { return x.tp > 1 && !x.sequence_parallel; }));
+  const LlmLayout l{.dp = 8, .tp = 2, .global_batch = 8};
+  CHECK(analysis::llm_layout_problem(moe, l, 8) == "a mixture under tp without sequence parallelism");
+  // A dense model keeps both (tp without sp is Megatron's plain tensor parallelism).
+  const analysis::LlmSetting dense{.model = workloads::named_transformer("llama3-8b")};
+  CHECK(analysis::llm_layout_problem(dense, l, 8).empty());
+  const auto dense_all = analysis::enumerate_layouts(analysis::llm_plan_dimensions(), {dense, 64, 8, 64});
+  CHECK(std::any_of(dense_all.begin(), dense_all.end(),
+                    [](const LlmLayout& x) { return x.tp > 1 && !x.sequence_parallel; }));
+}
+
 TEST_CASE("llm closed forms: a mixture's experts exchange over the dp / ep replicas that hold them") {
   // Mixtral 8x7B at tp 2 (transformers.md), by hand: a GPU's dense parameters are 32 layers of
   // attention 2h^2 + 2h.kv over tp 2 with two norms h and the router h.8 whole, and the embedding and head
@@ -391,7 +412,8 @@ TEST_CASE("llm closed forms: a mixture's experts exchange over the dp / ep repli
   };
 
   // ZeRO 0, dp 8 x ep 4: an all-reduce, 2(n-1)/n of the bytes, n = 8 dense and 2 for the experts.
-  LlmLayout l{.dp = 8, .tp = 2, .ep = 4, .global_batch = 16};
+  // Sequence parallel, as Megatron-LM runs a mixture under tp (llm_layout_problem refuses it without).
+  LlmLayout l{.dp = 8, .tp = 2, .ep = 4, .sequence_parallel = true, .global_batch = 16};
   REQUIRE(analysis::llm_layout_problem(moe, l, 16).empty());
   const double ep4 =
       2.0 * 7 / 8 * 2 * static_cast<double>(dense) + 2.0 * 1 / 2 * 2 * static_cast<double>(experts(4));
@@ -399,7 +421,7 @@ TEST_CASE("llm closed forms: a mixture's experts exchange over the dp / ep repli
   CHECK(exposed(l) == doctest::Approx(ep4 / 300e9));
   // ZeRO 3 at dp = ep = 8, m = 2 micro-batches: 3m(n-1)/n of the dense bytes; none of the experts'. With
   // no compute to hide behind, the links carry all of it one after the other.
-  l = {.dp = 8, .tp = 2, .ep = 8, .zero = 3, .global_batch = 16};
+  l = {.dp = 8, .tp = 2, .ep = 8, .sequence_parallel = true, .zero = 3, .global_batch = 16};
   REQUIRE(analysis::llm_layout_problem(moe, l, 16).empty());
   const double zero3 = 6.0 * 7 / 8 * 2 * static_cast<double>(dense);
   CHECK(analysis::llm_dp_bytes(moe, l) == doctest::Approx(zero3));

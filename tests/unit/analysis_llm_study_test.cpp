@@ -2,11 +2,14 @@
 // "stops paying" and the break-even critical batch, each expected number derived below.
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
+#include <string>
 #include <tuple>
+#include <utility>
 #include <vector>
 
 #include "analysis/study/llm_study.h"
@@ -36,6 +39,17 @@ LlmStudyCell cell(int gpus) {
   return c;
 }
 
+// A cell of both families' plans and their times to train at the one critical batch.
+LlmStudyCell planned(int gpus, LlmPlanCandidate dp_heavy, LlmPlanCandidate three_d, double dp_heavy_ttt,
+                     double three_d_ttt) {
+  LlmStudyCell c = cell(gpus);
+  c.dp_heavy = std::move(dp_heavy);
+  c.three_d = std::move(three_d);
+  c.dp_heavy_ttt = {dp_heavy_ttt};
+  c.three_d_ttt = {three_d_ttt};
+  return c;
+}
+
 // Sequences of 1,000 tokens, a published batch of 2,000 sequences (2 M tokens); one critical batch.
 analysis::LlmStudyResult study(std::vector<LlmStudyCell> cells, std::vector<int> gpus) {
   analysis::LlmStudyResult r;
@@ -53,6 +67,19 @@ analysis::LlmStudyResult study(std::vector<LlmStudyCell> cells, std::vector<int>
   }
   r.cells = std::move(cells);
   return r;
+}
+
+// The cells.csv the study's report folder holds (written without plots to a scratch `folder`).
+std::string written_cells_csv(const analysis::LlmStudyResult& r, const std::string& folder) {
+  const auto dir = std::filesystem::temp_directory_path() / folder;
+  std::filesystem::remove_all(dir);
+  analysis::StudyReportOptions options;
+  options.plots = false;
+  analysis::write_llm_study_report(r, dir, options);
+  std::ifstream in(dir / "cells.csv");
+  std::string csv{std::istreambuf_iterator<char>(in), {}};
+  std::filesystem::remove_all(dir);
+  return csv;
 }
 
 // A study of one model on `clusters` at `gpus`, one InfiniBand rate a NIC port.
@@ -307,17 +334,75 @@ TEST_CASE(
                    "simulated may beat a family's simulated best: see its line above)\n") !=
         std::string::npos);
   // cells.csv's note for the simulated row names the layout that may beat it.
-  const auto dir = std::filesystem::temp_directory_path() / "hybridsim-llm-study-faster-estimate";
-  std::filesystem::remove_all(dir);
-  analysis::StudyReportOptions options;
-  options.plots = false;
-  analysis::write_llm_study_report(r, dir, options);
-  std::ifstream in(dir / "cells.csv");
-  const std::string csv{std::istreambuf_iterator<char>(in), {}};
+  const std::string csv = written_cells_csv(r, "hybridsim-llm-study-faster-estimate");
   CAPTURE(csv);
   CHECK(csv.find(",45328.000000,5666.000000,0,\"may be beaten by dp 8 tp 8 mb 1 Z3, not simulated (over the "
                  "budget): 49,200 tokens/s by its closed form\"\n") != std::string::npos);
-  std::filesystem::remove_all(dir);
+}
+
+TEST_CASE("llm study: a model's name longer than the column keeps every row under the header") {
+  // mixtral-8x7b (12 characters) in the 10-wide model column pushed its row's GPUs, tokens/s and
+  // 3D/DP two columns right of the header's: each row's GPU count must end where "GPUs" ends.
+  const LlmStudyCell c = planned(64, plan(2000, 2e6, 8), plan(2000, 2e6, 8), 50, 50);
+  auto r = study({c, c}, {64});
+  r.cells[0].model = "mixtral-8x7b";
+  std::ostringstream out;
+  analysis::print_llm_table(r, out);
+  const std::string table = out.str();
+  CAPTURE(table);
+  const std::size_t header = table.find("\nmodel ") + 1;  // the header's line
+  REQUIRE(header != 0);
+  const std::size_t header_end = table.find('\n', header);
+  const std::size_t gpus_end = table.find("GPUs", header) + 4 - header;
+  const std::string rows[] = {"mixtral-8x7b ", "toy "};
+  for (const std::string& model : rows) {
+    CAPTURE(model);
+    const std::size_t row = table.find("\n" + model, header_end) + 1;
+    REQUIRE(row != 0);
+    CHECK(table.substr(row + gpus_end - 2, 3) == "64 ");
+  }
+}
+
+TEST_CASE("llm study: cells.csv says the batch each family's row ran at") {
+  // moe3d: a family with no layout at the published batch (2,000 sequences here) runs at one of
+  // batches_above, and the table's label says "B n"; cells.csv had no batch column, so a reader of
+  // the CSV took the row's tokens/s as the published batch's. DP-heavy at 4,096 sequences (dp 512),
+  // 3D at the published 2,000 (dp 250); a family with no plan has the column empty.
+  const LlmStudyCell c = planned(4096, plan(4096, 2e6, 512), plan(2000, 1.5e6, 250), 50, 60);
+  LlmStudyCell none = cell(8);
+  none.dp_heavy_note = "no layout";
+  none.three_d_note = "no layout";
+  none.dp_heavy_ttt = {0};  // as the study fills them: no time
+  none.three_d_ttt = {0};
+  std::istringstream in(written_cells_csv(study({none, c}, {8, 4096}), "hybridsim-llm-study-cells-batch"));
+  std::vector<std::vector<std::string>> rows;  // no field here holds a comma
+  for (std::string line; std::getline(in, line);) {
+    rows.emplace_back();
+    std::istringstream fields(line);
+    for (std::string f; std::getline(fields, f, ',');) rows.back().push_back(f);
+    if (line.ends_with(",")) rows.back().emplace_back();
+  }
+  REQUIRE(rows.size() == 5);
+  const auto& header = rows[0];
+  const auto column = [&](const std::string& name) {
+    return static_cast<std::size_t>(std::ranges::find(header, name) - header.begin());
+  };
+  REQUIRE(column("global_batch") < header.size());
+  for (const auto& row : rows) REQUIRE(row.size() == header.size());
+  const struct {
+    const char *gpus, *family, *dp, *batch;
+  } expected[] = {{"8", "dp-heavy", "", ""},
+                  {"8", "3d", "", ""},
+                  {"4096", "dp-heavy", "512", "4096"},
+                  {"4096", "3d", "250", "2000"}};
+  for (std::size_t i = 0; i < 4; ++i) {
+    const auto& row = rows[i + 1];
+    CAPTURE(i);
+    CHECK(row[column("gpus")] == expected[i].gpus);
+    CHECK(row[column("family")] == expected[i].family);
+    CHECK(row[column("dp")] == expected[i].dp);
+    CHECK(row[column("global_batch")] == expected[i].batch);
+  }
 }
 
 TEST_CASE("llm study: IB port is the study file's rate a NIC port, IB/GPU what it carries for a GPU") {

@@ -31,7 +31,7 @@ analysis::StepSetup mixtral_setup(int ep, const std::string& zero) {
                                 "workload: {network: mixtral-8x7b, model: {layers_simulated: 2}}\n"
                                 "parallelism: {dp: 4, tp: 2, ep: " +
                                     std::to_string(ep) + ", zero: " + zero +
-                                    "}\n"
+                                    ", sequence_parallel: true}\n"
                                     "training: {micro_batch: 1, global_batch: 4, recompute: none}\n",
                                 "m.yaml")));
   return analysis::step_setup(kept.back());

@@ -8,8 +8,8 @@ YAML scenarios (scenarios/README.md).
 
 A scenario is a YAML file's path, YAML text (a string with a newline), or a dict with the keys of
 the file; `set` overlays fields as `hybridsim run --set` does ({"cluster.nodes": 4} or
-["cluster.nodes=4"]), and run() and sweep() take the scenario's sections typed, by the YAML's
-names: cluster=Cluster(nodes=4), workload=Workload(network="llama3-70b", precision="bf16"),
+["cluster.nodes=4"]; {"cluster.nodes": DEFAULT} removes the key, as `=null`, and None is refused),
+and run() and sweep() take the scenario's sections typed, by the YAML's names: cluster=Cluster(nodes=4), workload=Workload(network="llama3-70b", precision="bf16"),
 training=Training(global_batch=4096, recompute="selective"), parallelism=Parallelism(tp=8, pp=8,
 zero=1), pipeline=Pipeline(...), communication=Communication(algorithm="ring", bucket_size="50 MB"),
 variability=Variability(...), simulation=Simulation(...) (hybridsim/sections.py; model("llama3-8b")
@@ -29,13 +29,13 @@ import sys
 from typing import Any, Callable, Iterable, Mapping, Optional, Union
 
 from . import _hybridsim as _native
-from .sections import (Cluster, Communication, Link, Links, Model, Parallelism, Pipeline, Simulation, Training,
-                       Variability, Workload, model, models)
+from .sections import (DEFAULT, Cluster, Communication, Link, Links, Model, Parallelism, Pipeline, Simulation,
+                       Training, Variability, Workload, model, models)
 
 __all__ = [
     "run", "sweep", "study", "plan", "collective", "topology",
     "Cluster", "Links", "Link", "Model", "Workload", "Training", "Parallelism", "Pipeline", "Communication",
-    "Variability", "Simulation", "model", "models",
+    "Variability", "Simulation", "model", "models", "DEFAULT",
     "RunResult", "GpuMetrics", "CriticalPath", "TimeToTrain", "PlanResult", "StudyResult", "Rows",
     "HybridsimError", "ScenarioError", "BudgetError", "InternalError",
 ]
@@ -175,6 +175,8 @@ def _yaml_plain(value: Any, function: str, where: str) -> Any:
     where json.dumps would say only "Object of type Decimal is not JSON serializable"."""
     if value is None or isinstance(value, (str, int, float)):
         return value
+    if value is DEFAULT:
+        return None  # inside a mapping, YAML's null: the key absent
     if isinstance(value, os.PathLike):
         return os.fspath(value)
     if isinstance(value, Mapping):
@@ -185,11 +187,19 @@ def _yaml_plain(value: Any, function: str, where: str) -> Any:
                     "expected a str (with its unit, '25 GB/s'), an int, a float, a bool, None, a dict or a list")
 
 
-def _overlay_value(value: Any, function: str, spelled: str) -> str:
+def _overlay_value(value: Any, function: str, spelled: str, path: str) -> str:
     if isinstance(value, bool):
         return "true" if value else "false"
-    if value is None:
+    if value is DEFAULT:
         return "null"  # removes the key; an empty text is refused (an unset shell variable)
+    if value is None:
+        # A section's field None is "not given" (Parallelism(dp=None) keeps the file's dp), where the
+        # command line's null removes the key: set={'parallelism.dp': None} read both ways (dp 1 from a
+        # script's unset option, where its author meant the file's 8). Said, not guessed.
+        raise ScenarioError(f"{spelled}: {path}: None could mean the scenario's value (a section's field "
+                            f"None leaves it) or the key's default (--set {path}=null); expected "
+                            f"set={{{path!r}: hybridsim.DEFAULT}} to remove the key (its default again), "
+                            "or the key left out to keep the scenario's value", [spelled])
     if isinstance(value, (Mapping, list, tuple)):
         return json.dumps(_yaml_plain(value, function, f"{spelled}: "))  # JSON is YAML flow syntax
     return str(value)
@@ -207,7 +217,7 @@ def _overlays(function: str, set: Overlay) -> list:
                 raise TypeError(f"{function}(): set={{{path!r}: {value!r}}}: expected field paths such as "
                                 "'cluster.nodes' (str keys)")
             spelled = f"set={{{path!r}: {value!r}}}"
-            out.append((f"{path}={_overlay_value(value, function, spelled)}", spelled))
+            out.append((f"{path}={_overlay_value(value, function, spelled, path)}", spelled))
         return out
     if isinstance(set, str):
         texts = [(set, f"set={set!r}")]

@@ -1,7 +1,8 @@
 """The scenario's sections as typed values, with the YAML's names (scenarios/README.md's key table;
 workloads/README.md, "Transformers"): cluster (and its links), workload (and workload.model),
 parallelism, pipeline, communication, training, variability and simulation. Each value becomes the
-`--set` overlays of the fields it sets (None: left as the scenario has it), so
+`--set` overlays of the fields it sets (None: left as the scenario has it; DEFAULT: the key removed,
+its default again, as `--set path=null`), so
 
     hybridsim.run("scenarios/dgx1/gnmt-dp8.yaml",
                   communication=hybridsim.Communication(algorithm="ring", bucket_size="50 MB"),
@@ -23,7 +24,31 @@ from typing import Any, List, Optional, Tuple, Union
 from . import _hybridsim as _native
 
 
+class _Default:
+    """`hybridsim.DEFAULT`: the value that removes a key, so that the scenario takes the key's default
+    (the command line's `--set parallelism.dp=null`), as a section's field (`Parallelism(dp=DEFAULT)`)
+    and as a `set=` value alike. None is not that: a section's field None is not given (the scenario's
+    value stays), and `set={'parallelism.dp': None}`, which read both ways, is refused."""
+    _instance = None
+
+    def __new__(cls):
+        if cls._instance is None:
+            cls._instance = super().__new__(cls)
+        return cls._instance
+
+    def __repr__(self) -> str:
+        return "hybridsim.DEFAULT"
+
+    def __reduce__(self):
+        return "DEFAULT"
+
+
+DEFAULT = _Default()
+
+
 def _scalar(value) -> str:
+    if value is DEFAULT:
+        return "null"  # removes the key: its default again
     if isinstance(value, bool):
         return "true" if value else "false"
     if isinstance(value, (list, tuple, Mapping)):
