@@ -42,9 +42,9 @@ struct StepEstimate {
   std::uint64_t full_events = 0;
   // The ladder's last way as its own set-up counts it: every GPU's tasks and each collective's full
   // cost (full_events takes the more of that and its expected events, which a folded ring's models
-  // may pass: 16 events of a hierarchical chain on 2 DGX-1). Known before that set-up is built, so
-  // that a step past its events cap that way is refused without building it (estimate_program);
-  // 0 where a collective has no full cost.
+  // may pass: 16 events of a hierarchical chain on 2 DGX-1; every collective the simulator makes has
+  // a full cost, sim/collective.h's default of none is a test's). Known before that set-up is built,
+  // so that a step past its events cap that way is refused without building it (estimate_program).
   std::uint64_t in_full_events = 0;
   // The state that last way holds: every GPU's collectives (full_cost().state_bytes, shadows as
   // their representatives), its held bytes (every GPU's) and the most messages its network can hold

@@ -48,9 +48,7 @@ StepEstimate step_budget_cost(const workloads::StepProgram& program,
   StepEstimate e;
   e.task_events = kEventsPerTask * tasks;
   std::uint64_t full = 0, every_gpu_events = 0;
-  std::uint64_t full_costs = 0;  // each collective's full cost alone (in_full_events)
-  bool full_costs_known = true;
-  sim::SimulationCost in_full;  // its state
+  sim::SimulationCost in_full;  // its state and events (in_full_events)
   const std::size_t n = collectives.size();
   // Per collective, in full: of every one (a shadow as its representative), of those this way
   // simulates (not shadows), of those that cannot fold.
@@ -72,9 +70,7 @@ StepEstimate step_budget_cost(const workloads::StepProgram& program,
     const sim::SimulationCost cost = c.full_cost();
     const sim::ExpectedEvents expected = c.expected_events();
     full += std::max(cost.events, expected.total());  // a collective without a full_cost() runs so
-    full_costs += cost.events;
-    full_costs_known = full_costs_known && cost.events > 0;
-    in_full += sim::SimulationCost{.state_bytes = cost.state_bytes};
+    in_full += sim::SimulationCost{.events = cost.events, .state_bytes = cost.state_bytes};
     in_flight[i] = cost.in_flight;
     // Whatever way it takes, what it holds in flight is at most its own in full: folded, its models'
     // messages (a window of its positions, on their own network, within one event of the step's);
@@ -103,7 +99,7 @@ StepEstimate step_budget_cost(const workloads::StepProgram& program,
   e.sure.in_flight = lanes.most(sure_in_flight);
   e.in_flight = lanes.most(simulated_in_flight);
   e.full_events = kEventsPerTask * all_tasks + full;
-  e.in_full_events = full_costs_known ? kEventsPerTask * all_tasks + full_costs : 0;
+  e.in_full_events = kEventsPerTask * all_tasks + in_full.events;
   e.full_in_flight = in_full.in_flight;
   // Beside the collectives: the program, and this way's attempt (every GPU's where it is the last way).
   const std::int64_t held = program_bytes(program);
