@@ -12,6 +12,7 @@
 #include "analysis/step/step_attempt.h"
 #include "analysis/step/step_fold.h"
 #include "analysis/step/step_fold_p2p.h"
+#include "analysis/step/step_footprint.h"
 #include "analysis/step/step_runner.h"
 #include "sim/saturating.h"
 #include "workloads/profile/profile.h"
@@ -157,6 +158,42 @@ std::optional<StepEstimate> in_full_past_cap(const StepSetup& setup,
   return out;
 }
 
+// The same for the events cap: where every GPU and collective in full, as the every-GPU try counted
+// it (`counted`: its in_full_events and full_in_flight, that set-up's own figures on every step of the
+// unit, golden and scale tests and the llama3-8b plans), is past it, that way's estimate from the
+// count, refused as its check would refuse it, so that its set-up is never built. Built to be refused,
+// it was the largest part of the plan's CPU and memory: Llama 3 8B dp 16 tp 4 sp mb 4 on 64 H100,
+// 170,176 collective ranks set up a third time for the same 223,268,864 events
+// (tests/bench/MEASUREMENTS.md, planreg). Its events, state, held bytes and messages in flight are
+// that way's (`full`: the setup it would run; bounded_fold_estimate reads them without checking it);
+// its sure part is the every-GPU try's.
+std::optional<StepEstimate> in_full_past_events_cap(const StepSetup& full,
+                                                    const workloads::StepProgram& program,
+                                                    const std::optional<StepEstimate>& counted) {
+  const std::uint64_t cap = full.limits.max_events;
+  if (!counted || cap == 0 || counted->in_full_events <= cap) return std::nullopt;
+  const std::uint64_t events = counted->in_full_events;
+  StepEstimate out = *counted;
+  out.way = "every GPU and collective simulated in full";
+  out.collective_events = {.queue = events - counted->task_events, .models = 0};
+  out.full_events = events;
+  out.state_bytes = counted->every_gpu.state_bytes;
+  out.held_bytes = program_bytes(program) + attempt_bytes(program, {}, attempt_shape(full));
+  out.in_flight = counted->full_in_flight;
+  out.full_memory = sim::add_saturating(
+      sim::SimulationCost{.state_bytes = out.state_bytes, .in_flight = out.in_flight}.memory(),
+      out.held_bytes);
+  out.every_gpu = {.events = events,
+                   .state_bytes = out.state_bytes,
+                   .held_bytes = out.held_bytes,
+                   .in_flight = out.in_flight};
+  sim::BudgetExceeded over(sim::BudgetExceeded::Kind::Events, events, cap, counted->full_in_flight,
+                           std::string());
+  over.upper = events;
+  out.refused = over;
+  return out;
+}
+
 // The ladder's second way, every GPU simulated, or its third, every collective in full too, where
 // another party is expected to cross one of its folded collectives (CrossingForecast).
 // `keep` (null: not wanted) receives its every-GPU try's set-up. `counted`: the every-GPU way as a
@@ -185,6 +222,7 @@ StepEstimate every_gpu_estimate(const StepSetup& setup, const workloads::StepPro
   if (auto refused = in_full_past_cap(setup, tried.counted, tried.why)) return *refused;
   StepSetup full = setup;
   full.collective.fast_path = sim::FastPath::Off;
+  if (auto refused = in_full_past_events_cap(full, program, tried.counted)) return *refused;
   MemoryGate::Hold hold(tried.counted || whole > 0 ? shared : nullptr,
                         tried.counted ? tried.counted->full_memory : whole);
   StepEstimate e = *estimate_once(full, program, {}, Embed::Off, progress);

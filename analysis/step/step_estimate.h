@@ -40,6 +40,12 @@ struct StepEstimate {
   // way (step_runner.cpp), where it goes when a fold is given up, and the most any of its ways is
   // expected to take. A folded step's shadows count as their representatives do.
   std::uint64_t full_events = 0;
+  // The ladder's last way as its own set-up counts it: every GPU's tasks and each collective's full
+  // cost (full_events takes the more of that and its expected events, which a folded ring's models
+  // may pass: 16 events of a hierarchical chain on 2 DGX-1; every collective the simulator makes has
+  // a full cost, sim/collective.h's default of none is a test's). Known before that set-up is built,
+  // so that a step past its events cap that way is refused without building it (estimate_program).
+  std::uint64_t in_full_events = 0;
   // The state that last way holds: every GPU's collectives (full_cost().state_bytes, shadows as
   // their representatives), its held bytes (every GPU's) and the most messages its network can hold
   // in flight at once (full_in_flight), as its run checks it before its event loop; more than
@@ -77,7 +83,8 @@ struct StepEstimate {
   // simulated" (the geometric mean of two where the plan cannot tell which holds). Progress lines say it.
   std::string_view way = {};
   // Where the every-GPU way is refused before its set-up is built (estimate_program: what it would
-  // hold alone is past the memory cap), the refusal charge() and check() throw.
+  // hold alone is past the memory cap), or every collective in full (its memory or its events past
+  // the caps, as the try before counted it), the refusal charge() and check() throw.
   std::optional<sim::BudgetExceeded> refused;
   // Where it foresees the ladder's first fold given up after its run (a collective they share
   // expected in full as it starts: estimate_program), the refusal that run would end in; empty: none

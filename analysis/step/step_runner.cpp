@@ -100,7 +100,7 @@ StepEstimate step_budget_cost(const workloads::StepProgram& program,
   StepEstimate e;
   e.task_events = kEventsPerTask * tasks;
   std::uint64_t full = 0, every_gpu_events = 0;
-  sim::SimulationCost in_full;  // its state
+  sim::SimulationCost in_full;  // its state and events (in_full_events)
   const std::size_t n = collectives.size();
   // Per collective, in full: of every one (a shadow as its representative), of those this way
   // simulates (not shadows), of those that cannot fold.
@@ -124,7 +124,7 @@ StepEstimate step_budget_cost(const workloads::StepProgram& program,
     const sim::SimulationCost& cost = counted.cost;
     const sim::ExpectedEvents& expected = counted.expected;
     full += std::max(cost.events, expected.total());  // a collective without a full_cost() runs so
-    in_full += sim::SimulationCost{.state_bytes = cost.state_bytes};
+    in_full += sim::SimulationCost{.events = cost.events, .state_bytes = cost.state_bytes};
     in_flight[i] = cost.in_flight;
     every_gpu_in_flight[i] = counted.every_gpu_in_flight;
     // The every-GPU way simulates a shadow as its representative's collective here: its members
@@ -144,6 +144,7 @@ StepEstimate step_budget_cost(const workloads::StepProgram& program,
   e.sure.in_flight = lanes.most(sure_in_flight);
   e.in_flight = lanes.most(simulated_in_flight);
   e.full_events = kEventsPerTask * all_tasks + full;
+  e.in_full_events = kEventsPerTask * all_tasks + in_full.events;
   e.full_in_flight = in_full.in_flight;
   // Beside the collectives: the program, and this way's attempt (every GPU's where it is the last way).
   const std::int64_t held = program_bytes(program);

@@ -1,5 +1,6 @@
 // The step's estimate counts what its run holds beside its collectives (analysis/step/step_footprint.h)
-// and refuses an every-GPU set-up past the memory cap before building it (estimate_program).
+// and refuses an every-GPU set-up past the memory cap, or every collective in full past the events cap,
+// before building it (estimate_program).
 #include <doctest/doctest.h>
 #include "tests/paths/paths.h"
 
@@ -153,6 +154,75 @@ TEST_CASE(
         std::string::npos);
   // The cap it quotes passes, and the step runs.
   CHECK(analysis::run_scenario(gnmt_dp8_mp8({"simulation.max_memory=8.5 MB"}), {}).step.gpus == 64);
+}
+
+namespace {
+
+// The estimate of `more` over `sets` of the GNMT study scenario.
+analysis::StepEstimate gnmt_estimate(std::vector<std::string> sets, const std::vector<std::string>& more) {
+  sets.insert(sets.end(), more.begin(), more.end());
+  return analysis::estimate_step(analysis::step_setup(scenarios::resolve(
+      scenarios::load_scenario(HYBRIDSIM_SOURCE_DIR + "/scenarios/cluster-hybrid-vs-dp.yaml", sets))));
+}
+
+// What checking `e` against `limits` throws (empty: nothing).
+std::string refusal_of(const analysis::StepEstimate& e, const sim::SimulationLimits& limits) {
+  try {
+    e.check(limits);
+  } catch (const sim::BudgetExceeded& over) {
+    return std::string(over.what()) + " (upper " + std::to_string(over.upper) + ")";
+  }
+  return {};
+}
+
+}  // namespace
+
+TEST_CASE(
+    "step estimate: the last way's set-up, every collective in full, past the events cap is refused before "
+    "it is built, at the figures that set-up gives") {
+  // Two steps whose fold and every-GPU try are given up, so that the estimate goes to every collective
+  // in full: GNMT dp 8 x mp 8 layers on 8 DGX-1 (as above), and GNMT dp 16 hierarchical on 2 DGX-1,
+  // whose every-GPU try counts one chain's folded models 16 events past its full cost (186,576 events
+  // where every collective in full counts 186,560: the refusal quotes the latter, its own set-up's).
+  // Past an events cap one under that way's events, the every-GPU try's count refuses it before it is
+  // built (StepEstimate::refused; before, it was built and then refused: Llama 3 8B dp 16 tp 4 sp mb 4
+  // on 64 H100 set up 170,176 collective ranks a third time, 3.4 of the estimate's 6.4 s, for the same
+  // 223,268,864 events, tests/bench/MEASUREMENTS.md, planreg), with every figure that set-up gives.
+  const std::vector<std::string> layers = {"sweep=null", "cluster.nodes=8",
+                                           "parallelism={dp: 8, mp: 8, placement: layers}",
+                                           "communication.fast_path=auto"};
+  const std::vector<std::string> hierarchical = {"sweep=null", "cluster.nodes=2", "parallelism.dp=16",
+                                                 "communication.algorithm=hierarchical",
+                                                 "communication.bucket_size=6.25 MB"};
+  for (const bool chains : {false, true}) {
+    CAPTURE(chains);
+    const std::vector<std::string>& sets = chains ? hierarchical : layers;
+    const analysis::StepEstimate uncapped = gnmt_estimate(sets, {});
+    REQUIRE(uncapped.way == "every GPU and collective simulated in full");
+    CHECK(!uncapped.refused.has_value());
+    if (chains) CHECK(uncapped.events() == 186'560);
+    const std::uint64_t cap = uncapped.events() - 1;
+    const analysis::StepEstimate capped =
+        gnmt_estimate(sets, {"simulation.max_events=" + std::to_string(cap)});
+    REQUIRE(capped.refused.has_value());  // not built: on main it was, and passed its figures here
+    CHECK(capped.way == uncapped.way);
+    CHECK(capped.events() == uncapped.events());
+    CHECK(capped.full_events == uncapped.full_events);
+    CHECK(capped.in_flight == uncapped.in_flight);
+    CHECK(capped.memory() == uncapped.memory());
+    CHECK(capped.full_memory == uncapped.full_memory);
+    CHECK(capped.every_gpu.memory() == uncapped.every_gpu.memory());
+    // Its refusal is the one the set-up's own figures give under that cap, word for word.
+    const sim::SimulationLimits limits{.max_events = cap};
+    const std::string refused = refusal_of(capped, limits);
+    CHECK(refused.starts_with("the simulation would process about " + std::to_string(uncapped.events())));
+    CHECK(refused == refusal_of(uncapped, limits));
+    // At its events the cap passes: the set-up is built and counted as before.
+    const analysis::StepEstimate at =
+        gnmt_estimate(sets, {"simulation.max_events=" + std::to_string(cap + 1)});
+    CHECK(!at.refused.has_value());
+    CHECK(at.events() == uncapped.events());
+  }
 }
 
 }  // namespace hybridsim
