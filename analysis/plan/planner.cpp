@@ -84,8 +84,8 @@ std::string versus(const PlanCandidate& a, const PlanCandidate& b, PlanObjective
     const double epoch_b = b.ttt->steps_per_epoch * b.step.step_time.to_seconds();
     return "vs " + label(b.step.label) + " (" + format_duration(b.ttt->seconds) + "): that one needs x" +
            format_fixed(epochs, 2) + " the epochs and x" + format_fixed(epoch_b / epoch_a, 2) +
-           " the time per epoch, so this one trains " + format_percent(b.ttt->seconds / a.ttt->seconds - 1) +
-           " faster";
+           " the time per epoch, so it takes " +
+           format_fixed(100 * (b.ttt->seconds / a.ttt->seconds - 1), 1) + "% longer to train";
   }
   return "vs " + label(b.step.label) + ": x" + format_fixed(a.samples_per_second / b.samples_per_second, 3) +
          " its throughput (exposed communication " + ms(a.step.critical.exposed_communication) + " vs " +

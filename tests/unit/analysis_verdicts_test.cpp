@@ -294,6 +294,11 @@ TEST_CASE(
   CHECK(why.find("(" + analysis::format_duration(other->ttt->seconds) + "): that one needs x" +
                      analysis::format_fixed(other->ttt->epochs / r.ranked[0].ttt->epochs, 2) + " the epochs",
                  why.find(said)) != std::string::npos);
+  // A ratio of times said as what it is ("+93.4% faster" was said of a run 1.934 times as long).
+  CHECK(why.find("the time per epoch, so it takes " +
+                     analysis::format_fixed(100 * (other->ttt->seconds / r.ranked[0].ttt->seconds - 1), 1) +
+                     "% longer to train",
+                 why.find(said)) != std::string::npos);
   for (std::size_t i = 0; i < 5; ++i) {
     const analysis::PlanCandidate& c = r.ranked[i];
     const analysis::PlanCandidate& next = r.ranked[i + 1];
