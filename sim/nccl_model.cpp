@@ -114,7 +114,7 @@ std::array<double, kLinkKindCount> nccl_payload_efficiency() {
 }
 
 NcclEstimate nccl_estimate(const NcclMachine& m, NcclAlgorithm a, Protocol p, Bytes size) {
-  return estimate_on(m, a, p, size, p == Protocol::Ideal ? m.channels : nccl_channels(m, a, p, size));
+  return estimate_on(m, a, p, size, nccl_channels(m, a, p, size));  // all of them for Ideal
 }
 
 namespace {
