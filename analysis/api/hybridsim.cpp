@@ -16,7 +16,6 @@
 #include "scenarios/loader/ignored_keys.h"
 #include "scenarios/loader/resolve.h"
 #include "scenarios/loader/sweep.h"
-#include "scenarios/loader/topology_file_notes.h"
 #include "sim/time_window.h"
 #include "topology/cluster.h"
 #include "topology/gpu_list.h"
@@ -127,14 +126,13 @@ std::optional<std::string> replaced_trace_note(const RunRequest& request,
                              ", " + o.name("trace-gpus") + ", " + o.name("trace-detail") + ")");
 }
 
-// What the scenario writes that changes nothing (fabric keys on one machine, ...), and its
-// cluster.topology file's links that machines rarely have (an InfiniBand link inside a machine).
+// What the scenario writes that changes nothing (fabric keys on one machine, ...); its
+// cluster.topology file's notes come with the resolved scenario (ResolvedScenario::topology_notes).
 void add_scenario_notes(const scenarios::Scenario& s, std::vector<std::string>& notes) {
   for (auto note : {scenarios::unused_fabric_note(s), scenarios::unused_placement_note(s),
                     scenarios::unused_bucket_size_note(s), scenarios::unused_recompute_note(s),
                     scenarios::identical_steps_note(s), scenarios::unused_model_threads_note(s)})
     if (note) notes.push_back(std::move(*note));
-  for (std::string& note : scenarios::topology_file_notes(s)) notes.push_back(std::move(note));
 }
 
 }  // namespace
@@ -169,6 +167,9 @@ RunReport run(const ScenarioInput& input, const RunRequest& request) {
   analysis::ProgramBuildTicks topology_ticks(request.progress, "the run, building the cluster's topology");
   const scenarios::ResolvedScenario resolved =
       scenarios::resolve(report.scenario, request.progress ? &topology_ticks : nullptr);
+  // The cluster.topology file's links machines rarely have (an InfiniBand link inside a machine),
+  // from the one load that built the topology: after the scenario's own notes, as they were said.
+  report.notes.insert(report.notes.end(), resolved.topology_notes.begin(), resolved.topology_notes.end());
   // A trace given here replaces the scenario's outputs.trace block as a whole (none of its fields
   // carry over).
   analysis::ScenarioRunOptions options;
