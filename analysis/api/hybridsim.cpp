@@ -1,6 +1,7 @@
 #include "analysis/api/hybridsim.h"
 
 #include "analysis/api/fabric_options.h"
+#include "analysis/api/request_platform.h"
 
 #include "analysis/step/step_progress.h"
 
@@ -260,7 +261,7 @@ void check_route(const topology::Topology& t, std::pair<int, int> route, const a
 
 }  // namespace
 
-std::string topology(const TopologyRequest& request) {
+TopologyReport topology(const TopologyRequest& request) {
   const analysis::OptionSpelling& o = request.spelling;
   if (request.pcie_only && !request.rings)
     throw InputError(o.name("pcie-only") + " needs " + o.name("rings"));
@@ -274,16 +275,15 @@ std::string topology(const TopologyRequest& request) {
   if (request.gpus_per_node != 0) spec.gpus_per_node = request.gpus_per_node;
   apply_fabric_options(spec, fabric_options_of(request), o);
   // Python's topology() takes the preset or file as preset_or_file.
-  std::vector<std::string> notes;
-  const topology::Topology t = analysis::load_platform(request.topology, spec, o, "preset-or-file", &notes);
-  if (request.on_note)
-    for (const std::string& note : notes) request.on_note(note);
+  TopologyReport out;
+  const topology::Topology t =
+      load_request_platform(request.topology, spec, o, "preset-or-file", request.on_note, out.notes);
   if (request.route) check_route(t, *request.route, o);
   analysis::TopologyReportOptions report;
   report.route = request.route;
   report.rings = request.rings;
   report.pcie_only = request.pcie_only;
-  std::string text = analysis::topology_report(t, report);
+  out.text = analysis::topology_report(t, report);
   if (request.dot) {
     // Whole or not at all, into folders made as a trace's are (and removed again on a failure).
     analysis::CreatedFolders made;
@@ -294,9 +294,9 @@ std::string topology(const TopologyRequest& request) {
     file.write(dot.str());
     file.commit();
     made.keep();
-    text += "\nwrote " + request.dot->string() + "\n";
+    out.text += "\nwrote " + request.dot->string() + "\n";
   }
-  return text;
+  return out;
 }
 
 }  // namespace hybridsim::api
