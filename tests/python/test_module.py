@@ -2,10 +2,12 @@
 the printed table, results.csv), errors carry the CLI's message and its location, threads give the
 answers one thread gives, and Ctrl-C stops a long step."""
 import concurrent.futures
+import copy
 import decimal
 import fractions
 import os
 import pathlib
+import pickle
 import re
 import signal
 import subprocess
@@ -114,6 +116,7 @@ def test_topology_and_collective_say_a_topology_files_notes_as_run_does(cli, tmp
     printed = cli("topology", str(path))
     assert printed.returncode == 0, printed.stderr
     assert report == printed.stdout  # still the text the command line prints
+    assert pickle.loads(pickle.dumps(report)).notes == [note] and copy.copy(report).notes == [note]
     assert printed.stderr == f"hybridsim topology: note: {note}\n"
     frame = hybridsim.collective(str(path), min_bytes="1 MiB", max_bytes="1 MiB")
     assert frame.attrs["notes"] == [note]

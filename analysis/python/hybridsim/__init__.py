@@ -752,9 +752,10 @@ class TopologyReport(str):
 
     notes: list
 
-    def __new__(cls, text: str, notes: list):
+    def __new__(cls, text: str, notes: Optional[list] = None):
+        # notes=None: a copy or pickle makes the str first (str's __getnewargs__), then sets .notes.
         report = super().__new__(cls, text)
-        report.notes = notes
+        report.notes = [] if notes is None else notes
         return report
 
 
