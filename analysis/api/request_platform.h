@@ -3,7 +3,7 @@
 // it is known (the command line's stderr, before the work) and kept in `notes` for the report
 // (Python's `notes`). None for a preset.
 //   std::vector<std::string> notes;
-//   topology::Topology t = load_request_platform(request.topology, spec, o, "topology", request.on_note, notes);
+//   topology::Topology t = load_request_platform("box.yaml", spec, o, "topology", on_note, notes);
 #pragma once
 #include <functional>
 #include <string>
