@@ -1,6 +1,9 @@
 #include "analysis/api/collective_request.h"
 
+#include <utility>
+
 #include "analysis/api/fabric_options.h"
+#include "analysis/api/request_platform.h"
 
 #include "analysis/platform/platform.h"
 #include "sim/budget.h"
@@ -85,9 +88,7 @@ CollectiveReport collective(const CollectiveRequest& request) {
   apply_fabric_options(spec, fabric_options_of(request), spelling);
   std::vector<std::string> notes;
   const topology::Topology topo =
-      analysis::load_platform(request.topology, spec, spelling, "topology", &notes);
-  if (request.on_note)
-    for (const std::string& note : notes) request.on_note(note);
+      load_request_platform(request.topology, spec, spelling, "topology", request.on_note, notes);
   const analysis::CollectiveSweepOptions o =
       sweep_options(request, static_cast<int>(topo.gpus().size()),
                     analysis::platform_reduction_bandwidth(request.topology));
@@ -96,7 +97,7 @@ CollectiveReport collective(const CollectiveRequest& request) {
                                       .nodes = o.names.nodes,
                                       .separator = o.names.python ? "=" : " ",
                                       .quoted_list = o.names.python});
-  CollectiveReport report{.rows = analysis::run_collective_sweep(topo, o)};
+  CollectiveReport report{.rows = analysis::run_collective_sweep(topo, o), .notes = std::move(notes)};
   workloads::CommPlanner planner(topo, o.comm);
   const std::size_t used_channels = planner.ring_channels(o.gpus).size();
   // An all-to-all runs as direct sends on no channel: its title said "auto/auto, 6 channels".

@@ -40,7 +40,7 @@ struct CollectiveRequest {
   std::string max_events = std::to_string(sim::kDefaultMaxEvents);  // or "unlimited"
   std::string max_sim_memory = sim::format_bytes(sim::Bytes::of(sim::kDefaultMaxMemory));
   std::ostream* progress = nullptr;  // the sweep's estimate and progress lines (stderr in the CLI)
-  // Told each of a topology file's notes (topology::Topology::notes) before the sizes run.
+  // Told each of a topology file's notes (load_request_platform) before the sizes run.
   std::function<void(const std::string&)> on_note{};
   // How refusals name these fields: the command line's options, or Python's keywords.
   analysis::CollectiveOptionNames names{};
@@ -50,6 +50,7 @@ struct CollectiveReport {
   std::vector<analysis::CollectiveSweepRow> rows{};
   // "all-reduce over 8 GPUs of dgx1-v100, auto/auto, 2 channels, 512 KiB messages"
   std::string title{};
+  std::vector<std::string> notes{};  // a topology file's links machines rarely have (stderr), as run's
 };
 CollectiveReport collective(const CollectiveRequest& request);
 

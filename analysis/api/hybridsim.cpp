@@ -1,6 +1,7 @@
 #include "analysis/api/hybridsim.h"
 
 #include "analysis/api/fabric_options.h"
+#include "analysis/api/request_platform.h"
 
 #include "analysis/step/step_progress.h"
 
@@ -16,7 +17,6 @@
 #include "scenarios/loader/ignored_keys.h"
 #include "scenarios/loader/resolve.h"
 #include "scenarios/loader/sweep.h"
-#include "scenarios/loader/topology_file_notes.h"
 #include "sim/time_window.h"
 #include "topology/cluster.h"
 #include "topology/gpu_list.h"
@@ -127,14 +127,13 @@ std::optional<std::string> replaced_trace_note(const RunRequest& request,
                              ", " + o.name("trace-gpus") + ", " + o.name("trace-detail") + ")");
 }
 
-// What the scenario writes that changes nothing (fabric keys on one machine, ...), and its
-// cluster.topology file's links that machines rarely have (an InfiniBand link inside a machine).
+// What the scenario writes that changes nothing (fabric keys on one machine, ...); its
+// cluster.topology file's notes come with the resolved scenario (ResolvedScenario::topology_notes).
 void add_scenario_notes(const scenarios::Scenario& s, std::vector<std::string>& notes) {
   for (auto note : {scenarios::unused_fabric_note(s), scenarios::unused_placement_note(s),
                     scenarios::unused_bucket_size_note(s), scenarios::unused_recompute_note(s),
                     scenarios::identical_steps_note(s), scenarios::unused_model_threads_note(s)})
     if (note) notes.push_back(std::move(*note));
-  for (std::string& note : scenarios::topology_file_notes(s)) notes.push_back(std::move(note));
 }
 
 }  // namespace
@@ -169,6 +168,9 @@ RunReport run(const ScenarioInput& input, const RunRequest& request) {
   analysis::ProgramBuildTicks topology_ticks(request.progress, "the run, building the cluster's topology");
   const scenarios::ResolvedScenario resolved =
       scenarios::resolve(report.scenario, request.progress ? &topology_ticks : nullptr);
+  // The cluster.topology file's links machines rarely have (an InfiniBand link inside a machine),
+  // from the one load that built the topology: after the scenario's own notes, as they were said.
+  report.notes.insert(report.notes.end(), resolved.topology_notes.begin(), resolved.topology_notes.end());
   // A trace given here replaces the scenario's outputs.trace block as a whole (none of its fields
   // carry over).
   analysis::ScenarioRunOptions options;
@@ -259,7 +261,7 @@ void check_route(const topology::Topology& t, std::pair<int, int> route, const a
 
 }  // namespace
 
-std::string topology(const TopologyRequest& request) {
+TopologyReport topology(const TopologyRequest& request) {
   const analysis::OptionSpelling& o = request.spelling;
   if (request.pcie_only && !request.rings)
     throw InputError(o.name("pcie-only") + " needs " + o.name("rings"));
@@ -273,16 +275,15 @@ std::string topology(const TopologyRequest& request) {
   if (request.gpus_per_node != 0) spec.gpus_per_node = request.gpus_per_node;
   apply_fabric_options(spec, fabric_options_of(request), o);
   // Python's topology() takes the preset or file as preset_or_file.
-  std::vector<std::string> notes;
-  const topology::Topology t = analysis::load_platform(request.topology, spec, o, "preset-or-file", &notes);
-  if (request.on_note)
-    for (const std::string& note : notes) request.on_note(note);
+  TopologyReport out;
+  const topology::Topology t =
+      load_request_platform(request.topology, spec, o, "preset-or-file", request.on_note, out.notes);
   if (request.route) check_route(t, *request.route, o);
   analysis::TopologyReportOptions report;
   report.route = request.route;
   report.rings = request.rings;
   report.pcie_only = request.pcie_only;
-  std::string text = analysis::topology_report(t, report);
+  out.text = analysis::topology_report(t, report);
   if (request.dot) {
     // Whole or not at all, into folders made as a trace's are (and removed again on a failure).
     analysis::CreatedFolders made;
@@ -293,9 +294,9 @@ std::string topology(const TopologyRequest& request) {
     file.write(dot.str());
     file.commit();
     made.keep();
-    text += "\nwrote " + request.dot->string() + "\n";
+    out.text += "\nwrote " + request.dot->string() + "\n";
   }
-  return text;
+  return out;
 }
 
 }  // namespace hybridsim::api

@@ -79,7 +79,7 @@ std::filesystem::path study(const analysis::StudyCommandOptions& options, std::o
 analysis::PlanResult plan(const analysis::PlanCommandOptions& options, std::ostream* progress = nullptr);
 
 // Devices, links, per-GPU bandwidth, and on request a route, the rings and a Graphviz file, of a
-// platform: `hybridsim topology`. Returns the report it prints.
+// platform: `hybridsim topology`. Returns the report it prints, and the notes it says.
 // Options that shape only what another asks for are refused without it, naming both in the spelling
 // given (`--pcie-only needs --rings`, `pcie_only needs rings`): a fabric or oversubscription on one
 // machine, PCIe-only rings without rings.
@@ -94,9 +94,13 @@ struct TopologyRequest {
   bool pcie_only = false;
   std::optional<std::filesystem::path> dot{};  // write the graph here
   analysis::OptionSpelling spelling{};
-  // Told each of a topology file's notes (topology::Topology::notes) before the report is made.
+  // Told each of a topology file's notes (load_request_platform) before the report is made.
   std::function<void(const std::string&)> on_note{};
 };
-std::string topology(const TopologyRequest& request);
+struct TopologyReport {
+  std::string text{};                // what `hybridsim topology` prints
+  std::vector<std::string> notes{};  // a topology file's links machines rarely have (stderr), as run's
+};
+TopologyReport topology(const TopologyRequest& request);
 
 }  // namespace hybridsim::api

@@ -59,8 +59,7 @@ int topology_command(int argc, const char* const* argv) {
   request.on_note = [](const std::string& note) {
     std::cerr << "hybridsim topology: note: " << note << "\n";
   };
-  const std::string text = api::topology(request);
-  std::cout << text;
+  std::cout << api::topology(request).text;
   return 0;
 }
 

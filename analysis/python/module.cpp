@@ -311,13 +311,21 @@ py::dict collective(api::CollectiveRequest request) {  // a copy, as plan()'s op
   d["csv"] = analysis::collective_csv(r.rows);
   d["table"] = analysis::collective_table(r.rows, r.title);
   d["json"] = analysis::collective_json(r.rows, r.title);
+  d["notes"] = r.notes;  // a topology file's, as run()'s and sweep()'s notes (stderr on the command line)
   return d;
 }
 
-std::string topology(api::TopologyRequest request) {  // a copy, as plan()'s options
+py::dict topology(api::TopologyRequest request) {         // a copy, as plan()'s options
   request.spelling = analysis::OptionSpelling::python();  // "pcie_only needs rings"
-  py::gil_scoped_release nogil;
-  return api::topology(request);
+  api::TopologyReport r;
+  {
+    py::gil_scoped_release nogil;
+    r = api::topology(request);
+  }
+  py::dict d;
+  d["text"] = r.text;
+  d["notes"] = r.notes;  // as collective()'s
+  return d;
 }
 
 // A named model's workload.model fields (hybridsim/sections.py's Model), as the library has them.

@@ -20,7 +20,6 @@
 #include "analysis/sweep/sweep_integrity.h"
 #include "scenarios/loader/ignored_keys.h"
 #include "scenarios/loader/resolve.h"
-#include "scenarios/loader/topology_file_notes.h"
 #include "sim/error.h"
 #include "sim/yaml/input_file.h"
 
@@ -160,15 +159,18 @@ void check_points(SweepPlan& plan, const SweepOptions& options) {
     try {
       const scenarios::Scenario point = plan.point_scenario(*p, options);
       scenarios::refuse_trace_step_without_trace(point, false, "");  // a sweep has no --trace
-      // The keys that change nothing here, and a cluster.topology file's links machines rarely have.
-      std::vector<std::string> notes = scenarios::topology_file_notes(point);
+      const auto note_point = [&](const std::string& note) {
+        point_notes[note] += (point_notes[note].empty() ? "" : ", ") + std::to_string(p->index);
+      };
+      // The keys that change nothing here.
       for (auto& note : {scenarios::unused_fabric_note(point), scenarios::unused_placement_note(point),
                          scenarios::unused_bucket_size_note(point), scenarios::unused_recompute_note(point)})
-        if (note) notes.push_back(*note);
-      for (const std::string& note : notes)
-        point_notes[note] += (point_notes[note].empty() ? "" : ", ") + std::to_string(p->index);
+        if (note) note_point(*note);
       const scenarios::ResolvedScenario resolved =
           scenarios::resolve(point, nullptr, scenarios::MemoryFit::Report);
+      // A cluster.topology file's links machines rarely have, from the load that built the point's
+      // topology (the file was read a second time for them).
+      for (const std::string& note : resolved.topology_notes) note_point(note);
       training_model_at_step(resolved);  // refused now, not after other points ran
       if (!resolved.does_not_fit.empty()) {
         unfit.rows[p->index] = unfit_sweep_row(*p, resolved);

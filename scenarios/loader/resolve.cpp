@@ -96,11 +96,12 @@ workloads::Profile scale_profile_batch(const workloads::Profile& profile, std::i
   return p;
 }
 
-topology::Topology build_topology(const Scenario& s, sim::WorkProgress* progress) {
+topology::Topology build_topology(const Scenario& s, sim::WorkProgress* progress,
+                                  std::vector<std::string>* notes) {
   const ClusterSettings& c = s.cluster;
   if (!c.topology.empty())
     return located(s, "cluster.topology",
-                   [&] { return topology::load_topology_yaml(input_path(s, c.topology).string()); });
+                   [&] { return topology::load_topology_yaml(input_path(s, c.topology).string(), notes); });
   return located(s, "cluster", [&] { return topology::build_cluster(c, progress); });
 }
 
@@ -451,12 +452,14 @@ void refuse_ll128_where_off(const Scenario& s, const ResolvedScenario& r) {
 }
 
 ResolvedScenario resolve(const Scenario& s, sim::WorkProgress* progress, MemoryFit fit) {
-  topology::Topology topology = build_topology(s, progress);
+  std::vector<std::string> notes;  // the topology file's, from its one load
+  topology::Topology topology = build_topology(s, progress, &notes);
   workloads::Profile profile = load_workload_profile(s);
   workloads::StepConfig config = resolve_step_config(s, topology, profile);
   std::optional<workloads::MemoryCapacity> capacity = gpu_memory_capacity(s, profile);
   ResolvedScenario r{
-      std::move(config), s, std::move(topology), std::move(profile), std::move(capacity), {}, {}};
+      std::move(config), s, std::move(topology), std::move(profile), std::move(capacity), {}, {},
+      std::move(notes)};
   if (is_transformer(s)) {
     const TransformerResolution t = resolve_transformer(s);
     try {

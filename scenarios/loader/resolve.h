@@ -65,6 +65,9 @@ struct ResolvedScenario : workloads::StepConfig {
   // MemoryFit::Report only: the refusal `hybridsim run` gives a transformer that does not fit its
   // GPUs' memory (one line, located at workload.model); empty when it fits.
   std::string does_not_fit;
+  // The cluster.topology file's notes (links machines rarely have, topology/yaml_loader.h) from the
+  // load that built `topology`, for run and sweep to say; none for a preset.
+  std::vector<std::string> topology_notes;
 };
 
 // What resolve() does with a transformer whose GPUs cannot hold it (weights, gradients, optimizer
@@ -75,8 +78,10 @@ struct ResolvedScenario : workloads::StepConfig {
 enum class MemoryFit { Refuse, Report };
 
 // Each step on its own (resolve() calls them in this order).
-// `progress` (null: none) is told as a cluster of machines is built (seconds at 8,192 machines).
-topology::Topology build_topology(const Scenario& scenario, sim::WorkProgress* progress = nullptr);
+// `progress` (null: none) is told as a cluster of machines is built (seconds at 8,192 machines);
+// `notes` (null: none) gets a cluster.topology file's notes, in the file's order.
+topology::Topology build_topology(const Scenario& scenario, sim::WorkProgress* progress = nullptr,
+                                  std::vector<std::string>* notes = nullptr);
 workloads::Profile load_workload_profile(const Scenario& scenario);  // scaled to batch_per_worker
 workloads::MpPlacement build_placement(const Scenario& scenario, const workloads::Profile& profile);
 workloads::WorkerMapping build_mapping(const Scenario& scenario, const topology::Topology& topology);

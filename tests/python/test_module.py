@@ -2,10 +2,12 @@
 the printed table, results.csv), errors carry the CLI's message and its location, threads give the
 answers one thread gives, and Ctrl-C stops a long step."""
 import concurrent.futures
+import copy
 import decimal
 import fractions
 import os
 import pathlib
+import pickle
 import re
 import signal
 import subprocess
@@ -98,6 +100,33 @@ def test_a_topology_files_infiniband_link_inside_a_machine_is_a_note_of_the_run(
     swept.write_text(path.read_text(encoding="utf-8") +
                      "sweep:\n  parameters:\n    - {path: parallelism.dp, values: [1, 2]}\n", encoding="utf-8")
     assert hybridsim.sweep(str(swept)).attrs["notes"] == [f"sweep points 0, 1: {r.notes[0]}"]
+
+
+def test_topology_and_collective_say_a_topology_files_notes_as_run_does(cli, tmp_path):
+    # The command line's topology and collective print a topology file's notes on stderr, as run does;
+    # Python's topology() and collective() dropped them, where run() has them in RunResult.notes.
+    path = tmp_path / "ib.yaml"
+    path.write_text("nodes:\n  - {name: GPU0, kind: gpu}\n  - {name: GPU1, kind: gpu}\n"
+                    "links:\n  - {a: GPU0, b: GPU1, kind: infiniband, bandwidth: 25 GB/s}\n", encoding="utf-8")
+    note = (f"{path}:5:5: links[0]: a link of kind infiniband between GPUs \"GPU0\" and \"GPU1\" of one machine "
+            "(node 0), taken as written; a machine's GPUs usually meet over nvlink, nvswitch or pcie, and "
+            "InfiniBand joins machines through their NICs")
+    report = hybridsim.topology(str(path))
+    assert report.notes == [note]
+    printed = cli("topology", str(path))
+    assert printed.returncode == 0, printed.stderr
+    assert report == printed.stdout  # still the text the command line prints
+    assert pickle.loads(pickle.dumps(report)).notes == [note] and copy.copy(report).notes == [note]
+    assert printed.stderr == f"hybridsim topology: note: {note}\n"
+    frame = hybridsim.collective(str(path), min_bytes="1 MiB", max_bytes="1 MiB")
+    assert frame.attrs["notes"] == [note]
+    printed = cli("collective", "-t", str(path), "-b", "1MiB", "-e", "1MiB", "--format", "csv", "-q")
+    assert printed.returncode == 0, printed.stderr
+    assert printed.stdout == frame.attrs["csv"]
+    assert printed.stderr == f"hybridsim collective: note: {note}\n"
+    # A preset has none.
+    assert hybridsim.topology("dgx1-v100").notes == []
+    assert hybridsim.collective("dgx1-v100", min_bytes="1 MiB", max_bytes="1 MiB").attrs["notes"] == []
 
 
 def test_a_trace_given_says_it_replaces_the_scenarios_trace_block(cli, tmp_path):

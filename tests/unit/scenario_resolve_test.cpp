@@ -162,6 +162,41 @@ TEST_CASE("resolve: a custom topology file and a profile file are found relative
   CHECK_MESSAGE(message.starts_with(missing + ":1:21: cluster.topology: "), message);
 }
 
+TEST_CASE("resolve: a topology file's notes come with the topology, from its one load") {
+  // An InfiniBand link between two GPUs of one machine, and an NVLink between machines, are taken as
+  // written and noted (topology/yaml_loader.h). The file's notes were read again by a second parse
+  // (scenarios::topology_file_notes) for run and each sweep point; the resolved scenario keeps the
+  // ones of the load that built its topology, in the file's order, each naming the file's line.
+  const TempDir dir("notes");
+  dir.write("odd.yaml",
+            "nodes:\n  - {name: GPU0, kind: gpu}\n  - {name: GPU1, kind: gpu}\n"
+            "  - {name: GPU2, kind: gpu, node: 1}\nlinks:\n"
+            "  - {a: GPU0, b: GPU1, kind: infiniband, bandwidth: 25 GB/s}\n"
+            "  - {a: GPU1, b: GPU2, kind: nvlink, bandwidth: 25 GB/s}\n");
+  dir.write("s.yaml", "cluster: {topology: odd.yaml}\nworkload: {network: gnmt}\nparallelism: {dp: 3}\n");
+  const ResolvedScenario r = resolve(load_scenario((dir.path / "s.yaml").string()));
+  const std::string file = (dir.path / "odd.yaml").string();
+  REQUIRE(r.topology_notes.size() == 2);
+  CHECK(r.topology_notes[0] ==
+        file +
+            ":6:5: links[0]: a link of kind infiniband between GPUs \"GPU0\" and \"GPU1\" of one machine "
+            "(node 0), taken as written; a machine's GPUs usually meet over nvlink, nvswitch or pcie, and "
+            "InfiniBand joins machines through their NICs");
+  CHECK(r.topology_notes[1] ==
+        file +
+            ":7:5: links[1]: a link of kind nvlink between \"GPU1\" (node 0) and \"GPU2\" (node 1), two "
+            "machines, taken as written (an NVLink domain across machines); machines are usually joined by "
+            "infiniband through their NICs");
+  CHECK(r.topology.links()[0].kind == sim::LinkKind::InfiniBand);  // as written
+  // A file of links machines have, and a preset, have none.
+  dir.write("pair.yaml",
+            "nodes: [{name: A, kind: gpu}, {name: B, kind: gpu}]\n"
+            "links: [{a: A, b: B, kind: nvlink, bandwidth: 25 GB/s}]\n");
+  dir.write("p.yaml", "cluster: {topology: pair.yaml}\nworkload: {network: gnmt}\nparallelism: {dp: 2}\n");
+  CHECK(resolve(load_scenario((dir.path / "p.yaml").string())).topology_notes.empty());
+  CHECK(resolve(load_scenario(example("dgx1-gnmt-dp8.yaml"))).topology_notes.empty());
+}
+
 TEST_CASE("resolve: placement rules, the explicit mapping and batch scaling") {
   const ResolvedScenario r = resolve(load_scenario(example("dgx1-gnmt-mp2-rules.yaml")));
   const auto gpu_of = [&](std::string_view op) { return r.placement.gpu_of_op[r.profile.op_by_name(op)]; };

@@ -36,7 +36,7 @@ __all__ = [
     "run", "sweep", "study", "plan", "collective", "topology",
     "Cluster", "Links", "Link", "Model", "Workload", "Training", "Parallelism", "Pipeline", "Communication",
     "Variability", "Simulation", "model", "models", "DEFAULT",
-    "RunResult", "GpuMetrics", "CriticalPath", "TimeToTrain", "PlanResult", "StudyResult", "Rows",
+    "RunResult", "GpuMetrics", "CriticalPath", "TimeToTrain", "PlanResult", "StudyResult", "Rows", "TopologyReport",
     "HybridsimError", "ScenarioError", "BudgetError", "InternalError",
 ]
 
@@ -727,7 +727,8 @@ _COLLECTIVE_KEYWORDS = {
 
 def collective(topology: str, *, op: str = "allreduce", nodes: int = 1, gpus: Optional[str] = None, **options):
     """nccl-tests for the simulator (`hybridsim collective`): a DataFrame of its CSV columns (attrs:
-    csv, title, table, json). Other options by their command-line names with underscores:
+    csv, title, table, json, notes: a topology file's links machines rarely have, the notes the
+    command line prints on stderr). Other options by their command-line names with underscores:
     algorithm, protocol, channels, min_bytes="8 B", max_bytes="256 MiB", step_factor, message_size,
     reduction_bandwidth, fast_path, pcie_only, gpus_per_node, fabric, oversubscription, max_events, max_sim_memory."""
     request = _native.CollectiveRequest()
@@ -740,13 +741,29 @@ def collective(topology: str, *, op: str = "allreduce", nodes: int = 1, gpus: Op
         setattr(request, name, _COLLECTIVE_KEYWORDS[name](name, value))
     request.reduction_given = "reduction_bandwidth" in options  # refused beside an op that adds nothing up
     result = _native_call(_native.collective, request)
-    return _table(result["csv"], title=result["title"], table=result["table"], json=result["json"])
+    return _table(result["csv"], title=result["title"], table=result["table"], json=result["json"],
+                  notes=result["notes"])
+
+
+class TopologyReport(str):
+    """The report `hybridsim topology` prints, as a str, with `notes`: a topology file's links machines
+    rarely have (an InfiniBand link inside a machine), the notes the command line prints on stderr, as
+    run()'s RunResult.notes (empty for a preset)."""
+
+    notes: list
+
+    def __new__(cls, text: str, notes: Optional[list] = None):
+        # notes=None: a copy or pickle makes the str first (str's __getnewargs__), then sets .notes.
+        report = super().__new__(cls, text)
+        report.notes = [] if notes is None else notes
+        return report
 
 
 def topology(preset_or_file: str, *, nodes: int = 1, gpus_per_node: int = 0, fabric: Optional[str] = None,
              oversubscription: Optional[float] = None, route: Optional[tuple] = None, rings: bool = False,
-             pcie_only: bool = False, dot: Union[None, str, os.PathLike] = None) -> str:
-    """Devices, links, per-GPU bandwidth, and on request a route and the rings (`hybridsim topology`)."""
+             pcie_only: bool = False, dot: Union[None, str, os.PathLike] = None) -> TopologyReport:
+    """Devices, links, per-GPU bandwidth, and on request a route and the rings (`hybridsim topology`):
+    the report text, a str whose `notes` are a topology file's notes (TopologyReport)."""
     preset_or_file = _text("topology", "preset_or_file", preset_or_file,
                            "a preset name such as 'dgx1-v100' or a topology YAML file")
     nodes = _whole("topology", "nodes", nodes, "machines")
@@ -768,4 +785,5 @@ def topology(preset_or_file: str, *, nodes: int = 1, gpus_per_node: int = 0, fab
     request.fabric, request.oversubscription = fabric, oversubscription
     request.route = None if route is None else tuple(route)
     request.rings, request.pcie_only, request.dot = rings, pcie_only, dot
-    return _native_call(_native.topology, request)
+    result = _native_call(_native.topology, request)
+    return TopologyReport(result["text"], result["notes"])
