@@ -126,7 +126,7 @@ LlmTimeEstimate llm_time_estimate(const LlmSetting& setting, const LlmLayout& la
                                   const LlmMachine& machine);
 
 // One layer's GEMMs of one micro-batch on one TP rank, (F + F½) / rate each, as the generated step
-// issues them (workloads/generators/transformer_gemms.h, profile_gen_transformer.cpp), split as a
+// issues them (workloads/generators/transformer_gemms.h, transformer_kernels.cpp), split as a
 // mixture's two ops are: QKV, attention, output and the router; the MLP (a mixture's local experts,
 // each on its own tokens). Backward twice each linear (input and weight gradients), flash attention
 // 2.5 times its forward (it recomputes the scores), the unfused one's two GEMMs twice; selective

@@ -77,7 +77,7 @@ double stage_micro_batch_seconds(const LlmSetting& s, const LlmLayout& l, const 
 }
 
 // The TP communication of one layer and micro-batch, as the generated step runs it
-// (profile_gen_transformer.cpp), in gathers of s·b·h (a reduce-scatter is one, an all-reduce two).
+// (transformer_kernels.cpp), in gathers of s·b·h (a reduce-scatter is one, an all-reduce two).
 // Exposed: the forward's two all-reduces (under sequence parallelism two all-gathers and two
 // reduce-scatters, and the backward's two all-gathers of the output gradients); two more with full
 // recomputation; a mixture's experts' input-gradient reduce. Beside a GEMM, each column-parallel

@@ -1,14 +1,13 @@
-// The study's Markdown summary, the terminal headline table and the report folder.
+// The study's Markdown summary and the terminal headline table; the report folder they go in is
+// study_report_folder.cpp's.
 #include "analysis/study/study_report.h"
 
 #include <algorithm>
 #include <ostream>
 #include <sstream>
 
-#include "analysis/output/atomic_file.h"
 #include "analysis/study/study_report_detail.h"
 #include "scenarios/loader/scenario.h"
-#include "sim/error.h"
 #include "workloads/gpu/gpu.h"
 
 namespace hybridsim::analysis {
@@ -374,57 +373,6 @@ void print_headline_table(const StudyResult& result, std::ostream& out) {
       if (unlimited.best_dp >= 0) print("  were memory no limit: ", unlimited);
     }
   }
-}
-
-StudyReportFiles write_report_folder(const std::filesystem::path& dir, const ReportFolder& parts,
-                                     const StudyReportOptions& options) {
-  StudyReportFiles files;
-  files.dir = dir;
-  std::error_code ec;
-  std::filesystem::create_directories(dir, ec);
-  if (ec) throw InputError("cannot create the report folder " + dir.string() + ": " + ec.message());
-  auto write = [&](const std::string& name, const std::string& content) {
-    AtomicFile f(dir / name);
-    f.write(content);
-    f.commit();
-    files.files.push_back(dir / name);
-  };
-  std::vector<std::string> drawn;
-  if (options.plots) {
-    const GnuplotStatus gnuplot = find_gnuplot(options.gnuplot);
-    if (!gnuplot.available)
-      files.plot_problems.push_back("gnuplot is not available (" + gnuplot.why_not +
-                                    "): no pictures; install gnuplot (Debian: gnuplot-nox)");
-    for (const auto& request : parts.plots) {
-      const PlotOutcome o = render_plot(gnuplot, request);
-      files.files.push_back(request.target.string() + ".gp");
-      if (o.ok) {
-        drawn.push_back(request.target.filename().string());
-        files.files.push_back(request.target);
-      } else if (gnuplot.available) {
-        files.plot_problems.push_back(request.target.filename().string() + " failed: " + o.error);
-      }
-    }
-  } else {
-    files.plot_problems.push_back(kPicturesNotRequested);
-    for (const auto& request : parts.plots) remove_stale_plot(request.target, /*script_too=*/true);
-  }
-  files.plots_drawn = !drawn.empty();
-  for (const auto& [name, content] : parts.csv) write(name, content);
-  files.summary = dir / "README.md";
-  write("README.md", parts.summary(drawn, files.plot_problems));
-  std::rotate(files.files.begin(), files.files.end() - 1, files.files.end());  // summary first
-  return files;
-}
-
-StudyReportFiles write_study_report(const StudyResult& result, const std::filesystem::path& dir,
-                                    const StudyReportOptions& options) {
-  const ReportFolder parts{
-      study_detail::csv_files(result), study_detail::plot_requests(result, dir),
-      [&](const std::vector<std::string>& drawn, const std::vector<std::string>& problems) {
-        return study_markdown(result, drawn, problems, options.command);
-      }};
-  return write_report_folder(dir, parts, options);
 }
 
 }  // namespace hybridsim::analysis

@@ -2,8 +2,8 @@
 // the observer keeps only what must wait for a partner: the first end of a model-parallel transfer
 // (until its other end is reported, for the receive's wait and the flow arrow; step_trace_p2p.cpp),
 // each ring rank's step progress while the ring runs and the steps it completed until its
-// collective's slice is written (a thread's slices go to the writer enclosing ones first), and one
-// utilization bin per link.
+// collective's slice is written (step_trace_rings.cpp; a thread's slices go to the writer enclosing
+// ones first), and one utilization bin per link.
 #include "analysis/trace/step_trace.h"
 
 #include <algorithm>
@@ -338,82 +338,6 @@ void StepTraceObserver::on_hop(const sim::HopRecord& hop) {
   const TraceTid tid = link_lanes_.lane(link_track_[hop.link], hop.start, hop.finish);
   writer_.complete(network_pid_, tid, "message", "message", hop.start, hop.finish,
                    {{"bytes", hop.bytes.count()}, {"tag", hop.tag}});
-}
-
-StepTraceObserver::RingState& StepTraceObserver::ring_state(const sim::RingCollective& ring) {
-  const auto found = rings_.find(&ring);
-  if (found != rings_.end()) return found->second;
-  RingState state;
-  state.gpu_of_rank.assign(ring.ranks(), -1);
-  state.ranks.resize(ring.ranks());
-  for (std::uint32_t r = 0; r < ring.ranks(); ++r) {
-    const sim::Route route = ring.route_from(r);
-    if (route.empty()) continue;
-    const auto rank = topology_.device(topology_.link_ends(route.front()).from).gpu_rank;
-    if (!rank || !keeps(static_cast<std::uint32_t>(*rank))) continue;
-    state.gpu_of_rank[r] = *rank;
-    ++state.ranks_left;
-  }
-  if (state.ranks_left == 0) state = RingState{};  // nothing of it is traced: an empty entry
-  return rings_.emplace(&ring, std::move(state)).first->second;
-}
-
-void StepTraceObserver::on_ring_arrival(const sim::RingArrival& a) {
-  const sim::RingCollective& ring = *a.ring;
-  if (ring.op() == sim::CollectiveOp::Broadcast) return;  // model-parallel transfers: no steps
-  RingState& state = ring_state(ring);
-  if (state.ranks_left == 0) return;  // all its traced ranks are done (or it has none)
-  const int gpu = state.gpu_of_rank[a.rank];
-  if (gpu < 0) return;
-  RankSteps& r = state.ranks[a.rank];
-  if (!r.started) {
-    r.started = true;
-    r.step_start = ring.rank_start_time(a.rank);
-  }
-  if (a.step < r.next_step) throw InternalError("ring arrival for a step already complete");
-  const std::size_t i = a.step - r.next_step;
-  if (i >= r.arrivals.size()) r.arrivals.resize(i + 1, 0);
-  ++r.arrivals[i];
-  // Step k ends when the rank has taken in all its messages and step k − 1 has ended.
-  bool completed = false;
-  while (!r.arrivals.empty() && r.arrivals.front() == ring.messages_per_step()) {
-    const sim::Time end = sim::max(r.step_start, a.time);
-    hold_ring_step(ring, gpu, r.next_step, r.step_start, end);
-    r.step_start = end;
-    r.arrivals.erase(r.arrivals.begin());
-    ++r.next_step;
-    completed = true;
-  }
-  // The ring's entry stays (so late messages to untraced ranks find it) but its per-rank state goes.
-  if (completed && r.next_step == ring.steps() && --state.ranks_left == 0) state = RingState{};
-}
-
-void StepTraceObserver::hold_ring_step(const sim::RingCollective& ring, int gpu, std::uint32_t step,
-                                       sim::Time start, sim::Time end) {
-  const auto g = static_cast<std::size_t>(gpu);
-  if (end <= start || comm_tid_[g] == 0 || outside_window(start, end)) return;
-  held_steps_[g].push_back({&ring, step, start, end});
-}
-
-void StepTraceObserver::write_held_steps(std::uint32_t gpu, sim::Time start, sim::Time end) {
-  std::vector<PendingStep>& held = held_steps_[gpu];
-  std::size_t kept = 0;
-  for (const PendingStep& p : held) {
-    if (p.start < start || p.end > end) {  // not this collective's: keep it
-      held[kept++] = p;
-      continue;
-    }
-    const sim::RingCollective& ring = *p.ring;
-    const std::uint32_t half = ring.ranks() - 1;  // steps of one reduce-scatter or all-gather
-    const bool reducing = ring.op() == sim::CollectiveOp::ReduceScatter ||
-                          (ring.op() == sim::CollectiveOp::AllReduce && p.step < half);
-    scratch_.assign(reducing ? "reduce-scatter step " : "all-gather step ");
-    scratch_ += std::to_string(p.step % half + 1) + "/" + std::to_string(half);
-    writer_.complete(gpu_pid(static_cast<int>(gpu)), comm_tid_[gpu], scratch_, "ring-step", p.start, p.end,
-                     {{"ring", sim::collective_op_name(ring.op())}, {"ring_ranks", ring.ranks()},
-                      {"channels", ring.channel_count()}, {"step", p.step}});
-  }
-  held.resize(kept);
 }
 
 void StepTraceObserver::finish(sim::Time step_end) {

@@ -115,7 +115,7 @@ TEST_CASE("llm closed forms: the bubble is (p-1)/m of the ideal time, (p-1)/(v.m
 
 TEST_CASE("llm closed forms: selective recomputation costs time only with unfused attention") {
   // Under flash attention nothing of the softmax is stored, so selective recomputation recomputes
-  // nothing: the generated step's backward is flash's own (profile_gen_transformer.cpp), the same
+  // nothing: the generated step's backward is flash's own (transformer_kernels.cpp), the same
   // kernels as recompute none. The closed form charged the attention's two s^2 GEMMs again (42.9 s
   // against 39.9 s for Llama 3 8B dp 8 pp 2 mb 2 on 16 H100, whose two runs simulated 41.283 s each).
   auto s = gpt3();
@@ -129,7 +129,7 @@ TEST_CASE("llm closed forms: selective recomputation costs time only with unfuse
   // Unfused, the scores GEMM runs again (with its softmax and dropout, memory-bound, not counted): one
   // GEMM of 2.b.s^2.h/t FLOPs, (F + F½) / rate, per layer per micro-batch, on the stage's 24 layers over
   // 16 micro-batches. The closed form charged the context GEMM too, which the generated step
-  // (profile_gen_transformer.cpp, attention_backward) does not recompute.
+  // (transformer_kernels.cpp, attention_backward) does not recompute.
   s.flash_attention = false;
   const auto unfused_none = analysis::llm_time_estimate(s, none, a100());
   const auto unfused_selective = analysis::llm_time_estimate(s, selective, a100());

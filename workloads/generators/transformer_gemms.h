@@ -1,5 +1,5 @@
 // The FLOPs of each GEMM of a transformer layer, one micro-batch on one tensor-parallel rank, as
-// profile_gen_transformer.cpp issues them: the one source of b, s, h and the GEMMs' sizes for the
+// transformer_kernels.cpp issues them: the one source of b, s, h and the GEMMs' sizes for the
 // generated step and for the planner's closed form (analysis/plan/llm_closed_forms.h).
 //   TransformerGemms g = transformer_gemms({.model = named_transformer("mixtral-8x7b"), .ep = 8});
 //   g.mlps * g.mlp_in;  // the experts' first GEMMs of one layer's forward
