@@ -525,7 +525,7 @@ TEST_CASE("step run progress: a step whose fold is given up is re-estimated at i
 
 TEST_CASE("step run progress: a step past its estimate names the way that estimate counts, as run's do") {
   // A study's or plan's step counts against its own up-front estimate (StepObservers::expected_way,
-  // analysis/study/study_steps.cpp), and its lines say which way that figure counts: past it, the
+  // analysis/study/study_step_run.cpp), and its lines say which way that figure counts: past it, the
   // whole run's line said the figure alone, where `run`'s line names the way.
   HandClock hand;
   std::ostringstream out;
