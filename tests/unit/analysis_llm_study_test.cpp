@@ -82,6 +82,24 @@ std::string written_cells_csv(const analysis::LlmStudyResult& r, const std::stri
   return csv;
 }
 
+// A CSV's rows split at commas (the fields these tests read hold none), a trailing comma an empty field.
+std::vector<std::vector<std::string>> csv_rows(const std::string& csv) {
+  std::istringstream in(csv);
+  std::vector<std::vector<std::string>> rows;
+  for (std::string line; std::getline(in, line);) {
+    rows.emplace_back();
+    std::istringstream fields(line);
+    for (std::string f; std::getline(fields, f, ',');) rows.back().push_back(f);
+    if (line.ends_with(",")) rows.back().emplace_back();
+  }
+  return rows;
+}
+
+// The index of column `name` in `header` (header.size() where it has none).
+std::size_t column_of(const std::vector<std::string>& header, const std::string& name) {
+  return static_cast<std::size_t>(std::ranges::find(header, name) - header.begin());
+}
+
 // A study of one model on `clusters` at `gpus`, one InfiniBand rate a NIC port.
 analysis::LlmStudyConfig grid(const std::string& model, std::vector<std::string> clusters,
                               std::vector<int> gpus, const std::string& ib) {
@@ -374,19 +392,11 @@ TEST_CASE("llm study: cells.csv says the batch each family's row ran at") {
   none.three_d_note = "no layout";
   none.dp_heavy_ttt = {0};  // as the study fills them: no time
   none.three_d_ttt = {0};
-  std::istringstream in(written_cells_csv(study({none, c}, {8, 4096}), "hybridsim-llm-study-cells-batch"));
-  std::vector<std::vector<std::string>> rows;  // no field here holds a comma
-  for (std::string line; std::getline(in, line);) {
-    rows.emplace_back();
-    std::istringstream fields(line);
-    for (std::string f; std::getline(fields, f, ',');) rows.back().push_back(f);
-    if (line.ends_with(",")) rows.back().emplace_back();
-  }
+  const auto rows =
+      csv_rows(written_cells_csv(study({none, c}, {8, 4096}), "hybridsim-llm-study-cells-batch"));
   REQUIRE(rows.size() == 5);
   const auto& header = rows[0];
-  const auto column = [&](const std::string& name) {
-    return static_cast<std::size_t>(std::ranges::find(header, name) - header.begin());
-  };
+  const auto column = [&](const std::string& name) { return column_of(header, name); };
   REQUIRE(column("global_batch") < header.size());
   for (const auto& row : rows) REQUIRE(row.size() == header.size());
   const struct {
@@ -403,6 +413,25 @@ TEST_CASE("llm study: cells.csv says the batch each family's row ran at") {
     CHECK(row[column("dp")] == expected[i].dp);
     CHECK(row[column("global_batch")] == expected[i].batch);
   }
+}
+
+TEST_CASE("llm study: cells.csv says a mixture's expert-parallel size") {
+  // The table's layout reads "dp 16 tp 1 ep 8 mb 8 full Z2" for Mixtral 8x7B on 16 H100 (hunt12), but
+  // cells.csv had dp, tp and pp and no ep: its row read as a dense dp 16 replica, each GPU with every
+  // expert. DP-heavy at ep 8, 3D at ep 1 (a dense model's); each row's ep in a column of its own.
+  LlmPlanCandidate moe = plan(2000, 2e6, 16);
+  moe.layout.ep = 8;
+  const auto rows = csv_rows(written_cells_csv(study({planned(16, moe, plan(2000, 1e6, 16), 50, 60)}, {16}),
+                                               "hybridsim-llm-study-ep"));
+  REQUIRE(rows.size() == 3);
+  const auto& header = rows[0];
+  const std::size_t ep = column_of(header, "ep");
+  REQUIRE(ep < header.size());
+  CHECK(header[ep - 1] == "pp");
+  for (const auto& row : rows) REQUIRE(row.size() == header.size());
+  CHECK(rows[1][column_of(header, "family")] == "dp-heavy");
+  CHECK(rows[1][ep] == "8");
+  CHECK(rows[2][ep] == "1");
 }
 
 TEST_CASE("llm study: IB port is the study file's rate a NIC port, IB/GPU what it carries for a GPU") {
