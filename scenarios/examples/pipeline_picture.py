@@ -51,7 +51,8 @@ def main(trace, picture):
             continue
         rows.setdefault(pid, len(rows))
         y = rows[pid]
-        label = name.rsplit(" ", 1)[1] if cat == "micro-batch" else ""
+        # "forward · micro-batch 3" (interleaved: "... · micro-batch 3 · chunk 5"): the micro-batch
+        label = name.split("micro-batch ")[1].split(" ")[0] if cat == "micro-batch" else ""
         low, high = (y + 0.05, y + 0.36) if cat == "recompute" else (y - 0.4, y + 0.4)
         blocks[KINDS[key][0]].append(f"{start / 1000:.4f} {end / 1000:.4f} {low:.2f} {high:.2f} {label}")
     ticks = ", ".join(f'"{names[pid].split(" ·")[0]} (stage {row})" {row}' for pid, row in rows.items())
