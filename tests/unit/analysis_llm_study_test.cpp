@@ -381,6 +381,46 @@ TEST_CASE("llm study: a model's name longer than the column keeps every row unde
   }
 }
 
+TEST_CASE("llm study: a machine or layout longer than its column keeps every row under the header") {
+  // hunt12: clusters: [pcie-server] (11 characters in the 9-wide machine column) pushed its rows'
+  // GPUs, tokens/s and 3D/DP right of their headers, as a topology file's path or a mixture's 3D
+  // layout past 50 characters did. Each row's GPU count ends where "GPUs" ends, its 3D/DP where
+  // "3D/DP" ends.
+  LlmPlanCandidate moe = plan(2000, 2e6, 16);
+  moe.layout.ep = 8;
+  moe.layout.pp = 4;
+  moe.layout.schedule = workloads::PipelineSchedule::Interleaved;
+  moe.layout.virtual_stages = 4;
+  moe.layout.sequence_parallel = true;
+  moe.layout.recompute = workloads::Recompute::Full;
+  moe.layout.global_batch = 2048;  // "B 2048"
+  auto r = study({planned(64, plan(2000, 2e6, 8), moe, 50, 25),
+                  planned(64, plan(2000, 2e6, 8), plan(2000, 2e6, 8), 50, 50)},
+                 {64});
+  r.cells[0].cluster = "pcie-server";
+  r.cells[1].cluster = "topologies/my-cluster.yaml";
+  std::ostringstream out;
+  analysis::print_llm_table(r, out);
+  const std::string table = out.str();
+  CAPTURE(table);
+  const std::size_t header = table.find("\nmodel ") + 1;
+  REQUIRE(header != 0);
+  const std::size_t header_end = table.find('\n', header);
+  const std::size_t gpus_end = table.find("GPUs", header) + 4 - header;
+  const std::size_t ratio_end = header_end - header;  // "3D/DP" ends the line
+  REQUIRE(table.substr(header_end - 5, 5) == "3D/DP");
+  std::size_t row = header_end + 1;
+  for (const char* ratio : {" 2.00", " 1.00"}) {
+    CAPTURE(ratio);
+    const std::size_t end = table.find('\n', row);
+    REQUIRE(end != std::string::npos);
+    CHECK(table.substr(row + gpus_end - 3, 3) == " 64");
+    CHECK(end - row == ratio_end);
+    CHECK(table.substr(end - 5, 5) == ratio);
+    row = end + 1;
+  }
+}
+
 TEST_CASE("llm study: cells.csv says the batch each family's row ran at") {
   // moe3d: a family with no layout at the published batch (2,000 sequences here) runs at one of
   // batches_above, and the table's label says "B n"; cells.csv had no batch column, so a reader of
