@@ -45,9 +45,10 @@ std::string note(const LlmPlanCandidate& p, const std::optional<LlmPlanCandidate
 std::string cells_csv(const LlmStudyResult& r) {
   std::ostringstream o;
   // global_batch: the sequences of the row's plan, the published batch or the one its family ran at
-  // where it has no layout there (moe3d: each family at its fastest batch; the table's "B n").
-  o << "model,cluster,ib_port,ib_per_gpu,gpus,family,basis,global_batch,dp,tp,pp,zero,micro_batch,recompute,"
-       "schedule,virtual_stages,sequence_parallel,step_s,estimate_s,tokens_per_second,"
+  // where it has no layout there (moe3d: each family at its fastest batch; the table's "B n"). ep: a
+  // mixture's expert-parallel size (the table's "ep 8"), 1 for a dense model.
+  o << "model,cluster,ib_port,ib_per_gpu,gpus,family,basis,global_batch,dp,tp,pp,ep,zero,micro_batch,"
+       "recompute,schedule,virtual_stages,sequence_parallel,step_s,estimate_s,tokens_per_second,"
        "tokens_per_second_per_gpu,peak_memory_bytes,note\n";
   for (const LlmStudyCell& c : r.cells)
     for (const Family& f : kFamilies) {
@@ -55,13 +56,13 @@ std::string cells_csv(const LlmStudyResult& r) {
         << "," << c.gpus << "," << f.name;
       const auto& p = c.*f.plan;
       if (!p) {
-        o << ",none,,,,,,,,,,,,,,,," << csv_field(c.*f.note) << "\n";
+        o << ",none,,,,,,,,,,,,,,,,," << csv_field(c.*f.note) << "\n";
         continue;
       }
       const LlmLayout& l = p->layout;
       o << "," << basis(*p) << "," << l.global_batch << "," << l.dp << "," << l.tp << "," << l.pp << ","
-        << l.zero << "," << l.micro_batch << "," << workloads::recompute_name(l.recompute) << ","
-        << workloads::pipeline_schedule_name(l.schedule) << "," << l.virtual_stages << ","
+        << l.ep << "," << l.zero << "," << l.micro_batch << "," << workloads::recompute_name(l.recompute)
+        << "," << workloads::pipeline_schedule_name(l.schedule) << "," << l.virtual_stages << ","
         << (l.sequence_parallel ? "true" : "false") << ","
         << (p->simulated() ? num(p->step_seconds()) : std::string()) << "," << num(p->estimate.step()) << ","
         << num(p->tokens_per_second) << "," << num(p->tokens_per_second / c.gpus) << ","

@@ -2,7 +2,7 @@
 // times to train), to a stream; its files are llm_study_report.cpp's.
 #include <algorithm>
 #include <cmath>
-#include <cstdio>
+#include <optional>
 #include <ostream>
 #include <string>
 #include <vector>
@@ -22,20 +22,50 @@ std::string short_label(const LlmStudyCell& cell, const LlmLayout& l) {
   return s;
 }
 
-// The family's three columns: tokens/s, sim or est, the layout; or why there is none.
+// `text` padded with spaces to `width` on the left (`right`) or the right; as it is when longer.
+std::string padded(const std::string& text, int width, bool right = false) {
+  const std::string fill(static_cast<std::size_t>(std::max(0, width - static_cast<int>(text.size()))), ' ');
+  return right ? fill + text : text + fill;
+}
+
+// A family's layout column: its plan's label, or why there is none.
+std::string layout_text(const LlmStudyCell& cell, const std::optional<LlmPlanCandidate>& c,
+                        const std::optional<LlmPlanRefusal>& refusal) {
+  if (c) return short_label(cell, c->layout);
+  return refusal == LlmPlanRefusal::NothingFits ? "none fits"
+         : refusal == LlmPlanRefusal::NoLayout  ? "no layout"
+                                                : "failed";
+}
+
+// The family's three columns: tokens/s, sim or est, the layout (or why there is none).
 std::string family(const LlmStudyCell& cell, const std::optional<LlmPlanCandidate>& c,
                    const std::optional<LlmPlanRefusal>& refusal, int layout_width) {
-  char text[200];
-  if (!c) {
-    const char* why = refusal == LlmPlanRefusal::NothingFits ? "none fits"
-                      : refusal == LlmPlanRefusal::NoLayout  ? "no layout"
-                                                             : "failed";
-    std::snprintf(text, sizeof text, "%11s %-4s %-*s", "-", "-", layout_width, why);
-    return text;
+  const std::string rate = c ? format_count(std::llround(c->tokens_per_second)) : "-";
+  const std::string basis = !c ? "-" : c->simulated() ? "sim" : "est";
+  return padded(rate, 11, true) + " " + padded(basis, 4) + " " +
+         padded(layout_text(cell, c, refusal), layout_width);
+}
+
+// Each text column as wide as its widest entry, at least as its header's width: a model, a machine
+// (pcie-server, a topology file's path) or a layout longer than its column pushed every column
+// after it right of its header.
+struct ColumnWidths {
+  int model = 10, machine = 9, ib = 9, ib_per_gpu = 9, dp_heavy = 28, three_d = 50;
+};
+ColumnWidths column_widths(const LlmStudyResult& r) {
+  ColumnWidths w;
+  const auto widen = [](int& width, const std::string& text) {
+    width = std::max(width, static_cast<int>(text.size()));
+  };
+  for (const LlmStudyCell& c : r.cells) {
+    widen(w.model, c.model);
+    widen(w.machine, c.cluster);
+    widen(w.ib, c.ib);
+    widen(w.ib_per_gpu, c.ib_per_gpu);
+    widen(w.dp_heavy, layout_text(c, c.dp_heavy, c.dp_heavy_refusal));
+    widen(w.three_d, layout_text(c, c.three_d, c.three_d_refusal));
   }
-  std::snprintf(text, sizeof text, "%11s %-4s %-*s", format_count(std::llround(c->tokens_per_second)).c_str(),
-                c->simulated() ? "sim" : "est", layout_width, short_label(cell, c->layout).c_str());
-  return text;
+  return w;
 }
 
 // "64, 4096 and 16384" (GPU counts as the table prints them).
@@ -293,23 +323,19 @@ void print_llm_table(const LlmStudyResult& r, std::ostream& out) {
       << "IB port: InfiniBand per NIC port (the study file's ib_bandwidths); IB/GPU: what it carries for a "
          "GPU when all send at once, the machine's NICs, each at the lesser of its port and its PCIe link, "
          "over its GPUs\n\n";
-  // As wide as the longest model's name: mixtral-8x7b and llama3-405b pushed their rows' columns right
-  // of the header's.
-  int model_width = 10;
-  for (const LlmStudyCell& c : r.cells) model_width = std::max(model_width, static_cast<int>(c.model.size()));
-  char line[640];
-  std::snprintf(line, sizeof line, "%-*s %-9s %-9s %-9s %6s  %-45s %-67s %5s\n", model_width, "model",
-                "machine", "IB port", "IB/GPU", "GPUs", "DP-heavy: tokens/s, basis, layout",
-                "3D: tokens/s, basis, layout", "3D/DP");
-  out << line;
+  const ColumnWidths w = column_widths(r);
+  // The families' headers span their three columns: 11 for tokens/s, 4 for the basis, the layout.
+  out << padded("model", w.model) << " " << padded("machine", w.machine) << " " << padded("IB port", w.ib)
+      << " " << padded("IB/GPU", w.ib_per_gpu) << " " << padded("GPUs", 6, true) << "  "
+      << padded("DP-heavy: tokens/s, basis, layout", 17 + w.dp_heavy) << " "
+      << padded("3D: tokens/s, basis, layout", 17 + w.three_d) << " " << padded("3D/DP", 5, true) << "\n";
   for (const LlmStudyCell& c : r.cells) {
     const double advantage = llm_three_d_advantage(r, c);
-    std::snprintf(line, sizeof line, "%-*s %-9s %-9s %-9s %6d  %s %s %5s\n", model_width, c.model.c_str(),
-                  c.cluster.c_str(), c.ib.c_str(), c.ib_per_gpu.c_str(), c.gpus,
-                  family(c, c.dp_heavy, c.dp_heavy_refusal, 28).c_str(),
-                  family(c, c.three_d, c.three_d_refusal, 50).c_str(),
-                  advantage > 0 ? format_fixed(advantage, 2).c_str() : "-");
-    out << line;
+    out << padded(c.model, w.model) << " " << padded(c.cluster, w.machine) << " " << padded(c.ib, w.ib) << " "
+        << padded(c.ib_per_gpu, w.ib_per_gpu) << " " << padded(std::to_string(c.gpus), 6, true) << "  "
+        << family(c, c.dp_heavy, c.dp_heavy_refusal, w.dp_heavy) << " "
+        << family(c, c.three_d, c.three_d_refusal, w.three_d) << " "
+        << padded(advantage > 0 ? format_fixed(advantage, 2) : "-", 5, true) << "\n";
   }
   out << "\n";
   for (const LlmStudyCell& c : r.cells) {

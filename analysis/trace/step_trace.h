@@ -115,6 +115,11 @@ class StepTraceObserver final : public sim::StreamObserver,
     bool backward = false;
     std::uint32_t next_task = 0;  // the task after the last one reported
     sim::Time last_end;           // when the last one reported ended
+    // Interleaved 1F1B: the stage's model chunks (0: not counted yet) and, by micro-batch, the
+    // forwards and backwards written, which say the chunk of the next (forwards in chunk order,
+    // backwards the other way round).
+    int chunks = 0;
+    std::vector<std::int32_t> forwards, backwards;
   };
   bool keeps(std::uint32_t gpu) const { return gpu < keep_gpu_.size() && keep_gpu_[gpu] != 0; }
   bool is_stage_compute(std::uint32_t gpu, std::uint32_t stream) const {

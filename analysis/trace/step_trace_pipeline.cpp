@@ -6,7 +6,12 @@
 // The bubble is the time GpuStepMetrics::pipeline_bubble counts (analysis/step/step_metrics.h).
 // A micro-batch's slices are held until the next task on the stream shows that it has ended (at
 // most one chunk's kernels per stage), since a thread's enclosing slice must be written first.
+// Under the interleaved schedule a stage runs each micro-batch once per model chunk it holds, so
+// the slices name the chunk too ("forward · micro-batch 3 · chunk 5", arg "chunk": the global
+// model chunk, 0 .. pp·v − 1, chunk c on stage c mod pp).
+#include <algorithm>
 #include <string>
+#include <vector>
 
 #include "analysis/step/step_metrics.h"
 #include "analysis/trace/step_trace.h"
@@ -14,6 +19,27 @@
 namespace hybridsim::analysis {
 
 using workloads::Phase;
+
+namespace {
+
+// The model chunks a stage's compute stream runs: its runs of micro-batch 0's forward kernels, each
+// chunk's begun after the stream waited on another stage (chunk c + pp's input comes from the
+// stage that ran chunk c + pp − 1) or after other micro-batches' kernels.
+int stage_chunks(const sim::TaskList& tasks, const std::vector<workloads::KernelLabel>& labels,
+                 const std::vector<std::uint8_t>& arrivals) {
+  int chunks = 0;
+  bool in_run = false;
+  for (const sim::Task& t : tasks) {
+    if (t.kind == sim::TaskKind::Wait && arrivals[t.id] != 0) in_run = false;
+    if (t.kind != sim::TaskKind::Kernel || labels[t.id].micro_batch < 0) continue;
+    const bool first = labels[t.id].micro_batch == 0 && labels[t.id].phase == Phase::Forward;
+    if (first && !in_run) ++chunks;
+    in_run = first;
+  }
+  return std::max(chunks, 1);
+}
+
+}  // namespace
 
 void StepTraceObserver::hold_stage_task(std::uint32_t gpu, std::uint32_t task, sim::Time start,
                                         sim::Time end) {
@@ -58,14 +84,28 @@ void StepTraceObserver::write_stage_group(std::uint32_t gpu) {
   StageThread& st = stages_[gpu];
   if (st.micro_batch < 0) return;
   const TracePid pid = gpu_pid(static_cast<int>(gpu));
-  const std::string micro_batch = " · micro-batch " + std::to_string(st.micro_batch);
+  std::string micro_batch = " · micro-batch " + std::to_string(st.micro_batch);
   const std::int64_t stage = program_.mp_rank_of_gpu[gpu];
+  const sim::TaskList& tasks = program_.gpus[gpu].streams[0].tasks;
+  if (st.chunks == 0) st.chunks = stage_chunks(tasks, program_.labels, arrivals_);
+  std::int64_t chunk = -1;  // the global model chunk, interleaved only
+  if (st.chunks > 1) {
+    const auto j = static_cast<std::size_t>(st.micro_batch);
+    std::vector<std::int32_t>& written = st.backward ? st.backwards : st.forwards;
+    if (written.size() <= j) written.resize(j + 1, 0);
+    const std::int32_t k = written[j]++;
+    chunk = static_cast<std::int64_t>(st.backward ? st.chunks - 1 - k : k) * program_.mp + stage;
+    micro_batch += " · chunk " + std::to_string(chunk);
+  }
   const auto slice = [&](const char* what, const char* category, sim::Time start, sim::Time end) {
     if (outside_window(start, end)) return;
-    writer_.complete(pid, 1, what + micro_batch, category, start, end,
-                     {{"micro_batch", st.micro_batch}, {"stage", stage}});
+    if (chunk < 0)
+      writer_.complete(pid, 1, what + micro_batch, category, start, end,
+                       {{"micro_batch", st.micro_batch}, {"stage", stage}});
+    else
+      writer_.complete(pid, 1, what + micro_batch, category, start, end,
+                       {{"micro_batch", st.micro_batch}, {"stage", stage}, {"chunk", chunk}});
   };
-  const sim::TaskList& tasks = program_.gpus[gpu].streams[0].tasks;
   const auto recomputes = [&](const StageSlice& s) {
     const sim::Task t = tasks[s.task];
     if (t.kind != sim::TaskKind::Kernel) return false;

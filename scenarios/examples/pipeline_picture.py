@@ -22,7 +22,7 @@ KINDS = {  # slice category on the compute thread -> (datablock, colour)
 
 
 def slices(doc):
-    """(pid, name, cat, start_us, end_us, depth) of the compute thread's (tid 1) slices."""
+    """(pid, name, cat, start_us, end_us, depth, args) of the compute thread's (tid 1) slices."""
     open_slices, out = {}, []
     for e in doc["traceEvents"]:
         if e.get("tid") != 1 or e.get("ph") not in ("B", "E"):
@@ -32,7 +32,7 @@ def slices(doc):
             stack.append(e)
         else:
             b = stack.pop()
-            out.append((e["pid"], b["name"], b.get("cat", ""), b["ts"], e["ts"], len(stack)))
+            out.append((e["pid"], b["name"], b.get("cat", ""), b["ts"], e["ts"], len(stack), b.get("args", {})))
     return out
 
 
@@ -41,20 +41,27 @@ def main(trace, picture):
         doc = json.load(f)
     names = {e["pid"]: e["args"]["name"] for e in doc["traceEvents"]
              if e.get("ph") == "M" and e.get("name") == "process_name"}
-    rows = {}
+    found = slices(doc)
+    # A row per GPU in stage order, each named with the stage its slices say (rows in the order the
+    # GPUs' first slices were written put GPU 8 first as "stage 0" of an interleaved step).
+    stage_of = {pid: args["stage"] for pid, _, cat, _, _, _, args in found if cat == "micro-batch"}
+    traced = sorted({pid for pid, *_ in found if pid in names and names[pid].startswith("GPU")},
+                    key=lambda pid: (stage_of.get(pid, len(names)), pid))
+    rows = {pid: row for row, pid in enumerate(traced)}
     blocks = {kind: [] for kind, _ in KINDS.values()}
-    for pid, name, cat, start, end, depth in slices(doc):
+    for pid, name, cat, start, end, depth, _ in found:
         key = cat + "/" + name.split(" ")[0] if cat == "micro-batch" else cat
         if key not in KINDS or (cat == "optimizer" and depth > 0):
             continue
-        if pid not in names or not names[pid].startswith("GPU"):
+        if pid not in rows:
             continue
-        rows.setdefault(pid, len(rows))
         y = rows[pid]
-        label = name.rsplit(" ", 1)[1] if cat == "micro-batch" else ""
+        # "forward · micro-batch 3" (interleaved: "... · micro-batch 3 · chunk 5"): the micro-batch
+        label = name.split("micro-batch ")[1].split(" ")[0] if cat == "micro-batch" else ""
         low, high = (y + 0.05, y + 0.36) if cat == "recompute" else (y - 0.4, y + 0.4)
         blocks[KINDS[key][0]].append(f"{start / 1000:.4f} {end / 1000:.4f} {low:.2f} {high:.2f} {label}")
-    ticks = ", ".join(f'"{names[pid].split(" ·")[0]} (stage {row})" {row}' for pid, row in rows.items())
+    ticks = ", ".join(f'"{names[pid].split(" ·")[0]} (stage {stage_of.get(pid, "?")})" {row}'
+                      for pid, row in rows.items())
     script = ["set xlabel 'time in the step (ms)'",
               f"set ytics ({ticks})", f"set yrange [{len(rows) - 0.4}:-0.6]",
               "set key outside top center horizontal", "set autoscale xfix", "set style fill solid 1.0 border lc rgb '#404040'",

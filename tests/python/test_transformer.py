@@ -89,3 +89,17 @@ def test_a_slice_says_what_the_whole_model_needs():
     assert (full.layers_simulated, full.layers, full.whole_model_peak_bytes, full.whole_model_fits) == (
         None, None, None, None)
     assert "layers_simulated" not in full.to_dict()
+
+
+def test_a_run_says_its_model_flops_as_the_table_does():
+    # hunt12: the table's "model FLOPs" line and summary.json's model_tflops_per_gpu and mfu had no
+    # RunResult attribute. Llama 3 8B's 2-layer slice at tp 8 on H100: MFU is the count over the
+    # H100's dense BF16 peak, 989.4 TFLOP/s (../shared/reference/hardware.md; no recomputation, so
+    # both counts are one).
+    r = hybridsim.run(LLAMA3_8B_TP8, set={"workload.model.layers_simulated": 2})
+    summary = r.to_dict()
+    assert (r.model_tflops_per_gpu, r.mfu) == (summary["model_tflops_per_gpu"], summary["mfu"])
+    assert r.mfu == pytest.approx(r.model_tflops_per_gpu / 989.4, abs=1e-4)
+    assert f"{r.model_tflops_per_gpu:.1f} TFLOP/s per GPU, MFU {100 * r.mfu:.1f}%" in r.table
+    gnmt = hybridsim.run("scenarios/dgx1/gnmt-dp8.yaml")
+    assert (gnmt.model_tflops_per_gpu, gnmt.mfu) == (None, None)

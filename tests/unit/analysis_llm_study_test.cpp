@@ -82,6 +82,24 @@ std::string written_cells_csv(const analysis::LlmStudyResult& r, const std::stri
   return csv;
 }
 
+// A CSV's rows split at commas (the fields these tests read hold none), a trailing comma an empty field.
+std::vector<std::vector<std::string>> csv_rows(const std::string& csv) {
+  std::istringstream in(csv);
+  std::vector<std::vector<std::string>> rows;
+  for (std::string line; std::getline(in, line);) {
+    rows.emplace_back();
+    std::istringstream fields(line);
+    for (std::string f; std::getline(fields, f, ',');) rows.back().push_back(f);
+    if (line.ends_with(",")) rows.back().emplace_back();
+  }
+  return rows;
+}
+
+// The index of column `name` in `header` (header.size() where it has none).
+std::size_t column_of(const std::vector<std::string>& header, const std::string& name) {
+  return static_cast<std::size_t>(std::ranges::find(header, name) - header.begin());
+}
+
 // A study of one model on `clusters` at `gpus`, one InfiniBand rate a NIC port.
 analysis::LlmStudyConfig grid(const std::string& model, std::vector<std::string> clusters,
                               std::vector<int> gpus, const std::string& ib) {
@@ -363,6 +381,46 @@ TEST_CASE("llm study: a model's name longer than the column keeps every row unde
   }
 }
 
+TEST_CASE("llm study: a machine or layout longer than its column keeps every row under the header") {
+  // hunt12: clusters: [pcie-server] (11 characters in the 9-wide machine column) pushed its rows'
+  // GPUs, tokens/s and 3D/DP right of their headers, as a topology file's path or a mixture's 3D
+  // layout past 50 characters did. Each row's GPU count ends where "GPUs" ends, its 3D/DP where
+  // "3D/DP" ends.
+  LlmPlanCandidate moe = plan(2000, 2e6, 16);
+  moe.layout.ep = 8;
+  moe.layout.pp = 4;
+  moe.layout.schedule = workloads::PipelineSchedule::Interleaved;
+  moe.layout.virtual_stages = 4;
+  moe.layout.sequence_parallel = true;
+  moe.layout.recompute = workloads::Recompute::Full;
+  moe.layout.global_batch = 2048;  // "B 2048"
+  auto r = study({planned(64, plan(2000, 2e6, 8), moe, 50, 25),
+                  planned(64, plan(2000, 2e6, 8), plan(2000, 2e6, 8), 50, 50)},
+                 {64});
+  r.cells[0].cluster = "pcie-server";
+  r.cells[1].cluster = "topologies/my-cluster.yaml";
+  std::ostringstream out;
+  analysis::print_llm_table(r, out);
+  const std::string table = out.str();
+  CAPTURE(table);
+  const std::size_t header = table.find("\nmodel ") + 1;
+  REQUIRE(header != 0);
+  const std::size_t header_end = table.find('\n', header);
+  const std::size_t gpus_end = table.find("GPUs", header) + 4 - header;
+  const std::size_t ratio_end = header_end - header;  // "3D/DP" ends the line
+  REQUIRE(table.substr(header_end - 5, 5) == "3D/DP");
+  std::size_t row = header_end + 1;
+  for (const char* ratio : {" 2.00", " 1.00"}) {
+    CAPTURE(ratio);
+    const std::size_t end = table.find('\n', row);
+    REQUIRE(end != std::string::npos);
+    CHECK(table.substr(row + gpus_end - 3, 3) == " 64");
+    CHECK(end - row == ratio_end);
+    CHECK(table.substr(end - 5, 5) == ratio);
+    row = end + 1;
+  }
+}
+
 TEST_CASE("llm study: cells.csv says the batch each family's row ran at") {
   // moe3d: a family with no layout at the published batch (2,000 sequences here) runs at one of
   // batches_above, and the table's label says "B n"; cells.csv had no batch column, so a reader of
@@ -374,19 +432,11 @@ TEST_CASE("llm study: cells.csv says the batch each family's row ran at") {
   none.three_d_note = "no layout";
   none.dp_heavy_ttt = {0};  // as the study fills them: no time
   none.three_d_ttt = {0};
-  std::istringstream in(written_cells_csv(study({none, c}, {8, 4096}), "hybridsim-llm-study-cells-batch"));
-  std::vector<std::vector<std::string>> rows;  // no field here holds a comma
-  for (std::string line; std::getline(in, line);) {
-    rows.emplace_back();
-    std::istringstream fields(line);
-    for (std::string f; std::getline(fields, f, ',');) rows.back().push_back(f);
-    if (line.ends_with(",")) rows.back().emplace_back();
-  }
+  const auto rows =
+      csv_rows(written_cells_csv(study({none, c}, {8, 4096}), "hybridsim-llm-study-cells-batch"));
   REQUIRE(rows.size() == 5);
   const auto& header = rows[0];
-  const auto column = [&](const std::string& name) {
-    return static_cast<std::size_t>(std::ranges::find(header, name) - header.begin());
-  };
+  const auto column = [&](const std::string& name) { return column_of(header, name); };
   REQUIRE(column("global_batch") < header.size());
   for (const auto& row : rows) REQUIRE(row.size() == header.size());
   const struct {
@@ -403,6 +453,25 @@ TEST_CASE("llm study: cells.csv says the batch each family's row ran at") {
     CHECK(row[column("dp")] == expected[i].dp);
     CHECK(row[column("global_batch")] == expected[i].batch);
   }
+}
+
+TEST_CASE("llm study: cells.csv says a mixture's expert-parallel size") {
+  // The table's layout reads "dp 16 tp 1 ep 8 mb 8 full Z2" for Mixtral 8x7B on 16 H100 (hunt12), but
+  // cells.csv had dp, tp and pp and no ep: its row read as a dense dp 16 replica, each GPU with every
+  // expert. DP-heavy at ep 8, 3D at ep 1 (a dense model's); each row's ep in a column of its own.
+  LlmPlanCandidate moe = plan(2000, 2e6, 16);
+  moe.layout.ep = 8;
+  const auto rows = csv_rows(written_cells_csv(study({planned(16, moe, plan(2000, 1e6, 16), 50, 60)}, {16}),
+                                               "hybridsim-llm-study-ep"));
+  REQUIRE(rows.size() == 3);
+  const auto& header = rows[0];
+  const std::size_t ep = column_of(header, "ep");
+  REQUIRE(ep < header.size());
+  CHECK(header[ep - 1] == "pp");
+  for (const auto& row : rows) REQUIRE(row.size() == header.size());
+  CHECK(rows[1][column_of(header, "family")] == "dp-heavy");
+  CHECK(rows[1][ep] == "8");
+  CHECK(rows[2][ep] == "1");
 }
 
 TEST_CASE("llm study: IB port is the study file's rate a NIC port, IB/GPU what it carries for a GPU") {

@@ -45,8 +45,10 @@ struct Run {
   step_trace_test::Trace trace;
 };
 
-// One 1F1B step of p stages and m micro-batches on links as good as free, every GPU traced.
-Run run(const workloads::Profile& profile, int p, int m, const std::filesystem::path& file) {
+// One 1F1B step of p stages and m micro-batches on links as good as free, every GPU traced; with
+// `virtual_stages` above 1, interleaved 1F1B of that many model chunks a stage.
+Run run(const workloads::Profile& profile, int p, int m, const std::filesystem::path& file,
+        int virtual_stages = 1) {
   const topology::Topology t = topology::presets::fully_connected(
       {.gpus = p, .bandwidth = sim::Bandwidth::gb_per_second(1e9), .latency = Time::zero()});
   analysis::StepSetup s;
@@ -54,6 +56,9 @@ Run run(const workloads::Profile& profile, int p, int m, const std::filesystem::
   s.topology = &t;
   s.mapping = workloads::default_mapping(t, 1, p);
   s.step.pipeline = {.pp = p};
+  if (virtual_stages > 1)
+    s.step.pipeline = {
+        .pp = p, .schedule = workloads::PipelineSchedule::Interleaved, .virtual_stages = virtual_stages};
   s.step.accumulation = m;
   s.placement = {p, {}, "pipeline stages"};  // what the trace's memory counter reads
   for (std::size_t v = 0; v < profile.ops.size(); ++v)
@@ -144,5 +149,42 @@ TEST_CASE("pipeline trace: a recomputed forward is its own slice inside its micr
     CHECK(recomputes == kLayersPerStage * m);  // each layer's backward recomputes its forward first
     const analysis::GpuStepMetrics& gpu = r.result.per_gpu[static_cast<std::size_t>(g)];
     CHECK(gpu.pipeline_bubble.to_seconds() == about(gpu.idle));
+  }
+}
+
+TEST_CASE("pipeline trace: an interleaved stage names the model chunk of each micro-batch's slices") {
+  // hunt12: under interleaved 1F1B a stage runs each micro-batch once per chunk it holds, and its
+  // slices read "forward · micro-batch 0" twice, with nothing to tell chunk 0 from chunk 2. p 2 × v 2
+  // over the 4 layers: chunk c is layer c, on stage c mod 2; each (micro-batch, chunk) of a stage
+  // once each way, named and argued with the chunk its kernels are of.
+  hybridsim::testing::ScratchDir dir;
+  constexpr int p = 2, v = 2, m = 4;
+  const Run r = run(stage_layers(p, false), p, m, dir.path / "interleaved.json", v);
+  for (int g = 0; g < p; ++g) {
+    CAPTURE(g);
+    std::map<std::string, int> groups;
+    for (const Slice& s : r.trace.on(g + 1, 1)) {
+      if (s.depth == 0 && s.cat == "micro-batch") {
+        ++groups[s.name];
+        CAPTURE(s.name);
+        REQUIRE(s.args.contains("chunk"));
+        const int chunk = s.args["chunk"].get<int>();
+        CHECK(chunk % p == g);
+        CHECK(s.name.ends_with(" · micro-batch " + std::to_string(s.args["micro_batch"].get<int>()) +
+                               " · chunk " + std::to_string(chunk)));
+      }
+      if (s.depth == 1 && s.name.starts_with("layer.")) {  // a kernel of layer c, in chunk c's slice
+        CAPTURE(s.name);
+        CHECK(s.parent.ends_with(" · chunk " + s.name.substr(6, s.name.find(' ') - 6)));
+      }
+    }
+    CHECK(groups.size() == 2u * m * v);
+    for (int j = 0; j < m; ++j)
+      for (const int chunk : {g, g + p})
+        for (const char* way : {"forward", "backward"}) {
+          CAPTURE(way);
+          CHECK(groups[std::string(way) + " · micro-batch " + std::to_string(j) + " · chunk " +
+                       std::to_string(chunk)] == 1);
+        }
   }
 }

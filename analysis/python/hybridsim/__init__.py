@@ -431,6 +431,17 @@ class RunResult:
         """summary.json, parsed."""
         return json.loads(self.json)
 
+    # The table's "model FLOPs" line (a transformer's; None for a 2017 network): summary.json's
+    # model_tflops_per_gpu and mfu (a fraction), read from it, as the command line's summary.csv has
+    # them; before hunt12 only to_dict() had them.
+    @property
+    def model_tflops_per_gpu(self) -> Optional[float]:
+        return self.to_dict().get("model_tflops_per_gpu")
+
+    @property
+    def mfu(self) -> Optional[float]:
+        return self.to_dict().get("mfu")
+
     def trace(self, path: Union[str, os.PathLike], detail: str = "kernels", gpus: Optional[str] = None,
               window: Optional[str] = None, gzip: bool = False, step: Union[None, str, int] = None) -> str:
         """Writes a Chrome/Perfetto trace of this step (simulated again: the same inputs give the same
