@@ -6,6 +6,7 @@
 #include <string>
 
 #include "analysis/api/hybridsim.h"
+#include "analysis/api/llm_plan.h"
 #include "analysis/cli/commands.h"
 #include "analysis/cli/parse_options.h"
 #include "analysis/plan/llm_planner.h"
@@ -73,21 +74,11 @@ int plan_llm_command(const analysis::PlanCommandOptions& o, analysis::LlmPlanOpt
   if (!vm["cluster"].defaulted()) llm.cluster = o.cluster;
   if (!ib.empty()) llm.ib_bandwidth = ib;
   if (!memory.empty()) llm.memory = memory;
-  if (vm.count("critical-batch")) {
-    if (!(critical >= analysis::kCriticalBatchTokensMin && critical <= analysis::kCriticalBatchTokensMax))
-      throw InputError("--critical-batch " + (std::ostringstream() << critical).str() +
-                       ": expected tokens from 1 to 1e15");
-    llm.critical_batch_tokens = critical;
-  }
-  if (llm.simulate < 0)
-    throw InputError("--simulate: expected 0 (all) or more, got " + std::to_string(llm.simulate));
+  if (vm.count("critical-batch")) llm.critical_batch_tokens = critical;
   llm.threads = o.threads;
   llm.max_events = o.max_events;
   llm.max_sim_memory = o.max_sim_memory;
-  analysis::LlmPlanRequest request = analysis::make_llm_plan_request(llm);
-  if (!ib.empty()) analysis::refuse_ib_bandwidth_on_one_machine(ib, request.cluster, request.gpus);
-  if (!vm.count("quiet")) request.progress = &std::cerr;
-  analysis::print_llm_plan(analysis::plan_llm(request), std::cout, top);
+  analysis::print_llm_plan(api::plan_llm(llm, vm.count("quiet") ? nullptr : &std::cerr), std::cout, top);
   return 0;
 }
 

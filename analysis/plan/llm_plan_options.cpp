@@ -2,6 +2,7 @@
 // into an LlmPlanRequest (the model's published batch and training tokens, the GPU's machine, its
 // cost model and memory).
 #include <cmath>
+#include <sstream>
 
 #include "analysis/plan/llm_planner.h"
 #include "analysis/plan/planner.h"
@@ -35,10 +36,11 @@ Published published(const std::string& model) {
 }
 
 // "a100-80gb" is the 80 GB A100, workload.gpu's "a100".
-const workloads::Gpu& gpu_of(const std::string& key) {
+// `option`: how the caller names --gpu (gpu in Python), for the refusal of an unknown one.
+const workloads::Gpu& gpu_of(const std::string& key, const std::string& option) {
   if (workloads::find_gpu(key) == nullptr && key.ends_with("-80gb"))
-    return gpu_of(key.substr(0, key.size() - 5));
-  return workloads::gpu_by_key(key, "--gpu");
+    return gpu_of(key.substr(0, key.size() - 5), option);
+  return workloads::gpu_by_key(key, option);
 }
 
 // The DGX/HGX machine of a GPU chip.
@@ -59,6 +61,23 @@ double nvlink_bytes_per_second(const std::string& preset) {
   return 16e9;
 }
 
+// --global-batch, --critical-batch and --simulate, refused in the caller's spelling (Python's
+// global_batch=...). Below 0 was taken for the published batch, as 0 is; past the key's bound it was
+// refused as a "--set training.global_batch=..." that was never typed.
+void check_batch_options(const LlmPlanOptions& o) {
+  if (o.global_batch < 0 || o.global_batch > scenarios::kMaxGlobalBatch)
+    throw InputError(o.spelling.name("global-batch") + ": expected sequences a step, from 1 to " +
+                     std::to_string(scenarios::kMaxGlobalBatch) + " (0: the model's published batch), got " +
+                     std::to_string(o.global_batch));
+  if (const auto& critical = o.critical_batch_tokens;
+      critical && !(*critical >= kCriticalBatchTokensMin && *critical <= kCriticalBatchTokensMax))
+    throw InputError(o.spelling.said_number("critical-batch", (std::ostringstream() << *critical).str()) +
+                     ": expected tokens from 1 to 1e15");
+  if (o.simulate < 0)
+    throw InputError(o.spelling.name("simulate") + ": expected 0 (all) or more, got " +
+                     std::to_string(o.simulate));
+}
+
 }  // namespace
 
 bool is_llm_plan_model(const std::string& model) { return workloads::is_transformer_model_name(model); }
@@ -77,7 +96,7 @@ LlmPlanRequest make_llm_plan_request(const LlmPlanOptions& o) {
   const workloads::Gpu& gpu =
       o.gpu.empty()
           ? workloads::gpu_by_key(workloads::auto_gpu_key(preset_gpu.empty() ? "A100-SXM4-80GB" : preset_gpu))
-          : gpu_of(o.gpu);
+          : gpu_of(o.gpu, o.spelling.name("gpu"));
   r.gpu = o.gpu.empty() ? std::string() : std::string(gpu.key);
   r.cluster.preset = o.cluster.empty() ? machine_of(gpu) : o.cluster;
   build_cluster(r.cluster, 1, topology::ib_bandwidth_of(r.cluster));  // checks the preset
@@ -118,12 +137,7 @@ LlmPlanRequest make_llm_plan_request(const LlmPlanOptions& o) {
   const auto seq = static_cast<double>(r.setting.model.sequence);
   // The published batch in sequences, to a multiple of 256 (GPT-3's 3.2 M tokens: 1,536 sequences).
   r.reference_batch = std::max<std::int64_t>(256, std::llround(pub.batch_tokens / seq / 256) * 256);
-  // Below 0 was taken for the published batch, as 0 is; past the key's bound it was refused as a
-  // "--set training.global_batch=..." that was never typed.
-  if (o.global_batch < 0 || o.global_batch > scenarios::kMaxGlobalBatch)
-    throw InputError("--global-batch: expected sequences a step, from 1 to " +
-                     std::to_string(scenarios::kMaxGlobalBatch) + " (0: the model's published batch), got " +
-                     std::to_string(o.global_batch));
+  check_batch_options(o);
   r.global_batch = o.global_batch > 0 ? o.global_batch : r.reference_batch;
   r.training_tokens = pub.training_tokens;
   r.critical_batch_tokens = o.critical_batch_tokens;

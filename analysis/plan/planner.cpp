@@ -540,23 +540,18 @@ InputError unknown_model(const PlanCommandOptions& o) {
     }
   auto names = workloads::builtin_profile_names();
   for (const auto& name : workloads::transformer_model_names()) names.push_back(name);
-  // Python's plan() has no transformer planner (the command line's plan_llm_command runs it).
-  const bool transformer = workloads::is_transformer_model_name(o.model);
-  return InputError(
-      o.spelling.quoted("model", o.model) + ": unknown" +
-      (transformer ? std::string() : yaml::did_you_mean(o.model, names)) +
-      "; expected a built-in profile (inception-v3, gnmt, biglstm), a profile file " +
-      (o.spelling.is_python()
-           ? std::string("(a named transformer such as gpt3-175b is planned by the command "
-                         "line's hybridsim plan only)")
-           : std::string("or a named transformer (gpt3-175b, llama3-70b, ...; workloads/README.md)")));
+  // A named transformer never reaches this planner: the command line and Python's plan() hand it to
+  // the transformer planner first (api::plan_llm).
+  return InputError(o.spelling.quoted("model", o.model) + ": unknown" + yaml::did_you_mean(o.model, names) +
+                    "; expected a built-in profile (inception-v3, gnmt, biglstm), a profile file or a named "
+                    "transformer (gpt3-175b, llama3-70b, ...; workloads/README.md)");
 }
 
 enum class PlanModel { Builtin, File, Transformer };
 
 // What --model names, in the order this planner looks: a built-in profile, a profile file, a named
-// transformer (which the command line hands to the transformer planner before: cmd_study.cpp; from
-// Python it is refused here); InputError (unknown_model) for none of them.
+// transformer (which the command line and Python hand to the transformer planner before: api::plan_llm);
+// InputError (unknown_model) for none of them.
 PlanModel plan_model(const PlanCommandOptions& o) {
   const auto names = workloads::builtin_profile_names();
   if (std::find(names.begin(), names.end(), o.model) != names.end()) return PlanModel::Builtin;

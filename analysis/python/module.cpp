@@ -13,6 +13,7 @@
 #include "analysis/api/hybridsim.h"
 #include "analysis/api/trace_arguments.h"
 #include "analysis/collective/collective_report.h"
+#include "analysis/python/module_parts.h"
 #include "analysis/step/budget_error.h"
 #include "analysis/step/worker_shape.h"
 #include "analysis/trace/step_trace_options.h"
@@ -262,44 +263,7 @@ py::dict study(const std::string& path, const std::optional<std::string>& out, s
   return d;
 }
 
-// Options are taken by value: a copy made with the GIL held, so that another thread changing the
-// Python object while the simulation runs cannot race with it.
-py::dict plan(analysis::PlanCommandOptions options, int top, bool progress) {
-  options.spelling = analysis::OptionSpelling::python();  // refusals say gpus=, not --gpus
-  analysis::PlanResult result;
-  {
-    py::gil_scoped_release nogil;
-    result = api::plan(options, progress ? &std::cerr : nullptr);
-  }
-  std::ostringstream printed;
-  analysis::print_plan(result, printed, top);
-  py::list ranked;
-  for (const analysis::PlanCandidate& c : result.ranked) {
-    py::dict row;
-    const analysis::StepLabel& label = c.step.label;
-    row["label"] = analysis::describe(label);
-    row["dp"] = label.dp();
-    row["mp"] = label.mp;
-    row["partitioner"] = std::string(workloads::partitioner_name(label.partitioner));
-    row["bucket_bytes"] = label.bucket_bytes;
-    row["algorithm"] = std::string(workloads::algorithm_name(label.algorithm));
-    row["step_time_ps"] = c.step.step_time.ps();
-    row["samples_per_second"] = c.samples_per_second;
-    row["time_to_train_seconds"] = c.ttt ? py::object(py::float_(c.ttt->seconds)) : py::object(py::none());
-    row["fits_memory"] = c.does_not_fit.empty();
-    row["why"] = c.why;
-    ranked.append(row);
-  }
-  py::list not_simulated;  // past their caps: not ranked (print_plan lists them with their estimate)
-  for (const auto& n : result.not_simulated) not_simulated.append(analysis::describe(n.label));
-  py::dict d;
-  d["printed"] = printed.str();
-  d["ranked"] = ranked;
-  d["not_simulated"] = not_simulated;
-  return d;
-}
-
-py::dict collective(api::CollectiveRequest request) {  // a copy, as plan()'s options
+py::dict collective(api::CollectiveRequest request) {  // a copy, as plan()'s (module_plan.cpp)
   request.names = analysis::CollectiveOptionNames::for_language(analysis::OptionSpelling::python());
   api::CollectiveReport r;
   {
@@ -315,7 +279,7 @@ py::dict collective(api::CollectiveRequest request) {  // a copy, as plan()'s op
   return d;
 }
 
-py::dict topology(api::TopologyRequest request) {         // a copy, as plan()'s options
+py::dict topology(api::TopologyRequest request) {         // a copy, as collective()'s
   request.spelling = analysis::OptionSpelling::python();  // "pcie_only needs rings"
   api::TopologyReport r;
   {
@@ -412,20 +376,7 @@ PYBIND11_MODULE(_hybridsim, m) {
   m.def("study", &hp::study, py::arg("path"), py::arg("out"), py::arg("threads"), py::arg("plots"),
         py::arg("ib_sensitivity"), py::arg("memory"), py::arg("max_events"), py::arg("max_sim_memory"),
         py::arg("progress"));
-  py::class_<hybridsim::analysis::PlanCommandOptions>(m, "PlanOptions")
-      .def(py::init<>())
-      .def_readwrite("model", &hybridsim::analysis::PlanCommandOptions::model)
-      .def_readwrite("gpus", &hybridsim::analysis::PlanCommandOptions::gpus)
-      .def_readwrite("cluster", &hybridsim::analysis::PlanCommandOptions::cluster)
-      .def_readwrite("objective", &hybridsim::analysis::PlanCommandOptions::objective)
-      .def_readwrite("variant", &hybridsim::analysis::PlanCommandOptions::variant)
-      .def_readwrite("ib_bandwidth", &hybridsim::analysis::PlanCommandOptions::ib_bandwidth)
-      .def_readwrite("memory", &hybridsim::analysis::PlanCommandOptions::memory)
-      .def_readwrite("max_events", &hybridsim::analysis::PlanCommandOptions::max_events)
-      .def_readwrite("max_sim_memory", &hybridsim::analysis::PlanCommandOptions::max_sim_memory)
-      .def_readwrite("show_unfit", &hybridsim::analysis::PlanCommandOptions::show_unfit)
-      .def_readwrite("threads", &hybridsim::analysis::PlanCommandOptions::threads);
-  m.def("plan", &hp::plan, py::arg("options"), py::arg("top"), py::arg("progress"));
+  hp::register_plan(m);
   using hybridsim::api::CollectiveRequest;
   py::class_<CollectiveRequest>(m, "CollectiveRequest")
       .def(py::init<>())

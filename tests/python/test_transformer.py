@@ -103,3 +103,58 @@ def test_a_run_says_its_model_flops_as_the_table_does():
     assert f"{r.model_tflops_per_gpu:.1f} TFLOP/s per GPU, MFU {100 * r.mfu:.1f}%" in r.table
     gnmt = hybridsim.run("scenarios/dgx1/gnmt-dp8.yaml")
     assert (gnmt.model_tflops_per_gpu, gnmt.mfu) == (None, None)
+
+
+def test_plan_ranks_a_transformers_layouts_as_the_command_line_does(cli):
+    # The transformer planner from Python: the same table as `hybridsim plan --gpu h100` (where the
+    # memory's source names the keyword as Python writes it), and rows in the YAML's parallelism words.
+    result = hybridsim.plan("llama3-8b", 8, gpu="h100", simulate=2, threads=1)
+    printed = cli("plan", "--model", "llama3-8b", "--gpus", "8", "--gpu", "h100", "--simulate", "2",
+                  "--threads", "1", "-q")
+    assert printed.returncode == 0, printed.stderr
+    assert result.printed == printed.stdout.replace("H100 (--gpu)", "H100 (gpu)")
+    assert len(result.ranked) == 2 and result.estimated == [] and result.not_simulated == []
+    best = result.ranked[0]
+    assert best["dp"] * best["tp"] * best["pp"] == 8 and best["simulated"]
+    assert best["label"] in result.printed and best["step_time_ps"] > 0
+    assert best["schedule"] in ("gpipe", "1f1b", "interleaved") and best["recompute"] in ("none", "selective", "full")
+    assert best["tokens_per_second"] > 0 and best["time_to_train_seconds"] is None  # no critical_batch
+    # With a critical batch the rows are ranked by time to train, and say it.
+    by_time = hybridsim.plan("llama3-8b", 8, gpu="h100", simulate=1, threads=1, critical_batch=4e6)
+    assert by_time.ranked[0]["time_to_train_seconds"] > 0
+
+
+def test_plan_keeps_the_layouts_past_simulate_to_their_closed_form():
+    # simulate=1: one layout simulated and ranked; the others that fit are estimated, listed apart.
+    result = hybridsim.plan("llama3-8b", 16, gpu="h100", simulate=1, threads=1)
+    assert len(result.ranked) == 1 and result.ranked[0]["simulated"]
+    assert result.estimated and not any(row["simulated"] for row in result.estimated)
+    assert all(row["step_time_ps"] is None and row["estimated_step_seconds"] > 0 for row in result.estimated)
+    assert result.not_simulated == [row["label"] for row in result.estimated]
+
+
+@pytest.mark.parametrize("call, error, starts", [
+    (lambda: hybridsim.plan("llama3-8b", 8, objective="throughput"), hybridsim.ScenarioError,
+     "objective='throughput': not for a transformer (llama3-8b)"),
+    (lambda: hybridsim.plan("llama3-8b", 8, show_unfit=True), hybridsim.ScenarioError,
+     "show_unfit=True: not for a transformer"),
+    (lambda: hybridsim.plan("llama3-8b", 8, critical_batch=0), hybridsim.ScenarioError,
+     "critical_batch=0: expected tokens from 1 to 1e15"),
+    (lambda: hybridsim.plan("llama3-8b", 8, simulate=-1), hybridsim.ScenarioError, "simulate: expected 0"),
+    (lambda: hybridsim.plan("llama3-8b", 8, global_batch=-5), hybridsim.ScenarioError,
+     "global_batch: expected sequences a step"),
+    (lambda: hybridsim.plan("llama3-8b", 8, gpu="h9"), hybridsim.ScenarioError, 'gpu: unknown GPU "h9"'),
+    (lambda: hybridsim.plan("llama3-8b", 8, global_batch="512"), TypeError,
+     "plan(): global_batch='512': expected sequences a step"),
+    (lambda: hybridsim.plan("gnmt", 8, gpu="h100"), hybridsim.ScenarioError,
+     "gpu='h100': transformers only (model='gpt3-175b'"),
+    (lambda: hybridsim.plan("gnmt", 8, critical_batch=4e6), hybridsim.ScenarioError,
+     "critical_batch=4000000.0: transformers only"),
+    # A misspelt transformer's name is said first, not the option it would have taken.
+    (lambda: hybridsim.plan("llama3-8B", 8, gpu="h100"), hybridsim.ScenarioError,
+     "model='llama3-8B': unknown (did you mean 'llama3-8b'?)"),
+])
+def test_plan_refuses_each_planners_options_for_the_other(call, error, starts):
+    with pytest.raises(error) as e:
+        call()
+    assert str(e.value).startswith(starts), str(e.value)

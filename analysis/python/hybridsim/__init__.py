@@ -665,34 +665,93 @@ def study(study_file: Union[str, os.PathLike], *, out: Union[None, str, os.PathL
 @dataclasses.dataclass(frozen=True)
 class PlanResult:
     printed: str  # what `hybridsim plan` prints
-    ranked: list  # best first: a dict per configuration (label, dp, mp, step_time_ps, ...)
-    not_simulated: list  # labels of the configurations past their caps (max_events): not ranked
+    ranked: list  # best first: a dict per configuration (label, dp, mp, step_time_ps, ...) simulated
+    not_simulated: list  # labels of the configurations not simulated (past their caps): not ranked
+    # A transformer's layouts kept to their closed form (over the candidates' budget, or past the
+    # best `simulate` by the estimate), best estimate first, listed apart: never ranked with `ranked`.
+    # Their rows have the same keys, `simulated` False and `step_time_ps` None. Empty for the 2017
+    # networks, whose unsimulated configurations have no estimate row.
+    estimated: list = dataclasses.field(default_factory=list)
 
 
-def plan(model: str, gpus: int = 8, *, cluster: str = "dgx1-v100", objective: str = "time-to-train",
-         variant: str = "default", ib_bandwidth: Optional[str] = None, memory: Optional[str] = None,
-         show_unfit: bool = False, threads: int = 0, top: int = 5, max_events: Union[None, int, str] = None,
-         max_sim_memory: Optional[str] = None, progress: bool = False) -> PlanResult:
-    """The fastest dp × mp, placement, buckets and algorithm for a model on `gpus` GPUs (`hybridsim plan`);
-    max_events, max_sim_memory: each step's caps (`--max-events`, `--max-sim-memory`; None the default,
-    2e8 events a candidate: one past it is in not_simulated, not ranked)."""
-    model = _text("plan", "model", model, "gnmt, inception-v3, biglstm or a profile file")
+# The 2017 networks' options, which the transformer planner has no use for, and the transformer
+# planner's, which the 2017 networks' has none for: refused, not ignored, as the command line does.
+_PLAN_2017_ONLY = ("objective", "variant", "show_unfit")
+_PLAN_TRANSFORMER_ONLY = ("gpu", "global_batch", "critical_batch", "simulate")
+
+
+def plan(model: str, gpus: int = 8, *, cluster: Optional[str] = None, objective: Optional[str] = None,
+         variant: Optional[str] = None, ib_bandwidth: Optional[str] = None, memory: Optional[str] = None,
+         show_unfit: Optional[bool] = None, gpu: Optional[str] = None, global_batch: Optional[int] = None,
+         critical_batch: Union[None, int, float] = None, simulate: Optional[int] = None, threads: int = 0,
+         top: int = 5, max_events: Union[None, int, str] = None, max_sim_memory: Optional[str] = None,
+         progress: bool = False) -> PlanResult:
+    """The fastest configurations of a model on `gpus` GPUs (`hybridsim plan`), with the command line's
+    options as keywords.
+
+    The 2017 networks (gnmt, inception-v3, biglstm, or a profile file): dp × mp, placement, buckets and
+    algorithm on `cluster` (default 'dgx1-v100'), ranked by `objective` ('time-to-train', the default,
+    or 'throughput') under the efficiency curve `variant` ('default'); `show_unfit` ranks those that do
+    not fit too.
+    A named transformer (gpt3-175b, llama3-70b, mixtral-8x7b, ...; transformer_models()): dp, tp, pp,
+    ep, sequence parallelism, micro-batch, recompute, ZeRO and the pipeline's schedule, on `gpu`
+    ('a100-80gb', 'a100', 'a100-40gb', 'h100', 'h200') and its DGX/HGX machine unless `cluster` says,
+    at `global_batch` sequences a step (None: the model's published batch), ranked by tokens/s, or by
+    time to train with `critical_batch` (Kaplan's critical batch in tokens); the best `simulate` (8) by
+    the closed-form estimate are simulated (0: all that fit), the rest are in `estimated`.
+    max_events, max_sim_memory: each candidate's caps (`--max-events`, `--max-sim-memory`; None the
+    default: 2e8 events a 2017 candidate, past it in not_simulated; 2e7 a transformer's, past it kept
+    to its closed form in `estimated`)."""
+    model = _text("plan", "model", model, "gnmt, inception-v3, biglstm, a profile file or a transformer")
     gpus = _whole("plan", "gpus", gpus, "a whole number of GPUs")
-    cluster = _text("plan", "cluster", cluster, "a machine preset such as 'dgx1-v100'")
-    objective = _text("plan", "objective", objective, "'time-to-train' or 'throughput'")
-    variant = _text("plan", "variant", variant, "a statistical-efficiency curve variant such as 'default'")
+    cluster = _text("plan", "cluster", cluster, "a machine preset such as 'dgx1-v100'", optional=True)
     ib_bandwidth = _text("plan", "ib_bandwidth", ib_bandwidth, "a rate such as '200 Gb/s'", optional=True)
     memory = _text("plan", "memory", memory, "each GPU's memory such as '32 GiB'", optional=True)
-    show_unfit = _flag("plan", "show_unfit", show_unfit)
     threads = _whole("plan", "threads", threads, "simulations at once, 0 for all cores")
     top = _whole("plan", "top", top, "configurations to print")
     if top < 1:
         raise ScenarioError(f"top={top}: expected at least 1 configuration to print")
     max_events, max_sim_memory = _limits("plan", max_events, max_sim_memory)
     progress = _flag("plan", "progress", progress)
+    given = dict(objective=objective, variant=variant, show_unfit=show_unfit, gpu=gpu,
+                 global_batch=global_batch, critical_batch=critical_batch, simulate=simulate)
+    if _native.is_llm_plan_model(model):
+        for keyword in _PLAN_2017_ONLY:
+            if given[keyword] is not None:
+                raise ScenarioError(f"{keyword}={given[keyword]!r}: not for a transformer ({model}): it is "
+                                    "ranked by tokens/s, or by time to train with critical_batch=TOKENS, "
+                                    "over the layouts that fit")
+        options = _native.LlmPlanOptions()
+        options.model, options.gpus, options.cluster = model, gpus, cluster or ""
+        options.gpu = _text("plan", "gpu", gpu, "a GPU such as 'h100'", optional=True) or ""
+        if global_batch is not None:
+            if isinstance(global_batch, bool) or not isinstance(global_batch, int):
+                raise TypeError(f"plan(): global_batch={global_batch!r}: expected sequences a step (an int)")
+            if not -2**63 <= global_batch < 2**63:
+                raise ScenarioError(f"global_batch={global_batch}: far beyond any limit; expected sequences a step")
+            options.global_batch = global_batch
+        if critical_batch is not None:
+            options.critical_batch = _number("plan", "critical_batch", critical_batch, "tokens")
+        if simulate is not None:
+            options.simulate = _whole("plan", "simulate", simulate, "candidates to simulate, 0 for all")
+        options.ib_bandwidth, options.memory, options.threads = ib_bandwidth, memory, threads
+        options.max_events, options.max_sim_memory = max_events, max_sim_memory
+        return PlanResult(**_native_call(_native.plan_llm, options, top, progress))
     options = _native.PlanOptions()
-    options.model, options.gpus, options.cluster, options.objective = model, gpus, cluster, objective
-    options.variant, options.ib_bandwidth, options.memory = variant, ib_bandwidth, memory
+    options.model, options.gpus, options.cluster = model, gpus, cluster or "dgx1-v100"
+    if any(given[keyword] is not None for keyword in _PLAN_TRANSFORMER_ONLY):
+        _native_call(_native.check_plan_model, options)  # a misspelt transformer's name first
+    for keyword in _PLAN_TRANSFORMER_ONLY:
+        if given[keyword] is not None:
+            raise ScenarioError(f"{keyword}={given[keyword]!r}: transformers only (model='gpt3-175b', "
+                                f"'llama3-70b', ...); {model} takes "
+                                + ("cluster=" if keyword == "gpu" else "none"))
+    objective = _text("plan", "objective", "time-to-train" if objective is None else objective,
+                      "'time-to-train' or 'throughput'")
+    variant = _text("plan", "variant", "default" if variant is None else variant,
+                    "a statistical-efficiency curve variant such as 'default'")
+    show_unfit = _flag("plan", "show_unfit", False if show_unfit is None else show_unfit)
+    options.objective, options.variant, options.ib_bandwidth, options.memory = objective, variant, ib_bandwidth, memory
     options.show_unfit, options.threads = show_unfit, threads
     options.max_events, options.max_sim_memory = max_events, max_sim_memory
     return PlanResult(**_native_call(_native.plan, options, top, progress))
