@@ -15,6 +15,7 @@
 #include "analysis/platform/platform.h"
 #include "analysis/platform/topology_report.h"
 #include "scenarios/loader/ignored_keys.h"
+#include "scenarios/loader/pipeline_notes.h"
 #include "scenarios/loader/resolve.h"
 #include "scenarios/loader/sweep.h"
 #include "sim/time_window.h"
@@ -127,12 +128,14 @@ std::optional<std::string> replaced_trace_note(const RunRequest& request,
                              ", " + o.name("trace-gpus") + ", " + o.name("trace-detail") + ")");
 }
 
-// What the scenario writes that changes nothing (fabric keys on one machine, ...); its
-// cluster.topology file's notes come with the resolved scenario (ResolvedScenario::topology_notes).
+// What the scenario writes that changes nothing (fabric keys on one machine, ...), and a pipeline of
+// fewer micro-batches than stages; its cluster.topology file's notes come with the resolved scenario
+// (ResolvedScenario::topology_notes).
 void add_scenario_notes(const scenarios::Scenario& s, std::vector<std::string>& notes) {
   for (auto note : {scenarios::unused_fabric_note(s), scenarios::unused_placement_note(s),
                     scenarios::unused_bucket_size_note(s), scenarios::unused_recompute_note(s),
-                    scenarios::identical_steps_note(s), scenarios::unused_model_threads_note(s)})
+                    scenarios::identical_steps_note(s), scenarios::unused_model_threads_note(s),
+                    scenarios::few_micro_batches_note(s)})
     if (note) notes.push_back(std::move(*note));
 }
 

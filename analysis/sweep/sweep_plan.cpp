@@ -19,6 +19,7 @@
 #include "analysis/step/step_series.h"
 #include "analysis/sweep/sweep_integrity.h"
 #include "scenarios/loader/ignored_keys.h"
+#include "scenarios/loader/pipeline_notes.h"
 #include "scenarios/loader/resolve.h"
 #include "sim/error.h"
 #include "sim/yaml/input_file.h"
@@ -162,9 +163,10 @@ void check_points(SweepPlan& plan, const SweepOptions& options) {
       const auto note_point = [&](const std::string& note) {
         point_notes[note] += (point_notes[note].empty() ? "" : ", ") + std::to_string(p->index);
       };
-      // The keys that change nothing here.
+      // The keys that change nothing here, and a pipeline of fewer micro-batches than stages.
       for (auto& note : {scenarios::unused_fabric_note(point), scenarios::unused_placement_note(point),
-                         scenarios::unused_bucket_size_note(point), scenarios::unused_recompute_note(point)})
+                         scenarios::unused_bucket_size_note(point), scenarios::unused_recompute_note(point),
+                         scenarios::few_micro_batches_note(point)})
         if (note) note_point(*note);
       const scenarios::ResolvedScenario resolved =
           scenarios::resolve(point, nullptr, scenarios::MemoryFit::Report);
