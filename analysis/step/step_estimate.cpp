@@ -194,10 +194,41 @@ std::optional<StepEstimate> in_full_past_events_cap(const StepSetup& full,
   return out;
 }
 
+// The budget shared with steps estimated at once on other threads (estimate_step's `shared` and
+// `held`), as the ladder's later set-ups hold on it.
+struct SharedBudget {
+  MemoryGate* gate = nullptr;
+  MemoryGate::Hold* held = nullptr;
+};
+
+// What one of the ladder's later set-ups holds on the shared budget while it is built. Where the caller
+// holds the step's reservation (`held`: the plan's count of a candidate's program, StepRunOptions::
+// memory), that hold grown to the set-up's count (never shrunk: let go with the caller's), as a run's
+// later ways grow theirs (StepObservers::shared): held at the reservation alone, two Llama 3 8B
+// candidates (dp 16 tp 4 sp mb 4 on 64 H100, 180 MB reserved each) built their every-GPU set-ups of
+// about 0.5 GB at once (counted at 0.82 GB each) whatever --max-sim-memory said, and the plan peaked at
+// 1.0 GB (tests/bench/MEASUREMENTS.md, planmem). Not counted, the reservation stands. Else a hold of
+// its own: `counted`, or the whole budget where no try counted it.
+class SetUpHold {
+ public:
+  SetUpHold(const SharedBudget& shared, std::optional<std::int64_t> counted) {
+    if (shared.held != nullptr) {
+      if (counted) shared.held->grow_to(*counted);
+      return;
+    }
+    const std::int64_t whole = shared.gate != nullptr ? shared.gate->budget() : 0;
+    if (counted || whole > 0) own_.emplace(shared.gate, counted ? *counted : whole);
+  }
+
+ private:
+  std::optional<MemoryGate::Hold> own_;
+};
+
 // The ladder's second way, every GPU simulated, or its third, every collective in full too, where
 // another party is expected to cross one of its folded collectives (CrossingForecast).
 // `keep` (null: not wanted) receives its every-GPU try's set-up. `counted`: the every-GPU way as a
-// folded try counted it (null: not counted), which its set-up holds on `shared` while it is built;
+// folded try counted it (null: not counted), which its set-up holds on `shared` while it is built
+// (SetUpHold);
 // not counted (no fold tried, or one refused before its collectives were all made: "a collective they
 // share is not a ring"), it holds the whole budget, running when nothing else is held: held nothing,
 // GNMT dp 4,096 x mp 4 hierarchical on 16,384 GPUs built its 2.15 GB beside its ring twin's 2.1 GB
@@ -208,11 +239,10 @@ std::optional<StepEstimate> in_full_past_events_cap(const StepSetup& full,
 StepEstimate every_gpu_estimate(const StepSetup& setup, const workloads::StepProgram& program,
                                 SimulationProgress* progress, StagedAttempt* keep = nullptr,
                                 const StepEstimate::EveryGpu* counted = nullptr,
-                                MemoryGate* shared = nullptr) {
+                                const SharedBudget& shared = {}) {
   Attempt tried;
-  const std::int64_t whole = shared != nullptr ? shared->budget() : 0;
   {
-    MemoryGate::Hold hold(counted || whole > 0 ? shared : nullptr, counted ? counted->memory() : whole);
+    const SetUpHold hold(shared, counted ? std::optional(counted->memory()) : std::nullopt);
     if (std::optional<StepEstimate> e =
             estimate_once(setup, program, {}, Embed::On, progress, &tried, keep)) {
       e->way = "every GPU simulated";
@@ -223,8 +253,7 @@ StepEstimate every_gpu_estimate(const StepSetup& setup, const workloads::StepPro
   StepSetup full = setup;
   full.collective.fast_path = sim::FastPath::Off;
   if (auto refused = in_full_past_events_cap(full, program, tried.counted)) return *refused;
-  MemoryGate::Hold hold(tried.counted || whole > 0 ? shared : nullptr,
-                        tried.counted ? tried.counted->full_memory : whole);
+  const SetUpHold hold(shared, tried.counted ? std::optional(tried.counted->full_memory) : std::nullopt);
   StepEstimate e = *estimate_once(full, program, {}, Embed::Off, progress);
   e.way = "every GPU and collective simulated in full";
   return e;
@@ -232,8 +261,9 @@ StepEstimate every_gpu_estimate(const StepSetup& setup, const workloads::StepPro
 
 }  // namespace
 
-StepEstimate estimate_step(const StepSetup& setup, SimulationProgress* progress, MemoryGate* shared) {
-  return estimate_program(setup, build_program(setup, progress), progress, nullptr, shared);
+StepEstimate estimate_step(const StepSetup& setup, SimulationProgress* progress, MemoryGate* shared,
+                           MemoryGate::Hold* held) {
+  return estimate_program(setup, build_program(setup, progress), progress, nullptr, shared, held);
 }
 
 namespace {
@@ -243,7 +273,8 @@ namespace {
 // ties go). `kept`: the ladder's first try where this is it (its set-up let go before another).
 StepEstimate bounded_fold_estimate(const StepSetup& setup, const workloads::StepProgram& program,
                                    const StepFoldPlan& fold, const StepEstimate& e, const Attempt& refused,
-                                   SimulationProgress* progress, FirstAttempt* kept, MemoryGate* shared) {
+                                   SimulationProgress* progress, FirstAttempt* kept,
+                                   const SharedBudget& shared) {
   // Where every GPU simulated holds more than the memory cap (as this try counts that way's
   // first try, its rings embedded), the estimate is the fold's, the way the run tries first and
   // keeps unless the ring's ties go the other way; if they do, the run refuses that fallback
@@ -281,7 +312,9 @@ StepEstimate bounded_fold_estimate(const StepSetup& setup, const workloads::Step
 }  // namespace
 
 StepEstimate estimate_program(const StepSetup& setup, const workloads::StepProgram& program,
-                              SimulationProgress* progress, FirstAttempt* first, MemoryGate* shared) {
+                              SimulationProgress* progress, FirstAttempt* first, MemoryGate* gate,
+                              MemoryGate::Hold* held) {
+  const SharedBudget shared{.gate = gate, .held = held};
   // The ladder's first way (step_runner.cpp): folded onto representatives when the fast path is on
   // and some GPUs are alike, its classes split as the run splits them where members stand apart from
   // their representatives in an embedded ring; a fold refused before it starts, or expected to be

@@ -14,6 +14,7 @@
 #include <string>
 #include <string_view>
 
+#include "analysis/step/memory_gate.h"
 #include "sim/budget.h"
 
 namespace hybridsim::workloads {
@@ -136,21 +137,22 @@ std::uint64_t event_floor(const workloads::Profile& profile);
 sim::BudgetExceeded every_gpu_refusal(std::int64_t bytes, std::uint64_t in_flight, std::int64_t cap,
                                       const std::string& why);
 
-class MemoryGate;
-
 // Builds the step's program and its first attempt's collectives (no event is run). `progress` (null:
 // none) hears of the program's building, as build_program's. `shared` (null: none): the memory
 // budget of the steps estimated at once on other threads (analysis/step/memory_gate.h), which each
 // of the ladder's later set-ups (every GPU, every collective in full) holds its count against while
-// it is built, where a folded try counted it first; the caller holds nothing on it meanwhile.
+// it is built, where a folded try counted it first; the caller holds nothing on it meanwhile. `held`
+// (null: none): the caller's hold on that budget for the step instead (the plan's reservation of a
+// candidate, StepRunOptions::memory), grown to each later set-up's count before it is built, as a
+// run's are (StepObservers::shared).
 StepEstimate estimate_step(const StepSetup& setup, SimulationProgress* progress = nullptr,
-                           MemoryGate* shared = nullptr);
+                           MemoryGate* shared = nullptr, MemoryGate::Hold* held = nullptr);
 // The same for a program already built (build_program(setup)); `progress` hears of the fold's and
 // the collectives' set-up, part by part. `first` (null: not wanted) receives the ladder's first try
 // as set up here (analysis/step/step_attempt.h), for simulate_program(setup, program, ..., first).
 struct FirstAttempt;
 StepEstimate estimate_program(const StepSetup& setup, const workloads::StepProgram& program,
                               SimulationProgress* progress = nullptr, FirstAttempt* first = nullptr,
-                              MemoryGate* shared = nullptr);
+                              MemoryGate* shared = nullptr, MemoryGate::Hold* held = nullptr);
 
 }  // namespace hybridsim::analysis

@@ -180,9 +180,10 @@ std::vector<StepEstimate> estimate_todo(std::vector<Resolved>& todo, const StepR
           PartShare share(
               estimating, [&] { return static_cast<double>(estimated.load()); }, todo[i].label.gpus,
               "before any step is simulated");
-          // Its later set-ups held against the budget, where the caller reserved nothing for it.
-          return estimate_step(setup, options.progress ? &share : nullptr,
-                               todo[i].memory > 0 ? nullptr : &gate);
+          // Its later set-ups held against the budget: each apart where the caller reserved nothing
+          // for it, else the caller's reservation grown to their counts (estimate_step).
+          return estimate_step(setup, options.progress ? &share : nullptr, &gate,
+                               todo[i].memory > 0 ? &hold : nullptr);
         }();
         // A step refused by its caps is not simulated: its events count for nothing after.
         const auto told = [&](std::uint64_t events) {
