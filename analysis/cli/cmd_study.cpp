@@ -2,7 +2,6 @@
 // folder; `hybridsim plan`: the best dp × mp, placement, bucket size and algorithm for a model.
 #include <boost/program_options.hpp>
 #include <iostream>
-#include <sstream>
 #include <string>
 
 #include "analysis/api/hybridsim.h"

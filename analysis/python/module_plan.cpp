@@ -85,7 +85,7 @@ py::dict llm_row(const analysis::LlmPlanResult& r, const analysis::LlmPlanCandid
   row["time_to_train_seconds"] =
       c.time_to_train_seconds ? py::object(py::float_(*c.time_to_train_seconds)) : py::object(py::none());
   row["memory_bytes"] = c.memory.total().count();
-  row["why"] = c.simulated() ? c.why : c.estimated_only;
+  row["why"] = c.why;  // an estimated row's says why it was not simulated, and its closed form
   return row;
 }
 
@@ -108,8 +108,9 @@ py::dict plan_llm(analysis::LlmPlanOptions options, int top, bool progress) {
     if (i < result.simulated_rows()) {
       ranked.append(llm_row(result, c));
     } else {
-      estimated.append(llm_row(result, c));
-      not_simulated.append(analysis::layout_label(result.request.dimensions, c.layout));
+      py::dict row = llm_row(result, c);
+      not_simulated.append(row["label"]);
+      estimated.append(row);
     }
   }
   py::dict d;

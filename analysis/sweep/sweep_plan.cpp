@@ -171,7 +171,7 @@ void check_points(SweepPlan& plan, const SweepOptions& options) {
       const scenarios::ResolvedScenario resolved =
           scenarios::resolve(point, nullptr, scenarios::MemoryFit::Report);
       // A cluster.topology file's links machines rarely have, from the load that built the point's
-      // topology (the file was read a second time for them).
+      // topology (not a second read of the file).
       for (const std::string& note : resolved.topology_notes) note_point(note);
       training_model_at_step(resolved);  // refused now, not after other points ran
       if (!resolved.does_not_fit.empty()) {

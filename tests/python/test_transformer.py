@@ -130,6 +130,7 @@ def test_plan_keeps_the_layouts_past_simulate_to_their_closed_form():
     assert len(result.ranked) == 1 and result.ranked[0]["simulated"]
     assert result.estimated and not any(row["simulated"] for row in result.estimated)
     assert all(row["step_time_ps"] is None and row["estimated_step_seconds"] > 0 for row in result.estimated)
+    assert all(row["why"].startswith("estimated, not simulated (") for row in result.estimated)
     assert result.not_simulated == [row["label"] for row in result.estimated]
 
 
